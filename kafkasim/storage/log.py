@@ -1,0 +1,220 @@
+"""A replica's log: records in offset order, LEO, log start offset, high watermark, flushed prefix.
+
+Records are stored column-wise in ``array`` objects (leader epoch, record id, timestamp, size), so a
+record costs ~24 bytes per replica and copying a range between replicas is one C-level slice. The
+offset is implicit: record ``i`` of the arrays has offset ``log_start_offset + i``. What a record
+*says* (its value, key, producer) lives once per cluster in the record registry, keyed by record id.
+
+LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
+not yet committed (fact sheet §1).
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import NamedTuple
+
+from kafkasim.storage.leader_epoch import LeaderEpochFileCache
+
+
+class RecordChunk(NamedTuple):
+    """A contiguous run of records as carried by Fetch responses (``base_offset`` first)."""
+
+    base_offset: int
+    epochs: array
+    ids: array
+    timestamps: array
+    sizes: array
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + len(self.ids) - 1
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(self.sizes)
+
+    @staticmethod
+    def empty(base_offset: int) -> RecordChunk:
+        return RecordChunk(base_offset, array("i"), array("q"), array("q"), array("i"))
+
+
+class Log:
+    """Kafka's UnifiedLog reduced to what replication needs (one segment, no compaction)."""
+
+    __slots__ = (
+        "topic", "partition", "log_start_offset", "high_watermark", "recovery_point",
+        "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
+    )
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.log_start_offset = 0
+        self.high_watermark = 0
+        self.recovery_point = 0  # everything below is flushed (fsynced) to disk
+        self.epochs = array("i")
+        self.ids = array("q")
+        self.timestamps = array("q")
+        self.sizes = array("i")
+        self.leader_epoch_cache = LeaderEpochFileCache()
+
+    def __repr__(self) -> str:
+        return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "
+                f"LEO={self.log_end_offset}, HW={self.high_watermark})")
+
+    # -- offsets ----------------------------------------------------------------------------
+    @property
+    def log_end_offset(self) -> int:
+        return self.log_start_offset + len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def latest_epoch(self) -> int:
+        return self.leader_epoch_cache.latest_epoch()
+
+    def epoch_at(self, offset: int) -> int:
+        return self.epochs[offset - self.log_start_offset]
+
+    def record_id_at(self, offset: int) -> int:
+        return self.ids[offset - self.log_start_offset]
+
+    def records(self) -> list[tuple[int, int, int, int]]:
+        """All records as (offset, leader epoch, record id, timestamp) tuples (for display)."""
+        start = self.log_start_offset
+        return [(start + i, e, r, t) for i, (e, r, t)
+                in enumerate(zip(self.epochs, self.ids, self.timestamps, strict=True))]
+
+    # -- appends ----------------------------------------------------------------------------
+    def append_as_leader(self, ids: list[int], sizes: list[int], epoch: int,
+                         timestamp: int) -> tuple[int, int]:
+        """Append a batch stamped with the leader's epoch; returns (first offset, last offset)."""
+        first = self.log_end_offset
+        n = len(ids)
+        self.ids.extend(ids)
+        self.sizes.extend(sizes)
+        self.epochs.extend([epoch] * n)
+        self.timestamps.extend([timestamp] * n)
+        self.leader_epoch_cache.assign(epoch, first)
+        return first, first + n - 1
+
+    def append_as_follower(self, chunk: RecordChunk) -> None:
+        """Append records fetched from the leader; the chunk must start at our LEO."""
+        if chunk.base_offset != self.log_end_offset:
+            raise RuntimeError(
+                f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
+                f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
+        cache = self.leader_epoch_cache
+        last_epoch = cache.latest_epoch()
+        base = chunk.base_offset
+        for i, epoch in enumerate(chunk.epochs):
+            if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
+                cache.assign(epoch, base + i)
+                last_epoch = epoch
+        self.epochs.extend(chunk.epochs)
+        self.ids.extend(chunk.ids)
+        self.timestamps.extend(chunk.timestamps)
+        self.sizes.extend(chunk.sizes)
+
+    # -- reads ------------------------------------------------------------------------------
+    def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
+        """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``."""
+        lo = start_offset - self.log_start_offset
+        hi = min(max_offset, self.log_end_offset) - self.log_start_offset
+        if lo >= hi:
+            return RecordChunk.empty(start_offset)
+        sizes = self.sizes
+        total = sizes[lo]
+        end = lo + 1
+        while end < hi:
+            total += sizes[end]
+            if total > max_bytes:
+                break
+            end += 1
+        return RecordChunk(start_offset, self.epochs[lo:end], self.ids[lo:end],
+                           self.timestamps[lo:end], sizes[lo:end])
+
+    def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
+        """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
+        lo = max(start_offset, self.log_start_offset) - self.log_start_offset
+        hi = min(end_offset, self.log_end_offset) - self.log_start_offset
+        total = 0
+        sizes = self.sizes
+        while lo < hi and total < cap:
+            total += sizes[lo]
+            lo += 1
+        return total
+
+    # -- high watermark -----------------------------------------------------------------------
+    def update_high_watermark(self, hw: int) -> int:
+        """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
+        hw = max(self.log_start_offset, min(hw, self.log_end_offset))
+        self.high_watermark = hw
+        return hw
+
+    def maybe_increment_high_watermark(self, hw: int) -> bool:
+        """Raise the HW to ``hw`` if that is larger (the leader's HW never moves back)."""
+        if hw > self.high_watermark:
+            self.high_watermark = min(hw, self.log_end_offset)
+            return True
+        return False
+
+    # -- truncation and durability ------------------------------------------------------------
+    def truncate_to(self, offset: int) -> int:
+        """Drop records at and above ``offset``; returns how many were removed."""
+        if offset >= self.log_end_offset:
+            return 0
+        offset = max(offset, self.log_start_offset)
+        keep = offset - self.log_start_offset
+        removed = len(self.ids) - keep
+        del self.epochs[keep:]
+        del self.ids[keep:]
+        del self.timestamps[keep:]
+        del self.sizes[keep:]
+        self.leader_epoch_cache.truncate_from_end(offset)
+        if self.high_watermark > offset:
+            self.high_watermark = offset
+        if self.recovery_point > offset:
+            self.recovery_point = offset
+        return removed
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Wipe the log and restart it at ``offset`` (follower behind the leader's log start)."""
+        self.epochs = array("i")
+        self.ids = array("q")
+        self.timestamps = array("q")
+        self.sizes = array("i")
+        self.log_start_offset = offset
+        self.high_watermark = offset
+        self.recovery_point = offset
+        self.leader_epoch_cache.clear()
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Raise the log start (DeleteRecords / follower learning the leader's start)."""
+        if offset <= self.log_start_offset:
+            return False
+        offset = min(offset, self.high_watermark)
+        if offset <= self.log_start_offset:
+            return False
+        drop = offset - self.log_start_offset
+        del self.epochs[:drop]
+        del self.ids[:drop]
+        del self.timestamps[:drop]
+        del self.sizes[:drop]
+        self.log_start_offset = offset
+        self.recovery_point = max(self.recovery_point, offset)
+        self.leader_epoch_cache.truncate_from_start(offset)
+        return True
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync up to ``offset`` (default: LEO); the recovery point only moves forward."""
+        target = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+        if target > self.recovery_point:
+            self.recovery_point = target
+
+    def unflushed_messages(self) -> int:
+        return self.log_end_offset - self.recovery_point
