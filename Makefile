@@ -1,0 +1,50 @@
+# kafkasim courseware
+#
+#   make lab     set up (first time only) and start JupyterLab on the first notebook
+#   make test    set up, then lint (ruff), pytest on the package and nbval on every notebook
+#   make bench   set up, then run benchmarks/bench_*.py   (make bench BENCH_ARGS=--quick)
+#
+# Set-up = Java 17+ check (installs openjdk-17-jre-headless when root), .venv with Python 3.11,
+# pinned requirements.txt, then kafkasim itself (editable). It re-runs only when requirements.txt,
+# pyproject.toml or the set-up scripts change. CI runs .ci/run, which runs `make test`.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+# Extra arguments, e.g.  make test PYTEST_ARGS="-k spark -x"   make lab LAB_ARGS=--port=8899
+PYTEST_ARGS ?=
+LAB_ARGS ?=
+BENCH_ARGS ?=
+
+.PHONY: help setup java lab test lint bench clean
+
+help:
+	@sed -n '3,6p' Makefile | sed 's/^# *//'
+
+java:
+	@scripts/check-java.sh
+
+$(STAMP): requirements.txt pyproject.toml scripts/setup-venv.sh scripts/check-python.sh
+	scripts/setup-venv.sh
+	@touch $@
+
+setup: java $(STAMP)
+
+lab: setup
+	scripts/lab.sh $(LAB_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+test: lint
+	scripts/pytest.sh $(PYTEST_ARGS)
+
+bench: setup
+	$(VENV)/bin/python -m benchmarks.run $(BENCH_ARGS)
+
+# Removes the venv and ignored build/test leftovers; never touches tracked files.
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
