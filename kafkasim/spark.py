@@ -73,7 +73,7 @@ def resolve_target(master: str | None = None, remote: str | None = None) -> Spar
 
 
 def testing() -> bool:
-    """True under CI, pytest or nbval (nbval kernels get KAFKASIM_TESTING from notebooks/conftest)."""
+    """True under CI, pytest or nbval (notebooks/conftest.py sets KAFKASIM_TESTING for kernels)."""
     ci = os.environ.get("CI", "").strip().lower()
     return (
         ci not in ("", "0", "false", "no")
