@@ -1,0 +1,514 @@
+"""A broker: its log dir, ReplicaManager, fetcher threads, metadata cache and (maybe) controller.
+
+The broker is the ``ctx`` the protocol objects talk to: it reads the clock and configs, sends
+messages through the cluster's network, runs timers, records trace events and counts Kafka's
+meters. Lifecycle: ``start`` (register in ZooKeeper, maybe become controller) and ``stop``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.controller import KafkaController
+from kafkasim.protocol.fetcher import (
+    FETCHING,
+    TRUNCATING,
+    PartitionFetchState,
+    ReplicaFetcherThread,
+    fetcher_id_for,
+)
+from kafkasim.protocol.messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    FetchRequest,
+    FetchResponse,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    MetadataRequest,
+    MetadataResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    PartitionState,
+    ProduceRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from kafkasim.protocol.partition import Partition, PendingIsrChange
+from kafkasim.protocol.replica_manager import ReplicaManager
+from kafkasim.protocol.zookeeper import BadVersion, partition_state_json, partition_state_path
+from kafkasim.storage.log import Log
+
+RUNNING = "running"
+STOPPED = "stopped"
+
+# Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
+METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
+          "UncleanLeaderElectionsPerSec")
+
+
+@dataclass(slots=True)
+class MetadataCache:
+    """What UpdateMetadata told this broker (kafka.server.MetadataCache)."""
+
+    controller_id: int = -1
+    controller_epoch: int = -1
+    live_brokers: tuple[int, ...] = ()
+    partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
+
+
+class Broker:
+    def __init__(self, cluster, broker_id: int, rack: str | None, config: dict) -> None:
+        self.cluster = cluster
+        self.id = broker_id
+        self.rack = rack
+        self.config = config
+        self.state = STOPPED
+        self.incarnation = 0
+        self.session_id = 0
+        self.broker_epoch = -1
+        self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
+        self.replica_manager = ReplicaManager()
+        self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
+        self.fetch_inflight: dict[int, tuple[int, int]] = {}
+        self.metadata = MetadataCache()
+        self.controller: KafkaController | None = None
+        self.paused_until = 0
+        self.disk_delay_ms = 0
+        self.meters = dict.fromkeys(METERS, 0)
+        self.correlation = 0
+        self.isr_change_set: list[tuple[str, int]] = []   # pre-2.7 isr_change_notification queue
+        self.last_isr_change_ms = 0
+        self.last_isr_propagation_ms = 0
+
+    def __repr__(self) -> str:
+        return f"Broker({self.id}, {self.state}{', controller' if self.controller else ''})"
+
+    # -- ctx interface ------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.cluster.engine.now
+
+    @property
+    def rules(self):
+        return self.cluster.rules
+
+    @property
+    def is_running(self) -> bool:
+        return self.state == RUNNING
+
+    def topic_config(self, topic: str) -> dict:
+        return self.cluster.topic_configs[topic]
+
+    def topic_exists(self, topic: str) -> bool:
+        return topic in self.cluster.topic_configs
+
+    def is_isr_eligible(self, broker_id: int) -> bool:
+        """ZK mode: the broker is alive in this broker's metadata cache."""
+        return broker_id in self.metadata.live_brokers
+
+    def not_leader_error(self) -> str:
+        return E.NOT_LEADER_OR_FOLLOWER if self.rules.error_not_leader_or_follower \
+            else E.NOT_LEADER_FOR_PARTITION
+
+    def next_correlation_id(self) -> int:
+        self.correlation += 1
+        return self.correlation
+
+    def send(self, dst, msg) -> None:
+        self.cluster.send(self.id, dst, msg)
+
+    def schedule_timer(self, delay_ms: int, name: str, *args) -> None:
+        self.cluster.engine.schedule(delay_ms, "broker_timer", self.id, self.incarnation, name,
+                                     args)
+
+    def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
+        self.cluster.record(kind, self.id, topic, partition, detail)
+
+    def local_log(self, topic: str, partition: int) -> Log:
+        return self.logs[(topic, partition)]
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Register in ZooKeeper (ephemeral /brokers/ids/<id>) and try to become controller."""
+        if self.state == RUNNING:
+            raise RuntimeError(f"broker {self.id} is already running")
+        zk = self.cluster.zk
+        self.state = RUNNING
+        self.incarnation += 1
+        self.cluster.network.incarnations[self.id] = self.incarnation
+        self.session_id = zk.new_session()
+        node = zk.create(f"/brokers/ids/{self.id}",
+                         json.dumps({"version": 5, "host": f"broker{self.id}", "port": 9092,
+                                     "rack": self.rack}, separators=(",", ":")),
+                         ephemeral_owner=self.session_id)
+        self.broker_epoch = node.czxid
+        self.trace("broker_start", detail=f"broker epoch {self.broker_epoch}")
+        lag = self.config["replica.lag.time.max.ms"]
+        period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
+        self.schedule_timer(0, "isr_expiration", period)
+        if not self.rules.alter_isr:
+            self.schedule_timer(2500, "isr_change_propagation")
+        self.cluster.on_broker_registered(self)
+
+    def become_controller(self, controller_epoch: int) -> None:
+        self.controller = KafkaController(self.id, controller_epoch)
+        self.trace("controller_elected", detail=f"controller epoch {controller_epoch}")
+        self.controller.on_controller_failover(self, self.cluster.zk)
+
+    # -- timers -----------------------------------------------------------------------------
+    def on_timer(self, name: str, args: tuple) -> None:
+        getattr(self, "_timer_" + name)(*args)
+
+    def _timer_isr_expiration(self, period: int) -> None:
+        self.replica_manager.maybe_shrink_isr(self)
+        self.schedule_timer(period, "isr_expiration", period)
+
+    def _timer_produce_timeout(self, dp_id: int) -> None:
+        self.replica_manager.on_produce_timeout(self, dp_id)
+
+    def _timer_fetch_timeout(self, df_id: int) -> None:
+        self.replica_manager.on_fetch_timeout(self, df_id)
+
+    def _timer_fetcher_wakeup(self, key, when: int) -> None:
+        thread = self.fetchers.get(key)
+        if thread is not None:
+            thread.on_wakeup(self, when)
+
+    def _timer_fetcher_request_timeout(self, key, corr: int) -> None:
+        if self.fetch_inflight.pop(corr, None) is None:
+            return
+        thread = self.fetchers.get(key)
+        if thread is not None:
+            thread.on_request_failed(self, corr, E.REQUEST_TIMED_OUT)
+
+    def _timer_fetcher_process(self, key, resp) -> None:
+        thread = self.fetchers.get(key)
+        if thread is not None:
+            if isinstance(resp, FetchResponse):
+                thread.on_fetch_response(self, resp)
+            else:
+                thread.on_offsets_for_leader_epoch(self, resp)
+
+    def _timer_alter_partition_retry(self, tp, sent_ms: int) -> None:
+        part = self.replica_manager.partitions.get(tp)
+        if part is None or part.pending is None or part.pending.sent_ms != sent_ms:
+            return
+        self._send_alter_partition(part)
+
+    def _timer_isr_change_propagation(self) -> None:
+        """Pre-2.7 ReplicaManager.maybePropagateIsrChanges (every 2500 ms)."""
+        now = self.now
+        if self.isr_change_set and (now - self.last_isr_change_ms > 5000
+                                    or now - self.last_isr_propagation_ms > 60000):
+            tps = list(self.isr_change_set)
+            self.isr_change_set = []
+            self.last_isr_propagation_ms = now
+            self.trace("isr_change_notification", detail=f"{len(tps)} partition(s)")
+            self.cluster.notify_isr_change(tps)
+        self.schedule_timer(2500, "isr_change_propagation")
+
+    # -- fetchers ---------------------------------------------------------------------------
+    def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
+        key = (thread.leader_id, thread.fetcher_id)
+        self.fetch_inflight[req.correlation_id] = key
+        self.send(thread.leader_id, req)
+        self.schedule_timer(timeout_ms, "fetcher_request_timeout", key, req.correlation_id)
+
+    def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
+        self.schedule_timer(max(0, when - self.now), "fetcher_wakeup",
+                            (thread.leader_id, thread.fetcher_id), when)
+
+    def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None:
+        self.trace(kind, detail=f"{thread.name}: {reason}")
+
+    def _add_fetcher_partition(self, tp, leader_id: int, state: PartitionFetchState) -> None:
+        fid = fetcher_id_for(tp[0], tp[1], self.config["num.replica.fetchers"])
+        key = (leader_id, fid)
+        thread = self.fetchers.get(key)
+        if thread is None:
+            thread = ReplicaFetcherThread(self.id, leader_id, fid)
+            self.fetchers[key] = thread
+        thread.partitions[tp] = state
+        thread.do_work(self)
+
+    def _remove_fetcher_partition(self, tp) -> None:
+        for key in list(self.fetchers):
+            thread = self.fetchers[key]
+            if thread.partitions.pop(tp, None) is not None and not thread.partitions:
+                del self.fetchers[key]
+
+    # -- log changes (traced) ---------------------------------------------------------------
+    def on_leader_append(self, part: Partition, first: int, last: int) -> None:
+        self.trace("append", part.topic, part.partition, (first, last, part.leader_epoch))
+        self._maybe_flush(part.log)
+
+    def append_as_follower(self, tp, chunk) -> None:
+        log = self.logs[tp]
+        log.append_as_follower(chunk)
+        self.trace("replicate", tp[0], tp[1], (chunk.base_offset, chunk.last_offset))
+        self._maybe_flush(log)
+
+    def _maybe_flush(self, log: Log) -> None:
+        interval = self.topic_config(log.topic)["flush.messages"]
+        if log.unflushed_messages() >= interval:
+            log.flush()
+
+    def set_follower_hw(self, tp, leader_hw: int) -> None:
+        log = self.logs[tp]
+        old = log.high_watermark
+        new = log.update_high_watermark(min(leader_hw, log.log_end_offset))
+        if new != old:
+            self.trace("hw", tp[0], tp[1], new)
+
+    def truncate_log(self, tp, offset: int, reason: str) -> None:
+        log = self.logs[tp]
+        removed = log.truncate_to(offset)
+        if removed:
+            self.trace("truncate", tp[0], tp[1], f"to {offset} ({removed} removed): {reason}")
+
+    def wipe_log(self, tp, start_offset: int) -> None:
+        self.logs[tp].truncate_fully_and_start_at(start_offset)
+        self.trace("truncate", tp[0], tp[1], f"log wiped, restarts at {start_offset}")
+
+    # -- ISR changes ------------------------------------------------------------------------
+    def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
+        if self.rules.alter_isr:
+            part.pending = PendingIsrChange(kind, replicas, new_isr, self.now)
+            self.trace("isr_proposed", part.topic, part.partition,
+                       f"{kind} {list(replicas)}: {list(part.isr)} -> {list(new_isr)}")
+            self._send_alter_partition(part)
+            return
+        # before 2.7 the leader wrote the partition state znode itself (Partition.updateIsr)
+        zk = self.cluster.zk
+        try:
+            version = zk.set(partition_state_path(part.topic, part.partition),
+                             partition_state_json(self.id, part.leader_epoch, new_isr,
+                                                  part.controller_epoch),
+                             part.partition_epoch)
+        except BadVersion:
+            self.meters["FailedIsrUpdatesPerSec"] += 1
+            self.trace("isr_update_failed", part.topic, part.partition,
+                       "cached zkVersion differs from ZooKeeper's")
+            return
+        self._isr_committed(part, kind, new_isr, version)
+        self.isr_change_set.append(part.tp)
+        self.last_isr_change_ms = self.now
+
+    def _send_alter_partition(self, part: Partition) -> None:
+        p = part.pending
+        p.sent_ms = self.now
+        controller = self.metadata.controller_id
+        if controller >= 0:
+            self.send(controller, AlterPartitionRequest(
+                self.id, self.broker_epoch,
+                ((part.topic, part.partition, part.leader_epoch, p.proposed_isr,
+                  part.partition_epoch),)))
+        self.schedule_timer(self.config["controller.socket.timeout.ms"], "alter_partition_retry",
+                            part.tp, p.sent_ms)
+
+    def _isr_committed(self, part: Partition, kind: str, isr: tuple, version: int) -> None:
+        old = part.isr
+        moved = part.apply_isr_update(self, isr, version)
+        self.meters["IsrShrinksPerSec" if kind == "shrink" else "IsrExpandsPerSec"] += 1
+        self.trace("isr", part.topic, part.partition, (tuple(old), tuple(isr)))
+        if moved:
+            self.replica_manager.on_hw_increased(self, part)
+        else:
+            # a shrink can let a waiting acks=all produce finish (or fail after append)
+            self.replica_manager.try_complete_produces(self, part.tp)
+
+    # -- incoming messages ------------------------------------------------------------------
+    def on_message(self, src, msg) -> None:
+        handler = _HANDLERS.get(type(msg))
+        if handler is None:
+            raise TypeError(f"broker {self.id} cannot handle {type(msg).__name__}")
+        handler(self, src, msg)
+
+    def _on_produce(self, src, msg: ProduceRequest) -> None:
+        self.replica_manager.append_records(self, src, msg)
+
+    def _on_fetch(self, src, msg: FetchRequest) -> None:
+        self.replica_manager.fetch_messages(self, src, msg)
+
+    def _on_fetcher_response(self, src, msg) -> None:
+        key = self.fetch_inflight.pop(msg.correlation_id, None)
+        if key is None:
+            return
+        if self.disk_delay_ms:
+            self.schedule_timer(self.disk_delay_ms, "fetcher_process", key, msg)
+            return
+        self._timer_fetcher_process(key, msg)
+
+    def _on_offsets_for_leader_epoch(self, src, msg: OffsetsForLeaderEpochRequest) -> None:
+        self.replica_manager.offsets_for_leader_epoch(self, src, msg)
+
+    def _on_leader_and_isr(self, src, msg: LeaderAndIsrRequest) -> None:
+        """ReplicaManager.becomeLeaderOrFollower."""
+        if msg.controller_epoch < self.metadata.controller_epoch:
+            self.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.STALE_CONTROLLER_EPOCH))
+            return
+        self.metadata.controller_epoch = msg.controller_epoch
+        self.metadata.controller_id = msg.controller_id
+        rm = self.replica_manager
+        errors = []
+        for st in msg.partition_states:
+            tp = (st.topic, st.partition)
+            if self.id not in st.replicas:
+                continue
+            part = rm.partitions.get(tp)
+            if part is not None and st.leader_epoch <= part.leader_epoch:
+                errors.append((st.topic, st.partition, E.STALE_CONTROLLER_EPOCH))
+                continue
+            if part is None:
+                log = self.logs.get(tp)
+                if log is None:
+                    log = Log(st.topic, st.partition)
+                    self.logs[tp] = log
+                part = Partition(st.topic, st.partition, self.id, log)
+                rm.partitions[tp] = part
+            if st.leader == self.id:
+                self._remove_fetcher_partition(tp)
+                moved = part.make_leader(self, st.leader_epoch, st.isr, st.replicas,
+                                         st.partition_epoch, st.controller_epoch)
+                self.trace("become_leader", st.topic, st.partition,
+                           f"epoch {st.leader_epoch}, ISR {list(st.isr)}")
+                if moved:
+                    rm.on_hw_increased(self, part)
+            else:
+                self._make_follower(part, st)
+            errors.append((st.topic, st.partition, E.NONE))
+        self.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+
+    def _make_follower(self, part: Partition, st: PartitionState) -> None:
+        tp = part.tp
+        was_leader = part.is_leader
+        part.make_follower(self, st.leader, st.leader_epoch, st.isr, st.replicas,
+                           st.partition_epoch, st.controller_epoch)
+        self.trace("become_follower", st.topic, st.partition,
+                   f"leader {st.leader}, epoch {st.leader_epoch}")
+        if was_leader:
+            self.replica_manager.fail_waiting(self, tp)
+        self._remove_fetcher_partition(tp)
+        if st.leader < 0:
+            return
+        log = part.log
+        rules = self.rules
+        if not rules.leader_epoch_truncation:
+            # before KIP-101 (0.11): truncate to the local high watermark, then fetch from there
+            self.truncate_log(tp, log.high_watermark, "becoming follower: truncate to HW")
+            state = PartitionFetchState(log.log_end_offset, st.leader_epoch, FETCHING)
+        elif rules.fetch_diverging_epoch and log.latest_epoch() >= 0:
+            # 2.8+: fetch from the LEO with LastFetchedEpoch; the leader reports divergence
+            state = PartitionFetchState(log.log_end_offset, st.leader_epoch, FETCHING,
+                                        last_fetched_epoch=log.latest_epoch())
+        else:
+            state = PartitionFetchState(log.high_watermark, st.leader_epoch, TRUNCATING)
+        self._add_fetcher_partition(tp, st.leader, state)
+
+    def _on_update_metadata(self, src, msg: UpdateMetadataRequest) -> None:
+        md = self.metadata
+        if msg.controller_epoch < md.controller_epoch:
+            return
+        md.controller_epoch = msg.controller_epoch
+        md.controller_id = msg.controller_id
+        md.live_brokers = tuple(msg.live_brokers)
+        for st in msg.partition_states:
+            md.partitions[(st.topic, st.partition)] = st
+
+    def _on_stop_replica(self, src, msg: StopReplicaRequest) -> None:
+        for tp in msg.partitions:
+            self._remove_fetcher_partition(tp)
+            part = self.replica_manager.partitions.pop(tp, None)
+            if part is not None and part.is_leader:
+                self.replica_manager.fail_waiting(self, tp)
+
+    def _on_alter_partition(self, src, msg: AlterPartitionRequest) -> None:
+        if self.controller is None:
+            self.send(src, AlterPartitionResponse("NOT_CONTROLLER", ()))
+            return
+        self.controller.process_alter_partition(self, self.cluster.zk, src, msg)
+
+    def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
+        for topic, partition, err, _leader, leader_epoch, isr, version in msg.partitions:
+            part = self.replica_manager.partitions.get((topic, partition))
+            if part is None or part.pending is None or not part.is_leader:
+                continue
+            if err != E.NONE:
+                self.meters["FailedIsrUpdatesPerSec"] += 1
+                self.trace("isr_update_failed", topic, partition, err)
+                part.pending = None
+                continue
+            if leader_epoch != part.leader_epoch:
+                continue
+            self._isr_committed(part, part.pending.kind, isr, version)
+        if msg.error != E.NONE:
+            # NOT_CONTROLLER: keep the pending change, the retry timer resends it
+            self.trace("isr_update_failed", detail=msg.error)
+
+    def _on_metadata(self, src, msg: MetadataRequest) -> None:
+        md = self.metadata
+        out = []
+        topics = msg.topics or tuple(sorted({t for t, _ in md.partitions}))
+        for topic in topics:
+            tps = sorted(tp for tp in md.partitions if tp[0] == topic)
+            if not tps:
+                out.append((topic, -1, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), ()))
+            for tp in tps:
+                st = md.partitions[tp]
+                err = E.NONE if st.leader >= 0 else E.LEADER_NOT_AVAILABLE
+                out.append((topic, tp[1], err, st.leader, st.leader_epoch, st.replicas, st.isr))
+        self.send(src, MetadataResponse(msg.correlation_id, md.live_brokers, md.controller_id,
+                                        tuple(out)))
+
+    def _on_list_offsets(self, src, msg: ListOffsetsRequest) -> None:
+        """Partition.fetchOffsetForTimestamp: 'latest' is the HW for clients (LSO if committed)."""
+        out = []
+        for topic, partition, ts in msg.partitions:
+            part = self.replica_manager.partitions.get((topic, partition))
+            if part is None or not part.is_leader:
+                out.append((topic, partition, self.not_leader_error(), -1))
+                continue
+            log = part.log
+            if ts == -2:
+                out.append((topic, partition, E.NONE, log.log_start_offset))
+            elif msg.replica_id >= 0:
+                out.append((topic, partition, E.NONE, log.log_end_offset))
+            elif self.rules.list_offsets_offset_not_available and \
+                    part.leader_epoch_start_offset > log.high_watermark:
+                out.append((topic, partition, E.OFFSET_NOT_AVAILABLE, -1))
+            else:
+                out.append((topic, partition, E.NONE, log.high_watermark))
+        self.send(src, ListOffsetsResponse(msg.correlation_id, tuple(out)))
+
+    def _on_offset_commit(self, src, msg: OffsetCommitRequest) -> None:
+        for topic, partition, offset in msg.offsets:
+            self.cluster.group_offsets[(msg.group_id, topic, partition)] = offset
+        self.trace("offset_commit", detail=f"group {msg.group_id}: {list(msg.offsets)}")
+        self.send(src, OffsetCommitResponse(msg.correlation_id, E.NONE))
+
+    def _ignore(self, src, msg) -> None:
+        """Responses the simulation does not act on (LeaderAndIsrResponse)."""
+
+
+_HANDLERS = {
+    ProduceRequest: Broker._on_produce,
+    FetchRequest: Broker._on_fetch,
+    FetchResponse: Broker._on_fetcher_response,
+    OffsetsForLeaderEpochResponse: Broker._on_fetcher_response,
+    OffsetsForLeaderEpochRequest: Broker._on_offsets_for_leader_epoch,
+    LeaderAndIsrRequest: Broker._on_leader_and_isr,
+    LeaderAndIsrResponse: Broker._ignore,
+    UpdateMetadataRequest: Broker._on_update_metadata,
+    StopReplicaRequest: Broker._on_stop_replica,
+    AlterPartitionRequest: Broker._on_alter_partition,
+    AlterPartitionResponse: Broker._on_alter_partition_response,
+    MetadataRequest: Broker._on_metadata,
+    ListOffsetsRequest: Broker._on_list_offsets,
+    OffsetCommitRequest: Broker._on_offset_commit,
+}

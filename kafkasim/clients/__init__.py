@@ -1,0 +1,1 @@
+"""Kafka clients over the simulated network: Producer and Consumer."""

@@ -1,0 +1,235 @@
+"""The consumer: assigned partitions, position, committed offset, fetches bounded by the HW.
+
+``poll`` sends one Fetch per leader for the assigned partitions and runs the simulation until the
+answers arrive (or ``timeout_ms``). The position is the next offset to read; the committed offset
+is what the group resumes from (fact sheet §13). Consumers read only below the high watermark the
+leader serves with each response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkasim import config as kconfig
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.messages import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    MetadataRequest,
+    MetadataResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
+
+
+@dataclass(slots=True, frozen=True)
+class ConsumerRecord:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    record_id: int
+    value: object
+    served_hw: int     # the high watermark in the response that carried this record
+
+
+class Consumer:
+    def __init__(self, cluster, client_id: str, config: dict) -> None:
+        self.cluster = cluster
+        self.client_id = client_id
+        self.config = kconfig.consumer_config(config, cluster.kafka_version)
+        self.group_id = self.config.get("group.id") or None
+        self.assignment: list[tuple[str, int]] = []
+        self.positions: dict[tuple[str, int], int] = {}
+        self.leaders: dict[tuple[str, int], int] = {}
+        self.consumed: list[ConsumerRecord] = []
+        self.correlation = 0
+        self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
+        self.last_hw: dict[tuple[str, int], int] = {}
+        self.errors: list[tuple[int, str, int, str]] = []
+
+    def __repr__(self) -> str:
+        return (f"Consumer({self.client_id!r}, group={self.group_id!r}, "
+                f"positions={dict(self.positions)})")
+
+    # -- assignment -----------------------------------------------------------------------------
+    def assign(self, topic: str, partitions: list[int] | None = None) -> None:
+        """Manually assign partitions (all of the topic's by default)."""
+        c = self.cluster
+        if topic not in c.topic_configs:
+            from kafkasim.cluster import ClusterError
+            raise ClusterError(c._unknown_topic(topic))
+        parts = list(c.assignment(topic)) if partitions is None else list(partitions)
+        for p in parts:
+            c.check_partition(topic, p)
+            tp = (topic, p)
+            if tp not in self.assignment:
+                self.assignment.append(tp)
+
+    subscribe = assign
+
+    def seek(self, topic: str, partition: int, offset: int) -> None:
+        self.cluster.check_partition(topic, partition)
+        if offset < 0:
+            raise ValueError(f"cannot seek to a negative offset ({offset})")
+        self.positions[(topic, partition)] = offset
+
+    def position(self, topic: str, partition: int = 0) -> int | None:
+        return self.positions.get((topic, partition))
+
+    def committed(self, topic: str, partition: int = 0) -> int | None:
+        if self.group_id is None:
+            return None
+        return self.cluster.group_offsets.get((self.group_id, topic, partition))
+
+    # -- polling ----------------------------------------------------------------------------
+    def _send(self, broker: int, msg, kind: str) -> int:
+        self.pending[msg.correlation_id] = kind
+        self.cluster.send(self.client_id, broker, msg)
+        return msg.correlation_id
+
+    def _next_corr(self) -> int:
+        self.correlation += 1
+        return self.correlation
+
+    def _await(self, timeout_ms: int) -> None:
+        self.cluster.run_until(lambda c: not self.pending, timeout_ms)
+        self.pending.clear()   # anything unanswered by now is abandoned (request timeout)
+
+    def _refresh_metadata(self, timeout_ms: int) -> None:
+        c = self.cluster
+        live = c.running_brokers()
+        if not live:
+            return
+        self._send(live[0], MetadataRequest(self._next_corr(), ()), "metadata")
+        self._await(timeout_ms)
+
+    def _leader_for(self, tp) -> int:
+        return self.leaders.get(tp, -1)
+
+    def poll(self, timeout_ms: int = 1000, max_records: int | None = None
+             ) -> list[ConsumerRecord]:
+        """Fetch from the leaders of the assigned partitions; returns the new records."""
+        if not self.assignment:
+            raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
+        if any(self._leader_for(tp) < 0 for tp in self.assignment):
+            self._refresh_metadata(timeout_ms)
+        self._init_positions(timeout_ms)
+        cfg = self.config
+        by_leader: dict[int, list[FetchPartition]] = {}
+        for tp in self.assignment:
+            leader = self._leader_for(tp)
+            if leader < 0 or tp not in self.positions:
+                continue
+            by_leader.setdefault(leader, []).append(FetchPartition(
+                tp[0], tp[1], self.positions[tp], -1, -1, -1, cfg["max.partition.fetch.bytes"]))
+        start = len(self.consumed)
+        for leader, parts in by_leader.items():
+            self._send(leader, FetchRequest(
+                self._next_corr(), -1, cfg["fetch.max.wait.ms"], cfg["fetch.min.bytes"],
+                cfg["fetch.max.bytes"], tuple(parts), cfg["isolation.level"],
+                cfg.get("client.rack") or ""), "fetch")
+        self._await(timeout_ms)
+        limit = max_records if max_records is not None else cfg["max.poll.records"]
+        new = self.consumed[start:]
+        if len(new) > limit:
+            # hand back at most max.poll.records; the rest is fetched again next time
+            for r in new[limit:]:
+                tp = (r.topic, r.partition)
+                self.positions[tp] = min(self.positions[tp], r.offset)
+            del self.consumed[start + limit:]
+            new = new[:limit]
+        return new
+
+    def _init_positions(self, timeout_ms: int) -> None:
+        missing = [tp for tp in self.assignment if tp not in self.positions]
+        if not missing:
+            return
+        reset = []
+        for tp in missing:
+            committed = self.committed(*tp)
+            if committed is not None:
+                self.positions[tp] = committed
+            else:
+                reset.append(tp)
+        by_leader: dict[int, list] = {}
+        ts = -2 if self.config["auto.offset.reset"] == "earliest" else -1
+        for tp in reset:
+            leader = self._leader_for(tp)
+            if leader >= 0:
+                by_leader.setdefault(leader, []).append((tp[0], tp[1], ts))
+        for leader, parts in by_leader.items():
+            self._send(leader, ListOffsetsRequest(self._next_corr(), -1, tuple(parts)),
+                       "list_offsets")
+        if by_leader:
+            self._await(timeout_ms)
+
+    def commit(self, timeout_ms: int = 5000) -> dict[tuple[str, int], int]:
+        """commitSync: store the current positions as the group's committed offsets."""
+        if self.group_id is None:
+            raise RuntimeError("commit needs a group.id (create the consumer with group=...)")
+        offsets = tuple((t, p, off) for (t, p), off in self.positions.items())
+        live = self.cluster.running_brokers()
+        if not live:
+            raise RuntimeError("no broker is running: cannot reach the group coordinator")
+        # the group coordinator: the lowest live broker id (Kafka: leader of a __consumer_offsets
+        # partition chosen by the group id's hash)
+        self._send(live[0], OffsetCommitRequest(self._next_corr(), self.group_id, offsets),
+                   "commit")
+        self._await(timeout_ms)
+        return {(t, p): off for t, p, off in offsets}
+
+    def lag(self, topic: str, partition: int = 0) -> int | None:
+        """records-lag as the consumer computes it: HW - position."""
+        pos = self.positions.get((topic, partition))
+        hw = self.last_hw.get((topic, partition))
+        return None if pos is None or hw is None else hw - pos
+
+    # -- responses --------------------------------------------------------------------------
+    def on_timer(self, name: str, args: tuple) -> None:
+        """Consumers are driven synchronously by poll(); they have no timers."""
+
+    def on_message(self, src, msg) -> None:
+        kind = self.pending.pop(getattr(msg, "correlation_id", -1), None)
+        if kind is None:
+            return
+        if isinstance(msg, MetadataResponse):
+            for topic, partition, err, leader, _e, _r, _i in msg.partitions:
+                if partition >= 0:
+                    self.leaders[(topic, partition)] = leader if err == E.NONE else -1
+        elif isinstance(msg, ListOffsetsResponse):
+            for topic, partition, err, offset in msg.partitions:
+                if err == E.NONE:
+                    self.positions[(topic, partition)] = offset
+                else:
+                    self.leaders[(topic, partition)] = -1
+        elif isinstance(msg, FetchResponse):
+            self._on_fetch(msg)
+        elif isinstance(msg, OffsetCommitResponse):
+            pass
+
+    def _on_fetch(self, msg: FetchResponse) -> None:
+        c = self.cluster
+        for pd in msg.partitions:
+            tp = (pd.topic, pd.partition)
+            if pd.error != E.NONE:
+                self.errors.append((c.now, pd.topic, pd.partition, pd.error))
+                if pd.error == E.OFFSET_OUT_OF_RANGE:
+                    self.positions.pop(tp, None)   # auto.offset.reset applies on the next poll
+                else:
+                    self.leaders[tp] = -1
+                continue
+            self.last_hw[tp] = pd.high_watermark
+            chunk = pd.records
+            if not len(chunk) or self.positions.get(tp) != chunk.base_offset:
+                continue
+            for i, rid in enumerate(chunk.ids):
+                self.consumed.append(ConsumerRecord(pd.topic, pd.partition,
+                                                    chunk.base_offset + i, chunk.epochs[i], rid,
+                                                    c.records.value(rid), pd.high_watermark))
+            self.positions[tp] = chunk.base_offset + len(chunk)
+            c.record("consume", self.client_id, pd.topic, pd.partition,
+                     (chunk.base_offset, chunk.last_offset, pd.high_watermark))

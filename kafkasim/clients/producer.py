@@ -1,0 +1,333 @@
+"""The producer: accumulator, sender, acks, retries and per-record results with Kafka's errors.
+
+Follows KafkaProducer's shape: ``send`` appends a record to a per-partition batch; the sender
+drains batches that are full (``batch.size``) or old enough (``linger.ms``) into one
+ProduceRequest per leader broker, with at most ``max.in.flight.requests.per.connection`` requests
+outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` until
+``delivery.timeout.ms``; NOT_LEADER_OR_FOLLOWER also refreshes metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafkasim import config as kconfig
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.javautil import murmur2, to_positive
+from kafkasim.protocol.messages import MetadataRequest, MetadataResponse, ProduceRequest, \
+    ProduceResponse
+
+PENDING = "pending"
+ACKED = "acked"
+FAILED = "failed"
+
+
+@dataclass(slots=True)
+class ProduceResult:
+    """The outcome of one ``send``: offset once acknowledged, or Kafka's error name."""
+
+    record_id: int
+    topic: str
+    partition: int
+    value: object
+    status: str = PENDING
+    offset: int = -1
+    error: str | None = None
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)   # error of every failed attempt
+    sent_ms: int = -1
+    done_ms: int = -1
+
+    @property
+    def acked(self) -> bool:
+        return self.status == ACKED
+
+    @property
+    def latency_ms(self) -> int:
+        return self.done_ms - self.sent_ms if self.done_ms >= 0 else -1
+
+    def __repr__(self) -> str:
+        where = f"{self.topic}-{self.partition}"
+        if self.status == ACKED:
+            return f"<acked {self.value!r} at {where}@{self.offset}>"
+        if self.status == FAILED:
+            return f"<failed {self.value!r} to {where}: {self.error}>"
+        return f"<pending {self.value!r} to {where}>"
+
+
+@dataclass(slots=True)
+class _Batch:
+    tp: tuple[str, int]
+    record_ids: list[int]
+    sizes: list[int]
+    created_ms: int
+    attempts: int = 0
+    retry_at_ms: int = 0
+
+
+class Producer:
+    def __init__(self, cluster, client_id: str, config: dict) -> None:
+        cfg = dict(config)
+        cfg.setdefault("client.id", client_id)
+        self.cluster = cluster
+        self.client_id = client_id
+        self.config = kconfig.producer_config(cfg, cluster.kafka_version)
+        self.acks = self.config["acks"]
+        self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
+        self.producer_index = cluster.records.producer_index(client_id)
+        self.results: dict[int, ProduceResult] = {}
+        self.leaders: dict[tuple[str, int], int] = {}
+        self.partition_counts: dict[str, int] = {}
+        self.batches: dict[tuple[str, int], list[_Batch]] = {}
+        self.in_flight: dict[int, tuple[int, list[_Batch]]] = {}
+        self.in_flight_per_broker: dict[int, int] = {}
+        self.correlation = 0
+        self.metadata_in_flight = -1
+        self.sender_wakeup_ms = -1
+        self.sticky: dict[str, int] = {}
+        self._refresh_metadata()
+
+    def __repr__(self) -> str:
+        acked = sum(1 for r in self.results.values() if r.status == ACKED)
+        failed = sum(1 for r in self.results.values() if r.status == FAILED)
+        return (f"Producer({self.client_id!r}, acks={self.config['acks']}, sent={len(self.results)}"
+                f", acked={acked}, failed={failed})")
+
+    # -- public API -----------------------------------------------------------------------------
+    def send(self, topic: str, value=None, *, key=None, partition: int | None = None
+             ) -> ProduceResult:
+        """Queue one record; returns its result object, filled in as the simulation runs."""
+        c = self.cluster
+        if topic not in c.topic_configs:
+            from kafkasim.cluster import ClusterError
+            raise ClusterError(c._unknown_topic(topic))
+        n = len(c.assignment(topic))
+        if partition is None:
+            partition = self._partition_for(topic, key, n)
+        else:
+            c.check_partition(topic, partition)
+        rid = c.records.new(self.producer_index, value, key)
+        res = ProduceResult(rid, topic, partition, value if value is not None else f"r{rid}",
+                            sent_ms=c.now)
+        self.results[rid] = res
+        tp = (topic, partition)
+        queue = self.batches.setdefault(tp, [])
+        if queue and queue[-1].attempts == 0 and \
+                (len(queue[-1].record_ids) + 1) * self.record_size <= self.config["batch.size"]:
+            queue[-1].record_ids.append(rid)
+            queue[-1].sizes.append(self.record_size)
+        else:
+            queue.append(_Batch(tp, [rid], [self.record_size], c.now))
+        self._wake_sender(self.config["linger.ms"])
+        return res
+
+    def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
+        return [self.send(topic, v, **kw) for v in values]
+
+    def flush(self, timeout_ms: int = 120000) -> bool:
+        """Run the simulation until every record sent so far is acked or failed."""
+        return self.cluster.run_until(lambda c: self.pending() == 0, timeout_ms)
+
+    def pending(self) -> int:
+        return sum(1 for r in self.results.values() if r.status == PENDING)
+
+    def acked(self) -> list[ProduceResult]:
+        return [r for r in self.results.values() if r.status == ACKED]
+
+    def failed(self) -> list[ProduceResult]:
+        return [r for r in self.results.values() if r.status == FAILED]
+
+    def _partition_for(self, topic: str, key, n: int) -> int:
+        if key is not None:
+            data = key if isinstance(key, bytes) else str(key).encode()
+            return to_positive(murmur2(data)) % n  # Kafka's default (murmur2) key partitioner
+        # no key: sticky partitioning, switching partition when a batch is sent (KIP-480)
+        return self.sticky.setdefault(topic, 0) % n
+
+    # -- timers and messages ------------------------------------------------------------------
+    def _schedule(self, delay: int, name: str, *args) -> None:
+        self.cluster.engine.schedule(delay, "client_timer", self.client_id, name, args)
+
+    def _wake_sender(self, delay: int) -> None:
+        when = self.cluster.now + delay
+        if self.sender_wakeup_ms < self.cluster.now or when < self.sender_wakeup_ms:
+            self.sender_wakeup_ms = when
+            self._schedule(delay, "sender", when)
+
+    def on_timer(self, name: str, args: tuple) -> None:
+        if name == "sender":
+            if args[0] == self.sender_wakeup_ms:
+                self.sender_wakeup_ms = -1
+            self._run_sender()
+        elif name == "request_timeout":
+            self._on_request_timeout(*args)
+        elif name == "metadata_timeout":
+            if self.metadata_in_flight == args[0]:
+                self.metadata_in_flight = -1
+                self._refresh_metadata()
+
+    def on_message(self, src, msg) -> None:
+        if isinstance(msg, ProduceResponse):
+            self._on_produce_response(src, msg)
+        elif isinstance(msg, MetadataResponse):
+            self._on_metadata(msg)
+
+    # -- metadata ---------------------------------------------------------------------------
+    def _refresh_metadata(self) -> None:
+        if self.metadata_in_flight >= 0:
+            return
+        c = self.cluster
+        live = [b for b in sorted(c.brokers) if c.brokers[b].is_running]
+        if not live:
+            self._schedule(self.config["retry.backoff.ms"], "metadata_timeout", -1)
+            return
+        # least-loaded node: rotate through the bootstrap list deterministically
+        target = live[self.correlation % len(live)]
+        self.correlation += 1
+        self.metadata_in_flight = self.correlation
+        c.send(self.client_id, target, MetadataRequest(self.correlation, ()))
+        self._schedule(self.config["request.timeout.ms"], "metadata_timeout", self.correlation)
+
+    def _on_metadata(self, msg: MetadataResponse) -> None:
+        if msg.correlation_id != self.metadata_in_flight:
+            return
+        self.metadata_in_flight = -1
+        counts: dict[str, int] = {}
+        for topic, partition, err, leader, _epoch, _replicas, _isr in msg.partitions:
+            if partition < 0:
+                continue
+            counts[topic] = max(counts.get(topic, 0), partition + 1)
+            self.leaders[(topic, partition)] = leader if err == E.NONE else -1
+        self.partition_counts.update(counts)
+        self._run_sender()
+
+    # -- sender -----------------------------------------------------------------------------
+    def _run_sender(self) -> None:
+        c = self.cluster
+        now = c.now
+        linger = self.config["linger.ms"]
+        max_in_flight = self.config["max.in.flight.requests.per.connection"]
+        need_metadata = False
+        next_wake = None
+        per_broker: dict[int, list[_Batch]] = {}
+        for tp, queue in self.batches.items():
+            if not queue:
+                continue
+            batch = queue[0]
+            ready_at = max(batch.created_ms + linger if batch.attempts == 0 else 0,
+                           batch.retry_at_ms)
+            full = len(batch.record_ids) * self.record_size >= self.config["batch.size"]
+            if ready_at > now and not full:
+                next_wake = ready_at if next_wake is None else min(next_wake, ready_at)
+                continue
+            leader = self.leaders.get(tp, -1)
+            if leader < 0:
+                need_metadata = True
+                continue
+            if leader not in per_broker and \
+                    self.in_flight_per_broker.get(leader, 0) >= max_in_flight:
+                continue
+            per_broker.setdefault(leader, []).append(queue.pop(0))
+        for broker, batches in per_broker.items():
+            self.correlation += 1
+            corr = self.correlation
+            for b in batches:
+                b.attempts += 1
+                for rid in b.record_ids:
+                    self.results[rid].attempts = b.attempts
+                if b.tp[0] in self.sticky:
+                    self.sticky[b.tp[0]] += 1
+            req = ProduceRequest(corr, self.client_id, self.acks,
+                                 self.config["request.timeout.ms"],
+                                 tuple((b.tp[0], b.tp[1], tuple(b.record_ids), tuple(b.sizes))
+                                       for b in batches))
+            c.send(self.client_id, broker, req)
+            if self.acks == 0:
+                for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
+                    for rid in b.record_ids:
+                        self._complete(rid, ACKED, E.NONE, -1)
+                continue
+            self.in_flight[corr] = (broker, batches)
+            self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
+            self._schedule(self.config["request.timeout.ms"], "request_timeout", corr)
+        if need_metadata:
+            self._refresh_metadata()
+        if next_wake is not None:
+            self._wake_sender(next_wake - now)
+        self._expire_batches()
+
+    def _expire_batches(self) -> None:
+        """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
+        now = self.cluster.now
+        limit = self.config["delivery.timeout.ms"]
+        for queue in self.batches.values():
+            while queue and now - queue[0].created_ms >= limit:
+                b = queue.pop(0)
+                for rid in b.record_ids:
+                    self._complete(rid, FAILED, E.DELIVERY_TIMEOUT, -1)
+
+    def _complete(self, rid: int, status: str, error: str, offset: int) -> None:
+        r = self.results[rid]
+        if r.status != PENDING:
+            return
+        r.status = status
+        r.offset = offset
+        r.error = None if status == ACKED else error
+        r.done_ms = self.cluster.now
+        self.cluster.record("produce_result", self.client_id, r.topic, r.partition,
+                            (rid, status, error if status != ACKED else offset))
+
+    def _release(self, corr: int):
+        entry = self.in_flight.pop(corr, None)
+        if entry is None:
+            return None
+        broker, batches = entry
+        self.in_flight_per_broker[broker] -= 1
+        return broker, batches
+
+    def _on_produce_response(self, src, msg: ProduceResponse) -> None:
+        entry = self._release(msg.correlation_id)
+        if entry is None:
+            return
+        _broker, batches = entry
+        by_tp = {b.tp: b for b in batches}
+        for topic, partition, err, base in msg.partitions:
+            b = by_tp.get((topic, partition))
+            if b is None:
+                continue
+            if err == E.NONE:
+                for i, rid in enumerate(b.record_ids):
+                    self._complete(rid, ACKED, E.NONE, base + i)
+            else:
+                self._retry_or_fail(b, err)
+        self._run_sender()
+
+    def _on_request_timeout(self, corr: int) -> None:
+        entry = self._release(corr)
+        if entry is None:
+            return
+        for b in entry[1]:
+            self._retry_or_fail(b, E.REQUEST_TIMED_OUT)
+        self._refresh_metadata()
+        self._run_sender()
+
+    def _retry_or_fail(self, b: _Batch, err: str) -> None:
+        now = self.cluster.now
+        for rid in b.record_ids:
+            self.results[rid].errors.append(err)
+        retriable = err in E.RETRIABLE
+        within = now - b.created_ms < self.config["delivery.timeout.ms"]
+        if retriable and b.attempts <= self.config["retries"] and within:
+            b.retry_at_ms = now + self.config["retry.backoff.ms"]
+            self.batches.setdefault(b.tp, []).insert(0, b)  # retried batches go first
+            if err in (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
+                       E.LEADER_NOT_AVAILABLE, E.UNKNOWN_TOPIC_OR_PARTITION,
+                       E.FENCED_LEADER_EPOCH):
+                self.leaders[b.tp] = -1
+                self._refresh_metadata()
+            self._wake_sender(self.config["retry.backoff.ms"])
+            return
+        final = err if (retriable is False or b.attempts > self.config["retries"]) \
+            else E.DELIVERY_TIMEOUT
+        for rid in b.record_ids:
+            self._complete(rid, FAILED, final, -1)

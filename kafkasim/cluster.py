@@ -1,0 +1,695 @@
+"""``Cluster``: the façade learners use — brokers, ZooKeeper, network, clients, trace, metrics.
+
+    >>> c = Cluster(brokers=3, seed=1)
+    >>> c.create_topic("orders", partitions=3, replication_factor=3)
+    >>> p = c.producer(acks="all"); r = p.send("orders", "hello", partition=0); c.run(100)
+    >>> print(c.describe("orders"))
+
+Everything is deterministic given (configuration, actions, seed). The whole cluster is plain data:
+``snapshot()`` returns bytes and ``Cluster.restore()`` brings back an identical simulation.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from array import array
+from collections.abc import Callable
+
+from kafkasim import config as kconfig
+from kafkasim import versions
+from kafkasim.broker import RUNNING, Broker
+from kafkasim.describe import describe_group, describe_topics, topic_id
+from kafkasim.engine import Engine
+from kafkasim.metrics import MetricsRecorder
+from kafkasim.network import MessageFilter, Network
+from kafkasim.protocol.javautil import JavaRandom
+from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
+from kafkasim.protocol.zookeeper import NodeExists
+from kafkasim.trace import Trace
+
+
+class ClusterError(ValueError):
+    """A request the cluster cannot satisfy (unknown topic, impossible replication factor...)."""
+
+
+class RecordRegistry:
+    """What each record id stands for, once per cluster: value, key and producing client."""
+
+    __slots__ = ("values", "keys", "producers", "producer_names")
+
+    def __init__(self) -> None:
+        self.values: list = [None]   # record ids start at 1
+        self.keys: list = [None]
+        self.producers = array("i", [0])
+        self.producer_names: list[str] = []
+
+    def producer_index(self, name: str) -> int:
+        try:
+            return self.producer_names.index(name)
+        except ValueError:
+            self.producer_names.append(name)
+            return len(self.producer_names) - 1
+
+    def new(self, producer: int, value, key) -> int:
+        self.values.append(value)
+        self.keys.append(key)
+        self.producers.append(producer)
+        return len(self.values) - 1
+
+    def value(self, record_id: int):
+        v = self.values[record_id]
+        return f"r{record_id}" if v is None else v
+
+    def __len__(self) -> int:
+        return len(self.values) - 1
+
+
+class Cluster:
+    def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
+                 kafka_version: str | None = None, config: dict | None = None,
+                 racks: dict[int, str] | None = None, rules: dict | None = None,
+                 latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
+                 trace_messages: bool = True, per_partition_metrics: bool = True) -> None:
+        if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
+            raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
+        ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
+        if not ids:
+            raise ClusterError("a cluster needs at least one broker")
+        if len(set(ids)) != len(ids) or any(not isinstance(b, int) or b < 0 for b in ids):
+            raise ClusterError(f"broker ids must be distinct non-negative ints, got {ids}")
+        racks = dict(racks or {})
+        unknown = sorted(b for b in racks if b not in ids)
+        if unknown:
+            raise ClusterError(f"racks given for unknown broker ids {unknown}; brokers are {ids}")
+        self.seed = seed
+        self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
+        self.rules = versions.rules_for(self.kafka_version, rules)
+        self.broker_overrides = dict(config or {})
+        self.broker_config = kconfig.broker_config(self.broker_overrides, self.kafka_version)
+        self.engine = Engine(seed)
+        self.network = Network(latency_ms, jitter_ms)
+        from kafkasim.protocol.zookeeper import ZooKeeper
+        self.zk = ZooKeeper()
+        self.trace = Trace(messages=trace_messages)
+        self.metrics = MetricsRecorder(metrics_interval_ms, per_partition_metrics)
+        self.records = RecordRegistry()
+        self.topic_overrides: dict[str, dict] = {}
+        self.topic_configs: dict[str, dict] = {}
+        self.topic_ids: dict[str, str] = {}
+        self.group_offsets: dict[tuple[str, str, int], int] = {}
+        self.clients: dict[str, object] = {}
+        self.placement_rng = JavaRandom(seed)
+        self.brokers: dict[int, Broker] = {}
+        for b in ids:
+            cfg = dict(self.broker_config)
+            cfg["broker.id"] = b
+            if b in racks:
+                cfg["broker.rack"] = racks[b]
+            self.brokers[b] = Broker(self, b, racks.get(b), cfg)
+        e = self.engine
+        e.on("deliver", self._deliver)
+        e.on("broker_timer", self._broker_timer)
+        e.on("client_timer", self._client_timer)
+        e.on("controller_event", self._controller_event)
+        e.on("metrics_sample", self._metrics_sample)
+        e.on("call", self._call)
+        for b in ids:
+            self.brokers[b].start()
+        e.schedule(0, "metrics_sample")
+        self.run(0)
+
+    def __repr__(self) -> str:
+        return (f"Cluster(brokers={list(self.brokers)}, kafka_version={self.kafka_version!r}, "
+                f"seed={self.seed}, now={self.now} ms)")
+
+    # -- time -------------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.engine.now
+
+    def run(self, ms: int = 0, *, check: Callable[[Cluster], None] | None = None) -> None:
+        """Advance simulated time by ``ms`` milliseconds (running every event due)."""
+        if ms < 0:
+            raise ValueError(f"cannot run for a negative duration ({ms} ms)")
+        self.run_to(self.engine.now + ms, check=check)
+
+    def run_to(self, time_ms: int, *, check: Callable[[Cluster], None] | None = None) -> None:
+        if check is None:
+            self.engine.run(until=time_ms)
+            return
+        e = self.engine
+        while e.peek_time() is not None and e.peek_time() <= time_ms:
+            e.step()
+            check(self)
+        e.now = max(e.now, time_ms)
+
+    def run_until(self, condition: Callable[[Cluster], bool], timeout_ms: int = 60000,
+                  *, check: Callable[[Cluster], None] | None = None) -> bool:
+        """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``."""
+        e = self.engine
+        deadline = e.now + timeout_ms
+        if condition(self):
+            return True
+        while e.peek_time() is not None and e.peek_time() <= deadline:
+            e.step()
+            if check is not None:
+                check(self)
+            if condition(self):
+                return True
+        e.now = max(e.now, deadline)
+        return condition(self)
+
+    def step(self) -> bool:
+        return self.engine.step()
+
+    def at(self, time_ms: int, fn: Callable[[Cluster], None]) -> None:
+        """Call ``fn(cluster)`` at an absolute simulated time (must be picklable for snapshots)."""
+        self.engine.schedule_at(time_ms, "call", fn)
+
+    # -- event dispatch ---------------------------------------------------------------------
+    def record(self, kind: str, node, topic: str = "", partition: int = -1, detail=None) -> None:
+        self.trace.rows.append((self.engine.now, kind, node, topic, partition, detail))
+
+    def send(self, src, dst, msg) -> None:
+        net = self.network
+        env = net.envelope(src, dst, msg, self.engine.now)
+        fate = net.classify(env)
+        if fate == "send":
+            if self.trace.messages:
+                self.trace.rows.append((self.engine.now, "send", src, "", -1,
+                                        (msg.type_name, dst, env.msg_id)))
+            self.engine.schedule_at(net.delivery_time(env, self.engine.now, self.engine.rng),
+                                    "deliver", env, net.incarnations.get(dst, 0))
+        elif fate == "hold":
+            net.held.append(env)
+            self.record("hold", src, "", -1, (msg.type_name, dst, env.msg_id))
+        else:
+            net.stats["dropped"] += 1
+            self.record("drop", src, "", -1, (msg.type_name, dst, env.msg_id, fate))
+
+    def _deliver(self, env, incarnation: int) -> None:
+        dst = env.dst
+        net = self.network
+        broker = self.brokers.get(dst) if isinstance(dst, int) else None
+        if broker is not None:
+            if not broker.is_running or net.incarnations.get(dst, 0) != incarnation:
+                net.stats["dropped"] += 1
+                self.record("drop", dst, "", -1, (env.msg.type_name, env.src, env.msg_id,
+                                                  "destination process gone"))
+                return
+            if broker.paused_until > self.engine.now:
+                self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
+                return
+        if not net.can_reach(env.src, dst):
+            net.stats["dropped"] += 1
+            self.record("drop", dst, "", -1, (env.msg.type_name, env.src, env.msg_id,
+                                              "network partition"))
+            return
+        net.stats["delivered"] += 1
+        if self.trace.messages:
+            self.trace.rows.append((self.engine.now, "recv", dst, "", -1,
+                                    (env.msg.type_name, env.src, env.msg_id)))
+        if broker is not None:
+            broker.on_message(env.src, env.msg)
+        else:
+            client = self.clients.get(dst)
+            if client is not None:
+                client.on_message(env.src, env.msg)
+
+    def _broker_timer(self, broker_id: int, incarnation: int, name: str, args: tuple) -> None:
+        b = self.brokers[broker_id]
+        if not b.is_running or b.incarnation != incarnation:
+            return
+        if b.paused_until > self.engine.now:
+            self.engine.schedule_at(b.paused_until, "broker_timer", broker_id, incarnation, name,
+                                    args)
+            return
+        b.on_timer(name, args)
+
+    def _client_timer(self, client_id: str, name: str, args: tuple) -> None:
+        client = self.clients.get(client_id)
+        if client is not None:
+            client.on_timer(name, args)
+
+    def _call(self, fn) -> None:
+        fn(self)
+
+    def _metrics_sample(self) -> None:
+        self.metrics.sample(self.engine.now, self.brokers.values())
+        self.engine.schedule(self.metrics.interval_ms, "metrics_sample")
+
+    # -- ZooKeeper-driven control plane -------------------------------------------------------
+    def controller_broker(self) -> Broker | None:
+        node = self.zk.get("/controller")
+        if node is None:
+            return None
+        b = self.brokers.get(json.loads(node.data)["brokerid"])
+        return b if b is not None and b.controller is not None and b.is_running else None
+
+    def on_broker_registered(self, broker: Broker) -> None:
+        """A broker registered: it becomes controller if there is none (KafkaController.elect),
+        otherwise the controller's BrokerChange watch fires."""
+        zk = self.zk
+        if not zk.exists("/controller"):
+            epoch_node = zk.get("/controller_epoch")
+            epoch = (int(epoch_node.data) if epoch_node else 0) + 1
+            try:
+                zk.create("/controller", json.dumps(
+                    {"version": 1, "brokerid": broker.id, "timestamp": str(self.engine.now)},
+                    separators=(",", ":")), ephemeral_owner=broker.session_id)
+            except NodeExists:
+                pass
+            else:
+                if epoch_node is None:
+                    zk.create("/controller_epoch", str(epoch))
+                else:
+                    zk.set("/controller_epoch", str(epoch))
+                broker.become_controller(epoch)
+                return
+        self.engine.schedule(0, "controller_event", "broker_change", ())
+
+    def _controller_event(self, name: str, args: tuple) -> None:
+        ctl = self.controller_broker()
+        if ctl is None:
+            return
+        if ctl.paused_until > self.engine.now:
+            self.engine.schedule_at(ctl.paused_until, "controller_event", name, args)
+            return
+        c = ctl.controller
+        if name == "broker_change":
+            live = sorted(int(b) for b in self.zk.children("/brokers/ids"))
+            new = [b for b in live if b not in c.context.live_brokers]
+            c.context.live_brokers = live
+            c.send_update_metadata(ctl, list(c.context.states))
+            tps = [tp for tp, reps in c.context.assignments.items()
+                   if any(b in reps for b in new)]
+            if tps:
+                c._send_leader_and_isr(ctl, tps)
+        elif name == "topic_change":
+            c.on_new_topic(ctl, self.zk, args[0])
+        elif name == "isr_change":
+            c.on_isr_change_notification(ctl, self.zk, args[0])
+
+    def notify_isr_change(self, tps) -> None:
+        self.engine.schedule(0, "controller_event", "isr_change", (tuple(tps),))
+
+    # -- topics and configs -------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
+                     *, assignment: list[list[int]] | None = None, config: dict | None = None,
+                     wait: bool = True) -> dict[int, list[int]]:
+        """``kafka-topics --create``: validate, assign replicas, write ZooKeeper; the controller
+        then elects leaders. With ``wait`` the simulation runs until every replica knows its
+        role. Returns the assignment (partition -> replicas, preferred leader first)."""
+        if not isinstance(name, str) or not name or len(name) > 249 or \
+                any(ch not in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+                    for ch in name):
+            raise ClusterError(f"Invalid topic name {name!r}: Kafka allows 1-249 characters "
+                               "of [a-zA-Z0-9._-]")
+        if name in self.topic_configs:
+            raise ClusterError(f"Topic '{name}' already exists. (TOPIC_ALREADY_EXISTS)")
+        overrides = dict(config or {})
+        tconf = kconfig.topic_config(overrides, self.broker_config, self.kafka_version)
+        live = sorted(b.id for b in self.brokers.values() if b.is_running)
+        if assignment is not None:
+            assign = self._validate_assignment(name, assignment)
+        else:
+            rf = replication_factor if replication_factor is not None \
+                else self.broker_config["default.replication.factor"]
+            racks = {b.id: b.rack for b in self.brokers.values()
+                     if b.is_running and b.rack is not None}
+            try:
+                assign = assign_replicas_to_brokers(live, partitions, rf, racks=racks,
+                                                    rng=self.placement_rng)
+            except PlacementError as exc:
+                raise ClusterError(f"Cannot create topic '{name}': {exc} "
+                                   "(INVALID_REPLICATION_FACTOR)") from exc
+        self.topic_overrides[name] = overrides
+        self.topic_configs[name] = tconf
+        self.topic_ids[name] = topic_id(name, self.seed)
+        self.zk.create(f"/brokers/topics/{name}", json.dumps(
+            {"version": 3, "partitions": {str(p): r for p, r in assign.items()},
+             "adding_replicas": {}, "removing_replicas": {}}, separators=(",", ":")))
+        self.engine.schedule(0, "controller_event", "topic_change", (name,))
+        if wait:
+            self.run_until(lambda c: c._topic_ready(name), timeout_ms=30000)
+        return assign
+
+    def _validate_assignment(self, name, assignment) -> dict[int, list[int]]:
+        if not assignment:
+            raise ClusterError(f"Cannot create topic '{name}': the replica assignment is empty")
+        rf = len(assignment[0])
+        out = {}
+        for p, reps in enumerate(assignment):
+            reps = list(reps)
+            if len(reps) != rf:
+                raise ClusterError(
+                    f"Cannot create topic '{name}': partition {p} has {len(reps)} replicas but "
+                    f"partition 0 has {rf}; all partitions must have the same replication factor")
+            if len(set(reps)) != len(reps):
+                raise ClusterError(f"Cannot create topic '{name}': duplicate replica in "
+                                   f"partition {p}: {reps}")
+            unknown = [b for b in reps if b not in self.brokers]
+            if unknown:
+                raise ClusterError(f"Cannot create topic '{name}': unknown broker(s) {unknown} "
+                                   f"in partition {p}; brokers are {sorted(self.brokers)}")
+            out[p] = reps
+        return out
+
+    def _topic_ready(self, name: str) -> bool:
+        for tp, (leader, epoch, _isr, _v) in self._partition_states(name).items():
+            if leader < 0:
+                return True  # offline from the start: nothing to wait for
+            b = self.brokers[leader]
+            part = b.replica_manager.partitions.get(tp)
+            if part is None or not part.is_leader or part.leader_epoch != epoch:
+                return False
+            for r in part.replicas:
+                rb = self.brokers[r]
+                if rb.is_running and tp not in rb.metadata.partitions:
+                    return False
+        return bool(self._partition_states(name))
+
+    def alter_config(self, entity_type: str, name, configs: dict,
+                     delete: list[str] | None = None) -> None:
+        """``kafka-configs --alter --add-config k=v [--delete-config k]`` for topics or brokers."""
+        if entity_type == "topics":
+            if name not in self.topic_configs:
+                raise ClusterError(self._unknown_topic(name))
+            overrides = dict(self.topic_overrides[name])
+            overrides.update(configs)
+            for k in delete or []:
+                overrides.pop(k, None)
+            self.topic_configs[name] = kconfig.topic_config(overrides, self.broker_config,
+                                                            self.kafka_version)
+            self.topic_overrides[name] = overrides
+        elif entity_type == "brokers":
+            overrides = dict(self.broker_overrides)
+            overrides.update(configs)
+            for k in delete or []:
+                overrides.pop(k, None)
+            new = kconfig.broker_config(overrides, self.kafka_version)
+            targets = list(self.brokers) if name in (None, "", "default") else [name]
+            for bid in targets:
+                if bid not in self.brokers:
+                    raise ClusterError(f"Unknown broker {bid}; brokers are {sorted(self.brokers)}")
+                cfg = dict(new)
+                cfg["broker.id"] = bid
+                cfg["broker.rack"] = self.brokers[bid].rack
+                self.brokers[bid].config.clear()
+                self.brokers[bid].config.update(cfg)
+            if name in (None, "", "default"):
+                self.broker_overrides = overrides
+                self.broker_config = new
+            for t, ov in self.topic_overrides.items():
+                self.topic_configs[t] = kconfig.topic_config(ov, self.broker_config,
+                                                             self.kafka_version)
+        else:
+            raise ClusterError(f"Unknown entity type {entity_type!r}: use 'topics' or 'brokers'")
+        self.record("alter_config", "admin", name if entity_type == "topics" else "", -1,
+                    f"{entity_type} {name}: {configs}")
+
+    def _unknown_topic(self, name) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(self.topic_configs), n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        return f"Topic '{name}' does not exist (UNKNOWN_TOPIC_OR_PARTITION).{hint}"
+
+    def check_partition(self, topic: str, partition: int) -> None:
+        if topic not in self.topic_configs:
+            raise ClusterError(self._unknown_topic(topic))
+        n = len(self._partition_states(topic))
+        if not isinstance(partition, int) or not 0 <= partition < n:
+            raise ClusterError(f"Topic '{topic}' has partitions 0..{n - 1}; partition "
+                               f"{partition} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
+
+    # -- state queries ------------------------------------------------------------------------
+    def _partition_states(self, topic: str) -> dict[tuple[str, int], tuple]:
+        """Authoritative partition state, as ZooKeeper holds it."""
+        out = {}
+        node = self.zk.get(f"/brokers/topics/{topic}")
+        if node is None:
+            return out
+        for p in sorted(json.loads(node.data)["partitions"], key=int):
+            st = self.zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")
+            if st is not None:
+                d = json.loads(st.data)
+                out[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]),
+                                        st.version)
+        return out
+
+    def topics(self) -> list[str]:
+        return sorted(self.topic_configs)
+
+    def assignment(self, topic: str) -> dict[int, list[int]]:
+        node = self.zk.get(f"/brokers/topics/{topic}")
+        if node is None:
+            raise ClusterError(self._unknown_topic(topic))
+        return {int(p): r for p, r in sorted(json.loads(node.data)["partitions"].items(),
+                                             key=lambda kv: int(kv[0]))}
+
+    def partition_state(self, topic: str, partition: int) -> dict:
+        """Leader, leader epoch, ISR and zkVersion as ZooKeeper holds them."""
+        self.check_partition(topic, partition)
+        leader, epoch, isr, version = self._partition_states(topic)[(topic, partition)]
+        return {"leader": leader, "leader_epoch": epoch, "isr": list(isr),
+                "replicas": self.assignment(topic)[partition], "partition_epoch": version}
+
+    def leader(self, topic: str, partition: int = 0) -> int:
+        return self.partition_state(topic, partition)["leader"]
+
+    def isr(self, topic: str, partition: int = 0) -> list[int]:
+        return self.partition_state(topic, partition)["isr"]
+
+    def log(self, broker: int, topic: str, partition: int = 0):
+        """The replica's Log on ``broker`` (raises if the broker hosts no such replica)."""
+        self.check_partition(topic, partition)
+        if broker not in self.brokers:
+            raise ClusterError(f"Unknown broker {broker}; brokers are {sorted(self.brokers)}")
+        log = self.brokers[broker].logs.get((topic, partition))
+        if log is None:
+            raise ClusterError(f"Broker {broker} hosts no replica of {topic}-{partition}; "
+                               f"replicas are {self.assignment(topic)[partition]}")
+        return log
+
+    def replica_table(self, topic: str, partition: int = 0) -> list[dict]:
+        """One row per assigned replica: broker, role, LEO, HW, log start, epoch, in ISR."""
+        st = self.partition_state(topic, partition)
+        rows = []
+        for b in st["replicas"]:
+            broker = self.brokers[b]
+            log = broker.logs.get((topic, partition))
+            rows.append({
+                "broker": b,
+                "role": "leader" if b == st["leader"] else "follower",
+                "state": broker.state,
+                "LEO": log.log_end_offset if log else 0,
+                "HW": log.high_watermark if log else 0,
+                "log_start": log.log_start_offset if log else 0,
+                "in_isr": b in st["isr"],
+            })
+        return rows
+
+    def log_records(self, broker: int, topic: str, partition: int = 0) -> list[tuple]:
+        """(offset, leader epoch, value) for every record of a replica's log."""
+        log = self.log(broker, topic, partition)
+        return [(off, ep, self.records.value(rid)) for off, ep, rid, _ts in log.records()]
+
+    def describe(self, topic: str | list[str] | None = None, *,
+                 under_replicated_partitions: bool = False, unavailable_partitions: bool = False,
+                 under_min_isr_partitions: bool = False, at_min_isr_partitions: bool = False,
+                 topics_with_overrides: bool = False) -> str:
+        """``kafka-topics --describe`` text for the cluster's Kafka version."""
+        names = self.topics() if topic is None else ([topic] if isinstance(topic, str)
+                                                     else list(topic))
+        live = [b.id for b in self.brokers.values() if b.is_running and
+                self.zk.exists(f"/brokers/ids/{b.id}")]
+        topics = []
+        for name in names:
+            if name not in self.topic_configs:
+                raise ClusterError(self._unknown_topic(name))
+            assign = self.assignment(name)
+            states = self._partition_states(name)
+            min_isr = self.topic_configs[name]["min.insync.replicas"]
+            parts = []
+            for p, reps in assign.items():
+                leader, _e, isr, _v = states.get((name, p), (-1, -1, (), -1))
+                parts.append({"partition": p, "leader": leader, "replicas": reps,
+                              "isr": list(isr), "min_isr": min_isr, "live_brokers": live})
+            topics.append({"name": name, "id": self.topic_ids[name],
+                           "configs": kconfig.describe_configs(self.topic_overrides[name],
+                                                               self.broker_overrides,
+                                                               self.kafka_version),
+                           "replication_factor": len(assign[0]) if assign else 0,
+                           "partitions": parts})
+        return describe_topics(topics, self.rules,
+                               under_replicated=under_replicated_partitions,
+                               unavailable=unavailable_partitions,
+                               under_min_isr=under_min_isr_partitions,
+                               at_min_isr=at_min_isr_partitions,
+                               topics_with_overrides=topics_with_overrides)
+
+    def high_watermark(self, topic: str, partition: int = 0) -> int:
+        """The HW a client sees: the current leader's HW (−1 with no leader)."""
+        leader = self.leader(topic, partition)
+        if leader < 0:
+            return -1
+        return self.brokers[leader].logs[(topic, partition)].high_watermark
+
+    def describe_group(self, group: str) -> str:
+        """``kafka-consumer-groups --describe --group G`` (LOG-END-OFFSET is the HW)."""
+        rows = []
+        keys = sorted(k for k in self.group_offsets if k[0] == group)
+        if not keys:
+            raise ClusterError(f"Consumer group '{group}' does not exist.")
+        members = {}
+        for c in self.clients.values():
+            if getattr(c, "group_id", None) == group:
+                for tp in getattr(c, "assignment", []):
+                    members[tp] = c
+        for _g, topic, partition in keys:
+            hw = self.high_watermark(topic, partition)
+            member = members.get((topic, partition))
+            rows.append((topic, partition, self.group_offsets[(group, topic, partition)],
+                         hw if hw >= 0 else None,
+                         f"{member.client_id}-0" if member else None,
+                         "/127.0.0.1" if member else None,
+                         member.client_id if member else None))
+        return describe_group(group, rows)
+
+    # -- clients ----------------------------------------------------------------------------
+    def _client_name(self, prefix: str, name: str | None) -> str:
+        if name is None:
+            n = 1
+            while f"{prefix}-{n}" in self.clients:
+                n += 1
+            name = f"{prefix}-{n}"
+        if name in self.clients:
+            raise ClusterError(f"a client named {name!r} already exists")
+        return name
+
+    def producer(self, name: str | None = None, **config):
+        """A producer client; ``config`` uses Kafka's keys with dots or underscores
+        (``acks="all"``, ``linger_ms=5``)."""
+        from kafkasim.clients.producer import Producer
+
+        name = self._client_name("producer", name)
+        p = Producer(self, name, _dotted(config))
+        self.clients[name] = p
+        return p
+
+    def consumer(self, group: str | None = None, name: str | None = None, **config):
+        from kafkasim.clients.consumer import Consumer
+
+        name = self._client_name("consumer", name)
+        cfg = _dotted(config)
+        if group is not None:
+            cfg["group.id"] = group
+        c = Consumer(self, name, cfg)
+        self.clients[name] = c
+        return c
+
+    # -- faults the data plane supports ------------------------------------------------------------
+    def _broker(self, broker_id: int) -> Broker:
+        b = self.brokers.get(broker_id)
+        if b is None:
+            raise ClusterError(f"Unknown broker {broker_id}; brokers are {sorted(self.brokers)}")
+        return b
+
+    def pause(self, broker: int, ms: int) -> None:
+        """Stall a broker for ``ms`` (a stop-the-world GC pause): it handles nothing meanwhile."""
+        if ms <= 0:
+            raise ValueError(f"pause needs a positive duration, got {ms} ms")
+        b = self._broker(broker)
+        b.paused_until = max(b.paused_until, self.now + ms)
+        self.record("fault", broker, "", -1, f"pause {ms} ms")
+
+    def slow(self, broker: int, network_ms: int = 0, disk_ms: int = 0) -> None:
+        """Add latency to every link of a broker and/or to each of its fetched-record appends."""
+        b = self._broker(broker)
+        if network_ms < 0 or disk_ms < 0:
+            raise ValueError(f"slow needs non-negative delays, got network_ms={network_ms}, "
+                             f"disk_ms={disk_ms}")
+        self.network.set_extra_latency(broker, network_ms)
+        b.disk_delay_ms = disk_ms
+        self.record("fault", broker, "", -1, f"slow network +{network_ms} ms, disk +{disk_ms} ms")
+
+    def partition_network(self, *groups) -> None:
+        """Split nodes into groups that cannot reach each other (clients reach everyone)."""
+        gl = [list(g) for g in groups]
+        for g in gl:
+            for node in g:
+                if isinstance(node, int) and node not in self.brokers:
+                    raise ClusterError(f"Unknown broker {node} in partition groups")
+        self.network.partition(gl)
+        self.record("fault", "network", "", -1, f"partition {gl}")
+
+    def cut(self, a, b, both_ways: bool = True) -> None:
+        self.network.cut(a, b, both_ways)
+        self.record("fault", "network", "", -1, f"cut {a}{'<->' if both_ways else '->'}{b}")
+
+    def heal(self) -> None:
+        self.network.heal()
+        self.record("fault", "network", "", -1, "heal")
+
+    def hold(self, type: str | None = None, src=None, dst=None, count: int = -1) -> None:
+        """Keep matching messages in flight until ``release`` (or ``drop_held``)."""
+        self.network.holds.append(MessageFilter(type, src, dst, count))
+        self.record("fault", "network", "", -1, f"hold {MessageFilter(type, src, dst).describe()}")
+
+    def release(self, type: str | None = None, src=None, dst=None) -> int:
+        """Stop holding matching messages and deliver those held, in their original order."""
+        flt = MessageFilter(type, src, dst)
+        self.network.holds = [h for h in self.network.holds
+                              if not (h.type == type and h.src == src and h.dst == dst)] \
+            if any(x is not None for x in (type, src, dst)) else []
+        envs = self.network.release(flt)
+        for env in envs:
+            self.engine.schedule_at(self.network.delivery_time(env, self.now, self.engine.rng),
+                                    "deliver", env, self.network.incarnations.get(env.dst, 0))
+        self.record("fault", "network", "", -1, f"release {len(envs)} message(s)")
+        return len(envs)
+
+    def drop(self, type: str | None = None, src=None, dst=None, count: int = -1) -> int:
+        """Drop matching messages from now on (``count`` of them, or all); also discards
+        matching messages currently held."""
+        flt = MessageFilter(type, src, dst, count)
+        self.network.drops.append(flt)
+        gone = self.network.release(MessageFilter(type, src, dst))
+        for env in gone:
+            self.record("drop", env.src, "", -1, (env.msg.type_name, env.dst, env.msg_id,
+                                                  "dropped while held"))
+        self.record("fault", "network", "", -1, f"drop {flt.describe()}")
+        return len(gone)
+
+    def undrop(self) -> None:
+        self.network.drops = []
+
+    # -- state as data ------------------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        """The whole simulation (state, pending events, RNG) as bytes."""
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def restore(data: bytes) -> Cluster:
+        c = pickle.loads(data)
+        if not isinstance(c, Cluster):
+            raise TypeError("not a Cluster snapshot")
+        return c
+
+    def trace_frame(self):
+        return self.trace.to_frame()
+
+    def metrics_frame(self):
+        return self.metrics.to_frame()
+
+    def trace_digest(self) -> str:
+        return self.trace.digest()
+
+    def running_brokers(self) -> list[int]:
+        return [b.id for b in self.brokers.values() if b.state == RUNNING]
+
+
+def _dotted(config: dict) -> dict:
+    return {k.replace("_", "."): v for k, v in config.items()}

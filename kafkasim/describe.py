@@ -1,0 +1,93 @@
+"""Text output exactly as Kafka's command-line tools print it.
+
+``describe_topics`` follows ``kafka-topics.sh --describe`` (TopicCommand, fact sheet §11) for the
+selected version: tab-separated ``Name: value`` fields, ``Leader: none`` when offline, the ``Elr``
+columns since 3.8, no space after colons before 2.4. ``describe_group`` follows
+``kafka-consumer-groups.sh --describe`` (ConsumerGroupCommand, §13).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+
+def topic_id(name: str, seed: int) -> str:
+    """A stable TopicId (Kafka uses a random UUID; ours is derived from the name and seed)."""
+    import base64
+    import hashlib
+
+    raw = hashlib.sha256(f"{seed}:{name}".encode()).digest()[:16]
+    u = uuid.UUID(bytes=raw, version=4)
+    return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
+
+
+def _ids(ids) -> str:
+    return ",".join(str(i) for i in ids)
+
+
+def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False,
+                    unavailable: bool = False, under_min_isr: bool = False,
+                    at_min_isr: bool = False, topics_with_overrides: bool = False) -> str:
+    """Render ``kafka-topics --describe``. Each topic dict: name, id, configs (non-default k=v
+    list), replication_factor, partitions: [dict(partition, leader, replicas, isr, min_isr,
+    live_brokers)]."""
+    sp = " " if rules.describe_space_after_colon else ""
+    filtered = under_replicated or unavailable or under_min_isr or at_min_isr
+    lines: list[str] = []
+    for t in topics:
+        if topics_with_overrides and not t["configs"]:
+            continue
+        if not filtered:
+            fields = [f"Topic:{sp}{t['name']}"]
+            if rules.describe_topic_id and t.get("id"):
+                fields.append(f"TopicId:{sp}{t['id']}")
+            fields.append(f"PartitionCount:{sp}{len(t['partitions'])}")
+            fields.append(f"ReplicationFactor:{sp}{t['replication_factor']}")
+            fields.append(f"Configs:{sp}{','.join(t['configs'])}")
+            lines.append("\t".join(fields))
+        if topics_with_overrides:
+            continue
+        for p in sorted(t["partitions"], key=lambda p: p["partition"]):
+            leader = p["leader"]
+            live = p["live_brokers"]
+            if under_replicated and not len(p["isr"]) < len(p["replicas"]):
+                continue
+            if unavailable and not (leader < 0 or leader not in live):
+                continue
+            if under_min_isr and not (leader < 0 or len(p["isr"]) < p["min_isr"]):
+                continue
+            if at_min_isr and not len(p["isr"]) == p["min_isr"]:
+                continue
+            if leader < 0:
+                leader_s = "-1" if rules.describe_leader_minus_one else "none"
+            else:
+                leader_s = str(leader)
+            fields = ["", f"Topic:{sp}{t['name']}", f"Partition:{sp}{p['partition']}",
+                      f"Leader:{sp}{leader_s}", f"Replicas:{sp}{_ids(p['replicas'])}",
+                      f"Isr:{sp}{_ids(p['isr'])}"]
+            if rules.describe_elr_columns:
+                fields += [f"Elr:{sp}N/A", f"LastKnownElr:{sp}N/A"]
+            lines.append("\t".join(fields))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def describe_group(group: str, rows: list[tuple]) -> str:
+    """Render ``kafka-consumer-groups --describe``; rows: (topic, partition, committed | None,
+    log end offset (the HW) | None, consumer id | None, host | None, client id | None)."""
+    def w(v, width):
+        s = "-" if v is None else str(v)
+        return s.ljust(width)
+
+    gw = max(15, len(group))
+    tw = max([15] + [len(r[0]) for r in rows])
+    cw = max([15] + [len(r[4] or "-") for r in rows])
+    hw = max([15] + [len(r[5] or "-") for r in rows])
+    out = ["\n" + " ".join([w("GROUP", gw), w("TOPIC", tw), w("PARTITION", 10),
+                            w("CURRENT-OFFSET", 15), w("LOG-END-OFFSET", 15), w("LAG", 15),
+                            w("CONSUMER-ID", cw), w("HOST", hw), "CLIENT-ID"])]
+    for topic, partition, committed, leo, cid, host, client in rows:
+        lag = None if committed is None or leo is None else leo - committed
+        out.append("\n" + " ".join([w(group, gw), w(topic, tw), w(partition, 10),
+                                    w(committed, 15), w(leo, 15), w(lag, 15), w(cid, cw),
+                                    w(host, hw), "-" if client is None else client]))
+    return "".join(out).rstrip() + "\n"

@@ -1,0 +1,145 @@
+"""Simulated network: seeded latency, per-link FIFO order, partitions, holds and drops.
+
+Every message travels as an ``Envelope`` on a directed link (src, dst). Links keep TCP's order: a
+message never overtakes an earlier one on the same link. ``partition`` splits nodes into groups
+that cannot talk; ``cut`` removes single links; ``hold`` parks matching messages until
+``release``; ``drop`` discards them. A message is also lost when its destination's process died
+or restarted after it was sent (the connection it travelled on is gone).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkasim.protocol.messages import Envelope, Message
+
+Node = int | str
+
+
+@dataclass(slots=True)
+class MessageFilter:
+    """Matches messages by type name and endpoints; None matches anything."""
+
+    type: str | None = None
+    src: Node | None = None
+    dst: Node | None = None
+    count: int = -1          # how many messages still to match (-1: unlimited)
+
+    def matches(self, env: Envelope) -> bool:
+        if self.count == 0:
+            return False
+        if self.type is not None and env.msg.type_name != self.type:
+            return False
+        if self.src is not None and env.src != self.src:
+            return False
+        return self.dst is None or env.dst == self.dst
+
+    def describe(self) -> str:
+        parts = [f"type={self.type}" if self.type else "any type"]
+        if self.src is not None:
+            parts.append(f"from={self.src}")
+        if self.dst is not None:
+            parts.append(f"to={self.dst}")
+        return " ".join(parts)
+
+
+class Network:
+    __slots__ = ("latency_ms", "jitter_ms", "extra_latency", "groups", "cut_links",
+                 "last_delivery", "holds", "held", "drops", "next_msg_id", "incarnations",
+                 "loss_rate", "stats")
+
+    def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
+        if latency_ms < 0 or jitter_ms < 0:
+            raise ValueError(f"latency_ms and jitter_ms must be >= 0, got {latency_ms}, {jitter_ms}")
+        self.latency_ms = latency_ms
+        self.jitter_ms = jitter_ms
+        self.extra_latency: dict[Node, int] = {}     # added to every link touching the node
+        self.groups: dict[Node, int] = {}            # node -> partition group (absent: reaches all)
+        self.cut_links: dict[tuple[Node, Node], bool] = {}
+        self.last_delivery: dict[tuple[Node, Node], int] = {}
+        self.holds: list[MessageFilter] = []
+        self.held: list[Envelope] = []
+        self.drops: list[MessageFilter] = []
+        self.next_msg_id = 0
+        self.incarnations: dict[Node, int] = {}
+        self.loss_rate: dict[tuple[Node, Node], float] = {}
+        self.stats = {"sent": 0, "delivered": 0, "dropped": 0}
+
+    # -- topology ---------------------------------------------------------------------------
+    def can_reach(self, src: Node, dst: Node) -> bool:
+        if self.cut_links.get((src, dst)):
+            return False
+        gs = self.groups.get(src)
+        gd = self.groups.get(dst)
+        return gs is None or gd is None or gs == gd
+
+    def partition(self, groups: list[list[Node]]) -> None:
+        """Split the listed nodes into groups; nodes not listed still reach everyone."""
+        self.groups = {}
+        for i, group in enumerate(groups):
+            for node in group:
+                if node in self.groups:
+                    raise ValueError(f"node {node!r} appears in two partition groups")
+                self.groups[node] = i
+
+    def cut(self, a: Node, b: Node, both_ways: bool = True) -> None:
+        self.cut_links[(a, b)] = True
+        if both_ways:
+            self.cut_links[(b, a)] = True
+
+    def heal(self) -> None:
+        self.groups = {}
+        self.cut_links = {}
+
+    def set_extra_latency(self, node: Node, ms: int) -> None:
+        if ms < 0:
+            raise ValueError(f"extra latency must be >= 0 ms, got {ms}")
+        if ms:
+            self.extra_latency[node] = ms
+        else:
+            self.extra_latency.pop(node, None)
+
+    # -- sending ----------------------------------------------------------------------------
+    def envelope(self, src: Node, dst: Node, msg: Message, now: int) -> Envelope:
+        env = Envelope(src, dst, msg, now, self.next_msg_id)
+        self.next_msg_id += 1
+        self.stats["sent"] += 1
+        return env
+
+    def classify(self, env: Envelope) -> str:
+        """What happens to a message leaving now: 'send', 'hold', 'drop' or 'unreachable'."""
+        if not self.can_reach(env.src, env.dst):
+            return "unreachable"
+        for f in self.drops:
+            if f.matches(env):
+                if f.count > 0:
+                    f.count -= 1
+                return "drop"
+        for f in self.holds:
+            if f.matches(env):
+                if f.count > 0:
+                    f.count -= 1
+                return "hold"
+        return "send"
+
+    def delivery_time(self, env: Envelope, now: int, rng) -> int:
+        latency = self.latency_ms
+        if self.jitter_ms:
+            latency += rng.randint(0, self.jitter_ms)
+        if self.extra_latency:
+            latency += self.extra_latency.get(env.src, 0) + self.extra_latency.get(env.dst, 0)
+        link = (env.src, env.dst)
+        t = now + latency
+        last = self.last_delivery.get(link, 0)
+        if t < last:
+            t = last
+        self.last_delivery[link] = t
+        return t
+
+    def release(self, flt: MessageFilter | None = None) -> list[Envelope]:
+        """Take held messages (matching ``flt``, default all) out of the hold, in order."""
+        out, keep = [], []
+        for env in self.held:
+            (out if flt is None or flt.matches(env) else keep).append(env)
+        self.held = keep
+        return out

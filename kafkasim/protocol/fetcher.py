@@ -1,0 +1,227 @@
+"""``ReplicaFetcherThread``: a follower broker's thread that copies records from one leader.
+
+One thread per (source broker, fetcher id), fetcher id = |31 * topic.hashCode + partition| mod
+``num.replica.fetchers`` (AbstractFetcherManager.getFetcherId). A thread sends one Fetch at a time
+for all its partitions; partitions are ``Truncating`` (asking OffsetsForLeaderEpoch, KIP-101) or
+``Fetching``. The thread is plain data: the broker (``ctx``) sends its requests and runs its timers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.javautil import java_string_hash
+from kafkasim.protocol.messages import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+)
+from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+
+TRUNCATING = "Truncating"
+FETCHING = "Fetching"
+
+
+def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
+    """AbstractFetcherManager.getFetcherId, with Java's int overflow and Utils.abs."""
+    h = (31 * java_string_hash(topic) + partition) & 0xFFFFFFFF
+    if h & 0x80000000:
+        h -= 1 << 32
+    h = 0 if h == -(1 << 31) else abs(h)
+    return h % num_fetchers
+
+
+@dataclass(slots=True)
+class PartitionFetchState:
+    fetch_offset: int
+    current_leader_epoch: int
+    state: str
+    delayed_until_ms: int = 0
+    last_fetched_epoch: int = UNDEFINED_EPOCH
+    lag: int = 0
+
+
+@dataclass(slots=True)
+class ReplicaFetcherThread:
+    """Fetches for every local follower partition whose leader is ``leader_id``."""
+
+    broker_id: int
+    leader_id: int
+    fetcher_id: int
+    partitions: dict[tuple[str, int], PartitionFetchState] = field(default_factory=dict)
+    in_flight: int = -1          # correlation id of the outstanding request, -1 when idle
+    in_flight_sent_ms: int = 0
+    wakeup_at_ms: int = -1       # a pending wake-up timer, -1 when none
+    fetch_count: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"ReplicaFetcherThread-{self.fetcher_id}-{self.leader_id}"
+
+    # -- driving ------------------------------------------------------------------------------
+    def do_work(self, ctx) -> None:
+        """AbstractFetcherThread.doWork: truncate first, then fetch; never two requests at once."""
+        if self.in_flight >= 0 or not self.partitions:
+            return
+        now = ctx.now
+        truncating = [(tp, st) for tp, st in self.partitions.items()
+                      if st.state == TRUNCATING and st.delayed_until_ms <= now]
+        if truncating:
+            self._maybe_truncate(ctx, truncating)
+            if self.in_flight >= 0:
+                return
+        ready = [(tp, st) for tp, st in self.partitions.items()
+                 if st.state == FETCHING and st.delayed_until_ms <= now]
+        if not ready:
+            delays = [st.delayed_until_ms for st in self.partitions.values()
+                      if st.delayed_until_ms > now]
+            if delays:
+                self._wake_at(ctx, min(delays))
+            return
+        cfg = ctx.config
+        parts = []
+        for (topic, partition), st in ready:
+            log = ctx.local_log(topic, partition)
+            parts.append(FetchPartition(
+                topic, partition, st.fetch_offset,
+                st.current_leader_epoch if ctx.rules.current_leader_epoch_fencing else -1,
+                st.last_fetched_epoch if ctx.rules.fetch_diverging_epoch else -1,
+                log.log_start_offset, cfg["replica.fetch.max.bytes"]))
+        corr = ctx.next_correlation_id()
+        self.in_flight = corr
+        self.in_flight_sent_ms = now
+        self.fetch_count += 1
+        req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
+                           cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
+                           tuple(parts), fetcher_id=self.fetcher_id)
+        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
+
+    def _wake_at(self, ctx, when: int) -> None:
+        if self.wakeup_at_ms < 0 or when < self.wakeup_at_ms or self.wakeup_at_ms < ctx.now:
+            self.wakeup_at_ms = when
+            ctx.schedule_fetcher_wakeup(self, when)
+
+    def on_wakeup(self, ctx, when: int) -> None:
+        if when == self.wakeup_at_ms:
+            self.wakeup_at_ms = -1
+        self.do_work(ctx)
+
+    def on_request_failed(self, ctx, correlation_id: int, reason: str) -> None:
+        """Timeout or closed connection: back every partition off and retry later."""
+        if correlation_id != self.in_flight:
+            return
+        self.in_flight = -1
+        backoff = ctx.config["replica.fetch.backoff.ms"]
+        for st in self.partitions.values():
+            st.delayed_until_ms = ctx.now + backoff
+        ctx.trace_fetcher(self, "fetch_failed", reason)
+        self.do_work(ctx)
+
+    # -- truncation (KIP-101 / KIP-279) -------------------------------------------------------
+    def _maybe_truncate(self, ctx, truncating) -> None:
+        with_epoch = []
+        for tp, st in truncating:
+            log = ctx.local_log(*tp)
+            epoch = log.latest_epoch()
+            if epoch == UNDEFINED_EPOCH or not ctx.rules.leader_epoch_truncation:
+                # no epoch information: truncate to the high watermark (truncateToHighWatermark)
+                ctx.truncate_log(tp, log.high_watermark, "no leader epoch: truncate to HW")
+                st.fetch_offset = log.log_end_offset
+                st.last_fetched_epoch = log.latest_epoch()
+                st.state = FETCHING
+            else:
+                with_epoch.append((tp[0], tp[1], st.current_leader_epoch, epoch))
+        if with_epoch:
+            corr = ctx.next_correlation_id()
+            self.in_flight = corr
+            self.in_flight_sent_ms = ctx.now
+            req = OffsetsForLeaderEpochRequest(corr, self.broker_id, tuple(with_epoch))
+            ctx.send_from_fetcher(self, req, ctx.config["replica.socket.timeout.ms"])
+
+    def truncation_state(self, ctx, tp, leader_epoch: int, leader_end_offset: int
+                         ) -> tuple[int, bool]:
+        """AbstractFetcherThread.getOffsetTruncationState: (truncate to, truncation complete)."""
+        st = self.partitions[tp]
+        log = ctx.local_log(*tp)
+        leo = log.log_end_offset
+        if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
+            return st.fetch_offset, True
+        if leader_epoch == UNDEFINED_EPOCH:  # OffsetsForLeaderEpoch v0 (before 2.0 / KIP-279)
+            return min(leader_end_offset, leo), True
+        f_epoch, f_end = log.leader_epoch_cache.end_offset_for(leader_epoch, leo)
+        if f_epoch == UNDEFINED_EPOCH or f_end == UNDEFINED_EPOCH_OFFSET:
+            return min(leader_end_offset, leo), True
+        if f_epoch == leader_epoch:
+            return min(leader_end_offset, f_end, leo), True
+        return min(f_end, leo), False
+
+    def on_offsets_for_leader_epoch(self, ctx, resp: OffsetsForLeaderEpochResponse) -> None:
+        if resp.correlation_id != self.in_flight:
+            return
+        self.in_flight = -1
+        backoff = ctx.config["replica.fetch.backoff.ms"]
+        for topic, partition, error, epoch, end_offset in resp.partitions:
+            tp = (topic, partition)
+            st = self.partitions.get(tp)
+            if st is None or st.state != TRUNCATING:
+                continue
+            if error != E.NONE:
+                st.delayed_until_ms = ctx.now + backoff
+                continue
+            offset, done = self.truncation_state(ctx, tp, epoch, end_offset)
+            log = ctx.local_log(topic, partition)
+            ctx.truncate_log(tp, offset, f"OffsetsForLeaderEpoch answered epoch {epoch} "
+                                         f"end offset {end_offset}")
+            st.fetch_offset = log.log_end_offset
+            st.last_fetched_epoch = log.latest_epoch()
+            if done:
+                st.state = FETCHING
+        self.do_work(ctx)
+
+    # -- fetch responses ------------------------------------------------------------------------
+    def on_fetch_response(self, ctx, resp: FetchResponse) -> None:
+        if resp.correlation_id != self.in_flight:
+            return
+        self.in_flight = -1
+        now = ctx.now
+        backoff = ctx.config["replica.fetch.backoff.ms"]
+        for pd in resp.partitions:
+            tp = (pd.topic, pd.partition)
+            st = self.partitions.get(tp)
+            if st is None or st.state != FETCHING:
+                continue
+            log = ctx.local_log(*tp)
+            err = pd.error
+            if err == E.NONE and pd.diverging_epoch is not None:
+                epoch, end_offset = pd.diverging_epoch
+                offset, _done = self.truncation_state(ctx, tp, epoch, end_offset)
+                ctx.truncate_log(tp, offset, f"diverging epoch {epoch} ends at {end_offset}")
+                st.fetch_offset = log.log_end_offset
+                st.last_fetched_epoch = log.latest_epoch()
+                continue
+            if err == E.NONE:
+                if st.fetch_offset != log.log_end_offset:
+                    continue  # stale response (a truncation happened meanwhile)
+                chunk = pd.records
+                if len(chunk):
+                    ctx.append_as_follower(tp, chunk)
+                ctx.set_follower_hw(tp, pd.high_watermark)
+                if pd.log_start_offset > log.log_start_offset:
+                    log.maybe_increment_log_start_offset(pd.log_start_offset)
+                st.fetch_offset = log.log_end_offset
+                st.last_fetched_epoch = log.latest_epoch()
+                st.lag = max(0, pd.high_watermark - st.fetch_offset)
+            elif err == E.OFFSET_OUT_OF_RANGE:
+                leader_leo = pd.log_end_offset
+                if 0 <= leader_leo < log.log_end_offset:
+                    ctx.truncate_log(tp, leader_leo, "OFFSET_OUT_OF_RANGE: leader's LEO is lower")
+                elif pd.log_start_offset > log.log_end_offset:
+                    ctx.wipe_log(tp, pd.log_start_offset)
+                st.fetch_offset = log.log_end_offset
+                st.last_fetched_epoch = log.latest_epoch()
+            else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
+                st.delayed_until_ms = now + backoff
+        self.do_work(ctx)

@@ -1,0 +1,327 @@
+"""``ReplicaManager``: a broker's partitions, produce and fetch handling, and the two purgatories.
+
+kafka.server.ReplicaManager reduced to replication (fact sheet §1-4): ``append_records`` with acks
+0/1/all and the min-ISR pre-check, ``fetch_messages`` for followers and consumers, ``DelayedProduce``
+completed when the HW passes the batch, ``DelayedFetch`` parked up to MaxWaitMs and woken by LEO
+growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.messages import (
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
+from kafkasim.protocol.partition import Partition
+from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH
+from kafkasim.storage.log import RecordChunk
+
+
+@dataclass(slots=True)
+class DelayedProduce:
+    """An acks=all produce waiting for the HW (kafka.server.DelayedProduce)."""
+
+    id: int
+    client: str
+    correlation_id: int
+    deadline_ms: int
+    # tp -> [required offset, done, error, base offset]
+    status: dict
+
+
+@dataclass(slots=True)
+class DelayedFetch:
+    """A fetch parked until enough bytes are available or MaxWaitMs passes."""
+
+    id: int
+    src: int | str
+    request: FetchRequest
+    deadline_ms: int
+
+
+class ReplicaManager:
+    __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
+                 "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id")
+
+    def __init__(self) -> None:
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        self.delayed_produce: dict[int, DelayedProduce] = {}
+        self.produce_waiters: dict[tuple[str, int], list[int]] = {}
+        self.delayed_fetch: dict[int, DelayedFetch] = {}
+        self.follower_fetch_waiters: dict[tuple[str, int], list[int]] = {}
+        self.consumer_fetch_waiters: dict[tuple[str, int], list[int]] = {}
+        self.next_delayed_id = 0
+
+    def leader_partitions(self) -> list[Partition]:
+        return [p for p in self.partitions.values() if p.is_leader]
+
+    # -- produce ----------------------------------------------------------------------------
+    def append_records(self, ctx, src, req: ProduceRequest) -> None:
+        """ReplicaManager.appendRecords + Partition.appendRecordsToLeader."""
+        now = ctx.now
+        results: dict[tuple[str, int], list] = {}
+        waiting = False
+        for topic, partition, ids, sizes in req.partitions:
+            tp = (topic, partition)
+            part = self.partitions.get(tp)
+            if part is None or not part.is_leader:
+                err = E.NOT_LEADER_OR_FOLLOWER if ctx.topic_exists(topic) \
+                    else E.UNKNOWN_TOPIC_OR_PARTITION
+                results[tp] = [0, True, ctx.not_leader_error() if err == E.NOT_LEADER_OR_FOLLOWER
+                               else err, -1]
+                continue
+            if req.acks == -1:
+                min_isr = part.effective_min_isr(ctx)
+                if len(part.isr) < min_isr:
+                    ctx.trace("produce_rejected", topic, partition,
+                              f"NOT_ENOUGH_REPLICAS: acks=all needs {min_isr} in-sync replicas, "
+                              f"ISR is {list(part.isr)}")
+                    results[tp] = [0, True, E.NOT_ENOUGH_REPLICAS, -1]
+                    continue
+            first, last = part.log.append_as_leader(list(ids), list(sizes), part.leader_epoch, now)
+            ctx.on_leader_append(part, first, last)
+            self.wake_follower_fetches(ctx, tp)
+            if part.maybe_increment_leader_hw(ctx):
+                self.on_hw_increased(ctx, part)
+            if req.acks == -1:
+                done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
+                results[tp] = [last + 1, done, err, first]
+                waiting = waiting or not done
+            else:
+                results[tp] = [last + 1, True, E.NONE, first]
+        if req.acks == 0:
+            return  # acks=0: the broker sends no response at all
+        if not waiting:
+            self._respond_produce(ctx, src, req.correlation_id, results)
+            return
+        dp = DelayedProduce(self.next_delayed_id, src, req.correlation_id,
+                            now + req.timeout_ms, results)
+        self.next_delayed_id += 1
+        self.delayed_produce[dp.id] = dp
+        for tp, st in results.items():
+            if not st[1]:
+                self.produce_waiters.setdefault(tp, []).append(dp.id)
+        ctx.schedule_timer(req.timeout_ms, "produce_timeout", dp.id)
+
+    def _respond_produce(self, ctx, dst, correlation_id: int, results: dict) -> None:
+        parts = tuple((t, p, st[2], st[3] if st[2] == E.NONE else -1)
+                      for (t, p), st in results.items())
+        ctx.send(dst, ProduceResponse(correlation_id, parts))
+
+    def try_complete_produces(self, ctx, tp) -> None:
+        ids = self.produce_waiters.get(tp)
+        if not ids:
+            return
+        part = self.partitions.get(tp)
+        remaining = []
+        for dp_id in ids:
+            dp = self.delayed_produce.get(dp_id)
+            if dp is None:
+                continue
+            st = dp.status[tp]
+            if part is None:
+                done, err = True, ctx.not_leader_error()
+            else:
+                done, err = part.check_enough_replicas_reach_offset(ctx, st[0])
+            if done:
+                st[1] = True
+                st[2] = err if err == E.NONE else (ctx.not_leader_error()
+                                                   if err == E.NOT_LEADER_OR_FOLLOWER else err)
+                if all(s[1] for s in dp.status.values()):
+                    del self.delayed_produce[dp_id]
+                    self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
+            else:
+                remaining.append(dp_id)
+        if remaining:
+            self.produce_waiters[tp] = remaining
+        else:
+            self.produce_waiters.pop(tp, None)
+
+    def on_produce_timeout(self, ctx, dp_id: int) -> None:
+        dp = self.delayed_produce.pop(dp_id, None)
+        if dp is None:
+            return
+        for tp, st in dp.status.items():
+            if not st[1]:
+                st[1] = True
+                st[2] = E.REQUEST_TIMED_OUT  # the records stay in the log and may commit later
+                ctx.trace("produce_timed_out", tp[0], tp[1],
+                          f"HW {self._hw(tp)} did not reach {st[0]} within the request timeout")
+        self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
+
+    def _hw(self, tp) -> int:
+        part = self.partitions.get(tp)
+        return part.log.high_watermark if part else -1
+
+    def on_hw_increased(self, ctx, part: Partition) -> None:
+        tp = part.tp
+        ctx.trace("hw", part.topic, part.partition, part.log.high_watermark)
+        self.try_complete_produces(ctx, tp)
+        self.wake_consumer_fetches(ctx, tp)
+
+    # -- fetch ------------------------------------------------------------------------------
+    def fetch_messages(self, ctx, src, req: FetchRequest) -> None:
+        """ReplicaManager.fetchMessages: read now, or park in the fetch purgatory."""
+        datas = []
+        total = 0
+        immediate = False
+        for fp in req.partitions:
+            pd = self._read_partition(ctx, req, fp, update_follower_state=True)
+            datas.append(pd)
+            if pd.error != E.NONE or pd.diverging_epoch is not None:
+                immediate = True
+            total += pd.records.size_bytes
+        if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
+            ctx.send(src, FetchResponse(req.correlation_id, tuple(datas)))
+            return
+        df = DelayedFetch(self.next_delayed_id, src, req, ctx.now + req.max_wait_ms)
+        self.next_delayed_id += 1
+        self.delayed_fetch[df.id] = df
+        waiters = self.follower_fetch_waiters if req.replica_id >= 0 \
+            else self.consumer_fetch_waiters
+        for fp in req.partitions:
+            waiters.setdefault((fp.topic, fp.partition), []).append(df.id)
+        ctx.schedule_timer(req.max_wait_ms, "fetch_timeout", df.id)
+
+    def _read_partition(self, ctx, req: FetchRequest, fp, update_follower_state: bool
+                        ) -> FetchPartitionData:
+        tp = (fp.topic, fp.partition)
+        part = self.partitions.get(tp)
+        is_follower = req.replica_id >= 0
+
+        def error(err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
+            return FetchPartitionData(fp.topic, fp.partition, err, hw, ls,
+                                      RecordChunk.empty(fp.fetch_offset), None, leo)
+
+        if part is None:
+            return error(ctx.not_leader_error() if ctx.topic_exists(fp.topic)
+                         else E.UNKNOWN_TOPIC_OR_PARTITION)
+        if not part.is_leader:
+            return error(ctx.not_leader_error())
+        if fp.current_leader_epoch >= 0 and ctx.rules.current_leader_epoch_fencing:
+            if fp.current_leader_epoch < part.leader_epoch:
+                return error(E.FENCED_LEADER_EPOCH)
+            if fp.current_leader_epoch > part.leader_epoch:
+                return error(E.UNKNOWN_LEADER_EPOCH)
+        log = part.log
+        hw = log.high_watermark
+        leo = log.log_end_offset
+        ls = log.log_start_offset
+        if is_follower and fp.last_fetched_epoch >= 0 and ctx.rules.fetch_diverging_epoch:
+            epoch, end = log.leader_epoch_cache.end_offset_for(fp.last_fetched_epoch, leo)
+            if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
+                return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
+                                          RecordChunk.empty(fp.fetch_offset), (epoch, end), leo)
+        if fp.fetch_offset > leo or fp.fetch_offset < ls:
+            return error(E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
+        max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
+        chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes)
+        if is_follower and update_follower_state:
+            if part.update_follower_fetch_state(ctx, req.replica_id, fp.fetch_offset,
+                                                fp.log_start_offset, leo):
+                self.on_hw_increased(ctx, part)
+        return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
+
+    def _available_bytes(self, ctx, df: DelayedFetch) -> tuple[int, bool]:
+        """Bytes a parked fetch could return now, and whether some partition must answer."""
+        total = 0
+        must = False
+        is_follower = df.request.replica_id >= 0
+        for fp in df.request.partitions:
+            part = self.partitions.get((fp.topic, fp.partition))
+            if part is None or not part.is_leader or part.leader_epoch_changed_since(fp):
+                must = True
+                continue
+            log = part.log
+            end = log.log_end_offset if is_follower else log.high_watermark
+            total += log.bytes_between(fp.fetch_offset, end, df.request.min_bytes)
+        return total, must
+
+    def _try_complete_fetch(self, ctx, df_id: int, force: bool) -> bool:
+        df = self.delayed_fetch.get(df_id)
+        if df is None:
+            return True
+        if not force:
+            avail, must = self._available_bytes(ctx, df)
+            if not must and avail < df.request.min_bytes:
+                return False
+        del self.delayed_fetch[df_id]
+        datas = tuple(self._read_partition(ctx, df.request, fp, update_follower_state=False)
+                      for fp in df.request.partitions)
+        ctx.send(df.src, FetchResponse(df.request.correlation_id, datas))
+        return True
+
+    def _wake(self, ctx, waiters: dict, tp) -> None:
+        ids = waiters.get(tp)
+        if not ids:
+            return
+        remaining = [i for i in ids if not self._try_complete_fetch(ctx, i, force=False)]
+        if remaining:
+            waiters[tp] = remaining
+        else:
+            del waiters[tp]
+
+    def wake_follower_fetches(self, ctx, tp) -> None:
+        self._wake(ctx, self.follower_fetch_waiters, tp)
+
+    def wake_consumer_fetches(self, ctx, tp) -> None:
+        self._wake(ctx, self.consumer_fetch_waiters, tp)
+
+    def wake_all_fetches(self, ctx, tp) -> None:
+        """Leadership changed: parked fetches for ``tp`` answer at once (with the new error)."""
+        for waiters in (self.follower_fetch_waiters, self.consumer_fetch_waiters):
+            ids = waiters.pop(tp, [])
+            for i in ids:
+                self._try_complete_fetch(ctx, i, force=True)
+
+    def on_fetch_timeout(self, ctx, df_id: int) -> None:
+        if df_id in self.delayed_fetch:
+            self._try_complete_fetch(ctx, df_id, force=True)
+        for waiters in (self.follower_fetch_waiters, self.consumer_fetch_waiters):
+            for tp in [tp for tp, ids in waiters.items() if df_id in ids]:
+                ids = [i for i in waiters[tp] if i != df_id]
+                if ids:
+                    waiters[tp] = ids
+                else:
+                    del waiters[tp]
+
+    # -- leader epochs ------------------------------------------------------------------------
+    def offsets_for_leader_epoch(self, ctx, src, req: OffsetsForLeaderEpochRequest) -> None:
+        """Partition.lastOffsetForLeaderEpoch for each asked partition."""
+        out = []
+        for topic, partition, current_epoch, epoch in req.partitions:
+            part = self.partitions.get((topic, partition))
+            if part is None or not part.is_leader:
+                out.append((topic, partition, ctx.not_leader_error(), UNDEFINED_EPOCH, -1))
+                continue
+            if current_epoch >= 0 and ctx.rules.current_leader_epoch_fencing:
+                if current_epoch < part.leader_epoch:
+                    out.append((topic, partition, E.FENCED_LEADER_EPOCH, UNDEFINED_EPOCH, -1))
+                    continue
+                if current_epoch > part.leader_epoch:
+                    out.append((topic, partition, E.UNKNOWN_LEADER_EPOCH, UNDEFINED_EPOCH, -1))
+                    continue
+            e, end = part.log.leader_epoch_cache.end_offset_for(epoch, part.log.log_end_offset)
+            if not ctx.rules.offsets_for_leader_epoch_returns_epoch:
+                e = UNDEFINED_EPOCH  # v0 answers carry only the end offset (before KIP-279)
+            out.append((topic, partition, E.NONE, e, end))
+        ctx.send(src, OffsetsForLeaderEpochResponse(req.correlation_id, tuple(out)))
+
+    # -- ISR expiration ------------------------------------------------------------------------
+    def maybe_shrink_isr(self, ctx) -> None:
+        for part in self.partitions.values():
+            if part.is_leader:
+                part.maybe_shrink_isr(ctx)
+
+    def fail_waiting(self, ctx, tp) -> None:
+        """Leadership lost: complete delayed produces and fetches for ``tp`` now."""
+        self.try_complete_produces(ctx, tp)
+        self.wake_all_fetches(ctx, tp)

@@ -1,0 +1,97 @@
+"""A ZooKeeper ensemble reduced to what Kafka's ZK mode uses: versioned znodes, ephemeral nodes.
+
+Znode paths and JSON payloads follow Kafka's ZkData (fact sheet §7a). Each write bumps the znode's
+``version`` (the zkVersion, later called partition epoch). Ephemeral nodes belong to a session and
+vanish with it. Writes with an expected version fail with ``BadVersion`` like a conditional
+``setData``. Iteration is always in sorted path order, never in hash order.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+class BadVersion(Exception):
+    """KeeperException.BadVersionException: the conditional write lost a race."""
+
+
+class NodeExists(Exception):
+    """KeeperException.NodeExistsException."""
+
+
+@dataclass(slots=True)
+class Znode:
+    data: str
+    version: int = 0
+    ephemeral_owner: int = 0  # session id, 0 for persistent nodes
+    czxid: int = 0            # creation zxid (Kafka uses the broker znode's czxid as broker epoch)
+
+    def json(self):
+        return json.loads(self.data)
+
+
+class ZooKeeper:
+    __slots__ = ("znodes", "zxid", "next_session_id")
+
+    def __init__(self) -> None:
+        self.znodes: dict[str, Znode] = {}
+        self.zxid = 0
+        self.next_session_id = 1
+
+    def new_session(self) -> int:
+        sid = self.next_session_id
+        self.next_session_id += 1
+        return sid
+
+    def exists(self, path: str) -> bool:
+        return path in self.znodes
+
+    def get(self, path: str) -> Znode | None:
+        return self.znodes.get(path)
+
+    def create(self, path: str, data: str, ephemeral_owner: int = 0) -> Znode:
+        if path in self.znodes:
+            raise NodeExists(path)
+        self.zxid += 1
+        node = Znode(data, 0, ephemeral_owner, self.zxid)
+        self.znodes[path] = node
+        return node
+
+    def set(self, path: str, data: str, expected_version: int = -1) -> int:
+        node = self.znodes.get(path)
+        if node is None:
+            raise KeyError(path)
+        if expected_version >= 0 and node.version != expected_version:
+            raise BadVersion(f"{path}: expected version {expected_version}, is {node.version}")
+        self.zxid += 1
+        node.data = data
+        node.version += 1
+        return node.version
+
+    def delete(self, path: str) -> None:
+        self.znodes.pop(path, None)
+
+    def children(self, path: str) -> list[str]:
+        prefix = path.rstrip("/") + "/"
+        out = []
+        for p in sorted(self.znodes):
+            if p.startswith(prefix) and "/" not in p[len(prefix):]:
+                out.append(p[len(prefix):])
+        return out
+
+    def close_session(self, session_id: int) -> list[str]:
+        """Session expired or closed: its ephemeral nodes disappear. Returns their paths."""
+        gone = sorted(p for p, n in self.znodes.items() if n.ephemeral_owner == session_id)
+        for p in gone:
+            del self.znodes[p]
+        return gone
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"/brokers/topics/{topic}/partitions/{partition}/state"
+
+
+def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: int) -> str:
+    return json.dumps({"controller_epoch": controller_epoch, "leader": leader, "version": 1,
+                       "leader_epoch": leader_epoch, "isr": list(isr)}, separators=(",", ":"))

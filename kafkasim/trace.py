@@ -1,0 +1,74 @@
+"""The event trace: one typed row per thing that happened, convertible to a pandas DataFrame.
+
+A row is ``(time_ms, kind, node, topic, partition, detail)`` made of ints, strings and tuples only,
+so the trace digest is identical in every process. ``kind`` values are documented in
+``EVENT_KINDS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+EVENT_KINDS = {
+    "broker_start": "a broker process started and registered in ZooKeeper",
+    "controller_elected": "a broker won the /controller election",
+    "controller": "the controller changed partition state",
+    "send": "a message left a node: detail = (type, destination, message id)",
+    "recv": "a message arrived: detail = (type, source, message id)",
+    "drop": "a message was lost: detail = (type, peer, message id, reason)",
+    "hold": "a message was held in flight by a scenario filter",
+    "append": "the leader appended records: detail = (first offset, last offset, leader epoch)",
+    "replicate": "a follower appended fetched records: detail = (first offset, last offset)",
+    "hw": "a replica's high watermark changed: detail = new HW",
+    "isr_proposed": "a leader sent AlterPartition/AlterIsr with a new ISR",
+    "isr": "an ISR change was committed: detail = (old ISR, new ISR)",
+    "isr_update_failed": "an ISR change was rejected or failed",
+    "isr_change_notification": "pre-2.7: a broker queued ISR changes for the controller",
+    "become_leader": "a replica became leader",
+    "become_follower": "a replica became follower",
+    "truncate": "a replica truncated its log",
+    "produce_rejected": "a produce was refused before append (NOT_ENOUGH_REPLICAS)",
+    "produce_timed_out": "a delayed produce expired (REQUEST_TIMED_OUT)",
+    "produce_result": "a producer got the final outcome of a record",
+    "consume": "a consumer received records: detail = (first offset, last offset, served HW)",
+    "offset_commit": "a consumer group committed offsets",
+    "fetch_failed": "a replica fetcher's request failed",
+    "fault": "a fault was injected or healed",
+}
+
+COLUMNS = ["time_ms", "event", "node", "topic", "partition", "detail"]
+
+
+class Trace:
+    __slots__ = ("rows", "enabled", "messages")
+
+    def __init__(self, enabled: bool = True, messages: bool = True) -> None:
+        self.rows: list[tuple] = []
+        self.enabled = enabled
+        self.messages = messages  # record send/recv of every RPC (needed for space-time diagrams)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def digest(self) -> str:
+        """SHA-256 over every row's repr: equal digests mean identical runs."""
+        h = hashlib.sha256()
+        for row in self.rows:
+            h.update(repr(row).encode())
+            h.update(b"\n")
+        return h.hexdigest()
+
+    def to_frame(self):
+        import pandas as pd
+
+        rows = [(t, k, n, tp, p, d if isinstance(d, (str, int)) or d is None else repr(d))
+                for (t, k, n, tp, p, d) in self.rows]
+        df = pd.DataFrame(rows, columns=COLUMNS)
+        df["node"] = df["node"].astype(str)
+        return df
+
+    def where(self, kind: str | None = None, topic: str | None = None,
+              partition: int | None = None, node=None) -> list[tuple]:
+        return [r for r in self.rows
+                if (kind is None or r[1] == kind) and (topic is None or r[3] == topic)
+                and (partition is None or r[4] == partition) and (node is None or r[2] == node)]
