@@ -1,0 +1,92 @@
+"""Generated produce workloads: a steady rate, or a schedule of rate segments (bursts).
+
+A workload drives one producer from simulated timers: every ``tick_ms`` it sends the records that
+became due since the last tick (``rate`` records per second, rounded down cumulatively), so 1,000
+records/s over 60 s is exactly 60,000 records whatever the tick. Values are generated as
+``"<name>-<n>"`` unless ``values`` is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class Segment:
+    start_ms: int      # relative to the workload's start
+    end_ms: int
+    rate: float        # records per second
+
+    def due(self, t: int) -> int:
+        """Records due in this segment by relative time ``t`` (exclusive of ``end_ms``)."""
+        if t <= self.start_ms:
+            return 0
+        span = min(t, self.end_ms) - self.start_ms
+        return int(self.rate * span / 1000.0 + 1e-9)
+
+
+class RateWorkload:
+    """Produce to ``topic`` at ``rate`` records/s from ``start_ms`` (absolute) for ``duration_ms``.
+
+    ``segments`` replaces the single rate with [(start, end, rate), ...] relative to the start,
+    e.g. ``[(0, 10000, 3), (10000, 12000, 10)]`` for a steady 3 msg/s then a 10 msg/s burst.
+    """
+
+    def __init__(self, cluster, producer, topic: str, *, rate: float = 0.0,
+                 duration_ms: int = 0, segments: list[tuple[int, int, float]] | None = None,
+                 start_ms: int | None = None, partition: int | None = None,
+                 tick_ms: int | None = None, name: str | None = None) -> None:
+        if segments is None:
+            if rate <= 0 or duration_ms <= 0:
+                raise ValueError(f"a rate workload needs rate > 0 and duration_ms > 0, got "
+                                 f"rate={rate}, duration_ms={duration_ms}")
+            segments = [(0, duration_ms, rate)]
+        segs = []
+        for s in segments:
+            start, end, r = s
+            if not (0 <= start < end) or r < 0:
+                raise ValueError(f"bad workload segment {s!r}: need 0 <= start < end and "
+                                 "rate >= 0")
+            segs.append(Segment(int(start), int(end), float(r)))
+        if topic not in cluster.topic_configs:
+            from kafkasim.cluster import ClusterError
+            raise ClusterError(cluster._unknown_topic(topic))
+        if partition is not None:
+            cluster.check_partition(topic, partition)
+        self.cluster = cluster
+        self.producer = producer
+        self.topic = topic
+        self.partition = partition
+        self.segments = segs
+        self.start_ms = cluster.now if start_ms is None else start_ms
+        self.end_ms = self.start_ms + max(s.end_ms for s in segs)
+        max_rate = max(s.rate for s in segs) or 1.0
+        linger = producer.config["linger.ms"]
+        self.tick_ms = tick_ms or max(1, int(1000 // max_rate), linger)
+        self.sent = 0
+        self.results = []
+        self.client_id = name or f"workload-{producer.client_id}-{topic}"
+        if self.client_id in cluster.clients:
+            raise ValueError(f"a client named {self.client_id!r} already exists")
+        cluster.clients[self.client_id] = self
+        cluster.engine.schedule_at(self.start_ms, "client_timer", self.client_id, "tick", ())
+
+    def due(self, t_abs: int) -> int:
+        t = t_abs - self.start_ms
+        return sum(s.due(t) for s in self.segments)
+
+    def on_timer(self, name: str, args: tuple) -> None:
+        now = self.cluster.now
+        target = self.due(min(now, self.end_ms))
+        send = self.producer.send
+        prefix = self.client_id
+        while self.sent < target:
+            self.sent += 1
+            self.results.append(send(self.topic, f"{prefix}-{self.sent}",
+                                     partition=self.partition))
+        if now < self.end_ms:
+            nxt = min(now + self.tick_ms, self.end_ms)
+            self.cluster.engine.schedule_at(nxt, "client_timer", self.client_id, "tick", ())
+
+    def on_message(self, src, msg) -> None:
+        """Workloads receive no messages (their producer does)."""
