@@ -1,0 +1,441 @@
+"""Kafka version profiles: which historical replication rules apply to a ``kafka_version``.
+
+The simulator models many Kafka releases at once. Rather than scattering ``if version >= ...``
+checks through the protocol code, every behaviour that changed between releases is one named,
+documented field of :class:`Rules`, and :func:`rules_for` computes the set for a version string.
+A notebook can also switch a single rule off (``rules_for("3.7", {"hw_frozen_under_min_isr":
+False})``) to show what a KIP changed.
+
+A profile stands for the ``x.y.0`` release of that line. Every string is mapped to the newest
+supported profile that is not newer than it (``"3.7.1"`` -> ``"3.7"``, ``"0.10.2.0"`` ->
+``"0.10.2"``). Fixes back-ported to a patch release (for example KAFKA-7128 in 2.0.1) are not
+modelled for that patch release; they appear in the minor release that first shipped them.
+
+Every rule's ``since`` / ``until`` release was checked against the Kafka source (release tags of
+``github:apache/kafka``); the comment on each field says which class, KIP or JIRA it reflects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "SUPPORTED_VERSIONS",
+    "RuleError",
+    "Rules",
+    "VersionError",
+    "describe_profile",
+    "normalize_version",
+    "parse_version",
+    "rule_names",
+    "rules_for",
+    "version_at_least",
+    "version_tuple",
+]
+
+#: Every modelled release line, oldest first. Every minor release from 0.8.2 on is a profile,
+#: so a version string never silently borrows the rules of an older line that behaved otherwise.
+SUPPORTED_VERSIONS: tuple[str, ...] = (
+    "0.8.2",
+    "0.9.0",
+    "0.10.0",
+    "0.10.1",
+    "0.10.2",
+    "0.11.0",
+    "1.0",
+    "1.1",
+    "2.0",
+    "2.1",
+    "2.2",
+    "2.3",
+    "2.4",
+    "2.5",
+    "2.6",
+    "2.7",
+    "2.8",
+    "3.0",
+    "3.1",
+    "3.2",
+    "3.3",
+    "3.4",
+    "3.5",
+    "3.6",
+    "3.7",
+    "3.8",
+    "3.9",
+    "4.0",
+)
+
+#: The profile used when a scenario does not name a version.
+DEFAULT_VERSION = "3.7"
+
+_VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
+
+
+class VersionError(ValueError):
+    """A ``kafka_version`` string that is malformed or older than every supported profile."""
+
+
+class RuleError(ValueError):
+    """An override of an unknown rule name, or with a value of the wrong type."""
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """Parse ``"3.7"``, ``"3.7.0"`` or ``"0.10.2.0"`` into integers, without normalising."""
+    if not isinstance(version, str):
+        raise VersionError(
+            f"Kafka version must be a string such as '3.7', got {version!r} "
+            f"({type(version).__name__})"
+        )
+    text = version.strip()
+    if not _VERSION_RE.match(text):
+        raise VersionError(
+            f"Invalid Kafka version {version!r}: expected numbers separated by dots, "
+            f"such as '3.7', '3.7.1' or '0.10.2.0'. Supported: {', '.join(SUPPORTED_VERSIONS)}"
+        )
+    return tuple(int(part) for part in text.split("."))
+
+
+_PROFILE_TUPLES: tuple[tuple[tuple[int, ...], str], ...] = tuple(
+    (version_tuple(v), v) for v in SUPPORTED_VERSIONS
+)
+
+
+def normalize_version(version: str) -> str:
+    """Return the supported profile name for ``version`` (newest profile <= it)."""
+    wanted = version_tuple(version)
+    chosen: str | None = None
+    for profile_tuple, name in _PROFILE_TUPLES:
+        if profile_tuple <= wanted:
+            chosen = name
+    if chosen is None:
+        raise VersionError(
+            f"Kafka version {version!r} is older than every supported profile. "
+            f"Supported: {', '.join(SUPPORTED_VERSIONS)}"
+        )
+    return chosen
+
+
+def parse_version(version: str) -> tuple[int, ...]:
+    """Parse ``version`` and normalise it to its profile's numbers: ``"3.7.1"`` -> ``(3, 7)``."""
+    return version_tuple(normalize_version(version))
+
+
+def version_at_least(version: str, since: str) -> bool:
+    """True if the profile of ``version`` is ``since`` or newer (``since`` may be any release)."""
+    return parse_version(version) >= version_tuple(since)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+
+def _rule(*, since: str | None = None, until: str | None = None, ref: str, doc: str) -> Any:
+    """Declare a rule field: on in releases ``[since, until)``; ``ref`` cites Kafka."""
+    return field(metadata={"since": since, "until": until, "ref": ref, "doc": doc})
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The protocol rules of one Kafka release; one boolean per behaviour that changed."""
+
+    #: Profile these rules were computed for (overrides do not change it).
+    version: str
+
+    # 0.8.x: a follower also leaves the ISR when it trails the leader by more than
+    # replica.lag.max.messages (Partition.getOutOfSyncReplicas @0.8.2.2). Removed in 0.9.0 by
+    # KIP-16 / KAFKA-1546 ("automated replica lag tuning").
+    isr_lag_max_messages: bool = _rule(
+        until="0.9.0",
+        ref="KIP-16 / KAFKA-1546 (removed in 0.9.0)",
+        doc="a follower more than replica.lag.max.messages behind also leaves the ISR",
+    )
+    # Since 0.9.0 (KIP-16) the time test is "time since the follower last caught up to the
+    # leader's LEO" (Replica.lastCaughtUpTimeMs). In 0.8.x it was "time since the follower's last
+    # fetch" (Replica.logEndOffsetUpdateTimeMs, the 'stuck follower' rule).
+    isr_lag_time_since_caught_up: bool = _rule(
+        since="0.9.0",
+        ref="KIP-16 / KAFKA-1546",
+        doc="lag time is measured from the last time the follower was caught up, "
+        "not from its last fetch",
+    )
+    # KAFKA-4485 (0.10.2.0): a fetch at or beyond the leader LEO seen at the previous fetch sets
+    # lastCaughtUpTimeMs := lastFetchTimeMs (Replica.updateLogReadResult @0.10.2.0).
+    caught_up_previous_fetch_rule: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485",
+        doc="reaching the leader LEO seen at the previous fetch counts as caught up then",
+    )
+    # KAFKA-4485 (0.10.2.0): the "isr-expiration" task runs every replica.lag.time.max.ms / 2
+    # (ReplicaManager.startup); before, every replica.lag.time.max.ms.
+    isr_shrink_interval_half_lag: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485",
+        doc="the ISR shrink check runs every replica.lag.time.max.ms/2 (before: every lag time)",
+    )
+    # KAFKA-4485 (0.10.2.0): Partition.maybeIncrementLeaderHW also waits for replicas that are
+    # caught up in time but not in the ISR; before, HW was the minimum LEO over the ISR only.
+    hw_includes_caught_up_replicas: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485",
+        doc="HW also waits for caught-up followers outside the ISR (about to rejoin)",
+    )
+    # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
+    # truncation by epoch. False: a new follower truncates to its own HW
+    # (ReplicaManager.makeFollowers @0.10.2.0).
+    leader_epoch_truncation: bool = _rule(
+        since="0.11.0",
+        ref="KIP-101",
+        doc="followers truncate by leader epoch (before: truncate to their own HW)",
+    )
+    # KIP-279 / KAFKA-6361 (2.0.0, commit 9679c44): OffsetsForLeaderEpoch returns the epoch too,
+    # enabling the multi-round truncation rule (AbstractFetcherThread.getOffsetTruncationState).
+    offsets_for_leader_epoch_returns_epoch: bool = _rule(
+        since="2.0",
+        ref="KIP-279 / KAFKA-6361",
+        doc="OffsetsForLeaderEpoch answers (epoch, end offset): multi-round truncation",
+    )
+    # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
+    # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
+    current_leader_epoch_fencing: bool = _rule(
+        since="2.1",
+        ref="KIP-320",
+        doc="requests carry CurrentLeaderEpoch; stale or future epochs are fenced",
+    )
+    # KAFKA-7152 (2.1.0): a follower whose LEO equals the leader's is never out of sync
+    # (Partition.getOutOfSyncReplicas), even if it stopped fetching.
+    caught_up_when_leo_equals_leader: bool = _rule(
+        since="2.1",
+        ref="KAFKA-7152",
+        doc="a follower whose LEO equals the leader's LEO is never removed from the ISR",
+    )
+    # KAFKA-7128 (2.1.0; also back-ported to 2.0.1): to join the ISR a follower's LEO must also
+    # reach the start offset of the leader's current epoch (Partition.maybeExpandIsr).
+    isr_expand_requires_epoch_start_offset: bool = _rule(
+        since="2.1",
+        ref="KAFKA-7128",
+        doc="ISR expansion also needs follower LEO >= the leader epoch's start offset",
+    )
+    # KIP-207 / KAFKA-2334 (2.2.0): ListOffsets(latest) answers OFFSET_NOT_AVAILABLE while the new
+    # leader's HW is below its epoch start offset (Partition.fetchOffsetForTimestamp).
+    list_offsets_offset_not_available: bool = _rule(
+        since="2.2",
+        ref="KIP-207 / KAFKA-2334",
+        doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
+    )
+    # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
+    fetch_from_follower: bool = _rule(
+        since="2.4",
+        ref="KIP-392",
+        doc="consumers may fetch from a follower (replica.selector.class, client.rack)",
+    )
+    # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
+    leader_election_tool: bool = _rule(
+        since="2.4",
+        ref="KIP-460",
+        doc="kafka-leader-election.sh exists (--election-type preferred|unclean)",
+    )
+    # kafka-topics --describe summary line: "Topic:foo\tPartitionCount:3" before 2.4.0,
+    # "Topic: foo\tPartitionCount: 3" since (TopicCommand.TopicDescription @2.4.0).
+    describe_space_after_colon: bool = _rule(
+        since="2.4",
+        ref="TopicCommand @2.4.0",
+        doc="kafka-topics --describe summary line has a space after each colon",
+    )
+    # Before 2.4.0 the --zookeeper describe path printed the raw leader from the partition state
+    # znode, so an offline partition showed "Leader: -1" (TopicCommand/ZkUtils @0.8.2.2..2.3.0;
+    # 'none' only when the znode was missing). Since 2.4.0 it prints "Leader: none".
+    describe_leader_minus_one: bool = _rule(
+        until="2.4",
+        ref="TopicCommand (ZooKeeper path) before 2.4.0",
+        doc="kafka-topics --describe prints 'Leader: -1' for an offline partition",
+    )
+    # KAFKA-10223 (2.6.0, cherry-picked as f221a2e): error code 6 NOT_LEADER_FOR_PARTITION was
+    # renamed NOT_LEADER_OR_FOLLOWER (Errors.java @2.6.0). Not KIP-392.
+    error_not_leader_or_follower: bool = _rule(
+        since="2.6",
+        ref="KAFKA-10223",
+        doc="error 6 is named NOT_LEADER_OR_FOLLOWER (before: NOT_LEADER_FOR_PARTITION)",
+    )
+    # KIP-497 / KAFKA-8836 (2.7.0, IBP 2.7-IV2): the leader proposes ISR changes to the
+    # controller with AlterIsr instead of writing ZooKeeper and /isr_change_notification itself.
+    alter_isr: bool = _rule(
+        since="2.7",
+        ref="KIP-497 / KAFKA-8836",
+        doc="the leader sends AlterIsr to the controller (before: writes ZooKeeper itself)",
+    )
+    # KIP-497 (2.7.0): PendingExpandIsr / PendingShrinkIsr; HW and acks=all use the maximal ISR.
+    maximal_isr: bool = _rule(
+        since="2.7",
+        ref="KIP-497",
+        doc="HW and acks=all use the maximal ISR while an ISR change is in flight",
+    )
+    # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
+    # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
+    fetch_diverging_epoch: bool = _rule(
+        since="2.8",
+        ref="KAFKA-10554 (KIP-595 fetch fields)",
+        doc="followers send LastFetchedEpoch; divergence is reported inside Fetch",
+    )
+    # KIP-516 (2.8.0): topic IDs; kafka-topics --describe prints TopicId.
+    describe_topic_id: bool = _rule(
+        since="2.8",
+        ref="KIP-516",
+        doc="kafka-topics --describe prints TopicId",
+    )
+    # KIP-500 / KIP-631 (2.8.0, early access; production-ready in 3.3 per KIP-833): KRaft mode.
+    kraft_mode: bool = _rule(
+        since="2.8",
+        ref="KIP-500 / KIP-631",
+        doc="KRaft (quorum controller) mode is available",
+    )
+    # bin/kafka-preferred-replica-election.sh existed until 3.0.0 removed it.
+    preferred_replica_election_tool: bool = _rule(
+        until="3.0",
+        ref="bin/ @2.8.0 vs @3.0.0",
+        doc="kafka-preferred-replica-election.sh exists",
+    )
+    # AlterIsr was renamed AlterPartition in 3.2.0 with KIP-704 (commit 52621613, KAFKA-13587).
+    alter_partition_name: bool = _rule(
+        since="3.2",
+        ref="KIP-704 / KAFKA-13587",
+        doc="the ISR-change RPC is named AlterPartition (before: AlterIsr)",
+    )
+    # Since 3.3.0 (commit a5f7c82, "Refactor kafka.cluster.Replica" #12081)
+    # lastFetchLeaderLogEndOffset := max(old, leader LEO); before, it was simply assigned.
+    last_fetch_leader_leo_max: bool = _rule(
+        since="3.3",
+        ref="Replica.updateFetchState, commit a5f7c82 (#12081)",
+        doc="lastFetchLeaderLogEndOffset keeps the maximum of old and new values",
+    )
+    # Since 3.6.0 (commit 8ad0ed3, KAFKA-15021): a caught-up non-ISR replica holds HW back only
+    # if it is ISR-eligible (alive / unfenced, matching broker epoch).
+    caught_up_requires_isr_eligible: bool = _rule(
+        since="3.6",
+        ref="KAFKA-15021 (commit 8ad0ed3)",
+        doc="only ISR-eligible caught-up replicas outside the ISR hold the HW back",
+    )
+    # KRaft: an ISR shrink bumped the leader epoch before metadata.version 3.6-IV0
+    # (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded; KAFKA-15021).
+    kraft_isr_shrink_bumps_leader_epoch: bool = _rule(
+        until="3.6",
+        ref="KAFKA-15021",
+        doc="in KRaft mode an ISR shrink also bumps the leader epoch",
+    )
+    # KAFKA-15583 (3.7.0, part of KIP-966, commit edc7e10): the leader HW does not advance while
+    # the partition is under min ISR (Partition.maybeIncrementLeaderHW).
+    hw_frozen_under_min_isr: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15583 / KIP-966",
+        doc="the leader HW does not move while the ISR is below the effective min ISR",
+    )
+    # Same commit (3.7.0): effective min ISR = min(min.insync.replicas, replication factor)
+    # (Partition.effectiveMinIsr); before, min.insync.replicas was used as is.
+    effective_min_isr_capped: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15583",
+        doc="min ISR checks use min(min.insync.replicas, number of replicas)",
+    )
+    # 3.8.0: kafka-topics --describe prints "Elr:" and "LastKnownElr:" (TopicCommand @3.8.0).
+    describe_elr_columns: bool = _rule(
+        since="3.8",
+        ref="TopicCommand @3.8.0 (KIP-966)",
+        doc="kafka-topics --describe prints Elr and LastKnownElr columns",
+    )
+    # ZooKeeper mode was removed in 4.0 (KIP-500; 4.0 upgrade notes: KRaft only).
+    zookeeper_mode: bool = _rule(
+        until="4.0",
+        ref="KIP-500 (ZooKeeper removed in 4.0)",
+        doc="ZooKeeper mode (ZK controller, sessions, znodes) is available",
+    )
+
+
+_RULE_FIELDS: tuple[dataclasses.Field[Any], ...] = tuple(
+    f for f in dataclasses.fields(Rules) if f.name != "version"
+)
+
+
+def rule_names() -> tuple[str, ...]:
+    """Names of all rules, in declaration (roughly chronological) order."""
+    return tuple(f.name for f in _RULE_FIELDS)
+
+
+def _rule_value(f: dataclasses.Field[Any], version: str) -> bool:
+    since = f.metadata["since"]
+    until = f.metadata["until"]
+    on = since is None or version_at_least(version, since)
+    if until is not None and version_at_least(version, until):
+        on = False
+    return on
+
+
+def rules_for(version: str = DEFAULT_VERSION, overrides: dict[str, bool] | None = None) -> Rules:
+    """Rules of the profile for ``version``, with optional per-rule ``overrides`` (name -> bool)."""
+    profile = normalize_version(version)
+    values: dict[str, Any] = {"version": profile}
+    for f in _RULE_FIELDS:
+        values[f.name] = _rule_value(f, profile)
+    if overrides:
+        names = rule_names()
+        for name, value in overrides.items():
+            if name not in names:
+                hint = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+                suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
+                raise RuleError(
+                    f"Unknown rule '{name}'.{suggestion} Known rules: {', '.join(names)}"
+                )
+            if not isinstance(value, bool):
+                raise RuleError(
+                    f"Rule '{name}' must be True or False, got {value!r} ({type(value).__name__})"
+                )
+            values[name] = value
+    return Rules(**values)
+
+
+def _rule_history(f: dataclasses.Field[Any]) -> str:
+    since, until = f.metadata["since"], f.metadata["until"]
+    if since and until:
+        return f"{since} until {until}"
+    if since:
+        return f"since {since}"
+    return f"until {until}"
+
+
+def describe_profile(version: str = DEFAULT_VERSION) -> str:
+    """A human-readable summary of a profile: its rules and how it differs from the default."""
+    profile = normalize_version(version)
+    rules = rules_for(profile)
+    default_rules = rules_for(DEFAULT_VERSION)
+    lines = [f"Kafka {profile} profile (requested {version!r})"]
+    if profile == DEFAULT_VERSION:
+        lines.append("This is the default profile.")
+    else:
+        changed = [
+            f for f in _RULE_FIELDS if getattr(rules, f.name) != getattr(default_rules, f.name)
+        ]
+        lines.append(
+            f"Differs from the default profile {DEFAULT_VERSION} in {len(changed)} rule(s):"
+        )
+        for f in changed:
+            state = "on " if getattr(rules, f.name) else "off"
+            lines.append(f"  {state} {f.name}: {f.metadata['doc']} ({f.metadata['ref']})")
+    lines.append("All rules:")
+    for f in _RULE_FIELDS:
+        mark = "x" if getattr(rules, f.name) else " "
+        lines.append(
+            f"  [{mark}] {f.name} ({_rule_history(f)}; {f.metadata['ref']}): {f.metadata['doc']}"
+        )
+    # Config defaults live in kafkasim.config, which imports this module; import lazily.
+    from kafkasim import config as _config
+
+    diffs = _config.default_differences(profile, DEFAULT_VERSION)
+    if diffs:
+        lines.append(f"Config defaults that differ from {DEFAULT_VERSION}:")
+        lines.extend(f"  {line}" for line in diffs)
+    return "\n".join(lines)

@@ -1,0 +1,330 @@
+"""Tests for kafkasim.versions: version parsing/normalisation and per-release rules."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkasim import versions
+from kafkasim.versions import (
+    DEFAULT_VERSION,
+    SUPPORTED_VERSIONS,
+    RuleError,
+    Rules,
+    VersionError,
+    describe_profile,
+    normalize_version,
+    parse_version,
+    rule_names,
+    rules_for,
+    version_at_least,
+    version_tuple,
+)
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def test_supported_versions_are_ordered_oldest_first_and_include_the_brief_list():
+    tuples = [version_tuple(v) for v in SUPPORTED_VERSIONS]
+    assert tuples == sorted(tuples)
+    assert len(set(tuples)) == len(tuples)
+    for v in ("0.8.2", "0.10.2", "0.11.0", "2.0", "2.1", "2.4", "2.5", "2.7", "2.8", "3.7",
+              "3.8", "3.9", "4.0"):
+        assert v in SUPPORTED_VERSIONS
+    assert DEFAULT_VERSION == "3.7"
+    assert isinstance(SUPPORTED_VERSIONS, tuple)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3.7", (3, 7)),
+        ("3.7.0", (3, 7)),
+        ("3.7.1", (3, 7)),
+        (" 3.7 ", (3, 7)),
+        ("0.10.2.0", (0, 10, 2)),
+        ("0.10.2.1", (0, 10, 2)),
+        ("0.8.2.2", (0, 8, 2)),
+        ("2.6", (2, 6)),
+        ("2.0.1", (2, 0)),
+        ("4.1", (4, 0)),
+    ],
+)
+def test_parse_version_normalises_to_profile(text, expected):
+    assert parse_version(text) == expected
+
+
+def test_normalize_version_names_the_profile():
+    assert normalize_version("3.7.1") == "3.7"
+    assert normalize_version("0.10.2.0") == "0.10.2"
+    assert normalize_version("0.9.0.1") == "0.9.0"
+    assert normalize_version("1.1.1") == "1.1"
+
+
+def test_version_tuple_keeps_all_parts():
+    assert version_tuple("0.10.2.0") == (0, 10, 2, 0)
+    assert version_tuple("3.7") == (3, 7)
+
+
+@pytest.mark.parametrize("text", ["0.8.1", "0.8", "0.7.2"])
+def test_versions_below_oldest_profile_are_rejected_with_supported_list(text):
+    with pytest.raises(VersionError) as err:
+        normalize_version(text)
+    message = str(err.value)
+    assert "older than every supported profile" in message
+    assert "0.8.2" in message and "3.7" in message
+
+
+@pytest.mark.parametrize("bad", ["", "3", "three.seven", "3.7-rc1", "3..7", "v3.7", "3.7.0.1.2"])
+def test_malformed_versions_are_rejected(bad):
+    with pytest.raises(VersionError, match="Invalid Kafka version"):
+        parse_version(bad)
+
+
+def test_non_string_version_is_rejected():
+    with pytest.raises(VersionError, match="must be a string"):
+        parse_version(3.7)  # type: ignore[arg-type]
+
+
+def test_version_error_is_a_value_error():
+    assert issubclass(VersionError, ValueError)
+
+
+def test_version_at_least():
+    assert version_at_least("2.5", "2.5")
+    assert version_at_least("3.7.1", "3.7")
+    assert not version_at_least("2.4", "2.5")
+    assert version_at_least("0.10.2.0", "0.10.2")
+    assert not version_at_least("0.9.0", "0.10.2")
+
+
+@given(st.sampled_from(SUPPORTED_VERSIONS), st.integers(0, 9))
+def test_patch_releases_map_to_their_minor_profile(profile, patch):
+    assert normalize_version(f"{profile}.{patch}") == profile
+
+
+# ---------------------------------------------------------------------------- rules
+
+
+def test_rules_is_frozen_with_bool_fields():
+    rules = rules_for("3.7")
+    assert isinstance(rules, Rules)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rules.alter_isr = False  # type: ignore[misc]
+    for name in rule_names():
+        assert isinstance(getattr(rules, name), bool), name
+    assert rules.version == "3.7"
+
+
+def test_every_rule_is_documented_with_a_kafka_reference():
+    for f in dataclasses.fields(Rules):
+        if f.name == "version":
+            continue
+        assert f.metadata["ref"], f.name
+        assert f.metadata["doc"], f.name
+        assert f.metadata["since"] or f.metadata["until"], f.name
+
+
+def test_brief_rule_names_exist():
+    for name in (
+        "isr_lag_max_messages",
+        "caught_up_previous_fetch_rule",
+        "isr_shrink_interval_half_lag",
+        "leader_epoch_truncation",
+        "offsets_for_leader_epoch_returns_epoch",
+        "current_leader_epoch_fencing",
+        "alter_isr",
+        "maximal_isr",
+        "fetch_diverging_epoch",
+        "hw_frozen_under_min_isr",
+        "caught_up_requires_isr_eligible",
+        "last_fetch_leader_leo_max",
+        "describe_space_after_colon",
+        "describe_leader_minus_one",
+        "describe_elr_columns",
+        "describe_topic_id",
+        "alter_partition_name",
+        "error_not_leader_or_follower",
+    ):
+        assert name in rule_names()
+
+
+# (rule, first profile where it is on) for rules that switch on at a release.
+SINCE = [
+    ("isr_lag_time_since_caught_up", "0.9.0", "0.8.2"),
+    ("caught_up_previous_fetch_rule", "0.10.2", "0.10.1"),
+    ("isr_shrink_interval_half_lag", "0.10.2", "0.10.1"),
+    ("hw_includes_caught_up_replicas", "0.10.2", "0.10.1"),
+    ("leader_epoch_truncation", "0.11.0", "0.10.2"),
+    ("offsets_for_leader_epoch_returns_epoch", "2.0", "1.1"),
+    ("current_leader_epoch_fencing", "2.1", "2.0"),
+    ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
+    ("isr_expand_requires_epoch_start_offset", "2.1", "2.0"),
+    ("list_offsets_offset_not_available", "2.2", "2.1"),
+    ("fetch_from_follower", "2.4", "2.3"),
+    ("leader_election_tool", "2.4", "2.3"),
+    ("describe_space_after_colon", "2.4", "2.3"),
+    ("error_not_leader_or_follower", "2.6", "2.5"),
+    ("alter_isr", "2.7", "2.6"),
+    ("maximal_isr", "2.7", "2.6"),
+    ("fetch_diverging_epoch", "2.8", "2.7"),
+    ("describe_topic_id", "2.8", "2.7"),
+    ("kraft_mode", "2.8", "2.7"),
+    ("alter_partition_name", "3.2", "3.1"),
+    ("last_fetch_leader_leo_max", "3.3", "3.2"),
+    ("caught_up_requires_isr_eligible", "3.6", "3.5"),
+    ("hw_frozen_under_min_isr", "3.7", "3.6"),
+    ("effective_min_isr_capped", "3.7", "3.6"),
+    ("describe_elr_columns", "3.8", "3.7"),
+]
+
+# (rule, last profile where it is on, first profile where it is off).
+UNTIL = [
+    ("isr_lag_max_messages", "0.8.2", "0.9.0"),
+    ("describe_leader_minus_one", "2.3", "2.4"),
+    ("preferred_replica_election_tool", "2.8", "3.0"),
+    ("kraft_isr_shrink_bumps_leader_epoch", "3.5", "3.6"),
+    ("zookeeper_mode", "3.9", "4.0"),
+]
+
+
+@pytest.mark.parametrize(("rule", "on_in", "off_in"), SINCE)
+def test_rule_switches_on_at_its_release(rule, on_in, off_in):
+    assert getattr(rules_for(on_in), rule) is True
+    assert getattr(rules_for(off_in), rule) is False
+    assert getattr(rules_for("0.8.2"), rule) is False
+    assert getattr(rules_for("4.0"), rule) is True
+
+
+@pytest.mark.parametrize(("rule", "on_in", "off_in"), UNTIL)
+def test_rule_switches_off_at_its_release(rule, on_in, off_in):
+    assert getattr(rules_for(on_in), rule) is True
+    assert getattr(rules_for(off_in), rule) is False
+    assert getattr(rules_for("0.8.2"), rule) is True
+    assert getattr(rules_for("4.0"), rule) is False
+
+
+def test_every_rule_is_covered_by_the_tables():
+    covered = [r for r, _, _ in SINCE] + [r for r, _, _ in UNTIL]
+    assert sorted(covered) == sorted(rule_names())
+
+
+def test_rules_for_brief_versions_spot_checks():
+    r082 = rules_for("0.8.2")
+    assert r082.isr_lag_max_messages and not r082.leader_epoch_truncation
+    r0102 = rules_for("0.10.2")
+    assert r0102.caught_up_previous_fetch_rule and not r0102.leader_epoch_truncation
+    r24 = rules_for("2.4")
+    assert r24.describe_space_after_colon and not r24.alter_isr
+    assert not r24.describe_leader_minus_one
+    r21 = rules_for("2.1")
+    assert r21.describe_leader_minus_one and not r21.describe_space_after_colon
+    r37 = rules_for("3.7")
+    assert r37.hw_frozen_under_min_isr and not r37.describe_elr_columns
+    assert r37.alter_partition_name and r37.zookeeper_mode
+    assert rules_for("3.8").describe_elr_columns
+    assert rules_for("3.7.1") == r37
+
+
+def test_rules_default_version_is_3_7():
+    assert rules_for() == rules_for("3.7")
+
+
+def test_rules_patch_release_equals_minor_profile():
+    assert rules_for("2.0.1") == rules_for("2.0")
+    assert rules_for("2.0.1").version == "2.0"
+
+
+def test_override_a_rule_by_name():
+    rules = rules_for("3.7", {"hw_frozen_under_min_isr": False})
+    assert rules.hw_frozen_under_min_isr is False
+    assert rules.version == "3.7"
+    # Everything else is untouched.
+    baseline = rules_for("3.7")
+    for name in rule_names():
+        if name != "hw_frozen_under_min_isr":
+            assert getattr(rules, name) == getattr(baseline, name)
+
+
+def test_override_can_switch_an_old_rule_on():
+    rules = rules_for("0.10.2", {"leader_epoch_truncation": True})
+    assert rules.leader_epoch_truncation is True
+    assert rules_for("0.10.2").leader_epoch_truncation is False
+
+
+def test_unknown_rule_override_suggests_a_name():
+    with pytest.raises(RuleError) as err:
+        rules_for("3.7", {"hw_frozen_under_minisr": False})
+    message = str(err.value)
+    assert "Unknown rule 'hw_frozen_under_minisr'" in message
+    assert "Did you mean 'hw_frozen_under_min_isr'?" in message
+
+
+def test_unknown_rule_without_close_match_lists_known_rules():
+    with pytest.raises(RuleError) as err:
+        rules_for("3.7", {"zzz": True})
+    assert "Did you mean" not in str(err.value)
+    assert "alter_isr" in str(err.value)
+
+
+def test_version_cannot_be_overridden_as_a_rule():
+    with pytest.raises(RuleError, match="Unknown rule 'version'"):
+        rules_for("3.7", {"version": "2.4"})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("bad", [1, 0, "true", None])
+def test_rule_override_value_must_be_bool(bad):
+    with pytest.raises(RuleError, match="must be True or False"):
+        rules_for("3.7", {"alter_isr": bad})
+
+
+def test_rule_error_is_a_value_error():
+    assert issubclass(RuleError, ValueError)
+
+
+def test_rules_are_hashable_and_deterministic():
+    assert hash(rules_for("2.4")) == hash(rules_for("2.4.1"))
+    assert rules_for("2.4") != rules_for("2.5")
+    assert {rules_for("2.4"): 1}[rules_for("2.4.0")] == 1
+
+
+# ---------------------------------------------------------------------------- describe_profile
+
+
+def test_describe_profile_lists_differences_and_rules():
+    text = describe_profile("2.4")
+    lines = text.splitlines()
+    assert lines[0].startswith("Kafka 2.4 profile")
+    assert "Differs from the default profile 3.7" in text
+    assert "alter_isr" in text and "KIP-497" in text
+    assert "[x] describe_space_after_colon" in text
+    assert "[ ] hw_frozen_under_min_isr" in text
+    assert "broker replica.lag.time.max.ms = 10000 (3.7: 30000)" in text
+    assert "producer acks = 1 (3.7: -1)" in text
+
+
+def test_describe_default_profile():
+    text = describe_profile()
+    assert "This is the default profile." in text
+    assert "Config defaults that differ" not in text
+    assert "[x] hw_frozen_under_min_isr" in text
+
+
+def test_describe_profile_is_deterministic():
+    first = describe_profile("0.10.2.0").splitlines()
+    second = describe_profile("0.10.2").splitlines()
+    assert first[0] == "Kafka 0.10.2 profile (requested '0.10.2.0')"
+    assert first[1:] == second[1:]
+
+
+def test_describe_profile_rejects_bad_versions():
+    with pytest.raises(VersionError):
+        describe_profile("0.7")
+
+
+def test_module_exports():
+    for name in versions.__all__:
+        assert hasattr(versions, name)
