@@ -586,6 +586,16 @@ CONSUMER: dict[str, ConfigDef] = dict(
             since="0.11.0", change_ref="KIP-98",
         ),
         _cfg(
+            "max.partition.fetch.bytes", "int", 1048576,
+            "Per-partition size hint of a consumer fetch (the first batch is always returned).",
+            unit="bytes", valid=_AT_LEAST_0, since="0.9.0", change_ref="ConsumerConfig @0.9.0.0",
+        ),
+        _cfg(
+            "fetch.max.bytes", "int", 52428800,
+            "Whole-response size hint of a consumer fetch.",
+            unit="bytes", valid=_AT_LEAST_0, since="0.10.1", change_ref="KIP-74",
+        ),
+        _cfg(
             "client.rack", "string", "",
             "Rack of the consumer, for fetching from a nearby follower.",
             since="2.4", change_ref="KIP-392",

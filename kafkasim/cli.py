@@ -1,0 +1,132 @@
+"""The ``kafkasim`` command.
+
+    kafkasim run FILE|NAME [--json] [--seed N] [--out PATH]   run a scenario, print its report
+    kafkasim scenarios                                       list the built-in scenarios
+    kafkasim schema                                          print the report's JSON Schema
+    kafkasim versions [VERSION]                              list version profiles / show one
+
+Exit status: 0 when every ``expect`` step held, 1 when one failed, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+SCHEMA_PATH = Path(__file__).parent / "report.schema.json"
+
+
+def _load(target: str):
+    from kafkasim.scenario import Scenario
+
+    if Path(target).exists():
+        return Scenario.load(target)
+    return Scenario.named(target)
+
+
+def _text_report(run, rep: dict) -> str:
+    lines = [f"Scenario: {rep['scenario']}",
+             f"Seed: {rep['seed']}   Kafka version profile: {rep['kafka_version']}   "
+             f"End: t={rep['end_time_ms']} ms   Events: {rep['events']}", ""]
+    lines.append("Steps:")
+    for s in rep["steps"]:
+        detail = s["detail"].strip().replace("\n", "\n      ")
+        lines.append(f"  {s['step']:>3}. t={s['time_ms']:>7} ms  {s['do']:<12} {detail}")
+    lines += ["", "kafka-topics --describe:", rep["describe"].rstrip(), "", "Replicas:"]
+    for p in rep["partitions"]:
+        lines.append(f"  {p['topic']}-{p['partition']}: leader {p['leader']}, epoch "
+                     f"{p['leader_epoch']}, ISR {p['isr']}")
+        for r in p["replicas"]:
+            lines.append(f"    broker {r['broker']}: LEO {r['leo']}, HW {r['hw']}, "
+                         f"log start {r['log_start']}")
+    lines += ["", "Producers:"]
+    for name, p in rep["producers"].items():
+        errs: dict[str, int] = {}
+        for f in p["failed"]:
+            errs[f["error"]] = errs.get(f["error"], 0) + 1
+        lines.append(f"  {name}: {len(p['acked'])} acked, {len(p['failed'])} failed "
+                     f"{errs if errs else ''}, {len(p['pending'])} pending")
+    lines.append(f"Lost acknowledged records: {rep['lost_acked'] or 'none'}")
+    if rep["expectations"]:
+        lines += ["", "Expectations:"]
+        for e in rep["expectations"]:
+            mark = "PASS" if e["ok"] else "FAIL"
+            label = f" {e['label']}" if e["label"] else ""
+            lines.append(f"  {mark} step {e['step']}{label}: {json.dumps(e['condition'])} "
+                         f"(actual {json.dumps(e['actual'])})")
+    lines.append(f"\nTrace digest: {rep['trace_digest']}")
+    return "\n".join(lines)
+
+
+def _cmd_run(args) -> int:
+    from kafkasim.scenario import ScenarioError
+
+    try:
+        sc = _load(args.file)
+        run = sc.run(seed=args.seed)
+    except ScenarioError as exc:
+        print(f"kafkasim: {exc}", file=sys.stderr)
+        return 2
+    rep = run.report()
+    text = json.dumps(rep, indent=2) if args.json else _text_report(run, rep)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0 if run.passed else 1
+
+
+def _cmd_scenarios(args) -> int:
+    from kafkasim.scenario import Scenario
+
+    base = Path(__file__).parent / "scenarios"
+    for p in sorted(base.glob("*.toml")):
+        sc = Scenario.load(p)
+        print(f"{p.stem:<34} {sc.name}")
+    return 0
+
+
+def _cmd_schema(args) -> int:
+    print(SCHEMA_PATH.read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def _cmd_versions(args) -> int:
+    from kafkasim import versions
+
+    if args.version:
+        try:
+            print(versions.describe_profile(args.version))
+        except ValueError as exc:
+            print(f"kafkasim: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    for v in versions.SUPPORTED_VERSIONS:
+        mark = " (default)" if v == versions.DEFAULT_VERSION else ""
+        print(f"{v}{mark}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kafkasim",
+                                     description="Deterministic Kafka replication simulator")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="run a scenario file (or a built-in scenario by name)")
+    p_run.add_argument("file")
+    p_run.add_argument("--json", action="store_true", help="print the JSON report")
+    p_run.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    p_run.add_argument("--out", help="write the report to this file")
+    p_run.set_defaults(func=_cmd_run)
+    sub.add_parser("scenarios", help="list built-in scenarios").set_defaults(func=_cmd_scenarios)
+    sub.add_parser("schema", help="print the report JSON Schema").set_defaults(func=_cmd_schema)
+    p_v = sub.add_parser("versions", help="list Kafka version profiles or describe one")
+    p_v.add_argument("version", nargs="?")
+    p_v.set_defaults(func=_cmd_versions)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,579 @@
+"""Scenario files: a cluster, topics, clients and a script of steps, run deterministically.
+
+A scenario is TOML data (format documented in docs/scenario-format.md): the same file runs from the
+command line (``kafkasim run FILE --json``), from a notebook (``Scenario.load(FILE).run()``) and as
+one row of a sweep. Errors name the file and the line of the offending step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafkasim.cluster import Cluster, ClusterError
+from kafkasim.config import ConfigError
+from kafkasim.versions import VersionError
+from kafkasim.workload import RateWorkload
+
+REPORT_FORMAT_VERSION = 1
+
+
+class ScenarioError(ValueError):
+    """A malformed scenario: the message names the file, the line and what is wrong."""
+
+
+TOP_KEYS = {"name", "description", "seed", "kafka_version", "rules", "cluster", "topics",
+            "clients", "steps"}
+CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitter_ms",
+                "metrics_interval_ms"}
+TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
+CLIENT_KEYS = {"name", "type", "config", "group"}
+TRIGGER_KEYS = {"at_ms", "after_ms"}
+
+# action -> (required keys, optional keys)
+ACTIONS: dict[str, tuple[set[str], set[str]]] = {
+    "produce": ({"topic"}, {"partition", "key", "values", "count", "rate", "duration_ms",
+                            "segments", "producer", "acks", "wait", "timeout_ms", "label"}),
+    "consume": ({"topic"}, {"partitions", "group", "consumer", "max_records", "timeout_ms",
+                            "label"}),
+    "commit": (set(), {"consumer", "group"}),
+    "pause": ({"broker", "ms"}, set()),
+    "slow": ({"broker"}, {"network_ms", "disk_ms"}),
+    "partition": (set(), {"groups", "cut", "one_way"}),
+    "heal": (set(), set()),
+    "hold": ({"messages"}, set()),
+    "release": (set(), {"messages"}),
+    "drop": ({"messages"}, set()),
+    "alter_config": ({"entity_type", "name", "configs"}, {"delete"}),
+    "run": ({"ms"}, set()),
+    "await": ({"until"}, {"timeout_ms"}),
+    "settle": (set(), {"timeout_ms"}),
+    "expect": ({"that"}, {"label"}),
+    "describe": (set(), {"topic", "under_replicated_partitions", "unavailable_partitions",
+                         "under_min_isr_partitions", "at_min_isr_partitions", "label"}),
+    "snapshot": ({"label"}, set()),
+}
+# planned with the failure-handling issue; named so the error can say so
+NOT_YET = {"crash", "restart", "start", "shutdown", "power_loss", "expire_session", "elect"}
+
+CONDITIONS = {"hw", "leo", "isr", "leader", "acked", "failed", "consumed", "time_ms",
+              "under_replicated"}
+
+
+@dataclass
+class StepResult:
+    index: int
+    action: str
+    time_ms: int
+    ok: bool = True
+    detail: str = ""
+
+
+@dataclass
+class Scenario:
+    data: dict
+    source: str = "<scenario>"
+    text: str = ""
+    step_lines: list[int] = field(default_factory=list)
+
+    # -- loading ----------------------------------------------------------------------------
+    @staticmethod
+    def load(path: str | Path) -> Scenario:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"{p}: cannot read scenario file: {exc.strerror}") from exc
+        return Scenario.loads(text, str(p))
+
+    @staticmethod
+    def loads(text: str, source: str = "<scenario>") -> Scenario:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError(f"{source}: invalid TOML: {exc}") from exc
+        lines = [i + 1 for i, line in enumerate(text.splitlines())
+                 if re.match(r"^\s*\[\[\s*steps\s*\]\]", line)]
+        sc = Scenario(data, source, text, lines)
+        sc.validate()
+        return sc
+
+    @staticmethod
+    def named(name: str) -> Scenario:
+        """A scenario shipped with kafkasim (``kafkasim/scenarios/<name>.toml``)."""
+        base = Path(__file__).parent / "scenarios"
+        path = base / (name if name.endswith(".toml") else name + ".toml")
+        if not path.exists():
+            known = sorted(p.stem for p in base.glob("*.toml"))
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ScenarioError(f"No built-in scenario '{name}'.{hint} Known: {', '.join(known)}")
+        return Scenario.load(path)
+
+    def _where(self, step: int | None = None) -> str:
+        if step is not None and step < len(self.step_lines):
+            return f"{self.source}: line {self.step_lines[step]}: step {step + 1}"
+        return self.source
+
+    def _fail(self, msg: str, step: int | None = None) -> ScenarioError:
+        return ScenarioError(f"{self._where(step)}: {msg}")
+
+    def _check_keys(self, d: dict, allowed: set[str], what: str, step: int | None = None) -> None:
+        if not isinstance(d, dict):
+            raise self._fail(f"{what} must be a table, got {type(d).__name__}", step)
+        for k in d:
+            if k not in allowed:
+                close = difflib.get_close_matches(k, sorted(allowed), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise self._fail(f"unknown key '{k}' in {what}{hint}", step)
+
+    def validate(self) -> None:
+        d = self.data
+        self._check_keys(d, TOP_KEYS, "the scenario")
+        if "seed" in d and (not isinstance(d["seed"], int) or isinstance(d["seed"], bool)):
+            raise self._fail(f"seed must be an integer, got {d['seed']!r}")
+        self._check_keys(d.get("cluster", {}), CLUSTER_KEYS, "[cluster]")
+        topics = d.get("topics", [])
+        if not isinstance(topics, list):
+            raise self._fail("topics must be an array of tables ([[topics]])")
+        for t in topics:
+            self._check_keys(t, TOPIC_KEYS, f"topic {t.get('name', '?')!r}")
+            if "name" not in t:
+                raise self._fail("every [[topics]] entry needs a name")
+        for cl in d.get("clients", []):
+            self._check_keys(cl, CLIENT_KEYS, f"client {cl.get('name', '?')!r}")
+            if cl.get("type") not in ("producer", "consumer"):
+                raise self._fail(f"client {cl.get('name', '?')!r}: type must be 'producer' or "
+                                 f"'consumer', got {cl.get('type')!r}")
+        steps = d.get("steps", [])
+        if not isinstance(steps, list):
+            raise self._fail("steps must be an array of tables ([[steps]])")
+        for i, st in enumerate(steps):
+            if not isinstance(st, dict) or "do" not in st:
+                raise self._fail("every step needs a 'do' key naming its action", i)
+            action = st["do"]
+            if action in NOT_YET:
+                raise self._fail(f"action '{action}' (broker failures) is not supported by this "
+                                 "version of kafkasim yet", i)
+            if action not in ACTIONS:
+                close = difflib.get_close_matches(str(action), sorted(ACTIONS), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise self._fail(f"unknown action '{action}'{hint}", i)
+            required, optional = ACTIONS[action]
+            self._check_keys(st, required | optional | TRIGGER_KEYS | {"do"},
+                             f"'{action}' step", i)
+            missing = sorted(required - set(st))
+            if missing:
+                raise self._fail(f"'{action}' step is missing {', '.join(missing)}", i)
+            for cond_key in ("until", "that"):
+                if cond_key in st:
+                    self._check_condition(st[cond_key], i)
+
+    def _check_condition(self, cond: dict, step: int) -> None:
+        self._check_keys(cond, CONDITIONS, "condition", step)
+
+    # -- running ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.data.get("name", Path(self.source).stem)
+
+    def build(self, seed: int | None = None) -> Cluster:
+        d = self.data
+        cl = d.get("cluster", {})
+        if "broker_ids" in cl:
+            brokers: Any = list(cl["broker_ids"])
+        else:
+            brokers = cl.get("brokers", 3)
+        racks = {int(k): v for k, v in cl.get("racks", {}).items()}
+        try:
+            return Cluster(brokers, seed=d.get("seed", 0) if seed is None else seed,
+                           kafka_version=d.get("kafka_version"), config=cl.get("config"),
+                           racks=racks, rules=d.get("rules"),
+                           latency_ms=cl.get("latency_ms", 1), jitter_ms=cl.get("jitter_ms", 1),
+                           metrics_interval_ms=cl.get("metrics_interval_ms", 1000))
+        except (ClusterError, ConfigError, VersionError, ValueError, TypeError) as exc:
+            raise self._fail(f"[cluster]: {exc}") from exc
+
+    def run(self, seed: int | None = None) -> ScenarioRun:
+        cluster = self.build(seed)
+        run = ScenarioRun(self, cluster)
+        run.execute()
+        return run
+
+
+class ScenarioRun:
+    """One execution of a scenario: the cluster, its clients, step results and the report."""
+
+    def __init__(self, scenario: Scenario, cluster: Cluster) -> None:
+        self.scenario = scenario
+        self.cluster = cluster
+        self.producers: dict[str, Any] = {}
+        self.consumers: dict[str, Any] = {}
+        self.steps: list[StepResult] = []
+        self.expectations: list[dict] = []
+        self.outputs: list[dict] = []
+        self.snapshots: dict[str, bytes] = {}
+        self.workloads: list[RateWorkload] = []
+
+    def _fail(self, msg: str, step: int | None = None) -> ScenarioError:
+        return self.scenario._fail(msg, step)
+
+    def execute(self) -> None:
+        d = self.scenario.data
+        c = self.cluster
+        for t in d.get("topics", []):
+            try:
+                c.create_topic(t["name"], t.get("partitions", 1), t.get("replication_factor"),
+                               assignment=t.get("assignment"), config=t.get("config"))
+            except (ClusterError, ConfigError, ValueError) as exc:
+                raise self._fail(f"topic '{t['name']}': {exc}") from exc
+        for cl in d.get("clients", []):
+            try:
+                if cl["type"] == "producer":
+                    self.producers[cl["name"]] = c.producer(cl["name"], **cl.get("config", {}))
+                else:
+                    self.consumers[cl["name"]] = c.consumer(cl.get("group"), cl["name"],
+                                                            **cl.get("config", {}))
+            except (ClusterError, ConfigError, ValueError) as exc:
+                raise self._fail(f"client '{cl['name']}': {exc}") from exc
+        for i, st in enumerate(d.get("steps", [])):
+            self._wait_trigger(st)
+            try:
+                res = getattr(self, "_do_" + st["do"])(i, st)
+            except ScenarioError:
+                raise
+            except (ClusterError, ConfigError, ValueError, KeyError, TypeError) as exc:
+                raise self._fail(f"'{st['do']}' failed: {exc}", i) from exc
+            self.steps.append(StepResult(i, st["do"], c.now, True, res or ""))
+
+    def _wait_trigger(self, st: dict) -> None:
+        c = self.cluster
+        if "at_ms" in st:
+            if st["at_ms"] > c.now:
+                c.run_to(st["at_ms"])
+        if "after_ms" in st:
+            c.run(st["after_ms"])
+
+    # -- clients ----------------------------------------------------------------------------
+    def _producer(self, st: dict):
+        name = st.get("producer")
+        if name is not None:
+            if name not in self.producers:
+                raise KeyError(f"unknown producer '{name}'; declared: {sorted(self.producers)}")
+            return self.producers[name]
+        acks = str(st.get("acks", "default"))
+        key = f"producer-acks-{acks}"
+        if key not in self.producers:
+            cfg = {} if acks == "default" else {"acks": st["acks"]}
+            self.producers[key] = self.cluster.producer(key, **cfg)
+        return self.producers[key]
+
+    def _consumer(self, st: dict):
+        name = st.get("consumer")
+        if name is not None:
+            if name not in self.consumers:
+                raise KeyError(f"unknown consumer '{name}'; declared: {sorted(self.consumers)}")
+            return self.consumers[name]
+        group = st.get("group", "scenario-group")
+        key = f"consumer-{group}"
+        if key not in self.consumers:
+            self.consumers[key] = self.cluster.consumer(group, key,
+                                                        auto_offset_reset="earliest")
+        return self.consumers[key]
+
+    # -- actions ----------------------------------------------------------------------------
+    def _do_produce(self, i: int, st: dict) -> str:
+        p = self._producer(st)
+        c = self.cluster
+        topic = st["topic"]
+        if "rate" in st or "segments" in st:
+            w = RateWorkload(c, p, topic, rate=st.get("rate", 0),
+                             duration_ms=st.get("duration_ms", 0),
+                             segments=st.get("segments"), partition=st.get("partition"),
+                             name=f"workload-{i + 1}")
+            self.workloads.append(w)
+            return f"workload {w.client_id}: {topic} until t={w.end_ms} ms"
+        values = st.get("values")
+        if values is None:
+            n = st.get("count", 1)
+            values = [f"s{i + 1}-{k}" for k in range(n)]
+        results = [p.send(topic, v, key=st.get("key"), partition=st.get("partition"))
+                   for v in values]
+        if st.get("wait", False):
+            c.run_until(lambda cl: all(r.status != "pending" for r in results),
+                        st.get("timeout_ms", 60000))
+        return f"{len(results)} record(s) to {topic} via {p.client_id}"
+
+    def _do_consume(self, i: int, st: dict) -> str:
+        cons = self._consumer(st)
+        cons.assign(st["topic"], st.get("partitions"))
+        got = cons.poll(st.get("timeout_ms", 1000), st.get("max_records"))
+        return f"{len(got)} record(s): {[r.value for r in got][:20]}"
+
+    def _do_commit(self, i: int, st: dict) -> str:
+        cons = self._consumer(st)
+        return f"committed {cons.commit()}"
+
+    def _do_pause(self, i: int, st: dict) -> str:
+        self.cluster.pause(st["broker"], st["ms"])
+        return f"broker {st['broker']} paused for {st['ms']} ms"
+
+    def _do_slow(self, i: int, st: dict) -> str:
+        self.cluster.slow(st["broker"], st.get("network_ms", 0), st.get("disk_ms", 0))
+        return f"broker {st['broker']} slowed"
+
+    def _do_partition(self, i: int, st: dict) -> str:
+        c = self.cluster
+        if "groups" in st:
+            c.partition_network(*st["groups"])
+        for a, b in st.get("cut", []):
+            c.cut(a, b, both_ways=not st.get("one_way", False))
+        return "network partitioned"
+
+    def _do_heal(self, i: int, st: dict) -> str:
+        self.cluster.heal()
+        return "network healed"
+
+    def _filter(self, m: dict, i: int) -> dict:
+        self.scenario._check_keys(m, {"type", "from", "to", "count"}, "messages filter", i)
+        return {"type": m.get("type"), "src": m.get("from"), "dst": m.get("to")}
+
+    def _do_hold(self, i: int, st: dict) -> str:
+        f = self._filter(st["messages"], i)
+        self.cluster.hold(**f, count=st["messages"].get("count", -1))
+        return f"holding {f}"
+
+    def _do_release(self, i: int, st: dict) -> str:
+        f = self._filter(st.get("messages", {}), i)
+        n = self.cluster.release(**f)
+        return f"released {n} message(s)"
+
+    def _do_drop(self, i: int, st: dict) -> str:
+        f = self._filter(st["messages"], i)
+        n = self.cluster.drop(**f, count=st["messages"].get("count", -1))
+        return f"dropping {f} ({n} held message(s) discarded)"
+
+    def _do_alter_config(self, i: int, st: dict) -> str:
+        self.cluster.alter_config(st["entity_type"], st["name"], st["configs"], st.get("delete"))
+        return f"{st['entity_type']} {st['name']}: {st['configs']}"
+
+    def _do_run(self, i: int, st: dict) -> str:
+        self.cluster.run(st["ms"])
+        return f"ran {st['ms']} ms"
+
+    def _do_await(self, i: int, st: dict) -> str:
+        cond = st["until"]
+        timeout = st.get("timeout_ms", 30000)
+        ok = self.cluster.run_until(lambda c: self._holds(cond, i)[0], timeout)
+        if not ok:
+            _, actual = self._holds(cond, i)
+            raise self._fail(f"await timed out after {timeout} ms: {json.dumps(cond)} "
+                             f"never held (now: {actual})", i)
+        return f"{json.dumps(cond)} holds"
+
+    def _do_settle(self, i: int, st: dict) -> str:
+        timeout = st.get("timeout_ms", 30000)
+        ok = self.cluster.run_until(lambda c: _settled(c), timeout)
+        if not ok:
+            raise self._fail(f"settle: replication still in progress after {timeout} ms", i)
+        return "settled"
+
+    def _do_expect(self, i: int, st: dict) -> str:
+        ok, actual = self._holds(st["that"], i)
+        self.expectations.append({"step": i + 1, "label": st.get("label", ""),
+                                  "condition": st["that"], "ok": ok, "actual": actual,
+                                  "time_ms": self.cluster.now})
+        return f"{'PASS' if ok else 'FAIL'}: {json.dumps(st['that'])} (actual: {actual})"
+
+    def _do_describe(self, i: int, st: dict) -> str:
+        text = self.cluster.describe(
+            st.get("topic"),
+            under_replicated_partitions=st.get("under_replicated_partitions", False),
+            unavailable_partitions=st.get("unavailable_partitions", False),
+            under_min_isr_partitions=st.get("under_min_isr_partitions", False),
+            at_min_isr_partitions=st.get("at_min_isr_partitions", False))
+        self.outputs.append({"step": i + 1, "label": st.get("label", "describe"),
+                             "time_ms": self.cluster.now, "text": text})
+        return text
+
+    def _do_snapshot(self, i: int, st: dict) -> str:
+        self.snapshots[st["label"]] = self.cluster.snapshot()
+        self.outputs.append({"step": i + 1, "label": st["label"], "time_ms": self.cluster.now,
+                             "text": json.dumps(partition_report(self.cluster))})
+        return f"snapshot '{st['label']}'"
+
+    # -- conditions -------------------------------------------------------------------------
+    def _holds(self, cond: dict, i: int) -> tuple[bool, Any]:
+        """Evaluate every clause of a condition table; returns (all hold, actual values)."""
+        c = self.cluster
+        ok = True
+        actual: dict[str, Any] = {}
+        for key, spec in cond.items():
+            if key in ("hw", "leo"):
+                topic, part = spec["topic"], spec.get("partition", 0)
+                broker = spec.get("broker", c.leader(topic, part))
+                log = c.log(broker, topic, part) if broker >= 0 else None
+                v = (log.high_watermark if key == "hw" else log.log_end_offset) if log else -1
+                actual[key] = v
+                ok &= _compare(v, spec)
+            elif key == "isr":
+                isr = c.isr(spec["topic"], spec.get("partition", 0))
+                actual["isr"] = isr
+                if "equals" in spec:
+                    ok &= sorted(isr) == sorted(spec["equals"])
+                if "contains" in spec:
+                    ok &= all(b in isr for b in _as_list(spec["contains"]))
+                if "excludes" in spec:
+                    ok &= all(b not in isr for b in _as_list(spec["excludes"]))
+                if "size" in spec:
+                    ok &= len(isr) == spec["size"]
+            elif key == "leader":
+                leader = c.leader(spec["topic"], spec.get("partition", 0))
+                actual["leader"] = leader
+                if "is" in spec:
+                    ok &= leader == spec["is"]
+                if spec.get("none"):
+                    ok &= leader < 0
+            elif key in ("acked", "failed"):
+                prods = [self.producers[spec["producer"]]] if "producer" in spec \
+                    else list(self.producers.values())
+                rs = [r for p in prods for r in p.results.values()
+                      if r.status == key and ("error" not in spec or r.error == spec["error"])]
+                actual[key] = len(rs)
+                ok &= _compare(len(rs), spec)
+            elif key == "consumed":
+                conss = [self.consumers[spec["consumer"]]] if "consumer" in spec \
+                    else list(self.consumers.values())
+                n = sum(len(x.consumed) for x in conss)
+                actual["consumed"] = n
+                ok &= _compare(n, spec)
+            elif key == "time_ms":
+                actual["time_ms"] = c.now
+                ok &= _compare(c.now, spec if isinstance(spec, dict) else {"at_least": spec})
+            elif key == "under_replicated":
+                n = c.describe(under_replicated_partitions=True).count("\n")
+                actual["under_replicated"] = n
+                ok &= _compare(n, spec)
+        return bool(ok), actual
+
+    # -- report -----------------------------------------------------------------------------
+    def report(self) -> dict:
+        c = self.cluster
+        prods = {}
+        for name, p in self.producers.items():
+            prods[name] = {
+                "acks": p.config["acks"],
+                "acked": [r.record_id for r in p.results.values() if r.status == "acked"],
+                "failed": [{"id": r.record_id, "error": r.error}
+                           for r in p.results.values() if r.status == "failed"],
+                "pending": [r.record_id for r in p.results.values() if r.status == "pending"],
+            }
+        consumed = {name: [[r.topic, r.partition, r.offset, r.record_id] for r in x.consumed]
+                    for name, x in self.consumers.items()}
+        lost = lost_acked(c, self.producers.values())
+        latest = c.metrics.latest()
+        metrics: dict[str, dict[str, float]] = {}
+        for (broker, mbean), v in latest.items():
+            metrics.setdefault(mbean, {})[str(broker)] = v
+        return {
+            "format_version": REPORT_FORMAT_VERSION,
+            "scenario": self.scenario.name,
+            "source": self.scenario.source,
+            "seed": c.seed,
+            "kafka_version": c.kafka_version,
+            "end_time_ms": c.now,
+            "partitions": partition_report(c),
+            "records": {str(rid): c.records.value(rid) for rid in range(1, len(c.records) + 1)},
+            "producers": prods,
+            "consumed": consumed,
+            "lost_acked": lost,
+            "violations": [],
+            "expectations": self.expectations,
+            "outputs": self.outputs,
+            "steps": [{"step": s.index + 1, "do": s.action, "time_ms": s.time_ms,
+                       "detail": s.detail} for s in self.steps],
+            "metrics": {k: metrics[k] for k in sorted(metrics)},
+            "describe": c.describe(),
+            "events": len(c.trace),
+            "trace_digest": c.trace_digest(),
+        }
+
+    @property
+    def passed(self) -> bool:
+        return all(e["ok"] for e in self.expectations)
+
+
+def partition_report(c: Cluster) -> list[dict]:
+    out = []
+    for topic in c.topics():
+        for p in c.assignment(topic):
+            st = c.partition_state(topic, p)
+            reps = []
+            for b in st["replicas"]:
+                log = c.brokers[b].logs.get((topic, p))
+                reps.append({
+                    "broker": b,
+                    "state": c.brokers[b].state,
+                    "leo": log.log_end_offset if log else 0,
+                    "hw": log.high_watermark if log else 0,
+                    "log_start": log.log_start_offset if log else 0,
+                    "log": [[int(rid), int(ep)] for rid, ep in zip(log.ids, log.epochs,
+                                                                  strict=True)] if log else [],
+                })
+            out.append({"topic": topic, "partition": p, "leader": st["leader"],
+                        "leader_epoch": st["leader_epoch"], "isr": st["isr"], "replicas": reps})
+    return out
+
+
+def lost_acked(c: Cluster, producers) -> list[int]:
+    """Acked record ids (with a known offset) absent from the current leader at that offset."""
+    lost = []
+    for p in producers:
+        for r in p.results.values():
+            if r.status != "acked" or r.offset < 0:
+                continue
+            leader = c.leader(r.topic, r.partition)
+            if leader < 0:
+                lost.append(r.record_id)
+                continue
+            log = c.brokers[leader].logs.get((r.topic, r.partition))
+            if log is None or not (log.log_start_offset <= r.offset < log.log_end_offset) or \
+                    log.record_id_at(r.offset) != r.record_id:
+                lost.append(r.record_id)
+    return sorted(lost)
+
+
+def _settled(c: Cluster) -> bool:
+    for topic in c.topics():
+        for p in c.assignment(topic):
+            leader = c.leader(topic, p)
+            if leader < 0:
+                continue
+            llog = c.brokers[leader].logs[(topic, p)]
+            for b in c.isr(topic, p):
+                log = c.brokers[b].logs.get((topic, p))
+                if log is None or log.log_end_offset != llog.log_end_offset or \
+                        log.high_watermark != llog.log_end_offset:
+                    return False
+    return all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
+               and callable(p.pending))
+
+
+def _as_list(v) -> list:
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _compare(value: int, spec: dict) -> bool:
+    ok = True
+    if "at_least" in spec:
+        ok &= value >= spec["at_least"]
+    if "at_most" in spec:
+        ok &= value <= spec["at_most"]
+    if "equals" in spec:
+        ok &= value == spec["equals"]
+    return ok
