@@ -852,13 +852,20 @@ def broker_config(
                 f"message.max.bytes ({cfg['message.max.bytes']}) before Kafka 0.10.1, or "
                 "followers could not replicate the largest batches (KafkaConfig, removed by KIP-74)"
             )
+    retention = _retention_ms(cfg)
     if version_at_least(profile, "0.9.0"):
-        retention = _retention_ms(cfg)
         if not (retention >= 1 or retention == -1):
             raise ConfigError(
                 f"log retention resolves to {retention} ms; log.retention.ms must be -1 "
                 "(unlimited) or at least 1 (KafkaConfig.validateValues)"
             )
+    elif retention < 1:
+        # 0.8.x read the retention keys with getIntInRange(1, Int.MaxValue); unlimited (-1)
+        # retention arrived in 0.9.0 (KAFKA-1990).
+        raise ConfigError(
+            f"log retention resolves to {retention} ms; Kafka {profile} requires at least 1 "
+            "(unlimited retention, -1, was added in 0.9.0 by KAFKA-1990)"
+        )
     # Kafka has no check between replica.fetch.response.max.bytes and replica.fetch.max.bytes:
     # both are size hints and the first batch is always returned (KIP-74).
     return cfg
