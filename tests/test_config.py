@@ -827,6 +827,10 @@ def test_consumer_defaults_by_version():
     assert cfg["metadata.max.age.ms"] == 300000
     assert cfg["fetch.max.wait.ms"] == 500
     assert cfg["auto.commit.interval.ms"] == 5000
+    assert cfg["max.partition.fetch.bytes"] == 1048576
+    assert cfg["fetch.max.bytes"] == 52428800
+    assert "max.partition.fetch.bytes" not in consumer_config(None, "0.8.2")
+    assert "fetch.max.bytes" not in consumer_config(None, "0.10.0")
 
 
 def test_consumer_without_group_disables_auto_commit_since_2_2():
