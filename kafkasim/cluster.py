@@ -86,7 +86,8 @@ class Cluster:
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
         self.broker_overrides = dict(config or {})
-        self.broker_config = kconfig.broker_config(self.broker_overrides, self.kafka_version)
+        self.broker_config = _with_fallbacks(
+            kconfig.broker_config(self.broker_overrides, self.kafka_version))
         self.engine = Engine(seed)
         self.network = Network(latency_ms, jitter_ms)
         from kafkasim.protocol.zookeeper import ZooKeeper
@@ -388,7 +389,7 @@ class Cluster:
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
-            new = kconfig.broker_config(overrides, self.kafka_version)
+            new = _with_fallbacks(kconfig.broker_config(overrides, self.kafka_version))
             targets = list(self.brokers) if name in (None, "", "default") else [name]
             for bid in targets:
                 if bid not in self.brokers:
@@ -689,6 +690,21 @@ class Cluster:
 
     def running_brokers(self) -> list[int]:
         return [b.id for b in self.brokers.values() if b.state == RUNNING]
+
+
+# Keys the simulator reads that older releases did not have, with the behaviour those releases had:
+# no whole-response fetch limit before KIP-74 (0.10.1); a failed partition fetch is retried after a
+# second, as later releases' replica.fetch.backoff.ms default does.
+_BROKER_FALLBACKS = {
+    "replica.fetch.response.max.bytes": 2**31 - 1,
+    "replica.fetch.backoff.ms": 1000,
+}
+
+
+def _with_fallbacks(cfg: dict) -> dict:
+    for k, v in _BROKER_FALLBACKS.items():
+        cfg.setdefault(k, v)
+    return cfg
 
 
 def _dotted(config: dict) -> dict:

@@ -62,7 +62,7 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
 NOT_YET = {"crash", "restart", "start", "shutdown", "power_loss", "expire_session", "elect"}
 
 CONDITIONS = {"hw", "leo", "isr", "leader", "acked", "failed", "consumed", "time_ms",
-              "under_replicated"}
+              "under_replicated", "isr_shrinks", "isr_expands"}
 
 
 @dataclass
@@ -455,6 +455,12 @@ class ScenarioRun:
             elif key == "time_ms":
                 actual["time_ms"] = c.now
                 ok &= _compare(c.now, spec if isinstance(spec, dict) else {"at_least": spec})
+            elif key in ("isr_shrinks", "isr_expands"):
+                meter = "IsrShrinksPerSec" if key == "isr_shrinks" else "IsrExpandsPerSec"
+                n = sum(b.meters[meter] for b in c.brokers.values()
+                        if "broker" not in spec or b.id == spec["broker"])
+                actual[key] = n
+                ok &= _compare(n, spec)
             elif key == "under_replicated":
                 n = c.describe(under_replicated_partitions=True).count("\n")
                 actual["under_replicated"] = n

@@ -25,6 +25,16 @@ from kafkasim.protocol.messages import (
 )
 
 
+# Keys older consumers lacked, with the behaviour they had (no poll limit before KIP-41, no
+# isolation before KIP-98, 1 MiB per partition, no whole-response limit before KIP-74).
+_CONSUMER_FALLBACKS = {
+    "max.poll.records": 2**31 - 1,
+    "isolation.level": "read_uncommitted",
+    "max.partition.fetch.bytes": 1048576,
+    "fetch.max.bytes": 2**31 - 1,
+}
+
+
 @dataclass(slots=True, frozen=True)
 class ConsumerRecord:
     topic: str
@@ -41,6 +51,8 @@ class Consumer:
         self.cluster = cluster
         self.client_id = client_id
         self.config = kconfig.consumer_config(config, cluster.kafka_version)
+        for key, value in _CONSUMER_FALLBACKS.items():
+            self.config.setdefault(key, value)
         self.group_id = self.config.get("group.id") or None
         self.assignment: list[tuple[str, int]] = []
         self.positions: dict[tuple[str, int], int] = {}
@@ -156,7 +168,7 @@ class Consumer:
             else:
                 reset.append(tp)
         by_leader: dict[int, list] = {}
-        ts = -2 if self.config["auto.offset.reset"] == "earliest" else -1
+        ts = -2 if self.config["auto.offset.reset"] in ("earliest", "smallest") else -1
         for tp in reset:
             leader = self._leader_for(tp)
             if leader >= 0:

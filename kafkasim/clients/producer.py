@@ -73,6 +73,13 @@ class Producer:
         self.client_id = client_id
         self.config = kconfig.producer_config(cfg, cluster.kafka_version)
         self.acks = self.config["acks"]
+        cfg_ = self.config
+        # request.timeout.ms arrived with KIP-19 (0.9) and delivery.timeout.ms with KIP-91 (2.1);
+        # the 0.8.2 producer's broker-side ack timeout (timeout.ms) defaulted to 30000 ms and it
+        # had no client-side request or delivery timeout at all.
+        self.ack_timeout_ms = cfg_.get("request.timeout.ms", cfg_.get("timeout.ms", 30000))
+        self.request_timeout_ms = cfg_.get("request.timeout.ms")
+        self.delivery_timeout_ms = cfg_.get("delivery.timeout.ms")
         self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
         self.producer_index = cluster.records.producer_index(client_id)
         self.results: dict[int, ProduceResult] = {}
@@ -186,7 +193,7 @@ class Producer:
         self.correlation += 1
         self.metadata_in_flight = self.correlation
         c.send(self.client_id, target, MetadataRequest(self.correlation, ()))
-        self._schedule(self.config["request.timeout.ms"], "metadata_timeout", self.correlation)
+        self._schedule(self.request_timeout_ms or 30000, "metadata_timeout", self.correlation)
 
     def _on_metadata(self, msg: MetadataResponse) -> None:
         if msg.correlation_id != self.metadata_in_flight:
@@ -237,8 +244,7 @@ class Producer:
                     self.results[rid].attempts = b.attempts
                 if b.tp[0] in self.sticky:
                     self.sticky[b.tp[0]] += 1
-            req = ProduceRequest(corr, self.client_id, self.acks,
-                                 self.config["request.timeout.ms"],
+            req = ProduceRequest(corr, self.client_id, self.acks, self.ack_timeout_ms,
                                  tuple((b.tp[0], b.tp[1], tuple(b.record_ids), tuple(b.sizes))
                                        for b in batches))
             c.send(self.client_id, broker, req)
@@ -249,7 +255,8 @@ class Producer:
                 continue
             self.in_flight[corr] = (broker, batches)
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
-            self._schedule(self.config["request.timeout.ms"], "request_timeout", corr)
+            if self.request_timeout_ms is not None:
+                self._schedule(self.request_timeout_ms, "request_timeout", corr)
         if need_metadata:
             self._refresh_metadata()
         if next_wake is not None:
@@ -259,7 +266,9 @@ class Producer:
     def _expire_batches(self) -> None:
         """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
         now = self.cluster.now
-        limit = self.config["delivery.timeout.ms"]
+        limit = self.delivery_timeout_ms
+        if limit is None:
+            return
         for queue in self.batches.values():
             while queue and now - queue[0].created_ms >= limit:
                 b = queue.pop(0)
@@ -316,7 +325,8 @@ class Producer:
         for rid in b.record_ids:
             self.results[rid].errors.append(err)
         retriable = err in E.RETRIABLE
-        within = now - b.created_ms < self.config["delivery.timeout.ms"]
+        within = self.delivery_timeout_ms is None or \
+            now - b.created_ms < self.delivery_timeout_ms
         if retriable and b.attempts <= self.config["retries"] and within:
             b.retry_at_ms = now + self.config["retry.backoff.ms"]
             self.batches.setdefault(b.tp, []).insert(0, b)  # retried batches go first
