@@ -75,7 +75,7 @@ class Broker:
         self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
         self.replica_manager = ReplicaManager()
         self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
-        self.fetch_inflight: dict[int, tuple[int, int]] = {}
+        self.fetch_inflight: dict[int, tuple[tuple[int, int], int]] = {}  # corr -> (key, timeout)
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
         self.paused_until = 0
@@ -126,6 +126,14 @@ class Broker:
     def schedule_timer(self, delay_ms: int, name: str, *args) -> None:
         self.cluster.engine.schedule(delay_ms, "broker_timer", self.id, self.incarnation, name,
                                      args)
+
+    def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
+        """A cancellable timer (request timeouts): see Cluster.add_timeout."""
+        return self.cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms, name,
+                                        args)
+
+    def cancel_timeout(self, tid: int) -> None:
+        self.cluster.cancel_timeout(tid)
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.cluster.record(kind, self.id, topic, partition, detail)
@@ -216,9 +224,9 @@ class Broker:
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
         key = (thread.leader_id, thread.fetcher_id)
-        self.fetch_inflight[req.correlation_id] = key
+        tid = self.schedule_timeout(timeout_ms, "fetcher_request_timeout", key, req.correlation_id)
+        self.fetch_inflight[req.correlation_id] = (key, tid)
         self.send(thread.leader_id, req)
-        self.schedule_timer(timeout_ms, "fetcher_request_timeout", key, req.correlation_id)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
         self.schedule_timer(max(0, when - self.now), "fetcher_wakeup",
@@ -337,9 +345,11 @@ class Broker:
         self.replica_manager.fetch_messages(self, src, msg)
 
     def _on_fetcher_response(self, src, msg) -> None:
-        key = self.fetch_inflight.pop(msg.correlation_id, None)
-        if key is None:
+        entry = self.fetch_inflight.pop(msg.correlation_id, None)
+        if entry is None:
             return
+        key, tid = entry
+        self.cancel_timeout(tid)
         if self.disk_delay_ms:
             self.schedule_timer(self.disk_delay_ms, "fetcher_process", key, msg)
             return

@@ -11,6 +11,7 @@ Everything is deterministic given (configuration, actions, seed). The whole clus
 
 from __future__ import annotations
 
+import heapq
 import json
 import pickle
 from array import array
@@ -98,9 +99,15 @@ class Cluster:
         self.topic_overrides: dict[str, dict] = {}
         self.topic_configs: dict[str, dict] = {}
         self.topic_ids: dict[str, str] = {}
+        self.partition_counts: dict[str, int] = {}
         self.group_offsets: dict[tuple[str, str, int], int] = {}
         self.clients: dict[str, object] = {}
         self.placement_rng = JavaRandom(seed)
+        # request timeouts that are almost always cancelled live in per-owner heaps, so they cost
+        # no engine event unless they fire (Kafka's purgatories use a timing wheel likewise)
+        self.timeouts: dict[tuple, list] = {}
+        self.live_timeouts: dict[int, tuple] = {}
+        self.next_timeout_id = 0
         self.brokers: dict[int, Broker] = {}
         for b in ids:
             cfg = dict(self.broker_config)
@@ -115,6 +122,7 @@ class Cluster:
         e.on("controller_event", self._controller_event)
         e.on("metrics_sample", self._metrics_sample)
         e.on("call", self._call)
+        e.on("timeouts", self._fire_timeouts)
         for b in ids:
             self.brokers[b].start()
         e.schedule(0, "metrics_sample")
@@ -233,6 +241,48 @@ class Cluster:
         if client is not None:
             client.on_timer(name, args)
 
+    # -- cancellable timeouts ------------------------------------------------------------------
+    def add_timeout(self, owner: tuple, delay_ms: int, name: str, args: tuple) -> int:
+        """Call the owner's timer ``name(*args)`` after ``delay_ms`` unless cancelled first.
+        ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
+        tid = self.next_timeout_id
+        self.next_timeout_id = tid + 1
+        deadline = self.engine.now + delay_ms
+        entry = self.timeouts.get(owner)
+        if entry is None:
+            entry = [[], -1]
+            self.timeouts[owner] = entry
+        heapq.heappush(entry[0], (deadline, tid, name, args))
+        self.live_timeouts[tid] = owner
+        if entry[1] < self.engine.now or deadline < entry[1]:
+            entry[1] = deadline
+            self.engine.schedule_at(deadline, "timeouts", owner)
+        return tid
+
+    def cancel_timeout(self, tid: int) -> None:
+        self.live_timeouts.pop(tid, None)
+
+    def _fire_timeouts(self, owner: tuple) -> None:
+        entry = self.timeouts[owner]
+        heap = entry[0]
+        now = self.engine.now
+        live = self.live_timeouts
+        while heap and (heap[0][0] <= now or heap[0][1] not in live):
+            _deadline, tid, name, args = heapq.heappop(heap)
+            if live.pop(tid, None) is None:
+                continue
+            if owner[0] == "broker":
+                self._broker_timer(owner[1], owner[2], name, args)
+            else:
+                self._client_timer(owner[1], name, args)
+        if heap:
+            nxt = heap[0][0]
+            if entry[1] <= now or nxt < entry[1]:
+                entry[1] = nxt
+                self.engine.schedule_at(nxt, "timeouts", owner)
+        else:
+            entry[1] = -1
+
     def _call(self, fn) -> None:
         fn(self)
 
@@ -328,6 +378,7 @@ class Cluster:
         self.topic_overrides[name] = overrides
         self.topic_configs[name] = tconf
         self.topic_ids[name] = topic_id(name, self.seed)
+        self.partition_counts[name] = len(assign)
         self.zk.create(f"/brokers/topics/{name}", json.dumps(
             {"version": 3, "partitions": {str(p): r for p, r in assign.items()},
              "adding_replicas": {}, "removing_replicas": {}}, separators=(",", ":")))
@@ -417,10 +468,13 @@ class Cluster:
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return f"Topic '{name}' does not exist (UNKNOWN_TOPIC_OR_PARTITION).{hint}"
 
-    def check_partition(self, topic: str, partition: int) -> None:
+    def partition_count(self, topic: str) -> int:
         if topic not in self.topic_configs:
             raise ClusterError(self._unknown_topic(topic))
-        n = len(self._partition_states(topic))
+        return self.partition_counts[topic]
+
+    def check_partition(self, topic: str, partition: int) -> None:
+        n = self.partition_count(topic)
         if not isinstance(partition, int) or not 0 <= partition < n:
             raise ClusterError(f"Topic '{topic}' has partitions 0..{n - 1}; partition "
                                f"{partition} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
@@ -432,10 +486,10 @@ class Cluster:
         node = self.zk.get(f"/brokers/topics/{topic}")
         if node is None:
             return out
-        for p in sorted(json.loads(node.data)["partitions"], key=int):
+        for p in sorted(node.json()["partitions"], key=int):
             st = self.zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")
             if st is not None:
-                d = json.loads(st.data)
+                d = st.json()
                 out[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]),
                                         st.version)
         return out
@@ -447,8 +501,8 @@ class Cluster:
         node = self.zk.get(f"/brokers/topics/{topic}")
         if node is None:
             raise ClusterError(self._unknown_topic(topic))
-        return {int(p): r for p, r in sorted(json.loads(node.data)["partitions"].items(),
-                                             key=lambda kv: int(kv[0]))}
+        return {int(p): list(r) for p, r in sorted(node.json()["partitions"].items(),
+                                                   key=lambda kv: int(kv[0]))}
 
     def partition_state(self, topic: str, partition: int) -> dict:
         """Leader, leader epoch, ISR and zkVersion as ZooKeeper holds them."""

@@ -67,6 +67,8 @@ class Network:
 
     # -- topology ---------------------------------------------------------------------------
     def can_reach(self, src: Node, dst: Node) -> bool:
+        if not self.groups and not self.cut_links:
+            return True
         if self.cut_links.get((src, dst)):
             return False
         gs = self.groups.get(src)
@@ -108,6 +110,8 @@ class Network:
 
     def classify(self, env: Envelope) -> str:
         """What happens to a message leaving now: 'send', 'hold', 'drop' or 'unreachable'."""
+        if not (self.groups or self.cut_links or self.drops or self.holds):
+            return "send"
         if not self.can_reach(env.src, env.dst):
             return "unreachable"
         for f in self.drops:
@@ -125,7 +129,7 @@ class Network:
     def delivery_time(self, env: Envelope, now: int, rng) -> int:
         latency = self.latency_ms
         if self.jitter_ms:
-            latency += rng.randint(0, self.jitter_ms)
+            latency += int(rng.random() * (self.jitter_ms + 1))  # uniform on 0..jitter
         if self.extra_latency:
             latency += self.extra_latency.get(env.src, 0) + self.extra_latency.get(env.dst, 0)
         link = (env.src, env.dst)

@@ -86,7 +86,7 @@ class Producer:
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
-        self.in_flight: dict[int, tuple[int, list[_Batch]]] = {}
+        self.in_flight: dict[int, tuple[int, list[_Batch], int]] = {}
         self.in_flight_per_broker: dict[int, int] = {}
         self.correlation = 0
         self.metadata_in_flight = -1
@@ -105,13 +105,10 @@ class Producer:
              ) -> ProduceResult:
         """Queue one record; returns its result object, filled in as the simulation runs."""
         c = self.cluster
-        if topic not in c.topic_configs:
-            from kafkasim.cluster import ClusterError
-            raise ClusterError(c._unknown_topic(topic))
-        n = len(c.assignment(topic))
+        n = c.partition_count(topic)
         if partition is None:
             partition = self._partition_for(topic, key, n)
-        else:
+        elif not (isinstance(partition, int) and 0 <= partition < n):
             c.check_partition(topic, partition)
         rid = c.records.new(self.producer_index, value, key)
         res = ProduceResult(rid, topic, partition, value if value is not None else f"r{rid}",
@@ -253,10 +250,12 @@ class Producer:
                     for rid in b.record_ids:
                         self._complete(rid, ACKED, E.NONE, -1)
                 continue
-            self.in_flight[corr] = (broker, batches)
-            self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
+            tid = -1
             if self.request_timeout_ms is not None:
-                self._schedule(self.request_timeout_ms, "request_timeout", corr)
+                tid = c.add_timeout(("client", self.client_id), self.request_timeout_ms,
+                                    "request_timeout", (corr,))
+            self.in_flight[corr] = (broker, batches, tid)
+            self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
         if need_metadata:
             self._refresh_metadata()
         if next_wake is not None:
@@ -290,7 +289,8 @@ class Producer:
         entry = self.in_flight.pop(corr, None)
         if entry is None:
             return None
-        broker, batches = entry
+        broker, batches, tid = entry
+        self.cluster.cancel_timeout(tid)
         self.in_flight_per_broker[broker] -= 1
         return broker, batches
 

@@ -35,6 +35,7 @@ class DelayedProduce:
     deadline_ms: int
     # tp -> [required offset, done, error, base offset]
     status: dict
+    timeout_id: int = -1
 
 
 @dataclass(slots=True)
@@ -45,6 +46,7 @@ class DelayedFetch:
     src: int | str
     request: FetchRequest
     deadline_ms: int
+    timeout_id: int = -1
 
 
 class ReplicaManager:
@@ -109,7 +111,7 @@ class ReplicaManager:
         for tp, st in results.items():
             if not st[1]:
                 self.produce_waiters.setdefault(tp, []).append(dp.id)
-        ctx.schedule_timer(req.timeout_ms, "produce_timeout", dp.id)
+        dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp.id)
 
     def _respond_produce(self, ctx, dst, correlation_id: int, results: dict) -> None:
         parts = tuple((t, p, st[2], st[3] if st[2] == E.NONE else -1)
@@ -137,6 +139,7 @@ class ReplicaManager:
                                                    if err == E.NOT_LEADER_OR_FOLLOWER else err)
                 if all(s[1] for s in dp.status.values()):
                     del self.delayed_produce[dp_id]
+                    ctx.cancel_timeout(dp.timeout_id)
                     self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
             else:
                 remaining.append(dp_id)
@@ -189,7 +192,7 @@ class ReplicaManager:
             else self.consumer_fetch_waiters
         for fp in req.partitions:
             waiters.setdefault((fp.topic, fp.partition), []).append(df.id)
-        ctx.schedule_timer(req.max_wait_ms, "fetch_timeout", df.id)
+        df.timeout_id = ctx.schedule_timeout(req.max_wait_ms, "fetch_timeout", df.id)
 
     def _read_partition(self, ctx, req: FetchRequest, fp, update_follower_state: bool
                         ) -> FetchPartitionData:
@@ -254,6 +257,7 @@ class ReplicaManager:
             if not must and avail < df.request.min_bytes:
                 return False
         del self.delayed_fetch[df_id]
+        ctx.cancel_timeout(df.timeout_id)
         datas = tuple(self._read_partition(ctx, df.request, fp, update_follower_state=False)
                       for fp in df.request.partitions)
         ctx.send(df.src, FetchResponse(df.request.correlation_id, datas))

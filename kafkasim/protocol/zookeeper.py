@@ -26,9 +26,12 @@ class Znode:
     version: int = 0
     ephemeral_owner: int = 0  # session id, 0 for persistent nodes
     czxid: int = 0            # creation zxid (Kafka uses the broker znode's czxid as broker epoch)
+    parsed: object = None     # cache of json.loads(data), reset on every write
 
     def json(self):
-        return json.loads(self.data)
+        if self.parsed is None:
+            self.parsed = json.loads(self.data)
+        return self.parsed
 
 
 class ZooKeeper:
@@ -66,6 +69,7 @@ class ZooKeeper:
             raise BadVersion(f"{path}: expected version {expected_version}, is {node.version}")
         self.zxid += 1
         node.data = data
+        node.parsed = None
         node.version += 1
         return node.version
 
