@@ -1,0 +1,464 @@
+"""The foundation: layout, pinned set-up, Makefile and CI wiring, benchmark runner, JupyterLab.
+
+These guard the promise of the README: on a fresh machine, `make lab` and `make test` do all the
+set-up, and CI runs exactly `make test`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata as metadata
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from benchmarks import run as bench_run
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pinned_requirements() -> dict[str, Requirement]:
+    reqs = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            req = Requirement(line)
+            reqs[canonical(req.name)] = req
+    return reqs
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --- Layout and pins ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "README.md",
+        "requirements.txt",
+        "pyproject.toml",
+        "Makefile",
+        ".ci/run",
+        "kafkasim/__init__.py",
+        "kafkasim/spark.py",
+        "notebooks/00-start-here.ipynb",
+        "tests/conftest.py",
+        "benchmarks/run.py",
+        "scripts/check-java.sh",
+    ],
+)
+def test_layout(path):
+    assert (REPO / path).is_file(), f"{path} is missing"
+
+
+@pytest.mark.parametrize(
+    "script", [".ci/run", *(f"scripts/{p.name}" for p in (REPO / "scripts").glob("*.sh"))]
+)
+def test_shell_scripts_are_executable_and_strict(script):
+    path = REPO / script
+    assert path.stat().st_mode & stat.S_IXUSR, (
+        f"{script} is not executable (git update-index --chmod=+x)"
+    )
+    text = path.read_text()
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert re.search(r"^set -e?uo pipefail$", text, re.M), f"{script} lacks set -euo pipefail"
+
+
+def test_every_requirement_is_pinned_exactly():
+    reqs = pinned_requirements()
+    loose = [str(r) for r in reqs.values() if not str(r.specifier).startswith("==")]
+    assert not loose, f"unpinned requirements: {loose}"
+    for name in (
+        "jupyterlab",
+        "ipywidgets",
+        "jupyterlab-widgets",
+        "matplotlib",
+        "pandas",
+        "pyarrow",
+        "pyspark",
+        "nbval",
+        "pytest",
+        "hypothesis",
+        "ruff",
+    ):
+        assert name in reqs, f"{name} is not pinned in requirements.txt"
+    assert "connect" in reqs["pyspark"].extras
+    assert str(reqs["pyspark"].specifier).startswith("==4.3.")
+    # pyspark 4.3 warns on pandas 3.
+    assert int(str(reqs["pandas"].specifier).removeprefix("==").split(".")[0]) < 3
+
+
+def test_installed_versions_are_the_pinned_ones():
+    wrong = {}
+    for name, req in pinned_requirements().items():
+        want = str(req.specifier).removeprefix("==")
+        have = metadata.version(name)
+        if have != want:
+            wrong[name] = f"installed {have}, pinned {want}"
+    assert not wrong, f"the venv differs from requirements.txt (re-run make): {wrong}"
+
+
+def test_widget_pair_is_consistent():
+    # A kernel/front-end widget mismatch shows as "Error displaying widget" in the browser only.
+    reqs = pinned_requirements()
+    needs = [Requirement(r) for r in metadata.requires("ipywidgets") or []]
+    lab_widgets = next(r for r in needs if canonical(r.name) == "jupyterlab-widgets")
+    pinned_lab_widgets = str(reqs["jupyterlab-widgets"].specifier).removeprefix("==")
+    assert lab_widgets.specifier.contains(pinned_lab_widgets), (lab_widgets, pinned_lab_widgets)
+
+
+def test_console_script_is_installed():
+    scripts = metadata.entry_points(group="console_scripts")
+    (entry,) = [ep for ep in scripts if ep.name == "kafkasim"]
+    assert entry.value == "kafkasim.cli:main"
+    exe = Path(sys.executable).parent / "kafkasim"
+    assert exe.is_file()
+    result = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "usage: kafkasim" in result.stdout
+
+
+def test_package_is_installed_editable_from_this_checkout():
+    import kafkasim
+
+    assert Path(kafkasim.__file__).resolve().parent == REPO / "kafkasim"
+    assert metadata.version("kafkasim") == kafkasim.__version__
+
+
+def test_readme_gives_the_commands_and_a_toc_slot():
+    readme = (REPO / "README.md").read_text()
+    for command in ("make lab", "make test", "make bench"):
+        assert f"`{command}`" in readme or f"\n{command}" in readme, command
+    assert readme.count("<!-- toc -->") == 1 and readme.count("<!-- /toc -->") == 1
+    assert readme.index("<!-- toc -->") < readme.index("<!-- /toc -->")
+
+
+def test_jupyter_security_is_not_disabled():
+    for path in ("Makefile", "scripts/lab.sh"):
+        text = (REPO / path).read_text()
+        for weakening in (
+            "token=''",
+            'token=""',
+            "token= ",
+            "password=",
+            "disable_check_xsrf",
+            "--ip=0.0.0.0",
+            "--ip=*",
+            "allow_origin",
+        ):
+            assert weakening not in text, f"{path} contains {weakening!r}"
+    assert "--ip=127.0.0.1" in (REPO / "scripts/lab.sh").read_text()
+
+
+# --- Makefile and CI wiring -----------------------------------------------------------------------
+
+
+def make_dry_run(target: str) -> str:
+    result = subprocess.run(
+        ["make", "-n", target], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_make_test_lints_then_runs_one_pytest():
+    commands = make_dry_run("test").splitlines()
+    assert "scripts/check-java.sh" in commands[0]
+    ruff = next(i for i, c in enumerate(commands) if "ruff check" in c)
+    pytest_runs = [i for i, c in enumerate(commands) if "scripts/pytest.sh" in c]
+    assert len(pytest_runs) == 1 and ruff < pytest_runs[0]
+
+
+def test_make_lab_and_bench_use_the_venv():
+    assert "scripts/lab.sh" in make_dry_run("lab")
+    assert ".venv/bin/python -m benchmarks.run" in make_dry_run("bench")
+
+
+def test_pytest_wrapper_turns_no_tests_into_a_failure(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    result = subprocess.run(
+        [
+            str(REPO / "scripts/pytest.sh"),
+            str(tmp_path),
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "pyproject.toml"),
+            "-p",
+            "no:cacheprovider",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "collected no tests" in result.stderr
+
+
+def fake_make(tmp_path: Path, output: str, rc: int) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    make = bin_dir / "make"
+    make.write_text(f"#!/bin/sh\ncat <<'OUT'\n{output}\nOUT\nexit {rc}\n")
+    make.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+@pytest.mark.parametrize(
+    ("output", "rc", "ok"),
+    [
+        ("==== 12 passed, 3 skipped in 4.5s ====", 0, True),
+        ("==== no tests ran in 0.01s ====", 0, False),
+        ("==== 1 failed, 11 passed in 4.5s ====", 2, False),
+        ("ruff: 3 errors", 2, False),
+    ],
+)
+def test_ci_run_runs_make_test_and_checks_the_summary(tmp_path, output, rc, ok):
+    env = fake_make(tmp_path, output, rc)
+    result = subprocess.run(
+        [str(REPO / ".ci/run")], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert (result.returncode == 0) is ok, result.stdout + result.stderr
+    if "no tests ran" in output:
+        assert "no tests ran" in result.stderr
+
+
+# --- Benchmark runner -----------------------------------------------------------------------------
+
+
+def test_bench_runner_discovers_runs_and_records(tmp_path, capsys):
+    (tmp_path / "bench_fast.py").write_text(
+        textwrap.dedent(
+            """
+        def run(quick=False):
+            return {"events_per_s": 1234567.0, "quick_mode": quick}
+        """
+        )
+    )
+    (tmp_path / "bench_broken.py").write_text(
+        "def run(quick=False):\n    raise ValueError('boom')\n"
+    )
+    (tmp_path / "helper.py").write_text("raise AssertionError('not a benchmark')\n")
+    results = tmp_path / "results"
+
+    status = bench_run.main(["--quick", "--dir", str(tmp_path), "--results", str(results)])
+
+    assert status == 1  # one benchmark failed, the other still ran
+    fast = json.loads((results / "fast.json").read_text())
+    assert fast["figures"] == {"events_per_s": 1234567.0, "quick_mode": True}
+    assert fast["environment"]["python"] == sys.version.split()[0]
+    broken = json.loads((results / "broken.json").read_text())
+    assert broken["error"] == "ValueError: boom"
+    out = capsys.readouterr().out
+    assert re.search(r"fast\s+events_per_s\s+1,234,567", out)
+    assert re.search(r"broken\s+ERROR\s+ValueError: boom", out)
+
+
+def test_bench_runner_with_nothing_to_run(tmp_path, capsys):
+    assert bench_run.main(["--dir", str(tmp_path), "--results", str(tmp_path / "r")]) == 0
+    assert "no benchmarks" in capsys.readouterr().out
+    assert bench_run.main(["nosuch", "--dir", str(tmp_path)]) == 1
+
+
+# --- JupyterLab: served on 127.0.0.1, token required, the start notebook runs in it ---------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_status(url: str, token: str | None = None) -> int:
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"token {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+class LabServer:
+    """scripts/lab.sh (what `make lab` runs) on a free port, with its token read from its log."""
+
+    def __init__(self, tmp_path: Path):
+        self.port = free_port()
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+        self.proc = subprocess.Popen(
+            [str(REPO / "scripts/lab.sh"), f"--port={self.port}", "--ServerApp.port_retries=0"],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.log: list[str] = []
+        self.url_line = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.log.append(line)
+            if "?token=" in line:
+                self.url_line.set()
+
+    def wait_for_token(self, timeout: float = 120) -> str:
+        if not self.url_line.wait(timeout):
+            raise AssertionError("JupyterLab printed no URL:\n" + "".join(self.log[-40:]))
+        line = next(line for line in self.log if "?token=" in line)
+        url = re.search(r"http://\S+", line).group(0)
+        assert url.startswith(
+            f"http://127.0.0.1:{self.port}/lab/tree/notebooks/00-start-here.ipynb"
+        )
+        return url.split("?token=")[1]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=30)
+
+
+async def run_cells_in_kernel(
+    base: str, token: str, kernel_id: str, cells: list[str]
+) -> list[dict]:
+    """Execute cells over the server's kernel websocket; return each cell's iopub messages."""
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    ws_url = base.replace("http://", "ws://") + f"/api/kernels/{kernel_id}/channels"
+    conn = await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {token}"}))
+    session = uuid.uuid4().hex
+    results = []
+    try:
+        for code in cells:
+            msg_id = uuid.uuid4().hex
+            await conn.write_message(
+                json.dumps(
+                    {
+                        "header": {
+                            "msg_id": msg_id,
+                            "msg_type": "execute_request",
+                            "session": session,
+                            "username": "test",
+                            "version": "5.3",
+                            "date": "",
+                        },
+                        "parent_header": {},
+                        "metadata": {},
+                        "channel": "shell",
+                        "content": {
+                            "code": code,
+                            "silent": False,
+                            "store_history": True,
+                            "user_expressions": {},
+                            "allow_stdin": False,
+                            "stop_on_error": True,
+                        },
+                    }
+                )
+            )
+            iopub, reply = [], None
+            while reply is None:
+                raw = await asyncio.wait_for(conn.read_message(), timeout=120)
+                assert raw is not None, "kernel websocket closed"
+                msg = json.loads(raw)
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                if msg["channel"] == "iopub":
+                    iopub.append(msg)
+                elif msg["msg_type"] == "execute_reply":
+                    reply = msg["content"]
+            assert reply["status"] == "ok", f"cell failed in JupyterLab's kernel:\n{code}\n{reply}"
+            results.append(iopub)
+    finally:
+        conn.close()
+    return results
+
+
+def non_loopback_address() -> str | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent; this only picks the outgoing interface
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+@pytest.mark.slow
+def test_make_lab_serves_on_loopback_with_a_token_and_runs_the_start_notebook(tmp_path):
+    import nbformat
+
+    server = LabServer(tmp_path)
+    try:
+        token = server.wait_for_token()
+        base = f"http://127.0.0.1:{server.port}"
+
+        assert http_status(f"{base}/api/status") == 403  # no token, no entry
+        assert http_status(f"{base}/api/status", token) == 200
+        assert http_status(f"{base}/lab/tree/notebooks/00-start-here.ipynb?token={token}") == 200
+
+        other = non_loopback_address()
+        if other:
+            with socket.socket() as s, pytest.raises(OSError):
+                s.settimeout(5)
+                s.connect((other, server.port))
+
+        request = urllib.request.Request(
+            f"{base}/api/sessions",
+            method="POST",
+            data=json.dumps(
+                {
+                    "path": "notebooks/00-start-here.ipynb",
+                    "type": "notebook",
+                    "name": "",
+                    "kernel": {"name": "python3"},
+                }
+            ).encode(),
+            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            kernel_id = json.load(response)["kernel"]["id"]
+
+        nb = nbformat.read(REPO / "notebooks/00-start-here.ipynb", as_version=4)
+        cells = [c.source for c in nb.cells if c.cell_type == "code"]
+        outputs = asyncio.run(run_cells_in_kernel(base, token, kernel_id, cells))
+
+        # The kernel JupyterLab starts is the venv's: the versions cell passed its pin checks
+        # (status ok above), and the widget cell created a live widget model.
+        widget_views = [
+            m
+            for cell in outputs
+            for m in cell
+            if "application/vnd.jupyter.widget-view+json" in m.get("content", {}).get("data", {})
+        ]
+        assert len(widget_views) == 1
+        text = "".join(m["content"].get("text", "") for cell in outputs for m in cell)
+        assert "widgets: kernel and JupyterLab versions match the pinned pair" in text
+    finally:
+        server.stop()
+    assert server.proc.returncode is not None

@@ -1,0 +1,163 @@
+"""kafkasim.spark: where sessions run, and a real DataFrame job through the shared session."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+
+from kafkasim import spark as kspark
+from kafkasim.spark import SparkTarget, resolve_target
+
+# --- Choosing where Spark runs (no JVM needed) ----------------------------------------------------
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.delenv("KAFKASIM_SPARK_MASTER", raising=False)
+    return monkeypatch
+
+
+def test_default_is_local_mode_with_all_cores(clean_env):
+    assert resolve_target() == SparkTarget("master", "local[*]")
+    assert resolve_target().is_local
+
+
+def test_master_from_env(clean_env):
+    clean_env.setenv("KAFKASIM_SPARK_MASTER", "spark://spark-master:7077")
+    target = resolve_target()
+    assert (target.kind, target.url, target.source) == (
+        "master",
+        "spark://spark-master:7077",
+        "KAFKASIM_SPARK_MASTER",
+    )
+    assert not target.is_local
+
+
+def test_spark_remote_wins_over_master_env(clean_env):
+    clean_env.setenv("KAFKASIM_SPARK_MASTER", "local[2]")
+    clean_env.setenv("SPARK_REMOTE", "sc://connect-host:15002")
+    target = resolve_target()
+    assert (target.kind, target.url, target.source) == (
+        "remote",
+        "sc://connect-host:15002",
+        "SPARK_REMOTE",
+    )
+
+
+def test_arguments_win_over_env(clean_env):
+    clean_env.setenv("KAFKASIM_SPARK_MASTER", "local[2]")
+    assert resolve_target(master="local[1]").url == "local[1]"
+    assert resolve_target(remote="sc://elsewhere").kind == "remote"
+
+
+def test_master_argument_with_spark_remote_set_is_refused(clean_env):
+    # pyspark would silently use SPARK_REMOTE instead of the master asked for.
+    clean_env.setenv("SPARK_REMOTE", "sc://connect-host:15002")
+    with pytest.raises(ValueError, match="unset SPARK_REMOTE"):
+        resolve_target(master="local[1]")
+
+
+def test_master_and_remote_together_are_refused(clean_env):
+    with pytest.raises(ValueError, match="not both"):
+        resolve_target(master="local[1]", remote="sc://x")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("true", True), ("1", True), ("false", False), ("0", False)]
+)
+def test_testing_follows_ci(monkeypatch, value, expected):
+    # Outside pytest this is what CI=… decides; inside, pytest itself counts as testing.
+    monkeypatch.setenv("CI", value)
+    monkeypatch.delenv("KAFKASIM_TESTING", raising=False)
+    monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
+    monkeypatch.delitem(sys.modules, "pytest")
+    assert kspark.testing() is expected
+
+
+def test_importing_kafkasim_spark_does_not_need_pyspark():
+    code = "import sys; sys.modules['pyspark'] = None; import kafkasim.spark; print('imported')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "imported"
+
+
+# --- A real job through the shared session --------------------------------------------------------
+
+
+def test_map_in_pandas_smoke(spark):
+    # Defined inside the test so cloudpickle ships them by value: Spark's workers cannot import
+    # modules under tests/ (real experiment code lives in the kafkasim package, which they can).
+    def simulate(seed: int, n: int) -> int:
+        """A stand-in for a seeded simulation run: deterministic in (seed, n)."""
+        rng = random.Random(seed)
+        return sum(rng.randrange(100) for _ in range(n))
+
+    def run_specs(batches):
+        for batch in batches:
+            totals = [simulate(s, n) for s, n in zip(batch["seed"], batch["n"], strict=True)]
+            yield pd.DataFrame({"seed": batch["seed"], "total": totals, "python": sys.executable})
+
+    specs = spark.createDataFrame(pd.DataFrame({"seed": range(8), "n": [10, 20] * 4}))
+    out = (
+        specs.mapInPandas(run_specs, "seed long, total long, python string")
+        .toPandas()
+        .sort_values("seed", ignore_index=True)
+    )
+    expected = [simulate(seed, n) for seed, n in zip(range(8), [10, 20] * 4, strict=True)]
+    assert out["seed"].tolist() == list(range(8))
+    assert out["total"].tolist() == expected
+    # Workers ran the venv's interpreter, not whatever python3 is on PATH.
+    assert set(out["python"]) == {sys.executable}
+
+
+def test_session_is_configured_for_tests(spark):
+    conf = spark.conf
+    assert conf.get("spark.ui.enabled") == "false"
+    assert conf.get("spark.ui.showConsoleProgress") == "false"
+    assert conf.get("spark.driver.host") == "127.0.0.1"
+    assert conf.get("spark.sql.session.timeZone") == "UTC"
+    assert spark.sparkContext.master == "local[*]"
+    assert spark.sparkContext.defaultParallelism == os.cpu_count()
+
+
+def test_session_is_reused(spark):
+    assert kspark.session() is spark
+    with pytest.raises(RuntimeError, match="already running"):
+        kspark.session(master="local[1]")
+
+
+@pytest.mark.slow
+def test_spark_connect_local_server():
+    """SPARK_REMOTE selects Spark Connect; `local[…]` starts a Connect server in a fresh process."""
+    code = textwrap.dedent(
+        """
+        import pandas as pd
+        from kafkasim import spark as kspark
+
+        def double(batches):
+            for batch in batches:
+                yield batch.assign(twice=batch["id"] * 2)
+
+        session = kspark.session()
+        print(type(session).__module__)
+        rows = session.range(4).mapInPandas(double, "id long, twice long").toPandas()
+        print(rows["twice"].tolist())
+        kspark.stop()
+        """
+    )
+    env = {**os.environ, "SPARK_REMOTE": "local[1]"}
+    env.pop("KAFKASIM_SPARK_MASTER", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    module, twice = result.stdout.strip().splitlines()[-2:]
+    assert module == "pyspark.sql.connect.session"
+    assert twice == "[0, 2, 4, 6]"
