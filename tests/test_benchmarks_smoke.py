@@ -1,0 +1,85 @@
+"""Smoke test of benchmarks/bench_*.py: each ``run(quick=True)`` returns its figures, sane.
+
+Timings depend on the machine, so nothing here asserts a speed or a ratio target; only that the
+figures exist, have the right types, and agree with what is deterministic (event and record
+counts, memory lower bounds).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"_smoke_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _check_flat(out: dict) -> None:
+    assert isinstance(out, dict) and out
+    for key, value in out.items():
+        assert isinstance(key, str)
+        assert isinstance(value, (bool, int, float, str)), (key, value)
+    flags = [k for k in out if k.startswith("meets_target")]
+    assert flags, "every benchmark reports at least one meets_target_* flag"
+    for k in flags:
+        assert isinstance(out[k], bool), k
+
+
+def test_bench_engine_quick():
+    out = _load("bench_engine").run(quick=True)
+    _check_flat(out)
+    assert out["events"] == 20_000
+    for suffix in ("", "_1000_chains"):
+        rates = [out[f"{loop}_events_per_s{suffix}"] for loop in ("engine", "bare_heapq", "simpy")]
+        assert all(isinstance(r, int) and r > 0 for r in rates)
+        engine, bare, simpy = rates
+        assert out[f"engine_vs_bare_heapq{suffix}"] == pytest.approx(engine / bare, rel=0.01)
+        assert out[f"engine_vs_simpy{suffix}"] == pytest.approx(engine / simpy, rel=0.01)
+        assert out[f"engine_vs_bare_heapq{suffix}_paired_median"] > 0
+        assert out[f"engine_vs_simpy{suffix}_paired_median"] > 0
+    assert out["target_engine_vs_bare_heapq"] == 0.6
+    assert out["target_engine_vs_simpy"] == 1.5
+    assert set(k for k in out if k.startswith("meets_target")) == {
+        "meets_target_vs_bare_heapq", "meets_target_vs_simpy"}
+
+
+def test_bench_workload_quick():
+    out = _load("bench_workload").run(quick=True)
+    _check_flat(out)
+    expected = out["rate_records_per_s"] * out["duration_ms"] // 1000
+    for linger in (5, 0):
+        for trace in ("trace", "notrace"):
+            label = f"linger{linger}_{trace}"
+            assert out[f"{label}_records_sent"] == expected
+            assert out[f"{label}_records_acked"] == expected  # acks=all, no faults: all acked
+            assert out[f"{label}_events"] > expected // 5   # at least one event per batch
+            assert out[f"{label}_sim_s"] >= out["duration_ms"] / 1000
+            assert out[f"{label}_sim_s_per_wall_s"] > 0
+            assert out[f"{label}_events_per_s"] > 0
+        # tracing changes what is recorded, not what happens
+        assert out[f"linger{linger}_trace_events"] == out[f"linger{linger}_notrace_events"]
+    # lingering batches records, so it needs fewer events for the same records
+    assert out["linger5_trace_events"] < out["linger0_trace_events"]
+    assert out["target_sim_s_per_wall_s"] == 100.0
+
+
+def test_bench_memory_quick():
+    out = _load("bench_memory").run(quick=True)
+    _check_flat(out)
+    assert out["records"] == 100_000 and out["replicas"] == 3
+    per = out["bytes_per_record_per_replica"]
+    # four array columns (epoch i4, id q8, timestamp q8, size i4) are 24 bytes per record
+    assert 24 <= per < 1000
+    assert out["bytes_per_record_per_replica_sizeof"] == pytest.approx(per, rel=0.1)
+    assert out["registry_bytes_per_record"] > 0
+    assert out["bytes_per_record_per_replica_with_registry"] == pytest.approx(
+        per + out["registry_bytes_per_record"] / 3, abs=0.05)
+    assert out["target_bytes_per_record_per_replica"] == 200.0
