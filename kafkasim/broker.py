@@ -21,6 +21,8 @@ from kafkasim.protocol.fetcher import (
 )
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
     AlterPartitionResponse,
     FetchRequest,
     FetchResponse,
@@ -38,14 +40,32 @@ from kafkasim.protocol.messages import (
     ProduceRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
+    ZkPing,
+    ZkPingResponse,
 )
 from kafkasim.protocol.partition import Partition, PendingIsrChange
 from kafkasim.protocol.replica_manager import ReplicaManager
 from kafkasim.protocol.zookeeper import BadVersion, partition_state_json, partition_state_path
+from kafkasim.storage.checkpoint import (
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    LogDir,
+    format_epochs,
+    format_offsets,
+    parse_epochs,
+    parse_offsets,
+)
+from kafkasim.storage.leader_epoch import LeaderEpochFileCache
 from kafkasim.storage.log import Log
 
 RUNNING = "running"
 STOPPED = "stopped"
+SHUTTING_DOWN = "shutting down"
+LONG_MAX = 2**63 - 1
+PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
+PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
@@ -63,7 +83,8 @@ class MetadataCache:
 
 
 class Broker:
-    def __init__(self, cluster, broker_id: int, rack: str | None, config: dict) -> None:
+    def __init__(self, cluster, broker_id: int, rack: str | None, config: dict,
+                 log_dir: str | None = None) -> None:
         self.cluster = cluster
         self.id = broker_id
         self.rack = rack
@@ -85,6 +106,10 @@ class Broker:
         self.isr_change_set: list[tuple[str, int]] = []   # pre-2.7 isr_change_notification queue
         self.last_isr_change_ms = 0
         self.last_isr_propagation_ms = 0
+        self.log_dir = LogDir(log_dir)
+        self.epoch_written: dict[tuple[str, int], list] = {}
+        self.writeback_history: dict[tuple[str, int], list[int]] = {}
+        self.last_flush_ms: dict[tuple[str, int], int] = {}
 
     def __repr__(self) -> str:
         return f"Broker({self.id}, {self.state}{', controller' if self.controller else ''})"
@@ -100,7 +125,7 @@ class Broker:
 
     @property
     def is_running(self) -> bool:
-        return self.state == RUNNING
+        return self.state in (RUNNING, SHUTTING_DOWN)
 
     def topic_config(self, topic: str) -> dict:
         return self.cluster.topic_configs[topic]
@@ -143,35 +168,237 @@ class Broker:
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> None:
-        """Register in ZooKeeper (ephemeral /brokers/ids/<id>) and try to become controller."""
+        """Start the process: recover logs from the checkpoint files, register in ZooKeeper
+        (ephemeral /brokers/ids/<id>), maybe become controller, start the periodic tasks."""
         if self.state == RUNNING:
             raise RuntimeError(f"broker {self.id} is already running")
-        zk = self.cluster.zk
+        self._recover_logs()
         self.state = RUNNING
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
-        self.session_id = zk.new_session()
-        node = zk.create(f"/brokers/ids/{self.id}",
-                         json.dumps({"version": 5, "host": f"broker{self.id}", "port": 9092,
-                                     "rack": self.rack}, separators=(",", ":")),
-                         ephemeral_owner=self.session_id)
-        self.broker_epoch = node.czxid
-        self.trace("broker_start", detail=f"broker epoch {self.broker_epoch}")
+        self.paused_until = 0
+        self._register()
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
         self.schedule_timer(0, "isr_expiration", period)
         if not self.rules.alter_isr:
             self.schedule_timer(2500, "isr_change_propagation")
+        cfg = self.config
+        self.schedule_timer(cfg["replica.high.watermark.checkpoint.interval.ms"],
+                            "highwatermark_checkpoint")
+        self.schedule_timer(cfg["log.flush.offset.checkpoint.interval.ms"],
+                            "recovery_point_checkpoint")
+        if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
+            self.schedule_timer(cfg["log.flush.start.offset.checkpoint.interval.ms"],
+                                "log_start_offset_checkpoint")
+        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
+        flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
+        if flush_ms < LONG_MAX:
+            self.schedule_timer(flush_ms, "log_flusher", flush_ms)
+        self.schedule_timer(self._zk_ping_interval(), "zk_ping")
         self.cluster.on_broker_registered(self)
+
+    def _zk_ping_interval(self) -> int:
+        return max(1, self.config["zookeeper.session.timeout.ms"] // 3)
+
+    def _register(self) -> None:
+        zk = self.cluster.zk
+        self.session_id = zk.new_session(self.id, self.config["zookeeper.session.timeout.ms"],
+                                         self.now)
+        self.cluster.watch_session(self.session_id)
+        path = f"/brokers/ids/{self.id}"
+        zk.delete(path)  # a znode of an older, expired session would already be gone
+        node = zk.create(path, json.dumps({"version": 5, "host": f"broker{self.id}",
+                                           "port": 9092, "rack": self.rack},
+                                          separators=(",", ":")),
+                         ephemeral_owner=self.session_id)
+        self.broker_epoch = node.czxid
+        self.trace("broker_start", detail=f"registered, broker epoch {self.broker_epoch}")
 
     def become_controller(self, controller_epoch: int) -> None:
         self.controller = KafkaController(self.id, controller_epoch)
         self.trace("controller_elected", detail=f"controller epoch {controller_epoch}")
         self.controller.on_controller_failover(self, self.cluster.zk)
 
+    def resign_controller(self, reason: str) -> None:
+        if self.controller is not None:
+            self.controller.on_resignation()
+            self.controller = None
+            self.trace("controller_resigned", detail=reason)
+
+    def _stop_process(self, kind: str) -> None:
+        """The process is gone: every in-memory structure is lost; the log dir stays."""
+        self.state = STOPPED
+        self.resign_controller(kind)
+        self.replica_manager = ReplicaManager()
+        self.fetchers = {}
+        self.fetch_inflight = {}
+        self.metadata = MetadataCache()
+        self.paused_until = 0
+        self.isr_change_set = []
+        self.cluster.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
+
+    def crash(self) -> None:
+        """kill -9: the process dies, the OS page cache survives, so no log data is lost. The
+        ZooKeeper session lives on until it times out."""
+        if self.state != RUNNING:
+            raise RuntimeError(f"broker {self.id} is not running")
+        self._stop_process("crash")
+        self.trace("broker_crash", detail="process killed; page cache survives")
+
+    def power_loss(self) -> None:
+        """The machine loses power: each log keeps only its flushed prefix."""
+        lost = 0
+        for tp, log in self.logs.items():
+            keep = log.recovery_point
+            n = log.truncate_to(keep)
+            lost += n
+            if n:
+                self.trace("truncate", tp[0], tp[1],
+                           f"power loss: {n} unflushed record(s) lost, log ends at {keep}")
+        if self.state == RUNNING:
+            self._stop_process("power loss")
+        self.trace("broker_power_loss", detail=f"{lost} unflushed record(s) lost")
+
+    def shutdown_cleanly(self) -> None:
+        """The end of a clean shutdown: flush every log, write the checkpoints, close the
+        ZooKeeper session (its ephemeral znodes go at once)."""
+        for log in self.logs.values():
+            log.flush()
+        self._write_hw_checkpoint()
+        self._write_recovery_checkpoint()
+        self._write_log_start_checkpoint()
+        self._stop_process("clean shutdown")
+        self.cluster.close_session(self.session_id)
+        self.trace("broker_shutdown", detail="clean shutdown complete")
+
+    def begin_controlled_shutdown(self) -> None:
+        """KafkaServer.controlledShutdown: ask the controller to move leadership away first."""
+        if not self.config["controlled.shutdown.enable"]:
+            self.shutdown_cleanly()
+            return
+        controller = self.metadata.controller_id
+        self.state = SHUTTING_DOWN
+        self.trace("controlled_shutdown", detail=f"asking controller {controller}")
+        if controller < 0:
+            self.shutdown_cleanly()
+            return
+        self.send(controller, ControlledShutdownRequest(self.id, self.broker_epoch))
+        self.schedule_timer(self.config["controller.socket.timeout.ms"],
+                            "controlled_shutdown_timeout")
+
+    def _recover_logs(self) -> None:
+        """LogManager.loadLogs after a restart: the HW from replication-offset-checkpoint, the
+        epoch cache from each leader-epoch-checkpoint (truncated to the LEO), the recovery point
+        and log start offset from their files. A malformed file stops the broker, as in Kafka."""
+        if not self.logs:
+            return
+        d = self.log_dir
+        hws = {(t, p): o for t, p, o in self._read_offsets(REPLICATION_OFFSET_CHECKPOINT)}
+        rps = {(t, p): o for t, p, o in self._read_offsets(RECOVERY_POINT_CHECKPOINT)}
+        lss = {(t, p): o for t, p, o in self._read_offsets(LOG_START_OFFSET_CHECKPOINT)}
+        for tp, log in self.logs.items():
+            rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
+            text = d.read(rel)
+            entries = parse_epochs(text, d.path(rel)) if text else []
+            log.leader_epoch_cache = LeaderEpochFileCache(entries)
+            log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
+            if tp in lss and lss[tp] > log.log_start_offset:
+                log.high_watermark = max(log.high_watermark, min(lss[tp], log.log_end_offset))
+                log.maybe_increment_log_start_offset(lss[tp])
+            log.recovery_point = min(rps.get(tp, log.recovery_point), log.log_end_offset)
+            log.high_watermark = 0
+            log.update_high_watermark(hws.get(tp, 0))
+            self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
+        self.trace("log_recovery", detail=f"{len(self.logs)} log(s) loaded from the log dir")
+
+    def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
+        text = self.log_dir.read(name)
+        return parse_offsets(text, self.log_dir.path(name)) if text else []
+
+    # -- checkpoint files ------------------------------------------------------------------
+    def _write_hw_checkpoint(self) -> None:
+        entries = [(t, p, log.high_watermark) for (t, p), log in sorted(self.logs.items())]
+        self.log_dir.write_atomic(REPLICATION_OFFSET_CHECKPOINT, format_offsets(entries))
+
+    def _write_recovery_checkpoint(self) -> None:
+        entries = [(t, p, log.recovery_point) for (t, p), log in sorted(self.logs.items())]
+        self.log_dir.write_atomic(RECOVERY_POINT_CHECKPOINT, format_offsets(entries))
+
+    def _write_log_start_checkpoint(self) -> None:
+        # only logs whose start moved past their first segment's base offset are listed
+        entries = [(t, p, log.log_start_offset) for (t, p), log in sorted(self.logs.items())
+                   if log.log_start_offset > 0]
+        self.log_dir.write_atomic(LOG_START_OFFSET_CHECKPOINT, format_offsets(entries))
+
+    def maybe_write_epoch_checkpoint(self, tp) -> None:
+        """leader-epoch-checkpoint is rewritten whenever the cache changes (LeaderEpochFileCache
+        flushes synchronously on assign, after truncation)."""
+        log = self.logs.get(tp)
+        if log is None:
+            return
+        entries = log.leader_epoch_cache.entries
+        if self.epoch_written.get(tp) != entries:
+            self.epoch_written[tp] = list(entries)
+            self.log_dir.write_atomic(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}",
+                                      format_epochs([tuple(e) for e in entries]))
+
     # -- timers -----------------------------------------------------------------------------
     def on_timer(self, name: str, args: tuple) -> None:
         getattr(self, "_timer_" + name)(*args)
+
+    def _timer_highwatermark_checkpoint(self) -> None:
+        self._write_hw_checkpoint()
+        self.schedule_timer(self.config["replica.high.watermark.checkpoint.interval.ms"],
+                            "highwatermark_checkpoint")
+
+    def _timer_recovery_point_checkpoint(self) -> None:
+        self._write_recovery_checkpoint()
+        self.schedule_timer(self.config["log.flush.offset.checkpoint.interval.ms"],
+                            "recovery_point_checkpoint")
+
+    def _timer_log_start_offset_checkpoint(self) -> None:
+        self._write_log_start_checkpoint()
+        self.schedule_timer(self.config["log.flush.start.offset.checkpoint.interval.ms"],
+                            "log_start_offset_checkpoint")
+
+    def _timer_page_cache_writeback(self) -> None:
+        """The OS writes dirty pages back once they are older than ~30 s (Linux's
+        dirty_expire_centisecs), checked every 5 s: data that old survives a power loss."""
+        ticks = PAGE_CACHE_DIRTY_EXPIRE_MS // PAGE_CACHE_WRITEBACK_INTERVAL_MS
+        for tp, log in self.logs.items():
+            hist = self.writeback_history.setdefault(tp, [])
+            hist.append(log.log_end_offset)
+            if len(hist) > ticks:
+                log.flush(hist.pop(0))
+        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
+
+    def _timer_log_flusher(self, period: int) -> None:
+        """LogManager.flushDirtyLogs: flush logs whose topic flush.ms has elapsed."""
+        now = self.now
+        for tp, log in self.logs.items():
+            flush_ms = self.topic_config(tp[0])["flush.ms"]
+            if now - self.last_flush_ms.get(tp, 0) >= flush_ms:
+                log.flush()
+                self.last_flush_ms[tp] = now
+        self.schedule_timer(period, "log_flusher", period)
+
+    def _timer_zk_ping(self) -> None:
+        self.send("zookeeper", ZkPing(self.session_id))
+        self.schedule_timer(self._zk_ping_interval(), "zk_ping")
+
+    def _timer_controlled_shutdown_timeout(self) -> None:
+        if self.state == SHUTTING_DOWN:
+            self.shutdown_cleanly()
+
+    def _timer_controller_timer(self, controller_epoch: int, name: str) -> None:
+        c = self.controller
+        if c is None or c.controller_epoch != controller_epoch:
+            return
+        self.cluster.run_controller(self, name, ())
+        if name == "auto_rebalance" and self.controller is c:
+            self.schedule_timer(self.config["leader.imbalance.check.interval.seconds"] * 1000,
+                                "controller_timer", controller_epoch, "auto_rebalance")
 
     def _timer_isr_expiration(self, period: int) -> None:
         self.replica_manager.maybe_shrink_isr(self)
@@ -255,12 +482,18 @@ class Broker:
     def on_leader_append(self, part: Partition, first: int, last: int) -> None:
         self.trace("append", part.topic, part.partition, (first, last, part.leader_epoch))
         self._maybe_flush(part.log)
+        cache = part.log.leader_epoch_cache.entries
+        if not cache or cache[-1].start_offset == first:
+            self.maybe_write_epoch_checkpoint(part.tp)
 
     def append_as_follower(self, tp, chunk) -> None:
         log = self.logs[tp]
         log.append_as_follower(chunk)
         self.trace("replicate", tp[0], tp[1], (chunk.base_offset, chunk.last_offset))
         self._maybe_flush(log)
+        entries = log.leader_epoch_cache.entries
+        if entries and entries[-1].start_offset >= chunk.base_offset:
+            self.maybe_write_epoch_checkpoint(tp)
 
     def _maybe_flush(self, log: Log) -> None:
         interval = self.topic_config(log.topic)["flush.messages"]
@@ -279,10 +512,12 @@ class Broker:
         removed = log.truncate_to(offset)
         if removed:
             self.trace("truncate", tp[0], tp[1], f"to {offset} ({removed} removed): {reason}")
+            self.maybe_write_epoch_checkpoint(tp)
 
     def wipe_log(self, tp, start_offset: int) -> None:
         self.logs[tp].truncate_fully_and_start_at(start_offset)
         self.trace("truncate", tp[0], tp[1], f"log wiped, restarts at {start_offset}")
+        self.maybe_write_epoch_checkpoint(tp)
 
     # -- ISR changes ------------------------------------------------------------------------
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
@@ -330,6 +565,19 @@ class Broker:
         else:
             # a shrink can let a waiting acks=all produce finish (or fail after append)
             self.replica_manager.try_complete_produces(self, part.tp)
+
+    def on_disconnect(self, dst, msg) -> None:
+        """A request's destination died: the fetcher sees the connection fail at once."""
+        entry = self.fetch_inflight.pop(getattr(msg, "correlation_id", -1), None)
+        if entry is None or not isinstance(msg, (FetchRequest, OffsetsForLeaderEpochRequest)):
+            if entry is not None:
+                self.fetch_inflight[msg.correlation_id] = entry
+            return
+        key, tid = entry
+        self.cancel_timeout(tid)
+        thread = self.fetchers.get(key)
+        if thread is not None:
+            thread.on_request_failed(self, msg.correlation_id, E.NETWORK_EXCEPTION)
 
     # -- incoming messages ------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
@@ -388,6 +636,7 @@ class Broker:
                                          st.partition_epoch, st.controller_epoch)
                 self.trace("become_leader", st.topic, st.partition,
                            f"epoch {st.leader_epoch}, ISR {list(st.isr)}")
+                self.maybe_write_epoch_checkpoint(tp)
                 if moved:
                     rm.on_hw_increased(self, part)
             else:
@@ -442,7 +691,7 @@ class Broker:
         if self.controller is None:
             self.send(src, AlterPartitionResponse("NOT_CONTROLLER", ()))
             return
-        self.controller.process_alter_partition(self, self.cluster.zk, src, msg)
+        self.cluster.run_controller(self, "alter_partition", (src, msg))
 
     def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
         for topic, partition, err, _leader, leader_epoch, isr, version in msg.partitions:
@@ -502,6 +751,28 @@ class Broker:
         self.trace("offset_commit", detail=f"group {msg.group_id}: {list(msg.offsets)}")
         self.send(src, OffsetCommitResponse(msg.correlation_id, E.NONE))
 
+    def _on_controlled_shutdown(self, src, msg: ControlledShutdownRequest) -> None:
+        if self.controller is None:
+            self.send(src, ControlledShutdownResponse("NOT_CONTROLLER"))
+            return
+        self.cluster.run_controller(self, "controlled_shutdown", (src, msg.broker_id))
+
+    def _on_controlled_shutdown_response(self, src, msg: ControlledShutdownResponse) -> None:
+        if self.state != SHUTTING_DOWN:
+            return
+        self.trace("controlled_shutdown", detail=f"controller answered {msg.error}, "
+                   f"{len(msg.remaining_partitions)} partition(s) still led here")
+        self.shutdown_cleanly()
+
+    def _on_zk_ping_response(self, src, msg: ZkPingResponse) -> None:
+        if msg.alive or msg.session_id != self.session_id:
+            return
+        # the session expired (paused or cut off from ZooKeeper for too long): re-register
+        self.trace("zk_session_expired", detail=f"session {msg.session_id} expired")
+        self.resign_controller("ZooKeeper session expired")
+        self._register()
+        self.cluster.on_broker_registered(self)
+
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""
 
@@ -514,6 +785,9 @@ _HANDLERS = {
     OffsetsForLeaderEpochRequest: Broker._on_offsets_for_leader_epoch,
     LeaderAndIsrRequest: Broker._on_leader_and_isr,
     LeaderAndIsrResponse: Broker._ignore,
+    ControlledShutdownRequest: Broker._on_controlled_shutdown,
+    ControlledShutdownResponse: Broker._on_controlled_shutdown_response,
+    ZkPingResponse: Broker._on_zk_ping_response,
     UpdateMetadataRequest: Broker._on_update_metadata,
     StopReplicaRequest: Broker._on_stop_replica,
     AlterPartitionRequest: Broker._on_alter_partition,

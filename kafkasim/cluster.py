@@ -26,8 +26,10 @@ from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
-from kafkasim.protocol.zookeeper import NodeExists
 from kafkasim.trace import Trace
+
+
+ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
 
 
 class ClusterError(ValueError):
@@ -71,7 +73,8 @@ class Cluster:
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
                  latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
-                 trace_messages: bool = True, per_partition_metrics: bool = True) -> None:
+                 trace_messages: bool = True, per_partition_metrics: bool = True,
+                 log_dirs: str | None = None) -> None:
         if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
             raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
         ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
@@ -102,6 +105,7 @@ class Cluster:
         self.partition_counts: dict[str, int] = {}
         self.group_offsets: dict[tuple[str, str, int], int] = {}
         self.clients: dict[str, object] = {}
+        self.last_election_results: dict = {}
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner heaps, so they cost
         # no engine event unless they fire (Kafka's purgatories use a timing wheel likewise)
@@ -114,7 +118,8 @@ class Cluster:
             cfg["broker.id"] = b
             if b in racks:
                 cfg["broker.rack"] = racks[b]
-            self.brokers[b] = Broker(self, b, racks.get(b), cfg)
+            self.brokers[b] = Broker(self, b, racks.get(b), cfg,
+                                     None if log_dirs is None else f"{log_dirs}/broker-{b}")
         e = self.engine
         e.on("deliver", self._deliver)
         e.on("broker_timer", self._broker_timer)
@@ -123,6 +128,8 @@ class Cluster:
         e.on("metrics_sample", self._metrics_sample)
         e.on("call", self._call)
         e.on("timeouts", self._fire_timeouts)
+        e.on("zk_session_check", self._zk_session_check)
+        e.on("try_controller", self._try_become_controller)
         for b in ids:
             self.brokers[b].start()
         e.schedule(0, "metrics_sample")
@@ -206,6 +213,7 @@ class Cluster:
                 net.stats["dropped"] += 1
                 self.record("drop", dst, "", -1, (env.msg.type_name, env.src, env.msg_id,
                                                   "destination process gone"))
+                self._notify_disconnect(env)
                 return
             if broker.paused_until > self.engine.now:
                 self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
@@ -221,10 +229,23 @@ class Cluster:
                                     (env.msg.type_name, env.src, env.msg_id)))
         if broker is not None:
             broker.on_message(env.src, env.msg)
+        elif dst == ZOOKEEPER:
+            self._zk_request(env)
         else:
             client = self.clients.get(dst)
             if client is not None:
                 client.on_message(env.src, env.msg)
+
+    def _notify_disconnect(self, env) -> None:
+        """The destination process died: the sender's connection is reset, so its client fails
+        the in-flight request at once (NetworkClient sees the disconnect)."""
+        src = env.src
+        sender = self.brokers.get(src) if isinstance(src, int) else self.clients.get(src)
+        if sender is None or (isinstance(src, int) and not sender.is_running):
+            return
+        handler = getattr(sender, "on_disconnect", None)
+        if handler is not None:
+            handler(env.dst, env.msg)
 
     def _broker_timer(self, broker_id: int, incarnation: int, name: str, args: tuple) -> None:
         b = self.brokers[broker_id]
@@ -299,51 +320,112 @@ class Cluster:
         return b if b is not None and b.controller is not None and b.is_running else None
 
     def on_broker_registered(self, broker: Broker) -> None:
-        """A broker registered: it becomes controller if there is none (KafkaController.elect),
-        otherwise the controller's BrokerChange watch fires."""
-        zk = self.zk
-        if not zk.exists("/controller"):
-            epoch_node = zk.get("/controller_epoch")
-            epoch = (int(epoch_node.data) if epoch_node else 0) + 1
-            try:
-                zk.create("/controller", json.dumps(
-                    {"version": 1, "brokerid": broker.id, "timestamp": str(self.engine.now)},
-                    separators=(",", ":")), ephemeral_owner=broker.session_id)
-            except NodeExists:
-                pass
-            else:
-                if epoch_node is None:
-                    zk.create("/controller_epoch", str(epoch))
-                else:
-                    zk.set("/controller_epoch", str(epoch))
-                broker.become_controller(epoch)
-                return
+        """A broker (re)registered in ZooKeeper: it tries to become controller when there is
+        none (KafkaController.elect); otherwise the controller's BrokerChange watch fires."""
+        if not self.zk.exists("/controller"):
+            self._try_become_controller(broker.id)
         self.engine.schedule(0, "controller_event", "broker_change", ())
+
+    def _try_become_controller(self, broker_id: int) -> None:
+        """Create the ephemeral /controller and bump /controller_epoch; the first one wins."""
+        b = self.brokers[broker_id]
+        zk = self.zk
+        if zk.exists("/controller") or b.state != RUNNING or not zk.session_alive(b.session_id) \
+                or not self.network.can_reach(broker_id, ZOOKEEPER):
+            return
+        if b.paused_until > self.engine.now:
+            self.engine.schedule_at(b.paused_until, "try_controller", broker_id)
+            return
+        epoch_node = zk.get("/controller_epoch")
+        epoch = (int(epoch_node.data) if epoch_node else 0) + 1
+        zk.create("/controller", json.dumps(
+            {"version": 1, "brokerid": broker_id, "timestamp": str(self.engine.now)},
+            separators=(",", ":")), ephemeral_owner=b.session_id)
+        if epoch_node is None:
+            zk.create("/controller_epoch", str(epoch))
+        else:
+            zk.set("/controller_epoch", str(epoch))
+        b.become_controller(epoch)
 
     def _controller_event(self, name: str, args: tuple) -> None:
         ctl = self.controller_broker()
         if ctl is None:
-            return
+            return  # no active controller: the next one reads everything at failover
         if ctl.paused_until > self.engine.now:
             self.engine.schedule_at(ctl.paused_until, "controller_event", name, args)
             return
-        c = ctl.controller
-        if name == "broker_change":
-            live = sorted(int(b) for b in self.zk.children("/brokers/ids"))
-            new = [b for b in live if b not in c.context.live_brokers]
-            c.context.live_brokers = live
-            c.send_update_metadata(ctl, list(c.context.states))
-            tps = [tp for tp, reps in c.context.assignments.items()
-                   if any(b in reps for b in new)]
-            if tps:
-                c._send_leader_and_isr(ctl, tps)
-        elif name == "topic_change":
-            c.on_new_topic(ctl, self.zk, args[0])
-        elif name == "isr_change":
-            c.on_isr_change_notification(ctl, self.zk, args[0])
+        self.run_controller(ctl, name, args)
+
+    def run_controller(self, broker: Broker, name: str, args: tuple) -> None:
+        """Run one controller operation on ``broker``'s controller, fenced by its epoch."""
+        from kafkasim.protocol.controller import ControllerMovedError
+
+        c = broker.controller
+        if c is None:
+            return
+        if not self.network.can_reach(broker.id, ZOOKEEPER):
+            # ZooKeeper unreachable: the operation waits for the connection to come back
+            self.engine.schedule(1000, "controller_event", name, args)
+            return
+        zk = self.zk
+        try:
+            if name == "broker_change":
+                c.on_broker_change(broker, zk)
+            elif name == "topic_change":
+                c.on_new_topic(broker, zk, args[0])
+            elif name == "isr_change":
+                c.on_isr_change_notification(broker, zk, args[0])
+            elif name == "alter_partition":
+                c.process_alter_partition(broker, zk, *args)
+            elif name == "controlled_shutdown":
+                c.controlled_shutdown(broker, zk, *args)
+            elif name == "auto_rebalance":
+                c.auto_rebalance(broker, zk)
+            elif name == "elect":
+                self.last_election_results = c.elect_leaders(broker, zk, *args)
+            else:
+                raise ValueError(f"unknown controller operation {name!r}")
+        except ControllerMovedError as exc:
+            broker.resign_controller(str(exc))
 
     def notify_isr_change(self, tps) -> None:
         self.engine.schedule(0, "controller_event", "isr_change", (tuple(tps),))
+
+    # -- ZooKeeper sessions -------------------------------------------------------------------
+    def _zk_request(self, env) -> None:
+        from kafkasim.protocol.messages import ZkPing, ZkPingResponse
+
+        msg = env.msg
+        if isinstance(msg, ZkPing):
+            alive = self.zk.touch(msg.session_id, self.engine.now)
+            if alive:
+                self.watch_session(msg.session_id)
+            self.send(ZOOKEEPER, env.src, ZkPingResponse(msg.session_id, alive))
+
+    def watch_session(self, session_id: int) -> None:
+        s = self.zk.sessions.get(session_id)
+        if s is not None:
+            self.engine.schedule(s.timeout_ms, "zk_session_check", session_id, s.last_heard_ms)
+
+    def _zk_session_check(self, session_id: int, heard_ms: int) -> None:
+        s = self.zk.sessions.get(session_id)
+        if s is None or s.last_heard_ms != heard_ms:
+            return
+        self.record("zk_session_expired", ZOOKEEPER, "", -1,
+                    f"session {session_id} of broker {s.owner} not heard from for "
+                    f"{self.engine.now - heard_ms} ms (zookeeper.session.timeout.ms)")
+        self.close_session(session_id)
+
+    def close_session(self, session_id: int) -> None:
+        """Expire or close a session: its ephemeral znodes vanish and the watches fire."""
+        gone = self.zk.close_session(session_id)
+        if any(p.startswith("/brokers/ids/") for p in gone):
+            self.engine.schedule(1, "controller_event", "broker_change", ())
+        if "/controller" in gone:
+            self.record("controller", ZOOKEEPER, "", -1, "/controller deleted: re-election")
+            for bid in sorted(self.brokers):
+                delay = 1 + int(self.engine.rng.random() * (self.network.jitter_ms + 1))
+                self.engine.schedule(delay, "try_controller", bid)
 
     # -- topics and configs -------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
@@ -720,6 +802,74 @@ class Cluster:
 
     def undrop(self) -> None:
         self.network.drops = []
+
+    # -- broker failures ------------------------------------------------------------------------
+    def crash(self, broker: int) -> None:
+        """kill -9 a broker: in-memory state is lost, the log dir (and page cache) survives; its
+        ZooKeeper session expires after zookeeper.session.timeout.ms."""
+        b = self._broker(broker)
+        if b.state == "stopped":
+            raise ClusterError(f"broker {broker} is not running")
+        b.crash()
+
+    def power_loss(self, broker: int) -> None:
+        """Pull the plug: like a crash, and every log loses its unflushed suffix."""
+        self._broker(broker).power_loss()
+
+    def shutdown(self, broker: int) -> None:
+        """Clean, controlled shutdown: leadership moves away first, then the process stops."""
+        b = self._broker(broker)
+        if b.state != RUNNING:
+            raise ClusterError(f"broker {broker} is not running")
+        b.begin_controlled_shutdown()
+
+    def start(self, broker: int) -> None:
+        """Start a stopped broker: it recovers its logs from the checkpoint files."""
+        b = self._broker(broker)
+        if b.state != "stopped":
+            raise ClusterError(f"broker {broker} is already running")
+        b.start()
+
+    def restart(self, broker: int, clean: bool = False, wait_ms: int = 0) -> None:
+        """Crash (or shut down cleanly) and start again after ``wait_ms``."""
+        b = self._broker(broker)
+        if clean:
+            self.shutdown(broker)
+            self.run_until(lambda c: b.state == "stopped", 60000)
+        elif b.state != "stopped":
+            b.crash()
+        if wait_ms:
+            self.run(wait_ms)
+        b.start()
+
+    def expire_session(self, broker: int) -> None:
+        """Expire a broker's ZooKeeper session now (as if it had been silent too long)."""
+        b = self._broker(broker)
+        if not self.zk.session_alive(b.session_id):
+            raise ClusterError(f"broker {broker} has no live ZooKeeper session")
+        self.record("zk_session_expired", ZOOKEEPER, "", -1,
+                    f"session {b.session_id} of broker {broker} expired by request")
+        self.close_session(b.session_id)
+
+    def elect(self, topic: str, partitions: list[int] | None = None,
+              election_type: str = "preferred") -> dict:
+        """``kafka-leader-election --election-type preferred|unclean``: ask the controller."""
+        if election_type not in ("preferred", "unclean"):
+            raise ClusterError(f"election type must be 'preferred' or 'unclean', got "
+                               f"{election_type!r}")
+        parts = list(range(self.partition_count(topic))) if partitions is None else partitions
+        for p in parts:
+            self.check_partition(topic, p)
+        ctl = self.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to run the election")
+        self.last_election_results = {}
+        self.run_controller(ctl, "elect", ([(topic, p) for p in parts], election_type))
+        return dict(self.last_election_results)
+
+    def controller_id(self) -> int:
+        b = self.controller_broker()
+        return b.id if b is not None else -1
 
     # -- state as data ------------------------------------------------------------------------
     def snapshot(self) -> bytes:

@@ -57,12 +57,18 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "describe": (set(), {"topic", "under_replicated_partitions", "unavailable_partitions",
                          "under_min_isr_partitions", "at_min_isr_partitions", "label"}),
     "snapshot": ({"label"}, set()),
+    "crash": ({"broker"}, set()),
+    "power_loss": ({"broker"}, set()),
+    "shutdown": ({"broker"}, {"wait", "timeout_ms"}),
+    "start": ({"broker"}, set()),
+    "restart": ({"broker"}, {"clean", "down_ms"}),
+    "expire_session": ({"broker"}, set()),
+    "elect": ({"topic"}, {"partitions", "type"}),
 }
-# planned with the failure-handling issue; named so the error can say so
-NOT_YET = {"crash", "restart", "start", "shutdown", "power_loss", "expire_session", "elect"}
 
 CONDITIONS = {"hw", "leo", "isr", "leader", "acked", "failed", "consumed", "time_ms",
-              "under_replicated", "isr_shrinks", "isr_expands"}
+              "under_replicated", "isr_shrinks", "isr_expands", "controller", "broker",
+              "lost_acked", "leader_epoch", "unclean_elections", "log"}
 
 
 @dataclass
@@ -157,9 +163,6 @@ class Scenario:
             if not isinstance(st, dict) or "do" not in st:
                 raise self._fail("every step needs a 'do' key naming its action", i)
             action = st["do"]
-            if action in NOT_YET:
-                raise self._fail(f"action '{action}' (broker failures) is not supported by this "
-                                 "version of kafkasim yet", i)
             if action not in ACTIONS:
                 close = difflib.get_close_matches(str(action), sorted(ACTIONS), n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -407,6 +410,40 @@ class ScenarioRun:
                              "text": json.dumps(partition_report(self.cluster))})
         return f"snapshot '{st['label']}'"
 
+    def _do_crash(self, i: int, st: dict) -> str:
+        self.cluster.crash(st["broker"])
+        return f"broker {st['broker']} crashed"
+
+    def _do_power_loss(self, i: int, st: dict) -> str:
+        self.cluster.power_loss(st["broker"])
+        return f"broker {st['broker']} lost power"
+
+    def _do_shutdown(self, i: int, st: dict) -> str:
+        c = self.cluster
+        c.shutdown(st["broker"])
+        if st.get("wait", True):
+            b = c.brokers[st["broker"]]
+            if not c.run_until(lambda cl: b.state == "stopped", st.get("timeout_ms", 60000)):
+                raise self._fail(f"broker {st['broker']} did not finish shutting down", i)
+        return f"broker {st['broker']} shut down cleanly"
+
+    def _do_start(self, i: int, st: dict) -> str:
+        self.cluster.start(st["broker"])
+        return f"broker {st['broker']} started"
+
+    def _do_restart(self, i: int, st: dict) -> str:
+        self.cluster.restart(st["broker"], clean=st.get("clean", False),
+                             wait_ms=st.get("down_ms", 0))
+        return f"broker {st['broker']} restarted"
+
+    def _do_expire_session(self, i: int, st: dict) -> str:
+        self.cluster.expire_session(st["broker"])
+        return f"broker {st['broker']}'s ZooKeeper session expired"
+
+    def _do_elect(self, i: int, st: dict) -> str:
+        res = self.cluster.elect(st["topic"], st.get("partitions"), st.get("type", "preferred"))
+        return f"{st.get('type', 'preferred')} election: {res}"
+
     # -- conditions -------------------------------------------------------------------------
     def _holds(self, cond: dict, i: int) -> tuple[bool, Any]:
         """Evaluate every clause of a condition table; returns (all hold, actual values)."""
@@ -461,6 +498,41 @@ class ScenarioRun:
                         if "broker" not in spec or b.id == spec["broker"])
                 actual[key] = n
                 ok &= _compare(n, spec)
+            elif key == "controller":
+                cid = c.controller_id()
+                actual["controller"] = cid
+                if "is" in spec:
+                    ok &= cid == spec["is"]
+                if "not" in spec:
+                    ok &= cid != spec["not"]
+                if spec.get("none"):
+                    ok &= cid < 0
+            elif key == "broker":
+                b = c.brokers[spec["id"]]
+                actual["broker"] = b.state
+                ok &= b.state == spec["state"]
+            elif key == "lost_acked":
+                n = len(lost_acked(c, self.producers.values()))
+                actual["lost_acked"] = n
+                ok &= _compare(n, spec)
+            elif key == "leader_epoch":
+                e = c.partition_state(spec["topic"], spec.get("partition", 0))["leader_epoch"]
+                actual["leader_epoch"] = e
+                ok &= _compare(e, spec)
+            elif key == "unclean_elections":
+                n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in c.brokers.values())
+                actual["unclean_elections"] = n
+                ok &= _compare(n, spec)
+            elif key == "log":
+                vals = [v for _o, _e, v in c.log_records(spec["broker"], spec["topic"],
+                                                         spec.get("partition", 0))]
+                actual["log"] = vals
+                if "equals" in spec:
+                    ok &= vals == spec["equals"]
+                if "contains" in spec:
+                    ok &= all(v in vals for v in _as_list(spec["contains"]))
+                if "excludes" in spec:
+                    ok &= all(v not in vals for v in _as_list(spec["excludes"]))
             elif key == "under_replicated":
                 n = c.describe(under_replicated_partitions=True).count("\n")
                 actual["under_replicated"] = n

@@ -229,6 +229,15 @@ class Rules:
         ref="KIP-207 / KAFKA-2334",
         doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
     )
+    # KIP-380 / KAFKA-7235 (2.2.0): brokers register with a broker epoch (the znode's czxid) and
+    # the controller treats a re-registration with a new epoch as a failure followed by a startup
+    # (KafkaController.processBrokerChange "bounced brokers"). Before, only ids that appeared or
+    # vanished were noticed, so a fast restart was seen as a startup at most.
+    controller_detects_bounced_brokers: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a restarted broker (new broker epoch) is handled as failed, then started",
+    )
     # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
     fetch_from_follower: bool = _rule(
         since="2.4",

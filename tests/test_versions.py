@@ -164,6 +164,7 @@ SINCE = [
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     ("isr_expand_requires_epoch_start_offset", "2.1", "2.0"),
     ("list_offsets_offset_not_available", "2.2", "2.1"),
+    ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("fetch_from_follower", "2.4", "2.3"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),

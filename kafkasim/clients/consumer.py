@@ -200,6 +200,14 @@ class Consumer:
         hw = self.last_hw.get((topic, partition))
         return None if pos is None or hw is None else hw - pos
 
+    def on_disconnect(self, dst, msg) -> None:
+        """The broker died: the request fails now; leaders are looked up again next poll."""
+        if self.pending.pop(getattr(msg, "correlation_id", -1), None) is None:
+            return
+        if isinstance(msg, FetchRequest):
+            for fp in msg.partitions:
+                self.leaders[(fp.topic, fp.partition)] = -1
+
     # -- responses --------------------------------------------------------------------------
     def on_timer(self, name: str, args: tuple) -> None:
         """Consumers are driven synchronously by poll(); they have no timers."""

@@ -176,6 +176,21 @@ class Producer:
         elif isinstance(msg, MetadataResponse):
             self._on_metadata(msg)
 
+    def on_disconnect(self, dst, msg) -> None:
+        """The broker a request went to died: fail it now and retry elsewhere."""
+        if isinstance(msg, ProduceRequest):
+            entry = self._release(msg.correlation_id)
+            if entry is None:
+                return
+            for b in entry[1]:
+                self.leaders[b.tp] = -1
+                self._retry_or_fail(b, E.NETWORK_EXCEPTION)
+            self._refresh_metadata()
+            self._run_sender()
+        elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata_in_flight:
+            self.metadata_in_flight = -1
+            self._refresh_metadata()
+
     # -- metadata ---------------------------------------------------------------------------
     def _refresh_metadata(self) -> None:
         if self.metadata_in_flight >= 0:

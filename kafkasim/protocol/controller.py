@@ -1,19 +1,23 @@
-"""``KafkaController`` in ZooKeeper mode: topic creation, leader/ISR state, AlterPartition.
+"""``KafkaController`` in ZooKeeper mode: partition state, elections, AlterPartition, shutdown.
 
-The controller runs inside one broker (``ctx``). It owns the partition state znodes and tells
-brokers what to do with LeaderAndIsr and UpdateMetadata requests (fact sheet §7a). This module
-holds the logic; the broker layer delivers its messages.
+The controller runs inside one broker (``ctx``). It owns the partition state znodes
+(``/brokers/topics/<t>/partitions/<p>/state``) and tells brokers what to do with LeaderAndIsr and
+UpdateMetadata requests (fact sheet §7a, §8). Elections follow PartitionStateMachine's strategies:
+offline (first live ISR replica in assignment order, else unclean if the topic allows it),
+controlled shutdown, preferred. Every leader change writes ``leader_epoch + 1``; removing a dead
+replica from an ISR also bumps the epoch, but never empties the ISR. Writes are fenced by the
+controller epoch: a controller that lost ``/controller`` can no longer change anything.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
+    ControlledShutdownResponse,
     LeaderAndIsrRequest,
     PartitionState,
     UpdateMetadataRequest,
@@ -26,11 +30,17 @@ from kafkasim.protocol.zookeeper import (
 )
 
 
+class ControllerMovedError(RuntimeError):
+    """Kafka's ControllerMovedException: another broker holds a newer controller epoch."""
+
+
 @dataclass(slots=True)
 class ControllerContext:
     """The controller's cache of cluster state (kafka.controller.ControllerContext)."""
 
     live_brokers: list[int] = field(default_factory=list)
+    broker_epochs: dict[int, int] = field(default_factory=dict)
+    shutting_down: list[int] = field(default_factory=list)
     assignments: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
     # tp -> (leader, leader epoch, isr, zk version)
     states: dict[tuple[str, int], tuple[int, int, tuple[int, ...], int]] = field(
@@ -38,26 +48,55 @@ class ControllerContext:
 
 
 class KafkaController:
-    __slots__ = ("broker_id", "controller_epoch", "context")
+    __slots__ = ("broker_id", "controller_epoch", "context", "active")
 
     def __init__(self, broker_id: int, controller_epoch: int) -> None:
         self.broker_id = broker_id
         self.controller_epoch = controller_epoch
         self.context = ControllerContext()
+        self.active = True
 
-    # -- helpers ----------------------------------------------------------------------------
+    # -- ZooKeeper access, fenced by the controller epoch ----------------------------------------
+    def _check_epoch(self, zk: ZooKeeper) -> None:
+        node = zk.get("/controller_epoch")
+        if node is None or int(node.data) != self.controller_epoch:
+            raise ControllerMovedError(
+                f"controller epoch {self.controller_epoch} is stale (ZooKeeper has "
+                f"{node.data if node else 'none'})")
+
+    def _refresh(self, zk: ZooKeeper, tp) -> tuple[int, int, tuple[int, ...], int]:
+        node = zk.get(partition_state_path(*tp))
+        if node is None:
+            return self.context.states[tp]
+        d = node.json()
+        st = (d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version)
+        self.context.states[tp] = st
+        return st
+
+    def _write(self, ctx, zk: ZooKeeper, tp, leader: int, epoch: int, isr) -> None:
+        self._check_epoch(zk)
+        path = partition_state_path(*tp)
+        data = partition_state_json(leader, epoch, isr, self.controller_epoch)
+        try:
+            version = zk.set(path, data, self.context.states[tp][3])
+        except BadVersion:
+            # a leader changed the ISR meanwhile (pre-2.7 path): re-read and write over it
+            version = zk.set(path, data, zk.get(path).version)
+        self.context.states[tp] = (leader, epoch, tuple(isr), version)
+
+    # -- requests to brokers -------------------------------------------------------------------
     def _state(self, tp) -> PartitionState:
         leader, epoch, isr, version = self.context.states[tp]
         return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
                               self.context.assignments[tp])
 
-    def _send_leader_and_isr(self, ctx, tps) -> None:
+    def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
         by_broker: dict[int, list[PartitionState]] = {}
         for tp in tps:
             st = self._state(tp)
             for b in st.replicas:
-                if b in self.context.live_brokers:
+                if b in self.context.live_brokers and (only is None or b in only):
                     by_broker.setdefault(b, []).append(st)
         for b in sorted(by_broker):
             ctx.send(b, LeaderAndIsrRequest(self.broker_id, self.controller_epoch,
@@ -70,31 +109,219 @@ class KafkaController:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers)))
 
+    def _propagate(self, ctx, changed) -> None:
+        if changed:
+            self.send_leader_and_isr(ctx, changed)
+        self.send_update_metadata(ctx, list(self.context.states) if not changed else changed)
+
     # -- failover ---------------------------------------------------------------------------
     def on_controller_failover(self, ctx, zk: ZooKeeper) -> None:
-        """Read everything from ZooKeeper, then tell every broker the current state."""
+        """onControllerFailover: read ZooKeeper, handle brokers that died meanwhile, resend."""
         cc = self.context
         cc.live_brokers = sorted(int(b) for b in zk.children("/brokers/ids"))
+        cc.broker_epochs = {b: zk.get(f"/brokers/ids/{b}").czxid for b in cc.live_brokers}
         cc.assignments.clear()
         cc.states.clear()
         for topic in zk.children("/brokers/topics"):
-            assignment = json.loads(zk.get(f"/brokers/topics/{topic}").data)["partitions"]
+            assignment = zk.get(f"/brokers/topics/{topic}").json()["partitions"]
             for p in sorted(assignment, key=int):
                 tp = (topic, int(p))
                 cc.assignments[tp] = tuple(assignment[p])
-                node = zk.get(partition_state_path(topic, int(p)))
-                if node is not None:
-                    d = json.loads(node.data)
-                    cc.states[tp] = (d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version)
+                if zk.exists(partition_state_path(topic, int(p))):
+                    self._refresh(zk, tp)
         tps = list(cc.states)
         self.send_update_metadata(ctx, tps)
         if tps:
-            self._send_leader_and_isr(ctx, tps)
+            self.send_leader_and_isr(ctx, tps)
+        # partitions led by brokers that are gone, or offline: elect now
+        changed = self._handle_dead_and_offline(ctx, zk, [])
+        if changed:
+            self._propagate(ctx, changed)
+        if ctx.config["auto.leader.rebalance.enable"]:
+            ctx.schedule_timer(5000, "controller_timer", self.controller_epoch, "auto_rebalance")
+
+    def on_resignation(self) -> None:
+        self.active = False
+
+    # -- broker changes ----------------------------------------------------------------------
+    def on_broker_change(self, ctx, zk: ZooKeeper) -> None:
+        """BrokerChange watch: onBrokerStartup for new (or bounced) brokers, onBrokerFailure for
+        the ones whose /brokers/ids znode vanished."""
+        cc = self.context
+        now_live = sorted(int(b) for b in zk.children("/brokers/ids"))
+        epochs = {b: zk.get(f"/brokers/ids/{b}").czxid for b in now_live}
+        dead = [b for b in cc.live_brokers if b not in now_live]
+        restarted = [b for b in now_live if b in cc.broker_epochs and b not in dead
+                     and cc.broker_epochs[b] != epochs[b]]
+        # before KIP-380 (2.2) a restarted broker was only seen as (re)started, not as failed
+        bounced = restarted if ctx.rules.controller_detects_bounced_brokers else []
+        new = [b for b in now_live if b not in cc.live_brokers] + restarted
+        if dead or bounced:
+            ctx.trace("controller", detail=f"brokers failed: {sorted(dead + bounced)}")
+            cc.live_brokers = [b for b in cc.live_brokers if b not in dead and b not in bounced]
+            cc.shutting_down = [b for b in cc.shutting_down if b in cc.live_brokers]
+            changed = self._handle_dead_and_offline(ctx, zk, dead + bounced)
+            self._propagate(ctx, changed)
+        if new:
+            ctx.trace("controller", detail=f"brokers started: {sorted(new)}")
+            cc.live_brokers = sorted({*cc.live_brokers, *new})
+            cc.broker_epochs = epochs
+            self.send_update_metadata(ctx, list(cc.states))
+            theirs = [tp for tp, reps in cc.assignments.items() if any(b in reps for b in new)]
+            if theirs:
+                self.send_leader_and_isr(ctx, theirs, only=new)
+            changed = self._handle_dead_and_offline(ctx, zk, [])
+            if changed:
+                self._propagate(ctx, changed)
+        cc.broker_epochs = epochs
+
+    def _handle_dead_and_offline(self, ctx, zk: ZooKeeper, dead: list[int]) -> list:
+        """Elect leaders for partitions without a live leader; drop dead replicas from ISRs."""
+        cc = self.context
+        changed = []
+        for tp in list(cc.assignments):
+            if tp not in cc.states:
+                continue
+            leader, epoch, isr, _v = self._refresh(zk, tp)
+            if leader < 0 or leader not in cc.live_brokers:
+                if self._elect(ctx, zk, tp, "offline"):
+                    changed.append(tp)
+            elif any(r in dead for r in isr):
+                new_isr = _remove_never_empty(isr, dead)
+                if new_isr != isr:
+                    self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
+                    ctx.trace("controller", tp[0], tp[1],
+                              f"removed dead {sorted(r for r in isr if r in dead)} from ISR: "
+                              f"{list(isr)} -> {list(new_isr)}, epoch {epoch + 1}")
+                    changed.append(tp)
+        return changed
+
+    # -- elections -------------------------------------------------------------------------------
+    def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> bool:
+        """Run one PartitionLeaderElectionStrategy; returns True if ZooKeeper changed."""
+        cc = self.context
+        leader, epoch, isr, _v = self.context.states[tp]
+        replicas = cc.assignments[tp]
+        live = cc.live_brokers
+        down = [r for r in replicas if r not in live]
+        if strategy in ("offline", "unclean"):
+            candidates = [r for r in replicas if r in isr and r in live]
+            if candidates:
+                new_leader = candidates[0]
+                new_isr = tuple(r for r in isr if r in live)
+                unclean = False
+            else:
+                allow = strategy == "unclean" or \
+                    ctx.topic_config(tp[0])["unclean.leader.election.enable"]
+                alive = [r for r in replicas if r in live]
+                if allow and alive:
+                    new_leader, new_isr, unclean = alive[0], (alive[0],), True
+                else:
+                    # stays offline: leader -1, the ISR keeps its last member
+                    new_isr = _remove_never_empty(isr, down)
+                    if leader == -1 and new_isr == isr:
+                        return False
+                    self._write(ctx, zk, tp, -1, epoch + 1, new_isr)
+                    ctx.trace("controller", tp[0], tp[1],
+                              f"no live in-sync replica and unclean election disabled: "
+                              f"offline (Leader: none, ISR {list(new_isr)}), epoch {epoch + 1}")
+                    return True
+        elif strategy == "preferred":
+            pref = replicas[0]
+            if pref == leader or pref not in live or pref not in isr:
+                return False
+            new_leader, new_isr, unclean = pref, isr, False
+        elif strategy == "controlled_shutdown":
+            sd = cc.shutting_down
+            candidates = [r for r in replicas if r in isr and r in live and r not in sd]
+            if not candidates:
+                return False
+            new_leader = candidates[0]
+            new_isr = tuple(r for r in isr if r not in sd)
+            unclean = False
+        else:
+            raise ValueError(f"unknown election strategy {strategy!r}")
+        self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+        if unclean:
+            ctx.meters["UncleanLeaderElectionsPerSec"] += 1
+        ctx.trace("controller", tp[0], tp[1],
+                  f"{'UNCLEAN ' if unclean else ''}{strategy} election: leader {leader} -> "
+                  f"{new_leader}, ISR {list(new_isr)}, epoch {epoch + 1}")
+        return True
+
+    def elect_leaders(self, ctx, zk: ZooKeeper, tps, election_type: str) -> dict:
+        """kafka-leader-election --election-type preferred|unclean (KIP-460)."""
+        results = {}
+        changed = []
+        for tp in tps:
+            if tp not in self.context.states:
+                results[tp] = E.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            self._refresh(zk, tp)
+            leader = self.context.states[tp][0]
+            if election_type == "unclean" and leader >= 0 and leader in self.context.live_brokers:
+                results[tp] = "ELECTION_NOT_NEEDED"
+                continue
+            if self._elect(ctx, zk, tp, election_type):
+                changed.append(tp)
+                results[tp] = E.NONE
+            else:
+                results[tp] = "ELECTION_NOT_NEEDED" if election_type == "preferred" and \
+                    self.context.assignments[tp][0] == leader else "PREFERRED_LEADER_NOT_AVAILABLE"
+        if changed:
+            self._propagate(ctx, changed)
+        return results
+
+    def auto_rebalance(self, ctx, zk: ZooKeeper) -> None:
+        """checkAndTriggerAutoLeaderRebalance: per preferred broker, imbalance > percentage."""
+        cc = self.context
+        pct = ctx.config["leader.imbalance.per.broker.percentage"]
+        by_pref: dict[int, list] = {}
+        for tp, reps in cc.assignments.items():
+            by_pref.setdefault(reps[0], []).append(tp)
+        todo = []
+        for b in sorted(by_pref):
+            tps = by_pref[b]
+            not_led = [tp for tp in tps if cc.states.get(tp, (-1,))[0] != b]
+            if tps and len(not_led) / len(tps) > pct / 100.0:
+                todo += [tp for tp in not_led if b in cc.live_brokers
+                         and b in cc.states[tp][2]]
+        if todo:
+            ctx.trace("controller", detail=f"auto leader rebalance: {len(todo)} partition(s)")
+            self.elect_leaders(ctx, zk, todo, "preferred")
+
+    # -- controlled shutdown ---------------------------------------------------------------------
+    def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int) -> None:
+        cc = self.context
+        if broker_id not in cc.live_brokers:
+            ctx.send(src, ControlledShutdownResponse("BROKER_NOT_AVAILABLE"))
+            return
+        if broker_id not in cc.shutting_down:
+            cc.shutting_down.append(broker_id)
+        changed = []
+        remaining = []
+        for tp, reps in cc.assignments.items():
+            if broker_id not in reps or tp not in cc.states:
+                continue
+            leader, epoch, isr, _v = self._refresh(zk, tp)
+            if leader == broker_id:
+                if len(reps) > 1 and self._elect(ctx, zk, tp, "controlled_shutdown"):
+                    changed.append(tp)
+                else:
+                    remaining.append(tp)
+            elif broker_id in isr:
+                new_isr = _remove_never_empty(isr, [broker_id])
+                if new_isr != isr:
+                    self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
+                    changed.append(tp)
+        self._propagate(ctx, changed)
+        ctx.send(src, ControlledShutdownResponse(E.NONE, tuple(remaining)))
 
     # -- topics -----------------------------------------------------------------------------
     def on_new_topic(self, ctx, zk: ZooKeeper, topic: str) -> None:
         """initializeLeaderAndIsrForPartitions: first live replica leads, ISR = live replicas."""
-        assignment = json.loads(zk.get(f"/brokers/topics/{topic}").data)["partitions"]
+        self._check_epoch(zk)
+        assignment = zk.get(f"/brokers/topics/{topic}").json()["partitions"]
         cc = self.context
         new = []
         for p in sorted(assignment, key=int):
@@ -115,7 +342,7 @@ class KafkaController:
             new.append(tp)
             ctx.trace("controller", topic, int(p),
                       f"new partition: leader {leader}, ISR {list(isr)}, epoch 0")
-        self._send_leader_and_isr(ctx, new)
+        self.send_leader_and_isr(ctx, new)
         self.send_update_metadata(ctx, new)
 
     # -- AlterPartition (KIP-497) ---------------------------------------------------------------
@@ -124,9 +351,13 @@ class KafkaController:
         """KafkaController.processAlterIsr: validate epochs, write ZK, answer, UpdateMetadata."""
         results = []
         changed = []
+        cc = self.context
+        if cc.broker_epochs.get(req.broker_id, req.broker_epoch) != req.broker_epoch:
+            ctx.send(src, AlterPartitionResponse("STALE_BROKER_EPOCH", ()))
+            return
         for topic, partition, leader_epoch, new_isr, partition_epoch in req.partitions:
             tp = (topic, partition)
-            cur = self.context.states.get(tp)
+            cur = cc.states.get(tp)
             if cur is None:
                 results.append((topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), -1))
                 continue
@@ -142,16 +373,9 @@ class KafkaController:
             if err != E.NONE:
                 results.append((topic, partition, err, leader, epoch, isr, version))
                 continue
-            try:
-                new_version = zk.set(partition_state_path(topic, partition),
-                                     partition_state_json(leader, epoch, new_isr,
-                                                          self.controller_epoch), version)
-            except BadVersion:
-                results.append((topic, partition, E.INVALID_UPDATE_VERSION, leader, epoch, isr,
-                                version))
-                continue
             # the leader epoch is NOT bumped by an AlterPartition, only the zkVersion
-            self.context.states[tp] = (leader, epoch, tuple(new_isr), new_version)
+            self._write(ctx, zk, tp, leader, epoch, tuple(new_isr))
+            new_version = cc.states[tp][3]
             results.append((topic, partition, E.NONE, leader, epoch, tuple(new_isr), new_version))
             changed.append(tp)
             ctx.trace("controller", topic, partition,
@@ -163,9 +387,16 @@ class KafkaController:
     def on_isr_change_notification(self, ctx, zk: ZooKeeper, tps) -> None:
         """Pre-2.7: a leader wrote ZK itself; reload those states and propagate them."""
         for tp in tps:
-            node = zk.get(partition_state_path(*tp))
-            if node is not None:
-                d = json.loads(node.data)
-                self.context.states[tp] = (d["leader"], d["leader_epoch"], tuple(d["isr"]),
-                                           node.version)
-        self.send_update_metadata(ctx, list(tps))
+            if tp in self.context.assignments:
+                self._refresh(zk, tp)
+        self.send_update_metadata(ctx, [tp for tp in tps if tp in self.context.states])
+
+
+def _remove_never_empty(isr: tuple[int, ...], gone) -> tuple[int, ...]:
+    """Remove replicas one by one, but never the last one (ReplicaStateMachine)."""
+    out = list(isr)
+    for r in isr:
+        if r in gone and len(out) > 1:
+            out.remove(r)
+    return tuple(out)
+

@@ -160,6 +160,30 @@ class AlterPartitionResponse(Message):
     partitions: tuple[tuple[str, int, str, int, int, tuple[int, ...], int], ...]
 
 
+@dataclass(slots=True)
+class ControlledShutdownRequest(Message):
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(slots=True)
+class ControlledShutdownResponse(Message):
+    error: str
+    remaining_partitions: tuple[tuple[str, int], ...] = ()
+
+
+# --- ZooKeeper session keep-alive ---------------------------------------------------------------
+@dataclass(slots=True)
+class ZkPing(Message):
+    session_id: int
+
+
+@dataclass(slots=True)
+class ZkPingResponse(Message):
+    session_id: int
+    alive: bool
+
+
 # --- Clients -----------------------------------------------------------------------------------
 @dataclass(slots=True)
 class MetadataRequest(Message):

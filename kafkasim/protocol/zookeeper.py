@@ -34,18 +34,41 @@ class Znode:
         return self.parsed
 
 
+@dataclass(slots=True)
+class Session:
+    """A client session: alive while the client is heard from within its timeout."""
+
+    session_id: int
+    owner: int            # broker id
+    timeout_ms: int
+    last_heard_ms: int
+
+
 class ZooKeeper:
-    __slots__ = ("znodes", "zxid", "next_session_id")
+    __slots__ = ("znodes", "zxid", "next_session_id", "sessions")
 
     def __init__(self) -> None:
         self.znodes: dict[str, Znode] = {}
         self.zxid = 0
         self.next_session_id = 1
+        self.sessions: dict[int, Session] = {}
 
-    def new_session(self) -> int:
+    def new_session(self, owner: int = -1, timeout_ms: int = 18000, now: int = 0) -> int:
         sid = self.next_session_id
         self.next_session_id += 1
+        self.sessions[sid] = Session(sid, owner, timeout_ms, now)
         return sid
+
+    def session_alive(self, session_id: int) -> bool:
+        return session_id in self.sessions
+
+    def touch(self, session_id: int, now: int) -> bool:
+        """A ping from the session's client; False if the session already expired."""
+        s = self.sessions.get(session_id)
+        if s is None:
+            return False
+        s.last_heard_ms = now
+        return True
 
     def exists(self, path: str) -> bool:
         return path in self.znodes
@@ -86,6 +109,7 @@ class ZooKeeper:
 
     def close_session(self, session_id: int) -> list[str]:
         """Session expired or closed: its ephemeral nodes disappear. Returns their paths."""
+        self.sessions.pop(session_id, None)
         gone = sorted(p for p, n in self.znodes.items() if n.ephemeral_owner == session_id)
         for p in gone:
             del self.znodes[p]
