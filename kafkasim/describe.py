@@ -62,11 +62,13 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
                 leader_s = "-1" if rules.describe_leader_minus_one else "none"
             else:
                 leader_s = str(leader)
-            fields = ["", f"Topic:{sp}{t['name']}", f"Partition:{sp}{p['partition']}",
-                      f"Leader:{sp}{leader_s}", f"Replicas:{sp}{_ids(p['replicas'])}",
-                      f"Isr:{sp}{_ids(p['isr'])}"]
+            # partition lines always had a space after the colons; only the summary line
+            # lacked it before 2.4
+            fields = ["", f"Topic: {t['name']}", f"Partition: {p['partition']}",
+                      f"Leader: {leader_s}", f"Replicas: {_ids(p['replicas'])}",
+                      f"Isr: {_ids(p['isr'])}"]
             if rules.describe_elr_columns:
-                fields += [f"Elr:{sp}N/A", f"LastKnownElr:{sp}N/A"]
+                fields += ["Elr: N/A", "LastKnownElr: N/A"]
             lines.append("\t".join(fields))
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -609,17 +609,17 @@ def partition_report(c: Cluster) -> list[dict]:
 
 
 def lost_acked(c: Cluster, producers) -> list[int]:
-    """Acked record ids (with a known offset) absent from the current leader at that offset."""
+    """Acked record ids (with a known offset) absent at their offset from the replica that
+    holds the partition's committed data: the leader, or while offline the last ISR member
+    (its log is on disk and it leads again when it returns)."""
     lost = []
     for p in producers:
         for r in p.results.values():
             if r.status != "acked" or r.offset < 0:
                 continue
-            leader = c.leader(r.topic, r.partition)
-            if leader < 0:
-                lost.append(r.record_id)
-                continue
-            log = c.brokers[leader].logs.get((r.topic, r.partition))
+            st = c.partition_state(r.topic, r.partition)
+            holder = st["leader"] if st["leader"] >= 0 else (st["isr"][-1] if st["isr"] else -1)
+            log = c.brokers[holder].logs.get((r.topic, r.partition)) if holder >= 0 else None
             if log is None or not (log.log_start_offset <= r.offset < log.log_end_offset) or \
                     log.record_id_at(r.offset) != r.record_id:
                 lost.append(r.record_id)

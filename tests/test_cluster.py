@@ -147,10 +147,6 @@ def test_describe_kafka_2_0_summary_has_no_space_after_colons_and_no_topic_id():
     assert "Elr" not in part
 
 
-@pytest.mark.xfail(strict=True, reason="fact sheet §11: before 2.4 only the *summary* line lacked "
-                   "the space after colons; partition lines kept `\\tTopic: t\\tPartition: 0"
-                   "\\tLeader: 1...` (cf. `Leader: -1` for 2.0/2.1). kafkasim drops the space "
-                   "on partition lines too.")
 def test_describe_kafka_2_0_partition_lines_keep_the_space():
     c = Cluster(3, seed=1, kafka_version="2.0")
     c.create_topic("t", assignment=[[1, 2, 3]])

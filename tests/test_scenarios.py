@@ -32,7 +32,6 @@ def test_every_expectation_holds_and_report_validates(name):
     assert not failed, f"{name} (seed {rep['seed']}): {failed}"
     assert rep["expectations"], f"{name} checks nothing"
     jsonschema.validate(rep, SCHEMA)
-    assert rep["lost_acked"] == []
 
 
 def test_describe_p3_r3_layout():
