@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -330,6 +331,17 @@ class LabServer:
         assert url.startswith(
             f"http://127.0.0.1:{self.port}/lab/tree/notebooks/00-start-here.ipynb"
         )
+        # The URL is logged a moment before the socket accepts connections.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=5).close()
+                break
+            except OSError as err:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    log = "".join(self.log[-40:])
+                    raise AssertionError(f"JupyterLab is not listening:\n{log}") from err
+                time.sleep(0.2)
         return url.split("?token=")[1]
 
     def stop(self):
