@@ -21,9 +21,9 @@ from kafkasim.protocol.fetcher import (
 )
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
+    AlterPartitionResponse,
     ControlledShutdownRequest,
     ControlledShutdownResponse,
-    AlterPartitionResponse,
     FetchRequest,
     FetchResponse,
     LeaderAndIsrRequest,

@@ -28,7 +28,6 @@ from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
 from kafkasim.trace import Trace
 
-
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
 
 

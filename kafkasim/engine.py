@@ -8,12 +8,15 @@ itself holds only data, which is what makes a whole simulation picklable (snapsh
 
 from __future__ import annotations
 
-import heapq
+import gc
 import random
 from collections.abc import Callable
+from heapq import heappop, heappush
 from typing import Any
 
 __all__ = ["Engine", "SimulationError"]
+
+_FOREVER = 1 << 62
 
 
 class SimulationError(RuntimeError):
@@ -21,7 +24,7 @@ class SimulationError(RuntimeError):
 
 
 class Engine:
-    """Virtual clock + event heap + one seeded RNG (``random.Random``, identical in every process)."""
+    """Virtual clock + event heap + one seeded RNG (``random.Random``: same in every process)."""
 
     __slots__ = ("now", "seed", "rng", "_queue", "_seq", "_handlers", "events_processed")
 
@@ -43,19 +46,19 @@ class Engine:
 
     # -- scheduling -------------------------------------------------------------------------
     def schedule(self, delay_ms: int, kind: str, *args: Any) -> int:
-        """Schedule ``kind(*args)`` after ``delay_ms`` (>= 0); returns the event's sequence number."""
+        """Schedule ``kind(*args)`` after ``delay_ms`` (>= 0); returns the sequence number."""
         if delay_ms < 0:
             raise ValueError(f"cannot schedule {kind} {delay_ms} ms in the past")
         seq = self._seq
         self._seq = seq + 1
-        heapq.heappush(self._queue, (self.now + delay_ms, seq, kind, args))
+        heappush(self._queue, (self.now + delay_ms, seq, kind, args))
         return seq
 
     def schedule_at(self, time_ms: int, kind: str, *args: Any) -> int:
         """Schedule at an absolute time (clamped to now)."""
         seq = self._seq
         self._seq = seq + 1
-        heapq.heappush(self._queue, (max(time_ms, self.now), seq, kind, args))
+        heappush(self._queue, (max(time_ms, self.now), seq, kind, args))
         return seq
 
     # -- running ----------------------------------------------------------------------------
@@ -70,7 +73,7 @@ class Engine:
         """Run exactly one event. Returns False when there was none."""
         if not self._queue:
             return False
-        time_ms, seq, kind, args = heapq.heappop(self._queue)
+        time_ms, seq, kind, args = heappop(self._queue)
         self.now = time_ms
         self.events_processed += 1
         try:
@@ -88,14 +91,22 @@ class Engine:
         """Run events due at or before ``until`` (absolute ms); the clock then reads ``until``.
 
         With ``until=None`` run until the queue is empty. Returns the number of events run.
+        The cyclic garbage collector is paused meanwhile: simulation state is acyclic plain
+        data freed by reference counting, and full collections over a long run's trace would
+        otherwise cost a fifth of the time.
         """
         queue = self._queue
         handlers = self._handlers
-        pop = heapq.heappop
+        pop = heappop
         count = 0
+        stop = until if until is not None else _FOREVER
         limit = max_events if max_events is not None else -1
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
         try:
-            while queue and (until is None or queue[0][0] <= until) and count != limit:
+            while True:
+                if not queue or queue[0][0] > stop or count == limit:
+                    break
                 time_ms, seq, kind, args = pop(queue)
                 self.now = time_ms
                 count += 1
@@ -109,6 +120,8 @@ class Engine:
             ) from exc
         finally:
             self.events_processed += count
+            if gc_was_enabled:
+                gc.enable()
         if until is not None and count != limit and until > self.now:
             self.now = until
         return count

@@ -50,7 +50,8 @@ class Network:
 
     def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
         if latency_ms < 0 or jitter_ms < 0:
-            raise ValueError(f"latency_ms and jitter_ms must be >= 0, got {latency_ms}, {jitter_ms}")
+            raise ValueError(
+                f"latency_ms and jitter_ms must be >= 0, got {latency_ms}, {jitter_ms}")
         self.latency_ms = latency_ms
         self.jitter_ms = jitter_ms
         self.extra_latency: dict[Node, int] = {}     # added to every link touching the node

@@ -24,7 +24,6 @@ from kafkasim.protocol.messages import (
     OffsetCommitResponse,
 )
 
-
 # Keys older consumers lacked, with the behaviour they had (no poll limit before KIP-41, no
 # isolation before KIP-98, 1 MiB per partition, no whole-response limit before KIP-74).
 _CONSUMER_FALLBACKS = {

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from kafkasim import config as kconfig
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.javautil import murmur2, to_positive
-from kafkasim.protocol.messages import MetadataRequest, MetadataResponse, ProduceRequest, \
-    ProduceResponse
+from kafkasim.protocol.messages import (
+    MetadataRequest,
+    MetadataResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 PENDING = "pending"
 ACKED = "acked"

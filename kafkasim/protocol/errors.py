@@ -20,7 +20,8 @@ INVALID_UPDATE_VERSION = "INVALID_UPDATE_VERSION"
 INVALID_REPLICATION_FACTOR = "INVALID_REPLICATION_FACTOR"
 TOPIC_ALREADY_EXISTS = "TOPIC_ALREADY_EXISTS"
 INVALID_CONFIG = "INVALID_CONFIG"
-# client-side outcome when delivery.timeout.ms expires (org.apache.kafka.common.errors.TimeoutException)
+# client-side outcome when delivery.timeout.ms expires
+# (org.apache.kafka.common.errors.TimeoutException)
 DELIVERY_TIMEOUT = "TimeoutException"
 
 # Errors a producer retries (the exception is a RetriableException in Kafka's client).

@@ -204,7 +204,8 @@ class MetadataResponse(Message):
 class ListOffsetsRequest(Message):
     correlation_id: int
     replica_id: int
-    partitions: tuple[tuple[str, int, int], ...]  # (topic, partition, timestamp: -1 latest, -2 earliest)
+    # (topic, partition, timestamp: -1 latest, -2 earliest)
+    partitions: tuple[tuple[str, int, int], ...]
     isolation_level: str = "read_uncommitted"
 
 

@@ -11,7 +11,7 @@ from kafkasim.protocol.javautil import JavaRandom
 
 
 class PlacementError(ValueError):
-    """Impossible assignment (Kafka: InvalidReplicationFactorException / InvalidPartitionsException)."""
+    """Impossible assignment (InvalidReplicationFactorException / InvalidPartitionsException)."""
 
 
 def _replica_index(first: int, shift: int, j: int, n: int) -> int:

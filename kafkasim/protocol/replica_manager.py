@@ -1,7 +1,8 @@
 """``ReplicaManager``: a broker's partitions, produce and fetch handling, and the two purgatories.
 
 kafka.server.ReplicaManager reduced to replication (fact sheet §1-4): ``append_records`` with acks
-0/1/all and the min-ISR pre-check, ``fetch_messages`` for followers and consumers, ``DelayedProduce``
+0/1/all and the min-ISR pre-check, ``fetch_messages`` for followers and consumers,
+``DelayedProduce``
 completed when the HW passes the batch, ``DelayedFetch`` parked up to MaxWaitMs and woken by LEO
 growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
 """

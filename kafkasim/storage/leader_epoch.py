@@ -63,7 +63,7 @@ class LeaderEpochFileCache:
         return best
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """Kafka's ``endOffsetFor``: (epoch found, end offset) for an OffsetsForLeaderEpoch query."""
+        """Kafka's ``endOffsetFor``: (epoch found, end offset) answering OffsetsForLeaderEpoch."""
         if requested_epoch == UNDEFINED_EPOCH or not self.entries:
             return (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
         if requested_epoch == self.entries[-1].epoch:

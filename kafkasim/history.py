@@ -1,0 +1,199 @@
+"""Time travel over a simulation: recorded snapshots, seek, step, and forking a new future.
+
+``History`` drives a ``Cluster`` and keeps a snapshot every ``every_ms`` of simulated time, plus
+the list of actions (produce, crash, cut, ...) applied at each time. ``seek(t)`` restores the
+latest snapshot at or before ``t`` and replays forward (runs are deterministic, so this lands on
+exactly the state the first run had at ``t``). Acting while the clock is in the past forks: the
+recorded future is discarded and the new action becomes part of the history. Replaying the same
+actions on the same seed gives the same trace.
+
+The trace and metrics rows only ever grow, so snapshots do not copy them: they store the row
+counts, and a restore cuts the shared lists back to those lengths.
+"""
+
+from __future__ import annotations
+
+import bisect
+import pickle
+from dataclasses import dataclass
+
+from kafkasim.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class Action:
+    time_ms: int
+    name: str          # a Cluster method name, e.g. "crash", "send"
+    args: tuple
+    kwargs: tuple      # sorted (key, value) pairs
+
+    def describe(self) -> str:
+        a = ", ".join([repr(x) for x in self.args] + [f"{k}={v!r}" for k, v in self.kwargs])
+        return f"t={self.time_ms} ms: {self.name}({a})"
+
+
+ACTIONS = ("crash", "start", "restart", "power_loss", "shutdown", "pause", "slow",
+           "partition_network", "cut", "heal", "expire_session", "elect", "produce",
+           "alter_config")
+
+
+class History:
+    def __init__(self, cluster: Cluster, every_ms: int = 1000) -> None:
+        if every_ms <= 0:
+            raise ValueError(f"every_ms must be > 0, got {every_ms}")
+        self.cluster = cluster
+        self.every_ms = every_ms
+        self.actions: list[Action] = []
+        self.times: list[int] = []
+        self.snaps: list[bytes] = []
+        self.trace_rows = cluster.trace.rows
+        self.metric_rows = cluster.metrics.rows
+        self.horizon = cluster.now     # the furthest time simulated on the current branch
+        self.producer = None
+        self._snapshot()
+
+    # -- snapshots ----------------------------------------------------------------------------
+    def _snapshot(self) -> None:
+        c = self.cluster
+        t = c.now
+        if self.times and self.times[-1] >= t:
+            i = bisect.bisect_left(self.times, t)
+            del self.times[i:]
+            del self.snaps[i:]
+        trace, metrics = c.trace.rows, c.metrics.rows
+        c.trace.rows, c.metrics.rows = [], []
+        try:
+            blob = pickle.dumps((c, len(trace), len(metrics)), protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            c.trace.rows, c.metrics.rows = trace, metrics
+        self.times.append(t)
+        self.snaps.append(blob)
+
+    def _restore(self, index: int) -> None:
+        c, n_trace, n_metrics = pickle.loads(self.snaps[index])
+        c.trace.rows = self.trace_rows[:n_trace]
+        c.metrics.rows = self.metric_rows[:n_metrics]
+        self.cluster = c
+        if self.producer is not None:
+            self.producer = c.clients.get(self.producer.client_id)
+
+    # -- moving in time -----------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.cluster.now
+
+    def _advance(self, target: int) -> None:
+        """Run forward to ``target``, snapshotting at every multiple of every_ms, replaying
+        recorded actions due on the way."""
+        c = self.cluster
+        pending = [a for a in self.actions if c.now < a.time_ms <= target]
+        for a in pending:
+            self._run_with_snapshots(a.time_ms)
+            self._apply(a)
+        self._run_with_snapshots(target)
+        self._sync_master()
+
+    def _sync_master(self) -> None:
+        """Past the recorded horizon the live cluster's rows become the master copy."""
+        c = self.cluster
+        if c.now > self.horizon:
+            self.horizon = c.now
+        if len(c.trace.rows) >= len(self.trace_rows):
+            self.trace_rows = c.trace.rows
+        if len(c.metrics.rows) >= len(self.metric_rows):
+            self.metric_rows = c.metrics.rows
+
+    def _run_with_snapshots(self, target: int) -> None:
+        c = self.cluster
+        while c.now < target:
+            nxt = (c.now // self.every_ms + 1) * self.every_ms
+            stop = min(nxt, target)
+            c.run_to(stop)
+            if stop == nxt and (not self.times or self.times[-1] < stop):
+                self._snapshot()
+
+    def run(self, ms: int) -> None:
+        """Advance simulated time by ``ms`` (replaying the recorded future if there is one)."""
+        if ms < 0:
+            raise ValueError(f"cannot run for a negative duration ({ms} ms)")
+        self._advance(self.now + ms)
+
+    def step(self) -> bool:
+        """Run exactly one event (the next thing that happens)."""
+        c = self.cluster
+        t = c.engine.peek_time()
+        if t is None:
+            return False
+        due = [a for a in self.actions if c.now < a.time_ms <= t]
+        if due:
+            self._advance(due[0].time_ms)
+            return True
+        ok = c.step()
+        self._sync_master()
+        return ok
+
+    def seek(self, time_ms: int) -> None:
+        """Put the cluster in the state it has at ``time_ms`` on the current branch."""
+        if time_ms < 0:
+            raise ValueError(f"cannot seek to a negative time ({time_ms} ms)")
+        i = bisect.bisect_right(self.times, time_ms) - 1
+        if time_ms < self.now or i >= 0 and self.times[i] > self.now:
+            self._restore(max(i, 0))
+        self._advance(time_ms)
+
+    # -- acting (forks when in the past) --------------------------------------------------------
+    def act(self, name: str, *args, **kwargs):
+        """Apply a Cluster action now; in the past this discards the recorded future (a fork)."""
+        if name not in ACTIONS:
+            raise ValueError(f"unknown action {name!r}; choose from {', '.join(ACTIONS)}")
+        t = self.now
+        if any(a.time_ms > t for a in self.actions) or self.horizon > t:
+            self.actions = [a for a in self.actions if a.time_ms <= t]
+            i = bisect.bisect_right(self.times, t)
+            del self.times[i:]
+            del self.snaps[i:]
+            self.horizon = t
+            self.trace_rows = self.cluster.trace.rows
+            self.metric_rows = self.cluster.metrics.rows
+        action = Action(t, name, tuple(args), tuple(sorted(kwargs.items())))
+        self.actions.append(action)
+        return self._apply(action)
+
+    def _apply(self, a: Action):
+        c = self.cluster
+        kwargs = dict(a.kwargs)
+        if a.name == "produce":
+            if self.producer is None or self.producer.client_id not in c.clients:
+                self.producer = c.clients.get("player-producer") or \
+                    c.producer("player-producer", acks="all")
+            return self.producer.send(*a.args, **kwargs)
+        return getattr(c, a.name)(*a.args, **kwargs)
+
+    # -- convenience ------------------------------------------------------------------------
+    def crash(self, broker: int):
+        return self.act("crash", broker)
+
+    def start(self, broker: int):
+        return self.act("start", broker)
+
+    def pause(self, broker: int, ms: int):
+        return self.act("pause", broker, ms)
+
+    def produce(self, topic: str, value=None, partition: int | None = None):
+        return self.act("produce", topic, value, partition=partition)
+
+    def cut(self, a, b):
+        return self.act("cut", a, b)
+
+    def heal(self):
+        return self.act("heal")
+
+    def replay(self) -> Cluster:
+        """A fresh run of the recorded actions from the first snapshot (for checking)."""
+        c, n_trace, n_metrics = pickle.loads(self.snaps[0])
+        c.trace.rows = self.trace_rows[:n_trace]
+        c.metrics.rows = self.metric_rows[:n_metrics]
+        h = History(c, self.every_ms)
+        h.actions = list(self.actions)
+        h._advance(self.horizon)
+        return h.cluster
