@@ -26,6 +26,11 @@ from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH
 from kafkasim.storage.log import RecordChunk
 
 
+def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
+    return FetchPartitionData(fp.topic, fp.partition, err, hw, ls,
+                              RecordChunk.empty(fp.fetch_offset), None, leo)
+
+
 @dataclass(slots=True)
 class DelayedProduce:
     """An acks=all produce waiting for the HW (kafka.server.DelayedProduce)."""
@@ -197,24 +202,18 @@ class ReplicaManager:
 
     def _read_partition(self, ctx, req: FetchRequest, fp, update_follower_state: bool
                         ) -> FetchPartitionData:
-        tp = (fp.topic, fp.partition)
-        part = self.partitions.get(tp)
+        part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
-
-        def error(err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
-            return FetchPartitionData(fp.topic, fp.partition, err, hw, ls,
-                                      RecordChunk.empty(fp.fetch_offset), None, leo)
-
         if part is None:
-            return error(ctx.not_leader_error() if ctx.topic_exists(fp.topic)
-                         else E.UNKNOWN_TOPIC_OR_PARTITION)
+            return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
+                                else E.UNKNOWN_TOPIC_OR_PARTITION)
         if not part.is_leader:
-            return error(ctx.not_leader_error())
+            return _fetch_error(fp, ctx.not_leader_error())
         if fp.current_leader_epoch >= 0 and ctx.rules.current_leader_epoch_fencing:
             if fp.current_leader_epoch < part.leader_epoch:
-                return error(E.FENCED_LEADER_EPOCH)
+                return _fetch_error(fp, E.FENCED_LEADER_EPOCH)
             if fp.current_leader_epoch > part.leader_epoch:
-                return error(E.UNKNOWN_LEADER_EPOCH)
+                return _fetch_error(fp, E.UNKNOWN_LEADER_EPOCH)
         log = part.log
         hw = log.high_watermark
         leo = log.log_end_offset
@@ -225,7 +224,7 @@ class ReplicaManager:
                 return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
                                           RecordChunk.empty(fp.fetch_offset), (epoch, end), leo)
         if fp.fetch_offset > leo or fp.fetch_offset < ls:
-            return error(E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
+            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
         chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes)
         if is_follower and update_follower_state:

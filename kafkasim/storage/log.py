@@ -17,6 +17,10 @@ from typing import NamedTuple
 from kafkasim.storage.leader_epoch import LeaderEpochFileCache
 
 
+_EMPTY_I = array("i")
+_EMPTY_Q = array("q")
+
+
 class RecordChunk(NamedTuple):
     """A contiguous run of records as carried by Fetch responses (``base_offset`` first)."""
 
@@ -39,7 +43,8 @@ class RecordChunk(NamedTuple):
 
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
-        return RecordChunk(base_offset, array("i"), array("q"), array("q"), array("i"))
+        # the arrays are shared: chunks are read-only by convention
+        return RecordChunk(base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I)
 
 
 class Log:
