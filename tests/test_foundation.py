@@ -172,8 +172,15 @@ def test_jupyter_security_is_not_disabled():
 
 
 def make_dry_run(target: str) -> str:
+    # Under `make test` this runs inside make: drop the parent's flags and directory messages.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     result = subprocess.run(
-        ["make", "-n", target], cwd=REPO, capture_output=True, text=True, timeout=60
+        ["make", "--no-print-directory", "-n", target],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -393,8 +400,10 @@ async def run_cells_in_kernel(
                     }
                 )
             )
-            iopub, reply = [], None
-            while reply is None:
+            # Done when the shell reply AND iopub's "idle" for this request have both arrived:
+            # the two channels are not ordered with respect to each other.
+            iopub, reply, idle = [], None, False
+            while reply is None or not idle:
                 raw = await asyncio.wait_for(conn.read_message(), timeout=120)
                 assert raw is not None, "kernel websocket closed"
                 msg = json.loads(raw)
@@ -402,6 +411,10 @@ async def run_cells_in_kernel(
                     continue
                 if msg["channel"] == "iopub":
                     iopub.append(msg)
+                    idle = idle or (
+                        msg["msg_type"] == "status"
+                        and msg["content"].get("execution_state") == "idle"
+                    )
                 elif msg["msg_type"] == "execute_reply":
                     reply = msg["content"]
             assert reply["status"] == "ok", f"cell failed in JupyterLab's kernel:\n{code}\n{reply}"
