@@ -56,6 +56,10 @@ class ReplicaFetcherThread:
     in_flight_sent_ms: int = 0
     wakeup_at_ms: int = -1       # a pending wake-up timer, -1 when none
     fetch_count: int = 0
+    # fetch offset of each partition in the outstanding request: a partition whose state moved
+    # on meanwhile (truncation, new leader epoch) ignores the answer, as AbstractFetcherThread
+    # does when currentFetchState.fetchOffset != the request's fetchOffset
+    requested: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -94,6 +98,7 @@ class ReplicaFetcherThread:
         self.in_flight = corr
         self.in_flight_sent_ms = now
         self.fetch_count += 1
+        self.requested = {(fp.topic, fp.partition): fp.fetch_offset for fp in parts}
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
                            tuple(parts), fetcher_id=self.fetcher_id)
@@ -191,7 +196,7 @@ class ReplicaFetcherThread:
         for pd in resp.partitions:
             tp = (pd.topic, pd.partition)
             st = self.partitions.get(tp)
-            if st is None or st.state != FETCHING:
+            if st is None or st.state != FETCHING or self.requested.get(tp) != st.fetch_offset:
                 continue
             log = ctx.local_log(*tp)
             err = pd.error
