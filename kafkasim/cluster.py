@@ -193,15 +193,22 @@ class Cluster:
         if fate == "send":
             if self.trace.messages:
                 self.trace.rows.append((self.engine.now, "send", src, "", -1,
-                                        (msg.type_name, dst, env.msg_id)))
+                                        (self.wire_name(msg), dst, env.msg_id)))
             self.engine.schedule_at(net.delivery_time(env, self.engine.now, self.engine.rng),
                                     "deliver", env, net.incarnations.get(dst, 0))
         elif fate == "hold":
             net.held.append(env)
-            self.record("hold", src, "", -1, (msg.type_name, dst, env.msg_id))
+            self.record("hold", src, "", -1, (self.wire_name(msg), dst, env.msg_id))
         else:
             net.stats["dropped"] += 1
-            self.record("drop", src, "", -1, (msg.type_name, dst, env.msg_id, fate))
+            self.record("drop", src, "", -1, (self.wire_name(msg), dst, env.msg_id, fate))
+
+    def wire_name(self, msg) -> str:
+        """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
+        name = msg.type_name
+        if name.startswith("AlterPartition") and not self.rules.alter_partition_name:
+            return "AlterIsr" + name[len("AlterPartition"):]
+        return name
 
     def _deliver(self, env, incarnation: int) -> None:
         dst = env.dst
@@ -210,7 +217,7 @@ class Cluster:
         if broker is not None:
             if not broker.is_running or net.incarnations.get(dst, 0) != incarnation:
                 net.stats["dropped"] += 1
-                self.record("drop", dst, "", -1, (env.msg.type_name, env.src, env.msg_id,
+                self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
                                                   "destination process gone"))
                 self._notify_disconnect(env)
                 return
@@ -219,13 +226,13 @@ class Cluster:
                 return
         if not net.can_reach(env.src, dst):
             net.stats["dropped"] += 1
-            self.record("drop", dst, "", -1, (env.msg.type_name, env.src, env.msg_id,
+            self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
                                               "network partition"))
             return
         net.stats["delivered"] += 1
         if self.trace.messages:
             self.trace.rows.append((self.engine.now, "recv", dst, "", -1,
-                                    (env.msg.type_name, env.src, env.msg_id)))
+                                    (self.wire_name(env.msg), env.src, env.msg_id)))
         if broker is not None:
             broker.on_message(env.src, env.msg)
         elif dst == ZOOKEEPER:
@@ -715,6 +722,12 @@ class Cluster:
         self.clients[name] = p
         return p
 
+    def admin(self):
+        """An admin client (create/describe topics, configs, elections, offsets)."""
+        from kafkasim.clients.admin import Admin
+
+        return Admin(self)
+
     def consumer(self, group: str | None = None, name: str | None = None, **config):
         from kafkasim.clients.consumer import Consumer
 
@@ -794,7 +807,7 @@ class Cluster:
         self.network.drops.append(flt)
         gone = self.network.release(MessageFilter(type, src, dst))
         for env in gone:
-            self.record("drop", env.src, "", -1, (env.msg.type_name, env.dst, env.msg_id,
+            self.record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
                                                   "dropped while held"))
         self.record("fault", "network", "", -1, f"drop {flt.describe()}")
         return len(gone)

@@ -28,7 +28,8 @@ class MessageFilter:
     def matches(self, env: Envelope) -> bool:
         if self.count == 0:
             return False
-        if self.type is not None and env.msg.type_name != self.type:
+        if self.type is not None and env.msg.type_name != self.type and \
+                env.msg.type_name != self.type.replace("AlterIsr", "AlterPartition"):
             return False
         if self.src is not None and env.src != self.src:
             return False
