@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 from kafkasim.storage.leader_epoch import LeaderEpochFileCache
 
-
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
 
