@@ -1,0 +1,69 @@
+"""Shared look of every drawing: large fonts for projection, colour-blind-safe palettes, and a
+Figure made without pyplot (so widgets can redraw without touching global state)."""
+
+from __future__ import annotations
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+# Sizes in points: readable on a projector at the back of a room.
+FONT = 14
+SMALL = 12
+TITLE = 16
+
+# Paul Tol's "bright" scheme: distinct for the common colour-vision deficiencies; one per broker.
+BRIGHT = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
+# Paul Tol's "light" scheme: pale enough for black text on top; one per leader epoch.
+EPOCH_COLORS = ("#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#99DDFF", "#44BB99", "#BBCC33",
+                "#AAAA00")
+GREY = "#DDDDDD"        # cells and boxes of a stopped broker
+DARK_GREY = "#777777"   # text on a stopped broker
+COMMITTED = "#E8E8E8"   # background behind offsets below the leader's HW
+HW_COLOR = "#000000"
+LEO_COLOR = "#AA3377"
+IN_ISR = "#4477AA"
+OUT_OF_ISR = "#EE6677"
+LEADER = "#CCBB44"
+PAUSED = "#EEDD88"
+
+# Okabe-Ito colours for the Kafka APIs of the space-time diagram (requests solid, responses dashed).
+API_COLORS = {
+    "Produce": "#0072B2",
+    "Fetch": "#009E73",
+    "OffsetsForLeaderEpoch": "#56B4E9",
+    "LeaderAndIsr": "#CC79A7",
+    "UpdateMetadata": "#E69F00",
+    "AlterPartition": "#D55E00",
+    "StopReplica": "#882255",
+    "ControlledShutdown": "#332288",
+    "Metadata": "#000000",
+    "ListOffsets": "#117733",
+    "OffsetCommit": "#44AA99",
+    "ZkPing": "#999999",
+}
+OTHER_API = "#666666"
+
+
+def new_figure(width: float, height: float, *, layout: str | None = "constrained") -> Figure:
+    """A Figure with an Agg canvas and no pyplot registration (nothing global to close)."""
+    fig = Figure(figsize=(width, height), layout=layout)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def epoch_color(epoch: int) -> str:
+    """Fill colour of a record written in leader epoch ``epoch`` (cycles after 8 epochs)."""
+    return EPOCH_COLORS[epoch % len(EPOCH_COLORS)]
+
+
+def broker_color(index: int) -> str:
+    return BRIGHT[index % len(BRIGHT)]
+
+
+def api_color(api: str) -> str:
+    return API_COLORS.get(api, OTHER_API)
+
+
+def node_label(node) -> str:
+    """How a trace node is named on an axis: "broker 1", "zookeeper", or the client's name."""
+    return f"broker {node}" if isinstance(node, int) else str(node)
