@@ -34,6 +34,7 @@ API_COLORS = {
     "LeaderAndIsr": "#CC79A7",
     "UpdateMetadata": "#E69F00",
     "AlterPartition": "#D55E00",
+    "AlterIsr": "#D55E00",          # AlterPartition's name before Kafka 3.2 (KIP-497 / KIP-841)
     "StopReplica": "#882255",
     "ControlledShutdown": "#332288",
     "Metadata": "#000000",
