@@ -379,6 +379,18 @@ def test_save_png_and_svg(tmp_path):
         close(fig)
 
 
+def test_figures_display_as_png_without_pyplot():
+    """A notebook that never imports pyplot still shows the drawing (IPython's display)."""
+    from IPython.core.formatters import DisplayFormatter
+
+    fig = cluster_map(Cluster(brokers=3, seed=1))
+    try:
+        data, _md = DisplayFormatter().format(fig)
+        assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        close(fig)
+
+
 def test_trace_csv_and_parquet_round_trip(tmp_path):
     c = scenario_cluster("kip101-scenario1-fixed")
     csv = pd.read_csv(trace_to_csv(c, tmp_path / "trace.csv"))

@@ -3,6 +3,8 @@ Figure made without pyplot (so widgets can redraw without touching global state)
 
 from __future__ import annotations
 
+import io
+
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -45,9 +47,19 @@ API_COLORS = {
 OTHER_API = "#666666"
 
 
+class CourseFigure(Figure):
+    """A Figure that shows itself as a PNG in Jupyter even if pyplot was never imported (only
+    pyplot's inline backend registers a display formatter for Figures)."""
+
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png")
+        return buf.getvalue()
+
+
 def new_figure(width: float, height: float, *, layout: str | None = "constrained") -> Figure:
     """A Figure with an Agg canvas and no pyplot registration (nothing global to close)."""
-    fig = Figure(figsize=(width, height), layout=layout)
+    fig = CourseFigure(figsize=(width, height), layout=layout)
     FigureCanvasAgg(fig)
     return fig
 
