@@ -52,6 +52,25 @@ def pytest_report_header(config):
     ]
 
 
+def pytest_terminal_summary(terminalreporter):
+    """One line saying how many unit tests and notebook cells actually ran (.ci/run checks it)."""
+    ran = {"tests": set(), "cells": set(), "notebooks": set()}
+    for outcome in ("passed", "failed", "xfailed", "xpassed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if getattr(report, "when", None) != "call":
+                continue
+            path, _, _ = report.nodeid.partition("::")
+            if path.endswith(".ipynb"):
+                ran["cells"].add(report.nodeid)
+                ran["notebooks"].add(path)
+            else:
+                ran["tests"].add(report.nodeid)
+    terminalreporter.write_line(
+        f"kafkasim: ran {len(ran['tests'])} tests and {len(ran['cells'])} notebook cells "
+        f"({len(ran['notebooks'])} notebooks)"
+    )
+
+
 def pytest_collection_modifyitems(items):
     # Anything using the Spark session is marked, so `-m "not spark"` gives a quick run.
     for item in items:

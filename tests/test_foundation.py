@@ -232,7 +232,19 @@ def fake_make(tmp_path: Path, output: str, rc: int) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("output", "rc", "ok"),
     [
-        ("==== 12 passed, 3 skipped in 4.5s ====", 0, True),
+        (
+            "kafkasim: ran 9 tests and 3 notebook cells (1 notebooks)\n"
+            "==== 12 passed, 3 skipped in 4.5s ====",
+            0,
+            True,
+        ),
+        (
+            "kafkasim: ran 12 tests and 0 notebook cells (0 notebooks)\n"
+            "==== 12 passed in 4.5s ====",
+            0,
+            False,
+        ),
+        ("==== 12 passed in 4.5s ====", 0, False),
         ("==== no tests ran in 0.01s ====", 0, False),
         ("==== 1 failed, 11 passed in 4.5s ====", 2, False),
         ("ruff: 3 errors", 2, False),
