@@ -1,0 +1,1105 @@
+"""Invariant checkers: Kafka's replication safety properties, checked after every simulated event.
+
+    >>> from kafkasim.check import check_all, make_suite, run_checked
+    >>> run_checked(c, 5000)                      # run 5 s, raise at the first violation
+    >>> suite = make_suite(on_violation="collect")
+    >>> c.run(5000, check=suite); suite.violations   # or collect them all
+    >>> check_all(c)                               # one full check of the current state
+
+A check is a ``Checker``: calling it with the cluster (``checker(cluster)``) checks the state
+*now*, so it plugs straight into ``Cluster.run(..., check=...)``, ``run_to`` and ``run_until``,
+which call it after every event. The first violation is kept in ``checker.first`` (invariant,
+simulated time, seed, the event that just ran, the brokers / offsets / record ids involved); it
+is then raised as ``InvariantViolation`` (an ``AssertionError`` whose message names the seed) or
+only collected, as chosen by ``on_violation``. A violation is reported once, not after every
+later event.
+
+Implemented now (a cluster without crashes), each documented on its class with its source:
+
+========================  ==================================================================
+``NoAckedLoss``           acked records stay at their offset on the current leader
+``HwBelowIsrLeo``         a leader never sets its HW above the LEO of a committed-ISR member
+``ConsistentRead``        reads stay below the served HW; an offset never reads two ways
+``MonotoneLeaderHw``      a leader's HW never goes down while it stays leader
+``LeaderInIsr``           leader is none or a member of the ISR (controller and leader views)
+``LogMatching``           two replicas agree (id and epoch) below min(their HWs)
+``HwWithinLog``           structural: log start <= HW <= LEO on every replica
+========================  ==================================================================
+
+Design for what comes next (StrongIsr / WeakIsr, LeaderCompleteness against the ghost
+``true_hw``, classifying "loss the configuration legitimately allows"): checks are registered by
+name (``@register``, ``CHECKS``); the checks of one ``CheckSuite`` share a ``Ghost`` that follows
+the run once per event from the trace (acked records, consumed records, truncations, the
+controller's partition states, the monotone ``true_hw``) and keeps the ``loss_allowances``
+that ``LOSS_RULES`` derive from trace rows; a loss a configuration allows is recorded in
+``checker.allowed`` rather than raised.
+
+Checks are incremental, so checking after every event stays cheap: a log range already compared
+is compared again only when the trace shows a truncation, a log shrank or changed identity, or
+the leader changed. State edited by hand (tests, notebooks) is not in the trace: a checker
+called when no event ran since its previous call, ``check_now(cluster)`` and ``check_all``
+re-check everything.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+__all__ = [
+    "CHECKS",
+    "LOSS_RULES",
+    "CheckSuite",
+    "Checker",
+    "ConsistentRead",
+    "Ghost",
+    "HwBelowIsrLeo",
+    "HwWithinLog",
+    "InvariantViolation",
+    "LeaderInIsr",
+    "LogMatching",
+    "MonotoneLeaderHw",
+    "NoAckedLoss",
+    "Violation",
+    "check_all",
+    "describe_event",
+    "make_suite",
+    "register",
+    "run_checked",
+    "suite_for",
+]
+
+RAISE = "raise"
+COLLECT = "collect"
+_MODES = (RAISE, COLLECT)
+
+TP = tuple[str, int]
+
+
+# ------------------------------------------------------------------------------------ results
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One invariant violation, with everything needed to find and replay it."""
+
+    invariant: str
+    message: str
+    time_ms: int
+    seed: int
+    kafka_version: str = ""
+    topic: str = ""
+    partition: int = -1
+    brokers: tuple = ()
+    offsets: tuple = ()
+    record_ids: tuple = ()
+    event: str | None = None          # the engine event that just ran, when known
+    trace_row: tuple | None = None    # the last trace row written (what that event did)
+    events_processed: int = 0
+    source: str = ""
+    allowed_because: str | None = None   # set when the configuration legitimately allows it
+    key: tuple = field(default=(), compare=False, repr=False)
+
+    def __str__(self) -> str:
+        where = f" {self.topic}-{self.partition}" if self.topic else ""
+        lines = [f"{self.invariant} violated{where} at t={self.time_ms} ms "
+                 f"(seed={self.seed}, kafka_version={self.kafka_version!r}, "
+                 f"event #{self.events_processed}): {self.message}"]
+        if self.allowed_because:
+            lines.append(f"  allowed by the configuration: {self.allowed_because}")
+        if self.event is not None:
+            lines.append(f"  event: {self.event}")
+        if self.trace_row is not None:
+            lines.append(f"  last trace row: {self.trace_row!r}")
+        involved = []
+        if self.brokers:
+            involved.append(f"brokers={list(self.brokers)}")
+        if self.offsets:
+            involved.append(f"offsets={list(self.offsets)}")
+        if self.record_ids:
+            involved.append(f"record_ids={list(self.record_ids)}")
+        if involved:
+            lines.append("  involved: " + ", ".join(involved))
+        if self.source:
+            lines.append(f"  source: {self.source}")
+        lines.append(f"  reproduce: the same actions on Cluster(seed={self.seed}, "
+                     f"kafka_version={self.kafka_version!r}, ...)")
+        return "\n".join(lines)
+
+
+class InvariantViolation(AssertionError):
+    """Raised by a checker in ``on_violation="raise"`` mode; ``.violation`` has the details."""
+
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(str(violation))
+        self.violation = violation
+
+
+def describe_event(event) -> str:
+    """A short text for an engine event tuple ``(time_ms, seq, kind, args)``."""
+    time_ms, seq, kind, args = event
+    detail = ""
+    if kind == "deliver" and args:
+        env = args[0]
+        msg = getattr(env, "msg", None)
+        name = type(msg).__name__ if msg is not None else "?"
+        detail = f" {name} {getattr(env, 'src', '?')} -> {getattr(env, 'dst', '?')}"
+    elif kind == "broker_timer" and len(args) >= 3:
+        detail = f" broker {args[0]}: {args[2]}"
+    elif kind == "client_timer" and len(args) >= 2:
+        detail = f" client {args[0]}: {args[1]}"
+    elif kind == "controller_event" and args:
+        detail = f" {args[0]}"
+    elif kind == "timeouts" and args:
+        detail = f" {args[0]}"
+    elif kind == "call" and args:
+        detail = f" {getattr(args[0], '__qualname__', repr(args[0]))}"
+    return f"t={time_ms} ms seq={seq} {kind}{detail}"
+
+
+# ------------------------------------------------------------------------------- ghost state
+class Acked(NamedTuple):
+    """An acknowledged record: where the producer was told it is, and who acked it."""
+
+    offset: int
+    record_id: int
+    acks: int            # -1 (all), 1 or 0
+    client: str
+    time_ms: int
+    leader: int          # broker whose leader append produced that offset (-1: unknown)
+    leader_epoch: int    # the epoch of that append (-1: unknown)
+    term: int            # the leadership term (Ghost.terms) of that broker when acked, -1 if
+                         # it no longer led by then
+
+
+class Consumed(NamedTuple):
+    """The first time any consumer read an offset."""
+
+    offset: int
+    record_id: int
+    leader_epoch: int
+    client: str
+    time_ms: int
+    served_hw: int
+
+
+#: Rules that turn a trace row into (topic-partition, reason) when the row marks an event after
+#: which losing acknowledged data is legitimate (an unclean election, a lossy shutdown of MinISR
+#: replicas...). The checks that find a loss on such a partition classify it as allowed instead of
+#: raising. Extend with ``LOSS_RULES.append(fn)``.
+LOSS_RULES: list[Callable[[tuple], tuple[TP, str] | None]] = []
+
+
+def _unclean_election_rule(row: tuple) -> tuple[TP, str] | None:
+    _t, kind, _node, topic, partition, detail = row
+    if kind == "unclean_election" or (kind == "controller" and isinstance(detail, str)
+                                       and "unclean" in detail.lower()):
+        return (topic, partition), "unclean leader election"
+    return None
+
+
+LOSS_RULES.append(_unclean_election_rule)
+
+
+class Ghost:
+    """Ghost variables of one checked run, brought up to date once per event (``update``).
+
+    - ``acked``: topic-partition -> acknowledged records, in acknowledgement order;
+    - ``consumed``: topic-partition -> offset -> first read; ``new_consumed`` this update;
+    - ``states``: the controller's (ZooKeeper's) ``(leader, leader_epoch, isr)`` per partition;
+    - ``local_leaders``: ``(broker, tp, Partition)`` for every replica that believes it leads;
+    - ``replica_logs``: topic-partition -> [(broker, Log)] for every replica with a log;
+    - ``true_hw``: the largest HW any non-stale leader reached (monotone by construction);
+    - ``terms``: topic-partition -> (leadership term, leading broker or -1), from the trace's
+      become_leader/become_follower rows (an epoch bump that keeps the leader is one term);
+    - ``truncated``: (broker, tp) whose log the trace shows truncated since the last update;
+    - ``loss_allowances``: topic-partition -> reasons loss became legitimate (``LOSS_RULES``);
+    - ``full``: True when everything must be re-checked (hand-edited state, ``check_now``).
+    """
+
+    APPEND_MEMORY = 4096   # leader appends remembered per partition (to attribute acks=1 acks)
+
+    def __init__(self) -> None:
+        self._cluster_ref: Callable[[], Any] | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.generation = getattr(self, "generation", 0) + 1   # checkers drop their state
+        self.cursor = 0
+        self.events_seen = -1
+        self.full = True
+        self.new_rows: list[tuple] = []
+        self.truncated: set[tuple[int, TP]] = set()
+        self.acked: dict[TP, list[Acked]] = {}
+        self.appends: dict[TP, deque] = {}
+        self.consumer_cursor: dict[str, int] = {}
+        self.consumed: dict[TP, dict[int, Consumed]] = {}
+        self.consumed_list: dict[TP, list[Consumed]] = {}
+        self.new_consumed: list[tuple[str, Any, Consumed | None]] = []
+        self.states: dict[TP, tuple[int, int, tuple[int, ...]]] = {}
+        self.local_leaders: list[tuple[int, TP, Any]] = []
+        self.replica_logs: dict[TP, list[tuple[int, Any]]] = {}
+        self.true_hw: dict[TP, int] = {}
+        self.terms: dict[TP, tuple[int, int]] = {}
+        self.loss_allowances: dict[TP, list[str]] = {}
+        self.event: tuple | None = None      # set by run_checked: the engine event just run
+        self._zk_cache: dict[str, tuple[str, Any]] = {}
+        self._zk_key: tuple | None = None
+        self._states_changed = True
+        self.structural = True
+        self.dirty: set[TP] = set()
+        self.leader_info: dict[TP, tuple] = {}
+
+    # -- context for reports -------------------------------------------------------------------
+    def event_text(self) -> str | None:
+        return describe_event(self.event) if self.event is not None else None
+
+    def last_row(self, cluster) -> tuple | None:
+        if self.new_rows:
+            return self.new_rows[-1]
+        rows = cluster.trace.rows
+        return rows[-1] if rows else None
+
+    def allow_loss(self, tp: TP, reason: str) -> None:
+        reasons = self.loss_allowances.setdefault(tp, [])
+        if reason not in reasons:
+            reasons.append(reason)
+
+    # -- update --------------------------------------------------------------------------------
+    def update(self, cluster, *, full: bool = False) -> None:
+        ref = self._cluster_ref() if self._cluster_ref is not None else None
+        if ref is not cluster:
+            self.reset()
+            self._cluster_ref = weakref.ref(cluster)
+        events = cluster.engine.events_processed
+        # no event since the last update, or a scheduled user callback (Cluster.at) just ran:
+        # the state may have been edited by hand, outside the trace
+        self.full = full or events == self.events_seen or \
+            (self.event is not None and self.event[2] == "call")
+        self.events_seen = events
+        rows = cluster.trace.rows
+        n = len(rows)
+        if self.cursor > n:   # the trace was replaced
+            self.cursor = 0
+            self.full = True
+        new = rows[self.cursor:n]
+        self.cursor = n
+        self.new_rows = new
+        self.truncated = truncated = set()
+        self.dirty = dirty = set()
+        structural = self.full
+        for row in new:
+            kind = row[1]
+            if kind in _DATA_KINDS:
+                if kind == "send" or kind == "recv":
+                    if kind == "recv" and row[5][0] in _STRUCTURAL_MESSAGES:
+                        structural = True
+                    continue
+                tp = (row[3], row[4])
+                dirty.add(tp)
+                if kind == "hw":
+                    info = self.leader_info.get(tp)
+                    if info is not None and info[0] == row[2] and row[5] > \
+                            self.true_hw.get(tp, 0):
+                        self.true_hw[tp] = row[5]
+                elif kind == "append":
+                    first, last, epoch = row[5]
+                    q = self.appends.get(tp)
+                    if q is None:
+                        q = self.appends[tp] = deque(maxlen=self.APPEND_MEMORY)
+                    q.append((first, last, row[2], epoch))
+                elif kind == "produce_result":
+                    if row[5][1] == "acked":
+                        self._on_acked(cluster, row)
+                continue
+            # a control-plane row: roles, ISR, faults, truncations... rescan everything
+            structural = True
+            if kind == "truncate":
+                truncated.add((row[2], (row[3], row[4])))
+            elif kind == "become_leader" or kind == "become_follower":
+                self._on_role(row)
+            for rule in LOSS_RULES:
+                hit = rule(row)
+                if hit is not None:
+                    self.allow_loss(*hit)
+        self.structural = structural
+        self._scan_consumers(cluster)
+        self._read_states(cluster)
+        self._scan_replicas(cluster)
+
+    def _on_role(self, row) -> None:
+        """Leadership terms from the trace: a new term whenever another broker starts leading,
+        or the leading broker steps down."""
+        tp = (row[3], row[4])
+        cur = self.terms.get(tp)
+        if row[1] == "become_leader":
+            if cur is None:
+                self.terms[tp] = (0, row[2])
+            elif cur[1] != row[2]:
+                self.terms[tp] = (cur[0] + 1, row[2])
+        elif cur is not None and cur[1] == row[2]:
+            self.terms[tp] = (cur[0] + 1, -1)
+
+    def _on_acked(self, cluster, row) -> None:
+        t, _kind, client_id, topic, partition, (rid, _status, offset) = row
+        client = cluster.clients.get(client_id)
+        acks = getattr(client, "acks", -1)
+        tp = (topic, partition)
+        leader = epoch = -1
+        if offset is not None and offset >= 0:
+            q = self.appends.get(tp)
+            if q:
+                for first, last, broker, ep in reversed(q):
+                    if first <= offset <= last:
+                        leader, epoch = broker, ep
+                        break
+        term = -1
+        cur = self.terms.get(tp)
+        if cur is not None and cur[1] == leader >= 0:
+            term = cur[0]
+        rec = Acked(offset if offset is not None else -1, rid, acks, client_id, t, leader, epoch,
+                    term)
+        self.acked.setdefault(tp, []).append(rec)
+
+    def _scan_consumers(self, cluster) -> None:
+        self.new_consumed = []
+        for cid, client in cluster.clients.items():
+            consumed = getattr(client, "consumed", None)
+            if consumed is None or not isinstance(consumed, list):
+                continue
+            start = self.consumer_cursor.get(cid, 0)
+            n = len(consumed)
+            if start > n:       # poll() handed back fewer than it fetched
+                start = n
+            if start == n:
+                self.consumer_cursor[cid] = n
+                continue
+            now = cluster.now
+            for rec in consumed[start:n]:
+                tp = (rec.topic, rec.partition)
+                by_offset = self.consumed.get(tp)
+                if by_offset is None:
+                    by_offset = self.consumed[tp] = {}
+                    self.consumed_list[tp] = []
+                prev = by_offset.get(rec.offset)
+                if prev is None:
+                    c = Consumed(rec.offset, rec.record_id, rec.leader_epoch, cid, now,
+                                 rec.served_hw)
+                    by_offset[rec.offset] = c
+                    self.consumed_list[tp].append(c)
+                    self.new_consumed.append((cid, rec, None))
+                else:
+                    self.new_consumed.append((cid, rec, prev))
+            self.consumer_cursor[cid] = n
+
+    def _read_states(self, cluster) -> None:
+        """The controller's view: ZooKeeper's partition state znodes (parsed once per write)."""
+        zk = getattr(cluster, "zk", None)
+        if zk is None:  # a control plane without ZooKeeper: use the public query
+            self._states_changed = True
+            states = {}
+            for topic in cluster.topics():
+                for p in cluster.assignment(topic):
+                    st = cluster.partition_state(topic, p)
+                    states[(topic, p)] = (st["leader"], st["leader_epoch"], tuple(st["isr"]))
+            self.states = states
+            return
+        # every ZooKeeper write bumps the zxid: unchanged zxid, unchanged states
+        key = (getattr(zk, "zxid", None), len(zk.znodes), len(cluster.topic_configs))
+        self._states_changed = True
+        if not self.full and key[0] is not None and key == self._zk_key:
+            self._states_changed = False
+            return
+        self._zk_key = key
+        states = {}
+        cache = self._zk_cache
+        for topic in cluster.topic_configs:
+            tpath = f"/brokers/topics/{topic}"
+            parts = self._parsed(zk, cache, tpath)
+            if parts is None:
+                continue
+            for p in parts["partitions"]:
+                d = self._parsed(zk, cache, f"{tpath}/partitions/{p}/state")
+                if d is not None:
+                    states[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]))
+        self.states = states
+
+    @staticmethod
+    def _parsed(zk, cache: dict, path: str):
+        node = zk.get(path)
+        if node is None:
+            cache.pop(path, None)
+            return None
+        hit = cache.get(path)
+        if hit is not None and hit[0] == node.data:
+            return hit[1]
+        value = json.loads(node.data)
+        cache[path] = (node.data, value)
+        return value
+
+    def _scan_replicas(self, cluster) -> None:
+        """Replica logs, the replicas that believe they lead, the controller's leaders.
+
+        Roles and logs change only with control-plane events (become_leader/follower, broker
+        start, LeaderAndIsr/StopReplica, controller writes), so they are rescanned only then."""
+        if not (self.structural or self._states_changed):
+            return
+        brokers = cluster.brokers
+        logs: dict[TP, list[tuple[int, Any]]] = {}
+        leaders = []
+        for bid, broker in brokers.items():
+            for tp, log in broker.logs.items():
+                logs.setdefault(tp, []).append((bid, log))
+            for tp, part in broker.replica_manager.partitions.items():
+                if part.is_leader:
+                    leaders.append((bid, tp, part))
+        self.replica_logs = logs
+        self.local_leaders = leaders
+        # the controller's leader of each partition: (leader, epoch, log, key, applied)
+        info = {}
+        for tp, (leader, epoch, _isr) in self.states.items():
+            if leader < 0:
+                continue
+            broker = brokers.get(leader)
+            if broker is None or not broker.is_running:
+                continue
+            part = broker.replica_manager.partitions.get(tp)
+            applied = part is not None and part.is_leader and part.leader_epoch == epoch
+            log = broker.logs.get(tp)
+            key = (leader, epoch, id(log), log.log_start_offset if log is not None else 0)
+            info[tp] = (leader, epoch, log, key, applied)
+            if applied and log.high_watermark > self.true_hw.get(tp, 0):
+                self.true_hw[tp] = log.high_watermark
+        self.leader_info = info
+
+
+#: Data-path trace kinds: they never change roles, ISRs or which logs exist.
+_DATA_KINDS = frozenset({
+    "send", "recv", "hw", "append", "replicate", "produce_result", "consume", "hold", "drop",
+    "produce_rejected", "produce_timed_out", "fetch_failed", "offset_commit", "isr_proposed",
+})
+#: Messages whose arrival can change roles or remove replicas.
+_STRUCTURAL_MESSAGES = frozenset({"LeaderAndIsrRequest", "StopReplicaRequest"})
+
+
+# ----------------------------------------------------------------------------------- checkers
+class Checker:
+    """Base class: ``checker(cluster)`` checks the current state and reports violations.
+
+    ``on_violation``: ``"raise"`` (default) raises ``InvariantViolation`` at the first new
+    violation; ``"collect"`` only records. ``first`` is the first violation, ``violations`` all
+    of them (up to ``max_violations``), ``allowed`` the losses the configuration allows.
+    """
+
+    name: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+
+    def __init__(self, *, on_violation: str = RAISE, max_violations: int = 1000) -> None:
+        if on_violation not in _MODES:
+            raise ValueError(f"on_violation must be one of {_MODES}, got {on_violation!r}")
+        self.on_violation = on_violation
+        self.max_violations = max_violations
+        self.ghost = Ghost()
+        self._owns_ghost = True
+        self._generation = -1
+        self.first: Violation | None = None
+        self.violations: list[Violation] = []
+        self.allowed: list[Violation] = []
+        self._seen: set[tuple] = set()
+
+    def __repr__(self) -> str:
+        state = "ok" if self.first is None else f"{len(self.violations)} violation(s)"
+        return f"{type(self).__name__}({state})"
+
+    @property
+    def ok(self) -> bool:
+        return self.first is None
+
+    def reset(self) -> None:
+        """Forget history and violations (e.g. before checking another cluster)."""
+        self.ghost.reset()
+        self.first = None
+        self.violations = []
+        self.allowed = []
+        self._seen = set()
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        """Subclasses: forget incremental state."""
+
+    # -- entry points ----------------------------------------------------------------------------
+    def __call__(self, cluster) -> None:
+        if self._owns_ghost:
+            self.ghost.update(cluster)
+        self._report(cluster, self._run(cluster, self.ghost))
+
+    def check_now(self, cluster) -> list[Violation]:
+        """A full re-check of the current state; returns every violation present now, including
+        ones reported before (in "raise" mode, raises at the first of them)."""
+        self.ghost.update(cluster, full=True)
+        return self._report(cluster, self._run(cluster, self.ghost), again=True)
+
+    def _run(self, cluster, g: Ghost) -> Iterable[Violation]:
+        if self._generation != g.generation:   # a new run or another cluster: start afresh
+            self._reset_state()
+            self._generation = g.generation
+        return self.evaluate(cluster, g)
+
+    def evaluate(self, cluster, g: Ghost) -> Iterable[Violation]:
+        """Yield the violations in the current state (subclasses)."""
+        raise NotImplementedError
+
+    # -- reporting -------------------------------------------------------------------------------
+    def violation(self, cluster, g: Ghost, key: tuple, message: str, *, topic: str = "",
+                  partition: int = -1, brokers: Iterable = (), offsets: Iterable = (),
+                  record_ids: Iterable = (), allowed_because: str | None = None) -> Violation:
+        return Violation(
+            invariant=self.name, message=message, time_ms=cluster.now,
+            seed=cluster.engine.seed, kafka_version=getattr(cluster, "kafka_version", ""),
+            topic=topic, partition=partition, brokers=tuple(brokers), offsets=tuple(offsets),
+            record_ids=tuple(record_ids), event=g.event_text(), trace_row=g.last_row(cluster),
+            events_processed=cluster.engine.events_processed, source=self.source,
+            allowed_because=allowed_because, key=(self.name, *key))
+
+    def _report(self, cluster, found: Iterable[Violation], *, again: bool = False
+                ) -> list[Violation]:
+        """Record new violations (each key once); raise at the first in "raise" mode.
+
+        ``again``: also return (and raise for) violations already reported earlier."""
+        out = []
+        for v in found:
+            if v.key in self._seen:
+                if again:
+                    out.append(v)
+                continue
+            self._seen.add(v.key)
+            out.append(v)
+            if v.allowed_because is not None:
+                if len(self.allowed) < self.max_violations:
+                    self.allowed.append(v)
+                continue
+            if self.first is None:
+                self.first = v
+            if len(self.violations) < self.max_violations:
+                self.violations.append(v)
+        if self.on_violation == RAISE:
+            for v in out:
+                if v.allowed_because is None:
+                    raise InvariantViolation(v)
+        return out
+
+    def report(self) -> str:
+        """Human-readable summary."""
+        if self.first is None and not self.allowed:
+            return f"{type(self).__name__}: no violation"
+        out = [str(v) for v in self.violations]
+        out += [f"[allowed] {v}" for v in self.allowed]
+        return "\n".join(out)
+
+
+#: Registered checks by name, in registration order.
+CHECKS: dict[str, type[Checker]] = {}
+
+
+def register(cls: type[Checker]) -> type[Checker]:
+    """Class decorator: make a check available by its ``name`` (``make_suite``, ``check_all``)."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} needs a non-empty name")
+    CHECKS[cls.name] = cls
+    return cls
+
+
+class CheckSuite(Checker):
+    """Several checks sharing one ``Ghost``; is itself a ``Checker`` (pass it as ``check=``)."""
+
+    name = "suite"
+
+    def __init__(self, checks: Iterable[Checker], *, on_violation: str = RAISE,
+                 max_violations: int = 1000) -> None:
+        super().__init__(on_violation=on_violation, max_violations=max_violations)
+        self.checks = list(checks)
+        for c in self.checks:
+            c.ghost = self.ghost
+            c._owns_ghost = False
+
+    def __repr__(self) -> str:
+        names = ", ".join(c.name for c in self.checks)
+        state = "ok" if self.first is None else f"{len(self.violations)} violation(s)"
+        return f"CheckSuite([{names}], {state})"
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.checks]
+
+    def __getitem__(self, name: str) -> Checker:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def _reset_state(self) -> None:
+        for c in self.checks:
+            c._reset_state()
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        for c in self.checks:
+            yield from c._run(cluster, g)
+
+    def violations_of(self, name: str) -> list[Violation]:
+        return [v for v in self.violations if v.invariant == name]
+
+
+# ------------------------------------------------------------------------------ the invariants
+class _LeaderPresence:
+    """Incrementally verifies that expected (offset, record id) pairs are in a leader's log.
+
+    ``marks[tp] = (leader key, records verified, leader LEO)``: records already verified against
+    the same leader log are re-verified only after a truncation, a shrink of that log, a leader
+    change, or in full mode.
+    """
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        self.marks: dict[TP, tuple] = {}
+
+    def start_index(self, g: Ghost, tp: TP, key: tuple, leader: int, leo: int) -> int:
+        mark = self.marks.get(tp)
+        if g.full or mark is None or mark[0] != key or leo < mark[2] or \
+                (leader, tp) in g.truncated:
+            return 0
+        return mark[1]
+
+    def done(self, tp: TP, key: tuple, n: int, leo: int) -> None:
+        self.marks[tp] = (key, n, leo)
+
+
+def _lookup(log, offset: int) -> int | None:
+    """Record id at ``offset`` in ``log``, None when absent (past LEO or no log)."""
+    if log is None:
+        return None
+    start = log.log_start_offset
+    if start <= offset < log.log_end_offset:
+        return log.ids[offset - start]
+    return None
+
+
+@register
+class NoAckedLoss(Checker):
+    """Every acked record is at its acked offset in the current leader's log.
+
+    acks=all: always, while the controller has a live leader (teaching-scenarios "Invariants" 1,
+    ≈ LeaderCompleteness + StrongIsr of the KIP-966 TLA+ spec; KIP-101 scenario 1; Jepsen 2013
+    "Call me maybe: Kafka"). acks=1: while the broker that appended it is still the leader in the
+    same epoch (fact sheet §3: acks=1 answers right after the leader append). acks=0: never (no
+    offset is returned). Records below the log start offset (deleted) are not checked. A loss on
+    a partition with a ``Ghost.loss_allowances`` reason is classified as allowed, not raised.
+    """
+
+    name = "NoAckedLoss"
+    source = ("teaching-scenarios.md Invariants 1 (LeaderCompleteness/StrongIsr, KIP-966 spec); "
+              "KIP-101 scenario 1; Jepsen 2013; fact sheet §3")
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._presence = _LeaderPresence()
+
+    def _reset_state(self) -> None:
+        self._presence = _LeaderPresence()
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        presence = self._presence
+        info = g.leader_info
+        for tp, recs in g.acked.items():
+            found = info.get(tp)
+            if found is None:
+                continue
+            leader, epoch, log, key, _applied = found
+            term, term_leader = g.terms.get(tp, (-1, -1))
+            if term_leader != leader:
+                term = -2        # the controller's leader has not taken over: no acks=1 check
+            key = (key, term)
+            leo = log.log_end_offset if log is not None else 0
+            start = log.log_start_offset if log is not None else 0
+            i = presence.start_index(g, tp, key, leader, leo)
+            n = len(recs)
+            if i == n:
+                continue
+            allowed = g.loss_allowances.get(tp)
+            for j in range(i, n):
+                r = recs[j]
+                off = r.offset
+                if r.acks == 0 or off < 0 or off < start:
+                    continue
+                if r.acks == 1 and (r.term != term or r.leader != leader):
+                    continue   # acks=1 promises nothing once its leader is gone
+                have = _lookup(log, off)
+                if have == r.record_id:
+                    continue
+                acks = "all" if r.acks == -1 else str(r.acks)
+                what = (f"offset {off} holds record {have} instead"
+                        if have is not None else f"the leader's log ends at {leo}")
+                yield self.violation(
+                    cluster, g, (tp, off, r.record_id),
+                    f"record {r.record_id} ({cluster.records.value(r.record_id)!r}), acked "
+                    f"with acks={acks} to {r.client} at t={r.time_ms} ms at offset {off}, is "
+                    f"missing from leader {leader}'s log (epoch {epoch}): {what}",
+                    topic=tp[0], partition=tp[1], brokers=(leader,), offsets=(off,),
+                    record_ids=(r.record_id,) if have is None else (r.record_id, have),
+                    allowed_because="; ".join(allowed) if allowed else None)
+            presence.done(tp, key, n, leo)
+
+
+@register
+class HwBelowIsrLeo(Checker):
+    """A leader never sets its HW above the actual LEO of a member of its committed ISR.
+
+    Checked whenever a leader's HW changes (and when a leader is first seen). Fact sheet §1
+    (HW = min LEO over the maximal ISR, which contains the committed ISR; maybeIncrementLeaderHW);
+    teaching-scenarios "Invariants" 5 (ValidHighWatermark, AsyncIsr.tla).
+    """
+
+    name = "HwBelowIsrLeo"
+    source = ("fact sheet §1 (Partition.maybeIncrementLeaderHW, KIP-497 maximal ISR); "
+              "teaching-scenarios Invariants 5 (ValidHighWatermark, AsyncIsr.tla)")
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._last: dict[tuple[int, TP], tuple] = {}
+
+    def _reset_state(self) -> None:
+        self._last = {}
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        last = self._last
+        seen = {}
+        brokers = cluster.brokers
+        for bid, tp, part in g.local_leaders:
+            hw = part.log.high_watermark
+            cur = (brokers[bid].incarnation, part.leader_epoch, hw)
+            k = (bid, tp)
+            seen[k] = cur
+            if last.get(k) == cur:
+                continue
+            for m in part.isr:
+                if m == bid:
+                    continue
+                mb = brokers.get(m)
+                mlog = mb.logs.get(tp) if mb is not None else None
+                mleo = mlog.log_end_offset if mlog is not None else 0
+                if hw > mleo:
+                    yield self.violation(
+                        cluster, g, (tp, bid, part.leader_epoch, hw, m),
+                        f"leader {bid} (epoch {part.leader_epoch}) set its HW to {hw} but ISR "
+                        f"member {m} has LEO {mleo} (committed ISR {list(part.isr)})",
+                        topic=tp[0], partition=tp[1], brokers=(bid, m), offsets=(hw, mleo))
+        self._last = seen
+
+
+@register
+class ConsistentRead(Checker):
+    """Consumers read only committed data, and an offset never reads as two different records.
+
+    (a) a consumer never receives a record at or past the HW served with it (fact sheet §1, "What
+    consumers can read"); (b) two reads of one offset (by any consumers) return the same record
+    id; (c) every consumed record is still at its offset on the current non-stale leader.
+    teaching-scenarios "Invariants" 3 and the KIP-966 spec's ConsistentRead; KIP-101 scenario 1
+    ("phantom read").
+    """
+
+    name = "ConsistentRead"
+    source = ("teaching-scenarios Invariants 3 (ConsistentRead, KIP-966 spec); KIP-101 "
+              "scenario 1; fact sheet §1 (reads capped at the HW)")
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._presence = _LeaderPresence()
+
+    def _reset_state(self) -> None:
+        self._presence = _LeaderPresence()
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        for cid, rec, prev in g.new_consumed:
+            tp = (rec.topic, rec.partition)
+            if rec.offset >= rec.served_hw:
+                yield self.violation(
+                    cluster, g, ("past_hw", cid, tp, rec.offset),
+                    f"consumer {cid} received record {rec.record_id} at offset {rec.offset}, "
+                    f"at or past the high watermark {rec.served_hw} served with it",
+                    topic=tp[0], partition=tp[1], offsets=(rec.offset, rec.served_hw),
+                    record_ids=(rec.record_id,))
+            if prev is not None and prev.record_id != rec.record_id:
+                yield self.violation(
+                    cluster, g, ("two_reads", tp, rec.offset, prev.record_id, rec.record_id),
+                    f"offset {rec.offset} read as record {prev.record_id} (epoch "
+                    f"{prev.leader_epoch}) by {prev.client} at t={prev.time_ms} ms, but as "
+                    f"record {rec.record_id} (epoch {rec.leader_epoch}) by {cid}",
+                    topic=tp[0], partition=tp[1], offsets=(rec.offset,),
+                    record_ids=(prev.record_id, rec.record_id))
+        presence = self._presence
+        info = g.leader_info
+        for tp, recs in g.consumed_list.items():
+            found = info.get(tp)
+            if found is None or not found[4]:
+                continue   # no leader, or it has not taken over yet (stale)
+            leader, epoch, log, key, _applied = found
+            leo = log.log_end_offset if log is not None else 0
+            start = log.log_start_offset if log is not None else 0
+            i = presence.start_index(g, tp, key, leader, leo)
+            n = len(recs)
+            if i == n:
+                continue
+            allowed = g.loss_allowances.get(tp)
+            for j in range(i, n):
+                r = recs[j]
+                if r.offset < start:
+                    continue
+                have = _lookup(log, r.offset)
+                if have == r.record_id:
+                    continue
+                what = (f"the leader has record {have} there" if have is not None
+                        else f"the leader's log ends at {leo}")
+                yield self.violation(
+                    cluster, g, ("vanished", tp, r.offset, r.record_id),
+                    f"record {r.record_id} read at offset {r.offset} by {r.client} at "
+                    f"t={r.time_ms} ms is no longer on leader {leader} (epoch {epoch}): {what}",
+                    topic=tp[0], partition=tp[1], brokers=(leader,), offsets=(r.offset,),
+                    record_ids=(r.record_id,) if have is None else (r.record_id, have),
+                    allowed_because="; ".join(allowed) if allowed else None)
+            presence.done(tp, key, n, leo)
+
+
+@register
+class MonotoneLeaderHw(Checker):
+    """A leader's HW never decreases while it remains leader (same broker, epoch, incarnation).
+
+    Fact sheet §1 (UnifiedLog.maybeIncrementHighWatermark: "the leader's HW never moves
+    backwards"). Local HWs may go down across leader changes (teaching-scenarios "Invariants" 7);
+    the monotone committed HW is the ghost ``true_hw``.
+    """
+
+    name = "MonotoneLeaderHw"
+    source = ("fact sheet §1 (UnifiedLog.maybeIncrementHighWatermark); teaching-scenarios "
+              "Invariants 7")
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._last: dict[tuple[int, TP], tuple[int, int, int]] = {}
+
+    def _reset_state(self) -> None:
+        self._last = {}
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        last = self._last
+        seen = {}
+        brokers = cluster.brokers
+        for bid, tp, part in g.local_leaders:
+            hw = part.log.high_watermark
+            term = (brokers[bid].incarnation, part.leader_epoch)
+            k = (bid, tp)
+            prev = last.get(k)
+            if prev is not None and prev[:2] == term and hw < prev[2]:
+                yield self.violation(
+                    cluster, g, (tp, bid, term, hw, prev[2]),
+                    f"leader {bid} (epoch {part.leader_epoch}) lowered its HW from {prev[2]} "
+                    f"to {hw}", topic=tp[0], partition=tp[1], brokers=(bid,),
+                    offsets=(prev[2], hw))
+                seen[k] = (*term, max(hw, prev[2]))   # report the drop once
+            else:
+                seen[k] = (*term, hw)
+        self._last = seen
+
+
+@register
+class LeaderInIsr(Checker):
+    """The leader is none or a member of the ISR, in the controller's and the leader's view.
+
+    Kip320.tla LeaderInIsr, read as ``leader == None or leader in isr`` (teaching-scenarios
+    "Invariants" 6 and Definitions); a running leader's cached ISR contains itself.
+    """
+
+    name = "LeaderInIsr"
+    source = "teaching-scenarios Invariants 6 / Definitions (Kip320.tla LeaderInIsr)"
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        for tp, (leader, epoch, isr) in g.states.items():
+            if leader >= 0 and leader not in isr:
+                yield self.violation(
+                    cluster, g, ("controller", tp, leader, epoch, isr),
+                    f"the controller's state names leader {leader} (epoch {epoch}) outside "
+                    f"its ISR {list(isr)}", topic=tp[0], partition=tp[1], brokers=(leader,))
+        brokers = cluster.brokers
+        for bid, tp, part in g.local_leaders:
+            if bid not in part.isr and brokers[bid].is_running:
+                yield self.violation(
+                    cluster, g, ("local", tp, bid, part.leader_epoch, part.isr),
+                    f"broker {bid} leads epoch {part.leader_epoch} but its cached ISR "
+                    f"{list(part.isr)} does not contain it", topic=tp[0], partition=tp[1],
+                    brokers=(bid,))
+
+
+@register
+class LogMatching(Checker):
+    """Any two replicas hold identical records (id and leader epoch) below min(their local HWs).
+
+    teaching-scenarios "Invariants" 2 (LogMatching, KIP-966 spec); KIP-101 scenario 2 (replica
+    divergence).
+    """
+
+    name = "LogMatching"
+    source = "teaching-scenarios Invariants 2 (LogMatching, KIP-966 spec); KIP-101 scenario 2"
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._marks: dict[tuple, tuple] = {}
+
+    def _reset_state(self) -> None:
+        self._marks = {}
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        marks = self._marks
+        full = g.full
+        truncated = g.truncated
+        everything = full or g.structural
+        dirty = g.dirty
+        for tp, holders in g.replica_logs.items():
+            # compared ranges only grow with a HW (traced "hw" rows), and logs change below a HW
+            # only by a traced truncation: a partition no data-path row touched is unchanged
+            if not everything and tp not in dirty:
+                continue
+            n = len(holders)
+            for i in range(n):
+                a, la = holders[i]
+                for j in range(i + 1, n):
+                    b, lb = holders[j]
+                    yield from self._compare(cluster, g, tp, a, la, b, lb, marks, full,
+                                             truncated)
+
+    def _compare(self, cluster, g, tp, a, la, b, lb, marks, full, truncated):
+        sa = la.log_start_offset
+        sb = lb.log_start_offset
+        leo_a = la.log_end_offset
+        leo_b = lb.log_end_offset
+        # (a HW above the LEO is HwWithinLog's business: compare what both logs hold)
+        h = min(la.high_watermark, lb.high_watermark, leo_a, leo_b)
+        lo = max(sa, sb)
+        k = (tp, a, b)
+        ident = (id(la), id(lb), sa, sb)
+        mark = marks.get(k)
+        if full or mark is None or mark[0] != ident or leo_a < mark[2] or \
+                leo_b < mark[3] or (a, tp) in truncated or (b, tp) in truncated:
+            v = lo
+        else:
+            v = max(mark[1], lo)
+        if v < h and (la.ids[v - sa:h - sa] != lb.ids[v - sb:h - sb]
+                      or la.epochs[v - sa:h - sa] != lb.epochs[v - sb:h - sb]):
+            o = v
+            while o < h and la.ids[o - sa] == lb.ids[o - sb] and \
+                    la.epochs[o - sa] == lb.epochs[o - sb]:
+                o += 1
+            ra, rb = la.ids[o - sa], lb.ids[o - sb]
+            ea, eb = la.epochs[o - sa], lb.epochs[o - sb]
+            yield self.violation(
+                cluster, g, (tp, a, b, o, ra, ea, rb, eb),
+                f"replicas {a} and {b} differ at offset {o}, below both HWs "
+                f"({la.high_watermark}, {lb.high_watermark}): broker {a} has record "
+                f"{ra}@epoch {ea}, broker {b} has record {rb}@epoch {eb}",
+                topic=tp[0], partition=tp[1], brokers=(a, b), offsets=(o,),
+                record_ids=(ra, rb))
+        marks[k] = (ident, max(v, h), leo_a, leo_b)
+
+
+@register
+class HwWithinLog(Checker):
+    """Every replica's HW lies within its log: log start offset <= HW <= LEO.
+
+    Structural (TypeOk-style) rule from fact sheet §1: the leader raises its HW to at most its
+    LEO; a follower clamps the leader's HW into [logStartOffset, own LEO]; truncation lowers the
+    HW to the new LEO (UnifiedLog.updateHighWatermark / truncateTo).
+    """
+
+    name = "HwWithinLog"
+    source = "fact sheet §1 (UnifiedLog.updateHighWatermark clamps; truncateTo); TypeOk"
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        everything = g.full or g.structural
+        dirty = g.dirty
+        for tp, holders in g.replica_logs.items():
+            if not everything and tp not in dirty:
+                continue
+            for bid, log in holders:
+                hw = log.high_watermark
+                start = log.log_start_offset
+                leo = log.log_end_offset
+                if not start <= hw <= leo:
+                    yield self.violation(
+                        cluster, g, (tp, bid, hw, start, leo),
+                        f"broker {bid}'s HW {hw} is outside its log [{start}, {leo}]",
+                        topic=tp[0], partition=tp[1], brokers=(bid,), offsets=(hw, start, leo))
+
+
+# ---------------------------------------------------------------------------------- helpers
+def make_suite(names: Iterable[str] | None = None, *, on_violation: str = RAISE,
+               max_violations: int = 1000) -> CheckSuite:
+    """A ``CheckSuite`` of the registered checks named (default: all of them)."""
+    chosen = list(CHECKS) if names is None else list(names)
+    unknown = [n for n in chosen if n not in CHECKS]
+    if unknown:
+        raise KeyError(f"unknown check(s) {unknown}; registered: {list(CHECKS)}")
+    return CheckSuite([CHECKS[n](on_violation=on_violation) for n in chosen],
+                      on_violation=on_violation, max_violations=max_violations)
+
+
+_SUITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def suite_for(cluster, names: Iterable[str] | None = None, *,
+              on_violation: str = RAISE) -> CheckSuite:
+    """The suite attached to ``cluster`` for these check names (created on first use), so that
+    successive ``check_all`` / ``run_checked`` calls share history (e.g. MonotoneLeaderHw)."""
+    key = tuple(CHECKS) if names is None else tuple(names)
+    per_cluster = _SUITES.get(cluster)
+    if per_cluster is None:
+        per_cluster = _SUITES[cluster] = {}
+    suite = per_cluster.get(key)
+    if suite is None:
+        suite = per_cluster[key] = make_suite(key, on_violation=on_violation)
+    suite.on_violation = on_violation
+    return suite
+
+
+def check_all(cluster, names: Iterable[str] | None = None, *,
+              on_violation: str = RAISE) -> list[Violation]:
+    """Fully check the current state with the cluster's suite; returns the new violations
+    (raises ``InvariantViolation`` at the first one unless ``on_violation="collect"``)."""
+    return suite_for(cluster, names, on_violation=on_violation).check_now(cluster)
+
+
+def run_checked(cluster, ms: int, names: Iterable[str] | None = None, *,
+                suite: Checker | None = None, on_violation: str = RAISE) -> Checker:
+    """``cluster.run(ms)`` checking every invariant after every event; returns the suite.
+
+    Unlike ``run(check=...)``, violations also name the engine event that just ran.
+    """
+    if ms < 0:
+        raise ValueError(f"cannot run for a negative duration ({ms} ms)")
+    if suite is None:
+        suite = suite_for(cluster, names, on_violation=on_violation)
+    engine = cluster.engine
+    target = engine.now + ms
+    queue = getattr(engine, "_queue", None)
+    if queue is None:
+        cluster.run_to(target, check=suite)
+        return suite
+    ghost = suite.ghost
+    try:
+        while queue and queue[0][0] <= target:
+            ghost.event = queue[0]
+            engine.step()
+            suite(cluster)
+    finally:
+        ghost.event = None
+    engine.now = max(engine.now, target)
+    return suite
