@@ -1,0 +1,95 @@
+"""The course's one import: ``from kafkasim.course import *``.
+
+It brings the simulator (``Cluster``, ``Scenario``, ``RateWorkload``), the text tables and the
+message-by-message ``Stepper`` the notebooks print, the exercise checks, and ``explore`` (the
+widget helper); and it fixes the plot style. Each notebook then imports its own demos, e.g.
+``from kafkasim.course.isr import *``.
+
+Every simulation is seeded (each notebook module has a ``SEED``), so every run of a notebook
+prints the same numbers.
+"""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+from kafkasim.course.checks import (
+    CheckResult,
+    check_alerts,
+    check_causes,
+    check_fetcher_threads,
+    check_group_lag,
+    check_hw,
+    check_hw_freeze,
+    check_hw_row,
+    check_leader,
+    check_left_isr,
+    check_leo,
+    check_message_rule,
+    check_positions,
+    check_readable,
+    check_replica_sets,
+    check_shrink_window,
+    check_single_shrink_fires,
+    check_tolerated_failures,
+    check_write_outcome,
+)
+from kafkasim.course.common import (
+    Stepper,
+    Text,
+    isr_changes,
+    leo_hw,
+    meter_counts,
+    replica_sets,
+    replica_state,
+    settle,
+    text_table,
+)
+from kafkasim.course.explore import explore, show
+from kafkasim.scenario import Scenario
+from kafkasim.workload import RateWorkload
+
+SEED = 1
+
+
+def setup() -> None:
+    """Plot and table style for every notebook: readable on a projector, no pandas truncation."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update({
+        "figure.figsize": (11, 4),
+        "figure.dpi": 100,
+        "font.size": 12,
+        "axes.titlesize": 14,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    })
+    # Figures made without pyplot (kafkasim.viz) display as PNG like pyplot's do.
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import select_figure_formats
+
+        shell = get_ipython()
+        if shell is not None:
+            select_figure_formats(shell, {"png"}, bbox_inches="tight")
+    except ImportError:  # pragma: no cover - IPython comes with Jupyter
+        pass
+    try:
+        import pandas as pd
+
+        pd.set_option("display.max_columns", 30)
+        pd.set_option("display.width", 160)
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+
+
+setup()
+
+__all__ = [
+    "SEED", "CheckResult", "Cluster", "RateWorkload", "Scenario", "Stepper", "Text",
+    "check_alerts", "check_causes", "check_fetcher_threads", "check_group_lag", "check_hw",
+    "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
+    "check_message_rule", "check_positions", "check_readable", "check_replica_sets",
+    "check_shrink_window", "check_single_shrink_fires", "check_tolerated_failures",
+    "check_write_outcome", "explore", "isr_changes", "leo_hw", "meter_counts", "replica_sets",
+    "replica_state", "settle", "setup", "show", "text_table",
+]

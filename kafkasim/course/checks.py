@@ -1,0 +1,422 @@
+"""Exercise checks: each ``check_…`` prints PASS or says what is wrong (and why), and returns a
+``CheckResult`` (truthy when correct) that shows nothing more in a notebook.
+
+The right answers come from the simulator wherever one exists, not from a table typed in here.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+NO_ANSWER = "Not answered yet: replace None with your answer and run the cell again."
+
+
+class CheckResult:
+    """The outcome of a check. ``bool(result)`` is True when the answer was right."""
+
+    def __init__(self, ok: bool, message: str) -> None:
+        self.ok = ok
+        self.message = message
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return self.message
+
+    def _ipython_display_(self) -> None:
+        """Already printed by the check: show nothing more in a notebook."""
+
+
+def _result(ok: bool, message: str) -> CheckResult:
+    text = ("PASS: " if ok else "Not quite: ") + message
+    print(text)
+    return CheckResult(ok, text)
+
+
+def _missing(*answers) -> CheckResult | None:
+    if any(a is None or a is Ellipsis for a in answers):
+        print(NO_ANSWER)
+        return CheckResult(False, NO_ANSWER)
+    return None
+
+
+def _as_int_list(xs) -> list[int] | None:
+    try:
+        return sorted(int(x) for x in xs)
+    except (TypeError, ValueError):
+        return None
+
+
+# -- 01 replication basics ------------------------------------------------------------------------
+@lru_cache(maxsize=4)
+def _p3r3_leaders(seed: int) -> dict[int, int]:
+    from kafkasim.course.basics import TOPIC, p3r3_cluster
+
+    c = p3r3_cluster(seed)
+    return {p: c.leader(TOPIC, p) for p in c.assignment(TOPIC)}
+
+
+def check_leader(partition: int, answer) -> CheckResult:
+    """Which broker leads ``partition`` of topic-p3-r3 (seed 1)?"""
+    from kafkasim.course.basics import SEED
+
+    if (m := _missing(answer)) is not None:
+        return m
+    leaders = _p3r3_leaders(SEED)
+    if partition not in leaders:
+        return _result(False, f"topic-p3-r3 has partitions {sorted(leaders)}, not {partition}.")
+    right = leaders[partition]
+    if answer == right:
+        return _result(True, f"broker {right} leads partition {partition}: the first broker in "
+                             "its replica list, so that is where producers send its records.")
+    return _result(False, f"broker {answer} holds a follower copy (or no copy) of partition "
+                          f"{partition}. Look for 'Leader:' on the partition's line of the "
+                          "--describe output.")
+
+
+@lru_cache(maxsize=8)
+def _max_fetchers(brokers: int, partitions: int, rf: int, seed: int) -> int:
+    from kafkasim.cluster import Cluster
+
+    c = Cluster(brokers=brokers, seed=seed)
+    c.create_topic("t", partitions, rf)
+    return max(len(b.fetchers) for b in c.brokers.values())
+
+
+def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
+                          replication_factor: int = 3) -> CheckResult:
+    """Most ReplicaFetcherThreads any one broker runs (num.replica.fetchers = 1)."""
+    if (m := _missing(answer)) is not None:
+        return m
+    right = _max_fetchers(brokers, partitions, replication_factor, 1)
+    if answer == right:
+        return _result(True, f"{right}: one fetcher thread per broker it follows, and there are "
+                             f"only {brokers - 1} other brokers, however many partitions there "
+                             "are. Each thread puts all its partitions in one Fetch request.")
+    if isinstance(answer, int) and answer > brokers - 1:
+        return _result(False, f"a broker never needs more threads than there are other brokers "
+                              f"({brokers - 1}) when num.replica.fetchers = 1: partitions with "
+                              "the same leader share one thread.")
+    return _result(False, f"the simulator shows {right} on the busiest broker. Threads are per "
+                          "source broker, not per partition.")
+
+
+def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult:
+    """A partition holds offsets 0..existing-1; ``sent`` more records are appended."""
+    from kafkasim.cluster import Cluster
+
+    if (m := _missing(leo, last_offset)) is not None:
+        return m
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("t", 1, 3)
+    prod = c.producer(acks="all")
+    results = [prod.send("t", f"v{i}", partition=0) for i in range(existing + sent)]
+    prod.flush()
+    right_leo = c.log(c.leader("t"), "t").log_end_offset
+    right_last = results[-1].offset
+    if (leo, last_offset) == (right_leo, right_last):
+        return _result(True, f"LEO {right_leo}, last offset {right_last}: the LEO is the offset "
+                             "the NEXT record will get, one past the last record.")
+    if leo == right_last:
+        return _result(False, "the LEO is not the last record's offset but the next free one "
+                              "(last offset + 1).")
+    return _result(False, f"offsets start at 0 and each record takes the next one: after "
+                          f"{existing + sent} records the last is {existing + sent - 1}.")
+
+
+# -- 02 in-sync replicas --------------------------------------------------------------------------
+@lru_cache(maxsize=2)
+def _osr_sets() -> dict[str, list[int]]:
+    from kafkasim.course.common import replica_sets
+    from kafkasim.course.isr import TOPIC, osr_example
+
+    c, _before, _after = osr_example()
+    return replica_sets(c, TOPIC)
+
+
+def check_replica_sets(ar, isr, osr) -> CheckResult:
+    """AR, ISR and OSR of the 4-replica example once the leader has dropped broker 4."""
+    if (m := _missing(ar, isr, osr)) is not None:
+        return m
+    right = _osr_sets()
+    got = {"AR": _as_int_list(ar), "ISR": _as_int_list(isr), "OSR": _as_int_list(osr)}
+    wrong = [k for k in ("AR", "ISR", "OSR") if got[k] != sorted(right[k])]
+    if not wrong:
+        return _result(True, "AR = ISR + OSR: every assigned replica is either in sync or not.")
+    k = wrong[0]
+    hint = {"AR": "AR lists every assigned replica, in sync or not.",
+            "ISR": "the ISR includes the leader itself.",
+            "OSR": "OSR = AR minus ISR."}[k]
+    return _result(False, f"{k} should be {right[k]}. {hint}")
+
+
+def check_message_rule(leader_leo: int, follower_leo: int, max_messages: int, in_sync
+                       ) -> CheckResult:
+    """Kafka 0.8: in the ISR by the message rule? (``in_sync`` True/False)."""
+    if (m := _missing(in_sync)) is not None:
+        return m
+    lag = leader_leo - follower_leo
+    right = lag <= max_messages
+    if bool(in_sync) == right:
+        return _result(True, f"{lag} message(s) behind with replica.lag.max.messages="
+                             f"{max_messages}: {'in' if right else 'out of'} the ISR (out only "
+                             "when MORE than the limit behind).")
+    return _result(False, f"the follower is {lag} behind; 0.8 removed it only when the lag was "
+                          f"greater than {max_messages}.")
+
+
+def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
+    """A follower stops fetching at t=0 right after catching up: between when and when does
+    the leader remove it (isr-expiration runs every replica.lag.time.max.ms / 2)?"""
+    if (m := _missing(earliest_ms, latest_ms)) is not None:
+        return m
+    lo, hi = lag_ms, lag_ms + lag_ms // 2
+    tol = max(100, lag_ms // 100)
+    if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
+        return _result(True, f"between {lo} and {hi} ms: out of sync after {lag_ms} ms, noticed "
+                             f"by the next isr-expiration run, which comes every {lag_ms // 2} ms.")
+    if abs(latest_ms - lag_ms) <= tol:
+        return _result(False, "the leader only notices at its next isr-expiration run, which "
+                              "can come up to half the lag time later.")
+    return _result(False, f"the follower becomes out of sync {lag_ms} ms after it last caught "
+                          f"up; the check that notices runs every {lag_ms // 2} ms.")
+
+
+CAUSE_ORDER = ("slow disk", "GC pause", "broker overload", "network latency")
+
+
+def check_causes(answer: dict) -> CheckResult:
+    """Match the anonymous runs A-D (``mystery_runs``) to their causes."""
+    if (m := _missing(answer)) is not None:
+        return m
+    right = dict(zip("ABCD", CAUSE_ORDER, strict=True))
+    got = {str(k).upper(): str(v).strip().lower() for k, v in answer.items()}
+    wrong = [k for k in "ABCD" if got.get(k) != right[k]]
+    if not wrong:
+        return _result(True, "disk: lag that only grows; GC: one shrink and a quick rejoin; "
+                             "overload: slow writes with the ISR intact; network: shrinks and "
+                             "rejoins that come and go.")
+    k = wrong[0]
+    clues = {"slow disk": "it never rejoins and its lag keeps growing",
+             "GC pause": "one shrink, one expand, a few seconds out",
+             "broker overload": "no ISR change at all, but produce latency went up",
+             "network latency": "it left and rejoined more than once"}
+    return _result(False, f"run {k} is not '{got.get(k)}': look for the run where "
+                          f"{clues[right[k]]}.")
+
+
+# -- 03 high watermark ----------------------------------------------------------------------------
+def check_hw(leos: dict, isr, answer) -> CheckResult:
+    """HW of a partition whose replicas have ``leos`` (broker -> LEO) and ISR ``isr``."""
+    from kafkasim.course.hw import high_watermark
+
+    if (m := _missing(answer)) is not None:
+        return m
+    right = high_watermark(leos, isr)
+    if answer == right:
+        return _result(True, f"HW {right}: the smallest LEO in the ISR. Offsets 0..{right - 1} "
+                             "are committed.")
+    if answer == right - 1:
+        return _result(False, "that is the last committed offset; Kafka's HW is exclusive: the "
+                              "first offset NOT yet committed (one more).")
+    outside = [b for b in leos if b not in isr]
+    if outside and answer == min(leos.values()):
+        return _result(False, f"broker(s) {outside} are out of the ISR and do not hold the HW "
+                              "back.")
+    return _result(False, "take the smallest LEO among the ISR members.")
+
+
+def check_readable(hw: int, answer) -> CheckResult:
+    """Which offsets can a consumer read when the HW is ``hw`` (log starts at 0)?"""
+    if (m := _missing(answer)) is not None:
+        return m
+    got = _as_int_list(answer)
+    right = list(range(hw))
+    if got == right:
+        return _result(True, f"offsets 0..{hw - 1}: everything below the HW, never the HW itself.")
+    if got == list(range(hw + 1)):
+        return _result(False, f"offset {hw} is the first offset NOT yet committed: consumers stop "
+                              "just before it.")
+    return _result(False, f"consumers read from the start up to, not including, the HW ({hw}).")
+
+
+@lru_cache(maxsize=1)
+def _hw_row() -> tuple[int, int]:
+    from kafkasim.course.hw import TOPIC, commit_process
+
+    s = commit_process()
+    leader = s.c.leader(TOPIC)
+    for i, r in enumerate(s.rows):
+        if r.state[leader][1] == 7:
+            return i + 1, leader
+    raise AssertionError("the leader's HW never reached 7")
+
+
+def check_hw_row(answer) -> CheckResult:
+    """In the commit table, on which row (#) does the leader's HW become 7?"""
+    if (m := _missing(answer)) is not None:
+        return m
+    row, _leader = _hw_row()
+    if answer == row:
+        return _result(True, f"row {row}: the second follower's fetch from offset 7 tells the "
+                             "leader that both followers hold offset 6.")
+    if isinstance(answer, int) and answer < row:
+        return _result(False, "at that row at least one follower has not yet asked for offset 7, "
+                              "so the leader cannot know it holds offset 6.")
+    return _result(False, "look for the first row where the leader's HW column changes.")
+
+
+# -- 04 consumer positions ------------------------------------------------------------------------
+def check_positions(committed, position, hw, leo) -> CheckResult:
+    """The four positions of the notebook's second scenario (``positions_quiz``)."""
+    from kafkasim.course.positions import quiz_positions
+
+    if (m := _missing(committed, position, hw, leo)) is not None:
+        return m
+    right = quiz_positions()
+    got = {"committed": committed, "position": position, "HW": hw, "LEO": leo}
+    wrong = [k for k in got if got[k] != right[k]]
+    if not wrong:
+        return _result(True, f"committed {right['committed']} <= position {right['position']} <= "
+                             f"HW {right['HW']} <= LEO {right['LEO']}.")
+    k = wrong[0]
+    hints = {"committed": "the committed offset is the position at the last commit() (the next "
+                          "record to read after a restart).",
+             "position": "the position is the offset of the next record poll() will return.",
+             "HW": "the HW is the smallest LEO in the ISR.",
+             "LEO": "the LEO is the leader's next free offset (one past its last record)."}
+    return _result(False, f"{k} should be {right[k]}: {hints[k]}")
+
+
+def check_group_lag(answer) -> CheckResult:
+    """The LAG column of kafka-consumer-groups in the quiz scenario."""
+    from kafkasim.course.positions import quiz_positions
+
+    if (m := _missing(answer)) is not None:
+        return m
+    right = quiz_positions()
+    lag = right["HW"] - right["committed"]
+    if answer == lag:
+        return _result(True, f"LAG = LOG-END-OFFSET - CURRENT-OFFSET = HW {right['HW']} - "
+                             f"committed {right['committed']} = {lag}.")
+    if answer == right["LEO"] - right["committed"]:
+        return _result(False, "the tool's LOG-END-OFFSET column is the high watermark, not the "
+                              "leader's LEO.")
+    if answer == right["HW"] - right["position"]:
+        return _result(False, "that is the consumer's own records-lag (HW - position); the tool "
+                              "uses the committed offset.")
+    return _result(False, "LAG = LOG-END-OFFSET (the HW) - CURRENT-OFFSET (the committed offset).")
+
+
+# -- 05 acks and min.insync.replicas --------------------------------------------------------------
+@lru_cache(maxsize=32)
+def _outcome(acks: str, min_isr: int, isr_size: int) -> str:
+    from kafkasim.course.acks import write_outcome
+
+    return write_outcome(acks, min_isr, isr_size)["result"]
+
+
+def check_write_outcome(acks, min_isr: int, isr_size: int, answer) -> CheckResult:
+    """RF 3: the result of one write (``"ok"`` or an error name such as NOT_ENOUGH_REPLICAS)."""
+    if (m := _missing(answer)) is not None:
+        return m
+    right = _outcome(str(acks), min_isr, isr_size)
+    got = str(answer).strip().upper()
+    if got == right.upper():
+        why = ("acks=all checks min.insync.replicas against the ISR before appending"
+               if str(acks) in ("all", "-1") else
+               "only acks=all looks at min.insync.replicas")
+        return _result(True, f"{right}: {why}.")
+    if str(acks) not in ("all", "-1"):
+        return _result(False, "acks=0 and acks=1 never check min.insync.replicas.")
+    return _result(False, f"with ISR size {isr_size} and min.insync.replicas={min_isr} the "
+                          f"result is {right}.")
+
+
+def check_tolerated_failures(replication_factor: int, min_isr: int, answer) -> CheckResult:
+    """How many replicas may drop out of the ISR while acks=all writes keep succeeding?"""
+    from kafkasim.course.acks import max_broker_failures
+
+    if (m := _missing(answer)) is not None:
+        return m
+    right = max_broker_failures(replication_factor, min_isr)
+    if answer == right:
+        extra = " Any single failure stops acks=all writes." if right == 0 else ""
+        return _result(True, f"RF {replication_factor} - min ISR {min_isr} = {right}.{extra}")
+    return _result(False, "acks=all needs at least min.insync.replicas members in the ISR; the "
+                          "rest may be lost.")
+
+
+def check_hw_freeze(version: str, answer) -> CheckResult:
+    """ISR [leader] below min ISR 2, an acks=1 write acked: can a consumer read it?"""
+    from kafkasim.course.acks import hw_freeze
+
+    if (m := _missing(answer)) is not None:
+        return m
+    res = hw_freeze(version)
+    right = "while-alone" in res["consumer reads"]
+    if bool(answer) == right:
+        why = ("before 3.7 the HW still advances with only the leader in the ISR"
+               if right else "since 3.7 (KIP-966 groundwork) the HW stays put below min ISR")
+        return _result(True, f"{'yes' if right else 'no'}: {why}.")
+    return _result(False, f"in Kafka {version} the leader's HW is {res['HW']} and its LEO "
+                          f"{res['leader LEO']}: consumers read only below the HW.")
+
+
+# -- 06 monitoring --------------------------------------------------------------------------------
+@lru_cache(maxsize=4)
+def _alerts(kind: str) -> dict[str, bool]:
+    from kafkasim.course.monitoring import alerts_for
+
+    return alerts_for(kind)
+
+
+def check_alerts(kind: str, answer) -> CheckResult:
+    """Which alert rules fire for incident ``kind``? ``answer`` is a set of rule names (or of
+    the words "URP" / "shrink")."""
+    if (m := _missing(answer)) is not None:
+        return m
+    fired = {name for name, ok in _alerts(kind).items() if ok}
+    aliases = {"urp": "KafkaUnderReplicatedPartitions",
+               "underreplicated": "KafkaUnderReplicatedPartitions",
+               "shrink": "KafkaISRShrinking", "shrinking": "KafkaISRShrinking",
+               "isrshrinking": "KafkaISRShrinking"}
+    got = set()
+    for a in answer:
+        key = str(a).strip()
+        got.add(aliases.get(key.lower().replace("_", "").replace("kafka", ""), key))
+    if got == fired:
+        return _result(True, f"{kind}: {sorted(fired) or 'no alert'}.")
+    missing = sorted(fired - got)
+    extra = sorted(got - fired)
+    if missing:
+        return _result(False, f"{missing[0]} does fire during the {kind}: look at how long its "
+                              "expression stays true compared with 'for: 5m'.")
+    return _result(False, f"{extra[0]} does not fire during the {kind}: its expression is not "
+                          "true for 5 minutes in a row.")
+
+
+def check_left_isr(replicas: str, isr: str, answer) -> CheckResult:
+    """From a describe line's ``Replicas:`` and ``Isr:`` lists, which broker(s) left the ISR?"""
+    if (m := _missing(answer)) is not None:
+        return m
+    reps = [int(x) for x in replicas.split(",")]
+    ins = {int(x) for x in isr.split(",")}
+    right = sorted(b for b in reps if b not in ins)
+    got = _as_int_list(answer if isinstance(answer, (list, tuple, set)) else [answer])
+    if got == right:
+        return _result(True, f"broker(s) {right}: assigned (Replicas) but not in sync (Isr).")
+    return _result(False, "compare the two lists: Replicas minus Isr.")
+
+
+def check_single_shrink_fires(answer) -> CheckResult:
+    """One ISR shrink and nothing else: does rate(IsrShrinksPerSec[5m]) > 0 for 5m fire?"""
+    if (m := _missing(answer)) is not None:
+        return m
+    if bool(answer) is False:
+        return _result(True, "no: one increase keeps the 5-minute rate above 0 for a little "
+                             "less than 5 minutes (until the sample before it leaves the window), "
+                             "so 'for: 5m' is never met.")
+    return _result(False, "the rate is above 0 only while the window holds samples from both "
+                          "sides of the increase: just under 5 minutes.")

@@ -1,0 +1,247 @@
+"""Helpers every notebook uses: plain-text tables, replica state rows, and a stepper that runs a
+cluster message by message and records what each delivery changed.
+
+Tables are plain text (``Text``) so that nbval can compare them exactly and a learner can read
+them in any front-end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from kafkasim.cluster import Cluster
+
+
+class Text(str):
+    """A string that shows as itself (no quotes) when it is the last value of a cell."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = None,
+               *, title: str | None = None) -> Text:
+    """Left-aligned, fixed-width text table of ``rows`` (dicts or sequences)."""
+    rows = list(rows)
+    if columns is None:
+        if rows and isinstance(rows[0], dict):
+            columns = list(rows[0])
+        else:
+            columns = [str(i) for i in range(len(rows[0]) if rows else 0)]
+    cells = [[_fmt(r.get(c) if isinstance(r, dict) else r[i]) for i, c in enumerate(columns)]
+             for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    out = []
+    if title:
+        out.append(title)
+    out.append("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    out.append("  ".join("-" * w for w in widths))
+    for row in cells:
+        out.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    return Text("\n".join(out))
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def ids(xs: Iterable[int]) -> str:
+    """``[1, 2, 3]`` -> ``"1,2,3"``, as Kafka's tools print broker lists."""
+    return ",".join(str(x) for x in xs)
+
+
+# -- replica state ------------------------------------------------------------------------------
+def replica_state(c: Cluster, topic: str, partition: int = 0) -> Text:
+    """One line per replica: broker, role, LEO, HW and ISR membership, plus the ISR itself."""
+    st = c.partition_state(topic, partition)
+    rows = []
+    for r in c.replica_table(topic, partition):
+        rows.append({"broker": r["broker"], "role": r["role"], "LEO": r["LEO"], "HW": r["HW"],
+                     "in ISR": r["in_isr"]})
+    t = text_table(rows)
+    return Text(f"{topic}-{partition}: leader {st['leader']}, ISR {st['isr']}\n{t}")
+
+
+def leo_hw(c: Cluster, topic: str, partition: int = 0) -> dict[int, tuple[int, int]]:
+    """broker -> (LEO, HW) for every assigned replica."""
+    return {r["broker"]: (r["LEO"], r["HW"]) for r in c.replica_table(topic, partition)}
+
+
+def replica_sets(c: Cluster, topic: str, partition: int = 0) -> dict[str, list[int]]:
+    """AR (assigned replicas), ISR and OSR (assigned but out of sync) of a partition."""
+    st = c.partition_state(topic, partition)
+    ar = list(st["replicas"])
+    isr = list(st["isr"])
+    return {"AR": ar, "ISR": isr, "OSR": [b for b in ar if b not in isr]}
+
+
+def settle(c: Cluster, timeout_ms: int = 30000) -> bool:
+    """Run until every ISR replica has the leader's log and HW and no produce is pending."""
+    from kafkasim.scenario import _settled
+
+    return c.run_until(_settled, timeout_ms)
+
+
+def isr_changes(c: Cluster, topic: str | None = None, partition: int | None = None) -> Text:
+    """Every committed ISR change in the trace, with who made it."""
+    rows = []
+    for t, kind, node, tp, p, detail in c.trace.rows:
+        if topic is not None and tp != topic or partition is not None and p != partition:
+            continue
+        if kind == "isr":
+            old, new = detail
+            what = "shrink" if len(new) < len(old) else "expand"
+            rows.append({"time_ms": t, "change": what, "old ISR": list(old), "new ISR": list(new),
+                         "by": f"leader {node}"})
+    if not rows:
+        return Text("(no ISR change)")
+    return text_table(rows)
+
+
+def meter_counts(c: Cluster) -> dict[str, int]:
+    """Cluster-wide IsrShrinksPerSec / IsrExpandsPerSec counts."""
+    return {m: sum(b.meters[m] for b in c.brokers.values())
+            for m in ("IsrShrinksPerSec", "IsrExpandsPerSec")}
+
+
+# -- message-by-message stepping ----------------------------------------------------------------
+@dataclass
+class StepRow:
+    time_ms: int
+    what: str
+    state: dict[int, tuple[int, int]]    # broker -> (LEO, HW) after the step
+    isr: tuple[int, ...]
+    snapshot: bytes | None = None        # the whole cluster after the step (keep_snapshots)
+
+
+def next_event(c: Cluster):
+    """The next engine event as (time, kind, args), or None (reads the queue, does not run it)."""
+    q = c.engine._queue
+    if not q:
+        return None
+    t, _seq, kind, args = q[0]
+    return t, kind, args
+
+
+def describe_message(msg, src, dst, topic: str, partition: int) -> str | None:
+    """A short English line for a Produce/Fetch message about ``topic-partition``, else None."""
+    name = type(msg).__name__
+    if name == "ProduceRequest":
+        for t, p, rids, _sizes in msg.partitions:
+            if (t, p) == (topic, partition):
+                n = len(rids)
+                return f"Produce {src}->{dst}: {n} record{'s' if n != 1 else ''}"
+    elif name == "ProduceResponse":
+        for t, p, err, base in msg.partitions:
+            if (t, p) == (topic, partition):
+                return f"ProduceResponse {src}->{dst}: " + \
+                    (f"acked, offset {base}" if err == "NONE" else err)
+    elif name == "FetchRequest":
+        for fp in msg.partitions:
+            if (fp.topic, fp.partition) == (topic, partition):
+                who = f"broker {src}" if msg.replica_id >= 0 else "consumer"
+                return f"Fetch {src}->{dst}: {who} asks from offset {fp.fetch_offset}"
+    elif name == "FetchResponse":
+        for pd in msg.partitions:
+            if (pd.topic, pd.partition) == (topic, partition):
+                n = len(pd.records)
+                recs = "no records" if n == 0 else (
+                    f"offset {pd.records.base_offset}" if n == 1
+                    else f"offsets {pd.records.base_offset}-{pd.records.base_offset + n - 1}")
+                return f"FetchResponse {src}->{dst}: {recs}, HW {pd.high_watermark}"
+    return None
+
+
+class Stepper:
+    """Run a cluster one event at a time, keeping a row per Produce/Fetch message delivered for
+    one partition (and per change of any replica's LEO, HW or the ISR)."""
+
+    def __init__(self, c: Cluster, topic: str, partition: int = 0, *,
+                 keep_snapshots: bool = False) -> None:
+        self.c = c
+        self.topic = topic
+        self.partition = partition
+        self.keep_snapshots = keep_snapshots
+        self.rows: list[StepRow] = []
+        self._last = self._state()
+
+    def _add(self, what: str, state, isr) -> None:
+        snap = self.c.snapshot() if self.keep_snapshots else None
+        self.rows.append(StepRow(self.c.now, what, state, isr, snap))
+
+    def cluster_at(self, i: int) -> Cluster:
+        """The cluster as it was after row ``i`` (0-based; needs keep_snapshots)."""
+        snap = self.rows[i].snapshot
+        if snap is None:
+            raise ValueError("this Stepper was created without keep_snapshots=True")
+        return Cluster.restore(snap)
+
+    def _state(self):
+        return leo_hw(self.c, self.topic, self.partition), tuple(self.c.isr(self.topic,
+                                                                           self.partition))
+
+    def note(self, what: str) -> None:
+        """Add a row describing something done from outside (e.g. ``producer.send``)."""
+        state, isr = self._state()
+        self._add(what, state, isr)
+        self._last = (state, isr)
+
+    def step(self) -> bool:
+        c = self.c
+        ev = next_event(c)
+        if ev is None:
+            return False
+        what = None
+        if ev[1] == "deliver":
+            env = ev[2][0]
+            what = describe_message(env.msg, env.src, env.dst, self.topic, self.partition)
+        c.step()
+        state, isr = self._state()
+        if what is None and (state, isr) != self._last:
+            what = "timer"
+        if what is not None:
+            self._add(what, state, isr)
+        self._last = (state, isr)
+        return True
+
+    def run_until(self, cond: Callable[[Cluster], bool], timeout_ms: int = 10000) -> bool:
+        deadline = self.c.now + timeout_ms
+        while not cond(self.c):
+            ev = next_event(self.c)
+            if ev is None or ev[0] > deadline:
+                return False
+            self.step()
+        return True
+
+    def table(self, brokers: Sequence[int] | None = None, *, fields: Sequence[str] = ("LEO", "HW"),
+              changes_only: bool = False) -> Text:
+        """The recorded rows; one LEO and/or HW column per broker (sorted by id)."""
+        brokers = list(brokers) if brokers is not None else \
+            sorted(self.c.assignment(self.topic)[self.partition])
+        out = []
+        prev = None
+        for i, r in enumerate(self.rows):
+            key = (r.state, r.isr)
+            if changes_only and key == prev:
+                continue
+            prev = key
+            row = {"#": i + 1, "t(ms)": r.time_ms, "what happened": r.what}
+            for b in brokers:
+                leo, hw = r.state[b]
+                if "LEO" in fields:
+                    row[f"b{b} LEO"] = leo
+                if "HW" in fields:
+                    row[f"b{b} HW"] = hw
+            if "ISR" in fields:
+                row["ISR"] = list(r.isr)
+            out.append(row)
+        return text_table(out)

@@ -1,0 +1,265 @@
+"""Notebook 06 (monitoring): Kafka's replication metrics over simulated time, ``kafka-topics
+--describe --under-replicated-partitions``, and the notes' two Prometheus alert rules evaluated on
+the simulated series.
+
+Concepts C20 and C21.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkasim import metrics as M
+from kafkasim.cluster import Cluster
+from kafkasim.course.common import Text, text_table
+from kafkasim.workload import RateWorkload
+
+SEED = 6
+TOPIC = "payments"
+MINUTE = 60000
+SCRAPE_MS = 15000          # how often "Prometheus" scrapes the brokers' JMX metrics
+FIVE_MIN = 5 * MINUTE
+
+URP = M.UNDER_REPLICATED
+SHRINKS = M.ISR_SHRINKS + ":Count"
+EXPANDS = M.ISR_EXPANDS + ":Count"
+
+
+@dataclass(frozen=True)
+class _Isolate:
+    """Cut broker ``broker`` off from the other brokers (it still reaches ZooKeeper and
+    clients): its fetches fail, so it drops out of the ISRs it follows in."""
+
+    broker: int
+    others: tuple[int, ...]
+
+    def __call__(self, c: Cluster) -> None:
+        for o in self.others:
+            c.cut(self.broker, o)
+
+
+@dataclass(frozen=True)
+class _Heal:
+    def __call__(self, c: Cluster) -> None:
+        c.heal()
+
+
+# Incidents on broker 3, each a list of (start, end) ms offsets during which it is cut off.
+INCIDENTS = {
+    "blip": [(0, 30000)],                                  # one 30 s network blip
+    "outage": [(0, 7 * MINUTE)],                           # a 7-minute outage
+    "flapping": [(k, k + 20000) for k in range(0, 10 * MINUTE, MINUTE)],   # 20 s of every 60 s
+}
+INCIDENT_TEXT = {
+    "blip": "broker 3 cut off from the other brokers once, for 30 s",
+    "outage": "broker 3 cut off for 7 minutes",
+    "flapping": "broker 3 cut off for 20 s of every minute, for 10 minutes",
+}
+TIMELINE = (("blip", 2 * MINUTE), ("outage", 6 * MINUTE), ("flapping", 16 * MINUTE))
+
+
+def monitored_cluster(seed: int = SEED, scrape_ms: int = SCRAPE_MS) -> Cluster:
+    """Three brokers, topic ``payments`` (3 partitions, RF 3, led by brokers 1, 2, 1), with
+    replica.lag.time.max.ms = 10000 and metrics sampled every ``scrape_ms``."""
+    c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000},
+                metrics_interval_ms=scrape_ms)
+    c.create_topic(TOPIC, 3, 3, assignment=[[1, 2, 3], [2, 1, 3], [1, 3, 2]])
+    return c
+
+
+def schedule_incident(c: Cluster, kind: str, start_ms: int) -> int:
+    """Schedule incident ``kind`` from ``start_ms``; returns when it ends."""
+    if kind not in INCIDENTS:
+        raise ValueError(f"unknown incident {kind!r}; choose from {', '.join(INCIDENTS)}")
+    end = start_ms
+    for s, e in INCIDENTS[kind]:
+        c.at(start_ms + s, _Isolate(3, (1, 2)))
+        c.at(start_ms + e, _Heal())
+        end = start_ms + e
+    return end
+
+
+def incident_timeline(seed: int = SEED, *, stop_at_ms: int | None = None) -> Cluster:
+    """28 simulated minutes of 10 msg/s acks=all traffic with the three incidents of TIMELINE.
+    With ``stop_at_ms`` the run stops there (continue with ``c.run_to(TOTAL_MS)``)."""
+    c = monitored_cluster(seed)
+    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=10, duration_ms=TOTAL_MS)
+    for kind, start in TIMELINE:
+        schedule_incident(c, kind, start)
+    c.run_to(TOTAL_MS if stop_at_ms is None else stop_at_ms)
+    return c
+
+
+TOTAL_MS = 28 * MINUTE
+
+
+# -- metric series ------------------------------------------------------------------------------
+def series(c: Cluster, mbean: str) -> dict[int, list[tuple[int, float]]]:
+    """broker -> [(time_ms, value), ...] for one MBean (``...PerSec:Count`` for meters)."""
+    out: dict[int, list[tuple[int, float]]] = {}
+    for t, b, name, v in c.metrics.rows:
+        if name == mbean:
+            out.setdefault(b, []).append((t, v))
+    return out
+
+
+def cluster_total(c: Cluster, mbean: str) -> list[tuple[int, float]]:
+    """The sum over brokers at each scrape."""
+    by_t: dict[int, float] = {}
+    for t, _b, name, v in c.metrics.rows:
+        if name == mbean:
+            by_t[t] = by_t.get(t, 0) + v
+    return sorted(by_t.items())
+
+
+def metric_names(c: Cluster) -> Text:
+    """Every MBean the simulated brokers expose (per-partition ones once per partition)."""
+    names = sorted({name for _t, _b, name, _v in c.metrics.rows})
+    return Text("\n".join(names))
+
+
+def prom_rate(samples: list[tuple[int, float]], at_ms: int, window_ms: int = FIVE_MIN
+              ) -> float | None:
+    """PromQL ``rate(counter[window])`` at ``at_ms`` (per second), without Prometheus's
+    extrapolation: the counter's increase between the first and last sample inside
+    ``(at - window, at]``, over the time between them. None with fewer than two samples."""
+    inside = [(t, v) for t, v in samples if at_ms - window_ms < t <= at_ms]
+    if len(inside) < 2:
+        return None
+    increase = 0.0
+    for (_t0, v0), (_t1, v1) in zip(inside, inside[1:], strict=False):
+        increase += v1 - v0 if v1 >= v0 else v1          # a counter reset starts from 0
+    span_s = (inside[-1][0] - inside[0][0]) / 1000
+    return increase / span_s if span_s > 0 else None
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    expr: str
+    for_ms: int
+
+
+RULES = (
+    Rule("KafkaUnderReplicatedPartitions",
+         "kafka_server_ReplicaManager_UnderReplicatedPartitions > 0", FIVE_MIN),
+    Rule("KafkaISRShrinking", "rate(kafka_server_ReplicaManager_IsrShrinksPerSec[5m]) > 0",
+         FIVE_MIN),
+)
+
+
+def condition_series(c: Cluster, rule: Rule) -> dict[int, list[tuple[int, bool]]]:
+    """broker -> [(evaluation time, expression true?)], one evaluation per scrape."""
+    out: dict[int, list[tuple[int, bool]]] = {}
+    if rule.name == "KafkaUnderReplicatedPartitions":
+        for b, pts in series(c, URP).items():
+            out[b] = [(t, v > 0) for t, v in pts]
+    elif rule.name == "KafkaISRShrinking":
+        for b, pts in series(c, SHRINKS).items():
+            out[b] = [(t, (prom_rate(pts, t) or 0) > 0) for t, _v in pts]
+    else:
+        raise ValueError(f"unknown rule {rule.name}")
+    return out
+
+
+def alert_states(points: list[tuple[int, bool]], for_ms: int) -> list[tuple[int, str]]:
+    """Prometheus's alert state at each evaluation: "inactive", "pending" (true for less than
+    ``for``) or "firing" (true at every evaluation for at least ``for``)."""
+    out = []
+    since = None
+    for t, ok in points:
+        if not ok:
+            since = None
+            out.append((t, "inactive"))
+            continue
+        if since is None:
+            since = t
+        out.append((t, "firing" if t - since >= for_ms else "pending"))
+    return out
+
+
+def firing_intervals(states: list[tuple[int, str]]) -> list[tuple[int, int]]:
+    """[(first firing evaluation, first evaluation no longer firing), ...]"""
+    out = []
+    start = None
+    last_t = None
+    for t, s in states:
+        if s == "firing" and start is None:
+            start = t
+        elif s != "firing" and start is not None:
+            out.append((start, t))
+            start = None
+        last_t = t
+    if start is not None:
+        out.append((start, last_t))
+    return out
+
+
+def alert_report(c: Cluster) -> Text:
+    """Every firing period of both rules, per broker series."""
+    rows = []
+    for rule in RULES:
+        for b, pts in sorted(condition_series(c, rule).items()):
+            for s, e in firing_intervals(alert_states(pts, rule.for_ms)):
+                rows.append({"alert": rule.name, "broker": b, "firing from": minsec(s),
+                             "until": minsec(e), "during": incident_at(s)})
+    return text_table(rows) if rows else Text("(no alert fired)")
+
+
+def incident_at(t: int) -> str:
+    """Which TIMELINE incident a time falls in (or just after)."""
+    best = "-"
+    for kind, start in TIMELINE:
+        end = start + max(e for _s, e in INCIDENTS[kind])
+        if start <= t <= end + FIVE_MIN + MINUTE:
+            best = kind
+    return best
+
+
+def minsec(ms: int) -> str:
+    s = ms // 1000
+    return f"{s // 60:02d}:{s % 60:02d}"
+
+
+def incident_summary(c: Cluster) -> Text:
+    """Per incident: how long partitions were under-replicated, how many shrinks, which alert
+    fired."""
+    urp_total = cluster_total(c, URP)
+    shrinks_total = cluster_total(c, SHRINKS)
+    fired = {}
+    for rule in RULES:
+        for _b, pts in condition_series(c, rule).items():
+            for s, _e in firing_intervals(alert_states(pts, rule.for_ms)):
+                fired.setdefault(incident_at(s), set()).add(rule.name)
+    rows = []
+    for kind, start in TIMELINE:
+        end = start + max(e for _s, e in INCIDENTS[kind])
+        window = [(t, v) for t, v in urp_total if start <= t <= end + MINUTE]
+        urp_s = sum(SCRAPE_MS for _t, v in window if v > 0) // 1000
+        sh = [v for t, v in shrinks_total if start <= t <= end + MINUTE]
+        rows.append({"incident": kind, "what": INCIDENT_TEXT[kind],
+                     "scrapes with URP > 0 (s)": urp_s,
+                     "ISR shrinks": int(sh[-1] - sh[0]) if sh else 0,
+                     "alerts fired": sorted(fired.get(kind, ())) or "none"})
+    return text_table(rows)
+
+
+def single_incident(kind: str = "outage", seed: int = SEED) -> Cluster:
+    """One incident starting at t=1 min, then quiet until 5 minutes after it ends."""
+    c = monitored_cluster(seed)
+    end = max(e for _s, e in INCIDENTS[kind]) + MINUTE
+    total = end + FIVE_MIN + MINUTE
+    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=10, duration_ms=total)
+    schedule_incident(c, kind, MINUTE)
+    c.run_to(total)
+    return c
+
+
+def alerts_for(kind: str, seed: int = SEED) -> dict[str, bool]:
+    """Which of the two rules fire during incident ``kind`` (run on its own)."""
+    c = single_incident(kind, seed)
+    out = {}
+    for rule in RULES:
+        out[rule.name] = any(firing_intervals(alert_states(pts, rule.for_ms))
+                             for pts in condition_series(c, rule).values())
+    return out

@@ -1,0 +1,196 @@
+"""The course notebooks (01-06) and kafkasim.course: concept coverage, the notes' worked numbers
+in the saved outputs, notebook structure, navigation, and every exercise check with right and
+wrong answers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from kafkasim.course import checks
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+
+# The course notebooks written so far (all six once issue 6 is done).
+COURSE = ["01"]
+
+# concept id -> (notebook number, key terms that must appear in that notebook's text)
+CONCEPTS = {
+    "C01": ("01", ["leader", "follower", "kafka-topics", "--describe", "Replicas"]),
+    "C02": ("01", ["FetchRequest", "ReplicaFetcherThread", "num.replica.fetchers"]),
+    "C25": ("01", ["log end offset", "LEO"]),
+    "C06": ("02", ["AR", "ISR", "OSR", "in-sync"]),
+    "C07": ("02", ["replica.lag.max.messages", "0.9.0", "KIP-16", "burst"]),
+    "C08": ("02", ["replica.lag.time.max.ms", "lastCaughtUpTimeMs", "10000", "30000", "60000"]),
+    "C09": ("02", ["shrink", "expand", "1000", "800", "1200"]),
+    "C10": ("02", ["AlterPartition", "ZooKeeper", "controller", "2.7"]),
+    "C22": ("02", ["network latency", "slow disk", "overload", "GC pause"]),
+    "C13": ("03", ["committed", "every ISR member"]),
+    "C14": ("03", ["high watermark", "HW = 7", "exclusive"]),
+    "C15": ("03", ["offset 6", "no separate acknowledgement", "replica.fetch.wait.max.ms"]),
+    "C12": ("04", ["committed offset", "position", "high watermark", "log end offset",
+                   "LOG-END-OFFSET", "kafka-consumer-groups", "lag"]),
+    "C18": ("05", ["acks=0", "acks=1", "acks=all", "min.insync.replicas", "NOT_ENOUGH_REPLICAS"]),
+    "C19": ("05", ["kafka-configs", "--add-config min.insync.replicas=2", "topic-level"]),
+    "C20": ("06", ["InSyncReplicasCount", "UnderReplicatedPartitions", "IsrShrinksPerSec",
+                   "IsrExpandsPerSec", "for: 5m", "rate("]),
+    "C21": ("06", ["--under-replicated-partitions", "Replicas: 1,2,3", "Isr: 1,2"]),
+}
+
+# KIPs each notebook must cite in its further reading
+KIPS = {
+    "01": ["KIP-392"],
+    "02": ["KIP-16", "KIP-497"],
+    "03": ["KIP-101"],
+    "04": [],
+    "05": ["KIP-679", "KIP-966"],
+    "06": [],
+}
+
+
+def notebook_path(num: str) -> Path:
+    found = sorted(NOTEBOOKS.glob(f"{num}-*.ipynb"))
+    if not found:
+        pytest.fail(f"no notebook {num}-*.ipynb in {NOTEBOOKS}")
+    return found[0]
+
+
+def load(num: str):
+    return nbformat.read(notebook_path(num), as_version=4)
+
+
+def all_text(nb) -> str:
+    """Markdown, code and saved text outputs of a notebook, as one string."""
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(output_text(out))
+    return "\n".join(parts)
+
+
+def output_text(out) -> str:
+    if out.get("output_type") == "stream":
+        return out.get("text", "")
+    data = out.get("data", {})
+    return data.get("text/plain", "") if isinstance(data.get("text/plain", ""), str) else ""
+
+
+def outputs(nb) -> str:
+    return "\n".join(output_text(o) for c in nb.cells if c.cell_type == "code"
+                     for o in c.get("outputs", []))
+
+
+def course_numbers() -> list[str]:
+    return sorted(COURSE)
+
+
+# -- concept coverage ---------------------------------------------------------------------------
+@pytest.mark.parametrize("concept", sorted(c for c, (n, _t) in CONCEPTS.items() if n in COURSE))
+def test_concept_is_covered_by_metadata_and_text(concept):
+    num, terms = CONCEPTS[concept]
+    nb = load(num)
+    listed = nb.metadata.get("kafkasim", {}).get("concepts", [])
+    assert concept in listed, f"{notebook_path(num).name} metadata does not list {concept}"
+    text = all_text(nb).lower()
+    missing = [t for t in terms if t.lower() not in text]
+    assert not missing, f"{concept}: {notebook_path(num).name} never mentions {missing}"
+
+
+def test_every_listed_concept_is_expected():
+    for num in course_numbers():
+        listed = set(load(num).metadata["kafkasim"]["concepts"])
+        expected = {c for c, (n, _t) in CONCEPTS.items() if n == num}
+        assert listed == expected, \
+            f"notebook {num}: metadata {sorted(listed)} != {sorted(expected)}"
+
+
+# -- structure ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("num", COURSE)
+def test_notebook_structure(num):
+    nb = load(num)
+    cells = nb.cells
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith(f"# {num} · ")
+    first_code = next(c for c in cells if c.cell_type == "code")
+    assert "from kafkasim.course import *" in first_code.source
+    imports = [c for c in cells if c.cell_type == "code" and
+               re.search(r"^(from|import) ", c.source, re.M) and c is not first_code]
+    assert not imports, f"imports outside the first code cell: {[c.source[:60] for c in imports]}"
+    text = all_text(nb)
+    for needle in ("Learning goals", "Predict", "## Exercises", "## Summary", "## Further reading",
+                   "# NBVAL_CHECK_OUTPUT", "explore(", "check_"):
+        assert needle in text, f"notebook {num} lacks {needle!r}"
+    for kip in KIPS[num]:
+        assert kip in text, f"notebook {num} does not cite {kip}"
+    for c in cells:
+        if c.cell_type == "code":
+            assert c.execution_count is not None, "notebook saved without running every cell"
+            assert len(c.source.splitlines()) <= 12, f"long code in a cell: {c.source[:80]}"
+            for out in c.get("outputs", []):
+                assert out.get("output_type") != "error", f"saved error in {c.source[:60]}"
+    assert cells[-1].source.startswith("<!-- nav -->"), "navigation cell missing (make_toc.py)"
+
+
+def test_navigation_and_toc_are_up_to_date():
+    r = subprocess.run([sys.executable, str(REPO / "scripts" / "make_toc.py"), "--check"],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stdout + r.stderr
+    readme = (REPO / "README.md").read_text()
+    toc = readme[readme.index("<!-- toc -->"):readme.index("<!-- /toc -->")]
+    for num in course_numbers():
+        assert f"(notebooks/{notebook_path(num).name})" in toc
+
+
+# -- the notes' worked numbers, as the notebooks show them ----------------------------------------
+def test_01_topic_p3_r3_described():
+    out = outputs(load("01"))
+    assert "Topic: topic-p3-r3\tTopicId: " in out
+    assert "PartitionCount: 3\tReplicationFactor: 3" in out
+    for p in range(3):
+        assert re.search(rf"\tPartition: {p}\tLeader: \d\tReplicas: \d,\d,\d\tIsr: \d,\d,\d", out)
+    assert "ReplicaFetcherThread-0-2" in out
+    assert re.search(r"Fetch 2->1: broker 2 asks from offset 5", out)
+
+
+# -- the checks, with right and wrong answers -----------------------------------------------------
+def _ok(result) -> bool:
+    assert isinstance(result, checks.CheckResult)
+    return result.ok
+
+
+def test_check_result_prints_and_hides_its_repr(capsys):
+    r = checks.check_leader(2, 3)
+    assert capsys.readouterr().out.startswith("PASS")
+    assert r._ipython_display_() is None and bool(r)
+    r = checks.check_leader(2, None)
+    assert not r and "Not answered yet" in capsys.readouterr().out
+
+
+def test_check_leader():
+    assert _ok(checks.check_leader(2, 3))
+    assert not _ok(checks.check_leader(2, 1))
+    assert not _ok(checks.check_leader(7, 1))
+
+
+def test_check_fetcher_threads():
+    assert _ok(checks.check_fetcher_threads(2, brokers=3, partitions=6))
+    assert not _ok(checks.check_fetcher_threads(4, brokers=3, partitions=6))
+    assert not _ok(checks.check_fetcher_threads(6, brokers=3, partitions=6))
+
+
+def test_check_leo():
+    assert _ok(checks.check_leo(6, 5))
+    assert not _ok(checks.check_leo(5, 5))
+    assert not _ok(checks.check_leo(6, 6))
+
+
+def test_notebook_files_are_valid_json():
+    for num in course_numbers():
+        json.loads(notebook_path(num).read_text())
