@@ -11,6 +11,8 @@
 * Seek: the reference workload (3 brokers, 1 partition, RF 3, acks=all, 1,000 records/s) run for
   60 simulated seconds; then ``cluster.snapshot()`` and ``Cluster.restore()`` are timed, the first
   figure for a player that seeks by restoring snapshots. Target (for the later player): < 200 ms.
+  The same is measured without the trace/metrics rows, then also without the clients'
+  per-record ``ProduceResult`` objects, to show where the time goes.
 
 Times are wall-clock (``time.perf_counter``); the simulation itself is not timed.
 """
@@ -109,14 +111,21 @@ def measure_seek(duration_ms: int, repeats: int) -> dict:
     out = {"seek_sim_ms": c.now, "seek_trace_rows": len(c.trace.rows),
            "seek_metrics_rows": len(c.metrics.rows)}
     out.update(_snapshot_restore(c, repeats, "seek"))
-    # the same state without the trace and metrics rows (which only grow, so a player can keep
-    # them once and cut them back on restore): what the rest of the state costs
+    # where the time goes: the same state without the trace and metrics rows (which only grow, so
+    # a player can keep them once and cut them back on restore), then also without the clients'
+    # per-record ProduceResult objects (one Python object per record sent)
     trace_rows, metric_rows = c.trace.rows, c.metrics.rows
-    c.trace.rows, c.metrics.rows = [], []
+    results = [(cl, cl.results) for cl in c.clients.values() if hasattr(cl, "results")]
     try:
+        c.trace.rows, c.metrics.rows = [], []
         out.update(_snapshot_restore(c, repeats, "seek_without_trace"))
+        for cl, res in results:
+            cl.results = type(res)()
+        out.update(_snapshot_restore(c, repeats, "seek_without_trace_and_results"))
     finally:
         c.trace.rows, c.metrics.rows = trace_rows, metric_rows
+        for cl, res in results:
+            cl.results = res
     return out
 
 
@@ -160,6 +169,11 @@ def run(quick: bool = False) -> dict:
     out["load_average_1min"] = round(os.getloadavg()[0], 2)
     out["meets_target_redraw"] = out["redraw_new_figure_ms_median"] < TARGET_REDRAW_MS
     out["meets_target_seek"] = out["seek_snapshot_plus_restore_ms_median"] < TARGET_SEEK_MS
+    # on a loaded machine wall time includes waiting for a CPU: the process's CPU time says what
+    # the same code costs on an idle one
+    out["meets_target_redraw_cpu"] = out["redraw_new_figure_cpu_ms_median"] < TARGET_REDRAW_MS
+    out["meets_target_seek_cpu"] = \
+        out["seek_snapshot_plus_restore_cpu_ms_median"] < TARGET_SEEK_MS
     return out
 
 

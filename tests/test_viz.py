@@ -364,6 +364,23 @@ def test_metrics_use_kafka_names():
         metric_series(c, ["UnderReplicatedPartition"])
 
 
+@pytest.mark.parametrize("name", ["offline-unclean-off", "kip101-scenario2-old"])
+def test_every_drawing_renders_after_failures(name):
+    """No leader (offline partition), truncations, restarts: every drawing still renders."""
+    c = scenario_cluster(name)
+    topic = c.topics()[0]
+    if c.leader(topic, 0) < 0:
+        assert replica_log_rows(c, topic, 0).committed is None
+    for draw in (lambda: replica_logs(c, topic, 0), lambda: isr_timeline(c, topic, 0),
+                 lambda: hw_leo_timeline(c, topic, 0), lambda: spacetime(c, 0, c.now),
+                 lambda: cluster_map(c), lambda: metrics(c)):
+        fig = draw()
+        try:
+            fig.canvas.draw()
+        finally:
+            close(fig)
+
+
 # -- export ---------------------------------------------------------------------------------------
 def test_save_png_and_svg(tmp_path):
     c = scenario_cluster("seed-high-watermark")
