@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks written so far (all six once issue 6 is done).
-COURSE = ["01"]
+COURSE = ["01", "02"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -159,6 +159,33 @@ def test_01_topic_p3_r3_described():
     assert re.search(r"Fetch 2->1: broker 2 asks from offset 5", out)
 
 
+def test_02_isr_numbers():
+    out = outputs(load("02"))
+    # Broker4 lagging -> OSR
+    assert "AR = [1, 2, 3, 4]   ISR = [1, 2, 3]   OSR = [4]" in out
+    # threshold 4: broker 103 out of the ISR (and 4 behind is still in)
+    assert ("broker 103 is 5 message(s) behind the leader -> out of the ISR   "
+            "(ISR [101, 102])") in out
+    assert "broker 103 is 4 message(s) behind the leader -> still in the ISR" in out
+    # threshold 5: steady 3 msg/s stable, burst 10 msg/s shrinks; the time rule does not
+    assert re.search(r"seed-lag-messages-steady .* steady 3 msg/s\s+0\s+0", out)
+    assert re.search(r"seed-lag-messages-burst .* burst 10 msg/s\s+[1-9]", out)
+    assert re.search(r"seed-lag-time-burst .* burst 10 msg/s\s+0\s+0", out)
+    # 1000 / 800 -> ISR [1, 2]; 1200 -> ISR [1, 2, 3]
+    assert re.search(r"1\s+leader\s+1000\s+800\s+yes\n2\s+follower\s+1000\s+800\s+yes\n"
+                     r"3\s+follower\s+800\s+800\s+yes", out)
+    assert "isr-demo-0: leader 1, ISR [1, 2]\n" in out
+    assert re.search(r"ISR \[1, 2, 3\]\n.*\n.*\n1\s+leader\s+1200\s+1200", out)
+    # AlterPartition since 2.7, the leader's own ZooKeeper write before
+    assert "AlterPartitionRequest 2 -> 1" in out and "writes ISR [2, 1] to ZooKeeper itself" in out
+    # tuning: 10000 / 30000 / 60000
+    assert re.search(r"10000\s+yes\s+1[0-5]\n30000\s+no\s+(3\d|4[0-5])\n60000\s+no\s+"
+                     r"(6\d|[78]\d|90)", out)
+    # four causes
+    for cause in ("network latency", "slow disk", "broker overload", "GC pause"):
+        assert re.search(rf"^{cause}\s+\d", out, re.M), cause
+
+
 # -- the checks, with right and wrong answers -----------------------------------------------------
 def _ok(result) -> bool:
     assert isinstance(result, checks.CheckResult)
@@ -194,3 +221,51 @@ def test_check_leo():
 def test_notebook_files_are_valid_json():
     for num in course_numbers():
         json.loads(notebook_path(num).read_text())
+
+
+def test_check_replica_sets():
+    assert _ok(checks.check_replica_sets([1, 2, 3, 4], [1, 2, 3], [4]))
+    assert _ok(checks.check_replica_sets([4, 3, 2, 1], [3, 2, 1], [4]))
+    assert not _ok(checks.check_replica_sets([1, 2, 3], [1, 2, 3], [4]))
+    assert not _ok(checks.check_replica_sets([1, 2, 3, 4], [2, 3], [1, 4]))
+    assert not _ok(checks.check_replica_sets([1, 2, 3, 4], [1, 2, 3], []))
+
+
+def test_check_message_rule():
+    assert _ok(checks.check_message_rule(20, 15, 4, False))
+    assert _ok(checks.check_message_rule(20, 16, 4, True))
+    assert not _ok(checks.check_message_rule(20, 15, 4, True))
+    assert not _ok(checks.check_message_rule(20, 16, 4, False))
+
+
+def test_check_shrink_window():
+    assert _ok(checks.check_shrink_window(30000, 30000, 45000))
+    assert _ok(checks.check_shrink_window(10000, 10000, 15000))
+    assert not _ok(checks.check_shrink_window(30000, 30000, 30000))
+    assert not _ok(checks.check_shrink_window(30000, 15000, 30000))
+
+
+def test_check_shrink_window_matches_the_simulator():
+    from kafkasim.course.isr import stuck_follower_detection
+
+    for lag in (10000, 30000):
+        took = stuck_follower_detection(lag)
+        assert lag <= took <= lag + lag // 2 + 100, (lag, took)
+
+
+def test_check_causes():
+    right = {"A": "slow disk", "B": "GC pause", "C": "broker overload", "D": "network latency"}
+    assert _ok(checks.check_causes(right))
+    assert not _ok(checks.check_causes({**right, "A": "GC pause", "B": "slow disk"}))
+    assert not _ok(checks.check_causes({"A": None, "B": None, "C": None, "D": None}))
+
+
+def test_causes_match_the_mystery_order():
+    """The exercise's answer key follows the simulated symptoms, not a guess."""
+    from kafkasim.course.isr import CAUSES, troubleshoot
+
+    by = {c: troubleshoot(c).summary() for c in CAUSES}
+    assert by["slow disk"]["ISR shrinks"] >= 1 and by["slow disk"]["ISR expands"] == 0
+    assert by["GC pause"]["ISR shrinks"] == 1 and by["GC pause"]["ISR expands"] == 1
+    assert by["broker overload"]["ISR shrinks"] == 0
+    assert by["network latency"]["ISR shrinks"] >= 2 and by["network latency"]["ISR expands"] >= 2

@@ -188,11 +188,11 @@ CAUSE_ORDER = ("slow disk", "GC pause", "broker overload", "network latency")
 
 def check_causes(answer: dict) -> CheckResult:
     """Match the anonymous runs A-D (``mystery_runs``) to their causes."""
-    if (m := _missing(answer)) is not None:
+    if (m := _missing(answer, *(answer or {}).values())) is not None:
         return m
     right = dict(zip("ABCD", CAUSE_ORDER, strict=True))
     got = {str(k).upper(): str(v).strip().lower() for k, v in answer.items()}
-    wrong = [k for k in "ABCD" if got.get(k) != right[k]]
+    wrong = [k for k in "ABCD" if got.get(k) != right[k].lower()]
     if not wrong:
         return _result(True, "disk: lag that only grows; GC: one shrink and a quick rejoin; "
                              "overload: slow writes with the ISR intact; network: shrinks and "

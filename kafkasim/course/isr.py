@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import (
     Text,
+    isr_changes,
     leo_hw,
     meter_counts,
     replica_sets,
@@ -269,7 +270,7 @@ CAUSES = {
     "network latency": "broker 3's links get 6 s slower twice (for 20 s, then for 15 s)",
     "slow disk": "broker 3 writes fetched data at most 10 records per 300 ms (~33/s)",
     "broker overload": "broker 3's request threads are busy 450 ms of every 500 ms",
-    "GC pause": "broker 3 stops the world once, for 15 s",
+    "GC pause": "broker 3 stops the world once, for 12 s",
 }
 
 
@@ -325,7 +326,7 @@ def troubleshoot(cause: str, *, lag_ms: int = 10000, rate: int = 50, duration_ms
         for k in range(start, duration_ms, 500):
             c.at(k, _Pause(3, 450))
     elif cause == "GC pause":
-        c.at(start, _Pause(3, 15000))
+        c.at(PAUSE_AT_MS, _Pause(3, 12000))
     run = CauseRun(cause, c)
     while c.now < duration_ms + 2000:
         c.run(sample_ms)
@@ -355,17 +356,19 @@ def stuck_follower_detection(lag_ms: int, seed: int = SEED) -> int:
     return c.now - start
 
 
-def pause_shrinks(lag_ms: int, pause_ms: int, seed: int = SEED, rate: int = 20) -> bool:
+def pause_shrinks(lag_ms: int, pause_ms: int, seed: int = SEED) -> bool:
     """Does a single GC pause of ``pause_ms`` on broker 3 cost it its ISR membership?"""
-    c = _cluster(lag_ms=lag_ms, seed=seed)
-    RateWorkload(c, c.producer("load", acks="1"), TOPIC, rate=rate, duration_ms=40000,
-                 partition=0)
-    c.at(5000, _Pause(3, pause_ms))
-    c.run(45000)
-    return meter_counts(c)["IsrShrinksPerSec"] > 0
+    c = isr_under_pause(lag_ms, pause_ms, seed)
+    shrunk = any(kind == "isr" and 3 in detail[0] and 3 not in detail[1]
+                 for _t, kind, _n, _tp, _p, detail in c.trace.rows)
+    return shrunk or _session_expired(c)
 
 
-def tradeoff_table(lags=(10000, 30000, 60000), pause_ms: int = 15000) -> Text:
+def _session_expired(c: Cluster) -> bool:
+    return any(r[1] == "zk_session_expired" and r[2] == "zookeeper" for r in c.trace.rows)
+
+
+def tradeoff_table(lags=(10000, 30000, 60000), pause_ms: int = 12000) -> Text:
     rows = []
     for lag in lags:
         det = stuck_follower_detection(lag)
@@ -376,13 +379,19 @@ def tradeoff_table(lags=(10000, 30000, 60000), pause_ms: int = 15000) -> Text:
     return text_table(rows)
 
 
-def isr_under_pause(lag_ms: int = 10000, pause_ms: int = 15000, seed: int = SEED,
+# Broker 3's ZooKeeper pings go out every 6 s from t=0, so a pause from t=4 s up to 14 s long
+# ends before its session (18 s since the last ping) can expire.
+PAUSE_AT_MS = 4000
+
+
+def isr_under_pause(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
                     rate: int = 20) -> Cluster:
-    """The explorer's function: broker 3 pauses for ``pause_ms`` at t=5 s under ``lag_ms``."""
+    """Broker 3 pauses for ``pause_ms`` at t=4 s under ``lag_ms``; 45 s of acks=1 traffic."""
     c = _cluster(lag_ms=lag_ms, seed=seed)
     RateWorkload(c, c.producer("load", acks="1"), TOPIC, rate=rate, duration_ms=40000,
                  partition=0)
-    c.at(5000, _Pause(3, pause_ms))
+    if pause_ms > 0:
+        c.at(PAUSE_AT_MS, _Pause(3, pause_ms))
     c.run(45000)
     return c
 
@@ -398,3 +407,46 @@ def mystery_runs(runs: list[CauseRun]) -> Text:
         row.pop("cause")
         rows.append({"run": label, **row})
     return text_table(rows)
+
+
+def behind_plot(runs: list[CauseRun]):
+    """Records broker 3 is behind the leader, over time, one panel per cause."""
+    from kafkasim.viz import style
+
+    fig = style.new_figure(13, 2.2 * len(runs) + 0.8)
+    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False).ravel()
+    for ax, run in zip(axes, runs, strict=True):
+        ax.plot([t / 1000 for t in run.times], run.behind, color=style.OUT_OF_ISR, lw=2,
+                gid=f"behind:{run.cause}")
+        for t, kind, _node, tp, _p, detail in run.cluster.trace.rows:
+            if kind == "isr" and tp == TOPIC:
+                old, new = detail
+                shrink = len(new) < len(old)
+                ax.axvline(t / 1000, color=style.OUT_OF_ISR if shrink else style.IN_ISR,
+                           ls="--" if shrink else ":", lw=1.5)
+        ax.set_title(f"{run.cause}: {CAUSES[run.cause]}", fontsize=style.SMALL, loc="left")
+        ax.set_ylabel("records\nbehind", fontsize=style.SMALL)
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time (s); dashed: ISR shrink, dotted: ISR expand", fontsize=style.SMALL)
+    return fig
+
+
+def pause_summary(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
+                  c: Cluster | None = None) -> Text:
+    """What a GC pause of ``pause_ms`` on broker 3 does under ``lag_ms``: the ISR changes."""
+    c = c or isr_under_pause(lag_ms, pause_ms, seed)
+    expired = [r for r in c.trace.rows if r[1] == "zk_session_expired" and r[2] == "zookeeper"]
+    note = ""
+    if expired:
+        note = (f"\nbroker 3's ZooKeeper session expired at t={expired[0][0]} ms (no ping for "
+                f"zookeeper.session.timeout.ms): the controller dropped it from the ISR too")
+    return Text(f"replica.lag.time.max.ms={lag_ms}, GC pause of {pause_ms} ms at "
+                f"t={PAUSE_AT_MS} ms\n{isr_changes(c, TOPIC)}{note}")
+
+
+def pause_view(lag_ms: int = 10000, pause_ms: int = 12000) -> list:
+    """The explorer's view: the summary and the ISR timeline."""
+    from kafkasim.viz import isr_timeline
+
+    c = isr_under_pause(lag_ms, pause_ms)
+    return [pause_summary(lag_ms, pause_ms, c=c), isr_timeline(c, TOPIC)]
