@@ -115,7 +115,8 @@ def measure_seek(duration_ms: int, repeats: int) -> dict:
     # a player can keep them once and cut them back on restore), then also without the clients'
     # per-record ProduceResult objects (one Python object per record sent)
     trace_rows, metric_rows = c.trace.rows, c.metrics.rows
-    results = [(cl, cl.results) for cl in c.clients.values() if hasattr(cl, "results")]
+    results = [(cl, cl.results) for cl in c.clients.values()
+               if isinstance(getattr(cl, "results", None), dict)]
     try:
         c.trace.rows, c.metrics.rows = [], []
         out.update(_snapshot_restore(c, repeats, "seek_without_trace"))

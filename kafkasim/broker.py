@@ -237,6 +237,7 @@ class Broker:
         self.paused_until = 0
         self.isr_change_set = []
         self.cluster.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
+        self.cluster.reset_connections(self.id)
 
     def crash(self) -> None:
         """kill -9: the process dies, the OS page cache survives, so no log data is lost. The
@@ -310,7 +311,11 @@ class Broker:
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
             self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
-        self.trace("log_recovery", detail=f"{len(self.logs)} log(s) loaded from the log dir")
+            self.trace("log_recovery", tp[0], tp[1],
+                       f"LEO {log.log_end_offset}, HW {log.high_watermark} from "
+                       f"{REPLICATION_OFFSET_CHECKPOINT}, epochs "
+                       f"{[tuple(e) for e in log.leader_epoch_cache.entries]}")
+            self.trace("hw", tp[0], tp[1], log.high_watermark)
 
     def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
         text = self.log_dir.read(name)
@@ -509,10 +514,13 @@ class Broker:
 
     def truncate_log(self, tp, offset: int, reason: str) -> None:
         log = self.logs[tp]
+        hw_before = log.high_watermark
         removed = log.truncate_to(offset)
         if removed:
             self.trace("truncate", tp[0], tp[1], f"to {offset} ({removed} removed): {reason}")
             self.maybe_write_epoch_checkpoint(tp)
+            if log.high_watermark != hw_before:
+                self.trace("hw", tp[0], tp[1], log.high_watermark)
 
     def wipe_log(self, tp, start_offset: int) -> None:
         self.logs[tp].truncate_fully_and_start_at(start_offset)
@@ -565,6 +573,17 @@ class Broker:
         else:
             # a shrink can let a waiting acks=all produce finish (or fail after append)
             self.replica_manager.try_complete_produces(self, part.tp)
+
+    def on_peer_gone(self, dead: int) -> None:
+        """A broker process died: fetches in flight to it fail now (connection reset)."""
+        for corr, (key, tid) in list(self.fetch_inflight.items()):
+            if key[0] != dead:
+                continue
+            del self.fetch_inflight[corr]
+            self.cancel_timeout(tid)
+            thread = self.fetchers.get(key)
+            if thread is not None:
+                thread.on_request_failed(self, corr, E.NETWORK_EXCEPTION)
 
     def on_disconnect(self, dst, msg) -> None:
         """A request's destination died: the fetcher sees the connection fail at once."""

@@ -242,6 +242,17 @@ class Cluster:
             if client is not None:
                 client.on_message(env.src, env.msg)
 
+    def reset_connections(self, dead: int) -> None:
+        """Broker ``dead``'s process is gone: every peer with a request in flight to it sees its
+        connection reset at once (requests parked in its purgatories die with it)."""
+        for b in self.brokers.values():
+            if b.id != dead and b.is_running:
+                b.on_peer_gone(dead)
+        for client in list(self.clients.values()):
+            handler = getattr(client, "on_peer_gone", None)
+            if handler is not None:
+                handler(dead)
+
     def _notify_disconnect(self, env) -> None:
         """The destination process died: the sender's connection is reset, so its client fails
         the in-flight request at once (NetworkClient sees the disconnect)."""

@@ -61,7 +61,7 @@ class Trace:
     def to_frame(self):
         import pandas as pd
 
-        rows = [(t, k, n, tp, p, d if isinstance(d, (str, int)) or d is None else repr(d))
+        rows = [(t, k, n, tp, p, d if isinstance(d, str) else ("" if d is None else repr(d)))
                 for (t, k, n, tp, p, d) in self.rows]
         df = pd.DataFrame(rows, columns=COLUMNS)
         df["node"] = df["node"].astype(str)

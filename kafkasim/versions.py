@@ -316,6 +316,15 @@ class Rules:
         ref="KIP-704 / KAFKA-13587",
         doc="the ISR-change RPC is named AlterPartition (before: AlterIsr)",
     )
+    # KIP-841 (3.3.0): the controller refuses an AlterPartition whose new ISR holds a replica
+    # that is not alive or is shutting down (INELIGIBLE_REPLICA), so a leader cannot re-admit a
+    # broker that is going away on the strength of its last fetch.
+    alter_partition_rejects_ineligible: bool = _rule(
+        since="3.3",
+        ref="KIP-841",
+        doc="the controller answers INELIGIBLE_REPLICA to an ISR holding a dead or "
+        "shutting-down broker",
+    )
     # Since 3.3.0 (commit a5f7c82, "Refactor kafka.cluster.Replica" #12081)
     # lastFetchLeaderLogEndOffset := max(old, leader LEO); before, it was simply assigned.
     last_fetch_leader_leo_max: bool = _rule(

@@ -8,6 +8,7 @@ records/s over 60 s is exactly 60,000 records whatever the tick. Values are gene
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 
@@ -64,12 +65,18 @@ class RateWorkload:
         linger = producer.config["linger.ms"]
         self.tick_ms = tick_ms or max(1, int(1000 // max_rate), linger)
         self.sent = 0
-        self.results = []
+        self.record_ids = array("q")   # compact: the results live once, in the producer
         self.client_id = name or f"workload-{producer.client_id}-{topic}"
         if self.client_id in cluster.clients:
             raise ValueError(f"a client named {self.client_id!r} already exists")
         cluster.clients[self.client_id] = self
         cluster.engine.schedule_at(self.start_ms, "client_timer", self.client_id, "tick", ())
+
+    @property
+    def results(self) -> list:
+        """The ProduceResult of every record sent so far, in order."""
+        res = self.producer.results
+        return [res[rid] for rid in self.record_ids]
 
     def due(self, t_abs: int) -> int:
         t = t_abs - self.start_ms
@@ -82,8 +89,8 @@ class RateWorkload:
         prefix = self.client_id
         while self.sent < target:
             self.sent += 1
-            self.results.append(send(self.topic, f"{prefix}-{self.sent}",
-                                     partition=self.partition))
+            self.record_ids.append(send(self.topic, f"{prefix}-{self.sent}",
+                                        partition=self.partition).record_id)
         if now < self.end_ms:
             nxt = min(now + self.tick_ms, self.end_ms)
             self.cluster.engine.schedule_at(nxt, "client_timer", self.client_id, "tick", ())

@@ -313,6 +313,9 @@ class KafkaController:
                 new_isr = _remove_never_empty(isr, [broker_id])
                 if new_isr != isr:
                     self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
+                    ctx.trace("controller", tp[0], tp[1],
+                              f"controlled shutdown of {broker_id}: ISR {list(isr)} -> "
+                              f"{list(new_isr)}, epoch {epoch + 1}")
                     changed.append(tp)
         self._propagate(ctx, changed)
         ctx.send(src, ControlledShutdownResponse(E.NONE, tuple(remaining)))
@@ -362,8 +365,11 @@ class KafkaController:
                 results.append((topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), -1))
                 continue
             leader, epoch, isr, version = cur
+            ineligible = [r for r in new_isr if r not in cc.live_brokers or r in cc.shutting_down]
             if leader != req.broker_id:
                 err = E.NOT_LEADER_OR_FOLLOWER
+            elif ineligible and ctx.rules.alter_partition_rejects_ineligible:
+                err = E.INELIGIBLE_REPLICA
             elif leader_epoch < epoch:
                 err = E.FENCED_LEADER_EPOCH
             elif partition_epoch != version:
