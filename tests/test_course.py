@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks written so far (all six once issue 6 is done).
-COURSE = ["01", "02"]
+COURSE = ["01", "02", "03"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -186,6 +186,24 @@ def test_02_isr_numbers():
         assert re.search(rf"^{cause}\s+\d", out, re.M), cause
 
 
+def test_03_high_watermark_numbers():
+    out = outputs(load("03"))
+    # leader 0-9, followers 0-7 and 0-6 -> HW 7 (exclusive): offsets 0..6 readable
+    assert re.search(r"1\s+leader\s+10\s+7\s+yes\n2\s+follower\s+8\s+7\s+yes\n"
+                     r"3\s+follower\s+7\s+7\s+yes", out)
+    assert "HW = 7\n" in out
+    assert "consumer got 7 record(s): offsets 0..6" in out
+    # the commit of offset 6: leader appends (LEO 7, HW 6), followers write it, their fetches
+    # from 7 move the leader's HW to 7, followers learn it on a later response
+    assert re.search(r"Produce p->1: 1 record\s+7\s+6\s+6\s+6\s+6\s+6", out)
+    assert re.search(r"Fetch 2->1: broker 2 asks from offset 7\s+7\s+7\s+7\s+6\s+7\s+6", out)
+    assert re.search(r"FetchResponse 1->2: no records, HW 7\s+7\s+7\s+7\s+7\s+7\s+7", out)
+    assert "while offset 6 is on the leader only (leader LEO 7, HW 6): poll returned offsets " \
+           "[0, 1, 2, 3, 4, 5]" in out
+    # committed offsets agree after the leader changes
+    assert "broker 2 log: 0:m0 1:m1 2:m2 3:m3 4:m4 5:m5 6:m6" in out
+
+
 # -- the checks, with right and wrong answers -----------------------------------------------------
 def _ok(result) -> bool:
     assert isinstance(result, checks.CheckResult)
@@ -269,3 +287,23 @@ def test_causes_match_the_mystery_order():
     assert by["GC pause"]["ISR shrinks"] == 1 and by["GC pause"]["ISR expands"] == 1
     assert by["broker overload"]["ISR shrinks"] == 0
     assert by["network latency"]["ISR shrinks"] >= 2 and by["network latency"]["ISR expands"] >= 2
+
+
+def test_check_hw():
+    assert _ok(checks.check_hw({1: 12, 2: 10, 3: 9}, [1, 2, 3], 9))
+    assert not _ok(checks.check_hw({1: 12, 2: 10, 3: 9}, [1, 2, 3], 8))
+    assert not _ok(checks.check_hw({1: 12, 2: 10, 3: 9}, [1, 2, 3], 12))
+    assert _ok(checks.check_hw({1: 12, 2: 10, 3: 4}, [1, 2], 10))
+    assert not _ok(checks.check_hw({1: 12, 2: 10, 3: 4}, [1, 2], 4))
+
+
+def test_check_readable():
+    assert _ok(checks.check_readable(7, list(range(7))))
+    assert not _ok(checks.check_readable(7, list(range(8))))
+    assert not _ok(checks.check_readable(7, [7]))
+
+
+def test_check_hw_row():
+    assert _ok(checks.check_hw_row(6))
+    assert not _ok(checks.check_hw_row(5))
+    assert not _ok(checks.check_hw_row(7))

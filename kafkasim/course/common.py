@@ -65,7 +65,8 @@ def replica_state(c: Cluster, topic: str, partition: int = 0) -> Text:
     st = c.partition_state(topic, partition)
     rows = []
     for r in c.replica_table(topic, partition):
-        rows.append({"broker": r["broker"], "role": r["role"], "LEO": r["LEO"], "HW": r["HW"],
+        role = r["role"] if r["state"] != "stopped" else "stopped"
+        rows.append({"broker": r["broker"], "role": role, "LEO": r["LEO"], "HW": r["HW"],
                      "in ISR": r["in_isr"]})
     t = text_table(rows)
     return Text(f"{topic}-{partition}: leader {st['leader']}, ISR {st['isr']}\n{t}")

@@ -178,3 +178,13 @@ def reads_before_and_after(seed: int = SEED) -> Text:
     line2 = (f"after the followers copied it (HW {c.high_watermark(TOPIC)}): the next poll "
              f"returned offsets {[r.offset for r in second]}")
     return Text(line1 + "\n" + line2)
+
+
+def commit_view(s: Stepper, step: int = 1) -> list:
+    """The commit player's view of row ``step`` (1-based): the text frame and the replica logs
+    as they were right after it (needs ``commit_process(keep_snapshots=True)``)."""
+    from kafkasim.viz import replica_logs
+
+    i = max(1, min(step, len(s.rows))) - 1
+    c = s.cluster_at(i)
+    return [commit_frame(s, i), replica_logs(c, s.topic, s.partition)]
