@@ -79,6 +79,8 @@ class Outcome:
     cluster: Cluster
     suite: object
     digest: str
+    producer: object = None
+    consumers: list = dataclasses.field(default_factory=list)
 
 
 def _role(c: Cluster, role: str) -> int:
@@ -180,7 +182,7 @@ def run_scenario(sc: Scenario, *, check: bool = True, on_violation: str = "raise
         cons.poll(timeout_ms=500)
     if suite is not None:
         suite.check_now(c)
-    return Outcome(c, suite, c.trace_digest())
+    return Outcome(c, suite, c.trace_digest(), producer, consumers)
 
 
 # ------------------------------------------------------------------------------ strategies
@@ -238,8 +240,15 @@ def test_invariants_hold_after_every_event(sc):
         raise AssertionError(_fail_message(sc, err)) from err
     suite = out.suite
     assert suite.ok, _fail_message(sc, suite.first)
-    # the run did something: records were produced and the partitions have leaders
+    # the run did something, and the checkers saw it (they follow the trace: a change of its
+    # row format must not make them vacuous)
     assert len(out.cluster.records) > 0, f"seed={sc.seed}: no record was produced ({sc!r})"
+    g = suite.ghost
+    assert sum(map(len, g.acked.values())) == len(out.producer.acked()), \
+        f"seed={sc.seed}: the ghost missed acknowledgements\n  {sc.reproduce()}"
+    read = {(r.partition, r.offset) for cons in out.consumers for r in cons.consumed}
+    assert sum(map(len, g.consumed.values())) == len(read), \
+        f"seed={sc.seed}: the ghost missed consumed records\n  {sc.reproduce()}"
 
 
 FIXED = Scenario(seed=20240607, partitions=2, acks="all", min_isr=2, linger_ms=5, rate=150,
