@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks written so far (all six once issue 6 is done).
-COURSE = ["01", "02", "03"]
+COURSE = ["01", "02", "03", "04"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -204,6 +204,26 @@ def test_03_high_watermark_numbers():
     assert "broker 2 log: 0:m0 1:m1 2:m2 3:m3 4:m4 5:m5 6:m6" in out
 
 
+def test_04_positions_numbers():
+    out = outputs(load("04"))
+    assert re.search(r"last committed offset\s+4 .*\ncurrent position\s+6 .*\n"
+                     r"high watermark \(HW\)\s+8 .*\nlog end offset \(LEO\)\s+10 ", out)
+    # kafka-consumer-groups: LOG-END-OFFSET is the HW (8, not the LEO 10); LAG = HW - committed
+    assert re.search(r"billing\s+orders\s+0\s+4\s+8\s+4\s", out)
+    assert re.search(r"billing\s+orders\s+0\s+4\s+10\s+6\s", out)
+
+
+def test_positions_lag_is_hw_minus_committed_in_the_simulator():
+    from kafkasim.course.positions import positions_demo
+
+    d = positions_demo(produced=9, replicated=5, consumed=4, committed=2)
+    row = d.group_text().splitlines()[-1].split()
+    p = d.positions()
+    assert (p["committed"], p["position"], p["HW"], p["LEO"]) == (2, 4, 5, 9)
+    assert row[3:6] == ["2", "5", "3"]      # CURRENT-OFFSET, LOG-END-OFFSET (= HW), LAG
+    assert d.consumer.lag(d.topic, 0) == 1  # records-lag = HW - position
+
+
 # -- the checks, with right and wrong answers -----------------------------------------------------
 def _ok(result) -> bool:
     assert isinstance(result, checks.CheckResult)
@@ -307,3 +327,16 @@ def test_check_hw_row():
     assert _ok(checks.check_hw_row(6))
     assert not _ok(checks.check_hw_row(5))
     assert not _ok(checks.check_hw_row(7))
+
+
+def test_check_positions():
+    assert _ok(checks.check_positions(5, 7, 9, 12))
+    assert not _ok(checks.check_positions(7, 7, 9, 12))
+    assert not _ok(checks.check_positions(5, 7, 12, 12))
+    assert not _ok(checks.check_positions(5, 7, 9, 11))
+
+
+def test_check_group_lag():
+    assert _ok(checks.check_group_lag(4))
+    assert not _ok(checks.check_group_lag(7))    # LEO - committed
+    assert not _ok(checks.check_group_lag(2))    # HW - position

@@ -127,10 +127,10 @@ QUIZ_TEXT = ("12 records are produced; the followers copy the first 9 but not th
              "consumer reads 5 records, commits, then reads 2 more.")
 
 
-def positions_view(produced: int = 10, replicated: int = 8, consumed: int = 6,
-                   committed: int = 4, seed: int = SEED) -> Text:
-    """The explorer's plain function: build the state from four numbers and return the
-    positions table, a one-line picture of the log, and the consumer-groups output."""
+def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
+                   committed: int = 4, seed: int = SEED) -> PositionsDemo:
+    """A PositionsDemo brought to the state the four numbers describe (clamped so that
+    committed <= consumed <= replicated <= produced)."""
     replicated = max(0, min(replicated, produced))
     consumed = max(0, min(consumed, replicated))
     committed = max(0, min(committed, consumed))
@@ -143,7 +143,40 @@ def positions_view(produced: int = 10, replicated: int = 8, consumed: int = 6,
     d.commit()
     if consumed > committed:
         d.poll(consumed - committed)
+    return d
+
+
+def positions_text(produced: int = 10, replicated: int = 8, consumed: int = 6,
+                   committed: int = 4) -> Text:
+    """The explorer's text: a one-line picture of the log, the positions table and the
+    consumer-groups output."""
+    d = positions_demo(produced, replicated, consumed, committed)
     return Text(log_line(d.positions()) + "\n\n" + d.table() + "\n\n" + d.group_text())
+
+
+def positions_view(produced: int = 10, replicated: int = 8, consumed: int = 6,
+                   committed: int = 4) -> list:
+    """The explorer's view: the text and the leader's and followers' logs."""
+    from kafkasim.viz import replica_logs
+
+    d = positions_demo(produced, replicated, consumed, committed)
+    text = Text(log_line(d.positions()) + "\n\n" + d.table() + "\n\n" + d.group_text())
+    return [text, replica_logs(d.c, d.topic)]
+
+
+def restart_consumer(d: PositionsDemo) -> Text:
+    """The consumer dies without committing; a new member of the same group takes over the
+    partition. Where does it start, and what does it read?"""
+    before = d.positions()
+    d.c.clients.pop(d.consumer.client_id, None)
+    new = d.c.consumer(group=d.group, name=f"{d.group}-2", auto_offset_reset="earliest")
+    new.assign(d.topic, [0])
+    got = [r.offset for r in new.poll()]
+    d.consumer = new
+    return Text(f"the old consumer had read up to position {before['position']} but committed "
+                f"{before['committed']}\nthe new consumer starts at the committed offset and "
+                f"reads offsets {got}: offsets {before['committed']}.."
+                f"{before['position'] - 1} a second time")
 
 
 def log_line(p: dict) -> str:
