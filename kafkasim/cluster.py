@@ -88,6 +88,11 @@ class Cluster:
         self.seed = seed
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
+        if not self.rules.zookeeper_mode:
+            raise ClusterError(
+                f"Kafka {self.kafka_version} runs only in KRaft mode (ZooKeeper was removed in "
+                "4.0, KIP-833); kafkasim models the ZooKeeper-mode control plane, so use "
+                "kafka_version 3.9 or older")
         self.broker_overrides = dict(config or {})
         self.broker_config = _with_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version))
