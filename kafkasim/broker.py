@@ -300,7 +300,7 @@ class Broker:
         lss = {(t, p): o for t, p, o in self._read_offsets(LOG_START_OFFSET_CHECKPOINT)}
         for tp, log in self.logs.items():
             rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
-            text = d.read(rel)
+            text = d.read(rel) if self.rules.leader_epoch_truncation else None
             entries = parse_epochs(text, d.path(rel)) if text else []
             log.leader_epoch_cache = LeaderEpochFileCache(entries)
             log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
@@ -340,8 +340,8 @@ class Broker:
         """leader-epoch-checkpoint is rewritten whenever the cache changes (LeaderEpochFileCache
         flushes synchronously on assign, after truncation)."""
         log = self.logs.get(tp)
-        if log is None:
-            return
+        if log is None or not self.rules.leader_epoch_truncation:
+            return  # no leader-epoch-checkpoint before KIP-101 (0.11)
         entries = log.leader_epoch_cache.entries
         if self.epoch_written.get(tp) != entries:
             self.epoch_written[tp] = list(entries)
