@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks written so far (all six once issue 6 is done).
-COURSE = ["01", "02", "03", "04"]
+COURSE = ["01", "02", "03", "04", "05"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -224,6 +224,26 @@ def test_positions_lag_is_hw_minus_committed_in_the_simulator():
     assert d.consumer.lag(d.topic, 0) == 1  # records-lag = HW - position
 
 
+def test_05_acks_and_min_isr_numbers():
+    out = outputs(load("05"))
+    # RF 3, min ISR 2: ISR 3 ok, ISR 2 ok, ISR 1 fails
+    assert re.search(r"RF 3, min.insync.replicas=2, Kafka 3.7\n.*\n.*\n"
+                     r"\[1, 2, 3\]\s+ok\s+ok.*\n\[1, 2\]\s+ok\s+ok.*\n"
+                     r"\[1\]\s+NOT_ENOUGH_REPLICAS\s+ok\s+7\s+5", out)
+    # min ISR 3 with RF 3: the first follower out stops acks=all writes
+    assert re.search(r"min.insync.replicas=3, Kafka 3.7\n.*\n.*\n.*\n"
+                     r"\[1, 2\]\s+NOT_ENOUGH_REPLICAS", out)
+    # topic-level override shows in describe
+    assert "--add-config min.insync.replicas=2" in out
+    assert "ReplicationFactor: 3\tConfigs: min.insync.replicas=2" in out
+    # acks: acks=1 loses the record with the leader, acks=all keeps it
+    assert re.search(r"^1\s+\d+\s+\[1\]\s+2\s+no$", out, re.M)
+    assert re.search(r"^all\s+\d+\s+\[1, 2, 3\]\s+2\s+yes$", out, re.M)
+    # the HW freeze under min ISR since 3.7
+    assert re.search(r"^3\.6\s+\[1\]\s+ok\s+3\s+3\s", out, re.M)
+    assert re.search(r"^3\.7\s+\[1\]\s+ok\s+3\s+1\s+\[before\]", out, re.M)
+
+
 # -- the checks, with right and wrong answers -----------------------------------------------------
 def _ok(result) -> bool:
     assert isinstance(result, checks.CheckResult)
@@ -340,3 +360,26 @@ def test_check_group_lag():
     assert _ok(checks.check_group_lag(4))
     assert not _ok(checks.check_group_lag(7))    # LEO - committed
     assert not _ok(checks.check_group_lag(2))    # HW - position
+
+
+def test_check_write_outcome():
+    assert _ok(checks.check_write_outcome("all", 2, 1, "NOT_ENOUGH_REPLICAS"))
+    assert _ok(checks.check_write_outcome("all", 2, 1, "not_enough_replicas"))
+    assert not _ok(checks.check_write_outcome("all", 2, 1, "ok"))
+    assert _ok(checks.check_write_outcome("all", 2, 2, "ok"))
+    assert _ok(checks.check_write_outcome("1", 3, 1, "ok"))
+    assert not _ok(checks.check_write_outcome("1", 3, 1, "NOT_ENOUGH_REPLICAS"))
+
+
+def test_check_tolerated_failures():
+    assert _ok(checks.check_tolerated_failures(3, 2, 1))
+    assert _ok(checks.check_tolerated_failures(3, 3, 0))
+    assert not _ok(checks.check_tolerated_failures(3, 3, 1))
+    assert not _ok(checks.check_tolerated_failures(3, 1, 1))
+
+
+def test_check_hw_freeze():
+    assert _ok(checks.check_hw_freeze("3.7", False))
+    assert not _ok(checks.check_hw_freeze("3.7", True))
+    assert _ok(checks.check_hw_freeze("3.6", True))
+    assert not _ok(checks.check_hw_freeze("3.6", False))

@@ -144,6 +144,11 @@ def hw_freeze_table(seed: int = SEED) -> Text:
 # -- the explorer's plain function ---------------------------------------------------------------
 def write_outcome(acks="all", min_isr: int = 2, isr_size: int = 3, seed: int = SEED) -> dict:
     """RF 3 with ``min_isr``; shrink the ISR to ``isr_size`` members; send one record."""
+    return _write(acks, min_isr, isr_size, seed)[0]
+
+
+def _write(acks="all", min_isr: int = 2, isr_size: int = 3, seed: int = SEED
+           ) -> tuple[dict, Cluster]:
     if isr_size not in (1, 2, 3):
         raise ValueError(f"isr_size must be 1, 2 or 3 with RF 3, got {isr_size}")
     c = _cluster(min_isr=min_isr, seed=seed)
@@ -163,8 +168,35 @@ def write_outcome(acks="all", min_isr: int = 2, isr_size: int = 3, seed: int = S
     return {"acks": _acks_name(acks), "min.insync.replicas": min_isr, "ISR": c.isr(TOPIC),
             "result": "ok" if r.acked else r.error, "appended on the leader": appended,
             "readable by consumers": appended and log.high_watermark == log.log_end_offset,
-            "latency (ms)": r.latency_ms}
+            "latency (ms)": r.latency_ms}, c
 
 
 def outcome_text(acks="all", min_isr: int = 2, isr_size: int = 3) -> Text:
     return text_table([write_outcome(acks, min_isr, isr_size)])
+
+
+def min_isr_choices(replication_factor: int = 3) -> Text:
+    """For each min.insync.replicas: how many replicas may drop out of the ISR before acks=all
+    writes stop, and on how many brokers every acknowledged acks=all write is."""
+    rows = []
+    for m in range(1, replication_factor + 1):
+        rows.append({"min.insync.replicas": m,
+                     "ISR members that may drop out, writes continue": max_broker_failures(
+                         replication_factor, m),
+                     "brokers holding every acked acks=all write (at least)": m})
+    return text_table(rows, title=f"replication factor {replication_factor}, acks=all")
+
+
+def outcome_view(acks="all", min_isr: int = 2, isr_size: int = 3) -> list:
+    """The explorer's view: the outcome row and the leader's and followers' logs after it."""
+    from kafkasim.viz import replica_logs
+
+    res, c = _write(acks, min_isr, isr_size)
+    return [text_table([res]), replica_logs(c, TOPIC)]
+
+
+def scenario_expectations(run) -> Text:
+    """PASS/FAIL of every ``expect`` step of a scenario run, with its label."""
+    rows = [{"step": e["step"], "t(ms)": e["time_ms"], "result": "PASS" if e["ok"] else "FAIL",
+             "expectation": e["label"]} for e in run.expectations]
+    return text_table(rows)
