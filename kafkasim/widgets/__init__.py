@@ -1,0 +1,19 @@
+"""ipywidgets front-ends over ``kafkasim.viz``: the player and config explorers.
+
+Every widget is a thin view: whatever a slider or button does is a plain method you can call from
+a cell (and that pytest and nbval call, since they never render widgets).
+
+    Player(cluster_or_scenario_run, topic=None, partition=0, every_ms=1000)
+        .run(ms) .step() .seek(t) .play_tick()       moving in time (History underneath)
+        .crash(b) .restart(b) .pause_broker(b, ms)   faults; in the past they fork a new future
+        .produce(value) .cut(a, b) .heal()
+        .readout() .readout_text() .figure()         what the widget shows
+        .widget                                      the ipywidgets box (built on first use)
+    Explorer(build, controls, draw) / explore(...)   config controls -> re-run -> redraw
+        .update(**values) .figure() .summary() .widget
+"""
+
+from kafkasim.widgets.explorer import Explorer, explore
+from kafkasim.widgets.player import Player
+
+__all__ = ["Explorer", "Player", "explore"]

@@ -1,0 +1,190 @@
+"""The ipywidgets front-end of ``Player``: every callback calls one public Player method."""
+
+from __future__ import annotations
+
+import ipywidgets as w
+
+from kafkasim.widgets._render import png, pre
+
+_WIDE = {"description_width": "initial"}
+SPEEDS = (("1 ms", 1), ("10 ms", 10), ("50 ms", 50), ("100 ms", 100), ("250 ms", 250),
+          ("1 s", 1000), ("5 s", 5000))
+PLAY_INTERVAL_MS = 500      # wall time between two Play ticks (each tick runs ``tick_ms``)
+
+
+def _button(label: str, tooltip: str, callback, style: str = "") -> w.Button:
+    b = w.Button(description=label, tooltip=tooltip, button_style=style,
+                 layout=w.Layout(width="auto"))
+    b.on_click(lambda _b: callback())
+    return b
+
+
+class PlayerUI:
+    """Slider + Play + step/run, fault buttons, figure and readout for one ``Player``."""
+
+    def __init__(self, player) -> None:
+        self.p = player
+        c = player.cluster
+        brokers = sorted(c.brokers)
+        nodes = brokers + ["zookeeper"]
+        self.title = w.HTML()
+        # time
+        self.slider = w.IntSlider(value=player.now, min=player.start_ms,
+                                  max=max(player.horizon, player.start_ms + 1),
+                                  description="time (ms)", continuous_update=False,
+                                  style=_WIDE, layout=w.Layout(width="60%"))
+        self.slider.observe(self._on_slider, names="value")
+        self.play = w.Play(value=0, min=0, max=10**9, step=1, interval=PLAY_INTERVAL_MS,
+                           show_repeat=False, description="play")
+        self.play.observe(self._on_play, names="value")
+        self.speed = w.Dropdown(options=_speeds(player.tick_ms), value=player.tick_ms,
+                                description="sim time per tick", style=_WIDE,
+                                layout=w.Layout(width="220px"))
+        self.speed.observe(self._on_speed, names="value")
+        self.timeline = w.HTML(layout=w.Layout(width="100%"))
+        moves = [
+            _button("◀ back", "seek one tick back", self._guard(self._back)),
+            _button("step ▶", "run the next event (one message or timer)",
+                    self._guard(player.step)),
+            _button("run ▶▶", "run one tick of simulated time", self._guard(player.play_tick)),
+        ]
+        # faults
+        self.broker = w.Dropdown(options=brokers, value=brokers[0], description="broker",
+                                 layout=w.Layout(width="140px"))
+        self.pause_ms = w.BoundedIntText(value=10000, min=1, max=10**7, step=1000,
+                                         description="for (ms)", style=_WIDE,
+                                         layout=w.Layout(width="150px"))
+        self.peer = w.Dropdown(options=nodes, value=nodes[1 % len(nodes)], description="↔",
+                               style=_WIDE, layout=w.Layout(width="140px"))
+        self.value = w.Text(value="", placeholder="value (empty: r<id>)",
+                            layout=w.Layout(width="170px"))
+        broker = self.broker
+        faults = [
+            broker,
+            _button("crash", "kill -9 the broker",
+                    self._guard(lambda: player.crash(broker.value)), "danger"),
+            _button("restart", "start a stopped broker (crash and start a running one)",
+                    self._guard(lambda: player.restart(broker.value)), "success"),
+            _button("pause", "stall the broker (a long GC pause)",
+                    self._guard(lambda: player.pause_broker(broker.value, self.pause_ms.value)),
+                    "warning"),
+            self.pause_ms,
+            _button("cut", "cut the network link between the broker and the node on the right",
+                    self._guard(lambda: player.cut(broker.value, self.peer.value)), "warning"),
+            self.peer,
+            _button("heal", "heal every network fault", self._guard(player.heal), "success"),
+        ]
+        produce = [
+            _button("produce", "send one record (acks=all) to the shown partition",
+                    self._guard(lambda: player.produce(self.value.value or None)), "info"),
+            self.value,
+        ]
+        # what is shown
+        topics = c.topics()
+        self.topic = w.Dropdown(options=topics, value=player.topic, description="topic",
+                                layout=w.Layout(width="200px"))
+        self.partition = w.Dropdown(options=self._partitions(player.topic),
+                                    value=player.partition if player.topic else None,
+                                    description="partition", style=_WIDE,
+                                    layout=w.Layout(width="140px"))
+        self.topic.observe(self._on_topic, names="value")
+        self.partition.observe(self._on_partition, names="value")
+        self.isr = w.Checkbox(value=player.show_isr, description="ISR timeline", indent=False,
+                              layout=w.Layout(width="130px"))
+        self.isr.observe(self._on_isr, names="value")
+        self.image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.isr_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.readout = w.HTML()
+        self.status = w.HTML()
+        self.box = w.VBox([
+            self.title,
+            w.HBox([self.play, self.speed, self.slider]),
+            self.timeline,
+            w.HBox(moves + produce + [self.topic, self.partition, self.isr]),
+            w.HBox(faults, layout=w.Layout(flex_flow="row wrap")),
+            self.status,
+            self.image,
+            self.isr_image,
+            self.readout,
+        ])
+
+    # -- callbacks: each calls one Player method ----------------------------------------------
+    def _guard(self, fn):
+        def call():
+            try:
+                fn()
+            except (ValueError, RuntimeError) as exc:   # ClusterError is a ValueError
+                self.p.status = str(exc)
+                self.status.value = f"<span style='color:#c00'>{exc}</span>"
+        return call
+
+    def _back(self) -> None:
+        self.p.seek(self.p.now - self.p.tick_ms)
+
+    def _on_slider(self, change) -> None:
+        if not self.p._syncing:
+            self._guard(lambda: self.p.seek(change["new"]))()
+
+    def _on_play(self, change) -> None:
+        # Stop resets the Play value to 0: only forward ticks run the simulation
+        if not self.p._syncing and change["new"] > change["old"]:
+            self._guard(self.p.play_tick)()
+
+    def _on_speed(self, change) -> None:
+        self.p.tick_ms = change["new"]
+
+    def _on_topic(self, change) -> None:
+        if not self.p._syncing:
+            self._guard(lambda: self.p.select(change["new"], 0))()
+
+    def _on_partition(self, change) -> None:
+        if not self.p._syncing and change["new"] is not None:
+            self._guard(lambda: self.p.select(self.p.topic, change["new"]))()
+
+    def _on_isr(self, change) -> None:
+        self.p.show_isr = change["new"]
+        self.refresh()
+
+    def _partitions(self, topic):
+        return list(range(self.p.cluster.partition_count(topic))) if topic else []
+
+    # -- view ------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Bring every view up to date with the player (called after each Player method)."""
+        p = self.p
+        p._syncing = True
+        try:
+            self.slider.max = max(p.horizon, p.start_ms + 1, self.slider.min)
+            self.slider.value = p.now
+            self.slider.max = max(p.horizon, p.start_ms + 1)
+            topics = p.cluster.topics()
+            if list(self.topic.options) != topics:
+                self.topic.options = topics
+            if p.topic is not None:
+                self.topic.value = p.topic
+                parts = self._partitions(p.topic)
+                if list(self.partition.options) != parts:
+                    self.partition.options = parts
+                self.partition.value = p.partition
+        finally:
+            p._syncing = False
+        self.title.value = (f"<b>t = {p.now:,} ms</b> &nbsp; recorded to {p.horizon:,} ms · "
+                            f"{len(p.history.actions)} action(s) on this branch")
+        self.timeline.value = p.timeline_html()
+        self.image.value = p.png()
+        if p.show_isr and p.topic is not None:
+            self.isr_image.value = png(p.isr_figure())
+            self.isr_image.layout.display = None
+        else:
+            self.isr_image.layout.display = "none"
+        self.readout.value = pre(p.readout_text())
+        self.status.value = ""
+        p.status = ""
+
+
+def _speeds(current: int):
+    opts = list(SPEEDS)
+    if current not in [v for _l, v in opts]:
+        opts.append((f"{current} ms", current))
+        opts.sort(key=lambda o: o[1])
+    return opts

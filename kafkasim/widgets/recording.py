@@ -1,0 +1,252 @@
+"""Engine hooks behind the player: record a scripted run into a ``History``; check every event.
+
+``History`` snapshots only inside its own ``run``/``seek``. A scenario drives the cluster itself
+(``Cluster.run``, ``run_until``, consumer polls), so to make it scrubbable the cluster's engine is
+swapped for a ``HookedEngine`` while the scenario runs. The hooked engine snapshots into the
+History whenever the cluster was changed from outside between two engine calls (a scenario step:
+records sent, a fault injected...) and at every ``every_ms`` boundary, so that replaying engine
+events from any snapshot lands exactly where the scripted run was. It can also call an invariant
+checker after every event (``kafkasim.check``). It pickles as a plain ``Engine``: snapshots never
+carry the hooks.
+
+``BranchChecker`` finds the first invariant violation on a player's current branch: a separate
+copy of the cluster replays the branch's actions with every event checked.
+"""
+
+from __future__ import annotations
+
+from kafkasim.check import Violation, make_suite
+from kafkasim.clients.consumer import Consumer
+from kafkasim.cluster import Cluster
+from kafkasim.engine import Engine
+from kafkasim.history import History
+
+_FOREVER = 1 << 62
+_NEVER_SNAPSHOT_MS = 1 << 40     # every_ms of a History that keeps only its first snapshot
+
+
+def _plain_engine() -> Engine:
+    return Engine.__new__(Engine)
+
+
+class HookedEngine(Engine):
+    """An ``Engine`` that calls ``checker(cluster)`` after every event and tells ``recorder``
+    when it is entered and left (see module docstring)."""
+
+    __slots__ = ("hook_cluster", "checker", "recorder")
+
+    @classmethod
+    def install(cls, cluster: Cluster, *, checker=None, recorder=None) -> HookedEngine:
+        """Replace ``cluster.engine`` by a hooked engine in the same state."""
+        eng = cls.__new__(cls)
+        Engine.__setstate__(eng, cluster.engine.__getstate__())
+        eng.hook_cluster = cluster
+        eng.checker = checker
+        eng.recorder = recorder
+        cluster.engine = eng
+        return eng
+
+    @staticmethod
+    def uninstall(cluster: Cluster) -> None:
+        """Put a plain ``Engine`` (same state) back in place of a hooked one."""
+        eng = cluster.engine
+        if isinstance(eng, HookedEngine):
+            plain = _plain_engine()
+            plain.__setstate__(eng.__getstate__())
+            cluster.engine = plain
+
+    def __reduce_ex__(self, protocol):
+        return (_plain_engine, (), self.__getstate__())
+
+    # -- running --------------------------------------------------------------------------------
+    def _checked_step(self) -> bool:
+        ghost = getattr(self.checker, "ghost", None)
+        if ghost is not None and self._queue:
+            ghost.event = self._queue[0]
+        ok = Engine.step(self)
+        if ok:
+            self.checker(self.hook_cluster)
+            if getattr(self.checker, "first", None) is not None:
+                self.checker = None    # only the first violation matters: stop paying for checks
+        return ok
+
+    def _run(self, until: int | None, max_events: int | None) -> int:
+        if self.checker is None:
+            return Engine.run(self, until, max_events)
+        queue = self._queue
+        stop = _FOREVER if until is None else until
+        count = 0
+        while queue and queue[0][0] <= stop and count != max_events:
+            if self.checker is None:
+                left = None if max_events is None else max_events - count
+                return count + Engine.run(self, until, left)
+            self._checked_step()
+            count += 1
+        if until is not None and count != max_events and until > self.now:
+            self.now = until
+        return count
+
+    def run(self, until: int | None = None, max_events: int | None = None) -> int:
+        rec = self.recorder
+        if rec is None:
+            return self._run(until, max_events)
+        rec.enter()
+        count = 0
+        try:
+            if until is not None and max_events is None:
+                b = rec.next_boundary(self.now)
+                while b <= until:
+                    count += self._run(b, None)
+                    rec.boundary()
+                    b = rec.next_boundary(self.now)
+            return count + self._run(until, None if max_events is None else max_events - count)
+        finally:
+            rec.leave()
+
+    def step(self) -> bool:
+        rec = self.recorder
+        if rec is not None:
+            rec.enter()
+            if self._queue:   # clock boundaries crossed with no event on them: snapshot there
+                nxt = self._queue[0][0]
+                b = rec.next_boundary(self.now)
+                while b < nxt:
+                    self.now = b
+                    rec.boundary()
+                    b = rec.next_boundary(b)
+        try:
+            return self._checked_step() if self.checker is not None else Engine.step(self)
+        finally:
+            if rec is not None:
+                rec.leave()
+
+
+class _Recorder:
+    """Snapshots a History at clock boundaries and after outside changes to its cluster."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self.every = history.every_ms
+        self.key = self._key()
+
+    def _key(self) -> tuple:
+        """Changes whenever a scenario step touched the cluster: events scheduled, trace rows,
+        records sent, timeouts added, clients created, consumer positions moved."""
+        c = self.history.cluster
+        clients = tuple((len(cl.pending), tuple(cl.positions.items()))
+                        for cl in c.clients.values() if isinstance(cl, Consumer))
+        return (c.engine._seq, len(c.trace.rows), len(c.records), c.next_timeout_id,
+                len(c.clients), clients)
+
+    def next_boundary(self, now: int) -> int:
+        return (now // self.every + 1) * self.every
+
+    def enter(self) -> None:
+        if self._key() != self.key:
+            self.history._snapshot()
+
+    def leave(self) -> None:
+        self.key = self._key()
+
+    def boundary(self) -> None:
+        self.history._snapshot()
+
+
+def record_scenario(scenario, seed: int | None = None, every_ms: int = 1000, *,
+                    checker=None):
+    """Run ``scenario`` from its start while recording it into a History.
+
+    Returns ``(history, scenario_run)``; with ``checker``, every event is checked too."""
+    from kafkasim.scenario import ScenarioRun
+
+    cluster = scenario.build(seed)
+    history = History(cluster, every_ms)
+    rec = _Recorder(history)
+    HookedEngine.install(cluster, checker=checker, recorder=rec)
+    try:
+        run = ScenarioRun(scenario, cluster)
+        run.execute()
+        rec.enter()        # the last step may have changed the cluster after the last event
+    finally:
+        HookedEngine.uninstall(cluster)
+    history.horizon = cluster.now
+    return history, run
+
+
+class BranchChecker:
+    """The first invariant violation on a History's current branch.
+
+    A copy of the cluster taken at ``base`` (bytes of ``Cluster.snapshot()``, after
+    ``base_actions`` of the branch's actions, at ``base_time``) replays the branch's later actions
+    with every check of ``kafkasim.check`` run after every event, lazily, up to the branch's
+    horizon. ``first`` and ``checked_from`` carry what was checked before ``base_time`` (while a
+    scenario was recorded); a fresh copy's checks learn the earlier history from the trace.
+    """
+
+    def __init__(self, base: bytes, base_actions: int, base_time: int, names=None, *,
+                 first: Violation | None = None, checked_from: int | None = None) -> None:
+        self.names = None if names is None else list(names)
+        self.base = base
+        self.base_actions = base_actions
+        self.base_time = base_time
+        self.checked_from = base_time if checked_from is None else checked_from
+        self.first = first
+        self.shadow: History | None = None
+        self.suite = None
+        self.applied = base_actions
+
+    @property
+    def checked_to(self) -> int:
+        """How far the branch is checked (simulated ms)."""
+        return self.base_time if self.shadow is None else self.shadow.now
+
+    def _start(self) -> History:
+        cluster = Cluster.restore(self.base)
+        self.suite = make_suite(self.names, on_violation="collect")
+        HookedEngine.install(cluster, checker=self.suite)
+        self.shadow = History(cluster, every_ms=_NEVER_SNAPSHOT_MS)
+        self.applied = self.base_actions
+        return self.shadow
+
+    def _found(self) -> bool:
+        if self.first is None and self.suite is not None and self.suite.first is not None:
+            self.first = self.suite.first
+        return self.first is not None
+
+    def follow(self, history: History) -> Violation | None:
+        """Check the branch up to its horizon; the first violation, or None."""
+        if self.first is not None:
+            return self.first
+        shadow = self.shadow or self._start()
+        actions = history.actions
+        while self.applied < len(actions):
+            a = actions[self.applied]
+            if a.time_ms > shadow.now:
+                shadow.seek(a.time_ms)
+            if self._found():
+                return self.first
+            shadow.act(a.name, *a.args, **dict(a.kwargs))
+            self.applied += 1
+        if history.horizon > shadow.now:
+            shadow.seek(history.horizon)
+        self._found()
+        return self.first
+
+    def fork(self, history: History) -> None:
+        """Called just before an action in the past: keep what the new branch shares."""
+        events = history.cluster.engine.events_processed
+        if self.first is not None and self.first.events_processed <= events:
+            return   # found on the common prefix: still the first violation
+        self.first = None
+        shadow_events = None if self.shadow is None else self.shadow.cluster.engine.events_processed
+        if shadow_events is not None and shadow_events <= events:
+            return   # not checked past the fork point yet: carry on from where it is
+        self.shadow = None
+        self.suite = None
+        if history.now < self.base_time:
+            # the fork is before the base copy (a recorded scenario, checked while it was
+            # recorded): restart the checks at the fork point, their memory rebuilt from the trace
+            self.base = history.cluster.snapshot()
+            self.base_actions = sum(1 for a in history.actions if a.time_ms <= history.now)
+            self.base_time = history.now
+        self.applied = self.base_actions

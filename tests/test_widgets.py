@@ -1,0 +1,341 @@
+"""The player and explorers from plain Python: seek/step/fork, readout, Play ticks, caching, and
+the ipywidgets front-ends built headless (no browser: every control calls a plain method)."""
+
+from __future__ import annotations
+
+import ipywidgets as w
+import pytest
+from matplotlib.figure import Figure
+
+from kafkasim.cluster import Cluster, ClusterError
+from kafkasim.scenario import Scenario
+from kafkasim.widgets import Explorer, Player, explore
+from kafkasim.workload import RateWorkload
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def make(seed: int = 1, **kw) -> Player:
+    c = Cluster(brokers=3, seed=seed)
+    c.create_topic("t", partitions=2, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5)
+    RateWorkload(c, p, "t", rate=50, duration_ms=30000)
+    return Player(c, topic="t", **kw)
+
+
+def state(c: Cluster) -> tuple:
+    return (c.now, c.trace_digest(),
+            tuple((b, tp, log.log_end_offset, log.high_watermark)
+                  for b, br in sorted(c.brokers.items()) for tp, log in sorted(br.logs.items())))
+
+
+def walk(widget):
+    """Every widget inside a box, depth first."""
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from walk(child)
+
+
+# -- moving in time ----------------------------------------------------------------------------
+def test_seek_back_and_forth_lands_on_identical_states():
+    pl = make(checks=False)
+    pl.run(8000)
+    end = state(pl.cluster)
+    pl.seek(3500)
+    mid = state(pl.cluster)
+    assert pl.now == 3500 and mid != end
+    pl.seek(pl.horizon)
+    assert state(pl.cluster) == end
+    pl.seek(3500)
+    assert state(pl.cluster) == mid
+    pl.seek(-100)                       # clamped to the start of the recording
+    assert pl.now == pl.start_ms
+
+
+def test_step_runs_exactly_one_event():
+    pl = make(checks=False)
+    n = pl.cluster.engine.events_processed
+    assert pl.step()
+    assert pl.cluster.engine.events_processed == n + 1
+
+
+def test_play_tick_advances_by_tick_ms_and_extends_the_horizon():
+    pl = make(checks=False, tick_ms=250)
+    t0 = pl.now
+    pl.play_tick()
+    assert pl.now == t0 + 250 and pl.horizon == t0 + 250
+    pl.run(2000)
+    pl.seek(t0)
+    horizon = pl.horizon
+    pl.play_tick()                      # inside the recorded branch: replays, no new future
+    assert pl.now == t0 + 250 and pl.horizon == horizon
+
+
+def test_acting_in_the_past_forks_a_new_future():
+    pl = make(checks=False)
+    pl.run(10000)
+    original = state(pl.cluster)
+    pl.seek(4000)
+    pl.crash(2)
+    assert pl.horizon == 4000           # the recorded future is gone
+    assert [a.name for a in pl.history.actions] == ["crash"]
+    pl.seek(original[0])
+    assert pl.now == original[0] and state(pl.cluster) != original
+    assert pl.cluster.brokers[2].state == "stopped"
+    assert "Isr: " in pl.readout()["describe"]
+
+
+def test_replaying_the_same_actions_gives_the_same_trace():
+    def script(pl: Player) -> None:
+        pl.run(3000)
+        pl.pause_broker(3, 2000)
+        pl.run(1000)
+        pl.cut(1, 2)
+        pl.run(4000)
+        pl.heal()
+        pl.produce("hello")
+        pl.step()
+        pl.crash(2)                     # after a step: applied once the millisecond is over
+        pl.run(2000)
+        pl.restart(2)
+        pl.run(3000)
+
+    a, b = make(), make()
+    script(a)
+    script(b)
+    assert a.cluster.trace_digest() == b.cluster.trace_digest()
+    assert a.history.replay().trace_digest() == a.cluster.trace_digest()
+    digest = a.cluster.trace_digest()
+    a.seek(0)
+    a.seek(a.horizon)                   # scrubbing replays the branch exactly
+    assert a.cluster.trace_digest() == digest
+
+
+def test_an_action_after_a_step_is_what_a_replay_gives():
+    pl = make(checks=False)
+    pl.run(2000)
+    pl.step()
+    pl.crash(3)                         # the rest of the millisecond runs first, as on replay
+    live = state(pl.cluster)
+    pl.seek(0)
+    pl.seek(live[0])
+    assert state(pl.cluster) == live
+
+
+@pytest.mark.parametrize("name", [
+    "seed-high-watermark", "seed-commit-offset-6", "seed-acks-min-isr", "kip101-scenario1-old",
+    "jepsen-2013-unsafe", "offline-unclean-on",
+    pytest.param("controller-failover", marks=pytest.mark.slow),
+])
+def test_recording_a_scenario_reproduces_it_exactly(name):
+    run = Scenario.named(name).run()
+    pl = Player(run, checks=False)
+    assert pl.cluster.trace_digest() == run.cluster.trace_digest()
+    for t in (0, pl.horizon // 3, pl.horizon // 2, pl.horizon):
+        pl.seek(t)
+    assert pl.cluster.trace_digest() == run.cluster.trace_digest(), f"seed={run.cluster.seed}"
+
+
+def test_a_failed_action_is_not_recorded():
+    pl = make(checks=False)
+    pl.run(1000)
+    pl.crash(2)
+    with pytest.raises(ClusterError, match="not running"):
+        pl.crash(2)
+    with pytest.raises(ClusterError, match="Unknown broker 9"):
+        pl.pause_broker(9, 100)
+    assert [a.name for a in pl.history.actions] == ["crash"]
+    pl.run(1000)
+    pl.seek(500)
+    pl.seek(pl.horizon)                 # replay does not trip over a failed action
+    assert pl.cluster.brokers[2].state == "stopped"
+    pl.restart(2)                       # a stopped broker is started
+    assert pl.history.actions[-1].name == "start"
+
+
+# -- readout -----------------------------------------------------------------------------------
+def test_readout_after_the_high_watermark_scenario():
+    run = Scenario.named("seed-high-watermark").run()
+    pl = Player(run)
+    r = pl.readout()
+    assert r["topic"] == "hw-demo" and r["time_ms"] == run.cluster.now
+    assert r["describe"].splitlines()[1] == \
+        "\tTopic: hw-demo\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2,3"
+    assert r["describe"] == run.cluster.describe("hw-demo")
+    assert [(x["broker"], x["LEO"], x["HW"]) for x in r["replicas"]] == \
+        [(1, 10, 7), (2, 8, 7), (3, 7, 7)]
+    [row] = r["consumers"]
+    assert (row["group"], row["position"], row["HW"], row["LEO"], row["records_lag"]) == \
+        ("readers", 7, 7, 10, 0)
+    text = r["text"]
+    assert "$ kafka-topics --describe --topic hw-demo" in text
+    assert r["describe"].rstrip() in text
+    assert "First invariant violation: none" in text
+    assert r["first_violation"] is None
+
+
+def test_a_recorded_scenario_can_be_scrubbed_from_its_start():
+    run = Scenario.named("seed-isr-shrink-expand").run()
+    pl = Player(run)
+    assert pl.start_ms == 0 and pl.horizon == run.cluster.now
+    pl.seek(run.cluster.now // 2)
+    assert pl.now == run.cluster.now // 2
+    pl.seek(pl.horizon)
+    assert pl.cluster.trace_digest() == run.cluster.trace_digest()
+
+
+def test_first_violation_is_reported_and_kept_or_dropped_by_forks():
+    pl = Player(Scenario.named("kip101-scenario1-old").run())
+    v = pl.first_violation()
+    assert v is not None and v.invariant
+    assert ("violation", v.time_ms) in [(k, t) for t, k, _l in pl.markers()]
+    assert f"{v.invariant} violated" in pl.readout_text()
+    assert "background" in pl.timeline_html()
+    # acting after the violation keeps it: it is on the common prefix
+    pl.seek(pl.horizon)
+    pl.produce("after")
+    assert pl.first_violation() == v
+    # acting before it discards that future; the new branch is checked again
+    pl.seek(0)
+    pl.heal()
+    pl.run(100)
+    assert pl.readout()["first_violation"] is None
+    assert pl.readout()["checked_to_ms"] == pl.horizon
+
+
+def test_a_live_cluster_is_checked_up_to_the_horizon():
+    pl = make()
+    pl.run(5000)
+    r = pl.readout()
+    assert r["checked"] and r["first_violation"] is None
+    assert (r["checked_from_ms"], r["checked_to_ms"]) == (pl.start_ms, pl.horizon)
+    assert Player(pl.cluster, checks=False).readout()["checked"] is False
+
+
+def test_consumer_positions_in_the_readout():
+    c = Cluster(brokers=3, seed=3)
+    c.create_topic("t", partitions=1, replication_factor=3)
+    p = c.producer(acks="all")
+    for i in range(5):
+        p.send("t", f"v{i}", partition=0)
+    c.run(200)
+    cons = c.consumer("g", auto_offset_reset="earliest")
+    cons.assign("t")
+    cons.poll(1000, max_records=3)
+    cons.commit()
+    pl = Player(c)
+    [row] = pl.readout()["consumers"]
+    assert (row["committed"], row["position"], row["HW"], row["LEO"]) == (3, 3, 5, 5)
+    assert (row["LAG"], row["records_lag"]) == (2, 2)
+    assert "records_lag" in pl.readout_text()
+
+
+# -- figures -----------------------------------------------------------------------------------
+def test_figure_shows_the_selected_partition_and_is_reused():
+    pl = make(checks=False)
+    pl.run(2000)
+    fig = pl.figure()
+    assert isinstance(fig, Figure)
+    assert fig.axes[0].get_title().startswith("t-0")
+    pl.select(partition=1)
+    assert pl.figure() is fig
+    assert fig.axes[0].get_title().startswith("t-1")
+    labels = " ".join(t.get_text() for t in fig.axes[0].get_yticklabels())
+    assert all(f"broker {b}" in labels for b in (1, 2, 3))
+    assert pl.png().startswith(PNG)
+    isr = pl.isr_figure()
+    assert any(line.get_gid() == "now" for line in isr.axes[0].lines)
+    with pytest.raises(ClusterError):
+        pl.select(partition=7)
+
+
+# -- the widget, headless --------------------------------------------------------------------
+def test_player_widget_builds_headless_and_controls_call_the_player():
+    pl = make(checks=False, tick_ms=100)
+    box = pl.widget
+    assert isinstance(box, w.VBox) and pl.widget is box
+    parts = list(walk(box))
+    play = next(x for x in parts if isinstance(x, w.Play))
+    slider = next(x for x in parts if isinstance(x, w.IntSlider))
+    image = next(x for x in parts if isinstance(x, w.Image))
+    buttons = {x.description: x for x in parts if isinstance(x, w.Button)}
+    assert {"step ▶", "crash", "restart", "pause", "produce", "cut", "heal"} <= set(buttons)
+    assert bytes(image.value).startswith(PNG)
+    t0 = pl.now
+    play.value += 1                     # one Play tick
+    assert pl.now == t0 + 100 and slider.value == pl.now and slider.max == pl.horizon
+    play.value = 0                      # Stop resets the Play widget: nothing runs
+    assert pl.now == t0 + 100
+    slider.value = t0 + 50              # scrubbing is a seek
+    assert pl.now == t0 + 50
+    buttons["crash"].click()            # broker dropdown starts at broker 1
+    assert pl.cluster.brokers[1].state == "stopped" and pl.horizon == pl.now
+    buttons["crash"].click()            # an error is shown, not raised
+    assert "not running" in pl.status
+    buttons["step ▶"].click()
+    assert pl.now >= t0 + 50
+
+
+# -- explorer ----------------------------------------------------------------------------------
+def test_explorer_update_reruns_and_caches():
+    calls = []
+
+    def build(acks="all", min_insync_replicas=2):
+        calls.append((acks, min_insync_replicas))
+        c = Cluster(brokers=3, seed=1)
+        c.create_topic("t", 1, 3, config={"min.insync.replicas": min_insync_replicas})
+        c.producer(acks=acks).send("t", "x", partition=0)
+        c.run(100)
+        return c
+
+    ex = explore(build, {"acks": ["all", "1", "0"], "min.insync.replicas": (1, 3)})
+    assert ex.values == {"acks": "all", "min.insync.replicas": 2}   # build's defaults
+    first = ex.result
+    assert calls == [("all", 2)]
+    second = ex.update(acks="1")
+    assert calls[-1] == ("1", 2) and second is not first
+    ex.update(**{"min.insync.replicas": 3})                         # Kafka's dotted key
+    assert calls[-1] == ("1", 3)
+    back = ex.update(acks="all", min_insync_replicas=2)              # moving back: cached
+    assert back is first and ex.builds == 3 and ex.hits == 1
+    assert "min.insync.replicas=2" in ex.summary()
+    assert isinstance(ex.figure(), Figure) and ex.figure() is ex.figure()
+    with pytest.raises(ValueError, match="acks='2' is not one of"):
+        ex.update(acks="2")
+    with pytest.raises(ValueError, match="outside"):
+        ex.update(min_insync_replicas=5)
+    with pytest.raises(KeyError, match="no control named 'linger.ms'"):
+        ex.update(**{"linger.ms": 5})
+    assert ex.values == {"acks": "all", "min.insync.replicas": 2}
+
+
+def test_explorer_cache_is_bounded_and_custom_draw_is_used():
+    drawn = []
+
+    def draw(result, fig):
+        ax = fig.add_subplot()
+        ax.bar([0], [result])
+        drawn.append(result)
+
+    ex = Explorer(lambda replica_lag_time_max_ms=10000: replica_lag_time_max_ms // 1000,
+                  {"replica.lag.time.max.ms": [10000, 30000, 60000]}, draw,
+                  summary=lambda r: f"{r} s", cache_size=2)
+    for v in (10000, 30000, 60000, 10000):
+        ex.update(replica_lag_time_max_ms=v)
+    assert ex.builds == 4                 # 10000 fell out of a cache of two
+    assert ex.summary() == "10 s"
+    ex.figure()
+    assert drawn == [10]
+
+
+def test_explorer_widget_builds_headless_and_controls_update():
+    ex = Explorer(lambda acks="all": Cluster(brokers=1, seed=0, config={}),
+                  {"acks": ["all", "1"]})
+    box = ex.widget
+    dropdown = next(x for x in walk(box) if isinstance(x, w.Dropdown))
+    image = next(x for x in walk(box) if isinstance(x, w.Image))
+    assert dropdown.description == "acks" and bytes(image.value).startswith(PNG)
+    dropdown.value = "1"
+    assert ex.values == {"acks": "1"} and ex.builds == 2
+    ex.update(acks="all")
+    assert dropdown.value == "all" and ex.hits == 1
