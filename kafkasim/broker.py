@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from kafkasim.protocol import errors as E
+from kafkasim.protocol import producer_state
 from kafkasim.protocol.controller import KafkaController
 from kafkasim.protocol.fetcher import (
     FETCHING,
@@ -253,6 +254,7 @@ class Broker:
         for tp, log in self.logs.items():
             keep = log.recovery_point
             n = log.truncate_to(keep)
+            log.producer_states = producer_state.rebuild(self.cluster.records, log)
             lost += n
             if n:
                 self.trace("truncate", tp[0], tp[1],
@@ -310,6 +312,7 @@ class Broker:
             log.recovery_point = min(rps.get(tp, log.recovery_point), log.log_end_offset)
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
+            log.producer_states = producer_state.rebuild(self.cluster.records, log)
             self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
             self.trace("log_recovery", tp[0], tp[1],
                        f"LEO {log.log_end_offset}, HW {log.high_watermark} from "
@@ -494,6 +497,8 @@ class Broker:
     def append_as_follower(self, tp, chunk) -> None:
         log = self.logs[tp]
         log.append_as_follower(chunk)
+        producer_state.update(log.producer_states, self.cluster.records, chunk.ids,
+                              chunk.base_offset)
         self.trace("replicate", tp[0], tp[1], (chunk.base_offset, chunk.last_offset))
         self._maybe_flush(log)
         entries = log.leader_epoch_cache.entries
@@ -517,6 +522,7 @@ class Broker:
         hw_before = log.high_watermark
         removed = log.truncate_to(offset)
         if removed:
+            log.producer_states = producer_state.rebuild(self.cluster.records, log)
             self.trace("truncate", tp[0], tp[1], f"to {offset} ({removed} removed): {reason}")
             self.maybe_write_epoch_checkpoint(tp)
             if log.high_watermark != hw_before:
@@ -524,6 +530,7 @@ class Broker:
 
     def wipe_log(self, tp, start_offset: int) -> None:
         self.logs[tp].truncate_fully_and_start_at(start_offset)
+        self.logs[tp].producer_states = {}
         self.trace("truncate", tp[0], tp[1], f"log wiped, restarts at {start_offset}")
         self.maybe_write_epoch_checkpoint(tp)
 

@@ -38,13 +38,16 @@ class ClusterError(ValueError):
 class RecordRegistry:
     """What each record id stands for, once per cluster: value, key and producing client."""
 
-    __slots__ = ("values", "keys", "producers", "producer_names")
+    __slots__ = ("values", "keys", "producers", "producer_names", "seqs", "pepochs")
 
     def __init__(self) -> None:
         self.values: list = [None]   # record ids start at 1
         self.keys: list = [None]
         self.producers = array("i", [0])
         self.producer_names: list[str] = []
+        # idempotent producers: sequence number and producer epoch of each record (-1: none)
+        self.seqs = array("i", [-1])
+        self.pepochs = array("h", [0])
 
     def producer_index(self, name: str) -> int:
         try:
@@ -57,6 +60,8 @@ class RecordRegistry:
         self.values.append(value)
         self.keys.append(key)
         self.producers.append(producer)
+        self.seqs.append(-1)
+        self.pepochs.append(0)
         return len(self.values) - 1
 
     def value(self, record_id: int):

@@ -73,6 +73,8 @@ class _Batch:
     created_ms: int
     attempts: int = 0
     retry_at_ms: int = 0
+    base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
+    epoch: int = 0
 
 
 class Producer:
@@ -90,6 +92,11 @@ class Producer:
         self.ack_timeout_ms = cfg_.get("request.timeout.ms", cfg_.get("timeout.ms", 30000))
         self.request_timeout_ms = cfg_.get("request.timeout.ms")
         self.delivery_timeout_ms = cfg_.get("delivery.timeout.ms")
+        # KIP-98 idempotence (effectively on by default since 3.2): each batch carries
+        # (producer id, epoch, sequence) so the leader drops a retried duplicate
+        self.idempotent = bool(cfg_.get("enable.idempotence", False)) and self.acks == -1
+        self.producer_epoch = 0
+        self.next_seq: dict[tuple[str, int], int] = {}
         self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
         self.producer_index = cluster.records.producer_index(client_id)
         self.results: dict[int, ProduceResult] = {}
@@ -274,6 +281,8 @@ class Producer:
             corr = self.correlation
             for b in batches:
                 b.attempts += 1
+                if self.idempotent and b.base_seq < 0:
+                    self._assign_sequence(b)
                 for rid in b.record_ids:
                     self.results[rid].attempts = b.attempts
                 if b.tp[0] in self.sticky:
@@ -299,6 +308,22 @@ class Producer:
             self._wake_sender(next_wake - now)
         self._expire_batches()
 
+    def _assign_sequence(self, b: _Batch) -> None:
+        b.base_seq = self.next_seq.get(b.tp, 0)
+        b.epoch = self.producer_epoch
+        self.next_seq[b.tp] = b.base_seq + len(b.record_ids)
+        reg = self.cluster.records
+        for i, rid in enumerate(b.record_ids):
+            reg.seqs[rid] = b.base_seq + i
+            reg.pepochs[rid] = b.epoch
+
+    def _bump_epoch(self) -> None:
+        """A sequenced batch failed for good: start a new producer epoch with sequences from 0
+        (KIP-360), so the gap it leaves is not an OUT_OF_ORDER_SEQUENCE_NUMBER forever."""
+        if self.idempotent:
+            self.producer_epoch += 1
+            self.next_seq.clear()
+
     def _expire_batches(self) -> None:
         """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
         now = self.cluster.now
@@ -310,6 +335,8 @@ class Producer:
                 b = queue.pop(0)
                 for rid in b.record_ids:
                     self._complete(rid, FAILED, E.DELIVERY_TIMEOUT, -1)
+                if b.base_seq >= 0:
+                    self._bump_epoch()
 
     def _complete(self, rid: int, status: str, error: str, offset: int) -> None:
         r = self.results[rid]
@@ -378,3 +405,5 @@ class Producer:
             else E.DELIVERY_TIMEOUT
         for rid in b.record_ids:
             self._complete(rid, FAILED, final, -1)
+        if b.base_seq >= 0:
+            self._bump_epoch()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkasim.protocol import errors as E
+from kafkasim.protocol import producer_state
 from kafkasim.protocol.messages import (
     FetchPartitionData,
     FetchRequest,
@@ -94,11 +95,28 @@ class ReplicaManager:
                               f"ISR is {list(part.isr)}")
                     results[tp] = [0, True, E.NOT_ENOUGH_REPLICAS, -1]
                     continue
-            first, last = part.log.append_as_leader(list(ids), list(sizes), part.leader_epoch, now)
-            ctx.on_leader_append(part, first, last)
-            self.wake_follower_fetches(ctx, tp)
-            if part.maybe_increment_leader_hw(ctx):
-                self.on_hw_increased(ctx, part)
+            registry = ctx.cluster.records
+            ident = producer_state.batch_identity(registry, ids)
+            verdict, dup_offset = ("append", -1) if ident is None else \
+                producer_state.check_append(part.log.producer_states, ident)
+            if verdict == "duplicate":
+                # a retried batch already in the log: answer with its original offsets
+                first, last = dup_offset, dup_offset + len(ids) - 1
+                ctx.trace("produce_duplicate", topic, partition,
+                          f"producer {ident[0]} sequence {ident[2]}-{ident[3]} already at "
+                          f"offset {first}")
+            elif verdict != "append":
+                results[tp] = [0, True, verdict, -1]
+                continue
+            else:
+                first, last = part.log.append_as_leader(list(ids), list(sizes),
+                                                        part.leader_epoch, now)
+                if ident is not None:
+                    producer_state.update(part.log.producer_states, registry, ids, first)
+                ctx.on_leader_append(part, first, last)
+                self.wake_follower_fetches(ctx, tp)
+                if part.maybe_increment_leader_hw(ctx):
+                    self.on_hw_increased(ctx, part)
             if req.acks == -1:
                 done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
                 results[tp] = [last + 1, done, err, first]

@@ -51,7 +51,7 @@ class Log:
 
     __slots__ = (
         "topic", "partition", "log_start_offset", "high_watermark", "recovery_point",
-        "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
+        "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache", "producer_states",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -65,6 +65,7 @@ class Log:
         self.timestamps = array("q")
         self.sizes = array("i")
         self.leader_epoch_cache = LeaderEpochFileCache()
+        self.producer_states: dict = {}   # idempotent producers (protocol/producer_state.py)
 
     def __repr__(self) -> str:
         return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "

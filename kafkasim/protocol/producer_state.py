@@ -1,0 +1,98 @@
+"""Idempotent producers on the broker: ``ProducerStateManager`` (KIP-98, since 0.11).
+
+Each record batch of an idempotent producer carries (producerId, producerEpoch, baseSequence).
+Every replica keeps, per producer, the metadata of its last five batches in the log; the leader
+uses it to answer a retried batch that is already in the log with the original offsets instead
+of appending it again (a duplicate), and to refuse a batch that skips sequence numbers
+(OUT_OF_ORDER_SEQUENCE_NUMBER). Followers rebuild the same state from the batches they copy, so
+a new leader still recognises duplicates. In kafkasim the (producer, epoch, sequence) of a record
+lives in the cluster's record registry, keyed by the record id the batch carries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+
+
+@dataclass(slots=True)
+class BatchMetadata:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+
+
+@dataclass(slots=True)
+class ProducerStateEntry:
+    epoch: int
+    batches: list[BatchMetadata] = field(default_factory=list)
+
+    def add(self, first_seq: int, last_seq: int, first_offset: int) -> None:
+        b = self.batches
+        if b and b[-1].last_seq + 1 == first_seq and \
+                b[-1].first_offset + (b[-1].last_seq - b[-1].first_seq) + 1 == first_offset:
+            b[-1].last_seq = last_seq  # records of one batch arriving in pieces
+            return
+        b.append(BatchMetadata(first_seq, last_seq, first_offset))
+        if len(b) > NUM_BATCHES_TO_RETAIN:
+            del b[0]
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+
+def batch_identity(registry, record_ids) -> tuple[int, int, int, int] | None:
+    """(producer id, epoch, first seq, last seq) of an idempotent batch, else None."""
+    first = record_ids[0]
+    seq = registry.seqs[first]
+    if seq < 0:
+        return None
+    return (registry.producers[first], registry.pepochs[first], seq,
+            registry.seqs[record_ids[-1]])
+
+
+def check_append(states: dict, ident) -> tuple[str, int]:
+    """The leader's verdict on an idempotent batch: ("append"|"duplicate"|error, offset)."""
+    pid, epoch, first_seq, last_seq = ident
+    entry = states.get(pid)
+    if entry is None:
+        return "append", -1              # unknown producer: start tracking it (KIP-360)
+    if epoch < entry.epoch:
+        return "INVALID_PRODUCER_EPOCH", -1
+    if epoch > entry.epoch:
+        return ("append", -1) if first_seq == 0 else ("OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
+    for b in entry.batches:
+        if b.first_seq == first_seq and b.last_seq == last_seq:
+            return "duplicate", b.first_offset
+    if first_seq != entry.last_seq + 1:
+        return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
+    return "append", -1
+
+
+def update(states: dict, registry, record_ids, first_offset: int) -> None:
+    """Record the batches of records appended at ``first_offset`` (leader or follower)."""
+    seqs = registry.seqs
+    producers = registry.producers
+    pepochs = registry.pepochs
+    for i, rid in enumerate(record_ids):
+        seq = seqs[rid]
+        if seq < 0:
+            continue
+        pid = producers[rid]
+        epoch = pepochs[rid]
+        entry = states.get(pid)
+        if entry is None or epoch > entry.epoch:
+            entry = ProducerStateEntry(epoch)
+            states[pid] = entry
+        elif epoch < entry.epoch:
+            continue
+        entry.add(seq, seq, first_offset + i)
+
+
+def rebuild(registry, log) -> dict:
+    """Producer state of a whole log (after truncation or on recovery)."""
+    states: dict = {}
+    update(states, registry, log.ids, log.log_start_offset)
+    return states
