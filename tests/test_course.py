@@ -18,8 +18,8 @@ from kafkasim.course import checks
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 
-# The course notebooks written so far (all six once issue 6 is done).
-COURSE = ["01", "02", "03", "04", "05"]
+# The course notebooks of issue 6; every concept below must be covered by one of them.
+COURSE = ["01", "02", "03", "04", "05", "06"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -102,6 +102,15 @@ def test_concept_is_covered_by_metadata_and_text(concept):
     text = all_text(nb).lower()
     missing = [t for t in terms if t.lower() not in text]
     assert not missing, f"{concept}: {notebook_path(num).name} never mentions {missing}"
+
+
+def test_no_concept_is_left_without_a_notebook():
+    """A gap (a concept id in the syllabus with no notebook listing it) fails here."""
+    listed = set()
+    for num in COURSE:
+        listed |= set(load(num).metadata.get("kafkasim", {}).get("concepts", []))
+    assert set(CONCEPTS) <= listed, f"concepts not covered: {sorted(set(CONCEPTS) - listed)}"
+    assert {n for n, _t in CONCEPTS.values()} <= set(COURSE)
 
 
 def test_every_listed_concept_is_expected():
@@ -244,6 +253,33 @@ def test_05_acks_and_min_isr_numbers():
     assert re.search(r"^3\.7\s+\[1\]\s+ok\s+3\s+1\s+\[before\]", out, re.M)
 
 
+def test_06_monitoring_numbers():
+    out = outputs(load("06"))
+    # --under-replicated-partitions: "Replicas: 1,2,3  Isr: 1,2" -> broker 3 left the ISR
+    assert "\tTopic: payments\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2\n" in out
+    assert "Topic: payments\tTopicId" not in out.split("--under-replicated-partitions")[1][:200]
+    # the two alert rules: outage -> URP alert only, flapping -> shrink alert only, blip -> none
+    assert re.search(r"^blip .* none$", out, re.M)
+    assert re.search(r"^outage .* \[KafkaUnderReplicatedPartitions\]$", out, re.M)
+    assert re.search(r"^flapping .* \[KafkaISRShrinking\]$", out, re.M)
+
+
+def test_prometheus_rate_and_for():
+    from kafkasim.course.monitoring import alert_states, firing_intervals, prom_rate
+
+    samples = [(t, 0 if t < 60000 else 1) for t in range(0, 600001, 15000)]
+    assert prom_rate(samples, 45000) == 0
+    assert prom_rate(samples, 60000) > 0
+    assert prom_rate(samples, 330000) > 0          # the sample at 45 s is still in the window
+    assert prom_rate(samples, 345000) == 0         # ... and now it is not
+    pts = [(t, (prom_rate(samples, t) or 0) > 0) for t, _v in samples]
+    states = alert_states(pts, 300000)
+    assert "pending" in {s for _t, s in states} and not firing_intervals(states)
+    assert firing_intervals(alert_states([(t, True) for t in range(0, 400000, 15000)], 300000)) \
+        == [(300000, 390000)]
+    assert prom_rate([(0, 5), (15000, 1)], 15000) > 0   # a counter reset counts from 0
+
+
 # -- the checks, with right and wrong answers -----------------------------------------------------
 def _ok(result) -> bool:
     assert isinstance(result, checks.CheckResult)
@@ -383,3 +419,37 @@ def test_check_hw_freeze():
     assert not _ok(checks.check_hw_freeze("3.7", True))
     assert _ok(checks.check_hw_freeze("3.6", True))
     assert not _ok(checks.check_hw_freeze("3.6", False))
+
+
+def test_check_left_isr():
+    assert _ok(checks.check_left_isr("1,2,3", "1,2", 3))
+    assert _ok(checks.check_left_isr("1,2,3", "1", [2, 3]))
+    assert not _ok(checks.check_left_isr("1,2,3", "1,2", 2))
+
+
+def test_check_alerts():
+    assert _ok(checks.check_alerts("outage", {"KafkaUnderReplicatedPartitions"}))
+    assert _ok(checks.check_alerts("outage", {"URP"}))
+    assert not _ok(checks.check_alerts("outage", {"URP", "shrink"}))
+    assert _ok(checks.check_alerts("flapping", {"shrink"}))
+    assert not _ok(checks.check_alerts("flapping", {"URP"}))
+    assert _ok(checks.check_alerts("blip", set()))
+    assert not _ok(checks.check_alerts("blip", {"URP"}))
+
+
+def test_check_single_shrink_fires():
+    assert _ok(checks.check_single_shrink_fires(False))
+    assert not _ok(checks.check_single_shrink_fires(True))
+
+
+def test_explorer_functions_return_text_and_figures():
+    """What each notebook's widget shows comes from a plain function a cell also calls."""
+    from matplotlib.figure import Figure
+
+    from kafkasim.course import acks, basics, isr, monitoring, positions
+
+    for view in (basics.placement_view(4, 4, 3), isr.pause_view(10000, 12000),
+                 positions.positions_view(10, 8, 6, 4), acks.outcome_view("all", 2, 1),
+                 monitoring.incident_view("blip", 5)):
+        assert isinstance(view[0], str) and any(isinstance(v, Figure) for v in view[1:])
+    assert "INVALID_REPLICATION_FACTOR" in basics.placement_view(3, 1, 4)[0]

@@ -8,6 +8,7 @@ Concepts C20 and C21.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kafkasim import metrics as M
 from kafkasim.cluster import Cluster
@@ -19,6 +20,7 @@ TOPIC = "payments"
 MINUTE = 60000
 SCRAPE_MS = 15000          # how often "Prometheus" scrapes the brokers' JMX metrics
 FIVE_MIN = 5 * MINUTE
+RATE = 2                   # records per second produced during the incidents
 
 URP = M.UNDER_REPLICATED
 SHRINKS = M.ISR_SHRINKS + ":Count"
@@ -55,7 +57,7 @@ INCIDENT_TEXT = {
     "outage": "broker 3 cut off for 7 minutes",
     "flapping": "broker 3 cut off for 20 s of every minute, for 10 minutes",
 }
-TIMELINE = (("blip", 2 * MINUTE), ("outage", 6 * MINUTE), ("flapping", 16 * MINUTE))
+TIMELINE = (("blip", 2 * MINUTE), ("outage", 9 * MINUTE), ("flapping", 24 * MINUTE))
 
 
 def monitored_cluster(seed: int = SEED, scrape_ms: int = SCRAPE_MS) -> Cluster:
@@ -80,17 +82,17 @@ def schedule_incident(c: Cluster, kind: str, start_ms: int) -> int:
 
 
 def incident_timeline(seed: int = SEED, *, stop_at_ms: int | None = None) -> Cluster:
-    """28 simulated minutes of 10 msg/s acks=all traffic with the three incidents of TIMELINE.
+    """40 simulated minutes of 10 msg/s acks=all traffic with the three incidents of TIMELINE.
     With ``stop_at_ms`` the run stops there (continue with ``c.run_to(TOTAL_MS)``)."""
     c = monitored_cluster(seed)
-    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=10, duration_ms=TOTAL_MS)
+    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=TOTAL_MS)
     for kind, start in TIMELINE:
         schedule_incident(c, kind, start)
     c.run_to(TOTAL_MS if stop_at_ms is None else stop_at_ms)
     return c
 
 
-TOTAL_MS = 28 * MINUTE
+TOTAL_MS = 40 * MINUTE
 
 
 # -- metric series ------------------------------------------------------------------------------
@@ -195,12 +197,12 @@ def firing_intervals(states: list[tuple[int, str]]) -> list[tuple[int, int]]:
     return out
 
 
-def alert_report(c: Cluster) -> Text:
-    """Every firing period of both rules, per broker series."""
+def alert_report(c: Cluster, for_ms: int | None = None) -> Text:
+    """Every firing period of both rules, per broker series (``for_ms`` overrides 'for: 5m')."""
     rows = []
     for rule in RULES:
         for b, pts in sorted(condition_series(c, rule).items()):
-            for s, e in firing_intervals(alert_states(pts, rule.for_ms)):
+            for s, e in firing_intervals(alert_states(pts, for_ms or rule.for_ms)):
                 rows.append({"alert": rule.name, "broker": b, "firing from": minsec(s),
                              "until": minsec(e), "during": incident_at(s)})
     return text_table(rows) if rows else Text("(no alert fired)")
@@ -244,22 +246,109 @@ def incident_summary(c: Cluster) -> Text:
     return text_table(rows)
 
 
+@lru_cache(maxsize=8)
 def single_incident(kind: str = "outage", seed: int = SEED) -> Cluster:
     """One incident starting at t=1 min, then quiet until 5 minutes after it ends."""
     c = monitored_cluster(seed)
     end = max(e for _s, e in INCIDENTS[kind]) + MINUTE
     total = end + FIVE_MIN + MINUTE
-    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=10, duration_ms=total)
+    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=total)
     schedule_incident(c, kind, MINUTE)
     c.run_to(total)
     return c
 
 
-def alerts_for(kind: str, seed: int = SEED) -> dict[str, bool]:
+def alerts_for(kind: str, seed: int = SEED, for_ms: int | None = None) -> dict[str, bool]:
     """Which of the two rules fire during incident ``kind`` (run on its own)."""
     c = single_incident(kind, seed)
     out = {}
     for rule in RULES:
-        out[rule.name] = any(firing_intervals(alert_states(pts, rule.for_ms))
+        out[rule.name] = any(firing_intervals(alert_states(pts, for_ms or rule.for_ms))
                              for pts in condition_series(c, rule).values())
     return out
+
+
+def _incident_rows(c: Cluster, for_ms: int | None = None) -> list[dict]:
+    rows = []
+    for rule in RULES:
+        spans = []
+        for b, pts in sorted(condition_series(c, rule).items()):
+            for s, e in firing_intervals(alert_states(pts, for_ms or rule.for_ms)):
+                spans.append(f"broker {b}: {minsec(s)}-{minsec(e)}")
+        rows.append({"alert": rule.name, "expression": rule.expr,
+                     "firing": "; ".join(spans) or "never"})
+    return rows
+
+
+def incident_view(incident: str = "outage", for_minutes: int = 5) -> list:
+    """The explorer's view: one incident, both rules with ``for: <for_minutes>m``, the metrics
+    and the alert states over time."""
+    c = single_incident(incident)
+    for_ms = for_minutes * MINUTE
+    text = Text(f"{INCIDENT_TEXT[incident]} (from 01:00); rules evaluated every "
+                f"{SCRAPE_MS // 1000} s with 'for: {for_minutes}m'\n"
+                f"{text_table(_incident_rows(c, for_ms))}")
+    return [text, alerts_plot(c, for_ms)]
+
+
+def incident_text(incident: str = "outage", for_minutes: int = 5) -> Text:
+    c = single_incident(incident)
+    return text_table(_incident_rows(c, for_minutes * MINUTE))
+
+
+def alerts_plot(c: Cluster, for_ms: int | None = None):
+    """Three panels over time: UnderReplicatedPartitions per broker, the IsrShrinksPerSec
+    count, and each rule's state (pending / firing) per broker."""
+    from kafkasim.viz import style
+
+    fig = style.new_figure(13, 7.5)
+    ax1, ax2, ax3 = fig.subplots(3, 1, sharex=True)
+    brokers = sorted(c.brokers)
+    for b, pts in sorted(series(c, URP).items()):
+        ax1.step([t / MINUTE for t, _v in pts], [v for _t, v in pts], where="post", lw=2,
+                 color=style.broker_color(brokers.index(b)), label=f"broker {b}",
+                 gid=f"urp@broker{b}")
+    ax1.set_title("UnderReplicatedPartitions (per broker)", fontsize=style.SMALL, loc="left")
+    ax1.legend(loc="upper right", fontsize=style.SMALL, frameon=False)
+    for b, pts in sorted(series(c, SHRINKS).items()):
+        ax2.step([t / MINUTE for t, _v in pts], [v for _t, v in pts], where="post", lw=2,
+                 color=style.broker_color(brokers.index(b)), gid=f"shrinks@broker{b}")
+    ax2.set_title("IsrShrinksPerSec count (per broker)", fontsize=style.SMALL, loc="left")
+    colors = {"pending": style.PAUSED, "firing": style.OUT_OF_ISR}
+    labels = []
+    y = 0
+    for rule in RULES:
+        for b, pts in sorted(condition_series(c, rule).items()):
+            states = alert_states(pts, for_ms or rule.for_ms)
+            for i, (t, st) in enumerate(states):
+                if st == "inactive":
+                    continue
+                end = states[i + 1][0] if i + 1 < len(states) else t + SCRAPE_MS
+                ax3.broken_barh([(t / MINUTE, (end - t) / MINUTE)], (y - 0.35, 0.7),
+                                facecolors=colors[st], gid=f"{rule.name}@broker{b}:{st}")
+            labels.append(f"{rule.name.replace('Kafka', '')} b{b}")
+            y += 1
+    ax3.set_yticks(range(len(labels)), labels, fontsize=style.SMALL)
+    ax3.set_title("alert state (yellow: pending, red: firing)", fontsize=style.SMALL, loc="left")
+    ax3.set_xlabel("time (minutes)", fontsize=style.SMALL)
+    for ax in (ax1, ax2):
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.grid(True, alpha=0.3)
+    return fig
+
+
+MBEANS = (
+    (M.UNDER_REPLICATED, "gauge", "partitions this broker leads whose ISR is smaller than the "
+                                  "replica list"),
+    (M.partition_mbean("InSyncReplicasCount", "<t>", "<p>"), "gauge",
+     "ISR size of one partition, reported by its leader (0 on the other brokers)"),
+    (M.ISR_SHRINKS, "meter", "ISR shrinks committed on partitions this broker leads"),
+    (M.ISR_EXPANDS, "meter", "ISR expansions committed on partitions this broker leads"),
+    (M.UNDER_MIN_ISR, "gauge", "led partitions whose ISR is below min.insync.replicas"),
+    (M.MAX_LAG, "gauge", "largest lag (records) of this broker's follower replicas"),
+    (M.OFFLINE_PARTITIONS, "gauge", "partitions without a leader (active controller only)"),
+)
+
+
+def mbean_table() -> Text:
+    return text_table([{"MBean": m, "type": k, "meaning": d} for m, k, d in MBEANS])
