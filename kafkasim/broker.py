@@ -138,6 +138,10 @@ class Broker:
         """ZK mode: the broker is alive in this broker's metadata cache."""
         return broker_id in self.metadata.live_brokers
 
+    def cluster_racks(self) -> dict[int, str | None]:
+        """broker.rack of every broker (what the metadata cache knows of each broker)."""
+        return {b.id: b.rack for b in self.cluster.brokers.values()}
+
     def not_leader_error(self) -> str:
         return E.NOT_LEADER_OR_FOLLOWER if self.rules.error_not_leader_or_follower \
             else E.NOT_LEADER_FOR_PARTITION
@@ -516,6 +520,8 @@ class Broker:
         new = log.update_high_watermark(min(leader_hw, log.log_end_offset))
         if new != old:
             self.trace("hw", tp[0], tp[1], new)
+            if new > old:  # consumers fetching from this follower (KIP-392) may now read more
+                self.replica_manager.wake_consumer_fetches(self, tp)
 
     def truncate_log(self, tp, offset: int, reason: str) -> None:
         log = self.logs[tp]

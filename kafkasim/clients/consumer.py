@@ -60,6 +60,8 @@ class Consumer:
         self.correlation = 0
         self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
         self.last_hw: dict[tuple[str, int], int] = {}
+        # KIP-392: tp -> (broker to fetch from instead of the leader, valid until ms)
+        self.preferred: dict[tuple[str, int], tuple[int, int]] = {}
         self.errors: list[tuple[int, str, int, str]] = []
 
     def __repr__(self) -> str:
@@ -121,6 +123,17 @@ class Consumer:
     def _leader_for(self, tp) -> int:
         return self.leaders.get(tp, -1)
 
+    def _fetch_target(self, tp) -> int:
+        pref = self.preferred.get(tp)
+        if pref is not None and pref[1] > self.cluster.now:
+            return pref[0]
+        self.preferred.pop(tp, None)
+        return self._leader_for(tp)
+
+    def fetching_from(self, topic: str, partition: int = 0) -> int:
+        """The broker this consumer fetches the partition from (a follower under KIP-392)."""
+        return self._fetch_target((topic, partition))
+
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None
              ) -> list[ConsumerRecord]:
         """Fetch from the leaders of the assigned partitions; returns the new records."""
@@ -130,20 +143,26 @@ class Consumer:
             self._refresh_metadata(timeout_ms)
         self._init_positions(timeout_ms)
         cfg = self.config
-        by_leader: dict[int, list[FetchPartition]] = {}
-        for tp in self.assignment:
-            leader = self._leader_for(tp)
-            if leader < 0 or tp not in self.positions:
-                continue
-            by_leader.setdefault(leader, []).append(FetchPartition(
-                tp[0], tp[1], self.positions[tp], -1, -1, -1, cfg["max.partition.fetch.bytes"]))
         start = len(self.consumed)
-        for leader, parts in by_leader.items():
-            self._send(leader, FetchRequest(
-                self._next_corr(), -1, cfg["fetch.max.wait.ms"], cfg["fetch.min.bytes"],
-                cfg["fetch.max.bytes"], tuple(parts), cfg["isolation.level"],
-                cfg.get("client.rack") or ""), "fetch")
-        self._await(timeout_ms)
+        deadline = self.cluster.now + timeout_ms
+        for _round in range(2):  # a redirect to a preferred read replica costs one round
+            redirects = len(self.preferred)
+            by_target: dict[int, list[FetchPartition]] = {}
+            for tp in self.assignment:
+                target = self._fetch_target(tp)
+                if target < 0 or tp not in self.positions:
+                    continue
+                by_target.setdefault(target, []).append(FetchPartition(
+                    tp[0], tp[1], self.positions[tp], -1, -1, -1,
+                    cfg["max.partition.fetch.bytes"]))
+            for target, parts in by_target.items():
+                self._send(target, FetchRequest(
+                    self._next_corr(), -1, cfg["fetch.max.wait.ms"], cfg["fetch.min.bytes"],
+                    cfg["fetch.max.bytes"], tuple(parts), cfg["isolation.level"],
+                    cfg.get("client.rack") or ""), "fetch")
+            self._await(max(0, deadline - self.cluster.now))
+            if len(self.consumed) > start or len(self.preferred) <= redirects:
+                break
         limit = max_records if max_records is not None else cfg["max.poll.records"]
         new = self.consumed[start:]
         if len(new) > limit:
@@ -234,7 +253,14 @@ class Consumer:
         c = self.cluster
         for pd in msg.partitions:
             tp = (pd.topic, pd.partition)
+            if pd.preferred_read_replica >= 0:
+                self.preferred[tp] = (pd.preferred_read_replica,
+                                      c.now + self.config.get("metadata.max.age.ms", 300000))
+                c.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
+                         f"preferred read replica {pd.preferred_read_replica}")
+                continue
             if pd.error != E.NONE:
+                self.preferred.pop(tp, None)  # errors clear the preferred replica
                 self.errors.append((c.now, pd.topic, pd.partition, pd.error))
                 if pd.error == E.OFFSET_OUT_OF_RANGE:
                     self.positions.pop(tp, None)   # auto.offset.reset applies on the next poll

@@ -74,6 +74,7 @@ class FetchPartitionData:
     records: RecordChunk
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset)
     log_end_offset: int = -1  # leader LEO at read time (used by OFFSET_OUT_OF_RANGE handling)
+    preferred_read_replica: int = -1  # KIP-392: fetch from this follower instead (v11+)
 
 
 @dataclass(slots=True)

@@ -27,6 +27,25 @@ from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH
 from kafkasim.storage.log import RecordChunk
 
 
+def select_read_replica(ctx, part: Partition, fetch_offset: int, client_rack: str) -> int:
+    """RackAwareReplicaSelector (KIP-392): the leader, unless a caught-up in-sync follower sits
+    in the consumer's rack; among those the most caught-up (highest LEO, then the most recently
+    caught up, then the higher broker id)."""
+    racks = ctx.cluster_racks()
+    leader = ctx.id
+    if racks.get(leader) == client_rack:
+        return leader
+    now = ctx.now
+    candidates = []
+    for r, st in part.remote.items():
+        if r in part.isr and st.log_end_offset >= fetch_offset and \
+                st.log_start_offset <= fetch_offset and racks.get(r) == client_rack:
+            candidates.append((-st.log_end_offset, now - st.last_caught_up_time_ms, -r))
+    if not candidates:
+        return leader
+    return -min(candidates)[2]
+
+
 def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
     return FetchPartitionData(fp.topic, fp.partition, err, hw, ls,
                               RecordChunk.empty(fp.fetch_offset), None, leo)
@@ -226,6 +245,8 @@ class ReplicaManager:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
                                 else E.UNKNOWN_TOPIC_OR_PARTITION)
         if not part.is_leader:
+            if not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0:
+                return self._read_as_follower(ctx, part, fp)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
         if fp.current_leader_epoch >= 0 and ctx.rules.current_leader_epoch_fencing:
             if fp.current_leader_epoch < part.leader_epoch:
@@ -243,12 +264,29 @@ class ReplicaManager:
                                           RecordChunk.empty(fp.fetch_offset), (epoch, end), leo)
         if fp.fetch_offset > leo or fp.fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
+        if not is_follower and req.rack_id and ctx.config.get("replica.selector.class") \
+                and ctx.rules.fetch_from_follower:
+            preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
+            if preferred != ctx.id:
+                # tell the consumer where to fetch from; no records in this answer
+                return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
+                                          RecordChunk.empty(fp.fetch_offset), None, leo,
+                                          preferred)
         max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
         chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes)
         if is_follower and update_follower_state:
             if part.update_follower_fetch_state(ctx, req.replica_id, fp.fetch_offset,
                                                 fp.log_start_offset, leo):
                 self.on_hw_increased(ctx, part)
+        return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
+
+    def _read_as_follower(self, ctx, part: Partition, fp) -> FetchPartitionData:
+        """A consumer fetch served by a follower: records below the follower's own HW."""
+        log = part.log
+        hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
+        if fp.fetch_offset > leo or fp.fetch_offset < ls:
+            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
+        chunk = log.read(fp.fetch_offset, hw, fp.partition_max_bytes)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     def _available_bytes(self, ctx, df: DelayedFetch) -> tuple[int, bool]:
@@ -258,7 +296,9 @@ class ReplicaManager:
         is_follower = df.request.replica_id >= 0
         for fp in df.request.partitions:
             part = self.partitions.get((fp.topic, fp.partition))
-            if part is None or not part.is_leader or part.leader_epoch_changed_since(fp):
+            serving = part is not None and (part.is_leader or (
+                not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
+            if not serving or part.leader_epoch_changed_since(fp):
                 must = True
                 continue
             log = part.log
