@@ -34,6 +34,16 @@ EVENT_KINDS = {
     "offset_commit": "a consumer group committed offsets",
     "fetch_failed": "a replica fetcher's request failed",
     "fault": "a fault was injected or healed",
+    "alter_config": "kafka-configs --alter changed a topic or broker config",
+    "broker_crash": "a broker process was killed (the page cache survives)",
+    "broker_power_loss": "a broker lost power: every log kept only its flushed prefix",
+    "broker_shutdown": "a broker finished a clean shutdown (logs flushed, checkpoints written)",
+    "controlled_shutdown": "a broker asked the controller to move its leaders away",
+    "controller_resigned": "a broker stopped being controller (session expired, epoch moved)",
+    "zk_session_expired": "a ZooKeeper session expired: its ephemeral znodes are gone",
+    "log_recovery": "a restarted broker loaded a log: LEO, HW and epochs from its checkpoints",
+    "produce_duplicate": "an idempotent producer's retried batch was already in the log",
+    "fetch_redirect": "a consumer was told to fetch from a preferred read replica (KIP-392)",
 }
 
 COLUMNS = ["time_ms", "event", "node", "topic", "partition", "detail"]
