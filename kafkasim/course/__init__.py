@@ -1,9 +1,10 @@
 """The course's one import: ``from kafkasim.course import *``.
 
-It brings the simulator (``Cluster``, ``Scenario``, ``RateWorkload``), the text tables and the
-message-by-message ``Stepper`` the notebooks print, the exercise checks, and ``explore`` (the
-widget helper); and it fixes the plot style. Each notebook then imports its own demos, e.g.
-``from kafkasim.course.isr import *``.
+It brings the simulator (``Cluster``, ``Scenario``, ``RateWorkload``), the player
+(``kafkasim.widgets.Player``), the text tables and the message-by-message ``Stepper`` the
+notebooks print, the exercise checks, and ``explore`` (``kafkasim.widgets.Explorer`` over the
+notebooks' plain functions); and it fixes the plot style. Each notebook then imports its own
+demos, e.g. ``from kafkasim.course.isr import *``.
 
 Every simulation is seeded (each notebook module has a ``SEED``), so every run of a notebook
 prints the same numbers.
@@ -39,6 +40,7 @@ from kafkasim.course.common import (
     isr_changes,
     leo_hw,
     meter_counts,
+    player_state,
     replica_sets,
     replica_state,
     settle,
@@ -46,6 +48,7 @@ from kafkasim.course.common import (
 )
 from kafkasim.course.explore import explore, show
 from kafkasim.scenario import Scenario
+from kafkasim.widgets import Player
 from kafkasim.workload import RateWorkload
 
 SEED = 1
@@ -85,11 +88,12 @@ def setup() -> None:
 setup()
 
 __all__ = [
-    "SEED", "CheckResult", "Cluster", "RateWorkload", "Scenario", "Stepper", "Text",
+    "SEED", "CheckResult", "Cluster", "Player", "RateWorkload", "Scenario", "Stepper", "Text",
     "check_alerts", "check_causes", "check_fetcher_threads", "check_group_lag", "check_hw",
     "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
     "check_message_rule", "check_positions", "check_readable", "check_replica_sets",
     "check_shrink_window", "check_single_shrink_fires", "check_tolerated_failures",
-    "check_write_outcome", "explore", "isr_changes", "leo_hw", "meter_counts", "replica_sets",
+    "check_write_outcome", "explore", "isr_changes", "leo_hw", "meter_counts", "player_state",
+    "replica_sets",
     "replica_state", "settle", "setup", "show", "text_table",
 ]

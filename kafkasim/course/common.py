@@ -246,3 +246,14 @@ class Stepper:
                 row["ISR"] = list(r.isr)
             out.append(row)
         return text_table(out)
+
+
+def player_state(player) -> Text:
+    """A ``kafkasim.widgets.Player``'s current time, leader, ISR and every replica's LEO/HW."""
+    r = player.readout()
+    c = player.cluster
+    st = c.partition_state(r["topic"], r["partition"])
+    rows = [{"broker": x["broker"], "role": x["role"] if x["state"] != "stopped" else "stopped",
+             "LEO": x["LEO"], "HW": x["HW"], "in ISR": x["in_isr"]} for x in r["replicas"]]
+    return Text(f"t={r['time_ms']} ms  {r['topic']}-{r['partition']}: leader {st['leader']}, "
+                f"ISR {st['isr']}\n{text_table(rows)}")

@@ -1,121 +1,84 @@
-"""Small ipywidgets front-end for the course's plain functions.
+"""The course's explorations: ``kafkasim.widgets.Explorer`` over the notebooks' plain functions.
 
 ``explore(fn, {"lag_ms": [10000, 30000, 60000], "pause_ms": (0, 30000, 1000)})`` shows one
-control per keyword argument and re-runs ``fn(**values)`` whenever a control changes, showing what
-it returns: a matplotlib Figure, text, or anything IPython can display. The function stays a
-plain function, so a cell (and pytest) can call it directly: nbval never renders widgets.
+control per keyword argument of ``fn`` and re-runs ``fn(**values)`` whenever a control changes.
+``fn`` returns what to show: text, a matplotlib Figure, or a list of both (the first Figure is
+drawn, the text is printed under it). ``fn`` stays a plain function, so a cell (and pytest) can
+call it directly: nbval never renders widgets. ``explorer.update(lag_ms=30000)`` does exactly
+what moving that control does.
 
-Controls: a list -> dropdown; a ``(min, max, step)`` tuple -> slider; a bool -> checkbox.
+Controls: a list -> dropdown; a ``(min, max, step)`` tuple -> slider (``kafkasim.widgets``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from matplotlib.figure import Figure
 
-def _control(name: str, spec, value):
-    import ipywidgets as W
-
-    desc = name.replace("_", " ")
-    style = {"description_width": "initial"}
-    layout = W.Layout(width="420px")
-    if isinstance(spec, bool):
-        return W.Checkbox(value=spec if value is None else value, description=desc, style=style)
-    if isinstance(spec, list):
-        options = [(str(o), o) for o in spec]
-        return W.Dropdown(options=options, value=spec[0] if value is None else value,
-                          description=desc, style=style, layout=layout)
-    if isinstance(spec, tuple) and len(spec) == 3:
-        lo, hi, step = spec
-        cls = W.FloatSlider if any(isinstance(x, float) for x in spec) else W.IntSlider
-        return cls(min=lo, max=hi, step=step, value=lo if value is None else value,
-                   description=desc, continuous_update=False, style=style, layout=layout)
-    raise TypeError(f"control {name!r}: use a list (dropdown), a (min, max, step) tuple "
-                    f"(slider) or a bool (checkbox), not {spec!r}")
+from kafkasim.widgets import Explorer
 
 
 def show(value) -> None:
-    """Display a function's result: a Figure as an image, text as preformatted text."""
+    """Display a function's result in a notebook: Figures as images, text as text."""
     from IPython.display import display
-    from matplotlib.figure import Figure
 
-    if value is None:
-        return
-    if isinstance(value, Figure):
-        display(value)
-    elif isinstance(value, str):
-        print(value)
-    elif isinstance(value, (tuple, list)) and all(isinstance(v, (Figure, str)) for v in value):
-        for v in value:
-            show(v)
-    else:
-        display(value)
+    for part in parts(value):
+        if isinstance(part, Figure):
+            display(part)
+        elif isinstance(part, str):
+            print(part)
+        else:
+            display(part)
 
 
-def _parts(value) -> list:
-    """The displayable pieces of a result: Figures and strings (anything else as its repr)."""
+def parts(value) -> list:
+    """The displayable pieces of a result: a list/tuple is flattened, None dropped."""
     if value is None:
         return []
     if isinstance(value, (tuple, list)):
-        return [p for v in value for p in _parts(v)]
+        return [p for v in value for p in parts(v)]
     return [value]
 
 
-def _png(fig, dpi: int = 80) -> bytes:
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    return buf.getvalue()
-
-
-def _render(value) -> list:
-    """Widgets showing ``value``: ipywidgets.Image for figures, HTML <pre> for text. (No
-    Output widget: its captured output does not survive headless execution.)"""
-    import html
-
-    import ipywidgets as W
-    from matplotlib.figure import Figure
-
-    out = []
-    for part in _parts(value):
+def _draw(result, fig: Figure):
+    for part in parts(result):
         if isinstance(part, Figure):
-            out.append(W.Image(value=_png(part), format="png", layout=W.Layout(max_width="100%")))
-            if part.canvas.manager is not None:      # made with pyplot: do not leak it
-                import matplotlib.pyplot as plt
+            return part
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    return fig
 
-                plt.close(part)
-        else:
-            text = part if isinstance(part, str) else repr(part)
-            out.append(W.HTML("<pre style='font-size:12px;line-height:1.3;margin:0'>"
-                              f"{html.escape(text)}</pre>"))
-    return out
+
+def _summary(result) -> str:
+    return "\n\n".join(str(p) for p in parts(result) if isinstance(p, str))
+
+
+class CourseExplorer(Explorer):
+    """An ``Explorer`` whose ``build`` returns text and/or figures, with an optional title."""
+
+    def __init__(self, fn: Callable, controls: dict, *, values: dict | None = None,
+                 title: str | None = None) -> None:
+        super().__init__(fn, controls, _draw, summary=_summary, values=values)
+        self.title = title
+        self._titled = None
+
+    @property
+    def widget(self):
+        box = Explorer.widget.fget(self)
+        if not self.title:
+            return box
+        if self._titled is None:
+            import html
+
+            import ipywidgets as w
+
+            self._titled = w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), box])
+        return self._titled
 
 
 def explore(fn: Callable, controls: dict, *, values: dict | None = None,
-            title: str | None = None):
-    """Controls for ``fn``'s keyword arguments and an area that shows ``fn(**values)``.
-
-    ``values`` gives starting values (default: the first option / the slider's minimum)."""
-    import ipywidgets as W
-
-    values = values or {}
-    widgets = {k: _control(k, spec, values.get(k)) for k, spec in controls.items()}
-    result = W.VBox()
-    status = W.HTML()
-
-    def update(_change=None) -> None:
-        kwargs = {k: w.value for k, w in widgets.items()}
-        status.value = "<i>running the simulation…</i>"
-        try:
-            result.children = _render(fn(**kwargs))
-            status.value = ""
-        except Exception as exc:  # show the error in place: the widget must stay usable
-            status.value = f"<b>Error:</b> {type(exc).__name__}: {exc}"
-
-    for w in widgets.values():
-        w.observe(update, names="value")
-    header = [W.HTML(f"<b>{title}</b>")] if title else []
-    box = W.VBox([*header, *widgets.values(), status, result])
-    update()
-    return box
+            title: str | None = None) -> CourseExplorer:
+    """Controls for ``fn``'s keyword arguments, re-running ``fn`` on every change (see module
+    docstring). Returns the explorer; as a cell's last value it shows as the widget."""
+    return CourseExplorer(fn, controls, values=values, title=title)
