@@ -3,6 +3,10 @@
     .venv/bin/python scripts/make_toc.py           # rewrite what is out of date
     .venv/bin/python scripts/make_toc.py --check   # exit 1 (and say what) if anything is
 
+The course is the numbered notebooks (``NN-slug.ipynb``) that git tracks: a notebook still being
+written (untracked) joins the navigation once it is committed and the script is run again
+(``--include-untracked`` takes it in at once).
+
 Titles come from each notebook's first heading (``# 01 · Replication basics: ...``; the part
 before the first colon is the short title used in links). The README line also gets a summary:
 the notebook's ``metadata.kafkasim.summary`` if it has one, else the text that line already has.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -34,8 +39,17 @@ NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 WIDTH = 100
 
 
-def notebooks(folder: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if NOTEBOOK_RE.match(p.name))
+def notebooks(folder: Path = NOTEBOOKS, include_untracked: bool = False) -> list[Path]:
+    found = sorted(p for p in folder.iterdir() if NOTEBOOK_RE.match(p.name))
+    if include_untracked:
+        return found
+    try:
+        out = subprocess.run(["git", "ls-files", "--", str(folder)], cwd=folder, check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return found            # not a git checkout: every notebook counts
+    tracked = {Path(line).name for line in out.splitlines()}
+    return [p for p in found if p.name in tracked]
 
 
 def title_of(nb) -> str:
@@ -137,8 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
                     help="change nothing; exit 1 if the README or a nav cell is out of date")
+    ap.add_argument("--include-untracked", action="store_true",
+                    help="also take in numbered notebooks git does not track yet")
     args = ap.parse_args(argv)
-    paths = notebooks()
+    paths = notebooks(include_untracked=args.include_untracked)
     info = []
     for p in paths:
         nb = nbformat.read(p, as_version=4)
