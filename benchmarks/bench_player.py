@@ -88,6 +88,7 @@ def run(quick: bool = False) -> dict:
 
     def forced():
         pl._fig_key = None          # what a redraw costs when the logs did change
+        pl._png = None
         pl.png()
 
     for _ in range(steps):
