@@ -630,9 +630,13 @@ class Broker:
             return
         key, tid = entry
         self.cancel_timeout(tid)
-        if self.disk_delay_ms:
-            self.schedule_timer(self.disk_delay_ms, "fetcher_process", key, msg)
-            return
+        if self.disk_delay_ms and isinstance(msg, FetchResponse):
+            n = sum(len(pd.records) for pd in msg.partitions)
+            if n:
+                # a slow disk: writing the fetched records takes disk_delay_ms per record
+                self.schedule_timer(max(1, round(self.disk_delay_ms * n)), "fetcher_process",
+                                    key, msg)
+                return
         self._timer_fetcher_process(key, msg)
 
     def _on_offsets_for_leader_epoch(self, src, msg: OffsetsForLeaderEpochRequest) -> None:

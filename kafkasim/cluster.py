@@ -775,8 +775,10 @@ class Cluster:
         b.paused_until = max(b.paused_until, self.now + ms)
         self.record("fault", broker, "", -1, f"pause {ms} ms")
 
-    def slow(self, broker: int, network_ms: int = 0, disk_ms: int = 0) -> None:
-        """Add latency to every link of a broker and/or to each of its fetched-record appends."""
+    def slow(self, broker: int, network_ms: int = 0, disk_ms: float = 0) -> None:
+        """Add latency to every link of a broker (``network_ms`` each way) and/or make its disk
+        slow: writing fetched records takes ``disk_ms`` per record (fractions allowed), so a
+        follower on a slow disk falls behind under load."""
         b = self._broker(broker)
         if network_ms < 0 or disk_ms < 0:
             raise ValueError(f"slow needs non-negative delays, got network_ms={network_ms}, "

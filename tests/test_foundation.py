@@ -418,7 +418,7 @@ async def run_cells_in_kernel(
             while reply is None or not idle:
                 raw = await asyncio.wait_for(conn.read_message(), timeout=120)
                 assert raw is not None, "kernel websocket closed"
-                msg = json.loads(raw)
+                msg = _decode_ws_message(raw)
                 if msg.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
                 if msg["channel"] == "iopub":
@@ -434,6 +434,18 @@ async def run_cells_in_kernel(
     finally:
         conn.close()
     return results
+
+
+def _decode_ws_message(raw) -> dict:
+    """A kernel message from the websocket: text frames are JSON; messages with binary buffers
+    (widget state, for one) come as Jupyter's binary frame: a count of offsets, the offsets
+    (4-byte big-endian each), then the JSON message and the buffers."""
+    if isinstance(raw, str):
+        return json.loads(raw)
+    n = int.from_bytes(raw[:4], "big")
+    offsets = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(n)]
+    end = offsets[1] if n > 1 else len(raw)
+    return json.loads(raw[offsets[0]:end].decode("utf-8"))
 
 
 def non_loopback_address() -> str | None:

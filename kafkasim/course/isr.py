@@ -235,10 +235,10 @@ def isr_change_path(version: str, seed: int = SEED) -> Text:
 
 # -- C22: causes ----------------------------------------------------------------------------------
 def slow_disk(c: Cluster, broker: int, write_ms: int = 300, records_per_write: int = 10) -> None:
-    """Model a slow disk on ``broker``: every write of fetched records takes ``write_ms`` and
-    writes at most ``records_per_write`` records (so at most ~records/write_ms throughput)."""
+    """Model a slow disk on ``broker``: a write of up to ``records_per_write`` fetched records
+    takes up to ``write_ms`` (so at most ~records_per_write/write_ms throughput)."""
     c.alter_config("brokers", broker, {"replica.fetch.max.bytes": 100 * records_per_write})
-    c.slow(broker, disk_ms=write_ms)
+    c.slow(broker, disk_ms=write_ms / records_per_write)
 
 
 def _latency_spikes(c: Cluster, broker: int, start: int, spikes=((0, 20000), (30000, 45000)),
