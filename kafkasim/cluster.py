@@ -300,8 +300,14 @@ class Cluster:
         if entry is None:
             entry = [[], -1]
             self.timeouts[owner] = entry
-        heapq.heappush(entry[0], (deadline, tid, name, args))
+        heap = entry[0]
+        heapq.heappush(heap, (deadline, tid, name, args))
         self.live_timeouts[tid] = owner
+        if len(heap) > 512 and len(heap) > 2 * len(self.live_timeouts):
+            # most entries were cancelled: drop them so snapshots stay small
+            live = self.live_timeouts
+            heap[:] = [e for e in heap if e[1] in live]
+            heapq.heapify(heap)
         if entry[1] < self.engine.now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)

@@ -143,10 +143,18 @@ class History:
 
     # -- acting (forks when in the past) --------------------------------------------------------
     def act(self, name: str, *args, **kwargs):
-        """Apply a Cluster action now; in the past this discards the recorded future (a fork)."""
+        """Apply a Cluster action now; in the past this discards the recorded future (a fork).
+
+        The current millisecond is finished first (replays apply actions after every event of
+        their millisecond), and an action that fails is neither applied nor recorded.
+        """
         if name not in ACTIONS:
             raise ValueError(f"unknown action {name!r}; choose from {', '.join(ACTIONS)}")
+        c = self.cluster
+        c.run_to(c.now)
         t = self.now
+        action = Action(t, name, tuple(args), tuple(sorted(kwargs.items())))
+        result = self._apply(action)   # raises before anything is recorded
         if any(a.time_ms > t for a in self.actions) or self.horizon > t:
             self.actions = [a for a in self.actions if a.time_ms <= t]
             i = bisect.bisect_right(self.times, t)
@@ -155,9 +163,13 @@ class History:
             self.horizon = t
             self.trace_rows = self.cluster.trace.rows
             self.metric_rows = self.cluster.metrics.rows
-        action = Action(t, name, tuple(args), tuple(sorted(kwargs.items())))
         self.actions.append(action)
-        return self._apply(action)
+        return result
+
+    def snapshot_now(self) -> None:
+        """Record a snapshot of the current state (e.g. while a script drives the cluster)."""
+        self._snapshot()
+        self._sync_master()
 
     def _apply(self, a: Action):
         c = self.cluster
