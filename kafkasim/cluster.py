@@ -29,6 +29,7 @@ from kafkasim.protocol.placement import PlacementError, assign_replicas_to_broke
 from kafkasim.trace import Trace
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
+_WIRE_NAMES: dict = {}    # (message class, AlterPartition naming rule) -> name on the wire
 
 
 class ClusterError(ValueError):
@@ -215,9 +216,13 @@ class Cluster:
 
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
-        name = msg.type_name
-        if name.startswith("AlterPartition") and not self.rules.alter_partition_name:
-            return "AlterIsr" + name[len("AlterPartition"):]
+        cls = type(msg)
+        name = _WIRE_NAMES.get((cls, self.rules.alter_partition_name))
+        if name is None:
+            name = cls.__name__
+            if name.startswith("AlterPartition") and not self.rules.alter_partition_name:
+                name = "AlterIsr" + name[len("AlterPartition"):]
+            _WIRE_NAMES[(cls, self.rules.alter_partition_name)] = name
         return name
 
     def _deliver(self, env, incarnation: int) -> None:

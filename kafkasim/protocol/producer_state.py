@@ -76,19 +76,30 @@ def update(states: dict, registry, record_ids, first_offset: int) -> None:
     seqs = registry.seqs
     producers = registry.producers
     pepochs = registry.pepochs
-    for i, rid in enumerate(record_ids):
+    n = len(record_ids)
+    i = 0
+    while i < n:
+        rid = record_ids[i]
         seq = seqs[rid]
         if seq < 0:
+            i += 1
             continue
         pid = producers[rid]
         epoch = pepochs[rid]
+        # one run: consecutive records of the same producer epoch with consecutive sequences
+        j = i + 1
+        while j < n:
+            nxt = record_ids[j]
+            if producers[nxt] != pid or pepochs[nxt] != epoch or seqs[nxt] != seq + (j - i):
+                break
+            j += 1
         entry = states.get(pid)
         if entry is None or epoch > entry.epoch:
             entry = ProducerStateEntry(epoch)
             states[pid] = entry
-        elif epoch < entry.epoch:
-            continue
-        entry.add(seq, seq, first_offset + i)
+        if epoch == entry.epoch:
+            entry.add(seq, seq + (j - i) - 1, first_offset + i)
+        i = j
 
 
 def rebuild(registry, log) -> dict:
