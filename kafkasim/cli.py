@@ -109,6 +109,35 @@ def _cmd_versions(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    """Run a sweep file; print one summary line per combination; optionally write Parquet."""
+    from kafkasim.experiments import Sweep, SweepError, write_parquet
+    from kafkasim.experiments.report import summary_text
+
+    if args.serial and args.master:
+        print("kafkasim: --serial runs without Spark; drop --master or --serial", file=sys.stderr)
+        return 2
+    try:
+        sweep = Sweep.load(args.spec)
+        if args.runs is not None:
+            sweep = sweep.with_runs(args.runs)
+        sweep.validate()
+    except SweepError as exc:
+        print(f"kafkasim: {exc}", file=sys.stderr)
+        return 2
+    try:
+        results = sweep.run(mode="serial" if args.serial else "spark", master=args.master,
+                            validate=False)
+    except ValueError as exc:   # e.g. --master while SPARK_REMOTE is set
+        print(f"kafkasim: {exc}", file=sys.stderr)
+        return 2
+    print(summary_text(results))
+    if args.out:
+        write_parquet(results, args.out)
+        print(f"wrote {len(results)} rows to {args.out}")
+    return 1 if (results["status"] != "ok").any() else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kafkasim",
                                      description="Deterministic Kafka replication simulator")
@@ -124,6 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     p_v = sub.add_parser("versions", help="list Kafka version profiles or describe one")
     p_v.add_argument("version", nargs="?")
     p_v.set_defaults(func=_cmd_versions)
+    p_s = sub.add_parser("sweep", help="run a sweep file (grid x seeds) serially or on Spark")
+    p_s.add_argument("spec", help="sweep file (TOML; see kafkasim.experiments)")
+    p_s.add_argument("--out", help="write the results table here (Parquet)")
+    p_s.add_argument("--serial", action="store_true", help="run in this process, without Spark")
+    p_s.add_argument("--master", help="Spark master URL (default: SPARK_REMOTE, "
+                     "KAFKASIM_SPARK_MASTER or local[*])")
+    p_s.add_argument("--runs", type=int, help="run exactly N runs (seeds extended or cut)")
+    p_s.set_defaults(func=_cmd_sweep)
     args = parser.parse_args(argv)
     return args.func(args)
 
