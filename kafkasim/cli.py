@@ -79,12 +79,10 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_scenarios(args) -> int:
-    from kafkasim.scenario import Scenario
+    from kafkasim.scenario import Scenario, builtin_names
 
-    base = Path(__file__).parent / "scenarios"
-    for p in sorted(base.glob("*.toml")):
-        sc = Scenario.load(p)
-        print(f"{p.stem:<34} {sc.name}")
+    for name in builtin_names():
+        print(f"{name:<34} {Scenario.named(name).name}")
     return 0
 
 

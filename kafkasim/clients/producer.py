@@ -393,7 +393,15 @@ class Producer:
             now - b.created_ms < self.delivery_timeout_ms
         if retriable and b.attempts <= self.config["retries"] and within:
             b.retry_at_ms = now + self.config["retry.backoff.ms"]
-            self.batches.setdefault(b.tp, []).insert(0, b)  # retried batches go first
+            queue = self.batches.setdefault(b.tp, [])
+            if b.base_seq >= 0:
+                # RecordAccumulator.insertInSequenceOrder: retries keep sequence order
+                i = 0
+                while i < len(queue) and 0 <= queue[i].base_seq < b.base_seq:
+                    i += 1
+                queue.insert(i, b)
+            else:
+                queue.insert(0, b)  # retried batches go first
             if err in (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
                        E.LEADER_NOT_AVAILABLE, E.UNKNOWN_TOPIC_OR_PARTITION,
                        E.FENCED_LEADER_EPOCH):

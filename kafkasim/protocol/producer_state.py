@@ -64,8 +64,10 @@ def check_append(states: dict, ident) -> tuple[str, int]:
     if epoch > entry.epoch:
         return ("append", -1) if first_seq == 0 else ("OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
     for b in entry.batches:
-        if b.first_seq == first_seq and b.last_seq == last_seq:
-            return "duplicate", b.first_offset
+        # a follower sees batches back to back and keeps them as one run, so a retried
+        # batch is a duplicate when its sequences lie inside a run already in the log
+        if b.first_seq <= first_seq and last_seq <= b.last_seq:
+            return "duplicate", b.first_offset + (first_seq - b.first_seq)
     if first_seq != entry.last_seq + 1:
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
