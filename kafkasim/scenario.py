@@ -23,6 +23,17 @@ from kafkasim.workload import RateWorkload
 REPORT_FORMAT_VERSION = 1
 
 
+def builtin_dir():
+    """The built-in scenarios as an importlib.resources Traversable (a dir or inside a zip)."""
+    from importlib.resources import files
+
+    return files("kafkasim") / "scenarios"
+
+
+def builtin_names() -> list[str]:
+    return sorted(e.name[:-5] for e in builtin_dir().iterdir() if e.name.endswith(".toml"))
+
+
 class ScenarioError(ValueError):
     """A malformed scenario: the message names the file, the line and what is wrong."""
 
@@ -111,15 +122,17 @@ class Scenario:
 
     @staticmethod
     def named(name: str) -> Scenario:
-        """A scenario shipped with kafkasim (``kafkasim/scenarios/<name>.toml``)."""
-        base = Path(__file__).parent / "scenarios"
-        path = base / (name if name.endswith(".toml") else name + ".toml")
-        if not path.exists():
-            known = sorted(p.stem for p in base.glob("*.toml"))
+        """A scenario shipped with kafkasim (``kafkasim/scenarios/<name>.toml``); works when the
+        package is imported from a zip too (Spark executors)."""
+        base = builtin_dir()
+        file = name if name.endswith(".toml") else name + ".toml"
+        entry = base / file
+        if not entry.is_file():
+            known = builtin_names()
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise ScenarioError(f"No built-in scenario '{name}'.{hint} Known: {', '.join(known)}")
-        return Scenario.load(path)
+        return Scenario.loads(entry.read_text(encoding="utf-8"), f"kafkasim/scenarios/{file}")
 
     def _where(self, step: int | None = None) -> str:
         if step is not None and step < len(self.step_lines):
