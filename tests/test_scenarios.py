@@ -126,3 +126,9 @@ def test_cli_failing_expectation_exit_code(tmp_path, capsys):
                  '[[steps]]\ndo = "expect"\nthat = { leader = { topic = "t", is = 99 } }\n')
     assert main(["run", str(f)]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_cli_lists_every_builtin_scenario(capsys):
+    assert main(["scenarios"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == SCENARIOS
