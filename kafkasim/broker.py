@@ -527,10 +527,10 @@ class Broker:
         log = self.logs[tp]
         hw_before = log.high_watermark
         removed = log.truncate_to(offset)
+        self.maybe_write_epoch_checkpoint(tp)
         if removed:
             log.producer_states = producer_state.rebuild(self.cluster.records, log)
             self.trace("truncate", tp[0], tp[1], f"to {offset} ({removed} removed): {reason}")
-            self.maybe_write_epoch_checkpoint(tp)
             if log.high_watermark != hw_before:
                 self.trace("hw", tp[0], tp[1], log.high_watermark)
 

@@ -25,11 +25,20 @@ from kafkasim.engine import Engine
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol.javautil import JavaRandom
+from kafkasim.protocol.messages import (
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
 from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
 from kafkasim.trace import Trace
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
 _WIRE_NAMES: dict = {}    # (message class, AlterPartition naming rule) -> name on the wire
+CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
+
+
+_CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
 
 
 class ClusterError(ValueError):
@@ -122,6 +131,7 @@ class Cluster:
         self.timeouts: dict[tuple, list] = {}
         self.live_timeouts: dict[int, tuple] = {}
         self.next_timeout_id = 0
+        self.controller_queues: dict[tuple, list] = {}
         self.brokers: dict[int, Broker] = {}
         for b in ids:
             cfg = dict(self.broker_config)
@@ -140,6 +150,7 @@ class Cluster:
         e.on("timeouts", self._fire_timeouts)
         e.on("zk_session_check", self._zk_session_check)
         e.on("try_controller", self._try_become_controller)
+        e.on("controller_resend", self._controller_resend)
         for b in ids:
             self.brokers[b].start()
         e.schedule(0, "metrics_sample")
@@ -198,9 +209,15 @@ class Cluster:
         self.trace.rows.append((self.engine.now, kind, node, topic, partition, detail))
 
     def send(self, src, dst, msg) -> None:
+        if isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in self.controller_queues:
+            self.controller_queues[(src, dst)].append(msg)  # keep the channel's order
+            return
         net = self.network
         env = net.envelope(src, dst, msg, self.engine.now)
         fate = net.classify(env)
+        if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
+            self._queue_controller_request(src, dst, msg)
+            return
         if fate == "send":
             if self.trace.messages:
                 self.trace.rows.append((self.engine.now, "send", src, "", -1,
@@ -213,6 +230,32 @@ class Cluster:
         else:
             net.stats["dropped"] += 1
             self.record("drop", src, "", -1, (self.wire_name(msg), dst, env.msg_id, fate))
+
+    def _queue_controller_request(self, src, dst, msg) -> None:
+        """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
+        request it could not send (backing off), so controller requests survive partitions."""
+        q = self.controller_queues.get((src, dst))
+        if q is None:
+            self.controller_queues[(src, dst)] = [msg]
+            self.engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src, dst)
+        else:
+            q.append(msg)
+
+    def _controller_resend(self, src, dst) -> None:
+        q = self.controller_queues.get((src, dst))
+        if q is None:
+            return
+        sender = self.brokers.get(src)
+        if sender is None or not sender.is_running or sender.controller is None or \
+                not self.zk.exists(f"/brokers/ids/{dst}"):
+            del self.controller_queues[(src, dst)]  # the channel is gone with its controller
+            return
+        if sender.paused_until > self.engine.now or not self.network.can_reach(src, dst):
+            self.engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src, dst)
+            return
+        del self.controller_queues[(src, dst)]
+        for msg in q:
+            self.send(src, dst, msg)
 
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
@@ -240,6 +283,9 @@ class Cluster:
                 self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
                 return
         if not net.can_reach(env.src, dst):
+            if isinstance(env.msg, _CONTROLLER_REQUESTS):
+                self._queue_controller_request(env.src, dst, env.msg)
+                return
             net.stats["dropped"] += 1
             self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
                                               "network partition"))

@@ -119,8 +119,12 @@ class Partition:
             self.leader_epoch_start_offset = log.log_end_offset
         if not self.is_leader:
             # resetReplicaState: unknown LEO; ISR followers caught up "now", others never
+            # Replica.resetReplicaState: LEO unknown, lastFetchTimeMs 0 (never), lastCaughtUp
+            # "now" for ISR followers and never for the others. (0.8's "stuck" rule measured
+            # time since the last fetch from the replica's creation, hence "now" there.)
+            fetched = now if not ctx.rules.isr_lag_time_since_caught_up else NEVER_MS
             self.remote = {
-                r: ReplicaState(r, last_fetch_time_ms=now,
+                r: ReplicaState(r, last_fetch_time_ms=fetched,
                                 last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
                 for r in self.replicas if r != self.broker_id
             }

@@ -172,6 +172,9 @@ class Log:
     def truncate_to(self, offset: int) -> int:
         """Drop records at and above ``offset``; returns how many were removed."""
         if offset >= self.log_end_offset:
+            # UnifiedLog.truncateTo: nothing to remove, but an epoch entry at the LEO (a leader
+            # that never wrote in its epoch) goes, or fetches would diverge forever
+            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
             return 0
         offset = max(offset, self.log_start_offset)
         keep = offset - self.log_start_offset
