@@ -14,25 +14,43 @@ is then raised as ``InvariantViolation`` (an ``AssertionError`` whose message na
 only collected, as chosen by ``on_violation``. A violation is reported once, not after every
 later event.
 
-Implemented now (a cluster without crashes), each documented on its class with its source:
+The invariants (teaching-scenarios.md "Invariants the checkers must implement" and the TLA+
+definitions), each documented on its class with its source:
 
-========================  ==================================================================
-``NoAckedLoss``           acked records stay at their offset on the current leader
-``HwBelowIsrLeo``         a leader never sets its HW above the LEO of a committed-ISR member
-``ConsistentRead``        reads stay below the served HW; an offset never reads two ways
-``MonotoneLeaderHw``      a leader's HW never goes down while it stays leader
-``LeaderInIsr``           leader is none or a member of the ISR (controller and leader views)
-``LogMatching``           two replicas agree (id and epoch) below min(their HWs)
-``HwWithinLog``           structural: log start <= HW <= LEO on every replica
-========================  ==================================================================
+===============================  ===========================================================
+``NoAckedLoss``                  acked records stay at their offset on the current leader
+``HwBelowIsrLeo``                a leader never sets its HW above the LEO of a committed-ISR
+                                 member
+``ConsistentRead``               reads stay below the served HW; an offset never reads two ways
+``MonotoneLeaderHw``             a leader's HW never goes down while it stays leader
+``LeaderInIsr``                  leader is none or a member of the ISR (both views)
+``LogMatching``                  two live replicas agree (id and epoch) below min(their HWs)
+``HwWithinLog``                  structural: log start <= HW <= LEO on every replica
+``WeakIsr``                      a leader's cached ISR holds its records below its HW
+``StrongIsr``                    the controller's ISR holds every leader's records below its HW
+``LeaderCandidateCompleteness``  running members of the controller's ISR have LEO >= true_hw
+``ValidHighWatermark``           the controller's ISR has LEO >= the controller leader's HW
+``MonotoneTrueHw``               what the leader computes its HW from reaches true_hw
+===============================  ===========================================================
 
-Design for what comes next (StrongIsr / WeakIsr, LeaderCompleteness against the ghost
-``true_hw``, classifying "loss the configuration legitimately allows"): checks are registered by
-name (``@register``, ``CHECKS``); the checks of one ``CheckSuite`` share a ``Ghost`` that follows
-the run once per event from the trace (acked records, consumed records, truncations, the
-controller's partition states, the monotone ``true_hw``) and keeps the ``loss_allowances``
-that ``LOSS_RULES`` derive from trace rows; a loss a configuration allows is recorded in
-``checker.allowed`` rather than raised.
+Checks are registered by name (``@register``, ``CHECKS``); the checks of one ``CheckSuite``
+share a ``Ghost`` that follows the run once per event from the trace (acked records and who
+held them, consumed records, truncations, power losses, the controller's partition states, the
+monotone ``true_hw``). "Loss the configuration legitimately allows" is classified, not raised:
+it is recorded in ``checker.allowed`` with ``allowed_because`` naming the reason --
+
+- an unclean leader election (``LOSS_RULES``): for what was acked or read before it;
+- power loss: an acked record is allowed to vanish when every replica that held it (when it
+  was acked, or that replicated it later) lost power since, one of them losing it from its
+  unflushed log (KIP-101 scenario 2: "every replica crashed at once"); a replica whose log a
+  power loss cut may lack offsets at or above the cut (the lossy restart of the last in-sync
+  replicas, KIP-966);
+- acks=1: a record acknowledged by a leader that has since lost leadership.
+
+LogMatching is never excused by a power loss (KIP-101 scenario 2 must still flag divergence).
+``attach(cluster)`` runs a suite after every event however the simulation advances;
+``classify_losses`` explains a list of lost acked records (the scenario report's
+``allowed_losses``).
 
 Checks are incremental, so checking after every event stays cheap: a log range already compared
 is compared again only when the trace shows a truncation, a log shrank or changed identity, or
@@ -44,6 +62,7 @@ re-check everything.
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -60,13 +79,22 @@ __all__ = [
     "HwBelowIsrLeo",
     "HwWithinLog",
     "InvariantViolation",
+    "LeaderCandidateCompleteness",
     "LeaderInIsr",
     "LogMatching",
     "MonotoneLeaderHw",
+    "MonotoneTrueHw",
     "NoAckedLoss",
+    "StrongIsr",
+    "ValidHighWatermark",
     "Violation",
+    "WeakIsr",
+    "acked_loss_reasons",
+    "attach",
     "check_all",
+    "classify_losses",
     "describe_event",
+    "detach",
     "make_suite",
     "register",
     "run_checked",
@@ -156,7 +184,18 @@ def describe_event(event) -> str:
         detail = f" {args[0]}"
     elif kind == "call" and args:
         detail = f" {getattr(args[0], '__qualname__', repr(args[0]))}"
-    return f"t={time_ms} ms seq={seq} {kind}{detail}"
+    seq_text = f" seq={seq}" if seq >= 0 else ""
+    return f"t={time_ms} ms{seq_text} {kind}{detail}"
+
+
+def _events_run(engine) -> int:
+    """Events run so far, exact even from inside ``Engine.run`` (which adds its count to
+    ``events_processed`` only when it returns): every event scheduled is queued or was run."""
+    seq = getattr(engine, "_seq", None)
+    queue = getattr(engine, "_queue", None)
+    if seq is None or queue is None:
+        return engine.events_processed
+    return seq - len(queue)
 
 
 # ------------------------------------------------------------------------------- ghost state
@@ -193,9 +232,13 @@ LOSS_RULES: list[Callable[[tuple], tuple[TP, str] | None]] = []
 
 
 def _unclean_election_rule(row: tuple) -> tuple[TP, str] | None:
+    """The controller elected a replica outside the ISR: its rows read "UNCLEAN <strategy>
+    election: ..." (and not "... unclean election disabled: offline", which loses nothing)."""
     _t, kind, _node, topic, partition, detail = row
-    if kind == "unclean_election" or (kind == "controller" and isinstance(detail, str)
-                                       and "unclean" in detail.lower()):
+    if kind == "unclean_election":
+        return (topic, partition), "unclean leader election"
+    if kind == "controller" and isinstance(detail, str) and (
+            detail.startswith("UNCLEAN ") or "unclean leader election" in detail.lower()):
         return (topic, partition), "unclean leader election"
     return None
 
@@ -216,7 +259,26 @@ class Ghost:
       become_leader/become_follower rows (an epoch bump that keeps the leader is one term);
     - ``truncated``: (broker, tp) whose log the trace shows truncated since the last update;
     - ``loss_allowances``: topic-partition -> reasons loss became legitimate (``LOSS_RULES``);
+      ``loss_events`` the same as ``(time_ms, reason, leader epoch it starts or None)``;
+    - ``power_losses``: broker -> times it lost power (trace ``broker_power_loss``);
+      ``power_truncations``: topic-partition -> ``(time_ms, broker, kept LEO, old LEO)`` for every
+      log a power loss cut short (``truncate`` rows whose detail starts with "power loss");
+    - ``holders``: record id -> {broker: time it was first seen holding it} for the brokers
+      whose log held it at its offset when it was acked, or replicated it later (absent when
+      the ack was only seen in a replay of the trace, not as it happened);
+    - ``true_hw_time``: topic-partition -> when ``true_hw`` last rose;
+    - ``hw_live``: (broker, tp) -> whether that replica's HW is current: True for a leader and
+      for a follower once a fetch response set it since it last became follower or restarted;
+      False from a restart (the HW read back from ``replication-offset-checkpoint``) or a
+      become_follower until then (a stale checkpointed HW is not a claim about committed data);
     - ``full``: True when everything must be re-checked (hand-edited state, ``check_now``).
+
+    Loss classification (``loss_reasons``, ``record_loss_reasons``, ``replica_loss_reasons``):
+    a loss is legitimate after an unclean election on the partition (``LOSS_RULES``, applied to
+    what was acked or read at or before it) and when every replica that held an acked record
+    lost power after it held it, with at least one of those power losses cutting it from a log
+    (outside Kafka's "one in-sync replica survives" guarantee: KIP-101 scenario 2; the KIP-966
+    spec disables NoCommittedRecordLostGlobally after MinISR lossy shutdowns).
     """
 
     APPEND_MEMORY = 4096   # leader appends remembered per partition (to attribute acks=1 acks)
@@ -244,6 +306,17 @@ class Ghost:
         self.true_hw: dict[TP, int] = {}
         self.terms: dict[TP, tuple[int, int]] = {}
         self.loss_allowances: dict[TP, list[str]] = {}
+        self.loss_events: dict[TP, list[tuple[int, str, int | None]]] = {}
+        self.power_losses: dict[int, list[int]] = {}
+        self.power_truncations: dict[TP, list[tuple[int, int, int, int]]] = {}
+        self.holders: dict[int, dict[int, int]] = {}
+        self._acked_at: dict[TP, dict[int, list[int]]] = {}   # offset -> acked ids (holders)
+        self.acked_by_id: dict[int, tuple[TP, Acked]] = {}
+        self.true_hw_time: dict[TP, int] = {}
+        self.hw_live: dict[tuple[int, TP], bool] = {}
+        self.replicas: dict[TP, tuple[int, ...]] = {}
+        self._live_acks = False
+        self._full_next = False
         self.event: tuple | None = None      # set by run_checked: the engine event just run
         self._zk_cache: dict[str, tuple[str, Any]] = {}
         self._zk_key: tuple | None = None
@@ -251,6 +324,10 @@ class Ghost:
         self.structural = True
         self.dirty: set[TP] = set()
         self.leader_info: dict[TP, tuple] = {}
+
+    def recheck_next(self) -> None:
+        """Make the next update a full re-check (the state may have changed unobserved)."""
+        self._full_next = True
 
     # -- context for reports -------------------------------------------------------------------
     def event_text(self) -> str | None:
@@ -262,10 +339,85 @@ class Ghost:
         rows = cluster.trace.rows
         return rows[-1] if rows else None
 
-    def allow_loss(self, tp: TP, reason: str) -> None:
+    def allow_loss(self, tp: TP, reason: str, time_ms: int | None = None,
+                   epoch: int | None = None) -> None:
+        """Record that loss on ``tp`` became legitimate (at ``time_ms``; default: now, or the
+        start of time when unknown): records acked or read up to then may be lost, and so may
+        records written in a leader epoch before ``epoch`` (the one this event starts: a
+        deposed leader may still acknowledge writes in its old epoch)."""
         reasons = self.loss_allowances.setdefault(tp, [])
         if reason not in reasons:
             reasons.append(reason)
+        if time_ms is None:
+            ref = self._cluster_ref() if self._cluster_ref is not None else None
+            time_ms = ref.now if ref is not None else 1 << 62
+        self.loss_events.setdefault(tp, []).append((time_ms, reason, epoch))
+
+    def _raise_true_hw(self, tp: TP, hw: int, time_ms: int) -> None:
+        if hw > self.true_hw.get(tp, 0):
+            self.true_hw[tp] = hw
+            self.true_hw_time[tp] = time_ms
+
+    # -- loss classification ---------------------------------------------------------------------
+    def loss_reasons(self, tp: TP, since_ms: int = 0, epoch: int = -1) -> list[str]:
+        """Partition-wide reasons (``LOSS_RULES`` rows, e.g. unclean elections) recorded at or
+        after ``since_ms``, or starting a leader epoch after ``epoch`` (when >= 0): data acked or
+        read before such a row, or written in an older epoch, may legitimately be lost."""
+        out = []
+        for t, reason, starts in self.loss_events.get(tp, ()):
+            if t >= since_ms or (starts is not None and 0 <= epoch < starts):
+                text = f"{reason} at t={t} ms"
+                if text not in out:
+                    out.append(text)
+        return out
+
+    def record_loss_reasons(self, tp: TP, offset: int, record_id: int, since_ms: int,
+                            epoch: int = -1) -> list[str]:
+        """Why losing record ``record_id`` (at ``offset``, acked or read at ``since_ms``) is
+        legitimate; empty when it is a bug. Power loss counts when every broker that held it
+        (``holders``; unknown: every replica of the partition, since ``since_ms``) lost power
+        after it had the record, and a power loss cut it from at least one of their logs.
+        ``epoch``: the leader epoch it was written in (-1: unknown)."""
+        out = self.loss_reasons(tp, since_ms, epoch)
+        truncs = self.power_truncations.get(tp)
+        if not truncs:
+            return out
+        held = self.holders.get(record_id)
+        if held is None:
+            held = dict.fromkeys(self.replicas.get(tp, ()), since_ms)
+        if held and all(any(t >= since for t in self.power_losses.get(b, ()))
+                        for b, since in held.items()):
+            cut = sorted({b for t, b, keep, end in truncs
+                          if b in held and t >= held[b] and keep <= offset < end})
+            if cut:
+                out.append(f"power loss of every replica that held it ({sorted(held)}); it "
+                           f"was cut from the unflushed log of {cut}")
+        return out
+
+    def stale(self, cluster, broker: int, tp: TP) -> bool:
+        """The replica has not taken in the controller's current leader epoch (or is down)."""
+        st = self.states.get(tp)
+        b = cluster.brokers.get(broker)
+        part = b.replica_manager.partitions.get(tp) if b is not None else None
+        return st is not None and (part is None or part.leader_epoch < st[1])
+
+    def replica_loss_reasons(self, tp: TP, brokers: Iterable[int], offset: int,
+                             since_ms: int = 0, *, cluster=None) -> list[str]:
+        """Why a replica of ``brokers`` may legitimately lack (or differ at) ``offset``: an
+        unclean election on the partition (with ``cluster``: only while one of them is stale,
+        i.e. has not followed the new leader yet -- once both have, divergence is a bug, as in
+        KIP-279), or a power loss that cut that replica's log at or below ``offset`` (its log
+        past that point was rebuilt from another replica)."""
+        bs = set(brokers)
+        out = []
+        if cluster is None or any(self.stale(cluster, b, tp) for b in bs):
+            out = self.loss_reasons(tp, since_ms)
+        for t, b, keep, _end in self.power_truncations.get(tp, ()):
+            if b in bs and keep <= offset:
+                text = f"power loss of broker {b} at t={t} ms (its log was cut to {keep})"
+                if text not in out:
+                    out.append(text)
+        return out
 
     # -- update --------------------------------------------------------------------------------
     def update(self, cluster, *, full: bool = False) -> None:
@@ -273,23 +425,28 @@ class Ghost:
         if ref is not cluster:
             self.reset()
             self._cluster_ref = weakref.ref(cluster)
-        events = cluster.engine.events_processed
+        events = _events_run(cluster.engine)
         # no event since the last update, or a scheduled user callback (Cluster.at) just ran:
         # the state may have been edited by hand, outside the trace
-        self.full = full or events == self.events_seen or \
+        self.full = full or events == self.events_seen or self._full_next or \
             (self.event is not None and self.event[2] == "call")
+        self._full_next = False
         self.events_seen = events
         rows = cluster.trace.rows
         n = len(rows)
         if self.cursor > n:   # the trace was replaced
             self.cursor = 0
             self.full = True
-        new = rows[self.cursor:n]
+        start = self.cursor
+        new = rows[start:n]
         self.cursor = n
         self.new_rows = new
         self.truncated = truncated = set()
         self.dirty = dirty = set()
         structural = self.full
+        self._live_acks = not self.full and start > 0
+        live = self.hw_live
+        prev = None
         for row in new:
             kind = row[1]
             if kind in _DATA_KINDS:
@@ -303,7 +460,13 @@ class Ghost:
                     info = self.leader_info.get(tp)
                     if info is not None and info[0] == row[2] and row[5] > \
                             self.true_hw.get(tp, 0):
-                        self.true_hw[tp] = row[5]
+                        self._raise_true_hw(tp, row[5], row[0])
+                    # a HW set by a fetch response (or by a leader) is current; one lowered
+                    # by a truncation or read back at restart is not
+                    if prev is None or prev[2] != row[2] or prev[3] != row[3] or \
+                            prev[4] != row[4] or (prev[1] != "truncate"
+                                                  and prev[1] != "log_recovery"):
+                        live[(row[2], tp)] = True
                 elif kind == "append":
                     first, last, epoch = row[5]
                     q = self.appends.get(tp)
@@ -313,17 +476,36 @@ class Ghost:
                 elif kind == "produce_result":
                     if row[5][1] == "acked":
                         self._on_acked(cluster, row)
+                elif kind == "replicate":
+                    self._on_replicated(cluster, row)
+                prev = row
                 continue
             # a control-plane row: roles, ISR, faults, truncations... rescan everything
             structural = True
             if kind == "truncate":
-                truncated.add((row[2], (row[3], row[4])))
+                tp = (row[3], row[4])
+                truncated.add((row[2], tp))
+                detail = row[5]
+                if isinstance(detail, str) and detail.startswith("power loss"):
+                    m = _POWER_LOSS_DETAIL.search(detail)
+                    if m is not None:
+                        lost, keep = int(m.group(1)), int(m.group(2))
+                        self.power_truncations.setdefault(tp, []).append(
+                            (row[0], row[2], keep, keep + lost))
+            elif kind == "broker_power_loss":
+                self.power_losses.setdefault(row[2], []).append(row[0])
+            elif kind == "log_recovery":
+                live[(row[2], (row[3], row[4]))] = False
             elif kind == "become_leader" or kind == "become_follower":
                 self._on_role(row)
+                live[(row[2], (row[3], row[4]))] = kind == "become_leader"
             for rule in LOSS_RULES:
                 hit = rule(row)
                 if hit is not None:
-                    self.allow_loss(*hit)
+                    m = _EPOCH_DETAIL.search(row[5]) if isinstance(row[5], str) else None
+                    self.allow_loss(hit[0], hit[1], row[0],
+                                    int(m.group(1)) if m is not None else None)
+            prev = row
         self.structural = structural
         self._scan_consumers(cluster)
         self._read_states(cluster)
@@ -362,6 +544,35 @@ class Ghost:
         rec = Acked(offset if offset is not None else -1, rid, acks, client_id, t, leader, epoch,
                     term)
         self.acked.setdefault(tp, []).append(rec)
+        self.acked_by_id[rid] = (tp, rec)
+        if self._live_acks and rec.offset >= 0:
+            # who holds it now, as it is acked (a replay of an old trace cannot know)
+            held = {}
+            for bid, broker in cluster.brokers.items():
+                if _lookup(broker.logs.get(tp), rec.offset) == rid:
+                    held[bid] = t
+            self.holders[rid] = held
+            self._acked_at.setdefault(tp, {}).setdefault(rec.offset, []).append(rid)
+
+    def _on_replicated(self, cluster, row) -> None:
+        """A follower appended [base, last]: it now holds the acked records there, if any."""
+        at = self._acked_at.get((row[3], row[4]))
+        if not at:
+            return
+        base, last = row[5]
+        broker = cluster.brokers.get(row[2])
+        log = broker.logs.get((row[3], row[4])) if broker is not None else None
+        if log is None:
+            return
+        if last - base > len(at):
+            offsets = [o for o in at if base <= o <= last]
+        else:
+            offsets = [o for o in range(base, last + 1) if o in at]
+        for o in offsets:
+            have = _lookup(log, o)
+            for rid in at[o]:
+                if rid == have:
+                    self.holders[rid].setdefault(row[2], row[0])
 
     def _scan_consumers(self, cluster) -> None:
         self.new_consumed = []
@@ -401,7 +612,8 @@ class Ghost:
             self._states_changed = True
             states = {}
             for topic in cluster.topics():
-                for p in cluster.assignment(topic):
+                for p, reps in cluster.assignment(topic).items():
+                    self.replicas[(topic, p)] = tuple(reps)
                     st = cluster.partition_state(topic, p)
                     states[(topic, p)] = (st["leader"], st["leader_epoch"], tuple(st["isr"]))
             self.states = states
@@ -420,7 +632,8 @@ class Ghost:
             parts = self._parsed(zk, cache, tpath)
             if parts is None:
                 continue
-            for p in parts["partitions"]:
+            for p, reps in parts["partitions"].items():
+                self.replicas[(topic, int(p))] = tuple(reps)
                 d = self._parsed(zk, cache, f"{tpath}/partitions/{p}/state")
                 if d is not None:
                     states[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]))
@@ -471,7 +684,7 @@ class Ghost:
             key = (leader, epoch, id(log), log.log_start_offset if log is not None else 0)
             info[tp] = (leader, epoch, log, key, applied)
             if applied and log.high_watermark > self.true_hw.get(tp, 0):
-                self.true_hw[tp] = log.high_watermark
+                self._raise_true_hw(tp, log.high_watermark, cluster.now)
         self.leader_info = info
 
 
@@ -482,6 +695,10 @@ _DATA_KINDS = frozenset({
 })
 #: Messages whose arrival can change roles or remove replicas.
 _STRUCTURAL_MESSAGES = frozenset({"LeaderAndIsrRequest", "StopReplicaRequest"})
+#: Broker.power_loss: "power loss: {n} unflushed record(s) lost, log ends at {keep}".
+#: A controller row's new leader epoch: "..., epoch 3".
+_EPOCH_DETAIL = re.compile(r"\bepoch (\d+)\b")
+_POWER_LOSS_DETAIL = re.compile(r"power loss: (\d+) unflushed record\(s\) lost, log ends at (\d+)")
 
 
 # ----------------------------------------------------------------------------------- checkers
@@ -560,7 +777,7 @@ class Checker:
             seed=cluster.engine.seed, kafka_version=getattr(cluster, "kafka_version", ""),
             topic=topic, partition=partition, brokers=tuple(brokers), offsets=tuple(offsets),
             record_ids=tuple(record_ids), event=g.event_text(), trace_row=g.last_row(cluster),
-            events_processed=cluster.engine.events_processed, source=self.source,
+            events_processed=_events_run(cluster.engine), source=self.source,
             allowed_because=allowed_because, key=(self.name, *key))
 
     def _report(self, cluster, found: Iterable[Violation], *, again: bool = False
@@ -686,6 +903,17 @@ def _lookup(log, offset: int) -> int | None:
     return None
 
 
+def acked_loss_reasons(g: Ghost, tp: TP, r: Acked, leader: int, term: int) -> list[str]:
+    """Why losing acked record ``r`` from ``leader``'s log (in leadership ``term``) is allowed;
+    empty when it is a bug."""
+    reasons = []
+    if r.acks == 1 and (r.term != term or r.leader != leader or r.term < 0):
+        who = f"leader {r.leader}" if r.leader >= 0 else "its leader"
+        reasons.append(f"acks=1 (acknowledged by {who} alone; leadership has moved since)")
+    return reasons + g.record_loss_reasons(tp, r.offset, r.record_id, r.time_ms,
+                                           r.leader_epoch)
+
+
 @register
 class NoAckedLoss(Checker):
     """Every acked record is at its acked offset in the current leader's log.
@@ -693,9 +921,11 @@ class NoAckedLoss(Checker):
     acks=all: always, while the controller has a live leader (teaching-scenarios "Invariants" 1,
     ≈ LeaderCompleteness + StrongIsr of the KIP-966 TLA+ spec; KIP-101 scenario 1; Jepsen 2013
     "Call me maybe: Kafka"). acks=1: while the broker that appended it is still the leader in the
-    same epoch (fact sheet §3: acks=1 answers right after the leader append). acks=0: never (no
-    offset is returned). Records below the log start offset (deleted) are not checked. A loss on
-    a partition with a ``Ghost.loss_allowances`` reason is classified as allowed, not raised.
+    same term (fact sheet §3: acks=1 answers right after the leader append); missing after the
+    leadership moved, it is reported as *allowed* ("acks=1": Kafka promises nothing more). acks=0:
+    never (no offset is returned). Records below the log start offset (deleted) are not checked.
+    A loss the configuration allows (``Ghost.record_loss_reasons``: an unclean election after the
+    ack, or a power loss of every replica that held it) is reported in ``allowed``, not raised.
     """
 
     name = "NoAckedLoss"
@@ -727,17 +957,15 @@ class NoAckedLoss(Checker):
             n = len(recs)
             if i == n:
                 continue
-            allowed = g.loss_allowances.get(tp)
             for j in range(i, n):
                 r = recs[j]
                 off = r.offset
                 if r.acks == 0 or off < 0 or off < start:
                     continue
-                if r.acks == 1 and (r.term != term or r.leader != leader):
-                    continue   # acks=1 promises nothing once its leader is gone
                 have = _lookup(log, off)
                 if have == r.record_id:
                     continue
+                reasons = acked_loss_reasons(g, tp, r, leader, term)
                 acks = "all" if r.acks == -1 else str(r.acks)
                 what = (f"offset {off} holds record {have} instead"
                         if have is not None else f"the leader's log ends at {leo}")
@@ -748,7 +976,7 @@ class NoAckedLoss(Checker):
                     f"missing from leader {leader}'s log (epoch {epoch}): {what}",
                     topic=tp[0], partition=tp[1], brokers=(leader,), offsets=(off,),
                     record_ids=(r.record_id,) if have is None else (r.record_id, have),
-                    allowed_because="; ".join(allowed) if allowed else None)
+                    allowed_because="; ".join(reasons) if reasons else None)
             presence.done(tp, key, n, leo)
 
 
@@ -790,11 +1018,13 @@ class HwBelowIsrLeo(Checker):
                 mlog = mb.logs.get(tp) if mb is not None else None
                 mleo = mlog.log_end_offset if mlog is not None else 0
                 if hw > mleo:
+                    why = g.replica_loss_reasons(tp, (m,), mleo)
                     yield self.violation(
                         cluster, g, (tp, bid, part.leader_epoch, hw, m),
                         f"leader {bid} (epoch {part.leader_epoch}) set its HW to {hw} but ISR "
                         f"member {m} has LEO {mleo} (committed ISR {list(part.isr)})",
-                        topic=tp[0], partition=tp[1], brokers=(bid, m), offsets=(hw, mleo))
+                        topic=tp[0], partition=tp[1], brokers=(bid, m), offsets=(hw, mleo),
+                        allowed_because="; ".join(why) if why else None)
         self._last = seen
 
 
@@ -831,13 +1061,16 @@ class ConsistentRead(Checker):
                     topic=tp[0], partition=tp[1], offsets=(rec.offset, rec.served_hw),
                     record_ids=(rec.record_id,))
             if prev is not None and prev.record_id != rec.record_id:
+                why = g.record_loss_reasons(tp, prev.offset, prev.record_id, prev.time_ms,
+                                            prev.leader_epoch)
                 yield self.violation(
                     cluster, g, ("two_reads", tp, rec.offset, prev.record_id, rec.record_id),
                     f"offset {rec.offset} read as record {prev.record_id} (epoch "
                     f"{prev.leader_epoch}) by {prev.client} at t={prev.time_ms} ms, but as "
                     f"record {rec.record_id} (epoch {rec.leader_epoch}) by {cid}",
                     topic=tp[0], partition=tp[1], offsets=(rec.offset,),
-                    record_ids=(prev.record_id, rec.record_id))
+                    record_ids=(prev.record_id, rec.record_id),
+                    allowed_because="; ".join(why) if why else None)
         presence = self._presence
         info = g.leader_info
         for tp, recs in g.consumed_list.items():
@@ -851,7 +1084,6 @@ class ConsistentRead(Checker):
             n = len(recs)
             if i == n:
                 continue
-            allowed = g.loss_allowances.get(tp)
             for j in range(i, n):
                 r = recs[j]
                 if r.offset < start:
@@ -859,6 +1091,8 @@ class ConsistentRead(Checker):
                 have = _lookup(log, r.offset)
                 if have == r.record_id:
                     continue
+                why = g.record_loss_reasons(tp, r.offset, r.record_id, r.time_ms,
+                                            r.leader_epoch)
                 what = (f"the leader has record {have} there" if have is not None
                         else f"the leader's log ends at {leo}")
                 yield self.violation(
@@ -867,7 +1101,7 @@ class ConsistentRead(Checker):
                     f"t={r.time_ms} ms is no longer on leader {leader} (epoch {epoch}): {what}",
                     topic=tp[0], partition=tp[1], brokers=(leader,), offsets=(r.offset,),
                     record_ids=(r.record_id,) if have is None else (r.record_id, have),
-                    allowed_because="; ".join(allowed) if allowed else None)
+                    allowed_because="; ".join(why) if why else None)
             presence.done(tp, key, n, leo)
 
 
@@ -945,7 +1179,15 @@ class LogMatching(Checker):
     """Any two replicas hold identical records (id and leader epoch) below min(their local HWs).
 
     teaching-scenarios "Invariants" 2 (LogMatching, KIP-966 spec); KIP-101 scenario 2 (replica
-    divergence).
+    divergence). Compared: running replicas whose HW is current (``Ghost.hw_live``): a leader,
+    or a follower once a fetch response set its HW since it last became follower or restarted.
+    A stopped replica's HW, or the one a restarted broker reads back from its checkpoint before
+    it has reconciled its log with the leader (OffsetsForLeaderEpoch / DivergingEpoch), is stale
+    and not a claim about committed data: under leader epochs (0.11+) the divergent suffix is
+    truncated first (KIP-101 scenario 2 "fixed"); before 0.11 it is kept and fetched past.
+    Allowed after an unclean election (committed histories fork) while one of the two has not
+    followed the new leader yet; not once both have (KIP-279: "the divergence is the bug"); never
+    because of power loss (KIP-101 scenario 2: "Flag only LogMatching").
     """
 
     name = "LogMatching"
@@ -964,16 +1206,25 @@ class LogMatching(Checker):
         truncated = g.truncated
         everything = full or g.structural
         dirty = g.dirty
+        brokers = cluster.brokers
+        live = g.hw_live
         for tp, holders in g.replica_logs.items():
             # compared ranges only grow with a HW (traced "hw" rows), and logs change below a HW
             # only by a traced truncation: a partition no data-path row touched is unchanged
             if not everything and tp not in dirty:
                 continue
-            n = len(holders)
+            current = [(b, log) for b, log in holders
+                       if brokers[b].is_running and live.get((b, tp), False)]
+            n = len(current)
+            if n < len(holders):   # compare a replica afresh once its HW is current again
+                skipped = {b for b, _log in holders} - {b for b, _log in current}
+                for k in [k for k in marks if k[0] == tp and (k[1] in skipped
+                                                             or k[2] in skipped)]:
+                    del marks[k]
             for i in range(n):
-                a, la = holders[i]
+                a, la = current[i]
                 for j in range(i + 1, n):
-                    b, lb = holders[j]
+                    b, lb = current[j]
                     yield from self._compare(cluster, g, tp, a, la, b, lb, marks, full,
                                              truncated)
 
@@ -1001,13 +1252,17 @@ class LogMatching(Checker):
                 o += 1
             ra, rb = la.ids[o - sa], lb.ids[o - sb]
             ea, eb = la.epochs[o - sa], lb.epochs[o - sb]
+            # histories fork at an unclean election: excused while a replica still holds the
+            # old one (has not followed the new leader); not once both have (KIP-279)
+            why = g.loss_reasons(tp) if g.stale(cluster, a, tp) or g.stale(cluster, b, tp) \
+                else []
             yield self.violation(
                 cluster, g, (tp, a, b, o, ra, ea, rb, eb),
                 f"replicas {a} and {b} differ at offset {o}, below both HWs "
                 f"({la.high_watermark}, {lb.high_watermark}): broker {a} has record "
                 f"{ra}@epoch {ea}, broker {b} has record {rb}@epoch {eb}",
                 topic=tp[0], partition=tp[1], brokers=(a, b), offsets=(o,),
-                record_ids=(ra, rb))
+                record_ids=(ra, rb), allowed_because="; ".join(why) if why else None)
         marks[k] = (ident, max(v, h), leo_a, leo_b)
 
 
@@ -1038,6 +1293,312 @@ class HwWithinLog(Checker):
                         cluster, g, (tp, bid, hw, start, leo),
                         f"broker {bid}'s HW {hw} is outside its log [{start}, {leo}]",
                         topic=tp[0], partition=tp[1], brokers=(bid,), offsets=(hw, start, leo))
+
+
+class _PrefixMarks:
+    """Incrementally verifies that replica ``b`` holds leader ``a``'s records (id and epoch) at
+    every offset below a bound: ranges already compared are compared again only after a
+    truncation, a shrink or a change of identity of either log, or in full mode."""
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        self.marks: dict[tuple, tuple] = {}
+
+    def first_problem(self, g: Ghost, tp: TP, a: int, la, b: int, lb, upto: int
+                      ) -> tuple[int, str] | None:
+        """``(offset, "differs")`` for the first offset below ``upto`` where the logs differ,
+        else ``(offset, "missing")`` when ``lb`` ends before ``upto``, else None."""
+        sa = la.log_start_offset
+        h = min(upto, la.log_end_offset)
+        if lb is None:
+            return (0, "missing") if h > sa else None
+        sb = lb.log_start_offset
+        leo_b = lb.log_end_offset
+        lo = max(sa, sb)
+        hc = min(h, leo_b)
+        k = (tp, a, b)
+        ident = (id(la), id(lb), sa, sb)
+        mark = self.marks.get(k)
+        leo_a = la.log_end_offset
+        if g.full or mark is None or mark[0] != ident or leo_a < mark[2] or \
+                leo_b < mark[3] or (a, tp) in g.truncated or (b, tp) in g.truncated:
+            v = lo
+        else:
+            v = max(mark[1], lo)
+        found = None
+        if v < hc and (la.ids[v - sa:hc - sa] != lb.ids[v - sb:hc - sb]
+                       or la.epochs[v - sa:hc - sa] != lb.epochs[v - sb:hc - sb]):
+            o = v
+            while la.ids[o - sa] == lb.ids[o - sb] and la.epochs[o - sa] == lb.epochs[o - sb]:
+                o += 1
+            found = (o, "differs")
+        self.marks[k] = (ident, max(v, hc), leo_a, leo_b)
+        if found is None and leo_b < h:
+            found = (max(leo_b, lo), "missing")
+        return found
+
+
+class _IsrPrefix(Checker):
+    """WeakIsr / StrongIsr: a leader's committed prefix is held by every ISR member."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._prefix = _PrefixMarks()
+
+    def _reset_state(self) -> None:
+        self._prefix = _PrefixMarks()
+
+    def members(self, g: Ghost, tp: TP, part) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    what = ""
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        everything = g.full or g.structural or g._states_changed
+        dirty = g.dirty
+        brokers = cluster.brokers
+        prefix = self._prefix
+        for bid, tp, part in g.local_leaders:
+            if not everything and tp not in dirty:
+                continue
+            la = part.log
+            h = la.high_watermark
+            if h <= la.log_start_offset:
+                continue
+            for r in self.members(g, tp, part):
+                if r == bid:
+                    continue
+                rb = brokers.get(r)
+                lb = rb.logs.get(tp) if rb is not None else None
+                found = prefix.first_problem(g, tp, bid, la, r, lb, h)
+                if found is None:
+                    continue
+                o, kind = found
+                why = g.replica_loss_reasons(tp, (bid, r), o, cluster=cluster)
+                if kind == "missing":
+                    leo = lb.log_end_offset if lb is not None else 0
+                    yield self.violation(
+                        cluster, g, (tp, bid, part.leader_epoch, r, "missing"),
+                        f"leader {bid} (epoch {part.leader_epoch}) has HW {h} but {r}, in "
+                        f"{self.what} {list(self.members(g, tp, part))}, holds only offsets "
+                        f"below {leo}", topic=tp[0], partition=tp[1], brokers=(bid, r),
+                        offsets=(h, leo), record_ids=_ids_from(la, o, h),
+                        allowed_because="; ".join(why) if why else None)
+                else:
+                    ra, rr = la.ids[o - la.log_start_offset], lb.ids[o - lb.log_start_offset]
+                    ea = la.epochs[o - la.log_start_offset]
+                    er = lb.epochs[o - lb.log_start_offset]
+                    yield self.violation(
+                        cluster, g, (tp, bid, r, o, "differs"),
+                        f"leader {bid} (epoch {part.leader_epoch}, HW {h}) has record "
+                        f"{ra}@epoch {ea} at offset {o} but {r}, in {self.what} "
+                        f"{list(self.members(g, tp, part))}, has {rr}@epoch {er}",
+                        topic=tp[0], partition=tp[1], brokers=(bid, r), offsets=(o,),
+                        record_ids=(ra, rr), allowed_because="; ".join(why) if why else None)
+
+
+def _ids_from(log, lo: int, hi: int, limit: int = 10) -> tuple:
+    """Up to ``limit`` record ids of ``log`` in [lo, hi)."""
+    s = log.log_start_offset
+    lo = max(lo, s)
+    hi = min(hi, log.log_end_offset, lo + limit)
+    return tuple(log.ids[lo - s:hi - s]) if lo < hi else ()
+
+
+@register
+class WeakIsr(_IsrPrefix):
+    """Every replica that believes it leads, with local HW h: every member of *its own cached*
+    ISR holds the same records (id and epoch) at every offset below h.
+
+    WeakIsr of the public TLA+ models of Kafka replication (Kip320.tla; teaching-scenarios
+    "Definitions"). Violated by KIP-101 scenario 1 (a restarted follower truncates committed
+    data to its own HW while it stays in the ISR) and KIP-279 (a replica keeps a divergent
+    record after an unclean election). Allowed when the replica's log was cut at or below the
+    offset by a power loss, or after an unclean election while the leader or that replica has
+    not taken in the controller's current leader epoch (a deposed leader's old history).
+    """
+
+    name = "WeakIsr"
+    source = "teaching-scenarios Definitions (WeakIsr, Kip320.tla); KIP-101 scenario 1"
+    what = "its cached ISR"
+
+    def members(self, g: Ghost, tp: TP, part) -> tuple[int, ...]:
+        return part.isr
+
+
+@register
+class StrongIsr(_IsrPrefix):
+    """As WeakIsr, but over the *controller's* ISR (ZooKeeper's partition state): the ISR
+    elections choose from, hence "committed data survives any clean election".
+
+    StrongIsr of the public TLA+ models (Kip320.tla; teaching-scenarios "Definitions" and
+    "Invariants" 1); violated by KIP-101 scenario 1. Allowed as WeakIsr.
+    """
+
+    name = "StrongIsr"
+    source = ("teaching-scenarios Definitions (StrongIsr, Kip320.tla) and Invariants 1; "
+              "KIP-101 scenario 1")
+    what = "the controller's ISR"
+
+    def members(self, g: Ghost, tp: TP, part) -> tuple[int, ...]:
+        st = g.states.get(tp)
+        return st[2] if st is not None else ()
+
+
+@register
+class LeaderCandidateCompleteness(Checker):
+    """No running member of the controller's ISR has a LEO below ``true_hw``: whoever a clean
+    election picks holds every committed offset.
+
+    KIP-966 spec LeaderCandidateCompleteness (teaching-scenarios "Invariants" 4; ZooKeeper mode
+    has no ELR). A stopped member is skipped (it cannot be elected while down; a crash keeps
+    its log, a power loss is judged when it runs again). Allowed when that replica's log was cut
+    below ``true_hw`` by a power loss (KIP-101 scenario 2, the "last replica standing" of
+    KIP-966), or after an unclean election since ``true_hw`` last rose.
+    """
+
+    name = "LeaderCandidateCompleteness"
+    source = "teaching-scenarios Invariants 4 (LeaderCandidateCompleteness, KIP-966 spec)"
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        everything = g.full or g.structural or g._states_changed
+        dirty = g.dirty
+        brokers = cluster.brokers
+        for tp, (leader, epoch, isr) in g.states.items():
+            if not everything and tp not in dirty:
+                continue
+            thw = g.true_hw.get(tp, 0)
+            if thw <= 0:
+                continue
+            for r in isr:
+                b = brokers.get(r)
+                if b is None or not b.is_running:
+                    continue
+                log = b.logs.get(tp)
+                leo = log.log_end_offset if log is not None else 0
+                if leo >= thw or (log is not None and log.log_start_offset >= thw):
+                    continue
+                why = g.replica_loss_reasons(tp, (r,), thw - 1, g.true_hw_time.get(tp, 0))
+                yield self.violation(
+                    cluster, g, (tp, r, epoch),
+                    f"broker {r} is in the controller's ISR {list(isr)} (leader {leader}) and "
+                    f"running, but its LEO {leo} is below true_hw {thw}: electing it would "
+                    f"lose committed offsets {leo}..{thw - 1}",
+                    topic=tp[0], partition=tp[1], brokers=(r,), offsets=(leo, thw),
+                    allowed_because="; ".join(why) if why else None)
+
+
+@register
+class ValidHighWatermark(Checker):
+    """Every member of the controller's ISR has a LEO at least the HW of the controller's
+    leader (once that leader has taken over, i.e. leads in the controller's epoch).
+
+    ValidHighWatermark of AsyncIsr.tla (teaching-scenarios "Invariants" 5, "Definitions"): with
+    asynchronous ISR changes (KIP-497 AlterPartition, or the pre-2.7 leader-written ZooKeeper
+    ISR) the leader's HW must stay within what the controller's ISR holds, not just its own
+    cached ISR (``HwBelowIsrLeo``). Allowed after a power loss cut that member below the HW, or
+    an unclean election.
+    """
+
+    name = "ValidHighWatermark"
+    source = "teaching-scenarios Invariants 5 / Definitions (ValidHighWatermark, AsyncIsr.tla)"
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        everything = g.full or g.structural or g._states_changed
+        dirty = g.dirty
+        brokers = cluster.brokers
+        for tp, (leader, epoch, log, _key, applied) in g.leader_info.items():
+            if not applied or (not everything and tp not in dirty):
+                continue
+            hw = log.high_watermark
+            for r in g.states[tp][2]:
+                if r == leader:
+                    continue
+                b = brokers.get(r)
+                rlog = b.logs.get(tp) if b is not None else None
+                leo = rlog.log_end_offset if rlog is not None else 0
+                if leo >= hw:
+                    continue
+                why = g.replica_loss_reasons(tp, (r,), hw - 1)
+                yield self.violation(
+                    cluster, g, (tp, leader, epoch, r),
+                    f"leader {leader} (epoch {epoch}) has HW {hw} but {r}, in the controller's "
+                    f"ISR {list(g.states[tp][2])}, has LEO {leo}",
+                    topic=tp[0], partition=tp[1], brokers=(leader, r), offsets=(hw, leo),
+                    allowed_because="; ".join(why) if why else None)
+
+
+@register
+class MonotoneTrueHw(Checker):
+    """The committed HW never goes back: what the controller's leader computes its HW from
+    reaches ``true_hw``.
+
+    ``true_hw`` (the largest HW any non-stale leader reached) is monotone by construction, so
+    what is checked is the leader's side (teaching-scenarios "Invariants" 7). Precisely: once
+    the controller's leader (leading in the controller's epoch) has heard, in its current
+    leadership, from every follower of its maximal ISR, its own LEO and the LEO it holds for
+    each of them (their last fetch offsets) are at least ``true_hw`` -- so the HW it computes
+    from its ISR (their minimum, fact sheet §1 Partition.maybeIncrementLeaderHW) never falls
+    below what was committed before.
+
+    Not checked: the HW value itself, which may legitimately stay lower for a while. A new
+    leader starts from its follower HW and keeps it until every ISR follower has fetched once
+    (fact sheet §1 "New leader quirk"; Vanlightly §6.4.1); followers outside the ISR that the
+    leader counts as caught up (even retroactively, KAFKA-4485's previous-fetch rule) hold it
+    until they catch up; it is recomputed only on appends, follower progress and ISR changes;
+    and it freezes under min ISR from 3.7 (KAFKA-15583). Violated by KIP-101 scenario 1 (the
+    new leader lacks a committed record). Allowed after a power loss cut the leader or an ISR
+    member below ``true_hw``, or an unclean election since ``true_hw`` last rose.
+    """
+
+    name = "MonotoneTrueHw"
+    source = ("teaching-scenarios Invariants 7 (monotone true_hw); fact sheet §1 "
+              "(maybeIncrementLeaderHW, new leader quirk)")
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        everything = g.full or g.structural or g._states_changed
+        dirty = g.dirty
+        brokers = cluster.brokers
+        for tp, (leader, epoch, log, _key, applied) in g.leader_info.items():
+            if not applied or (not everything and tp not in dirty):
+                continue
+            thw = g.true_hw.get(tp, 0)
+            broker = brokers[leader]
+            part = broker.replica_manager.partitions.get(tp)
+            if thw <= 0 or part is None:
+                continue
+            maximal = part.maximal_isr(broker)
+            remote = part.remote
+            short = []     # (broker, LEO) below true_hw
+            leo = log.log_end_offset
+            if leo < thw:
+                short.append((leader, leo))
+            waiting = False
+            for r in maximal:
+                if r == leader:
+                    continue
+                st = remote.get(r)
+                if st is None or st.log_end_offset < 0:
+                    waiting = True     # has not fetched from this leader yet: HW frozen
+                    break
+                if st.log_end_offset < thw:
+                    short.append((r, st.log_end_offset))
+            if waiting or not short:
+                continue
+            # a power loss that cut the leader (or an ISR member) below true_hw explains it
+            why = g.replica_loss_reasons(tp, [leader, *[b for b, _l in short]], thw - 1,
+                                         g.true_hw_time.get(tp, 0))
+            detail = ", ".join(f"broker {b} at {lo}" for b, lo in short)
+            yield self.violation(
+                cluster, g, (tp, leader, epoch, thw, tuple(b for b, _l in short)),
+                f"leader {leader} (epoch {epoch}, HW {log.high_watermark}) has heard from "
+                f"its whole ISR {sorted(maximal)}, but the HW it computes cannot reach "
+                f"true_hw {thw} (committed before): log end offsets {detail}",
+                topic=tp[0], partition=tp[1], brokers=(leader, *[b for b, _l in short]),
+                offsets=(log.high_watermark, thw),
+                record_ids=_ids_from(log, min(lo for _b, lo in short), thw),
+                allowed_because="; ".join(why) if why else None)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -1075,6 +1636,106 @@ def check_all(cluster, names: Iterable[str] | None = None, *,
     """Fully check the current state with the cluster's suite; returns the new violations
     (raises ``InvariantViolation`` at the first one unless ``on_violation="collect"``)."""
     return suite_for(cluster, names, on_violation=on_violation).check_now(cluster)
+
+
+class _CheckedHandler:
+    """An engine handler followed by a checker (``attach``). Pickles as the bare handler, so
+    snapshots of an attached cluster carry no checker."""
+
+    __slots__ = ("handler", "checker", "cluster", "kind")
+
+    def __init__(self, handler, checker: Checker, cluster, kind: str) -> None:
+        self.handler, self.checker, self.cluster, self.kind = handler, checker, cluster, kind
+
+    def __call__(self, *args) -> None:
+        self.handler(*args)
+        ghost = self.checker.ghost
+        ghost.event = (self.cluster.engine.now, -1, self.kind, args)
+        try:
+            self.checker(self.cluster)
+        finally:
+            ghost.event = None
+
+    def __reduce__(self):
+        return (_bare_handler, (self.handler,))
+
+
+def _bare_handler(handler):
+    return handler
+
+
+def attach(cluster, checker: Checker | None = None, *, on_violation: str = COLLECT) -> Checker:
+    """Run ``checker`` (default: a new suite of every check) after every event of ``cluster``,
+    however the simulation advances (``run``, ``run_until``, consumer polls, ``restart``...),
+    until ``detach``; returns it. Violations name the event. In ``on_violation="raise"`` mode
+    the ``InvariantViolation`` reaches the caller wrapped in the engine's ``SimulationError``
+    (as its ``__cause__``); "collect" (the default) just records."""
+    if checker is None:
+        checker = make_suite(on_violation=on_violation)
+    checker.ghost.recheck_next()   # whatever happened while it was not attached
+    detach(cluster)
+    engine = cluster.engine
+    for kind, handler in list(engine._handlers.items()):
+        engine.on(kind, _CheckedHandler(handler, checker, cluster, kind))
+    return checker
+
+
+def detach(cluster) -> None:
+    """Stop the checker ``attach`` installed (a no-op when none is)."""
+    engine = cluster.engine
+    for kind, handler in list(engine._handlers.items()):
+        while isinstance(handler, _CheckedHandler):
+            handler = handler.handler
+        engine.on(kind, handler)
+
+
+def classify_losses(cluster, record_ids: Iterable[int], checker: Checker | None = None
+                    ) -> dict[int, str]:
+    """For acked record ids found lost (e.g. ``kafkasim.scenario.lost_acked``): record id ->
+    why the configuration allows that loss; ids absent from the answer are bugs.
+
+    Uses what ``checker`` (a suite that followed the run) classified as allowed (NoAckedLoss),
+    else replays the trace: unclean elections after the ack, acks=1 records whose leader has
+    moved on, power loss of every replica (without a live ghost: of every replica of the
+    partition) that held it."""
+    wanted = set(record_ids)
+    out: dict[int, str] = {}
+    found: set[int] = set()
+    if checker is not None:
+        checks = getattr(checker, "checks", [checker])
+        for c in checks:
+            if c.name != "NoAckedLoss":
+                continue
+            for v in c.allowed:
+                rid = v.record_ids[0] if v.record_ids else None
+                if rid in wanted:
+                    out.setdefault(rid, v.allowed_because or "")
+            for v in c.violations:
+                if v.record_ids and v.record_ids[0] in wanted:
+                    found.add(v.record_ids[0])
+    rest = wanted - set(out) - found
+    if not rest:
+        return out
+    g = Ghost()
+    if checker is not None and checker.ghost._cluster_ref is not None and \
+            checker.ghost._cluster_ref() is cluster:
+        g = checker.ghost
+    else:
+        g.update(cluster, full=True)
+    for rid in sorted(rest):
+        hit = g.acked_by_id.get(rid)
+        if hit is None:
+            continue
+        tp, rec = hit
+        info = g.leader_info.get(tp)
+        leader = info[0] if info is not None else -1
+        term, term_leader = g.terms.get(tp, (-1, -1))
+        if term_leader != leader:
+            term = -2
+        reasons = acked_loss_reasons(g, tp, rec, leader, term)
+        if reasons:
+            out[rid] = "; ".join(reasons)
+    return out
 
 
 def run_checked(cluster, ms: int, names: Iterable[str] | None = None, *,

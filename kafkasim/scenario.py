@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkasim.check import attach, classify_losses
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.config import ConfigError
 from kafkasim.versions import VersionError
@@ -39,7 +40,7 @@ class ScenarioError(ValueError):
 
 
 TOP_KEYS = {"name", "description", "seed", "kafka_version", "rules", "cluster", "topics",
-            "clients", "steps"}
+            "clients", "steps", "check"}
 CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitter_ms",
                 "metrics_interval_ms"}
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
@@ -156,6 +157,8 @@ class Scenario:
         self._check_keys(d, TOP_KEYS, "the scenario")
         if "seed" in d and (not isinstance(d["seed"], int) or isinstance(d["seed"], bool)):
             raise self._fail(f"seed must be an integer, got {d['seed']!r}")
+        if "check" in d and not isinstance(d["check"], bool):
+            raise self._fail(f"check must be true or false, got {d['check']!r}")
         self._check_keys(d.get("cluster", {}), CLUSTER_KEYS, "[cluster]")
         topics = d.get("topics", [])
         if not isinstance(topics, list):
@@ -215,9 +218,13 @@ class Scenario:
         except (ClusterError, ConfigError, VersionError, ValueError, TypeError) as exc:
             raise self._fail(f"[cluster]: {exc}") from exc
 
-    def run(self, seed: int | None = None) -> ScenarioRun:
+    def run(self, seed: int | None = None, check=None) -> ScenarioRun:
+        """Build and execute. ``check``: a ``kafkasim.check`` checker (or suite) run after every
+        event, True for a collecting suite of every invariant, None for the scenario's own
+        top-level ``check = true|false`` (default false)."""
         cluster = self.build(seed)
-        run = ScenarioRun(self, cluster)
+        run = ScenarioRun(self, cluster, check=self.data.get("check", False)
+                          if check is None else check)
         run.execute()
         return run
 
@@ -225,9 +232,12 @@ class Scenario:
 class ScenarioRun:
     """One execution of a scenario: the cluster, its clients, step results and the report."""
 
-    def __init__(self, scenario: Scenario, cluster: Cluster) -> None:
+    def __init__(self, scenario: Scenario, cluster: Cluster, check=None) -> None:
         self.scenario = scenario
         self.cluster = cluster
+        self.check = None   # invariant checkers run after every event (kafkasim.check.attach)
+        if check is not None and check is not False:
+            self.check = attach(cluster, None if check is True else check)
         self.producers: dict[str, Any] = {}
         self.consumers: dict[str, Any] = {}
         self.steps: list[StepResult] = []
@@ -567,6 +577,13 @@ class ScenarioRun:
         consumed = {name: [[r.topic, r.partition, r.offset, r.record_id] for r in x.consumed]
                     for name, x in self.consumers.items()}
         lost = lost_acked(c, self.producers.values())
+        allowed = classify_losses(c, lost, self.check)
+        violations = [] if self.check is None else [
+            {"name": v.invariant, "time_ms": v.time_ms,
+             "details": {"message": v.message, "topic": v.topic, "partition": v.partition,
+                         "brokers": list(v.brokers), "offsets": list(v.offsets),
+                         "record_ids": list(v.record_ids), "event": v.event, "seed": v.seed}}
+            for v in self.check.violations]
         latest = c.metrics.latest()
         metrics: dict[str, dict[str, float]] = {}
         for (broker, mbean), v in latest.items():
@@ -583,7 +600,9 @@ class ScenarioRun:
             "producers": prods,
             "consumed": consumed,
             "lost_acked": lost,
-            "violations": [],
+            "allowed_losses": [{"record_id": rid, "reason": allowed[rid]}
+                               for rid in lost if rid in allowed],
+            "violations": violations,
             "expectations": self.expectations,
             "outputs": self.outputs,
             "steps": [{"step": s.index + 1, "do": s.action, "time_ms": s.time_ms,

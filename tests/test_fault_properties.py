@@ -1,0 +1,590 @@
+"""Property tests over random fault schedules: crashes, restarts, pauses, network partitions
+(between brokers and to "zookeeper"), expired ZooKeeper sessions and controller failovers.
+
+Every schedule is plain data (``Schedule``) generated from its seed: 3 brokers, 1-2 partitions
+(RF 3), 2-5 s of traffic at 20-60 records/s per partition, zookeeper.session.timeout.ms 4-6 s,
+replica.lag.time.max.ms 3 s, 1-6 faults aimed at the current leader, a follower, the controller
+or a fixed broker, then 0-8 s for failures to play out. A failure prints the seed and a
+one-line command that replays it:
+
+    .venv/bin/python tests/test_fault_properties.py '<schedule json from the failure message>'
+    .venv/bin/python tests/test_fault_properties.py SEED [safe|acks1|unclean|old]
+
+The safe configuration -- acks=all, RF 3, min.insync.replicas=2, unclean leader election off,
+the Kafka 3.7 profile -- must show ZERO invariant violations and lose no acknowledged record.
+Per schedule (``SCHEDULES``, 2000 by default), what is checked:
+
+- every registered invariant of ``kafkasim.check`` (NoAckedLoss, LogMatching, ConsistentRead,
+  StrongIsr, WeakIsr, LeaderCandidateCompleteness, ValidHighWatermark, MonotoneTrueHw, ...)
+  after every simulated event (``attach``), from topic creation to the end, for the first
+  ``EVENT_CHECKED`` schedules (all of them by default; ``KAFKASIM_FAULT_EVENT_CHECKED`` lowers
+  it: the others are checked at the end only, by a suite that replays the trace);
+- at the end -- after healing the network, starting every stopped broker, running until settled
+  (every partition led, full ISR, equal LEOs, HW = LEO, nothing pending; at most 60 s, or until
+  nothing has moved for 15 s) and one more second -- every invariant again on the final state,
+  and ``kafkasim.scenario.lost_acked`` (acked records missing from the leader) is empty;
+- not vacuous: records were acked, the checkers' ghost saw every acknowledgement, and a schedule
+  that does not settle is explained by a known simulator liveness bug (xfail tests at the end).
+
+``KAFKASIM_FAULT_SCHEDULES=20000`` runs more; ``make bench`` runs ``benchmarks/bench_faults.py``
+(schedules per second, violations found). Schedules run in ``KAFKASIM_FAULT_WORKERS`` processes
+(default: up to 2); the results do not depend on how they are spread.
+
+The same generator under unsafe configurations must find losses, reported as the checkers
+classify them: Kafka 0.10.2 (HW truncation, before KIP-101 leader epochs) -> violations;
+min.insync.replicas=1 with unclean election on -> losses allowed ("unclean leader election");
+acks=1 -> losses allowed ("acks=1": Kafka's contract promises an acks=1 record nothing once the
+leader that acknowledged it is gone), and no violation, since 3.7 itself is safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import json
+import multiprocessing
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from kafkasim.check import attach, classify_losses, make_suite
+from kafkasim.cluster import Cluster
+from kafkasim.scenario import _settled, lost_acked
+from kafkasim.workload import RateWorkload
+
+SCHEDULES = int(os.environ.get("KAFKASIM_FAULT_SCHEDULES", "2000"))
+EVENT_CHECKED = int(os.environ.get("KAFKASIM_FAULT_EVENT_CHECKED", str(SCHEDULES)))
+WORKERS = int(os.environ.get("KAFKASIM_FAULT_WORKERS", str(min(2, os.cpu_count() or 1))))
+ZOOKEEPER = "zookeeper"
+TOPIC = "t"
+
+#: Cluster configurations: the safe one, and unsafe ones the generator must catch out.
+PROFILES = {
+    "safe": {"kafka_version": "3.7", "acks": "all", "min_isr": 2, "unclean": False},
+    "acks1": {"kafka_version": "3.7", "acks": "1", "min_isr": 2, "unclean": False},
+    "unclean": {"kafka_version": "3.7", "acks": "all", "min_isr": 1, "unclean": True},
+    "old": {"kafka_version": "0.10.2", "acks": "all", "min_isr": 2, "unclean": False},
+}
+TARGETS = ("leader", "leader", "follower", "controller", 1, 2, 3)
+SETTLE_TIMEOUT_MS = 60_000
+SETTLE_STEP_MS = 100
+STUCK_MS = 15_000      # no leader, ISR, LEO or HW change for this long: give up settling
+STEP_MS = 250          # the driver applies faults and polls the consumer on this grid
+DURATION_MS = (2000, 5000)   # traffic per schedule
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One reproducible run: cluster, traffic and faults at simulated times (plain data)."""
+
+    seed: int
+    kafka_version: str = "3.7"
+    acks: str = "all"
+    min_isr: int = 2
+    unclean: bool = False
+    partitions: int = 1
+    rate: int = 40                    # records/s per partition
+    duration_ms: int = 3000
+    session_ms: int = 6000            # zookeeper.session.timeout.ms
+    lag_ms: int = 3000                # replica.lag.time.max.ms
+    consumer: bool = True
+    faults: tuple = ()                # ((at_ms, kind, *args), ...), at_ms from the start
+    tail_ms: int = 0                  # after the last fault, before healing (failures play out)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(text: str) -> Schedule:
+        d = json.loads(text)
+        d["faults"] = tuple(tuple(f) for f in d["faults"])
+        return Schedule(**d)
+
+    def reproduce(self) -> str:
+        return f".venv/bin/python tests/test_fault_properties.py '{self.to_json()}'"
+
+
+def generate(seed: int, profile: str = "safe") -> Schedule:
+    """The schedule of ``seed``: 3 brokers, 1-2 partitions, 2-5 s of traffic, 1-6 faults 0.1-1.5 s
+    apart, then 0, 4 or 8 s for them to play out (``profile``: a ``PROFILES`` configuration)."""
+    rnd = random.Random(seed)
+    partitions = rnd.choice((1, 2))
+    duration = rnd.randint(DURATION_MS[0], DURATION_MS[1])
+    faults = []
+    t = 0
+    for _ in range(rnd.randint(1, 6)):
+        t += rnd.randint(100, 1500)
+        target = rnd.choice(TARGETS)
+        p = rnd.randrange(partitions)
+        kind = rnd.choices(
+            ("crash", "restart", "start", "pause", "isolate", "isolate_zk", "cut", "cut_zk",
+             "expire", "heal"),
+            weights=(3, 3, 2, 3, 2, 2, 2, 2, 2, 1))[0]
+        if kind == "restart":
+            faults.append((t, kind, target, p, rnd.choice((0, 500, 2000, 5000, 8000))))
+        elif kind == "pause":
+            faults.append((t, kind, target, p, rnd.randint(100, 8000)))
+        elif kind == "cut":
+            faults.append((t, kind, target, p, rnd.choice((1, 2, 3))))
+        elif kind in ("start", "heal"):
+            faults.append((t, kind))
+        else:
+            faults.append((t, kind, target, p))
+    return Schedule(seed=seed, partitions=partitions, rate=rnd.choice((20, 40, 60)),
+                    duration_ms=duration, session_ms=rnd.choice((4000, 5000, 6000)),
+                    consumer=rnd.random() < 0.5, faults=tuple(faults),
+                    tail_ms=rnd.choice((0, 4000, 8000)), **PROFILES[profile])
+
+
+# ------------------------------------------------------------------------------------ driver
+def _resolve(c: Cluster, target, partition: int) -> int:
+    """A broker id for a role, read when the fault fires (-1: nobody has that role now)."""
+    if isinstance(target, int):
+        return target
+    if target == "controller":
+        return c.controller_id()
+    st = c.partition_state(TOPIC, partition)
+    if target == "leader":
+        return st["leader"]
+    followers = [b for b in st["isr"] if b != st["leader"]] or \
+        [b for b in st["replicas"] if b != st["leader"]]
+    return followers[0] if followers else -1
+
+
+def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
+    """Apply one fault; a restart pushes (time, broker) onto ``starts``. Faults that make no
+    sense now (crashing a stopped broker...) do nothing."""
+    kind = fault[1]
+    if kind == "heal":
+        c.heal()
+        return
+    if kind == "start":
+        stopped = sorted(b for b, br in c.brokers.items() if br.state == "stopped")
+        if stopped:
+            c.start(stopped[0])
+        return
+    b = _resolve(c, fault[2], fault[3])
+    if b < 0:
+        return
+    broker = c.brokers[b]
+    running = broker.state == "running"
+    others = [x for x in sorted(c.brokers) if x != b]
+    if kind == "crash" and running:
+        c.crash(b)
+    elif kind == "restart" and running:
+        c.crash(b)
+        heapq.heappush(starts, (c.now + fault[4], b))
+    elif kind == "pause" and running:
+        c.pause(b, fault[4])
+    elif kind == "isolate":
+        c.partition_network([b], others)
+    elif kind == "isolate_zk":
+        c.partition_network([b], [*others, ZOOKEEPER])
+    elif kind == "cut" and fault[4] != b:
+        c.cut(b, fault[4])
+    elif kind == "cut_zk":
+        c.cut(b, ZOOKEEPER)
+    elif kind == "expire" and running and c.zk.session_alive(broker.session_id):
+        c.expire_session(b)
+
+
+#: Liveness problems of the simulator these schedules run into (see the xfail tests at the end):
+#: a schedule that does not settle must be explained by one of them.
+KNOWN_EPOCH_LOOP = "an empty epoch left in a follower's epoch cache (was simulator bug A)"
+KNOWN_LOST_REQUEST = "controller requests to an unreachable broker lost (was simulator bug B)"
+KNOWN_ISR_RETRY = "known simulator bug D (a retried AlterPartition already applied is refused)"
+
+
+def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
+    """Why the cluster has not settled: one line per lagging replica (or other cause)."""
+    out = []
+    for p in range(partitions):
+        tp = (TOPIC, p)
+        st = c.partition_state(TOPIC, p)
+        leader = st["leader"]
+        if leader < 0:
+            out.append(f"partition {p}: no leader (unexplained)")
+            continue
+        llog = c.brokers[leader].logs[tp]
+        leader_epochs = {e.epoch for e in llog.leader_epoch_cache.entries}
+        stale = set()
+        for b in st["replicas"]:
+            part = c.brokers[b].replica_manager.partitions.get(tp)
+            if c.brokers[b].state == "running" and (part is None
+                                                     or part.leader_epoch < st["leader_epoch"]):
+                stale.add(b)
+                known = "none" if part is None else part.leader_epoch
+                out.append(f"partition {p}, broker {b}: missed the LeaderAndIsr of epoch "
+                           f"{st['leader_epoch']} (knows {known}): {KNOWN_LOST_REQUEST}")
+        lpart = c.brokers[leader].replica_manager.partitions.get(tp)
+        if leader not in stale and lpart is not None and lpart.pending is None and \
+                set(lpart.isr) != set(st["isr"]):
+            out.append(f"partition {p}: leader {leader} caches ISR {list(lpart.isr)}, the "
+                       f"controller has {st['isr']}: {KNOWN_ISR_RETRY}")
+            continue
+        for b in st["replicas"]:
+            br = c.brokers[b]
+            log = br.logs.get(tp)
+            if b == leader or b in stale or (b in st["isr"] and log is not None
+                                             and log.log_end_offset == llog.log_end_offset):
+                continue
+            where = f"partition {p}, broker {b}"
+            entries = log.leader_epoch_cache.entries if log is not None else []
+            if stale:
+                out.append(f"{where}: behind a broker that missed a LeaderAndIsr: "
+                           f"{KNOWN_LOST_REQUEST}")
+            elif br.state != "running":
+                out.append(f"{where}: {br.state} (unexplained)")
+            elif b not in c.brokers[leader].metadata.live_brokers or \
+                    c.brokers[leader].metadata.controller_id != c.controller_id():
+                out.append(f"{where}: its leader's metadata is stale (no live {b}, or an old "
+                           f"controller): {KNOWN_LOST_REQUEST}")
+            elif entries and entries[-1].start_offset == log.log_end_offset and \
+                    entries[-1].epoch not in leader_epochs:
+                out.append(f"{where}: fetch loop on epoch {entries[-1].epoch}: {KNOWN_EPOCH_LOOP}")
+            else:
+                out.append(f"{where}: not caught up (unexplained)")
+    if not out:
+        pending = sum(cl.pending() for cl in c.clients.values()
+                      if callable(getattr(cl, "pending", None)))
+        out.append(f"{pending} produce request(s) pending (unexplained)")
+    return out
+
+
+@dataclass
+class Outcome:
+    schedule: Schedule
+    checked_every_event: bool
+    violations: list           # str(Violation) of every violation not allowed
+    allowed: list              # (invariant, reason) of every allowed one
+    lost: list                 # lost_acked at the end (raw)
+    lost_allowed: dict         # record id -> reason, for the lost ones the config allows
+    acked: int
+    ghost_acked: int           # acks the checkers' ghost saw (== acked: the check is not vacuous)
+    settled: bool
+    events: int
+    sim_ms: int
+    first: str | None = None   # the first violation (full text)
+    stuck: tuple = ()          # stuck_reasons when it did not settle
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and not self.lost
+
+    def summary(self) -> str:
+        sc = self.schedule
+        head = self.first or (f"lost acked records {self.lost[:10]}" if self.lost else "ok")
+        return (f"seed={sc.seed} ({sc.kafka_version}, acks={sc.acks}, min ISR {sc.min_isr}, "
+                f"unclean={sc.unclean}): {len(self.violations)} violation(s), "
+                f"{len(self.lost)} lost\n  {head}\n  reproduce: {sc.reproduce()}")
+
+
+def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
+    """Run one schedule; check every event (``every_event``) and/or the end state."""
+    c = Cluster(brokers=3, seed=sc.seed, kafka_version=sc.kafka_version,
+                config={"zookeeper.session.timeout.ms": sc.session_ms,
+                        "replica.lag.time.max.ms": sc.lag_ms,
+                        # a fetch lost to a partition times out in 5 s, not 30 s
+                        "replica.socket.timeout.ms": 5000},
+                latency_ms=1, jitter_ms=1)
+    suite = attach(c) if every_event else None
+    c.create_topic(TOPIC, partitions=sc.partitions, replication_factor=3,
+                   config={"min.insync.replicas": sc.min_isr,
+                           "unclean.leader.election.enable": sc.unclean})
+    producer = c.producer(acks=sc.acks if sc.acks == "all" else int(sc.acks), retries=3,
+                          linger_ms=2)
+    for p in range(sc.partitions):
+        RateWorkload(c, producer, TOPIC, rate=sc.rate, duration_ms=sc.duration_ms, partition=p,
+                     name=f"workload-{p}")
+    consumer = None
+    if sc.consumer:
+        consumer = c.consumer(group="g", auto_offset_reset="earliest")
+        consumer.assign(TOPIC)
+    start = c.now
+    faults = sorted(sc.faults, key=lambda f: f[0])
+    starts: list = []
+    i = 0
+    t = start
+    last = start + max(sc.duration_ms, faults[-1][0] if faults else 0) + sc.tail_ms
+    while t < last or i < len(faults) or starts:
+        t += STEP_MS
+        c.run_to(t)
+        while i < len(faults) and start + faults[i][0] <= t:
+            apply_fault(c, faults[i], starts)
+            i += 1
+        while starts and starts[0][0] <= t:
+            _, b = heapq.heappop(starts)
+            if c.brokers[b].state == "stopped":
+                c.start(b)
+        if consumer is not None and (t - start) % 500 == 0:
+            consumer.poll(timeout_ms=10)
+    # heal everything and let the cluster settle
+    c.heal()
+    for b in sorted(c.brokers):
+        if c.brokers[b].state == "stopped":
+            c.start(b)
+
+    def settled(cl) -> bool:
+        return _settled(cl) and all(
+            cl.leader(TOPIC, p) >= 0 and len(cl.isr(TOPIC, p)) == 3
+            for p in range(sc.partitions))
+
+    def fingerprint(cl) -> tuple:
+        # an ISR change in flight is retried after controller.socket.timeout.ms: not stuck yet
+        out = [cl.now if any(pt.pending is not None for b in cl.brokers.values()
+                             for pt in b.replica_manager.partitions.values()) else 0]
+        for p in range(sc.partitions):
+            st = cl.partition_state(TOPIC, p)
+            out.append((st["leader"], tuple(st["isr"])))
+            for b in st["replicas"]:
+                log = cl.brokers[b].logs.get((TOPIC, p))
+                out.append((log.log_end_offset, log.high_watermark) if log else None)
+        return tuple(out)
+
+    ok = False
+    deadline = c.now + SETTLE_TIMEOUT_MS
+    seen, since = None, c.now
+    while c.now < deadline:
+        c.run(SETTLE_STEP_MS)
+        if settled(c):
+            ok = True
+            break
+        if consumer is not None and c.now % 500 == 0:
+            consumer.poll(timeout_ms=10)
+        now_seen = fingerprint(c)
+        if now_seen != seen:
+            seen, since = now_seen, c.now
+        elif c.now - since >= STUCK_MS:
+            break     # nothing moves any more: it will not settle (a liveness problem)
+    if not ok:
+        reasons = stuck_reasons(c, sc.partitions)
+    c.run(1000)
+    if consumer is not None:
+        consumer.poll(timeout_ms=500)
+    end = make_suite(on_violation="collect") if suite is None else suite
+    end.check_now(c)
+    lost = lost_acked(c, [producer])
+    acked = len(producer.acked())
+    bad = end.violations
+    return Outcome(
+        sc, every_event, [str(v) for v in bad],
+        [(v.invariant, v.allowed_because) for v in end.allowed],
+        lost, classify_losses(c, lost, end), acked,
+        sum(map(len, end.ghost.acked.values())), ok, c.engine.events_processed, c.now,
+        str(bad[0]) if bad else None, () if ok else tuple(reasons))
+
+
+def _run_one(args: tuple) -> Outcome:
+    seed, profile, every_event = args
+    return run_schedule(generate(seed, profile), every_event=every_event)
+
+
+def run_many(seeds, profile: str = "safe", *, event_checked: int | None = None,
+             workers: int = WORKERS) -> list[Outcome]:
+    """Run the schedules of ``seeds`` (the first ``event_checked`` checked after every event,
+    default all), in ``workers`` processes; outcomes in seed order."""
+    seeds = list(seeds)
+    n_event = len(seeds) if event_checked is None else event_checked
+    jobs = [(s, profile, k < n_event) for k, s in enumerate(seeds)]
+    if workers <= 1 or len(jobs) < 8:
+        return [_run_one(j) for j in jobs]
+    # spawn, not fork: the test process may hold threads (a Spark session's JVM gateway)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        return pool.map(_run_one, jobs, chunksize=max(1, len(jobs) // (workers * 16)))
+
+
+def _failures(outs: list[Outcome], limit: int = 5) -> str:
+    bad = [o for o in outs if not o.ok]
+    lines = [f"{len(bad)} of {len(outs)} schedules failed:"]
+    lines += [o.summary() for o in bad[:limit]]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------ tests
+def test_schedules_are_deterministic_data():
+    a, b = generate(12345), generate(12345)
+    assert a == b and Schedule.from_json(a.to_json()) == a
+    assert generate(1) != generate(2)
+    assert all(1 <= len(generate(s).faults) <= 6 for s in range(50))
+    kinds = {f[1] for s in range(200) for f in generate(s).faults}
+    assert {"crash", "restart", "pause", "isolate", "isolate_zk", "cut", "cut_zk",
+            "expire"} <= kinds
+    assert any(f[2] == "controller" for s in range(200) for f in generate(s).faults
+               if len(f) > 2)
+    one = run_schedule(generate(3))
+    again = run_schedule(generate(3), every_event=False)
+    assert (one.events, one.sim_ms, one.acked) == (again.events, again.sim_ms, again.acked), \
+        "checking every event changed the simulation"
+
+
+@pytest.mark.slow
+def test_safe_configuration_has_no_violation_over_random_fault_schedules():
+    t0 = time.perf_counter()
+    n_event = min(EVENT_CHECKED, SCHEDULES)
+    outs = run_many(range(SCHEDULES), "safe", event_checked=n_event)
+    wall = time.perf_counter() - t0
+    assert len(outs) == SCHEDULES
+    assert sum(o.checked_every_event for o in outs) == n_event
+    assert all(o.ok for o in outs), _failures(outs)
+    assert all(not o.allowed for o in outs), \
+        [(o.schedule.seed, o.allowed[:2]) for o in outs if o.allowed][:5]
+    # not vacuous: records were acked and the checkers' ghost saw every acknowledgement
+    assert all(o.acked > 0 for o in outs), [o.schedule.seed for o in outs if o.acked == 0]
+    assert all(o.ghost_acked == o.acked for o in outs), \
+        [o.summary() for o in outs if o.ghost_acked != o.acked][:3]
+    # liveness: once every fault is healed and every broker restarted, every schedule settles
+    unsettled = [o for o in outs if not o.settled]
+    assert not unsettled, "did not settle after healing: " + \
+        repr([(o.schedule.seed, o.stuck) for o in unsettled[:5]]) + "\n" + \
+        "\n".join(generate(o.schedule.seed).reproduce() for o in unsettled[:5])
+    known = {k: 0 for k in (KNOWN_EPOCH_LOOP, KNOWN_LOST_REQUEST)}
+    print(f"\n{SCHEDULES} safe schedules ({n_event} checked after every event, all at the end) "
+          f"in {wall:.1f} s with {WORKERS} worker(s): {sum(o.events for o in outs)} events, "
+          f"{sum(o.acked for o in outs)} acked records, 0 violations, 0 lost; "
+          f"{len(unsettled)} did not settle: {known}")
+
+
+#: Schedules per unsafe configuration; each finds losses well within this (acks=1 and 0.10.2 in
+#: about one schedule in ten, min ISR 1 with unclean election in about one in a hundred).
+UNSAFE_BUDGET = {"old": 120, "acks1": 120, "unclean": 600}
+
+
+def _violated(o: Outcome) -> set[str]:
+    return {v.split(" violated")[0] for v in o.violations}
+
+
+@pytest.mark.slow
+def test_kafka_0_10_2_loses_acked_writes_and_the_checkers_flag_them():
+    outs = run_many(range(UNSAFE_BUDGET["old"]), "old")
+    found = [o for o in outs if o.lost]
+    assert found, f"no loss in {UNSAFE_BUDGET['old']} schedules under 0.10.2"
+    for o in found:   # HW truncation (fixed by KIP-101) is a bug, not a loss the config allows
+        assert "NoAckedLoss" in _violated(o), o.summary()
+        assert not set(o.lost) & set(o.lost_allowed), o.summary()
+    flagged = set().union(*map(_violated, outs))
+    assert {"NoAckedLoss", "StrongIsr", "LeaderCandidateCompleteness"} <= flagged
+
+
+@pytest.mark.slow
+def test_unclean_election_losses_are_classified_as_allowed():
+    outs = run_many(range(UNSAFE_BUDGET["unclean"]), "unclean")
+    found = [o for o in outs if o.lost]
+    assert found, f"no loss in {UNSAFE_BUDGET['unclean']} schedules, min ISR 1 + unclean"
+    for o in found:
+        assert set(o.lost) <= set(o.lost_allowed), o.summary()
+        assert all("unclean leader election" in o.lost_allowed[r] for r in o.lost), o.summary()
+        assert any(name == "NoAckedLoss" for name, _why in o.allowed), o.summary()
+    assert all(not o.violations for o in outs), _failures(outs)
+
+
+@pytest.mark.slow
+def test_acks_1_losses_are_classified_as_allowed():
+    outs = run_many(range(UNSAFE_BUDGET["acks1"]), "acks1")
+    found = [o for o in outs if o.lost]
+    assert found, f"no loss in {UNSAFE_BUDGET['acks1']} schedules with acks=1"
+    for o in found:
+        assert set(o.lost) <= set(o.lost_allowed), o.summary()
+        assert all(o.lost_allowed[r].startswith("acks=1") for r in o.lost), o.summary()
+    assert all(not o.violations for o in outs), _failures(outs)
+
+
+# ------------------------------------------------------------------- known simulator bugs
+# Found by these schedules and fixed in the simulator; each test asserts what Kafka does:
+# A: UnifiedLog.truncateTo trims the epoch cache at the LEO even when nothing is truncated;
+# B: ControllerChannelManager resends controller requests to a broker it could not reach;
+# C: Replica.resetReplicaState sets lastFetchTimeMs to 0 for a new leader's followers.
+
+def test_known_bug_a_follower_that_led_an_empty_epoch_catches_up():
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks="all")
+    for i in range(3):
+        p.send("t", f"m{i}", partition=0)
+    p.flush()
+    c.shutdown(1)                       # controlled shutdown: broker 2 leads epoch 1 ...
+    c.run_until(lambda cl: cl.brokers[1].state == "stopped")
+    c.start(1)                          # ... and writes nothing in it
+    c.run(3000)
+    c.elect("t", [0], "preferred")      # broker 1 leads epoch 2; broker 2 follows
+    p.send("t", "m3", partition=0)
+    c.run(60000)
+    fetches = sum(t.fetch_count for t in c.brokers[2].fetchers.values())
+    assert c.log(2, "t").log_end_offset == c.log(1, "t").log_end_offset == 4
+    assert sorted(c.isr("t")) == [1, 2, 3] and fetches < 1000
+
+
+def test_known_bug_b_a_broker_partitioned_from_the_controller_gets_its_partitions_after_heal():
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.partition_network([3], [1, 2])   # broker 3 still reaches ZooKeeper
+    c.restart(3)                        # it re-registers; the controller's requests are lost
+    c.run(1000)
+    c.heal()
+    c.run(60000)
+    assert ("t", 0) in c.brokers[3].replica_manager.partitions
+    assert sorted(c.isr("t")) == [1, 2, 3]
+
+
+def test_known_bug_c_new_leader_does_not_wait_for_a_lagging_follower_outside_the_isr():
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7",
+                config={"replica.lag.time.max.ms": 3000, "auto.leader.rebalance.enable": False})
+    c.create_topic("t", 1, 3, assignment=[[2, 1, 3]], config={"min.insync.replicas": 1})
+    c.shutdown(2)                       # broker 1 leads; broker 2 comes back as a follower
+    c.run_until(lambda cl: cl.brokers[2].state == "stopped")
+    c.start(2)
+    c.run(3000)
+    p = c.producer(acks="all")
+    p.send("t", "m0", partition=0)
+    c.run(100)
+    c.pause(3, 6000)                    # broker 3 leaves the ISR and misses m1..m99
+    for i in range(1, 100):
+        p.send("t", f"m{i}", partition=0)
+    c.run(5500)
+    assert c.leader("t") == 1 and sorted(c.isr("t")) == [1, 2]
+    c.elect("t", [0], "preferred")      # broker 2 leads (new leader), ISR [2, 1]
+    c.slow(3, disk_ms=3000)             # broker 3 resumes 0.5 s later and copies slowly
+    c.run(1000)
+    r = p.send("t", "new", partition=0)
+    c.run(500)
+    part = c.brokers[2].replica_manager.partitions[("t", 0)]
+    assert c.log(3, "t").log_end_offset < 10
+    assert r.status == "acked", (f"HW {part.log.high_watermark}, LEO {part.log.log_end_offset}: "
+                                 f"held back by broker 3 (LEO {c.log(3, 't').log_end_offset}, "
+                                 f"outside the ISR) counted as caught up since "
+                                 f"t={part.remote[3].last_caught_up_time_ms}")
+
+
+@pytest.mark.xfail(strict=False, reason="simulator bug D: the controller answers a retried "
+                   "AlterPartition whose first response was lost with INVALID_UPDATE_VERSION "
+                   "although ZooKeeper already holds that ISR; Kafka answers it with the current "
+                   "state (LeaderAndIsr.equalsAllowStalePartitionEpoch), so the leader's cached "
+                   "ISR stays out of step and the shrunk follower never rejoins")
+def test_known_bug_d_a_lost_alter_partition_response_does_not_freeze_the_isr():
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7", config={"replica.lag.time.max.ms": 3000})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})
+    p = c.producer(acks="all")
+    p.send("t", "m0", partition=0)
+    c.run(100)
+    c.drop(type="AlterPartitionResponse", count=1)   # the answer to the shrink is lost
+    c.pause(3, 6000)                                 # broker 3 falls out of the ISR
+    p.send("t", "m1", partition=0)
+    c.run(60000)                                     # 3 is back and caught up long since
+    assert [c.log(b, "t").log_end_offset for b in (1, 2, 3)] == [2, 2, 2]
+    assert sorted(c.isr("t")) == [1, 2, 3]
+
+
+if __name__ == "__main__":   # .venv/bin/python tests/test_fault_properties.py '<json>' | SEED
+    arg = sys.argv[1]
+    schedule = generate(int(arg), *sys.argv[2:3]) if arg.isdigit() else Schedule.from_json(arg)
+    out = run_schedule(schedule)
+    print(out.summary())
+    for text in out.violations:
+        print(text)
+    for name, why in out.allowed:
+        print(f"[allowed] {name}: {why}")
+    sys.exit(0 if out.ok else 1)
