@@ -23,8 +23,10 @@ Per schedule (``SCHEDULES``, 2000 by default), what is checked:
   (every partition led, full ISR, equal LEOs, HW = LEO, nothing pending; at most 60 s, or until
   nothing has moved for 15 s) and one more second -- every invariant again on the final state,
   and ``kafkasim.scenario.lost_acked`` (acked records missing from the leader) is empty;
-- not vacuous: records were acked, the checkers' ghost saw every acknowledgement, and a schedule
-  that does not settle is explained by a known simulator liveness bug (xfail tests at the end).
+- not vacuous: records were acked and the checkers' ghost saw every acknowledgement;
+- liveness: every schedule settles (``stuck_reasons`` says why one did not; simulator bugs A-C
+  were found that way and fixed; D, rarer -- about 4 in 10,000 schedules -- is still open, see
+  the xfail test at the end).
 
 ``KAFKASIM_FAULT_SCHEDULES=20000`` runs more; ``make bench`` runs ``benchmarks/bench_faults.py``
 (schedules per second, violations found). Schedules run in ``KAFKASIM_FAULT_WORKERS`` processes
@@ -498,6 +500,9 @@ def test_acks_1_losses_are_classified_as_allowed():
 # A: UnifiedLog.truncateTo trims the epoch cache at the LEO even when nothing is truncated;
 # B: ControllerChannelManager resends controller requests to a broker it could not reach;
 # C: Replica.resetReplicaState sets lastFetchTimeMs to 0 for a new leader's followers.
+# Still open: D (xfail below) -- the ZK controller answers an AlterPartition retry that is
+# already applied with the current state; and C's other half -- a re-elected leader resets
+# its non-ISR followers' lastCaughtUpTimeMs to 0 (resetReplicaState with isNewLeader=false).
 
 def test_known_bug_a_follower_that_led_an_empty_epoch_catches_up():
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
