@@ -25,8 +25,7 @@ Per schedule (``SCHEDULES``, 2000 by default), what is checked:
   and ``kafkasim.scenario.lost_acked`` (acked records missing from the leader) is empty;
 - not vacuous: records were acked and the checkers' ghost saw every acknowledgement;
 - liveness: every schedule settles (``stuck_reasons`` says why one did not; simulator bugs A-C
-  were found that way and fixed; D, rarer -- about 4 in 10,000 schedules -- is still open, see
-  the xfail test at the end).
+  and D were found that way and fixed; regression tests at the end).
 
 ``KAFKASIM_FAULT_SCHEDULES=20000`` runs more; ``make bench`` runs ``benchmarks/bench_faults.py``
 (schedules per second, violations found). Schedules run in ``KAFKASIM_FAULT_WORKERS`` processes
@@ -198,7 +197,7 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
 #: a schedule that does not settle must be explained by one of them.
 KNOWN_EPOCH_LOOP = "an empty epoch left in a follower's epoch cache (was simulator bug A)"
 KNOWN_LOST_REQUEST = "controller requests to an unreachable broker lost (was simulator bug B)"
-KNOWN_ISR_RETRY = "known simulator bug D (a retried AlterPartition already applied is refused)"
+KNOWN_ISR_RETRY = "a retried AlterPartition already applied refused (was simulator bug D)"
 
 
 def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
@@ -500,9 +499,9 @@ def test_acks_1_losses_are_classified_as_allowed():
 # A: UnifiedLog.truncateTo trims the epoch cache at the LEO even when nothing is truncated;
 # B: ControllerChannelManager resends controller requests to a broker it could not reach;
 # C: Replica.resetReplicaState sets lastFetchTimeMs to 0 for a new leader's followers.
-# Still open: D (xfail below) -- the ZK controller answers an AlterPartition retry that is
-# already applied with the current state; and C's other half -- a re-elected leader resets
-# its non-ISR followers' lastCaughtUpTimeMs to 0 (resetReplicaState with isNewLeader=false).
+# D: the ZK controller answers an AlterPartition retry that is already applied with the current
+# state. Still open: C's other half -- a re-elected leader resets its followers' fetch state
+# (resetReplicaState with isNewLeader=false) on a new leader epoch.
 
 def test_known_bug_a_follower_that_led_an_empty_epoch_catches_up():
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
@@ -564,11 +563,6 @@ def test_known_bug_c_new_leader_does_not_wait_for_a_lagging_follower_outside_the
                                  f"t={part.remote[3].last_caught_up_time_ms}")
 
 
-@pytest.mark.xfail(strict=False, reason="simulator bug D: the controller answers a retried "
-                   "AlterPartition whose first response was lost with INVALID_UPDATE_VERSION "
-                   "although ZooKeeper already holds that ISR; Kafka answers it with the current "
-                   "state (LeaderAndIsr.equalsAllowStalePartitionEpoch), so the leader's cached "
-                   "ISR stays out of step and the shrunk follower never rejoins")
 def test_known_bug_d_a_lost_alter_partition_response_does_not_freeze_the_isr():
     c = Cluster(brokers=3, seed=1, kafka_version="3.7", config={"replica.lag.time.max.ms": 3000})
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})

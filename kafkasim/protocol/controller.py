@@ -366,6 +366,12 @@ class KafkaController:
                 continue
             leader, epoch, isr, version = cur
             ineligible = [r for r in new_isr if r not in cc.live_brokers or r in cc.shutting_down]
+            if leader == req.broker_id and leader_epoch == epoch and tuple(new_isr) == isr:
+                # a retry of a change already applied (its answer was lost): answer with the
+                # current state instead of INVALID_UPDATE_VERSION
+                # (LeaderAndIsr.equalsAllowStalePartitionEpoch)
+                results.append((topic, partition, E.NONE, leader, epoch, isr, version))
+                continue
             if leader != req.broker_id:
                 err = E.NOT_LEADER_OR_FOLLOWER
             elif ineligible and ctx.rules.alter_partition_rejects_ineligible:
