@@ -57,20 +57,25 @@ def _draws(n: int, rng: JavaRandom, fixed_start_index: int) -> tuple[int, int]:
     return start, shift
 
 
-def _assign_rack_unaware(brokers, n_partitions, rf, rng, fixed_start_index, start_partition_id):
-    n = len(brokers)
+def _partitions(n, n_partitions, rng, fixed_start_index, start_partition_id):
+    """(partition, index of its first replica, shift) in AdminUtils' order: the shift grows
+    by one each time the partition id wraps around the broker list."""
     start_index, shift = _draws(n, rng, fixed_start_index)
     p = max(0, start_partition_id)
-    out: dict[int, list[int]] = {}
     for _ in range(n_partitions):
         if p > 0 and p % n == 0:
             shift += 1
-        first = (p + start_index) % n
-        replicas = [brokers[first]]
-        for j in range(rf - 1):
-            replicas.append(brokers[_replica_index(first, shift, j, n)])
-        out[p] = replicas
+        yield p, (p + start_index) % n, shift
         p += 1
+
+
+def _assign_rack_unaware(brokers, n_partitions, rf, rng, fixed_start_index, start_partition_id):
+    n = len(brokers)
+    out: dict[int, list[int]] = {}
+    for p, first, shift in _partitions(n, n_partitions, rng, fixed_start_index,
+                                       start_partition_id):
+        out[p] = [brokers[first]] + [brokers[_replica_index(first, shift, j, n)]
+                                     for j in range(rf - 1)]
     return out
 
 
@@ -96,13 +101,9 @@ def _assign_rack_aware(brokers, racks, n_partitions, rf, rng, fixed_start_index,
     alternated = rack_alternated_broker_list(brokers, racks)
     n = len(alternated)
     num_racks = len({racks[b] for b in brokers})
-    start_index, shift = _draws(n, rng, fixed_start_index)
-    p = max(0, start_partition_id)
     out: dict[int, list[int]] = {}
-    for _ in range(n_partitions):
-        if p > 0 and p % n == 0:
-            shift += 1
-        first = (p + start_index) % n
+    for p, first, shift in _partitions(n, n_partitions, rng, fixed_start_index,
+                                       start_partition_id):
         leader = alternated[first]
         replicas = [leader]
         racks_with = [racks[leader]]
@@ -120,5 +121,4 @@ def _assign_rack_aware(brokers, racks, n_partitions, rf, rng, fixed_start_index,
                         racks_with.append(rack)
                     break
         out[p] = replicas
-        p += 1
     return out
