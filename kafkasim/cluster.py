@@ -19,13 +19,14 @@ from collections.abc import Callable
 
 from kafkasim import config as kconfig
 from kafkasim import versions
-from kafkasim.broker import RUNNING, Broker
+from kafkasim.broker import RUNNING, STOPPED, Broker
 from kafkasim.describe import describe_group, describe_topics, topic_id
 from kafkasim.engine import Engine
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
+    Envelope,
     LeaderAndIsrRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
@@ -209,27 +210,35 @@ class Cluster:
         self.trace.rows.append((self.engine.now, kind, node, topic, partition, detail))
 
     def send(self, src, dst, msg) -> None:
-        if isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in self.controller_queues:
+        if self.controller_queues and isinstance(msg, _CONTROLLER_REQUESTS) and \
+                (src, dst) in self.controller_queues:
             self.controller_queues[(src, dst)].append(msg)  # keep the channel's order
             return
         net = self.network
-        env = net.envelope(src, dst, msg, self.engine.now)
-        fate = net.classify(env)
-        if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
-            self._queue_controller_request(src, dst, msg)
-            return
-        if fate == "send":
-            if self.trace.messages:
-                self.trace.rows.append((self.engine.now, "send", src, "", -1,
-                                        (self.wire_name(msg), dst, env.msg_id)))
-            self.engine.schedule_at(net.delivery_time(env, self.engine.now, self.engine.rng),
-                                    "deliver", env, net.incarnations.get(dst, 0))
-        elif fate == "hold":
-            net.held.append(env)
-            self.record("hold", src, "", -1, (self.wire_name(msg), dst, env.msg_id))
-        else:
-            net.stats["dropped"] += 1
-            self.record("drop", src, "", -1, (self.wire_name(msg), dst, env.msg_id, fate))
+        engine = self.engine
+        now = engine.now
+        msg_id = net.next_msg_id
+        net.next_msg_id = msg_id + 1
+        net.stats["sent"] += 1
+        env = Envelope(src, dst, msg, now, msg_id)
+        if net.groups or net.cut_links or net.drops or net.holds:
+            fate = net.classify(env)
+            if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
+                self._queue_controller_request(src, dst, msg)
+                return
+            if fate == "hold":
+                net.held.append(env)
+                self.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
+                return
+            if fate != "send":
+                net.stats["dropped"] += 1
+                self.record("drop", src, "", -1, (self.wire_name(msg), dst, msg_id, fate))
+                return
+        trace = self.trace
+        if trace.messages:
+            trace.rows.append((now, "send", src, "", -1, (self.wire_name(msg), dst, msg_id)))
+        engine.schedule_at(net.delivery_time(env, now, engine.rng), "deliver", env,
+                           net.incarnations.get(dst, 0))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
@@ -260,20 +269,21 @@ class Cluster:
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
         cls = type(msg)
-        name = _WIRE_NAMES.get((cls, self.rules.alter_partition_name))
+        key = (cls, self.rules.alter_partition_name)
+        name = _WIRE_NAMES.get(key)
         if name is None:
             name = cls.__name__
             if name.startswith("AlterPartition") and not self.rules.alter_partition_name:
                 name = "AlterIsr" + name[len("AlterPartition"):]
-            _WIRE_NAMES[(cls, self.rules.alter_partition_name)] = name
+            _WIRE_NAMES[key] = name
         return name
 
     def _deliver(self, env, incarnation: int) -> None:
         dst = env.dst
         net = self.network
-        broker = self.brokers.get(dst) if isinstance(dst, int) else None
+        broker = self.brokers.get(dst)   # None for clients and ZooKeeper
         if broker is not None:
-            if not broker.is_running or net.incarnations.get(dst, 0) != incarnation:
+            if broker.state == STOPPED or net.incarnations.get(dst, 0) != incarnation:
                 net.stats["dropped"] += 1
                 self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
                                                   "destination process gone"))
@@ -282,7 +292,7 @@ class Cluster:
             if broker.paused_until > self.engine.now:
                 self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
                 return
-        if not net.can_reach(env.src, dst):
+        if (net.groups or net.cut_links) and not net.can_reach(env.src, dst):
             if isinstance(env.msg, _CONTROLLER_REQUESTS):
                 self._queue_controller_request(env.src, dst, env.msg)
                 return
@@ -291,9 +301,10 @@ class Cluster:
                                               "network partition"))
             return
         net.stats["delivered"] += 1
-        if self.trace.messages:
-            self.trace.rows.append((self.engine.now, "recv", dst, "", -1,
-                                    (self.wire_name(env.msg), env.src, env.msg_id)))
+        trace = self.trace
+        if trace.messages:
+            trace.rows.append((self.engine.now, "recv", dst, "", -1,
+                               (self.wire_name(env.msg), env.src, env.msg_id)))
         if broker is not None:
             broker.on_message(env.src, env.msg)
         elif dst == ZOOKEEPER:

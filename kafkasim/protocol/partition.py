@@ -180,7 +180,8 @@ class Partition:
         else:
             st.last_fetch_leader_log_end_offset = leader_leo
         st.last_fetch_time_ms = now
-        self.maybe_expand_isr(ctx, replica_id)
+        if self.pending is None and replica_id not in self.isr:  # maybe_expand_isr's own test
+            self.maybe_expand_isr(ctx, replica_id)
         if old_leo != fetch_offset:
             return self.maybe_increment_leader_hw(ctx)
         return False
@@ -256,24 +257,30 @@ class Partition:
         if not self.is_leader:
             return False
         rules = ctx.rules
-        if rules.hw_frozen_under_min_isr and len(self.isr) < self.effective_min_isr(ctx):
+        isr = self.isr
+        if rules.hw_frozen_under_min_isr and len(isr) < self.effective_min_isr(ctx):
             return False  # KAFKA-15583 (3.7): no HW movement while under min ISR
         log = self.log
-        candidate = log.log_end_offset
-        maximal = self.maximal_isr(ctx)
-        lag_ms = ctx.config["replica.lag.time.max.ms"]
-        now = ctx.now
+        leo = log.log_end_offset
+        candidate = leo
+        p = self.pending
+        maximal = isr + p.replicas if p is not None and p.kind == "expand" and \
+            rules.maximal_isr else isr   # maximal_isr(), inlined: this runs on every fetch
         for r, st in self.remote.items():
-            leo = st.log_end_offset
-            if leo >= candidate:
+            r_leo = st.log_end_offset
+            if r_leo >= candidate:
                 continue
             if r in maximal:
-                candidate = leo
+                candidate = r_leo
             elif rules.hw_includes_caught_up_replicas and \
-                    (leo == log.log_end_offset or now - st.last_caught_up_time_ms <= lag_ms) and \
+                    (r_leo == leo or ctx.now - st.last_caught_up_time_ms
+                     <= ctx.config["replica.lag.time.max.ms"]) and \
                     (not rules.caught_up_requires_isr_eligible or ctx.is_isr_eligible(r)):
-                candidate = leo
-        return log.maybe_increment_high_watermark(candidate)
+                candidate = r_leo
+        if candidate > log.high_watermark:   # Log.maybe_increment_high_watermark, inlined
+            log.high_watermark = min(candidate, leo)
+            return True
+        return False
 
     def check_enough_replicas_reach_offset(self, ctx, required_offset: int) -> tuple[bool, str]:
         """DelayedProduce check: (done, error) for an acks=all append ending at required_offset."""

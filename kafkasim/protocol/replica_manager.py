@@ -128,8 +128,7 @@ class ReplicaManager:
                 results[tp] = [0, True, verdict, -1]
                 continue
             else:
-                first, last = part.log.append_as_leader(list(ids), list(sizes),
-                                                        part.leader_epoch, now)
+                first, last = part.log.append_as_leader(ids, sizes, part.leader_epoch, now)
                 if ident is not None:
                     producer_state.update(part.log.producer_states, registry, ids, first)
                 ctx.on_leader_append(part, first, last)
@@ -137,7 +136,10 @@ class ReplicaManager:
                 if part.maybe_increment_leader_hw(ctx):
                     self.on_hw_increased(ctx, part)
             if req.acks == -1:
-                done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
+                if part.log.high_watermark <= last:   # the usual case: followers have to fetch
+                    done, err = False, E.NONE
+                else:
+                    done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
                 results[tp] = [last + 1, done, err, first]
                 waiting = waiting or not done
             else:
@@ -157,9 +159,11 @@ class ReplicaManager:
         dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp.id)
 
     def _respond_produce(self, ctx, dst, correlation_id: int, results: dict) -> None:
-        parts = tuple((t, p, st[2], st[3] if st[2] == E.NONE else -1)
-                      for (t, p), st in results.items())
-        ctx.send(dst, ProduceResponse(correlation_id, parts))
+        parts = []
+        for (t, p), st in results.items():
+            err = st[2]
+            parts.append((t, p, err, st[3] if err == E.NONE else -1))
+        ctx.send(dst, ProduceResponse(correlation_id, tuple(parts)))
 
     def try_complete_produces(self, ctx, tp) -> None:
         ids = self.produce_waiters.get(tp)
@@ -167,23 +171,28 @@ class ReplicaManager:
             return
         part = self.partitions.get(tp)
         remaining = []
+        delayed = self.delayed_produce
         for dp_id in ids:
-            dp = self.delayed_produce.get(dp_id)
+            dp = delayed.get(dp_id)
             if dp is None:
                 continue
             st = dp.status[tp]
             if part is None:
                 done, err = True, ctx.not_leader_error()
+            elif part.is_leader and part.log.high_watermark < st[0]:
+                remaining.append(dp_id)   # the common case: the HW is not there yet
+                continue
             else:
                 done, err = part.check_enough_replicas_reach_offset(ctx, st[0])
             if done:
                 st[1] = True
                 st[2] = err if err == E.NONE else (ctx.not_leader_error()
                                                    if err == E.NOT_LEADER_OR_FOLLOWER else err)
-                if all(s[1] for s in dp.status.values()):
-                    del self.delayed_produce[dp_id]
+                status = dp.status
+                if len(status) == 1 or all(s[1] for s in status.values()):
+                    del delayed[dp_id]
                     ctx.cancel_timeout(dp.timeout_id)
-                    self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
+                    self._respond_produce(ctx, dp.client, dp.correlation_id, status)
             else:
                 remaining.append(dp_id)
         if remaining:
@@ -244,11 +253,12 @@ class ReplicaManager:
         if part is None:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
                                 else E.UNKNOWN_TOPIC_OR_PARTITION)
+        rules = ctx.rules
         if not part.is_leader:
-            if not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0:
+            if not is_follower and rules.fetch_from_follower and part.leader_id >= 0:
                 return self._read_as_follower(ctx, part, fp)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
-        if fp.current_leader_epoch >= 0 and ctx.rules.current_leader_epoch_fencing:
+        if fp.current_leader_epoch >= 0 and rules.current_leader_epoch_fencing:
             if fp.current_leader_epoch < part.leader_epoch:
                 return _fetch_error(fp, E.FENCED_LEADER_EPOCH)
             if fp.current_leader_epoch > part.leader_epoch:
@@ -257,25 +267,32 @@ class ReplicaManager:
         hw = log.high_watermark
         leo = log.log_end_offset
         ls = log.log_start_offset
-        if is_follower and fp.last_fetched_epoch >= 0 and ctx.rules.fetch_diverging_epoch:
-            epoch, end = log.leader_epoch_cache.end_offset_for(fp.last_fetched_epoch, leo)
-            if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
-                return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
-                                          RecordChunk.empty(fp.fetch_offset), (epoch, end), leo)
-        if fp.fetch_offset > leo or fp.fetch_offset < ls:
+        fetch_offset = fp.fetch_offset
+        last_fetched = fp.last_fetched_epoch
+        if is_follower and last_fetched >= 0 and rules.fetch_diverging_epoch:
+            entries = log.leader_epoch_cache.entries
+            # a follower on the leader's latest epoch and not past its LEO cannot diverge
+            # (endOffsetFor(latest) is the LEO): skip the lookup in that steady state
+            if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo):
+                epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
+                if epoch < last_fetched or end < fetch_offset:
+                    return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
+                                              RecordChunk.empty(fetch_offset), (epoch, end), leo)
+        if fetch_offset > leo or fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         if not is_follower and req.rack_id and ctx.config.get("replica.selector.class") \
-                and ctx.rules.fetch_from_follower:
-            preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
+                and rules.fetch_from_follower:
+            preferred = select_read_replica(ctx, part, fetch_offset, req.rack_id)
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
                 return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
-                                          RecordChunk.empty(fp.fetch_offset), None, leo,
+                                          RecordChunk.empty(fetch_offset), None, leo,
                                           preferred)
         max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
-        chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes)
+        chunk = log.read(fetch_offset, max_offset, fp.partition_max_bytes) \
+            if fetch_offset < max_offset else RecordChunk.empty(fetch_offset)
         if is_follower and update_follower_state:
-            if part.update_follower_fetch_state(ctx, req.replica_id, fp.fetch_offset,
+            if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
                                                 fp.log_start_offset, leo):
                 self.on_hw_increased(ctx, part)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
@@ -293,32 +310,36 @@ class ReplicaManager:
         """Bytes a parked fetch could return now, and whether some partition must answer."""
         total = 0
         must = False
-        is_follower = df.request.replica_id >= 0
-        for fp in df.request.partitions:
-            part = self.partitions.get((fp.topic, fp.partition))
+        request = df.request
+        is_follower = request.replica_id >= 0
+        partitions = self.partitions
+        for fp in request.partitions:
+            part = partitions.get((fp.topic, fp.partition))
             serving = part is not None and (part.is_leader or (
                 not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
-            if not serving or part.leader_epoch_changed_since(fp):
-                must = True
+            if not serving or 0 <= fp.current_leader_epoch < part.leader_epoch:
+                must = True   # the leader epoch moved past the one the fetch was sent in
                 continue
             log = part.log
             end = log.log_end_offset if is_follower else log.high_watermark
-            total += log.bytes_between(fp.fetch_offset, end, df.request.min_bytes)
+            if end > fp.fetch_offset:
+                total += log.bytes_between(fp.fetch_offset, end, request.min_bytes)
         return total, must
 
     def _try_complete_fetch(self, ctx, df_id: int, force: bool) -> bool:
         df = self.delayed_fetch.get(df_id)
         if df is None:
             return True
+        request = df.request
         if not force:
             avail, must = self._available_bytes(ctx, df)
-            if not must and avail < df.request.min_bytes:
+            if not must and avail < request.min_bytes:
                 return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = tuple(self._read_partition(ctx, df.request, fp, update_follower_state=False)
-                      for fp in df.request.partitions)
-        ctx.send(df.src, FetchResponse(df.request.correlation_id, datas))
+        datas = tuple([self._read_partition(ctx, request, fp, False)
+                       for fp in request.partitions])
+        ctx.send(df.src, FetchResponse(request.correlation_id, datas))
         return True
 
     def _wake(self, ctx, waiters: dict, tp) -> None:
