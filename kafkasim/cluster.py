@@ -35,7 +35,6 @@ from kafkasim.protocol.placement import PlacementError, assign_replicas_to_broke
 from kafkasim.trace import Trace
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
-_WIRE_NAMES: dict = {}    # (message class, AlterPartition naming rule) -> name on the wire
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
 
 
@@ -133,6 +132,7 @@ class Cluster:
         self.live_timeouts: dict[int, tuple] = {}
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
+        self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
         self.brokers: dict[int, Broker] = {}
         for b in ids:
             cfg = dict(self.broker_config)
@@ -236,7 +236,8 @@ class Cluster:
                 return
         trace = self.trace
         if trace.messages:
-            trace.rows.append((now, "send", src, "", -1, (self.wire_name(msg), dst, msg_id)))
+            name = self.wire_names.get(type(msg)) or self.wire_name(msg)
+            trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
         engine.schedule_at(net.delivery_time(env, now, engine.rng), "deliver", env,
                            net.incarnations.get(dst, 0))
 
@@ -269,13 +270,12 @@ class Cluster:
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
         cls = type(msg)
-        key = (cls, self.rules.alter_partition_name)
-        name = _WIRE_NAMES.get(key)
+        name = self.wire_names.get(cls)
         if name is None:
             name = cls.__name__
             if name.startswith("AlterPartition") and not self.rules.alter_partition_name:
                 name = "AlterIsr" + name[len("AlterPartition"):]
-            _WIRE_NAMES[key] = name
+            self.wire_names[cls] = name
         return name
 
     def _deliver(self, env, incarnation: int) -> None:
@@ -303,8 +303,9 @@ class Cluster:
         net.stats["delivered"] += 1
         trace = self.trace
         if trace.messages:
-            trace.rows.append((self.engine.now, "recv", dst, "", -1,
-                               (self.wire_name(env.msg), env.src, env.msg_id)))
+            msg = env.msg
+            name = self.wire_names.get(type(msg)) or self.wire_name(msg)
+            trace.rows.append((self.engine.now, "recv", dst, "", -1, (name, env.src, env.msg_id)))
         if broker is not None:
             broker.on_message(env.src, env.msg)
         elif dst == ZOOKEEPER:

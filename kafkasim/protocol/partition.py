@@ -47,12 +47,13 @@ class Partition:
     __slots__ = (
         "topic", "partition", "broker_id", "log", "replicas", "leader_id", "leader_epoch",
         "partition_epoch", "controller_epoch", "isr", "pending", "remote",
-        "leader_epoch_start_offset", "is_leader",
+        "leader_epoch_start_offset", "is_leader", "tp",
     )
 
     def __init__(self, topic: str, partition: int, broker_id: int, log: Log) -> None:
         self.topic = topic
         self.partition = partition
+        self.tp: tuple[str, int] = (topic, partition)
         self.broker_id = broker_id
         self.log = log
         self.replicas: tuple[int, ...] = ()
@@ -72,10 +73,6 @@ class Partition:
                 f"epoch={self.leader_epoch}, isr={list(self.isr)}, LEO={self.log.log_end_offset}, "
                 f"HW={self.log.high_watermark})")
 
-    @property
-    def tp(self) -> tuple[str, int]:
-        return (self.topic, self.partition)
-
     # -- ISR views --------------------------------------------------------------------------
     def maximal_isr(self, ctx) -> tuple[int, ...]:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497)."""
@@ -86,17 +83,13 @@ class Partition:
 
     def effective_min_isr(self, ctx) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""
-        min_isr = ctx.topic_config(self.topic)["min.insync.replicas"]
-        if ctx.rules.effective_min_isr_capped:
-            return min(min_isr, len(self.replicas))
+        min_isr = ctx.cluster.topic_configs[self.topic]["min.insync.replicas"]
+        if min_isr > len(self.replicas) and ctx.cluster.rules.effective_min_isr_capped:
+            return len(self.replicas)
         return min_isr
 
     def is_under_min_isr(self, ctx) -> bool:
         return self.is_leader and len(self.isr) < self.effective_min_isr(ctx)
-
-    def leader_epoch_changed_since(self, fetch_partition) -> bool:
-        """A parked fetch must answer if the leader epoch moved past the one it was sent in."""
-        return 0 <= fetch_partition.current_leader_epoch < self.leader_epoch
 
     def is_under_replicated(self) -> bool:
         return self.is_leader and len(self.isr) < len(self.replicas)
