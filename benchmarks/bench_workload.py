@@ -12,6 +12,13 @@ message tracing (``Cluster(trace_messages=False)``). Each is the best of ``repea
 and acks are deterministic for the seed, so only the wall time varies between repetitions.
 
 Target (issue 3): >= 100 simulated seconds per wall second for the headline variant.
+
+Baseline measured in the same run: ``benchmarks/skeleton.py`` carries the same traffic (the same
+~1,600 events per simulated second: ticks, sender wake-ups, Produce, two Fetch responses, two
+Fetch requests and the ProduceResponse per batch, each message with its send/recv trace rows)
+with none of Kafka's rules. ``skeleton_sim_s_per_wall_s`` is the speed of light for a
+per-message simulation in this interpreter; ``linger5_trace_cost_vs_skeleton`` says how many
+times that floor kafkasim costs (the target needs <= skeleton speed / 100).
 ``python -m benchmarks.bench_workload --profile`` prints cProfile's top functions (by tottime).
 """
 
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import time
 
+from benchmarks import skeleton
 from kafkasim.cluster import Cluster
 from kafkasim.workload import RateWorkload
 
@@ -84,6 +92,14 @@ def run(quick: bool = False) -> dict:
             out[f"{label}_records_acked"] = m["acked"]
             out[f"{label}_sim_s"] = m["sim_s"]
             out[f"{label}_wall_s"] = round(m["wall_s"], 3)
+    sk = skeleton.measure(duration_ms, repeats)
+    out["skeleton_events"] = sk["events"]
+    out["skeleton_sim_s_per_wall_s"] = round(sk["sim_s"] / sk["wall_s"], 2)
+    for label in ("linger5_trace", "linger5_notrace"):
+        out[f"{label}_cost_vs_skeleton"] = round(
+            out["skeleton_sim_s_per_wall_s"] / out[f"{label}_sim_s_per_wall_s"], 2)
+    out["target_cost_vs_skeleton"] = round(
+        out["skeleton_sim_s_per_wall_s"] / TARGET_SIM_S_PER_WALL_S, 2)
     out["target_sim_s_per_wall_s"] = TARGET_SIM_S_PER_WALL_S
     for label in ("linger5_trace", "linger0_trace"):
         out[f"meets_target_{label}"] = out[f"{label}_sim_s_per_wall_s"] >= TARGET_SIM_S_PER_WALL_S
