@@ -11,10 +11,10 @@ Everything is deterministic given (configuration, actions, seed). The whole clus
 
 from __future__ import annotations
 
-import heapq
 import json
 import pickle
 from array import array
+from collections import deque
 from collections.abc import Callable
 
 from kafkasim import config as kconfig
@@ -353,6 +353,9 @@ class Cluster:
             client.on_timer(name, args)
 
     # -- cancellable timeouts ------------------------------------------------------------------
+    # An owner's timeouts sit in one FIFO per delay: a request timeout of a given length is
+    # added in deadline order, so each FIFO is sorted by (deadline, id) and a cancelled entry
+    # costs one popleft when it reaches the head (most are cancelled: the answers arrive first).
     def add_timeout(self, owner: tuple, delay_ms: int, name: str, args: tuple) -> int:
         """Call the owner's timer ``name(*args)`` after ``delay_ms`` unless cancelled first.
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
@@ -361,16 +364,17 @@ class Cluster:
         deadline = self.engine.now + delay_ms
         entry = self.timeouts.get(owner)
         if entry is None:
-            entry = [[], -1]
+            entry = [{}, -1]
             self.timeouts[owner] = entry
-        heap = entry[0]
-        heapq.heappush(heap, (deadline, tid, name, args))
-        self.live_timeouts[tid] = owner
-        if len(heap) > 512 and len(heap) > 2 * len(self.live_timeouts):
+        fifo = entry[0].get(delay_ms)
+        if fifo is None:
+            fifo = entry[0][delay_ms] = deque()
+        fifo.append((deadline, tid, name, args))
+        live = self.live_timeouts
+        live[tid] = owner
+        if len(fifo) > 512 and len(fifo) > 2 * len(live):
             # most entries were cancelled: drop them so snapshots stay small
-            live = self.live_timeouts
-            heap[:] = [e for e in heap if e[1] in live]
-            heapq.heapify(heap)
+            entry[0][delay_ms] = deque(e for e in fifo if e[1] in live)
         if entry[1] < self.engine.now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
@@ -379,21 +383,36 @@ class Cluster:
     def cancel_timeout(self, tid: int) -> None:
         self.live_timeouts.pop(tid, None)
 
+    def _due_timeouts(self, fifos: dict, now: int) -> list:
+        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones)."""
+        live = self.live_timeouts
+        due = []
+        for fifo in fifos.values():
+            while fifo and (fifo[0][0] <= now or fifo[0][1] not in live):
+                e = fifo.popleft()
+                if e[1] in live:
+                    due.append(e)
+        due.sort()   # (deadline, id): the order one heap over all delays would give
+        return due
+
     def _fire_timeouts(self, owner: tuple) -> None:
         entry = self.timeouts[owner]
-        heap = entry[0]
+        fifos = entry[0]
         now = self.engine.now
         live = self.live_timeouts
-        while heap and (heap[0][0] <= now or heap[0][1] not in live):
-            _deadline, tid, name, args = heapq.heappop(heap)
-            if live.pop(tid, None) is None:
-                continue
-            if owner[0] == "broker":
-                self._broker_timer(owner[1], owner[2], name, args)
-            else:
-                self._client_timer(owner[1], name, args)
-        if heap:
-            nxt = heap[0][0]
+        due = self._due_timeouts(fifos, now)
+        while due:
+            for _deadline, tid, name, args in due:
+                if live.pop(tid, None) is None:
+                    continue   # cancelled by a timeout that fired just before
+                if owner[0] == "broker":
+                    self._broker_timer(owner[1], owner[2], name, args)
+                else:
+                    self._client_timer(owner[1], name, args)
+            due = self._due_timeouts(fifos, now)   # a handler may add a timeout due now
+        heads = [fifo[0][0] for fifo in fifos.values() if fifo]
+        if heads:
+            nxt = min(heads)
             if entry[1] <= now or nxt < entry[1]:
                 entry[1] = nxt
                 self.engine.schedule_at(nxt, "timeouts", owner)

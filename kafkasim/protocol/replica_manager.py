@@ -233,7 +233,7 @@ class ReplicaManager:
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
-            total += pd.records.size_bytes
+            total += sum(pd.records.sizes)
         if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
             ctx.send(src, FetchResponse(req.correlation_id, tuple(datas)))
             return

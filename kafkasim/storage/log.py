@@ -43,7 +43,12 @@ class RecordChunk(NamedTuple):
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
         # the arrays are shared: chunks are read-only by convention
-        return RecordChunk(base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I)
+        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I))
+
+
+# NamedTuple's generated __new__ is a Python function; a fetch builds a chunk per partition, so
+# the hot paths build them with the C constructor directly (same object, same fields)
+_new_chunk = tuple.__new__
 
 
 class Log:
@@ -140,8 +145,8 @@ class Log:
             if total > max_bytes:
                 break
             end += 1
-        return RecordChunk(start_offset, self.epochs[lo:end], self.ids[lo:end],
-                           self.timestamps[lo:end], sizes[lo:end])
+        return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
+                                        self.timestamps[lo:end], sizes[lo:end]))
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
