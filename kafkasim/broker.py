@@ -512,8 +512,10 @@ class Broker:
         producer_state.update(log.producer_states, cluster.records, ids, base)
         topic, partition = tp
         cluster.record("replicate", self.id, topic, partition, (base, base + len(ids) - 1))
-        # _maybe_flush, inlined: flush.messages is read on every append (it may be altered)
-        if log.unflushed_messages() >= cluster.topic_configs[topic]["flush.messages"]:
+        # _maybe_flush, inlined (flush.messages is read on every append: it may be altered);
+        # the left side is log.unflushed_messages()
+        if log.log_start_offset + len(log.ids) - log.recovery_point >= \
+                cluster.topic_configs[topic]["flush.messages"]:
             log.flush()
         entries = log.leader_epoch_cache.entries
         if entries and entries[-1].start_offset >= base:
