@@ -462,10 +462,15 @@ class Broker:
 
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
-        key = (thread.leader_id, thread.fetcher_id)
-        tid = self.schedule_timeout(timeout_ms, "fetcher_request_timeout", key, req.correlation_id)
-        self.fetch_inflight[req.correlation_id] = (key, tid)
-        self.send(thread.leader_id, req)
+        # schedule_timeout and send, inlined (one per follower fetch)
+        cluster = self.cluster
+        leader = thread.leader_id
+        key = (leader, thread.fetcher_id)
+        corr = req.correlation_id
+        tid = cluster.add_timeout(("broker", self.id, self.incarnation), timeout_ms,
+                                  "fetcher_request_timeout", (key, corr))
+        self.fetch_inflight[corr] = (key, tid)
+        cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
         self.schedule_timer(max(0, when - self.now), "fetcher_wakeup",
@@ -501,25 +506,33 @@ class Broker:
     def append_as_follower(self, tp, chunk) -> None:
         log = self.logs[tp]
         log.append_as_follower(chunk)
-        producer_state.update(log.producer_states, self.cluster.records, chunk.ids,
-                              chunk.base_offset)
-        self.trace("replicate", tp[0], tp[1], (chunk.base_offset, chunk.last_offset))
-        self._maybe_flush(log)
+        cluster = self.cluster
+        base = chunk.base_offset
+        ids = chunk.ids
+        producer_state.update(log.producer_states, cluster.records, ids, base)
+        topic, partition = tp
+        cluster.record("replicate", self.id, topic, partition, (base, base + len(ids) - 1))
+        # _maybe_flush, inlined (flush.messages is read on every append: it may be altered);
+        # the left side is log.unflushed_messages()
+        if log.log_start_offset + len(log.ids) - log.recovery_point >= \
+                cluster.topic_configs[topic]["flush.messages"]:
+            log.flush()
         entries = log.leader_epoch_cache.entries
-        if entries and entries[-1].start_offset >= chunk.base_offset:
+        if entries and entries[-1].start_offset >= base:
             self.maybe_write_epoch_checkpoint(tp)
 
     def _maybe_flush(self, log: Log) -> None:
-        interval = self.topic_config(log.topic)["flush.messages"]
+        interval = self.cluster.topic_configs[log.topic]["flush.messages"]
         if log.unflushed_messages() >= interval:
             log.flush()
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
         old = log.high_watermark
-        new = log.update_high_watermark(min(leader_hw, log.log_end_offset))
+        # update_high_watermark clamps to the LEO itself (min(leader_hw, LEO) in Kafka)
+        new = log.update_high_watermark(leader_hw)
         if new != old:
-            self.trace("hw", tp[0], tp[1], new)
+            self.cluster.record("hw", self.id, tp[0], tp[1], new)
             if new > old:  # consumers fetching from this follower (KIP-392) may now read more
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
@@ -629,15 +642,22 @@ class Broker:
         if entry is None:
             return
         key, tid = entry
-        self.cancel_timeout(tid)
-        if self.disk_delay_ms and isinstance(msg, FetchResponse):
+        self.cluster.cancel_timeout(tid)
+        is_fetch = isinstance(msg, FetchResponse)
+        if self.disk_delay_ms and is_fetch:
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:
                 # a slow disk: writing the fetched records takes disk_delay_ms per record
                 self.schedule_timer(max(1, round(self.disk_delay_ms * n)), "fetcher_process",
                                     key, msg)
                 return
-        self._timer_fetcher_process(key, msg)
+        # _timer_fetcher_process, inlined (this is every follower fetch's path)
+        thread = self.fetchers.get(key)
+        if thread is not None:
+            if is_fetch:
+                thread.on_fetch_response(self, msg)
+            else:
+                thread.on_offsets_for_leader_epoch(self, msg)
 
     def _on_offsets_for_leader_epoch(self, src, msg: OffsetsForLeaderEpochRequest) -> None:
         self.replica_manager.offsets_for_leader_epoch(self, src, msg)

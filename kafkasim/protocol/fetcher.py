@@ -23,6 +23,7 @@ from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSE
 
 TRUNCATING = "Truncating"
 FETCHING = "Fetching"
+_NONE = E.NONE  # hot-path constant (one global load instead of a module attribute lookup)
 
 
 def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
@@ -71,14 +72,23 @@ class ReplicaFetcherThread:
         if self.in_flight >= 0 or not self.partitions:
             return
         now = ctx.now
-        truncating = [(tp, st) for tp, st in self.partitions.items()
-                      if st.state == TRUNCATING and st.delayed_until_ms <= now]
+        # one pass sorts the partitions; only when some must truncate first is the ready list
+        # made again afterwards (truncation can move partitions to Fetching)
+        ready = []
+        truncating = False
+        for tp, st in self.partitions.items():
+            if st.delayed_until_ms <= now:
+                if st.state == FETCHING:
+                    ready.append((tp, st))
+                elif st.state == TRUNCATING:
+                    truncating = True
         if truncating:
-            self._maybe_truncate(ctx, truncating)
+            self._maybe_truncate(ctx, [(tp, st) for tp, st in self.partitions.items()
+                                       if st.state == TRUNCATING and st.delayed_until_ms <= now])
             if self.in_flight >= 0:
                 return
-        ready = [(tp, st) for tp, st in self.partitions.items()
-                 if st.state == FETCHING and st.delayed_until_ms <= now]
+            ready = [(tp, st) for tp, st in self.partitions.items()
+                     if st.state == FETCHING and st.delayed_until_ms <= now]
         if not ready:
             delays = [st.delayed_until_ms for st in self.partitions.values()
                       if st.delayed_until_ms > now]
@@ -86,19 +96,26 @@ class ReplicaFetcherThread:
                 self._wake_at(ctx, min(delays))
             return
         cfg = ctx.config
+        rules = ctx.rules
+        fencing = rules.current_leader_epoch_fencing
+        diverging = rules.fetch_diverging_epoch
+        max_bytes = cfg["replica.fetch.max.bytes"]
+        logs = ctx.logs
         parts = []
-        for (topic, partition), st in ready:
-            log = ctx.local_log(topic, partition)
+        requested = {}
+        for tp, st in ready:
+            offset = st.fetch_offset
             parts.append(FetchPartition(
-                topic, partition, st.fetch_offset,
-                st.current_leader_epoch if ctx.rules.current_leader_epoch_fencing else -1,
-                st.last_fetched_epoch if ctx.rules.fetch_diverging_epoch else -1,
-                log.log_start_offset, cfg["replica.fetch.max.bytes"]))
+                tp[0], tp[1], offset,
+                st.current_leader_epoch if fencing else -1,
+                st.last_fetched_epoch if diverging else -1,
+                logs[tp].log_start_offset, max_bytes))
+            requested[tp] = offset
         corr = ctx.next_correlation_id()
         self.in_flight = corr
         self.in_flight_sent_ms = now
         self.fetch_count += 1
-        self.requested = {(fp.topic, fp.partition): fp.fetch_offset for fp in parts}
+        self.requested = requested
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
                            tuple(parts), fetcher_id=self.fetcher_id)
@@ -191,34 +208,37 @@ class ReplicaFetcherThread:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
-        now = ctx.now
-        backoff = ctx.config["replica.fetch.backoff.ms"]
+        partitions = self.partitions
+        requested = self.requested
+        logs = ctx.logs
         for pd in resp.partitions:
             tp = (pd.topic, pd.partition)
-            st = self.partitions.get(tp)
-            if st is None or st.state != FETCHING or self.requested.get(tp) != st.fetch_offset:
+            st = partitions.get(tp)
+            if st is None or st.state != FETCHING or requested.get(tp) != st.fetch_offset:
                 continue
-            log = ctx.local_log(*tp)
+            log = logs[tp]
             err = pd.error
-            if err == E.NONE and pd.diverging_epoch is not None:
-                epoch, end_offset = pd.diverging_epoch
-                offset, _done = self.truncation_state(ctx, tp, epoch, end_offset)
-                ctx.truncate_log(tp, offset, f"diverging epoch {epoch} ends at {end_offset}")
-                st.fetch_offset = log.log_end_offset
-                st.last_fetched_epoch = log.latest_epoch()
-                continue
-            if err == E.NONE:
-                if st.fetch_offset != log.log_end_offset:
+            if err == _NONE:
+                if pd.diverging_epoch is not None:
+                    epoch, end_offset = pd.diverging_epoch
+                    offset, _done = self.truncation_state(ctx, tp, epoch, end_offset)
+                    ctx.truncate_log(tp, offset, f"diverging epoch {epoch} ends at {end_offset}")
+                    st.fetch_offset = log.log_end_offset
+                    st.last_fetched_epoch = log.latest_epoch()
+                    continue
+                if st.fetch_offset != log.log_start_offset + len(log.ids):  # the LEO
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
-                if len(chunk):
+                if len(chunk.ids):
                     ctx.append_as_follower(tp, chunk)
-                ctx.set_follower_hw(tp, pd.high_watermark)
+                hw = pd.high_watermark
+                ctx.set_follower_hw(tp, hw)
                 if pd.log_start_offset > log.log_start_offset:
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
-                st.fetch_offset = log.log_end_offset
+                leo = log.log_start_offset + len(log.ids)
+                st.fetch_offset = leo
                 st.last_fetched_epoch = log.latest_epoch()
-                st.lag = max(0, pd.high_watermark - st.fetch_offset)
+                st.lag = max(0, hw - leo)
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:
@@ -228,5 +248,5 @@ class ReplicaFetcherThread:
                 st.fetch_offset = log.log_end_offset
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
-                st.delayed_until_ms = now + backoff
+                st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
         self.do_work(ctx)

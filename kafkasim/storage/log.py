@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from typing import NamedTuple
 
-from kafkasim.storage.leader_epoch import LeaderEpochFileCache
+from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
@@ -85,7 +85,9 @@ class Log:
         return len(self.ids)
 
     def latest_epoch(self) -> int:
-        return self.leader_epoch_cache.latest_epoch()
+        # LeaderEpochFileCache.latest_epoch, inlined: the fetcher asks after every fetch
+        entries = self.leader_epoch_cache.entries
+        return entries[-1].epoch if entries else UNDEFINED_EPOCH
 
     def epoch_at(self, offset: int) -> int:
         return self.epochs[offset - self.log_start_offset]
@@ -114,21 +116,24 @@ class Log:
 
     def append_as_follower(self, chunk: RecordChunk) -> None:
         """Append records fetched from the leader; the chunk must start at our LEO."""
-        if chunk.base_offset != self.log_end_offset:
+        base, epochs, ids, timestamps, sizes = chunk
+        if base != self.log_start_offset + len(self.ids):  # the log end offset
             raise RuntimeError(
                 f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
                 f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
         cache = self.leader_epoch_cache
-        last_epoch = cache.latest_epoch()
-        base = chunk.base_offset
-        for i, epoch in enumerate(chunk.epochs):
-            if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
-                cache.assign(epoch, base + i)
-                last_epoch = epoch
-        self.epochs.extend(chunk.epochs)
-        self.ids.extend(chunk.ids)
-        self.timestamps.extend(chunk.timestamps)
-        self.sizes.extend(chunk.sizes)
+        last_epoch = self.latest_epoch()
+        # fast path: every record is in the cache's latest epoch (one C-level count), so the
+        # loop below would assign nothing
+        if epochs.count(last_epoch) != len(epochs):
+            for i, epoch in enumerate(epochs):
+                if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
+                    cache.assign(epoch, base + i)
+                    last_epoch = epoch
+        self.epochs.extend(epochs)
+        self.ids.extend(ids)
+        self.timestamps.extend(timestamps)
+        self.sizes.extend(sizes)
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
@@ -162,7 +167,8 @@ class Log:
     # -- high watermark -----------------------------------------------------------------------
     def update_high_watermark(self, hw: int) -> int:
         """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
-        hw = max(self.log_start_offset, min(hw, self.log_end_offset))
+        start = self.log_start_offset
+        hw = max(start, min(hw, start + len(self.ids)))  # clamped into [log start, LEO]
         self.high_watermark = hw
         return hw
 
@@ -225,9 +231,10 @@ class Log:
 
     def flush(self, offset: int | None = None) -> None:
         """fsync up to ``offset`` (default: LEO); the recovery point only moves forward."""
-        target = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+        leo = self.log_start_offset + len(self.ids)
+        target = leo if offset is None else min(offset, leo)
         if target > self.recovery_point:
             self.recovery_point = target
 
     def unflushed_messages(self) -> int:
-        return self.log_end_offset - self.recovery_point
+        return self.log_start_offset + len(self.ids) - self.recovery_point
