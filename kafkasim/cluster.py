@@ -129,7 +129,7 @@ class Cluster:
         # request timeouts that are almost always cancelled live in per-owner heaps, so they cost
         # no engine event unless they fire (Kafka's purgatories use a timing wheel likewise)
         self.timeouts: dict[tuple, list] = {}
-        self.live_timeouts: dict[int, tuple] = {}
+        self.live_timeouts: dict[int, deque] = {}   # timeout id -> the FIFO holding it
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
@@ -371,17 +371,23 @@ class Cluster:
             fifo = entry[0][delay_ms] = deque()
         fifo.append((deadline, tid, name, args))
         live = self.live_timeouts
-        live[tid] = owner
+        live[tid] = fifo
         if len(fifo) > 512 and len(fifo) > 2 * len(live):
-            # most entries were cancelled: drop them so snapshots stay small
-            entry[0][delay_ms] = deque(e for e in fifo if e[1] in live)
+            # most entries were cancelled out of order: drop them so snapshots stay small
+            keep = [e for e in fifo if e[1] in live]
+            fifo.clear()
+            fifo.extend(keep)
         if entry[1] < self.engine.now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
         return tid
 
     def cancel_timeout(self, tid: int) -> None:
-        self.live_timeouts.pop(tid, None)
+        live = self.live_timeouts
+        fifo = live.pop(tid, None)
+        # answers usually come back in request order: the cancelled entry is then the head
+        while fifo and fifo[0][1] not in live:
+            fifo.popleft()
 
     def _due_timeouts(self, fifos: dict, now: int) -> list:
         """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones)."""
