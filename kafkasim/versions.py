@@ -325,6 +325,25 @@ class Rules:
         doc="the controller answers INELIGIBLE_REPLICA to an ISR holding a dead or "
         "shutting-down broker",
     )
+    # KAFKA-4485 (0.10.2.0): Partition.makeLeader resets every follower's lag bookkeeping on each
+    # new leader epoch, also when the leader is re-elected (it keeps the followers' LEOs then):
+    # lastFetchLeaderLogEndOffset := leader LEO, lastFetchTimeMs := now, lastCaughtUpTimeMs := now
+    # for ISR members and 0 for the others (Replica.resetLastCaughtUpTime @0.10.2.0 ... @3.2.0).
+    # Before, a re-elected leader kept the followers' state as it was.
+    reelected_leader_resets_follower_state: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485, Partition.makeLeader / Replica.resetLastCaughtUpTime",
+        doc="a re-elected leader resets its followers' lastCaughtUpTimeMs (now if in the ISR, "
+        "never otherwise) and lastFetchTimeMs, keeping their LEOs",
+    )
+    # Since 3.3.0 (commit a5f7c82, #12081, Replica.resetReplicaState with isNewLeader=false): a
+    # re-elected leader sets a non-ISR follower's lastFetchTimeMs to 0 instead of now, "to ensure
+    # that the follower is not brought back into the ISR before a fetch is received".
+    reelected_leader_fetch_time_only_in_sync: bool = _rule(
+        since="3.3",
+        ref="Replica.resetReplicaState, commit a5f7c82 (#12081)",
+        doc="on re-election a non-ISR follower's lastFetchTimeMs is reset to never, not now",
+    )
     # Since 3.3.0 (commit a5f7c82, "Refactor kafka.cluster.Replica" #12081)
     # lastFetchLeaderLogEndOffset := max(old, leader LEO); before, it was simply assigned.
     last_fetch_leader_leo_max: bool = _rule(

@@ -500,8 +500,8 @@ def test_acks_1_losses_are_classified_as_allowed():
 # B: ControllerChannelManager resends controller requests to a broker it could not reach;
 # C: Replica.resetReplicaState sets lastFetchTimeMs to 0 for a new leader's followers.
 # D: the ZK controller answers an AlterPartition retry that is already applied with the current
-# state. Still open: C's other half -- a re-elected leader resets its followers' fetch state
-# (resetReplicaState with isNewLeader=false) on a new leader epoch.
+# state. C's other half: a re-elected leader restarts its followers' lag clocks on a new leader
+# epoch (resetLastCaughtUpTime since 0.10.2, resetReplicaState with isNewLeader=false since 3.3).
 
 def test_known_bug_a_follower_that_led_an_empty_epoch_catches_up():
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
@@ -561,6 +561,42 @@ def test_known_bug_c_new_leader_does_not_wait_for_a_lagging_follower_outside_the
                                  f"held back by broker 3 (LEO {c.log(3, 't').log_end_offset}, "
                                  f"outside the ISR) counted as caught up since "
                                  f"t={part.remote[3].last_caught_up_time_ms}")
+
+
+@pytest.mark.parametrize(("version", "dead_fetch_time"), [
+    ("3.7", "never"),      # 3.3+: a non-ISR follower's lastFetchTimeMs := 0
+    ("3.2", "now"),        # 0.10.2-3.2: lastFetchTimeMs := now for every follower
+    ("0.10.1", "kept"),    # before KAFKA-4485 a re-elected leader kept the followers' state
+])
+def test_known_bug_c_re_elected_leader_restarts_its_followers_lag_clocks(version,
+                                                                        dead_fetch_time):
+    from kafkasim.protocol.partition import NEVER_MS
+
+    c = Cluster(brokers=3, seed=1, kafka_version=version,
+                config={"auto.leader.rebalance.enable": False})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})
+    p = c.producer(acks=1)
+    for i in range(10):
+        p.send("t", f"m{i}", partition=0)
+    c.run(1000)
+    part = c.brokers[1].replica_manager.partitions[("t", 0)]
+    before = {r: (st.last_fetch_time_ms, st.last_caught_up_time_ms)
+              for r, st in part.remote.items()}
+    epoch = part.leader_epoch
+    c.crash(3)   # the controller drops 3 from the ISR: broker 1 is re-elected, epoch + 1
+    assert c.run_until(lambda cl: part.leader_epoch > epoch, 30000)
+    t = c.now
+    assert part.is_leader and part.isr == (1, 2)
+    alive, dead = part.remote[2], part.remote[3]
+    assert (alive.log_end_offset, dead.log_end_offset) == (10, 10)   # LEOs are kept
+    if dead_fetch_time == "kept":
+        assert {r: (st.last_fetch_time_ms, st.last_caught_up_time_ms)
+                for r, st in part.remote.items()}[3] == before[3]
+        return
+    assert alive.last_caught_up_time_ms == t and alive.last_fetch_time_ms == t
+    assert dead.last_caught_up_time_ms == NEVER_MS   # no longer holds the HW as "caught up"
+    assert dead.last_fetch_time_ms == (NEVER_MS if dead_fetch_time == "never" else t)
+    assert dead.last_fetch_leader_log_end_offset == 10
 
 
 def test_known_bug_d_a_lost_alter_partition_response_does_not_freeze_the_isr():

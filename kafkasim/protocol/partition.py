@@ -124,6 +124,15 @@ class Partition:
         else:
             self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
                            for r in self.replicas if r != self.broker_id}
+            if new_epoch and ctx.rules.reelected_leader_resets_follower_state:
+                # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
+                # their LEOs, their lag clocks restart from this epoch's start
+                in_sync_only = ctx.rules.reelected_leader_fetch_time_only_in_sync
+                for r, st in self.remote.items():
+                    in_sync = r in self.isr
+                    st.last_caught_up_time_ms = now if in_sync else NEVER_MS
+                    st.last_fetch_time_ms = now if in_sync or not in_sync_only else NEVER_MS
+                    st.last_fetch_leader_log_end_offset = log.log_end_offset
         self.leader_epoch = leader_epoch
         self.leader_id = self.broker_id
         self.is_leader = True
