@@ -74,6 +74,18 @@ class RecordRegistry:
         self.pepochs.append(0)
         return len(self.values) - 1
 
+    def new_many(self, producer: int, values, key) -> int:
+        """``new`` for each of ``values`` (all with ``key``); returns the first of their
+        consecutive record ids."""
+        first = len(self.values)
+        k = len(values)
+        self.values.extend(values)
+        self.keys.extend([key] * k)
+        self.producers.extend(array("i", (producer,)) * k)
+        self.seqs.extend(array("i", (-1,)) * k)
+        self.pepochs.extend(array("h", (0,)) * k)
+        return first
+
     def value(self, record_id: int):
         v = self.values[record_id]
         return f"r{record_id}" if v is None else v

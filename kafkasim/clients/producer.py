@@ -86,6 +86,10 @@ class Producer:
         self.config = kconfig.producer_config(cfg, cluster.kafka_version)
         self.acks = self.config["acks"]
         cfg_ = self.config
+        # fixed for the producer's life: read once here, not per record on the hot path
+        self.linger_ms = cfg_["linger.ms"]
+        self.batch_size = cfg_["batch.size"]
+        self.max_in_flight = cfg_["max.in.flight.requests.per.connection"]
         # request.timeout.ms arrived with KIP-19 (0.9) and delivery.timeout.ms with KIP-91 (2.1);
         # the 0.8.2 producer's broker-side ack timeout (timeout.ms) defaulted to 30000 ms and it
         # had no client-side request or delivery timeout at all.
@@ -121,29 +125,51 @@ class Producer:
     def send(self, topic: str, value=None, *, key=None, partition: int | None = None
              ) -> ProduceResult:
         """Queue one record; returns its result object, filled in as the simulation runs."""
+        rid = self._send_run(topic, (value,), key, partition)
+        return self.results[rid]
+
+    def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
+        values = list(values)
+        if not values:
+            return []
+        first = self._send_run(topic, values, **kw)
+        res = self.results
+        return [res[rid] for rid in range(first, first + len(values))]
+
+    def _send_run(self, topic: str, values, key=None, partition: int | None = None) -> int:
+        """``send`` of each of ``values`` (non-empty) in order, all with the same key and
+        partition; returns the first record id (the records get consecutive ids)."""
         c = self.cluster
         n = c.partition_count(topic)
         if partition is None:
+            # the same for every record of the run: the key is the same and the sticky
+            # partition only moves when the sender drains a batch
             partition = self._partition_for(topic, key, n)
         elif not (isinstance(partition, int) and 0 <= partition < n):
             c.check_partition(topic, partition)
-        rid = c.records.new(self.producer_index, value, key)
-        res = ProduceResult(rid, topic, partition, value if value is not None else f"r{rid}",
-                            sent_ms=c.now)
-        self.results[rid] = res
+        now = c.engine.now
+        first = c.records.new_many(self.producer_index, values, key)
+        results = self.results
         tp = (topic, partition)
         queue = self.batches.setdefault(tp, [])
-        if queue and queue[-1].attempts == 0 and \
-                (len(queue[-1].record_ids) + 1) * self.record_size <= self.config["batch.size"]:
-            queue[-1].record_ids.append(rid)
-            queue[-1].sizes.append(self.record_size)
-        else:
-            queue.append(_Batch(tp, [rid], [self.record_size], c.now))
-        self._wake_sender(self.config["linger.ms"])
-        return res
-
-    def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
-        return [self.send(topic, v, **kw) for v in values]
+        size = self.record_size
+        limit = self.batch_size
+        batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        rid = first
+        for value in values:
+            results[rid] = ProduceResult(rid, topic, partition,
+                                         value if value is not None else f"r{rid}",
+                                         PENDING, -1, None, 0, [], now)
+            if batch is not None and (len(batch.record_ids) + 1) * size <= limit:
+                batch.record_ids.append(rid)
+                batch.sizes.append(size)
+            else:
+                batch = _Batch(tp, [rid], [size], now)
+                queue.append(batch)
+            rid += 1
+        # one wake-up for the run: the first send's schedules it, the others found it set
+        self._wake_sender(self.linger_ms)
+        return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
         """Run the simulation until every record sent so far is acked or failed."""
@@ -170,8 +196,9 @@ class Producer:
         self.cluster.engine.schedule(delay, "client_timer", self.client_id, name, args)
 
     def _wake_sender(self, delay: int) -> None:
-        when = self.cluster.now + delay
-        if self.sender_wakeup_ms < self.cluster.now or when < self.sender_wakeup_ms:
+        now = self.cluster.engine.now
+        when = now + delay
+        if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
             self.sender_wakeup_ms = when
             self._schedule(delay, "sender", when)
 
@@ -252,9 +279,13 @@ class Producer:
     # -- sender -----------------------------------------------------------------------------
     def _run_sender(self) -> None:
         c = self.cluster
-        now = c.now
-        linger = self.config["linger.ms"]
-        max_in_flight = self.config["max.in.flight.requests.per.connection"]
+        now = c.engine.now
+        linger = self.linger_ms
+        max_in_flight = self.max_in_flight
+        full_at = self.batch_size
+        record_size = self.record_size
+        leaders = self.leaders
+        in_flight_per_broker = self.in_flight_per_broker
         need_metadata = False
         next_wake = None
         per_broker: dict[int, list[_Batch]] = {}
@@ -262,35 +293,53 @@ class Producer:
             if not queue:
                 continue
             batch = queue[0]
-            ready_at = max(batch.created_ms + linger if batch.attempts == 0 else 0,
-                           batch.retry_at_ms)
-            full = len(batch.record_ids) * self.record_size >= self.config["batch.size"]
-            if ready_at > now and not full:
-                next_wake = ready_at if next_wake is None else min(next_wake, ready_at)
+            ready_at = batch.created_ms + linger if batch.attempts == 0 else 0
+            if batch.retry_at_ms > ready_at:
+                ready_at = batch.retry_at_ms
+            if ready_at > now and len(batch.record_ids) * record_size < full_at:
+                if next_wake is None or ready_at < next_wake:
+                    next_wake = ready_at
                 continue
-            leader = self.leaders.get(tp, -1)
+            leader = leaders.get(tp, -1)
             if leader < 0:
                 need_metadata = True
                 continue
             if leader not in per_broker and \
-                    self.in_flight_per_broker.get(leader, 0) >= max_in_flight:
+                    in_flight_per_broker.get(leader, 0) >= max_in_flight:
                 continue
             per_broker.setdefault(leader, []).append(queue.pop(0))
+        if per_broker:
+            self._send_batches(per_broker)
+        if need_metadata:
+            self._refresh_metadata()
+        if next_wake is not None:
+            self._wake_sender(next_wake - now)
+        if self.delivery_timeout_ms is not None:
+            self._expire_batches()
+
+    def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
+        """One ProduceRequest per broker with the batches the sender drained for it."""
+        c = self.cluster
+        results = self.results
+        sticky = self.sticky
+        client_id = self.client_id
         for broker, batches in per_broker.items():
             self.correlation += 1
             corr = self.correlation
             for b in batches:
                 b.attempts += 1
+                attempts = b.attempts
                 if self.idempotent and b.base_seq < 0:
                     self._assign_sequence(b)
                 for rid in b.record_ids:
-                    self.results[rid].attempts = b.attempts
-                if b.tp[0] in self.sticky:
-                    self.sticky[b.tp[0]] += 1
-            req = ProduceRequest(corr, self.client_id, self.acks, self.ack_timeout_ms,
-                                 tuple((b.tp[0], b.tp[1], tuple(b.record_ids), tuple(b.sizes))
-                                       for b in batches))
-            c.send(self.client_id, broker, req)
+                    results[rid].attempts = attempts
+                topic = b.tp[0]
+                if topic in sticky:
+                    sticky[topic] += 1
+            req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
+                                 tuple([(b.tp[0], b.tp[1], tuple(b.record_ids), tuple(b.sizes))
+                                        for b in batches]))
+            c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
                     for rid in b.record_ids:
@@ -298,24 +347,22 @@ class Producer:
                 continue
             tid = -1
             if self.request_timeout_ms is not None:
-                tid = c.add_timeout(("client", self.client_id), self.request_timeout_ms,
+                tid = c.add_timeout(("client", client_id), self.request_timeout_ms,
                                     "request_timeout", (corr,))
             self.in_flight[corr] = (broker, batches, tid)
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
-        if need_metadata:
-            self._refresh_metadata()
-        if next_wake is not None:
-            self._wake_sender(next_wake - now)
-        self._expire_batches()
 
     def _assign_sequence(self, b: _Batch) -> None:
-        b.base_seq = self.next_seq.get(b.tp, 0)
-        b.epoch = self.producer_epoch
-        self.next_seq[b.tp] = b.base_seq + len(b.record_ids)
+        seq = b.base_seq = self.next_seq.get(b.tp, 0)
+        epoch = b.epoch = self.producer_epoch
+        self.next_seq[b.tp] = seq + len(b.record_ids)
         reg = self.cluster.records
-        for i, rid in enumerate(b.record_ids):
-            reg.seqs[rid] = b.base_seq + i
-            reg.pepochs[rid] = b.epoch
+        seqs = reg.seqs
+        pepochs = reg.pepochs
+        for rid in b.record_ids:
+            seqs[rid] = seq
+            pepochs[rid] = epoch
+            seq += 1
 
     def _bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0
@@ -369,11 +416,28 @@ class Producer:
             if b is None:
                 continue
             if err == E.NONE:
-                for i, rid in enumerate(b.record_ids):
-                    self._complete(rid, ACKED, E.NONE, base + i)
+                self._ack_batch(b, base)
             else:
                 self._retry_or_fail(b, err)
         self._run_sender()
+
+    def _ack_batch(self, b: _Batch, base: int) -> None:
+        """``_complete(rid, ACKED, E.NONE, base + i)`` for the i-th record of ``b``."""
+        c = self.cluster
+        now = c.engine.now
+        record = c.record
+        results = self.results
+        client_id = self.client_id
+        offset = base
+        for rid in b.record_ids:
+            r = results[rid]
+            if r.status == PENDING:
+                r.status = ACKED
+                r.offset = offset
+                r.error = None
+                r.done_ms = now
+                record("produce_result", client_id, r.topic, r.partition, (rid, ACKED, offset))
+            offset += 1
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)
