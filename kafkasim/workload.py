@@ -86,8 +86,10 @@ class RateWorkload:
         return total
 
     def on_timer(self, name: str, args: tuple) -> None:
-        now = self.cluster.now
-        target = self.due(min(now, self.end_ms))
+        engine = self.cluster.engine
+        now = engine.now
+        end_ms = self.end_ms
+        target = self.due(now if now < end_ms else end_ms)
         sent = self.sent
         if sent < target:
             prefix = self.client_id
@@ -96,9 +98,10 @@ class RateWorkload:
             first = self.producer._send_run(self.topic, values, None, self.partition)
             self.record_ids.extend(range(first, first + len(values)))
             self.sent = target
-        if now < self.end_ms:
-            nxt = min(now + self.tick_ms, self.end_ms)
-            self.cluster.engine.schedule_at(nxt, "client_timer", self.client_id, "tick", ())
+        if now < end_ms:
+            nxt = now + self.tick_ms
+            engine.schedule_at(nxt if nxt < end_ms else end_ms, "client_timer", self.client_id,
+                               "tick", ())
 
     def on_message(self, src, msg) -> None:
         """Workloads receive no messages (their producer does)."""

@@ -164,7 +164,7 @@ class Producer:
                 batch.record_ids.append(rid)
                 batch.sizes.append(size)
             else:
-                batch = _Batch(tp, [rid], [size], now)
+                batch = _Batch(tp, [rid], [size], now, 0, 0, -1, 0)
                 queue.append(batch)
             rid += 1
         # one wake-up for the run: the first send's schedules it, the others found it set
@@ -200,7 +200,7 @@ class Producer:
         when = now + delay
         if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
             self.sender_wakeup_ms = when
-            self._schedule(delay, "sender", when)
+            self.cluster.engine.schedule(delay, "client_timer", self.client_id, "sender", (when,))
 
     def on_timer(self, name: str, args: tuple) -> None:
         if name == "sender":
@@ -410,7 +410,9 @@ class Producer:
         if entry is None:
             return
         _broker, batches = entry
-        by_tp = {b.tp: b for b in batches}
+        by_tp = {}
+        for b in batches:
+            by_tp[b.tp] = b
         for topic, partition, err, base in msg.partitions:
             b = by_tp.get((topic, partition))
             if b is None:
@@ -425,7 +427,7 @@ class Producer:
         """``_complete(rid, ACKED, E.NONE, base + i)`` for the i-th record of ``b``."""
         c = self.cluster
         now = c.engine.now
-        record = c.record
+        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
         results = self.results
         client_id = self.client_id
         offset = base
@@ -436,7 +438,8 @@ class Producer:
                 r.offset = offset
                 r.error = None
                 r.done_ms = now
-                record("produce_result", client_id, r.topic, r.partition, (rid, ACKED, offset))
+                trace((now, "produce_result", client_id, r.topic, r.partition,
+                       (rid, ACKED, offset)))
             offset += 1
 
     def _on_request_timeout(self, corr: int) -> None:
