@@ -92,8 +92,9 @@ class RateWorkload:
         target = self.due(now if now < end_ms else end_ms)
         sent = self.sent
         if sent < target:
-            prefix = self.client_id
-            values = [f"{prefix}-{i}" for i in range(sent + 1, target + 1)]
+            # the values "<name>-<n>" for n = sent + 1 .. target, built in C
+            values = list(map((self.client_id + "-").__add__,
+                              map(str, range(sent + 1, target + 1))))
             self.sent = sent + 1  # what a failing first send leaves, as one send per record did
             first = self.producer._send_run(self.topic, values, None, self.partition)
             self.record_ids.extend(range(first, first + len(values)))

@@ -9,6 +9,7 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 from kafkasim import config as kconfig
@@ -149,24 +150,32 @@ class Producer:
             c.check_partition(topic, partition)
         now = c.engine.now
         first = c.records.new_many(self.producer_index, values, key)
+        end = first + len(values)
         results = self.results
-        tp = (topic, partition)
-        queue = self.batches.setdefault(tp, [])
-        size = self.record_size
-        limit = self.batch_size
-        batch = queue[-1] if queue and queue[-1].attempts == 0 else None
         rid = first
         for value in values:
             results[rid] = ProduceResult(rid, topic, partition,
                                          value if value is not None else f"r{rid}",
                                          PENDING, -1, None, 0, [], now)
-            if batch is not None and (len(batch.record_ids) + 1) * size <= limit:
-                batch.record_ids.append(rid)
-                batch.sizes.append(size)
+            rid += 1
+        # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
+        # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
+        tp = (topic, partition)
+        queue = self.batches.setdefault(tp, [])
+        size = self.record_size
+        cap = self.batch_size // size
+        batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        rid = first
+        while rid < end:
+            if batch is not None and len(batch.record_ids) < cap:
+                take = min(cap - len(batch.record_ids), end - rid)
+                batch.record_ids.extend(range(rid, rid + take))
+                batch.sizes.extend([size] * take)
+                rid += take
             else:
                 batch = _Batch(tp, [rid], [size], now, 0, 0, -1, 0)
                 queue.append(batch)
-            rid += 1
+                rid += 1
         # one wake-up for the run: the first send's schedules it, the others found it set
         self._wake_sender(self.linger_ms)
         return first
@@ -278,14 +287,7 @@ class Producer:
 
     # -- sender -----------------------------------------------------------------------------
     def _run_sender(self) -> None:
-        c = self.cluster
-        now = c.engine.now
-        linger = self.linger_ms
-        max_in_flight = self.max_in_flight
-        full_at = self.batch_size
-        record_size = self.record_size
-        leaders = self.leaders
-        in_flight_per_broker = self.in_flight_per_broker
+        now = self.cluster.engine.now
         need_metadata = False
         next_wake = None
         per_broker: dict[int, list[_Batch]] = {}
@@ -293,19 +295,19 @@ class Producer:
             if not queue:
                 continue
             batch = queue[0]
-            ready_at = batch.created_ms + linger if batch.attempts == 0 else 0
+            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else 0
             if batch.retry_at_ms > ready_at:
                 ready_at = batch.retry_at_ms
-            if ready_at > now and len(batch.record_ids) * record_size < full_at:
+            if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
                 if next_wake is None or ready_at < next_wake:
                     next_wake = ready_at
                 continue
-            leader = leaders.get(tp, -1)
+            leader = self.leaders.get(tp, -1)
             if leader < 0:
                 need_metadata = True
                 continue
             if leader not in per_broker and \
-                    in_flight_per_broker.get(leader, 0) >= max_in_flight:
+                    self.in_flight_per_broker.get(leader, 0) >= self.max_in_flight:
                 continue
             per_broker.setdefault(leader, []).append(queue.pop(0))
         if per_broker:
@@ -357,9 +359,17 @@ class Producer:
         epoch = b.epoch = self.producer_epoch
         self.next_seq[b.tp] = seq + len(b.record_ids)
         reg = self.cluster.records
+        ids = b.record_ids
+        n = len(ids)
+        lo = ids[0]
+        if ids[-1] - lo == n - 1:
+            # a batch's ids ascend (send order), so these are lo..lo+n-1: assign in slices
+            reg.seqs[lo:lo + n] = array("i", range(seq, seq + n))
+            reg.pepochs[lo:lo + n] = array("h", (epoch,)) * n
+            return
         seqs = reg.seqs
         pepochs = reg.pepochs
-        for rid in b.record_ids:
+        for rid in ids:
             seqs[rid] = seq
             pepochs[rid] = epoch
             seq += 1
