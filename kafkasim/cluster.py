@@ -77,8 +77,10 @@ class RecordRegistry:
     def new_many(self, producer: int, values, key) -> int:
         """``new`` for each of ``values`` (all with ``key``); returns the first of their
         consecutive record ids."""
-        first = len(self.values)
         k = len(values)
+        if k == 1:
+            return self.new(producer, values[0], key)
+        first = len(self.values)
         self.values.extend(values)
         self.keys.extend([key] * k)
         self.producers.extend(array("i", (producer,)) * k)

@@ -20,10 +20,11 @@ class Segment:
 
     def due(self, t: int) -> int:
         """Records due in this segment by relative time ``t`` (exclusive of ``end_ms``)."""
-        if t <= self.start_ms:
+        start = self.start_ms
+        if t <= start:
             return 0
-        span = min(t, self.end_ms) - self.start_ms
-        return int(self.rate * span / 1000.0 + 1e-9)
+        end = self.end_ms
+        return int(self.rate * ((t if t < end else end) - start) / 1000.0 + 1e-9)
 
 
 class RateWorkload:
@@ -89,7 +90,10 @@ class RateWorkload:
         engine = self.cluster.engine
         now = engine.now
         end_ms = self.end_ms
-        target = self.due(now if now < end_ms else end_ms)
+        t = (now if now < end_ms else end_ms) - self.start_ms
+        target = 0
+        for s in self.segments:   # self.due(), without the extra call
+            target += s.due(t)
         sent = self.sent
         if sent < target:
             # the values "<name>-<n>" for n = sent + 1 .. target, built in C

@@ -328,6 +328,7 @@ class Producer:
         for broker, batches in per_broker.items():
             self.correlation += 1
             corr = self.correlation
+            partitions = []
             for b in batches:
                 b.attempts += 1
                 attempts = b.attempts
@@ -335,12 +336,12 @@ class Producer:
                     self._assign_sequence(b)
                 for rid in b.record_ids:
                     results[rid].attempts = attempts
-                topic = b.tp[0]
+                topic, partition = b.tp
                 if topic in sticky:
                     sticky[topic] += 1
+                partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes)))
             req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
-                                 tuple([(b.tp[0], b.tp[1], tuple(b.record_ids), tuple(b.sizes))
-                                        for b in batches]))
+                                 tuple(partitions))
             c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
@@ -440,6 +441,7 @@ class Producer:
         trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
         results = self.results
         client_id = self.client_id
+        topic, partition = b.tp   # every record of the batch was sent to it
         offset = base
         for rid in b.record_ids:
             r = results[rid]
@@ -448,7 +450,7 @@ class Producer:
                 r.offset = offset
                 r.error = None
                 r.done_ms = now
-                trace((now, "produce_result", client_id, r.topic, r.partition,
+                trace((now, "produce_result", client_id, topic, partition,
                        (rid, ACKED, offset)))
             offset += 1
 
