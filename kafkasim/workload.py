@@ -96,9 +96,8 @@ class RateWorkload:
             target += s.due(t)
         sent = self.sent
         if sent < target:
-            # the values "<name>-<n>" for n = sent + 1 .. target, built in C
-            values = list(map((self.client_id + "-").__add__,
-                              map(str, range(sent + 1, target + 1))))
+            prefix = self.client_id
+            values = [f"{prefix}-{n}" for n in range(sent + 1, target + 1)]
             self.sent = sent + 1  # what a failing first send leaves, as one send per record did
             first = self.producer._send_run(self.topic, values, None, self.partition)
             self.record_ids.extend(range(first, first + len(values)))

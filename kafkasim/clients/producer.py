@@ -9,7 +9,6 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 
 from kafkasim import config as kconfig
@@ -360,17 +359,9 @@ class Producer:
         epoch = b.epoch = self.producer_epoch
         self.next_seq[b.tp] = seq + len(b.record_ids)
         reg = self.cluster.records
-        ids = b.record_ids
-        n = len(ids)
-        lo = ids[0]
-        if ids[-1] - lo == n - 1:
-            # a batch's ids ascend (send order), so these are lo..lo+n-1: assign in slices
-            reg.seqs[lo:lo + n] = array("i", range(seq, seq + n))
-            reg.pepochs[lo:lo + n] = array("h", (epoch,)) * n
-            return
         seqs = reg.seqs
         pepochs = reg.pepochs
-        for rid in ids:
+        for rid in b.record_ids:
             seqs[rid] = seq
             pepochs[rid] = epoch
             seq += 1
