@@ -167,7 +167,9 @@ class Producer:
         rid = first
         while rid < end:
             if batch is not None and len(batch.record_ids) < cap:
-                take = min(cap - len(batch.record_ids), end - rid)
+                take = cap - len(batch.record_ids)
+                if take > end - rid:
+                    take = end - rid
                 batch.record_ids.extend(range(rid, rid + take))
                 batch.sizes.extend([size] * take)
                 rid += take
