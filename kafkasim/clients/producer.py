@@ -377,7 +377,7 @@ class Producer:
 
     def _expire_batches(self) -> None:
         """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
-        now = self.cluster.now
+        now = self.cluster.engine.now
         limit = self.delivery_timeout_ms
         if limit is None:
             return
