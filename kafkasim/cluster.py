@@ -83,8 +83,6 @@ class RecordRegistry:
         """``new`` for each of ``values`` (all with ``key``); returns the first of their
         consecutive record ids."""
         k = len(values)
-        if k == 1:
-            return self.new(producer, values[0], key)
         first = len(self.values)
         self.values.extend(values)
         self.keys.extend([key] * k)

@@ -100,7 +100,10 @@ class RateWorkload:
             values = [f"{prefix}-{n}" for n in range(sent + 1, target + 1)]
             self.sent = sent + 1  # what a failing first send leaves, as one send per record did
             first = self.producer._send_run(self.topic, values, None, self.partition)
-            self.record_ids.extend(range(first, first + len(values)))
+            if len(values) == 1:
+                self.record_ids.append(first)
+            else:
+                self.record_ids.extend(range(first, first + len(values)))
             self.sent = target
         if now < end_ms:
             nxt = now + self.tick_ms

@@ -148,8 +148,10 @@ class Producer:
         elif not (isinstance(partition, int) and 0 <= partition < n):
             c.check_partition(topic, partition)
         now = c.engine.now
-        first = c.records.new_many(self.producer_index, values, key)
-        end = first + len(values)
+        k = len(values)
+        first = c.records.new(self.producer_index, values[0], key) if k == 1 else \
+            c.records.new_many(self.producer_index, values, key)
+        end = first + k
         results = self.results
         rid = first
         for value in values:
