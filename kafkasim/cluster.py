@@ -50,6 +50,11 @@ class RecordRegistry:
 
     __slots__ = ("values", "keys", "producers", "producer_names", "seqs", "pepochs")
 
+    # one-item arrays that new_many repeats: extending an array by an array is a memcpy, while
+    # every Python int appended to one goes through argument parsing
+    _NO_SEQ = array("i", (-1,))
+    _NO_EPOCH = array("h", (0,))
+
     def __init__(self) -> None:
         self.values: list = [None]   # record ids start at 1
         self.keys: list = [None]
@@ -73,6 +78,18 @@ class RecordRegistry:
         self.seqs.append(-1)
         self.pepochs.append(0)
         return len(self.values) - 1
+
+    def new_many(self, producer: int, values, key) -> int:
+        """``new`` for each of ``values`` (all with ``key``); returns the first of their
+        consecutive record ids."""
+        k = len(values)
+        first = len(self.values)
+        self.values.extend(values)
+        self.keys.extend([key] * k)
+        self.producers.extend(array("i", (producer,)) * k)
+        self.seqs.extend(self._NO_SEQ * k)
+        self.pepochs.extend(self._NO_EPOCH * k)
+        return first
 
     def value(self, record_id: int):
         v = self.values[record_id]

@@ -20,10 +20,11 @@ class Segment:
 
     def due(self, t: int) -> int:
         """Records due in this segment by relative time ``t`` (exclusive of ``end_ms``)."""
-        if t <= self.start_ms:
+        start = self.start_ms
+        if t <= start:
             return 0
-        span = min(t, self.end_ms) - self.start_ms
-        return int(self.rate * span / 1000.0 + 1e-9)
+        end = self.end_ms
+        return int(self.rate * ((t if t < end else end) - start) / 1000.0 + 1e-9)
 
 
 class RateWorkload:
@@ -80,20 +81,34 @@ class RateWorkload:
 
     def due(self, t_abs: int) -> int:
         t = t_abs - self.start_ms
-        return sum(s.due(t) for s in self.segments)
+        total = 0
+        for s in self.segments:
+            total += s.due(t)
+        return total
 
     def on_timer(self, name: str, args: tuple) -> None:
-        now = self.cluster.now
-        target = self.due(min(now, self.end_ms))
-        send = self.producer.send
-        prefix = self.client_id
-        while self.sent < target:
-            self.sent += 1
-            self.record_ids.append(send(self.topic, f"{prefix}-{self.sent}",
-                                        partition=self.partition).record_id)
-        if now < self.end_ms:
-            nxt = min(now + self.tick_ms, self.end_ms)
-            self.cluster.engine.schedule_at(nxt, "client_timer", self.client_id, "tick", ())
+        engine = self.cluster.engine
+        now = engine.now
+        end_ms = self.end_ms
+        t = (now if now < end_ms else end_ms) - self.start_ms
+        target = 0
+        for s in self.segments:   # self.due(), without the extra call
+            target += s.due(t)
+        sent = self.sent
+        if sent < target:
+            prefix = self.client_id
+            values = [f"{prefix}-{n}" for n in range(sent + 1, target + 1)]
+            self.sent = sent + 1  # what a failing first send leaves, as one send per record did
+            first = self.producer._send_run(self.topic, values, None, self.partition)
+            if len(values) == 1:
+                self.record_ids.append(first)
+            else:
+                self.record_ids.extend(range(first, first + len(values)))
+            self.sent = target
+        if now < end_ms:
+            nxt = now + self.tick_ms
+            engine.schedule_at(nxt if nxt < end_ms else end_ms, "client_timer", self.client_id,
+                               "tick", ())
 
     def on_message(self, src, msg) -> None:
         """Workloads receive no messages (their producer does)."""

@@ -86,6 +86,10 @@ class Producer:
         self.config = kconfig.producer_config(cfg, cluster.kafka_version)
         self.acks = self.config["acks"]
         cfg_ = self.config
+        # fixed for the producer's life: read once here, not per record on the hot path
+        self.linger_ms = cfg_["linger.ms"]
+        self.batch_size = cfg_["batch.size"]
+        self.max_in_flight = cfg_["max.in.flight.requests.per.connection"]
         # request.timeout.ms arrived with KIP-19 (0.9) and delivery.timeout.ms with KIP-91 (2.1);
         # the 0.8.2 producer's broker-side ack timeout (timeout.ms) defaulted to 30000 ms and it
         # had no client-side request or delivery timeout at all.
@@ -121,29 +125,63 @@ class Producer:
     def send(self, topic: str, value=None, *, key=None, partition: int | None = None
              ) -> ProduceResult:
         """Queue one record; returns its result object, filled in as the simulation runs."""
+        rid = self._send_run(topic, (value,), key, partition)
+        return self.results[rid]
+
+    def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
+        values = list(values)
+        if not values:
+            return []
+        first = self._send_run(topic, values, **kw)
+        res = self.results
+        return [res[rid] for rid in range(first, first + len(values))]
+
+    def _send_run(self, topic: str, values, key=None, partition: int | None = None) -> int:
+        """``send`` of each of ``values`` (non-empty) in order, all with the same key and
+        partition; returns the first record id (the records get consecutive ids)."""
         c = self.cluster
         n = c.partition_count(topic)
         if partition is None:
+            # the same for every record of the run: the key is the same and the sticky
+            # partition only moves when the sender drains a batch
             partition = self._partition_for(topic, key, n)
         elif not (isinstance(partition, int) and 0 <= partition < n):
             c.check_partition(topic, partition)
-        rid = c.records.new(self.producer_index, value, key)
-        res = ProduceResult(rid, topic, partition, value if value is not None else f"r{rid}",
-                            sent_ms=c.now)
-        self.results[rid] = res
+        now = c.engine.now
+        k = len(values)
+        first = c.records.new(self.producer_index, values[0], key) if k == 1 else \
+            c.records.new_many(self.producer_index, values, key)
+        end = first + k
+        results = self.results
+        rid = first
+        for value in values:
+            results[rid] = ProduceResult(rid, topic, partition,
+                                         value if value is not None else f"r{rid}",
+                                         PENDING, -1, None, 0, [], now)
+            rid += 1
+        # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
+        # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
         tp = (topic, partition)
         queue = self.batches.setdefault(tp, [])
-        if queue and queue[-1].attempts == 0 and \
-                (len(queue[-1].record_ids) + 1) * self.record_size <= self.config["batch.size"]:
-            queue[-1].record_ids.append(rid)
-            queue[-1].sizes.append(self.record_size)
-        else:
-            queue.append(_Batch(tp, [rid], [self.record_size], c.now))
-        self._wake_sender(self.config["linger.ms"])
-        return res
-
-    def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
-        return [self.send(topic, v, **kw) for v in values]
+        size = self.record_size
+        cap = self.batch_size // size
+        batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        rid = first
+        while rid < end:
+            if batch is not None and len(batch.record_ids) < cap:
+                take = cap - len(batch.record_ids)
+                if take > end - rid:
+                    take = end - rid
+                batch.record_ids.extend(range(rid, rid + take))
+                batch.sizes.extend([size] * take)
+                rid += take
+            else:
+                batch = _Batch(tp, [rid], [size], now, 0, 0, -1, 0)
+                queue.append(batch)
+                rid += 1
+        # one wake-up for the run: the first send's schedules it, the others found it set
+        self._wake_sender(self.linger_ms)
+        return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
         """Run the simulation until every record sent so far is acked or failed."""
@@ -170,10 +208,11 @@ class Producer:
         self.cluster.engine.schedule(delay, "client_timer", self.client_id, name, args)
 
     def _wake_sender(self, delay: int) -> None:
-        when = self.cluster.now + delay
-        if self.sender_wakeup_ms < self.cluster.now or when < self.sender_wakeup_ms:
+        now = self.cluster.engine.now
+        when = now + delay
+        if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
             self.sender_wakeup_ms = when
-            self._schedule(delay, "sender", when)
+            self.cluster.engine.schedule(delay, "client_timer", self.client_id, "sender", (when,))
 
     def on_timer(self, name: str, args: tuple) -> None:
         if name == "sender":
@@ -251,10 +290,7 @@ class Producer:
 
     # -- sender -----------------------------------------------------------------------------
     def _run_sender(self) -> None:
-        c = self.cluster
-        now = c.now
-        linger = self.config["linger.ms"]
-        max_in_flight = self.config["max.in.flight.requests.per.connection"]
+        now = self.cluster.engine.now
         need_metadata = False
         next_wake = None
         per_broker: dict[int, list[_Batch]] = {}
@@ -262,35 +298,54 @@ class Producer:
             if not queue:
                 continue
             batch = queue[0]
-            ready_at = max(batch.created_ms + linger if batch.attempts == 0 else 0,
-                           batch.retry_at_ms)
-            full = len(batch.record_ids) * self.record_size >= self.config["batch.size"]
-            if ready_at > now and not full:
-                next_wake = ready_at if next_wake is None else min(next_wake, ready_at)
+            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else 0
+            if batch.retry_at_ms > ready_at:
+                ready_at = batch.retry_at_ms
+            if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
+                if next_wake is None or ready_at < next_wake:
+                    next_wake = ready_at
                 continue
             leader = self.leaders.get(tp, -1)
             if leader < 0:
                 need_metadata = True
                 continue
             if leader not in per_broker and \
-                    self.in_flight_per_broker.get(leader, 0) >= max_in_flight:
+                    self.in_flight_per_broker.get(leader, 0) >= self.max_in_flight:
                 continue
             per_broker.setdefault(leader, []).append(queue.pop(0))
+        if per_broker:
+            self._send_batches(per_broker)
+        if need_metadata:
+            self._refresh_metadata()
+        if next_wake is not None:
+            self._wake_sender(next_wake - now)
+        if self.delivery_timeout_ms is not None:
+            self._expire_batches()
+
+    def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
+        """One ProduceRequest per broker with the batches the sender drained for it."""
+        c = self.cluster
+        results = self.results
+        sticky = self.sticky
+        client_id = self.client_id
         for broker, batches in per_broker.items():
             self.correlation += 1
             corr = self.correlation
+            partitions = []
             for b in batches:
                 b.attempts += 1
+                attempts = b.attempts
                 if self.idempotent and b.base_seq < 0:
                     self._assign_sequence(b)
                 for rid in b.record_ids:
-                    self.results[rid].attempts = b.attempts
-                if b.tp[0] in self.sticky:
-                    self.sticky[b.tp[0]] += 1
-            req = ProduceRequest(corr, self.client_id, self.acks, self.ack_timeout_ms,
-                                 tuple((b.tp[0], b.tp[1], tuple(b.record_ids), tuple(b.sizes))
-                                       for b in batches))
-            c.send(self.client_id, broker, req)
+                    results[rid].attempts = attempts
+                topic, partition = b.tp
+                if topic in sticky:
+                    sticky[topic] += 1
+                partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes)))
+            req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
+                                 tuple(partitions))
+            c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
                     for rid in b.record_ids:
@@ -298,24 +353,22 @@ class Producer:
                 continue
             tid = -1
             if self.request_timeout_ms is not None:
-                tid = c.add_timeout(("client", self.client_id), self.request_timeout_ms,
+                tid = c.add_timeout(("client", client_id), self.request_timeout_ms,
                                     "request_timeout", (corr,))
             self.in_flight[corr] = (broker, batches, tid)
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
-        if need_metadata:
-            self._refresh_metadata()
-        if next_wake is not None:
-            self._wake_sender(next_wake - now)
-        self._expire_batches()
 
     def _assign_sequence(self, b: _Batch) -> None:
-        b.base_seq = self.next_seq.get(b.tp, 0)
-        b.epoch = self.producer_epoch
-        self.next_seq[b.tp] = b.base_seq + len(b.record_ids)
+        seq = b.base_seq = self.next_seq.get(b.tp, 0)
+        epoch = b.epoch = self.producer_epoch
+        self.next_seq[b.tp] = seq + len(b.record_ids)
         reg = self.cluster.records
-        for i, rid in enumerate(b.record_ids):
-            reg.seqs[rid] = b.base_seq + i
-            reg.pepochs[rid] = b.epoch
+        seqs = reg.seqs
+        pepochs = reg.pepochs
+        for rid in b.record_ids:
+            seqs[rid] = seq
+            pepochs[rid] = epoch
+            seq += 1
 
     def _bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0
@@ -326,7 +379,7 @@ class Producer:
 
     def _expire_batches(self) -> None:
         """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
-        now = self.cluster.now
+        now = self.cluster.engine.now
         limit = self.delivery_timeout_ms
         if limit is None:
             return
@@ -363,17 +416,38 @@ class Producer:
         if entry is None:
             return
         _broker, batches = entry
-        by_tp = {b.tp: b for b in batches}
+        by_tp = {}
+        for b in batches:
+            by_tp[b.tp] = b
         for topic, partition, err, base in msg.partitions:
             b = by_tp.get((topic, partition))
             if b is None:
                 continue
             if err == E.NONE:
-                for i, rid in enumerate(b.record_ids):
-                    self._complete(rid, ACKED, E.NONE, base + i)
+                self._ack_batch(b, base)
             else:
                 self._retry_or_fail(b, err)
         self._run_sender()
+
+    def _ack_batch(self, b: _Batch, base: int) -> None:
+        """``_complete(rid, ACKED, E.NONE, base + i)`` for the i-th record of ``b``."""
+        c = self.cluster
+        now = c.engine.now
+        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
+        results = self.results
+        client_id = self.client_id
+        topic, partition = b.tp   # every record of the batch was sent to it
+        offset = base
+        for rid in b.record_ids:
+            r = results[rid]
+            if r.status == PENDING:
+                r.status = ACKED
+                r.offset = offset
+                r.error = None
+                r.done_ms = now
+                trace((now, "produce_result", client_id, topic, partition,
+                       (rid, ACKED, offset)))
+            offset += 1
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)

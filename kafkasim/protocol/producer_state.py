@@ -90,17 +90,19 @@ def update(states: dict, registry, record_ids, first_offset: int) -> None:
         epoch = pepochs[rid]
         # one run: consecutive records of the same producer epoch with consecutive sequences
         j = i + 1
+        last_seq = seq
         while j < n:
             nxt = record_ids[j]
-            if producers[nxt] != pid or pepochs[nxt] != epoch or seqs[nxt] != seq + (j - i):
+            if seqs[nxt] != last_seq + 1 or producers[nxt] != pid or pepochs[nxt] != epoch:
                 break
+            last_seq += 1
             j += 1
         entry = states.get(pid)
         if entry is None or epoch > entry.epoch:
             entry = ProducerStateEntry(epoch)
             states[pid] = entry
         if epoch == entry.epoch:
-            entry.add(seq, seq + (j - i) - 1, first_offset + i)
+            entry.add(seq, last_seq, first_offset + i)
         i = j
 
 
