@@ -58,7 +58,8 @@ class Engine:
         """Schedule at an absolute time (clamped to now)."""
         seq = self._seq
         self._seq = seq + 1
-        heappush(self._queue, (max(time_ms, self.now), seq, kind, args))
+        now = self.now
+        heappush(self._queue, (time_ms if time_ms > now else now, seq, kind, args))
         return seq
 
     # -- running ----------------------------------------------------------------------------
