@@ -7,6 +7,7 @@ counts, memory lower bounds).
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from pathlib import Path
 
@@ -69,6 +70,23 @@ def test_bench_workload_quick():
     # lingering batches records, so it needs fewer events for the same records
     assert out["linger5_trace_events"] < out["linger0_trace_events"]
     assert out["target_sim_s_per_wall_s"] == 100.0
+    # the skeleton baseline carries the same traffic: within 2% of kafkasim's event count
+    assert abs(out["skeleton_events"] - out["linger5_trace_events"]) <= \
+        0.02 * out["linger5_trace_events"]
+    assert out["linger5_trace_cost_vs_skeleton"] > 0
+
+
+def test_skeleton_moves_every_record_like_the_reference_workload():
+    skeleton = importlib.import_module("benchmarks.skeleton")   # dataclasses need sys.modules
+    sk = skeleton.Skeleton()
+    sk.run(2_000)
+    assert len(sk.logs[skeleton.LEADER]) == 2_000          # 1,000 records/s
+    for follower in (skeleton.F1, skeleton.F2):           # both followers replicated them all
+        assert sk.logs[follower] == sk.logs[skeleton.LEADER]
+    assert sk.hw == 2_000 and not sk.waiting              # every produce answered
+    kinds = {row[1] for row in sk.rows}
+    assert {"send", "recv", "append", "replicate", "hw", "produce_ack"} <= kinds
+    assert sum(1 for row in sk.rows if row[1] == "produce_ack") == 2_000
 
 
 def test_bench_memory_quick():
