@@ -26,7 +26,6 @@ from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
-    Envelope,
     LeaderAndIsrRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
@@ -143,8 +142,9 @@ class Cluster:
         self.clients: dict[str, object] = {}
         self.last_election_results: dict = {}
         self.placement_rng = JavaRandom(seed)
-        # request timeouts that are almost always cancelled live in per-owner heaps, so they cost
-        # no engine event unless they fire (Kafka's purgatories use a timing wheel likewise)
+        # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
+        # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
+        # wheel likewise): owner -> [{delay: deque of (deadline, id, name, args)}, wake-up time]
         self.timeouts: dict[tuple, list] = {}
         self.live_timeouts: dict[int, deque] = {}   # timeout id -> the FIFO holding it
         self.next_timeout_id = 0
@@ -234,10 +234,8 @@ class Cluster:
         net = self.network
         engine = self.engine
         now = engine.now
-        msg_id = net.next_msg_id
-        net.next_msg_id = msg_id + 1
-        net.stats["sent"] += 1
-        env = Envelope(src, dst, msg, now, msg_id)
+        env = net.envelope(src, dst, msg, now)
+        msg_id = env.msg_id
         if net.groups or net.cut_links or net.drops or net.holds:
             fate = net.classify(env)
             if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
