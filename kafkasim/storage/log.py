@@ -12,6 +12,7 @@ not yet committed (fact sheet §1).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
@@ -102,7 +103,7 @@ class Log:
                 in enumerate(zip(self.epochs, self.ids, self.timestamps, strict=True))]
 
     # -- appends ----------------------------------------------------------------------------
-    def append_as_leader(self, ids: list[int], sizes: list[int], epoch: int,
+    def append_as_leader(self, ids: Sequence[int], sizes: Sequence[int], epoch: int,
                          timestamp: int) -> tuple[int, int]:
         """Append a batch stamped with the leader's epoch; returns (first offset, last offset)."""
         first = self.log_end_offset
