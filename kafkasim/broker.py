@@ -512,11 +512,7 @@ class Broker:
         producer_state.update(log.producer_states, cluster.records, ids, base)
         topic, partition = tp
         cluster.record("replicate", self.id, topic, partition, (base, base + len(ids) - 1))
-        # _maybe_flush, inlined (flush.messages is read on every append: it may be altered);
-        # the left side is log.unflushed_messages()
-        if log.log_start_offset + len(log.ids) - log.recovery_point >= \
-                cluster.topic_configs[topic]["flush.messages"]:
-            log.flush()
+        self._maybe_flush(log)
         entries = log.leader_epoch_cache.entries
         if entries and entries[-1].start_offset >= base:
             self.maybe_write_epoch_checkpoint(tp)
@@ -643,21 +639,14 @@ class Broker:
             return
         key, tid = entry
         self.cluster.cancel_timeout(tid)
-        is_fetch = isinstance(msg, FetchResponse)
-        if self.disk_delay_ms and is_fetch:
+        if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:
                 # a slow disk: writing the fetched records takes disk_delay_ms per record
                 self.schedule_timer(max(1, round(self.disk_delay_ms * n)), "fetcher_process",
                                     key, msg)
                 return
-        # _timer_fetcher_process, inlined (this is every follower fetch's path)
-        thread = self.fetchers.get(key)
-        if thread is not None:
-            if is_fetch:
-                thread.on_fetch_response(self, msg)
-            else:
-                thread.on_offsets_for_leader_epoch(self, msg)
+        self._timer_fetcher_process(key, msg)
 
     def _on_offsets_for_leader_epoch(self, src, msg: OffsetsForLeaderEpochRequest) -> None:
         self.replica_manager.offsets_for_leader_epoch(self, src, msg)
