@@ -271,6 +271,7 @@ class Outcome:
     sim_ms: int
     first: str | None = None   # the first violation (full text)
     stuck: tuple = ()          # stuck_reasons when it did not settle
+    digest: str = ""           # the run's trace digest (scripts/golden_traces.py)
 
     @property
     def ok(self) -> bool:
@@ -376,7 +377,7 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
         [(v.invariant, v.allowed_because) for v in end.allowed],
         lost, classify_losses(c, lost, end), acked,
         sum(map(len, end.ghost.acked.values())), ok, c.engine.events_processed, c.now,
-        str(bad[0]) if bad else None, () if ok else tuple(reasons))
+        str(bad[0]) if bad else None, () if ok else tuple(reasons), c.trace_digest())
 
 
 def _run_one(args: tuple) -> Outcome:
