@@ -122,7 +122,13 @@ class Broker:
 
     @property
     def rules(self):
+        """The Kafka version's rule flags (kafkasim.versions.Rules)."""
         return self.cluster.rules
+
+    @property
+    def rulebook(self):
+        """The rule functions (kafkasim.protocol.rules.RuleBook): Kafka's, or a learner's swap."""
+        return self.cluster.rulebook
 
     @property
     def is_running(self) -> bool:
@@ -137,6 +143,11 @@ class Broker:
     def is_isr_eligible(self, broker_id: int) -> bool:
         """ZK mode: the broker is alive in this broker's metadata cache."""
         return broker_id in self.metadata.live_brokers
+
+    def isr_eligible_brokers(self) -> tuple[int, ...]:
+        """Brokers whose replicas may join the ISR or hold the HW as caught up (ZK mode: alive
+        in this broker's metadata cache)."""
+        return self.metadata.live_brokers
 
     def cluster_racks(self) -> dict[int, str | None]:
         """broker.rack of every broker (what the metadata cache knows of each broker)."""

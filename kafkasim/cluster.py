@@ -11,6 +11,7 @@ Everything is deterministic given (configuration, actions, seed). The whole clus
 
 from __future__ import annotations
 
+import difflib
 import json
 import pickle
 from array import array
@@ -24,6 +25,7 @@ from kafkasim.describe import describe_group, describe_topics, topic_id
 from kafkasim.engine import Engine
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
+from kafkasim.protocol import rules as kafka_rules
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
     LeaderAndIsrRequest,
@@ -31,6 +33,7 @@ from kafkasim.protocol.messages import (
     UpdateMetadataRequest,
 )
 from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
+from kafkasim.protocol.rules import RULES, RuleBook
 from kafkasim.trace import Trace
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
@@ -119,6 +122,7 @@ class Cluster:
         self.seed = seed
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
+        self.rulebook = RuleBook()   # the rule functions (kafkasim.protocol.rules): swap_rule
         if not self.rules.zookeeper_mode:
             raise ClusterError(
                 f"Kafka {self.kafka_version} runs only in KRaft mode (ZooKeeper was removed in "
@@ -1038,6 +1042,32 @@ class Cluster:
 
     def running_brokers(self) -> list[int]:
         return [b.id for b in self.brokers.values() if b.state == RUNNING]
+
+    # -- swappable rules ----------------------------------------------------------------------
+    def swap_rule(self, name: str, fn: Callable | None = None) -> Callable:
+        """Make every partition of this cluster use ``fn`` for Kafka's rule ``name`` (one of
+        ``kafkasim.protocol.rules.RULES``, same signature as Kafka's function there); ``fn=None``
+        puts Kafka's own rule back. Returns the rule that was in place. The checkers
+        (``kafkasim.check.attach``) show what a different rule breaks."""
+        if name not in RULES:
+            near = difflib.get_close_matches(name, RULES, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ClusterError(f"unknown rule {name!r}{hint}; swappable rules: {', '.join(RULES)}")
+        if fn is None:
+            fn = getattr(kafka_rules, name)
+        elif not callable(fn):
+            raise ClusterError(f"swap_rule({name!r}, ...) needs a function, got {fn!r}")
+        old = getattr(self.rulebook, name)
+        setattr(self.rulebook, name, fn)
+        self.record("rule_swapped", "cluster", detail=f"{name} -> "
+                    f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}")
+        return old
+
+    def rule(self, name: str) -> Callable:
+        """The function this cluster uses for Kafka's rule ``name`` (see ``swap_rule``)."""
+        if name not in RULES:
+            raise ClusterError(f"unknown rule {name!r}; rules: {', '.join(RULES)}")
+        return getattr(self.rulebook, name)
 
 
 # Keys the simulator reads that older releases did not have, with the behaviour those releases had:

@@ -44,6 +44,8 @@ EVENT_KINDS = {
     "log_recovery": "a restarted broker loaded a log: LEO, HW and epochs from its checkpoints",
     "produce_duplicate": "an idempotent producer's retried batch was already in the log",
     "fetch_redirect": "a consumer was told to fetch from a preferred read replica (KIP-392)",
+    "rule_swapped": "a learner replaced one of Kafka's rules (Cluster.swap_rule): detail = "
+                    "'name -> module.function'",
 }
 
 COLUMNS = ["time_ms", "event", "node", "topic", "partition", "detail"]

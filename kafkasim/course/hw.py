@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import Stepper, Text, leo_hw, replica_state, settle, text_table
+from kafkasim.protocol import rules
+from kafkasim.protocol.rules import ReplicaState
 from kafkasim.scenario import Scenario
 
 SEED = 3
@@ -19,14 +21,19 @@ HW_TOPIC = "hw-demo"
 
 
 def high_watermark(leos: Mapping[int, int], isr: Sequence[int]) -> int:
-    """HW as the leader computes it when every ISR member's LEO is known: the smallest LEO in
-    the ISR (exclusive: the first offset not yet on every ISR member)."""
+    """HW as the leader computes it when every ISR member's LEO is known and no follower outside
+    the ISR counts as caught up: Kafka's ``maybe_increment_leader_hw`` (kafkasim.protocol.rules)
+    from a fresh leader, i.e. the smallest LEO in the ISR (exclusive: the first offset not yet on
+    every ISR member)."""
     missing = [b for b in isr if b not in leos]
     if missing:
         raise ValueError(f"no LEO given for ISR member(s) {missing}")
     if not isr:
         raise ValueError("the ISR always holds at least the leader")
-    return min(leos[b] for b in isr)
+    leader_leo = max(leos[b] for b in isr)   # the leader is an ISR member; the rule needs its LEO
+    followers = [ReplicaState(b, log_end_offset=leo) for b, leo in sorted(leos.items())]
+    return rules.maybe_increment_leader_hw(leader_leo, -1, followers, tuple(isr), 0, 0,
+                                           include_caught_up=False)
 
 
 def committed_offsets(hw: int) -> list[int]:

@@ -19,7 +19,7 @@ from kafkasim.protocol.messages import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH
 
 TRUNCATING = "Truncating"
 FETCHING = "Fetching"
@@ -165,20 +165,12 @@ class ReplicaFetcherThread:
 
     def truncation_state(self, ctx, tp, leader_epoch: int, leader_end_offset: int
                          ) -> tuple[int, bool]:
-        """AbstractFetcherThread.getOffsetTruncationState: (truncate to, truncation complete)."""
-        st = self.partitions[tp]
+        """AbstractFetcherThread.getOffsetTruncationState (``rules.get_offset_truncation_state``):
+        (truncate to, truncation complete)."""
         log = ctx.local_log(*tp)
-        leo = log.log_end_offset
-        if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
-            return st.fetch_offset, True
-        if leader_epoch == UNDEFINED_EPOCH:  # OffsetsForLeaderEpoch v0 (before 2.0 / KIP-279)
-            return min(leader_end_offset, leo), True
-        f_epoch, f_end = log.leader_epoch_cache.end_offset_for(leader_epoch, leo)
-        if f_epoch == UNDEFINED_EPOCH or f_end == UNDEFINED_EPOCH_OFFSET:
-            return min(leader_end_offset, leo), True
-        if f_epoch == leader_epoch:
-            return min(leader_end_offset, f_end, leo), True
-        return min(f_end, leo), False
+        return ctx.rulebook.get_offset_truncation_state(
+            leader_epoch, leader_end_offset, log.leader_epoch_cache.entries,
+            log.log_end_offset, self.partitions[tp].fetch_offset)
 
     def on_offsets_for_leader_epoch(self, ctx, resp: OffsetsForLeaderEpochResponse) -> None:
         if resp.correlation_id != self.in_flight:

@@ -3,8 +3,11 @@
 Mirrors kafka.cluster.Partition (fact sheet §1-3): ``make_leader`` / ``make_follower``,
 ``update_follower_fetch_state`` (the lastCaughtUpTimeMs rules), ``maybe_expand_isr``,
 ``maybe_shrink_isr``, ``maybe_increment_leader_hw``, ``check_enough_replicas_reach_offset`` and the
-pending/committed ISR states of KIP-497. The class does no I/O: the broker passed in as ``ctx``
-sends messages, reads the clock and the configs.
+pending/committed ISR states of KIP-497. The rules themselves (the HW, caught-up and out-of-sync,
+the acks=all check, min ISR) are the pure functions of ``kafkasim.protocol.rules``, reached through
+``ctx.rulebook`` so a learner can swap one; this class keeps the state they read and applies their
+answers. It does no I/O: ``ctx`` (``kafkasim.protocol.interfaces.PartitionContext``) gives the
+clock, configs and version rules, and takes ISR proposals.
 """
 
 from __future__ import annotations
@@ -12,23 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkasim.protocol import errors as E
+from kafkasim.protocol import rules
+from kafkasim.protocol.rules import NEVER_MS, ReplicaState
 from kafkasim.storage.log import Log
 
-# "Never": Kafka initialises lastCaughtUpTimeMs to 0, i.e. 1970; simulated time starts at 0, so the
-# simulator uses a time far in the past instead.
-NEVER_MS = -(1 << 50)
-
-
-@dataclass(slots=True)
-class ReplicaState:
-    """What the leader knows about one follower (kafka.cluster.Replica / ReplicaState)."""
-
-    broker_id: int
-    log_end_offset: int = -1            # -1 = unknown (reset by makeLeader)
-    log_start_offset: int = -1
-    last_fetch_leader_log_end_offset: int = -1
-    last_fetch_time_ms: int = 0
-    last_caught_up_time_ms: int = NEVER_MS
+__all__ = ["NEVER_MS", "Partition", "PendingIsrChange", "ReplicaState"]
 
 
 @dataclass(slots=True)
@@ -74,22 +65,20 @@ class Partition:
                 f"HW={self.log.high_watermark})")
 
     # -- ISR views --------------------------------------------------------------------------
+    def _adding(self) -> tuple[int, ...]:
+        """Replicas a pending expansion is adding (PendingExpandIsr), else ()."""
+        p = self.pending
+        return p.replicas if p is not None and p.kind == "expand" else ()
+
     def maximal_isr(self, ctx) -> tuple[int, ...]:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497)."""
-        p = self.pending
-        if p is not None and p.kind == "expand" and ctx.rules.maximal_isr:
-            return self.isr + p.replicas
-        return self.isr
+        return rules.maximal_isr(self.isr, self._adding(), optimistic=ctx.rules.maximal_isr)
 
     def effective_min_isr(self, ctx) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""
-        min_isr = ctx.cluster.topic_configs[self.topic]["min.insync.replicas"]
-        if min_isr > len(self.replicas) and ctx.cluster.rules.effective_min_isr_capped:
-            return len(self.replicas)
-        return min_isr
-
-    def is_under_min_isr(self, ctx) -> bool:
-        return self.is_leader and len(self.isr) < self.effective_min_isr(ctx)
+        return ctx.rulebook.effective_min_isr(
+            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
+            capped=ctx.rules.effective_min_isr_capped)
 
     def is_under_replicated(self) -> bool:
         return self.is_leader and len(self.isr) < len(self.replicas)
@@ -164,19 +153,13 @@ class Partition:
         if st is None:  # not an assigned replica
             return False
         now = ctx.now
-        rules = ctx.rules
-        if fetch_offset >= leader_leo:
-            if now > st.last_caught_up_time_ms:
-                st.last_caught_up_time_ms = now
-        elif (rules.caught_up_previous_fetch_rule
-              and fetch_offset >= st.last_fetch_leader_log_end_offset
-              and st.last_fetch_time_ms > st.last_caught_up_time_ms):
-            # KAFKA-4485: reached where the leader was at the previous fetch
-            st.last_caught_up_time_ms = st.last_fetch_time_ms
+        v = ctx.rules
+        st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
+            st, fetch_offset, leader_leo, now, previous_fetch_rule=v.caught_up_previous_fetch_rule)
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
-        if rules.last_fetch_leader_leo_max:
+        if v.last_fetch_leader_leo_max:
             if leader_leo > st.last_fetch_leader_log_end_offset:
                 st.last_fetch_leader_log_end_offset = leader_leo
         else:
@@ -188,36 +171,18 @@ class Partition:
             return self.maybe_increment_leader_hw(ctx)
         return False
 
-    def is_caught_up(self, ctx, st: ReplicaState) -> bool:
-        """Replica.isCaughtUp: LEO equals the leader's, or caught up within the lag time."""
-        if st.log_end_offset == self.log.log_end_offset:
-            return True
-        lag_ms = ctx.config["replica.lag.time.max.ms"]
-        return ctx.now - st.last_caught_up_time_ms <= lag_ms
-
     def is_follower_out_of_sync(self, ctx, replica_id: int) -> bool:
-        """Partition.isFollowerOutOfSync / getOutOfSyncReplicas for the version's rules."""
+        """Partition.isFollowerOutOfSync, by ``rules.is_follower_out_of_sync``."""
         st = self.remote.get(replica_id)
         if st is None:
             return True
-        rules = ctx.rules
-        lag_ms = ctx.config["replica.lag.time.max.ms"]
-        now = ctx.now
-        if rules.isr_lag_time_since_caught_up:
-            if rules.caught_up_when_leo_equals_leader and \
-                    st.log_end_offset == self.log.log_end_offset:
-                out = False  # KAFKA-7152: equal LEO is never out of sync
-            else:
-                out = now - st.last_caught_up_time_ms > lag_ms
-        else:
-            # 0.8.x "stuck" rule: no fetch within the lag time
-            out = now - st.last_fetch_time_ms > lag_ms
-        if not out and rules.isr_lag_max_messages:
-            # 0.8.x "slow" rule: more than replica.lag.max.messages behind the leader's LEO
-            max_msgs = ctx.config["replica.lag.max.messages"]
-            out = st.log_end_offset >= 0 and \
-                self.log.log_end_offset - st.log_end_offset > max_msgs
-        return out
+        v = ctx.rules
+        return ctx.rulebook.is_follower_out_of_sync(
+            st, self.log.log_end_offset, ctx.now, ctx.config["replica.lag.time.max.ms"],
+            lag_since_caught_up=v.isr_lag_time_since_caught_up,
+            equal_leo_in_sync=v.caught_up_when_leo_equals_leader,
+            replica_lag_max_messages=ctx.config["replica.lag.max.messages"]
+            if v.isr_lag_max_messages else None)
 
     # -- ISR changes ------------------------------------------------------------------------
     def maybe_expand_isr(self, ctx, replica_id: int) -> None:
@@ -227,10 +192,9 @@ class Partition:
         st = self.remote.get(replica_id)
         if st is None or not ctx.is_isr_eligible(replica_id):
             return
-        if st.log_end_offset < self.log.high_watermark:
-            return
-        if ctx.rules.isr_expand_requires_epoch_start_offset and \
-                st.log_end_offset < self.leader_epoch_start_offset:
+        if not ctx.rulebook.is_follower_in_sync(
+                st.log_end_offset, self.log.high_watermark, self.leader_epoch_start_offset,
+                requires_epoch_start_offset=ctx.rules.isr_expand_requires_epoch_start_offset):
             return
         new_isr = tuple(r for r in self.replicas if r in self.isr or r == replica_id)
         ctx.propose_isr(self, "expand", (replica_id,), new_isr)
@@ -255,41 +219,34 @@ class Partition:
 
     # -- high watermark ---------------------------------------------------------------------
     def maybe_increment_leader_hw(self, ctx) -> bool:
-        """Partition.maybeIncrementLeaderHW: min LEO over maximal ISR and caught-up replicas."""
+        """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``); True if the
+        HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
         if not self.is_leader:
             return False
-        rules = ctx.rules
+        v = ctx.rules
         isr = self.isr
-        if rules.hw_frozen_under_min_isr and len(isr) < self.effective_min_isr(ctx):
-            return False  # KAFKA-15583 (3.7): no HW movement while under min ISR
+        if v.hw_frozen_under_min_isr and len(isr) < self.effective_min_isr(ctx):
+            return False
         log = self.log
-        leo = log.log_end_offset
-        candidate = leo
+        old = log.high_watermark
         p = self.pending
-        maximal = isr + p.replicas if p is not None and p.kind == "expand" and \
-            rules.maximal_isr else isr   # maximal_isr(), inlined: this runs on every fetch
-        for r, st in self.remote.items():
-            r_leo = st.log_end_offset
-            if r_leo >= candidate:
-                continue
-            if r in maximal:
-                candidate = r_leo
-            elif rules.hw_includes_caught_up_replicas and \
-                    (r_leo == leo or ctx.now - st.last_caught_up_time_ms
-                     <= ctx.config["replica.lag.time.max.ms"]) and \
-                    (not rules.caught_up_requires_isr_eligible or ctx.is_isr_eligible(r)):
-                candidate = r_leo
-        if candidate > log.high_watermark:   # Log.maybe_increment_high_watermark, inlined
-            log.high_watermark = min(candidate, leo)
+        new = ctx.rulebook.maybe_increment_leader_hw(
+            log.log_end_offset, old, self.remote.values(),
+            isr + p.replicas if p is not None and p.kind == "expand" and v.maximal_isr else isr,
+            ctx.now, ctx.config["replica.lag.time.max.ms"],
+            include_caught_up=v.hw_includes_caught_up_replicas,
+            eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)
+        if new > old:
+            log.high_watermark = new
             return True
         return False
 
     def check_enough_replicas_reach_offset(self, ctx, required_offset: int) -> tuple[bool, str]:
-        """DelayedProduce check: (done, error) for an acks=all append ending at required_offset."""
+        """DelayedProduce check (``rules.check_enough_replicas_reach_offset``): (done, error)
+        for an acks=all append ending at ``required_offset - 1``; a replica that is no longer
+        leader answers NOT_LEADER_OR_FOLLOWER."""
         if not self.is_leader:
             return True, E.NOT_LEADER_OR_FOLLOWER
-        if self.log.high_watermark >= required_offset:
-            if len(self.maximal_isr(ctx)) >= self.effective_min_isr(ctx):
-                return True, E.NONE
-            return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        return False, E.NONE
+        return ctx.rulebook.check_enough_replicas_reach_offset(
+            self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
+            self.effective_min_isr(ctx))

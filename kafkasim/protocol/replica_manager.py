@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkasim.protocol import errors as E
-from kafkasim.protocol import producer_state
+from kafkasim.protocol import producer_state, rules
 from kafkasim.protocol.messages import (
     FetchPartitionData,
     FetchRequest,
@@ -108,7 +108,7 @@ class ReplicaManager:
                 continue
             if req.acks == -1:
                 min_isr = part.effective_min_isr(ctx)
-                if len(part.isr) < min_isr:
+                if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                     ctx.trace("produce_rejected", topic, partition,
                               f"NOT_ENOUGH_REPLICAS: acks=all needs {min_isr} in-sync replicas, "
                               f"ISR is {list(part.isr)}")

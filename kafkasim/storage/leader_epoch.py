@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-UNDEFINED_EPOCH = -1
-UNDEFINED_EPOCH_OFFSET = -1
+from kafkasim.protocol.rules import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, end_offset_for
+
+__all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochEntry", "LeaderEpochFileCache"]
 
 
 class EpochEntry(NamedTuple):
@@ -63,23 +64,9 @@ class LeaderEpochFileCache:
         return best
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """Kafka's ``endOffsetFor``: (epoch found, end offset) answering OffsetsForLeaderEpoch."""
-        if requested_epoch == UNDEFINED_EPOCH or not self.entries:
-            return (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
-        if requested_epoch == self.entries[-1].epoch:
-            return (requested_epoch, log_end_offset)
-        higher = None
-        floor = None
-        for e in self.entries:
-            if e.epoch > requested_epoch:
-                higher = e
-                break
-            floor = e
-        if higher is None:
-            return (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
-        if floor is None:
-            return (requested_epoch, higher.start_offset)
-        return (floor.epoch, higher.start_offset)
+        """Kafka's ``endOffsetFor``: (epoch found, end offset) answering OffsetsForLeaderEpoch
+        (the rule: ``kafkasim.protocol.rules.end_offset_for``)."""
+        return end_offset_for(self.entries, requested_epoch, log_end_offset)
 
     # -- updates ----------------------------------------------------------------------------
     def assign(self, epoch: int, start_offset: int) -> bool:
