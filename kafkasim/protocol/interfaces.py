@@ -1,0 +1,128 @@
+"""What the protocol core needs from the world around it: narrow, typed interfaces.
+
+Kafka's ``Partition`` talks to the rest of the broker through a few collaborators (its
+``AlterPartitionListener``, ``DelayedOperations``, the log and a clock); kafkasim's core does the
+same. ``Partition``, ``ReplicaManager`` and ``ReplicaFetcherThread`` receive a ``ctx`` that
+satisfies one of the protocols below and use nothing else. The broker (``kafkasim.broker.Broker``)
+is the real implementation; ``kafkasim.protocol.fake.FakeContext`` is a small one that records
+what the core asked for, so each piece can be driven alone in a test (``tests/testdata``).
+
+The pieces, smallest first:
+
+- ``Clock`` — the simulated time, integer milliseconds;
+- ``Settings`` — the broker's configs, a topic's configs, the version's rule flags
+  (``kafkasim.versions.Rules``) and the rule functions (``kafkasim.protocol.rules.RuleBook``);
+- ``IsrChanges`` — where a leader sends a proposed ISR (AlterPartition, or a ZooKeeper write
+  before 2.7) and how it knows which brokers may join the ISR;
+- ``Outbox`` — sending a message, request timeouts, trace events;
+- ``FollowerLogs`` — the follower side's log operations (append fetched records, set the HW,
+  truncate), which also update the epoch cache, producer state and checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:   # types only: the core imports nothing above itself at run time
+    from kafkasim.protocol.fetcher import ReplicaFetcherThread
+    from kafkasim.protocol.partition import Partition
+    from kafkasim.protocol.rules import RuleBook
+    from kafkasim.storage.log import Log, RecordChunk
+    from kafkasim.versions import Rules
+
+
+class Clock(Protocol):
+    @property
+    def now(self) -> int:
+        """Simulated time in ms."""
+
+
+class Settings(Protocol):
+    config: Mapping[str, Any]
+
+    @property
+    def rules(self) -> Rules:
+        """The Kafka version's rule flags."""
+
+    @property
+    def rulebook(self) -> RuleBook:
+        """The rule functions in force (Kafka's unless a learner swapped one)."""
+
+    def topic_config(self, topic: str) -> Mapping[str, Any]:
+        """The topic's effective configs (min.insync.replicas, unclean.leader.election.enable)."""
+
+
+class IsrChanges(Protocol):
+    def is_isr_eligible(self, broker_id: int) -> bool:
+        """May this broker's replica join the ISR (ZK mode: alive in the metadata cache)?"""
+
+    def isr_eligible_brokers(self) -> Sequence[int]:
+        """Every broker that is ISR-eligible now."""
+
+    def propose_isr(self, part: Partition, kind: str, replicas: tuple[int, ...],
+                    new_isr: tuple[int, ...]) -> None:
+        """Submit an ISR change ("expand" adding ``replicas`` / "shrink" removing them)."""
+
+
+class Outbox(Protocol):
+    id: int
+
+    def send(self, dst: int | str, msg: Any) -> None:
+        """Send ``msg`` to a broker id or a client name."""
+
+    def schedule_timeout(self, delay_ms: int, name: str, *args: Any) -> int:
+        """A cancellable timer (request timeouts); returns its id."""
+
+    def cancel_timeout(self, tid: int) -> None: ...
+
+    def trace(self, kind: str, topic: str = "", partition: int = -1, detail: Any = None
+              ) -> None:
+        """Record a trace event (kafkasim.trace.EVENT_KINDS)."""
+
+
+class PartitionContext(Clock, Settings, IsrChanges, Protocol):
+    """What ``Partition`` uses."""
+
+
+class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
+    """What ``ReplicaManager`` uses on top of ``PartitionContext``."""
+
+    def topic_exists(self, topic: str) -> bool: ...
+
+    def not_leader_error(self) -> str:
+        """NOT_LEADER_OR_FOLLOWER (NOT_LEADER_FOR_PARTITION before 2.6)."""
+
+    def cluster_racks(self) -> Mapping[int, str | None]:
+        """broker.rack of every broker (KIP-392's replica selector)."""
+
+    def on_leader_append(self, part: Partition, first: int, last: int) -> None:
+        """The leader appended records ``first..last`` (trace, flush, epoch checkpoint)."""
+
+
+class FollowerLogs(Protocol):
+    logs: Mapping[tuple[str, int], Log]
+
+    def local_log(self, topic: str, partition: int) -> Log: ...
+
+    def append_as_follower(self, tp: tuple[str, int], chunk: RecordChunk) -> None: ...
+
+    def set_follower_hw(self, tp: tuple[str, int], leader_hw: int) -> None: ...
+
+    def truncate_log(self, tp: tuple[str, int], offset: int, reason: str) -> None: ...
+
+    def wipe_log(self, tp: tuple[str, int], start_offset: int) -> None: ...
+
+
+class FetcherContext(Clock, Settings, FollowerLogs, Protocol):
+    """What ``ReplicaFetcherThread`` uses."""
+
+    def next_correlation_id(self) -> int: ...
+
+    def send_from_fetcher(self, thread: ReplicaFetcherThread, req: Any, timeout_ms: int
+                          ) -> None:
+        """Send a Fetch / OffsetsForLeaderEpoch request with ``timeout_ms`` to answer."""
+
+    def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None: ...
+
+    def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None: ...
