@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from kafkasim.events import SkippedFault
 from kafkasim.experiments.spec import (
     DEFAULT_TOPIC,
     DEFAULTS,
@@ -103,13 +104,13 @@ class _RandomFailure:
         if self.kind == "pause":
             paused = sum(1 for b in c.brokers.values() if b.paused_until > c.now)
             if not running or paused >= self.max_down:
-                c.record("fault", "sweep", "", -1, f"skipped random {self.kind}")
+                c.record("fault", "sweep", "", -1, SkippedFault(self.kind, -1))
                 return
             c.pause(running[int(self.pick * len(running))], self.down_ms)
             return
         down = sum(1 for b in c.brokers.values() if b.state != "running")
         if not running or down >= self.max_down:
-            c.record("fault", "sweep", "", -1, f"skipped random {self.kind}: {down} down")
+            c.record("fault", "sweep", "", -1, SkippedFault(self.kind, down))
             return
         broker = running[int(self.pick * len(running))]
         if self.kind == "crash":
