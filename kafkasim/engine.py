@@ -4,6 +4,10 @@ Events are plain tuples ``(time_ms, seq, kind, args)`` in a heap. ``seq`` is a g
 so events due at the same millisecond run in the order they were scheduled: ties never depend on
 hashing, object ids or wall time. ``kind`` names a handler registered by the layer above; the queue
 itself holds only data, which is what makes a whole simulation picklable (snapshots, Spark).
+
+Public hooks for observers (invariant checkers, experiment runners, time travel): ``peek()`` names
+the next event without running it, ``add_listener(fn)`` calls ``fn(time_ms, kind, args)`` after
+every event. Listeners are observers, not state: a pickled engine carries none.
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ import gc
 import random
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Engine", "SimulationError"]
+__all__ = ["Engine", "PendingEvent", "SimulationError"]
 
 _FOREVER = 1 << 62
 
@@ -23,10 +27,20 @@ class SimulationError(RuntimeError):
     """An event handler failed; the message names the simulated time, the event and the seed."""
 
 
+class PendingEvent(NamedTuple):
+    """An event in the queue, as ``peek`` shows it (the queue's own tuple layout)."""
+
+    time_ms: int
+    seq: int
+    kind: str
+    args: tuple
+
+
 class Engine:
     """Virtual clock + event heap + one seeded RNG (``random.Random``: same in every process)."""
 
-    __slots__ = ("now", "seed", "rng", "_queue", "_seq", "_handlers", "events_processed")
+    __slots__ = ("now", "seed", "rng", "_queue", "_seq", "_handlers", "events_processed",
+                 "_listeners")
 
     def __init__(self, seed: int = 0) -> None:
         if not isinstance(seed, int) or isinstance(seed, bool):
@@ -38,11 +52,32 @@ class Engine:
         self._seq = 0
         self._handlers: dict[str, Callable[..., Any]] = {}
         self.events_processed = 0
+        self._listeners: list[Callable[[int, str, tuple], Any]] = []
 
     # -- wiring -----------------------------------------------------------------------------
     def on(self, kind: str, handler: Callable[..., Any]) -> None:
         """Register the handler for events of ``kind`` (called as ``handler(*args)``)."""
         self._handlers[kind] = handler
+
+    def add_listener(self, fn: Callable[[int, str, tuple], Any]) -> None:
+        """Call ``fn(time_ms, kind, args)`` after every event from now on (also the rest of a
+        ``run`` in progress), in the order listeners were added. An exception it raises stops
+        the run like a failing handler (wrapped in ``SimulationError``, as ``__cause__``)."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[int, str, tuple], Any]) -> None:
+        """Stop calling ``fn`` (a no-op when it is not a listener)."""
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    @property
+    def listeners(self) -> tuple[Callable[[int, str, tuple], Any], ...]:
+        return tuple(self._listeners)
+
+    @property
+    def scheduled(self) -> int:
+        """How many events were ever scheduled (the next event's sequence number)."""
+        return self._seq
 
     # -- scheduling -------------------------------------------------------------------------
     def schedule(self, delay_ms: int, kind: str, *args: Any) -> int:
@@ -67,6 +102,11 @@ class Engine:
         """Time of the next event, or None when the queue is empty."""
         return self._queue[0][0] if self._queue else None
 
+    def peek(self) -> PendingEvent | None:
+        """The next event (time, sequence number, kind, args) without running it; None when
+        the queue is empty."""
+        return PendingEvent(*self._queue[0]) if self._queue else None
+
     def pending(self) -> int:
         return len(self._queue)
 
@@ -79,6 +119,8 @@ class Engine:
         self.events_processed += 1
         try:
             self._handlers[kind](*args)
+            for fn in self._listeners:
+                fn(time_ms, kind, args)
         except SimulationError:
             raise
         except Exception as exc:  # never swallow: name the event, the time and the seed
@@ -98,6 +140,7 @@ class Engine:
         """
         queue = self._queue
         handlers = self._handlers
+        listeners = self._listeners   # (a list: listeners added mid-run are seen at once)
         pop = heappop
         count = 0
         stop = until if until is not None else _FOREVER
@@ -112,6 +155,9 @@ class Engine:
                 self.now = time_ms
                 count += 1
                 handlers[kind](*args)
+                if listeners:
+                    for fn in listeners:
+                        fn(time_ms, kind, args)
         except SimulationError:
             raise
         except Exception as exc:
@@ -148,3 +194,4 @@ class Engine:
         self._seq = state["seq"]
         self._handlers = state["handlers"]
         self.events_processed = state["events_processed"]
+        self._listeners = []

@@ -25,6 +25,7 @@ from kafkasim.check import (
     run_checked,
 )
 from kafkasim.clients.consumer import ConsumerRecord
+from kafkasim.events import LeaderElection, PartitionOffline
 from kafkasim.cluster import Cluster
 from kafkasim.protocol.zookeeper import partition_state_json, partition_state_path
 from kafkasim.workload import RateWorkload
@@ -345,7 +346,8 @@ def test_no_acked_loss_classifies_loss_after_an_unclean_election_as_allowed():
     c, p, _ = healthy()
     leader, _ = roles(c)
     s = fresh_check(c, "NoAckedLoss")
-    c.record("controller", "controller", "t", 0, "unclean leader election: leader 3")
+    c.record("controller", "controller", "t", 0,
+             LeaderElection("offline", True, leader, 3, (3,), 1))
     c.log(leader, "t", 0).ids[p.acked()[0].offset] = 4_444_444
     s.on_violation = "raise"
     found = s.check_now(c)          # classified, not raised
@@ -581,11 +583,14 @@ def test_log_matching_ignores_a_follower_whose_hw_is_not_current():
 def test_the_unclean_rule_ignores_the_offline_row_of_unclean_election_disabled():
     hit = kcheck._unclean_election_rule
     t, n = ("t", 0), "controller"
-    assert hit((5, "controller", n, *t, "UNCLEAN offline election: leader 1 -> 2, ISR [2]"))
-    assert hit((5, "controller", n, *t, "offline election: leader 1 -> 2, ISR [2, 3]")) is None
-    assert hit((5, "controller", n, *t, "no live in-sync replica and unclean election disabled:"
-                " offline (Leader: none, ISR [1]), epoch 2")) is None
-    assert hit((5, "controller", n, *t, "unclean election: leader 1 -> 2, ISR [1, 2]")) is None
+    unclean = LeaderElection("offline", True, 1, 2, (2,), 2)
+    assert str(unclean) == "UNCLEAN offline election: leader 1 -> 2, ISR [2], epoch 2"
+    assert hit((5, "controller", n, *t, unclean))
+    assert hit((5, "controller", n, *t, LeaderElection("offline", False, 1, 2, (2, 3), 2))) is None
+    offline = PartitionOffline((1,), 2)
+    assert str(offline) == ("no live in-sync replica and unclean election disabled: offline "
+                            "(Leader: none, ISR [1]), epoch 2")
+    assert hit((5, "controller", n, *t, offline)) is None
 
 
 def test_an_unclean_election_allows_losing_only_what_was_acked_before_it():
