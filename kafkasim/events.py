@@ -338,7 +338,7 @@ class IsrChangeNotification(TextEvent):
 
 
 # ---------------------------------------------------------------------------------- controller
-class _PartitionStateChange(TextEvent):
+class PartitionStateChange(TextEvent):
     """A controller write of one partition's (leader, leader epoch, ISR)."""
     __slots__ = ()
 
@@ -369,7 +369,7 @@ class BrokersStarted(TextEvent):
         return f"brokers started: {_ints(self.brokers)}"
 
 
-class DeadRemovedFromIsr(_PartitionStateChange):
+class DeadRemovedFromIsr(PartitionStateChange):
     """The controller removed dead brokers from an ISR (leader unchanged)."""
     __slots__ = ()
     kind = "controller"
@@ -384,7 +384,7 @@ class DeadRemovedFromIsr(_PartitionStateChange):
         return None, self.leader_epoch, tuple(self.new_isr)
 
 
-class PartitionOffline(_PartitionStateChange):
+class PartitionOffline(PartitionStateChange):
     """No live in-sync replica and unclean election disabled: the partition has no leader."""
     __slots__ = ()
     kind = "controller"
@@ -399,7 +399,7 @@ class PartitionOffline(_PartitionStateChange):
         return -1, self.leader_epoch, tuple(self.isr)
 
 
-class LeaderElection(_PartitionStateChange):
+class LeaderElection(PartitionStateChange):
     """The controller elected a leader (PartitionLeaderElectionAlgorithms); ``unclean``: one
     outside the ISR (unclean.leader.election.enable)."""
     __slots__ = ()
@@ -428,7 +428,7 @@ class AutoLeaderRebalance(TextEvent):
         return f"auto leader rebalance: {self.partitions} partition(s)"
 
 
-class ShutdownRemovedFromIsr(_PartitionStateChange):
+class ShutdownRemovedFromIsr(PartitionStateChange):
     """Controlled shutdown removed the stopping broker from a follower ISR."""
     __slots__ = ()
     kind = "controller"
@@ -443,7 +443,7 @@ class ShutdownRemovedFromIsr(_PartitionStateChange):
         return None, self.leader_epoch, tuple(self.new_isr)
 
 
-class NewPartition(_PartitionStateChange):
+class NewPartition(PartitionStateChange):
     """The controller created a partition (leader: first live assigned replica)."""
     __slots__ = ()
     kind = "controller"

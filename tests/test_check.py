@@ -25,8 +25,8 @@ from kafkasim.check import (
     run_checked,
 )
 from kafkasim.clients.consumer import ConsumerRecord
-from kafkasim.events import LeaderElection, PartitionOffline
 from kafkasim.cluster import Cluster
+from kafkasim.events import LeaderElection, PartitionOffline
 from kafkasim.protocol.zookeeper import partition_state_json, partition_state_path
 from kafkasim.workload import RateWorkload
 
