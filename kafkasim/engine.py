@@ -7,7 +7,9 @@ itself holds only data, which is what makes a whole simulation picklable (snapsh
 
 Public hooks for observers (invariant checkers, experiment runners, time travel): ``peek()`` names
 the next event without running it, ``add_listener(fn)`` calls ``fn(time_ms, kind, args)`` after
-every event. Listeners are observers, not state: a pickled engine carries none.
+every event. Listeners are observers, not state: a pickled engine carries none. While there is
+one, each handler is wrapped to call them, so the run loop itself never looks for listeners
+and costs the same as without hooks.
 """
 
 from __future__ import annotations
@@ -36,6 +38,21 @@ class PendingEvent(NamedTuple):
     args: tuple
 
 
+class _Notifying:
+    """A handler followed by the engine's listeners (installed while the engine has any)."""
+
+    __slots__ = ("handler", "kind", "engine")
+
+    def __init__(self, handler: Callable[..., Any], kind: str, engine: Engine) -> None:
+        self.handler, self.kind, self.engine = handler, kind, engine
+
+    def __call__(self, *args: Any) -> None:
+        self.handler(*args)
+        engine = self.engine
+        for fn in engine._listeners:
+            fn(engine.now, self.kind, args)
+
+
 class Engine:
     """Virtual clock + event heap + one seeded RNG (``random.Random``: same in every process)."""
 
@@ -52,27 +69,37 @@ class Engine:
         self._seq = 0
         self._handlers: dict[str, Callable[..., Any]] = {}
         self.events_processed = 0
-        self._listeners: list[Callable[[int, str, tuple], Any]] = []
+        self._listeners: tuple[Callable[[int, str, tuple], Any], ...] = ()
 
     # -- wiring -----------------------------------------------------------------------------
     def on(self, kind: str, handler: Callable[..., Any]) -> None:
         """Register the handler for events of ``kind`` (called as ``handler(*args)``)."""
-        self._handlers[kind] = handler
+        self._handlers[kind] = _Notifying(handler, kind, self) if self._listeners else handler
 
     def add_listener(self, fn: Callable[[int, str, tuple], Any]) -> None:
         """Call ``fn(time_ms, kind, args)`` after every event from now on (also the rest of a
         ``run`` in progress), in the order listeners were added. An exception it raises stops
         the run like a failing handler (wrapped in ``SimulationError``, as ``__cause__``)."""
-        self._listeners.append(fn)
+        if not self._listeners:   # wrap in place: a run in progress sees it at its next event
+            handlers = self._handlers
+            for kind, handler in list(handlers.items()):
+                handlers[kind] = _Notifying(handler, kind, self)
+        self._listeners = (*self._listeners, fn)
 
     def remove_listener(self, fn: Callable[[int, str, tuple], Any]) -> None:
         """Stop calling ``fn`` (a no-op when it is not a listener)."""
-        if fn in self._listeners:
-            self._listeners.remove(fn)
+        if fn not in self._listeners:
+            return
+        i = self._listeners.index(fn)
+        self._listeners = self._listeners[:i] + self._listeners[i + 1:]
+        if not self._listeners:
+            handlers = self._handlers
+            for kind, handler in list(handlers.items()):
+                handlers[kind] = _bare(handler)
 
     @property
     def listeners(self) -> tuple[Callable[[int, str, tuple], Any], ...]:
-        return tuple(self._listeners)
+        return self._listeners
 
     @property
     def scheduled(self) -> int:
@@ -119,8 +146,6 @@ class Engine:
         self.events_processed += 1
         try:
             self._handlers[kind](*args)
-            for fn in self._listeners:
-                fn(time_ms, kind, args)
         except SimulationError:
             raise
         except Exception as exc:  # never swallow: name the event, the time and the seed
@@ -140,7 +165,6 @@ class Engine:
         """
         queue = self._queue
         handlers = self._handlers
-        listeners = self._listeners   # (a list: listeners added mid-run are seen at once)
         pop = heappop
         count = 0
         stop = until if until is not None else _FOREVER
@@ -155,9 +179,6 @@ class Engine:
                 self.now = time_ms
                 count += 1
                 handlers[kind](*args)
-                if listeners:
-                    for fn in listeners:
-                        fn(time_ms, kind, args)
         except SimulationError:
             raise
         except Exception as exc:
@@ -181,7 +202,7 @@ class Engine:
             "rng": self.rng.getstate(),
             "queue": list(self._queue),
             "seq": self._seq,
-            "handlers": self._handlers,
+            "handlers": {kind: _bare(h) for kind, h in self._handlers.items()},
             "events_processed": self.events_processed,
         }
 
@@ -194,4 +215,8 @@ class Engine:
         self._seq = state["seq"]
         self._handlers = state["handlers"]
         self.events_processed = state["events_processed"]
-        self._listeners = []
+        self._listeners = ()
+
+
+def _bare(handler: Callable[..., Any]) -> Callable[..., Any]:
+    return handler.handler if isinstance(handler, _Notifying) else handler

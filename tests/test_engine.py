@@ -337,12 +337,12 @@ def test_a_listener_added_by_a_handler_sees_the_rest_of_the_run_and_can_be_remov
     for t in (2, 3):
         e.schedule(t, "tick")
     e.run(until=3)
-    assert seen == [1, 2, 3] and e.listeners == (listener,)
+    assert seen == [2, 3] and e.listeners == (listener,)    # the events after the one adding it
     e.remove_listener(listener)
     e.remove_listener(listener)      # a no-op when absent
     e.schedule(1, "tick")
     e.run()
-    assert seen == [1, 2, 3] and e.listeners == ()
+    assert seen == [2, 3] and e.listeners == ()
 
 
 @pytest.mark.parametrize("driver", ["run", "step"])
@@ -379,3 +379,22 @@ def test_a_pickled_engine_carries_no_listeners():
     assert copy.listeners == () and e.listeners != ()
     copy.run()
     assert seen == []
+
+
+def test_a_handler_registered_while_listening_is_followed_too_and_unwrapped_after():
+    e = Engine(seed=2)
+    seen: list[str] = []
+    calls: list[str] = []
+
+    def listener(t, kind, args):
+        seen.append(kind)
+
+    e.add_listener(listener)
+    e.on("late", lambda: calls.append("late"))
+    e.schedule(1, "late")
+    e.run()
+    assert calls == ["late"] and seen == ["late"]
+    e.remove_listener(listener)
+    e.schedule(1, "late")
+    e.run()
+    assert calls == ["late", "late"] and seen == ["late"]
