@@ -145,21 +145,18 @@ EVENT_TYPES: dict[str, list[type[Event]]] = {}
 
 def typed(row: tuple) -> Event | Any:
     """The record of a trace row's detail: itself when it is one, the named view of a plain
-    data-path tuple, else the detail unchanged (a row written by hand)."""
+    data-path tuple (or int), else the detail unchanged (e.g. a row written by hand)."""
     kind, detail = row[1], row[5]
     if isinstance(detail, Event):
         return detail
-    types = EVENT_TYPES.get(kind)
-    if types and len(types) == 1 and issubclass(types[0], (TupleEvent, ValueEvent)):
+    types = EVENT_TYPES.get(kind, ())
+    if len(types) == 1:
         cls = types[0]
-        if cls is not None and (isinstance(detail, tuple) and len(detail) == len(cls.fields)
-                                or issubclass(cls, ValueEvent)):
+        if issubclass(cls, ValueEvent) or \
+                issubclass(cls, TupleEvent) and isinstance(detail, tuple) and \
+                len(detail) == len(cls.fields):
             return cls.of(detail)
     return detail
-
-
-def _ints(values) -> list:
-    return list(values)
 
 
 # ----------------------------------------------------------------------------- messages (network)
@@ -278,7 +275,7 @@ class BecomeLeader(TextEvent):
     field_docs = ("its leader epoch", "the ISR it starts with")
 
     def render(self) -> str:
-        return f"epoch {self.leader_epoch}, ISR {_ints(self.isr)}"
+        return f"epoch {self.leader_epoch}, ISR {list(self.isr)}"
 
 
 class BecomeFollower(TextEvent):
@@ -302,8 +299,8 @@ class IsrProposed(TextEvent):
                   "ISR proposed")
 
     def render(self) -> str:
-        return (f"{self.change} {_ints(self.replicas)}: {_ints(self.old_isr)} -> "
-                f"{_ints(self.new_isr)}")
+        return (f"{self.change} {list(self.replicas)}: {list(self.old_isr)} -> "
+                f"{list(self.new_isr)}")
 
 
 class IsrChange(TupleEvent):
@@ -355,7 +352,7 @@ class BrokersFailed(TextEvent):
     field_docs = ("the brokers, sorted",)
 
     def render(self) -> str:
-        return f"brokers failed: {_ints(self.brokers)}"
+        return f"brokers failed: {list(self.brokers)}"
 
 
 class BrokersStarted(TextEvent):
@@ -366,7 +363,7 @@ class BrokersStarted(TextEvent):
     field_docs = ("the brokers, sorted",)
 
     def render(self) -> str:
-        return f"brokers started: {_ints(self.brokers)}"
+        return f"brokers started: {list(self.brokers)}"
 
 
 class DeadRemovedFromIsr(PartitionStateChange):
@@ -377,8 +374,8 @@ class DeadRemovedFromIsr(PartitionStateChange):
     field_docs = ("the dead ISR members, sorted", "ISR before", "ISR after", "new leader epoch")
 
     def render(self) -> str:
-        return (f"removed dead {_ints(self.dead)} from ISR: {_ints(self.old_isr)} -> "
-                f"{_ints(self.new_isr)}, epoch {self.leader_epoch}")
+        return (f"removed dead {list(self.dead)} from ISR: {list(self.old_isr)} -> "
+                f"{list(self.new_isr)}, epoch {self.leader_epoch}")
 
     def partition_state(self):
         return None, self.leader_epoch, tuple(self.new_isr)
@@ -393,7 +390,7 @@ class PartitionOffline(PartitionStateChange):
 
     def render(self) -> str:
         return (f"no live in-sync replica and unclean election disabled: offline (Leader: none, "
-                f"ISR {_ints(self.isr)}), epoch {self.leader_epoch}")
+                f"ISR {list(self.isr)}), epoch {self.leader_epoch}")
 
     def partition_state(self):
         return -1, self.leader_epoch, tuple(self.isr)
@@ -410,7 +407,7 @@ class LeaderElection(PartitionStateChange):
 
     def render(self) -> str:
         return (f"{'UNCLEAN ' if self.unclean else ''}{self.strategy} election: leader "
-                f"{self.old_leader} -> {self.new_leader}, ISR {_ints(self.isr)}, "
+                f"{self.old_leader} -> {self.new_leader}, ISR {list(self.isr)}, "
                 f"epoch {self.leader_epoch}")
 
     def partition_state(self):
@@ -436,8 +433,8 @@ class ShutdownRemovedFromIsr(PartitionStateChange):
     field_docs = ("the broker shutting down", "ISR before", "ISR after", "new leader epoch")
 
     def render(self) -> str:
-        return (f"controlled shutdown of {self.broker}: ISR {_ints(self.old_isr)} -> "
-                f"{_ints(self.new_isr)}, epoch {self.leader_epoch}")
+        return (f"controlled shutdown of {self.broker}: ISR {list(self.old_isr)} -> "
+                f"{list(self.new_isr)}, epoch {self.leader_epoch}")
 
     def partition_state(self):
         return None, self.leader_epoch, tuple(self.new_isr)
@@ -451,7 +448,7 @@ class NewPartition(PartitionStateChange):
     field_docs = ("its first leader", "its first ISR", "leader epoch (0)")
 
     def render(self) -> str:
-        return (f"new partition: leader {self.leader}, ISR {_ints(self.isr)}, "
+        return (f"new partition: leader {self.leader}, ISR {list(self.isr)}, "
                 f"epoch {self.leader_epoch}")
 
     def partition_state(self):
@@ -467,8 +464,8 @@ class AlterPartitionCommitted(TextEvent):
     field_docs = ("the leader that asked", "ISR before", "ISR after")
 
     def render(self) -> str:
-        return (f"AlterPartition from {self.broker}: ISR {_ints(self.old_isr)} -> "
-                f"{_ints(self.new_isr)}")
+        return (f"AlterPartition from {self.broker}: ISR {list(self.old_isr)} -> "
+                f"{list(self.new_isr)}")
 
 
 class ControllerReelection(TextEvent):
@@ -601,7 +598,7 @@ class ProduceRejected(TextEvent):
 
     def render(self) -> str:
         return (f"NOT_ENOUGH_REPLICAS: acks=all needs {self.min_insync_replicas} in-sync "
-                f"replicas, ISR is {_ints(self.isr)}")
+                f"replicas, ISR is {list(self.isr)}")
 
 
 class ProduceTimedOut(TextEvent):
