@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import producer_state
 from kafkasim.protocol.controller import KafkaController
@@ -229,18 +230,18 @@ class Broker:
                                           separators=(",", ":")),
                          ephemeral_owner=self.session_id)
         self.broker_epoch = node.czxid
-        self.trace("broker_start", detail=f"registered, broker epoch {self.broker_epoch}")
+        self.trace("broker_start", detail=ev.BrokerStart(self.broker_epoch))
 
     def become_controller(self, controller_epoch: int) -> None:
         self.controller = KafkaController(self.id, controller_epoch)
-        self.trace("controller_elected", detail=f"controller epoch {controller_epoch}")
+        self.trace("controller_elected", detail=ev.ControllerElected(controller_epoch))
         self.controller.on_controller_failover(self, self.cluster.zk)
 
     def resign_controller(self, reason: str) -> None:
         if self.controller is not None:
             self.controller.on_resignation()
             self.controller = None
-            self.trace("controller_resigned", detail=reason)
+            self.trace("controller_resigned", detail=ev.ControllerResigned(reason))
 
     def _stop_process(self, kind: str) -> None:
         """The process is gone: every in-memory structure is lost; the log dir stays."""
@@ -261,7 +262,7 @@ class Broker:
         if self.state != RUNNING:
             raise RuntimeError(f"broker {self.id} is not running")
         self._stop_process("crash")
-        self.trace("broker_crash", detail="process killed; page cache survives")
+        self.trace("broker_crash", detail=ev.BrokerCrash())
 
     def power_loss(self) -> None:
         """The machine loses power: each log keeps only its flushed prefix."""
@@ -272,11 +273,10 @@ class Broker:
             log.producer_states = producer_state.rebuild(self.cluster.records, log)
             lost += n
             if n:
-                self.trace("truncate", tp[0], tp[1],
-                           f"power loss: {n} unflushed record(s) lost, log ends at {keep}")
+                self.trace("truncate", tp[0], tp[1], ev.PowerLossTruncate(n, keep))
         if self.state == RUNNING:
             self._stop_process("power loss")
-        self.trace("broker_power_loss", detail=f"{lost} unflushed record(s) lost")
+        self.trace("broker_power_loss", detail=ev.PowerLoss(lost))
 
     def shutdown_cleanly(self) -> None:
         """The end of a clean shutdown: flush every log, write the checkpoints, close the
@@ -288,7 +288,7 @@ class Broker:
         self._write_log_start_checkpoint()
         self._stop_process("clean shutdown")
         self.cluster.close_session(self.session_id)
-        self.trace("broker_shutdown", detail="clean shutdown complete")
+        self.trace("broker_shutdown", detail=ev.BrokerShutdown())
 
     def begin_controlled_shutdown(self) -> None:
         """KafkaServer.controlledShutdown: ask the controller to move leadership away first."""
@@ -297,7 +297,7 @@ class Broker:
             return
         controller = self.metadata.controller_id
         self.state = SHUTTING_DOWN
-        self.trace("controlled_shutdown", detail=f"asking controller {controller}")
+        self.trace("controlled_shutdown", detail=ev.ControlledShutdown(controller, "", -1))
         if controller < 0:
             self.shutdown_cleanly()
             return
@@ -330,9 +330,9 @@ class Broker:
             log.producer_states = producer_state.rebuild(self.cluster.records, log)
             self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
             self.trace("log_recovery", tp[0], tp[1],
-                       f"LEO {log.log_end_offset}, HW {log.high_watermark} from "
-                       f"{REPLICATION_OFFSET_CHECKPOINT}, epochs "
-                       f"{[tuple(e) for e in log.leader_epoch_cache.entries]}")
+                       ev.LogRecovery(log.log_end_offset, log.high_watermark,
+                                      REPLICATION_OFFSET_CHECKPOINT,
+                                      tuple(map(tuple, log.leader_epoch_cache.entries))))
             self.trace("hw", tp[0], tp[1], log.high_watermark)
 
     def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
@@ -467,7 +467,7 @@ class Broker:
             tps = list(self.isr_change_set)
             self.isr_change_set = []
             self.last_isr_propagation_ms = now
-            self.trace("isr_change_notification", detail=f"{len(tps)} partition(s)")
+            self.trace("isr_change_notification", detail=ev.IsrChangeNotification(tuple(tps)))
             self.cluster.notify_isr_change(tps)
         self.schedule_timer(2500, "isr_change_propagation")
 
@@ -488,7 +488,7 @@ class Broker:
                             (thread.leader_id, thread.fetcher_id), when)
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None:
-        self.trace(kind, detail=f"{thread.name}: {reason}")
+        self.trace(kind, detail=ev.FetchFailed(thread.name, reason))
 
     def _add_fetcher_partition(self, tp, leader_id: int, state: PartitionFetchState) -> None:
         fid = fetcher_id_for(tp[0], tp[1], self.config["num.replica.fetchers"])
@@ -550,14 +550,14 @@ class Broker:
         self.maybe_write_epoch_checkpoint(tp)
         if removed:
             log.producer_states = producer_state.rebuild(self.cluster.records, log)
-            self.trace("truncate", tp[0], tp[1], f"to {offset} ({removed} removed): {reason}")
+            self.trace("truncate", tp[0], tp[1], ev.Truncate(offset, removed, reason))
             if log.high_watermark != hw_before:
                 self.trace("hw", tp[0], tp[1], log.high_watermark)
 
     def wipe_log(self, tp, start_offset: int) -> None:
         self.logs[tp].truncate_fully_and_start_at(start_offset)
         self.logs[tp].producer_states = {}
-        self.trace("truncate", tp[0], tp[1], f"log wiped, restarts at {start_offset}")
+        self.trace("truncate", tp[0], tp[1], ev.LogWiped(start_offset))
         self.maybe_write_epoch_checkpoint(tp)
 
     # -- ISR changes ------------------------------------------------------------------------
@@ -565,7 +565,7 @@ class Broker:
         if self.rules.alter_isr:
             part.pending = PendingIsrChange(kind, replicas, new_isr, self.now)
             self.trace("isr_proposed", part.topic, part.partition,
-                       f"{kind} {list(replicas)}: {list(part.isr)} -> {list(new_isr)}")
+                       ev.IsrProposed(kind, tuple(replicas), tuple(part.isr), tuple(new_isr)))
             self._send_alter_partition(part)
             return
         # before 2.7 the leader wrote the partition state znode itself (Partition.updateIsr)
@@ -578,7 +578,7 @@ class Broker:
         except BadVersion:
             self.meters["FailedIsrUpdatesPerSec"] += 1
             self.trace("isr_update_failed", part.topic, part.partition,
-                       "cached zkVersion differs from ZooKeeper's")
+                       ev.IsrUpdateFailed("cached zkVersion differs from ZooKeeper's"))
             return
         self._isr_committed(part, kind, new_isr, version)
         self.isr_change_set.append(part.tp)
@@ -691,7 +691,7 @@ class Broker:
                 moved = part.make_leader(self, st.leader_epoch, st.isr, st.replicas,
                                          st.partition_epoch, st.controller_epoch)
                 self.trace("become_leader", st.topic, st.partition,
-                           f"epoch {st.leader_epoch}, ISR {list(st.isr)}")
+                           ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
                 self.maybe_write_epoch_checkpoint(tp)
                 if moved:
                     rm.on_hw_increased(self, part)
@@ -706,7 +706,7 @@ class Broker:
         part.make_follower(self, st.leader, st.leader_epoch, st.isr, st.replicas,
                            st.partition_epoch, st.controller_epoch)
         self.trace("become_follower", st.topic, st.partition,
-                   f"leader {st.leader}, epoch {st.leader_epoch}")
+                   ev.BecomeFollower(st.leader, st.leader_epoch))
         if was_leader:
             self.replica_manager.fail_waiting(self, tp)
         self._remove_fetcher_partition(tp)
@@ -756,7 +756,7 @@ class Broker:
                 continue
             if err != E.NONE:
                 self.meters["FailedIsrUpdatesPerSec"] += 1
-                self.trace("isr_update_failed", topic, partition, err)
+                self.trace("isr_update_failed", topic, partition, ev.IsrUpdateFailed(err))
                 part.pending = None
                 continue
             if leader_epoch != part.leader_epoch:
@@ -764,7 +764,7 @@ class Broker:
             self._isr_committed(part, part.pending.kind, isr, version)
         if msg.error != E.NONE:
             # NOT_CONTROLLER: keep the pending change, the retry timer resends it
-            self.trace("isr_update_failed", detail=msg.error)
+            self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(msg.error))
 
     def _on_metadata(self, src, msg: MetadataRequest) -> None:
         md = self.metadata
@@ -804,7 +804,7 @@ class Broker:
     def _on_offset_commit(self, src, msg: OffsetCommitRequest) -> None:
         for topic, partition, offset in msg.offsets:
             self.cluster.group_offsets[(msg.group_id, topic, partition)] = offset
-        self.trace("offset_commit", detail=f"group {msg.group_id}: {list(msg.offsets)}")
+        self.trace("offset_commit", detail=ev.OffsetCommit(msg.group_id, tuple(msg.offsets)))
         self.send(src, OffsetCommitResponse(msg.correlation_id, E.NONE))
 
     def _on_controlled_shutdown(self, src, msg: ControlledShutdownRequest) -> None:
@@ -816,15 +816,16 @@ class Broker:
     def _on_controlled_shutdown_response(self, src, msg: ControlledShutdownResponse) -> None:
         if self.state != SHUTTING_DOWN:
             return
-        self.trace("controlled_shutdown", detail=f"controller answered {msg.error}, "
-                   f"{len(msg.remaining_partitions)} partition(s) still led here")
+        self.trace("controlled_shutdown",
+                   detail=ev.ControlledShutdown(src, msg.error, len(msg.remaining_partitions)))
         self.shutdown_cleanly()
 
     def _on_zk_ping_response(self, src, msg: ZkPingResponse) -> None:
         if msg.alive or msg.session_id != self.session_id:
             return
         # the session expired (paused or cut off from ZooKeeper for too long): re-register
-        self.trace("zk_session_expired", detail=f"session {msg.session_id} expired")
+        self.trace("zk_session_expired",
+                   detail=ev.ZkSessionExpired(msg.session_id, self.id, "notified", -1))
         self.resign_controller("ZooKeeper session expired")
         self._register()
         self.cluster.on_broker_registered(self)

@@ -62,12 +62,13 @@ re-check everything.
 from __future__ import annotations
 
 import json
-import re
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
+
+from kafkasim.events import Event, LeaderElection, PowerLossTruncate
 
 __all__ = [
     "CHECKS",
@@ -191,11 +192,9 @@ def describe_event(event) -> str:
 def _events_run(engine) -> int:
     """Events run so far, exact even from inside ``Engine.run`` (which adds its count to
     ``events_processed`` only when it returns): every event scheduled is queued or was run."""
-    seq = getattr(engine, "_seq", None)
-    queue = getattr(engine, "_queue", None)
-    if seq is None or queue is None:
+    if not hasattr(engine, "scheduled"):
         return engine.events_processed
-    return seq - len(queue)
+    return engine.scheduled - engine.pending()
 
 
 # ------------------------------------------------------------------------------- ghost state
@@ -232,13 +231,11 @@ LOSS_RULES: list[Callable[[tuple], tuple[TP, str] | None]] = []
 
 
 def _unclean_election_rule(row: tuple) -> tuple[TP, str] | None:
-    """The controller elected a replica outside the ISR: its rows read "UNCLEAN <strategy>
-    election: ..." (and not "... unclean election disabled: offline", which loses nothing)."""
+    """The controller elected a replica outside the ISR (a ``LeaderElection`` record with
+    ``unclean``; ``PartitionOffline``, "unclean election disabled", loses nothing)."""
     _t, kind, _node, topic, partition, detail = row
-    if kind == "unclean_election":
-        return (topic, partition), "unclean leader election"
-    if kind == "controller" and isinstance(detail, str) and (
-            detail.startswith("UNCLEAN ") or "unclean leader election" in detail.lower()):
+    if kind == "unclean_election" or \
+            kind == "controller" and isinstance(detail, LeaderElection) and detail.unclean:
         return (topic, partition), "unclean leader election"
     return None
 
@@ -262,7 +259,7 @@ class Ghost:
       ``loss_events`` the same as ``(time_ms, reason, leader epoch it starts or None)``;
     - ``power_losses``: broker -> times it lost power (trace ``broker_power_loss``);
       ``power_truncations``: topic-partition -> ``(time_ms, broker, kept LEO, old LEO)`` for every
-      log a power loss cut short (``truncate`` rows whose detail starts with "power loss");
+      log a power loss cut short (``truncate`` rows holding a ``PowerLossTruncate``);
     - ``holders``: record id -> {broker: time it was first seen holding it} for the brokers
       whose log held it at its offset when it was acked, or replicated it later (absent when
       the ack was only seen in a replay of the trace, not as it happened);
@@ -324,6 +321,7 @@ class Ghost:
         self.structural = True
         self.dirty: set[TP] = set()
         self.leader_info: dict[TP, tuple] = {}
+        self._prev_row: tuple | None = None   # the row before the one update is applying
 
     def recheck_next(self) -> None:
         """Make the next update a full re-check (the state may have changed unobserved)."""
@@ -421,6 +419,9 @@ class Ghost:
 
     # -- update --------------------------------------------------------------------------------
     def update(self, cluster, *, full: bool = False) -> None:
+        """Bring the ghost variables up to date: apply each trace row written since the last
+        call (one named step per kind, ``_UPDATE_STEPS``), then rescan the consumers, the
+        controller's partition states and the replicas."""
         ref = self._cluster_ref() if self._cluster_ref is not None else None
         if ref is not cluster:
             self.reset()
@@ -441,75 +442,93 @@ class Ghost:
         new = rows[start:n]
         self.cursor = n
         self.new_rows = new
-        self.truncated = truncated = set()
+        self.truncated = set()
         self.dirty = dirty = set()
-        structural = self.full
+        self.structural = self.full
         self._live_acks = not self.full and start > 0
-        live = self.hw_live
-        prev = None
+        self._prev_row = None
+        steps = _UPDATE_STEPS
         for row in new:
             kind = row[1]
-            if kind in _DATA_KINDS:
-                if kind == "send" or kind == "recv":
-                    if kind == "recv" and row[5][0] in _STRUCTURAL_MESSAGES:
-                        structural = True
-                    continue
-                tp = (row[3], row[4])
-                dirty.add(tp)
-                if kind == "hw":
-                    info = self.leader_info.get(tp)
-                    if info is not None and info[0] == row[2] and row[5] > \
-                            self.true_hw.get(tp, 0):
-                        self._raise_true_hw(tp, row[5], row[0])
-                    # a HW set by a fetch response (or by a leader) is current; one lowered
-                    # by a truncation or read back at restart is not
-                    if prev is None or prev[2] != row[2] or prev[3] != row[3] or \
-                            prev[4] != row[4] or (prev[1] != "truncate"
-                                                  and prev[1] != "log_recovery"):
-                        live[(row[2], tp)] = True
-                elif kind == "append":
-                    first, last, epoch = row[5]
-                    q = self.appends.get(tp)
-                    if q is None:
-                        q = self.appends[tp] = deque(maxlen=self.APPEND_MEMORY)
-                    q.append((first, last, row[2], epoch))
-                elif kind == "produce_result":
-                    if row[5][1] == "acked":
-                        self._on_acked(cluster, row)
-                elif kind == "replicate":
-                    self._on_replicated(cluster, row)
-                prev = row
+            if kind == "send" or kind == "recv":
+                if kind == "recv" and row[5][0] in _STRUCTURAL_MESSAGES:
+                    self.structural = True
                 continue
-            # a control-plane row: roles, ISR, faults, truncations... rescan everything
-            structural = True
-            if kind == "truncate":
-                tp = (row[3], row[4])
-                truncated.add((row[2], tp))
-                detail = row[5]
-                if isinstance(detail, str) and detail.startswith("power loss"):
-                    m = _POWER_LOSS_DETAIL.search(detail)
-                    if m is not None:
-                        lost, keep = int(m.group(1)), int(m.group(2))
-                        self.power_truncations.setdefault(tp, []).append(
-                            (row[0], row[2], keep, keep + lost))
-            elif kind == "broker_power_loss":
-                self.power_losses.setdefault(row[2], []).append(row[0])
-            elif kind == "log_recovery":
-                live[(row[2], (row[3], row[4]))] = False
-            elif kind == "become_leader" or kind == "become_follower":
-                self._on_role(row)
-                live[(row[2], (row[3], row[4]))] = kind == "become_leader"
-            for rule in LOSS_RULES:
-                hit = rule(row)
-                if hit is not None:
-                    m = _EPOCH_DETAIL.search(row[5]) if isinstance(row[5], str) else None
-                    self.allow_loss(hit[0], hit[1], row[0],
-                                    int(m.group(1)) if m is not None else None)
-            prev = row
-        self.structural = structural
+            step = steps.get(kind)
+            if kind in _DATA_KINDS:
+                dirty.add((row[3], row[4]))
+                if step is not None:
+                    step(self, cluster, row)
+            else:
+                # a control-plane row: roles, ISR, faults, truncations... rescan everything
+                self.structural = True
+                if step is not None:
+                    step(self, cluster, row)
+                self._apply_loss_rules(row)
+            self._prev_row = row
         self._scan_consumers(cluster)
         self._read_states(cluster)
         self._scan_replicas(cluster)
+
+    # -- update steps: one per trace kind (``_UPDATE_STEPS``) --------------------------------
+    def _step_hw(self, cluster, row) -> None:
+        """A replica's HW moved: the controller's current leader raises ``true_hw``; a HW set
+        by a fetch response (or by a leader) is current, one lowered by a truncation or read
+        back at restart (the row right after "truncate" / "log_recovery") is not."""
+        tp = (row[3], row[4])
+        info = self.leader_info.get(tp)
+        if info is not None and info[0] == row[2] and row[5] > self.true_hw.get(tp, 0):
+            self._raise_true_hw(tp, row[5], row[0])
+        prev = self._prev_row
+        if prev is None or prev[2] != row[2] or prev[3] != row[3] or \
+                prev[4] != row[4] or (prev[1] != "truncate" and prev[1] != "log_recovery"):
+            self.hw_live[(row[2], tp)] = True
+
+    def _step_append(self, cluster, row) -> None:
+        """A leader appended: remember (first, last, leader, epoch) to attribute acks=1 acks."""
+        tp = (row[3], row[4])
+        first, last, epoch = row[5]
+        q = self.appends.get(tp)
+        if q is None:
+            q = self.appends[tp] = deque(maxlen=self.APPEND_MEMORY)
+        q.append((first, last, row[2], epoch))
+
+    def _step_produce_result(self, cluster, row) -> None:
+        if row[5][1] == "acked":
+            self._on_acked(cluster, row)
+
+    def _step_truncate(self, cluster, row) -> None:
+        """A log was truncated; a power loss cut is remembered for loss classification."""
+        tp = (row[3], row[4])
+        self.truncated.add((row[2], tp))
+        detail = row[5]
+        if isinstance(detail, PowerLossTruncate):
+            self.power_truncations.setdefault(tp, []).append(
+                (row[0], row[2], detail.offset, detail.offset + detail.lost))
+
+    def _step_power_loss(self, cluster, row) -> None:
+        self.power_losses.setdefault(row[2], []).append(row[0])
+
+    def _step_log_recovery(self, cluster, row) -> None:
+        """A restart read the HW back from its checkpoint: not current until a fetch sets it."""
+        self.hw_live[(row[2], (row[3], row[4]))] = False
+
+    def _step_role(self, cluster, row) -> None:
+        """become_leader / become_follower: leadership terms; a leader's HW is current, a new
+        follower's is not until a fetch response sets it."""
+        self._on_role(row)
+        self.hw_live[(row[2], (row[3], row[4]))] = row[1] == "become_leader"
+
+    def _apply_loss_rules(self, row) -> None:
+        """``LOSS_RULES``: the row makes loss legitimate from its time (and from the leader
+        epoch it starts, when its record has one)."""
+        for rule in LOSS_RULES:
+            hit = rule(row)
+            if hit is not None:
+                detail = row[5]
+                epoch = getattr(detail, "leader_epoch", None) if isinstance(detail, Event) \
+                    else None
+                self.allow_loss(hit[0], hit[1], row[0], epoch)
 
     def _on_role(self, row) -> None:
         """Leadership terms from the trace: a new term whenever another broker starts leading,
@@ -695,10 +714,19 @@ _DATA_KINDS = frozenset({
 })
 #: Messages whose arrival can change roles or remove replicas.
 _STRUCTURAL_MESSAGES = frozenset({"LeaderAndIsrRequest", "StopReplicaRequest"})
-#: Broker.power_loss: "power loss: {n} unflushed record(s) lost, log ends at {keep}".
-#: A controller row's new leader epoch: "..., epoch 3".
-_EPOCH_DETAIL = re.compile(r"\bepoch (\d+)\b")
-_POWER_LOSS_DETAIL = re.compile(r"power loss: (\d+) unflushed record\(s\) lost, log ends at (\d+)")
+#: Ghost.update's step for each trace kind it follows (kinds absent here only mark partitions
+#: dirty, data-path, or force a rescan, control-plane).
+_UPDATE_STEPS: dict[str, Callable[[Ghost, Any, tuple], None]] = {
+    "hw": Ghost._step_hw,
+    "append": Ghost._step_append,
+    "produce_result": Ghost._step_produce_result,
+    "replicate": Ghost._on_replicated,
+    "truncate": Ghost._step_truncate,
+    "broker_power_loss": Ghost._step_power_loss,
+    "log_recovery": Ghost._step_log_recovery,
+    "become_leader": Ghost._step_role,
+    "become_follower": Ghost._step_role,
+}
 
 
 # ----------------------------------------------------------------------------------- checkers
@@ -1187,7 +1215,10 @@ class LogMatching(Checker):
     truncated first (KIP-101 scenario 2 "fixed"); before 0.11 it is kept and fetched past.
     Allowed after an unclean election (committed histories fork) while one of the two has not
     followed the new leader yet; not once both have (KIP-279: "the divergence is the bug"); never
-    because of power loss (KIP-101 scenario 2: "Flag only LogMatching").
+    because of power loss (KIP-101 scenario 2: "Flag only LogMatching"). An excused divergence
+    is compared again at every later check of the partition: once both replicas follow the new
+    leader (the lagging one has fetched from it, truncating what the leader's epochs reject)
+    and the logs still differ, it is reported.
     """
 
     name = "LogMatching"
@@ -1236,6 +1267,7 @@ class LogMatching(Checker):
         # (a HW above the LEO is HwWithinLog's business: compare what both logs hold)
         h = min(la.high_watermark, lb.high_watermark, leo_a, leo_b)
         lo = max(sa, sb)
+        checked = h       # compared up to here: the next call starts at the mark
         k = (tp, a, b)
         ident = (id(la), id(lb), sa, sb)
         mark = marks.get(k)
@@ -1256,14 +1288,19 @@ class LogMatching(Checker):
             # old one (has not followed the new leader); not once both have (KIP-279)
             why = g.loss_reasons(tp) if g.stale(cluster, a, tp) or g.stale(cluster, b, tp) \
                 else []
+            if why:
+                # compare this divergence again until it is gone (the lagging replica truncated
+                # against the new leader) or no longer excused (both follow it): then it is
+                # reported under its own key, not swallowed as the excused one seen before
+                checked = o
             yield self.violation(
-                cluster, g, (tp, a, b, o, ra, ea, rb, eb),
+                cluster, g, (tp, a, b, o, ra, ea, rb, eb) + (("excused",) if why else ()),
                 f"replicas {a} and {b} differ at offset {o}, below both HWs "
                 f"({la.high_watermark}, {lb.high_watermark}): broker {a} has record "
                 f"{ra}@epoch {ea}, broker {b} has record {rb}@epoch {eb}",
                 topic=tp[0], partition=tp[1], brokers=(a, b), offsets=(o,),
                 record_ids=(ra, rb), allowed_because="; ".join(why) if why else None)
-        marks[k] = (ident, max(v, h), leo_a, leo_b)
+        marks[k] = (ident, max(v, checked), leo_a, leo_b)
 
 
 @register
@@ -1638,30 +1675,23 @@ def check_all(cluster, names: Iterable[str] | None = None, *,
     return suite_for(cluster, names, on_violation=on_violation).check_now(cluster)
 
 
-class _CheckedHandler:
-    """An engine handler followed by a checker (``attach``). Pickles as the bare handler, so
-    snapshots of an attached cluster carry no checker."""
+class _CheckListener:
+    """An engine listener (``Engine.add_listener``) running a checker after every event
+    (``attach``). Engines pickle without listeners, so snapshots of an attached cluster carry no
+    checker."""
 
-    __slots__ = ("handler", "checker", "cluster", "kind")
+    __slots__ = ("checker", "cluster")
 
-    def __init__(self, handler, checker: Checker, cluster, kind: str) -> None:
-        self.handler, self.checker, self.cluster, self.kind = handler, checker, cluster, kind
+    def __init__(self, checker: Checker, cluster) -> None:
+        self.checker, self.cluster = checker, cluster
 
-    def __call__(self, *args) -> None:
-        self.handler(*args)
+    def __call__(self, time_ms: int, kind: str, args: tuple) -> None:
         ghost = self.checker.ghost
-        ghost.event = (self.cluster.engine.now, -1, self.kind, args)
+        ghost.event = (time_ms, -1, kind, args)
         try:
             self.checker(self.cluster)
         finally:
             ghost.event = None
-
-    def __reduce__(self):
-        return (_bare_handler, (self.handler,))
-
-
-def _bare_handler(handler):
-    return handler
 
 
 def attach(cluster, checker: Checker | None = None, *, on_violation: str = COLLECT) -> Checker:
@@ -1674,19 +1704,16 @@ def attach(cluster, checker: Checker | None = None, *, on_violation: str = COLLE
         checker = make_suite(on_violation=on_violation)
     checker.ghost.recheck_next()   # whatever happened while it was not attached
     detach(cluster)
-    engine = cluster.engine
-    for kind, handler in list(engine._handlers.items()):
-        engine.on(kind, _CheckedHandler(handler, checker, cluster, kind))
+    cluster.engine.add_listener(_CheckListener(checker, cluster))
     return checker
 
 
 def detach(cluster) -> None:
     """Stop the checker ``attach`` installed (a no-op when none is)."""
     engine = cluster.engine
-    for kind, handler in list(engine._handlers.items()):
-        while isinstance(handler, _CheckedHandler):
-            handler = handler.handler
-        engine.on(kind, handler)
+    for fn in engine.listeners:
+        if isinstance(fn, _CheckListener):
+            engine.remove_listener(fn)
 
 
 def classify_losses(cluster, record_ids: Iterable[int], checker: Checker | None = None
@@ -1750,14 +1777,10 @@ def run_checked(cluster, ms: int, names: Iterable[str] | None = None, *,
         suite = suite_for(cluster, names, on_violation=on_violation)
     engine = cluster.engine
     target = engine.now + ms
-    queue = getattr(engine, "_queue", None)
-    if queue is None:
-        cluster.run_to(target, check=suite)
-        return suite
     ghost = suite.ghost
     try:
-        while queue and queue[0][0] <= target:
-            ghost.event = queue[0]
+        while (nxt := engine.peek()) is not None and nxt.time_ms <= target:
+            ghost.event = tuple(nxt)
             engine.step()
             suite(cluster)
     finally:

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 
 from kafkasim import config as kconfig
+from kafkasim import events as ev
 from kafkasim import versions
 from kafkasim.broker import RUNNING, STOPPED, Broker
 from kafkasim.describe import describe_group, describe_topics, topic_id
@@ -552,8 +553,7 @@ class Cluster:
         if s is None or s.last_heard_ms != heard_ms:
             return
         self.record("zk_session_expired", ZOOKEEPER, "", -1,
-                    f"session {session_id} of broker {s.owner} not heard from for "
-                    f"{self.engine.now - heard_ms} ms (zookeeper.session.timeout.ms)")
+                    ev.ZkSessionExpired(session_id, s.owner, "timeout", self.engine.now - heard_ms))
         self.close_session(session_id)
 
     def close_session(self, session_id: int) -> None:
@@ -562,7 +562,7 @@ class Cluster:
         if any(p.startswith("/brokers/ids/") for p in gone):
             self.engine.schedule(1, "controller_event", "broker_change", ())
         if "/controller" in gone:
-            self.record("controller", ZOOKEEPER, "", -1, "/controller deleted: re-election")
+            self.record("controller", ZOOKEEPER, "", -1, ev.ControllerReelection())
             for bid in sorted(self.brokers):
                 delay = 1 + int(self.engine.rng.random() * (self.network.jitter_ms + 1))
                 self.engine.schedule(delay, "try_controller", bid)
@@ -681,7 +681,7 @@ class Cluster:
         else:
             raise ClusterError(f"Unknown entity type {entity_type!r}: use 'topics' or 'brokers'")
         self.record("alter_config", "admin", name if entity_type == "topics" else "", -1,
-                    f"{entity_type} {name}: {configs}")
+                    ev.AlterConfig(entity_type, name, tuple(configs.items())))
 
     def _unknown_topic(self, name) -> str:
         import difflib
@@ -886,7 +886,7 @@ class Cluster:
             raise ValueError(f"pause needs a positive duration, got {ms} ms")
         b = self._broker(broker)
         b.paused_until = max(b.paused_until, self.now + ms)
-        self.record("fault", broker, "", -1, f"pause {ms} ms")
+        self.record("fault", broker, "", -1, ev.Pause(ms))
 
     def slow(self, broker: int, network_ms: int = 0, disk_ms: float = 0) -> None:
         """Add latency to every link of a broker (``network_ms`` each way) and/or make its disk
@@ -898,7 +898,7 @@ class Cluster:
                              f"disk_ms={disk_ms}")
         self.network.set_extra_latency(broker, network_ms)
         b.disk_delay_ms = disk_ms
-        self.record("fault", broker, "", -1, f"slow network +{network_ms} ms, disk +{disk_ms} ms")
+        self.record("fault", broker, "", -1, ev.Slow(network_ms, disk_ms))
 
     def partition_network(self, *groups) -> None:
         """Split nodes into groups that cannot reach each other (clients reach everyone)."""
@@ -908,20 +908,20 @@ class Cluster:
                 if isinstance(node, int) and node not in self.brokers:
                     raise ClusterError(f"Unknown broker {node} in partition groups")
         self.network.partition(gl)
-        self.record("fault", "network", "", -1, f"partition {gl}")
+        self.record("fault", "network", "", -1, ev.NetworkPartition(tuple(tuple(g) for g in gl)))
 
     def cut(self, a, b, both_ways: bool = True) -> None:
         self.network.cut(a, b, both_ways)
-        self.record("fault", "network", "", -1, f"cut {a}{'<->' if both_ways else '->'}{b}")
+        self.record("fault", "network", "", -1, ev.Cut(a, b, both_ways))
 
     def heal(self) -> None:
         self.network.heal()
-        self.record("fault", "network", "", -1, "heal")
+        self.record("fault", "network", "", -1, ev.Heal())
 
     def hold(self, type: str | None = None, src=None, dst=None, count: int = -1) -> None:
         """Keep matching messages in flight until ``release`` (or ``drop_held``)."""
         self.network.holds.append(MessageFilter(type, src, dst, count))
-        self.record("fault", "network", "", -1, f"hold {MessageFilter(type, src, dst).describe()}")
+        self.record("fault", "network", "", -1, ev.HoldMessages(type, src, dst))
 
     def release(self, type: str | None = None, src=None, dst=None) -> int:
         """Stop holding matching messages and deliver those held, in their original order."""
@@ -933,7 +933,7 @@ class Cluster:
         for env in envs:
             self.engine.schedule_at(self.network.delivery_time(env, self.now, self.engine.rng),
                                     "deliver", env, self.network.incarnations.get(env.dst, 0))
-        self.record("fault", "network", "", -1, f"release {len(envs)} message(s)")
+        self.record("fault", "network", "", -1, ev.ReleaseMessages(len(envs)))
         return len(envs)
 
     def drop(self, type: str | None = None, src=None, dst=None, count: int = -1) -> int:
@@ -945,7 +945,7 @@ class Cluster:
         for env in gone:
             self.record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
                                                   "dropped while held"))
-        self.record("fault", "network", "", -1, f"drop {flt.describe()}")
+        self.record("fault", "network", "", -1, ev.DropMessages(type, src, dst))
         return len(gone)
 
     def undrop(self) -> None:
@@ -996,7 +996,7 @@ class Cluster:
         if not self.zk.session_alive(b.session_id):
             raise ClusterError(f"broker {broker} has no live ZooKeeper session")
         self.record("zk_session_expired", ZOOKEEPER, "", -1,
-                    f"session {b.session_id} of broker {broker} expired by request")
+                    ev.ZkSessionExpired(b.session_id, broker, "request", -1))
         self.close_session(b.session_id)
 
     def elect(self, topic: str, partitions: list[int] | None = None,

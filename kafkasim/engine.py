@@ -4,6 +4,12 @@ Events are plain tuples ``(time_ms, seq, kind, args)`` in a heap. ``seq`` is a g
 so events due at the same millisecond run in the order they were scheduled: ties never depend on
 hashing, object ids or wall time. ``kind`` names a handler registered by the layer above; the queue
 itself holds only data, which is what makes a whole simulation picklable (snapshots, Spark).
+
+Public hooks for observers (invariant checkers, experiment runners, time travel): ``peek()`` names
+the next event without running it, ``add_listener(fn)`` calls ``fn(time_ms, kind, args)`` after
+every event. Listeners are observers, not state: a pickled engine carries none. While there is
+one, each handler is wrapped to call them, so the run loop itself never looks for listeners
+and costs the same as without hooks.
 """
 
 from __future__ import annotations
@@ -12,9 +18,9 @@ import gc
 import random
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Engine", "SimulationError"]
+__all__ = ["Engine", "PendingEvent", "SimulationError"]
 
 _FOREVER = 1 << 62
 
@@ -23,10 +29,35 @@ class SimulationError(RuntimeError):
     """An event handler failed; the message names the simulated time, the event and the seed."""
 
 
+class PendingEvent(NamedTuple):
+    """An event in the queue, as ``peek`` shows it (the queue's own tuple layout)."""
+
+    time_ms: int
+    seq: int
+    kind: str
+    args: tuple
+
+
+class _Notifying:
+    """A handler followed by the engine's listeners (installed while the engine has any)."""
+
+    __slots__ = ("handler", "kind", "engine")
+
+    def __init__(self, handler: Callable[..., Any], kind: str, engine: Engine) -> None:
+        self.handler, self.kind, self.engine = handler, kind, engine
+
+    def __call__(self, *args: Any) -> None:
+        self.handler(*args)
+        engine = self.engine
+        for fn in engine._listeners:
+            fn(engine.now, self.kind, args)
+
+
 class Engine:
     """Virtual clock + event heap + one seeded RNG (``random.Random``: same in every process)."""
 
-    __slots__ = ("now", "seed", "rng", "_queue", "_seq", "_handlers", "events_processed")
+    __slots__ = ("now", "seed", "rng", "_queue", "_seq", "_handlers", "events_processed",
+                 "_listeners")
 
     def __init__(self, seed: int = 0) -> None:
         if not isinstance(seed, int) or isinstance(seed, bool):
@@ -38,11 +69,42 @@ class Engine:
         self._seq = 0
         self._handlers: dict[str, Callable[..., Any]] = {}
         self.events_processed = 0
+        self._listeners: tuple[Callable[[int, str, tuple], Any], ...] = ()
 
     # -- wiring -----------------------------------------------------------------------------
     def on(self, kind: str, handler: Callable[..., Any]) -> None:
         """Register the handler for events of ``kind`` (called as ``handler(*args)``)."""
-        self._handlers[kind] = handler
+        self._handlers[kind] = _Notifying(handler, kind, self) if self._listeners else handler
+
+    def add_listener(self, fn: Callable[[int, str, tuple], Any]) -> None:
+        """Call ``fn(time_ms, kind, args)`` after every event from now on (also the rest of a
+        ``run`` in progress), in the order listeners were added. An exception it raises stops
+        the run like a failing handler (wrapped in ``SimulationError``, as ``__cause__``)."""
+        if not self._listeners:   # wrap in place: a run in progress sees it at its next event
+            handlers = self._handlers
+            for kind, handler in list(handlers.items()):
+                handlers[kind] = _Notifying(handler, kind, self)
+        self._listeners = (*self._listeners, fn)
+
+    def remove_listener(self, fn: Callable[[int, str, tuple], Any]) -> None:
+        """Stop calling ``fn`` (a no-op when it is not a listener)."""
+        if fn not in self._listeners:
+            return
+        i = self._listeners.index(fn)
+        self._listeners = self._listeners[:i] + self._listeners[i + 1:]
+        if not self._listeners:
+            handlers = self._handlers
+            for kind, handler in list(handlers.items()):
+                handlers[kind] = _bare(handler)
+
+    @property
+    def listeners(self) -> tuple[Callable[[int, str, tuple], Any], ...]:
+        return self._listeners
+
+    @property
+    def scheduled(self) -> int:
+        """How many events were ever scheduled (the next event's sequence number)."""
+        return self._seq
 
     # -- scheduling -------------------------------------------------------------------------
     def schedule(self, delay_ms: int, kind: str, *args: Any) -> int:
@@ -66,6 +128,11 @@ class Engine:
     def peek_time(self) -> int | None:
         """Time of the next event, or None when the queue is empty."""
         return self._queue[0][0] if self._queue else None
+
+    def peek(self) -> PendingEvent | None:
+        """The next event (time, sequence number, kind, args) without running it; None when
+        the queue is empty."""
+        return PendingEvent(*self._queue[0]) if self._queue else None
 
     def pending(self) -> int:
         return len(self._queue)
@@ -135,7 +202,7 @@ class Engine:
             "rng": self.rng.getstate(),
             "queue": list(self._queue),
             "seq": self._seq,
-            "handlers": self._handlers,
+            "handlers": {kind: _bare(h) for kind, h in self._handlers.items()},
             "events_processed": self.events_processed,
         }
 
@@ -148,3 +215,8 @@ class Engine:
         self._seq = state["seq"]
         self._handlers = state["handlers"]
         self.events_processed = state["events_processed"]
+        self._listeners = ()
+
+
+def _bare(handler: Callable[..., Any]) -> Callable[..., Any]:
+    return handler.handler if isinstance(handler, _Notifying) else handler

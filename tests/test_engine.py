@@ -302,3 +302,99 @@ def test_snapshot_is_independent_of_the_original():
     nxt = e3.rng.random()
     assert nxt == e2.rng.random()
     assert nxt != Engine(seed=5).rng.random()
+
+
+# ------------------------------------------------------------------------------ public hooks
+@pytest.mark.parametrize("driver", ["run", "step"])
+def test_listeners_run_after_every_event_in_order_with_time_kind_and_args(driver):
+    e = Engine(seed=1)
+    rec = Recorder(e)
+    seen: list[tuple] = []
+    e.add_listener(lambda t, kind, args: seen.append(("first", t, kind, args, len(rec.log))))
+    e.add_listener(lambda t, kind, args: seen.append(("second", t, kind, args)))
+    e.schedule(5, "a", 1)
+    e.schedule(2, "b", "x", 2)
+    if driver == "run":
+        assert e.run() == 2
+    else:
+        while e.step():
+            pass
+    # after the handler (it has logged), every listener, in the order added
+    assert seen == [("first", 2, "b", ("x", 2), 1), ("second", 2, "b", ("x", 2)),
+                    ("first", 5, "a", (1,), 2), ("second", 5, "a", (1,))]
+
+
+def test_a_listener_added_by_a_handler_sees_the_rest_of_the_run_and_can_be_removed():
+    e = Engine(seed=1)
+    seen: list[int] = []
+
+    def listener(t, kind, args):
+        seen.append(t)
+
+    e.on("add", lambda: e.add_listener(listener))
+    e.on("tick", lambda: None)
+    e.schedule(1, "add")
+    for t in (2, 3):
+        e.schedule(t, "tick")
+    e.run(until=3)
+    assert seen == [2, 3] and e.listeners == (listener,)    # the events after the one adding it
+    e.remove_listener(listener)
+    e.remove_listener(listener)      # a no-op when absent
+    e.schedule(1, "tick")
+    e.run()
+    assert seen == [2, 3] and e.listeners == ()
+
+
+@pytest.mark.parametrize("driver", ["run", "step"])
+def test_a_failing_listener_stops_the_run_like_a_failing_handler(driver):
+    e = Engine(seed=9)
+    Recorder(e)
+    e.add_listener(_boom)
+    e.schedule(4, "a", "payload")
+    with pytest.raises(SimulationError, match="t=4 ms") as info:
+        e.run() if driver == "run" else e.step()
+    assert isinstance(info.value.__cause__, KeyError) and "seed=9" in str(info.value)
+
+
+def test_peek_names_the_next_event_without_running_it():
+    e = Engine(seed=1)
+    rec = Recorder(e)
+    assert e.peek() is None
+    e.schedule(7, "b", "late")
+    seq = e.schedule(3, "a", "early")
+    nxt = e.peek()
+    assert (nxt.time_ms, nxt.seq, nxt.kind, nxt.args) == (3, seq, "a", ("early",))
+    assert rec.log == [] and e.now == 0 and e.pending() == 2 and e.scheduled == 2
+    e.step()
+    assert e.peek().kind == "b" and rec.log == [(3, "a", ("early",))]
+
+
+def test_a_pickled_engine_carries_no_listeners():
+    e = Engine(seed=5)
+    Recorder(e)
+    seen: list[int] = []
+    e.add_listener(lambda t, kind, args: seen.append(t))    # not even picklable
+    e.schedule(1, "a")
+    copy = pickle.loads(pickle.dumps(e))
+    assert copy.listeners == () and e.listeners != ()
+    copy.run()
+    assert seen == []
+
+
+def test_a_handler_registered_while_listening_is_followed_too_and_unwrapped_after():
+    e = Engine(seed=2)
+    seen: list[str] = []
+    calls: list[str] = []
+
+    def listener(t, kind, args):
+        seen.append(kind)
+
+    e.add_listener(listener)
+    e.on("late", lambda: calls.append("late"))
+    e.schedule(1, "late")
+    e.run()
+    assert calls == ["late"] and seen == ["late"]
+    e.remove_listener(listener)
+    e.schedule(1, "late")
+    e.run()
+    assert calls == ["late", "late"] and seen == ["late"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkasim import config as kconfig
+from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -257,7 +258,7 @@ class Consumer:
                 self.preferred[tp] = (pd.preferred_read_replica,
                                       c.now + self.config.get("metadata.max.age.ms", 300000))
                 c.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
-                         f"preferred read replica {pd.preferred_read_replica}")
+                         ev.FetchRedirect(pd.preferred_read_replica))
                 continue
             if pd.error != E.NONE:
                 self.preferred.pop(tp, None)  # errors clear the preferred replica

@@ -126,11 +126,8 @@ class StepRow:
 
 def next_event(c: Cluster):
     """The next engine event as (time, kind, args), or None (reads the queue, does not run it)."""
-    q = c.engine._queue
-    if not q:
-        return None
-    t, _seq, kind, args = q[0]
-    return t, kind, args
+    nxt = c.engine.peek()
+    return None if nxt is None else (nxt.time_ms, nxt.kind, nxt.args)
 
 
 def describe_message(msg, src, dst, topic: str, partition: int) -> str | None:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from kafkasim.events import SkippedFault
 from kafkasim.experiments.spec import (
     DEFAULT_TOPIC,
     DEFAULTS,
@@ -103,13 +104,13 @@ class _RandomFailure:
         if self.kind == "pause":
             paused = sum(1 for b in c.brokers.values() if b.paused_until > c.now)
             if not running or paused >= self.max_down:
-                c.record("fault", "sweep", "", -1, f"skipped random {self.kind}")
+                c.record("fault", "sweep", "", -1, SkippedFault(self.kind, -1))
                 return
             c.pause(running[int(self.pick * len(running))], self.down_ms)
             return
         down = sum(1 for b in c.brokers.values() if b.state != "running")
         if not running or down >= self.max_down:
-            c.record("fault", "sweep", "", -1, f"skipped random {self.kind}: {down} down")
+            c.record("fault", "sweep", "", -1, SkippedFault(self.kind, down))
             return
         broker = running[int(self.pick * len(running))]
         if self.kind == "crash":
@@ -280,24 +281,18 @@ class _TraceRows(list):
         return (_plain_list, (list(self),))
 
 
-def _unwrap(handler):
-    return handler
-
-
-class _CheckedHandler:
-    """An engine handler followed by the invariant checkers (checks run after every event).
-
-    A failure of the checkers themselves stops checking and is reported in ``check_error``
-    rather than failing the run. Pickles as the bare handler.
+class _CheckListener:
+    """An engine listener (``Engine.add_listener``) running the invariant checkers after every
+    event. A failure of the checkers themselves stops checking and is reported in
+    ``check_error`` rather than failing the run. Engines pickle without listeners.
     """
 
-    __slots__ = ("handler", "suite", "cluster", "state")
+    __slots__ = ("suite", "cluster", "state")
 
-    def __init__(self, handler, suite, cluster, state: dict) -> None:
-        self.handler, self.suite, self.cluster, self.state = handler, suite, cluster, state
+    def __init__(self, suite, cluster, state: dict) -> None:
+        self.suite, self.cluster, self.state = suite, cluster, state
 
-    def __call__(self, *args) -> None:
-        self.handler(*args)
+    def __call__(self, time_ms: int, kind: str, args: tuple) -> None:
         state = self.state
         if state["active"]:
             try:
@@ -306,9 +301,6 @@ class _CheckedHandler:
                 state["active"] = False
                 state["error"] = f"checkers failed at t={self.cluster.now} ms: " \
                                  f"{type(exc).__name__}: {exc}"
-
-    def __reduce__(self):
-        return (_unwrap, (self.handler,))
 
 
 def _install_checks(c, state: dict):
@@ -319,10 +311,7 @@ def _install_checks(c, state: dict):
         state["error"] = f"invariant checks unavailable: {exc}"
         return None
     suite = make_suite(on_violation="collect")
-    engine = c.engine
-    handlers = dict(engine._handlers)   # the engine exposes on(kind, handler) to (re)register
-    for kind, handler in handlers.items():
-        engine.on(kind, _CheckedHandler(handler, suite, c, state))
+    c.engine.add_listener(_CheckListener(suite, c, state))
     return suite
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
@@ -157,13 +158,13 @@ class KafkaController:
         bounced = restarted if ctx.rules.controller_detects_bounced_brokers else []
         new = [b for b in now_live if b not in cc.live_brokers] + restarted
         if dead or bounced:
-            ctx.trace("controller", detail=f"brokers failed: {sorted(dead + bounced)}")
+            ctx.trace("controller", detail=ev.BrokersFailed(tuple(sorted(dead + bounced))))
             cc.live_brokers = [b for b in cc.live_brokers if b not in dead and b not in bounced]
             cc.shutting_down = [b for b in cc.shutting_down if b in cc.live_brokers]
             changed = self._handle_dead_and_offline(ctx, zk, dead + bounced)
             self._propagate(ctx, changed)
         if new:
-            ctx.trace("controller", detail=f"brokers started: {sorted(new)}")
+            ctx.trace("controller", detail=ev.BrokersStarted(tuple(sorted(new))))
             cc.live_brokers = sorted({*cc.live_brokers, *new})
             cc.broker_epochs = epochs
             self.send_update_metadata(ctx, list(cc.states))
@@ -191,8 +192,8 @@ class KafkaController:
                 if new_isr != isr:
                     self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
                     ctx.trace("controller", tp[0], tp[1],
-                              f"removed dead {sorted(r for r in isr if r in dead)} from ISR: "
-                              f"{list(isr)} -> {list(new_isr)}, epoch {epoch + 1}")
+                              ev.DeadRemovedFromIsr(tuple(sorted(r for r in isr if r in dead)),
+                                                    tuple(isr), tuple(new_isr), epoch + 1))
                     changed.append(tp)
         return changed
 
@@ -223,8 +224,7 @@ class KafkaController:
                         return False
                     self._write(ctx, zk, tp, -1, epoch + 1, new_isr)
                     ctx.trace("controller", tp[0], tp[1],
-                              f"no live in-sync replica and unclean election disabled: "
-                              f"offline (Leader: none, ISR {list(new_isr)}), epoch {epoch + 1}")
+                              ev.PartitionOffline(tuple(new_isr), epoch + 1))
                     return True
         elif strategy == "preferred":
             pref = replicas[0]
@@ -245,8 +245,8 @@ class KafkaController:
         if unclean:
             ctx.meters["UncleanLeaderElectionsPerSec"] += 1
         ctx.trace("controller", tp[0], tp[1],
-                  f"{'UNCLEAN ' if unclean else ''}{strategy} election: leader {leader} -> "
-                  f"{new_leader}, ISR {list(new_isr)}, epoch {epoch + 1}")
+                  ev.LeaderElection(strategy, unclean, leader, new_leader, tuple(new_isr),
+                                    epoch + 1))
         return True
 
     def elect_leaders(self, ctx, zk: ZooKeeper, tps, election_type: str) -> dict:
@@ -287,7 +287,7 @@ class KafkaController:
                 todo += [tp for tp in not_led if b in cc.live_brokers
                          and b in cc.states[tp][2]]
         if todo:
-            ctx.trace("controller", detail=f"auto leader rebalance: {len(todo)} partition(s)")
+            ctx.trace("controller", detail=ev.AutoLeaderRebalance(len(todo)))
             self.elect_leaders(ctx, zk, todo, "preferred")
 
     # -- controlled shutdown ---------------------------------------------------------------------
@@ -314,8 +314,8 @@ class KafkaController:
                 if new_isr != isr:
                     self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
                     ctx.trace("controller", tp[0], tp[1],
-                              f"controlled shutdown of {broker_id}: ISR {list(isr)} -> "
-                              f"{list(new_isr)}, epoch {epoch + 1}")
+                              ev.ShutdownRemovedFromIsr(broker_id, tuple(isr), tuple(new_isr),
+                                                        epoch + 1))
                     changed.append(tp)
         self._propagate(ctx, changed)
         ctx.send(src, ControlledShutdownResponse(E.NONE, tuple(remaining)))
@@ -343,8 +343,7 @@ class KafkaController:
                 version = 0
             cc.states[tp] = (leader, 0, isr, version)
             new.append(tp)
-            ctx.trace("controller", topic, int(p),
-                      f"new partition: leader {leader}, ISR {list(isr)}, epoch 0")
+            ctx.trace("controller", topic, int(p), ev.NewPartition(leader, tuple(isr), 0))
         self.send_leader_and_isr(ctx, new)
         self.send_update_metadata(ctx, new)
 
@@ -391,7 +390,7 @@ class KafkaController:
             results.append((topic, partition, E.NONE, leader, epoch, tuple(new_isr), new_version))
             changed.append(tp)
             ctx.trace("controller", topic, partition,
-                      f"AlterPartition from {src}: ISR {list(isr)} -> {list(new_isr)}")
+                      ev.AlterPartitionCommitted(src, tuple(isr), tuple(new_isr)))
         ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results)))
         if changed:
             self.send_update_metadata(ctx, changed)

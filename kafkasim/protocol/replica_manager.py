@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import producer_state, rules
 from kafkasim.protocol.messages import (
@@ -110,8 +111,7 @@ class ReplicaManager:
                 min_isr = part.effective_min_isr(ctx)
                 if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                     ctx.trace("produce_rejected", topic, partition,
-                              f"NOT_ENOUGH_REPLICAS: acks=all needs {min_isr} in-sync replicas, "
-                              f"ISR is {list(part.isr)}")
+                              ev.ProduceRejected(min_isr, tuple(part.isr)))
                     results[tp] = [0, True, E.NOT_ENOUGH_REPLICAS, -1]
                     continue
             registry = ctx.cluster.records
@@ -122,8 +122,7 @@ class ReplicaManager:
                 # a retried batch already in the log: answer with its original offsets
                 first, last = dup_offset, dup_offset + len(ids) - 1
                 ctx.trace("produce_duplicate", topic, partition,
-                          f"producer {ident[0]} sequence {ident[2]}-{ident[3]} already at "
-                          f"offset {first}")
+                          ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
             elif verdict != "append":
                 results[tp] = [0, True, verdict, -1]
                 continue
@@ -209,7 +208,7 @@ class ReplicaManager:
                 st[1] = True
                 st[2] = E.REQUEST_TIMED_OUT  # the records stay in the log and may commit later
                 ctx.trace("produce_timed_out", tp[0], tp[1],
-                          f"HW {self._hw(tp)} did not reach {st[0]} within the request timeout")
+                          ev.ProduceTimedOut(self._hw(tp), st[0]))
         self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
 
     def _hw(self, tp) -> int:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
+from kafkasim.events import Pause
+
 STOP_KINDS = ("broker_crash", "broker_power_loss", "broker_shutdown")
-_PAUSE = re.compile(r"^pause (\d+) ms$")
 
 
 class BrokerStatus(NamedTuple):
@@ -42,10 +42,9 @@ def broker_status_intervals(cluster, end_ms: int | None = None) -> list[BrokerSt
             since = down.pop(node, None)
             if since is not None:
                 out.append(BrokerStatus(node, since, t, "stopped"))
-        elif kind == "fault" and isinstance(detail, str):
-            m = _PAUSE.match(detail)
-            if m and node not in down:
-                until = t + int(m.group(1))
+        elif kind == "fault" and isinstance(detail, Pause):
+            if node not in down:
+                until = t + detail.ms
                 span = paused.get(node)
                 if span is not None and span[1] >= t:
                     span[1] = max(span[1], until)      # Cluster.pause extends, never shortens
@@ -59,8 +58,3 @@ def broker_status_intervals(cluster, end_ms: int | None = None) -> list[BrokerSt
         out.append(BrokerStatus(node, since, min(until, end), "paused"))
     out.sort(key=lambda s: (s.broker, s.start_ms))
     return out
-
-
-def ints_in(text: str) -> tuple[int, ...]:
-    """The ints of a bracketed list such as "[1, 2, 3]" (empty for "[]")."""
-    return tuple(int(x) for x in re.findall(r"-?\d+", text))

@@ -8,19 +8,14 @@ is when its HW and acks=all start using the new ISR.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from kafkasim.events import BecomeLeader, IsrChange, PartitionStateChange
 from kafkasim.viz import style
-from kafkasim.viz.events import broker_status_intervals, ints_in
-
-_LAST_LIST = re.compile(r"\[([-\d, ]*)\][^\[]*$")
-_EPOCH = re.compile(r"epoch (\d+)")
-_ELECTED = re.compile(r"leader (-?\d+) -> (-?\d+)")
-_NEW = re.compile(r"new partition: leader (-?\d+)")
+from kafkasim.viz.events import broker_status_intervals
 
 
 class PartitionChange(NamedTuple):
@@ -58,34 +53,22 @@ def partition_history(cluster, topic: str, partition: int = 0) -> list[Partition
         if p != partition or tp != topic:
             continue
         new_leader, new_epoch, new_isr = leader, epoch, isr
-        if kind == "controller" and isinstance(detail, str):
-            if detail.startswith("AlterPartition"):
-                continue      # applied when the leader learns it: its "isr" row follows
-            m = _LAST_LIST.search(detail)
-            if m is None:
-                continue
-            new_isr = ints_in(m.group(1))
-            if (m2 := _ELECTED.search(detail)) is not None:
-                new_leader = int(m2.group(2))
-            elif (m2 := _NEW.search(detail)) is not None:
-                new_leader = int(m2.group(1))
-            elif "Leader: none" in detail:
-                new_leader = -1
-            epochs = _EPOCH.findall(detail)
-            if epochs:
-                new_epoch = int(epochs[-1])
-        elif kind == "become_leader" and isinstance(detail, str):
-            m = _LAST_LIST.search(detail)
-            e = _EPOCH.search(detail)
-            if m is None or e is None:
-                continue
-            new_leader, new_epoch, new_isr = node, int(e.group(1)), ints_in(m.group(1))
+        if kind == "controller" and isinstance(detail, PartitionStateChange):
+            # (AlterPartitionCommitted is not one: applied when the leader learns it, its
+            # "isr" row follows)
+            changed_leader, changed_epoch, new_isr = detail.partition_state()
+            if changed_leader is not None:
+                new_leader = changed_leader
+            if changed_epoch is not None:
+                new_epoch = changed_epoch
+        elif kind == "become_leader" and isinstance(detail, BecomeLeader):
+            new_leader, new_epoch, new_isr = node, detail.leader_epoch, tuple(detail.isr)
             if new_epoch < epoch:
                 continue      # a stale LeaderAndIsr: the controller has moved on
         elif kind == "isr" and isinstance(detail, tuple):
             if node != leader:
                 continue
-            new_isr = tuple(detail[1])
+            new_isr = tuple(IsrChange.of(detail).new_isr)
         else:
             continue
         if (new_leader, new_epoch, new_isr) != (leader, epoch, isr) or not out:

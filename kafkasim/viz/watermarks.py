@@ -10,14 +10,10 @@ current HW is known and used.
 from __future__ import annotations
 
 import math
-import re
 from typing import NamedTuple
 
+from kafkasim.events import LogWiped, PowerLossTruncate, Truncate
 from kafkasim.viz import style
-
-_TRUNC_TO = re.compile(r"^to (\d+)")
-_WIPED = re.compile(r"restarts at (\d+)")
-_POWER = re.compile(r"log ends at (\d+)")
 
 
 class WatermarkPoint(NamedTuple):
@@ -64,14 +60,12 @@ def hw_leo_series(cluster, topic: str, partition: int = 0) -> list[WatermarkPoin
         elif kind == "hw":
             hw = detail
             unknown_since.pop(node, None)
-        elif kind == "truncate" and isinstance(detail, str):
-            m = _TRUNC_TO.match(detail) or _POWER.search(detail)
-            if m is not None:
-                leo = min(leo, int(m.group(1)))
-                hw = None if hw is None else min(hw, leo)
-            elif (m := _WIPED.search(detail)) is not None:
-                leo = hw = int(m.group(1))
-                unknown_since.pop(node, None)
+        elif kind == "truncate" and isinstance(detail, (Truncate, PowerLossTruncate)):
+            leo = min(leo, detail.offset)
+            hw = None if hw is None else min(hw, leo)
+        elif kind == "truncate" and isinstance(detail, LogWiped):
+            leo = hw = detail.offset
+            unknown_since.pop(node, None)
         else:
             continue
         if [leo, hw] != s:

@@ -40,6 +40,8 @@ class HookedEngine(Engine):
         """Replace ``cluster.engine`` by a hooked engine in the same state."""
         eng = cls.__new__(cls)
         Engine.__setstate__(eng, cluster.engine.__getstate__())
+        for fn in cluster.engine.listeners:   # observers (attached checkers) stay attached
+            eng.add_listener(fn)
         eng.hook_cluster = cluster
         eng.checker = checker
         eng.recorder = recorder
@@ -135,7 +137,7 @@ class _Recorder:
         c = self.history.cluster
         clients = tuple((len(cl.pending), tuple(cl.positions.items()))
                         for cl in c.clients.values() if isinstance(cl, Consumer))
-        return (c.engine._seq, len(c.trace.rows), len(c.records), c.next_timeout_id,
+        return (c.engine.scheduled, len(c.trace.rows), len(c.records), c.next_timeout_id,
                 len(c.clients), clients)
 
     def next_boundary(self, now: int) -> int:
