@@ -1059,8 +1059,8 @@ class Cluster:
             raise ClusterError(f"swap_rule({name!r}, ...) needs a function, got {fn!r}")
         old = getattr(self.rulebook, name)
         setattr(self.rulebook, name, fn)
-        self.record("rule_swapped", "cluster", detail=f"{name} -> "
-                    f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}")
+        self.record("rule_swapped", "cluster", detail=ev.RuleSwapped(
+            name, f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"))
         return old
 
     def rule(self, name: str) -> Callable:

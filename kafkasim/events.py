@@ -675,6 +675,18 @@ class AlterConfig(TextEvent):
         return f"{self.entity_type} {self.name}: {dict(self.configs)}"
 
 
+class RuleSwapped(TextEvent):
+    """A learner replaced one of Kafka's rules (Cluster.swap_rule)."""
+    __slots__ = ()
+    kind = "rule_swapped"
+    fields = ("rule", "function")
+    field_docs = ("the rule's name (kafkasim.protocol.rules.RULES)",
+                  "module.qualname of the function now in force")
+
+    def render(self) -> str:
+        return f"{self.rule} -> {self.function}"
+
+
 # ---------------------------------------------------------------------------------- faults
 class Pause(TextEvent):
     """A broker process was paused (a GC pause or SIGSTOP)."""
