@@ -47,21 +47,13 @@ class ClusterError(ValueError):
 class RecordRegistry:
     """What each record id stands for, once per cluster: value, key and producing client."""
 
-    __slots__ = ("values", "keys", "producers", "producer_names", "seqs", "pepochs")
-
-    # one-item arrays that new_many repeats: extending an array by an array is a memcpy, while
-    # every Python int appended to one goes through argument parsing
-    _NO_SEQ = array("i", (-1,))
-    _NO_EPOCH = array("h", (0,))
+    __slots__ = ("values", "keys", "producers", "producer_names")
 
     def __init__(self) -> None:
         self.values: list = [None]   # record ids start at 1
         self.keys: list = [None]
         self.producers = array("i", [0])
         self.producer_names: list[str] = []
-        # idempotent producers: sequence number and producer epoch of each record (-1: none)
-        self.seqs = array("i", [-1])
-        self.pepochs = array("h", [0])
 
     def producer_index(self, name: str) -> int:
         try:
@@ -74,8 +66,6 @@ class RecordRegistry:
         self.values.append(value)
         self.keys.append(key)
         self.producers.append(producer)
-        self.seqs.append(-1)
-        self.pepochs.append(0)
         return len(self.values) - 1
 
     def new_many(self, producer: int, values, key) -> int:
@@ -86,8 +76,6 @@ class RecordRegistry:
         self.values.extend(values)
         self.keys.extend([key] * k)
         self.producers.extend(array("i", (producer,)) * k)
-        self.seqs.extend(self._NO_SEQ * k)
-        self.pepochs.extend(self._NO_EPOCH * k)
         return first
 
     def value(self, record_id: int):
