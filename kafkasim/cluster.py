@@ -31,7 +31,9 @@ from kafkasim.protocol.messages import (
     UpdateMetadataRequest,
 )
 from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
+from kafkasim.storage.log import Log
 from kafkasim.trace import Trace
+from kafkasim.views import StateViews
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
@@ -42,6 +44,10 @@ _CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaR
 
 class ClusterError(ValueError):
     """A request the cluster cannot satisfy (unknown topic, impossible replication factor...)."""
+
+
+class ConditionTimeout(ClusterError, TimeoutError):
+    """``run_until(..., raise_on_timeout=True)``: the condition did not hold in time."""
 
 
 class RecordRegistry:
@@ -86,7 +92,7 @@ class RecordRegistry:
         return len(self.values) - 1
 
 
-class Cluster:
+class Cluster(StateViews):
     def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
@@ -188,10 +194,13 @@ class Cluster:
         e.now = max(e.now, time_ms)
 
     def run_until(self, condition: Callable[[Cluster], bool], timeout_ms: int = 60000,
-                  *, check: Callable[[Cluster], None] | None = None) -> bool:
-        """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``."""
+                  *, check: Callable[[Cluster], None] | None = None,
+                  raise_on_timeout: bool = False) -> bool:
+        """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``,
+        or with ``raise_on_timeout`` a ``ConditionTimeout`` naming the condition and the times."""
         e = self.engine
-        deadline = e.now + timeout_ms
+        start = e.now
+        deadline = start + timeout_ms
         if condition(self):
             return True
         while e.peek_time() is not None and e.peek_time() <= deadline:
@@ -201,7 +210,13 @@ class Cluster:
             if condition(self):
                 return True
         e.now = max(e.now, deadline)
-        return condition(self)
+        if condition(self):
+            return True
+        if raise_on_timeout:
+            raise ConditionTimeout(
+                f"run_until: condition {_condition_name(condition)} did not hold within "
+                f"{timeout_ms} ms (ran from {start} ms to {e.now} ms)")
+        return False
 
     def step(self) -> bool:
         return self.engine.step()
@@ -724,14 +739,21 @@ class Cluster:
         return self.partition_state(topic, partition)["isr"]
 
     def log(self, broker: int, topic: str, partition: int = 0):
-        """The replica's Log on ``broker`` (raises if the broker hosts no such replica)."""
+        """The replica's Log on ``broker`` (raises if the broker hosts no such replica).
+
+        A replica whose broker has not received its first LeaderAndIsr yet has no log on disk
+        (Kafka creates it then: ReplicaManager.becomeLeaderOrFollower); this returns an empty
+        log in its place (LEO 0, HW 0), not attached to the broker."""
         self.check_partition(topic, partition)
         if broker not in self.brokers:
             raise ClusterError(f"Unknown broker {broker}; brokers are {sorted(self.brokers)}")
         log = self.brokers[broker].logs.get((topic, partition))
         if log is None:
-            raise ClusterError(f"Broker {broker} hosts no replica of {topic}-{partition}; "
-                               f"replicas are {self.assignment(topic)[partition]}")
+            replicas = self.assignment(topic)[partition]
+            if broker not in replicas:
+                raise ClusterError(f"Broker {broker} hosts no replica of {topic}-{partition}; "
+                                   f"replicas are {replicas}")
+            return Log(topic, partition)
         return log
 
     def replica_table(self, topic: str, partition: int = 0) -> list[dict]:
@@ -1035,6 +1057,20 @@ _BROKER_FALLBACKS = {
     "replica.fetch.response.max.bytes": 2**31 - 1,
     "replica.fetch.backoff.ms": 1000,
 }
+
+
+def _condition_name(condition) -> str:
+    """A condition's name for an error message: its source line for a lambda."""
+    name = getattr(condition, "__qualname__", None) or repr(condition)
+    if name.endswith("<lambda>"):
+        import inspect
+
+        try:
+            src = inspect.getsource(condition).strip()
+        except (OSError, TypeError):
+            return name
+        return f"{name} ({src})"
+    return name
 
 
 def _with_fallbacks(cfg: dict) -> dict:
