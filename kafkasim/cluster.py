@@ -924,17 +924,21 @@ class Cluster(StateViews):
         self.network.heal()
         self.record("fault", "network", "", -1, "heal")
 
-    def hold(self, type: str | None = None, src=None, dst=None, count: int = -1) -> None:
-        """Keep matching messages in flight until ``release`` (or ``drop_held``)."""
-        self.network.holds.append(MessageFilter(type, src, dst, count))
-        self.record("fault", "network", "", -1, f"hold {MessageFilter(type, src, dst).describe()}")
+    def hold(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
+             where: dict | None = None) -> None:
+        """Keep matching messages in flight until ``release`` (or ``drop_held``). ``where``
+        selects by content, e.g. ``hold("FetchResponse", dst=3,
+        where={"high_watermark": {"ge": 2}})`` (kafkasim/protocol/match.py)."""
+        flt = MessageFilter(type, src, dst, count, where)
+        self.network.holds.append(flt)
+        self.record("fault", "network", "", -1, f"hold {flt.describe()}")
 
-    def release(self, type: str | None = None, src=None, dst=None) -> int:
+    def release(self, type: str | None = None, src=None, dst=None, *,
+                where: dict | None = None) -> int:
         """Stop holding matching messages and deliver those held, in their original order."""
-        flt = MessageFilter(type, src, dst)
-        self.network.holds = [h for h in self.network.holds
-                              if not (h.type == type and h.src == src and h.dst == dst)] \
-            if any(x is not None for x in (type, src, dst)) else []
+        flt = MessageFilter(type, src, dst, where=where)
+        self.network.holds = [h for h in self.network.holds if not h.same_selection(flt)] \
+            if any(x is not None for x in (type, src, dst, where)) else []
         envs = self.network.release(flt)
         for env in envs:
             self.engine.schedule_at(self.network.delivery_time(env, self.now, self.engine.rng),
@@ -942,17 +946,31 @@ class Cluster(StateViews):
         self.record("fault", "network", "", -1, f"release {len(envs)} message(s)")
         return len(envs)
 
-    def drop(self, type: str | None = None, src=None, dst=None, count: int = -1) -> int:
+    def drop(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
+             where: dict | None = None) -> int:
         """Drop matching messages from now on (``count`` of them, or all); also discards
         matching messages currently held."""
-        flt = MessageFilter(type, src, dst, count)
+        flt = MessageFilter(type, src, dst, count, where)
         self.network.drops.append(flt)
-        gone = self.network.release(MessageFilter(type, src, dst))
+        gone = self.network.release(MessageFilter(type, src, dst, where=where))
         for env in gone:
             self.record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
                                                   "dropped while held"))
         self.record("fault", "network", "", -1, f"drop {flt.describe()}")
         return len(gone)
+
+    def delay(self, ms: int, type: str | None = None, src=None, dst=None, count: int = -1, *,
+              where: dict | None = None) -> None:
+        """Add ``ms`` of latency to matching messages from now on (``count`` of them, or all).
+        Links keep their order: later messages on the same link arrive after a delayed one."""
+        if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+            raise ClusterError(f"delay needs a positive whole number of ms, got {ms!r}")
+        flt = MessageFilter(type, src, dst, count, where)
+        self.network.delays.append((flt, ms))
+        self.record("fault", "network", "", -1, f"delay {flt.describe()} by {ms} ms")
+
+    def undelay(self) -> None:
+        self.network.delays = []
 
     def undrop(self) -> None:
         self.network.drops = []

@@ -18,6 +18,8 @@ from typing import Any
 from kafkasim.check import attach, classify_losses
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.config import ConfigError
+from kafkasim.network import MessageFilter
+from kafkasim.protocol.match import MatchError
 from kafkasim.versions import VersionError
 from kafkasim.workload import RateWorkload
 
@@ -46,6 +48,7 @@ CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitte
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
 CLIENT_KEYS = {"name", "type", "config", "group"}
 TRIGGER_KEYS = {"at_ms", "after_ms"}
+MESSAGE_FILTER_KEYS = {"type", "from", "to", "count", "where"}
 
 # action -> (required keys, optional keys)
 ACTIONS: dict[str, tuple[set[str], set[str]]] = {
@@ -61,6 +64,7 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "hold": ({"messages"}, set()),
     "release": (set(), {"messages"}),
     "drop": ({"messages"}, set()),
+    "delay": ({"messages", "ms"}, set()),
     "alter_config": ({"entity_type", "name", "configs"}, {"delete"}),
     "run": ({"ms"}, set()),
     "await": ({"until"}, {"timeout_ms"}),
@@ -192,9 +196,23 @@ class Scenario:
             for cond_key in ("until", "that"):
                 if cond_key in st:
                     self._check_condition(st[cond_key], i)
+            if "messages" in st:
+                self._message_filter(st["messages"], i)
 
     def _check_condition(self, cond: dict, step: int) -> None:
         self._check_keys(cond, CONDITIONS, "condition", step)
+
+    def _message_filter(self, m: dict, step: int) -> dict:
+        """A step's ``messages`` table as Cluster.hold/drop/release/delay keywords, validated
+        (an unknown message type, field or comparison names the closest known one)."""
+        self._check_keys(m, MESSAGE_FILTER_KEYS, "messages filter", step)
+        f = {"type": m.get("type"), "src": m.get("from"), "dst": m.get("to"),
+             "where": m.get("where")}
+        try:
+            MessageFilter(f["type"], f["src"], f["dst"], -1, f["where"])
+        except MatchError as exc:
+            raise self._fail(f"messages filter: {exc}", step) from exc
+        return f
 
     # -- running ----------------------------------------------------------------------------
     @property
@@ -366,13 +384,17 @@ class ScenarioRun:
         return "network healed"
 
     def _filter(self, m: dict, i: int) -> dict:
-        self.scenario._check_keys(m, {"type", "from", "to", "count"}, "messages filter", i)
-        return {"type": m.get("type"), "src": m.get("from"), "dst": m.get("to")}
+        return self.scenario._message_filter(m, i)
 
     def _do_hold(self, i: int, st: dict) -> str:
         f = self._filter(st["messages"], i)
         self.cluster.hold(**f, count=st["messages"].get("count", -1))
         return f"holding {f}"
+
+    def _do_delay(self, i: int, st: dict) -> str:
+        f = self._filter(st["messages"], i)
+        self.cluster.delay(st["ms"], **f, count=st["messages"].get("count", -1))
+        return f"delaying {f} by {st['ms']} ms"
 
     def _do_release(self, i: int, st: dict) -> str:
         f = self._filter(st.get("messages", {}), i)
