@@ -166,3 +166,41 @@ def test_scenario_filter_errors_name_the_line_and_suggest(bad, words):
         Scenario.loads(text, "hold.toml")
     for w in words:
         assert w in str(info.value)
+
+
+def test_tuple_entry_names_fit_the_messages_the_simulation_sends(monkeypatch):
+    """The names match.py gives the items of per-partition tuples must fit what is sent."""
+    from kafkasim.network import Network
+    from kafkasim.protocol import match
+
+    seen = {}
+    orig = Network.envelope
+
+    def spy(self, src, dst, msg, now):
+        seen.setdefault(type(msg).__name__, msg)
+        return orig(self, src, dst, msg, now)
+
+    monkeypatch.setattr(Network, "envelope", spy)
+    c = Cluster(3, seed=2, kafka_version="2.8")   # 2.8: OffsetsForLeaderEpoch after failover
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="all")
+    p.send_many("t", ["a", "b"], partition=0)
+    assert p.flush()
+    cons = c.consumer("g")
+    cons.assign("t")
+    cons.poll(2000)
+    cons.commit()
+    c.run(500)
+    c.shutdown(1)
+    c.run(3000)
+    c.crash(2)
+    c.run(40000)
+    checked = 0
+    for name, (attr, names) in match._TUPLE_ENTRIES.items():
+        msg = seen.get(name)
+        if msg is None or not getattr(msg, attr):
+            continue
+        assert all(len(entry) == len(names) for entry in getattr(msg, attr)), name
+        checked += 1
+    assert {"ProduceRequest", "ProduceResponse", "MetadataResponse"} <= set(seen)
+    assert checked >= 5, sorted(seen)
