@@ -99,18 +99,21 @@ class Cluster(StateViews):
                  latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
                  trace_messages: bool = True, per_partition_metrics: bool = True,
                  log_dirs: str | None = None) -> None:
-        if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
-            raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
-        ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
-        if not ids:
-            raise ClusterError("a cluster needs at least one broker")
-        if len(set(ids)) != len(ids) or any(not isinstance(b, int) or b < 0 for b in ids):
-            raise ClusterError(f"broker ids must be distinct non-negative ints, got {ids}")
-        racks = dict(racks or {})
-        unknown = sorted(b for b in racks if b not in ids)
-        if unknown:
-            raise ClusterError(f"racks given for unknown broker ids {unknown}; brokers are {ids}")
+        ids, racks = _broker_ids(brokers, racks)
         self.seed = seed
+        self._init_version(kafka_version, rules, config)
+        self._init_state(seed, latency_ms, jitter_ms, metrics_interval_ms, trace_messages,
+                         per_partition_metrics)
+        self._create_brokers(ids, racks, log_dirs)
+        self._register_handlers()
+        for b in ids:
+            self.brokers[b].start()
+        self.engine.schedule(0, "metrics_sample")
+        self.run(0)
+
+    def _init_version(self, kafka_version: str | None, rules: dict | None,
+                      config: dict | None) -> None:
+        """The version profile, its rule table and the broker configuration it implies."""
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
         if not self.rules.zookeeper_mode:
@@ -121,6 +124,10 @@ class Cluster(StateViews):
         self.broker_overrides = dict(config or {})
         self.broker_config = _with_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version))
+
+    def _init_state(self, seed: int, latency_ms: int, jitter_ms: int, metrics_interval_ms: int,
+                    trace_messages: bool, per_partition_metrics: bool) -> None:
+        """Clock, network, ZooKeeper, trace, metrics and the cluster-wide tables (empty)."""
         self.engine = Engine(seed)
         self.network = Network(latency_ms, jitter_ms)
         from kafkasim.protocol.zookeeper import ZooKeeper
@@ -144,6 +151,10 @@ class Cluster(StateViews):
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
+
+    def _create_brokers(self, ids: list[int], racks: dict[int, str],
+                        log_dirs: str | None) -> None:
+        """One Broker per id with the cluster's broker config plus its broker.id/broker.rack."""
         self.brokers: dict[int, Broker] = {}
         for b in ids:
             cfg = dict(self.broker_config)
@@ -152,6 +163,9 @@ class Cluster(StateViews):
                 cfg["broker.rack"] = racks[b]
             self.brokers[b] = Broker(self, b, racks.get(b), cfg,
                                      None if log_dirs is None else f"{log_dirs}/broker-{b}")
+
+    def _register_handlers(self) -> None:
+        """The engine's event kinds and the Cluster methods that handle them."""
         e = self.engine
         e.on("deliver", self._deliver)
         e.on("broker_timer", self._broker_timer)
@@ -163,10 +177,6 @@ class Cluster(StateViews):
         e.on("zk_session_check", self._zk_session_check)
         e.on("try_controller", self._try_become_controller)
         e.on("controller_resend", self._controller_resend)
-        for b in ids:
-            self.brokers[b].start()
-        e.schedule(0, "metrics_sample")
-        self.run(0)
 
     def __repr__(self) -> str:
         return (f"Cluster(brokers={list(self.brokers)}, kafka_version={self.kafka_version!r}, "
@@ -1075,6 +1085,22 @@ _BROKER_FALLBACKS = {
     "replica.fetch.response.max.bytes": 2**31 - 1,
     "replica.fetch.backoff.ms": 1000,
 }
+
+
+def _broker_ids(brokers, racks: dict | None) -> tuple[list[int], dict[int, str]]:
+    """Validate ``Cluster(brokers=..., racks=...)``: (broker ids, racks by broker id)."""
+    if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
+        raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
+    ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
+    if not ids:
+        raise ClusterError("a cluster needs at least one broker")
+    if len(set(ids)) != len(ids) or any(not isinstance(b, int) or b < 0 for b in ids):
+        raise ClusterError(f"broker ids must be distinct non-negative ints, got {ids}")
+    racks = dict(racks or {})
+    unknown = sorted(b for b in racks if b not in ids)
+    if unknown:
+        raise ClusterError(f"racks given for unknown broker ids {unknown}; brokers are {ids}")
+    return ids, racks
 
 
 def _condition_name(condition) -> str:
