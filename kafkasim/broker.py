@@ -270,7 +270,7 @@ class Broker:
         for tp, log in self.logs.items():
             keep = log.recovery_point
             n = log.truncate_to(keep)
-            log.producer_states = producer_state.rebuild(self.cluster.records, log)
+            log.producer_states = producer_state.rebuild(log)
             lost += n
             if n:
                 self.trace("truncate", tp[0], tp[1], ev.PowerLossTruncate(n, keep))
@@ -327,7 +327,7 @@ class Broker:
             log.recovery_point = min(rps.get(tp, log.recovery_point), log.log_end_offset)
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
-            log.producer_states = producer_state.rebuild(self.cluster.records, log)
+            log.producer_states = producer_state.rebuild(log)
             self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
             self.trace("log_recovery", tp[0], tp[1],
                        ev.LogRecovery(log.log_end_offset, log.high_watermark,
@@ -520,7 +520,8 @@ class Broker:
         cluster = self.cluster
         base = chunk.base_offset
         ids = chunk.ids
-        producer_state.update(log.producer_states, cluster.records, ids, base)
+        if chunk.producer_batches:
+            producer_state.update(log.producer_states, chunk.producer_batches)
         topic, partition = tp
         cluster.record("replicate", self.id, topic, partition, (base, base + len(ids) - 1))
         self._maybe_flush(log)
@@ -549,7 +550,7 @@ class Broker:
         removed = log.truncate_to(offset)
         self.maybe_write_epoch_checkpoint(tp)
         if removed:
-            log.producer_states = producer_state.rebuild(self.cluster.records, log)
+            log.producer_states = producer_state.rebuild(log)
             self.trace("truncate", tp[0], tp[1], ev.Truncate(offset, removed, reason))
             if log.high_watermark != hw_before:
                 self.trace("hw", tp[0], tp[1], log.high_watermark)

@@ -35,7 +35,9 @@ from kafkasim.protocol.messages import (
 )
 from kafkasim.protocol.placement import PlacementError, assign_replicas_to_brokers
 from kafkasim.protocol.rules import RULES, RuleBook
+from kafkasim.storage.log import Log
 from kafkasim.trace import Trace
+from kafkasim.views import StateViews
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
@@ -48,24 +50,20 @@ class ClusterError(ValueError):
     """A request the cluster cannot satisfy (unknown topic, impossible replication factor...)."""
 
 
+class ConditionTimeout(ClusterError, TimeoutError):
+    """``run_until(..., raise_on_timeout=True)``: the condition did not hold in time."""
+
+
 class RecordRegistry:
     """What each record id stands for, once per cluster: value, key and producing client."""
 
-    __slots__ = ("values", "keys", "producers", "producer_names", "seqs", "pepochs")
-
-    # one-item arrays that new_many repeats: extending an array by an array is a memcpy, while
-    # every Python int appended to one goes through argument parsing
-    _NO_SEQ = array("i", (-1,))
-    _NO_EPOCH = array("h", (0,))
+    __slots__ = ("values", "keys", "producers", "producer_names")
 
     def __init__(self) -> None:
         self.values: list = [None]   # record ids start at 1
         self.keys: list = [None]
         self.producers = array("i", [0])
         self.producer_names: list[str] = []
-        # idempotent producers: sequence number and producer epoch of each record (-1: none)
-        self.seqs = array("i", [-1])
-        self.pepochs = array("h", [0])
 
     def producer_index(self, name: str) -> int:
         try:
@@ -78,8 +76,6 @@ class RecordRegistry:
         self.values.append(value)
         self.keys.append(key)
         self.producers.append(producer)
-        self.seqs.append(-1)
-        self.pepochs.append(0)
         return len(self.values) - 1
 
     def new_many(self, producer: int, values, key) -> int:
@@ -90,8 +86,6 @@ class RecordRegistry:
         self.values.extend(values)
         self.keys.extend([key] * k)
         self.producers.extend(array("i", (producer,)) * k)
-        self.seqs.extend(self._NO_SEQ * k)
-        self.pepochs.extend(self._NO_EPOCH * k)
         return first
 
     def value(self, record_id: int):
@@ -102,25 +96,28 @@ class RecordRegistry:
         return len(self.values) - 1
 
 
-class Cluster:
+class Cluster(StateViews):
     def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
                  latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
                  trace_messages: bool = True, per_partition_metrics: bool = True,
                  log_dirs: str | None = None) -> None:
-        if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
-            raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
-        ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
-        if not ids:
-            raise ClusterError("a cluster needs at least one broker")
-        if len(set(ids)) != len(ids) or any(not isinstance(b, int) or b < 0 for b in ids):
-            raise ClusterError(f"broker ids must be distinct non-negative ints, got {ids}")
-        racks = dict(racks or {})
-        unknown = sorted(b for b in racks if b not in ids)
-        if unknown:
-            raise ClusterError(f"racks given for unknown broker ids {unknown}; brokers are {ids}")
+        ids, racks = _broker_ids(brokers, racks)
         self.seed = seed
+        self._init_version(kafka_version, rules, config)
+        self._init_state(seed, latency_ms, jitter_ms, metrics_interval_ms, trace_messages,
+                         per_partition_metrics)
+        self._create_brokers(ids, racks, log_dirs)
+        self._register_handlers()
+        for b in ids:
+            self.brokers[b].start()
+        self.engine.schedule(0, "metrics_sample")
+        self.run(0)
+
+    def _init_version(self, kafka_version: str | None, rules: dict | None,
+                      config: dict | None) -> None:
+        """The version profile, its rule table and the broker configuration it implies."""
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
         self.rulebook = RuleBook()   # the rule functions (kafkasim.protocol.rules): swap_rule
@@ -132,6 +129,10 @@ class Cluster:
         self.broker_overrides = dict(config or {})
         self.broker_config = _with_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version))
+
+    def _init_state(self, seed: int, latency_ms: int, jitter_ms: int, metrics_interval_ms: int,
+                    trace_messages: bool, per_partition_metrics: bool) -> None:
+        """Clock, network, ZooKeeper, trace, metrics and the cluster-wide tables (empty)."""
         self.engine = Engine(seed)
         self.network = Network(latency_ms, jitter_ms)
         from kafkasim.protocol.zookeeper import ZooKeeper
@@ -155,6 +156,10 @@ class Cluster:
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
+
+    def _create_brokers(self, ids: list[int], racks: dict[int, str],
+                        log_dirs: str | None) -> None:
+        """One Broker per id with the cluster's broker config plus its broker.id/broker.rack."""
         self.brokers: dict[int, Broker] = {}
         for b in ids:
             cfg = dict(self.broker_config)
@@ -163,6 +168,9 @@ class Cluster:
                 cfg["broker.rack"] = racks[b]
             self.brokers[b] = Broker(self, b, racks.get(b), cfg,
                                      None if log_dirs is None else f"{log_dirs}/broker-{b}")
+
+    def _register_handlers(self) -> None:
+        """The engine's event kinds and the Cluster methods that handle them."""
         e = self.engine
         e.on("deliver", self._deliver)
         e.on("broker_timer", self._broker_timer)
@@ -174,10 +182,6 @@ class Cluster:
         e.on("zk_session_check", self._zk_session_check)
         e.on("try_controller", self._try_become_controller)
         e.on("controller_resend", self._controller_resend)
-        for b in ids:
-            self.brokers[b].start()
-        e.schedule(0, "metrics_sample")
-        self.run(0)
 
     def __repr__(self) -> str:
         return (f"Cluster(brokers={list(self.brokers)}, kafka_version={self.kafka_version!r}, "
@@ -205,10 +209,13 @@ class Cluster:
         e.now = max(e.now, time_ms)
 
     def run_until(self, condition: Callable[[Cluster], bool], timeout_ms: int = 60000,
-                  *, check: Callable[[Cluster], None] | None = None) -> bool:
-        """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``."""
+                  *, check: Callable[[Cluster], None] | None = None,
+                  raise_on_timeout: bool = False) -> bool:
+        """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``,
+        or with ``raise_on_timeout`` a ``ConditionTimeout`` naming the condition and the times."""
         e = self.engine
-        deadline = e.now + timeout_ms
+        start = e.now
+        deadline = start + timeout_ms
         if condition(self):
             return True
         while e.peek_time() is not None and e.peek_time() <= deadline:
@@ -218,7 +225,13 @@ class Cluster:
             if condition(self):
                 return True
         e.now = max(e.now, deadline)
-        return condition(self)
+        if condition(self):
+            return True
+        if raise_on_timeout:
+            raise ConditionTimeout(
+                f"run_until: condition {_condition_name(condition)} did not hold within "
+                f"{timeout_ms} ms (ran from {start} ms to {e.now} ms)")
+        return False
 
     def step(self) -> bool:
         return self.engine.step()
@@ -740,14 +753,21 @@ class Cluster:
         return self.partition_state(topic, partition)["isr"]
 
     def log(self, broker: int, topic: str, partition: int = 0):
-        """The replica's Log on ``broker`` (raises if the broker hosts no such replica)."""
+        """The replica's Log on ``broker`` (raises if the broker hosts no such replica).
+
+        A replica whose broker has not received its first LeaderAndIsr yet has no log on disk
+        (Kafka creates it then: ReplicaManager.becomeLeaderOrFollower); this returns an empty
+        log in its place (LEO 0, HW 0), not attached to the broker."""
         self.check_partition(topic, partition)
         if broker not in self.brokers:
             raise ClusterError(f"Unknown broker {broker}; brokers are {sorted(self.brokers)}")
         log = self.brokers[broker].logs.get((topic, partition))
         if log is None:
-            raise ClusterError(f"Broker {broker} hosts no replica of {topic}-{partition}; "
-                               f"replicas are {self.assignment(topic)[partition]}")
+            replicas = self.assignment(topic)[partition]
+            if broker not in replicas:
+                raise ClusterError(f"Broker {broker} hosts no replica of {topic}-{partition}; "
+                                   f"replicas are {replicas}")
+            return Log(topic, partition)
         return log
 
     def replica_table(self, topic: str, partition: int = 0) -> list[dict]:
@@ -918,17 +938,22 @@ class Cluster:
         self.network.heal()
         self.record("fault", "network", "", -1, ev.Heal())
 
-    def hold(self, type: str | None = None, src=None, dst=None, count: int = -1) -> None:
-        """Keep matching messages in flight until ``release`` (or ``drop_held``)."""
-        self.network.holds.append(MessageFilter(type, src, dst, count))
-        self.record("fault", "network", "", -1, ev.HoldMessages(type, src, dst))
+    def hold(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
+             where: dict | None = None) -> None:
+        """Keep matching messages in flight until ``release`` (or ``drop_held``). ``where``
+        selects by content, e.g. ``hold("FetchResponse", dst=3,
+        where={"high_watermark": {"ge": 2}})`` (kafkasim/protocol/match.py)."""
+        flt = MessageFilter(type, src, dst, count, where)
+        self.network.holds.append(flt)
+        self.record("fault", "network", "", -1,
+                    ev.HoldMessages(type, src, dst, str(where) if where else ""))
 
-    def release(self, type: str | None = None, src=None, dst=None) -> int:
+    def release(self, type: str | None = None, src=None, dst=None, *,
+                where: dict | None = None) -> int:
         """Stop holding matching messages and deliver those held, in their original order."""
-        flt = MessageFilter(type, src, dst)
-        self.network.holds = [h for h in self.network.holds
-                              if not (h.type == type and h.src == src and h.dst == dst)] \
-            if any(x is not None for x in (type, src, dst)) else []
+        flt = MessageFilter(type, src, dst, where=where)
+        self.network.holds = [h for h in self.network.holds if not h.same_selection(flt)] \
+            if any(x is not None for x in (type, src, dst, where)) else []
         envs = self.network.release(flt)
         for env in envs:
             self.engine.schedule_at(self.network.delivery_time(env, self.now, self.engine.rng),
@@ -936,17 +961,33 @@ class Cluster:
         self.record("fault", "network", "", -1, ev.ReleaseMessages(len(envs)))
         return len(envs)
 
-    def drop(self, type: str | None = None, src=None, dst=None, count: int = -1) -> int:
+    def drop(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
+             where: dict | None = None) -> int:
         """Drop matching messages from now on (``count`` of them, or all); also discards
         matching messages currently held."""
-        flt = MessageFilter(type, src, dst, count)
+        flt = MessageFilter(type, src, dst, count, where)
         self.network.drops.append(flt)
-        gone = self.network.release(MessageFilter(type, src, dst))
+        gone = self.network.release(MessageFilter(type, src, dst, where=where))
         for env in gone:
             self.record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
                                                   "dropped while held"))
-        self.record("fault", "network", "", -1, ev.DropMessages(type, src, dst))
+        self.record("fault", "network", "", -1,
+                    ev.DropMessages(type, src, dst, str(where) if where else ""))
         return len(gone)
+
+    def delay(self, ms: int, type: str | None = None, src=None, dst=None, count: int = -1, *,
+              where: dict | None = None) -> None:
+        """Add ``ms`` of latency to matching messages from now on (``count`` of them, or all).
+        Links keep their order: later messages on the same link arrive after a delayed one."""
+        if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+            raise ClusterError(f"delay needs a positive whole number of ms, got {ms!r}")
+        flt = MessageFilter(type, src, dst, count, where)
+        self.network.delays.append((flt, ms))
+        self.record("fault", "network", "", -1,
+                    ev.DelayMessages(type, src, dst, str(where) if where else "", ms))
+
+    def undelay(self) -> None:
+        self.network.delays = []
 
     def undrop(self) -> None:
         self.network.drops = []
@@ -1077,6 +1118,36 @@ _BROKER_FALLBACKS = {
     "replica.fetch.response.max.bytes": 2**31 - 1,
     "replica.fetch.backoff.ms": 1000,
 }
+
+
+def _broker_ids(brokers, racks: dict | None) -> tuple[list[int], dict[int, str]]:
+    """Validate ``Cluster(brokers=..., racks=...)``: (broker ids, racks by broker id)."""
+    if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
+        raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
+    ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
+    if not ids:
+        raise ClusterError("a cluster needs at least one broker")
+    if len(set(ids)) != len(ids) or any(not isinstance(b, int) or b < 0 for b in ids):
+        raise ClusterError(f"broker ids must be distinct non-negative ints, got {ids}")
+    racks = dict(racks or {})
+    unknown = sorted(b for b in racks if b not in ids)
+    if unknown:
+        raise ClusterError(f"racks given for unknown broker ids {unknown}; brokers are {ids}")
+    return ids, racks
+
+
+def _condition_name(condition) -> str:
+    """A condition's name for an error message: its source line for a lambda."""
+    name = getattr(condition, "__qualname__", None) or repr(condition)
+    if name.endswith("<lambda>"):
+        import inspect
+
+        try:
+            src = inspect.getsource(condition).strip()
+        except (OSError, TypeError):
+            return name
+        return f"{name} ({src})"
+    return name
 
 
 def _with_fallbacks(cfg: dict) -> dict:

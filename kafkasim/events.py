@@ -742,21 +742,23 @@ class Heal(TextEvent):
         return "heal"
 
 
-def _describe_filter(type: str | None, src, dst) -> str:
+def _describe_filter(type: str | None, src, dst, where: str = "") -> str:
     # the text of kafkasim.network.MessageFilter.describe
     from kafkasim.network import MessageFilter
-    return MessageFilter(type, src, dst).describe()
+    text = MessageFilter(type, src, dst).describe()
+    return f"{text} where {where}" if where else text
 
 
 class HoldMessages(TextEvent):
     """Matching messages are held in flight from now on."""
     __slots__ = ()
     kind = "fault"
-    fields = ("type", "src", "dst")
-    field_docs = ("message type (None: any)", "sender (None: any)", "receiver (None: any)")
+    fields = ("type", "src", "dst", "where")
+    field_docs = ("message type (None: any)", "sender (None: any)", "receiver (None: any)",
+                  "content selector as written (kafkasim/protocol/match.py), '' for none")
 
     def render(self) -> str:
-        return f"hold {_describe_filter(self.type, self.src, self.dst)}"
+        return f"hold {_describe_filter(self.type, self.src, self.dst, self.where)}"
 
 
 class ReleaseMessages(TextEvent):
@@ -774,11 +776,25 @@ class DropMessages(TextEvent):
     """Matching messages are dropped from now on."""
     __slots__ = ()
     kind = "fault"
-    fields = ("type", "src", "dst")
-    field_docs = ("message type (None: any)", "sender (None: any)", "receiver (None: any)")
+    fields = ("type", "src", "dst", "where")
+    field_docs = ("message type (None: any)", "sender (None: any)", "receiver (None: any)",
+                  "content selector as written (kafkasim/protocol/match.py), '' for none")
 
     def render(self) -> str:
-        return f"drop {_describe_filter(self.type, self.src, self.dst)}"
+        return f"drop {_describe_filter(self.type, self.src, self.dst, self.where)}"
+
+
+class DelayMessages(TextEvent):
+    """Matching messages get extra latency from now on."""
+    __slots__ = ()
+    kind = "fault"
+    fields = ("type", "src", "dst", "where", "ms")
+    field_docs = ("message type (None: any)", "sender (None: any)", "receiver (None: any)",
+                  "content selector as written, '' for none", "added latency in ms")
+
+    def render(self) -> str:
+        sel = _describe_filter(self.type, self.src, self.dst, self.where)
+        return f"delay {sel} by {self.ms} ms"
 
 
 class SkippedFault(TextEvent):

@@ -3,14 +3,17 @@
 Every message travels as an ``Envelope`` on a directed link (src, dst). Links keep TCP's order: a
 message never overtakes an earlier one on the same link. ``partition`` splits nodes into groups
 that cannot talk; ``cut`` removes single links; ``hold`` parks matching messages until
-``release``; ``drop`` discards them. A message is also lost when its destination's process died
-or restarted after it was sent (the connection it travelled on is gone).
+``release``; ``drop`` discards them; ``delay`` adds latency to them. Filters select by message
+type, endpoints and content (``where``: kafkasim/protocol/match.py). A message is also lost when
+its destination's process died or restarted after it was sent (the connection it travelled on is
+gone).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kafkasim.protocol import match
 from kafkasim.protocol.messages import Envelope, Message
 
 Node = int | str
@@ -18,12 +21,24 @@ Node = int | str
 
 @dataclass(slots=True)
 class MessageFilter:
-    """Matches messages by type name and endpoints; None matches anything."""
+    """Matches messages by type name, endpoints and content; None matches anything.
+
+    ``where`` selects by the message's fields (see kafkasim.protocol.match), e.g.
+    ``MessageFilter("FetchResponse", dst=3, where={"high_watermark": {"ge": 2}})``. An unknown
+    type, field or comparison raises ``MatchError`` naming the closest known one."""
 
     type: str | None = None
     src: Node | None = None
     dst: Node | None = None
     count: int = -1          # how many messages still to match (-1: unlimited)
+    where: dict | None = None
+    compiled: tuple | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.type is not None:
+            match.check_type(self.type)
+        if self.where:
+            self.compiled = match.compile_where(self.type, self.where)
 
     def matches(self, env: Envelope) -> bool:
         if self.count == 0:
@@ -33,7 +48,14 @@ class MessageFilter:
             return False
         if self.src is not None and env.src != self.src:
             return False
-        return self.dst is None or env.dst == self.dst
+        if self.dst is not None and env.dst != self.dst:
+            return False
+        return self.compiled is None or match.matches(env.msg, self.compiled)
+
+    def same_selection(self, other: MessageFilter) -> bool:
+        """Selects the same messages (type, endpoints and content; the count aside)."""
+        return (self.type, self.src, self.dst, self.where or None) == \
+            (other.type, other.src, other.dst, other.where or None)
 
     def describe(self) -> str:
         parts = [f"type={self.type}" if self.type else "any type"]
@@ -41,13 +63,15 @@ class MessageFilter:
             parts.append(f"from={self.src}")
         if self.dst is not None:
             parts.append(f"to={self.dst}")
+        if self.where:
+            parts.append(f"where {self.where}")
         return " ".join(parts)
 
 
 class Network:
     __slots__ = ("latency_ms", "jitter_ms", "extra_latency", "groups", "cut_links",
-                 "last_delivery", "holds", "held", "drops", "next_msg_id", "incarnations",
-                 "loss_rate", "stats")
+                 "last_delivery", "holds", "held", "drops", "delays", "next_msg_id",
+                 "incarnations", "loss_rate", "stats")
 
     def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
         if latency_ms < 0 or jitter_ms < 0:
@@ -62,6 +86,7 @@ class Network:
         self.holds: list[MessageFilter] = []
         self.held: list[Envelope] = []
         self.drops: list[MessageFilter] = []
+        self.delays: list[tuple[MessageFilter, int]] = []   # (filter, extra latency ms)
         self.next_msg_id = 0
         self.incarnations: dict[Node, int] = {}
         self.loss_rate: dict[tuple[Node, Node], float] = {}
@@ -134,6 +159,8 @@ class Network:
             latency += int(rng.random() * (self.jitter_ms + 1))  # uniform on 0..jitter
         if self.extra_latency:
             latency += self.extra_latency.get(env.src, 0) + self.extra_latency.get(env.dst, 0)
+        if self.delays:
+            latency += self._delay_for(env)
         link = (env.src, env.dst)
         t = now + latency
         last = self.last_delivery.get(link, 0)
@@ -141,6 +168,16 @@ class Network:
             t = last
         self.last_delivery[link] = t
         return t
+
+    def _delay_for(self, env: Envelope) -> int:
+        """Extra latency of the first delay whose filter matches (links stay FIFO, so later
+        messages on the same link wait behind a delayed one, as on a TCP connection)."""
+        for f, ms in self.delays:
+            if f.matches(env):
+                if f.count > 0:
+                    f.count -= 1
+                return ms
+        return 0
 
     def release(self, flt: MessageFilter | None = None) -> list[Envelope]:
         """Take held messages (matching ``flt``, default all) out of the hold, in order."""

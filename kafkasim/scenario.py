@@ -18,6 +18,8 @@ from typing import Any
 from kafkasim.check import attach, classify_losses
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.config import ConfigError
+from kafkasim.network import MessageFilter
+from kafkasim.protocol.match import MatchError
 from kafkasim.versions import VersionError
 from kafkasim.workload import RateWorkload
 
@@ -46,6 +48,7 @@ CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitte
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
 CLIENT_KEYS = {"name", "type", "config", "group"}
 TRIGGER_KEYS = {"at_ms", "after_ms"}
+MESSAGE_FILTER_KEYS = {"type", "from", "to", "count", "where"}
 
 # action -> (required keys, optional keys)
 ACTIONS: dict[str, tuple[set[str], set[str]]] = {
@@ -61,6 +64,7 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "hold": ({"messages"}, set()),
     "release": (set(), {"messages"}),
     "drop": ({"messages"}, set()),
+    "delay": ({"messages", "ms"}, set()),
     "alter_config": ({"entity_type", "name", "configs"}, {"delete"}),
     "run": ({"ms"}, set()),
     "await": ({"until"}, {"timeout_ms"}),
@@ -192,9 +196,23 @@ class Scenario:
             for cond_key in ("until", "that"):
                 if cond_key in st:
                     self._check_condition(st[cond_key], i)
+            if "messages" in st:
+                self._message_filter(st["messages"], i)
 
     def _check_condition(self, cond: dict, step: int) -> None:
         self._check_keys(cond, CONDITIONS, "condition", step)
+
+    def _message_filter(self, m: dict, step: int) -> dict:
+        """A step's ``messages`` table as Cluster.hold/drop/release/delay keywords, validated
+        (an unknown message type, field or comparison names the closest known one)."""
+        self._check_keys(m, MESSAGE_FILTER_KEYS, "messages filter", step)
+        f = {"type": m.get("type"), "src": m.get("from"), "dst": m.get("to"),
+             "where": m.get("where")}
+        try:
+            MessageFilter(f["type"], f["src"], f["dst"], -1, f["where"])
+        except MatchError as exc:
+            raise self._fail(f"messages filter: {exc}", step) from exc
+        return f
 
     # -- running ----------------------------------------------------------------------------
     @property
@@ -366,13 +384,17 @@ class ScenarioRun:
         return "network healed"
 
     def _filter(self, m: dict, i: int) -> dict:
-        self.scenario._check_keys(m, {"type", "from", "to", "count"}, "messages filter", i)
-        return {"type": m.get("type"), "src": m.get("from"), "dst": m.get("to")}
+        return self.scenario._message_filter(m, i)
 
     def _do_hold(self, i: int, st: dict) -> str:
         f = self._filter(st["messages"], i)
         self.cluster.hold(**f, count=st["messages"].get("count", -1))
         return f"holding {f}"
+
+    def _do_delay(self, i: int, st: dict) -> str:
+        f = self._filter(st["messages"], i)
+        self.cluster.delay(st["ms"], **f, count=st["messages"].get("count", -1))
+        return f"delaying {f} by {st['ms']} ms"
 
     def _do_release(self, i: int, st: dict) -> str:
         f = self._filter(st.get("messages", {}), i)
@@ -470,97 +492,114 @@ class ScenarioRun:
     # -- conditions -------------------------------------------------------------------------
     def _holds(self, cond: dict, i: int) -> tuple[bool, Any]:
         """Evaluate every clause of a condition table; returns (all hold, actual values)."""
-        c = self.cluster
         ok = True
         actual: dict[str, Any] = {}
         for key, spec in cond.items():
-            if key in ("hw", "leo"):
-                topic, part = spec["topic"], spec.get("partition", 0)
-                broker = spec.get("broker", c.leader(topic, part))
-                log = c.log(broker, topic, part) if broker >= 0 else None
-                v = (log.high_watermark if key == "hw" else log.log_end_offset) if log else -1
-                actual[key] = v
-                ok &= _compare(v, spec)
-            elif key == "isr":
-                isr = c.isr(spec["topic"], spec.get("partition", 0))
-                actual["isr"] = isr
-                if "equals" in spec:
-                    ok &= sorted(isr) == sorted(spec["equals"])
-                if "contains" in spec:
-                    ok &= all(b in isr for b in _as_list(spec["contains"]))
-                if "excludes" in spec:
-                    ok &= all(b not in isr for b in _as_list(spec["excludes"]))
-                if "size" in spec:
-                    ok &= len(isr) == spec["size"]
-            elif key == "leader":
-                leader = c.leader(spec["topic"], spec.get("partition", 0))
-                actual["leader"] = leader
-                if "is" in spec:
-                    ok &= leader == spec["is"]
-                if spec.get("none"):
-                    ok &= leader < 0
-            elif key in ("acked", "failed"):
-                prods = [self.producers[spec["producer"]]] if "producer" in spec \
-                    else list(self.producers.values())
-                rs = [r for p in prods for r in p.results.values()
-                      if r.status == key and ("error" not in spec or r.error == spec["error"])]
-                actual[key] = len(rs)
-                ok &= _compare(len(rs), spec)
-            elif key == "consumed":
-                conss = [self.consumers[spec["consumer"]]] if "consumer" in spec \
-                    else list(self.consumers.values())
-                n = sum(len(x.consumed) for x in conss)
-                actual["consumed"] = n
-                ok &= _compare(n, spec)
-            elif key == "time_ms":
-                actual["time_ms"] = c.now
-                ok &= _compare(c.now, spec if isinstance(spec, dict) else {"at_least": spec})
-            elif key in ("isr_shrinks", "isr_expands"):
-                meter = "IsrShrinksPerSec" if key == "isr_shrinks" else "IsrExpandsPerSec"
-                n = sum(b.meters[meter] for b in c.brokers.values()
-                        if "broker" not in spec or b.id == spec["broker"])
-                actual[key] = n
-                ok &= _compare(n, spec)
-            elif key == "controller":
-                cid = c.controller_id()
-                actual["controller"] = cid
-                if "is" in spec:
-                    ok &= cid == spec["is"]
-                if "not" in spec:
-                    ok &= cid != spec["not"]
-                if spec.get("none"):
-                    ok &= cid < 0
-            elif key == "broker":
-                b = c.brokers[spec["id"]]
-                actual["broker"] = b.state
-                ok &= b.state == spec["state"]
-            elif key == "lost_acked":
-                n = len(lost_acked(c, self.producers.values()))
-                actual["lost_acked"] = n
-                ok &= _compare(n, spec)
-            elif key == "leader_epoch":
-                e = c.partition_state(spec["topic"], spec.get("partition", 0))["leader_epoch"]
-                actual["leader_epoch"] = e
-                ok &= _compare(e, spec)
-            elif key == "unclean_elections":
-                n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in c.brokers.values())
-                actual["unclean_elections"] = n
-                ok &= _compare(n, spec)
-            elif key == "log":
-                vals = [v for _o, _e, v in c.log_records(spec["broker"], spec["topic"],
-                                                         spec.get("partition", 0))]
-                actual["log"] = vals
-                if "equals" in spec:
-                    ok &= vals == spec["equals"]
-                if "contains" in spec:
-                    ok &= all(v in vals for v in _as_list(spec["contains"]))
-                if "excludes" in spec:
-                    ok &= all(v not in vals for v in _as_list(spec["excludes"]))
-            elif key == "under_replicated":
-                n = c.describe(under_replicated_partitions=True).count("\n")
-                actual["under_replicated"] = n
-                ok &= _compare(n, spec)
+            clause = _CLAUSES.get(key)
+            if clause is None:
+                continue   # validate() rejects unknown clauses before the run
+            held, actual[key] = clause(self, key, spec)
+            ok &= held
         return bool(ok), actual
+
+    def _clause_offset(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """``hw`` / ``leo`` of a replica (the leader's by default)."""
+        c = self.cluster
+        topic, part = spec["topic"], spec.get("partition", 0)
+        broker = spec.get("broker", c.leader(topic, part))
+        log = c.log(broker, topic, part) if broker >= 0 else None
+        v = (log.high_watermark if key == "hw" else log.log_end_offset) if log else -1
+        return _compare(v, spec), v
+
+    def _clause_isr(self, key: str, spec: dict) -> tuple[bool, Any]:
+        isr = self.cluster.isr(spec["topic"], spec.get("partition", 0))
+        ok = True
+        if "equals" in spec:
+            ok &= sorted(isr) == sorted(spec["equals"])
+        if "contains" in spec:
+            ok &= all(b in isr for b in _as_list(spec["contains"]))
+        if "excludes" in spec:
+            ok &= all(b not in isr for b in _as_list(spec["excludes"]))
+        if "size" in spec:
+            ok &= len(isr) == spec["size"]
+        return ok, isr
+
+    def _clause_leader(self, key: str, spec: dict) -> tuple[bool, Any]:
+        leader = self.cluster.leader(spec["topic"], spec.get("partition", 0))
+        ok = True
+        if "is" in spec:
+            ok &= leader == spec["is"]
+        if spec.get("none"):
+            ok &= leader < 0
+        return ok, leader
+
+    def _clause_results(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """``acked`` / ``failed``: produce results with that status (and error)."""
+        prods = [self.producers[spec["producer"]]] if "producer" in spec \
+            else list(self.producers.values())
+        rs = [r for p in prods for r in p.results.values()
+              if r.status == key and ("error" not in spec or r.error == spec["error"])]
+        return _compare(len(rs), spec), len(rs)
+
+    def _clause_consumed(self, key: str, spec: dict) -> tuple[bool, Any]:
+        conss = [self.consumers[spec["consumer"]]] if "consumer" in spec \
+            else list(self.consumers.values())
+        n = sum(len(x.consumed) for x in conss)
+        return _compare(n, spec), n
+
+    def _clause_time(self, key: str, spec) -> tuple[bool, Any]:
+        now = self.cluster.now
+        return _compare(now, spec if isinstance(spec, dict) else {"at_least": spec}), now
+
+    def _clause_isr_changes(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """``isr_shrinks`` / ``isr_expands``: the IsrShrinksPerSec / IsrExpandsPerSec counts."""
+        meter = "IsrShrinksPerSec" if key == "isr_shrinks" else "IsrExpandsPerSec"
+        n = sum(b.meters[meter] for b in self.cluster.brokers.values()
+                if "broker" not in spec or b.id == spec["broker"])
+        return _compare(n, spec), n
+
+    def _clause_controller(self, key: str, spec: dict) -> tuple[bool, Any]:
+        cid = self.cluster.controller_id()
+        ok = True
+        if "is" in spec:
+            ok &= cid == spec["is"]
+        if "not" in spec:
+            ok &= cid != spec["not"]
+        if spec.get("none"):
+            ok &= cid < 0
+        return ok, cid
+
+    def _clause_broker(self, key: str, spec: dict) -> tuple[bool, Any]:
+        b = self.cluster.brokers[spec["id"]]
+        return b.state == spec["state"], b.state
+
+    def _clause_lost_acked(self, key: str, spec: dict) -> tuple[bool, Any]:
+        n = len(lost_acked(self.cluster, self.producers.values()))
+        return _compare(n, spec), n
+
+    def _clause_leader_epoch(self, key: str, spec: dict) -> tuple[bool, Any]:
+        e = self.cluster.partition_state(spec["topic"], spec.get("partition", 0))["leader_epoch"]
+        return _compare(e, spec), e
+
+    def _clause_unclean_elections(self, key: str, spec: dict) -> tuple[bool, Any]:
+        n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in self.cluster.brokers.values())
+        return _compare(n, spec), n
+
+    def _clause_log(self, key: str, spec: dict) -> tuple[bool, Any]:
+        vals = [v for _o, _e, v in self.cluster.log_records(spec["broker"], spec["topic"],
+                                                            spec.get("partition", 0))]
+        ok = True
+        if "equals" in spec:
+            ok &= vals == spec["equals"]
+        if "contains" in spec:
+            ok &= all(v in vals for v in _as_list(spec["contains"]))
+        if "excludes" in spec:
+            ok &= all(v not in vals for v in _as_list(spec["excludes"]))
+        return ok, vals
+
+    def _clause_under_replicated(self, key: str, spec: dict) -> tuple[bool, Any]:
+        n = self.cluster.describe(under_replicated_partitions=True).count("\n")
+        return _compare(n, spec), n
 
     # -- report -----------------------------------------------------------------------------
     def report(self) -> dict:
@@ -616,6 +655,29 @@ class ScenarioRun:
     @property
     def passed(self) -> bool:
         return all(e["ok"] for e in self.expectations)
+
+
+# condition clause -> the ScenarioRun method evaluating it (as (holds, actual value))
+_CLAUSES = {
+    "hw": ScenarioRun._clause_offset,
+    "leo": ScenarioRun._clause_offset,
+    "isr": ScenarioRun._clause_isr,
+    "leader": ScenarioRun._clause_leader,
+    "acked": ScenarioRun._clause_results,
+    "failed": ScenarioRun._clause_results,
+    "consumed": ScenarioRun._clause_consumed,
+    "time_ms": ScenarioRun._clause_time,
+    "isr_shrinks": ScenarioRun._clause_isr_changes,
+    "isr_expands": ScenarioRun._clause_isr_changes,
+    "controller": ScenarioRun._clause_controller,
+    "broker": ScenarioRun._clause_broker,
+    "lost_acked": ScenarioRun._clause_lost_acked,
+    "leader_epoch": ScenarioRun._clause_leader_epoch,
+    "unclean_elections": ScenarioRun._clause_unclean_elections,
+    "log": ScenarioRun._clause_log,
+    "under_replicated": ScenarioRun._clause_under_replicated,
+}
+assert set(_CLAUSES) == CONDITIONS
 
 
 def partition_report(c: Cluster) -> list[dict]:

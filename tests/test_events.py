@@ -46,7 +46,7 @@ def test_the_docs_list_every_kind_record_and_field_and_are_generated_from_the_de
     (ev.LogRecovery(9, 8, "replication-offset-checkpoint", ((0, 0), (2, 5))),
      "LEO 9, HW 8 from replication-offset-checkpoint, epochs [(0, 0), (2, 5)]"),
     (ev.Cut(1, "producer-1", False), "cut 1->producer-1"),
-    (ev.HoldMessages("FetchRequest", None, 2), "hold type=FetchRequest to=2"),
+    (ev.HoldMessages("FetchRequest", None, 2, ""), "hold type=FetchRequest to=2"),
     (ev.AlterConfig("topics", "t", (("min.insync.replicas", 2),)),
      "topics t: {'min.insync.replicas': 2}"),
     (ev.ZkSessionExpired(4, 2, "timeout", 6001),

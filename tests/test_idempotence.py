@@ -71,3 +71,81 @@ def test_producer_recovers_after_the_leader_dies_with_batches_in_flight():
     leader = c.leader("t")
     values = [v for _, _, v in c.log_records(leader, "t")]
     assert len(values) == len(set(values)) == 100  # no duplicates, nothing lost
+
+
+# -- the batch header travels with the batch (KIP-98: RecordBatch producerId/Epoch/baseSequence) --
+
+def test_produce_request_carries_the_batch_header_and_the_log_keeps_it():
+    """The leader checks the header the ProduceRequest carries; every replica's log keeps it per
+    batch (Kafka's DefaultRecordBatch header), fetches hand it on to the followers."""
+    from kafkasim.protocol.messages import ProduceRequest
+
+    c = Cluster(3, seed=1)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="all", linger_ms=0)
+    c.hold(type="ProduceRequest", count=1)
+    p.send_many("t", ["a", "b", "c"], partition=0)
+    c.run(20)
+    seen = [env.msg for env in c.network.held if isinstance(env.msg, ProduceRequest)]
+    assert len(seen) == 1
+    (topic, part, ids, _sizes, pid, pepoch, seq), = seen[0].partitions
+    assert (topic, part, len(ids), pid, pepoch, seq) == ("t", 0, 3, p.producer_id, 0, 0)
+    c.release()
+    p.send_many("t", ["d", "e"], partition=0)
+    assert p.flush()
+    c.run(500)
+    for b in (1, 2, 3):
+        batches = [tuple(x) for x in c.log(b, "t", 0).producer_batches]
+        # (base offset, last offset, producer id, epoch, base sequence); a follower may hold a
+        # batch in pieces, with the sequence of each piece's first record
+        runs = {}
+        for base, last, bpid, ep, bseq in batches:
+            assert bseq - base == 0 and (bpid, ep) == (p.producer_id, 0)
+            runs[base] = last
+        assert min(runs) == 0 and max(runs.values()) == 4
+
+
+def test_non_idempotent_batches_carry_no_producer_header():
+    c = Cluster(3, seed=1, kafka_version="2.8")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="all")
+    p.send_many("t", ["a", "b"], partition=0)
+    assert p.flush()
+    c.run(500)
+    assert all(c.log(b, "t", 0).producer_batches == [] for b in (1, 2, 3))
+
+
+def test_log_headers_are_clipped_by_reads_truncation_and_log_start():
+    """A fetch may cut a batch (kafkasim reads record by record): the piece's header starts at the
+    piece's first offset with the matching sequence, so a follower's rebuilt producer state has
+    the same sequences as the leader's (UnifiedLog.rebuildProducerState)."""
+    from kafkasim.protocol import producer_state
+    from kafkasim.storage.log import Log
+
+    leader = Log("t", 0)
+    leader.append_as_leader([1, 2, 3], [10] * 3, 0, 0, 7, 0, 0)      # seq 0-2 at 0-2
+    leader.append_as_leader([4], [10], 0, 0)                         # not idempotent
+    leader.append_as_leader([5, 6, 7], [10] * 3, 0, 0, 7, 0, 3)      # seq 3-5 at 4-6
+    follower = Log("t", 0)
+    while follower.log_end_offset < leader.log_end_offset:
+        chunk = leader.read(follower.log_end_offset, leader.log_end_offset, 20)  # 2 records
+        follower.append_as_follower(chunk)
+        producer_state.update(follower.producer_states, chunk.producer_batches)
+    assert [tuple(b) for b in follower.producer_batches] == [
+        (0, 1, 7, 0, 0), (2, 2, 7, 0, 2), (4, 5, 7, 0, 3), (6, 6, 7, 0, 5)]
+    assert follower.producer_batches[2].last_sequence == 4
+    assert producer_state.rebuild(follower) == follower.producer_states
+    entry = follower.producer_states[7]
+    assert [(b.first_seq, b.last_seq, b.first_offset) for b in entry.batches] == \
+        [(0, 2, 0), (3, 5, 4)]
+    # a retry of seq 3-5 is a duplicate at offset 4 on the follower turned leader
+    assert producer_state.check_append(follower.producer_states, (7, 0, 3, 5)) == \
+        ("duplicate", 4)
+    follower.truncate_to(5)
+    assert [tuple(b) for b in follower.producer_batches][-1] == (4, 4, 7, 0, 3)
+    assert producer_state.rebuild(follower)[7].last_seq == 3
+    follower.high_watermark = 5
+    follower.maybe_increment_log_start_offset(1)
+    assert [tuple(b) for b in follower.producer_batches][0] == (1, 1, 7, 0, 1)
+    follower.truncate_fully_and_start_at(9)
+    assert follower.producer_batches == [] and producer_state.rebuild(follower) == {}

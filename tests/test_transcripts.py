@@ -48,7 +48,7 @@ def _chunk(base: int, epochs: tuple[int, ...]):
     from array import array
     n = len(epochs)
     return RecordChunk(base, array("i", epochs), array("q", range(1000 + base, 1000 + base + n)),
-                       array("q", [0] * n), array("i", [100] * n))
+                       array("q", [0] * n), array("i", [100] * n), ())
 
 
 class Driver:

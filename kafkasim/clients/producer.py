@@ -103,6 +103,8 @@ class Producer:
         self.next_seq: dict[tuple[str, int], int] = {}
         self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
         self.producer_index = cluster.records.producer_index(client_id)
+        # the id InitProducerId would hand out: one per producer client, stable for its life
+        self.producer_id = self.producer_index
         self.results: dict[int, ProduceResult] = {}
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
@@ -342,7 +344,12 @@ class Producer:
                 topic, partition = b.tp
                 if topic in sticky:
                     sticky[topic] += 1
-                partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes)))
+                if b.base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
+                    partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
+                                       self.producer_id, b.epoch, b.base_seq))
+                else:
+                    partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
+                                       -1, -1, -1))
             req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
                                  tuple(partitions))
             c.send(client_id, broker, req)
@@ -360,15 +367,8 @@ class Producer:
 
     def _assign_sequence(self, b: _Batch) -> None:
         seq = b.base_seq = self.next_seq.get(b.tp, 0)
-        epoch = b.epoch = self.producer_epoch
+        b.epoch = self.producer_epoch
         self.next_seq[b.tp] = seq + len(b.record_ids)
-        reg = self.cluster.records
-        seqs = reg.seqs
-        pepochs = reg.pepochs
-        for rid in b.record_ids:
-            seqs[rid] = seq
-            pepochs[rid] = epoch
-            seq += 1
 
     def _bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0

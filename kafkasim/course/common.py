@@ -134,7 +134,7 @@ def describe_message(msg, src, dst, topic: str, partition: int) -> str | None:
     """A short English line for a Produce/Fetch message about ``topic-partition``, else None."""
     name = type(msg).__name__
     if name == "ProduceRequest":
-        for t, p, rids, _sizes in msg.partitions:
+        for t, p, rids, *_rest in msg.partitions:
             if (t, p) == (topic, partition):
                 n = len(rids)
                 return f"Produce {src}->{dst}: {n} record{'s' if n != 1 else ''}"

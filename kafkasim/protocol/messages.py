@@ -28,8 +28,11 @@ class ProduceRequest(Message):
     client_id: str
     acks: int
     timeout_ms: int
-    # per partition: (topic, partition, record ids, record sizes)
-    partitions: tuple[tuple[str, int, tuple[int, ...], tuple[int, ...]], ...]
+    # per partition: (topic, partition, record ids, record sizes, producer id, producer epoch,
+    # base sequence). The last three are the idempotence fields of the batch's RecordBatch header
+    # (KIP-98): -1, -1, -1 (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE) for a producer that
+    # is not idempotent. The leader checks them against its ProducerStateManager.
+    partitions: tuple[tuple[str, int, tuple[int, ...], tuple[int, ...], int, int, int], ...]
 
 
 @dataclass(slots=True)

@@ -5,8 +5,13 @@ Every replica keeps, per producer, the metadata of its last five batches in the 
 uses it to answer a retried batch that is already in the log with the original offsets instead
 of appending it again (a duplicate), and to refuse a batch that skips sequence numbers
 (OUT_OF_ORDER_SEQUENCE_NUMBER). Followers rebuild the same state from the batches they copy, so
-a new leader still recognises duplicates. In kafkasim the (producer, epoch, sequence) of a record
-lives in the cluster's record registry, keyed by the record id the batch carries.
+a new leader still recognises duplicates.
+
+As in Kafka, the (producer id, producer epoch, base sequence) travel in the batch: the leader
+checks the header of each partition's batch in the ProduceRequest, keeps it in its log
+(``Log.producer_batches``), fetches hand the headers to followers with the records, and every
+replica rebuilds its state from its own log after a truncation or a restart
+(ProducerStateManager / UnifiedLog.rebuildProducerState).
 """
 
 from __future__ import annotations
@@ -43,14 +48,13 @@ class ProducerStateEntry:
         return self.batches[-1].last_seq if self.batches else -1
 
 
-def batch_identity(registry, record_ids) -> tuple[int, int, int, int] | None:
-    """(producer id, epoch, first seq, last seq) of an idempotent batch, else None."""
-    first = record_ids[0]
-    seq = registry.seqs[first]
-    if seq < 0:
+def batch_identity(producer_id: int, producer_epoch: int, base_sequence: int,
+                   record_count: int) -> tuple[int, int, int, int] | None:
+    """(producer id, epoch, first seq, last seq) of a batch header, None when the batch has no
+    sequence (a producer that is not idempotent: RecordBatch.NO_SEQUENCE)."""
+    if base_sequence < 0:
         return None
-    return (registry.producers[first], registry.pepochs[first], seq,
-            registry.seqs[record_ids[-1]])
+    return (producer_id, producer_epoch, base_sequence, base_sequence + record_count - 1)
 
 
 def check_append(states: dict, ident) -> tuple[str, int]:
@@ -73,41 +77,21 @@ def check_append(states: dict, ident) -> tuple[str, int]:
     return "append", -1
 
 
-def update(states: dict, registry, record_ids, first_offset: int) -> None:
-    """Record the batches of records appended at ``first_offset`` (leader or follower)."""
-    seqs = registry.seqs
-    producers = registry.producers
-    pepochs = registry.pepochs
-    n = len(record_ids)
-    i = 0
-    while i < n:
-        rid = record_ids[i]
-        seq = seqs[rid]
-        if seq < 0:
-            i += 1
-            continue
-        pid = producers[rid]
-        epoch = pepochs[rid]
-        # one run: consecutive records of the same producer epoch with consecutive sequences
-        j = i + 1
-        last_seq = seq
-        while j < n:
-            nxt = record_ids[j]
-            if seqs[nxt] != last_seq + 1 or producers[nxt] != pid or pepochs[nxt] != epoch:
-                break
-            last_seq += 1
-            j += 1
+def update(states: dict, batches) -> None:
+    """Record appended batches, given as ``ProducerBatch`` headers (leader or follower append:
+    ProducerStateManager.update via ProducerAppendInfo)."""
+    for base_offset, last_offset, pid, epoch, first_seq in batches:
         entry = states.get(pid)
         if entry is None or epoch > entry.epoch:
             entry = ProducerStateEntry(epoch)
             states[pid] = entry
         if epoch == entry.epoch:
-            entry.add(seq, last_seq, first_offset + i)
-        i = j
+            entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
 
 
-def rebuild(registry, log) -> dict:
-    """Producer state of a whole log (after truncation or on recovery)."""
+def rebuild(log) -> dict:
+    """Producer state of a whole log from its batch headers, after truncation or on recovery
+    (UnifiedLog.rebuildProducerState)."""
     states: dict = {}
-    update(states, registry, log.ids, log.log_start_offset)
+    update(states, log.producer_batches)
     return states

@@ -98,7 +98,7 @@ class ReplicaManager:
         now = ctx.now
         results: dict[tuple[str, int], list] = {}
         waiting = False
-        for topic, partition, ids, sizes in req.partitions:
+        for topic, partition, ids, sizes, pid, pepoch, base_seq in req.partitions:
             tp = (topic, partition)
             part = self.partitions.get(tp)
             if part is None or not part.is_leader:
@@ -114,8 +114,7 @@ class ReplicaManager:
                               ev.ProduceRejected(min_isr, tuple(part.isr)))
                     results[tp] = [0, True, E.NOT_ENOUGH_REPLICAS, -1]
                     continue
-            registry = ctx.cluster.records
-            ident = producer_state.batch_identity(registry, ids)
+            ident = producer_state.batch_identity(pid, pepoch, base_seq, len(ids))
             verdict, dup_offset = ("append", -1) if ident is None else \
                 producer_state.check_append(part.log.producer_states, ident)
             if verdict == "duplicate":
@@ -127,9 +126,11 @@ class ReplicaManager:
                 results[tp] = [0, True, verdict, -1]
                 continue
             else:
-                first, last = part.log.append_as_leader(ids, sizes, part.leader_epoch, now)
+                log = part.log
+                first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
+                                                   pid, pepoch, base_seq)
                 if ident is not None:
-                    producer_state.update(part.log.producer_states, registry, ids, first)
+                    producer_state.update(log.producer_states, log.producer_batches[-1:])
                 ctx.on_leader_append(part, first, last)
                 self.wake_follower_fetches(ctx, tp)
                 if part.maybe_increment_leader_hw(ctx):

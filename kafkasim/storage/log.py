@@ -12,13 +12,65 @@ not yet committed (fact sheet §1).
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
+
+# RecordBatch.NO_PRODUCER_ID / NO_PRODUCER_EPOCH / NO_SEQUENCE: a batch of a producer that is not
+# idempotent carries these in its header
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+
+class ProducerBatch(NamedTuple):
+    """The idempotence fields of a RecordBatch header (DefaultRecordBatch: producerId,
+    producerEpoch, baseSequence; KIP-98, since 0.11) and the offsets the batch occupies.
+
+    A log keeps one per idempotent batch, in offset order; batches without a producer id carry
+    nothing the ProducerStateManager needs, so they have none. A fetch may hand a follower part
+    of a batch: the piece's header then starts at its first offset with the matching sequence.
+    """
+
+    base_offset: int
+    last_offset: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+
+    @property
+    def last_sequence(self) -> int:
+        return self.base_sequence + self.last_offset - self.base_offset
+
+
+_LAST_OFFSET = itemgetter(1)
+
+
+def _batches_in(batches: list, first: int, last: int) -> tuple:
+    """The headers of ``batches`` covering offsets [first, last], clipped to that range."""
+    if not batches or batches[-1][1] < first:
+        return ()
+    i = bisect_left(batches, first, key=_LAST_OFFSET)
+    out = []
+    n = len(batches)
+    while i < n:
+        b = batches[i]
+        base, end = b[0], b[1]
+        if base > last:
+            break
+        if base < first or end > last:
+            lo = base if base > first else first
+            b = _new_batch(ProducerBatch, (lo, end if end < last else last, b[2], b[3],
+                                           b[4] + lo - base))
+        out.append(b)
+        i += 1
+    return tuple(out)
 
 
 class RecordChunk(NamedTuple):
@@ -29,6 +81,7 @@ class RecordChunk(NamedTuple):
     ids: array
     timestamps: array
     sizes: array
+    producer_batches: tuple   # ProducerBatch headers of the idempotent batches in the chunk
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -44,12 +97,13 @@ class RecordChunk(NamedTuple):
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
         # the arrays are shared: chunks are read-only by convention
-        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I))
+        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
 
 
 # NamedTuple's generated __new__ is a Python function; a fetch builds a chunk per partition, so
 # the hot paths build them with the C constructor directly (same object, same fields)
 _new_chunk = tuple.__new__
+_new_batch = tuple.__new__
 
 
 class Log:
@@ -57,7 +111,8 @@ class Log:
 
     __slots__ = (
         "topic", "partition", "log_start_offset", "high_watermark", "recovery_point",
-        "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache", "producer_states",
+        "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache", "producer_batches",
+        "producer_states",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -71,6 +126,8 @@ class Log:
         self.timestamps = array("q")
         self.sizes = array("i")
         self.leader_epoch_cache = LeaderEpochFileCache()
+        # the producer fields of each idempotent batch's header, in offset order (ProducerBatch)
+        self.producer_batches: list = []
         self.producer_states: dict = {}   # idempotent producers (protocol/producer_state.py)
 
     def __repr__(self) -> str:
@@ -104,8 +161,12 @@ class Log:
 
     # -- appends ----------------------------------------------------------------------------
     def append_as_leader(self, ids: Sequence[int], sizes: Sequence[int], epoch: int,
-                         timestamp: int) -> tuple[int, int]:
-        """Append a batch stamped with the leader's epoch; returns (first offset, last offset)."""
+                         timestamp: int, producer_id: int = NO_PRODUCER_ID,
+                         producer_epoch: int = NO_PRODUCER_EPOCH,
+                         base_sequence: int = NO_SEQUENCE) -> tuple[int, int]:
+        """Append a batch stamped with the leader's epoch; returns (first offset, last offset).
+        An idempotent batch (``base_sequence`` >= 0) keeps its producer header in
+        ``producer_batches``."""
         first = self.log_end_offset
         n = len(ids)
         self.ids.extend(ids)
@@ -113,11 +174,14 @@ class Log:
         self.epochs.extend([epoch] * n)
         self.timestamps.extend([timestamp] * n)
         self.leader_epoch_cache.assign(epoch, first)
+        if base_sequence >= 0:
+            self.producer_batches.append(_new_batch(ProducerBatch, (
+                first, first + n - 1, producer_id, producer_epoch, base_sequence)))
         return first, first + n - 1
 
     def append_as_follower(self, chunk: RecordChunk) -> None:
         """Append records fetched from the leader; the chunk must start at our LEO."""
-        base, epochs, ids, timestamps, sizes = chunk
+        base, epochs, ids, timestamps, sizes, batches = chunk
         if base != self.log_start_offset + len(self.ids):  # the log end offset
             raise RuntimeError(
                 f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
@@ -135,6 +199,8 @@ class Log:
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
         self.sizes.extend(sizes)
+        if batches:
+            self.producer_batches.extend(batches)
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
@@ -151,8 +217,10 @@ class Log:
             if total > max_bytes:
                 break
             end += 1
+        pb = self.producer_batches
+        batches = _batches_in(pb, start_offset, start_offset + end - lo - 1) if pb else ()
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
-                                        self.timestamps[lo:end], sizes[lo:end]))
+                                        self.timestamps[lo:end], sizes[lo:end], batches))
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
@@ -195,6 +263,9 @@ class Log:
         del self.ids[keep:]
         del self.timestamps[keep:]
         del self.sizes[keep:]
+        pb = self.producer_batches
+        if pb:
+            self.producer_batches = list(_batches_in(pb, self.log_start_offset, offset - 1))
         self.leader_epoch_cache.truncate_from_end(offset)
         if self.high_watermark > offset:
             self.high_watermark = offset
@@ -208,6 +279,7 @@ class Log:
         self.ids = array("q")
         self.timestamps = array("q")
         self.sizes = array("i")
+        self.producer_batches = []
         self.log_start_offset = offset
         self.high_watermark = offset
         self.recovery_point = offset
@@ -225,6 +297,9 @@ class Log:
         del self.ids[:drop]
         del self.timestamps[:drop]
         del self.sizes[:drop]
+        pb = self.producer_batches
+        if pb:
+            self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset + drop - 1))
         self.log_start_offset = offset
         self.recovery_point = max(self.recovery_point, offset)
         self.leader_epoch_cache.truncate_from_start(offset)

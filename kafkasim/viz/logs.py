@@ -143,7 +143,28 @@ def replica_logs(cluster, topic: str, partition: int = 0, *, max_records: int = 
                             start_offset=start_offset)
     n = len(view.rows)
     own = ax is None
-    if own:
+    ax = _prepare_axes(n, ax)
+    fig = ax.figure
+    lo, hi = view.start, max(view.end, view.start + 1)
+
+    # committed offsets (below the leader's HW) get a shaded background
+    if view.committed is not None and view.committed > lo:
+        ax.axvspan(lo, min(view.committed, hi), color=style.COMMITTED, zorder=0,
+                   gid="committed")
+
+    # an estimate of one cell's width in points, to decide what text fits inside it
+    cell_pt = ax.get_position().width * fig.get_figwidth() * 72 / (hi - lo)
+    epochs_seen: set[int] = set()
+    for i, row in enumerate(view.rows):
+        _draw_row(ax, row, n - 1 - i, view.committed, cell_pt, lo, hi, epochs_seen)
+    _style_axes(ax, view, lo, hi, cell_pt)
+    _add_legend(ax, epochs_seen, own)
+    return fig
+
+
+def _prepare_axes(n: int, ax):
+    """New axes sized for ``n`` rows, or ``ax`` emptied for a redraw."""
+    if ax is None:
         # fixed margins rather than a layout engine: measuring every text on each redraw would
         # cost more than the drawing itself (widgets redraw on every simulation step)
         height = 1.25 * n + 1.9
@@ -153,48 +174,46 @@ def replica_logs(cluster, topic: str, partition: int = 0, *, max_records: int = 
                             bottom=1.25 / height)
     else:
         _replace_contents(ax)
-    fig = ax.figure
-    lo, hi = view.start, max(view.end, view.start + 1)
-    width = hi - lo
+    return ax
 
-    # committed offsets (below the leader's HW) get a shaded background
-    if view.committed is not None and view.committed > lo:
-        ax.axvspan(lo, min(view.committed, hi), color=style.COMMITTED, zorder=0,
-                   gid="committed")
 
-    # an estimate of one cell's width in points, to decide what text fits inside it
-    cell_pt = ax.get_position().width * fig.get_figwidth() * 72 / width
-    epochs_seen: set[int] = set()
-    for i, row in enumerate(view.rows):
-        y = n - 1 - i
-        verts = [((o, y - 0.22), (o + 1, y - 0.22), (o + 1, y + 0.22), (o, y + 0.22))
-                 for o in row.offsets]
-        if row.greyed:   # a stopped broker's log survives on disk: drawn, but greyed out
-            faces, edges = ["white"] * len(verts), style.DARK_GREY
-        else:
-            faces, edges = [style.epoch_color(e) for e in row.epochs], "white"
-            epochs_seen.update(row.epochs)
-        ax.add_collection(PolyCollection(verts, facecolors=faces, edgecolors=edges,
-                                         linewidths=1.5, zorder=2, gid=f"cells:broker{row.broker}"))
-        if view.committed is not None:
-            unc = [v for v, o in zip(verts, row.offsets, strict=True) if o >= view.committed]
-            if unc:
-                ax.add_collection(PolyCollection(
-                    unc, facecolors="none", edgecolors=style.DARK_GREY, hatch="//",
-                    linewidths=0, zorder=3, gid=f"uncommitted:broker{row.broker}"))
-        text_color = style.DARK_GREY if row.greyed else "black"
-        for o, v in zip(row.offsets, row.values, strict=True):
-            t = _cell_text(v, o, cell_pt, style.SMALL)
-            if t:
-                ax.text(o + 0.5, y, t, ha="center", va="center", fontsize=style.SMALL,
-                        color=text_color, zorder=4, clip_on=True)
-        if not row.hosted:
-            continue
-        _marker(ax, row.high_watermark, y, lo, hi, f"HW={row.high_watermark}", style.HW_COLOR,
-                "-", above=True, gid=f"HW:broker{row.broker}")
-        _marker(ax, row.log_end_offset, y, lo, hi, f"LEO={row.log_end_offset}",
-                style.LEO_COLOR, "--", above=False, gid=f"LEO:broker{row.broker}")
+def _draw_row(ax, row: ReplicaRow, y: float, committed: int | None, cell_pt: float, lo: int,
+              hi: int, epochs_seen: set[int]) -> None:
+    """One replica's records (cells coloured by leader epoch, uncommitted ones hatched), their
+    values where they fit, and its HW and LEO markers; adds the epochs drawn to
+    ``epochs_seen``."""
+    verts = [((o, y - 0.22), (o + 1, y - 0.22), (o + 1, y + 0.22), (o, y + 0.22))
+             for o in row.offsets]
+    if row.greyed:   # a stopped broker's log survives on disk: drawn, but greyed out
+        faces, edges = ["white"] * len(verts), style.DARK_GREY
+    else:
+        faces, edges = [style.epoch_color(e) for e in row.epochs], "white"
+        epochs_seen.update(row.epochs)
+    ax.add_collection(PolyCollection(verts, facecolors=faces, edgecolors=edges,
+                                     linewidths=1.5, zorder=2, gid=f"cells:broker{row.broker}"))
+    if committed is not None:
+        unc = [v for v, o in zip(verts, row.offsets, strict=True) if o >= committed]
+        if unc:
+            ax.add_collection(PolyCollection(
+                unc, facecolors="none", edgecolors=style.DARK_GREY, hatch="//",
+                linewidths=0, zorder=3, gid=f"uncommitted:broker{row.broker}"))
+    text_color = style.DARK_GREY if row.greyed else "black"
+    for o, v in zip(row.offsets, row.values, strict=True):
+        t = _cell_text(v, o, cell_pt, style.SMALL)
+        if t:
+            ax.text(o + 0.5, y, t, ha="center", va="center", fontsize=style.SMALL,
+                    color=text_color, zorder=4, clip_on=True)
+    if not row.hosted:
+        return
+    _marker(ax, row.high_watermark, y, lo, hi, f"HW={row.high_watermark}", style.HW_COLOR,
+            "-", above=True, gid=f"HW:broker{row.broker}")
+    _marker(ax, row.log_end_offset, y, lo, hi, f"LEO={row.log_end_offset}",
+            style.LEO_COLOR, "--", above=False, gid=f"LEO:broker{row.broker}")
 
+
+def _style_axes(ax, view: ReplicaLogView, lo: int, hi: int, cell_pt: float) -> None:
+    """Limits, row labels, offset ticks, spines and the title."""
+    n = len(view.rows)
     margin = max(0.8, 40 / cell_pt)     # room for a centred "LEO=1200" at either edge
     ax.set_xlim(lo - margin, hi + margin)
     ax.set_ylim(-0.55, n - 0.45)
@@ -214,18 +233,22 @@ def replica_logs(cluster, topic: str, partition: int = 0, *, max_records: int = 
     committed = "none" if view.committed is None else f"offsets < {view.committed}"
     ax.set_title(f"{view.topic}-{view.partition}   leader epoch {view.leader_epoch}   "
                  f"committed: {committed}", fontsize=style.TITLE)
+
+
+def _add_legend(ax, epochs_seen: set[int], own: bool) -> None:
+    """The epoch colours and committed/uncommitted keys: under the figure when it is ours,
+    right of the axes when drawing into a widget's axes."""
     handles = [Patch(facecolor=style.epoch_color(e), label=f"leader epoch {e}")
                for e in sorted(epochs_seen)]
     handles.append(Patch(facecolor=style.COMMITTED, label="committed (< leader HW)"))
     handles.append(Patch(facecolor="white", edgecolor=style.DARK_GREY, hatch="//",
                          label="not committed"))
     if own:
-        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
-                   ncol=len(handles), fontsize=style.SMALL, frameon=False)
+        ax.figure.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
+                         ncol=len(handles), fontsize=style.SMALL, frameon=False)
     else:
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                   fontsize=style.SMALL, frameon=False)
-    return fig
 
 
 def _tick_label(row: ReplicaRow) -> str:
