@@ -402,12 +402,13 @@ class KafkaController:
             changed.append(tp)
             ctx.trace("controller", topic, partition,
                       f"AlterPartition from {src}: ISR {list(isr)} -> {list(new_isr)}")
+        ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results), req.correlation_id))
         asked = [(t, p) for t, p, *_ in req.partitions if (t, p) in cc.states]
         if asked:
             # sendUpdateMetadataRequest(liveOrShuttingDownBrokerIds, partitionsToAlter.keySet):
-            # every partition asked about, changed or not (2.7+)
+            # every partition asked about, changed or not (2.7+). Kafka queues it on the
+            # controller channel before answering; the two travel independently.
             self.send_update_metadata(ctx, asked)
-        ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results), req.correlation_id))
 
     def _check_alter_partition(self, ctx, broker_id: int, leader_epoch: int, new_isr: tuple,
                                partition_epoch: int, cur: tuple) -> str | None:
