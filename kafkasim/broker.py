@@ -62,6 +62,11 @@ from kafkasim.storage.checkpoint import (
 from kafkasim.storage.leader_epoch import LeaderEpochFileCache
 from kafkasim.storage.log import Log
 
+# Partition.handleAlterPartitionError: errors that leave the change pending until new metadata
+_ALTER_PARTITION_AWAIT_METADATA = frozenset({
+    E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID, E.FENCED_LEADER_EPOCH,
+    E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED})
+
 RUNNING = "running"
 STOPPED = "stopped"
 SHUTTING_DOWN = "shutting down"
@@ -106,6 +111,12 @@ class Broker:
         self.meters = dict.fromkeys(METERS, 0)
         self.correlation = 0
         self.isr_change_set: list[tuple[str, int]] = []   # pre-2.7 isr_change_notification queue
+        # DefaultAlterPartitionManager: one queued item per partition (unsentIsrUpdates), at most
+        # one AlterPartition request in flight (inflightRequest), its correlation id
+        self.alter_unsent: dict[tuple[str, int], PendingIsrChange] = {}
+        self.alter_inflight: tuple[tuple[tuple[str, int], PendingIsrChange], ...] | None = None
+        self.alter_corr = -1
+        self.started_ms = 0
         self.last_isr_change_ms = 0
         self.last_isr_propagation_ms = 0
         self.log_dir = LogDir(log_dir)
@@ -191,6 +202,7 @@ class Broker:
             raise RuntimeError(f"broker {self.id} is already running")
         self._recover_logs()
         self.state = RUNNING
+        self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
         self.paused_until = 0
@@ -253,6 +265,8 @@ class Broker:
         self.metadata = MetadataCache()
         self.paused_until = 0
         self.isr_change_set = []
+        self.alter_unsent = {}
+        self.alter_inflight = None
         self.cluster.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
         self.cluster.reset_connections(self.id)
 
@@ -453,11 +467,17 @@ class Broker:
             else:
                 thread.on_offsets_for_leader_epoch(self, resp)
 
-    def _timer_alter_partition_retry(self, tp, sent_ms: int) -> None:
-        part = self.replica_manager.partitions.get(tp)
-        if part is None or part.pending is None or part.pending.sent_ms != sent_ms:
+    def _timer_alter_partition_retry(self, corr: int) -> None:
+        """The controller channel got no answer within controller.socket.timeout.ms: it
+        disconnects and sends the same request again (NodeToControllerRequestThread)."""
+        if self.alter_inflight is None or self.alter_corr != corr:
             return
-        self._send_alter_partition(part)
+        self._send_alter_partition()
+
+    def _timer_alter_partition_propagate(self) -> None:
+        """The "send-alter-partition" task: 2.7's every-50-ms sender, or the retry 50 ms after a
+        top-level error (DefaultAlterPartitionManager.sendRequest)."""
+        self._maybe_propagate_isr_changes()
 
     def _timer_isr_change_propagation(self) -> None:
         """Pre-2.7 ReplicaManager.maybePropagateIsrChanges (every 2500 ms)."""
@@ -564,10 +584,13 @@ class Broker:
     # -- ISR changes ------------------------------------------------------------------------
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
         if self.rules.alter_isr:
-            part.pending = PendingIsrChange(kind, replicas, new_isr, self.now)
+            # Partition.prepareIsrExpand / prepareIsrShrink, then submitAlterPartition
+            pending = PendingIsrChange(kind, replicas, new_isr, self.now, part.leader_epoch,
+                                       part.partition_epoch)
+            part.pending = pending
             self.trace("isr_proposed", part.topic, part.partition,
                        ev.IsrProposed(kind, tuple(replicas), tuple(part.isr), tuple(new_isr)))
-            self._send_alter_partition(part)
+            self._submit_alter_partition(part, pending)
             return
         # before 2.7 the leader wrote the partition state znode itself (Partition.updateIsr)
         zk = self.cluster.zk
@@ -585,17 +608,117 @@ class Broker:
         self.isr_change_set.append(part.tp)
         self.last_isr_change_ms = self.now
 
-    def _send_alter_partition(self, part: Partition) -> None:
-        p = part.pending
-        p.sent_ms = self.now
+    # -- AlterPartition (KIP-497): DefaultAlterPartitionManager + Partition's callbacks ---------
+    def _submit_alter_partition(self, part: Partition, pending: PendingIsrChange) -> None:
+        """AlterPartitionManager.submit: queue the item unless the partition already has one
+        queued or in flight (unsentIsrUpdates.putIfAbsent). A refused item completes at once with
+        OPERATION_NOT_ATTEMPTED (3.0+; 2.7-2.8 reverted the state in sendAlterIsrRequest)."""
+        if part.tp in self.alter_unsent:
+            self._alter_partition_failed(part, pending, E.OPERATION_NOT_ATTEMPTED)
+            return
+        self.alter_unsent[part.tp] = pending
+        if self.rules.alter_isr_sent_on_submit:
+            self._maybe_propagate_isr_changes()
+        else:
+            # 2.7: the "send-alter-isr" task runs every 50 ms from the broker's start
+            self.schedule_timer(self._next_alter_isr_tick(), "alter_partition_propagate")
+
+    def _next_alter_isr_tick(self) -> int:
+        """Delay to the next run of 2.7's "send-alter-isr" task (every 50 ms from startup)."""
+        return 50 - (self.now - self.started_ms) % 50
+
+    def _maybe_propagate_isr_changes(self) -> None:
+        """Send every queued item in one AlterPartition if none is in flight."""
+        if not self.alter_unsent or self.alter_inflight is not None:
+            return
+        self.alter_inflight = tuple(self.alter_unsent.items())
+        self._send_alter_partition()
+
+    def _send_alter_partition(self) -> None:
+        """The controller channel sends the in-flight request (again after a timeout or a
+        NOT_CONTROLLER answer; it never gives up: AlterPartition has no retry timeout)."""
+        self.alter_corr = corr = self.alter_corr + 1   # the controller channel's own numbering
         controller = self.metadata.controller_id
         if controller >= 0:
             self.send(controller, AlterPartitionRequest(
                 self.id, self.broker_epoch,
-                ((part.topic, part.partition, part.leader_epoch, p.proposed_isr,
-                  part.partition_epoch),)))
+                tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
+                      for tp, p in self.alter_inflight), corr))
         self.schedule_timer(self.config["controller.socket.timeout.ms"], "alter_partition_retry",
-                            part.tp, p.sent_ms)
+                            corr)
+
+    def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
+        """DefaultAlterPartitionManager.handleAlterPartitionResponse, then each partition's
+        Partition.submitAlterPartition callback."""
+        if self.alter_inflight is None or msg.correlation_id != self.alter_corr:
+            return  # an answer to a request the channel already gave up on
+        if msg.error == E.NOT_CONTROLLER or any(r[2] == E.NOT_CONTROLLER for r in msg.partitions):
+            # NodeToControllerRequestThread.handleResponse: NOT_CONTROLLER anywhere in the answer
+            # puts the request back in the channel's queue; the retry timer resends it
+            self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(E.NOT_CONTROLLER))
+            return
+        inflight = self.alter_inflight
+        if msg.error != E.NONE:
+            # STALE_BROKER_EPOCH, ...: the items stay queued; resent 50 ms later
+            self.alter_inflight = None   # clearInFlightRequest
+            self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(msg.error))
+            self.schedule_timer(50, "alter_partition_propagate")
+            return
+        results = {(t, p): r for t, p, *r in msg.partitions}
+        for tp, pending in inflight:
+            r = results.get(tp)
+            if r is None:
+                continue   # not in the answer: stays queued, sent again
+            if self.alter_unsent.get(tp) is pending or \
+                    self.rules.alter_isr_clear_pending_on_leader_and_isr:
+                # 2.7-2.8 removed the partition's entry whatever it held by then
+                self.alter_unsent.pop(tp, None)
+            part = self.replica_manager.partitions.get(tp)
+            if part is None or part.pending is not pending:
+                continue   # the state changed meanwhile (LeaderAndIsr): the answer is stale
+            err, _leader, leader_epoch, isr, partition_epoch = r
+            if err != E.NONE:
+                self._alter_partition_failed(part, pending, err)
+            else:
+                self._alter_partition_update(part, pending, leader_epoch, isr, partition_epoch)
+        self.alter_inflight = None   # clearInFlightRequest (after the callbacks, as in Kafka)
+        if self.rules.alter_isr_sent_on_submit:
+            self._maybe_propagate_isr_changes()
+        elif self.alter_unsent:
+            self.schedule_timer(self._next_alter_isr_tick(), "alter_partition_propagate")
+
+    def _alter_partition_failed(self, part: Partition, pending: PendingIsrChange,
+                                err: str) -> None:
+        """Partition.handleAlterPartitionError (3.7): OPERATION_NOT_ATTEMPTED and
+        INELIGIBLE_REPLICA fall back to the committed ISR; the errors Kafka knows
+        (UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, ...) keep the
+        change pending until a LeaderAndIsr replaces it; any other error submits it again."""
+        self.meters["FailedIsrUpdatesPerSec"] += 1   # alterPartitionListener.markFailed
+        if err in (E.OPERATION_NOT_ATTEMPTED, E.INELIGIBLE_REPLICA):
+            part.pending = None
+            outcome = f"ISR stays {list(part.isr)}"
+        elif err in _ALTER_PARTITION_AWAIT_METADATA:
+            outcome = "pending until new metadata"
+        else:
+            outcome = "retrying"
+        self.trace("isr_update_failed", part.topic, part.partition,
+                   ev.AlterPartitionFailed(err, outcome))
+        if outcome == "retrying":
+            self._submit_alter_partition(part, pending)
+
+    def _alter_partition_update(self, part: Partition, pending: PendingIsrChange,
+                                leader_epoch: int, isr: tuple, partition_epoch: int) -> None:
+        """Partition.handleAlterPartitionUpdate: an answer for another leader epoch or an older
+        partition epoch (2.7-2.8: not a newer one) is ignored and the change stays pending."""
+        equal_ok = self.rules.alter_partition_accepts_equal_partition_epoch
+        if leader_epoch != part.leader_epoch or partition_epoch < part.partition_epoch or \
+                (partition_epoch == part.partition_epoch and not equal_ok):
+            self.meters["FailedIsrUpdatesPerSec"] += 1
+            self.trace("isr_update_failed", part.topic, part.partition,
+                       ev.AlterPartitionAnswerIgnored(leader_epoch, partition_epoch,
+                                                      part.leader_epoch, part.partition_epoch))
+            return
+        self._isr_committed(part, pending.kind, isr, partition_epoch)
 
     def _isr_committed(self, part: Partition, kind: str, isr: tuple, version: int) -> None:
         old = part.isr
@@ -687,6 +810,14 @@ class Broker:
                     self.logs[tp] = log
                 part = Partition(st.topic, st.partition, self.id, log)
                 rm.partitions[tp] = part
+            elif part.is_stale_partition_epoch(self, st.partition_epoch):
+                # makeLeader / makeFollower return false: the state change is skipped
+                self.trace("leader_and_isr_ignored", st.topic, st.partition,
+                           ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
+                errors.append((st.topic, st.partition, E.NONE))
+                continue
+            if self.rules.alter_isr_clear_pending_on_leader_and_isr:
+                self.alter_unsent.pop(tp, None)   # alterIsrManager.clearPending (2.7-2.8)
             if st.leader == self.id:
                 self._remove_fetcher_partition(tp)
                 moved = part.make_leader(self, st.leader_epoch, st.isr, st.replicas,
@@ -746,26 +877,9 @@ class Broker:
 
     def _on_alter_partition(self, src, msg: AlterPartitionRequest) -> None:
         if self.controller is None:
-            self.send(src, AlterPartitionResponse("NOT_CONTROLLER", ()))
+            self.send(src, AlterPartitionResponse(E.NOT_CONTROLLER, (), msg.correlation_id))
             return
         self.cluster.run_controller(self, "alter_partition", (src, msg))
-
-    def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
-        for topic, partition, err, _leader, leader_epoch, isr, version in msg.partitions:
-            part = self.replica_manager.partitions.get((topic, partition))
-            if part is None or part.pending is None or not part.is_leader:
-                continue
-            if err != E.NONE:
-                self.meters["FailedIsrUpdatesPerSec"] += 1
-                self.trace("isr_update_failed", topic, partition, ev.IsrUpdateFailed(err))
-                part.pending = None
-                continue
-            if leader_epoch != part.leader_epoch:
-                continue
-            self._isr_committed(part, part.pending.kind, isr, version)
-        if msg.error != E.NONE:
-            # NOT_CONTROLLER: keep the pending change, the retry timer resends it
-            self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(msg.error))
 
     def _on_metadata(self, src, msg: MetadataRequest) -> None:
         md = self.metadata

@@ -322,6 +322,44 @@ class IsrUpdateFailed(TextEvent):
         return self.error
 
 
+class AlterPartitionFailed(TextEvent):
+    """Partition.handleAlterPartitionError: the error and what the leader does about it."""
+    __slots__ = ()
+    kind = "isr_update_failed"
+    fields = ("error", "outcome")
+    field_docs = ("Kafka's error name", "rolled back / pending until new metadata / retrying")
+
+    def render(self) -> str:
+        return f"{self.error}: {self.outcome}"
+
+
+class AlterPartitionAnswerIgnored(TextEvent):
+    """Partition.handleAlterPartitionUpdate ignored an answer for other epochs."""
+    __slots__ = ()
+    kind = "isr_update_failed"
+    fields = ("leader_epoch", "partition_epoch", "current_leader_epoch",
+              "current_partition_epoch")
+    field_docs = ("leader epoch in the answer", "partition epoch in the answer",
+                  "the leader's leader epoch", "the leader's partition epoch")
+
+    def render(self) -> str:
+        return (f"answer for leader epoch {self.leader_epoch}, partition epoch "
+                f"{self.partition_epoch} ignored (have {self.current_leader_epoch}, "
+                f"{self.current_partition_epoch})")
+
+
+class LeaderAndIsrIgnored(TextEvent):
+    """makeLeader / makeFollower skipped a state with an older partition epoch."""
+    __slots__ = ()
+    kind = "leader_and_isr_ignored"
+    fields = ("partition_epoch", "current_partition_epoch")
+    field_docs = ("partition epoch in the request", "the replica's partition epoch")
+
+    def render(self) -> str:
+        return (f"partition epoch {self.partition_epoch} is older than "
+                f"{self.current_partition_epoch}")
+
+
 class IsrChangeNotification(TextEvent):
     """Before 2.7: the broker queued ISR changes for the controller
     (ReplicaManager.maybePropagateIsrChanges)."""

@@ -28,6 +28,7 @@ EVENT_KINDS = {
     "isr": "an ISR change was committed: detail = (old ISR, new ISR)",
     "isr_update_failed": "an ISR change was rejected or failed",
     "isr_change_notification": "pre-2.7: a broker queued ISR changes for the controller",
+    "leader_and_isr_ignored": "a LeaderAndIsr state with an older partition epoch was skipped",
     "become_leader": "a replica became leader",
     "become_follower": "a replica became follower",
     "truncate": "a replica truncated its log",

@@ -316,6 +316,44 @@ class Rules:
         ref="KIP-704 / KAFKA-13587",
         doc="the ISR-change RPC is named AlterPartition (before: AlterIsr)",
     )
+    # AlterIsrManager @2.7.0 sent the queued ISR changes from a task run every 50 ms
+    # ("send-alter-isr"); from 2.8.0 submit() sends at once when no AlterIsr is in flight, and the
+    # next batch goes out as soon as the answer to the previous one arrives.
+    alter_isr_sent_on_submit: bool = _rule(
+        since="2.8",
+        ref="AlterIsrManager @2.7.0 vs @2.8.0 (maybePropagateIsrChanges)",
+        doc="an ISR change is sent to the controller at once (2.7: by a task every 50 ms)",
+    )
+    # 2.7-2.8: Partition.makeLeader / makeFollower called alterIsrManager.clearPending, dropping
+    # the partition's queued AlterIsr item even while it was in flight. KAFKA-12686 (3.0.0) removed
+    # it: the item stays until its answer arrives, and a new ISR change submitted meanwhile is not
+    # attempted (OPERATION_NOT_ATTEMPTED, the partition falls back to its committed ISR).
+    alter_isr_clear_pending_on_leader_and_isr: bool = _rule(   # only consulted with alter_isr
+        until="3.0",
+        ref="KAFKA-12686 (clearPending removed in 3.0.0)",
+        doc="a LeaderAndIsr drops the partition's queued or in-flight AlterIsr item",
+    )
+    # KAFKA-12751 (3.0.0): an AlterIsr answer whose partition epoch equals the leader's (the
+    # controller found the proposed ISR already in place) commits the pending change; before, only
+    # a larger zkVersion did and the change stayed pending (Partition.handleAlterIsrResponse).
+    alter_partition_accepts_equal_partition_epoch: bool = _rule(
+        since="3.0",
+        ref="KAFKA-12751",
+        doc="an AlterPartition answer with an unchanged partition epoch commits the change",
+    )
+    # KAFKA-14154 / KAFKA-14144 (3.3.0): the ZK controller answers NOT_CONTROLLER when the
+    # request's leader or partition epoch is ahead of its cache, FENCED_LEADER_EPOCH when the leader
+    # epoch differs, accepts an already applied ISR when the request's partition epoch is not newer,
+    # and answers INVALID_UPDATE_VERSION for an older partition epoch before writing. Before, it
+    # only fenced an older leader epoch, accepted an identical (leader, epoch, ISR) whatever the
+    # zkVersion, and otherwise wrote ZooKeeper conditionally on the request's zkVersion
+    # (INVALID_UPDATE_VERSION on a bad version) (KafkaController.processAlterIsr @2.7.0-@3.2.0).
+    alter_partition_validates_epochs: bool = _rule(
+        since="3.3",
+        ref="KAFKA-14154 / KAFKA-14144 (KafkaController.tryProcessAlterPartition)",
+        doc="the controller checks the request's leader and partition epochs before writing "
+        "(NOT_CONTROLLER for newer epochs)",
+    )
     # KIP-841 (3.3.0): the controller refuses an AlterPartition whose new ISR holds a replica
     # that is not alive or is shutting down (INELIGIBLE_REPLICA), so a leader cannot re-admit a
     # broker that is going away on the strength of its last fetch.
@@ -324,6 +362,33 @@ class Rules:
         ref="KIP-841",
         doc="the controller answers INELIGIBLE_REPLICA to an ISR holding a dead or "
         "shutting-down broker",
+    )
+    # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
+    # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
+    # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an
+    # error but with no records (ReplicaManager.updateFollowerFetchState -> withEmptyFetchInfo).
+    fetch_from_non_replica_error: bool = _rule(
+        since="3.3",
+        ref="KAFKA-13837",
+        doc="a follower fetch from a broker outside the replica set gets an error, not an "
+        "empty answer",
+    )
+    # KAFKA-12996 (3.0.0): with LastFetchedEpoch a FetchOffset below the leader's log start offset
+    # is OFFSET_OUT_OF_RANGE even when the epochs diverge (Partition.readRecords); before, the
+    # divergence was reported first.
+    fetch_offset_below_log_start_before_divergence: bool = _rule(
+        since="3.0",
+        ref="KAFKA-12996",
+        doc="a fetch below the log start offset is OFFSET_OUT_OF_RANGE before any "
+        "diverging-epoch check",
+    )
+    # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
+    # older than the one the partition already has (it may have learnt a newer one from an
+    # AlterPartition answer).
+    leader_and_isr_ignores_older_partition_epoch: bool = _rule(
+        since="3.3",
+        ref="KAFKA-13790",
+        doc="makeLeader/makeFollower ignore a partition state with an older partition epoch",
     )
     # KAFKA-4485 (0.10.2.0): Partition.makeLeader resets every follower's lag bookkeeping on each
     # new leader epoch, also when the leader is re-elected (it keeps the followers' LEOs then):

@@ -337,8 +337,11 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
 
     def fingerprint(cl) -> tuple:
         # an ISR change in flight is retried after controller.socket.timeout.ms: not stuck yet
+        # (the AlterPartition manager keeps an item in flight after a LeaderAndIsr reset the
+        # partition's pending state, KAFKA-12686)
         out = [cl.now if any(pt.pending is not None for b in cl.brokers.values()
-                             for pt in b.replica_manager.partitions.values()) else 0]
+                             for pt in b.replica_manager.partitions.values())
+               or any(b.alter_inflight is not None for b in cl.brokers.values()) else 0]
         for p in range(sc.partitions):
             st = cl.partition_state(TOPIC, p)
             out.append((st["leader"], tuple(st["isr"])))

@@ -183,6 +183,12 @@ SINCE = [
     ("hw_frozen_under_min_isr", "3.7", "3.6"),
     ("effective_min_isr_capped", "3.7", "3.6"),
     ("describe_elr_columns", "3.8", "3.7"),
+    ("alter_isr_sent_on_submit", "2.8", "2.7"),
+    ("alter_partition_accepts_equal_partition_epoch", "3.0", "2.8"),
+    ("alter_partition_validates_epochs", "3.3", "3.2"),
+    ("fetch_from_non_replica_error", "3.3", "3.2"),
+    ("fetch_offset_below_log_start_before_divergence", "3.0", "2.8"),
+    ("leader_and_isr_ignores_older_partition_epoch", "3.3", "3.2"),
 ]
 
 # (rule, last profile where it is on, first profile where it is off).
@@ -192,6 +198,7 @@ UNTIL = [
     ("preferred_replica_election_tool", "2.8", "3.0"),
     ("kraft_isr_shrink_bumps_leader_epoch", "3.5", "3.6"),
     ("zookeeper_mode", "3.9", "4.0"),
+    ("alter_isr_clear_pending_on_leader_and_isr", "2.8", "3.0"),
 ]
 
 

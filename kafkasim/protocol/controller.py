@@ -350,12 +350,16 @@ class KafkaController:
     # -- AlterPartition (KIP-497) ---------------------------------------------------------------
     def process_alter_partition(self, ctx, zk: ZooKeeper, src: int,
                                 req: AlterPartitionRequest) -> None:
-        """KafkaController.processAlterIsr: validate epochs, write ZK, answer, UpdateMetadata."""
+        """KafkaController.processAlterPartition (processAlterIsr before 3.2): check the broker
+        epoch, then each partition's epochs, write ZooKeeper conditionally on the partition epoch,
+        send UpdateMetadata for every partition asked about, answer."""
         results = []
         changed = []
         cc = self.context
-        if cc.broker_epochs.get(req.broker_id, req.broker_epoch) != req.broker_epoch:
-            ctx.send(src, AlterPartitionResponse("STALE_BROKER_EPOCH", ()))
+        if req.broker_id not in cc.live_brokers or \
+                cc.broker_epochs.get(req.broker_id) != req.broker_epoch:
+            # unknown broker, or a stale broker epoch
+            ctx.send(src, AlterPartitionResponse(E.STALE_BROKER_EPOCH, (), req.correlation_id))
             return
         for topic, partition, leader_epoch, new_isr, partition_epoch in req.partitions:
             tp = (topic, partition)
@@ -364,36 +368,76 @@ class KafkaController:
                 results.append((topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), -1))
                 continue
             leader, epoch, isr, version = cur
-            ineligible = [r for r in new_isr if r not in cc.live_brokers or r in cc.shutting_down]
-            if leader == req.broker_id and leader_epoch == epoch and tuple(new_isr) == isr:
-                # a retry of a change already applied (its answer was lost): answer with the
-                # current state instead of INVALID_UPDATE_VERSION
-                # (LeaderAndIsr.equalsAllowStalePartitionEpoch)
+            new_isr = tuple(new_isr)
+            err = self._check_alter_partition(ctx, req.broker_id, leader_epoch, new_isr,
+                                              partition_epoch, cur)
+            if err is None:
+                # already in the requested state: answer with it (equalsIgnoreZk before 3.3,
+                # equalsAllowStalePartitionEpoch since, KAFKA-14144)
                 results.append((topic, partition, E.NONE, leader, epoch, isr, version))
                 continue
-            if leader != req.broker_id:
-                err = E.NOT_LEADER_OR_FOLLOWER
-            elif ineligible and ctx.rules.alter_partition_rejects_ineligible:
-                err = E.INELIGIBLE_REPLICA
-            elif leader_epoch < epoch:
-                err = E.FENCED_LEADER_EPOCH
-            elif partition_epoch != version:
-                err = E.INVALID_UPDATE_VERSION
-            else:
-                err = E.NONE
             if err != E.NONE:
-                results.append((topic, partition, err, leader, epoch, isr, version))
+                results.append((topic, partition, err, -1, -1, (), -1))
                 continue
+            # zkClient.updateLeaderAndIsr: a conditional write at the request's partition epoch;
             # the leader epoch is NOT bumped by an AlterPartition, only the zkVersion
-            self._write(ctx, zk, tp, leader, epoch, tuple(new_isr))
-            new_version = cc.states[tp][3]
-            results.append((topic, partition, E.NONE, leader, epoch, tuple(new_isr), new_version))
+            try:
+                self._check_epoch(zk)
+            except ControllerMovedError:
+                # processAlterPartition catches the ControllerMovedException of the write
+                ctx.send(src, AlterPartitionResponse("UNKNOWN_SERVER_ERROR", (),
+                                                     req.correlation_id))
+                raise
+            data = partition_state_json(req.broker_id, leader_epoch, new_isr,
+                                        self.controller_epoch)
+            try:
+                new_version = zk.set(partition_state_path(*tp), data, partition_epoch)
+            except BadVersion:
+                results.append((topic, partition, E.INVALID_UPDATE_VERSION, -1, -1, (), -1))
+                continue
+            cc.states[tp] = (req.broker_id, leader_epoch, new_isr, new_version)
+            results.append((topic, partition, E.NONE, req.broker_id, leader_epoch, new_isr,
+                            new_version))
             changed.append(tp)
             ctx.trace("controller", topic, partition,
                       ev.AlterPartitionCommitted(src, tuple(isr), tuple(new_isr)))
-        ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results)))
-        if changed:
-            self.send_update_metadata(ctx, changed)
+        ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results), req.correlation_id))
+        asked = [(t, p) for t, p, *_ in req.partitions if (t, p) in cc.states]
+        if asked:
+            # sendUpdateMetadataRequest(liveOrShuttingDownBrokerIds, partitionsToAlter.keySet):
+            # every partition asked about, changed or not (2.7+). Kafka queues it on the
+            # controller channel before answering; the two travel independently.
+            self.send_update_metadata(ctx, asked)
+
+    def _check_alter_partition(self, ctx, broker_id: int, leader_epoch: int, new_isr: tuple,
+                               partition_epoch: int, cur: tuple) -> str | None:
+        """One partition of an AlterPartition, in KafkaController's order. None: the partition is
+        already in the requested state; E.NONE: write it; else the error."""
+        leader, epoch, isr, version = cur
+        same = leader == broker_id and leader_epoch == epoch and new_isr == isr
+        if ctx.rules.alter_partition_validates_epochs:
+            # 3.3+: KAFKA-14154 / KAFKA-14144 / KIP-841
+            if partition_epoch > version or leader_epoch > epoch:
+                return E.NOT_CONTROLLER     # the leader knows newer state than this controller
+            if leader_epoch < epoch:
+                return E.FENCED_LEADER_EPOCH
+            if same and partition_epoch <= version:
+                return None
+            if partition_epoch < version:
+                return E.INVALID_UPDATE_VERSION
+        else:
+            # 2.7-3.2 (processAlterIsr): fence an older leader epoch, accept an identical state,
+            # else a conditional ZooKeeper write (INVALID_UPDATE_VERSION on a bad zkVersion)
+            if leader_epoch < epoch:
+                return E.FENCED_LEADER_EPOCH
+            if same:
+                return None
+        cc = self.context
+        if ctx.rules.alter_partition_rejects_ineligible and \
+                any(r not in cc.live_brokers or r in cc.shutting_down for r in new_isr):
+            # KIP-841: liveBrokerIds excludes shutting-down brokers
+            return E.INELIGIBLE_REPLICA
+        return E.NONE
 
     def on_isr_change_notification(self, ctx, zk: ZooKeeper, tps) -> None:
         """Pre-2.7: a leader wrote ZK itself; reload those states and propagate them."""

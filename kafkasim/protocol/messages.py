@@ -155,6 +155,7 @@ class AlterPartitionRequest(Message):
     broker_epoch: int
     # (topic, partition, leader epoch, new isr, partition epoch)
     partitions: tuple[tuple[str, int, int, tuple[int, ...], int], ...]
+    correlation_id: int = -1
 
 
 @dataclass(slots=True)
@@ -162,6 +163,7 @@ class AlterPartitionResponse(Message):
     error: str
     # (topic, partition, error, leader, leader epoch, isr, partition epoch)
     partitions: tuple[tuple[str, int, str, int, int, tuple[int, ...], int], ...]
+    correlation_id: int = -1   # the request's (the client matches answers by it)
 
 
 @dataclass(slots=True)

@@ -22,14 +22,21 @@ from kafkasim.storage.log import Log
 __all__ = ["NEVER_MS", "Partition", "PendingIsrChange", "ReplicaState"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class PendingIsrChange:
-    """An AlterPartition in flight: PendingExpandIsr / PendingShrinkIsr."""
+    """An AlterPartition in flight: PendingExpandIsr / PendingShrinkIsr.
+
+    Compared by identity, as Partition.submitAlterPartition compares ``partitionState`` with the
+    ``proposedIsrState`` it sent: an answer for any other proposal is ignored. The leader and
+    partition epochs are those of ``sentLeaderAndIsr``; the committed ISR stays in
+    ``Partition.isr`` (``lastCommittedState``)."""
 
     kind: str                     # "expand" | "shrink"
     replicas: tuple[int, ...]     # the replica added, or the replicas being removed
     proposed_isr: tuple[int, ...]
     sent_ms: int
+    leader_epoch: int = -1
+    partition_epoch: int = -1
 
 
 class Partition:
@@ -86,7 +93,9 @@ class Partition:
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx, leader_epoch: int, isr: tuple[int, ...], replicas: tuple[int, ...],
                     partition_epoch: int, controller_epoch: int) -> bool:
-        """Become leader (Partition.makeLeader). Returns True if the HW moved."""
+        """Become leader (Partition.makeLeader). Returns True if the HW moved.
+
+        Callers check ``is_stale_partition_epoch`` first (KAFKA-13790, 3.3+)."""
         now = ctx.now
         new_epoch = leader_epoch > self.leader_epoch
         self.replicas = tuple(replicas)
@@ -127,6 +136,12 @@ class Partition:
         self.is_leader = True
         return self.maybe_increment_leader_hw(ctx)
 
+    def is_stale_partition_epoch(self, ctx, partition_epoch: int) -> bool:
+        """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
+        epoch is older than the partition's ("already at a newer partition epoch") is skipped."""
+        return ctx.rules.leader_and_isr_ignores_older_partition_epoch and \
+            partition_epoch < self.partition_epoch
+
     def make_follower(self, ctx, leader_id: int, leader_epoch: int, isr: tuple[int, ...],
                       replicas: tuple[int, ...], partition_epoch: int,
                       controller_epoch: int) -> bool:
@@ -141,7 +156,7 @@ class Partition:
         self.leader_epoch = leader_epoch
         self.leader_id = leader_id
         self.is_leader = False
-        self.remote = {}
+        self.remote = {}   # updateAssignmentAndIsr(isLeader = false): remoteReplicasMap.clear()
         self.leader_epoch_start_offset = -1
         return changed
 

@@ -24,7 +24,7 @@ from kafkasim.protocol.messages import (
     ProduceResponse,
 )
 from kafkasim.protocol.partition import Partition
-from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH
+from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.storage.log import RecordChunk
 
 
@@ -45,6 +45,18 @@ def select_read_replica(ctx, part: Partition, fetch_offset: int, client_rack: st
     if not candidates:
         return leader
     return -min(candidates)[2]
+
+
+def _check_current_leader_epoch(rules, part: Partition, current_leader_epoch: int) -> str | None:
+    """Partition.checkCurrentLeaderEpoch (KIP-320, 2.1+): a request's CurrentLeaderEpoch below
+    the local leader epoch is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH; -1 = absent."""
+    if current_leader_epoch < 0 or not rules.current_leader_epoch_fencing:
+        return None
+    if current_leader_epoch < part.leader_epoch:
+        return E.FENCED_LEADER_EPOCH
+    if current_leader_epoch > part.leader_epoch:
+        return E.UNKNOWN_LEADER_EPOCH
+    return None
 
 
 def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
@@ -254,15 +266,20 @@ class ReplicaManager:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
                                 else E.UNKNOWN_TOPIC_OR_PARTITION)
         rules = ctx.rules
+        # Partition.getLocalLog: the CurrentLeaderEpoch check comes first (KIP-320, 2.1+), then
+        # the leader requirement, so a stale fetcher at a demoted leader is FENCED_LEADER_EPOCH
+        err = _check_current_leader_epoch(rules, part, fp.current_leader_epoch)
+        if err is not None:
+            return _fetch_error(fp, err)
         if not part.is_leader:
             if not is_follower and rules.fetch_from_follower and part.leader_id >= 0:
                 return self._read_as_follower(ctx, part, fp)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
-        if fp.current_leader_epoch >= 0 and rules.current_leader_epoch_fencing:
-            if fp.current_leader_epoch < part.leader_epoch:
-                return _fetch_error(fp, E.FENCED_LEADER_EPOCH)
-            if fp.current_leader_epoch > part.leader_epoch:
-                return _fetch_error(fp, E.UNKNOWN_LEADER_EPOCH)
+        non_replica = is_follower and req.replica_id not in part.remote
+        if non_replica and rules.fetch_from_non_replica_error:
+            # Partition.followerReplicaOrThrow (KAFKA-13837, 3.3+)
+            return _fetch_error(fp, E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0
+                                else ctx.not_leader_error())
         log = part.log
         hw = log.high_watermark
         leo = log.log_end_offset
@@ -275,6 +292,12 @@ class ReplicaManager:
             # (endOffsetFor(latest) is the LEO): skip the lookup in that steady state
             if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo):
                 epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
+                # Partition.readRecords: an epoch the leader cannot place, or (KAFKA-12996,
+                # 3.0+) an offset below its log start, is OFFSET_OUT_OF_RANGE, not divergence
+                below_start = fetch_offset < ls and \
+                    rules.fetch_offset_below_log_start_before_divergence
+                if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
+                    return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
                 if epoch < last_fetched or end < fetch_offset:
                     return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
                                               RecordChunk.empty(fetch_offset), (epoch, end), leo)
@@ -291,6 +314,11 @@ class ReplicaManager:
         max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
         chunk = log.read(fetch_offset, max_offset, fp.partition_max_bytes) \
             if fetch_offset < max_offset else RecordChunk.empty(fetch_offset)
+        if non_replica and update_follower_state:
+            # before 3.3: ReplicaManager.updateFollowerFetchState could not record the position
+            # of a broker outside the replica set and answered withEmptyFetchInfo (no error)
+            return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
+                                      RecordChunk.empty(fetch_offset), None, leo)
         if is_follower and update_follower_state:
             if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
                                                 fp.log_start_offset, leo):
@@ -382,16 +410,20 @@ class ReplicaManager:
         out = []
         for topic, partition, current_epoch, epoch in req.partitions:
             part = self.partitions.get((topic, partition))
-            if part is None or not part.is_leader:
-                out.append((topic, partition, ctx.not_leader_error(), UNDEFINED_EPOCH, -1))
+            if part is None:
+                # ReplicaManager.lastOffsetForLeaderEpoch: HostedPartition.None
+                err = ctx.not_leader_error() if ctx.topic_exists(topic) \
+                    else E.UNKNOWN_TOPIC_OR_PARTITION
+                out.append((topic, partition, err, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET))
                 continue
-            if current_epoch >= 0 and ctx.rules.current_leader_epoch_fencing:
-                if current_epoch < part.leader_epoch:
-                    out.append((topic, partition, E.FENCED_LEADER_EPOCH, UNDEFINED_EPOCH, -1))
-                    continue
-                if current_epoch > part.leader_epoch:
-                    out.append((topic, partition, E.UNKNOWN_LEADER_EPOCH, UNDEFINED_EPOCH, -1))
-                    continue
+            # Partition.lastOffsetForLeaderEpoch -> getLocalLog(currentLeaderEpoch,
+            # requireLeader = true): the epoch check first, then the leader requirement
+            err = _check_current_leader_epoch(ctx.rules, part, current_epoch)
+            if err is None and not part.is_leader:
+                err = ctx.not_leader_error()
+            if err is not None:
+                out.append((topic, partition, err, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET))
+                continue
             e, end = part.log.leader_epoch_cache.end_offset_for(epoch, part.log.log_end_offset)
             if not ctx.rules.offsets_for_leader_epoch_returns_epoch:
                 e = UNDEFINED_EPOCH  # v0 answers carry only the end offset (before KIP-279)
