@@ -67,6 +67,9 @@ SHUTTING_DOWN = "shutting down"
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
+# KafkaConfig defaults (0.8.2 .. 3.9) of controlled.shutdown.max.retries / .retry.backoff.ms
+CONTROLLED_SHUTDOWN_MAX_RETRIES = 3
+CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS = 5000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
@@ -111,6 +114,8 @@ class Broker:
         self.epoch_written: dict[tuple[str, int], list] = {}
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}
+        self.shutdown_attempts_left = 0   # controlled shutdown attempts still allowed
+        self.shutdown_awaiting = -1       # the attempt waiting for its answer (-1: none)
 
     def __repr__(self) -> str:
         return f"Broker({self.id}, {self.state}{', controller' if self.controller else ''})"
@@ -280,19 +285,44 @@ class Broker:
         self.trace("broker_shutdown", detail="clean shutdown complete")
 
     def begin_controlled_shutdown(self) -> None:
-        """KafkaServer.controlledShutdown: ask the controller to move leadership away first."""
+        """KafkaServer.controlledShutdown: ask the controller to move leadership away first.
+
+        An attempt fails when the controller answers an error or still lists partitions this
+        broker leads, or when no answer comes within controller.socket.timeout.ms; the broker then
+        sleeps controlled.shutdown.retry.backoff.ms and tries again, at most
+        controlled.shutdown.max.retries attempts in all, and finally shuts down anyway."""
         if not self.config["controlled.shutdown.enable"]:
             self.shutdown_cleanly()
             return
-        controller = self.metadata.controller_id
         self.state = SHUTTING_DOWN
+        self.shutdown_attempts_left = self.config.get("controlled.shutdown.max.retries",
+                                                      CONTROLLED_SHUTDOWN_MAX_RETRIES)
+        self._controlled_shutdown_attempt()
+
+    def _controlled_shutdown_attempt(self) -> None:
+        self.shutdown_attempts_left -= 1
+        controller = self.metadata.controller_id
         self.trace("controlled_shutdown", detail=f"asking controller {controller}")
         if controller < 0:
-            self.shutdown_cleanly()
+            self._controlled_shutdown_failed("no controller in the metadata cache")
             return
+        self.shutdown_awaiting = self.shutdown_attempts_left
         self.send(controller, ControlledShutdownRequest(self.id, self.broker_epoch))
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
-                            "controlled_shutdown_timeout")
+                            "controlled_shutdown_timeout", self.shutdown_attempts_left)
+
+    def _controlled_shutdown_failed(self, why: str) -> None:
+        if self.shutdown_attempts_left > 0:
+            backoff = self.config.get("controlled.shutdown.retry.backoff.ms",
+                                      CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
+            self.trace("controlled_shutdown", detail=f"{why}; retrying in {backoff} ms "
+                       f"({self.shutdown_attempts_left} retries remaining)")
+            self.schedule_timer(backoff, "controlled_shutdown_retry",
+                                self.shutdown_attempts_left)
+            return
+        self.trace("controlled_shutdown", detail=f"{why}; proceeding to do an unclean shutdown "
+                   "as all the controlled shutdown attempts failed")
+        self.shutdown_cleanly()
 
     def _recover_logs(self) -> None:
         """LogManager.loadLogs after a restart: the HW from replication-offset-checkpoint, the
@@ -399,9 +429,14 @@ class Broker:
         self.send("zookeeper", ZkPing(self.session_id))
         self.schedule_timer(self._zk_ping_interval(), "zk_ping")
 
-    def _timer_controlled_shutdown_timeout(self) -> None:
-        if self.state == SHUTTING_DOWN:
-            self.shutdown_cleanly()
+    def _timer_controlled_shutdown_timeout(self, attempts_left: int) -> None:
+        if self.state == SHUTTING_DOWN and attempts_left == self.shutdown_awaiting:
+            self.shutdown_awaiting = -1
+            self._controlled_shutdown_failed("no answer within controller.socket.timeout.ms")
+
+    def _timer_controlled_shutdown_retry(self, attempts_left: int) -> None:
+        if self.state == SHUTTING_DOWN and attempts_left == self.shutdown_attempts_left:
+            self._controlled_shutdown_attempt()
 
     def _timer_controller_timer(self, controller_epoch: int, name: str) -> None:
         c = self.controller
@@ -726,11 +761,27 @@ class Broker:
             md.partitions[(st.topic, st.partition)] = st
 
     def _on_stop_replica(self, src, msg: StopReplicaRequest) -> None:
+        """ReplicaManager.stopReplicas: stop the fetchers of the partitions; with
+        deletePartition=true also drop the Partition and delete its log (a replica a
+        reassignment removed). With deletePartition=false the Partition stays hosted."""
+        if msg.controller_epoch < self.metadata.controller_epoch:
+            return   # STALE_CONTROLLER_EPOCH
+        rm = self.replica_manager
         for tp in msg.partitions:
             self._remove_fetcher_partition(tp)
-            part = self.replica_manager.partitions.pop(tp, None)
+            part = rm.partitions.get(tp)
             if part is not None and part.is_leader:
-                self.replica_manager.fail_waiting(self, tp)
+                rm.fail_waiting(self, tp)
+            if msg.delete:
+                rm.partitions.pop(tp, None)
+                if self.logs.pop(tp, None) is not None:
+                    self.epoch_written.pop(tp, None)
+                    self.writeback_history.pop(tp, None)
+                    self.last_flush_ms.pop(tp, None)
+                    self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+            self.trace("stop_replica", tp[0], tp[1],
+                       "deletePartition=true: log deleted" if msg.delete
+                       else "deletePartition=false: fetcher stopped")
 
     def _on_alter_partition(self, src, msg: AlterPartitionRequest) -> None:
         if self.controller is None:
@@ -803,11 +854,17 @@ class Broker:
         self.cluster.run_controller(self, "controlled_shutdown", (src, msg.broker_id))
 
     def _on_controlled_shutdown_response(self, src, msg: ControlledShutdownResponse) -> None:
-        if self.state != SHUTTING_DOWN:
-            return
+        if self.state != SHUTTING_DOWN or self.shutdown_awaiting < 0:
+            return   # not shutting down, or the attempt already timed out
+        self.shutdown_awaiting = -1
         self.trace("controlled_shutdown", detail=f"controller answered {msg.error}, "
                    f"{len(msg.remaining_partitions)} partition(s) still led here")
-        self.shutdown_cleanly()
+        if msg.error == E.NONE and not msg.remaining_partitions:
+            self.shutdown_cleanly()
+        else:
+            self._controlled_shutdown_failed(
+                f"{msg.error}" if msg.error != E.NONE
+                else f"{len(msg.remaining_partitions)} partition(s) remaining to move")
 
     def _on_zk_ping_response(self, src, msg: ZkPingResponse) -> None:
         if msg.alive or msg.session_id != self.session_id:

@@ -20,6 +20,7 @@ from kafkasim.protocol.messages import (
     ControlledShutdownResponse,
     LeaderAndIsrRequest,
     PartitionState,
+    StopReplicaRequest,
     UpdateMetadataRequest,
 )
 from kafkasim.protocol.zookeeper import (
@@ -292,33 +293,60 @@ class KafkaController:
 
     # -- controlled shutdown ---------------------------------------------------------------------
     def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int) -> None:
+        """KafkaController.doControlledShutdown (ZK mode, 0.8.2 .. 3.9).
+
+        Only partitions with more than one assigned replica and a leader are acted on. Those the
+        broker leads get a new leader from ControlledShutdownPartitionLeaderElectionStrategy (the
+        new ISR drops every shutting-down broker). For those it only follows, the broker gets a
+        StopReplica (deletePartition=false) and its replica goes to OfflineReplica, which
+        removes it from the ISR with a leader-epoch bump and sends LeaderAndIsr to the other
+        replicas. The answer lists the RF>1 partitions it still leads
+        (ControllerContext.partitionLeadersOnBroker)."""
         cc = self.context
         if broker_id not in cc.live_brokers:
             ctx.send(src, ControlledShutdownResponse("BROKER_NOT_AVAILABLE"))
             return
         if broker_id not in cc.shutting_down:
             cc.shutting_down.append(broker_id)
-        changed = []
-        remaining = []
+        led, followed = [], []
         for tp, reps in cc.assignments.items():
-            if broker_id not in reps or tp not in cc.states:
+            if broker_id not in reps or len(reps) < 2 or tp not in cc.states:
                 continue
+            leader = self._refresh(zk, tp)[0]
+            (led if leader == broker_id else followed).append(tp)
+        changed = [tp for tp in led if self._elect(ctx, zk, tp, "controlled_shutdown")]
+        if changed:
+            self._propagate(ctx, changed)
+        if followed:
+            ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch,
+                                                   tuple(followed), False))
+            self.offline_replica(ctx, zk, broker_id, followed)
+        remaining = tuple(tp for tp, st in cc.states.items()
+                          if st[0] == broker_id and len(cc.assignments[tp]) > 1)
+        ctx.send(src, ControlledShutdownResponse(E.NONE, remaining))
+
+    def offline_replica(self, ctx, zk: ZooKeeper, replica: int, tps, reason: str =
+                        "controlled shutdown") -> None:
+        """ReplicaStateMachine -> OfflineReplica (doRemoveReplicasFromIsr): StopReplica
+        (deletePartition=false) to the replica; where it is in the ISR it leaves it (an ISR of
+        one is kept as it is; the leader becomes -1 if it led) with leader_epoch + 1; the other
+        replicas get LeaderAndIsr, every live broker UpdateMetadata."""
+        cc = self.context
+        for tp in tps:
             leader, epoch, isr, _v = self._refresh(zk, tp)
-            if leader == broker_id:
-                if len(reps) > 1 and self._elect(ctx, zk, tp, "controlled_shutdown"):
-                    changed.append(tp)
-                else:
-                    remaining.append(tp)
-            elif broker_id in isr:
-                new_isr = _remove_never_empty(isr, [broker_id])
-                if new_isr != isr:
-                    self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
-                    ctx.trace("controller", tp[0], tp[1],
-                              f"controlled shutdown of {broker_id}: ISR {list(isr)} -> "
-                              f"{list(new_isr)}, epoch {epoch + 1}")
-                    changed.append(tp)
-        self._propagate(ctx, changed)
-        ctx.send(src, ControlledShutdownResponse(E.NONE, tuple(remaining)))
+            if replica not in isr:
+                continue
+            new_leader = -1 if leader == replica else leader
+            new_isr = isr if len(isr) == 1 else tuple(r for r in isr if r != replica)
+            self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+            ctx.trace("controller", tp[0], tp[1],
+                      f"{reason}: replica {replica} offline, ISR {list(isr)} -> "
+                      f"{list(new_isr)}, epoch {epoch + 1}")
+        others = [b for b in cc.live_brokers if b != replica]
+        self.send_leader_and_isr(ctx, tps, only=others)
+        self.send_update_metadata(ctx, tps)
+        ctx.send(replica, StopReplicaRequest(self.broker_id, self.controller_epoch, tuple(tps),
+                                             False))
 
     # -- topics -----------------------------------------------------------------------------
     def on_new_topic(self, ctx, zk: ZooKeeper, topic: str) -> None:

@@ -1,0 +1,109 @@
+"""ZooKeeper-mode controller: controlled shutdown and broker registration, as Kafka does them.
+
+Each test names the Kafka source or unit test it mirrors.
+"""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+
+
+def _controlled_shutdown(c: Cluster, broker: int) -> None:
+    """KafkaController.controlledShutdown(id, brokerEpoch, callback) called directly, as
+    ControllerIntegrationTest does: the broker keeps running (its state is not SHUTTING_DOWN, so
+    the answer is ignored); only the controller's actions are exercised."""
+    ctl = c.controller_broker()
+    c.run_controller(ctl, "controlled_shutdown", (broker, broker))
+    c.run(100)
+
+
+def _stop_replicas(c: Cluster, broker: int) -> list[tuple]:
+    return [(r[3], r[4], r[5]) for r in c.trace.rows if r[1] == "stop_replica" and r[2] == broker]
+
+
+def _answers(c: Cluster, broker: int) -> list[int]:
+    """remainingPartitions counts of the ControlledShutdownResponses the broker received."""
+    return [int(r[5].split(", ")[1].split()[0]) for r in c.trace.rows
+            if r[1] == "controlled_shutdown" and r[2] == broker
+            and str(r[5]).startswith("controller answered")]
+
+
+def test_controlled_shutdown_moves_leaders_and_takes_followers_out_of_the_isr():
+    """ControllerIntegrationTest.testControlledShutdown (3.7.0): assignment [0, 1, 2]; shutting
+    down 2 (a follower) leaves ISR [0, 1] and leader 0; then 1 leaves ISR [0]; then 0, the last
+    one, stays leader and is reported as a remaining partition."""
+    c = Cluster(brokers=[0, 1, 2], seed=1, kafka_version="3.7",
+                config={"auto.leader.rebalance.enable": False})
+    c.create_topic("test", 1, 3, assignment=[[0, 1, 2]])
+    c.run(500)
+    _controlled_shutdown(c, 2)
+    st = c.partition_state("test", 0)
+    assert (st["leader"], st["isr"], st["leader_epoch"]) == (0, [0, 1], 1)
+    # KafkaController.doControlledShutdown + ReplicaStateMachine(OfflineReplica): the follower
+    # gets StopReplica (deletePartition=false) twice and fetches no more; LeaderAndIsr with
+    # the bumped epoch goes to the other replicas only
+    assert _stop_replicas(c, 2) == [("test", 0, "deletePartition=false: fetcher stopped")] * 2
+    assert not c.brokers[2].fetchers
+    assert c.brokers[2].replica_manager.partitions[("test", 0)].leader_epoch == 0
+    assert c.brokers[0].replica_manager.partitions[("test", 0)].isr == (0, 1)
+    for b in (0, 1, 2):   # UpdateMetadata reached every live or shutting-down broker
+        assert c.brokers[b].metadata.partitions[("test", 0)].isr == (0, 1)
+    _controlled_shutdown(c, 1)
+    st = c.partition_state("test", 0)
+    assert (st["leader"], st["isr"], st["leader_epoch"]) == (0, [0], 2)
+    _controlled_shutdown(c, 0)
+    st = c.partition_state("test", 0)
+    # PartitionLeaderElectionAlgorithms.controlledShutdownPartitionLeaderElection: no live,
+    # in-sync, not-shutting-down replica: the leader does not change
+    assert (st["leader"], st["isr"], st["leader_epoch"]) == (0, [0], 2)
+    assert _answers(c, 0) == []   # broker 0 is not shutting down: it ignores the answer
+
+
+def test_controlled_shutdown_of_a_leader_elects_the_next_in_sync_replica():
+    """ControlledShutdownPartitionLeaderElectionStrategy (Election.leaderForControlledShutdown):
+    the first replica in assignment order that is alive, in the ISR and not shutting down; the
+    new ISR drops every shutting-down broker; the old leader follows the new one."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7",
+                config={"auto.leader.rebalance.enable": False})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks="all")
+    r = p.send("t", "m0", partition=0)
+    c.run(500)
+    c.shutdown(1)
+    assert c.run_until(lambda cl: cl.brokers[1].state == "stopped", 30000)
+    st = c.partition_state("t", 0)
+    assert (st["leader"], st["isr"], st["leader_epoch"]) == (2, [2, 3], 1)
+    assert r.status == "acked" and _answers(c, 1) == [0]
+    assert _stop_replicas(c, 1) == []   # it led the partition: no StopReplica
+
+
+def test_controlled_shutdown_ignores_single_replica_partitions():
+    """doControlledShutdown acts only on partitions with more than one assigned replica, and
+    partitionLeadersOnBroker lists only those, so an RF-1 partition never blocks a shutdown."""
+    c = Cluster(brokers=2, seed=1, kafka_version="3.7")
+    c.create_topic("one", 1, 1, assignment=[[1]])
+    c.create_topic("two", 1, 2, assignment=[[2, 1]])
+    c.run(500)
+    t0 = c.now
+    c.shutdown(1)
+    assert c.run_until(lambda cl: cl.brokers[1].state == "stopped", 30000)
+    assert c.now - t0 < 100 and _answers(c, 1) == [0]
+    assert c.partition_state("one", 0)["leader_epoch"] == 0
+    assert c.partition_state("two", 0)["isr"] == [2]
+
+
+def test_broker_retries_controlled_shutdown_while_it_still_leads_partitions():
+    """KafkaServer.controlledShutdown: a response with remainingPartitions is a failed attempt;
+    the broker sleeps controlled.shutdown.retry.backoff.ms (5000) and retries, at most
+    controlled.shutdown.max.retries (3) attempts, then shuts down anyway."""
+    c = Cluster(brokers=2, seed=1, kafka_version="3.7",
+                config={"auto.leader.rebalance.enable": False})
+    c.create_topic("t", 1, 2, assignment=[[1, 2]])
+    c.crash(2)
+    assert c.run_until(lambda cl: cl.isr("t") == [1], 60000)
+    t0 = c.now
+    c.shutdown(1)
+    assert c.run_until(lambda cl: cl.brokers[1].state == "stopped", 60000)
+    assert _answers(c, 1) == [1, 1, 1]
+    assert 10000 <= c.now - t0 < 10100   # two back-offs of 5000 ms
+    assert c.partition_state("t", 0)["leader"] == 1   # nobody could take over
