@@ -46,7 +46,12 @@ from kafkasim.protocol.messages import (
 )
 from kafkasim.protocol.partition import Partition, PendingIsrChange
 from kafkasim.protocol.replica_manager import ReplicaManager
-from kafkasim.protocol.zookeeper import BadVersion, partition_state_json, partition_state_path
+from kafkasim.protocol.zookeeper import (
+    BadVersion,
+    NodeExists,
+    partition_state_json,
+    partition_state_path,
+)
 from kafkasim.storage.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -187,7 +192,11 @@ class Broker:
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
         self.paused_until = 0
-        self._register()
+        try:
+            registered = self._register()
+        except NodeExists:
+            self._startup_failed()
+            raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
         self.schedule_timer(0, "isr_expiration", period)
@@ -206,24 +215,75 @@ class Broker:
         if flush_ms < LONG_MAX:
             self.schedule_timer(flush_ms, "log_flusher", flush_ms)
         self.schedule_timer(self._zk_ping_interval(), "zk_ping")
-        self.cluster.on_broker_registered(self)
+        if registered:
+            self.cluster.on_broker_registered(self)
+
+    def _startup_failed(self) -> None:
+        """KafkaServer.startup failed ("Fatal error during KafkaServer startup. Prepare to
+        shutdown"): KafkaServer.shutdown closes the new ZooKeeper session and LogManager.shutdown
+        flushes every log and checkpoints recovery points and log start offsets; the
+        ReplicaManager hosts no partition yet, so replication-offset-checkpoint is not rewritten.
+        Then the process exits (Kafka.main: Exit.exit(1))."""
+        for log in self.logs.values():
+            log.flush()
+        self._write_recovery_checkpoint()
+        self._write_log_start_checkpoint()
+        self._stop_process("startup failure")
+        self.cluster.close_session(self.session_id)
+        self.trace("broker_start_failed", detail="Fatal error during KafkaServer startup: "
+                   "the process shut down and exited")
 
     def _zk_ping_interval(self) -> int:
         return max(1, self.config["zookeeper.session.timeout.ms"] // 3)
 
-    def _register(self) -> None:
+    def _register(self) -> bool:
+        """Open a ZooKeeper session and register /brokers/ids/<id> (KafkaZkClient.registerBroker);
+        True once registered. See ``_create_broker_znode`` for a znode left by an older
+        session."""
         zk = self.cluster.zk
         self.session_id = zk.new_session(self.id, self.config["zookeeper.session.timeout.ms"],
                                          self.now)
         self.cluster.watch_session(self.session_id)
+        return self._create_broker_znode()
+
+    def _create_broker_znode(self) -> bool:
+        """KafkaZkClient.checkedEphemeralCreate (CheckedEphemeral.getAfterNodeExists): when the
+        znode exists and another session owns it -- the session of this broker's previous,
+        crashed process, alive until zookeeper.session.timeout.ms passes without a ping -- the
+        registration fails with NodeExists (since 0.9.0; the caller stops the process). In 0.8.2
+        the broker backed off a session timeout and retried. True once registered."""
+        zk = self.cluster.zk
         path = f"/brokers/ids/{self.id}"
-        zk.delete(path)  # a znode of an older, expired session would already be gone
+        node = zk.get(path)
+        if node is not None and node.ephemeral_owner != self.session_id:
+            owner = node.ephemeral_owner
+            if not self.rules.broker_registration_fails_on_foreign_znode:
+                self.trace("broker_registration_backoff", detail=(
+                    f"I wrote this conflicted ephemeral node at {path} a while back in a "
+                    f"different session (0x{owner:x}), hence I will backoff for this node to be "
+                    "deleted by Zookeeper and retry"))
+                self.schedule_timer(self.config["zookeeper.session.timeout.ms"],
+                                    "register_retry", self.session_id)
+                return False
+            msg = (f"Error while creating ephemeral at {path}, node already exists and owner "
+                   f"'0x{owner:x}' does not match current session '0x{self.session_id:x}' "
+                   "(KeeperErrorCode = NodeExists)")
+            self.trace("broker_registration_failed", detail=msg)
+            raise NodeExists(msg)
+        if node is not None:
+            return True   # already registered by this session
         node = zk.create(path, json.dumps({"version": 5, "host": f"broker{self.id}",
                                            "port": 9092, "rack": self.rack},
                                           separators=(",", ":")),
                          ephemeral_owner=self.session_id)
         self.broker_epoch = node.czxid
         self.trace("broker_start", detail=f"registered, broker epoch {self.broker_epoch}")
+        return True
+
+    def _timer_register_retry(self, session_id: int) -> None:
+        """0.8.2: retry the registration after backing off (see ``_create_broker_znode``)."""
+        if session_id == self.session_id and self._create_broker_znode():
+            self.cluster.on_broker_registered(self)
 
     def become_controller(self, controller_epoch: int) -> None:
         self.controller = KafkaController(self.id, controller_epoch)
@@ -872,8 +932,12 @@ class Broker:
         # the session expired (paused or cut off from ZooKeeper for too long): re-register
         self.trace("zk_session_expired", detail=f"session {msg.session_id} expired")
         self.resign_controller("ZooKeeper session expired")
-        self._register()
-        self.cluster.on_broker_registered(self)
+        try:
+            registered = self._register()
+        except NodeExists:
+            return   # logged by the controller's event thread; the process keeps running
+        if registered:
+            self.cluster.on_broker_registered(self)
 
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""

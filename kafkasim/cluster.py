@@ -44,6 +44,16 @@ class ClusterError(ValueError):
     """A request the cluster cannot satisfy (unknown topic, impossible replication factor...)."""
 
 
+class BrokerStartupError(ClusterError):
+    """KafkaServer.startup failed: the broker process shut down and exited (it stays stopped).
+    ``retry_at_ms`` is when the ZooKeeper session holding its registration expires at the latest
+    (-1 if unknown): a start after that succeeds."""
+
+    def __init__(self, message: str, retry_at_ms: int = -1) -> None:
+        super().__init__(message)
+        self.retry_at_ms = retry_at_ms
+
+
 class RecordRegistry:
     """What each record id stands for, once per cluster: value, key and producing client."""
 
@@ -968,14 +978,31 @@ class Cluster:
         b.begin_controlled_shutdown()
 
     def start(self, broker: int) -> None:
-        """Start a stopped broker: it recovers its logs from the checkpoint files."""
+        """Start a stopped broker: it recovers its logs from the checkpoint files and registers
+        in ZooKeeper. Since Kafka 0.9 a broker that crashed cannot register again while the
+        ZooKeeper session of its previous process lives (zookeeper.session.timeout.ms after its
+        last ping): the start fails with ``BrokerStartupError`` and the broker stays stopped."""
+        from kafkasim.protocol.zookeeper import NodeExists
+
         b = self._broker(broker)
         if b.state != "stopped":
             raise ClusterError(f"broker {broker} is already running")
-        b.start()
+        node = self.zk.get(f"/brokers/ids/{broker}")
+        old = self.zk.sessions.get(node.ephemeral_owner) if node is not None else None
+        try:
+            b.start()
+        except NodeExists as exc:
+            at = old.last_heard_ms + old.timeout_ms if old is not None else -1
+            raise BrokerStartupError(
+                f"Broker {broker} failed to start: {exc}. The ZooKeeper session of its previous "
+                f"process still holds /brokers/ids/{broker}; it expires "
+                f"zookeeper.session.timeout.ms ({old.timeout_ms if old else '?'} ms) after the "
+                f"last ping, at t={at} ms: start the broker again after that "
+                "(KafkaZkClient.registerBroker, KafkaServer.startup).", at) from exc
 
     def restart(self, broker: int, clean: bool = False, wait_ms: int = 0) -> None:
-        """Crash (or shut down cleanly) and start again after ``wait_ms``."""
+        """Crash (or shut down cleanly) and start again after ``wait_ms``. After a crash the start
+        fails (``BrokerStartupError``) unless ``wait_ms`` outlasts the old ZooKeeper session."""
         b = self._broker(broker)
         if clean:
             self.shutdown(broker)
@@ -984,7 +1011,14 @@ class Cluster:
             b.crash()
         if wait_ms:
             self.run(wait_ms)
-        b.start()
+        self.start(broker)
+
+    def session_expiry_ms(self, broker: int) -> int:
+        """When the ZooKeeper session holding /brokers/ids/<broker> expires if no ping comes
+        (last ping + zookeeper.session.timeout.ms); -1 when the broker is not registered."""
+        node = self.zk.get(f"/brokers/ids/{self._broker(broker).id}")
+        s = self.zk.sessions.get(node.ephemeral_owner) if node is not None else None
+        return -1 if s is None else s.last_heard_ms + s.timeout_ms
 
     def expire_session(self, broker: int) -> None:
         """Expire a broker's ZooKeeper session now (as if it had been silent too long)."""

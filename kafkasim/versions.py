@@ -186,6 +186,18 @@ class Rules:
         ref="KAFKA-4485",
         doc="HW also waits for caught-up followers outside the ISR (about to rejoin)",
     )
+    # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
+    # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
+    # another session -- a crashed broker restarted before its old session expired -- and
+    # KafkaServer.startup shuts the process down. In 0.8.2
+    # (ZkUtils.createEphemeralPathExpectConflictHandleZKBug) the broker saw its own registration,
+    # backed off zookeeper.session.timeout.ms and retried until the old znode was gone.
+    broker_registration_fails_on_foreign_znode: bool = _rule(
+        since="0.9.0",
+        ref="ZKCheckedEphemeral @0.9.0, KafkaZkClient.CheckedEphemeral",
+        doc="a broker restarted while its old ZooKeeper session lives fails to start "
+        "(before: it waits for the old znode to go, retrying every session timeout)",
+    )
     # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
     # truncation by epoch. False: a new follower truncates to its own HW
     # (ReplicaManager.makeFollowers @0.10.2.0).

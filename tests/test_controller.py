@@ -5,7 +5,9 @@ Each test names the Kafka source or unit test it mirrors.
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+import pytest
+
+from kafkasim.cluster import BrokerStartupError, Cluster
 
 
 def _controlled_shutdown(c: Cluster, broker: int) -> None:
@@ -107,3 +109,73 @@ def test_broker_retries_controlled_shutdown_while_it_still_leads_partitions():
     assert _answers(c, 1) == [1, 1, 1]
     assert 10000 <= c.now - t0 < 10100   # two back-offs of 5000 ms
     assert c.partition_state("t", 0)["leader"] == 1   # nobody could take over
+
+
+# ---------------------------------------------------------------------- broker registration
+def test_crashed_broker_cannot_register_while_its_old_session_lives():
+    """ServerStartupTest.testConflictBrokerRegistration / KafkaZkClientTest.testRegisterBrokerInfo
+    (3.7.0): registering /brokers/ids/<id> while another session owns it throws
+    NodeExistsException and leaves the registration unchanged (KafkaZkClient.CheckedEphemeral
+    .getAfterNodeExists); KafkaServer.startup then shuts the process down. Once the crashed
+    process's session has expired (zookeeper.session.timeout.ms without a ping) it starts."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks=1)
+    for i in range(5):
+        p.send("t", f"m{i}", partition=0)
+    c.run(1000)
+    znode = c.zk.get("/brokers/ids/3")
+    owner, epoch = znode.ephemeral_owner, c.brokers[3].broker_epoch
+    c.crash(3)
+    c.run(1000)
+    expiry = c.session_expiry_ms(3)
+    with pytest.raises(BrokerStartupError, match=r"Error while creating ephemeral at "
+                       r"/brokers/ids/3, node already exists and owner '0x[0-9a-f]+' does not "
+                       r"match current session") as err:
+        c.start(3)
+    assert err.value.retry_at_ms == expiry
+    assert c.brokers[3].state == "stopped"
+    assert c.zk.get("/brokers/ids/3") is znode and znode.ephemeral_owner == owner
+    kinds = [r[1] for r in c.trace.rows if r[2] == 3 and r[0] == c.now]
+    assert kinds[-2:] == ["broker_registration_failed", "broker_start_failed"]
+    # LogManager.shutdown ran: the log is flushed and its recovery point checkpointed
+    log = c.brokers[3].logs[("t", 0)]
+    assert log.recovery_point == log.log_end_offset == 5
+    # the new process's own session was closed; the old one is the only one left for broker 3
+    assert [s.session_id for s in c.zk.sessions.values() if s.owner == 3] == [owner]
+    with pytest.raises(BrokerStartupError):
+        c.restart(3, wait_ms=expiry - c.now - 1)   # one ms too early
+    c.run(1)
+    c.start(3)                                     # the old session has just expired
+    assert c.brokers[3].state == "running" and c.brokers[3].broker_epoch > epoch
+    assert c.run_until(lambda cl: sorted(cl.isr("t")) == [1, 2, 3], 30000)
+
+
+def test_kafka_0_8_2_broker_waits_for_its_old_registration_to_go():
+    """ZkUtils.createEphemeralPathExpectConflictHandleZKBug @0.8.2.0: the broker finds its own
+    registration from an older session, backs off zookeeper.session.timeout.ms and retries until
+    ZooKeeper has deleted it; the process stays up meanwhile."""
+    c = Cluster(brokers=2, seed=1, kafka_version="0.8.2")
+    c.create_topic("t", 1, 2, assignment=[[1, 2]])
+    c.crash(2)
+    c.run(100)
+    c.start(2)
+    b = c.brokers[2]
+    assert b.state == "running"
+    owner = c.zk.get("/brokers/ids/2").ephemeral_owner
+    assert owner != b.session_id
+    assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None
+                       and cl.zk.get("/brokers/ids/2").ephemeral_owner == b.session_id, 30000)
+    assert any(r[1] == "broker_registration_backoff" and r[2] == 2 for r in c.trace.rows)
+    assert c.run_until(lambda cl: sorted(cl.isr("t")) == [1, 2], 30000)
+
+
+def test_session_expiry_of_a_live_broker_re_registers_it():
+    """A running broker whose session expired re-registers with a new session at once (the old
+    session's ephemeral znode went with it): KafkaController's RegisterBrokerAndReelect."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    old = c.brokers[2].session_id
+    c.expire_session(2)
+    assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None, 30000)
+    assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].session_id != old

@@ -155,6 +155,7 @@ def test_brief_rule_names_exist():
 # (rule, first profile where it is on) for rules that switch on at a release.
 SINCE = [
     ("isr_lag_time_since_caught_up", "0.9.0", "0.8.2"),
+    ("broker_registration_fails_on_foreign_znode", "0.9.0", "0.8.2"),
     ("caught_up_previous_fetch_rule", "0.10.2", "0.10.1"),
     ("isr_shrink_interval_half_lag", "0.10.2", "0.10.1"),
     ("reelected_leader_resets_follower_state", "0.10.2", "0.10.1"),
