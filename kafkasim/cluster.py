@@ -151,6 +151,7 @@ class Cluster:
         self.group_offsets: dict[tuple[str, str, int], int] = {}
         self.clients: dict[str, object] = {}
         self.last_election_results: dict = {}
+        self.last_reassignment_results: dict = {}
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
@@ -179,6 +180,7 @@ class Cluster:
         e.on("zk_session_check", self._zk_session_check)
         e.on("try_controller", self._try_become_controller)
         e.on("controller_resend", self._controller_resend)
+        e.on("supervisor_start", self._supervisor_start)
         for b in ids:
             self.brokers[b].start()
         e.schedule(0, "metrics_sample")
@@ -529,6 +531,9 @@ class Cluster:
                 c.auto_rebalance(broker, zk)
             elif name == "elect":
                 self.last_election_results = c.elect_leaders(broker, zk, *args)
+            elif name == "alter_reassignments":
+                self.last_reassignment_results = c.alter_partition_reassignments(broker, zk,
+                                                                                 *args)
             else:
                 raise ValueError(f"unknown controller operation {name!r}")
         except ControllerMovedError as exc:
@@ -795,16 +800,23 @@ class Cluster:
             assign = self.assignment(name)
             states = self._partition_states(name)
             min_isr = self.topic_configs[name]["min.insync.replicas"]
+            znode = self.zk.get(f"/brokers/topics/{name}").json()
             parts = []
             for p, reps in assign.items():
                 leader, _e, isr, _v = states.get((name, p), (-1, -1, (), -1))
+                ar = znode.get("adding_replicas", {}).get(str(p), [])
+                rr = znode.get("removing_replicas", {}).get(str(p), [])
                 parts.append({"partition": p, "leader": leader, "replicas": reps,
-                              "isr": list(isr), "min_isr": min_isr, "live_brokers": live})
+                              "isr": list(isr), "min_isr": min_isr, "live_brokers": live,
+                              "reassignment": (ar, rr) if ar or rr else None})
+            rf = len(assign[0]) if assign else 0
+            if parts and parts[0]["reassignment"] and self.rules.describe_reassignment_columns:
+                rf -= len(parts[0]["reassignment"][0])   # TopicCommand.getReplicationFactor
             topics.append({"name": name, "id": self.topic_ids[name],
                            "configs": kconfig.describe_configs(self.topic_overrides[name],
                                                                self.broker_overrides,
                                                                self.kafka_version),
-                           "replication_factor": len(assign[0]) if assign else 0,
+                           "replication_factor": rf,
                            "partitions": parts})
         return describe_topics(topics, self.rules,
                                under_replicated=under_replicated_partitions,
@@ -977,11 +989,13 @@ class Cluster:
             raise ClusterError(f"broker {broker} is not running")
         b.begin_controlled_shutdown()
 
-    def start(self, broker: int) -> None:
+    def start(self, broker: int, *, retry: bool = False) -> bool:
         """Start a stopped broker: it recovers its logs from the checkpoint files and registers
-        in ZooKeeper. Since Kafka 0.9 a broker that crashed cannot register again while the
+        in ZooKeeper. Since Kafka 0.9 a broker that crashed cannot register while the
         ZooKeeper session of its previous process lives (zookeeper.session.timeout.ms after its
-        last ping): the start fails with ``BrokerStartupError`` and the broker stays stopped."""
+        last ping): the start fails with ``BrokerStartupError`` and the broker stays stopped.
+        With ``retry`` the failure is not raised: like a process supervisor, the broker is
+        started again once that session has expired. True if the broker runs now."""
         from kafkasim.protocol.zookeeper import NodeExists
 
         b = self._broker(broker)
@@ -993,16 +1007,26 @@ class Cluster:
             b.start()
         except NodeExists as exc:
             at = old.last_heard_ms + old.timeout_ms if old is not None else -1
+            if retry:
+                self.engine.schedule_at(max(at, self.now + 1), "supervisor_start", broker)
+                return False
             raise BrokerStartupError(
                 f"Broker {broker} failed to start: {exc}. The ZooKeeper session of its previous "
                 f"process still holds /brokers/ids/{broker}; it expires "
                 f"zookeeper.session.timeout.ms ({old.timeout_ms if old else '?'} ms) after the "
                 f"last ping, at t={at} ms: start the broker again after that "
                 "(KafkaZkClient.registerBroker, KafkaServer.startup).", at) from exc
+        return True
+
+    def _supervisor_start(self, broker: int) -> None:
+        if self.brokers[broker].state == "stopped":
+            self.start(broker, retry=True)
 
     def restart(self, broker: int, clean: bool = False, wait_ms: int = 0) -> None:
-        """Crash (or shut down cleanly) and start again after ``wait_ms``. After a crash the start
-        fails (``BrokerStartupError``) unless ``wait_ms`` outlasts the old ZooKeeper session."""
+        """Crash (or shut down cleanly) and start again after ``wait_ms``. After a crash the new
+        process cannot register while the old ZooKeeper session lives (see ``start``): it fails
+        (traced) and is started again, like under a process supervisor, once that session has
+        expired."""
         b = self._broker(broker)
         if clean:
             self.shutdown(broker)
@@ -1011,7 +1035,7 @@ class Cluster:
             b.crash()
         if wait_ms:
             self.run(wait_ms)
-        self.start(broker)
+        self.start(broker, retry=True)
 
     def session_expiry_ms(self, broker: int) -> int:
         """When the ZooKeeper session holding /brokers/ids/<broker> expires if no ping comes
@@ -1044,6 +1068,41 @@ class Cluster:
         self.last_election_results = {}
         self.run_controller(ctl, "elect", ([(topic, p) for p in parts], election_type))
         return dict(self.last_election_results)
+
+    def alter_partition_reassignments(self, reassignments: dict) -> dict:
+        """``kafka-reassign-partitions --execute`` / Admin.alterPartitionReassignments (KIP-455,
+        Kafka 2.4+): ``{(topic, partition): [target replicas] or None}`` (None cancels). The
+        controller starts each reassignment (KafkaController.onPartitionReassignment); it
+        completes by itself once every target replica is in the ISR. Returns
+        ``{(topic, partition): (error, message)}``, error "NONE" when accepted."""
+        if not self.rules.alter_partition_reassignments:
+            raise ClusterError(
+                f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
+                f"{self.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "
+                "a path kafkasim does not model")
+        todo = {}
+        for key, target in reassignments.items():
+            topic, partition = key
+            self.check_partition(topic, partition)
+            todo[(topic, partition)] = None if target is None else [int(b) for b in target]
+        ctl = self.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to run the reassignment (NOT_CONTROLLER)")
+        self.last_reassignment_results = {}
+        self.run_controller(ctl, "alter_reassignments", (todo,))
+        return dict(self.last_reassignment_results)
+
+    def list_partition_reassignments(self, partitions=None) -> dict:
+        """``kafka-reassign-partitions --list`` / Admin.listPartitionReassignments: the
+        reassignments in progress, ``{(topic, partition): {"replicas", "adding_replicas",
+        "removing_replicas"}}`` (from the controller's context)."""
+        ctl = self.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
+        tps = None if partitions is None else [tuple(tp) for tp in partitions]
+        return {tp: {"replicas": list(rs), "adding_replicas": list(ar),
+                     "removing_replicas": list(rr)}
+                for tp, (rs, ar, rr) in ctl.controller.list_partition_reassignments(tps).items()}
 
     def controller_id(self) -> int:
         b = self.controller_broker()

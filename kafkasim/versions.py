@@ -250,6 +250,21 @@ class Rules:
         ref="KIP-380",
         doc="a restarted broker (new broker epoch) is handled as failed, then started",
     )
+    # KIP-455 (2.4.0): the AlterPartitionReassignments / ListPartitionReassignments APIs and
+    # the ZK controller's adding/removing-replicas reassignment (KafkaController
+    # .onPartitionReassignment @2.4.0; the topic znode's adding_replicas / removing_replicas).
+    alter_partition_reassignments: bool = _rule(
+        since="2.4",
+        ref="KIP-455",
+        doc="partition reassignment through Admin.alterPartitionReassignments",
+    )
+    # kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a partition
+    # being reassigned, and ReplicationFactor = replicas - adding (TopicCommand @2.6.0).
+    describe_reassignment_columns: bool = _rule(
+        since="2.6",
+        ref="TopicCommand @2.6.0",
+        doc="kafka-topics --describe shows Adding/Removing Replicas during a reassignment",
+    )
     # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
     fetch_from_follower: bool = _rule(
         since="2.4",

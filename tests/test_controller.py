@@ -143,10 +143,11 @@ def test_crashed_broker_cannot_register_while_its_old_session_lives():
     assert log.recovery_point == log.log_end_offset == 5
     # the new process's own session was closed; the old one is the only one left for broker 3
     assert [s.session_id for s in c.zk.sessions.values() if s.owner == 3] == [owner]
+    c.run(expiry - c.now - 1)
     with pytest.raises(BrokerStartupError):
-        c.restart(3, wait_ms=expiry - c.now - 1)   # one ms too early
+        c.start(3)                                 # one ms too early
     c.run(1)
-    c.start(3)                                     # the old session has just expired
+    assert c.start(3)                              # the old session has just expired
     assert c.brokers[3].state == "running" and c.brokers[3].broker_epoch > epoch
     assert c.run_until(lambda cl: sorted(cl.isr("t")) == [1, 2, 3], 30000)
 
@@ -179,3 +180,19 @@ def test_session_expiry_of_a_live_broker_re_registers_it():
     c.expire_session(2)
     assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None, 30000)
     assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].session_id != old
+
+
+def test_restart_after_a_crash_comes_up_once_the_old_session_expired():
+    """Cluster.restart: the start right after kill -9 fails (NodeExists, traced); like a process
+    supervisor the simulator starts the broker again when the old session has expired."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(1000)
+    c.restart(2)
+    assert c.brokers[2].state == "stopped"
+    expiry = c.session_expiry_ms(2)
+    assert c.run_until(lambda cl: cl.brokers[2].state == "running", 30000)
+    assert c.now == expiry
+    assert [r[1] for r in c.trace.rows if r[2] == 2 and r[1].startswith("broker_")] == [
+        "broker_start", "broker_crash", "broker_registration_failed", "broker_start_failed",
+        "broker_start"]

@@ -169,6 +169,8 @@ SINCE = [
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
+    ("alter_partition_reassignments", "2.4", "2.3"),
+    ("describe_reassignment_columns", "2.6", "2.5"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
     ("error_not_leader_or_follower", "2.6", "2.5"),
