@@ -1080,10 +1080,9 @@ class Cluster:
                 f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
                 f"{self.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "
                 "a path kafkasim does not model")
-        todo = {}
+        todo = {}   # an unknown partition is answered UNKNOWN_TOPIC_OR_PARTITION, not raised
         for key, target in reassignments.items():
             topic, partition = key
-            self.check_partition(topic, partition)
             todo[(topic, partition)] = None if target is None else [int(b) for b in target]
         ctl = self.controller_broker()
         if ctl is None:
