@@ -911,7 +911,8 @@ class Broker:
         if self.controller is None:
             self.send(src, ControlledShutdownResponse("NOT_CONTROLLER"))
             return
-        self.cluster.run_controller(self, "controlled_shutdown", (src, msg.broker_id))
+        self.cluster.run_controller(self, "controlled_shutdown",
+                                    (src, msg.broker_id, msg.broker_epoch))
 
     def _on_controlled_shutdown_response(self, src, msg: ControlledShutdownResponse) -> None:
         if self.state != SHUTTING_DOWN or self.shutdown_awaiting < 0:

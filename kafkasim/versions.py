@@ -265,6 +265,14 @@ class Rules:
         ref="TopicCommand @2.6.0",
         doc="kafka-topics --describe shows Adding/Removing Replicas during a reassignment",
     )
+    # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
+    # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
+    # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
+    controlled_shutdown_checks_broker_epoch: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
+    )
     # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
     fetch_from_follower: bool = _rule(
         since="2.4",

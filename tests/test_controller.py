@@ -111,6 +111,25 @@ def test_broker_retries_controlled_shutdown_while_it_still_leads_partitions():
     assert c.partition_state("t", 0)["leader"] == 1   # nobody could take over
 
 
+@pytest.mark.parametrize(("version", "answer"), [("3.7", "STALE_BROKER_EPOCH"), ("2.1", "NONE")])
+def test_controller_rejects_controlled_shutdown_with_stale_broker_epoch(version, answer):
+    """ControllerIntegrationTest.testControllerRejectControlledShutdownRequestWithStaleBroker
+    Epoch (3.7.0): brokerEpoch - 1 gets StaleBrokerEpochException (KIP-380, since 2.2.0);
+    before, the request was not checked."""
+    c = Cluster(brokers=2, seed=1, kafka_version=version,
+                config={"auto.leader.rebalance.enable": False})
+    c.create_topic("t", 1, 2, assignment=[[1, 2]])
+    ctl = c.controller_broker()
+    other = 3 - ctl.id
+    b = c.brokers[other]
+    b.state = "shutting down"          # so that it records the answer it gets
+    b.shutdown_attempts_left, b.shutdown_awaiting = 0, 0
+    c.run_controller(ctl, "controlled_shutdown", (other, other, b.broker_epoch - 1))
+    c.run(100)
+    answers = [r[5] for r in c.trace.rows if r[1] == "controlled_shutdown" and r[2] == other]
+    assert answers[0].startswith(f"controller answered {answer},")
+
+
 # ---------------------------------------------------------------------- broker registration
 def test_crashed_broker_cannot_register_while_its_old_session_lives():
     """ServerStartupTest.testConflictBrokerRegistration / KafkaZkClientTest.testRegisterBrokerInfo

@@ -167,6 +167,7 @@ SINCE = [
     ("isr_expand_requires_epoch_start_offset", "2.1", "2.0"),
     ("list_offsets_offset_not_available", "2.2", "2.1"),
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
+    ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
     ("alter_partition_reassignments", "2.4", "2.3"),

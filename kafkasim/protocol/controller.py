@@ -329,7 +329,8 @@ class KafkaController:
             self.elect_leaders(ctx, zk, todo, "preferred")
 
     # -- controlled shutdown ---------------------------------------------------------------------
-    def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int) -> None:
+    def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int,
+                            broker_epoch: int = -1) -> None:
         """KafkaController.doControlledShutdown (ZK mode, 0.8.2 .. 3.9).
 
         Only partitions with more than one assigned replica and a leader are acted on. Those the
@@ -340,6 +341,11 @@ class KafkaController:
         replicas. The answer lists the RF>1 partitions it still leads
         (ControllerContext.partitionLeadersOnBroker)."""
         cc = self.context
+        if ctx.rules.controlled_shutdown_checks_broker_epoch and broker_epoch >= 0 and \
+                broker_epoch < cc.broker_epochs.get(broker_id, -1):
+            # KIP-380: a request from an older incarnation of the broker
+            ctx.send(src, ControlledShutdownResponse("STALE_BROKER_EPOCH"))
+            return
         if broker_id not in cc.live_brokers:
             ctx.send(src, ControlledShutdownResponse("BROKER_NOT_AVAILABLE"))
             return
