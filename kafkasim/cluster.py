@@ -141,6 +141,7 @@ class Cluster:
         self.network = Network(latency_ms, jitter_ms)
         from kafkasim.protocol.zookeeper import ZooKeeper
         self.zk = ZooKeeper()
+        self.zk.notify = self._zk_data_changed
         self.trace = Trace(messages=trace_messages)
         self.metrics = MetricsRecorder(metrics_interval_ms, per_partition_metrics)
         self.records = RecordRegistry()
@@ -531,6 +532,8 @@ class Cluster:
                 c.auto_rebalance(broker, zk)
             elif name == "elect":
                 self.last_election_results = c.elect_leaders(broker, zk, *args)
+            elif name == "reassignment_isr_change":
+                c.maybe_complete_reassignment(broker, zk, args[0])
             elif name == "alter_reassignments":
                 self.last_reassignment_results = c.alter_partition_reassignments(broker, zk,
                                                                                  *args)
@@ -538,6 +541,13 @@ class Cluster:
                 raise ValueError(f"unknown controller operation {name!r}")
         except ControllerMovedError as exc:
             broker.resign_controller(str(exc))
+
+    def _zk_data_changed(self, path: str) -> None:
+        """A watched partition state znode changed (PartitionReassignmentIsrChangeHandler, the
+        controller's watch on a reassigning partition before AlterIsr)."""
+        parts = path.split("/")   # /brokers/topics/<t>/partitions/<p>/state
+        self.engine.schedule(1, "controller_event", "reassignment_isr_change",
+                             ((parts[3], int(parts[5])),))
 
     def notify_isr_change(self, tps) -> None:
         self.engine.schedule(0, "controller_event", "isr_change", (tuple(tps),))

@@ -179,6 +179,32 @@ def test_reassignment_resumes_after_controller_failover():
     assert ("t", 0) in c.brokers[old].logs   # never told to delete it
 
 
+@pytest.mark.parametrize("version", ["2.4", "2.7", "3.7"])
+def test_reassignment_completes_as_soon_as_the_target_is_in_sync(version):
+    """Before 2.7 the leader writes the ISR to ZooKeeper and the controller's
+    PartitionReassignmentIsrChangeHandler (a watch on the state znode) completes the
+    reassignment; since AlterIsr (2.7) processAlterPartition calls maybeCompleteReassignment.
+    Either way it does not wait for the batched ISR-change notification."""
+    c = _cluster(4, version)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks="all")
+    for i in range(10):
+        p.send("t", f"m{i}", partition=0)
+    c.run(500)
+    c.alter_partition_reassignments({("t", 0): [1, 2, 4]})
+    assert c.run_until(lambda cl: 4 in cl.isr("t") or not cl.list_partition_reassignments(),
+                       30000)
+    t_isr = c.now
+    assert c.run_until(lambda cl: not cl.list_partition_reassignments(), 30000)
+    assert c.now - t_isr <= 5
+    c.run(200)
+    st = c.partition_state("t", 0)
+    assert st["replicas"] == [1, 2, 4] and sorted(st["isr"]) == [1, 2, 4] and st["leader"] == 1
+    # A1 bump, then B3 (leader 1 stays: epoch bump to shrink the replica set), B4 (3 leaves)
+    assert st["leader_epoch"] == 3
+    assert not c.zk.data_watches
+
+
 def test_reassignment_needs_kafka_2_4():
     """KIP-455 added AlterPartitionReassignments in 2.4.0."""
     c = _cluster(3, "2.3")

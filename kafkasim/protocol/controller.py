@@ -136,6 +136,7 @@ class KafkaController:
         cc.adding.clear()
         cc.removing.clear()
         cc.reassigning.clear()
+        zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
         for topic in zk.children("/brokers/topics"):
             znode = zk.get(f"/brokers/topics/{topic}").json()
             assignment = znode["partitions"]
@@ -511,6 +512,7 @@ class KafkaController:
         self._write_assignment(zk, tp[0])                                             # B6
         if tp in cc.reassigning:                                                      # B7
             cc.reassigning.remove(tp)
+            zk.data_watches.discard(partition_state_path(*tp))
         self.send_update_metadata(ctx, [tp])                                          # B8
 
     def maybe_complete_reassignment(self, ctx, zk: ZooKeeper, tp) -> None:
@@ -536,6 +538,8 @@ class KafkaController:
                 self._stop_removed_replicas(ctx, zk, tp, unneeded)
         if tp not in cc.reassigning:
             cc.reassigning.append(tp)
+        if not ctx.rules.alter_isr:   # PartitionReassignmentIsrChangeHandler (before 2.7)
+            zk.data_watches.add(partition_state_path(*tp))
 
     def _reassignment_complete(self, zk: ZooKeeper, tp, full) -> bool:
         """isReassignmentComplete: nothing to reassign, or every target replica in the ISR (as
@@ -649,10 +653,8 @@ class KafkaController:
             if tp in self.context.assignments:
                 self._refresh(zk, tp)
         self.send_update_metadata(ctx, [tp for tp in tps if tp in self.context.states])
-        # Kafka watches a reassigning partition's state znode (PartitionReassignmentIsrChange
-        # Handler) before 2.7; here the ISR-change notification stands in for that watch
-        for tp in tps:
-            self.maybe_complete_reassignment(ctx, zk, tp)
+        # (before 2.7 a reassignment completes through the state znode's watch instead,
+        # see ``_update_current_reassignment``)
 
 
 def _origin(full) -> tuple[int, ...]:

@@ -45,13 +45,17 @@ class Session:
 
 
 class ZooKeeper:
-    __slots__ = ("znodes", "zxid", "next_session_id", "sessions")
+    __slots__ = ("znodes", "zxid", "next_session_id", "sessions", "data_watches", "notify")
 
     def __init__(self) -> None:
         self.znodes: dict[str, Znode] = {}
         self.zxid = 0
         self.next_session_id = 1
         self.sessions: dict[int, Session] = {}
+        # paths whose data changes are reported to ``notify(path)`` (a ZNodeChangeHandler's
+        # data watch, re-registered after each change as Kafka's ZooKeeperClient does)
+        self.data_watches: set[str] = set()
+        self.notify = None
 
     def new_session(self, owner: int = -1, timeout_ms: int = 18000, now: int = 0) -> int:
         sid = self.next_session_id
@@ -94,6 +98,8 @@ class ZooKeeper:
         node.data = data
         node.parsed = None
         node.version += 1
+        if path in self.data_watches and self.notify is not None:
+            self.notify(path)
         return node.version
 
     def delete(self, path: str) -> None:
