@@ -20,7 +20,7 @@ from collections.abc import Callable
 from kafkasim import config as kconfig
 from kafkasim import versions
 from kafkasim.broker import RUNNING, STOPPED, Broker
-from kafkasim.describe import describe_group, describe_topics, topic_id
+from kafkasim.describe import describe_group, describe_topics, reassigning_adding, topic_id
 from kafkasim.engine import Engine
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
@@ -819,9 +819,8 @@ class Cluster:
                 parts.append({"partition": p, "leader": leader, "replicas": reps,
                               "isr": list(isr), "min_isr": min_isr, "live_brokers": live,
                               "reassignment": (ar, rr) if ar or rr else None})
-            rf = len(assign[0]) if assign else 0
-            if parts and parts[0]["reassignment"] and self.rules.describe_reassignment_columns:
-                rf -= len(parts[0]["reassignment"][0])   # TopicCommand.getReplicationFactor
+            rf = len(assign[0]) - reassigning_adding(parts[0]["reassignment"], self.rules) \
+                if assign else 0
             topics.append({"name": name, "id": self.topic_ids[name],
                            "configs": kconfig.describe_configs(self.topic_overrides[name],
                                                                self.broker_overrides,

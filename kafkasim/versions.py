@@ -258,8 +258,16 @@ class Rules:
         ref="KIP-455",
         doc="partition reassignment through Admin.alterPartitionReassignments",
     )
-    # kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a partition
-    # being reassigned, and ReplicationFactor = replicas - adding (TopicCommand @2.6.0).
+    # kafka-topics --describe counts ReplicationFactor as replicas - adding while a reassignment
+    # still has removing replicas (TopicCommand.getReplicationFactor @2.5.0).
+    describe_rf_excludes_adding: bool = _rule(
+        since="2.5",
+        ref="TopicCommand.getReplicationFactor @2.5.0",
+        doc="kafka-topics --describe: ReplicationFactor = replicas - adding while reassigning",
+    )
+    # Since 2.6.0 kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a
+    # partition being reassigned, and an adding-only reassignment also counts as in progress
+    # for the ReplicationFactor (TopicCommand @2.6.0 isReassignmentInProgress).
     describe_reassignment_columns: bool = _rule(
         since="2.6",
         ref="TopicCommand @2.6.0",

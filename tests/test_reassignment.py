@@ -205,6 +205,30 @@ def test_reassignment_completes_as_soon_as_the_target_is_in_sync(version):
     assert not c.zk.data_watches
 
 
+@pytest.mark.parametrize(("version", "rf", "columns"), [
+    ("2.4", 4, False),     # TopicCommand @2.4.0: ReplicationFactor = replicas
+    ("2.5", 3, False),     # @2.5.0: replicas - adding while removing replicas remain
+    ("3.7", 3, True),      # @2.6.0+: and the Adding/Removing Replicas columns
+])
+def test_describe_during_a_reassignment(version, rf, columns):
+    """kafka-topics --describe while [1, 2, 3] moves to [4, 2, 3] (TopicCommand
+    getReplicationFactor / PartitionDescription.printDescription per release)."""
+    c = _cluster(4, version)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks="all")
+    for i in range(5):
+        p.send("t", f"m{i}", partition=0)
+    c.run(500)
+    c.hold(type="FetchResponse", dst=4)
+    c.alter_partition_reassignments({("t", 0): [4, 2, 3]})
+    c.run(100)
+    text = c.describe("t")
+    assert f"ReplicationFactor: {rf}\t" in text
+    assert ("\tAdding Replicas: 4\tRemoving Replicas: 1" in text) == columns
+    # under-replicated: RF - |ISR| > 0 with the same RF
+    assert (c.describe("t", under_replicated_partitions=True) != "") == (rf > 3)
+
+
 def test_reassignment_needs_kafka_2_4():
     """KIP-455 added AlterPartitionReassignments in 2.4.0."""
     c = _cluster(3, "2.3")

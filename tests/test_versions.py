@@ -172,6 +172,7 @@ SINCE = [
     ("fetch_from_follower", "2.4", "2.3"),
     ("alter_partition_reassignments", "2.4", "2.3"),
     ("describe_reassignment_columns", "2.6", "2.5"),
+    ("describe_rf_excludes_adding", "2.5", "2.4"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
     ("error_not_leader_or_follower", "2.6", "2.5"),
