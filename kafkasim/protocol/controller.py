@@ -490,9 +490,9 @@ class KafkaController:
                       f"{list(removing)}")
             self._update_leader_epoch_and_send(ctx, zk, tp, new)                      # A1
             for r in adding:                                                           # A2
-                if r in cc.live_brokers:
-                    self.send_leader_and_isr(ctx, [tp], only=[r])
-                    self.send_update_metadata(ctx, [tp])
+                # NewReplica: LeaderAndIsr to the new replica (if it is alive), UpdateMetadata
+                self.send_leader_and_isr(ctx, [tp], only=[r])
+                self.send_update_metadata(ctx, [tp])
             return
         ctx.trace("controller", tp[0], tp[1],
                   f"reassignment complete: target replicas {list(target)} all in the ISR")
