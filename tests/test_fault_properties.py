@@ -19,6 +19,8 @@ Per schedule (``SCHEDULES``, 2000 by default), what is checked:
   after every simulated event (``attach``), from topic creation to the end, for the first
   ``EVENT_CHECKED`` schedules (all of them by default; ``KAFKASIM_FAULT_EVENT_CHECKED`` lowers
   it: the others are checked at the end only, by a suite that replays the trace);
+- a crashed broker cannot start again while its old ZooKeeper session lives (Kafka 0.9+:
+  NodeExists on /brokers/ids/<id>); the driver then starts it again once that session expired;
 - at the end -- after healing the network, starting every stopped broker, running until settled
   (every partition led, full ISR, equal LEOs, HW = LEO, nothing pending; at most 60 s, or until
   nothing has moved for 15 s) and one more second -- every invariant again on the final state,
