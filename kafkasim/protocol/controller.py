@@ -7,6 +7,9 @@ offline (first live ISR replica in assignment order, else unclean if the topic a
 controlled shutdown, preferred. Every leader change writes ``leader_epoch + 1``; removing a dead
 replica from an ISR also bumps the epoch, but never empties the ISR. Writes are fenced by the
 controller epoch: a controller that lost ``/controller`` can no longer change anything.
+Controlled shutdown follows doControlledShutdown (leaders elected away, followed partitions get
+StopReplica and OfflineReplica); partition reassignment follows KIP-455's onPartitionReassignment
+(adding/removing replicas in the topic znode, completed once the target replicas are in sync).
 """
 
 from __future__ import annotations
