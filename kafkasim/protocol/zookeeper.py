@@ -3,8 +3,8 @@
 Znode paths and JSON payloads follow Kafka's ZkData (fact sheet §7a). Each write bumps the znode's
 ``version`` (the zkVersion, later called partition epoch). Ephemeral nodes belong to a session and
 vanish with it; while that session lives nobody else can create them (NodeExists). Data watches
-report changes of watched paths. Writes with an expected version fail with ``BadVersion`` like a conditional
-``setData``. Iteration is always in sorted path order, never in hash order.
+report changes of watched paths. Writes with an expected version fail with ``BadVersion`` like a
+conditional ``setData``. Iteration is always in sorted path order, never in hash order.
 """
 
 from __future__ import annotations
