@@ -47,7 +47,12 @@ from kafkasim.protocol.messages import (
 )
 from kafkasim.protocol.partition import Partition, PendingIsrChange
 from kafkasim.protocol.replica_manager import ReplicaManager
-from kafkasim.protocol.zookeeper import BadVersion, partition_state_json, partition_state_path
+from kafkasim.protocol.zookeeper import (
+    BadVersion,
+    NodeExists,
+    partition_state_json,
+    partition_state_path,
+)
 from kafkasim.storage.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -73,6 +78,9 @@ SHUTTING_DOWN = "shutting down"
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
+# KafkaConfig defaults (0.8.2 .. 3.9) of controlled.shutdown.max.retries / .retry.backoff.ms
+CONTROLLED_SHUTDOWN_MAX_RETRIES = 3
+CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS = 5000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
@@ -123,6 +131,8 @@ class Broker:
         self.epoch_written: dict[tuple[str, int], list] = {}
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}
+        self.shutdown_attempts_left = 0   # controlled shutdown attempts still allowed
+        self.shutdown_awaiting = -1       # the attempt waiting for its answer (-1: none)
 
     def __repr__(self) -> str:
         return f"Broker({self.id}, {self.state}{', controller' if self.controller else ''})"
@@ -206,7 +216,11 @@ class Broker:
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
         self.paused_until = 0
-        self._register()
+        try:
+            registered = self._register()
+        except NodeExists:
+            self._startup_failed()
+            raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
         self.schedule_timer(0, "isr_expiration", period)
@@ -225,24 +239,70 @@ class Broker:
         if flush_ms < LONG_MAX:
             self.schedule_timer(flush_ms, "log_flusher", flush_ms)
         self.schedule_timer(self._zk_ping_interval(), "zk_ping")
-        self.cluster.on_broker_registered(self)
+        if registered:
+            self.cluster.on_broker_registered(self)
+
+    def _startup_failed(self) -> None:
+        """KafkaServer.startup failed ("Fatal error during KafkaServer startup. Prepare to
+        shutdown"): KafkaServer.shutdown closes the new ZooKeeper session and LogManager.shutdown
+        flushes every log and checkpoints recovery points and log start offsets; the
+        ReplicaManager hosts no partition yet, so replication-offset-checkpoint is not rewritten.
+        Then the process exits (Kafka.main: Exit.exit(1))."""
+        for log in self.logs.values():
+            log.flush()
+        self._write_recovery_checkpoint()
+        self._write_log_start_checkpoint()
+        self._stop_process("startup failure")
+        self.cluster.close_session(self.session_id)
+        self.trace("broker_start_failed", detail=ev.BrokerStartFailed())
 
     def _zk_ping_interval(self) -> int:
         return max(1, self.config["zookeeper.session.timeout.ms"] // 3)
 
-    def _register(self) -> None:
+    def _register(self) -> bool:
+        """Open a ZooKeeper session and register /brokers/ids/<id> (KafkaZkClient.registerBroker);
+        True once registered. See ``_create_broker_znode`` for a znode left by an older
+        session."""
         zk = self.cluster.zk
         self.session_id = zk.new_session(self.id, self.config["zookeeper.session.timeout.ms"],
                                          self.now)
         self.cluster.watch_session(self.session_id)
+        return self._create_broker_znode()
+
+    def _create_broker_znode(self) -> bool:
+        """KafkaZkClient.checkedEphemeralCreate (CheckedEphemeral.getAfterNodeExists): when the
+        znode exists and another session owns it -- the session of this broker's previous,
+        crashed process, alive until zookeeper.session.timeout.ms passes without a ping -- the
+        registration fails with NodeExists (since 0.9.0; the caller stops the process). In 0.8.2
+        the broker backed off a session timeout and retried. True once registered."""
+        zk = self.cluster.zk
         path = f"/brokers/ids/{self.id}"
-        zk.delete(path)  # a znode of an older, expired session would already be gone
+        node = zk.get(path)
+        if node is not None and node.ephemeral_owner != self.session_id:
+            owner = node.ephemeral_owner
+            if not self.rules.broker_registration_fails_on_foreign_znode:
+                self.trace("broker_registration_backoff",
+                           detail=ev.BrokerRegistrationBackoff(path, owner))
+                self.schedule_timer(self.config["zookeeper.session.timeout.ms"],
+                                    "register_retry", self.session_id)
+                return False
+            failure = ev.BrokerRegistrationFailed(path, owner, self.session_id)
+            self.trace("broker_registration_failed", detail=failure)
+            raise NodeExists(failure.text)
+        if node is not None:
+            return True   # already registered by this session
         node = zk.create(path, json.dumps({"version": 5, "host": f"broker{self.id}",
                                            "port": 9092, "rack": self.rack},
                                           separators=(",", ":")),
                          ephemeral_owner=self.session_id)
         self.broker_epoch = node.czxid
         self.trace("broker_start", detail=ev.BrokerStart(self.broker_epoch))
+        return True
+
+    def _timer_register_retry(self, session_id: int) -> None:
+        """0.8.2: retry the registration after backing off (see ``_create_broker_znode``)."""
+        if session_id == self.session_id and self._create_broker_znode():
+            self.cluster.on_broker_registered(self)
 
     def become_controller(self, controller_epoch: int) -> None:
         self.controller = KafkaController(self.id, controller_epoch)
@@ -305,19 +365,43 @@ class Broker:
         self.trace("broker_shutdown", detail=ev.BrokerShutdown())
 
     def begin_controlled_shutdown(self) -> None:
-        """KafkaServer.controlledShutdown: ask the controller to move leadership away first."""
+        """KafkaServer.controlledShutdown: ask the controller to move leadership away first.
+
+        An attempt fails when the controller answers an error or still lists partitions this
+        broker leads, or when no answer comes within controller.socket.timeout.ms; the broker then
+        sleeps controlled.shutdown.retry.backoff.ms and tries again, at most
+        controlled.shutdown.max.retries attempts in all, and finally shuts down anyway."""
         if not self.config["controlled.shutdown.enable"]:
             self.shutdown_cleanly()
             return
-        controller = self.metadata.controller_id
         self.state = SHUTTING_DOWN
+        self.shutdown_attempts_left = self.config.get("controlled.shutdown.max.retries",
+                                                      CONTROLLED_SHUTDOWN_MAX_RETRIES)
+        self._controlled_shutdown_attempt()
+
+    def _controlled_shutdown_attempt(self) -> None:
+        self.shutdown_attempts_left -= 1
+        controller = self.metadata.controller_id
         self.trace("controlled_shutdown", detail=ev.ControlledShutdown(controller, "", -1))
         if controller < 0:
-            self.shutdown_cleanly()
+            self._controlled_shutdown_failed("no controller in the metadata cache")
             return
+        self.shutdown_awaiting = self.shutdown_attempts_left
         self.send(controller, ControlledShutdownRequest(self.id, self.broker_epoch))
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
-                            "controlled_shutdown_timeout")
+                            "controlled_shutdown_timeout", self.shutdown_attempts_left)
+
+    def _controlled_shutdown_failed(self, why: str) -> None:
+        if self.shutdown_attempts_left > 0:
+            backoff = self.config.get("controlled.shutdown.retry.backoff.ms",
+                                      CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
+            self.trace("controlled_shutdown", detail=ev.ControlledShutdownRetry(
+                why, backoff, self.shutdown_attempts_left))
+            self.schedule_timer(backoff, "controlled_shutdown_retry",
+                                self.shutdown_attempts_left)
+            return
+        self.trace("controlled_shutdown", detail=ev.ControlledShutdownGaveUp(why))
+        self.shutdown_cleanly()
 
     def _recover_logs(self) -> None:
         """LogManager.loadLogs after a restart: the HW from replication-offset-checkpoint, the
@@ -424,9 +508,14 @@ class Broker:
         self.send("zookeeper", ZkPing(self.session_id))
         self.schedule_timer(self._zk_ping_interval(), "zk_ping")
 
-    def _timer_controlled_shutdown_timeout(self) -> None:
-        if self.state == SHUTTING_DOWN:
-            self.shutdown_cleanly()
+    def _timer_controlled_shutdown_timeout(self, attempts_left: int) -> None:
+        if self.state == SHUTTING_DOWN and attempts_left == self.shutdown_awaiting:
+            self.shutdown_awaiting = -1
+            self._controlled_shutdown_failed("no answer within controller.socket.timeout.ms")
+
+    def _timer_controlled_shutdown_retry(self, attempts_left: int) -> None:
+        if self.state == SHUTTING_DOWN and attempts_left == self.shutdown_attempts_left:
+            self._controlled_shutdown_attempt()
 
     def _timer_controller_timer(self, controller_epoch: int, name: str) -> None:
         c = self.controller
@@ -869,11 +958,26 @@ class Broker:
             md.partitions[(st.topic, st.partition)] = st
 
     def _on_stop_replica(self, src, msg: StopReplicaRequest) -> None:
+        """ReplicaManager.stopReplicas: stop the fetchers of the partitions; with
+        deletePartition=true also drop the Partition and delete its log (a replica a
+        reassignment removed). With deletePartition=false the Partition stays hosted."""
+        if msg.controller_epoch < self.metadata.controller_epoch:
+            return   # STALE_CONTROLLER_EPOCH
+        rm = self.replica_manager
         for tp in msg.partitions:
             self._remove_fetcher_partition(tp)
-            part = self.replica_manager.partitions.pop(tp, None)
+            part = rm.partitions.get(tp)
             if part is not None and part.is_leader:
-                self.replica_manager.fail_waiting(self, tp)
+                rm.fail_waiting(self, tp)
+            if msg.delete:
+                rm.partitions.pop(tp, None)
+                if self.logs.pop(tp, None) is not None:
+                    self.epoch_written.pop(tp, None)
+                    self.writeback_history.pop(tp, None)
+                    self.last_flush_ms.pop(tp, None)
+                    self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+            self.trace("stop_replica", tp[0], tp[1],
+                       ev.StopReplica(bool(msg.delete)))
 
     def _on_alter_partition(self, src, msg: AlterPartitionRequest) -> None:
         if self.controller is None:
@@ -926,14 +1030,21 @@ class Broker:
         if self.controller is None:
             self.send(src, ControlledShutdownResponse("NOT_CONTROLLER"))
             return
-        self.cluster.run_controller(self, "controlled_shutdown", (src, msg.broker_id))
+        self.cluster.run_controller(self, "controlled_shutdown",
+                                    (src, msg.broker_id, msg.broker_epoch))
 
     def _on_controlled_shutdown_response(self, src, msg: ControlledShutdownResponse) -> None:
-        if self.state != SHUTTING_DOWN:
-            return
+        if self.state != SHUTTING_DOWN or self.shutdown_awaiting < 0:
+            return   # not shutting down, or the attempt already timed out
+        self.shutdown_awaiting = -1
         self.trace("controlled_shutdown",
                    detail=ev.ControlledShutdown(src, msg.error, len(msg.remaining_partitions)))
-        self.shutdown_cleanly()
+        if msg.error == E.NONE and not msg.remaining_partitions:
+            self.shutdown_cleanly()
+        else:
+            self._controlled_shutdown_failed(
+                f"{msg.error}" if msg.error != E.NONE
+                else f"{len(msg.remaining_partitions)} partition(s) remaining to move")
 
     def _on_zk_ping_response(self, src, msg: ZkPingResponse) -> None:
         if msg.alive or msg.session_id != self.session_id:
@@ -942,8 +1053,12 @@ class Broker:
         self.trace("zk_session_expired",
                    detail=ev.ZkSessionExpired(msg.session_id, self.id, "notified", -1))
         self.resign_controller("ZooKeeper session expired")
-        self._register()
-        self.cluster.on_broker_registered(self)
+        try:
+            registered = self._register()
+        except NodeExists:
+            return   # logged by the controller's event thread; the process keeps running
+        if registered:
+            self.cluster.on_broker_registered(self)
 
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""

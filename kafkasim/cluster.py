@@ -22,7 +22,7 @@ from kafkasim import config as kconfig
 from kafkasim import events as ev
 from kafkasim import versions
 from kafkasim.broker import RUNNING, STOPPED, Broker
-from kafkasim.describe import describe_group, describe_topics, topic_id
+from kafkasim.describe import describe_group, describe_topics, reassigning_adding, topic_id
 from kafkasim.engine import Engine
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
@@ -52,6 +52,16 @@ class ClusterError(ValueError):
 
 class ConditionTimeout(ClusterError, TimeoutError):
     """``run_until(..., raise_on_timeout=True)``: the condition did not hold in time."""
+
+
+class BrokerStartupError(ClusterError):
+    """KafkaServer.startup failed: the broker process shut down and exited (it stays stopped).
+    ``retry_at_ms`` is when the ZooKeeper session holding its registration expires at the latest
+    (-1 if unknown): a start after that succeeds."""
+
+    def __init__(self, message: str, retry_at_ms: int = -1) -> None:
+        super().__init__(message)
+        self.retry_at_ms = retry_at_ms
 
 
 class RecordRegistry:
@@ -137,6 +147,7 @@ class Cluster(StateViews):
         self.network = Network(latency_ms, jitter_ms)
         from kafkasim.protocol.zookeeper import ZooKeeper
         self.zk = ZooKeeper()
+        self.zk.notify = self._zk_data_changed
         self.trace = Trace(messages=trace_messages)
         self.metrics = MetricsRecorder(metrics_interval_ms, per_partition_metrics)
         self.records = RecordRegistry()
@@ -147,6 +158,7 @@ class Cluster(StateViews):
         self.group_offsets: dict[tuple[str, str, int], int] = {}
         self.clients: dict[str, object] = {}
         self.last_election_results: dict = {}
+        self.last_reassignment_results: dict = {}
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
@@ -182,6 +194,7 @@ class Cluster(StateViews):
         e.on("zk_session_check", self._zk_session_check)
         e.on("try_controller", self._try_become_controller)
         e.on("controller_resend", self._controller_resend)
+        e.on("supervisor_start", self._supervisor_start)
 
     def __repr__(self) -> str:
         return (f"Cluster(brokers={list(self.brokers)}, kafka_version={self.kafka_version!r}, "
@@ -537,10 +550,22 @@ class Cluster(StateViews):
                 c.auto_rebalance(broker, zk)
             elif name == "elect":
                 self.last_election_results = c.elect_leaders(broker, zk, *args)
+            elif name == "reassignment_isr_change":
+                c.maybe_complete_reassignment(broker, zk, args[0])
+            elif name == "alter_reassignments":
+                self.last_reassignment_results = c.alter_partition_reassignments(broker, zk,
+                                                                                 *args)
             else:
                 raise ValueError(f"unknown controller operation {name!r}")
         except ControllerMovedError as exc:
             broker.resign_controller(str(exc))
+
+    def _zk_data_changed(self, path: str) -> None:
+        """A watched partition state znode changed (PartitionReassignmentIsrChangeHandler, the
+        controller's watch on a reassigning partition before AlterIsr)."""
+        parts = path.split("/")   # /brokers/topics/<t>/partitions/<p>/state
+        self.engine.schedule(1, "controller_event", "reassignment_isr_change",
+                             ((parts[3], int(parts[5])),))
 
     def notify_isr_change(self, tps) -> None:
         self.engine.schedule(0, "controller_event", "isr_change", (tuple(tps),))
@@ -809,16 +834,22 @@ class Cluster(StateViews):
             assign = self.assignment(name)
             states = self._partition_states(name)
             min_isr = self.topic_configs[name]["min.insync.replicas"]
+            znode = self.zk.get(f"/brokers/topics/{name}").json()
             parts = []
             for p, reps in assign.items():
                 leader, _e, isr, _v = states.get((name, p), (-1, -1, (), -1))
+                ar = znode.get("adding_replicas", {}).get(str(p), [])
+                rr = znode.get("removing_replicas", {}).get(str(p), [])
                 parts.append({"partition": p, "leader": leader, "replicas": reps,
-                              "isr": list(isr), "min_isr": min_isr, "live_brokers": live})
+                              "isr": list(isr), "min_isr": min_isr, "live_brokers": live,
+                              "reassignment": (ar, rr) if ar or rr else None})
+            rf = len(assign[0]) - reassigning_adding(parts[0]["reassignment"], self.rules) \
+                if assign else 0
             topics.append({"name": name, "id": self.topic_ids[name],
                            "configs": kconfig.describe_configs(self.topic_overrides[name],
                                                                self.broker_overrides,
                                                                self.kafka_version),
-                           "replication_factor": len(assign[0]) if assign else 0,
+                           "replication_factor": rf,
                            "partitions": parts})
         return describe_topics(topics, self.rules,
                                under_replicated=under_replicated_partitions,
@@ -1012,15 +1043,44 @@ class Cluster(StateViews):
             raise ClusterError(f"broker {broker} is not running")
         b.begin_controlled_shutdown()
 
-    def start(self, broker: int) -> None:
-        """Start a stopped broker: it recovers its logs from the checkpoint files."""
+    def start(self, broker: int, *, retry: bool = False) -> bool:
+        """Start a stopped broker: it recovers its logs from the checkpoint files and registers
+        in ZooKeeper. Since Kafka 0.9 a broker that crashed cannot register while the
+        ZooKeeper session of its previous process lives (zookeeper.session.timeout.ms after its
+        last ping): the start fails with ``BrokerStartupError`` and the broker stays stopped.
+        With ``retry`` the failure is not raised: like a process supervisor, the broker is
+        started again once that session has expired. True if the broker runs now."""
+        from kafkasim.protocol.zookeeper import NodeExists
+
         b = self._broker(broker)
         if b.state != "stopped":
             raise ClusterError(f"broker {broker} is already running")
-        b.start()
+        node = self.zk.get(f"/brokers/ids/{broker}")
+        old = self.zk.sessions.get(node.ephemeral_owner) if node is not None else None
+        try:
+            b.start()
+        except NodeExists as exc:
+            at = old.last_heard_ms + old.timeout_ms if old is not None else -1
+            if retry:
+                self.engine.schedule_at(max(at, self.now + 1), "supervisor_start", broker)
+                return False
+            raise BrokerStartupError(
+                f"Broker {broker} failed to start: {exc}. The ZooKeeper session of its previous "
+                f"process still holds /brokers/ids/{broker}; it expires "
+                f"zookeeper.session.timeout.ms ({old.timeout_ms if old else '?'} ms) after the "
+                f"last ping, at t={at} ms: start the broker again after that "
+                "(KafkaZkClient.registerBroker, KafkaServer.startup).", at) from exc
+        return True
+
+    def _supervisor_start(self, broker: int) -> None:
+        if self.brokers[broker].state == "stopped":
+            self.start(broker, retry=True)
 
     def restart(self, broker: int, clean: bool = False, wait_ms: int = 0) -> None:
-        """Crash (or shut down cleanly) and start again after ``wait_ms``."""
+        """Crash (or shut down cleanly) and start again after ``wait_ms``. After a crash the new
+        process cannot register while the old ZooKeeper session lives (see ``start``): it fails
+        (traced) and is started again, like under a process supervisor, once that session has
+        expired."""
         b = self._broker(broker)
         if clean:
             self.shutdown(broker)
@@ -1029,7 +1089,14 @@ class Cluster(StateViews):
             b.crash()
         if wait_ms:
             self.run(wait_ms)
-        b.start()
+        self.start(broker, retry=True)
+
+    def session_expiry_ms(self, broker: int) -> int:
+        """When the ZooKeeper session holding /brokers/ids/<broker> expires if no ping comes
+        (last ping + zookeeper.session.timeout.ms); -1 when the broker is not registered."""
+        node = self.zk.get(f"/brokers/ids/{self._broker(broker).id}")
+        s = self.zk.sessions.get(node.ephemeral_owner) if node is not None else None
+        return -1 if s is None else s.last_heard_ms + s.timeout_ms
 
     def expire_session(self, broker: int) -> None:
         """Expire a broker's ZooKeeper session now (as if it had been silent too long)."""
@@ -1055,6 +1122,40 @@ class Cluster(StateViews):
         self.last_election_results = {}
         self.run_controller(ctl, "elect", ([(topic, p) for p in parts], election_type))
         return dict(self.last_election_results)
+
+    def alter_partition_reassignments(self, reassignments: dict) -> dict:
+        """``kafka-reassign-partitions --execute`` / Admin.alterPartitionReassignments (KIP-455,
+        Kafka 2.4+): ``{(topic, partition): [target replicas] or None}`` (None cancels). The
+        controller starts each reassignment (KafkaController.onPartitionReassignment); it
+        completes by itself once every target replica is in the ISR. Returns
+        ``{(topic, partition): (error, message)}``, error "NONE" when accepted."""
+        if not self.rules.alter_partition_reassignments:
+            raise ClusterError(
+                f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
+                f"{self.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "
+                "a path kafkasim does not model")
+        todo = {}   # an unknown partition is answered UNKNOWN_TOPIC_OR_PARTITION, not raised
+        for key, target in reassignments.items():
+            topic, partition = key
+            todo[(topic, partition)] = None if target is None else [int(b) for b in target]
+        ctl = self.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to run the reassignment (NOT_CONTROLLER)")
+        self.last_reassignment_results = {}
+        self.run_controller(ctl, "alter_reassignments", (todo,))
+        return dict(self.last_reassignment_results)
+
+    def list_partition_reassignments(self, partitions=None) -> dict:
+        """``kafka-reassign-partitions --list`` / Admin.listPartitionReassignments: the
+        reassignments in progress, ``{(topic, partition): {"replicas", "adding_replicas",
+        "removing_replicas"}}`` (from the controller's context)."""
+        ctl = self.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
+        tps = None if partitions is None else [tuple(tp) for tp in partitions]
+        return {tp: {"replicas": list(rs), "adding_replicas": list(ar),
+                     "removing_replicas": list(rr)}
+                for tp, (rs, ar, rr) in ctl.controller.list_partition_reassignments(tps).items()}
 
     def controller_id(self) -> int:
         b = self.controller_broker()

@@ -30,7 +30,7 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
                     at_min_isr: bool = False, topics_with_overrides: bool = False) -> str:
     """Render ``kafka-topics --describe``. Each topic dict: name, id, configs (non-default k=v
     list), replication_factor, partitions: [dict(partition, leader, replicas, isr, min_isr,
-    live_brokers)]."""
+    live_brokers, reassignment: (adding, removing) or None)]."""
     sp = " " if rules.describe_space_after_colon else ""
     filtered = under_replicated or unavailable or under_min_isr or at_min_isr
     lines: list[str] = []
@@ -50,7 +50,9 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
         for p in sorted(t["partitions"], key=lambda p: p["partition"]):
             leader = p["leader"]
             live = p["live_brokers"]
-            if under_replicated and not len(p["isr"]) < len(p["replicas"]):
+            reassigning = p.get("reassignment")
+            rf = len(p["replicas"]) - reassigning_adding(reassigning, rules)
+            if under_replicated and not len(p["isr"]) < rf:
                 continue
             if unavailable and not (leader < 0 or leader not in live):
                 continue
@@ -67,10 +69,25 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
             fields = ["", f"Topic: {t['name']}", f"Partition: {p['partition']}",
                       f"Leader: {leader_s}", f"Replicas: {_ids(p['replicas'])}",
                       f"Isr: {_ids(p['isr'])}"]
+            if reassigning and rules.describe_reassignment_columns:   # since 2.6
+                fields += [f"Adding Replicas: {_ids(reassigning[0])}",
+                           f"Removing Replicas: {_ids(reassigning[1])}"]
             if rules.describe_elr_columns:
                 fields += ["Elr: N/A", "LastKnownElr: N/A"]
             lines.append("\t".join(fields))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def reassigning_adding(reassignment, rules) -> int:
+    """TopicCommand.getReplicationFactor: how many adding replicas not to count while a
+    reassignment (adding, removing) is in progress -- since 2.5 while removing replicas remain,
+    since 2.6 also for adding replicas only."""
+    if not reassignment or not rules.describe_rf_excludes_adding:
+        return 0
+    adding, removing = reassignment
+    if removing or (adding and rules.describe_reassignment_columns):
+        return len(adding)
+    return 0
 
 
 def describe_group(group: str, rows: list[tuple]) -> str:

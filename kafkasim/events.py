@@ -478,6 +478,58 @@ class ShutdownRemovedFromIsr(PartitionStateChange):
         return None, self.leader_epoch, tuple(self.new_isr)
 
 
+class ReplicaOffline(PartitionStateChange):
+    """ReplicaStateMachine -> OfflineReplica: a replica leaves the ISR (controlled shutdown of a
+    follower, reassignment removing it), the leader epoch bumped."""
+    __slots__ = ()
+    kind = "controller"
+    fields = ("reason", "replica", "old_isr", "new_isr", "leader", "leader_epoch")
+    field_docs = ("why", "the replica going offline", "ISR before", "ISR after",
+                  "leader after (-1: none)", "new leader epoch")
+
+    def render(self) -> str:
+        return (f"{self.reason}: replica {self.replica} offline, ISR {list(self.old_isr)} -> "
+                f"{list(self.new_isr)}, epoch {self.leader_epoch}")
+
+    def partition_state(self):
+        return self.leader, self.leader_epoch, tuple(self.new_isr)
+
+
+class ReassignmentStarted(TextEvent):
+    """KafkaController.onPartitionReassignment (U1): the full replica set RS = ORS + TRS."""
+    __slots__ = ()
+    kind = "controller"
+    fields = ("replicas", "adding", "removing")
+    field_docs = ("RS: every replica during the move", "AR: replicas being added",
+                  "RR: replicas being removed")
+
+    def render(self) -> str:
+        return (f"reassignment: replicas {list(self.replicas)}, adding {list(self.adding)}, "
+                f"removing {list(self.removing)}")
+
+
+class ReassignmentEpochBump(TextEvent):
+    """updateLeaderEpochAndSendRequest during a reassignment."""
+    __slots__ = ()
+    kind = "controller"
+    fields = ("leader_epoch", "replicas")
+    field_docs = ("new leader epoch", "the replicas told")
+
+    def render(self) -> str:
+        return f"reassignment: leader epoch {self.leader_epoch} for replicas {list(self.replicas)}"
+
+
+class ReassignmentComplete(TextEvent):
+    """Every target replica is in the ISR: the reassignment completes (B1-B6)."""
+    __slots__ = ()
+    kind = "controller"
+    fields = ("target",)
+    field_docs = ("TRS: the target replicas",)
+
+    def render(self) -> str:
+        return f"reassignment complete: target replicas {list(self.target)} all in the ISR"
+
+
 class NewPartition(PartitionStateChange):
     """The controller created a partition (leader: first live assigned replica)."""
     __slots__ = ()
@@ -550,6 +602,42 @@ class BrokerStart(TextEvent):
         return f"registered, broker epoch {self.broker_epoch}"
 
 
+class BrokerStartFailed(TextEvent):
+    """KafkaServer.startup failed (the registration was refused): the process exited."""
+    __slots__ = ()
+    kind = "broker_start_failed"
+    fields = ()
+
+    def render(self) -> str:
+        return "Fatal error during KafkaServer startup: the process shut down and exited"
+
+
+class BrokerRegistrationFailed(TextEvent):
+    """KafkaZkClient.checkedEphemeralCreate: /brokers/ids/<id> is owned by another session."""
+    __slots__ = ()
+    kind = "broker_registration_failed"
+    fields = ("path", "owner", "session")
+    field_docs = ("the znode", "the session owning it", "this broker's session")
+
+    def render(self) -> str:
+        return (f"Error while creating ephemeral at {self.path}, node already exists and owner "
+                f"'0x{self.owner:x}' does not match current session '0x{self.session:x}' "
+                "(KeeperErrorCode = NodeExists)")
+
+
+class BrokerRegistrationBackoff(TextEvent):
+    """0.8.2 (ZKCheckedEphemeral's predecessor): back off and retry the registration."""
+    __slots__ = ()
+    kind = "broker_registration_backoff"
+    fields = ("path", "owner")
+    field_docs = ("the znode", "the session owning it")
+
+    def render(self) -> str:
+        return (f"I wrote this conflicted ephemeral node at {self.path} a while back in a "
+                f"different session (0x{self.owner:x}), hence I will backoff for this node to be "
+                "deleted by Zookeeper and retry")
+
+
 class BrokerCrash(TextEvent):
     """A broker process was killed; the page cache survives."""
     __slots__ = ()
@@ -594,6 +682,43 @@ class ControlledShutdown(TextEvent):
         if not self.error:
             return f"asking controller {self.controller}"
         return f"controller answered {self.error}, {self.remaining} partition(s) still led here"
+
+
+class ControlledShutdownRetry(TextEvent):
+    """A controlled shutdown attempt failed; the broker retries after the back-off."""
+    __slots__ = ()
+    kind = "controlled_shutdown"
+    fields = ("why", "backoff_ms", "retries_left")
+    field_docs = ("why the attempt failed", "controlled.shutdown.retry.backoff.ms",
+                  "attempts left")
+
+    def render(self) -> str:
+        return (f"{self.why}; retrying in {self.backoff_ms} ms ({self.retries_left} retries "
+                "remaining)")
+
+
+class ControlledShutdownGaveUp(TextEvent):
+    """Every controlled shutdown attempt failed: the broker shuts down anyway."""
+    __slots__ = ()
+    kind = "controlled_shutdown"
+    fields = ("why",)
+    field_docs = ("why the last attempt failed",)
+
+    def render(self) -> str:
+        return (f"{self.why}; proceeding to do an unclean shutdown as all the controlled "
+                "shutdown attempts failed")
+
+
+class StopReplica(TextEvent):
+    """A broker handled StopReplica for a partition."""
+    __slots__ = ()
+    kind = "stop_replica"
+    fields = ("delete",)
+    field_docs = ("deletePartition",)
+
+    def render(self) -> str:
+        return "deletePartition=true: log deleted" if self.delete \
+            else "deletePartition=false: fetcher stopped"
 
 
 class ZkSessionExpired(TextEvent):

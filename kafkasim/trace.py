@@ -29,6 +29,11 @@ EVENT_KINDS = {
     "isr_update_failed": "an ISR change was rejected or failed",
     "isr_change_notification": "pre-2.7: a broker queued ISR changes for the controller",
     "leader_and_isr_ignored": "a LeaderAndIsr state with an older partition epoch was skipped",
+    "broker_start_failed": "KafkaServer.startup failed: the broker process exited",
+    "broker_registration_failed": "/brokers/ids/<id> is held by another ZooKeeper session "
+                                  "(NodeExists)",
+    "broker_registration_backoff": "0.8.2: a broker backs off and retries its registration",
+    "stop_replica": "a broker handled StopReplica for a partition",
     "become_leader": "a replica became leader",
     "become_follower": "a replica became follower",
     "truncate": "a replica truncated its log",

@@ -186,6 +186,18 @@ class Rules:
         ref="KAFKA-4485",
         doc="HW also waits for caught-up followers outside the ISR (about to rejoin)",
     )
+    # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
+    # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
+    # another session -- a crashed broker restarted before its old session expired -- and
+    # KafkaServer.startup shuts the process down. In 0.8.2
+    # (ZkUtils.createEphemeralPathExpectConflictHandleZKBug) the broker saw its own registration,
+    # backed off zookeeper.session.timeout.ms and retried until the old znode was gone.
+    broker_registration_fails_on_foreign_znode: bool = _rule(
+        since="0.9.0",
+        ref="ZKCheckedEphemeral @0.9.0, KafkaZkClient.CheckedEphemeral",
+        doc="a broker restarted while its old ZooKeeper session lives fails to start "
+        "(before: it waits for the old znode to go, retrying every session timeout)",
+    )
     # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
     # truncation by epoch. False: a new follower truncates to its own HW
     # (ReplicaManager.makeFollowers @0.10.2.0).
@@ -237,6 +249,37 @@ class Rules:
         since="2.2",
         ref="KIP-380",
         doc="a restarted broker (new broker epoch) is handled as failed, then started",
+    )
+    # KIP-455 (2.4.0): the AlterPartitionReassignments / ListPartitionReassignments APIs and
+    # the ZK controller's adding/removing-replicas reassignment (KafkaController
+    # .onPartitionReassignment @2.4.0; the topic znode's adding_replicas / removing_replicas).
+    alter_partition_reassignments: bool = _rule(
+        since="2.4",
+        ref="KIP-455",
+        doc="partition reassignment through Admin.alterPartitionReassignments",
+    )
+    # kafka-topics --describe counts ReplicationFactor as replicas - adding while a reassignment
+    # still has removing replicas (TopicCommand.getReplicationFactor @2.5.0).
+    describe_rf_excludes_adding: bool = _rule(
+        since="2.5",
+        ref="TopicCommand.getReplicationFactor @2.5.0",
+        doc="kafka-topics --describe: ReplicationFactor = replicas - adding while reassigning",
+    )
+    # Since 2.6.0 kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a
+    # partition being reassigned, and an adding-only reassignment also counts as in progress
+    # for the ReplicationFactor (TopicCommand @2.6.0 isReassignmentInProgress).
+    describe_reassignment_columns: bool = _rule(
+        since="2.6",
+        ref="TopicCommand @2.6.0",
+        doc="kafka-topics --describe shows Adding/Removing Replicas during a reassignment",
+    )
+    # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
+    # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
+    # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
+    controlled_shutdown_checks_broker_epoch: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
     )
     # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
     fetch_from_follower: bool = _rule(

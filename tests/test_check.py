@@ -618,6 +618,7 @@ def test_leader_candidate_completeness_skips_stopped_replicas():
     c.crash(f1)                               # still in the controller's ISR for a while
     c.log(f1, "t", 0).truncate_to(0)          # (a crash keeps the log; this is a hand edit)
     assert s.check_now(c) == []
+    c.expire_session(f1)                      # (else the restart could not register)
     c.start(f1)                               # running again, in the ISR, short: a candidate
     found = s.check_now(c)
     assert [v.brokers for v in found] == [(f1,)]
@@ -689,7 +690,9 @@ def test_attach_checks_every_event_however_the_cluster_runs_and_snapshots_stay_p
     for i in range(20):
         p.send("t", f"v{i}", partition=0)
     assert p.flush(5000)                     # runs the cluster through run_until
-    c.restart(c.leader("t"), wait_ms=500)    # and through Cluster.run inside restart
+    # and through Cluster.run inside restart (past the old ZooKeeper session, or the new
+    # process could not register: KafkaZkClient.registerBroker, NodeExists)
+    c.restart(c.leader("t"), wait_ms=c.broker_config["zookeeper.session.timeout.ms"] + 500)
     c.run(8000)
     assert suite.ok, suite.report()
     assert sum(map(len, suite.ghost.acked.values())) == 20

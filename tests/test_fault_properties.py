@@ -19,6 +19,8 @@ Per schedule (``SCHEDULES``, 2000 by default), what is checked:
   after every simulated event (``attach``), from topic creation to the end, for the first
   ``EVENT_CHECKED`` schedules (all of them by default; ``KAFKASIM_FAULT_EVENT_CHECKED`` lowers
   it: the others are checked at the end only, by a suite that replays the trace);
+- a crashed broker cannot start again while its old ZooKeeper session lives (Kafka 0.9+:
+  NodeExists on /brokers/ids/<id>); the driver then starts it again once that session expired;
 - at the end -- after healing the network, starting every stopped broker, running until settled
   (every partition led, full ISR, equal LEOs, HW = LEO, nothing pending; at most 60 s, or until
   nothing has moved for 15 s) and one more second -- every invariant again on the final state,
@@ -53,7 +55,7 @@ from dataclasses import dataclass
 import pytest
 
 from kafkasim.check import attach, classify_losses, make_suite
-from kafkasim.cluster import Cluster
+from kafkasim.cluster import BrokerStartupError, Cluster
 from kafkasim.scenario import _settled, lost_acked
 from kafkasim.workload import RateWorkload
 
@@ -166,7 +168,7 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
     if kind == "start":
         stopped = sorted(b for b, br in c.brokers.items() if br.state == "stopped")
         if stopped:
-            c.start(stopped[0])
+            try_start(c, stopped[0])   # too early after a crash: the start fails, as in Kafka
         return
     b = _resolve(c, fault[2], fault[3])
     if b < 0:
@@ -191,6 +193,17 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
         c.cut(b, ZOOKEEPER)
     elif kind == "expire" and running and c.zk.session_alive(broker.session_id):
         c.expire_session(b)
+
+
+def try_start(c: Cluster, b: int) -> int:
+    """Start broker ``b``; -1 if it came up, else when to try again: since Kafka 0.9 a crashed
+    broker cannot register while its old ZooKeeper session lives (KafkaZkClient.registerBroker
+    fails with NodeExists and the process exits), so its supervisor starts it again later."""
+    try:
+        c.start(b)
+    except BrokerStartupError as exc:
+        return max(exc.retry_at_ms, c.now + 1)
+    return -1
 
 
 #: Liveness problems of the simulator these schedules run into (see the xfail tests at the end):
@@ -321,14 +334,17 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
         while starts and starts[0][0] <= t:
             _, b = heapq.heappop(starts)
             if c.brokers[b].state == "stopped":
-                c.start(b)
+                again = try_start(c, b)
+                if again >= 0:
+                    heapq.heappush(starts, (again, b))
         if consumer is not None and (t - start) % 500 == 0:
             consumer.poll(timeout_ms=10)
     # heal everything and let the cluster settle
     c.heal()
+    restarts = {}   # broker -> when to try starting it again
     for b in sorted(c.brokers):
         if c.brokers[b].state == "stopped":
-            c.start(b)
+            restarts[b] = try_start(c, b)
 
     def settled(cl) -> bool:
         return _settled(cl) and all(
@@ -355,6 +371,9 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
     seen, since = None, c.now
     while c.now < deadline:
         c.run(SETTLE_STEP_MS)
+        for b, at in sorted(restarts.items()):
+            if 0 <= at <= c.now and c.brokers[b].state == "stopped":
+                restarts[b] = try_start(c, b)
         if settled(c):
             ok = True
             break
@@ -530,7 +549,9 @@ def test_known_bug_b_a_broker_partitioned_from_the_controller_gets_its_partition
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     c.partition_network([3], [1, 2])   # broker 3 still reaches ZooKeeper
-    c.restart(3)                        # it re-registers; the controller's requests are lost
+    # it crashes and re-registers once its old session has expired (before that, the start
+    # would fail: KafkaZkClient.registerBroker, NodeExists); the controller's requests are lost
+    c.restart(3, wait_ms=c.brokers[3].config["zookeeper.session.timeout.ms"])
     c.run(1000)
     c.heal()
     c.run(60000)

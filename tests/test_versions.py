@@ -155,6 +155,7 @@ def test_brief_rule_names_exist():
 # (rule, first profile where it is on) for rules that switch on at a release.
 SINCE = [
     ("isr_lag_time_since_caught_up", "0.9.0", "0.8.2"),
+    ("broker_registration_fails_on_foreign_znode", "0.9.0", "0.8.2"),
     ("caught_up_previous_fetch_rule", "0.10.2", "0.10.1"),
     ("isr_shrink_interval_half_lag", "0.10.2", "0.10.1"),
     ("reelected_leader_resets_follower_state", "0.10.2", "0.10.1"),
@@ -166,8 +167,12 @@ SINCE = [
     ("isr_expand_requires_epoch_start_offset", "2.1", "2.0"),
     ("list_offsets_offset_not_available", "2.2", "2.1"),
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
+    ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
+    ("alter_partition_reassignments", "2.4", "2.3"),
+    ("describe_reassignment_columns", "2.6", "2.5"),
+    ("describe_rf_excludes_adding", "2.5", "2.4"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
     ("error_not_leader_or_follower", "2.6", "2.5"),

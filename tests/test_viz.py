@@ -335,6 +335,7 @@ def test_broker_status_intervals():
     c.pause(2, 300)
     c.crash(3)
     c.run(500)
+    c.expire_session(3)   # else the new process could not register (NodeExists) yet
     c.start(3)
     c.run(100)
     spans = {(s.broker, s.status): (s.start_ms, s.end_ms) for s in broker_status_intervals(c)}

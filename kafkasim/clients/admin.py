@@ -2,7 +2,8 @@
 
 Method names follow ``org.apache.kafka.clients.admin.Admin`` (snake_case); each returns plain
 data. They act through the controller and ZooKeeper as the ``kafka-topics``, ``kafka-configs``,
-``kafka-leader-election`` and ``kafka-consumer-groups`` tools do.
+``kafka-leader-election``, ``kafka-reassign-partitions`` and ``kafka-consumer-groups``
+tools do.
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ class Admin:
     def elect_leaders(self, election_type: str, topic: str,
                       partitions: list[int] | None = None) -> dict:
         return self.cluster.elect(topic, partitions, election_type)
+
+    def alter_partition_reassignments(self, reassignments: dict) -> dict:
+        """Admin.alterPartitionReassignments (KIP-455): ``{(topic, partition): [replicas] or
+        None}`` (None cancels); per partition the error name ("NONE" when accepted)."""
+        return {tp: err for tp, (err, _msg) in
+                self.cluster.alter_partition_reassignments(reassignments).items()}
+
+    def list_partition_reassignments(self, partitions=None) -> dict:
+        """Admin.listPartitionReassignments: per partition in reassignment, its replicas,
+        adding_replicas and removing_replicas."""
+        return self.cluster.list_partition_reassignments(partitions)
 
     def list_offsets(self, topic: str, partition: int = 0, spec: str = "latest") -> int:
         """OffsetSpec.latest() is the HW for clients; earliest() the log start offset."""

@@ -133,7 +133,7 @@ class _Restart:
     def __call__(self, c) -> None:
         state = c.brokers[self.broker].state
         if state == "stopped":
-            c.start(self.broker)
+            c.start(self.broker, retry=True)
         elif state != "running":
             c.at(c.now + 1000, self)
 
@@ -159,7 +159,7 @@ class _Scripted:
             c.heal()
         elif action == "start":
             if c.brokers[st["broker"]].state == "stopped":
-                c.start(st["broker"])
+                c.start(st["broker"], retry=True)
         elif c.brokers[st["broker"]].state == "running":
             getattr(c, action)(st["broker"])   # crash, power_loss, shutdown
 

@@ -7,10 +7,14 @@ offline (first live ISR replica in assignment order, else unclean if the topic a
 controlled shutdown, preferred. Every leader change writes ``leader_epoch + 1``; removing a dead
 replica from an ISR also bumps the epoch, but never empties the ISR. Writes are fenced by the
 controller epoch: a controller that lost ``/controller`` can no longer change anything.
+Controlled shutdown follows doControlledShutdown (leaders elected away, followed partitions get
+StopReplica and OfflineReplica); partition reassignment follows KIP-455's onPartitionReassignment
+(adding/removing replicas in the topic znode, completed once the target replicas are in sync).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from kafkasim import events as ev
@@ -21,6 +25,7 @@ from kafkasim.protocol.messages import (
     ControlledShutdownResponse,
     LeaderAndIsrRequest,
     PartitionState,
+    StopReplicaRequest,
     UpdateMetadataRequest,
 )
 from kafkasim.protocol.zookeeper import (
@@ -29,6 +34,10 @@ from kafkasim.protocol.zookeeper import (
     partition_state_json,
     partition_state_path,
 )
+
+# org.apache.kafka.common.protocol.Errors used by AlterPartitionReassignments (KIP-455)
+INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
+NO_REASSIGNMENT_IN_PROGRESS = "NO_REASSIGNMENT_IN_PROGRESS"
 
 
 class ControllerMovedError(RuntimeError):
@@ -46,6 +55,11 @@ class ControllerContext:
     # tp -> (leader, leader epoch, isr, zk version)
     states: dict[tuple[str, int], tuple[int, int, tuple[int, ...], int]] = field(
         default_factory=dict)
+    # KIP-455 reassignments in progress: tp -> addingReplicas / removingReplicas (the topic
+    # znode's adding_replicas / removing_replicas); ``assignments`` then holds RS = TRS + ORS
+    adding: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
+    reassigning: list[tuple[str, int]] = field(default_factory=list)
 
 
 class KafkaController:
@@ -123,11 +137,21 @@ class KafkaController:
         cc.broker_epochs = {b: zk.get(f"/brokers/ids/{b}").czxid for b in cc.live_brokers}
         cc.assignments.clear()
         cc.states.clear()
+        cc.adding.clear()
+        cc.removing.clear()
+        cc.reassigning.clear()
+        zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
         for topic in zk.children("/brokers/topics"):
-            assignment = zk.get(f"/brokers/topics/{topic}").json()["partitions"]
+            znode = zk.get(f"/brokers/topics/{topic}").json()
+            assignment = znode["partitions"]
             for p in sorted(assignment, key=int):
                 tp = (topic, int(p))
                 cc.assignments[tp] = tuple(assignment[p])
+                ar = tuple(znode.get("adding_replicas", {}).get(p, ()))
+                rr = tuple(znode.get("removing_replicas", {}).get(p, ()))
+                if ar or rr:
+                    cc.adding[tp], cc.removing[tp] = ar, rr
+                    cc.reassigning.append(tp)
                 if zk.exists(partition_state_path(topic, int(p))):
                     self._refresh(zk, tp)
         tps = list(cc.states)
@@ -138,6 +162,10 @@ class KafkaController:
         changed = self._handle_dead_and_offline(ctx, zk, [])
         if changed:
             self._propagate(ctx, changed)
+        # initializePartitionReassignments: resume every reassignment found in ZooKeeper
+        for tp in list(cc.reassigning):
+            if tp in cc.states:
+                self.on_partition_reassignment(ctx, zk, tp, self._full_assignment(tp))
         if ctx.config["auto.leader.rebalance.enable"]:
             ctx.schedule_timer(5000, "controller_timer", self.controller_epoch, "auto_rebalance")
 
@@ -174,6 +202,11 @@ class KafkaController:
             changed = self._handle_dead_and_offline(ctx, zk, [])
             if changed:
                 self._propagate(ctx, changed)
+            # onBrokerStartup -> maybeResumeReassignments: target replicas on a new broker
+            for tp in list(cc.reassigning):
+                full = self._full_assignment(tp)
+                if any(b in new for b in _target(full)):
+                    self.on_partition_reassignment(ctx, zk, tp, full)
         cc.broker_epochs = epochs
 
     def _handle_dead_and_offline(self, ctx, zk: ZooKeeper, dead: list[int]) -> list:
@@ -231,6 +264,15 @@ class KafkaController:
             if pref == leader or pref not in live or pref not in isr:
                 return False
             new_leader, new_isr, unclean = pref, isr, False
+        elif strategy == "reassign":
+            # ReassignPartitionLeaderElectionStrategy: first target replica alive (not shutting
+            # down) and in the ISR; the ISR is kept (LeaderAndIsr.newLeader)
+            online = [b for b in live if b not in cc.shutting_down]
+            candidates = [r for r in _target(self._full_assignment(tp))
+                          if r in online and r in isr]
+            if not candidates:
+                return False
+            new_leader, new_isr, unclean = candidates[0], isr, False
         elif strategy == "controlled_shutdown":
             sd = cc.shutting_down
             candidates = [r for r in replicas if r in isr and r in live and r not in sd]
@@ -291,34 +333,67 @@ class KafkaController:
             self.elect_leaders(ctx, zk, todo, "preferred")
 
     # -- controlled shutdown ---------------------------------------------------------------------
-    def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int) -> None:
+    def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int,
+                            broker_epoch: int = -1) -> None:
+        """KafkaController.doControlledShutdown (ZK mode, 0.8.2 .. 3.9).
+
+        Only partitions with more than one assigned replica and a leader are acted on. Those the
+        broker leads get a new leader from ControlledShutdownPartitionLeaderElectionStrategy (the
+        new ISR drops every shutting-down broker). For those it only follows, the broker gets a
+        StopReplica (deletePartition=false) and its replica goes to OfflineReplica, which
+        removes it from the ISR with a leader-epoch bump and sends LeaderAndIsr to the other
+        replicas. The answer lists the RF>1 partitions it still leads
+        (ControllerContext.partitionLeadersOnBroker)."""
         cc = self.context
+        if ctx.rules.controlled_shutdown_checks_broker_epoch and broker_epoch >= 0 and \
+                broker_epoch < cc.broker_epochs.get(broker_id, -1):
+            # KIP-380: a request from an older incarnation of the broker
+            ctx.send(src, ControlledShutdownResponse("STALE_BROKER_EPOCH"))
+            return
         if broker_id not in cc.live_brokers:
             ctx.send(src, ControlledShutdownResponse("BROKER_NOT_AVAILABLE"))
             return
         if broker_id not in cc.shutting_down:
             cc.shutting_down.append(broker_id)
-        changed = []
-        remaining = []
+        led, followed = [], []
         for tp, reps in cc.assignments.items():
-            if broker_id not in reps or tp not in cc.states:
+            if broker_id not in reps or len(reps) < 2 or tp not in cc.states:
                 continue
+            leader = self._refresh(zk, tp)[0]
+            (led if leader == broker_id else followed).append(tp)
+        changed = [tp for tp in led if self._elect(ctx, zk, tp, "controlled_shutdown")]
+        if changed:
+            self._propagate(ctx, changed)
+        if followed:
+            ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch,
+                                                   tuple(followed), False))
+            self.offline_replica(ctx, zk, broker_id, followed)
+        remaining = tuple(tp for tp, st in cc.states.items()
+                          if st[0] == broker_id and len(cc.assignments[tp]) > 1)
+        ctx.send(src, ControlledShutdownResponse(E.NONE, remaining))
+
+    def offline_replica(self, ctx, zk: ZooKeeper, replica: int, tps, reason: str =
+                        "controlled shutdown") -> None:
+        """ReplicaStateMachine -> OfflineReplica (doRemoveReplicasFromIsr): StopReplica
+        (deletePartition=false) to the replica; where it is in the ISR it leaves it (an ISR of
+        one is kept as it is; the leader becomes -1 if it led) with leader_epoch + 1; the other
+        replicas get LeaderAndIsr, every live broker UpdateMetadata."""
+        cc = self.context
+        for tp in tps:
             leader, epoch, isr, _v = self._refresh(zk, tp)
-            if leader == broker_id:
-                if len(reps) > 1 and self._elect(ctx, zk, tp, "controlled_shutdown"):
-                    changed.append(tp)
-                else:
-                    remaining.append(tp)
-            elif broker_id in isr:
-                new_isr = _remove_never_empty(isr, [broker_id])
-                if new_isr != isr:
-                    self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
-                    ctx.trace("controller", tp[0], tp[1],
-                              ev.ShutdownRemovedFromIsr(broker_id, tuple(isr), tuple(new_isr),
-                                                        epoch + 1))
-                    changed.append(tp)
-        self._propagate(ctx, changed)
-        ctx.send(src, ControlledShutdownResponse(E.NONE, tuple(remaining)))
+            if replica not in isr:
+                continue
+            new_leader = -1 if leader == replica else leader
+            new_isr = isr if len(isr) == 1 else tuple(r for r in isr if r != replica)
+            self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+            ctx.trace("controller", tp[0], tp[1],
+                      ev.ReplicaOffline(reason, replica, tuple(isr), tuple(new_isr), new_leader,
+                                        epoch + 1))
+        others = [b for b in cc.live_brokers if b != replica]
+        self.send_leader_and_isr(ctx, tps, only=others)
+        self.send_update_metadata(ctx, tps)
+        ctx.send(replica, StopReplicaRequest(self.broker_id, self.controller_epoch, tuple(tps),
+                                             False))
 
     # -- topics -----------------------------------------------------------------------------
     def on_new_topic(self, ctx, zk: ZooKeeper, topic: str) -> None:
@@ -346,6 +421,182 @@ class KafkaController:
             ctx.trace("controller", topic, int(p), ev.NewPartition(leader, tuple(isr), 0))
         self.send_leader_and_isr(ctx, new)
         self.send_update_metadata(ctx, new)
+
+    # -- partition reassignment (KIP-455) -------------------------------------------------------
+    def _full_assignment(self, tp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """ReplicaAssignment: (replicas RS, addingReplicas AR, removingReplicas RR)."""
+        cc = self.context
+        return cc.assignments[tp], cc.adding.get(tp, ()), cc.removing.get(tp, ())
+
+    def alter_partition_reassignments(self, ctx, zk: ZooKeeper, reassignments) -> dict:
+        """processApiPartitionReassignment (ZK controller, 2.4+): validate each target
+        (validateReplicas), build the reassignment (maybeBuildReassignment; None cancels) and
+        run onPartitionReassignment. Returns tp -> (error, message)."""
+        cc = self.context
+        results = {}
+        for tp, target in reassignments.items():
+            if tp not in cc.assignments or tp not in cc.states:
+                results[tp] = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+                continue
+            full = self._full_assignment(tp)
+            if target is not None:
+                err = self._validate_replicas(full, list(target))
+                if err is not None:
+                    results[tp] = (INVALID_REPLICA_ASSIGNMENT, err)
+                    continue
+            elif not (full[1] or full[2]):
+                results[tp] = (NO_REASSIGNMENT_IN_PROGRESS, "")
+                continue
+            new = _reassign_to(full, tuple(target) if target is not None else _origin(full))
+            self.on_partition_reassignment(ctx, zk, tp, new)
+            results[tp] = (E.NONE, "")
+        return results
+
+    def _validate_replicas(self, full, replicas: list[int]) -> str | None:
+        if not replicas:
+            return "Empty replica list specified in partition reassignment."
+        if len(set(replicas)) != len(replicas):
+            return f"Duplicate replica ids in partition reassignment replica list: {replicas}"
+        if any(r < 0 for r in replicas):
+            return f"Invalid broker id in replica list: {replicas}"
+        adding = _reassign_to(full, tuple(replicas))[1]
+        live = self.context.live_brokers
+        if not all(r in live for r in adding):
+            return (f"Replica assignment has brokers that are not alive. Replica list: "
+                    f"{list(adding)}, live broker list: {list(live)}")
+        return None
+
+    def list_partition_reassignments(self, tps=None) -> dict:
+        """processListPartitionReassignments: tp -> (replicas, adding, removing)."""
+        cc = self.context
+        wanted = cc.reassigning if tps is None else [tp for tp in tps if tp in cc.assignments]
+        return {tp: self._full_assignment(tp) for tp in wanted
+                if cc.adding.get(tp) or cc.removing.get(tp)}
+
+    def on_partition_reassignment(self, ctx, zk: ZooKeeper, tp, new) -> None:
+        """KafkaController.onPartitionReassignment (2.4+). U1/U2: write RS = TRS + ORS with
+        AR = TRS - ORS and RR = ORS - TRS to the topic znode and memory (U3: stop replicas an
+        earlier reassignment added that are no longer wanted). While some target replica is not
+        in the ISR (A): bump the leader epoch, send LeaderAndIsr to ORS + AR and start AR as
+        NewReplica. Once all of TRS is in the ISR (B): RS = TRS; move the leader into TRS
+        (ReassignPartitionLeaderElectionStrategy) or else bump the epoch; RR go OfflineReplica
+        (out of the ISR, epoch + 1 each, StopReplica) and NonExistentReplica (StopReplica with
+        deletePartition=true); the topic znode gets RS = TRS; UpdateMetadata to every broker."""
+        cc = self.context
+        self._update_current_reassignment(ctx, zk, tp, new)
+        rs, adding, removing = new
+        target = _target(new)
+        if not self._reassignment_complete(zk, tp, new):
+            ctx.trace("controller", tp[0], tp[1],
+                      ev.ReassignmentStarted(tuple(rs), tuple(adding), tuple(removing)))
+            self._update_leader_epoch_and_send(ctx, zk, tp, new)                      # A1
+            for r in adding:                                                           # A2
+                # NewReplica: LeaderAndIsr to the new replica (if it is alive), UpdateMetadata
+                self.send_leader_and_isr(ctx, [tp], only=[r])
+                self.send_update_metadata(ctx, [tp])
+            return
+        ctx.trace("controller", tp[0], tp[1],
+                  ev.ReassignmentComplete(tuple(target)))
+        cc.assignments[tp] = target                                                   # B2
+        cc.adding.pop(tp, None)
+        cc.removing.pop(tp, None)
+        leader = self._refresh(zk, tp)[0]                                             # B3
+        if leader not in target or leader not in cc.live_brokers \
+                or leader in cc.shutting_down:
+            if self._elect(ctx, zk, tp, "reassign"):
+                self.send_leader_and_isr(ctx, [tp])
+                self.send_update_metadata(ctx, [tp])
+        else:
+            self._update_leader_epoch_and_send(ctx, zk, tp, (target, (), ()))
+        if removing:                                                                  # B4, B5
+            self._stop_removed_replicas(ctx, zk, tp, removing)
+        self._write_assignment(zk, tp[0])                                             # B6
+        if tp in cc.reassigning:                                                      # B7
+            cc.reassigning.remove(tp)
+            zk.data_watches.discard(partition_state_path(*tp))
+        self.send_update_metadata(ctx, [tp])                                          # B8
+
+    def maybe_complete_reassignment(self, ctx, zk: ZooKeeper, tp) -> None:
+        """maybeCompleteReassignment: an ISR change may complete a reassignment."""
+        if tp in self.context.reassigning:
+            full = self._full_assignment(tp)
+            if self._reassignment_complete(zk, tp, full):
+                self.on_partition_reassignment(ctx, zk, tp, full)
+
+    def _update_current_reassignment(self, ctx, zk: ZooKeeper, tp, new) -> None:
+        cc = self.context
+        current = self._full_assignment(tp)
+        if current != new:
+            cc.assignments[tp] = new[0]                                               # U2
+            if new[1] or new[2]:
+                cc.adding[tp], cc.removing[tp] = new[1], new[2]
+            else:
+                cc.adding.pop(tp, None)
+                cc.removing.pop(tp, None)
+            self._write_assignment(zk, tp[0])                                         # U1
+            unneeded = tuple(r for r in current[0] if r not in new[0])                # U3
+            if unneeded:
+                self._stop_removed_replicas(ctx, zk, tp, unneeded)
+        if tp not in cc.reassigning:
+            cc.reassigning.append(tp)
+        if not ctx.rules.alter_isr:   # PartitionReassignmentIsrChangeHandler (before 2.7)
+            zk.data_watches.add(partition_state_path(*tp))
+
+    def _reassignment_complete(self, zk: ZooKeeper, tp, full) -> bool:
+        """isReassignmentComplete: nothing to reassign, or every target replica in the ISR (as
+        ZooKeeper holds it)."""
+        if not (full[1] or full[2]):
+            return True
+        isr = self._refresh(zk, tp)[2]
+        return all(r in isr for r in _target(full))
+
+    def _update_leader_epoch_and_send(self, ctx, zk: ZooKeeper, tp, full) -> None:
+        """updateLeaderEpochAndSendRequest: leader_epoch + 1 with the same leader and ISR (so the
+        replicas learn the new replica set), LeaderAndIsr to ORS and AR, UpdateMetadata."""
+        leader, epoch, isr, _v = self._refresh(zk, tp)
+        self._write(ctx, zk, tp, leader, epoch + 1, isr)
+        ctx.trace("controller", tp[0], tp[1],
+                  ev.ReassignmentEpochBump(epoch + 1, tuple(full[0])))
+        self.send_leader_and_isr(ctx, [tp])
+        self.send_update_metadata(ctx, [tp])
+
+    def _stop_removed_replicas(self, ctx, zk: ZooKeeper, tp, removed) -> None:
+        """stopRemovedReplicasOfReassignedPartition: OfflineReplica (out of the ISR, epoch + 1
+        for each, LeaderAndIsr to the remaining replicas, StopReplica without delete), then
+        ReplicaDeletionStarted (StopReplica with deletePartition=true) and NonExistentReplica."""
+        cc = self.context
+        for r in removed:
+            leader, epoch, isr, _v = self._refresh(zk, tp)
+            if r in isr:
+                new_leader = -1 if leader == r else leader
+                new_isr = isr if len(isr) == 1 else tuple(x for x in isr if x != r)
+                self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+                ctx.trace("controller", tp[0], tp[1],
+                          ev.ReplicaOffline("reassignment", r, tuple(isr), tuple(new_isr),
+                                            new_leader, epoch + 1))
+        live_removed = [r for r in removed if r in cc.live_brokers]
+        self.send_leader_and_isr(ctx, [tp], only=[b for b in cc.live_brokers
+                                                  if b not in removed])
+        self.send_update_metadata(ctx, [tp])
+        for r in live_removed:
+            ctx.send(r, StopReplicaRequest(self.broker_id, self.controller_epoch, (tp,), False))
+        for r in live_removed:
+            ctx.send(r, StopReplicaRequest(self.broker_id, self.controller_epoch, (tp,), True))
+
+    def _write_assignment(self, zk: ZooKeeper, topic: str) -> None:
+        """setTopicAssignmentRaw: the topic znode with partitions, adding_replicas and
+        removing_replicas (TopicZNode version 3), fenced by the controller epoch."""
+        self._check_epoch(zk)
+        cc = self.context
+        path = f"/brokers/topics/{topic}"
+        data = dict(zk.get(path).json())
+        tps = sorted((tp for tp in cc.assignments if tp[0] == topic), key=lambda t: t[1])
+        data["partitions"] = {str(p): list(cc.assignments[(t, p)]) for t, p in tps}
+        data["adding_replicas"] = {str(p): list(cc.adding[(t, p)]) for t, p in tps
+                                   if cc.adding.get((t, p))}
+        data["removing_replicas"] = {str(p): list(cc.removing[(t, p)]) for t, p in tps
+                                     if cc.removing.get((t, p))}
+        zk.set(path, json.dumps(data, separators=(",", ":")))
 
     # -- AlterPartition (KIP-497) ---------------------------------------------------------------
     def process_alter_partition(self, ctx, zk: ZooKeeper, src: int,
@@ -408,6 +659,8 @@ class KafkaController:
             # every partition asked about, changed or not (2.7+). Kafka queues it on the
             # controller channel before answering; the two travel independently.
             self.send_update_metadata(ctx, asked)
+        for tp in changed:   # processAlterPartition -> maybeCompleteReassignment
+            self.maybe_complete_reassignment(ctx, zk, tp)
 
     def _check_alter_partition(self, ctx, broker_id: int, leader_epoch: int, new_isr: tuple,
                                partition_epoch: int, cur: tuple) -> str | None:
@@ -445,6 +698,25 @@ class KafkaController:
             if tp in self.context.assignments:
                 self._refresh(zk, tp)
         self.send_update_metadata(ctx, [tp for tp in tps if tp in self.context.states])
+        # (before 2.7 a reassignment completes through the state znode's watch instead,
+        # see ``_update_current_reassignment``)
+
+
+def _origin(full) -> tuple[int, ...]:
+    """ReplicaAssignment.originReplicas: RS - AR."""
+    return tuple(r for r in full[0] if r not in full[1])
+
+
+def _target(full) -> tuple[int, ...]:
+    """ReplicaAssignment.targetReplicas: RS - RR."""
+    return tuple(r for r in full[0] if r not in full[2])
+
+
+def _reassign_to(full, target: tuple[int, ...]):
+    """ReplicaAssignment.reassignTo: RS = (TRS ++ ORS).distinct, AR = RS - ORS, RR = RS - TRS."""
+    origin = _origin(full)
+    rs = tuple(dict.fromkeys(target + origin))
+    return rs, tuple(r for r in rs if r not in origin), tuple(r for r in rs if r not in target)
 
 
 def _remove_never_empty(isr: tuple[int, ...], gone) -> tuple[int, ...]:

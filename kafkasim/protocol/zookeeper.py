@@ -2,8 +2,9 @@
 
 Znode paths and JSON payloads follow Kafka's ZkData (fact sheet §7a). Each write bumps the znode's
 ``version`` (the zkVersion, later called partition epoch). Ephemeral nodes belong to a session and
-vanish with it. Writes with an expected version fail with ``BadVersion`` like a conditional
-``setData``. Iteration is always in sorted path order, never in hash order.
+vanish with it; while that session lives nobody else can create them (NodeExists). Data watches
+report changes of watched paths. Writes with an expected version fail with ``BadVersion`` like a
+conditional ``setData``. Iteration is always in sorted path order, never in hash order.
 """
 
 from __future__ import annotations
@@ -45,13 +46,17 @@ class Session:
 
 
 class ZooKeeper:
-    __slots__ = ("znodes", "zxid", "next_session_id", "sessions")
+    __slots__ = ("znodes", "zxid", "next_session_id", "sessions", "data_watches", "notify")
 
     def __init__(self) -> None:
         self.znodes: dict[str, Znode] = {}
         self.zxid = 0
         self.next_session_id = 1
         self.sessions: dict[int, Session] = {}
+        # paths whose data changes are reported to ``notify(path)`` (a ZNodeChangeHandler's
+        # data watch, re-registered after each change as Kafka's ZooKeeperClient does)
+        self.data_watches: set[str] = set()
+        self.notify = None
 
     def new_session(self, owner: int = -1, timeout_ms: int = 18000, now: int = 0) -> int:
         sid = self.next_session_id
@@ -94,6 +99,8 @@ class ZooKeeper:
         node.data = data
         node.parsed = None
         node.version += 1
+        if path in self.data_watches and self.notify is not None:
+            self.notify(path)
         return node.version
 
     def delete(self, path: str) -> None:

@@ -190,7 +190,11 @@ class Player:
 
     def restart(self, broker: int) -> None:
         """Start a stopped broker; crash and start again a running one."""
-        self._act("start" if self._broker(broker).state == "stopped" else "restart", broker)
+        if self._broker(broker).state == "stopped":
+            # a crashed broker starts once its old ZooKeeper session has expired (Cluster.start)
+            self._act("start", broker, retry=True)
+        else:
+            self._act("restart", broker)
 
     def pause_broker(self, broker: int, ms: int = 10000) -> None:
         """Stall ``broker`` for ``ms`` (a long GC pause): it handles nothing meanwhile."""
