@@ -274,6 +274,31 @@ class Rules:
         ref="KIP-380",
         doc="a restarted broker (new broker epoch) is handled as failed, then started",
     )
+    # KIP-320 consumer side / KAFKA-7747 (2.3.0, commit 409fabc): the consumer keeps with its
+    # position the epoch of the last record it consumed and the leader (id, epoch) it was
+    # established against; when metadata shows another leader or epoch it validates the position
+    # with OffsetsForLeaderEpoch before fetching again (Fetcher.validateOffsetsIfNeeded,
+    # SubscriptionState.maybeCompleteValidation), and its fetches carry CurrentLeaderEpoch. An end
+    # offset below the position is a log truncation: with auto.offset.reset earliest/latest the
+    # consumer seeks to that end offset, with none poll() throws LogTruncationException. Before,
+    # nothing was checked: a position past the new leader's LEO got OFFSET_OUT_OF_RANGE, one below
+    # it silently read the new leader's different records.
+    consumer_validates_position: bool = _rule(
+        since="2.3",
+        ref="KIP-320 / KAFKA-7747",
+        doc="after a leader change the consumer validates its position with "
+        "OffsetsForLeaderEpoch and detects log truncation",
+    )
+    # KAFKA-9630 (2.8.0, commit 51c833e): an answer without an epoch or end offset is handled as a
+    # truncation of unknown extent: reset by auto.offset.reset, or LogTruncationException without
+    # a divergent offset. Before (2.3 ... 2.7) its end offset -1 was taken as the divergence point:
+    # the consumer sought to -1 (and its next fetch was out of range).
+    consumer_validation_undefined_resets: bool = _rule(
+        since="2.8",
+        ref="KAFKA-9630, SubscriptionState.maybeCompleteValidation",
+        doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
+        "auto.offset.reset (before: the position became -1)",
+    )
     # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
     fetch_from_follower: bool = _rule(
         since="2.4",
