@@ -289,13 +289,15 @@ class Rules:
         doc="after a leader change the consumer validates its position with "
         "OffsetsForLeaderEpoch and detects log truncation",
     )
-    # KAFKA-9630 (2.8.0, commit 51c833e): an answer without an epoch or end offset is handled as a
-    # truncation of unknown extent: reset by auto.offset.reset, or LogTruncationException without
-    # a divergent offset. Before (2.3 ... 2.7) its end offset -1 was taken as the divergence point:
-    # the consumer sought to -1 (and its next fetch was out of range).
+    # KAFKA-9840 / KAFKA-10113 (2.6.0, commit cb379fb; on trunk 910f317 and f3c00ae for 2.7.0): an
+    # answer without an epoch or end offset is a truncation of unknown extent: reset by
+    # auto.offset.reset, or LogTruncationException without a divergent offset; the exception's
+    # offsetOutOfRangePartitions are the fetch positions. Before (2.3 ... 2.5) the end offset -1
+    # was taken as the divergence point (the consumer sought to -1, its next fetch was out of
+    # range) and offsetOutOfRangePartitions held the divergent offsets.
     consumer_validation_undefined_resets: bool = _rule(
-        since="2.8",
-        ref="KAFKA-9630, SubscriptionState.maybeCompleteValidation",
+        since="2.6",
+        ref="KAFKA-9840 / KAFKA-10113, SubscriptionState.maybeCompleteValidation",
         doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
         "auto.offset.reset (before: the position became -1)",
     )

@@ -75,7 +75,8 @@ def test_truncation_without_reset_policy_raises_log_truncation_exception(version
     with pytest.raises(LogTruncationException) as err:
         _poll_until_raised(cons)
     assert err.value.divergent_offsets == {TP: (5, 0)}     # epoch 0 ends at 5 on the new leader
-    assert err.value.offset_out_of_range_partitions == {TP: 10}
+    # KAFKA-10113 (2.6+): the fetch positions; before, the divergent offsets
+    assert err.value.offset_out_of_range_partitions == {TP: 10 if version == "3.7" else 5}
     assert cons.position("t", 0) == 10                      # not moved: the application decides
     assert _validation_requests(c)
     cons.seek("t", 0, 5)
@@ -175,9 +176,9 @@ def test_maybe_complete_validation_without_reset_policy_stays_awaiting():
 
 
 @pytest.mark.parametrize("reset", ["earliest", "none"])
-def test_unknown_divergent_offset_since_2_8(reset):
+def test_unknown_divergent_offset_since_2_6(reset):
     # SubscriptionStateTest.testTruncationDetectionUnknownDivergentOffsetWith(out)ResetPolicy
-    cons = _awaiting("2.8", reset)
+    cons = _awaiting("2.6", reset)
     cons._complete_validation(TP, -1, -1)
     if reset == "none":
         assert cons._truncations == {TP: None} and TP in cons.awaiting_validation
@@ -186,9 +187,9 @@ def test_unknown_divergent_offset_since_2_8(reset):
         assert TP not in cons.awaiting_validation
 
 
-def test_unknown_divergent_offset_before_2_8_seeks_to_minus_one():
+def test_unknown_divergent_offset_before_2_6_seeks_to_minus_one():
     # SubscriptionState.maybeCompleteValidation @2.3.0: endOffset -1 < position
-    cons = _awaiting("2.7", "earliest")
+    cons = _awaiting("2.5", "earliest")
     cons._complete_validation(TP, -1, -1)
     assert cons.positions[TP] == -1 and TP not in cons.awaiting_validation
 
@@ -204,3 +205,10 @@ def test_a_position_without_epoch_is_not_validated():
     cons.position_leaders[TP] = (-5, -5)      # as if the leader had changed
     cons.poll(500)
     assert not _validation_requests(c) and cons.awaiting_validation == set()
+
+
+def test_log_truncation_exception_without_divergent_offset():
+    # OffsetFetcherUtils.buildLogTruncationException: divergentOffsets only where the leader said
+    err = LogTruncationException({TP: 10}, {TP: None})
+    assert err.divergent_offsets == {} and err.offset_out_of_range_partitions == {TP: 10}
+    assert isinstance(err, OffsetOutOfRangeException)

@@ -184,9 +184,10 @@ SINCE = [
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
-    # KIP-320 consumer side: KAFKA-7747 (409fabc, first in 2.3.0); KAFKA-9630 (51c833e, 2.8.0)
+    # KIP-320 consumer side: KAFKA-7747 (409fabc, first in 2.3.0); KAFKA-9840 / KAFKA-10113
+    # (cb379fb, first in 2.6.0)
     ("consumer_validates_position", "2.3", "2.2"),
-    ("consumer_validation_undefined_resets", "2.8", "2.7"),
+    ("consumer_validation_undefined_resets", "2.6", "2.5"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
     ("error_not_leader_or_follower", "2.6", "2.5"),

@@ -63,9 +63,11 @@ class OffsetOutOfRangeException(InvalidOffsetException):
 class LogTruncationException(OffsetOutOfRangeException):
     """KIP-320 (2.3+): validation found the log truncated below the position and
     auto.offset.reset is none. ``divergent_offsets``: tp -> (first offset known to diverge, its
-    leader epoch), or None when the leader could not say (KAFKA-9630, 2.8+)."""
+    leader epoch), only for partitions where the leader could say (2.6+: an undefined answer
+    raises without one). ``offset_out_of_range_partitions``: tp -> the fetch position (2.6+,
+    KAFKA-10113), before: tp -> the divergent offset."""
 
-    def __init__(self, positions: dict, divergent: dict) -> None:
+    def __init__(self, positions: dict, divergent: dict, fetch_offsets: bool = True) -> None:
         InvalidOffsetException.__init__(
             self,
             "Truncation detected (auto.offset.reset is none): "
@@ -73,8 +75,9 @@ class LogTruncationException(OffsetOutOfRangeException):
                         + (f", diverging from offset {d[0]} (epoch {d[1]})" if d else "")
                         for (t, p), d in sorted(divergent.items())),
             divergent)
-        self.offset_out_of_range_partitions = dict(positions)
-        self.divergent_offsets = dict(divergent)
+        self.divergent_offsets = {tp: d for tp, d in divergent.items() if d is not None}
+        self.offset_out_of_range_partitions = dict(positions) if fetch_offsets else \
+            {tp: d[0] for tp, d in self.divergent_offsets.items()}
 
 # Keys older consumers lacked, with the behaviour they had (no poll limit before KIP-41, no
 # isolation before KIP-98, 1 MiB per partition, no whole-response limit before KIP-74).
@@ -225,7 +228,8 @@ class Consumer:
             self._validating.clear()
         if self._truncations:
             found, self._truncations = self._truncations, {}
-            raise LogTruncationException({tp: self.positions[tp] for tp in found}, found)
+            raise LogTruncationException({tp: self.positions[tp] for tp in found}, found,
+                                         self.cluster.rules.consumer_validation_undefined_resets)
 
     def _fetch_position(self, tp) -> tuple:
         return (self.positions.get(tp), self.position_epochs.get(tp),
@@ -237,7 +241,7 @@ class Consumer:
         position = self.positions[tp]
         can_reset = self.config["auto.offset.reset"] != "none"   # hasDefaultOffsetResetPolicy
         if (end_offset < 0 or epoch < 0) and c.rules.consumer_validation_undefined_resets:
-            # KAFKA-9630 (2.8+): a truncation of unknown extent
+            # KAFKA-9840 / KAFKA-10113 (2.6+): a truncation of unknown extent
             c.record("consumer_truncation", self.client_id, tp[0], tp[1],
                      (position, None, "reset" if can_reset else "LogTruncationException"))
             if can_reset:
