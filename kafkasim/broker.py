@@ -19,6 +19,7 @@ from kafkasim.protocol.fetcher import (
     TRUNCATING,
     PartitionFetchState,
     ReplicaFetcherThread,
+    become_follower_needed,
     fetcher_id_for,
 )
 from kafkasim.protocol.messages import (
@@ -924,8 +925,23 @@ class Broker:
     def _make_follower(self, part: Partition, st: PartitionState) -> None:
         tp = part.tp
         was_leader = part.is_leader
+        old_leader, old_epoch = part.leader_id, part.leader_epoch
         part.make_follower(self, st.leader, st.leader_epoch, st.isr, st.replicas,
                            st.partition_epoch, st.controller_epoch)
+        fetching = None
+        if not was_leader and st.leader >= 0 and old_leader == st.leader:
+            for (leader, _fid), thread in self.fetchers.items():
+                if leader == st.leader and tp in thread.partitions:
+                    fetching = thread.partitions[tp]
+        if fetching is not None and \
+                not become_follower_needed(self.rules, old_epoch, st.leader_epoch):
+            # ReplicaManager.makeFollowers: Partition.makeFollower returned false, the partition
+            # keeps its fetcher and fetch position (no truncation). Fetches before 2.1 carry no
+            # epoch; the stored one only keeps a rule override of fencing consistent.
+            fetching.current_leader_epoch = st.leader_epoch
+            self.trace("become_follower", st.topic, st.partition,
+                       ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
+            return
         self.trace("become_follower", st.topic, st.partition,
                    ev.BecomeFollower(st.leader, st.leader_epoch))
         if was_leader:

@@ -289,6 +289,16 @@ class BecomeFollower(TextEvent):
         return f"leader {self.leader}, epoch {self.leader_epoch}"
 
 
+class BecomeFollowerSkipped(BecomeFollower):
+    """Before 2.1 (KAFKA-7164): same leader, so Partition.makeFollower returned false and the
+    follower kept its fetcher and position (no truncation)."""
+    __slots__ = ()
+
+    def render(self) -> str:
+        return (f"leader {self.leader}, epoch {self.leader_epoch} (become-follower steps "
+                "skipped: same leader)")
+
+
 class IsrProposed(TextEvent):
     """The leader asked to change the ISR (AlterPartition / AlterIsr, or before 2.7 it wrote
     ZooKeeper itself)."""
@@ -786,6 +796,15 @@ class ProduceDuplicate(TextEvent):
     def render(self) -> str:
         return (f"producer {self.producer_id} sequence {self.first_sequence}-"
                 f"{self.last_sequence} already at offset {self.offset}")
+
+
+class ConsumerTruncation(TupleEvent):
+    """KIP-320: a consumer's position validation found the log truncated below it."""
+    __slots__ = ()
+    kind = "consumer_truncation"
+    fields = ("position", "end_offset", "action")
+    field_docs = ("the consumer's position", "the leader's end offset for its epoch (None: "
+                  "unknown)", "seek / reset / LogTruncationException")
 
 
 class ProduceResult(TupleEvent):

@@ -34,6 +34,8 @@ EVENT_KINDS = {
                                   "(NodeExists)",
     "broker_registration_backoff": "0.8.2: a broker backs off and retries its registration",
     "stop_replica": "a broker handled StopReplica for a partition",
+    "consumer_truncation": "KIP-320: a consumer found the log truncated below its position: "
+                           "detail = (position, end offset, action)",
     "become_leader": "a replica became leader",
     "become_follower": "a replica became follower",
     "truncate": "a replica truncated its log",

@@ -8,8 +8,11 @@ False})``) to show what a KIP changed.
 
 A profile stands for the ``x.y.0`` release of that line. Every string is mapped to the newest
 supported profile that is not newer than it (``"3.7.1"`` -> ``"3.7"``, ``"0.10.2.0"`` ->
-``"0.10.2"``). Fixes back-ported to a patch release (for example KAFKA-7128 in 2.0.1) are not
-modelled for that patch release; they appear in the minor release that first shipped them.
+``"0.10.2"``). Fixes back-ported to a patch release are in general not modelled for that patch
+release; they appear in the minor release that first shipped them. The exception is 2.0.1, a
+profile of its own (``"2.0.0"`` -> ``"2.0"``, ``"2.0.2"`` -> ``"2.0.1"``): it shipped three
+replication fixes that decide whether logs diverge (KAFKA-7128, KAFKA-7164, KAFKA-7415; each
+commit is contained in the 2.0.1 tag and not in 2.0.0).
 
 Every rule's ``since`` / ``until`` release was checked against the Kafka source (release tags of
 ``github:apache/kafka``); the comment on each field says which class, KIP or JIRA it reflects.
@@ -39,7 +42,8 @@ __all__ = [
 ]
 
 #: Every modelled release line, oldest first. Every minor release from 0.8.2 on is a profile,
-#: so a version string never silently borrows the rules of an older line that behaved otherwise.
+#: so a version string never silently borrows the rules of an older line that behaved otherwise;
+#: 2.0.1 is one too (its replication fixes, see the module docstring).
 SUPPORTED_VERSIONS: tuple[str, ...] = (
     "0.8.2",
     "0.9.0",
@@ -50,6 +54,7 @@ SUPPORTED_VERSIONS: tuple[str, ...] = (
     "1.0",
     "1.1",
     "2.0",
+    "2.0.1",
     "2.1",
     "2.2",
     "2.3",
@@ -227,12 +232,43 @@ class Rules:
         ref="KAFKA-7152",
         doc="a follower whose LEO equals the leader's LEO is never removed from the ISR",
     )
-    # KAFKA-7128 (2.1.0; also back-ported to 2.0.1): to join the ISR a follower's LEO must also
-    # reach the start offset of the leader's current epoch (Partition.maybeExpandIsr).
+    # KAFKA-7128 (2.0.1, commit 7a35211; 2.1.0, commit 70c5163): to join the ISR a follower's LEO
+    # must also reach the start offset of the leader's current epoch (Partition.maybeExpandIsr).
     isr_expand_requires_epoch_start_offset: bool = _rule(
-        since="2.1",
+        since="2.0.1",
         ref="KAFKA-7128",
         doc="ISR expansion also needs follower LEO >= the leader epoch's start offset",
+    )
+    # KAFKA-7164 (2.0.1, commit 5152c80; 2.1.0, commit 69283b4): Partition.makeFollower returned
+    # false whenever the leader id was unchanged, and ReplicaManager.makeFollowers then skipped the
+    # become-follower steps (no fetcher restart, no truncation) even if the follower had missed
+    # leader epochs in between (0.8.2 ... 2.0.0). Since the fix they are skipped only when the new
+    # epoch is the old one or one greater ("no updates have been missed").
+    follower_truncates_after_missed_epoch: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7164, Partition.makeFollower",
+        doc="a follower whose leader is unchanged but which missed a leader epoch restarts "
+        "fetching with truncation (before: skipped whenever the leader id was the same)",
+    )
+    # KIP-320 / KAFKA-7395 (2.1.0, commit bcef30d): Partition.makeFollower skips the
+    # become-follower steps only when leader and epoch are both unchanged, so every new leader
+    # epoch restarts fetching with truncation (3.x: isNewLeaderEpoch).
+    follower_truncates_on_every_new_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320 / KAFKA-7395, Partition.makeFollower",
+        doc="every new leader epoch restarts the follower's fetcher with truncation, also when "
+        "the leader is unchanged",
+    )
+    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, commit f2dd6aa): Partition.makeLeader assigns
+    # (new leader epoch, LEO) in the leader-epoch cache at once. Before (0.11.0 ... 2.0.0) the epoch
+    # entered the cache only with the leader's first append (Log.appendAsLeader), so until then
+    # OffsetsForLeaderEpoch for an epoch above the cached ones answered UNDEFINED_EPOCH_OFFSET and
+    # the follower truncated to its high watermark.
+    epoch_cache_assigned_on_become_leader: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7415, Partition.makeLeader",
+        doc="a new leader writes its epoch and start offset to the leader-epoch cache when it "
+        "becomes leader (before: at its first append)",
     )
     # KIP-207 / KAFKA-2334 (2.2.0): ListOffsets(latest) answers OFFSET_NOT_AVAILABLE while the new
     # leader's HW is below its epoch start offset (Partition.fetchOffsetForTimestamp).
@@ -280,6 +316,33 @@ class Rules:
         since="2.2",
         ref="KIP-380",
         doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
+    )
+    # KIP-320 consumer side / KAFKA-7747 (2.3.0, commit 409fabc): the consumer keeps with its
+    # position the epoch of the last record it consumed and the leader (id, epoch) it was
+    # established against; when metadata shows another leader or epoch it validates the position
+    # with OffsetsForLeaderEpoch before fetching again (Fetcher.validateOffsetsIfNeeded,
+    # SubscriptionState.maybeCompleteValidation), and its fetches carry CurrentLeaderEpoch. An end
+    # offset below the position is a log truncation: with auto.offset.reset earliest/latest the
+    # consumer seeks to that end offset, with none poll() throws LogTruncationException. Before,
+    # nothing was checked: a position past the new leader's LEO got OFFSET_OUT_OF_RANGE, one below
+    # it silently read the new leader's different records.
+    consumer_validates_position: bool = _rule(
+        since="2.3",
+        ref="KIP-320 / KAFKA-7747",
+        doc="after a leader change the consumer validates its position with "
+        "OffsetsForLeaderEpoch and detects log truncation",
+    )
+    # KAFKA-9840 / KAFKA-10113 (2.6.0, commit cb379fb; on trunk 910f317 and f3c00ae for 2.7.0): an
+    # answer without an epoch or end offset is a truncation of unknown extent: reset by
+    # auto.offset.reset, or LogTruncationException without a divergent offset; the exception's
+    # offsetOutOfRangePartitions are the fetch positions. Before (2.3 ... 2.5) the end offset -1
+    # was taken as the divergence point (the consumer sought to -1, its next fetch was out of
+    # range) and offsetOutOfRangePartitions held the divergent offsets.
+    consumer_validation_undefined_resets: bool = _rule(
+        since="2.6",
+        ref="KAFKA-9840 / KAFKA-10113, SubscriptionState.maybeCompleteValidation",
+        doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
+        "auto.offset.reset (before: the position became -1)",
     )
     # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
     fetch_from_follower: bool = _rule(

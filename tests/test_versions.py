@@ -49,7 +49,9 @@ def test_supported_versions_are_ordered_oldest_first_and_include_the_brief_list(
         ("0.10.2.1", (0, 10, 2)),
         ("0.8.2.2", (0, 8, 2)),
         ("2.6", (2, 6)),
-        ("2.0.1", (2, 0)),
+        ("2.0.0", (2, 0)),
+        ("2.0.1", (2, 0, 1)),
+        ("2.0.2", (2, 0, 1)),
         ("4.1", (4, 0)),
     ],
 )
@@ -101,9 +103,18 @@ def test_version_at_least():
     assert not version_at_least("0.9.0", "0.10.2")
 
 
-@given(st.sampled_from(SUPPORTED_VERSIONS), st.integers(0, 9))
+@given(st.sampled_from([v for v in SUPPORTED_VERSIONS if v not in ("2.0", "2.0.1")]),
+       st.integers(0, 9))
 def test_patch_releases_map_to_their_minor_profile(profile, patch):
     assert normalize_version(f"{profile}.{patch}") == profile
+
+
+@pytest.mark.parametrize(("text", "profile"), [
+    ("2.0", "2.0"), ("2.0.0", "2.0"), ("2.0.1", "2.0.1"), ("2.0.2", "2.0.1"), ("2.0.1.5", "2.0.1"),
+])
+def test_2_0_1_is_a_profile_of_its_own(text, profile):
+    # 2.0.1 shipped KAFKA-7128, KAFKA-7164 and KAFKA-7415 (git tag --contains of their commits)
+    assert normalize_version(text) == profile
 
 
 # ---------------------------------------------------------------------------- rules
@@ -164,7 +175,12 @@ SINCE = [
     ("offsets_for_leader_epoch_returns_epoch", "2.0", "1.1"),
     ("current_leader_epoch_fencing", "2.1", "2.0"),
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
-    ("isr_expand_requires_epoch_start_offset", "2.1", "2.0"),
+    # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0
+    ("isr_expand_requires_epoch_start_offset", "2.0.1", "2.0"),
+    ("follower_truncates_after_missed_epoch", "2.0.1", "2.0"),
+    ("epoch_cache_assigned_on_become_leader", "2.0.1", "2.0"),
+    # KIP-320 / KAFKA-7395 (2.1.0): Partition.makeFollower skips only an unchanged epoch
+    ("follower_truncates_on_every_new_epoch", "2.1", "2.0.1"),
     ("list_offsets_offset_not_available", "2.2", "2.1"),
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
@@ -173,6 +189,10 @@ SINCE = [
     ("alter_partition_reassignments", "2.4", "2.3"),
     ("describe_reassignment_columns", "2.6", "2.5"),
     ("describe_rf_excludes_adding", "2.5", "2.4"),
+    # KIP-320 consumer side: KAFKA-7747 (409fabc, first in 2.3.0); KAFKA-9840 / KAFKA-10113
+    # (cb379fb, first in 2.6.0)
+    ("consumer_validates_position", "2.3", "2.2"),
+    ("consumer_validation_undefined_resets", "2.6", "2.5"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
     ("error_not_leader_or_follower", "2.6", "2.5"),
@@ -250,8 +270,21 @@ def test_rules_default_version_is_3_7():
 
 
 def test_rules_patch_release_equals_minor_profile():
-    assert rules_for("2.0.1") == rules_for("2.0")
-    assert rules_for("2.0.1").version == "2.0"
+    assert rules_for("2.4.1") == rules_for("2.4")
+    assert rules_for("2.4.1").version == "2.4"
+    assert rules_for("2.0.0") == rules_for("2.0")
+    assert rules_for("2.0.2") == rules_for("2.0.1")
+    assert rules_for("2.0.1").version == "2.0.1"
+
+
+def test_2_0_0_and_2_0_1_differ_in_the_2_0_1_replication_fixes():
+    r200, r201, r21 = rules_for("2.0.0"), rules_for("2.0.1"), rules_for("2.1.0")
+    changed = {n for n in rule_names() if getattr(r200, n) != getattr(r201, n)}
+    assert changed == {"isr_expand_requires_epoch_start_offset",
+                       "follower_truncates_after_missed_epoch",
+                       "epoch_cache_assigned_on_become_leader"}
+    assert not r201.follower_truncates_on_every_new_epoch
+    assert r21.follower_truncates_on_every_new_epoch and r21.follower_truncates_after_missed_epoch
 
 
 def test_override_a_rule_by_name():

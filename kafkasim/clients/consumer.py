@@ -4,6 +4,12 @@
 answers arrive (or ``timeout_ms``). The position is the next offset to read; the committed offset
 is what the group resumes from (fact sheet §13). Consumers read only below the high watermark the
 leader serves with each response.
+
+Since 2.3 (KIP-320, KAFKA-7747) a position also carries the epoch of the last record consumed and
+the leader (id, epoch) it was established against (SubscriptionState.FetchPosition). When the
+metadata shows another leader or epoch, ``poll`` first validates the position with
+OffsetsForLeaderEpoch (Fetcher.validateOffsetsIfNeeded); an end offset below the position means
+the log was truncated under the consumer (SubscriptionState.maybeCompleteValidation).
 """
 
 from __future__ import annotations
@@ -23,7 +29,56 @@ from kafkasim.protocol.messages import (
     MetadataResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
 )
+
+#: OffsetsForLeaderEpoch / Fetch replica id of a consumer (FetchRequest.CONSUMER_REPLICA_ID)
+CONSUMER_REPLICA_ID = -1
+
+
+class InvalidOffsetException(RuntimeError):
+    """org.apache.kafka.clients.consumer.InvalidOffsetException: the consumer has no valid
+    position for ``partitions`` and ``auto.offset.reset`` is ``none``."""
+
+    def __init__(self, message: str, partitions) -> None:
+        super().__init__(message)
+        self.partitions = sorted(partitions)
+
+
+class NoOffsetForPartitionException(InvalidOffsetException):
+    """No committed offset and auto.offset.reset=none (SubscriptionState.resetMissingPositions)."""
+
+
+class OffsetOutOfRangeException(InvalidOffsetException):
+    """OFFSET_OUT_OF_RANGE with auto.offset.reset=none (Fetcher): tp -> the fetch offset."""
+
+    def __init__(self, offsets: dict) -> None:
+        super().__init__(
+            "Fetch position out of range and auto.offset.reset is none: "
+            + ", ".join(f"{t}-{p} offset {o}" for (t, p), o in sorted(offsets.items())),
+            offsets)
+        self.offset_out_of_range_partitions = dict(offsets)
+
+
+class LogTruncationException(OffsetOutOfRangeException):
+    """KIP-320 (2.3+): validation found the log truncated below the position and
+    auto.offset.reset is none. ``divergent_offsets``: tp -> (first offset known to diverge, its
+    leader epoch), only for partitions where the leader could say (2.6+: an undefined answer
+    raises without one). ``offset_out_of_range_partitions``: tp -> the fetch position (2.6+,
+    KAFKA-10113), before: tp -> the divergent offset."""
+
+    def __init__(self, positions: dict, divergent: dict, fetch_offsets: bool = True) -> None:
+        InvalidOffsetException.__init__(
+            self,
+            "Truncation detected (auto.offset.reset is none): "
+            + ", ".join(f"{t}-{p} at offset {positions[(t, p)]}"
+                        + (f", diverging from offset {d[0]} (epoch {d[1]})" if d else "")
+                        for (t, p), d in sorted(divergent.items())),
+            divergent)
+        self.divergent_offsets = {tp: d for tp, d in divergent.items() if d is not None}
+        self.offset_out_of_range_partitions = dict(positions) if fetch_offsets else \
+            {tp: d[0] for tp, d in self.divergent_offsets.items()}
 
 # Keys older consumers lacked, with the behaviour they had (no poll limit before KIP-41, no
 # isolation before KIP-98, 1 MiB per partition, no whole-response limit before KIP-74).
@@ -57,6 +112,16 @@ class Consumer:
         self.assignment: list[tuple[str, int]] = []
         self.positions: dict[tuple[str, int], int] = {}
         self.leaders: dict[tuple[str, int], int] = {}
+        self.leader_epochs: dict[tuple[str, int], int] = {}   # from metadata (KIP-320)
+        # FetchPosition.offsetEpoch: epoch of the last consumed record (None: unknown) and
+        # FetchPosition.currentLeader: (leader, epoch) the position was established against
+        self.position_epochs: dict[tuple[str, int], int | None] = {}
+        self.position_leaders: dict[tuple[str, int], tuple[int, int]] = {}
+        self.awaiting_validation: set[tuple[str, int]] = set()     # FetchStates.AWAIT_VALIDATION
+        self.reset_pending: set[tuple[str, int]] = set()            # FetchStates.AWAIT_RESET
+        self._validating: dict[int, dict] = {}   # correlation id -> {tp: position asked about}
+        self._truncations: dict[tuple[str, int], tuple[int, int] | None] = {}
+        self._truncated_at: dict[tuple[str, int], int] = {}
         self.consumed: list[ConsumerRecord] = []
         self.correlation = 0
         self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
@@ -89,7 +154,16 @@ class Consumer:
         self.cluster.check_partition(topic, partition)
         if offset < 0:
             raise ValueError(f"cannot seek to a negative offset ({offset})")
-        self.positions[(topic, partition)] = offset
+        self._set_position((topic, partition), offset)
+
+    def _set_position(self, tp, offset: int) -> None:
+        """A position without epoch (seek, reset, committed offset): nothing to validate until a
+        record is consumed; established against the leader the metadata names now."""
+        self.positions[tp] = offset
+        self.position_epochs[tp] = None
+        self.position_leaders[tp] = (self.leaders.get(tp, -1), self.leader_epochs.get(tp, -1))
+        self.awaiting_validation.discard(tp)
+        self.reset_pending.discard(tp)
 
     def position(self, topic: str, partition: int = 0) -> int | None:
         return self.positions.get((topic, partition))
@@ -121,6 +195,87 @@ class Consumer:
         self._send(live[0], MetadataRequest(self._next_corr(), ()), "metadata")
         self._await(timeout_ms)
 
+    # -- position validation (KIP-320, 2.3+) ----------------------------------------------------
+    def _validate_positions(self, timeout_ms: int) -> None:
+        """Fetcher.validateOffsetsIfNeeded: a position established against another leader or
+        epoch than the metadata's now awaits validation (if it has an epoch); ask each leader
+        OffsetsForLeaderEpoch(CurrentLeaderEpoch, the position's epoch)."""
+        by_leader: dict[int, list] = {}
+        for tp in self.assignment:
+            if tp not in self.positions or tp in self.reset_pending:
+                continue  # AWAIT_RESET: nothing to validate
+            leader = self._leader_for(tp)
+            if leader < 0:
+                continue  # maybeValidatePosition ignores metadata without a leader
+            current = (leader, self.leader_epochs.get(tp, -1))
+            if self.position_leaders.get(tp) != current:
+                self.position_leaders[tp] = current
+                self.preferred.pop(tp, None)   # preferredReadReplica = null
+                if self.position_epochs.get(tp) is not None and current[1] >= 0:
+                    self.awaiting_validation.add(tp)
+                else:  # no epoch information: skip validation
+                    self.awaiting_validation.discard(tp)
+            if tp in self.awaiting_validation:
+                by_leader.setdefault(leader, []).append(tp)
+        for leader, tps in by_leader.items():
+            corr = self._next_corr()
+            self._validating[corr] = {tp: self._fetch_position(tp) for tp in tps}
+            self._send(leader, OffsetsForLeaderEpochRequest(
+                corr, CONSUMER_REPLICA_ID,
+                tuple((t, p, self.position_leaders[(t, p)][1], self.position_epochs[(t, p)])
+                      for t, p in tps)), "validate")
+        if by_leader:
+            self._await(timeout_ms)
+            self._validating.clear()
+        if self._truncations:
+            found, self._truncations = self._truncations, {}
+            raise LogTruncationException({tp: self.positions[tp] for tp in found}, found,
+                                         self.cluster.rules.consumer_validation_undefined_resets)
+
+    def _fetch_position(self, tp) -> tuple:
+        return (self.positions.get(tp), self.position_epochs.get(tp),
+                self.position_leaders.get(tp))
+
+    def _complete_validation(self, tp, epoch: int, end_offset: int) -> None:
+        """SubscriptionState.maybeCompleteValidation."""
+        c = self.cluster
+        position = self.positions[tp]
+        can_reset = self.config["auto.offset.reset"] != "none"   # hasDefaultOffsetResetPolicy
+        if (end_offset < 0 or epoch < 0) and c.rules.consumer_validation_undefined_resets:
+            # KAFKA-9840 / KAFKA-10113 (2.6+): a truncation of unknown extent
+            c.record("consumer_truncation", self.client_id, tp[0], tp[1],
+                     (position, None, "reset" if can_reset else "LogTruncationException"))
+            if can_reset:
+                del self.positions[tp]
+                self.reset_pending.add(tp)
+                self.awaiting_validation.discard(tp)
+            else:
+                self._truncations[tp] = None
+        elif end_offset < position:
+            c.record("consumer_truncation", self.client_id, tp[0], tp[1],
+                     (position, end_offset, "seek" if can_reset else "LogTruncationException"))
+            if can_reset:
+                # seekValidated: the first offset known to diverge, with its epoch
+                self.positions[tp] = end_offset
+                self.position_epochs[tp] = epoch
+                self.awaiting_validation.discard(tp)
+            else:
+                self._truncations[tp] = (end_offset, epoch)
+        else:
+            self.awaiting_validation.discard(tp)
+
+    def _on_validation(self, msg: OffsetsForLeaderEpochResponse) -> None:
+        asked = self._validating.pop(msg.correlation_id, {})
+        for topic, partition, err, epoch, end_offset in msg.partitions:
+            tp = (topic, partition)
+            if tp not in asked or tp not in self.awaiting_validation or \
+                    self._fetch_position(tp) != asked[tp]:
+                continue  # the position moved on meanwhile
+            if err != E.NONE:
+                self.leaders[tp] = -1   # metadata.requestUpdate(); retried next poll
+                continue
+            self._complete_validation(tp, epoch, end_offset)
+
     def _leader_for(self, tp) -> int:
         return self.leaders.get(tp, -1)
 
@@ -142,8 +297,12 @@ class Consumer:
             raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
         if any(self._leader_for(tp) < 0 for tp in self.assignment):
             self._refresh_metadata(timeout_ms)
+        validate = self.cluster.rules.consumer_validates_position
+        if validate:
+            self._validate_positions(timeout_ms)
         self._init_positions(timeout_ms)
         cfg = self.config
+        epochs_before = dict(self.position_epochs)
         start = len(self.consumed)
         deadline = self.cluster.now + timeout_ms
         for _round in range(2):  # a redirect to a preferred read replica costs one round
@@ -151,10 +310,12 @@ class Consumer:
             by_target: dict[int, list[FetchPartition]] = {}
             for tp in self.assignment:
                 target = self._fetch_target(tp)
-                if target < 0 or tp not in self.positions:
+                if target < 0 or tp not in self.positions or tp in self.awaiting_validation:
                     continue
+                # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
+                current_epoch = self.position_leaders.get(tp, (-1, -1))[1] if validate else -1
                 by_target.setdefault(target, []).append(FetchPartition(
-                    tp[0], tp[1], self.positions[tp], -1, -1, -1,
+                    tp[0], tp[1], self.positions[tp], current_epoch, -1, -1,
                     cfg["max.partition.fetch.bytes"]))
             for target, parts in by_target.items():
                 self._send(target, FetchRequest(
@@ -170,7 +331,13 @@ class Consumer:
             # hand back at most max.poll.records; the rest is fetched again next time
             for r in new[limit:]:
                 tp = (r.topic, r.partition)
-                self.positions[tp] = min(self.positions[tp], r.offset)
+                if r.offset < self.positions[tp]:
+                    self.positions[tp] = r.offset
+                    self.position_epochs[tp] = epochs_before.get(tp)
+            for r in new[:limit]:
+                tp = (r.topic, r.partition)
+                if self.positions[tp] == r.offset + 1:
+                    self.position_epochs[tp] = r.leader_epoch
             del self.consumed[start + limit:]
             new = new[:limit]
         return new
@@ -181,13 +348,23 @@ class Consumer:
             return
         reset = []
         for tp in missing:
-            committed = self.committed(*tp)
+            committed = None if tp in self.reset_pending else self.committed(*tp)
             if committed is not None:
-                self.positions[tp] = committed
+                self._set_position(tp, committed)
             else:
                 reset.append(tp)
+        policy = self.config["auto.offset.reset"]
+        if reset and policy == "none":
+            out_of_range = [tp for tp in reset if tp in self._truncated_at]
+            if out_of_range:
+                # Fetcher: OFFSET_OUT_OF_RANGE without a reset policy
+                raise OffsetOutOfRangeException({tp: self._truncated_at.pop(tp)
+                                                 for tp in out_of_range})
+            raise NoOffsetForPartitionException(
+                "Undefined offset with no reset policy for partitions: "
+                + ", ".join(f"{t}-{p}" for t, p in sorted(reset)), reset)
         by_leader: dict[int, list] = {}
-        ts = -2 if self.config["auto.offset.reset"] in ("earliest", "smallest") else -1
+        ts = -2 if policy in ("earliest", "smallest") else -1
         for tp in reset:
             leader = self._leader_for(tp)
             if leader >= 0:
@@ -226,6 +403,9 @@ class Consumer:
         if isinstance(msg, FetchRequest):
             for fp in msg.partitions:
                 self.leaders[(fp.topic, fp.partition)] = -1
+        elif isinstance(msg, OffsetsForLeaderEpochRequest):
+            for topic, partition, _current, _epoch in msg.partitions:
+                self.leaders[(topic, partition)] = -1   # onFailure: metadata.requestUpdate()
 
     # -- responses --------------------------------------------------------------------------
     def on_timer(self, name: str, args: tuple) -> None:
@@ -236,17 +416,20 @@ class Consumer:
         if kind is None:
             return
         if isinstance(msg, MetadataResponse):
-            for topic, partition, err, leader, _e, _r, _i in msg.partitions:
+            for topic, partition, err, leader, epoch, _r, _i in msg.partitions:
                 if partition >= 0:
                     self.leaders[(topic, partition)] = leader if err == E.NONE else -1
+                    self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
         elif isinstance(msg, ListOffsetsResponse):
             for topic, partition, err, offset in msg.partitions:
                 if err == E.NONE:
-                    self.positions[(topic, partition)] = offset
+                    self._set_position((topic, partition), offset)
                 else:
                     self.leaders[(topic, partition)] = -1
         elif isinstance(msg, FetchResponse):
             self._on_fetch(msg)
+        elif isinstance(msg, OffsetsForLeaderEpochResponse):
+            self._on_validation(msg)
         elif isinstance(msg, OffsetCommitResponse):
             pass
 
@@ -264,7 +447,11 @@ class Consumer:
                 self.preferred.pop(tp, None)  # errors clear the preferred replica
                 self.errors.append((c.now, pd.topic, pd.partition, pd.error))
                 if pd.error == E.OFFSET_OUT_OF_RANGE:
-                    self.positions.pop(tp, None)   # auto.offset.reset applies on the next poll
+                    # requestOffsetReset: auto.offset.reset applies on the next poll (not the
+                    # committed offset); with none the next poll throws
+                    if tp in self.positions:
+                        self._truncated_at[tp] = self.positions.pop(tp)
+                        self.reset_pending.add(tp)
                 else:
                     self.leaders[tp] = -1
                 continue
@@ -277,5 +464,6 @@ class Consumer:
                                                     chunk.base_offset + i, chunk.epochs[i], rid,
                                                     c.records.value(rid), pd.high_watermark))
             self.positions[tp] = chunk.base_offset + len(chunk)
+            self.position_epochs[tp] = chunk.epochs[-1]   # FetchPosition.offsetEpoch
             c.record("consume", self.client_id, pd.topic, pd.partition,
                      (chunk.base_offset, chunk.last_offset, pd.high_watermark))

@@ -35,6 +35,22 @@ def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
     return h % num_fetchers
 
 
+def become_follower_needed(rules, old_epoch: int, new_epoch: int) -> bool:
+    """Partition.makeFollower's answer when the LeaderAndIsr keeps the leader id: must the
+    follower restart fetching with truncation (ReplicaManager.makeFollowers)?
+
+    Since 2.1 on every new epoch (KIP-320 / KAFKA-7395, commit bcef30d); in 2.0.1 only when an
+    epoch was missed, i.e. the new epoch is more than one above the old (KAFKA-7164,
+    PartitionTest.testMakeFollowerWithNoLeaderIdChange); before, never: the follower kept
+    fetching from where it was, keeping whatever the leader no longer has.
+    """
+    if rules.follower_truncates_on_every_new_epoch:
+        return new_epoch != old_epoch
+    if rules.follower_truncates_after_missed_epoch:
+        return new_epoch not in (old_epoch, old_epoch + 1)
+    return False
+
+
 @dataclass(slots=True)
 class PartitionFetchState:
     fetch_offset: int

@@ -105,7 +105,9 @@ class Partition:
         self.partition_epoch = partition_epoch
         log = self.log
         if new_epoch:
-            if ctx.rules.leader_epoch_truncation:
+            # KAFKA-7415 (2.0.1): the epoch enters the cache now; before, at the first append
+            rules = ctx.rules
+            if rules.leader_epoch_truncation and rules.epoch_cache_assigned_on_become_leader:
                 log.leader_epoch_cache.assign(leader_epoch, log.log_end_offset)
             self.leader_epoch_start_offset = log.log_end_offset
         if not self.is_leader:
