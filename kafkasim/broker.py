@@ -337,7 +337,11 @@ class Broker:
                 d.create_if_missing(rel)
                 text = d.read(rel)
             entries = parse_epochs(text, d.path(rel)) if text else []
-            log.leader_epoch_cache = LeaderEpochFileCache(entries)
+            try:
+                log.leader_epoch_cache = LeaderEpochFileCache.from_checkpoint(
+                    entries, **self._epoch_cache_rules())
+            except ValueError as e:  # 2.7+: IllegalArgumentException fails the log's load
+                raise CorruptCheckpointError(d.path(rel), None, str(e)) from None
             log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
             if tp in lss and lss[tp] > log.log_start_offset:
                 log.high_watermark = max(log.high_watermark, min(lss[tp], log.log_end_offset))
@@ -356,6 +360,12 @@ class Broker:
                        f"{REPLICATION_OFFSET_CHECKPOINT}, epochs "
                        f"{[tuple(e) for e in log.leader_epoch_cache.entries]}")
             self.trace("hw", tp[0], tp[1], log.high_watermark)
+
+    def _epoch_cache_rules(self) -> dict[str, bool]:
+        """The LeaderEpochFileCache.assign rules of this broker's Kafka version."""
+        rules = self.rules
+        return {"truncates_conflicts": rules.leader_epoch_assign_truncates_conflicts,
+                "validates_entries": rules.leader_epoch_cache_validates_entries}
 
     def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
         text = self.log_dir.read(name)
@@ -716,8 +726,11 @@ class Broker:
                 log = self.logs.get(tp)
                 if log is None:
                     log = Log(st.topic, st.partition)
+                    log.leader_epoch_cache = LeaderEpochFileCache(**self._epoch_cache_rules())
                     self.logs[tp] = log
                     self.last_flush_ms[tp] = self.now  # LocalLog.lastFlushedTime starts now
+                    if self.rules.leader_epoch_truncation:  # new LeaderEpochCheckpointFile
+                        self.log_dir.create_if_missing(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
                 part = Partition(st.topic, st.partition, self.id, log)
                 rm.partitions[tp] = part
             if st.leader == self.id:

@@ -334,3 +334,37 @@ def test_malformed_recovery_point_or_log_start_file_only_warns(tmp_path, name, r
     log = c.log(2, "t", 0)
     assert log.log_end_offset == 6
     assert log.recovery_point == (0 if name.startswith("recovery") else 6)
+
+
+@pytest.mark.parametrize("version, refused", [("3.7", True), ("2.6", False)])
+def test_negative_epoch_in_leader_epoch_checkpoint_fails_the_load_since_2_7(tmp_path, version,
+                                                                           refused):
+    # LeaderEpochFileCache constructor (2.7+): checkpoint.read().forEach(this::assign) ->
+    # IllegalArgumentException "Received invalid partition leader epoch entry"
+    c = Cluster(brokers=2, seed=3, log_dirs=str(tmp_path), kafka_version=version)
+    c.create_topic("t", partitions=1, replication_factor=2, assignment=[[1, 2]])
+    p = c.producer(acks="all")
+    for i in range(6):
+        p.send("t", f"v{i}", partition=0)
+    p.flush()
+    c.run(100)
+    c.crash(2)
+    path = tmp_path / "broker-2" / "t-0" / "leader-epoch-checkpoint"
+    path.write_text("0\n2\n0 0\n-1 4\n")
+    if refused:
+        with pytest.raises(CorruptCheckpointError, match="invalid partition leader epoch entry"):
+            c.start(2)
+        return
+    c.start(2)
+    assert c.log(2, "t", 0).leader_epoch_cache.entries == [(0, 0), (-1, 4)]
+
+
+@pytest.mark.parametrize("version, legacy", [("2.0", True), ("2.1", False), ("3.7", False)])
+def test_brokers_give_their_logs_the_epoch_cache_rules_of_their_version(version, legacy):
+    c = Cluster(brokers=1, seed=1, kafka_version=version)
+    c.create_topic("t", partitions=1, replication_factor=1)
+    c.run(10)
+    cache = c.log(1, "t", 0).leader_epoch_cache
+    assert cache.truncates_conflicts is not legacy
+    assert cache.validates_entries is (version == "3.7")
+    assert c.brokers[1].log_dir.read("t-0/leader-epoch-checkpoint") is not None
