@@ -376,7 +376,7 @@ class Broker:
         try:
             return {(t, p): o for t, p, o in self._read_offsets(name)}
         except CorruptCheckpointError as e:
-            self.trace("log_recovery", detail=f"WARN Error occurred while reading {name} file, "
+            self.trace("checkpoint_warning", detail=f"Error occurred while reading {name} file, "
                        f"{resetting}: {e}")
             return {}
 

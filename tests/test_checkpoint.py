@@ -329,7 +329,7 @@ def test_malformed_recovery_point_or_log_start_file_only_warns(tmp_path, name, r
     (tmp_path / "broker-2" / name).write_text("0\n1\nt 0 zz\n")
     c.start(2)
     assert c.brokers[2].state == "running"
-    warns = [row for row in c.trace.where("log_recovery") if "WARN" in str(row[5])]
+    warns = c.trace.where("checkpoint_warning")
     assert len(warns) == 1 and resetting in str(warns[0][5]) and name in str(warns[0][5])
     log = c.log(2, "t", 0)
     assert log.log_end_offset == 6
