@@ -79,6 +79,12 @@ def test_malformed_files_name_file_and_line(text, line, words):
     assert e.value.line == line and e.value.path == "/data/replication-offset-checkpoint"
 
 
+def test_a_byte_order_mark_makes_the_version_line_malformed():
+    # Java's UTF-8 decoder keeps U+FEFF, and Integer.parseInt refuses it
+    with pytest.raises(CorruptCheckpointError, match="line 1: malformed version"):
+        parse_offsets("\ufeff0\n0\n", "f")
+
+
 def test_bmp_unicode_digits_parse_as_java_does():
     # Character.digit(ch, 10) accepts any BMP decimal digit (Java 17 prints 34 for "\u0663\u0664")
     assert parse_epochs("0\n1\n\u0663 \u0663\u0664\n", "f") == [(3, 34)]
