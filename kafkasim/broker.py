@@ -59,6 +59,7 @@ from kafkasim.storage.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    CorruptCheckpointError,
     LogDir,
     format_epochs,
     format_offsets,
@@ -131,7 +132,8 @@ class Broker:
         self.log_dir = LogDir(log_dir)
         self.epoch_written: dict[tuple[str, int], list] = {}
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
-        self.last_flush_ms: dict[tuple[str, int], int] = {}
+        self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
+        self.clean_shutdown_file = False   # <log.dir>/.kafka_cleanshutdown exists
         self.shutdown_attempts_left = 0   # controlled shutdown attempts still allowed
         self.shutdown_awaiting = -1       # the attempt waiting for its answer (-1: none)
 
@@ -340,10 +342,11 @@ class Broker:
         self.trace("broker_crash", detail=ev.BrokerCrash())
 
     def power_loss(self) -> None:
-        """The machine loses power: each log keeps only its flushed prefix."""
+        """The machine loses power: each log keeps only what reached the disk, whether Kafka
+        fsynced it or the OS wrote the page cache back (``Log.durable_offset``)."""
         lost = 0
         for tp, log in self.logs.items():
-            keep = log.recovery_point
+            keep = log.durable_offset
             n = log.truncate_to(keep)
             log.producer_states = producer_state.rebuild(log)
             lost += n
@@ -354,13 +357,16 @@ class Broker:
         self.trace("broker_power_loss", detail=ev.PowerLoss(lost))
 
     def shutdown_cleanly(self) -> None:
-        """The end of a clean shutdown: flush every log, write the checkpoints, close the
-        ZooKeeper session (its ephemeral znodes go at once)."""
-        for log in self.logs.values():
-            log.flush()
+        """The end of a clean shutdown: flush every log, write the checkpoints and the
+        ``.kafka_cleanshutdown`` marker (LogManager.shutdown), close the ZooKeeper session (its
+        ephemeral znodes go at once)."""
+        for tp, log in self.logs.items():
+            if log.flush():
+                self.last_flush_ms[tp] = self.now
         self._write_hw_checkpoint()
         self._write_recovery_checkpoint()
         self._write_log_start_checkpoint()
+        self.clean_shutdown_file = True
         self._stop_process("clean shutdown")
         self.cluster.close_session(self.session_id)
         self.trace("broker_shutdown", detail=ev.BrokerShutdown())
@@ -407,23 +413,54 @@ class Broker:
     def _recover_logs(self) -> None:
         """LogManager.loadLogs after a restart: the HW from replication-offset-checkpoint, the
         epoch cache from each leader-epoch-checkpoint (truncated to the LEO), the recovery point
-        and log start offset from their files. A malformed file stops the broker, as in Kafka."""
+        and log start offset from their files. Opening a checkpoint file creates it empty if
+        it is missing (CheckpointFile's constructor).
+
+        A malformed replication-offset-checkpoint or leader-epoch-checkpoint stops the broker
+        (KafkaStorageException takes the log dir offline). A malformed
+        recovery-point-offset-checkpoint or log-start-offset-checkpoint does not: LogManager
+        .loadLogs catches any exception, warns and goes on as if the file were empty (recovery
+        point 0, log start at the first segment), in every version since 0.10.2 at least.
+
+        Recovery point (LogLoader.recoverLog; Log.recoverLog before 3.0): after a clean shutdown
+        (``.kafka_cleanshutdown`` found, and deleted) it is the LEO; otherwise
+        min(checkpointed recovery point (0 if absent), LEO): Kafka re-reads and keeps the data
+        between it and the LEO, and only a later flush moves it."""
+        d = self.log_dir
+        d.create_if_missing(REPLICATION_OFFSET_CHECKPOINT)
+        d.create_if_missing(RECOVERY_POINT_CHECKPOINT)
+        if "log.flush.start.offset.checkpoint.interval.ms" in self.config:
+            d.create_if_missing(LOG_START_OFFSET_CHECKPOINT)  # 0.11+ (KIP-107)
+        had_clean_shutdown = self.clean_shutdown_file
+        self.clean_shutdown_file = False
         if not self.logs:
             return
-        d = self.log_dir
         hws = {(t, p): o for t, p, o in self._read_offsets(REPLICATION_OFFSET_CHECKPOINT)}
-        rps = {(t, p): o for t, p, o in self._read_offsets(RECOVERY_POINT_CHECKPOINT)}
-        lss = {(t, p): o for t, p, o in self._read_offsets(LOG_START_OFFSET_CHECKPOINT)}
+        rps = self._read_offsets_or_warn(RECOVERY_POINT_CHECKPOINT,
+                                         "resetting the recovery checkpoint to 0")
+        lss = self._read_offsets_or_warn(LOG_START_OFFSET_CHECKPOINT,
+                                         "resetting to the base offset of the first segment")
         for tp, log in self.logs.items():
             rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
-            text = d.read(rel) if self.rules.leader_epoch_truncation else None
+            text = None
+            if self.rules.leader_epoch_truncation:
+                d.create_if_missing(rel)
+                text = d.read(rel)
             entries = parse_epochs(text, d.path(rel)) if text else []
-            log.leader_epoch_cache = LeaderEpochFileCache(entries)
+            try:
+                log.leader_epoch_cache = LeaderEpochFileCache.from_checkpoint(
+                    entries, **self._epoch_cache_rules())
+            except ValueError as e:  # 2.7+: IllegalArgumentException fails the log's load
+                raise CorruptCheckpointError(d.path(rel), None, str(e)) from None
             log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
             if tp in lss and lss[tp] > log.log_start_offset:
                 log.high_watermark = max(log.high_watermark, min(lss[tp], log.log_end_offset))
                 log.maybe_increment_log_start_offset(lss[tp])
-            log.recovery_point = min(rps.get(tp, log.recovery_point), log.log_end_offset)
+            leo = log.log_end_offset
+            rp = leo if had_clean_shutdown else min(rps.get(tp, 0), leo)
+            log.recovery_point = max(rp, log.log_start_offset)
+            log.durable_offset = max(log.durable_offset, log.recovery_point)
+            self.last_flush_ms[tp] = self.now  # a loaded LocalLog starts its flush clock now
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
             log.producer_states = producer_state.rebuild(log)
@@ -434,9 +471,23 @@ class Broker:
                                       tuple(map(tuple, log.leader_epoch_cache.entries))))
             self.trace("hw", tp[0], tp[1], log.high_watermark)
 
+    def _epoch_cache_rules(self) -> dict[str, bool]:
+        """The LeaderEpochFileCache.assign rules of this broker's Kafka version."""
+        rules = self.rules
+        return {"truncates_conflicts": rules.leader_epoch_assign_truncates_conflicts,
+                "validates_entries": rules.leader_epoch_cache_validates_entries}
+
     def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
         text = self.log_dir.read(name)
         return parse_offsets(text, self.log_dir.path(name)) if text else []
+
+    def _read_offsets_or_warn(self, name: str, resetting: str) -> dict[tuple[str, int], int]:
+        """LogManager.loadLogs reads these two files inside ``try ... catch Exception => warn``."""
+        try:
+            return {(t, p): o for t, p, o in self._read_offsets(name)}
+        except CorruptCheckpointError as e:
+            self.trace("checkpoint_warning", detail=ev.CheckpointWarning(name, resetting, str(e)))
+            return {}
 
     # -- checkpoint files ------------------------------------------------------------------
     def _write_hw_checkpoint(self) -> None:
@@ -492,16 +543,16 @@ class Broker:
             hist = self.writeback_history.setdefault(tp, [])
             hist.append(log.log_end_offset)
             if len(hist) > ticks:
-                log.flush(hist.pop(0))
+                log.write_back(hist.pop(0))  # durable, but Kafka's recovery point stays
         self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
 
     def _timer_log_flusher(self, period: int) -> None:
-        """LogManager.flushDirtyLogs: flush logs whose topic flush.ms has elapsed."""
+        """LogManager.flushDirtyLogs: flush each log whose time since its last flush (any flush
+        that moved its recovery point, LocalLog.markFlushed) reached its topic's flush.ms."""
         now = self.now
         for tp, log in self.logs.items():
             flush_ms = self.topic_config(tp[0])["flush.ms"]
-            if now - self.last_flush_ms.get(tp, 0) >= flush_ms:
-                log.flush()
+            if now - self.last_flush_ms.setdefault(tp, now) >= flush_ms and log.flush():
                 self.last_flush_ms[tp] = now
         self.schedule_timer(period, "log_flusher", period)
 
@@ -640,9 +691,11 @@ class Broker:
             self.maybe_write_epoch_checkpoint(tp)
 
     def _maybe_flush(self, log: Log) -> None:
+        """UnifiedLog.append: flush once unflushedMessages (LEO - recovery point) reaches the
+        topic's flush.messages."""
         interval = self.cluster.topic_configs[log.topic]["flush.messages"]
-        if log.unflushed_messages() >= interval:
-            log.flush()
+        if log.unflushed_messages() >= interval and log.flush():
+            self.last_flush_ms[(log.topic, log.partition)] = self.now
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
@@ -897,7 +950,11 @@ class Broker:
                 log = self.logs.get(tp)
                 if log is None:
                     log = Log(st.topic, st.partition)
+                    log.leader_epoch_cache = LeaderEpochFileCache(**self._epoch_cache_rules())
                     self.logs[tp] = log
+                    self.last_flush_ms[tp] = self.now  # LocalLog.lastFlushedTime starts now
+                    if self.rules.leader_epoch_truncation:  # new LeaderEpochCheckpointFile
+                        self.log_dir.create_if_missing(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
                 part = Partition(st.topic, st.partition, self.id, log)
                 rm.partitions[tp] = part
             elif part.is_stale_partition_epoch(self, st.partition_epoch):

@@ -648,6 +648,18 @@ class BrokerRegistrationBackoff(TextEvent):
                 "deleted by Zookeeper and retry")
 
 
+class CheckpointWarning(TextEvent):
+    """LogManager.loadLogs: a checkpoint the broker can do without was unreadable (it warns and
+    goes on as if the file were empty)."""
+    __slots__ = ()
+    kind = "checkpoint_warning"
+    fields = ("file", "action", "error")
+    field_docs = ("the checkpoint file", "what the broker does instead", "the reader's error")
+
+    def render(self) -> str:
+        return f"Error occurred while reading {self.file} file, {self.action}: {self.error}"
+
+
 class BrokerCrash(TextEvent):
     """A broker process was killed; the page cache survives."""
     __slots__ = ()

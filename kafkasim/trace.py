@@ -54,6 +54,8 @@ EVENT_KINDS = {
     "controller_resigned": "a broker stopped being controller (session expired, epoch moved)",
     "zk_session_expired": "a ZooKeeper session expired: its ephemeral znodes are gone",
     "log_recovery": "a restarted broker loaded a log: LEO, HW and epochs from its checkpoints",
+    "checkpoint_warning": "a starting broker could not read a checkpoint it may do without and "
+    "went on as if it were empty (LogManager.loadLogs: recovery point, log start offset)",
     "produce_duplicate": "an idempotent producer's retried batch was already in the log",
     "fetch_redirect": "a consumer was told to fetch from a preferred read replica (KIP-392)",
     "rule_swapped": "a learner replaced one of Kafka's rules (Cluster.swap_rule): detail = "

@@ -270,6 +270,18 @@ class Rules:
         doc="a new leader writes its epoch and start offset to the leader-epoch cache when it "
         "becomes leader (before: at its first append)",
     )
+    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, f2dd6aa): LeaderEpochFileCache.assign of
+    # an epoch at or below the latest one (or at a lower start offset) drops the conflicting
+    # entries and appends it (truncateAndAppend); 0.11.0 - 2.0 ignored it unless epoch > latest
+    # epoch and start offset >= latest start offset. The same commit made endOffsetFor of an
+    # epoch below the first cached one answer (that epoch, first start offset) instead of
+    # undefined (core/.../server/epoch/LeaderEpochFileCache.scala @2.0.0 / @2.1.0).
+    leader_epoch_assign_truncates_conflicts: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7415, LeaderEpochFileCache.assign / endOffsetFor",
+        doc="assigning a non-increasing epoch entry truncates conflicting entries (before: "
+        "ignored); an epoch below the first answers the first start offset (before: undefined)",
+    )
     # KIP-207 / KAFKA-2334 (2.2.0): ListOffsets(latest) answers OFFSET_NOT_AVAILABLE while the new
     # leader's HW is below its epoch start offset (Partition.fetchOffsetForTimestamp).
     list_offsets_offset_not_available: bool = _rule(
@@ -390,6 +402,15 @@ class Rules:
         since="2.7",
         ref="KIP-497",
         doc="HW and acks=all use the maximal ISR while an ISR change is in flight",
+    )
+    # KAFKA-10435 (2.7.0, commit 634c917): LeaderEpochFileCache rebuilds itself from
+    # leader-epoch-checkpoint with checkpoint.read().foreach(assign), so a negative epoch or start
+    # offset is an IllegalArgumentException and non-monotonic entries are dropped; before, the
+    # file's entries were taken as they were.
+    leader_epoch_cache_validates_entries: bool = _rule(
+        since="2.7",
+        ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
+        doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
     )
     # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
     # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).

@@ -261,6 +261,28 @@ def test_flush_only_moves_recovery_point_forward():
     assert log.recovery_point == 5
 
 
+def test_write_back_is_durable_but_leaves_the_recovery_point():
+    # the OS page cache reaching the disk is not a Kafka flush (UnifiedLog.flush / markFlushed)
+    log = _log(5)
+    log.write_back(4)
+    assert (log.recovery_point, log.durable_offset) == (0, 4)
+    assert log.unflushed_messages() == 5
+    log.write_back(99)  # capped at the LEO
+    assert log.durable_offset == 5
+    assert log.flush(2) is True and (log.recovery_point, log.durable_offset) == (2, 5)
+    assert log.flush(2) is False  # nothing new: Kafka does not touch lastFlushTime either
+
+
+def test_truncation_lowers_both_flushed_prefixes():
+    log = _log(6)
+    log.flush(4)
+    log.write_back(6)
+    log.truncate_to(3)
+    assert (log.recovery_point, log.durable_offset) == (3, 3)
+    log.truncate_fully_and_start_at(10)
+    assert (log.recovery_point, log.durable_offset) == (10, 10)
+
+
 # ------------------------------------------------------------------------------ epoch cache
 
 
@@ -385,3 +407,97 @@ def test_cache_copy_is_independent():
     d.assign(3, 9)
     assert c.entries == [(1, 0), (2, 5)]
     assert d != c and c == _cache((1, 0), (2, 5))
+
+
+# -- LeaderEpochFileCache: undefined offsets, validation, and the pre-2.1 / pre-2.7 rules --------
+def _legacy(*pairs) -> LeaderEpochFileCache:
+    """0.11.0 - 2.0 semantics (rule leader_epoch_assign_truncates_conflicts off)."""
+    c = LeaderEpochFileCache(truncates_conflicts=False, validates_entries=False)
+    for e, o in pairs:
+        c.assign(e, o)
+    return c
+
+
+def test_truncate_from_end_with_undefined_offset_changes_nothing():
+    # LeaderEpochFileCacheTest.shouldNotResetEpochHistoryTailIfUndefinedPassed
+    # (truncateFromEnd: "if (endOffset >= 0 && ...)")
+    c = _cache((2, 6), (3, 8), (4, 11))
+    assert c.truncate_from_end(UNDEFINED_EPOCH_OFFSET) is False
+    assert len(c.entries) == 3
+    assert _legacy((2, 6), (3, 8)).truncate_from_end(-1) is False  # clearAndFlushLatest, 0.11
+
+
+def test_truncate_from_start_with_undefined_offset_changes_nothing():
+    # LeaderEpochFileCacheTest.shouldNotResetEpochHistoryHeadIfUndefinedPassed
+    c = _cache((2, 6), (3, 8), (4, 11))
+    assert c.truncate_from_start(UNDEFINED_EPOCH_OFFSET) is False
+    assert len(c.entries) == 3
+
+
+def test_truncate_from_end_on_an_empty_cache_changes_nothing():
+    # LeaderEpochFileCacheTest.shouldClearLatestOnEmptyCache
+    c = LeaderEpochFileCache()
+    assert c.truncate_from_end(7) is False and c.entries == []
+
+
+def test_new_epoch_at_the_same_offset_replaces_the_old_one():
+    # LeaderEpochFileCacheTest.shouldEnforceMonotonicallyIncreasingStartOffsets (2.1+)
+    assert _cache((2, 9), (3, 9)).entries == [EpochEntry(3, 9)]
+
+
+def test_negative_epoch_or_start_offset_is_refused():
+    # LeaderEpochFileCache.assign: IllegalArgumentException "Received invalid partition leader
+    # epoch entry" (epoch < 0 since 2.1, startOffset < 0 too since 2.7)
+    with pytest.raises(ValueError, match="invalid partition leader epoch entry"):
+        LeaderEpochFileCache().assign(-1, 0)
+    with pytest.raises(ValueError, match="invalid partition leader epoch entry"):
+        LeaderEpochFileCache().assign(1, -5)
+    # 2.1 - 2.6 only checked the epoch
+    c = LeaderEpochFileCache(validates_entries=False)
+    assert c.assign(1, -5) and c.entries == [EpochEntry(1, -5)]
+    with pytest.raises(ValueError, match="assertion failed"):  # 0.11 - 2.0: Scala assert
+        _legacy().assign(-1, 0)
+
+
+def test_legacy_assign_allows_a_new_epoch_at_the_same_offset():
+    # 2.0.0 LeaderEpochFileCacheTest.shouldAllowLeaderEpochToChangeEvenIfOffsetDoesNot
+    assert _legacy((2, 9), (3, 9)).entries == [EpochEntry(2, 9), EpochEntry(3, 9)]
+
+
+def test_legacy_assign_ignores_an_epoch_going_backwards():
+    # 2.0.0 LeaderEpochFileCacheTest.shouldNotLetEpochGoBackwardsEvenIfMessageEpochsDo
+    c = _legacy((1, 5), (2, 6))
+    assert c.assign(1, 7) is False
+    assert c.entries == [EpochEntry(1, 5), EpochEntry(2, 6)]
+    assert c.end_offset_for(1, 8) == (1, 6)
+    assert c.end_offset_for(2, 8) == (2, 8)
+    # 2.1+ (LeaderEpochFileCacheTest.shouldEnforceMonotonicallyIncreasingEpochs): truncates
+    c = _cache((1, 5), (2, 6))
+    c.assign(1, 7)
+    assert c.entries == [EpochEntry(1, 7)]
+    assert c.end_offset_for(1, 8) == (1, 8) and c.end_offset_for(2, 8) == UNDEF
+
+
+def test_legacy_assign_ignores_an_offset_going_backwards():
+    # 2.0.0 LeaderEpochFileCacheTest.shouldNotLetOffsetsGoBackwardsEvenIfEpochsProgress
+    assert _legacy((2, 6), (3, 5)).entries == [EpochEntry(2, 6)]
+    # 2.1+ LeaderEpochFileCacheTest.shouldEnforceOffsetsIncreaseMonotonically
+    assert _cache((2, 6), (3, 5)).entries == [EpochEntry(3, 5)]
+
+
+def test_end_offset_for_an_epoch_below_the_first_by_version():
+    # 2.0.0: shouldReturnUnsupportedIfRequestedEpochLessThanFirstEpoch;
+    # 2.1+: shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch
+    assert _legacy((5, 11), (6, 12), (7, 13)).end_offset_for(4, 0) == UNDEF
+    assert _cache((5, 11), (6, 12), (7, 13)).end_offset_for(4, 0) == (4, 11)
+
+
+def test_loading_a_checkpoint_replays_assign_since_2_7():
+    # LeaderEpochFileCache constructor: checkpoint.read().forEach(this::assign) (2.7+, KAFKA-10435)
+    file_entries = [(3, 10), (2, 5)]   # hand-edited, not monotonic
+    assert LeaderEpochFileCache.from_checkpoint(file_entries).entries == [EpochEntry(2, 5)]
+    old = LeaderEpochFileCache.from_checkpoint(file_entries, validates_entries=False)
+    assert old.entries == [EpochEntry(3, 10), EpochEntry(2, 5)]  # 2.6 and older: as read
+    with pytest.raises(ValueError, match="invalid partition leader epoch entry"):
+        LeaderEpochFileCache.from_checkpoint([(0, 0), (-1, 4)])
+    assert old.copy().validates_entries is False

@@ -181,6 +181,7 @@ SINCE = [
     ("epoch_cache_assigned_on_become_leader", "2.0.1", "2.0"),
     # KIP-320 / KAFKA-7395 (2.1.0): Partition.makeFollower skips only an unchanged epoch
     ("follower_truncates_on_every_new_epoch", "2.1", "2.0.1"),
+    ("leader_epoch_assign_truncates_conflicts", "2.0.1", "2.0"),
     ("list_offsets_offset_not_available", "2.2", "2.1"),
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
@@ -198,6 +199,7 @@ SINCE = [
     ("error_not_leader_or_follower", "2.6", "2.5"),
     ("alter_isr", "2.7", "2.6"),
     ("maximal_isr", "2.7", "2.6"),
+    ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
     ("describe_topic_id", "2.8", "2.7"),
     ("kraft_mode", "2.8", "2.7"),
@@ -282,7 +284,8 @@ def test_2_0_0_and_2_0_1_differ_in_the_2_0_1_replication_fixes():
     changed = {n for n in rule_names() if getattr(r200, n) != getattr(r201, n)}
     assert changed == {"isr_expand_requires_epoch_start_offset",
                        "follower_truncates_after_missed_epoch",
-                       "epoch_cache_assigned_on_become_leader"}
+                       "epoch_cache_assigned_on_become_leader",
+                       "leader_epoch_assign_truncates_conflicts"}
     assert not r201.follower_truncates_on_every_new_epoch
     assert r21.follower_truncates_on_every_new_epoch and r21.follower_truncates_after_missed_epoch
 

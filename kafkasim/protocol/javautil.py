@@ -1,11 +1,15 @@
 """Bit-exact reimplementations of the few Java library functions whose results Kafka exposes.
 
 ``java.util.Random`` (48-bit LCG) drives replica placement; ``String.hashCode`` picks a partition's
-fetcher thread; ``murmur2`` is the producer's key partitioner. Python's own ``hash`` is never used:
-it changes with PYTHONHASHSEED.
+fetcher thread; ``murmur2`` is the producer's key partitioner; ``Integer.parseInt`` /
+``Long.parseLong`` and ``Pattern.compile("\\s+").split`` are how Kafka reads checkpoint files.
+Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
 """
 
 from __future__ import annotations
+
+import re
+import unicodedata
 
 _MULT = 0x5DEECE66D
 _MASK48 = (1 << 48) - 1
@@ -38,6 +42,7 @@ class JavaRandom:
         return _to_int32(self._seed >> (48 - bits))
 
     def next_int(self, bound: int | None = None) -> int:
+        """``nextInt()`` (32 random bits) or ``nextInt(bound)`` (uniform in [0, bound))."""
         if bound is None:
             return self._next(32)
         if bound <= 0:
@@ -49,6 +54,85 @@ class JavaRandom:
             v = r % bound
             if r - v + (bound - 1) < (1 << 31):
                 return v
+
+    def next_long(self) -> int:
+        """``nextLong()``: ``((long) next(32) << 32) + next(32)``, in 64-bit arithmetic."""
+        v = (self._next(32) << 32) + self._next(32)
+        v &= 0xFFFFFFFFFFFFFFFF
+        return v - (1 << 64) if v & (1 << 63) else v
+
+    def next_boolean(self) -> bool:
+        """``nextBoolean()``: ``next(1) != 0``."""
+        return self._next(1) != 0
+
+    def next_double(self) -> float:
+        """``nextDouble()``: ``(((long) next(26) << 27) + next(27)) * 0x1.0p-53``."""
+        return ((self._next(26) << 27) + self._next(27)) * (1.0 / (1 << 53))
+
+
+def collections_shuffle(items: list, rnd: JavaRandom) -> None:
+    """``java.util.Collections.shuffle(list, rnd)`` in place: for i from size-1 down to 1, swap
+    item i with item ``rnd.nextInt(i + 1)`` (the same order for RandomAccess lists and the
+    array-copy path used for larger sequential lists)."""
+    for i in range(len(items) - 1, 0, -1):
+        j = rnd.next_int(i + 1)
+        items[i], items[j] = items[j], items[i]
+
+
+def _java_digit(ch: str) -> int:
+    """``Character.digit(char, 10)``: the value of a decimal digit (Unicode category Nd, so also
+    e.g. Arabic-Indic or full-width digits), -1 otherwise. Java's ``charAt`` yields UTF-16 units,
+    so a digit outside the Basic Multilingual Plane is two surrogates and no digit at all."""
+    if ord(ch) > 0xFFFF:
+        return -1
+    return unicodedata.decimal(ch, -1)
+
+
+def _java_parse(s: str, bits: int) -> int:
+    if not s:
+        raise ValueError(f'For input string: "{s}"')
+    first = s[0]
+    start = 1 if first in "+-" else 0
+    if start == len(s):  # a lone sign
+        raise ValueError(f'For input string: "{s}"')
+    value = 0
+    for ch in s[start:]:
+        d = _java_digit(ch)
+        if d < 0:
+            raise ValueError(f'For input string: "{s}"')
+        value = value * 10 + d
+    if first == "-":
+        value = -value
+    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+        raise ValueError(f'For input string: "{s}"')
+    return value
+
+
+def java_parse_int(s: str) -> int:
+    """``Integer.parseInt(s)``: an optional ``+``/``-`` then decimal digits, nothing else (no
+    spaces, no ``_``, no ``0x``), within [-2^31, 2^31 - 1]; otherwise ValueError carrying Java's
+    NumberFormatException message ``For input string: "s"``."""
+    return _java_parse(s, 32)
+
+
+def java_parse_long(s: str) -> int:
+    """``Long.parseLong(s)``: as :func:`java_parse_int`, within [-2^63, 2^63 - 1]."""
+    return _java_parse(s, 64)
+
+
+# java.util.regex "\\s" without UNICODE_CHARACTER_CLASS: the six ASCII whitespace characters only
+_JAVA_WHITESPACES = re.compile(r"[ \t\n\x0b\f\r]+")
+
+
+def java_split_whitespaces(line: str) -> list[str]:
+    """``Pattern.compile("\\s+").split(line)`` (limit 0): a leading separator gives a leading
+    empty string, trailing empty strings are dropped, and no match returns ``[line]``."""
+    parts = _JAVA_WHITESPACES.split(line)
+    if len(parts) == 1:
+        return parts
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
 
 
 def murmur2(data: bytes) -> int:

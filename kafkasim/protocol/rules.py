@@ -191,14 +191,16 @@ def check_min_isr_before_append(isr: Sequence[int], min_isr: int) -> str:
 
 # -- leader epochs and truncation -----------------------------------------------------------------
 def end_offset_for(entries: Sequence[tuple[int, int]], requested_epoch: int,
-                   log_end_offset: int) -> tuple[int, int]:
+                   log_end_offset: int, *, below_first_is_undefined: bool = False
+                   ) -> tuple[int, int]:
     """LEC ``endOffsetFor``: (epoch, end offset) answering OffsetsForLeaderEpoch for
     ``requested_epoch`` over the cache ``entries`` ((epoch, start offset), increasing).
 
     - the latest epoch: it ends at the LEO;
     - an older epoch: it ends where the next higher cached epoch starts, and the answer names
       the largest cached epoch <= the requested one (KIP-279: the follower may not know it);
-    - an epoch below every cached one: the requested epoch, ending at the first entry's start;
+    - an epoch below every cached one: the requested epoch, ending at the first entry's start
+      (0.11.0 - 2.0, ``below_first_is_undefined``: unknown, before KAFKA-7415's rewrite);
     - unknown (UNDEFINED, empty cache, or above the latest): (UNDEFINED_EPOCH,
       UNDEFINED_EPOCH_OFFSET)."""
     if requested_epoch == UNDEFINED_EPOCH or not entries:
@@ -209,6 +211,8 @@ def end_offset_for(entries: Sequence[tuple[int, int]], requested_epoch: int,
     for e in entries:
         if e[0] > requested_epoch:
             if floor is None:
+                if below_first_is_undefined:
+                    return (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
                 return (requested_epoch, e[1])
             return (floor[0], e[1])
         floor = e

@@ -7,6 +7,17 @@ offset is implicit: record ``i`` of the arrays has offset ``log_start_offset + i
 
 LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
 not yet committed (fact sheet §1).
+
+Two flushed prefixes are kept apart:
+
+* ``recovery_point`` is Kafka's own (UnifiedLog / LocalLog ``recoveryPoint``): it moves only when
+  Kafka fsyncs the log (``flush``: flush.messages on append, the flush.ms log flusher, a clean
+  shutdown; a segment roll too, but segments are not modelled: one segment per log, so
+  segment.bytes never rolls). It is what recovery-point-offset-checkpoint records, what
+  ``unflushedMessages`` counts from, and where recovery starts after an unclean restart.
+* ``durable_offset`` is what is physically on disk: Kafka's fsyncs plus the operating system's
+  page-cache write-back (``write_back``), which Kafka does not see. It is what survives a power
+  loss. Always ``recovery_point <= durable_offset <= LEO``.
 """
 
 from __future__ import annotations
@@ -111,7 +122,8 @@ class Log:
 
     __slots__ = (
         "topic", "partition", "log_start_offset", "high_watermark", "recovery_point",
-        "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache", "producer_batches",
+        "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
+        "producer_batches",
         "producer_states",
     )
 
@@ -120,7 +132,8 @@ class Log:
         self.partition = partition
         self.log_start_offset = 0
         self.high_watermark = 0
-        self.recovery_point = 0  # everything below is flushed (fsynced) to disk
+        self.recovery_point = 0  # Kafka flushed (fsynced) everything below
+        self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
         self.epochs = array("i")
         self.ids = array("q")
         self.timestamps = array("q")
@@ -271,6 +284,8 @@ class Log:
             self.high_watermark = offset
         if self.recovery_point > offset:
             self.recovery_point = offset
+        if self.durable_offset > offset:
+            self.durable_offset = offset
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -283,6 +298,7 @@ class Log:
         self.log_start_offset = offset
         self.high_watermark = offset
         self.recovery_point = offset
+        self.durable_offset = offset
         self.leader_epoch_cache.clear()
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
@@ -302,15 +318,30 @@ class Log:
             self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset + drop - 1))
         self.log_start_offset = offset
         self.recovery_point = max(self.recovery_point, offset)
+        self.durable_offset = max(self.durable_offset, offset)
         self.leader_epoch_cache.truncate_from_start(offset)
         return True
 
-    def flush(self, offset: int | None = None) -> None:
-        """fsync up to ``offset`` (default: LEO); the recovery point only moves forward."""
+    def flush(self, offset: int | None = None) -> bool:
+        """Kafka fsyncs up to ``offset`` (default: LEO): the recovery point only moves forward.
+        Returns whether it moved: only then does Kafka reset the log's lastFlushTime
+        (LocalLog.markFlushed, UnifiedLog.flush; Log.flush before 3.0)."""
         leo = self.log_start_offset + len(self.ids)
         target = leo if offset is None else min(offset, leo)
+        if target > self.durable_offset:
+            self.durable_offset = target
         if target > self.recovery_point:
             self.recovery_point = target
+            return True
+        return False
+
+    def write_back(self, offset: int) -> None:
+        """The operating system wrote the page cache back up to ``offset``: that data survives a
+        power loss, but Kafka does not know it, so the recovery point stays where it is."""
+        target = min(offset, self.log_start_offset + len(self.ids))
+        if target > self.durable_offset:
+            self.durable_offset = target
 
     def unflushed_messages(self) -> int:
+        """LocalLog.unflushedMessages: LEO - recovery point (what flush.messages counts)."""
         return self.log_start_offset + len(self.ids) - self.recovery_point
