@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
+from kafkasim.protocol import rules
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -238,47 +239,42 @@ class KafkaController:
         replicas = cc.assignments[tp]
         live = cc.live_brokers
         down = [r for r in replicas if r not in live]
+        # the election orders are kafkasim.protocol.rules' PartitionLeaderElectionAlgorithms
         if strategy in ("offline", "unclean"):
-            candidates = [r for r in replicas if r in isr and r in live]
-            if candidates:
-                new_leader = candidates[0]
-                new_isr = tuple(r for r in isr if r in live)
-                unclean = False
-            else:
-                allow = strategy == "unclean" or \
-                    ctx.topic_config(tp[0])["unclean.leader.election.enable"]
-                alive = [r for r in replicas if r in live]
-                if allow and alive:
-                    new_leader, new_isr, unclean = alive[0], (alive[0],), True
-                else:
-                    # stays offline: leader -1, the ISR keeps its last member
-                    new_isr = _remove_never_empty(isr, down)
-                    if leader == -1 and new_isr == isr:
-                        return False
-                    self._write(ctx, zk, tp, -1, epoch + 1, new_isr)
-                    ctx.trace("controller", tp[0], tp[1],
-                              ev.PartitionOffline(tuple(new_isr), epoch + 1))
-                    return True
+            allow = strategy == "unclean" or \
+                ctx.topic_config(tp[0])["unclean.leader.election.enable"]
+            new_leader, unclean = ctx.rulebook.offline_partition_leader_election(
+                replicas, isr, live, allow)
+            if new_leader is None:
+                # stays offline: leader -1, the ISR keeps its last member
+                new_isr = _remove_never_empty(isr, down)
+                if leader == -1 and new_isr == isr:
+                    return False
+                self._write(ctx, zk, tp, -1, epoch + 1, new_isr)
+                ctx.trace("controller", tp[0], tp[1],
+                          ev.PartitionOffline(tuple(new_isr), epoch + 1))
+                return True
+            # clean: the live part of the ISR; unclean: the new leader alone
+            new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in live)
         elif strategy == "preferred":
-            pref = replicas[0]
-            if pref == leader or pref not in live or pref not in isr:
+            new_leader = rules.preferred_replica_partition_leader_election(replicas, isr, live)
+            if new_leader is None or new_leader == leader:
                 return False
-            new_leader, new_isr, unclean = pref, isr, False
+            new_isr, unclean = isr, False
         elif strategy == "reassign":
-            # ReassignPartitionLeaderElectionStrategy: first target replica alive (not shutting
-            # down) and in the ISR; the ISR is kept (LeaderAndIsr.newLeader)
+            # the ISR is kept (LeaderAndIsr.newLeader); a shutting-down broker is not "live"
             online = [b for b in live if b not in cc.shutting_down]
-            candidates = [r for r in _target(self._full_assignment(tp))
-                          if r in online and r in isr]
-            if not candidates:
+            new_leader = rules.reassign_partition_leader_election(
+                _target(self._full_assignment(tp)), isr, online)
+            if new_leader is None:
                 return False
-            new_leader, new_isr, unclean = candidates[0], isr, False
+            new_isr, unclean = isr, False
         elif strategy == "controlled_shutdown":
             sd = cc.shutting_down
-            candidates = [r for r in replicas if r in isr and r in live and r not in sd]
-            if not candidates:
+            new_leader = rules.controlled_shutdown_partition_leader_election(replicas, isr, live,
+                                                                             sd)
+            if new_leader is None:
                 return False
-            new_leader = candidates[0]
             new_isr = tuple(r for r in isr if r not in sd)
             unclean = False
         else:
