@@ -92,11 +92,11 @@ def _cmd_schema(args) -> int:
 
 
 def _cmd_versions(args) -> int:
-    from kafkasim import versions
+    from kafkasim import config, versions
 
     if args.version:
         try:
-            print(versions.describe_profile(args.version))
+            print(config.describe_profile(args.version))
         except ValueError as exc:
             print(f"kafkasim: {exc}", file=sys.stderr)
             return 2

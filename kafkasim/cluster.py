@@ -22,8 +22,12 @@ from kafkasim import config as kconfig
 from kafkasim import events as ev
 from kafkasim import versions
 from kafkasim.broker import RUNNING, STOPPED, Broker
+from kafkasim.clients.admin import Admin
+from kafkasim.clients.consumer import Consumer
+from kafkasim.clients.producer import Producer
 from kafkasim.describe import describe_group, describe_topics, reassigning_adding, topic_id
 from kafkasim.engine import Engine
+from kafkasim.exceptions import BrokerStartupError, ClusterError, ConditionTimeout
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol import rules as kafka_rules
@@ -43,25 +47,9 @@ ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated n
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
 
 
+__all__ = ["BrokerStartupError", "Cluster", "ClusterError", "ConditionTimeout", "RecordRegistry"]
+
 _CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
-
-
-class ClusterError(ValueError):
-    """A request the cluster cannot satisfy (unknown topic, impossible replication factor...)."""
-
-
-class ConditionTimeout(ClusterError, TimeoutError):
-    """``run_until(..., raise_on_timeout=True)``: the condition did not hold in time."""
-
-
-class BrokerStartupError(ClusterError):
-    """KafkaServer.startup failed: the broker process shut down and exited (it stays stopped).
-    ``retry_at_ms`` is when the ZooKeeper session holding its registration expires at the latest
-    (-1 if unknown): a start after that succeeds."""
-
-    def __init__(self, message: str, retry_at_ms: int = -1) -> None:
-        super().__init__(message)
-        self.retry_at_ms = retry_at_ms
 
 
 class RecordRegistry:
@@ -900,7 +888,6 @@ class Cluster(StateViews):
     def producer(self, name: str | None = None, **config):
         """A producer client; ``config`` uses Kafka's keys with dots or underscores
         (``acks="all"``, ``linger_ms=5``)."""
-        from kafkasim.clients.producer import Producer
 
         name = self._client_name("producer", name)
         p = Producer(self, name, _dotted(config))
@@ -909,12 +896,10 @@ class Cluster(StateViews):
 
     def admin(self):
         """An admin client (create/describe topics, configs, elections, offsets)."""
-        from kafkasim.clients.admin import Admin
 
         return Admin(self)
 
     def consumer(self, group: str | None = None, name: str | None = None, **config):
-        from kafkasim.clients.consumer import Consumer
 
         name = self._client_name("consumer", name)
         cfg = _dotted(config)

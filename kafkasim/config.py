@@ -28,6 +28,7 @@ from typing import Any
 
 from kafkasim.versions import (
     DEFAULT_VERSION,
+    describe_rules,
     normalize_version,
     rules_for,
     version_at_least,
@@ -51,6 +52,7 @@ __all__ = [
     "by_version",
     "consumer_config",
     "default_differences",
+    "describe_profile",
     "describe_configs",
     "keys_for",
     "parse_value",
@@ -1150,3 +1152,15 @@ def default_differences(version: str, baseline: str = DEFAULT_VERSION) -> list[s
             elif name in there:
                 lines.append(f"{kind} {name} does not exist here (exists in {base})")
     return lines
+
+
+def describe_profile(version: str = DEFAULT_VERSION) -> str:
+    """A human-readable summary of a version profile: its rules, how they differ from the
+    default profile, and the config defaults that differ (``kafkasim versions VERSION``)."""
+    profile = normalize_version(version)
+    lines = describe_rules(version)
+    diffs = default_differences(profile, DEFAULT_VERSION)
+    if diffs:
+        lines.append(f"Config defaults that differ from {DEFAULT_VERSION}:")
+        lines.extend(f"  {line}" for line in diffs)
+    return "\n".join(lines)

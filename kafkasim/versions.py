@@ -32,7 +32,7 @@ __all__ = [
     "RuleError",
     "Rules",
     "VersionError",
-    "describe_profile",
+    "describe_rules",
     "normalize_version",
     "parse_version",
     "rule_names",
@@ -636,8 +636,9 @@ def _rule_history(f: dataclasses.Field[Any]) -> str:
     return f"until {until}"
 
 
-def describe_profile(version: str = DEFAULT_VERSION) -> str:
-    """A human-readable summary of a profile: its rules and how it differs from the default."""
+def describe_rules(version: str = DEFAULT_VERSION) -> list[str]:
+    """A human-readable summary of a profile's rules and how they differ from the default
+    (``kafkasim.config.describe_profile`` adds the config defaults)."""
     profile = normalize_version(version)
     rules = rules_for(profile)
     default_rules = rules_for(DEFAULT_VERSION)
@@ -660,11 +661,4 @@ def describe_profile(version: str = DEFAULT_VERSION) -> str:
         lines.append(
             f"  [{mark}] {f.name} ({_rule_history(f)}; {f.metadata['ref']}): {f.metadata['doc']}"
         )
-    # Config defaults live in kafkasim.config, which imports this module; import lazily.
-    from kafkasim import config as _config
-
-    diffs = _config.default_differences(profile, DEFAULT_VERSION)
-    if diffs:
-        lines.append(f"Config defaults that differ from {DEFAULT_VERSION}:")
-        lines.extend(f"  {line}" for line in diffs)
-    return "\n".join(lines)
+    return lines

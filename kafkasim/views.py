@@ -20,12 +20,12 @@ cannot be changed through them. Names follow the Kafka state they show:
 
 from __future__ import annotations
 
+from kafkasim.exceptions import ClusterError
+
 NO_SUCH_TIME = -1
 
 
-def _cluster_error(msg: str):
-    from kafkasim.cluster import ClusterError
-
+def _cluster_error(msg: str) -> ClusterError:
     return ClusterError(msg)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
+from kafkasim.exceptions import ClusterError
+
 
 @dataclass(slots=True)
 class Segment:
@@ -51,7 +53,6 @@ class RateWorkload:
                                  "rate >= 0")
             segs.append(Segment(int(start), int(end), float(r)))
         if topic not in cluster.topic_configs:
-            from kafkasim.cluster import ClusterError
             raise ClusterError(cluster._unknown_topic(topic))
         if partition is not None:
             cluster.check_partition(topic, partition)

@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkasim import versions
+from kafkasim.config import describe_profile
 from kafkasim.versions import (
     DEFAULT_VERSION,
     SUPPORTED_VERSIONS,
     RuleError,
     Rules,
     VersionError,
-    describe_profile,
     normalize_version,
     parse_version,
     rule_names,

@@ -83,7 +83,8 @@ def test_next_isr_expiration_is_the_scheduled_task(busy):
 
 def test_log_is_readable_before_the_first_leader_and_isr():
     c = Cluster(3, seed=1)
-    c.crash(3)
+    c.shutdown(3)    # a clean stop closes its ZooKeeper session: it may register again at once
+    c.run_until(lambda cl: cl.brokers[3].state == "stopped", 60000, raise_on_timeout=True)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     c.start(3)
     log = c.log(3, "t", 0)    # no LeaderAndIsr yet: Kafka has not created the log

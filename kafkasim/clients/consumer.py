@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from kafkasim import config as kconfig
 from kafkasim import events as ev
+from kafkasim.exceptions import ClusterError
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -139,7 +140,6 @@ class Consumer:
         """Manually assign partitions (all of the topic's by default)."""
         c = self.cluster
         if topic not in c.topic_configs:
-            from kafkasim.cluster import ClusterError
             raise ClusterError(c._unknown_topic(topic))
         parts = list(c.assignment(topic)) if partitions is None else list(partitions)
         for p in parts:

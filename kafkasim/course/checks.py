@@ -183,13 +183,14 @@ def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
                           f"up; the check that notices runs every {lag_ms // 2} ms.")
 
 
-CAUSE_ORDER = ("slow disk", "GC pause", "broker overload", "network latency")
 
 
 def check_causes(answer: dict) -> CheckResult:
     """Match the anonymous runs A-D (``mystery_runs``) to their causes."""
     if (m := _missing(answer, *(answer or {}).values())) is not None:
         return m
+    from kafkasim.course.isr import CAUSE_ORDER
+
     right = dict(zip("ABCD", CAUSE_ORDER, strict=True))
     got = {str(k).upper(): str(v).strip().lower() for k, v in answer.items()}
     wrong = [k for k in "ABCD" if got.get(k) != right[k].lower()]

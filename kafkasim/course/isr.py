@@ -23,6 +23,8 @@ from kafkasim.scenario import Scenario
 from kafkasim.workload import RateWorkload
 
 SEED = 7
+#: The mystery runs A-D of the troubleshooting exercise, in this order (graded by checks).
+CAUSE_ORDER = ("slow disk", "GC pause", "broker overload", "network latency")
 TOPIC = "isr-demo"
 
 
@@ -397,9 +399,7 @@ def isr_under_pause(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED
 
 
 def mystery_runs(runs: list[CauseRun]) -> Text:
-    """The cause runs as anonymous A-D (in checks.CAUSE_ORDER), for the matching exercise."""
-    from kafkasim.course.checks import CAUSE_ORDER
-
+    """The cause runs as anonymous A-D (in CAUSE_ORDER), for the matching exercise."""
     by_cause = {r.cause: r for r in runs}
     rows = []
     for label, cause in zip("ABCD", CAUSE_ORDER, strict=True):
