@@ -251,3 +251,16 @@ def test_no_second_copy_of_the_hw_rule_in_the_course():
     assert high_watermark({1: 5, 2: 3, 3: 7}, [1, 2]) == 3
     assert high_watermark({1: 5, 2: 3, 3: 7}, [1, 3]) == 5
     assert "rules.maybe_increment_leader_hw" in inspect.getsource(high_watermark)
+
+
+def test_an_expanded_isr_lists_the_new_member_last_as_kafka_does():
+    """Partition.prepareIsrExpand sends ``isr + newInSyncReplicaId`` (a small Scala Set keeps
+    insertion order), so broker 2 rejoining ISR [1, 3] gives [1, 3, 2], not replica order."""
+    from kafkasim.protocol.fake import FakeContext
+
+    ctx = FakeContext(broker_id=1)
+    part = ctx.partition("t", 0)
+    part.make_leader(ctx, 1, (1, 3), (1, 2, 3), 0, 1)
+    part.update_follower_fetch_state(ctx, 2, 0, 0, 0)
+    assert part.pending is not None and part.pending.proposed_isr == (1, 3, 2)
+    assert ctx.take()[0].endswith("ISR [1, 3] -> [1, 3, 2] (leader epoch 1, partition epoch 0)")

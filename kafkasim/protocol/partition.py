@@ -213,7 +213,10 @@ class Partition:
                 st.log_end_offset, self.log.high_watermark, self.leader_epoch_start_offset,
                 requires_epoch_start_offset=ctx.rules.isr_expand_requires_epoch_start_offset):
             return
-        new_isr = tuple(r for r in self.replicas if r in self.isr or r == replica_id)
+        # Partition.prepareIsrExpand: ``isr + newInSyncReplicaId`` on a Scala Set, whose small
+        # sets (up to 4 members) keep insertion order: the new member comes last, as real
+        # `kafka-topics --describe` shows (Isr: 3,1,2 after broker 2 rejoined)
+        new_isr = self.isr + (replica_id,)
         ctx.propose_isr(self, "expand", (replica_id,), new_isr)
 
     def maybe_shrink_isr(self, ctx) -> None:
