@@ -60,8 +60,8 @@ from kafkasim.storage.checkpoint import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     CorruptCheckpointError,
+    LeaderEpochCheckpointFile,
     LogDir,
-    format_epochs,
     format_offsets,
     parse_epochs,
     parse_offsets,
@@ -130,7 +130,6 @@ class Broker:
         self.last_isr_change_ms = 0
         self.last_isr_propagation_ms = 0
         self.log_dir = LogDir(log_dir)
-        self.epoch_written: dict[tuple[str, int], list] = {}
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
         self.clean_shutdown_file = False   # <log.dir>/.kafka_cleanshutdown exists
@@ -347,7 +346,7 @@ class Broker:
         lost = 0
         for tp, log in self.logs.items():
             keep = log.durable_offset
-            n = log.truncate_to(keep)
+            n = log.lose_unsynced(keep)
             log.producer_states = producer_state.rebuild(log)
             lost += n
             if n:
@@ -464,7 +463,7 @@ class Broker:
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
             log.producer_states = producer_state.rebuild(log)
-            self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
+            self._attach(log)   # after the load: loading rewrites no file
             self.trace("log_recovery", tp[0], tp[1],
                        ev.LogRecovery(log.log_end_offset, log.high_watermark,
                                       REPLICATION_OFFSET_CHECKPOINT,
@@ -504,17 +503,13 @@ class Broker:
                    if log.log_start_offset > 0]
         self.log_dir.write_atomic(LOG_START_OFFSET_CHECKPOINT, format_offsets(entries))
 
-    def maybe_write_epoch_checkpoint(self, tp) -> None:
-        """leader-epoch-checkpoint is rewritten whenever the cache changes (LeaderEpochFileCache
-        flushes synchronously on assign, after truncation)."""
-        log = self.logs.get(tp)
-        if log is None or not self.rules.leader_epoch_truncation:
-            return  # no leader-epoch-checkpoint before KIP-101 (0.11)
-        entries = log.leader_epoch_cache.entries
-        if self.epoch_written.get(tp) != entries:
-            self.epoch_written[tp] = list(entries)
-            self.log_dir.write_atomic(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}",
-                                      format_epochs([tuple(e) for e in entries]))
+    def _attach(self, log: Log) -> None:
+        """Make this broker the log's listener and give its epoch cache the log's
+        leader-epoch-checkpoint (none before KIP-101, 0.11)."""
+        log.listener = self
+        log.leader_epoch_cache.checkpoint = LeaderEpochCheckpointFile(
+            self.log_dir, log.topic, log.partition) if self.rules.leader_epoch_truncation \
+            else None
 
     # -- timers -----------------------------------------------------------------------------
     def on_timer(self, name: str, args: tuple) -> None:
@@ -667,28 +662,35 @@ class Broker:
             if thread.partitions.pop(tp, None) is not None and not thread.partitions:
                 del self.fetchers[key]
 
-    # -- log changes (traced) ---------------------------------------------------------------
-    def on_leader_append(self, part: Partition, first: int, last: int) -> None:
-        self.trace("append", part.topic, part.partition, (first, last, part.leader_epoch))
-        self._maybe_flush(part.log)
-        cache = part.log.leader_epoch_cache.entries
-        if not cache or cache[-1].start_offset == first:
-            self.maybe_write_epoch_checkpoint(part.tp)
-
-    def append_as_follower(self, tp, chunk) -> None:
-        log = self.logs[tp]
-        log.append_as_follower(chunk)
-        cluster = self.cluster
-        base = chunk.base_offset
-        ids = chunk.ids
-        if chunk.producer_batches:
-            producer_state.update(log.producer_states, chunk.producer_batches)
-        topic, partition = tp
-        cluster.record("replicate", self.id, topic, partition, (base, base + len(ids) - 1))
+    # -- log changes (LogListener of every log of this broker) ------------------------------
+    def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
+        """Trace the append, update a follower's producer state from the fetched batch headers
+        (the leader's is updated by ReplicaManager.append_records before it answers), flush by
+        flush.messages."""
+        if as_leader:
+            self.cluster.record("append", self.id, log.topic, log.partition,
+                                (first, last, log.epochs[-1]))
+        else:
+            pb = log.producer_batches
+            if pb and pb[-1][1] >= first:   # the chunk brought idempotent batches
+                i = len(pb) - 1
+                while i > 0 and pb[i - 1][1] >= first:
+                    i -= 1
+                producer_state.update(log.producer_states, pb[i:])
+            self.cluster.record("replicate", self.id, log.topic, log.partition, (first, last))
         self._maybe_flush(log)
-        entries = log.leader_epoch_cache.entries
-        if entries and entries[-1].start_offset >= base:
-            self.maybe_write_epoch_checkpoint(tp)
+
+    def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
+                    old_high_watermark: int) -> None:
+        if removed:
+            log.producer_states = producer_state.rebuild(log)
+            self.trace("truncate", log.topic, log.partition, ev.Truncate(offset, removed, reason))
+            if log.high_watermark != old_high_watermark:
+                self.trace("hw", log.topic, log.partition, log.high_watermark)
+
+    def on_wipe(self, log: Log, start_offset: int) -> None:
+        log.producer_states = {}
+        self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
 
     def _maybe_flush(self, log: Log) -> None:
         """UnifiedLog.append: flush once unflushedMessages (LEO - recovery point) reaches the
@@ -706,23 +708,6 @@ class Broker:
             self.cluster.record("hw", self.id, tp[0], tp[1], new)
             if new > old:  # consumers fetching from this follower (KIP-392) may now read more
                 self.replica_manager.wake_consumer_fetches(self, tp)
-
-    def truncate_log(self, tp, offset: int, reason: str) -> None:
-        log = self.logs[tp]
-        hw_before = log.high_watermark
-        removed = log.truncate_to(offset)
-        self.maybe_write_epoch_checkpoint(tp)
-        if removed:
-            log.producer_states = producer_state.rebuild(log)
-            self.trace("truncate", tp[0], tp[1], ev.Truncate(offset, removed, reason))
-            if log.high_watermark != hw_before:
-                self.trace("hw", tp[0], tp[1], log.high_watermark)
-
-    def wipe_log(self, tp, start_offset: int) -> None:
-        self.logs[tp].truncate_fully_and_start_at(start_offset)
-        self.logs[tp].producer_states = {}
-        self.trace("truncate", tp[0], tp[1], ev.LogWiped(start_offset))
-        self.maybe_write_epoch_checkpoint(tp)
 
     # -- ISR changes ------------------------------------------------------------------------
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
@@ -951,10 +936,12 @@ class Broker:
                 if log is None:
                     log = Log(st.topic, st.partition)
                     log.leader_epoch_cache = LeaderEpochFileCache(**self._epoch_cache_rules())
+                    self._attach(log)
                     self.logs[tp] = log
                     self.last_flush_ms[tp] = self.now  # LocalLog.lastFlushedTime starts now
-                    if self.rules.leader_epoch_truncation:  # new LeaderEpochCheckpointFile
-                        self.log_dir.create_if_missing(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+                    checkpoint = log.leader_epoch_cache.checkpoint
+                    if checkpoint is not None:  # new LeaderEpochCheckpointFile
+                        checkpoint.create_if_missing()
                 part = Partition(st.topic, st.partition, self.id, log)
                 rm.partitions[tp] = part
             elif part.is_stale_partition_epoch(self, st.partition_epoch):
@@ -971,7 +958,6 @@ class Broker:
                                          st.partition_epoch, st.controller_epoch)
                 self.trace("become_leader", st.topic, st.partition,
                            ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
-                self.maybe_write_epoch_checkpoint(tp)
                 if moved:
                     rm.on_hw_increased(self, part)
             else:
@@ -1010,7 +996,7 @@ class Broker:
         rules = self.rules
         if not rules.leader_epoch_truncation:
             # before KIP-101 (0.11): truncate to the local high watermark, then fetch from there
-            self.truncate_log(tp, log.high_watermark, "becoming follower: truncate to HW")
+            log.truncate_to(log.high_watermark, "becoming follower: truncate to HW")
             state = PartitionFetchState(log.log_end_offset, st.leader_epoch, FETCHING)
         elif rules.fetch_diverging_epoch and log.latest_epoch() >= 0:
             # 2.8+: fetch from the LEO with LastFetchedEpoch; the leader reports divergence
@@ -1045,7 +1031,6 @@ class Broker:
             if msg.delete:
                 rm.partitions.pop(tp, None)
                 if self.logs.pop(tp, None) is not None:
-                    self.epoch_written.pop(tp, None)
                     self.writeback_history.pop(tp, None)
                     self.last_flush_ms.pop(tp, None)
                     self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")

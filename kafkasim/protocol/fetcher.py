@@ -166,7 +166,7 @@ class ReplicaFetcherThread:
             epoch = log.latest_epoch()
             if epoch == UNDEFINED_EPOCH or not ctx.rules.leader_epoch_truncation:
                 # no epoch information: truncate to the high watermark (truncateToHighWatermark)
-                ctx.truncate_log(tp, log.high_watermark, "no leader epoch: truncate to HW")
+                log.truncate_to(log.high_watermark, "no leader epoch: truncate to HW")
                 st.fetch_offset = log.log_end_offset
                 st.last_fetched_epoch = log.latest_epoch()
                 st.state = FETCHING
@@ -203,8 +203,8 @@ class ReplicaFetcherThread:
                 continue
             offset, done = self.truncation_state(ctx, tp, epoch, end_offset)
             log = ctx.local_log(topic, partition)
-            ctx.truncate_log(tp, offset, f"OffsetsForLeaderEpoch answered epoch {epoch} "
-                                         f"end offset {end_offset}")
+            log.truncate_to(offset, f"OffsetsForLeaderEpoch answered epoch {epoch} "
+                                    f"end offset {end_offset}")
             st.fetch_offset = log.log_end_offset
             st.last_fetched_epoch = log.latest_epoch()
             if done:
@@ -230,7 +230,7 @@ class ReplicaFetcherThread:
                 if pd.diverging_epoch is not None:
                     epoch, end_offset = pd.diverging_epoch
                     offset, _done = self.truncation_state(ctx, tp, epoch, end_offset)
-                    ctx.truncate_log(tp, offset, f"diverging epoch {epoch} ends at {end_offset}")
+                    log.truncate_to(offset, f"diverging epoch {epoch} ends at {end_offset}")
                     st.fetch_offset = log.log_end_offset
                     st.last_fetched_epoch = log.latest_epoch()
                     continue
@@ -238,7 +238,7 @@ class ReplicaFetcherThread:
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
                 if len(chunk.ids):
-                    ctx.append_as_follower(tp, chunk)
+                    log.append_as_follower(chunk)
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
                 if pd.log_start_offset > log.log_start_offset:
@@ -250,9 +250,9 @@ class ReplicaFetcherThread:
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:
-                    ctx.truncate_log(tp, leader_leo, "OFFSET_OUT_OF_RANGE: leader's LEO is lower")
+                    log.truncate_to(leader_leo, "OFFSET_OUT_OF_RANGE: leader's LEO is lower")
                 elif pd.log_start_offset > log.log_end_offset:
-                    ctx.wipe_log(tp, pd.log_start_offset)
+                    log.truncate_fully_and_start_at(pd.log_start_offset)
                 st.fetch_offset = log.log_end_offset
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...

@@ -143,7 +143,6 @@ class ReplicaManager:
                                                    pid, pepoch, base_seq)
                 if ident is not None:
                     producer_state.update(log.producer_states, log.producer_batches[-1:])
-                ctx.on_leader_append(part, first, last)
                 self.wake_follower_fetches(ctx, tp)
                 if part.maybe_increment_leader_hw(ctx):
                     self.on_hw_increased(ctx, part)
