@@ -8,6 +8,7 @@ meters. Lifecycle: ``start`` (register in ZooKeeper, maybe become controller) an
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkasim import events as ev
@@ -188,14 +189,22 @@ class Broker:
     def send(self, dst, msg) -> None:
         self.cluster.send(self.id, dst, msg)
 
-    def schedule_timer(self, delay_ms: int, name: str, *args) -> None:
-        self.cluster.engine.schedule(delay_ms, "broker_timer", self.id, self.incarnation, name,
+    def schedule_timer(self, delay_ms: int, fn: Callable[..., None], *args) -> None:
+        """Call ``fn(self, *args)`` after ``delay_ms`` if this process still runs. ``fn`` is a
+        plain function (``Broker._timer_...``), so the engine's queue stays picklable."""
+        self.cluster.engine.schedule(delay_ms, "broker_timer", self.id, self.incarnation, fn,
                                      args)
 
+    def schedule_controller_timer(self, delay_ms: int, controller_epoch: int, name: str
+                                  ) -> None:
+        """The controller's periodic task ``name`` (auto_rebalance), while it keeps its epoch."""
+        self.schedule_timer(delay_ms, Broker._timer_controller_timer, controller_epoch, name)
+
     def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
-        """A cancellable timer (request timeouts): see Cluster.add_timeout."""
-        return self.cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms, name,
-                                        args)
+        """A cancellable timer (request timeouts) of the core: ``name`` is one of
+        ``_CORE_TIMEOUTS``; see Cluster.add_timeout."""
+        return self.cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
+                                        _CORE_TIMEOUTS[name], args)
 
     def cancel_timeout(self, tid: int) -> None:
         self.cluster.cancel_timeout(tid)
@@ -225,22 +234,22 @@ class Broker:
             raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
-        self.schedule_timer(0, "isr_expiration", period)
+        self.schedule_timer(0, Broker._timer_isr_expiration, period)
         if not self.rules.alter_isr:
-            self.schedule_timer(2500, "isr_change_propagation")
+            self.schedule_timer(2500, Broker._timer_isr_change_propagation)
         cfg = self.config
         self.schedule_timer(cfg["replica.high.watermark.checkpoint.interval.ms"],
-                            "highwatermark_checkpoint")
+                            Broker._timer_highwatermark_checkpoint)
         self.schedule_timer(cfg["log.flush.offset.checkpoint.interval.ms"],
-                            "recovery_point_checkpoint")
+                            Broker._timer_recovery_point_checkpoint)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
             self.schedule_timer(cfg["log.flush.start.offset.checkpoint.interval.ms"],
-                                "log_start_offset_checkpoint")
-        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
+                                Broker._timer_log_start_offset_checkpoint)
+        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, Broker._timer_page_cache_writeback)
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
-            self.schedule_timer(flush_ms, "log_flusher", flush_ms)
-        self.schedule_timer(self._zk_ping_interval(), "zk_ping")
+            self.schedule_timer(flush_ms, Broker._timer_log_flusher, flush_ms)
+        self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
         if registered:
             self.cluster.on_broker_registered(self)
 
@@ -286,7 +295,7 @@ class Broker:
                 self.trace("broker_registration_backoff",
                            detail=ev.BrokerRegistrationBackoff(path, owner))
                 self.schedule_timer(self.config["zookeeper.session.timeout.ms"],
-                                    "register_retry", self.session_id)
+                                    Broker._timer_register_retry, self.session_id)
                 return False
             failure = ev.BrokerRegistrationFailed(path, owner, self.session_id)
             self.trace("broker_registration_failed", detail=failure)
@@ -395,7 +404,7 @@ class Broker:
         self.shutdown_awaiting = self.shutdown_attempts_left
         self.send(controller, ControlledShutdownRequest(self.id, self.broker_epoch))
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
-                            "controlled_shutdown_timeout", self.shutdown_attempts_left)
+                            Broker._timer_controlled_shutdown_timeout, self.shutdown_attempts_left)
 
     def _controlled_shutdown_failed(self, why: str) -> None:
         if self.shutdown_attempts_left > 0:
@@ -403,7 +412,7 @@ class Broker:
                                       CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
             self.trace("controlled_shutdown", detail=ev.ControlledShutdownRetry(
                 why, backoff, self.shutdown_attempts_left))
-            self.schedule_timer(backoff, "controlled_shutdown_retry",
+            self.schedule_timer(backoff, Broker._timer_controlled_shutdown_retry,
                                 self.shutdown_attempts_left)
             return
         self.trace("controlled_shutdown", detail=ev.ControlledShutdownGaveUp(why))
@@ -512,23 +521,23 @@ class Broker:
             else None
 
     # -- timers -----------------------------------------------------------------------------
-    def on_timer(self, name: str, args: tuple) -> None:
-        getattr(self, "_timer_" + name)(*args)
+    def on_timer(self, fn: Callable[..., None], args: tuple) -> None:
+        fn(self, *args)
 
     def _timer_highwatermark_checkpoint(self) -> None:
         self._write_hw_checkpoint()
         self.schedule_timer(self.config["replica.high.watermark.checkpoint.interval.ms"],
-                            "highwatermark_checkpoint")
+                            Broker._timer_highwatermark_checkpoint)
 
     def _timer_recovery_point_checkpoint(self) -> None:
         self._write_recovery_checkpoint()
         self.schedule_timer(self.config["log.flush.offset.checkpoint.interval.ms"],
-                            "recovery_point_checkpoint")
+                            Broker._timer_recovery_point_checkpoint)
 
     def _timer_log_start_offset_checkpoint(self) -> None:
         self._write_log_start_checkpoint()
         self.schedule_timer(self.config["log.flush.start.offset.checkpoint.interval.ms"],
-                            "log_start_offset_checkpoint")
+                            Broker._timer_log_start_offset_checkpoint)
 
     def _timer_page_cache_writeback(self) -> None:
         """The OS writes dirty pages back once they are older than ~30 s (Linux's
@@ -539,7 +548,7 @@ class Broker:
             hist.append(log.log_end_offset)
             if len(hist) > ticks:
                 log.write_back(hist.pop(0))  # durable, but Kafka's recovery point stays
-        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
+        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, Broker._timer_page_cache_writeback)
 
     def _timer_log_flusher(self, period: int) -> None:
         """LogManager.flushDirtyLogs: flush each log whose time since its last flush (any flush
@@ -549,11 +558,11 @@ class Broker:
             flush_ms = self.topic_config(tp[0])["flush.ms"]
             if now - self.last_flush_ms.setdefault(tp, now) >= flush_ms and log.flush():
                 self.last_flush_ms[tp] = now
-        self.schedule_timer(period, "log_flusher", period)
+        self.schedule_timer(period, Broker._timer_log_flusher, period)
 
     def _timer_zk_ping(self) -> None:
         self.send("zookeeper", ZkPing(self.session_id))
-        self.schedule_timer(self._zk_ping_interval(), "zk_ping")
+        self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
 
     def _timer_controlled_shutdown_timeout(self, attempts_left: int) -> None:
         if self.state == SHUTTING_DOWN and attempts_left == self.shutdown_awaiting:
@@ -571,11 +580,11 @@ class Broker:
         self.cluster.run_controller(self, name, ())
         if name == "auto_rebalance" and self.controller is c:
             self.schedule_timer(self.config["leader.imbalance.check.interval.seconds"] * 1000,
-                                "controller_timer", controller_epoch, "auto_rebalance")
+                                Broker._timer_controller_timer, controller_epoch, "auto_rebalance")
 
     def _timer_isr_expiration(self, period: int) -> None:
         self.replica_manager.maybe_shrink_isr(self)
-        self.schedule_timer(period, "isr_expiration", period)
+        self.schedule_timer(period, Broker._timer_isr_expiration, period)
 
     def _timer_produce_timeout(self, dp_id: int) -> None:
         self.replica_manager.on_produce_timeout(self, dp_id)
@@ -625,7 +634,7 @@ class Broker:
             self.last_isr_propagation_ms = now
             self.trace("isr_change_notification", detail=ev.IsrChangeNotification(tuple(tps)))
             self.cluster.notify_isr_change(tps)
-        self.schedule_timer(2500, "isr_change_propagation")
+        self.schedule_timer(2500, Broker._timer_isr_change_propagation)
 
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
@@ -635,12 +644,12 @@ class Broker:
         key = (leader, thread.fetcher_id)
         corr = req.correlation_id
         tid = cluster.add_timeout(("broker", self.id, self.incarnation), timeout_ms,
-                                  "fetcher_request_timeout", (key, corr))
+                                  Broker._timer_fetcher_request_timeout, (key, corr))
         self.fetch_inflight[corr] = (key, tid)
         cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
-        self.schedule_timer(max(0, when - self.now), "fetcher_wakeup",
+        self.schedule_timer(max(0, when - self.now), Broker._timer_fetcher_wakeup,
                             (thread.leader_id, thread.fetcher_id), when)
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None:
@@ -749,7 +758,8 @@ class Broker:
             self._maybe_propagate_isr_changes()
         else:
             # 2.7: the "send-alter-isr" task runs every 50 ms from the broker's start
-            self.schedule_timer(self._next_alter_isr_tick(), "alter_partition_propagate")
+            self.schedule_timer(self._next_alter_isr_tick(),
+                                Broker._timer_alter_partition_propagate)
 
     def _next_alter_isr_tick(self) -> int:
         """Delay to the next run of 2.7's "send-alter-isr" task (every 50 ms from startup)."""
@@ -772,8 +782,8 @@ class Broker:
                 self.id, self.broker_epoch,
                 tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
                       for tp, p in self.alter_inflight), corr))
-        self.schedule_timer(self.config["controller.socket.timeout.ms"], "alter_partition_retry",
-                            corr)
+        self.schedule_timer(self.config["controller.socket.timeout.ms"],
+                            Broker._timer_alter_partition_retry, corr)
 
     def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
         """DefaultAlterPartitionManager.handleAlterPartitionResponse, then each partition's
@@ -790,7 +800,7 @@ class Broker:
             # STALE_BROKER_EPOCH, ...: the items stay queued; resent 50 ms later
             self.alter_inflight = None   # clearInFlightRequest
             self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(msg.error))
-            self.schedule_timer(50, "alter_partition_propagate")
+            self.schedule_timer(50, Broker._timer_alter_partition_propagate)
             return
         results = {(t, p): r for t, p, *r in msg.partitions}
         for tp, pending in inflight:
@@ -813,7 +823,8 @@ class Broker:
         if self.rules.alter_isr_sent_on_submit:
             self._maybe_propagate_isr_changes()
         elif self.alter_unsent:
-            self.schedule_timer(self._next_alter_isr_tick(), "alter_partition_propagate")
+            self.schedule_timer(self._next_alter_isr_tick(),
+                                Broker._timer_alter_partition_propagate)
 
     def _alter_partition_failed(self, part: Partition, pending: PendingIsrChange,
                                 err: str) -> None:
@@ -906,8 +917,8 @@ class Broker:
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:
                 # a slow disk: writing the fetched records takes disk_delay_ms per record
-                self.schedule_timer(max(1, round(self.disk_delay_ms * n)), "fetcher_process",
-                                    key, msg)
+                self.schedule_timer(max(1, round(self.disk_delay_ms * n)),
+                                    Broker._timer_fetcher_process, key, msg)
                 return
         self._timer_fetcher_process(key, msg)
 
@@ -1121,6 +1132,12 @@ class Broker:
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""
 
+
+# the timeouts ReplicaManager asks for by name (ctx.schedule_timeout), as broker timers
+_CORE_TIMEOUTS = {
+    "produce_timeout": Broker._timer_produce_timeout,
+    "fetch_timeout": Broker._timer_fetch_timeout,
+}
 
 _HANDLERS = {
     ProduceRequest: Broker._on_produce,
