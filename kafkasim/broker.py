@@ -8,6 +8,7 @@ meters. Lifecycle: ``start`` (register in ZooKeeper, maybe become controller) an
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkasim import events as ev
@@ -60,8 +61,8 @@ from kafkasim.storage.checkpoint import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     CorruptCheckpointError,
+    LeaderEpochCheckpointFile,
     LogDir,
-    format_epochs,
     format_offsets,
     parse_epochs,
     parse_offsets,
@@ -130,7 +131,6 @@ class Broker:
         self.last_isr_change_ms = 0
         self.last_isr_propagation_ms = 0
         self.log_dir = LogDir(log_dir)
-        self.epoch_written: dict[tuple[str, int], list] = {}
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
         self.clean_shutdown_file = False   # <log.dir>/.kafka_cleanshutdown exists
@@ -189,14 +189,22 @@ class Broker:
     def send(self, dst, msg) -> None:
         self.cluster.send(self.id, dst, msg)
 
-    def schedule_timer(self, delay_ms: int, name: str, *args) -> None:
-        self.cluster.engine.schedule(delay_ms, "broker_timer", self.id, self.incarnation, name,
+    def schedule_timer(self, delay_ms: int, fn: Callable[..., None], *args) -> None:
+        """Call ``fn(self, *args)`` after ``delay_ms`` if this process still runs. ``fn`` is a
+        plain function (``Broker._timer_...``), so the engine's queue stays picklable."""
+        self.cluster.engine.schedule(delay_ms, "broker_timer", self.id, self.incarnation, fn,
                                      args)
 
+    def schedule_controller_timer(self, delay_ms: int, controller_epoch: int, name: str
+                                  ) -> None:
+        """The controller's periodic task ``name`` (auto_rebalance), while it keeps its epoch."""
+        self.schedule_timer(delay_ms, Broker._timer_controller_timer, controller_epoch, name)
+
     def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
-        """A cancellable timer (request timeouts): see Cluster.add_timeout."""
-        return self.cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms, name,
-                                        args)
+        """A cancellable timer (request timeouts) of the core: ``name`` is one of
+        ``_CORE_TIMEOUTS``; see Cluster.add_timeout."""
+        return self.cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
+                                        _CORE_TIMEOUTS[name], args)
 
     def cancel_timeout(self, tid: int) -> None:
         self.cluster.cancel_timeout(tid)
@@ -226,22 +234,22 @@ class Broker:
             raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
-        self.schedule_timer(0, "isr_expiration", period)
+        self.schedule_timer(0, Broker._timer_isr_expiration, period)
         if not self.rules.alter_isr:
-            self.schedule_timer(2500, "isr_change_propagation")
+            self.schedule_timer(2500, Broker._timer_isr_change_propagation)
         cfg = self.config
         self.schedule_timer(cfg["replica.high.watermark.checkpoint.interval.ms"],
-                            "highwatermark_checkpoint")
+                            Broker._timer_highwatermark_checkpoint)
         self.schedule_timer(cfg["log.flush.offset.checkpoint.interval.ms"],
-                            "recovery_point_checkpoint")
+                            Broker._timer_recovery_point_checkpoint)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
             self.schedule_timer(cfg["log.flush.start.offset.checkpoint.interval.ms"],
-                                "log_start_offset_checkpoint")
-        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
+                                Broker._timer_log_start_offset_checkpoint)
+        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, Broker._timer_page_cache_writeback)
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
-            self.schedule_timer(flush_ms, "log_flusher", flush_ms)
-        self.schedule_timer(self._zk_ping_interval(), "zk_ping")
+            self.schedule_timer(flush_ms, Broker._timer_log_flusher, flush_ms)
+        self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
         if registered:
             self.cluster.on_broker_registered(self)
 
@@ -287,7 +295,7 @@ class Broker:
                 self.trace("broker_registration_backoff",
                            detail=ev.BrokerRegistrationBackoff(path, owner))
                 self.schedule_timer(self.config["zookeeper.session.timeout.ms"],
-                                    "register_retry", self.session_id)
+                                    Broker._timer_register_retry, self.session_id)
                 return False
             failure = ev.BrokerRegistrationFailed(path, owner, self.session_id)
             self.trace("broker_registration_failed", detail=failure)
@@ -347,7 +355,7 @@ class Broker:
         lost = 0
         for tp, log in self.logs.items():
             keep = log.durable_offset
-            n = log.truncate_to(keep)
+            n = log.lose_unsynced(keep)
             log.producer_states = producer_state.rebuild(log)
             lost += n
             if n:
@@ -396,7 +404,7 @@ class Broker:
         self.shutdown_awaiting = self.shutdown_attempts_left
         self.send(controller, ControlledShutdownRequest(self.id, self.broker_epoch))
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
-                            "controlled_shutdown_timeout", self.shutdown_attempts_left)
+                            Broker._timer_controlled_shutdown_timeout, self.shutdown_attempts_left)
 
     def _controlled_shutdown_failed(self, why: str) -> None:
         if self.shutdown_attempts_left > 0:
@@ -404,7 +412,7 @@ class Broker:
                                       CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
             self.trace("controlled_shutdown", detail=ev.ControlledShutdownRetry(
                 why, backoff, self.shutdown_attempts_left))
-            self.schedule_timer(backoff, "controlled_shutdown_retry",
+            self.schedule_timer(backoff, Broker._timer_controlled_shutdown_retry,
                                 self.shutdown_attempts_left)
             return
         self.trace("controlled_shutdown", detail=ev.ControlledShutdownGaveUp(why))
@@ -464,7 +472,7 @@ class Broker:
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
             log.producer_states = producer_state.rebuild(log)
-            self.epoch_written[tp] = list(log.leader_epoch_cache.entries)
+            self._attach(log)   # after the load: loading rewrites no file
             self.trace("log_recovery", tp[0], tp[1],
                        ev.LogRecovery(log.log_end_offset, log.high_watermark,
                                       REPLICATION_OFFSET_CHECKPOINT,
@@ -504,36 +512,32 @@ class Broker:
                    if log.log_start_offset > 0]
         self.log_dir.write_atomic(LOG_START_OFFSET_CHECKPOINT, format_offsets(entries))
 
-    def maybe_write_epoch_checkpoint(self, tp) -> None:
-        """leader-epoch-checkpoint is rewritten whenever the cache changes (LeaderEpochFileCache
-        flushes synchronously on assign, after truncation)."""
-        log = self.logs.get(tp)
-        if log is None or not self.rules.leader_epoch_truncation:
-            return  # no leader-epoch-checkpoint before KIP-101 (0.11)
-        entries = log.leader_epoch_cache.entries
-        if self.epoch_written.get(tp) != entries:
-            self.epoch_written[tp] = list(entries)
-            self.log_dir.write_atomic(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}",
-                                      format_epochs([tuple(e) for e in entries]))
+    def _attach(self, log: Log) -> None:
+        """Make this broker the log's listener and give its epoch cache the log's
+        leader-epoch-checkpoint (none before KIP-101, 0.11)."""
+        log.listener = self
+        log.leader_epoch_cache.checkpoint = LeaderEpochCheckpointFile(
+            self.log_dir, log.topic, log.partition) if self.rules.leader_epoch_truncation \
+            else None
 
     # -- timers -----------------------------------------------------------------------------
-    def on_timer(self, name: str, args: tuple) -> None:
-        getattr(self, "_timer_" + name)(*args)
+    def on_timer(self, fn: Callable[..., None], args: tuple) -> None:
+        fn(self, *args)
 
     def _timer_highwatermark_checkpoint(self) -> None:
         self._write_hw_checkpoint()
         self.schedule_timer(self.config["replica.high.watermark.checkpoint.interval.ms"],
-                            "highwatermark_checkpoint")
+                            Broker._timer_highwatermark_checkpoint)
 
     def _timer_recovery_point_checkpoint(self) -> None:
         self._write_recovery_checkpoint()
         self.schedule_timer(self.config["log.flush.offset.checkpoint.interval.ms"],
-                            "recovery_point_checkpoint")
+                            Broker._timer_recovery_point_checkpoint)
 
     def _timer_log_start_offset_checkpoint(self) -> None:
         self._write_log_start_checkpoint()
         self.schedule_timer(self.config["log.flush.start.offset.checkpoint.interval.ms"],
-                            "log_start_offset_checkpoint")
+                            Broker._timer_log_start_offset_checkpoint)
 
     def _timer_page_cache_writeback(self) -> None:
         """The OS writes dirty pages back once they are older than ~30 s (Linux's
@@ -544,7 +548,7 @@ class Broker:
             hist.append(log.log_end_offset)
             if len(hist) > ticks:
                 log.write_back(hist.pop(0))  # durable, but Kafka's recovery point stays
-        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, "page_cache_writeback")
+        self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, Broker._timer_page_cache_writeback)
 
     def _timer_log_flusher(self, period: int) -> None:
         """LogManager.flushDirtyLogs: flush each log whose time since its last flush (any flush
@@ -554,11 +558,11 @@ class Broker:
             flush_ms = self.topic_config(tp[0])["flush.ms"]
             if now - self.last_flush_ms.setdefault(tp, now) >= flush_ms and log.flush():
                 self.last_flush_ms[tp] = now
-        self.schedule_timer(period, "log_flusher", period)
+        self.schedule_timer(period, Broker._timer_log_flusher, period)
 
     def _timer_zk_ping(self) -> None:
         self.send("zookeeper", ZkPing(self.session_id))
-        self.schedule_timer(self._zk_ping_interval(), "zk_ping")
+        self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
 
     def _timer_controlled_shutdown_timeout(self, attempts_left: int) -> None:
         if self.state == SHUTTING_DOWN and attempts_left == self.shutdown_awaiting:
@@ -576,11 +580,11 @@ class Broker:
         self.cluster.run_controller(self, name, ())
         if name == "auto_rebalance" and self.controller is c:
             self.schedule_timer(self.config["leader.imbalance.check.interval.seconds"] * 1000,
-                                "controller_timer", controller_epoch, "auto_rebalance")
+                                Broker._timer_controller_timer, controller_epoch, "auto_rebalance")
 
     def _timer_isr_expiration(self, period: int) -> None:
         self.replica_manager.maybe_shrink_isr(self)
-        self.schedule_timer(period, "isr_expiration", period)
+        self.schedule_timer(period, Broker._timer_isr_expiration, period)
 
     def _timer_produce_timeout(self, dp_id: int) -> None:
         self.replica_manager.on_produce_timeout(self, dp_id)
@@ -630,7 +634,7 @@ class Broker:
             self.last_isr_propagation_ms = now
             self.trace("isr_change_notification", detail=ev.IsrChangeNotification(tuple(tps)))
             self.cluster.notify_isr_change(tps)
-        self.schedule_timer(2500, "isr_change_propagation")
+        self.schedule_timer(2500, Broker._timer_isr_change_propagation)
 
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
@@ -640,12 +644,12 @@ class Broker:
         key = (leader, thread.fetcher_id)
         corr = req.correlation_id
         tid = cluster.add_timeout(("broker", self.id, self.incarnation), timeout_ms,
-                                  "fetcher_request_timeout", (key, corr))
+                                  Broker._timer_fetcher_request_timeout, (key, corr))
         self.fetch_inflight[corr] = (key, tid)
         cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
-        self.schedule_timer(max(0, when - self.now), "fetcher_wakeup",
+        self.schedule_timer(max(0, when - self.now), Broker._timer_fetcher_wakeup,
                             (thread.leader_id, thread.fetcher_id), when)
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None:
@@ -667,28 +671,35 @@ class Broker:
             if thread.partitions.pop(tp, None) is not None and not thread.partitions:
                 del self.fetchers[key]
 
-    # -- log changes (traced) ---------------------------------------------------------------
-    def on_leader_append(self, part: Partition, first: int, last: int) -> None:
-        self.trace("append", part.topic, part.partition, (first, last, part.leader_epoch))
-        self._maybe_flush(part.log)
-        cache = part.log.leader_epoch_cache.entries
-        if not cache or cache[-1].start_offset == first:
-            self.maybe_write_epoch_checkpoint(part.tp)
-
-    def append_as_follower(self, tp, chunk) -> None:
-        log = self.logs[tp]
-        log.append_as_follower(chunk)
-        cluster = self.cluster
-        base = chunk.base_offset
-        ids = chunk.ids
-        if chunk.producer_batches:
-            producer_state.update(log.producer_states, chunk.producer_batches)
-        topic, partition = tp
-        cluster.record("replicate", self.id, topic, partition, (base, base + len(ids) - 1))
+    # -- log changes (LogListener of every log of this broker) ------------------------------
+    def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
+        """Trace the append, update a follower's producer state from the fetched batch headers
+        (the leader's is updated by ReplicaManager.append_records before it answers), flush by
+        flush.messages."""
+        if as_leader:
+            self.cluster.record("append", self.id, log.topic, log.partition,
+                                (first, last, log.epochs[-1]))
+        else:
+            pb = log.producer_batches
+            if pb and pb[-1][1] >= first:   # the chunk brought idempotent batches
+                i = len(pb) - 1
+                while i > 0 and pb[i - 1][1] >= first:
+                    i -= 1
+                producer_state.update(log.producer_states, pb[i:])
+            self.cluster.record("replicate", self.id, log.topic, log.partition, (first, last))
         self._maybe_flush(log)
-        entries = log.leader_epoch_cache.entries
-        if entries and entries[-1].start_offset >= base:
-            self.maybe_write_epoch_checkpoint(tp)
+
+    def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
+                    old_high_watermark: int) -> None:
+        if removed:
+            log.producer_states = producer_state.rebuild(log)
+            self.trace("truncate", log.topic, log.partition, ev.Truncate(offset, removed, reason))
+            if log.high_watermark != old_high_watermark:
+                self.trace("hw", log.topic, log.partition, log.high_watermark)
+
+    def on_wipe(self, log: Log, start_offset: int) -> None:
+        log.producer_states = {}
+        self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
 
     def _maybe_flush(self, log: Log) -> None:
         """UnifiedLog.append: flush once unflushedMessages (LEO - recovery point) reaches the
@@ -706,23 +717,6 @@ class Broker:
             self.cluster.record("hw", self.id, tp[0], tp[1], new)
             if new > old:  # consumers fetching from this follower (KIP-392) may now read more
                 self.replica_manager.wake_consumer_fetches(self, tp)
-
-    def truncate_log(self, tp, offset: int, reason: str) -> None:
-        log = self.logs[tp]
-        hw_before = log.high_watermark
-        removed = log.truncate_to(offset)
-        self.maybe_write_epoch_checkpoint(tp)
-        if removed:
-            log.producer_states = producer_state.rebuild(log)
-            self.trace("truncate", tp[0], tp[1], ev.Truncate(offset, removed, reason))
-            if log.high_watermark != hw_before:
-                self.trace("hw", tp[0], tp[1], log.high_watermark)
-
-    def wipe_log(self, tp, start_offset: int) -> None:
-        self.logs[tp].truncate_fully_and_start_at(start_offset)
-        self.logs[tp].producer_states = {}
-        self.trace("truncate", tp[0], tp[1], ev.LogWiped(start_offset))
-        self.maybe_write_epoch_checkpoint(tp)
 
     # -- ISR changes ------------------------------------------------------------------------
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
@@ -764,7 +758,8 @@ class Broker:
             self._maybe_propagate_isr_changes()
         else:
             # 2.7: the "send-alter-isr" task runs every 50 ms from the broker's start
-            self.schedule_timer(self._next_alter_isr_tick(), "alter_partition_propagate")
+            self.schedule_timer(self._next_alter_isr_tick(),
+                                Broker._timer_alter_partition_propagate)
 
     def _next_alter_isr_tick(self) -> int:
         """Delay to the next run of 2.7's "send-alter-isr" task (every 50 ms from startup)."""
@@ -787,8 +782,8 @@ class Broker:
                 self.id, self.broker_epoch,
                 tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
                       for tp, p in self.alter_inflight), corr))
-        self.schedule_timer(self.config["controller.socket.timeout.ms"], "alter_partition_retry",
-                            corr)
+        self.schedule_timer(self.config["controller.socket.timeout.ms"],
+                            Broker._timer_alter_partition_retry, corr)
 
     def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
         """DefaultAlterPartitionManager.handleAlterPartitionResponse, then each partition's
@@ -805,7 +800,7 @@ class Broker:
             # STALE_BROKER_EPOCH, ...: the items stay queued; resent 50 ms later
             self.alter_inflight = None   # clearInFlightRequest
             self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(msg.error))
-            self.schedule_timer(50, "alter_partition_propagate")
+            self.schedule_timer(50, Broker._timer_alter_partition_propagate)
             return
         results = {(t, p): r for t, p, *r in msg.partitions}
         for tp, pending in inflight:
@@ -828,7 +823,8 @@ class Broker:
         if self.rules.alter_isr_sent_on_submit:
             self._maybe_propagate_isr_changes()
         elif self.alter_unsent:
-            self.schedule_timer(self._next_alter_isr_tick(), "alter_partition_propagate")
+            self.schedule_timer(self._next_alter_isr_tick(),
+                                Broker._timer_alter_partition_propagate)
 
     def _alter_partition_failed(self, part: Partition, pending: PendingIsrChange,
                                 err: str) -> None:
@@ -921,8 +917,8 @@ class Broker:
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:
                 # a slow disk: writing the fetched records takes disk_delay_ms per record
-                self.schedule_timer(max(1, round(self.disk_delay_ms * n)), "fetcher_process",
-                                    key, msg)
+                self.schedule_timer(max(1, round(self.disk_delay_ms * n)),
+                                    Broker._timer_fetcher_process, key, msg)
                 return
         self._timer_fetcher_process(key, msg)
 
@@ -951,10 +947,12 @@ class Broker:
                 if log is None:
                     log = Log(st.topic, st.partition)
                     log.leader_epoch_cache = LeaderEpochFileCache(**self._epoch_cache_rules())
+                    self._attach(log)
                     self.logs[tp] = log
                     self.last_flush_ms[tp] = self.now  # LocalLog.lastFlushedTime starts now
-                    if self.rules.leader_epoch_truncation:  # new LeaderEpochCheckpointFile
-                        self.log_dir.create_if_missing(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+                    checkpoint = log.leader_epoch_cache.checkpoint
+                    if checkpoint is not None:  # new LeaderEpochCheckpointFile
+                        checkpoint.create_if_missing()
                 part = Partition(st.topic, st.partition, self.id, log)
                 rm.partitions[tp] = part
             elif part.is_stale_partition_epoch(self, st.partition_epoch):
@@ -971,7 +969,6 @@ class Broker:
                                          st.partition_epoch, st.controller_epoch)
                 self.trace("become_leader", st.topic, st.partition,
                            ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
-                self.maybe_write_epoch_checkpoint(tp)
                 if moved:
                     rm.on_hw_increased(self, part)
             else:
@@ -1010,7 +1007,7 @@ class Broker:
         rules = self.rules
         if not rules.leader_epoch_truncation:
             # before KIP-101 (0.11): truncate to the local high watermark, then fetch from there
-            self.truncate_log(tp, log.high_watermark, "becoming follower: truncate to HW")
+            log.truncate_to(log.high_watermark, "becoming follower: truncate to HW")
             state = PartitionFetchState(log.log_end_offset, st.leader_epoch, FETCHING)
         elif rules.fetch_diverging_epoch and log.latest_epoch() >= 0:
             # 2.8+: fetch from the LEO with LastFetchedEpoch; the leader reports divergence
@@ -1045,7 +1042,6 @@ class Broker:
             if msg.delete:
                 rm.partitions.pop(tp, None)
                 if self.logs.pop(tp, None) is not None:
-                    self.epoch_written.pop(tp, None)
                     self.writeback_history.pop(tp, None)
                     self.last_flush_ms.pop(tp, None)
                     self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
@@ -1136,6 +1132,12 @@ class Broker:
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""
 
+
+# the timeouts ReplicaManager asks for by name (ctx.schedule_timeout), as broker timers
+_CORE_TIMEOUTS = {
+    "produce_timeout": Broker._timer_produce_timeout,
+    "fetch_timeout": Broker._timer_fetch_timeout,
+}
 
 _HANDLERS = {
     ProduceRequest: Broker._on_produce,

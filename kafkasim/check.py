@@ -166,6 +166,12 @@ class InvariantViolation(AssertionError):
         self.violation = violation
 
 
+def _timer_name(fn) -> str:
+    """A timer's name: its function's, without the ``_timer_`` prefix (``isr_expiration``)."""
+    name = getattr(fn, "__name__", str(fn))
+    return name.removeprefix("_timer_")
+
+
 def describe_event(event) -> str:
     """A short text for an engine event tuple ``(time_ms, seq, kind, args)``."""
     time_ms, seq, kind, args = event
@@ -176,9 +182,9 @@ def describe_event(event) -> str:
         name = type(msg).__name__ if msg is not None else "?"
         detail = f" {name} {getattr(env, 'src', '?')} -> {getattr(env, 'dst', '?')}"
     elif kind == "broker_timer" and len(args) >= 3:
-        detail = f" broker {args[0]}: {args[2]}"
+        detail = f" broker {args[0]}: {_timer_name(args[2])}"
     elif kind == "client_timer" and len(args) >= 2:
-        detail = f" client {args[0]}: {args[1]}"
+        detail = f" client {args[0]}: {_timer_name(args[1])}"
     elif kind == "controller_event" and args:
         detail = f" {args[0]}"
     elif kind == "timeouts" and args:

@@ -371,27 +371,30 @@ class Cluster(StateViews):
         if handler is not None:
             handler(env.dst, env.msg)
 
-    def _broker_timer(self, broker_id: int, incarnation: int, name: str, args: tuple) -> None:
+    def _broker_timer(self, broker_id: int, incarnation: int, fn: Callable, args: tuple
+                      ) -> None:
         b = self.brokers[broker_id]
         if not b.is_running or b.incarnation != incarnation:
             return
         if b.paused_until > self.engine.now:
-            self.engine.schedule_at(b.paused_until, "broker_timer", broker_id, incarnation, name,
+            self.engine.schedule_at(b.paused_until, "broker_timer", broker_id, incarnation, fn,
                                     args)
             return
-        b.on_timer(name, args)
+        b.on_timer(fn, args)
 
-    def _client_timer(self, client_id: str, name: str, args: tuple) -> None:
+    def _client_timer(self, client_id: str, fn: Callable, args: tuple) -> None:
+        """Call ``fn(client, *args)``: ``fn`` is a plain function of the client's class."""
         client = self.clients.get(client_id)
         if client is not None:
-            client.on_timer(name, args)
+            client.on_timer(fn, args)
 
     # -- cancellable timeouts ------------------------------------------------------------------
     # An owner's timeouts sit in one FIFO per delay: a request timeout of a given length is
     # added in deadline order, so each FIFO is sorted by (deadline, id) and a cancelled entry
     # costs one popleft when it reaches the head (most are cancelled: the answers arrive first).
-    def add_timeout(self, owner: tuple, delay_ms: int, name: str, args: tuple) -> int:
-        """Call the owner's timer ``name(*args)`` after ``delay_ms`` unless cancelled first.
+    def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> int:
+        """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
+        cancelled first.
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
@@ -403,7 +406,7 @@ class Cluster(StateViews):
         fifo = entry[0].get(delay_ms)
         if fifo is None:
             fifo = entry[0][delay_ms] = deque()
-        fifo.append((deadline, tid, name, args))
+        fifo.append((deadline, tid, fn, args))
         live = self.live_timeouts
         live[tid] = fifo
         if len(fifo) > 512 and len(fifo) > 2 * len(live):
@@ -442,13 +445,13 @@ class Cluster(StateViews):
         live = self.live_timeouts
         due = self._due_timeouts(fifos, now)
         while due:
-            for _deadline, tid, name, args in due:
+            for _deadline, tid, fn, args in due:
                 if live.pop(tid, None) is None:
                     continue   # cancelled by a timeout that fired just before
                 if owner[0] == "broker":
-                    self._broker_timer(owner[1], owner[2], name, args)
+                    self._broker_timer(owner[1], owner[2], fn, args)
                 else:
-                    self._client_timer(owner[1], name, args)
+                    self._client_timer(owner[1], fn, args)
             due = self._due_timeouts(fifos, now)   # a handler may add a timeout due now
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
         if heads:

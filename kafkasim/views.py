@@ -102,5 +102,5 @@ class StateViews:
             return NO_SUCH_TIME
         times = [t for t, _seq, kind, args in self.engine._queue
                  if kind == "broker_timer" and args[0] == broker and args[1] == b.incarnation
-                 and args[2] == "isr_expiration"]
+                 and getattr(args[2], "__name__", "") == "_timer_isr_expiration"]
         return min(times) if times else NO_SUCH_TIME

@@ -72,7 +72,8 @@ class RateWorkload:
         if self.client_id in cluster.clients:
             raise ValueError(f"a client named {self.client_id!r} already exists")
         cluster.clients[self.client_id] = self
-        cluster.engine.schedule_at(self.start_ms, "client_timer", self.client_id, "tick", ())
+        cluster.engine.schedule_at(self.start_ms, "client_timer", self.client_id,
+                                   RateWorkload._timer_tick, ())
 
     @property
     def results(self) -> list:
@@ -87,7 +88,11 @@ class RateWorkload:
             total += s.due(t)
         return total
 
-    def on_timer(self, name: str, args: tuple) -> None:
+    def on_timer(self, fn, args: tuple) -> None:
+        fn(self, *args)
+
+    def _timer_tick(self) -> None:
+        """Send what the rate segments owe by now, then tick again (until the end)."""
         engine = self.cluster.engine
         now = engine.now
         end_ms = self.end_ms
@@ -109,7 +114,7 @@ class RateWorkload:
         if now < end_ms:
             nxt = now + self.tick_ms
             engine.schedule_at(nxt if nxt < end_ms else end_ms, "client_timer", self.client_id,
-                               "tick", ())
+                               RateWorkload._timer_tick, ())
 
     def on_message(self, src, msg) -> None:
         """Workloads receive no messages (their producer does)."""

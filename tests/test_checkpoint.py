@@ -16,6 +16,8 @@ from kafkasim.storage.checkpoint import (
     parse_epochs,
     parse_offsets,
 )
+from kafkasim.storage.leader_epoch import LeaderEpochFileCache
+from kafkasim.storage.log import Log
 
 
 def test_offset_checkpoint_format_matches_kafka():
@@ -377,3 +379,61 @@ def test_brokers_give_their_logs_the_epoch_cache_rules_of_their_version(version,
     assert cache.truncates_conflicts is not legacy
     assert cache.validates_entries is (version == "3.7")
     assert c.brokers[1].log_dir.read("t-0/leader-epoch-checkpoint") is not None
+
+
+# -- the epoch cache owns leader-epoch-checkpoint ------------------------------------------------
+class _RecordingCheckpoint:
+    def __init__(self) -> None:
+        self.written: list[list[tuple[int, int]]] = []
+
+    def write(self, entries) -> None:
+        self.written.append([tuple(e) for e in entries])
+
+
+def test_epoch_cache_rewrites_its_checkpoint_after_each_change():
+    # LeaderEpochFileCache (3.7.0): assign -> writeToFile(true) only if the entries changed,
+    # truncateFromEnd / truncateFromStart -> writeToFile(false) only if entries were removed,
+    # clearAndFlush -> writeToFile(true) always (2.0.0: flush() in assign, clearAndFlushLatest,
+    # clearAndFlushEarliest, clearAndFlush)
+    cp = _RecordingCheckpoint()
+    cache = LeaderEpochFileCache(checkpoint=cp)
+    assert cache.assign(0, 0) and cp.written == [[(0, 0)]]
+    assert not cache.assign(0, 5) and len(cp.written) == 1        # same epoch: no change
+    cache.assign(2, 10)
+    cache.assign(3, 20)
+    assert cp.written[-1] == [(0, 0), (2, 10), (3, 20)]
+    assert not cache.truncate_from_end(25) and len(cp.written) == 3
+    assert cache.truncate_from_end(20) and cp.written[-1] == [(0, 0), (2, 10)]
+    assert cache.truncate_from_start(12) and cp.written[-1] == [(2, 12)]
+    cache.clear()
+    cache.clear()
+    assert cp.written[-2:] == [[], []]
+
+
+def test_power_loss_keeps_the_epoch_file_and_tells_no_listener():
+    # a power loss runs no Kafka code: the fsynced leader-epoch-checkpoint keeps what it had,
+    # and LogLoader's truncateFromEnd(LEO) at the restart reconciles it (Broker._recover_logs)
+    cp = _RecordingCheckpoint()
+    log = Log("t", 0)
+    log.leader_epoch_cache.checkpoint = cp
+    log.append_as_leader([1, 2], [10, 10], 0, 0)
+    log.append_as_leader([3], [10], 1, 0)
+    told = []
+    log.listener = type("L", (), {"on_truncate": lambda self, *a: told.append(a)})()
+    written = len(cp.written)
+    assert log.lose_unsynced(2) == 1
+    assert log.leader_epoch_cache.entries == [(0, 0)]
+    assert len(cp.written) == written and told == []
+    assert cp.written[-1] == [(0, 0), (1, 2)]          # the file as Kafka last wrote it
+    assert log.truncate_to(0, "test") == 2 and len(told) == 1 and cp.written[-1] == []
+
+
+def test_no_leader_epoch_checkpoint_before_kip_101():
+    # LeaderEpochCheckpointFile arrived with KIP-101 (0.11): a 0.10 broker's cache has no file
+    c = Cluster(brokers=1, seed=1, kafka_version="0.10.2")
+    c.create_topic("t", partitions=1, replication_factor=1)
+    p = c.producer(acks=1)
+    p.send("t", "v", partition=0)
+    p.flush()
+    assert c.log(1, "t", 0).leader_epoch_cache.checkpoint is None
+    assert c.brokers[1].log_dir.read("t-0/leader-epoch-checkpoint") is None

@@ -82,9 +82,8 @@ class Driver:
 
     def cmd_append(self, n) -> None:
         log = self.part.log
-        first, last = log.append_as_leader(list(range(int(n))), [100] * int(n),
-                                           self.part.leader_epoch, self.ctx.now)
-        self.ctx.on_leader_append(self.part, first, last)
+        log.append_as_leader(list(range(int(n))), [100] * int(n), self.part.leader_epoch,
+                             self.ctx.now)
         if self.part.maybe_increment_leader_hw(self.ctx):
             self.ctx.outbox.append("HW moved")
 
@@ -110,7 +109,9 @@ class Driver:
     def cmd_log(self, epochs, hw="0") -> None:
         """Give the local log records with these leader epochs (one per record)."""
         log = self.part.log
+        listener, log.listener = log.listener, None   # setting the scene: not recorded
         log.append_as_follower(_chunk(log.log_end_offset, _ints(epochs)))
+        log.listener = listener
         log.update_high_watermark(int(hw))
 
     def cmd_fetcher(self, leader, epoch, state="Fetching") -> None:

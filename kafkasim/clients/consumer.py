@@ -408,7 +408,7 @@ class Consumer:
                 self.leaders[(topic, partition)] = -1   # onFailure: metadata.requestUpdate()
 
     # -- responses --------------------------------------------------------------------------
-    def on_timer(self, name: str, args: tuple) -> None:
+    def on_timer(self, fn, args: tuple) -> None:
         """Consumers are driven synchronously by poll(); they have no timers."""
 
     def on_message(self, src, msg) -> None:

@@ -206,27 +206,30 @@ class Producer:
         return self.sticky.setdefault(topic, 0) % n
 
     # -- timers and messages ------------------------------------------------------------------
-    def _schedule(self, delay: int, name: str, *args) -> None:
-        self.cluster.engine.schedule(delay, "client_timer", self.client_id, name, args)
+    def _schedule(self, delay: int, fn, *args) -> None:
+        """Call ``fn(self, *args)`` after ``delay`` (``fn``: a ``Producer._timer_...``)."""
+        self.cluster.engine.schedule(delay, "client_timer", self.client_id, fn, args)
 
     def _wake_sender(self, delay: int) -> None:
         now = self.cluster.engine.now
         when = now + delay
         if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
             self.sender_wakeup_ms = when
-            self.cluster.engine.schedule(delay, "client_timer", self.client_id, "sender", (when,))
+            self.cluster.engine.schedule(delay, "client_timer", self.client_id,
+                                         Producer._timer_sender, (when,))
 
-    def on_timer(self, name: str, args: tuple) -> None:
-        if name == "sender":
-            if args[0] == self.sender_wakeup_ms:
-                self.sender_wakeup_ms = -1
-            self._run_sender()
-        elif name == "request_timeout":
-            self._on_request_timeout(*args)
-        elif name == "metadata_timeout":
-            if self.metadata_in_flight == args[0]:
-                self.metadata_in_flight = -1
-                self._refresh_metadata()
+    def on_timer(self, fn, args: tuple) -> None:
+        fn(self, *args)
+
+    def _timer_sender(self, when: int) -> None:
+        if when == self.sender_wakeup_ms:
+            self.sender_wakeup_ms = -1
+        self._run_sender()
+
+    def _timer_metadata_timeout(self, corr: int) -> None:
+        if self.metadata_in_flight == corr:
+            self.metadata_in_flight = -1
+            self._refresh_metadata()
 
     def on_message(self, src, msg) -> None:
         if isinstance(msg, ProduceResponse):
@@ -268,14 +271,16 @@ class Producer:
         c = self.cluster
         live = [b for b in sorted(c.brokers) if c.brokers[b].is_running]
         if not live:
-            self._schedule(self.config["retry.backoff.ms"], "metadata_timeout", -1)
+            self._schedule(self.config["retry.backoff.ms"], Producer._timer_metadata_timeout,
+                           -1)
             return
         # least-loaded node: rotate through the bootstrap list deterministically
         target = live[self.correlation % len(live)]
         self.correlation += 1
         self.metadata_in_flight = self.correlation
         c.send(self.client_id, target, MetadataRequest(self.correlation, ()))
-        self._schedule(self.request_timeout_ms or 30000, "metadata_timeout", self.correlation)
+        self._schedule(self.request_timeout_ms or 30000, Producer._timer_metadata_timeout,
+                       self.correlation)
 
     def _on_metadata(self, msg: MetadataResponse) -> None:
         if msg.correlation_id != self.metadata_in_flight:
@@ -361,7 +366,7 @@ class Producer:
             tid = -1
             if self.request_timeout_ms is not None:
                 tid = c.add_timeout(("client", client_id), self.request_timeout_ms,
-                                    "request_timeout", (corr,))
+                                    Producer._on_request_timeout, (corr,))
             self.in_flight[corr] = (broker, batches, tid)
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
 

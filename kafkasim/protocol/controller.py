@@ -168,7 +168,7 @@ class KafkaController:
             if tp in cc.states:
                 self.on_partition_reassignment(ctx, zk, tp, self._full_assignment(tp))
         if ctx.config["auto.leader.rebalance.enable"]:
-            ctx.schedule_timer(5000, "controller_timer", self.controller_epoch, "auto_rebalance")
+            ctx.schedule_controller_timer(5000, self.controller_epoch, "auto_rebalance")
 
     def on_resignation(self) -> None:
         self.active = False

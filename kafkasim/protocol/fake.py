@@ -2,7 +2,8 @@
 
 It implements every interface of ``kafkasim.protocol.interfaces`` with plain data: a clock you set,
 Kafka's default configs for a version, and an ``outbox`` list that records, in order, what the
-core asked for (messages sent, ISR proposals, timers, trace events, log changes). Golden
+core asked for (messages sent, ISR proposals, timers, trace events, and, as the listener of its
+logs, their changes). Golden
 transcript tests (``tests/testdata``) and notebooks use it to show one rule at work without a
 cluster around it:
 
@@ -58,6 +59,7 @@ class FakeContext:
         tp = (topic, partition)
         if tp not in self.partitions:
             self.logs[tp] = Log(topic, partition)
+            self.logs[tp].listener = self
             self.partitions[tp] = Partition(topic, partition, self.id, self.logs[tp])
         return self.partitions[tp]
 
@@ -109,31 +111,30 @@ class FakeContext:
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.outbox.append(f"trace {kind} {detail}" if detail is not None else f"trace {kind}")
 
-    def on_leader_append(self, part: Partition, first: int, last: int) -> None:
-        self.outbox.append(f"append {first}..{last} at leader epoch {part.leader_epoch}")
+    # -- LogListener of every log: the log changes, recorded ----------------------------------
+    def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
+        if as_leader:
+            self.outbox.append(f"append {first}..{last} at leader epoch {log.epochs[-1]}")
+        else:
+            self.outbox.append(f"replicate {first}..{last}")
+
+    def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
+                    old_high_watermark: int) -> None:
+        if removed:
+            self.outbox.append(f"truncate to {offset} ({removed} removed): {reason}")
+
+    def on_wipe(self, log: Log, start_offset: int) -> None:
+        self.outbox.append(f"log wiped, restarts at {start_offset}")
 
     # -- FollowerLogs ---------------------------------------------------------------------------
     def local_log(self, topic: str, partition: int) -> Log:
         return self.logs[(topic, partition)]
-
-    def append_as_follower(self, tp, chunk) -> None:
-        self.logs[tp].append_as_follower(chunk)
-        self.outbox.append(f"replicate {chunk.base_offset}..{chunk.last_offset}")
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
         old = log.high_watermark
         if log.update_high_watermark(leader_hw) != old:
             self.outbox.append(f"hw {log.high_watermark}")
-
-    def truncate_log(self, tp, offset: int, reason: str) -> None:
-        removed = self.logs[tp].truncate_to(offset)
-        if removed:
-            self.outbox.append(f"truncate to {offset} ({removed} removed): {reason}")
-
-    def wipe_log(self, tp, start_offset: int) -> None:
-        self.logs[tp].truncate_fully_and_start_at(start_offset)
-        self.outbox.append(f"log wiped, restarts at {start_offset}")
 
     # -- fetcher plumbing -----------------------------------------------------------------------
     def next_correlation_id(self) -> int:

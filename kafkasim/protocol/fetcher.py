@@ -9,6 +9,7 @@ for all its partitions; partitions are ``Truncating`` (asking OffsetsForLeaderEp
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.javautil import java_string_hash
@@ -20,6 +21,9 @@ from kafkasim.protocol.messages import (
     OffsetsForLeaderEpochResponse,
 )
 from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH
+
+if TYPE_CHECKING:   # types only: no import of the context at run time
+    from kafkasim.protocol.interfaces import FetcherContext
 
 TRUNCATING = "Truncating"
 FETCHING = "Fetching"
@@ -83,7 +87,7 @@ class ReplicaFetcherThread:
         return f"ReplicaFetcherThread-{self.fetcher_id}-{self.leader_id}"
 
     # -- driving ------------------------------------------------------------------------------
-    def do_work(self, ctx) -> None:
+    def do_work(self, ctx: FetcherContext) -> None:
         """AbstractFetcherThread.doWork: truncate first, then fetch; never two requests at once."""
         if self.in_flight >= 0 or not self.partitions:
             return
@@ -137,17 +141,17 @@ class ReplicaFetcherThread:
                            tuple(parts), fetcher_id=self.fetcher_id)
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
-    def _wake_at(self, ctx, when: int) -> None:
+    def _wake_at(self, ctx: FetcherContext, when: int) -> None:
         if self.wakeup_at_ms < 0 or when < self.wakeup_at_ms or self.wakeup_at_ms < ctx.now:
             self.wakeup_at_ms = when
             ctx.schedule_fetcher_wakeup(self, when)
 
-    def on_wakeup(self, ctx, when: int) -> None:
+    def on_wakeup(self, ctx: FetcherContext, when: int) -> None:
         if when == self.wakeup_at_ms:
             self.wakeup_at_ms = -1
         self.do_work(ctx)
 
-    def on_request_failed(self, ctx, correlation_id: int, reason: str) -> None:
+    def on_request_failed(self, ctx: FetcherContext, correlation_id: int, reason: str) -> None:
         """Timeout or closed connection: back every partition off and retry later."""
         if correlation_id != self.in_flight:
             return
@@ -159,14 +163,14 @@ class ReplicaFetcherThread:
         self.do_work(ctx)
 
     # -- truncation (KIP-101 / KIP-279) -------------------------------------------------------
-    def _maybe_truncate(self, ctx, truncating) -> None:
+    def _maybe_truncate(self, ctx: FetcherContext, truncating) -> None:
         with_epoch = []
         for tp, st in truncating:
             log = ctx.local_log(*tp)
             epoch = log.latest_epoch()
             if epoch == UNDEFINED_EPOCH or not ctx.rules.leader_epoch_truncation:
                 # no epoch information: truncate to the high watermark (truncateToHighWatermark)
-                ctx.truncate_log(tp, log.high_watermark, "no leader epoch: truncate to HW")
+                log.truncate_to(log.high_watermark, "no leader epoch: truncate to HW")
                 st.fetch_offset = log.log_end_offset
                 st.last_fetched_epoch = log.latest_epoch()
                 st.state = FETCHING
@@ -179,7 +183,7 @@ class ReplicaFetcherThread:
             req = OffsetsForLeaderEpochRequest(corr, self.broker_id, tuple(with_epoch))
             ctx.send_from_fetcher(self, req, ctx.config["replica.socket.timeout.ms"])
 
-    def truncation_state(self, ctx, tp, leader_epoch: int, leader_end_offset: int
+    def truncation_state(self, ctx: FetcherContext, tp, leader_epoch: int, leader_end_offset: int
                          ) -> tuple[int, bool]:
         """AbstractFetcherThread.getOffsetTruncationState (``rules.get_offset_truncation_state``):
         (truncate to, truncation complete)."""
@@ -188,7 +192,8 @@ class ReplicaFetcherThread:
             leader_epoch, leader_end_offset, log.leader_epoch_cache.entries,
             log.log_end_offset, self.partitions[tp].fetch_offset)
 
-    def on_offsets_for_leader_epoch(self, ctx, resp: OffsetsForLeaderEpochResponse) -> None:
+    def on_offsets_for_leader_epoch(self, ctx: FetcherContext,
+                                    resp: OffsetsForLeaderEpochResponse) -> None:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
@@ -203,8 +208,8 @@ class ReplicaFetcherThread:
                 continue
             offset, done = self.truncation_state(ctx, tp, epoch, end_offset)
             log = ctx.local_log(topic, partition)
-            ctx.truncate_log(tp, offset, f"OffsetsForLeaderEpoch answered epoch {epoch} "
-                                         f"end offset {end_offset}")
+            log.truncate_to(offset, f"OffsetsForLeaderEpoch answered epoch {epoch} "
+                                    f"end offset {end_offset}")
             st.fetch_offset = log.log_end_offset
             st.last_fetched_epoch = log.latest_epoch()
             if done:
@@ -212,7 +217,7 @@ class ReplicaFetcherThread:
         self.do_work(ctx)
 
     # -- fetch responses ------------------------------------------------------------------------
-    def on_fetch_response(self, ctx, resp: FetchResponse) -> None:
+    def on_fetch_response(self, ctx: FetcherContext, resp: FetchResponse) -> None:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
@@ -230,7 +235,7 @@ class ReplicaFetcherThread:
                 if pd.diverging_epoch is not None:
                     epoch, end_offset = pd.diverging_epoch
                     offset, _done = self.truncation_state(ctx, tp, epoch, end_offset)
-                    ctx.truncate_log(tp, offset, f"diverging epoch {epoch} ends at {end_offset}")
+                    log.truncate_to(offset, f"diverging epoch {epoch} ends at {end_offset}")
                     st.fetch_offset = log.log_end_offset
                     st.last_fetched_epoch = log.latest_epoch()
                     continue
@@ -238,7 +243,7 @@ class ReplicaFetcherThread:
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
                 if len(chunk.ids):
-                    ctx.append_as_follower(tp, chunk)
+                    log.append_as_follower(chunk)
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
                 if pd.log_start_offset > log.log_start_offset:
@@ -250,9 +255,9 @@ class ReplicaFetcherThread:
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:
-                    ctx.truncate_log(tp, leader_leo, "OFFSET_OUT_OF_RANGE: leader's LEO is lower")
+                    log.truncate_to(leader_leo, "OFFSET_OUT_OF_RANGE: leader's LEO is lower")
                 elif pd.log_start_offset > log.log_end_offset:
-                    ctx.wipe_log(tp, pd.log_start_offset)
+                    log.truncate_fully_and_start_at(pd.log_start_offset)
                 st.fetch_offset = log.log_end_offset
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...

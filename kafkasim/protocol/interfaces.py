@@ -15,8 +15,10 @@ The pieces, smallest first:
 - ``IsrChanges`` — where a leader sends a proposed ISR (AlterPartition, or a ZooKeeper write
   before 2.7) and how it knows which brokers may join the ISR;
 - ``Outbox`` — sending a message, request timeouts, trace events;
-- ``FollowerLogs`` — the follower side's log operations (append fetched records, set the HW,
-  truncate), which also update the epoch cache, producer state and checkpoints.
+- ``FollowerLogs`` — the follower's logs and setting a follower's HW. Appends and truncations
+  are ``Log`` methods the core calls directly; what follows a log change (trace, flush,
+  producer state) is the log's ``LogListener`` (``kafkasim.storage.log``), and the epoch cache
+  writes leader-epoch-checkpoint itself.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ if TYPE_CHECKING:   # types only: the core imports nothing above itself at run t
     from kafkasim.protocol.fetcher import ReplicaFetcherThread
     from kafkasim.protocol.partition import Partition
     from kafkasim.protocol.rules import RuleBook
-    from kafkasim.storage.log import Log, RecordChunk
+    from kafkasim.storage.log import Log
     from kafkasim.versions import Rules
 
 
@@ -96,22 +98,13 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     def cluster_racks(self) -> Mapping[int, str | None]:
         """broker.rack of every broker (KIP-392's replica selector)."""
 
-    def on_leader_append(self, part: Partition, first: int, last: int) -> None:
-        """The leader appended records ``first..last`` (trace, flush, epoch checkpoint)."""
-
 
 class FollowerLogs(Protocol):
     logs: Mapping[tuple[str, int], Log]
 
     def local_log(self, topic: str, partition: int) -> Log: ...
 
-    def append_as_follower(self, tp: tuple[str, int], chunk: RecordChunk) -> None: ...
-
     def set_follower_hw(self, tp: tuple[str, int], leader_hw: int) -> None: ...
-
-    def truncate_log(self, tp: tuple[str, int], offset: int, reason: str) -> None: ...
-
-    def wipe_log(self, tp: tuple[str, int], start_offset: int) -> None: ...
 
 
 class FetcherContext(Clock, Settings, FollowerLogs, Protocol):

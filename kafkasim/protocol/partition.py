@@ -13,11 +13,15 @@ clock, configs and version rules, and takes ISR proposals.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import rules
 from kafkasim.protocol.rules import NEVER_MS, ReplicaState
 from kafkasim.storage.log import Log
+
+if TYPE_CHECKING:   # types only: no import of the context at run time
+    from kafkasim.protocol.interfaces import PartitionContext
 
 __all__ = ["NEVER_MS", "Partition", "PendingIsrChange", "ReplicaState"]
 
@@ -77,11 +81,11 @@ class Partition:
         p = self.pending
         return p.replicas if p is not None and p.kind == "expand" else ()
 
-    def maximal_isr(self, ctx) -> tuple[int, ...]:
+    def maximal_isr(self, ctx: PartitionContext) -> tuple[int, ...]:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497)."""
         return rules.maximal_isr(self.isr, self._adding(), optimistic=ctx.rules.maximal_isr)
 
-    def effective_min_isr(self, ctx) -> int:
+    def effective_min_isr(self, ctx: PartitionContext) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""
         return ctx.rulebook.effective_min_isr(
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
@@ -91,8 +95,9 @@ class Partition:
         return self.is_leader and len(self.isr) < len(self.replicas)
 
     # -- role changes -----------------------------------------------------------------------
-    def make_leader(self, ctx, leader_epoch: int, isr: tuple[int, ...], replicas: tuple[int, ...],
-                    partition_epoch: int, controller_epoch: int) -> bool:
+    def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
+                    replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int
+                    ) -> bool:
         """Become leader (Partition.makeLeader). Returns True if the HW moved.
 
         Callers check ``is_stale_partition_epoch`` first (KAFKA-13790, 3.3+)."""
@@ -138,14 +143,14 @@ class Partition:
         self.is_leader = True
         return self.maybe_increment_leader_hw(ctx)
 
-    def is_stale_partition_epoch(self, ctx, partition_epoch: int) -> bool:
+    def is_stale_partition_epoch(self, ctx: PartitionContext, partition_epoch: int) -> bool:
         """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
         epoch is older than the partition's ("already at a newer partition epoch") is skipped."""
         return ctx.rules.leader_and_isr_ignores_older_partition_epoch and \
             partition_epoch < self.partition_epoch
 
-    def make_follower(self, ctx, leader_id: int, leader_epoch: int, isr: tuple[int, ...],
-                      replicas: tuple[int, ...], partition_epoch: int,
+    def make_follower(self, ctx: PartitionContext, leader_id: int, leader_epoch: int,
+                      isr: tuple[int, ...], replicas: tuple[int, ...], partition_epoch: int,
                       controller_epoch: int) -> bool:
         """Become follower (Partition.makeFollower). Returns True if leader or epoch changed."""
         changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
@@ -163,7 +168,7 @@ class Partition:
         return changed
 
     # -- follower fetch bookkeeping on the leader ---------------------------------------------
-    def update_follower_fetch_state(self, ctx, replica_id: int, fetch_offset: int,
+    def update_follower_fetch_state(self, ctx: PartitionContext, replica_id: int, fetch_offset: int,
                                     log_start_offset: int, leader_leo: int) -> bool:
         """Record a follower fetch (Replica.updateFetchStateOrThrow); returns True if HW moved."""
         st = self.remote.get(replica_id)
@@ -188,7 +193,7 @@ class Partition:
             return self.maybe_increment_leader_hw(ctx)
         return False
 
-    def is_follower_out_of_sync(self, ctx, replica_id: int) -> bool:
+    def is_follower_out_of_sync(self, ctx: PartitionContext, replica_id: int) -> bool:
         """Partition.isFollowerOutOfSync, by ``rules.is_follower_out_of_sync``."""
         st = self.remote.get(replica_id)
         if st is None:
@@ -202,7 +207,7 @@ class Partition:
             if v.isr_lag_max_messages else None)
 
     # -- ISR changes ------------------------------------------------------------------------
-    def maybe_expand_isr(self, ctx, replica_id: int) -> None:
+    def maybe_expand_isr(self, ctx: PartitionContext, replica_id: int) -> None:
         """Partition.maybeExpandIsr: add a follower that reached the HW (and epoch start)."""
         if self.pending is not None or replica_id in self.isr or not self.is_leader:
             return
@@ -219,7 +224,7 @@ class Partition:
         new_isr = self.isr + (replica_id,)
         ctx.propose_isr(self, "expand", (replica_id,), new_isr)
 
-    def maybe_shrink_isr(self, ctx) -> None:
+    def maybe_shrink_isr(self, ctx: PartitionContext) -> None:
         """Partition.maybeShrinkIsr, run by the isr-expiration task."""
         if not self.is_leader or self.pending is not None:
             return
@@ -230,7 +235,8 @@ class Partition:
         new_isr = tuple(r for r in self.isr if r not in out)
         ctx.propose_isr(self, "shrink", out, new_isr)
 
-    def apply_isr_update(self, ctx, isr: tuple[int, ...], partition_epoch: int) -> bool:
+    def apply_isr_update(self, ctx: PartitionContext, isr: tuple[int, ...],
+                         partition_epoch: int) -> bool:
         """The controller committed an ISR (handleAlterPartitionUpdate). True if HW moved."""
         self.isr = tuple(isr)
         self.partition_epoch = partition_epoch
@@ -238,7 +244,7 @@ class Partition:
         return self.maybe_increment_leader_hw(ctx)
 
     # -- high watermark ---------------------------------------------------------------------
-    def maybe_increment_leader_hw(self, ctx) -> bool:
+    def maybe_increment_leader_hw(self, ctx: PartitionContext) -> bool:
         """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``); True if the
         HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
         if not self.is_leader:
@@ -261,7 +267,8 @@ class Partition:
             return True
         return False
 
-    def check_enough_replicas_reach_offset(self, ctx, required_offset: int) -> tuple[bool, str]:
+    def check_enough_replicas_reach_offset(self, ctx: PartitionContext,
+                                           required_offset: int) -> tuple[bool, str]:
         """DelayedProduce check (``rules.check_enough_replicas_reach_offset``): (done, error)
         for an acks=all append ending at ``required_offset - 1``; a replica that is no longer
         leader answers NOT_LEADER_OR_FOLLOWER."""

@@ -10,6 +10,7 @@ growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
@@ -27,8 +28,12 @@ from kafkasim.protocol.partition import Partition
 from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.storage.log import RecordChunk
 
+if TYPE_CHECKING:   # types only: no import of the context at run time
+    from kafkasim.protocol.interfaces import ReplicaManagerContext
 
-def select_read_replica(ctx, part: Partition, fetch_offset: int, client_rack: str) -> int:
+
+def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offset: int,
+                        client_rack: str) -> int:
     """RackAwareReplicaSelector (KIP-392): the leader, unless a caught-up in-sync follower sits
     in the consumer's rack; among those the most caught-up (highest LEO, then the most recently
     caught up, then the higher broker id)."""
@@ -105,7 +110,7 @@ class ReplicaManager:
         return [p for p in self.partitions.values() if p.is_leader]
 
     # -- produce ----------------------------------------------------------------------------
-    def append_records(self, ctx, src, req: ProduceRequest) -> None:
+    def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
         """ReplicaManager.appendRecords + Partition.appendRecordsToLeader."""
         now = ctx.now
         results: dict[tuple[str, int], list] = {}
@@ -143,7 +148,6 @@ class ReplicaManager:
                                                    pid, pepoch, base_seq)
                 if ident is not None:
                     producer_state.update(log.producer_states, log.producer_batches[-1:])
-                ctx.on_leader_append(part, first, last)
                 self.wake_follower_fetches(ctx, tp)
                 if part.maybe_increment_leader_hw(ctx):
                     self.on_hw_increased(ctx, part)
@@ -170,14 +174,15 @@ class ReplicaManager:
                 self.produce_waiters.setdefault(tp, []).append(dp.id)
         dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp.id)
 
-    def _respond_produce(self, ctx, dst, correlation_id: int, results: dict) -> None:
+    def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
+                         results: dict) -> None:
         parts = []
         for (t, p), st in results.items():
             err = st[2]
             parts.append((t, p, err, st[3] if err == E.NONE else -1))
         ctx.send(dst, ProduceResponse(correlation_id, tuple(parts)))
 
-    def try_complete_produces(self, ctx, tp) -> None:
+    def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
         ids = self.produce_waiters.get(tp)
         if not ids:
             return
@@ -212,7 +217,7 @@ class ReplicaManager:
         else:
             self.produce_waiters.pop(tp, None)
 
-    def on_produce_timeout(self, ctx, dp_id: int) -> None:
+    def on_produce_timeout(self, ctx: ReplicaManagerContext, dp_id: int) -> None:
         dp = self.delayed_produce.pop(dp_id, None)
         if dp is None:
             return
@@ -228,14 +233,14 @@ class ReplicaManager:
         part = self.partitions.get(tp)
         return part.log.high_watermark if part else -1
 
-    def on_hw_increased(self, ctx, part: Partition) -> None:
+    def on_hw_increased(self, ctx: ReplicaManagerContext, part: Partition) -> None:
         tp = part.tp
         ctx.trace("hw", part.topic, part.partition, part.log.high_watermark)
         self.try_complete_produces(ctx, tp)
         self.wake_consumer_fetches(ctx, tp)
 
     # -- fetch ------------------------------------------------------------------------------
-    def fetch_messages(self, ctx, src, req: FetchRequest) -> None:
+    def fetch_messages(self, ctx: ReplicaManagerContext, src, req: FetchRequest) -> None:
         """ReplicaManager.fetchMessages: read now, or park in the fetch purgatory."""
         datas = []
         total = 0
@@ -258,8 +263,8 @@ class ReplicaManager:
             waiters.setdefault((fp.topic, fp.partition), []).append(df.id)
         df.timeout_id = ctx.schedule_timeout(req.max_wait_ms, "fetch_timeout", df.id)
 
-    def _read_partition(self, ctx, req: FetchRequest, fp, update_follower_state: bool
-                        ) -> FetchPartitionData:
+    def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
+                        update_follower_state: bool) -> FetchPartitionData:
         part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
@@ -325,7 +330,8 @@ class ReplicaManager:
                 self.on_hw_increased(ctx, part)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
-    def _read_as_follower(self, ctx, part: Partition, fp) -> FetchPartitionData:
+    def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
+                          ) -> FetchPartitionData:
         """A consumer fetch served by a follower: records below the follower's own HW."""
         log = part.log
         hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
@@ -334,7 +340,7 @@ class ReplicaManager:
         chunk = log.read(fp.fetch_offset, hw, fp.partition_max_bytes)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
-    def _available_bytes(self, ctx, df: DelayedFetch) -> tuple[int, bool]:
+    def _available_bytes(self, ctx: ReplicaManagerContext, df: DelayedFetch) -> tuple[int, bool]:
         """Bytes a parked fetch could return now, and whether some partition must answer."""
         total = 0
         must = False
@@ -354,7 +360,7 @@ class ReplicaManager:
                 total += log.bytes_between(fp.fetch_offset, end, request.min_bytes)
         return total, must
 
-    def _try_complete_fetch(self, ctx, df_id: int, force: bool) -> bool:
+    def _try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool) -> bool:
         df = self.delayed_fetch.get(df_id)
         if df is None:
             return True
@@ -370,7 +376,7 @@ class ReplicaManager:
         ctx.send(df.src, FetchResponse(request.correlation_id, datas))
         return True
 
-    def _wake(self, ctx, waiters: dict, tp) -> None:
+    def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
         ids = waiters.get(tp)
         if not ids:
             return
@@ -380,20 +386,20 @@ class ReplicaManager:
         else:
             del waiters[tp]
 
-    def wake_follower_fetches(self, ctx, tp) -> None:
+    def wake_follower_fetches(self, ctx: ReplicaManagerContext, tp) -> None:
         self._wake(ctx, self.follower_fetch_waiters, tp)
 
-    def wake_consumer_fetches(self, ctx, tp) -> None:
+    def wake_consumer_fetches(self, ctx: ReplicaManagerContext, tp) -> None:
         self._wake(ctx, self.consumer_fetch_waiters, tp)
 
-    def wake_all_fetches(self, ctx, tp) -> None:
+    def wake_all_fetches(self, ctx: ReplicaManagerContext, tp) -> None:
         """Leadership changed: parked fetches for ``tp`` answer at once (with the new error)."""
         for waiters in (self.follower_fetch_waiters, self.consumer_fetch_waiters):
             ids = waiters.pop(tp, [])
             for i in ids:
                 self._try_complete_fetch(ctx, i, force=True)
 
-    def on_fetch_timeout(self, ctx, df_id: int) -> None:
+    def on_fetch_timeout(self, ctx: ReplicaManagerContext, df_id: int) -> None:
         if df_id in self.delayed_fetch:
             self._try_complete_fetch(ctx, df_id, force=True)
         for waiters in (self.follower_fetch_waiters, self.consumer_fetch_waiters):
@@ -405,7 +411,8 @@ class ReplicaManager:
                     del waiters[tp]
 
     # -- leader epochs ------------------------------------------------------------------------
-    def offsets_for_leader_epoch(self, ctx, src, req: OffsetsForLeaderEpochRequest) -> None:
+    def offsets_for_leader_epoch(self, ctx: ReplicaManagerContext, src,
+                                 req: OffsetsForLeaderEpochRequest) -> None:
         """Partition.lastOffsetForLeaderEpoch for each asked partition."""
         out = []
         for topic, partition, current_epoch, epoch in req.partitions:
@@ -431,12 +438,12 @@ class ReplicaManager:
         ctx.send(src, OffsetsForLeaderEpochResponse(req.correlation_id, tuple(out)))
 
     # -- ISR expiration ------------------------------------------------------------------------
-    def maybe_shrink_isr(self, ctx) -> None:
+    def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:
         for part in self.partitions.values():
             if part.is_leader:
                 part.maybe_shrink_isr(ctx)
 
-    def fail_waiting(self, ctx, tp) -> None:
+    def fail_waiting(self, ctx: ReplicaManagerContext, tp) -> None:
         """Leadership lost: complete delayed produces and fetches for ``tp`` now."""
         self.try_complete_produces(ctx, tp)
         self.wake_all_fetches(ctx, tp)

@@ -246,3 +246,23 @@ class LogDir:
 
     def listing(self) -> list[str]:
         return sorted(self.files)
+
+
+class LeaderEpochCheckpointFile:
+    """``<topic>-<partition>/leader-epoch-checkpoint`` in a broker's ``LogDir``
+    (LeaderEpochCheckpointFile, KIP-101, 0.11+): ``write`` replaces the file's entries, in
+    Kafka's format, atomically. A ``LeaderEpochFileCache`` holding one flushes every change to it
+    (LeaderEpochFileCache.flush / writeToFile)."""
+
+    __slots__ = ("log_dir", "rel")
+
+    def __init__(self, log_dir: LogDir, topic: str, partition: int) -> None:
+        self.log_dir = log_dir
+        self.rel = f"{topic}-{partition}/{LEADER_EPOCH_CHECKPOINT}"
+
+    def create_if_missing(self) -> None:
+        """``new LeaderEpochCheckpointFile(...)`` creates the file empty if it is missing."""
+        self.log_dir.create_if_missing(self.rel)
+
+    def write(self, entries) -> None:
+        self.log_dir.write_atomic(self.rel, format_epochs([tuple(e) for e in entries]))

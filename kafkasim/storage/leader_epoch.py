@@ -17,11 +17,19 @@ that order; ``endOffsetFor`` answers OffsetsForLeaderEpoch.
   rebuilt from the checkpoint file by assigning its entries one by one (so a hand-edited,
   non-monotonic file is repaired or refused); before, the file was taken as it was. Flag:
   ``validates_entries``.
+
+Like Kafka's, the cache owns its ``leader-epoch-checkpoint`` (``checkpoint``, a
+``kafkasim.storage.checkpoint.LeaderEpochCheckpointFile``) and rewrites it synchronously after
+every change: an ``assign`` that changed the entries, a ``truncate_from_end`` /
+``truncate_from_start`` that removed some, a ``clear`` (LeaderEpochFileCache.flush, called from
+assign / truncateFromEnd / truncateFromStart / clearAndFlush). ``checkpoint`` is None for a cache
+without a file: before KIP-101 (0.11) there is none, and a cache a test builds alone needs none.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
 
 from kafkasim.protocol.rules import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, end_offset_for
 
@@ -33,19 +41,27 @@ class EpochEntry(NamedTuple):
     start_offset: int
 
 
+class EpochCheckpoint(Protocol):
+    """Where a cache flushes its entries (``LeaderEpochCheckpointFile``)."""
+
+    def write(self, entries: Sequence[EpochEntry]) -> None: ...
+
+
 class LeaderEpochFileCache:
     """Ordered epoch entries; plain data (a list of tuples) so it pickles and copies cheaply.
 
     ``entries`` are taken as given (Kafka before 2.7 loading a checkpoint file); use
     :meth:`from_checkpoint` for the version-dependent load."""
 
-    __slots__ = ("entries", "truncates_conflicts", "validates_entries")
+    __slots__ = ("checkpoint", "entries", "truncates_conflicts", "validates_entries")
 
     def __init__(self, entries: list[tuple[int, int]] | None = None, *,
-                 truncates_conflicts: bool = True, validates_entries: bool = True) -> None:
+                 truncates_conflicts: bool = True, validates_entries: bool = True,
+                 checkpoint: EpochCheckpoint | None = None) -> None:
         self.entries: list[EpochEntry] = [EpochEntry(*e) for e in (entries or [])]
         self.truncates_conflicts = truncates_conflicts
         self.validates_entries = validates_entries
+        self.checkpoint = checkpoint
 
     @classmethod
     def from_checkpoint(cls, entries: list[tuple[int, int]], *, truncates_conflicts: bool = True,
@@ -68,10 +84,16 @@ class LeaderEpochFileCache:
         return isinstance(other, LeaderEpochFileCache) and self.entries == other.entries
 
     def copy(self) -> LeaderEpochFileCache:
+        """The same entries and rules, without the checkpoint file (a detached copy)."""
         c = LeaderEpochFileCache(truncates_conflicts=self.truncates_conflicts,
                                  validates_entries=self.validates_entries)
         c.entries = list(self.entries)
         return c
+
+    def flush(self) -> None:
+        """LeaderEpochFileCache.flush: write the entries to the checkpoint file, if any."""
+        if self.checkpoint is not None:
+            self.checkpoint.write(self.entries)
 
     # -- queries ----------------------------------------------------------------------------
     def latest_epoch(self) -> int:
@@ -119,6 +141,8 @@ class LeaderEpochFileCache:
                             or start_offset < entries[-1].start_offset):
                 return False  # ignored (validateAndMaybeWarn)
             self.entries = [*entries, EpochEntry(epoch, start_offset)]
+            if self.checkpoint is not None:
+                self.checkpoint.write(self.entries)
             return True
         if epoch < 0 or (self.validates_entries and start_offset < 0):
             raise ValueError(
@@ -133,17 +157,22 @@ class LeaderEpochFileCache:
         kept.append(EpochEntry(epoch, start_offset))
         changed = kept != entries
         self.entries = kept
+        if changed and self.checkpoint is not None:
+            self.checkpoint.write(kept)
         return changed
 
-    def truncate_from_end(self, end_offset: int) -> bool:
+    def truncate_from_end(self, end_offset: int, *, flush: bool = True) -> bool:
         """Remove entries whose start offset is >= ``end_offset`` (log truncated to it). A
         negative ``end_offset`` changes nothing: ``if (endOffset >= 0 && latest.startOffset >=
-        endOffset)`` (truncateFromEnd since 2.1; clearAndFlushLatest's ``offset >= 0`` before)."""
+        endOffset)`` (truncateFromEnd since 2.1; clearAndFlushLatest's ``offset >= 0`` before).
+        ``flush=False`` leaves the file alone: not a Kafka call, for data a power loss took."""
         entries = self.entries
         if end_offset < 0 or not entries or entries[-1].start_offset < end_offset:
             return False
         kept = [e for e in entries if e.start_offset < end_offset]
         self.entries = kept
+        if flush and self.checkpoint is not None:
+            self.checkpoint.write(kept)
         return True
 
     def truncate_from_start(self, start_offset: int) -> bool:
@@ -159,7 +188,10 @@ class LeaderEpochFileCache:
                 keep_from = i
         first = entries[keep_from]
         self.entries = [EpochEntry(first.epoch, start_offset)] + entries[keep_from + 1:]
+        self.flush()
         return True
 
     def clear(self) -> None:
+        """clearAndFlush: no entries, and the file rewritten empty (even if it already was)."""
         self.entries = []
+        self.flush()

@@ -18,6 +18,11 @@ Two flushed prefixes are kept apart:
 * ``durable_offset`` is what is physically on disk: Kafka's fsyncs plus the operating system's
   page-cache write-back (``write_back``), which Kafka does not see. It is what survives a power
   loss. Always ``recovery_point <= durable_offset <= LEO``.
+
+What else happens when a log changes (a trace row, a flush by flush.messages, the producer state)
+belongs to the broker that owns it: a log carries a ``listener`` (``LogListener``) that
+``append_as_leader``, ``append_as_follower``, ``truncate_to`` and ``truncate_fully_and_start_at``
+tell of each change. The epoch cache flushes leader-epoch-checkpoint itself.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
 
@@ -117,6 +122,20 @@ _new_chunk = tuple.__new__
 _new_batch = tuple.__new__
 
 
+class LogListener(Protocol):
+    """Told of every change of a ``Log`` (the broker: trace, flush, producer state)."""
+
+    def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
+        """Records ``first..last`` were appended (by the leader, or fetched by a follower)."""
+
+    def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
+                    old_high_watermark: int) -> None:
+        """``truncate_to(offset)`` removed ``removed`` records (maybe 0) for ``reason``."""
+
+    def on_wipe(self, log: Log, start_offset: int) -> None:
+        """The log was emptied and restarts at ``start_offset``."""
+
+
 class Log:
     """Kafka's UnifiedLog reduced to what replication needs (one segment, no compaction)."""
 
@@ -124,7 +143,7 @@ class Log:
         "topic", "partition", "log_start_offset", "high_watermark", "recovery_point",
         "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
         "producer_batches",
-        "producer_states",
+        "producer_states", "listener",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -142,6 +161,7 @@ class Log:
         # the producer fields of each idempotent batch's header, in offset order (ProducerBatch)
         self.producer_batches: list = []
         self.producer_states: dict = {}   # idempotent producers (protocol/producer_state.py)
+        self.listener: LogListener | None = None
 
     def __repr__(self) -> str:
         return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "
@@ -190,6 +210,9 @@ class Log:
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
                 first, first + n - 1, producer_id, producer_epoch, base_sequence)))
+        listener = self.listener
+        if listener is not None:
+            listener.on_append(self, first, first + n - 1, True)
         return first, first + n - 1
 
     def append_as_follower(self, chunk: RecordChunk) -> None:
@@ -214,6 +237,9 @@ class Log:
         self.sizes.extend(sizes)
         if batches:
             self.producer_batches.extend(batches)
+        listener = self.listener
+        if listener is not None:
+            listener.on_append(self, base, base + len(ids) - 1, False)
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
@@ -262,12 +288,28 @@ class Log:
         return False
 
     # -- truncation and durability ------------------------------------------------------------
-    def truncate_to(self, offset: int) -> int:
-        """Drop records at and above ``offset``; returns how many were removed."""
+    def truncate_to(self, offset: int, reason: str = "") -> int:
+        """Drop records at and above ``offset``; returns how many were removed. The listener
+        hears of it (with ``reason``) even when nothing was removed."""
+        old_hw = self.high_watermark
+        removed = self._truncate(offset, True)
+        listener = self.listener
+        if listener is not None:
+            listener.on_truncate(self, offset, removed, reason, old_hw)
+        return removed
+
+    def lose_unsynced(self, offset: int) -> int:
+        """A power loss: the disk kept only the records below ``offset``. No Kafka code runs, so
+        the listener is not told and leader-epoch-checkpoint (fsynced whenever Kafka wrote it)
+        keeps its content; the restart's recovery reads it. Returns how many records were lost."""
+        return self._truncate(offset, False)
+
+    def _truncate(self, offset: int, flush_epochs: bool) -> int:
+        cache = self.leader_epoch_cache
         if offset >= self.log_end_offset:
             # UnifiedLog.truncateTo: nothing to remove, but an epoch entry at the LEO (a leader
             # that never wrote in its epoch) goes, or fetches would diverge forever
-            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+            cache.truncate_from_end(self.log_end_offset, flush=flush_epochs)
             return 0
         offset = max(offset, self.log_start_offset)
         keep = offset - self.log_start_offset
@@ -279,7 +321,7 @@ class Log:
         pb = self.producer_batches
         if pb:
             self.producer_batches = list(_batches_in(pb, self.log_start_offset, offset - 1))
-        self.leader_epoch_cache.truncate_from_end(offset)
+        cache.truncate_from_end(offset, flush=flush_epochs)
         if self.high_watermark > offset:
             self.high_watermark = offset
         if self.recovery_point > offset:
@@ -300,6 +342,9 @@ class Log:
         self.recovery_point = offset
         self.durable_offset = offset
         self.leader_epoch_cache.clear()
+        listener = self.listener
+        if listener is not None:
+            listener.on_wipe(self, offset)
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Raise the log start (DeleteRecords / follower learning the leader's start)."""
