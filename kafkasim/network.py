@@ -71,7 +71,7 @@ class MessageFilter:
 class Network:
     __slots__ = ("latency_ms", "jitter_ms", "extra_latency", "groups", "cut_links",
                  "last_delivery", "holds", "held", "drops", "delays", "next_msg_id",
-                 "incarnations", "loss_rate", "stats")
+                 "incarnations", "stats")
 
     def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
         if latency_ms < 0 or jitter_ms < 0:
@@ -89,7 +89,6 @@ class Network:
         self.delays: list[tuple[MessageFilter, int]] = []   # (filter, extra latency ms)
         self.next_msg_id = 0
         self.incarnations: dict[Node, int] = {}
-        self.loss_rate: dict[tuple[Node, Node], float] = {}
         self.stats = {"sent": 0, "delivered": 0, "dropped": 0}
 
     # -- topology ---------------------------------------------------------------------------

@@ -297,7 +297,6 @@ def test_assign_appends_monotonic_entries():
     c = _cache((0, 0), (1, 5), (2, 10))
     assert c.entries == [(0, 0), (1, 5), (2, 10)]
     assert c.latest_epoch() == 2
-    assert c.earliest_entry() == (0, 0)
 
 
 def test_assign_same_epoch_with_larger_offset_is_ignored():
@@ -389,16 +388,6 @@ def test_truncate_from_start_before_first_entry_changes_nothing():
     assert c.truncate_from_start(5) is False
     assert c.truncate_from_start(10) is False
     assert c.entries == [(2, 10), (4, 20)]
-
-
-def test_epoch_for_offset_and_previous_epoch():
-    c = _cache((2, 10), (4, 20), (6, 30))
-    assert c.epoch_for_offset(5) == UNDEFINED_EPOCH
-    assert c.epoch_for_offset(10) == 2
-    assert c.epoch_for_offset(29) == 4
-    assert c.epoch_for_offset(1000) == 6
-    assert c.previous_epoch(6) == 4
-    assert c.previous_epoch(2) == UNDEFINED_EPOCH
 
 
 def test_cache_copy_is_independent():

@@ -171,10 +171,6 @@ def _write(acks="all", min_isr: int = 2, isr_size: int = 3, seed: int = SEED
             "latency (ms)": r.latency_ms}, c
 
 
-def outcome_text(acks="all", min_isr: int = 2, isr_size: int = 3) -> Text:
-    return text_table([write_outcome(acks, min_isr, isr_size)])
-
-
 def min_isr_choices(replication_factor: int = 3) -> Text:
     """For each min.insync.replicas: how many replicas may drop out of the ISR before acks=all
     writes stop, and on how many brokers every acknowledged acks=all write is."""

@@ -68,10 +68,6 @@ def fetcher_threads(c: Cluster) -> Text:
     return text_table(rows)
 
 
-def fetcher_thread_count(c: Cluster, broker: int) -> int:
-    return len(c.brokers[broker].fetchers)
-
-
 def message_counts(c: Cluster, since_ms: int = 0, until_ms: int | None = None,
                    types: tuple[str, ...] = ("ProduceRequest", "FetchRequest")) -> Text:
     """How many requests of each type went from which node to which, in [since, until]."""
@@ -86,15 +82,6 @@ def message_counts(c: Cluster, since_ms: int = 0, until_ms: int | None = None,
     rows = [{"request": m, "from": s, "to": d, "count": n}
             for (m, s, d), n in sorted(counts.items())]
     return text_table(rows) if rows else Text("(no such requests)")
-
-
-def produce_destinations(c: Cluster, since_ms: int = 0) -> dict[str, set]:
-    """Which brokers received ProduceRequests, per producing client, since ``since_ms``."""
-    out: dict[str, set] = {}
-    for t, kind, node, _tp, _p, detail in c.trace.rows:
-        if kind == "send" and t >= since_ms and detail[0] == "ProduceRequest":
-            out.setdefault(str(node), set()).add(detail[1])
-    return out
 
 
 def write_to_every_partition(c: Cluster, per_partition: int = 2, topic: str = TOPIC) -> Text:

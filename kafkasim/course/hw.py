@@ -36,11 +36,6 @@ def high_watermark(leos: Mapping[int, int], isr: Sequence[int]) -> int:
                                            include_caught_up=False)
 
 
-def committed_offsets(hw: int) -> list[int]:
-    """Offsets a consumer may read (log start 0): 0 .. HW-1."""
-    return list(range(hw))
-
-
 def log_listing(c: Cluster, topic: str, partition: int = 0) -> Text:
     """Each replica's offsets and values, with the leader's HW drawn as a bar: `|`."""
     leader = c.leader(topic, partition)

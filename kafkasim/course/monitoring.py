@@ -114,12 +114,6 @@ def cluster_total(c: Cluster, mbean: str) -> list[tuple[int, float]]:
     return sorted(by_t.items())
 
 
-def metric_names(c: Cluster) -> Text:
-    """Every MBean the simulated brokers expose (per-partition ones once per partition)."""
-    names = sorted({name for _t, _b, name, _v in c.metrics.rows})
-    return Text("\n".join(names))
-
-
 def prom_rate(samples: list[tuple[int, float]], at_ms: int, window_ms: int = FIVE_MIN
               ) -> float | None:
     """PromQL ``rate(counter[window])`` at ``at_ms`` (per second), without Prometheus's

@@ -187,16 +187,6 @@ class RunSpec:
 
 
 # -- setting values by path --------------------------------------------------------------------
-def _known_paths() -> list[str]:
-    out = list(TOP_FIELDS)
-    for sec, fields in SECTION_FIELDS.items():
-        if fields is None:
-            out.append(f"{sec}.<Kafka {sec} config key>")
-        else:
-            out += [f"{sec}.{f}" for f in fields]
-    return out
-
-
 def set_path(spec: dict[str, Any], path: str, value: Any, *, where: str) -> None:
     """Set ``path`` in a spec dict: ``kafka_version``, ``cluster.brokers``,
     ``topic.min.insync.replicas`` (everything after ``broker.``/``topic.``/``producer.`` is a Kafka

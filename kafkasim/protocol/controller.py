@@ -64,13 +64,12 @@ class ControllerContext:
 
 
 class KafkaController:
-    __slots__ = ("broker_id", "controller_epoch", "context", "active")
+    __slots__ = ("broker_id", "controller_epoch", "context")
 
     def __init__(self, broker_id: int, controller_epoch: int) -> None:
         self.broker_id = broker_id
         self.controller_epoch = controller_epoch
         self.context = ControllerContext()
-        self.active = True
 
     # -- ZooKeeper access, fenced by the controller epoch ----------------------------------------
     def _check_epoch(self, zk: ZooKeeper) -> None:
@@ -171,7 +170,8 @@ class KafkaController:
             ctx.schedule_controller_timer(5000, self.controller_epoch, "auto_rebalance")
 
     def on_resignation(self) -> None:
-        self.active = False
+        """onControllerResignation: this controller object is dropped by its broker; its
+        in-memory context goes with it (nothing to undo in the simulation)."""
 
     # -- broker changes ----------------------------------------------------------------------
     def on_broker_change(self, ctx, zk: ZooKeeper) -> None:

@@ -74,7 +74,6 @@ class ReplicaFetcherThread:
     fetcher_id: int
     partitions: dict[tuple[str, int], PartitionFetchState] = field(default_factory=dict)
     in_flight: int = -1          # correlation id of the outstanding request, -1 when idle
-    in_flight_sent_ms: int = 0
     wakeup_at_ms: int = -1       # a pending wake-up timer, -1 when none
     fetch_count: int = 0
     # fetch offset of each partition in the outstanding request: a partition whose state moved
@@ -133,7 +132,6 @@ class ReplicaFetcherThread:
             requested[tp] = offset
         corr = ctx.next_correlation_id()
         self.in_flight = corr
-        self.in_flight_sent_ms = now
         self.fetch_count += 1
         self.requested = requested
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
@@ -179,7 +177,6 @@ class ReplicaFetcherThread:
         if with_epoch:
             corr = ctx.next_correlation_id()
             self.in_flight = corr
-            self.in_flight_sent_ms = ctx.now
             req = OffsetsForLeaderEpochRequest(corr, self.broker_id, tuple(with_epoch))
             ctx.send_from_fetcher(self, req, ctx.config["replica.socket.timeout.ms"])
 

@@ -91,9 +91,6 @@ class Partition:
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.effective_min_isr_capped)
 
-    def is_under_replicated(self) -> bool:
-        return self.is_leader and len(self.isr) < len(self.replicas)
-
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
                     replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int

@@ -106,9 +106,6 @@ class ReplicaManager:
         self.consumer_fetch_waiters: dict[tuple[str, int], list[int]] = {}
         self.next_delayed_id = 0
 
-    def leader_partitions(self) -> list[Partition]:
-        return [p for p in self.partitions.values() if p.is_leader]
-
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
         """ReplicaManager.appendRecords + Partition.appendRecordsToLeader."""

@@ -99,26 +99,6 @@ class LeaderEpochFileCache:
     def latest_epoch(self) -> int:
         return self.entries[-1].epoch if self.entries else UNDEFINED_EPOCH
 
-    def earliest_entry(self) -> EpochEntry | None:
-        return self.entries[0] if self.entries else None
-
-    def epoch_for_offset(self, offset: int) -> int:
-        """The epoch whose range contains ``offset`` (UNDEFINED_EPOCH if before the first)."""
-        epoch = UNDEFINED_EPOCH
-        for e in self.entries:
-            if e.start_offset > offset:
-                break
-            epoch = e.epoch
-        return epoch
-
-    def previous_epoch(self, epoch: int) -> int:
-        """Largest cached epoch strictly below ``epoch`` (UNDEFINED_EPOCH if none)."""
-        best = UNDEFINED_EPOCH
-        for e in self.entries:
-            if e.epoch < epoch:
-                best = e.epoch
-        return best
-
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """Kafka's ``endOffsetFor``: (epoch found, end offset) answering OffsetsForLeaderEpoch
         (the rule: ``kafkasim.protocol.rules.end_offset_for``; 0.11.0 - 2.0 answered UNDEFINED
