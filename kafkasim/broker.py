@@ -104,6 +104,11 @@ class Broker:
     def __init__(self, cluster, broker_id: int, rack: str | None, config: dict,
                  log_dir: str | None = None) -> None:
         self.cluster = cluster
+        # the cluster's version rule flags (kafkasim.versions.Rules) and rule functions
+        # (kafkasim.protocol.rules.RuleBook, swapped in place by Cluster.swap_rule): shared
+        # objects, held directly because the core reads them on every fetch
+        self.rules = cluster.rules
+        self.rulebook = cluster.rulebook
         self.id = broker_id
         self.rack = rack
         self.config = config
@@ -144,16 +149,6 @@ class Broker:
     @property
     def now(self) -> int:
         return self.cluster.engine.now
-
-    @property
-    def rules(self):
-        """The Kafka version's rule flags (kafkasim.versions.Rules)."""
-        return self.cluster.rules
-
-    @property
-    def rulebook(self):
-        """The rule functions (kafkasim.protocol.rules.RuleBook): Kafka's, or a learner's swap."""
-        return self.cluster.rulebook
 
     @property
     def is_running(self) -> bool:
@@ -521,9 +516,6 @@ class Broker:
             else None
 
     # -- timers -----------------------------------------------------------------------------
-    def on_timer(self, fn: Callable[..., None], args: tuple) -> None:
-        fn(self, *args)
-
     def _timer_highwatermark_checkpoint(self) -> None:
         self._write_hw_checkpoint()
         self.schedule_timer(self.config["replica.high.watermark.checkpoint.interval.ms"],

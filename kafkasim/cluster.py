@@ -380,13 +380,13 @@ class Cluster(StateViews):
             self.engine.schedule_at(b.paused_until, "broker_timer", broker_id, incarnation, fn,
                                     args)
             return
-        b.on_timer(fn, args)
+        fn(b, *args)   # a timer is the broker method itself (Broker._timer_...)
 
     def _client_timer(self, client_id: str, fn: Callable, args: tuple) -> None:
         """Call ``fn(client, *args)``: ``fn`` is a plain function of the client's class."""
         client = self.clients.get(client_id)
         if client is not None:
-            client.on_timer(fn, args)
+            fn(client, *args)
 
     # -- cancellable timeouts ------------------------------------------------------------------
     # An owner's timeouts sit in one FIFO per delay: a request timeout of a given length is

@@ -88,9 +88,6 @@ class RateWorkload:
             total += s.due(t)
         return total
 
-    def on_timer(self, fn, args: tuple) -> None:
-        fn(self, *args)
-
     def _timer_tick(self) -> None:
         """Send what the rate segments owe by now, then tick again (until the end)."""
         engine = self.cluster.engine

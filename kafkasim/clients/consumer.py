@@ -408,9 +408,6 @@ class Consumer:
                 self.leaders[(topic, partition)] = -1   # onFailure: metadata.requestUpdate()
 
     # -- responses --------------------------------------------------------------------------
-    def on_timer(self, fn, args: tuple) -> None:
-        """Consumers are driven synchronously by poll(); they have no timers."""
-
     def on_message(self, src, msg) -> None:
         kind = self.pending.pop(getattr(msg, "correlation_id", -1), None)
         if kind is None:

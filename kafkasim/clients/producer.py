@@ -218,9 +218,6 @@ class Producer:
             self.cluster.engine.schedule(delay, "client_timer", self.client_id,
                                          Producer._timer_sender, (when,))
 
-    def on_timer(self, fn, args: tuple) -> None:
-        fn(self, *args)
-
     def _timer_sender(self, when: int) -> None:
         if when == self.sender_wakeup_ms:
             self.sender_wakeup_ms = -1

@@ -248,17 +248,29 @@ class Partition:
             return False
         v = ctx.rules
         isr = self.isr
-        if v.hw_frozen_under_min_isr and len(isr) < self.effective_min_isr(ctx):
+        if v.hw_frozen_under_min_isr and not (
+                # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
+                len(isr) >= len(self.replicas) and v.effective_min_isr_capped
+                and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
+                and len(isr) < self.effective_min_isr(ctx):
             return False
         log = self.log
         old = log.high_watermark
         p = self.pending
+        maximal = isr + p.replicas if p is not None and p.kind == "expand" and v.maximal_isr \
+            else isr
+        remote = self.remote
+        # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
+        # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
+        # followers) exactly when every follower is in it: then no lookup is needed
+        # (the clock too: only the caught-up test of such a follower reads it)
+        outside = len(maximal) <= len(remote)
+        eligible = ctx.isr_eligible_brokers() \
+            if outside and v.caught_up_requires_isr_eligible else None
         new = ctx.rulebook.maybe_increment_leader_hw(
-            log.log_end_offset, old, self.remote.values(),
-            isr + p.replicas if p is not None and p.kind == "expand" and v.maximal_isr else isr,
-            ctx.now, ctx.config["replica.lag.time.max.ms"],
-            include_caught_up=v.hw_includes_caught_up_replicas,
-            eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)
+            log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
+            ctx.config["replica.lag.time.max.ms"],
+            include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
         if new > old:
             log.high_watermark = new
             return True

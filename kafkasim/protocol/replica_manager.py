@@ -270,9 +270,11 @@ class ReplicaManager:
         rules = ctx.rules
         # Partition.getLocalLog: the CurrentLeaderEpoch check comes first (KIP-320, 2.1+), then
         # the leader requirement, so a stale fetcher at a demoted leader is FENCED_LEADER_EPOCH
-        err = _check_current_leader_epoch(rules, part, fp.current_leader_epoch)
-        if err is not None:
-            return _fetch_error(fp, err)
+        cle = fp.current_leader_epoch
+        if cle >= 0 and cle != part.leader_epoch:   # the steady state skips the call
+            err = _check_current_leader_epoch(rules, part, cle)
+            if err is not None:
+                return _fetch_error(fp, err)
         if not part.is_leader:
             if not is_follower and rules.fetch_from_follower and part.leader_id >= 0:
                 return self._read_as_follower(ctx, part, fp)  # KIP-392
