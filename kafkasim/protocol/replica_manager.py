@@ -108,62 +108,67 @@ class ReplicaManager:
 
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
-        """ReplicaManager.appendRecords + Partition.appendRecordsToLeader."""
-        now = ctx.now
+        """ReplicaManager.appendRecords: append each partition's batch on its leader, then
+        answer at once (acks 0/1, or every acks=all batch already committed) or park the request
+        in the produce purgatory until the HW passes it (``DelayedProduce``)."""
         results: dict[tuple[str, int], list] = {}
-        waiting = False
-        for topic, partition, ids, sizes, pid, pepoch, base_seq in req.partitions:
-            tp = (topic, partition)
-            part = self.partitions.get(tp)
-            if part is None or not part.is_leader:
-                err = E.NOT_LEADER_OR_FOLLOWER if ctx.topic_exists(topic) \
-                    else E.UNKNOWN_TOPIC_OR_PARTITION
-                results[tp] = [0, True, ctx.not_leader_error() if err == E.NOT_LEADER_OR_FOLLOWER
-                               else err, -1]
-                continue
-            if req.acks == -1:
-                min_isr = part.effective_min_isr(ctx)
-                if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
-                    ctx.trace("produce_rejected", topic, partition,
-                              ev.ProduceRejected(min_isr, tuple(part.isr)))
-                    results[tp] = [0, True, E.NOT_ENOUGH_REPLICAS, -1]
-                    continue
-            ident = producer_state.batch_identity(pid, pepoch, base_seq, len(ids))
-            verdict, dup_offset = ("append", -1) if ident is None else \
-                producer_state.check_append(part.log.producer_states, ident)
-            if verdict == "duplicate":
-                # a retried batch already in the log: answer with its original offsets
-                first, last = dup_offset, dup_offset + len(ids) - 1
-                ctx.trace("produce_duplicate", topic, partition,
-                          ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
-            elif verdict != "append":
-                results[tp] = [0, True, verdict, -1]
-                continue
-            else:
-                log = part.log
-                first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
-                                                   pid, pepoch, base_seq)
-                if ident is not None:
-                    producer_state.update(log.producer_states, log.producer_batches[-1:])
-                self.wake_follower_fetches(ctx, tp)
-                if part.maybe_increment_leader_hw(ctx):
-                    self.on_hw_increased(ctx, part)
-            if req.acks == -1:
-                if part.log.high_watermark <= last:   # the usual case: followers have to fetch
-                    done, err = False, E.NONE
-                else:
-                    done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
-                results[tp] = [last + 1, done, err, first]
-                waiting = waiting or not done
-            else:
-                results[tp] = [last + 1, True, E.NONE, first]
+        for entry in req.partitions:
+            results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry)
         if req.acks == 0:
             return  # acks=0: the broker sends no response at all
-        if not waiting:
+        if all(st[1] for st in results.values()):
             self._respond_produce(ctx, src, req.correlation_id, results)
             return
+        self._park_produce(ctx, src, req, results)
+
+    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple) -> list:
+        """Partition.appendRecordsToLeader for one partition's batch: the min-ISR pre-check
+        (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW.
+        Returns the partition's status: [required offset, done, error, base offset]."""
+        topic, partition, ids, sizes, pid, pepoch, base_seq = entry
+        tp = (topic, partition)
+        part = self.partitions.get(tp)
+        if part is None or not part.is_leader:
+            err = ctx.not_leader_error() if ctx.topic_exists(topic) \
+                else E.UNKNOWN_TOPIC_OR_PARTITION
+            return [0, True, err, -1]
+        if acks == -1:
+            min_isr = part.effective_min_isr(ctx)
+            if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
+                ctx.trace("produce_rejected", topic, partition,
+                          ev.ProduceRejected(min_isr, tuple(part.isr)))
+                return [0, True, E.NOT_ENOUGH_REPLICAS, -1]
+        ident = producer_state.batch_identity(pid, pepoch, base_seq, len(ids))
+        verdict, dup_offset = ("append", -1) if ident is None else \
+            producer_state.check_append(part.log.producer_states, ident)
+        if verdict == "duplicate":
+            # a retried batch already in the log: answer with its original offsets
+            first, last = dup_offset, dup_offset + len(ids) - 1
+            ctx.trace("produce_duplicate", topic, partition,
+                      ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
+        elif verdict != "append":
+            return [0, True, verdict, -1]
+        else:
+            log = part.log
+            first, last = log.append_as_leader(ids, sizes, part.leader_epoch, ctx.now,
+                                               pid, pepoch, base_seq)
+            if ident is not None:
+                producer_state.update(log.producer_states, log.producer_batches[-1:])
+            self.wake_follower_fetches(ctx, tp)
+            if part.maybe_increment_leader_hw(ctx):
+                self.on_hw_increased(ctx, part)
+        if acks != -1:
+            return [last + 1, True, E.NONE, first]
+        if part.log.high_watermark <= last:   # the usual case: followers have to fetch
+            return [last + 1, False, E.NONE, first]
+        done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
+        return [last + 1, done, err, first]
+
+    def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
+                      results: dict) -> None:
+        """The produce purgatory: wait for the HW, at most the request's timeout."""
         dp = DelayedProduce(self.next_delayed_id, src, req.correlation_id,
-                            now + req.timeout_ms, results)
+                            ctx.now + req.timeout_ms, results)
         self.next_delayed_id += 1
         self.delayed_produce[dp.id] = dp
         for tp, st in results.items():
