@@ -91,6 +91,50 @@ METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
 
 
 @dataclass(slots=True)
+class AlterPartitionManagerState:
+    """DefaultAlterPartitionManager: one queued item per partition (unsentIsrUpdates), at most
+    one AlterPartition request in flight (inflightRequest) and its correlation id."""
+
+    unsent: dict = field(default_factory=dict)
+    inflight: tuple | None = None
+    corr: int = -1
+
+
+@dataclass(slots=True)
+class IsrChangePropagationState:
+    """Before 2.7: the isr_change_notification queue and its timing (maybePropagateIsrChanges)."""
+
+    change_set: list = field(default_factory=list)
+    last_change_ms: int = 0
+    last_propagation_ms: int = 0
+
+
+@dataclass(slots=True)
+class ControlledShutdownState:
+    """KafkaServer.controlledShutdown's retry loop."""
+
+    attempts_left: int = 0   # controlled shutdown attempts still allowed
+    awaiting: int = -1       # the attempt waiting for its answer (-1: none)
+
+
+class _InGroup:
+    """A broker attribute kept inside one of its small state groups. The broker's own instance
+    dict stays small: CPython 3.11 specializes attribute access only for instances with at most
+    30 attributes, and the core reads the broker on every message."""
+
+    __slots__ = ("group", "name")
+
+    def __init__(self, group: str, name: str) -> None:
+        self.group, self.name = group, name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(getattr(obj, self.group), self.name)
+
+    def __set__(self, obj, value) -> None:
+        setattr(getattr(obj, self.group), self.name, value)
+
+
+@dataclass(slots=True)
 class MetadataCache:
     """What UpdateMetadata told this broker (kafka.server.MetadataCache)."""
 
@@ -101,6 +145,16 @@ class MetadataCache:
 
 
 class Broker:
+    # rarely used state, grouped (see _InGroup)
+    alter_unsent = _InGroup("alter_partition_manager", "unsent")
+    alter_inflight = _InGroup("alter_partition_manager", "inflight")
+    alter_corr = _InGroup("alter_partition_manager", "corr")
+    isr_change_set = _InGroup("isr_change_propagation", "change_set")
+    last_isr_change_ms = _InGroup("isr_change_propagation", "last_change_ms")
+    last_isr_propagation_ms = _InGroup("isr_change_propagation", "last_propagation_ms")
+    shutdown_attempts_left = _InGroup("controlled_shutdown_state", "attempts_left")
+    shutdown_awaiting = _InGroup("controlled_shutdown_state", "awaiting")
+
     def __init__(self, cluster, broker_id: int, rack: str | None, config: dict,
                  log_dir: str | None = None) -> None:
         self.cluster = cluster
@@ -126,21 +180,14 @@ class Broker:
         self.disk_delay_ms = 0
         self.meters = dict.fromkeys(METERS, 0)
         self.correlation = 0
-        self.isr_change_set: list[tuple[str, int]] = []   # pre-2.7 isr_change_notification queue
-        # DefaultAlterPartitionManager: one queued item per partition (unsentIsrUpdates), at most
-        # one AlterPartition request in flight (inflightRequest), its correlation id
-        self.alter_unsent: dict[tuple[str, int], PendingIsrChange] = {}
-        self.alter_inflight: tuple[tuple[tuple[str, int], PendingIsrChange], ...] | None = None
-        self.alter_corr = -1
+        self.isr_change_propagation = IsrChangePropagationState()   # pre-2.7
+        self.alter_partition_manager = AlterPartitionManagerState()
         self.started_ms = 0
-        self.last_isr_change_ms = 0
-        self.last_isr_propagation_ms = 0
         self.log_dir = LogDir(log_dir)
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
         self.clean_shutdown_file = False   # <log.dir>/.kafka_cleanshutdown exists
-        self.shutdown_attempts_left = 0   # controlled shutdown attempts still allowed
-        self.shutdown_awaiting = -1       # the attempt waiting for its answer (-1: none)
+        self.controlled_shutdown_state = ControlledShutdownState()
 
     def __repr__(self) -> str:
         return f"Broker({self.id}, {self.state}{', controller' if self.controller else ''})"

@@ -112,14 +112,16 @@ class ReplicaManager:
         answer at once (acks 0/1, or every acks=all batch already committed) or park the request
         in the produce purgatory until the HW passes it (``DelayedProduce``)."""
         results: dict[tuple[str, int], list] = {}
+        waiting = False
         for entry in req.partitions:
-            results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry)
+            st = results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry)
+            waiting = waiting or not st[1]
         if req.acks == 0:
             return  # acks=0: the broker sends no response at all
-        if all(st[1] for st in results.values()):
+        if waiting:
+            self._park_produce(ctx, src, req, results)
+        else:
             self._respond_produce(ctx, src, req.correlation_id, results)
-            return
-        self._park_produce(ctx, src, req, results)
 
     def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple) -> list:
         """Partition.appendRecordsToLeader for one partition's batch: the min-ISR pre-check

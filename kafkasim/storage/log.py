@@ -70,8 +70,13 @@ _LAST_OFFSET = itemgetter(1)
 
 def _batches_in(batches: list, first: int, last: int) -> tuple:
     """The headers of ``batches`` covering offsets [first, last], clipped to that range."""
-    if not batches or batches[-1][1] < first:
+    if not batches:
         return ()
+    tail = batches[-1]
+    if tail[1] < first:
+        return ()
+    if tail[0] == first and tail[1] == last:
+        return (tail,)   # the steady state: a follower fetches exactly the newest batch
     i = bisect_left(batches, first, key=_LAST_OFFSET)
     out = []
     n = len(batches)
