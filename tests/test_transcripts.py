@@ -29,10 +29,14 @@ from kafkasim.protocol.fetcher import (
     ReplicaFetcherThread,
 )
 from kafkasim.protocol.messages import (
+    FetchPartition,
     FetchPartitionData,
+    FetchRequest,
     FetchResponse,
     OffsetsForLeaderEpochResponse,
+    ProduceRequest,
 )
+from kafkasim.protocol.replica_manager import ReplicaManager
 from kafkasim.storage.log import RecordChunk
 
 TESTDATA = Path(__file__).parent / "testdata"
@@ -66,6 +70,9 @@ class Driver:
                                live_brokers=_ints(live))
         self.part = self.ctx.partition(TOPIC, 0)
         self.thread = None
+        self.rm = ReplicaManager()
+        self.rm.partitions[(TOPIC, 0)] = self.part
+        self.correlation = 0
 
     def cmd_tick(self, ms) -> None:
         self.ctx.now += int(ms)
@@ -104,6 +111,28 @@ class Driver:
         done, err = self.part.check_enough_replicas_reach_offset(self.ctx, int(offset))
         self.ctx.outbox.append(f"acks=all up to {offset}: {'done' if done else 'waiting'}, "
                                f"{err}")
+
+    # ReplicaManager (leader side): whole requests, with the purgatories
+    def cmd_produce(self, acks, n, timeout_ms="30000") -> None:
+        self.correlation += 1
+        ids = tuple(range(100 * self.correlation, 100 * self.correlation + int(n)))
+        req = ProduceRequest(self.correlation, "producer-1", int(acks), int(timeout_ms),
+                             ((TOPIC, 0, ids, (100,) * int(n), -1, -1, -1),))
+        self.rm.append_records(self.ctx, "producer-1", req)
+
+    def cmd_replica_fetch(self, replica, offset, epoch, max_wait_ms="500") -> None:
+        self.correlation += 1
+        fp = FetchPartition(TOPIC, 0, int(offset), int(epoch), -1, 0, 1 << 20)
+        req = FetchRequest(self.correlation, int(replica), int(max_wait_ms), 1, 1 << 20, (fp,))
+        self.rm.fetch_messages(self.ctx, int(replica), req)
+
+    def cmd_produce_timeout(self) -> None:
+        for dp_id in sorted(self.rm.delayed_produce):
+            self.rm.on_produce_timeout(self.ctx, dp_id)
+
+    def cmd_fetch_timeout(self) -> None:
+        for df_id in sorted(self.rm.delayed_fetch):
+            self.rm.on_fetch_timeout(self.ctx, df_id)
 
     # fetcher (follower side)
     def cmd_log(self, epochs, hw="0") -> None:
