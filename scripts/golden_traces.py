@@ -6,8 +6,8 @@ run's trace digest. ``--write FILE`` stores them; ``--check FILE`` reruns and li
 whose trace changed (exit 1 if any did). A refactor keeps every digest; a behaviour fix changes
 only the runs it explains.
 
-    .venv/bin/python scripts/golden_traces.py --write /tmp/golden.json [--schedules 100]
-    .venv/bin/python scripts/golden_traces.py --check /tmp/golden.json
+    .venv/bin/python scripts/golden_traces.py --write golden.json [--schedules 100]
+    .venv/bin/python scripts/golden_traces.py --check golden.json
 """
 
 from __future__ import annotations

@@ -76,14 +76,12 @@ class Partition:
                 f"HW={self.log.high_watermark})")
 
     # -- ISR views --------------------------------------------------------------------------
-    def _adding(self) -> tuple[int, ...]:
-        """Replicas a pending expansion is adding (PendingExpandIsr), else ()."""
-        p = self.pending
-        return p.replicas if p is not None and p.kind == "expand" else ()
-
     def maximal_isr(self, ctx: PartitionContext) -> tuple[int, ...]:
-        """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497)."""
-        return rules.maximal_isr(self.isr, self._adding(), optimistic=ctx.rules.maximal_isr)
+        """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497),
+        by ``rules.maximal_isr``."""
+        p = self.pending
+        return rules.maximal_isr(self.isr, p.replicas if p is not None and p.kind == "expand"
+                                 else (), optimistic=ctx.rules.maximal_isr)
 
     def effective_min_isr(self, ctx: PartitionContext) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""
@@ -256,9 +254,7 @@ class Partition:
             return False
         log = self.log
         old = log.high_watermark
-        p = self.pending
-        maximal = isr + p.replicas if p is not None and p.kind == "expand" and v.maximal_isr \
-            else isr
+        maximal = self.maximal_isr(ctx)
         remote = self.remote
         # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
         # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
