@@ -152,7 +152,9 @@ class Partition:
                    or self.is_leader)
         self.replicas = tuple(replicas)
         self.controller_epoch = controller_epoch
-        self.isr = tuple(isr)
+        # updateAssignmentAndIsr(isr = Set.empty): a follower keeps no ISR (every version since
+        # 0.8); only the leader and the controller track it
+        self.isr = ()
         self.pending = None
         self.partition_epoch = partition_epoch
         self.leader_epoch = leader_epoch
