@@ -38,7 +38,8 @@ class StateViews:
         """Broker ``broker``'s own view of ``topic``-``partition``.
 
         ``role`` is "leader", "follower" or "none" (no LeaderAndIsr received yet: Kafka has no
-        Partition object then; ``leader`` and ``leader_epoch`` are -1). ``epoch_entries`` are
+        Partition object then; ``leader`` and ``leader_epoch`` are -1). ``isr`` is empty on a
+        follower: as in Kafka, only the leader (and the controller) track it. ``epoch_entries`` are
         the (leader epoch, start offset) pairs of its leader epoch cache, oldest first."""
         log = self.log(broker, topic, partition)
         part = self.brokers[broker].replica_manager.partitions.get((topic, partition))
