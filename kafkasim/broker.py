@@ -81,9 +81,6 @@ SHUTTING_DOWN = "shutting down"
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
-# KafkaConfig defaults (0.8.2 .. 3.9) of controlled.shutdown.max.retries / .retry.backoff.ms
-CONTROLLED_SHUTDOWN_MAX_RETRIES = 3
-CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS = 5000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
@@ -432,8 +429,7 @@ class Broker:
             self.shutdown_cleanly()
             return
         self.state = SHUTTING_DOWN
-        self.shutdown_attempts_left = self.config.get("controlled.shutdown.max.retries",
-                                                      CONTROLLED_SHUTDOWN_MAX_RETRIES)
+        self.shutdown_attempts_left = self.config["controlled.shutdown.max.retries"]
         self._controlled_shutdown_attempt()
 
     def _controlled_shutdown_attempt(self) -> None:
@@ -450,8 +446,7 @@ class Broker:
 
     def _controlled_shutdown_failed(self, why: str) -> None:
         if self.shutdown_attempts_left > 0:
-            backoff = self.config.get("controlled.shutdown.retry.backoff.ms",
-                                      CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
+            backoff = self.config["controlled.shutdown.retry.backoff.ms"]
             self.trace("controlled_shutdown", detail=ev.ControlledShutdownRetry(
                 why, backoff, self.shutdown_attempts_left))
             self.schedule_timer(backoff, Broker._timer_controlled_shutdown_retry,

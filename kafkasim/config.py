@@ -409,6 +409,16 @@ BROKER: dict[str, ConfigDef] = dict(
             "Move leadership away from a broker before it shuts down cleanly.",
         ),
         _cfg(
+            "controlled.shutdown.max.retries", "int", 3,
+            "ZooKeeper mode: controlled shutdown attempts before the broker shuts down anyway "
+            "(KafkaServer.controlledShutdown).",
+        ),
+        _cfg(
+            "controlled.shutdown.retry.backoff.ms", "long", 5000,
+            "ZooKeeper mode: wait between controlled shutdown attempts.",
+            unit="ms",
+        ),
+        _cfg(
             "zookeeper.session.timeout.ms", "int", by_version(("0.8.2", 6000), ("2.5", 18000)),
             "ZooKeeper session timeout; a broker whose session expires is considered dead.",
             unit="ms", removed_in="4.0",

@@ -218,3 +218,16 @@ def test_restart_after_a_crash_comes_up_once_the_old_session_expired():
     assert [r[1] for r in c.trace.rows if r[2] == 2 and r[1].startswith("broker_")] == [
         "broker_start", "broker_crash", "broker_registration_failed", "broker_start_failed",
         "broker_start"]
+
+
+def test_controlled_shutdown_retry_configs_are_kafkas_keys_with_their_defaults():
+    # KafkaConfig: controlled.shutdown.max.retries (INT, 3), controlled.shutdown.retry.backoff.ms
+    # (LONG, 5000)
+    from kafkasim import config as kconfig
+    from kafkasim.config import ConfigError
+
+    cfg = kconfig.broker_config({}, "3.7")
+    assert cfg["controlled.shutdown.max.retries"] == 3
+    assert cfg["controlled.shutdown.retry.backoff.ms"] == 5000
+    with pytest.raises(ConfigError, match="controlled.shutdown.max.retries"):
+        kconfig.broker_config({"controlled.shutdown.max.retries": "not_a_number"}, "3.7")
