@@ -497,6 +497,9 @@ class Broker:
                     entries, **self._epoch_cache_rules())
             except ValueError as e:  # 2.7+: IllegalArgumentException fails the log's load
                 raise CorruptCheckpointError(d.path(rel), None, str(e)) from None
+            # LogLoader.load: the cache is truncated to the log end with its file attached, so
+            # entries past a log that lost its unflushed tail are removed from the file as well
+            self._attach(log)
             log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
             if tp in lss and lss[tp] > log.log_start_offset:
                 log.high_watermark = max(log.high_watermark, min(lss[tp], log.log_end_offset))
@@ -509,7 +512,6 @@ class Broker:
             log.high_watermark = 0
             log.update_high_watermark(hws.get(tp, 0))
             log.producer_states = producer_state.rebuild(log)
-            self._attach(log)   # after the load: loading rewrites no file
             self.trace("log_recovery", tp[0], tp[1],
                        ev.LogRecovery(log.log_end_offset, log.high_watermark,
                                       REPLICATION_OFFSET_CHECKPOINT,

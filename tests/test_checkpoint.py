@@ -437,3 +437,24 @@ def test_no_leader_epoch_checkpoint_before_kip_101():
     p.flush()
     assert c.log(1, "t", 0).leader_epoch_cache.checkpoint is None
     assert c.brokers[1].log_dir.read("t-0/leader-epoch-checkpoint") is None
+
+
+def test_loading_a_log_truncates_the_epoch_cache_and_rewrites_its_file(tmp_path):
+    # LogLoader.load -> leaderEpochCache.truncateFromEnd(nextOffset): an entry past the log end
+    # (a tail lost before the restart) leaves the cache and the file (LeaderEpochFileCache
+    # writes its checkpoint whenever truncateFromEnd removes entries)
+    c = Cluster(brokers=2, seed=3, log_dirs=str(tmp_path))
+    c.create_topic("t", partitions=1, replication_factor=2, assignment=[[1, 2]])
+    p = c.producer(acks="all")
+    for i in range(6):
+        p.send("t", f"v{i}", partition=0)
+    p.flush()
+    c.run(100)
+    c.shutdown(2)
+    c.run_until(lambda cl: cl.brokers[2].state == "stopped", 60000, raise_on_timeout=True)
+    path = tmp_path / "broker-2" / "t-0" / "leader-epoch-checkpoint"
+    assert parse_epochs(path.read_text(), str(path)) == [(0, 0)]
+    path.write_text("0\n2\n0 0\n7 100\n")   # epoch 7 would start past the log end (6)
+    c.start(2)
+    assert c.log(2, "t", 0).leader_epoch_cache.entries == [(0, 0)]
+    assert parse_epochs(path.read_text(), str(path)) == [(0, 0)]
