@@ -1126,9 +1126,18 @@ class Broker:
         self.send(src, ListOffsetsResponse(msg.correlation_id, tuple(out)))
 
     def _on_offset_commit(self, src, msg: OffsetCommitRequest) -> None:
-        for topic, partition, offset in msg.offsets:
-            self.cluster.group_offsets[(msg.group_id, topic, partition)] = offset
-        self.trace("offset_commit", detail=ev.OffsetCommit(msg.group_id, tuple(msg.offsets)))
+        """GroupCoordinator.handleCommitOffsets: store each offset with its CommittedLeaderEpoch
+        (2.1+, KIP-320: OffsetCommit v6, offset value v3; -1 is stored as no epoch). Before 2.1
+        the request and the stored value had no epoch."""
+        c = self.cluster
+        keep_epoch = c.rules.offset_commit_leader_epoch
+        for topic, partition, offset, leader_epoch in msg.offsets:
+            key = (msg.group_id, topic, partition)
+            c.group_offsets[key] = offset
+            c.group_offset_leader_epochs[key] = \
+                leader_epoch if keep_epoch and leader_epoch >= 0 else None
+        self.trace("offset_commit", detail=ev.OffsetCommit(
+            msg.group_id, tuple(o[:3] for o in msg.offsets)))
         self.send(src, OffsetCommitResponse(msg.correlation_id, E.NONE))
 
     def _on_controlled_shutdown(self, src, msg: ControlledShutdownRequest) -> None:

@@ -144,6 +144,9 @@ class Cluster(StateViews):
         self.topic_ids: dict[str, str] = {}
         self.partition_counts: dict[str, int] = {}
         self.group_offsets: dict[tuple[str, str, int], int] = {}
+        # (group, topic, partition) -> CommittedLeaderEpoch of the committed offset, None when the
+        # commit carried none (KIP-320, OffsetCommit v6+; GroupMetadataManager offset value v3)
+        self.group_offset_leader_epochs: dict[tuple[str, str, int], int | None] = {}
         self.clients: dict[str, object] = {}
         self.last_election_results: dict = {}
         self.last_reassignment_results: dict = {}

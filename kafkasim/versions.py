@@ -329,6 +329,18 @@ class Rules:
         ref="KIP-380",
         doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
     )
+    # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
+    # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
+    # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value
+    # (GroupMetadataManager @2.1.0, OFFSET_VALUE_LEADER_EPOCH_FIELD_V3). Before, a committed offset
+    # had no epoch. The 2.1/2.2 consumer still committed none by itself (SubscriptionState
+    # .allConsumed @2.1.0 builds OffsetAndMetadata(position)); it commits the epoch of the last
+    # consumed record since KAFKA-7747 (2.3.0), i.e. together with consumer_validates_position.
+    offset_commit_leader_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320, OffsetCommit v6 / OffsetFetch v5",
+        doc="the group coordinator stores and returns the leader epoch of a committed offset",
+    )
     # KIP-320 consumer side / KAFKA-7747 (2.3.0, commit 409fabc): the consumer keeps with its
     # position the epoch of the last record it consumed and the leader (id, epoch) it was
     # established against; when metadata shows another leader or epoch it validates the position
@@ -337,7 +349,10 @@ class Rules:
     # offset below the position is a log truncation: with auto.offset.reset earliest/latest the
     # consumer seeks to that end offset, with none poll() throws LogTruncationException. Before,
     # nothing was checked: a position past the new leader's LEO got OFFSET_OUT_OF_RANGE, one below
-    # it silently read the new leader's different records.
+    # it silently read the new leader's different records. Since the same commit the consumer
+    # commits position.offsetEpoch (SubscriptionState.allConsumed @2.3.0) and a position taken
+    # from a committed offset keeps the committed epoch and is validated at once
+    # (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.seekUnvalidated).
     consumer_validates_position: bool = _rule(
         since="2.3",
         ref="KIP-320 / KAFKA-7747",

@@ -10,6 +10,12 @@ the leader (id, epoch) it was established against (SubscriptionState.FetchPositi
 metadata shows another leader or epoch, ``poll`` first validates the position with
 OffsetsForLeaderEpoch (Fetcher.validateOffsetsIfNeeded); an end offset below the position means
 the log was truncated under the consumer (SubscriptionState.maybeCompleteValidation).
+
+Committed offsets carry a leader epoch since 2.1 (KIP-320: OffsetCommit v6, OffsetFetch v5). Since
+2.3 the consumer commits the epoch of the last consumed record (SubscriptionState.allConsumed), and
+a position restored from a committed offset keeps that epoch and is validated before the first
+fetch (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.seekUnvalidated),
+so a group restarting after an unclean election detects that its committed position was truncated.
 """
 
 from __future__ import annotations
@@ -92,6 +98,15 @@ _CONSUMER_FALLBACKS = {
 
 
 @dataclass(slots=True, frozen=True)
+class OffsetAndMetadata:
+    """org.apache.kafka.clients.consumer.OffsetAndMetadata: a committed offset and the leader
+    epoch of the last record consumed before it (None: unknown; KIP-320, 2.1+)."""
+    offset: int
+    leader_epoch: int | None = None
+    metadata: str = ""
+
+
+@dataclass(slots=True, frozen=True)
 class ConsumerRecord:
     topic: str
     partition: int
@@ -169,9 +184,31 @@ class Consumer:
         return self.positions.get((topic, partition))
 
     def committed(self, topic: str, partition: int = 0) -> int | None:
+        """The group's committed offset for the partition (None: nothing committed)."""
         if self.group_id is None:
             return None
         return self.cluster.group_offsets.get((self.group_id, topic, partition))
+
+    def committed_offset_and_metadata(self, topic: str, partition: int = 0
+                                      ) -> OffsetAndMetadata | None:
+        """KafkaConsumer.committed: the committed offset with its leader epoch as OffsetFetch
+        returns it (v5+, 2.1+; None before and when the commit carried none)."""
+        key = (self.group_id, topic, partition)
+        offset = self.committed(topic, partition)
+        if offset is None:
+            return None
+        epoch = self.cluster.group_offset_leader_epochs.get(key)
+        return OffsetAndMetadata(offset, epoch if self.cluster.rules.offset_commit_leader_epoch
+                                 else None)
+
+    def _seek_unvalidated(self, tp, offset: int, offset_epoch: int | None) -> None:
+        """SubscriptionState.seekUnvalidated (2.3+): the position from a committed offset, with
+        its committed epoch, established against the metadata's current leader; with an epoch
+        on both sides it awaits validation (TopicPartitionState.validatePosition)."""
+        self._set_position(tp, offset)
+        self.position_epochs[tp] = offset_epoch
+        if offset_epoch is not None and self.position_leaders[tp][1] >= 0:
+            self.awaiting_validation.add(tp)
 
     # -- polling ----------------------------------------------------------------------------
     def _send(self, broker: int, msg, kind: str) -> int:
@@ -300,7 +337,10 @@ class Consumer:
         validate = self.cluster.rules.consumer_validates_position
         if validate:
             self._validate_positions(timeout_ms)
-        self._init_positions(timeout_ms)
+        if self._init_positions(timeout_ms) and validate:
+            # KafkaConsumer.poll loops updateFetchPositions until the timeout: a committed
+            # position awaiting validation is validated before it is fetched from
+            self._validate_positions(timeout_ms)
         cfg = self.config
         epochs_before = dict(self.position_epochs)
         start = len(self.consumed)
@@ -342,17 +382,24 @@ class Consumer:
             new = new[:limit]
         return new
 
-    def _init_positions(self, timeout_ms: int) -> None:
+    def _init_positions(self, timeout_ms: int) -> bool:
+        """Positions for partitions without one: the committed offset (refreshCommittedOffsets
+        IfNeeded), else auto.offset.reset. True if a committed position awaits validation."""
         missing = [tp for tp in self.assignment if tp not in self.positions]
         if not missing:
-            return
+            return False
         reset = []
+        to_validate = False
         for tp in missing:
-            committed = None if tp in self.reset_pending else self.committed(*tp)
-            if committed is not None:
-                self._set_position(tp, committed)
-            else:
+            committed = None if tp in self.reset_pending else \
+                self.committed_offset_and_metadata(*tp)
+            if committed is None:
                 reset.append(tp)
+            elif self.cluster.rules.consumer_validates_position:
+                self._seek_unvalidated(tp, committed.offset, committed.leader_epoch)
+                to_validate = to_validate or tp in self.awaiting_validation
+            else:
+                self._set_position(tp, committed.offset)   # before 2.3: no FetchPosition epoch
         policy = self.config["auto.offset.reset"]
         if reset and policy == "none":
             out_of_range = [tp for tp in reset if tp in self._truncated_at]
@@ -374,12 +421,16 @@ class Consumer:
                        "list_offsets")
         if by_leader:
             self._await(timeout_ms)
+        return to_validate
 
     def commit(self, timeout_ms: int = 5000) -> dict[tuple[str, int], int]:
         """commitSync: store the current positions as the group's committed offsets."""
         if self.group_id is None:
             raise RuntimeError("commit needs a group.id (create the consumer with group=...)")
-        offsets = tuple((t, p, off) for (t, p), off in self.positions.items())
+        # SubscriptionState.allConsumed: position.offsetEpoch since 2.3 (KAFKA-7747), none before
+        with_epoch = self.cluster.rules.consumer_validates_position
+        offsets = tuple((t, p, off, self._committable_epoch((t, p)) if with_epoch else -1)
+                        for (t, p), off in self.positions.items())
         live = self.cluster.running_brokers()
         if not live:
             raise RuntimeError("no broker is running: cannot reach the group coordinator")
@@ -388,7 +439,11 @@ class Consumer:
         self._send(live[0], OffsetCommitRequest(self._next_corr(), self.group_id, offsets),
                    "commit")
         self._await(timeout_ms)
-        return {(t, p): off for t, p, off in offsets}
+        return {(t, p): off for t, p, off, _epoch in offsets}
+
+    def _committable_epoch(self, tp) -> int:
+        epoch = self.position_epochs.get(tp)
+        return -1 if epoch is None else epoch
 
     def lag(self, topic: str, partition: int = 0) -> int | None:
         """records-lag as the consumer computes it: HW - position."""

@@ -71,7 +71,8 @@ _TUPLE_ENTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "StopReplicaRequest": ("partitions", ("topic", "partition")),
     "LeaderAndIsrResponse": ("partition_errors", ("topic", "partition", "error")),
     "ControlledShutdownResponse": ("remaining_partitions", ("topic", "partition")),
-    "OffsetCommitRequest": ("offsets", ("topic", "partition", "offset")),
+    "OffsetCommitRequest": ("offsets", ("topic", "partition", "offset",
+                                        "committed_leader_epoch")),
 }
 
 # per-partition entries that are dataclasses: (attribute of the message, entry class)

@@ -223,9 +223,11 @@ class ListOffsetsResponse(Message):
 
 @dataclass(slots=True)
 class OffsetCommitRequest(Message):
+    """``offsets``: (topic, partition, offset, committed_leader_epoch); the epoch is -1 when
+    absent (OffsetCommitRequest.json CommittedLeaderEpoch, v6+, default -1)."""
     correlation_id: int
     group_id: str
-    offsets: tuple[tuple[str, int, int], ...]
+    offsets: tuple[tuple[str, int, int, int], ...]
 
 
 @dataclass(slots=True)
