@@ -11,6 +11,7 @@ checked.
 from __future__ import annotations
 
 import pytest
+from truncation_setup import leader_ahead_of_its_follower
 
 from kafkasim.clients.consumer import (
     LogTruncationException,
@@ -26,19 +27,7 @@ def _unclean_truncation(version: str, reset: str, new_records: int = 5):
     """A consumer reads offsets 0-9 from leader 1 (epoch 0) while broker 2, out of the ISR, holds
     only 0-4. Broker 1 dies; broker 2 is elected uncleanly (epoch 1) and takes ``new_records``
     new records from offset 5: offsets 5-9 the consumer read are gone."""
-    c = Cluster([4, 1, 2], seed=1, kafka_version=version,
-                config={"replica.lag.time.max.ms": 2000})
-    c.create_topic("t", 1, 2, assignment=[[1, 2]],
-                   config={"unclean.leader.election.enable": True, "min.insync.replicas": 1})
-    p = c.producer(acks="1", retries=5)
-    for i in range(5):
-        p.send("t", f"r{i}", partition=0)
-    c.run(1000)
-    c.hold("FetchResponse", 1, 2)
-    for i in range(5, 10):
-        p.send("t", f"r{i}", partition=0)
-    c.run(6000)
-    assert c.isr("t", 0) == [1]
+    c, p = leader_ahead_of_its_follower(version)
     cons = c.consumer(group="g", auto_offset_reset=reset)
     cons.assign("t")
     cons.seek("t", 0, 0)

@@ -1,0 +1,26 @@
+"""Shared set-up for the consumer truncation tests (KIP-320): a leader that holds records its only
+follower never got, about to be replaced by an unclean election."""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+
+
+def leader_ahead_of_its_follower(version: str):
+    """Broker 1 leads t-0 (epoch 0) with offsets 0-9; broker 2, out of the ISR since its
+    FetchResponses from 1 are held, has only 0-4. Unclean election is on, min ISR 1.
+    Returns (cluster, producer)."""
+    c = Cluster([4, 1, 2], seed=1, kafka_version=version,
+                config={"replica.lag.time.max.ms": 2000})
+    c.create_topic("t", 1, 2, assignment=[[1, 2]],
+                   config={"unclean.leader.election.enable": True, "min.insync.replicas": 1})
+    p = c.producer(acks="1", retries=5)
+    for i in range(5):
+        p.send("t", f"r{i}", partition=0)
+    c.run(1000)
+    c.hold("FetchResponse", 1, 2)
+    for i in range(5, 10):
+        p.send("t", f"r{i}", partition=0)
+    c.run(6000)
+    assert c.isr("t", 0) == [1]
+    return c, p
