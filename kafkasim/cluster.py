@@ -125,7 +125,7 @@ class Cluster(StateViews):
                 "4.0, KIP-833); kafkasim models the ZooKeeper-mode control plane, so use "
                 "kafka_version 3.9 or older")
         self.broker_overrides = dict(config or {})
-        self.broker_config = _with_fallbacks(
+        self.broker_config = kconfig.with_simulator_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version))
 
     def _init_state(self, seed: int, latency_ms: int, jitter_ms: int, metrics_interval_ms: int,
@@ -694,7 +694,8 @@ class Cluster(StateViews):
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
-            new = _with_fallbacks(kconfig.broker_config(overrides, self.kafka_version))
+            new = kconfig.with_simulator_fallbacks(
+                kconfig.broker_config(overrides, self.kafka_version))
             targets = list(self.brokers) if name in (None, "", "default") else [name]
             for bid in targets:
                 if bid not in self.brokers:
@@ -1203,15 +1204,6 @@ class Cluster(StateViews):
         return getattr(self.rulebook, name)
 
 
-# Keys the simulator reads that older releases did not have, with the behaviour those releases had:
-# no whole-response fetch limit before KIP-74 (0.10.1); a failed partition fetch is retried after a
-# second, as later releases' replica.fetch.backoff.ms default does.
-_BROKER_FALLBACKS = {
-    "replica.fetch.response.max.bytes": 2**31 - 1,
-    "replica.fetch.backoff.ms": 1000,
-}
-
-
 def _broker_ids(brokers, racks: dict | None) -> tuple[list[int], dict[int, str]]:
     """Validate ``Cluster(brokers=..., racks=...)``: (broker ids, racks by broker id)."""
     if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
@@ -1240,12 +1232,6 @@ def _condition_name(condition) -> str:
             return name
         return f"{name} ({src})"
     return name
-
-
-def _with_fallbacks(cfg: dict) -> dict:
-    for k, v in _BROKER_FALLBACKS.items():
-        cfg.setdefault(k, v)
-    return cfg
 
 
 def _dotted(config: dict) -> dict:

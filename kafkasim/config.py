@@ -53,6 +53,7 @@ __all__ = [
     "consumer_config",
     "default_differences",
     "describe_profile",
+    "with_simulator_fallbacks",
     "describe_configs",
     "keys_for",
     "parse_value",
@@ -1174,3 +1175,20 @@ def describe_profile(version: str = DEFAULT_VERSION) -> str:
         lines.append(f"Config defaults that differ from {DEFAULT_VERSION}:")
         lines.extend(f"  {line}" for line in diffs)
     return "\n".join(lines)
+
+
+#: Keys the simulator reads that older releases did not have, with the behaviour those releases
+#: had: no whole-response fetch limit before KIP-74 (0.10.1); a failed partition fetch is retried
+#: after a second, as later releases' replica.fetch.backoff.ms default does.
+SIMULATOR_FALLBACKS = {
+    "replica.fetch.response.max.bytes": 2**31 - 1,
+    "replica.fetch.backoff.ms": 1000,
+}
+
+
+def with_simulator_fallbacks(cfg: dict) -> dict:
+    """``cfg`` (a resolved broker config) with ``SIMULATOR_FALLBACKS`` for the keys its release
+    lacks."""
+    for key, old_behaviour in SIMULATOR_FALLBACKS.items():
+        cfg.setdefault(key, old_behaviour)
+    return cfg

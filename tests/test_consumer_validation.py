@@ -11,7 +11,7 @@ checked.
 from __future__ import annotations
 
 import pytest
-from truncation_setup import leader_ahead_of_its_follower
+from truncation_setup import elect_the_follower_uncleanly, leader_ahead_of_its_follower
 
 from kafkasim.clients.consumer import (
     LogTruncationException,
@@ -34,14 +34,7 @@ def _unclean_truncation(version: str, reset: str, new_records: int = 5):
     got = cons.poll(2000)
     assert [r.value for r in got] == [f"r{i}" for i in range(10)]
     assert cons.position("t", 0) == 10 and cons.position_epochs[TP] == 0
-    c.crash(1)
-    c.run_until(lambda c: c.leader("t", 0) == 2, 30000)
-    c.release()
-    c.run(500)
-    for i in range(5, 5 + new_records):
-        p.send("t", f"n{i}", partition=0)
-    c.run(1000)
-    assert c.partition_state("t", 0)["leader_epoch"] == 1
+    elect_the_follower_uncleanly(c, p, new_records)
     return c, cons
 
 

@@ -24,3 +24,16 @@ def leader_ahead_of_its_follower(version: str):
     c.run(6000)
     assert c.isr("t", 0) == [1]
     return c, p
+
+
+def elect_the_follower_uncleanly(c, p, new_records: int) -> None:
+    """Broker 1 dies; broker 2 is elected uncleanly (epoch 1) and takes ``new_records`` new
+    records from offset 5: offsets 5-9 of epoch 0 are gone."""
+    c.crash(1)
+    c.run_until(lambda cl: cl.leader("t", 0) == 2, 30000)
+    c.release()
+    c.run(500)
+    for i in range(5, 5 + new_records):
+        p.send("t", f"n{i}", partition=0)
+    c.run(1000)
+    assert c.partition_state("t", 0)["leader_epoch"] == 1

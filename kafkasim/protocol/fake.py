@@ -25,8 +25,6 @@ from kafkasim.protocol.partition import Partition, PendingIsrChange
 from kafkasim.protocol.rules import RuleBook
 from kafkasim.storage.log import Log
 
-_FALLBACKS = {"replica.fetch.response.max.bytes": 2**31 - 1, "replica.fetch.backoff.ms": 1000}
-
 
 class FakeContext:
     """Clock + settings + ISR changes + outbox + follower logs, all recorded in ``outbox``."""
@@ -39,10 +37,8 @@ class FakeContext:
         self.kafka_version = versions.normalize_version(kafka_version)
         self.rules = versions.rules_for(self.kafka_version)
         self.rulebook = RuleBook()
-        self.config = kconfig.broker_config(config or {}, self.kafka_version)
-        for key, old_behaviour in _FALLBACKS.items():   # keys older releases did not have
-            if self.config.get(key) is None:
-                self.config[key] = old_behaviour
+        self.config = kconfig.with_simulator_fallbacks(
+            kconfig.broker_config(config or {}, self.kafka_version))
         self._topic_config = kconfig.topic_config(topic_config or {}, self.config,
                                                   self.kafka_version)
         self.live_brokers = tuple(live_brokers)
