@@ -1,0 +1,214 @@
+"""Metadata records of the ``__cluster_metadata`` log and the registrations they build.
+
+Field names are Kafka's (metadata/src/main/resources/common/metadata/*.json) in snake_case.
+Every record is a frozen dataclass of ints, strings and tuples, so the metadata log is plain
+data (snapshots, traces, DataFrames). A registration (``PartitionRegistration``,
+``BrokerRegistration``) is what replaying the records yields
+(org.apache.kafka.metadata.PartitionRegistration / BrokerRegistration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+NO_LEADER = -1          # LeaderConstants.NO_LEADER: the partition has no leader
+NO_LEADER_CHANGE = -2   # LeaderConstants.NO_LEADER_CHANGE: PartitionChangeRecord.leader default
+
+
+class LeaderRecoveryState:
+    """org.apache.kafka.metadata.LeaderRecoveryState (KIP-704, 3.2)."""
+
+    RECOVERED = 0
+    RECOVERING = 1
+    NO_CHANGE = -1   # PartitionChangeRecord.leaderRecoveryState default
+
+    NAMES = {0: "RECOVERED", 1: "RECOVERING", -1: "NO_CHANGE"}
+
+
+class BrokerRegistrationFencingChange:
+    """BrokerRegistrationChangeRecord.fenced: -1 unfence, 0 no change, 1 fence."""
+
+    UNFENCE = -1
+    NONE = 0
+    FENCE = 1
+
+
+class BrokerRegistrationInControlledShutdownChange:
+    """BrokerRegistrationChangeRecord.in_controlled_shutdown: 0 no change, 1 in shutdown."""
+
+    NONE = 0
+    IN_CONTROLLED_SHUTDOWN = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerRecord:
+    broker_id: int
+    broker_epoch: int          # the offset of this record in the metadata log
+    incarnation_id: str
+    rack: str | None = None
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisterBrokerRecord:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FenceBrokerRecord:
+    """Fencing before metadata.version 3.3-IV3 (later: BrokerRegistrationChangeRecord)."""
+
+    id: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnfenceBrokerRecord:
+    id: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistrationChangeRecord:
+    broker_id: int
+    broker_epoch: int
+    fenced: int = BrokerRegistrationFencingChange.NONE
+    in_controlled_shutdown: int = BrokerRegistrationInControlledShutdownChange.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    name: str
+    topic_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigRecord:
+    resource_type: str      # "TOPIC" or "BROKER" (ConfigResource.Type)
+    resource_name: str      # "" for the cluster-level default
+    name: str
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureLevelRecord:
+    name: str               # "metadata.version", "eligible.leader.replicas.version", ...
+    feature_level: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRecord:
+    partition_id: int
+    topic_id: str
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+    leader: int = NO_LEADER
+    leader_recovery_state: int = LeaderRecoveryState.RECOVERED
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    eligible_leader_replicas: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChangeRecord:
+    """A change to one partition. ``None`` (and ``NO_LEADER_CHANGE`` / ``NO_CHANGE``) means
+    the field did not change."""
+
+    partition_id: int
+    topic_id: str
+    isr: tuple[int, ...] | None = None
+    leader: int = NO_LEADER_CHANGE
+    replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
+    leader_recovery_state: int = LeaderRecoveryState.NO_CHANGE
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveTopicRecord:
+    topic_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRegistration:
+    """org.apache.kafka.metadata.PartitionRegistration: a partition's state in the metadata
+    image. ``merge`` applies a PartitionChangeRecord: a new leader bumps the leader epoch
+    (the builder decides when; the record carries the new leader), every change bumps the
+    partition epoch."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+    leader: int = NO_LEADER
+    leader_recovery_state: int = LeaderRecoveryState.RECOVERED
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+
+    @classmethod
+    def from_record(cls, r: PartitionRecord) -> PartitionRegistration:
+        return cls(tuple(r.replicas), tuple(r.isr), tuple(r.removing_replicas),
+                   tuple(r.adding_replicas), r.leader, r.leader_recovery_state, r.leader_epoch,
+                   r.partition_epoch, tuple(r.eligible_leader_replicas),
+                   tuple(r.last_known_elr))
+
+    def merge(self, r: PartitionChangeRecord) -> PartitionRegistration:
+        """PartitionRegistration.merge: the leader epoch grows by one when the record names a
+        leader (including -1, no leader) -- PartitionChangeBuilder only sets ``leader`` when the
+        epoch must grow -- and the partition epoch grows by one for every record."""
+        leader, leader_epoch = self.leader, self.leader_epoch
+        if r.leader != NO_LEADER_CHANGE:
+            leader, leader_epoch = r.leader, self.leader_epoch + 1
+        return replace(
+            self,
+            replicas=self.replicas if r.replicas is None else tuple(r.replicas),
+            isr=self.isr if r.isr is None else tuple(r.isr),
+            removing_replicas=self.removing_replicas if r.removing_replicas is None
+            else tuple(r.removing_replicas),
+            adding_replicas=self.adding_replicas if r.adding_replicas is None
+            else tuple(r.adding_replicas),
+            leader=leader,
+            leader_epoch=leader_epoch,
+            leader_recovery_state=self.leader_recovery_state
+            if r.leader_recovery_state == LeaderRecoveryState.NO_CHANGE
+            else r.leader_recovery_state,
+            partition_epoch=self.partition_epoch + 1,
+            elr=self.elr if r.eligible_leader_replicas is None
+            else tuple(r.eligible_leader_replicas),
+            last_known_elr=self.last_known_elr if r.last_known_elr is None
+            else tuple(r.last_known_elr),
+        )
+
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    def is_replica(self, broker_id: int) -> bool:
+        return broker_id in self.replicas
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    """org.apache.kafka.metadata.BrokerRegistration."""
+
+    id: int
+    epoch: int
+    incarnation_id: str
+    rack: str | None = None
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
+
+
+METADATA_RECORDS = (
+    RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
+    BrokerRegistrationChangeRecord, TopicRecord, ConfigRecord, FeatureLevelRecord,
+    PartitionRecord, PartitionChangeRecord, RemoveTopicRecord,
+)
