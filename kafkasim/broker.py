@@ -26,6 +26,8 @@ from kafkasim.protocol.fetcher import (
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationResponse,
     ControlledShutdownRequest,
     ControlledShutdownResponse,
     FetchRequest,
@@ -183,7 +185,10 @@ class Broker:
         self.log_dir = LogDir(log_dir)
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
-        self.clean_shutdown_file = False   # <log.dir>/.kafka_cleanshutdown exists
+        # <log.dir>/.kafka_cleanshutdown: False when absent; True (ZooKeeper mode) or the broker
+        # epoch it holds (KRaft, CleanShutdownFileHandler since 3.7) when present
+        self.clean_shutdown_file = False
+        self.lifecycle = None   # KRaft: BrokerLifecycleManager (kafkasim.broker_lifecycle)
         self.controlled_shutdown_state = ControlledShutdownState()
 
     def __repr__(self) -> str:
@@ -260,17 +265,23 @@ class Broker:
         (ephemeral /brokers/ids/<id>), maybe become controller, start the periodic tasks."""
         if self.state == RUNNING:
             raise RuntimeError(f"broker {self.id} is already running")
+        if self.lifecycle is not None:
+            self.lifecycle.previous_epoch = self.previous_broker_epoch()
         self._recover_logs()
         self.state = RUNNING
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
         self.paused_until = 0
-        try:
-            registered = self._register()
-        except NodeExists:
-            self._startup_failed()
-            raise
+        registered = False
+        if self.lifecycle is not None:
+            self.lifecycle.start()
+        else:
+            try:
+                registered = self._register()
+            except NodeExists:
+                self._startup_failed()
+                raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
         self.schedule_timer(0, Broker._timer_isr_expiration, period)
@@ -288,7 +299,8 @@ class Broker:
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
             self.schedule_timer(flush_ms, Broker._timer_log_flusher, flush_ms)
-        self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
+        if self.lifecycle is None:
+            self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
         if registered:
             self.cluster.on_broker_registered(self)
 
@@ -305,6 +317,16 @@ class Broker:
         self._stop_process("startup failure")
         self.cluster.close_session(self.session_id)
         self.trace("broker_start_failed", detail=ev.BrokerStartFailed())
+
+    def previous_broker_epoch(self) -> int:
+        """The broker epoch in ``.kafka_cleanshutdown`` (KRaft), -1 without one."""
+        f = self.clean_shutdown_file
+        return f if type(f) is int else -1
+
+    def incarnation_id(self) -> str:
+        """BrokerRegistrationRequest.IncarnationId: a new id for every process start (a
+        random UUID in Kafka; derived from the broker id and start count here)."""
+        return f"{self.id:08x}-0000-4000-8000-{self.incarnation:012x}"
 
     def _zk_ping_interval(self) -> int:
         return max(1, self.config["zookeeper.session.timeout.ms"] // 3)
@@ -369,6 +391,8 @@ class Broker:
         """The process is gone: every in-memory structure is lost; the log dir stays."""
         self.state = STOPPED
         self.resign_controller(kind)
+        if self.lifecycle is not None:
+            self.lifecycle.stop()
         self.replica_manager = ReplicaManager()
         self.fetchers = {}
         self.fetch_inflight = {}
@@ -418,6 +442,20 @@ class Broker:
         self.cluster.close_session(self.session_id)
         self.trace("broker_shutdown", detail=ev.BrokerShutdown())
 
+    def finish_kraft_shutdown(self) -> None:
+        """KRaft: the controller answered shouldShutDown (or the broker never ran): flush,
+        checkpoint and write ``.kafka_cleanshutdown`` with the broker epoch
+        (CleanShutdownFileHandler), then stop."""
+        for tp, log in self.logs.items():
+            if log.flush():
+                self.last_flush_ms[tp] = self.now
+        self._write_hw_checkpoint()
+        self._write_recovery_checkpoint()
+        self._write_log_start_checkpoint()
+        self.clean_shutdown_file = self.broker_epoch if self.broker_epoch >= 0 else True
+        self._stop_process("clean shutdown")
+        self.trace("broker_shutdown", detail=ev.BrokerShutdown())
+
     def begin_controlled_shutdown(self) -> None:
         """KafkaServer.controlledShutdown: ask the controller to move leadership away first.
 
@@ -425,6 +463,15 @@ class Broker:
         broker leads, or when no answer comes within controller.socket.timeout.ms; the broker then
         sleeps controlled.shutdown.retry.backoff.ms and tries again, at most
         controlled.shutdown.max.retries attempts in all, and finally shuts down anyway."""
+        if self.lifecycle is not None:
+            # KRaft: the heartbeat carries wantShutDown (BrokerLifecycleManager); with
+            # controlled.shutdown.enable=false the broker skips it
+            self.state = SHUTTING_DOWN
+            if self.config["controlled.shutdown.enable"]:
+                self.lifecycle.begin_controlled_shutdown()
+            else:
+                self.finish_kraft_shutdown()
+            return
         if not self.config["controlled.shutdown.enable"]:
             self.shutdown_cleanly()
             return
@@ -817,7 +864,9 @@ class Broker:
             self.send(controller, AlterPartitionRequest(
                 self.id, self.broker_epoch,
                 tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
-                      for tp, p in self.alter_inflight), corr))
+                      for tp, p in self.alter_inflight), corr,
+                # KRaft: the leader always reports RECOVERED (Partition.makeLeader, KIP-704)
+                (0,) * len(self.alter_inflight) if self.lifecycle is not None else ()))
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
                             Broker._timer_alter_partition_retry, corr)
 
@@ -908,6 +957,9 @@ class Broker:
 
     def on_peer_gone(self, dead: int) -> None:
         """A broker process died: fetches in flight to it fail now (connection reset)."""
+        lm = self.lifecycle
+        if lm is not None and lm.inflight is not None and lm.inflight[2] == dead:
+            lm.controller_gone()
         for corr, (key, tid) in list(self.fetch_inflight.items()):
             if key[0] != dead:
                 continue
@@ -968,49 +1020,70 @@ class Broker:
             return
         self.metadata.controller_epoch = msg.controller_epoch
         self.metadata.controller_id = msg.controller_id
-        rm = self.replica_manager
         errors = []
         for st in msg.partition_states:
-            tp = (st.topic, st.partition)
             if self.id not in st.replicas:
                 continue
-            part = rm.partitions.get(tp)
-            if part is not None and st.leader_epoch <= part.leader_epoch:
-                errors.append((st.topic, st.partition, E.STALE_CONTROLLER_EPOCH))
-                continue
-            if part is None:
-                log = self.logs.get(tp)
-                if log is None:
-                    log = Log(st.topic, st.partition)
-                    log.leader_epoch_cache = LeaderEpochFileCache(**self._epoch_cache_rules())
-                    self._attach(log)
-                    self.logs[tp] = log
-                    self.last_flush_ms[tp] = self.now  # LocalLog.lastFlushedTime starts now
-                    checkpoint = log.leader_epoch_cache.checkpoint
-                    if checkpoint is not None:  # new LeaderEpochCheckpointFile
-                        checkpoint.create_if_missing()
-                part = Partition(st.topic, st.partition, self.id, log)
-                rm.partitions[tp] = part
-            elif part.is_stale_partition_epoch(self, st.partition_epoch):
-                # makeLeader / makeFollower return false: the state change is skipped
-                self.trace("leader_and_isr_ignored", st.topic, st.partition,
-                           ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
-                errors.append((st.topic, st.partition, E.NONE))
-                continue
-            if self.rules.alter_isr_clear_pending_on_leader_and_isr:
-                self.alter_unsent.pop(tp, None)   # alterIsrManager.clearPending (2.7-2.8)
-            if st.leader == self.id:
-                self._remove_fetcher_partition(tp)
+            errors.append((st.topic, st.partition, self.apply_partition_state(st)))
+        self.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+
+    def apply_partition_state(self, st: PartitionState, kraft: bool = False,
+                              recovering: int = 0) -> str:
+        """Become leader or follower of one partition: ReplicaManager.becomeLeaderOrFollower's
+        per-partition step (ZooKeeper mode) or ReplicaManager.applyDelta's (KRaft: every change
+        of a hosted partition, ISR-only ones included, is applied; only a state older than the
+        partition's partition epoch is skipped). Returns the partition's error."""
+        rm = self.replica_manager
+        tp = (st.topic, st.partition)
+        part = rm.partitions.get(tp)
+        if part is not None and not kraft and st.leader_epoch <= part.leader_epoch:
+            return E.STALE_CONTROLLER_EPOCH
+        if part is None:
+            log = self.logs.get(tp)
+            if log is None:
+                log = Log(st.topic, st.partition)
+                log.leader_epoch_cache = LeaderEpochFileCache(**self._epoch_cache_rules())
+                self._attach(log)
+                self.logs[tp] = log
+                self.last_flush_ms[tp] = self.now  # LocalLog.lastFlushedTime starts now
+                checkpoint = log.leader_epoch_cache.checkpoint
+                if checkpoint is not None:  # new LeaderEpochCheckpointFile
+                    checkpoint.create_if_missing()
+            part = Partition(st.topic, st.partition, self.id, log)
+            rm.partitions[tp] = part
+        elif part.is_stale_partition_epoch(self, st.partition_epoch) or \
+                (kraft and st.partition_epoch < part.partition_epoch):
+            # makeLeader / makeFollower return false: the state change is skipped
+            self.trace("leader_and_isr_ignored", st.topic, st.partition,
+                       ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
+            return E.NONE
+        if self.rules.alter_isr_clear_pending_on_leader_and_isr:
+            self.alter_unsent.pop(tp, None)   # alterIsrManager.clearPending (2.7-2.8)
+        if st.leader == self.id:
+            if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
+                # applyDelta: an ISR / assignment change under the same leader epoch
                 moved = part.make_leader(self, st.leader_epoch, st.isr, st.replicas,
                                          st.partition_epoch, st.controller_epoch)
-                self.trace("become_leader", st.topic, st.partition,
-                           ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
                 if moved:
                     rm.on_hw_increased(self, part)
-            else:
-                self._make_follower(part, st)
-            errors.append((st.topic, st.partition, E.NONE))
-        self.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+                else:
+                    rm.try_complete_produces(self, tp)
+                return E.NONE
+            self._remove_fetcher_partition(tp)
+            moved = part.make_leader(self, st.leader_epoch, st.isr, st.replicas,
+                                     st.partition_epoch, st.controller_epoch)
+            self.trace("become_leader", st.topic, st.partition,
+                       ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
+            if kraft and recovering:
+                # Partition.makeLeader: a leader elected uncleanly marks the partition
+                # RECOVERED (KIP-704); its next AlterPartition tells the controller
+                self.trace("leader_recovered", st.topic, st.partition,
+                           ev.LeaderRecovered(st.leader_epoch))
+            if moved:
+                rm.on_hw_increased(self, part)
+        else:
+            self._make_follower(part, st)
+        return E.NONE
 
     def _make_follower(self, part: Partition, st: PartitionState) -> None:
         tp = part.tp
@@ -1069,20 +1142,24 @@ class Broker:
         reassignment removed). With deletePartition=false the Partition stays hosted."""
         if msg.controller_epoch < self.metadata.controller_epoch:
             return   # STALE_CONTROLLER_EPOCH
-        rm = self.replica_manager
         for tp in msg.partitions:
-            self._remove_fetcher_partition(tp)
-            part = rm.partitions.get(tp)
-            if part is not None and part.is_leader:
-                rm.fail_waiting(self, tp)
-            if msg.delete:
-                rm.partitions.pop(tp, None)
-                if self.logs.pop(tp, None) is not None:
-                    self.writeback_history.pop(tp, None)
-                    self.last_flush_ms.pop(tp, None)
-                    self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
-            self.trace("stop_replica", tp[0], tp[1],
-                       ev.StopReplica(bool(msg.delete)))
+            self.remove_replica(tp, bool(msg.delete))
+
+    def remove_replica(self, tp, delete: bool) -> None:
+        """Stop one replica (StopReplica in ZooKeeper mode; in KRaft, applyDelta for a replica
+        the metadata no longer lists, which is deleted)."""
+        rm = self.replica_manager
+        self._remove_fetcher_partition(tp)
+        part = rm.partitions.get(tp)
+        if part is not None and part.is_leader:
+            rm.fail_waiting(self, tp)
+        if delete:
+            rm.partitions.pop(tp, None)
+            if self.logs.pop(tp, None) is not None:
+                self.writeback_history.pop(tp, None)
+                self.last_flush_ms.pop(tp, None)
+                self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+        self.trace("stop_replica", tp[0], tp[1], ev.StopReplica(bool(delete)))
 
     def _on_alter_partition(self, src, msg: AlterPartitionRequest) -> None:
         if self.controller is None:
@@ -1174,6 +1251,19 @@ class Broker:
         if registered:
             self.cluster.on_broker_registered(self)
 
+    def _on_broker_registration_response(self, src, msg: BrokerRegistrationResponse) -> None:
+        if self.lifecycle is not None:
+            self.lifecycle.on_registration_response(msg)
+
+    def _on_broker_heartbeat_response(self, src, msg: BrokerHeartbeatResponse) -> None:
+        if self.lifecycle is not None:
+            self.lifecycle.on_heartbeat_response(msg)
+
+    def _on_metadata_log(self, src, msg) -> None:
+        """__cluster_metadata traffic of this broker's observer Raft client."""
+        if self.lifecycle is not None:
+            self.lifecycle.raft.handle(self.lifecycle, src, msg)
+
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""
 
@@ -1202,4 +1292,6 @@ _HANDLERS = {
     MetadataRequest: Broker._on_metadata,
     ListOffsetsRequest: Broker._on_list_offsets,
     OffsetCommitRequest: Broker._on_offset_commit,
+    BrokerRegistrationResponse: Broker._on_broker_registration_response,
+    BrokerHeartbeatResponse: Broker._on_broker_heartbeat_response,
 }

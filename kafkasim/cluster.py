@@ -100,30 +100,37 @@ class Cluster(StateViews):
                  racks: dict[int, str] | None = None, rules: dict | None = None,
                  latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
                  trace_messages: bool = True, per_partition_metrics: bool = True,
-                 log_dirs: str | None = None) -> None:
+                 log_dirs: str | None = None, metadata_mode: str | None = None,
+                 controllers: int | list[int] = 3) -> None:
         ids, racks = _broker_ids(brokers, racks)
         self.seed = seed
-        self._init_version(kafka_version, rules, config)
+        self._init_version(kafka_version, rules, config, metadata_mode)
         self._init_state(seed, latency_ms, jitter_ms, metrics_interval_ms, trace_messages,
                          per_partition_metrics)
         self._create_brokers(ids, racks, log_dirs)
+        self.kraft = None
+        if self.metadata_mode == "kraft":
+            self._create_controllers(controllers, ids)
         self._register_handlers()
+        if self.kraft is not None:
+            for node in self.kraft.nodes.values():
+                node.start()
         for b in ids:
             self.brokers[b].start()
         self.engine.schedule(0, "metrics_sample")
         self.run(0)
 
     def _init_version(self, kafka_version: str | None, rules: dict | None,
-                      config: dict | None) -> None:
-        """The version profile, its rule table and the broker configuration it implies."""
+                      config: dict | None, metadata_mode: str | None = None) -> None:
+        """The version profile, its rule table, the metadata mode (ZooKeeper or KRaft) and
+        the broker configuration they imply."""
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
         self.rulebook = RuleBook()   # the rule functions (kafkasim.protocol.rules): swap_rule
-        if not self.rules.zookeeper_mode:
-            raise ClusterError(
-                f"Kafka {self.kafka_version} runs only in KRaft mode (ZooKeeper was removed in "
-                "4.0, KIP-833); kafkasim models the ZooKeeper-mode control plane, so use "
-                "kafka_version 3.9 or older")
+        try:
+            self.metadata_mode = versions.metadata_mode_for(self.kafka_version, metadata_mode)
+        except ValueError as exc:
+            raise ClusterError(str(exc)) from None
         self.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version))
@@ -172,6 +179,44 @@ class Cluster(StateViews):
             self.brokers[b] = Broker(self, b, racks.get(b), cfg,
                                      None if log_dirs is None else f"{log_dirs}/broker-{b}")
 
+    def _create_controllers(self, controllers, broker_ids) -> None:
+        """KRaft: the controller quorum and each broker's lifecycle manager."""
+        from kafkasim.broker_lifecycle import BrokerLifecycleManager
+        from kafkasim.kraft_cluster import KRaftControlPlane, controller_ids
+        from kafkasim.protocol.kraft.raft import RAFT_MESSAGES
+        ids = controller_ids(controllers, broker_ids)
+        cfg = self.broker_config
+        settings = {
+            "metadata.version": versions.metadata_version_for(self.kafka_version),
+            "elr_enabled": versions.elr_enabled(self.kafka_version, self.rules, cfg),
+            "seed": self.seed,
+            "broker.session.timeout.ms": cfg["broker.session.timeout.ms"],
+            "min.insync.replicas": cfg["min.insync.replicas"],
+            "unclean.leader.election.enable": cfg["unclean.leader.election.enable"],
+        }
+        self.raft_message_types = frozenset(RAFT_MESSAGES)
+        pre_vote = self.rules.kraft_pre_vote
+        self.kraft = KRaftControlPlane(self, ids, settings, pre_vote)
+        for b in self.brokers.values():
+            b.lifecycle = BrokerLifecycleManager(b, ids, b.config, pre_vote)
+
+    def on_metadata_leader_change(self, node, leader_id: int, epoch: int) -> None:
+        """A controller node learnt of a new metadata quorum leader (traced by Raft)."""
+
+    def on_metadata_committed(self, node, hw: int) -> None:
+        self.kraft.on_committed(node, hw)
+
+    def _controller_node_timer(self, node_id: int, incarnation: int, timer: str,
+                               args: tuple) -> None:
+        node = self.kraft.nodes.get(node_id)
+        if node is None or node.state != "running" or node.incarnation != incarnation:
+            return
+        if node.paused_until > self.engine.now:
+            self.engine.schedule_at(node.paused_until, "controller_node_timer", node_id,
+                                    incarnation, timer, args)
+            return
+        node.on_timer(timer, args)
+
     def _register_handlers(self) -> None:
         """The engine's event kinds and the Cluster methods that handle them."""
         e = self.engine
@@ -186,6 +231,7 @@ class Cluster(StateViews):
         e.on("try_controller", self._try_become_controller)
         e.on("controller_resend", self._controller_resend)
         e.on("supervisor_start", self._supervisor_start)
+        e.on("controller_node_timer", self._controller_node_timer)
 
     def __repr__(self) -> str:
         return (f"Cluster(brokers={list(self.brokers)}, kafka_version={self.kafka_version!r}, "
@@ -318,7 +364,9 @@ class Cluster(StateViews):
     def _deliver(self, env, incarnation: int) -> None:
         dst = env.dst
         net = self.network
-        broker = self.brokers.get(dst)   # None for clients and ZooKeeper
+        broker = self.brokers.get(dst)   # None for clients, controllers and ZooKeeper
+        if broker is None and self.kraft is not None:
+            broker = self.kraft.nodes.get(dst)
         if broker is not None:
             if broker.state == STOPPED or net.incarnations.get(dst, 0) != incarnation:
                 net.stats["dropped"] += 1
@@ -615,6 +663,9 @@ class Cluster(StateViews):
             raise ClusterError(f"Topic '{name}' already exists. (TOPIC_ALREADY_EXISTS)")
         overrides = dict(config or {})
         tconf = kconfig.topic_config(overrides, self.broker_config, self.kafka_version)
+        if self.kraft is not None:
+            return self._create_topic_kraft(name, partitions, replication_factor, assignment,
+                                            overrides, tconf, wait)
         live = sorted(b.id for b in self.brokers.values() if b.is_running)
         if assignment is not None:
             assign = self._validate_assignment(name, assignment)
@@ -641,6 +692,26 @@ class Cluster(StateViews):
             self.run_until(lambda c: c._topic_ready(name), timeout_ms=30000)
         return assign
 
+    def _create_topic_kraft(self, name, partitions, replication_factor, assignment, overrides,
+                            tconf, wait) -> dict[int, list[int]]:
+        """KRaft: CreateTopics goes to the active controller, which places replicas with the
+        StripedReplicaPlacer over the unfenced brokers and writes TopicRecord, ConfigRecords
+        and PartitionRecords (ReplicationControlManager.createTopic)."""
+        rf = replication_factor if replication_factor is not None \
+            else self.broker_config["default.replication.factor"]
+        assign_in = None
+        if assignment is not None:
+            assign_in = [self._validate_assignment(name, assignment)[p]
+                         for p in range(len(assignment))]
+        assign = self.kraft.create_topic(name, partitions, rf, assign_in, overrides)
+        self.topic_overrides[name] = overrides
+        self.topic_configs[name] = tconf
+        self.topic_ids[name] = topic_id(name, self.seed)
+        self.partition_counts[name] = len(assign)
+        if wait:
+            self.run_until(lambda c: c._topic_ready(name), timeout_ms=30000)
+        return assign
+
     def _validate_assignment(self, name, assignment) -> dict[int, list[int]]:
         if not assignment:
             raise ClusterError(f"Cannot create topic '{name}': the replica assignment is empty")
@@ -663,6 +734,8 @@ class Cluster(StateViews):
         return out
 
     def _topic_ready(self, name: str) -> bool:
+        if self.kraft is not None and name not in self.kraft.image.topic_ids:
+            return False
         for tp, (leader, epoch, _isr, _v) in self._partition_states(name).items():
             if leader < 0:
                 return True  # offline from the start: nothing to wait for
@@ -689,6 +762,8 @@ class Cluster(StateViews):
             self.topic_configs[name] = kconfig.topic_config(overrides, self.broker_config,
                                                             self.kafka_version)
             self.topic_overrides[name] = overrides
+            if self.kraft is not None:
+                self.kraft.alter_topic_configs(name, configs, delete or [])
         elif entity_type == "brokers":
             overrides = dict(self.broker_overrides)
             overrides.update(configs)
@@ -736,7 +811,11 @@ class Cluster(StateViews):
 
     # -- state queries ------------------------------------------------------------------------
     def _partition_states(self, topic: str) -> dict[tuple[str, int], tuple]:
-        """Authoritative partition state, as ZooKeeper holds it."""
+        """Authoritative partition state, as ZooKeeper holds it (KRaft: the committed metadata
+        image): (topic, partition) -> (leader, leader epoch, isr, partition epoch)."""
+        if self.kraft is not None:
+            return {tp: (r.leader, r.leader_epoch, tuple(r.isr), r.partition_epoch)
+                    for tp, r in sorted(self.kraft.image.partitions.items()) if tp[0] == topic}
         out = {}
         node = self.zk.get(f"/brokers/topics/{topic}")
         if node is None:
@@ -753,6 +832,11 @@ class Cluster(StateViews):
         return sorted(self.topic_configs)
 
     def assignment(self, topic: str) -> dict[int, list[int]]:
+        if self.kraft is not None:
+            if topic not in self.topic_configs:
+                raise ClusterError(self._unknown_topic(topic))
+            return {tp[1]: list(r.replicas) for tp, r in
+                    sorted(self.kraft.image.partitions.items()) if tp[0] == topic}
         node = self.zk.get(f"/brokers/topics/{topic}")
         if node is None:
             raise ClusterError(self._unknown_topic(topic))
@@ -820,8 +904,12 @@ class Cluster(StateViews):
         """``kafka-topics --describe`` text for the cluster's Kafka version."""
         names = self.topics() if topic is None else ([topic] if isinstance(topic, str)
                                                      else list(topic))
-        live = [b.id for b in self.brokers.values() if b.is_running and
-                self.zk.exists(f"/brokers/ids/{b.id}")]
+        image = self.kraft.image if self.kraft is not None else None
+        if image is not None:
+            live = list(image.unfenced_brokers())
+        else:
+            live = [b.id for b in self.brokers.values() if b.is_running and
+                    self.zk.exists(f"/brokers/ids/{b.id}")]
         topics = []
         for name in names:
             if name not in self.topic_configs:
@@ -829,15 +917,21 @@ class Cluster(StateViews):
             assign = self.assignment(name)
             states = self._partition_states(name)
             min_isr = self.topic_configs[name]["min.insync.replicas"]
-            znode = self.zk.get(f"/brokers/topics/{name}").json()
+            znode = self.zk.get(f"/brokers/topics/{name}").json() if image is None else {}
             parts = []
             for p, reps in assign.items():
                 leader, _e, isr, _v = states.get((name, p), (-1, -1, (), -1))
-                ar = znode.get("adding_replicas", {}).get(str(p), [])
-                rr = znode.get("removing_replicas", {}).get(str(p), [])
+                if image is not None:
+                    reg = image.partitions[(name, p)]
+                    ar, rr = list(reg.adding_replicas), list(reg.removing_replicas)
+                    elr = (list(reg.elr), list(reg.last_known_elr))
+                else:
+                    ar = znode.get("adding_replicas", {}).get(str(p), [])
+                    rr = znode.get("removing_replicas", {}).get(str(p), [])
+                    elr = None
                 parts.append({"partition": p, "leader": leader, "replicas": reps,
                               "isr": list(isr), "min_isr": min_isr, "live_brokers": live,
-                              "reassignment": (ar, rr) if ar or rr else None})
+                              "reassignment": (ar, rr) if ar or rr else None, "elr": elr})
             rf = len(assign[0]) - reassigning_adding(parts[0]["reassignment"], self.rules) \
                 if assign else 0
             topics.append({"name": name, "id": self.topic_ids[name],
@@ -917,6 +1011,9 @@ class Cluster(StateViews):
         return c
 
     # -- faults the data plane supports ------------------------------------------------------------
+    def _controller_node(self, node_id):
+        return self.kraft.nodes.get(node_id) if self.kraft is not None else None
+
     def _broker(self, broker_id: int) -> Broker:
         b = self.brokers.get(broker_id)
         if b is None:
@@ -927,7 +1024,7 @@ class Cluster(StateViews):
         """Stall a broker for ``ms`` (a stop-the-world GC pause): it handles nothing meanwhile."""
         if ms <= 0:
             raise ValueError(f"pause needs a positive duration, got {ms} ms")
-        b = self._broker(broker)
+        b = self._controller_node(broker) or self._broker(broker)
         b.paused_until = max(b.paused_until, self.now + ms)
         self.record("fault", broker, "", -1, ev.Pause(ms))
 
@@ -1018,7 +1115,14 @@ class Cluster(StateViews):
     # -- broker failures ------------------------------------------------------------------------
     def crash(self, broker: int) -> None:
         """kill -9 a broker: in-memory state is lost, the log dir (and page cache) survives; its
-        ZooKeeper session expires after zookeeper.session.timeout.ms."""
+        ZooKeeper session expires after zookeeper.session.timeout.ms. In KRaft mode a controller
+        node id crashes that controller (its metadata log survives)."""
+        node = self._controller_node(broker)
+        if node is not None:
+            if node.state != "running":
+                raise ClusterError(f"controller {broker} is not running")
+            node.crash()
+            return
         b = self._broker(broker)
         if b.state == "stopped":
             raise ClusterError(f"broker {broker} is not running")
@@ -1030,6 +1134,12 @@ class Cluster(StateViews):
 
     def shutdown(self, broker: int) -> None:
         """Clean, controlled shutdown: leadership moves away first, then the process stops."""
+        node = self._controller_node(broker)
+        if node is not None:
+            if node.state != "running":
+                raise ClusterError(f"controller {broker} is not running")
+            node.shutdown()
+            return
         b = self._broker(broker)
         if b.state != RUNNING:
             raise ClusterError(f"broker {broker} is not running")
@@ -1044,7 +1154,18 @@ class Cluster(StateViews):
         started again once that session has expired. True if the broker runs now."""
         from kafkasim.protocol.zookeeper import NodeExists
 
+        node = self._controller_node(broker)
+        if node is not None:
+            if node.state == "running":
+                raise ClusterError(f"controller {broker} is already running")
+            node.start()
+            return True
         b = self._broker(broker)
+        if self.kraft is not None:
+            if b.state != "stopped":
+                raise ClusterError(f"broker {broker} is already running")
+            b.start()   # KRaft: a new incarnation registers; no session to wait for
+            return True
         if b.state != "stopped":
             raise ClusterError(f"broker {broker} is already running")
         node = self.zk.get(f"/brokers/ids/{broker}")
@@ -1108,6 +1229,10 @@ class Cluster(StateViews):
         parts = list(range(self.partition_count(topic))) if partitions is None else partitions
         for p in parts:
             self.check_partition(topic, p)
+        if self.kraft is not None:
+            self.last_election_results = self.kraft.elect([(topic, p) for p in parts],
+                                                          election_type)
+            return dict(self.last_election_results)
         ctl = self.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to run the election")
@@ -1150,6 +1275,10 @@ class Cluster(StateViews):
                 for tp, (rs, ar, rr) in ctl.controller.list_partition_reassignments(tps).items()}
 
     def controller_id(self) -> int:
+        """The active controller: the broker holding /controller (ZooKeeper mode) or the
+        controller node leading the metadata quorum (KRaft); -1 when there is none."""
+        if self.kraft is not None:
+            return self.kraft.leader_id()
         b = self.controller_broker()
         return b.id if b is not None else -1
 

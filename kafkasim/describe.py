@@ -73,7 +73,13 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
                 fields += [f"Adding Replicas: {_ids(reassigning[0])}",
                            f"Removing Replicas: {_ids(reassigning[1])}"]
             if rules.describe_elr_columns:
-                fields += ["Elr: N/A", "LastKnownElr: N/A"]
+                # KRaft answers DescribeTopicPartitions (3.8+) with the lists, possibly empty;
+                # ZooKeeper-mode brokers report no ELR: N/A (TopicCommand.PartitionDescription)
+                elr = p.get("elr")
+                if elr is None:
+                    fields += ["Elr: N/A", "LastKnownElr: N/A"]
+                else:
+                    fields += [f"Elr: {_ids(elr[0])}", f"LastKnownElr: {_ids(elr[1])}"]
             lines.append("\t".join(fields))
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -158,8 +158,9 @@ EVENT_KINDS = {
     "isr_change_notification": "pre-2.7: a broker queued ISR changes for the controller",
     "leader_and_isr_ignored": "a LeaderAndIsr state with an older partition epoch was skipped",
     "broker_start_failed": "KafkaServer.startup failed: the broker process exited",
-    "broker_registration_failed": "/brokers/ids/<id> is held by another ZooKeeper session "
-                                  "(NodeExists)",
+    "broker_registration_failed": "a broker could not register: /brokers/ids/<id> is held by "
+                                  "another ZooKeeper session (NodeExists), or the KRaft "
+                                  "controller refused it",
     "broker_registration_backoff": "0.8.2: a broker backs off and retries its registration",
     "stop_replica": "a broker handled StopReplica for a partition",
     "consumer_truncation": "KIP-320: a consumer found the log truncated below its position: "
@@ -188,6 +189,22 @@ EVENT_KINDS = {
     "fetch_redirect": "a consumer was told to fetch from a preferred read replica (KIP-392)",
     "rule_swapped": "a learner replaced one of Kafka's rules (Cluster.swap_rule): detail = "
                     "'name -> module.function'",
+    # KRaft (KIP-500, KIP-595, KIP-631)
+    "metadata_quorum": "KRaft: the cluster's controller quorum (the voters of __cluster_metadata)",
+    "controller_node_start": "KRaft: a controller node process started",
+    "controller_node_stop": "KRaft: a controller node process stopped (crash or shutdown)",
+    "controller_active": "KRaft: a controller became active (it leads the metadata quorum and "
+                         "its epoch's LeaderChange record is committed)",
+    "controller_renounce": "KRaft: a controller stopped being active and reverted to the "
+                           "committed metadata",
+    "broker_fenced": "KRaft: the active controller fenced a broker whose heartbeats stopped "
+                     "for broker.session.timeout.ms",
+    "broker_registered": "KRaft: a broker registered with the active controller (broker epoch "
+                         "= the offset of its RegisterBrokerRecord)",
+    "broker_fencing": "KRaft: a broker learnt from a heartbeat answer that it is fenced or "
+                      "unfenced",
+    "leader_recovered": "KRaft: a leader elected uncleanly marked its partition RECOVERED "
+                        "(KIP-704)",
 }
 
 EVENT_TYPES: dict[str, list[type[Event]]] = {}
@@ -1052,6 +1069,127 @@ class SkippedFault(TextEvent):
         if self.down < 0:
             return f"skipped random {self.fault}"
         return f"skipped random {self.fault}: {self.down} down"
+
+
+# ---------------------------------------------------------------------------------- KRaft
+class MetadataQuorum(TextEvent):
+    """The controller quorum a KRaft cluster starts with."""
+    __slots__ = ()
+    kind = "metadata_quorum"
+    fields = ("voters",)
+    field_docs = ("controller node ids voting in the __cluster_metadata quorum",)
+
+    def render(self) -> str:
+        return f"controller quorum voters {list(self.voters)}"
+
+
+class ControllerNodeStart(TextEvent):
+    """A controller node process started (its metadata log and quorum-state reloaded)."""
+    __slots__ = ()
+    kind = "controller_node_start"
+
+    def render(self) -> str:
+        return "controller process started"
+
+
+class ControllerNodeStop(TextEvent):
+    """A controller node process stopped."""
+    __slots__ = ()
+    kind = "controller_node_stop"
+    fields = ("how",)
+    field_docs = ("crash or clean shutdown",)
+
+    def render(self) -> str:
+        return f"controller process stopped ({self.how})"
+
+
+class ControllerActive(TextEvent):
+    """QuorumController claim: this node is now the active controller."""
+    __slots__ = ()
+    kind = "controller_active"
+    fields = ("epoch",)
+    field_docs = ("the Raft epoch of __cluster_metadata it leads",)
+
+    def render(self) -> str:
+        return f"active controller in epoch {self.epoch}"
+
+
+class ControllerRenounce(TextEvent):
+    """QuorumController renounce: back to standby, state reverted to the committed records."""
+    __slots__ = ()
+    kind = "controller_renounce"
+    fields = ("high_watermark",)
+    field_docs = ("the committed offset (exclusive) it reverted to",)
+
+    def render(self) -> str:
+        return f"no longer active: reverted to the {self.high_watermark} committed records"
+
+
+class BrokerSessionExpired(TextEvent):
+    """ReplicationControlManager.maybeFenceOneStaleBroker: one stale broker fenced."""
+    __slots__ = ()
+    kind = "broker_fenced"
+    fields = ("broker",)
+    field_docs = ("the broker fenced",)
+
+    def render(self) -> str:
+        return (f"fencing broker {self.broker}: no heartbeat for broker.session.timeout.ms")
+
+
+class BrokerRegistered(TextEvent):
+    """The active controller accepted the broker's registration."""
+    __slots__ = ()
+    kind = "broker_registered"
+    fields = ("broker_epoch",)
+    field_docs = ("the broker epoch: offset of the RegisterBrokerRecord",)
+
+    def render(self) -> str:
+        return f"registered with broker epoch {self.broker_epoch}"
+
+
+class BrokerRegistrationRefused(TextEvent):
+    """The controller refused a KRaft broker registration."""
+    __slots__ = ()
+    kind = "broker_registration_failed"
+    fields = ("error", "message")
+    field_docs = ("Kafka's error name", "the controller's message")
+
+    def render(self) -> str:
+        return f"registration refused: {self.error}" + (f" ({self.message})"
+                                                         if self.message else "")
+
+
+class BrokerFencing(TextEvent):
+    """A heartbeat answer changed whether this broker is fenced."""
+    __slots__ = ()
+    kind = "broker_fencing"
+    fields = ("fenced",)
+    field_docs = ("True once fenced, False once unfenced",)
+
+    def render(self) -> str:
+        return "fenced" if self.fenced else "unfenced"
+
+
+class KRaftControlledShutdown(TextEvent):
+    """BrokerLifecycleManager: heartbeats now carry wantShutDown."""
+    __slots__ = ()
+    kind = "controlled_shutdown"
+    fields = ("broker_epoch",)
+    field_docs = ("the broker epoch",)
+
+    def render(self) -> str:
+        return "controlled shutdown: heartbeats carry wantShutDown"
+
+
+class LeaderRecovered(TextEvent):
+    """Partition.makeLeader after an unclean election: RECOVERING -> RECOVERED (KIP-704)."""
+    __slots__ = ()
+    kind = "leader_recovered"
+    fields = ("leader_epoch",)
+    field_docs = ("the leader epoch",)
+
+    def render(self) -> str:
+        return f"leader epoch {self.leader_epoch}: partition marked RECOVERED"
 
 
 # ---------------------------------------------------------------------------------- docs

@@ -156,6 +156,9 @@ class AlterPartitionRequest(Message):
     # (topic, partition, leader epoch, new isr, partition epoch)
     partitions: tuple[tuple[str, int, int, tuple[int, ...], int], ...]
     correlation_id: int = -1
+    # KRaft (AlterPartition v1+, KIP-704): each partition's LeaderRecoveryState, in the order of
+    # ``partitions``; empty in ZooKeeper mode
+    leader_recovery_states: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -219,6 +222,44 @@ class ListOffsetsRequest(Message):
 class ListOffsetsResponse(Message):
     correlation_id: int
     partitions: tuple[tuple[str, int, str, int], ...]  # (topic, partition, error, offset)
+
+
+# --- KRaft broker <-> active controller (KIP-631) ----------------------------------------------
+@dataclass(slots=True)
+class BrokerRegistrationRequest(Message):
+    broker_id: int
+    incarnation_id: str
+    rack: str | None
+    # PreviousBrokerEpoch (v3+, KIP-966): the epoch in .kafka_cleanshutdown, -1 without one
+    previous_broker_epoch: int = -1
+    correlation_id: int = -1
+
+
+@dataclass(slots=True)
+class BrokerRegistrationResponse(Message):
+    error: str
+    broker_epoch: int
+    correlation_id: int = -1
+    message: str = ""
+
+
+@dataclass(slots=True)
+class BrokerHeartbeatRequest(Message):
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shut_down: bool
+    correlation_id: int = -1
+
+
+@dataclass(slots=True)
+class BrokerHeartbeatResponse(Message):
+    error: str
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+    correlation_id: int = -1
 
 
 @dataclass(slots=True)

@@ -1,0 +1,263 @@
+"""A KRaft broker's side of the control plane (KIP-631): registration, heartbeats, metadata.
+
+- ``BrokerLifecycleManager`` (kafka.server.BrokerLifecycleManager): the broker registers with
+  the active controller (BrokerRegistration: the answer's broker epoch is the offset of its
+  RegisterBrokerRecord), then heartbeats every ``broker.heartbeat.interval.ms`` (2000). Its
+  states are Kafka's BrokerState: STARTING (waiting to catch up with the metadata log; heartbeats
+  every 10 ms), RECOVERY (caught up, still fenced), RUNNING (unfenced),
+  PENDING_CONTROLLED_SHUTDOWN (heartbeats with ``wantShutDown`` until the controller answers
+  ``shouldShutDown``), SHUTTING_DOWN. A heartbeat that fails backs off 100 ms, doubling up to
+  half the session timeout (``resendExponentialBackoff``).
+- The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
+  the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
+  each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
+  leader / follower, or stop and delete a replica that was removed) instead of LeaderAndIsr,
+  UpdateMetadata and StopReplica requests.
+- A clean shutdown writes ``.kafka_cleanshutdown`` with the broker epoch; the next registration
+  sends it as ``previousBrokerEpoch``. A mismatch tells the controller the broker did not shut
+  down cleanly (KIP-966), and it leaves every ISR and ELR.
+"""
+
+from __future__ import annotations
+
+from kafkasim import events as ev
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.kraft.image import MetadataImage
+from kafkasim.protocol.kraft.raft import KafkaRaftClient
+from kafkasim.protocol.messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    PartitionState,
+)
+
+KRAFT_CONTROLLER_EPOCH = -1   # KRaft partition states carry no controller epoch
+
+STARTING = "STARTING"
+RECOVERY = "RECOVERY"
+RUNNING = "RUNNING"
+PENDING_CONTROLLED_SHUTDOWN = "PENDING_CONTROLLED_SHUTDOWN"
+SHUTTING_DOWN = "SHUTTING_DOWN"
+NOT_RUNNING = "NOT_RUNNING"
+
+
+class BrokerLifecycleManager:
+    """See the module docstring. Also the RaftContext of the broker's observer client."""
+
+    __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
+                 "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
+                 "got_shutdown_response", "next_comm_token", "previous_epoch")
+
+    def __init__(self, broker, voters: tuple[int, ...], config: dict, pre_vote: bool) -> None:
+        self.broker = broker
+        self.state = NOT_RUNNING
+        self.broker_epoch = -1
+        self.registered = False
+        self.ready_to_unfence = False
+        self.failed_attempts = 0
+        self.corr = 0
+        self.inflight = None        # (correlation id, kind, controller) of the request in flight
+        self.raft = KafkaRaftClient(broker.id, voters, config, pre_vote=pre_vote,
+                                    observer=True)
+        self.image = MetadataImage()
+        self.is_fenced = True
+        self.got_shutdown_response = False
+        self.next_comm_token = 0
+        self.previous_epoch = -1    # from .kafka_cleanshutdown, read before log recovery
+
+    # -- RaftContext --------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.broker.now
+
+    def send(self, dst, msg) -> None:
+        self.broker.send(dst, msg)
+
+    def schedule(self, delay_ms: int, timer: str, *args) -> None:
+        self.broker.schedule_timer(delay_ms, _timer_raft, timer, args)
+
+    def random_int(self, bound: int) -> int:
+        return self.broker.cluster.engine.rng.randrange(bound)
+
+    def trace(self, kind: str, detail) -> None:
+        self.broker.trace(kind, detail=detail)
+
+    def on_leader_change(self, leader_id: int, epoch: int) -> None:
+        self.broker.metadata.controller_id = leader_id
+
+    def on_high_watermark(self, hw: int) -> None:
+        """MetadataLoader: replay the newly committed records, then publish the delta."""
+        image = self.image
+        changed = []
+        for offset, _epoch, record in self.raft.log.entries_between(image.offset + 1, hw):
+            tp = image.replay(record, offset)
+            if tp is not None and tp not in changed:
+                changed.append(tp)
+        publish(self.broker, image, changed)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
+        self.state = STARTING
+        self.registered = False
+        self.ready_to_unfence = False
+        self.is_fenced = True
+        self.failed_attempts = 0
+        self.got_shutdown_response = False
+        self.inflight = None
+        self.image = MetadataImage()
+        self.raft.start(self)
+        self._schedule_next(0)
+
+    def stop(self) -> None:
+        self.state = NOT_RUNNING
+        self.inflight = None
+        self.next_comm_token += 1
+
+    def begin_controlled_shutdown(self) -> None:
+        """BeginControlledShutdownEvent: heartbeat now with wantShutDown."""
+        if self.state == RUNNING:
+            self.state = PENDING_CONTROLLED_SHUTDOWN
+            self.broker.trace("controlled_shutdown", detail=ev.KRaftControlledShutdown(
+                self.broker_epoch))
+            self._schedule_next(0)
+        else:
+            self.state = SHUTTING_DOWN
+            self.broker.finish_kraft_shutdown()
+
+    def _schedule_next(self, delay_ms: int) -> None:
+        self.next_comm_token += 1
+        self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
+
+    def _after_failure(self) -> None:
+        cfg = self.broker.config
+        delay = min(100 * (2 ** self.failed_attempts), cfg["broker.session.timeout.ms"] // 2)
+        self.failed_attempts += 1
+        self._schedule_next(delay)
+
+    def communicate(self) -> None:
+        """Send the registration (until it succeeds) or the next heartbeat to the active
+        controller, as the raft client knows it."""
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        controller = self.raft.leader_id
+        if controller is None or controller < 0:
+            # NodeToControllerChannelManager: no known controller yet; poll again
+            self._schedule_next(50)
+            return
+        self.corr += 1
+        b = self.broker
+        if not self.registered:
+            self.inflight = (self.corr, "registration", controller)
+            b.send(controller, BrokerRegistrationRequest(b.id, b.incarnation_id(), b.rack,
+                                                         self.previous_epoch, self.corr))
+        else:
+            self.inflight = (self.corr, "heartbeat", controller)
+            b.send(controller, BrokerHeartbeatRequest(
+                b.id, self.broker_epoch, self.image.offset, not self.ready_to_unfence,
+                self.state == PENDING_CONTROLLED_SHUTDOWN, self.corr))
+        b.schedule_timer(b.config["controller.socket.timeout.ms"], _timer_request_timeout,
+                         self.corr)
+
+    def request_timed_out(self, corr: int) -> None:
+        if self.inflight is not None and self.inflight[0] == corr:
+            self.inflight = None
+            self._after_failure()
+
+    def controller_gone(self) -> None:
+        """The connection to the controller broke: the channel resends to the next one."""
+        if self.inflight is not None:
+            self.inflight = None
+            self._after_failure()
+
+    def on_registration_response(self, msg: BrokerRegistrationResponse) -> None:
+        if self.inflight is None or self.inflight[0] != msg.correlation_id:
+            return
+        self.inflight = None
+        if msg.error != E.NONE:
+            self.broker.trace("broker_registration_failed",
+                              detail=ev.BrokerRegistrationRefused(msg.error, msg.message))
+            self._after_failure()
+            return
+        self.failed_attempts = 0
+        self.broker_epoch = msg.broker_epoch
+        self.broker.broker_epoch = msg.broker_epoch
+        self.registered = True
+        self.broker.trace("broker_registered", detail=ev.BrokerRegistered(msg.broker_epoch))
+        self._schedule_next(0)
+
+    def on_heartbeat_response(self, msg: BrokerHeartbeatResponse) -> None:
+        if self.inflight is None or self.inflight[0] != msg.correlation_id:
+            return
+        self.inflight = None
+        if msg.error != E.NONE:
+            if msg.error == E.STALE_BROKER_EPOCH:
+                self.registered = False   # the controller lost the registration: register again
+            self._after_failure()
+            return
+        self.failed_attempts = 0
+        was_fenced = self.is_fenced
+        self.is_fenced = msg.is_fenced
+        if was_fenced != msg.is_fenced:
+            self.broker.trace("broker_fencing", detail=ev.BrokerFencing(msg.is_fenced))
+        interval = self.broker.config["broker.heartbeat.interval.ms"]
+        if self.state == STARTING:
+            if msg.is_caught_up:
+                # caught up: log recovery is instant here, so ready to unfence at once
+                self.state = RECOVERY
+                self.ready_to_unfence = True
+                self._schedule_next(0)
+                return
+            self._schedule_next(10)
+        elif self.state == RECOVERY:
+            if not msg.is_fenced:
+                self.state = RUNNING
+            self._schedule_next(interval)
+        elif self.state == RUNNING:
+            self._schedule_next(interval)
+        elif self.state == PENDING_CONTROLLED_SHUTDOWN:
+            if msg.should_shut_down:
+                self.state = SHUTTING_DOWN
+                self.broker.finish_kraft_shutdown()
+                return
+            self._schedule_next(50 if not self.got_shutdown_response else interval)
+            self.got_shutdown_response = True
+
+
+def _timer_raft(broker, timer: str, args: tuple) -> None:
+    lm = broker.lifecycle
+    lm.raft.on_timer(lm, timer, *args)
+
+
+def _timer_communicate(broker, token: int) -> None:
+    lm = broker.lifecycle
+    if token == lm.next_comm_token:
+        lm.communicate()
+
+
+def _timer_request_timeout(broker, corr: int) -> None:
+    broker.lifecycle.request_timed_out(corr)
+
+
+def partition_state(tp, reg) -> PartitionState:
+    return PartitionState(tp[0], tp[1], KRAFT_CONTROLLER_EPOCH, reg.leader, reg.leader_epoch,
+                          tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas))
+
+
+def publish(broker, image: MetadataImage, changed) -> None:
+    """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
+    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted."""
+    md = broker.metadata
+    md.live_brokers = image.live_brokers()
+    for tp in changed:
+        reg = image.partitions.get(tp)
+        if reg is None:
+            md.partitions.pop(tp, None)
+            continue
+        st = partition_state(tp, reg)
+        md.partitions[tp] = st
+        if broker.id in reg.replicas:
+            broker.apply_partition_state(st, kraft=True, recovering=reg.leader_recovery_state)
+        elif tp in broker.replica_manager.partitions:
+            broker.remove_replica(tp, delete=True)

@@ -1,0 +1,178 @@
+"""The cluster's KRaft control plane: controller nodes, the metadata quorum, admin operations.
+
+``Cluster(metadata_mode="kraft")`` (the only mode from Kafka 4.0) creates a quorum of controller
+nodes (``controllers=3`` by default, ids 3000, 3001, ...; Kafka's examples number dedicated
+controllers apart from brokers) replicating ``__cluster_metadata`` with KRaft's Raft, and gives
+every broker a ``BrokerLifecycleManager``. The façade's views (``describe``, ``leader``,
+``isr``, ...) read ``image``: the metadata every node agrees on, i.e. the committed records.
+Admin operations (create topic, elections, config changes) go to the active controller, as
+the admin client's requests are forwarded there.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import partial
+
+from kafkasim import events as ev
+from kafkasim.controller_server import ControllerServer
+from kafkasim.exceptions import ClusterError
+from kafkasim.protocol.javautil import JavaRandom
+from kafkasim.protocol.kraft import records as R
+from kafkasim.protocol.kraft.cluster_control import ClusterControlManager
+from kafkasim.protocol.kraft.image import MetadataImage
+from kafkasim.protocol.kraft.metadata_version import MetadataVersion
+from kafkasim.protocol.kraft.replication_control import ReplicationControlManager
+
+DEDICATED_CONTROLLER_BASE_ID = 3000
+
+
+def make_managers(settings: dict):
+    """A fresh ClusterControlManager + ReplicationControlManager (what ``QuorumController``
+    rebuilds its state into on claim and renounce). ``settings`` is plain data so the factory
+    pickles with the cluster."""
+    mv = MetadataVersion.parse(settings["metadata.version"])
+    cc = ClusterControlManager(
+        session_timeout_ms=settings["broker.session.timeout.ms"], metadata_version=mv,
+        placer_random=JavaRandom(settings["seed"]))
+    rc = ReplicationControlManager(
+        cc, metadata_version=mv, elr_enabled=settings["elr_enabled"],
+        default_min_isr=settings["min.insync.replicas"],
+        default_unclean=settings["unclean.leader.election.enable"],
+        topic_id_factory=partial(_topic_id, settings["seed"]))
+    return cc, rc
+
+
+def _topic_id(seed: int, name: str) -> str:
+    from kafkasim.describe import topic_id
+    return topic_id(name, seed)
+
+
+def controller_ids(controllers, broker_ids) -> tuple[int, ...]:
+    """``controllers``: a count of dedicated controllers, or the list of node ids (ids that
+    are also broker ids would make combined nodes, not modelled yet)."""
+    if isinstance(controllers, bool) or not isinstance(controllers, (int, list, tuple)):
+        raise ClusterError(f"controllers must be a count or a list of node ids, got "
+                           f"{controllers!r}")
+    if isinstance(controllers, int):
+        if controllers < 1:
+            raise ClusterError(f"controllers must be at least 1 (a KRaft quorum needs a voter), "
+                               f"got {controllers}")
+        ids = tuple(DEDICATED_CONTROLLER_BASE_ID + i for i in range(controllers))
+    else:
+        ids = tuple(controllers)
+        if not ids or len(set(ids)) != len(ids) or any(
+                not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in ids):
+            raise ClusterError(f"controllers must be distinct non-negative node ids, got "
+                               f"{list(ids)}")
+    both = sorted(set(ids) & set(broker_ids))
+    if both:
+        raise ClusterError(f"node ids {both} are both brokers and controllers: combined mode "
+                           "(process.roles=broker,controller) is not modelled; use dedicated "
+                           "controller ids")
+    n = len(ids)
+    if n == 1:
+        warnings.warn("a KRaft quorum of 1 controller has no fault tolerance: losing it "
+                      "freezes all metadata (Raft needs a majority, 1 of 1)", stacklevel=3)
+    elif n % 2 == 0:
+        warnings.warn(f"a KRaft quorum of {n} controllers tolerates {(n - 1) // 2} failure(s), "
+                      f"the same as {n - 1}: Raft needs a majority ({n // 2 + 1} of {n})",
+                      stacklevel=3)
+    return ids
+
+
+class KRaftControlPlane:
+    """See the module docstring."""
+
+    def __init__(self, cluster, ids: tuple[int, ...], settings: dict, pre_vote: bool) -> None:
+        self.cluster = cluster
+        self.voters = ids
+        self.settings = settings
+        self.pre_vote = pre_vote
+        self.image = MetadataImage()
+        managers = partial(make_managers, settings)
+        cfg = cluster.broker_config
+        self.nodes: dict[int, ControllerServer] = {
+            i: ControllerServer(cluster, i, ids, cfg, pre_vote, managers) for i in ids}
+
+    # -- state --------------------------------------------------------------------------------
+    def active(self) -> ControllerServer | None:
+        for node in self.nodes.values():
+            if node.state == "running" and node.controller.active:
+                return node
+        return None
+
+    def leader_id(self) -> int:
+        node = self.active()
+        return node.id if node is not None else -1
+
+    def on_committed(self, node: ControllerServer, hw: int) -> None:
+        """Keep ``image`` at the longest committed prefix any node has seen."""
+        img = self.image
+        if hw - 1 <= img.offset:
+            return
+        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+            img.replay(record, offset)
+
+    # -- admin --------------------------------------------------------------------------------
+    def _require_active(self, what: str) -> ControllerServer:
+        node = self.active()
+        if node is None:
+            up = [i for i, n in self.nodes.items() if n.state == "running"]
+            raise ClusterError(
+                f"cannot {what}: no active controller (the metadata quorum has no leader; "
+                f"running controllers {up} of voters {list(self.voters)}, Raft needs "
+                f"{len(self.voters) // 2 + 1})")
+        return node
+
+    def create_topic(self, name: str, partitions: int, rf: int, assignment, configs: dict):
+        node = self._require_active(f"create topic '{name}'")
+        rc = node.controller.replication_control
+        records, result = rc.create_topic(name, partitions, rf, assignment, configs)
+        err = _error_of(result)
+        if err is not None:
+            raise ClusterError(f"Cannot create topic '{name}': {err}")
+        node.controller.write(node, records)
+        node.controller.maybe_schedule_periodic(node)
+        return {p: list(reg.replicas) for (t, p), reg in sorted(
+            _topic_partitions(rc, name).items())}
+
+    def elect(self, tps, election_type: str) -> dict:
+        node = self._require_active("run the election")
+        records, results = node.controller.replication_control.elect_leaders(
+            election_type.upper(), tps)
+        node.controller.write(node, records)
+        node.controller.maybe_schedule_periodic(node)
+        return results
+
+    def alter_topic_configs(self, name: str, changed: dict, deleted) -> None:
+        node = self._require_active(f"alter the configs of '{name}'")
+        records = [R.ConfigRecord("TOPIC", name, k, str(v).lower() if isinstance(v, bool)
+                                  else str(v)) for k, v in changed.items()]
+        records += [R.ConfigRecord("TOPIC", name, k, None) for k in deleted]
+        rc = node.controller.replication_control
+        if hasattr(rc, "config_change_records"):
+            records = rc.config_change_records(records)
+        node.controller.write(node, records)
+        node.controller.maybe_schedule_periodic(node)
+
+    def trace_start(self) -> None:
+        self.cluster.record("metadata_quorum", "kraft", "", -1,
+                            ev.MetadataQuorum(tuple(self.voters)))
+
+
+def _error_of(result):
+    if result is None:
+        return None
+    if isinstance(result, str):
+        return None if result == "NONE" else result
+    if isinstance(result, tuple) and result and isinstance(result[0], str):
+        return None if result[0] == "NONE" else ": ".join(str(x) for x in result if x)
+    err = getattr(result, "error", None)
+    if err is not None and err != "NONE":
+        return f"{err}: {getattr(result, 'message', '')}"
+    return None
+
+
+def _topic_partitions(rc, name):
+    return {tp: reg for tp, reg in rc.partitions_of_topic(name).items()}

@@ -1,0 +1,316 @@
+"""``QuorumController``: the KRaft controller that runs on each controller node.
+
+One node's controller is *active*: the Raft leader of ``__cluster_metadata`` once the
+LeaderChange record of its epoch is committed (QuorumController.QuorumMetaLogListener
+``handleLeaderChange`` / ``claim``). It turns requests (BrokerRegistration, BrokerHeartbeat,
+AlterPartition, CreateTopics, ElectLeaders) into metadata records, appends them to the log through
+the Raft client, replays them at once, and answers only when the records are committed (the
+deferred event queue, ``purgatory.completeUpTo``). Standby controllers replay committed records.
+A controller that loses leadership (``renounce``) rebuilds its state from the committed records
+and answers every pending request with NOT_CONTROLLER.
+
+Periodic work of the active controller (QuorumController.java, trunk 2024-10):
+- ``maybeFenceReplicas``: fence one broker whose session (``broker.session.timeout.ms``) expired
+  per event, rescheduled at the next session deadline (``rescheduleMaybeFenceStaleBrokers``);
+- ``maybeBalancePartitionLeaders`` every ``leader.imbalance.check.interval.seconds`` while some
+  partition is imbalanced (KRaft ignores ``leader.imbalance.per.broker.percentage``);
+- ``maybeElectUncleanLeaders`` every ``unclean.leader.election.interval.ms`` while some
+  partition is leaderless;
+- ``writeNoOpRecord`` every ``metadata.max.idle.interval.ms`` (500) from metadata.version
+  3.3-IV0 (``isNoOpRecordSupported``), so the log's high watermark keeps moving.
+
+The node around it (``kafkasim.controller_server``) supplies ``ctx``: ``now``, ``send``,
+``schedule``, ``trace`` and the Raft client ``raft``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from kafkasim import events as ev
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.kraft import records as R
+from kafkasim.protocol.messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+
+MAX_ELECTIONS_PER_IMBALANCE = 1000   # ReplicationControlManager.maxElectionsPerImbalance
+
+
+@dataclass(frozen=True, slots=True)
+class NoOpRecord:
+    """org.apache.kafka.common.metadata.NoOpRecord (3.3+): keeps the log moving when idle."""
+
+
+class QuorumController:
+    """See the module docstring. ``features`` is the bootstrap: metadata.version and whether
+    Eligible Leader Replicas are enabled (``eligible.leader.replicas.version`` >= 1)."""
+
+    def __init__(self, node_id: int, managers, config: dict) -> None:
+        self.node_id = node_id
+        self.make_managers = managers      # () -> (cluster_control, replication_control)
+        self.config = config
+        self.active = False
+        self.epoch = -1                   # the Raft epoch this controller is active in
+        self.applied = -1                 # last replayed offset
+        self.pending: deque = deque()     # (offset, dst, response) waiting for the HW
+        self.scheduled: set[str] = set()  # periodic tasks scheduled in ``epoch``
+        self.cluster_control, self.replication_control = managers()
+
+    # -- replay ---------------------------------------------------------------------------------
+    def replay(self, record, offset: int) -> None:
+        """QuorumController.replay: each record goes to the manager that owns it."""
+        if isinstance(record, (R.RegisterBrokerRecord, R.UnregisterBrokerRecord,
+                               R.FenceBrokerRecord, R.UnfenceBrokerRecord,
+                               R.BrokerRegistrationChangeRecord)):
+            self.cluster_control.replay(record, offset)
+        elif isinstance(record, (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
+                                 R.RemoveTopicRecord, R.ConfigRecord)):
+            self.replication_control.replay(record, offset)
+        self.applied = offset
+
+    def _rebuild(self, entries) -> None:
+        """Forget everything and replay ``entries`` ((offset, epoch, record), in order): the
+        SnapshotRegistry revert of ``renounce``, and the catch-up of ``claim``."""
+        self.cluster_control, self.replication_control = self.make_managers()
+        self.applied = -1
+        for offset, _epoch, record in entries:
+            self.replay(record, offset)
+
+    # -- Raft listener ------------------------------------------------------------------------
+    def on_leader_change(self, ctx, leader_id: int, epoch: int) -> None:
+        if self.active and (leader_id != self.node_id or epoch != self.epoch):
+            self.renounce(ctx)
+
+    def on_high_watermark(self, ctx, hw: int) -> None:
+        raft = ctx.raft
+        if self.active:
+            self._complete_up_to(ctx, hw)
+            return
+        if raft.state_name == "Leader" and raft.leader_id == self.node_id:
+            start = _epoch_start_offset(raft)
+            if start is not None and hw > start:
+                self.claim(ctx, raft.epoch)
+                return
+        # a standby replays what is committed
+        log = raft.log
+        for offset, _epoch, record in log.entries_between(self.applied + 1, hw):
+            self.replay(record, offset)
+
+    def claim(self, ctx, epoch: int) -> None:
+        """QuorumMetaLogListener.handleLeaderChange -> claim: become the active controller once
+        every record before this epoch's start is committed; write the bootstrap records the
+        first time a quorum starts."""
+        log = ctx.raft.log
+        self._rebuild(log.entries_between(0, log.end_offset))
+        self.active = True
+        self.epoch = epoch
+        self.scheduled = set()
+        ctx.trace("controller_active", ev.ControllerActive(epoch))
+        if not self.replication_control.features_written():
+            self.write(ctx, self.replication_control.bootstrap_records())
+        ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+        self.reschedule_fence(ctx)
+        self.maybe_schedule_periodic(ctx)
+
+    def renounce(self, ctx) -> None:
+        """QuorumController.renounce: drop uncommitted state, fail pending requests."""
+        hw = ctx.raft.high_watermark
+        self.active = False
+        self.epoch = -1
+        self._rebuild(ctx.raft.log.entries_between(0, hw))
+        while self.pending:
+            _offset, dst, resp = self.pending.popleft()
+            fail = _not_controller(resp)
+            if fail is not None and dst is not None:
+                ctx.send(dst, fail)
+        ctx.trace("controller_renounce", ev.ControllerRenounce(hw))
+
+    # -- writing ------------------------------------------------------------------------------
+    def write(self, ctx, records, dst=None, response=None) -> int:
+        """Append ``records`` as one batch, replay them now and answer ``dst`` once they are
+        committed (a request that writes nothing is answered once everything before it is)."""
+        raft = ctx.raft
+        if records:
+            base = raft.append(ctx, list(records))
+            for i, r in enumerate(records):
+                self.replay(r, base + i)
+            last = base + len(records) - 1
+        else:
+            last = raft.log.end_offset - 1
+        if response is not None:
+            if last < raft.high_watermark:
+                ctx.send(dst, response)
+            else:
+                self.pending.append((last, dst, response))
+        return last
+
+    def _complete_up_to(self, ctx, hw: int) -> None:
+        while self.pending and self.pending[0][0] < hw:
+            _offset, dst, resp = self.pending.popleft()
+            if dst is not None:
+                ctx.send(dst, resp)
+
+    # -- requests -----------------------------------------------------------------------------
+    def handle(self, ctx, src, msg) -> None:
+        if not self.active:
+            fail = _not_controller_for_request(msg)
+            if fail is not None:
+                ctx.send(src, fail)
+            return
+        if isinstance(msg, BrokerHeartbeatRequest):
+            self._broker_heartbeat(ctx, src, msg)
+        elif isinstance(msg, BrokerRegistrationRequest):
+            self._register_broker(ctx, src, msg)
+        elif isinstance(msg, AlterPartitionRequest):
+            self._alter_partition(ctx, src, msg)
+
+    def _register_broker(self, ctx, src, msg: BrokerRegistrationRequest) -> None:
+        """QuorumController.registerBroker -> ClusterControlManager.registerBroker; the broker
+        epoch is the offset the RegisterBrokerRecord gets (offsetControl.nextWriteOffset)."""
+        cc = self.cluster_control
+        next_offset = ctx.raft.log.end_offset
+        try:
+            records, broker_epoch = cc.register_broker(
+                msg.broker_id, msg.incarnation_id, msg.rack, msg.previous_broker_epoch,
+                next_offset, ctx.now)
+        except Exception as e:   # DuplicateBrokerRegistrationException, ...
+            err = getattr(e, "error", E.INVALID_REQUEST)
+            ctx.send(src, BrokerRegistrationResponse(err, -1, msg.correlation_id, str(e)))
+            return
+        records = list(records)
+        if cc.last_registration_unclean(msg.broker_id):
+            # KIP-966: a broker that did not shut down cleanly leaves every ISR and ELR
+            records += self.replication_control.handle_broker_unclean_shutdown(msg.broker_id)
+        self.write(ctx, records, src,
+                   BrokerRegistrationResponse(E.NONE, broker_epoch, msg.correlation_id))
+        self.reschedule_fence(ctx)
+
+    def _broker_heartbeat(self, ctx, src, msg: BrokerHeartbeatRequest) -> None:
+        """ReplicationControlManager.processBrokerHeartbeat."""
+        cc = self.cluster_control
+        reg = cc.broker_registrations.get(msg.broker_id)
+        if reg is None or reg.epoch != msg.broker_epoch:
+            ctx.send(src, BrokerHeartbeatResponse(E.STALE_BROKER_EPOCH, False, True, False,
+                                                  msg.correlation_id))
+            return
+        hbm = cc.heartbeat_manager
+        register_offset = cc.register_broker_record_offset(msg.broker_id)
+        rc = self.replication_control
+        current, nxt = hbm.calculate_next_broker_state(
+            msg.broker_id, msg.want_fence, msg.want_shut_down, msg.current_metadata_offset,
+            register_offset, lambda: rc.has_leaderships(msg.broker_id),
+            ctx.raft.high_watermark - 1)
+        records = []
+        if current != nxt:
+            if nxt in ("FENCED", "SHUTDOWN_NOW"):
+                records = rc.handle_broker_fenced(msg.broker_id)
+            elif nxt == "UNFENCED":
+                records = rc.handle_broker_unfenced(msg.broker_id, msg.broker_epoch)
+            elif nxt == "CONTROLLED_SHUTDOWN":
+                records = rc.handle_broker_in_controlled_shutdown(msg.broker_id,
+                                                                  msg.broker_epoch)
+        fenced = nxt in ("FENCED", "SHUTDOWN_NOW")
+        hbm.touch(msg.broker_id, fenced, msg.current_metadata_offset, ctx.now)
+        caught_up = msg.current_metadata_offset >= register_offset
+        last = self.write(ctx, records, src, BrokerHeartbeatResponse(
+            E.NONE, caught_up, fenced, nxt == "SHUTDOWN_NOW", msg.correlation_id))
+        if nxt == "CONTROLLED_SHUTDOWN":
+            hbm.maybe_update_controlled_shutdown_offset(msg.broker_id, last)
+        self.reschedule_fence(ctx)
+        self.maybe_schedule_periodic(ctx)
+
+    def _alter_partition(self, ctx, src, msg: AlterPartitionRequest) -> None:
+        records, resp = self.replication_control.alter_partition(
+            msg.broker_id, msg.broker_epoch, msg.partitions, msg.leader_recovery_states)
+        err, parts = resp
+        self.write(ctx, records, src, AlterPartitionResponse(err, tuple(parts),
+                                                            msg.correlation_id))
+        self.maybe_schedule_periodic(ctx)
+
+    # -- periodic tasks -----------------------------------------------------------------------
+    def reschedule_fence(self, ctx) -> None:
+        """rescheduleMaybeFenceStaleBrokers: one event at the next session deadline."""
+        nxt = self.cluster_control.heartbeat_manager.next_check_time_ms()
+        if nxt is None:
+            return
+        ctx.schedule(max(0, nxt - ctx.now), "maybe_fence_replicas", self.epoch, nxt)
+
+    def maybe_schedule_periodic(self, ctx) -> None:
+        rc = self.replication_control
+        cfg = self.config
+        if "balance" not in self.scheduled and cfg["auto.leader.rebalance.enable"] and \
+                rc.preferred_replica_imbalance_count() > 0:
+            self.scheduled.add("balance")
+            ctx.schedule(cfg["leader.imbalance.check.interval.seconds"] * 1000,
+                         "maybe_balance_partition_leaders", self.epoch)
+        if "unclean" not in self.scheduled and rc.are_some_partitions_leaderless():
+            self.scheduled.add("unclean")
+            ctx.schedule(cfg["unclean.leader.election.interval.ms"],
+                         "maybe_elect_unclean_leaders", self.epoch)
+
+    def on_timer(self, ctx, name: str, epoch: int, *args) -> None:
+        if not self.active or epoch != self.epoch:
+            return
+        rc = self.replication_control
+        if name == "write_no_op":
+            self.write(ctx, [NoOpRecord()])
+            ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+        elif name == "maybe_fence_replicas":
+            broker = self.cluster_control.heartbeat_manager.find_one_stale_broker(ctx.now)
+            if broker is not None and broker in self.cluster_control.broker_registrations:
+                ctx.trace("broker_fenced_stale", ev.BrokerSessionExpired(broker))
+                records = rc.handle_broker_fenced(broker)
+                self.cluster_control.heartbeat_manager.fence(broker)
+                self.write(ctx, records)
+            self.reschedule_fence(ctx)
+            self.maybe_schedule_periodic(ctx)
+        elif name == "maybe_balance_partition_leaders":
+            self.scheduled.discard("balance")
+            records, again = rc.maybe_balance_partition_leaders()
+            self.write(ctx, records)
+            if again:
+                self.scheduled.add("balance")
+                ctx.schedule(0, "maybe_balance_partition_leaders", epoch)
+            else:
+                self.maybe_schedule_periodic(ctx)
+        elif name == "maybe_elect_unclean_leaders":
+            self.scheduled.discard("unclean")
+            self.write(ctx, rc.maybe_elect_unclean_leaders())
+            self.maybe_schedule_periodic(ctx)
+
+
+def _epoch_start_offset(raft) -> int | None:
+    """The offset of the LeaderChange record that opened the current epoch."""
+    for offset, epoch, record in reversed(raft.log.entries_between(0, raft.log.end_offset)):
+        if epoch < raft.epoch:
+            return None
+        if type(record).__name__ == "LeaderChangeMessage" and epoch == raft.epoch:
+            return offset
+    return None
+
+
+def _not_controller(resp):
+    if isinstance(resp, BrokerHeartbeatResponse):
+        return BrokerHeartbeatResponse(E.NOT_CONTROLLER, False, True, False, resp.correlation_id)
+    if isinstance(resp, BrokerRegistrationResponse):
+        return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, resp.correlation_id)
+    if isinstance(resp, AlterPartitionResponse):
+        return AlterPartitionResponse(E.NOT_CONTROLLER, (), resp.correlation_id)
+    return None
+
+
+def _not_controller_for_request(msg):
+    if isinstance(msg, BrokerHeartbeatRequest):
+        return BrokerHeartbeatResponse(E.NOT_CONTROLLER, False, True, False, msg.correlation_id)
+    if isinstance(msg, BrokerRegistrationRequest):
+        return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, msg.correlation_id)
+    if isinstance(msg, AlterPartitionRequest):
+        return AlterPartitionResponse(E.NOT_CONTROLLER, (), msg.correlation_id)
+    return None
