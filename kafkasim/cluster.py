@@ -127,10 +127,8 @@ class Cluster(StateViews):
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
         self.rulebook = RuleBook()   # the rule functions (kafkasim.protocol.rules): swap_rule
-        try:
-            self.metadata_mode = versions.metadata_mode_for(self.kafka_version, metadata_mode)
-        except ValueError as exc:
-            raise ClusterError(str(exc)) from None
+        self.metadata_mode = metadata_mode or ("zookeeper" if self.rules.zookeeper_mode
+                                               else "kraft")
         self.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version))
