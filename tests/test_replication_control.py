@@ -754,3 +754,23 @@ def test_unregister_broker():
 def test_unknown_election_type_is_rejected():
     with pytest.raises(ValueError, match="Unknown election type 7"):
         Ctx().rc.elect_leaders(7, None)
+
+
+def test_broker_state_change_records():
+    # processBrokerHeartbeat: FENCED / SHUTDOWN_NOW -> handleBrokerFenced, UNFENCED ->
+    # handleBrokerUnfenced, CONTROLLED_SHUTDOWN -> handleBrokerInControlledShutdown
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    ctx.create("foo", [[0, 1, 2]])
+    rc = ctx.rc
+    assert rc.handle_broker_state_change(0, 100, "UNFENCED", "UNFENCED") == []
+    assert rc.handle_broker_state_change(0, 100, "UNFENCED", "CONTROLLED_SHUTDOWN") == \
+        rc.handle_broker_in_controlled_shutdown(0, 100)
+    assert rc.handle_broker_state_change(0, 100, "CONTROLLED_SHUTDOWN", "SHUTDOWN_NOW") == \
+        rc.handle_broker_fenced(0)
+    ctx.replay(rc.handle_broker_fenced(2))
+    assert rc.handle_broker_state_change(2, 102, "FENCED", "UNFENCED") == \
+        rc.handle_broker_unfenced(2, 102)
+    with pytest.raises(ValueError, match="BrokerControlState"):
+        rc.handle_broker_state_change(2, 102, "FENCED", "ASLEEP")

@@ -746,6 +746,25 @@ class ReplicationControlManager:
                                              self.partitions_with_broker_in_elr(broker_id))
         return records
 
+    def handle_broker_state_change(self, broker_id: int, broker_epoch: int, current_state,
+                                   next_state) -> list:
+        """The switch in processBrokerHeartbeat: records for a BrokerControlState transition
+        computed by BrokerHeartbeatManager.calculateNextBrokerState (states by name or by an
+        object with ``name``): FENCED / SHUTDOWN_NOW fence, UNFENCED unfences,
+        CONTROLLED_SHUTDOWN starts a controlled shutdown; no transition, no records."""
+        cur = getattr(current_state, "name", current_state)
+        nxt = getattr(next_state, "name", next_state)
+        if cur == nxt:
+            return []
+        if nxt in ("FENCED", "SHUTDOWN_NOW"):
+            return self.handle_broker_fenced(broker_id)
+        if nxt == "UNFENCED":
+            return self.handle_broker_unfenced(broker_id, broker_epoch)
+        if nxt == "CONTROLLED_SHUTDOWN":
+            return self.handle_broker_in_controlled_shutdown(broker_id, broker_epoch)
+        raise ValueError(f"unknown BrokerControlState {nxt!r}: FENCED, UNFENCED, "
+                         "CONTROLLED_SHUTDOWN or SHUTDOWN_NOW")
+
     # ======================================================================== elections
     def elect_leaders(self, election_type: str | int,
                       partitions: Iterable[tuple[str, int]] | None
