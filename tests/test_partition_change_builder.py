@@ -424,3 +424,19 @@ def test_elr_order_follows_java_hash_set():
 def test_bad_election_type_names_kafka_values():
     with pytest.raises(ValueError, match="PREFERRED, ONLINE or UNCLEAN"):
         foo_builder(2).set_election("CLEAN")
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_elr_last_known_leader_must_be_acceptable(fixed):
+    # KAFKA-19522 (PR #20200, 4.1.0): a fenced last known leader is not elected; before the
+    # fix canElectLastKnownLeader only logged and returned true (trunk 1eb7644, 4.0.x)
+    part = elr_partition(isr=(), last_known_elr=(1,), leader=-1)
+    b = PartitionChangeBuilder(part, FOO_ID, 0, lambda r: r != 1, mv(2), 3) \
+        .set_election(Election.PREFERRED).set_eligible_leader_replicas_enabled(True) \
+        .set_last_known_leader_must_be_acceptable(fixed).set_target_isr([])
+    r = b.build()
+    if fixed:
+        assert r is None
+    else:
+        assert r == rec(FOO_ID, isr=[1], leader=1, leader_recovery_state=RECOVERING,
+                        last_known_elr=[])

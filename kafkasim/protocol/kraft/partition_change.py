@@ -142,6 +142,9 @@ class PartitionChangeBuilder:
         # Whether the last known leader may be elected in a balanced recovery; it is then
         # stored in lastKnownElr (KIP-966). Kafka's default is true.
         self.use_last_known_leader_in_balanced_recovery = True
+        # KAFKA-19522 (fixed in 4.1.0): the last known leader is elected only if acceptable.
+        # Trunk 1eb7644 and 4.0.x elect it even when fenced (the check only logs).
+        self.last_known_leader_must_be_acceptable = True
 
     # -- setters (fluent, as in Kafka) ------------------------------------------------------
     def set_target_isr(self, isr: Iterable[int]) -> PartitionChangeBuilder:
@@ -201,6 +204,12 @@ class PartitionChangeBuilder:
         self.use_last_known_leader_in_balanced_recovery = bool(b)
         return self
 
+    def set_last_known_leader_must_be_acceptable(self, b: bool) -> PartitionChangeBuilder:
+        """False reproduces Kafka before KAFKA-19522 (trunk 1eb7644, 4.0.x): a fenced or
+        shut-down last known leader is still elected. True (default) is 4.1.0+."""
+        self.last_known_leader_must_be_acceptable = bool(b)
+        return self
+
     def record_version(self) -> int:
         """The PartitionChangeRecord version Kafka writes at this metadata.version."""
         return self.metadata_version.partition_change_record_version()
@@ -242,14 +251,18 @@ class PartitionChangeBuilder:
         return ElectionResult(NO_LEADER, False)
 
     def _can_elect_last_known_leader(self) -> bool:
-        """canElectLastKnownLeader. As in Kafka (trunk and 4.x), whether the last known leader
-        is acceptable is only logged, not checked."""
+        """canElectLastKnownLeader: ELR on, last-known-leader mode, empty ISR and ELR, exactly
+        one LastKnownElr member, and (since KAFKA-19522, 4.1.0) that member acceptable."""
         if not self.eligible_leader_replicas_enabled or \
                 not self.use_last_known_leader_in_balanced_recovery:
             return False
         if self.target_elr or self.target_isr:
             return False
-        return len(self.partition.last_known_elr) == 1
+        if len(self.partition.last_known_elr) != 1:
+            return False
+        if self.last_known_leader_must_be_acceptable:
+            return bool(self.is_acceptable_leader(self.partition.last_known_elr[0]))
+        return True
 
     def _is_valid_new_leader(self, replica: int) -> bool:
         """isValidNewLeader: in the target ISR, or in the ELR when the ISR is empty, and

@@ -208,7 +208,8 @@ class ReplicationControlManager:
                  topic_id_factory: Callable[[str], str] | None = None, replica_placer=None,
                  default_replication_factor: int = 1, default_num_partitions: int = 1,
                  max_elections_per_imbalance: int = DEFAULT_MAX_ELECTIONS_PER_IMBALANCE,
-                 controller_id: int | None = None) -> None:
+                 controller_id: int | None = None,
+                 last_known_leader_must_be_acceptable: bool = True) -> None:
         self.cluster_control = cluster_control
         self.metadata_version = MetadataVersion.parse(metadata_version)
         self.eligible_leader_replicas_enabled = bool(elr_enabled)
@@ -220,6 +221,8 @@ class ReplicationControlManager:
         self.default_num_partitions = default_num_partitions
         self.max_elections_per_imbalance = max_elections_per_imbalance
         self.controller_id = controller_id
+        # KAFKA-19522 (4.1.0+); False reproduces 4.0.x (see PartitionChangeBuilder)
+        self.last_known_leader_must_be_acceptable = last_known_leader_must_be_acceptable
         self._topics: dict[str, _TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
         self._configs: dict[tuple[str, str], dict[str, str]] = {}
@@ -272,7 +275,8 @@ class ReplicationControlManager:
         return PartitionChangeBuilder(
             info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
             self.get_topic_effective_min_isr(info.name),
-        ).set_eligible_leader_replicas_enabled(self.is_elr_enabled())
+        ).set_eligible_leader_replicas_enabled(self.is_elr_enabled()) \
+            .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable)
 
     def _topic(self, topic: str) -> _TopicControlInfo | None:
         tid = self._topics_by_name.get(topic)
