@@ -702,8 +702,9 @@ def test_maybe_trigger_unclean_leader_election_for_leaderless_partitions(unclean
              "dynamic_topic": ("TOPIC", "foo")}.get(unclean)
     if level:
         ctx.replay([ConfigRecord(*level, "unclean.leader.election.enable", "true")])
-    records, again = ctx.rc.maybe_elect_unclean_leaders()
+    records, again = ctx.rc.maybe_elect_unclean_leaders(with_reschedule=True)
     assert not again
+    assert ctx.rc.maybe_elect_unclean_leaders() == records
     if unclean in ("none", "static"):
         assert records == []
     else:

@@ -845,16 +845,21 @@ class ReplicationControlManager:
                 records.append(rec)
         return records, len(records) >= self.max_elections_per_imbalance
 
-    def maybe_elect_unclean_leaders(self) -> tuple[list, bool]:
+    def maybe_elect_unclean_leaders(self, *, with_reschedule: bool = False):
         """maybeElectUncleanLeaders (run every unclean.leader.election.interval.ms): an
-        UNCLEAN election for leaderless partitions of topics that allow it."""
+        UNCLEAN election for leaderless partitions of topics that allow it, at most
+        ``max_elections_per_imbalance`` records. Returns the records; with
+        ``with_reschedule=True`` (records, reschedule_immediately) as Kafka's
+        ControllerResult<Boolean>."""
         records: list = []
         for info, pid in list(self.partitions_with_no_leader()):
             if len(records) >= self.max_elections_per_imbalance:
                 break
             if self.unclean_leader_election_enabled_for_topic(info.name):
                 self.elect_leader(info.name, pid, "UNCLEAN", records)
-        return records, len(records) >= self.max_elections_per_imbalance
+        if with_reschedule:
+            return records, len(records) >= self.max_elections_per_imbalance
+        return records
 
     # ======================================================================== read side
     def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
