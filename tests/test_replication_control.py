@@ -485,6 +485,8 @@ def test_elr_delete_topic():
     assert not list(ctx.rc.partitions_with_broker_in_elr(1))
     assert not list(ctx.rc.partitions_with_broker_in_isr(0))
     assert ctx.rc.topic_config("foo") == {}
+    assert ctx.rc.delete_topic("foo") == ([], E.UNKNOWN_TOPIC_OR_PARTITION)
+    assert ctx.rc.delete_topic("no-such-id", by_id=True) == ([], E.UNKNOWN_TOPIC_ID)
 
 
 def test_elr_effective_min_isr():

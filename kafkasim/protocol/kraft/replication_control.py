@@ -524,12 +524,13 @@ class ReplicationControlManager:
             return [list(p) for p in self.replica_placer(0, num_partitions, rf)]
         return [list(p) for p in self.cluster_control.place_replicas(0, num_partitions, rf)]
 
-    def delete_topic(self, topic: str) -> tuple[list, str]:
-        """deleteTopics for one topic (by name or id): a RemoveTopicRecord."""
-        info = self._topic(topic)
+    def delete_topic(self, topic: str, *, by_id: bool = False) -> tuple[list, str]:
+        """deleteTopics for one topic: a RemoveTopicRecord. An unknown topic is
+        UNKNOWN_TOPIC_ID when named by id, UNKNOWN_TOPIC_OR_PARTITION when named by name
+        (ControllerApis.deleteTopics)."""
+        info = self._topics.get(topic) if by_id else self._topic(topic)
         if info is None:
-            return [], E.UNKNOWN_TOPIC_ID if topic not in self._topics_by_name \
-                else E.UNKNOWN_TOPIC_OR_PARTITION
+            return [], E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
         return [RemoveTopicRecord(info.id)], E.NONE
 
     # ================================================================= AlterPartition
