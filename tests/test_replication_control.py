@@ -777,3 +777,34 @@ def test_broker_state_change_records():
         rc.handle_broker_unfenced(2, 102)
     with pytest.raises(ValueError, match="BrokerControlState"):
         rc.handle_broker_state_change(2, 102, "FENCED", "ASLEEP")
+
+
+def test_feature_level_records_switch_metadata_version_and_elr():
+    # FeatureControlManager: metadata.version and eligible.leader.replicas.version levels;
+    # isElrEnabled needs both ELRV_1 and metadata.version >= 4.0-IV1
+    from kafkasim.protocol.kraft.records import FeatureLevelRecord
+    ctx = Ctx(mv="3.9-IV0", elr=False)
+    assert not ctx.rc.is_elr_enabled()
+    ctx.replay([FeatureLevelRecord("eligible.leader.replicas.version", 1)])
+    assert not ctx.rc.is_elr_enabled()              # 3.9-IV0 has no ELR fields
+    ctx.replay([FeatureLevelRecord("metadata.version", 23)])
+    assert str(ctx.rc.metadata_version) == "4.0-IV1" and ctx.rc.is_elr_enabled()
+    ctx.replay([FeatureLevelRecord("eligible.leader.replicas.version", 0)])
+    assert not ctx.rc.is_elr_enabled()
+
+
+def test_topic_ids_are_stable_and_new_after_deletion():
+    a, b = Ctx(), Ctx()
+    for ctx in (a, b):
+        ctx.register(0)
+        ctx.unfence(0)
+        ctx.create("foo", [[0]])
+    first = a.rc.topic_id("foo")
+    assert first == b.rc.topic_id("foo") and len(first) == 22
+    a.replay(a.rc.delete_topic("foo")[0])
+    a.create("foo", [[0]])
+    assert a.rc.topic_id("foo") != first
+    c = Ctx(topic_id_factory=lambda name: f"id-{name}")
+    c.register(0)
+    c.unfence(0)
+    assert c.create("foo", [[0]]).topic_id == "id-foo"
