@@ -107,3 +107,9 @@ def test_elr_feature_bootstrap():
     assert MV("4.0-IV1").supports_elr_feature_level(1)
     assert not MV("4.0-IV0").supports_elr_feature_level(1)
     assert MV("3.7-IV4").supports_elr_feature_level(0)
+
+
+def test_enum_constants_and_from_version_string():
+    assert MetadataVersion.IBP_3_6_IV0 is MV("3.6-IV0")
+    assert MetadataVersion.IBP_4_0_IV1.is_elr_supported()
+    assert MetadataVersion.from_version_string("3.9") is MetadataVersion.IBP_3_9_IV0

@@ -134,6 +134,11 @@ class MetadataVersion:
         return mv
 
     @classmethod
+    def from_version_string(cls, s: str) -> MetadataVersion:
+        """MetadataVersion.fromVersionString (same as :meth:`parse`)."""
+        return cls.parse(s)
+
+    @classmethod
     def latest_for(cls, kafka_version: str) -> MetadataVersion:
         """The latest level of a release (``"3.7"`` -> 3.7-IV4, ``"4.1.0"`` -> 4.1-IV1): what
         ``kafka-storage format --release-version X`` / ``fromVersionString("X")`` gives."""
@@ -239,6 +244,8 @@ def _build() -> None:
     for mv in versions:           # a bare release maps to its latest level
         by_name[mv.release] = mv
     MetadataVersion._BY_NAME = by_name
+    for mv in versions:           # MetadataVersion.IBP_3_7_IV4 etc., as Kafka's enum constants
+        setattr(MetadataVersion, f"IBP_{mv.release.replace('.', '_')}_{mv.sub_version}", mv)
 
 
 _build()
