@@ -632,6 +632,22 @@ class Ghost:
 
     def _read_states(self, cluster) -> None:
         """The controller's view: ZooKeeper's partition state znodes (parsed once per write)."""
+        kraft = getattr(cluster, "kraft", None)
+        if kraft is not None:
+            # KRaft: the committed metadata image (changes only when its offset moves)
+            img = kraft.image
+            key = ("kraft", img.offset, len(cluster.topic_configs))
+            self._states_changed = True
+            if not self.full and key == self._zk_key:
+                self._states_changed = False
+                return
+            self._zk_key = key
+            states = {}
+            for tp, reg in img.partitions.items():
+                self.replicas[tp] = tuple(reg.replicas)
+                states[tp] = (reg.leader, reg.leader_epoch, tuple(reg.isr))
+            self.states = states
+            return
         zk = getattr(cluster, "zk", None)
         if zk is None:  # a control plane without ZooKeeper: use the public query
             self._states_changed = True

@@ -116,3 +116,81 @@ def describe_group(group: str, rows: list[tuple]) -> str:
                                     w(committed, 15), w(leo, 15), w(lag, 15), w(cid, cw),
                                     w(host, hw), "-" if client is None else client]))
     return "".join(out).rstrip() + "\n"
+
+
+# -- kafka-metadata-quorum describe (tools MetadataQuorumCommand) ------------------------------
+def _pretty_table(headers: list[str], rows: list[list[str]]) -> str:
+    """ToolsUtils.prettyPrintTable: each cell left-justified to its column's width and followed
+    by a tab (so every line ends with one)."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, v in enumerate(row):
+            widths[i] = max(widths[i], len(v))
+    return "".join("".join(v.ljust(widths[i]) + "\t" for i, v in enumerate(r)) + "\n"
+                   for r in [headers, *rows])
+
+
+def _quorum_node(replica, endpoints) -> str:
+    """MetadataQuorumCommand.Node.toString (3.9+, KIP-853)."""
+    rid, directory_id = replica[0], replica[1]
+    out = f'{{"id": {rid}, "directoryId": ' + \
+        ("null" if directory_id is None else f'"{directory_id}"')
+    eps = endpoints.get(rid, [])
+    if eps:
+        out += ', "endpoints": [' + ", ".join(f'"{e}"' for e in eps) + "]"
+    return out + "}"
+
+
+def describe_quorum_status(info: dict, kip853: bool = True) -> str:
+    """``kafka-metadata-quorum --bootstrap-server … describe --status``.
+
+    ``info``: leader_id, leader_epoch, high_watermark, cluster_id, voters and observers as
+    (id, directory id or None, log end offset, last fetch ms or -1, last caught-up ms or -1),
+    endpoints {id: [listener strings]}. Since 3.9 (KIP-853) the voter and observer lists print
+    each node as JSON-like objects; before, as ``[id,id,…]``."""
+    voters, observers = info["voters"], info["observers"]
+    leader = next(v for v in voters if v[0] == info["leader_id"])
+    lagging = min(voters, key=lambda v: v[2])   # Comparator.comparingLong(logEndOffset)
+    max_lag = leader[2] - lagging[2]
+    if lagging is leader:
+        lag_ms = 0
+    elif leader[4] >= 0 and lagging[4] >= 0:
+        lag_ms = leader[4] - lagging[4]
+    else:
+        lag_ms = -1
+    if kip853:
+        eps = info.get("endpoints", {})
+        cur_v = "[" + ", ".join(_quorum_node(v, eps) for v in voters) + "]"
+        cur_o = "[" + ", ".join(_quorum_node(o, eps) for o in observers) + "]"
+    else:
+        cur_v = "[" + ",".join(str(v[0]) for v in voters) + "]"
+        cur_o = "[" + ",".join(str(o[0]) for o in observers) + "]"
+    return (f"ClusterId:              {info['cluster_id']}\n"
+            f"LeaderId:               {info['leader_id']}\n"
+            f"LeaderEpoch:            {info['leader_epoch']}\n"
+            f"HighWatermark:          {info['high_watermark']}\n"
+            f"MaxFollowerLag:         {max_lag}\n"
+            f"MaxFollowerLagTimeMs:   {lag_ms}\n"
+            f"CurrentVoters:          {cur_v}\n"
+            f"CurrentObservers:       {cur_o}\n")
+
+
+def describe_quorum_replication(info: dict, kip853: bool = True) -> str:
+    """``kafka-metadata-quorum … describe --replication``: the leader, then the other voters
+    (Follower), then the observers (brokers), with LogEndOffset, Lag (leader LEO − LEO) and the
+    last fetch / caught-up timestamps (-1 when unknown). DirectoryId since 3.9 (KIP-853)."""
+    voters = info["voters"]
+    leader = next(v for v in voters if v[0] == info["leader_id"])
+    rows = []
+    for status, group in (("Leader", [leader]),
+                          ("Follower", [v for v in voters if v[0] != info["leader_id"]]),
+                          ("Observer", info["observers"])):
+        for r in group:
+            row = [str(r[0])]
+            if kip853:
+                row.append("AAAAAAAAAAAAAAAAAAAAAA" if r[1] is None else r[1])  # Uuid.ZERO_UUID
+            row += [str(r[2]), str(leader[2] - r[2]), str(r[3]), str(r[4]), status]
+            rows.append(row)
+    headers = ["NodeId"] + (["DirectoryId"] if kip853 else []) + \
+        ["LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"]
+    return _pretty_table(headers, rows)

@@ -1181,6 +1181,27 @@ class KRaftControlledShutdown(TextEvent):
         return "controlled shutdown: heartbeats carry wantShutDown"
 
 
+class PartitionChangeRecorded(PartitionStateChange):
+    """KRaft: the active controller wrote a PartitionChangeRecord (or a new partition's
+    PartitionRecord) that changes a partition's ISR, ELR or replicas but not its leader."""
+    __slots__ = ()
+    kind = "controller"
+    fields = ("reason", "leader", "leader_epoch", "isr", "elr", "last_known_elr",
+              "partition_epoch")
+    field_docs = ("what caused it", "leader (-1: none)", "leader epoch", "ISR", "ELR (KIP-966)",
+                  "LastKnownElr", "partition epoch")
+
+    def render(self) -> str:
+        out = (f"{self.reason}: leader {self.leader}, ISR {list(self.isr)}, epoch "
+               f"{self.leader_epoch}, partition epoch {self.partition_epoch}")
+        if self.elr or self.last_known_elr:
+            out += f", ELR {list(self.elr)}, LastKnownElr {list(self.last_known_elr)}"
+        return out
+
+    def partition_state(self):
+        return self.leader, self.leader_epoch, tuple(self.isr)
+
+
 class LeaderRecovered(TextEvent):
     """Partition.makeLeader after an unclean election: RECOVERING -> RECOVERED (KIP-704)."""
     __slots__ = ()

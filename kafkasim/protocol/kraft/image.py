@@ -72,6 +72,14 @@ class MetadataImage:
                 cfg.pop(record.name, None)
             else:
                 cfg[record.name] = record.value
+        elif t is R.ClearElrRecord:
+            for tp, reg in list(self.partitions.items()):
+                if (not record.topic_name or tp[0] == record.topic_name) and \
+                        (reg.elr or reg.last_known_elr):
+                    self.partitions[tp] = reg.merge(R.PartitionChangeRecord(
+                        tp[1], self.topic_ids[tp[0]], eligible_leader_replicas=(),
+                        last_known_elr=()))
+            return None
         elif t is R.FeatureLevelRecord:
             self.features[record.name] = record.feature_level
         elif t is R.RemoveTopicRecord:

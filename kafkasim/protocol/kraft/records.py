@@ -132,6 +132,17 @@ class PartitionChangeRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ClearElrRecord:
+    """ClearElrRecord (metadata.version 4.0-IV1+, KAFKA-16540): clear ELR and LastKnownElr of
+    one topic's partitions, or of every topic when ``topic_name`` is empty. Written by
+    ConfigurationControlManager.createClearElrRecordsAsNeeded after a ConfigRecord for
+    ``min.insync.replicas`` while ELR is enabled; replaying it merges an empty ELR and
+    LastKnownElr into each partition that has one (so its partition epoch grows)."""
+
+    topic_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class RemoveTopicRecord:
     topic_id: str
 
@@ -210,5 +221,5 @@ class BrokerRegistration:
 METADATA_RECORDS = (
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord, TopicRecord, ConfigRecord, FeatureLevelRecord,
-    PartitionRecord, PartitionChangeRecord, RemoveTopicRecord,
+    PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord,
 )

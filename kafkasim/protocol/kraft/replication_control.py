@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from kafkasim.protocol import errors as E
@@ -40,6 +39,7 @@ from kafkasim.protocol.kraft.records import (
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,
     BrokerRegistrationInControlledShutdownChange,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -57,17 +57,6 @@ MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG = "unclean.leader.election.enable"
 MAX_TOPIC_NAME_LENGTH = 249                     # Topic.MAX_NAME_LENGTH
 DEFAULT_MAX_ELECTIONS_PER_IMBALANCE = 1000      # QuorumController.Builder maxElectionsPerImbalance
-
-
-@dataclass(frozen=True, slots=True)
-class ClearElrRecord:
-    """ClearElrRecord (4.0-IV1+, KAFKA-16540): clear ELR and LastKnownElr of one topic's
-    partitions, or of every topic when ``topic_name`` is empty. Written by
-    ConfigurationControlManager.createClearElrRecordsAsNeeded after a ConfigRecord for
-    ``min.insync.replicas`` while ELR is enabled. (Belongs in records.py; kept here because
-    this module owns its replay.)"""
-
-    topic_name: str = ""
 
 
 class CreateTopicResult(NamedTuple):
