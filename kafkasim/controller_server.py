@@ -60,8 +60,8 @@ class ControllerServer:
     def random_int(self, bound: int) -> int:
         return self.cluster.engine.rng.randrange(bound)
 
-    def trace(self, kind: str, detail=None) -> None:
-        self.cluster.record(kind, self.id, "", -1, detail)
+    def trace(self, kind: str, detail=None, topic: str = "", partition: int = -1) -> None:
+        self.cluster.record(kind, self.id, topic, partition, detail)
 
     def on_leader_change(self, leader_id: int, epoch: int) -> None:
         self.controller.on_leader_change(self, leader_id, epoch)

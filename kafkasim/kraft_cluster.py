@@ -128,51 +128,33 @@ class KRaftControlPlane:
     def create_topic(self, name: str, partitions: int, rf: int, assignment, configs: dict):
         node = self._require_active(f"create topic '{name}'")
         rc = node.controller.replication_control
+        configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                   for k, v in configs.items()}
         records, result = rc.create_topic(name, partitions, rf, assignment, configs)
-        err = _error_of(result)
-        if err is not None:
-            raise ClusterError(f"Cannot create topic '{name}': {err}")
-        node.controller.write(node, records)
+        if result.error != "NONE":
+            raise ClusterError(f"Cannot create topic '{name}': {result.error_message} "
+                               f"({result.error})")
+        node.controller.write(node, records, reason="topic created")
         node.controller.maybe_schedule_periodic(node)
-        return {p: list(reg.replicas) for (t, p), reg in sorted(
-            _topic_partitions(rc, name).items())}
+        return {p: list(reg.replicas) for p, reg in sorted(rc.topics()[name].items())}
 
     def elect(self, tps, election_type: str) -> dict:
         node = self._require_active("run the election")
         records, results = node.controller.replication_control.elect_leaders(
             election_type.upper(), tps)
-        node.controller.write(node, records)
+        node.controller.write(node, records, reason=f"{election_type} (kafka-leader-election)")
         node.controller.maybe_schedule_periodic(node)
-        return results
+        return {(r.topic, r.partition): r.error for r in results}
 
     def alter_topic_configs(self, name: str, changed: dict, deleted) -> None:
         node = self._require_active(f"alter the configs of '{name}'")
-        records = [R.ConfigRecord("TOPIC", name, k, str(v).lower() if isinstance(v, bool)
-                                  else str(v)) for k, v in changed.items()]
-        records += [R.ConfigRecord("TOPIC", name, k, None) for k in deleted]
-        rc = node.controller.replication_control
-        if hasattr(rc, "config_change_records"):
-            records = rc.config_change_records(records)
-        node.controller.write(node, records)
+        configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                   for k, v in changed.items()}
+        configs.update({k: None for k in deleted})
+        records = node.controller.replication_control.config_records("TOPIC", name, configs)
+        node.controller.write(node, records, reason=f"config change of {name}")
         node.controller.maybe_schedule_periodic(node)
 
     def trace_start(self) -> None:
         self.cluster.record("metadata_quorum", "kraft", "", -1,
                             ev.MetadataQuorum(tuple(self.voters)))
-
-
-def _error_of(result):
-    if result is None:
-        return None
-    if isinstance(result, str):
-        return None if result == "NONE" else result
-    if isinstance(result, tuple) and result and isinstance(result[0], str):
-        return None if result[0] == "NONE" else ": ".join(str(x) for x in result if x)
-    err = getattr(result, "error", None)
-    if err is not None and err != "NONE":
-        return f"{err}: {getattr(result, 'message', '')}"
-    return None
-
-
-def _topic_partitions(rc, name):
-    return {tp: reg for tp, reg in rc.partitions_of_topic(name).items()}

@@ -41,6 +41,8 @@ from kafkasim.protocol.messages import (
 )
 
 MAX_ELECTIONS_PER_IMBALANCE = 1000   # ReplicationControlManager.maxElectionsPerImbalance
+_TRANSITION = {"FENCED": "fenced", "UNFENCED": "unfenced",
+               "CONTROLLED_SHUTDOWN": "in controlled shutdown", "SHUTDOWN_NOW": "shut down"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +115,11 @@ class QuorumController:
         self.epoch = epoch
         self.scheduled = set()
         ctx.trace("controller_active", ev.ControllerActive(epoch))
-        if not self.replication_control.features_written():
-            self.write(ctx, self.replication_control.bootstrap_records())
+        if not any(type(r) is R.FeatureLevelRecord
+                   for _o, _e, r in log.entries_between(0, log.end_offset)):
+            # the first active controller of a new cluster writes the bootstrap records
+            # (BootstrapMetadata: metadata.version, then the features it enables)
+            self.write(ctx, list(self.config["bootstrap_records"]))
         ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
@@ -133,14 +138,24 @@ class QuorumController:
         ctx.trace("controller_renounce", ev.ControllerRenounce(hw))
 
     # -- writing ------------------------------------------------------------------------------
-    def write(self, ctx, records, dst=None, response=None) -> int:
+    def write(self, ctx, records, dst=None, response=None, reason: str = "") -> int:
         """Append ``records`` as one batch, replay them now and answer ``dst`` once they are
         committed (a request that writes nothing is answered once everything before it is)."""
         raft = ctx.raft
         if records:
             base = raft.append(ctx, list(records))
+            rc = self.replication_control
             for i, r in enumerate(records):
-                self.replay(r, base + i)
+                t = type(r)
+                if t is R.PartitionChangeRecord or t is R.PartitionRecord:
+                    name = rc.topic_name(r.topic_id)
+                    old = rc.partition(name, r.partition_id) if name is not None else None
+                    self.replay(r, base + i)
+                    name = rc.topic_name(r.topic_id)
+                    _trace_partition_change(ctx, name, r, old, rc.partition(name, r.partition_id),
+                                            reason)
+                else:
+                    self.replay(r, base + i)
             last = base + len(records) - 1
         else:
             last = raft.log.end_offset - 1
@@ -189,7 +204,8 @@ class QuorumController:
             # KIP-966: a broker that did not shut down cleanly leaves every ISR and ELR
             records += self.replication_control.handle_broker_unclean_shutdown(msg.broker_id)
         self.write(ctx, records, src,
-                   BrokerRegistrationResponse(E.NONE, broker_epoch, msg.correlation_id))
+                   BrokerRegistrationResponse(E.NONE, broker_epoch, msg.correlation_id),
+                   reason=f"broker {msg.broker_id} registered after an unclean shutdown")
         self.reschedule_fence(ctx)
 
     def _broker_heartbeat(self, ctx, src, msg: BrokerHeartbeatRequest) -> None:
@@ -207,31 +223,30 @@ class QuorumController:
             msg.broker_id, msg.want_fence, msg.want_shut_down, msg.current_metadata_offset,
             register_offset, lambda: rc.has_leaderships(msg.broker_id),
             ctx.raft.high_watermark - 1)
-        records = []
-        if current != nxt:
-            if nxt in ("FENCED", "SHUTDOWN_NOW"):
-                records = rc.handle_broker_fenced(msg.broker_id)
-            elif nxt == "UNFENCED":
-                records = rc.handle_broker_unfenced(msg.broker_id, msg.broker_epoch)
-            elif nxt == "CONTROLLED_SHUTDOWN":
-                records = rc.handle_broker_in_controlled_shutdown(msg.broker_id,
-                                                                  msg.broker_epoch)
+        current = getattr(current, "name", current)
+        nxt = getattr(nxt, "name", nxt)
+        records = rc.handle_broker_state_change(msg.broker_id, msg.broker_epoch, current, nxt)
         fenced = nxt in ("FENCED", "SHUTDOWN_NOW")
         hbm.touch(msg.broker_id, fenced, msg.current_metadata_offset, ctx.now)
         caught_up = msg.current_metadata_offset >= register_offset
         last = self.write(ctx, records, src, BrokerHeartbeatResponse(
-            E.NONE, caught_up, fenced, nxt == "SHUTDOWN_NOW", msg.correlation_id))
+            E.NONE, caught_up, fenced, nxt == "SHUTDOWN_NOW", msg.correlation_id),
+            reason=f"broker {msg.broker_id} {_TRANSITION.get(nxt, nxt)}")
         if nxt == "CONTROLLED_SHUTDOWN":
             hbm.maybe_update_controlled_shutdown_offset(msg.broker_id, last)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
 
     def _alter_partition(self, ctx, src, msg: AlterPartitionRequest) -> None:
+        lrs = msg.leader_recovery_states or (0,) * len(msg.partitions)
+        items = [(*p, s) for p, s in zip(msg.partitions, lrs, strict=True)]
         records, resp = self.replication_control.alter_partition(
-            msg.broker_id, msg.broker_epoch, msg.partitions, msg.leader_recovery_states)
-        err, parts = resp
-        self.write(ctx, records, src, AlterPartitionResponse(err, tuple(parts),
-                                                            msg.correlation_id))
+            msg.broker_id, msg.broker_epoch, items)
+        parts = tuple((r.topic, r.partition, r.error, r.leader, r.leader_epoch, tuple(r.isr),
+                       r.partition_epoch) for r in resp.partitions)
+        self.write(ctx, records, src, AlterPartitionResponse(resp.error, parts,
+                                                            msg.correlation_id),
+                   reason=f"AlterPartition from broker {msg.broker_id}")
         self.maybe_schedule_periodic(ctx)
 
     # -- periodic tasks -----------------------------------------------------------------------
@@ -268,13 +283,13 @@ class QuorumController:
                 ctx.trace("broker_fenced_stale", ev.BrokerSessionExpired(broker))
                 records = rc.handle_broker_fenced(broker)
                 self.cluster_control.heartbeat_manager.fence(broker)
-                self.write(ctx, records)
+                self.write(ctx, records, reason=f"broker {broker} fenced (session expired)")
             self.reschedule_fence(ctx)
             self.maybe_schedule_periodic(ctx)
         elif name == "maybe_balance_partition_leaders":
             self.scheduled.discard("balance")
             records, again = rc.maybe_balance_partition_leaders()
-            self.write(ctx, records)
+            self.write(ctx, records, reason="preferred (auto leader rebalance)")
             if again:
                 self.scheduled.add("balance")
                 ctx.schedule(0, "maybe_balance_partition_leaders", epoch)
@@ -282,8 +297,32 @@ class QuorumController:
                 self.maybe_schedule_periodic(ctx)
         elif name == "maybe_elect_unclean_leaders":
             self.scheduled.discard("unclean")
-            self.write(ctx, rc.maybe_elect_unclean_leaders())
+            self.write(ctx, rc.maybe_elect_unclean_leaders(),
+                       reason="unclean (periodic retry for leaderless partitions)")
             self.maybe_schedule_periodic(ctx)
+
+
+def _trace_partition_change(ctx, topic: str, record, old, new, reason: str) -> None:
+    """One ``controller`` trace row per partition change: a LeaderElection when the leader
+    changed (unclean when the record sets RECOVERING, KIP-704), else the new ISR / ELR."""
+    if new is None:
+        return
+    if type(record) is R.PartitionRecord:
+        why = reason or "new partition"
+    else:
+        why = reason or "partition change"
+    leader_changed = old is not None and (record.leader != R.NO_LEADER_CHANGE)
+    if leader_changed and new.leader >= 0:
+        unclean = record.leader_recovery_state == R.LeaderRecoveryState.RECOVERING
+        detail = ev.LeaderElection(why, unclean, old.leader, new.leader, tuple(new.isr),
+                                   new.leader_epoch)
+    elif leader_changed:
+        detail = ev.PartitionOffline(tuple(new.isr), new.leader_epoch)
+    else:
+        detail = ev.PartitionChangeRecorded(why, new.leader, new.leader_epoch, tuple(new.isr),
+                                            tuple(new.elr), tuple(new.last_known_elr),
+                                            new.partition_epoch)
+    ctx.trace("controller", detail, topic, record.partition_id)
 
 
 def _epoch_start_offset(raft) -> int | None:
