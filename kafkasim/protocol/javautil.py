@@ -168,3 +168,36 @@ def murmur2(data: bytes) -> int:
 def to_positive(n: int) -> int:
     """Kafka's ``Utils.toPositive``: n & 0x7fffffff."""
     return n & 0x7FFFFFFF
+
+
+def java_hashmap_spread(hash_code: int) -> int:
+    """``HashMap.hash(key)``: ``h ^ (h >>> 16)`` on the key's 32-bit ``hashCode``, unsigned."""
+    h = hash_code & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def java_hashmap_iteration_order(keys: list, hash_code) -> list:
+    """The order in which a ``java.util.HashMap`` (default constructor: capacity 16, load
+    factor 0.75) iterates ``keys``, given the distinct keys in the order they were first put and
+    ``hash_code(key)`` (their Java ``hashCode``).
+
+    HashMap iterates its table bucket by bucket (bucket = ``hash(key) & (capacity - 1)``), each
+    bucket's nodes in insertion order (``resize`` splits a bucket keeping relative order). The
+    table is allocated at 16 on the first put and doubles when the size exceeds the threshold
+    (capacity * 0.75), and also when a ninth node lands in one bucket while the capacity is below
+    64 (``treeifyBin``'s ``MIN_TREEIFY_CAPACITY``). Limitation: a bucket that really becomes a
+    red-black tree bin (nine colliding keys at capacity >= 64) keeps insertion order here; Java's
+    order there depends on ``System.identityHashCode`` for equal hashes, so it is not
+    reproducible in Java either."""
+    capacity, threshold = 16, 12
+    placed: list[tuple[int, int, object]] = []   # (spread hash, insertion index, key)
+    for index, key in enumerate(keys):
+        h = java_hashmap_spread(hash_code(key))
+        bucket = h & (capacity - 1)
+        bin_count = sum(1 for ph, _, _ in placed if ph & (capacity - 1) == bucket)
+        placed.append((h, index, key))
+        if bin_count >= 8 and capacity < 64:   # putVal: binCount >= TREEIFY_THRESHOLD - 1
+            capacity, threshold = capacity * 2, threshold * 2
+        if len(placed) > threshold:
+            capacity, threshold = capacity * 2, threshold * 2
+    return [key for _, _, key in sorted(placed, key=lambda p: (p[0] & (capacity - 1), p[1]))]
