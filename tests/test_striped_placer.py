@@ -10,6 +10,7 @@ import pytest
 
 from kafkasim.protocol import errors
 from kafkasim.protocol.javautil import (
+    JavaHashMap,
     JavaRandom,
     java_hashmap_iteration_order,
     java_string_hash,
@@ -295,3 +296,25 @@ def test_hashmap_treeify_resize_below_64():
     order = java_hashmap_iteration_order(keys, h)
     # capacity 32 after the ninth key: buckets 0 (0, 32, 64, 96, 128) then 1, then 16 (16, ...)
     assert order == [0, 32, 64, 96, 128, 1, 16, 48, 80, 112]
+
+
+def test_java_hashmap_remove_and_reput_goes_to_bucket_tail():
+    """HashMap.remove unlinks the node; putting the key again appends it at its bucket's tail
+    (behind keys put meanwhile); the table never shrinks."""
+    m = JavaHashMap(lambda k: k)
+    for k in (0, 16, 32):
+        m.put(k, str(k))
+    m.remove(0)
+    m.put(0, "again")
+    assert m.keys() == [16, 32, 0]
+    assert m.get(0) == "again"
+    m.put(16, "replaced")     # a present key keeps its place
+    assert m.items() == [(16, "replaced"), (32, "32"), (0, "again")]
+    for k in range(1, 14):
+        m.put(k, None)
+    assert m.capacity() == 32   # 16 entries > threshold 12
+    for k in range(1, 14):
+        m.remove(k)
+    assert m.capacity() == 32
+    # capacity 32: 32 and 0 share bucket 0 in put order (resize keeps it), 16 is bucket 16
+    assert m.keys() == [32, 0, 16]
