@@ -313,3 +313,54 @@ def test_touch_throws_exception_unless_registered():
         with pytest.raises(IllegalStateException) as e:
             m.touch(b, False, 0, t.now)
         assert str(e.value) == f"Broker {b} is not registered."
+
+
+# -- rules of older releases ---------------------------------------------------------------------
+def test_unfence_at_last_committed_offset_before_3_3():
+    """KAFKA-13959 (3.3.0): before, a fenced broker was unfenced only once it reached the
+    controller's last committed offset (BrokerHeartbeatManager.calculateNextBrokerState at
+    3.2.0), which a busy metadata log keeps moving; from 3.3 its RegisterBrokerRecord offset."""
+    old = BrokerHeartbeatManager(10, unfence_at_register_record_offset=False)
+    new = BrokerHeartbeatManager(10)
+    for m in (old, new):
+        m.register(0, True, 0)
+    # caught up with its registration record (100) but not with the committed offset (150)
+    assert old.calculate_next_broker_state(0, False, False, 120, 100, lambda: False,
+                                           last_committed_offset=150).next == FENCED
+    assert new.calculate_next_broker_state(0, False, False, 120, 100, lambda: False,
+                                           last_committed_offset=150).next == UNFENCED
+    assert old.calculate_next_broker_state(0, False, False, 150, 100, lambda: False,
+                                           last_committed_offset=150).next == UNFENCED
+    with pytest.raises(ValueError, match="last_committed_offset"):
+        old.calculate_next_broker_state(0, False, False, 150, 100, lambda: False)
+
+
+def test_controlled_shutdown_offset_overwritten_before_kafka_14292():
+    """KAFKA-14292 (3.3.2 / 3.4.0): updateControlledShutdownOffset used to move the offset to
+    every new batch end, so a broker in controlled shutdown could wait forever; since then only
+    the first heartbeat sets it (testControlledShutdownOffsetIsOnlyUpdatedOnce)."""
+    old = BrokerHeartbeatManager(10, controlled_shutdown_offset_set_once=False)
+    old.register(2, False, 0)
+    old.maybe_update_controlled_shutdown_offset(2, 98)
+    old.maybe_update_controlled_shutdown_offset(2, 99)
+    assert old.controlled_shutdown_offset(2) == 99
+
+
+def test_register_without_fencing_change_before_3_7():
+    """Before 3.7.0 (commit 32576f61ce8) register() of a known broker whose fencing did not
+    change did nothing (no contact, offset kept), touch() created unknown brokers and
+    calculateNextBrokerState treated an unknown broker as FENCED."""
+    old = BrokerHeartbeatManager(10, register_always_touches=False)
+    old.register(0, False, 0)
+    old.touch(0, False, 42, 0)
+    old.register(0, False, 5)
+    assert old.state(0).metadata_offset == 42 and old.state(0).last_contact_ms == 0
+    old.touch(9, False, 7, 1)
+    assert old.has_valid_session(9, 1)
+    assert old.calculate_next_broker_state(5, False, True, 0, 0, lambda: False) == (
+        FENCED, SHUTDOWN_NOW)
+    new = BrokerHeartbeatManager(10)
+    new.register(0, False, 0)
+    new.touch(0, False, 42, 0)
+    new.register(0, False, 5)
+    assert new.state(0).metadata_offset == -1 and new.state(0).last_contact_ms == 5

@@ -452,3 +452,15 @@ def test_activate_registers_known_brokers():
 def test_requires_placer_random():
     with pytest.raises(ValueError, match="placer_random"):
         ClusterControlManager(session_timeout_ms=1000)
+
+
+def test_heartbeat_options_reach_the_heartbeat_manager():
+    """Kafka 3.0-3.2 (before KAFKA-13959): processBrokerHeartbeat unfences once the broker
+    reached the controller's last committed offset."""
+    ccm = new_ccm(heartbeat_options={"unfence_at_register_record_offset": False})
+    records, reply = ccm.register_broker(1, "inc", None, -1, 10, 0)
+    replay_all(ccm, records, 10)
+    recs, hb = ccm.process_broker_heartbeat(1, 10, 12, now_ms=100, last_committed_offset=20)
+    assert recs == [] and hb.is_fenced and hb.is_caught_up
+    recs, hb = ccm.process_broker_heartbeat(1, 10, 20, now_ms=200, last_committed_offset=20)
+    assert recs == [BrokerRegistrationChangeRecord(1, 10, fenced=UNFENCE)] and not hb.is_fenced

@@ -13,7 +13,7 @@ the simulator passes integer milliseconds (``now_ms``) and the session timeout i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kafkasim.protocol.javautil import JavaHashMap
 from kafkasim.protocol.kraft.striped_placer import UsableBroker
@@ -45,16 +45,12 @@ class BrokerControlState:
         return state == BrokerControlState.CONTROLLED_SHUTDOWN
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerControlStates:
+class BrokerControlStates(NamedTuple):
     """``org.apache.kafka.controller.BrokerControlStates``: the broker's state before and
-    after a heartbeat. Unpacks as ``current, next = states``."""
+    after a heartbeat, a ``(current, next)`` pair."""
 
     current: str
     next: str
-
-    def __iter__(self):
-        return iter((self.current, self.next))
 
 
 class BrokerHeartbeatState:
@@ -118,13 +114,34 @@ def metadata_offset_key(broker: BrokerHeartbeatState) -> tuple[int, int]:
 
 class BrokerHeartbeatManager:
     """``org.apache.kafka.controller.BrokerHeartbeatManager``: lives on the active controller
-    only (ClusterControlManager.activate creates it and registers every known broker)."""
+    only (ClusterControlManager.activate creates it and registers every known broker).
 
-    def __init__(self, session_timeout_ms: int) -> None:
+    Three rules changed between releases; the defaults are trunk's:
+
+    - ``unfence_at_register_record_offset`` (KAFKA-13959, 3.3.0): a fenced broker is unfenced
+      once its metadata offset reaches its RegisterBrokerRecord's offset; before 3.3 (False)
+      it had to reach the controller's last committed offset, which a busy metadata log could
+      delay indefinitely.
+    - ``controlled_shutdown_offset_set_once`` (KAFKA-14292, 3.3.2 / 3.4.0): the
+      controlled-shutdown offset is set by the first heartbeat only; before (False) every
+      heartbeat moved it to the newest batch end, delaying the shutdown.
+    - ``register_always_touches`` (3.7.0, commit 32576f61ce8): ``register`` touches the
+      broker even if its fencing did not change, and ``touch`` of an unknown broker is an
+      IllegalStateException; before (False) ``register`` of a known broker with unchanged
+      fencing did nothing and ``touch`` created unknown brokers.
+    """
+
+    def __init__(self, session_timeout_ms: int, *,
+                 unfence_at_register_record_offset: bool = True,
+                 controlled_shutdown_offset_set_once: bool = True,
+                 register_always_touches: bool = True) -> None:
         if session_timeout_ms <= 0:
             raise ValueError(f"broker.session.timeout.ms must be positive, got "
                              f"{session_timeout_ms}")
         self.session_timeout_ms = session_timeout_ms
+        self.unfence_at_register_record_offset = unfence_at_register_record_offset
+        self.controlled_shutdown_offset_set_once = controlled_shutdown_offset_set_once
+        self.register_always_touches = register_always_touches
         # HashMap<Integer, BrokerHeartbeatState>: usable_brokers iterates it in Java's order
         self._brokers = JavaHashMap(lambda broker_id: broker_id)   # Integer.hashCode
         self.unfenced = BrokerHeartbeatStateList()
@@ -183,9 +200,10 @@ class BrokerHeartbeatManager:
         return None
 
     def find_stale_brokers(self, now_ms: int) -> list[int]:
-        """Every unfenced broker whose session expired, oldest contact first (the order
-        repeated ``findOneStaleBroker`` + ``fence`` calls would return them; Kafka's
-        maybeFenceOneStaleBroker fences one per controller event)."""
+        """``findStaleBrokers`` (Kafka 2.8-3.0; replaced by findOneStaleBroker in 3.1.0,
+        KAFKA-13173, so that the ISR changes of simultaneous expirations accumulate one
+        broker at a time): every unfenced broker whose session expired, oldest contact
+        first."""
         stale = []
         for broker in self.unfenced:
             if self._valid(broker, now_ms):
@@ -236,12 +254,16 @@ class BrokerHeartbeatManager:
             self._brokers.put(broker_id, BrokerHeartbeatState(broker_id))
         elif broker.fenced() != fenced:
             metadata_offset = broker.metadata_offset
+        elif not self.register_always_touches:
+            return   # before 3.7: nothing to do when the fencing did not change
         self.touch(broker_id, fenced, metadata_offset, now_ms)
 
     def touch(self, broker_id: int, fenced: bool, metadata_offset: int, now_ms: int) -> None:
         """``touch``: a contact at ``now_ms`` reporting ``metadata_offset``. A fenced broker
         leaves controlled shutdown (its next heartbeat gets SHUTDOWN_NOW); an unfenced one is
         (re)inserted in the unfenced list and, unless shutting down, the active set."""
+        if not self.register_always_touches and broker_id not in self._brokers:
+            self._brokers.put(broker_id, BrokerHeartbeatState(broker_id))   # before 3.7
         broker = self._state_or_throw(broker_id)
         self._untrack(broker)
         broker.last_contact_ms = now_ms
@@ -255,12 +277,13 @@ class BrokerHeartbeatManager:
 
     def maybe_update_controlled_shutdown_offset(self, broker_id: int, offset: int) -> None:
         """``maybeUpdateControlledShutdownOffset``: leave the active set; the offset is only
-        set the first time (a broker already shutting down keeps its offset)."""
+        set the first time (a broker already shutting down keeps its offset). Before
+        KAFKA-14292 (``updateControlledShutdownOffset``) it was overwritten every time."""
         broker = self._state_or_throw(broker_id)
         if broker.fenced():
             raise RuntimeError("Fenced brokers cannot enter controlled shutdown.")
         self._active.discard(broker.id)
-        if broker.controlled_shutdown_offset < 0:
+        if broker.controlled_shutdown_offset < 0 or not self.controlled_shutdown_offset_set_once:
             broker.controlled_shutdown_offset = offset
 
     def calculate_next_broker_state(
@@ -272,24 +295,34 @@ class BrokerHeartbeatManager:
         WantShutDown, CurrentMetadataOffset):
 
         - FENCED: wants shutdown -> SHUTDOWN_NOW; does not want fencing and caught up to its
-          RegisterBrokerRecord offset -> UNFENCED; else FENCED.
+          RegisterBrokerRecord offset (before 3.3: to ``last_committed_offset``) -> UNFENCED;
+          else FENCED.
         - UNFENCED: wants fencing -> SHUTDOWN_NOW if it also wants shutdown, else FENCED;
           wants shutdown -> CONTROLLED_SHUTDOWN if it leads partitions, else SHUTDOWN_NOW.
         - CONTROLLED_SHUTDOWN: still leading -> stay; else SHUTDOWN_NOW once its
           controlled-shutdown offset <= the lowest active broker's metadata offset.
 
         ``has_leaderships`` is evaluated lazily, as Kafka's Supplier. ``last_committed_offset``
-        is accepted for the glue's convenience and unused: Kafka (trunk 1eb7644) does not use
-        it here."""
-        del last_committed_offset
-        broker = self._state_or_throw(broker_id)
+        (the controller's last committed metadata offset) is only read with
+        ``unfence_at_register_record_offset=False`` (Kafka 3.0-3.2)."""
+        catch_up_offset = register_broker_record_offset
+        if not self.unfence_at_register_record_offset:
+            if last_committed_offset is None:
+                raise ValueError("before KAFKA-13959 (3.3.0) unfencing compares with the "
+                                 "controller's last committed offset: pass "
+                                 "last_committed_offset")
+            catch_up_offset = last_committed_offset
+        if not self.register_always_touches and broker_id not in self._brokers:
+            broker = BrokerHeartbeatState(broker_id)   # before 3.7: getOrDefault, i.e. FENCED
+        else:
+            broker = self._state_or_throw(broker_id)
         leads = has_leaderships if callable(has_leaderships) else (lambda: has_leaderships)
         current = self.current_broker_state(broker)
         s = BrokerControlState
         if current == s.FENCED:
             if want_shut_down:
                 return BrokerControlStates(current, s.SHUTDOWN_NOW)
-            if not want_fence and current_metadata_offset >= register_broker_record_offset:
+            if not want_fence and current_metadata_offset >= catch_up_offset:
                 return BrokerControlStates(current, s.UNFENCED)
             return BrokerControlStates(current, s.FENCED)
         if current == s.UNFENCED:

@@ -155,7 +155,9 @@ class ClusterControlManager:
     is Kafka's BrokerUncleanShutdownHandler (ReplicationControlManager
     .handleBrokerUncleanShutdown: leave every ISR and ELR; it does nothing below
     metadata.version 4.0-IV1). ``placer_random`` seeds the StripedReplicaPlacer (Kafka: ``new
-    Random()``) unless a ``replica_placer`` is given.
+    Random()``) unless a ``replica_placer`` is given. ``heartbeat_options`` are the
+    BrokerHeartbeatManager's version rules (see there); ``registration_rules`` the
+    registerBroker rules (RegistrationRules).
     """
 
     def __init__(self, *, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
@@ -165,6 +167,7 @@ class ClusterControlManager:
                  registration_rules: str = RegistrationRules.V3_9,
                  registration_change_record_supported: bool | None = None,
                  in_controlled_shutdown_supported: bool | None = None,
+                 heartbeat_options: dict | None = None,
                  active: bool = False, now_ms: int = 0) -> None:
         if registration_rules not in RegistrationRules.ALL:
             raise ValueError(f"registration_rules must be one of {RegistrationRules.ALL}, "
@@ -175,6 +178,7 @@ class ClusterControlManager:
                                  "JavaRandom; Kafka uses new Random()) or a replica_placer")
             replica_placer = StripedReplicaPlacer(placer_random)
         self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_options = dict(heartbeat_options or {})
         self.replica_placer = replica_placer
         self.broker_unclean_shutdown_handler = broker_unclean_shutdown_handler
         self.registration_rules = registration_rules
@@ -196,7 +200,8 @@ class ClusterControlManager:
         """``activate``: a fresh heartbeat manager registering every known broker (so every
         unfenced broker gets a full session from now)."""
         now = self._clock(now_ms)
-        self._heartbeat_manager = BrokerHeartbeatManager(self.session_timeout_ms)
+        self._heartbeat_manager = BrokerHeartbeatManager(self.session_timeout_ms,
+                                                         **self.heartbeat_options)
         for registration in self.broker_registrations.values():
             self._heartbeat_manager.register(registration.id, registration.fenced, now)
 
@@ -431,6 +436,7 @@ class ClusterControlManager:
         handle_broker_fenced: Callable[[int], list] | None = None,
         handle_broker_unfenced: Callable[[int, int], list] | None = None,
         handle_broker_in_controlled_shutdown: Callable[[int, int], list] | None = None,
+        last_committed_offset: int | None = None,
     ):
         """``QuorumController.processBrokerHeartbeat`` + ``ReplicationControlManager
         .processBrokerHeartbeat``: ``(records, BrokerHeartbeatReply)``.
@@ -441,7 +447,8 @@ class ClusterControlManager:
         ``in_controlled_shutdown``, the caller must call
         ``heartbeat_manager.maybe_update_controlled_shutdown_offset(broker_id, end_offset)``
         with the last offset of the batch these records go into
-        (``processBatchEndOffset``)."""
+        (``processBatchEndOffset``). ``last_committed_offset`` is only needed with the
+        pre-3.3 unfencing rule (heartbeat option ``unfence_at_register_record_offset=False``)."""
         now = self._clock(now_ms)
         register_offset = self.register_broker_record_offset(broker_id)
         if register_offset is None:
@@ -451,7 +458,7 @@ class ClusterControlManager:
         hb = self.heartbeat_manager
         states = hb.calculate_next_broker_state(broker_id, want_fence, want_shut_down,
                                                 current_metadata_offset, register_offset,
-                                                has_leaderships)
+                                                has_leaderships, last_committed_offset)
         records: list = []
         s = BrokerControlState
         if states.current != states.next:
