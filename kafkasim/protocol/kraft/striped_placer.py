@@ -6,7 +6,8 @@ Kafka's order (``RackList`` constructor: one ``nextInt(size)`` per non-empty fen
 unfenced broker list of each rack, in ``HashMap`` iteration order over the ``Optional<String>``
 rack keys, then ``nextInt(#racks)``; later ``Collections.shuffle`` of the rack names and of
 every broker list). Real Kafka seeds the Random with ``new Random()``; the simulator supplies a
-seeded ``JavaRandom`` so placement is reproducible.
+seeded ``JavaRandom`` so placement is reproducible. The algorithm is unchanged since 3.0.0
+(KAFKA-12788, KAFKA-12897); later commits only changed its return type.
 
 A rack is ``str | None``; ``None`` stands for ``Optional.empty()`` (a broker without
 ``broker.rack``), whose ``hashCode`` is 0 and which sorts first (``OptionalStringComparator``).
