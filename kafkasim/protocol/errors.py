@@ -59,3 +59,7 @@ EXCEPTION_CLASS = {
     FENCED_LEADER_EPOCH: "FencedLeaderEpochException",
     UNKNOWN_LEADER_EPOCH: "UnknownLeaderEpochException",
 }
+
+# KRaft broker registration (helper k2): Errors.java codes 101 and 102 (KIP-631)
+DUPLICATE_BROKER_REGISTRATION = "DUPLICATE_BROKER_REGISTRATION"
+BROKER_ID_NOT_REGISTERED = "BROKER_ID_NOT_REGISTERED"

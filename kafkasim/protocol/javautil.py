@@ -168,3 +168,92 @@ def murmur2(data: bytes) -> int:
 def to_positive(n: int) -> int:
     """Kafka's ``Utils.toPositive``: n & 0x7fffffff."""
     return n & 0x7FFFFFFF
+
+
+def java_hashmap_spread(hash_code: int) -> int:
+    """``HashMap.hash(key)``: ``h ^ (h >>> 16)`` on the key's 32-bit ``hashCode``, unsigned."""
+    h = hash_code & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+class JavaHashMap:
+    """A map that iterates like ``java.util.HashMap`` (default constructor: capacity 16 on the
+    first put, load factor 0.75), for the few places where Kafka's behaviour follows a HashMap's
+    iteration order (e.g. the Random draws of StripedReplicaPlacer). ``hash_code(key)`` is the
+    key's Java ``hashCode``.
+
+    HashMap iterates its table bucket by bucket (bucket = ``hash(key) & (capacity - 1)``), each
+    bucket's nodes in the order they were put (a new key is appended to its bucket; ``resize``
+    splits a bucket keeping relative order; ``remove`` unlinks). The table doubles when the size
+    exceeds the threshold (capacity * 0.75), and also when a ninth node lands in one bucket
+    while the capacity is below 64 (``treeifyBin``'s ``MIN_TREEIFY_CAPACITY``); it never
+    shrinks. Limitation: a bucket that really becomes a red-black tree bin (nine colliding keys
+    at capacity >= 64) keeps put order here; Java's order there depends on
+    ``System.identityHashCode`` for equal hashes, so it is not reproducible in Java either."""
+
+    __slots__ = ("_hash_code", "_entries", "_capacity", "_threshold")
+
+    def __init__(self, hash_code) -> None:
+        self._hash_code = hash_code
+        self._entries: dict = {}          # key -> (spread hash, value), in put order
+        self._capacity = 0                # the table is allocated on the first put
+        self._threshold = 0
+
+    def put(self, key, value):
+        """``put``: replaces the value of a present key in place; returns the previous value."""
+        old = self._entries.get(key)
+        h = java_hashmap_spread(self._hash_code(key)) if old is None else old[0]
+        self._entries[key] = (h, value)
+        if old is not None:
+            return old[1]
+        if self._capacity == 0:
+            self._capacity, self._threshold = 16, 12
+        bucket = h & (self._capacity - 1)
+        bin_count = sum(1 for k, (ph, _) in self._entries.items()
+                        if ph & (self._capacity - 1) == bucket and k != key)
+        if bin_count >= 8 and self._capacity < 64:   # putVal: binCount >= TREEIFY_THRESHOLD - 1
+            self._capacity, self._threshold = self._capacity * 2, self._threshold * 2
+        if len(self._entries) > self._threshold:
+            self._capacity, self._threshold = self._capacity * 2, self._threshold * 2
+        return None
+
+    def remove(self, key):
+        entry = self._entries.pop(key, None)
+        return None if entry is None else entry[1]
+
+    def get(self, key, default=None):
+        entry = self._entries.get(key)
+        return default if entry is None else entry[1]
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def capacity(self) -> int:
+        return self._capacity
+
+    def keys(self) -> list:
+        """``keySet()`` in HashMap iteration order."""
+        mask = self._capacity - 1
+        order = sorted(enumerate(self._entries.items()), key=lambda e: (e[1][1][0] & mask, e[0]))
+        return [k for _, (k, _) in order]
+
+    def values(self) -> list:
+        return [self._entries[k][1] for k in self.keys()]
+
+    def items(self) -> list:
+        return [(k, self._entries[k][1]) for k in self.keys()]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+
+def java_hashmap_iteration_order(keys: list, hash_code) -> list:
+    """The order in which a new ``java.util.HashMap`` iterates ``keys`` (distinct, in the order
+    they were first put); see :class:`JavaHashMap`."""
+    m = JavaHashMap(hash_code)
+    for key in keys:
+        m.put(key, None)
+    return m.keys()
