@@ -186,13 +186,15 @@ class ValidList:
         return f"[{', '.join(self.choices)}]"
 
 
-#: Utils.HOST_PORT_PATTERN (clients/.../common/utils/Utils.java): optional [..] around the host.
-_HOST_PORT = re.compile(r"^.*?\[?([0-9a-zA-Z\-%._:]*)\]?:([0-9]+)$")
+#: Utils.HOST_PORT_PATTERN (clients/.../common/utils/Utils.java, trunk): optional scheme, optional
+#: [..] around an IPv6 host, then :port; the whole string must match.
+_HOST_PORT = re.compile(r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)")
 
 
 def _host_port(entry: str) -> tuple[str | None, int | None]:
-    """Utils.getHost / Utils.getPort: (host, port), None where the entry has none."""
-    match = _HOST_PORT.match(entry)
+    """Utils.getHost / Utils.getPort: (host, port); (None, None) if the entry does not match.
+    An empty host is refused too (Kafka would go on with an empty host name)."""
+    match = _HOST_PORT.fullmatch(entry)
     if match is None:
         return None, None
     return (match.group(1) or None), int(match.group(2))
