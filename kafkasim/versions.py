@@ -659,9 +659,12 @@ class Rules:
     # metadata.version 3.9-IV0 (unstable in 3.8); 3.9.0 (KAFKA-16952, commit 2fd00ce) keyed the
     # check on a new incarnation id instead. 4.0 (KAFKA-18106 #18045, KAFKA-18635 #18277:
     # ClusterControlManager.registerBroker isCleanShutdown = stored epoch == PreviousBrokerEpoch;
-    # QuorumController handleBrokerShutdown) removes an uncleanly restarted broker from every ISR
-    # and ELR when ELR is enabled. The 4.0 release of KAFKA-18635 is taken from its merge date
-    # (2025-02) and the 4.x sources; it is not checked against a 4.0.0 tag (none in the mirror).
+    # ReplicationControlManager.handleBrokerShutdown, run for every new incarnation id before its
+    # RegisterBrokerRecord) removes an uncleanly restarted broker from every ISR and ELR when ELR
+    # is enabled; after a clean shutdown, or with ELR off, it only takes the broker out of the
+    # ISRs as a fence does ("handleBrokerShutdown"). The 4.0 release of KAFKA-18635 is taken from
+    # its merge date (2025-02) and the 4.x sources; it is not checked against a 4.0.0 tag (none in
+    # the mirror).
     unclean_shutdown_detection: bool = _rule(
         since="4.0",
         ref="KIP-966 / KAFKA-15586, KAFKA-18106, KAFKA-18635",
