@@ -1198,7 +1198,8 @@ def _check_kraft_node(cfg: Mapping[str, Any], explicit: Mapping[str, Any]) -> No
 
 def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:
     """KAFKA-19432 (4.2): an ERROR log, not a failure, if the heartbeat interval is more than half
-    the broker session timeout (a single late heartbeat could then fence the broker)."""
+    the broker session timeout (a single late heartbeat could then fence the broker). Kafka's
+    text, from KafkaConfig.validateValues (4.x)."""
     if not rules_for(profile).broker_heartbeat_interval_checked:
         return
     interval, session = cfg["broker.heartbeat.interval.ms"], cfg["broker.session.timeout.ms"]
@@ -1206,8 +1207,13 @@ def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:
         warnings.warn(
             ConfigWarning(
                 f"broker.heartbeat.interval.ms ({interval} ms) must be less than or equal to "
-                f"half of the broker.session.timeout.ms ({session} ms); Kafka {profile} logs this "
-                "as an error and starts anyway (KafkaConfig, KAFKA-19432)"
+                f"half of the broker.session.timeout.ms ({session} ms). The "
+                "broker.session.timeout.ms is configured on controller. The "
+                "broker.heartbeat.interval.ms is configured on broker. If a broker doesn't send "
+                "heartbeat request within broker.session.timeout.ms, it loses broker lease. "
+                "Please increase broker.session.timeout.ms or decrease "
+                f"broker.heartbeat.interval.ms. (Kafka {profile} logs this as an ERROR and starts "
+                "anyway; KafkaConfig.validateValues, KAFKA-19432)"
             ),
             stacklevel=4,
         )

@@ -269,6 +269,9 @@ def test_heartbeat_more_than_half_the_session_warns_from_4_2():
                                            r"broker.session.timeout.ms \(9000 ms\)"):
         cfg = broker_config(overrides, "4.2")
     assert cfg["broker.heartbeat.interval.ms"] == 5000  # the broker still starts
+    with pytest.warns(ConfigWarning, match="Please increase broker.session.timeout.ms or "
+                                           "decrease broker.heartbeat.interval.ms"):
+        broker_config(overrides, "4.3")
 
 
 def test_heartbeat_check_boundary_and_older_releases():
