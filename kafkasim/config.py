@@ -22,10 +22,13 @@ function here is deterministic.
 from __future__ import annotations
 
 import difflib
+import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkasim.modes import KRAFT, ZOOKEEPER, metadata_mode_for
 from kafkasim.versions import (
     DEFAULT_VERSION,
     describe_rules,
@@ -44,6 +47,7 @@ __all__ = [
     "TOPIC",
     "ConfigDef",
     "ConfigError",
+    "ConfigWarning",
     "Range",
     "Synonym",
     "ValidString",
@@ -57,11 +61,13 @@ __all__ = [
     "describe_configs",
     "keys_for",
     "parse_value",
+    "parse_quorum_voters",
     "producer_config",
     "registry",
     "topic_config",
     "topic_overrides_for_describe",
     "validate_key",
+    "validate_quorum",
 ]
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # java.lang.Integer
@@ -70,6 +76,10 @@ LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1  # java.lang.Long
 
 class ConfigError(ValueError):
     """An unknown, mistyped, out-of-range, version-unavailable or inconsistent configuration."""
+
+
+class ConfigWarning(UserWarning):
+    """A setting Kafka accepts but ignores or logs an error about (the broker still starts)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,7 +171,155 @@ class ValidString:
         return f"[{', '.join(self.choices)}]"
 
 
-Validator = Range | ValidString
+@dataclass(frozen=True)
+class ValidList:
+    """A list whose every element is one of ``choices`` (Kafka's ``ConfigDef.ValidList.in``)."""
+
+    choices: tuple[str, ...]
+
+    def check(self, name: str, value: Any) -> None:
+        """Raise ConfigError naming the first element that is not a choice (ValidString wording)."""
+        for element in value or ():
+            ValidString(self.choices).check(name, element)
+
+    def __str__(self) -> str:
+        return f"[{', '.join(self.choices)}]"
+
+
+#: Utils.HOST_PORT_PATTERN (clients/.../common/utils/Utils.java, trunk): optional scheme, optional
+#: [..] around an IPv6 host, then :port; the whole string must match.
+_HOST_PORT = re.compile(r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)")
+
+
+def _host_port(entry: str) -> tuple[str | None, int | None]:
+    """Utils.getHost / Utils.getPort: (host, port); (None, None) if the entry does not match.
+    An empty host is refused too (Kafka would go on with an empty host name)."""
+    match = _HOST_PORT.fullmatch(entry)
+    if match is None:
+        return None, None
+    return (match.group(1) or None), int(match.group(2))
+
+
+def parse_quorum_voters(value: Any) -> dict[int, tuple[str, int]]:
+    """Parse ``controller.quorum.voters`` (``"1@host:9093,2@host:9094"`` or a list of entries)
+    into {voter id: (host, port)}, in the given order, with Kafka's error texts
+    (QuorumConfig.parseVoterConnections). A repeated id keeps its last entry, as Kafka's HashMap
+    does; :func:`validate_quorum` warns about it.
+    """
+    if isinstance(value, str):
+        entries = [part.strip() for part in value.split(",")] if value.strip() else []
+    else:
+        entries = [str(part).strip() for part in value or ()]
+    voters: dict[int, tuple[str, int]] = {}
+    name = "controller.quorum.voters"
+    for entry in entries:
+        parts = entry.split("@")
+        if len(parts) != 2:
+            raise ConfigError(
+                f"Invalid configuration value for {name}. Each entry should be in the form "
+                "`{id}@{host}:{port}`."
+            )
+        text = parts[0].strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if not digits.isdigit() or not -(2**31) <= int(text) <= 2**31 - 1:
+            raise ConfigError(f"Failed to parse voter ID as an integer from {parts[0]}")
+        host, port = _host_port(parts[1])
+        if host is None:
+            raise ConfigError(
+                f"Failed to parse host name from entry {entry} for the configuration {name}. "
+                "Each entry should be in the form `{id}@{host}:{port}`."
+            )
+        if port is None:  # pragma: no cover - the pattern needs a port to match at all
+            raise ConfigError(
+                f"Failed to parse host port from entry {entry} for the configuration {name}. "
+                "Each entry should be in the form `{id}@{host}:{port}`."
+            )
+        voters.pop(int(text), None)
+        voters[int(text)] = (host, port)
+    return voters
+
+
+@dataclass(frozen=True)
+class QuorumVoters:
+    """QuorumConfig.ControllerQuorumVotersValidator: entries parse as ``{id}@{host}:{port}``."""
+
+    def check(self, name: str, value: Any) -> None:
+        """Raise ConfigError with Kafka's text for a malformed entry."""
+        if value is None:
+            raise _invalid(name, value, "Value must be non-null")
+        parse_quorum_voters(value)
+
+    def __str__(self) -> str:
+        return "non-empty list"
+
+
+@dataclass(frozen=True)
+class QuorumBootstrapServers:
+    """QuorumConfig.ControllerQuorumBootstrapServersValidator: entries are ``{host}:{port}``."""
+
+    def check(self, name: str, value: Any) -> None:
+        """Raise ConfigError with Kafka's text for a malformed entry."""
+        for entry in value or ():
+            host, port = _host_port(entry)
+            if host is None:
+                raise ConfigError(
+                    f"Failed to parse host name from {entry} for the configuration {name}. "
+                    'Each entry should be in the form "{host}:{port}"'
+                )
+
+    def __str__(self) -> str:
+        return "non-empty list"
+
+
+def validate_quorum(voters: list[int]) -> list[str]:
+    """Warnings about a KRaft controller quorum of ``voters`` (voter ids), by Raft's majority rule.
+
+    A Raft quorum of n voters needs a majority, n // 2 + 1, to elect a leader and to commit a
+    record, so it survives (n - 1) // 2 voter failures (KIP-595; KafkaRaftClient). An even n
+    tolerates no more failures than n - 1; a single voter tolerates none. No voters at all is a
+    ConfigError: KRaft needs controller.quorum.voters or controller.quorum.bootstrap.servers
+    (KafkaConfig.validateValues).
+    """
+    ids = list(voters)
+    if not ids:
+        raise ConfigError(
+            "A KRaft quorum needs at least one voter: with 0 voters no controller can be elected "
+            "(Raft needs a majority of the voters). Set controller.quorum.voters, e.g. "
+            "'1@localhost:9093,2@localhost:9094,3@localhost:9095'"
+        )
+    out: list[str] = []
+    seen: list[int] = []
+    for voter in ids:
+        if voter in seen:
+            out.append(
+                f"voter id {voter} is listed more than once; Kafka keeps one entry per id "
+                "(QuorumConfig.parseVoterConnections), so the quorum is smaller than the list"
+            )
+        else:
+            seen.append(voter)
+    n = len(seen)
+    majority = n // 2 + 1
+    tolerated = (n - 1) // 2
+
+    def failures(k: int) -> str:
+        return f"{k} failure" if k == 1 else f"{k} failures"
+
+    if n == 1:
+        out.append(
+            f"1 voter ({seen[0]}): a single-controller quorum has no fault tolerance; Raft needs a "
+            "majority (1 of 1) to elect a leader and commit metadata, so if that controller is "
+            "down no metadata can change (no leader elections, no ISR changes, no fencing)"
+        )
+    elif n % 2 == 0:
+        out.append(
+            f"{n} voters tolerate {failures(tolerated)}, the same as {n - 1}: Raft needs a "
+            f"majority ({majority} of {n}) to elect a leader and commit, so the extra voter adds "
+            f"no fault tolerance; use {n - 1} or {n + 1} voters"
+        )
+    return out
+
+
+Validator = Range | ValidString | ValidList | QuorumVoters | QuorumBootstrapServers
 
 
 @dataclass(frozen=True)
@@ -199,6 +357,9 @@ class ConfigDef:
     synonyms: tuple[Synonym, ...] = ()
     #: Kafka defines it with defineInternal (not in the public docs).
     internal: bool = False
+    #: Metadata mode the key is read in ("zookeeper" or "kraft"); None means both. Kafka's
+    #: ConfigDef still accepts the key in the other mode and ignores it.
+    mode: str | None = None
     #: Optional hook: raw value -> value before type parsing (acks accepts ints).
     pre: Callable[[Any], Any] | None = None
     #: Optional hook: parsed value -> value stored in the resolved config (acks -> int).
@@ -403,7 +564,7 @@ BROKER: dict[str, ConfigDef] = dict(
         _cfg(
             "leader.imbalance.per.broker.percentage", "int", 10,
             "Imbalance ratio per broker above which a preferred election runs (ZK controller).",
-            unit="percent",
+            unit="percent", mode=ZOOKEEPER,
         ),
         _cfg(
             "controlled.shutdown.enable", "boolean", True,
@@ -413,34 +574,92 @@ BROKER: dict[str, ConfigDef] = dict(
             "controlled.shutdown.max.retries", "int", 3,
             "ZooKeeper mode: controlled shutdown attempts before the broker shuts down anyway "
             "(KafkaServer.controlledShutdown).",
+            mode=ZOOKEEPER,
         ),
         _cfg(
             "controlled.shutdown.retry.backoff.ms", "long", 5000,
             "ZooKeeper mode: wait between controlled shutdown attempts.",
-            unit="ms",
+            unit="ms", mode=ZOOKEEPER,
         ),
         _cfg(
             "zookeeper.session.timeout.ms", "int", by_version(("0.8.2", 6000), ("2.5", 18000)),
             "ZooKeeper session timeout; a broker whose session expires is considered dead.",
             unit="ms", removed_in="4.0",
             change_ref="ZooKeeper mode removed in 4.0, KIP-500",
-            replacement="broker.session.timeout.ms",
+            replacement="broker.session.timeout.ms", mode=ZOOKEEPER,
         ),
+        # KRaftConfigs defines both without a validator (null): Kafka accepts any int.
         _cfg(
             "broker.session.timeout.ms", "int", 9000,
             "KRaft: a broker without a heartbeat for this long is fenced.",
-            unit="ms", since="2.8", change_ref="KIP-631",
+            unit="ms", since="2.8", change_ref="KIP-631", mode=KRAFT,
         ),
         _cfg(
             "broker.heartbeat.interval.ms", "int", 2000,
             "KRaft: interval between broker heartbeats to the controller.",
-            unit="ms", since="2.8", change_ref="KIP-631",
+            unit="ms", since="2.8", change_ref="KIP-631", mode=KRAFT,
         ),
         _cfg(
             "unclean.leader.election.interval.ms", "long", 300000,
             "KRaft controller: how often it tries unclean elections for leaderless partitions.",
             unit="ms", valid=_AT_LEAST_1, since="3.9", change_ref="ReplicationConfigs @3.9",
-            internal=True,
+            internal=True, mode=KRAFT,
+        ),
+        # KRaftConfigs (KafkaConfig before 3.8): process.roles / node.id, KIP-631, 2.8.
+        _cfg(
+            "process.roles", "list", (),
+            "KRaft: the roles of this node, broker and/or controller; empty means ZooKeeper "
+            "mode (3.x).",
+            valid=ValidList(("broker", "controller")), since="2.8", change_ref="KIP-631",
+            mode=KRAFT,
+        ),
+        _cfg(
+            "node.id", "int", -1,
+            "KRaft: id of this node (required there); a synonym of broker.id, which must match.",
+            since="2.8", change_ref="KIP-631",
+        ),
+        # QuorumConfig (RaftConfig before 3.8), KIP-595; same defaults since 2.8, no validators
+        # on the timeouts.
+        _cfg(
+            "controller.quorum.voters", "list", (),
+            "KRaft: the static controller quorum, comma-separated {id}@{host}:{port} entries.",
+            valid=QuorumVoters(), since="2.8", change_ref="KIP-595", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.bootstrap.servers", "list", (),
+            "KRaft: {host}:{port} endpoints to discover a dynamic controller quorum (KIP-853).",
+            valid=QuorumBootstrapServers(), since="3.9", change_ref="KIP-853", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.election.timeout.ms", "int", 1000,
+            "KRaft: longest time without fetching from the leader before a new election.",
+            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.fetch.timeout.ms", "int", 2000,
+            "KRaft: a voter without a successful fetch from the leader for this long becomes a "
+            "candidate; a leader without fetches from a majority for this long resigns.",
+            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.election.backoff.max.ms", "int", 1000,
+            "KRaft: upper bound of the exponential backoff between elections.",
+            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.append.linger.ms", "int", 25,
+            "KRaft: how long the leader lets writes accumulate before flushing them to disk.",
+            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.request.timeout.ms", "int", 2000,
+            "KRaft: how long a quorum request waits for its response before it is retried.",
+            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.retry.backoff.ms", "int", 20,
+            "KRaft: wait before retrying a failed quorum request.",
+            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "replica.selector.class", "string", None,
@@ -836,12 +1055,26 @@ def _retention_ms(cfg: Mapping[str, Any]) -> int:
 
 
 def broker_config(
-    overrides: Mapping[str, Any] | None = None, version: str = DEFAULT_VERSION
+    overrides: Mapping[str, Any] | None = None,
+    version: str = DEFAULT_VERSION,
+    *,
+    metadata_mode: str | None = None,
 ) -> dict[str, Any]:
-    """Full broker config for ``version``: every key -> typed value (None = unset)."""
+    """Full broker config for ``version``: every key -> typed value (None = unset).
+
+    With ``metadata_mode`` ("zookeeper" / "kraft", checked by
+    :func:`kafkasim.modes.metadata_mode_for`) the keys of the other mode are checked too: Kafka's
+    ConfigDef accepts them and ignores them, so setting one emits a :class:`ConfigWarning`, except
+    ``process.roles``, which is what selects KRaft mode in a 3.x ``server.properties`` and so
+    contradicts ZooKeeper mode (ConfigError). Without ``metadata_mode`` no mode check is done.
+    """
     profile = normalize_version(version)
     explicit = _parse_overrides("broker", overrides, profile)
     cfg = _resolve_all("broker", explicit, profile)
+    if metadata_mode is not None:
+        _check_metadata_mode(explicit, profile, metadata_mode_for(profile, metadata_mode))
+    _check_kraft_node(cfg, explicit)
+    _check_broker_heartbeat(cfg, profile)
 
     # Cross-checks from KafkaConfig.validateValues (paraphrased).
     wait_ms = cfg["replica.fetch.wait.max.ms"]
@@ -882,6 +1115,108 @@ def broker_config(
     # Kafka has no check between replica.fetch.response.max.bytes and replica.fetch.max.bytes:
     # both are size hints and the first batch is always returned (KIP-74).
     return cfg
+
+
+def _check_metadata_mode(explicit: Mapping[str, Any], profile: str, mode: str) -> None:
+    """Keys of the other metadata mode: ignored by Kafka (warn), process.roles contradicts ZK."""
+    for key in explicit:
+        defn = BROKER[key]
+        if defn.mode is None or defn.mode == mode:
+            continue
+        if key == "process.roles" and explicit[key]:
+            raise ConfigError(
+                f"process.roles={_java_str(explicit[key])} makes a Kafka {profile} node a KRaft "
+                "node (KafkaConfig.usesSelfManagedQuorum: process.roles non-empty), which "
+                "contradicts metadata_mode='zookeeper'; remove process.roles or use "
+                "metadata_mode='kraft'"
+            )
+        if key == "process.roles":
+            continue  # empty process.roles is what ZooKeeper mode means
+        other = "ZooKeeper" if defn.mode == ZOOKEEPER else "KRaft"
+        this = "ZooKeeper" if mode == ZOOKEEPER else "KRaft"
+        warnings.warn(
+            ConfigWarning(
+                f"'{key}' is a {other}-mode setting; Kafka {profile} in {this} mode accepts it "
+                "but ignores it, so it has no effect here"
+            ),
+            stacklevel=4,
+        )
+
+
+def _scala_set(ids: list[int]) -> str:
+    return "Set(" + ", ".join(str(i) for i in ids) + ")"
+
+
+def _check_kraft_node(cfg: Mapping[str, Any], explicit: Mapping[str, Any]) -> None:
+    """KafkaConfig.validateValues / parseProcessRoles checks of one KRaft node's identity.
+
+    Only keys set explicitly are checked: the simulator's broker config is a template shared by
+    all nodes, which the cluster completes per node (node.id, process.roles).
+    """
+    if "node.id" in explicit and "broker.id" in explicit:
+        if explicit["node.id"] != explicit["broker.id"]:
+            raise ConfigError(
+                "You must set `node.id` to the same value as `broker.id`. (node.id="
+                f"{explicit['node.id']}, broker.id={explicit['broker.id']}; KafkaConfig)"
+            )
+    roles = list(explicit.get("process.roles") or ())
+    if not roles:
+        return
+    if len(set(roles)) != len(roles):
+        raise ConfigError(
+            f"Duplicate role names found in `process.roles`: {_java_str(roles)}"
+        )
+    # KafkaConfig populates node.id from broker.id (and back) when only one is set.
+    node_id = cfg.get("node.id")
+    if (node_id is None or node_id < 0) and cfg.get("broker.id") is not None:
+        node_id = cfg["broker.id"]
+    if node_id is None or node_id < 0:
+        raise ConfigError(
+            "Missing configuration `node.id` which is required when `process.roles` is "
+            "defined (i.e. when running in KRaft mode)."
+        )
+    voter_ids = list(parse_quorum_voters(cfg.get("controller.quorum.voters") or ()))
+    if not voter_ids and not cfg.get("controller.quorum.bootstrap.servers"):
+        raise ConfigError(
+            "If using process.roles, either controller.quorum.bootstrap.servers must contain "
+            "the set of bootstrap controllers or controller.quorum.voters must contain a "
+            "parseable set of controllers."
+        )
+    if "controller" in roles and voter_ids and node_id not in voter_ids:
+        raise ConfigError(
+            "If process.roles contains the 'controller' role, the node id "
+            f"{node_id} must be included in the set of voters "
+            f"controller.quorum.voters={_scala_set(voter_ids)}"
+        )
+    if roles == ["broker"] and node_id in voter_ids:
+        raise ConfigError(
+            "If process.roles contains just the 'broker' role, the node id "
+            f"{node_id} must not be included in the set of voters "
+            f"controller.quorum.voters={_scala_set(voter_ids)}"
+        )
+
+
+def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:
+    """KAFKA-19432 (4.2): an ERROR log, not a failure, if the heartbeat interval is more than half
+    the broker session timeout (a single late heartbeat could then fence the broker). Kafka's
+    text, from KafkaConfig.validateValues (4.x)."""
+    if not rules_for(profile).broker_heartbeat_interval_checked:
+        return
+    interval, session = cfg["broker.heartbeat.interval.ms"], cfg["broker.session.timeout.ms"]
+    if interval * 2 > session:
+        warnings.warn(
+            ConfigWarning(
+                f"broker.heartbeat.interval.ms ({interval} ms) must be less than or equal to "
+                f"half of the broker.session.timeout.ms ({session} ms). The "
+                "broker.session.timeout.ms is configured on controller. The "
+                "broker.heartbeat.interval.ms is configured on broker. If a broker doesn't send "
+                "heartbeat request within broker.session.timeout.ms, it loses broker lease. "
+                "Please increase broker.session.timeout.ms or decrease "
+                f"broker.heartbeat.interval.ms. (Kafka {profile} logs this as an ERROR and starts "
+                "anyway; KafkaConfig.validateValues, KAFKA-19432)"
+            ),
+            stacklevel=4,
+        )
 
 
 # --------------------------------------------------------------------------------------------

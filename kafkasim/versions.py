@@ -74,6 +74,9 @@ SUPPORTED_VERSIONS: tuple[str, ...] = (
     "3.8",
     "3.9",
     "4.0",
+    "4.1",
+    "4.2",
+    "4.3",
 )
 
 #: The profile used when a scenario does not name a version.
@@ -597,6 +600,94 @@ class Rules:
         until="4.0",
         ref="KIP-500 (ZooKeeper removed in 4.0)",
         doc="ZooKeeper mode (ZK controller, sessions, znodes) is available",
+    )
+    # KIP-833 (3.3.0 upgrade notes, docs/upgrade.html @3.3.0: "KRaft mode is production ready for
+    # new clusters"). 2.8-3.2 shipped KRaft as early access (``kraft_mode``), which the simulator
+    # does not model: kafkasim.modes.metadata_mode_for allows metadata_mode="kraft" only where this
+    # rule is on, and "zookeeper" only where ``zookeeper_mode`` is on.
+    kraft_production_ready: bool = _rule(
+        since="3.3",
+        ref="KIP-833 (docs/upgrade.html @3.3.0)",
+        doc="KRaft mode is production-ready (the simulator models KRaft from here on)",
+    )
+    # KIP-966 part 1 / KAFKA-15582 (3.7.0, commit 14029e2): BrokerRegistrationRequest v3 carries
+    # PreviousBrokerEpoch, the broker epoch the broker wrote into .kafka_cleanshutdown when it last
+    # stopped cleanly (-1 after a crash). In 3.7 the controller only logged a mismatch
+    # (ClusterControlManager.registerBroker "TODO(KIP-966)"); see unclean_shutdown_detection.
+    broker_registration_previous_epoch: bool = _rule(
+        since="3.7",
+        ref="KIP-966 / KAFKA-15582, BrokerRegistrationRequest v3 PreviousBrokerEpoch",
+        doc="a restarting KRaft broker sends the broker epoch of its last clean shutdown",
+    )
+    # KIP-853 (3.9.0): dynamic KRaft quorums: controller.quorum.bootstrap.servers (QuorumConfig
+    # @3.9.0-rc3), kraft.version 1, kafka-metadata-quorum add-controller / remove-controller.
+    kraft_dynamic_quorum: bool = _rule(
+        since="3.9",
+        ref="KIP-853 (QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG @3.9.0)",
+        doc="KRaft controller quorums can change membership (controller.quorum.bootstrap.servers)",
+    )
+    # KIP-996 (4.0.0; Vote RPC v2 PreVote field KAFKA-17641 #17807, ProspectiveState
+    # KAFKA-17642 #18240, merged for 4.0): a voter whose fetch timeout expires first becomes
+    # Prospective and sends PreVotes (Vote with PreVote=true) without bumping the epoch; only a
+    # majority of granted PreVotes makes it a Candidate. A follower that is still fetching from the
+    # leader denies PreVotes, so a partitioned voter cannot disrupt the quorum on its return.
+    kraft_pre_vote: bool = _rule(
+        since="4.0",
+        ref="KIP-996 / KAFKA-17641, KAFKA-17642",
+        doc="KRaft voters run a Pre-Vote round (Prospective state) before a real election",
+    )
+    # KIP-966 part 1 (4.0.0): the eligible.leader.replicas.version feature (ELRV_1) can be
+    # finalized (kafka-features upgrade --feature eligible.leader.replicas.version=1); the
+    # controller then keeps ELR / LastKnownElr (PartitionChangeBuilder). Off by default in 4.0
+    # (docs 40/operations/eligible-leader-replicas: "not enabled by default for 4.0").
+    elr_available: bool = _rule(
+        since="4.0",
+        ref="KIP-966 / EligibleLeaderReplicasVersion (docs 40/operations/eligible-leader-replicas)",
+        doc="Eligible Leader Replicas can be enabled (feature eligible.leader.replicas.version=1)",
+    )
+    # 4.1.0: EligibleLeaderReplicasVersion.ELRV_1 has bootstrapMetadataVersion IBP_4_1_IV0, so a
+    # cluster formatted with release version 4.1 or newer starts with ELR on (docs
+    # 41/operations/eligible-leader-replicas: "ELR is enabled by default on new clusters starting
+    # 4.1"). Upgraded clusters keep the level they had until an operator raises it.
+    elr_enabled_by_default: bool = _rule(
+        since="4.1",
+        ref="KIP-966 / EligibleLeaderReplicasVersion.ELRV_1 (bootstrap IBP_4_1_IV0)",
+        doc="new KRaft clusters start with Eligible Leader Replicas enabled",
+    )
+    # KIP-966 unclean shutdown detection, controller side. 3.8.0 (KAFKA-15586) compared
+    # PreviousBrokerEpoch with the stored registration, but ReplicationControlManager acted only at
+    # metadata.version 3.9-IV0 (unstable in 3.8); 3.9.0 (KAFKA-16952, commit 2fd00ce) keyed the
+    # check on a new incarnation id instead. 4.0 (KAFKA-18106 #18045, KAFKA-18635 #18277:
+    # ClusterControlManager.registerBroker isCleanShutdown = stored epoch == PreviousBrokerEpoch;
+    # ReplicationControlManager.handleBrokerShutdown, run for every new incarnation id before its
+    # RegisterBrokerRecord) removes an uncleanly restarted broker from every ISR and ELR when ELR
+    # is enabled; after a clean shutdown, or with ELR off, it only takes the broker out of the
+    # ISRs as a fence does ("handleBrokerShutdown"). The 4.0 release of KAFKA-18635 is taken from
+    # its merge date (2025-02) and the 4.x sources; it is not checked against a 4.0.0 tag (none in
+    # the mirror).
+    unclean_shutdown_detection: bool = _rule(
+        since="4.0",
+        ref="KIP-966 / KAFKA-15586, KAFKA-18106, KAFKA-18635",
+        doc="with ELR on, a broker that restarts without a matching clean-shutdown epoch leaves "
+        "every ISR and ELR at registration",
+    )
+    # KAFKA-19432 (#20046, merged after 2025-08-21, i.e. after the 4.1 branch): KafkaConfig logs
+    # an ERROR when broker.heartbeat.interval.ms is more than half of broker.session.timeout.ms;
+    # the broker still starts. 4.2 is inferred from the merge date (not checked against a tag).
+    broker_heartbeat_interval_checked: bool = _rule(
+        since="4.2",
+        ref="KAFKA-19432 (KafkaConfig.validateValues)",
+        doc="the broker logs an error if broker.heartbeat.interval.ms > "
+        "broker.session.timeout.ms / 2",
+    )
+    # KIP-1023 / KAFKA-17302 (#21153, merged 2025-12): with tiered storage, an empty follower
+    # starts replicating from the leader's last tiered offset instead of its local log start.
+    # 4.3 comes from the fact sheet (§7c) and the merge date; not checked against a tag. Tiered
+    # storage is not modelled by the simulator.
+    follower_fetch_from_last_tiered_offset: bool = _rule(
+        since="4.3",
+        ref="KIP-1023 / KAFKA-17302 (release unverified)",
+        doc="tiered storage: an empty follower fetches from the leader's last tiered offset",
     )
 
 

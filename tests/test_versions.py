@@ -32,7 +32,7 @@ def test_supported_versions_are_ordered_oldest_first_and_include_the_brief_list(
     assert tuples == sorted(tuples)
     assert len(set(tuples)) == len(tuples)
     for v in ("0.8.2", "0.10.2", "0.11.0", "2.0", "2.1", "2.4", "2.5", "2.7", "2.8", "3.7",
-              "3.8", "3.9", "4.0"):
+              "3.8", "3.9", "4.0", "4.1", "4.2", "4.3"):
         assert v in SUPPORTED_VERSIONS
     assert DEFAULT_VERSION == "3.7"
     assert isinstance(SUPPORTED_VERSIONS, tuple)
@@ -52,7 +52,12 @@ def test_supported_versions_are_ordered_oldest_first_and_include_the_brief_list(
         ("2.0.0", (2, 0)),
         ("2.0.1", (2, 0, 1)),
         ("2.0.2", (2, 0, 1)),
-        ("4.1", (4, 0)),
+        ("4.0.1", (4, 0)),
+        ("4.1", (4, 1)),
+        ("4.2.0", (4, 2)),
+        ("4.3.1", (4, 3)),
+        ("4.4", (4, 3)),
+        ("5.0", (4, 3)),
     ],
 )
 def test_parse_version_normalises_to_profile(text, expected):
@@ -218,6 +223,24 @@ SINCE = [
     ("fetch_from_non_replica_error", "3.3", "3.2"),
     ("fetch_offset_below_log_start_before_divergence", "3.0", "2.8"),
     ("leader_and_isr_ignores_older_partition_epoch", "3.3", "3.2"),
+    # KIP-833: docs/upgrade.html @3.3.0 "KRaft mode is production ready for new clusters"
+    ("kraft_production_ready", "3.3", "3.2"),
+    # BrokerRegistrationRequest.json: validVersions 0-1 @3.6.0, 0-3 with PreviousBrokerEpoch @3.7.0
+    ("broker_registration_previous_epoch", "3.7", "3.6"),
+    # QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG first in 3.9.0 (KIP-853)
+    ("kraft_dynamic_quorum", "3.9", "3.8"),
+    # KIP-996 Pre-Vote (KAFKA-17641 / KAFKA-17642, 4.0)
+    ("kraft_pre_vote", "4.0", "3.9"),
+    # kafka.apache.org/40/operations/eligible-leader-replicas: available, not on by default
+    ("elr_available", "4.0", "3.9"),
+    # EligibleLeaderReplicasVersion.ELRV_1 bootstraps at IBP_4_1_IV0
+    ("elr_enabled_by_default", "4.1", "4.0"),
+    # KAFKA-18106 / KAFKA-18635: isCleanShutdown = stored epoch == PreviousBrokerEpoch
+    ("unclean_shutdown_detection", "4.0", "3.9"),
+    # KAFKA-19432 (merged after the 4.1 branch)
+    ("broker_heartbeat_interval_checked", "4.2", "4.1"),
+    # KIP-1023 / KAFKA-17302 (release from the fact sheet, unverified)
+    ("follower_fetch_from_last_tiered_offset", "4.3", "4.2"),
 ]
 
 # (rule, last profile where it is on, first profile where it is off).
@@ -236,7 +259,7 @@ def test_rule_switches_on_at_its_release(rule, on_in, off_in):
     assert getattr(rules_for(on_in), rule) is True
     assert getattr(rules_for(off_in), rule) is False
     assert getattr(rules_for("0.8.2"), rule) is False
-    assert getattr(rules_for("4.0"), rule) is True
+    assert getattr(rules_for(SUPPORTED_VERSIONS[-1]), rule) is True
 
 
 @pytest.mark.parametrize(("rule", "on_in", "off_in"), UNTIL)
@@ -244,7 +267,7 @@ def test_rule_switches_off_at_its_release(rule, on_in, off_in):
     assert getattr(rules_for(on_in), rule) is True
     assert getattr(rules_for(off_in), rule) is False
     assert getattr(rules_for("0.8.2"), rule) is True
-    assert getattr(rules_for("4.0"), rule) is False
+    assert getattr(rules_for(SUPPORTED_VERSIONS[-1]), rule) is False
 
 
 def test_every_rule_is_covered_by_the_tables():
@@ -382,3 +405,39 @@ def test_describe_profile_rejects_bad_versions():
 def test_module_exports():
     for name in versions.__all__:
         assert hasattr(versions, name)
+
+
+# ---------------------------------------------------------------------------- Kafka 4.x profiles
+
+
+def test_4x_profiles_exist_and_default_is_unchanged():
+    assert SUPPORTED_VERSIONS[-4:] == ("4.0", "4.1", "4.2", "4.3")
+    assert DEFAULT_VERSION == "3.7"  # the lead switches the default once KRaft mode works
+
+
+def test_elr_preview_in_4_0_and_default_from_4_1():
+    # kafka.apache.org/40 and /41 operations/eligible-leader-replicas; EligibleLeaderReplicasVersion
+    r39, r40, r41, r43 = (rules_for(v) for v in ("3.9", "4.0", "4.1", "4.3"))
+    assert not r39.elr_available and not r39.elr_enabled_by_default
+    assert r40.elr_available and not r40.elr_enabled_by_default
+    assert r41.elr_available and r41.elr_enabled_by_default
+    assert r43.elr_enabled_by_default and r43.describe_elr_columns
+
+
+def test_kraft_rules_by_release():
+    r32, r33, r40 = rules_for("3.2"), rules_for("3.3"), rules_for("4.0")
+    # early access (kraft_mode) is not production readiness (KIP-833)
+    assert r32.kraft_mode and not r32.kraft_production_ready
+    assert r33.kraft_production_ready and r33.zookeeper_mode
+    assert r40.kraft_production_ready and not r40.zookeeper_mode and r40.kraft_pre_vote
+    assert not rules_for("3.9").kraft_pre_vote and rules_for("3.9").kraft_dynamic_quorum
+
+
+def test_4x_profiles_differ_only_in_their_4x_rules():
+    def changed(a, b):
+        ra, rb = rules_for(a), rules_for(b)
+        return {n for n in rule_names() if getattr(ra, n) != getattr(rb, n)}
+
+    assert changed("4.0", "4.1") == {"elr_enabled_by_default"}
+    assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked"}
+    assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}
