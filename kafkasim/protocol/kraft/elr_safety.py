@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kafkasim.protocol.kraft.records import ConfigRecord, FeatureLevelRecord
+from kafkasim.protocol.kraft.records import ClearElrRecord, ConfigRecord, FeatureLevelRecord
 
 __all__ = [
     "DISALLOWED_BROKER_MIN_ISR_TRANSITION_ERROR",
@@ -66,17 +66,6 @@ ELR_METADATA_VERSION_ERROR = (
     "metadata.version that supports ELR (4.0-IV1 or later, KIP-966), which the cluster has not "
     "finalized"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ClearElrRecord:
-    """ClearElrRecord (metadata apiKey 28, 4.0): clear ELR and LastKnownElr of ``topic_name``'s
-    partitions, or of every partition when it is empty.
-
-    Defined here until ``records.py`` carries it (the lead owns that module).
-    """
-
-    topic_name: str = ""
 
 
 @dataclass(frozen=True)
