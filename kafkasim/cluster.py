@@ -29,6 +29,7 @@ from kafkasim.describe import describe_group, describe_topics, reassigning_addin
 from kafkasim.engine import Engine
 from kafkasim.exceptions import BrokerStartupError, ClusterError, ConditionTimeout
 from kafkasim.metrics import MetricsRecorder
+from kafkasim.modes import metadata_mode_for
 from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol import rules as kafka_rules
 from kafkasim.protocol.javautil import JavaRandom
@@ -127,11 +128,15 @@ class Cluster(StateViews):
         self.kafka_version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
         self.rules = versions.rules_for(self.kafka_version, rules)
         self.rulebook = RuleBook()   # the rule functions (kafkasim.protocol.rules): swap_rule
-        self.metadata_mode = metadata_mode or ("zookeeper" if self.rules.zookeeper_mode
-                                               else "kraft")
+        try:
+            self.metadata_mode = metadata_mode_for(self.kafka_version, metadata_mode,
+                                                   rules=self.rules)
+        except ValueError as exc:
+            raise ClusterError(str(exc)) from None
         self.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
-            kconfig.broker_config(self.broker_overrides, self.kafka_version))
+            kconfig.broker_config(self.broker_overrides, self.kafka_version,
+                                  metadata_mode=self.metadata_mode))
 
     def _init_state(self, seed: int, latency_ms: int, jitter_ms: int, metrics_interval_ms: int,
                     trace_messages: bool, per_partition_metrics: bool) -> None:
@@ -180,18 +185,11 @@ class Cluster(StateViews):
     def _create_controllers(self, controllers, broker_ids) -> None:
         """KRaft: the controller quorum and each broker's lifecycle manager."""
         from kafkasim.broker_lifecycle import BrokerLifecycleManager
-        from kafkasim.kraft_cluster import KRaftControlPlane, controller_ids
+        from kafkasim.kraft_cluster import KRaftControlPlane, controller_ids, kraft_settings
         from kafkasim.protocol.kraft.raft import RAFT_MESSAGES
         ids = controller_ids(controllers, broker_ids)
-        cfg = self.broker_config
-        settings = {
-            "metadata.version": versions.metadata_version_for(self.kafka_version),
-            "elr_enabled": versions.elr_enabled(self.kafka_version, self.rules, cfg),
-            "seed": self.seed,
-            "broker.session.timeout.ms": cfg["broker.session.timeout.ms"],
-            "min.insync.replicas": cfg["min.insync.replicas"],
-            "unclean.leader.election.enable": cfg["unclean.leader.election.enable"],
-        }
+        settings = kraft_settings(self.kafka_version, self.rules, self.broker_config,
+                                  self.seed)
         self.raft_message_types = frozenset(RAFT_MESSAGES)
         pre_vote = self.rules.kraft_pre_vote
         self.kraft = KRaftControlPlane(self, ids, settings, pre_vote)

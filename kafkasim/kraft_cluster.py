@@ -19,9 +19,11 @@ from kafkasim.controller_server import ControllerServer
 from kafkasim.exceptions import ClusterError
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.kraft.cluster_control import ClusterControlManager
+from kafkasim.protocol.kraft import records as R
 from kafkasim.protocol.kraft.image import MetadataImage
 from kafkasim.protocol.kraft.metadata_version import MetadataVersion
 from kafkasim.protocol.kraft.replication_control import ReplicationControlManager
+from kafkasim.versions import version_at_least
 
 DEDICATED_CONTROLLER_BASE_ID = 3000
 
@@ -33,13 +35,61 @@ def make_managers(settings: dict):
     mv = MetadataVersion.parse(settings["metadata.version"])
     cc = ClusterControlManager(
         session_timeout_ms=settings["broker.session.timeout.ms"], metadata_version=mv,
-        placer_random=JavaRandom(settings["seed"]))
+        placer_random=JavaRandom(settings["seed"]),
+        registration_rules=settings["registration_rules"],
+        heartbeat_options=settings["heartbeat_options"])
     rc = ReplicationControlManager(
         cc, metadata_version=mv, elr_enabled=settings["elr_enabled"],
         default_min_isr=settings["min.insync.replicas"],
         default_unclean=settings["unclean.leader.election.enable"],
-        topic_id_factory=partial(_topic_id, settings["seed"]))
+        default_replication_factor=settings["default.replication.factor"],
+        default_num_partitions=settings["num.partitions"],
+        topic_id_factory=partial(_topic_id, settings["seed"]),
+        last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"])
+    cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
     return cc, rc
+
+
+def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
+    """What the controllers of a KRaft cluster of ``kafka_version`` start with: the release's
+    newest metadata.version, whether ELR is on (KIP-966: preview in 4.0, default from 4.1),
+    the registration / heartbeat rules of that release (ClusterControlManager,
+    BrokerHeartbeatManager), and the bootstrap records the first active controller writes
+    (metadata.version, eligible.leader.replicas.version, and with ELR a cluster-level
+    min.insync.replicas: ConfigurationControlManager.maybeGenerateElrSafetyRecords)."""
+    from kafkasim.protocol.kraft.cluster_control import RegistrationRules
+    from kafkasim.protocol.kraft.elr_safety import maybe_generate_elr_safety_records
+
+    mv = MetadataVersion.latest_for(kafka_version)
+    elr = bool(rules.elr_enabled_by_default) and mv.is_elr_supported()
+    if not rules.broker_registration_previous_epoch or not rules.kraft_dynamic_quorum \
+            and not rules.unclean_shutdown_detection:
+        registration = RegistrationRules.V3_3       # 3.3-3.8: no detection in production
+    elif rules.unclean_shutdown_detection:
+        registration = RegistrationRules.V3_8       # 4.x: PreviousBrokerEpoch vs the epoch
+    else:
+        registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
+    heartbeat = {"register_always_touches": bool(rules.broker_registration_previous_epoch)}
+    bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
+    if elr:
+        safety, _log = maybe_generate_elr_safety_records(
+            {}, {}, static_min_insync_replicas=cfg["min.insync.replicas"])
+        bootstrap += list(safety)
+        bootstrap.append(R.FeatureLevelRecord("eligible.leader.replicas.version", 1))
+    return {
+        "metadata.version": mv.version(),
+        "elr_enabled": elr,
+        "seed": seed,
+        "registration_rules": registration,
+        "heartbeat_options": heartbeat,
+        "broker.session.timeout.ms": cfg["broker.session.timeout.ms"],
+        "min.insync.replicas": cfg["min.insync.replicas"],
+        "unclean.leader.election.enable": cfg["unclean.leader.election.enable"],
+        "default.replication.factor": cfg["default.replication.factor"],
+        "num.partitions": cfg.get("num.partitions", 1),
+        "last_known_leader_must_be_acceptable": version_at_least(kafka_version, "4.1"),
+        "bootstrap_records": tuple(bootstrap),
+    }
 
 
 def _topic_id(seed: int, name: str) -> str:

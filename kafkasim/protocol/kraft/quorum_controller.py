@@ -41,8 +41,11 @@ from kafkasim.protocol.messages import (
 )
 
 MAX_ELECTIONS_PER_IMBALANCE = 1000   # ReplicationControlManager.maxElectionsPerImbalance
-_TRANSITION = {"FENCED": "fenced", "UNFENCED": "unfenced",
-               "CONTROLLED_SHUTDOWN": "in controlled shutdown", "SHUTDOWN_NOW": "shut down"}
+_CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
+                    R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
+_REPLICATION_RECORDS = (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
+                        R.RemoveTopicRecord, R.ConfigRecord, R.ClearElrRecord,
+                        R.FeatureLevelRecord)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +69,11 @@ class QuorumController:
         self.cluster_control, self.replication_control = managers()
 
     # -- replay ---------------------------------------------------------------------------------
-    def replay(self, record, offset: int) -> None:
+    def replay(self, record, offset: int, now_ms: int | None = None) -> None:
         """QuorumController.replay: each record goes to the manager that owns it."""
-        if isinstance(record, (R.RegisterBrokerRecord, R.UnregisterBrokerRecord,
-                               R.FenceBrokerRecord, R.UnfenceBrokerRecord,
-                               R.BrokerRegistrationChangeRecord)):
-            self.cluster_control.replay(record, offset)
-        elif isinstance(record, (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
-                                 R.RemoveTopicRecord, R.ConfigRecord)):
+        if isinstance(record, _CLUSTER_RECORDS):
+            self.cluster_control.replay(record, offset, now_ms)
+        elif isinstance(record, _REPLICATION_RECORDS):
             self.replication_control.replay(record, offset)
         self.applied = offset
 
@@ -111,6 +111,7 @@ class QuorumController:
         first time a quorum starts."""
         log = ctx.raft.log
         self._rebuild(log.entries_between(0, log.end_offset))
+        self.cluster_control.activate(ctx.now)
         self.active = True
         self.epoch = epoch
         self.scheduled = set()
@@ -145,17 +146,18 @@ class QuorumController:
         if records:
             base = raft.append(ctx, list(records))
             rc = self.replication_control
+            now = ctx.now
             for i, r in enumerate(records):
                 t = type(r)
                 if t is R.PartitionChangeRecord or t is R.PartitionRecord:
                     name = rc.topic_name(r.topic_id)
                     old = rc.partition(name, r.partition_id) if name is not None else None
-                    self.replay(r, base + i)
+                    self.replay(r, base + i, now)
                     name = rc.topic_name(r.topic_id)
                     _trace_partition_change(ctx, name, r, old, rc.partition(name, r.partition_id),
                                             reason)
                 else:
-                    self.replay(r, base + i)
+                    self.replay(r, base + i, now)
             last = base + len(records) - 1
         else:
             last = raft.log.end_offset - 1
@@ -188,52 +190,59 @@ class QuorumController:
 
     def _register_broker(self, ctx, src, msg: BrokerRegistrationRequest) -> None:
         """QuorumController.registerBroker -> ClusterControlManager.registerBroker; the broker
-        epoch is the offset the RegisterBrokerRecord gets (offsetControl.nextWriteOffset)."""
+        epoch is the offset of the batch's first record (offsetControl.nextWriteOffset). A
+        registration the version's rules judge unclean (KIP-966) first takes the broker out of
+        every ISR and ELR (BrokerUncleanShutdownHandler)."""
         cc = self.cluster_control
-        next_offset = ctx.raft.log.end_offset
         try:
-            records, broker_epoch = cc.register_broker(
+            records, reply = cc.register_broker(
                 msg.broker_id, msg.incarnation_id, msg.rack, msg.previous_broker_epoch,
-                next_offset, ctx.now)
+                ctx.raft.log.end_offset, ctx.now)
         except Exception as e:   # DuplicateBrokerRegistrationException, ...
-            err = getattr(e, "error", E.INVALID_REQUEST)
+            err = getattr(e, "error", None)
+            if err is None:
+                raise
             ctx.send(src, BrokerRegistrationResponse(err, -1, msg.correlation_id, str(e)))
             return
-        records = list(records)
-        if cc.last_registration_unclean(msg.broker_id):
-            # KIP-966: a broker that did not shut down cleanly leaves every ISR and ELR
-            records += self.replication_control.handle_broker_unclean_shutdown(msg.broker_id)
+        why = f"broker {msg.broker_id} registered" + \
+            (" after an unclean shutdown" if reply.unclean_shutdown else "")
         self.write(ctx, records, src,
-                   BrokerRegistrationResponse(E.NONE, broker_epoch, msg.correlation_id),
-                   reason=f"broker {msg.broker_id} registered after an unclean shutdown")
+                   BrokerRegistrationResponse(E.NONE, reply.epoch, msg.correlation_id),
+                   reason=why)
         self.reschedule_fence(ctx)
 
     def _broker_heartbeat(self, ctx, src, msg: BrokerHeartbeatRequest) -> None:
-        """ReplicationControlManager.processBrokerHeartbeat."""
+        """QuorumController.processBrokerHeartbeat -> ReplicationControlManager
+        .processBrokerHeartbeat: the BrokerHeartbeatManager decides the next state; its
+        transition's records go out in one batch with the answer."""
         cc = self.cluster_control
-        reg = cc.broker_registrations.get(msg.broker_id)
-        if reg is None or reg.epoch != msg.broker_epoch:
-            ctx.send(src, BrokerHeartbeatResponse(E.STALE_BROKER_EPOCH, False, True, False,
-                                                  msg.correlation_id))
-            return
-        hbm = cc.heartbeat_manager
-        register_offset = cc.register_broker_record_offset(msg.broker_id)
         rc = self.replication_control
-        current, nxt = hbm.calculate_next_broker_state(
-            msg.broker_id, msg.want_fence, msg.want_shut_down, msg.current_metadata_offset,
-            register_offset, lambda: rc.has_leaderships(msg.broker_id),
-            ctx.raft.high_watermark - 1)
-        current = getattr(current, "name", current)
-        nxt = getattr(nxt, "name", nxt)
-        records = rc.handle_broker_state_change(msg.broker_id, msg.broker_epoch, current, nxt)
-        fenced = nxt in ("FENCED", "SHUTDOWN_NOW")
-        hbm.touch(msg.broker_id, fenced, msg.current_metadata_offset, ctx.now)
-        caught_up = msg.current_metadata_offset >= register_offset
+        try:
+            records, reply = cc.process_broker_heartbeat(
+                msg.broker_id, msg.broker_epoch, msg.current_metadata_offset,
+                want_fence=msg.want_fence, want_shut_down=msg.want_shut_down, now_ms=ctx.now,
+                has_leaderships=lambda: rc.has_leaderships(msg.broker_id),
+                handle_broker_fenced=rc.handle_broker_fenced,
+                handle_broker_unfenced=rc.handle_broker_unfenced,
+                handle_broker_in_controlled_shutdown=rc.handle_broker_in_controlled_shutdown,
+                last_committed_offset=ctx.raft.high_watermark - 1)
+        except Exception as e:   # StaleBrokerEpochException
+            err = getattr(e, "error", None)
+            if err is None:
+                raise
+            ctx.send(src, BrokerHeartbeatResponse(err, False, True, False, msg.correlation_id))
+            return
+        if reply.should_shut_down:
+            why = f"broker {msg.broker_id} shut down"
+        elif reply.in_controlled_shutdown:
+            why = f"broker {msg.broker_id} in controlled shutdown"
+        else:
+            why = f"broker {msg.broker_id} {'fenced' if reply.is_fenced else 'unfenced'}"
         last = self.write(ctx, records, src, BrokerHeartbeatResponse(
-            E.NONE, caught_up, fenced, nxt == "SHUTDOWN_NOW", msg.correlation_id),
-            reason=f"broker {msg.broker_id} {_TRANSITION.get(nxt, nxt)}")
-        if nxt == "CONTROLLED_SHUTDOWN":
-            hbm.maybe_update_controlled_shutdown_offset(msg.broker_id, last)
+            E.NONE, reply.is_caught_up, reply.is_fenced, reply.should_shut_down,
+            msg.correlation_id), reason=why)
+        if reply.in_controlled_shutdown:
+            cc.heartbeat_manager.maybe_update_controlled_shutdown_offset(msg.broker_id, last)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
 
@@ -278,11 +287,10 @@ class QuorumController:
             self.write(ctx, [NoOpRecord()])
             ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         elif name == "maybe_fence_replicas":
-            broker = self.cluster_control.heartbeat_manager.find_one_stale_broker(ctx.now)
-            if broker is not None and broker in self.cluster_control.broker_registrations:
-                ctx.trace("broker_fenced_stale", ev.BrokerSessionExpired(broker))
-                records = rc.handle_broker_fenced(broker)
-                self.cluster_control.heartbeat_manager.fence(broker)
+            records, broker = self.cluster_control.maybe_fence_one_stale_broker(
+                ctx.now, handle_broker_fenced=rc.handle_broker_fenced)
+            if broker is not None:
+                ctx.trace("broker_fenced", ev.BrokerSessionExpired(broker))
                 self.write(ctx, records, reason=f"broker {broker} fenced (session expired)")
             self.reschedule_fence(ctx)
             self.maybe_schedule_periodic(ctx)
