@@ -18,8 +18,8 @@ from kafkasim import events as ev
 from kafkasim.controller_server import ControllerServer
 from kafkasim.exceptions import ClusterError
 from kafkasim.protocol.javautil import JavaRandom
-from kafkasim.protocol.kraft.cluster_control import ClusterControlManager
 from kafkasim.protocol.kraft import records as R
+from kafkasim.protocol.kraft.cluster_control import ClusterControlManager
 from kafkasim.protocol.kraft.image import MetadataImage
 from kafkasim.protocol.kraft.metadata_version import MetadataVersion
 from kafkasim.protocol.kraft.replication_control import ReplicationControlManager
