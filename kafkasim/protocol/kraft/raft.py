@@ -536,7 +536,10 @@ class KafkaRaftClient:
         self.elected_epochs: list[int] = []
         self.committed: dict[int, tuple[int, int]] = {}   # offset -> (entry epoch, epoch known)
         self.leader_hw_history: list[tuple[int, int]] = []  # (epoch, hw) as the leader set it
+        # monotonic across restarts, so timers and responses of an earlier run never match
         self._poll_gen = 0
+        self._park_seq = 0
+        self._correlation = 0
 
     # --- read side ---------------------------------------------------------------------------
     @property
@@ -616,9 +619,7 @@ class KafkaRaftClient:
         election state and the log; in-memory state (timers, requests, votes) starts afresh."""
         self._ctx = ctx
         self._requests = RequestManager(self.retry_backoff_ms, self.request_timeout_ms)
-        self._correlation = 0
         self._purgatory: dict[int, tuple] = {}
-        self._park_seq = 0
         self._poll_gen += 1
         self._poll_at = None
         self._fired = None
