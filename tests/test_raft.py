@@ -566,3 +566,65 @@ def test_timers_of_an_earlier_run_are_ignored_after_restart():
     for _at, name, args in old_timers:
         c.on_timer(ctx, name, *args)
     assert ctx.take(M.RaftFetchResponse) == []
+
+
+@pytest.mark.parametrize("waits", [False, True])
+def test_candidate_backoff_after_election_loss(waits):
+    """KafkaRaftClientTest.testCandidateBackoffElection (binaryExponentialElectionBackoffMs:
+    100 x nextInt(2 << (retries - 1)), at most election.backoff.max.ms) vs. KAFKA-18345 (4.1,
+    testCandidateWaitsRestOfElectionTimeoutAfterElectionLoss): wait out the election timeout."""
+    c = client(1, quorum_state={"leader_epoch": 2, "leader_id": -1, "voted_id": 1},
+               election_loss_waits_timeout=waits)
+    ctx = FakeCtx([500, 1])           # election timeout 1000 + 500; backoff 100 x nextInt(2) = 100
+    c.start(ctx)
+    ctx.now = 200
+    for d, req in ctx.take(M.VoteRequest):
+        c.handle(ctx, d, M.VoteResponse(req.correlation_id, M.NONE, -1, 2, False))
+    assert (c.state_name, c.epoch) == ("Candidate", 2)
+    wait = 1300 if waits else 100
+    ctx.advance(c, wait - 1)
+    assert c.epoch == 2
+    ctx.advance(c, 1)
+    assert (c.state_name, c.epoch) == ("Candidate", 3)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("pre_vote", [False, True])
+def test_random_crashes_and_partitions_stay_safe(seed, pre_vote):
+    """Crashes, restarts, partitions and appends at random; the driver checks the safety
+    invariants after every event; after healing every node converges on one leader's log."""
+    import random
+    r = random.Random(seed)
+    nodes = (1, 2, 3, 4, 5) if seed == 3 else (1, 2, 3)
+    d = RaftDriver(nodes, observers=(9,), seed=seed, pre_vote=pre_vote).start()
+    every = list(nodes) + [9]
+    for i in range(40):
+        x = r.random()
+        if x < 0.15 and len(d.up) > 2:
+            d.crash(r.choice(sorted(d.up)))
+        elif x < 0.35:
+            for n in every:
+                if n not in d.up:
+                    d.restart(n)
+                    break
+        elif x < 0.45:
+            g = every[:]
+            r.shuffle(g)
+            cut = r.randint(1, len(g) - 1)
+            d.heal()
+            d.partition(g[:cut], g[cut:])
+        elif x < 0.6:
+            d.heal()
+        elif d.leader() is not None:
+            d.append(d.leader(), [f"r{i}"])
+        d.run_for(r.choice([10, 100, 500, 1500, 3000]))
+    d.heal()
+    for n in every:
+        if n not in d.up:
+            d.restart(n)
+    ld = d.wait_for_leader()
+    d.append(ld, ["final"])
+    d.run_for(5000)
+    ld = d.leader()
+    assert {d.nodes[n].high_watermark for n in every} == {d.nodes[ld].log.end_offset}
+    assert all(d.nodes[n].log.entries == d.nodes[ld].log.entries for n in every)

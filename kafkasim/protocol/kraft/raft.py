@@ -499,14 +499,16 @@ class KafkaRaftClient:
     ``pre_vote``: Kafka 4.0+ (KIP-996): a voter whose fetch or election timer expires becomes
     Prospective and asks for PreVotes before bumping the epoch; without it (3.x) it becomes a
     Candidate at once. ``check_quorum`` (KAFKA-15489, 3.7+): a leader that hears no fetch from a
-    majority within 1.5 x controller.quorum.fetch.timeout.ms resigns. ``observer``: a broker
-    (not in ``voters``) that only fetches. ``log``/``quorum_state`` are what survived a crash.
+    majority within 1.5 x controller.quorum.fetch.timeout.ms resigns.
+    ``election_loss_waits_timeout`` (KAFKA-18345, 4.1+): a Candidate that lost waits out its
+    election timeout instead of a random exponential backoff. ``observer``: a broker (not in
+    ``voters``) that only fetches. ``log``/``quorum_state`` are what survived a crash.
     """
 
     def __init__(self, node_id: int, voters, config: dict | None = None, *, pre_vote: bool,
                  observer: bool = False, log: RaftLog | None = None,
                  quorum_state: dict | None = None, check_quorum: bool = True,
-                 quorum_state_version: int = 0):
+                 quorum_state_version: int = 0, election_loss_waits_timeout: bool = False):
         self.node_id = node_id
         self.voters = tuple(sorted(voters))
         if observer == (node_id in self.voters):
@@ -525,6 +527,7 @@ class KafkaRaftClient:
         self.request_timeout_ms = cfg["controller.quorum.request.timeout.ms"]
         self.retry_backoff_ms = cfg["controller.quorum.retry.backoff.ms"]
         self.pre_vote, self.observer, self.check_quorum = pre_vote, observer, check_quorum
+        self.election_loss_waits_timeout = election_loss_waits_timeout
         if quorum_state_version not in (0, 1):
             raise ValueError(f"quorum-state data_version {quorum_state_version} is not within "
                              "0 and 1 (FileQuorumStateStore)")
@@ -1013,8 +1016,11 @@ class KafkaRaftClient:
                 # the vote is lost: back off at once rather than wait for the election timeout
                 st.backing_off = True
                 if isinstance(st, CandidateState):
-                    st.backoff_deadline = ctx.now + self._binary_exponential_backoff(
-                        ctx, st.retries)
+                    if self.election_loss_waits_timeout:     # KAFKA-18345 (4.1)
+                        st.backoff_deadline = st.election_deadline
+                    else:
+                        st.backoff_deadline = ctx.now + self._binary_exponential_backoff(
+                            ctx, st.retries)
         return True
 
     def _binary_exponential_backoff(self, ctx, retries: int) -> int:
@@ -1240,6 +1246,9 @@ class KafkaRaftClient:
                 return 0
             return st.backoff_deadline - now
         if now >= st.election_deadline:
+            if self.election_loss_waits_timeout:     # KAFKA-18345 (4.1): no extra backoff
+                self._to_voting_state(ctx)
+                return 0
             st.backing_off = True
             st.backoff_deadline = now + self._binary_exponential_backoff(ctx, st.retries)
             return st.backoff_deadline - now
