@@ -28,6 +28,13 @@ KIP-996 Pre-Vote behaviour of 4.0 from PR #18240):
 - LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree: HW = majority end offset, only past
   the epoch start offset.
 - FileQuorumStateStoreTest: quorum-state JSON, data_version 0 and 1.
+- QuorumStateTest: testInitializePrimordialEpoch, testInitializeAsUnattached/Follower/Voted,
+  testInitializeAsResignedCandidate/Leader, testCandidateToCandidate,
+  testCannotFollowOrVoteForSelf, testAllStatesToUnattachedFailInSameEpoch,
+  testFollowerToFollowerSameEpoch, testObserverCannotBecomeCandidateOrLeader,
+  testHighWatermarkRetained.
+- testCandidateBackoffElection and, for 4.1 (KAFKA-18345),
+  testCandidateWaitsRestOfElectionTimeoutAfterElectionLoss.
 - KIP-996 (4.0): a Follower grants PreVotes only before its first successful fetch, a Leader
   never; granted PreVotes are not persisted; a partitioned voter does not bump the epoch.
 Scenario tests use tests/raft_driver.py and check the Raft safety invariants after every event.
@@ -628,3 +635,76 @@ def test_random_crashes_and_partitions_stay_safe(seed, pre_vote):
     ld = d.leader()
     assert {d.nodes[n].high_watermark for n in every} == {d.nodes[ld].log.end_offset}
     assert all(d.nodes[n].log.entries == d.nodes[ld].log.entries for n in every)
+
+
+# --- QuorumStateTest ------------------------------------------------------------------------------
+@pytest.mark.parametrize("stored,log,expected", [
+    # testInitializePrimordialEpoch
+    (None, (), ("Unattached", 0, -1, -1)),
+    # testInitializeAsUnattached / testInitializeAsFollower / testInitializeAsVoted
+    ({"leader_epoch": 5, "leader_id": -1, "voted_id": -1}, (), ("Unattached", 5, -1, -1)),
+    ({"leader_epoch": 5, "leader_id": 2, "voted_id": -1}, (), ("Follower", 5, 2, -1)),
+    ({"leader_epoch": 5, "leader_id": -1, "voted_id": 2}, (), ("Unattached", 5, -1, 2)),
+    # testInitializeAsResignedCandidate / testInitializeAsResignedLeader
+    ({"leader_epoch": 5, "leader_id": -1, "voted_id": 1}, (), ("Candidate", 5, -1, 1)),
+    ({"leader_epoch": 5, "leader_id": 1, "voted_id": -1}, (), ("Resigned", 5, 1, -1)),
+    # a quorum-state epoch below the log's last epoch: Unattached in the log's epoch
+    ({"leader_epoch": 2, "leader_id": 2, "voted_id": -1}, ((0, 4, "x"),),
+     ("Unattached", 4, -1, -1)),
+])
+def test_quorum_state_initialize(stored, log, expected):
+    c = client(1, quorum_state=stored, log=RaftLog(log))
+    ctx = FakeCtx()
+    c.start(ctx)
+    assert (c.state_name, c.epoch, c.leader_id, c.voted_id) == expected
+    assert c.persisted_quorum_state == {"leader_epoch": expected[1], "leader_id": expected[2],
+                                        "voted_id": expected[3]}
+
+
+def test_quorum_state_transitions():
+    c = client(1)
+    ctx = FakeCtx()
+    c.start(ctx)
+    c._to_candidate(ctx)
+    c._to_candidate(ctx)                       # testCandidateToCandidate: retries grow
+    assert (c.epoch, c.state.retries) == (2, 2)
+    with pytest.raises(RuntimeError, match="matches the local node.id"):
+        c._to_follower(ctx, 3, 1)              # testCannotFollowOrVoteForSelf
+    with pytest.raises(RuntimeError, match="Cannot transition to Unattached"):
+        c._to_unattached(ctx, 2)               # testAllStatesToUnattachedFailInSameEpoch
+    c._to_follower(ctx, 2, 3)                  # testCandidateToFollower
+    with pytest.raises(RuntimeError, match="Cannot transition to Follower"):
+        c._to_follower(ctx, 2, 2)              # testFollowerToFollowerSameEpoch
+    with pytest.raises(RuntimeError, match="Cannot transition to Follower"):
+        c._to_follower(ctx, 1, 2)              # testFollowerToAnyStateLowerEpoch
+    o = KafkaRaftClient(4, (1, 2, 3), {}, pre_vote=False, observer=True)
+    o.start(ctx)
+    with pytest.raises(RuntimeError, match="Candidate"):
+        o._to_candidate(ctx)                   # testObserverCannotBecomeCandidateOrLeader
+    p = client(1, pre_vote=True)
+    p.start(ctx)
+    with pytest.raises(RuntimeError, match="Only Prospective"):
+        p._to_candidate(ctx)                   # 4.0: only Prospective becomes Candidate
+
+
+def test_high_watermark_retained_except_by_a_new_leader():
+    """QuorumStateTest.testHighWatermarkRetained: HW survives Follower -> Unattached -> voted ->
+    Candidate, but a new Leader starts without one (transitionToLeader)."""
+    c = client(1, quorum_state={"leader_epoch": 5, "leader_id": 2, "voted_id": -1},
+               log=RaftLog([(i, 5, "r") for i in range(12)]))
+    ctx = FakeCtx()
+    c.start(ctx)
+    (_, fetch), = ctx.take(M.RaftFetchRequest)
+    c.handle(ctx, 2, M.RaftFetchResponse(fetch.correlation_id, M.NONE, 2, 5, 10))
+    assert c.high_watermark == 10
+    c._to_unattached(ctx, 6)
+    assert c.high_watermark == 10
+    c.handle(ctx, 3, M.VoteRequest(1, 7, 3, 5, 12))
+    assert (c.state_name, c.voted_id, c.high_watermark) == ("Unattached", 3, 10)
+    c._to_candidate(ctx)
+    assert c.high_watermark == 10
+    ctx.take()
+    c._poll(ctx)                               # the poll loop sends the Vote requests
+    for d, req in ctx.take(M.VoteRequest):
+        c.handle(ctx, d, M.VoteResponse(req.correlation_id, M.NONE, -1, 8, True))
+    assert c.state_name == "Leader" and c.high_watermark == -1

@@ -1204,8 +1204,12 @@ class KafkaRaftClient:
             return self._poll_follower_as_voter(ctx, st, now)
         if isinstance(st, UnattachedState):
             if self.observer:
-                return min(self._maybe_send_any_voter_fetch(ctx),
-                           max(0, st.election_deadline - now))
+                # pollUnattachedAsObserver also wakes at the (meaningless) election deadline;
+                # once past it Kafka re-polls in a busy loop that sends nothing, so skip that
+                wait = self._maybe_send_any_voter_fetch(ctx)
+                if st.election_deadline > now:
+                    wait = min(wait, st.election_deadline - now)
+                return wait
             if now >= st.election_deadline:
                 self._to_voting_state(ctx)
                 return 0
