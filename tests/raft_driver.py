@@ -47,7 +47,7 @@ class NodeContext:
 
 class RaftDriver:
     def __init__(self, voters, observers=(), *, seed=0, pre_vote=True, config=None,
-                 delay_ms=1, check_quorum=True, check_safety=True):
+                 delay_ms=1, check_quorum=True, check_safety=True, **client_kwargs):
         self.rng = random.Random(seed)
         self.now, self.delay_ms, self._seq = 0, delay_ms, 0
         self.heap: list = []
@@ -59,7 +59,8 @@ class RaftDriver:
         self.nodes: dict[int, KafkaRaftClient] = {}
         for n in list(voters) + list(observers):
             self.nodes[n] = KafkaRaftClient(n, voters, dict(config or {}), pre_vote=pre_vote,
-                                            observer=n not in voters, check_quorum=check_quorum)
+                                            observer=n not in voters, check_quorum=check_quorum,
+                                            **client_kwargs)
         self.ctx = {n: NodeContext(self, n) for n in self.nodes}
         self.incarnation = dict.fromkeys(self.nodes, 0)
         self.up: set[int] = set()

@@ -596,14 +596,16 @@ def test_candidate_backoff_after_election_loss(waits):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("pre_vote", [False, True])
-def test_random_crashes_and_partitions_stay_safe(seed, pre_vote):
+@pytest.mark.parametrize("pre_vote,newer", [(False, False), (True, False), (True, True)])
+def test_random_crashes_and_partitions_stay_safe(seed, pre_vote, newer):
     """Crashes, restarts, partitions and appends at random; the driver checks the safety
-    invariants after every event; after healing every node converges on one leader's log."""
+    invariants after every event; after healing every node converges on one leader's log.
+    ``newer``: the 4.1 changes (KAFKA-14145, KAFKA-18345) on top of Pre-Vote."""
     import random
     r = random.Random(seed)
     nodes = (1, 2, 3, 4, 5) if seed == 3 else (1, 2, 3)
-    d = RaftDriver(nodes, observers=(9,), seed=seed, pre_vote=pre_vote).start()
+    d = RaftDriver(nodes, observers=(9,), seed=seed, pre_vote=pre_vote,
+                   fast_hwm_replication=newer, election_loss_waits_timeout=newer).start()
     every = list(nodes) + [9]
     for i in range(40):
         x = r.random()
@@ -708,3 +710,29 @@ def test_high_watermark_retained_except_by_a_new_leader():
     for d, req in ctx.take(M.VoteRequest):
         c.handle(ctx, d, M.VoteResponse(req.correlation_id, M.NONE, -1, 8, True))
     assert c.state_name == "Leader" and c.high_watermark == -1
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_high_watermark_reaches_parked_followers(fast):
+    """KAFKA-14145 (4.1, "Faster KRaft HWM replication"): a fetch carries the follower's high
+    watermark; the leader answers at once when its own is higher and completes the parked
+    fetches when it moves. Before, a caught-up follower learnt a new HW only with new data or
+    when its 500 ms long poll expired (testPurgatoryFetchTimeout)."""
+    c, ctx = leader_of(voters=(1, 2, 3, 4, 5))
+    c.fast_hwm_replication = fast
+    leo = c.log.end_offset                                   # the LeaderChange record: 1
+    hw_known = -1 if fast else 2**63 - 1
+    c.handle(ctx, 3, M.RaftFetchRequest(1, 3, 1, leo, 1, 500, hw_known))   # parks
+    assert ctx.take(M.RaftFetchResponse) == []
+    c.handle(ctx, 2, M.RaftFetchRequest(2, 2, 1, leo, 1, 500, hw_known))   # 3 of 5: HW -> 1
+    assert c.high_watermark == 1
+    sent = {d: m for d, m in ctx.take(M.RaftFetchResponse)}
+    if fast:
+        assert sent[3].high_watermark == 1 and sent[2].high_watermark == 1
+    else:
+        assert sent == {}                                # both wait for data or the timeout
+        ctx.advance(c, 500)
+        sent = {d: m.high_watermark for d, m in ctx.take(M.RaftFetchResponse)}
+        assert sent == {3: -1, 2: 1}                     # the responses built when they parked
+    c.handle(ctx, 3, M.RaftFetchRequest(3, 3, 1, leo, 1, 500, -1 if fast else 2**63 - 1))
+    assert bool(ctx.take(M.RaftFetchResponse)) == fast      # HW behind: answered at once

@@ -501,14 +501,18 @@ class KafkaRaftClient:
     Candidate at once. ``check_quorum`` (KAFKA-15489, 3.7+): a leader that hears no fetch from a
     majority within 1.5 x controller.quorum.fetch.timeout.ms resigns.
     ``election_loss_waits_timeout`` (KAFKA-18345, 4.1+): a Candidate that lost waits out its
-    election timeout instead of a random exponential backoff. ``observer``: a broker (not in
-    ``voters``) that only fetches. ``log``/``quorum_state`` are what survived a crash.
+    election timeout instead of a random exponential backoff. ``fast_hwm_replication``
+    (KAFKA-14145, 4.1+): fetches carry the fetcher's high watermark; the leader answers at once
+    when it knows a higher one and completes parked fetches whenever its high watermark moves.
+    ``observer``: a broker (not in ``voters``) that only fetches. ``log``/``quorum_state``
+    are what survived a crash.
     """
 
     def __init__(self, node_id: int, voters, config: dict | None = None, *, pre_vote: bool,
                  observer: bool = False, log: RaftLog | None = None,
                  quorum_state: dict | None = None, check_quorum: bool = True,
-                 quorum_state_version: int = 0, election_loss_waits_timeout: bool = False):
+                 quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
+                 fast_hwm_replication: bool = False):
         self.node_id = node_id
         self.voters = tuple(sorted(voters))
         if observer == (node_id in self.voters):
@@ -528,6 +532,7 @@ class KafkaRaftClient:
         self.retry_backoff_ms = cfg["controller.quorum.retry.backoff.ms"]
         self.pre_vote, self.observer, self.check_quorum = pre_vote, observer, check_quorum
         self.election_loss_waits_timeout = election_loss_waits_timeout
+        self.fast_hwm_replication = fast_hwm_replication
         if quorum_state_version not in (0, 1):
             raise ValueError(f"quorum-state data_version {quorum_state_version} is not within "
                              "0 and 1 (FileQuorumStateStore)")
@@ -872,6 +877,9 @@ class KafkaRaftClient:
                 self.committed[offset] = (self.log.entries[offset][1], st.epoch)
         ctx.trace("raft.high_watermark", {"node": self.node_id, "epoch": st.epoch, "hw": hw})
         ctx.on_high_watermark(hw)
+        if self.fast_hwm_replication and isinstance(st, LeaderState):
+            # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
+            self._complete_purgatory(ctx, None)
 
     # --- outbound requests -------------------------------------------------------------------
     def _maybe_send(self, ctx, dst: int, build) -> int:
@@ -890,8 +898,11 @@ class KafkaRaftClient:
                              self.log.end_offset, isinstance(self.state, ProspectiveState))
 
     def _build_fetch_request(self, corr):
-        return M.RaftFetchRequest(corr, self.node_id, self.state.epoch, self.log.end_offset,
-                                  self.log.last_fetched_epoch, MAX_FETCH_WAIT_MS)
+        req = M.RaftFetchRequest(corr, self.node_id, self.state.epoch, self.log.end_offset,
+                                 self.log.last_fetched_epoch, MAX_FETCH_WAIT_MS)
+        if self.fast_hwm_replication:
+            req.high_watermark = self.state.high_watermark
+        return req
 
     def _maybe_send_any_voter_fetch(self, ctx) -> int:
         now = ctx.now
@@ -1097,7 +1108,8 @@ class KafkaRaftClient:
             return self._empty_fetch_response(req, M.INVALID_REQUEST)
         response = self._try_complete_fetch(ctx, src, req)
         if (response.error != M.NONE or response.records or req.max_wait_ms == 0
-                or response.diverging_epoch != -1 or response.diverging_end_offset != -1):
+                or response.diverging_epoch != -1 or response.diverging_end_offset != -1
+                or req.high_watermark < response.high_watermark):   # KAFKA-14145 (v18)
             return response
         self._park_seq += 1
         self._purgatory[self._park_seq] = (src, req, response)
@@ -1123,14 +1135,16 @@ class KafkaRaftClient:
         return M.RaftFetchResponse(req.correlation_id, M.NONE, st.leader_id, st.epoch,
                                    st.high_watermark, records, div_epoch, div_end)
 
-    def _complete_purgatory(self, ctx, leo: int) -> None:
+    def _complete_purgatory(self, ctx, leo: int | None) -> None:
         """ThresholdPurgatory.maybeComplete(leo): parked fetches below the new end offset, by
-        ascending fetch offset then arrival."""
+        ascending fetch offset then arrival (``leo`` None: completeAll)."""
         ready = sorted((req.fetch_offset, seq) for seq, (_s, req, _r) in self._purgatory.items()
-                       if req.fetch_offset < leo)
+                       if leo is None or req.fetch_offset < leo)
         for _off, seq in ready:
-            src, req, _resp = self._purgatory.pop(seq)
-            ctx.send(src, self._try_complete_fetch(ctx, src, req))
+            parked = self._purgatory.pop(seq, None)    # a nested completion may have taken it
+            if parked is not None:
+                src, req, _resp = parked
+                ctx.send(src, self._try_complete_fetch(ctx, src, req))
 
     def _complete_purgatory_exceptionally(self, ctx, error) -> None:
         for seq in sorted(self._purgatory):

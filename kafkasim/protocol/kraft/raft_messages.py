@@ -98,7 +98,9 @@ class EndQuorumEpochResponse(Message):
 @dataclass(slots=True)
 class RaftFetchRequest(Message):
     """The Fetch a voter or observer sends to the quorum leader (FetchRequest v13+ as
-    KafkaRaftClient.buildFetchRequest fills it). On the wire this is a plain ``Fetch``."""
+    KafkaRaftClient.buildFetchRequest fills it). On the wire this is a plain ``Fetch``.
+    ``high_watermark`` (v18, KAFKA-14145, 4.1): the fetcher's HW, -1 when unknown; requests of
+    older versions carry Long.MAX_VALUE (the field's default)."""
 
     WIRE_NAME: ClassVar[str] = "Fetch"
 
@@ -108,6 +110,7 @@ class RaftFetchRequest(Message):
     fetch_offset: int
     last_fetched_epoch: int
     max_wait_ms: int
+    high_watermark: int = 9223372036854775807
 
 
 @dataclass(slots=True)
