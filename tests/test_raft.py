@@ -35,8 +35,12 @@ KIP-996 Pre-Vote behaviour of 4.0 from PR #18240):
   testHighWatermarkRetained.
 - testCandidateBackoffElection and, for 4.1 (KAFKA-18345),
   testCandidateWaitsRestOfElectionTimeoutAfterElectionLoss.
-- KIP-996 (4.0): a Follower grants PreVotes only before its first successful fetch, a Leader
-  never; granted PreVotes are not persisted; a partitioned voter does not bump the epoch.
+- KIP-996 (4.0), KafkaRaftClientPreVoteTest: testFollowerGrantsPreVoteIfHasNotFetchedYet,
+  testLeaderRejectPreVoteRequestOnSameEpoch, testHandlePreVoteRequestAsCandidate,
+  testHandlePreVoteRequestAsResigned, testInvalidPreVoteRequest, testPreVoteNotSupportedByRemote,
+  testProspectiveTransitionsToUnattachedOnElectionFailure,
+  testProspectiveWithLeaderTransitionsToFollower, testProspectiveWithoutLeaderTransitionsToFollower;
+  granted PreVotes are not persisted; a partitioned voter does not bump the epoch.
 Scenario tests use tests/raft_driver.py and check the Raft safety invariants after every event.
 """
 
@@ -361,7 +365,7 @@ def test_pre_vote_rules():
     stored = c.persisted_quorum_state
     c.handle(ctx, 3, M.VoteRequest(1, 2, 3, 0, 0, pre_vote=True))
     (_, r), = ctx.take(M.VoteResponse)
-    assert r.vote_granted and r.leader_id == -1          # not yet fetched from the leader
+    assert r.vote_granted and r.leader_id == 2           # not yet fetched from the leader
     assert c.persisted_quorum_state == stored            # PreVotes are not persisted
     (_, fetch), = ctx.take(M.RaftFetchRequest)
     c.handle(ctx, 2, M.RaftFetchResponse(fetch.correlation_id, M.NONE, 2, 2, 0))
@@ -736,3 +740,92 @@ def test_high_watermark_reaches_parked_followers(fast):
         assert sent == {3: -1, 2: 1}                     # the responses built when they parked
     c.handle(ctx, 3, M.RaftFetchRequest(3, 3, 1, leo, 1, 500, -1 if fast else 2**63 - 1))
     assert bool(ctx.take(M.RaftFetchResponse)) == fast      # HW behind: answered at once
+
+
+# --- KafkaRaftClientPreVoteTest (4.0+) ------------------------------------------------
+def pre_vote(c, ctx, epoch, cand, last_epoch, last_offset):
+    c.handle(ctx, cand, M.VoteRequest(99, epoch, cand, last_epoch, last_offset, pre_vote=True))
+    (_, r), = ctx.take(M.VoteResponse)
+    return r.error, r.leader_epoch, r.leader_id, r.vote_granted
+
+
+def test_pre_vote_as_candidate_resigned_and_invalid():
+    c = client(1, (1, 2), pre_vote=True,
+               quorum_state={"leader_epoch": 2, "leader_id": -1, "voted_id": 1})
+    ctx = FakeCtx()
+    c.start(ctx)
+    assert c.state_name == "Candidate"
+    # testHandlePreVoteRequestAsCandidate: granted in the same epoch, no state change
+    assert pre_vote(c, ctx, 2, 2, 2, 1) == (M.NONE, 2, -1, True)
+    assert (c.state_name, c.persisted_quorum_state["voted_id"]) == ("Candidate", 1)
+    # a higher epoch: Unattached in it, then granted
+    assert pre_vote(c, ctx, 3, 2, 3, 2) == (M.NONE, 3, -1, True)
+    assert (c.state_name, c.voted_id) == ("Unattached", -1)
+    # testInvalidPreVoteRequest: lastEpoch > replicaEpoch; negative offset
+    assert pre_vote(c, ctx, 3, 2, 4, 0)[0] == M.INVALID_REQUEST
+    assert pre_vote(c, ctx, 3, 2, 0, -5)[0] == M.INVALID_REQUEST
+    # testHandlePreVoteRequestAsResigned: granted in the same epoch to an up-to-date log
+    r, rctx = leader_of(voters=(1, 2), pre_vote=True)
+    r.resign(rctx)
+    assert r.state_name == "Resigned"
+    assert pre_vote(r, rctx, 1, 2, 1, r.log.end_offset) == (M.NONE, 1, 1, True)
+    assert pre_vote(r, rctx, 1, 2, 0, 0) == (M.NONE, 1, 1, False)     # not up to date
+
+
+def test_pre_vote_not_supported_by_remote():
+    """testPreVoteNotSupportedByRemote: UNSUPPORTED_VERSION from a voter makes the Prospective a
+    Candidate at once; the remaining PreVote responses are then ignored."""
+    c = client(1, pre_vote=True, quorum_state={"leader_epoch": 5, "leader_id": -1, "voted_id": -1})
+    ctx = FakeCtx()
+    c.start(ctx)
+    ctx.advance(c, 1000)
+    assert (c.state_name, c.epoch) == ("Prospective", 5)
+    reqs = ctx.take(M.VoteRequest)
+    assert [m.pre_vote for _d, m in reqs] == [True, True]
+    (d0, q0), (d1, q1) = reqs
+    c.handle(ctx, d0, M.VoteResponse(q0.correlation_id, "UNSUPPORTED_VERSION", -1, -1, False))
+    assert (c.state_name, c.epoch) == ("Candidate", 6)
+    c.handle(ctx, d1, M.VoteResponse(q1.correlation_id, M.NONE, -1, 5, True))
+    assert (c.state_name, c.epoch) == ("Candidate", 6)
+    # a 3.x voter (pre_vote=False) answers a PreVote with UNSUPPORTED_VERSION
+    old = client(2)
+    octx = FakeCtx()
+    old.start(octx)
+    old.handle(octx, 1, M.VoteRequest(1, 0, 1, 0, 0, pre_vote=True))
+    (_, r), = octx.take(M.VoteResponse)
+    assert r.error == "UNSUPPORTED_VERSION"
+
+
+def test_prospective_after_lost_or_timed_out_pre_vote():
+    """testProspectiveTransitionsToUnattachedOnElectionFailure,
+    testProspectiveWithLeaderTransitionsToFollower,
+    testProspectiveWithoutLeaderTransitionsToFollower."""
+    c = client(1, (1, 2), pre_vote=True,
+               quorum_state={"leader_epoch": 5, "leader_id": -1, "voted_id": -1})
+    ctx = FakeCtx([0, 500])
+    c.start(ctx)                                   # election timeout 1000
+    ctx.advance(c, 1000)
+    assert c.state_name == "Prospective"           # its PreVote round times out after 1500
+    ctx.take()
+    ctx.advance(c, 1499)
+    assert c.state_name == "Prospective"
+    ctx.advance(c, 1)                              # -> Unattached, whose timer has run out too
+    assert c.state_name == "Prospective" and c.epoch == 5
+    (_, q), = ctx.take(M.VoteRequest)
+    c.handle(ctx, 2, M.VoteResponse(q.correlation_id, M.NONE, -1, 5, False))
+    assert (c.state_name, c.epoch) == ("Unattached", 5)   # lost: wait a fresh election timeout
+    f = client(1, pre_vote=True, quorum_state={"leader_epoch": 5, "leader_id": 2, "voted_id": -1})
+    fctx = FakeCtx()
+    f.start(fctx)
+    fctx.advance(f, 2000)
+    assert (f.state_name, f.leader_id) == ("Prospective", 2)
+    for d, q in fctx.take(M.VoteRequest):
+        f.handle(fctx, d, M.VoteResponse(q.correlation_id, M.NONE, -1, 5, False))
+    assert (f.state_name, f.leader_id, f.epoch) == ("Follower", 2, 5)
+    g = client(1, pre_vote=True, quorum_state={"leader_epoch": 5, "leader_id": -1, "voted_id": -1})
+    gctx = FakeCtx()
+    g.start(gctx)
+    gctx.advance(g, 1000)
+    (d, q), _ = gctx.take(M.VoteRequest)
+    g.handle(gctx, d, M.VoteResponse(q.correlation_id, M.NONE, 3, 5, True))
+    assert (g.state_name, g.leader_id, g.epoch) == ("Follower", 3, 5)

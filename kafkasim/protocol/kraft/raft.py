@@ -972,12 +972,9 @@ class KafkaRaftClient:
         return None
 
     # --- Vote --------------------------------------------------------------------------------
-    def _vote_response(self, req, error, granted, pre_vote=False):
+    def _vote_response(self, req, error, granted):
         st = self.state
-        # 4.0: a granted PreVote does not name the leader, so Prospective and Follower do not
-        # ping-pong (KIP-996, KafkaRaftClient.buildVoteResponse)
-        leader = UNKNOWN if (pre_vote and granted) else st.leader_id
-        return M.VoteResponse(req.correlation_id, error, leader, st.epoch, granted)
+        return M.VoteResponse(req.correlation_id, error, st.leader_id, st.epoch, granted)
 
     def _handle_vote_request(self, ctx, src, req: M.VoteRequest):
         """KafkaRaftClient.handleVoteRequest."""
@@ -1004,7 +1001,7 @@ class KafkaRaftClient:
         ctx.trace("raft.vote", {"node": self.node_id, "candidate": req.candidate_id,
                                 "epoch": req.candidate_epoch, "pre_vote": pre,
                                 "granted": granted})
-        return self._vote_response(req, M.NONE, granted, pre)
+        return self._vote_response(req, M.NONE, granted)
 
     def _handle_vote_response(self, ctx, src, resp: M.VoteResponse) -> bool:
         if resp.error == "UNSUPPORTED_VERSION":
