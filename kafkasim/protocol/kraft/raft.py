@@ -581,6 +581,20 @@ class KafkaRaftClient:
         s = self._stored or {}
         return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
 
+    @staticmethod
+    def parse_quorum_state_json(text: str) -> dict:
+        """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
+        ``quorum-state`` file's text (data_version 0 or 1)."""
+        data = json.loads(text.splitlines()[0])
+        version = data.get("data_version")
+        if version is None:
+            raise ValueError(f"Deserialized node {data} does not have data_version field")
+        if version not in (0, 1):
+            raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
+                             "supported version")
+        return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
+                "voted_id": data.get("votedId", -1)}
+
     def quorum_state_json(self) -> str:
         """The ``quorum-state`` file (FileQuorumStateStore + ElectionState.toQuorumStateData):
         data_version 0 (kraft.version 0) or 1 (kraft.version 1, KIP-853), fields in
