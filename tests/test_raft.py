@@ -3,9 +3,10 @@
 Mirrored expectations (raft/src/test/java/org/apache/kafka/raft/, trunk 2024-10 for 3.x and the
 KIP-996 Pre-Vote behaviour of 4.0 from PR #18240):
 
-- KafkaRaftClientTest.testInitializeSingleMemberQuorum / testLeaderAppendSingleMemberQuorum:
-  a lone voter elects itself after the election timeout; the LeaderChange record is offset 0
-  and commits at once.
+- KafkaRaftClientTest.testInitializeSingleMemberQuorum / testLeaderAppendSingleMemberQuorum /
+  testChannelWokenUpIfLingerTimeoutReachedWithoutAppend: a lone voter elects itself after the
+  election timeout; the LeaderChange record is offset 0 and commits at once; appended records
+  reach the log after controller.quorum.append.linger.ms.
 - testInitializeAsResignedLeaderFromStateStore,
   testRejectVotesFromSameEpochAfterResigningLeadership,
   testGrantVotesFromHigherEpochAfterResigningLeadership: a restarted leader is Resigned in its
@@ -147,7 +148,11 @@ def test_initialize_single_member_quorum(pre_vote):
     assert (c.state_name, c.epoch, c.leader_id) == ("Leader", 1, 1)
     assert c.log.entries[0] == (0, 1, M.LeaderChangeMessage(1, (1,), (1,)))
     assert c.high_watermark == 1 and ctx.hws == [1]
-    assert c.append(ctx, ["a", "b"]) == 1 and c.high_watermark == 3
+    assert c.append(ctx, ["a", "b"]) == 1 and c.append(ctx, ["c"]) == 3
+    ctx.advance(c, 24)                       # controller.quorum.append.linger.ms = 25
+    assert (c.log.end_offset, c.high_watermark) == (1, 1)
+    ctx.advance(c, 1)
+    assert (c.log.end_offset, c.high_watermark) == (4, 4)
 
 
 def test_initialize_as_resigned_leader_rejects_same_epoch_grants_higher():
@@ -248,6 +253,8 @@ def test_purgatory_fetch_timeout_and_satisfied_by_write():
     c.handle(ctx, 3, M.RaftFetchRequest(2, 3, 1, leo, 1, 500))
     assert ctx.take(M.RaftFetchResponse) == []
     c.append(ctx, ["x"])
+    assert ctx.take(M.RaftFetchResponse) == []          # still lingering in the accumulator
+    ctx.advance(c, 25)
     (_, r), = ctx.take(M.RaftFetchResponse)
     assert [e[2] for e in r.records] == ["x"]
 
@@ -334,6 +341,7 @@ def test_end_quorum_epoch_sent_based_on_fetch_offset():
     c, ctx = leader_of()
     c.handle(ctx, 3, M.RaftFetchRequest(1, 3, 1, 1, 1, 0))    # lagging
     c.append(ctx, ["foo", "bar"])
+    ctx.advance(c, 25)
     c.handle(ctx, 2, M.RaftFetchRequest(2, 2, 1, 3, 1, 0))    # close
     ctx.take()
     c.resign(ctx)
@@ -561,7 +569,8 @@ def test_determinism_same_seed_same_trace():
 def test_config_keys_and_validation():
     c = KafkaRaftClient(1, (1, 2, 3), {"controller.quorum.fetch.timeout.ms": 500}, pre_vote=True)
     assert (c.fetch_timeout_ms, c.election_timeout_ms, c.request_timeout_ms,
-            c.retry_backoff_ms, c.election_backoff_max_ms) == (500, 1000, 2000, 20, 1000)
+            c.retry_backoff_ms, c.election_backoff_max_ms, c.append_linger_ms) == (
+        500, 1000, 2000, 20, 1000, 25)
     with pytest.raises(ValueError, match="controller.quorum.election.timeout.ms"):
         KafkaRaftClient(1, (1,), {"controller.quorum.election.timeout.ms": -1}, pre_vote=True)
 

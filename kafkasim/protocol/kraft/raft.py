@@ -1,10 +1,12 @@
 """KafkaRaftClient for the ``__cluster_metadata`` quorum as a pure, deterministic state machine.
 
-Follows org.apache.kafka.raft (KIP-595; trunk 2024-10 for 3.x behaviour, the KIP-996 Pre-Vote
-changes of Kafka 4.0 when ``pre_vote=True``): QuorumState and its EpochStates (Unattached,
+Follows org.apache.kafka.raft (KIP-595): QuorumState and its EpochStates (Unattached,
 Prospective, Candidate, Leader, Follower, Resigned), LeaderState's high-watermark rule,
 RequestManager's one-request-per-destination with request timeout and retry backoff, and the
-leader's long-poll fetch purgatory.
+leader's long-poll fetch purgatory. The baseline is trunk 2024-10 (3.9); options switch on later
+rules: ``pre_vote`` (KIP-996, 4.0), ``election_loss_waits_timeout`` (KAFKA-18345, 4.1),
+``fast_hwm_replication`` (KAFKA-14145, 4.1); ``check_quorum=False`` gives releases before 3.7
+(KAFKA-15489).
 
 Kafka's client runs a poll loop: every poll handles at most one inbound message and then polls
 the current state, which returns how long it may sleep. Here ``handle``/``on_timer``/``append``
@@ -12,10 +14,10 @@ play that role and end with ``_poll``, which re-arms one "poll" timer at the ear
 (stale timers are ignored by generation number). Time is the caller's virtual ms; randomness is
 ``ctx.random_int`` (Java's ``Random.nextInt(bound)``).
 
-Simplifications (see the module docstrings of the tests for the list): one static voter set
-(kraft.version 0: no AddVoter/RemoveVoter/UpdateVoter, no directory ids, no endpoints), no
-snapshots/FetchSnapshot, the log never loses flushed entries, appends drain at once (the
-QuorumController's prepareAppend + schedulePreparedAppend), no cluster id checks.
+Simplifications: one static voter set (kraft.version 0: no AddVoter/RemoveVoter/UpdateVoter,
+no directory ids, endpoints or cluster ids), no snapshots/FetchSnapshot, the log never loses
+flushed entries, appends drain at once (the QuorumController's prepareAppend +
+schedulePreparedAppend; no append.linger.ms batching), no graceful-shutdown timer.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
     "controller.quorum.election.backoff.max.ms": 1000,
     "controller.quorum.request.timeout.ms": 2000,
     "controller.quorum.retry.backoff.ms": 20,
+    "controller.quorum.append.linger.ms": 25,
 }
 
 
@@ -290,6 +293,8 @@ class LeaderState(EpochState):
         self.begin_quorum_epoch_timeout = fetch_timeout // 2
         self.begin_quorum_epoch_deadline = now
         self.resign_requested = False
+        self.pending: list = []          # BatchAccumulator: appended, not yet drained
+        self.linger_deadline = NEVER
 
     def time_until_check_quorum_expires(self, now) -> int:
         """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
@@ -530,6 +535,7 @@ class KafkaRaftClient:
         self.election_backoff_max_ms = cfg["controller.quorum.election.backoff.max.ms"]
         self.request_timeout_ms = cfg["controller.quorum.request.timeout.ms"]
         self.retry_backoff_ms = cfg["controller.quorum.retry.backoff.ms"]
+        self.append_linger_ms = cfg["controller.quorum.append.linger.ms"]
         self.pre_vote, self.observer, self.check_quorum = pre_vote, observer, check_quorum
         self.election_loss_waits_timeout = election_loss_waits_timeout
         self.fast_hwm_replication = fast_hwm_replication
@@ -669,14 +675,21 @@ class KafkaRaftClient:
 
     # --- public operations -------------------------------------------------------------------
     def append(self, ctx, records: list) -> int:
-        """RaftClient.prepareAppend + schedulePreparedAppend as QuorumController uses them:
-        the leader appends in its epoch at once; returns the first offset."""
+        """RaftClient.prepareAppend + schedulePreparedAppend as QuorumController uses them: the
+        records get their offsets now (BatchAccumulator) and reach the log when the batch is
+        drained, controller.quorum.append.linger.ms after the first pending append. Returns the
+        first offset. Pending records die with the leadership (the accumulator is closed)."""
         st = self.state
         if not isinstance(st, LeaderState):
             raise NotLeaderError(f"Append failed because the replica {self.node_id} is not the "
                                  f"current leader (it is {self.state_name} in epoch {self.epoch})")
-        first = self.log.append_as_leader(list(records), st.epoch)
-        self._flush_leader_log(ctx, st)
+        records = list(records)
+        if not records:
+            raise ValueError("Append failed: the record list is empty")
+        first = self.log.end_offset + len(st.pending)
+        if not st.pending:
+            st.linger_deadline = ctx.now + self.append_linger_ms   # maybeResetLinger
+        st.pending.extend(records)
         self._poll(ctx)
         return first
 
@@ -1249,6 +1262,11 @@ class KafkaRaftClient:
                                       "check_quorum_expired": check == 0})
             self._to_resigned(ctx, st.non_leader_voters_by_descending_fetch_offset())
             return 0
+        if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
+            batch, st.pending, st.linger_deadline = st.pending, [], NEVER
+            self.log.append_as_leader(batch, st.epoch)
+            self._flush_leader_log(ctx, st)
+        drain = st.linger_deadline - now if st.pending else NEVER
         if now >= st.begin_quorum_epoch_deadline:      # maybeSendBeginQuorumEpochRequests
             begin = NEVER
             for v in self.voters:
@@ -1258,7 +1276,7 @@ class KafkaRaftClient:
             st.begin_quorum_epoch_deadline = now + st.begin_quorum_epoch_timeout
         else:
             begin = st.begin_quorum_epoch_deadline - now
-        return min(begin, check)
+        return min(begin, check, drain)
 
     def _maybe_send_vote_requests(self, ctx, st) -> int:
         if st.election.is_vote_rejected():
