@@ -16,8 +16,9 @@ play that role and end with ``_poll``, which re-arms one "poll" timer at the ear
 
 Simplifications: one static voter set (kraft.version 0: no AddVoter/RemoveVoter/UpdateVoter,
 no directory ids, endpoints or cluster ids), no snapshots/FetchSnapshot, the log never loses
-flushed entries, appends drain at once (the QuorumController's prepareAppend +
-schedulePreparedAppend; no append.linger.ms batching), no graceful-shutdown timer.
+flushed entries, no batch size limits (appends linger controller.quorum.append.linger.ms, then
+drain as one batch), no graceful-shutdown timer, no listener (handleCommit) API: the glue reads
+the log below ``on_high_watermark``.
 """
 
 from __future__ import annotations
