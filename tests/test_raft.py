@@ -615,17 +615,24 @@ def test_candidate_backoff_after_election_loss(waits):
     assert (c.state_name, c.epoch) == ("Candidate", 3)
 
 
+RULES_BY_RELEASE = {   # the client options per Kafka release line
+    "3.6": {"pre_vote": False, "check_quorum": False, "begin_quorum_epoch_heartbeat": False},
+    "3.9": {"pre_vote": False},
+    "4.0": {"pre_vote": True},
+    "4.1": {"pre_vote": True, "fast_hwm_replication": True, "election_loss_waits_timeout": True},
+}
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("pre_vote,newer", [(False, False), (True, False), (True, True)])
-def test_random_crashes_and_partitions_stay_safe(seed, pre_vote, newer):
+@pytest.mark.parametrize("release", sorted(RULES_BY_RELEASE))
+def test_random_crashes_and_partitions_stay_safe(seed, release):
     """Crashes, restarts, partitions and appends at random; the driver checks the safety
     invariants after every event; after healing every node converges on one leader's log.
-    ``newer``: the 4.1 changes (KAFKA-14145, KAFKA-18345) on top of Pre-Vote."""
+    Run with the rules of each release line (RULES_BY_RELEASE)."""
     import random
     r = random.Random(seed)
     nodes = (1, 2, 3, 4, 5) if seed == 3 else (1, 2, 3)
-    d = RaftDriver(nodes, observers=(9,), seed=seed, pre_vote=pre_vote,
-                   fast_hwm_replication=newer, election_loss_waits_timeout=newer).start()
+    d = RaftDriver(nodes, observers=(9,), seed=seed, **RULES_BY_RELEASE[release]).start()
     every = list(nodes) + [9]
     for i in range(40):
         x = r.random()
@@ -845,3 +852,18 @@ def test_prospective_after_lost_or_timed_out_pre_vote():
     (d, q), _ = gctx.take(M.VoteRequest)
     g.handle(gctx, d, M.VoteResponse(q.correlation_id, M.NONE, 3, 5, True))
     assert (g.state_name, g.leader_id, g.epoch) == ("Follower", 3, 5)
+
+
+@pytest.mark.parametrize("heartbeat", [True, False])
+def test_begin_quorum_epoch_heartbeat(heartbeat):
+    """KafkaRaftClientTest.testBeginQuorumEpochHeartbeat (KAFKA-16536, 3.9): the leader re-sends
+    BeginQuorumEpoch to every voter each fetch.timeout / 2; before 3.9 only to the voters that
+    have not acknowledged it (LeaderState.nonAcknowledgingVoters)."""
+    c, ctx = leader_of()
+    c.begin_quorum_epoch_heartbeat = heartbeat
+    corr = c._requests.connections[2].inflight
+    c.handle(ctx, 2, M.BeginQuorumEpochResponse(corr, M.NONE, 1, 1))   # 2 acknowledges
+    ctx.advance(c, 1000)
+    assert sorted(d for d, _ in ctx.take(M.BeginQuorumEpochRequest)) == ([2] if heartbeat else [])
+    ctx.advance(c, 1000)                     # the request to 3 timed out (request.timeout.ms)
+    assert sorted(d for d, _ in ctx.take(M.BeginQuorumEpochRequest)) == [3]

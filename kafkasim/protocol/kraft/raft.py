@@ -5,8 +5,8 @@ Prospective, Candidate, Leader, Follower, Resigned), LeaderState's high-watermar
 RequestManager's one-request-per-destination with request timeout and retry backoff, and the
 leader's long-poll fetch purgatory. The baseline is trunk 2024-10 (3.9); options switch on later
 rules: ``pre_vote`` (KIP-996, 4.0), ``election_loss_waits_timeout`` (KAFKA-18345, 4.1),
-``fast_hwm_replication`` (KAFKA-14145, 4.1); ``check_quorum=False`` gives releases before 3.7
-(KAFKA-15489).
+``fast_hwm_replication`` (KAFKA-14145, 4.1); ``begin_quorum_epoch_heartbeat=False`` gives
+releases before 3.9 (KAFKA-16536), ``check_quorum=False`` before 3.7 (KAFKA-15489).
 
 Kafka's client runs a poll loop: every poll handles at most one inbound message and then polls
 the current state, which returns how long it may sleep. Here ``handle``/``on_timer``/``append``
@@ -510,15 +510,17 @@ class KafkaRaftClient:
     election timeout instead of a random exponential backoff. ``fast_hwm_replication``
     (KAFKA-14145, 4.1+): fetches carry the fetcher's high watermark; the leader answers at once
     when it knows a higher one and completes parked fetches whenever its high watermark moves.
-    ``observer``: a broker (not in ``voters``) that only fetches. ``log``/``quorum_state``
-    are what survived a crash.
+    ``begin_quorum_epoch_heartbeat`` (KAFKA-16536, 3.9+): the leader re-sends BeginQuorumEpoch
+    to every voter each fetch.timeout / 2; before, only to voters that have not acknowledged it
+    (by response or fetch). ``observer``: a broker (not in ``voters``) that only fetches.
+    ``log``/``quorum_state`` are what survived a crash.
     """
 
     def __init__(self, node_id: int, voters, config: dict | None = None, *, pre_vote: bool,
                  observer: bool = False, log: RaftLog | None = None,
                  quorum_state: dict | None = None, check_quorum: bool = True,
                  quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
-                 fast_hwm_replication: bool = False):
+                 fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True):
         self.node_id = node_id
         self.voters = tuple(sorted(voters))
         if observer == (node_id in self.voters):
@@ -540,6 +542,7 @@ class KafkaRaftClient:
         self.pre_vote, self.observer, self.check_quorum = pre_vote, observer, check_quorum
         self.election_loss_waits_timeout = election_loss_waits_timeout
         self.fast_hwm_replication = fast_hwm_replication
+        self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         if quorum_state_version not in (0, 1):
             raise ValueError(f"quorum-state data_version {quorum_state_version} is not within "
                              "0 and 1 (FileQuorumStateStore)")
@@ -1268,7 +1271,13 @@ class KafkaRaftClient:
             self.log.append_as_leader(batch, st.epoch)
             self._flush_leader_log(ctx, st)
         drain = st.linger_deadline - now if st.pending else NEVER
-        if now >= st.begin_quorum_epoch_deadline:      # maybeSendBeginQuorumEpochRequests
+        if not self.begin_quorum_epoch_heartbeat:     # before 3.9: until acknowledged
+            begin = NEVER
+            for v, rs in st.voter_states.items():
+                if not rs.has_acknowledged_leader:
+                    begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
+                        c, st.epoch, self.node_id)))
+        elif now >= st.begin_quorum_epoch_deadline:    # maybeSendBeginQuorumEpochRequests
             begin = NEVER
             for v in self.voters:
                 if v != self.node_id:
