@@ -211,6 +211,9 @@ def test_vote_request_rules():
     assert not r.vote_granted and (c.state_name, c.epoch, c.voted_id) == ("Unattached", 4, -1)
     # up to date: granted, and only one vote per epoch
     assert vote(4, 3, 3, 2).vote_granted
+    assert c.state_name == "Unattached"
+    c.voted_state = True                      # before 3.9 (KAFKA-17067) this was VotedState
+    assert c.state_name == "Voted"
     assert not vote(4, 2, 3, 5).vote_granted
     assert vote(4, 3, 3, 2).vote_granted          # the same candidate again
 
@@ -616,7 +619,8 @@ def test_candidate_backoff_after_election_loss(waits):
 
 
 RULES_BY_RELEASE = {   # the client options per Kafka release line
-    "3.6": {"pre_vote": False, "check_quorum": False, "begin_quorum_epoch_heartbeat": False},
+    "3.6": {"pre_vote": False, "check_quorum": False, "begin_quorum_epoch_heartbeat": False,
+            "voted_state": True},
     "3.9": {"pre_vote": False},
     "4.0": {"pre_vote": True},
     "4.1": {"pre_vote": True, "fast_hwm_replication": True, "election_loss_waits_timeout": True},

@@ -5,8 +5,9 @@ Prospective, Candidate, Leader, Follower, Resigned), LeaderState's high-watermar
 RequestManager's one-request-per-destination with request timeout and retry backoff, and the
 leader's long-poll fetch purgatory. The baseline is trunk 2024-10 (3.9); options switch on later
 rules: ``pre_vote`` (KIP-996, 4.0), ``election_loss_waits_timeout`` (KAFKA-18345, 4.1),
-``fast_hwm_replication`` (KAFKA-14145, 4.1); ``begin_quorum_epoch_heartbeat=False`` gives
-releases before 3.9 (KAFKA-16536), ``check_quorum=False`` before 3.7 (KAFKA-15489).
+``fast_hwm_replication`` (KAFKA-14145, 4.1); ``begin_quorum_epoch_heartbeat=False`` and
+``voted_state=True`` give releases before 3.9 (KAFKA-16536, KAFKA-17067),
+``check_quorum=False`` before 3.7 (KAFKA-15489).
 
 Kafka's client runs a poll loop: every poll handles at most one inbound message and then polls
 the current state, which returns how long it may sleep. Here ``handle``/``on_timer``/``append``
@@ -512,7 +513,9 @@ class KafkaRaftClient:
     when it knows a higher one and completes parked fetches whenever its high watermark moves.
     ``begin_quorum_epoch_heartbeat`` (KAFKA-16536, 3.9+): the leader re-sends BeginQuorumEpoch
     to every voter each fetch.timeout / 2; before, only to voters that have not acknowledged it
-    (by response or fetch). ``observer``: a broker (not in ``voters``) that only fetches.
+    (by response or fetch). ``voted_state`` (before 3.9, KAFKA-17067): an Unattached voter that
+    granted its vote is the separate VotedState, named "Voted". ``observer``: a broker (not in
+    ``voters``) that only fetches.
     ``log``/``quorum_state`` are what survived a crash.
     """
 
@@ -520,7 +523,8 @@ class KafkaRaftClient:
                  observer: bool = False, log: RaftLog | None = None,
                  quorum_state: dict | None = None, check_quorum: bool = True,
                  quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
-                 fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True):
+                 fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True,
+                 voted_state: bool = False):
         self.node_id = node_id
         self.voters = tuple(sorted(voters))
         if observer == (node_id in self.voters):
@@ -543,6 +547,7 @@ class KafkaRaftClient:
         self.election_loss_waits_timeout = election_loss_waits_timeout
         self.fast_hwm_replication = fast_hwm_replication
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
+        self.voted_state = voted_state
         if quorum_state_version not in (0, 1):
             raise ValueError(f"quorum-state data_version {quorum_state_version} is not within "
                              "0 and 1 (FileQuorumStateStore)")
@@ -562,7 +567,14 @@ class KafkaRaftClient:
     # --- read side ---------------------------------------------------------------------------
     @property
     def state_name(self) -> str:
-        return self.state.name if self.state else "Stopped"
+        """EpochState.name: Unattached, Voted (before 3.9), Prospective (4.0+), Candidate, Leader,
+        Follower, Resigned; "Stopped" before start()."""
+        st = self.state
+        if st is None:
+            return "Stopped"
+        if self.voted_state and isinstance(st, UnattachedState) and st.voted_id != UNKNOWN:
+            return "Voted"
+        return st.name
 
     @property
     def epoch(self) -> int:
