@@ -474,13 +474,13 @@ class RequestManager:
     def reset_all(self) -> None:
         self.connections.clear()
 
-    def find_ready_bootstrap_server(self, servers, now, start: int):
+    def find_ready_bootstrap_server(self, servers, now, random_int):
         """RequestManager.findReadyBootstrapServer: the first ready server from a random start,
-        unless a request to any of them is still in flight."""
-        for s in servers:
-            if self.has_inflight(s, now):
-                return None
+        unless a request to any node is still in flight."""
+        if self.has_any_inflight(now):
+            return None
         n = len(servers)
+        start = random_int(n)
         for i in range(n):
             s = servers[(start + i) % n]
             if self.is_ready(s, now):
@@ -949,8 +949,7 @@ class KafkaRaftClient:
 
     def _maybe_send_any_voter_fetch(self, ctx) -> int:
         now = ctx.now
-        start = ctx.random_int(len(self.voters))
-        dst = self._requests.find_ready_bootstrap_server(self.voters, now, start)
+        dst = self._requests.find_ready_bootstrap_server(self.voters, now, ctx.random_int)
         if dst is not None:
             return self._maybe_send(ctx, dst, self._build_fetch_request)
         return self._requests.backoff_before_available_bootstrap_server(self.voters, now)
