@@ -23,6 +23,7 @@ from kafkasim.protocol.fetcher import (
     become_follower_needed,
     fetcher_id_for,
 )
+from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -1295,3 +1296,5 @@ _HANDLERS = {
     BrokerRegistrationResponse: Broker._on_broker_registration_response,
     BrokerHeartbeatResponse: Broker._on_broker_heartbeat_response,
 }
+# KRaft: every __cluster_metadata message goes to the broker's observer Raft client
+_HANDLERS.update(dict.fromkeys(RAFT_MESSAGES, Broker._on_metadata_log))

@@ -186,7 +186,7 @@ class Cluster(StateViews):
         """KRaft: the controller quorum and each broker's lifecycle manager."""
         from kafkasim.broker_lifecycle import BrokerLifecycleManager
         from kafkasim.kraft_cluster import KRaftControlPlane, controller_ids, kraft_settings
-        from kafkasim.protocol.kraft.raft import RAFT_MESSAGES
+        from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
         ids = controller_ids(controllers, broker_ids)
         settings = kraft_settings(self.kafka_version, self.rules, self.broker_config,
                                   self.seed)

@@ -205,6 +205,17 @@ EVENT_KINDS = {
                       "unfenced",
     "leader_recovered": "KRaft: a leader elected uncleanly marked its partition RECOVERED "
                         "(KIP-704)",
+    "raft_transition": "KRaft: a node of the metadata quorum changed Raft state (QuorumState "
+                       "transitionTo*)",
+    "raft_vote": "KRaft: a voter answered a Vote or PreVote request",
+    "raft_high_watermark": "KRaft: a node's __cluster_metadata high watermark moved (records "
+                           "below it are committed)",
+    "raft_truncate": "KRaft: a follower truncated uncommitted metadata records after a "
+                     "diverging epoch",
+    "raft_resign": "KRaft: the quorum leader resigned (shutdown, or check quorum expired)",
+    "raft_fetch_timeout": "KRaft: a follower heard nothing from the leader for "
+                          "controller.quorum.fetch.timeout.ms and starts an election",
+    "raft_ignored_response": "KRaft: a stale quorum response was ignored",
 }
 
 EVENT_TYPES: dict[str, list[type[Event]]] = {}
@@ -1211,6 +1222,95 @@ class LeaderRecovered(TextEvent):
 
     def render(self) -> str:
         return f"leader epoch {self.leader_epoch}: partition marked RECOVERED"
+
+
+class RaftTransition(TextEvent):
+    """QuorumState: a metadata-quorum node moved to another Raft state."""
+    __slots__ = ()
+    kind = "raft_transition"
+    fields = ("from_state", "to_state", "epoch", "leader", "voted")
+    field_docs = ("state before (None at start)", "state after", "epoch", "known leader (-1)",
+                  "voted for (-1)")
+
+    def render(self) -> str:
+        out = f"{self.from_state or 'start'} -> {self.to_state} in epoch {self.epoch}"
+        if self.leader >= 0:
+            out += f", leader {self.leader}"
+        if self.voted >= 0:
+            out += f", voted for {self.voted}"
+        return out
+
+
+class RaftVote(TextEvent):
+    """A voter answered a (Pre)Vote request."""
+    __slots__ = ()
+    kind = "raft_vote"
+    fields = ("candidate", "epoch", "pre_vote", "granted")
+    field_docs = ("the candidate", "its epoch", "a PreVote (KIP-996)", "granted or not")
+
+    def render(self) -> str:
+        what = "PreVote" if self.pre_vote else "vote"
+        return f"{what} for {self.candidate} in epoch {self.epoch}: " + \
+            ("granted" if self.granted else "rejected")
+
+
+class RaftHighWatermark(TextEvent):
+    """The node's metadata high watermark moved."""
+    __slots__ = ()
+    kind = "raft_high_watermark"
+    fields = ("epoch", "high_watermark")
+    field_docs = ("the epoch", "new high watermark (records below it committed)")
+
+    def render(self) -> str:
+        return f"metadata high watermark {self.high_watermark} (epoch {self.epoch})"
+
+
+class RaftTruncate(TextEvent):
+    """A follower cut uncommitted entries the leader does not have (diverging epoch)."""
+    __slots__ = ()
+    kind = "raft_truncate"
+    fields = ("from_offset", "to_offset", "leader", "epoch")
+    field_docs = ("log end before", "log end after", "the leader", "the epoch")
+
+    def render(self) -> str:
+        return (f"truncated the metadata log {self.from_offset} -> {self.to_offset} "
+                f"(leader {self.leader}, epoch {self.epoch})")
+
+
+class RaftResign(TextEvent):
+    """The quorum leader stepped down."""
+    __slots__ = ()
+    kind = "raft_resign"
+    fields = ("epoch", "check_quorum_expired")
+    field_docs = ("the epoch", "True when no majority fetched within 1.5 x fetch timeout")
+
+    def render(self) -> str:
+        why = "no majority fetched within check-quorum time" if self.check_quorum_expired \
+            else "asked to resign"
+        return f"resigned leadership of epoch {self.epoch}: {why}"
+
+
+class RaftFetchTimeout(TextEvent):
+    """A follower's fetch timeout expired: it starts an election."""
+    __slots__ = ()
+    kind = "raft_fetch_timeout"
+    fields = ("leader", "epoch")
+    field_docs = ("the silent leader", "the epoch")
+
+    def render(self) -> str:
+        return (f"no fetch answer from leader {self.leader} for "
+                f"controller.quorum.fetch.timeout.ms (epoch {self.epoch}): election")
+
+
+class RaftIgnoredResponse(TextEvent):
+    """A response the RequestManager did not expect (stale)."""
+    __slots__ = ()
+    kind = "raft_ignored_response"
+    fields = ("source", "type")
+    field_docs = ("sender", "response type")
+
+    def render(self) -> str:
+        return f"ignored stale {self.type} from {self.source}"
 
 
 # ---------------------------------------------------------------------------------- docs

@@ -140,7 +140,9 @@ class KRaftControlPlane:
         self.pre_vote = pre_vote
         self.image = MetadataImage()
         managers = partial(make_managers, settings)
-        cfg = cluster.broker_config
+        cfg = dict(cluster.broker_config)
+        cfg.setdefault("metadata.max.idle.interval.ms", 500)   # QuorumConfig / KRaftConfigs
+        cfg["bootstrap_records"] = settings["bootstrap_records"]
         self.nodes: dict[int, ControllerServer] = {
             i: ControllerServer(cluster, i, ids, cfg, pre_vote, managers) for i in ids}
 

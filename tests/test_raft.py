@@ -479,7 +479,7 @@ def test_partitioned_leader_cannot_commit_and_is_truncated_on_heal(pre_vote):
     d.heal()
     assert d.wait_for(lambda: committed_records(d, old) == ["committed", "kept"])
     assert all("lost-1" not in [e[2] for e in d.nodes[n].log.entries] for n in (1, 2, 3))
-    assert any(k == "raft.truncate" and n == old for _t, n, k, _x in d.trace)
+    assert any(k == "raft_truncate" and n == old for _t, n, k, _x in d.trace)
 
 
 def test_pre_vote_keeps_a_rejoining_partitioned_voter_from_bumping_the_epoch():

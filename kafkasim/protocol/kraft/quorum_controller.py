@@ -96,7 +96,7 @@ class QuorumController:
             self._complete_up_to(ctx, hw)
             return
         if raft.state_name == "Leader" and raft.leader_id == self.node_id:
-            start = _epoch_start_offset(raft)
+            start = raft.epoch_start_offset()
             if start is not None and hw > start:
                 self.claim(ctx, raft.epoch)
                 return
@@ -110,7 +110,7 @@ class QuorumController:
         every record before this epoch's start is committed; write the bootstrap records the
         first time a quorum starts."""
         log = ctx.raft.log
-        self._rebuild(log.entries_between(0, log.end_offset))
+        self._rebuild(log.entries_between(0, log.end_offset))   # all committed by now
         self.cluster_control.activate(ctx.now)
         self.active = True
         self.epoch = epoch
@@ -160,7 +160,7 @@ class QuorumController:
                     self.replay(r, base + i, now)
             last = base + len(records) - 1
         else:
-            last = raft.log.end_offset - 1
+            last = raft.next_write_offset() - 1
         if response is not None:
             if last < raft.high_watermark:
                 ctx.send(dst, response)
@@ -197,7 +197,7 @@ class QuorumController:
         try:
             records, reply = cc.register_broker(
                 msg.broker_id, msg.incarnation_id, msg.rack, msg.previous_broker_epoch,
-                ctx.raft.log.end_offset, ctx.now)
+                ctx.raft.next_write_offset(), ctx.now)
         except Exception as e:   # DuplicateBrokerRegistrationException, ...
             err = getattr(e, "error", None)
             if err is None:
@@ -331,16 +331,6 @@ def _trace_partition_change(ctx, topic: str, record, old, new, reason: str) -> N
                                             tuple(new.elr), tuple(new.last_known_elr),
                                             new.partition_epoch)
     ctx.trace("controller", detail, topic, record.partition_id)
-
-
-def _epoch_start_offset(raft) -> int | None:
-    """The offset of the LeaderChange record that opened the current epoch."""
-    for offset, epoch, record in reversed(raft.log.entries_between(0, raft.log.end_offset)):
-        if epoch < raft.epoch:
-            return None
-        if type(record).__name__ == "LeaderChangeMessage" and epoch == raft.epoch:
-            return offset
-    return None
 
 
 def _not_controller(resp):

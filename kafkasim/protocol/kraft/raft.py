@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
+from kafkasim import events as ev
 from kafkasim.protocol.kraft import raft_messages as M
 from kafkasim.protocol.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 
@@ -139,6 +140,10 @@ class RaftLog:
                 raise ValueError(f"appendAsFollower: batch offset {offset} does not match the log "
                                  f"end offset {self.end_offset}")
             self.entries.append((offset, epoch, record))
+
+    def entries_between(self, start: int, end: int) -> list:
+        """(offset, epoch, record) for offsets in [start, end)."""
+        return self.entries[max(start, 0):max(end, 0)]
 
     def read(self, start: int) -> tuple:
         return tuple(self.entries[start:])
@@ -709,6 +714,19 @@ class KafkaRaftClient:
         self._poll(ctx)
         return first
 
+    def next_write_offset(self) -> int:
+        """The offset the next appended record gets (OffsetControlManager.nextWriteOffset):
+        the log end plus the records still lingering in the accumulator."""
+        st = self.state
+        pending = len(st.pending) if isinstance(st, LeaderState) else 0
+        return self.log.end_offset + pending
+
+    def epoch_start_offset(self) -> int | None:
+        """Where the current leader's epoch starts (its LeaderChange record); None unless
+        leader."""
+        st = self.state
+        return st.epoch_start_offset if isinstance(st, LeaderState) else None
+
     def resign(self, ctx) -> None:
         """RaftClient.resign(epoch) for the current epoch: the leader steps down on its next
         poll and sends EndQuorumEpoch (LeaderState.requestResign)."""
@@ -749,8 +767,7 @@ class KafkaRaftClient:
                 ok = getattr(self, "_handle_" + _snake(name))(ctx, src, msg)
                 self._requests.on_response_result(src, msg.correlation_id, ok, ctx.now)
             else:
-                ctx.trace("raft.ignored_response", {"node": self.node_id, "from": src,
-                                                    "type": name})
+                ctx.trace("raft_ignored_response", ev.RaftIgnoredResponse(src, name))
         self._poll(ctx)
 
     # --- transitions (QuorumState.transitionTo* + KafkaRaftClient's wrappers) -----------------
@@ -768,9 +785,8 @@ class KafkaRaftClient:
             self._stored = {"leader_epoch": new.epoch, "leader_id": new.leader_id,
                             "voted_id": new.voted_id}
         self.state = new
-        ctx.trace("raft.transition", {
-            "node": self.node_id, "from": old.name if old else None, "to": new.name,
-            "epoch": new.epoch, "leader": new.leader_id, "voted": new.voted_id})
+        ctx.trace("raft_transition", ev.RaftTransition(
+            old.name if old else None, new.name, new.epoch, new.leader_id, new.voted_id))
 
     def _fire_leader_change(self, ctx) -> None:
         """ListenerContext.maybeFireLeaderChange: once per (leader, epoch)."""
@@ -918,7 +934,7 @@ class KafkaRaftClient:
         for offset in range(len(self.committed), hw):
             if offset not in self.committed:
                 self.committed[offset] = (self.log.entries[offset][1], st.epoch)
-        ctx.trace("raft.high_watermark", {"node": self.node_id, "epoch": st.epoch, "hw": hw})
+        ctx.trace("raft_high_watermark", ev.RaftHighWatermark(st.epoch, hw))
         ctx.on_high_watermark(hw)
         if self.fast_hwm_replication and isinstance(st, LeaderState):
             # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
@@ -1040,9 +1056,8 @@ class KafkaRaftClient:
         if not pre and granted and st.voted_id == UNKNOWN and isinstance(
                 st, (UnattachedState, ProspectiveState)):
             self._add_voted_state(ctx, req.candidate_id)
-        ctx.trace("raft.vote", {"node": self.node_id, "candidate": req.candidate_id,
-                                "epoch": req.candidate_epoch, "pre_vote": pre,
-                                "granted": granted})
+        ctx.trace("raft_vote", ev.RaftVote(req.candidate_id, req.candidate_epoch, bool(pre),
+                                           bool(granted)))
         return self._vote_response(req, M.NONE, granted)
 
     def _handle_vote_response(self, ctx, src, resp: M.VoteResponse) -> bool:
@@ -1208,8 +1223,7 @@ class KafkaRaftClient:
             before = self.log.end_offset
             offset = self.log.truncate_to_end_offset(resp.diverging_end_offset,
                                                      resp.diverging_epoch)
-            ctx.trace("raft.truncate", {"node": self.node_id, "from": before, "to": offset,
-                                        "leader": st.leader_id, "epoch": st.epoch})
+            ctx.trace("raft_truncate", ev.RaftTruncate(before, offset, st.leader_id, st.epoch))
         else:
             if resp.records:
                 self.log.append_as_follower(
@@ -1273,8 +1287,7 @@ class KafkaRaftClient:
         self._fire_leader_change(ctx)
         check = st.time_until_check_quorum_expires(now) if self.check_quorum else NEVER
         if st.resign_requested or check == 0:
-            ctx.trace("raft.resign", {"node": self.node_id, "epoch": st.epoch,
-                                      "check_quorum_expired": check == 0})
+            ctx.trace("raft_resign", ev.RaftResign(st.epoch, check == 0))
             self._to_resigned(ctx, st.non_leader_voters_by_descending_fetch_offset())
             return 0
         if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
@@ -1335,8 +1348,7 @@ class KafkaRaftClient:
 
     def _poll_follower_as_voter(self, ctx, st: FollowerState, now) -> int:
         if now >= st.fetch_deadline:
-            ctx.trace("raft.fetch_timeout", {"node": self.node_id, "leader": st.leader_id,
-                                             "epoch": st.epoch})
+            ctx.trace("raft_fetch_timeout", ev.RaftFetchTimeout(st.leader_id, st.epoch))
             self._to_voting_state(ctx)
             return 0
         return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
