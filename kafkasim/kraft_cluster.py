@@ -181,6 +181,9 @@ class KRaftControlPlane:
         rc = node.controller.replication_control
         configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
                    for k, v in configs.items()}
+        if assignment is not None:
+            # the admin client sends a manual assignment with -1 for both (NewTopic)
+            partitions, rf = -1, -1
         records, result = rc.create_topic(name, partitions, rf, assignment, configs)
         if result.error != "NONE":
             raise ClusterError(f"Cannot create topic '{name}': {result.error_message} "

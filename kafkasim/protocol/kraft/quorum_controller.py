@@ -40,6 +40,7 @@ from kafkasim.protocol.messages import (
     BrokerRegistrationResponse,
 )
 
+LONG_MAX = (1 << 63) - 1
 MAX_ELECTIONS_PER_IMBALANCE = 1000   # ReplicationControlManager.maxElectionsPerImbalance
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
                     R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
@@ -66,6 +67,7 @@ class QuorumController:
         self.applied = -1                 # last replayed offset
         self.pending: deque = deque()     # (offset, dst, response) waiting for the HW
         self.scheduled: set[str] = set()  # periodic tasks scheduled in ``epoch``
+        self.fence_token = 0              # the live maybeFenceReplicas deferred event
         self.cluster_control, self.replication_control = managers()
 
     # -- replay ---------------------------------------------------------------------------------
@@ -260,11 +262,17 @@ class QuorumController:
 
     # -- periodic tasks -----------------------------------------------------------------------
     def reschedule_fence(self, ctx) -> None:
-        """rescheduleMaybeFenceStaleBrokers: one event at the next session deadline."""
+        """rescheduleMaybeFenceStaleBrokers: one deferred event at the next session deadline,
+        replacing the one scheduled before (the event queue's deferred events are keyed by
+        name). A session is still valid at exactly last contact + broker.session.timeout.ms
+        (BrokerHeartbeatManager.hasValidSession), so in whole milliseconds the check runs one
+        millisecond after that."""
+        self.fence_token += 1
         nxt = self.cluster_control.heartbeat_manager.next_check_time_ms()
-        if nxt is None:
+        if nxt is None or nxt >= LONG_MAX:   # cancelMaybeFenceReplicas: no unfenced broker
             return
-        ctx.schedule(max(0, nxt - ctx.now), "maybe_fence_replicas", self.epoch, nxt)
+        delay = 1 if nxt == ctx.now else max(0, nxt - ctx.now)
+        ctx.schedule(delay, "maybe_fence_replicas", self.epoch, self.fence_token)
 
     def maybe_schedule_periodic(self, ctx) -> None:
         rc = self.replication_control
@@ -287,6 +295,8 @@ class QuorumController:
             self.write(ctx, [NoOpRecord()])
             ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         elif name == "maybe_fence_replicas":
+            if args[0] != self.fence_token:
+                return   # replaced by a later reschedule
             records, broker = self.cluster_control.maybe_fence_one_stale_broker(
                 ctx.now, handle_broker_fenced=rc.handle_broker_fenced)
             if broker is not None:
