@@ -49,7 +49,8 @@ class BrokerLifecycleManager:
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
                  "got_shutdown_response", "next_comm_token", "previous_epoch")
 
-    def __init__(self, broker, voters: tuple[int, ...], config: dict, pre_vote: bool) -> None:
+    def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
+                 ) -> None:
         self.broker = broker
         self.state = NOT_RUNNING
         self.broker_epoch = -1
@@ -58,8 +59,7 @@ class BrokerLifecycleManager:
         self.failed_attempts = 0
         self.corr = 0
         self.inflight = None        # (correlation id, kind, controller) of the request in flight
-        self.raft = KafkaRaftClient(broker.id, voters, config, pre_vote=pre_vote,
-                                    observer=True)
+        self.raft = KafkaRaftClient(broker.id, voters, config, observer=True, **raft_options)
         self.image = MetadataImage()
         self.is_fenced = True
         self.got_shutdown_response = False

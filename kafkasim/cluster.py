@@ -185,16 +185,21 @@ class Cluster(StateViews):
     def _create_controllers(self, controllers, broker_ids) -> None:
         """KRaft: the controller quorum and each broker's lifecycle manager."""
         from kafkasim.broker_lifecycle import BrokerLifecycleManager
-        from kafkasim.kraft_cluster import KRaftControlPlane, controller_ids, kraft_settings
+        from kafkasim.kraft_cluster import (
+            KRaftControlPlane,
+            controller_ids,
+            kraft_settings,
+            raft_options,
+        )
         from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
         ids = controller_ids(controllers, broker_ids)
         settings = kraft_settings(self.kafka_version, self.rules, self.broker_config,
                                   self.seed)
         self.raft_message_types = frozenset(RAFT_MESSAGES)
-        pre_vote = self.rules.kraft_pre_vote
-        self.kraft = KRaftControlPlane(self, ids, settings, pre_vote)
+        options = raft_options(self.rules)
+        self.kraft = KRaftControlPlane(self, ids, settings, options)
         for b in self.brokers.values():
-            b.lifecycle = BrokerLifecycleManager(b, ids, b.config, pre_vote)
+            b.lifecycle = BrokerLifecycleManager(b, ids, b.config, options)
 
     def on_metadata_leader_change(self, node, leader_id: int, epoch: int) -> None:
         """A controller node learnt of a new metadata quorum leader (traced by Raft)."""

@@ -26,14 +26,14 @@ class ControllerServer:
     QuorumController."""
 
     def __init__(self, cluster, node_id: int, voters: tuple[int, ...], config: dict,
-                 pre_vote: bool, managers) -> None:
+                 raft_options: dict, managers) -> None:
         self.cluster = cluster
         self.id = node_id
         self.config = config
         self.state = STOPPED
         self.incarnation = 0
         self.paused_until = 0
-        self.raft = KafkaRaftClient(node_id, voters, config, pre_vote=pre_vote)
+        self.raft = KafkaRaftClient(node_id, voters, config, **raft_options)
         self.controller = QuorumController(node_id, managers, config)
         self.managers = managers
 

@@ -50,6 +50,20 @@ def make_managers(settings: dict):
     return cc, rc
 
 
+def raft_options(rules) -> dict:
+    """KafkaRaftClient's version-dependent behaviour for a release (kafkasim.versions)."""
+    return {
+        "pre_vote": rules.kraft_pre_vote,
+        "check_quorum": rules.raft_check_quorum,
+        "begin_quorum_epoch_heartbeat": rules.raft_begin_quorum_epoch_heartbeat,
+        "voted_state": rules.raft_voted_state,
+        "election_loss_waits_timeout": rules.raft_election_loss_waits_timeout,
+        "fast_hwm_replication": rules.raft_fast_hwm_replication,
+        # quorum-state data_version 1 with KIP-853's dynamic quorums (3.9)
+        "quorum_state_version": 1 if rules.kraft_dynamic_quorum else 0,
+    }
+
+
 def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     """What the controllers of a KRaft cluster of ``kafka_version`` start with: the release's
     newest metadata.version, whether ELR is on (KIP-966: preview in 4.0, default from 4.1),
@@ -133,18 +147,19 @@ def controller_ids(controllers, broker_ids) -> tuple[int, ...]:
 class KRaftControlPlane:
     """See the module docstring."""
 
-    def __init__(self, cluster, ids: tuple[int, ...], settings: dict, pre_vote: bool) -> None:
+    def __init__(self, cluster, ids: tuple[int, ...], settings: dict, raft_options: dict
+                 ) -> None:
         self.cluster = cluster
         self.voters = ids
         self.settings = settings
-        self.pre_vote = pre_vote
+        self.raft_options = raft_options
         self.image = MetadataImage()
         managers = partial(make_managers, settings)
         cfg = dict(cluster.broker_config)
         cfg.setdefault("metadata.max.idle.interval.ms", 500)   # QuorumConfig / KRaftConfigs
         cfg["bootstrap_records"] = settings["bootstrap_records"]
         self.nodes: dict[int, ControllerServer] = {
-            i: ControllerServer(cluster, i, ids, cfg, pre_vote, managers) for i in ids}
+            i: ControllerServer(cluster, i, ids, cfg, raft_options, managers) for i in ids}
 
     # -- state --------------------------------------------------------------------------------
     def active(self) -> ControllerServer | None:

@@ -636,6 +636,41 @@ class Rules:
         ref="KIP-996 / KAFKA-17641, KAFKA-17642",
         doc="KRaft voters run a Pre-Vote round (Prospective state) before a real election",
     )
+    # KRaft's Raft, version by version (raft/src/main/java/org/apache/kafka/raft): the options
+    # KafkaRaftClient takes (kafkasim.protocol.kraft.raft), each a Kafka change.
+    # KAFKA-15489 (3.7.0): a leader that hears no Fetch from a majority of voters within
+    # 1.5 x controller.quorum.fetch.timeout.ms resigns (LeaderState check quorum).
+    raft_check_quorum: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15489",
+        doc="a KRaft leader without fetches from a majority for 1.5 x fetch timeout resigns",
+    )
+    # KAFKA-16536 (3.9.0): the leader re-sends BeginQuorumEpoch periodically as a heartbeat.
+    raft_begin_quorum_epoch_heartbeat: bool = _rule(
+        since="3.9",
+        ref="KAFKA-16536",
+        doc="the KRaft leader re-sends BeginQuorumEpoch to voters as a heartbeat",
+    )
+    # KAFKA-17067 (3.9.0) folded the Voted state into Unattached (UnattachedState votedKey).
+    raft_voted_state: bool = _rule(
+        until="3.9",
+        ref="KAFKA-17067",
+        doc="QuorumState has a separate Voted state (before 3.9: Unattached with a vote since)",
+    )
+    # KAFKA-18345 (4.1.0): a Candidate that loses its election waits out its election timeout
+    # before backing off to Prospective (4.1 release notes; PR merge date, unverified by tag).
+    raft_election_loss_waits_timeout: bool = _rule(
+        since="4.1",
+        ref="KAFKA-18345",
+        doc="a KRaft candidate that lost its election waits its election timeout",
+    )
+    # KAFKA-14145 (4.1.0): the leader answers parked fetches as soon as its HW moves, so
+    # followers learn the metadata HW without waiting for new records.
+    raft_fast_hwm_replication: bool = _rule(
+        since="4.1",
+        ref="KAFKA-14145",
+        doc="the KRaft leader completes parked fetches when its high watermark moves",
+    )
     # KIP-966 part 1 (4.0.0): the eligible.leader.replicas.version feature (ELRV_1) can be
     # finalized (kafka-features upgrade --feature eligible.leader.replicas.version=1); the
     # controller then keeps ELR / LastKnownElr (PartitionChangeBuilder). Off by default in 4.0
