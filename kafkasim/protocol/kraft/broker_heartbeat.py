@@ -143,7 +143,7 @@ class BrokerHeartbeatManager:
         self.controlled_shutdown_offset_set_once = controlled_shutdown_offset_set_once
         self.register_always_touches = register_always_touches
         # HashMap<Integer, BrokerHeartbeatState>: usable_brokers iterates it in Java's order
-        self._brokers = JavaHashMap(lambda broker_id: broker_id)   # Integer.hashCode
+        self._brokers = JavaHashMap(_integer_hash_code)
         self.unfenced = BrokerHeartbeatStateList()
         self._active: set[int] = set()   # TreeSet ordered by MetadataOffsetComparator
 
@@ -350,3 +350,8 @@ class BrokerHeartbeatManager:
 
 class IllegalStateException(RuntimeError):
     """``java.lang.IllegalStateException`` (e.g. a heartbeat from an unregistered broker)."""
+
+
+def _integer_hash_code(value: int) -> int:
+    """Integer.hashCode: the value itself (a module function, so the map pickles)."""
+    return value

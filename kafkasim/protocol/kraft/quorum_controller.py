@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.kraft import records as R
+from kafkasim.protocol.kraft.raft import NotLeaderError
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -146,7 +147,17 @@ class QuorumController:
         committed (a request that writes nothing is answered once everything before it is)."""
         raft = ctx.raft
         if records:
-            base = raft.append(ctx, list(records))
+            try:
+                base = raft.append(ctx, list(records))
+            except NotLeaderError:
+                # the Raft leader resigned (check quorum, shutdown) under us: QuorumController
+                # renounces on the NotLeaderException of a failed append
+                self.renounce(ctx)
+                if response is not None:
+                    fail = _not_controller(response)
+                    if fail is not None and dst is not None:
+                        ctx.send(dst, fail)
+                return -1
             rc = self.replication_control
             now = ctx.now
             for i, r in enumerate(records):

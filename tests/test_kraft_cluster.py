@@ -1,0 +1,285 @@
+"""KRaft mode end to end: the controller quorum, broker registration, heartbeats and fencing,
+controlled shutdown, unclean-shutdown detection, failover and quorum loss (issue 12).
+
+Facts from the fact sheet §7b/§7c and Kafka's sources: broker epoch = offset of the
+RegisterBrokerRecord (ClusterControlManager.registerBroker with offsetControl.nextWriteOffset);
+fencing after broker.session.timeout.ms (9000) without a heartbeat, heartbeats every
+broker.heartbeat.interval.ms (2000) (BrokerHeartbeatManager, BrokerLifecycleManager);
+controlled shutdown through the heartbeat's wantShutDown (CONTROLLED_SHUTDOWN, then
+SHUTDOWN_NOW once the broker leads nothing); KIP-966's unclean-shutdown detection with the
+``.kafka_cleanshutdown`` broker epoch (4.x); KRaft removed ZooKeeper mode in 4.0 (KIP-500).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from kafkasim.cluster import Cluster
+from kafkasim.exceptions import ClusterError
+from kafkasim.protocol.kraft import records as R
+
+
+def kraft(version="4.1", brokers=3, seed=1, **kw) -> Cluster:
+    c = Cluster(brokers, kafka_version=version, seed=seed, **kw)
+    c.run(3000)
+    return c
+
+
+def recv_times(c, kind: str, dst=None, src=None) -> list[int]:
+    return [r[0] for r in c.trace.rows if r[1] == "recv" and r[5][0] == kind
+            and (dst is None or r[2] == dst) and (src is None or r[5][1] == src)]
+
+
+def rows(c, kind: str) -> list[tuple]:
+    return [r for r in c.trace.rows if r[1] == kind]
+
+
+# -- modes and bad input ------------------------------------------------------------------------
+def test_zookeeper_mode_is_refused_from_4_0_naming_kip_500():
+    with pytest.raises(ClusterError, match="KIP-500"):
+        Cluster(3, kafka_version="4.0", metadata_mode="zookeeper")
+
+
+def test_kraft_is_the_only_mode_of_4x_and_optional_in_3_3_to_3_9():
+    assert Cluster(3, kafka_version="4.3").metadata_mode == "kraft"
+    assert Cluster(3, kafka_version="3.7").metadata_mode == "zookeeper"
+    assert Cluster(3, kafka_version="3.7", metadata_mode="kraft").metadata_mode == "kraft"
+    with pytest.raises(ClusterError, match="3.3"):
+        Cluster(3, kafka_version="3.2", metadata_mode="kraft")
+
+
+def test_even_and_single_voter_quorums_warn_with_the_majority_rule():
+    with pytest.warns(UserWarning, match=r"4 controllers tolerates 1 failure.*3 of 4"):
+        Cluster(3, kafka_version="4.1", controllers=4)
+    with pytest.warns(UserWarning, match="no fault tolerance"):
+        Cluster(3, kafka_version="4.1", controllers=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Cluster(3, kafka_version="4.1", controllers=3)
+
+
+def test_combined_node_ids_and_empty_quorums_are_refused():
+    with pytest.raises(ClusterError, match="both brokers and controllers"):
+        Cluster(3, kafka_version="4.1", controllers=[1, 3000, 3001])
+    with pytest.raises(ClusterError, match="at least 1"):
+        Cluster(3, kafka_version="4.1", controllers=0)
+
+
+# -- registration ---------------------------------------------------------------------------------
+def test_broker_epoch_is_the_offset_of_its_register_broker_record():
+    c = kraft()
+    log = c.kraft.active().raft.log
+    offsets = {rec.broker_id: off for off, _e, rec in log.entries
+               if isinstance(rec, R.RegisterBrokerRecord)}
+    assert sorted(offsets) == [1, 2, 3]
+    for b in c.brokers.values():
+        assert b.broker_epoch == offsets[b.id]
+        assert c.kraft.image.brokers[b.id].epoch == offsets[b.id]
+        assert not c.kraft.image.brokers[b.id].fenced
+        assert b.lifecycle.state == "RUNNING"
+
+
+def test_brokers_heartbeat_every_broker_heartbeat_interval_ms():
+    c = kraft()
+    c.run(20000)
+    times = [t for t in recv_times(c, "BrokerHeartbeatRequest", src=2) if t > 5000]
+    gaps = {b - a for a, b in zip(times, times[1:], strict=False)}
+    # the next heartbeat is scheduled 2000 ms after the answer: one round trip on top
+    assert gaps and all(2000 <= g <= 2010 for g in gaps), gaps
+
+
+def test_metadata_reaches_brokers_as_records_not_leader_and_isr():
+    c = kraft()
+    c.create_topic("t", 3, 3)
+    sent = {r[5][0] for r in rows(c, "send")}
+    assert "LeaderAndIsrRequest" not in sent and "UpdateMetadataRequest" not in sent
+    assert "Fetch" in sent or "RaftFetchRequest" in sent
+    for b in c.brokers.values():
+        assert {tp for tp in b.replica_manager.partitions} == {("t", 0), ("t", 1), ("t", 2)}
+
+
+# -- fencing ------------------------------------------------------------------------------------
+def test_a_crashed_broker_is_fenced_9_s_after_its_last_heartbeat():
+    c = kraft()
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    crash_at = c.now
+    c.crash(1)
+    c.run(15000)
+    fenced = [r for r in rows(c, "broker_fenced") if r[5].broker == 1]
+    assert len(fenced) == 1
+    last = max(t for t in recv_times(c, "BrokerHeartbeatRequest", src=1) if t <= crash_at)
+    # stale strictly after last contact + broker.session.timeout.ms (whole ms: one ms later)
+    assert fenced[0][0] - last == 9001
+    assert 9000 - 2000 <= fenced[0][0] - crash_at <= 9001
+    assert c.leader("t", 0) == 2 and c.isr("t", 0) == [2, 3]
+    assert c.kraft.image.brokers[1].fenced
+
+
+def test_one_stale_broker_is_fenced_per_controller_event():
+    c = kraft(brokers=4)
+    c.crash(1)
+    c.crash(2)
+    c.run(15000)
+    fenced = rows(c, "broker_fenced")
+    assert sorted(r[5].broker for r in fenced) == [1, 2]
+    # two separate maybeFenceReplicas events, each writing its own batch
+    assert len({(r[0], r[5].broker) for r in fenced}) == 2
+
+
+def test_a_restarted_broker_registers_again_and_is_unfenced_once_caught_up():
+    c = kraft()
+    c.crash(3)
+    c.run(12000)
+    assert c.kraft.image.brokers[3].fenced
+    old_epoch = c.brokers[3].broker_epoch
+    c.start(3)
+    c.run(3000)
+    assert not c.kraft.image.brokers[3].fenced
+    assert c.brokers[3].broker_epoch > old_epoch
+
+
+# -- controlled shutdown ------------------------------------------------------------------------
+def test_controlled_shutdown_goes_through_the_heartbeat_and_moves_leaders_first():
+    c = kraft(version="4.1", config={"min.insync.replicas": 2})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    epoch = c.brokers[1].broker_epoch
+    c.shutdown(1)
+    c.run_until(lambda c: c.brokers[1].state == "stopped", 10000)
+    assert c.leader("t", 0) == 2
+    assert 1 not in c.isr("t", 0)
+    # the heartbeat asked to shut down; the controller answered shouldShutDown
+    assert any(r[2] == 1 and r[5].kind == "controlled_shutdown" for r in rows(
+        c, "controlled_shutdown"))
+    assert c.brokers[1].clean_shutdown_file == epoch   # .kafka_cleanshutdown holds the epoch
+    assert not any(r[5].broker == 1 for r in rows(c, "broker_fenced"))   # no session expiry
+
+
+# -- KIP-966: ELR and unclean shutdowns ---------------------------------------------------------
+def test_elr_keeps_the_replicas_that_left_the_isr_below_min_isr():
+    c = kraft(version="4.1", config={"min.insync.replicas": 2})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    for b in (1, 2, 3):
+        c.crash(b)
+        c.run(12000)
+    reg = c.kraft.image.partitions[("t", 0)]
+    assert reg.leader == -1 and reg.isr == ()
+    assert sorted(reg.elr) == [2, 3] and reg.last_known_elr == (3,)
+    assert "Leader: none" in c.describe("t") and "Elr: " in c.describe("t")
+
+
+def test_without_elr_the_last_isr_member_stays_listed_as_in_zookeeper_mode():
+    c = kraft(version="4.0", config={"min.insync.replicas": 2})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    for b in (1, 2, 3):
+        c.crash(b)
+        c.run(12000)
+    reg = c.kraft.image.partitions[("t", 0)]
+    assert reg.leader == -1 and reg.isr == (3,) and reg.elr == ()
+
+
+def test_an_unclean_restart_leaves_the_elr_a_clean_one_does_not():
+    c = kraft(version="4.1", config={"min.insync.replicas": 2})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.crash(1)
+    c.run(12000)                       # ISR [2, 3]: still at min ISR, no ELR
+    assert c.kraft.image.partitions[("t", 0)].elr == ()
+    c.shutdown(2)                      # clean: .kafka_cleanshutdown holds its epoch
+    c.run_until(lambda c: c.brokers[2].state == "stopped", 10000)
+    assert c.kraft.image.partitions[("t", 0)].elr == (2,)   # left the ISR below min ISR
+    c.crash(3)
+    c.run(12000)
+    reg = c.kraft.image.partitions[("t", 0)]
+    assert reg.leader == -1 and reg.isr == () and sorted(reg.elr) == [2, 3]
+    c.start(3)                         # crashed: an unclean restart leaves ISR and ELR
+    c.run(5000)
+    reg = c.kraft.image.partitions[("t", 0)]
+    assert 3 not in reg.elr and reg.leader == -1
+    c.start(2)                         # clean restart: still eligible, elected from the ELR
+    c.run(5000)
+    reg = c.kraft.image.partitions[("t", 0)]
+    assert reg.leader == 2 and reg.isr[0] == 2, c.describe("t")
+
+
+# -- the controller quorum ------------------------------------------------------------------------
+def test_the_quorum_elects_a_new_active_controller_when_it_crashes():
+    c = kraft()
+    old = c.controller_id()
+    assert old in (3000, 3001, 3002)
+    c.crash(old)
+    c.run_until(lambda c: c.controller_id() not in (-1, old), 10000)
+    assert c.now - 3000 < 5000     # fetch timeout 2 s + election timeout 1-2 s
+    c.create_topic("after", 1, 3)
+    assert c.leader("after", 0) in (1, 2, 3)
+
+
+def test_quorum_loss_freezes_metadata_while_the_data_plane_goes_on():
+    c = kraft(config={"min.insync.replicas": 1})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    active = c.controller_id()
+    others = [n for n in (3000, 3001, 3002) if n != active]
+    c.crash(others[0])
+    c.crash(others[1])
+    c.run(5000)
+    assert c.controller_id() == -1        # the leader resigned: no majority fetches
+    p = c.producer(acks="1")
+    results = p.send_many("t", range(20), partition=0)
+    c.run(3000)
+    assert all(r.acked for r in results)   # leader 1 still serves produce requests
+    c.crash(3)
+    c.run(20000)
+    assert c.kraft.image.brokers[3].fenced is False    # no controller to fence it
+    with pytest.raises(ClusterError, match="no active controller"):
+        c.create_topic("frozen", 1, 1)
+    c.start(others[0])
+    c.run(15000)
+    assert c.controller_id() != -1
+    assert c.kraft.image.brokers[3].fenced
+
+
+# -- epochs by metadata.version -------------------------------------------------------------------
+@pytest.mark.parametrize("version,bumps", [("3.5", True), ("3.7", False)])
+def test_isr_shrink_bumps_the_leader_epoch_only_before_metadata_version_3_6(version, bumps):
+    c = kraft(version=version, metadata_mode="kraft",
+              config={"replica.lag.time.max.ms": 10000})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    epoch = c.partition_state("t", 0)["leader_epoch"]
+    c.cut(1, 3)
+    c.producer(acks="1").send_many("t", range(5), partition=0)
+    c.run_until(lambda c: c.isr("t", 0) == [1, 2], 30000)
+    assert (c.partition_state("t", 0)["leader_epoch"] > epoch) == bumps
+
+
+# -- state as data ---------------------------------------------------------------------------------
+def test_a_kraft_cluster_snapshots_and_replays_identically():
+    c = kraft()
+    c.create_topic("t", 2, 3)
+    c.producer(acks="all").send_many("t", range(50))
+    c.run(1000)
+    d = Cluster.restore(c.snapshot())
+    for x in (c, d):
+        x.crash(2)
+        x.run(12000)
+    assert c.trace_digest() == d.trace_digest()
+
+
+_DIGEST = """
+from kafkasim.cluster import Cluster
+c = Cluster(3, kafka_version="4.1", seed=5)
+c.run(2000); c.create_topic("t", 3, 3); c.producer(acks="all").send_many("t", range(30))
+c.crash(c.controller_id()); c.crash(1); c.run(15000)
+print(c.trace_digest())
+"""
+
+
+def test_kraft_traces_do_not_depend_on_string_hashing():
+    out = set()
+    for seed in ("0", "1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out.add(subprocess.run([sys.executable, "-c", _DIGEST], env=env, check=True,
+                               capture_output=True, text=True).stdout.strip())
+    assert len(out) == 1, out
