@@ -36,8 +36,9 @@ DRAIN_STEP_MS = 100  # after the workload, run in steps until nothing is pending
 DRAIN_MAX_MS = 10_000
 
 
-def _setup(linger_ms: int, trace: bool, duration_ms: int):
-    c = Cluster(brokers=3, seed=1, trace_messages=trace)
+def _setup(linger_ms: int, trace: bool, duration_ms: int, **cluster_kw):
+    cluster_kw.setdefault("kafka_version", "3.7")   # the figures' history is on 3.7
+    c = Cluster(brokers=3, seed=1, trace_messages=trace, **cluster_kw)
     c.create_topic("bench", partitions=1, replication_factor=3)
     p = c.producer(acks="all", linger_ms=linger_ms)
     w = RateWorkload(c, p, "bench", rate=RATE, duration_ms=duration_ms, partition=0)
@@ -58,10 +59,10 @@ def _drive(c: Cluster, p, duration_ms: int) -> float:
     return wall
 
 
-def measure(linger_ms: int, trace: bool, duration_ms: int, repeats: int) -> dict:
+def measure(linger_ms: int, trace: bool, duration_ms: int, repeats: int, **cluster_kw) -> dict:
     best = None
     for _ in range(repeats):
-        c, p, w = _setup(linger_ms, trace, duration_ms)
+        c, p, w = _setup(linger_ms, trace, duration_ms, **cluster_kw)
         start_ms, start_events = c.now, c.engine.events_processed
         wall = _drive(c, p, duration_ms)
         run = {

@@ -120,6 +120,11 @@ class Cluster(StateViews):
             self.brokers[b].start()
         self.engine.schedule(0, "metrics_sample")
         self.run(0)
+        if self.kraft is not None:
+            # KRaft start-up: the quorum elects a leader and every broker registers, catches up
+            # with the metadata log and is unfenced (BrokerServer.startup blocks on it), as
+            # ZooKeeper mode's registration does at construction
+            self.run_until(lambda c: c.kraft.ready(), timeout_ms=60000)
 
     def _init_version(self, kafka_version: str | None, rules: dict | None,
                       config: dict | None, metadata_mode: str | None = None) -> None:

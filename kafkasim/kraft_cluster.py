@@ -168,6 +168,18 @@ class KRaftControlPlane:
                 return node
         return None
 
+    def ready(self) -> bool:
+        """An active controller, and every running broker registered and unfenced."""
+        if self.active() is None:
+            return False
+        brokers = self.image.brokers
+        for b in self.cluster.brokers.values():
+            if b.is_running:
+                reg = brokers.get(b.id)
+                if reg is None or reg.fenced or b.lifecycle.state != "RUNNING":
+                    return False
+        return True
+
     def leader_id(self) -> int:
         node = self.active()
         return node.id if node is not None else -1
