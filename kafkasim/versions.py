@@ -80,7 +80,7 @@ SUPPORTED_VERSIONS: tuple[str, ...] = (
 )
 
 #: The profile used when a scenario does not name a version.
-DEFAULT_VERSION = "3.7"
+DEFAULT_VERSION = "4.3"
 
 _VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
 

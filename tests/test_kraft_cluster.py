@@ -283,3 +283,43 @@ def test_kraft_traces_do_not_depend_on_string_hashing():
         out.add(subprocess.run([sys.executable, "-c", _DIGEST], env=env, check=True,
                                capture_output=True, text=True).stdout.strip())
     assert len(out) == 1, out
+
+
+# -- periodic controller work ---------------------------------------------------------------------
+def test_kraft_auto_rebalance_moves_every_imbalanced_partition_back_ignoring_the_percentage():
+    # 1 of 10 partitions led by broker 1 is imbalanced: 10% is not > 10%, so the ZooKeeper
+    # controller would leave it; KRaft rebalances every imbalanced partition
+    # (ReplicationControlManager.maybeBalancePartitionLeaders)
+    c = kraft()
+    assign = [[1, 2, 3]] + [[2, 3, 1]] * 9
+    c.create_topic("t", assignment=assign)
+    c.elect("t", [0], "preferred")
+    c.shutdown(1)
+    c.run_until(lambda c: c.brokers[1].state == "stopped", 10000)
+    assert c.leader("t", 0) == 2
+    c.start(1)
+    c.run(10000)
+    assert c.leader("t", 0) == 2       # not yet: the check runs every 300 s
+    c.run(300_000)
+    assert c.leader("t", 0) == 1
+
+
+def test_leaderless_partitions_get_an_unclean_leader_from_the_periodic_retry():
+    # unclean.leader.election.enable turned on after the partition went offline: the KRaft
+    # controller retries unclean elections every unclean.leader.election.interval.ms
+    c = kraft(version="4.0", config={"replica.lag.time.max.ms": 10000})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.cut(1, 2)
+    c.cut(1, 3)
+    c.producer(acks="1").send_many("t", range(5), partition=0)
+    c.run_until(lambda c: c.isr("t", 0) == [1], 30000)
+    c.heal()
+    c.crash(1)
+    c.run(12000)
+    assert c.leader("t", 0) == -1
+    c.alter_config("topics", "t", {"unclean.leader.election.enable": True})
+    c.run(300_000 + 5000)
+    assert c.leader("t", 0) in (2, 3)
+    elections = [r for r in rows(c, "controller") if type(r[5]).__name__ == "LeaderElection"
+                 and r[5].unclean]
+    assert elections, "the election is traced as unclean (RECOVERING, KIP-704)"
