@@ -171,7 +171,9 @@ def committed_image(images: dict, node):
     truncated, so replay is incremental). A restarted process starts again from an empty image,
     as its MetadataLoader does. Unclean elections are counted as ControllerMetricsChanges
     .handleTopicChange does: a partition whose new leader was not in its previous ISR
-    (PartitionRegistration.electionWasClean; a new partition counts its replicas as the ISR)."""
+    (PartitionRegistration.electionWasClean; a new partition counts its replicas as the ISR).
+    The first catch-up of a (re)started process counts nothing: MetadataLoader publishes it as
+    one delta from the empty image, so every partition in it is new."""
     from kafkasim.protocol.kraft import records as R
     from kafkasim.protocol.kraft.image import MetadataImage
 
@@ -180,6 +182,7 @@ def committed_image(images: dict, node):
         entry = images[node.id] = [node.incarnation, MetadataImage(), 0]
     img = entry[1]
     hw = node.raft.high_watermark
+    catching_up = img.offset < 0
     if hw - 1 > img.offset:
         for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
             t = type(record)
@@ -188,7 +191,7 @@ def committed_image(images: dict, node):
                 prev = img.partitions.get(tp)
                 nxt = img.partitions[img.replay(record, offset)]
                 prev_isr = prev.isr if prev is not None else nxt.replicas
-                if nxt.leader >= 0 and nxt.leader not in prev_isr:
+                if nxt.leader >= 0 and nxt.leader not in prev_isr and not catching_up:
                     entry[2] += 1
             else:
                 img.replay(record, offset)

@@ -329,3 +329,36 @@ def test_player_quorum_panel_only_in_kraft_mode(fenced):
     fig = Player.quorum_figure(SimpleNamespace(cluster=c, now=c.now))
     assert isinstance(fig, Figure)
     assert "now" in {a.get_gid() for a in fig.axes[0].get_children()}
+
+
+def test_unclean_elections_counted_from_committed_partition_changes():
+    """ControllerMetricsChanges.handleTopicChange: an election is unclean when the new leader
+    was not in the previous ISR (PartitionRegistration.electionWasClean); a new partition counts
+    its replicas as the previous ISR. Only committed records (below the HW) are counted."""
+    from types import SimpleNamespace
+
+    from kafkasim.protocol.kraft import records as R
+    from kafkasim.protocol.kraft.raft import RaftLog
+
+    entries = [R.TopicRecord("t", "id"),
+               R.PartitionRecord(0, "id", replicas=(1, 2, 3), isr=(1, 2, 3), leader=1),
+               R.PartitionChangeRecord(0, "id", isr=(1,)),               # shrink: clean
+               R.PartitionChangeRecord(0, "id", leader=-1),              # leader gone
+               R.PartitionChangeRecord(0, "id", leader=2, isr=(2,),      # unclean
+                                       leader_recovery_state=R.LeaderRecoveryState.RECOVERING),
+               R.PartitionChangeRecord(0, "id", leader=3, isr=(3,))]     # unclean, uncommitted
+    log = RaftLog([(i, 1, r) for i, r in enumerate(entries)])
+    node = SimpleNamespace(id=3000, incarnation=1,
+                           raft=SimpleNamespace(log=log, high_watermark=2))
+    images: dict = {}
+    M.committed_image(images, node)           # the first catch-up: topic and partition
+    node.raft.high_watermark = 5
+    img = M.committed_image(images, node)
+    assert img.offset == 4 and images[3000][2] == 1
+    node.raft.high_watermark = 6
+    M.committed_image(images, node)
+    assert images[3000][2] == 2
+    # a restarted process catches up in one delta from the empty image: nothing counted
+    node.incarnation = 2
+    M.committed_image(images, node)
+    assert images[3000][2] == 0 and images[3000][0] == 2
