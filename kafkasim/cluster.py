@@ -523,7 +523,8 @@ class Cluster(StateViews):
         fn(self)
 
     def _metrics_sample(self) -> None:
-        self.metrics.sample(self.engine.now, self.brokers.values())
+        self.metrics.sample(self.engine.now, self.brokers.values(),
+                            None if self.kraft is None else self.kraft.nodes.values())
         self.engine.schedule(self.metrics.interval_ms, "metrics_sample")
 
     # -- ZooKeeper-driven control plane -------------------------------------------------------

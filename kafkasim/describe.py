@@ -21,6 +21,18 @@ def topic_id(name: str, seed: int) -> str:
     return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
 
 
+def cluster_id(seed: int) -> str:
+    """A stable ClusterId (``kafka-storage random-uuid`` gives a random Uuid, 22 characters of
+    URL-safe base64; ours is derived from the seed like ``topic_id``)."""
+    return topic_id("\x00cluster.id", seed)
+
+
+def directory_id(node_id: int, seed: int) -> str:
+    """A stable ``directory.id`` of a node's metadata log directory (meta.properties, KIP-858;
+    Kafka draws a random Uuid when formatting)."""
+    return topic_id(f"\x00directory.id:{node_id}", seed)
+
+
 def _ids(ids) -> str:
     return ",".join(str(i) for i in ids)
 

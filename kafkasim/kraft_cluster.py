@@ -239,3 +239,133 @@ class KRaftControlPlane:
     def trace_start(self) -> None:
         self.cluster.record("metadata_quorum", "kraft", "", -1,
                             ev.MetadataQuorum(tuple(self.voters)))
+
+    # -- read side (kafka-metadata-quorum, the metadata log, quorum-state) ---------------------
+    def _node(self, node_id: int) -> ControllerServer:
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise ClusterError(f"no controller {node_id}: the controllers are "
+                               f"{list(self.voters)}")
+        return node
+
+    def raft_leader(self) -> ControllerServer | None:
+        """The running controller whose Raft client is Leader (the highest epoch if a cut-off
+        old leader has not resigned yet): the node that answers DescribeQuorum."""
+        leaders = [n for n in self.nodes.values()
+                   if n.state == "running" and n.raft.state_name == "Leader"]
+        return max(leaders, key=lambda n: n.raft.epoch) if leaders else None
+
+    def quorum_info(self) -> dict:
+        """The DescribeQuorum answer of the Raft leader (KafkaRaftClient
+        .handleDescribeQuorumRequest, RaftUtil.singletonDescribeQuorumResponse) plus the
+        ClusterId (DescribeCluster), in the shape ``describe.describe_quorum_status`` reads.
+
+        Since 3.9 (KIP-853) the answer carries directory ids and the voters' endpoints: the
+        voters of a static quorum (``controller.quorum.voters``) have none (printed ``null`` /
+        the zero Uuid); observers (brokers) send their metadata directory's ``directory.id`` in
+        every Fetch. Endpoints are the voters' CONTROLLER listener: the host:port of
+        ``controller.quorum.voters`` when configured, else ``controller<id>:9093`` (the way
+        ZooKeeper-mode brokers here register as ``broker<id>:9092``)."""
+        from kafkasim.describe import cluster_id, directory_id
+
+        node = self.raft_leader()
+        if node is None:
+            up = [i for i, n in self.nodes.items() if n.state == "running"]
+            raise ClusterError(
+                "no active controller: the quorum has no majority or has not elected a leader "
+                f"yet (running controllers {up} of voters {list(self.voters)}, Raft needs "
+                f"{len(self.voters) // 2 + 1}); DescribeQuorum fails with "
+                "NOT_LEADER_OR_FOLLOWER")
+        seed = self.cluster.seed
+        kip853 = bool(self.cluster.rules.kraft_dynamic_quorum)
+        raw = node.raft.describe_quorum(self.cluster.engine.now)
+
+        def row(r, voter: bool):
+            rid = r["replica_id"]
+            directory = None if voter or not kip853 else directory_id(rid, seed)
+            return (rid, directory, r["log_end_offset"], r["last_fetch_timestamp"],
+                    r["last_caught_up_timestamp"])
+        endpoints = {}
+        if kip853:
+            hosts = self._voter_hosts()
+            endpoints = {v: [f"CONTROLLER://{hosts[v][0]}:{hosts[v][1]}"] for v in self.voters}
+        return {"cluster_id": cluster_id(seed), "leader_id": raw["leader_id"],
+                "leader_epoch": raw["leader_epoch"], "high_watermark": raw["high_watermark"],
+                "voters": [row(r, True) for r in raw["current_voters"]],
+                "observers": [row(r, False) for r in raw["observers"]],
+                "endpoints": endpoints}
+
+    def _voter_hosts(self) -> dict[int, tuple[str, int]]:
+        from kafkasim.config import parse_quorum_voters
+
+        configured = self.cluster.broker_config.get("controller.quorum.voters")
+        hosts = parse_quorum_voters(configured) if configured else {}
+        return {v: hosts.get(v, (f"controller{v}", 9093)) for v in self.voters}
+
+    def describe_quorum(self, *, status: bool = False, replication: bool = False) -> str:
+        """``kafka-metadata-quorum --bootstrap-server … describe --status`` or
+        ``--replication`` (tools MetadataQuorumCommand; the two options exclude each other and
+        one is required). The KIP-853 layout from 3.9, the older one before."""
+        from kafkasim.describe import describe_quorum_replication, describe_quorum_status
+
+        if status == replication:
+            raise ClusterError("kafka-metadata-quorum describe: one of the arguments --status "
+                               "--replication is required (and they exclude each other)")
+        info = self.quorum_info()
+        kip853 = bool(self.cluster.rules.kraft_dynamic_quorum)
+        if status:
+            return describe_quorum_status(info, kip853)
+        return describe_quorum_replication(info, kip853)
+
+    def _log_node(self, node_id: int | None) -> ControllerServer:
+        if node_id is not None:
+            return self._node(node_id)
+        node = self.active() or self.raft_leader()
+        if node is None:   # the longest log, the lowest id on a tie
+            node = max(self.nodes.values(), key=lambda n: (n.raft.log.end_offset, -n.id))
+        return node
+
+    def metadata_log(self, node: int | None = None) -> list[tuple]:
+        """The ``__cluster_metadata`` log of a controller (default: the active controller, else
+        the Raft leader, else the controller with the longest log) as rows (offset, epoch,
+        record type, committed, fields: ``name=value`` of the record's fields that are set,
+        None ones left out). Record types are Kafka's message names
+        (RegisterBrokerRecord, PartitionChangeRecord, NoOpRecord, the LeaderChangeMessage
+        control record, ...). ``committed``: the quorum committed this very entry (its offset is
+        below the highest high watermark any node learned and a log that knows it committed
+        has the same epoch there) -- an uncommitted tail may still be truncated."""
+        import dataclasses
+
+        target = self._log_node(node)
+        ref = max(self.nodes.values(), key=lambda n: (n.raft.high_watermark, -n.id))
+        ref_entries = ref.raft.log.entries
+        committed_end = min(self.image.offset + 1, len(ref_entries))
+        rows = []
+        for offset, epoch, record in target.raft.log.entries:
+            committed = offset < committed_end and ref_entries[offset][1] == epoch
+            if dataclasses.is_dataclass(record):
+                fields = ", ".join(f"{f.name}={_short(getattr(record, f.name))}"
+                                   for f in dataclasses.fields(record)
+                                   if getattr(record, f.name) is not None)
+            else:
+                fields = repr(record)
+            rows.append((offset, epoch, type(record).__name__, committed, fields))
+        return rows
+
+    def metadata_log_frame(self, node: int | None = None):
+        """``metadata_log`` as a pandas DataFrame (offset, epoch, record, committed, fields)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.metadata_log(node),
+                            columns=["offset", "epoch", "record", "committed", "fields"])
+
+    def quorum_state(self, node: int) -> str:
+        """The text of controller ``node``'s ``quorum-state`` file (FileQuorumStateStore): its
+        last durable election state (leader epoch, leader id, voted id)."""
+        return self._node(node).raft.quorum_state_json()
+
+
+def _short(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)

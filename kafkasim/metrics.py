@@ -3,6 +3,14 @@
 Gauges are computed from broker state when sampled; meters (``...PerSec``) are counters the
 brokers mark, reported as their cumulative ``Count`` and the rate over the last sample interval
 (events per second), as a JMX scraper would derive it (fact sheet §12).
+
+KRaft mode: the controller nodes report the ``kafka.controller:type=KafkaController`` gauges
+(ActiveControllerCount from QuorumControllerMetrics, 1 on the active controller only; the
+metadata counts from ControllerMetadataMetrics, which ControllerMetadataMetricsPublisher keeps
+on *every* controller from its committed metadata image -- "as observed by this Controller",
+docs/ops.html "KRaft Controller Monitoring Metrics"). Every KRaft node, controller or broker,
+reports the ``kafka.server:type=raft-metrics`` group of its Raft client (KafkaRaftMetrics);
+KRaft brokers report no KafkaController MBeans.
 """
 
 from __future__ import annotations
@@ -21,6 +29,24 @@ ACTIVE_CONTROLLER = "kafka.controller:type=KafkaController,name=ActiveController
 OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
 PREFERRED_IMBALANCE = "kafka.controller:type=KafkaController,name=PreferredReplicaImbalanceCount"
 UNCLEAN_ELECTIONS = "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec"
+# KRaft controllers (QuorumControllerMetrics / ControllerMetadataMetrics, trunk 2024-10)
+KC = "kafka.controller:type=KafkaController,name="
+FENCED_BROKERS = KC + "FencedBrokerCount"
+ACTIVE_BROKERS = KC + "ActiveBrokerCount"
+GLOBAL_TOPICS = KC + "GlobalTopicCount"
+GLOBAL_PARTITIONS = KC + "GlobalPartitionCount"
+LAST_COMMITTED_OFFSET = KC + "LastCommittedRecordOffset"
+LAST_APPLIED_OFFSET = KC + "LastAppliedRecordOffset"
+# KafkaRaftMetrics (metric group "raft-metrics", JMX kafka.server:type=raft-metrics); the
+# attribute is written after a colon, like the meters' ":Count"
+RAFT_METRICS = "kafka.server:type=raft-metrics"
+RAFT_CURRENT_STATE = RAFT_METRICS + ":current-state"
+RAFT_CURRENT_LEADER = RAFT_METRICS + ":current-leader"
+RAFT_CURRENT_VOTE = RAFT_METRICS + ":current-vote"
+RAFT_CURRENT_EPOCH = RAFT_METRICS + ":current-epoch"
+RAFT_HIGH_WATERMARK = RAFT_METRICS + ":high-watermark"
+RAFT_LOG_END_OFFSET = RAFT_METRICS + ":log-end-offset"
+RAFT_LOG_END_EPOCH = RAFT_METRICS + ":log-end-epoch"
 
 
 def partition_mbean(name: str, topic: str, partition: int) -> str:
@@ -35,8 +61,8 @@ METER_MBEANS = {
 }
 
 
-def broker_gauges(broker) -> dict[str, int]:
-    """Current gauge values of one running broker."""
+def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
+    """Current gauge values of one running broker (``kraft``: no KafkaController MBeans)."""
     leaders = [p for p in broker.replica_manager.partitions.values() if p.is_leader]
     out = {
         UNDER_REPLICATED: sum(1 for p in leaders if len(p.isr) < len(p.replicas)),
@@ -46,8 +72,10 @@ def broker_gauges(broker) -> dict[str, int]:
         PARTITION_COUNT: len(broker.replica_manager.partitions),
         MAX_LAG: max([st.lag for th in broker.fetchers.values()
                       for st in th.partitions.values()] or [0]),
-        ACTIVE_CONTROLLER: 1 if broker.controller is not None else 0,
     }
+    if kraft:
+        return out
+    out[ACTIVE_CONTROLLER] = 1 if broker.controller is not None else 0
     if broker.controller is not None:
         cc = broker.controller.context
         offline = 0
@@ -74,10 +102,106 @@ def partition_gauges(broker) -> dict[str, int]:
     return out
 
 
+def raft_current_state(raft) -> str:
+    """KafkaRaftMetrics "current-state" (trunk 2024-10): leader, candidate, voted (an
+    Unattached voter that voted; VotedState before 3.9), follower, observer (a broker following
+    the leader), else unattached (Unattached, Prospective and Resigned all fall through to it)."""
+    name = raft.state_name
+    if name == "Leader":
+        return "leader"
+    if name == "Candidate":
+        return "candidate"
+    if name == "Voted" or (name == "Unattached" and raft.voted_id >= 0):
+        return "voted"
+    if name == "Follower":
+        return "observer" if raft.observer else "follower"
+    return "unattached"
+
+
+def raft_gauges(raft) -> dict:
+    """KafkaRaftMetrics gauges of one node's Raft client. current-vote is the node itself when
+    it leads or is a candidate; log-end-epoch is the epoch of the last log entry."""
+    state = raft_current_state(raft)
+    vote = raft.node_id if state in ("leader", "candidate") else raft.voted_id
+    return {
+        RAFT_CURRENT_STATE: state,
+        RAFT_CURRENT_LEADER: raft.leader_id,
+        RAFT_CURRENT_VOTE: vote,
+        RAFT_CURRENT_EPOCH: raft.epoch,
+        RAFT_HIGH_WATERMARK: raft.high_watermark,
+        RAFT_LOG_END_OFFSET: raft.log.end_offset,
+        RAFT_LOG_END_EPOCH: raft.log.last_fetched_epoch,
+    }
+
+
+def controller_gauges(node, image) -> dict:
+    """KafkaController gauges of one running KRaft controller node. ``image`` is the node's
+    committed MetadataImage (what its MetadataLoader published): ControllerMetadataMetricsPublisher
+    .publishSnapshot counts from it FencedBrokerCount / ActiveBrokerCount (unfenced brokers,
+    including those in controlled shutdown), GlobalTopicCount, GlobalPartitionCount,
+    OfflinePartitionsCount (no leader, ``!hasLeader()``) and PreferredReplicaImbalanceCount
+    (leader is not replicas[0], ``!hasPreferredLeader()``). LastCommittedRecordOffset is the
+    last committed offset the node handled (OffsetControlManager.handleCommitBatchMetrics),
+    LastAppliedRecordOffset the last one it replayed (the active controller's own writes before
+    they commit, handleScheduleAppend). MetadataErrorCount is not modelled (never an error)."""
+    ctl = node.controller
+    fenced = sum(1 for b in image.brokers.values() if b.fenced)
+    offline = imbalance = 0
+    for reg in image.partitions.values():
+        if reg.leader < 0:
+            offline += 1
+        if reg.leader != (reg.replicas[0] if reg.replicas else -1):
+            imbalance += 1
+    return {
+        ACTIVE_CONTROLLER: 1 if ctl.active else 0,
+        FENCED_BROKERS: fenced,
+        ACTIVE_BROKERS: len(image.brokers) - fenced,
+        GLOBAL_TOPICS: len(image.topic_ids),
+        GLOBAL_PARTITIONS: len(image.partitions),
+        OFFLINE_PARTITIONS: offline,
+        PREFERRED_IMBALANCE: imbalance,
+        LAST_COMMITTED_OFFSET: image.offset,
+        LAST_APPLIED_OFFSET: ctl.applied,
+    }
+
+
+def committed_image(images: dict, node):
+    """The node's committed MetadataImage, kept in ``images`` as [incarnation, image, unclean
+    elections] and brought up to the node's high watermark (committed entries are never
+    truncated, so replay is incremental). A restarted process starts again from an empty image,
+    as its MetadataLoader does. Unclean elections are counted as ControllerMetricsChanges
+    .handleTopicChange does: a partition whose new leader was not in its previous ISR
+    (PartitionRegistration.electionWasClean; a new partition counts its replicas as the ISR).
+    The first catch-up of a (re)started process counts nothing: MetadataLoader publishes it as
+    one delta from the empty image, so every partition in it is new."""
+    from kafkasim.protocol.kraft import records as R
+    from kafkasim.protocol.kraft.image import MetadataImage
+
+    entry = images.get(node.id)
+    if entry is None or entry[0] != node.incarnation:
+        entry = images[node.id] = [node.incarnation, MetadataImage(), 0]
+    img = entry[1]
+    hw = node.raft.high_watermark
+    catching_up = img.offset < 0
+    if hw - 1 > img.offset:
+        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+            t = type(record)
+            if t is R.PartitionChangeRecord or t is R.PartitionRecord:
+                tp = (img.topic_names.get(record.topic_id), record.partition_id)
+                prev = img.partitions.get(tp)
+                nxt = img.partitions[img.replay(record, offset)]
+                prev_isr = prev.isr if prev is not None else nxt.replicas
+                if nxt.leader >= 0 and nxt.leader not in prev_isr and not catching_up:
+                    entry[2] += 1
+            else:
+                img.replay(record, offset)
+    return img
+
+
 class MetricsRecorder:
     """Samples every running broker every ``interval_ms`` into long-format rows."""
 
-    __slots__ = ("interval_ms", "rows", "last_counts", "per_partition")
+    __slots__ = ("interval_ms", "rows", "last_counts", "per_partition", "controller_images")
 
     def __init__(self, interval_ms: int = 1000, per_partition: bool = True) -> None:
         if interval_ms <= 0:
@@ -86,24 +210,46 @@ class MetricsRecorder:
         self.rows: list[tuple[int, int, str, float]] = []   # (time, broker, mbean, value)
         self.last_counts: dict[tuple[int, str], int] = {}
         self.per_partition = per_partition
+        self.controller_images: dict = {}    # KRaft: node id -> (incarnation, MetadataImage)
 
-    def sample(self, now: int, brokers) -> None:
+    def sample(self, now: int, brokers, controllers=None) -> None:
+        """One sample of every running broker and, in KRaft mode (``controllers``: the
+        controller nodes), of every running controller node."""
         rows = self.rows
+        kraft = controllers is not None
+        for node in controllers or ():
+            if not node.is_running:
+                continue
+            img = committed_image(self.controller_images, node)
+            for name, value in controller_gauges(node, img).items():
+                rows.append((now, node.id, name, value))
+            for name, value in raft_gauges(node.raft).items():
+                rows.append((now, node.id, name, value))
+            # ControllerMetadataMetrics' UncleanLeaderElectionsPerSec (KRaft: on controllers)
+            self._meter(now, node.id, "UncleanLeaderElectionsPerSec",
+                        self.controller_images[node.id][2])
         for b in brokers:
             if not b.is_running:
                 continue
-            for name, value in broker_gauges(b).items():
+            for name, value in broker_gauges(b, kraft).items():
                 rows.append((now, b.id, name, value))
+            if kraft and b.lifecycle is not None:
+                for name, value in raft_gauges(b.lifecycle.raft).items():
+                    rows.append((now, b.id, name, value))
             if self.per_partition:
                 for name, value in partition_gauges(b).items():
                     rows.append((now, b.id, name, value))
             for meter, count in b.meters.items():
-                mbean = METER_MBEANS[meter]
-                prev = self.last_counts.get((b.id, meter), 0)
-                self.last_counts[(b.id, meter)] = count
-                rows.append((now, b.id, mbean + ":Count", count))
-                rows.append((now, b.id, mbean + ":Rate",
-                             (count - prev) * 1000.0 / self.interval_ms))
+                if kraft and meter == "UncleanLeaderElectionsPerSec":
+                    continue        # a controller meter: KRaft brokers do not report it
+                self._meter(now, b.id, meter, count)
+
+    def _meter(self, now: int, node: int, meter: str, count: int) -> None:
+        mbean = METER_MBEANS[meter]
+        prev = self.last_counts.get((node, meter), 0)
+        self.last_counts[(node, meter)] = count
+        self.rows.append((now, node, mbean + ":Count", count))
+        self.rows.append((now, node, mbean + ":Rate", (count - prev) * 1000.0 / self.interval_ms))
 
     def to_frame(self):
         import pandas as pd

@@ -96,6 +96,10 @@ class PlayerUI:
         self.isr_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.readout = w.HTML()
         self.status = w.HTML()
+        # KRaft mode: the controller quorum / broker fencing panel (none in ZooKeeper mode)
+        self.quorum_image = None
+        if getattr(player.cluster, "kraft", None) is not None:
+            self.quorum_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.box = w.VBox([
             self.title,
             w.HBox([self.play, self.speed, self.slider]),
@@ -105,6 +109,7 @@ class PlayerUI:
             self.status,
             self.image,
             self.isr_image,
+            *([self.quorum_image] if self.quorum_image is not None else []),
             self.readout,
         ])
 
@@ -177,6 +182,8 @@ class PlayerUI:
             self.isr_image.layout.display = None
         else:
             self.isr_image.layout.display = "none"
+        if self.quorum_image is not None:
+            self.quorum_image.value = png(p.quorum_figure())
         self.readout.value = pre(p.readout_text())
         self.status.value = ""
         p.status = ""

@@ -336,6 +336,17 @@ class Player:
             ax.axvline(v.time_ms, color=style.OUT_OF_ISR, lw=2.5, ls="--", gid="violation")
         return fig
 
+    def quorum_figure(self):
+        """KRaft mode only (None in ZooKeeper mode): the controller quorum and broker fencing
+        up to now (``viz.quorum_timeline``), with the current time."""
+        if getattr(self.cluster, "kraft", None) is None:
+            return None
+        from kafkasim.viz.quorum import quorum_timeline
+
+        fig = quorum_timeline(self.cluster)
+        fig.axes[0].axvline(self.now, color="black", lw=2, gid="now")
+        return fig
+
     def timeline_html(self) -> str:
         """A strip under the slider: actions (blue), first violation (red), now (black)."""
         lo, hi = self.start_ms, max(self.horizon, self.start_ms + 1)
