@@ -27,7 +27,9 @@ from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
+    BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
     BrokerRegistrationResponse,
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -971,7 +973,14 @@ class Broker:
                 thread.on_request_failed(self, corr, E.NETWORK_EXCEPTION)
 
     def on_disconnect(self, dst, msg) -> None:
-        """A request's destination died: the fetcher sees the connection fail at once."""
+        """A request's destination died: the fetcher sees the connection fail at once (and
+        KRaft's controller channel resends a registration or heartbeat to the new leader)."""
+        lm = self.lifecycle
+        if lm is not None and lm.inflight is not None and \
+                getattr(msg, "correlation_id", None) == lm.inflight[0] and \
+                isinstance(msg, (BrokerRegistrationRequest, BrokerHeartbeatRequest)):
+            lm.controller_gone()
+            return
         entry = self.fetch_inflight.pop(getattr(msg, "correlation_id", -1), None)
         if entry is None or not isinstance(msg, (FetchRequest, OffsetsForLeaderEpochRequest)):
             if entry is not None:

@@ -293,7 +293,9 @@ class QuorumController:
             self.scheduled.add("balance")
             ctx.schedule(cfg["leader.imbalance.check.interval.seconds"] * 1000,
                          "maybe_balance_partition_leaders", self.epoch)
-        if "unclean" not in self.scheduled and rc.are_some_partitions_leaderless():
+        if "unclean" not in self.scheduled and "unclean.leader.election.interval.ms" in cfg \
+                and rc.are_some_partitions_leaderless():
+            # maybeScheduleNextElectUncleanLeaders exists since 3.9 (with its internal config)
             self.scheduled.add("unclean")
             ctx.schedule(cfg["unclean.leader.election.interval.ms"],
                          "maybe_elect_unclean_leaders", self.epoch)
