@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkasim import events as ev
 from kafkasim.check import attach, classify_losses
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.config import ConfigError
@@ -705,7 +706,16 @@ class ScenarioRun:
         return _compare(e, spec), e
 
     def _clause_unclean_elections(self, key: str, spec: dict) -> tuple[bool, Any]:
-        n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in self.cluster.brokers.values())
+        """UncleanLeaderElectionsPerSec. ZooKeeper mode: the controller broker's meter. KRaft:
+        the unclean elections the active controller made (QuorumControllerMetrics counts those
+        ControllerStats meters; here: its LeaderElection trace rows marked unclean, i.e. whose
+        record set LeaderRecoveryState RECOVERING, KIP-704)."""
+        c = self.cluster
+        if c.kraft is not None:
+            n = sum(1 for row in c.trace.rows if row[1] == "controller"
+                    and isinstance(row[5], ev.LeaderElection) and row[5].unclean)
+        else:
+            n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in c.brokers.values())
         return _compare(n, spec), n
 
     def _clause_log(self, key: str, spec: dict) -> tuple[bool, Any]:
