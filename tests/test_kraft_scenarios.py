@@ -75,7 +75,11 @@ config = { "min.insync.replicas" = 2 }
 [[steps]]
 do = "expect"
 label = "up"
-that = { controller = { none = false }, fenced = { equals = [] }, metadata_leader_epoch = { at_least = 1 }, elr = { topic = "t", equals = [] } }
+[steps.that]
+controller = { none = false }
+fenced = { equals = [] }
+metadata_leader_epoch = { at_least = 1 }
+elr = { topic = "t", equals = [] }
 [[steps]]
 do = "crash"
 broker = 3
@@ -93,7 +97,10 @@ timeout_ms = 12000
 [[steps]]
 do = "expect"
 label = "below min ISR: 2 in the ELR, 3 not"
-that = { elr = { topic = "t", equals = [2] }, last_known_elr = { topic = "t", equals = [] }, fenced = { contains = [2, 3], excludes = [1] } }
+[steps.that]
+elr = { topic = "t", equals = [2] }
+last_known_elr = { topic = "t", equals = [] }
+fenced = { contains = [2, 3], excludes = [1] }
 [[steps]]
 do = "restart"
 broker = 3001
