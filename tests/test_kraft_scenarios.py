@@ -158,3 +158,103 @@ def test_controller_failover_does_not_fence_live_brokers():
     assert c.controller_id() >= 0
     fenced = [row for row in c.trace.rows if row[1] == "broker_fenced"]
     assert fenced == []
+
+
+def test_unclean_elections_counts_the_kraft_controllers_unclean_elections():
+    """KRaft: with ISR [1] and broker 1 down, unclean.leader.election.enable lets the controller
+    elect out-of-sync broker 3 with LeaderRecoveryState RECOVERING (PartitionChangeBuilder
+    electAnyLeader; ReplicationControlManagerTest.testElectUncleanLeaders...); the acks=all write
+    acknowledged while 3 was out of the ISR is lost (KIP-966's motivation for ELR)."""
+    sc = _sc('''
+[cluster]
+brokers = 3
+
+[[topics]]
+name = "t"
+replication_factor = 3
+assignment = [[1, 2, 3]]
+config = { "min.insync.replicas" = 2, "unclean.leader.election.enable" = true }
+
+[[clients]]
+name = "p"
+type = "producer"
+config = { acks = "all" }
+
+[[steps]]
+do = "crash"
+broker = 3
+[[steps]]
+do = "await"
+until = { isr = { topic = "t", equals = [1, 2] } }
+timeout_ms = 12000
+[[steps]]
+do = "produce"
+producer = "p"
+topic = "t"
+values = ["committed-without-3"]
+wait = true
+[[steps]]
+do = "crash"
+broker = 2
+[[steps]]
+do = "crash"
+broker = 1
+[[steps]]
+do = "await"
+until = { leader = { topic = "t", none = true } }
+timeout_ms = 12000
+[[steps]]
+do = "start"
+broker = 3
+[[steps]]
+do = "await"
+until = { leader = { topic = "t", is = 3 } }
+timeout_ms = 12000
+[[steps]]
+do = "run"
+ms = 2000
+[[steps]]
+do = "expect"
+[steps.that]
+unclean_elections = { equals = 1 }
+acked = { equals = 1 }
+lost_acked = { equals = 1 }
+''', "4.0")
+    run = sc.run()
+    assert run.passed, run.expectations
+
+
+def test_create_topic_without_a_quorum_names_the_majority_rule():
+    sc = _sc('''
+[cluster]
+controllers = 3
+[[steps]]
+do = "crash"
+broker = 3000
+[[steps]]
+do = "crash"
+broker = 3001
+[[steps]]
+do = "crash"
+broker = 3002
+[[steps]]
+do = "create_topic"
+name = "late"
+''')
+    with pytest.raises(ScenarioError, match="no active controller.*Raft needs 2"):
+        sc.run()
+
+
+def test_create_topic_step_with_a_quorum():
+    sc = _sc('''
+[[steps]]
+do = "create_topic"
+name = "late"
+partitions = 2
+replication_factor = 3
+[[steps]]
+do = "expect"
+that = { isr = { topic = "late", partition = 1, size = 3 }, controller = { none = false } }
+''')
+    run = sc.run()
+    assert run.passed, run.expectations
