@@ -447,7 +447,17 @@ class ScenarioRun:
     def _do_partition(self, i: int, st: dict) -> str:
         c = self.cluster
         if "groups" in st:
-            c.partition_network(*st["groups"])
+            groups = [list(g) for g in st["groups"]]
+            if any(self._controller_node(n) is not None for g in groups for n in g):
+                # Cluster.partition_network only knows broker ids: the same partition as cuts
+                # of every link between two groups (unlisted nodes still reach everyone)
+                for gi, ga in enumerate(groups):
+                    for gb in groups[gi + 1:]:
+                        for a in ga:
+                            for b in gb:
+                                c.cut(a, b)
+            else:
+                c.partition_network(*groups)
         for a, b in st.get("cut", []):
             c.cut(a, b, both_ways=not st.get("one_way", False))
         return "network partitioned"

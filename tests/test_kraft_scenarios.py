@@ -258,3 +258,49 @@ that = { isr = { topic = "late", partition = 1, size = 3 }, controller = { none 
 ''')
     run = sc.run()
     assert run.passed, run.expectations
+
+
+_ISOLATE = '''
+[cluster]
+controllers = 3
+[[topics]]
+name = "t"
+replication_factor = 3
+[[steps]]
+do = "expect"
+that = {{ controller = {{ is = 3000 }} }}
+[[steps]]
+do = "partition"
+groups = [[{alone}], [{rest}]]
+[[steps]]
+do = "run"
+ms = 15000
+[[steps]]
+do = "expect"
+that = {{ controller = {{ none = false }}, fenced = {{ equals = [] }} }}
+[[steps]]
+do = "create_topic"
+name = "after"
+'''
+
+
+def test_partition_groups_accept_controller_ids():
+    """A standby controller cut off from everyone: the other two voters are a majority, so the
+    active controller (3000 with seed 1) keeps committing metadata."""
+    sc = _sc(_ISOLATE.format(alone=3001, rest="1, 2, 3, 3000, 3002"))
+    run = sc.run()
+    assert run.passed, run.expectations
+    assert run.cluster.controller_id() == 3000
+    assert "after" in run.cluster.topics()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "core bug (kafkasim/protocol/kraft/quorum_controller.py): the isolated active controller's "
+    "Raft leader resigns on check-quorum, then its NoOpRecord write raises NotLeaderError and "
+    "stops the simulation; Kafka renounces (QuorumController.handleEventException, "
+    "EventHandlerExceptionInfo: NotLeaderException causes failover)"))
+def test_isolated_active_controller_is_replaced():
+    sc = _sc(_ISOLATE.format(alone=3000, rest="1, 2, 3, 3001, 3002"))
+    run = sc.run()   # today: SimulationError (NotLeaderError) at the first no-op write
+    assert run.cluster.controller_id() in (3001, 3002)
+    assert "after" in run.cluster.topics()
