@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkasim import events as ev
 from kafkasim.check import attach, classify_losses
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.config import ConfigError
@@ -44,7 +45,7 @@ class ScenarioError(ValueError):
 TOP_KEYS = {"name", "description", "seed", "kafka_version", "rules", "cluster", "topics",
             "clients", "steps", "check"}
 CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitter_ms",
-                "metrics_interval_ms"}
+                "metrics_interval_ms", "metadata_mode", "controllers"}
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
 CLIENT_KEYS = {"name", "type", "config", "group"}
 TRIGGER_KEYS = {"at_ms", "after_ms"}
@@ -80,11 +81,24 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "restart": ({"broker"}, {"clean", "down_ms"}),
     "expire_session": ({"broker"}, set()),
     "elect": ({"topic"}, {"partitions", "type"}),
+    "create_topic": ({"name"}, {"partitions", "replication_factor", "assignment", "config",
+                                "wait"}),
 }
 
 CONDITIONS = {"hw", "leo", "isr", "leader", "acked", "failed", "consumed", "time_ms",
               "under_replicated", "isr_shrinks", "isr_expands", "controller", "broker",
-              "lost_acked", "leader_epoch", "unclean_elections", "log"}
+              "lost_acked", "leader_epoch", "unclean_elections", "log",
+              "elr", "last_known_elr", "fenced", "metadata_leader_epoch"}
+# clauses and actions that exist in one metadata mode only (validate names Kafka's rule)
+KRAFT_ONLY_CONDITIONS = {
+    "elr": "the ELR (KIP-966 eligible leader replicas) is KRaft partition state",
+    "last_known_elr": "LastKnownElr (KIP-966) is KRaft partition state",
+    "fenced": "brokers are fenced by the KRaft controller (BrokerHeartbeatManager); ZooKeeper "
+              "mode has no fencing",
+    "metadata_leader_epoch": "the epoch of the __cluster_metadata Raft quorum exists in KRaft "
+                             "mode only (ZooKeeper mode has /controller_epoch)",
+}
+KRAFT_READY_TIMEOUT_MS = 60000
 
 
 @dataclass
@@ -164,6 +178,12 @@ class Scenario:
         if "check" in d and not isinstance(d["check"], bool):
             raise self._fail(f"check must be true or false, got {d['check']!r}")
         self._check_keys(d.get("cluster", {}), CLUSTER_KEYS, "[cluster]")
+        mode = self.metadata_mode()
+        if mode == "zookeeper" and "controllers" in d.get("cluster", {}):
+            raise self._fail("[cluster]: controllers applies to KRaft mode only (dedicated "
+                             "controller nodes voting in the __cluster_metadata quorum); in "
+                             "ZooKeeper mode the controller is the broker holding /controller. "
+                             "Set metadata_mode = \"kraft\" (Kafka 3.3+) or drop controllers")
         topics = d.get("topics", [])
         if not isinstance(topics, list):
             raise self._fail("topics must be an array of tables ([[topics]])")
@@ -193,14 +213,45 @@ class Scenario:
             missing = sorted(required - set(st))
             if missing:
                 raise self._fail(f"'{action}' step is missing {', '.join(missing)}", i)
+            if action == "expire_session" and mode == "kraft":
+                raise self._fail(
+                    "expire_session: KRaft mode has no ZooKeeper sessions. A KRaft broker is "
+                    "fenced by the active controller when no heartbeat reached it for "
+                    "broker.session.timeout.ms (BrokerHeartbeatManager); use crash, pause or a "
+                    "network partition cutting the broker from the controllers instead", i)
             for cond_key in ("until", "that"):
                 if cond_key in st:
-                    self._check_condition(st[cond_key], i)
+                    self._check_condition(st[cond_key], i, mode)
             if "messages" in st:
                 self._message_filter(st["messages"], i)
 
-    def _check_condition(self, cond: dict, step: int) -> None:
+    def _check_condition(self, cond: dict, step: int, mode: str | None = None) -> None:
         self._check_keys(cond, CONDITIONS, "condition", step)
+        if mode == "zookeeper":
+            for key in sorted(set(cond) & set(KRAFT_ONLY_CONDITIONS)):
+                raise self._fail(f"condition '{key}' needs KRaft mode: "
+                                 f"{KRAFT_ONLY_CONDITIONS[key]}; this scenario runs ZooKeeper "
+                                 "mode (set metadata_mode = \"kraft\" or kafka_version 4.0+)",
+                                 step)
+
+    def metadata_mode(self) -> str | None:
+        """``"zookeeper"`` or ``"kraft"``: what ``[cluster] metadata_mode`` and
+        ``kafka_version`` select (kafkasim.modes.metadata_mode_for); None when the version or
+        rule overrides are invalid (build() reports those)."""
+        from kafkasim import versions
+        from kafkasim.modes import metadata_mode_for
+
+        try:
+            version = versions.normalize_version(self.data.get("kafka_version")
+                                                 or versions.DEFAULT_VERSION)
+            rules = versions.rules_for(version, self.data.get("rules"))
+        except (VersionError, ValueError, TypeError):
+            return None
+        try:
+            return metadata_mode_for(version, self.data.get("cluster", {}).get("metadata_mode"),
+                                     rules=rules)
+        except ValueError as exc:
+            raise self._fail(f"[cluster]: {exc}") from exc
 
     def _message_filter(self, m: dict, step: int) -> dict:
         """A step's ``messages`` table as Cluster.hold/drop/release/delay keywords, validated
@@ -228,11 +279,12 @@ class Scenario:
             brokers = cl.get("brokers", 3)
         racks = {int(k): v for k, v in cl.get("racks", {}).items()}
         try:
+            kraft = {k: cl[k] for k in ("metadata_mode", "controllers") if k in cl}
             return Cluster(brokers, seed=d.get("seed", 0) if seed is None else seed,
                            kafka_version=d.get("kafka_version"), config=cl.get("config"),
                            racks=racks, rules=d.get("rules"),
                            latency_ms=cl.get("latency_ms", 1), jitter_ms=cl.get("jitter_ms", 1),
-                           metrics_interval_ms=cl.get("metrics_interval_ms", 1000))
+                           metrics_interval_ms=cl.get("metrics_interval_ms", 1000), **kraft)
         except (ClusterError, ConfigError, VersionError, ValueError, TypeError) as exc:
             raise self._fail(f"[cluster]: {exc}") from exc
 
@@ -270,6 +322,8 @@ class ScenarioRun:
     def execute(self) -> None:
         d = self.scenario.data
         c = self.cluster
+        if c.kraft is not None:
+            self._await_kraft_ready()
         for t in d.get("topics", []):
             try:
                 c.create_topic(t["name"], t.get("partitions", 1), t.get("replication_factor"),
@@ -294,6 +348,25 @@ class ScenarioRun:
             except (ClusterError, ConfigError, ValueError, KeyError, TypeError) as exc:
                 raise self._fail(f"'{st['do']}' failed: {exc}", i) from exc
             self.steps.append(StepResult(i, st["do"], c.now, True, res or ""))
+
+    def _await_kraft_ready(self) -> None:
+        """KRaft: a new cluster is usable once the quorum has elected an active controller and
+        every broker has registered and been unfenced (it caught up with the metadata log:
+        BrokerLifecycleManager, ClusterControlManager). Topics are created after that, as an
+        admin client would (CreateTopics needs the active controller and unfenced brokers)."""
+        c = self.cluster
+
+        def ready(cl) -> bool:
+            img = cl.kraft.image
+            return cl.controller_id() >= 0 and all(
+                b in img.brokers and not img.brokers[b].fenced for b in cl.brokers)
+
+        if not c.run_until(ready, KRAFT_READY_TIMEOUT_MS):
+            img = c.kraft.image
+            raise self._fail(
+                f"the KRaft cluster did not come up within {KRAFT_READY_TIMEOUT_MS} ms: active "
+                f"controller {c.controller_id()}, unfenced brokers "
+                f"{list(img.unfenced_brokers())} of {sorted(c.brokers)}")
 
     def _wait_trigger(self, st: dict) -> None:
         c = self.cluster
@@ -374,7 +447,17 @@ class ScenarioRun:
     def _do_partition(self, i: int, st: dict) -> str:
         c = self.cluster
         if "groups" in st:
-            c.partition_network(*st["groups"])
+            groups = [list(g) for g in st["groups"]]
+            if any(self._controller_node(n) is not None for g in groups for n in g):
+                # Cluster.partition_network only knows broker ids: the same partition as cuts
+                # of every link between two groups (unlisted nodes still reach everyone)
+                for gi, ga in enumerate(groups):
+                    for gb in groups[gi + 1:]:
+                        for a in ga:
+                            for b in gb:
+                                c.cut(a, b)
+            else:
+                c.partition_network(*groups)
         for a, b in st.get("cut", []):
             c.cut(a, b, both_ways=not st.get("one_way", False))
         return "network partitioned"
@@ -455,11 +538,25 @@ class ScenarioRun:
                              "text": json.dumps(partition_report(self.cluster))})
         return f"snapshot '{st['label']}'"
 
+    def _controller_node(self, node_id):
+        """The KRaft controller node with this id (steps naming a ``broker`` accept controller
+        node ids in KRaft mode), else None."""
+        kraft = self.cluster.kraft
+        return kraft.nodes.get(node_id) if kraft is not None else None
+
+    def _node_name(self, node_id) -> str:
+        return f"{'controller' if self._controller_node(node_id) else 'broker'} {node_id}"
+
     def _do_crash(self, i: int, st: dict) -> str:
         self.cluster.crash(st["broker"])
-        return f"broker {st['broker']} crashed"
+        return f"{self._node_name(st['broker'])} crashed"
 
     def _do_power_loss(self, i: int, st: dict) -> str:
+        if self._controller_node(st["broker"]) is not None:
+            raise self._fail(f"power_loss is not modelled for controller {st['broker']}: a "
+                             "KRaft voter flushes __cluster_metadata before its offsets count "
+                             "toward the quorum's high watermark (KafkaRaftClient), so use "
+                             "crash", i)
         self.cluster.power_loss(st["broker"])
         return f"broker {st['broker']} lost power"
 
@@ -467,23 +564,41 @@ class ScenarioRun:
         c = self.cluster
         c.shutdown(st["broker"])
         if st.get("wait", True):
-            b = c.brokers[st["broker"]]
+            b = self._controller_node(st["broker"]) or c.brokers[st["broker"]]
             if not c.run_until(lambda cl: b.state == "stopped", st.get("timeout_ms", 60000)):
                 raise self._fail(f"broker {st['broker']} did not finish shutting down", i)
-        return f"broker {st['broker']} shut down cleanly"
+        return f"{self._node_name(st['broker'])} shut down cleanly"
 
     def _do_start(self, i: int, st: dict) -> str:
         self.cluster.start(st["broker"])
-        return f"broker {st['broker']} started"
+        return f"{self._node_name(st['broker'])} started"
 
     def _do_restart(self, i: int, st: dict) -> str:
-        self.cluster.restart(st["broker"], clean=st.get("clean", False),
-                             wait_ms=st.get("down_ms", 0))
-        return f"broker {st['broker']} restarted"
+        c = self.cluster
+        node = self._controller_node(st["broker"])
+        if node is None:
+            c.restart(st["broker"], clean=st.get("clean", False), wait_ms=st.get("down_ms", 0))
+            return f"broker {st['broker']} restarted"
+        # a controller node: no session to wait for; its metadata log survives either way
+        if node.state == "running":
+            (c.shutdown if st.get("clean", False) else c.crash)(st["broker"])
+        if st.get("down_ms", 0):
+            c.run(st["down_ms"])
+        c.start(st["broker"])
+        return f"controller {st['broker']} restarted"
 
     def _do_expire_session(self, i: int, st: dict) -> str:
         self.cluster.expire_session(st["broker"])
         return f"broker {st['broker']}'s ZooKeeper session expired"
+
+    def _do_create_topic(self, i: int, st: dict) -> str:
+        """``kafka-topics --create`` during the run (KRaft: a CreateTopics the active
+        controller must commit; it fails while the metadata quorum has no leader)."""
+        assign = self.cluster.create_topic(st["name"], st.get("partitions", 1),
+                                           st.get("replication_factor"),
+                                           assignment=st.get("assignment"),
+                                           config=st.get("config"), wait=st.get("wait", True))
+        return f"topic {st['name']} created: {assign}"
 
     def _do_elect(self, i: int, st: dict) -> str:
         res = self.cluster.elect(st["topic"], st.get("partitions"), st.get("type", "preferred"))
@@ -513,16 +628,7 @@ class ScenarioRun:
 
     def _clause_isr(self, key: str, spec: dict) -> tuple[bool, Any]:
         isr = self.cluster.isr(spec["topic"], spec.get("partition", 0))
-        ok = True
-        if "equals" in spec:
-            ok &= sorted(isr) == sorted(spec["equals"])
-        if "contains" in spec:
-            ok &= all(b in isr for b in _as_list(spec["contains"]))
-        if "excludes" in spec:
-            ok &= all(b not in isr for b in _as_list(spec["excludes"]))
-        if "size" in spec:
-            ok &= len(isr) == spec["size"]
-        return ok, isr
+        return _members(isr, spec), isr
 
     def _clause_leader(self, key: str, spec: dict) -> tuple[bool, Any]:
         leader = self.cluster.leader(spec["topic"], spec.get("partition", 0))
@@ -565,13 +671,41 @@ class ScenarioRun:
             ok &= cid == spec["is"]
         if "not" in spec:
             ok &= cid != spec["not"]
-        if spec.get("none"):
-            ok &= cid < 0
+        if "none" in spec:   # none = false: some controller is active
+            ok &= (cid < 0) == bool(spec["none"])
         return ok, cid
 
     def _clause_broker(self, key: str, spec: dict) -> tuple[bool, Any]:
-        b = self.cluster.brokers[spec["id"]]
+        """A broker's (or, in KRaft mode, a controller node's) process state."""
+        b = self._controller_node(spec["id"]) or self.cluster.brokers[spec["id"]]
         return b.state == spec["state"], b.state
+
+    def _clause_elr(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """``elr`` / ``last_known_elr``: the partition's eligible leader replicas / last known
+        ELR in the committed metadata image (PartitionRegistration, KIP-966)."""
+        reg = self.cluster.kraft.image.partitions[(spec["topic"], spec.get("partition", 0))]
+        members = list(reg.elr if key == "elr" else reg.last_known_elr)
+        return _members(members, spec), members
+
+    def _clause_fenced(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """``fenced``: ``{ broker = 1, is = true }`` for one broker, or ``equals`` /
+        ``contains`` / ``excludes`` / ``size`` over the fenced brokers, as the committed
+        metadata image registers them (BrokerRegistration.fenced; an unregistered broker counts
+        as fenced: no leader may be placed on it)."""
+        img = self.cluster.kraft.image
+        fenced = sorted(b for b in self.cluster.brokers
+                        if b not in img.brokers or img.brokers[b].fenced)
+        if "broker" in spec:
+            is_fenced = spec["broker"] in fenced
+            return is_fenced == spec.get("is", True), is_fenced
+        return _members(fenced, spec), fenced
+
+    def _clause_metadata_leader_epoch(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """The epoch of the __cluster_metadata quorum: the highest epoch a running voter has
+        seen (KafkaRaftClient quorum state); it grows by one per election."""
+        nodes = [n for n in self.cluster.kraft.nodes.values() if n.state == "running"]
+        e = max((n.raft.epoch for n in nodes), default=-1)
+        return _compare(e, spec), e
 
     def _clause_lost_acked(self, key: str, spec: dict) -> tuple[bool, Any]:
         n = len(lost_acked(self.cluster, self.producers.values()))
@@ -582,7 +716,16 @@ class ScenarioRun:
         return _compare(e, spec), e
 
     def _clause_unclean_elections(self, key: str, spec: dict) -> tuple[bool, Any]:
-        n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in self.cluster.brokers.values())
+        """UncleanLeaderElectionsPerSec. ZooKeeper mode: the controller broker's meter. KRaft:
+        the unclean elections the active controller made (QuorumControllerMetrics counts those
+        ControllerStats meters; here: its LeaderElection trace rows marked unclean, i.e. whose
+        record set LeaderRecoveryState RECOVERING, KIP-704)."""
+        c = self.cluster
+        if c.kraft is not None:
+            n = sum(1 for row in c.trace.rows if row[1] == "controller"
+                    and isinstance(row[5], ev.LeaderElection) and row[5].unclean)
+        else:
+            n = sum(b.meters["UncleanLeaderElectionsPerSec"] for b in c.brokers.values())
         return _compare(n, spec), n
 
     def _clause_log(self, key: str, spec: dict) -> tuple[bool, Any]:
@@ -627,12 +770,15 @@ class ScenarioRun:
         metrics: dict[str, dict[str, float]] = {}
         for (broker, mbean), v in latest.items():
             metrics.setdefault(mbean, {})[str(broker)] = v
+        extra = {} if c.kraft is None else {"quorum": quorum_report(c)}
         return {
             "format_version": REPORT_FORMAT_VERSION,
             "scenario": self.scenario.name,
             "source": self.scenario.source,
             "seed": c.seed,
             "kafka_version": c.kafka_version,
+            "metadata_mode": c.metadata_mode,
+            **extra,
             "end_time_ms": c.now,
             "partitions": partition_report(c),
             "records": {str(rid): c.records.value(rid) for rid in range(1, len(c.records) + 1)},
@@ -676,6 +822,10 @@ _CLAUSES = {
     "unclean_elections": ScenarioRun._clause_unclean_elections,
     "log": ScenarioRun._clause_log,
     "under_replicated": ScenarioRun._clause_under_replicated,
+    "elr": ScenarioRun._clause_elr,
+    "last_known_elr": ScenarioRun._clause_elr,
+    "fenced": ScenarioRun._clause_fenced,
+    "metadata_leader_epoch": ScenarioRun._clause_metadata_leader_epoch,
 }
 assert set(_CLAUSES) == CONDITIONS
 
@@ -697,9 +847,31 @@ def partition_report(c: Cluster) -> list[dict]:
                     "log": [[int(rid), int(ep)] for rid, ep in zip(log.ids, log.epochs,
                                                                   strict=True)] if log else [],
                 })
-            out.append({"topic": topic, "partition": p, "leader": st["leader"],
-                        "leader_epoch": st["leader_epoch"], "isr": st["isr"], "replicas": reps})
+            row = {"topic": topic, "partition": p, "leader": st["leader"],
+                   "leader_epoch": st["leader_epoch"], "isr": st["isr"], "replicas": reps}
+            if c.kraft is not None:   # KIP-966 state of the committed PartitionRegistration
+                reg = c.kraft.image.partitions[(topic, p)]
+                row["elr"] = list(reg.elr)
+                row["last_known_elr"] = list(reg.last_known_elr)
+            out.append(row)
     return out
+
+
+def quorum_report(c: Cluster) -> dict:
+    """KRaft: the metadata quorum (voters, running nodes, active controller, highest Raft
+    epoch) and the brokers the committed image has fenced."""
+    nodes = c.kraft.nodes
+    img = c.kraft.image
+    return {
+        "voters": list(c.kraft.voters),
+        "running": [i for i, n in nodes.items() if n.state == "running"],
+        "active_controller": c.controller_id(),
+        "epoch": max((n.raft.epoch for n in nodes.values() if n.state == "running"),
+                     default=-1),
+        "committed_offset": img.offset,
+        "fenced_brokers": sorted(b for b in c.brokers
+                                 if b not in img.brokers or img.brokers[b].fenced),
+    }
 
 
 def lost_acked(c: Cluster, producers) -> list[int]:
@@ -734,6 +906,20 @@ def _settled(c: Cluster) -> bool:
                     return False
     return all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
                and callable(p.pending))
+
+
+def _members(members: list, spec: dict) -> bool:
+    """A set-valued clause: ``equals`` (any order), ``contains``, ``excludes``, ``size``."""
+    ok = True
+    if "equals" in spec:
+        ok &= sorted(members) == sorted(spec["equals"])
+    if "contains" in spec:
+        ok &= all(b in members for b in _as_list(spec["contains"]))
+    if "excludes" in spec:
+        ok &= all(b not in members for b in _as_list(spec["excludes"]))
+    if "size" in spec:
+        ok &= len(members) == spec["size"]
+    return ok
 
 
 def _as_list(v) -> list:

@@ -15,6 +15,24 @@ SCENARIOS = sorted(p.stem for p in (Path(__import__("kafkasim").__file__).parent
                                     / "scenarios").glob("*.toml"))
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
+# Shipped scenarios that state Kafka's behaviour where the simulator's core still differs: each
+# reason names the bug (and the strict xfail in tests/test_kraft_scenarios.py reproducing it).
+KNOWN_CORE_BUGS = {
+    "kraft-controller-failover": (
+        "a BrokerHeartbeatRequest in flight to the crashed controller is never failed, so the "
+        "new active controller fences live brokers (test_controller_failover_does_not_fence_"
+        "live_brokers); Kafka re-queues it on disconnect (NodeToControllerRequestThread)"),
+    "kraft-quorum-loss": (
+        "the same bug: heartbeats stuck in flight to the crashed controllers make the restored "
+        "active controller fence the live brokers 1 and 3 as well"),
+}
+
+
+def _param(name: str):
+    reason = KNOWN_CORE_BUGS.get(name)
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason)) \
+        if reason else name
+
 _runs: dict[str, object] = {}
 
 
@@ -24,7 +42,7 @@ def run_of(name: str):
     return _runs[name]
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", [_param(n) for n in SCENARIOS])
 def test_every_expectation_holds_and_report_validates(name):
     run = run_of(name)
     rep = run.report()
