@@ -873,6 +873,11 @@ class Broker:
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
                             Broker._timer_alter_partition_retry, corr)
 
+    def resend_alter_partition(self) -> None:
+        """KRaft: the active controller moved; the channel sends the in-flight request again."""
+        if self.alter_inflight is not None:
+            self._send_alter_partition()
+
     def _on_alter_partition_response(self, src, msg: AlterPartitionResponse) -> None:
         """DefaultAlterPartitionManager.handleAlterPartitionResponse, then each partition's
         Partition.submitAlterPartition callback."""

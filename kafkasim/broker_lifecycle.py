@@ -84,7 +84,18 @@ class BrokerLifecycleManager:
         self.broker.trace(kind, detail=detail)
 
     def on_leader_change(self, leader_id: int, epoch: int) -> None:
-        self.broker.metadata.controller_id = leader_id
+        """The quorum leader (the active controller) changed: NodeToControllerRequestThread
+        sees its controller node change, drops the connection to the old one and sends the
+        queued request again to the new one (registration or heartbeat, and AlterPartition)."""
+        b = self.broker
+        b.metadata.controller_id = leader_id
+        if leader_id < 0 or self.state == NOT_RUNNING:
+            return
+        if self.inflight is not None and self.inflight[2] != leader_id:
+            self.inflight = None
+            self._schedule_next(0)
+        if b.alter_inflight is not None:
+            b.resend_alter_partition()
 
     def on_high_watermark(self, hw: int) -> None:
         """MetadataLoader: replay the newly committed records, then publish the delta."""

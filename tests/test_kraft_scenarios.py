@@ -126,11 +126,6 @@ def test_power_loss_of_a_controller_is_refused():
         sc.run()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug (kafkasim/protocol/kraft/quorum_controller.py): when the active controller's Raft "
-    "leader resigns on check-quorum, its periodic NoOpRecord write raises NotLeaderError and "
-    "stops the simulation; Kafka's QuorumController.handleEventException treats "
-    "NotLeaderException as causesFailover (EventHandlerExceptionInfo) and renounces"))
 def test_active_controller_renounces_when_its_voters_are_gone():
     c = Cluster(3, kafka_version="4.1", seed=5)
     c.run(3000)
@@ -141,13 +136,6 @@ def test_active_controller_renounces_when_its_voters_are_gone():
     assert c.controller_id() == -1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug (kafkasim/broker.py on_disconnect / broker_lifecycle.py): a BrokerHeartbeatRequest "
-    "sent to a controller process that is gone is dropped without failing the lifecycle's "
-    "in-flight request, so the broker waits controller.socket.timeout.ms (30 s) and the new "
-    "active controller fences it; Kafka's NodeToControllerRequestThread.handleResponse re-queues "
-    "a disconnected request (wasDisconnected -> updateControllerAddress(null); putFirst) and "
-    "sends it to the new controller"))
 def test_controller_failover_does_not_fence_live_brokers():
     c = Cluster(3, kafka_version="4.1", seed=4)
     c.run(3000)
@@ -294,11 +282,6 @@ def test_partition_groups_accept_controller_ids():
     assert "after" in run.cluster.topics()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug (kafkasim/protocol/kraft/quorum_controller.py): the isolated active controller's "
-    "Raft leader resigns on check-quorum, then its NoOpRecord write raises NotLeaderError and "
-    "stops the simulation; Kafka renounces (QuorumController.handleEventException, "
-    "EventHandlerExceptionInfo: NotLeaderException causes failover)"))
 def test_isolated_active_controller_is_replaced():
     sc = _sc(_ISOLATE.format(alone=3000, rest="1, 2, 3, 3001, 3002"))
     run = sc.run()   # today: SimulationError (NotLeaderError) at the first no-op write

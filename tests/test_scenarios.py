@@ -17,15 +17,7 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
 # Shipped scenarios that state Kafka's behaviour where the simulator's core still differs: each
 # reason names the bug (and the strict xfail in tests/test_kraft_scenarios.py reproducing it).
-KNOWN_CORE_BUGS = {
-    "kraft-controller-failover": (
-        "a BrokerHeartbeatRequest in flight to the crashed controller is never failed, so the "
-        "new active controller fences live brokers (test_controller_failover_does_not_fence_"
-        "live_brokers); Kafka re-queues it on disconnect (NodeToControllerRequestThread)"),
-    "kraft-quorum-loss": (
-        "the same bug: heartbeats stuck in flight to the crashed controllers make the restored "
-        "active controller fence the live brokers 1 and 3 as well"),
-}
+KNOWN_CORE_BUGS: dict[str, str] = {}   # scenario name -> why it is expected to fail
 
 
 def _param(name: str):
