@@ -36,6 +36,10 @@ from kafkasim.events import (
 from kafkasim.protocol.zookeeper import partition_state_json, partition_state_path
 from kafkasim.workload import RateWorkload
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 SEED = 7
 NAMES = ["NoAckedLoss", "HwBelowIsrLeo", "ConsistentRead", "MonotoneLeaderHw", "LeaderInIsr",
          "LogMatching"]
@@ -122,7 +126,7 @@ def test_register_adds_a_named_check_to_suites():
 
 
 def test_healthy_runs_are_silent_with_every_acks_setting_and_a_slow_follower():
-    c = Cluster(brokers=3, seed=11, config={"replica.lag.time.max.ms": 1000})
+    c = Cluster(brokers=3, seed=11, config={"replica.lag.time.max.ms": 1000}, kafka_version=ZK)
     c.create_topic("t", partitions=2, replication_factor=3, config={"min.insync.replicas": 2})
     suite = make_suite(on_violation="collect")
     for acks in ("all", 1, 0):
@@ -479,7 +483,7 @@ def test_raise_mode_raises_an_assertion_error_naming_the_seed():
 
 
 def test_run_checked_stops_at_the_event_that_broke_an_invariant():
-    c = Cluster(brokers=3, seed=SEED)
+    c = Cluster(brokers=3, seed=SEED, kafka_version=ZK)
     c.create_topic("t", partitions=1, replication_factor=3, config={"min.insync.replicas": 2})
     p = c.producer(acks="all", linger_ms=0)
     RateWorkload(c, p, "t", rate=100, duration_ms=3000, partition=0)
@@ -683,7 +687,7 @@ def test_an_unclean_election_allows_losing_only_what_was_acked_before_it():
 
 # ------------------------------------------------------------------------------ attach
 def test_attach_checks_every_event_however_the_cluster_runs_and_snapshots_stay_plain():
-    c = Cluster(brokers=3, seed=SEED)
+    c = Cluster(brokers=3, seed=SEED, kafka_version=ZK)
     c.create_topic("t", partitions=1, replication_factor=3, config={"min.insync.replicas": 2})
     suite = kcheck.attach(c)
     p = c.producer(acks="all")

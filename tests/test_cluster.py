@@ -18,6 +18,10 @@ from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.placement import assign_replicas_to_brokers
 from kafkasim.workload import RateWorkload
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 LAG_MS = 30000          # replica.lag.time.max.ms since 2.5
 FETCH_WAIT_MS = 500     # replica.fetch.wait.max.ms
 
@@ -41,6 +45,7 @@ def _cluster(config: dict | None = None, **kw) -> Cluster:
     kw.setdefault("seed", 5)
     kw.setdefault("latency_ms", 1)
     kw.setdefault("jitter_ms", 0)
+    kw.setdefault("kafka_version", ZK)
     cfg = {"zookeeper.session.timeout.ms": 120000}
     cfg.update(config or {})
     return Cluster(3, config=cfg, **kw)
@@ -66,7 +71,7 @@ def _fall_behind(c: Cluster, topic: str, follower: int, pause_ms: int = 60000):
 
 
 def test_create_topic_assignment_follows_kafka_placement_with_the_seed():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     assign = c.create_topic("orders", partitions=3, replication_factor=3)
     assert assign == assign_replicas_to_brokers([1, 2, 3], 3, 3, rng=JavaRandom(1))
     assert c.assignment("orders") == assign
@@ -78,7 +83,7 @@ def test_create_topic_assignment_follows_kafka_placement_with_the_seed():
 
 
 def test_describe_layout_exactly_as_kafka_topics_prints_it():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     assign = c.create_topic("orders", partitions=3, replication_factor=3)
     tid = c.topic_ids["orders"]
     expected = (f"Topic: orders\tTopicId: {tid}\tPartitionCount: 3\tReplicationFactor: 3"
@@ -91,7 +96,7 @@ def test_describe_layout_exactly_as_kafka_topics_prints_it():
 
 
 def test_topic_id_looks_like_a_kafka_uuid():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("a")
     c.create_topic("b")
     ids = [c.topic_ids["a"], c.topic_ids["b"]]
@@ -100,13 +105,13 @@ def test_topic_id_looks_like_a_kafka_uuid():
         assert tid != "AAAAAAAAAAAAAAAAAAAAAA"             # not the zero UUID
     assert ids[0] != ids[1]
     # stable for the same seed
-    c2 = Cluster(3, seed=1)
+    c2 = Cluster(3, seed=1, kafka_version=ZK)
     c2.create_topic("a")
     assert c2.topic_ids["a"] == ids[0]
 
 
 def test_describe_lists_every_topic_when_none_is_named():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("a", 2, 2)
     c.create_topic("b", 1, 3)
     text = c.describe()
@@ -117,7 +122,7 @@ def test_describe_lists_every_topic_when_none_is_named():
 
 
 def test_topic_config_override_shows_in_configs():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("plain", 1, 3)
     c.create_topic("strict", 1, 3, config={"min.insync.replicas": 2})
     lines = c.describe().splitlines()
@@ -131,7 +136,7 @@ def test_topic_config_override_shows_in_configs():
 
 
 def test_broker_level_override_shows_in_topic_configs():
-    c = Cluster(3, seed=1, config={"min.insync.replicas": 2})
+    c = Cluster(3, seed=1, config={"min.insync.replicas": 2}, kafka_version=ZK)
     c.create_topic("t", 1, 3)
     summary = c.describe("t").splitlines()[0]
     assert summary.endswith("\tConfigs: min.insync.replicas=2")
@@ -486,7 +491,7 @@ def test_previous_fetch_rule_keeps_follower_in_isr_under_steady_stream():
 
 
 def test_snapshot_restore_runs_identically():
-    c = Cluster(3, seed=9)
+    c = Cluster(3, seed=9, kafka_version=ZK)
     c.create_topic("t", 2, 3)
     RateWorkload(c, c.producer(acks="all"), "t", rate=100, duration_ms=4000)
     c.run(1500)
@@ -508,7 +513,7 @@ def test_snapshot_restore_runs_identically():
 
 def test_same_seed_same_digest_different_seed_different_digest():
     def run(seed):
-        c = Cluster(3, seed=seed)
+        c = Cluster(3, seed=seed, kafka_version=ZK)
         c.create_topic("t", 1, 3)
         RateWorkload(c, c.producer(), "t", rate=50, duration_ms=1000, partition=0)
         c.run(1500)

@@ -239,9 +239,9 @@ def test_broker_config_has_every_key_of_the_version_in_registry_order():
     assert list(cfg) == [k for k in BROKER if BROKER[k].exists_in("3.7")]
 
 
-def test_default_version_is_3_7():
-    assert broker_config() == broker_config(None, "3.7")
-    assert producer_config() == producer_config(None, "3.7")
+def test_default_version_is_the_newest_4x():
+    assert broker_config() == broker_config(None, "4.3")
+    assert producer_config() == producer_config(None, "4.3")
 
 
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
@@ -857,15 +857,15 @@ def test_consumer_choices_are_validated():
 
 
 def test_default_differences():
-    assert default_differences("3.7") == []
+    assert default_differences("4.3") == []
     lines = default_differences("2.4")
-    assert "broker replica.lag.time.max.ms = 10000 (3.7: 30000)" in lines
-    assert "producer acks = 1 (3.7: -1)" in lines
-    assert "broker replica.lag.max.messages exists here but not in 3.7" in default_differences(
+    assert "broker replica.lag.time.max.ms = 10000 (4.3: 30000)" in lines
+    assert "producer acks = 1 (4.3: -1)" in lines
+    assert "broker replica.lag.max.messages exists here but not in 4.3" in default_differences(
         "0.8.2"
     )
-    assert "producer linger.ms = 5 (3.7: 0)" in default_differences("4.0")
-    assert 'consumer group.id = "" (3.7: null)' in default_differences("2.1")
+    assert "producer linger.ms = 0 (4.3: 5)" in default_differences("3.7")
+    assert 'consumer group.id = "" (4.3: null)' in default_differences("2.1")
 
 
 def test_results_are_deterministic_plain_dicts():

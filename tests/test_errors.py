@@ -10,10 +10,14 @@ from kafkasim.config import ConfigError
 from kafkasim.scenario import Scenario, ScenarioError
 from kafkasim.versions import RuleError, VersionError
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("orders", 3, 3)
     return c
 
@@ -23,7 +27,7 @@ def cluster():
 
 def test_unknown_broker_config_suggests_the_real_key():
     with pytest.raises(ConfigError) as info:
-        Cluster(config={"replica.lag.time.max": 1})
+        Cluster(config={"replica.lag.time.max": 1}, kafka_version=ZK)
     msg = str(info.value)
     assert "replica.lag.time.max" in msg
     assert "Did you mean 'replica.lag.time.max.ms'?" in msg
@@ -31,7 +35,7 @@ def test_unknown_broker_config_suggests_the_real_key():
 
 def test_out_of_range_broker_value_names_key_and_range():
     with pytest.raises(ConfigError) as info:
-        Cluster(config={"min.insync.replicas": 0})
+        Cluster(config={"min.insync.replicas": 0}, kafka_version=ZK)
     msg = str(info.value)
     assert "min.insync.replicas" in msg
     assert "0" in msg and "at least 1" in msg
@@ -45,12 +49,12 @@ def test_out_of_range_topic_value_names_key_and_range(cluster):
 
 def test_wrong_type_value_is_rejected():
     with pytest.raises(ConfigError, match="unclean.leader.election.enable.*true or false"):
-        Cluster(config={"unclean.leader.election.enable": "maybe"})
+        Cluster(config={"unclean.leader.election.enable": "maybe"}, kafka_version=ZK)
 
 
 def test_cross_key_constraint_names_both_keys():
     with pytest.raises(ConfigError) as info:
-        Cluster(config={"replica.lag.time.max.ms": 100})
+        Cluster(config={"replica.lag.time.max.ms": 100}, kafka_version=ZK)
     msg = str(info.value)
     assert "replica.fetch.wait.max.ms" in msg and "replica.lag.time.max.ms" in msg
 
@@ -162,11 +166,11 @@ def test_unknown_broker_and_entity_type(cluster):
 
 def test_bad_cluster_shapes():
     with pytest.raises(ClusterError, match="at least one broker"):
-        Cluster([])
+        Cluster([], kafka_version=ZK)
     with pytest.raises(ClusterError, match="distinct"):
-        Cluster([1, 1])
+        Cluster([1, 1], kafka_version=ZK)
     with pytest.raises(ClusterError, match=r"unknown broker ids \[9\]"):
-        Cluster(3, racks={9: "a"})
+        Cluster(3, racks={9: "a"}, kafka_version=ZK)
 
 
 # ============================================================================ versions / rules
@@ -186,14 +190,14 @@ def test_kafka_version_older_than_every_profile():
 
 def test_unknown_rule_override_suggests():
     with pytest.raises(RuleError) as info:
-        Cluster(rules={"maximal_isrs": True})
+        Cluster(rules={"maximal_isrs": True}, kafka_version=ZK)
     msg = str(info.value)
     assert "Unknown rule 'maximal_isrs'" in msg and "Did you mean 'maximal_isr'?" in msg
 
 
 def test_rule_override_must_be_bool():
     with pytest.raises(RuleError, match="must be True or False"):
-        Cluster(rules={"maximal_isr": "yes"})
+        Cluster(rules={"maximal_isr": "yes"}, kafka_version=ZK)
 
 
 # ============================================================================ scenario files

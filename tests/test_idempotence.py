@@ -6,6 +6,10 @@ import pytest
 
 from kafkasim.cluster import Cluster
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 
 def run_with_lost_answer(version: str, **producer) -> tuple[Cluster, object]:
     c = Cluster(3, seed=2, kafka_version=version)
@@ -37,7 +41,7 @@ def test_without_idempotence_a_retry_duplicates_the_record(version, kw):
 
 
 def test_a_new_leader_still_recognises_the_duplicate():
-    c = Cluster(3, seed=4)
+    c = Cluster(3, seed=4, kafka_version=ZK)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer(acks="all", request_timeout_ms=1000)
     c.hold(type="ProduceResponse", src=1)
@@ -60,7 +64,7 @@ def test_producer_recovers_after_the_leader_dies_with_batches_in_flight():
     leader already copied is a duplicate, or the producer loops on OUT_OF_ORDER_SEQUENCE_NUMBER."""
     from kafkasim.workload import RateWorkload
 
-    c = Cluster(3, seed=0, config={"zookeeper.session.timeout.ms": 6000})
+    c = Cluster(3, seed=0, config={"zookeeper.session.timeout.ms": 6000}, kafka_version=ZK)
     c.create_topic("t", 1, 3)
     p = c.producer("p", acks="all")
     RateWorkload(c, p, "t", rate=20, duration_ms=5000)
@@ -80,7 +84,7 @@ def test_produce_request_carries_the_batch_header_and_the_log_keeps_it():
     batch (Kafka's DefaultRecordBatch header), fetches hand it on to the followers."""
     from kafkasim.protocol.messages import ProduceRequest
 
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all", linger_ms=0)
     c.hold(type="ProduceRequest", count=1)

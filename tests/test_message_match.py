@@ -16,6 +16,10 @@ from kafkasim.protocol.messages import (
 from kafkasim.scenario import Scenario, ScenarioError
 from kafkasim.storage.log import RecordChunk
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 
 def _fetch_response(*parts) -> Envelope:
     datas = tuple(FetchPartitionData(t, p, "NONE", hw, 0, RecordChunk.empty(hw))
@@ -55,7 +59,7 @@ def test_unknown_type_field_or_comparison_is_an_error(kw, words):
 
 
 def _loaded_cluster():
-    c = Cluster(3, seed=5)
+    c = Cluster(3, seed=5, kafka_version=ZK)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     return c, c.producer("p", acks="all", linger_ms=0)
 

@@ -34,7 +34,7 @@ def test_supported_versions_are_ordered_oldest_first_and_include_the_brief_list(
     for v in ("0.8.2", "0.10.2", "0.11.0", "2.0", "2.1", "2.4", "2.5", "2.7", "2.8", "3.7",
               "3.8", "3.9", "4.0", "4.1", "4.2", "4.3"):
         assert v in SUPPORTED_VERSIONS
-    assert DEFAULT_VERSION == "3.7"
+    assert DEFAULT_VERSION == "4.3"   # today's Kafka: the newest modelled 4.x release
     assert isinstance(SUPPORTED_VERSIONS, tuple)
 
 
@@ -231,6 +231,10 @@ SINCE = [
     ("kraft_dynamic_quorum", "3.9", "3.8"),
     # KIP-996 Pre-Vote (KAFKA-17641 / KAFKA-17642, 4.0)
     ("kraft_pre_vote", "4.0", "3.9"),
+    ("raft_check_quorum", "3.7", "3.6"),
+    ("raft_begin_quorum_epoch_heartbeat", "3.9", "3.8"),
+    ("raft_election_loss_waits_timeout", "4.1", "4.0"),
+    ("raft_fast_hwm_replication", "4.1", "4.0"),
     # kafka.apache.org/40/operations/eligible-leader-replicas: available, not on by default
     ("elr_available", "4.0", "3.9"),
     # EligibleLeaderReplicasVersion.ELRV_1 bootstraps at IBP_4_1_IV0
@@ -250,6 +254,7 @@ UNTIL = [
     ("preferred_replica_election_tool", "2.8", "3.0"),
     ("kraft_isr_shrink_bumps_leader_epoch", "3.5", "3.6"),
     ("zookeeper_mode", "3.9", "4.0"),
+    ("raft_voted_state", "3.8", "3.9"),
     ("alter_isr_clear_pending_on_leader_and_isr", "2.8", "3.0"),
 ]
 
@@ -292,8 +297,8 @@ def test_rules_for_brief_versions_spot_checks():
     assert rules_for("3.7.1") == r37
 
 
-def test_rules_default_version_is_3_7():
-    assert rules_for() == rules_for("3.7")
+def test_rules_default_version_is_the_newest_4x():
+    assert rules_for() == rules_for("4.3")
 
 
 def test_rules_patch_release_equals_minor_profile():
@@ -375,12 +380,12 @@ def test_describe_profile_lists_differences_and_rules():
     text = describe_profile("2.4")
     lines = text.splitlines()
     assert lines[0].startswith("Kafka 2.4 profile")
-    assert "Differs from the default profile 3.7" in text
+    assert "Differs from the default profile 4.3" in text
     assert "alter_isr" in text and "KIP-497" in text
     assert "[x] describe_space_after_colon" in text
     assert "[ ] hw_frozen_under_min_isr" in text
-    assert "broker replica.lag.time.max.ms = 10000 (3.7: 30000)" in text
-    assert "producer acks = 1 (3.7: -1)" in text
+    assert "broker replica.lag.time.max.ms = 10000 (4.3: 30000)" in text
+    assert "producer acks = 1 (4.3: -1)" in text
 
 
 def test_describe_default_profile():
@@ -410,9 +415,9 @@ def test_module_exports():
 # ---------------------------------------------------------------------------- Kafka 4.x profiles
 
 
-def test_4x_profiles_exist_and_default_is_unchanged():
+def test_4x_profiles_exist_and_the_newest_is_the_default():
     assert SUPPORTED_VERSIONS[-4:] == ("4.0", "4.1", "4.2", "4.3")
-    assert DEFAULT_VERSION == "3.7"  # the lead switches the default once KRaft mode works
+    assert DEFAULT_VERSION == "4.3"
 
 
 def test_elr_preview_in_4_0_and_default_from_4_1():
@@ -438,6 +443,7 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
         ra, rb = rules_for(a), rules_for(b)
         return {n for n in rule_names() if getattr(ra, n) != getattr(rb, n)}
 
-    assert changed("4.0", "4.1") == {"elr_enabled_by_default"}
+    assert changed("4.0", "4.1") == {"elr_enabled_by_default", "raft_election_loss_waits_timeout",
+                                     "raft_fast_hwm_replication"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}

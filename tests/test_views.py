@@ -6,10 +6,14 @@ import pytest
 
 from kafkasim.cluster import Cluster, ClusterError, ConditionTimeout
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 
 @pytest.fixture
 def busy():
-    c = Cluster(3, seed=3)
+    c = Cluster(3, seed=3, kafka_version=ZK)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all")
     p.send_many("t", [f"v{i}" for i in range(5)], partition=0)
@@ -82,7 +86,7 @@ def test_next_isr_expiration_is_the_scheduled_task(busy):
 
 
 def test_log_is_readable_before_the_first_leader_and_isr():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     c.shutdown(3)    # a clean stop closes its ZooKeeper session: it may register again at once
     c.run_until(lambda cl: cl.brokers[3].state == "stopped", 60000, raise_on_timeout=True)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
@@ -96,7 +100,7 @@ def test_log_is_readable_before_the_first_leader_and_isr():
 
 
 def test_run_until_raises_when_asked_naming_the_condition_and_time():
-    c = Cluster(3, seed=1)
+    c = Cluster(3, seed=1, kafka_version=ZK)
     t0 = c.now
     assert c.run_until(lambda cl: cl.now > 10**9, 500) is False
     with pytest.raises(ConditionTimeout) as info:

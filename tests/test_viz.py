@@ -40,6 +40,10 @@ from kafkasim.viz import (  # noqa: E402
     trace_to_parquet,
 )
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_viz.py"
 _RUNS: dict[str, Cluster] = {}
 
@@ -298,7 +302,7 @@ def test_spacetime_dropped_held_and_filters():
 
 # -- cluster map ----------------------------------------------------------------------------------
 def test_cluster_map_marks_crashed_broker_controller_and_racks():
-    c = Cluster(brokers=3, seed=1, racks={1: "a", 2: "b", 3: "c"})
+    c = Cluster(brokers=3, seed=1, racks={1: "a", 2: "b", 3: "c"}, kafka_version=ZK)
     c.create_topic("t", partitions=3, replication_factor=3)
     layout = cluster_layout(c)
     assert [g.rack for g in layout] == ["a", "b", "c"]
@@ -330,7 +334,7 @@ def test_cluster_map_marks_crashed_broker_controller_and_racks():
 
 
 def test_broker_status_intervals():
-    c = Cluster(brokers=3, seed=1)
+    c = Cluster(brokers=3, seed=1, kafka_version=ZK)
     c.run(100)
     c.pause(2, 300)
     c.crash(3)
@@ -401,7 +405,7 @@ def test_figures_display_as_png_without_pyplot():
     """A notebook that never imports pyplot still shows the drawing (IPython's display)."""
     from IPython.core.formatters import DisplayFormatter
 
-    fig = cluster_map(Cluster(brokers=3, seed=1))
+    fig = cluster_map(Cluster(brokers=3, seed=1, kafka_version=ZK))
     try:
         data, _md = DisplayFormatter().format(fig)
         assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"

@@ -12,11 +12,15 @@ from kafkasim.scenario import Scenario
 from kafkasim.widgets import Explorer, Player, explore
 from kafkasim.workload import RateWorkload
 
+# the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
+# its behaviour is tested in tests/test_kraft_*.py)
+ZK = "3.7"
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def make(seed: int = 1, **kw) -> Player:
-    c = Cluster(brokers=3, seed=seed)
+    c = Cluster(brokers=3, seed=seed, kafka_version=ZK)
     c.create_topic("t", partitions=2, replication_factor=3)
     p = c.producer(acks="all", linger_ms=5)
     RateWorkload(c, p, "t", rate=50, duration_ms=30000)
@@ -213,7 +217,7 @@ def test_a_live_cluster_is_checked_up_to_the_horizon():
 
 
 def test_consumer_positions_in_the_readout():
-    c = Cluster(brokers=3, seed=3)
+    c = Cluster(brokers=3, seed=3, kafka_version=ZK)
     c.create_topic("t", partitions=1, replication_factor=3)
     p = c.producer(acks="all")
     for i in range(5):
@@ -282,7 +286,7 @@ def test_explorer_update_reruns_and_caches():
 
     def build(acks="all", min_insync_replicas=2):
         calls.append((acks, min_insync_replicas))
-        c = Cluster(brokers=3, seed=1)
+        c = Cluster(brokers=3, seed=1, kafka_version=ZK)
         c.create_topic("t", 1, 3, config={"min.insync.replicas": min_insync_replicas})
         c.producer(acks=acks).send("t", "x", partition=0)
         c.run(100)
@@ -329,7 +333,7 @@ def test_explorer_cache_is_bounded_and_custom_draw_is_used():
 
 
 def test_explorer_widget_builds_headless_and_controls_update():
-    ex = Explorer(lambda acks="all": Cluster(brokers=1, seed=0, config={}),
+    ex = Explorer(lambda acks="all": Cluster(brokers=1, seed=0, config={}, kafka_version=ZK),
                   {"acks": ["all", "1"]})
     box = ex.widget
     dropdown = next(x for x in walk(box) if isinstance(x, w.Dropdown))

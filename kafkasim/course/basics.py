@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.course.common import Stepper, Text, ids, settle, text_table
+from kafkasim.course.common import COURSE_VERSION, Stepper, Text, ids, settle, text_table
 
 SEED = 1
 TOPIC = "topic-p3-r3"
@@ -28,7 +28,7 @@ def describe_command(topic: str = TOPIC) -> Text:
 def p3r3_cluster(seed: int = SEED, brokers: int = 3, partitions: int = 3,
                  replication_factor: int = 3, topic: str = TOPIC) -> Cluster:
     """Three brokers and the notes' topic: 3 partitions, replication factor 3."""
-    c = Cluster(brokers=brokers, seed=seed)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic(topic, partitions=partitions, replication_factor=replication_factor)
     return c
 
@@ -135,7 +135,7 @@ def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3
     """Create a topic on a fresh cluster and return its describe text plus per-broker roles.
 
     The plain function behind the placement explorer."""
-    c = Cluster(brokers=brokers, seed=seed)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
     try:
         c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     except ClusterError as exc:
@@ -153,6 +153,6 @@ def placement_view(brokers: int = 3, partitions: int = 3, replication_factor: in
     text = placement(brokers, partitions, replication_factor, seed)
     if replication_factor > brokers:
         return [text]
-    c = Cluster(brokers=brokers, seed=seed)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     return [text, cluster_map(c)]

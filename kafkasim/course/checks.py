@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from kafkasim.course.common import COURSE_VERSION
+
 NO_ANSWER = "Not answered yet: replace None with your answer and run the cell again."
 
 
@@ -79,7 +81,7 @@ def check_leader(partition: int, answer) -> CheckResult:
 def _max_fetchers(brokers: int, partitions: int, rf: int, seed: int) -> int:
     from kafkasim.cluster import Cluster
 
-    c = Cluster(brokers=brokers, seed=seed)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic("t", partitions, rf)
     return max(len(b.fetchers) for b in c.brokers.values())
 
@@ -108,7 +110,7 @@ def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult
 
     if (m := _missing(leo, last_offset)) is not None:
         return m
-    c = Cluster(brokers=3, seed=1)
+    c = Cluster(brokers=3, seed=1, kafka_version=COURSE_VERSION)
     c.create_topic("t", 1, 3)
     prod = c.producer(acks="all")
     results = [prod.send("t", f"v{i}", partition=0) for i in range(existing + sent)]

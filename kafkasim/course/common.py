@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 from kafkasim.cluster import Cluster
 
+#: The release the first part of the course (notebooks 00-06) is told in: the study notes'
+#: ZooKeeper-era Kafka. Today's Kafka (4.x, KRaft only, ELR on) is the simulator's default and
+#: is taught where the control plane matters (the failure notebooks, tests/test_kraft_*.py).
+COURSE_VERSION = "3.7"
+
 
 class Text(str):
     """A string that shows as itself (no quotes) when it is the last value of a cell."""

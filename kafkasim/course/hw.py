@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import Stepper, Text, leo_hw, replica_state, settle, text_table
+from kafkasim.course.common import (
+    COURSE_VERSION,
+    Stepper,
+    Text,
+    leo_hw,
+    replica_state,
+    settle,
+    text_table,
+)
 from kafkasim.protocol import rules
 from kafkasim.protocol.rules import ReplicaState
 from kafkasim.scenario import Scenario
@@ -100,7 +108,7 @@ def leader_failover(c: Cluster, topic: str = HW_TOPIC) -> Text:
 def commit_process(seed: int = SEED, keep_snapshots: bool = False) -> Stepper:
     """Offsets 0-5 replicated and committed; then the producer writes offset 6 (acks=all). A row
     per Produce/Fetch message until both followers know HW 7."""
-    c = Cluster(brokers=3, seed=seed)
+    c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     prod = c.producer("p", acks="all", linger_ms=0)
     for i in range(6):
@@ -155,7 +163,7 @@ def commit_frame(s: Stepper, i: int) -> Text:
 
 def reads_before_and_after(seed: int = SEED) -> Text:
     """A consumer polls while offset 6 is on the leader only, then after it is committed."""
-    c = Cluster(brokers=3, seed=seed)
+    c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     prod = c.producer("p", acks="1", linger_ms=0)
     for i in range(6):

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from kafkasim import metrics as M
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import COURSE_VERSION, Text, text_table
 from kafkasim.workload import RateWorkload
 
 SEED = 6
@@ -64,6 +64,7 @@ def monitored_cluster(seed: int = SEED, scrape_ms: int = SCRAPE_MS) -> Cluster:
     """Three brokers, topic ``payments`` (3 partitions, RF 3, led by brokers 1, 2, 1), with
     replica.lag.time.max.ms = 10000 and metrics sampled every ``scrape_ms``."""
     c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000},
+                kafka_version=COURSE_VERSION,
                 metrics_interval_ms=scrape_ms)
     c.create_topic(TOPIC, 3, 3, assignment=[[1, 2, 3], [2, 1, 3], [1, 3, 2]])
     return c

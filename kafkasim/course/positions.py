@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import Text, settle, text_table
+from kafkasim.course.common import COURSE_VERSION, Text, settle, text_table
 
 SEED = 4
 TOPIC = "orders"
@@ -25,7 +25,7 @@ class PositionsDemo:
     def __init__(self, seed: int = SEED, topic: str = TOPIC, group: str = GROUP) -> None:
         self.topic = topic
         self.group = group
-        c = self.c = Cluster(brokers=3, seed=seed)
+        c = self.c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
         c.create_topic(topic, 1, 3, assignment=[[1, 2, 3]])
         self.producer = c.producer("orders-app", acks="1", linger_ms=0)
         self.consumer = c.consumer(group=group, name=f"{group}-1", auto_offset_reset="earliest")
