@@ -125,6 +125,7 @@ class Cluster(StateViews):
             # with the metadata log and is unfenced (BrokerServer.startup blocks on it), as
             # ZooKeeper mode's registration does at construction
             self.run_until(lambda c: c.kraft.ready(), timeout_ms=60000)
+        self.ready_ms = self.now   # when construction returned: 0 in ZooKeeper mode
 
     def _init_version(self, kafka_version: str | None, rules: dict | None,
                       config: dict | None, metadata_mode: str | None = None) -> None:

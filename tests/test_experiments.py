@@ -44,7 +44,7 @@ FAILING_SCENARIO = textwrap.dedent("""
 def mixed_specs() -> list[RunSpec]:
     """Generated runs with scripted and random faults, a scenario run, and a failing run."""
     specs = Sweep(
-        {**SMALL, "check": True, "trace_digest": True,
+        {**SMALL, "check": True, "trace_digest": True, "kafka_version": "3.7",
          "broker": {"zookeeper.session.timeout.ms": 2000},
          "faults": {"kind": "crash", "rate_per_min": 30, "down_ms": [500, 1500], "max_down": 2,
                     "steps": [{"at_ms": 1000, "do": "crash", "broker": 1},

@@ -175,7 +175,9 @@ def schedule_faults(c, faults: dict, seed: int, end_ms: int) -> int:
     import random
 
     for st in faults.get("steps", []):
-        c.at(st["at_ms"], _Scripted(st))
+        # at_ms counts from when the cluster was ready (a KRaft cluster starts by electing its
+        # quorum and registering its brokers; a ZooKeeper one is ready at 0)
+        c.at(getattr(c, "ready_ms", 0) + st["at_ms"], _Scripted(st))
     rate = float(faults.get("rate_per_min", 0))
     if rate <= 0:
         return 0
