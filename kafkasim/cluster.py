@@ -773,6 +773,8 @@ class Cluster(StateViews):
             if self.kraft is not None:
                 self.kraft.alter_topic_configs(name, configs, delete or [])
         elif entity_type == "brokers":
+            if self.kraft is not None:
+                self.kraft.alter_broker_configs(name, configs, delete or [])
             overrides = dict(self.broker_overrides)
             overrides.update(configs)
             for k in delete or []:

@@ -236,6 +236,29 @@ class KRaftControlPlane:
         node.controller.write(node, records, reason=f"config change of {name}")
         node.controller.maybe_schedule_periodic(node)
 
+    def alter_broker_configs(self, name, changed: dict, deleted) -> None:
+        """``kafka-configs --entity-type brokers [--entity-name id | --entity-default]`` in
+        KRaft: ConfigRecords for resource BROKER (name "" is the cluster-level default), checked
+        as ConfigurationControlManager.validateAlterConfig does while ELR is on (no broker-level
+        min.insync.replicas; the cluster-level one cannot be removed), with the ClearElrRecord a
+        min.insync.replicas change brings."""
+        from kafkasim.protocol.kraft.elr_safety import disallowed_min_isr_change
+
+        resource = "" if name in (None, "", "default") else str(name)
+        configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                   for k, v in changed.items()}
+        configs.update({k: None for k in deleted})
+        node = self._require_active("alter broker configs")
+        rc = node.controller.replication_control
+        elr = rc.is_elr_enabled()
+        for k, v in configs.items():
+            err = disallowed_min_isr_change(R.ConfigRecord("BROKER", resource, k, v), elr)
+            if err is not None:
+                raise ClusterError(f"{err} (INVALID_CONFIG)")
+        records = rc.config_records("BROKER", resource, configs)
+        node.controller.write(node, records, reason="broker config change")
+        node.controller.maybe_schedule_periodic(node)
+
     def trace_start(self) -> None:
         self.cluster.record("metadata_quorum", "kraft", "", -1,
                             ev.MetadataQuorum(tuple(self.voters)))

@@ -323,3 +323,34 @@ def test_leaderless_partitions_get_an_unclean_leader_from_the_periodic_retry():
     elections = [r for r in rows(c, "controller") if type(r[5]).__name__ == "LeaderElection"
                  and r[5].unclean]
     assert elections, "the election is traced as unclean (RECOVERING, KIP-704)"
+
+
+# -- configs under ELR (KIP-966, ConfigurationControlManager) ---------------------------------------
+def test_elr_bootstraps_a_cluster_level_min_insync_replicas():
+    c = kraft(version="4.1", config={"min.insync.replicas": 2})
+    assert c.kraft.image.configs[("BROKER", "")]["min.insync.replicas"] == "2"
+    assert c.kraft.image.features["eligible.leader.replicas.version"] == 1
+    assert "eligible.leader.replicas.version" not in kraft(version="4.0").kraft.image.features
+
+
+def test_broker_level_min_isr_is_refused_while_elr_is_on():
+    c = kraft(version="4.1")
+    with pytest.raises(ClusterError, match="Broker-level min.insync.replicas cannot be altered "
+                                           "while ELR is enabled.*INVALID_CONFIG"):
+        c.alter_config("brokers", 1, {"min.insync.replicas": 2})
+    with pytest.raises(ClusterError, match="Cluster-level min.insync.replicas cannot be removed"):
+        c.alter_config("brokers", None, {}, delete=["min.insync.replicas"])
+    kraft(version="4.0").alter_config("brokers", 1, {"min.insync.replicas": 2})   # no ELR
+
+
+def test_a_min_isr_change_clears_the_elr():
+    c = kraft(version="4.1", config={"min.insync.replicas": 2})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.crash(1)
+    c.run(12000)
+    c.crash(2)
+    c.run(12000)
+    assert c.kraft.image.partitions[("t", 0)].elr == (2,)
+    c.alter_config("brokers", None, {"min.insync.replicas": 1})
+    c.run(1000)
+    assert c.kraft.image.partitions[("t", 0)].elr == ()   # ClearElrRecord (KAFKA-16540)
