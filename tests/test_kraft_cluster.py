@@ -325,7 +325,7 @@ def test_leaderless_partitions_get_an_unclean_leader_from_the_periodic_retry():
     assert elections, "the election is traced as unclean (RECOVERING, KIP-704)"
 
 
-# -- configs under ELR (KIP-966, ConfigurationControlManager) ---------------------------------------
+# -- configs under ELR (KIP-966, ConfigurationControlManager) ----------------------------------
 def test_elr_bootstraps_a_cluster_level_min_insync_replicas():
     c = kraft(version="4.1", config={"min.insync.replicas": 2})
     assert c.kraft.image.configs[("BROKER", "")]["min.insync.replicas"] == "2"
