@@ -1055,8 +1055,12 @@ class Cluster(StateViews):
         gl = [list(g) for g in groups]
         for g in gl:
             for node in g:
-                if isinstance(node, int) and node not in self.brokers:
-                    raise ClusterError(f"Unknown broker {node} in partition groups")
+                if isinstance(node, int) and node not in self.brokers and \
+                        self._controller_node(node) is None:
+                    known = sorted(self.brokers) + (sorted(self.kraft.nodes)
+                                                    if self.kraft is not None else [])
+                    raise ClusterError(f"Unknown node {node} in partition groups; nodes are "
+                                       f"{known}")
         self.network.partition(gl)
         self.record("fault", "network", "", -1, ev.NetworkPartition(tuple(tuple(g) for g in gl)))
 
