@@ -32,15 +32,16 @@ def _scenario(name: str) -> tuple[str, str]:
     return f"scenario:{name}", run.cluster.trace_digest()
 
 
-def _workload(linger: int) -> tuple[str, str]:
+def _workload(linger: int, version: str = "3.7") -> tuple[str, str]:
     from kafkasim.cluster import Cluster
     from kafkasim.workload import RateWorkload
-    c = Cluster(brokers=3, seed=1)
+    c = Cluster(brokers=3, seed=1, kafka_version=version)
     c.create_topic("bench", partitions=1, replication_factor=3)
     p = c.producer(acks="all", linger_ms=linger)
     RateWorkload(c, p, "bench", rate=1000, duration_ms=2000, partition=0)
     c.run(2500)
-    return f"workload:linger{linger}", c.trace_digest()
+    suffix = "" if version == "3.7" else f":{version}"
+    return f"workload:linger{linger}{suffix}", c.trace_digest()
 
 
 def _schedule(args: tuple) -> tuple[str, str]:
@@ -55,7 +56,7 @@ def _job(job: tuple) -> tuple[str, str]:
     if kind == "scenario":
         return _scenario(arg)
     if kind == "workload":
-        return _workload(arg)
+        return _workload(*arg) if isinstance(arg, tuple) else _workload(arg)
     return _schedule(arg)
 
 
@@ -63,6 +64,7 @@ def compute(schedules: int, workers: int) -> dict[str, str]:
     from kafkasim.scenario import builtin_names
     jobs = [("scenario", n) for n in builtin_names()]
     jobs += [("workload", n) for n in (0, 5, 20)]
+    jobs += [("workload", (5, "4.3"))]   # today's default: KRaft, ELR
     jobs += [("schedule", (s, prof)) for prof in PROFILES for s in range(schedules)]
     if workers <= 1:
         out = [_job(j) for j in jobs]
