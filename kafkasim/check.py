@@ -15,7 +15,9 @@ only collected, as chosen by ``on_violation``. A violation is reported once, not
 later event.
 
 The invariants (teaching-scenarios.md "Invariants the checkers must implement" and the TLA+
-definitions), each documented on its class with its source:
+definitions), each documented on its class with its source. They hold in both control planes:
+the controller's partition states are ZooKeeper's znodes or, in KRaft, the committed metadata
+image (``cluster.kraft.image``); the last three are KRaft-only (no-ops under ZooKeeper):
 
 ===============================  ===========================================================
 ``NoAckedLoss``                  acked records stay at their offset on the current leader
@@ -261,7 +263,9 @@ class Ghost:
 
     - ``acked``: topic-partition -> acknowledged records, in acknowledgement order;
     - ``consumed``: topic-partition -> offset -> first read; ``new_consumed`` this update;
-    - ``states``: the controller's (ZooKeeper's) ``(leader, leader_epoch, isr)`` per partition;
+    - ``states``: the controller's ``(leader, leader_epoch, isr)`` per partition: ZooKeeper's
+      partition state znodes, or in KRaft the committed metadata image (``cluster.kraft.image``:
+      what every node agrees on, not the active controller's uncommitted view);
     - ``local_leaders``: ``(broker, tp, Partition)`` for every replica that believes it leads;
     - ``replica_logs``: topic-partition -> [(broker, Log)] for every replica with a log;
     - ``true_hw``: the largest HW any non-stale leader reached (monotone by construction);
@@ -648,7 +652,9 @@ class Ghost:
             self.consumer_cursor[cid] = n
 
     def _read_states(self, cluster) -> None:
-        """The controller's view: ZooKeeper's partition state znodes (parsed once per write)."""
+        """The controller's view: ZooKeeper's partition state znodes (parsed once per write), or
+        in KRaft the committed metadata image, followed record by record
+        (``_follow_metadata_log``)."""
         kraft = getattr(cluster, "kraft", None)
         if kraft is not None:
             # KRaft: the committed metadata image (changes only when its offset moves)
@@ -1546,8 +1552,9 @@ class WeakIsr(_IsrPrefix):
 
 @register
 class StrongIsr(_IsrPrefix):
-    """As WeakIsr, but over the *controller's* ISR (ZooKeeper's partition state): the ISR
-    elections choose from, hence "committed data survives any clean election".
+    """As WeakIsr, but over the *controller's* ISR (ZooKeeper's partition state; in KRaft the
+    committed metadata image): the ISR elections choose from, hence "committed data survives
+    any clean election".
 
     StrongIsr of the public TLA+ models (Kip320.tla; teaching-scenarios "Definitions" and
     "Invariants" 1); violated by KIP-101 scenario 1. Allowed as WeakIsr.
