@@ -348,6 +348,7 @@ class Ghost:
         self.meta_changes: list[tuple] = []
         self.meta_image = None
         self.raft_key: tuple | None = None
+        self.raft_changed = True
 
     def recheck_next(self) -> None:
         """Make the next update a full re-check (the state may have changed unobserved)."""
@@ -469,6 +470,7 @@ class Ghost:
         self.cursor = n
         self.new_rows = new
         self.meta_changes = []
+        self.raft_changed = self.full
         self.truncated = set()
         self.dirty = dirty = set()
         self.structural = self.full
@@ -481,6 +483,13 @@ class Ghost:
                 if kind == "recv" and row[5][0] in _STRUCTURAL_MESSAGES:
                     self.structural = True
                 continue
+            if kind.startswith("raft_"):
+                # the metadata quorum's own rows (KRaft): they change no replica's role or log;
+                # committed partition states are read from the image (``_read_states``)
+                self.raft_changed = True
+                continue
+            if kind.startswith("controller_node"):
+                self.raft_changed = True
             step = steps.get(kind)
             if kind in _DATA_KINDS:
                 dirty.add((row[3], row[4]))
@@ -1867,7 +1876,8 @@ class RaftSafety(Checker):
     Wraps ``kafkasim.protocol.kraft.raft_invariants.check_raft_safety`` over every raft client
     (controllers and the brokers' observers: KIP-595, the Raft paper's Election Safety, Log
     Matching, Leader Completeness; the KIP-966 spec's MetadataLogMatching). Evaluated when a
-    node's raft state changed (log length, commits, elections, leader HWs). ZooKeeper: no-op.
+    node's raft state changed (a ``raft_*`` or controller node trace row, then log length,
+    commits, elections, leader HWs compared). ZooKeeper: no-op.
     """
 
     name = "RaftSafety"
@@ -1877,6 +1887,8 @@ class RaftSafety(Checker):
     def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
         from kafkasim.protocol.kraft.raft_invariants import check_raft_safety
 
+        if not g.raft_changed:
+            return   # no raft_* / controller node row since the last check: nothing moved
         clients = _raft_clients(cluster)
         if not clients:
             return
