@@ -1764,12 +1764,16 @@ class ElrCompleteness(Checker):
         self._presence = _LeaderPresence()
 
     def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        presence = self._presence
+        if g._states_changed and presence.marks:
+            # a replica that leaves the ELR is checked afresh if it joins again
+            presence.marks = {k: m for k, m in presence.marks.items()
+                              if k[1] in g.elr.get(k[0], ())}
         if not g.elr:
             return
         everything = g.full or g.structural or g._states_changed
         dirty = g.dirty
         brokers = cluster.brokers
-        presence = self._presence
         for tp, elr in g.elr.items():
             if not everything and tp not in dirty:
                 continue
@@ -1792,7 +1796,9 @@ class ElrCompleteness(Checker):
                         topic=tp[0], partition=tp[1], brokers=(r,), offsets=(leo, thw),
                         allowed_because="; ".join(why) if why else None)
                 key = (r, id(log), start)
-                i = presence.start_index(g, (tp, r), key, r, leo)
+                mark = presence.marks.get((tp, r))
+                i = 0 if g.full or mark is None or mark[0] != key or leo < mark[2] or \
+                    (r, tp) in g.truncated else mark[1]
                 n = len(recs)
                 for j in range(i, n):
                     rec = recs[j]
