@@ -165,11 +165,12 @@ def generate(seed: int, profile: str = "safe") -> Schedule:
 #: KRaft fault kinds: broker faults as in ZooKeeper mode ("isolate": from the other brokers,
 #: still reaching the controllers; "isolate_all": from every node; "cut_ctl": a broker from
 #: every controller -- its heartbeats stop, it is fenced after broker.session.timeout.ms while
-#: it may still lead), and controller faults ("ctl_*": crash, crash and start again, pause,
-#: cut off from every other node) aimed at the active controller or a fixed one.
+#: it may still lead; "shutdown": a controlled shutdown, CONTROLLED_SHUTDOWN then SHUTDOWN_NOW
+#: as BrokerHeartbeatManager decides), and controller faults ("ctl_*": crash, crash and start
+#: again, pause, cut off from every other node) aimed at the active controller or a fixed one.
 KRAFT_KINDS = ("crash", "restart", "start", "pause", "isolate", "isolate_all", "cut", "cut_ctl",
-               "ctl_crash", "ctl_restart", "ctl_pause", "ctl_isolate", "heal")
-KRAFT_WEIGHTS = (3, 3, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1)
+               "shutdown", "ctl_crash", "ctl_restart", "ctl_pause", "ctl_isolate", "heal")
+KRAFT_WEIGHTS = (3, 3, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1)
 
 
 def generate_kraft(seed: int, profile: str = "kraft") -> Schedule:
@@ -306,6 +307,8 @@ def apply_kraft_fault(c: Cluster, fault: tuple, starts: list) -> None:
     elif kind == "cut_ctl":
         for ctl in controllers:
             c.cut(b, ctl)
+    elif kind == "shutdown" and running:
+        c.shutdown(b)
 
 
 def _stopped_nodes(c: Cluster) -> list[int]:
@@ -569,6 +572,10 @@ def _run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
     seen, since = None, c.now
     while c.now < deadline:
         c.run(SETTLE_STEP_MS)
+        if c.kraft is not None:   # a broker still in controlled shutdown at the heal stops later
+            for b in _stopped_nodes(c):
+                if restarts.get(b, -1) < 0:
+                    restarts[b] = c.now
         for b, at in sorted(restarts.items()):
             if 0 <= at <= c.now and _is_stopped(c, b):
                 restarts[b] = try_start(c, b)
