@@ -1584,9 +1584,10 @@ class LeaderCandidateCompleteness(Checker):
     """No running member of the controller's ISR has a LEO below ``true_hw``: whoever a clean
     election picks holds every committed offset.
 
-    KIP-966 spec LeaderCandidateCompleteness (teaching-scenarios "Invariants" 4; ZooKeeper mode
-    has no ELR). A stopped member is skipped (it cannot be elected while down; a crash keeps
-    its log, a power loss is judged when it runs again). Allowed when that replica's log was cut
+    KIP-966 spec LeaderCandidateCompleteness (teaching-scenarios "Invariants" 4) over the ISR;
+    its ELR half (KRaft, KIP-966) is ``ElrCompleteness``. A stopped member is skipped (it
+    cannot be elected while down; a crash keeps its log, a power loss is judged when it runs
+    again). Allowed when that replica's log was cut
     below ``true_hw`` by a power loss (KIP-101 scenario 2, the "last replica standing" of
     KIP-966), or after an unclean election since ``true_hw`` last rose.
     """
