@@ -817,7 +817,7 @@ def test_kraft_unclean_election_losses_are_classified_as_allowed():
         assert all("unclean leader election" in o.lost_allowed[r] for r in o.lost), o.summary()
         assert any(name == "NoAckedLoss" for name, _why in o.allowed), o.summary()
     assert all(not o.violations and not o.error for o in rest), _failures(rest)
-    print(f"\n{len(outs)} kraft_unclean schedules: {len(found)} with acked records, all "
+    print(f"\n{len(outs)} kraft_unclean schedules: {len(found)} lost acked records, all "
           f"classified as allowed (unclean leader election); seeds "
           f"{[o.schedule.seed for o in found]}")
 
@@ -832,7 +832,7 @@ def test_kraft_acks_1_losses_are_classified_as_allowed():
         assert set(o.lost) <= set(o.lost_allowed), o.summary()
         assert all(o.lost_allowed[r].startswith("acks=1") for r in o.lost), o.summary()
     assert all(not o.violations and not o.error for o in rest), _failures(rest)
-    print(f"\n{len(outs)} kraft_acks1 schedules: {len(found)} with acked records, all "
+    print(f"\n{len(outs)} kraft_acks1 schedules: {len(found)} lost acked records, all "
           "classified as allowed (acks=1)")
 
 
