@@ -15,7 +15,9 @@ only collected, as chosen by ``on_violation``. A violation is reported once, not
 later event.
 
 The invariants (teaching-scenarios.md "Invariants the checkers must implement" and the TLA+
-definitions), each documented on its class with its source:
+definitions), each documented on its class with its source. They hold in both control planes:
+the controller's partition states are ZooKeeper's znodes or, in KRaft, the committed metadata
+image (``cluster.kraft.image``); the last three are KRaft-only (no-ops under ZooKeeper):
 
 ===============================  ===========================================================
 ``NoAckedLoss``                  acked records stay at their offset on the current leader
@@ -31,6 +33,10 @@ definitions), each documented on its class with its source:
 ``LeaderCandidateCompleteness``  running members of the controller's ISR have LEO >= true_hw
 ``ValidHighWatermark``           the controller's ISR has LEO >= the controller leader's HW
 ``MonotoneTrueHw``               what the leader computes its HW from reaches true_hw
+``ElrCompleteness``              KRaft: committed-ELR members hold every committed record
+``LeaderFromIsrOrElr``           KRaft: a new leader comes from the previous ISR or ELR,
+                                 unless the change is an unclean election (RECOVERING)
+``RaftSafety``                   KRaft: the metadata quorum obeys Raft safety
 ===============================  ===========================================================
 
 Checks are registered by name (``@register``, ``CHECKS``); the checks of one ``CheckSuite``
@@ -76,16 +82,19 @@ __all__ = [
     "CheckSuite",
     "Checker",
     "ConsistentRead",
+    "ElrCompleteness",
     "Ghost",
     "HwBelowIsrLeo",
     "HwWithinLog",
     "InvariantViolation",
     "LeaderCandidateCompleteness",
+    "LeaderFromIsrOrElr",
     "LeaderInIsr",
     "LogMatching",
     "MonotoneLeaderHw",
     "MonotoneTrueHw",
     "NoAckedLoss",
+    "RaftSafety",
     "StrongIsr",
     "ValidHighWatermark",
     "Violation",
@@ -254,7 +263,9 @@ class Ghost:
 
     - ``acked``: topic-partition -> acknowledged records, in acknowledgement order;
     - ``consumed``: topic-partition -> offset -> first read; ``new_consumed`` this update;
-    - ``states``: the controller's (ZooKeeper's) ``(leader, leader_epoch, isr)`` per partition;
+    - ``states``: the controller's ``(leader, leader_epoch, isr)`` per partition: ZooKeeper's
+      partition state znodes, or in KRaft the committed metadata image (``cluster.kraft.image``:
+      what every node agrees on, not the active controller's uncommitted view);
     - ``local_leaders``: ``(broker, tp, Partition)`` for every replica that believes it leads;
     - ``replica_logs``: topic-partition -> [(broker, Log)] for every replica with a log;
     - ``true_hw``: the largest HW any non-stale leader reached (monotone by construction);
@@ -274,6 +285,10 @@ class Ghost:
       for a follower once a fetch response set it since it last became follower or restarted;
       False from a restart (the HW read back from ``replication-offset-checkpoint``) or a
       become_follower until then (a stale checkpointed HW is not a claim about committed data);
+    - ``elr``: KRaft: the committed ELR of each partition (``cluster.kraft.image``, KIP-966);
+    - ``meta_changes``: KRaft: ``(tp, offset, record, before, after)`` for every committed
+      PartitionRecord / PartitionChangeRecord since the last update, replayed in log order from
+      the metadata log (so two changes committed by one event are both seen);
     - ``full``: True when everything must be re-checked (hand-edited state, ``check_now``).
 
     Loss classification (``loss_reasons``, ``record_loss_reasons``, ``replica_loss_reasons``):
@@ -328,6 +343,12 @@ class Ghost:
         self.dirty: set[TP] = set()
         self.leader_info: dict[TP, tuple] = {}
         self._prev_row: tuple | None = None   # the row before the one update is applying
+        # KRaft: committed metadata followed record by record (``_follow_metadata_log``)
+        self.elr: dict[TP, tuple[int, ...]] = {}
+        self.meta_changes: list[tuple] = []
+        self.meta_image = None
+        self.raft_key: tuple | None = None
+        self.raft_changed = True
 
     def recheck_next(self) -> None:
         """Make the next update a full re-check (the state may have changed unobserved)."""
@@ -448,6 +469,8 @@ class Ghost:
         new = rows[start:n]
         self.cursor = n
         self.new_rows = new
+        self.meta_changes = []
+        self.raft_changed = self.full
         self.truncated = set()
         self.dirty = dirty = set()
         self.structural = self.full
@@ -460,6 +483,13 @@ class Ghost:
                 if kind == "recv" and row[5][0] in _STRUCTURAL_MESSAGES:
                     self.structural = True
                 continue
+            if kind.startswith("raft_"):
+                # the metadata quorum's own rows (KRaft): they change no replica's role or log;
+                # committed partition states are read from the image (``_read_states``)
+                self.raft_changed = True
+                continue
+            if kind.startswith("controller_node"):
+                self.raft_changed = True
             step = steps.get(kind)
             if kind in _DATA_KINDS:
                 dirty.add((row[3], row[4]))
@@ -631,7 +661,9 @@ class Ghost:
             self.consumer_cursor[cid] = n
 
     def _read_states(self, cluster) -> None:
-        """The controller's view: ZooKeeper's partition state znodes (parsed once per write)."""
+        """The controller's view: ZooKeeper's partition state znodes (parsed once per write), or
+        in KRaft the committed metadata image, followed record by record
+        (``_follow_metadata_log``)."""
         kraft = getattr(cluster, "kraft", None)
         if kraft is not None:
             # KRaft: the committed metadata image (changes only when its offset moves)
@@ -642,11 +674,16 @@ class Ghost:
                 self._states_changed = False
                 return
             self._zk_key = key
+            self._follow_metadata_log(kraft, img.offset)
             states = {}
+            elr = {}
             for tp, reg in img.partitions.items():
                 self.replicas[tp] = tuple(reg.replicas)
                 states[tp] = (reg.leader, reg.leader_epoch, tuple(reg.isr))
+                if reg.elr:
+                    elr[tp] = tuple(reg.elr)
             self.states = states
+            self.elr = elr
             return
         zk = getattr(cluster, "zk", None)
         if zk is None:  # a control plane without ZooKeeper: use the public query
@@ -679,6 +716,42 @@ class Ghost:
                 if d is not None:
                     states[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]))
         self.states = states
+
+    def _follow_metadata_log(self, kraft, upto: int) -> None:
+        """KRaft: replay the committed metadata records up to ``upto`` into a shadow
+        ``MetadataImage``, noting each partition change with the registration before and after
+        it (``meta_changes``). The records come from the raft log of a node that has committed
+        them (controllers, then the brokers' observers); committed entries are the same on
+        every node (Raft Log Matching; ``RaftSafety`` checks it)."""
+        from kafkasim.protocol.kraft.image import MetadataImage
+
+        shadow = self.meta_image
+        if shadow is None:
+            shadow = self.meta_image = MetadataImage()
+        lo = shadow.offset + 1
+        if upto < lo:
+            return
+        source = None
+        for raft in _raft_clients(kraft.cluster):
+            entries = raft.log.entries
+            if len(raft.committed) > upto and len(entries) > upto:
+                source = entries
+                break
+        if source is None:
+            return   # not on any node's log (a bug RaftSafety reports); try again later
+        parts = shadow.partitions
+        changes = self.meta_changes
+        for off in range(lo, upto + 1):
+            record = source[off][2]
+            before = None
+            tid = getattr(record, "topic_id", None)
+            if tid is not None and hasattr(record, "partition_id"):
+                name = shadow.topic_names.get(tid)
+                before = parts.get((name, record.partition_id)) if name is not None else None
+            tp = shadow.replay(record, off)
+            if tp is not None:
+                changes.append((tp, off, record, before, parts[tp]))
+        shadow.offset = upto
 
     @staticmethod
     def _parsed(zk, cache: dict, path: str):
@@ -1488,8 +1561,9 @@ class WeakIsr(_IsrPrefix):
 
 @register
 class StrongIsr(_IsrPrefix):
-    """As WeakIsr, but over the *controller's* ISR (ZooKeeper's partition state): the ISR
-    elections choose from, hence "committed data survives any clean election".
+    """As WeakIsr, but over the *controller's* ISR (ZooKeeper's partition state; in KRaft the
+    committed metadata image): the ISR elections choose from, hence "committed data survives
+    any clean election".
 
     StrongIsr of the public TLA+ models (Kip320.tla; teaching-scenarios "Definitions" and
     "Invariants" 1); violated by KIP-101 scenario 1. Allowed as WeakIsr.
@@ -1510,9 +1584,10 @@ class LeaderCandidateCompleteness(Checker):
     """No running member of the controller's ISR has a LEO below ``true_hw``: whoever a clean
     election picks holds every committed offset.
 
-    KIP-966 spec LeaderCandidateCompleteness (teaching-scenarios "Invariants" 4; ZooKeeper mode
-    has no ELR). A stopped member is skipped (it cannot be elected while down; a crash keeps
-    its log, a power loss is judged when it runs again). Allowed when that replica's log was cut
+    KIP-966 spec LeaderCandidateCompleteness (teaching-scenarios "Invariants" 4) over the ISR;
+    its ELR half (KRaft, KIP-966) is ``ElrCompleteness``. A stopped member is skipped (it
+    cannot be elected while down; a crash keeps its log, a power loss is judged when it runs
+    again). Allowed when that replica's log was cut
     below ``true_hw`` by a power loss (KIP-101 scenario 2, the "last replica standing" of
     KIP-966), or after an unclean election since ``true_hw`` last rose.
     """
@@ -1658,6 +1733,180 @@ class MonotoneTrueHw(Checker):
                 offsets=(log.high_watermark, thw),
                 record_ids=_ids_from(log, min(lo for _b, lo in short), thw),
                 allowed_because="; ".join(why) if why else None)
+
+
+@register
+class ElrCompleteness(Checker):
+    """KRaft, KIP-966: every member of a partition's committed ELR (Eligible Leader Replicas,
+    ``cluster.kraft.image``) holds all committed data: its LEO reaches ``true_hw`` and every
+    record acknowledged with acks=all is at its offset in its log.
+
+    The ELR exists because the leader's HW is frozen while the ISR is below min ISR (3.7+,
+    KAFKA-15583): a replica leaving the ISR then holds everything below the HW, so electing it
+    from the ELR (ISR := [it]) loses nothing (KIP-966; PartitionChangeBuilder
+    ``maybePopulateTargetElr``; the KIP-966 TLA+ spec's LeaderCandidateCompleteness over
+    ISR and ELR, teaching-scenarios "Invariants" 4). A stopped member is skipped (judged when
+    it runs again; a crash keeps its log). Allowed when a power loss cut that member's log
+    below the offset (a lossy restart: KIP-966 removes an uncleanly shut down broker from the
+    ELR when it registers again, so it is a member only until then), or after an unclean
+    election since ``true_hw`` last rose / the record was acked. ZooKeeper clusters have no
+    ELR: a no-op there.
+    """
+
+    name = "ElrCompleteness"
+    source = ("KIP-966 (ELR; PartitionChangeBuilder.maybePopulateTargetElr); KAFKA-15583 (HW "
+              "frozen under min ISR); teaching-scenarios Invariants 4 (KIP-966 spec)")
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._presence = _LeaderPresence()
+
+    def _reset_state(self) -> None:
+        self._presence = _LeaderPresence()
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        presence = self._presence
+        if g._states_changed and presence.marks:
+            # a replica that leaves the ELR is checked afresh if it joins again
+            presence.marks = {k: m for k, m in presence.marks.items()
+                              if k[1] in g.elr.get(k[0], ())}
+        if not g.elr:
+            return
+        everything = g.full or g.structural or g._states_changed
+        dirty = g.dirty
+        brokers = cluster.brokers
+        for tp, elr in g.elr.items():
+            if not everything and tp not in dirty:
+                continue
+            thw = g.true_hw.get(tp, 0)
+            recs = g.acked.get(tp, ())
+            for r in elr:
+                b = brokers.get(r)
+                if b is None or not b.is_running:
+                    continue
+                log = b.logs.get(tp)
+                leo = log.log_end_offset if log is not None else 0
+                start = log.log_start_offset if log is not None else 0
+                if leo < thw and start < thw:
+                    why = g.replica_loss_reasons(tp, (r,), leo, g.true_hw_time.get(tp, 0))
+                    yield self.violation(
+                        cluster, g, (tp, r, "short", leo, thw),
+                        f"broker {r} is in the committed ELR {list(elr)} but its LEO {leo} is "
+                        f"below true_hw {thw}: electing it from the ELR would lose committed "
+                        f"offsets {leo}..{thw - 1}",
+                        topic=tp[0], partition=tp[1], brokers=(r,), offsets=(leo, thw),
+                        allowed_because="; ".join(why) if why else None)
+                key = (r, id(log), start)
+                mark = presence.marks.get((tp, r))
+                i = 0 if g.full or mark is None or mark[0] != key or leo < mark[2] or \
+                    (r, tp) in g.truncated else mark[1]
+                n = len(recs)
+                for j in range(i, n):
+                    rec = recs[j]
+                    off = rec.offset
+                    if rec.acks != -1 or off < start:
+                        continue
+                    have = _lookup(log, off)
+                    if have == rec.record_id:
+                        continue
+                    why = g.replica_loss_reasons(tp, (r,), off, rec.time_ms)
+                    what = (f"offset {off} holds record {have}" if have is not None
+                            else f"its log ends at {leo}")
+                    yield self.violation(
+                        cluster, g, (tp, r, "record", off, rec.record_id),
+                        f"broker {r} is in the committed ELR {list(elr)} but lacks record "
+                        f"{rec.record_id}, acked with acks=all at offset {off} at "
+                        f"t={rec.time_ms} ms: {what}",
+                        topic=tp[0], partition=tp[1], brokers=(r,), offsets=(off,),
+                        record_ids=(rec.record_id,) if have is None else (rec.record_id, have),
+                        allowed_because="; ".join(why) if why else None)
+                presence.done((tp, r), key, n, leo)
+
+
+@register
+class LeaderFromIsrOrElr(Checker):
+    """KRaft: every committed leader change elects a replica of the previous ISR or ELR,
+    unless it is an unclean election.
+
+    PartitionChangeBuilder.electLeader / ``isValidNewLeader`` (3.3+; ELR from KIP-966): the
+    new leader is in the target ISR, or in the ELR when the ISR is empty; anything else
+    (``unclean.leader.election.enable``, or KIP-966's last known leader) is unclean and the
+    record sets LeaderRecoveryState RECOVERING (KIP-704), as the controller's ``LeaderElection``
+    trace row shows (``unclean``). Checked on every committed PartitionChangeRecord, replayed
+    in log order (``Ghost.meta_changes``): a new leader outside the previous ISR and ELR
+    requires the new registration to be RECOVERING. ZooKeeper clusters: a no-op.
+    """
+
+    name = "LeaderFromIsrOrElr"
+    source = ("PartitionChangeBuilder.electLeader/isValidNewLeader (KRaft, 3.3+); KIP-966 "
+              "(ELR); KIP-704 (LeaderRecoveryState RECOVERING on unclean election)")
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        from kafkasim.protocol.kraft.records import NO_LEADER, LeaderRecoveryState
+
+        for tp, off, _record, before, after in g.meta_changes:
+            if before is None or after.leader == before.leader or after.leader == NO_LEADER:
+                continue
+            if after.leader in before.isr or after.leader in before.elr:
+                continue
+            if after.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+                continue   # an unclean election (or the last known leader): loss allowed
+            yield self.violation(
+                cluster, g, (tp, off, after.leader, after.leader_epoch),
+                f"metadata offset {off} makes broker {after.leader} leader (epoch "
+                f"{after.leader_epoch}, was {before.leader}) though it was in neither the ISR "
+                f"{list(before.isr)} nor the ELR {list(before.elr)}, and the change is not an "
+                f"unclean election (LeaderRecoveryState stays RECOVERED)",
+                topic=tp[0], partition=tp[1], brokers=(after.leader,), offsets=(off,))
+
+
+def _raft_clients(cluster) -> list:
+    """Every KafkaRaftClient of the metadata quorum: the controllers' (voters), then the
+    brokers' (observers, ``BrokerLifecycleManager.raft``)."""
+    kraft = getattr(cluster, "kraft", None)
+    if kraft is None:
+        return []
+    out = [n.raft for _i, n in sorted(kraft.nodes.items())]
+    for _b, broker in sorted(cluster.brokers.items()):
+        lifecycle = getattr(broker, "lifecycle", None)
+        if lifecycle is not None:
+            out.append(lifecycle.raft)
+    return out
+
+
+@register
+class RaftSafety(Checker):
+    """KRaft: the ``__cluster_metadata`` quorum obeys Raft safety: at most one leader per
+    epoch, committed entries never lost from a node's log nor committed two ways, a leader
+    holds everything committed before its epoch, a leader's HW never decreases.
+
+    Wraps ``kafkasim.protocol.kraft.raft_invariants.check_raft_safety`` over every raft client
+    (controllers and the brokers' observers: KIP-595, the Raft paper's Election Safety, Log
+    Matching, Leader Completeness; the KIP-966 spec's MetadataLogMatching). Evaluated when a
+    node's raft state changed (a ``raft_*`` or controller node trace row, then log length,
+    commits, elections, leader HWs compared). ZooKeeper: no-op.
+    """
+
+    name = "RaftSafety"
+    source = ("KIP-595 (KafkaRaftClient); Raft paper 5.2-5.4 (Election Safety, Log Matching, "
+              "Leader Completeness); KIP-966 spec MetadataLogMatching")
+
+    def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
+        from kafkasim.protocol.kraft.raft_invariants import check_raft_safety
+
+        if not g.raft_changed:
+            return   # no raft_* / controller node row since the last check: nothing moved
+        clients = _raft_clients(cluster)
+        if not clients:
+            return
+        key = tuple((id(r), len(r.log.entries), r.log.entries[-1][1] if r.log.entries else -1,
+                     len(r.committed), len(r.elected_epochs), len(r.leader_hw_history))
+                    for r in clients)
+        if key == g.raft_key and not g.full:
+            return
+        g.raft_key = key
+        for problem in check_raft_safety(clients):
+            yield self.violation(cluster, g, (problem,), problem)
 
 
 # ---------------------------------------------------------------------------------- helpers

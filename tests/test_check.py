@@ -579,7 +579,10 @@ ISR_CHECKS = ["WeakIsr", "StrongIsr", "LeaderCandidateCompleteness", "ValidHighW
 
 
 def test_the_isr_and_true_hw_invariants_are_registered_with_docs_and_sources():
-    assert list(CHECKS)[len(NAMES) + 1:] == ISR_CHECKS     # after HwWithinLog
+    after = list(CHECKS)[len(NAMES) + 1:]                  # after HwWithinLog
+    assert after[:len(ISR_CHECKS)] == ISR_CHECKS
+    # then the KRaft checkers (tests/test_kraft_check.py)
+    assert after[len(ISR_CHECKS):] == ["ElrCompleteness", "LeaderFromIsrOrElr", "RaftSafety"]
     for name in ISR_CHECKS:
         assert CHECKS[name].__doc__ and CHECKS[name].source, name
 

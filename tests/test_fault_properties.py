@@ -8,7 +8,8 @@ or a fixed broker, then 0-8 s for failures to play out. A failure prints the see
 one-line command that replays it:
 
     .venv/bin/python tests/test_fault_properties.py '<schedule json from the failure message>'
-    .venv/bin/python tests/test_fault_properties.py SEED [safe|acks1|unclean|old]
+    .venv/bin/python tests/test_fault_properties.py SEED [safe|acks1|unclean|old|kraft|kraft40|
+                                                          kraft_acks1|kraft_unclean]
 
 The safe configuration -- acks=all, RF 3, min.insync.replicas=2, unclean leader election off,
 the Kafka 3.7 profile -- must show ZERO invariant violations and lose no acknowledged record.
@@ -33,6 +34,16 @@ Per schedule (``SCHEDULES``, 2000 by default), what is checked:
 (schedules per second, violations found). Schedules run in ``KAFKASIM_FAULT_WORKERS`` processes
 (default: up to 2); the results do not depend on how they are spread.
 
+KRaft (``generate_kraft``; profiles "kraft" = 4.1 with ELR on, "kraft40" = 4.0 without ELR,
+"kraft_acks1", "kraft_unclean"): 3 brokers and 3 dedicated controllers (3000-3002), broker
+faults as above plus cutting a broker off the controllers and controlled shutdowns, and
+controller faults (crash, crash and restart, pause, cut off from every node) aimed at the
+active controller or a fixed one; broker.session.timeout.ms 4-6 s. The safe KRaft profiles
+must show zero violations -- including ElrCompleteness, LeaderFromIsrOrElr and RaftSafety --
+except schedules a known KRaft core bug stops (``KNOWN_KRAFT_ERRORS``, counted and printed,
+each with a strict xfail reproduction at the end). ``KAFKASIM_KRAFT_FAULT_SCHEDULES`` (400)
+scales them; ``tests/test_fault_properties.py SEED kraft`` replays one.
+
 The same generator under unsafe configurations must find losses, reported as the checkers
 classify them: Kafka 0.10.2 (HW truncation, before KIP-101 leader epochs) -> violations;
 min.insync.replicas=1 with unclean election on -> losses allowed ("unclean leader election");
@@ -56,6 +67,7 @@ import pytest
 
 from kafkasim.check import attach, classify_losses, make_suite
 from kafkasim.cluster import BrokerStartupError, Cluster
+from kafkasim.engine import SimulationError
 from kafkasim.scenario import _settled, lost_acked
 from kafkasim.workload import RateWorkload
 
@@ -71,8 +83,21 @@ PROFILES = {
     "acks1": {"kafka_version": "3.7", "acks": "1", "min_isr": 2, "unclean": False},
     "unclean": {"kafka_version": "3.7", "acks": "all", "min_isr": 1, "unclean": True},
     "old": {"kafka_version": "0.10.2", "acks": "all", "min_isr": 2, "unclean": False},
+    # KRaft (Kafka 4.x has no ZooKeeper): 4.1 has ELR on by default, 4.0 off (fact sheet §7c)
+    "kraft": {"kafka_version": "4.1", "acks": "all", "min_isr": 2, "unclean": False,
+              "controllers": 3},
+    "kraft40": {"kafka_version": "4.0", "acks": "all", "min_isr": 2, "unclean": False,
+                "controllers": 3},
+    "kraft_acks1": {"kafka_version": "4.1", "acks": "1", "min_isr": 2, "unclean": False,
+                    "controllers": 3},
+    "kraft_unclean": {"kafka_version": "4.1", "acks": "all", "min_isr": 1, "unclean": True,
+                      "controllers": 3},
 }
+KRAFT_PROFILES = tuple(p for p, cfg in PROFILES.items() if cfg.get("controllers"))
 TARGETS = ("leader", "leader", "follower", "controller", 1, 2, 3)
+#: KRaft: broker roles / ids, and controller nodes ("active": the metadata quorum's leader)
+KRAFT_BROKER_TARGETS = ("leader", "leader", "follower", 1, 2, 3)
+KRAFT_CONTROLLER_TARGETS = ("active", "active", 3000, 3001, 3002)
 SETTLE_TIMEOUT_MS = 60_000
 SETTLE_STEP_MS = 100
 STUCK_MS = 15_000      # no leader, ISR, LEO or HW change for this long: give up settling
@@ -92,11 +117,13 @@ class Schedule:
     partitions: int = 1
     rate: int = 40                    # records/s per partition
     duration_ms: int = 3000
-    session_ms: int = 6000            # zookeeper.session.timeout.ms
+    session_ms: int = 6000            # zookeeper.session.timeout.ms (KRaft:
+                                      # broker.session.timeout.ms)
     lag_ms: int = 3000                # replica.lag.time.max.ms
     consumer: bool = True
     faults: tuple = ()                # ((at_ms, kind, *args), ...), at_ms from the start
     tail_ms: int = 0                  # after the last fault, before healing (failures play out)
+    controllers: int = 0              # KRaft: dedicated controllers (ids 3000...); 0: ZooKeeper
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), separators=(",", ":"))
@@ -113,7 +140,10 @@ class Schedule:
 
 def generate(seed: int, profile: str = "safe") -> Schedule:
     """The schedule of ``seed``: 3 brokers, 1-2 partitions, 2-5 s of traffic, 1-6 faults 0.1-1.5 s
-    apart, then 0, 4 or 8 s for them to play out (``profile``: a ``PROFILES`` configuration)."""
+    apart, then 0, 4 or 8 s for them to play out (``profile``: a ``PROFILES`` configuration;
+    KRaft profiles: ``generate_kraft``)."""
+    if PROFILES[profile].get("controllers"):
+        return generate_kraft(seed, profile)
     rnd = random.Random(seed)
     partitions = rnd.choice((1, 2))
     duration = rnd.randint(DURATION_MS[0], DURATION_MS[1])
@@ -143,12 +173,55 @@ def generate(seed: int, profile: str = "safe") -> Schedule:
                     tail_ms=rnd.choice((0, 4000, 8000)), **PROFILES[profile])
 
 
+#: KRaft fault kinds: broker faults as in ZooKeeper mode ("isolate": from the other brokers,
+#: still reaching the controllers; "isolate_all": from every node; "cut_ctl": a broker from
+#: every controller -- its heartbeats stop, it is fenced after broker.session.timeout.ms while
+#: it may still lead; "shutdown": a controlled shutdown, CONTROLLED_SHUTDOWN then SHUTDOWN_NOW
+#: as BrokerHeartbeatManager decides), and controller faults ("ctl_*": crash, crash and start
+#: again, pause, cut off from every other node) aimed at the active controller or a fixed one.
+KRAFT_KINDS = ("crash", "restart", "start", "pause", "isolate", "isolate_all", "cut", "cut_ctl",
+               "shutdown", "ctl_crash", "ctl_restart", "ctl_pause", "ctl_isolate", "heal")
+KRAFT_WEIGHTS = (3, 3, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1)
+
+
+def generate_kraft(seed: int, profile: str = "kraft") -> Schedule:
+    """A KRaft schedule: as ``generate``, with 3 dedicated controllers, broker session timeouts
+    of 4-6 s (broker.heartbeat.interval.ms 2 s) and controller faults (``KRAFT_KINDS``)."""
+    rnd = random.Random(seed)
+    partitions = rnd.choice((1, 2))
+    duration = rnd.randint(DURATION_MS[0], DURATION_MS[1])
+    faults = []
+    t = 0
+    for _ in range(rnd.randint(1, 6)):
+        t += rnd.randint(100, 1500)
+        kind = rnd.choices(KRAFT_KINDS, weights=KRAFT_WEIGHTS)[0]
+        p = rnd.randrange(partitions)
+        if kind.startswith("ctl_"):
+            target = rnd.choice(KRAFT_CONTROLLER_TARGETS)
+        else:
+            target = rnd.choice(KRAFT_BROKER_TARGETS)
+        if kind in ("restart", "ctl_restart"):
+            faults.append((t, kind, target, p, rnd.choice((0, 500, 2000, 5000, 8000))))
+        elif kind in ("pause", "ctl_pause"):
+            faults.append((t, kind, target, p, rnd.randint(100, 8000)))
+        elif kind == "cut":
+            faults.append((t, kind, target, p, rnd.choice((1, 2, 3))))
+        elif kind in ("start", "heal"):
+            faults.append((t, kind))
+        else:
+            faults.append((t, kind, target, p))
+    return Schedule(seed=seed, partitions=partitions, rate=rnd.choice((20, 40, 60)),
+                    duration_ms=duration, session_ms=rnd.choice((4000, 5000, 6000)),
+                    consumer=rnd.random() < 0.5, faults=tuple(faults),
+                    tail_ms=rnd.choice((0, 4000, 8000)), **PROFILES[profile])
+
+
 # ------------------------------------------------------------------------------------ driver
 def _resolve(c: Cluster, target, partition: int) -> int:
     """A broker id for a role, read when the fault fires (-1: nobody has that role now)."""
     if isinstance(target, int):
         return target
-    if target == "controller":
+    if target in ("controller", "active"):
         return c.controller_id()
     st = c.partition_state(TOPIC, partition)
     if target == "leader":
@@ -164,6 +237,9 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
     kind = fault[1]
     if kind == "heal":
         c.heal()
+        return
+    if c.kraft is not None:
+        apply_kraft_fault(c, fault, starts)
         return
     if kind == "start":
         stopped = sorted(b for b, br in c.brokers.items() if br.state == "stopped")
@@ -195,6 +271,71 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
         c.expire_session(b)
 
 
+def apply_kraft_fault(c: Cluster, fault: tuple, starts: list) -> None:
+    """A ``KRAFT_KINDS`` fault (``apply_fault``); faults that make no sense now do nothing."""
+    kind = fault[1]
+    controllers = sorted(c.kraft.nodes)
+    if kind == "start":
+        stopped = sorted(b for b, br in c.brokers.items() if br.state == "stopped")
+        if stopped:
+            c.start(stopped[0])   # KRaft: no session to wait for; it registers anew
+        return
+    b = _resolve(c, fault[2], fault[3])
+    if b < 0:
+        return
+    if kind.startswith("ctl_"):
+        node = c.kraft.nodes[b]
+        running = node.state == "running"
+        if kind == "ctl_crash" and running:
+            c.crash(b)
+        elif kind == "ctl_restart" and running:
+            c.crash(b)
+            heapq.heappush(starts, (c.now + fault[4], b))
+        elif kind == "ctl_pause" and running:
+            c.pause(b, fault[4])
+        elif kind == "ctl_isolate":
+            for other in [*controllers, *sorted(c.brokers)]:
+                if other != b:
+                    c.cut(b, other)
+        return
+    running = c.brokers[b].state == "running"
+    others = [x for x in sorted(c.brokers) if x != b]
+    if kind == "crash" and running:
+        c.crash(b)
+    elif kind == "restart" and running:
+        c.crash(b)
+        heapq.heappush(starts, (c.now + fault[4], b))
+    elif kind == "pause" and running:
+        c.pause(b, fault[4])
+    elif kind == "isolate":
+        c.partition_network([b], others)        # controllers are not listed: reach everyone
+    elif kind == "isolate_all":
+        c.partition_network([b], others)
+        for ctl in controllers:
+            c.cut(b, ctl)
+    elif kind == "cut" and fault[4] != b:
+        c.cut(b, fault[4])
+    elif kind == "cut_ctl":
+        for ctl in controllers:
+            c.cut(b, ctl)
+    elif kind == "shutdown" and running:
+        c.shutdown(b)
+
+
+def _stopped_nodes(c: Cluster) -> list[int]:
+    """Stopped brokers, then (KRaft) stopped controllers, in id order."""
+    out = sorted(b for b, br in c.brokers.items() if br.state == "stopped")
+    if c.kraft is not None:
+        out += sorted(i for i, n in c.kraft.nodes.items() if n.state != "running")
+    return out
+
+
+def _is_stopped(c: Cluster, node: int) -> bool:
+    if c.kraft is not None and node in c.kraft.nodes:
+        return c.kraft.nodes[node].state != "running"
+    return c.brokers[node].state == "stopped"
+
+
 def try_start(c: Cluster, b: int) -> int:
     """Start broker ``b``; -1 if it came up, else when to try again: since Kafka 0.9 a crashed
     broker cannot register while its old ZooKeeper session lives (KafkaZkClient.registerBroker
@@ -211,6 +352,12 @@ def try_start(c: Cluster, b: int) -> int:
 KNOWN_EPOCH_LOOP = "an empty epoch left in a follower's epoch cache (was simulator bug A)"
 KNOWN_LOST_REQUEST = "controller requests to an unreachable broker lost (was simulator bug B)"
 KNOWN_ISR_RETRY = "a retried AlterPartition already applied refused (was simulator bug D)"
+#: KRaft core bugs these schedules run into (xfail regression tests at the end): error
+#: signature of each; a schedule failing with one is counted, not failed, until it is fixed.
+KNOWN_KRAFT_ERRORS = {
+    "E: a resigned active controller's write raises NotLeaderError instead of renouncing":
+        "NotLeaderError: Append failed because the replica",
+}
 
 
 def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
@@ -269,6 +416,39 @@ def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
     return out
 
 
+def kraft_stuck_reasons(c: Cluster, partitions: int) -> list[str]:
+    """KRaft: why the cluster has not settled (no known liveness problem is excused here)."""
+    out = []
+    if c.controller_id() < 0:
+        out.append("no active controller (unexplained)")
+    for b, br in sorted(c.brokers.items()):
+        if br.state != "running" or br.lifecycle.is_fenced:
+            out.append(f"broker {b}: {br.state}, fenced={br.lifecycle.is_fenced} (unexplained)")
+    for p in range(partitions):
+        st = c.partition_state(TOPIC, p)
+        leader = st["leader"]
+        if leader < 0:
+            out.append(f"partition {p}: no leader, ISR {st['isr']} (unexplained)")
+            continue
+        llog = c.brokers[leader].logs[(TOPIC, p)]
+        for b in st["replicas"]:
+            log = c.brokers[b].logs.get((TOPIC, p))
+            part = c.brokers[b].replica_manager.partitions.get((TOPIC, p))
+            if b in st["isr"] and log is not None and \
+                    log.log_end_offset == llog.log_end_offset:
+                continue
+            known = "none" if part is None else part.leader_epoch
+            out.append(f"partition {p}, broker {b}: LEO "
+                       f"{log.log_end_offset if log else None} of {llog.log_end_offset}, "
+                       f"knows epoch {known} of {st['leader_epoch']}, ISR {st['isr']} "
+                       "(unexplained)")
+    if not out:
+        pending = sum(cl.pending() for cl in c.clients.values()
+                      if callable(getattr(cl, "pending", None)))
+        out.append(f"{pending} produce request(s) pending (unexplained)")
+    return out
+
+
 @dataclass
 class Outcome:
     schedule: Schedule
@@ -285,31 +465,65 @@ class Outcome:
     first: str | None = None   # the first violation (full text)
     stuck: tuple = ()          # stuck_reasons when it did not settle
     digest: str = ""           # the run's trace digest (scripts/golden_traces.py)
+    error: str = ""            # the simulation raised (a simulator bug): its message
+    elr_seen: bool = False     # KRaft: the controller recorded a non-empty ELR (KIP-966)
 
     @property
     def ok(self) -> bool:
-        return not self.violations and not self.lost
+        return not self.violations and not self.lost and not self.error
+
+    @property
+    def known_bug(self) -> str:
+        """The known KRaft core bug this schedule's error is (``KNOWN_KRAFT_ERRORS``), or ""."""
+        for name, signature in KNOWN_KRAFT_ERRORS.items():
+            if signature in self.error:
+                return name
+        return ""
 
     def summary(self) -> str:
         sc = self.schedule
-        head = self.first or (f"lost acked records {self.lost[:10]}" if self.lost else "ok")
+        head = self.error or self.first or \
+            (f"lost acked records {self.lost[:10]}" if self.lost else "ok")
         return (f"seed={sc.seed} ({sc.kafka_version}, acks={sc.acks}, min ISR {sc.min_isr}, "
                 f"unclean={sc.unclean}): {len(self.violations)} violation(s), "
                 f"{len(self.lost)} lost\n  {head}\n  reproduce: {sc.reproduce()}")
 
 
 def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
-    """Run one schedule; check every event (``every_event``) and/or the end state."""
-    c = Cluster(brokers=3, seed=sc.seed, kafka_version=sc.kafka_version,
-                config={"zookeeper.session.timeout.ms": sc.session_ms,
-                        "replica.lag.time.max.ms": sc.lag_ms,
-                        # a fetch lost to a partition times out in 5 s, not 30 s
-                        "replica.socket.timeout.ms": 5000},
-                latency_ms=1, jitter_ms=1)
+    """Run one schedule; check every event (``every_event``) and/or the end state. A KRaft
+    schedule the simulation fails on (``SimulationError``) gives an Outcome with ``error``."""
+    if not sc.controllers:
+        return _run_schedule(sc, every_event=every_event)
+    try:
+        return _run_schedule(sc, every_event=every_event)
+    except SimulationError as exc:
+        return Outcome(sc, every_event, [], [], [], {}, 0, 0, False, 0, 0,
+                       error=f"{exc} ({type(exc.__cause__).__name__}: {exc.__cause__})")
+
+
+def _run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
+    config = {"replica.lag.time.max.ms": sc.lag_ms,
+              # a fetch lost to a partition times out in 5 s, not 30 s
+              "replica.socket.timeout.ms": 5000}
+    extra = {}
+    topic_config = {"unclean.leader.election.enable": sc.unclean}
+    if sc.controllers:
+        # KRaft; with ELR (4.1) min.insync.replicas is a cluster-level setting (KIP-966)
+        # a heartbeat lost to a cut times out in 5 s, not 30 s (controller.socket.timeout.ms)
+        config.update({"broker.session.timeout.ms": sc.session_ms,
+                       "min.insync.replicas": sc.min_isr,
+                       "controller.socket.timeout.ms": 5000})
+        extra["controllers"] = sc.controllers
+    else:
+        config["zookeeper.session.timeout.ms"] = sc.session_ms
+        topic_config["min.insync.replicas"] = sc.min_isr
+    c = Cluster(brokers=3, seed=sc.seed, kafka_version=sc.kafka_version, config=config,
+                latency_ms=1, jitter_ms=1, **extra)
     suite = attach(c) if every_event else None
-    c.create_topic(TOPIC, partitions=sc.partitions, replication_factor=3,
-                   config={"min.insync.replicas": sc.min_isr,
-                           "unclean.leader.election.enable": sc.unclean})
+    if sc.controllers:   # the quorum elects its leader, the brokers register and are unfenced
+        assert c.run_until(lambda cl: cl.controller_id() >= 0 and not any(
+            b.lifecycle.is_fenced for b in cl.brokers.values()), 30000), "KRaft did not start"
+    c.create_topic(TOPIC, partitions=sc.partitions, replication_factor=3, config=topic_config)
     producer = c.producer(acks=sc.acks if sc.acks == "all" else int(sc.acks), retries=3,
                           linger_ms=2)
     for p in range(sc.partitions):
@@ -333,7 +547,7 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
             i += 1
         while starts and starts[0][0] <= t:
             _, b = heapq.heappop(starts)
-            if c.brokers[b].state == "stopped":
+            if _is_stopped(c, b):
                 again = try_start(c, b)
                 if again >= 0:
                     heapq.heappush(starts, (again, b))
@@ -341,10 +555,9 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
             consumer.poll(timeout_ms=10)
     # heal everything and let the cluster settle
     c.heal()
-    restarts = {}   # broker -> when to try starting it again
-    for b in sorted(c.brokers):
-        if c.brokers[b].state == "stopped":
-            restarts[b] = try_start(c, b)
+    restarts = {}   # broker (or controller) -> when to try starting it again
+    for b in _stopped_nodes(c):
+        restarts[b] = try_start(c, b)
 
     def settled(cl) -> bool:
         return _settled(cl) and all(
@@ -371,8 +584,12 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
     seen, since = None, c.now
     while c.now < deadline:
         c.run(SETTLE_STEP_MS)
+        if c.kraft is not None:   # a broker still in controlled shutdown at the heal stops later
+            for b in _stopped_nodes(c):
+                if restarts.get(b, -1) < 0:
+                    restarts[b] = c.now
         for b, at in sorted(restarts.items()):
-            if 0 <= at <= c.now and c.brokers[b].state == "stopped":
+            if 0 <= at <= c.now and _is_stopped(c, b):
                 restarts[b] = try_start(c, b)
         if settled(c):
             ok = True
@@ -385,7 +602,8 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
         elif c.now - since >= STUCK_MS:
             break     # nothing moves any more: it will not settle (a liveness problem)
     if not ok:
-        reasons = stuck_reasons(c, sc.partitions)
+        reasons = (kraft_stuck_reasons if c.kraft is not None else stuck_reasons)(
+            c, sc.partitions)
     c.run(1000)
     if consumer is not None:
         consumer.poll(timeout_ms=500)
@@ -399,7 +617,8 @@ def run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
         [(v.invariant, v.allowed_because) for v in end.allowed],
         lost, classify_losses(c, lost, end), acked,
         sum(map(len, end.ghost.acked.values())), ok, c.engine.events_processed, c.now,
-        str(bad[0]) if bad else None, () if ok else tuple(reasons), c.trace_digest())
+        str(bad[0]) if bad else None, () if ok else tuple(reasons), c.trace_digest(),
+        elr_seen=any(r[1] == "controller" and getattr(r[5], "elr", ()) for r in c.trace.rows))
 
 
 def _run_one(args: tuple) -> Outcome:
@@ -515,6 +734,106 @@ def test_acks_1_losses_are_classified_as_allowed():
         assert set(o.lost) <= set(o.lost_allowed), o.summary()
         assert all(o.lost_allowed[r].startswith("acks=1") for r in o.lost), o.summary()
     assert all(not o.violations for o in outs), _failures(outs)
+
+
+# ------------------------------------------------------------------------ KRaft schedules
+#: Schedules per KRaft profile (``KAFKASIM_KRAFT_FAULT_SCHEDULES`` scales the safe ones):
+#: unclean election finds a loss in about one schedule in a hundred, acks=1 in one in four.
+KRAFT_SCHEDULES = int(os.environ.get("KAFKASIM_KRAFT_FAULT_SCHEDULES", "400"))
+KRAFT_BUDGET = {"kraft": KRAFT_SCHEDULES, "kraft40": KRAFT_SCHEDULES // 2,
+                "kraft_acks1": 120, "kraft_unclean": 300}
+
+
+def _known_bugs(outs: list[Outcome]) -> tuple[list[Outcome], dict[str, list[int]]]:
+    """Outcomes not failed by a known KRaft core bug, and the seeds each known bug hit."""
+    hit: dict[str, list[int]] = {}
+    rest = []
+    for o in outs:
+        if o.known_bug:
+            hit.setdefault(o.known_bug, []).append(o.schedule.seed)
+        else:
+            rest.append(o)
+    return rest, hit
+
+
+def test_kraft_schedules_are_deterministic_data():
+    a, b = generate(12345, "kraft"), generate(12345, "kraft")
+    assert a == b and Schedule.from_json(a.to_json()) == a and a.controllers == 3
+    assert (a.kafka_version, generate(7, "kraft40").kafka_version) == ("4.1", "4.0")
+    kinds = {f[1] for s in range(200) for f in generate(s, "kraft").faults}
+    assert set(KRAFT_KINDS) - {"heal", "start"} <= kinds
+    assert not kinds & {"isolate_zk", "cut_zk", "expire"}
+    assert any(f[2] == "active" for s in range(200) for f in generate(s, "kraft").faults
+               if f[1].startswith("ctl_"))
+    one = run_schedule(generate(3, "kraft"))
+    again = run_schedule(generate(3, "kraft"), every_event=False)
+    assert not one.error and one.ok and one.settled, one.summary()
+    assert (one.events, one.sim_ms, one.acked) == (again.events, again.sim_ms, again.acked), \
+        "checking every event changed the simulation"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["kraft", "kraft40"])
+def test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules(profile):
+    """KRaft (4.1 with ELR, 4.0 without), acks=all, min.insync.replicas=2, unclean off, with
+    broker and controller faults: zero violations (the KRaft checkers included), nothing lost,
+    every schedule settles -- except schedules a known KRaft core bug stops (counted)."""
+    t0 = time.perf_counter()
+    n = KRAFT_BUDGET[profile]
+    outs = run_many(range(n), profile)
+    wall = time.perf_counter() - t0
+    rest, hit = _known_bugs(outs)
+    assert all(o.ok for o in rest), _failures(rest)
+    assert all(not o.allowed for o in rest), \
+        [(o.schedule.seed, o.allowed[:2]) for o in rest if o.allowed][:5]
+    assert all(o.acked > 0 for o in rest), [o.schedule.seed for o in rest if o.acked == 0]
+    assert all(o.ghost_acked == o.acked for o in rest), \
+        [o.summary() for o in rest if o.ghost_acked != o.acked][:3]
+    unsettled = [o for o in rest if not o.settled]
+    assert not unsettled, "did not settle after healing: " + \
+        repr([(o.schedule.seed, o.stuck) for o in unsettled[:5]]) + "\n" + \
+        "\n".join(o.schedule.reproduce() for o in unsettled[:5])
+    assert len(rest) >= n * 3 // 4, f"known bugs stopped too many schedules: {hit}"
+    # not vacuous for ElrCompleteness: with ELR on (4.1) ISRs fall below min ISR and fill it
+    elr = sum(o.elr_seen for o in rest)
+    assert (elr > 0) == (profile == "kraft"), elr
+    print(f"\n{n} {profile} schedules ({PROFILES[profile]['kafka_version']}) in {wall:.1f} s "
+          f"with {WORKERS} worker(s): {sum(o.events for o in rest)} events, "
+          f"{sum(o.acked for o in rest)} acked records, 0 violations, 0 lost, {elr} with a "
+          f"non-empty ELR; stopped by "
+          f"known KRaft bugs: { {k: len(v) for k, v in hit.items()} } (seeds "
+          f"{ {k: v[:5] for k, v in hit.items()} })")
+
+
+@pytest.mark.slow
+def test_kraft_unclean_election_losses_are_classified_as_allowed():
+    outs = run_many(range(KRAFT_BUDGET["kraft_unclean"]), "kraft_unclean")
+    rest, _hit = _known_bugs(outs)
+    found = [o for o in rest if o.lost]
+    assert found, f"no loss in {KRAFT_BUDGET['kraft_unclean']} KRaft schedules, min ISR 1 + " \
+        "unclean"
+    for o in found:
+        assert set(o.lost) <= set(o.lost_allowed), o.summary()
+        assert all("unclean leader election" in o.lost_allowed[r] for r in o.lost), o.summary()
+        assert any(name == "NoAckedLoss" for name, _why in o.allowed), o.summary()
+    assert all(not o.violations and not o.error for o in rest), _failures(rest)
+    print(f"\n{len(outs)} kraft_unclean schedules: {len(found)} lost acked records, all "
+          f"classified as allowed (unclean leader election); seeds "
+          f"{[o.schedule.seed for o in found]}")
+
+
+@pytest.mark.slow
+def test_kraft_acks_1_losses_are_classified_as_allowed():
+    outs = run_many(range(KRAFT_BUDGET["kraft_acks1"]), "kraft_acks1")
+    rest, _hit = _known_bugs(outs)
+    found = [o for o in rest if o.lost]
+    assert found, f"no loss in {KRAFT_BUDGET['kraft_acks1']} KRaft schedules with acks=1"
+    for o in found:
+        assert set(o.lost) <= set(o.lost_allowed), o.summary()
+        assert all(o.lost_allowed[r].startswith("acks=1") for r in o.lost), o.summary()
+    assert all(not o.violations and not o.error for o in rest), _failures(rest)
+    print(f"\n{len(outs)} kraft_acks1 schedules: {len(found)} lost acked records, all "
+          "classified as allowed (acks=1)")
 
 
 # ------------------------------------------------------------------- known simulator bugs
@@ -636,6 +955,32 @@ def test_known_bug_d_a_lost_alter_partition_response_does_not_freeze_the_isr():
     c.run(60000)                                     # 3 is back and caught up long since
     assert [c.log(b, "t").log_end_offset for b in (1, 2, 3)] == [2, 2, 2]
     assert sorted(c.isr("t")) == [1, 2, 3]
+
+
+# ------------------------------------------------------------ known KRaft core bugs (open)
+# Found by the KRaft schedules; not fixed here (kafkasim/protocol/kraft/* is another helper's):
+# E: QuorumController.write on an active controller whose raft client resigned (check quorum
+# failed: controller.quorum.fetch.timeout.ms without a majority) raises NotLeaderError out of
+# the simulation. Kafka: KafkaRaftClient.prepareAppend throws NotLeaderException ("Append failed
+# because the replica is not the current leader"); QuorumController.handleEventException maps it
+# with EventHandlerExceptionInfo.fromInternal to causesFailover=true and renounces
+# ("if (info.causesFailover() && isActiveController()) renounce()"), the write failing with
+# NOT_CONTROLLER. Seen in ~1 KRaft schedule in 8 (ctl_isolate of the active controller).
+
+@pytest.mark.xfail(strict=True, raises=SimulationError,
+                   reason="bug E: a resigned active controller's write raises NotLeaderError "
+                          "instead of renouncing (QuorumController.handleEventException)")
+def test_known_kraft_bug_e_an_isolated_active_controller_renounces_instead_of_failing():
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.controller_id() >= 0, 30000)
+    active = c.controller_id()
+    for other in [*sorted(c.kraft.nodes), *sorted(c.brokers)]:
+        if other != active:
+            c.cut(active, other)     # the active controller loses the quorum (check quorum)
+    c.run(30000)                     # bug E: SimulationError at its next no-op write (~3.5 s)
+    assert c.kraft.nodes[active].raft.state.name != "Leader"
+    assert not c.kraft.nodes[active].controller.active   # renounced
+    assert c.controller_id() not in (-1, active)         # a controller of the majority took over
 
 
 if __name__ == "__main__":   # .venv/bin/python tests/test_fault_properties.py '<json>' | SEED
