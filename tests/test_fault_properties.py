@@ -354,10 +354,7 @@ KNOWN_LOST_REQUEST = "controller requests to an unreachable broker lost (was sim
 KNOWN_ISR_RETRY = "a retried AlterPartition already applied refused (was simulator bug D)"
 #: KRaft core bugs these schedules run into (xfail regression tests at the end): error
 #: signature of each; a schedule failing with one is counted, not failed, until it is fixed.
-KNOWN_KRAFT_ERRORS = {
-    "E: a resigned active controller's write raises NotLeaderError instead of renouncing":
-        "NotLeaderError: Append failed because the replica",
-}
+KNOWN_KRAFT_ERRORS: dict[str, str] = {}   # none open (E, a resigned controller's write, fixed)
 
 
 def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
@@ -786,7 +783,12 @@ def test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules(p
     assert all(o.ok for o in rest), _failures(rest)
     assert all(not o.allowed for o in rest), \
         [(o.schedule.seed, o.allowed[:2]) for o in rest if o.allowed][:5]
-    assert all(o.acked > 0 for o in rest), [o.schedule.seed for o in rest if o.acked == 0]
+    # a schedule may ack nothing when its first fault comes before the first ack: a follower
+    # whose first Fetch reached the leader before the leader applied the new partition's
+    # PartitionRecord backs off replica.fetch.backoff.ms (1 s), as Kafka's fetcher does, and
+    # holds the HW that long; the workload must still be acked in nearly every schedule
+    silent = [o.schedule.seed for o in rest if o.acked == 0]
+    assert len(silent) <= max(1, n // 50), silent
     assert all(o.ghost_acked == o.acked for o in rest), \
         [o.summary() for o in rest if o.ghost_acked != o.acked][:3]
     unsettled = [o for o in rest if not o.settled]
@@ -957,27 +959,19 @@ def test_known_bug_d_a_lost_alter_partition_response_does_not_freeze_the_isr():
     assert sorted(c.isr("t")) == [1, 2, 3]
 
 
-# ------------------------------------------------------------ known KRaft core bugs (open)
-# Found by the KRaft schedules; not fixed here (kafkasim/protocol/kraft/* is another helper's):
-# E: QuorumController.write on an active controller whose raft client resigned (check quorum
-# failed: controller.quorum.fetch.timeout.ms without a majority) raises NotLeaderError out of
-# the simulation. Kafka: KafkaRaftClient.prepareAppend throws NotLeaderException ("Append failed
-# because the replica is not the current leader"); QuorumController.handleEventException maps it
-# with EventHandlerExceptionInfo.fromInternal to causesFailover=true and renounces
-# ("if (info.causesFailover() && isActiveController()) renounce()"), the write failing with
-# NOT_CONTROLLER. Seen in ~1 KRaft schedule in 8 (ctl_isolate of the active controller).
-
-@pytest.mark.xfail(strict=True, raises=SimulationError,
-                   reason="bug E: a resigned active controller's write raises NotLeaderError "
-                          "instead of renouncing (QuorumController.handleEventException)")
-def test_known_kraft_bug_e_an_isolated_active_controller_renounces_instead_of_failing():
+# ------------------------------------------------------------ KRaft regressions
+# E (fixed): QuorumController.write on an active controller whose raft client resigned (check
+# quorum failed) raised NotLeaderError out of the simulation. Kafka: KafkaRaftClient.prepareAppend
+# throws NotLeaderException; QuorumController.handleEventException maps it (causesFailover) to
+# renounce(). Seen in ~1 KRaft schedule in 8 (ctl_isolate of the active controller).
+def test_kraft_bug_e_an_isolated_active_controller_renounces_instead_of_failing():
     c = Cluster(brokers=3, seed=1, kafka_version="4.1")
     assert c.run_until(lambda cl: cl.controller_id() >= 0, 30000)
     active = c.controller_id()
     for other in [*sorted(c.kraft.nodes), *sorted(c.brokers)]:
         if other != active:
             c.cut(active, other)     # the active controller loses the quorum (check quorum)
-    c.run(30000)                     # bug E: SimulationError at its next no-op write (~3.5 s)
+    c.run(30000)
     assert c.kraft.nodes[active].raft.state.name != "Leader"
     assert not c.kraft.nodes[active].controller.active   # renounced
     assert c.controller_id() not in (-1, active)         # a controller of the majority took over

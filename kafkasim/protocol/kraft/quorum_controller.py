@@ -254,7 +254,7 @@ class QuorumController:
         last = self.write(ctx, records, src, BrokerHeartbeatResponse(
             E.NONE, reply.is_caught_up, reply.is_fenced, reply.should_shut_down,
             msg.correlation_id), reason=why)
-        if reply.in_controlled_shutdown:
+        if reply.in_controlled_shutdown and self.active:
             cc.heartbeat_manager.maybe_update_controlled_shutdown_offset(msg.broker_id, last)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
@@ -279,6 +279,8 @@ class QuorumController:
         (BrokerHeartbeatManager.hasValidSession), so in whole milliseconds the check runs one
         millisecond after that."""
         self.fence_token += 1
+        if not self.active:
+            return   # renounced (a write found the Raft leadership gone)
         nxt = self.cluster_control.heartbeat_manager.next_check_time_ms()
         if nxt is None or nxt >= LONG_MAX:   # cancelMaybeFenceReplicas: no unfenced broker
             return
@@ -286,6 +288,8 @@ class QuorumController:
         ctx.schedule(delay, "maybe_fence_replicas", self.epoch, self.fence_token)
 
     def maybe_schedule_periodic(self, ctx) -> None:
+        if not self.active:
+            return
         rc = self.replication_control
         cfg = self.config
         if "balance" not in self.scheduled and cfg["auto.leader.rebalance.enable"] and \
@@ -306,7 +310,8 @@ class QuorumController:
         rc = self.replication_control
         if name == "write_no_op":
             self.write(ctx, [NoOpRecord()])
-            ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+            if self.active:
+                ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         elif name == "maybe_fence_replicas":
             if args[0] != self.fence_token:
                 return   # replaced by a later reschedule
@@ -321,7 +326,7 @@ class QuorumController:
             self.scheduled.discard("balance")
             records, again = rc.maybe_balance_partition_leaders()
             self.write(ctx, records, reason="preferred (auto leader rebalance)")
-            if again:
+            if again and self.active:
                 self.scheduled.add("balance")
                 ctx.schedule(0, "maybe_balance_partition_leaders", epoch)
             else:
