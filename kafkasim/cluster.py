@@ -1220,7 +1220,19 @@ class Cluster(StateViews):
 
     def session_expiry_ms(self, broker: int) -> int:
         """When the ZooKeeper session holding /brokers/ids/<broker> expires if no ping comes
-        (last ping + zookeeper.session.timeout.ms); -1 when the broker is not registered."""
+        (last ping + zookeeper.session.timeout.ms); -1 when the broker is not registered.
+        KRaft: when the active controller fences the broker if no heartbeat comes (its last
+        contact + broker.session.timeout.ms, stale one millisecond later); -1 when fenced or
+        when no controller is active."""
+        if self.kraft is not None:
+            node = self.kraft.active()
+            b = self._broker(broker)
+            if node is None:
+                return -1
+            st = node.controller.cluster_control.heartbeat_manager.state(b.id)
+            if st is None or st.fenced():
+                return -1
+            return st.last_contact_ms + self.broker_config["broker.session.timeout.ms"]
         node = self.zk.get(f"/brokers/ids/{self._broker(broker).id}")
         s = self.zk.sessions.get(node.ephemeral_owner) if node is not None else None
         return -1 if s is None else s.last_heard_ms + s.timeout_ms
@@ -1228,6 +1240,12 @@ class Cluster(StateViews):
     def expire_session(self, broker: int) -> None:
         """Expire a broker's ZooKeeper session now (as if it had been silent too long)."""
         b = self._broker(broker)
+        if self.kraft is not None:
+            raise ClusterError(
+                f"Kafka {self.kafka_version} runs in KRaft mode: there are no ZooKeeper sessions. "
+                "A broker is fenced when the active controller has had no heartbeat from it for "
+                "broker.session.timeout.ms; cut it off from the controllers (cut / "
+                "partition_network) or pause it to see that")
         if not self.zk.session_alive(b.session_id):
             raise ClusterError(f"broker {broker} has no live ZooKeeper session")
         self.record("zk_session_expired", ZOOKEEPER, "", -1,

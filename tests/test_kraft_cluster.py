@@ -354,3 +354,19 @@ def test_a_min_isr_change_clears_the_elr():
     c.alter_config("brokers", None, {"min.insync.replicas": 1})
     c.run(1000)
     assert c.kraft.image.partitions[("t", 0)].elr == ()   # ClearElrRecord (KAFKA-16540)
+
+
+def test_session_expiry_is_the_heartbeat_deadline_and_zookeeper_sessions_do_not_exist():
+    c = kraft()
+    deadline = c.session_expiry_ms(1)
+    last = max(recv_times(c, "BrokerHeartbeatRequest", src=1))
+    assert deadline == last + 9000
+    c.crash(1)
+    c.run_until(lambda c: c.kraft.image.brokers[1].fenced, 15000)
+    fenced_at = [r[0] for r in rows(c, "broker_fenced") if r[5].broker == 1][0]
+    assert fenced_at == deadline + 1              # stale one millisecond after the deadline
+    # committed after controller.quorum.append.linger.ms (25) and a replication round trip
+    assert 25 <= c.now - fenced_at <= 35
+    assert c.session_expiry_ms(1) == -1
+    with pytest.raises(ClusterError, match="no ZooKeeper sessions.*broker.session.timeout.ms"):
+        c.expire_session(2)
