@@ -1283,6 +1283,11 @@ class Cluster(StateViews):
                 f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
                 f"{self.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "
                 "a path kafkasim does not model")
+        if self.kraft is not None:
+            raise ClusterError(
+                "partition reassignment is not modelled in KRaft mode yet (the KRaft controller "
+                "writes adding/removing replicas into PartitionChangeRecords); use "
+                "kafka_version='3.9' or older in ZooKeeper mode to study KIP-455")
         todo = {}   # an unknown partition is answered UNKNOWN_TOPIC_OR_PARTITION, not raised
         for key, target in reassignments.items():
             topic, partition = key
