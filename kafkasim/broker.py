@@ -432,31 +432,22 @@ class Broker:
 
     def shutdown_cleanly(self) -> None:
         """The end of a clean shutdown: flush every log, write the checkpoints and the
-        ``.kafka_cleanshutdown`` marker (LogManager.shutdown), close the ZooKeeper session (its
-        ephemeral znodes go at once)."""
+        ``.kafka_cleanshutdown`` marker (LogManager.shutdown), then stop. ZooKeeper mode closes
+        the session (its ephemeral znodes go at once); a KRaft broker, which the controller
+        answered shouldShutDown (or which never ran), writes its broker epoch into the marker
+        (CleanShutdownFileHandler, 3.7+), so its next registration can prove it (KIP-966)."""
         for tp, log in self.logs.items():
             if log.flush():
                 self.last_flush_ms[tp] = self.now
         self._write_hw_checkpoint()
         self._write_recovery_checkpoint()
         self._write_log_start_checkpoint()
-        self.clean_shutdown_file = True
+        kraft = self.lifecycle is not None
+        self.clean_shutdown_file = self.broker_epoch if kraft and self.broker_epoch >= 0 \
+            else True
         self._stop_process("clean shutdown")
-        self.cluster.close_session(self.session_id)
-        self.trace("broker_shutdown", detail=ev.BrokerShutdown())
-
-    def finish_kraft_shutdown(self) -> None:
-        """KRaft: the controller answered shouldShutDown (or the broker never ran): flush,
-        checkpoint and write ``.kafka_cleanshutdown`` with the broker epoch
-        (CleanShutdownFileHandler), then stop."""
-        for tp, log in self.logs.items():
-            if log.flush():
-                self.last_flush_ms[tp] = self.now
-        self._write_hw_checkpoint()
-        self._write_recovery_checkpoint()
-        self._write_log_start_checkpoint()
-        self.clean_shutdown_file = self.broker_epoch if self.broker_epoch >= 0 else True
-        self._stop_process("clean shutdown")
+        if not kraft:
+            self.cluster.close_session(self.session_id)
         self.trace("broker_shutdown", detail=ev.BrokerShutdown())
 
     def begin_controlled_shutdown(self) -> None:
@@ -473,7 +464,7 @@ class Broker:
             if self.config["controlled.shutdown.enable"]:
                 self.lifecycle.begin_controlled_shutdown()
             else:
-                self.finish_kraft_shutdown()
+                self.shutdown_cleanly()
             return
         if not self.config["controlled.shutdown.enable"]:
             self.shutdown_cleanly()

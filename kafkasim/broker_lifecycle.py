@@ -135,7 +135,7 @@ class BrokerLifecycleManager:
             self._schedule_next(0)
         else:
             self.state = SHUTTING_DOWN
-            self.broker.finish_kraft_shutdown()
+            self.broker.shutdown_cleanly()
 
     def _schedule_next(self, delay_ms: int) -> None:
         self.next_comm_token += 1
@@ -230,7 +230,7 @@ class BrokerLifecycleManager:
         elif self.state == PENDING_CONTROLLED_SHUTDOWN:
             if msg.should_shut_down:
                 self.state = SHUTTING_DOWN
-                self.broker.finish_kraft_shutdown()
+                self.broker.shutdown_cleanly()
                 return
             self._schedule_next(50 if not self.got_shutdown_response else interval)
             self.got_shutdown_response = True

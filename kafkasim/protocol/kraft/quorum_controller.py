@@ -190,7 +190,7 @@ class QuorumController:
     # -- requests -----------------------------------------------------------------------------
     def handle(self, ctx, src, msg) -> None:
         if not self.active:
-            fail = _not_controller_for_request(msg)
+            fail = _not_controller(msg)
             if fail is not None:
                 ctx.send(src, fail)
             return
@@ -361,21 +361,12 @@ def _trace_partition_change(ctx, topic: str, record, old, new, reason: str) -> N
     ctx.trace("controller", detail, topic, record.partition_id)
 
 
-def _not_controller(resp):
-    if isinstance(resp, BrokerHeartbeatResponse):
-        return BrokerHeartbeatResponse(E.NOT_CONTROLLER, False, True, False, resp.correlation_id)
-    if isinstance(resp, BrokerRegistrationResponse):
-        return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, resp.correlation_id)
-    if isinstance(resp, AlterPartitionResponse):
-        return AlterPartitionResponse(E.NOT_CONTROLLER, (), resp.correlation_id)
-    return None
-
-
-def _not_controller_for_request(msg):
-    if isinstance(msg, BrokerHeartbeatRequest):
+def _not_controller(msg):
+    """The NOT_CONTROLLER answer to a request, or to the answer it was waiting for."""
+    if isinstance(msg, (BrokerHeartbeatRequest, BrokerHeartbeatResponse)):
         return BrokerHeartbeatResponse(E.NOT_CONTROLLER, False, True, False, msg.correlation_id)
-    if isinstance(msg, BrokerRegistrationRequest):
+    if isinstance(msg, (BrokerRegistrationRequest, BrokerRegistrationResponse)):
         return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, msg.correlation_id)
-    if isinstance(msg, AlterPartitionRequest):
+    if isinstance(msg, (AlterPartitionRequest, AlterPartitionResponse)):
         return AlterPartitionResponse(E.NOT_CONTROLLER, (), msg.correlation_id)
     return None
