@@ -59,7 +59,7 @@ def latest(c: Cluster) -> dict:
 
 # -- metrics -----------------------------------------------------------------------------------
 def test_zookeeper_mode_brokers_keep_their_mbeans_and_report_no_raft_metrics():
-    c = Cluster(3, seed=3)          # 3.7, ZooKeeper
+    c = Cluster(3, seed=3, kafka_version="3.7")   # ZooKeeper mode
     c.create_topic("t", 1, 3)
     c.run(3000)
     names = {m for _t, _b, m, _v in c.metrics.rows}
@@ -309,7 +309,7 @@ def test_metadata_log_table_draws_last_records(fenced):
     assert len({r for r, _c in table.get_celld()}) == 11     # header + 10 records
     fig.savefig("/dev/null", format="png")
     with pytest.raises(ValueError, match="ZooKeeper mode"):
-        Q.metadata_log_table(Cluster(3, seed=1))
+        Q.metadata_log_table(Cluster(3, seed=1, kafka_version="3.7"))
 
 
 def test_player_quorum_panel_only_in_kraft_mode(fenced):
@@ -317,7 +317,7 @@ def test_player_quorum_panel_only_in_kraft_mode(fenced):
 
     from kafkasim.widgets import Player
 
-    zk = Cluster(3, seed=1)
+    zk = Cluster(3, seed=1, kafka_version="3.7")
     zk.create_topic("t", 1, 3)
     pl = Player(zk, topic="t", checks=False)
     assert pl.quorum_figure() is None
