@@ -206,9 +206,7 @@ class Cluster(StateViews):
         self.kraft = KRaftControlPlane(self, ids, settings, options)
         for b in self.brokers.values():
             b.lifecycle = BrokerLifecycleManager(b, ids, b.config, options)
-
-    def on_metadata_leader_change(self, node, leader_id: int, epoch: int) -> None:
-        """A controller node learnt of a new metadata quorum leader (traced by Raft)."""
+        self.kraft.trace_start()
 
     def on_metadata_committed(self, node, hw: int) -> None:
         self.kraft.on_committed(node, hw)

@@ -65,7 +65,6 @@ class ControllerServer:
 
     def on_leader_change(self, leader_id: int, epoch: int) -> None:
         self.controller.on_leader_change(self, leader_id, epoch)
-        self.cluster.on_metadata_leader_change(self, leader_id, epoch)
 
     def on_high_watermark(self, hw: int) -> None:
         self.controller.on_high_watermark(self, hw)
