@@ -278,6 +278,7 @@ class Broker:
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
+            self.trace("broker_start", detail=ev.KRaftBrokerStart())
             self.lifecycle.start()
         else:
             try:

@@ -142,7 +142,8 @@ class ValueEvent(Event):
 #: kind -> its record classes, in declaration order (filled by ``Event.__init_subclass__``).
 #: Every trace kind with a one-line description (the docs' headings, in this order).
 EVENT_KINDS = {
-    "broker_start": "a broker process started and registered in ZooKeeper",
+    "broker_start": "a broker process started (ZooKeeper mode: and registered in ZooKeeper; "
+                    "KRaft: it now registers with the active controller)",
     "controller_elected": "a broker won the /controller election",
     "controller": "the controller changed partition state",
     "send": "a message left a node: detail = (type, destination, message id)",
@@ -688,6 +689,17 @@ class BrokerStart(TextEvent):
 
     def render(self) -> str:
         return f"registered, broker epoch {self.broker_epoch}"
+
+
+class KRaftBrokerStart(TextEvent):
+    """A KRaft broker process started: it fetches the metadata log and registers with the
+    active controller (BrokerLifecycleManager STARTING)."""
+    __slots__ = ()
+    kind = "broker_start"
+    fields = ()
+
+    def render(self) -> str:
+        return "process started: registering with the active controller"
 
 
 class BrokerStartFailed(TextEvent):
