@@ -102,3 +102,15 @@ def test_check_elr_saves_fails_when_40_loses_nothing():
 def test_check_elr_saves_needs_a_function():
     assert not check_elr_saves(None)
     assert not check_elr_saves(42)
+
+
+def test_ladder_view_names_the_rung():
+    from kafkasim.course.elections import ladder_view
+
+    assert "elected: 3, from the ELR (clean)" in ladder_view(isr="", elr="3", fenced="1")
+    assert "elected: none" in ladder_view(isr="", elr="2", fenced="1,2")
+    assert "elected: 1, unclean" in ladder_view(isr="", elr="2", fenced="2", unclean=True)
+    assert "last known leader" in ladder_view(isr="", elr="", last_known_elr="3", fenced="1")
+    # 4.0: no last-known-leader rung (ELR off)
+    assert "elected: none" in ladder_view(isr="", elr="", last_known_elr="3", fenced="1",
+                                          kafka_version="4.0")

@@ -72,7 +72,43 @@ def kraft_election(replicas: Iterable[int], isr: Iterable[int], elr: Iterable[in
     return (None if result.node == NO_LEADER else result.node), result.unclean
 
 
+def _ids(text: str) -> list[int]:
+    return [int(x) for x in str(text).replace(" ", "").split(",") if x]
+
+
+def ladder_view(isr: str = "", elr: str = "2", last_known_elr: str = "", fenced: str = "1",
+                unclean: bool = False, kafka_version: str = "4.1") -> Text:
+    """The explorer's view: replicas [1, 2, 3] with no leader; brokers in ``fenced`` are not
+    acceptable. Which rung of PartitionChangeBuilder's ladder elects whom."""
+    isr_l, elr_l, lke_l = _ids(isr), _ids(elr), _ids(last_known_elr)
+    down = set(_ids(fenced))
+    ok = [b for b in (1, 2, 3) if b not in down]
+    leader, was_unclean = kraft_election([1, 2, 3], isr_l, elr_l, lke_l, ok, unclean,
+                                         kafka_version)
+    if leader is None:
+        rung = "nobody: Leader: none (offline)"
+    elif leader in isr_l:
+        rung = "from the ISR (clean)"
+    elif not isr_l and leader in elr_l:
+        rung = "from the ELR (clean)"
+    elif was_unclean and not isr_l and not elr_l and lke_l == [leader]:
+        rung = "the last known leader (counted as unclean)"
+    else:
+        rung = "unclean: the first acceptable replica"
+    state = (f"Kafka {kafka_version}  Replicas: 1,2,3  Isr: {isr}  Elr: {elr}  "
+             f"LastKnownElr: {last_known_elr}  fenced: {fenced or '-'}  "
+             f"unclean.leader.election.enable={str(bool(unclean)).lower()}")
+    who = "none" if leader is None else leader
+    return Text(f"{state}\nelected: {who}, {rung}")
+
+
 # -- what a run did -------------------------------------------------------------------------------
+def leader_of(c: Cluster, topic: str = TOPIC, partition: int = 0) -> int | str:
+    """The partition's leader as ``kafka-topics --describe`` says it today: an id or "none"."""
+    leader = c.leader(topic, partition)
+    return leader if leader >= 0 else "none"
+
+
 def acked_history(c: Cluster, producer, topic: str = TOPIC, partition: int = 0) -> Text:
     """Anomaly first: every acknowledged record, where it was acked, and whether the current
     leader still has it at that offset."""
@@ -201,5 +237,6 @@ def check_kraft_election(isr, elr, last_known_elr, acceptable, unclean, kafka_ve
 __all__ = [
     "EXERCISE_VERSIONS", "SEED", "TOPIC", "acked_history", "acked_losses", "check_elr_saves",
     "check_kraft_election", "check_zk_election", "exercise_cluster", "kraft_election",
+    "ladder_view", "leader_of",
     "run_exercise", "show_source", "verdict", "zk_election",
 ]
