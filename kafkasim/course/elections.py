@@ -1,0 +1,242 @@
+"""Notebook 08 (clean and unclean election, ELR): formatting and grading helpers.
+
+Every cluster the notebook learns from is built in a visible cell of the notebook; the one
+exception is the exercise's cluster, which a check must build twice (Kafka 4.0 and 4.1), and whose
+source the notebook prints (``show_source(exercise_cluster)``).
+
+The rules graded here are the simulator's own, which follow Kafka:
+
+- ZooKeeper controller: ``PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection``
+  (core/src/main/scala/kafka/controller/Election.scala, 0.11-3.9) as
+  ``kafkasim.protocol.rules.offline_partition_leader_election``;
+- KRaft controller: ``org.apache.kafka.controller.PartitionChangeBuilder.electLeader`` (metadata
+  module, 4.x) as ``kafkasim.protocol.kraft.partition_change.PartitionChangeBuilder``, with
+  KIP-966's Eligible Leader Replicas (on by default for new clusters since 4.1).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from kafkasim.cluster import Cluster
+from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.common import Text, text_table
+from kafkasim.protocol import rules
+from kafkasim.protocol.kraft.metadata_version import MetadataVersion
+from kafkasim.protocol.kraft.partition_change import Election, PartitionChangeBuilder
+from kafkasim.protocol.kraft.records import NO_LEADER, PartitionRegistration
+from kafkasim.scenario import lost_acked
+from kafkasim.workload import RateWorkload
+
+SEED = 8
+TOPIC = "payments"
+EXERCISE_VERSIONS = ("4.0", "4.1")
+
+
+def show_source(*fns: Callable) -> Text:
+    """The source of Kafka's rule(s) as the simulator writes them, to print in a cell."""
+    return Text("\n".join(inspect.getsource(fn) for fn in fns))
+
+
+# -- the election rules, called directly -----------------------------------------------------------
+def zk_election(assignment: Iterable[int], isr: Iterable[int], live: Iterable[int],
+                unclean: bool) -> str:
+    """What the ZooKeeper controller's offline election (Kafka <= 3.9) answers, as text."""
+    leader, was_unclean = rules.offline_partition_leader_election(
+        list(assignment), list(isr), list(live), unclean)
+    if leader is None:
+        return "no leader (offline)"
+    return f"{leader} ({'unclean' if was_unclean else 'clean'})"
+
+
+def kraft_election(replicas: Iterable[int], isr: Iterable[int], elr: Iterable[int] = (),
+                   last_known_elr: Iterable[int] = (), acceptable: Iterable[int] = (),
+                   unclean: bool = False, kafka_version: str = "4.1") -> tuple[int | None, bool]:
+    """The KRaft controller's election (PartitionChangeBuilder.electAnyLeader) for a leaderless
+    partition with this ISR / ELR / LastKnownElr, when only ``acceptable`` brokers are
+    registered, unfenced and not shutting down. ELR is on from Kafka 4.1 (EligibleLeader-
+    ReplicasVersion 1 bootstraps at metadata.version 4.1-IV0), off in 4.0. Returns (leader or
+    None, unclean)."""
+    ok = set(acceptable)
+    mv = MetadataVersion.latest_for(kafka_version)
+    elr_on = mv.default_elr_feature_level() >= 1
+    part = PartitionRegistration(replicas=tuple(replicas), isr=tuple(isr), elr=tuple(elr),
+                                 last_known_elr=tuple(last_known_elr), leader=NO_LEADER,
+                                 leader_epoch=5, partition_epoch=9)
+    b = PartitionChangeBuilder(part, "T", 0, lambda r: r in ok, mv, 2) \
+        .set_eligible_leader_replicas_enabled(elr_on) \
+        .set_election(Election.UNCLEAN if unclean else Election.ONLINE)
+    result = b.elect_leader()
+    return (None if result.node == NO_LEADER else result.node), result.unclean
+
+
+def _ids(text: str) -> list[int]:
+    return [int(x) for x in str(text).replace(" ", "").split(",") if x]
+
+
+def ladder_view(isr: str = "", elr: str = "2", last_known_elr: str = "", fenced: str = "1",
+                unclean: bool = False, kafka_version: str = "4.1") -> Text:
+    """The explorer's view: replicas [1, 2, 3] with no leader; brokers in ``fenced`` are not
+    acceptable. Which rung of PartitionChangeBuilder's ladder elects whom."""
+    isr_l, elr_l, lke_l = _ids(isr), _ids(elr), _ids(last_known_elr)
+    down = set(_ids(fenced))
+    ok = [b for b in (1, 2, 3) if b not in down]
+    leader, was_unclean = kraft_election([1, 2, 3], isr_l, elr_l, lke_l, ok, unclean,
+                                         kafka_version)
+    if leader is None:
+        rung = "nobody: Leader: none (offline)"
+    elif leader in isr_l:
+        rung = "from the ISR (clean)"
+    elif not isr_l and leader in elr_l:
+        rung = "from the ELR (clean)"
+    elif was_unclean and not isr_l and not elr_l and lke_l == [leader]:
+        rung = "the last known leader (counted as unclean)"
+    else:
+        rung = "unclean: the first acceptable replica"
+    state = (f"Kafka {kafka_version}  Replicas: 1,2,3  Isr: {isr}  Elr: {elr}  "
+             f"LastKnownElr: {last_known_elr}  fenced: {fenced or '-'}  "
+             f"unclean.leader.election.enable={str(bool(unclean)).lower()}")
+    who = "none" if leader is None else leader
+    return Text(f"{state}\nelected: {who}, {rung}")
+
+
+# -- what a run did -------------------------------------------------------------------------------
+def leader_of(c: Cluster, topic: str = TOPIC, partition: int = 0) -> int | str:
+    """The partition's leader as ``kafka-topics --describe`` says it today: an id or "none"."""
+    leader = c.leader(topic, partition)
+    return leader if leader >= 0 else "none"
+
+
+def acked_history(c: Cluster, producer, topic: str = TOPIC, partition: int = 0) -> Text:
+    """Anomaly first: every acknowledged record, where it was acked, and whether the current
+    leader still has it at that offset."""
+    lost = set(lost_acked(c, [producer]))
+    leader = c.leader(topic, partition)
+    where = f"on leader {leader}" if leader >= 0 else "on a leader (none: offline)"
+    rows = []
+    for r in producer.acked():
+        state = "-" if leader < 0 else ("LOST" if r.record_id in lost else "yes")
+        rows.append({"record": r.value, "offset": r.offset, "acked at (ms)": r.done_ms,
+                     where: state})
+    return text_table(rows)
+
+
+def verdict(checker) -> Text:
+    """The checkers' verdict on a run (a suite from ``kafkasim.check.attach``): violations, and
+    losses the configuration allows (with the reason), counted per invariant."""
+    lines = []
+    bad = Counter(v.invariant for v in checker.violations)
+    for name, n in sorted(bad.items()):
+        first = next(v for v in checker.violations if v.invariant == name)
+        lines.append(f"VIOLATION {name} x{n}; first at t={first.time_ms} ms: {first.message}")
+    allowed = Counter((v.invariant, v.allowed_because) for v in checker.allowed)
+    for (name, why), n in sorted(allowed.items()):
+        lines.append(f"allowed   {name} x{n}: {why}")
+    return Text("\n".join(lines) if lines else "no violation, nothing lost")
+
+
+def acked_losses(checker) -> tuple[int, int]:
+    """(NoAckedLoss violations, NoAckedLoss losses the configuration allows) of a suite: acked
+    records missing from a leader. An offline partition (no leader) loses nothing yet."""
+    return (sum(v.invariant == "NoAckedLoss" for v in checker.violations),
+            sum(v.invariant == "NoAckedLoss" for v in checker.allowed))
+
+
+# -- exercise 1: a fault sequence graded by the checkers -------------------------------------------
+def exercise_cluster(kafka_version: str):
+    """The exercise's cluster: 3 brokers (replica.lag.time.max.ms 10 s), topic ``payments`` with
+    replicas [1, 2, 3], min.insync.replicas 2 and unclean.leader.election.enable TRUE; a
+    producer with acks=all writing 20 records/s for 90 s. Returns (cluster, producer)."""
+    c = Cluster(3, seed=SEED, kafka_version=kafka_version,
+                config={"replica.lag.time.max.ms": 10000})
+    c.create_topic(TOPIC, assignment=[[1, 2, 3]],
+                   config={"min.insync.replicas": 2, "unclean.leader.election.enable": True})
+    p = c.producer("p", acks="all")
+    RateWorkload(c, p, TOPIC, rate=20, duration_ms=90000, partition=0)
+    return c, p
+
+
+def run_exercise(faults: Callable[[Cluster], None], kafka_version: str):
+    """Build the exercise cluster, attach every checker, run ``faults(c)`` then 30 s more."""
+    from kafkasim.check import attach
+
+    c, p = exercise_cluster(kafka_version)
+    suite = attach(c)
+    faults(c)
+    c.run(30000)
+    return c, p, suite
+
+
+def check_elr_saves(faults: Callable[[Cluster], None] | None) -> CheckResult:
+    """Exercise: ``faults(c)`` must lose acknowledged records on Kafka 4.0 (ELR off) and lose
+    none on Kafka 4.1 (ELR on), as the NoAckedLoss checker judges."""
+    if (m := _missing(faults)) is not None:
+        return m
+    if not callable(faults):
+        return _result(False, "pass a function that takes the cluster, e.g. def my_faults(c): ...")
+    verdicts = {}
+    for v in EXERCISE_VERSIONS:
+        c, p, suite = run_exercise(faults, v)
+        verdicts[v] = (acked_losses(suite), len(lost_acked(c, [p])), c.describe(TOPIC))
+        print(f"--- Kafka {v} (ELR {'on' if v >= '4.1' else 'off'}):")
+        print(verdict(suite))
+    (v0, a0), lost0, _ = verdicts["4.0"]
+    (v1, a1), lost1, _ = verdicts["4.1"]
+    if v0 + a0 == 0:
+        return _result(False, "on Kafka 4.0 the checker found no acknowledged record lost: "
+                              "the ISR must shrink below min.insync.replicas before the "
+                              "leader goes, and the replica an election would pick must miss "
+                              "committed records.")
+    if v1 + a1 > 0 or lost1:
+        return _result(False, f"Kafka 4.1 lost {max(v1 + a1, lost1)} acknowledged record(s) "
+                              "too: ELR only helps when an ELR member is acceptable when the "
+                              "ISR empties.")
+    return _result(True, f"Kafka 4.0 lost {lost0} acknowledged record(s) "
+                         f"({'allowed: unclean election' if a0 else 'a real violation'}); "
+                         "4.1 lost none.")
+
+
+def _unanswered() -> CheckResult:
+    msg = "Not answered yet: replace ... with a broker id (or None for no leader) and run again."
+    print(msg)
+    return CheckResult(False, msg)
+
+
+# -- exercise 2: the ZooKeeper-era offline election ------------------------------------------------
+def check_zk_election(assignment, isr, live, unclean, answer) -> CheckResult:
+    """Exercise: who does the ZooKeeper controller elect (an int, or None for offline)?"""
+    if answer is Ellipsis:
+        return _unanswered()
+    leader, was_unclean = rules.offline_partition_leader_election(
+        list(assignment), list(isr), list(live), unclean)
+    if answer != leader:
+        return _result(False, "read offline_partition_leader_election again: which loop runs "
+                              "first, and when does the second one run?")
+    kind = "offline" if leader is None else ("an unclean election" if was_unclean else "clean")
+    return _result(True, f"{leader} ({kind}).")
+
+
+# -- exercise 3: the KRaft ladder -----------------------------------------------------------------
+def check_kraft_election(isr, elr, last_known_elr, acceptable, unclean, kafka_version,
+                         answer) -> CheckResult:
+    """Exercise: who does the KRaft controller elect for replicas [1, 2, 3]?"""
+    if answer is Ellipsis:
+        return _unanswered()
+    leader, was_unclean = kraft_election([1, 2, 3], isr, elr, last_known_elr, acceptable,
+                                         unclean, kafka_version)
+    if answer != leader:
+        return _result(False, "walk the ladder: still-valid leader, ISR, ELR (only when the "
+                              "ISR is empty), the last known leader, unclean; each step only "
+                              "takes an acceptable broker, and ELR needs Kafka 4.1+.")
+    kind = "offline" if leader is None else ("unclean" if was_unclean else "clean")
+    return _result(True, f"{leader} ({kind}).")
+
+
+__all__ = [
+    "EXERCISE_VERSIONS", "SEED", "TOPIC", "acked_history", "acked_losses", "check_elr_saves",
+    "check_kraft_election", "check_zk_election", "exercise_cluster", "kraft_election",
+    "ladder_view", "leader_of",
+    "run_exercise", "show_source", "verdict", "zk_election",
+]
