@@ -32,17 +32,18 @@ def show_source(fn) -> Text:
 
 
 def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
-    """Per broker: its records as (offset, epoch, value), the leader-epoch cache, LEO and HW."""
+    """Per replica: its records as offset:epoch:value, the leader-epoch cache (none before
+    Kafka 0.11, which had no LeaderEpochFileCache), LEO and HW."""
+    has_cache = cluster.rules.leader_epoch_truncation
     rows = []
-    for b in sorted(cluster.brokers):
+    for b in sorted(cluster.assignment(topic)[partition]):
         log = cluster.log(b, topic, partition)
-        if log is None:
-            continue
         rows.append({
             "broker": b,
             "records (offset epoch value)": " ".join(
                 f"{o}:{e}:{v}" for o, e, v in cluster.log_records(b, topic, partition)),
-            "epoch cache [(epoch, start)]": [tuple(e) for e in log.leader_epoch_cache.entries],
+            "epoch cache [(epoch, start)]": [tuple(e) for e in log.leader_epoch_cache.entries]
+            if has_cache else "-",
             "LEO": log.log_end_offset, "HW": log.high_watermark})
     return text_table(rows)
 
