@@ -65,7 +65,8 @@ def scenario2_faults(c, p):
 
 
 def test_check_end_offset_accepts_kafkas_answer_only(capsys):
-    # LeaderEpochFileCacheTest.shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested:
+    # LeaderEpochFileCacheTest
+    # .shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested:
     # an epoch the leader skipped ends where the next cached epoch starts, named by its floor
     entries = [(0, 0), (2, 5), (5, 9)]
     assert check_end_offset(entries, 3, 12, answer=(2, 9))
