@@ -24,6 +24,11 @@ TOPIC = "t"
 OLD, FIXED = "0.10.2", "0.11.0"
 SAFETY = ("LogMatching", "NoAckedLoss")
 
+__all__ = [
+    "SEED", "check_divergence", "check_end_offset", "check_truncation", "checkpoint_text",
+    "epoch_table", "show_source", "truncations", "verdict",
+]
+
 
 # -- what the notebook prints ----------------------------------------------------------------------
 def show_source(fn) -> Text:
