@@ -1,0 +1,168 @@
+"""Notebook 09 (leader epoch and truncation): tables of the leader-epoch cache and of the
+truncations a run made, the checkers' verdict, and the exercise checks.
+
+Concept C17: since Kafka 0.11 (KIP-101) a replica that becomes a follower truncates where the
+leader's epochs say its log diverges (LeaderEpochFileCache.endOffsetFor answered through
+OffsetsForLeaderEpoch, since 2.8 also through the Fetch response's DivergingEpoch), not to its own
+high watermark. Nothing here builds a cluster the notebook does not show, except
+``check_divergence``, which replays the learner's fault sequence on fresh clusters to grade it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from kafkasim.check import attach
+from kafkasim.cluster import Cluster
+from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.common import Text, text_table
+from kafkasim.protocol import rules
+
+SEED = 9
+TOPIC = "t"
+OLD, FIXED = "0.10.2", "0.11.0"
+SAFETY = ("LogMatching", "NoAckedLoss")
+
+__all__ = [
+    "SEED", "check_divergence", "check_end_offset", "check_truncation", "checkpoint_text",
+    "epoch_table", "show_source", "truncations", "verdict",
+]
+
+
+# -- what the notebook prints ----------------------------------------------------------------------
+def show_source(fn) -> Text:
+    """The source of a kafkasim rule function, as text."""
+    return Text(inspect.getsource(fn).rstrip())
+
+
+def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
+    """Per replica: its records as offset:epoch:value, the leader-epoch cache (none before
+    Kafka 0.11, which had no LeaderEpochFileCache), LEO and HW."""
+    has_cache = cluster.rules.leader_epoch_truncation
+    rows = []
+    for b in sorted(cluster.assignment(topic)[partition]):
+        log = cluster.log(b, topic, partition)
+        rows.append({
+            "broker": b,
+            "records (offset epoch value)": " ".join(
+                f"{o}:{e}:{v}" for o, e, v in cluster.log_records(b, topic, partition)),
+            "epoch cache [(epoch, start)]": [tuple(e) for e in log.leader_epoch_cache.entries]
+            if has_cache else "-",
+            "LEO": log.log_end_offset, "HW": log.high_watermark})
+    return text_table(rows)
+
+
+def checkpoint_text(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0) -> Text:
+    """The broker's ``<topic>-<partition>/leader-epoch-checkpoint`` file as written on its disk
+    (version line, entry count, one "epoch start-offset" line each), or a note if it has none."""
+    text = cluster.brokers[broker].log_dir.read(f"{topic}-{partition}/leader-epoch-checkpoint")
+    return Text(text if text else "(no leader-epoch-checkpoint: before Kafka 0.11)")
+
+
+def truncations(cluster: Cluster, topic: str = TOPIC) -> Text:
+    """Every truncation the trace shows for ``topic``: when, on which broker, and why."""
+    rows = [{"t (ms)": r[0], "broker": r[2], "truncation": str(r[5])}
+            for r in cluster.trace.rows if r[1] == "truncate" and r[3] == topic]
+    return text_table(rows) if rows else Text("(no truncation)")
+
+
+def verdict(suite) -> list[str]:
+    """The invariants a collecting checker suite found violated (allowed losses excluded)."""
+    return sorted({v.invariant for v in suite.violations})
+
+
+# -- exercises ----------------------------------------------------------------------------------
+def check_end_offset(entries, requested_epoch: int, log_end_offset: int, answer=None
+                     ) -> CheckResult:
+    """Exercise: what a leader with cache ``entries`` and this LEO answers to
+    OffsetsForLeaderEpoch(``requested_epoch``) since 2.1: (epoch, end offset)."""
+    missing = _missing(answer)
+    if missing is not None:
+        return missing
+    right = rules.end_offset_for([tuple(e) for e in entries], requested_epoch, log_end_offset)
+    try:
+        given = tuple(int(x) for x in answer)
+    except (TypeError, ValueError):
+        return _result(False, f"answer with a pair (epoch, end offset), got {answer!r}")
+    if given == right:
+        return _result(True, f"the leader answers {right}.")
+    if len(given) == 2 and given[1] == right[1]:
+        return _result(False, "the end offset is right, the epoch is not: since KIP-279 the "
+                       "answer names the largest epoch the leader has at or below the one asked.")
+    return _result(False, "look for the first cached epoch above the requested one: where it "
+                   "starts is where the requested epoch ended (the latest epoch ends at the LEO).")
+
+
+def check_truncation(leader_answer, follower_entries, follower_leo: int, answer=None
+                     ) -> CheckResult:
+    """Exercise: where a follower (cache ``follower_entries``, LEO ``follower_leo``) truncates
+    given the leader's (epoch, end offset), and whether it must ask again: (offset, complete)."""
+    missing = _missing(answer)
+    if missing is not None:
+        return missing
+    ep, end = leader_answer
+    right = rules.get_offset_truncation_state(ep, end, [tuple(e) for e in follower_entries],
+                                              follower_leo, follower_leo)
+    try:
+        given = (int(answer[0]), bool(answer[1]))
+    except (TypeError, ValueError, IndexError):
+        return _result(False, f"answer with (offset, complete), got {answer!r}")
+    if given == right:
+        return _result(True, f"truncate to {right[0]}; "
+                       + ("done." if right[1] else "then ask again for the next epoch down."))
+    if given[0] == right[0]:
+        return _result(False, "the offset is right; is the follower sure it agrees with the "
+                       "leader below it? Does it know the "
+                       "leader's epoch, or only an older one?")
+    return _result(False, "first find, in the follower's own cache, the largest epoch <= the "
+                   "epoch in the leader's answer, and where the follower's copy of it ends.")
+
+
+def _run_faults(faults: Callable, version: str | None, seed: int = SEED) -> tuple[list[str], dict]:
+    """A fresh exercise cluster (the set-up the notebook shows), ``faults(c, p)`` on it, checked
+    after every event. Returns (violated invariants, facts about the run)."""
+    c = Cluster(3, seed=seed, kafka_version=version, config={"controlled.shutdown.enable": False})
+    suite = attach(c)
+    c.create_topic(TOPIC, 1, 2, assignment=[[1, 2]], config={"min.insync.replicas": 1})
+    p = c.producer("p", acks="all", retries=5)
+    faults(c, p)
+    c.run(1000)
+    facts = {
+        "acked": sum(1 for r in c.trace.rows if r[1] == "produce_result" and r[5][1] == "acked"),
+        "swapped": any(r[1] == "rule_swapped" for r in c.trace.rows),
+    }
+    return verdict(suite), facts
+
+
+def check_divergence(faults: Callable | None = None, seed: int = SEED) -> CheckResult:
+    """Exercise graded by the checkers: ``faults(c, p)`` run on the notebook's set-up must make
+    LogMatching or NoAckedLoss fail under Kafka 0.10.2 and neither under 0.11.0 or today's Kafka."""
+    missing = _missing(faults)
+    if missing is not None:
+        return missing
+    if not callable(faults):
+        return _result(False, f"pass your function itself (faults=my_faults), got {faults!r}")
+    found = {}
+    for version in (OLD, FIXED, None):
+        try:
+            bad, facts = _run_faults(faults, version, seed)
+        except Exception as exc:   # the learner's code: report, do not crash the notebook
+            return _result(False, f"your faults raised under Kafka {version or 'today'}: "
+                           f"{type(exc).__name__}: {exc}")
+        if facts["swapped"]:
+            return _result(False, "no swap_rule here: use faults (crash, restart, hold, "
+                           "power_loss...) and let each version's own rule act.")
+        if not facts["acked"]:
+            return _result(False, "nothing was acknowledged: produce something first.")
+        found[version or "today"] = [v for v in bad if v in SAFETY]
+    if not found[OLD]:
+        return _result(False, "under 0.10.2 the checkers found no LogMatching or NoAckedLoss "
+                       "violation. Hint: the follower must lose (truncate) or keep a record "
+                       "because of its HW at the moment it becomes a follower.")
+    still = {v: f for v, f in found.items() if v != OLD and f}
+    if still:
+        return _result(False, f"0.10.2 broke {found[OLD]}, but so did {still}: that is not the "
+                       "high watermark's fault. Find a sequence the leader epoch fixes.")
+    return _result(True, f"0.10.2 violates {found[OLD]}; 0.11.0 and today's Kafka keep the "
+                   "replicas consistent.")
