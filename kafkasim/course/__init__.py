@@ -87,9 +87,22 @@ def setup() -> None:
 
 setup()
 
+from kafkasim.course.elections import (  # noqa: E402  (notebook 08)
+    check_elr_saves,
+    check_kraft_election,
+    check_zk_election,
+)
+from kafkasim.course.epochs import (  # noqa: E402  (notebook 09)
+    check_divergence,
+    check_end_offset,
+    check_truncation,
+)
+
 __all__ = [
     "SEED", "CheckResult", "Cluster", "Player", "RateWorkload", "Scenario", "Stepper", "Text",
-    "check_alerts", "check_causes", "check_fetcher_threads", "check_group_lag", "check_hw",
+    "check_alerts", "check_causes", "check_divergence", "check_elr_saves", "check_end_offset",
+    "check_kraft_election", "check_truncation", "check_zk_election", "check_fetcher_threads",
+    "check_group_lag", "check_hw",
     "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
     "check_message_rule", "check_positions", "check_readable", "check_replica_sets",
     "check_shrink_window", "check_single_shrink_fires", "check_tolerated_failures",

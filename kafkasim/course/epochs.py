@@ -25,6 +25,7 @@ OLD, FIXED = "0.10.2", "0.11.0"
 SAFETY = ("LogMatching", "NoAckedLoss")
 
 __all__ = [
+    "EXAMPLE_CACHE", "end_offset_view",
     "SEED", "check_divergence", "check_end_offset", "check_truncation", "checkpoint_text",
     "epoch_table", "show_source", "truncations", "verdict",
 ]
@@ -73,6 +74,25 @@ def verdict(suite) -> list[str]:
 
 
 # -- exercises ----------------------------------------------------------------------------------
+#: A leader's epoch cache for the explorer of section 3: (epoch, start offset).
+EXAMPLE_CACHE = ((0, 0), (1, 3), (4, 7))
+
+
+def end_offset_view(requested_epoch: int = 1, log_end_offset: int = 10) -> Text:
+    """What a leader with ``EXAMPLE_CACHE`` answers to OffsetsForLeaderEpoch(requested_epoch):
+    kafkasim's ``rules.end_offset_for`` (LeaderEpochFileCache.endOffsetFor)."""
+    epoch, end = rules.end_offset_for(EXAMPLE_CACHE, requested_epoch, log_end_offset)
+    if epoch < 0:
+        return Text(f"cache {list(EXAMPLE_CACHE)}, LEO {log_end_offset}\n"
+                    f"OffsetsForLeaderEpoch({requested_epoch}) -> UNDEFINED_EPOCH (-1, -1): "
+                    "no cached epoch is that new or that old")
+    what = "the leader's current epoch: it ends at the LEO" if end == log_end_offset else \
+        "an older epoch: it ends where the next cached epoch starts"
+    return Text(f"cache {list(EXAMPLE_CACHE)}, LEO {log_end_offset}\n"
+                f"OffsetsForLeaderEpoch({requested_epoch}) -> (epoch {epoch}, end offset {end}): "
+                f"{what}")
+
+
 def check_end_offset(entries, requested_epoch: int, log_end_offset: int, answer=None
                      ) -> CheckResult:
     """Exercise: what a leader with cache ``entries`` and this LEO answers to
