@@ -15,6 +15,13 @@ from functools import lru_cache
 from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import Text, text_table
 
+__all__ = [
+    "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
+    "check_quorum_loss", "check_quorum_tolerance", "client_requests", "control_events",
+    "detection_window", "first_live_replica", "leader_moved", "metadata_records",
+    "quorum_loss_outcomes", "quorum_tolerance", "retried_errors",
+]
+
 SEED = 3
 
 #: trace kinds that show the control plane at work (both modes)
