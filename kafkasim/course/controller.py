@@ -1,0 +1,272 @@
+"""Notebook 07 (the controller and failover): what the controller does; ZooKeeper mode (Kafka
+3.7: /controller, the controller epoch, 18 s sessions, LeaderAndIsr / UpdateMetadata) against
+KRaft (the controller quorum, the metadata log, heartbeats and fencing); controller failover,
+quorum loss, and clients that get NOT_LEADER_OR_FOLLOWER and refresh their metadata.
+
+Concepts C03 and C11. The notebook builds every cluster in its own cells; this module only
+formats what they did and grades the exercises (solutions: docs/instructor/07-controller-and-
+failover.md).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.common import Text, text_table
+
+__all__ = [
+    "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
+    "check_quorum_loss", "check_quorum_tolerance", "client_requests", "control_events",
+    "detection_window", "first_live_replica", "leader_moved", "metadata_records",
+    "quorum_loss_outcomes", "quorum_tolerance", "retried_errors",
+]
+
+SEED = 3
+
+#: trace kinds that show the control plane at work (both modes)
+CONTROL_KINDS = ("broker_crash", "zk_session_expired", "controller_elected", "controller",
+                 "broker_fenced", "controller_active", "become_leader", "become_follower")
+#: control-plane RPCs (ZooKeeper mode) worth a row
+CONTROL_RPCS = ("LeaderAndIsrRequest", "UpdateMetadataRequest")
+
+
+def _detail(d) -> str:
+    text = getattr(d, "text", None)
+    return text if isinstance(text, str) else str(d)
+
+
+def control_events(c, start_ms: int = 0, end_ms: int | None = None) -> Text:
+    """The control-plane rows of ``c``'s trace in [start_ms, end_ms]: crashes, session expiry or
+    fencing, elections, the controller's requests (ZooKeeper mode) and the brokers' reactions."""
+    end = c.now if end_ms is None else end_ms
+    rows = []
+    for t, kind, node, topic, part, d in c.trace.rows:
+        if t < start_ms or t > end:
+            continue
+        if kind == "send" and d[0] in CONTROL_RPCS:
+            rows.append({"t(ms)": t, "event": "send", "node": node,
+                         "detail": f"{d[0]} -> broker {d[1]}"})
+        elif kind in CONTROL_KINDS:
+            where = f"{topic}-{part}: " if topic else ""
+            rows.append({"t(ms)": t, "event": kind, "node": node, "detail": where + _detail(d)})
+    return text_table(rows)
+
+
+def leader_moved(c, topic: str, partition: int, old_leader: int, timeout_ms: int = 40000) -> int:
+    """Run ``c`` until ``topic-partition`` has a live leader other than ``old_leader``; return
+    the time (ms). Raises if it does not happen within ``timeout_ms``."""
+    ok = c.run_until(lambda cl: cl.leader(topic, partition) not in (old_leader, -1), timeout_ms)
+    if ok is False:
+        raise RuntimeError(f"{topic}-{partition} still has no new leader after {timeout_ms} ms")
+    return c.now
+
+
+def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) -> Text:
+    """The last ``last`` records of the active controller's ``__cluster_metadata`` log (NoOpRecord
+    left out unless ``noop``), fields cut to ``width`` characters."""
+    rows = []
+    for offset, epoch, rec, committed, fields in c.kraft.metadata_log():
+        if rec == "NoOpRecord" and not noop:
+            continue
+        f = fields if len(fields) <= width else fields[:width - 1] + "…"
+        rows.append({"offset": offset, "epoch": epoch, "record": rec,
+                     "committed": "yes" if committed else "no", "fields": f})
+    return text_table(rows[-last:])
+
+
+def client_requests(c, client: str, start_ms: int, end_ms: int) -> Text:
+    """What ``client`` sent and received in [start_ms, end_ms] (Produce and Metadata only)."""
+    rows = []
+    for t, kind, node, _tp, _p, d in c.trace.rows:
+        if t < start_ms or t > end_ms or kind not in ("send", "recv", "drop"):
+            continue
+        name = d[0]
+        if not (name.startswith("Produce") or name.startswith("Metadata")):
+            continue
+        if kind == "send" and node == client:
+            rows.append({"t(ms)": t, client: f"sends {name} to broker {d[1]}"})
+        elif kind == "recv" and node == client:
+            rows.append({"t(ms)": t, client: f"gets {name} from broker {d[1]}"})
+        elif kind == "drop" and d[1] == client:
+            rows.append({"t(ms)": t, client: f"{name} lost: {d[3]}"})
+    return text_table(rows)
+
+
+def retried_errors(producer) -> Text:
+    """How many records were retried, by the error their first attempt got."""
+    counts: dict[str, int] = {}
+    results = list(producer.results.values())
+    for r in results:
+        for err in r.errors[:1]:
+            counts[err] = counts.get(err, 0) + 1
+    rows = [{"first error": e, "records retried": n} for e, n in sorted(counts.items())]
+    pending = producer.pending()
+    return Text(f"{text_table(rows)}\nacked {len(producer.acked())}, failed "
+                f"{len(producer.failed())}, pending {pending}, of {len(results)} records")
+
+
+# -- exercises ------------------------------------------------------------------------------------
+def detection_window(mode: str, session_timeout_ms: int, heartbeat_interval_ms: int | None = None
+                     ) -> tuple[int, int]:
+    """Earliest and latest time after a kill -9 at which the controller acts on it.
+
+    ZooKeeper: the broker's ZooKeeper client pings every ``zookeeper.session.timeout.ms / 3``
+    (ClientCnxn: readTimeout = 2/3 of the negotiated timeout, a ping after half of it) and the
+    server expires the session ``zookeeper.session.timeout.ms`` after the last ping it heard.
+    KRaft: a BrokerHeartbeat every ``broker.heartbeat.interval.ms``, fenced
+    ``broker.session.timeout.ms`` after the last one (BrokerHeartbeatManager)."""
+    if mode == "zookeeper":
+        return session_timeout_ms - session_timeout_ms // 3, session_timeout_ms
+    if mode == "kraft":
+        interval = 2000 if heartbeat_interval_ms is None else heartbeat_interval_ms
+        if not 0 < interval <= session_timeout_ms:
+            raise ValueError(f"broker.heartbeat.interval.ms ({interval}) must be > 0 and at "
+                             f"most broker.session.timeout.ms ({session_timeout_ms})")
+        return session_timeout_ms - interval, session_timeout_ms
+    raise ValueError(f"mode must be 'zookeeper' or 'kraft', got {mode!r}")
+
+
+def check_detection_window(mode: str, session_timeout_ms: int, earliest_ms, latest_ms, *,
+                           heartbeat_interval_ms: int | None = None) -> CheckResult:
+    """Predict the earliest and latest delay (ms after the crash) before the controller acts."""
+    if (m := _missing(earliest_ms, latest_ms)) is not None:
+        return m
+    lo, hi = detection_window(mode, session_timeout_ms, heartbeat_interval_ms)
+    tol = 300
+    if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
+        why = ("the last ZooKeeper ping was at most timeout/3 before the crash"
+               if mode == "zookeeper" else "the last heartbeat was at most one interval earlier")
+        return _result(True, f"between {lo} and {hi} ms after the crash: {why}, and the "
+                             f"session ends {session_timeout_ms} ms after it.")
+    if abs(latest_ms - hi) > tol:
+        return _result(False, "the latest case: the broker had just been heard from when it "
+                              "died. How long does the controller then wait?")
+    return _result(False, "the earliest case: the broker dies just before it would have been "
+                          "heard from again. How long ago was it last heard from?")
+
+
+def quorum_tolerance(voters: int) -> int:
+    """How many of ``voters`` controllers may be down while a majority can still elect a
+    leader and commit records (Raft: a majority of the voters, QuorumState/LeaderState)."""
+    if voters < 1:
+        raise ValueError(f"a quorum needs at least one voter, got {voters}")
+    return (voters - 1) // 2
+
+
+def check_quorum_tolerance(voters: int, answer) -> CheckResult:
+    """How many controllers of ``voters`` can fail with metadata changes still possible?"""
+    if (m := _missing(answer)) is not None:
+        return m
+    right = quorum_tolerance(voters)
+    need = voters // 2 + 1
+    if answer == right:
+        return _result(True, f"{right}: the quorum needs a majority, {need} of {voters} voters, "
+                             "to elect a leader and to commit a record.")
+    return _result(False, f"count the majority of {voters} voters first: a leader needs that "
+                          "many votes and every commit that many copies.")
+
+
+QUORUM_LOSS_OPERATIONS = (
+    "a consumer reads from a partition whose leader is alive",
+    "an acks=1 write to a partition whose leader is alive",
+    "a follower that stopped fetching is removed from the ISR",
+    "a broker restarted after a crash serves its partitions again",
+)
+
+
+@lru_cache(maxsize=2)
+def quorum_loss_outcomes(seed: int = 5) -> dict[str, bool]:
+    """Run it: 3 controllers, 2 crashed (the active one and a standby); which operations still
+    succeed? Topic events: events-0 led by 2, events-1 led by 1, replication factor 3."""
+    from kafkasim.cluster import Cluster
+
+    c = Cluster(brokers=3, seed=seed)
+    c.create_topic("events", 2, 3, assignment=[[2, 1, 3], [1, 3, 2]])
+    p_all = c.producer("p-all", acks="all")
+    p_one = c.producer("p-one", acks="1", retries=3)
+    p_all.send("events", "before", partition=1)
+    p_all.flush()
+    c.run(1000)
+    active = c.controller_id()
+    c.crash(active)
+    c.crash(next(n for n in sorted(c.kraft.nodes) if n != active))
+    c.run(5000)
+    reader = c.consumer(group="g", name="reader", auto_offset_reset="earliest")
+    reader.assign("events", [1])
+    read = [r.value for r in reader.poll()] == ["before"]
+    c.cut(1, 3)                                   # follower 3 of events-1 stops fetching
+    w1 = p_one.send("events", "while frozen", partition=1)
+    c.run(40000)                                  # > replica.lag.time.max.ms (30 s)
+    removed = 3 not in c.isr("events", 1)
+    c.heal()
+    c.crash(2)
+    c.run(2000)
+    c.start(2)
+    c.run(20000)
+    w0 = p_one.send("events", "to the restarted leader", partition=0)
+    c.run(5000)
+    return {QUORUM_LOSS_OPERATIONS[0]: read, QUORUM_LOSS_OPERATIONS[1]: w1.acked,
+            QUORUM_LOSS_OPERATIONS[2]: removed, QUORUM_LOSS_OPERATIONS[3]: w0.acked}
+
+
+def check_quorum_loss(answer: dict) -> CheckResult:
+    """``{operation: True/False}``: which still work with 2 of 3 controllers down?"""
+    if not isinstance(answer, dict):
+        return _result(False, "answer with the dict of the exercise, True or False per operation.")
+    if (m := _missing(*[answer.get(k) for k in QUORUM_LOSS_OPERATIONS])) is not None:
+        return m
+    right = quorum_loss_outcomes()
+    wrong = [k for k in QUORUM_LOSS_OPERATIONS if bool(answer[k]) != right[k]]
+    if not wrong:
+        return _result(True, "leaders serve produce and fetch without a controller; an ISR "
+                             "change (AlterPartition) and a broker's return (registration, "
+                             "unfencing) need a committed record, so a majority of the quorum.")
+    return _result(False, f"{len(wrong)} wrong, e.g. {wrong[0]!r}. Ask of each: does it need a "
+                          "new record in the metadata log, or only a leader that is alive?")
+
+
+# -- the checker exercise: a controller that ignores the ISR ---------------------------------------
+def first_live_replica(assignment, isr, live, unclean_enabled):
+    """A controller that forgets the ISR: the first live replica in assignment order."""
+    live = set(live)
+    for r in assignment:
+        if r in live:
+            return r, False        # it even believes the election was clean
+    return None, False
+
+
+def _run_faults(faults, swap: bool) -> list[str]:
+    from kafkasim import check
+    from kafkasim.cluster import Cluster
+
+    c = Cluster(brokers=3, seed=SEED, kafka_version="3.7")
+    c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})
+    if swap:
+        c.swap_rule("offline_partition_leader_election", first_live_replica)
+    checker = check.attach(c)
+    faults(c)
+    c.run(1000)
+    return [f"{v.invariant} at t={v.time_ms} ms: {v.message}" for v in checker.violations]
+
+
+def check_forgetful_controller(faults) -> CheckResult:
+    """``faults(c)`` drives a Kafka 3.7 cluster (topic orders, replicas [1, 2, 3], min ISR 1).
+    It must make the checkers flag the forgetful controller's election, and leave Kafka's
+    election clean."""
+    if (m := _missing(faults)) is not None:
+        return m
+    if not callable(faults):
+        return _result(False, "pass a function faults(c) that acts on the cluster c.")
+    with_bug = _run_faults(faults, swap=True)
+    with_kafka = _run_faults(faults, swap=False)
+    if not with_bug:
+        return _result(False, "the checkers found nothing with the forgetful controller. It only "
+                              "differs from Kafka when the first live replica is NOT in the "
+                              "ISR: leave an out-of-sync replica alive, with acknowledged "
+                              "writes it lacks, and kill the leader.")
+    if with_kafka:
+        return _result(False, "your faults break Kafka's own election too (" + with_kafka[0] +
+                              "); find a sequence where only the forgetful controller fails.")
+    return _result(True, "the forgetful controller broke it, Kafka's did not:\n  " +
+                   with_bug[0])
