@@ -87,6 +87,12 @@ def setup() -> None:
 
 setup()
 
+from kafkasim.course.controller import (  # noqa: E402  (notebook 07)
+    check_detection_window,
+    check_forgetful_controller,
+    check_quorum_loss,
+    check_quorum_tolerance,
+)
 from kafkasim.course.elections import (  # noqa: E402  (notebook 08)
     check_elr_saves,
     check_kraft_election,
@@ -100,7 +106,9 @@ from kafkasim.course.epochs import (  # noqa: E402  (notebook 09)
 
 __all__ = [
     "SEED", "CheckResult", "Cluster", "Player", "RateWorkload", "Scenario", "Stepper", "Text",
-    "check_alerts", "check_causes", "check_divergence", "check_elr_saves", "check_end_offset",
+    "check_alerts", "check_causes", "check_detection_window", "check_divergence",
+    "check_forgetful_controller", "check_quorum_loss", "check_quorum_tolerance",
+    "check_elr_saves", "check_end_offset",
     "check_kraft_election", "check_truncation", "check_zk_election", "check_fetcher_threads",
     "check_group_lag", "check_hw",
     "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
