@@ -1,0 +1,169 @@
+"""Notebook 10 (checkpoint files and restart): the files a broker keeps in its log dir, what a
+restarted broker loads from them, and the exercise checks.
+
+Concept C16: the high watermark survives a restart only as well as the last write of
+``replication-offset-checkpoint`` (ReplicaManager.checkpointHighWatermarks, every
+replica.high.watermark.checkpoint.interval.ms = 5000, and at shutdown); the recovery point comes
+from ``recovery-point-offset-checkpoint`` (LogManager, every log.flush.offset.checkpoint.interval.ms
+= 60000), and a clean shutdown's ``.kafka_cleanshutdown`` skips recovery (LogLoader.recoverLog).
+``_replay`` rebuilds the notebook's visible set-up on a fresh cluster to grade an answer.
+"""
+
+from __future__ import annotations
+
+from kafkasim.check import attach
+from kafkasim.cluster import Cluster
+from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.common import Text, text_table
+
+SEED = 10
+TOPIC = "t"
+ROOT_FILES = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
+              "log-start-offset-checkpoint")
+FAULTS = ("crash", "power_loss", "shutdown")
+
+__all__ = ["FAULTS", "ROOT_FILES", "SEED", "check_allowed_loss", "check_loaded_hw",
+           "check_power_loss_restart", "checkpoint_files", "recoveries", "replica_table",
+           "restart_view"]
+
+
+def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0
+                     ) -> Text:
+    """The broker's checkpoint files as its log dir holds them (text, '' = empty file)."""
+    d = cluster.brokers[broker].log_dir
+    names = [*ROOT_FILES, f"{topic}-{partition}/leader-epoch-checkpoint"]
+    return Text("\n".join(f"--- broker-{broker}/{n}\n{d.read(n) or '(empty)'}" for n in names))
+
+
+def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
+    """Per replica: process state, LEO, HW and recovery point (in memory)."""
+    rows = []
+    for b in sorted(cluster.assignment(topic)[partition]):
+        log = cluster.log(b, topic, partition)
+        rows.append({"broker": b, "state": cluster.brokers[b].state, "LEO": log.log_end_offset,
+                     "HW": log.high_watermark, "recovery point": log.recovery_point})
+    return text_table(rows)
+
+
+def recoveries(cluster: Cluster, since_ms: int = 0) -> Text:
+    """The "log_recovery" trace rows (what a restarted broker loaded) since ``since_ms``."""
+    rows = [{"t (ms)": r[0], "broker": r[2], "loaded": str(r[5])}
+            for r in cluster.trace.rows if r[1] == "log_recovery" and r[0] >= since_ms]
+    return text_table(rows) if rows else Text("(no log recovery)")
+
+
+# -- the notebook's set-up, replayed to grade ----------------------------------------------------
+def _setup(seed: int = SEED) -> tuple[Cluster, object]:
+    """The notebook's visible set-up: 3 brokers, topic t (RF 3), 5 records, 6 s, 3 more, 0.5 s."""
+    c = Cluster(3, seed=seed)
+    c.create_topic(TOPIC, 1, 3)
+    c.run(3000)
+    p = c.producer("p", acks="all")
+    for i in range(5):
+        p.send(TOPIC, f"v{i}")
+    c.run(6000)
+    for i in range(3):
+        p.send(TOPIC, f"w{i}")
+    c.run(500)
+    return c, p
+
+
+def _replay(fault: str, wait_ms: int = 0, seed: int = SEED) -> tuple[int, int]:
+    """``wait_ms`` after the set-up, ``fault`` on a follower, start it again (100 ms later, or
+    once stopped after a clean shutdown): the (LEO, HW) it loads (its "log_recovery" row)."""
+    c, _p = _setup(seed)
+    if wait_ms:
+        c.run(wait_ms)
+    f = min(b for b in (1, 2, 3) if b != c.leader(TOPIC))
+    getattr(c, fault)(f)
+    c.run_until(lambda c: c.brokers[f].state == "stopped", 60000)
+    c.run(100)
+    c.start(f)
+    row = [r for r in c.trace.rows if r[1] == "log_recovery" and r[2] == f][-1]
+    return row[5].log_end_offset, row[5].high_watermark
+
+
+def restart_view(fault: str = "crash") -> Text:
+    """Explorer: the set-up, then ``fault`` on a follower and a restart: what it loads."""
+    leo, hw = _replay(fault)
+    return Text(f"{fault} of a follower, then start: it loads LEO {leo}, HW {hw} "
+                "(its checkpoint said HW 5; the leader's HW was 8)")
+
+
+def _int(answer) -> int | None:
+    try:
+        return int(answer)
+    except (TypeError, ValueError):
+        return None
+
+
+def check_loaded_hw(answer=None, wait_ms: int = 6000) -> CheckResult:
+    """Exercise: the HW the follower of the set-up loads when it crashes ``wait_ms`` after the
+    last records and starts again."""
+    missing = _missing(answer)
+    if missing is not None:
+        return missing
+    _leo, hw = _replay("crash", wait_ms)
+    given = _int(answer)
+    if given == hw:
+        return _result(True, f"HW {hw}: the value of the last replication-offset-checkpoint, "
+                       "not the HW the follower had in memory.")
+    if given is not None and given < hw:
+        return _result(False, "that HW is too old: the checkpoint is rewritten every 5000 ms; "
+                       "was it rewritten between the last records and the crash?")
+    return _result(False, "read the broker's replication-offset-checkpoint before the crash.")
+
+
+def check_power_loss_restart(leo=None, hw=None) -> CheckResult:
+    """Exercise: (LEO, HW) a follower loads after a power loss 0.5 s after the last write."""
+    missing = _missing(leo, hw)
+    if missing is not None:
+        return missing
+    right = _replay("power_loss")
+    given = (_int(leo), _int(hw))
+    if given == right:
+        return _result(True, f"LEO {right[0]}, HW {right[1]}: the page cache was not written "
+                       "back, and a HW is never above the LEO.")
+    if given[0] != right[0]:
+        return _result(False, "the LEO is wrong: nothing was fsynced (log.flush.interval.* are "
+                       "off by default) and the OS writes dirty pages back only after 30 s.")
+    return _result(False, "the LEO is right. Can the loaded HW be above the log end?")
+
+
+def _verdict(fault: str, seed: int = SEED) -> tuple[list[str], list[str]]:
+    """All three brokers hit by ``fault`` 2 s after 5 acked writes, then started: the checkers'
+    (violations, allowed losses) as invariant names."""
+    c = Cluster(3, seed=seed)
+    suite = attach(c)
+    c.create_topic(TOPIC, 1, 3)
+    c.run(3000)
+    p = c.producer("p", acks="all")
+    for i in range(5):
+        p.send(TOPIC, f"v{i}")
+    c.run(2000)
+    for b in (1, 2, 3):
+        getattr(c, fault)(b)
+    c.run(20000)
+    for b in (1, 2, 3):
+        c.start(b, retry=True)
+    c.run(20000)
+    return (sorted({v.invariant for v in suite.violations}),
+            sorted({v.invariant for v in suite.allowed}))
+
+
+def check_allowed_loss(fault=None) -> CheckResult:
+    """Exercise graded by the checkers: the fault that, hitting all three brokers at once, loses
+    acknowledged records (a loss the checkers classify as allowed by the configuration)."""
+    missing = _missing(fault)
+    if missing is not None:
+        return missing
+    if fault not in FAULTS:
+        return _result(False, f"answer with one of {FAULTS}, got {fault!r}")
+    bad, allowed = _verdict(fault)
+    if bad:
+        return _result(False, f"the checkers found violations {bad}: report this run.")
+    if allowed:
+        return _result(True, f"{fault}: the checkers record {allowed} as an allowed loss: "
+                       "acks=all means in the replicas' memory, not on their disks.")
+    return _result(False, f"after {fault} of every broker the checkers find every acknowledged "
+                   "record still there. Which fault loses what is only in the page cache?")
