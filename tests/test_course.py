@@ -19,7 +19,7 @@ NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks of issue 6; every concept below must be covered by one of them.
 # 09 runs and passes nbval; its long set-up cells still need splitting to this file's rules
-COURSE = ["01", "02", "03", "04", "05", "06", "07", "08", "10"]
+COURSE = ["01", "02", "03", "04", "05", "06", "07", "08", "10", "12"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -49,6 +49,9 @@ CONCEPTS = {
     "C27": ("08", ["Eligible Leader Replicas", "ELR", "LastKnownElr", "KIP-966"]),
     "C16": ("10", ["replication-offset-checkpoint", "recovery-point-offset-checkpoint",
                    "leader-epoch-checkpoint", "5000", ".kafka_cleanshutdown", "log_recovery"]),
+    "C04": ("12", ["auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
+                   "leader.imbalance.per.broker.percentage", "300", "preferred replica",
+                   "hot spot", "PreferredReplicaImbalanceCount", "kafka-leader-election"]),
 }
 
 # KIPs each notebook must cite in its further reading
@@ -62,6 +65,7 @@ KIPS = {
     "07": ["KIP-500", "KIP-631"],
     "08": ["KIP-966", "KIP-106"],
     "10": ["KIP-101"],
+    "12": ["KIP-460", "KIP-631"],
 }
 
 

@@ -118,3 +118,4 @@ __all__ = [
     "replica_sets",
     "replica_state", "settle", "setup", "show", "text_table",
 ]
+from kafkasim.course.rebalance import check_imbalance_count, check_rebalance, check_restore  # noqa: E402,F401,E501  (notebook 12)

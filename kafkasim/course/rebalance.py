@@ -1,0 +1,183 @@
+"""Notebook 12 (the preferred leader and automatic leader rebalancing): helpers and checks.
+
+Every cluster the notebook learns from is built in a visible cell; the two exercise clusters a
+check must build are printed in the notebook (``show_source(restore_cluster)``,
+``show_source(double_crash_cluster)``).
+
+Kafka's rules mirrored here (fact sheet section 8):
+
+- the preferred replica is the first replica of the assignment;
+- ZooKeeper controller (``KafkaController.checkAndTriggerAutoLeaderRebalance``, 0.8.2-3.9): per
+  preferred broker B, ``imbalance(B) = not led by B / preferred for B``; a preferred election runs
+  for B's partitions only when ``imbalance(B) > leader.imbalance.per.broker.percentage / 100``
+  (strictly greater);
+- KRaft controller (``ReplicationControlManager.maybeBalancePartitionLeaders``, 3.x-4.x): every
+  imbalanced partition gets a PREFERRED election, the percentage is not read;
+- ``PreferredReplicaImbalanceCount``: partitions whose leader is not the preferred replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafkasim.cluster import Cluster
+from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.common import Text, text_table
+from kafkasim.course.elections import show_source, verdict
+from kafkasim.metrics import PREFERRED_IMBALANCE
+
+SEED = 12
+TOPIC = "orders"
+
+
+def leader_counts(c: Cluster, topic: str = TOPIC) -> Text:
+    """Per broker: how many partitions it leads, for how many it is the preferred replica, and
+    the ZooKeeper controller's imbalance ratio (not led by it / preferred for it)."""
+    rows = []
+    n = c.partition_count(topic)
+    for b in sorted(c.brokers):
+        preferred = [p for p in range(n) if c.assignment(topic)[p][0] == b]
+        not_led = [p for p in preferred if c.leader(topic, p) != b]
+        ratio = f"{len(not_led)}/{len(preferred)}" if preferred else "-"
+        rows.append({"broker": b, "leads": sum(c.leader(topic, p) == b for p in range(n)),
+                     "preferred for": len(preferred), "imbalance (not led/preferred)": ratio})
+    return text_table(rows)
+
+
+def imbalance_count(c: Cluster) -> int:
+    """The last PreferredReplicaImbalanceCount the active controller reported (metrics_frame)."""
+    m = c.metrics_frame()
+    m = m[m.mbean == PREFERRED_IMBALANCE]
+    m = m[m.time_ms == m.time_ms.max()]
+    return int(max(m.value)) if len(m) else 0
+
+
+def rebalance_decision(not_led: int, preferred_for: int, percentage: int = 10) -> dict:
+    """Does the periodic check run preferred elections for one broker's partitions?
+    ZooKeeper mode: imbalance ratio strictly greater than the percentage; KRaft: any imbalance."""
+    if not 0 <= not_led <= preferred_for:
+        raise ValueError(f"not_led must be between 0 and preferred_for ({preferred_for}), "
+                         f"got {not_led}")
+    zk = preferred_for > 0 and not_led / preferred_for > percentage / 100.0
+    return {"ZooKeeper (3.7)": zk, "KRaft (4.3)": not_led > 0}
+
+
+def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 10) -> Text:
+    """Explorer: the two controllers' decisions for one broker's partitions."""
+    not_led = min(not_led, preferred_for)
+    d = rebalance_decision(not_led, preferred_for, percentage)
+    ratio = not_led / preferred_for if preferred_for else 0.0
+    lines = [f"imbalance = {not_led}/{preferred_for} = {ratio:.0%}; "
+             f"leader.imbalance.per.broker.percentage = {percentage}"]
+    for who, yes in d.items():
+        lines.append(f"{who:16} {'preferred election' if yes else 'leave it'}")
+    return Text("\n".join(lines))
+
+
+def _unanswered(what: str) -> CheckResult:
+    msg = f"Not answered yet: replace ... with {what} and run again."
+    print(msg)
+    return CheckResult(False, msg)
+
+
+# -- exercise 1: the two controllers' decision ----------------------------------------------------
+def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -> CheckResult:
+    """Exercise: ``answer = {"3.7": bool, "4.3": bool}``, does each controller rebalance?"""
+    if answer is Ellipsis:
+        return _unanswered('{"3.7": True/False, "4.3": True/False}')
+    if not isinstance(answer, dict) or set(answer) != {"3.7", "4.3"}:
+        return _result(False, 'answer with a dict {"3.7": True/False, "4.3": True/False}')
+    d = rebalance_decision(not_led, preferred_for, percentage)
+    want = {"3.7": d["ZooKeeper (3.7)"], "4.3": d["KRaft (4.3)"]}
+    wrong = [v for v in want if bool(answer[v]) != want[v]]
+    if wrong:
+        return _result(False, f"look again at {', '.join(wrong)}: the ZooKeeper controller "
+                              "compares a ratio with the percentage (strictly greater); the "
+                              "KRaft controller does not read the percentage.")
+    return _result(True, f"ZooKeeper: {not_led}/{preferred_for} against {percentage}% -> "
+                         f"{want['3.7']}; KRaft -> {want['4.3']}.")
+
+
+# -- exercise 2: read the MBean after a double crash ----------------------------------------------
+def double_crash_cluster() -> Cluster:
+    """Kafka 4.3, 3 brokers, auto.leader.rebalance.enable=false, six partitions (every broker
+    preferred for two). Broker 2 crashes, then broker 3; both come back and catch up."""
+    c = Cluster(3, seed=SEED, config={"auto.leader.rebalance.enable": False})
+    c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2],
+                                      [1, 3, 2], [2, 1, 3], [3, 2, 1]])
+    c.run(5000)
+    c.crash(2)
+    c.run(20000)
+    c.crash(3)
+    c.run(20000)
+    c.start(2)
+    c.start(3)
+    c.run(30000)
+    return c
+
+
+def check_imbalance_count(answer) -> CheckResult:
+    """Exercise: the PreferredReplicaImbalanceCount of ``double_crash_cluster()`` at its end."""
+    if answer is Ellipsis:
+        return _unanswered("a number")
+    c = double_crash_cluster()
+    n = imbalance_count(c)
+    if answer != n:
+        return _result(False, "follow each partition: who leads after broker 2 dies, after "
+                              "broker 3 dies, and does a broker's return move any leader "
+                              "(auto rebalance is off)?")
+    return _result(True, f"PreferredReplicaImbalanceCount = {n}.\n{leader_counts(c)}")
+
+
+# -- exercise 3: restore the preferred leaders, graded by the checkers -------------------------
+def restore_cluster():
+    """Kafka 4.3, 3 brokers, auto.leader.rebalance.enable=false, ``orders`` with 6 partitions
+    on RF 3, an acks=all producer writing 20 records/s for 60 s; broker 1 crashes at 5 s and
+    is started again at 25 s. Returns (cluster, producer)."""
+    from kafkasim.workload import RateWorkload
+
+    c = Cluster(3, seed=SEED, config={"auto.leader.rebalance.enable": False})
+    c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]] * 2)
+    p = c.producer("p", acks="all")
+    RateWorkload(c, p, TOPIC, rate=20, duration_ms=60000, partition=0)
+    c.run(5000)
+    c.crash(1)
+    c.run(20000)
+    c.start(1)
+    return c, p
+
+
+def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
+    """Exercise: ``fix(c)`` must bring every partition back to its preferred leader within 30 s
+    of simulated time, with every checker attached and no violation."""
+    from kafkasim.check import attach
+
+    if (m := _missing(fix)) is not None:
+        return m
+    if not callable(fix):
+        return _result(False, "pass a function that takes the cluster, e.g. def my_fix(c): ...")
+    c, p = restore_cluster()
+    suite = attach(c)
+    start = c.now
+    fix(c)
+    if c.now - start > 30000:
+        return _result(False, f"your fix took {c.now - start} ms; do it within 30000 ms (no "
+                              "waiting for the 300 s check: it is switched off here).")
+    c.run(40000)
+    n = c.partition_count(TOPIC)
+    wrong = [q for q in range(n) if c.leader(TOPIC, q) != c.assignment(TOPIC)[q][0]]
+    print(verdict(suite))
+    if suite.violations:
+        return _result(False, "the checkers found a violation (above).")
+    if wrong:
+        return _result(False, f"partitions {wrong} are not led by their preferred replica. Is "
+                              "the preferred replica back in the ISR when you ask?")
+    return _result(True, f"every partition is led by its preferred replica; "
+                         f"PreferredReplicaImbalanceCount = {imbalance_count(c)}.")
+
+
+__all__ = [
+    "SEED", "TOPIC", "check_imbalance_count", "check_rebalance", "check_restore",
+    "double_crash_cluster", "imbalance_count", "leader_counts", "rebalance_decision",
+    "rebalance_view", "restore_cluster", "show_source", "verdict",
+]
