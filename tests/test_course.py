@@ -19,7 +19,7 @@ NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks of issue 6; every concept below must be covered by one of them.
 # 09 runs and passes nbval; its long set-up cells still need splitting to this file's rules
-COURSE = ["01", "02", "03", "04", "05", "06", "07", "08"]
+COURSE = ["01", "02", "03", "04", "05", "06", "07", "08", "13"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -47,6 +47,8 @@ CONCEPTS = {
     "C24": ("08", ["unclean.leader.election.enable", "Leader: none", "acknowledged"]),
     "C26": ("08", ["min.insync.replicas", "Jepsen", "ISR"]),
     "C27": ("08", ["Eligible Leader Replicas", "ELR", "LastKnownElr", "KIP-966"]),
+    "C23": ("13", ["replica.selector.class", "RackAwareReplicaSelector", "client.rack",
+                   "PreferredReadReplica", "2.4", "high watermark"]),
 }
 
 # KIPs each notebook must cite in its further reading
@@ -59,6 +61,7 @@ KIPS = {
     "06": [],
     "07": ["KIP-500", "KIP-631"],
     "08": ["KIP-966", "KIP-106"],
+    "13": ["KIP-392"],
 }
 
 
