@@ -19,7 +19,7 @@ NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks of issue 6; every concept below must be covered by one of them.
 # 09 runs and passes nbval; its long set-up cells still need splitting to this file's rules
-COURSE = ["01", "02", "03", "04", "05", "06", "07", "08", "10", "12"]
+COURSE = ["01", "02", "03", "04", "05", "06", "07", "08", "10", "12", "13"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -52,6 +52,8 @@ CONCEPTS = {
     "C04": ("12", ["auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
                    "leader.imbalance.per.broker.percentage", "300", "preferred replica",
                    "hot spot", "PreferredReplicaImbalanceCount", "kafka-leader-election"]),
+    "C23": ("13", ["replica.selector.class", "RackAwareReplicaSelector", "client.rack",
+                   "PreferredReadReplica", "2.4", "high watermark"]),
 }
 
 # KIPs each notebook must cite in its further reading
@@ -66,6 +68,7 @@ KIPS = {
     "08": ["KIP-966", "KIP-106"],
     "10": ["KIP-101"],
     "12": ["KIP-460", "KIP-631"],
+    "13": ["KIP-392"],
 }
 
 

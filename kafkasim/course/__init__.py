@@ -87,6 +87,11 @@ def setup() -> None:
 
 setup()
 
+from kafkasim.course.checkpoints import (  # noqa: E402  (notebook 10)
+    check_allowed_loss,
+    check_loaded_hw,
+    check_power_loss_restart,
+)
 from kafkasim.course.controller import (  # noqa: E402  (notebook 07)
     check_detection_window,
     check_forgetful_controller,
@@ -103,12 +108,24 @@ from kafkasim.course.epochs import (  # noqa: E402  (notebook 09)
     check_end_offset,
     check_truncation,
 )
+from kafkasim.course.follower_fetch import (  # noqa: E402  (notebook 13)
+    check_consistent_read,
+    check_read_replica,
+    check_unserved,
+)
+from kafkasim.course.rebalance import (  # noqa: E402  (notebook 12)
+    check_imbalance_count,
+    check_rebalance,
+    check_restore,
+)
 
 __all__ = [
     "SEED", "CheckResult", "Cluster", "Player", "RateWorkload", "Scenario", "Stepper", "Text",
     "check_alerts", "check_causes", "check_detection_window", "check_divergence",
     "check_forgetful_controller", "check_quorum_loss", "check_quorum_tolerance",
-    "check_elr_saves", "check_end_offset",
+    "check_elr_saves", "check_end_offset", "check_allowed_loss", "check_loaded_hw",
+    "check_power_loss_restart", "check_consistent_read", "check_read_replica", "check_unserved",
+    "check_imbalance_count", "check_rebalance", "check_restore",
     "check_kraft_election", "check_truncation", "check_zk_election", "check_fetcher_threads",
     "check_group_lag", "check_hw",
     "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
@@ -118,4 +135,3 @@ __all__ = [
     "replica_sets",
     "replica_state", "settle", "setup", "show", "text_table",
 ]
-from kafkasim.course.rebalance import check_imbalance_count, check_rebalance, check_restore  # noqa: E402,F401,E501  (notebook 12)

@@ -1,0 +1,143 @@
+"""Notebook 13 (fetch from follower, KIP-392): formatting and grading helpers.
+
+Every cluster is built in a visible cell of the notebook. The rules graded here are the
+simulator's, which follow Kafka 2.4+ (fact sheet §10):
+
+- ``ReplicaManager.findPreferredReadReplica`` (candidates: in-sync followers whose log holds the
+  fetch offset, plus the leader) and ``RackAwareReplicaSelector.select`` as
+  ``kafkasim.protocol.replica_manager.select_read_replica``;
+- a follower serves consumers up to its own high watermark, min(leader HW it last saw, its LEO)
+  (``ReplicaManager._read_as_follower``; Kafka's ``Partition.fetchRecords`` with
+  ``FetchIsolation.HIGH_WATERMARK``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from kafkasim.cluster import Cluster
+from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.common import Text, text_table
+from kafkasim.protocol.replica_manager import select_read_replica
+
+SEED = 13
+RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+SELECTOR = {"replica.selector.class": RACK_AWARE}
+
+
+def show_source(*fns: Callable) -> Text:
+    """The source of Kafka's rule(s) as the simulator writes them, to print in a cell."""
+    return Text("\n".join(inspect.getsource(fn) for fn in fns))
+
+
+def _partition(c: Cluster, broker: int, topic: str, partition: int):
+    return c.brokers[broker].replica_manager.partitions[(topic, partition)]
+
+
+def read_replica(c: Cluster, topic: str, client_rack: str, fetch_offset: int = 0,
+                 partition: int = 0) -> int:
+    """The broker the leader would send a consumer in ``client_rack`` to, now (the leader
+    itself when the broker has no ``replica.selector.class``, the release predates 2.4 or the
+    consumer has no ``client.rack``): ReplicaManager.findPreferredReadReplica."""
+    leader = c.partition_state(topic, partition)["leader"]
+    if not client_rack or not c.broker_config.get("replica.selector.class") \
+            or not c.rules.fetch_from_follower:
+        return leader
+    return select_read_replica(c.brokers[leader], _partition(c, leader, topic, partition),
+                               fetch_offset, client_rack)
+
+
+def serving_view(c: Cluster, topic: str, partition: int = 0) -> Text:
+    """Per replica: rack, role, LEO, HW, and which offsets a consumer reading there gets now."""
+    leader = c.partition_state(topic, partition)["leader"]
+    rows = []
+    for r in c.replica_table(topic, partition):
+        leo, hw = r["LEO"], r["HW"]
+        rows.append({"broker": r["broker"], "rack": c.brokers[r["broker"]].rack or "",
+                     "role": "leader" if r["broker"] == leader else "follower",
+                     "LEO": leo, "HW": hw, "serves offsets": f"0..{hw - 1}" if hw else "none",
+                     "held, not served": list(range(hw, leo))})
+    return text_table(rows)
+
+
+def rack_view(client_rack: str = "b", selector: bool = True, kafka_version: str = "4.3",
+              broker_racks: str = "a,b,c") -> Text:
+    """Explorer body: a 3-broker cluster (racks given per broker 1,2,3), 5 committed records;
+    where does a consumer in ``client_rack`` read from?"""
+    racks = {i + 1: r for i, r in enumerate(broker_racks.split(","))}
+    c = Cluster(3, seed=SEED, racks=racks, config=SELECTOR if selector else None,
+                kafka_version=kafka_version)
+    c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks="all")
+    for i in range(5):
+        p.send("orders", f"v{i}", partition=0)
+    p.flush()
+    c.run(1000)
+    cons = c.consumer(group="g", client_rack=client_rack, auto_offset_reset="earliest")
+    cons.assign("orders", [0])
+    got = cons.poll()
+    return Text(f"Kafka {kafka_version}, racks {racks}, replica.selector.class="
+                f"{RACK_AWARE if selector else 'null'}, client.rack={client_rack!r}\n"
+                f"read {len(got)} records, now fetching from broker {cons.fetching_from('orders')}")
+
+
+# -- exercises ------------------------------------------------------------------------------------
+def check_read_replica(c: Cluster, topic: str, client_rack: str, fetch_offset: int = 0, *,
+                       replica=None, up_to=None) -> CheckResult:
+    """Which broker serves a consumer in ``client_rack`` fetching ``fetch_offset`` now, and the
+    first offset it cannot read there yet (that broker's HW)."""
+    miss = _missing(replica, up_to)
+    if miss is not None:
+        return miss
+    right = read_replica(c, topic, client_rack, fetch_offset)
+    hw = {r["broker"]: r["HW"] for r in c.replica_table(topic, 0)}[right]
+    if int(replica) != right:
+        return _result(False, f"broker {replica} is not the one: the leader picks an in-sync "
+                       f"replica in the consumer's rack {client_rack!r} holding offset "
+                       f"{fetch_offset} (most caught up first), else itself.")
+    if int(up_to) != hw:
+        return _result(False, f"broker {right} is right, but it serves records below its own "
+                       f"high watermark, not below {up_to}: look at its HW, not the leader's.")
+    return _result(True, f"broker {right}, offsets below {hw} (its own high watermark).")
+
+
+def check_unserved(c: Cluster, topic: str, broker: int, *, answer=None) -> CheckResult:
+    """The offsets ``broker`` holds in its log but will not give a consumer yet: [HW, LEO)."""
+    miss = _missing(answer)
+    if miss is not None:
+        return miss
+    row = {r["broker"]: r for r in c.replica_table(topic, 0)}[broker]
+    right = list(range(row["HW"], row["LEO"]))
+    try:
+        given = sorted(int(x) for x in answer)
+    except (TypeError, ValueError):
+        return _result(False, "answer with a list of offsets, e.g. [3, 4].")
+    if given != right:
+        return _result(False, f"{given} is not it: between the replica's HW and its LEO lie "
+                       "the records it has but may not serve.")
+    return _result(True, f"{right}: held by broker {broker}, not yet known to be committed.")
+
+
+def check_consistent_read(checker, *, violations=None) -> CheckResult:
+    """Graded by the checker's verdict: how many ConsistentRead violations did it record?"""
+    miss = _missing(violations)
+    if miss is not None:
+        return miss
+    found = [v for v in checker.violations if v.invariant == "ConsistentRead"]
+    if int(violations) != len(found):
+        return _result(False, f"the checker recorded a different number than {violations}.")
+    return _result(True, f"ConsistentRead recorded {len(found)} violation(s): a follower serves "
+                   "only below its own high watermark, so reads from it are committed reads.")
+
+
+def leader_view(c: Cluster, topic: str, partition: int = 0) -> Text:
+    """What the leader knows of each follower (Partition.remoteReplicas' state): LEO, log start,
+    ms since it was last caught up, ISR membership. The inputs of findPreferredReadReplica."""
+    leader = c.partition_state(topic, partition)["leader"]
+    part = _partition(c, leader, topic, partition)
+    rows = [{"follower": r, "rack": c.brokers[r].rack or "", "LEO": st.log_end_offset,
+             "log start": st.log_start_offset,
+             "ms since caught up": c.now - st.last_caught_up_time_ms, "in ISR": r in part.isr}
+            for r, st in sorted(part.remote.items())]
+    return text_table(rows)

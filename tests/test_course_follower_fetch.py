@@ -1,0 +1,91 @@
+"""kafkasim.course.follower_fetch (notebook 13): the exercise checks with right, wrong and missing
+answers, graded against the simulator's own runs.
+
+Rules mirrored (KIP-392, Kafka 2.4+): ReplicaManager.findPreferredReadReplica with
+RackAwareReplicaSelector.select (ReplicaManagerTest.testPreferredReplicaAsFollower /
+testPreferredReplicaAsLeader, RackAwareReplicaSelectorTest.testSameRackSelection), and a
+follower serving consumers below its own high watermark (Partition.fetchRecords with
+FetchIsolation.HIGH_WATERMARK)."""
+
+from __future__ import annotations
+
+from kafkasim.check import attach, make_suite
+from kafkasim.cluster import Cluster
+from kafkasim.course import follower_fetch as ff
+
+
+def _cluster(racks, config=ff.SELECTOR, late=True):
+    c = Cluster(3, seed=ff.SEED, racks=racks, config=config)
+    c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer(acks="all")
+    for i in range(5):
+        p.send("orders", f"v{i}", partition=0)
+    p.flush()
+    c.run(1000)
+    if late:
+        p.send("orders", "late", partition=0)
+        p.flush()
+    return c
+
+
+def _served_by(c, rack):
+    cons = c.consumer(group="g", client_rack=rack, auto_offset_reset="earliest")
+    cons.assign("orders", [0])
+    cons.poll()
+    return cons.fetching_from("orders")
+
+
+def test_read_replica_agrees_with_where_a_consumer_ends_up():
+    for racks, rack in (({1: "a", 2: "b", 3: "c"}, "c"), ({1: "a", 2: "b", 3: "c"}, "a"),
+                        ({1: "a", 2: "b", 3: "c"}, "")):
+        c = _cluster(racks, late=False)
+        assert ff.read_replica(c, "orders", rack) == _served_by(_cluster(racks, late=False), rack)
+    c = _cluster({1: "a", 2: "b", 3: "c"}, config=None, late=False)
+    assert ff.read_replica(c, "orders", "c") == 1 == _served_by(c, "c")
+
+
+def test_check_read_replica_right_wrong_missing():
+    c = _cluster({1: "a", 2: "b", 3: "b"})
+    right = ff.read_replica(c, "orders", "b")
+    assert right in (2, 3)
+    hw = {r["broker"]: r["HW"] for r in c.replica_table("orders", 0)}
+    leader_hw = hw[1]
+    assert hw[right] == leader_hw - 1          # the follower has not heard of the new HW yet
+    assert ff.check_read_replica(c, "orders", "b", replica=right, up_to=hw[right])
+    assert not ff.check_read_replica(c, "orders", "b", replica=right, up_to=leader_hw)
+    assert not ff.check_read_replica(c, "orders", "b", replica=5 - right, up_to=hw[right])
+    assert not ff.check_read_replica(c, "orders", "b", replica=1, up_to=leader_hw)
+    assert not ff.check_read_replica(c, "orders", "b", replica=None, up_to=None)
+
+
+def test_check_unserved_is_between_hw_and_leo():
+    c = _cluster({1: "a", 2: "b", 3: "b"})
+    row = {r["broker"]: r for r in c.replica_table("orders", 0)}
+    assert row[3]["LEO"] > row[3]["HW"]
+    assert ff.check_unserved(c, "orders", 3, answer=list(range(row[3]["HW"], row[3]["LEO"])))
+    assert not ff.check_unserved(c, "orders", 3, answer=[])
+    assert not ff.check_unserved(c, "orders", 1, answer=[row[1]["HW"] - 1])
+    assert not ff.check_unserved(c, "orders", 3, answer="x")
+    assert not ff.check_unserved(c, "orders", 3, answer=None)
+
+
+def test_check_consistent_read_follows_the_checkers_verdict():
+    c = _cluster({1: "a", 2: "b", 3: "b"}, late=False)
+    checker = attach(c, make_suite(["ConsistentRead"], on_violation="collect"))
+    cons = c.consumer(group="g", client_rack="b", auto_offset_reset="earliest")
+    cons.assign("orders", [0])
+    got = cons.poll()
+    assert got and cons.fetching_from("orders") != 1
+    assert all(r.offset < r.served_hw for r in cons.consumed)
+    n = len(checker.violations)
+    assert ff.check_consistent_read(checker, violations=n)
+    assert not ff.check_consistent_read(checker, violations=n + 1)
+    assert not ff.check_consistent_read(checker, violations=None)
+
+
+def test_views_render():
+    c = _cluster({1: "a", 2: "b", 3: "b"})
+    assert "ms since caught up" in str(ff.leader_view(c, "orders"))
+    assert "held, not served" in str(ff.serving_view(c, "orders"))
+    assert "fetching from broker 2" in str(ff.rack_view("b"))
+    assert "fetching from broker 1" in str(ff.rack_view("b", selector=False))
