@@ -19,7 +19,7 @@ NOTEBOOKS = REPO / "notebooks"
 
 # The course notebooks of issue 6; every concept below must be covered by one of them.
 # 09 runs and passes nbval; its long set-up cells still need splitting to this file's rules
-COURSE = ["01", "02", "03", "04", "05", "06", "07", "08"]
+COURSE = ["01", "02", "03", "04", "05", "06", "07", "08", "11"]
 
 # concept id -> (notebook number, key terms that must appear in that notebook's text)
 CONCEPTS = {
@@ -44,6 +44,7 @@ CONCEPTS = {
     "C21": ("06", ["--under-replicated-partitions", "Replicas: 1,2,3", "Isr: 1,2"]),
     "C03": ("07", ["controller", "/controller", "controller epoch", "KRaft", "fenced"]),
     "C11": ("07", ["zookeeper.session.timeout.ms", "broker.session.timeout.ms", "heartbeat"]),
+    "C05": ("11", ["broker.rack", "rack", "topic creation"]),
     "C24": ("08", ["unclean.leader.election.enable", "Leader: none", "acknowledged"]),
     "C26": ("08", ["min.insync.replicas", "Jepsen", "ISR"]),
     "C27": ("08", ["Eligible Leader Replicas", "ELR", "LastKnownElr", "KIP-966"]),
@@ -59,6 +60,7 @@ KIPS = {
     "06": [],
     "07": ["KIP-500", "KIP-631"],
     "08": ["KIP-966", "KIP-106"],
+    "11": ["KIP-36", "KIP-631"],
 }
 
 
