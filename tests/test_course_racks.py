@@ -13,6 +13,7 @@ from kafkasim.course.racks import (
     check_rack_alternated,
     check_rack_failure,
     check_zk_replicas,
+    checker_verdict,
     count_verdicts,
     kraft_assignment,
     parse_racks,
@@ -65,6 +66,14 @@ def test_rack_failure_verdicts_follow_replicas_left():
         left = len([b for b in replicas if b not in (1, 2)])
         assert verdicts[p] == ("ok" if left >= 2 else "below min ISR")
     assert sum(count_verdicts(c, "t").values()) == 6
+
+
+def test_checker_verdict_names_violated_invariants():
+    class Suite:
+        violations = [type("V", (), {"invariant": "NoAckedLoss"})()]
+    assert checker_verdict(Suite()) == "VIOLATED NoAckedLoss"
+    Suite.violations = []
+    assert checker_verdict(Suite()).startswith("no violation")
 
 
 def test_check_rack_alternated():

@@ -98,6 +98,12 @@ def placement_view(layout: str = "3 racks x 2", placer: str = "KRaft striped",
     return Text(f"{placer}, {layout}, RF {rf}\n" + spread(assign, racks))
 
 
+def checker_verdict(suite) -> str:
+    """The invariants a ``kafkasim.check.attach`` suite found violated, or that none was."""
+    bad = sorted({v.invariant for v in suite.violations})
+    return "VIOLATED " + ", ".join(bad) if bad else "no violation, no acknowledged write lost"
+
+
 # -- exercises ----------------------------------------------------------------------------------
 def check_rack_alternated(racks: dict[int, str], answer=None) -> CheckResult:
     """The rack-alternated broker list AdminUtils builds first (fact sheet §9a)."""
