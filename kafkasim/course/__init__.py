@@ -113,6 +113,11 @@ from kafkasim.course.follower_fetch import (  # noqa: E402  (notebook 13)
     check_read_replica,
     check_unserved,
 )
+from kafkasim.course.racks import (  # noqa: E402  (notebook 11)
+    check_rack_alternated,
+    check_rack_failure,
+    check_zk_replicas,
+)
 from kafkasim.course.rebalance import (  # noqa: E402  (notebook 12)
     check_imbalance_count,
     check_rebalance,
@@ -125,7 +130,8 @@ __all__ = [
     "check_forgetful_controller", "check_quorum_loss", "check_quorum_tolerance",
     "check_elr_saves", "check_end_offset", "check_allowed_loss", "check_loaded_hw",
     "check_power_loss_restart", "check_consistent_read", "check_read_replica", "check_unserved",
-    "check_imbalance_count", "check_rebalance", "check_restore",
+    "check_imbalance_count", "check_rebalance", "check_restore", "check_rack_alternated",
+    "check_rack_failure", "check_zk_replicas",
     "check_kraft_election", "check_truncation", "check_zk_election", "check_fetcher_threads",
     "check_group_lag", "check_hw",
     "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
