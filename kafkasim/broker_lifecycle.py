@@ -47,7 +47,7 @@ class BrokerLifecycleManager:
 
     __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
-                 "got_shutdown_response", "next_comm_token", "previous_epoch")
+                 "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -65,6 +65,9 @@ class BrokerLifecycleManager:
         self.got_shutdown_response = False
         self.next_comm_token = 0
         self.previous_epoch = -1    # from .kafka_cleanshutdown, read before log recovery
+        # BrokerServer.startup installs the BrokerMetadataPublisher (ReplicaManager.applyDelta)
+        # only once the controller has acknowledged the broker as caught up
+        self.publishing = False
 
     # -- RaftContext --------------------------------------------------------------------------
     @property
@@ -105,7 +108,12 @@ class BrokerLifecycleManager:
             tp = image.replay(record, offset)
             if tp is not None and tp not in changed:
                 changed.append(tp)
-        publish(self.broker, image, changed)
+        if self.publishing:
+            publish(self.broker, image, changed)
+        else:
+            # the metadata cache follows the log from the start (KRaftMetadataCache); the
+            # replicas wait for the first publish
+            update_metadata_cache(self.broker, image, changed)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -118,6 +126,7 @@ class BrokerLifecycleManager:
         self.got_shutdown_response = False
         self.inflight = None
         self.image = MetadataImage()
+        self.publishing = False
         self.raft.start(self)
         self._schedule_next(0)
 
@@ -215,8 +224,12 @@ class BrokerLifecycleManager:
         interval = self.broker.config["broker.heartbeat.interval.ms"]
         if self.state == STARTING:
             if msg.is_caught_up:
-                # caught up: log recovery is instant here, so ready to unfence at once
+                # initialCatchUpFuture: BrokerServer installs its metadata publisher and
+                # publishes the whole image (every hosted partition becomes leader or
+                # follower now); log recovery is instant here, so ready to unfence at once
                 self.state = RECOVERY
+                self.publishing = True
+                publish(self.broker, self.image, list(self.image.partitions))
                 self.ready_to_unfence = True
                 self._schedule_next(0)
                 return
@@ -256,18 +269,28 @@ def partition_state(tp, reg) -> PartitionState:
                           tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas))
 
 
-def publish(broker, image: MetadataImage, changed) -> None:
-    """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
-    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted."""
+def update_metadata_cache(broker, image: MetadataImage, changed) -> None:
+    """KRaftMetadataCache: live brokers and the partition states clients are told."""
     md = broker.metadata
     md.live_brokers = image.live_brokers()
     for tp in changed:
         reg = image.partitions.get(tp)
         if reg is None:
             md.partitions.pop(tp, None)
+        else:
+            md.partitions[tp] = partition_state(tp, reg)
+
+
+def publish(broker, image: MetadataImage, changed) -> None:
+    """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
+    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted."""
+    update_metadata_cache(broker, image, changed)
+    md = broker.metadata
+    for tp in changed:
+        reg = image.partitions.get(tp)
+        if reg is None:
             continue
-        st = partition_state(tp, reg)
-        md.partitions[tp] = st
+        st = md.partitions[tp]
         if broker.id in reg.replicas:
             broker.apply_partition_state(st, kraft=True, recovering=reg.leader_recovery_state)
         elif tp in broker.replica_manager.partitions:

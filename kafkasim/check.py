@@ -792,6 +792,11 @@ class Ghost:
             broker = brokers.get(leader)
             if broker is None or not broker.is_running:
                 continue
+            lifecycle = broker.lifecycle
+            if lifecycle is not None and not lifecycle.publishing:
+                # a KRaft broker still starting (not yet caught up with the metadata log) has
+                # no replica: it serves nothing, whatever its log dir holds (BrokerServer)
+                continue
             part = broker.replica_manager.partitions.get(tp)
             applied = part is not None and part.is_leader and part.leader_epoch == epoch
             log = broker.logs.get(tp)
