@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from functools import partial
 
+from kafkasim import config as kconfig
 from kafkasim import events as ev
 from kafkasim.controller_server import ControllerServer
 from kafkasim.exceptions import ClusterError
@@ -76,13 +77,12 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
 
     mv = MetadataVersion.latest_for(kafka_version)
     elr = bool(rules.elr_enabled_by_default) and mv.is_elr_supported()
-    if not rules.broker_registration_previous_epoch or not rules.kraft_dynamic_quorum \
-            and not rules.unclean_shutdown_detection:
-        registration = RegistrationRules.V3_3       # 3.3-3.8: no detection in production
-    elif rules.unclean_shutdown_detection:
+    if rules.unclean_shutdown_detection:
         registration = RegistrationRules.V3_8       # 4.x: PreviousBrokerEpoch vs the epoch
-    else:
+    elif rules.kraft_dynamic_quorum:
         registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
+    else:
+        registration = RegistrationRules.V3_3       # 3.3-3.8: no detection in production
     heartbeat = {"register_always_touches": bool(rules.broker_registration_previous_epoch)}
     bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
     if elr:
@@ -133,14 +133,8 @@ def controller_ids(controllers, broker_ids) -> tuple[int, ...]:
         raise ClusterError(f"node ids {both} are both brokers and controllers: combined mode "
                            "(process.roles=broker,controller) is not modelled; use dedicated "
                            "controller ids")
-    n = len(ids)
-    if n == 1:
-        warnings.warn("a KRaft quorum of 1 controller has no fault tolerance: losing it "
-                      "freezes all metadata (Raft needs a majority, 1 of 1)", stacklevel=3)
-    elif n % 2 == 0:
-        warnings.warn(f"a KRaft quorum of {n} controllers tolerates {(n - 1) // 2} failure(s), "
-                      f"the same as {n - 1}: Raft needs a majority ({n // 2 + 1} of {n})",
-                      stacklevel=3)
+    for text in kconfig.validate_quorum(list(ids)):   # Raft's majority rule, with the numbers
+        warnings.warn(text, kconfig.ConfigWarning, stacklevel=3)
     return ids
 
 

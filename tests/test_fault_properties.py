@@ -138,6 +138,20 @@ class Schedule:
         return f".venv/bin/python tests/test_fault_properties.py '{self.to_json()}'"
 
 
+def _fault(rnd: random.Random, t: int, kind: str, target, p: int) -> tuple:
+    """One fault of a schedule: (time, kind[, target, partition[, its parameter]]); the
+    parameter (downtime, pause length, cut width) is drawn here."""
+    if kind.endswith("restart"):
+        return (t, kind, target, p, rnd.choice((0, 500, 2000, 5000, 8000)))
+    if kind.endswith("pause"):
+        return (t, kind, target, p, rnd.randint(100, 8000))
+    if kind == "cut":
+        return (t, kind, target, p, rnd.choice((1, 2, 3)))
+    if kind in ("start", "heal"):
+        return (t, kind)
+    return (t, kind, target, p)
+
+
 def generate(seed: int, profile: str = "safe") -> Schedule:
     """The schedule of ``seed``: 3 brokers, 1-2 partitions, 2-5 s of traffic, 1-6 faults 0.1-1.5 s
     apart, then 0, 4 or 8 s for them to play out (``profile``: a ``PROFILES`` configuration;
@@ -157,16 +171,7 @@ def generate(seed: int, profile: str = "safe") -> Schedule:
             ("crash", "restart", "start", "pause", "isolate", "isolate_zk", "cut", "cut_zk",
              "expire", "heal"),
             weights=(3, 3, 2, 3, 2, 2, 2, 2, 2, 1))[0]
-        if kind == "restart":
-            faults.append((t, kind, target, p, rnd.choice((0, 500, 2000, 5000, 8000))))
-        elif kind == "pause":
-            faults.append((t, kind, target, p, rnd.randint(100, 8000)))
-        elif kind == "cut":
-            faults.append((t, kind, target, p, rnd.choice((1, 2, 3))))
-        elif kind in ("start", "heal"):
-            faults.append((t, kind))
-        else:
-            faults.append((t, kind, target, p))
+        faults.append(_fault(rnd, t, kind, target, p))
     return Schedule(seed=seed, partitions=partitions, rate=rnd.choice((20, 40, 60)),
                     duration_ms=duration, session_ms=rnd.choice((4000, 5000, 6000)),
                     consumer=rnd.random() < 0.5, faults=tuple(faults),
@@ -200,16 +205,7 @@ def generate_kraft(seed: int, profile: str = "kraft") -> Schedule:
             target = rnd.choice(KRAFT_CONTROLLER_TARGETS)
         else:
             target = rnd.choice(KRAFT_BROKER_TARGETS)
-        if kind in ("restart", "ctl_restart"):
-            faults.append((t, kind, target, p, rnd.choice((0, 500, 2000, 5000, 8000))))
-        elif kind in ("pause", "ctl_pause"):
-            faults.append((t, kind, target, p, rnd.randint(100, 8000)))
-        elif kind == "cut":
-            faults.append((t, kind, target, p, rnd.choice((1, 2, 3))))
-        elif kind in ("start", "heal"):
-            faults.append((t, kind))
-        else:
-            faults.append((t, kind, target, p))
+        faults.append(_fault(rnd, t, kind, target, p))
     return Schedule(seed=seed, partitions=partitions, rate=rnd.choice((20, 40, 60)),
                     duration_ms=duration, session_ms=rnd.choice((4000, 5000, 6000)),
                     consumer=rnd.random() < 0.5, faults=tuple(faults),

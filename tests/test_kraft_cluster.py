@@ -54,7 +54,7 @@ def test_kraft_is_the_only_mode_of_4x_and_optional_in_3_3_to_3_9():
 
 
 def test_even_and_single_voter_quorums_warn_with_the_majority_rule():
-    with pytest.warns(UserWarning, match=r"4 controllers tolerates 1 failure.*3 of 4"):
+    with pytest.warns(UserWarning, match=r"4 voters tolerate 1 failure.*3 of 4"):
         Cluster(3, kafka_version="4.1", controllers=4)
     with pytest.warns(UserWarning, match="no fault tolerance"):
         Cluster(3, kafka_version="4.1", controllers=1)

@@ -17,7 +17,8 @@ Periodic work of the active controller (QuorumController.java, trunk 2024-10):
 - ``maybeElectUncleanLeaders`` every ``unclean.leader.election.interval.ms`` while some
   partition is leaderless;
 - ``writeNoOpRecord`` every ``metadata.max.idle.interval.ms`` (500) from metadata.version
-  3.3-IV0 (``isNoOpRecordSupported``), so the log's high watermark keeps moving.
+  3.3-IV1 (``isNoOpRecordSupported``; every modelled KRaft release finalizes a later level), so
+  the log's high watermark keeps moving.
 
 The node around it (``kafkasim.controller_server``) supplies ``ctx``: ``now``, ``send``,
 ``schedule``, ``trace`` and the Raft client ``raft``.
@@ -26,11 +27,11 @@ The node around it (``kafkasim.controller_server``) supplies ``ctx``: ``now``, `
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.kraft import records as R
+from kafkasim.protocol.kraft.broker_heartbeat import LONG_MAX_VALUE
 from kafkasim.protocol.kraft.raft import NotLeaderError
 from kafkasim.protocol.messages import (
     AlterPartitionRequest,
@@ -41,18 +42,11 @@ from kafkasim.protocol.messages import (
     BrokerRegistrationResponse,
 )
 
-LONG_MAX = (1 << 63) - 1
-MAX_ELECTIONS_PER_IMBALANCE = 1000   # ReplicationControlManager.maxElectionsPerImbalance
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
                     R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
 _REPLICATION_RECORDS = (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
                         R.RemoveTopicRecord, R.ConfigRecord, R.ClearElrRecord,
                         R.FeatureLevelRecord)
-
-
-@dataclass(frozen=True, slots=True)
-class NoOpRecord:
-    """org.apache.kafka.common.metadata.NoOpRecord (3.3+): keeps the log moving when idle."""
 
 
 class QuorumController:
@@ -282,7 +276,7 @@ class QuorumController:
         if not self.active:
             return   # renounced (a write found the Raft leadership gone)
         nxt = self.cluster_control.heartbeat_manager.next_check_time_ms()
-        if nxt is None or nxt >= LONG_MAX:   # cancelMaybeFenceReplicas: no unfenced broker
+        if nxt is None or nxt >= LONG_MAX_VALUE:   # cancelMaybeFenceReplicas: no unfenced broker
             return
         delay = 1 if nxt == ctx.now else max(0, nxt - ctx.now)
         ctx.schedule(delay, "maybe_fence_replicas", self.epoch, self.fence_token)
@@ -309,7 +303,7 @@ class QuorumController:
             return
         rc = self.replication_control
         if name == "write_no_op":
-            self.write(ctx, [NoOpRecord()])
+            self.write(ctx, [R.NoOpRecord()])
             if self.active:
                 ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         elif name == "maybe_fence_replicas":

@@ -143,6 +143,12 @@ class ClearElrRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class NoOpRecord:
+    """NoOpRecord (metadata.version 3.3-IV1+, KIP-835): the active controller writes one every
+    metadata.max.idle.interval.ms so the log's high watermark keeps moving when idle."""
+
+
+@dataclass(frozen=True, slots=True)
 class RemoveTopicRecord:
     topic_id: str
 
@@ -221,5 +227,5 @@ class BrokerRegistration:
 METADATA_RECORDS = (
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord, TopicRecord, ConfigRecord, FeatureLevelRecord,
-    PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord,
+    PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord, NoOpRecord,
 )
