@@ -101,3 +101,14 @@ def test_bench_memory_quick():
     assert out["bytes_per_record_per_replica_with_registry"] == pytest.approx(
         per + out["registry_bytes_per_record"] / 3, abs=0.05)
     assert out["target_bytes_per_record_per_replica"] == 200.0
+
+
+def test_bench_notebooks_quick():
+    """Notebook 00 runs top to bottom in a fresh kernel; its time and ratio are reported."""
+    out = _load("bench_notebooks").run(quick=True)
+    _check_flat(out)
+    assert out["nb00_s"] > 0 and out["empty_notebook_s"] > 0
+    assert out["nb00_vs_empty"] == round(out["nb00_s"] / out["empty_notebook_s"], 1) or \
+        abs(out["nb00_vs_empty"] - out["nb00_s"] / out["empty_notebook_s"]) < 0.1
+    assert out["target_s"] == 60.0
+    assert out["meets_target_each_under_60s"] == (out["over_target"] == "none")
