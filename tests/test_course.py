@@ -153,7 +153,7 @@ CORRECTIONS = {
     "07": ["to every **live replica**", "since 4.0 there is no ZooKeeper"],  # LeaderAndIsr fan-out
     "08": ["An ISR of just the leader is harmless"],                 # seed 004's unclean trigger
     "09": ["to every *replica* of the partition"],                   # epoch sent to all replicas
-    "10": ["keeps\n> one number per partition"],                     # not "committed messages"
+    "10": ["every local replica's HW (leader or follower)"],        # not "committed messages"
     "11": ["Auto Data Balancer and Self-Balancing Clusters are Confluent"],
     "12": ["**Correction to the notes.**"],
     "13": ["`replica.selector.class` is **null** by default"],      # follower fetching opt-in
