@@ -18,13 +18,20 @@ from kafkasim.course import controller as ctl
 CRASH_TIMES = range(10000, 16001, 250)
 
 
+def leader_moved(c, topic: str, partition: int, old_leader: int, timeout_ms: int = 40000) -> int:
+    """Run ``c`` until ``topic-partition`` has a live leader other than ``old_leader``; the time."""
+    moved = c.run_until(lambda cl: cl.leader(topic, partition) not in (old_leader, -1), timeout_ms)
+    assert moved, f"{topic}-{partition} has no new leader after {timeout_ms} ms"
+    return c.now
+
+
 def _leader_moved_after(mode: str, crash_ms: int, config: dict) -> int:
     c = Cluster(brokers=3, seed=ctl.SEED, config=config,
                 kafka_version="3.7" if mode == "zookeeper" else None)
     c.create_topic("orders", 1, 3, assignment=[[2, 3, 1]])
     c.run_to(crash_ms)
     c.crash(2)
-    return ctl.leader_moved(c, "orders", 0, old_leader=2) - crash_ms
+    return leader_moved(c, "orders", 0, old_leader=2) - crash_ms
 
 
 @pytest.mark.parametrize("mode,config,args", [
@@ -166,7 +173,7 @@ def test_control_events_show_the_zookeeper_fan_out():
     c.create_topic("orders", 1, 3, assignment=[[2, 3, 1]])
     c.run_to(10000)
     c.crash(2)
-    moved = ctl.leader_moved(c, "orders", 0, old_leader=2)
+    moved = leader_moved(c, "orders", 0, old_leader=2)
     c.run(1000)
     text = str(ctl.control_events(c, 10000, moved + 50))
     for needle in ("zk_session_expired", "LeaderAndIsrRequest -> broker 1",
@@ -181,7 +188,7 @@ def test_kraft_views_show_records_not_requests():
     c.create_topic("orders", 1, 3, assignment=[[2, 3, 1]])
     c.run_to(10000)
     c.crash(2)
-    moved = ctl.leader_moved(c, "orders", 0, old_leader=2)
+    moved = leader_moved(c, "orders", 0, old_leader=2)
     c.run(100)
     events = str(ctl.control_events(c, 10000, moved + 50))
     assert "broker_fenced" in events and "LeaderAndIsr" not in events

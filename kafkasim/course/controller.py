@@ -18,7 +18,7 @@ from kafkasim.course.common import Text, text_table
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
     "check_quorum_loss", "check_quorum_tolerance", "client_requests", "control_events",
-    "detection_window", "first_live_replica", "leader_moved", "metadata_records",
+    "detection_window", "first_live_replica", "metadata_records",
     "quorum_loss_outcomes", "quorum_tolerance", "retried_errors",
 ]
 
@@ -51,15 +51,6 @@ def control_events(c, start_ms: int = 0, end_ms: int | None = None) -> Text:
             where = f"{topic}-{part}: " if topic else ""
             rows.append({"t(ms)": t, "event": kind, "node": node, "detail": where + _detail(d)})
     return text_table(rows)
-
-
-def leader_moved(c, topic: str, partition: int, old_leader: int, timeout_ms: int = 40000) -> int:
-    """Run ``c`` until ``topic-partition`` has a live leader other than ``old_leader``; return
-    the time (ms). Raises if it does not happen within ``timeout_ms``."""
-    ok = c.run_until(lambda cl: cl.leader(topic, partition) not in (old_leader, -1), timeout_ms)
-    if ok is False:
-        raise RuntimeError(f"{topic}-{partition} still has no new leader after {timeout_ms} ms")
-    return c.now
 
 
 def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) -> Text:
