@@ -1,0 +1,82 @@
+"""No exercise's answer is given away above it.
+
+For every graded exercise (a ``check_…(`` call in a notebook) ``ANSWERS`` lists the answer as a
+learner would write or read it (numbers, broker lists, invariant names). The test reads everything
+a learner sees before the exercise: markdown, code and saved outputs of all earlier cells, and the
+exercise's own cell source. None of the answer's forms may appear there as a whole token.
+The solutions themselves live in ``docs/instructor/NN-*.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
+
+#: notebook number -> [(check function called in the exercise cell, [forms of its answer])]
+ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
+}
+
+
+def _path(num: str) -> Path:
+    found = sorted(NOTEBOOKS.glob(f"{num}-*.ipynb"))
+    assert found, f"no notebook {num}-*.ipynb"
+    return found[0]
+
+
+def _output_text(out) -> str:
+    if out.get("output_type") == "stream":
+        return out.get("text", "")
+    data = out.get("data", {})
+    return "\n".join(v for k, v in data.items()
+                     if k in ("text/plain", "text/html", "text/markdown") and isinstance(v, str))
+
+
+def text_before(nb, check: str) -> str:
+    """What a learner has seen when they reach the first cell calling ``check``: every earlier
+    cell (source and outputs) and that cell's source."""
+    seen = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(rf"\b{re.escape(check)}\(", cell.source):
+            seen.append(cell.source)
+            return "\n".join(seen)
+        seen.append(cell.source)
+        for out in cell.get("outputs", []):
+            seen.append(_output_text(out))
+    raise AssertionError(f"no cell calls {check}(")
+
+
+def leaks(text: str, form: str) -> bool:
+    """True if ``form`` appears in ``text`` as a whole token (not inside a longer number/word)."""
+    return re.search(rf"(?<![\w.]){re.escape(form)}(?![\w])", text) is not None
+
+
+def test_leak_detection():
+    assert leaks("the answer is 11000 ms", "11000")
+    assert not leaks("offset 110001", "11000") and not leaks("t=311000", "11000")
+    assert leaks("ISR [1, 3]", "[1, 3]") and not leaks("v1.5", "5")
+
+
+@pytest.mark.parametrize("num", sorted(ANSWERS))
+def test_answers_are_not_shown_above_their_exercise(num):
+    nb = nbformat.read(_path(num), as_version=4)
+    for check, forms in ANSWERS[num]:
+        assert forms, f"{num} {check}: list the answer's forms"
+        before = text_before(nb, check)
+        shown = [f for f in forms if leaks(before, f)]
+        assert not shown, f"notebook {num}: the answer to {check} is shown above it: {shown}"
+
+
+@pytest.mark.parametrize("num", sorted(ANSWERS))
+def test_every_exercise_has_its_solution_for_the_instructor(num):
+    guide = sorted(INSTRUCTOR.glob(f"{num}-*.md"))
+    assert guide, f"docs/instructor/{num}-*.md is missing"
+    text = guide[0].read_text(encoding="utf-8")
+    for check, forms in ANSWERS[num]:
+        assert any(f in text for f in forms), \
+            f"docs/instructor/{guide[0].name} does not give the answer to {check}: {forms}"
