@@ -1,8 +1,8 @@
 """nbval settings for every notebook under notebooks/.
 
 `make test` runs nbval with --nbval-lax (pyproject.toml): every cell must run without error, and
-only cells marked `# NBVAL_CHECK_OUTPUT` must reproduce their saved output. Here we decide what that
-comparison ignores, and give the notebook kernels the test environment.
+only cells tagged `nbval-check-output` (scripts/nbval_tags.py) must reproduce their saved output.
+Here we decide what that comparison ignores, and give the notebook kernels the test environment.
 """
 
 from __future__ import annotations

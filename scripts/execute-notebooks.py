@@ -2,9 +2,9 @@
 
     .venv/bin/python scripts/execute-notebooks.py notebooks/00-start-here.ipynb [...]
 
-nbval compares the saved outputs of `# NBVAL_CHECK_OUTPUT` cells with a fresh run, so re-run this
-after editing a notebook. Volatile metadata (execution timestamps, widget model state with random
-ids) is dropped so that re-executing an unchanged notebook gives an unchanged file.
+nbval compares the saved outputs of cells tagged `nbval-check-output` with a fresh run, so re-run
+this after editing a notebook. Volatile metadata (execution timestamps, widget model state with
+random ids) is dropped so that re-executing an unchanged notebook gives an unchanged file.
 """
 
 from __future__ import annotations

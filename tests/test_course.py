@@ -189,8 +189,11 @@ def test_notebook_structure(num):
     assert not imports, f"imports outside the first code cell: {[c.source[:60] for c in imports]}"
     text = all_text(nb)
     for needle in ("Learning goals", "Predict", "## Exercises", "## Summary", "## Further reading",
-                   "# NBVAL_CHECK_OUTPUT", "explore(", "check_"):
+                   "explore(", "check_"):
         assert needle in text, f"notebook {num} lacks {needle!r}"
+    checked = [c for c in cells if "nbval-check-output" in c.metadata.get("tags", [])
+               or "# NBVAL_CHECK_OUTPUT" in c.source]
+    assert checked, f"notebook {num} has no nbval-check-output cell"
     for kip in KIPS[num]:
         assert kip in text, f"notebook {num} does not cite {kip}"
     for c in cells:
@@ -200,6 +203,22 @@ def test_notebook_structure(num):
             for out in c.get("outputs", []):
                 assert out.get("output_type") != "error", f"saved error in {c.source[:60]}"
     assert cells[-1].source.startswith("<!-- nav -->"), "navigation cell missing (make_toc.py)"
+
+
+# notebooks whose nbval markers are still comments in the learner's code (issue 14 rewrites them)
+MARKER_COMMENTS_PENDING = {"00", "01", "02", "03", "04", "05", "06", "90"}
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")),
+                         ids=lambda p: p.name[:2])
+def test_nbval_markers_are_cell_tags_not_code(path):
+    """nbval's instructions live in cell tags (scripts/nbval_tags.py), not in the learner's code."""
+    if path.name[:2] in MARKER_COMMENTS_PENDING:
+        pytest.skip("being rewritten (issue 14)")
+    nb = nbformat.read(path, as_version=4)
+    commented = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "code"
+                 and re.search(r"^\s*#\s*NBVAL_", c.source, re.M)]
+    assert not commented, f"{path.name}: nbval marker comments left: {commented[:3]}"
 
 
 def test_navigation_and_toc_are_up_to_date():
