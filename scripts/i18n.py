@@ -1,0 +1,296 @@
+"""Translated editions of the course notebooks, from gettext catalogs beside the English source.
+
+    .venv/bin/python scripts/i18n.py update ko     # English notebooks -> notebooks/locale/ko/*.po
+    .venv/bin/python scripts/i18n.py build ko      # catalogs -> notebooks/ko/*.ipynb (no outputs)
+    .venv/bin/python scripts/i18n.py check ko      # exit 1 on an untranslated/fuzzy entry or a
+                                                   # notebooks/ko file that is not up to date
+    .venv/bin/python scripts/i18n.py stats ko      # entries per catalog: translated/fuzzy/missing
+
+The English notebooks in ``notebooks/`` are the one source. Every markdown cell is cut into
+paragraphs (blank-line separated; a fenced code block stays whole, and one with nothing but code is
+not translated). Each paragraph is a catalog entry: ``msgctxt`` is the cell's id, ``msgid`` the
+English paragraph, ``msgstr`` its translation. ``update`` works like ``msgmerge``: an entry whose
+English text is unchanged keeps its translation; a changed paragraph becomes a new entry, *fuzzy*,
+carrying the old translation of the most similar paragraph of the same cell (so a translator sees
+what changed), or untranslated if nothing is similar; entries no longer used become obsolete.
+``build`` writes the translated notebook: markdown from the catalog, code cells identical to the
+English ones (their outputs come from running the translated notebook, so prose printed by
+``kafkasim.course`` is in the reader's language), links out of ``notebooks/`` re-rooted one level
+deeper. A fuzzy or missing entry is built in English, and ``check`` fails on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import polib
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+LANGUAGES = {"ko": "Korean"}
+FUZZY_SIMILARITY = 0.5
+
+
+# -- paragraphs ----------------------------------------------------------------------------------
+def paragraphs(markdown: str) -> list[str]:
+    """The markdown's blocks: split at blank lines, never inside a fenced code block."""
+    blocks: list[list[str]] = [[]]
+    fence = None
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if fence is None and not stripped:
+            if blocks[-1]:
+                blocks.append([])
+            continue
+        blocks[-1].append(line)
+        m = re.match(r"^(```+|~~~+)", stripped)
+        if m:
+            if fence is None:
+                fence = m.group(1)[0] * 3
+            elif stripped.startswith(fence):
+                fence = None
+    return ["\n".join(b) for b in blocks if b]
+
+
+def translatable(block: str) -> bool:
+    """False for a block that is only a fenced code block, or has no letters at all."""
+    lines = [line.strip() for line in block.splitlines()]
+    fences = ("```", "~~~")
+    if len(lines) > 1 and lines[0].startswith(fences) and lines[-1].startswith(fences):
+        return False
+    return re.search(r"[^\W\d_]", block) is not None
+
+
+def english_entries(nb) -> list[tuple[str, str]]:
+    """(cell id, paragraph) for every translatable paragraph of the notebook, in order."""
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            out.extend((cell["id"], p) for p in paragraphs(cell.source) if translatable(p))
+    return out
+
+
+# -- catalogs ------------------------------------------------------------------------------------
+def catalog_path(lang: str, notebook: Path) -> Path:
+    return notebook.parent / "locale" / lang / (notebook.stem + ".po")
+
+
+def new_catalog(lang: str, notebook: Path) -> polib.POFile:
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = {
+        "Project-Id-Version": f"kafkasim courseware {notebook.stem}",
+        "Language": lang,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
+    return po
+
+
+def load_catalog(path: Path) -> polib.POFile:
+    try:
+        po = polib.pofile(str(path), wrapwidth=0, encoding="utf-8")
+    except (OSError, ValueError) as exc:   # polib raises IOError/ValueError with the line
+        raise SystemExit(f"{path}: not a readable gettext catalog: {exc}") from exc
+    return po
+
+
+def update_catalog(nb, po: polib.POFile) -> dict[str, int]:
+    """Merge the notebook's paragraphs into ``po`` (msgmerge-like). Returns counts by outcome."""
+    current = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
+    by_cell: dict[str, list[polib.POEntry]] = {}
+    for e in po:
+        if e.msgstr and not e.obsolete:
+            by_cell.setdefault(e.msgctxt, []).append(e)
+    wanted = english_entries(nb)
+    keys = set(wanted)
+    counts = {"kept": 0, "fuzzy": 0, "new": 0, "obsolete": 0}
+    reused: set[tuple[str, str]] = set()
+    fresh = polib.POFile(wrapwidth=0)
+    fresh.metadata = po.metadata
+    for ctxt, text in wanted:
+        if (ctxt, text) in current:
+            fresh.append(current.pop((ctxt, text)))
+            counts["kept"] += 1
+            continue
+        if any(e.msgctxt == ctxt and e.msgid == text for e in fresh):
+            continue          # the same paragraph twice in one cell: one entry
+        entry = polib.POEntry(msgctxt=ctxt, msgid=text, msgstr="")
+        old = [e for e in by_cell.get(ctxt, []) if (e.msgctxt, e.msgid) not in keys]
+        best = max(old, default=None, key=lambda e: _similarity(e.msgid, text))
+        if best is not None and _similarity(best.msgid, text) >= FUZZY_SIMILARITY:
+            entry.msgstr = best.msgstr
+            entry.flags.append("fuzzy")
+            entry.previous_msgid = best.msgid
+            reused.add((best.msgctxt, best.msgid))
+            counts["fuzzy"] += 1
+        else:
+            counts["new"] += 1
+        fresh.append(entry)
+    for key, e in current.items():
+        if e.msgstr and key not in reused:
+            e.obsolete = True
+            fresh.append(e)
+            counts["obsolete"] += 1
+    po[:] = list(fresh)
+    return counts
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def problems(nb, po: polib.POFile) -> list[str]:
+    """Untranslated, fuzzy or missing entries for the notebook's current paragraphs."""
+    entries = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
+    out = []
+    for ctxt, text in english_entries(nb):
+        e = entries.get((ctxt, text))
+        first = text.splitlines()[0][:60]
+        if e is None:
+            out.append(f"missing (run `i18n.py update`): [{ctxt}] {first}")
+        elif "fuzzy" in e.flags:
+            out.append(f"fuzzy (line {e.linenum}): [{ctxt}] {first}")
+        elif not e.msgstr.strip():
+            out.append(f"untranslated (line {e.linenum}): [{ctxt}] {first}")
+    return out
+
+
+# -- building ------------------------------------------------------------------------------------
+def translate_markdown(source: str, ctxt: str, table: dict[tuple[str, str], str]) -> str:
+    out = []
+    for p in paragraphs(source):
+        out.append(table.get((ctxt, p), p) if translatable(p) else p)
+    return _reroot("\n\n".join(out))
+
+
+def _reroot(markdown: str) -> str:
+    """Links out of notebooks/ (``../README.md``) from one folder deeper (notebooks/<lang>/)."""
+    return re.sub(r"\]\(\.\./", "](../../", markdown)
+
+
+def build_notebook(nb, po: polib.POFile, lang: str, name: str):
+    """The translated copy of ``nb`` (file ``name``): markdown from ``po``, code identical,
+    outputs cleared."""
+    table = {(e.msgctxt, e.msgid): e.msgstr for e in po
+             if not e.obsolete and e.msgstr.strip() and "fuzzy" not in e.flags}
+    out = nbformat.reads(nbformat.writes(nb), as_version=4)
+    for cell in out.cells:
+        if cell.cell_type == "markdown":
+            cell.source = translate_markdown(cell.source, cell["id"], table)
+        elif cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    meta = out.metadata.setdefault("kafkasim", {})
+    meta["language"] = lang
+    meta["translated_from"] = f"../{name}"
+    out.metadata.pop("widgets", None)
+    return out
+
+
+def english_notebooks() -> list[Path]:
+    return sorted(p for p in NOTEBOOKS.iterdir() if NOTEBOOK_RE.match(p.name))
+
+
+def translated_path(lang: str, notebook: Path) -> Path:
+    return notebook.parent / lang / notebook.name
+
+
+def same_except_outputs(a, b) -> bool:
+    """True if two notebooks have the same cells and sources (outputs and counts ignored)."""
+    if len(a.cells) != len(b.cells):
+        return False
+    return all(x.cell_type == y.cell_type and x.source == y.source and x.get("id") == y.get("id")
+               for x, y in zip(a.cells, b.cells, strict=True))
+
+
+# -- commands ------------------------------------------------------------------------------------
+def cmd_update(lang: str) -> int:
+    for path in english_notebooks():
+        nb = nbformat.read(path, as_version=4)
+        cat = catalog_path(lang, path)
+        po = load_catalog(cat) if cat.exists() else new_catalog(lang, path)
+        counts = update_catalog(nb, po)
+        cat.parent.mkdir(parents=True, exist_ok=True)
+        po.save(str(cat))
+        print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
+def cmd_build(lang: str) -> int:
+    for path in english_notebooks():
+        nb = nbformat.read(path, as_version=4)
+        cat = catalog_path(lang, path)
+        po = load_catalog(cat) if cat.exists() else new_catalog(lang, path)
+        out = build_notebook(nb, po, lang, path.name)
+        target = translated_path(lang, path)
+        if target.exists():
+            old = nbformat.read(target, as_version=4)
+            if same_except_outputs(old, out) and old.metadata.get("kafkasim") == \
+                    out.metadata.get("kafkasim"):
+                continue      # keep the executed outputs of an unchanged translation
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.validate(out)
+        nbformat.write(out, target)
+        print(f"built {target.relative_to(REPO)} (run scripts/execute-notebooks.py on it)")
+    return 0
+
+
+def cmd_check(lang: str) -> int:
+    bad = 0
+    for path in english_notebooks():
+        nb = nbformat.read(path, as_version=4)
+        cat = catalog_path(lang, path)
+        if not cat.exists():
+            print(f"{cat.relative_to(REPO)}: missing catalog (run `i18n.py update {lang}`)")
+            bad += 1
+            continue
+        po = load_catalog(cat)
+        for p in problems(nb, po):
+            print(f"{cat.relative_to(REPO)}: {p}")
+            bad += 1
+        target = translated_path(lang, path)
+        want = build_notebook(nb, po, lang, path.name)
+        if not target.exists():
+            print(f"{target.relative_to(REPO)}: missing (run `i18n.py build {lang}`)")
+            bad += 1
+        elif not same_except_outputs(nbformat.read(target, as_version=4), want):
+            print(f"{target.relative_to(REPO)}: out of date (run `i18n.py build {lang}`)")
+            bad += 1
+    if not bad:
+        print(f"{LANGUAGES.get(lang, lang)}: every catalog complete, every notebook up to date")
+    return 1 if bad else 0
+
+
+def cmd_stats(lang: str) -> int:
+    for path in english_notebooks():
+        cat = catalog_path(lang, path)
+        if not cat.exists():
+            print(f"{path.name}: no catalog")
+            continue
+        po = load_catalog(cat)
+        live = [e for e in po if not e.obsolete]
+        fuzzy = sum("fuzzy" in e.flags for e in live)
+        done = sum(bool(e.msgstr.strip()) and "fuzzy" not in e.flags for e in live)
+        print(f"{path.name}: {done}/{len(live)} translated, {fuzzy} fuzzy, "
+              f"{len(live) - done - fuzzy} untranslated")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("command", choices=["update", "build", "check", "stats"])
+    ap.add_argument("lang", choices=sorted(LANGUAGES))
+    args = ap.parse_args(argv)
+    return {"update": cmd_update, "build": cmd_build, "check": cmd_check,
+            "stats": cmd_stats}[args.command](args.lang)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

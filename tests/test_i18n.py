@@ -1,0 +1,100 @@
+"""scripts/i18n.py: translated editions are built from catalogs kept beside the English source,
+and a change in the English text shows up as a fuzzy or untranslated entry, never silent drift."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import polib
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+import i18n  # noqa: E402
+
+
+def _nb(*markdown: str, code: str = "print(1)"):
+    nb = nbformat.v4.new_notebook()
+    for k, text in enumerate(markdown):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell["id"] = f"m{k}"
+        nb.cells.append(cell)
+    cell = nbformat.v4.new_code_cell(code)
+    cell["id"] = "c0"
+    cell.outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nb.cells.append(cell)
+    return nb
+
+
+def test_paragraphs_keep_fenced_code_whole_and_skip_pure_code():
+    text = "# Title\n\nOne\ntwo\n\n```python\nx = 1\n\ny = 2\n```\n\n| a | b |\n|---|---|\n\n---"
+    blocks = i18n.paragraphs(text)
+    assert blocks == ["# Title", "One\ntwo", "```python\nx = 1\n\ny = 2\n```",
+                      "| a | b |\n|---|---|", "---"]
+    assert [i18n.translatable(b) for b in blocks] == [True, True, False, True, False]
+
+
+def test_update_keeps_translations_marks_changes_fuzzy_and_retires_old_entries():
+    po = polib.POFile(wrapwidth=0)
+    nb = _nb("# Replicas\n\nThe leader takes writes.", "Followers fetch.")
+    assert i18n.update_catalog(nb, po) == {"kept": 0, "fuzzy": 0, "new": 3, "obsolete": 0}
+    korean = ["# 복제본", "리더가 쓰기를 받습니다.", "팔로워가 가져옵니다."]
+    for e, ko in zip(po, korean, strict=True):
+        e.msgstr = ko
+    assert i18n.problems(nb, po) == []
+    # the English changes: one paragraph edited, one removed, one added
+    nb2 = _nb("# Replicas\n\nThe leader takes all writes.", "A new paragraph about racks.")
+    counts = i18n.update_catalog(nb2, po)
+    assert counts == {"kept": 1, "fuzzy": 1, "new": 1, "obsolete": 1}
+    fuzzy = [e for e in po if "fuzzy" in e.flags]
+    assert len(fuzzy) == 1 and fuzzy[0].msgstr == "리더가 쓰기를 받습니다."
+    assert fuzzy[0].previous_msgid == "The leader takes writes."
+    issues = i18n.problems(nb2, po)
+    assert len(issues) == 2
+    assert issues[0].startswith("fuzzy") and issues[1].startswith("untranslated")
+
+
+def test_build_translates_markdown_keeps_code_and_reroots_links():
+    nb = _nb("# Replicas\n\nSee [the README](../README.md) and [02](02-in-sync-replicas.ipynb).",
+             code="c = Cluster(3)\nc.run(1000)")
+    po = polib.POFile(wrapwidth=0)
+    i18n.update_catalog(nb, po)
+    po[0].msgstr = "# 복제본"
+    po[1].msgstr = "[README](../README.md)와 [02](02-in-sync-replicas.ipynb)를 보세요."
+    out = i18n.build_notebook(nb, po, "ko", "01-x.ipynb")
+    assert out.cells[0].source == ("# 복제본\n\n[README](../../README.md)와 "
+                                   "[02](02-in-sync-replicas.ipynb)를 보세요.")
+    assert out.cells[1].source == nb.cells[1].source            # code identical
+    assert out.cells[1].outputs == [] and out.cells[1].execution_count is None
+    assert out.metadata["kafkasim"] == {"language": "ko", "translated_from": "../01-x.ipynb"}
+    assert i18n.same_except_outputs(out, i18n.build_notebook(nb, po, "ko", "01-x.ipynb"))
+
+
+def test_a_fuzzy_entry_is_built_in_english():
+    nb = _nb("Old text here.")
+    po = polib.POFile(wrapwidth=0)
+    i18n.update_catalog(nb, po)
+    po[0].msgstr = "옛 글"
+    po[0].flags.append("fuzzy")
+    assert i18n.build_notebook(nb, po, "ko", "x.ipynb").cells[0].source == "Old text here."
+
+
+def test_a_malformed_catalog_names_the_file(tmp_path):
+    bad = tmp_path / "x.po"
+    bad.write_text('msgid "a"\nmsgstr "b"\nnot po syntax\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"x\.po.*line 3"):
+        i18n.load_catalog(bad)
+
+
+def test_every_notebook_has_a_catalog_with_every_paragraph():
+    """The catalogs follow the English notebooks (`i18n.py update ko` was run after each edit)."""
+    for path in i18n.english_notebooks():
+        cat = i18n.catalog_path("ko", path)
+        assert cat.exists(), f"{cat} missing: run scripts/i18n.py update ko"
+        po = i18n.load_catalog(cat)
+        keys = {(e.msgctxt, e.msgid) for e in po if not e.obsolete}
+        missing = [p[:50] for c, p in i18n.english_entries(nbformat.read(path, as_version=4))
+                   if (c, p) not in keys]
+        assert not missing, f"{cat.name} lacks {len(missing)} paragraph(s), e.g. {missing[:2]}"
