@@ -3,6 +3,7 @@
 #   make lab     set up (first time only) and start JupyterLab on the first notebook
 #   make test    set up, then lint (ruff), pytest on the package and nbval on every notebook
 #   make bench   set up, then run benchmarks/bench_*.py   (make bench BENCH_ARGS=--quick)
+#   make editions  learner and instructor copies of the course under build/editions/
 #
 # Set-up = Java 17+ check (installs openjdk-17-jre-headless when root), .venv with Python 3.11,
 # pinned requirements.txt, then kafkasim itself (editable). It re-runs only when requirements.txt,
@@ -19,10 +20,10 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help setup java lab test lint bench clean
+.PHONY: help setup java lab test lint bench editions clean
 
 help:
-	@sed -n '3,6p' Makefile | sed 's/^# *//'
+	@sed -n '3,7p' Makefile | sed 's/^# *//'
 
 java:
 	@scripts/check-java.sh
@@ -44,6 +45,9 @@ test: lint
 
 bench: setup
 	$(VENV)/bin/python -m benchmarks.run $(BENCH_ARGS)
+
+editions: setup
+	$(VENV)/bin/python scripts/editions.py --out build/editions --check
 
 # Removes the venv and ignored build/test leftovers; never touches tracked files.
 clean:
