@@ -4,6 +4,7 @@
 #   make test    set up, then lint (ruff), pytest on the package and nbval on every notebook
 #   make bench   set up, then run benchmarks/bench_*.py   (make bench BENCH_ARGS=--quick)
 #   make editions  learner and instructor copies of the course under build/editions/
+#   make book    the static, offline HTML edition (English and Korean) under build/book/
 #
 # Set-up = Java 17+ check (installs openjdk-17-jre-headless when root), .venv with Python 3.11,
 # pinned requirements.txt, then kafkasim itself (editable). It re-runs only when requirements.txt,
@@ -20,10 +21,10 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help setup java lab test lint bench editions clean
+.PHONY: help setup java lab test lint bench editions book clean
 
 help:
-	@sed -n '3,7p' Makefile | sed 's/^# *//'
+	@sed -n '3,8p' Makefile | sed 's/^# *//'
 
 java:
 	@scripts/check-java.sh
@@ -48,6 +49,9 @@ bench: setup
 
 editions: setup
 	$(VENV)/bin/python scripts/editions.py --out build/editions --check
+
+book: setup
+	$(VENV)/bin/python scripts/book.py --out build/book
 
 # Removes the venv and ignored build/test leftovers; never touches tracked files.
 clean:
