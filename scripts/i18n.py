@@ -32,6 +32,8 @@ import polib
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
+COURSE_CODE = REPO / "kafkasim" / "course"
+RUNTIME_CTXT = "kafkasim.course"
 NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 LANGUAGES = {"ko": "Korean"}
 FUZZY_SIMILARITY = 0.5
@@ -101,14 +103,19 @@ def load_catalog(path: Path) -> polib.POFile:
     return po
 
 
+def _entries(source) -> list[tuple[str, str]]:
+    return source.entries if isinstance(source, _Messages) else english_entries(source)
+
+
 def update_catalog(nb, po: polib.POFile) -> dict[str, int]:
-    """Merge the notebook's paragraphs into ``po`` (msgmerge-like). Returns counts by outcome."""
+    """Merge the notebook's paragraphs (or a ``_Messages``) into ``po`` (msgmerge-like).
+    Returns counts by outcome."""
     current = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
     by_cell: dict[str, list[polib.POEntry]] = {}
     for e in po:
         if e.msgstr and not e.obsolete:
             by_cell.setdefault(e.msgctxt, []).append(e)
-    wanted = english_entries(nb)
+    wanted = _entries(nb)
     keys = set(wanted)
     counts = {"kept": 0, "fuzzy": 0, "new": 0, "obsolete": 0}
     reused: set[tuple[str, str]] = set()
@@ -150,7 +157,7 @@ def problems(nb, po: polib.POFile) -> list[str]:
     """Untranslated, fuzzy or missing entries for the notebook's current paragraphs."""
     entries = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
     out = []
-    for ctxt, text in english_entries(nb):
+    for ctxt, text in _entries(nb):
         e = entries.get((ctxt, text))
         first = text.splitlines()[0][:60]
         if e is None:
@@ -160,6 +167,35 @@ def problems(nb, po: polib.POFile) -> list[str]:
         elif not e.msgstr.strip():
             out.append(f"untranslated (line {e.linenum}): [{ctxt}] {first}")
     return out
+
+
+# -- messages printed by kafkasim.course ---------------------------------------------------------
+def course_messages(folder: Path = COURSE_CODE) -> list[tuple[str, str]]:
+    """(context, message) for every ``tr("...")`` call with a literal message in the course code,
+    in file order (the prose the notebooks print, translated at run time)."""
+    import ast
+
+    out: list[tuple[str, str]] = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and \
+                    node.args and isinstance(node.args[0], ast.Constant) and \
+                    isinstance(node.args[0].value, str):
+                key = (RUNTIME_CTXT, node.args[0].value)
+                if key not in out:
+                    out.append(key)
+    return out
+
+
+class _Messages:
+    """Adapter so the course messages go through the same merge as a notebook's paragraphs."""
+
+    def __init__(self, entries: list[tuple[str, str]]):
+        self.entries = entries
+
+
+def runtime_catalog_path(lang: str) -> Path:
+    return COURSE_CODE / "locale" / f"{lang}.po"
 
 
 # -- building ------------------------------------------------------------------------------------
@@ -220,6 +256,12 @@ def cmd_update(lang: str) -> int:
         cat.parent.mkdir(parents=True, exist_ok=True)
         po.save(str(cat))
         print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    cat = runtime_catalog_path(lang)
+    po = load_catalog(cat) if cat.exists() else new_catalog(lang, Path("kafkasim.course"))
+    counts = update_catalog(_Messages(course_messages()), po)
+    cat.parent.mkdir(parents=True, exist_ok=True)
+    po.save(str(cat))
+    print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return 0
 
 
@@ -262,6 +304,15 @@ def cmd_check(lang: str) -> int:
             bad += 1
         elif not same_except_outputs(nbformat.read(target, as_version=4), want):
             print(f"{target.relative_to(REPO)}: out of date (run `i18n.py build {lang}`)")
+            bad += 1
+    cat = runtime_catalog_path(lang)
+    messages = _Messages(course_messages())
+    if messages.entries and not cat.exists():
+        print(f"{cat.relative_to(REPO)}: missing catalog (run `i18n.py update {lang}`)")
+        bad += 1
+    elif messages.entries:
+        for p in problems(messages, load_catalog(cat)):
+            print(f"{cat.relative_to(REPO)}: {p}")
             bad += 1
     if not bad:
         print(f"{LANGUAGES.get(lang, lang)}: every catalog complete, every notebook up to date")

@@ -98,3 +98,52 @@ def test_every_notebook_has_a_catalog_with_every_paragraph():
         missing = [p[:50] for c, p in i18n.english_entries(nbformat.read(path, as_version=4))
                    if (c, p) not in keys]
         assert not missing, f"{cat.name} lacks {len(missing)} paragraph(s), e.g. {missing[:2]}"
+
+
+# -- the prose kafkasim.course prints -----------------------------------------------------------
+def test_course_messages_are_extracted_from_tr_calls(tmp_path):
+    (tmp_path / "mod.py").write_text(
+        'from kafkasim.course.i18n import tr\n'
+        'def f(b):\n'
+        '    return tr("the leader is broker {b}.", b=b) + tr("PASS") + tr(name) + other("x")\n',
+        encoding="utf-8")
+    assert i18n.course_messages(tmp_path) == [(i18n.RUNTIME_CTXT, "the leader is broker {b}."),
+                                              (i18n.RUNTIME_CTXT, "PASS")]
+
+
+def test_tr_reads_the_catalog_of_the_course_language(tmp_path, monkeypatch):
+    from kafkasim.course import i18n as rt
+
+    po = polib.POFile(wrapwidth=0)
+    po.append(polib.POEntry(msgctxt=i18n.RUNTIME_CTXT, msgid="the leader is broker {b}.",
+                            msgstr="리더는 브로커 {b}입니다."))
+    po.append(polib.POEntry(msgctxt=i18n.RUNTIME_CTXT, msgid="old", msgstr="옛", flags=["fuzzy"]))
+    po.save(str(tmp_path / "ko.po"))
+    monkeypatch.setattr(rt, "LOCALE", tmp_path)
+    rt.catalog.cache_clear()
+    try:
+        rt.set_language("ko")
+        assert rt.tr("the leader is broker {b}.", b=2) == "리더는 브로커 2입니다."
+        assert rt.tr("old") == "old"                       # fuzzy: not trusted
+        assert rt.tr("not in the catalog") == "not in the catalog"
+        rt.set_language("en")
+        assert rt.tr("the leader is broker {b}.", b=2) == "the leader is broker 2."
+        with pytest.raises(ValueError, match="unknown course language 'fr'"):
+            rt.set_language("fr")
+    finally:
+        rt.set_language(None)
+        rt.catalog.cache_clear()
+
+
+def test_the_language_follows_the_environment_and_the_notebook_folder(tmp_path, monkeypatch):
+    from kafkasim.course import i18n as rt
+
+    monkeypatch.delenv("KAFKASIM_LANG", raising=False)
+    ko = tmp_path / "notebooks" / "ko"
+    ko.mkdir(parents=True)
+    monkeypatch.chdir(ko)
+    assert rt.language() == "ko"
+    monkeypatch.chdir(tmp_path / "notebooks")
+    assert rt.language() == "en"
+    monkeypatch.setenv("KAFKASIM_LANG", "ko")
+    assert rt.language() == "ko"

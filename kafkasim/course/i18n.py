@@ -1,0 +1,60 @@
+"""The language of the prose ``kafkasim.course`` prints (exercise feedback, hints, verdicts).
+
+The English text in the code is the message id. A translated edition reads its messages from the
+gettext catalog ``kafkasim/course/locale/<lang>.po``, kept by ``scripts/i18n.py`` beside the
+notebook catalogs, so a change in an English message shows up there as untranslated or fuzzy.
+
+The language is, in order: ``set_language(...)`` if called; the ``KAFKASIM_LANG`` environment
+variable; ``ko`` when the kernel runs in ``notebooks/ko/`` (a Korean notebook's own folder, which is
+where JupyterLab starts its kernel); else English. Messages with values use ``str.format`` fields,
+translated as a whole: ``tr("the leader is broker {b}.", b=2)``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+LOCALE = Path(__file__).resolve().parent / "locale"
+LANGUAGES = ("en", "ko")
+
+_chosen: str | None = None
+
+
+def set_language(lang: str | None) -> None:
+    """Force the language of course messages (``None``: back to automatic)."""
+    global _chosen
+    if lang is not None and lang not in LANGUAGES:
+        raise ValueError(f"unknown course language {lang!r}; known: {', '.join(LANGUAGES)}")
+    _chosen = lang
+
+
+def language() -> str:
+    if _chosen is not None:
+        return _chosen
+    env = os.environ.get("KAFKASIM_LANG", "").strip().lower()
+    if env:
+        return env if env in LANGUAGES else "en"
+    cwd = Path.cwd()
+    if cwd.name in LANGUAGES and cwd.parent.name == "notebooks":
+        return cwd.name
+    return "en"
+
+
+@cache
+def catalog(lang: str) -> dict[str, str]:
+    """msgid -> msgstr of the translated, non-fuzzy entries of ``locale/<lang>.po``."""
+    path = LOCALE / f"{lang}.po"
+    if lang == "en" or not path.exists():
+        return {}
+    import polib
+
+    po = polib.pofile(str(path), encoding="utf-8")
+    return {e.msgid: e.msgstr for e in po.translated_entries() if "fuzzy" not in e.flags}
+
+
+def tr(message: str, /, **fields) -> str:
+    """``message`` in the course language, with ``fields`` filled in (``str.format``)."""
+    text = catalog(language()).get(message, message)
+    return text.format(**fields) if fields else text
