@@ -16,9 +16,13 @@ cannot be changed through them. Names follow the Kafka state they show:
   (ControllerContext.liveBrokers, from its /brokers/ids watch).
 - ``next_isr_expiration_ms``: when the broker's isr-expiration task (ReplicaManager
   .maybeShrinkIsr, every replica.lag.time.max.ms / 2 since 2.x) runs next.
+- ``messages_in_flight``: the requests and responses on the wire right now (sent, not yet
+  delivered), and those a scenario's ``hold`` keeps.
 """
 
 from __future__ import annotations
+
+import copy
 
 from kafkasim.exceptions import ClusterError
 
@@ -105,3 +109,20 @@ class StateViews:
                  if kind == "broker_timer" and args[0] == broker and args[1] == b.incarnation
                  and getattr(args[2], "__name__", "") == "_timer_isr_expiration"]
         return min(times) if times else NO_SUCH_TIME
+
+    def messages_in_flight(self) -> list[dict]:
+        """Every message on the wire now, oldest first: ``src``, ``dst``, ``type`` (its RPC name
+        in this version, e.g. "FetchResponse"), ``sent_ms``, ``arrives_ms`` (-1 while a scenario
+        holds it), ``held``, ``msg_id`` and ``message`` (a copy of the message, its fields as
+        Kafka's request/response schema names them)."""
+        rows = []
+        for t, _seq, kind, args in self.engine._queue:
+            if kind == "deliver":
+                rows.append(self._flight_row(args[0], t, False))
+        rows.extend(self._flight_row(env, -1, True) for env in self.network.held)
+        return sorted(rows, key=lambda r: r["msg_id"])
+
+    def _flight_row(self, env, arrives_ms: int, held: bool) -> dict:
+        return {"src": env.src, "dst": env.dst, "type": self.wire_name(env.msg),
+                "sent_ms": env.sent_ms, "arrives_ms": arrives_ms, "held": held,
+                "msg_id": env.msg_id, "message": copy.copy(env.msg)}
