@@ -165,7 +165,7 @@ class PlayerUI:
             topics = p.cluster.topics()
             if list(self.topic.options) != topics:
                 self.topic.options = topics
-            if p.topic is not None:
+            if p.topic is not None and p.topic in topics:   # (not created yet at this time)
                 self.topic.value = p.topic
                 parts = self._partitions(p.topic)
                 if list(self.partition.options) != parts:
@@ -177,13 +177,14 @@ class PlayerUI:
                             f"{len(p.history.actions)} action(s) on this branch")
         self.timeline.value = p.timeline_html()
         self.image.value = p.png()
-        if p.show_isr and p.topic is not None:
-            self.isr_image.value = png(p.isr_figure())
+        isr = p.isr_png() if p.show_isr else None
+        if isr is not None:
+            self.isr_image.value = isr
             self.isr_image.layout.display = None
         else:
             self.isr_image.layout.display = "none"
         if self.quorum_image is not None:
-            self.quorum_image.value = png(p.quorum_figure())
+            self.quorum_image.value = p.quorum_png()
         self.readout.value = pre(p.readout_text())
         self.status.value = ""
         p.status = ""

@@ -16,6 +16,7 @@ live cluster at the current time; it is a new object after every seek.
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 
 from kafkasim import viz
 from kafkasim.check import Violation, make_suite
@@ -23,6 +24,7 @@ from kafkasim.clients.consumer import Consumer
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.history import History
 from kafkasim.viz import style
+from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
 from kafkasim.widgets._render import png, pre
 from kafkasim.widgets.recording import BranchChecker, record_scenario
 
@@ -92,8 +94,12 @@ class Player:
         self.max_records = max_records
         self.status = ""
         self._fig = None
+        self._ax = None
         self._fig_key = None
-        self._png = None
+        self._pngs: OrderedDict = OrderedDict()
+        self._isr_panel = Panel(top_in=1.15)      # room for the title's pad
+        self._quorum_panel = Panel()
+        self._branch = 0          # bumped by every action: cached frames of other branches die
         self._ui = None
         self._syncing = False
         self._mid_ms = False      # step() left events of the current millisecond to run
@@ -166,6 +172,9 @@ class Player:
         if forks and self.checker is not None:
             self.checker.fork(h)
         n = len(h.actions)
+        self._branch += 1
+        self._isr_panel.clear()
+        self._quorum_panel.clear()
         try:
             return h.act(name, *args, **kwargs)
         except Exception:
@@ -269,6 +278,7 @@ class Player:
         """Everything the readout shows, as data (``"text"`` is the printed form)."""
         c, h = self.cluster, self.history
         v = self.first_violation()
+        shown = self.topic is not None and self.topic in c.topics()   # (not created yet?)
         out = {
             "time_ms": c.now,
             "horizon_ms": h.horizon,
@@ -276,8 +286,9 @@ class Player:
             "seed": c.seed,
             "topic": self.topic,
             "partition": self.partition,
-            "describe": c.describe(self.topic) if self.topic is not None else "",
-            "replicas": c.replica_table(self.topic, self.partition) if self.topic else [],
+            "describe": c.describe(self.topic) if shown else
+            ("" if self.topic is None else f"Topic {self.topic!r} does not exist at this time."),
+            "replicas": c.replica_table(self.topic, self.partition) if shown else [],
             "consumers": self.consumer_rows(),
             "first_violation": v,
             "checked": self.checker is not None,
@@ -293,34 +304,42 @@ class Player:
         return self.readout()["text"]
 
     # -- drawing --------------------------------------------------------------------------------
-    def figure(self):
-        """The replica logs of the shown partition: one Figure, redrawn in place, and only when
-        what it shows (``viz.replica_log_rows``) changed since the last call."""
+    def _view(self):
+        """What the replica-log figure shows (None: no topic to show at this time)."""
         c = self.cluster
-        if self.topic is None:
-            key = None
-        else:
-            key = (self.topic, self.partition,
-                   viz.replica_log_rows(c, self.topic, self.partition,
-                                        max_records=self.max_records))
+        if self.topic is None or self.topic not in c.topics():
+            return None
+        return (self.topic, self.partition,
+                viz.replica_log_rows(c, self.topic, self.partition,
+                                     max_records=self.max_records))
+
+    def figure(self):
+        """The replica logs of the shown partition: one Figure and Axes, redrawn in place, and
+        only when what it shows (``viz.replica_log_rows``) changed since the last call."""
+        c = self.cluster
+        key = self._view()
         if self._fig is not None and key is not None and key == self._fig_key:
             return self._fig
         n = len(key[2].rows) if key is not None else 1
         size = (13.0, 1.25 * n + 1.6)
         if self._fig is None:
             self._fig = style.new_figure(*size, layout=None)   # margins set below: faster
-        fig = self._fig
-        fig.clear()
+            self._ax = self._fig.add_subplot()
+        fig, ax = self._fig, self._ax
         if tuple(fig.get_size_inches()) != size:
             fig.set_size_inches(*size)
-        ax = fig.add_subplot()
+        if key is None or self._fig_key is None:
+            ax.clear()           # from or to the "no topic" text: start from fresh axes
         if key is None:
             ax.set_axis_off()
-            ax.text(0.5, 0.5, "no topic yet: create one, then select it", ha="center",
-                    va="center", fontsize=style.FONT, transform=ax.transAxes)
+            what = ("no topic yet: create one, then select it" if self.topic is None else
+                    f"topic {self.topic!r} does not exist at t={self.now:,} ms")
+            ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=style.FONT,
+                    transform=ax.transAxes)
         else:
+            ax.set_axis_on()
             viz.replica_logs(c, self.topic, self.partition, max_records=self.max_records, ax=ax)
-            _fit_margins(fig, ax)
+            fit_margins(fig, ax)
         self._fig_key = key
         return fig
 
@@ -329,12 +348,14 @@ class Player:
         if self.topic is None:
             return None
         fig = viz.isr_timeline(self.cluster, self.topic, self.partition)
-        ax = fig.axes[0]
+        self._isr_marks(fig.axes[0])
+        return fig
+
+    def _isr_marks(self, ax) -> None:
         ax.axvline(self.now, color="black", lw=2, gid="now")
         v = self.first_violation()
         if v is not None and v.time_ms <= self.now:
             ax.axvline(v.time_ms, color=style.OUT_OF_ISR, lw=2.5, ls="--", gid="violation")
-        return fig
 
     def quorum_figure(self):
         """KRaft mode only (None in ZooKeeper mode): the controller quorum and broker fencing
@@ -346,6 +367,45 @@ class Player:
         fig = quorum_timeline(self.cluster)
         fig.axes[0].axvline(self.now, color="black", lw=2, gid="now")
         return fig
+
+    # -- frames for the widget: reused figures, PNGs cached per (time, what is shown) ----------
+    def _state_key(self) -> tuple:
+        """Which state of which branch the player is at: (branch, time, events processed)."""
+        return (self._branch, self.now, self.cluster.engine.events_processed)
+
+    def isr_png(self) -> bytes | None:
+        """``isr_figure()`` as PNG, drawn into a reused figure with estimated margins and
+        cached per state (``kafkasim.widgets._frames``); None with no topic at this time."""
+        if self.topic is None or self.topic not in self.cluster.topics():
+            return None
+        v = self.first_violation()
+        key = ("isr", self.topic, self.partition, *self._state_key(),
+               None if v is None else v.time_ms)
+        n = len(self.cluster.assignment(self.topic)[self.partition])
+
+        def draw(ax):
+            viz.isr_timeline(self.cluster, self.topic, self.partition, ax=ax)
+            self._isr_marks(ax)
+        return self._isr_panel.render(key, 1.0 * n + 2.0, draw)
+
+    def quorum_png(self) -> bytes | None:
+        """``quorum_figure()`` as PNG (KRaft mode only), reused figure, cached per state."""
+        kraft = getattr(self.cluster, "kraft", None)
+        if kraft is None:
+            return None
+        from kafkasim.viz.quorum import fencing_intervals, quorum_intervals, quorum_timeline
+
+        c = self.cluster
+
+        def height():
+            lanes = len({iv.node for iv in quorum_intervals(c)}) + \
+                len({iv.broker for iv in fencing_intervals(c)})
+            return 0.7 * max(1, lanes) + 2.2
+
+        def draw(ax):
+            quorum_timeline(c, ax=ax)
+            ax.axvline(self.now, color="black", lw=2, gid="now")
+        return self._quorum_panel.render(("quorum", *self._state_key()), height, draw)
 
     def timeline_html(self) -> str:
         """A strip under the slider: actions (blue), first violation (red), now (black)."""
@@ -392,30 +452,22 @@ class Player:
             self._ui.refresh()
 
     def png(self) -> bytes:
-        """The figure as PNG (rendered again only when the figure was redrawn)."""
+        """The figure as PNG, cached per view (what ``viz.replica_log_rows`` returns): going
+        back to something already shown costs no drawing."""
+        key = self._view()
+        if key is not None and key in self._pngs:
+            self._pngs.move_to_end(key)
+            return self._pngs[key]
         fig = self.figure()
-        if self._png is None or self._png[0] != self._fig_key:
-            self._png = (self._fig_key, png(fig))
-        return self._png[1]
+        data = png(fig)
+        if key is not None:
+            self._pngs[key] = data
+            while len(self._pngs) > FRAMES_KEPT:
+                self._pngs.popitem(last=False)
+        return data
 
     def readout_html(self) -> str:
         return pre(self.readout_text())
-
-
-def _fit_margins(fig, ax) -> None:
-    """Room for the replica labels (left), the legend (right), title and offset axis: a layout
-    estimated from the text, much cheaper than matplotlib's constrained layout."""
-    w, h = fig.get_size_inches()
-
-    def longest(texts, size):
-        n = max((len(line) for t in texts for line in t.get_text().splitlines()), default=0)
-        return 0.62 * size / 72 * n
-
-    left = 0.35 + longest(ax.get_yticklabels(), style.FONT)
-    legend = ax.get_legend()
-    right = 0.9 + longest(legend.get_texts(), style.SMALL) if legend is not None else 0.3
-    fig.subplots_adjust(left=min(left / w, 0.45), right=max(1 - right / w, 0.5),
-                        top=1 - 0.8 / h, bottom=0.8 / h)
 
 
 def _consumer_row(group, client, topic, p, committed, position, hw, leo) -> dict:
