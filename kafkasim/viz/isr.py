@@ -113,8 +113,8 @@ def isr_timeline(cluster, topic: str, partition: int = 0, *, ax=None):
     """Draw ISR membership over time per replica (bars), leadership and leader changes, and
     when each broker was stopped or paused. Returns the Figure.
 
-    With ``ax``, draws into those axes (emptied first, ticks kept) and leaves the figure's layout alone: the
-    fast way for a widget to redraw (no constrained layout on every step)."""
+    With ``ax``, draws into those axes (emptied first, ticks kept) and leaves the figure's
+    layout alone: the fast way for a widget to redraw (no constrained layout on every step)."""
     intervals = isr_intervals(cluster, topic, partition)
     changes = leader_changes(cluster, topic, partition)
     replicas = cluster.assignment(topic)[partition]

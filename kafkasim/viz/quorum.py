@@ -187,8 +187,8 @@ def quorum_timeline(source, end_ms: int | None = None, *, ax=None):
     """Draw the controller quorum (who is the active controller, in which epoch; which
     controllers are down) and broker fencing over time. Returns the Figure.
 
-    With ``ax``, draws into those axes (emptied first, ticks kept) and leaves the figure's layout alone (a
-    widget's fast redraw)."""
+    With ``ax``, draws into those axes (emptied first, ticks kept) and leaves the figure's
+    layout alone (a widget's fast redraw)."""
     quorum = quorum_intervals(source, end_ms)
     fencing = fencing_intervals(source, end_ms)
     end = trace_rows(source, ())[1] if end_ms is None else end_ms

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from kafkasim.widgets._render import png, pre
+from kafkasim.widgets._render import pre
 
 _WIDE = {"description_width": "initial"}
 SPEEDS = (("1 ms", 1), ("10 ms", 10), ("50 ms", 50), ("100 ms", 100), ("250 ms", 250),
