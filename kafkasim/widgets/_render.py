@@ -22,3 +22,24 @@ def pre(text: str) -> str:
 
     return ("<pre style='font-size:12px;line-height:1.3;margin:0'>"
             f"{html.escape(text)}</pre>")
+
+
+def img_tag(data: bytes, alt: str) -> str:
+    """PNG bytes as an inline <img> (a data: URI), for a static HTML rendition."""
+    import base64
+    import html
+
+    return (f"<img alt='{html.escape(alt, quote=True)}' style='max-width:100%' "
+            f"src='data:image/png;base64,{base64.b64encode(data).decode('ascii')}'/>")
+
+
+def widget_bundle(widget, text: str, static_html: str) -> dict:
+    """The widget's own mime bundle plus a readable ``text/plain`` and a static ``text/html``:
+    where the widget cannot be shown (a notebook not yet run or not trusted, GitHub,
+    nbviewer) the front-end falls back to these instead of ``VBox(children=(...``."""
+    data = dict(widget._repr_mimebundle_() or {})
+    data["text/plain"] = text
+    data["text/html"] = ("<div class='kafkasim-static'>" + static_html +
+                         "<div style='font-size:11px;color:#666'>A still image of the widget: "
+                         "run the cell for the interactive version.</div></div>")
+    return data

@@ -19,6 +19,7 @@ is built once (an LRU cache), so moving a control back is instant.
 
 from __future__ import annotations
 
+import html
 import inspect
 import sys
 from collections import OrderedDict
@@ -26,7 +27,7 @@ from collections import OrderedDict
 from matplotlib.figure import Figure
 
 from kafkasim.viz import style
-from kafkasim.widgets._render import png, pre
+from kafkasim.widgets._render import img_tag, png, pre, widget_bundle
 
 
 def py_name(key: str) -> str:
@@ -198,10 +199,17 @@ class Explorer:
     def update(self, **values):
         """Set some controls (Kafka keys or Python names) and re-run; returns the result.
 
-        This is what moving a control does: cached values come back without re-running."""
+        This is what moving a control does: cached values come back without re-running. When
+        ``build`` refuses the values (raises ValueError: an impossible combination), the
+        controls go back to the values before and the error propagates (the widget shows it)."""
+        before = self._values
         self._set(values)
         cached = self._key() in self._cache
-        result = self._entry()["result"]
+        try:
+            result = self._entry()["result"]
+        except ValueError:
+            self._values = before
+            raise
         self.hits += cached
         if self._ui is not None:
             self._refresh()
@@ -267,27 +275,39 @@ class Explorer:
             try:
                 self.update(**{key: change["new"]})
             except (ValueError, KeyError, RuntimeError) as exc:
-                self._ui["status"].value = f"<span style='color:#c00'>{exc}</span>"
+                self._sync_controls()      # the refused value snaps back
+                self._ui["status"].value = (
+                    f"<span style='color:#c00'>refused: {html.escape(str(exc))}</span>")
         return on_change
 
-    def _refresh(self) -> None:
-        ui = self._ui
+    def _sync_controls(self) -> None:
         self._syncing = True
         try:
-            for key, wid in ui["controls"].items():
+            for key, wid in self._ui["controls"].items():
                 if wid.value != self._values[key]:
                     wid.value = self._values[key]
         finally:
             self._syncing = False
+
+    def _refresh(self) -> None:
+        ui = self._ui
+        self._sync_controls()
         ui["status"].value = ""
         ui["image"].value = self.png()
         text = self.summary()
         ui["summary"].value = pre(text) if text else ""
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        """The widget, with a still image and the summary as fallbacks (``widget_bundle``)."""
+        title = getattr(self, "title", None)
+        vals = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        summary = self.summary()
+        text = "\n".join(x for x in (title, f"Explorer: {vals}", summary) if x)
+        static = ((f"<b>{html.escape(title)}</b><br>" if title else "")
+                  + f"<code>{html.escape(vals)}</code>"
+                  + img_tag(self.png(), title or "explorer figure")
+                  + (pre(summary) if summary else ""))
+        return widget_bundle(self.widget, text, static)
 
 
 def explore(build, controls: dict, draw=None, **kw) -> Explorer:

@@ -25,8 +25,22 @@ from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.history import History
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
-from kafkasim.widgets._render import png, pre
+from kafkasim.widgets._render import img_tag, png, pre, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario
+
+TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
+PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
+PASSIVE_STEPS = frozenset({"run", "await", "settle", "expect", "describe", "snapshot"})
+
+
+def auto_tick_ms(span_ms: int) -> int:
+    """The default simulated time per Play tick: the smallest choice of at least 100 ms that
+    plays ``span_ms`` (the recorded story) in at most ``PLAY_TICKS`` ticks, so an 18 s session
+    timeout is seconds of watching, not minutes."""
+    for t in TICK_CHOICES:
+        if t >= 100 and -(-span_ms // t) <= PLAY_TICKS:
+            return t
+    return TICK_CHOICES[-1]
 
 
 def _auto_every_ms(horizon: int) -> int:
@@ -35,7 +49,8 @@ def _auto_every_ms(horizon: int) -> int:
 
 
 def _history_for(source, every_ms: int | None, checks):
-    """(History, BranchChecker | None, about) for a Cluster, Scenario or ScenarioRun."""
+    """(History, BranchChecker | None, about, script) for a Cluster, Scenario or ScenarioRun;
+    ``script``: the scenario's scripted steps that act on the cluster, as (time_ms, step)."""
     from kafkasim.scenario import Scenario, ScenarioRun
 
     names = None if checks is True else checks
@@ -47,12 +62,13 @@ def _history_for(source, every_ms: int | None, checks):
             every_ms = _auto_every_ms(source.cluster.now)
         suite = make_suite(names, on_violation="collect") if checks else None
         history, run = record_scenario(scenario, seed, every_ms, checker=suite)
+        script = [(st.time_ms, st.action) for st in run.steps if st.action not in PASSIVE_STEPS]
         if run.cluster.trace_digest() == source.cluster.trace_digest():
             checker = None
             if checks:
                 checker = BranchChecker(history.cluster.snapshot(), 0, history.now, names,
                                         first=suite.first, checked_from=history.times[0])
-            return history, checker, f"scenario {scenario.name!r}, seed {seed}"
+            return history, checker, f"scenario {scenario.name!r}, seed {seed}", script
         about = (f"scenario {scenario.name!r}, seed {seed}, changed after it ended: the player "
                  "starts from the cluster's current state")
         source = source.cluster
@@ -62,7 +78,7 @@ def _history_for(source, every_ms: int | None, checks):
         raise TypeError(f"Player needs a Cluster, a Scenario or a ScenarioRun, got "
                         f"{type(source).__name__}")
     checker = BranchChecker(source.snapshot(), 0, source.now, names) if checks else None
-    return History(source, every_ms or 1000), checker, about
+    return History(source, every_ms or 1000), checker, about, []
 
 
 class Player:
@@ -73,23 +89,28 @@ class Player:
     scrubbed). ``topic``/``partition``: what the figure shows (default: the first topic).
     ``every_ms``: simulated time between snapshots (default 1000; for a long scenario, a
     hundredth of it): a seek replays at most that much.
-    ``tick_ms``: simulated time one Play tick runs. ``checks``: True (every registered invariant
+    ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
+    story, at least 100 ms). ``checks``: True (every registered invariant
     of ``kafkasim.check``), a list of check names, or False.
     """
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
-                 every_ms: int | None = None, *, tick_ms: int = 100, checks=True,
+                 every_ms: int | None = None, *, tick_ms: int | None = None, checks=True,
                  show_isr: bool = False, max_records: int = 40) -> None:
-        if tick_ms <= 0:
+        if tick_ms is not None and tick_ms <= 0:
             raise ValueError(f"tick_ms must be > 0, got {tick_ms}")
-        self.history, self.checker, self.about = _history_for(source, every_ms, checks)
+        self.history, self.checker, self.about, self.script = _history_for(source, every_ms,
+                                                                           checks)
         self.start_ms = self.history.times[0]
+        self.notice = ""          # what the last fork dropped of the scenario's script
+        self._kinds = None
         topics = self.cluster.topics()
         self.topic = topic if topic is not None else (topics[0] if topics else None)
         self.partition = partition
         if self.topic is not None:
             self.cluster.check_partition(self.topic, partition)
-        self.tick_ms = tick_ms
+        self.tick_ms = tick_ms if tick_ms is not None else \
+            auto_tick_ms(self.horizon - self.start_ms)
         self.show_isr = show_isr
         self.max_records = max_records
         self.status = ""
@@ -140,6 +161,32 @@ class Player:
         self.history.seek(max(int(time_ms), self.start_ms))
         self._moved()
 
+    def event_kinds(self) -> list[str]:
+        """The kinds of trace rows on the current branch (recorded future included), sorted:
+        what ``next_event`` can jump to."""
+        rows = self.history.trace_rows
+        if self._kinds is None or self._kinds[0] is not rows or self._kinds[1] != len(rows):
+            self._kinds = (rows, len(rows), sorted({row[1] for row in rows}))
+        return list(self._kinds[2])
+
+    def next_event(self, kind: str) -> int | None:
+        """Jump to the next trace row of ``kind`` after now on this branch (its time, with every
+        event of that millisecond run); None, and no move, when there is none."""
+        kinds = self.event_kinds()
+        if kind not in kinds:
+            import difflib
+
+            close = difflib.get_close_matches(kind, kinds, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"no trace rows of kind {kind!r} on this branch{hint}")
+        now = self.now
+        for row in self.history.trace_rows:
+            if row[0] > now and row[1] == kind:
+                self.seek(row[0])
+                return row[0]
+        self.status = f"no {kind!r} event after t={now:,} ms on this branch"
+        return None
+
     def _moved(self) -> None:
         nxt = self.cluster.engine.peek_time()
         self._mid_ms = nxt is not None and nxt <= self.now
@@ -171,18 +218,29 @@ class Player:
         forks = h.horizon > h.now or any(a.time_ms > h.now for a in h.actions)
         if forks and self.checker is not None:
             self.checker.fork(h)
+        dropped = [(t, step) for t, step in self.script if t > h.now] if forks else []
         n = len(h.actions)
         self._branch += 1
         self._isr_panel.clear()
         self._quorum_panel.clear()
         try:
-            return h.act(name, *args, **kwargs)
+            result = h.act(name, *args, **kwargs)
         except Exception:
             if len(h.actions) > n:   # History keeps a failed action; it must not be replayed
                 del h.actions[n:]
-            raise
-        finally:
             self._changed()
+            raise
+        if dropped:
+            # the recorded future held the scenario's later steps: they are not actions of the
+            # History (a scenario drives the cluster itself), so the new branch goes without them
+            self.script = [(t, step) for t, step in self.script if t <= h.now]
+            steps = ", ".join(f"{step} at t={t:,} ms" for t, step in dropped)
+            self.notice = (f"Acting at t={h.now:,} ms forked a new future: the scenario's "
+                           f"{len(dropped)} later scripted step(s) will not happen on this "
+                           f"branch ({steps}). A new Player of the scenario plays its whole "
+                           "script again.")
+        self._changed()
+        return result
 
     def _broker(self, broker: int):
         b = self.cluster.brokers.get(broker)
@@ -296,6 +354,7 @@ class Player:
             "checked_to_ms": None if self.checker is None else self.checker.checked_to,
             "actions": [a.describe() for a in h.actions],
             "about": self.about,
+            "notice": self.notice,
         }
         out["text"] = _readout_text(out)
         return out
@@ -442,10 +501,13 @@ class Player:
             self._changed()
         return self._ui.box
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        """The widget, with a still image and the readout as fallbacks (``widget_bundle``)."""
+        text = f"{self!r}\n{self.readout_text()}"
+        static = (f"<b>t = {self.now:,} ms</b> · recorded to {self.horizon:,} ms"
+                  + (img_tag(self.png(), "replica logs") if self.topic else "")
+                  + pre(self.readout_text()))
+        return widget_bundle(self.widget, text, static)
 
     def _changed(self) -> None:
         if self._ui is not None:
@@ -503,4 +565,6 @@ def _readout_text(r: dict) -> str:
         lines += ["  " + s for s in str(v).splitlines()]
     if r["actions"]:
         lines += ["", "Actions on this branch:"] + ["  " + a for a in r["actions"]]
+    if r.get("notice"):
+        lines += ["", "Note: " + r["notice"]]
     return "\n".join(lines)
