@@ -336,7 +336,7 @@ class Player:
         """Everything the readout shows, as data (``"text"`` is the printed form)."""
         c, h = self.cluster, self.history
         v = self.first_violation()
-        shown = self.topic is not None and self.topic in c.topics()   # (not created yet?)
+        shown = self._topic_shown()       # (not created yet at this time?)
         out = {
             "time_ms": c.now,
             "horizon_ms": h.horizon,
@@ -363,10 +363,21 @@ class Player:
         return self.readout()["text"]
 
     # -- drawing --------------------------------------------------------------------------------
+    def _topic_shown(self) -> bool:
+        """The shown topic-partition exists at this time (created, with a partition state)."""
+        c = self.cluster
+        if self.topic is None or self.topic not in c.topics():
+            return False
+        try:
+            c.partition_state(self.topic, self.partition)
+        except (KeyError, ClusterError):
+            return False
+        return True
+
     def _view(self):
         """What the replica-log figure shows (None: no topic to show at this time)."""
         c = self.cluster
-        if self.topic is None or self.topic not in c.topics():
+        if not self._topic_shown():
             return None
         return (self.topic, self.partition,
                 viz.replica_log_rows(c, self.topic, self.partition,
@@ -435,7 +446,7 @@ class Player:
     def isr_png(self) -> bytes | None:
         """``isr_figure()`` as PNG, drawn into a reused figure with estimated margins and
         cached per state (``kafkasim.widgets._frames``); None with no topic at this time."""
-        if self.topic is None or self.topic not in self.cluster.topics():
+        if not self._topic_shown():
             return None
         v = self.first_violation()
         key = ("isr", self.topic, self.partition, *self._state_key(),
