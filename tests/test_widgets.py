@@ -469,3 +469,23 @@ def test_explorer_refuses_impossible_values_and_keeps_the_last_good_ones():
     ex._ui["controls"]["consumed"].value = 16      # what dragging the slider does
     assert ex._ui["controls"]["consumed"].value == 6
     assert "refused" in ex._ui["status"].value and ex._ui["image"].value == good
+
+
+def test_precompute_renders_every_dropdown_combination_once():
+    calls = []
+
+    def build(acks="all", min_isr=2):
+        calls.append((acks, min_isr))
+        if acks == "0" and min_isr == 3:
+            raise ValueError("refused")
+        return f"{acks}/{min_isr}"
+
+    ex = explore(build, {"acks": ["all", "1", "0"], "min_isr": [1, 2, 3]}, precompute=True)
+    assert ex.widget is not None
+    assert sorted(set(calls)) == sorted((a, m) for a in ("all", "1", "0") for m in (1, 2, 3))
+    n = len(calls)
+    ex._ui["controls"]["acks"].value = "1"
+    ex._ui["controls"]["min_isr"].value = 3
+    assert len(calls) == n and ex.values == {"acks": "1", "min_isr": 3}
+    with pytest.raises(ValueError, match="dropdowns only"):
+        explore(build, {"acks": ["all"], "min_isr": (1, 3)}).combinations()

@@ -123,9 +123,11 @@ class Explorer:
 
     def __init__(self, build, controls: dict, draw=None, *, summary=None,
                  values: dict | None = None, cache_size: int = 32,
-                 continuous_update: bool = False, figsize=(13, 4.5)) -> None:
+                 continuous_update: bool = False, figsize=(13, 4.5),
+                 precompute: bool = False) -> None:
         if not controls:
             raise ValueError("an explorer needs at least one control")
+        self.precompute = precompute
         self.build = build
         self.draw = draw
         self.summarize = summary
@@ -245,6 +247,38 @@ class Explorer:
             entry["png"] = png(self.figure())
         return entry["png"]
 
+    def combinations(self) -> list[dict]:
+        """Every combination of the controls' values (dropdowns only), in control order."""
+        import itertools
+
+        if any(ctl.options is None for ctl in self.controls):
+            raise ValueError("precompute needs dropdowns only: a slider has too many values")
+        names = [ctl.key for ctl in self.controls]
+        return [dict(zip(names, vals, strict=True)) for vals in
+                itertools.product(*[[v for _l, v in ctl.options] for ctl in self.controls])]
+
+    def render_all(self) -> int:
+        """Build and render every combination now (``precompute=True`` does this when the
+        widget is built), so that every later change is a cache hit; returns how many. Values
+        ``build`` refuses are skipped (the widget says so when they are chosen)."""
+        combos = self.combinations()
+        if len(combos) > self.cache_size:
+            raise ValueError(f"{len(combos)} combinations do not fit the cache "
+                             f"(cache_size={self.cache_size})")
+        current, done = self._values, 0
+        try:
+            for values in combos:
+                self._values = values
+                try:
+                    self.png()
+                    self.summary()
+                    done += 1
+                except ValueError:
+                    continue
+        finally:
+            self._values = current
+        return done
+
     # -- the widget -----------------------------------------------------------------------------
     @property
     def widget(self):
@@ -265,6 +299,8 @@ class Explorer:
             }
             self._ui["box"] = w.VBox([w.VBox(list(ctls.values())), self._ui["status"],
                                       self._ui["image"], self._ui["summary"]])
+            if self.precompute:
+                self.render_all()
             self._refresh()
         return self._ui["box"]
 
