@@ -489,3 +489,13 @@ def test_precompute_renders_every_dropdown_combination_once():
     assert len(calls) == n and ex.values == {"acks": "1", "min_isr": 3}
     with pytest.raises(ValueError, match="dropdowns only"):
         explore(build, {"acks": ["all"], "min_isr": (1, 3)}).combinations()
+
+
+def test_with_fallback_gives_any_widget_readable_text():
+    from kafkasim.widgets import with_fallback
+
+    box = w.VBox([w.IntSlider(value=3, description="replication.factor")])
+    bundle = with_fallback(box, "replication.factor = 3")._repr_mimebundle_()
+    assert bundle["text/plain"] == "replication.factor = 3"
+    assert "replication.factor = 3" in bundle["text/html"]
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id

@@ -43,3 +43,21 @@ def widget_bundle(widget, text: str, static_html: str) -> dict:
                          "<div style='font-size:11px;color:#666'>A still image of the widget: "
                          "run the cell for the interactive version.</div></div>")
     return data
+
+
+class WithFallback:
+    """Shows ``widget`` in a notebook, with ``text`` (and ``static_html``, default: the text) as
+    what GitHub, nbviewer or a not-yet-run notebook shows instead (``widget_bundle``)."""
+
+    def __init__(self, widget, text: str, static_html: str | None = None) -> None:
+        self.widget = widget
+        self.text = text
+        self.static_html = static_html
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        return widget_bundle(self.widget, self.text, self.static_html or pre(self.text))
+
+
+def with_fallback(widget, text: str, static_html: str | None = None) -> WithFallback:
+    """``widget`` with a readable fallback: ``with_fallback(box, "what it shows now")``."""
+    return WithFallback(widget, text, static_html)
