@@ -6,8 +6,7 @@ import html
 
 import ipywidgets as w
 
-from kafkasim.widgets._render import pre
-from kafkasim.widgets.player import TICK_CHOICES
+from kafkasim.widgets._render import TICK_CHOICES, pre
 
 _WIDE = {"description_width": "initial"}
 SPEEDS = tuple((f"{t // 1000} s" if t >= 1000 else f"{t} ms", t) for t in TICK_CHOICES)

@@ -7,6 +7,7 @@ import io
 from matplotlib.figure import Figure
 
 DPI = 72
+TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
 
 
 def png(fig: Figure, dpi: int = DPI) -> bytes:

@@ -25,10 +25,9 @@ from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.history import History
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
-from kafkasim.widgets._render import img_tag, png, pre, widget_bundle
+from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario
 
-TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
 PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
 PASSIVE_STEPS = frozenset({"run", "await", "settle", "expect", "describe", "snapshot"})
 
