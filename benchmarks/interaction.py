@@ -27,10 +27,10 @@ import random
 import time
 
 TARGETS_MS = {"step": 300.0, "fault": 300.0, "seek": 500.0, "explorer": 500.0}
-SCENARIOS = (  # (scenario, show_isr, notebook)
-    ("seed-isr-shrink-expand", True, "02"),
-    ("kraft-controller-failover", False, "07"),
-    ("jepsen-2013-unsafe", True, "08"),
+SCENARIOS = (  # (scenario, show_isr, notebook, topic): as the notebooks show them
+    ("seed-isr-shrink-expand", True, "02", None),
+    ("kraft-controller-failover", False, "07", "orders"),
+    ("jepsen-2013-unsafe", True, "08", None),
 )
 
 
@@ -69,11 +69,12 @@ def _baseline(player) -> None:
                                  else png(player.quorum_figure()))
 
 
-def measure_player(name: str, show_isr: bool, reps: int, baseline: bool) -> dict:
+def measure_player(name: str, show_isr: bool, reps: int, baseline: bool,
+                   topic: str | None = None) -> dict:
     from kafkasim.scenario import Scenario
     from kafkasim.widgets import Player
 
-    p = Player(Scenario.named(name), show_isr=show_isr)
+    p = Player(Scenario.named(name), topic=topic, show_isr=show_isr)
     if baseline:
         _baseline(p)
     p.widget                      # noqa: B018  (builds the UI: the first draw, fonts cached)
@@ -151,9 +152,9 @@ def measure_explorer(notebook: str, steps: int | None = None) -> dict:
 def run(quick: bool = False) -> dict:
     reps = 4 if quick else 16
     out: dict = {}
-    for name, show_isr, nb in SCENARIOS[:1] if quick else SCENARIOS:
-        now = measure_player(name, show_isr, reps, baseline=False)
-        base = measure_player(name, show_isr, reps, baseline=True)
+    for name, show_isr, nb, topic in SCENARIOS[:1] if quick else SCENARIOS:
+        now = measure_player(name, show_isr, reps, baseline=False, topic=topic)
+        base = measure_player(name, show_isr, reps, baseline=True, topic=topic)
         for key, value in now.items():
             out[f"nb{nb}_{key}"] = value
         for op in ("seek", "step", "fault"):
