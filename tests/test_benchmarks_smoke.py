@@ -101,3 +101,12 @@ def test_bench_memory_quick():
     assert out["bytes_per_record_per_replica_with_registry"] == pytest.approx(
         per + out["registry_bytes_per_record"] / 3, abs=0.05)
     assert out["target_bytes_per_record_per_replica"] == 200.0
+
+
+def test_interaction_latency_figures_quick():
+    inter = _load("interaction")
+    assert inter.percentile([0.1, 0.2, 0.3, 0.4], 0.95) == 400.0
+    out = inter.measure_explorer("04", steps=2)
+    assert all(isinstance(v, (int, float)) for v in out.values())
+    assert out["explorer_changes"] == 2 and out["explorer_cpu_ms_p95"] >= 0
+    assert set(inter.TARGETS_MS) == {"step", "fault", "seek", "explorer"}
