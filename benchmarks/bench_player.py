@@ -16,6 +16,10 @@ recorded by ``Player(..., every_ms=1000)`` (a snapshot per simulated second).
 
 Each figure is wall time (what a learner waits) and CPU time of this process (steadier on a
 shared machine); the load average at the start is reported with them.
+
+* Interaction latency (``benchmarks/interaction.py``, keys ``nbNN_…``): seek, step, fault and
+  explorer change through the widgets' own callbacks on the notebooks' scenarios, p50/p95
+  against the issue-15 targets and against the pre-issue-15 drawing measured in the same run.
 """
 
 from __future__ import annotations
@@ -121,6 +125,9 @@ def run(quick: bool = False) -> dict:
     out["check_whole_run_cpu_s"] = round(c, 3)
     out["first_violation"] = str(getattr(checked.first_violation(), "invariant", "none"))
 
+    from benchmarks import interaction
+
+    out.update(interaction.run(quick))
     out["target_seek_ms"] = TARGET_SEEK_MS
     out["target_redraw_ms"] = TARGET_REDRAW_MS
     out["meets_target_seek"] = out["seek_wall_ms_median"] < TARGET_SEEK_MS

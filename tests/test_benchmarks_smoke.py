@@ -112,3 +112,12 @@ def test_bench_notebooks_quick():
         abs(out["nb00_vs_empty"] - out["nb00_s"] / out["empty_notebook_s"]) < 0.1
     assert out["target_s"] == 60.0
     assert out["meets_target_each_under_60s"] == (out["over_target"] == "none")
+
+
+def test_interaction_latency_figures_quick():
+    inter = _load("interaction")
+    assert inter.percentile([0.1, 0.2, 0.3, 0.4], 0.95) == 400.0
+    out = inter.measure_explorer("04", steps=2)
+    assert all(isinstance(v, (int, float)) for v in out.values())
+    assert out["explorer_changes"] == 2 and out["explorer_cpu_ms_p95"] >= 0
+    assert set(inter.TARGETS_MS) == {"step", "fault", "seek", "explorer"}

@@ -47,8 +47,8 @@ def test_a_learner_copy_runs_and_its_checks_wait_for_answers(tmp_path):
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(editions.NOTEBOOKS)}}).execute()
-    exercise_out = "".join(o.get("text", "") for i in editions.exercise_cells(nb)
-                           for o in nb.cells[i].outputs)
+    exercise_out = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+                           for i in editions.exercise_cells(nb) for o in nb.cells[i].outputs)
     assert exercise_out.count(NO_ANSWER) >= 3
     assert not any(o.output_type == "error" for c in nb.cells if c.cell_type == "code"
                    for o in c.outputs)

@@ -437,3 +437,59 @@ def test_bench_viz_quick():
     assert out["redraw_new_figure_ms_median"] > 0 and out["seek_snapshot_bytes"] > 0
     assert isinstance(out["meets_target_redraw"], bool)
     assert isinstance(out["meets_target_seek"], bool)
+
+
+def _contents(ax) -> list:
+    """What an Axes shows: its artists' gids and texts, its tick labels and title (not where
+    matplotlib put them)."""
+    arts = sorted((type(a).__name__, str(a.get_gid())) for a in
+                  [*ax.collections, *ax.lines, *ax.patches])
+    texts = sorted(t.get_text() for t in ax.texts)
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+    return [arts, texts, ticks, legend, ax.get_title(), ax.get_xlim(), ax.get_ylim()]
+
+
+def test_isr_timeline_into_reused_axes_draws_what_a_new_figure_draws():
+    from kafkasim.viz.style import new_figure
+
+    a = scenario_cluster("seed-isr-shrink-expand")
+    b = scenario_cluster("jepsen-2013-unsafe")
+    ax = new_figure(13, 5, layout=None).add_subplot()
+    isr_timeline(b, "jepsen", 0, ax=ax)            # something else drawn first
+    isr_timeline(a, "isr-demo", 0, ax=ax)
+    fresh = isr_timeline(a, "isr-demo", 0)
+    assert _contents(ax) == _contents(fresh.axes[0])
+    close(fresh)
+
+
+def test_quorum_timeline_into_reused_axes_and_filtered_rows_match():
+    from kafkasim.viz import quorum as Q
+    from kafkasim.viz.style import new_figure
+
+    c = scenario_cluster("kraft-controller-failover")
+    ax = new_figure(13, 5, layout=None).add_subplot()
+    Q.quorum_timeline(c, end_ms=20_000, ax=ax)
+    Q.quorum_timeline(c, ax=ax)
+    fresh = Q.quorum_timeline(c)
+    assert _contents(ax) == _contents(fresh.axes[0])
+    close(fresh)
+    every, end = Q.trace_rows(c)
+    some, end2 = Q.trace_rows(c, Q._FENCING_KINDS)
+    assert end == end2 and some == [r for r in every if r[1] in Q._FENCING_KINDS]
+    frame = c.trace_frame()
+    assert Q.quorum_intervals(frame) == Q.quorum_intervals(c, end_ms=Q.trace_rows(frame)[1])
+
+
+def test_replica_logs_reused_axes_after_many_redraws_match_a_fresh_drawing():
+    from kafkasim.viz.style import new_figure
+
+    c = scenario_cluster("seed-isr-shrink-expand")
+    ax = new_figure(13, 5, layout=None).add_subplot()
+    for n in (3, 60, 5):           # a fixed tick per offset, then automatic ticks, then fixed
+        replica_logs(c, "isr-demo", 0, max_records=n, ax=ax)
+    fresh = new_figure(13, 5, layout=None).add_subplot()
+    replica_logs(c, "isr-demo", 0, max_records=5, ax=fresh)
+    assert _contents(ax) == _contents(fresh)
+    assert [t.get_text() for t in ax.get_xticklabels()] == \
+        [t.get_text() for t in fresh.get_xticklabels()]

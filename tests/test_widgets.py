@@ -343,3 +343,159 @@ def test_explorer_widget_builds_headless_and_controls_update():
     assert ex.values == {"acks": "1"} and ex.builds == 2
     ex.update(acks="all")
     assert dropdown.value == "all" and ex.hits == 1
+
+
+# -- issue 15: fallbacks, layout, play speed, jumps, dropped script, frames, refusals -----------
+@pytest.fixture(scope="module")
+def isr_player():
+    return Player(Scenario.named("seed-isr-shrink-expand"), show_isr=True)
+
+
+def test_player_and_explorer_have_a_readable_static_fallback(isr_player):
+    bundle = isr_player._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    text = bundle["text/plain"]
+    assert text.startswith("Player(t=") and "kafka-topics --describe" in text
+    assert "VBox(" not in text
+    assert "<img" in bundle["text/html"] and "data:image/png;base64," in bundle["text/html"]
+    assert bundle == isr_player._repr_mimebundle_()          # deterministic (nbval)
+    from kafkasim.course import explore as course_explore
+    from kafkasim.course.positions import positions_view
+
+    ex = course_explore(positions_view, {"produced": (1, 16, 1), "consumed": (0, 16, 1)},
+                        values={"produced": 10, "consumed": 6}, title="Positions")
+    b = ex._repr_mimebundle_()
+    assert b["text/plain"].startswith("Positions\nExplorer: produced=10, consumed=6")
+    assert "VBox(" not in b["text/plain"] and "<img" in b["text/html"]
+
+
+def test_player_rows_wrap_and_buttons_keep_their_labels(isr_player):
+    box = isr_player.widget
+    rows = [x for x in walk(box) if isinstance(x, w.HBox)]
+    assert rows and all(r.layout.flex_flow == "row wrap" for r in rows)
+    buttons = [x for x in walk(box) if isinstance(x, w.Button)]
+    assert all(b.layout.width in (None, "auto") for b in buttons)
+    labels = {b.description for b in buttons}
+    assert {"◀ back", "step ▶", "run ▶▶", "produce", "crash", "jump ▶"} <= labels
+    slider = next(x for x in walk(box) if isinstance(x, w.IntSlider))
+    assert "%" not in str(slider.layout.width) and slider.layout.min_width
+
+
+def test_default_play_speed_plays_a_story_in_a_watchable_number_of_ticks(isr_player):
+    from kafkasim.widgets.player import PLAY_TICKS, auto_tick_ms
+
+    span = isr_player.horizon - isr_player.start_ms
+    assert span > 15_000 and isr_player.tick_ms == auto_tick_ms(span)
+    assert -(-span // isr_player.tick_ms) <= PLAY_TICKS
+    assert auto_tick_ms(3_000) == 100 and auto_tick_ms(69_000) == 1000
+    assert make(checks=False, tick_ms=50).tick_ms == 50
+
+
+def test_jump_to_the_next_event_of_a_kind():
+    pl = Player(Scenario.named("seed-isr-shrink-expand"), checks=False)
+    pl.seek(pl.start_ms)
+    isr_rows = [t for t, kind, *_ in pl.history.trace_rows if kind == "isr"]
+    assert "isr" in pl.event_kinds() and len(isr_rows) >= 2
+    assert pl.next_event("isr") == isr_rows[0] and pl.now == isr_rows[0]
+    assert pl.next_event("isr") == isr_rows[1]
+    pl.seek(pl.horizon)
+    assert pl.next_event("isr") is None and "no 'isr' event" in pl.status
+    with pytest.raises(ValueError, match="did you mean 'isr'"):
+        pl.next_event("isrr")
+    ui = pl.widget and pl._ui
+    pl.seek(pl.start_ms)
+    ui.kind.value = "isr"
+    ui.jump.click()
+    assert pl.now == isr_rows[0]
+
+
+def test_acting_in_the_past_of_a_scenario_says_which_scripted_steps_are_dropped():
+    pl = Player(Scenario.named("seed-isr-shrink-expand"), checks=False)
+    later = [(t, s) for t, s in pl.script if t > 600]
+    assert later                              # the scenario releases the hold later on
+    pl.seek(600)
+    pl.crash(1)
+    assert f"{len(later)} later scripted step(s)" in pl.notice
+    assert "release at t=15,001 ms" in pl.notice and "Note: " in pl.readout_text()
+    assert all(t <= 600 for t, _s in pl.script)
+    assert "Script dropped" in (pl.widget and pl._ui.notice.value)
+    plain = make(checks=False)
+    plain.run(2000)
+    plain.seek(1000)
+    plain.crash(1)
+    assert plain.notice == ""                 # a cluster has no script to drop
+
+
+def test_player_frames_are_cached_per_state_and_dropped_on_a_fork(isr_player):
+    pl = isr_player
+    assert pl.widget is not None
+    pl.seek(3000)
+    first = (pl._ui.image.value, pl._ui.isr_image.value)
+    renders = pl._isr_panel.renders
+    pl.seek(9000)
+    pl.seek(3000)
+    assert (pl._ui.image.value, pl._ui.isr_image.value) == first
+    assert pl._isr_panel.renders == renders + 1          # only t=9000 was drawn
+    pl.seek(3000)
+    pl.pause_broker(2, 1000)
+    assert not pl._isr_panel.frames or all(k[3] == pl._branch for k in pl._isr_panel.frames)
+
+
+def test_seeking_before_a_topic_exists_shows_a_message_not_an_error():
+    pl = Player(Scenario.named("kraft-controller-failover"), topic="audit", checks=False)
+    assert pl.widget is not None
+    pl.seek(pl.start_ms)
+    assert "audit" not in pl.cluster.topics()
+    assert "does not exist at this time" in pl.readout_text()
+    assert bytes(pl._ui.image.value).startswith(PNG)
+
+
+def test_explorer_refuses_impossible_values_and_keeps_the_last_good_ones():
+    from kafkasim.course import explore as course_explore
+    from kafkasim.course.positions import positions_demo, positions_view
+
+    with pytest.raises(ValueError, match="high watermark"):
+        positions_demo(produced=10, replicated=8, consumed=16, committed=4)
+    with pytest.raises(ValueError, match="committed <= consumed"):
+        positions_demo(produced=10, replicated=8, consumed=6, committed=7)
+    ex = course_explore(positions_view, {"produced": (1, 16, 1), "replicated": (0, 16, 1),
+                                         "consumed": (0, 16, 1), "committed": (0, 16, 1)},
+                        values={"produced": 10, "replicated": 8, "consumed": 6, "committed": 4})
+    assert ex.widget is not None
+    good = ex._ui["image"].value
+    with pytest.raises(ValueError):
+        ex.update(consumed=16)
+    assert ex.values["consumed"] == 6
+    ex._ui["controls"]["consumed"].value = 16      # what dragging the slider does
+    assert ex._ui["controls"]["consumed"].value == 6
+    assert "refused" in ex._ui["status"].value and ex._ui["image"].value == good
+
+
+def test_precompute_renders_every_dropdown_combination_once():
+    calls = []
+
+    def build(acks="all", min_isr=2):
+        calls.append((acks, min_isr))
+        if acks == "0" and min_isr == 3:
+            raise ValueError("refused")
+        return f"{acks}/{min_isr}"
+
+    ex = explore(build, {"acks": ["all", "1", "0"], "min_isr": [1, 2, 3]}, precompute=True)
+    assert ex.widget is not None
+    assert sorted(set(calls)) == sorted((a, m) for a in ("all", "1", "0") for m in (1, 2, 3))
+    n = len(calls)
+    ex._ui["controls"]["acks"].value = "1"
+    ex._ui["controls"]["min_isr"].value = 3
+    assert len(calls) == n and ex.values == {"acks": "1", "min_isr": 3}
+    with pytest.raises(ValueError, match="dropdowns only"):
+        explore(build, {"acks": ["all"], "min_isr": (1, 3)}).combinations()
+
+
+def test_with_fallback_gives_any_widget_readable_text():
+    from kafkasim.widgets import with_fallback
+
+    box = w.VBox([w.IntSlider(value=3, description="replication.factor")])
+    bundle = with_fallback(box, "replication.factor = 3")._repr_mimebundle_()
+    assert bundle["text/plain"] == "replication.factor = 3"
+    assert "replication.factor = 3" in bundle["text/html"]
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id

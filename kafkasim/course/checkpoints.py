@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kafkasim.check import attach
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text, text_table
 
 SEED = 10
@@ -103,6 +103,8 @@ def check_loaded_hw(answer=None, wait_ms: int = 6000) -> CheckResult:
     missing = _missing(answer)
     if missing is not None:
         return missing
+    if (m := _form(_want_int(answer))) is not None:
+        return m
     _leo, hw = _replay("crash", wait_ms)
     given = _int(answer)
     if given == hw:

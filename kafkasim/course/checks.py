@@ -6,11 +6,23 @@ The right answers come from the simulator wherever one exists, not from a table 
 
 from __future__ import annotations
 
+import html
+import sys
 from functools import lru_cache
 
 from kafkasim.course.common import COURSE_VERSION
 
 NO_ANSWER = "Not answered yet: replace None with your answer and run the cell again."
+REVEAL_AFTER = 2      # wrong tries at one check before its feedback states the right answer
+
+# wrong tries per check since its last PASS (one learner, one kernel)
+_wrong_tries: dict[str, int] = {}
+
+_STYLES = {   # (border, background, label colour): the label's words carry the meaning too
+    "pass": ("#228833", "#e8f5ea", "#17601f"),
+    "fail": ("#cc3311", "#fdecea", "#a32a0e"),
+    "todo": ("#777777", "#f2f2f2", "#444444"),
+}
 
 
 class CheckResult:
@@ -26,21 +38,157 @@ class CheckResult:
     def __repr__(self) -> str:
         return self.message
 
+    def _repr_html_(self) -> str:
+        kind = "pass" if self.ok else ("todo" if self.message == NO_ANSWER else "fail")
+        return feedback_html(kind, self.message)
+
     def _ipython_display_(self) -> None:
-        """Already printed by the check: show nothing more in a notebook."""
+        """Already shown by the check: show nothing more in a notebook."""
 
 
-def _result(ok: bool, message: str) -> CheckResult:
-    text = ("PASS: " if ok else "Not quite: ") + message
-    print(text)
-    return CheckResult(ok, text)
+def feedback_html(kind: str, message: str) -> str:
+    """A check's message as a coloured box whose first word (PASS / Not quite / Not answered
+    yet) says the same without colour."""
+    border, background, label = _STYLES[kind]
+    head, sep, rest = message.partition(": ")
+    if not sep:
+        head, rest = message, ""
+    mark = {"pass": "✔ ", "fail": "✘ ", "todo": "… "}[kind]
+    return (f"<div style='border-left:5px solid {border};background:{background};"
+            f"padding:6px 10px;margin:4px 0;white-space:pre-wrap;font-family:sans-serif'>"
+            f"<b style='color:{label}'>{mark}{html.escape(head)}</b>{sep and ': '}"
+            f"{html.escape(rest)}</div>")
+
+
+def _show(result: CheckResult) -> CheckResult:
+    """Print the message (tests, scripts), or in a notebook kernel display it styled, with the
+    same text as its plain-text form (what nbval compares)."""
+    ip = None
+    if "IPython" in sys.modules:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    if ip is None or getattr(ip, "kernel", None) is None:
+        print(result.message)
+        return result
+    from IPython.display import display
+
+    display({"text/plain": result.message, "text/html": result._repr_html_()}, raw=True)
+    return result
+
+
+def _check_name(depth: int = 2) -> str:
+    """The name of the check_… function calling us (the key of its wrong-try count)."""
+    f = sys._getframe(depth)
+    while f is not None and not f.f_code.co_name.startswith("check_"):
+        f = f.f_back
+    return f.f_code.co_name if f is not None else "?"
+
+
+def _result(ok: bool, message: str, *, answer: str | None = None) -> CheckResult:
+    """PASS or "Not quite": ``message`` is the explanation (PASS) or a hint that must not give
+    the answer away; ``answer`` (what the right answer is) is added only after
+    ``REVEAL_AFTER`` wrong tries at the same check."""
+    name = _check_name()
+    if ok:
+        _wrong_tries.pop(name, None)
+        return _show(CheckResult(True, "PASS: " + message))
+    text = "Not quite: " + message
+    if answer is not None:
+        tries = _wrong_tries[name] = _wrong_tries.get(name, 0) + 1
+        if tries >= REVEAL_AFTER:
+            text += f"\nThe answer: {answer}"
+        else:
+            text += (f"\n(Try again: after {REVEAL_AFTER} wrong tries this check shows the "
+                     "answer.)")
+    return _show(CheckResult(False, text))
 
 
 def _missing(*answers) -> CheckResult | None:
     if any(a is None or a is Ellipsis for a in answers):
-        print(NO_ANSWER)
-        return CheckResult(False, NO_ANSWER)
+        return _show(CheckResult(False, NO_ANSWER))
     return None
+
+
+# -- the form of an answer: checked before it is judged -------------------------------------------
+def _what(value) -> str:
+    if isinstance(value, str):
+        return f"the text {value!r} (in quotes)"
+    if isinstance(value, bool):
+        return f"the bool {value}"
+    if isinstance(value, (set, frozenset)):
+        return f"the set {value!r} (a set has no order)"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _form_error(name: str, value, expected: str, fix: str = "") -> str:
+    """What is wrong with the form of an answer (not whether it is right)."""
+    return f"{name} should be {expected}; you gave {_what(value)}." + (f" {fix}" if fix else "")
+
+
+def _form(*problems: str | None) -> CheckResult | None:
+    """Show the first form problem found (the ``_want_…`` helpers) as a FAIL, or None."""
+    for problem in problems:
+        if problem is not None:
+            return _show(CheckResult(False, "Not quite (form): " + problem))
+    return None
+
+
+def _want_bool(value, name: str = "answer") -> str | None:
+    """None if ``value`` is True or False; else what is wrong (``"False"`` in quotes is
+    text, and any non-empty text counts as true in Python)."""
+    if isinstance(value, bool):
+        return None
+    fix = ""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        word = "True" if value.strip().lower() in ("true", "yes") else "False"
+        fix = (f"Write {word} without quotes: any non-empty text, even 'False', counts as "
+               "true in Python.")
+    return _form_error(name, value, "True or False", fix)
+
+
+def _want_int(value, name: str = "answer") -> str | None:
+    """None if ``value`` is a whole number (an int, not a bool); else what is wrong with it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    fix = ""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        fix = f"Write {value.strip()} without quotes."
+    elif isinstance(value, float) and value.is_integer():
+        return None
+    elif isinstance(value, (list, tuple, set)) and len(value) == 1:
+        fix = "Write the number itself, not a collection of one."
+    return _form_error(name, value, "a whole number such as 3", fix)
+
+
+def _want_ints(value, name: str = "answer", *, ordered: bool = False) -> str | None:
+    """None if ``value`` is a collection of whole numbers (a list or tuple when ``ordered``;
+    a list, tuple or set otherwise); else what is wrong with its form."""
+    kinds = (list, tuple) if ordered else (list, tuple, set, frozenset, range)
+    expected = ("a list of whole numbers in order, such as [1, 2, 3]" if ordered else
+                "a list (or set) of whole numbers, such as [1, 2]")
+    if isinstance(value, kinds) and all(isinstance(x, int) and not isinstance(x, bool)
+                                        for x in value):
+        return None
+    fix = ""
+    if ordered and isinstance(value, (set, frozenset)):
+        fix = "Order matters here: use square brackets [ ], not braces { }."
+    elif isinstance(value, int) and not isinstance(value, bool):
+        fix = f"Put it in brackets: [{value}]."
+    elif isinstance(value, str):
+        fix = "Write the numbers without quotes, in brackets: [1, 2]."
+    elif isinstance(value, kinds):
+        fix = "Each element must be a number without quotes."
+    return _form_error(name, value, expected, fix)
+
+
+def _want_text(value, choices, name: str = "answer") -> str | None:
+    """None if ``value`` is one of ``choices`` (text, any case); else a message listing them (the
+    choices only, never which one is right)."""
+    if isinstance(value, str) and value.strip().lower() in {str(c).lower() for c in choices}:
+        return None
+    listed = ", ".join(repr(str(c)) for c in choices)
+    return _form_error(name, value, f"one of {listed}")
 
 
 def _as_int_list(xs) -> list[int] | None:
@@ -64,6 +212,8 @@ def check_leader(partition: int, answer) -> CheckResult:
     from kafkasim.course.basics import SEED
 
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_int(answer))) is not None:
         return m
     leaders = _p3r3_leaders(SEED)
     if partition not in leaders:
@@ -91,6 +241,8 @@ def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
     """Most ReplicaFetcherThreads any one broker runs (num.replica.fetchers = 1)."""
     if (m := _missing(answer)) is not None:
         return m
+    if (m := _form(_want_int(answer))) is not None:
+        return m
     right = _max_fetchers(brokers, partitions, replication_factor, 1)
     if answer == right:
         return _result(True, f"{right}: one fetcher thread per broker it follows, and there are "
@@ -100,8 +252,9 @@ def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
         return _result(False, f"a broker never needs more threads than there are other brokers "
                               f"({brokers - 1}) when num.replica.fetchers = 1: partitions with "
                               "the same leader share one thread.")
-    return _result(False, f"the simulator shows {right} on the busiest broker. Threads are per "
-                          "source broker, not per partition.")
+    return _result(False, "threads are per source broker, not per partition: count the brokers "
+                          "the busiest broker follows.",
+                   answer=f"{right} (the simulator's count on the busiest broker).")
 
 
 def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult:
@@ -109,6 +262,9 @@ def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult
     from kafkasim.cluster import Cluster
 
     if (m := _missing(leo, last_offset)) is not None:
+        return m
+    if (m := _form(_want_int(leo, "leo"),
+                   _want_int(last_offset, "last_offset"))) is not None:
         return m
     c = Cluster(brokers=3, seed=1, kafka_version=COURSE_VERSION)
     c.create_topic("t", 1, 3)
@@ -120,11 +276,13 @@ def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult
     if (leo, last_offset) == (right_leo, right_last):
         return _result(True, f"LEO {right_leo}, last offset {right_last}: the LEO is the offset "
                              "the NEXT record will get, one past the last record.")
+    reveal = f"LEO {right_leo}, last offset {right_last}."
     if leo == right_last:
-        return _result(False, "the LEO is not the last record's offset but the next free one "
-                              "(last offset + 1).")
-    return _result(False, f"offsets start at 0 and each record takes the next one: after "
-                          f"{existing + sent} records the last is {existing + sent - 1}.")
+        return _result(False, "the LEO is not the last record's offset but the next free one.",
+                       answer=reveal)
+    return _result(False, f"offsets start at 0 and each record takes the next one; count the "
+                          f"{existing} records already there and the {sent} sent.",
+                   answer=reveal)
 
 
 # -- 02 in-sync replicas --------------------------------------------------------------------------
@@ -141,6 +299,9 @@ def check_replica_sets(ar, isr, osr) -> CheckResult:
     """AR, ISR and OSR of the 4-replica example once the leader has dropped broker 4."""
     if (m := _missing(ar, isr, osr)) is not None:
         return m
+    if (m := _form(_want_ints(ar, "ar"), _want_ints(isr, "isr"),
+                   _want_ints(osr, "osr"))) is not None:
+        return m
     right = _osr_sets()
     got = {"AR": _as_int_list(ar), "ISR": _as_int_list(isr), "OSR": _as_int_list(osr)}
     wrong = [k for k in ("AR", "ISR", "OSR") if got[k] != sorted(right[k])]
@@ -150,13 +311,15 @@ def check_replica_sets(ar, isr, osr) -> CheckResult:
     hint = {"AR": "AR lists every assigned replica, in sync or not.",
             "ISR": "the ISR includes the leader itself.",
             "OSR": "OSR = AR minus ISR."}[k]
-    return _result(False, f"{k} should be {right[k]}. {hint}")
+    return _result(False, f"{k} is not right. {hint}", answer=f"{k} = {sorted(right[k])}")
 
 
 def check_message_rule(leader_leo: int, follower_leo: int, max_messages: int, in_sync
                        ) -> CheckResult:
     """Kafka 0.8: in the ISR by the message rule? (``in_sync`` True/False)."""
     if (m := _missing(in_sync)) is not None:
+        return m
+    if (m := _form(_want_bool(in_sync, "in_sync"))) is not None:
         return m
     lag = leader_leo - follower_leo
     right = lag <= max_messages
@@ -165,13 +328,17 @@ def check_message_rule(leader_leo: int, follower_leo: int, max_messages: int, in
                              f"{max_messages}: {'in' if right else 'out of'} the ISR (out only "
                              "when MORE than the limit behind).")
     return _result(False, f"the follower is {lag} behind; 0.8 removed it only when the lag was "
-                          f"greater than {max_messages}.")
+                          f"greater than {max_messages}.",
+                   answer=f"{right} ({'in' if right else 'out of'} the ISR).")
 
 
 def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
     """A follower stops fetching at t=0 right after catching up: between when and when does
     the leader remove it (isr-expiration runs every replica.lag.time.max.ms / 2)?"""
     if (m := _missing(earliest_ms, latest_ms)) is not None:
+        return m
+    if (m := _form(_want_int(earliest_ms, "earliest_ms"),
+                   _want_int(latest_ms, "latest_ms"))) is not None:
         return m
     lo, hi = lag_ms, lag_ms + lag_ms // 2
     tol = max(100, lag_ms // 100)
@@ -182,13 +349,16 @@ def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
         return _result(False, "the leader only notices at its next isr-expiration run, which "
                               "can come up to half the lag time later.")
     return _result(False, f"the follower becomes out of sync {lag_ms} ms after it last caught "
-                          f"up; the check that notices runs every {lag_ms // 2} ms.")
+                          f"up; the check that notices runs every {lag_ms // 2} ms.",
+                   answer=f"between {lo} and {hi} ms.")
 
 
 
 
 def check_causes(answer: dict) -> CheckResult:
     """Match the anonymous runs A-D (``mystery_runs``) to their causes."""
+    if not isinstance(answer, dict) and answer is not None and answer is not Ellipsis:
+        return _form(_form_error("answer", answer, "a dict such as {'A': 'GC pause', ...}"))
     if (m := _missing(answer, *(answer or {}).values())) is not None:
         return m
     from kafkasim.course.isr import CAUSE_ORDER
@@ -216,6 +386,8 @@ def check_hw(leos: dict, isr, answer) -> CheckResult:
 
     if (m := _missing(answer)) is not None:
         return m
+    if (m := _form(_want_int(answer))) is not None:
+        return m
     right = high_watermark(leos, isr)
     if answer == right:
         return _result(True, f"HW {right}: the smallest LEO in the ISR. Offsets 0..{right - 1} "
@@ -233,6 +405,8 @@ def check_hw(leos: dict, isr, answer) -> CheckResult:
 def check_readable(hw: int, answer) -> CheckResult:
     """Which offsets can a consumer read when the HW is ``hw`` (log starts at 0)?"""
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_ints(answer))) is not None:
         return m
     got = _as_int_list(answer)
     right = list(range(hw))
@@ -260,6 +434,8 @@ def check_hw_row(answer) -> CheckResult:
     """In the commit table, on which row (#) does the leader's HW become 7?"""
     if (m := _missing(answer)) is not None:
         return m
+    if (m := _form(_want_int(answer))) is not None:
+        return m
     row, _leader = _hw_row()
     if answer == row:
         return _result(True, f"row {row}: the second follower's fetch from offset 7 tells the "
@@ -267,7 +443,8 @@ def check_hw_row(answer) -> CheckResult:
     if isinstance(answer, int) and answer < row:
         return _result(False, "at that row at least one follower has not yet asked for offset 7, "
                               "so the leader cannot know it holds offset 6.")
-    return _result(False, "look for the first row where the leader's HW column changes.")
+    return _result(False, "look for the first row where the leader's HW column changes.",
+                   answer=f"row {row}.")
 
 
 # -- 04 consumer positions ------------------------------------------------------------------------
@@ -276,6 +453,9 @@ def check_positions(committed, position, hw, leo) -> CheckResult:
     from kafkasim.course.positions import quiz_positions
 
     if (m := _missing(committed, position, hw, leo)) is not None:
+        return m
+    if (m := _form(_want_int(committed, "committed"), _want_int(position, "position"),
+                   _want_int(hw, "hw"), _want_int(leo, "leo"))) is not None:
         return m
     right = quiz_positions()
     got = {"committed": committed, "position": position, "HW": hw, "LEO": leo}
@@ -289,7 +469,7 @@ def check_positions(committed, position, hw, leo) -> CheckResult:
              "position": "the position is the offset of the next record poll() will return.",
              "HW": "the HW is the smallest LEO in the ISR.",
              "LEO": "the LEO is the leader's next free offset (one past its last record)."}
-    return _result(False, f"{k} should be {right[k]}: {hints[k]}")
+    return _result(False, f"{k} is not right: {hints[k]}", answer=f"{k} = {right[k]}.")
 
 
 def check_group_lag(answer) -> CheckResult:
@@ -297,6 +477,8 @@ def check_group_lag(answer) -> CheckResult:
     from kafkasim.course.positions import quiz_positions
 
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_int(answer))) is not None:
         return m
     right = quiz_positions()
     lag = right["HW"] - right["committed"]
@@ -309,7 +491,8 @@ def check_group_lag(answer) -> CheckResult:
     if answer == right["HW"] - right["position"]:
         return _result(False, "that is the consumer's own records-lag (HW - position); the tool "
                               "uses the committed offset.")
-    return _result(False, "LAG = LOG-END-OFFSET (the HW) - CURRENT-OFFSET (the committed offset).")
+    return _result(False, "LAG = LOG-END-OFFSET (the HW) - CURRENT-OFFSET (the committed offset).",
+                   answer=f"{lag}.")
 
 
 # -- 05 acks and min.insync.replicas --------------------------------------------------------------
@@ -324,6 +507,9 @@ def check_write_outcome(acks, min_isr: int, isr_size: int, answer) -> CheckResul
     """RF 3: the result of one write (``"ok"`` or an error name such as NOT_ENOUGH_REPLICAS)."""
     if (m := _missing(answer)) is not None:
         return m
+    if not isinstance(answer, str):
+        return _form(_form_error("answer", answer, "text: 'ok' or an error name such as "
+                                 "'NOT_ENOUGH_REPLICAS'", "Put it in quotes."))
     right = _outcome(str(acks), min_isr, isr_size)
     got = str(answer).strip().upper()
     if got == right.upper():
@@ -333,8 +519,9 @@ def check_write_outcome(acks, min_isr: int, isr_size: int, answer) -> CheckResul
         return _result(True, f"{right}: {why}.")
     if str(acks) not in ("all", "-1"):
         return _result(False, "acks=0 and acks=1 never check min.insync.replicas.")
-    return _result(False, f"with ISR size {isr_size} and min.insync.replicas={min_isr} the "
-                          f"result is {right}.")
+    return _result(False, f"acks=all compares the ISR size ({isr_size}) with "
+                          f"min.insync.replicas ({min_isr}) before it appends.",
+                   answer=f"{right}.")
 
 
 def check_tolerated_failures(replication_factor: int, min_isr: int, answer) -> CheckResult:
@@ -343,12 +530,14 @@ def check_tolerated_failures(replication_factor: int, min_isr: int, answer) -> C
 
     if (m := _missing(answer)) is not None:
         return m
+    if (m := _form(_want_int(answer))) is not None:
+        return m
     right = max_broker_failures(replication_factor, min_isr)
     if answer == right:
         extra = " Any single failure stops acks=all writes." if right == 0 else ""
         return _result(True, f"RF {replication_factor} - min ISR {min_isr} = {right}.{extra}")
     return _result(False, "acks=all needs at least min.insync.replicas members in the ISR; the "
-                          "rest may be lost.")
+                          "rest may be lost.", answer=f"{right}.")
 
 
 def check_hw_freeze(version: str, answer) -> CheckResult:
@@ -356,6 +545,8 @@ def check_hw_freeze(version: str, answer) -> CheckResult:
     from kafkasim.course.acks import hw_freeze
 
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_bool(answer))) is not None:
         return m
     res = hw_freeze(version)
     right = "while-alone" in res["consumer reads"]
@@ -380,6 +571,9 @@ def check_alerts(kind: str, answer) -> CheckResult:
     the words "URP" / "shrink")."""
     if (m := _missing(answer)) is not None:
         return m
+    if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
+        return _form(_form_error("answer", answer, "a set of rule names, such as {'URP'} or "
+                                 "set() for none", "Put the names in braces { }."))
     fired = {name for name, ok in _alerts(kind).items() if ok}
     aliases = {"urp": "KafkaUnderReplicatedPartitions",
                "underreplicated": "KafkaUnderReplicatedPartitions",
@@ -404,6 +598,9 @@ def check_left_isr(replicas: str, isr: str, answer) -> CheckResult:
     """From a describe line's ``Replicas:`` and ``Isr:`` lists, which broker(s) left the ISR?"""
     if (m := _missing(answer)) is not None:
         return m
+    if not (isinstance(answer, int) and not isinstance(answer, bool)) and \
+            (m := _form(_want_ints(answer))) is not None:
+        return m
     reps = [int(x) for x in replicas.split(",")]
     ins = {int(x) for x in isr.split(",")}
     right = sorted(b for b in reps if b not in ins)
@@ -417,7 +614,9 @@ def check_single_shrink_fires(answer) -> CheckResult:
     """One ISR shrink and nothing else: does rate(IsrShrinksPerSec[5m]) > 0 for 5m fire?"""
     if (m := _missing(answer)) is not None:
         return m
-    if bool(answer) is False:
+    if (m := _form(_want_bool(answer))) is not None:
+        return m
+    if answer is False:
         return _result(True, "no: one increase keeps the 5-minute rate above 0 for a little "
                              "less than 5 minutes (until the sample before it leaves the window), "
                              "so 'for: 5m' is never met.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
 from kafkasim.course.common import Text, text_table
 
 __all__ = [
@@ -123,6 +123,9 @@ def check_detection_window(mode: str, session_timeout_ms: int, earliest_ms, late
     """Predict the earliest and latest delay (ms after the crash) before the controller acts."""
     if (m := _missing(earliest_ms, latest_ms)) is not None:
         return m
+    if (m := _form(_want_int(earliest_ms, "earliest_ms"),
+                   _want_int(latest_ms, "latest_ms"))) is not None:
+        return m
     lo, hi = detection_window(mode, session_timeout_ms, heartbeat_interval_ms)
     tol = 300
     if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
@@ -148,6 +151,8 @@ def quorum_tolerance(voters: int) -> int:
 def check_quorum_tolerance(voters: int, answer) -> CheckResult:
     """How many controllers of ``voters`` can fail with metadata changes still possible?"""
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_int(answer))) is not None:
         return m
     right = quorum_tolerance(voters)
     need = voters // 2 + 1
@@ -206,6 +211,9 @@ def check_quorum_loss(answer: dict) -> CheckResult:
     if not isinstance(answer, dict):
         return _result(False, "answer with the dict of the exercise, True or False per operation.")
     if (m := _missing(*[answer.get(k) for k in QUORUM_LOSS_OPERATIONS])) is not None:
+        return m
+    if (m := _form(*(_want_bool(answer[k], f"answer[{k!r}]")
+                     for k in QUORUM_LOSS_OPERATIONS))) is not None:
         return m
     right = quorum_loss_outcomes()
     wrong = [k for k in QUORUM_LOSS_OPERATIONS if bool(answer[k]) != right[k]]

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.checks import CheckResult, _form, _missing, _result, _show, _want_int
 from kafkasim.course.common import Text, text_table
 from kafkasim.protocol import rules
 from kafkasim.protocol.kraft.metadata_version import MetadataVersion
@@ -200,8 +200,7 @@ def check_elr_saves(faults: Callable[[Cluster], None] | None) -> CheckResult:
 
 def _unanswered() -> CheckResult:
     msg = "Not answered yet: replace ... with a broker id (or None for no leader) and run again."
-    print(msg)
-    return CheckResult(False, msg)
+    return _show(CheckResult(False, msg))
 
 
 # -- exercise 2: the ZooKeeper-era offline election ------------------------------------------------
@@ -209,6 +208,8 @@ def check_zk_election(assignment, isr, live, unclean, answer) -> CheckResult:
     """Exercise: who does the ZooKeeper controller elect (an int, or None for offline)?"""
     if answer is Ellipsis:
         return _unanswered()
+    if answer is not None and (m := _form(_want_int(answer, "answer (or None)"))) is not None:
+        return m
     leader, was_unclean = rules.offline_partition_leader_election(
         list(assignment), list(isr), list(live), unclean)
     if answer != leader:
@@ -224,6 +225,8 @@ def check_kraft_election(isr, elr, last_known_elr, acceptable, unclean, kafka_ve
     """Exercise: who does the KRaft controller elect for replicas [1, 2, 3]?"""
     if answer is Ellipsis:
         return _unanswered()
+    if answer is not None and (m := _form(_want_int(answer, "answer (or None)"))) is not None:
+        return m
     leader, was_unclean = kraft_election([1, 2, 3], isr, elr, last_known_elr, acceptable,
                                          unclean, kafka_version)
     if answer != leader:

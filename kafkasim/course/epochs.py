@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from kafkasim.check import attach
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool
 from kafkasim.course.common import Text, text_table
 from kafkasim.protocol import rules
 
@@ -125,9 +125,11 @@ def check_truncation(leader_answer, follower_entries, follower_leo: int, answer=
     right = rules.get_offset_truncation_state(ep, end, [tuple(e) for e in follower_entries],
                                               follower_leo, follower_leo)
     try:
-        given = (int(answer[0]), bool(answer[1]))
-    except (TypeError, ValueError, IndexError):
+        given = (int(answer[0]), answer[1])
+    except (TypeError, ValueError, IndexError, KeyError):
         return _result(False, f"answer with (offset, complete), got {answer!r}")
+    if (m := _form(_want_bool(given[1], "complete (the second item)"))) is not None:
+        return m
     if given == right:
         return _result(True, f"truncate to {right[0]}; "
                        + ("done." if right[1] else "then ask again for the next epoch down."))

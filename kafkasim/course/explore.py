@@ -58,8 +58,9 @@ class CourseExplorer(Explorer):
     """An ``Explorer`` whose ``build`` returns text and/or figures, with an optional title."""
 
     def __init__(self, fn: Callable, controls: dict, *, values: dict | None = None,
-                 title: str | None = None) -> None:
-        super().__init__(fn, controls, _draw, summary=_summary, values=values)
+                 title: str | None = None, precompute: bool = False) -> None:
+        super().__init__(fn, controls, _draw, summary=_summary, values=values,
+                         precompute=precompute)
         self.title = title
         self._titled = None
 
@@ -78,7 +79,9 @@ class CourseExplorer(Explorer):
 
 
 def explore(fn: Callable, controls: dict, *, values: dict | None = None,
-            title: str | None = None) -> CourseExplorer:
+            title: str | None = None, precompute: bool = False) -> CourseExplorer:
     """Controls for ``fn``'s keyword arguments, re-running ``fn`` on every change (see module
-    docstring). Returns the explorer; as a cell's last value it shows as the widget."""
-    return CourseExplorer(fn, controls, values=values, title=title)
+    docstring). Returns the explorer; as a cell's last value it shows as the widget.
+    ``precompute=True`` (dropdowns only) renders every combination when the widget is built:
+    a slower cell, then instant changes."""
+    return CourseExplorer(fn, controls, values=values, title=title, precompute=precompute)

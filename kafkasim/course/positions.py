@@ -127,13 +127,35 @@ QUIZ_TEXT = ("12 records are produced; the followers copy the first 9 but not th
              "consumer reads 5 records, commits, then reads 2 more.")
 
 
+def check_positions_order(produced: int, replicated: int, consumed: int, committed: int) -> None:
+    """Raise ValueError unless 0 <= committed <= consumed <= replicated <= produced, naming the
+    rule a state breaks: followers copy only what the leader has; a consumer reads only below
+    the high watermark (here: what every replica holds); it commits a position it reached."""
+    for name, v in (("produced", produced), ("replicated", replicated), ("consumed", consumed),
+                    ("committed", committed)):
+        if v < 0:
+            raise ValueError(f"{name}={v}: a count of records cannot be negative")
+    if replicated > produced:
+        raise ValueError(f"replicated={replicated} > produced={produced}: followers copy only "
+                         "records the leader has (replicated <= produced)")
+    if consumed > replicated:
+        raise ValueError(f"consumed={consumed} > replicated={replicated}: a consumer reads only "
+                         f"below the high watermark, which is {replicated} here (the records "
+                         "every ISR member holds), so consumed <= replicated"
+                         + (f" (and only {produced} were produced)" if consumed > produced
+                            else ""))
+    if committed > consumed:
+        raise ValueError(f"committed={committed} > consumed={consumed}: the consumer commits "
+                         "its position, the offset after the last record it read, so "
+                         "committed <= consumed")
+
+
 def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
                    committed: int = 4, seed: int = SEED) -> PositionsDemo:
-    """A PositionsDemo brought to the state the four numbers describe (clamped so that
-    committed <= consumed <= replicated <= produced)."""
-    replicated = max(0, min(replicated, produced))
-    consumed = max(0, min(consumed, replicated))
-    committed = max(0, min(committed, consumed))
+    """A PositionsDemo brought to the state the four numbers describe. Impossible numbers are
+    refused (ValueError saying which rule they break), never clamped:
+    committed <= consumed <= replicated <= produced."""
+    check_positions_order(produced, replicated, consumed, committed)
     d = PositionsDemo(seed)
     if replicated:
         d.produce(replicated)

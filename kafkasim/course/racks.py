@@ -15,7 +15,7 @@ as ``kafka-topics --describe --unavailable-partitions`` / ``--under-min-isr-part
 from __future__ import annotations
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int, _want_ints
 from kafkasim.course.common import Text, text_table
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
@@ -109,6 +109,8 @@ def check_rack_alternated(racks: dict[int, str], answer=None) -> CheckResult:
     """The rack-alternated broker list AdminUtils builds first (fact sheet §9a)."""
     if (m := _missing(answer)) is not None:
         return m
+    if (m := _form(_want_ints(answer, ordered=True))) is not None:
+        return m
     want = rack_alternated_broker_list(sorted(racks), racks)
     if list(answer) == want:
         return _result(True, f"the rack-alternated list is {want}.")
@@ -120,6 +122,8 @@ def check_zk_replicas(racks: dict[int, str], partition: int, rf: int,
                       answer=None) -> CheckResult:
     """The replicas AdminUtils gives ``partition`` (startIndex 0, shift 0), leader first."""
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_ints(answer, ordered=True))) is not None:
         return m
     want = zk_assignment(racks, partition + 1, rf)[partition]
     if list(answer) == want:
@@ -148,6 +152,8 @@ def check_rack_failure(racks: dict[int, str], failed_rack: str, rf: int, min_isr
                        partitions: int, answer=None, seed: int = 11) -> CheckResult:
     """How many partitions end up below min ISR when a whole rack fails (run and counted)."""
     if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_int(answer))) is not None:
         return m
     got = rack_failure_verdicts(racks, failed_rack, rf, min_isr, partitions, seed)
     want = got["below min ISR"] + got["offline"]

@@ -21,7 +21,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.checks import (
+    CheckResult,
+    _form,
+    _missing,
+    _result,
+    _show,
+    _want_bool,
+    _want_int,
+)
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.elections import show_source, verdict
 from kafkasim.metrics import PREFERRED_IMBALANCE
@@ -76,8 +84,7 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
 
 def _unanswered(what: str) -> CheckResult:
     msg = f"Not answered yet: replace ... with {what} and run again."
-    print(msg)
-    return CheckResult(False, msg)
+    return _show(CheckResult(False, msg))
 
 
 # -- exercise 1: the two controllers' decision ----------------------------------------------------
@@ -87,6 +94,9 @@ def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -
         return _unanswered('{"3.7": True/False, "4.3": True/False}')
     if not isinstance(answer, dict) or set(answer) != {"3.7", "4.3"}:
         return _result(False, 'answer with a dict {"3.7": True/False, "4.3": True/False}')
+    if (m := _form(*(_want_bool(answer[v], f"answer[{v!r}]")
+                     for v in ("3.7", "4.3")))) is not None:
+        return m
     d = rebalance_decision(not_led, preferred_for, percentage)
     want = {"3.7": d["ZooKeeper (3.7)"], "4.3": d["KRaft (4.3)"]}
     wrong = [v for v in want if bool(answer[v]) != want[v]]
@@ -120,6 +130,8 @@ def check_imbalance_count(answer) -> CheckResult:
     """Exercise: the PreferredReplicaImbalanceCount of ``double_crash_cluster()`` at its end."""
     if answer is Ellipsis:
         return _unanswered("a number")
+    if (m := _form(_want_int(answer))) is not None:
+        return m
     c = double_crash_cluster()
     n = imbalance_count(c)
     if answer != n:

@@ -109,16 +109,22 @@ def leader_changes(cluster, topic: str, partition: int = 0) -> list[LeaderChange
     return out
 
 
-def isr_timeline(cluster, topic: str, partition: int = 0):
+def isr_timeline(cluster, topic: str, partition: int = 0, *, ax=None):
     """Draw ISR membership over time per replica (bars), leadership and leader changes, and
-    when each broker was stopped or paused. Returns the Figure."""
+    when each broker was stopped or paused. Returns the Figure.
+
+    With ``ax``, draws into those axes (emptied first, ticks kept) and leaves the figure's
+    layout alone: the fast way for a widget to redraw (no constrained layout on every step)."""
     intervals = isr_intervals(cluster, topic, partition)
     changes = leader_changes(cluster, topic, partition)
     replicas = cluster.assignment(topic)[partition]
     end = cluster.now
     n = len(replicas)
-    fig = style.new_figure(13, 1.0 * n + 2.0)
-    ax = fig.add_subplot()
+    if ax is None:
+        ax = style.new_figure(13, 1.0 * n + 2.0).add_subplot()
+    else:
+        style.clear_contents(ax)
+    fig = ax.figure
     ypos = {r: n - 1 - i for i, r in enumerate(replicas)}
     for r in replicas:
         y = ypos[r]

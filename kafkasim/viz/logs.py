@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from kafkasim.viz import style
 
@@ -173,7 +174,7 @@ def _prepare_axes(n: int, ax):
         fig.subplots_adjust(left=2.6 / 13, right=0.97, top=1 - 0.55 / height,
                             bottom=1.25 / height)
     else:
-        _replace_contents(ax)
+        style.clear_contents(ax)
     return ax
 
 
@@ -224,8 +225,8 @@ def _style_axes(ax, view: ReplicaLogView, lo: int, hi: int, cell_pt: float) -> N
     ax.tick_params(axis="x", labelsize=style.SMALL)
     if cell_pt >= 0.65 * style.SMALL * len(str(hi)) + 8:     # a tick per offset if they fit
         ax.set_xticks(range(lo, hi + 1))
-    else:
-        ax.xaxis.get_major_locator().set_params(integer=True)
+    else:     # a fresh automatic locator (a reused Axes may hold the fixed one set above)
+        ax.xaxis.set_major_locator(MaxNLocator("auto", steps=[1, 2, 2.5, 5, 10], integer=True))
     ax.set_xlabel("offset", fontsize=style.FONT)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
@@ -261,14 +262,6 @@ def _tick_label(row: ReplicaRow) -> str:
                                            "paused" if row.paused and row.state == "running"
                                            else "", "" if row.hosted else "no log") if x))
     return "\n".join(lines)
-
-
-def _replace_contents(ax) -> None:
-    """Remove what the axes draw (cheaper than ``ax.clear()``, which rebuilds the axis ticks)."""
-    for artist in [*ax.collections, *ax.lines, *ax.patches, *ax.texts]:
-        artist.remove()
-    if ax.get_legend() is not None:
-        ax.get_legend().remove()
 
 
 def _marker(ax, x: int, y: float, lo: int, hi: int, label: str, color: str, ls: str, *,

@@ -78,20 +78,31 @@ def _node(node):
         return node
 
 
-def trace_rows(source) -> tuple[list[tuple], int]:
-    """(rows (time, kind, node, detail text), end time) of a Cluster or a trace frame."""
+def trace_rows(source, kinds=None) -> tuple[list[tuple], int]:
+    """(rows (time, kind, node, detail text), end time) of a Cluster or a trace frame; with
+    ``kinds``, only rows of those kinds (a KRaft trace holds many heartbeat rows: turning each
+    detail into text costs more than the drawing)."""
     if hasattr(source, "trace") and hasattr(source, "now"):
-        rows = [(t, k, _node(n), _text(d)) for t, k, n, _tp, _p, d in source.trace.rows]
+        rows = [(t, k, _node(n), _text(d)) for t, k, n, _tp, _p, d in source.trace.rows
+                if kinds is None or k in kinds]
         return rows, source.now
     frame = source
     rows = [(int(t), k, _node(n), _text(d)) for t, k, n, d in
-            zip(frame["time_ms"], frame["event"], frame["node"], frame["detail"], strict=True)]
-    return rows, (rows[-1][0] if rows else 0)
+            zip(frame["time_ms"], frame["event"], frame["node"], frame["detail"], strict=True)
+            if kinds is None or k in kinds]
+    times = frame["time_ms"]
+    return rows, (int(times[len(times) - 1]) if len(times) else 0)
+
+
+_QUORUM_KINDS = frozenset({"metadata_quorum", "controller_node_start", "controller_node_stop",
+                           "controller_active", "controller_renounce"})
+_FENCING_KINDS = frozenset({"broker_registered", "broker_fencing", "broker_fenced", *STOP_KINDS,
+                            "broker_start", "raft_transition"})
 
 
 def quorum_intervals(source, end_ms: int | None = None) -> list[QuorumInterval]:
     """Each controller node's active / standby / down spans, from the trace."""
-    rows, end = trace_rows(source)
+    rows, end = trace_rows(source, _QUORUM_KINDS)
     end = end if end_ms is None else end_ms
     voters: list[int] = []
     state: dict[int, tuple[int, str, int]] = {}     # node -> (since, state, epoch)
@@ -130,7 +141,7 @@ def quorum_intervals(source, end_ms: int | None = None) -> list[QuorumInterval]:
 
 def fencing_intervals(source, end_ms: int | None = None) -> list[FencingInterval]:
     """Each broker's fenced / unfenced spans (from registration on) and its down spans."""
-    rows, end = trace_rows(source)
+    rows, end = trace_rows(source, _FENCING_KINDS)
     end = end if end_ms is None else end_ms
     fence: dict[int, tuple[int, str]] = {}     # broker -> (since, fenced|unfenced)
     down: dict[int, int] = {}
@@ -172,19 +183,24 @@ def fencing_intervals(source, end_ms: int | None = None) -> list[FencingInterval
     return out
 
 
-def quorum_timeline(source, end_ms: int | None = None):
+def quorum_timeline(source, end_ms: int | None = None, *, ax=None):
     """Draw the controller quorum (who is the active controller, in which epoch; which
-    controllers are down) and broker fencing over time. Returns the Figure."""
+    controllers are down) and broker fencing over time. Returns the Figure.
+
+    With ``ax``, draws into those axes (emptied first, ticks kept) and leaves the figure's
+    layout alone (a widget's fast redraw)."""
     quorum = quorum_intervals(source, end_ms)
     fencing = fencing_intervals(source, end_ms)
-    _rows, end = trace_rows(source)
-    end = end if end_ms is None else end_ms
+    end = trace_rows(source, ())[1] if end_ms is None else end_ms
     controllers = sorted({iv.node for iv in quorum})
     brokers = sorted({iv.broker for iv in fencing})
     lanes = [("controller", c) for c in controllers] + [("broker", b) for b in brokers]
     n = max(1, len(lanes))
-    fig = style.new_figure(13, 0.7 * n + 2.2)
-    ax = fig.add_subplot()
+    if ax is None:
+        ax = style.new_figure(13, 0.7 * n + 2.2).add_subplot()
+    else:
+        style.clear_contents(ax)
+    fig = ax.figure
     ypos = {lane: n - 1 - i for i, lane in enumerate(lanes)}
     for iv in quorum:
         y = ypos[("controller", iv.node)]

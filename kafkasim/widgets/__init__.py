@@ -11,9 +11,14 @@ a cell (and that pytest and nbval call, since they never render widgets).
         .widget                                      the ipywidgets box (built on first use)
     Explorer(build, controls, draw) / explore(...)   config controls -> re-run -> redraw
         .update(**values) .figure() .summary() .widget
+    with_fallback(widget, text)                      any widget, with text where it cannot show
+
+Players and explorers display as the widget plus a still image and readable text
+(``_repr_mimebundle_``), which is what a notebook shows before it runs and on GitHub/nbviewer.
 """
 
+from kafkasim.widgets._render import with_fallback
 from kafkasim.widgets.explorer import Explorer, explore
 from kafkasim.widgets.player import Player
 
-__all__ = ["Explorer", "Player", "explore"]
+__all__ = ["Explorer", "Player", "explore", "with_fallback"]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as w
 
-from kafkasim.widgets._render import png, pre
+from kafkasim.widgets._render import TICK_CHOICES, pre
 
 _WIDE = {"description_width": "initial"}
-SPEEDS = (("1 ms", 1), ("10 ms", 10), ("50 ms", 50), ("100 ms", 100), ("250 ms", 250),
-          ("1 s", 1000), ("5 s", 5000))
+SPEEDS = tuple((f"{t // 1000} s" if t >= 1000 else f"{t} ms", t) for t in TICK_CHOICES)
 PLAY_INTERVAL_MS = 500      # wall time between two Play ticks (each tick runs ``tick_ms``)
+_ROW = {"flex_flow": "row wrap", "align_items": "center"}   # rows wrap to the screen width
 
 
 def _button(label: str, tooltip: str, callback, style: str = "") -> w.Button:
@@ -32,7 +34,8 @@ class PlayerUI:
         self.slider = w.IntSlider(value=player.now, min=player.start_ms,
                                   max=max(player.horizon, player.start_ms + 1),
                                   description="time (ms)", continuous_update=False,
-                                  style=_WIDE, layout=w.Layout(width="60%"))
+                                  style=_WIDE, layout=w.Layout(flex="1 1 320px",
+                                                               min_width="240px"))
         self.slider.observe(self._on_slider, names="value")
         self.play = w.Play(value=0, min=0, max=10**9, step=1, interval=PLAY_INTERVAL_MS,
                            show_repeat=False, description="play")
@@ -42,6 +45,11 @@ class PlayerUI:
                                 layout=w.Layout(width="220px"))
         self.speed.observe(self._on_speed, names="value")
         self.timeline = w.HTML(layout=w.Layout(width="100%"))
+        kinds = player.event_kinds()
+        self.kind = w.Dropdown(options=kinds, value=_first_kind(kinds), description="next",
+                               layout=w.Layout(width="200px"))
+        self.jump = _button("jump ▶", "seek to the next trace event of the chosen kind",
+                            self._guard(self._jump))
         moves = [
             _button("◀ back", "seek one tick back", self._guard(self._back)),
             _button("step ▶", "run the next event (one message or timer)",
@@ -100,12 +108,16 @@ class PlayerUI:
         self.quorum_image = None
         if getattr(player.cluster, "kraft", None) is not None:
             self.quorum_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.notice = w.HTML()
         self.box = w.VBox([
             self.title,
-            w.HBox([self.play, self.speed, self.slider]),
+            w.HBox([self.play, self.speed, self.slider, self.kind, self.jump],
+                   layout=w.Layout(**_ROW)),
             self.timeline,
-            w.HBox(moves + produce + [self.topic, self.partition, self.isr]),
-            w.HBox(faults, layout=w.Layout(flex_flow="row wrap")),
+            w.HBox(moves + produce + [self.topic, self.partition, self.isr],
+                   layout=w.Layout(**_ROW)),
+            w.HBox(faults, layout=w.Layout(**_ROW)),
+            self.notice,
             self.status,
             self.image,
             self.isr_image,
@@ -122,6 +134,12 @@ class PlayerUI:
                 self.p.status = str(exc)
                 self.status.value = f"<span style='color:#c00'>{exc}</span>"
         return call
+
+    def _jump(self) -> None:
+        if self.kind.value is not None:
+            self.p.next_event(self.kind.value)
+            if self.p.status:           # nothing later: say so (refresh cleared the status)
+                self.status.value = f"<span style='color:#555'>{self.p.status}</span>"
 
     def _back(self) -> None:
         self.p.seek(self.p.now - self.p.tick_ms)
@@ -162,10 +180,15 @@ class PlayerUI:
             self.slider.max = max(p.horizon, p.start_ms + 1, self.slider.min)
             self.slider.value = p.now
             self.slider.max = max(p.horizon, p.start_ms + 1)
+            kinds = p.event_kinds()
+            if list(self.kind.options) != kinds:
+                keep = self.kind.value if self.kind.value in kinds else _first_kind(kinds)
+                self.kind.options = kinds
+                self.kind.value = keep
             topics = p.cluster.topics()
             if list(self.topic.options) != topics:
                 self.topic.options = topics
-            if p.topic is not None:
+            if p.topic is not None and p.topic in topics:   # (not created yet at this time)
                 self.topic.value = p.topic
                 parts = self._partitions(p.topic)
                 if list(self.partition.options) != parts:
@@ -177,16 +200,28 @@ class PlayerUI:
                             f"{len(p.history.actions)} action(s) on this branch")
         self.timeline.value = p.timeline_html()
         self.image.value = p.png()
-        if p.show_isr and p.topic is not None:
-            self.isr_image.value = png(p.isr_figure())
+        isr = p.isr_png() if p.show_isr else None
+        if isr is not None:
+            self.isr_image.value = isr
             self.isr_image.layout.display = None
         else:
             self.isr_image.layout.display = "none"
         if self.quorum_image is not None:
-            self.quorum_image.value = png(p.quorum_figure())
+            self.quorum_image.value = p.quorum_png()
         self.readout.value = pre(p.readout_text())
+        self.notice.value = "" if not p.notice else (
+            "<div style='border-left:4px solid #CCBB44;background:#fbf6dc;padding:4px 8px'>"
+            f"<b>Script dropped</b>: {html.escape(p.notice)}</div>")
         self.status.value = ""
         p.status = ""
+
+
+def _first_kind(kinds):
+    """The kind the jump dropdown starts on: an ISR change if there is one."""
+    for k in ("isr", "become_leader", "broker_crash", "fault"):
+        if k in kinds:
+            return k
+    return kinds[0] if kinds else None
 
 
 def _speeds(current: int):

@@ -7,6 +7,7 @@ import io
 from matplotlib.figure import Figure
 
 DPI = 72
+TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
 
 
 def png(fig: Figure, dpi: int = DPI) -> bytes:
@@ -22,3 +23,42 @@ def pre(text: str) -> str:
 
     return ("<pre style='font-size:12px;line-height:1.3;margin:0'>"
             f"{html.escape(text)}</pre>")
+
+
+def img_tag(data: bytes, alt: str) -> str:
+    """PNG bytes as an inline <img> (a data: URI), for a static HTML rendition."""
+    import base64
+    import html
+
+    return (f"<img alt='{html.escape(alt, quote=True)}' style='max-width:100%' "
+            f"src='data:image/png;base64,{base64.b64encode(data).decode('ascii')}'/>")
+
+
+def widget_bundle(widget, text: str, static_html: str) -> dict:
+    """The widget's own mime bundle plus a readable ``text/plain`` and a static ``text/html``:
+    where the widget cannot be shown (a notebook not yet run or not trusted, GitHub,
+    nbviewer) the front-end falls back to these instead of ``VBox(children=(...``."""
+    data = dict(widget._repr_mimebundle_() or {})
+    data["text/plain"] = text
+    data["text/html"] = ("<div class='kafkasim-static'>" + static_html +
+                         "<div style='font-size:11px;color:#666'>A still image of the widget: "
+                         "run the cell for the interactive version.</div></div>")
+    return data
+
+
+class WithFallback:
+    """Shows ``widget`` in a notebook, with ``text`` (and ``static_html``, default: the text) as
+    what GitHub, nbviewer or a not-yet-run notebook shows instead (``widget_bundle``)."""
+
+    def __init__(self, widget, text: str, static_html: str | None = None) -> None:
+        self.widget = widget
+        self.text = text
+        self.static_html = static_html
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        return widget_bundle(self.widget, self.text, self.static_html or pre(self.text))
+
+
+def with_fallback(widget, text: str, static_html: str | None = None) -> WithFallback:
+    """``widget`` with a readable fallback: ``with_fallback(box, "what it shows now")``."""
+    return WithFallback(widget, text, static_html)

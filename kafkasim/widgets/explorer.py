@@ -19,6 +19,7 @@ is built once (an LRU cache), so moving a control back is instant.
 
 from __future__ import annotations
 
+import html
 import inspect
 import sys
 from collections import OrderedDict
@@ -26,7 +27,7 @@ from collections import OrderedDict
 from matplotlib.figure import Figure
 
 from kafkasim.viz import style
-from kafkasim.widgets._render import png, pre
+from kafkasim.widgets._render import img_tag, png, pre, widget_bundle
 
 
 def py_name(key: str) -> str:
@@ -122,9 +123,11 @@ class Explorer:
 
     def __init__(self, build, controls: dict, draw=None, *, summary=None,
                  values: dict | None = None, cache_size: int = 32,
-                 continuous_update: bool = False, figsize=(13, 4.5)) -> None:
+                 continuous_update: bool = False, figsize=(13, 4.5),
+                 precompute: bool = False) -> None:
         if not controls:
             raise ValueError("an explorer needs at least one control")
+        self.precompute = precompute
         self.build = build
         self.draw = draw
         self.summarize = summary
@@ -198,10 +201,17 @@ class Explorer:
     def update(self, **values):
         """Set some controls (Kafka keys or Python names) and re-run; returns the result.
 
-        This is what moving a control does: cached values come back without re-running."""
+        This is what moving a control does: cached values come back without re-running. When
+        ``build`` refuses the values (raises ValueError: an impossible combination), the
+        controls go back to the values before and the error propagates (the widget shows it)."""
+        before = self._values
         self._set(values)
         cached = self._key() in self._cache
-        result = self._entry()["result"]
+        try:
+            result = self._entry()["result"]
+        except ValueError:
+            self._values = before
+            raise
         self.hits += cached
         if self._ui is not None:
             self._refresh()
@@ -237,6 +247,38 @@ class Explorer:
             entry["png"] = png(self.figure())
         return entry["png"]
 
+    def combinations(self) -> list[dict]:
+        """Every combination of the controls' values (dropdowns only), in control order."""
+        import itertools
+
+        if any(ctl.options is None for ctl in self.controls):
+            raise ValueError("precompute needs dropdowns only: a slider has too many values")
+        names = [ctl.key for ctl in self.controls]
+        return [dict(zip(names, vals, strict=True)) for vals in
+                itertools.product(*[[v for _l, v in ctl.options] for ctl in self.controls])]
+
+    def render_all(self) -> int:
+        """Build and render every combination now (``precompute=True`` does this when the
+        widget is built), so that every later change is a cache hit; returns how many. Values
+        ``build`` refuses are skipped (the widget says so when they are chosen)."""
+        combos = self.combinations()
+        if len(combos) > self.cache_size:
+            raise ValueError(f"{len(combos)} combinations do not fit the cache "
+                             f"(cache_size={self.cache_size})")
+        current, done = self._values, 0
+        try:
+            for values in combos:
+                self._values = values
+                try:
+                    self.png()
+                    self.summary()
+                    done += 1
+                except ValueError:
+                    continue
+        finally:
+            self._values = current
+        return done
+
     # -- the widget -----------------------------------------------------------------------------
     @property
     def widget(self):
@@ -257,6 +299,8 @@ class Explorer:
             }
             self._ui["box"] = w.VBox([w.VBox(list(ctls.values())), self._ui["status"],
                                       self._ui["image"], self._ui["summary"]])
+            if self.precompute:
+                self.render_all()
             self._refresh()
         return self._ui["box"]
 
@@ -267,27 +311,39 @@ class Explorer:
             try:
                 self.update(**{key: change["new"]})
             except (ValueError, KeyError, RuntimeError) as exc:
-                self._ui["status"].value = f"<span style='color:#c00'>{exc}</span>"
+                self._sync_controls()      # the refused value snaps back
+                self._ui["status"].value = (
+                    f"<span style='color:#c00'>refused: {html.escape(str(exc))}</span>")
         return on_change
 
-    def _refresh(self) -> None:
-        ui = self._ui
+    def _sync_controls(self) -> None:
         self._syncing = True
         try:
-            for key, wid in ui["controls"].items():
+            for key, wid in self._ui["controls"].items():
                 if wid.value != self._values[key]:
                     wid.value = self._values[key]
         finally:
             self._syncing = False
+
+    def _refresh(self) -> None:
+        ui = self._ui
+        self._sync_controls()
         ui["status"].value = ""
         ui["image"].value = self.png()
         text = self.summary()
         ui["summary"].value = pre(text) if text else ""
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        """The widget, with a still image and the summary as fallbacks (``widget_bundle``)."""
+        title = getattr(self, "title", None)
+        vals = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        summary = self.summary()
+        text = "\n".join(x for x in (title, f"Explorer: {vals}", summary) if x)
+        static = ((f"<b>{html.escape(title)}</b><br>" if title else "")
+                  + f"<code>{html.escape(vals)}</code>"
+                  + img_tag(self.png(), title or "explorer figure")
+                  + (pre(summary) if summary else ""))
+        return widget_bundle(self.widget, text, static)
 
 
 def explore(build, controls: dict, draw=None, **kw) -> Explorer:

@@ -16,6 +16,7 @@ live cluster at the current time; it is a new object after every seek.
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 
 from kafkasim import viz
 from kafkasim.check import Violation, make_suite
@@ -23,8 +24,22 @@ from kafkasim.clients.consumer import Consumer
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.history import History
 from kafkasim.viz import style
-from kafkasim.widgets._render import png, pre
+from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
+from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario
+
+PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
+PASSIVE_STEPS = frozenset({"run", "await", "settle", "expect", "describe", "snapshot"})
+
+
+def auto_tick_ms(span_ms: int) -> int:
+    """The default simulated time per Play tick: the smallest choice of at least 100 ms that
+    plays ``span_ms`` (the recorded story) in at most ``PLAY_TICKS`` ticks, so an 18 s session
+    timeout is seconds of watching, not minutes."""
+    for t in TICK_CHOICES:
+        if t >= 100 and -(-span_ms // t) <= PLAY_TICKS:
+            return t
+    return TICK_CHOICES[-1]
 
 
 def _auto_every_ms(horizon: int) -> int:
@@ -33,7 +48,8 @@ def _auto_every_ms(horizon: int) -> int:
 
 
 def _history_for(source, every_ms: int | None, checks):
-    """(History, BranchChecker | None, about) for a Cluster, Scenario or ScenarioRun."""
+    """(History, BranchChecker | None, about, script) for a Cluster, Scenario or ScenarioRun;
+    ``script``: the scenario's scripted steps that act on the cluster, as (time_ms, step)."""
     from kafkasim.scenario import Scenario, ScenarioRun
 
     names = None if checks is True else checks
@@ -45,12 +61,13 @@ def _history_for(source, every_ms: int | None, checks):
             every_ms = _auto_every_ms(source.cluster.now)
         suite = make_suite(names, on_violation="collect") if checks else None
         history, run = record_scenario(scenario, seed, every_ms, checker=suite)
+        script = [(st.time_ms, st.action) for st in run.steps if st.action not in PASSIVE_STEPS]
         if run.cluster.trace_digest() == source.cluster.trace_digest():
             checker = None
             if checks:
                 checker = BranchChecker(history.cluster.snapshot(), 0, history.now, names,
                                         first=suite.first, checked_from=history.times[0])
-            return history, checker, f"scenario {scenario.name!r}, seed {seed}"
+            return history, checker, f"scenario {scenario.name!r}, seed {seed}", script
         about = (f"scenario {scenario.name!r}, seed {seed}, changed after it ended: the player "
                  "starts from the cluster's current state")
         source = source.cluster
@@ -60,7 +77,7 @@ def _history_for(source, every_ms: int | None, checks):
         raise TypeError(f"Player needs a Cluster, a Scenario or a ScenarioRun, got "
                         f"{type(source).__name__}")
     checker = BranchChecker(source.snapshot(), 0, source.now, names) if checks else None
-    return History(source, every_ms or 1000), checker, about
+    return History(source, every_ms or 1000), checker, about, []
 
 
 class Player:
@@ -71,29 +88,38 @@ class Player:
     scrubbed). ``topic``/``partition``: what the figure shows (default: the first topic).
     ``every_ms``: simulated time between snapshots (default 1000; for a long scenario, a
     hundredth of it): a seek replays at most that much.
-    ``tick_ms``: simulated time one Play tick runs. ``checks``: True (every registered invariant
+    ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
+    story, at least 100 ms). ``checks``: True (every registered invariant
     of ``kafkasim.check``), a list of check names, or False.
     """
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
-                 every_ms: int | None = None, *, tick_ms: int = 100, checks=True,
+                 every_ms: int | None = None, *, tick_ms: int | None = None, checks=True,
                  show_isr: bool = False, max_records: int = 40) -> None:
-        if tick_ms <= 0:
+        if tick_ms is not None and tick_ms <= 0:
             raise ValueError(f"tick_ms must be > 0, got {tick_ms}")
-        self.history, self.checker, self.about = _history_for(source, every_ms, checks)
+        self.history, self.checker, self.about, self.script = _history_for(source, every_ms,
+                                                                           checks)
         self.start_ms = self.history.times[0]
+        self.notice = ""          # what the last fork dropped of the scenario's script
+        self._kinds = None
         topics = self.cluster.topics()
         self.topic = topic if topic is not None else (topics[0] if topics else None)
         self.partition = partition
         if self.topic is not None:
             self.cluster.check_partition(self.topic, partition)
-        self.tick_ms = tick_ms
+        self.tick_ms = tick_ms if tick_ms is not None else \
+            auto_tick_ms(self.horizon - self.start_ms)
         self.show_isr = show_isr
         self.max_records = max_records
         self.status = ""
         self._fig = None
+        self._ax = None
         self._fig_key = None
-        self._png = None
+        self._pngs: OrderedDict = OrderedDict()
+        self._isr_panel = Panel(top_in=1.15)      # room for the title's pad
+        self._quorum_panel = Panel()
+        self._branch = 0          # bumped by every action: cached frames of other branches die
         self._ui = None
         self._syncing = False
         self._mid_ms = False      # step() left events of the current millisecond to run
@@ -134,6 +160,32 @@ class Player:
         self.history.seek(max(int(time_ms), self.start_ms))
         self._moved()
 
+    def event_kinds(self) -> list[str]:
+        """The kinds of trace rows on the current branch (recorded future included), sorted:
+        what ``next_event`` can jump to."""
+        rows = self.history.trace_rows
+        if self._kinds is None or self._kinds[0] is not rows or self._kinds[1] != len(rows):
+            self._kinds = (rows, len(rows), sorted({row[1] for row in rows}))
+        return list(self._kinds[2])
+
+    def next_event(self, kind: str) -> int | None:
+        """Jump to the next trace row of ``kind`` after now on this branch (its time, with every
+        event of that millisecond run); None, and no move, when there is none."""
+        kinds = self.event_kinds()
+        if kind not in kinds:
+            import difflib
+
+            close = difflib.get_close_matches(kind, kinds, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"no trace rows of kind {kind!r} on this branch{hint}")
+        now = self.now
+        for row in self.history.trace_rows:
+            if row[0] > now and row[1] == kind:
+                self.seek(row[0])
+                return row[0]
+        self.status = f"no {kind!r} event after t={now:,} ms on this branch"
+        return None
+
     def _moved(self) -> None:
         nxt = self.cluster.engine.peek_time()
         self._mid_ms = nxt is not None and nxt <= self.now
@@ -165,15 +217,29 @@ class Player:
         forks = h.horizon > h.now or any(a.time_ms > h.now for a in h.actions)
         if forks and self.checker is not None:
             self.checker.fork(h)
+        dropped = [(t, step) for t, step in self.script if t > h.now] if forks else []
         n = len(h.actions)
+        self._branch += 1
+        self._isr_panel.clear()
+        self._quorum_panel.clear()
         try:
-            return h.act(name, *args, **kwargs)
+            result = h.act(name, *args, **kwargs)
         except Exception:
             if len(h.actions) > n:   # History keeps a failed action; it must not be replayed
                 del h.actions[n:]
-            raise
-        finally:
             self._changed()
+            raise
+        if dropped:
+            # the recorded future held the scenario's later steps: they are not actions of the
+            # History (a scenario drives the cluster itself), so the new branch goes without them
+            self.script = [(t, step) for t, step in self.script if t <= h.now]
+            steps = ", ".join(f"{step} at t={t:,} ms" for t, step in dropped)
+            self.notice = (f"Acting at t={h.now:,} ms forked a new future: the scenario's "
+                           f"{len(dropped)} later scripted step(s) will not happen on this "
+                           f"branch ({steps}). A new Player of the scenario plays its whole "
+                           "script again.")
+        self._changed()
+        return result
 
     def _broker(self, broker: int):
         b = self.cluster.brokers.get(broker)
@@ -269,6 +335,7 @@ class Player:
         """Everything the readout shows, as data (``"text"`` is the printed form)."""
         c, h = self.cluster, self.history
         v = self.first_violation()
+        shown = self._topic_shown()       # (not created yet at this time?)
         out = {
             "time_ms": c.now,
             "horizon_ms": h.horizon,
@@ -276,8 +343,9 @@ class Player:
             "seed": c.seed,
             "topic": self.topic,
             "partition": self.partition,
-            "describe": c.describe(self.topic) if self.topic is not None else "",
-            "replicas": c.replica_table(self.topic, self.partition) if self.topic else [],
+            "describe": c.describe(self.topic) if shown else
+            ("" if self.topic is None else f"Topic {self.topic!r} does not exist at this time."),
+            "replicas": c.replica_table(self.topic, self.partition) if shown else [],
             "consumers": self.consumer_rows(),
             "first_violation": v,
             "checked": self.checker is not None,
@@ -285,6 +353,7 @@ class Player:
             "checked_to_ms": None if self.checker is None else self.checker.checked_to,
             "actions": [a.describe() for a in h.actions],
             "about": self.about,
+            "notice": self.notice,
         }
         out["text"] = _readout_text(out)
         return out
@@ -293,34 +362,53 @@ class Player:
         return self.readout()["text"]
 
     # -- drawing --------------------------------------------------------------------------------
-    def figure(self):
-        """The replica logs of the shown partition: one Figure, redrawn in place, and only when
-        what it shows (``viz.replica_log_rows``) changed since the last call."""
+    def _topic_shown(self) -> bool:
+        """The shown topic-partition exists at this time (created, with a partition state)."""
         c = self.cluster
-        if self.topic is None:
-            key = None
-        else:
-            key = (self.topic, self.partition,
-                   viz.replica_log_rows(c, self.topic, self.partition,
-                                        max_records=self.max_records))
+        if self.topic is None or self.topic not in c.topics():
+            return False
+        try:
+            c.partition_state(self.topic, self.partition)
+        except (KeyError, ClusterError):
+            return False
+        return True
+
+    def _view(self):
+        """What the replica-log figure shows (None: no topic to show at this time)."""
+        c = self.cluster
+        if not self._topic_shown():
+            return None
+        return (self.topic, self.partition,
+                viz.replica_log_rows(c, self.topic, self.partition,
+                                     max_records=self.max_records))
+
+    def figure(self):
+        """The replica logs of the shown partition: one Figure and Axes, redrawn in place, and
+        only when what it shows (``viz.replica_log_rows``) changed since the last call."""
+        c = self.cluster
+        key = self._view()
         if self._fig is not None and key is not None and key == self._fig_key:
             return self._fig
         n = len(key[2].rows) if key is not None else 1
         size = (13.0, 1.25 * n + 1.6)
         if self._fig is None:
             self._fig = style.new_figure(*size, layout=None)   # margins set below: faster
-        fig = self._fig
-        fig.clear()
+            self._ax = self._fig.add_subplot()
+        fig, ax = self._fig, self._ax
         if tuple(fig.get_size_inches()) != size:
             fig.set_size_inches(*size)
-        ax = fig.add_subplot()
+        if key is None or self._fig_key is None:
+            ax.clear()           # from or to the "no topic" text: start from fresh axes
         if key is None:
             ax.set_axis_off()
-            ax.text(0.5, 0.5, "no topic yet: create one, then select it", ha="center",
-                    va="center", fontsize=style.FONT, transform=ax.transAxes)
+            what = ("no topic yet: create one, then select it" if self.topic is None else
+                    f"topic {self.topic!r} does not exist at t={self.now:,} ms")
+            ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=style.FONT,
+                    transform=ax.transAxes)
         else:
+            ax.set_axis_on()
             viz.replica_logs(c, self.topic, self.partition, max_records=self.max_records, ax=ax)
-            _fit_margins(fig, ax)
+            fit_margins(fig, ax)
         self._fig_key = key
         return fig
 
@@ -329,12 +417,14 @@ class Player:
         if self.topic is None:
             return None
         fig = viz.isr_timeline(self.cluster, self.topic, self.partition)
-        ax = fig.axes[0]
+        self._isr_marks(fig.axes[0])
+        return fig
+
+    def _isr_marks(self, ax) -> None:
         ax.axvline(self.now, color="black", lw=2, gid="now")
         v = self.first_violation()
         if v is not None and v.time_ms <= self.now:
             ax.axvline(v.time_ms, color=style.OUT_OF_ISR, lw=2.5, ls="--", gid="violation")
-        return fig
 
     def quorum_figure(self):
         """KRaft mode only (None in ZooKeeper mode): the controller quorum and broker fencing
@@ -346,6 +436,45 @@ class Player:
         fig = quorum_timeline(self.cluster)
         fig.axes[0].axvline(self.now, color="black", lw=2, gid="now")
         return fig
+
+    # -- frames for the widget: reused figures, PNGs cached per (time, what is shown) ----------
+    def _state_key(self) -> tuple:
+        """Which state of which branch the player is at: (branch, time, events processed)."""
+        return (self._branch, self.now, self.cluster.engine.events_processed)
+
+    def isr_png(self) -> bytes | None:
+        """``isr_figure()`` as PNG, drawn into a reused figure with estimated margins and
+        cached per state (``kafkasim.widgets._frames``); None with no topic at this time."""
+        if not self._topic_shown():
+            return None
+        v = self.first_violation()
+        key = ("isr", self.topic, self.partition, *self._state_key(),
+               None if v is None else v.time_ms)
+        n = len(self.cluster.assignment(self.topic)[self.partition])
+
+        def draw(ax):
+            viz.isr_timeline(self.cluster, self.topic, self.partition, ax=ax)
+            self._isr_marks(ax)
+        return self._isr_panel.render(key, 1.0 * n + 2.0, draw)
+
+    def quorum_png(self) -> bytes | None:
+        """``quorum_figure()`` as PNG (KRaft mode only), reused figure, cached per state."""
+        kraft = getattr(self.cluster, "kraft", None)
+        if kraft is None:
+            return None
+        from kafkasim.viz.quorum import fencing_intervals, quorum_intervals, quorum_timeline
+
+        c = self.cluster
+
+        def height():
+            lanes = len({iv.node for iv in quorum_intervals(c)}) + \
+                len({iv.broker for iv in fencing_intervals(c)})
+            return 0.7 * max(1, lanes) + 2.2
+
+        def draw(ax):
+            quorum_timeline(c, ax=ax)
+            ax.axvline(self.now, color="black", lw=2, gid="now")
+        return self._quorum_panel.render(("quorum", *self._state_key()), height, draw)
 
     def timeline_html(self) -> str:
         """A strip under the slider: actions (blue), first violation (red), now (black)."""
@@ -382,40 +511,35 @@ class Player:
             self._changed()
         return self._ui.box
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        """The widget, with a still image and the readout as fallbacks (``widget_bundle``)."""
+        text = f"{self!r}\n{self.readout_text()}"
+        static = (f"<b>t = {self.now:,} ms</b> · recorded to {self.horizon:,} ms"
+                  + (img_tag(self.png(), "replica logs") if self.topic else "")
+                  + pre(self.readout_text()))
+        return widget_bundle(self.widget, text, static)
 
     def _changed(self) -> None:
         if self._ui is not None:
             self._ui.refresh()
 
     def png(self) -> bytes:
-        """The figure as PNG (rendered again only when the figure was redrawn)."""
+        """The figure as PNG, cached per view (what ``viz.replica_log_rows`` returns): going
+        back to something already shown costs no drawing."""
+        key = self._view()
+        if key is not None and key in self._pngs:
+            self._pngs.move_to_end(key)
+            return self._pngs[key]
         fig = self.figure()
-        if self._png is None or self._png[0] != self._fig_key:
-            self._png = (self._fig_key, png(fig))
-        return self._png[1]
+        data = png(fig)
+        if key is not None:
+            self._pngs[key] = data
+            while len(self._pngs) > FRAMES_KEPT:
+                self._pngs.popitem(last=False)
+        return data
 
     def readout_html(self) -> str:
         return pre(self.readout_text())
-
-
-def _fit_margins(fig, ax) -> None:
-    """Room for the replica labels (left), the legend (right), title and offset axis: a layout
-    estimated from the text, much cheaper than matplotlib's constrained layout."""
-    w, h = fig.get_size_inches()
-
-    def longest(texts, size):
-        n = max((len(line) for t in texts for line in t.get_text().splitlines()), default=0)
-        return 0.62 * size / 72 * n
-
-    left = 0.35 + longest(ax.get_yticklabels(), style.FONT)
-    legend = ax.get_legend()
-    right = 0.9 + longest(legend.get_texts(), style.SMALL) if legend is not None else 0.3
-    fig.subplots_adjust(left=min(left / w, 0.45), right=max(1 - right / w, 0.5),
-                        top=1 - 0.8 / h, bottom=0.8 / h)
 
 
 def _consumer_row(group, client, topic, p, committed, position, hw, leo) -> dict:
@@ -451,4 +575,6 @@ def _readout_text(r: dict) -> str:
         lines += ["  " + s for s in str(v).splitlines()]
     if r["actions"]:
         lines += ["", "Actions on this branch:"] + ["  " + a for a in r["actions"]]
+    if r.get("notice"):
+        lines += ["", "Note: " + r["notice"]]
     return "\n".join(lines)

@@ -243,11 +243,14 @@ class BranchChecker:
         shadow_events = None if self.shadow is None else self.shadow.cluster.engine.events_processed
         if shadow_events is not None and shadow_events <= events:
             return   # not checked past the fork point yet: carry on from where it is
+        checked_past_fork = self.shadow is not None
         self.shadow = None
         self.suite = None
-        if history.now < self.base_time:
-            # the fork is before the base copy (a recorded scenario, checked while it was
-            # recorded): restart the checks at the fork point, their memory rebuilt from the trace
+        if checked_past_fork or history.now < self.base_time:
+            # the branch is clean up to the fork point (checked past it, or checked while a
+            # scenario was recorded): restart the checks at the fork point, their memory rebuilt
+            # from the trace, rather than replaying the branch from its base with every check
+            # after every event (which made an action late in a long story cost seconds)
             self.base = history.cluster.snapshot()
             self.base_actions = sum(1 for a in history.actions if a.time_ms <= history.now)
             self.base_time = history.now
