@@ -326,14 +326,14 @@ def test_04_positions_numbers():
 
 
 def test_positions_lag_is_hw_minus_committed_in_the_simulator():
-    from kafkasim.course.positions import positions_demo
+    from kafkasim.course.positions import group_lag, positions, positions_demo
 
-    d = positions_demo(produced=9, replicated=5, consumed=4, committed=2)
-    row = d.group_text().splitlines()[-1].split()
-    p = d.positions()
+    c, consumer = positions_demo(produced=9, replicated=5, consumed=4, committed=2)
+    p = positions(c, consumer)
     assert (p["committed"], p["position"], p["HW"], p["LEO"]) == (2, 4, 5, 9)
-    assert row[3:6] == ["2", "5", "3"]      # CURRENT-OFFSET, LOG-END-OFFSET (= HW), LAG
-    assert d.consumer.lag(d.topic, 0) == 1  # records-lag = HW - position
+    # CURRENT-OFFSET, LOG-END-OFFSET (= HW), LAG
+    assert group_lag(c, "billing") == {"CURRENT-OFFSET": "2", "LOG-END-OFFSET": "5", "LAG": "3"}
+    assert consumer.lag("orders", 0) == 1  # records-lag = HW - position
 
 
 def test_05_acks_and_min_isr_numbers():

@@ -20,6 +20,9 @@ INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
 
 #: notebook number -> [(check function called in the exercise cell, [forms of its answer])]
 ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
+    "04": [("check_takeover", ["current_offset=8", "lag=4"]),
+           ("check_rereads", ["poll(max_records=3)"]),
+           ("check_output_reading", ["1242", "read_twice=42"])],
 }
 
 
