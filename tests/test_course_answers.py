@@ -23,6 +23,9 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "04": [("check_takeover", ["current_offset=8", "lag=4"]),
            ("check_rereads", ["poll(max_records=3)"]),
            ("check_output_reading", ["1242", "read_twice=42"])],
+    "05": [("check_after_append", ["REQUEST_TIMED_OUT"]),
+           ("check_acks_saves", ["check_acks_saves(my_faults)"]),
+           ("check_describe_reading", ["rejoin=1", "clean_candidates=[3]"])],
 }
 
 
