@@ -26,6 +26,9 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "05": [("check_after_append", ["REQUEST_TIMED_OUT"]),
            ("check_acks_saves", ["check_acks_saves(my_faults)"]),
            ("check_describe_reading", ["rejoin=1", "clean_candidates=[3]"])],
+    "06": [("check_slow_flapping", ["answer=set()"]),
+           ("check_both_fire", ["check_both_fire(my_faults)"]),
+           ("check_urp_reading", ["suspect=2", "highest_urp_broker=1"])],
 }
 
 
