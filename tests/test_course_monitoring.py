@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.course import monitoring as M
+from kafkasim.course import monitoring_checks as X
 
 
 def test_explorer_refuses_unknown_incidents_and_bad_for():
@@ -20,9 +21,9 @@ def test_shrinks_six_minutes_apart_fire_no_alert():
     """One increase keeps rate(...[5m]) > 0 for just under 5 minutes; with the next shrink six
     minutes later the expression turns false in between, so 'for: 5m' is never met."""
     assert M.slow_flapping_alerts() == frozenset()
-    assert M.check_slow_flapping(set())
-    assert not M.check_slow_flapping({"shrink"})
-    assert not M.check_slow_flapping("URP")
+    assert X.check_slow_flapping(set())
+    assert not X.check_slow_flapping({"shrink"})
+    assert not X.check_slow_flapping("URP")
 
 
 def test_both_fire_needs_a_replica_out_and_repeated_shrinks():
@@ -44,13 +45,13 @@ def test_both_fire_needs_a_replica_out_and_repeated_shrinks():
         c.cut(3, 2)
         c.run(8 * M.MINUTE)
 
-    assert M.check_both_fire(both)
-    assert not M.check_both_fire(outage_only)
-    assert not M.check_both_fire(42)
+    assert X.check_both_fire(both)
+    assert not X.check_both_fire(outage_only)
+    assert not X.check_both_fire(42)
 
 
 def test_urp_reading():
-    assert M.check_urp_reading(2, 1)
-    assert M.check_urp_reading("2", "1")
-    assert not M.check_urp_reading(3, 1)
-    assert not M.check_urp_reading(2, 2)    # the lagging broker does not report it
+    assert X.check_urp_reading(2, 1)
+    assert X.check_urp_reading("2", "1")
+    assert not X.check_urp_reading(3, 1)
+    assert not X.check_urp_reading(2, 2)    # the lagging broker does not report it

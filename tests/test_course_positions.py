@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.course import positions as P
+from kafkasim.course import positions_checks as X
 
 
 def test_explorer_refuses_impossible_positions():
@@ -24,10 +25,10 @@ def test_takeover_is_read_from_the_simulated_tool_output():
     # the new member starts at the committed offset (5), reads 3 and commits; the followers
     # caught up, so the tool's LOG-END-OFFSET is the HW = LEO 12
     assert out == {"CURRENT-OFFSET": 8, "LOG-END-OFFSET": 12, "LAG": 4}
-    assert P.check_takeover(8, 12, 4)
-    assert not P.check_takeover(10, 12, 2)     # started from the old position
-    assert not P.check_takeover(8, 9, 1)       # the HW before the followers caught up
-    assert not P.check_takeover(None, 12, 4)
+    assert X.check_takeover(8, 12, 4)
+    assert not X.check_takeover(10, 12, 2)     # started from the old position
+    assert not X.check_takeover(8, 9, 1)       # the HW before the followers caught up
+    assert not X.check_takeover(None, 12, 4)
 
 
 def test_rereads_are_what_lies_between_commit_and_position():
@@ -42,15 +43,15 @@ def test_rereads_are_what_lies_between_commit_and_position():
 
     first, second = P.rereads(three)
     assert first == list(range(7)) and second[:3] == [4, 5, 6]
-    assert P.check_rereads(three)
-    assert not P.check_rereads(commit_last)
-    assert not P.check_rereads("my_steps")
+    assert X.check_rereads(three)
+    assert not X.check_rereads(commit_last)
+    assert not X.check_rereads("my_steps")
 
 
 def test_check_output_reading():
-    assert P.check_output_reading(1242, 42)
-    assert not P.check_output_reading(1208, 8)     # records-lag counted from the commit
-    assert not P.check_output_reading(1242, 50)    # the tool's LAG is not what is re-read
+    assert X.check_output_reading(1242, 42)
+    assert not X.check_output_reading(1208, 8)     # records-lag counted from the commit
+    assert not X.check_output_reading(1242, 50)    # the tool's LAG is not what is re-read
 
 
 def test_positions_figure_marks_the_group_row():

@@ -16,9 +16,7 @@ from functools import lru_cache
 
 from kafkasim import metrics as M
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.elections import show_source  # noqa: F401  (re-exported for the notebook)
 from kafkasim.workload import RateWorkload
 
 SEED = 6
@@ -301,12 +299,6 @@ def incident_view(incident: str = "outage", for_minutes: int = 5) -> list:
     return [text, alerts_plot(c, for_ms)]
 
 
-def incident_text(incident: str = "outage", for_minutes: int = 5) -> Text:
-    validate_incident(incident, for_minutes)
-    c = single_incident(incident)
-    return text_table(_incident_rows(c, for_minutes * MINUTE))
-
-
 def alerts_plot(c: Cluster, for_ms: int | None = None):
     """Three panels over time: UnderReplicatedPartitions per broker, the IsrShrinksPerSec
     count, and each rule's state (pending / firing) per broker."""
@@ -402,26 +394,6 @@ def slow_flapping_alerts(seed: int = SEED) -> frozenset[str]:
     return frozenset(_fired(c))
 
 
-def check_slow_flapping(answer=None) -> CheckResult:
-    """Exercise 1: which rules fire when broker 3 drops out for 20 s every 6 minutes?"""
-    if (m := _missing(answer)) is not None:
-        return m
-    got = _rule_names(answer)
-    if got is None:
-        return _result(False, "answer with a set of rule names, e.g. {\"URP\"}, or set().")
-    fired = set(slow_flapping_alerts())
-    if got == fired:
-        return _result(True, f"{sorted(fired) or 'no alert'}: one shrink keeps the 5-minute rate "
-                             "above 0 for just under 5 minutes, and the next one comes 6 minutes "
-                             "later, so the expression turns false in between and 'for: 5m' "
-                             "starts again each time.")
-    if "KafkaISRShrinking" in got - fired:
-        return _result(False, "KafkaISRShrinking needs rate(...[5m]) > 0 at every evaluation for "
-                              "5 minutes. How long does one shrink keep the rate above 0, and how "
-                              "far apart are the shrinks?")
-    return _result(False, "compare how long each expression stays true with 'for: 5m'.")
-
-
 def exercise_cluster(seed: int = SEED):
     """The exercise's cluster: notebook 06's (3 brokers, Kafka 3.7, topic payments led by
     brokers 1, 2, 1, replica.lag.time.max.ms 10 s, scraped every 15 s) with acks=all traffic for
@@ -431,57 +403,8 @@ def exercise_cluster(seed: int = SEED):
     return c
 
 
-def check_both_fire(faults=None) -> CheckResult:
-    """Exercise 2: ``faults(c)`` (cuts and heals within 20 minutes) must make both of the notes'
-    alert rules fire, judged on the scraped series as Prometheus would."""
-    if (m := _missing(faults)) is not None:
-        return m
-    if not callable(faults):
-        return _result(False, "pass a function that takes the cluster, e.g. def my_faults(c): ...")
-    c = exercise_cluster()
-    faults(c)
-    if c.now > 20 * MINUTE:
-        return _result(False, f"your faults ran to {minsec(c.now)}; keep them within 20:00.")
-    c.heal()
-    c.run_to(25 * MINUTE)
-    fired = _fired(c)
-    print(alert_report(c, timeline=False))
-    if fired == {r.name for r in RULES}:
-        return _result(True, "both fire: a replica that stays out (URP > 0 for 5 minutes) and "
-                             "shrinks that keep coming (a shrink in every 5-minute window).")
-    missing = sorted({r.name for r in RULES} - fired)
-    why = {"KafkaUnderReplicatedPartitions": "some leader must report URP > 0 at every scrape "
-                                             "for 5 minutes: one replica has to stay out.",
-           "KafkaISRShrinking": "the same leader must see a new shrink before each previous one "
-                                "leaves the 5-minute window, for 5 minutes."}
-    return _result(False, f"{missing[0]} did not fire: {why[missing[0]]}")
-
-
 #: exercise 3: a --under-replicated-partitions output to read
 URP_OUTPUT = (
     "\tTopic: payments\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,3\n"
     "\tTopic: payments\tPartition: 1\tLeader: 3\tReplicas: 3,2,1\tIsr: 3,1\n"
     "\tTopic: orders\tPartition: 4\tLeader: 1\tReplicas: 4,1,2\tIsr: 1,4")
-
-
-def check_urp_reading(suspect=None, highest_urp_broker=None) -> CheckResult:
-    """Exercise 3: from URP_OUTPUT, the broker to look at, and the broker whose
-    UnderReplicatedPartitions gauge is highest."""
-    if (m := _missing(suspect, highest_urp_broker)) is not None:
-        return m
-    lines = [dict(f.split(": ") for f in ln.strip().split("\t")) for ln in URP_OUTPUT.splitlines()]
-    missing = [sorted(set(ln["Replicas"].split(",")) - set(ln["Isr"].split(","))) for ln in lines]
-    common = set.intersection(*(set(m) for m in missing))
-    by_leader: dict[str, int] = {}
-    for ln in lines:
-        by_leader[ln["Leader"]] = by_leader.get(ln["Leader"], 0) + 1
-    top = max(by_leader, key=lambda b: by_leader[b])
-    if {str(suspect)} != common:
-        return _result(False, "for each line, Replicas minus Isr names who left; which broker is "
-                              "missing from every line?")
-    if str(highest_urp_broker) != top:
-        return _result(False, "UnderReplicatedPartitions is reported by each partition's leader, "
-                              "not by the broker that fell behind.")
-    return _result(True, f"broker {suspect} is missing from every ISR; broker {top} leads "
-                         f"{by_leader[top]} of the under-replicated partitions, so its gauge reads "
-                         f"{by_leader[top]} (broker {suspect}'s reads 0 for these).")
