@@ -345,34 +345,36 @@ def test_04_positions_numbers():
 
 
 def test_positions_lag_is_hw_minus_committed_in_the_simulator():
-    from kafkasim.course.positions import positions_demo
+    from kafkasim.course.positions import group_lag, positions, positions_demo
 
-    d = positions_demo(produced=9, replicated=5, consumed=4, committed=2)
-    row = d.group_text().splitlines()[-1].split()
-    p = d.positions()
+    c, consumer = positions_demo(produced=9, replicated=5, consumed=4, committed=2)
+    p = positions(c, consumer)
     assert (p["committed"], p["position"], p["HW"], p["LEO"]) == (2, 4, 5, 9)
-    assert row[3:6] == ["2", "5", "3"]      # CURRENT-OFFSET, LOG-END-OFFSET (= HW), LAG
-    assert d.consumer.lag(d.topic, 0) == 1  # records-lag = HW - position
+    # CURRENT-OFFSET, LOG-END-OFFSET (= HW), LAG
+    assert group_lag(c, "billing") == {"CURRENT-OFFSET": "2", "LOG-END-OFFSET": "5", "LAG": "3"}
+    assert consumer.lag("orders", 0) == 1  # records-lag = HW - position
 
 
 def test_05_acks_and_min_isr_numbers():
     out = outputs(load("05"))
-    # RF 3, min ISR 2: ISR 3 ok, ISR 2 ok, ISR 1 fails
-    assert re.search(r"RF 3, min.insync.replicas=2, Kafka 3.7\n.*\n.*\n"
+    # RF 3, min ISR 2: ISR 3 ok, ISR 2 ok, ISR 1 fails (and the HW stays while acks=1 appends)
+    assert re.search(r"RF 3, min.insync.replicas=2, Kafka 4.3\n.*\n.*\n"
                      r"\[1, 2, 3\]\s+ok\s+ok.*\n\[1, 2\]\s+ok\s+ok.*\n"
                      r"\[1\]\s+NOT_ENOUGH_REPLICAS\s+ok\s+7\s+5", out)
     # min ISR 3 with RF 3: the first follower out stops acks=all writes
-    assert re.search(r"min.insync.replicas=3, Kafka 3.7\n.*\n.*\n.*\n"
+    assert re.search(r"min.insync.replicas=3, Kafka 4.3\n.*\n.*\n.*\n"
                      r"\[1, 2\]\s+NOT_ENOUGH_REPLICAS", out)
     # topic-level override shows in describe
     assert "--add-config min.insync.replicas=2" in out
     assert "ReplicationFactor: 3\tConfigs: min.insync.replicas=2" in out
-    # acks: acks=1 loses the record with the leader, acks=all keeps it
-    assert re.search(r"^1\s+\d+\s+\[1\]\s+2\s+no$", out, re.M)
-    assert re.search(r"^all\s+\d+\s+\[1, 2, 3\]\s+2\s+yes$", out, re.M)
+    # acks: acks=1 loses the record with the leader (allowed), acks=all keeps it
+    assert re.search(r"^1\s+\d+\s+2\s+\[1\]\s+.*allowed\s+NoAckedLoss", out, re.M)
+    assert re.search(r"^all\s+\d+\s+2\s+\[1, 2, 3\]\s+.*no violation", out, re.M)
     # the HW freeze under min ISR since 3.7
-    assert re.search(r"^3\.6\s+\[1\]\s+ok\s+3\s+3\s", out, re.M)
-    assert re.search(r"^3\.7\s+\[1\]\s+ok\s+3\s+1\s+\[before\]", out, re.M)
+    assert "Kafka 3.6: ISR [1], leader (LEO, HW) = (3, 3)" in out
+    assert "Kafka 4.3: ISR [1], leader (LEO, HW) = (3, 1), a consumer reads ['before']" in out
+    # the swapped rule: the checkers flag the loss as a violation
+    assert re.search(r"=== ignore_min_isr - acked 5\n.*\n(.*\n)*VIOLATION NoAckedLoss x5", out)
 
 
 def test_06_monitoring_numbers():

@@ -22,6 +22,15 @@ INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
 #: Exercises whose answer is a fault sequence (graded by the checkers' verdict) have no single
 #: answer to give away and are not listed.
 ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
+    "04": [("check_takeover", ["current_offset=8", "lag=4"]),
+           ("check_rereads", ["poll(max_records=3)"]),
+           ("check_output_reading", ["1242", "read_twice=42"])],
+    "05": [("check_after_append", ["REQUEST_TIMED_OUT"]),
+           ("check_acks_saves", ["check_acks_saves(my_faults)"]),
+           ("check_describe_reading", ["rejoin=1", "clean_candidates=[3]"])],
+    "06": [("check_slow_flapping", ["answer=set()"]),
+           ("check_both_fire", ["check_both_fire(my_faults)"]),
+           ("check_urp_reading", ["suspect=2", "highest_urp_broker=1"])],
     "07": [("check_detection_window", ["earliest_ms=4000", "latest_ms=6000", "4000 ms to 6000 ms",
                                        "4-6 s", "4–6 s", "earliest_ms=9000", "9-12 s", "9–12 s"]),
            ("check_quorum_tolerance", ["5 controllers tolerate 2", "tolerates 2 failure(s)",

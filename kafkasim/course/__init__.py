@@ -87,6 +87,11 @@ def setup() -> None:
 
 setup()
 
+from kafkasim.course.acks_checks import (  # noqa: E402  (notebook 05)
+    check_acks_saves,
+    check_after_append,
+    check_describe_reading,
+)
 from kafkasim.course.checkpoints import (  # noqa: E402  (notebook 10)
     check_allowed_loss,
     check_loaded_hw,
@@ -112,6 +117,16 @@ from kafkasim.course.follower_fetch import (  # noqa: E402  (notebook 13)
     check_consistent_read,
     check_read_replica,
     check_unserved,
+)
+from kafkasim.course.monitoring_checks import (  # noqa: E402  (notebook 06)
+    check_both_fire,
+    check_slow_flapping,
+    check_urp_reading,
+)
+from kafkasim.course.positions_checks import (  # noqa: E402  (notebook 04)
+    check_output_reading,
+    check_rereads,
+    check_takeover,
 )
 from kafkasim.course.racks import (  # noqa: E402  (notebook 11)
     check_rack_alternated,
@@ -141,3 +156,7 @@ __all__ = [
     "replica_sets",
     "replica_state", "settle", "setup", "show", "text_table",
 ]
+# notebooks 04-06 (issue 14)
+__all__ += ["check_acks_saves", "check_after_append", "check_both_fire", "check_describe_reading",
+            "check_output_reading", "check_rereads", "check_slow_flapping", "check_takeover",
+            "check_urp_reading"]

@@ -1,8 +1,12 @@
-"""Notebook 06 (monitoring): Kafka's replication metrics over simulated time, ``kafka-topics
---describe --under-replicated-partitions``, and the notes' two Prometheus alert rules evaluated on
-the simulated series.
+"""Notebook 06 (monitoring): formatting and grading for Kafka's replication metrics over
+simulated time, ``kafka-topics --describe --under-replicated-partitions``, and the notes' two
+Prometheus alert rules evaluated on the simulated series. The notebook builds its cluster and
+its incidents in its own cells; this module reads the metric rows (series, PromQL ``rate``, alert
+states, tables, a drawing) and grades the exercises.
 
-Concepts C20 and C21.
+Concepts C20 and C21. Kafka: ``ReplicaManager`` (UnderReplicatedPartitions, IsrShrinksPerSec,
+IsrExpandsPerSec), ``Partition`` (InSyncReplicasCount), ``TopicCommand``
+(``--under-replicated-partitions``).
 """
 
 from __future__ import annotations
@@ -12,10 +16,14 @@ from functools import lru_cache
 
 from kafkasim import metrics as M
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import COURSE_VERSION, Text, text_table
+from kafkasim.course.common import Text, text_table
 from kafkasim.workload import RateWorkload
 
 SEED = 6
+#: The release notebook 06 runs: ZooKeeper-era 3.7, because 40 simulated minutes of a KRaft
+#: cluster (controller quorum, heartbeats every 2 s) take about 8x longer to simulate, and the
+#: replication metrics, tools and alert rules are the same in 4.x.
+KAFKA_VERSION = "3.7"
 TOPIC = "payments"
 MINUTE = 60000
 SCRAPE_MS = 15000          # how often "Prometheus" scrapes the brokers' JMX metrics
@@ -64,7 +72,7 @@ def monitored_cluster(seed: int = SEED, scrape_ms: int = SCRAPE_MS) -> Cluster:
     """Three brokers, topic ``payments`` (3 partitions, RF 3, led by brokers 1, 2, 1), with
     replica.lag.time.max.ms = 10000 and metrics sampled every ``scrape_ms``."""
     c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000},
-                kafka_version=COURSE_VERSION,
+                kafka_version=KAFKA_VERSION,
                 metrics_interval_ms=scrape_ms)
     c.create_topic(TOPIC, 3, 3, assignment=[[1, 2, 3], [2, 1, 3], [1, 3, 2]])
     return c
@@ -80,17 +88,6 @@ def schedule_incident(c: Cluster, kind: str, start_ms: int) -> int:
         c.at(start_ms + e, _Heal())
         end = start_ms + e
     return end
-
-
-def incident_timeline(seed: int = SEED, *, stop_at_ms: int | None = None) -> Cluster:
-    """40 simulated minutes of 10 msg/s acks=all traffic with the three incidents of TIMELINE.
-    With ``stop_at_ms`` the run stops there (continue with ``c.run_to(TOTAL_MS)``)."""
-    c = monitored_cluster(seed)
-    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=TOTAL_MS)
-    for kind, start in TIMELINE:
-        schedule_incident(c, kind, start)
-    c.run_to(TOTAL_MS if stop_at_ms is None else stop_at_ms)
-    return c
 
 
 TOTAL_MS = 40 * MINUTE
@@ -192,14 +189,18 @@ def firing_intervals(states: list[tuple[int, str]]) -> list[tuple[int, int]]:
     return out
 
 
-def alert_report(c: Cluster, for_ms: int | None = None) -> Text:
-    """Every firing period of both rules, per broker series (``for_ms`` overrides 'for: 5m')."""
+def alert_report(c: Cluster, for_ms: int | None = None, *, timeline: bool = True) -> Text:
+    """Every firing period of both rules, per broker series (``for_ms`` overrides 'for: 5m';
+    ``timeline``: name the TIMELINE incident each falls in)."""
     rows = []
     for rule in RULES:
         for b, pts in sorted(condition_series(c, rule).items()):
             for s, e in firing_intervals(alert_states(pts, for_ms or rule.for_ms)):
-                rows.append({"alert": rule.name, "broker": b, "firing from": minsec(s),
-                             "until": minsec(e), "during": incident_at(s)})
+                row = {"alert": rule.name, "broker": b, "firing from": minsec(s),
+                       "until": minsec(e)}
+                if timeline:
+                    row["during"] = incident_at(s)
+                rows.append(row)
     return text_table(rows) if rows else Text("(no alert fired)")
 
 
@@ -275,20 +276,27 @@ def _incident_rows(c: Cluster, for_ms: int | None = None) -> list[dict]:
     return rows
 
 
+def validate_incident(incident: str, for_minutes) -> None:
+    """Refuse what the explorer cannot show: an unknown incident, or a ``for`` that is not a
+    positive number of minutes (Prometheus's ``for`` is a duration >= 0; 0 would fire on the
+    first true evaluation, which is the rule without ``for``)."""
+    if incident not in INCIDENTS:
+        raise ValueError(f"unknown incident {incident!r}; choose from {', '.join(INCIDENTS)}")
+    if isinstance(for_minutes, bool) or not isinstance(for_minutes, int) or for_minutes < 1:
+        raise ValueError(f"for_minutes={for_minutes!r}: give the alert rules' 'for' as a whole "
+                         "number of minutes >= 1")
+
+
 def incident_view(incident: str = "outage", for_minutes: int = 5) -> list:
     """The explorer's view: one incident, both rules with ``for: <for_minutes>m``, the metrics
     and the alert states over time."""
+    validate_incident(incident, for_minutes)
     c = single_incident(incident)
     for_ms = for_minutes * MINUTE
     text = Text(f"{INCIDENT_TEXT[incident]} (from 01:00); rules evaluated every "
                 f"{SCRAPE_MS // 1000} s with 'for: {for_minutes}m'\n"
                 f"{text_table(_incident_rows(c, for_ms))}")
     return [text, alerts_plot(c, for_ms)]
-
-
-def incident_text(incident: str = "outage", for_minutes: int = 5) -> Text:
-    c = single_incident(incident)
-    return text_table(_incident_rows(c, for_minutes * MINUTE))
 
 
 def alerts_plot(c: Cluster, for_ms: int | None = None):
@@ -355,3 +363,56 @@ MBEANS = (
 
 def mbean_table() -> Text:
     return text_table([{"MBean": m, "type": k, "meaning": d} for m, k, d in MBEANS])
+
+
+# -- exercises ------------------------------------------------------------------------------
+def _fired(c: Cluster) -> set[str]:
+    return {rule.name for rule in RULES
+            if any(firing_intervals(alert_states(pts, rule.for_ms))
+                   for pts in condition_series(c, rule).values())}
+
+
+_ALIASES = {"urp": "KafkaUnderReplicatedPartitions", "underreplicated":
+            "KafkaUnderReplicatedPartitions", "underreplicatedpartitions":
+            "KafkaUnderReplicatedPartitions", "shrink": "KafkaISRShrinking", "shrinking":
+            "KafkaISRShrinking", "isrshrinking": "KafkaISRShrinking"}
+
+
+def _rule_names(answer) -> set[str] | None:
+    if isinstance(answer, str) or not hasattr(answer, "__iter__"):
+        return None
+    return {_ALIASES.get(str(a).strip().lower().replace("_", "").replace("kafka", ""), str(a))
+            for a in answer}
+
+
+#: exercise 1: broker 3 cut off for 20 s every 6 minutes, four times
+SLOW_FLAPPING = [(k, k + 20000) for k in range(0, 24 * MINUTE, 6 * MINUTE)]
+
+
+@lru_cache(maxsize=1)
+def slow_flapping_alerts(seed: int = SEED) -> frozenset[str]:
+    """The rules that fire when broker 3 is cut off for 20 s every 6 minutes (4 times)."""
+    c = monitored_cluster(seed)
+    end = MINUTE + SLOW_FLAPPING[-1][1] + FIVE_MIN + MINUTE
+    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=end)
+    for s, e in SLOW_FLAPPING:
+        c.at(MINUTE + s, _Isolate(3, (1, 2)))
+        c.at(MINUTE + e, _Heal())
+    c.run_to(end)
+    return frozenset(_fired(c))
+
+
+def exercise_cluster(seed: int = SEED):
+    """The exercise's cluster: notebook 06's (3 brokers, Kafka 3.7, topic payments led by
+    brokers 1, 2, 1, replica.lag.time.max.ms 10 s, scraped every 15 s) with acks=all traffic for
+    25 minutes. Returns the cluster."""
+    c = monitored_cluster(seed)
+    RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=25 * MINUTE)
+    return c
+
+
+#: exercise 3: a --under-replicated-partitions output to read
+URP_OUTPUT = (
+    "\tTopic: payments\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,3\n"
+    "\tTopic: payments\tPartition: 1\tLeader: 3\tReplicas: 3,2,1\tIsr: 3,1\n"
+    "\tTopic: orders\tPartition: 4\tLeader: 1\tReplicas: 4,1,2\tIsr: 1,4")

@@ -1,7 +1,12 @@
-"""Notebook 04 (consumer positions): last committed offset, current position, high watermark,
-log end offset, and lag as ``kafka-consumer-groups`` reports it.
+"""Notebook 04 (consumer positions): formatting and grading for the last committed offset, the
+current position, the high watermark, the log end offset, and lag as ``kafka-consumer-groups``
+reports it. The notebook builds its clusters and consumers in its own cells; this module reads
+them (tables, a drawing) and grades the exercises.
 
-Concept C12.
+Concept C12. Kafka: ``KafkaConsumer.position`` / ``committed``, ``ConsumerGroupCommand``
+(``LOG-END-OFFSET`` is ``Admin.listOffsets(latest)``, which brokers answer with the HW for
+``read_uncommitted`` clients: ``Partition.fetchOffsetForTimestamp``), the consumer metric
+``records-lag`` (``FetchMetricsManager``: HW - position).
 """
 
 from __future__ import annotations
@@ -9,216 +14,214 @@ from __future__ import annotations
 from functools import lru_cache
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import COURSE_VERSION, Text, settle, text_table
+from kafkasim.course.common import Text, settle, text_table
 
 SEED = 4
 TOPIC = "orders"
 GROUP = "billing"
 
 
-class PositionsDemo:
-    """A 1-partition RF 3 topic, a producer, and a consumer in group ``billing``.
-
-    ``produce(n, replicate=False)`` sends records that the followers do not copy yet (their
-    fetch answers are held), so the HW stays where it is; ``replicate()`` lets them catch up."""
-
-    def __init__(self, seed: int = SEED, topic: str = TOPIC, group: str = GROUP) -> None:
-        self.topic = topic
-        self.group = group
-        c = self.c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
-        c.create_topic(topic, 1, 3, assignment=[[1, 2, 3]])
-        self.producer = c.producer("orders-app", acks="1", linger_ms=0)
-        self.consumer = c.consumer(group=group, name=f"{group}-1", auto_offset_reset="earliest")
-        self.consumer.assign(topic, [0])
-        self.holding = False
-        self.sent = 0
-
-    def produce(self, n: int, *, replicate: bool = True) -> None:
-        c = self.c
-        if not replicate and not self.holding:
-            settle(c)
-            for b in (2, 3):
-                c.hold(type="FetchResponse", src=1, dst=b)
-            self.holding = True
-        elif replicate and self.holding:
-            self.replicate()
-        for _ in range(n):
-            self.producer.send(self.topic, f"order-{self.sent}", partition=0)
-            self.sent += 1
-        self.producer.flush()
-        if replicate:
-            settle(c)
-
-    def replicate(self) -> None:
-        """Let the followers copy everything: the HW catches up with the LEO."""
-        if self.holding:
-            for b in (2, 3):
-                self.c.release(type="FetchResponse", src=1, dst=b)
-            self.holding = False
-        settle(self.c)
-
-    def poll(self, max_records: int) -> list[int]:
-        return [r.offset for r in self.consumer.poll(max_records=max_records)]
-
-    def commit(self) -> None:
-        self.consumer.commit()
-
-    def positions(self) -> dict:
-        c = self.c
-        leader = c.leader(self.topic)
-        log = c.log(leader, self.topic)
-        return {"committed": self.consumer.committed(self.topic, 0),
-                "position": self.consumer.position(self.topic, 0),
-                "HW": log.high_watermark, "LEO": log.log_end_offset}
-
-    def table(self) -> Text:
-        p = self.positions()
-        cons = self.consumer
-        rows = [
-            {"name": "last committed offset", "value": p["committed"],
-             "where it lives": f"group '{self.group}' (the __consumer_offsets topic)",
-             "meaning": "where a restarted consumer resumes"},
-            {"name": "current position", "value": p["position"],
-             "where it lives": "the consumer's memory",
-             "meaning": "the next offset poll() returns"},
-            {"name": "high watermark (HW)", "value": p["HW"], "where it lives": "the leader",
-             "meaning": "first offset not yet on every ISR member"},
-            {"name": "log end offset (LEO)", "value": p["LEO"], "where it lives": "the leader",
-             "meaning": "the offset the next record will get"},
-        ]
-        lag = cons.lag(self.topic, 0)
-        return Text(text_table(rows) + f"\nconsumer's records-lag (HW - position): {lag}")
-
-    def group_text(self) -> Text:
-        return Text(self.c.describe_group(self.group).strip("\n"))
+# -- reading a cluster and a consumer (formatting only) -------------------------------------------
+def positions(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0) -> dict:
+    """The four offsets: the group's committed offset and the consumer's position (None before
+    the first commit / poll), the leader's HW and LEO."""
+    log = c.log(c.leader(topic, partition), topic, partition)
+    return {"committed": consumer.committed(topic, partition),
+            "position": consumer.position(topic, partition),
+            "HW": log.high_watermark, "LEO": log.log_end_offset}
 
 
-def positions_walkthrough(seed: int = SEED) -> tuple[PositionsDemo, list[tuple[str, Text]]]:
-    """The four positions taking shape step by step (10 records, 8 replicated, 6 read,
-    4 committed)."""
-    d = PositionsDemo(seed)
-    steps = []
-    d.produce(8)
-    steps.append(("8 records produced and replicated", d.table()))
-    d.produce(2, replicate=False)
-    steps.append(("2 more records on the leader only", d.table()))
-    d.poll(4)
-    d.commit()
-    steps.append(("the consumer reads 4 records and commits", d.table()))
-    d.poll(2)
-    steps.append(("it reads 2 more, not committed yet", d.table()))
-    return d, steps
-
-
-@lru_cache(maxsize=1)
-def quiz_positions() -> dict:
-    """The exercise's scenario: 12 records, the last 3 not yet replicated; the consumer reads
-    5, commits, reads 2 more."""
-    d = PositionsDemo(seed=SEED + 10, topic="quiz", group="quiz-group")
-    d.produce(9)
-    d.produce(3, replicate=False)
-    d.poll(5)
-    d.commit()
-    d.poll(2)
-    return d.positions()
-
-
-QUIZ_TEXT = ("12 records are produced; the followers copy the first 9 but not the last 3. The "
-             "consumer reads 5 records, commits, then reads 2 more.")
-
-
-def check_positions_order(produced: int, replicated: int, consumed: int, committed: int) -> None:
-    """Raise ValueError unless 0 <= committed <= consumed <= replicated <= produced, naming the
-    rule a state breaks: followers copy only what the leader has; a consumer reads only below
-    the high watermark (here: what every replica holds); it commits a position it reached."""
-    for name, v in (("produced", produced), ("replicated", replicated), ("consumed", consumed),
-                    ("committed", committed)):
-        if v < 0:
-            raise ValueError(f"{name}={v}: a count of records cannot be negative")
-    if replicated > produced:
-        raise ValueError(f"replicated={replicated} > produced={produced}: followers copy only "
-                         "records the leader has (replicated <= produced)")
-    if consumed > replicated:
-        raise ValueError(f"consumed={consumed} > replicated={replicated}: a consumer reads only "
-                         f"below the high watermark, which is {replicated} here (the records "
-                         "every ISR member holds), so consumed <= replicated"
-                         + (f" (and only {produced} were produced)" if consumed > produced
-                            else ""))
-    if committed > consumed:
-        raise ValueError(f"committed={committed} > consumed={consumed}: the consumer commits "
-                         "its position, the offset after the last record it read, so "
-                         "committed <= consumed")
-
-
-def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
-                   committed: int = 4, seed: int = SEED) -> PositionsDemo:
-    """A PositionsDemo brought to the state the four numbers describe. Impossible numbers are
-    refused (ValueError saying which rule they break), never clamped:
-    committed <= consumed <= replicated <= produced."""
-    check_positions_order(produced, replicated, consumed, committed)
-    d = PositionsDemo(seed)
-    if replicated:
-        d.produce(replicated)
-    if produced > replicated:
-        d.produce(produced - replicated, replicate=False)
-    d.poll(committed)          # poll(max_records=0) still sets the position (to 0)
-    d.commit()
-    if consumed > committed:
-        d.poll(consumed - committed)
-    return d
-
-
-def positions_text(produced: int = 10, replicated: int = 8, consumed: int = 6,
-                   committed: int = 4) -> Text:
-    """The explorer's text: a one-line picture of the log, the positions table and the
-    consumer-groups output."""
-    d = positions_demo(produced, replicated, consumed, committed)
-    return Text(log_line(d.positions()) + "\n\n" + d.table() + "\n\n" + d.group_text())
-
-
-def positions_view(produced: int = 10, replicated: int = 8, consumed: int = 6,
-                   committed: int = 4) -> list:
-    """The explorer's view: the text and the leader's and followers' logs."""
-    from kafkasim.viz import replica_logs
-
-    d = positions_demo(produced, replicated, consumed, committed)
-    text = Text(log_line(d.positions()) + "\n\n" + d.table() + "\n\n" + d.group_text())
-    return [text, replica_logs(d.c, d.topic)]
-
-
-def restart_consumer(d: PositionsDemo) -> Text:
-    """The consumer dies without committing; a new member of the same group takes over the
-    partition. Where does it start, and what does it read?"""
-    before = d.positions()
-    d.c.clients.pop(d.consumer.client_id, None)
-    new = d.c.consumer(group=d.group, name=f"{d.group}-2", auto_offset_reset="earliest")
-    new.assign(d.topic, [0])
-    got = [r.offset for r in new.poll()]
-    d.consumer = new
-    return Text(f"the old consumer had read up to position {before['position']} but committed "
-                f"{before['committed']}\nthe new consumer starts at the committed offset and "
-                f"reads offsets {got}: offsets {before['committed']}.."
-                f"{before['position'] - 1} a second time")
+def positions_table(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0, *,
+                    prediction: dict | None = None) -> Text:
+    """The four offsets, who keeps each, and (with ``prediction``) what you predicted."""
+    p = positions(c, consumer, topic, partition)
+    group = consumer.config.get("group.id", "?")
+    where = {"committed": f"group '{group}' (the __consumer_offsets topic)",
+             "position": "the consumer's memory", "HW": "the leader", "LEO": "the leader"}
+    names = {"committed": "last committed offset", "position": "current position",
+             "HW": "high watermark (HW)", "LEO": "log end offset (LEO)"}
+    rows = []
+    for k in ("committed", "position", "HW", "LEO"):
+        row = {"offset": names[k], "value": p[k], "kept by": where[k]}
+        if prediction is not None:
+            guess = prediction.get(k)
+            row["you predicted"] = guess
+            row["match"] = "" if guess is None else ("yes" if guess == p[k] else "NO")
+        rows.append(row)
+    lag = consumer.lag(topic, partition)
+    return Text(text_table(rows) + f"\nconsumer's records-lag (HW - position): {lag}")
 
 
 def log_line(p: dict) -> str:
     """The leader's log as one line of cells with the four positions marked under it."""
     n = max(p["LEO"], 1)
-    cells = []
-    for o in range(n):
-        if o < p["HW"]:
-            cells.append(f"[{o:>2}]")
-        else:
-            cells.append(f"({o:>2})")
-    marks = []
+    cells = [f"[{o:>2}]" if o < p["HW"] else f"({o:>2})" for o in range(n)]
+    under = [" " * 4 for _ in range(n + 1)]
     for label, key in (("C", "committed"), ("P", "position"), ("H", "HW"), ("L", "LEO")):
         v = p[key]
-        if v is not None:
-            marks.append((v, label))
-    under = [" " * 4 for _ in range(n + 1)]
-    for v, label in marks:
-        if 0 <= v <= n:
+        if v is not None and 0 <= v <= n:
             under[v] = (under[v].strip() + label).ljust(4)
     return ("".join(cells) + "\n" + "".join(under).rstrip() +
             "\n[n] committed (below HW)   (n) on the leader only   C committed offset, "
             "P position, H HW, L LEO (each marks the start of that offset's cell)")
+
+
+def positions_figure(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0):
+    """``viz.replica_logs`` (each replica's log, HW and LEO) with a row for the consumer group
+    under it: the committed offset, the position, and what lies between them (read, not yet
+    committed: re-read after a crash) and between the position and the HW (records-lag)."""
+    from kafkasim.viz import replica_logs, style
+
+    p = positions(c, consumer, topic, partition)
+    fig = replica_logs(c, topic, partition)
+    ax = fig.axes[0]
+    y = -1.0
+    lo, hi = ax.get_xlim()
+    ax.set_ylim(-1.75, ax.get_ylim()[1])
+    height = fig.get_figheight() + 1.25
+    fig.set_figheight(height)
+    fig.subplots_adjust(bottom=1.25 / height, top=1 - 0.55 / height)
+    committed = p["committed"] if p["committed"] is not None else 0
+    position = p["position"] if p["position"] is not None else committed
+    spans = ((committed, position, style.PAUSED, "read, not committed"),
+             (position, p["HW"], style.IN_ISR, "records-lag"))
+    for a, b, color, label in spans:
+        if b > a:
+            ax.broken_barh([(a, b - a)], (y - 0.2, 0.4), facecolors=color, alpha=0.6,
+                           gid=f"consumer:{label}")
+            ax.text((a + b) / 2, y, label, ha="center", va="center", fontsize=style.SMALL)
+    for x, label, color, above in ((p["committed"], "committed", style.OUT_OF_ISR, True),
+                                   (p["position"], "position", style.LEADER, False)):
+        if x is None:
+            continue
+        ax.plot([x, x], [y - 0.3, y + 0.3], color=color, lw=3, zorder=5, gid=f"consumer:{label}")
+        ax.text(x, y + 0.31 if above else y - 0.31, f"{label}={x}", ha="center",
+                va="bottom" if above else "top", fontsize=style.SMALL, color=color,
+                fontweight="bold")
+    ticks = list(ax.get_yticks())
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    ax.set_yticks([y, *ticks], [f"group {consumer.config.get('group.id', '?')}", *labels],
+                  fontsize=style.FONT)
+    ax.set_xlim(lo, hi)
+    return fig
+
+
+def group_lag(c: Cluster, group: str, topic: str = TOPIC, partition: int = 0) -> dict:
+    """``kafka-consumer-groups --describe``'s numbers for one partition, read from its output."""
+    for line in c.describe_group(group).splitlines():
+        cols = line.split()
+        if len(cols) >= 6 and cols[0] == group and cols[1] == topic and cols[2] == str(partition):
+            return {"CURRENT-OFFSET": cols[3], "LOG-END-OFFSET": cols[4], "LAG": cols[5]}
+    raise ValueError(f"group {group!r} has no committed offset for {topic}-{partition}")
+
+
+# -- the explorer ---------------------------------------------------------------------------------
+def validate_positions(produced: int, replicated: int, consumed: int, committed: int) -> None:
+    """Refuse impossible states: committed <= consumed <= replicated <= produced, all >= 0.
+    A consumer reads only below the HW, so it cannot have consumed more than was replicated."""
+    vals = {"produced": produced, "replicated": replicated, "consumed": consumed,
+            "committed": committed}
+    neg = [k for k, v in vals.items() if v < 0]
+    if neg:
+        raise ValueError(f"{neg[0]}={vals[neg[0]]}: a count of records cannot be negative")
+    why = {("replicated", "produced"): "followers copy only what the leader has",
+           ("consumed", "replicated"): "a consumer reads only below the high watermark, i.e. "
+                                       "records every ISR member has",
+           ("committed", "consumed"): "commit() saves the position: a group cannot commit "
+                                      "past what its consumer has read"}
+    for (a, b), reason in why.items():
+        if vals[a] > vals[b]:
+            raise ValueError(f"impossible: {a}={vals[a]} > {b}={vals[b]} ({reason})")
+
+
+def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
+                   committed: int = 4, seed: int = SEED):
+    """The explorer's cluster (the notebook's section 2 with other numbers): ``produced``
+    records of which the followers copied ``replicated``; the consumer read ``committed``,
+    committed, and read up to ``consumed``. Returns (cluster, consumer)."""
+    validate_positions(produced, replicated, consumed, committed)
+    c = Cluster(brokers=3, seed=seed)
+    c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
+    producer = c.producer("orders-app", acks="1", linger_ms=0)
+    consumer = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
+    consumer.assign(TOPIC, [0])
+    producer.send_many(TOPIC, [f"order-{i}" for i in range(replicated)], partition=0)
+    producer.flush()
+    settle(c)
+    if produced > replicated:
+        for b in (2, 3):
+            c.hold(type="FetchResponse", src=1, dst=b)
+        producer.send_many(TOPIC, [f"order-{i}" for i in range(replicated, produced)],
+                           partition=0)
+        producer.flush()
+    consumer.poll(max_records=committed)     # max_records=0 still sets the position (to 0)
+    consumer.commit()
+    if consumed > committed:
+        consumer.poll(max_records=consumed - committed)
+    return c, consumer
+
+
+def positions_view(produced: int = 10, replicated: int = 8, consumed: int = 6,
+                   committed: int = 4) -> list:
+    """The explorer's view: the positions table, ``kafka-consumer-groups`` and the figure."""
+    c, consumer = positions_demo(produced, replicated, consumed, committed)
+    text = Text(positions_table(c, consumer) + "\n\n" + c.describe_group(GROUP).strip("\n"))
+    return [text, positions_figure(c, consumer)]
+
+
+# -- graders --------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def quiz_positions() -> dict:
+    """``checks.check_positions``' scenario: 12 records, the last 3 not yet replicated; the
+    consumer reads 5, commits, reads 2 more."""
+    c, consumer = positions_demo(12, 9, 7, 5, seed=SEED + 10)
+    return positions(c, consumer)
+
+
+@lru_cache(maxsize=1)
+def takeover_outcome() -> dict:
+    """Exercise 1: 12 records, the followers have the first 9; the consumer reads 7 and commits
+    after 5; the followers catch up; the consumer dies; a new member of the group reads 3
+    records and commits. What does kafka-consumer-groups print?"""
+    c, _old = positions_demo(12, 9, 7, 5, seed=SEED + 10)
+    for b in (2, 3):
+        c.release(type="FetchResponse", src=1, dst=b)
+    settle(c)
+    new = c.consumer(group=GROUP, name=f"{GROUP}-2", auto_offset_reset="earliest")
+    new.assign(TOPIC, [0])
+    new.poll(max_records=3)
+    new.commit()
+    return {k: int(v) for k, v in group_lag(c, GROUP).items()}
+
+
+@lru_cache(maxsize=1)
+def _rereads_cluster_bytes() -> bytes:
+    c = Cluster(brokers=3, seed=SEED + 20)
+    c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
+    producer = c.producer("orders-app", acks="all", linger_ms=0)
+    producer.send_many(TOPIC, [f"order-{i}" for i in range(20)], partition=0)
+    producer.flush()
+    settle(c)
+    return c.snapshot()
+
+
+def rereads(steps) -> tuple[list[int], list[int]]:
+    """Run the learner's ``steps(consumer)`` on a fresh consumer of group billing (20 records,
+    all replicated), then let a new member take over and read everything. Returns (offsets the
+    first consumer read, offsets the new member read)."""
+    c = Cluster.restore(_rereads_cluster_bytes())
+    first = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
+    first.assign(TOPIC, [0])
+    read: list[int] = []
+    real_poll = first.poll
+
+    def poll(*args, **kwargs):
+        got = real_poll(*args, **kwargs)
+        read.extend(r.offset for r in got)
+        return got
+
+    first.poll = poll
+    steps(first)
+    new = c.consumer(group=GROUP, name=f"{GROUP}-2", auto_offset_reset="earliest")
+    new.assign(TOPIC, [0])
+    return read, [r.offset for r in new.poll(max_records=100)]

@@ -1,0 +1,65 @@
+"""Notebook 05's graders (kafkasim/course/acks.py): answers come from the simulator (Kafka's two
+acks=all checks, Partition.appendRecordsToLeader and checkEnoughReplicasReachOffset, and the 3.7
+HW freeze, KAFKA-15583), the construct exercise is graded by the NoAckedLoss checker, and the
+explorer refuses impossible inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkasim.course import acks as A
+from kafkasim.course import acks_checks as X
+
+
+def test_explorer_refuses_impossible_writes():
+    with pytest.raises(ValueError, match="isr_size=4"):
+        A.outcome_view("all", 2, 4)
+    with pytest.raises(ValueError, match="isr_size=0"):
+        A.outcome_view("all", 2, 0)
+    with pytest.raises(ValueError, match="acks='2'"):
+        A.outcome_view("2", 2, 1)
+    with pytest.raises(ValueError, match="min.insync.replicas=0"):
+        A.outcome_view("all", 0, 1)
+
+
+def test_write_shrunk_below_min_isr_after_the_append():
+    """3.6: the HW passes the record with ISR [1] -> NOT_ENOUGH_REPLICAS_AFTER_APPEND; since 3.7
+    the HW is frozen below min ISR, so the DelayedProduce expires (REQUEST_TIMED_OUT)."""
+    assert A.after_append("3.6") == "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+    assert A.after_append(None) == "REQUEST_TIMED_OUT"
+    assert X.check_after_append("REQUEST_TIMED_OUT", "not_enough_replicas_after_append")
+    assert not X.check_after_append("NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                                    "NOT_ENOUGH_REPLICAS_AFTER_APPEND")
+    assert not X.check_after_append("REQUEST_TIMED_OUT", "ok")
+
+
+def test_acks_saves_is_graded_by_the_checkers():
+    def cut_then_kill(c):
+        c.run(5000)
+        c.cut(1, 2)
+        c.cut(1, 3)
+        c.run(3000)
+        c.crash(1)
+        c.heal()
+        c.run(15000)
+
+    def nothing(c):
+        c.run(5000)
+
+    assert X.check_acks_saves(cut_then_kill)
+    assert not X.check_acks_saves(nothing)
+    assert not X.check_acks_saves("my_faults")
+
+
+def test_describe_reading():
+    assert X.check_describe_reading(1, [3])
+    assert not X.check_describe_reading(1, [1, 3])    # broker 1 left while at min ISR
+    assert not X.check_describe_reading(2, [3])
+    assert not X.check_describe_reading(1, "x")
+
+
+def test_holders_and_outcome_read_the_cluster():
+    res, c = A._write("1", 2, 1, version=None)
+    assert res["result"] == "ok" and res["appended on the leader"]
+    assert not res["readable by consumers"]             # HW frozen below min ISR (3.7+)
+    assert A.holders(c, "x") == [1]

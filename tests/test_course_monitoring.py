@@ -1,0 +1,57 @@
+"""Notebook 06's graders (kafkasim/course/monitoring.py): the notes' two Prometheus rules judged on
+the simulated, scraped ReplicaManager series; the explorer refuses impossible inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkasim.course import monitoring as M
+from kafkasim.course import monitoring_checks as X
+
+
+def test_explorer_refuses_unknown_incidents_and_bad_for():
+    with pytest.raises(ValueError, match="unknown incident 'outgae'"):
+        M.incident_view("outgae", 5)
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="for_minutes"):
+            M.incident_view("blip", bad)
+
+
+def test_shrinks_six_minutes_apart_fire_no_alert():
+    """One increase keeps rate(...[5m]) > 0 for just under 5 minutes; with the next shrink six
+    minutes later the expression turns false in between, so 'for: 5m' is never met."""
+    assert M.slow_flapping_alerts() == frozenset()
+    assert X.check_slow_flapping(set())
+    assert not X.check_slow_flapping({"shrink"})
+    assert not X.check_slow_flapping("URP")
+
+
+def test_both_fire_needs_a_replica_out_and_repeated_shrinks():
+    def both(c):
+        c.run_to(M.MINUTE)
+        c.cut(3, 1)
+        c.cut(3, 2)                       # broker 3 stays out: URP on brokers 1 and 2
+        for _ in range(7):                # broker 2 flaps on broker 1's partitions
+            c.cut(2, 1)
+            c.run(20000)
+            c.heal()
+            c.cut(3, 1)
+            c.cut(3, 2)
+            c.run(40000)
+
+    def outage_only(c):
+        c.run_to(M.MINUTE)
+        c.cut(3, 1)
+        c.cut(3, 2)
+        c.run(8 * M.MINUTE)
+
+    assert X.check_both_fire(both)
+    assert not X.check_both_fire(outage_only)
+    assert not X.check_both_fire(42)
+
+
+def test_urp_reading():
+    assert X.check_urp_reading(2, 1)
+    assert X.check_urp_reading("2", "1")
+    assert not X.check_urp_reading(3, 1)
+    assert not X.check_urp_reading(2, 2)    # the lagging broker does not report it
