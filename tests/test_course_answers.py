@@ -20,6 +20,8 @@ INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
 
 #: notebook number -> [(check function called in the exercise cell, [forms of its answer])]
 ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
+    "01": [("check_fetcher_total", ["13"]),
+           ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"])],
 }
 
 
