@@ -22,6 +22,9 @@ INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
 ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "01": [("check_fetcher_total", ["13"]),
            ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"])],
+    "02": [("check_shrink_window", ["36000", "36 s"]),
+           ("check_causes", ['"A": "slow disk"', '"B": "GC pause"']),
+           ("check_flapping", ['c.release("FetchResponse", src=1, dst=3)'])],
     "03": [("check_last_committed", ["46"]), ("check_ack_delay", ["84", "84 ms"]),
            ("check_all_replicas_rule", ["f.log_end_offset for f in followers"])],
 }
