@@ -223,10 +223,6 @@ def stuck_follower_detection(lag_ms: int, seed: int = SEED) -> int:
     return c.now - start
 
 
-def _session_expired(c: Cluster) -> bool:
-    return any(r[1] == "zk_session_expired" and r[2] == "zookeeper" for r in c.trace.rows)
-
-
 # Broker 3's ZooKeeper pings go out every 6 s from t=0, so a pause from t=4 s up to 14 s long
 # ends before its session (18 s since the last ping) can expire.
 PAUSE_AT_MS = 4000
