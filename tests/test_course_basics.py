@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafkasim.cluster import Cluster
-from kafkasim.course import basics
+from kafkasim.course import basics, exercises
 
 
 def _big() -> Cluster:
@@ -30,18 +30,18 @@ def test_fetcher_total_is_one_thread_per_followed_leader():
 def test_check_fetcher_total(capsys):
     c = _big()
     right = basics.fetcher_thread_count(c)
-    assert basics.check_fetcher_total(c, right)
-    assert not basics.check_fetcher_total(c, right + 1)
-    assert not basics.check_fetcher_total(c, None)
+    assert exercises.check_fetcher_total(c, right)
+    assert not exercises.check_fetcher_total(c, right + 1)
+    assert not exercises.check_fetcher_total(c, None)
     assert "Not answered" in capsys.readouterr().out
 
 
 def test_check_lagging_follower_accepts_held_responses_and_rejects_a_crash():
-    assert basics.check_lagging_follower(lambda c: c.hold("FetchResponse", src=1, dst=3))
-    assert basics.check_lagging_follower(lambda c: c.cut(1, 3))
-    assert not basics.check_lagging_follower(lambda c: c.crash(3))
-    assert not basics.check_lagging_follower(lambda c: None)      # everyone catches up
-    assert not basics.check_lagging_follower(None)
+    assert exercises.check_lagging_follower(lambda c: c.hold("FetchResponse", src=1, dst=3))
+    assert exercises.check_lagging_follower(lambda c: c.cut(1, 3))
+    assert not exercises.check_lagging_follower(lambda c: c.crash(3))
+    assert not exercises.check_lagging_follower(lambda c: None)      # everyone catches up
+    assert not exercises.check_lagging_follower(None)
 
 
 def test_leader_view_is_the_followers_last_fetch_offset():

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import Counter
 
 from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
 
 SEED = 1
@@ -144,20 +143,6 @@ def fetcher_thread_count(c: Cluster, settle_ms: int = 2000) -> int:
     return sum(len(b.fetchers) for b in copy.brokers.values())
 
 
-def check_fetcher_total(c: Cluster, answer) -> CheckResult:
-    """Exercise: how many ReplicaFetcherThreads does the whole cluster ``c`` run?"""
-    if (m := _missing(answer)) is not None:
-        return m
-    right = fetcher_thread_count(c)
-    if answer == right:
-        return _result(True, f"{right} threads: each broker runs one per *other broker that "
-                             "leads a partition it follows* (num.replica.fetchers=1), so count "
-                             "distinct leaders per broker, not partitions.")
-    hint = (" That is one per partition copy; partitions with the same leader share a thread."
-            if answer > right else " Some broker follows partitions of several leaders.")
-    return _result(False, f"{answer} is not what the simulator runs.{hint}")
-
-
 def lagging_follower_run(faults, seed: int = SEED) -> Cluster:
     """The cluster of exercise 2: offsets 0-1 on every replica of ``lag-0`` (replicas [1, 2, 3]),
     then ``faults(c)``, then 3 more records (acks=1) and 3 s."""
@@ -172,25 +157,3 @@ def lagging_follower_run(faults, seed: int = SEED) -> Cluster:
     p.flush()
     c.run(3000)
     return c
-
-
-def check_lagging_follower(faults) -> CheckResult:
-    """Exercise: ``faults(c)`` must leave broker 3 alive at LEO 2 while the leader (broker 1)
-    and broker 2 reach LEO 5."""
-    if (m := _missing(faults)) is not None:
-        return m
-    if not callable(faults):
-        return _result(False, "pass a function that takes the cluster, e.g. def my_faults(c): ...")
-    c = lagging_follower_run(faults)
-    leos = {r["broker"]: r["LEO"] for r in c.replica_table("lag")}
-    print(c.describe("lag"))
-    print("LEOs:", leos)
-    if not c.brokers[3].is_running:
-        return _result(False, "broker 3 must stay up: a stopped broker is not a lagging follower.")
-    if c.leader("lag", 0) != 1:
-        return _result(False, f"broker {c.leader('lag', 0)} leads now: keep broker 1 the leader.")
-    if leos != {1: 5, 2: 5, 3: 2}:
-        return _result(False, f"wanted LEOs {{1: 5, 2: 5, 3: 2}}, got {leos}.")
-    return _result(True, "broker 3 is alive and fetching, but nothing reaches it: its LEO stays "
-                         "at 2 while the leader's grows. Notebook 02 shows what the leader does "
-                         "about it.")

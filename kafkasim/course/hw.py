@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     COURSE_VERSION,
     Stepper,
@@ -199,25 +198,6 @@ def slow_broker_3_commit(seed: int = SEED, delay_ms: int = 40) -> tuple[int, Ste
     return s.rows[-1].time_ms - appended, s
 
 
-def check_ack_delay(answer_ms) -> CheckResult:
-    """Exercise: how long after the leader appends offset 6 does the acks=all producer get its
-    answer, when broker 3's messages each take 40 ms longer (within 5 ms)?"""
-    if (m := _missing(answer_ms)) is not None:
-        return m
-    took, s = slow_broker_3_commit()
-    print(s.table(fields=("LEO", "HW")))
-    if abs(answer_ms - took) <= 5:
-        return _result(True, f"{took} ms: the FetchResponse to broker 3 (+40 ms) and broker 3's "
-                             "next Fetch back (+40 ms) are both needed before the HW passes "
-                             "offset 6: an acks=all write waits for the slowest ISR member's "
-                             "round trip.")
-    if abs(answer_ms - took / 2) <= 5:
-        return _result(False, "that counts one trip. The leader learns that broker 3 holds offset "
-                              "6 only from broker 3's *next* Fetch.")
-    return _result(False, f"the simulator answers after {took} ms. Which messages must cross "
-                          "broker 3's slow link before the HW can move?")
-
-
 def all_replicas_run(rule, seed: int = SEED) -> tuple[Cluster, list, list]:
     """Exercise 3's run: broker 3 is cut off from the leader for 25 s
     (replica.lag.time.max.ms 10 s) while acks=all writes continue; with ``rule`` in place of
@@ -234,52 +214,3 @@ def all_replicas_run(rule, seed: int = SEED) -> tuple[Cluster, list, list]:
     later = p.send_many("seed003", ["c", "d"], partition=0)
     c.run(25000)
     return c, first + later, c.isr("seed003")
-
-
-def check_all_replicas_rule(rule) -> CheckResult:
-    """Exercise: write seed 003's rule ("committed = on all RF replicas") as a
-    ``maybe_increment_leader_hw`` and show what it does to acks=all writes once a follower is
-    out of the ISR."""
-    if (m := _missing(rule)) is not None:
-        return m
-    if not callable(rule):
-        return _result(False, "pass your rule function, e.g. "
-                              "check_all_replicas_rule(all_replicas_hw)")
-    try:
-        c, results, isr = all_replicas_run(rule)
-    except TypeError as exc:
-        return _result(False, f"your rule must take maybe_increment_leader_hw's arguments: {exc}")
-    first, later = results[:2], results[2:]
-    print("ISR at the end:", isr, "  writes:", [r.status if r.error is None else r.error
-                                                for r in results])
-    if not all(r.acked for r in first):
-        return _result(False, "with every replica healthy your rule must still commit: the first "
-                              "two writes were not acknowledged.")
-    if isr != [1, 2]:
-        return _result(False, f"ISR at the end is {isr}: broker 3 should have left it.")
-    if any(r.acked for r in later):
-        return _result(False, "the writes after broker 3 left were acknowledged: your rule still "
-                              "lets the HW pass broker 3's LEO. Count *every* follower, in the "
-                              "ISR or not.")
-    return _result(True, "with 'all RF replicas' the HW waits for broker 3 for ever: acks=all "
-                         "writes time out although two in-sync copies exist. Kafka commits on "
-                         "the ISR so that a dead follower costs time (the lag timeout), not "
-                         "availability.")
-
-
-def check_last_committed(leos: Mapping[int, int], isr: Sequence[int], answer) -> CheckResult:
-    """Exercise: the offset of the last committed record, for these LEOs and this ISR (no
-    follower outside the ISR caught up)."""
-    if (m := _missing(answer)) is not None:
-        return m
-    hw = high_watermark(leos, isr)
-    if answer == hw - 1:
-        return _result(True, f"offset {hw - 1}: the HW is {hw} (the smallest LEO in the ISR) and "
-                             "it is exclusive, so the last committed offset is one below it.")
-    if answer == hw:
-        return _result(False, f"{hw} is the HW itself, the first offset *not* committed.")
-    smallest = min(leos.values())
-    if answer in (smallest, smallest - 1):
-        return _result(False, "a replica outside the ISR does not hold the HW back.")
-    return _result(False, "which replicas does maybe_increment_leader_hw look at, and is the HW "
-                          "inclusive?")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     Text,
     isr_changes,
@@ -377,32 +376,3 @@ def flapping_run(faults, seed: int = SEED) -> Cluster:
     faults(c)
     c.run_to(62000)
     return c
-
-
-def check_flapping(faults) -> CheckResult:
-    """Exercise: make broker 3 leave the ISR and come back at least twice in 60 s, without
-    stopping any broker (no crash, no restart, no pause longer than the lag time... the leader
-    must do it)."""
-    if (m := _missing(faults)) is not None:
-        return m
-    if not callable(faults):
-        return _result(False, "pass a function that takes the cluster, e.g. def my_faults(c): ...")
-    c = flapping_run(faults)
-    print(isr_changes(c, TOPIC))
-    stopped = [b for b in c.brokers if not c.brokers[b].is_running]
-    m = meter_counts(c)
-    fenced = [r for r in c.trace.rows if r[1] in ("zk_session_expired", "broker_fenced")]
-    if stopped:
-        return _result(False, f"broker(s) {stopped} are down at the end: keep every broker up.")
-    if fenced:
-        return _result(False, "the controller fenced a broker: the leader's lag check should do "
-                              "the work, not the controller's session timeout.")
-    if m["IsrShrinksPerSec"] >= 2 and m["IsrExpandsPerSec"] >= 2:
-        return _result(True, f"{m['IsrShrinksPerSec']} shrinks and {m['IsrExpandsPerSec']} "
-                             "expands by the leader: each time broker 3 was not caught up for "
-                             "more than 10 s it left, and it rejoined as soon as its LEO reached "
-                             "the HW. This is what flapping looks like in IsrShrinksPerSec / "
-                             "IsrExpandsPerSec.")
-    return _result(False, f"{m['IsrShrinksPerSec']} shrink(s), {m['IsrExpandsPerSec']} "
-                          "expand(s): broker 3 must stay behind for more than 10 s (up to 15 s "
-                          "until the next isr-expiration run), then catch up, twice.")
