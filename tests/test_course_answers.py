@@ -53,6 +53,13 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "13": [("check_read_replica", ["replica=3, up_to=5"]),
            ("check_unserved", ["answer=[5]"]),
            ("check_consistent_read", ["violations=0"])],
+    "01": [("check_fetcher_total", ["13"]),
+           ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"])],
+    "02": [("check_shrink_window", ["36000", "36 s"]),
+           ("check_causes", ['"A": "slow disk"', '"B": "GC pause"']),
+           ("check_flapping", ['c.release("FetchResponse", src=1, dst=3)'])],
+    "03": [("check_last_committed", ["46"]), ("check_ack_delay", ["84", "84 ms"]),
+           ("check_all_replicas_rule", ["f.log_end_offset for f in followers"])],
 }
 
 
@@ -66,8 +73,9 @@ def _output_text(out) -> str:
     if out.get("output_type") == "stream":
         return out.get("text", "")
     data = out.get("data", {})
-    return "\n".join(v for k, v in data.items()
+    text = "\n".join(v for k, v in data.items()
                      if k in ("text/plain", "text/html", "text/markdown") and isinstance(v, str))
+    return re.sub(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+", "data:…", text)   # embedded images
 
 
 def text_before(nb, check: str) -> str:

@@ -23,7 +23,7 @@ COURSE_PKG = REPO / "kafkasim" / "course"
 NOTEBOOKS = REPO / "notebooks"
 
 # notebooks not yet rewritten to the hands-on rule (issue 14): remove a number once it complies
-PENDING = {"01", "02", "03", "90"}
+PENDING = {"90"}
 
 #: method calls that change a cluster (or run a scenario, which builds one)
 MUTATORS = {

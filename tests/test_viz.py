@@ -493,3 +493,24 @@ def test_replica_logs_reused_axes_after_many_redraws_match_a_fresh_drawing():
     assert _contents(ax) == _contents(fresh)
     assert [t.get_text() for t in ax.get_xticklabels()] == \
         [t.get_text() for t in fresh.get_xticklabels()]
+def test_cluster_map_keeps_long_topic_names_whole_inside_their_badges():
+    """Issue 14: the map cut "topic-p3-r3" to "topic-p…"; badges now fit the longest name."""
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("topic-p3-r3", partitions=3, replication_factor=3)
+    fig = cluster_map(c)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for b in (1, 2, 3):
+            for p in range(3):
+                badge = one(fig, f"replica:topic-p3-r3-{p}@{b}")
+                label = next(t for t in fig.axes[0].texts
+                             if t.get_text() == f"topic-p3-r3-{p}"
+                             and badge.contains_point(
+                                 fig.axes[0].transData.transform(t.get_position())))
+                assert badge.get_window_extent(renderer).contains(
+                    *label.get_window_extent(renderer).min) and badge.get_window_extent(
+                    renderer).contains(*label.get_window_extent(renderer).max)
+        assert "KRaft node" in fig._suptitle.get_text()    # not "controller: broker 3000"
+    finally:
+        close(fig)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.course.common import COURSE_VERSION, Stepper, Text, ids, settle, text_table
+from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
 
 SEED = 1
 TOPIC = "topic-p3-r3"
@@ -84,50 +84,26 @@ def message_counts(c: Cluster, since_ms: int = 0, until_ms: int | None = None,
     return text_table(rows) if rows else Text("(no such requests)")
 
 
-def write_to_every_partition(c: Cluster, per_partition: int = 2, topic: str = TOPIC) -> Text:
-    """Send records to every partition with acks=all and report where each one landed."""
-    prod = c.producer("writer", acks="all")
-    results = []
-    for p in sorted(c.assignment(topic)):
-        for i in range(per_partition):
-            results.append(prod.send(topic, f"p{p}-m{i}", partition=p))
-    prod.flush()
-    settle(c)
+def landed_table(c: Cluster, results, topic: str = TOPIC) -> Text:
+    """Where each of a producer's records landed: partition, offset and the leader then."""
     rows = [{"value": r.value, "partition": r.partition, "offset": r.offset,
              "leader that took the write": c.leader(topic, r.partition)} for r in results]
     return text_table(rows)
 
 
-def consume_partition(c: Cluster, partition: int, topic: str = TOPIC) -> Text:
-    """One consumer reads a partition from the beginning; shows which broker served it."""
-    cons = c.consumer(group="readers", auto_offset_reset="earliest")
-    cons.assign(topic, [partition])
-    start = c.now
-    got = cons.poll()
-    served_by = sorted({detail[1] for t, kind, node, _tp, _p, detail in c.trace.rows
-                        if kind == "send" and node == cons.client_id and t >= start
-                        and detail[0] == "FetchRequest"})
-    vals = ", ".join(f"{r.offset}:{r.value}" for r in got)
-    return Text(f"consumer read partition {partition}: {vals}\n"
-                f"its Fetch requests went to broker(s) {served_by}; the leader is "
-                f"{c.leader(topic, partition)}")
+def fetch_targets(c: Cluster, client_id: str, since_ms: int = 0) -> list:
+    """The nodes a client sent FetchRequests to since ``since_ms`` (from the trace)."""
+    return sorted({detail[1] for t, kind, node, _tp, _p, detail in c.trace.rows
+                   if kind == "send" and node == client_id and t >= since_ms
+                   and detail[0] == "FetchRequest"})
 
 
-def leo_chase(c: Cluster, records: int = 3, partition: int = 0, topic: str = TOPIC,
-              acks: str = "1") -> Stepper:
-    """Send ``records`` records to one partition and step until every follower has them,
-    keeping a row per Produce/Fetch message (the LEO columns show followers catching up)."""
-    prod = c.producer(f"chase-{c.now}", acks=acks, linger_ms=0)
-    s = Stepper(c, topic, partition)
-    for i in range(records):
-        prod.send(topic, f"x{i}", partition=partition)
-    s.note(f"producer sends {records} record(s)")
+def leader_view(c: Cluster, topic: str = TOPIC, partition: int = 0) -> dict[int, int]:
+    """follower -> its LEO as the leader knows it (from the follower's last Fetch offset):
+    Kafka's ``Partition.remoteReplicas`` / ``Replica.logEndOffset`` (read only)."""
     leader = c.leader(topic, partition)
-    target = c.log(leader, topic, partition).log_end_offset + records
     part = c.brokers[leader].replica_manager.partitions[(topic, partition)]
-    # until every follower's next Fetch has told the leader its new LEO
-    s.run_until(lambda cl: all(st.log_end_offset >= target for st in part.remote.values()), 5000)
-    return s
+    return {b: st.log_end_offset for b, st in sorted(part.remote.items())}
 
 
 def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3,
@@ -156,3 +132,28 @@ def placement_view(brokers: int = 3, partitions: int = 3, replication_factor: in
     c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     return [text, cluster_map(c)]
+
+
+# -- exercises --------------------------------------------------------------------------------
+def fetcher_thread_count(c: Cluster, settle_ms: int = 2000) -> int:
+    """Every ReplicaFetcherThread in the cluster, once the followers have started fetching (on a
+    copy of ``c``: the learner's cluster is not changed)."""
+    copy = Cluster.restore(c.snapshot())
+    copy.run(settle_ms)
+    return sum(len(b.fetchers) for b in copy.brokers.values())
+
+
+def lagging_follower_run(faults, seed: int = SEED) -> Cluster:
+    """The cluster of exercise 2: offsets 0-1 on every replica of ``lag-0`` (replicas [1, 2, 3]),
+    then ``faults(c)``, then 3 more records (acks=1) and 3 s."""
+    c = Cluster(brokers=3, seed=seed)
+    c.create_topic("lag", partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="1", linger_ms=0)
+    p.send_many("lag", ["a", "b"], partition=0)
+    p.flush()
+    c.run_until(lambda cl: min(r["LEO"] for r in cl.replica_table("lag")) == 2, 10000)
+    faults(c)
+    p.send_many("lag", ["c", "d", "e"], partition=0)
+    p.flush()
+    c.run(3000)
+    return c

@@ -127,6 +127,7 @@ class StepRow:
     state: dict[int, tuple[int, int]]    # broker -> (LEO, HW) after the step
     isr: tuple[int, ...]
     snapshot: bytes | None = None        # the whole cluster after the step (keep_snapshots)
+    msg_id: int | None = None            # the delivered message (its arrow in viz.spacetime)
 
 
 def next_event(c: Cluster):
@@ -177,9 +178,9 @@ class Stepper:
         self.rows: list[StepRow] = []
         self._last = self._state()
 
-    def _add(self, what: str, state, isr) -> None:
+    def _add(self, what: str, state, isr, msg_id: int | None = None) -> None:
         snap = self.c.snapshot() if self.keep_snapshots else None
-        self.rows.append(StepRow(self.c.now, what, state, isr, snap))
+        self.rows.append(StepRow(self.c.now, what, state, isr, snap, msg_id))
 
     def cluster_at(self, i: int) -> Cluster:
         """The cluster as it was after row ``i`` (0-based; needs keep_snapshots)."""
@@ -203,16 +204,17 @@ class Stepper:
         ev = next_event(c)
         if ev is None:
             return False
-        what = None
+        what = msg_id = None
         if ev[1] == "deliver":
             env = ev[2][0]
             what = describe_message(env.msg, env.src, env.dst, self.topic, self.partition)
+            msg_id = env.msg_id if what is not None else None
         c.step()
         state, isr = self._state()
         if what is None and (state, isr) != self._last:
             what = "timer"
         if what is not None:
-            self._add(what, state, isr)
+            self._add(what, state, isr, msg_id)
         self._last = (state, isr)
         return True
 
@@ -248,6 +250,13 @@ class Stepper:
                 row["ISR"] = list(r.isr)
             out.append(row)
         return text_table(out)
+
+
+def show_source(*fns: Callable) -> Text:
+    """The source of Kafka's rule(s) as the simulator writes them, to print in a cell."""
+    import inspect
+
+    return Text("\n".join(inspect.getsource(fn) for fn in fns))
 
 
 def player_state(player) -> Text:

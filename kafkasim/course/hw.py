@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import (
+from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     COURSE_VERSION,
     Stepper,
     Text,
     leo_hw,
     replica_state,
     settle,
+    show_source,
     text_table,
 )
 from kafkasim.protocol import rules
 from kafkasim.protocol.rules import ReplicaState
-from kafkasim.scenario import Scenario
 
 SEED = 3
 TOPIC = "commit-demo"
@@ -64,50 +64,11 @@ def log_listing(c: Cluster, topic: str, partition: int = 0) -> Text:
     return Text("\n".join(lines))
 
 
-# -- C14: the notes' example ----------------------------------------------------------------------
-def hw_example() -> Cluster:
-    """The built-in scenario ``seed-high-watermark``: leader 0-9, followers 0-7 and 0-6."""
-    run = Scenario.named("seed-high-watermark").run()
-    return run.cluster
-
-
-def read_all(c: Cluster, topic: str, partition: int = 0, group: str = "readers") -> Text:
-    """A new consumer reads the partition from offset 0: what does it get?"""
-    cons = c.consumer(group=group, name=f"reader-{group}-{c.now}",
-                      auto_offset_reset="earliest")
-    cons.assign(topic, [partition])
-    got = cons.poll()
-    offs = [r.offset for r in got]
-    served = got[-1].served_hw if got else cons.last_hw.get((topic, partition))
-    rng = f"offsets {offs[0]}..{offs[-1]}" if offs else "nothing"
-    return Text(f"consumer got {len(got)} record(s): {rng} "
-                f"({', '.join(str(r.value) for r in got)}); the fetch response said HW = "
-                f"{served}")
-
-
-def leader_failover(c: Cluster, topic: str = HW_TOPIC) -> Text:
-    """Crash the leader and wait for the controller to elect another; report the new logs."""
-    old = c.leader(topic, 0)
-    old_hw = c.log(old, topic, 0).high_watermark
-    c.crash(old)
-    start = c.now
-    c.run_until(lambda cl: cl.leader(topic, 0) not in (old, -1), 60000)
-    elected = c.now - start
-    c.run(1000)
-    lines = [f"broker {old} crashed (its HW was {old_hw}); broker {c.leader(topic, 0)} was "
-             f"elected {elected} ms later (zookeeper.session.timeout.ms = "
-             f"{c.broker_config['zookeeper.session.timeout.ms']})", replica_state(c, topic)]
-    for b in sorted(c.assignment(topic)[0]):
-        if c.brokers[b].is_running:
-            vals = " ".join(f"{o}:{v}" for o, _e, v in c.log_records(b, topic, 0))
-            lines.append(f"broker {b} log: {vals}")
-    return Text("\n".join(lines))
-
-
 # -- C15: committing offset 6, fetch by fetch ----------------------------------------------------
 def commit_process(seed: int = SEED, keep_snapshots: bool = False) -> Stepper:
     """Offsets 0-5 replicated and committed; then the producer writes offset 6 (acks=all). A row
-    per Produce/Fetch message until both followers know HW 7."""
+    per Produce/Fetch message until both followers know HW 7. (For ``checks.check_hw_row``; the
+    notebook runs the same steps in its own cells.)"""
     c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     prod = c.producer("p", acks="all", linger_ms=0)
@@ -161,35 +122,6 @@ def commit_frame(s: Stepper, i: int) -> Text:
     return Text("\n".join(lines))
 
 
-def reads_before_and_after(seed: int = SEED) -> Text:
-    """A consumer polls while offset 6 is on the leader only, then after it is committed."""
-    c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
-    c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
-    prod = c.producer("p", acks="1", linger_ms=0)
-    for i in range(6):
-        prod.send(TOPIC, f"m{i}", partition=0)
-    prod.flush()
-    settle(c)
-    for b in (2, 3):                             # no follower gets offset 6 for now
-        c.hold(type="FetchResponse", src=1, dst=b)
-    prod.send(TOPIC, "m6", partition=0)
-    prod.flush()
-    cons = c.consumer(group="g", name="reader", auto_offset_reset="earliest")
-    cons.assign(TOPIC, [0])
-    first = cons.poll()
-    leo = c.log(1, TOPIC).log_end_offset
-    line1 = (f"while offset 6 is on the leader only (leader LEO {leo}, HW "
-             f"{c.high_watermark(TOPIC)}): poll returned offsets "
-             f"{[r.offset for r in first]}")
-    for b in (2, 3):
-        c.release(type="FetchResponse", src=1, dst=b)
-    settle(c)
-    second = cons.poll()
-    line2 = (f"after the followers copied it (HW {c.high_watermark(TOPIC)}): the next poll "
-             f"returned offsets {[r.offset for r in second]}")
-    return Text(line1 + "\n" + line2)
-
-
 def commit_view(s: Stepper, step: int = 1) -> list:
     """The commit player's view of row ``step`` (1-based): the text frame and the replica logs
     as they were right after it (needs ``commit_process(keep_snapshots=True)``)."""
@@ -198,3 +130,87 @@ def commit_view(s: Stepper, step: int = 1) -> list:
     i = max(1, min(step, len(s.rows))) - 1
     c = s.cluster_at(i)
     return [commit_frame(s, i), replica_logs(c, s.topic, s.partition)]
+
+
+# -- the commit on a space-time diagram, arrows labelled ---------------------------
+def arrow_label(what: str) -> str:
+    """A Stepper row's message line, shortened to what its arrow carries: "Fetch from 7",
+    "offset 6 · HW 6", "HW 7", "1 record", "acked 6"."""
+    kind, _, rest = what.partition(": ")
+    if kind.startswith("FetchResponse"):
+        recs, _, hw = rest.rpartition(", ")
+        return hw if recs == "no records" else f"{recs} · {hw}"
+    if kind.startswith("Fetch"):
+        return "Fetch from " + rest.rsplit(" ", 1)[-1]
+    if kind.startswith("ProduceResponse"):
+        return rest.replace("acked, offset", "acked")
+    return rest
+
+
+def label_arrows(fig, s: Stepper):
+    """Write on each arrow of ``viz.spacetime``'s figure what the message carried, for the
+    messages the Stepper ``s`` recorded (offsets, the fetch offset, the HW). Returns ``fig``."""
+    ax = fig.axes[0]
+    arrows = {p.get_gid(): p for p in ax.patches if str(p.get_gid()).startswith("msg:")}
+    for r in s.rows:
+        patch = arrows.get(f"msg:{r.msg_id}")
+        if patch is None:
+            continue
+        (x0, y0), (x1, y1) = patch._posA_posB
+        f = 0.5 / max(1.0, abs(y1 - y0))          # halfway to the first node line it crosses
+        ax.annotate(arrow_label(r.what), (x0 + f * (x1 - x0), y0 + f * (y1 - y0)), fontsize=10,
+                    ha="center", va="center", zorder=5,
+                    bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#888888"})
+    return fig
+
+
+def log_values(c: Cluster, topic: str, partition: int = 0) -> Text:
+    """Each running replica's log as ``offset:value`` pairs."""
+    lines = []
+    for b in sorted(c.assignment(topic)[partition]):
+        if c.brokers[b].is_running:
+            vals = " ".join(f"{o}:{v}" for o, _e, v in c.log_records(b, topic, partition))
+            lines.append(f"broker {b} log: {vals}")
+    return Text("\n".join(lines))
+
+
+# -- exercises ------------------------------------------------------------------------------
+def slow_broker_3_commit(seed: int = SEED, delay_ms: int = 40) -> tuple[int, Stepper]:
+    """Exercise 2's run: the commit of offset 6 (acks=all) when every message to and from broker
+    3 takes ``delay_ms`` longer; the write arrives while broker 3's Fetch is parked on the
+    leader. Returns (ms from the leader's append to the producer's answer,
+    the Stepper)."""
+    c = Cluster(brokers=3, seed=seed)
+    c.create_topic(TOPIC, partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="all", linger_ms=0)
+    p.send_many(TOPIC, [f"m{i}" for i in range(6)], partition=0)
+    p.flush()
+    c.run(1500)
+    c.delay(delay_ms, src=3)
+    c.delay(delay_ms, dst=3)
+    wait = Stepper(c, TOPIC)      # until broker 3's Fetch from offset 6 is parked on the leader
+    wait.run_until(lambda cl: bool(wait.rows) and wait.rows[-1].what.startswith("Fetch 3->1"),
+                   5000)
+    s = Stepper(c, TOPIC)
+    p.send(TOPIC, "m6", partition=0)
+    s.run_until(lambda cl: any(r.what.startswith("ProduceResponse") for r in s.rows), 5000)
+    appended = next(r.time_ms for r in s.rows if r.what.startswith("Produce "))
+    return s.rows[-1].time_ms - appended, s
+
+
+def all_replicas_run(rule, seed: int = SEED) -> tuple[Cluster, list, list]:
+    """Exercise 3's run: broker 3 is cut off from the leader for 25 s
+    (replica.lag.time.max.ms 10 s) while acks=all writes continue; with ``rule`` in place of
+    maybe_increment_leader_hw. Returns (cluster, results of the writes, ISR changes seen)."""
+    c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000})
+    c.create_topic("seed003", partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    c.swap_rule("maybe_increment_leader_hw", rule)
+    p = c.producer("p", acks="all", linger_ms=0,
+                   **{"request.timeout.ms": 5000, "delivery.timeout.ms": 20000})
+    first = p.send_many("seed003", ["a", "b"], partition=0)
+    p.flush()
+    c.cut(1, 3)
+    c.run(16000)                                   # broker 3 leaves the ISR
+    later = p.send_many("seed003", ["c", "d"], partition=0)
+    c.run(25000)
+    return c, first + later, c.isr("seed003")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.common import (
+from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     Text,
     isr_changes,
     leo_hw,
@@ -17,9 +17,9 @@ from kafkasim.course.common import (
     replica_sets,
     replica_state,
     settle,
+    show_source,
     text_table,
 )
-from kafkasim.scenario import Scenario
 from kafkasim.workload import RateWorkload
 
 SEED = 7
@@ -69,25 +69,13 @@ def sets_line(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
 
 
 # -- C07: the 0.8 message-count rule --------------------------------------------------------------
-def message_rule_example(behind: int, max_messages: int = 4) -> tuple[Cluster, Text]:
-    """Kafka 0.8.2 with ``replica.lag.max.messages``: broker 103 stops ``behind`` messages short
-    of the leader 101. Returns the state just after the first isr-expiration check."""
-    c = Cluster(brokers=[101, 102, 103], seed=1, kafka_version="0.8.2",
-                config={"replica.lag.max.messages": max_messages,
-                        "replica.lag.time.max.ms": 10000})
-    c.create_topic(TOPIC, 1, 3, assignment=[[101, 102, 103]])
-    _produce(c, 5, prefix="a")
-    settle(c)
-    c.hold(type="FetchResponse", src=101, dst=103)
-    if behind:
-        _produce(c, behind, prefix="b")
-    c.run_to(10001)          # the isr-expiration task runs every replica.lag.time.max.ms in 0.8
-    c.run(50)
-    leo = leo_hw(c, TOPIC)
+def message_rule_line(c: Cluster, max_messages: int, topic: str = TOPIC) -> Text:
+    """How far broker 103 is behind leader 101, and whether it is still in the ISR."""
+    leo = leo_hw(c, topic)
     lag = leo[101][0] - leo[103][0]
-    verdict = "out of the ISR" if 103 not in c.isr(TOPIC) else "still in the ISR"
-    return c, Text(f"replica.lag.max.messages={max_messages}: broker 103 is {lag} message(s) "
-                   f"behind the leader -> {verdict}   (ISR {c.isr(TOPIC)})")
+    verdict = "out of the ISR" if 103 not in c.isr(topic) else "still in the ISR"
+    return Text(f"replica.lag.max.messages={max_messages}: broker 103 is {lag} message(s) "
+                f"behind the leader -> {verdict}   (ISR {c.isr(topic)})")
 
 
 LAG_RULE_SCENARIOS = (
@@ -95,37 +83,6 @@ LAG_RULE_SCENARIOS = (
     ("seed-lag-messages-burst", "0.8.2: replica.lag.max.messages=5", "burst 10 msg/s"),
     ("seed-lag-time-burst", "3.7: replica.lag.time.max.ms=10000", "burst 10 msg/s"),
 )
-
-
-def lag_rule_table() -> Text:
-    """The three built-in lag-rule scenarios side by side: ISR shrinks and expands in 60 s."""
-    rows = []
-    for name, rule, load in LAG_RULE_SCENARIOS:
-        run = Scenario.named(name).run()
-        m = meter_counts(run.cluster)
-        rows.append({"scenario": name, "rule": rule, "load": load,
-                     "ISR shrinks": m["IsrShrinksPerSec"], "ISR expands": m["IsrExpandsPerSec"]})
-    return text_table(rows)
-
-
-BURST_SEGMENTS = [(0, 20000, 3), (20000, 30000, 10), (30000, 60000, 1)]
-
-
-def burst_run(rule: str, segments=None, seed: int = SEED) -> Cluster:
-    """Followers 250 ms away; 3 msg/s, then a 10 msg/s burst, then 1 msg/s, under the 0.8.2
-    message rule (``rule="messages"``) or the modern time rule (``rule="time"``)."""
-    if rule == "messages":
-        c = _cluster(version="0.8.2", seed=seed, extra={"replica.lag.max.messages": 5})
-    elif rule == "time":
-        c = _cluster(seed=seed)
-    else:
-        raise ValueError(f"rule must be 'messages' or 'time', got {rule!r}")
-    c.slow(2, network_ms=250)
-    c.slow(3, network_ms=250)
-    segs = segments or BURST_SEGMENTS
-    RateWorkload(c, c.producer("load", acks="1"), TOPIC, segments=segs, partition=0)
-    c.run(max(e for _s, e, _r in segs) + 2000)
-    return c
 
 
 # -- C08: the time rule, as the leader sees it ----------------------------------------------------
@@ -144,95 +101,6 @@ def follower_view(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
                      "out of sync?": part.is_follower_out_of_sync(c.brokers[leader], b)})
     return Text(f"t={c.now} ms, leader {leader} LEO {part.log.log_end_offset}, "
                 f"replica.lag.time.max.ms={lag_ms}\n{text_table(rows)}")
-
-
-def fetching_but_behind(seed: int = SEED) -> tuple[Cluster, list[Text]]:
-    """Broker 3 keeps fetching every few hundred ms but writes at most 10 records per fetch
-    (a slow disk) while 50 records/s arrive: it leaves the ISR although it never stops
-    fetching. Returns the cluster and the leader's view at a few moments."""
-    c = _cluster(seed=seed)
-    slow_disk(c, 3)
-    RateWorkload(c, c.producer("load", acks="1"), TOPIC, rate=50, duration_ms=20000,
-                 partition=0)
-    views = []
-    for t in (2000, 8000, 12000):
-        c.run_to(t)
-        views.append(follower_view(c))
-    c.run_until(lambda cl: 3 not in cl.isr(TOPIC), 10000)
-    c.run(10)
-    views.append(follower_view(c))
-    return c, views
-
-
-# -- C09: shrink and expand with the notes' numbers -----------------------------------------------
-@dataclass
-class Stage:
-    label: str
-    time_ms: int
-    text: Text
-
-
-def shrink_expand_example(seed: int = SEED) -> tuple[Cluster, list[Stage]]:
-    """Leader LEO 1000, broker 2 at 1000, broker 3 stuck at 800 -> ISR [1, 2]; then broker 3
-    catches up and everyone reaches 1200 -> ISR [1, 2, 3] (replica.lag.time.max.ms = 10000)."""
-    c = _cluster(seed=seed)
-    stages = []
-    _produce(c, 800, prefix="a")
-    settle(c)
-    c.hold(type="FetchResponse", src=1, dst=3)     # broker 3 stops receiving at offset 800
-    _produce(c, 200, prefix="b")
-    c.run(500)
-    stages.append(Stage("broker 3 falls behind", c.now, replica_state(c, TOPIC)))
-    c.run_until(lambda cl: cl.isr(TOPIC) == [1, 2], 20000)
-    c.run(10)
-    stages.append(Stage("the leader shrinks the ISR", c.now, replica_state(c, TOPIC)))
-    c.release(type="FetchResponse", src=1, dst=3)
-    _produce(c, 200, prefix="c")
-    c.run_until(lambda cl: cl.isr(TOPIC) == [1, 2, 3], 5000)
-    settle(c)
-    stages.append(Stage("broker 3 catches up; the leader expands the ISR", c.now,
-                        replica_state(c, TOPIC)))
-    return c, stages
-
-
-# -- C10: who records the ISR -------------------------------------------------------------------
-def isr_change_path(version: str, seed: int = SEED) -> Text:
-    """Drop a follower from the ISR under ``version`` and list how the change travels: the
-    leader's proposal, AlterPartition (2.7+) or its own ZooKeeper write (before 2.7), and the
-    metadata the controller sends out."""
-    c = _cluster(version=version, seed=seed, assignment=[[2, 3, 1]])
-    _produce(c, 1)
-    settle(c)
-    c.hold(type="FetchResponse", src=2, dst=3)
-    _produce(c, 1, prefix="x")
-    start = c.now
-    c.run_until(lambda cl: 3 not in cl.isr(TOPIC), 30000)
-    c.run(8000 if version < "2.7" else 50)
-    if version < "2.7":
-        c.run_until(lambda cl: bool(cl.trace.where("isr_change_notification")), 10000)
-        c.run(20)
-    rows = []
-    for t, kind, node, _topic, _p, detail in c.trace.rows:
-        if t < start:
-            continue
-        line = None
-        if kind == "isr_proposed":
-            line = f"leader {node} proposes {detail}"
-        elif kind == "isr":
-            old, new = detail
-            line = (f"leader {node} writes ISR {list(new)} to ZooKeeper itself"
-                    if version < "2.7" else f"leader {node} applies the committed ISR {list(new)}")
-        elif kind == "controller":
-            line = f"controller {node}: {detail}"
-        elif kind == "isr_change_notification":
-            line = f"broker {node} queues /isr_change_notification for the controller"
-        elif kind == "send" and detail[0] in ("AlterPartitionRequest", "AlterPartitionResponse",
-                                              "UpdateMetadataRequest"):
-            line = f"{detail[0]} {node} -> {detail[1]}"
-        if line:
-            rows.append({"t(ms)": t, "event": line})
-    ctl = c.controller_id()
-    return Text(f"Kafka {version}: leader 2, controller {ctl}\n{text_table(rows)}")
 
 
 # -- C22: causes ----------------------------------------------------------------------------------
@@ -339,10 +207,6 @@ def troubleshoot(cause: str, *, lag_ms: int = 10000, rate: int = 50, duration_ms
     return run
 
 
-def causes_table(runs: list[CauseRun]) -> Text:
-    return text_table([r.summary() for r in runs])
-
-
 # -- C08: tuning replica.lag.time.max.ms ----------------------------------------------------------
 def stuck_follower_detection(lag_ms: int, seed: int = SEED) -> int:
     """Broker 3 stops receiving data at t=1 s: ms until the leader removes it from the ISR."""
@@ -356,29 +220,6 @@ def stuck_follower_detection(lag_ms: int, seed: int = SEED) -> int:
     if not c.run_until(lambda cl: 3 not in cl.isr(TOPIC), 4 * lag_ms):
         return -1
     return c.now - start
-
-
-def pause_shrinks(lag_ms: int, pause_ms: int, seed: int = SEED) -> bool:
-    """Does a single GC pause of ``pause_ms`` on broker 3 cost it its ISR membership?"""
-    c = isr_under_pause(lag_ms, pause_ms, seed)
-    shrunk = any(kind == "isr" and 3 in detail[0] and 3 not in detail[1]
-                 for _t, kind, _n, _tp, _p, detail in c.trace.rows)
-    return shrunk or _session_expired(c)
-
-
-def _session_expired(c: Cluster) -> bool:
-    return any(r[1] == "zk_session_expired" and r[2] == "zookeeper" for r in c.trace.rows)
-
-
-def tradeoff_table(lags=(10000, 30000, 60000), pause_ms: int = 12000) -> Text:
-    rows = []
-    for lag in lags:
-        det = stuck_follower_detection(lag)
-        rows.append({"replica.lag.time.max.ms": lag,
-                     f"a {pause_ms // 1000} s GC pause drops the follower?":
-                         pause_shrinks(lag, pause_ms),
-                     "a dead follower leaves the ISR after (s)": round(det / 1000, 1)})
-    return text_table(rows)
 
 
 # Broker 3's ZooKeeper pings go out every 6 s from t=0, so a pause from t=4 s up to 14 s long
@@ -396,39 +237,6 @@ def isr_under_pause(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED
         c.at(PAUSE_AT_MS, _Pause(3, pause_ms))
     c.run(45000)
     return c
-
-
-def mystery_runs(runs: list[CauseRun]) -> Text:
-    """The cause runs as anonymous A-D (in CAUSE_ORDER), for the matching exercise."""
-    by_cause = {r.cause: r for r in runs}
-    rows = []
-    for label, cause in zip("ABCD", CAUSE_ORDER, strict=True):
-        row = by_cause[cause].summary()
-        row.pop("cause")
-        rows.append({"run": label, **row})
-    return text_table(rows)
-
-
-def behind_plot(runs: list[CauseRun]):
-    """Records broker 3 is behind the leader, over time, one panel per cause."""
-    from kafkasim.viz import style
-
-    fig = style.new_figure(13, 2.2 * len(runs) + 0.8)
-    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False).ravel()
-    for ax, run in zip(axes, runs, strict=True):
-        ax.plot([t / 1000 for t in run.times], run.behind, color=style.OUT_OF_ISR, lw=2,
-                gid=f"behind:{run.cause}")
-        for t, kind, _node, tp, _p, detail in run.cluster.trace.rows:
-            if kind == "isr" and tp == TOPIC:
-                old, new = detail
-                shrink = len(new) < len(old)
-                ax.axvline(t / 1000, color=style.OUT_OF_ISR if shrink else style.IN_ISR,
-                           ls="--" if shrink else ":", lw=1.5)
-        ax.set_title(f"{run.cause}: {CAUSES[run.cause]}", fontsize=style.SMALL, loc="left")
-        ax.set_ylabel("records\nbehind", fontsize=style.SMALL)
-        ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("time (s); dashed: ISR shrink, dotted: ISR expand", fontsize=style.SMALL)
-    return fig
 
 
 def pause_summary(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
@@ -450,3 +258,121 @@ def pause_view(lag_ms: int = 10000, pause_ms: int = 12000) -> list:
 
     c = isr_under_pause(lag_ms, pause_ms)
     return [pause_summary(lag_ms, pause_ms, c=c), isr_timeline(c, TOPIC)]
+
+
+# -- C10: how an ISR change travels (read from the trace) ----------------------------------------
+def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
+    """The ISR change of ``topic`` after ``since_ms`` as it travelled: the leader's proposal,
+    AlterPartition (2.7+) or the leader's own ZooKeeper write and /isr_change_notification
+    (before 2.7), and the metadata the controller sent out."""
+    zk_write = c.kafka_version < "2.7"
+    rows = []
+    for t, kind, node, tp, _p, detail in c.trace.rows:
+        if t < since_ms:
+            continue
+        line = None
+        if kind == "isr_proposed":
+            line = f"leader {node} proposes {detail}"
+        elif kind == "isr" and tp == topic:
+            line = (f"leader {node} writes ISR {list(detail[1])} to ZooKeeper itself" if zk_write
+                    else f"leader {node} applies the committed ISR {list(detail[1])}")
+        elif kind == "controller":
+            line = f"controller {node}: {detail}"
+        elif kind == "isr_change_notification":
+            line = f"broker {node} queues /isr_change_notification for the controller"
+        elif kind == "send" and detail[0] in ("AlterPartitionRequest", "AlterPartitionResponse",
+                                              "UpdateMetadataRequest"):
+            line = f"{detail[0]} {node} -> {detail[1]}"
+        if line:
+            rows.append({"t(ms)": t, "event": line})
+    return Text(f"Kafka {c.kafka_version}: leader {c.leader(topic)}, controller "
+                f"{c.controller_id()}\n{text_table(rows)}")
+
+
+# -- C22: what an operator sees (read-only samples) ----------------------------------------------
+def lag_sample(c: Cluster, load, follower: int = 3, topic: str = TOPIC) -> dict:
+    """One sample of a follower's lag, three ways: records behind the leader's LEO, ms since the
+    leader last saw it caught up (the ISR rule's clock, Replica.lastCaughtUpTimeMs), and the
+    records the producer holds that are not yet acknowledged (its backlog)."""
+    leader = c.leader(topic)
+    part = c.brokers[leader].replica_manager.partitions[(topic, 0)]
+    st = part.remote.get(follower)
+    caught = c.now - st.last_caught_up_time_ms if st is not None else 0
+    return {"t": c.now, "behind": part.log.log_end_offset - c.log(follower, topic).log_end_offset,
+            "since caught up": min(caught, c.now),
+            "backlog": sum(1 for r in load.results if r.status == "pending")}
+
+
+def cause_summary(cause: str, c: Cluster, load, samples: list[dict]) -> dict:
+    """One row of the causes table: ISR changes, time out of the ISR, lag, acks=all p99."""
+    m = meter_counts(c)
+    lat = sorted(r.latency_ms for r in load.results if r.status == "acked")
+    return {"cause": cause, "ISR shrinks": m["IsrShrinksPerSec"],
+            "ISR expands": m["IsrExpandsPerSec"],
+            "s out of ISR": round(_time_out_of_isr(c, 3) / 1000, 1),
+            "max records behind": max((s["behind"] for s in samples), default=0),
+            "p99 acks=all latency (ms)": lat[int(len(lat) * 0.99)] if lat else None}
+
+
+def lag_plot(runs: dict):
+    """Records behind over time, one panel per cause (``runs``: cause -> (cluster, samples))."""
+    from kafkasim.viz import style
+
+    fig = style.new_figure(13, 2.2 * len(runs) + 0.8)
+    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False).ravel()
+    for ax, (cause, (c, samples)) in zip(axes, runs.items(), strict=True):
+        ax.plot([s["t"] / 1000 for s in samples], [s["behind"] for s in samples],
+                color=style.OUT_OF_ISR, lw=2, gid=f"behind:{cause}")
+        _isr_lines(ax, c)
+        ax.set_title(cause, fontsize=style.SMALL, loc="left")
+        ax.set_ylabel("records\nbehind", fontsize=style.SMALL)
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time (s); dashed: ISR shrink, dotted: ISR expand", fontsize=style.SMALL)
+    return fig
+
+
+def _isr_lines(ax, c: Cluster) -> None:
+    from kafkasim.viz import style
+
+    for t, kind, _node, tp, _p, detail in c.trace.rows:
+        if kind == "isr" and tp == TOPIC:
+            shrink = len(detail[1]) < len(detail[0])
+            ax.axvline(t / 1000, color=style.OUT_OF_ISR if shrink else style.IN_ISR,
+                       ls="--" if shrink else ":", lw=1.5)
+
+
+def operator_plot(c: Cluster, samples: list[dict], lag_ms: int):
+    """A GC pause as an operator sees it: records behind (flat: the producer is blocked), the
+    producer's unacknowledged backlog (where the lag really piles up), and the time since the
+    follower last caught up (what the ISR rule measures), against replica.lag.time.max.ms."""
+    from kafkasim.viz import style
+
+    fig = style.new_figure(13, 7.4)
+    axes = fig.subplots(3, 1, sharex=True).ravel()
+    ts = [s["t"] / 1000 for s in samples]
+    panels = (("behind", "records behind\n(leader LEO - LEO)"),
+              ("backlog", "producer backlog\n(not yet acked)"),
+              ("since caught up", "ms since broker 3\nlast caught up"))
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        ax.plot(ts, [s[key] for s in samples], lw=2, color=style.OUT_OF_ISR, gid=f"op:{key}")
+        ax.set_ylabel(label, fontsize=style.SMALL)
+        ax.grid(True, alpha=0.3)
+        _isr_lines(ax, c)
+    axes[2].axhline(lag_ms, color="black", ls="-.", lw=1)
+    axes[2].text(ts[0], lag_ms, " replica.lag.time.max.ms", va="bottom", fontsize=style.SMALL)
+    axes[2].set_xlabel("time (s); dashed: ISR shrink, dotted: ISR expand", fontsize=style.SMALL)
+    return fig
+
+
+# -- exercises --------------------------------------------------------------------------------
+def flapping_run(faults, seed: int = SEED) -> Cluster:
+    """Exercise 3's run: Kafka 4.3, replica.lag.time.max.ms=10000, 20 records/s (acks=1) for
+    60 s; ``faults(c)`` is called at t=1 s and may schedule more with ``c.at``."""
+    c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000})
+    c.create_topic(TOPIC, partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    RateWorkload(c, c.producer("load", acks="1"), TOPIC, rate=20, duration_ms=60000,
+                 partition=0)
+    c.run_to(1000)
+    faults(c)
+    c.run_to(62000)
+    return c

@@ -72,7 +72,12 @@ def cluster_map(cluster):
     """Draw the brokers by rack, the controller, the replicas each hosts and who leads. Returns
     the Figure."""
     racks = cluster_layout(cluster)
-    bw, badge_w, badge_h, gap, pad, head = 3.6, 1.0, 0.55, 0.15, 0.25, 0.8
+    badge_h, gap, pad, head = 0.55, 0.15, 0.25, 0.8
+    # badges as wide as the longest "topic-partition" label, so no name is cut (~0.09 per char)
+    longest = max([len(f"{r.topic}-{r.partition}") for g in racks for b in g.brokers
+                   for r in b.replicas] or [0])
+    badge_w = max(1.0, 0.09 * longest + 0.2)
+    bw = max(3.6, 0.3 + PER_LINE * badge_w + (PER_LINE - 1) * (gap + 0.05))
     lines = max([math.ceil(len(b.replicas) / PER_LINE) for g in racks for b in g.brokers] or [1])
     bh = 0.9 + max(lines, 1) * (badge_h + gap) + 0.1       # every broker box the same size
     # racks are placed left to right, wrapping to a new row past MAX_ROW brokers; a rack with
@@ -113,7 +118,8 @@ def cluster_map(cluster):
     ax.set_aspect("equal")
     ax.axis("off")
     ctl = cluster.controller_id()
-    ctl_text = f"controller: broker {ctl}" if ctl >= 0 else "no active controller"
+    ctl_text = "no active controller" if ctl < 0 else f"controller: broker {ctl}" \
+        if ctl in cluster.brokers else f"active controller: KRaft node {ctl}"
     fig.suptitle(f"Cluster at {cluster.now} ms: brokers by rack, {ctl_text}",
                  fontsize=style.TITLE)
     handles = [Patch(facecolor=style.IN_ISR, edgecolor=style.IN_ISR, label="leader replica"),
@@ -159,7 +165,6 @@ def _broker_box(ax, box: BrokerBox, x: float, y: float, bw: float, bh: float, ba
             edgecolor=style.IN_ISR if rep.in_isr else style.OUT_OF_ISR, lw=2,
             ls="-" if rep.in_isr else "--",
             gid=f"replica:{rep.topic}-{rep.partition}@{box.broker}"))
-        name = rep.topic if len(rep.topic) <= 8 else rep.topic[:7] + "…"
-        ax.text(bx + badge_w / 2, by + badge_h / 2, f"{name}-{rep.partition}", ha="center",
+        ax.text(bx + badge_w / 2, by + badge_h / 2, f"{rep.topic}-{rep.partition}", ha="center",
                 va="center", fontsize=style.SMALL - 1, color="white" if rep.leader else "black",
                 fontweight="bold" if rep.leader else "normal")

@@ -1,0 +1,71 @@
+"""Notebook 00 (start here): the kernel's set-up check, as one call.
+
+The widgets need the kernel's ``ipywidgets`` and JupyterLab's ``jupyterlab_widgets`` to be a
+matching pair; ``make lab`` installs the pair pinned in ``requirements.txt``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import platform
+from pathlib import Path
+
+from kafkasim.course.common import Text
+
+REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
+
+
+def installed_versions() -> dict[str, str]:
+    """The versions this kernel runs, by package name."""
+    import kafkasim
+
+    return {"Python": platform.python_version(), "kafkasim": kafkasim.__version__,
+            "ipywidgets": metadata.version("ipywidgets"),
+            "jupyterlab_widgets": metadata.version("jupyterlab_widgets")}
+
+
+def pinned_versions(requirements: Path = REQUIREMENTS) -> dict[str, str]:
+    """``name==version`` lines of requirements.txt, by name (comments ignored)."""
+    pins: dict[str, str] = {}
+    if not requirements.exists():     # an installed package without the course folder
+        return pins
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        name, pinned, version = line.split("#")[0].strip().partition("==")
+        if pinned:
+            pins[name.strip().lower().replace("-", "_")] = version.strip()
+    return pins
+
+
+def setup_problems(versions: dict[str, str], pins: dict[str, str],
+                   widget_manager_wanted: str) -> list[str]:
+    """What is wrong with this set-up, in words (empty when nothing is).
+
+    ``widget_manager_wanted`` is ipywidgets' own requirement on jupyterlab_widgets (its
+    ``Requires-Dist`` line, e.g. ``jupyterlab_widgets~=3.0.15``)."""
+    from packaging.requirements import Requirement
+
+    problems = []
+    wanted = Requirement(widget_manager_wanted)
+    if not wanted.specifier.contains(versions["jupyterlab_widgets"]):
+        problems.append(f"ipywidgets {versions['ipywidgets']} needs {wanted}, but "
+                        f"jupyterlab_widgets {versions['jupyterlab_widgets']} is installed")
+    for name in ("ipywidgets", "jupyterlab_widgets"):
+        if name in pins and versions[name] != pins[name]:
+            problems.append(f"this kernel has {name} {versions[name]}, but requirements.txt "
+                            f"pins {pins[name]}")
+    return problems
+
+
+def setup_report() -> Text:
+    """The versions this kernel runs, and whether the widgets will display. Raises with the fix
+    (``make lab``, then restart the kernel) when the widget pair does not match."""
+    versions = installed_versions()
+    wanted = next(r for r in metadata.requires("ipywidgets") or []
+                  if r.startswith("jupyterlab_widgets"))
+    problems = setup_problems(versions, pinned_versions(), wanted.split(";")[0])
+    lines = [f"{name:<20}{version}" for name, version in versions.items()]
+    if problems:
+        raise RuntimeError("; ".join(problems) + ". Run `make lab` from the course folder, "
+                           "then restart the kernel.")
+    lines.append("widgets: kernel and JupyterLab versions match the pinned pair")
+    return Text("\n".join(lines))

@@ -1,0 +1,54 @@
+"""Notebook 01's tables and exercise checks (kafkasim.course.basics), against the simulator."""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+from kafkasim.course import basics, exercises
+
+
+def _big() -> Cluster:
+    c = Cluster(brokers=5, seed=basics.SEED)
+    c.create_topic("events", partitions=10, replication_factor=3)
+    return c
+
+
+def test_fetcher_total_is_one_thread_per_followed_leader():
+    """AbstractFetcherManager: one fetcher per (source broker, fetcher id); with
+    num.replica.fetchers=1 that is the number of distinct other leaders a broker follows."""
+    c = _big()
+    before = c.now
+    expected = 0
+    for b in c.brokers:
+        leaders = {c.leader("events", p) for p, reps in c.assignment("events").items()
+                   if b in reps and c.leader("events", p) != b}
+        expected += len(leaders)
+    assert basics.fetcher_thread_count(c) == expected
+    assert expected < 5 * 4          # the placement leaves some broker pairs without a thread
+    assert c.now == before               # counted on a copy: the learner's cluster did not move
+
+
+def test_check_fetcher_total(capsys):
+    c = _big()
+    right = basics.fetcher_thread_count(c)
+    assert exercises.check_fetcher_total(c, right)
+    assert not exercises.check_fetcher_total(c, right + 1)
+    assert not exercises.check_fetcher_total(c, None)
+    assert "Not answered" in capsys.readouterr().out
+
+
+def test_check_lagging_follower_accepts_held_responses_and_rejects_a_crash():
+    assert exercises.check_lagging_follower(lambda c: c.hold("FetchResponse", src=1, dst=3))
+    assert exercises.check_lagging_follower(lambda c: c.cut(1, 3))
+    assert not exercises.check_lagging_follower(lambda c: c.crash(3))
+    assert not exercises.check_lagging_follower(lambda c: None)      # everyone catches up
+    assert not exercises.check_lagging_follower(None)
+
+
+def test_leader_view_is_the_followers_last_fetch_offset():
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("t", partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="1", linger_ms=0)
+    c.hold("FetchResponse", src=1, dst=3)
+    p.send_many("t", ["a", "b"], partition=0)
+    c.run(2000)
+    assert basics.leader_view(c, "t") == {2: 2, 3: 0}

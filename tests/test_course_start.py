@@ -1,0 +1,30 @@
+"""Notebook 00's set-up check (kafkasim.course.start): a mismatched widget pair is reported."""
+
+from __future__ import annotations
+
+from kafkasim.course import start
+
+
+def test_matching_pair_has_no_problems():
+    v = {"ipywidgets": "8.1.9", "jupyterlab_widgets": "3.0.17"}
+    assert start.setup_problems(v, dict(v), "jupyterlab_widgets~=3.0.17") == []
+
+
+def test_mismatches_are_named_with_both_versions():
+    v = {"ipywidgets": "8.1.9", "jupyterlab_widgets": "3.0.9"}
+    problems = start.setup_problems(v, {"ipywidgets": "8.1.9", "jupyterlab_widgets": "3.0.17"},
+                                    "jupyterlab_widgets~=3.0.17")
+    assert len(problems) == 2
+    assert "needs jupyterlab_widgets~=3.0.17" in problems[0] and "3.0.9" in problems[0]
+    assert "pins 3.0.17" in problems[1]
+
+
+def test_pins_are_read_from_requirements(tmp_path):
+    req = tmp_path / "requirements.txt"
+    req.write_text("# c\nipywidgets==8.1.9  # kernel side\njupyterlab-widgets==3.0.17\nx>=1\n")
+    assert start.pinned_versions(req) == {"ipywidgets": "8.1.9", "jupyterlab_widgets": "3.0.17"}
+    assert start.pinned_versions(tmp_path / "missing.txt") == {}
+
+
+def test_this_kernel_passes():
+    assert "match the pinned pair" in start.setup_report()
