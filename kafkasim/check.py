@@ -350,6 +350,19 @@ class Ghost:
         self.raft_key: tuple | None = None
         self.raft_changed = True
 
+    def __getstate__(self) -> dict:
+        """Plain data, with the checked cluster held strongly: pickled together with it (a
+        History snapshot of a checked branch), the copy follows the copied cluster."""
+        state = dict(self.__dict__)
+        ref = self._cluster_ref
+        state["_cluster_ref"] = ref() if ref is not None else None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        cluster = state.pop("_cluster_ref")
+        self.__dict__.update(state)
+        self._cluster_ref = weakref.ref(cluster) if cluster is not None else None
+
     def recheck_next(self) -> None:
         """Make the next update a full re-check (the state may have changed unobserved)."""
         self._full_next = True

@@ -7,16 +7,17 @@ exactly the state the first run had at ``t``). Acting while the clock is in the 
 recorded future is discarded and the new action becomes part of the history. Replaying the same
 actions on the same seed gives the same trace.
 
-The trace and metrics rows only ever grow, so snapshots do not copy them: they store the row
-counts, and a restore cuts the shared lists back to those lengths.
+Snapshots share what only ever grows (log records, producer results, the record registry, the
+trace and metrics rows: ``kafkasim.snapshots``) instead of copying it, so a snapshot costs the
+mutable state only and recording grows linearly with simulated time.
 """
 
 from __future__ import annotations
 
 import bisect
-import pickle
 from dataclasses import dataclass
 
+from kafkasim import snapshots
 from kafkasim.cluster import Cluster
 
 
@@ -45,34 +46,31 @@ class History:
         self.every_ms = every_ms
         self.actions: list[Action] = []
         self.times: list[int] = []
-        self.snaps: list[bytes] = []
-        self.trace_rows = cluster.trace.rows
-        self.metric_rows = cluster.metrics.rows
+        self.snaps: list[snapshots.Snapshot] = []
         self.horizon = cluster.now     # the furthest time simulated on the current branch
         self.producer = None
         self._snapshot()
 
     # -- snapshots ----------------------------------------------------------------------------
     def _snapshot(self) -> None:
-        c = self.cluster
-        t = c.now
+        t = self.cluster.now
         if self.times and self.times[-1] >= t:
             i = bisect.bisect_left(self.times, t)
             del self.times[i:]
             del self.snaps[i:]
-        trace, metrics = c.trace.rows, c.metrics.rows
-        c.trace.rows, c.metrics.rows = [], []
-        try:
-            blob = pickle.dumps((c, len(trace), len(metrics)), protocol=pickle.HIGHEST_PROTOCOL)
-        finally:
-            c.trace.rows, c.metrics.rows = trace, metrics
         self.times.append(t)
-        self.snaps.append(blob)
+        self.snaps.append(self._dump())
+
+    def _dump(self) -> snapshots.Snapshot:
+        """The snapshot of the current state (subclasses add what they follow the run with)."""
+        return snapshots.dump(self.cluster)
+
+    def _load(self, snap: snapshots.Snapshot) -> Cluster:
+        """The cluster of a snapshot ``_dump`` took (a fresh copy)."""
+        return snapshots.load(snap)
 
     def _restore(self, index: int) -> None:
-        c, n_trace, n_metrics = pickle.loads(self.snaps[index])
-        c.trace.rows = self.trace_rows[:n_trace]
-        c.metrics.rows = self.metric_rows[:n_metrics]
+        c = self._load(self.snaps[index])
         self.cluster = c
         if self.producer is not None:
             self.producer = c.clients.get(self.producer.client_id)
@@ -91,17 +89,12 @@ class History:
             self._run_with_snapshots(a.time_ms)
             self._apply(a)
         self._run_with_snapshots(target)
-        self._sync_master()
+        self._extend_horizon()
 
-    def _sync_master(self) -> None:
-        """Past the recorded horizon the live cluster's rows become the master copy."""
+    def _extend_horizon(self) -> None:
         c = self.cluster
         if c.now > self.horizon:
             self.horizon = c.now
-        if len(c.trace.rows) >= len(self.trace_rows):
-            self.trace_rows = c.trace.rows
-        if len(c.metrics.rows) >= len(self.metric_rows):
-            self.metric_rows = c.metrics.rows
 
     def _run_with_snapshots(self, target: int) -> None:
         c = self.cluster
@@ -129,7 +122,7 @@ class History:
             self._advance(due[0].time_ms)
             return True
         ok = c.step()
-        self._sync_master()
+        self._extend_horizon()
         return ok
 
     def seek(self, time_ms: int) -> None:
@@ -161,15 +154,13 @@ class History:
             del self.times[i:]
             del self.snaps[i:]
             self.horizon = t
-            self.trace_rows = self.cluster.trace.rows
-            self.metric_rows = self.cluster.metrics.rows
         self.actions.append(action)
         return result
 
     def snapshot_now(self) -> None:
         """Record a snapshot of the current state (e.g. while a script drives the cluster)."""
         self._snapshot()
-        self._sync_master()
+        self._extend_horizon()
 
     def _apply(self, a: Action):
         c = self.cluster
@@ -202,10 +193,7 @@ class History:
 
     def replay(self) -> Cluster:
         """A fresh run of the recorded actions from the first snapshot (for checking)."""
-        c, n_trace, n_metrics = pickle.loads(self.snaps[0])
-        c.trace.rows = self.trace_rows[:n_trace]
-        c.metrics.rows = self.metric_rows[:n_metrics]
-        h = History(c, self.every_ms)
+        h = History(snapshots.load(self.snaps[0]), self.every_ms)   # the cluster only
         h.actions = list(self.actions)
         h._advance(self.horizon)
         return h.cluster
