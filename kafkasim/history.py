@@ -10,6 +10,13 @@ actions on the same seed gives the same trace.
 Snapshots share what only ever grows (log records, producer results, the record registry, the
 trace and metrics rows: ``kafkasim.snapshots``) instead of copying it, so a snapshot costs the
 mutable state only and recording grows linearly with simulated time.
+
+Bounded memory: a History keeps at most ``max_snapshots`` snapshots (default 1,000: a thousand
+simulated seconds at one a second, more than any notebook of the course records). Past that it
+thins them, dropping every second one except the first and the newest, so older stretches have
+a snapshot every 2, 4, 8... ``every_ms`` and a seek there replays that much; its memory is then
+at most ``max_snapshots`` times one snapshot's mutable state (``Snapshot.blob``; the shared
+sequences are the live cluster's own). ``max_snapshots=None`` keeps every snapshot.
 """
 
 from __future__ import annotations
@@ -38,12 +45,20 @@ ACTIONS = ("crash", "start", "restart", "power_loss", "shutdown", "pause", "slow
            "alter_config")
 
 
+MAX_SNAPSHOTS = 1000
+
+
 class History:
-    def __init__(self, cluster: Cluster, every_ms: int = 1000) -> None:
+    def __init__(self, cluster: Cluster, every_ms: int = 1000, *,
+                 max_snapshots: int | None = MAX_SNAPSHOTS) -> None:
         if every_ms <= 0:
             raise ValueError(f"every_ms must be > 0, got {every_ms}")
+        if max_snapshots is not None and max_snapshots < 2:
+            raise ValueError(f"max_snapshots must be >= 2 (the first and the newest) or None, "
+                             f"got {max_snapshots}")
         self.cluster = cluster
         self.every_ms = every_ms
+        self.max_snapshots = max_snapshots
         self.actions: list[Action] = []
         self.times: list[int] = []
         self.snaps: list[snapshots.Snapshot] = []
@@ -60,6 +75,15 @@ class History:
             del self.snaps[i:]
         self.times.append(t)
         self.snaps.append(self._dump())
+        if self.max_snapshots is not None and len(self.snaps) > self.max_snapshots:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Drop every second snapshot but the first and the newest (module docstring)."""
+        n = len(self.snaps)
+        keep = [0, *range(2, n - 1, 2), n - 1]
+        self.times = [self.times[i] for i in keep]
+        self.snaps = [self.snaps[i] for i in keep]
 
     def _dump(self) -> snapshots.Snapshot:
         """The snapshot of the current state (subclasses add what they follow the run with)."""

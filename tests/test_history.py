@@ -174,3 +174,20 @@ def test_a_shared_sequence_that_shrank_is_refused():
     del c.brokers[1].logs[("t", 0)].ids[:]    # in place: breaks the append-only rule
     with pytest.raises(RuntimeError, match="shrank"):
         snapshots.load(snap)
+
+
+def test_snapshots_are_thinned_to_max_snapshots_and_seeks_still_land_exactly():
+    full = make()
+    full.run(12000)
+    thin = make()
+    thin.max_snapshots = 4
+    thin.run(12000)
+    assert len(thin.snaps) <= 4 and thin.times[0] == full.times[0]
+    assert thin.times[-1] == full.times[-1]
+    assert len(full.snaps) == 13
+    for t in (700, 5300, 9100, 11999, 3000):
+        thin.seek(t)
+        full.seek(t)
+        assert state(thin.cluster) == state(full.cluster), t
+    with pytest.raises(ValueError, match="max_snapshots"):
+        History(full.cluster, max_snapshots=1)

@@ -165,7 +165,8 @@ def record_scenario(scenario, seed: int | None = None, every_ms: int = 1000, *,
     from kafkasim.scenario import ScenarioRun
 
     cluster = scenario.build(seed)
-    history = History(cluster, every_ms)
+    # every snapshot is kept: those taken after a scenario step are what replays start from
+    history = History(cluster, every_ms, max_snapshots=None)
     rec = _Recorder(history)
     HookedEngine.install(cluster, checker=checker, recorder=rec)
     try:
