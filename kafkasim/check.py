@@ -473,13 +473,19 @@ class Ghost:
             (self.event is not None and self.event[2] == "call")
         self._full_next = False
         self.events_seen = events
-        rows = cluster.trace.rows
-        n = len(rows)
+        trace = cluster.trace
+        rows = trace.rows
+        # the cursor is an absolute row number: a trace that spills (``Trace.spill_to``)
+        # keeps only the rows since its last spill in ``rows``
+        base = getattr(trace, "spilled", 0)
+        n = base + len(rows)
         if self.cursor > n:   # the trace was replaced
             self.cursor = 0
             self.full = True
-        start = self.cursor
-        new = rows[start:n]
+        if self.cursor < base:   # rows were spilled before this checker saw them
+            self.full = True
+        start = max(self.cursor, base)
+        new = rows[start - base:]
         self.cursor = n
         self.new_rows = new
         self.meta_changes = []
