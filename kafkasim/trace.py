@@ -70,6 +70,11 @@ class Trace:
         ``directory`` (module docstring)."""
         if not isinstance(max_rows, int) or isinstance(max_rows, bool) or max_rows < 1:
             raise ValueError(f"max_rows must be an int >= 1, got {max_rows!r}")
+        try:
+            import pyarrow.parquet  # noqa: F401  (now, not at the first spill hours later)
+        except ImportError as exc:
+            raise ImportError(f"Trace.spill_to writes Parquet files with pyarrow, which cannot "
+                              f"be imported: {exc} (pip install pyarrow)") from exc
         os.makedirs(directory, exist_ok=True)
         self.spill_dir = os.fspath(directory)
         self.spill_rows = max_rows
