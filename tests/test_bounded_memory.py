@@ -70,3 +70,26 @@ def test_spill_settings_are_checked(tmp_path):
     c = Cluster(brokers=1, seed=1, kafka_version="3.7")
     with pytest.raises(ValueError, match="max_rows"):
         c.trace.spill_to(str(tmp_path), 0)
+
+
+def test_results_without_errors_share_one_unchangeable_empty_list():
+    import pickle
+
+    from kafkasim.clients.producer import NO_ERRORS
+
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7",
+                config={"min.insync.replicas": 3})
+    c.create_topic("t", partitions=1, replication_factor=3)
+    p = c.producer(acks="all")
+    ok = [p.send("t", f"v{i}") for i in range(3)]
+    c.run(500)
+    assert all(r.acked and r.errors == [] and r.errors is NO_ERRORS for r in ok)
+    with pytest.raises(TypeError, match="shares this empty list"):
+        ok[0].errors.append("X")
+    assert pickle.loads(pickle.dumps(ok[0])).errors is NO_ERRORS
+    c.crash(3)                          # NOT_ENOUGH_REPLICAS: every retry adds an error
+    c.run(30000)
+    late = p.send("t", "late")
+    c.run(5000)
+    assert late.errors and set(late.errors) == {"NOT_ENOUGH_REPLICAS"}
+    assert late.errors is not NO_ERRORS and NO_ERRORS == []
