@@ -202,15 +202,17 @@ class CheckedHistory(History):
 class BranchChecker:
     """The first invariant violation on a History's current branch.
 
-    A copy of the cluster taken at ``base`` (bytes of ``Cluster.snapshot()``, after
-    ``base_actions`` of the branch's actions, at ``base_time``) replays the branch's later actions
-    with every check of ``kafkasim.check`` run after every event, lazily, up to the branch's
-    horizon. ``first`` and ``checked_from`` carry what was checked before ``base_time`` (while a
-    scenario was recorded); a fresh copy's checks learn the earlier history from the trace.
+    A copy of the cluster taken at ``base`` (``kafkasim.snapshots.dump`` of it, or the bytes of
+    ``Cluster.snapshot()``; after ``base_actions`` of the branch's actions, at ``base_time``)
+    replays the branch's later actions with every check of ``kafkasim.check`` run after every
+    event, lazily, up to the branch's horizon. ``first`` and ``checked_from`` carry what was
+    checked before ``base_time`` (while a scenario was recorded); a fresh copy's checks learn the
+    earlier history from the trace.
     """
 
-    def __init__(self, base: bytes, base_actions: int, base_time: int, names=None, *,
-                 first: Violation | None = None, checked_from: int | None = None) -> None:
+    def __init__(self, base: snapshots.Snapshot | bytes, base_actions: int, base_time: int,
+                 names=None, *, first: Violation | None = None,
+                 checked_from: int | None = None) -> None:
         self.names = None if names is None else list(names)
         self.base = base
         self.base_actions = base_actions
@@ -230,7 +232,9 @@ class BranchChecker:
         return self.base_time if self.shadow is None else self.shadow.now
 
     def _start(self, every_ms: int) -> CheckedHistory:
-        cluster = Cluster.restore(self.base)
+        base = self.base
+        cluster = snapshots.load(base) if isinstance(base, snapshots.Snapshot) else \
+            Cluster.restore(base)
         suite = make_suite(self.names, on_violation="collect")
         self.shadow = CheckedHistory(cluster, every_ms, suite)
         self.applied = self.base_actions
@@ -282,7 +286,7 @@ class BranchChecker:
         # the fork is before the base copy (a recorded scenario, checked while it was
         # recorded): restart the checks at the fork point, their memory rebuilt from the trace
         self.shadow = None
-        self.base = history.cluster.snapshot()
+        self.base = snapshots.dump(history.cluster)
         self.base_actions = sum(1 for a in history.actions if a.time_ms <= t)
         self.base_time = t
         self.applied = self.base_actions
