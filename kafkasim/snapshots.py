@@ -9,7 +9,9 @@ Most of a long run's state only ever grows at its end, and what is already there
   (``RaftLog.entries``): appended in place; a truncation or a new log start *replaces* the
   sequence (``Log._truncate``, ``maybe_increment_log_start_offset``, ``RaftLog.truncate_to``);
 - the record registry (``RecordRegistry``: value, key, producer of every record id);
-- a workload's record ids (``RateWorkload.record_ids``);
+- a workload's record ids (``RateWorkload.record_ids``); a KRaft client's safety instrumentation
+  (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
+  only gains keys, shared by its length like the lists);
 - a producer's results (``Producer.results``) up to the first one still pending: an acked or
   failed ``ProduceResult`` never changes again (``Producer._complete`` / ``_ack_batch`` skip it);
 - the trace and metrics rows.
@@ -39,7 +41,7 @@ from typing import NamedTuple
 from kafkasim.clients.producer import PENDING, Producer
 from kafkasim.cluster import RecordRegistry
 from kafkasim.metrics import MetricsRecorder
-from kafkasim.protocol.kraft.raft import RaftLog
+from kafkasim.protocol.kraft.raft import KafkaRaftClient, RaftLog
 from kafkasim.storage.log import Log
 from kafkasim.trace import Trace
 from kafkasim.workload import RateWorkload
@@ -105,9 +107,10 @@ class _Pickler(pickle.Pickler):
             return _new, (t,), (obj.producer_names, cols), None, None, _set_registry
         if t is RaftLog:
             return _new, (t,), self.share(obj.entries), None, None, _set_raft_log
-        if t is RateWorkload:
+        if t is RateWorkload or t is KafkaRaftClient:
             state = dict(obj.__dict__)
-            state["record_ids"] = _Shared(*self.share(obj.record_ids))
+            for name in _GROWING[t]:
+                state[name] = _Shared(*self.share(state[name]))
             return _new, (t,), state, None, None, _set_dict
         if t is Producer:
             objs, rids = _settled_prefix(obj)
@@ -120,6 +123,10 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+# attributes that only grow: a workload's record ids; a Raft client's safety instrumentation
+# (elections won, HWs set, the epoch each committed offset had: inserted, never changed)
+_GROWING = {RateWorkload: ("record_ids",),
+            KafkaRaftClient: ("elected_epochs", "leader_hw_history", "committed")}
 _LOG_SHARED = ("epochs", "ids", "timestamps", "sizes", "producer_batches")
 _LOG_PLAIN = tuple(s for s in Log.__slots__ if s not in _LOG_SHARED)
 
@@ -148,7 +155,8 @@ def _copy(ref: tuple[int, int]):
         if len(seq) < ref[1]:
             raise RuntimeError(f"a shared {type(seq).__name__} shrank from {ref[1]} to "
                                f"{len(seq)} items since the snapshot: it must only grow")
-        got = copies[ref] = seq[:ref[1]]
+        got = copies[ref] = dict(islice(seq.items(), ref[1])) if type(seq) is dict else \
+            seq[:ref[1]]
     return got
 
 
@@ -177,7 +185,8 @@ def _set_raft_log(obj: RaftLog, ref) -> None:
 
 
 def _set_dict(obj, state: dict) -> None:
-    state["record_ids"] = _copy(tuple(state["record_ids"]))
+    for name in _GROWING[type(obj)]:
+        state[name] = _copy(tuple(state[name]))
     obj.__dict__.update(state)
 
 
