@@ -14,7 +14,9 @@ Most of a long run's state only ever grows at its end, and what is already there
   only gains keys, shared by its length like the lists);
 - a producer's results (``Producer.results``) up to the first one still pending: an acked or
   failed ``ProduceResult`` never changes again (``Producer._complete`` / ``_ack_batch`` skip it);
-- the trace and metrics rows.
+- the trace and metrics rows;
+- what the invariant checks learnt of acknowledged records (``Ghost.acked`` lists and the
+  ``acked_by_id`` dict: one entry per acknowledgement, never changed), for a checked History.
 
 ``dump(obj)`` pickles ``obj`` with those sequences replaced by ``(reference, length)``: the
 snapshot is ``Snapshot(blob, refs)``, ``refs`` holding the live sequences themselves (shared, not
@@ -38,6 +40,7 @@ from contextvars import ContextVar
 from itertools import islice
 from typing import NamedTuple
 
+from kafkasim.check import Ghost
 from kafkasim.clients.producer import PENDING, Producer
 from kafkasim.cluster import RecordRegistry
 from kafkasim.metrics import MetricsRecorder
@@ -112,6 +115,11 @@ class _Pickler(pickle.Pickler):
             for name in _GROWING[t]:
                 state[name] = _Shared(*self.share(state[name]))
             return _new, (t,), state, None, None, _set_dict
+        if t is Ghost:
+            state = obj.__getstate__()
+            state["acked"] = {tp: _Shared(*self.share(recs)) for tp, recs in obj.acked.items()}
+            state["acked_by_id"] = _Shared(*self.share(obj.acked_by_id))
+            return _new, (t,), state, None, None, _set_ghost
         if t is Producer:
             objs, rids = _settled_prefix(obj)
             k = len(objs)
@@ -188,6 +196,12 @@ def _set_dict(obj, state: dict) -> None:
     for name in _GROWING[type(obj)]:
         state[name] = _copy(tuple(state[name]))
     obj.__dict__.update(state)
+
+
+def _set_ghost(obj: Ghost, state: dict) -> None:
+    state["acked"] = {tp: _copy(tuple(ref)) for tp, ref in state["acked"].items()}
+    state["acked_by_id"] = _copy(tuple(state["acked_by_id"]))
+    obj.__setstate__(state)
 
 
 def _set_producer(obj: Producer, state: dict) -> None:
