@@ -101,3 +101,24 @@ def test_bench_memory_quick():
     assert out["bytes_per_record_per_replica_with_registry"] == pytest.approx(
         per + out["registry_bytes_per_record"] / 3, abs=0.05)
     assert out["target_bytes_per_record_per_replica"] == 200.0
+
+
+def test_bench_history_quick():
+    out = _load("bench_history").run(quick=True)
+    _check_flat(out)
+    for s in (2, 10, 20):
+        assert out[f"record_{s}s_wall_s"] > 0
+    assert out["record_20s_time_per_s_vs_2s"] > 0
+    assert out["snapshot_restore_after_60s_ms"] == pytest.approx(
+        out["snapshot_after_60s_ms"] + out["restore_after_60s_ms"], abs=0.02)
+    assert out["snapshot_after_60s_kb"] > 0 and out["fork_at_115s_cpu_ms"] > 0
+    assert out["first_violation"] == "none"     # the workload is safe: no invariant breaks
+    assert (out["target_snapshot_restore_ms"], out["target_fork_ms"]) == (200.0, 100.0)
+
+
+def test_bench_long_run_quick():
+    out = _load("bench_long_run").run(quick=True)
+    _check_flat(out)
+    assert out["simulated_s"] == 20 and out["partitions"] == 50
+    assert out["spill_rows_in_memory"] < out["kept_rows_in_memory"]
+    assert out["kept_end_mb"] > 0 and out["budget_mb_per_sim_min"] == 40.0
