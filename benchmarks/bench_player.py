@@ -67,7 +67,7 @@ def run(quick: bool = False) -> dict:
     out["record_wall_s"] = round(wall, 3)
     out["record_sim_s_per_wall_s"] = round(duration_ms / 1000 / wall, 2)
     out["snapshots"] = len(pl.history.times)
-    out["snapshot_kb_last"] = round(len(pl.history.snaps[-1]) / 1024, 1)
+    out["snapshot_kb_last"] = round(len(pl.history.snaps[-1].blob) / 1024, 1)
 
     rng = random.Random(1)
     lo, hi = pl.start_ms, pl.horizon

@@ -350,6 +350,19 @@ class Ghost:
         self.raft_key: tuple | None = None
         self.raft_changed = True
 
+    def __getstate__(self) -> dict:
+        """Plain data, with the checked cluster held strongly: pickled together with it (a
+        History snapshot of a checked branch), the copy follows the copied cluster."""
+        state = dict(self.__dict__)
+        ref = self._cluster_ref
+        state["_cluster_ref"] = ref() if ref is not None else None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        cluster = state.pop("_cluster_ref")
+        self.__dict__.update(state)
+        self._cluster_ref = weakref.ref(cluster) if cluster is not None else None
+
     def recheck_next(self) -> None:
         """Make the next update a full re-check (the state may have changed unobserved)."""
         self._full_next = True
@@ -460,13 +473,19 @@ class Ghost:
             (self.event is not None and self.event[2] == "call")
         self._full_next = False
         self.events_seen = events
-        rows = cluster.trace.rows
-        n = len(rows)
+        trace = cluster.trace
+        rows = trace.rows
+        # the cursor is an absolute row number: a trace that spills (``Trace.spill_to``)
+        # keeps only the rows since its last spill in ``rows``
+        base = getattr(trace, "spilled", 0)
+        n = base + len(rows)
         if self.cursor > n:   # the trace was replaced
             self.cursor = 0
             self.full = True
-        start = self.cursor
-        new = rows[start:n]
+        if self.cursor < base:   # rows were spilled before this checker saw them
+            self.full = True
+        start = max(self.cursor, base)
+        new = rows[start - base:]
         self.cursor = n
         self.new_rows = new
         self.meta_changes = []

@@ -522,6 +522,8 @@ class Cluster(StateViews):
         fn(self)
 
     def _metrics_sample(self) -> None:
+        if self.trace.spill_dir is not None:   # every row so far was checked: spill them
+            self.trace.maybe_spill()
         self.metrics.sample(self.engine.now, self.brokers.values(),
                             None if self.kraft is None else self.kraft.nodes.values())
         self.engine.schedule(self.metrics.interval_ms, "metrics_sample")

@@ -7,16 +7,24 @@ exactly the state the first run had at ``t``). Acting while the clock is in the 
 recorded future is discarded and the new action becomes part of the history. Replaying the same
 actions on the same seed gives the same trace.
 
-The trace and metrics rows only ever grow, so snapshots do not copy them: they store the row
-counts, and a restore cuts the shared lists back to those lengths.
+Snapshots share what only ever grows (log records, producer results, the record registry, the
+trace and metrics rows: ``kafkasim.snapshots``) instead of copying it, so a snapshot costs the
+mutable state only and recording grows linearly with simulated time.
+
+Bounded memory: a History keeps at most ``max_snapshots`` snapshots (default 1,000: a thousand
+simulated seconds at one a second, more than any notebook of the course records). Past that it
+thins them, dropping every second one except the first and the newest, so older stretches have
+a snapshot every 2, 4, 8... ``every_ms`` and a seek there replays that much; its memory is then
+at most ``max_snapshots`` times one snapshot's mutable state (``Snapshot.blob``; the shared
+sequences are the live cluster's own). ``max_snapshots=None`` keeps every snapshot.
 """
 
 from __future__ import annotations
 
 import bisect
-import pickle
 from dataclasses import dataclass
 
+from kafkasim import snapshots
 from kafkasim.cluster import Cluster
 
 
@@ -37,42 +45,68 @@ ACTIONS = ("crash", "start", "restart", "power_loss", "shutdown", "pause", "slow
            "alter_config")
 
 
+MAX_SNAPSHOTS = 1000
+
+
 class History:
-    def __init__(self, cluster: Cluster, every_ms: int = 1000) -> None:
+    def __init__(self, cluster: Cluster, every_ms: int = 1000, *,
+                 max_snapshots: int | None = MAX_SNAPSHOTS) -> None:
         if every_ms <= 0:
             raise ValueError(f"every_ms must be > 0, got {every_ms}")
+        if max_snapshots is not None and max_snapshots < 2:
+            raise ValueError(f"max_snapshots must be >= 2 (the first and the newest) or None, "
+                             f"got {max_snapshots}")
         self.cluster = cluster
         self.every_ms = every_ms
+        self.max_snapshots = max_snapshots
         self.actions: list[Action] = []
         self.times: list[int] = []
-        self.snaps: list[bytes] = []
-        self.trace_rows = cluster.trace.rows
-        self.metric_rows = cluster.metrics.rows
+        self.snaps: list[snapshots.Snapshot] = []
         self.horizon = cluster.now     # the furthest time simulated on the current branch
         self.producer = None
+        self._branch_rows: list | None = None   # the branch's trace up to the horizon
         self._snapshot()
 
     # -- snapshots ----------------------------------------------------------------------------
     def _snapshot(self) -> None:
-        c = self.cluster
-        t = c.now
+        t = self.cluster.now
         if self.times and self.times[-1] >= t:
             i = bisect.bisect_left(self.times, t)
             del self.times[i:]
             del self.snaps[i:]
-        trace, metrics = c.trace.rows, c.metrics.rows
-        c.trace.rows, c.metrics.rows = [], []
-        try:
-            blob = pickle.dumps((c, len(trace), len(metrics)), protocol=pickle.HIGHEST_PROTOCOL)
-        finally:
-            c.trace.rows, c.metrics.rows = trace, metrics
         self.times.append(t)
-        self.snaps.append(blob)
+        self.snaps.append(self._dump())
+        if self.max_snapshots is not None and len(self.snaps) > self.max_snapshots:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Drop every second snapshot but the first and the newest (module docstring)."""
+        n = len(self.snaps)
+        keep = [0, *range(2, n - 1, 2), n - 1]
+        self.times = [self.times[i] for i in keep]
+        self.snaps = [self.snaps[i] for i in keep]
+
+    def _dump(self) -> snapshots.Snapshot:
+        """The snapshot of the current state (subclasses add what they follow the run with)."""
+        return snapshots.dump(self.cluster)
+
+    def _load(self, snap: snapshots.Snapshot) -> Cluster:
+        """The cluster of a snapshot ``_dump`` took (a fresh copy)."""
+        return snapshots.load(snap)
+
+    @property
+    def trace_rows(self) -> list:
+        """The trace rows of the current branch up to its horizon, the recorded future included
+        (after a seek back the live cluster holds only the rows up to now; the rows it had
+        before stay shared, unchanged, until an action forks the branch)."""
+        live = self.cluster.trace.rows
+        if self._branch_rows is None or len(live) >= len(self._branch_rows):
+            self._branch_rows = live
+        return self._branch_rows
 
     def _restore(self, index: int) -> None:
-        c, n_trace, n_metrics = pickle.loads(self.snaps[index])
-        c.trace.rows = self.trace_rows[:n_trace]
-        c.metrics.rows = self.metric_rows[:n_metrics]
+        _ = self.trace_rows   # keep the branch's rows before the live cluster is replaced
+        c = self._load(self.snaps[index])
         self.cluster = c
         if self.producer is not None:
             self.producer = c.clients.get(self.producer.client_id)
@@ -91,17 +125,12 @@ class History:
             self._run_with_snapshots(a.time_ms)
             self._apply(a)
         self._run_with_snapshots(target)
-        self._sync_master()
+        self._extend_horizon()
 
-    def _sync_master(self) -> None:
-        """Past the recorded horizon the live cluster's rows become the master copy."""
+    def _extend_horizon(self) -> None:
         c = self.cluster
         if c.now > self.horizon:
             self.horizon = c.now
-        if len(c.trace.rows) >= len(self.trace_rows):
-            self.trace_rows = c.trace.rows
-        if len(c.metrics.rows) >= len(self.metric_rows):
-            self.metric_rows = c.metrics.rows
 
     def _run_with_snapshots(self, target: int) -> None:
         c = self.cluster
@@ -129,7 +158,7 @@ class History:
             self._advance(due[0].time_ms)
             return True
         ok = c.step()
-        self._sync_master()
+        self._extend_horizon()
         return ok
 
     def seek(self, time_ms: int) -> None:
@@ -161,15 +190,14 @@ class History:
             del self.times[i:]
             del self.snaps[i:]
             self.horizon = t
-            self.trace_rows = self.cluster.trace.rows
-            self.metric_rows = self.cluster.metrics.rows
+            self._branch_rows = None     # the recorded future is gone
         self.actions.append(action)
         return result
 
     def snapshot_now(self) -> None:
         """Record a snapshot of the current state (e.g. while a script drives the cluster)."""
         self._snapshot()
-        self._sync_master()
+        self._extend_horizon()
 
     def _apply(self, a: Action):
         c = self.cluster
@@ -202,10 +230,7 @@ class History:
 
     def replay(self) -> Cluster:
         """A fresh run of the recorded actions from the first snapshot (for checking)."""
-        c, n_trace, n_metrics = pickle.loads(self.snaps[0])
-        c.trace.rows = self.trace_rows[:n_trace]
-        c.metrics.rows = self.metric_rows[:n_metrics]
-        h = History(c, self.every_ms)
+        h = History(snapshots.load(self.snaps[0]), self.every_ms)   # the cluster only
         h.actions = list(self.actions)
         h._advance(self.horizon)
         return h.cluster

@@ -49,8 +49,18 @@ RAFT_LOG_END_OFFSET = RAFT_METRICS + ":log-end-offset"
 RAFT_LOG_END_EPOCH = RAFT_METRICS + ":log-end-epoch"
 
 
+_PARTITION_MBEANS: dict[tuple[str, str, int], str] = {}
+
+
 def partition_mbean(name: str, topic: str, partition: int) -> str:
-    return f"kafka.cluster:type=Partition,name={name},topic={topic},partition={partition}"
+    """The partition gauge's MBean name, one string per gauge: every sample's metrics rows
+    share it (a new string per row was the third largest cost of a long run's memory)."""
+    key = (name, topic, partition)
+    mbean = _PARTITION_MBEANS.get(key)
+    if mbean is None:
+        mbean = _PARTITION_MBEANS[key] = \
+            f"kafka.cluster:type=Partition,name={name},topic={topic},partition={partition}"
+    return mbean
 
 
 METER_MBEANS = {

@@ -121,3 +121,24 @@ def test_interaction_latency_figures_quick():
     assert all(isinstance(v, (int, float)) for v in out.values())
     assert out["explorer_changes"] == 2 and out["explorer_cpu_ms_p95"] >= 0
     assert set(inter.TARGETS_MS) == {"step", "fault", "seek", "explorer"}
+
+
+def test_bench_history_quick():
+    out = _load("bench_history").run(quick=True)
+    _check_flat(out)
+    for s in (2, 10, 20):
+        assert out[f"record_{s}s_wall_s"] > 0
+    assert out["record_20s_time_per_s_vs_2s"] > 0
+    assert out["snapshot_restore_after_60s_ms"] == pytest.approx(
+        out["snapshot_after_60s_ms"] + out["restore_after_60s_ms"], abs=0.02)
+    assert out["snapshot_after_60s_kb"] > 0 and out["fork_at_115s_cpu_ms"] > 0
+    assert out["first_violation"] == "none"     # the workload is safe: no invariant breaks
+    assert (out["target_snapshot_restore_ms"], out["target_fork_ms"]) == (200.0, 100.0)
+
+
+def test_bench_long_run_quick():
+    out = _load("bench_long_run").run(quick=True)
+    _check_flat(out)
+    assert out["simulated_s"] == 20 and out["partitions"] == 50
+    assert out["spill_rows_in_memory"] < out["kept_rows_in_memory"]
+    assert out["kept_end_mb"] > 0 and out["budget_mb_per_sim_min"] == 40.0

@@ -86,3 +86,124 @@ def test_bad_arguments():
         h.seek(-5)
     with pytest.raises(ValueError, match="every_ms"):
         History(h.cluster, every_ms=0)
+
+
+# -- snapshots share the append-only parts (kafkasim.snapshots) ---------------------------------
+def _faulty(version: str, seed: int) -> tuple[History, list]:
+    """Two partitions at 200 records/s, and faults that truncate logs (crash, power loss,
+    a network cut), applied through the History so replays repeat them."""
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
+    c.create_topic("t", partitions=2, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5)
+    RateWorkload(c, p, "t", rate=200, duration_ms=14000)
+    h = History(c, every_ms=1000)
+    plan = [(2500, "crash", (2,), {}), (4200, "cut", (1, 3), {}), (6100, "heal", (), {}),
+            (7300, "start", (2,), {"retry": True}), (9400, "power_loss", (3,), {}),
+            (10800, "start", (3,), {"retry": True}), (11500, "produce", ("t", "x"), {})]
+    for t, name, args, kwargs in plan:
+        h.seek(t)
+        h.act(name, *args, **kwargs)
+    h.seek(16000)
+    return h, plan
+
+
+def _fingerprint(c: Cluster) -> tuple:
+    producers = [cl for cl in c.clients.values() if hasattr(cl, "results")
+                 and isinstance(cl.results, dict)]
+    return (c.now, c.trace_digest(), len(c.metrics.rows), c.engine.events_processed,
+            len(c.records), tuple(c.records.values),
+            tuple((b, tp, tuple(log.epochs), tuple(log.ids), tuple(log.timestamps),
+                   log.log_start_offset, log.high_watermark, tuple(log.producer_batches))
+                  for b, br in sorted(c.brokers.items()) for tp, log in sorted(br.logs.items())),
+            tuple((p.client_id, tuple((rid, r.status, r.offset, r.error, r.attempts,
+                                       tuple(r.errors), r.sent_ms, r.done_ms)
+                                      for rid, r in p.results.items())) for p in producers))
+
+
+@pytest.mark.parametrize("version", ["3.7", "4.3"])
+@pytest.mark.parametrize("seed", [1, 5])
+def test_a_restored_snapshot_continues_exactly_like_the_uninterrupted_run(version, seed):
+    h, plan = _faulty(version, seed)
+    end = _fingerprint(h.cluster)
+    assert any(r[1] == "truncate" for r in h.cluster.trace.rows)   # logs were cut: not append-only
+    # the same actions on a cluster never snapshotted or restored
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
+    c.create_topic("t", partitions=2, replication_factor=3)
+    RateWorkload(c, c.producer(acks="all", linger_ms=5), "t", rate=200, duration_ms=14000)
+    for t, name, args, kwargs in plan:
+        c.run_to(t)
+        c.run_to(t)   # History applies an action after every event of its millisecond
+        if name == "produce":
+            c.clients.get("player-producer") or c.producer("player-producer", acks="all")
+            c.clients["player-producer"].send(*args, **kwargs)
+        else:
+            getattr(c, name)(*args, **kwargs)
+    c.run_to(16000)
+    assert _fingerprint(c) == end
+    # every third snapshot restored, then replayed to the end, lands on the same state
+    for i in range(0, len(h.snaps), 3):
+        h._restore(i)
+        h.seek(16000)
+        assert _fingerprint(h.cluster) == end, f"restored snapshot at t={h.times[i]} differs"
+
+
+def test_snapshots_share_records_and_results_instead_of_copying_them():
+    h = make()
+    h.run(15000)
+    blobs = [len(s.blob) for s in h.snaps]
+    # a second's records, results and trace rows are shared: the snapshot size stays flat
+    assert blobs[-1] < 1.5 * blobs[5]
+    c = h.cluster
+    log = c.brokers[1].logs[("t", 0)]
+    assert any(ref is log.ids for ref in h.snaps[-1].refs) or h.cluster.now > h.times[-1]
+    h.seek(h.times[-1])
+    restored = h.cluster
+    assert restored is not c
+    log2 = restored.brokers[1].logs[("t", 0)]
+    assert log2.ids is not log.ids   # the restored cluster appends to its own copies
+
+
+def test_a_shared_sequence_that_shrank_is_refused():
+    from kafkasim import snapshots
+
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", partitions=1, replication_factor=3)
+    c.producer(acks="all").send("t", "a")
+    c.run(500)
+    snap = snapshots.dump(c)
+    del c.brokers[1].logs[("t", 0)].ids[:]    # in place: breaks the append-only rule
+    with pytest.raises(RuntimeError, match="shrank"):
+        snapshots.load(snap)
+
+
+def test_snapshots_are_thinned_to_max_snapshots_and_seeks_still_land_exactly():
+    full = make()
+    full.run(12000)
+    thin = make()
+    thin.max_snapshots = 4
+    thin.run(12000)
+    assert len(thin.snaps) <= 4 and thin.times[0] == full.times[0]
+    assert thin.times[-1] == full.times[-1]
+    assert len(full.snaps) == 13
+    for t in (700, 5300, 9100, 11999, 3000):
+        thin.seek(t)
+        full.seek(t)
+        assert state(thin.cluster) == state(full.cluster), t
+    with pytest.raises(ValueError, match="max_snapshots"):
+        History(full.cluster, max_snapshots=1)
+
+
+def test_trace_rows_keep_the_recorded_future_until_a_fork():
+    c = Cluster(3, seed=2, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    h = History(c, every_ms=1000)
+    h.run(5000)
+    full = list(h.trace_rows)
+    assert full and full[-1][0] <= 5000
+    h.seek(2000)
+    assert len(h.cluster.trace.rows) < len(full)           # the live cluster is at 2 s
+    assert list(h.trace_rows) == full                       # the branch still reaches 5 s
+    h.crash(2)                                              # a fork: the old future is gone
+    assert h.trace_rows is h.cluster.trace.rows
+    assert all(r[0] <= h.now for r in h.trace_rows)
+    assert any(r[1] == "crash" or "crash" in str(r) for r in h.trace_rows)

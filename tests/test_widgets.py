@@ -499,3 +499,38 @@ def test_with_fallback_gives_any_widget_readable_text():
     assert bundle["text/plain"] == "replication.factor = 3"
     assert "replication.factor = 3" in bundle["text/html"]
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+
+
+def _checked(checker) -> tuple:
+    """What a branch's checks know: violations, allowed losses, ghost variables."""
+    suite = checker.suite
+    g = suite.ghost
+    return (checker.first, [v.key for v in suite.violations], [v.key for v in suite.allowed],
+            sorted(g.true_hw.items()), sorted((tp, len(a)) for tp, a in g.acked.items()),
+            sorted(g.power_losses.items()), sorted(g.terms.items()), g.cursor)
+
+
+def test_a_fork_resumes_the_checks_from_their_last_snapshot_before_it(monkeypatch):
+    from kafkasim.widgets.recording import BranchChecker, CheckedHistory
+
+    pl = make()
+    pl.run(4000)
+    pl.crash(2)
+    pl.run(5000)
+    assert pl.first_violation() is None and pl.checker.checked_to == pl.horizon
+    loaded = []
+    load = CheckedHistory._load
+    monkeypatch.setattr(CheckedHistory, "_load",
+                        lambda self, snap: loaded.append(snap) or load(self, snap))
+    pl.seek(6400)
+    pl.cut(1, 3)                  # a fork 2.6 s before what was checked
+    shadow = pl.checker.shadow
+    # resumed from the checks' snapshot at 6 s (not from the start), then checked to 6.4 s
+    assert len(loaded) == 1 and loaded[0] is shadow.snaps[shadow.times.index(6000)]
+    pl.run(3000)
+    assert pl.first_violation() is None
+    # the same branch checked from its start by a fresh checker knows exactly the same
+    fresh = BranchChecker(pl.checker.base, 0, pl.start_ms)
+    assert fresh.follow(pl.history) is None
+    assert _checked(fresh) == _checked(pl.checker)
+    assert fresh.shadow.cluster.trace_digest() == pl.cluster.trace_digest()

@@ -26,6 +26,31 @@ ACKED = "acked"
 FAILED = "failed"
 
 
+class _NoErrors(list):
+    """The ``errors`` of every result that has had none: one shared, unchangeable empty list (a
+    result gets its own list at its first error), so a long run's results do not each hold an
+    empty list (56 bytes a record). Compares, iterates and pickles as the empty list it is."""
+
+    __slots__ = ()
+
+    def _unchangeable(self, *args, **kwargs):
+        raise TypeError("a ProduceResult without errors shares this empty list: assign a new "
+                        "list to .errors instead of changing it")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _unchangeable
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _unchangeable
+
+    def __reduce__(self):
+        return (_no_errors, ())
+
+
+NO_ERRORS = _NoErrors()
+
+
+def _no_errors() -> _NoErrors:
+    return NO_ERRORS
+
+
 @dataclass(slots=True)
 class ProduceResult:
     """The outcome of one ``send``: offset once acknowledged, or Kafka's error name."""
@@ -159,7 +184,7 @@ class Producer:
         for value in values:
             results[rid] = ProduceResult(rid, topic, partition,
                                          value if value is not None else f"r{rid}",
-                                         PENDING, -1, None, 0, [], now)
+                                         PENDING, -1, None, 0, NO_ERRORS, now)
             rid += 1
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
@@ -462,8 +487,13 @@ class Producer:
 
     def _retry_or_fail(self, b: _Batch, err: str) -> None:
         now = self.cluster.now
+        results = self.results
         for rid in b.record_ids:
-            self.results[rid].errors.append(err)
+            r = results[rid]
+            if r.errors is NO_ERRORS:
+                r.errors = [err]
+            else:
+                r.errors.append(err)
         retriable = err in E.RETRIABLE
         within = self.delivery_timeout_ms is None or \
             now - b.created_ms < self.delivery_timeout_ms

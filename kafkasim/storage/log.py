@@ -319,10 +319,12 @@ class Log:
         offset = max(offset, self.log_start_offset)
         keep = offset - self.log_start_offset
         removed = len(self.ids) - keep
-        del self.epochs[keep:]
-        del self.ids[keep:]
-        del self.timestamps[keep:]
-        del self.sizes[keep:]
+        # new arrays, not ``del`` in place: the old ones may be shared by History snapshots,
+        # which rely on a log's columns only ever growing (kafkasim.snapshots)
+        self.epochs = self.epochs[:keep]
+        self.ids = self.ids[:keep]
+        self.timestamps = self.timestamps[:keep]
+        self.sizes = self.sizes[:keep]
         pb = self.producer_batches
         if pb:
             self.producer_batches = list(_batches_in(pb, self.log_start_offset, offset - 1))
@@ -359,10 +361,10 @@ class Log:
         if offset <= self.log_start_offset:
             return False
         drop = offset - self.log_start_offset
-        del self.epochs[:drop]
-        del self.ids[:drop]
-        del self.timestamps[:drop]
-        del self.sizes[:drop]
+        self.epochs = self.epochs[drop:]     # new arrays: see _truncate
+        self.ids = self.ids[drop:]
+        self.timestamps = self.timestamps[drop:]
+        self.sizes = self.sizes[drop:]
         pb = self.producer_batches
         if pb:
             self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset + drop - 1))

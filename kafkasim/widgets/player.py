@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 from collections import OrderedDict
 
-from kafkasim import viz
+from kafkasim import snapshots, viz
 from kafkasim.check import Violation, make_suite
 from kafkasim.clients.consumer import Consumer
 from kafkasim.cluster import Cluster, ClusterError
@@ -65,7 +65,7 @@ def _history_for(source, every_ms: int | None, checks):
         if run.cluster.trace_digest() == source.cluster.trace_digest():
             checker = None
             if checks:
-                checker = BranchChecker(history.cluster.snapshot(), 0, history.now, names,
+                checker = BranchChecker(snapshots.dump(history.cluster), 0, history.now, names,
                                         first=suite.first, checked_from=history.times[0])
             return history, checker, f"scenario {scenario.name!r}, seed {seed}", script
         about = (f"scenario {scenario.name!r}, seed {seed}, changed after it ended: the player "
@@ -76,7 +76,7 @@ def _history_for(source, every_ms: int | None, checks):
     else:
         raise TypeError(f"Player needs a Cluster, a Scenario or a ScenarioRun, got "
                         f"{type(source).__name__}")
-    checker = BranchChecker(source.snapshot(), 0, source.now, names) if checks else None
+    checker = BranchChecker(snapshots.dump(source), 0, source.now, names) if checks else None
     return History(source, every_ms or 1000), checker, about, []
 
 

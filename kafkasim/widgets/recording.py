@@ -10,19 +10,22 @@ checker after every event (``kafkasim.check``). It pickles as a plain ``Engine``
 carry the hooks.
 
 ``BranchChecker`` finds the first invariant violation on a player's current branch: a separate
-copy of the cluster replays the branch's actions with every event checked.
+copy of the cluster replays the branch's actions with every event checked. That copy is itself a
+History whose snapshots carry the checks' state with the cluster (``CheckedHistory``), so after a
+fork the checks resume from the last snapshot before the fork point: at most one snapshot
+interval is checked again, not the whole branch.
 """
 
 from __future__ import annotations
 
-from kafkasim.check import Violation, make_suite
+from kafkasim import snapshots
+from kafkasim.check import CheckSuite, Violation, make_suite
 from kafkasim.clients.consumer import Consumer
 from kafkasim.cluster import Cluster
 from kafkasim.engine import Engine
 from kafkasim.history import History
 
 _FOREVER = 1 << 62
-_NEVER_SNAPSHOT_MS = 1 << 40     # every_ms of a History that keeps only its first snapshot
 
 
 def _plain_engine() -> Engine:
@@ -162,7 +165,8 @@ def record_scenario(scenario, seed: int | None = None, every_ms: int = 1000, *,
     from kafkasim.scenario import ScenarioRun
 
     cluster = scenario.build(seed)
-    history = History(cluster, every_ms)
+    # every snapshot is kept: those taken after a scenario step are what replays start from
+    history = History(cluster, every_ms, max_snapshots=None)
     rec = _Recorder(history)
     HookedEngine.install(cluster, checker=checker, recorder=rec)
     try:
@@ -175,51 +179,78 @@ def record_scenario(scenario, seed: int | None = None, every_ms: int = 1000, *,
     return history, run
 
 
+class CheckedHistory(History):
+    """A History whose cluster runs every check of ``suite`` after every event, and whose
+    snapshots hold the suite's state (ghost variables, incremental marks, violations found)
+    with the cluster's, so a restored snapshot goes on checking exactly as the first run did."""
+
+    def __init__(self, cluster: Cluster, every_ms: int, suite: CheckSuite) -> None:
+        self.suite = suite
+        HookedEngine.install(cluster, checker=suite)
+        super().__init__(cluster, every_ms)
+
+    def _dump(self) -> snapshots.Snapshot:
+        return snapshots.dump((self.cluster, self.suite))
+
+    def _load(self, snap: snapshots.Snapshot) -> Cluster:
+        cluster, suite = snapshots.load(snap)
+        self.suite = suite
+        HookedEngine.install(cluster, checker=suite if suite.first is None else None)
+        return cluster
+
+
 class BranchChecker:
     """The first invariant violation on a History's current branch.
 
-    A copy of the cluster taken at ``base`` (bytes of ``Cluster.snapshot()``, after
-    ``base_actions`` of the branch's actions, at ``base_time``) replays the branch's later actions
-    with every check of ``kafkasim.check`` run after every event, lazily, up to the branch's
-    horizon. ``first`` and ``checked_from`` carry what was checked before ``base_time`` (while a
-    scenario was recorded); a fresh copy's checks learn the earlier history from the trace.
+    A copy of the cluster taken at ``base`` (``kafkasim.snapshots.dump`` of it, or the bytes of
+    ``Cluster.snapshot()``; after ``base_actions`` of the branch's actions, at ``base_time``)
+    replays the branch's later actions with every check of ``kafkasim.check`` run after every
+    event, lazily, up to the branch's horizon. ``first`` and ``checked_from`` carry what was
+    checked before ``base_time`` (while a scenario was recorded); a fresh copy's checks learn the
+    earlier history from the trace.
     """
 
-    def __init__(self, base: bytes, base_actions: int, base_time: int, names=None, *,
-                 first: Violation | None = None, checked_from: int | None = None) -> None:
+    def __init__(self, base: snapshots.Snapshot | bytes, base_actions: int, base_time: int,
+                 names=None, *, first: Violation | None = None,
+                 checked_from: int | None = None) -> None:
         self.names = None if names is None else list(names)
         self.base = base
         self.base_actions = base_actions
         self.base_time = base_time
         self.checked_from = base_time if checked_from is None else checked_from
         self.first = first
-        self.shadow: History | None = None
-        self.suite = None
+        self.shadow: CheckedHistory | None = None
         self.applied = base_actions
+
+    @property
+    def suite(self) -> CheckSuite | None:
+        return None if self.shadow is None else self.shadow.suite
 
     @property
     def checked_to(self) -> int:
         """How far the branch is checked (simulated ms)."""
         return self.base_time if self.shadow is None else self.shadow.now
 
-    def _start(self) -> History:
-        cluster = Cluster.restore(self.base)
-        self.suite = make_suite(self.names, on_violation="collect")
-        HookedEngine.install(cluster, checker=self.suite)
-        self.shadow = History(cluster, every_ms=_NEVER_SNAPSHOT_MS)
+    def _start(self, every_ms: int) -> CheckedHistory:
+        base = self.base
+        cluster = snapshots.load(base) if isinstance(base, snapshots.Snapshot) else \
+            Cluster.restore(base)
+        suite = make_suite(self.names, on_violation="collect")
+        self.shadow = CheckedHistory(cluster, every_ms, suite)
         self.applied = self.base_actions
         return self.shadow
 
     def _found(self) -> bool:
-        if self.first is None and self.suite is not None and self.suite.first is not None:
-            self.first = self.suite.first
+        suite = self.suite
+        if self.first is None and suite is not None and suite.first is not None:
+            self.first = suite.first
         return self.first is not None
 
     def follow(self, history: History) -> Violation | None:
         """Check the branch up to its horizon; the first violation, or None."""
         if self.first is not None:
             return self.first
-        shadow = self.shadow or self._start()
+        shadow = self.shadow or self._start(history.every_ms)
         actions = history.actions
         while self.applied < len(actions):
             a = actions[self.applied]
@@ -240,18 +271,22 @@ class BranchChecker:
         if self.first is not None and self.first.events_processed <= events:
             return   # found on the common prefix: still the first violation
         self.first = None
-        shadow_events = None if self.shadow is None else self.shadow.cluster.engine.events_processed
-        if shadow_events is not None and shadow_events <= events:
+        shadow = self.shadow
+        if shadow is not None and shadow.cluster.engine.events_processed <= events:
             return   # not checked past the fork point yet: carry on from where it is
-        checked_past_fork = self.shadow is not None
+        t = history.now
+        if t >= self.base_time:
+            if shadow is not None:
+                # checked past the fork point: back to the checks' last snapshot before it,
+                # then check up to it again (at most one snapshot interval); ``follow``
+                # applies the new branch's actions from there
+                shadow.seek(t)
+                self.applied = sum(1 for a in history.actions if a.time_ms <= t)
+            return
+        # the fork is before the base copy (a recorded scenario, checked while it was
+        # recorded): restart the checks at the fork point, their memory rebuilt from the trace
         self.shadow = None
-        self.suite = None
-        if checked_past_fork or history.now < self.base_time:
-            # the branch is clean up to the fork point (checked past it, or checked while a
-            # scenario was recorded): restart the checks at the fork point, their memory rebuilt
-            # from the trace, rather than replaying the branch from its base with every check
-            # after every event (which made an action late in a long story cost seconds)
-            self.base = history.cluster.snapshot()
-            self.base_actions = sum(1 for a in history.actions if a.time_ms <= history.now)
-            self.base_time = history.now
+        self.base = snapshots.dump(history.cluster)
+        self.base_actions = sum(1 for a in history.actions if a.time_ms <= t)
+        self.base_time = t
         self.applied = self.base_actions

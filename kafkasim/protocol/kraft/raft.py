@@ -113,7 +113,10 @@ class RaftLog:
         return "VALID", (offset, epoch)
 
     def truncate_to(self, offset: int) -> None:
-        del self.entries[offset:]
+        # a new list, not ``del`` in place: History snapshots share the old one and rely on
+        # it only ever growing (kafkasim.snapshots)
+        if offset < len(self.entries):
+            self.entries = self.entries[:offset]
 
     def truncate_to_end_offset(self, end_offset: int, epoch: int) -> int:
         """ReplicatedLog.truncateToEndOffset: the truncation offset for the leader's diverging

@@ -1,0 +1,95 @@
+"""Bounded memory for long runs (issue 16): a trace that spills to Parquet, checked and
+snapshotted exactly like one that does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkasim.check import make_suite
+from kafkasim.cluster import Cluster
+from kafkasim.history import History
+from kafkasim.workload import RateWorkload
+
+
+def _run(version: str, ms: int, spill_dir=None, max_rows: int = 3000, check=None) -> Cluster:
+    c = Cluster(brokers=3, seed=2, kafka_version=version)
+    if spill_dir is not None:
+        c.trace.spill_to(str(spill_dir), max_rows)
+    c.create_topic("t", partitions=2, replication_factor=3)
+    RateWorkload(c, c.producer(acks="all", linger_ms=5), "t", rate=300, duration_ms=ms)
+    c.run(ms // 2, check=check)
+    c.crash(2)
+    c.run(ms - ms // 2, check=check)
+    return c
+
+
+@pytest.mark.parametrize("version", ["3.7", "4.3"])
+def test_a_spilled_trace_has_the_same_digest_and_frame_and_holds_few_rows(tmp_path, version):
+    plain = _run(version, 6000)
+    spilled = _run(version, 6000, tmp_path, max_rows=3000)
+    t = spilled.trace
+    assert len(t.spill_files) >= 3 and all((tmp_path / f).exists() for f in t.spill_files)
+    per_s = len(plain.trace.rows) / 6
+    assert len(t.rows) < 3000 + 1.5 * per_s           # spilled at the next metrics sample
+    assert len(t) == t.total == len(plain.trace.rows)
+    assert t.digest() == plain.trace.digest()
+    a, b = t.to_frame(), plain.trace.to_frame()
+    assert a.equals(b)
+
+
+def test_the_checks_see_every_row_of_a_spilling_trace(tmp_path):
+    plain_suite = make_suite(on_violation="collect")
+    _run("3.7", 6000, check=plain_suite)
+    spill_suite = make_suite(on_violation="collect")
+    c = _run("3.7", 6000, tmp_path, max_rows=2000, check=spill_suite)
+    assert c.trace.spilled > 0
+    g, h = spill_suite.ghost, plain_suite.ghost
+    assert g.cursor == h.cursor == c.trace.total
+    assert sorted((tp, len(a)) for tp, a in g.acked.items()) == \
+        sorted((tp, len(a)) for tp, a in h.acked.items())
+    assert sorted(g.true_hw.items()) == sorted(h.true_hw.items())
+    assert [v.key for v in spill_suite.violations] == [v.key for v in plain_suite.violations]
+
+
+def test_a_history_over_a_spilling_trace_restores_exactly(tmp_path):
+    c = Cluster(brokers=3, seed=2, kafka_version="3.7")
+    c.trace.spill_to(str(tmp_path), 2000)
+    c.create_topic("t", partitions=2, replication_factor=3)
+    RateWorkload(c, c.producer(acks="all", linger_ms=5), "t", rate=300, duration_ms=8000)
+    h = History(c, every_ms=1000)
+    h.run(8000)
+    end = (h.cluster.trace.digest(), h.cluster.trace.total)
+    assert h.cluster.trace.spilled > 0
+    horizon = h.horizon
+    h.seek(2500)
+    h.seek(horizon)
+    assert (h.cluster.trace.digest(), h.cluster.trace.total) == end
+
+
+def test_spill_settings_are_checked(tmp_path):
+    c = Cluster(brokers=1, seed=1, kafka_version="3.7")
+    with pytest.raises(ValueError, match="max_rows"):
+        c.trace.spill_to(str(tmp_path), 0)
+
+
+def test_results_without_errors_share_one_unchangeable_empty_list():
+    import pickle
+
+    from kafkasim.clients.producer import NO_ERRORS
+
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7",
+                config={"min.insync.replicas": 3})
+    c.create_topic("t", partitions=1, replication_factor=3)
+    p = c.producer(acks="all")
+    ok = [p.send("t", f"v{i}") for i in range(3)]
+    c.run(500)
+    assert all(r.acked and r.errors == [] and r.errors is NO_ERRORS for r in ok)
+    with pytest.raises(TypeError, match="shares this empty list"):
+        ok[0].errors.append("X")
+    assert pickle.loads(pickle.dumps(ok[0])).errors is NO_ERRORS
+    c.crash(3)                          # NOT_ENOUGH_REPLICAS: every retry adds an error
+    c.run(30000)
+    late = p.send("t", "late")
+    c.run(5000)
+    assert late.errors and set(late.errors) == {"NOT_ENOUGH_REPLICAS"}
+    assert late.errors is not NO_ERRORS and NO_ERRORS == []
