@@ -96,6 +96,7 @@ def _cmd_versions(args) -> int:
 
     if args.version:
         try:
+            versions.check_known_version(args.version)
             print(config.describe_profile(args.version))
         except ValueError as exc:
             print(f"kafkasim: {exc}", file=sys.stderr)

@@ -1075,6 +1075,7 @@ def broker_config(
         _check_metadata_mode(explicit, profile, metadata_mode_for(profile, metadata_mode))
     _check_kraft_node(cfg, explicit)
     _check_broker_heartbeat(cfg, profile)
+    _check_runtime_ranges(cfg)
 
     # Cross-checks from KafkaConfig.validateValues (paraphrased).
     wait_ms = cfg["replica.fetch.wait.max.ms"]
@@ -1194,6 +1195,29 @@ def _check_kraft_node(cfg: Mapping[str, Any], explicit: Mapping[str, Any]) -> No
             f"{node_id} must not be included in the set of voters "
             f"controller.quorum.voters={_scala_set(voter_ids)}"
         )
+
+
+#: Keys Kafka defines without a ConfigDef validator whose values below the bound make the broker
+#: fail once running; refused at configuration time, with the reason Kafka would fail.
+_RUNTIME_LOWER_BOUNDS: dict[str, tuple[int, str]] = {
+    "num.replica.fetchers": (
+        1, "ReplicationConfigs defines it without a validator, but "
+           "AbstractFetcherManager.getFetcherId takes the partition's hash modulo the number of "
+           "fetchers per broker, so 0 fails with an ArithmeticException (/ by zero) the first "
+           "time a replica becomes a follower"),
+    "zookeeper.session.timeout.ms": (
+        1, "ZkConfigs/KafkaConfig define it without a validator; the ZooKeeper server clamps a "
+           "requested session timeout to its minSessionTimeout (2 x tickTime), which the "
+           "simulated ZooKeeper does not model, so a timeout below 1 ms cannot be simulated"),
+}
+
+
+def _check_runtime_ranges(cfg: Mapping[str, Any]) -> None:
+    for key, (low, why) in _RUNTIME_LOWER_BOUNDS.items():
+        value = cfg.get(key)
+        if value is not None and value < low:
+            raise ConfigError(f"Invalid value {value} for configuration {key}: must be at least "
+                              f"{low} ({why})")
 
 
 def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:
