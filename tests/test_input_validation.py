@@ -202,3 +202,105 @@ def test_scenario_event_limit_is_a_scenario_error():
     with pytest.raises(ScenarioError, match=r"line 54: step 8: the simulation processed its "
                                             r"limit of 20000 events"):
         sc.run(max_events=20_000)
+
+
+# -- the command line -----------------------------------------------------------------------
+
+def _cli(argv, capsys):
+    from kafkasim.cli import main
+
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_out_to_a_missing_directory_refused_before_running(tmp_path, capsys):
+    out = tmp_path / "no" / "such" / "dir" / "report.json"
+    rc, stdout, err = _cli(["run", "seed-high-watermark", "--out", str(out)], capsys)
+    assert rc == 2 and "does not exist" in err and stdout == ""
+    rc, stdout, err = _cli(["sweep", "nothing.toml", "--serial", "--out", str(out)], capsys)
+    assert rc == 2 and "does not exist" in err   # before the sweep file is even read
+
+
+def test_out_to_a_directory_refused(tmp_path, capsys):
+    rc, _, err = _cli(["run", "seed-high-watermark", "--out", str(tmp_path)], capsys)
+    assert rc == 2 and "is a directory" in err
+
+
+def test_check_true_violations_in_text_report_and_exit_code(tmp_path, capsys):
+    src = (Path(__file__).parent.parent / "kafkasim" / "scenarios" /
+           "kip101-scenario1-old.toml").read_text(encoding="utf-8")
+    f = tmp_path / "kip101-checked.toml"
+    f.write_text(src.replace("\nseed = 1\n", "\nseed = 1\ncheck = true\n", 1), encoding="utf-8")
+    rc, stdout, _ = _cli(["run", str(f)], capsys)
+    assert "Invariant violations: " in stdout and "WeakIsr" in stdout
+    assert rc == 1
+    rc, stdout, _ = _cli(["run", "kip101-scenario1-old"], capsys)   # check off: as before
+    assert "Invariant violations" not in stdout
+
+
+def test_missing_file_told_apart_from_unknown_builtin(capsys):
+    rc, _, err = _cli(["run", "missing-dir/my-scenario.toml"], capsys)
+    assert rc == 2 and "no such scenario file" in err and "No built-in" not in err
+    rc, _, err = _cli(["run", "seed-high-watermak"], capsys)
+    assert rc == 2 and "No built-in scenario 'seed-high-watermak'" in err
+    assert "Did you mean 'seed-high-watermark'" in err
+
+
+def test_versions_unknown_refused_with_the_known_list(capsys):
+    rc, stdout, err = _cli(["versions", "99.9"], capsys)
+    assert rc == 2 and stdout == ""
+    assert "Unknown Kafka version '99.9'" in err and "3.7" in err and "4.3" in err
+    rc, stdout, _ = _cli(["versions", "3.7.1"], capsys)   # a patch release: its line's profile
+    assert rc == 0 and stdout
+
+
+# -- sweep files ----------------------------------------------------------------------------
+
+def _sweep(text: str):
+    from kafkasim.experiments import Sweep
+
+    return Sweep.loads(text, "s.toml")
+
+
+def test_huge_seed_count_is_lazy_and_bounded():
+    import time
+
+    from kafkasim.experiments import SweepError
+
+    t0 = time.process_time()
+    sw = _sweep("seeds = 1000000\n[base]\nduration_ms = 1000\n")
+    assert len(sw) == limits.MAX_RUNS and sw.seeds[-1] == 999_999
+    assert time.process_time() - t0 < 1.0   # no list of a million seeds built
+    with pytest.raises(SweepError, match="more than limits.MAX_RUNS"):
+        _sweep("seeds = 1000000000000\n")
+    with pytest.raises(SweepError, match="more than limits.MAX_RUNS"):
+        _sweep("seeds = { start = 5, count = 10000000 }\n")
+    assert _sweep("seeds = { start = 10, count = 3 }\n").seeds == [10, 11, 12]
+
+
+@pytest.mark.parametrize("body,match", [
+    ("[base]\nduration_ms = 1e9\n", "duration_ms must be an integer from 1 to 86400000"),
+    ("[base]\nduration_ms = 100000000\n", "duration_ms must be an integer from 1 to"),
+    ("[base.cluster]\nbrokers = 100000\n", "cluster.brokers must be an integer from 1 to 100"),
+    ("[base.workload]\nrate = inf\n", "workload.rate must be a number > 0"),
+    ("[base.workload]\nrate = 100000\n[base]\nduration_ms = 86400000\n",
+     "more than limits.MAX_RECORDS"),
+    ('[base]\nkafka_version = "99.9"\n', "Unknown Kafka version '99.9'"),
+    ('[base.cluster]\ntopic = ".."\n', r"Topic name is invalid: '..' is not allowed"),
+    ("[base.faults]\nrate_per_min = 1e300\n", "faults.rate_per_min must be a number from 0"),
+])
+def test_sweep_values_refused_before_running(body, match):
+    from kafkasim.experiments import SweepError
+
+    with pytest.raises(SweepError, match=match):
+        _sweep(body).validate()
+
+
+def test_sweep_file_invalid_utf8(tmp_path):
+    from kafkasim.experiments import Sweep, SweepError
+
+    f = tmp_path / "s.toml"
+    f.write_bytes(b"name = 'x'\n\xfe\n")
+    with pytest.raises(SweepError, match="line 2: not UTF-8"):
+        Sweep.load(f)
