@@ -1357,6 +1357,10 @@ class Cluster(StateViews):
 
     @staticmethod
     def restore(data: bytes) -> Cluster:
+        """The Cluster a :meth:`snapshot` saved. For trusted snapshots only: a snapshot is a
+        pickle, and unpickling data from an untrusted source can run arbitrary code (see the
+        warning in Python's ``pickle`` documentation). Restore only bytes this program (or you)
+        produced with ``snapshot()``; never a file received from someone else."""
         c = pickle.loads(data)
         if not isinstance(c, Cluster):
             raise TypeError("not a Cluster snapshot")
