@@ -26,7 +26,11 @@ def _load(target: str):
     from kafkasim.scenario import Scenario, ScenarioError, builtin_names
 
     p = Path(target)
-    if p.exists():
+    try:
+        exists = p.exists()
+    except OSError:   # a name too long for the file system, ...
+        exists = False
+    if exists:
         return Scenario.load(target)
     looks_like_path = target.endswith(".toml") or "/" in target or "\\" in target
     if looks_like_path and Path(target).stem not in builtin_names():

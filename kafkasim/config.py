@@ -1212,12 +1212,28 @@ _RUNTIME_LOWER_BOUNDS: dict[str, tuple[int, str]] = {
 }
 
 
+#: millisecond keys without a validator whose negative values Kafka handles itself: the periodic
+#: tasks (KafkaScheduler runs a task with a period <= 0 once) and the retention keys (-1:
+#: unlimited, checked with the other retention rules)
+_NEGATIVE_MS_HANDLED = frozenset({
+    "replica.high.watermark.checkpoint.interval.ms", "log.flush.scheduler.interval.ms",
+    "log.retention.ms", "log.flush.interval.ms"})
+
+
 def _check_runtime_ranges(cfg: Mapping[str, Any]) -> None:
     for key, (low, why) in _RUNTIME_LOWER_BOUNDS.items():
         value = cfg.get(key)
         if value is not None and value < low:
             raise ConfigError(f"Invalid value {value} for configuration {key}: must be at least "
                               f"{low} ({why})")
+    for key, defn in BROKER.items():
+        value = cfg.get(key)
+        if defn.unit == "ms" and defn.valid is None and key not in _NEGATIVE_MS_HANDLED and \
+                isinstance(value, int) and value < 0:
+            raise ConfigError(
+                f"Invalid value {value} for configuration {key}: must be at least 0 (Kafka "
+                "defines it without a validator, but it is a time or timeout: a negative value "
+                "has no meaning and the simulator cannot schedule it)")
 
 
 def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:

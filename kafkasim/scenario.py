@@ -156,7 +156,11 @@ class Scenario:
         base = builtin_dir()
         file = name if name.endswith(".toml") else name + ".toml"
         entry = base / file
-        if not entry.is_file():
+        try:
+            exists = entry.is_file()
+        except OSError:   # e.g. a name too long for the file system
+            exists = False
+        if not exists:
             known = builtin_names()
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
@@ -240,6 +244,11 @@ class Scenario:
         for cl in clients:
             self._check_keys(cl, CLIENT_KEYS, "[[clients]] entry")
             self._schema(schema.check_table, "clients", cl, schema.CLIENT_KEYS)
+            for key in cl.get("config", {}):
+                if key in ("name", "group"):   # Cluster.producer/consumer's own parameters
+                    raise self._fail(f"client {cl.get('name', '?')!r}: '{key}' is not a "
+                                     f"{cl.get('type', 'client')} config key (Kafka's keys "
+                                     "have dots, e.g. acks, linger.ms)")
             if cl.get("type") not in ("producer", "consumer") or not isinstance(
                     cl.get("name"), str):
                 raise self._fail(f"client {cl.get('name', '?')!r}: needs a name and type "

@@ -800,6 +800,10 @@ def validate_spec(spec: RunSpec) -> None:
         value = getattr(spec, key)
         if value is not None:
             _int_field(key, value, minimum=1 if key == "duration_ms" else 0)
+    for key in ("scenario", "scenario_text"):
+        if getattr(spec, key) is not None and not isinstance(getattr(spec, key), str):
+            raise SweepError(f"{key} must be a string (a built-in scenario name or a .toml "
+                             f"path; the scenario's TOML), got {getattr(spec, key)!r}")
     for key in ("check", "trace_digest"):
         if not isinstance(getattr(spec, key), bool):
             raise SweepError(f"{key} must be true or false, got {getattr(spec, key)!r}")
