@@ -24,7 +24,8 @@ class SchemaError(ValueError):
     """A value of the wrong type or out of range; ``key`` is the dotted path of the key."""
 
     def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
+        super().__init__(f"{key} {message}" if message.startswith("must") else
+                         f"{key}: {message}")
         self.key = key
 
 
@@ -45,9 +46,15 @@ def integer(lo: int, hi: int, what: str = "") -> Check:
     def check(v):
         if not _is_int(v):
             raise _Bad(f"must be an integer{f' ({what})' if what else ''}, got {v!r}")
-        if not lo <= v <= hi:
-            raise _Bad(f"must be between {lo} and {hi}, got {v}")
+        _range(v, lo, hi)
     return check
+
+
+def _range(v, lo, hi, unit: str = "", note: str = "") -> None:
+    if v < lo:
+        raise _Bad(f"must be at least {lo}{unit}, got {v}")
+    if v > hi:
+        raise _Bad(f"must be at most {hi}{unit}{note}, got {v}")
 
 
 def ms(lo: int = 0, hi: int = L.MAX_TIME_MS) -> Check:
@@ -55,9 +62,8 @@ def ms(lo: int = 0, hi: int = L.MAX_TIME_MS) -> Check:
     def check(v):
         if not _is_int(v):
             raise _Bad(f"must be integer milliseconds, got {v!r}")
-        if not lo <= v <= hi:
-            raise _Bad(f"must be between {lo} and {hi} ms (limits.MAX_TIME_MS is one simulated "
-                       f"day), got {v}")
+        _range(v, lo, hi, " ms", " (limits.MAX_TIME_MS is one simulated day)"
+               if hi == L.MAX_TIME_MS else "")
     return check
 
 
@@ -65,8 +71,7 @@ def number(lo: float, hi: float) -> Check:
     def check(v):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise _Bad(f"must be a finite number, got {v!r}")
-        if not lo <= v <= hi:
-            raise _Bad(f"must be between {lo} and {hi}, got {v}")
+        _range(v, lo, hi)
     return check
 
 

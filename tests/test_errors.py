@@ -269,7 +269,7 @@ def test_unknown_top_level_key(tmp_path):
 
 def test_wrong_type_for_a_top_level_value(tmp_path):
     path = _load(tmp_path, 'seed = "one"\n')
-    with pytest.raises(ScenarioError, match="seed: must be an integer"):
+    with pytest.raises(ScenarioError, match="seed must be an integer"):
         Scenario.load(path)
 
 

@@ -41,7 +41,7 @@ def test_cluster_key_typo_is_suggested():
 
 def test_bad_controllers_value_is_a_scenario_error():
     # refused when the file is loaded (issue 16: checked before anything runs)
-    with pytest.raises(ScenarioError, match=r"line 4: cluster.controllers: must be between 1"):
+    with pytest.raises(ScenarioError, match=r"line 4: cluster.controllers must be at least 1"):
         _sc("[cluster]\ncontrollers = 0\n")
 
 
