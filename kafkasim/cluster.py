@@ -1055,6 +1055,11 @@ class Cluster(StateViews):
         slow: writing fetched records takes ``disk_ms`` per record (fractions allowed), so a
         follower on a slow disk falls behind under load."""
         b = self._broker(broker)
+        _check_ms("slow(network_ms)", network_ms)
+        if isinstance(disk_ms, bool) or not isinstance(disk_ms, (int, float)) or \
+                not 0 <= disk_ms <= limits.MAX_TIME_MS:
+            raise ClusterError(f"slow(disk_ms) must be a finite number of ms from 0 to "
+                               f"{limits.MAX_TIME_MS}, got {disk_ms!r}")
         if network_ms < 0 or disk_ms < 0:
             raise ValueError(f"slow needs non-negative delays, got network_ms={network_ms}, "
                              f"disk_ms={disk_ms}")
@@ -1146,6 +1151,7 @@ class Cluster(StateViews):
         Links keep their order: later messages on the same link arrive after a delayed one."""
         if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
             raise ClusterError(f"delay needs a positive whole number of ms, got {ms!r}")
+        _check_ms("delay(ms)", ms)
         flt = MessageFilter(type, src, dst, count, where)
         self.network.delays.append((flt, ms))
         self.record("fault", "network", "", -1,

@@ -304,3 +304,15 @@ def test_sweep_file_invalid_utf8(tmp_path):
     f.write_bytes(b"name = 'x'\n\xfe\n")
     with pytest.raises(SweepError, match="line 2: not UTF-8"):
         Sweep.load(f)
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.slow(1, network_ms=1.5), lambda c: c.slow(1, disk_ms=float("inf")),
+    lambda c: c.slow(1, network_ms=limits.MAX_TIME_MS + 1), lambda c: c.delay(10**12),
+    lambda c: c.pause(1, 0.5), lambda c: c.restart(1, wait_ms=-3),
+    lambda c: c.run_until(lambda cl: False, float("inf")),
+])
+def test_api_calls_check_their_times(call):
+    c = Cluster(3, kafka_version="3.7")
+    with pytest.raises(ClusterError):
+        call(c)
