@@ -224,8 +224,9 @@ class Report:
         return "\n".join(lines)
 
 
-class _WallClock(Exception):
-    pass
+class _WallClock(BaseException):
+    """The per-case wall-clock bound (a BaseException, so that no handler inside the simulator
+    that wraps an Exception can turn it into something else)."""
 
 
 class Fuzzer:
@@ -239,7 +240,7 @@ class Fuzzer:
                        "seed-acks-min-isr", "seed-commit-offset-6", "seed-describe-p3-r3",
                        "seed-high-watermark", "seed-lag-messages-steady", "kip101-scenario2-old")
 
-    def __init__(self, seed: int = 0, *, max_events: int = 20_000, wall_s: float = 20.0,
+    def __init__(self, seed: int = 0, *, max_events: int = 20_000, wall_s: float = 60.0,
                  quick: bool = True) -> None:
         from kafkasim.scenario import builtin_dir, builtin_names
 
