@@ -85,6 +85,7 @@ STOPPED = "stopped"
 SHUTTING_DOWN = "shutting down"
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
+LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core, 0.8 to 3.x)
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
@@ -288,21 +289,24 @@ class Broker:
                 raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
-        self.schedule_timer(0, Broker._timer_isr_expiration, period)
+        self._schedule_periodic(period, 0, Broker._timer_isr_expiration, period, first_ms=0)
         if not self.rules.alter_isr:
             self.schedule_timer(2500, Broker._timer_isr_change_propagation)
         cfg = self.config
-        self.schedule_timer(cfg["replica.high.watermark.checkpoint.interval.ms"],
-                            Broker._timer_highwatermark_checkpoint)
-        self.schedule_timer(cfg["log.flush.offset.checkpoint.interval.ms"],
-                            Broker._timer_recovery_point_checkpoint)
+        self._schedule_periodic(cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
+                                Broker._timer_highwatermark_checkpoint)
+        self._schedule_periodic(cfg["log.flush.offset.checkpoint.interval.ms"],
+                                LOG_MANAGER_INITIAL_TASK_DELAY_MS,
+                                Broker._timer_recovery_point_checkpoint)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
-            self.schedule_timer(cfg["log.flush.start.offset.checkpoint.interval.ms"],
-                                Broker._timer_log_start_offset_checkpoint)
+            self._schedule_periodic(cfg["log.flush.start.offset.checkpoint.interval.ms"],
+                                    LOG_MANAGER_INITIAL_TASK_DELAY_MS,
+                                    Broker._timer_log_start_offset_checkpoint)
         self.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, Broker._timer_page_cache_writeback)
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
-            self.schedule_timer(flush_ms, Broker._timer_log_flusher, flush_ms)
+            self._schedule_periodic(flush_ms, LOG_MANAGER_INITIAL_TASK_DELAY_MS,
+                                    Broker._timer_log_flusher, flush_ms)
         if self.lifecycle is None:
             self.schedule_timer(self._zk_ping_interval(), Broker._timer_zk_ping)
         if registered:
@@ -602,20 +606,37 @@ class Broker:
             else None
 
     # -- timers -----------------------------------------------------------------------------
+    def _schedule_periodic(self, period_ms: int, once_delay_ms: int, fn: Callable[..., None],
+                           *args, first_ms: int | None = None) -> None:
+        """A periodic task as KafkaScheduler.schedule(name, task, delayMs, periodMs) runs it
+        (server-common, 3.x and trunk): ``periodMs > 0`` repeats at that period (the first run
+        after ``first_ms``, by default one period); ``periodMs <= 0`` runs it once only, after
+        ``once_delay_ms`` (the caller's initial delay: 0 for ReplicaManager's tasks,
+        LogManager.InitialTaskDelayMs for the log manager's). ``fn`` reschedules itself through
+        ``_reschedule``."""
+        if period_ms > 0:
+            self.schedule_timer(period_ms if first_ms is None else first_ms, fn, *args)
+        else:
+            self.schedule_timer(once_delay_ms, fn, *args)
+
+    def _reschedule(self, period_ms: int, fn: Callable[..., None], *args) -> None:
+        if period_ms > 0:   # KafkaScheduler: a period <= 0 ran the task once
+            self.schedule_timer(period_ms, fn, *args)
+
     def _timer_highwatermark_checkpoint(self) -> None:
         self._write_hw_checkpoint()
-        self.schedule_timer(self.config["replica.high.watermark.checkpoint.interval.ms"],
-                            Broker._timer_highwatermark_checkpoint)
+        self._reschedule(self.config["replica.high.watermark.checkpoint.interval.ms"],
+                         Broker._timer_highwatermark_checkpoint)
 
     def _timer_recovery_point_checkpoint(self) -> None:
         self._write_recovery_checkpoint()
-        self.schedule_timer(self.config["log.flush.offset.checkpoint.interval.ms"],
-                            Broker._timer_recovery_point_checkpoint)
+        self._reschedule(self.config["log.flush.offset.checkpoint.interval.ms"],
+                         Broker._timer_recovery_point_checkpoint)
 
     def _timer_log_start_offset_checkpoint(self) -> None:
         self._write_log_start_checkpoint()
-        self.schedule_timer(self.config["log.flush.start.offset.checkpoint.interval.ms"],
-                            Broker._timer_log_start_offset_checkpoint)
+        self._reschedule(self.config["log.flush.start.offset.checkpoint.interval.ms"],
+                         Broker._timer_log_start_offset_checkpoint)
 
     def _timer_page_cache_writeback(self) -> None:
         """The OS writes dirty pages back once they are older than ~30 s (Linux's
@@ -636,7 +657,7 @@ class Broker:
             flush_ms = self.topic_config(tp[0])["flush.ms"]
             if now - self.last_flush_ms.setdefault(tp, now) >= flush_ms and log.flush():
                 self.last_flush_ms[tp] = now
-        self.schedule_timer(period, Broker._timer_log_flusher, period)
+        self._reschedule(period, Broker._timer_log_flusher, period)
 
     def _timer_zk_ping(self) -> None:
         self.send("zookeeper", ZkPing(self.session_id))
@@ -662,7 +683,7 @@ class Broker:
 
     def _timer_isr_expiration(self, period: int) -> None:
         self.replica_manager.maybe_shrink_isr(self)
-        self.schedule_timer(period, Broker._timer_isr_expiration, period)
+        self._reschedule(period, Broker._timer_isr_expiration, period)
 
     def _timer_produce_timeout(self, dp_id: int) -> None:
         self.replica_manager.on_produce_timeout(self, dp_id)

@@ -5,7 +5,8 @@
     kafkasim schema                                          print the report's JSON Schema
     kafkasim versions [VERSION]                              list version profiles / show one
 
-Exit status: 0 when every ``expect`` step held, 1 when one failed, 2 on bad input.
+Exit status: 0 when every ``expect`` step held (and, with ``check = true``, no invariant was
+violated), 1 otherwise, 2 on bad input (checked before anything runs, ``--out`` included).
 """
 
 from __future__ import annotations
@@ -19,11 +20,44 @@ SCHEMA_PATH = Path(__file__).parent / "report.schema.json"
 
 
 def _load(target: str):
-    from kafkasim.scenario import Scenario
+    """A scenario file, or a built-in scenario by name. A target that looks like a path (it
+    ends in .toml or names a directory) but does not exist is reported as a missing file, not
+    as an unknown built-in."""
+    from kafkasim.scenario import Scenario, ScenarioError, builtin_names
 
-    if Path(target).exists():
+    p = Path(target)
+    try:
+        exists = p.exists()
+    except OSError:   # a name too long for the file system, ...
+        exists = False
+    if exists:
         return Scenario.load(target)
+    looks_like_path = target.endswith(".toml") or "/" in target or "\\" in target
+    if looks_like_path and Path(target).stem not in builtin_names():
+        raise ScenarioError(f"{target}: no such scenario file (and no built-in scenario of "
+                            "that name; `kafkasim scenarios` lists them)")
     return Scenario.named(target)
+
+
+def check_out_path(out: str | None) -> str | None:
+    """An error message if the report/results cannot be written to ``out`` (its directory is
+    missing or not writable, or it is a directory), else None: checked before running, so a
+    long run or sweep is not lost at the end."""
+    import os
+
+    if not out:
+        return None
+    p = Path(out)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        return f"--out {out}: is a directory; give a file name"
+    if not parent.is_dir():
+        return f"--out {out}: directory {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"--out {out}: directory {parent} is not writable"
+    if p.exists() and not os.access(p, os.W_OK):
+        return f"--out {out}: file is not writable"
+    return None
 
 
 def _text_report(run, rep: dict) -> str:
@@ -49,6 +83,12 @@ def _text_report(run, rep: dict) -> str:
         lines.append(f"  {name}: {len(p['acked'])} acked, {len(p['failed'])} failed "
                      f"{errs if errs else ''}, {len(p['pending'])} pending")
     lines.append(f"Lost acknowledged records: {rep['lost_acked'] or 'none'}")
+    if run.check is not None:
+        lines += ["", f"Invariant violations: {len(rep['violations']) or 'none'}"]
+        for v in rep["violations"]:
+            d = v["details"]
+            where = f" {d['topic']}-{d['partition']}" if d.get("topic") else ""
+            lines.append(f"  t={v['time_ms']} ms  {v['name']}{where}: {d['message']}")
     if rep["expectations"]:
         lines += ["", "Expectations:"]
         for e in rep["expectations"]:
@@ -63,6 +103,10 @@ def _text_report(run, rep: dict) -> str:
 def _cmd_run(args) -> int:
     from kafkasim.scenario import ScenarioError
 
+    problem = check_out_path(args.out)
+    if problem:
+        print(f"kafkasim: {problem}", file=sys.stderr)
+        return 2
     try:
         sc = _load(args.file)
         run = sc.run(seed=args.seed)
@@ -75,7 +119,8 @@ def _cmd_run(args) -> int:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
-    return 0 if run.passed else 1
+    # 1: an expect step failed, or (with check = true) an invariant was violated
+    return 0 if run.passed and not rep["violations"] else 1
 
 
 def _cmd_scenarios(args) -> int:
@@ -96,6 +141,7 @@ def _cmd_versions(args) -> int:
 
     if args.version:
         try:
+            versions.check_known_version(args.version)
             print(config.describe_profile(args.version))
         except ValueError as exc:
             print(f"kafkasim: {exc}", file=sys.stderr)
@@ -114,6 +160,10 @@ def _cmd_sweep(args) -> int:
 
     if args.serial and args.master:
         print("kafkasim: --serial runs without Spark; drop --master or --serial", file=sys.stderr)
+        return 2
+    problem = check_out_path(args.out)
+    if problem:
+        print(f"kafkasim: {problem}", file=sys.stderr)
         return 2
     try:
         sweep = Sweep.load(args.spec)

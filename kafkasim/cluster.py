@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from kafkasim import config as kconfig
 from kafkasim import events as ev
-from kafkasim import versions
+from kafkasim import limits, versions
 from kafkasim.broker import RUNNING, STOPPED, Broker
 from kafkasim.clients.admin import Admin
 from kafkasim.clients.consumer import Consumer
@@ -102,12 +102,14 @@ class Cluster(StateViews):
                  latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
                  trace_messages: bool = True, per_partition_metrics: bool = True,
                  log_dirs: str | None = None, metadata_mode: str | None = None,
-                 controllers: int | list[int] = 3) -> None:
+                 controllers: int | list[int] = 3,
+                 max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> None:
         ids, racks = _broker_ids(brokers, racks)
         self.seed = seed
         self._init_version(kafka_version, rules, config, metadata_mode)
         self._init_state(seed, latency_ms, jitter_ms, metrics_interval_ms, trace_messages,
                          per_partition_metrics)
+        self.engine.max_events = max_events   # EventLimitExceeded past it (None: unlimited)
         self._create_brokers(ids, racks, log_dirs)
         self.kraft = None
         if self.metadata_mode == "kraft":
@@ -249,11 +251,11 @@ class Cluster(StateViews):
 
     def run(self, ms: int = 0, *, check: Callable[[Cluster], None] | None = None) -> None:
         """Advance simulated time by ``ms`` milliseconds (running every event due)."""
-        if ms < 0:
-            raise ValueError(f"cannot run for a negative duration ({ms} ms)")
+        _check_ms("run(ms)", ms)
         self.run_to(self.engine.now + ms, check=check)
 
     def run_to(self, time_ms: int, *, check: Callable[[Cluster], None] | None = None) -> None:
+        _check_ms("run_to(time_ms)", time_ms, self.engine.now + limits.MAX_TIME_MS)
         if check is None:
             self.engine.run(until=time_ms)
             return
@@ -268,6 +270,7 @@ class Cluster(StateViews):
                   raise_on_timeout: bool = False) -> bool:
         """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``,
         or with ``raise_on_timeout`` a ``ConditionTimeout`` naming the condition and the times."""
+        _check_ms("run_until(timeout_ms)", timeout_ms)
         e = self.engine
         start = e.now
         deadline = start + timeout_ms
@@ -662,11 +665,9 @@ class Cluster(StateViews):
         """``kafka-topics --create``: validate, assign replicas, write ZooKeeper; the controller
         then elects leaders. With ``wait`` the simulation runs until every replica knows its
         role. Returns the assignment (partition -> replicas, preferred leader first)."""
-        if not isinstance(name, str) or not name or len(name) > 249 or \
-                any(ch not in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
-                    for ch in name):
-            raise ClusterError(f"Invalid topic name {name!r}: Kafka allows 1-249 characters "
-                               "of [a-zA-Z0-9._-]")
+        reason = invalid_topic_reason(name)
+        if reason is not None:
+            raise ClusterError(f"Topic name is invalid: {reason} (INVALID_TOPIC_EXCEPTION)")
         if name in self.topic_configs:
             raise ClusterError(f"Topic '{name}' already exists. (TOPIC_ALREADY_EXISTS)")
         overrides = dict(config or {})
@@ -723,10 +724,22 @@ class Cluster(StateViews):
     def _validate_assignment(self, name, assignment) -> dict[int, list[int]]:
         if not assignment:
             raise ClusterError(f"Cannot create topic '{name}': the replica assignment is empty")
-        rf = len(assignment[0])
+        if not isinstance(assignment, (list, tuple)):
+            raise ClusterError(f"Cannot create topic '{name}': the replica assignment is a list "
+                               f"of replica lists, got {assignment!r}")
         out = {}
+        rf = -1
         for p, reps in enumerate(assignment):
+            if not isinstance(reps, (list, tuple)) or not all(
+                    isinstance(b, int) and not isinstance(b, bool) for b in reps):
+                raise ClusterError(f"Cannot create topic '{name}': partition {p}'s replicas must "
+                                   f"be a list of broker ids, got {reps!r}")
             reps = list(reps)
+            if not reps:   # ReplicationControlManager.createTopic (KRaft)
+                raise ClusterError(f"Cannot create topic '{name}': The manual partition "
+                                   "assignment includes an empty replica list. "
+                                   "(INVALID_REPLICA_ASSIGNMENT)")
+            rf = len(reps) if rf < 0 else rf
             if len(reps) != rf:
                 raise ClusterError(
                     f"Cannot create topic '{name}': partition {p} has {len(reps)} replicas but "
@@ -1032,6 +1045,7 @@ class Cluster(StateViews):
 
     def pause(self, broker: int, ms: int) -> None:
         """Stall a broker for ``ms`` (a stop-the-world GC pause): it handles nothing meanwhile."""
+        _check_ms("pause(ms)", ms)
         if ms <= 0:
             raise ValueError(f"pause needs a positive duration, got {ms} ms")
         b = self._controller_node(broker) or self._broker(broker)
@@ -1043,6 +1057,11 @@ class Cluster(StateViews):
         slow: writing fetched records takes ``disk_ms`` per record (fractions allowed), so a
         follower on a slow disk falls behind under load."""
         b = self._broker(broker)
+        _check_ms("slow(network_ms)", network_ms)
+        if isinstance(disk_ms, bool) or not isinstance(disk_ms, (int, float)) or \
+                not 0 <= disk_ms <= limits.MAX_TIME_MS:
+            raise ClusterError(f"slow(disk_ms) must be a finite number of ms from 0 to "
+                               f"{limits.MAX_TIME_MS}, got {disk_ms!r}")
         if network_ms < 0 or disk_ms < 0:
             raise ValueError(f"slow needs non-negative delays, got network_ms={network_ms}, "
                              f"disk_ms={disk_ms}")
@@ -1050,21 +1069,40 @@ class Cluster(StateViews):
         b.disk_delay_ms = disk_ms
         self.record("fault", broker, "", -1, ev.Slow(network_ms, disk_ms))
 
+    def _known_nodes(self) -> list:
+        """Every node of the simulated network: brokers, KRaft controller nodes, ZooKeeper
+        (ZooKeeper mode) and the clients created so far."""
+        nodes: list = sorted(self.brokers)
+        if self.kraft is not None:
+            nodes += sorted(self.kraft.nodes)
+        else:
+            nodes.append(ZOOKEEPER)
+        return nodes + sorted(str(c) for c in self.clients)
+
+    def _check_node(self, node, what: str) -> None:
+        if isinstance(node, bool) or not isinstance(node, (int, str)) or (
+                node not in self.brokers and self._controller_node(node) is None
+                and not (node == ZOOKEEPER and self.kraft is None)
+                and node not in self.clients):
+            raise ClusterError(f"Unknown node {node!r} in {what}; nodes are "
+                               f"{self._known_nodes()}")
+
     def partition_network(self, *groups) -> None:
         """Split nodes into groups that cannot reach each other (clients reach everyone)."""
         gl = [list(g) for g in groups]
         for g in gl:
             for node in g:
-                if isinstance(node, int) and node not in self.brokers and \
-                        self._controller_node(node) is None:
-                    known = sorted(self.brokers) + (sorted(self.kraft.nodes)
-                                                    if self.kraft is not None else [])
-                    raise ClusterError(f"Unknown node {node} in partition groups; nodes are "
-                                       f"{known}")
+                self._check_node(node, "partition groups")
         self.network.partition(gl)
         self.record("fault", "network", "", -1, ev.NetworkPartition(tuple(tuple(g) for g in gl)))
 
     def cut(self, a, b, both_ways: bool = True) -> None:
+        """Cut the link from ``a`` to ``b`` (and back with ``both_ways``); both must be known
+        nodes and distinct (a node always reaches itself)."""
+        self._check_node(a, "cut")
+        self._check_node(b, "cut")
+        if a == b:
+            raise ClusterError(f"cut({a!r}, {b!r}): a link joins two different nodes")
         self.network.cut(a, b, both_ways)
         self.record("fault", "network", "", -1, ev.Cut(a, b, both_ways))
 
@@ -1115,6 +1153,7 @@ class Cluster(StateViews):
         Links keep their order: later messages on the same link arrive after a delayed one."""
         if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
             raise ClusterError(f"delay needs a positive whole number of ms, got {ms!r}")
+        _check_ms("delay(ms)", ms)
         flt = MessageFilter(type, src, dst, count, where)
         self.network.delays.append((flt, ms))
         self.record("fault", "network", "", -1,
@@ -1326,6 +1365,10 @@ class Cluster(StateViews):
 
     @staticmethod
     def restore(data: bytes) -> Cluster:
+        """The Cluster a :meth:`snapshot` saved. For trusted snapshots only: a snapshot is a
+        pickle, and unpickling data from an untrusted source can run arbitrary code (see the
+        warning in Python's ``pickle`` documentation). Restore only bytes this program (or you)
+        produced with ``snapshot()``; never a file received from someone else."""
         c = pickle.loads(data)
         if not isinstance(c, Cluster):
             raise TypeError("not a Cluster snapshot")
@@ -1374,11 +1417,16 @@ def _broker_ids(brokers, racks: dict | None) -> tuple[list[int], dict[int, str]]
     """Validate ``Cluster(brokers=..., racks=...)``: (broker ids, racks by broker id)."""
     if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
         raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
+    n = brokers if isinstance(brokers, int) else len(brokers)
+    if n > limits.MAX_BROKERS:
+        raise ClusterError(f"{n} brokers: more than limits.MAX_BROKERS = {limits.MAX_BROKERS}")
     ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
     if not ids:
         raise ClusterError("a cluster needs at least one broker")
-    if len(set(ids)) != len(ids) or any(not isinstance(b, int) or b < 0 for b in ids):
-        raise ClusterError(f"broker ids must be distinct non-negative ints, got {ids}")
+    if len(set(ids)) != len(ids) or any(not isinstance(b, int) or isinstance(b, bool) or
+                                        not 0 <= b <= limits.INT_MAX for b in ids):
+        raise ClusterError(f"broker ids must be distinct ints from 0 to {limits.INT_MAX} "
+                           f"(broker.id is a Java int), got {ids}")
     racks = dict(racks or {})
     unknown = sorted(b for b in racks if b not in ids)
     if unknown:
@@ -1402,3 +1450,38 @@ def _condition_name(condition) -> str:
 
 def _dotted(config: dict) -> dict:
     return {k.replace("_", "."): v for k, v in config.items()}
+
+
+_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+TOPIC_NAME_MAX_LENGTH = 249   # org.apache.kafka.common.internals.Topic.MAX_NAME_LENGTH
+
+
+def invalid_topic_reason(name) -> str | None:
+    """Why ``name`` is not a legal topic name, or None: the rules of Kafka's
+    ``Topic.validate`` / ``detectInvalidTopic`` (clients, 2.x to trunk): not empty, not ``.``
+    or ``..``, at most 249 characters, only ASCII alphanumerics, ``.``, ``_`` and ``-``."""
+    if not isinstance(name, str):
+        return f"a topic name is a string, got {name!r}"
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
+    if len(name) > TOPIC_NAME_MAX_LENGTH:
+        return (f"the length of '{name}' is longer than the max allowed length "
+                f"{TOPIC_NAME_MAX_LENGTH}")
+    if any(ch not in _TOPIC_CHARS for ch in name):
+        return (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
+                "'.', '_' and '-'")
+    return None
+
+
+def _check_ms(what: str, value, hi: int = limits.MAX_TIME_MS) -> None:
+    """Simulated time is integer milliseconds (the engine's clock), finite and at most
+    ``hi`` (limits.MAX_TIME_MS, one simulated day, for a duration)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ClusterError(f"{what} must be integer milliseconds, got {value!r}")
+    if value < 0:
+        raise ClusterError(f"{what}: cannot run for a negative duration ({value} ms)")
+    if value > hi:
+        raise ClusterError(f"{what} = {value} ms is beyond limits.MAX_TIME_MS "
+                           f"({limits.MAX_TIME_MS} ms, one simulated day)")

@@ -1075,6 +1075,7 @@ def broker_config(
         _check_metadata_mode(explicit, profile, metadata_mode_for(profile, metadata_mode))
     _check_kraft_node(cfg, explicit)
     _check_broker_heartbeat(cfg, profile)
+    _check_runtime_ranges(cfg)
 
     # Cross-checks from KafkaConfig.validateValues (paraphrased).
     wait_ms = cfg["replica.fetch.wait.max.ms"]
@@ -1194,6 +1195,45 @@ def _check_kraft_node(cfg: Mapping[str, Any], explicit: Mapping[str, Any]) -> No
             f"{node_id} must not be included in the set of voters "
             f"controller.quorum.voters={_scala_set(voter_ids)}"
         )
+
+
+#: Keys Kafka defines without a ConfigDef validator whose values below the bound make the broker
+#: fail once running; refused at configuration time, with the reason Kafka would fail.
+_RUNTIME_LOWER_BOUNDS: dict[str, tuple[int, str]] = {
+    "num.replica.fetchers": (
+        1, "ReplicationConfigs defines it without a validator, but "
+           "AbstractFetcherManager.getFetcherId takes the partition's hash modulo the number of "
+           "fetchers per broker, so 0 fails with an ArithmeticException (/ by zero) the first "
+           "time a replica becomes a follower"),
+    "zookeeper.session.timeout.ms": (
+        1, "ZkConfigs/KafkaConfig define it without a validator; the ZooKeeper server clamps a "
+           "requested session timeout to its minSessionTimeout (2 x tickTime), which the "
+           "simulated ZooKeeper does not model, so a timeout below 1 ms cannot be simulated"),
+}
+
+
+#: millisecond keys without a validator whose negative values Kafka handles itself: the periodic
+#: tasks (KafkaScheduler runs a task with a period <= 0 once) and the retention keys (-1:
+#: unlimited, checked with the other retention rules)
+_NEGATIVE_MS_HANDLED = frozenset({
+    "replica.high.watermark.checkpoint.interval.ms", "log.flush.scheduler.interval.ms",
+    "log.retention.ms", "log.flush.interval.ms"})
+
+
+def _check_runtime_ranges(cfg: Mapping[str, Any]) -> None:
+    for key, (low, why) in _RUNTIME_LOWER_BOUNDS.items():
+        value = cfg.get(key)
+        if value is not None and value < low:
+            raise ConfigError(f"Invalid value {value} for configuration {key}: must be at least "
+                              f"{low} ({why})")
+    for key, defn in BROKER.items():
+        value = cfg.get(key)
+        if defn.unit == "ms" and defn.valid is None and key not in _NEGATIVE_MS_HANDLED and \
+                isinstance(value, int) and value < 0:
+            raise ConfigError(
+                f"Invalid value {value} for configuration {key}: must be at least 0 (Kafka "
+                "defines it without a validator, but it is a time or timeout: a negative value "
+                "has no meaning and the simulator cannot schedule it)")
 
 
 def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:

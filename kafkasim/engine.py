@@ -20,13 +20,19 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any, NamedTuple
 
-__all__ = ["Engine", "PendingEvent", "SimulationError"]
+__all__ = ["Engine", "EventLimitExceeded", "PendingEvent", "SimulationError"]
 
 _FOREVER = 1 << 62
 
 
 class SimulationError(RuntimeError):
     """An event handler failed; the message names the simulated time, the event and the seed."""
+
+
+class EventLimitExceeded(SimulationError):
+    """The engine processed ``max_events`` events in all and more were due: a guard against
+    runaway input (a period of 0, a huge simulated time). The message names the limit and how to
+    raise it."""
 
 
 class PendingEvent(NamedTuple):
@@ -57,7 +63,7 @@ class Engine:
     """Virtual clock + event heap + one seeded RNG (``random.Random``: same in every process)."""
 
     __slots__ = ("now", "seed", "rng", "_queue", "_seq", "_handlers", "events_processed",
-                 "_listeners")
+                 "_listeners", "max_events")
 
     def __init__(self, seed: int = 0) -> None:
         if not isinstance(seed, int) or isinstance(seed, bool):
@@ -70,6 +76,8 @@ class Engine:
         self._handlers: dict[str, Callable[..., Any]] = {}
         self.events_processed = 0
         self._listeners: tuple[Callable[[int, str, tuple], Any], ...] = ()
+        #: total events this engine may process (None: unlimited); see EventLimitExceeded
+        self.max_events: int | None = None
 
     # -- wiring -----------------------------------------------------------------------------
     def on(self, kind: str, handler: Callable[..., Any]) -> None:
@@ -141,6 +149,8 @@ class Engine:
         """Run exactly one event. Returns False when there was none."""
         if not self._queue:
             return False
+        if self.max_events is not None and self.events_processed >= self.max_events:
+            raise self._limit_error()
         time_ms, seq, kind, args = heappop(self._queue)
         self.now = time_ms
         self.events_processed += 1
@@ -169,6 +179,12 @@ class Engine:
         count = 0
         stop = until if until is not None else _FOREVER
         limit = max_events if max_events is not None else -1
+        budget = -1 if self.max_events is None else max(0, self.max_events
+                                                         - self.events_processed)
+        if budget >= 0 and (limit < 0 or budget < limit):
+            limit = budget
+        else:
+            budget = -1   # the caller's max_events stops first: no error
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
@@ -190,9 +206,18 @@ class Engine:
             self.events_processed += count
             if gc_was_enabled:
                 gc.enable()
+        if count == budget and queue and queue[0][0] <= stop:
+            raise self._limit_error()
         if until is not None and count != limit and until > self.now:
             self.now = until
         return count
+
+    def _limit_error(self) -> EventLimitExceeded:
+        return EventLimitExceeded(
+            f"the simulation processed its limit of {self.max_events} events at "
+            f"t={self.now} ms (seed={self.seed}) and more were due: runaway input? Raise the "
+            "limit with Cluster(max_events=...) or Scenario.run(max_events=...) "
+            "(kafkasim.limits.DEFAULT_MAX_EVENTS)")
 
     # -- state as data ----------------------------------------------------------------------
     def __getstate__(self) -> dict:
@@ -204,6 +229,7 @@ class Engine:
             "seq": self._seq,
             "handlers": {kind: _bare(h) for kind, h in self._handlers.items()},
             "events_processed": self.events_processed,
+            "max_events": self.max_events,
         }
 
     def __setstate__(self, state: dict) -> None:
@@ -215,6 +241,7 @@ class Engine:
         self._seq = state["seq"]
         self._handlers = state["handlers"]
         self.events_processed = state["events_processed"]
+        self.max_events = state.get("max_events")
         self._listeners = ()
 
 

@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from kafkasim import events as ev
+from kafkasim import limits
+from kafkasim import scenario_schema as schema
 from kafkasim.check import attach, classify_losses
-from kafkasim.cluster import Cluster, ClusterError
+from kafkasim.cluster import Cluster, ClusterError, invalid_topic_reason
 from kafkasim.config import ConfigError
+from kafkasim.engine import EventLimitExceeded
 from kafkasim.network import MessageFilter
 from kafkasim.protocol.match import MatchError
 from kafkasim.versions import VersionError
@@ -122,9 +125,16 @@ class Scenario:
     def load(path: str | Path) -> Scenario:
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            raw = p.read_bytes()
         except OSError as exc:
             raise ScenarioError(f"{p}: cannot read scenario file: {exc.strerror}") from exc
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[:exc.start].count(b"\n") + 1
+            raise ScenarioError(f"{p}: line {line}: not UTF-8 text (TOML files are UTF-8): "
+                                f"byte {exc.object[exc.start]:#04x} at offset {exc.start}"
+                                ) from None
         return Scenario.loads(text, str(p))
 
     @staticmethod
@@ -146,7 +156,11 @@ class Scenario:
         base = builtin_dir()
         file = name if name.endswith(".toml") else name + ".toml"
         entry = base / file
-        if not entry.is_file():
+        try:
+            exists = entry.is_file()
+        except OSError:   # e.g. a name too long for the file system
+            exists = False
+        if not exists:
             known = builtin_names()
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
@@ -170,16 +184,38 @@ class Scenario:
                 hint = f"; did you mean '{close[0]}'?" if close else ""
                 raise self._fail(f"unknown key '{k}' in {what}{hint}", step)
 
+    def _line_of(self, key: str, value=None) -> str:
+        """``line N: `` of the first line setting ``key`` (or opening table ``[key]``; with
+        ``value``, the first line setting it to that value), or ""."""
+        last = key.rsplit(".", 1)[-1]
+        pat = re.compile(rf'^\s*(\[+\s*{re.escape(last)}\s*\]+|"?{re.escape(last)}"?\s*=)'
+                         rf'|[{{,]\s*"?{re.escape(last)}"?\s*=')
+        for i, line in enumerate(self.text.splitlines()):
+            if pat.search(line) and (value is None or json.dumps(value) in line):
+                return f"line {i + 1}: "
+        return ""
+
+    def _schema(self, fn, *args, step: int | None = None) -> None:
+        """Run a kafkasim.scenario_schema check; a SchemaError names file, line and key."""
+        try:
+            fn(*args)
+        except schema.SchemaError as exc:
+            if step is None:
+                raise ScenarioError(f"{self.source}: {self._line_of(exc.key)}{exc}") from None
+            raise self._fail(str(exc), step) from None
+
     def validate(self) -> None:
+        """Check keys and values against the scenario schema (kafkasim.scenario_schema) before
+        anything runs; errors name the file, the line, the key and what is allowed."""
         d = self.data
         self._check_keys(d, TOP_KEYS, "the scenario")
-        if "seed" in d and (not isinstance(d["seed"], int) or isinstance(d["seed"], bool)):
-            raise self._fail(f"seed must be an integer, got {d['seed']!r}")
-        if "check" in d and not isinstance(d["check"], bool):
-            raise self._fail(f"check must be true or false, got {d['check']!r}")
-        self._check_keys(d.get("cluster", {}), CLUSTER_KEYS, "[cluster]")
+        self._schema(schema.check_table, "", d, schema.TOP_KEYS)
+        self._check_version()
+        cluster = d.get("cluster", {})
+        self._check_keys(cluster, CLUSTER_KEYS, "[cluster]")
+        self._schema(schema.check_table, "cluster", cluster, schema.CLUSTER_KEYS)
         mode = self.metadata_mode()
-        if mode == "zookeeper" and "controllers" in d.get("cluster", {}):
+        if mode == "zookeeper" and "controllers" in cluster:
             raise self._fail("[cluster]: controllers applies to KRaft mode only (dedicated "
                              "controller nodes voting in the __cluster_metadata quorum); in "
                              "ZooKeeper mode the controller is the broker holding /controller. "
@@ -187,15 +223,36 @@ class Scenario:
         topics = d.get("topics", [])
         if not isinstance(topics, list):
             raise self._fail("topics must be an array of tables ([[topics]])")
+        total = 0
         for t in topics:
-            self._check_keys(t, TOPIC_KEYS, f"topic {t.get('name', '?')!r}")
+            self._check_keys(t, TOPIC_KEYS, "[[topics]] entry")
             if "name" not in t:
                 raise self._fail("every [[topics]] entry needs a name")
-        for cl in d.get("clients", []):
-            self._check_keys(cl, CLIENT_KEYS, f"client {cl.get('name', '?')!r}")
-            if cl.get("type") not in ("producer", "consumer"):
-                raise self._fail(f"client {cl.get('name', '?')!r}: type must be 'producer' or "
-                                 f"'consumer', got {cl.get('type')!r}")
+            self._schema(schema.check_table, "topics", t, schema.TOPIC_KEYS)
+            reason = invalid_topic_reason(t["name"])
+            if reason is not None:
+                line = self._line_of("name", t["name"])
+                raise ScenarioError(f"{self.source}: {line}topics.name: Topic name is invalid: "
+                                    f"{reason} (Kafka's Topic.validate)")
+            total += t.get("partitions", len(t.get("assignment", [0])))
+        if total > limits.MAX_PARTITIONS:
+            raise self._fail(f"the topics have {total} partitions in all, more than "
+                             f"limits.MAX_PARTITIONS = {limits.MAX_PARTITIONS}")
+        clients = d.get("clients", [])
+        if not isinstance(clients, list):
+            raise self._fail("clients must be an array of tables ([[clients]])")
+        for cl in clients:
+            self._check_keys(cl, CLIENT_KEYS, "[[clients]] entry")
+            self._schema(schema.check_table, "clients", cl, schema.CLIENT_KEYS)
+            for key in cl.get("config", {}):
+                if key in ("name", "group"):   # Cluster.producer/consumer's own parameters
+                    raise self._fail(f"client {cl.get('name', '?')!r}: '{key}' is not a "
+                                     f"{cl.get('type', 'client')} config key (Kafka's keys "
+                                     "have dots, e.g. acks, linger.ms)")
+            if cl.get("type") not in ("producer", "consumer") or not isinstance(
+                    cl.get("name"), str):
+                raise self._fail(f"client {cl.get('name', '?')!r}: needs a name and type "
+                                 f"'producer' or 'consumer', got {cl.get('type')!r}")
         steps = d.get("steps", [])
         if not isinstance(steps, list):
             raise self._fail("steps must be an array of tables ([[steps]])")
@@ -203,16 +260,18 @@ class Scenario:
             if not isinstance(st, dict) or "do" not in st:
                 raise self._fail("every step needs a 'do' key naming its action", i)
             action = st["do"]
-            if action not in ACTIONS:
+            if not isinstance(action, str) or action not in ACTIONS:
                 close = difflib.get_close_matches(str(action), sorted(ACTIONS), n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
-                raise self._fail(f"unknown action '{action}'{hint}", i)
+                raise self._fail(f"unknown action '{action}'{hint} (known: "
+                                 f"{', '.join(sorted(ACTIONS))})", i)
             required, optional = ACTIONS[action]
             self._check_keys(st, required | optional | TRIGGER_KEYS | {"do"},
                              f"'{action}' step", i)
             missing = sorted(required - set(st))
             if missing:
                 raise self._fail(f"'{action}' step is missing {', '.join(missing)}", i)
+            self._schema(schema.check_step, action, st, step=i)
             if action == "expire_session" and mode == "kraft":
                 raise self._fail(
                     "expire_session: KRaft mode has no ZooKeeper sessions. A KRaft broker is "
@@ -225,8 +284,23 @@ class Scenario:
             if "messages" in st:
                 self._message_filter(st["messages"], i)
 
+    def _check_version(self) -> None:
+        """An unknown ``kafka_version`` or rule override is refused at load time, with the known
+        versions listed (kafkasim.versions)."""
+        from kafkasim import versions
+
+        try:
+            version = versions.check_known_version(self.data.get("kafka_version")
+                                                   or versions.DEFAULT_VERSION)
+            versions.rules_for(version, self.data.get("rules"))
+        except (VersionError, ValueError, TypeError) as exc:
+            key = "rules" if "kafka_version" not in self.data else "kafka_version"
+            raise ScenarioError(f"{self.source}: {self._line_of(key)}{exc}") from None
+
     def _check_condition(self, cond: dict, step: int, mode: str | None = None) -> None:
         self._check_keys(cond, CONDITIONS, "condition", step)
+        for key, spec in cond.items():
+            self._schema(schema.check_clause, key, spec, step=step)
         if mode == "zookeeper":
             for key in sorted(set(cond) & set(KRAFT_ONLY_CONDITIONS)):
                 raise self._fail(f"condition '{key}' needs KRaft mode: "
@@ -270,7 +344,8 @@ class Scenario:
     def name(self) -> str:
         return self.data.get("name", Path(self.source).stem)
 
-    def build(self, seed: int | None = None) -> Cluster:
+    def build(self, seed: int | None = None,
+              max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> Cluster:
         d = self.data
         cl = d.get("cluster", {})
         if "broker_ids" in cl:
@@ -284,18 +359,27 @@ class Scenario:
                            kafka_version=d.get("kafka_version"), config=cl.get("config"),
                            racks=racks, rules=d.get("rules"),
                            latency_ms=cl.get("latency_ms", 1), jitter_ms=cl.get("jitter_ms", 1),
-                           metrics_interval_ms=cl.get("metrics_interval_ms", 1000), **kraft)
+                           metrics_interval_ms=cl.get("metrics_interval_ms", 1000),
+                           max_events=max_events, **kraft)
+        except EventLimitExceeded as exc:
+            raise self._fail(f"[cluster]: {exc}") from exc
         except (ClusterError, ConfigError, VersionError, ValueError, TypeError) as exc:
             raise self._fail(f"[cluster]: {exc}") from exc
 
-    def run(self, seed: int | None = None, check=None) -> ScenarioRun:
+    def run(self, seed: int | None = None, check=None,
+            max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> ScenarioRun:
         """Build and execute. ``check``: a ``kafkasim.check`` checker (or suite) run after every
         event, True for a collecting suite of every invariant, None for the scenario's own
-        top-level ``check = true|false`` (default false)."""
-        cluster = self.build(seed)
+        top-level ``check = true|false`` (default false). ``max_events``: the engine's event
+        budget (kafkasim.limits.DEFAULT_MAX_EVENTS; None: unlimited); past it the run stops
+        with a ScenarioError naming the limit."""
+        cluster = self.build(seed, max_events)
         run = ScenarioRun(self, cluster, check=self.data.get("check", False)
                           if check is None else check)
-        run.execute()
+        try:
+            run.execute()
+        except EventLimitExceeded as exc:   # while creating topics or clients
+            raise self._fail(str(exc)) from exc
         return run
 
 
@@ -340,11 +424,13 @@ class ScenarioRun:
             except (ClusterError, ConfigError, ValueError) as exc:
                 raise self._fail(f"client '{cl['name']}': {exc}") from exc
         for i, st in enumerate(d.get("steps", [])):
-            self._wait_trigger(st)
             try:
+                self._wait_trigger(st)
                 res = getattr(self, "_do_" + st["do"])(i, st)
             except ScenarioError:
                 raise
+            except EventLimitExceeded as exc:
+                raise self._fail(str(exc), i) from exc
             except (ClusterError, ConfigError, ValueError, KeyError, TypeError) as exc:
                 raise self._fail(f"'{st['do']}' failed: {exc}", i) from exc
             self.steps.append(StepResult(i, st["do"], c.now, True, res or ""))

@@ -129,6 +129,24 @@ def normalize_version(version: str) -> str:
     return chosen
 
 
+def _release_line(t: tuple[int, ...]) -> tuple[int, ...]:
+    return t[:3] if t and t[0] == 0 else t[:2]
+
+
+def check_known_version(version: str) -> str:
+    """The profile of ``version`` if it belongs to a Kafka release line kafkasim models (any
+    patch release of 0.8.2 ... 4.3); a version of no modelled line (``"99.9"``, ``"3.10"``)
+    raises VersionError listing the known ones. Used for scenario and sweep files and the CLI;
+    :func:`normalize_version` itself maps a newer version to the newest profile."""
+    profile = normalize_version(version)
+    lines = {_release_line(t) for t, _name in _PROFILE_TUPLES}
+    if _release_line(version_tuple(version)) not in lines:
+        raise VersionError(
+            f"Unknown Kafka version {version!r}: kafkasim models the release lines "
+            f"{', '.join(SUPPORTED_VERSIONS)} (patch releases map to their line's profile)")
+    return profile
+
+
 def parse_version(version: str) -> tuple[int, ...]:
     """Parse ``version`` and normalise it to its profile's numbers: ``"3.7.1"`` -> ``(3, 7)``."""
     return version_tuple(normalize_version(version))

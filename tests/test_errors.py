@@ -91,7 +91,7 @@ def test_duplicate_topic(cluster):
 
 @pytest.mark.parametrize("name", ["", "has space", "x" * 250, "slash/no"])
 def test_invalid_topic_name(cluster, name):
-    with pytest.raises(ClusterError, match="Invalid topic name"):
+    with pytest.raises(ClusterError, match="Topic name is invalid"):
         cluster.create_topic(name)
 
 

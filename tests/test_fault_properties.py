@@ -30,7 +30,16 @@ Per schedule (``SCHEDULES``, 2000 by default), what is checked:
 - liveness: every schedule settles (``stuck_reasons`` says why one did not; simulator bugs A-C
   and D were found that way and fixed; regression tests at the end).
 
-``KAFKASIM_FAULT_SCHEDULES=20000`` runs more; ``make bench`` runs ``benchmarks/bench_faults.py``
+``KAFKASIM_FAULT_SCHEDULES=20000`` runs more, and ``KAFKASIM_FAULT_SEED_OFFSET=N`` starts the
+safe batches (safe and the safe KRaft profiles) at seed N, so a larger or a nightly batch explores
+seeds ``make test`` never ran (a failure names its seed, replayable as above). The nightly-sized
+batch (docs/testing.md):
+
+    KAFKASIM_FAULT_SEED_OFFSET=$(date +%Y%m%d)000000 KAFKASIM_FAULT_SCHEDULES=10000 \
+    KAFKASIM_KRAFT_FAULT_SCHEDULES=2000 .venv/bin/python -m pytest tests/test_fault_properties.py \
+        -o addopts="" -q -k "safe_configuration"
+
+``make bench`` runs ``benchmarks/bench_faults.py``
 (schedules per second, violations found). Schedules run in ``KAFKASIM_FAULT_WORKERS`` processes
 (default: up to 2); the results do not depend on how they are spread.
 
@@ -72,6 +81,9 @@ from kafkasim.scenario import _settled, lost_acked
 from kafkasim.workload import RateWorkload
 
 SCHEDULES = int(os.environ.get("KAFKASIM_FAULT_SCHEDULES", "2000"))
+#: first seed of the safe-configuration batches (safe and the safe KRaft profiles): a nightly
+#: run with KAFKASIM_FAULT_SEED_OFFSET=<date-derived number> explores seeds make test never ran
+SEED_OFFSET = int(os.environ.get("KAFKASIM_FAULT_SEED_OFFSET", "0"))
 EVENT_CHECKED = int(os.environ.get("KAFKASIM_FAULT_EVENT_CHECKED", str(SCHEDULES)))
 WORKERS = int(os.environ.get("KAFKASIM_FAULT_WORKERS", str(min(2, os.cpu_count() or 1))))
 ZOOKEEPER = "zookeeper"
@@ -662,7 +674,7 @@ def test_schedules_are_deterministic_data():
 def test_safe_configuration_has_no_violation_over_random_fault_schedules():
     t0 = time.perf_counter()
     n_event = min(EVENT_CHECKED, SCHEDULES)
-    outs = run_many(range(SCHEDULES), "safe", event_checked=n_event)
+    outs = run_many(range(SEED_OFFSET, SEED_OFFSET + SCHEDULES), "safe", event_checked=n_event)
     wall = time.perf_counter() - t0
     assert len(outs) == SCHEDULES
     assert sum(o.checked_every_event for o in outs) == n_event
@@ -773,7 +785,7 @@ def test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules(p
     every schedule settles -- except schedules a known KRaft core bug stops (counted)."""
     t0 = time.perf_counter()
     n = KRAFT_BUDGET[profile]
-    outs = run_many(range(n), profile)
+    outs = run_many(range(SEED_OFFSET, SEED_OFFSET + n), profile)
     wall = time.perf_counter() - t0
     rest, hit = _known_bugs(outs)
     assert all(o.ok for o in rest), _failures(rest)

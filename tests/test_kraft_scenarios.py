@@ -40,9 +40,9 @@ def test_cluster_key_typo_is_suggested():
 
 
 def test_bad_controllers_value_is_a_scenario_error():
-    sc = _sc("[cluster]\ncontrollers = 0\n")
-    with pytest.raises(ScenarioError, match="controllers must be at least 1"):
-        sc.build()
+    # refused when the file is loaded (issue 16: checked before anything runs)
+    with pytest.raises(ScenarioError, match=r"line 4: cluster.controllers must be at least 1"):
+        _sc("[cluster]\ncontrollers = 0\n")
 
 
 def test_expire_session_is_refused_in_kraft_naming_broker_fencing():

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkasim import limits
+
 __all__ = [
     "CLUSTER_FIELDS",
     "CONFIG_SECTIONS",
@@ -222,21 +224,65 @@ def get_path(spec: Mapping[str, Any], path: str) -> Any:
 
 
 # -- seeds -------------------------------------------------------------------------------------
-def parse_seeds(value: Any, *, where: str = "seeds") -> list[int]:
-    """``20`` (seeds 0..19), ``[3, 5, 8]``, or ``{ start = 100, count = 50 }``."""
+class SeedRange(Sequence):
+    """Consecutive seeds ``start .. stop - 1``, generated on demand (a sweep of a million seeds
+    holds two integers, not a list); equal to the list of the same seeds."""
+
+    __slots__ = ("start", "stop")
+
+    def __init__(self, start: int, stop: int) -> None:
+        self.start, self.stop = start, max(start, stop)
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, i):
+        r = range(self.start, self.stop)[i]
+        return SeedRange(r.start, r.stop) if isinstance(r, range) and r.step == 1 else \
+            (list(r) if isinstance(r, range) else r)
+
+    def __iter__(self):
+        return iter(range(self.start, self.stop))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, SeedRange):
+            return (self.start, self.stop) == (other.start, other.stop) or not (self or other)
+        if isinstance(other, (list, tuple, range)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other,
+                                                                           strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.stop))
+
+    def __repr__(self) -> str:
+        return f"SeedRange({self.start}, {self.stop})"
+
+
+def parse_seeds(value: Any, *, where: str = "seeds") -> Sequence[int]:
+    """``20`` (seeds 0..19), ``[3, 5, 8]``, or ``{ start = 100, count = 50 }``. A count gives a
+    :class:`SeedRange` (generated lazily, never a materialised list); at most limits.MAX_RUNS seeds,
+    each a Java long."""
     def is_int(x: Any) -> bool:
         return isinstance(x, int) and not isinstance(x, bool)
+
+    def bounded(count: int) -> None:
+        if count > limits.MAX_RUNS:
+            raise SweepError(f"{where}: {count} seeds is more than limits.MAX_RUNS = "
+                             f"{limits.MAX_RUNS}")
 
     if is_int(value):
         if value < 1:
             raise SweepError(f"{where}: a seed count must be at least 1, got {value}")
-        return list(range(value))
+        bounded(value)
+        return SeedRange(0, value)
     if isinstance(value, (list, tuple)):
         if not value:
             raise SweepError(f"{where}: the seed list is empty")
-        bad = [s for s in value if not is_int(s)]
+        bounded(len(value))
+        bad = [s for s in value if not is_int(s) or abs(s) > limits.LONG_MAX]
         if bad:
-            raise SweepError(f"{where}: seeds must be integers, got {bad[0]!r}")
+            raise SweepError(f"{where}: seeds must be integers (Java longs), got {bad[0]!r}")
         if len(set(value)) != len(value):
             raise SweepError(f"{where}: seeds must be distinct, got {list(value)}")
         return list(value)
@@ -249,7 +295,10 @@ def parse_seeds(value: Any, *, where: str = "seeds") -> list[int]:
         start, count = value.get("start", 0), value.get("count")
         if not is_int(start) or not is_int(count) or count < 1:
             raise SweepError(f"{where}: need integer start and count >= 1, got {dict(value)}")
-        return list(range(start, start + count))
+        bounded(count)
+        if abs(start) > limits.LONG_MAX or abs(start + count) > limits.LONG_MAX:
+            raise SweepError(f"{where}: seeds must be Java longs, got {dict(value)}")
+        return SeedRange(start, start + count)
     raise SweepError(f"{where}: give a count (20), a list ([1, 2, 3]) or "
                      f"{{ start = 1, count = 20 }}, got {value!r}")
 
@@ -276,6 +325,11 @@ class Sweep:
         self.seeds = parse_seeds(seeds, where=f"{source}: seeds")
         self.limit = limit
         self._specs: list[RunSpec] | None = None
+        runs = len(self)
+        if runs > limits.MAX_RUNS:
+            raise SweepError(f"{source}: {self.combinations} combinations x {len(self.seeds)} "
+                             f"seeds = {runs} runs, more than limits.MAX_RUNS = "
+                             f"{limits.MAX_RUNS}")
 
     # -- construction ---------------------------------------------------------------------------
     def _base(self, base: Mapping[str, Any]) -> dict[str, Any]:
@@ -336,9 +390,15 @@ class Sweep:
     def load(cls, path: str | Path) -> Sweep:
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            raw = p.read_bytes()
         except OSError as exc:
             raise SweepError(f"{p}: cannot read sweep file: {exc.strerror}") from exc
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[:exc.start].count(b"\n") + 1
+            raise SweepError(f"{p}: line {line}: not UTF-8 text (TOML files are UTF-8)"
+                             ) from None
         return cls.loads(text, str(p))
 
     @classmethod
@@ -351,6 +411,8 @@ class Sweep:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<sweep>") -> Sweep:
+        if not isinstance(data, Mapping):
+            raise SweepError(f"{source}: a sweep is a table, got {type(data).__name__}")
         for key in data:
             if key not in SWEEP_KEYS:
                 raise SweepError(f"{source}: unknown key '{key}'{_suggest(key, SWEEP_KEYS)} "
@@ -365,7 +427,7 @@ class Sweep:
         return max(1, len(self.cases)) * math.prod(len(v) for v in self.grid.values())
 
     def __len__(self) -> int:
-        n = self.combinations * len(self.seeds)
+        n = self.combinations * len(self.seeds)   # len of a range: no list built
         return n if self.limit is None else min(n, self.limit)
 
     def with_runs(self, n: int) -> Sweep:
@@ -373,12 +435,16 @@ class Sweep:
         one) or cut so that combinations × seeds covers ``n``, then the run list is cut at ``n``."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise SweepError(f"the number of runs must be a positive integer, got {n!r}")
+        if n > limits.MAX_RUNS:
+            raise SweepError(f"{n} runs is more than limits.MAX_RUNS = {limits.MAX_RUNS}")
         need = math.ceil(n / self.combinations)
-        seeds = list(self.seeds[:need])
-        nxt = max(self.seeds) + 1
-        while len(seeds) < need:
-            seeds.append(nxt)
-            nxt += 1
+        if isinstance(self.seeds, SeedRange):
+            seeds: Sequence[int] = SeedRange(self.seeds.start, self.seeds.start + need)
+        else:
+            seeds = list(self.seeds[:need])
+            nxt = max(self.seeds) + 1
+            if len(seeds) < need:
+                seeds = [*seeds, *range(nxt, nxt + need - len(seeds))]
         out = copy.copy(self)
         out.seeds = seeds
         out.limit = n
@@ -510,9 +576,13 @@ def _check_fields(section: str, data: Mapping[str, Any], allowed: Sequence[str])
                              f"{', '.join(allowed)}){_suggest(key, allowed)}")
 
 
-def _int_field(where: str, value: Any, *, minimum: int = 0) -> int:
-    if not _is_int(value) or value < minimum:
-        raise SweepError(f"{where} must be an integer >= {minimum}, got {value!r}")
+def _int_field(where: str, value: Any, *, minimum: int = 0,
+               maximum: int = limits.MAX_TIME_MS) -> int:
+    """An integer field from ``minimum`` to ``maximum`` (by default limits.MAX_TIME_MS: every
+    time in a sweep is integer milliseconds of at most one simulated day)."""
+    if not _is_int(value) or not minimum <= value <= maximum:
+        raise SweepError(f"{where} must be an integer from {minimum} to {maximum}, got "
+                         f"{value!r}")
     return value
 
 
@@ -616,11 +686,13 @@ def _validate_faults(faults: Mapping[str, Any], brokers: list[int], duration: in
         raise SweepError(f"faults.kind '{kind}' is not one of {', '.join(FAULT_KINDS)}"
                          f"{_suggest(kind, FAULT_KINDS)}")
     rate = faults.get("rate_per_min", 0)
-    if not _is_num(rate) or rate < 0:
-        raise SweepError(f"faults.rate_per_min must be a number >= 0, got {rate!r}")
+    if not _is_num(rate) or not 0 <= rate <= 60_000:
+        raise SweepError(f"faults.rate_per_min must be a number from 0 to 60000 (one fault a "
+                         f"simulated ms), got {rate!r}")
     down = faults.get("down_ms", 10000)
     lo_hi = down if isinstance(down, (list, tuple)) else [down, down]
-    if len(lo_hi) != 2 or not all(_is_int(x) for x in lo_hi) or not 0 < lo_hi[0] <= lo_hi[1]:
+    if len(lo_hi) != 2 or not all(_is_int(x) for x in lo_hi) or \
+            not 0 < lo_hi[0] <= lo_hi[1] <= limits.MAX_TIME_MS:
         raise SweepError(f"faults.down_ms must be a positive integer or [low, high] with "
                          f"0 < low <= high, got {down!r}")
     start = _int_field("faults.start_ms", faults.get("start_ms", 0))
@@ -682,9 +754,11 @@ def workload_segments(w: Mapping[str, Any], duration_ms: int) -> list[tuple[int,
                              "rate]")
         for s in segs:
             if not isinstance(s, (list, tuple)) or len(s) != 3 or not _is_int(s[0]) or \
-                    not _is_int(s[1]) or not _is_num(s[2]) or not 0 <= s[0] < s[1] or s[2] < 0:
+                    not _is_int(s[1]) or not _is_num(s[2]) or \
+                    not 0 <= s[0] < s[1] <= limits.MAX_TIME_MS or not 0 <= s[2] <= limits.MAX_RATE:
                 raise SweepError(f"workload.segments: bad segment {s!r}; need [start_ms, end_ms, "
-                                 "rate] with 0 <= start < end and rate >= 0")
+                                 f"rate] with 0 <= start < end <= {limits.MAX_TIME_MS} and "
+                                 f"0 <= rate <= {limits.MAX_RATE}")
         return [(s[0], s[1], float(s[2])) for s in segs]
     if "burst" in w:
         b = w["burst"]
@@ -701,7 +775,7 @@ def workload_segments(w: Mapping[str, Any], duration_ms: int) -> list[tuple[int,
                              f"({every})")
         peak, base = b["rate"], w.get("rate", 0)
         for name, value in (("workload.burst.rate", peak), ("workload.rate", base)):
-            if not _is_num(value) or value < 0:
+            if not _is_num(value) or not 0 <= value <= limits.MAX_RATE:
                 raise SweepError(f"{name} must be a number >= 0 (records/s), got {value!r}")
         out = []
         for start in range(0, duration_ms, every):
@@ -710,8 +784,9 @@ def workload_segments(w: Mapping[str, Any], duration_ms: int) -> list[tuple[int,
                 out.append((start + length, min(start + every, duration_ms), float(base)))
         return out
     rate = w.get("rate", DEFAULTS["rate"])
-    if not _is_num(rate) or rate <= 0:
-        raise SweepError(f"workload.rate must be a number > 0 (records/s), got {rate!r}")
+    if not _is_num(rate) or not 0 < rate <= limits.MAX_RATE:
+        raise SweepError(f"workload.rate must be a number > 0 and at most limits.MAX_RATE = "
+                         f"{limits.MAX_RATE} (records/s), got {rate!r}")
     return [(0, duration_ms, float(rate))]
 
 
@@ -725,6 +800,10 @@ def validate_spec(spec: RunSpec) -> None:
         value = getattr(spec, key)
         if value is not None:
             _int_field(key, value, minimum=1 if key == "duration_ms" else 0)
+    for key in ("scenario", "scenario_text"):
+        if getattr(spec, key) is not None and not isinstance(getattr(spec, key), str):
+            raise SweepError(f"{key} must be a string (a built-in scenario name or a .toml "
+                             f"path; the scenario's TOML), got {getattr(spec, key)!r}")
     for key in ("check", "trace_digest"):
         if not isinstance(getattr(spec, key), bool):
             raise SweepError(f"{key} must be true or false, got {getattr(spec, key)!r}")
@@ -732,9 +811,13 @@ def validate_spec(spec: RunSpec) -> None:
         raise SweepError(f"seed must be an integer, got {spec.seed!r}")
     try:
         if spec.kafka_version is not None:
-            versions.normalize_version(spec.kafka_version)
+            if not isinstance(spec.kafka_version, str):
+                raise SweepError(f"kafka_version must be a string, got {spec.kafka_version!r}")
+            versions.check_known_version(spec.kafka_version)
     except ValueError as exc:
         raise SweepError(str(exc)) from exc
+    if abs(spec.seed) > limits.LONG_MAX:
+        raise SweepError(f"seed must be a Java long, got {spec.seed}")
 
     if spec.is_scenario:
         _check_fields("cluster", spec.cluster, ("latency_ms", "jitter_ms"))
@@ -762,18 +845,22 @@ def validate_spec(spec: RunSpec) -> None:
     _check_fields("cluster", spec.cluster, CLUSTER_FIELDS)
     _check_fields("workload", spec.workload, WORKLOAD_FIELDS)
     cl = spec.cluster
-    brokers = _int_field("cluster.brokers", cl.get("brokers", DEFAULTS["brokers"]), minimum=1)
-    _int_field("cluster.partitions", cl.get("partitions", DEFAULTS["partitions"]), minimum=1)
+    brokers = _int_field("cluster.brokers", cl.get("brokers", DEFAULTS["brokers"]), minimum=1,
+                         maximum=limits.MAX_BROKERS)
+    _int_field("cluster.partitions", cl.get("partitions", DEFAULTS["partitions"]), minimum=1,
+               maximum=limits.MAX_PARTITIONS)
     rf = _int_field("cluster.replication_factor", cl.get("replication_factor", min(3, brokers)),
-                    minimum=1)
+                    minimum=1, maximum=limits.MAX_BROKERS)
     if rf > brokers:
         raise SweepError(f"cluster.replication_factor {rf} is larger than the number of brokers "
                          f"({brokers}): Kafka refuses the topic (INVALID_REPLICATION_FACTOR)")
     for key in ("latency_ms", "jitter_ms"):
-        _int_field(f"cluster.{key}", cl.get(key, DEFAULTS[key]))
+        _int_field(f"cluster.{key}", cl.get(key, DEFAULTS[key]), maximum=60_000)
     topic = cl.get("topic", DEFAULT_TOPIC)
-    if not isinstance(topic, str) or not topic:
-        raise SweepError(f"cluster.topic must be a topic name, got {topic!r}")
+    from kafkasim.cluster import invalid_topic_reason
+    reason = invalid_topic_reason(topic)
+    if reason is not None:
+        raise SweepError(f"cluster.topic: Topic name is invalid: {reason} (Topic.validate)")
     slow = cl.get("slow", [])
     if not isinstance(slow, (list, tuple)):
         raise SweepError("cluster.slow must be a list of { broker = N, network_ms = ..., "
@@ -795,7 +882,11 @@ def validate_spec(spec: RunSpec) -> None:
     except (ValueError, ClusterError) as exc:
         raise SweepError(str(exc)) from exc
     duration = spec.duration_ms if spec.duration_ms is not None else DEFAULTS["duration_ms"]
-    workload_segments(spec.workload, duration)   # raises SweepError when malformed
+    segs = workload_segments(spec.workload, duration)   # raises SweepError when malformed
+    records = sum(rate * (end - start) / 1000 for start, end, rate in segs)
+    if records > limits.MAX_RECORDS:
+        raise SweepError(f"the workload would produce about {int(records)} records, more than "
+                         f"limits.MAX_RECORDS = {limits.MAX_RECORDS}")
     _validate_faults(spec.faults, list(range(1, brokers + 1)), spec.duration_ms)
 
 

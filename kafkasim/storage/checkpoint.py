@@ -166,6 +166,18 @@ def parse_epochs(text: str, path: str) -> list[tuple[int, int]]:
                   lambda f: (_int("epoch", f[0]), _long("start offset", f[1])))
 
 
+def _create_exclusive(tmp: Path) -> int:
+    """Open ``tmp`` for writing, created exclusively (O_CREAT | O_EXCL, and O_NOFOLLOW where the
+    platform has it): a ``.tmp`` left by a crash, or a symlink planted there, is unlinked (never
+    followed) and the file created anew, so a checkpoint write cannot be redirected."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(tmp, flags, 0o644)
+    except FileExistsError:
+        os.unlink(tmp)   # removes the link itself, not its target
+        return os.open(tmp, flags, 0o644)
+
+
 class LogDir:
     """One broker's log.dirs entry: checkpoint files by relative path."""
 
@@ -190,7 +202,8 @@ class LogDir:
         target = Path(self.root) / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
+        fd = _create_exclusive(tmp)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
