@@ -232,6 +232,16 @@ async ([timeoutMs, above]) => {
     if (performance.now() - t1 > 30000) return 'kernel never idle';
     await new Promise(r => setTimeout(r, 100));
   }
+  // widget views render asynchronously (and so do their errors): wait for a quiet notebook
+  let last = performance.now();
+  const obs = new MutationObserver(() => { last = performance.now(); });
+  obs.observe(panel.node, {subtree: true, childList: true, attributes: true, characterData: true});
+  const t2 = performance.now();
+  const loading = () => [...panel.node.querySelectorAll('.jp-OutputArea-output')]
+      .some(o => (o.textContent || '').trim() === 'Loading widget...');
+  while ((performance.now() - last < 500 || loading()) && performance.now() - t2 < 20000)
+    await new Promise(r => setTimeout(r, 50));
+  obs.disconnect();
   return 'ok';
 }
 """
@@ -249,8 +259,15 @@ _DOM_PROBLEMS = r"""
   window.__ks.panel.content.widgets.forEach((c, i) => {
     const area = c.model.type === 'code' && c.node.querySelector('.jp-Cell-outputArea');
     if (!area) return;
-    const text = area.innerText || '';
+    const text = area.textContent || '';
     for (const n of needles) if (text.includes(n)) out.push({cell: i, kind: 'widget', text: n});
+    // ipywidgets' error view (a widget whose model or view class could not be loaded)
+    if (area.querySelector('.jupyter-widgets-error-widget'))
+      out.push({cell: i, kind: 'widget', text: 'widget error view (' +
+                (area.querySelector('.jupyter-widgets-error-widget').title ||
+                 'its model or view class could not be loaded') + ')'});
+    if (text.includes('Loading widget...'))
+      out.push({cell: i, kind: 'widget', text: 'a widget never rendered (Loading widget...)'});
     if (text.includes('Traceback (most recent call last)'))
       out.push({cell: i, kind: 'traceback', text: 'Traceback shown in the cell'});
   });
