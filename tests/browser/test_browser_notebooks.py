@@ -22,6 +22,8 @@ class Spec:
     stop_before: str | None = None
     # Regexes of stderr text this notebook may print (in addition to labdriver.ALLOW_EVERYWHERE).
     allow_stderr: tuple[str, ...] = ()
+    # The (wrong or right, but well-formed) answer typed into the notebook's first open exercise.
+    answer: str = "1"
 
 
 SPECS = {
@@ -31,6 +33,8 @@ SPECS = {
     # error) and leaves the Spark sweeps, and the checks that need their results, to nbval and
     # tests/test_spark.py, which run every cell of it in the kernel.
     "90-experiments-at-scale.ipynb": Spec(stop_before=r"^loss = Sweep\("),
+    # check_rack_alternated asks for a list of broker ids
+    "11-racks-and-placement.ipynb": Spec(answer="[1, 2, 3, 4, 5, 6, 7]"),
 }
 
 PLAYER_CELL = r"^\s*\w*player = Player\("
@@ -100,10 +104,11 @@ def drive_explorer(nb: Notebook, index: int) -> None:
     assert t.changed, "moving the explorer's first control changed nothing"
 
 
-def answer_exercise(nb: Notebook, index: int) -> None:
+def answer_exercise(nb: Notebook, index: int, answer: str) -> None:
     source = next(c["source"] for c in nb.cells() if c["index"] == index)
     before = nb.signature(index)
-    assert nb.run_cell(index, ANSWER.sub(r"\g<1>1", source, count=1)) == "ok"
+    typed = ANSWER.sub(lambda m: m.group(1) + answer, source, count=1)
+    assert nb.run_cell(index, typed) == "ok"
     after = nb.signature(index)
     assert after != before, "answering the exercise changed nothing in its output"
     assert re.search(r"PASS|Not quite|not|wrong|expected|should", after, re.I), after
@@ -137,7 +142,7 @@ def test_notebook_in_browser(name, lab_page, shots):
                 drive_explorer(nb, explorer)
             exercise = _exercise_cell(nb)
             if exercise is not None and exercise < ran:
-                answer_exercise(nb, exercise)
+                answer_exercise(nb, exercise, spec.answer)
             _assert_clean(nb, spec, ran, "after driving its widgets")
             for t in nb.timings:
                 print(f"{name}: {t.action} {t.ms:.0f} ms")
