@@ -18,6 +18,7 @@ Used by tests/browser/ (the browser suite run by ``make test``) and by benchmark
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import secrets
@@ -508,5 +509,5 @@ def widget_button(cell, label: str):
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100) of a non-empty list."""
     xs = sorted(values)
-    k = max(0, min(len(xs) - 1, int(round(q / 100 * len(xs) + 0.5)) - 1))
+    k = max(0, min(len(xs) - 1, math.ceil(q / 100 * len(xs)) - 1))
     return xs[k]

@@ -10,6 +10,7 @@ each must change what the cell shows (output text or image). Screenshots are sav
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -125,10 +126,13 @@ def _exercise_cell(nb: Notebook) -> int | None:
 @pytest.mark.parametrize("name", NOTEBOOKS, ids=[n.split("-")[0] for n in NOTEBOOKS])
 def test_notebook_in_browser(name, lab_page, shots):
     spec = SPECS.get(name, Spec())
+    t0 = time.perf_counter()
     nb = Notebook.open(lab_page, f"notebooks/{name}")
     try:
         with shots(nb):
+            t1 = time.perf_counter()
             ran = _run(nb, spec)
+            t2 = time.perf_counter()
             _assert_clean(nb, spec, ran, "after running")
             cells = nb.cells()[:ran]
             within = [c for c in cells if c["type"] == "code"]
@@ -144,7 +148,8 @@ def test_notebook_in_browser(name, lab_page, shots):
             if exercise is not None and exercise < ran:
                 answer_exercise(nb, exercise, spec.answer)
             _assert_clean(nb, spec, ran, "after driving its widgets")
-            for t in nb.timings:
-                print(f"{name}: {t.action} {t.ms:.0f} ms")
+            print(f"{name}: open {t1 - t0:.1f} s, run {t2 - t1:.1f} s, "
+                  f"drive {time.perf_counter() - t2:.1f} s; "
+                  + ", ".join(f"{t.action} {t.ms:.0f} ms" for t in nb.timings))
     finally:
         nb.close()
