@@ -22,9 +22,8 @@ SKIP = os.environ.get("KAFKASIM_SKIP_BROWSER", "").strip() not in ("", "0")
 
 
 def pytest_collection_modifyitems(items):
-    here = Path(__file__).parent
     for item in items:
-        if here in Path(item.fspath).parents:
+        if "lab_page" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
             if SKIP:
                 item.add_marker(pytest.mark.skip(reason="KAFKASIM_SKIP_BROWSER is set"))

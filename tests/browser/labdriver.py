@@ -107,9 +107,10 @@ class LabServer:
             "IPYTHONDIR": str(state / "ipython"),
             # the kernels import this checkout's kafkasim, whatever the venv's editable install is
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-            "KAFKASIM_TESTING": "1",
         })
-        env.pop("MPLBACKEND", None)   # the kernels use Jupyter's inline backend, as in the lab
+        # the kernels run as under `make lab`: Jupyter's inline backend, no test-only settings
+        env.pop("MPLBACKEND", None)
+        env.pop("KAFKASIM_TESTING", None)
         self.log_path = state / "jupyter.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop)
         args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
