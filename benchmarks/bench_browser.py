@@ -50,7 +50,7 @@ def _player(nb: Notebook, index: int, reps: int) -> None:
     cell = nb.cell_locator(index)
     slider = widget_slider(cell, r"time")
     step = widget_button(cell, r"step")
-    crash, restart = widget_button(cell, r"^\s*crash\s*$"), widget_button(cell, r"^\s*restart\s*$")
+    crash, restart = widget_button(cell, r"^\W*crash\W*$"), widget_button(cell, r"^\W*restart\W*$")
     for i in range(reps):
         f = FRACTIONS[i % len(FRACTIONS)]
         nb.timed(index, "seek", lambda f=f: nb.drag_slider(slider, f))

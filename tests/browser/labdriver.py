@@ -54,6 +54,8 @@ ALLOW_EVERYWHERE = (
     r"No such comm: [0-9a-f-]+\s*",
 )
 
+IMAGES = "\n--images--\n"     # separates a signature's text from its images
+
 WIDGET_ERRORS = ("Error displaying widget", "model not found", "Failed to load model class",
                  "Could not create a view")
 
@@ -285,7 +287,7 @@ _SIGNATURE = r"""
                || window.__ks.panel.content.widgets[i].node;
   const imgs = [...node.querySelectorAll('img')].map(im => im.src.length + ':' +
                im.src.slice(0, 64) + im.src.slice(-64));
-  return (node.innerText || '') + '\n--img--\n' + imgs.join('\n');
+  return (node.innerText || '') + '\n--images--\n' + imgs.join('\n');
 }
 """
 
