@@ -185,11 +185,13 @@ def open_lab(browser, server: LabServer, width: int = 1280, height: int = 900):
 # Installed once per notebook: the panel, its cells, problem collection from the kernel's iopub
 # channel, and the action timer (input event -> last DOM change in the watched output).
 _INSTALL = r"""
-async (path) => {
+async ([path, timeoutMs]) => {
   const app = window.jupyterapp;
   const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
-  await panel.context.ready;
-  await panel.sessionContext.ready;
+  // a notebook without a known kernelspec asks for a kernel in a dialog: never wait forever
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error(
+    `${path}: no kernel after ${timeoutMs} ms (a kernel selection dialog?)`)), timeoutMs));
+  await Promise.race([Promise.all([panel.context.ready, panel.sessionContext.ready]), timeout]);
   app.shell.activateById(panel.id);
   const ks = window.__ks = {panel, iopub: [], status: 'unknown', statusLog: [],
                             armed: false, t0: null, lastMut: null, busySeen: false, idleAt: null};
@@ -327,7 +329,9 @@ async ([i, source]) => {
   if (source !== null) nb.widgets[i].model.sharedModel.setSource(source);
   nb.activeCellIndex = i;
   nb.mode = 'command';
-  await window.jupyterapp.commands.execute('notebook:run-cell');
+  const run = window.jupyterapp.commands.execute('notebook:run-cell');
+  const timeout = new Promise(r => setTimeout(() => r('timeout'), 300000));
+  if (await Promise.race([run, timeout]) === 'timeout') return 'timeout';
   const t1 = performance.now();
   while (panel.sessionContext.session?.kernel?.status !== 'idle') {
     if (performance.now() - t1 > 60000) return 'kernel never idle';
@@ -342,7 +346,10 @@ async () => {
   const ks = window.__ks;
   if (!ks) return;
   if (ks.observer) ks.observer.disconnect();
-  try { await ks.panel.sessionContext.shutdown(); } catch (e) {}
+  try {
+    await Promise.race([ks.panel.sessionContext.shutdown(),
+                        new Promise(r => setTimeout(r, 30000))]);
+  } catch (e) {}
   ks.panel.dispose();
   window.__ks = null;
 }
@@ -377,7 +384,7 @@ class Notebook:
 
     @classmethod
     def open(cls, page, path: str) -> Notebook:
-        page.evaluate(_INSTALL, path)
+        page.evaluate(_INSTALL, [path, 120_000])
         page.wait_for_function(
             "() => window.__ks.panel.sessionContext.session?.kernel?.status === 'idle'",
             timeout=120_000)
