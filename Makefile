@@ -8,7 +8,8 @@
 #
 # Set-up = Java 17+ check (installs openjdk-17-jre-headless when root), .venv with Python 3.11,
 # pinned requirements.txt, then kafkasim itself (editable). It re-runs only when requirements.txt,
-# pyproject.toml or the set-up scripts change. CI runs .ci/run, which runs `make test`.
+# pyproject.toml or the set-up scripts change. `make test` and `make bench` also check for Chromium
+# (the browser suite; installs Debian's chromium when root). CI runs .ci/run, which runs `make test`.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -21,13 +22,16 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help setup java lab test lint bench editions book clean
+.PHONY: help setup java chromium lab test lint bench editions book clean
 
 help:
 	@sed -n '3,8p' Makefile | sed 's/^# *//'
 
 java:
 	@scripts/check-java.sh
+
+chromium:
+	@scripts/check-chromium.sh
 
 $(STAMP): requirements.txt pyproject.toml scripts/setup-venv.sh scripts/check-python.sh
 	scripts/setup-venv.sh
@@ -41,10 +45,10 @@ lab: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 
-test: lint
+test: lint chromium
 	scripts/pytest.sh $(PYTEST_ARGS)
 
-bench: setup
+bench: setup chromium
 	$(VENV)/bin/python -m benchmarks.run $(BENCH_ARGS)
 
 editions: setup

@@ -591,6 +591,18 @@ def test_check_single_shrink_fires():
     assert not _ok(checks.check_single_shrink_fires(True))
 
 
+def test_course_explorer_shows_a_number_a_function_returns():
+    """Notebook 07's failover_after returns ms as an int: the explorer must show it (the browser
+    suite found its output unchanged when the control moved)."""
+    from kafkasim.course.explore import CourseExplorer
+
+    ex = CourseExplorer(lambda mode="kraft": {"kraft": 8400, "zookeeper": 14003}[mode],
+                        {"mode": ["zookeeper", "kraft"]})
+    assert ex.summary() == "8400"
+    ex.update(mode="zookeeper")
+    assert ex.summary() == "14003"
+
+
 def test_explorer_functions_return_text_and_figures():
     """What each notebook's widget shows comes from a plain function a cell also calls."""
     from matplotlib.figure import Figure

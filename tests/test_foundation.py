@@ -322,7 +322,9 @@ class LabServer:
 
     def __init__(self, tmp_path: Path):
         self.port = free_port()
-        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+        self.lab_dir = tmp_path / "lab"     # the course copy the lab serves (lab/ by default)
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+               "KAFKASIM_LAB_DIR": str(self.lab_dir)}
         self.proc = subprocess.Popen(
             [str(REPO / "scripts/lab.sh"), f"--port={self.port}", "--ServerApp.port_retries=0"],
             cwd=REPO,
@@ -509,6 +511,22 @@ def test_make_lab_serves_on_loopback_with_a_token_and_runs_the_start_notebook(tm
         assert len(widget_views) >= 2
         text = "".join(m["content"].get("text", "") for cell in outputs for m in cell)
         assert "widgets: kernel and JupyterLab versions match the pinned pair" in text
+
+        # The lab serves a copy: saving a notebook there leaves the repository's untouched.
+        original = (REPO / "notebooks/00-start-here.ipynb").read_bytes()
+        copy = server.lab_dir / "notebooks/00-start-here.ipynb"
+        assert copy.read_bytes() == original
+        nb.cells[0].source += "\n\nA learner's note."
+        save = urllib.request.Request(
+            f"{base}/api/contents/notebooks/00-start-here.ipynb",
+            method="PUT",
+            data=json.dumps({"type": "notebook", "format": "json", "content": nb}).encode(),
+            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(save, timeout=60) as response:
+            assert response.status == 200
+        assert b"A learner's note." in copy.read_bytes()
+        assert (REPO / "notebooks/00-start-here.ipynb").read_bytes() == original
     finally:
         server.stop()
     assert server.proc.returncode is not None

@@ -1,0 +1,523 @@
+"""Drive the course in a real browser: a throw-away JupyterLab and the system's Chromium.
+
+Used by tests/browser/ (the browser suite run by ``make test``) and by benchmarks/bench_browser.py.
+
+- ``course_copy(dest)`` copies notebooks/ and assets/ into a temp dir, so nothing the browser does
+  (autosave, outputs, checkpoints) touches the repository.
+- ``LabServer`` starts ``jupyter lab`` from this interpreter (the venv's, so its ``python3`` kernel
+  is the venv's too) on a free 127.0.0.1 port with a random token, with every Jupyter directory
+  (config, runtime, settings, workspaces) inside the temp dir, and waits until the server answers.
+- ``chromium_path()`` finds Debian's Chromium (``apt-get install chromium``, which
+  scripts/check-chromium.sh runs); never Playwright's own download (``playwright install``).
+- ``Notebook`` opens one notebook in the lab page, runs all cells, collects problems (widget render
+  errors, tracebacks, stderr from the kernel, including from widget callbacks) and drives widgets
+  found by their visible labels and ipywidgets' standard CSS classes, timing each action from the
+  user's input event to the last change of the rendered output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+
+# JupyterLab user settings for the test lab: no news pop-up, every cell kept in the DOM (so a
+# widget's render error is visible wherever the cell is), no autosave timer racing the test.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+}
+
+COURSE_FILES = ("README.md", "requirements.txt", "pyproject.toml")
+
+# stderr every notebook may show in the kernel's log (never in a cell): when a notebook with saved
+# widget outputs opens, JupyterLab's widget manager asks the kernel for the widgets' state on the
+# control comm before the notebook has imported ipywidgets, and ipykernel logs that it has no such
+# comm target; the manager then falls back to the saved state. Nothing is shown to the learner.
+ALLOW_EVERYWHERE = (
+    r"No such comm target registered: jupyter\.widget\.control\s*",
+    r"No such comm: [0-9a-f-]+\s*",
+)
+
+IMAGES = "\n--images--\n"     # separates a signature's text from its images
+
+WIDGET_ERRORS = ("Error displaying widget", "model not found", "Failed to load model class",
+                 "Could not create a view")
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (or chromium-browser elsewhere), or None when it is not installed."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def course_copy(dest: Path, notebooks: list[str] | None = None) -> Path:
+    """Copy notebooks (all numbered ones by default) and assets/ under dest/; returns dest."""
+    (dest / "notebooks").mkdir(parents=True, exist_ok=True)
+    for name in notebooks or NOTEBOOKS:
+        shutil.copy2(REPO / "notebooks" / name, dest / "notebooks" / name)
+    if (REPO / "assets").is_dir():
+        shutil.copytree(REPO / "assets", dest / "assets", dirs_exist_ok=True)
+    for name in COURSE_FILES:     # notebook 00 reads ../requirements.txt; others link ../README.md
+        shutil.copy2(REPO / name, dest / name)
+    return dest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """``jupyter lab`` on a free loopback port with a random token, serving ``root``."""
+
+    def __init__(self, root: Path, state: Path, timeout_s: float = 90.0) -> None:
+        self.root = root
+        self.token = secrets.token_hex(16)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        settings = state / "lab-settings"
+        for rel, values in LAB_SETTINGS.items():
+            f = settings / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(json.dumps(values))
+        env = dict(os.environ)
+        env.update({
+            "JUPYTER_CONFIG_DIR": str(state / "config"),
+            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(settings),
+            "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+            "IPYTHONDIR": str(state / "ipython"),
+            # the kernels import this checkout's kafkasim, whatever the venv's editable install is
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
+        })
+        # the kernels run as under `make lab`: Jupyter's inline backend, no test-only settings
+        env.pop("MPLBACKEND", None)
+        env.pop("KAFKASIM_TESTING", None)
+        self.log_path = state / "jupyter.log"
+        self._log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop)
+        args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+                f"--port={self.port}", "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root}",
+                "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+                "--ServerApp.open_browser=False"]
+        if hasattr(os, "getuid") and os.getuid() == 0:
+            args.append("--allow-root")
+        self.proc = subprocess.Popen(args, cwd=root, env=env, stdout=self._log,
+                                     stderr=subprocess.STDOUT)
+        self._wait(timeout_s)
+
+    def _wait(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}",
+                                            timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"jupyter lab did not answer within {timeout_s:.0f} s:\n{self.log()}")
+
+    def lab_url(self, path: str = "") -> str:
+        return f"{self.url}/lab{'/tree/' + path if path else ''}?token={self.token}"
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+def launch_browser(playwright, **kwargs):
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError("Chromium not found: run scripts/check-chromium.sh "
+                           "(Debian: apt-get install chromium)")
+    return playwright.chromium.launch(
+        executable_path=path, headless=True,
+        args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"], **kwargs)
+
+
+def open_lab(browser, server: LabServer, width: int = 1280, height: int = 900):
+    """A page with JupyterLab loaded and its application object ready."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server.lab_url(), wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined",
+                           timeout=120_000)
+    page.evaluate("() => window.jupyterapp.started")
+    page.wait_for_function("() => document.querySelector('#jp-main-dock-panel') !== null",
+                           timeout=60_000)
+    return page
+
+
+# -- in-page helpers ---------------------------------------------------------------------------
+# Installed once per notebook: the panel, its cells, problem collection from the kernel's iopub
+# channel, and the action timer (input event -> last DOM change in the watched output).
+_INSTALL = r"""
+async ([path, timeoutMs]) => {
+  const app = window.jupyterapp;
+  const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  // a notebook without a known kernelspec asks for a kernel in a dialog: never wait forever
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error(
+    `${path}: no kernel after ${timeoutMs} ms (a kernel selection dialog?)`)), timeoutMs));
+  await Promise.race([Promise.all([panel.context.ready, panel.sessionContext.ready]), timeout]);
+  app.shell.activateById(panel.id);
+  const ks = window.__ks = {panel, iopub: [], status: 'unknown', statusLog: [],
+                            armed: false, t0: null, lastMut: null, busySeen: false, idleAt: null};
+  panel.sessionContext.iopubMessage.connect((_, msg) => {
+    const t = msg.header.msg_type;
+    if (t === 'error') {
+      ks.iopub.push({kind: 'traceback', parent: msg.parent_header.msg_type || '',
+                     text: msg.content.ename + ': ' + msg.content.evalue + '\n' +
+                           (msg.content.traceback || []).join('\n')});
+    } else if (t === 'stream' && msg.content.name === 'stderr') {
+      ks.iopub.push({kind: 'stderr', parent: msg.parent_header.msg_type || '',
+                     text: msg.content.text});
+    }
+  });
+  panel.sessionContext.statusChanged.connect((_, s) => {
+    ks.status = s;
+    if (!ks.armed) return;
+    if (s === 'busy') ks.busySeen = true;
+    if (s === 'idle' && ks.busySeen) ks.idleAt = performance.now();
+  });
+  ks.status = panel.sessionContext.session?.kernel?.status || 'unknown';
+  const mark = () => { if (ks.armed) ks.t0 = performance.now(); };
+  document.addEventListener('pointerup', mark, true);
+  document.addEventListener('change', mark, true);
+  document.addEventListener('keyup', mark, true);
+  return panel.content.widgets.length;
+}
+"""
+
+_RUN_ALL = r"""
+async ([timeoutMs, above]) => {
+  const ks = window.__ks, panel = ks.panel;
+  let command = 'notebook:run-all-cells';
+  if (above !== null) {
+    panel.content.activeCellIndex = above;
+    command = 'notebook:run-all-above';
+  }
+  const run = window.jupyterapp.commands.execute(command);
+  const timeout = new Promise(r => setTimeout(() => r('timeout'), timeoutMs));
+  const res = await Promise.race([run, timeout]);
+  if (res === 'timeout') return 'timeout';
+  const t1 = performance.now();
+  while (panel.sessionContext.session?.kernel?.status !== 'idle') {
+    if (performance.now() - t1 > 30000) return 'kernel never idle';
+    await new Promise(r => setTimeout(r, 100));
+  }
+  // widget views render asynchronously (and so do their errors): wait for a quiet notebook
+  let last = performance.now();
+  const obs = new MutationObserver(() => { last = performance.now(); });
+  obs.observe(panel.node, {subtree: true, childList: true, attributes: true, characterData: true});
+  const t2 = performance.now();
+  const loading = () => [...panel.node.querySelectorAll('.jp-OutputArea-output')]
+      .some(o => (o.textContent || '').trim() === 'Loading widget...');
+  while ((performance.now() - last < 500 || loading()) && performance.now() - t2 < 20000)
+    await new Promise(r => setTimeout(r, 50));
+  obs.disconnect();
+  return 'ok';
+}
+"""
+
+_CELLS = r"""
+() => window.__ks.panel.content.widgets.map((c, i) => ({
+  index: i, type: c.model.type, source: c.model.sharedModel.getSource(),
+  count: c.model.type === 'code' ? c.model.executionCount : null,
+  outputs: c.model.type === 'code' ? c.model.outputs.toJSON() : []}))
+"""
+
+_DOM_PROBLEMS = r"""
+(needles) => {
+  const out = [];
+  window.__ks.panel.content.widgets.forEach((c, i) => {
+    const area = c.model.type === 'code' && c.node.querySelector('.jp-Cell-outputArea');
+    if (!area) return;
+    const text = area.textContent || '';
+    for (const n of needles) if (text.includes(n)) out.push({cell: i, kind: 'widget', text: n});
+    // ipywidgets' error view (a widget whose model or view class could not be loaded)
+    if (area.querySelector('.jupyter-widgets-error-widget'))
+      out.push({cell: i, kind: 'widget', text: 'widget error view (' +
+                (area.querySelector('.jupyter-widgets-error-widget').title ||
+                 'its model or view class could not be loaded') + ')'});
+    if (text.includes('Loading widget...'))
+      out.push({cell: i, kind: 'widget', text: 'a widget never rendered (Loading widget...)'});
+    if (text.includes('Traceback (most recent call last)'))
+      out.push({cell: i, kind: 'traceback', text: 'Traceback shown in the cell'});
+  });
+  return out;
+}
+"""
+
+# Signature of what a cell shows: its output text and the src of every image in it (ipywidgets
+# gives an Image a new blob URL only when its bytes change; the inline backend a new data URL).
+_SIGNATURE = r"""
+(i) => {
+  const node = window.__ks.panel.content.widgets[i].node.querySelector('.jp-Cell-outputArea')
+               || window.__ks.panel.content.widgets[i].node;
+  const imgs = [...node.querySelectorAll('img')].map(im => im.src.length + ':' +
+               im.src.slice(0, 64) + im.src.slice(-64));
+  return (node.innerText || '') + '\n--images--\n' + imgs.join('\n');
+}
+"""
+
+_ARM = r"""
+(i) => {
+  const ks = window.__ks;
+  if (ks.observer) ks.observer.disconnect();
+  const node = ks.panel.content.widgets[i].node;
+  ks.armed = true; ks.t0 = null; ks.lastMut = null; ks.busySeen = false; ks.idleAt = null;
+  ks.observer = new MutationObserver(() => { ks.lastMut = performance.now(); });
+  ks.observer.observe(node, {subtree: true, childList: true, attributes: true,
+                             characterData: true});
+}
+"""
+
+_SETTLED = r"""
+(quietMs) => {
+  const ks = window.__ks, now = performance.now();
+  if (ks.t0 === null || !ks.busySeen || ks.idleAt === null) return false;
+  if (ks.status !== 'idle') return false;
+  return now - Math.max(ks.lastMut || 0, ks.idleAt) > quietMs;
+}
+"""
+
+_DISARM = r"""
+() => {
+  const ks = window.__ks;
+  ks.armed = false;
+  if (ks.observer) { ks.observer.disconnect(); ks.observer = null; }
+  return {t0: ks.t0, lastMut: ks.lastMut, idleAt: ks.idleAt};
+}
+"""
+
+_RUN_CELL = r"""
+async ([i, source]) => {
+  const ks = window.__ks, panel = ks.panel, nb = panel.content;
+  if (source !== null) nb.widgets[i].model.sharedModel.setSource(source);
+  nb.activeCellIndex = i;
+  nb.mode = 'command';
+  const run = window.jupyterapp.commands.execute('notebook:run-cell');
+  const timeout = new Promise(r => setTimeout(() => r('timeout'), 300000));
+  if (await Promise.race([run, timeout]) === 'timeout') return 'timeout';
+  const t1 = performance.now();
+  while (panel.sessionContext.session?.kernel?.status !== 'idle') {
+    if (performance.now() - t1 > 60000) return 'kernel never idle';
+    await new Promise(r => setTimeout(r, 50));
+  }
+  return 'ok';
+}
+"""
+
+_CLOSE = r"""
+async () => {
+  const ks = window.__ks;
+  if (!ks) return;
+  if (ks.observer) ks.observer.disconnect();
+  try {
+    await Promise.race([ks.panel.sessionContext.shutdown(),
+                        new Promise(r => setTimeout(r, 30000))]);
+  } catch (e) {}
+  ks.panel.dispose();
+  window.__ks = null;
+}
+"""
+
+
+@dataclass
+class Problem:
+    cell: int | None
+    kind: str          # widget | traceback | stderr | run
+    text: str
+
+    def __str__(self) -> str:
+        where = f"cell {self.cell}" if self.cell is not None else "kernel"
+        return f"[{self.kind}] {where}: {self.text.strip()[:600]}"
+
+
+@dataclass
+class Timing:
+    action: str
+    ms: float          # input event -> last change of the watched cell's DOM
+    changed: bool
+
+
+@dataclass
+class Notebook:
+    """One notebook open in the lab page (``__ks`` in the page holds its panel and listeners)."""
+
+    page: object
+    path: str
+    timings: list[Timing] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, page, path: str) -> Notebook:
+        page.evaluate(_INSTALL, [path, 120_000])
+        page.wait_for_function(
+            "() => window.__ks.panel.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=120_000)
+        return cls(page, path)
+
+    def close(self) -> None:
+        self.page.evaluate(_CLOSE)
+
+    # -- running ---------------------------------------------------------------------------------
+    def run_all(self, timeout_s: float = 300.0) -> str:
+        """Run > Run All Cells; 'ok' once it finished and the kernel is idle."""
+        return self.page.evaluate(_RUN_ALL, [int(timeout_s * 1000), None])
+
+    def run_above(self, index: int, timeout_s: float = 300.0) -> str:
+        """Run > Run All Above Selected Cell, with cell ``index`` selected."""
+        return self.page.evaluate(_RUN_ALL, [int(timeout_s * 1000), index])
+
+    def cells(self) -> list[dict]:
+        return self.page.evaluate(_CELLS)
+
+    def run_cell(self, index: int, source: str | None = None) -> str:
+        return self.page.evaluate(_RUN_CELL, [index, source])
+
+    def problems(self, allow: list[str] = ()) -> list[Problem]:
+        """Widget render errors in the DOM, tracebacks and stderr (cell outputs and every iopub
+        message of the kernel, so widget callbacks count too), minus stderr matching ``allow``."""
+        allowed = [re.compile(a, re.S) for a in (*ALLOW_EVERYWHERE, *allow)]
+
+        def stderr_ok(text: str) -> bool:
+            rest = text
+            for a in allowed:
+                rest = a.sub("", rest)
+            return not rest.strip()
+
+        out: list[Problem] = []
+        for d in self.page.evaluate(_DOM_PROBLEMS, list(WIDGET_ERRORS)):
+            out.append(Problem(d["cell"], d["kind"], d["text"]))
+        for c in self.cells():
+            if c["type"] != "code":
+                continue
+            for o in c["outputs"]:
+                if o.get("output_type") == "error":
+                    out.append(Problem(c["index"], "traceback",
+                                       f"{o.get('ename')}: {o.get('evalue')}"))
+                elif o.get("output_type") == "stream" and o.get("name") == "stderr":
+                    text = "".join(o.get("text", ""))
+                    if not stderr_ok(text):
+                        out.append(Problem(c["index"], "stderr", text))
+        for m in self.page.evaluate("() => window.__ks.iopub"):
+            if m["parent"] == "execute_request":
+                continue      # already seen in the cell's outputs above
+            if m["kind"] == "traceback" or not stderr_ok(m["text"]):
+                out.append(Problem(None, m["kind"], f"(from a {m['parent']}) {m['text']}"))
+        return out
+
+    def screenshot(self, path: Path, cell: int | None = None) -> Path:
+        if cell is not None:
+            self.page.evaluate("(i) => window.__ks.panel.content.widgets[i].node"
+                               ".scrollIntoView({block: 'start'})", cell)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(path))
+        return path
+
+    # -- finding things ----------------------------------------------------------------------------
+    def find_cell(self, pattern: str, flags=re.M) -> int | None:
+        rx = re.compile(pattern, flags)
+        for c in self.cells():
+            if c["type"] == "code" and rx.search(c["source"]):
+                return c["index"]
+        return None
+
+    def cell_locator(self, index: int):
+        self.page.evaluate("(i) => window.__ks.panel.content.widgets[i].node"
+                           ".scrollIntoView({block: 'center'})", index)
+        return self.page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+    def signature(self, index: int) -> str:
+        return self.page.evaluate(_SIGNATURE, index)
+
+    # -- acting, timed ---------------------------------------------------------------------------
+    def timed(self, index: int, action: str, do, quiet_ms: int = 200,
+              timeout_s: float = 60.0) -> Timing:
+        """Run ``do()`` (mouse or keyboard input on cell ``index``), wait until the kernel is idle
+        again and the cell's DOM has been still for ``quiet_ms``; time from the input event to
+        the cell's last DOM change."""
+        before = self.signature(index)
+        self.page.evaluate(_ARM, index)
+        try:
+            do()
+            self.page.wait_for_function(_SETTLED, arg=quiet_ms, timeout=timeout_s * 1000,
+                                        polling=25)
+        finally:
+            marks = self.page.evaluate(_DISARM)
+        end = marks["lastMut"] if marks["lastMut"] is not None else marks["idleAt"]
+        t = Timing(action, round(max(0.0, end - marks["t0"]), 1), self.signature(index) != before)
+        self.timings.append(t)
+        return t
+
+    def drag_slider(self, slider, fraction: float) -> None:
+        """Drag a noUiSlider handle (ipywidgets' sliders) to ``fraction`` of its track."""
+        slider.scroll_into_view_if_needed()
+        handle = slider.locator(".noUi-handle").first
+        track = slider.locator(".noUi-base, .noUi-target").first
+        hb, tb = handle.bounding_box(), track.bounding_box()
+        mouse = self.page.mouse
+        mouse.move(hb["x"] + hb["width"] / 2, hb["y"] + hb["height"] / 2)
+        mouse.down()
+        x = tb["x"] + tb["width"] * fraction
+        mouse.move(x, hb["y"] + hb["height"] / 2, steps=4)
+        mouse.up()
+
+    def slider_fraction(self, slider) -> float:
+        hb = slider.locator(".noUi-handle").first.bounding_box()
+        tb = slider.locator(".noUi-base, .noUi-target").first.bounding_box()
+        return (hb["x"] + hb["width"] / 2 - tb["x"]) / max(tb["width"], 1)
+
+
+def widget_slider(cell, label: str | None = None):
+    """The first ipywidgets slider in ``cell``, or the one whose description matches ``label``."""
+    sliders = cell.locator(".widget-slider")
+    if label is not None:
+        sliders = sliders.filter(has=cell.page.locator(".widget-label",
+                                                         has_text=re.compile(label, re.I)))
+    return sliders.first
+
+
+def widget_button(cell, label: str):
+    return cell.locator("button.widget-button, button.jupyter-button").filter(
+        has_text=re.compile(label, re.I)).first
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
+    xs = sorted(values)
+    k = max(0, min(len(xs) - 1, math.ceil(q / 100 * len(xs)) - 1))
+    return xs[k]

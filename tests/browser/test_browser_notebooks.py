@@ -1,0 +1,156 @@
+"""Every numbered notebook, as a learner meets it: opened in JupyterLab in Chromium, Run All.
+
+For each notebook: no "Error displaying widget" / "model not found" in any output, no traceback,
+no stderr (in a cell or from a widget callback) beyond the notebook's allow-list. Then, where the
+notebook has them: the player is driven (time slider dragged, step, a fault, a fork: acting after
+dragging back to the past), one explorer control is moved and one exercise check is answered, and
+each must change what the cell shows (output text or image). Screenshots are saved on failure.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import pytest
+from labdriver import IMAGES, NOTEBOOKS, Notebook, widget_button, widget_slider
+
+
+@dataclass(frozen=True)
+class Spec:
+    # Run only the cells above the first one matching this (None: Run All).
+    stop_before: str | None = None
+    # Regexes of stderr text this notebook may print (in addition to labdriver.ALLOW_EVERYWHERE).
+    allow_stderr: tuple[str, ...] = ()
+    # The (wrong or right, but well-formed) answer typed into the notebook's first open exercise.
+    answer: str = "1"
+
+
+SPECS = {
+    # Notebook 90's sweeps from `loss` on run with MODE = "auto", i.e. on Spark from 64 runs: the
+    # first one waits ~85 s for the JVM, and serially they take ~90 s in all on this machine. The
+    # browser suite runs the cells above them (the serial demo sweep, its table, the validation
+    # error) and leaves the Spark sweeps, and the checks that need their results, to nbval and
+    # tests/test_spark.py, which run every cell of it in the kernel.
+    "90-experiments-at-scale.ipynb": Spec(stop_before=r"^loss = Sweep\("),
+    # check_rack_alternated asks for a list of broker ids
+    "11-racks-and-placement.ipynb": Spec(answer="[1, 2, 3, 4, 5, 6, 7]"),
+}
+
+CRASH = r"^\W*crash\W*$"       # the crash button, whatever icon decorates it
+PLAYER_CELL = r"^\s*\w*player = Player\("
+EXPLORER_CELL = r"^explore\("
+# A cell calling a check whose answer is still open: `answer=None`, `answer=...`, `answer_x = None`
+ANSWER = re.compile(r"\b(answer\w*\s*=\s*)(None|\.\.\.)")
+
+
+def _run(nb: Notebook, spec: Spec) -> int:
+    """Run the notebook (or its cells above spec.stop_before); returns how many cells ran."""
+    cells = nb.cells()
+    if spec.stop_before is None:
+        assert nb.run_all() == "ok", f"{nb.path}: Run All did not finish"
+        return len(cells)
+    stop = nb.find_cell(spec.stop_before)
+    assert stop is not None, f"{nb.path}: no cell matches {spec.stop_before!r}"
+    assert nb.run_above(stop) == "ok", f"{nb.path}: running the cells above {stop} did not finish"
+    return stop
+
+
+def _assert_clean(nb: Notebook, spec: Spec, ran: int, when: str) -> None:
+    problems = [p for p in nb.problems(spec.allow_stderr) if p.cell is None or p.cell < ran]
+    if problems:
+        first = next((p.cell for p in problems if p.cell is not None), None)
+        if first is not None:
+            nb.cell_locator(first)
+        pytest.fail(f"{nb.path} {when}:\n" + "\n".join(f"  {p}" for p in problems))
+    # every code cell that should have run did (a stopped Run All leaves cells unexecuted)
+    unrun = [c["index"] for c in nb.cells()[:ran]
+             if c["type"] == "code" and c["source"].strip() and c["count"] is None]
+    assert not unrun, f"{nb.path} {when}: cells {unrun} did not run"
+
+
+def drive_player(nb: Notebook, index: int) -> None:
+    cell = nb.cell_locator(index)
+    slider = widget_slider(cell, r"time")
+    where = nb.slider_fraction(slider)
+    target = 0.25 if where > 0.6 else 0.75
+    t = nb.timed(index, "seek", lambda: nb.drag_slider(slider, target))
+    assert t.changed, f"dragging the time slider to {target:.0%} changed nothing"
+    t = nb.timed(index, "step", lambda: widget_button(cell, r"step").click())
+    assert t.changed, "the step button changed nothing"
+    t = nb.timed(index, "fault", lambda: widget_button(cell, CRASH).click())
+    assert t.changed, "the crash button changed nothing"
+    # fork: back to the past, then act there (a new future replaces the recorded one)
+    nb.timed(index, "seek", lambda: nb.drag_slider(slider, 0.05))
+    text = nb.signature(index).split(IMAGES)[0]
+    t = nb.timed(index, "fork", lambda: widget_button(cell, r"produce").click())
+    assert t.changed, "producing in the past (a fork) changed nothing"
+    assert nb.signature(index).split(IMAGES)[0] != text, \
+        "the player's text (time, actions on the branch, readout) did not change after the fork"
+
+
+def drive_explorer(nb: Notebook, index: int) -> None:
+    cell = nb.cell_locator(index)
+    control = cell.locator(".widget-slider, .widget-dropdown").first
+    classes = control.get_attribute("class") or ""
+    if "widget-dropdown" in classes:
+        select = control.locator("select")
+        options = select.evaluate("s => [...s.options].map(o => o.value)")
+        current = select.input_value()
+        other = next(o for o in options if o != current)
+        t = nb.timed(index, "explore", lambda: select.select_option(other))
+    else:
+        target = 0.2 if nb.slider_fraction(control) > 0.5 else 0.8
+        t = nb.timed(index, "explore", lambda: nb.drag_slider(control, target))
+    assert t.changed, "moving the explorer's first control changed nothing"
+
+
+def answer_exercise(nb: Notebook, index: int, answer: str) -> None:
+    source = next(c["source"] for c in nb.cells() if c["index"] == index)
+    before = nb.signature(index)
+    typed = ANSWER.sub(lambda m: m.group(1) + answer, source, count=1)
+    assert nb.run_cell(index, typed) == "ok"
+    after = nb.signature(index)
+    assert after != before, "answering the exercise changed nothing in its output"
+    assert re.search(r"PASS|Not quite|not|wrong|expected|should", after, re.I), after
+
+
+def _exercise_cell(nb: Notebook) -> int | None:
+    for c in nb.cells():
+        if c["type"] == "code" and re.search(r"\bcheck_\w+\(", c["source"]) and \
+                ANSWER.search(c["source"]):
+            return c["index"]
+    return None
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS, ids=[n.split("-")[0] for n in NOTEBOOKS])
+def test_notebook_in_browser(name, lab_page, shots):
+    spec = SPECS.get(name, Spec())
+    t0 = time.perf_counter()
+    nb = Notebook.open(lab_page, f"notebooks/{name}")
+    try:
+        with shots(nb):
+            t1 = time.perf_counter()
+            ran = _run(nb, spec)
+            t2 = time.perf_counter()
+            _assert_clean(nb, spec, ran, "after running")
+            cells = nb.cells()[:ran]
+            within = [c for c in cells if c["type"] == "code"]
+            player = next((c["index"] for c in within
+                           if re.search(PLAYER_CELL, c["source"], re.M)), None)
+            if player is not None:
+                drive_player(nb, player)
+            explorer = next((c["index"] for c in within
+                             if re.search(EXPLORER_CELL, c["source"], re.M)), None)
+            if explorer is not None:
+                drive_explorer(nb, explorer)
+            exercise = _exercise_cell(nb)
+            if exercise is not None and exercise < ran:
+                answer_exercise(nb, exercise, spec.answer)
+            _assert_clean(nb, spec, ran, "after driving its widgets")
+            print(f"{name}: open {t1 - t0:.1f} s, run {t2 - t1:.1f} s, "
+                  f"drive {time.perf_counter() - t2:.1f} s; "
+                  + ", ".join(f"{t.action} {t.ms:.0f} ms" for t in nb.timings))
+    finally:
+        nb.close()
