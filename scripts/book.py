@@ -61,7 +61,7 @@ def exporter() -> HTMLExporter:
 
 def relink(page: str) -> str:
     """Notebook links -> HTML pages; the README's contents -> this language's index."""
-    page = re.sub(r'href="(\d\d-[\w-]+)\.ipynb(#[^"]*)?"',
+    page = re.sub(r'href="(?:\.\./)?(\d\d-[\w-]+)\.ipynb(#[^"]*)?"',
                   lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', page)
     page = re.sub(r'href="(?:\.\./)+README\.md(#[^"]*)?"', 'href="index.html"', page)
     return re.sub(r'<script src="">\s*</script>', "", page)
@@ -129,6 +129,15 @@ def build(out: Path, langs: list[str]) -> list[Path]:
             entries.append((title_of(nb), path.name,
                             nb.metadata.get("kafkasim", {}).get("summary", "")))
         (target / "index.html").write_text(index_page(lang, entries, present), encoding="utf-8")
+        if lang != "en":          # a link to a page not translated yet: the English page
+            for page in target.glob("*.html"):
+                text = page.read_text(encoding="utf-8")
+                fixed = re.sub(r'href="(?:\.\./)?(\d\d-[\w-]+\.html)([#"])',
+                               lambda m, here=target: m.group(0)
+                               if (here / m.group(1)).exists()
+                               else f'href="../en/{m.group(1)}{m.group(2)}', text)
+                if fixed != text:
+                    page.write_text(fixed, encoding="utf-8")
         if lang == "ko":
             (target / "glossary.html").write_text(glossary_page(), encoding="utf-8")
     links = " · ".join(f'<a href="{x}/index.html">{LANGS[x][0]}</a>' for x in present)

@@ -211,15 +211,58 @@ def _reroot(markdown: str) -> str:
     return re.sub(r"\]\(\.\./", "](../../", markdown)
 
 
-def build_notebook(nb, po: polib.POFile, lang: str, name: str):
-    """The translated copy of ``nb`` (file ``name``): markdown from ``po``, code identical,
-    outputs cleared."""
+NAV_LINK = re.compile(r"\[([^\]]*)\]\((\d\d-[\w-]+\.ipynb)\)")
+
+
+def translated_titles(lang: str) -> dict[str, str]:
+    """Notebook file name -> its translated title (the catalog's entry for its ``# NN · ``
+    heading), for every notebook whose title is translated."""
+    out = {}
+    for path in english_notebooks():
+        cat = catalog_path(lang, path)
+        if not cat.exists():
+            continue
+        for e in load_catalog(cat):
+            if not e.obsolete and e.msgid.startswith(f"# {path.name[:2]} · ") and \
+                    e.msgstr.strip() and "fuzzy" not in e.flags:
+                out[path.name] = e.msgstr.strip().removeprefix("# ").strip()
+                break
+    return out
+
+
+def _retitle(source: str, titles: dict[str, str]) -> str:
+    """In a generated nav or road map cell, each notebook link's text becomes that notebook's
+    translated title (the short one, before the colon, in nav links), so every notebook names
+    the others the same way; a link to a notebook not translated yet goes to the English one."""
+    nav = source.lstrip().startswith("<!-- nav -->")
+
+    def repl(m):
+        target = m.group(2)
+        title = titles.get(target)
+        if title is None:            # not translated yet: link the English notebook
+            return f"[{m.group(1)}](../{target})"
+        if nav:
+            title = re.split(r"\s*[:：]\s*", title, maxsplit=1)[0]
+            text = m.group(1)
+            title = ("← " if text.startswith("←") else "") + title + \
+                (" →" if text.endswith("→") else "")
+        return f"[{title}]({target})"
+
+    return NAV_LINK.sub(repl, source)
+
+
+def build_notebook(nb, po: polib.POFile, lang: str, name: str,
+                   titles: dict[str, str] | None = None):
+    """The translated copy of ``nb`` (file ``name``): markdown from ``po`` (nav and road map links
+    named by ``titles``), code identical, outputs cleared."""
     table = {(e.msgctxt, e.msgid): e.msgstr for e in po
              if not e.obsolete and e.msgstr.strip() and "fuzzy" not in e.flags}
     out = nbformat.reads(nbformat.writes(nb), as_version=4)
     for cell in out.cells:
         if cell.cell_type == "markdown":
             cell.source = translate_markdown(cell.source, cell["id"], table)
+            if titles and cell.source.lstrip().startswith(("<!-- nav -->", "<!-- roadmap -->")):
+                cell.source = _retitle(cell.source, titles)
         elif cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
@@ -265,27 +308,49 @@ def cmd_update(lang: str) -> int:
     return 0
 
 
+def keep_outputs(old, new) -> int:
+    """Copy the executed outputs of ``old``'s code cells into ``new``'s cells with the same id
+    and source (a markdown-only change needs no re-run). Returns how many code cells lack them."""
+    before = {c.get("id"): c for c in old.cells if c.cell_type == "code"}
+    missing = 0
+    for cell in new.cells:
+        if cell.cell_type != "code":
+            continue
+        prev = before.get(cell.get("id"))
+        if prev is not None and prev.source == cell.source and prev.execution_count is not None:
+            cell.outputs = prev.outputs
+            cell.execution_count = prev.execution_count
+        else:
+            missing += 1
+    return missing
+
+
 def cmd_build(lang: str) -> int:
+    titles = translated_titles(lang)
     for path in english_notebooks():
         nb = nbformat.read(path, as_version=4)
         cat = catalog_path(lang, path)
         po = load_catalog(cat) if cat.exists() else new_catalog(lang, path)
-        out = build_notebook(nb, po, lang, path.name)
+        out = build_notebook(nb, po, lang, path.name, titles)
         target = translated_path(lang, path)
+        missing = sum(c.cell_type == "code" for c in out.cells)
         if target.exists():
             old = nbformat.read(target, as_version=4)
             if same_except_outputs(old, out) and old.metadata.get("kafkasim") == \
                     out.metadata.get("kafkasim"):
                 continue      # keep the executed outputs of an unchanged translation
+            missing = keep_outputs(old, out)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.validate(out)
         nbformat.write(out, target)
-        print(f"built {target.relative_to(REPO)} (run scripts/execute-notebooks.py on it)")
+        rerun = f"; {missing} code cell(s) to run: scripts/execute-notebooks.py" if missing else ""
+        print(f"built {target.relative_to(REPO)}{rerun}")
     return 0
 
 
 def cmd_check(lang: str) -> int:
     bad = 0
+    titles = translated_titles(lang)
     for path in english_notebooks():
         nb = nbformat.read(path, as_version=4)
         cat = catalog_path(lang, path)
@@ -298,7 +363,7 @@ def cmd_check(lang: str) -> int:
             print(f"{cat.relative_to(REPO)}: {p}")
             bad += 1
         target = translated_path(lang, path)
-        want = build_notebook(nb, po, lang, path.name)
+        want = build_notebook(nb, po, lang, path.name, titles)
         if not target.exists():
             print(f"{target.relative_to(REPO)}: missing (run `i18n.py build {lang}`)")
             bad += 1
