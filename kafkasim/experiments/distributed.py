@@ -38,7 +38,8 @@ from pathlib import Path
 from kafkasim.experiments.runner import rows_frame, run_specs_partition, spark_schema
 from kafkasim.experiments.spec import RunSpec
 
-__all__ = ["WORKER_MODULES", "PackageZip", "WorkerEnvironmentError", "check_workers",
+__all__ = ["WORKER_MODULES", "PackageZip", "SparkStart", "WorkerEnvironmentError", "check_workers",
+           "current_start", "prepare",
            "default_parallelism", "is_connect", "package_zip", "run_spark", "ship_package",
            "warm_up"]
 
@@ -411,3 +412,125 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return pd.concat(frames, ignore_index=True)
+
+
+class SparkStart:
+    """A Spark session and its warm-up job started in a background thread (``prepare()``), so
+    that a sweep does not wait for the JVM and the Python workers; the costs it measures
+    (session start, first job, a warm job) go to ``costs.COSTS``."""
+
+    PHASES = ("starting the Spark session (a JVM)",
+              "starting Spark's Python workers and checking them (pandas, pyarrow, kafkasim)",
+              "ready", "failed")
+
+    def __init__(self, master: str | None = None, remote: str | None = None,
+                 conf: dict[str, str] | None = None) -> None:
+        self.master, self.remote, self.conf = master, remote, dict(conf or {})
+        self.started = time.perf_counter()
+        self.phase = self.PHASES[0]
+        self.spark = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._listeners: list[Callable[[SparkStart], None]] = []
+        self._thread = threading.Thread(target=self._run, name="kafkasim-spark-start",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def ready(self) -> bool:
+        return self.done.is_set() and self.error is None
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.perf_counter() - self.started
+
+    def remaining_s(self) -> float:
+        """Estimated seconds until ready (0 when done)."""
+        from kafkasim.experiments.costs import COSTS
+
+        if self.done.is_set():
+            return 0.0
+        return max(1.0, COSTS.start_s() - self.elapsed_s)
+
+    def on_change(self, callback: Callable[[SparkStart], None]) -> None:
+        """Call ``callback(self)`` at each phase change (and now)."""
+        self._listeners.append(callback)
+        callback(self)
+
+    def _set(self, phase: str) -> None:
+        self.phase = phase
+        for callback in list(self._listeners):
+            try:
+                callback(self)
+            except Exception:   # a display problem must not stop Spark starting
+                pass
+
+    def _run(self) -> None:
+        from kafkasim import spark as kspark
+        from kafkasim.experiments.costs import COSTS
+
+        try:
+            t0 = time.perf_counter()
+            fresh = kspark._session is None   # noqa: SLF001 - only to label the measurement
+            spark = kspark.session(self.master, remote=self.remote,
+                                   conf={"spark.ui.showConsoleProgress": "false", **self.conf})
+            if fresh:
+                COSTS.session_s = time.perf_counter() - t0
+            self._set(self.PHASES[1])
+            t1 = time.perf_counter()
+            cores = default_parallelism(spark)
+            warm_up(spark, cores)
+            COSTS.first_job_s = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            warm_up(spark, cores)
+            COSTS.job_s = time.perf_counter() - t2
+            COSTS.cores = cores
+            self.spark = spark
+            self.done.set()
+            self._set(self.PHASES[2])
+        except BaseException as exc:   # reported by describe() and to the sweep that waits
+            self.error = exc
+            self.done.set()
+            self._set(self.PHASES[3])
+
+    def wait(self, timeout: float | None = None):
+        """Wait until ready; returns the session, or raises what made the start fail."""
+        self.done.wait(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.spark
+
+    def describe(self) -> str:
+        from kafkasim import spark as kspark
+
+        if self.error is not None:
+            return (f"Spark could not start ({type(self.error).__name__}: "
+                    f"{str(self.error)[:300]}); sweeps run serially. Spark's log: "
+                    f"{kspark.log_path()}")
+        if self.ready:
+            from kafkasim.experiments.costs import COSTS
+
+            return (f"Spark is ready ({COSTS.cores} cores, started in {self.elapsed_s:.0f} s); "
+                    f"Spark's own log: {kspark.log_path()}")
+        return (f"Spark: {self.phase}, {self.elapsed_s:.0f} s so far, in the background: "
+                f"sweeps run serially until it is ready. Spark's own log: {kspark.log_path()}")
+
+
+_start: SparkStart | None = None
+_start_lock = threading.Lock()
+
+
+def prepare(master: str | None = None, remote: str | None = None,
+            conf: dict[str, str] | None = None) -> SparkStart:
+    """Start the Spark session and warm it up in the background (once per process; later calls
+    return the same ``SparkStart`` unless the last one failed)."""
+    global _start
+    with _start_lock:
+        if _start is None or _start.error is not None:
+            _start = SparkStart(master, remote, conf)
+        return _start
+
+
+def current_start() -> SparkStart | None:
+    """The background start under way or done in this process, if any."""
+    return _start
