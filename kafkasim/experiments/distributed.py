@@ -244,14 +244,18 @@ def check_workers(spark, parallelism: int | None = None) -> list[dict]:
     ``WorkerEnvironmentError`` naming what is missing where (and how to point the workers at a
     suitable Python) instead of letting each task fail inside the worker. Once per session;
     returns the workers' reports."""
-    from pyspark.sql.functions import udf
+    from pyspark.sql.types import StringType
 
+    if is_connect(spark):   # a Connect session in a process where SPARK_REMOTE is not set too
+        from pyspark.sql.connect.functions import udf
+    else:
+        from pyspark.sql.functions import udf
     done = _checked.get(spark)
     if done is not None:
         return done
     ship_package(spark)
     n = parallelism or default_parallelism(spark)
-    probe = udf(_probe_function(), "string", useArrow=False)
+    probe = udf(_probe_function(), StringType(), useArrow=False)
     try:
         rows = spark.range(0, n, 1, n).select(probe("id").alias("report")).collect()
     except Exception as exc:
@@ -340,8 +344,8 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     """Run specs as Spark jobs; returns the result rows as a pandas DataFrame (any order).
 
     The specs go in chunks (default: a tenth of the sweep, at least two runs per core), each
-    one job of ``parallelism`` tasks (default: the session's cores), ``max_in_flight`` jobs at
-    a time.
+    one job of two tasks per core (``parallelism``, default: the session's cores), with
+    ``max_in_flight`` jobs at a time.
     """
     import pandas as pd
 
@@ -361,7 +365,7 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     sweep_id = hashlib.sha256(repr((id(specs), time.perf_counter())).encode()).hexdigest()[:12]
 
     def run_chunk(index: int, chunk: list[RunSpec]) -> pd.DataFrame:
-        parts = min(cores, len(chunk))
+        parts = min(2 * cores, len(chunk))   # half-size tasks: an even end of each chunk
         if tasks.tracker is not None:
             group = f"kafkasim-sweep-{sweep_id}-{index}"
             spark.sparkContext.setJobGroup(group, f"kafkasim sweep: runs {chunk[0].run_id}.."
