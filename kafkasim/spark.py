@@ -25,6 +25,7 @@ The Python that runs the runs on the executors is ``spark.pyspark.python`` when 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import sys
@@ -156,6 +157,35 @@ def _launch_jvm(options: dict[str, str]) -> None:
     SparkContext._ensure_initialized(gateway=gateway)
 
 
+@contextlib.contextmanager
+def _jvm_output_to_log(target: SparkTarget):
+    """A local Spark Connect server's JVM is launched by pyspark itself (the launcher must see
+    the Connect settings it passes), so its output is redirected here instead: this process's
+    stdout and stderr file descriptors point at ``log_path()`` while it starts, and the JVM
+    keeps them. Python-level output (sys.stderr in a notebook) does not go through them."""
+    from pyspark import SparkContext
+
+    if target.kind != "remote" or not target.is_local or SparkContext._gateway is not None:
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
+    saved = [os.dup(1), os.dup(2)]
+    log = os.open(log_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log):
+            os.close(fd)
+
+
 _lock = threading.Lock()
 _session: SparkSession | None = None
 _target: SparkTarget | None = None
@@ -209,7 +239,7 @@ def session(
             # PySpark reads the executors' Python from PYSPARK_PYTHON when the context starts
             # (SparkContext.pythonExec); spark-submit does the same with this setting.
             os.environ["PYSPARK_PYTHON"] = options["spark.pyspark.python"]
-        if target.kind == "master" or target.is_local:
+        if target.kind == "master":
             _launch_jvm(options)
 
         builder = SparkSession.builder
@@ -222,7 +252,7 @@ def session(
         for key, value in options.items():
             builder = builder.config(key, value)
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _jvm_output_to_log(target):
             # A local Connect server is started with these settings, then the client re-applies
             # them as runtime settings and warns that the static ones cannot change. They did apply.
             warnings.filterwarnings("ignore", ".*CANNOT_MODIFY_CONFIG", UserWarning)

@@ -47,15 +47,31 @@ def serial_rows():
 
 
 @pytest.fixture(scope="module")
-def standalone():
-    with StandaloneCluster(workers=2, cores=1) as cluster:
-        yield cluster
+def services():
+    """The standalone cluster and the Connect server, started at the same time (JVM start-up
+    is most of their cost) and stopped after the module."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cluster, server = StandaloneCluster(workers=2, cores=1), ConnectServer(master="local[2]")
+    with ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(cluster.start), pool.submit(server.start)]
+    try:
+        for f in futures:
+            f.result()
+        yield cluster, server
+    finally:
+        cluster.stop()
+        server.stop()
 
 
 @pytest.fixture(scope="module")
-def connect_server():
-    with ConnectServer(master="local[2]") as server:
-        yield server
+def standalone(services):
+    return services[0]
+
+
+@pytest.fixture(scope="module")
+def connect_server(services):
+    return services[1]
 
 
 # Runs in a fresh process: this process already has its local[*] SparkContext (one per JVM).
