@@ -48,7 +48,11 @@ class _Start:
     """A background start that is ready, with a session the runner takes for alive."""
 
     def __init__(self):
+        import threading
+
         self.ready, self.error, self.spark = True, None, object()
+        self.done = threading.Event()
+        self.done.set()
 
 
 def test_auto_measures_serial_runs_then_hands_the_rest_to_spark(monkeypatch):

@@ -444,6 +444,15 @@ class SparkStart:
     def ready(self) -> bool:
         return self.done.is_set() and self.error is None
 
+    def usable(self) -> bool:
+        """Still starting, or ready with its session still running (not ``spark.stop()``-ed)."""
+        if not self.done.is_set():
+            return True
+        from kafkasim import spark as kspark
+
+        return self.ready and kspark._is_alive(self.spark) and \
+            kspark._session is self.spark   # noqa: SLF001
+
     @property
     def elapsed_s(self) -> float:
         return time.perf_counter() - self.started
@@ -530,11 +539,14 @@ def prepare(master: str | None = None, remote: str | None = None,
     return the same ``SparkStart`` unless the last one failed)."""
     global _start
     with _start_lock:
-        if _start is None or _start.error is not None:
+        if _start is None or _start.error is not None or not _start.usable():
             _start = SparkStart(master, remote, conf)
         return _start
 
 
 def current_start() -> SparkStart | None:
-    """The background start under way or done in this process, if any."""
-    return _start
+    """The background start under way, or done with its session still running, if any."""
+    start = _start
+    if start is None or start.error is not None or start.usable():
+        return start   # a failed start is returned too: the sweep reports why it stayed serial
+    return None

@@ -648,7 +648,7 @@ def _wait_for_start(bar, master):
     from kafkasim.experiments.distributed import current_start
 
     start = current_start()
-    if start is None or master is not None:
+    if start is None or master is not None or start.error is not None:
         if master is None:
             bar.phase("waiting for Spark: starting the session (a JVM), then its workers")
         return None
@@ -676,16 +676,19 @@ def _run_auto(specs: list[RunSpec], bar, *, chunk_size=None, parallelism=None):
         if have_spark and i > 0:
             s_per_run = serial_s / i
             remaining = len(specs) - i
-            alive = start is not None and start.ready and _alive(start.spark)
+            if start is not None and start.done.is_set() and start.error is None and \
+                    not _alive(start.spark):
+                start = None   # its session was stopped: a new one may be started below
+            alive = start is not None and start.ready
             if alive and COSTS.choose_spark(remaining, s_per_run, ready=True):
                 return _finish_on_spark(specs, i, rows, errors, s_per_run, start.spark, bar,
                                         chunk_size, parallelism)
             if start is None and COSTS.choose_spark(remaining, s_per_run, ready=False):
                 from kafkasim.experiments.distributed import prepare
 
-                start = prepare()
-                bar.phase(f"serially while Spark starts (the sweep is long enough for it): "
-                          f"{start.phase}")
+                start = prepare()   # the sweep is long enough for Spark to pay
+            if start is not None and not start.done.is_set() and not bar.phase_text:
+                bar.phase("serially while Spark starts in the background")
             if start is not None and start.error is not None and "spark_error" not in note:
                 note["spark_error"] = f"{type(start.error).__name__}: {start.error}"[:500]
         t0 = time.perf_counter()
