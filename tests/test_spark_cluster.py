@@ -4,9 +4,11 @@
 the rows of the serial run; a worker on a Python without pyarrow/pandas is refused up front with
 an error that says what is missing and how to point the workers at a suitable Python.
 
-One cluster and one Connect server per test session (module-scoped fixtures), small sweeps: the
-JVMs start in parallel, the whole file adds about a minute to ``make test`` (measured: see the
-report in the commit that added it). Marked ``spark`` and ``slow``; ``make test`` runs both.
+One cluster and one Connect server per test module, started at the same time; one application
+on the cluster (its executors are JVMs, slow to start); small sweeps (five short runs). Measured
+on this 2-core machine while it was shared (load average 10-15): 197 s for the file, of which
+about 50 s start-up; expect well under a minute on idle cores. Marked ``spark`` and ``slow``;
+``make test`` runs both (no marker is deselected there).
 """
 
 from __future__ import annotations
@@ -88,31 +90,35 @@ def connect_server(services):
 
 
 # Runs in a fresh process: this process already has its local[*] SparkContext (one per JVM).
-# First a session whose executors run a Python without pandas/pyarrow (refused before any run
-# ships), then, in the same JVM, one on the venv's Python that runs the sweep.
+# PYSPARK_PYTHON in its environment names a Python without pandas/pyarrow; the session's
+# spark.pyspark.python (the venv's) must win, and the sweep runs. Then, on the same executors (one
+# application: executors are JVMs, slow to start), Python functions are sent with the other
+# interpreter (SparkContext.pythonExec, what PySpark takes from PYSPARK_PYTHON when a context
+# starts): the check refuses them before any run ships.
 CLUSTER_SCRIPT = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     from kafkasim import spark as kspark
     from kafkasim.experiments import RunSpec, run_sweep
-    from kafkasim.experiments.distributed import WorkerEnvironmentError, ship_package
+    from kafkasim.experiments import distributed
 
-    master, bad_python = sys.argv[1], sys.argv[2]
+    master = sys.argv[1]
+    bad_python = os.environ["PYSPARK_PYTHON"]
     specs = [RunSpec.from_json(s) for s in json.load(sys.stdin)]
     out = {}
-    conf = {"spark.cores.max": "2", "spark.executor.memory": "512m"}
-    spark = kspark.session(master=master, conf={**conf, "spark.pyspark.python": bad_python})
+    spark = kspark.session(master=master, conf={
+        "spark.cores.max": "2", "spark.executor.memory": "512m",
+        "spark.pyspark.python": sys.executable})
+    out["shipped"] = distributed.ship_package(spark)
+    out["workers"] = sorted({r["python"] for r in distributed.check_workers(spark)})
+    out["rows"] = run_sweep(specs, mode="spark", spark=spark, progress=False).to_json(
+        orient="records")
+    spark.sparkContext.pythonExec = bad_python
+    distributed._checked.pop(spark, None)
     try:
         run_sweep(specs, mode="spark", spark=spark, progress=False)
         out["bad"] = None
-    except WorkerEnvironmentError as exc:
+    except distributed.WorkerEnvironmentError as exc:
         out["bad"] = str(exc)
-    kspark.stop()
-    spark = kspark.session(master=master, conf={**conf, "spark.pyspark.python": sys.executable})
-    out["shipped"] = ship_package(spark)
-    rows = run_sweep(specs, mode="spark", spark=spark, progress=False)
-    out["rows"] = rows.to_json(orient="records")
-    out["executors"] = sorted({e.host() for e in
-                               spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()})
     kspark.stop()
     print("RESULT " + json.dumps(out))
 """)
@@ -121,25 +127,25 @@ CLUSTER_SCRIPT = textwrap.dedent("""
 def test_standalone_cluster_sweep_and_worker_python_check(standalone, serial_rows,
                                                            python_without_pyarrow):
     specs = small_specs()
-    env = {**os.environ, "KAFKASIM_TESTING": "1"}
+    env = {**os.environ, "KAFKASIM_TESTING": "1", "PYSPARK_PYTHON": python_without_pyarrow}
     env.pop("SPARK_REMOTE", None)
     env.pop("KAFKASIM_SPARK_MASTER", None)
-    done = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, standalone.url,
-                           python_without_pyarrow],
+    done = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, standalone.url],
                           input=json.dumps([s.to_json() for s in specs]), capture_output=True,
                           text=True, env=env, timeout=300, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:] + "\n" + standalone.log_tail()
     result = json.loads(done.stdout.strip().splitlines()[-1].removeprefix("RESULT "))
+
+    # spark.pyspark.python won over PYSPARK_PYTHON: kafkasim shipped as a zip, rows identical
+    assert result["workers"] == [sys.executable]
+    assert result["shipped"] == "addPyFile"
+    assert json.loads(result["rows"]) == json.loads(serial_rows.to_json(orient="records"))
 
     # the system Python lacks pyarrow and pandas: refused before any run, with the way out
     bad = result["bad"]
     assert bad is not None, "a worker without pyarrow was accepted"
     assert python_without_pyarrow in bad and "No module named 'pyarrow'" in bad
     assert "spark.pyspark.python" in bad and "PYSPARK_PYTHON" in bad
-
-    # the venv's Python: kafkasim shipped as a zip, rows identical to the serial run
-    assert result["shipped"] == "addPyFile"
-    assert json.loads(result["rows"]) == json.loads(serial_rows.to_json(orient="records"))
 
 
 def test_connect_server_sweep(connect_server, serial_rows):
