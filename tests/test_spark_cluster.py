@@ -7,7 +7,7 @@ an error that says what is missing and how to point the workers at a suitable Py
 One cluster and one Connect server per test module, started at the same time; one application
 on the cluster (its executors are JVMs, slow to start); small sweeps (five short runs). Measured
 on this 2-core machine while it was shared (load average 10-15): 197 s for the file, of which
-about 50 s start-up; expect well under a minute on idle cores. Marked ``spark`` and ``slow``;
+about 55 s start-up (not measured on idle cores). Marked ``spark`` and ``slow``;
 ``make test`` runs both (no marker is deselected there).
 """
 
