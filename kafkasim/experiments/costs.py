@@ -49,7 +49,7 @@ class Costs:
         them: about ten, two jobs in flight, each paying the per-job overhead)."""
         cores = max(1, cores or self.cores or 1)
         job = self.job_s if self.job_s is not None else self.DEFAULT_JOB_S
-        chunks = min(10, max(1, math.ceil(runs / (2 * cores))))
+        chunks = min(10, max(1, math.ceil(runs / (16 * cores))))
         per_chunk = math.ceil(runs / chunks) / cores * s_per_run / self.efficiency
         # overheads of the jobs in sequence, the work, and the last chunk's uneven end
         return job * math.ceil(chunks / 2) + runs * s_per_run / (cores * self.efficiency) \

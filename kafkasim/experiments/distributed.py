@@ -1,9 +1,11 @@
 """Running specs as Spark jobs, with the DataFrame API only (no SparkContext on the job path).
 
-The specs become a DataFrame of ``(run_id, spec JSON)`` rows, spread round-robin over the
-cluster's cores (``repartition``), and ``mapInPandas(run_specs_partition)`` runs each one on a
-Python worker. Being DataFrame-only, the same code runs on ``local[*]``, a cluster master URL and
-Spark Connect. The kafkasim package reaches the workers by the means each mode supports:
+Each job is ``spark.range(n)`` split into tasks (two per core) and
+``mapInPandas(run_indexed_specs_partition)`` with the chunk's spec JSONs shipped inside the
+function: each task runs its slice of specs on a Python worker, with no DataFrame of specs to
+build and no shuffle to spread it. Being DataFrame-only, the same code runs on ``local[*]``, a
+cluster master URL and Spark Connect. The kafkasim package reaches the workers by the means
+each mode supports:
 
 * classic local mode: the workers are this machine's interpreter (the venv kafkasim is
   installed in), nothing to ship;
@@ -19,6 +21,7 @@ slowest run); progress advances as each chunk finishes.
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import itertools
 import json
@@ -35,7 +38,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from kafkasim.experiments.runner import rows_frame, run_specs_partition, spark_schema
+from kafkasim.experiments.runner import rows_frame, run_indexed_specs_partition, spark_schema
 from kafkasim.experiments.spec import RunSpec
 
 __all__ = ["WORKER_MODULES", "PackageZip", "SparkStart", "WorkerEnvironmentError", "check_workers",
@@ -343,7 +346,7 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
               max_in_flight: int = 2):
     """Run specs as Spark jobs; returns the result rows as a pandas DataFrame (any order).
 
-    The specs go in chunks (default: a tenth of the sweep, at least two runs per core), each
+    The specs go in chunks (default: a tenth of the sweep, at least 16 runs per core), each
     one job of two tasks per core (``parallelism``, default: the session's cores), with
     ``max_in_flight`` jobs at a time.
     """
@@ -358,7 +361,8 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
         return rows_frame([])
     check_workers(spark, parallelism)
     cores = parallelism or default_parallelism(spark)
-    size = chunk_size or max(2 * cores, math.ceil(len(specs) / 10))
+    # at least 16 runs per core and job: a job costs about a second of the JVM's time
+    size = chunk_size or max(16 * cores, math.ceil(len(specs) / 10))
     chunks = [list(specs[i:i + size]) for i in range(0, len(specs), size)]
     schema = spark_schema()
     tasks = _TaskProgress(spark)
@@ -371,12 +375,12 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
             spark.sparkContext.setJobGroup(group, f"kafkasim sweep: runs {chunk[0].run_id}.."
                                                   f"{chunk[-1].run_id}", True)
             tasks.groups[group] = (len(chunk), parts)
-        pdf = pd.DataFrame({"run_id": pd.Series([s.run_id for s in chunk], dtype="int64"),
-                            "spec": pd.Series([s.to_json() for s in chunk], dtype="object")})
-        df = spark.createDataFrame(pdf, schema="run_id long, spec string")
+        # The specs travel with the function; spark.range gives each task a contiguous slice
+        # of indexes without a shuffle (one stage per job).
+        runs = functools.partial(run_indexed_specs_partition, [s.to_json() for s in chunk])
         try:
-            return (df.repartition(parts)
-                    .mapInPandas(run_specs_partition, schema)
+            return (spark.range(0, len(chunk), 1, parts)
+                    .mapInPandas(runs, schema)
                     .toPandas())
         finally:
             if tasks.tracker is not None:

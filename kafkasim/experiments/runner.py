@@ -590,6 +590,16 @@ def run_specs_partition(batches: Iterator) -> Iterator:
             yield rows_frame(rows)
 
 
+def run_indexed_specs_partition(texts: Sequence[str], batches: Iterator) -> Iterator:
+    """mapInPandas function over ``spark.range``: each input row's ``id`` indexes ``texts``
+    (spec JSONs shipped with the function), so a job needs no DataFrame of specs and no
+    shuffle to spread them over its tasks; yields result rows."""
+    for batch in batches:
+        rows = [run_one(texts[int(i)]) for i in batch["id"]]
+        if rows:
+            yield rows_frame(rows)
+
+
 def run_sweep(sweep, *, mode: str = "auto", spark=None, master: str | None = None,
               progress: bool | None = None, chunk_size: int | None = None,
               parallelism: int | None = None, validate: bool = True):
