@@ -11,12 +11,25 @@ Connect server. Where it runs is chosen here, in this order:
 
 A JVM takes seconds to start, so one session is created per process and reused; ``stop()`` ends it.
 pyspark is imported only when a session is asked for, so ``import kafkasim`` never needs Java.
+
+The JVM this process starts (local mode, a cluster's driver, a local Connect server) writes its
+output (log4j at ``spark.log.level``, WARN by default, the JVM's own warnings, the Python workers'
+stderr) to ``log_path()``, a file in a private temporary directory, not to this process's stderr:
+in a notebook that output would read like a failure. ``log_path()`` says where it went.
+
+The Python that runs the runs on the executors is ``spark.pyspark.python`` when given in ``conf``
+(applied here as ``PYSPARK_PYTHON``, which PySpark hands to the executors), else the
+``PYSPARK_PYTHON`` environment variable; for local sessions it is this interpreter.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -25,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-__all__ = ["SparkTarget", "resolve_target", "session", "stop", "testing"]
+__all__ = ["SparkTarget", "log_path", "resolve_target", "session", "stop", "testing"]
 
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
@@ -112,6 +125,67 @@ def _common_conf() -> dict[str, str]:
     }
 
 
+_log_dir: str | None = None
+
+
+def log_path() -> str:
+    """Where the JVM started by this process writes its output (a private temporary directory,
+    removed when the process exits)."""
+    global _log_dir
+    if _log_dir is None:
+        _log_dir = tempfile.mkdtemp(prefix="kafkasim-spark-")
+        atexit.register(shutil.rmtree, _log_dir, True)
+    return os.path.join(_log_dir, "spark.log")
+
+
+def _launch_jvm(options: dict[str, str]) -> None:
+    """Start PySpark's JVM gateway with its stdout and stderr going to ``log_path()``.
+
+    ``SparkContext._ensure_initialized`` reuses a gateway that is already there, so the session
+    built next runs in this JVM. Settings that only apply at JVM launch (extraJavaOptions,
+    driver memory) are passed as ``--conf``, as pyspark's own ``launch_gateway`` does.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False)
+    conf.setAll(list(options.items()))
+    with open(log_path(), "ab") as log:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+@contextlib.contextmanager
+def _jvm_output_to_log(target: SparkTarget):
+    """A local Spark Connect server's JVM is launched by pyspark itself (the launcher must see
+    the Connect settings it passes), so its output is redirected here instead: this process's
+    stdout and stderr file descriptors point at ``log_path()`` while it starts, and the JVM
+    keeps them. Python-level output (sys.stderr in a notebook) does not go through them."""
+    from pyspark import SparkContext
+
+    if target.kind != "remote" or not target.is_local or SparkContext._gateway is not None:
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
+    saved = [os.dup(1), os.dup(2)]
+    log = os.open(log_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log):
+            os.close(fd)
+
+
 _lock = threading.Lock()
 _session: SparkSession | None = None
 _target: SparkTarget | None = None
@@ -158,7 +232,15 @@ def session(
         options = _local_conf(app_name) if target.is_local else _common_conf()
         if not target.is_local and target.kind == "master":
             options["spark.app.name"] = app_name
+        if target.kind == "master" or target.is_local:
+            options.setdefault("spark.log.level", "WARN")
         options.update(conf or {})
+        if target.kind == "master" and (conf or {}).get("spark.pyspark.python"):
+            # PySpark reads the executors' Python from PYSPARK_PYTHON when the context starts
+            # (SparkContext.pythonExec); spark-submit does the same with this setting.
+            os.environ["PYSPARK_PYTHON"] = options["spark.pyspark.python"]
+        if target.kind == "master":
+            _launch_jvm(options)
 
         builder = SparkSession.builder
         if target.kind == "remote":
@@ -170,7 +252,7 @@ def session(
         for key, value in options.items():
             builder = builder.config(key, value)
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _jvm_output_to_log(target):
             # A local Connect server is started with these settings, then the client re-applies
             # them as runtime settings and warns that the static ones cannot change. They did apply.
             warnings.filterwarnings("ignore", ".*CANNOT_MODIFY_CONFIG", UserWarning)

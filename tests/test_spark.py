@@ -6,7 +6,6 @@ import os
 import random
 import subprocess
 import sys
-import textwrap
 
 import pandas as pd
 import pytest
@@ -133,31 +132,19 @@ def test_session_is_reused(spark):
         kspark.session(master="local[1]")
 
 
-@pytest.mark.slow
-def test_spark_connect_local_server():
-    """SPARK_REMOTE selects Spark Connect; `local[…]` starts a Connect server in a fresh process."""
-    code = textwrap.dedent(
-        """
-        import pandas as pd
-        from kafkasim import spark as kspark
+# Spark Connect: tests/test_experiments.py (SPARK_REMOTE=local[2]: kafkasim.spark.session() starts
+# a local Connect server) and tests/test_spark_cluster.py (a server from start-connect-server.sh).
 
-        def double(batches):
-            for batch in batches:
-                yield batch.assign(twice=batch["id"] * 2)
 
-        session = kspark.session()
-        print(type(session).__module__)
-        rows = session.range(4).mapInPandas(double, "id long, twice long").toPandas()
-        print(rows["twice"].tolist())
-        kspark.stop()
-        """
-    )
-    env = {**os.environ, "SPARK_REMOTE": "local[1]"}
-    env.pop("KAFKASIM_SPARK_MASTER", None)
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    module, twice = result.stdout.strip().splitlines()[-2:]
-    assert module == "pyspark.sql.connect.session"
-    assert twice == "[0, 2, 4, 6]"
+def test_jvm_output_goes_to_a_private_log_file(spark):
+    """Spark's log4j lines and the JVM's own warnings go to kafkasim.spark.log_path(), in a
+    directory only this user can read, not to this process's stderr (a notebook's output)."""
+    import stat
+
+    path = kspark.log_path()
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    jvm = spark.sparkContext._gateway.proc.pid
+    for fd in (1, 2):   # the JVM's stdout and stderr are that file
+        assert os.path.realpath(f"/proc/{jvm}/fd/{fd}") == os.path.realpath(path)
+    with open(path, errors="replace") as f:
+        assert 'Setting Spark log level to "WARN"' in f.read()   # spark.log.level, logged there

@@ -2,7 +2,7 @@
 
     >>> from kafkasim.experiments import Sweep
     >>> sweep = Sweep.load("examples/sweeps/loss-vs-acks.toml")     # or Sweep(base, grid, seeds)
-    >>> results = sweep.run()                  # pandas, one row per run ("auto": Spark if large)
+    >>> results = sweep.run()                  # pandas, one row per run ("auto": Spark if it pays)
     >>> results = sweep.run(mode="serial")     # same rows, this process, no Spark
     >>> results.to_parquet("results.parquet")
 
@@ -14,7 +14,8 @@ API: ``Sweep(base, grid, seeds, cases)`` / ``Sweep.load(path)`` / ``Sweep.loads(
 ``sweep.specs`` (``RunSpec`` objects), ``sweep.table()`` (inputs), ``sweep.validate()``,
 ``sweep.with_runs(n)``, ``sweep.run(mode=...)``; ``run_sweep(sweep_or_specs, mode="auto" |
 "serial" | "spark", spark=None, master=None, progress=None, chunk_size=None, parallelism=None)``
-("auto": Spark from 64 runs when pyspark is installed); ``run_one(spec)`` (one row, as a dict);
+("auto": the first runs serially, timed; the rest on Spark only when the measured costs say it
+finishes sooner: ``kafkasim.experiments.costs``); ``run_one(spec)`` (one row, as a dict);
 ``summary(results)`` (one row per combination); ``write_parquet(results, path)``.
 
 A sweep is a table of run specs. A run is a pure function of its spec (cluster and workload or a

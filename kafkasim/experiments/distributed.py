@@ -1,9 +1,11 @@
 """Running specs as Spark jobs, with the DataFrame API only (no SparkContext on the job path).
 
-The specs become a DataFrame of ``(run_id, spec JSON)`` rows, spread round-robin over the
-cluster's cores (``repartition``), and ``mapInPandas(run_specs_partition)`` runs each one on a
-Python worker. Being DataFrame-only, the same code runs on ``local[*]``, a cluster master URL and
-Spark Connect. The kafkasim package reaches the workers by the means each mode supports:
+Each job is ``spark.range(n)`` split into tasks (two per core) and
+``mapInPandas(run_indexed_specs_partition)`` with the chunk's spec JSONs shipped inside the
+function: each task runs its slice of specs on a Python worker, with no DataFrame of specs to
+build and no shuffle to spread it. Being DataFrame-only, the same code runs on ``local[*]``, a
+cluster master URL and Spark Connect. The kafkasim package reaches the workers by the means
+each mode supports:
 
 * classic local mode: the workers are this machine's interpreter (the venv kafkasim is
   installed in), nothing to ship;
@@ -18,9 +20,15 @@ slowest run); progress advances as each chunk finishes.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
+import itertools
+import json
 import math
 import os
+import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -30,10 +38,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from kafkasim.experiments.runner import rows_frame, run_specs_partition, spark_schema
+from kafkasim.experiments.runner import rows_frame, run_indexed_specs_partition, spark_schema
 from kafkasim.experiments.spec import RunSpec
 
-__all__ = ["default_parallelism", "is_connect", "package_zip", "run_spark", "ship_package",
+__all__ = ["WORKER_MODULES", "PackageZip", "SparkStart", "WorkerEnvironmentError", "check_workers",
+           "current_start", "prepare",
+           "default_parallelism", "is_connect", "package_zip", "run_spark", "ship_package",
            "warm_up"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -46,34 +56,75 @@ def is_connect(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def package_zip(directory: str | Path | None = None) -> Path:
-    """A zip of the kafkasim package as it is here (importable as ``kafkasim``), built once per
-    content: fixed entry order and timestamps, file name carrying the content hash."""
-    files = []
-    for root, dirs, names in os.walk(PACKAGE_DIR):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in sorted(names):
-            if name.startswith(".") or name.endswith(_SKIP_SUFFIXES):
-                continue
-            path = Path(root) / name
-            files.append((path.relative_to(PACKAGE_DIR.parent).as_posix(), path.read_bytes()))
-    digest = hashlib.sha256()
-    for arc, data in files:
-        digest.update(arc.encode() + b"\0" + hashlib.sha256(data).digest())
-    out_dir = Path(directory) if directory is not None else \
-        Path(tempfile.gettempdir()) / "kafkasim-pyfiles"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"kafkasim-{digest.hexdigest()[:16]}.zip"
-    if not target.exists():
-        tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            for arc, data in files:
-                info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+class PackageZip(str):
+    """The path of a built package zip (a ``str``), with the SHA-256 of its bytes."""
+
+    sha256: str
+
+    def __new__(cls, path: str, sha256: str) -> PackageZip:
+        obj = super().__new__(cls, path)
+        obj.sha256 = sha256
+        return obj
+
+    def verify(self) -> None:
+        """Raise unless the file still holds exactly the bytes that were built."""
+        with open(self, "rb") as f:
+            found = hashlib.sha256(f.read()).hexdigest()
+        if found != self.sha256:
+            raise RuntimeError(f"the kafkasim package zip {self} changed after it was built "
+                               f"(sha256 {found[:16]}, built {self.sha256[:16]}); not shipping it")
+
+
+def _package_bytes() -> bytes:
+    """The kafkasim package as it is here, as zip bytes: fixed entry order and timestamps."""
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for root, dirs, names in os.walk(PACKAGE_DIR):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith(_SKIP_SUFFIXES):
+                    continue
+                path = Path(root) / name
+                info = zipfile.ZipInfo(path.relative_to(PACKAGE_DIR.parent).as_posix(),
+                                       date_time=(1980, 1, 1, 0, 0, 0))
                 info.external_attr = 0o644 << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
-                zf.writestr(info, data)
-        os.replace(tmp, target)
-    return target
+                zf.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+_zip_dir: str | None = None
+
+
+def package_zip() -> PackageZip:
+    """A zip of the kafkasim package (importable as ``kafkasim``), built afresh in a private
+    temporary directory of this process (``mkdtemp``: mode 0700, a name nobody can predict),
+    written with ``O_EXCL`` and then read back and checked against the SHA-256 of the bytes
+    built. Nothing is ever reused from a shared or predictable path: a file planted there by
+    another user could otherwise reach every executor. The directory goes when the process
+    exits."""
+    global _zip_dir
+    data = _package_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if _zip_dir is None:
+        _zip_dir = tempfile.mkdtemp(prefix="kafkasim-pyfiles-")
+        atexit.register(shutil.rmtree, _zip_dir, True)
+    # The name carries the hash (Spark refuses a second file of the same name with new content)
+    # plus a counter, so a rebuild never opens an existing file.
+    for n in itertools.count():
+        path = os.path.join(_zip_dir, f"kafkasim-{digest[:16]}-{n}.zip")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        break
+    out = PackageZip(path, digest)
+    out.verify()
+    return out
 
 
 _shipped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -88,14 +139,18 @@ def ship_package(spark) -> str:
         if done is not None:
             return done
         if is_connect(spark):
-            spark.addArtifacts(str(package_zip()), pyfile=True)
+            zipped = package_zip()
+            zipped.verify()   # just before it leaves this machine
+            spark.addArtifacts(str(zipped), pyfile=True)
             how = "addArtifacts"
         else:
             master = spark.sparkContext.master
             if master == "local" or master.startswith("local["):
                 how = "installed"   # workers run this interpreter, with kafkasim installed
             else:
-                spark.sparkContext.addPyFile(str(package_zip()))
+                zipped = package_zip()
+                zipped.verify()
+                spark.sparkContext.addPyFile(str(zipped))
                 how = "addPyFile"
         _shipped[spark] = how
         return how
@@ -118,6 +173,111 @@ def default_parallelism(spark) -> int:
     return 2
 
 
+#: What a run needs on an executor besides the standard library and kafkasim itself:
+#: mapInPandas moves rows as Arrow batches (pyarrow) into pandas DataFrames (pandas, numpy).
+WORKER_MODULES = ("numpy", "pandas", "pyarrow")
+
+# Compiled into a function of a module that does not exist, so that cloudpickle ships it by value:
+# the probe must run where kafkasim (or pandas) cannot be imported, to say so. It goes through a
+# plain pickled Python UDF (useArrow=False), the one Python path that needs no pyarrow.
+_PROBE_SOURCE = """
+def kafkasim_worker_probe(index):
+    import importlib, json, socket, sys
+    out = {"host": socket.gethostname(), "python": sys.executable,
+           "version": list(sys.version_info[:3]), "modules": {}, "missing": {}}
+    for name in MODULES + ("kafkasim.experiments.runner",):
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:
+            out["missing"][name.split(".")[0]] = type(exc).__name__ + ": " + str(exc)
+        else:
+            out["modules"][name] = getattr(module, "__version__", None) or module.__file__
+    return json.dumps(out)
+"""
+
+
+def _probe_function():
+    namespace = {"__name__": "kafkasim_worker_probe", "MODULES": WORKER_MODULES}
+    exec(compile(_PROBE_SOURCE, "<kafkasim worker probe>", "exec"), namespace)
+    return namespace["kafkasim_worker_probe"]
+
+
+_DRIVER_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+class WorkerEnvironmentError(RuntimeError):
+    """Spark's Python workers lack something a run needs; nothing was run."""
+
+
+_HOW_TO_FIX = (
+    "Point the workers at a Python that has kafkasim's requirements (requirements.txt: pandas, "
+    "pyarrow, numpy) and the driver's Python version ({driver}): pass "
+    "conf={{'spark.pyspark.python': '/path/to/venv/bin/python'}} to kafkasim.spark.session() "
+    "(spark-submit: --conf spark.pyspark.python=...), or set PYSPARK_PYTHON=/path/to/venv/bin/"
+    "python in the driver's environment before the session starts (PySpark hands it to the "
+    "executors); for a Spark Connect server, set PYSPARK_PYTHON in the server's environment "
+    "(conf/spark-env.sh) and restart it. The path must exist on every worker machine."
+)
+
+
+def _explain(reports: list[dict]) -> str | None:
+    """The error text for probe reports, or None when every worker has what runs need."""
+    driver = _DRIVER_PYTHON
+    problems = []
+    for r in reports:
+        where = f"{r['python']} (Python {'.'.join(map(str, r['version']))}) on {r['host']}"
+        lacks = [f"{name} ({why})" for name, why in sorted(r["missing"].items())]
+        if lacks:
+            problems.append(f"{where} cannot import " + ", ".join(lacks))
+        elif f"{r['version'][0]}.{r['version'][1]}" != driver:
+            problems.append(f"{where}: the driver runs Python {driver}, PySpark needs the same "
+                            "minor version on both sides")
+    if not problems:
+        return None
+    unique = list(dict.fromkeys(problems))
+    return ("Spark's Python workers cannot run kafkasim sweeps; nothing was run.\n  "
+            + "\n  ".join(unique) + "\n" + _HOW_TO_FIX.format(driver=driver))
+
+
+_checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def check_workers(spark, parallelism: int | None = None) -> list[dict]:
+    """Ask every core's Python worker what it can import, before any run is shipped; raise
+    ``WorkerEnvironmentError`` naming what is missing where (and how to point the workers at a
+    suitable Python) instead of letting each task fail inside the worker. Once per session;
+    returns the workers' reports."""
+    from pyspark.sql.types import StringType
+
+    if is_connect(spark):   # a Connect session in a process where SPARK_REMOTE is not set too
+        from pyspark.sql.connect.functions import udf
+    else:
+        from pyspark.sql.functions import udf
+    done = _checked.get(spark)
+    if done is not None:
+        return done
+    ship_package(spark)
+    n = parallelism or default_parallelism(spark)
+    probe = udf(_probe_function(), StringType(), useArrow=False)
+    try:
+        rows = spark.range(0, n, 1, n).select(probe("id").alias("report")).collect()
+    except Exception as exc:
+        driver = _DRIVER_PYTHON
+        text = str(exc)
+        if len(text) > 1500:
+            text = text[:1500] + " ..."
+        raise WorkerEnvironmentError(
+            "Spark's Python workers could not even start the kafkasim probe; nothing was run "
+            f"(a different Python version than the driver's {driver}, or no pyspark there?).\n  "
+            f"{type(exc).__name__}: {text}\n" + _HOW_TO_FIX.format(driver=driver)) from exc
+    reports = [json.loads(r["report"]) for r in rows]
+    problem = _explain(reports)
+    if problem is not None:
+        raise WorkerEnvironmentError(problem)
+    _checked[spark] = reports
+    return reports
+
+
 def _import_probe(batches):
     """mapInPandas function: import the kafkasim sweep code on a worker, say where it came from."""
     import pandas as pd
@@ -129,9 +289,11 @@ def _import_probe(batches):
 
 
 def warm_up(spark, parallelism: int | None = None) -> list[str]:
-    """Run a trivial job on every core so that the Python workers are started and have imported
-    kafkasim; returns where each worker imported it from (the installed package, or the zip)."""
-    ship_package(spark)
+    """Check the workers (``check_workers``), then run a trivial mapInPandas job on every core
+    so that the Python workers are started, have imported kafkasim and have been through the
+    Arrow path once; returns where each worker imported kafkasim from (the installed package,
+    or the zip)."""
+    check_workers(spark, parallelism)
     n = parallelism or default_parallelism(spark)
     out = (spark.range(0, n, 1, n).mapInPandas(_import_probe, "id long, origin string")
            .toPandas())
@@ -184,9 +346,9 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
               max_in_flight: int = 2):
     """Run specs as Spark jobs; returns the result rows as a pandas DataFrame (any order).
 
-    The specs go in chunks (default: a tenth of the sweep, at least two runs per core), each
-    one job of ``parallelism`` tasks (default: the session's cores), ``max_in_flight`` jobs at
-    a time.
+    The specs go in chunks (default: a tenth of the sweep, at least 16 runs per core), each
+    one job of two tasks per core (``parallelism``, default: the session's cores), with
+    ``max_in_flight`` jobs at a time.
     """
     import pandas as pd
 
@@ -197,27 +359,28 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
         spark = kspark.session(master, conf={"spark.ui.showConsoleProgress": "false"})
     if not specs:
         return rows_frame([])
-    ship_package(spark)
+    check_workers(spark, parallelism)
     cores = parallelism or default_parallelism(spark)
-    size = chunk_size or max(2 * cores, math.ceil(len(specs) / 10))
+    # at least 16 runs per core and job: a job costs about a second of the JVM's time
+    size = chunk_size or max(16 * cores, math.ceil(len(specs) / 10))
     chunks = [list(specs[i:i + size]) for i in range(0, len(specs), size)]
     schema = spark_schema()
     tasks = _TaskProgress(spark)
     sweep_id = hashlib.sha256(repr((id(specs), time.perf_counter())).encode()).hexdigest()[:12]
 
     def run_chunk(index: int, chunk: list[RunSpec]) -> pd.DataFrame:
-        parts = min(cores, len(chunk))
+        parts = min(2 * cores, len(chunk))   # half-size tasks: an even end of each chunk
         if tasks.tracker is not None:
             group = f"kafkasim-sweep-{sweep_id}-{index}"
             spark.sparkContext.setJobGroup(group, f"kafkasim sweep: runs {chunk[0].run_id}.."
                                                   f"{chunk[-1].run_id}", True)
             tasks.groups[group] = (len(chunk), parts)
-        pdf = pd.DataFrame({"run_id": pd.Series([s.run_id for s in chunk], dtype="int64"),
-                            "spec": pd.Series([s.to_json() for s in chunk], dtype="object")})
-        df = spark.createDataFrame(pdf, schema="run_id long, spec string")
+        # The specs travel with the function; spark.range gives each task a contiguous slice
+        # of indexes without a shuffle (one stage per job).
+        runs = functools.partial(run_indexed_specs_partition, [s.to_json() for s in chunk])
         try:
-            return (df.repartition(parts)
-                    .mapInPandas(run_specs_partition, schema)
+            return (spark.range(0, len(chunk), 1, parts)
+                    .mapInPandas(runs, schema)
                     .toPandas())
         finally:
             if tasks.tracker is not None:
@@ -257,3 +420,137 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return pd.concat(frames, ignore_index=True)
+
+
+class SparkStart:
+    """A Spark session and its warm-up job started in a background thread (``prepare()``), so
+    that a sweep does not wait for the JVM and the Python workers; the costs it measures
+    (session start, first job, a warm job) go to ``costs.COSTS``."""
+
+    PHASES = ("starting the Spark session (a JVM)",
+              "starting Spark's Python workers and checking them (pandas, pyarrow, kafkasim)",
+              "ready", "failed")
+
+    def __init__(self, master: str | None = None, remote: str | None = None,
+                 conf: dict[str, str] | None = None) -> None:
+        self.master, self.remote, self.conf = master, remote, dict(conf or {})
+        self.started = time.perf_counter()
+        self.phase = self.PHASES[0]
+        self.spark = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._listeners: list[Callable[[SparkStart], None]] = []
+        self._thread = threading.Thread(target=self._run, name="kafkasim-spark-start",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def ready(self) -> bool:
+        return self.done.is_set() and self.error is None
+
+    def usable(self) -> bool:
+        """Still starting, or ready with its session still running (not ``spark.stop()``-ed)."""
+        if not self.done.is_set():
+            return True
+        from kafkasim import spark as kspark
+
+        return self.ready and kspark._is_alive(self.spark) and \
+            kspark._session is self.spark   # noqa: SLF001
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.perf_counter() - self.started
+
+    def remaining_s(self) -> float:
+        """Estimated seconds until ready (0 when done)."""
+        from kafkasim.experiments.costs import COSTS
+
+        if self.done.is_set():
+            return 0.0
+        return max(1.0, COSTS.start_s() - self.elapsed_s)
+
+    def on_change(self, callback: Callable[[SparkStart], None]) -> None:
+        """Call ``callback(self)`` at each phase change (and now)."""
+        self._listeners.append(callback)
+        callback(self)
+
+    def _set(self, phase: str) -> None:
+        self.phase = phase
+        for callback in list(self._listeners):
+            try:
+                callback(self)
+            except Exception:   # a display problem must not stop Spark starting
+                pass
+
+    def _run(self) -> None:
+        from kafkasim import spark as kspark
+        from kafkasim.experiments.costs import COSTS
+
+        try:
+            t0 = time.perf_counter()
+            fresh = kspark._session is None   # noqa: SLF001 - only to label the measurement
+            spark = kspark.session(self.master, remote=self.remote,
+                                   conf={"spark.ui.showConsoleProgress": "false", **self.conf})
+            if fresh:
+                COSTS.session_s = time.perf_counter() - t0
+            self._set(self.PHASES[1])
+            t1 = time.perf_counter()
+            cores = default_parallelism(spark)
+            warm_up(spark, cores)
+            COSTS.first_job_s = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            warm_up(spark, cores)
+            COSTS.job_s = time.perf_counter() - t2
+            COSTS.cores = cores
+            self.spark = spark
+            self.done.set()
+            self._set(self.PHASES[2])
+        except BaseException as exc:   # reported by describe() and to the sweep that waits
+            self.error = exc
+            self.done.set()
+            self._set(self.PHASES[3])
+
+    def wait(self, timeout: float | None = None):
+        """Wait until ready; returns the session, or raises what made the start fail."""
+        self.done.wait(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.spark
+
+    def describe(self) -> str:
+        from kafkasim import spark as kspark
+
+        if self.error is not None:
+            return (f"Spark could not start ({type(self.error).__name__}: "
+                    f"{str(self.error)[:300]}); sweeps run serially. Spark's log: "
+                    f"{kspark.log_path()}")
+        if self.ready:
+            from kafkasim.experiments.costs import COSTS
+
+            return (f"Spark is ready ({COSTS.cores} cores, started in {self.elapsed_s:.0f} s); "
+                    f"Spark's own log: {kspark.log_path()}")
+        return (f"Spark: {self.phase}, {self.elapsed_s:.0f} s so far, in the background: "
+                f"sweeps run serially until it is ready. Spark's own log: {kspark.log_path()}")
+
+
+_start: SparkStart | None = None
+_start_lock = threading.Lock()
+
+
+def prepare(master: str | None = None, remote: str | None = None,
+            conf: dict[str, str] | None = None) -> SparkStart:
+    """Start the Spark session and warm it up in the background (once per process; later calls
+    return the same ``SparkStart`` unless the last one failed)."""
+    global _start
+    with _start_lock:
+        if _start is None or _start.error is not None or not _start.usable():
+            _start = SparkStart(master, remote, conf)
+        return _start
+
+
+def current_start() -> SparkStart | None:
+    """The background start under way, or done with its session still running, if any."""
+    start = _start
+    if start is None or start.error is not None or start.usable():
+        return start   # a failed start is returned too: the sweep reports why it stayed serial
+    return None

@@ -10,6 +10,7 @@ import math
 
 __all__ = [
     "availability_table",
+    "start_spark",
     "check_fetch_wait",
     "check_no_loss_config",
     "check_quiet_threshold",
@@ -28,6 +29,47 @@ MIN_ISR = "topic.min.insync.replicas"
 UNCLEAN = "topic.unclean.leader.election.enable"
 FETCH_WAIT = "broker.replica.fetch.wait.max.ms"
 LATENCY = "cluster.latency_ms"
+
+
+def start_spark(master: str | None = None, remote: str | None = None, *, show: bool = True):
+    """Start Spark in the background now (session, then a warm-up job on every core), so that
+    the first sweep does not wait for it; shows one line saying what it is doing and where
+    Spark's own log goes, updated when it is ready. Sweeps in ``"auto"`` mode run serially until
+    it is, then hand the rest of a long sweep to it. Returns the ``SparkStart`` (or None when
+    pyspark is not installed: everything runs serially)."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        if show:
+            print("pyspark is not installed: sweeps run serially in this process.")
+        return None
+    from kafkasim.experiments.distributed import prepare
+
+    start = prepare(master, remote)
+    if show:
+        _show_start(start)
+    return start
+
+
+def _show_start(start) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        if get_ipython() is None:
+            raise ImportError
+    except ImportError:
+        print(start.describe())
+        return
+    from IPython.display import Markdown
+
+    handle = display(Markdown(start.describe()), display_id=True)
+
+    def update(s) -> None:
+        if s.done.is_set():
+            handle.update(Markdown(s.describe()))
+
+    start.on_change(update)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

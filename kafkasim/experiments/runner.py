@@ -590,20 +590,32 @@ def run_specs_partition(batches: Iterator) -> Iterator:
             yield rows_frame(rows)
 
 
+def run_indexed_specs_partition(texts: Sequence[str], batches: Iterator) -> Iterator:
+    """mapInPandas function over ``spark.range``: each input row's ``id`` indexes ``texts``
+    (spec JSONs shipped with the function), so a job needs no DataFrame of specs and no
+    shuffle to spread them over its tasks; yields result rows."""
+    for batch in batches:
+        rows = [run_one(texts[int(i)]) for i in batch["id"]]
+        if rows:
+            yield rows_frame(rows)
+
+
 def run_sweep(sweep, *, mode: str = "auto", spark=None, master: str | None = None,
               progress: bool | None = None, chunk_size: int | None = None,
-              parallelism: int | None = None, validate: bool = True,
-              auto_threshold: int = 64):
+              parallelism: int | None = None, validate: bool = True):
     """Run a sweep (a ``Sweep`` or a list of ``RunSpec``); returns a pandas DataFrame.
 
     One row per run, in run_id order: ``run_id``, ``seed``, the varied parameters, then the
     result columns (``RESULT_COLUMNS``). ``mode``: ``"serial"`` (this process, no Spark),
-    ``"spark"`` (a Spark job: ``spark`` session, else ``kafkasim.spark.session(master)``) or
-    ``"auto"`` (serial below ``auto_threshold`` runs or without pyspark, else Spark).
+    ``"spark"`` (Spark jobs: ``spark`` session, else ``kafkasim.spark.session(master)``) or
+    ``"auto"``: Spark when given ``spark`` or ``master``; otherwise the first runs go serially,
+    their measured cost decides (``experiments.costs``): the rest goes to Spark only if Spark is
+    estimated to finish sooner by a margin (starting it in the background when worth it, and
+    running serially while it starts), else everything runs serially.
     Every spec is validated first (``SweepError``, nothing runs). ``progress``: a bar in a
     notebook, a line in a terminal (default: shown unless under tests); False for none.
-    The frame's ``attrs`` hold the mode and the wall time (not in the rows: rows are pure
-    functions of their specs).
+    The frame's ``attrs`` hold the mode (``"serial"``, ``"spark"``, or ``"serial+spark"`` with
+    ``serial_runs``) and the wall time (not in the rows: rows are pure functions of their specs).
     """
     from kafkasim.experiments.progress import Progress
 
@@ -614,25 +626,117 @@ def run_sweep(sweep, *, mode: str = "auto", spark=None, master: str | None = Non
     if validate:
         validate_specs(specs)
     inputs = specs_table(specs, params)
-    if mode == "auto":
-        mode = "spark" if (spark is not None or master is not None or
-                           (len(specs) >= auto_threshold and _have_pyspark())) else "serial"
+    if mode == "auto" and (spark is not None or master is not None):
+        mode = "spark"
     started = time.perf_counter()
     bar = Progress(len(specs), f"{name}: {len(specs)} runs ({mode})", enabled=progress)
+    extra: dict[str, Any] = {}
     try:
         if mode == "serial":
             frame = rows_frame(run_serial(specs, progress=bar.update))
-        else:
+        elif mode == "spark":
             from kafkasim.experiments.distributed import run_spark
 
+            spark = spark if spark is not None else _wait_for_start(bar, master)
+            bar.phase("on Spark")
             frame = run_spark(specs, spark=spark, master=master, progress=bar.update,
                               chunk_size=chunk_size, parallelism=parallelism)
+        else:
+            frame, extra = _run_auto(specs, bar, chunk_size=chunk_size,
+                                     parallelism=parallelism)
+            mode = extra.pop("mode")
     finally:
         bar.close()
     out = finalize(frame, inputs)
     out.attrs.update({"sweep": name, "mode": mode, "runs": len(specs),
-                      "wall_s": round(time.perf_counter() - started, 3)})
+                      "wall_s": round(time.perf_counter() - started, 3), **extra})
     return out
+
+
+def _wait_for_start(bar, master):
+    """The session of a background start under way (saying what it waits for), if any."""
+    from kafkasim.experiments.distributed import current_start
+
+    start = current_start()
+    if start is None or master is not None or start.error is not None:
+        if master is None:
+            bar.phase("waiting for Spark: starting the session (a JVM), then its workers")
+        return None
+    while not start.done.wait(0.5):
+        bar.phase(f"waiting for Spark: {start.phase} ({start.elapsed_s:.0f} s so far)")
+    return start.wait()
+
+
+def _run_auto(specs: list[RunSpec], bar, *, chunk_size=None, parallelism=None):
+    """Serial runs from the front, measured; the rest to Spark when that pays (see
+    ``experiments.costs``). Returns the rows and what was chosen."""
+    from kafkasim.experiments.costs import COSTS
+
+    have_spark = _have_pyspark()
+    rows: list[dict] = []
+    errors = 0
+    serial_s = 0.0
+    start = None
+    note: dict[str, Any] = {}
+    if have_spark:
+        from kafkasim.experiments.distributed import current_start
+
+        start = current_start()
+    for i, spec in enumerate(specs):
+        if have_spark and i > 0:
+            s_per_run = serial_s / i
+            remaining = len(specs) - i
+            if start is not None and start.done.is_set() and start.error is None and \
+                    not _alive(start.spark):
+                start = None   # its session was stopped: a new one may be started below
+            alive = start is not None and start.ready
+            if alive and COSTS.choose_spark(remaining, s_per_run, ready=True):
+                return _finish_on_spark(specs, i, rows, errors, s_per_run, start.spark, bar,
+                                        chunk_size, parallelism)
+            if start is None and COSTS.choose_spark(remaining, s_per_run, ready=False):
+                from kafkasim.experiments.distributed import prepare
+
+                start = prepare()   # the sweep is long enough for Spark to pay
+            if start is not None and not start.done.is_set() and not bar.phase_text:
+                bar.phase("serially while Spark starts in the background")
+            if start is not None and start.error is not None and "spark_error" not in note:
+                note["spark_error"] = f"{type(start.error).__name__}: {start.error}"[:500]
+        t0 = time.perf_counter()
+        row = run_one(spec)
+        serial_s += time.perf_counter() - t0
+        errors += row["status"] != "ok"
+        rows.append(row)
+        bar.update(len(rows), errors)
+    return rows_frame(rows), {"mode": "serial", **note}
+
+
+def _finish_on_spark(specs, i, rows, errors, s_per_run, spark, bar, chunk_size, parallelism):
+    import pandas as pd
+
+    from kafkasim.experiments.costs import COSTS
+    from kafkasim.experiments.distributed import default_parallelism, run_spark
+
+    rest = specs[i:]
+    cores = parallelism or default_parallelism(spark)
+    bar.phase("on Spark", eta_s=COSTS.spark_s(len(rest), s_per_run, cores))
+
+    def progress(done: int, errs: int) -> None:
+        bar.update(i + done, errors + errs)
+
+    t0 = time.perf_counter()
+    frame = run_spark(rest, spark=spark, progress=progress, chunk_size=chunk_size,
+                      parallelism=parallelism)
+    COSTS.learn(len(rest), s_per_run, time.perf_counter() - t0, cores)
+    if rows:
+        frame = pd.concat([rows_frame(rows), frame], ignore_index=True)
+    mode = "serial+spark" if rows else "spark"
+    return frame, {"mode": mode, "serial_runs": i}
+
+
+def _alive(spark) -> bool:
+    from kafkasim import spark as kspark
+
+    return kspark._is_alive(spark) and kspark._session is spark   # noqa: SLF001
 
 
 def run_specs(specs: Sequence[RunSpec], **kw):
