@@ -206,7 +206,7 @@ def test_notebook_structure(num):
 
 
 # notebooks whose nbval markers are still comments in the learner's code (issue 14 rewrites them)
-MARKER_COMMENTS_PENDING = {"90"}
+MARKER_COMMENTS_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")),
