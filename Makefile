@@ -1,6 +1,6 @@
 # kafkasim courseware
 #
-#   make lab     set up (first time only) and start JupyterLab on the first notebook
+#   make lab     set up (first time only) and start JupyterLab on the first notebook (LANG=ko: Korean)
 #   make test    set up, then lint (ruff), pytest on the package and nbval on every notebook
 #   make bench   set up, then run benchmarks/bench_*.py   (make bench BENCH_ARGS=--quick)
 #   make editions  learner and instructor copies of the course under build/editions/
@@ -39,8 +39,9 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup-venv.sh scripts/check-py
 
 setup: java $(STAMP)
 
+# make lab LANG=ko: the Korean edition (a ko* LANG in the environment chooses it too)
 lab: setup
-	scripts/lab.sh $(LAB_ARGS)
+	scripts/lab.sh --lang=$(if $(filter ko ko_%,$(LANG)),ko,en) $(LAB_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Start JupyterLab from the course's venv on 127.0.0.1, opening the first notebook.
 # Security stays at Jupyter's default: a random token is required (it is in the printed URL).
-# Extra arguments go to `jupyter lab` (e.g. --port=8899).
+# Extra arguments go to `jupyter lab` (e.g. --port=8899); a first argument --lang=ko opens the
+# Korean edition (notebooks/ko/) with JupyterLab's own Korean interface (its language pack is in
+# requirements.txt; `make lab LANG=ko`, or any ko* LANG, passes it).
 #
 # The lab works on a COPY of the course, in lab/ (git-ignored; KAFKASIM_LAB_DIR chooses another
 # place), so running cells, autosave and the learner's own saves never touch the repository's
@@ -13,9 +15,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+lang=en
+if [[ "${1:-}" == --lang=* ]]; then
+    lang=${1#--lang=}
+    shift
+fi
+case "$lang" in
+    en) locale=en; start=notebooks/00-start-here.ipynb ;;
+    ko) locale=ko_KR; start=notebooks/ko/00-start-here.ipynb ;;
+    *) echo "lab: unknown course language '$lang' (choose en or ko)" >&2; exit 2 ;;
+esac
+
 lab=${KAFKASIM_LAB_DIR:-lab}
-mkdir -p "$lab/notebooks"
-for nb in notebooks/*.ipynb; do
+mkdir -p "$lab/notebooks/ko"
+for nb in notebooks/*.ipynb notebooks/ko/*.ipynb; do
     copy="$lab/$nb"
     if [ ! -e "$copy" ]; then
         cp -p "$nb" "$copy"
@@ -27,7 +40,13 @@ rm -rf "$lab/assets"
 cp -rp assets "$lab/assets"
 cp -p README.md requirements.txt "$lab/"
 
-start=notebooks/00-start-here.ipynb
+# JupyterLab's interface language, in a settings directory of this lab copy (one per language)
+settings="$lab/.jupyterlab-settings/$lang"
+mkdir -p "$settings/@jupyterlab/translation-extension"
+printf '{"locale": "%s"}\n' "$locale" \
+    > "$settings/@jupyterlab/translation-extension/plugin.jupyterlab-settings"
+export JUPYTERLAB_SETTINGS_DIR="$PWD/$settings"
+
 args=(
     --ip=127.0.0.1
     --no-browser

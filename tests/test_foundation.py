@@ -171,11 +171,11 @@ def test_jupyter_security_is_not_disabled():
 # --- Makefile and CI wiring -----------------------------------------------------------------------
 
 
-def make_dry_run(target: str) -> str:
+def make_dry_run(target: str, *variables: str) -> str:
     # Under `make test` this runs inside make: drop the parent's flags and directory messages.
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     result = subprocess.run(
-        ["make", "--no-print-directory", "-n", target],
+        ["make", "--no-print-directory", "-n", target, *variables],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -320,13 +320,16 @@ def http_status(url: str, token: str | None = None) -> int:
 class LabServer:
     """scripts/lab.sh (what `make lab` runs) on a free port, with its token read from its log."""
 
-    def __init__(self, tmp_path: Path):
+    def __init__(self, tmp_path: Path, lang: str = "en"):
         self.port = free_port()
+        self.start = ("notebooks/ko/00-start-here.ipynb" if lang == "ko"
+                      else "notebooks/00-start-here.ipynb")
         self.lab_dir = tmp_path / "lab"     # the course copy the lab serves (lab/ by default)
         env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
                "KAFKASIM_LAB_DIR": str(self.lab_dir)}
         self.proc = subprocess.Popen(
-            [str(REPO / "scripts/lab.sh"), f"--port={self.port}", "--ServerApp.port_retries=0"],
+            [str(REPO / "scripts/lab.sh"), f"--lang={lang}", f"--port={self.port}",
+             "--ServerApp.port_retries=0"],
             cwd=REPO,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -349,9 +352,7 @@ class LabServer:
             raise AssertionError("JupyterLab printed no URL:\n" + "".join(self.log[-40:]))
         line = next(line for line in self.log if "?token=" in line)
         url = re.search(r"http://\S+", line).group(0)
-        assert url.startswith(
-            f"http://127.0.0.1:{self.port}/lab/tree/notebooks/00-start-here.ipynb"
-        )
+        assert url.startswith(f"http://127.0.0.1:{self.port}/lab/tree/{self.start}")
         # The URL is logged a moment before the socket accepts connections.
         deadline = time.monotonic() + 30
         while True:
@@ -458,6 +459,31 @@ def non_loopback_address() -> str | None:
         except OSError:
             return None
     return None if address.startswith("127.") else address
+
+
+@pytest.mark.slow
+def test_make_lab_in_korean_opens_the_korean_start_page_with_the_korean_interface(tmp_path):
+    """`make lab LANG=ko`: the Korean edition's start page, and JupyterLab's Korean language pack
+    installed and chosen in the lab's settings."""
+    assert "--lang=ko" in make_dry_run("lab", "LANG=ko")
+    assert "--lang=ko" in make_dry_run("lab", "LANG=ko_KR.UTF-8")
+    assert "--lang=en" in make_dry_run("lab", "LANG=C.UTF-8")
+    server = LabServer(tmp_path, lang="ko")
+    try:
+        token = server.wait_for_token()
+        base = f"http://127.0.0.1:{server.port}"
+        assert http_status(f"{base}/lab/tree/{server.start}?token={token}") == 200
+        with urllib.request.urlopen(f"{base}/lab/api/translations/?token={token}",
+                                    timeout=60) as response:
+            packs = json.load(response)["data"]
+        assert "ko_KR" in packs, sorted(packs)
+        settings = (server.lab_dir / ".jupyterlab-settings/ko/@jupyterlab/translation-extension"
+                    / "plugin.jupyterlab-settings")
+        assert json.loads(settings.read_text()) == {"locale": "ko_KR"}
+        copy = server.lab_dir / server.start
+        assert copy.read_bytes() == (REPO / server.start).read_bytes()
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow
