@@ -33,6 +33,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+# the Korean edition as a Korean learner starts it: its start page and a notebook with exercises
+# (a kernel started in notebooks/ko/ prints the course's feedback in Korean)
+KOREAN = [f"ko/{n}" for n in ("00-start-here.ipynb", "09-leader-epoch-and-truncation.ipynb")
+          if (REPO / "notebooks" / "ko" / n).exists()]
 
 # JupyterLab user settings for the test lab: no news pop-up, every cell kept in the DOM (so a
 # widget's render error is visible wherever the cell is), no autosave timer racing the test.
@@ -72,7 +76,8 @@ def chromium_path() -> str | None:
 def course_copy(dest: Path, notebooks: list[str] | None = None) -> Path:
     """Copy notebooks (all numbered ones by default) and assets/ under dest/; returns dest."""
     (dest / "notebooks").mkdir(parents=True, exist_ok=True)
-    for name in notebooks or NOTEBOOKS:
+    for name in notebooks or NOTEBOOKS + KOREAN:
+        (dest / "notebooks" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / "notebooks" / name, dest / "notebooks" / name)
     if (REPO / "assets").is_dir():
         shutil.copytree(REPO / "assets", dest / "assets", dirs_exist_ok=True)

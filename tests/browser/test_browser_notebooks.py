@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from labdriver import IMAGES, NOTEBOOKS, Notebook, widget_button, widget_slider
+from labdriver import IMAGES, KOREAN, NOTEBOOKS, Notebook, widget_button, widget_slider
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,10 @@ def _exercise_cell(nb: Notebook) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS, ids=[n.split("-")[0] for n in NOTEBOOKS])
+@pytest.mark.parametrize("name", NOTEBOOKS + KOREAN,
+                         ids=[n.split("-")[0].replace("/", "-") for n in NOTEBOOKS + KOREAN])
 def test_notebook_in_browser(name, lab_page, shots):
-    spec = SPECS.get(name, Spec())
+    spec = SPECS.get(name.removeprefix("ko/"), Spec())
     t0 = time.perf_counter()
     nb = Notebook.open(lab_page, f"notebooks/{name}")
     try:
