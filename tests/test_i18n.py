@@ -3,6 +3,7 @@ and a change in the English text shows up as a fuzzy or untranslated entry, neve
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -176,3 +177,39 @@ def test_nav_links_use_the_translated_titles_and_fall_back_to_english():
     nav = "<!-- nav -->\n---\n[← 02 · In-sync](02-x.ipynb) · [90 · Exp →](90-y.ipynb)"
     assert i18n._retitle(nav, titles) == ("<!-- nav -->\n---\n[← 02 · 동기화된 복제본](02-x.ipynb)"
                                           " · [90 · Exp →](../90-y.ipynb)")
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def _text_outputs(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            parts.append(out.get("text", ""))
+        elif "text/plain" in out.get("data", {}):
+            parts.append(out["data"]["text/plain"])
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", i18n.english_notebooks(), ids=lambda p: p.name[:2])
+def test_korean_notebooks_print_the_same_results_where_the_output_is_not_prose(path):
+    """Code is identical, so every nbval-checked output without Korean prose in it (tables,
+    numbers, traces) must be the English notebook's, character for character."""
+    target = i18n.translated_path("ko", path)
+    if not target.exists():
+        pytest.skip("no Korean notebook yet")
+    en = {c.get("id"): c for c in nbformat.read(path, as_version=4).cells}
+    ko = nbformat.read(target, as_version=4)
+    compared = 0
+    for cell in ko.cells:
+        if cell.cell_type != "code" or "nbval-check-output" not in cell.metadata.get("tags", []):
+            continue
+        mine = _text_outputs(cell)
+        if HANGUL.search(mine):
+            continue                  # prose from kafkasim/course/locale/ko.po
+        theirs = _text_outputs(en[cell.get("id")])
+        assert mine == theirs, f"{target.name} cell {cell.get('id')} differs from the English"
+        compared += 1
+    assert compared > 0 or not any("nbval-check-output" in c.metadata.get("tags", [])
+                                   for c in ko.cells)
