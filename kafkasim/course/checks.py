@@ -592,7 +592,8 @@ def check_hw_freeze(version: str, answer) -> CheckResult:
     if bool(answer) == right:
         why = (tr("before 3.7 the HW still advances with only the leader in the ISR")
                if right else tr("since 3.7 (KIP-966 groundwork) the HW stays put below min ISR"))
-        return _result(True, f"{'yes' if right else 'no'}: {why}.")
+        return _result(True, tr("{yes_no}: {why}.", yes_no=tr("yes") if right else tr("no"),
+                                why=why))
     return _result(False, tr("in Kafka {version} the leader's HW is {hw} and its LEO "
                              "{leader_leo}: consumers read only below the HW.",
                              version=version, hw=res['HW'], leader_leo=res['leader LEO']))
@@ -625,7 +626,7 @@ def check_alerts(kind: str, answer) -> CheckResult:
         key = str(a).strip()
         got.add(aliases.get(key.lower().replace("_", "").replace("kafka", ""), key))
     if got == fired:
-        return _result(True, f"{kind}: {sorted(fired) or 'no alert'}.")
+        return _result(True, f"{kind}: {sorted(fired) or tr('no alert')}.")
     missing = sorted(fired - got)
     extra = sorted(got - fired)
     if missing:

@@ -272,7 +272,8 @@ def check_forgetful_controller(faults) -> CheckResult:
                                  "in the ISR: leave an out-of-sync replica alive, with "
                                  "acknowledged writes it lacks, and kill the leader."))
     if with_kafka:
-        return _result(False, tr("your faults break Kafka's own election too (") + with_kafka[0] +
-                              tr("); find a sequence where only the forgetful controller fails."))
-    return _result(True, tr("the forgetful controller broke it, Kafka's did not:\n  ") +
-                   with_bug[0])
+        return _result(False, tr("your faults break Kafka's own election too ({violation}); find "
+                                 "a sequence where only the forgetful controller fails.",
+                                 violation=with_kafka[0]))
+    return _result(True, tr("the forgetful controller broke it, Kafka's did not:\n  {violation}",
+                            violation=with_bug[0]))
