@@ -200,3 +200,14 @@ def test_every_course_message_has_a_korean_translation_with_the_same_fields():
         else:
             assert fields(entry.msgstr) == want, msgid
         assert entry.msgstr.startswith("\n") == msgid.startswith("\n"), msgid
+
+
+def test_text_tables_align_translated_headers_by_display_width():
+    from kafkasim.course.common import text_table
+
+    lines = str(text_table([{"record": "o0", "리더 1에서": "yes"}])).splitlines()
+    assert lines[0] == "record  리더 1에서"
+    assert lines[1] == "------  ----------"          # 10 columns: 4 Hangul (2 each) + 2
+    assert lines[2] == "o0      yes"
+    ascii_only = str(text_table([{"a": "xyz"}])).splitlines()
+    assert ascii_only == ["a", "---", "xyz"]
