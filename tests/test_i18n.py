@@ -213,3 +213,67 @@ def test_korean_notebooks_print_the_same_results_where_the_output_is_not_prose(p
         compared += 1
     assert compared > 0 or not any("nbval-check-output" in c.metadata.get("tags", [])
                                    for c in ko.cells)
+
+
+def test_check_feedback_is_korean_with_set_language_and_english_by_default(monkeypatch, capsys):
+    from kafkasim.course import checks
+    from kafkasim.course import i18n as rt
+
+    monkeypatch.delenv("KAFKASIM_LANG", raising=False)
+    monkeypatch.chdir(REPO)
+    leos, isr = {1: 5, 2: 4, 3: 2}, [1, 2]
+    try:
+        assert rt.language() == "en"
+        assert checks.check_hw(leos, isr, 4).message == (
+            "PASS: HW 4: the smallest LEO in the ISR. Offsets 0..3 are committed.")
+        assert capsys.readouterr().out.startswith("PASS: HW 4")
+        rt.set_language("ko")
+        ok = checks.check_hw(leos, isr, 4)
+        assert ok and ok.message == ("통과: HW 4: ISR에서 가장 작은 LEO입니다. "
+                                     "오프셋 0..3이 커밋되었습니다.")
+        assert capsys.readouterr().out == ok.message + "\n"
+        wrong = checks.check_hw(leos, isr, 1)
+        assert not wrong and wrong.message == "아쉽습니다: ISR 멤버 중 가장 작은 LEO를 고르세요."
+        form = checks.check_hw(leos, isr, "4").message
+        assert form.startswith("아쉽습니다(형식): ") and "4를 따옴표 없이 쓰세요." in form
+        todo = checks.check_hw(leos, isr, None)
+        assert todo.message.startswith("아직 답하지 않았습니다: ")
+        assert "#777777" in todo._repr_html_()            # styled as "not answered", not "fail"
+        assert "<b style='color:#17601f'>✔ 통과</b>: " in ok._repr_html_()
+    finally:
+        rt.set_language(None)
+    assert checks.check_hw(leos, isr, 1).message == (
+        "Not quite: take the smallest LEO among the ISR members.")
+
+
+def test_every_course_message_has_a_korean_translation_with_the_same_fields():
+    import string
+
+    po = polib.pofile(str(i18n.runtime_catalog_path("ko")), wrapwidth=0)
+    by_id = {e.msgid: e for e in po if not e.obsolete}
+    fmt = string.Formatter()
+
+    def fields(text: str) -> set[tuple[str, str | None, str | None]]:
+        return {(f, c, s) for _lit, f, s, c in fmt.parse(text) if f is not None}
+
+    for _ctxt, msgid in i18n.course_messages():
+        entry = by_id.get(msgid)
+        assert entry is not None and entry.msgstr and "fuzzy" not in entry.flags, msgid
+        try:
+            want = fields(msgid)
+        except ValueError:   # not a template (no fields): printed as it is, braces and all
+            assert entry.msgstr.count("{") == msgid.count("{"), msgid
+        else:
+            assert fields(entry.msgstr) == want, msgid
+        assert entry.msgstr.startswith("\n") == msgid.startswith("\n"), msgid
+
+
+def test_text_tables_align_translated_headers_by_display_width():
+    from kafkasim.course.common import text_table
+
+    lines = str(text_table([{"record": "o0", "리더 1에서": "yes"}])).splitlines()
+    assert lines[0] == "record  리더 1에서"
+    assert lines[1] == "------  ----------"          # 10 columns: 4 Hangul (2 each) + 2
+    assert lines[2] == "o0      yes"
+    ascii_only = str(text_table([{"a": "xyz"}])).splitlines()
+    assert ascii_only == ["a", "---", "xyz"]
