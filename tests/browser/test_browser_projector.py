@@ -4,8 +4,7 @@ messages panel draws the cluster as SVG with a hover title on each message."""
 
 from __future__ import annotations
 
-import nbformat
-from labdriver import Notebook
+from labdriver import Notebook, generated_notebook
 
 CELLS = [
     "from kafkasim.course import *\n"
@@ -21,11 +20,7 @@ CELLS = [
 
 
 def test_projector_mode_and_messages_render_in_the_browser(course_root, lab_page, shots):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nbformat.write(nb, course_root / "notebooks" / "zz-projector.ipynb")
-    page = Notebook.open(lab_page, "notebooks/zz-projector.ipynb")
+    page = Notebook.open(lab_page, generated_notebook(course_root, "zz-projector.ipynb", CELLS))
     try:
         with shots(page):
             assert page.run_all() == "ok"
