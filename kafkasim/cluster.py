@@ -1238,6 +1238,12 @@ class Cluster(StateViews):
                 "(KafkaZkClient.registerBroker, KafkaServer.startup).", at) from exc
         return True
 
+    def supervised_start_ms(self, broker: int) -> int | None:
+        """When the process supervisor of ``start(broker, retry=True)`` starts the stopped
+        ``broker`` again (its old ZooKeeper session has expired then); None if no start waits."""
+        due = [e.time_ms for e in self.engine.pending_of("supervisor_start") if e.args == (broker,)]
+        return due[0] if due else None
+
     def _supervisor_start(self, broker: int) -> None:
         if self.brokers[broker].state == "stopped":
             self.start(broker, retry=True)

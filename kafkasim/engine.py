@@ -145,6 +145,10 @@ class Engine:
     def pending(self) -> int:
         return len(self._queue)
 
+    def pending_of(self, kind: str) -> list[PendingEvent]:
+        """The scheduled events of ``kind``, earliest first (e.g. a supervised broker start)."""
+        return [PendingEvent(*e) for e in sorted(e for e in self._queue if e[2] == kind)]
+
     def step(self) -> bool:
         """Run exactly one event. Returns False when there was none."""
         if not self._queue:

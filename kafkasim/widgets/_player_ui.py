@@ -114,7 +114,10 @@ class PlayerUI:
                                    indent=False, layout=w.Layout(width="170px"))
         self.messages.observe(self._on_messages, names="value")
         from kafkasim.viz import style
+        from kafkasim.widgets._tiles import TileRow
 
+        # one tile per broker: click to crash / restart it (Player.toggle_broker)
+        self.tiles = TileRow(lambda b: self._guard(lambda: player.toggle_broker(b))())
         projector = [w.HTML(style.PROJECTOR_CSS)] if style.PRESENTATION else []
         self.box = w.VBox([
             *projector,
@@ -125,6 +128,7 @@ class PlayerUI:
             w.HBox(moves + produce + [self.topic, self.partition, self.isr, self.messages],
                    layout=w.Layout(**_ROW)),
             w.HBox(faults, layout=w.Layout(**_ROW)),
+            self.tiles.box,
             self.notice,
             self.status,
             self.flight,
@@ -214,6 +218,7 @@ class PlayerUI:
         self.title.value = (f"<b>t = {p.now:,} ms</b> &nbsp; recorded to {p.horizon:,} ms · "
                             f"{len(p.history.actions)} action(s) on this branch")
         self.timeline.value = p.timeline_html()
+        self.tiles.update(p.broker_tiles())
         if p.show_messages:
             self.flight.value = p.flight_html()
             self.flight.layout.display = None

@@ -4,7 +4,12 @@
     >>> p.run(5000); p.crash(2); p.run(20000)
     >>> p.seek(3000); p.produce("late")            # acting in the past forks a new future
     >>> print(p.readout_text()); p.figure()
+    >>> p.toggle_broker(1)                         # what a click on broker 1's tile does
     >>> p                                          # in JupyterLab: the widget
+
+In the widget, a row of broker tiles shows each broker's state and what it believes (the
+partitions it leads; the shown partition's leader, leader epoch and ISR as it knows them):
+click a running broker's tile to crash it, a crashed one's to restart it.
 
 Every button and slider of the widget calls one of these methods, so a cell (and pytest, and
 nbval, which never renders widgets) can do exactly what a click does. Time travel is
@@ -267,6 +272,23 @@ class Player:
             self._act("start", broker, retry=True)
         else:
             self._act("restart", broker)
+
+    def toggle_broker(self, broker: int) -> str:
+        """What a click on ``broker``'s tile does: crash it if it runs (paused included),
+        restart it if it is stopped. Returns "crash" or "restart"."""
+        if self._broker(broker).state == "stopped":
+            self.restart(broker)
+            return "restart"
+        self.crash(broker)
+        return "crash"
+
+    def broker_tiles(self) -> list:
+        """Each broker's tile now (``kafkasim.widgets._tiles.BrokerTile``, cluster broker
+        order): state, the partitions it leads, and its view of the shown partition."""
+        from kafkasim.widgets._tiles import broker_tiles
+
+        topic = self.topic if self._topic_shown() else None
+        return broker_tiles(self.cluster, topic, self.partition)
 
     def pause_broker(self, broker: int, ms: int = 10000) -> None:
         """Stall ``broker`` for ``ms`` (a long GC pause): it handles nothing meanwhile."""

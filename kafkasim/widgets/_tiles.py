@@ -1,0 +1,145 @@
+"""The player's broker tiles: one button per broker showing what that broker believes, and a click
+crashes or restarts it.
+
+``broker_tiles(cluster, topic, partition)`` is the data (plain Python, tested without a browser):
+per broker, in the cluster's broker order, its process state (running, paused, shutting down,
+crashed; in KRaft mode Kafka's ``BrokerState`` while it is not yet ``RUNNING``), the partitions it
+believes it leads (its ``ReplicaManager``'s partitions with ``isLeader``), and its own view of the
+shown partition as the messages-in-flight picture draws it (``viz.flight.broker_belief``: the
+leader and leader epoch it knows, the ISR if it leads, LEO and HW). ``TileRow`` is the
+ipywidgets row that shows them; its buttons call ``Player.toggle_broker``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkasim.viz import style
+from kafkasim.viz.flight import broker_belief
+
+LEADS_SHOWN = 3          # partitions named on a tile; more are counted ("+2 more")
+
+
+@dataclass(frozen=True)
+class BrokerTile:
+    """One broker's tile: what it shows and what a click on it does."""
+
+    broker: int
+    state: str                      # "running" | "paused" | "shutting down" | "crashed"
+    detail: str                     # e.g. KRaft's BrokerState "RECOVERY", "controller" (ZK)
+    leads: tuple[tuple[str, int], ...]   # the partitions it believes it leads
+    belief: tuple[str, ...]         # its view of the shown partition (viz.flight.broker_belief);
+    #                                 crashed: when its supervised restart is due, if one is
+    action: str                     # what a click does: "crash" or "restart"
+    color: str                      # background (viz.style: LEADER, PAUSED, GREY or white)
+    text_color: str
+    border: str                     # the broker's own colour (viz.style.broker_color)
+
+    @property
+    def lines(self) -> list[str]:
+        head = f"broker {self.broker} · {self.state}" + (f" ({self.detail})" if self.detail
+                                                         else "")
+        if self.state == "crashed":
+            return [head, self.belief[0] if self.belief else "click to restart"]
+        names = [f"{t}-{p}" for t, p in self.leads[:LEADS_SHOWN]]
+        more = len(self.leads) - LEADS_SHOWN
+        leads = ("leads " + ", ".join(names) + (f" +{more} more" if more > 0 else "")
+                 if names else "leads nothing")
+        return [head, leads, *self.belief]
+
+    @property
+    def label(self) -> str:
+        """The tile's text, one line per row (the button shows the newlines)."""
+        return "\n".join(self.lines)
+
+    @property
+    def tooltip(self) -> str:
+        every = ", ".join(f"{t}-{p}" for t, p in self.leads) or "none"
+        return (f"click to {self.action} broker {self.broker} "
+                f"({'kill -9' if self.action == 'crash' else 'start it again'})\n"
+                f"leader of: {every}")
+
+
+def _state(cluster, br, kraft: bool) -> tuple[str, str]:
+    """(state, detail) of one broker's process as the tile names them."""
+    if br.state == "stopped":
+        return "crashed", ""
+    if br.state == "shutting down":
+        return "shutting down", ""
+    if br.paused_until > cluster.now:
+        return "paused", f"until {br.paused_until:,} ms"
+    if kraft and br.lifecycle is not None and br.lifecycle.state != "RUNNING":
+        return "running", br.lifecycle.state      # BrokerLifecycleManager: still fenced
+    return "running", "controller" if not kraft and br.controller is not None else ""
+
+
+def broker_tiles(cluster, topic: str | None = None, partition: int = 0) -> list[BrokerTile]:
+    """Every broker's tile now; ``topic``-``partition`` is the partition whose leader, leader
+    epoch and ISR each tile shows as that broker believes them (None: no partition lines)."""
+    kraft = getattr(cluster, "kraft", None) is not None
+    out = []
+    for i, b in enumerate(sorted(cluster.brokers)):
+        br = cluster.brokers[b]
+        state, detail = _state(cluster, br, kraft)
+        if state == "crashed":
+            leads: tuple = ()
+            due = cluster.supervised_start_ms(b)     # ZooKeeper: the old session must expire
+            belief = () if due is None else (f"starts at {due:,} ms",)
+            detail = "" if due is None else "restart pending"
+        else:
+            leads = tuple(sorted(tp for tp, part in br.replica_manager.partitions.items()
+                                 if part.is_leader))
+            belief = tuple(broker_belief(cluster, b, topic, partition)[1:])
+        color = (style.GREY if state == "crashed" else style.PAUSED if state == "paused" else
+                 style.LEADER if (topic, partition) in leads else "#FFFFFF")
+        out.append(BrokerTile(
+            broker=b, state=state, detail=detail, leads=leads, belief=belief,
+            action="restart" if state == "crashed" else "crash", color=color,
+            text_color=style.DARK_GREY if state == "crashed" else "#000000",
+            border=style.broker_color(i)))
+    return out
+
+
+#: multi-line tile text (an ipywidgets button is one line by default)
+TILE_CSS = ("<style>.kafkasim-tiles .jupyter-button.kafkasim-tile{white-space:pre-line;"
+            "height:auto;text-align:left;line-height:1.3;padding:4px 10px;}</style>")
+
+
+class TileRow:
+    """The ipywidgets row of broker tiles; ``on_click(broker)`` is called for a click."""
+
+    def __init__(self, on_click) -> None:
+        import ipywidgets as w
+
+        self._w = w
+        self.on_click = on_click
+        self.buttons: dict[int, object] = {}
+        self.row = w.HBox([], layout=w.Layout(flex_flow="row wrap", align_items="stretch"))
+        self.row.add_class("kafkasim-tiles")
+        self.box = w.VBox([w.HTML(TILE_CSS), self.row])
+
+    def _button(self, broker: int):
+        w = self._w
+        big = style.PRESENTATION          # projector mode: large tiles
+        b = w.Button(layout=w.Layout(width="auto", min_width="260px" if big else "170px",
+                                     margin="2px 6px 2px 0"))
+        b.add_class("kafkasim-tile")
+        b.add_class(f"kafkasim-tile-{broker}")
+        b.style.font_size = "20px" if big else "12px"
+        b.on_click(lambda _b: self.on_click(broker))
+        return b
+
+    def update(self, tiles: list[BrokerTile]) -> None:
+        """Show ``tiles`` (buttons are reused; a broker added or removed rebuilds the row)."""
+        ids = [t.broker for t in tiles]
+        if list(self.buttons) != ids:
+            self.buttons = {b: self.buttons.get(b) or self._button(b) for b in ids}
+            self.row.children = tuple(self.buttons.values())
+        for t in tiles:
+            btn = self.buttons[t.broker]
+            btn.description = t.label
+            btn.tooltip = t.tooltip
+            btn.style.button_color = t.color
+            btn.style.text_color = t.text_color
+            btn.style.font_weight = "bold" if t.action == "crash" and t.leads else "normal"
+            btn.layout.border = f"3px solid {t.border}"
