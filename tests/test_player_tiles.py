@@ -1,0 +1,148 @@
+"""Issue 14: the player's broker tiles. Each shows what its broker believes (the partitions it
+leads; the shown partition's leader, leader epoch and ISR from its own ReplicaManager), and a
+click crashes a running broker or restarts a stopped one, through the same guarded action path as
+the crash/restart buttons (so acting in the past forks). KRaft (the default, 4.3) and ZooKeeper
+(3.7) both."""
+
+from __future__ import annotations
+
+import ipywidgets as w
+import pytest
+
+from kafkasim.cluster import Cluster
+from kafkasim.scenario import Scenario
+from kafkasim.viz import style
+from kafkasim.widgets import Player
+from kafkasim.widgets._tiles import broker_tiles
+from kafkasim.workload import RateWorkload
+
+VERSIONS = [None, "3.7"]      # None: the default version (KRaft)
+
+
+def make(version, seed: int = 4, **kw) -> Player:
+    c = Cluster(brokers=3, seed=seed, **({} if version is None else {"kafka_version": version}))
+    c.create_topic("t", partitions=2, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5)
+    RateWorkload(c, p, "t", rate=50, duration_ms=60000)
+    pl = Player(c, topic="t", checks=False, **kw)
+    pl.run(3000)
+    return pl
+
+
+def expected_lines(c: Cluster, b: int, topic: str, partition: int) -> list[str]:
+    """What broker ``b`` believes about ``topic``-``partition``, read from the cluster."""
+    v = c.replica_view(b, topic, partition)
+    if v["role"] == "leader":
+        return [f"leader, epoch {v['leader_epoch']}", f"ISR {v['isr']}"]
+    return [f"follows {v['leader']}, epoch {v['leader_epoch']}"]
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=["kraft", "zk"])
+def test_tiles_show_what_each_broker_believes(version):
+    pl = make(version)
+    c = pl.cluster
+    assert (c.kraft is not None) == (version is None)
+    tiles = pl.broker_tiles()
+    assert [t.broker for t in tiles] == sorted(c.brokers)
+    for partition in (0, 1):
+        pl.select("t", partition)
+        for t in pl.broker_tiles():
+            assert t.state == "running" and t.action == "crash"
+            lines = t.label.splitlines()
+            assert lines[0].startswith(f"broker {t.broker} · running")
+            for line in expected_lines(c, t.broker, "t", partition):
+                assert line in lines, (line, lines)
+            led = sorted(tp for tp, part in c.brokers[t.broker].replica_manager.partitions.items()
+                         if part.is_leader)
+            assert list(t.leads) == led
+            assert (("leads " + ", ".join(f"{a}-{b}" for a, b in led)) if led else
+                    "leads nothing") in lines
+            leader = c.leader("t", partition)
+            assert t.color == (style.LEADER if t.broker == leader else "#FFFFFF")
+    # every partition has exactly one leader among the tiles
+    assert sorted(tp for t in pl.broker_tiles() for tp in t.leads) == [("t", 0), ("t", 1)]
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=["kraft", "zk"])
+def test_toggle_broker_crashes_then_restarts(version):
+    pl = make(version)
+    leader = pl.cluster.leader("t", 0)
+    assert pl.toggle_broker(leader) == "crash"
+    assert pl.cluster.brokers[leader].state == "stopped"
+    tile = next(t for t in pl.broker_tiles() if t.broker == leader)
+    assert tile.state == "crashed" and tile.action == "restart" and tile.leads == ()
+    assert tile.color == style.GREY and "crashed" in tile.label
+    assert [a.name for a in pl.history.actions] == ["crash"]
+    pl.run(500)
+    assert pl.toggle_broker(leader) == "restart"
+    assert [a.name for a in pl.history.actions] == ["crash", "start"]
+    if version is None:            # KRaft: a new incarnation registers at once
+        assert pl.cluster.brokers[leader].state == "running"
+    else:                          # ZooKeeper: the old session must expire first (Kafka 0.9+)
+        due = pl.cluster.supervised_start_ms(leader)
+        assert due is not None and due > pl.now
+        assert pl.cluster.brokers[leader].state == "stopped"
+        tile = next(t for t in pl.broker_tiles() if t.broker == leader)
+        assert "restart pending" in tile.label and f"starts at {due:,} ms" in tile.label
+        pl.run(due - pl.now)
+        assert pl.cluster.brokers[leader].state == "running"
+    tile = next(t for t in pl.broker_tiles() if t.broker == leader)
+    assert tile.state == "running" and tile.action == "crash"
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=["kraft", "zk"])
+def test_clicking_a_tile_in_the_past_forks_and_the_tiles_follow_every_move(version):
+    pl = make(version)
+    pl.run(5000)
+    box = pl.widget
+    assert pl._ui.tiles.box in box.children
+    buttons = pl._ui.tiles.buttons
+    assert list(buttons) == sorted(pl.cluster.brokers)
+    end = pl.now
+    pl.seek(4000)
+    assert pl.horizon == end
+    buttons[2].click()                 # crash broker 2 at t=4000: the recorded future is gone
+    assert pl.cluster.brokers[2].state == "stopped"
+    assert pl.horizon == 4000 and [a.name for a in pl.history.actions] == ["crash"]
+    assert buttons[2].description.startswith("broker 2 · crashed")
+    assert buttons[2].style.button_color == style.GREY
+    pl.seek(3000)                      # before the crash: the tile shows it running again
+    assert buttons[2].description.startswith("broker 2 · running")
+    pl.step()
+    assert buttons[2].description == next(t.label for t in pl.broker_tiles() if t.broker == 2)
+    buttons[2].click()                 # in the past of the crash: another fork, crash at 3000
+    assert [a.time_ms for a in pl.history.actions] == [pl.now]
+    pl.run(100)
+    buttons[2].click()                 # restart
+    assert pl.history.actions[-1].name == "start"
+    assert all(isinstance(b, w.Button) and b.layout.width == "auto" for b in buttons.values())
+
+
+def test_a_scenario_fork_from_a_tile_says_which_scripted_steps_are_dropped():
+    pl = Player(Scenario.named("seed-isr-shrink-expand"), checks=False)
+    pl.seek(600)
+    assert pl.toggle_broker(1) == "crash"
+    assert "later scripted step(s)" in pl.notice
+
+
+def test_tiles_are_large_in_projector_mode():
+    try:
+        pl = make(None)
+        small = pl.widget and pl._ui.tiles.buttons[1]
+        big_pl = make(None, presentation=True)
+        big = big_pl.widget and big_pl._ui.tiles.buttons[1]
+        assert int(big.style.font_size.removesuffix("px")) > \
+            int(small.style.font_size.removesuffix("px"))
+        assert int(big.layout.min_width.removesuffix("px")) > \
+            int(small.layout.min_width.removesuffix("px"))
+    finally:
+        style.set_presentation(False)
+
+
+def test_broker_tiles_without_a_topic_show_the_process_only():
+    c = Cluster(brokers=2, seed=1)
+    c.run(2000)
+    tiles = broker_tiles(c)
+    assert [t.broker for t in tiles] == [1, 2]
+    assert all(t.leads == () and t.state == "running" for t in tiles)
+    assert all(t.label.splitlines()[1] == "leads nothing" for t in tiles)
