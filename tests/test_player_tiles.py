@@ -74,13 +74,14 @@ def test_toggle_broker_crashes_then_restarts(version):
     assert tile.color == style.GREY and "crashed" in tile.label
     assert [a.name for a in pl.history.actions] == ["crash"]
     pl.run(500)
+    expiry = pl.cluster.session_expiry_ms(leader)      # ZooKeeper: the old session's end
     assert pl.toggle_broker(leader) == "restart"
     assert [a.name for a in pl.history.actions] == ["crash", "start"]
     if version is None:            # KRaft: a new incarnation registers at once
         assert pl.cluster.brokers[leader].state == "running"
     else:                          # ZooKeeper: the old session must expire first (Kafka 0.9+)
         due = pl.cluster.supervised_start_ms(leader)
-        assert due is not None and due > pl.now
+        assert due is not None and due > pl.now and due == expiry
         assert pl.cluster.brokers[leader].state == "stopped"
         tile = next(t for t in pl.broker_tiles() if t.broker == leader)
         assert "restart pending" in tile.label and f"starts at {due:,} ms" in tile.label

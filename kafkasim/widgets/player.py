@@ -96,6 +96,7 @@ class Player:
     ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
     story, at least 100 ms). ``checks``: True (every registered invariant
     of ``kafkasim.check``), a list of check names, or False.
+    In the widget, clicking a broker's tile crashes or restarts it (``toggle_broker``).
     """
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
