@@ -23,7 +23,8 @@ INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
 #: answer to give away and are not listed.
 ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "90": [("check_no_loss_config", ['acks="all", min_isr=2', 'acks="all", min_isr=1']),
-           ("check_quiet_threshold", ["answer=8"]), ("check_fetch_wait", ["answer=False"])],
+           ("check_quiet_threshold", ["answer=8"]),
+           ("check_fetch_wait", ['my_prediction = "faster"'])],
     "04": [("check_takeover", ["current_offset=8", "lag=4"]),
            ("check_rereads", ["poll(max_records=3)"]),
            ("check_output_reading", ["1242", "read_twice=42"])],
@@ -58,7 +59,8 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "01": [("check_fetcher_total", ["13"]),
            ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"])],
     "02": [("check_shrink_window", ["36000", "36 s"]),
-           ("check_causes", ['"A": "slow disk"', '"B": "GC pause"']),
+           ("check_causes", ['"A": "network latency"', '"B": "broker overload"',
+                             '"C": "GC pause"', '"D": "slow disk"']),
            ("check_flapping", ['c.release("FetchResponse", src=1, dst=3)'])],
     "03": [("check_last_committed", ["46"]), ("check_ack_delay", ["84", "84 ms"]),
            ("check_all_replicas_rule", ["f.log_end_offset for f in followers"])],

@@ -382,17 +382,22 @@ def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
 
 
 
-def check_causes(answer: dict) -> CheckResult:
-    """Match the anonymous runs A-D (``mystery_runs``) to their causes."""
+def check_causes(answer: dict, mystery: dict | None = None) -> CheckResult:
+    """Match the anonymous runs A-D (``mystery``: label -> run, from ``isr.blind``) to their
+    causes. The right answer is read from each run's own trace (the faults injected into it,
+    ``isr.fault_cause``), so no answer key exists for a learner to print."""
     if not isinstance(answer, dict) and answer is not None and answer is not Ellipsis:
         return _form(_form_error("answer", answer, tr("a dict such as {'A': 'GC pause', ...}")))
     if (m := _missing(answer, *(answer or {}).values())) is not None:
         return m
-    from kafkasim.course.isr import CAUSE_ORDER
+    if not isinstance(mystery, dict) or not mystery:
+        return _form(_form_error("mystery", mystery, tr("the runs A-D: check_causes(answer, "
+                                                        "mystery)")))
+    from kafkasim.course.isr import fault_cause
 
-    right = dict(zip("ABCD", CAUSE_ORDER, strict=True))
+    right = {str(k).upper(): fault_cause(run) for k, run in mystery.items()}
     got = {str(k).upper(): str(v).strip().lower() for k, v in answer.items()}
-    wrong = [k for k in "ABCD" if got.get(k) != right[k].lower()]
+    wrong = [k for k in sorted(right) if got.get(k) != (right[k] or "").lower()]
     if not wrong:
         return _result(True, tr("disk: lag that only grows; GC: one shrink and a quick rejoin; "
                                 "overload: slow writes with the ISR intact; network: shrinks "
@@ -404,7 +409,8 @@ def check_causes(answer: dict) -> CheckResult:
              "network latency": tr("it left and rejoined more than once")}
     return _result(False, tr("run {k} is not '{got_get_k}': look for the run where "
                              "{clues_right_k}.",
-                             k=k, got_get_k=got.get(k), clues_right_k=clues[right[k]]))
+                             k=k, got_get_k=got.get(k),
+                             clues_right_k=clues.get(right[k], tr("none of the four causes"))))
 
 
 # -- 03 high watermark ----------------------------------------------------------------------------

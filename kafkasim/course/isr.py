@@ -23,8 +23,6 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
 from kafkasim.workload import RateWorkload
 
 SEED = 7
-#: The mystery runs A-D of the troubleshooting exercise, in this order (graded by checks).
-CAUSE_ORDER = ("slow disk", "GC pause", "broker overload", "network latency")
 TOPIC = "isr-demo"
 
 
@@ -301,6 +299,51 @@ def lag_sample(c: Cluster, load, follower: int = 3, topic: str = TOPIC) -> dict:
     return {"t": c.now, "behind": part.log.log_end_offset - c.log(follower, topic).log_end_offset,
             "since caught up": min(caught, c.now),
             "backlog": sum(1 for r in load.results if r.status == "pending")}
+
+
+def _cluster_of(run) -> Cluster:
+    """The cluster of a run: a ``CauseRun`` or a notebook's ``(cluster, load, samples)``."""
+    return run.cluster if isinstance(run, CauseRun) else run[0]
+
+
+def blind(runs: dict) -> dict:
+    """``runs`` (cause -> run) under the labels A, B, C, ... in an order that hides the causes:
+    sorted by a hash of each run's trace digest (a fingerprint of the whole simulation), the
+    same in every process. No answer key is kept anywhere: ``checks.check_causes`` reads each
+    run's cause back from the faults its trace recorded (``fault_cause``)."""
+    import hashlib
+
+    def key(run) -> str:
+        text = "kafkasim.course.isr.blind:" + _cluster_of(run).trace_digest()
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    ordered = sorted(runs.values(), key=key)
+    return dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", ordered, strict=False))
+
+
+def fault_cause(run, broker: int = 3) -> str | None:
+    """Which of ``CAUSES`` was done to ``broker`` in a run, from the fault records of its trace
+    (what was injected, not the symptoms): a slowed disk, a slowed link, one long pause (a GC
+    pause) or many short ones (request threads kept busy). None if none of these."""
+    pauses, disk, network = [], False, False
+    for _t, kind, node, _topic, _p, detail in _cluster_of(run).trace.rows:
+        if kind != "fault" or node != broker:
+            continue
+        name = type(detail).__name__
+        if name == "Slow":
+            disk |= detail.disk_ms > 0
+            network |= detail.network_ms > 0
+        elif name == "Pause":
+            pauses.append(detail.ms)
+    if disk:
+        return "slow disk"
+    if network:
+        return "network latency"
+    if len(pauses) == 1:
+        return "GC pause"
+    if len(pauses) > 1:
+        return "broker overload"
+    return None
 
 
 def cause_summary(cause: str, c: Cluster, load, samples: list[dict]) -> dict:

@@ -6,6 +6,7 @@ nothing here runs simulations except what the checks are given.
 
 from __future__ import annotations
 
+import json
 import math
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "check_fetch_wait",
     "check_no_loss_config",
     "check_quiet_threshold",
+    "fault_model",
+    "fetch_wait_effect",
     "hw_latency_table",
     "loss_table",
     "plot_availability",
@@ -87,6 +90,112 @@ def _ok(results):
     return results[results["status"] == "ok"]
 
 
+# -- what the figures were measured under ----------------------------------------------------
+def _one_or_all(values, fmt=str) -> str:
+    """``a`` when every run had the same value, ``a or b`` when the sweep varied it."""
+    distinct = sorted(set(values), key=lambda v: (str(type(v)), v))
+    return " or ".join(fmt(v) for v in distinct)
+
+
+def _seconds(ms) -> str:
+    return f"{ms / 1000:g} s"
+
+
+def _down_range(down) -> str:
+    lo, hi = (down, down) if isinstance(down, (int, float)) else tuple(down)
+    return f"{lo / 1000:g} s" if lo == hi else f"{lo / 1000:g}\u2013{hi / 1000:g} s"
+
+
+def _step_text(step: dict) -> str:
+    who = step.get("broker", f"{step.get('a')}-{step.get('b')}")
+    return f"{step['do']} of broker {who} at {_seconds(step['at_ms'])}"
+
+
+def fault_model(results) -> str:
+    """The fault model and workload the runs of ``results`` were measured under, read from
+    their specs (``faults.kind``, ``rate_per_min``, ``down_ms``, ``max_down``, scripted steps;
+    duration, drain, write rate; seeds). A value the sweep varied is listed as ``a or b``.
+    Every loss and availability table and figure carries it, so that a figure is never read
+    without the fault rate behind it."""
+    ok = _ok(results)
+    specs = [json.loads(s) for s in ok["spec"]] if "spec" in ok else []
+    if not specs:
+        return "no completed runs"
+    faults = [s.get("faults") or {} for s in specs]
+    random_faults = [f for f in faults if f.get("rate_per_min", 0)]
+    parts = []
+    if random_faults:
+        parts.append(
+            "faults: " + _one_or_all(f.get("kind", "crash") for f in random_faults)
+            + " at random, " + _one_or_all((f["rate_per_min"] for f in random_faults),
+                                          lambda r: f"{r:g}")
+            + "/min across the cluster, each broker down "
+            + _one_or_all(_down_range(f.get("down_ms", 10000)) for f in random_faults)
+            + ", at most " + _one_or_all(f.get("max_down", 1) for f in random_faults)
+            + " down at once")
+    steps = sorted({_step_text(st) for f in faults for st in f.get("steps", [])})
+    if steps:
+        parts.append("faults: " + ", ".join(steps))
+    if not random_faults and not steps:
+        parts.append("faults: none")
+    generated = [s for s in specs if not s.get("scenario") and not s.get("scenario_text")]
+    if generated:
+        rates = [(s.get("workload") or {}).get("rate") for s in generated]
+        load = ("writes at " + _one_or_all(rates, lambda r: f"{r:g}") + " records/s"
+                if None not in rates else "writes")
+        parts.append(_one_or_all((s.get("duration_ms") or 60000 for s in generated), _seconds)
+                     + " of " + load + ", then "
+                     + _one_or_all((s.get("drain_ms") or 0 for s in generated), _seconds)
+                     + " to finish")
+    seeds = len({s["seed"] for s in specs})
+    parts.append(f"{seeds} seed{'' if seeds == 1 else 's'}")
+    return "; ".join(parts)
+
+
+_CAPTIONED = None
+
+
+def _captioned(frame, caption: str):
+    """``frame`` as a DataFrame that shows ``caption`` above itself (HTML and text), and keeps
+    it through ``round`` and the like."""
+    global _CAPTIONED
+    if _CAPTIONED is None:
+        import html
+
+        import pandas as pd
+
+        class CaptionedFrame(pd.DataFrame):
+            _metadata = ["caption"]
+
+            @property
+            def _constructor(self):
+                return CaptionedFrame
+
+            def _repr_html_(self):
+                body = super()._repr_html_()
+                cap = getattr(self, "caption", None)
+                return body if not cap or body is None else \
+                    f"<p><b>{html.escape(cap)}</b></p>\n{body}"
+
+            def __repr__(self) -> str:
+                cap = getattr(self, "caption", None)
+                return f"{cap}\n{super().__repr__()}" if cap else super().__repr__()
+
+        _CAPTIONED = CaptionedFrame
+    out = _CAPTIONED(frame)
+    out.caption = caption
+    return out
+
+
+def _caption_of(table_or_results) -> str | None:
+    cap = getattr(table_or_results, "caption", None)
+    if cap:
+        return cap
+    if "spec" in getattr(table_or_results, "columns", ()):
+        return "Measured under " + fault_model(table_or_results)
+    return None
+
+
 # -- 1. losing acknowledged writes ----------------------------------------------------------
 def loss_table(results):
     """Per (acks, min ISR, unclean): runs, runs that lost an acked write, P(loss) with a 95 %
@@ -102,7 +211,7 @@ def loss_table(results):
                      "runs": n, "runs with loss": k, "P(loss)": k / n, "low": lo, "high": hi,
                      "lost per run": g["lost_acked"].mean(),
                      "unclean elections": int(g["unclean_elections"].sum())})
-    return pd.DataFrame(rows)
+    return _captioned(pd.DataFrame(rows), "Measured under " + fault_model(results))
 
 
 def plot_loss(table, ax=None):
@@ -136,9 +245,19 @@ def plot_loss(table, ax=None):
     ax.set_xticklabels([f"acks={a}\nmin ISR {m}" for a, m in groups])
     ax.set_ylabel("P(run lost an acked write)")
     ax.set_ylim(0, 1)
-    ax.set_title("Losing acknowledged writes under random broker crashes")
+    _title(ax, "Losing acknowledged writes", _caption_of(table))
     ax.legend(loc="upper right", frameon=False)
     return ax
+
+
+def _title(ax, title: str, caption: str | None) -> None:
+    import textwrap
+
+    if caption:
+        title += "\n" + "\n".join(textwrap.wrap(caption, 110))
+    ax.set_title(title, fontsize=10 if caption else None)
+    if caption:
+        ax.figure.subplots_adjust(top=0.78)
 
 
 # -- 2. availability ------------------------------------------------------------------------
@@ -157,7 +276,7 @@ def availability_table(results, by: tuple[str, ...] = (UNCLEAN,)):
                      "runs offline": int((g["offline_ms"] > 0).sum()),
                      "P(loss)": float((g["lost_acked"] > 0).mean()),
                      "lost per run": g["lost_acked"].mean()})
-    return pd.DataFrame(rows)
+    return _captioned(pd.DataFrame(rows), "Measured under " + fault_model(results))
 
 
 def plot_availability(results, ax=None):
@@ -187,6 +306,12 @@ def plot_availability(results, ax=None):
     right.set_ylabel("acked writes lost in the run")
     right.set_title("Each run: availability vs durability")
     right.legend(frameon=False)
+    caption = _caption_of(results)
+    if caption:
+        import textwrap
+
+        left.figure.suptitle("\n".join(textwrap.wrap(caption, 120)), fontsize=9)
+        left.figure.subplots_adjust(top=0.8)
     return ax
 
 
@@ -200,7 +325,7 @@ def shrinks_table(results, by: tuple[str, ...] = ("case", "load")):
     ok["shrinks/h"] = ok["isr_shrinks"] / hours
     ok["expands/h"] = ok["isr_expands"] / hours
     out = ok.groupby(list(by), sort=False)[["shrinks/h", "expands/h", "hw_p99_ms"]].mean()
-    return pd.DataFrame(out).reset_index()
+    return _captioned(pd.DataFrame(out).reset_index(), "Measured under " + fault_model(results))
 
 
 def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):
@@ -223,17 +348,19 @@ def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):
     ax.set_xticks(range(len(cases)))
     ax.set_xticklabels([str(c).replace(" ", "\n", 1) for c in cases])
     ax.set_ylabel("ISR shrinks per hour")
-    ax.set_title("Healthy but distant followers leaving the ISR, by lag rule")
+    _title(ax, "Healthy but distant followers leaving the ISR, by lag rule", _caption_of(table))
     ax.legend(frameon=False)
     return ax
 
 
 # -- 4. produce -> HW latency ---------------------------------------------------------------
 def hw_latency_table(results):
+    """Mean of the runs' produce -> HW and produce -> ack percentiles per (network latency,
+    replica.fetch.wait.max.ms)."""
     ok = _ok(results)
     out = ok.groupby([LATENCY, FETCH_WAIT], sort=True)[
         ["hw_p50_ms", "hw_p99_ms", "ack_p50_ms", "ack_p99_ms"]].mean()
-    return out.reset_index()
+    return _captioned(out.reset_index(), "Measured under " + fault_model(results))
 
 
 def plot_hw_latency(results, ax=None):
@@ -253,7 +380,7 @@ def plot_hw_latency(results, ax=None):
     ax.set_yscale("log")
     ax.set_xlabel("replica.fetch.wait.max.ms")
     ax.set_ylabel("produce -> HW (ms)")
-    ax.set_title("Produce-to-high-watermark latency (dashed: p99)")
+    _title(ax, "Produce-to-high-watermark latency (dashed: p99)", _caption_of(results))
     ax.legend(frameon=False, fontsize=9)
     return ax
 
@@ -311,21 +438,46 @@ def check_quiet_threshold(table, answer):
                           f"{answer}).")
 
 
+FETCH_WAIT_VERDICTS = ("slower", "faster", "same")
+
+
+def fetch_wait_effect(results, margin: float = 0.15) -> tuple[str, float, float, int, int, int]:
+    """How produce -> HW p50 moves from the shortest to the longest replica.fetch.wait.max.ms of
+    ``results``, at the largest network latency of the sweep (where a round trip costs most):
+    ("slower" | "faster" | "same", p50 at the shortest wait, p50 at the longest, shortest wait,
+    longest wait, network latency). A change within ``margin`` is "same"."""
+    table = hw_latency_table(results)
+    latency = int(table[LATENCY].max())
+    row = table[table[LATENCY] == latency]
+    waits = sorted(int(w) for w in row[FETCH_WAIT].unique())
+    lo = float(row[row[FETCH_WAIT] == waits[0]]["hw_p50_ms"].mean())
+    hi = float(row[row[FETCH_WAIT] == waits[-1]]["hw_p50_ms"].mean())
+    verdict = "slower" if hi > lo * (1 + margin) else \
+        "faster" if hi < lo / (1 + margin) else "same"
+    return verdict, lo, hi, waits[0], waits[-1], latency
+
+
 def check_fetch_wait(results, answer):
-    """Does a longer replica.fetch.wait.max.ms make produce -> HW slower (True/False)?"""
+    """Predicted effect of raising replica.fetch.wait.max.ms from the sweep's shortest to its
+    longest value on produce -> HW p50 ("slower", "faster" or "same"), graded against what
+    ``results`` measured (``fetch_wait_effect``)."""
     missing = _missing(answer)
     if missing is not None:
         return missing
-    table = hw_latency_table(results)
-    waits = sorted(table[FETCH_WAIT].unique())
-    lo = table[table[FETCH_WAIT] == waits[0]]["hw_p50_ms"].mean()
-    hi = table[table[FETCH_WAIT] == waits[-1]]["hw_p50_ms"].mean()
-    slower = hi > lo * 1.2
-    if bool(answer) == slower:
-        why = ("it does here" if slower else
-               "a follower's fetch waits in the leader's purgatory only until new records "
-               "arrive, so the wait limit matters on an idle partition, not for new writes")
-        return _result(True, why + f" (p50 {lo:.0f} ms at {waits[0]} ms vs {hi:.0f} ms at "
-                                   f"{waits[-1]} ms).")
-    return _result(False, f"compare the p50 lines: {lo:.0f} ms at {waits[0]} ms vs {hi:.0f} ms "
-                          f"at {waits[-1]} ms.")
+    if str(answer).strip().lower() not in FETCH_WAIT_VERDICTS:
+        return _result(False, f"answer with one of {', '.join(map(repr, FETCH_WAIT_VERDICTS))}, "
+                              f"not {answer!r}.")
+    verdict, lo, hi, short, long_, latency = fetch_wait_effect(results)
+    numbers = (f"p50 {lo:.0f} ms with a {short} ms wait, {hi:.0f} ms with {long_} ms, at "
+               f"{latency} ms network latency")
+    if str(answer).strip().lower() == verdict:
+        why = {"faster": "a fetch that finds nothing new waits at the leader and is answered "
+                         "the moment a record is appended; a short wait runs out first, and a "
+                         "record that arrives while the empty answer and the next fetch are on "
+                         "the wire waits for that fetch, up to one round trip",
+               "slower": "here a longer wait ran out just before new records arrived more "
+                         "often than a short one",
+               "same": "the followers' fetches seldom found nothing new, so the wait limit "
+                       "was seldom used"}[verdict]
+        return _result(True, f"{why} ({numbers}).")
+    return _result(False, f"not what the runs measured: compare the p50 column ({numbers}).")
