@@ -21,7 +21,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _form, _missing, _result, _show, _want_int
+from kafkasim.course.checks import (
+    CheckResult,
+    _form,
+    _missing,
+    _result,
+    _want_int,
+    unanswered,
+)
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import tr
 from kafkasim.protocol import rules
@@ -205,9 +212,7 @@ def check_elr_saves(faults: Callable[[Cluster], None] | None) -> CheckResult:
 
 
 def _unanswered() -> CheckResult:
-    msg = tr("Not answered yet: replace ... with a broker id (or None for no leader) and run "
-             "again.")
-    return _show(CheckResult(False, msg))
+    return unanswered(tr("a broker id (or None for no leader)"))
 
 
 # -- exercise 2: the ZooKeeper-era offline election ------------------------------------------------

@@ -26,9 +26,9 @@ from kafkasim.course.checks import (
     _form,
     _missing,
     _result,
-    _show,
     _want_bool,
     _want_int,
+    unanswered,
 )
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.elections import show_source, verdict
@@ -83,16 +83,11 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
     return Text("\n".join(lines))
 
 
-def _unanswered(what: str) -> CheckResult:
-    msg = tr("Not answered yet: replace ... with {what} and run again.", what=what)
-    return _show(CheckResult(False, msg))
-
-
 # -- exercise 1: the two controllers' decision ----------------------------------------------------
 def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -> CheckResult:
     """Exercise: ``answer = {"3.7": bool, "4.3": bool}``, does each controller rebalance?"""
     if answer is Ellipsis:
-        return _unanswered('{"3.7": True/False, "4.3": True/False}')
+        return unanswered('{"3.7": True/False, "4.3": True/False}')
     if not isinstance(answer, dict) or set(answer) != {"3.7", "4.3"}:
         return _result(False, tr("answer with a dict {\"3.7\": True/False, \"4.3\": True/False}"))
     if (m := _form(*(_want_bool(answer[v], f"answer[{v!r}]")
@@ -133,7 +128,7 @@ def double_crash_cluster() -> Cluster:
 def check_imbalance_count(answer) -> CheckResult:
     """Exercise: the PreferredReplicaImbalanceCount of ``double_crash_cluster()`` at its end."""
     if answer is Ellipsis:
-        return _unanswered("a number")
+        return unanswered(tr("a number"))
     if (m := _form(_want_int(answer))) is not None:
         return m
     c = double_crash_cluster()
