@@ -172,9 +172,9 @@ def problems(nb, po: polib.POFile) -> list[str]:
 
 # -- messages printed by kafkasim.course ---------------------------------------------------------
 def course_messages(*folders: Path) -> list[tuple[str, str]]:
-    """(context, message) for every ``tr("...")`` call with a literal message in the course code
-    and the widgets (or in ``folders``), in file order (the prose the notebooks print, translated
-    at run time)."""
+    """(context, message) for every ``tr("...")`` or ``N_("...")`` (a message translated where it
+    is printed) with a literal message in the course code and the widgets (or in ``folders``), in
+    file order: the prose the notebooks print, translated at run time."""
     import ast
 
     out: list[tuple[str, str]] = []
@@ -182,7 +182,7 @@ def course_messages(*folders: Path) -> list[tuple[str, str]]:
              for p in sorted(folder.glob("*.py"))]
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and \
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") and \
                     node.args and isinstance(node.args[0], ast.Constant) and \
                     isinstance(node.args[0].value, str):
                 key = (RUNTIME_CTXT, node.args[0].value)

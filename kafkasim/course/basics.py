@@ -10,6 +10,7 @@ from collections import Counter
 
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
+from kafkasim.course.i18n import tr
 
 SEED = 1
 TOPIC = "topic-p3-r3"
@@ -81,7 +82,7 @@ def message_counts(c: Cluster, since_ms: int = 0, until_ms: int | None = None,
             counts[(mtype, str(node), str(dst))] += 1
     rows = [{"request": m, "from": s, "to": d, "count": n}
             for (m, s, d), n in sorted(counts.items())]
-    return text_table(rows) if rows else Text("(no such requests)")
+    return text_table(rows) if rows else Text(tr("(no such requests)"))
 
 
 def landed_table(c: Cluster, results, topic: str = TOPIC) -> Text:
@@ -115,7 +116,8 @@ def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3
     try:
         c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     except ClusterError as exc:
-        return Text(f"{exc}\n(every copy of a partition must sit on a different broker)")
+        return Text(f"{exc}\n" + tr("(every copy of a partition must sit on a different "
+                                     "broker)"))
     roles = broker_roles(c, "demo")
     return Text(c.describe("demo") + "\n" + roles)
 

@@ -50,7 +50,7 @@ def recoveries(cluster: Cluster, since_ms: int = 0) -> Text:
     """The "log_recovery" trace rows (what a restarted broker loaded) since ``since_ms``."""
     rows = [{"t (ms)": r[0], "broker": r[2], "loaded": str(r[5])}
             for r in cluster.trace.rows if r[1] == "log_recovery" and r[0] >= since_ms]
-    return text_table(rows) if rows else Text("(no log recovery)")
+    return text_table(rows) if rows else Text(tr("(no log recovery)"))
 
 
 # -- the notebook's set-up, replayed to grade ----------------------------------------------------
@@ -87,8 +87,8 @@ def _replay(fault: str, wait_ms: int = 0, seed: int = SEED) -> tuple[int, int]:
 def restart_view(fault: str = "crash") -> Text:
     """Explorer: the set-up, then ``fault`` on a follower and a restart: what it loads."""
     leo, hw = _replay(fault)
-    return Text(f"{fault} of a follower, then start: it loads LEO {leo}, HW {hw} "
-                "(its checkpoint said HW 5; the leader's HW was 8)")
+    return Text(tr("{fault} of a follower, then start: it loads LEO {leo}, HW {hw} (its "
+                   "checkpoint said HW 5; the leader's HW was 8)", fault=fault, leo=leo, hw=hw))
 
 
 def _int(answer) -> int | None:

@@ -54,6 +54,12 @@ def catalog(lang: str) -> dict[str, str]:
     return {e.msgid: e.msgstr for e in po.translated_entries() if "fuzzy" not in e.flags}
 
 
+def N_(message: str, /) -> str:
+    """Mark a message kept in a table for translation where it is printed (``tr(TABLE[k])``):
+    returns it unchanged, and ``scripts/i18n.py`` collects it as it does ``tr("...")``."""
+    return message
+
+
 def tr(message: str, /, **fields) -> str:
     """``message`` in the course language, with ``fields`` filled in (``str.format``)."""
     text = catalog(language()).get(message, message)

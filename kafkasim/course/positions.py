@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, settle, text_table
+from kafkasim.course.i18n import tr
 
 SEED = 4
 TOPIC = "orders"
@@ -49,7 +50,8 @@ def positions_table(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0
             row["match"] = "" if guess is None else ("yes" if guess == p[k] else "NO")
         rows.append(row)
     lag = consumer.lag(topic, partition)
-    return Text(text_table(rows) + f"\nconsumer's records-lag (HW - position): {lag}")
+    return Text(text_table(rows) + "\n" + tr("consumer's records-lag (HW - position): {lag}",
+                                              lag=lag))
 
 
 def log_line(p: dict) -> str:
@@ -62,8 +64,8 @@ def log_line(p: dict) -> str:
         if v is not None and 0 <= v <= n:
             under[v] = (under[v].strip() + label).ljust(4)
     return ("".join(cells) + "\n" + "".join(under).rstrip() +
-            "\n[n] committed (below HW)   (n) on the leader only   C committed offset, "
-            "P position, H HW, L LEO (each marks the start of that offset's cell)")
+            "\n" + tr("[n] committed (below HW)   (n) on the leader only   C committed offset, "
+                      "P position, H HW, L LEO (each marks the start of that offset's cell)"))
 
 
 def positions_figure(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0):

@@ -102,7 +102,9 @@ def placement_view(layout: str = "3 racks x 2", placer: str = "KRaft striped",
 def checker_verdict(suite) -> str:
     """The invariants a ``kafkasim.check.attach`` suite found violated, or that none was."""
     bad = sorted({v.invariant for v in suite.violations})
-    return "VIOLATED " + ", ".join(bad) if bad else "no violation, no acknowledged write lost"
+    if bad:
+        return tr("VIOLATED {names}", names=", ".join(bad))
+    return tr("no violation, no acknowledged write lost")
 
 
 # -- exercises ----------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
     lines = [f"imbalance = {not_led}/{preferred_for} = {ratio:.0%}; "
              f"leader.imbalance.per.broker.percentage = {percentage}"]
     for who, yes in d.items():
-        lines.append(f"{who:16} {'preferred election' if yes else 'leave it'}")
+        lines.append(f"{who:16} {tr('preferred election') if yes else tr('leave it')}")
     return Text("\n".join(lines))
 
 
