@@ -46,8 +46,8 @@ def positions_table(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0
         row = {"offset": names[k], "value": p[k], "kept by": where[k]}
         if prediction is not None:
             guess = prediction.get(k)
-            row["you predicted"] = guess
-            row["match"] = "" if guess is None else ("yes" if guess == p[k] else "NO")
+            row[tr("you predicted")] = guess
+            row[tr("match")] = "" if guess is None else (tr("yes") if guess == p[k] else tr("NO"))
         rows.append(row)
     lag = consumer.lag(topic, partition)
     return Text(text_table(rows) + "\n" + tr("consumer's records-lag (HW - position): {lag}",
