@@ -15,7 +15,7 @@ from kafkasim.check import attach
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 
 SEED = 10
 TOPIC = "t"
@@ -42,7 +42,7 @@ def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> T
     for b in sorted(cluster.assignment(topic)[partition]):
         log = cluster.log(b, topic, partition)
         rows.append({"broker": b, "state": cluster.brokers[b].state, "LEO": log.log_end_offset,
-                     "HW": log.high_watermark, "recovery point": log.recovery_point})
+                     "HW": log.high_watermark, N_("recovery point"): log.recovery_point})
     return text_table(rows)
 
 

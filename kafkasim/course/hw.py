@@ -20,7 +20,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     show_source,
     text_table,
 )
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.protocol import rules
 from kafkasim.protocol.rules import ReplicaState
 
@@ -106,7 +106,7 @@ def follower_hw_delay(s: Stepper) -> Text:
     leader = s.c.leader(s.topic)
     t0 = first[f"broker {leader}"]
     rows = [{"replica": k + (" (leader)" if k == f"broker {leader}" else ""),
-             "HW 7 at t(ms)": t, "after the leader (ms)": t - t0}
+             "HW 7 at t(ms)": t, N_("after the leader (ms)"): t - t0}
             for k, t in sorted(first.items())]
     return text_table(rows)
 

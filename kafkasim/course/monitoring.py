@@ -197,7 +197,7 @@ def alert_report(c: Cluster, for_ms: int | None = None, *, timeline: bool = True
     for rule in RULES:
         for b, pts in sorted(condition_series(c, rule).items()):
             for s, e in firing_intervals(alert_states(pts, for_ms or rule.for_ms)):
-                row = {"alert": rule.name, "broker": b, "firing from": minsec(s),
+                row = {"alert": rule.name, "broker": b, N_("firing from"): minsec(s),
                        "until": minsec(e)}
                 if timeline:
                     row["during"] = incident_at(s)
@@ -237,9 +237,9 @@ def incident_summary(c: Cluster) -> Text:
         urp_s = sum(SCRAPE_MS for _t, v in window if v > 0) // 1000
         sh = [v for t, v in shrinks_total if start <= t <= end + MINUTE]
         rows.append({"incident": kind, "what": tr(INCIDENT_TEXT[kind]),
-                     "scrapes with URP > 0 (s)": urp_s,
+                     N_("scrapes with URP > 0 (s)"): urp_s,
                      "ISR shrinks": int(sh[-1] - sh[0]) if sh else 0,
-                     "alerts fired": sorted(fired.get(kind, ())) or "none"})
+                     N_("alerts fired"): sorted(fired.get(kind, ())) or "none"})
     return text_table(rows)
 
 
@@ -350,20 +350,20 @@ def alerts_plot(c: Cluster, for_ms: int | None = None):
 
 
 MBEANS = (
-    (M.UNDER_REPLICATED, "gauge", "partitions this broker leads whose ISR is smaller than the "
-                                  "replica list"),
+    (M.UNDER_REPLICATED, "gauge", N_("partitions this broker leads whose ISR is smaller than "
+                                     "the replica list")),
     (M.partition_mbean("InSyncReplicasCount", "<t>", "<p>"), "gauge",
-     "ISR size of one partition, reported by its leader (0 on the other brokers)"),
-    (M.ISR_SHRINKS, "meter", "ISR shrinks committed on partitions this broker leads"),
-    (M.ISR_EXPANDS, "meter", "ISR expansions committed on partitions this broker leads"),
-    (M.UNDER_MIN_ISR, "gauge", "led partitions whose ISR is below min.insync.replicas"),
-    (M.MAX_LAG, "gauge", "largest lag (records) of this broker's follower replicas"),
-    (M.OFFLINE_PARTITIONS, "gauge", "partitions without a leader (active controller only)"),
+     N_("ISR size of one partition, reported by its leader (0 on the other brokers)")),
+    (M.ISR_SHRINKS, "meter", N_("ISR shrinks committed on partitions this broker leads")),
+    (M.ISR_EXPANDS, "meter", N_("ISR expansions committed on partitions this broker leads")),
+    (M.UNDER_MIN_ISR, "gauge", N_("led partitions whose ISR is below min.insync.replicas")),
+    (M.MAX_LAG, "gauge", N_("largest lag (records) of this broker's follower replicas")),
+    (M.OFFLINE_PARTITIONS, "gauge", N_("partitions without a leader (active controller only)")),
 )
 
 
 def mbean_table() -> Text:
-    return text_table([{"MBean": m, "type": k, "meaning": d} for m, k, d in MBEANS])
+    return text_table([{"MBean": m, "type": k, "meaning": tr(d)} for m, k, d in MBEANS])
 
 
 # -- exercises ------------------------------------------------------------------------------

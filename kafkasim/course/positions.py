@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, settle, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 
 SEED = 4
 TOPIC = "orders"
@@ -37,13 +37,14 @@ def positions_table(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0
     """The four offsets, who keeps each, and (with ``prediction``) what you predicted."""
     p = positions(c, consumer, topic, partition)
     group = consumer.config.get("group.id", "?")
-    where = {"committed": f"group '{group}' (the __consumer_offsets topic)",
-             "position": "the consumer's memory", "HW": "the leader", "LEO": "the leader"}
-    names = {"committed": "last committed offset", "position": "current position",
-             "HW": "high watermark (HW)", "LEO": "log end offset (LEO)"}
+    where = {"committed": tr("group '{group}' (the __consumer_offsets topic)", group=group),
+             "position": tr("the consumer's memory"), "HW": tr("the leader"),
+             "LEO": tr("the leader")}
+    names = {"committed": tr("last committed offset"), "position": tr("current position"),
+             "HW": tr("high watermark (HW)"), "LEO": tr("log end offset (LEO)")}
     rows = []
     for k in ("committed", "position", "HW", "LEO"):
-        row = {"offset": names[k], "value": p[k], "kept by": where[k]}
+        row = {"offset": names[k], "value": p[k], N_("kept by"): where[k]}
         if prediction is not None:
             guess = prediction.get(k)
             row[tr("you predicted")] = guess

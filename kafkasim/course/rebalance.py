@@ -32,7 +32,7 @@ from kafkasim.course.checks import (
 )
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.elections import show_source, verdict
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.metrics import PREFERRED_IMBALANCE
 
 SEED = 12
@@ -49,7 +49,8 @@ def leader_counts(c: Cluster, topic: str = TOPIC) -> Text:
         not_led = [p for p in preferred if c.leader(topic, p) != b]
         ratio = f"{len(not_led)}/{len(preferred)}" if preferred else "-"
         rows.append({"broker": b, "leads": sum(c.leader(topic, p) == b for p in range(n)),
-                     "preferred for": len(preferred), "imbalance (not led/preferred)": ratio})
+                     N_("preferred for"): len(preferred),
+                     N_("imbalance (not led/preferred)"): ratio})
     return text_table(rows)
 
 
