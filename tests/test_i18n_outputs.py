@@ -159,8 +159,8 @@ def test_unanswered_checks_share_one_style_and_speak_korean(capsys):
     try:
         rt.set_language("ko")
         todo = elections.check_zk_election([1, 2, 3], [1], [2, 3], False, ...)
-        assert todo.message == ("아직 답하지 않았습니다: ...을 브로커 id(리더가 없으면 None) 값으로 "
-                                "바꾸고 다시 실행하세요.")
+        assert todo.message == ("아직 답하지 않았습니다: ...을 브로커 id(리더가 없으면 None) "
+                                "값으로 바꾸고 다시 실행하세요.")
         assert "#777777" in todo._repr_html_()             # "not answered", not a wrong answer
         number = rebalance.check_imbalance_count(...)
         assert number.message == "아직 답하지 않았습니다: ...을 숫자 값으로 바꾸고 다시 실행하세요."
