@@ -33,6 +33,7 @@ import polib
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 COURSE_CODE = REPO / "kafkasim" / "course"
+WIDGETS_CODE = REPO / "kafkasim" / "widgets"     # the player's readout speaks the course's language
 RUNTIME_CTXT = "kafkasim.course"
 NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 LANGUAGES = {"ko": "Korean"}
@@ -170,15 +171,18 @@ def problems(nb, po: polib.POFile) -> list[str]:
 
 
 # -- messages printed by kafkasim.course ---------------------------------------------------------
-def course_messages(folder: Path = COURSE_CODE) -> list[tuple[str, str]]:
-    """(context, message) for every ``tr("...")`` call with a literal message in the course code,
-    in file order (the prose the notebooks print, translated at run time)."""
+def course_messages(*folders: Path) -> list[tuple[str, str]]:
+    """(context, message) for every ``tr("...")`` or ``N_("...")`` (a message translated where it
+    is printed) with a literal message in the course code and the widgets (or in ``folders``), in
+    file order: the prose the notebooks print, translated at run time."""
     import ast
 
     out: list[tuple[str, str]] = []
-    for path in sorted(folder.glob("*.py")):
+    paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE))
+             for p in sorted(folder.glob("*.py"))]
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and \
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") and \
                     node.args and isinstance(node.args[0], ast.Constant) and \
                     isinstance(node.args[0].value, str):
                 key = (RUNTIME_CTXT, node.args[0].value)

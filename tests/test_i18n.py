@@ -106,10 +106,13 @@ def test_course_messages_are_extracted_from_tr_calls(tmp_path):
     (tmp_path / "mod.py").write_text(
         'from kafkasim.course.i18n import tr\n'
         'def f(b):\n'
-        '    return tr("the leader is broker {b}.", b=b) + tr("PASS") + tr(name) + other("x")\n',
+        '    return tr("the leader is broker {b}.", b=b) + tr("PASS") + tr(name) + other("x") \\\n'
+        '        + N_("leads partitions")\n',
         encoding="utf-8")
-    assert i18n.course_messages(tmp_path) == [(i18n.RUNTIME_CTXT, "the leader is broker {b}."),
-                                              (i18n.RUNTIME_CTXT, "PASS")]
+    assert sorted(i18n.course_messages(tmp_path)) == [(i18n.RUNTIME_CTXT, "PASS"),
+                                                      (i18n.RUNTIME_CTXT, "leads partitions"),
+                                                      (i18n.RUNTIME_CTXT,
+                                                       "the leader is broker {b}.")]
 
 
 def test_tr_reads_the_catalog_of_the_course_language(tmp_path, monkeypatch):
@@ -277,3 +280,19 @@ def test_text_tables_align_translated_headers_by_display_width():
     assert lines[2] == "o0      yes"
     ascii_only = str(text_table([{"a": "xyz"}])).splitlines()
     assert ascii_only == ["a", "---", "xyz"]
+
+
+def test_every_tr_call_in_kafkasim_is_collected_for_the_catalog():
+    """Whatever module prints through tr() (or marks a message N_()), i18n.py collects it, so the
+    completeness test above covers every message kafkasim can print in a course language."""
+    import ast
+
+    collected = set(i18n.course_messages())
+    missed = []
+    for path in sorted((REPO / "kafkasim").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                if (i18n.RUNTIME_CTXT, node.args[0].value) not in collected:
+                    missed.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not missed, f"tr() messages i18n.py does not collect: {missed}"

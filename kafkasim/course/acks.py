@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, settle, text_table
+from kafkasim.course.i18n import N_
 from kafkasim.workload import RateWorkload
 
 __all__ = [
@@ -53,9 +54,9 @@ def min_isr_choices(replication_factor: int = 3) -> Text:
     rows = []
     for m in range(1, replication_factor + 1):
         rows.append({"min.insync.replicas": m,
-                     "ISR members that may drop out, writes continue": max_broker_failures(
+                     N_("ISR members that may drop out, writes continue"): max_broker_failures(
                          replication_factor, m),
-                     "brokers holding every acked acks=all write (at least)": m})
+                     N_("brokers holding every acked acks=all write (at least)"): m})
     return text_table(rows, title=f"replication factor {replication_factor}, acks=all")
 
 
@@ -105,8 +106,8 @@ def _write(acks="all", min_isr: int = 2, isr_size: int = 3, seed: int = SEED,
     log = c.log(1, TOPIC)
     appended = 1 in holders(c, "x")
     return {"acks": _acks_name(acks), "min.insync.replicas": min_isr, "ISR": c.isr(TOPIC),
-            "result": outcome(r), "appended on the leader": appended,
-            "readable by consumers": appended and log.high_watermark == log.log_end_offset,
+            "result": outcome(r), N_("appended on the leader"): appended,
+            N_("readable by consumers"): appended and log.high_watermark == log.log_end_offset,
             "latency (ms)": r.latency_ms}, c
 
 
@@ -145,8 +146,8 @@ def hw_freeze(version: str, seed: int = SEED) -> dict:
     cons.assign(TOPIC, [0])
     got = [x.value for x in cons.poll()]
     log = c.log(1, TOPIC)
-    return {"Kafka": version, "ISR": c.isr(TOPIC), "acks=1 write": outcome(r),
-            "leader LEO": log.log_end_offset, "HW": log.high_watermark, "consumer reads": got}
+    return {"Kafka": version, "ISR": c.isr(TOPIC), N_("acks=1 write"): outcome(r),
+            "leader LEO": log.log_end_offset, "HW": log.high_watermark, N_("consumer reads"): got}
 
 
 # -- exercise 1: a write the ISR drops below min ISR under ----------------------------------------

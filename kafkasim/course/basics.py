@@ -10,6 +10,7 @@ from collections import Counter
 
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
+from kafkasim.course.i18n import N_, tr
 
 SEED = 1
 TOPIC = "topic-p3-r3"
@@ -40,7 +41,7 @@ def leaders_table(c: Cluster, topic: str = TOPIC) -> Text:
         st = c.partition_state(topic, p)
         rows.append({"partition": p, "leader": st["leader"],
                      "followers": [b for b in reps if b != st["leader"]],
-                     "replicas (preferred first)": ids(reps), "ISR": ids(st["isr"])})
+                     N_("replicas (preferred first)"): ids(reps), "ISR": ids(st["isr"])})
     return text_table(rows)
 
 
@@ -53,7 +54,7 @@ def broker_roles(c: Cluster, topic: str = TOPIC) -> Text:
             if b not in reps:
                 continue
             (leads if c.leader(topic, p) == b else follows).append(p)
-        rows.append({"broker": b, "leads partitions": leads, "follows partitions": follows})
+        rows.append({"broker": b, N_("leads partitions"): leads, N_("follows partitions"): follows})
     return text_table(rows)
 
 
@@ -62,8 +63,8 @@ def fetcher_threads(c: Cluster) -> Text:
     rows = []
     for b in sorted(c.brokers):
         for (_leader, _fid), th in sorted(c.brokers[b].fetchers.items()):
-            rows.append({"broker": b, "thread": th.name, "fetches from": th.leader_id,
-                         "partitions in each Fetch": ", ".join(f"{t}-{p}"
+            rows.append({"broker": b, "thread": th.name, N_("fetches from"): th.leader_id,
+                         N_("partitions in each Fetch"): ", ".join(f"{t}-{p}"
                                                                for t, p in sorted(th.partitions))})
     return text_table(rows)
 
@@ -81,13 +82,13 @@ def message_counts(c: Cluster, since_ms: int = 0, until_ms: int | None = None,
             counts[(mtype, str(node), str(dst))] += 1
     rows = [{"request": m, "from": s, "to": d, "count": n}
             for (m, s, d), n in sorted(counts.items())]
-    return text_table(rows) if rows else Text("(no such requests)")
+    return text_table(rows) if rows else Text(tr("(no such requests)"))
 
 
 def landed_table(c: Cluster, results, topic: str = TOPIC) -> Text:
     """Where each of a producer's records landed: partition, offset and the leader then."""
     rows = [{"value": r.value, "partition": r.partition, "offset": r.offset,
-             "leader that took the write": c.leader(topic, r.partition)} for r in results]
+             N_("leader that took the write"): c.leader(topic, r.partition)} for r in results]
     return text_table(rows)
 
 
@@ -115,7 +116,8 @@ def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3
     try:
         c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     except ClusterError as exc:
-        return Text(f"{exc}\n(every copy of a partition must sit on a different broker)")
+        return Text(f"{exc}\n" + tr("(every copy of a partition must sit on a different "
+                                     "broker)"))
     roles = broker_roles(c, "demo")
     return Text(c.describe("demo") + "\n" + roles)
 

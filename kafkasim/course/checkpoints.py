@@ -15,7 +15,7 @@ from kafkasim.check import attach
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 
 SEED = 10
 TOPIC = "t"
@@ -42,7 +42,7 @@ def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> T
     for b in sorted(cluster.assignment(topic)[partition]):
         log = cluster.log(b, topic, partition)
         rows.append({"broker": b, "state": cluster.brokers[b].state, "LEO": log.log_end_offset,
-                     "HW": log.high_watermark, "recovery point": log.recovery_point})
+                     "HW": log.high_watermark, N_("recovery point"): log.recovery_point})
     return text_table(rows)
 
 
@@ -50,7 +50,7 @@ def recoveries(cluster: Cluster, since_ms: int = 0) -> Text:
     """The "log_recovery" trace rows (what a restarted broker loaded) since ``since_ms``."""
     rows = [{"t (ms)": r[0], "broker": r[2], "loaded": str(r[5])}
             for r in cluster.trace.rows if r[1] == "log_recovery" and r[0] >= since_ms]
-    return text_table(rows) if rows else Text("(no log recovery)")
+    return text_table(rows) if rows else Text(tr("(no log recovery)"))
 
 
 # -- the notebook's set-up, replayed to grade ----------------------------------------------------
@@ -87,8 +87,8 @@ def _replay(fault: str, wait_ms: int = 0, seed: int = SEED) -> tuple[int, int]:
 def restart_view(fault: str = "crash") -> Text:
     """Explorer: the set-up, then ``fault`` on a follower and a restart: what it loads."""
     leo, hw = _replay(fault)
-    return Text(f"{fault} of a follower, then start: it loads LEO {leo}, HW {hw} "
-                "(its checkpoint said HW 5; the leader's HW was 8)")
+    return Text(tr("{fault} of a follower, then start: it loads LEO {leo}, HW {hw} (its "
+                   "checkpoint said HW 5; the leader's HW was 8)", fault=fault, leo=leo, hw=hw))
 
 
 def _int(answer) -> int | None:

@@ -16,8 +16,11 @@ from kafkasim.course.i18n import tr
 NO_ANSWER = "Not answered yet: replace None with your answer and run the cell again."
 
 
-def no_answer() -> str:
-    """``NO_ANSWER`` in the course language."""
+def no_answer(what: str | None = None) -> str:
+    """``NO_ANSWER`` in the course language; with ``what`` (already translated, e.g.
+    ``tr("a number")``), the message of an exercise whose placeholder is ``...``."""
+    if what is not None:
+        return tr("Not answered yet: replace ... with {what} and run again.", what=what)
     return tr("Not answered yet: replace None with your answer and run the cell again.")
 REVEAL_AFTER = 2      # wrong tries at one check before its feedback states the right answer
 
@@ -34,9 +37,10 @@ _STYLES = {   # (border, background, label colour): the label's words carry the 
 class CheckResult:
     """The outcome of a check. ``bool(result)`` is True when the answer was right."""
 
-    def __init__(self, ok: bool, message: str) -> None:
+    def __init__(self, ok: bool, message: str, *, unanswered: bool = False) -> None:
         self.ok = ok
         self.message = message
+        self.unanswered = unanswered
 
     def __bool__(self) -> bool:
         return self.ok
@@ -45,7 +49,8 @@ class CheckResult:
         return self.message
 
     def _repr_html_(self) -> str:
-        kind = "pass" if self.ok else ("todo" if self.message == no_answer() else "fail")
+        todo = self.unanswered or self.message == no_answer()
+        kind = "pass" if self.ok else ("todo" if todo else "fail")
         return feedback_html(kind, self.message)
 
     def _ipython_display_(self) -> None:
@@ -110,9 +115,15 @@ def _result(ok: bool, message: str, *, answer: str | None = None) -> CheckResult
     return _show(CheckResult(False, text))
 
 
+def unanswered(what: str | None = None) -> CheckResult:
+    """Show "Not answered yet" (``no_answer``), styled as such rather than as a wrong answer:
+    what every check says to an answer left as ``None`` (or as ``...``, with ``what``)."""
+    return _show(CheckResult(False, no_answer(what), unanswered=True))
+
+
 def _missing(*answers) -> CheckResult | None:
     if any(a is None or a is Ellipsis for a in answers):
-        return _show(CheckResult(False, no_answer()))
+        return unanswered()
     return None
 
 

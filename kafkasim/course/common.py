@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kafkasim.cluster import Cluster
+from kafkasim.course.i18n import tr
 
 #: The release the first part of the course (notebooks 00-06) is told in: the study notes'
 #: ZooKeeper-era Kafka. Today's Kafka (4.x, KRaft only, ELR on) is the simulator's default and
@@ -37,12 +38,13 @@ def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = 
             columns = [str(i) for i in range(len(rows[0]) if rows else 0)]
     cells = [[_fmt(r.get(c) if isinstance(r, dict) else r[i]) for i, c in enumerate(columns)]
              for r in rows]
+    heads = [tr(c) for c in columns]      # a header marked N_("...") reads in the course language
     widths = [max([_width(c)] + [_width(row[i]) for row in cells])
-              for i, c in enumerate(columns)]
+              for i, c in enumerate(heads)]
     out = []
     if title:
         out.append(title)
-    out.append("  ".join(_ljust(c, w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    out.append("  ".join(_ljust(c, w) for c, w in zip(heads, widths, strict=True)).rstrip())
     out.append("  ".join("-" * w for w in widths))
     for row in cells:
         out.append("  ".join(_ljust(v, w) for v, w in zip(row, widths, strict=True)).rstrip())
@@ -65,7 +67,7 @@ def _fmt(v) -> str:
     if v is None:
         return "-"
     if isinstance(v, bool):
-        return "yes" if v else "no"
+        return tr("yes") if v else tr("no")
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(str(x) for x in v) + "]"
     if isinstance(v, float):

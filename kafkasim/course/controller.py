@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
@@ -92,10 +92,12 @@ def retried_errors(producer) -> Text:
     for r in results:
         for err in r.errors[:1]:
             counts[err] = counts.get(err, 0) + 1
-    rows = [{"first error": e, "records retried": n} for e, n in sorted(counts.items())]
+    rows = [{N_("first error"): e, N_("records retried"): n} for e, n in sorted(counts.items())]
     pending = producer.pending()
-    return Text(f"{text_table(rows)}\nacked {len(producer.acked())}, failed "
-                f"{len(producer.failed())}, pending {pending}, of {len(results)} records")
+    return Text(f"{text_table(rows)}\n" + tr("acked {acked}, failed {failed}, pending {pending}, "
+                                             "of {n} records", acked=len(producer.acked()),
+                                             failed=len(producer.failed()), pending=pending,
+                                             n=len(results)))
 
 
 # -- exercises ------------------------------------------------------------------------------------

@@ -21,7 +21,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from kafkasim.cluster import Cluster
-from kafkasim.course.checks import CheckResult, _form, _missing, _result, _show, _want_int
+from kafkasim.course.checks import (
+    CheckResult,
+    _form,
+    _missing,
+    _result,
+    _want_int,
+    unanswered,
+)
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import tr
 from kafkasim.protocol import rules
@@ -48,8 +55,8 @@ def zk_election(assignment: Iterable[int], isr: Iterable[int], live: Iterable[in
     leader, was_unclean = rules.offline_partition_leader_election(
         list(assignment), list(isr), list(live), unclean)
     if leader is None:
-        return "no leader (offline)"
-    return f"{leader} ({'unclean' if was_unclean else 'clean'})"
+        return tr("no leader (offline)")
+    return f"{leader} ({tr('unclean') if was_unclean else tr('clean')})"
 
 
 def kraft_election(replicas: Iterable[int], isr: Iterable[int], elr: Iterable[int] = (),
@@ -87,20 +94,20 @@ def ladder_view(isr: str = "", elr: str = "2", last_known_elr: str = "", fenced:
     leader, was_unclean = kraft_election([1, 2, 3], isr_l, elr_l, lke_l, ok, unclean,
                                          kafka_version)
     if leader is None:
-        rung = "nobody: Leader: none (offline)"
+        rung = tr("nobody: Leader: none (offline)")
     elif leader in isr_l:
-        rung = "from the ISR (clean)"
+        rung = tr("from the ISR (clean)")
     elif not isr_l and leader in elr_l:
-        rung = "from the ELR (clean)"
+        rung = tr("from the ELR (clean)")
     elif was_unclean and not isr_l and not elr_l and lke_l == [leader]:
-        rung = "the last known leader (counted as unclean)"
+        rung = tr("the last known leader (counted as unclean)")
     else:
-        rung = "unclean: the first acceptable replica"
+        rung = tr("unclean: the first acceptable replica")
     state = (f"Kafka {kafka_version}  Replicas: 1,2,3  Isr: {isr}  Elr: {elr}  "
              f"LastKnownElr: {last_known_elr}  fenced: {fenced or '-'}  "
              f"unclean.leader.election.enable={str(bool(unclean)).lower()}")
     who = "none" if leader is None else leader
-    return Text(f"{state}\nelected: {who}, {rung}")
+    return Text(state + "\n" + tr("elected: {who}, {rung}", who=who, rung=rung))
 
 
 # -- what a run did -------------------------------------------------------------------------------
@@ -132,11 +139,12 @@ def verdict(checker) -> Text:
     bad = Counter(v.invariant for v in checker.violations)
     for name, n in sorted(bad.items()):
         first = next(v for v in checker.violations if v.invariant == name)
-        lines.append(f"VIOLATION {name} x{n}; first at t={first.time_ms} ms: {first.message}")
+        lines.append(tr("VIOLATION {name} x{n}; first at t={t} ms: {message}", name=name, n=n,
+                        t=first.time_ms, message=first.message))
     allowed = Counter((v.invariant, v.allowed_because) for v in checker.allowed)
     for (name, why), n in sorted(allowed.items()):
-        lines.append(f"allowed   {name} x{n}: {why}")
-    return Text("\n".join(lines) if lines else "no violation, nothing lost")
+        lines.append(tr("allowed   {name} x{n}: {why}", name=name, n=n, why=why))
+    return Text("\n".join(lines) if lines else tr("no violation, nothing lost"))
 
 
 def acked_losses(checker) -> tuple[int, int]:
@@ -205,9 +213,7 @@ def check_elr_saves(faults: Callable[[Cluster], None] | None) -> CheckResult:
 
 
 def _unanswered() -> CheckResult:
-    msg = tr("Not answered yet: replace ... with a broker id (or None for no leader) and run "
-             "again.")
-    return _show(CheckResult(False, msg))
+    return unanswered(tr("a broker id (or None for no leader)"))
 
 
 # -- exercise 2: the ZooKeeper-era offline election ------------------------------------------------

@@ -17,7 +17,7 @@ from kafkasim.check import attach
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.protocol import rules
 
 SEED = 9
@@ -47,9 +47,9 @@ def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Tex
         log = cluster.log(b, topic, partition)
         rows.append({
             "broker": b,
-            "records (offset epoch value)": " ".join(
+            N_("records (offset epoch value)"): " ".join(
                 f"{o}:{e}:{v}" for o, e, v in cluster.log_records(b, topic, partition)),
-            "epoch cache [(epoch, start)]": [tuple(e) for e in log.leader_epoch_cache.entries]
+            N_("epoch cache [(epoch, start)]"): [tuple(e) for e in log.leader_epoch_cache.entries]
             if has_cache else "-",
             "LEO": log.log_end_offset, "HW": log.high_watermark})
     return text_table(rows)

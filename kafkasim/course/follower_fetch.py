@@ -19,7 +19,7 @@ from collections.abc import Callable
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.protocol.replica_manager import select_read_replica
 
 SEED = 13
@@ -57,8 +57,8 @@ def serving_view(c: Cluster, topic: str, partition: int = 0) -> Text:
         leo, hw = r["LEO"], r["HW"]
         rows.append({"broker": r["broker"], "rack": c.brokers[r["broker"]].rack or "",
                      "role": "leader" if r["broker"] == leader else "follower",
-                     "LEO": leo, "HW": hw, "serves offsets": f"0..{hw - 1}" if hw else "none",
-                     "held, not served": list(range(hw, leo))})
+                     "LEO": leo, "HW": hw, N_("serves offsets"): f"0..{hw - 1}" if hw else "none",
+                     N_("held, not served"): list(range(hw, leo))})
     return text_table(rows)
 
 
@@ -80,7 +80,8 @@ def rack_view(client_rack: str = "b", selector: bool = True, kafka_version: str 
     got = cons.poll()
     return Text(f"Kafka {kafka_version}, racks {racks}, replica.selector.class="
                 f"{RACK_AWARE if selector else 'null'}, client.rack={client_rack!r}\n"
-                f"read {len(got)} records, now fetching from broker {cons.fetching_from('orders')}")
+                + tr("read {n} records, now fetching from broker {b}", n=len(got),
+                     b=cons.fetching_from("orders")))
 
 
 # -- exercises ------------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def leader_view(c: Cluster, topic: str, partition: int = 0) -> Text:
     leader = c.partition_state(topic, partition)["leader"]
     part = _partition(c, leader, topic, partition)
     rows = [{"follower": r, "rack": c.brokers[r].rack or "", "LEO": st.log_end_offset,
-             "log start": st.log_start_offset,
-             "ms since caught up": c.now - st.last_caught_up_time_ms, "in ISR": r in part.isr}
+             N_("log start"): st.log_start_offset,
+             N_("ms since caught up"): c.now - st.last_caught_up_time_ms, "in ISR": r in part.isr}
             for r, st in sorted(part.remote.items())]
     return text_table(rows)

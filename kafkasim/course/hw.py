@@ -20,6 +20,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     show_source,
     text_table,
 )
+from kafkasim.course.i18n import N_, tr
 from kafkasim.protocol import rules
 from kafkasim.protocol.rules import ReplicaState
 
@@ -60,7 +61,8 @@ def log_listing(c: Cluster, topic: str, partition: int = 0) -> Text:
             cells.append("|")
         role = "leader  " if b == leader else "follower"
         lines.append(f"broker {b} ({role}): {' '.join(cells)}")
-    lines.append(f"'|' = the leader's high watermark, HW = {hw}: offsets 0..{hw - 1} committed")
+    lines.append(tr("'|' = the leader's high watermark, HW = {hw}: offsets 0..{last} "
+                    "committed", hw=hw, last=hw - 1))
     return Text("\n".join(lines))
 
 
@@ -104,7 +106,7 @@ def follower_hw_delay(s: Stepper) -> Text:
     leader = s.c.leader(s.topic)
     t0 = first[f"broker {leader}"]
     rows = [{"replica": k + (" (leader)" if k == f"broker {leader}" else ""),
-             "HW 7 at t(ms)": t, "after the leader (ms)": t - t0}
+             "HW 7 at t(ms)": t, N_("after the leader (ms)"): t - t0}
             for k, t in sorted(first.items())]
     return text_table(rows)
 
@@ -118,7 +120,7 @@ def commit_frame(s: Stepper, i: int) -> Text:
         leo, hw = r.state[b]
         cells = " ".join(("[" + str(o) + "]") if o < hw else f" {o} " for o in range(leo))
         lines.append(f"  broker {b}: {cells}   LEO {leo}  HW {hw}")
-    lines.append("  [n] = below this replica's HW (it knows n is committed)")
+    lines.append("  " + tr("[n] = below this replica's HW (it knows n is committed)"))
     return Text("\n".join(lines))
 
 

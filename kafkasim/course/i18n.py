@@ -7,7 +7,10 @@ notebook catalogs, so a change in an English message shows up there as untransla
 The language is, in order: ``set_language(...)`` if called; the ``KAFKASIM_LANG`` environment
 variable; ``ko`` when the kernel runs in ``notebooks/ko/`` (a Korean notebook's own folder, which is
 where JupyterLab starts its kernel); else English. Messages with values use ``str.format`` fields,
-translated as a whole: ``tr("the leader is broker {b}.", b=2)``.
+translated as a whole: ``tr("the leader is broker {b}.", b=2)``. A message kept in a table and
+translated where it is printed is marked ``N_("...")`` (a table header: ``text_table`` translates
+its headers). ``kafkasim.widgets`` prints the player's readout through this ``tr`` too, once the
+course is loaded (``kafkasim.widgets._render.tr``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,12 @@ def catalog(lang: str) -> dict[str, str]:
 
     po = polib.pofile(str(path), encoding="utf-8")
     return {e.msgid: e.msgstr for e in po.translated_entries() if "fuzzy" not in e.flags}
+
+
+def N_(message: str, /) -> str:
+    """Mark a message kept in a table for translation where it is printed (``tr(TABLE[k])``):
+    returns it unchanged, and ``scripts/i18n.py`` collects it as it does ``tr("...")``."""
+    return message
 
 
 def tr(message: str, /, **fields) -> str:

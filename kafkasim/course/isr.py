@@ -20,6 +20,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     show_source,
     text_table,
 )
+from kafkasim.course.i18n import tr
 from kafkasim.workload import RateWorkload
 
 SEED = 7
@@ -71,9 +72,10 @@ def message_rule_line(c: Cluster, max_messages: int, topic: str = TOPIC) -> Text
     """How far broker 103 is behind leader 101, and whether it is still in the ISR."""
     leo = leo_hw(c, topic)
     lag = leo[101][0] - leo[103][0]
-    verdict = "out of the ISR" if 103 not in c.isr(topic) else "still in the ISR"
-    return Text(f"replica.lag.max.messages={max_messages}: broker 103 is {lag} message(s) "
-                f"behind the leader -> {verdict}   (ISR {c.isr(topic)})")
+    verdict = tr("out of the ISR") if 103 not in c.isr(topic) else tr("still in the ISR")
+    return Text(tr("replica.lag.max.messages={max_messages}: broker 103 is {lag} message(s) "
+                   "behind the leader -> {verdict}   (ISR {isr})", max_messages=max_messages,
+                   lag=lag, verdict=verdict, isr=c.isr(topic)))
 
 
 LAG_RULE_SCENARIOS = (
@@ -244,8 +246,9 @@ def pause_summary(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
     expired = [r for r in c.trace.rows if r[1] == "zk_session_expired" and r[2] == "zookeeper"]
     note = ""
     if expired:
-        note = (f"\nbroker 3's ZooKeeper session expired at t={expired[0][0]} ms (no ping for "
-                f"zookeeper.session.timeout.ms): the controller dropped it from the ISR too")
+        note = "\n" + tr("broker 3's ZooKeeper session expired at t={t} ms (no ping for "
+                         "zookeeper.session.timeout.ms): the controller dropped it from the ISR "
+                         "too", t=expired[0][0])
     return Text(f"replica.lag.time.max.ms={lag_ms}, GC pause of {pause_ms} ms at "
                 f"t={PAUSE_AT_MS} ms\n{isr_changes(c, TOPIC)}{note}")
 
@@ -270,14 +273,17 @@ def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
             continue
         line = None
         if kind == "isr_proposed":
-            line = f"leader {node} proposes {detail}"
+            line = tr("leader {node} proposes {detail}", node=node, detail=detail)
         elif kind == "isr" and tp == topic:
-            line = (f"leader {node} writes ISR {list(detail[1])} to ZooKeeper itself" if zk_write
-                    else f"leader {node} applies the committed ISR {list(detail[1])}")
+            isr = list(detail[1])
+            line = (tr("leader {node} writes ISR {isr} to ZooKeeper itself", node=node, isr=isr)
+                    if zk_write else tr("leader {node} applies the committed ISR {isr}",
+                                        node=node, isr=isr))
         elif kind == "controller":
             line = f"controller {node}: {detail}"
         elif kind == "isr_change_notification":
-            line = f"broker {node} queues /isr_change_notification for the controller"
+            line = tr("broker {node} queues /isr_change_notification for the controller",
+                      node=node)
         elif kind == "send" and detail[0] in ("AlterPartitionRequest", "AlterPartitionResponse",
                                               "UpdateMetadataRequest"):
             line = f"{detail[0]} {node} -> {detail[1]}"

@@ -17,6 +17,7 @@ from functools import lru_cache
 from kafkasim import metrics as M
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import N_, tr
 from kafkasim.workload import RateWorkload
 
 SEED = 6
@@ -61,9 +62,9 @@ INCIDENTS = {
     "flapping": [(k, k + 20000) for k in range(0, 10 * MINUTE, MINUTE)],   # 20 s of every 60 s
 }
 INCIDENT_TEXT = {
-    "blip": "broker 3 cut off from the other brokers once, for 30 s",
-    "outage": "broker 3 cut off for 7 minutes",
-    "flapping": "broker 3 cut off for 20 s of every minute, for 10 minutes",
+    "blip": N_("broker 3 cut off from the other brokers once, for 30 s"),
+    "outage": N_("broker 3 cut off for 7 minutes"),
+    "flapping": N_("broker 3 cut off for 20 s of every minute, for 10 minutes"),
 }
 TIMELINE = (("blip", 2 * MINUTE), ("outage", 9 * MINUTE), ("flapping", 24 * MINUTE))
 
@@ -196,12 +197,12 @@ def alert_report(c: Cluster, for_ms: int | None = None, *, timeline: bool = True
     for rule in RULES:
         for b, pts in sorted(condition_series(c, rule).items()):
             for s, e in firing_intervals(alert_states(pts, for_ms or rule.for_ms)):
-                row = {"alert": rule.name, "broker": b, "firing from": minsec(s),
+                row = {"alert": rule.name, "broker": b, N_("firing from"): minsec(s),
                        "until": minsec(e)}
                 if timeline:
                     row["during"] = incident_at(s)
                 rows.append(row)
-    return text_table(rows) if rows else Text("(no alert fired)")
+    return text_table(rows) if rows else Text(tr("(no alert fired)"))
 
 
 def incident_at(t: int) -> str:
@@ -235,10 +236,10 @@ def incident_summary(c: Cluster) -> Text:
         window = [(t, v) for t, v in urp_total if start <= t <= end + MINUTE]
         urp_s = sum(SCRAPE_MS for _t, v in window if v > 0) // 1000
         sh = [v for t, v in shrinks_total if start <= t <= end + MINUTE]
-        rows.append({"incident": kind, "what": INCIDENT_TEXT[kind],
-                     "scrapes with URP > 0 (s)": urp_s,
+        rows.append({"incident": kind, "what": tr(INCIDENT_TEXT[kind]),
+                     N_("scrapes with URP > 0 (s)"): urp_s,
                      "ISR shrinks": int(sh[-1] - sh[0]) if sh else 0,
-                     "alerts fired": sorted(fired.get(kind, ())) or "none"})
+                     N_("alerts fired"): sorted(fired.get(kind, ())) or "none"})
     return text_table(rows)
 
 
@@ -293,9 +294,9 @@ def incident_view(incident: str = "outage", for_minutes: int = 5) -> list:
     validate_incident(incident, for_minutes)
     c = single_incident(incident)
     for_ms = for_minutes * MINUTE
-    text = Text(f"{INCIDENT_TEXT[incident]} (from 01:00); rules evaluated every "
-                f"{SCRAPE_MS // 1000} s with 'for: {for_minutes}m'\n"
-                f"{text_table(_incident_rows(c, for_ms))}")
+    text = Text(tr("{incident} (from 01:00); rules evaluated every {s} s with 'for: {m}m'",
+                   incident=tr(INCIDENT_TEXT[incident]), s=SCRAPE_MS // 1000, m=for_minutes)
+                + f"\n{text_table(_incident_rows(c, for_ms))}")
     return [text, alerts_plot(c, for_ms)]
 
 
@@ -349,20 +350,20 @@ def alerts_plot(c: Cluster, for_ms: int | None = None):
 
 
 MBEANS = (
-    (M.UNDER_REPLICATED, "gauge", "partitions this broker leads whose ISR is smaller than the "
-                                  "replica list"),
+    (M.UNDER_REPLICATED, "gauge", N_("partitions this broker leads whose ISR is smaller than "
+                                     "the replica list")),
     (M.partition_mbean("InSyncReplicasCount", "<t>", "<p>"), "gauge",
-     "ISR size of one partition, reported by its leader (0 on the other brokers)"),
-    (M.ISR_SHRINKS, "meter", "ISR shrinks committed on partitions this broker leads"),
-    (M.ISR_EXPANDS, "meter", "ISR expansions committed on partitions this broker leads"),
-    (M.UNDER_MIN_ISR, "gauge", "led partitions whose ISR is below min.insync.replicas"),
-    (M.MAX_LAG, "gauge", "largest lag (records) of this broker's follower replicas"),
-    (M.OFFLINE_PARTITIONS, "gauge", "partitions without a leader (active controller only)"),
+     N_("ISR size of one partition, reported by its leader (0 on the other brokers)")),
+    (M.ISR_SHRINKS, "meter", N_("ISR shrinks committed on partitions this broker leads")),
+    (M.ISR_EXPANDS, "meter", N_("ISR expansions committed on partitions this broker leads")),
+    (M.UNDER_MIN_ISR, "gauge", N_("led partitions whose ISR is below min.insync.replicas")),
+    (M.MAX_LAG, "gauge", N_("largest lag (records) of this broker's follower replicas")),
+    (M.OFFLINE_PARTITIONS, "gauge", N_("partitions without a leader (active controller only)")),
 )
 
 
 def mbean_table() -> Text:
-    return text_table([{"MBean": m, "type": k, "meaning": d} for m, k, d in MBEANS])
+    return text_table([{"MBean": m, "type": k, "meaning": tr(d)} for m, k, d in MBEANS])
 
 
 # -- exercises ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, settle, text_table
+from kafkasim.course.i18n import N_, tr
 
 SEED = 4
 TOPIC = "orders"
@@ -36,20 +37,22 @@ def positions_table(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0
     """The four offsets, who keeps each, and (with ``prediction``) what you predicted."""
     p = positions(c, consumer, topic, partition)
     group = consumer.config.get("group.id", "?")
-    where = {"committed": f"group '{group}' (the __consumer_offsets topic)",
-             "position": "the consumer's memory", "HW": "the leader", "LEO": "the leader"}
-    names = {"committed": "last committed offset", "position": "current position",
-             "HW": "high watermark (HW)", "LEO": "log end offset (LEO)"}
+    where = {"committed": tr("group '{group}' (the __consumer_offsets topic)", group=group),
+             "position": tr("the consumer's memory"), "HW": tr("the leader"),
+             "LEO": tr("the leader")}
+    names = {"committed": tr("last committed offset"), "position": tr("current position"),
+             "HW": tr("high watermark (HW)"), "LEO": tr("log end offset (LEO)")}
     rows = []
     for k in ("committed", "position", "HW", "LEO"):
-        row = {"offset": names[k], "value": p[k], "kept by": where[k]}
+        row = {"offset": names[k], "value": p[k], N_("kept by"): where[k]}
         if prediction is not None:
             guess = prediction.get(k)
-            row["you predicted"] = guess
-            row["match"] = "" if guess is None else ("yes" if guess == p[k] else "NO")
+            row[tr("you predicted")] = guess
+            row[tr("match")] = "" if guess is None else (tr("yes") if guess == p[k] else tr("NO"))
         rows.append(row)
     lag = consumer.lag(topic, partition)
-    return Text(text_table(rows) + f"\nconsumer's records-lag (HW - position): {lag}")
+    return Text(text_table(rows) + "\n" + tr("consumer's records-lag (HW - position): {lag}",
+                                              lag=lag))
 
 
 def log_line(p: dict) -> str:
@@ -62,8 +65,8 @@ def log_line(p: dict) -> str:
         if v is not None and 0 <= v <= n:
             under[v] = (under[v].strip() + label).ljust(4)
     return ("".join(cells) + "\n" + "".join(under).rstrip() +
-            "\n[n] committed (below HW)   (n) on the leader only   C committed offset, "
-            "P position, H HW, L LEO (each marks the start of that offset's cell)")
+            "\n" + tr("[n] committed (below HW)   (n) on the leader only   C committed offset, "
+                      "P position, H HW, L LEO (each marks the start of that offset's cell)"))
 
 
 def positions_figure(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int, _want_ints
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
 from kafkasim.protocol.placement import assign_replicas_to_brokers, rack_alternated_broker_list
@@ -53,7 +53,7 @@ def spread(assignment: dict[int, list[int]], racks: dict[int, str]) -> Text:
     """One row per partition: replicas, their racks, and how many distinct racks hold a copy."""
     return text_table([{"partition": p, "replicas": r,
                         "racks": "".join(racks.get(b) or "-" for b in r),
-                        "distinct racks": len({racks.get(b) for b in r})}
+                        N_("distinct racks"): len({racks.get(b) for b in r})}
                        for p, r in sorted(assignment.items())])
 
 
@@ -102,7 +102,9 @@ def placement_view(layout: str = "3 racks x 2", placer: str = "KRaft striped",
 def checker_verdict(suite) -> str:
     """The invariants a ``kafkasim.check.attach`` suite found violated, or that none was."""
     bad = sorted({v.invariant for v in suite.violations})
-    return "VIOLATED " + ", ".join(bad) if bad else "no violation, no acknowledged write lost"
+    if bad:
+        return tr("VIOLATED {names}", names=", ".join(bad))
+    return tr("no violation, no acknowledged write lost")
 
 
 # -- exercises ----------------------------------------------------------------------------------

@@ -26,13 +26,13 @@ from kafkasim.course.checks import (
     _form,
     _missing,
     _result,
-    _show,
     _want_bool,
     _want_int,
+    unanswered,
 )
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.elections import show_source, verdict
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.metrics import PREFERRED_IMBALANCE
 
 SEED = 12
@@ -49,7 +49,8 @@ def leader_counts(c: Cluster, topic: str = TOPIC) -> Text:
         not_led = [p for p in preferred if c.leader(topic, p) != b]
         ratio = f"{len(not_led)}/{len(preferred)}" if preferred else "-"
         rows.append({"broker": b, "leads": sum(c.leader(topic, p) == b for p in range(n)),
-                     "preferred for": len(preferred), "imbalance (not led/preferred)": ratio})
+                     N_("preferred for"): len(preferred),
+                     N_("imbalance (not led/preferred)"): ratio})
     return text_table(rows)
 
 
@@ -79,20 +80,15 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
     lines = [f"imbalance = {not_led}/{preferred_for} = {ratio:.0%}; "
              f"leader.imbalance.per.broker.percentage = {percentage}"]
     for who, yes in d.items():
-        lines.append(f"{who:16} {'preferred election' if yes else 'leave it'}")
+        lines.append(f"{who:16} {tr('preferred election') if yes else tr('leave it')}")
     return Text("\n".join(lines))
-
-
-def _unanswered(what: str) -> CheckResult:
-    msg = tr("Not answered yet: replace ... with {what} and run again.", what=what)
-    return _show(CheckResult(False, msg))
 
 
 # -- exercise 1: the two controllers' decision ----------------------------------------------------
 def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -> CheckResult:
     """Exercise: ``answer = {"3.7": bool, "4.3": bool}``, does each controller rebalance?"""
     if answer is Ellipsis:
-        return _unanswered('{"3.7": True/False, "4.3": True/False}')
+        return unanswered('{"3.7": True/False, "4.3": True/False}')
     if not isinstance(answer, dict) or set(answer) != {"3.7", "4.3"}:
         return _result(False, tr("answer with a dict {\"3.7\": True/False, \"4.3\": True/False}"))
     if (m := _form(*(_want_bool(answer[v], f"answer[{v!r}]")
@@ -133,7 +129,7 @@ def double_crash_cluster() -> Cluster:
 def check_imbalance_count(answer) -> CheckResult:
     """Exercise: the PreferredReplicaImbalanceCount of ``double_crash_cluster()`` at its end."""
     if answer is Ellipsis:
-        return _unanswered("a number")
+        return unanswered(tr("a number"))
     if (m := _form(_want_int(answer))) is not None:
         return m
     c = double_crash_cluster()

@@ -11,6 +11,7 @@ import platform
 from pathlib import Path
 
 from kafkasim.course.common import Text
+from kafkasim.course.i18n import tr
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
 
@@ -67,5 +68,5 @@ def setup_report() -> Text:
     if problems:
         raise RuntimeError("; ".join(problems) + ". Run `make lab` from the course folder, "
                            "then restart the kernel.")
-    lines.append("widgets: kernel and JupyterLab versions match the pinned pair")
+    lines.append(tr("widgets: kernel and JupyterLab versions match the pinned pair"))
     return Text("\n".join(lines))

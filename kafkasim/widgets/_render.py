@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import io
+import sys
 
 from matplotlib.figure import Figure
 
 DPI = 72
 TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
+
+
+def tr(message: str, /, **fields) -> str:
+    """``kafkasim.course.i18n.tr`` once the course is loaded (a Korean notebook imports it, and
+    the readout then speaks its language); English without it. Looked up, not imported: the
+    course package imports the widgets, and importing it from here would also restyle plots."""
+    course = sys.modules.get("kafkasim.course.i18n")
+    if course is not None:
+        return course.tr(message, **fields)
+    return message.format(**fields) if fields else message
 
 
 def png(fig: Figure, dpi: int = DPI) -> bytes:
@@ -41,8 +52,9 @@ def widget_bundle(widget, text: str, static_html: str) -> dict:
     data = dict(widget._repr_mimebundle_() or {})
     data["text/plain"] = text
     data["text/html"] = ("<div class='kafkasim-static'>" + static_html +
-                         "<div style='font-size:11px;color:#666'>A still image of the widget: "
-                         "run the cell for the interactive version.</div></div>")
+                         "<div style='font-size:11px;color:#666'>"
+                         + tr("A still image of the widget: run the cell for the interactive "
+                              "version.") + "</div></div>")
     return data
 
 

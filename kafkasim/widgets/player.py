@@ -30,7 +30,7 @@ from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.history import History
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
-from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, widget_bundle
+from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, tr, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario
 
 PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
@@ -72,12 +72,13 @@ def _history_for(source, every_ms: int | None, checks):
             if checks:
                 checker = BranchChecker(snapshots.dump(history.cluster), 0, history.now, names,
                                         first=suite.first, checked_from=history.times[0])
-            return history, checker, f"scenario {scenario.name!r}, seed {seed}", script
-        about = (f"scenario {scenario.name!r}, seed {seed}, changed after it ended: the player "
-                 "starts from the cluster's current state")
+            return history, checker, tr("scenario {name}, seed {seed}", name=repr(scenario.name),
+                                        seed=seed), script
+        about = tr("scenario {name}, seed {seed}, changed after it ended: the player starts "
+                   "from the cluster's current state", name=repr(scenario.name), seed=seed)
         source = source.cluster
     elif isinstance(source, Cluster):
-        about = f"cluster, seed {source.seed}"
+        about = tr("cluster, seed {seed}", seed=source.seed)
     else:
         raise TypeError(f"Player needs a Cluster, a Scenario or a ScenarioRun, got "
                         f"{type(source).__name__}")
@@ -246,10 +247,10 @@ class Player:
             # History (a scenario drives the cluster itself), so the new branch goes without them
             self.script = [(t, step) for t, step in self.script if t <= h.now]
             steps = ", ".join(f"{step} at t={t:,} ms" for t, step in dropped)
-            self.notice = (f"Acting at t={h.now:,} ms forked a new future: the scenario's "
-                           f"{len(dropped)} later scripted step(s) will not happen on this "
-                           f"branch ({steps}). A new Player of the scenario plays its whole "
-                           "script again.")
+            self.notice = tr("Acting at t={now} ms forked a new future: the scenario's {n} "
+                             "later scripted step(s) will not happen on this branch ({steps}). "
+                             "A new Player of the scenario plays its whole script again.",
+                             now=f"{h.now:,}", n=len(dropped), steps=steps)
         self._changed()
         return result
 
@@ -552,7 +553,8 @@ class Player:
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
         """The widget, with a still image and the readout as fallbacks (``widget_bundle``)."""
         text = f"{self!r}\n{self.readout_text()}"
-        static = (f"<b>t = {self.now:,} ms</b> · recorded to {self.horizon:,} ms"
+        static = (f"<b>t = {self.now:,} ms</b> · "
+                  + tr("recorded to {horizon} ms", horizon=f"{self.horizon:,}")
                   + (img_tag(self.png(), "replica logs") if self.topic else "")
                   + pre(self.readout_text()))
         return widget_bundle(self.widget, text, static)
@@ -588,8 +590,9 @@ def _consumer_row(group, client, topic, p, committed, position, hw, leo) -> dict
 
 
 def _readout_text(r: dict) -> str:
-    lines = [f"t = {r['time_ms']:,} ms · this branch runs {r['start_ms']:,} .. "
-             f"{r['horizon_ms']:,} ms · {r['about']}"]
+    lines = [tr("t = {now} ms · this branch runs {start} .. {horizon} ms · {about}",
+                now=f"{r['time_ms']:,}", start=f"{r['start_ms']:,}",
+                horizon=f"{r['horizon_ms']:,}", about=r["about"])]
     if r["topic"] is not None:
         lines += ["", f"$ kafka-topics --describe --topic {r['topic']}", r["describe"].rstrip()]
     if r["consumers"]:
@@ -598,21 +601,21 @@ def _readout_text(r: dict) -> str:
         table = [cols] + [tuple("-" if row[k] is None else str(row[k]) for k in cols)
                           for row in r["consumers"]]
         widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
-        lines += ["", "Consumers (LAG = HW - committed; records_lag = HW - position)"]
+        lines += ["", tr("Consumers (LAG = HW - committed; records_lag = HW - position)")]
         lines += ["  ".join(s.ljust(w) for s, w in zip(row, widths, strict=True)).rstrip()
                   for row in table]
     lines.append("")
     v = r["first_violation"]
     if not r["checked"]:
-        lines.append("Invariant checks: off")
+        lines.append(tr("Invariant checks: off"))
     elif v is None:
-        lines.append(f"First invariant violation: none (checked {r['checked_from_ms']:,} .. "
-                     f"{r['checked_to_ms']:,} ms)")
+        lines.append(tr("First invariant violation: none (checked {start} .. {end} ms)",
+                        start=f"{r['checked_from_ms']:,}", end=f"{r['checked_to_ms']:,}"))
     else:
-        lines.append("First invariant violation:")
+        lines.append(tr("First invariant violation:"))
         lines += ["  " + s for s in str(v).splitlines()]
     if r["actions"]:
-        lines += ["", "Actions on this branch:"] + ["  " + a for a in r["actions"]]
+        lines += ["", tr("Actions on this branch:")] + ["  " + a for a in r["actions"]]
     if r.get("notice"):
-        lines += ["", "Note: " + r["notice"]]
+        lines += ["", tr("Note: {notice}", notice=r["notice"])]
     return "\n".join(lines)
