@@ -89,7 +89,7 @@ PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
-          "UncleanLeaderElectionsPerSec")
+          "UncleanLeaderElectionsPerSec", "IncrementalFetchSessionEvictionsPerSec")
 
 
 @dataclass(slots=True)
@@ -224,6 +224,9 @@ class Broker:
     def cluster_racks(self) -> dict[int, str | None]:
         """broker.rack of every broker (what the metadata cache knows of each broker)."""
         return {b.id: b.rack for b in self.cluster.brokers.values()}
+
+    def mark_meter(self, name: str, count: int = 1) -> None:
+        self.meters[name] += count
 
     def not_leader_error(self) -> str:
         return E.NOT_LEADER_OR_FOLLOWER if self.rules.error_not_leader_or_follower \

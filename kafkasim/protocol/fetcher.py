@@ -4,6 +4,12 @@ One thread per (source broker, fetcher id), fetcher id = |31 * topic.hashCode + 
 ``num.replica.fetchers`` (AbstractFetcherManager.getFetcherId). A thread sends one Fetch at a time
 for all its partitions; partitions are ``Truncating`` (asking OffsetsForLeaderEpoch, KIP-101) or
 ``Fetching``. The thread is plain data: the broker (``ctx``) sends its requests and runs its timers.
+
+Since 1.1 (KIP-227, rule ``fetch_sessions``) the thread keeps a ``FetchSessionHandler`` for its
+leader, as ReplicaFetcherThread (1.1-3.x) / RemoteLeaderEndPoint (3.5+) do: a full fetch first,
+then incremental fetches naming only the partitions whose fetch position changed; partitions not
+ready (delayed, truncating) leave the session (``to_forget``). A session error or an unusable
+answer is ignored and the next fetch, sent at once, is full; a failed request closes the session.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kafkasim.protocol import errors as E
+from kafkasim.protocol.fetch_session import FetchSessionHandler, is_full
 from kafkasim.protocol.javautil import java_string_hash
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -76,10 +83,14 @@ class ReplicaFetcherThread:
     in_flight: int = -1          # correlation id of the outstanding request, -1 when idle
     wakeup_at_ms: int = -1       # a pending wake-up timer, -1 when none
     fetch_count: int = 0
-    # fetch offset of each partition in the outstanding request: a partition whose state moved
-    # on meanwhile (truncation, new leader epoch) ignores the answer, as AbstractFetcherThread
-    # does when currentFetchState.fetchOffset != the request's fetchOffset
-    requested: dict[tuple[str, int], int] = field(default_factory=dict)
+    # the FetchPartition of each partition in the outstanding request (with sessions: of each
+    # session partition, ReplicaFetch.partitionData): a partition whose state moved on meanwhile
+    # (truncation, new leader epoch) ignores the answer, as AbstractFetcherThread does when
+    # currentFetchState.fetchOffset != the request's fetchOffset
+    requested: dict = field(default_factory=dict)
+    # KIP-227 (1.1+): the FetchSessionHandler for the leader, made at the first fetch
+    session: FetchSessionHandler | None = None
+    fetch_corr: int = -1         # correlation id of the last Fetch sent
 
     @property
     def name(self) -> str:
@@ -108,35 +119,56 @@ class ReplicaFetcherThread:
                 return
             ready = [(tp, st) for tp, st in self.partitions.items()
                      if st.state == FETCHING and st.delayed_until_ms <= now]
+        rules = ctx.rules
+        session = self.session
+        if session is None and rules.fetch_sessions:
+            session = self.session = FetchSessionHandler(self.leader_id)
         if not ready:
             delays = [st.delayed_until_ms for st in self.partitions.values()
                       if st.delayed_until_ms > now]
             if delays:
                 self._wake_at(ctx, min(delays))
+            if session is not None and session.session_partitions and \
+                    not is_full(session.epoch):
+                # buildFetch: no partition ready but some to forget: the fetch still goes,
+                # carrying only toForget (the leader then closes the emptied session)
+                self._send_fetch(ctx, [], session)
             return
         cfg = ctx.config
-        rules = ctx.rules
         fencing = rules.current_leader_epoch_fencing
         diverging = rules.fetch_diverging_epoch
         max_bytes = cfg["replica.fetch.max.bytes"]
         logs = ctx.logs
-        parts = []
-        requested = {}
-        for tp, st in ready:
-            offset = st.fetch_offset
-            parts.append(FetchPartition(
-                tp[0], tp[1], offset,
-                st.current_leader_epoch if fencing else -1,
-                st.last_fetched_epoch if diverging else -1,
-                logs[tp].log_start_offset, max_bytes))
-            requested[tp] = offset
+        parts = [FetchPartition(tp[0], tp[1], st.fetch_offset,
+                                st.current_leader_epoch if fencing else -1,
+                                st.last_fetched_epoch if diverging else -1,
+                                logs[tp].log_start_offset, max_bytes)
+                 for tp, st in ready]
+        self._send_fetch(ctx, parts, session)
+
+    def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
+        """Send one Fetch for ``parts`` (the ready partitions): all of them when sessionless or
+        full, the changed ones when incremental (FetchSessionHandler.Builder.build)."""
+        cfg = ctx.config
         corr = ctx.next_correlation_id()
         self.in_flight = corr
+        self.fetch_corr = corr
         self.fetch_count += 1
-        self.requested = requested
-        req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
-                           cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
-                           tuple(parts), fetcher_id=self.fetcher_id)
+        if session is None:
+            self.requested = {(fp.topic, fp.partition): fp for fp in parts}
+            req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
+                               cfg["replica.fetch.min.bytes"],
+                               cfg["replica.fetch.response.max.bytes"],
+                               tuple(parts), fetcher_id=self.fetcher_id)
+        else:
+            sid, epoch = session.session_id, session.epoch
+            to_send, to_forget = session.build(parts)
+            self.requested = session.session_partitions
+            req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
+                               cfg["replica.fetch.min.bytes"],
+                               cfg["replica.fetch.response.max.bytes"],
+                               to_send, fetcher_id=self.fetcher_id, session_id=sid,
+                               session_epoch=epoch, to_forget=to_forget)
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _wake_at(self, ctx: FetcherContext, when: int) -> None:
@@ -154,6 +186,8 @@ class ReplicaFetcherThread:
         if correlation_id != self.in_flight:
             return
         self.in_flight = -1
+        if self.session is not None and correlation_id == self.fetch_corr:
+            self.session.handle_error()   # a failed Fetch (not OffsetsForLeaderEpoch)
         backoff = ctx.config["replica.fetch.backoff.ms"]
         for st in self.partitions.values():
             st.delayed_until_ms = ctx.now + backoff
@@ -218,13 +252,19 @@ class ReplicaFetcherThread:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
+        if self.session is not None and not self.session.handle_response(resp):
+            self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
+            return
         partitions = self.partitions
         requested = self.requested
         logs = ctx.logs
         for pd in resp.partitions:
             tp = (pd.topic, pd.partition)
             st = partitions.get(tp)
-            if st is None or st.state != FETCHING or requested.get(tp) != st.fetch_offset:
+            if st is None or st.state != FETCHING:
+                continue
+            sent = requested.get(tp)
+            if sent is None or sent.fetch_offset != st.fetch_offset:
                 continue
             log = logs[tp]
             err = pd.error

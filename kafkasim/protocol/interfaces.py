@@ -98,6 +98,9 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     def cluster_racks(self) -> Mapping[int, str | None]:
         """broker.rack of every broker (KIP-392's replica selector)."""
 
+    def mark_meter(self, name: str, count: int = 1) -> None:
+        """Mark a broker meter (``...PerSec``, e.g. IncrementalFetchSessionEvictionsPerSec)."""
+
 
 class FollowerLogs(Protocol):
     logs: Mapping[tuple[str, int], Log]

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
-from kafkasim.protocol import producer_state, rules
+from kafkasim.protocol import fetch_session, producer_state, rules
+from kafkasim.protocol.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
 from kafkasim.protocol.messages import (
     FetchPartitionData,
     FetchRequest,
@@ -84,18 +85,24 @@ class DelayedProduce:
 
 @dataclass(slots=True)
 class DelayedFetch:
-    """A fetch parked until enough bytes are available or MaxWaitMs passes."""
+    """A fetch parked until enough bytes are available or MaxWaitMs passes.
+
+    ``partitions`` are the fetchInfos read (the request's, or with an incremental fetch session
+    every session partition); ``context`` the request's FetchContext (None: sessionless)."""
 
     id: int
     src: int | str
     request: FetchRequest
     deadline_ms: int
     timeout_id: int = -1
+    partitions: tuple | list = ()
+    context: fetch_session.FetchContext | None = None
 
 
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
-                 "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id")
+                 "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
+                 "fetch_sessions")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -105,6 +112,8 @@ class ReplicaManager:
         self.follower_fetch_waiters: dict[tuple[str, int], list[int]] = {}
         self.consumer_fetch_waiters: dict[tuple[str, int], list[int]] = {}
         self.next_delayed_id = 0
+        # KIP-227: the broker's FetchSessionCache (FetchManager), made at the first session fetch
+        self.fetch_sessions: fetch_session.FetchSessionCache | None = None
 
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
@@ -244,28 +253,60 @@ class ReplicaManager:
         self.wake_consumer_fetches(ctx, tp)
 
     # -- fetch ------------------------------------------------------------------------------
+    def session_cache(self, ctx: ReplicaManagerContext) -> fetch_session.FetchSessionCache:
+        """The FetchSessionCache (max.incremental.fetch.session.cache.slots; sharded from
+        3.8). Session ids are drawn from a JavaRandom seeded by broker id and start time."""
+        cache = self.fetch_sessions
+        if cache is None:
+            cache = self.fetch_sessions = fetch_session.FetchSessionCache.create(
+                ctx.config["max.incremental.fetch.session.cache.slots"],
+                ctx.rules.fetch_session_cache_sharded, ctx.id * 1_000_003 + ctx.now)
+        return cache
+
     def fetch_messages(self, ctx: ReplicaManagerContext, src, req: FetchRequest) -> None:
-        """ReplicaManager.fetchMessages: read now, or park in the fetch purgatory."""
+        """KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages: the fetch context
+        (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
+        fctx = None
+        parts = req.partitions
+        if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
+                                         or req.session_id != INVALID_SESSION_ID):
+            fctx = fetch_session.new_context(self.session_cache(ctx), req, ctx.now)
+            parts = fctx.partitions()
         datas = []
         total = 0
-        immediate = False
-        for fp in req.partitions:
+        immediate = not parts
+        for fp in parts:
             pd = self._read_partition(ctx, req, fp, update_follower_state=True)
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
             total += sum(pd.records.sizes)
         if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
-            ctx.send(src, FetchResponse(req.correlation_id, tuple(datas)))
+            ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
             return
-        df = DelayedFetch(self.next_delayed_id, src, req, ctx.now + req.max_wait_ms)
+        df = DelayedFetch(self.next_delayed_id, src, req, ctx.now + req.max_wait_ms,
+                          partitions=parts, context=fctx)
         self.next_delayed_id += 1
         self.delayed_fetch[df.id] = df
         waiters = self.follower_fetch_waiters if req.replica_id >= 0 \
             else self.consumer_fetch_waiters
-        for fp in req.partitions:
+        for fp in parts:
             waiters.setdefault((fp.topic, fp.partition), []).append(df.id)
         df.timeout_id = ctx.schedule_timeout(req.max_wait_ms, "fetch_timeout", df.id)
+
+    def _fetch_response(self, ctx: ReplicaManagerContext, req: FetchRequest, fctx, datas
+                        ) -> FetchResponse:
+        """FetchContext.updateAndGenerateResponseData: a full fetch may open a session (and
+        evict one), an incremental answer keeps only the partitions with news."""
+        if fctx is None:
+            return FetchResponse(req.correlation_id, tuple(datas))
+        cache = self.session_cache(ctx)
+        evicted = cache.evictions()
+        err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
+                                                            req.replica_id >= 0)
+        if cache.evictions() != evicted:
+            ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec", cache.evictions() - evicted)
+        return FetchResponse(req.correlation_id, parts, err, sid)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool) -> FetchPartitionData:
@@ -353,7 +394,7 @@ class ReplicaManager:
         request = df.request
         is_follower = request.replica_id >= 0
         partitions = self.partitions
-        for fp in request.partitions:
+        for fp in df.partitions:
             part = partitions.get((fp.topic, fp.partition))
             serving = part is not None and (part.is_leader or (
                 not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
@@ -377,9 +418,8 @@ class ReplicaManager:
                 return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = tuple([self._read_partition(ctx, request, fp, False)
-                       for fp in request.partitions])
-        ctx.send(df.src, FetchResponse(request.correlation_id, datas))
+        datas = [self._read_partition(ctx, request, fp, False) for fp in df.partitions]
+        ctx.send(df.src, self._fetch_response(ctx, request, df.context, datas))
         return True
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
