@@ -299,3 +299,61 @@ def test_small_cache_leaves_a_follower_sessionless_until_the_other_goes_stale():
     assert c.brokers[leader].meters["IncrementalFetchSessionEvictionsPerSec"] == 1
     last = [m for _t, src, _d, m in seen if isinstance(m, FetchRequest) and src == without[0]]
     assert last[-1].session_epoch > 0          # the survivor now fetches incrementally
+
+
+# -- the simulator's lazy read (fetch_session.LAZY) changes nothing observable -----------------
+def _digest_and_clocks(lazy: bool, run) -> tuple:
+    old = fs.LAZY
+    fs.LAZY = lazy
+    try:
+        c = run()
+    finally:
+        fs.LAZY = old
+    clocks = {(b.id, tp, r): (st.last_caught_up_time_ms, st.last_fetch_time_ms)
+              for b in c.brokers.values() if b.is_running
+              for tp, p in b.replica_manager.partitions.items() if p.is_leader
+              for r, st in p.remote.items()}
+    return c.trace_digest(), clocks
+
+
+def _faulty_run(version: str):
+    def run():
+        c = Cluster(brokers=3, seed=5, kafka_version=version)
+        c.create_topic("t", partitions=12, replication_factor=3)
+        p = c.producer(acks="all", linger_ms=5)
+        c.run(2000)
+        for i in range(200):
+            p.send("t", key=str(i), value="v")
+            c.run(7)
+        c.crash(c.leader("t", 3))
+        c.run(4000)
+        for i in range(100):
+            p.send("t", key=str(i), value="w", partition=i % 12)
+            c.run(11)
+        c.pause(c.leader("t", 0), 20_000)
+        c.run(40_000)
+        return c
+    return run
+
+
+@pytest.mark.parametrize("version", ["2.7", "3.7", "4.3"])
+def test_lazy_read_gives_the_same_trace_and_lag_clocks(version):
+    """Reading only active session partitions (leader) and building only changed ones
+    (follower) must not change a single trace event, nor the followers' lag clocks."""
+    run = _faulty_run(version)
+    assert _digest_and_clocks(True, run) == _digest_and_clocks(False, run)
+
+
+def test_quiet_partitions_are_not_read():
+    """With 200 idle partitions and one busy, an incremental fetch reads a handful."""
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("t", partitions=200, replication_factor=3)
+    c.run(3000)
+    p = c.producer(acks="all")
+    p.send("t", key="k", value="v", partition=7)
+    c.run(2000)
+    leader = c.brokers[c.leader("t", 7)]
+    sessions = [s for sh in leader.replica_manager.fetch_sessions.shards
+                for s in sh.sessions.values()]
+    assert sessions and all(len(s.active) <= 2 for s in sessions)
+    assert all(len(s.partitions) >= 60 for s in sessions)

@@ -79,6 +79,11 @@ class FakeContext:
     def cluster_racks(self) -> dict:
         return {}
 
+    def partition_changed(self, tp) -> None:
+        rm = getattr(self, "replica_manager", None)
+        if rm is not None:
+            rm.unquiet(self, tp)
+
     def mark_meter(self, name: str, count: int = 1) -> None:
         self.meters[name] = self.meters.get(name, 0) + count
         self.outbox.append(f"meter {name} +{count}")

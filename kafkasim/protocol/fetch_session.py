@@ -24,6 +24,17 @@ start offset, a diverging epoch or a preferred read replica.
 
 Plain data throughout; session ids come from a seeded ``JavaRandom`` (Kafka draws them with
 ThreadLocalRandom.nextInt(1, Int.MaxValue)), so a run is deterministic.
+
+The simulator's shortcut (``LAZY``, not Kafka's): Kafka's leader reads every partition of an
+incremental session on every fetch, most of them to find nothing to say. Here a follower session
+partition found *quiet* (caught up, in the ISR, nothing to answer) leaves the session's
+``active`` set and is not read again until something about it changes -- its LEO, HW, ISR,
+role, or the follower's fetch position -- which the replica manager learns through
+``unquiet``; the follower's lag clocks (lastCaughtUpTimeMs, lastFetchTimeMs) that those reads
+would have refreshed are written when the partition wakes, before the ISR check and at the end of
+every ``Cluster.run``. The follower likewise rebuilds only the partitions whose fetch state
+changed. Traces are identical with ``LAZY = False`` (tests/test_fetch_session.py compares them);
+the cost of a fetch then follows the partitions that changed (benchmarks/bench_partitions.py).
 """
 
 from __future__ import annotations
@@ -37,6 +48,8 @@ INVALID_SESSION_ID = 0     # FetchMetadata.INVALID_SESSION_ID
 INITIAL_EPOCH = 0          # FetchMetadata.INITIAL_EPOCH: a full fetch asking for a session
 FINAL_EPOCH = -1           # FetchMetadata.FINAL_EPOCH: a full fetch without session (sessionless)
 _INT_MAX = (1 << 31) - 1
+#: read only the active (non-quiet) partitions of incremental sessions (see the module docstring)
+LAZY = True
 #: KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS (a constant, not a config)
 MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS = 120_000
 #: KafkaServer/BrokerServer NumFetchSessionCacheShards (3.8+, KAFKA-9401)
@@ -71,6 +84,9 @@ class FetchSessionHandler:
     session_id: int = INVALID_SESSION_ID
     epoch: int = INITIAL_EPOCH
     session_partitions: dict = field(default_factory=dict)
+    # each session partition's place in the session order (for build_changed)
+    session_pos: dict = field(default_factory=dict)
+    next_pos: int = 0
 
     def build(self, wanted: list) -> tuple[tuple, tuple]:
         """Builder.build: the request's (partitions to send, partitions to forget) for the
@@ -81,8 +97,11 @@ class FetchSessionHandler:
         partitions not wanted any more are forgotten."""
         if is_full(self.epoch):
             self.session_partitions = {(fp.topic, fp.partition): fp for fp in wanted}
+            self.session_pos = {tp: i for i, tp in enumerate(self.session_partitions)}
+            self.next_pos = len(wanted)
             return tuple(wanted), ()
         session = self.session_partitions
+        pos = self.session_pos
         nxt = {(fp.topic, fp.partition): fp for fp in wanted}
         altered = []
         removed = []
@@ -90,13 +109,48 @@ class FetchSessionHandler:
             fp = nxt.pop(tp, None)
             if fp is None:
                 del session[tp]
+                del pos[tp]
                 removed.append(tp)
             elif fp != prev:       # PartitionData.equals: offsets, epochs, max bytes
                 session[tp] = fp
                 altered.append(fp)
         for tp, fp in nxt.items():
             session[tp] = fp
+            pos[tp] = self.next_pos
+            self.next_pos += 1
         return tuple(nxt.values()) + tuple(altered), tuple(removed)
+
+    def build_changed(self, changed: dict) -> tuple[tuple, tuple]:
+        """``build`` for an incremental session when only the partitions in ``changed`` can
+        differ from the session (tp -> FetchPartition, or None when not wanted now; at most
+        one new partition): the same request, without looking at the others (LAZY)."""
+        session = self.session_partitions
+        pos = self.session_pos
+        added = []
+        altered = []
+        removed = []
+        for tp, fp in changed.items():
+            prev = session.get(tp)
+            if fp is None:
+                if prev is not None:
+                    removed.append(tp)
+            elif prev is None:
+                added.append(fp)
+            elif fp != prev:
+                altered.append(fp)
+        removed.sort(key=pos.__getitem__)
+        altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
+        for tp in removed:
+            del session[tp]
+            del pos[tp]
+        for fp in altered:
+            session[(fp.topic, fp.partition)] = fp
+        for fp in added:
+            tp = (fp.topic, fp.partition)
+            session[tp] = fp
+            pos[tp] = self.next_pos
+            self.next_pos += 1
+        return tuple(added) + tuple(altered), tuple(removed)
 
     def handle_response(self, resp) -> bool:
         """handleResponse: False when the answer cannot be used (its partitions are ignored)."""
@@ -151,6 +205,7 @@ class CachedPartition:
     partition_max_bytes: int
     high_watermark: int = -1
     local_log_start_offset: int = -1
+    pos: int = 0            # place in the session's order (partitionMap), for the lazy read
 
     def update_request_params(self, fp) -> None:
         """updateRequestParams."""
@@ -205,6 +260,19 @@ class FetchSession:
     # the cache's evictableByPrivileged / evictableByAll memberships, decided at touch()
     evictable_by_privileged: bool = False
     evictable_by_all: bool = False
+    # the lazy read (LAZY): the follower, the session partitions read on each fetch (the
+    # others are quiet), the time of the last read, a fetch parked in the purgatory
+    replica_id: int = -1
+    active: dict = field(default_factory=dict)
+    last_read_ms: int = -1
+    parked: object = None
+    next_pos: int = 0
+    closed: bool = False
+
+    def place(self, cp: CachedPartition) -> None:
+        """Put ``cp`` at the end of the session order."""
+        cp.pos = self.next_pos
+        self.next_pos += 1
 
     def evictable_key(self) -> tuple:
         """EvictableKey(privileged, size, id)."""
@@ -213,15 +281,20 @@ class FetchSession:
     def update(self, req_partitions, to_forget) -> None:
         """FetchSession.update: add or update the sent partitions, remove the forgotten."""
         parts = self.partitions
+        active = self.active
         for fp in req_partitions:
             tp = (fp.topic, fp.partition)
             cp = parts.get(tp)
             if cp is None:
-                parts[tp] = _cached(fp)
+                cp = parts[tp] = _cached(fp)
+                self.place(cp)
             else:
                 cp.update_request_params(fp)
+            active[tp] = cp
         for tp in to_forget:
-            parts.pop(tuple(tp), None)
+            tp = tuple(tp)
+            parts.pop(tp, None)
+            active.pop(tp, None)
 
 
 @dataclass(slots=True)
@@ -236,6 +309,7 @@ class FetchSessionCacheShard:
     sessions: dict = field(default_factory=dict)
     num_partitions: int = 0
     evictions: int = 0
+    removed: list = field(default_factory=list)   # sessions removed, for the lazy read
 
     def new_session_id(self) -> int:
         """newSessionId: random in [max(1, shard * range), (shard + 1) * range), unused."""
@@ -246,13 +320,18 @@ class FetchSessionCacheShard:
             if sid != INVALID_SESSION_ID and sid not in self.sessions:
                 return sid
 
-    def maybe_create_session(self, now: int, privileged: bool, size: int, create) -> int:
+    def maybe_create_session(self, now: int, privileged: bool, size: int, create,
+                             replica_id: int = -1) -> int:
         """maybeCreateSession: a new session if a slot is free or one can be evicted, else
         INVALID_SESSION_ID (the fetch stays full)."""
         if len(self.sessions) < self.max_entries or \
                 self.try_evict(privileged, (privileged, size, 0), now):
-            session = FetchSession(self.new_session_id(), privileged, create(), now, now,
-                                   next_epoch(INITIAL_EPOCH))
+            parts = create()
+            session = FetchSession(self.new_session_id(), privileged, parts, now, now,
+                                   next_epoch(INITIAL_EPOCH), replica_id=replica_id,
+                                   active=dict(parts))
+            for cp in parts.values():
+                session.place(cp)
             self.sessions[session.id] = session
             self.touch(session, now)
             return session.id
@@ -283,6 +362,8 @@ class FetchSessionCacheShard:
         out = self.sessions.pop(session.id, None)
         if out is not None:
             self.num_partitions -= max(0, session.cached_size)
+            session.closed = True
+            self.removed.append(session)
         return out
 
     def touch(self, session: FetchSession, now: int) -> None:
@@ -346,6 +427,19 @@ class FetchSessionCache:
     def evictions(self) -> int:
         return sum(s.evictions for s in self.shards)
 
+    def drain_removed(self) -> list:
+        """The sessions removed since the last call (their quiet partitions need settling)."""
+        out = []
+        for shard in self.shards:
+            if shard.removed:
+                out += shard.removed
+                shard.removed = []
+        return out
+
+
+def _pos(cp: CachedPartition) -> int:
+    return cp.pos
+
 
 # contexts (FetchContext subclasses): (kind, session or error)
 SESSIONLESS = "sessionless"   # SessionlessFetchContext
@@ -365,6 +459,8 @@ class FetchContext:
         """foreachPartition: what the read path reads (the session's partitions when
         incremental, in session order)."""
         if self.kind == INCREMENTAL:
+            if LAZY and self.session.privileged:
+                return sorted(self.session.active.values(), key=_pos)
             return list(self.session.partitions.values())
         if self.kind == SESSION_ERROR:
             return []
@@ -407,7 +503,8 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
         def create() -> dict:
             return {(fp.topic, fp.partition): _cached(fp, pd)
                     for fp, pd in zip(fps, datas, strict=True)}
-        sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create)
+        sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
+                                                      fctx.req.replica_id)
         return E.NONE, sid, tuple(datas)
     session = fctx.session
     if session.epoch != next_epoch(fctx.req.session_epoch):
@@ -422,4 +519,5 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
             if len(pd.records.ids):     # records: to the end of the session (fairness)
                 del parts[tp]
                 parts[tp] = cp
+                session.place(cp)
     return E.NONE, session.id, tuple(out)

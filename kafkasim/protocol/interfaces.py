@@ -86,6 +86,10 @@ class Outbox(Protocol):
 class PartitionContext(Clock, Settings, IsrChanges, Protocol):
     """What ``Partition`` uses."""
 
+    def partition_changed(self, tp: tuple[str, int]) -> None:
+        """The partition's role, ISR or HW changed: incremental fetch sessions that stopped
+        reading it (kafkasim.protocol.fetch_session.LAZY) read it again."""
+
 
 class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     """What ``ReplicaManager`` uses on top of ``PartitionContext``."""
