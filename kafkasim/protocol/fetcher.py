@@ -71,6 +71,9 @@ class PartitionFetchState:
     delayed_until_ms: int = 0
     last_fetched_epoch: int = UNDEFINED_EPOCH
     lag: int = 0
+    # an answer's HW was not applied (diverging epoch, KAFKA-14704; or a stale answer): with an
+    # incremental session the leader sends that HW again only once it changes
+    hw_missed: bool = False
 
 
 @dataclass(slots=True)
@@ -347,6 +350,7 @@ class ReplicaFetcherThread:
                 continue
             sent = requested.get(tp)
             if sent is None or sent.fetch_offset != st.fetch_offset:
+                st.hw_missed = True
                 continue
             log = logs[tp]
             err = pd.error
@@ -357,14 +361,17 @@ class ReplicaFetcherThread:
                     log.truncate_to(offset, f"diverging epoch {epoch} ends at {end_offset}")
                     st.fetch_offset = log.log_end_offset
                     st.last_fetched_epoch = log.latest_epoch()
+                    st.hw_missed = True
                     continue
                 if st.fetch_offset != log.log_start_offset + len(log.ids):  # the LEO
+                    st.hw_missed = True
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
                 if len(chunk.ids):
                     log.append_as_follower(chunk)
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
+                st.hw_missed = False
                 if pd.log_start_offset > log.log_start_offset:
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
                 leo = log.log_start_offset + len(log.ids)
