@@ -5,8 +5,9 @@
 traffic, hence about the same events, whatever the partition count; the other partitions are
 idle. With incremental fetch sessions (KIP-227, Kafka 1.1+) a follower's Fetch names, and the
 leader's answer carries, only the partitions that changed; before 1.1 every Fetch carries all of
-them. Figures: ``p<N>_us_per_event`` (wall time inside ``Cluster.run`` / events, best of
-``repeats``), ``p1000_vs_p1`` (goal <= 1.5), and the same at Kafka 1.0 (sessionless) for
+them. Figures: ``p<N>_us_per_event`` (CPU time of this process inside ``Cluster.run`` /
+events, best of ``repeats``; CPU rather than wall time so that other load on the machine does not
+skew the ratio), ``p1000_vs_p1`` (goal <= 1.5), and the same at Kafka 1.0 (sessionless) for
 comparison. Building the cluster and creating the topic are not timed.
 """
 
@@ -33,7 +34,7 @@ def measure(partitions: int, duration_ms: int, repeats: int, version: str = "3.7
         events = c.engine.events_processed
         t0 = time.process_time()
         c.run(duration_ms)
-        wall = time.process_time() - t0
+        wall = time.process_time() - t0   # CPU seconds
         run = {"wall_s": wall, "events": c.engine.events_processed - events}
         if best is None or wall < best["wall_s"]:
             best = run
@@ -53,7 +54,7 @@ def run(quick: bool = False) -> dict:
             out[f"{prefix}p{n}_us_per_event"] = round(m["wall_s"] / m["events"] * 1e6, 1)
     out["p1000_vs_p1"] = round(out["p1000_us_per_event"] / out["p1_us_per_event"], 2)
     out["goal_p1000_vs_p1"] = GOAL_P1000_VS_P1
-    out["meets_goal"] = out["p1000_vs_p1"] <= GOAL_P1000_VS_P1
+    out["meets_target_p1000_vs_p1"] = out["p1000_vs_p1"] <= GOAL_P1000_VS_P1
     return out
 
 
