@@ -99,13 +99,16 @@ class History:
         """The trace rows of the current branch up to its horizon, the recorded future included
         (after a seek back the live cluster holds only the rows up to now; the rows it had
         before stay shared, unchanged, until an action forks the branch)."""
+        return self._keep_branch_rows()
+
+    def _keep_branch_rows(self) -> list:
         live = self.cluster.trace.rows
         if self._branch_rows is None or len(live) >= len(self._branch_rows):
             self._branch_rows = live
         return self._branch_rows
 
     def _restore(self, index: int) -> None:
-        _ = self.trace_rows   # keep the branch's rows before the live cluster is replaced
+        self._keep_branch_rows()   # before the live cluster (and its rows) is replaced
         c = self._load(self.snaps[index])
         self.cluster = c
         if self.producer is not None:

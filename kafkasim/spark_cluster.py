@@ -126,7 +126,32 @@ class _Processes:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class StandaloneCluster:
+class _Service:
+    """What a started service offers: its private directory, its log, stop, and ``with``."""
+
+    _procs: _Processes
+
+    @property
+    def directory(self) -> Path:
+        return self._procs.dir
+
+    def start(self):
+        raise NotImplementedError
+
+    def log_tail(self, lines: int = 30) -> str:
+        return self._procs.log_tail(lines=lines)
+
+    def stop(self) -> None:
+        self._procs.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class StandaloneCluster(_Service):
     """A Spark standalone master and ``workers`` workers (``cores`` each) on 127.0.0.1.
 
     ``python``: the interpreter the workers' environment names in ``PYSPARK_PYTHON`` (default:
@@ -140,10 +165,6 @@ class StandaloneCluster:
         self._procs = _Processes("kafkasim-standalone-", python)
         self.port = free_port()
         self.url = f"spark://{LOOPBACK}:{self.port}"
-
-    @property
-    def directory(self) -> Path:
-        return self._procs.dir
 
     def start(self) -> StandaloneCluster:
         spark_class = str(spark_home() / "bin" / "spark-class")
@@ -173,20 +194,8 @@ class StandaloneCluster:
         text = log.read_text(errors="replace") if log.exists() else ""
         return text.count("Registering worker ")
 
-    def log_tail(self, lines: int = 30) -> str:
-        return self._procs.log_tail(lines=lines)
 
-    def stop(self) -> None:
-        self._procs.stop()
-
-    def __enter__(self) -> StandaloneCluster:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-
-class ConnectServer:
+class ConnectServer(_Service):
     """A Spark Connect server (``sbin/start-connect-server.sh --wait``) on 127.0.0.1.
 
     ``master``: the Spark it runs jobs on (``local[2]``, or a standalone cluster's URL);
@@ -200,10 +209,6 @@ class ConnectServer:
         self._procs = _Processes("kafkasim-connect-", python)
         self.port = free_port()
         self.url = f"sc://{LOOPBACK}:{self.port}"
-
-    @property
-    def directory(self) -> Path:
-        return self._procs.dir
 
     def start(self) -> ConnectServer:
         conf = {
@@ -228,15 +233,3 @@ class ConnectServer:
             self.stop()
             raise
         return self
-
-    def log_tail(self, lines: int = 30) -> str:
-        return self._procs.log_tail(lines=lines)
-
-    def stop(self) -> None:
-        self._procs.stop()
-
-    def __enter__(self) -> ConnectServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()

@@ -7,6 +7,7 @@ set-up, and CI runs exactly `make test`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.metadata as metadata
 import json
 import os
@@ -523,7 +524,11 @@ def test_make_lab_serves_on_loopback_with_a_token_and_runs_the_start_notebook(tm
 
         nb = nbformat.read(REPO / "notebooks/00-start-here.ipynb", as_version=4)
         cells = [c.source for c in nb.cells if c.cell_type == "code"]
-        outputs = asyncio.run(run_cells_in_kernel(base, token, kernel_id, cells))
+        # in a thread of its own: the browser suite's Playwright (sync API) keeps an event loop
+        # running in this thread for the whole session, and asyncio.run refuses to nest
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            outputs = pool.submit(asyncio.run,
+                                  run_cells_in_kernel(base, token, kernel_id, cells)).result()
 
         # The kernel JupyterLab starts is the venv's: the versions cell passed its pin checks
         # (status ok above), and the widget cell created a live widget model.

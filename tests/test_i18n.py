@@ -3,6 +3,7 @@ and a change in the English text shows up as a fuzzy or untranslated entry, neve
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -176,3 +177,103 @@ def test_nav_links_use_the_translated_titles_and_fall_back_to_english():
     nav = "<!-- nav -->\n---\n[← 02 · In-sync](02-x.ipynb) · [90 · Exp →](90-y.ipynb)"
     assert i18n._retitle(nav, titles) == ("<!-- nav -->\n---\n[← 02 · 동기화된 복제본](02-x.ipynb)"
                                           " · [90 · Exp →](../90-y.ipynb)")
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def _text_outputs(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            parts.append(out.get("text", ""))
+        elif "text/plain" in out.get("data", {}):
+            parts.append(out["data"]["text/plain"])
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", i18n.english_notebooks(), ids=lambda p: p.name[:2])
+def test_korean_notebooks_print_the_same_results_where_the_output_is_not_prose(path):
+    """Code is identical, so every nbval-checked output without Korean prose in it (tables,
+    numbers, traces) must be the English notebook's, character for character."""
+    target = i18n.translated_path("ko", path)
+    if not target.exists():
+        pytest.skip("no Korean notebook yet")
+    en = {c.get("id"): c for c in nbformat.read(path, as_version=4).cells}
+    ko = nbformat.read(target, as_version=4)
+    compared = 0
+    for cell in ko.cells:
+        if cell.cell_type != "code" or "nbval-check-output" not in cell.metadata.get("tags", []):
+            continue
+        mine = _text_outputs(cell)
+        if HANGUL.search(mine):
+            continue                  # prose from kafkasim/course/locale/ko.po
+        theirs = _text_outputs(en[cell.get("id")])
+        assert mine == theirs, f"{target.name} cell {cell.get('id')} differs from the English"
+        compared += 1
+    assert compared > 0 or not any("nbval-check-output" in c.metadata.get("tags", [])
+                                   for c in ko.cells)
+
+
+def test_check_feedback_is_korean_with_set_language_and_english_by_default(monkeypatch, capsys):
+    from kafkasim.course import checks
+    from kafkasim.course import i18n as rt
+
+    monkeypatch.delenv("KAFKASIM_LANG", raising=False)
+    monkeypatch.chdir(REPO)
+    leos, isr = {1: 5, 2: 4, 3: 2}, [1, 2]
+    try:
+        assert rt.language() == "en"
+        assert checks.check_hw(leos, isr, 4).message == (
+            "PASS: HW 4: the smallest LEO in the ISR. Offsets 0..3 are committed.")
+        assert capsys.readouterr().out.startswith("PASS: HW 4")
+        rt.set_language("ko")
+        ok = checks.check_hw(leos, isr, 4)
+        assert ok and ok.message == ("통과: HW 4: ISR에서 가장 작은 LEO입니다. "
+                                     "오프셋 0..3이 커밋되었습니다.")
+        assert capsys.readouterr().out == ok.message + "\n"
+        wrong = checks.check_hw(leos, isr, 1)
+        assert not wrong and wrong.message == "아쉽습니다: ISR 멤버 중 가장 작은 LEO를 고르세요."
+        form = checks.check_hw(leos, isr, "4").message
+        assert form.startswith("아쉽습니다(형식): ") and "4를 따옴표 없이 쓰세요." in form
+        todo = checks.check_hw(leos, isr, None)
+        assert todo.message.startswith("아직 답하지 않았습니다: ")
+        assert "#777777" in todo._repr_html_()            # styled as "not answered", not "fail"
+        assert "<b style='color:#17601f'>✔ 통과</b>: " in ok._repr_html_()
+    finally:
+        rt.set_language(None)
+    assert checks.check_hw(leos, isr, 1).message == (
+        "Not quite: take the smallest LEO among the ISR members.")
+
+
+def test_every_course_message_has_a_korean_translation_with_the_same_fields():
+    import string
+
+    po = polib.pofile(str(i18n.runtime_catalog_path("ko")), wrapwidth=0)
+    by_id = {e.msgid: e for e in po if not e.obsolete}
+    fmt = string.Formatter()
+
+    def fields(text: str) -> set[tuple[str, str | None, str | None]]:
+        return {(f, c, s) for _lit, f, s, c in fmt.parse(text) if f is not None}
+
+    for _ctxt, msgid in i18n.course_messages():
+        entry = by_id.get(msgid)
+        assert entry is not None and entry.msgstr and "fuzzy" not in entry.flags, msgid
+        try:
+            want = fields(msgid)
+        except ValueError:   # not a template (no fields): printed as it is, braces and all
+            assert entry.msgstr.count("{") == msgid.count("{"), msgid
+        else:
+            assert fields(entry.msgstr) == want, msgid
+        assert entry.msgstr.startswith("\n") == msgid.startswith("\n"), msgid
+
+
+def test_text_tables_align_translated_headers_by_display_width():
+    from kafkasim.course.common import text_table
+
+    lines = str(text_table([{"record": "o0", "리더 1에서": "yes"}])).splitlines()
+    assert lines[0] == "record  리더 1에서"
+    assert lines[1] == "------  ----------"          # 10 columns: 4 Hangul (2 each) + 2
+    assert lines[2] == "o0      yes"
+    ascii_only = str(text_table([{"a": "xyz"}])).splitlines()
+    assert ascii_only == ["a", "---", "xyz"]

@@ -534,3 +534,36 @@ def test_a_fork_resumes_the_checks_from_their_last_snapshot_before_it(monkeypatc
     assert fresh.follow(pl.history) is None
     assert _checked(fresh) == _checked(pl.checker)
     assert fresh.shadow.cluster.trace_digest() == pl.cluster.trace_digest()
+
+
+# -- issues 14 and 18: messages in flight in the player, projector mode -----------------------
+def test_player_shows_the_messages_in_flight_and_can_hide_them():
+    pl = make(checks=False)
+    pl.run(2000)
+    box = pl.widget
+    assert 'class="kafkasim-flight"' in pl._ui.flight.value
+    assert "broker 1" in pl._ui.flight.value
+    pl._ui.messages.value = False
+    assert pl._ui.flight.layout.display == "none" and pl.show_messages is False
+    pl._ui.messages.value = True
+    assert pl._ui.flight.layout.display is None
+    assert any(isinstance(x, w.Checkbox) and x.description == "messages in flight"
+               for x in walk(box))
+
+
+def test_projector_mode_is_large_type_high_contrast_and_course_wide():
+    from kafkasim.viz import style
+
+    normal = style.FONT
+    try:
+        pl = make(checks=False, presentation=True)
+        assert style.PRESENTATION and style.FONT > normal and style.SMALL > 12
+        box = pl.widget
+        assert "kafkasim-projector" in box._dom_classes
+        assert isinstance(box.children[0], w.HTML) and "font-size: 20px" in box.children[0].value
+        assert bytes(pl._ui.image.value).startswith(PNG)
+    finally:
+        style.set_presentation(False)
+    assert style.FONT == normal and not style.PRESENTATION
+    plain = make(checks=False)
+    assert "kafkasim-projector" not in plain.widget._dom_classes

@@ -15,6 +15,7 @@ from kafkasim.check import attach
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import tr
 
 SEED = 10
 TOPIC = "t"
@@ -108,12 +109,12 @@ def check_loaded_hw(answer=None, wait_ms: int = 6000) -> CheckResult:
     _leo, hw = _replay("crash", wait_ms)
     given = _int(answer)
     if given == hw:
-        return _result(True, f"HW {hw}: the value of the last replication-offset-checkpoint, "
-                       "not the HW the follower had in memory.")
+        return _result(True, tr("HW {hw}: the value of the last replication-offset-checkpoint, "
+                                "not the HW the follower had in memory.", hw=hw))
     if given is not None and given < hw:
-        return _result(False, "that HW is too old: the checkpoint is rewritten every 5000 ms; "
-                       "was it rewritten between the last records and the crash?")
-    return _result(False, "read the broker's replication-offset-checkpoint before the crash.")
+        return _result(False, tr("that HW is too old: the checkpoint is rewritten every 5000 "
+                                 "ms; was it rewritten between the last records and the crash?"))
+    return _result(False, tr("read the broker's replication-offset-checkpoint before the crash."))
 
 
 def check_power_loss_restart(leo=None, hw=None) -> CheckResult:
@@ -124,12 +125,13 @@ def check_power_loss_restart(leo=None, hw=None) -> CheckResult:
     right = _replay("power_loss")
     given = (_int(leo), _int(hw))
     if given == right:
-        return _result(True, f"LEO {right[0]}, HW {right[1]}: the page cache was not written "
-                       "back, and a HW is never above the LEO.")
+        return _result(True, tr("LEO {v_0}, HW {v_1}: the page cache was not written back, and "
+                                "a HW is never above the LEO.", v_0=right[0], v_1=right[1]))
     if given[0] != right[0]:
-        return _result(False, "the LEO is wrong: nothing was fsynced (log.flush.interval.* are "
-                       "off by default) and the OS writes dirty pages back only after 30 s.")
-    return _result(False, "the LEO is right. Can the loaded HW be above the log end?")
+        return _result(False, tr("the LEO is wrong: nothing was fsynced (log.flush.interval.* "
+                                 "are off by default) and the OS writes dirty pages back only "
+                                 "after 30 s."))
+    return _result(False, tr("the LEO is right. Can the loaded HW be above the log end?"))
 
 
 def _verdict(fault: str, seed: int = SEED) -> tuple[list[str], list[str]]:
@@ -160,12 +162,15 @@ def check_allowed_loss(fault=None) -> CheckResult:
     if missing is not None:
         return missing
     if fault not in FAULTS:
-        return _result(False, f"answer with one of {FAULTS}, got {fault!r}")
+        return _result(False, tr("answer with one of {FAULTS}, got {fault!r}",
+                                 FAULTS=FAULTS, fault=fault))
     bad, allowed = _verdict(fault)
     if bad:
-        return _result(False, f"the checkers found violations {bad}: report this run.")
+        return _result(False, tr("the checkers found violations {bad}: report this run.", bad=bad))
     if allowed:
-        return _result(True, f"{fault}: the checkers record {allowed} as an allowed loss: "
-                       "acks=all means in the replicas' memory, not on their disks.")
-    return _result(False, f"after {fault} of every broker the checkers find every acknowledged "
-                   "record still there. Which fault loses what is only in the page cache?")
+        return _result(True, tr("{fault}: the checkers record {allowed} as an allowed loss: "
+                                "acks=all means in the replicas' memory, not on their disks.",
+                                fault=fault, allowed=allowed))
+    return _result(False, tr("after {fault} of every broker the checkers find every "
+                             "acknowledged record still there. Which fault loses what is only "
+                             "in the page cache?", fault=fault))

@@ -11,8 +11,14 @@ import sys
 from functools import lru_cache
 
 from kafkasim.course.common import COURSE_VERSION
+from kafkasim.course.i18n import tr
 
 NO_ANSWER = "Not answered yet: replace None with your answer and run the cell again."
+
+
+def no_answer() -> str:
+    """``NO_ANSWER`` in the course language."""
+    return tr("Not answered yet: replace None with your answer and run the cell again.")
 REVEAL_AFTER = 2      # wrong tries at one check before its feedback states the right answer
 
 # wrong tries per check since its last PASS (one learner, one kernel)
@@ -39,7 +45,7 @@ class CheckResult:
         return self.message
 
     def _repr_html_(self) -> str:
-        kind = "pass" if self.ok else ("todo" if self.message == NO_ANSWER else "fail")
+        kind = "pass" if self.ok else ("todo" if self.message == no_answer() else "fail")
         return feedback_html(kind, self.message)
 
     def _ipython_display_(self) -> None:
@@ -92,45 +98,46 @@ def _result(ok: bool, message: str, *, answer: str | None = None) -> CheckResult
     name = _check_name()
     if ok:
         _wrong_tries.pop(name, None)
-        return _show(CheckResult(True, "PASS: " + message))
-    text = "Not quite: " + message
+        return _show(CheckResult(True, tr("PASS: {message}", message=message)))
+    text = tr("Not quite: {message}", message=message)
     if answer is not None:
         tries = _wrong_tries[name] = _wrong_tries.get(name, 0) + 1
         if tries >= REVEAL_AFTER:
-            text += f"\nThe answer: {answer}"
+            text += tr("\nThe answer: {answer}", answer=answer)
         else:
-            text += (f"\n(Try again: after {REVEAL_AFTER} wrong tries this check shows the "
-                     "answer.)")
+            text += tr("\n(Try again: after {n} wrong tries this check shows the answer.)",
+                       n=REVEAL_AFTER)
     return _show(CheckResult(False, text))
 
 
 def _missing(*answers) -> CheckResult | None:
     if any(a is None or a is Ellipsis for a in answers):
-        return _show(CheckResult(False, NO_ANSWER))
+        return _show(CheckResult(False, no_answer()))
     return None
 
 
 # -- the form of an answer: checked before it is judged -------------------------------------------
 def _what(value) -> str:
     if isinstance(value, str):
-        return f"the text {value!r} (in quotes)"
+        return tr("the text {value!r} (in quotes)", value=value)
     if isinstance(value, bool):
-        return f"the bool {value}"
+        return tr("the bool {value}", value=value)
     if isinstance(value, (set, frozenset)):
-        return f"the set {value!r} (a set has no order)"
+        return tr("the set {value!r} (a set has no order)", value=value)
     return f"{type(value).__name__} {value!r}"
 
 
 def _form_error(name: str, value, expected: str, fix: str = "") -> str:
     """What is wrong with the form of an answer (not whether it is right)."""
-    return f"{name} should be {expected}; you gave {_what(value)}." + (f" {fix}" if fix else "")
+    return tr("{name} should be {expected}; you gave {given}.", name=name, expected=expected,
+              given=_what(value)) + (f" {fix}" if fix else "")
 
 
 def _form(*problems: str | None) -> CheckResult | None:
     """Show the first form problem found (the ``_want_…`` helpers) as a FAIL, or None."""
     for problem in problems:
         if problem is not None:
-            return _show(CheckResult(False, "Not quite (form): " + problem))
+            return _show(CheckResult(False, tr("Not quite (form): {problem}", problem=problem)))
     return None
 
 
@@ -142,9 +149,9 @@ def _want_bool(value, name: str = "answer") -> str | None:
     fix = ""
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
         word = "True" if value.strip().lower() in ("true", "yes") else "False"
-        fix = (f"Write {word} without quotes: any non-empty text, even 'False', counts as "
-               "true in Python.")
-    return _form_error(name, value, "True or False", fix)
+        fix = (tr("Write {word} without quotes: any non-empty text, even 'False', counts as "
+                  "true in Python.", word=word))
+    return _form_error(name, value, tr("True or False"), fix)
 
 
 def _want_int(value, name: str = "answer") -> str | None:
@@ -153,32 +160,32 @@ def _want_int(value, name: str = "answer") -> str | None:
         return None
     fix = ""
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        fix = f"Write {value.strip()} without quotes."
+        fix = tr("Write {value_strip} without quotes.", value_strip=value.strip())
     elif isinstance(value, float) and value.is_integer():
         return None
     elif isinstance(value, (list, tuple, set)) and len(value) == 1:
-        fix = "Write the number itself, not a collection of one."
-    return _form_error(name, value, "a whole number such as 3", fix)
+        fix = tr("Write the number itself, not a collection of one.")
+    return _form_error(name, value, tr("a whole number such as 3"), fix)
 
 
 def _want_ints(value, name: str = "answer", *, ordered: bool = False) -> str | None:
     """None if ``value`` is a collection of whole numbers (a list or tuple when ``ordered``;
     a list, tuple or set otherwise); else what is wrong with its form."""
     kinds = (list, tuple) if ordered else (list, tuple, set, frozenset, range)
-    expected = ("a list of whole numbers in order, such as [1, 2, 3]" if ordered else
-                "a list (or set) of whole numbers, such as [1, 2]")
+    expected = (tr("a list of whole numbers in order, such as [1, 2, 3]") if ordered else
+                tr("a list (or set) of whole numbers, such as [1, 2]"))
     if isinstance(value, kinds) and all(isinstance(x, int) and not isinstance(x, bool)
                                         for x in value):
         return None
     fix = ""
     if ordered and isinstance(value, (set, frozenset)):
-        fix = "Order matters here: use square brackets [ ], not braces { }."
+        fix = tr("Order matters here: use square brackets [ ], not braces { }.")
     elif isinstance(value, int) and not isinstance(value, bool):
-        fix = f"Put it in brackets: [{value}]."
+        fix = tr("Put it in brackets: [{value}].", value=value)
     elif isinstance(value, str):
-        fix = "Write the numbers without quotes, in brackets: [1, 2]."
+        fix = tr("Write the numbers without quotes, in brackets: [1, 2].")
     elif isinstance(value, kinds):
-        fix = "Each element must be a number without quotes."
+        fix = tr("Each element must be a number without quotes.")
     return _form_error(name, value, expected, fix)
 
 
@@ -188,7 +195,7 @@ def _want_text(value, choices, name: str = "answer") -> str | None:
     if isinstance(value, str) and value.strip().lower() in {str(c).lower() for c in choices}:
         return None
     listed = ", ".join(repr(str(c)) for c in choices)
-    return _form_error(name, value, f"one of {listed}")
+    return _form_error(name, value, tr("one of {listed}", listed=listed))
 
 
 def _as_int_list(xs) -> list[int] | None:
@@ -217,14 +224,16 @@ def check_leader(partition: int, answer) -> CheckResult:
         return m
     leaders = _p3r3_leaders(SEED)
     if partition not in leaders:
-        return _result(False, f"topic-p3-r3 has partitions {sorted(leaders)}, not {partition}.")
+        return _result(False, tr("topic-p3-r3 has partitions {sorted_leaders}, not {partition}.",
+                                 sorted_leaders=sorted(leaders), partition=partition))
     right = leaders[partition]
     if answer == right:
-        return _result(True, f"broker {right} leads partition {partition}: the first broker in "
-                             "its replica list, so that is where producers send its records.")
-    return _result(False, f"broker {answer} holds a follower copy (or no copy) of partition "
-                          f"{partition}. Look for 'Leader:' on the partition's line of the "
-                          "--describe output.")
+        return _result(True, tr("broker {right} leads partition {partition}: the first broker "
+                                "in its replica list, so that is where producers send its "
+                                "records.", right=right, partition=partition))
+    return _result(False, tr("broker {answer} holds a follower copy (or no copy) of partition "
+                             "{partition}. Look for 'Leader:' on the partition's line of the "
+                             "--describe output.", answer=answer, partition=partition))
 
 
 @lru_cache(maxsize=8)
@@ -245,16 +254,19 @@ def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
         return m
     right = _max_fetchers(brokers, partitions, replication_factor, 1)
     if answer == right:
-        return _result(True, f"{right}: one fetcher thread per broker it follows, and there are "
-                             f"only {brokers - 1} other brokers, however many partitions there "
-                             "are. Each thread puts all its partitions in one Fetch request.")
+        return _result(True, tr("{right}: one fetcher thread per broker it follows, and there "
+                                "are only {brokers_1} other brokers, however many partitions "
+                                "there are. Each thread puts all its partitions in one Fetch "
+                                "request.", right=right, brokers_1=brokers - 1))
     if isinstance(answer, int) and answer > brokers - 1:
-        return _result(False, f"a broker never needs more threads than there are other brokers "
-                              f"({brokers - 1}) when num.replica.fetchers = 1: partitions with "
-                              "the same leader share one thread.")
-    return _result(False, "threads are per source broker, not per partition: count the brokers "
-                          "the busiest broker follows.",
-                   answer=f"{right} (the simulator's count on the busiest broker).")
+        return _result(False, tr("a broker never needs more threads than there are other "
+                                 "brokers ({brokers_1}) when num.replica.fetchers = 1: "
+                                 "partitions with the same leader share one thread.",
+                                 brokers_1=brokers - 1))
+    return _result(False, tr("threads are per source broker, not per partition: count the "
+                             "brokers the busiest broker follows."),
+                   answer=tr("{right} (the simulator's count on the busiest broker).",
+                             right=right))
 
 
 def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult:
@@ -274,14 +286,18 @@ def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult
     right_leo = c.log(c.leader("t"), "t").log_end_offset
     right_last = results[-1].offset
     if (leo, last_offset) == (right_leo, right_last):
-        return _result(True, f"LEO {right_leo}, last offset {right_last}: the LEO is the offset "
-                             "the NEXT record will get, one past the last record.")
-    reveal = f"LEO {right_leo}, last offset {right_last}."
+        return _result(True, tr("LEO {right_leo}, last offset {right_last}: the LEO is the "
+                                "offset the NEXT record will get, one past the last record.",
+                                right_leo=right_leo, right_last=right_last))
+    reveal = tr("LEO {right_leo}, last offset {right_last}.",
+                right_leo=right_leo, right_last=right_last)
     if leo == right_last:
-        return _result(False, "the LEO is not the last record's offset but the next free one.",
+        return _result(False, tr("the LEO is not the last record's offset but the next free "
+                                 "one."),
                        answer=reveal)
-    return _result(False, f"offsets start at 0 and each record takes the next one; count the "
-                          f"{existing} records already there and the {sent} sent.",
+    return _result(False, tr("offsets start at 0 and each record takes the next one; count the "
+                             "{existing} records already there and the {sent} sent.",
+                             existing=existing, sent=sent),
                    answer=reveal)
 
 
@@ -306,12 +322,14 @@ def check_replica_sets(ar, isr, osr) -> CheckResult:
     got = {"AR": _as_int_list(ar), "ISR": _as_int_list(isr), "OSR": _as_int_list(osr)}
     wrong = [k for k in ("AR", "ISR", "OSR") if got[k] != sorted(right[k])]
     if not wrong:
-        return _result(True, "AR = ISR + OSR: every assigned replica is either in sync or not.")
+        return _result(True, tr("AR = ISR + OSR: every assigned replica is either in sync or "
+                                "not."))
     k = wrong[0]
-    hint = {"AR": "AR lists every assigned replica, in sync or not.",
-            "ISR": "the ISR includes the leader itself.",
-            "OSR": "OSR = AR minus ISR."}[k]
-    return _result(False, f"{k} is not right. {hint}", answer=f"{k} = {sorted(right[k])}")
+    hint = {"AR": tr("AR lists every assigned replica, in sync or not."),
+            "ISR": tr("the ISR includes the leader itself."),
+            "OSR": tr("OSR = AR minus ISR.")}[k]
+    return _result(False, tr("{k} is not right. {hint}", k=k, hint=hint),
+                   answer=f"{k} = {sorted(right[k])}")
 
 
 def check_message_rule(leader_leo: int, follower_leo: int, max_messages: int, in_sync
@@ -324,12 +342,18 @@ def check_message_rule(leader_leo: int, follower_leo: int, max_messages: int, in
     lag = leader_leo - follower_leo
     right = lag <= max_messages
     if bool(in_sync) == right:
-        return _result(True, f"{lag} message(s) behind with replica.lag.max.messages="
-                             f"{max_messages}: {'in' if right else 'out of'} the ISR (out only "
-                             "when MORE than the limit behind).")
-    return _result(False, f"the follower is {lag} behind; 0.8 removed it only when the lag was "
-                          f"greater than {max_messages}.",
-                   answer=f"{right} ({'in' if right else 'out of'} the ISR).")
+        return _result(True, tr("{lag} message(s) behind with "
+                                "replica.lag.max.messages={max_messages}: "
+                                "{in_if_right_else_out_of} the ISR (out only when MORE than "
+                                "the limit behind).",
+                                lag=lag, max_messages=max_messages,
+                                in_if_right_else_out_of=tr("in") if right else tr("out of")))
+    return _result(False, tr("the follower is {lag} behind; 0.8 removed it only when the lag "
+                             "was greater than {max_messages}.",
+                             lag=lag, max_messages=max_messages),
+                   answer=tr("{right} ({in_if_right_else_out_of} the ISR).",
+                             right=right,
+                             in_if_right_else_out_of=tr("in") if right else tr("out of")))
 
 
 def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
@@ -343,14 +367,17 @@ def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
     lo, hi = lag_ms, lag_ms + lag_ms // 2
     tol = max(100, lag_ms // 100)
     if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
-        return _result(True, f"between {lo} and {hi} ms: out of sync after {lag_ms} ms, noticed "
-                             f"by the next isr-expiration run, which comes every {lag_ms // 2} ms.")
+        return _result(True, tr("between {lo} and {hi} ms: out of sync after {lag_ms} ms, "
+                                "noticed by the next isr-expiration run, which comes every "
+                                "{lag_ms_2} ms.",
+                                lo=lo, hi=hi, lag_ms=lag_ms, lag_ms_2=lag_ms // 2))
     if abs(latest_ms - lag_ms) <= tol:
-        return _result(False, "the leader only notices at its next isr-expiration run, which "
-                              "can come up to half the lag time later.")
-    return _result(False, f"the follower becomes out of sync {lag_ms} ms after it last caught "
-                          f"up; the check that notices runs every {lag_ms // 2} ms.",
-                   answer=f"between {lo} and {hi} ms.")
+        return _result(False, tr("the leader only notices at its next isr-expiration run, "
+                                 "which can come up to half the lag time later."))
+    return _result(False, tr("the follower becomes out of sync {lag_ms} ms after it last "
+                             "caught up; the check that notices runs every {lag_ms_2} ms.",
+                             lag_ms=lag_ms, lag_ms_2=lag_ms // 2),
+                   answer=tr("between {lo} and {hi} ms.", lo=lo, hi=hi))
 
 
 
@@ -358,7 +385,7 @@ def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
 def check_causes(answer: dict) -> CheckResult:
     """Match the anonymous runs A-D (``mystery_runs``) to their causes."""
     if not isinstance(answer, dict) and answer is not None and answer is not Ellipsis:
-        return _form(_form_error("answer", answer, "a dict such as {'A': 'GC pause', ...}"))
+        return _form(_form_error("answer", answer, tr("a dict such as {'A': 'GC pause', ...}")))
     if (m := _missing(answer, *(answer or {}).values())) is not None:
         return m
     from kafkasim.course.isr import CAUSE_ORDER
@@ -367,16 +394,17 @@ def check_causes(answer: dict) -> CheckResult:
     got = {str(k).upper(): str(v).strip().lower() for k, v in answer.items()}
     wrong = [k for k in "ABCD" if got.get(k) != right[k].lower()]
     if not wrong:
-        return _result(True, "disk: lag that only grows; GC: one shrink and a quick rejoin; "
-                             "overload: slow writes with the ISR intact; network: shrinks and "
-                             "rejoins that come and go.")
+        return _result(True, tr("disk: lag that only grows; GC: one shrink and a quick rejoin; "
+                                "overload: slow writes with the ISR intact; network: shrinks "
+                                "and rejoins that come and go."))
     k = wrong[0]
-    clues = {"slow disk": "it never rejoins and its lag keeps growing",
-             "GC pause": "one shrink, one expand, a few seconds out",
-             "broker overload": "no ISR change at all, but produce latency went up",
-             "network latency": "it left and rejoined more than once"}
-    return _result(False, f"run {k} is not '{got.get(k)}': look for the run where "
-                          f"{clues[right[k]]}.")
+    clues = {"slow disk": tr("it never rejoins and its lag keeps growing"),
+             "GC pause": tr("one shrink, one expand, a few seconds out"),
+             "broker overload": tr("no ISR change at all, but produce latency went up"),
+             "network latency": tr("it left and rejoined more than once")}
+    return _result(False, tr("run {k} is not '{got_get_k}': look for the run where "
+                             "{clues_right_k}.",
+                             k=k, got_get_k=got.get(k), clues_right_k=clues[right[k]]))
 
 
 # -- 03 high watermark ----------------------------------------------------------------------------
@@ -390,16 +418,16 @@ def check_hw(leos: dict, isr, answer) -> CheckResult:
         return m
     right = high_watermark(leos, isr)
     if answer == right:
-        return _result(True, f"HW {right}: the smallest LEO in the ISR. Offsets 0..{right - 1} "
-                             "are committed.")
+        return _result(True, tr("HW {right}: the smallest LEO in the ISR. Offsets 0..{right_1} "
+                                "are committed.", right=right, right_1=right - 1))
     if answer == right - 1:
-        return _result(False, "that is the last committed offset; Kafka's HW is exclusive: the "
-                              "first offset NOT yet committed (one more).")
+        return _result(False, tr("that is the last committed offset; Kafka's HW is exclusive: "
+                                 "the first offset NOT yet committed (one more)."))
     outside = [b for b in leos if b not in isr]
     if outside and answer == min(leos.values()):
-        return _result(False, f"broker(s) {outside} are out of the ISR and do not hold the HW "
-                              "back.")
-    return _result(False, "take the smallest LEO among the ISR members.")
+        return _result(False, tr("broker(s) {outside} are out of the ISR and do not hold the "
+                                 "HW back.", outside=outside))
+    return _result(False, tr("take the smallest LEO among the ISR members."))
 
 
 def check_readable(hw: int, answer) -> CheckResult:
@@ -411,11 +439,13 @@ def check_readable(hw: int, answer) -> CheckResult:
     got = _as_int_list(answer)
     right = list(range(hw))
     if got == right:
-        return _result(True, f"offsets 0..{hw - 1}: everything below the HW, never the HW itself.")
+        return _result(True, tr("offsets 0..{hw_1}: everything below the HW, never the HW "
+                                "itself.", hw_1=hw - 1))
     if got == list(range(hw + 1)):
-        return _result(False, f"offset {hw} is the first offset NOT yet committed: consumers stop "
-                              "just before it.")
-    return _result(False, f"consumers read from the start up to, not including, the HW ({hw}).")
+        return _result(False, tr("offset {hw} is the first offset NOT yet committed: consumers "
+                                 "stop just before it.", hw=hw))
+    return _result(False, tr("consumers read from the start up to, not including, the HW "
+                             "({hw}).", hw=hw))
 
 
 @lru_cache(maxsize=1)
@@ -438,13 +468,13 @@ def check_hw_row(answer) -> CheckResult:
         return m
     row, _leader = _hw_row()
     if answer == row:
-        return _result(True, f"row {row}: the second follower's fetch from offset 7 tells the "
-                             "leader that both followers hold offset 6.")
+        return _result(True, tr("row {row}: the second follower's fetch from offset 7 tells "
+                                "the leader that both followers hold offset 6.", row=row))
     if isinstance(answer, int) and answer < row:
-        return _result(False, "at that row at least one follower has not yet asked for offset 7, "
-                              "so the leader cannot know it holds offset 6.")
-    return _result(False, "look for the first row where the leader's HW column changes.",
-                   answer=f"row {row}.")
+        return _result(False, tr("at that row at least one follower has not yet asked for "
+                                 "offset 7, so the leader cannot know it holds offset 6."))
+    return _result(False, tr("look for the first row where the leader's HW column changes."),
+                   answer=tr("row {row}.", row=row))
 
 
 # -- 04 consumer positions ------------------------------------------------------------------------
@@ -461,15 +491,18 @@ def check_positions(committed, position, hw, leo) -> CheckResult:
     got = {"committed": committed, "position": position, "HW": hw, "LEO": leo}
     wrong = [k for k in got if got[k] != right[k]]
     if not wrong:
-        return _result(True, f"committed {right['committed']} <= position {right['position']} <= "
-                             f"HW {right['HW']} <= LEO {right['LEO']}.")
+        return _result(True, tr("committed {committed} <= position {position} <= HW {hw} <= "
+                                "LEO {leo}.",
+                                committed=right['committed'], position=right['position'],
+                                hw=right['HW'], leo=right['LEO']))
     k = wrong[0]
-    hints = {"committed": "the committed offset is the position at the last commit() (the next "
-                          "record to read after a restart).",
-             "position": "the position is the offset of the next record poll() will return.",
-             "HW": "the HW is the smallest LEO in the ISR.",
-             "LEO": "the LEO is the leader's next free offset (one past its last record)."}
-    return _result(False, f"{k} is not right: {hints[k]}", answer=f"{k} = {right[k]}.")
+    hints = {"committed": tr("the committed offset is the position at the last commit() (the "
+                             "next record to read after a restart)."),
+             "position": tr("the position is the offset of the next record poll() will return."),
+             "HW": tr("the HW is the smallest LEO in the ISR."),
+             "LEO": tr("the LEO is the leader's next free offset (one past its last record).")}
+    return _result(False, tr("{k} is not right: {hints_k}", k=k, hints_k=hints[k]),
+                   answer=f"{k} = {right[k]}.")
 
 
 def check_group_lag(answer) -> CheckResult:
@@ -483,15 +516,17 @@ def check_group_lag(answer) -> CheckResult:
     right = quiz_positions()
     lag = right["HW"] - right["committed"]
     if answer == lag:
-        return _result(True, f"LAG = LOG-END-OFFSET - CURRENT-OFFSET = HW {right['HW']} - "
-                             f"committed {right['committed']} = {lag}.")
+        return _result(True, tr("LAG = LOG-END-OFFSET - CURRENT-OFFSET = HW {hw} - committed "
+                                "{committed} = {lag}.",
+                                hw=right['HW'], committed=right['committed'], lag=lag))
     if answer == right["LEO"] - right["committed"]:
-        return _result(False, "the tool's LOG-END-OFFSET column is the high watermark, not the "
-                              "leader's LEO.")
+        return _result(False, tr("the tool's LOG-END-OFFSET column is the high watermark, not "
+                                 "the leader's LEO."))
     if answer == right["HW"] - right["position"]:
-        return _result(False, "that is the consumer's own records-lag (HW - position); the tool "
-                              "uses the committed offset.")
-    return _result(False, "LAG = LOG-END-OFFSET (the HW) - CURRENT-OFFSET (the committed offset).",
+        return _result(False, tr("that is the consumer's own records-lag (HW - position); the "
+                                 "tool uses the committed offset."))
+    return _result(False, tr("LAG = LOG-END-OFFSET (the HW) - CURRENT-OFFSET (the committed "
+                             "offset)."),
                    answer=f"{lag}.")
 
 
@@ -508,19 +543,21 @@ def check_write_outcome(acks, min_isr: int, isr_size: int, answer) -> CheckResul
     if (m := _missing(answer)) is not None:
         return m
     if not isinstance(answer, str):
-        return _form(_form_error("answer", answer, "text: 'ok' or an error name such as "
-                                 "'NOT_ENOUGH_REPLICAS'", "Put it in quotes."))
+        return _form(_form_error("answer", answer, tr("text: 'ok' or an error name such as "
+                                                      "'NOT_ENOUGH_REPLICAS'"),
+                                                      tr("Put it in quotes.")))
     right = _outcome(str(acks), min_isr, isr_size)
     got = str(answer).strip().upper()
     if got == right.upper():
-        why = ("acks=all checks min.insync.replicas against the ISR before appending"
+        why = (tr("acks=all checks min.insync.replicas against the ISR before appending")
                if str(acks) in ("all", "-1") else
-               "only acks=all looks at min.insync.replicas")
+               tr("only acks=all looks at min.insync.replicas"))
         return _result(True, f"{right}: {why}.")
     if str(acks) not in ("all", "-1"):
-        return _result(False, "acks=0 and acks=1 never check min.insync.replicas.")
-    return _result(False, f"acks=all compares the ISR size ({isr_size}) with "
-                          f"min.insync.replicas ({min_isr}) before it appends.",
+        return _result(False, tr("acks=0 and acks=1 never check min.insync.replicas."))
+    return _result(False, tr("acks=all compares the ISR size ({isr_size}) with "
+                             "min.insync.replicas ({min_isr}) before it appends.",
+                             isr_size=isr_size, min_isr=min_isr),
                    answer=f"{right}.")
 
 
@@ -535,9 +572,11 @@ def check_tolerated_failures(replication_factor: int, min_isr: int, answer) -> C
     right = max_broker_failures(replication_factor, min_isr)
     if answer == right:
         extra = " Any single failure stops acks=all writes." if right == 0 else ""
-        return _result(True, f"RF {replication_factor} - min ISR {min_isr} = {right}.{extra}")
-    return _result(False, "acks=all needs at least min.insync.replicas members in the ISR; the "
-                          "rest may be lost.", answer=f"{right}.")
+        return _result(True, tr("RF {replication_factor} - min ISR {min_isr} = {right}.{extra}",
+                                replication_factor=replication_factor, min_isr=min_isr,
+                                right=right, extra=extra))
+    return _result(False, tr("acks=all needs at least min.insync.replicas members in the ISR; "
+                             "the rest may be lost."), answer=f"{right}.")
 
 
 def check_hw_freeze(version: str, answer) -> CheckResult:
@@ -551,11 +590,13 @@ def check_hw_freeze(version: str, answer) -> CheckResult:
     res = hw_freeze(version)
     right = "while-alone" in res["consumer reads"]
     if bool(answer) == right:
-        why = ("before 3.7 the HW still advances with only the leader in the ISR"
-               if right else "since 3.7 (KIP-966 groundwork) the HW stays put below min ISR")
-        return _result(True, f"{'yes' if right else 'no'}: {why}.")
-    return _result(False, f"in Kafka {version} the leader's HW is {res['HW']} and its LEO "
-                          f"{res['leader LEO']}: consumers read only below the HW.")
+        why = (tr("before 3.7 the HW still advances with only the leader in the ISR")
+               if right else tr("since 3.7 (KIP-966 groundwork) the HW stays put below min ISR"))
+        return _result(True, tr("{yes_no}: {why}.", yes_no=tr("yes") if right else tr("no"),
+                                why=why))
+    return _result(False, tr("in Kafka {version} the leader's HW is {hw} and its LEO "
+                             "{leader_leo}: consumers read only below the HW.",
+                             version=version, hw=res['HW'], leader_leo=res['leader LEO']))
 
 
 # -- 06 monitoring --------------------------------------------------------------------------------
@@ -572,8 +613,9 @@ def check_alerts(kind: str, answer) -> CheckResult:
     if (m := _missing(answer)) is not None:
         return m
     if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
-        return _form(_form_error("answer", answer, "a set of rule names, such as {'URP'} or "
-                                 "set() for none", "Put the names in braces { }."))
+        return _form(_form_error("answer", answer, tr("a set of rule names, such as {'URP'} or "
+                                                      "set() for none"),
+                                                      tr("Put the names in braces { }.")))
     fired = {name for name, ok in _alerts(kind).items() if ok}
     aliases = {"urp": "KafkaUnderReplicatedPartitions",
                "underreplicated": "KafkaUnderReplicatedPartitions",
@@ -584,14 +626,15 @@ def check_alerts(kind: str, answer) -> CheckResult:
         key = str(a).strip()
         got.add(aliases.get(key.lower().replace("_", "").replace("kafka", ""), key))
     if got == fired:
-        return _result(True, f"{kind}: {sorted(fired) or 'no alert'}.")
+        return _result(True, f"{kind}: {sorted(fired) or tr('no alert')}.")
     missing = sorted(fired - got)
     extra = sorted(got - fired)
     if missing:
-        return _result(False, f"{missing[0]} does fire during the {kind}: look at how long its "
-                              "expression stays true compared with 'for: 5m'.")
-    return _result(False, f"{extra[0]} does not fire during the {kind}: its expression is not "
-                          "true for 5 minutes in a row.")
+        return _result(False, tr("{v_0} does fire during the {kind}: look at how long its "
+                                 "expression stays true compared with 'for: 5m'.",
+                                 v_0=missing[0], kind=kind))
+    return _result(False, tr("{v_0} does not fire during the {kind}: its expression is not "
+                             "true for 5 minutes in a row.", v_0=extra[0], kind=kind))
 
 
 def check_left_isr(replicas: str, isr: str, answer) -> CheckResult:
@@ -606,8 +649,9 @@ def check_left_isr(replicas: str, isr: str, answer) -> CheckResult:
     right = sorted(b for b in reps if b not in ins)
     got = _as_int_list(answer if isinstance(answer, (list, tuple, set)) else [answer])
     if got == right:
-        return _result(True, f"broker(s) {right}: assigned (Replicas) but not in sync (Isr).")
-    return _result(False, "compare the two lists: Replicas minus Isr.")
+        return _result(True, tr("broker(s) {right}: assigned (Replicas) but not in sync (Isr).",
+                                right=right))
+    return _result(False, tr("compare the two lists: Replicas minus Isr."))
 
 
 def check_single_shrink_fires(answer) -> CheckResult:
@@ -617,8 +661,8 @@ def check_single_shrink_fires(answer) -> CheckResult:
     if (m := _form(_want_bool(answer))) is not None:
         return m
     if answer is False:
-        return _result(True, "no: one increase keeps the 5-minute rate above 0 for a little "
-                             "less than 5 minutes (until the sample before it leaves the window), "
-                             "so 'for: 5m' is never met.")
-    return _result(False, "the rate is above 0 only while the window holds samples from both "
-                          "sides of the increase: just under 5 minutes.")
+        return _result(True, tr("no: one increase keeps the 5-minute rate above 0 for a little "
+                                "less than 5 minutes (until the sample before it leaves the "
+                                "window), so 'for: 5m' is never met."))
+    return _result(False, tr("the rate is above 0 only while the window holds samples from "
+                             "both sides of the increase: just under 5 minutes."))

@@ -7,6 +7,7 @@ them in any front-end.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -36,15 +37,28 @@ def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = 
             columns = [str(i) for i in range(len(rows[0]) if rows else 0)]
     cells = [[_fmt(r.get(c) if isinstance(r, dict) else r[i]) for i, c in enumerate(columns)]
              for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    widths = [max([_width(c)] + [_width(row[i]) for row in cells])
+              for i, c in enumerate(columns)]
     out = []
     if title:
         out.append(title)
-    out.append("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    out.append("  ".join(_ljust(c, w) for c, w in zip(columns, widths, strict=True)).rstrip())
     out.append("  ".join("-" * w for w in widths))
     for row in cells:
-        out.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        out.append("  ".join(_ljust(v, w) for v, w in zip(row, widths, strict=True)).rstrip())
     return Text("\n".join(out))
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: wide characters (Hangul, CJK) take two, so a
+    translated column header stays aligned (ASCII text: ``len``)."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _ljust(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
 
 
 def _fmt(v) -> str:

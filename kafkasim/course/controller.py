@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import tr
 
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
@@ -129,15 +130,17 @@ def check_detection_window(mode: str, session_timeout_ms: int, earliest_ms, late
     lo, hi = detection_window(mode, session_timeout_ms, heartbeat_interval_ms)
     tol = 300
     if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
-        why = ("the last ZooKeeper ping was at most timeout/3 before the crash"
-               if mode == "zookeeper" else "the last heartbeat was at most one interval earlier")
-        return _result(True, f"between {lo} and {hi} ms after the crash: {why}, and the "
-                             f"session ends {session_timeout_ms} ms after it.")
+        why = (tr("the last ZooKeeper ping was at most timeout/3 before the crash")
+               if mode == "zookeeper" else tr("the last heartbeat was at most one interval "
+                                              "earlier"))
+        return _result(True, tr("between {lo} and {hi} ms after the crash: {why}, and the "
+                                "session ends {session_timeout_ms} ms after it.",
+                                lo=lo, hi=hi, why=why, session_timeout_ms=session_timeout_ms))
     if abs(latest_ms - hi) > tol:
-        return _result(False, "the latest case: the broker had just been heard from when it "
-                              "died. How long does the controller then wait?")
-    return _result(False, "the earliest case: the broker dies just before it would have been "
-                          "heard from again. How long ago was it last heard from?")
+        return _result(False, tr("the latest case: the broker had just been heard from when it "
+                                 "died. How long does the controller then wait?"))
+    return _result(False, tr("the earliest case: the broker dies just before it would have "
+                             "been heard from again. How long ago was it last heard from?"))
 
 
 def quorum_tolerance(voters: int) -> int:
@@ -157,10 +160,11 @@ def check_quorum_tolerance(voters: int, answer) -> CheckResult:
     right = quorum_tolerance(voters)
     need = voters // 2 + 1
     if answer == right:
-        return _result(True, f"{right}: the quorum needs a majority, {need} of {voters} voters, "
-                             "to elect a leader and to commit a record.")
-    return _result(False, f"count the majority of {voters} voters first: a leader needs that "
-                          "many votes and every commit that many copies.")
+        return _result(True, tr("{right}: the quorum needs a majority, {need} of {voters} "
+                                "voters, to elect a leader and to commit a record.",
+                                right=right, need=need, voters=voters))
+    return _result(False, tr("count the majority of {voters} voters first: a leader needs that "
+                             "many votes and every commit that many copies.", voters=voters))
 
 
 QUORUM_LOSS_OPERATIONS = (
@@ -209,7 +213,8 @@ def quorum_loss_outcomes(seed: int = 5) -> dict[str, bool]:
 def check_quorum_loss(answer: dict) -> CheckResult:
     """``{operation: True/False}``: which still work with 2 of 3 controllers down?"""
     if not isinstance(answer, dict):
-        return _result(False, "answer with the dict of the exercise, True or False per operation.")
+        return _result(False, tr("answer with the dict of the exercise, True or False per "
+                                 "operation."))
     if (m := _missing(*[answer.get(k) for k in QUORUM_LOSS_OPERATIONS])) is not None:
         return m
     if (m := _form(*(_want_bool(answer[k], f"answer[{k!r}]")
@@ -218,11 +223,13 @@ def check_quorum_loss(answer: dict) -> CheckResult:
     right = quorum_loss_outcomes()
     wrong = [k for k in QUORUM_LOSS_OPERATIONS if bool(answer[k]) != right[k]]
     if not wrong:
-        return _result(True, "leaders serve produce and fetch without a controller; an ISR "
-                             "change (AlterPartition) and a broker's return (registration, "
-                             "unfencing) need a committed record, so a majority of the quorum.")
-    return _result(False, f"{len(wrong)} wrong, e.g. {wrong[0]!r}. Ask of each: does it need a "
-                          "new record in the metadata log, or only a leader that is alive?")
+        return _result(True, tr("leaders serve produce and fetch without a controller; an ISR "
+                                "change (AlterPartition) and a broker's return (registration, "
+                                "unfencing) need a committed record, so a majority of the "
+                                "quorum."))
+    return _result(False, tr("{len_wrong} wrong, e.g. {v_0!r}. Ask of each: does it need a new "
+                             "record in the metadata log, or only a leader that is alive?",
+                             len_wrong=len(wrong), v_0=wrong[0]))
 
 
 # -- the checker exercise: a controller that ignores the ISR ---------------------------------------
@@ -256,16 +263,17 @@ def check_forgetful_controller(faults) -> CheckResult:
     if (m := _missing(faults)) is not None:
         return m
     if not callable(faults):
-        return _result(False, "pass a function faults(c) that acts on the cluster c.")
+        return _result(False, tr("pass a function faults(c) that acts on the cluster c."))
     with_bug = _run_faults(faults, swap=True)
     with_kafka = _run_faults(faults, swap=False)
     if not with_bug:
-        return _result(False, "the checkers found nothing with the forgetful controller. It only "
-                              "differs from Kafka when the first live replica is NOT in the "
-                              "ISR: leave an out-of-sync replica alive, with acknowledged "
-                              "writes it lacks, and kill the leader.")
+        return _result(False, tr("the checkers found nothing with the forgetful controller. It "
+                                 "only differs from Kafka when the first live replica is NOT "
+                                 "in the ISR: leave an out-of-sync replica alive, with "
+                                 "acknowledged writes it lacks, and kill the leader."))
     if with_kafka:
-        return _result(False, "your faults break Kafka's own election too (" + with_kafka[0] +
-                              "); find a sequence where only the forgetful controller fails.")
-    return _result(True, "the forgetful controller broke it, Kafka's did not:\n  " +
-                   with_bug[0])
+        return _result(False, tr("your faults break Kafka's own election too ({violation}); find "
+                                 "a sequence where only the forgetful controller fails.",
+                                 violation=with_kafka[0]))
+    return _result(True, tr("the forgetful controller broke it, Kafka's did not:\n  {violation}",
+                            violation=with_bug[0]))

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _show, _want_int
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import tr
 from kafkasim.protocol import rules
 from kafkasim.protocol.kraft.metadata_version import MetadataVersion
 from kafkasim.protocol.kraft.partition_change import Election, PartitionChangeBuilder
@@ -114,7 +115,8 @@ def acked_history(c: Cluster, producer, topic: str = TOPIC, partition: int = 0) 
     leader still has it at that offset."""
     lost = set(lost_acked(c, [producer]))
     leader = c.leader(topic, partition)
-    where = f"on leader {leader}" if leader >= 0 else "on a leader (none: offline)"
+    where = tr("on leader {leader}",
+               leader=leader) if leader >= 0 else tr("on a leader (none: offline)")
     rows = []
     for r in producer.acked():
         state = "-" if leader < 0 else ("LOST" if r.record_id in lost else "yes")
@@ -175,31 +177,36 @@ def check_elr_saves(faults: Callable[[Cluster], None] | None) -> CheckResult:
     if (m := _missing(faults)) is not None:
         return m
     if not callable(faults):
-        return _result(False, "pass a function that takes the cluster, e.g. def my_faults(c): ...")
+        return _result(False, tr("pass a function that takes the cluster, e.g. def "
+                                 "my_faults(c): ..."))
     verdicts = {}
     for v in EXERCISE_VERSIONS:
         c, p, suite = run_exercise(faults, v)
         verdicts[v] = (acked_losses(suite), len(lost_acked(c, [p])), c.describe(TOPIC))
-        print(f"--- Kafka {v} (ELR {'on' if v >= '4.1' else 'off'}):")
+        print(tr("--- Kafka {v} (ELR {on_off}):", v=v,
+                 on_off=tr("on") if v >= "4.1" else tr("off")))
         print(verdict(suite))
     (v0, a0), lost0, _ = verdicts["4.0"]
     (v1, a1), lost1, _ = verdicts["4.1"]
     if v0 + a0 == 0:
-        return _result(False, "on Kafka 4.0 the checker found no acknowledged record lost: "
-                              "the ISR must shrink below min.insync.replicas before the "
-                              "leader goes, and the replica an election would pick must miss "
-                              "committed records.")
+        return _result(False, tr("on Kafka 4.0 the checker found no acknowledged record lost: "
+                                 "the ISR must shrink below min.insync.replicas before the "
+                                 "leader goes, and the replica an election would pick must "
+                                 "miss committed records."))
     if v1 + a1 > 0 or lost1:
-        return _result(False, f"Kafka 4.1 lost {max(v1 + a1, lost1)} acknowledged record(s) "
-                              "too: ELR only helps when an ELR member is acceptable when the "
-                              "ISR empties.")
-    return _result(True, f"Kafka 4.0 lost {lost0} acknowledged record(s) "
-                         f"({'allowed: unclean election' if a0 else 'a real violation'}); "
-                         "4.1 lost none.")
+        return _result(False, tr("Kafka 4.1 lost {max_v1_a1_lost1} acknowledged record(s) too: "
+                                 "ELR only helps when an ELR member is acceptable when the ISR "
+                                 "empties.", max_v1_a1_lost1=max(v1 + a1, lost1)))
+    return _result(True, tr("Kafka 4.0 lost {lost0} acknowledged record(s) "
+                            "({allowed_unclean_election}); 4.1 lost none.",
+                            lost0=lost0,
+                            allowed_unclean_election=(tr("allowed: unclean election") if a0
+                                                      else tr("a real violation"))))
 
 
 def _unanswered() -> CheckResult:
-    msg = "Not answered yet: replace ... with a broker id (or None for no leader) and run again."
+    msg = tr("Not answered yet: replace ... with a broker id (or None for no leader) and run "
+             "again.")
     return _show(CheckResult(False, msg))
 
 
@@ -213,9 +220,10 @@ def check_zk_election(assignment, isr, live, unclean, answer) -> CheckResult:
     leader, was_unclean = rules.offline_partition_leader_election(
         list(assignment), list(isr), list(live), unclean)
     if answer != leader:
-        return _result(False, "read offline_partition_leader_election again: which loop runs "
-                              "first, and when does the second one run?")
-    kind = "offline" if leader is None else ("an unclean election" if was_unclean else "clean")
+        return _result(False, tr("read offline_partition_leader_election again: which loop "
+                                 "runs first, and when does the second one run?"))
+    kind = tr("offline") if leader is None else (tr("an unclean election") if was_unclean
+                                                 else tr("clean"))
     return _result(True, f"{leader} ({kind}).")
 
 
@@ -230,10 +238,10 @@ def check_kraft_election(isr, elr, last_known_elr, acceptable, unclean, kafka_ve
     leader, was_unclean = kraft_election([1, 2, 3], isr, elr, last_known_elr, acceptable,
                                          unclean, kafka_version)
     if answer != leader:
-        return _result(False, "walk the ladder: still-valid leader, ISR, ELR (only when the "
-                              "ISR is empty), the last known leader, unclean; each step only "
-                              "takes an acceptable broker, and ELR needs Kafka 4.1+.")
-    kind = "offline" if leader is None else ("unclean" if was_unclean else "clean")
+        return _result(False, tr("walk the ladder: still-valid leader, ISR, ELR (only when the "
+                                 "ISR is empty), the last known leader, unclean; each step "
+                                 "only takes an acceptable broker, and ELR needs Kafka 4.1+."))
+    kind = tr("offline") if leader is None else (tr("unclean") if was_unclean else tr("clean"))
     return _result(True, f"{leader} ({kind}).")
 
 

@@ -17,6 +17,7 @@ from kafkasim.check import attach
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import tr
 from kafkasim.protocol import rules
 
 SEED = 9
@@ -86,8 +87,8 @@ def end_offset_view(requested_epoch: int = 1, log_end_offset: int = 10) -> Text:
         return Text(f"cache {list(EXAMPLE_CACHE)}, LEO {log_end_offset}\n"
                     f"OffsetsForLeaderEpoch({requested_epoch}) -> UNDEFINED_EPOCH (-1, -1): "
                     "no cached epoch is that new or that old")
-    what = "the leader's current epoch: it ends at the LEO" if end == log_end_offset else \
-        "an older epoch: it ends where the next cached epoch starts"
+    what = tr("the leader's current epoch: it ends at the LEO") if end == log_end_offset else \
+        tr("an older epoch: it ends where the next cached epoch starts")
     return Text(f"cache {list(EXAMPLE_CACHE)}, LEO {log_end_offset}\n"
                 f"OffsetsForLeaderEpoch({requested_epoch}) -> (epoch {epoch}, end offset {end}): "
                 f"{what}")
@@ -104,14 +105,17 @@ def check_end_offset(entries, requested_epoch: int, log_end_offset: int, answer=
     try:
         given = tuple(int(x) for x in answer)
     except (TypeError, ValueError):
-        return _result(False, f"answer with a pair (epoch, end offset), got {answer!r}")
+        return _result(False, tr("answer with a pair (epoch, end offset), got {answer!r}",
+                                 answer=answer))
     if given == right:
-        return _result(True, f"the leader answers {right}.")
+        return _result(True, tr("the leader answers {right}.", right=right))
     if len(given) == 2 and given[1] == right[1]:
-        return _result(False, "the end offset is right, the epoch is not: since KIP-279 the "
-                       "answer names the largest epoch the leader has at or below the one asked.")
-    return _result(False, "look for the first cached epoch above the requested one: where it "
-                   "starts is where the requested epoch ended (the latest epoch ends at the LEO).")
+        return _result(False, tr("the end offset is right, the epoch is not: since KIP-279 the "
+                                 "answer names the largest epoch the leader has at or below "
+                                 "the one asked."))
+    return _result(False, tr("look for the first cached epoch above the requested one: where "
+                             "it starts is where the requested epoch ended (the latest epoch "
+                             "ends at the LEO)."))
 
 
 def check_truncation(leader_answer, follower_entries, follower_leo: int, answer=None
@@ -127,18 +131,20 @@ def check_truncation(leader_answer, follower_entries, follower_leo: int, answer=
     try:
         given = (int(answer[0]), answer[1])
     except (TypeError, ValueError, IndexError, KeyError):
-        return _result(False, f"answer with (offset, complete), got {answer!r}")
+        return _result(False, tr("answer with (offset, complete), got {answer!r}", answer=answer))
     if (m := _form(_want_bool(given[1], "complete (the second item)"))) is not None:
         return m
     if given == right:
-        return _result(True, f"truncate to {right[0]}; "
-                       + ("done." if right[1] else "then ask again for the next epoch down."))
+        return _result(True, tr("truncate to {v_0}; ", v_0=right[0])
+                       + (tr("done.") if right[1]
+                          else tr("then ask again for the next epoch down.")))
     if given[0] == right[0]:
-        return _result(False, "the offset is right; is the follower sure it agrees with the "
-                       "leader below it? Does it know the "
-                       "leader's epoch, or only an older one?")
-    return _result(False, "first find, in the follower's own cache, the largest epoch <= the "
-                   "epoch in the leader's answer, and where the follower's copy of it ends.")
+        return _result(False, tr("the offset is right; is the follower sure it agrees with the "
+                                 "leader below it? Does it know the leader's epoch, or only an "
+                                 "older one?"))
+    return _result(False, tr("first find, in the follower's own cache, the largest epoch <= "
+                             "the epoch in the leader's answer, and where the follower's copy "
+                             "of it ends."))
 
 
 def _run_faults(faults: Callable, version: str | None, seed: int = SEED) -> tuple[list[str], dict]:
@@ -164,27 +170,32 @@ def check_divergence(faults: Callable | None = None, seed: int = SEED) -> CheckR
     if missing is not None:
         return missing
     if not callable(faults):
-        return _result(False, f"pass your function itself (faults=my_faults), got {faults!r}")
+        return _result(False, tr("pass your function itself (faults=my_faults), got {faults!r}",
+                                 faults=faults))
     found = {}
     for version in (OLD, FIXED, None):
         try:
             bad, facts = _run_faults(faults, version, seed)
         except Exception as exc:   # the learner's code: report, do not crash the notebook
-            return _result(False, f"your faults raised under Kafka {version or 'today'}: "
-                           f"{type(exc).__name__}: {exc}")
+            return _result(False, tr("your faults raised under Kafka {version_or_today}: "
+                                     "{error}: {exc}",
+                                     version_or_today=version or tr("today"),
+                                     error=type(exc).__name__, exc=exc))
         if facts["swapped"]:
-            return _result(False, "no swap_rule here: use faults (crash, restart, hold, "
-                           "power_loss...) and let each version's own rule act.")
+            return _result(False, tr("no swap_rule here: use faults (crash, restart, hold, "
+                                     "power_loss...) and let each version's own rule act."))
         if not facts["acked"]:
-            return _result(False, "nothing was acknowledged: produce something first.")
+            return _result(False, tr("nothing was acknowledged: produce something first."))
         found[version or "today"] = [v for v in bad if v in SAFETY]
     if not found[OLD]:
-        return _result(False, "under 0.10.2 the checkers found no LogMatching or NoAckedLoss "
-                       "violation. Hint: the follower must lose (truncate) or keep a record "
-                       "because of its HW at the moment it becomes a follower.")
+        return _result(False, tr("under 0.10.2 the checkers found no LogMatching or "
+                                 "NoAckedLoss violation. Hint: the follower must lose "
+                                 "(truncate) or keep a record because of its HW at the moment "
+                                 "it becomes a follower."))
     still = {v: f for v, f in found.items() if v != OLD and f}
     if still:
-        return _result(False, f"0.10.2 broke {found[OLD]}, but so did {still}: that is not the "
-                       "high watermark's fault. Find a sequence the leader epoch fixes.")
-    return _result(True, f"0.10.2 violates {found[OLD]}; 0.11.0 and today's Kafka keep the "
-                   "replicas consistent.")
+        return _result(False, tr("0.10.2 broke {found_old}, but so did {still}: that is not "
+                                 "the high watermark's fault. Find a sequence the leader epoch "
+                                 "fixes.", found_old=found[OLD], still=still))
+    return _result(True, tr("0.10.2 violates {found_old}; 0.11.0 and today's Kafka keep the "
+                            "replicas consistent.", found_old=found[OLD]))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import tr
 from kafkasim.protocol.replica_manager import select_read_replica
 
 SEED = 13
@@ -93,13 +94,17 @@ def check_read_replica(c: Cluster, topic: str, client_rack: str, fetch_offset: i
     right = read_replica(c, topic, client_rack, fetch_offset)
     hw = {r["broker"]: r["HW"] for r in c.replica_table(topic, 0)}[right]
     if int(replica) != right:
-        return _result(False, f"broker {replica} is not the one: the leader picks an in-sync "
-                       f"replica in the consumer's rack {client_rack!r} holding offset "
-                       f"{fetch_offset} (most caught up first), else itself.")
+        return _result(False, tr("broker {replica} is not the one: the leader picks an in-sync "
+                                 "replica in the consumer's rack {client_rack!r} holding "
+                                 "offset {fetch_offset} (most caught up first), else itself.",
+                                 replica=replica, client_rack=client_rack,
+                                 fetch_offset=fetch_offset))
     if int(up_to) != hw:
-        return _result(False, f"broker {right} is right, but it serves records below its own "
-                       f"high watermark, not below {up_to}: look at its HW, not the leader's.")
-    return _result(True, f"broker {right}, offsets below {hw} (its own high watermark).")
+        return _result(False, tr("broker {right} is right, but it serves records below its own "
+                                 "high watermark, not below {up_to}: look at its HW, not the "
+                                 "leader's.", right=right, up_to=up_to))
+    return _result(True, tr("broker {right}, offsets below {hw} (its own high watermark).",
+                            right=right, hw=hw))
 
 
 def check_unserved(c: Cluster, topic: str, broker: int, *, answer=None) -> CheckResult:
@@ -112,11 +117,12 @@ def check_unserved(c: Cluster, topic: str, broker: int, *, answer=None) -> Check
     try:
         given = sorted(int(x) for x in answer)
     except (TypeError, ValueError):
-        return _result(False, "answer with a list of offsets, e.g. [3, 4].")
+        return _result(False, tr("answer with a list of offsets, e.g. [3, 4]."))
     if given != right:
-        return _result(False, f"{given} is not it: between the replica's HW and its LEO lie "
-                       "the records it has but may not serve.")
-    return _result(True, f"{right}: held by broker {broker}, not yet known to be committed.")
+        return _result(False, tr("{given} is not it: between the replica's HW and its LEO lie "
+                                 "the records it has but may not serve.", given=given))
+    return _result(True, tr("{right}: held by broker {broker}, not yet known to be committed.",
+                            right=right, broker=broker))
 
 
 def check_consistent_read(checker, *, violations=None) -> CheckResult:
@@ -126,9 +132,11 @@ def check_consistent_read(checker, *, violations=None) -> CheckResult:
         return miss
     found = [v for v in checker.violations if v.invariant == "ConsistentRead"]
     if int(violations) != len(found):
-        return _result(False, f"the checker recorded a different number than {violations}.")
-    return _result(True, f"ConsistentRead recorded {len(found)} violation(s): a follower serves "
-                   "only below its own high watermark, so reads from it are committed reads.")
+        return _result(False, tr("the checker recorded a different number than {violations}.",
+                                 violations=violations))
+    return _result(True, tr("ConsistentRead recorded {len_found} violation(s): a follower "
+                            "serves only below its own high watermark, so reads from it are "
+                            "committed reads.", len_found=len(found)))
 
 
 def leader_view(c: Cluster, topic: str, partition: int = 0) -> Text:

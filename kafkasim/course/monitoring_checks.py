@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.i18n import tr
 from kafkasim.course.monitoring import (
     MINUTE,
     RULES,
@@ -23,18 +24,19 @@ def check_slow_flapping(answer=None) -> CheckResult:
         return m
     got = _rule_names(answer)
     if got is None:
-        return _result(False, "answer with a set of rule names, e.g. {\"URP\"}, or set().")
+        return _result(False, tr("answer with a set of rule names, e.g. {\"URP\"}, or set()."))
     fired = set(slow_flapping_alerts())
     if got == fired:
-        return _result(True, f"{sorted(fired) or 'no alert'}: one shrink keeps the 5-minute rate "
-                             "above 0 for just under 5 minutes, and the next one comes 6 minutes "
-                             "later, so the expression turns false in between and 'for: 5m' "
-                             "starts again each time.")
+        return _result(True, tr("{sorted_fired_or_no_alert}: one shrink keeps the 5-minute "
+                                "rate above 0 for just under 5 minutes, and the next one comes "
+                                "6 minutes later, so the expression turns false in between and "
+                                "'for: 5m' starts again each time.",
+                                sorted_fired_or_no_alert=sorted(fired) or tr("no alert")))
     if "KafkaISRShrinking" in got - fired:
-        return _result(False, "KafkaISRShrinking needs rate(...[5m]) > 0 at every evaluation for "
-                              "5 minutes. How long does one shrink keep the rate above 0, and how "
-                              "far apart are the shrinks?")
-    return _result(False, "compare how long each expression stays true with 'for: 5m'.")
+        return _result(False, tr("KafkaISRShrinking needs rate(...[5m]) > 0 at every "
+                                 "evaluation for 5 minutes. How long does one shrink keep the "
+                                 "rate above 0, and how far apart are the shrinks?"))
+    return _result(False, tr("compare how long each expression stays true with 'for: 5m'."))
 
 
 def check_both_fire(faults=None) -> CheckResult:
@@ -43,24 +45,29 @@ def check_both_fire(faults=None) -> CheckResult:
     if (m := _missing(faults)) is not None:
         return m
     if not callable(faults):
-        return _result(False, "pass a function that takes the cluster, e.g. def my_faults(c): ...")
+        return _result(False, tr("pass a function that takes the cluster, e.g. def "
+                                 "my_faults(c): ..."))
     c = exercise_cluster()
     faults(c)
     if c.now > 20 * MINUTE:
-        return _result(False, f"your faults ran to {minsec(c.now)}; keep them within 20:00.")
+        return _result(False, tr("your faults ran to {minsec_c_now}; keep them within 20:00.",
+                                 minsec_c_now=minsec(c.now)))
     c.heal()
     c.run_to(25 * MINUTE)
     fired = _fired(c)
     print(alert_report(c, timeline=False))
     if fired == {r.name for r in RULES}:
-        return _result(True, "both fire: a replica that stays out (URP > 0 for 5 minutes) and "
-                             "shrinks that keep coming (a shrink in every 5-minute window).")
+        return _result(True, tr("both fire: a replica that stays out (URP > 0 for 5 minutes) "
+                                "and shrinks that keep coming (a shrink in every 5-minute "
+                                "window)."))
     missing = sorted({r.name for r in RULES} - fired)
-    why = {"KafkaUnderReplicatedPartitions": "some leader must report URP > 0 at every scrape "
-                                             "for 5 minutes: one replica has to stay out.",
-           "KafkaISRShrinking": "the same leader must see a new shrink before each previous one "
-                                "leaves the 5-minute window, for 5 minutes."}
-    return _result(False, f"{missing[0]} did not fire: {why[missing[0]]}")
+    why = {"KafkaUnderReplicatedPartitions": tr("some leader must report URP > 0 at every "
+                                                "scrape for 5 minutes: one replica has to stay "
+                                                "out."),
+           "KafkaISRShrinking": tr("the same leader must see a new shrink before each previous "
+                                   "one leaves the 5-minute window, for 5 minutes.")}
+    return _result(False, tr("{v_0} did not fire: {why_missing_0}",
+                             v_0=missing[0], why_missing_0=why[missing[0]]))
 
 
 def check_urp_reading(suspect=None, highest_urp_broker=None) -> CheckResult:
@@ -76,11 +83,12 @@ def check_urp_reading(suspect=None, highest_urp_broker=None) -> CheckResult:
         by_leader[ln["Leader"]] = by_leader.get(ln["Leader"], 0) + 1
     top = max(by_leader, key=lambda b: by_leader[b])
     if {str(suspect)} != common:
-        return _result(False, "for each line, Replicas minus Isr names who left; which broker is "
-                              "missing from every line?")
+        return _result(False, tr("for each line, Replicas minus Isr names who left; which "
+                                 "broker is missing from every line?"))
     if str(highest_urp_broker) != top:
-        return _result(False, "UnderReplicatedPartitions is reported by each partition's leader, "
-                              "not by the broker that fell behind.")
-    return _result(True, f"broker {suspect} is missing from every ISR; broker {top} leads "
-                         f"{by_leader[top]} of the under-replicated partitions, so its gauge reads "
-                         f"{by_leader[top]} (broker {suspect}'s reads 0 for these).")
+        return _result(False, tr("UnderReplicatedPartitions is reported by each partition's "
+                                 "leader, not by the broker that fell behind."))
+    return _result(True, tr("broker {suspect} is missing from every ISR; broker {top} leads "
+                            "{by_leader_top} of the under-replicated partitions, so its gauge "
+                            "reads {by_leader_top} (broker {suspect}'s reads 0 for these).",
+                            suspect=suspect, top=top, by_leader_top=by_leader[top]))

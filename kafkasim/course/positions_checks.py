@@ -4,6 +4,7 @@ returns a ``checks.CheckResult``; the answers come from the simulator (``positio
 from __future__ import annotations
 
 from kafkasim.course.checks import CheckResult, _missing, _result
+from kafkasim.course.i18n import tr
 from kafkasim.course.positions import rereads, takeover_outcome
 
 
@@ -15,15 +16,17 @@ def check_takeover(current_offset=None, log_end_offset=None, lag=None) -> CheckR
     got = {"CURRENT-OFFSET": current_offset, "LOG-END-OFFSET": log_end_offset, "LAG": lag}
     wrong = [k for k in got if got[k] != right[k]]
     if not wrong:
-        return _result(True, f"CURRENT-OFFSET {right['CURRENT-OFFSET']} (the new member started "
-                             "at the old commit and committed 3 records later), LOG-END-OFFSET "
-                             f"{right['LOG-END-OFFSET']} (the HW, now that the followers caught "
-                             f"up), LAG {right['LAG']}.")
-    hints = {"CURRENT-OFFSET": "the new member starts at the group's committed offset, not at "
-                               "the old consumer's position; then it reads 3 and commits.",
-             "LOG-END-OFFSET": "the column is the high watermark: where is it once the "
-                               "followers have caught up?",
-             "LAG": "LAG = LOG-END-OFFSET - CURRENT-OFFSET."}
+        return _result(True, tr("CURRENT-OFFSET {current_offset} (the new member started at "
+                                "the old commit and committed 3 records later), LOG-END-OFFSET "
+                                "{log_end_offset} (the HW, now that the followers caught up), "
+                                "LAG {lag}.",
+                                current_offset=right['CURRENT-OFFSET'],
+                                log_end_offset=right['LOG-END-OFFSET'], lag=right['LAG']))
+    hints = {"CURRENT-OFFSET": tr("the new member starts at the group's committed offset, not "
+                                  "at the old consumer's position; then it reads 3 and commits."),
+             "LOG-END-OFFSET": tr("the column is the high watermark: where is it once the "
+                                  "followers have caught up?"),
+             "LAG": tr("LAG = LOG-END-OFFSET - CURRENT-OFFSET.")}
     return _result(False, f"{wrong[0]}: {hints[wrong[0]]}")
 
 
@@ -33,20 +36,21 @@ def check_rereads(steps=None, twice: int = 3) -> CheckResult:
     if (m := _missing(steps)) is not None:
         return m
     if not callable(steps):
-        return _result(False, "pass your function itself: check_rereads(my_steps).")
+        return _result(False, tr("pass your function itself: check_rereads(my_steps)."))
     first, second = rereads(steps)
     again = sorted(set(first) & set(second))
     skipped = sorted(set(range(20)) - set(first) - set(second))
     if skipped:
-        return _result(False, f"offsets {skipped} were never read by anyone: the group committed "
-                              "past what its consumer returned to you (commit after poll, "
-                              "not before).")
+        return _result(False, tr("offsets {skipped} were never read by anyone: the group "
+                                 "committed past what its consumer returned to you (commit "
+                                 "after poll, not before).", skipped=skipped))
     if len(again) == twice:
-        return _result(True, f"the new member re-read offsets {again}: everything between the "
-                             "last commit and the old consumer's position.")
-    return _result(False, f"the new member re-read {len(again)} record(s) ({again}); it starts "
-                          "at the last committed offset and reads what the old consumer had "
-                          f"read after it. Make that {twice}.")
+        return _result(True, tr("the new member re-read offsets {again}: everything between "
+                                "the last commit and the old consumer's position.", again=again))
+    return _result(False, tr("the new member re-read {len_again} record(s) ({again}); it "
+                             "starts at the last committed offset and reads what the old "
+                             "consumer had read after it. Make that {twice}.",
+                             len_again=len(again), again=again, twice=twice))
 
 
 def check_output_reading(position=None, read_twice=None) -> CheckResult:
@@ -58,13 +62,15 @@ def check_output_reading(position=None, read_twice=None) -> CheckResult:
     right_pos = hw - records_lag
     if position != right_pos:
         if position == committed + records_lag:
-            return _result(False, "records-lag is measured from the HW, not from the committed "
-                                  "offset.")
-        return _result(False, "records-lag = HW - position, and the tool's LOG-END-OFFSET is "
-                              "the HW.")
+            return _result(False, tr("records-lag is measured from the HW, not from the "
+                                     "committed offset."))
+        return _result(False, tr("records-lag = HW - position, and the tool's LOG-END-OFFSET "
+                                 "is the HW."))
     if read_twice != right_pos - committed:
-        return _result(False, "a successor starts at CURRENT-OFFSET (the committed offset) and "
-                              "re-reads up to the old position.")
-    return _result(True, f"position = HW {hw} - records-lag {records_lag} = {right_pos}; a "
-                         f"successor starts at {committed} and reads {right_pos - committed} "
-                         "records a second time.")
+        return _result(False, tr("a successor starts at CURRENT-OFFSET (the committed offset) "
+                                 "and re-reads up to the old position."))
+    return _result(True, tr("position = HW {hw} - records-lag {records_lag} = {right_pos}; a "
+                            "successor starts at {committed} and reads {right_pos_committed} "
+                            "records a second time.",
+                            hw=hw, records_lag=records_lag, right_pos=right_pos,
+                            committed=committed, right_pos_committed=right_pos - committed))

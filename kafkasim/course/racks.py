@@ -17,6 +17,7 @@ from __future__ import annotations
 from kafkasim.cluster import Cluster
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int, _want_ints
 from kafkasim.course.common import Text, text_table
+from kafkasim.course.i18n import tr
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
 from kafkasim.protocol.placement import assign_replicas_to_brokers, rack_alternated_broker_list
@@ -113,9 +114,9 @@ def check_rack_alternated(racks: dict[int, str], answer=None) -> CheckResult:
         return m
     want = rack_alternated_broker_list(sorted(racks), racks)
     if list(answer) == want:
-        return _result(True, f"the rack-alternated list is {want}.")
-    return _result(False, "group the brokers by rack (each group sorted by id), sort the rack "
-                   "names, then take one broker from each rack in turn.")
+        return _result(True, tr("the rack-alternated list is {want}.", want=want))
+    return _result(False, tr("group the brokers by rack (each group sorted by id), sort the "
+                             "rack names, then take one broker from each rack in turn."))
 
 
 def check_zk_replicas(racks: dict[int, str], partition: int, rf: int,
@@ -127,12 +128,14 @@ def check_zk_replicas(racks: dict[int, str], partition: int, rf: int,
         return m
     want = zk_assignment(racks, partition + 1, rf)[partition]
     if list(answer) == want:
-        return _result(True, f"partition {partition} gets {want}.")
+        return _result(True, tr("partition {partition} gets {want}.",
+                                partition=partition, want=want))
     if sorted(answer) == sorted(want):
-        return _result(False, "right brokers, wrong order: the leader is list[p mod n], then "
-                       "walk on from there.")
-    return _result(False, "start from the rack-alternated list: the leader is list[p mod n]; "
-                   "each follower is the next broker whose rack holds no replica yet.")
+        return _result(False, tr("right brokers, wrong order: the leader is list[p mod n], "
+                                 "then walk on from there."))
+    return _result(False, tr("start from the rack-alternated list: the leader is list[p mod "
+                             "n]; each follower is the next broker whose rack holds no replica "
+                             "yet."))
 
 
 def rack_failure_verdicts(racks: dict[int, str], failed_rack: str, rf: int, min_isr: int,
@@ -158,7 +161,7 @@ def check_rack_failure(racks: dict[int, str], failed_rack: str, rf: int, min_isr
     got = rack_failure_verdicts(racks, failed_rack, rf, min_isr, partitions, seed)
     want = got["below min ISR"] + got["offline"]
     if int(answer) == want:
-        return _result(True, f"{want} of {partitions} partitions lose acks=all writes "
-                       f"(run: {got}).")
-    return _result(False, "count, per partition, the replicas left outside the failed rack; "
-                   "with fewer than min.insync.replicas left, acks=all writes fail.")
+        return _result(True, tr("{want} of {partitions} partitions lose acks=all writes (run: "
+                                "{got}).", want=want, partitions=partitions, got=got))
+    return _result(False, tr("count, per partition, the replicas left outside the failed rack; "
+                             "with fewer than min.insync.replicas left, acks=all writes fail."))

@@ -32,6 +32,7 @@ from kafkasim.course.checks import (
 )
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.elections import show_source, verdict
+from kafkasim.course.i18n import tr
 from kafkasim.metrics import PREFERRED_IMBALANCE
 
 SEED = 12
@@ -83,7 +84,7 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
 
 
 def _unanswered(what: str) -> CheckResult:
-    msg = f"Not answered yet: replace ... with {what} and run again."
+    msg = tr("Not answered yet: replace ... with {what} and run again.", what=what)
     return _show(CheckResult(False, msg))
 
 
@@ -93,7 +94,7 @@ def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -
     if answer is Ellipsis:
         return _unanswered('{"3.7": True/False, "4.3": True/False}')
     if not isinstance(answer, dict) or set(answer) != {"3.7", "4.3"}:
-        return _result(False, 'answer with a dict {"3.7": True/False, "4.3": True/False}')
+        return _result(False, tr("answer with a dict {\"3.7\": True/False, \"4.3\": True/False}"))
     if (m := _form(*(_want_bool(answer[v], f"answer[{v!r}]")
                      for v in ("3.7", "4.3")))) is not None:
         return m
@@ -101,11 +102,14 @@ def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -
     want = {"3.7": d["ZooKeeper (3.7)"], "4.3": d["KRaft (4.3)"]}
     wrong = [v for v in want if bool(answer[v]) != want[v]]
     if wrong:
-        return _result(False, f"look again at {', '.join(wrong)}: the ZooKeeper controller "
-                              "compares a ratio with the percentage (strictly greater); the "
-                              "KRaft controller does not read the percentage.")
-    return _result(True, f"ZooKeeper: {not_led}/{preferred_for} against {percentage}% -> "
-                         f"{want['3.7']}; KRaft -> {want['4.3']}.")
+        return _result(False, tr("look again at {join_wrong}: the ZooKeeper controller "
+                                 "compares a ratio with the percentage (strictly greater); the "
+                                 "KRaft controller does not read the percentage.",
+                                 join_wrong=', '.join(wrong)))
+    return _result(True, tr("ZooKeeper: {not_led}/{preferred_for} against {percentage}% -> "
+                            "{v_3_7}; KRaft -> {v_4_3}.",
+                            not_led=not_led, preferred_for=preferred_for, percentage=percentage,
+                            v_3_7=want['3.7'], v_4_3=want['4.3']))
 
 
 # -- exercise 2: read the MBean after a double crash ----------------------------------------------
@@ -135,10 +139,11 @@ def check_imbalance_count(answer) -> CheckResult:
     c = double_crash_cluster()
     n = imbalance_count(c)
     if answer != n:
-        return _result(False, "follow each partition: who leads after broker 2 dies, after "
-                              "broker 3 dies, and does a broker's return move any leader "
-                              "(auto rebalance is off)?")
-    return _result(True, f"PreferredReplicaImbalanceCount = {n}.\n{leader_counts(c)}")
+        return _result(False, tr("follow each partition: who leads after broker 2 dies, after "
+                                 "broker 3 dies, and does a broker's return move any leader "
+                                 "(auto rebalance is off)?"))
+    return _result(True, tr("PreferredReplicaImbalanceCount = {n}.\n{leader_counts_c}",
+                            n=n, leader_counts_c=leader_counts(c)))
 
 
 # -- exercise 3: restore the preferred leaders, graded by the checkers -------------------------
@@ -167,25 +172,29 @@ def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
     if (m := _missing(fix)) is not None:
         return m
     if not callable(fix):
-        return _result(False, "pass a function that takes the cluster, e.g. def my_fix(c): ...")
+        return _result(False, tr("pass a function that takes the cluster, e.g. def my_fix(c): "
+                                 "..."))
     c, p = restore_cluster()
     suite = attach(c)
     start = c.now
     fix(c)
     if c.now - start > 30000:
-        return _result(False, f"your fix took {c.now - start} ms; do it within 30000 ms (no "
-                              "waiting for the 300 s check: it is switched off here).")
+        return _result(False, tr("your fix took {c_now_start} ms; do it within 30000 ms (no "
+                                 "waiting for the 300 s check: it is switched off here).",
+                                 c_now_start=c.now - start))
     c.run(40000)
     n = c.partition_count(TOPIC)
     wrong = [q for q in range(n) if c.leader(TOPIC, q) != c.assignment(TOPIC)[q][0]]
     print(verdict(suite))
     if suite.violations:
-        return _result(False, "the checkers found a violation (above).")
+        return _result(False, tr("the checkers found a violation (above)."))
     if wrong:
-        return _result(False, f"partitions {wrong} are not led by their preferred replica. Is "
-                              "the preferred replica back in the ISR when you ask?")
-    return _result(True, f"every partition is led by its preferred replica; "
-                         f"PreferredReplicaImbalanceCount = {imbalance_count(c)}.")
+        return _result(False, tr("partitions {wrong} are not led by their preferred replica. "
+                                 "Is the preferred replica back in the ISR when you ask?",
+                                 wrong=wrong))
+    return _result(True, tr("every partition is led by its preferred replica; "
+                            "PreferredReplicaImbalanceCount = {imbalance_count_c}.",
+                            imbalance_count_c=imbalance_count(c)))
 
 
 __all__ = [

@@ -12,6 +12,28 @@ from matplotlib.figure import Figure
 FONT = 14
 SMALL = 12
 TITLE = 16
+_NORMAL = (FONT, SMALL, TITLE)
+_PROJECTOR = (20, 17, 23)      # projector mode: the back row of a workshop room
+PRESENTATION = False
+
+#: CSS for the widgets in projector mode (large type, high contrast; rows wrap to 1280 px)
+PROJECTOR_CSS = """<style>
+.kafkasim-projector, .kafkasim-projector .widget-label, .kafkasim-projector .widget-readout,
+.kafkasim-projector button, .kafkasim-projector select, .kafkasim-projector pre,
+.kafkasim-projector .widget-html-content { font-size: 20px !important; line-height: 1.35; }
+.kafkasim-projector button { min-height: 40px; font-weight: 600; border: 2px solid #000; }
+.kafkasim-projector { color: #000; background: #fff; max-width: 1260px; }
+.kafkasim-projector pre { color: #000; }
+</style>"""
+
+
+def set_presentation(on: bool = True) -> None:
+    """Projector mode for every drawing made from now on (large type: ``FONT`` 20 pt instead of
+    14) and for the widgets built from now on (``PROJECTOR_CSS``). ``set_presentation(False)``
+    switches back. Course-wide, because a workshop projects the whole notebook."""
+    global FONT, SMALL, TITLE, PRESENTATION
+    PRESENTATION = bool(on)
+    FONT, SMALL, TITLE = _PROJECTOR if PRESENTATION else _NORMAL
 
 # Paul Tol's "bright" scheme: distinct for the common colour-vision deficiencies; one per broker.
 BRIGHT = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")

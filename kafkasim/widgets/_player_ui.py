@@ -109,21 +109,32 @@ class PlayerUI:
         if getattr(player.cluster, "kraft", None) is not None:
             self.quorum_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.notice = w.HTML()
+        self.flight = w.HTML(layout=w.Layout(max_width="100%"))
+        self.messages = w.Checkbox(value=player.show_messages, description="messages in flight",
+                                   indent=False, layout=w.Layout(width="170px"))
+        self.messages.observe(self._on_messages, names="value")
+        from kafkasim.viz import style
+
+        projector = [w.HTML(style.PROJECTOR_CSS)] if style.PRESENTATION else []
         self.box = w.VBox([
+            *projector,
             self.title,
             w.HBox([self.play, self.speed, self.slider, self.kind, self.jump],
                    layout=w.Layout(**_ROW)),
             self.timeline,
-            w.HBox(moves + produce + [self.topic, self.partition, self.isr],
+            w.HBox(moves + produce + [self.topic, self.partition, self.isr, self.messages],
                    layout=w.Layout(**_ROW)),
             w.HBox(faults, layout=w.Layout(**_ROW)),
             self.notice,
             self.status,
+            self.flight,
             self.image,
             self.isr_image,
             *([self.quorum_image] if self.quorum_image is not None else []),
             self.readout,
         ])
+        if style.PRESENTATION:
+            self.box.add_class("kafkasim-projector")
 
     # -- callbacks: each calls one Player method ----------------------------------------------
     def _guard(self, fn):
@@ -164,6 +175,10 @@ class PlayerUI:
         if not self.p._syncing and change["new"] is not None:
             self._guard(lambda: self.p.select(self.p.topic, change["new"]))()
 
+    def _on_messages(self, change) -> None:
+        self.p.show_messages = bool(change["new"])
+        self.refresh()
+
     def _on_isr(self, change) -> None:
         self.p.show_isr = change["new"]
         self.refresh()
@@ -199,6 +214,11 @@ class PlayerUI:
         self.title.value = (f"<b>t = {p.now:,} ms</b> &nbsp; recorded to {p.horizon:,} ms · "
                             f"{len(p.history.actions)} action(s) on this branch")
         self.timeline.value = p.timeline_html()
+        if p.show_messages:
+            self.flight.value = p.flight_html()
+            self.flight.layout.display = None
+        else:
+            self.flight.layout.display = "none"
         self.image.value = p.png()
         isr = p.isr_png() if p.show_isr else None
         if isr is not None:

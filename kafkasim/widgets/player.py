@@ -95,7 +95,8 @@ class Player:
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
                  every_ms: int | None = None, *, tick_ms: int | None = None, checks=True,
-                 show_isr: bool = False, max_records: int = 40) -> None:
+                 show_isr: bool = False, max_records: int = 40,
+                 presentation: bool | None = None, show_messages: bool = True) -> None:
         if tick_ms is not None and tick_ms <= 0:
             raise ValueError(f"tick_ms must be > 0, got {tick_ms}")
         self.history, self.checker, self.about, self.script = _history_for(source, every_ms,
@@ -111,6 +112,11 @@ class Player:
         self.tick_ms = tick_ms if tick_ms is not None else \
             auto_tick_ms(self.horizon - self.start_ms)
         self.show_isr = show_isr
+        self.show_messages = show_messages   # the messages-in-flight panel (viz.flight)
+        if presentation is not None:          # projector mode, course-wide (viz.style)
+            from kafkasim.viz import style as _style
+
+            _style.set_presentation(presentation)
         self.max_records = max_records
         self.status = ""
         self._fig = None
@@ -510,6 +516,15 @@ class Player:
             self._ui = PlayerUI(self)
             self._changed()
         return self._ui.box
+
+    def flight_html(self) -> str:
+        """The messages on the wire now, between the nodes, and what each broker believes
+        (``viz.flight.flight_svg``): hover a message for its fields."""
+        from kafkasim.viz.flight import flight_svg
+
+        if self.topic is not None and self.topic not in self.cluster.topics():
+            return flight_svg(self.cluster)
+        return flight_svg(self.cluster, self.topic, self.partition)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
         """The widget, with a still image and the readout as fallbacks (``widget_bundle``)."""

@@ -86,6 +86,17 @@ def course_copy(dest: Path, notebooks: list[str] | None = None) -> Path:
     return dest
 
 
+def generated_notebook(course_root: Path, name: str, sources: list[str]) -> str:
+    """Write a notebook of code cells into the lab's course copy; its path for Notebook.open."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, course_root / "notebooks" / name)
+    return f"notebooks/{name}"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

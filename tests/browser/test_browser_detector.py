@@ -4,8 +4,7 @@ module provides, stderr, and a traceback), generated into the lab's temp copy of
 
 from __future__ import annotations
 
-import nbformat
-from labdriver import Notebook
+from labdriver import Notebook, generated_notebook
 
 BROKEN = [
     # A widget view referring to a model the kernel never created: "model not found".
@@ -29,11 +28,8 @@ BROKEN = [
 
 
 def test_detector_reports_broken_widgets_stderr_and_tracebacks(course_root, lab_page, shots):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in BROKEN])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nbformat.write(nb, course_root / "notebooks" / "zz-broken-on-purpose.ipynb")
-    page = Notebook.open(lab_page, "notebooks/zz-broken-on-purpose.ipynb")
+    path = generated_notebook(course_root, "zz-broken-on-purpose.ipynb", BROKEN)
+    page = Notebook.open(lab_page, path)
     try:
         with shots(page):
             assert page.run_all() == "ok"
