@@ -992,8 +992,10 @@ class Broker:
     def on_peer_gone(self, dead: int) -> None:
         """A broker process died: fetches in flight to it fail now (connection reset)."""
         lm = self.lifecycle
-        if lm is not None and lm.inflight is not None and lm.inflight[2] == dead:
-            lm.controller_gone()
+        if lm is not None:
+            if lm.inflight is not None and lm.inflight[2] == dead:
+                lm.controller_gone()
+            lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
         for corr, (key, tid) in list(self.fetch_inflight.items()):
             if key[0] != dead:
                 continue
@@ -1011,6 +1013,9 @@ class Broker:
                 getattr(msg, "correlation_id", None) == lm.inflight[0] and \
                 isinstance(msg, (BrokerRegistrationRequest, BrokerHeartbeatRequest)):
             lm.controller_gone()
+            return
+        if lm is not None and type(msg) in _RAFT_REQUESTS:
+            lm.raft.on_disconnect(lm, dst, msg.correlation_id)
             return
         entry = self.fetch_inflight.pop(getattr(msg, "correlation_id", -1), None)
         if entry is None or not isinstance(msg, (FetchRequest, OffsetsForLeaderEpochRequest)):
@@ -1342,3 +1347,4 @@ _HANDLERS = {
 }
 # KRaft: every __cluster_metadata message goes to the broker's observer Raft client
 _HANDLERS.update(dict.fromkeys(RAFT_MESSAGES, Broker._on_metadata_log))
+_RAFT_REQUESTS = frozenset(m for m in RAFT_MESSAGES if m.__name__.endswith("Request"))

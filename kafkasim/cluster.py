@@ -432,12 +432,18 @@ class Cluster(StateViews):
             handler = getattr(client, "on_peer_gone", None)
             if handler is not None:
                 handler(dead)
+        if self.kraft is not None:
+            for node in self.kraft.nodes.values():
+                if node.id != dead and node.is_running:
+                    node.on_peer_gone(dead)
 
     def _notify_disconnect(self, env) -> None:
         """The destination process died: the sender's connection is reset, so its client fails
         the in-flight request at once (NetworkClient sees the disconnect)."""
         src = env.src
         sender = self.brokers.get(src) if isinstance(src, int) else self.clients.get(src)
+        if sender is None and self.kraft is not None:
+            sender = self.kraft.nodes.get(src)
         if sender is None or (isinstance(src, int) and not sender.is_running):
             return
         handler = getattr(sender, "on_disconnect", None)
