@@ -57,6 +57,11 @@ def run(quick: bool = False) -> dict:
     t2 = time.perf_counter()
     outs = checked + end_only
     out["event_checked_schedules_per_s"] = round(n_event / max(t1 - t0, 1e-9), 2)
+    # per core-second: wall time x worker processes (what a `make test` budget buys per core)
+    out["event_checked_schedules_per_core_s"] = round(
+        n_event / max((t1 - t0) * m.WORKERS, 1e-9), 2)
+    out["end_checked_schedules_per_core_s"] = round(
+        (n - n_event) / max((t2 - t1) * m.WORKERS, 1e-9), 2) if n > n_event else 0.0
     out["end_checked_schedules_per_s"] = round((n - n_event) / max(t2 - t1, 1e-9), 2) \
         if n > n_event else 0.0
     out["safe_wall_s"] = round(t2 - t0, 1)
@@ -69,6 +74,26 @@ def run(quick: bool = False) -> dict:
         any("unexplained" in r for r in o.stuck) for o in outs)
     bad = [o for o in outs if not o.ok]
     out["safe_first_failure"] = bad[0].summary().splitlines()[-1] if bad else ""
+
+    # KRaft (the safe "kraft" profile): per-event and end-only checked, per core-second
+    kn = max(8, n // 10)
+    t = time.perf_counter()
+    kraft = m.run_many(range(kn), "kraft", event_checked=kn // 2)
+    kwall = time.perf_counter() - t
+    out["kraft_schedules"] = kn
+    out["kraft_schedules_per_core_s"] = round(kn / max(kwall * m.WORKERS, 1e-9), 2)
+    out["kraft_violations"] = sum(len(o.violations) for o in kraft if not o.known_bug)
+    out["kraft_lost"] = sum(len(o.lost) for o in kraft if not o.known_bug)
+    per_core = {"safe_event": out["event_checked_schedules_per_core_s"],
+                "safe_end": out["end_checked_schedules_per_core_s"] or 1e-9,
+                "kraft": out["kraft_schedules_per_core_s"]}
+    # the make-test mix (tests/test_fault_properties.py defaults): core-seconds it costs
+    mix = (m.EVENT_CHECKED / per_core["safe_event"]
+           + (m.SCHEDULES - m.EVENT_CHECKED) / per_core["safe_end"]
+           + sum(m.KRAFT_BUDGET[p] for p in ("kraft", "kraft40")) / per_core["kraft"])
+    out["make_test_safe_schedules"] = m.SCHEDULES + m.KRAFT_BUDGET["kraft"] + \
+        m.KRAFT_BUDGET["kraft40"]
+    out["make_test_safe_core_s_estimate"] = round(mix, 1)
 
     for profile in ("old", "unclean", "acks1"):
         t = time.perf_counter()

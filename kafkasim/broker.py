@@ -90,7 +90,7 @@ PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
-          "UncleanLeaderElectionsPerSec")
+          "UncleanLeaderElectionsPerSec", "IncrementalFetchSessionEvictionsPerSec")
 
 
 @dataclass(slots=True)
@@ -225,6 +225,14 @@ class Broker:
     def cluster_racks(self) -> dict[int, str | None]:
         """broker.rack of every broker (what the metadata cache knows of each broker)."""
         return {b.id: b.rack for b in self.cluster.brokers.values()}
+
+    def mark_meter(self, name: str, count: int = 1) -> None:
+        self.meters[name] += count
+
+    def partition_changed(self, tp) -> None:
+        rm = self.replica_manager
+        if tp in rm.quiet:
+            rm.unquiet(self, tp)
 
     def not_leader_error(self) -> str:
         return E.NOT_LEADER_OR_FOLLOWER if self.rules.error_not_leader_or_follower \
@@ -761,13 +769,14 @@ class Broker:
         if thread is None:
             thread = ReplicaFetcherThread(self.id, leader_id, fid)
             self.fetchers[key] = thread
-        thread.partitions[tp] = state
+        thread.add_partition(tp, state)
         thread.do_work(self)
 
     def _remove_fetcher_partition(self, tp) -> None:
         for key in list(self.fetchers):
             thread = self.fetchers[key]
-            if thread.partitions.pop(tp, None) is not None and not thread.partitions:
+            if tp in thread.partitions and thread.remove_partition(tp) is not None and \
+                    not thread.partitions:
                 del self.fetchers[key]
 
     # -- log changes (LogListener of every log of this broker) ------------------------------
@@ -775,6 +784,8 @@ class Broker:
         """Trace the append, update a follower's producer state from the fetched batch headers
         (the leader's is updated by ReplicaManager.append_records before it answers), flush by
         flush.messages."""
+        if self.replica_manager.quiet:
+            self.partition_changed((log.topic, log.partition))
         if as_leader:
             self.cluster.record("append", self.id, log.topic, log.partition,
                                 (first, last, log.epochs[-1]))
@@ -790,6 +801,7 @@ class Broker:
 
     def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
                     old_high_watermark: int) -> None:
+        self.partition_changed((log.topic, log.partition))
         if removed:
             log.producer_states = producer_state.rebuild(log)
             self.trace("truncate", log.topic, log.partition, ev.Truncate(offset, removed, reason))
@@ -797,6 +809,7 @@ class Broker:
                 self.trace("hw", log.topic, log.partition, log.high_watermark)
 
     def on_wipe(self, log: Log, start_offset: int) -> None:
+        self.partition_changed((log.topic, log.partition))
         log.producer_states = {}
         self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
 
@@ -979,8 +992,10 @@ class Broker:
     def on_peer_gone(self, dead: int) -> None:
         """A broker process died: fetches in flight to it fail now (connection reset)."""
         lm = self.lifecycle
-        if lm is not None and lm.inflight is not None and lm.inflight[2] == dead:
-            lm.controller_gone()
+        if lm is not None:
+            if lm.inflight is not None and lm.inflight[2] == dead:
+                lm.controller_gone()
+            lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
         for corr, (key, tid) in list(self.fetch_inflight.items()):
             if key[0] != dead:
                 continue
@@ -998,6 +1013,9 @@ class Broker:
                 getattr(msg, "correlation_id", None) == lm.inflight[0] and \
                 isinstance(msg, (BrokerRegistrationRequest, BrokerHeartbeatRequest)):
             lm.controller_gone()
+            return
+        if lm is not None and type(msg) in _RAFT_REQUESTS:
+            lm.raft.on_disconnect(lm, dst, msg.correlation_id)
             return
         entry = self.fetch_inflight.pop(getattr(msg, "correlation_id", -1), None)
         if entry is None or not isinstance(msg, (FetchRequest, OffsetsForLeaderEpochRequest)):
@@ -1130,6 +1148,9 @@ class Broker:
             # keeps its fetcher and fetch position (no truncation). Fetches before 2.1 carry no
             # epoch; the stored one only keeps a rule override of fencing consistent.
             fetching.current_leader_epoch = st.leader_epoch
+            for thread in self.fetchers.values():
+                if tp in thread.partitions:
+                    thread.changed(tp)
             self.trace("become_follower", st.topic, st.partition,
                        ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
             return
@@ -1178,6 +1199,7 @@ class Broker:
         the metadata no longer lists, which is deleted)."""
         rm = self.replica_manager
         self._remove_fetcher_partition(tp)
+        self.partition_changed(tp)
         part = rm.partitions.get(tp)
         if part is not None and part.is_leader:
             rm.fail_waiting(self, tp)
@@ -1325,3 +1347,4 @@ _HANDLERS = {
 }
 # KRaft: every __cluster_metadata message goes to the broker's observer Raft client
 _HANDLERS.update(dict.fromkeys(RAFT_MESSAGES, Broker._on_metadata_log))
+_RAFT_REQUESTS = frozenset(m for m in RAFT_MESSAGES if m.__name__.endswith("Request"))

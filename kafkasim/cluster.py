@@ -258,12 +258,22 @@ class Cluster(StateViews):
         _check_ms("run_to(time_ms)", time_ms, self.engine.now + limits.MAX_TIME_MS)
         if check is None:
             self.engine.run(until=time_ms)
+            self.settle_fetch_sessions()
             return
         e = self.engine
         while e.peek_time() is not None and e.peek_time() <= time_ms:
             e.step()
             check(self)
         e.now = max(e.now, time_ms)
+        self.settle_fetch_sessions()
+
+    def settle_fetch_sessions(self) -> None:
+        """Write the follower lag clocks the leaders keep lazily for quiet partitions of
+        incremental fetch sessions (kafkasim.protocol.fetch_session.LAZY), so that
+        ``Partition.remote`` reads as Kafka's would."""
+        for b in self.brokers.values():
+            if b.replica_manager.quiet:
+                b.replica_manager.settle_fetch_sessions()
 
     def run_until(self, condition: Callable[[Cluster], bool], timeout_ms: int = 60000,
                   *, check: Callable[[Cluster], None] | None = None,
@@ -281,8 +291,10 @@ class Cluster(StateViews):
             if check is not None:
                 check(self)
             if condition(self):
+                self.settle_fetch_sessions()
                 return True
         e.now = max(e.now, deadline)
+        self.settle_fetch_sessions()
         if condition(self):
             return True
         if raise_on_timeout:
@@ -292,7 +304,9 @@ class Cluster(StateViews):
         return False
 
     def step(self) -> bool:
-        return self.engine.step()
+        out = self.engine.step()
+        self.settle_fetch_sessions()
+        return out
 
     def at(self, time_ms: int, fn: Callable[[Cluster], None]) -> None:
         """Call ``fn(cluster)`` at an absolute simulated time (must be picklable for snapshots)."""
@@ -418,12 +432,18 @@ class Cluster(StateViews):
             handler = getattr(client, "on_peer_gone", None)
             if handler is not None:
                 handler(dead)
+        if self.kraft is not None:
+            for node in self.kraft.nodes.values():
+                if node.id != dead and node.is_running:
+                    node.on_peer_gone(dead)
 
     def _notify_disconnect(self, env) -> None:
         """The destination process died: the sender's connection is reset, so its client fails
         the in-flight request at once (NetworkClient sees the disconnect)."""
         src = env.src
         sender = self.brokers.get(src) if isinstance(src, int) else self.clients.get(src)
+        if sender is None and self.kraft is not None:
+            sender = self.kraft.nodes.get(src)
         if sender is None or (isinstance(src, int) and not sender.is_running):
             return
         handler = getattr(sender, "on_disconnect", None)

@@ -662,6 +662,11 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
+            "max.incremental.fetch.session.cache.slots", "int", 1000,
+            "Most incremental fetch sessions a broker keeps (FetchSessionCache, KIP-227).",
+            unit="sessions", valid=_AT_LEAST_0, since="1.1", change_ref="KIP-227",
+        ),
+        _cfg(
             "replica.selector.class", "string", None,
             "ReplicaSelector class for fetch-from-follower; unset means always the leader.",
             since="2.4", change_ref="KIP-392",

@@ -105,6 +105,17 @@ class ControllerServer:
         self.cluster.reset_connections(self.id)
         self.trace("controller_node_stop", ev.ControllerNodeStop(kind))
 
+    def on_peer_gone(self, dead: int) -> None:
+        """A node's process died: the quorum request in flight to it fails now."""
+        self.raft.on_peer_gone(self, dead)
+
+    def on_disconnect(self, dst, msg) -> None:
+        """A request's destination died: a quorum RPC fails at once (BROKER_NOT_AVAILABLE,
+        KafkaNetworkChannel); QuorumController's own RPCs to brokers have no connection."""
+        if type(msg) in self.cluster.raft_message_types and msg.__class__.__name__.endswith(
+                "Request"):
+            self.raft.on_disconnect(self, dst, msg.correlation_id)
+
     def on_message(self, src, msg) -> None:
         if type(msg) in self.cluster.raft_message_types:
             self.raft.handle(self, src, msg)

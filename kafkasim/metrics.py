@@ -24,6 +24,11 @@ PARTITION_COUNT = RM + "PartitionCount"
 ISR_SHRINKS = RM + "IsrShrinksPerSec"
 ISR_EXPANDS = RM + "IsrExpandsPerSec"
 FAILED_ISR_UPDATES = RM + "FailedIsrUpdatesPerSec"
+# FetchSessionCache (KIP-227, 1.1+; KafkaMetricsGroup of kafka.server.FetchSessionCache)
+FSC = "kafka.server:type=FetchSessionCache,name="
+NUM_FETCH_SESSIONS = FSC + "NumIncrementalFetchSessions"
+NUM_FETCH_PARTITIONS_CACHED = FSC + "NumIncrementalFetchPartitionsCached"
+FETCH_SESSION_EVICTIONS = FSC + "IncrementalFetchSessionEvictionsPerSec"
 MAX_LAG = "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica"
 ACTIVE_CONTROLLER = "kafka.controller:type=KafkaController,name=ActiveControllerCount"
 OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
@@ -68,6 +73,7 @@ METER_MBEANS = {
     "IsrExpandsPerSec": ISR_EXPANDS,
     "FailedIsrUpdatesPerSec": FAILED_ISR_UPDATES,
     "UncleanLeaderElectionsPerSec": UNCLEAN_ELECTIONS,
+    "IncrementalFetchSessionEvictionsPerSec": FETCH_SESSION_EVICTIONS,
 }
 
 
@@ -83,6 +89,10 @@ def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
         MAX_LAG: max([st.lag for th in broker.fetchers.values()
                       for st in th.partitions.values()] or [0]),
     }
+    if broker.rules.fetch_sessions:   # FetchSessionCache gauges (KIP-227, 1.1+)
+        cache = broker.replica_manager.fetch_sessions
+        out[NUM_FETCH_SESSIONS] = cache.size() if cache is not None else 0
+        out[NUM_FETCH_PARTITIONS_CACHED] = cache.total_partitions() if cache is not None else 0
     if kraft:
         return out
     out[ACTIVE_CONTROLLER] = 1 if broker.controller is not None else 0
@@ -252,6 +262,9 @@ class MetricsRecorder:
             for meter, count in b.meters.items():
                 if kraft and meter == "UncleanLeaderElectionsPerSec":
                     continue        # a controller meter: KRaft brokers do not report it
+                if meter == "IncrementalFetchSessionEvictionsPerSec" and \
+                        not b.rules.fetch_sessions:
+                    continue        # no fetch sessions before 1.1 (KIP-227)
                 self._meter(now, b.id, meter, count)
 
     def _meter(self, now: int, node: int, meter: str, count: int) -> None:

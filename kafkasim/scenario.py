@@ -979,6 +979,12 @@ def lost_acked(c: Cluster, producers) -> list[int]:
 
 
 def _settled(c: Cluster) -> bool:
+    # With incremental fetch sessions (KIP-227, 1.1+) a follower's HW may stay behind on an idle
+    # partition: after truncating on a diverging epoch it does not apply that answer's HW
+    # (AbstractFetcherThread, KAFKA-14704: "updated by the next fetch"), yet the leader's
+    # session cached it as sent (CachedPartition.maybeUpdateResponseData) and sends it again
+    # only when it changes. Such a follower (its fetch state's ``hw_missed``) counts as settled.
+    sessions = c.rules.fetch_sessions
     for topic in c.topics():
         for p in c.assignment(topic):
             leader = c.leader(topic, p)
@@ -988,10 +994,21 @@ def _settled(c: Cluster) -> bool:
             for b in c.isr(topic, p):
                 log = c.brokers[b].logs.get((topic, p))
                 if log is None or log.log_end_offset != llog.log_end_offset or \
-                        log.high_watermark != llog.log_end_offset:
+                        (log.high_watermark != llog.log_end_offset and
+                         not (sessions and b != leader and _hw_missed(c, b, (topic, p)))):
                     return False
     return all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
                and callable(p.pending))
+
+
+def _hw_missed(c: Cluster, broker: int, tp) -> bool:
+    """Did broker's fetcher skip the HW of an answer for ``tp`` that its leader will not send
+    again (see ``_settled``)?"""
+    for thread in c.brokers[broker].fetchers.values():
+        st = thread.partitions.get(tp)
+        if st is not None:
+            return st.hw_missed
+    return False
 
 
 def _members(members: list, spec: dict) -> bool:

@@ -455,6 +455,22 @@ class Rules:
         ref="KAFKA-10554 (KIP-595 fetch fields)",
         doc="followers send LastFetchedEpoch; divergence is reported inside Fetch",
     )
+    # KIP-227 / KAFKA-6254 (1.1.0, IBP 1.1-IV0, Fetch v7): incremental fetch sessions. The
+    # follower's ReplicaFetcherThread keeps a FetchSessionHandler (full fetch, then incremental
+    # ones naming only changed partitions); the leader's FetchManager / FetchSessionCache answer
+    # incremental fetches with only the partitions that have something new. Before: sessionless.
+    fetch_sessions: bool = _rule(
+        since="1.1",
+        ref="KIP-227 / KAFKA-6254 (FetchSession.scala, FetchSessionHandler)",
+        doc="follower fetches use incremental fetch sessions (only changed partitions)",
+    )
+    # KAFKA-9401 (3.8.0): the FetchSessionCache is split into 8 FetchSessionCacheShards of
+    # max.incremental.fetch.session.cache.slots / 8 sessions each, new sessions round-robin.
+    fetch_session_cache_sharded: bool = _rule(
+        since="3.8",
+        ref="KAFKA-9401 (FetchSessionCacheShard)",
+        doc="the fetch session cache is 8 shards, each with 1/8 of the slots and its own eviction",
+    )
     # KIP-516 (2.8.0): topic IDs; kafka-topics --describe prints TopicId.
     describe_topic_id: bool = _rule(
         since="2.8",

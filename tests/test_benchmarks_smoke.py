@@ -89,6 +89,15 @@ def test_skeleton_moves_every_record_like_the_reference_workload():
     assert sum(1 for row in sk.rows if row[1] == "produce_ack") == 2_000
 
 
+def test_bench_partitions_quick():
+    out = _load("bench_partitions").run(quick=True)
+    _check_flat(out)
+    # the same traffic whatever the partition count: about the same events
+    assert out["p1_events"] > 0 and abs(out["p1000_events"] - out["p1_events"]) < \
+        out["p1_events"] // 10
+    assert out["p1000_us_per_event"] > 0 and out["goal_p1000_vs_p1"] == 1.5
+
+
 def test_bench_memory_quick():
     out = _load("bench_memory").run(quick=True)
     _check_flat(out)

@@ -871,3 +871,59 @@ def test_begin_quorum_epoch_heartbeat(heartbeat):
     assert sorted(d for d, _ in ctx.take(M.BeginQuorumEpochRequest)) == ([2] if heartbeat else [])
     ctx.advance(c, 1000)                     # the request to 3 timed out (request.timeout.ms)
     assert sorted(d for d, _ in ctx.take(M.BeginQuorumEpochRequest)) == [3]
+
+
+def _observer_following(leader: int, epoch: int):
+    c = KafkaRaftClient(4, (1, 2, 3), {}, pre_vote=True, observer=True,
+                        quorum_state={"leader_epoch": epoch, "leader_id": leader, "voted_id": -1})
+    ctx = FakeCtx()
+    c.start(ctx)
+    (dst, fetch), = ctx.take(M.RaftFetchRequest)
+    assert dst == leader and c.state_name == "Follower"
+    return c, ctx, fetch
+
+
+def test_observer_leader_rediscovery_after_broker_not_available_error():
+    """KafkaRaftClientTest.testObserverLeaderRediscoveryAfterBrokerNotAvailableError: the
+    Fetch to the leader fails with its connection (KafkaNetworkChannel: BROKER_NOT_AVAILABLE),
+    the leader's connection backs off, so the next Fetch goes to another voter at once; a
+    voter's NOT_LEADER_OR_FOLLOWER answer naming the leader keeps it."""
+    c, ctx, fetch = _observer_following(2, 5)
+    c.on_disconnect(ctx, 2, fetch.correlation_id)
+    (dst, fetch2), = ctx.take(M.RaftFetchRequest)
+    assert dst != 2 and dst in (1, 3) and fetch2.current_leader_epoch == 5
+    c.handle(ctx, dst, M.RaftFetchResponse(fetch2.correlation_id, M.NOT_LEADER_OR_FOLLOWER, 2,
+                                           5, -1))
+    assert (c.state_name, c.leader_id, c.epoch) == ("Follower", 2, 5)
+    # a disconnect of a request no longer expected changes nothing
+    before = c._requests.connections.get(dst)
+    c.on_disconnect(ctx, dst, fetch2.correlation_id)
+    assert c._requests.connections.get(dst) is before
+
+
+def test_observer_learns_the_new_leader_from_a_voter_after_its_leader_died():
+    """A dead leader: the in-flight Fetch fails with the connection (on_peer_gone), each later
+    one too, and the voters answered in between name the new leader once it is elected
+    (NOT_LEADER_OR_FOLLOWER/FENCED_LEADER_EPOCH with the larger epoch: maybeTransition), long
+    before controller.quorum.request.timeout.ms (2 s) would have expired."""
+    c, ctx, _fetch = _observer_following(2, 5)
+    c.on_peer_gone(ctx, 2)
+    (dst, fetch2), = ctx.take(M.RaftFetchRequest)
+    assert dst in (1, 3)
+    c.handle(ctx, dst, M.RaftFetchResponse(fetch2.correlation_id, M.NOT_LEADER_OR_FOLLOWER, 2,
+                                           5, -1))
+    assert c.leader_id == 2          # nobody knows better yet
+    ctx.now += 30                    # the new leader 3 is elected in epoch 6
+    c.on_timer(ctx, "poll", c._poll_gen)
+    sent = ctx.take(M.RaftFetchRequest)
+    assert sent, "the observer stopped asking"
+    dst, fetch3 = sent[-1]
+    if dst == 2:                     # the dead leader again, once its back-off is over
+        c.on_disconnect(ctx, 2, fetch3.correlation_id)
+        dst, fetch3 = ctx.take(M.RaftFetchRequest)[-1]
+    assert dst in (1, 3)
+    c.handle(ctx, dst, M.RaftFetchResponse(fetch3.correlation_id, M.FENCED_LEADER_EPOCH, 3, 6,
+                                           -1))
+    assert (c.state_name, c.leader_id, c.epoch) == ("Follower", 3, 6)
+    assert ctx.leader_changes[-1] == (3, 6)
+    assert ctx.now < 2000

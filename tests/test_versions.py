@@ -208,6 +208,8 @@ SINCE = [
     ("maximal_isr", "2.7", "2.6"),
     ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
+    ("fetch_sessions", "1.1", "1.0"),
+    ("fetch_session_cache_sharded", "3.8", "3.7"),
     ("describe_topic_id", "2.8", "2.7"),
     ("kraft_mode", "2.8", "2.7"),
     ("alter_partition_name", "3.2", "3.1"),

@@ -131,6 +131,7 @@ class Producer:
         # the id InitProducerId would hand out: one per producer client, stable for its life
         self.producer_id = self.producer_index
         self.results: dict[int, ProduceResult] = {}
+        self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
@@ -186,6 +187,7 @@ class Producer:
                                          value if value is not None else f"r{rid}",
                                          PENDING, -1, None, 0, NO_ERRORS, now)
             rid += 1
+        self.n_pending += k
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
         tp = (topic, partition)
@@ -215,7 +217,9 @@ class Producer:
         return self.cluster.run_until(lambda c: self.pending() == 0, timeout_ms)
 
     def pending(self) -> int:
-        return sum(1 for r in self.results.values() if r.status == PENDING)
+        """How many records sent are neither acked nor failed (a counter: flush and
+        ``Cluster.run_until`` ask after every event)."""
+        return self.n_pending
 
     def acked(self) -> list[ProduceResult]:
         return [r for r in self.results.values() if r.status == ACKED]
@@ -422,6 +426,7 @@ class Producer:
         r = self.results[rid]
         if r.status != PENDING:
             return
+        self.n_pending -= 1
         r.status = status
         r.offset = offset
         r.error = None if status == ACKED else error
@@ -465,6 +470,7 @@ class Producer:
         client_id = self.client_id
         topic, partition = b.tp   # every record of the batch was sent to it
         offset = base
+        done = 0
         for rid in b.record_ids:
             r = results[rid]
             if r.status == PENDING:
@@ -472,9 +478,11 @@ class Producer:
                 r.offset = offset
                 r.error = None
                 r.done_ms = now
+                done += 1
                 trace((now, "produce_result", client_id, topic, partition,
                        (rid, ACKED, offset)))
             offset += 1
+        self.n_pending -= done
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)

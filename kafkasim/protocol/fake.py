@@ -48,6 +48,7 @@ class FakeContext:
         self.sent: list[tuple[Any, Any]] = []
         self._correlation = 0
         self._timeouts = 0
+        self.meters: dict[str, int] = {}
 
     # -- building ---------------------------------------------------------------------------
     def partition(self, topic: str, partition: int) -> Partition:
@@ -77,6 +78,15 @@ class FakeContext:
 
     def cluster_racks(self) -> dict:
         return {}
+
+    def partition_changed(self, tp) -> None:
+        rm = getattr(self, "replica_manager", None)
+        if rm is not None:
+            rm.unquiet(self, tp)
+
+    def mark_meter(self, name: str, count: int = 1) -> None:
+        self.meters[name] = self.meters.get(name, 0) + count
+        self.outbox.append(f"meter {name} +{count}")
 
     # -- IsrChanges ---------------------------------------------------------------------------
     def is_isr_eligible(self, broker_id: int) -> bool:

@@ -4,6 +4,12 @@ One thread per (source broker, fetcher id), fetcher id = |31 * topic.hashCode + 
 ``num.replica.fetchers`` (AbstractFetcherManager.getFetcherId). A thread sends one Fetch at a time
 for all its partitions; partitions are ``Truncating`` (asking OffsetsForLeaderEpoch, KIP-101) or
 ``Fetching``. The thread is plain data: the broker (``ctx``) sends its requests and runs its timers.
+
+Since 1.1 (KIP-227, rule ``fetch_sessions``) the thread keeps a ``FetchSessionHandler`` for its
+leader, as ReplicaFetcherThread (1.1-3.x) / RemoteLeaderEndPoint (3.5+) do: a full fetch first,
+then incremental fetches naming only the partitions whose fetch position changed; partitions not
+ready (delayed, truncating) leave the session (``to_forget``). A session error or an unusable
+answer is ignored and the next fetch, sent at once, is full; a failed request closes the session.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kafkasim.protocol import errors as E
+from kafkasim.protocol import fetch_session
+from kafkasim.protocol.fetch_session import FetchSessionHandler, is_full
 from kafkasim.protocol.javautil import java_string_hash
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -63,6 +71,9 @@ class PartitionFetchState:
     delayed_until_ms: int = 0
     last_fetched_epoch: int = UNDEFINED_EPOCH
     lag: int = 0
+    # an answer's HW was not applied (diverging epoch, KAFKA-14704; or a stale answer): with an
+    # incremental session the leader sends that HW again only once it changes
+    hw_missed: bool = False
 
 
 @dataclass(slots=True)
@@ -76,19 +87,43 @@ class ReplicaFetcherThread:
     in_flight: int = -1          # correlation id of the outstanding request, -1 when idle
     wakeup_at_ms: int = -1       # a pending wake-up timer, -1 when none
     fetch_count: int = 0
-    # fetch offset of each partition in the outstanding request: a partition whose state moved
-    # on meanwhile (truncation, new leader epoch) ignores the answer, as AbstractFetcherThread
-    # does when currentFetchState.fetchOffset != the request's fetchOffset
-    requested: dict[tuple[str, int], int] = field(default_factory=dict)
+    # the FetchPartition of each partition in the outstanding request (with sessions: of each
+    # session partition, ReplicaFetch.partitionData): a partition whose state moved on meanwhile
+    # (truncation, new leader epoch) ignores the answer, as AbstractFetcherThread does when
+    # currentFetchState.fetchOffset != the request's fetchOffset
+    requested: dict = field(default_factory=dict)
+    # KIP-227 (1.1+): the FetchSessionHandler for the leader, made at the first fetch
+    session: FetchSessionHandler | None = None
+    fetch_corr: int = -1         # correlation id of the last Fetch sent
+    # the incremental build (fetch_session.LAZY, not Kafka's): the partitions whose fetch state
+    # may differ from what the session holds (changed, delayed, removed; insertion-ordered)
+    dirty: dict = field(default_factory=dict)
+    built_with: tuple | None = None   # (max bytes, fencing, diverging) of the last full build
 
     @property
     def name(self) -> str:
         return f"ReplicaFetcherThread-{self.fetcher_id}-{self.leader_id}"
 
+    # -- partitions -----------------------------------------------------------------------------
+    def add_partition(self, tp, state: PartitionFetchState) -> None:
+        """AbstractFetcherThread.addPartitions (a new or replaced fetch state)."""
+        self.partitions[tp] = state
+        self.dirty[tp] = None
+
+    def remove_partition(self, tp) -> PartitionFetchState | None:
+        self.dirty[tp] = None
+        return self.partitions.pop(tp, None)
+
+    def changed(self, tp) -> None:
+        """``tp``'s fetch state was changed from outside (e.g. its current leader epoch)."""
+        self.dirty[tp] = None
+
     # -- driving ------------------------------------------------------------------------------
     def do_work(self, ctx: FetcherContext) -> None:
         """AbstractFetcherThread.doWork: truncate first, then fetch; never two requests at once."""
         if self.in_flight >= 0 or not self.partitions:
+            return
+        if self.built_with is not None and self._fetch_changed(ctx):
             return
         now = ctx.now
         # one pass sorts the partitions; only when some must truncate first is the ready list
@@ -108,35 +143,112 @@ class ReplicaFetcherThread:
                 return
             ready = [(tp, st) for tp, st in self.partitions.items()
                      if st.state == FETCHING and st.delayed_until_ms <= now]
+        rules = ctx.rules
+        session = self.session
+        if session is None and rules.fetch_sessions:
+            session = self.session = FetchSessionHandler(self.leader_id)
         if not ready:
             delays = [st.delayed_until_ms for st in self.partitions.values()
                       if st.delayed_until_ms > now]
             if delays:
                 self._wake_at(ctx, min(delays))
+            if session is not None and session.session_partitions and \
+                    not is_full(session.epoch):
+                # buildFetch: no partition ready but some to forget: the fetch still goes,
+                # carrying only toForget (the leader then closes the emptied session)
+                self._send_fetch(ctx, [], session)
             return
         cfg = ctx.config
-        rules = ctx.rules
         fencing = rules.current_leader_epoch_fencing
         diverging = rules.fetch_diverging_epoch
         max_bytes = cfg["replica.fetch.max.bytes"]
         logs = ctx.logs
-        parts = []
-        requested = {}
-        for tp, st in ready:
-            offset = st.fetch_offset
-            parts.append(FetchPartition(
-                tp[0], tp[1], offset,
-                st.current_leader_epoch if fencing else -1,
-                st.last_fetched_epoch if diverging else -1,
-                logs[tp].log_start_offset, max_bytes))
-            requested[tp] = offset
+        parts = [FetchPartition(tp[0], tp[1], st.fetch_offset,
+                                st.current_leader_epoch if fencing else -1,
+                                st.last_fetched_epoch if diverging else -1,
+                                logs[tp].log_start_offset, max_bytes)
+                 for tp, st in ready]
+        self._send_fetch(ctx, parts, session)
+        if session is not None and fetch_session.LAZY:
+            # every partition not in the session now is looked at again at the next build
+            held = session.session_partitions
+            self.dirty = {tp: None for tp in self.partitions if tp not in held}
+            self.built_with = (max_bytes, fencing, diverging)
+
+    def _fetch_changed(self, ctx: FetcherContext) -> bool:
+        """The incremental build over the changed partitions only: what ``do_work`` would send
+        when every partition outside ``dirty`` is in the session, ready and unchanged. False
+        (do the full pass) when the session is not incremental, some partition must truncate,
+        none is ready, more than one is new to the session, or the settings changed."""
+        session = self.session
+        if session is None or is_full(session.epoch) or not fetch_session.LAZY:
+            return False
+        rules = ctx.rules
+        cfg = ctx.config
+        fencing = rules.current_leader_epoch_fencing
+        diverging = rules.fetch_diverging_epoch
+        max_bytes = cfg["replica.fetch.max.bytes"]
+        if self.built_with != (max_bytes, fencing, diverging):
+            return False
+        now = ctx.now
+        held = session.session_partitions
+        partitions = self.partitions
+        logs = ctx.logs
+        changed = {}
+        waiting = 0          # dirty partitions still in the session
+        new = 0
+        for tp in self.dirty:
+            st = partitions.get(tp)
+            if tp in held:
+                waiting += 1
+            if st is None or st.delayed_until_ms > now:
+                changed[tp] = None
+            elif st.state != FETCHING:
+                return False            # truncating: the full pass runs the truncation
+            else:
+                if tp not in held:
+                    new += 1
+                changed[tp] = FetchPartition(
+                    tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
+                    st.last_fetched_epoch if diverging else -1, logs[tp].log_start_offset,
+                    max_bytes)
+        if new > 1 or len(held) - waiting + sum(fp is not None for fp in changed.values()) == 0:
+            return False
+        to_send, to_forget = session.build_changed(changed)
+        self.dirty = {tp: None for tp, fp in changed.items()
+                      if fp is None and tp in partitions}
+        self._send_request(ctx, session, to_send, to_forget)
+        return True
+
+    def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
+        """Send one Fetch for ``parts`` (the ready partitions): all of them when sessionless or
+        full, the changed ones when incremental (FetchSessionHandler.Builder.build)."""
+        if session is not None:
+            self._send_request(ctx, session, *session.build(parts))
+            return
+        cfg = ctx.config
         corr = ctx.next_correlation_id()
         self.in_flight = corr
+        self.fetch_corr = corr
         self.fetch_count += 1
-        self.requested = requested
+        self.requested = {(fp.topic, fp.partition): fp for fp in parts}
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
                            tuple(parts), fetcher_id=self.fetcher_id)
+        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
+
+    def _send_request(self, ctx: FetcherContext, session, to_send, to_forget) -> None:
+        """Send the session's next Fetch (FetchMetadata: its id and epoch)."""
+        cfg = ctx.config
+        corr = ctx.next_correlation_id()
+        self.in_flight = corr
+        self.fetch_corr = corr
+        self.fetch_count += 1
+        self.requested = session.session_partitions
+        req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
+                           cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
+                           to_send, fetcher_id=self.fetcher_id, session_id=session.session_id,
+                           session_epoch=session.epoch, to_forget=to_forget)
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _wake_at(self, ctx: FetcherContext, when: int) -> None:
@@ -154,9 +266,12 @@ class ReplicaFetcherThread:
         if correlation_id != self.in_flight:
             return
         self.in_flight = -1
+        if self.session is not None and correlation_id == self.fetch_corr:
+            self.session.handle_error()   # a failed Fetch (not OffsetsForLeaderEpoch)
         backoff = ctx.config["replica.fetch.backoff.ms"]
-        for st in self.partitions.values():
+        for tp, st in self.partitions.items():
             st.delayed_until_ms = ctx.now + backoff
+            self.dirty[tp] = None
         ctx.trace_fetcher(self, "fetch_failed", reason)
         self.do_work(ctx)
 
@@ -164,6 +279,7 @@ class ReplicaFetcherThread:
     def _maybe_truncate(self, ctx: FetcherContext, truncating) -> None:
         with_epoch = []
         for tp, st in truncating:
+            self.dirty[tp] = None
             log = ctx.local_log(*tp)
             epoch = log.latest_epoch()
             if epoch == UNDEFINED_EPOCH or not ctx.rules.leader_epoch_truncation:
@@ -197,6 +313,7 @@ class ReplicaFetcherThread:
         backoff = ctx.config["replica.fetch.backoff.ms"]
         for topic, partition, error, epoch, end_offset in resp.partitions:
             tp = (topic, partition)
+            self.dirty[tp] = None
             st = self.partitions.get(tp)
             if st is None or st.state != TRUNCATING:
                 continue
@@ -218,13 +335,22 @@ class ReplicaFetcherThread:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
+        if self.session is not None and not self.session.handle_response(resp):
+            self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
+            return
         partitions = self.partitions
         requested = self.requested
         logs = ctx.logs
+        dirty = self.dirty
         for pd in resp.partitions:
             tp = (pd.topic, pd.partition)
+            dirty[tp] = None
             st = partitions.get(tp)
-            if st is None or st.state != FETCHING or requested.get(tp) != st.fetch_offset:
+            if st is None or st.state != FETCHING:
+                continue
+            sent = requested.get(tp)
+            if sent is None or sent.fetch_offset != st.fetch_offset:
+                st.hw_missed = True
                 continue
             log = logs[tp]
             err = pd.error
@@ -235,14 +361,17 @@ class ReplicaFetcherThread:
                     log.truncate_to(offset, f"diverging epoch {epoch} ends at {end_offset}")
                     st.fetch_offset = log.log_end_offset
                     st.last_fetched_epoch = log.latest_epoch()
+                    st.hw_missed = True
                     continue
                 if st.fetch_offset != log.log_start_offset + len(log.ids):  # the LEO
+                    st.hw_missed = True
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
                 if len(chunk.ids):
                     log.append_as_follower(chunk)
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
+                st.hw_missed = False
                 if pd.log_start_offset > log.log_start_offset:
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
                 leo = log.log_start_offset + len(log.ids)

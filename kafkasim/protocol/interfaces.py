@@ -86,6 +86,10 @@ class Outbox(Protocol):
 class PartitionContext(Clock, Settings, IsrChanges, Protocol):
     """What ``Partition`` uses."""
 
+    def partition_changed(self, tp: tuple[str, int]) -> None:
+        """The partition's role, ISR or HW changed: incremental fetch sessions that stopped
+        reading it (kafkasim.protocol.fetch_session.LAZY) read it again."""
+
 
 class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     """What ``ReplicaManager`` uses on top of ``PartitionContext``."""
@@ -97,6 +101,9 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
 
     def cluster_racks(self) -> Mapping[int, str | None]:
         """broker.rack of every broker (KIP-392's replica selector)."""
+
+    def mark_meter(self, name: str, count: int = 1) -> None:
+        """Mark a broker meter (``...PerSec``, e.g. IncrementalFetchSessionEvictionsPerSec)."""
 
 
 class FollowerLogs(Protocol):

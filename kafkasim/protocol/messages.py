@@ -65,6 +65,11 @@ class FetchRequest(Message):
     isolation_level: str = "read_uncommitted"
     rack_id: str = ""
     fetcher_id: int = 0
+    # KIP-227 (Fetch v7+, 1.1): FetchMetadata and the partitions leaving the session. The
+    # defaults are a sessionless fetch (INVALID_SESSION_ID, FINAL_EPOCH), as before 1.1.
+    session_id: int = 0
+    session_epoch: int = -1
+    to_forget: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(slots=True)
@@ -84,6 +89,10 @@ class FetchPartitionData:
 class FetchResponse(Message):
     correlation_id: int
     partitions: tuple[FetchPartitionData, ...]
+    # KIP-227 (v7+): the top-level error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH)
+    # and the session id (0 = no session; an incremental answer omits unchanged partitions)
+    error: str = "NONE"
+    session_id: int = 0
 
 
 # --- Leader epochs (KIP-101) ---------------------------------------------------------------------

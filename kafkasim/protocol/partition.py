@@ -96,6 +96,7 @@ class Partition:
         """Become leader (Partition.makeLeader). Returns True if the HW moved.
 
         Callers check ``is_stale_partition_epoch`` first (KAFKA-13790, 3.3+)."""
+        ctx.partition_changed(self.tp)
         now = ctx.now
         new_epoch = leader_epoch > self.leader_epoch
         self.replicas = tuple(replicas)
@@ -148,6 +149,7 @@ class Partition:
                       isr: tuple[int, ...], replicas: tuple[int, ...], partition_epoch: int,
                       controller_epoch: int) -> bool:
         """Become follower (Partition.makeFollower). Returns True if leader or epoch changed."""
+        ctx.partition_changed(self.tp)
         changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
                    or self.is_leader)
         self.replicas = tuple(replicas)
@@ -235,6 +237,7 @@ class Partition:
     def apply_isr_update(self, ctx: PartitionContext, isr: tuple[int, ...],
                          partition_epoch: int) -> bool:
         """The controller committed an ISR (handleAlterPartitionUpdate). True if HW moved."""
+        ctx.partition_changed(self.tp)
         self.isr = tuple(isr)
         self.partition_epoch = partition_epoch
         self.pending = None
@@ -271,6 +274,7 @@ class Partition:
             include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
         if new > old:
             log.high_watermark = new
+            ctx.partition_changed(self.tp)
             return True
         return False
 

@@ -9,12 +9,14 @@ growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
-from kafkasim.protocol import producer_state, rules
+from kafkasim.protocol import fetch_session, producer_state, rules
+from kafkasim.protocol.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
 from kafkasim.protocol.messages import (
     FetchPartitionData,
     FetchRequest,
@@ -84,18 +86,24 @@ class DelayedProduce:
 
 @dataclass(slots=True)
 class DelayedFetch:
-    """A fetch parked until enough bytes are available or MaxWaitMs passes."""
+    """A fetch parked until enough bytes are available or MaxWaitMs passes.
+
+    ``partitions`` are the fetchInfos read (the request's, or with an incremental fetch session
+    every session partition); ``context`` the request's FetchContext (None: sessionless)."""
 
     id: int
     src: int | str
     request: FetchRequest
     deadline_ms: int
     timeout_id: int = -1
+    partitions: tuple | list = ()
+    context: fetch_session.FetchContext | None = None
 
 
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
-                 "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id")
+                 "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
+                 "fetch_sessions", "quiet")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -105,6 +113,10 @@ class ReplicaManager:
         self.follower_fetch_waiters: dict[tuple[str, int], list[int]] = {}
         self.consumer_fetch_waiters: dict[tuple[str, int], list[int]] = {}
         self.next_delayed_id = 0
+        # KIP-227: the broker's FetchSessionCache (FetchManager), made at the first session fetch
+        self.fetch_sessions: fetch_session.FetchSessionCache | None = None
+        # the lazy read (fetch_session.LAZY): tp -> the follower sessions where it is quiet
+        self.quiet: dict[tuple[str, int], list] = {}
 
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
@@ -244,28 +256,192 @@ class ReplicaManager:
         self.wake_consumer_fetches(ctx, tp)
 
     # -- fetch ------------------------------------------------------------------------------
+    def session_cache(self, ctx: ReplicaManagerContext) -> fetch_session.FetchSessionCache:
+        """The FetchSessionCache (max.incremental.fetch.session.cache.slots; sharded from
+        3.8). Session ids are drawn from a JavaRandom seeded by broker id and start time."""
+        cache = self.fetch_sessions
+        if cache is None:
+            cache = self.fetch_sessions = fetch_session.FetchSessionCache.create(
+                ctx.config["max.incremental.fetch.session.cache.slots"],
+                ctx.rules.fetch_session_cache_sharded, ctx.id * 1_000_003 + ctx.now)
+        return cache
+
     def fetch_messages(self, ctx: ReplicaManagerContext, src, req: FetchRequest) -> None:
-        """ReplicaManager.fetchMessages: read now, or park in the fetch purgatory."""
+        """KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages: the fetch context
+        (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
+        fctx = None
+        parts = req.partitions
+        if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
+                                         or req.session_id != INVALID_SESSION_ID):
+            cache = self.session_cache(ctx)
+            if fetch_session.LAZY and req.session_epoch > 0:
+                self._wake_named(ctx, cache.get(req.session_id), req)
+            fctx = fetch_session.new_context(cache, req, ctx.now)
+            for gone in cache.drain_removed():
+                self._settle_session(gone)
+            parts = fctx.partitions()
+        session = fctx.session if fctx is not None and fetch_session.LAZY and \
+            req.replica_id >= 0 else None
+        if session is not None:
+            session.last_read_ms = ctx.now
         datas = []
         total = 0
-        immediate = False
-        for fp in req.partitions:
+        immediate = not parts and session is None   # no fetchInfos at all: answer now
+        for fp in parts:
             pd = self._read_partition(ctx, req, fp, update_follower_state=True)
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
             total += sum(pd.records.sizes)
+            if session is not None:
+                self._maybe_quiet(ctx, session, fp, pd)
         if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
-            ctx.send(src, FetchResponse(req.correlation_id, tuple(datas)))
+            ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
             return
-        df = DelayedFetch(self.next_delayed_id, src, req, ctx.now + req.max_wait_ms)
+        if session is not None:   # the quiet partitions are not read again, nor watched
+            parts = sorted(session.active.values(), key=fetch_session._pos)
+        df = DelayedFetch(self.next_delayed_id, src, req, ctx.now + req.max_wait_ms,
+                          partitions=parts, context=fctx)
         self.next_delayed_id += 1
         self.delayed_fetch[df.id] = df
+        if session is not None:
+            session.parked = df
         waiters = self.follower_fetch_waiters if req.replica_id >= 0 \
             else self.consumer_fetch_waiters
-        for fp in req.partitions:
+        for fp in parts:
             waiters.setdefault((fp.topic, fp.partition), []).append(df.id)
         df.timeout_id = ctx.schedule_timeout(req.max_wait_ms, "fetch_timeout", df.id)
+
+    def _fetch_response(self, ctx: ReplicaManagerContext, req: FetchRequest, fctx, datas
+                        ) -> FetchResponse:
+        """FetchContext.updateAndGenerateResponseData: a full fetch may open a session (and
+        evict one), an incremental answer keeps only the partitions with news."""
+        if fctx is None:
+            return FetchResponse(req.correlation_id, tuple(datas))
+        cache = self.session_cache(ctx)
+        evicted = cache.evictions()
+        err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
+                                                            req.replica_id >= 0)
+        if cache.evictions() != evicted:
+            ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec", cache.evictions() - evicted)
+        for gone in cache.drain_removed():
+            self._settle_session(gone)
+        if fctx.session is not None:
+            fctx.session.parked = None
+        return FetchResponse(req.correlation_id, parts, err, sid)
+
+    # -- the lazy read of incremental sessions (fetch_session.LAZY; not Kafka's) ----------------
+    def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, pd) -> None:
+        """After reading ``cp`` for the session's follower: if the answer has nothing to say and
+        the read only refreshed the follower's lag clocks, stop reading it until it changes."""
+        if pd.error != E.NONE or len(pd.records.ids) or pd.diverging_epoch is not None or \
+                pd.preferred_read_replica >= 0 or pd.high_watermark != cp.high_watermark or \
+                pd.log_start_offset != cp.local_log_start_offset:
+            return
+        tp = (cp.topic, cp.partition)
+        part = self.partitions.get(tp)
+        replica = session.replica_id
+        if part is None:
+            return
+        log = part.log   # as it is now: the read itself may have moved the HW
+        if log.high_watermark != cp.high_watermark or \
+                log.log_start_offset != cp.local_log_start_offset or \
+                log.log_end_offset != cp.fetch_offset or \
+                not part.is_leader or replica not in part.isr or \
+                ctx.rulebook.updated_last_caught_up_time_ms is not \
+                rules.updated_last_caught_up_time_ms:
+            return
+        st = part.remote.get(replica)
+        if st is None or st.log_end_offset != cp.fetch_offset:
+            return
+        del session.active[tp]
+        self.quiet.setdefault(tp, []).append(session)
+
+    @staticmethod
+    def _materialize(part: Partition, session) -> None:
+        """What the skipped reads of a quiet partition would have written (Partition.
+        updateFollowerFetchState at the leader's LEO): caught up and fetched at the session's
+        last read."""
+        st = part.remote.get(session.replica_id)
+        t = session.last_read_ms
+        if st is not None and t >= 0:
+            if t > st.last_caught_up_time_ms:
+                st.last_caught_up_time_ms = t
+            st.last_fetch_time_ms = t
+
+    def unquiet(self, ctx: ReplicaManagerContext, tp) -> None:
+        """Something about ``tp`` changed (LEO, HW, ISR, role): every session where it was quiet
+        reads it again from its next fetch on; a parked fetch of such a session watches it."""
+        sessions = self.quiet.pop(tp, None)
+        if not sessions:
+            return
+        part = self.partitions.get(tp)
+        for session in sessions:
+            cp = session.partitions.get(tp)
+            if cp is None or tp in session.active:
+                continue
+            if part is not None:
+                self._materialize(part, session)
+            if session.closed:
+                continue
+            session.active[tp] = cp
+            df = session.parked
+            if df is not None and df.id in self.delayed_fetch:
+                df.partitions.append(cp)
+                df.partitions.sort(key=fetch_session._pos)
+                # in parking order, as if it had watched ``tp`` from the start
+                insort(self.follower_fetch_waiters.setdefault(tp, []), df.id)
+
+    def _wake_named(self, ctx: ReplicaManagerContext, session, req: FetchRequest) -> None:
+        """An incremental request names or forgets partitions: settle those that were quiet
+        (their last read was the session's previous fetch)."""
+        if session is None or session.epoch != req.session_epoch:
+            return
+        parts = session.partitions
+        active = session.active
+        for fp in req.partitions:
+            tp = (fp.topic, fp.partition)
+            if tp in parts and tp not in active:
+                self._wake_one(session, tp)
+        for tp in req.to_forget:
+            tp = tuple(tp)
+            if tp in parts and tp not in active:
+                self._wake_one(session, tp)
+
+    def _wake_one(self, session, tp) -> None:
+        part = self.partitions.get(tp)
+        if part is not None:
+            self._materialize(part, session)
+        lst = self.quiet.get(tp)
+        if lst is not None:
+            lst[:] = [s for s in lst if s is not session]
+            if not lst:
+                del self.quiet[tp]
+        session.active[tp] = session.partitions[tp]
+
+    def _settle_session(self, session) -> None:
+        """A session left the cache: write the lag clocks of its quiet partitions."""
+        for tp in session.partitions:
+            if tp not in session.active:
+                part = self.partitions.get(tp)
+                if part is not None:
+                    self._materialize(part, session)
+                lst = self.quiet.get(tp)
+                if lst is not None:
+                    lst[:] = [s for s in lst if s is not session]
+                    if not lst:
+                        del self.quiet[tp]
+        session.active = dict(session.partitions)
+
+    def settle_fetch_sessions(self) -> None:
+        """Write every quiet partition's lag clocks now (they stay quiet): before the ISR
+        check, and for readers of ``Partition.remote`` (Cluster.run does it at its end)."""
+        for tp, sessions in self.quiet.items():
+            part = self.partitions.get(tp)
+            if part is not None:
+                for session in sessions:
+                    if tp not in session.active:
+                        self._materialize(part, session)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool) -> FetchPartitionData:
@@ -316,6 +492,8 @@ class ReplicaManager:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         if not is_follower and req.rack_id and ctx.config.get("replica.selector.class") \
                 and rules.fetch_from_follower:
+            if self.quiet:
+                self.settle_fetch_sessions()
             preferred = select_read_replica(ctx, part, fetch_offset, req.rack_id)
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
@@ -353,7 +531,7 @@ class ReplicaManager:
         request = df.request
         is_follower = request.replica_id >= 0
         partitions = self.partitions
-        for fp in request.partitions:
+        for fp in df.partitions:
             part = partitions.get((fp.topic, fp.partition))
             serving = part is not None and (part.is_leader or (
                 not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
@@ -377,9 +555,8 @@ class ReplicaManager:
                 return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = tuple([self._read_partition(ctx, request, fp, False)
-                       for fp in request.partitions])
-        ctx.send(df.src, FetchResponse(request.correlation_id, datas))
+        datas = [self._read_partition(ctx, request, fp, False) for fp in df.partitions]
+        ctx.send(df.src, self._fetch_response(ctx, request, df.context, datas))
         return True
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
@@ -445,6 +622,8 @@ class ReplicaManager:
 
     # -- ISR expiration ------------------------------------------------------------------------
     def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:
+        if self.quiet:
+            self.settle_fetch_sessions()
         for part in self.partitions.values():
             if part.is_leader:
                 part.maybe_shrink_isr(ctx)

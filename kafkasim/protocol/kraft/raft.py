@@ -754,6 +754,26 @@ class KafkaRaftClient:
                 ctx.send(src, response)
         self._poll(ctx)
 
+    def on_disconnect(self, ctx, dst: int, correlation_id: int) -> None:
+        """The connection to ``dst`` broke (its process died) with this request unanswered:
+        KafkaNetworkChannel completes it with an error response, BROKER_NOT_AVAILABLE
+        (clientResponse.wasDisconnected; InterBrokerSendThread fails a request at once when
+        the connection fails), which every response handler treats as a failure
+        (handleTopLevelError returns false), so RequestManager backs off
+        controller.quorum.retry.backoff.ms. An observer whose leader is backing off asks
+        another voter (pollFollowerAsObserver), which is how it learns a new leader. Kafka
+        2.8+ (kafka.raft.KafkaNetworkChannel, in Java from 3.7)."""
+        if self.state is None or not self._requests.is_response_expected(dst, correlation_id):
+            return
+        self._requests.on_response_result(dst, correlation_id, False, ctx.now)
+        self._poll(ctx)
+
+    def on_peer_gone(self, ctx, dead: int) -> None:
+        """``dead``'s process died: the request in flight to it fails now (connection reset)."""
+        c = self._requests.connections.get(dead) if self.state is not None else None
+        if c is not None and c.inflight is not None:
+            self.on_disconnect(ctx, dead, c.inflight)
+
     def handle(self, ctx, src: int, msg) -> None:
         """KafkaRaftClient.handleInboundMessage: requests are answered at once (or parked,
         Fetch); a response is handled only if it is the one expected from ``src``."""

@@ -1,0 +1,65 @@
+"""Cost per event against the number of partitions (issue 17): does a Fetch cost what changed?
+
+3 brokers, one topic with 1, 10, 100 and 1,000 partitions (replication factor 3), a producer
+(acks=all, linger.ms=5) sending 1,000 records/s to partition 0 for 10 simulated seconds: the same
+traffic, hence about the same events, whatever the partition count; the other partitions are
+idle. With incremental fetch sessions (KIP-227, Kafka 1.1+) a follower's Fetch names, and the
+leader's answer carries, only the partitions that changed; before 1.1 every Fetch carries all of
+them. Figures: ``p<N>_us_per_event`` (CPU time of this process inside ``Cluster.run`` /
+events, best of ``repeats``; CPU rather than wall time so that other load on the machine does not
+skew the ratio), ``p1000_vs_p1`` (goal <= 1.5), and the same at Kafka 1.0 (sessionless) for
+comparison. Building the cluster and creating the topic are not timed.
+"""
+
+from __future__ import annotations
+
+import time
+
+from kafkasim.cluster import Cluster
+from kafkasim.workload import RateWorkload
+
+COUNTS = (1, 10, 100, 1000)
+RATE = 1000
+GOAL_P1000_VS_P1 = 1.5
+
+
+def measure(partitions: int, duration_ms: int, repeats: int, version: str = "3.7") -> dict:
+    best = None
+    for _ in range(repeats):
+        c = Cluster(brokers=3, seed=1, kafka_version=version)
+        c.create_topic("bench", partitions=partitions, replication_factor=3)
+        c.run(1000)     # leaders elected, followers fetching: not timed
+        p = c.producer(acks="all", linger_ms=5)
+        RateWorkload(c, p, "bench", rate=RATE, duration_ms=duration_ms, partition=0)
+        events = c.engine.events_processed
+        t0 = time.process_time()
+        c.run(duration_ms)
+        wall = time.process_time() - t0   # CPU seconds
+        run = {"wall_s": wall, "events": c.engine.events_processed - events}
+        if best is None or wall < best["wall_s"]:
+            best = run
+    return best
+
+
+def run(quick: bool = False) -> dict:
+    duration_ms = 2_000 if quick else 10_000
+    repeats = 1 if quick else 3
+    out: dict = {"duration_ms": duration_ms, "rate_records_per_s": RATE, "repeats": repeats}
+    for version, prefix in (("3.7", ""), ("1.0", "sessionless_")):
+        for n in COUNTS:
+            if quick and n == 1000 and prefix:
+                continue
+            m = measure(n, duration_ms, repeats if not prefix else 1, version)
+            out[f"{prefix}p{n}_events"] = m["events"]
+            out[f"{prefix}p{n}_us_per_event"] = round(m["wall_s"] / m["events"] * 1e6, 1)
+    out["p1000_vs_p1"] = round(out["p1000_us_per_event"] / out["p1_us_per_event"], 2)
+    out["goal_p1000_vs_p1"] = GOAL_P1000_VS_P1
+    out["meets_target_p1000_vs_p1"] = out["p1000_vs_p1"] <= GOAL_P1000_VS_P1
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    for key, value in run(quick="--quick" in sys.argv).items():
+        print(f"{key:32} {value}")
