@@ -476,13 +476,13 @@ def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
         if sid != INVALID_SESSION_ID:
             cache.remove(sid)
         return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
-    session = cache.get(sid)
+    shard = cache.shard_for(sid)
+    session = shard.sessions.get(sid) if shard is not None else None
     if session is None:
         return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:
         return FetchContext(SESSION_ERROR, req, error=E.INVALID_FETCH_SESSION_EPOCH)
     session.update(req.partitions, req.to_forget)
-    shard = cache.shard_for(sid)
     if not session.partitions:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
