@@ -207,10 +207,11 @@ class Log:
         ``producer_batches``."""
         first = self.log_end_offset
         n = len(ids)
-        self.ids.extend(ids)
-        self.sizes.extend(sizes)
-        self.epochs.extend([epoch] * n)
-        self.timestamps.extend([timestamp] * n)
+        # array.fromlist sizes the array once; extend from a tuple grows it record by record
+        self.ids.fromlist(list(ids))
+        self.sizes.fromlist(list(sizes))
+        self.epochs.fromlist([epoch] * n)
+        self.timestamps.fromlist([timestamp] * n)
         self.leader_epoch_cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
