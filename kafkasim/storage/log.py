@@ -250,11 +250,15 @@ class Log:
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
         """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``."""
-        lo = start_offset - self.log_start_offset
-        hi = min(max_offset, self.log_end_offset) - self.log_start_offset
+        start = self.log_start_offset
+        sizes = self.sizes
+        # indexes into the columns: [lo, hi), hi at most the number of records (the LEO)
+        lo = start_offset - start
+        hi = max_offset - start
+        if hi > len(sizes):
+            hi = len(sizes)
         if lo >= hi:
             return RecordChunk.empty(start_offset)
-        sizes = self.sizes
         total = sizes[lo]
         end = lo + 1
         while end < hi:
@@ -269,10 +273,14 @@ class Log:
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
-        lo = max(start_offset, self.log_start_offset) - self.log_start_offset
-        hi = min(end_offset, self.log_end_offset) - self.log_start_offset
-        total = 0
+        start = self.log_start_offset
         sizes = self.sizes
+        # indexes into the columns: [lo, hi) clipped to [0, number of records]
+        lo = start_offset - start if start_offset > start else 0
+        hi = end_offset - start
+        if hi > len(sizes):
+            hi = len(sizes)
+        total = 0
         while lo < hi and total < cap:
             total += sizes[lo]
             lo += 1
