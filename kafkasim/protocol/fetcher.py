@@ -379,7 +379,7 @@ class ReplicaFetcherThread:
                 leo = log.log_start_offset + len(log.ids)
                 st.fetch_offset = leo
                 st.last_fetched_epoch = log.latest_epoch()
-                st.lag = max(0, hw - leo)
+                st.lag = hw - leo if hw > leo else 0
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:

@@ -290,7 +290,11 @@ class Log:
     def update_high_watermark(self, hw: int) -> int:
         """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
         start = self.log_start_offset
-        hw = max(start, min(hw, start + len(self.ids)))  # clamped into [log start, LEO]
+        leo = start + len(self.ids)
+        if hw > leo:          # clamped into [log start, LEO]
+            hw = leo
+        if hw < start:
+            hw = start
         self.high_watermark = hw
         return hw
 
