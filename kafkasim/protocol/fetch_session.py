@@ -40,6 +40,7 @@ the cost of a fetch then follows the partitions that changed (benchmarks/bench_p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.javautil import JavaRandom
@@ -138,8 +139,10 @@ class FetchSessionHandler:
                 added.append(fp)
             elif fp != prev:
                 altered.append(fp)
-        removed.sort(key=pos.__getitem__)
-        altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
+        if len(removed) > 1:
+            removed.sort(key=pos.__getitem__)
+        if len(altered) > 1:
+            altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
         for tp in removed:
             del session[tp]
             del pos[tp]
@@ -437,8 +440,7 @@ class FetchSessionCache:
         return out
 
 
-def _pos(cp: CachedPartition) -> int:
-    return cp.pos
+_pos = attrgetter("pos")   # a CachedPartition's place in the session order (the sort key)
 
 
 # contexts (FetchContext subclasses): (kind, session or error)
@@ -474,13 +476,13 @@ def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
         if sid != INVALID_SESSION_ID:
             cache.remove(sid)
         return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
-    session = cache.get(sid)
+    shard = cache.shard_for(sid)
+    session = shard.sessions.get(sid) if shard is not None else None
     if session is None:
         return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:
         return FetchContext(SESSION_ERROR, req, error=E.INVALID_FETCH_SESSION_EPOCH)
     session.update(req.partitions, req.to_forget)
-    shard = cache.shard_for(sid)
     if not session.partitions:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)

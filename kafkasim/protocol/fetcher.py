@@ -197,6 +197,7 @@ class ReplicaFetcherThread:
         changed = {}
         waiting = 0          # dirty partitions still in the session
         new = 0
+        wanted = 0           # dirty partitions to fetch now
         for tp in self.dirty:
             st = partitions.get(tp)
             if tp in held:
@@ -208,11 +209,12 @@ class ReplicaFetcherThread:
             else:
                 if tp not in held:
                     new += 1
+                wanted += 1
                 changed[tp] = FetchPartition(
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
                     st.last_fetched_epoch if diverging else -1, logs[tp].log_start_offset,
                     max_bytes)
-        if new > 1 or len(held) - waiting + sum(fp is not None for fp in changed.values()) == 0:
+        if new > 1 or len(held) - waiting + wanted == 0:
             return False
         to_send, to_forget = session.build_changed(changed)
         self.dirty = {tp: None for tp, fp in changed.items()
@@ -377,7 +379,7 @@ class ReplicaFetcherThread:
                 leo = log.log_start_offset + len(log.ids)
                 st.fetch_offset = leo
                 st.last_fetched_epoch = log.latest_epoch()
-                st.lag = max(0, hw - leo)
+                st.lag = hw - leo if hw > leo else 0
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:

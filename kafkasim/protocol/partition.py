@@ -80,8 +80,9 @@ class Partition:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497),
         by ``rules.maximal_isr``."""
         p = self.pending
-        return rules.maximal_isr(self.isr, p.replicas if p is not None and p.kind == "expand"
-                                 else (), optimistic=ctx.rules.maximal_isr)
+        if p is None or p.kind != "expand":
+            return self.isr   # nothing being added: the committed ISR, whatever the version
+        return rules.maximal_isr(self.isr, p.replicas, optimistic=ctx.rules.maximal_isr)
 
     def effective_min_isr(self, ctx: PartitionContext) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""

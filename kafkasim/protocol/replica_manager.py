@@ -271,19 +271,20 @@ class ReplicaManager:
         (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
         fctx = None
         parts = req.partitions
+        now = ctx.now
         if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
                                          or req.session_id != INVALID_SESSION_ID):
             cache = self.session_cache(ctx)
             if fetch_session.LAZY and req.session_epoch > 0:
                 self._wake_named(ctx, cache.get(req.session_id), req)
-            fctx = fetch_session.new_context(cache, req, ctx.now)
+            fctx = fetch_session.new_context(cache, req, now)
             for gone in cache.drain_removed():
                 self._settle_session(gone)
             parts = fctx.partitions()
         session = fctx.session if fctx is not None and fetch_session.LAZY and \
             req.replica_id >= 0 else None
         if session is not None:
-            session.last_read_ms = ctx.now
+            session.last_read_ms = now
         datas = []
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
@@ -300,7 +301,7 @@ class ReplicaManager:
             return
         if session is not None:   # the quiet partitions are not read again, nor watched
             parts = sorted(session.active.values(), key=fetch_session._pos)
-        df = DelayedFetch(self.next_delayed_id, src, req, ctx.now + req.max_wait_ms,
+        df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms,
                           partitions=parts, context=fctx)
         self.next_delayed_id += 1
         self.delayed_fetch[df.id] = df
@@ -319,10 +320,12 @@ class ReplicaManager:
         if fctx is None:
             return FetchResponse(req.correlation_id, tuple(datas))
         cache = self.session_cache(ctx)
-        evicted = cache.evictions()
+        # only a full fetch can create a session, and so evict one (maybeCreateSession)
+        full = fctx.kind == fetch_session.FULL
+        evicted = cache.evictions() if full else 0
         err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
                                                             req.replica_id >= 0)
-        if cache.evictions() != evicted:
+        if full and cache.evictions() != evicted:
             ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec", cache.evictions() - evicted)
         for gone in cache.drain_removed():
             self._settle_session(gone)

@@ -207,10 +207,11 @@ class Log:
         ``producer_batches``."""
         first = self.log_end_offset
         n = len(ids)
-        self.ids.extend(ids)
-        self.sizes.extend(sizes)
-        self.epochs.extend([epoch] * n)
-        self.timestamps.extend([timestamp] * n)
+        # array.fromlist sizes the array once; extend from a tuple grows it record by record
+        self.ids.fromlist(list(ids))
+        self.sizes.fromlist(list(sizes))
+        self.epochs.fromlist([epoch] * n)
+        self.timestamps.fromlist([timestamp] * n)
         self.leader_epoch_cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
@@ -249,11 +250,15 @@ class Log:
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
         """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``."""
-        lo = start_offset - self.log_start_offset
-        hi = min(max_offset, self.log_end_offset) - self.log_start_offset
+        start = self.log_start_offset
+        sizes = self.sizes
+        # indexes into the columns: [lo, hi), hi at most the number of records (the LEO)
+        lo = start_offset - start
+        hi = max_offset - start
+        if hi > len(sizes):
+            hi = len(sizes)
         if lo >= hi:
             return RecordChunk.empty(start_offset)
-        sizes = self.sizes
         total = sizes[lo]
         end = lo + 1
         while end < hi:
@@ -268,10 +273,14 @@ class Log:
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
-        lo = max(start_offset, self.log_start_offset) - self.log_start_offset
-        hi = min(end_offset, self.log_end_offset) - self.log_start_offset
-        total = 0
+        start = self.log_start_offset
         sizes = self.sizes
+        # indexes into the columns: [lo, hi) clipped to [0, number of records]
+        lo = start_offset - start if start_offset > start else 0
+        hi = end_offset - start
+        if hi > len(sizes):
+            hi = len(sizes)
+        total = 0
         while lo < hi and total < cap:
             total += sizes[lo]
             lo += 1
@@ -281,7 +290,11 @@ class Log:
     def update_high_watermark(self, hw: int) -> int:
         """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
         start = self.log_start_offset
-        hw = max(start, min(hw, start + len(self.ids)))  # clamped into [log start, LEO]
+        leo = start + len(self.ids)
+        if hw > leo:          # clamped into [log start, LEO]
+            hw = leo
+        if hw < start:
+            hw = start
         self.high_watermark = hw
         return hw
 
