@@ -979,6 +979,12 @@ def lost_acked(c: Cluster, producers) -> list[int]:
 
 
 def _settled(c: Cluster) -> bool:
+    """Replication is at rest: every ISR member of every led partition holds the leader's log
+    up to the HW, no client request is pending, and (KRaft) the control plane is at rest too
+    (``KRaftControlPlane.unsettled_reasons``: an active controller with nothing uncommitted,
+    every running broker unfenced, no leaderless partition with a live ISR or ELR member)."""
+    if c.kraft is not None and c.kraft.unsettled_reasons():
+        return False
     for topic in c.topics():
         for p in c.assignment(topic):
             leader = c.leader(topic, p)
