@@ -171,7 +171,7 @@ def test_heartbeat_channel_timeouts_by_version():
 
 def _heartbeat_gaps(c: Cluster, broker: int, since: int) -> list[int]:
     times = [t for t in _heartbeat_attempts(c, broker) if t >= since]
-    return [b - a for a, b in zip(times, times[1:])]
+    return [b - a for a, b in zip(times, times[1:], strict=False)]
 
 
 def test_unanswered_heartbeat_is_resent_until_the_retry_timeout_then_backs_off():
