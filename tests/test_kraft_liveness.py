@@ -250,3 +250,20 @@ def test_not_settled_while_a_running_broker_is_fenced():
     assert c.run_until(lambda cl: _settled(cl) and len(cl.isr(TOPIC)) == 3, 60000), \
         c.kraft.unsettled_reasons()
     assert not c.kraft.image.brokers[3].fenced
+
+
+# ------------------------------------------------------------------- renounce while resigned
+def test_a_controller_that_resigned_reverts_to_its_last_committed_offset():
+    """OffsetControlManager.deactivate (QuorumController.renounce) reverts to lastStableOffset,
+    the last committed offset handleCommitBatch recorded (OffsetControlManagerTest
+    .testHandleCommitBatch), not to what the Raft client knows now: a Resigned client knows no
+    high watermark. The isolated controller of schedule 1590 keeps the committed partition
+    (leader 3, full ISR) and drops its uncommitted fencing."""
+    c, _heal, _producer = _replay_1590()
+    node = c.kraft.nodes[3000]
+    assert node.raft.state_name == "Resigned" and not node.controller.active
+    renounce = [r for r in c.trace.rows if r[1] == "controller_renounce" and r[2] == 3000]
+    assert renounce and renounce[-1][5].high_watermark == c.kraft.image.offset + 1
+    reg = node.controller.replication_control.partition(TOPIC, 0)
+    assert reg == c.kraft.image.partitions[(TOPIC, 0)] and reg.leader == 3
+    assert not any(b.fenced for b in node.controller.cluster_control.broker_registrations.values())
