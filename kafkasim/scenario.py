@@ -983,8 +983,6 @@ def _settled(c: Cluster) -> bool:
     up to the HW, no client request is pending, and (KRaft) the control plane is at rest too
     (``KRaftControlPlane.unsettled_reasons``: an active controller with nothing uncommitted,
     every running broker unfenced, no leaderless partition with a live ISR or ELR member)."""
-    if c.kraft is not None and c.kraft.unsettled_reasons():
-        return False
     for topic in c.topics():
         for p in c.assignment(topic):
             leader = c.leader(topic, p)
@@ -996,8 +994,10 @@ def _settled(c: Cluster) -> bool:
                 if log is None or log.log_end_offset != llog.log_end_offset or \
                         log.high_watermark != llog.log_end_offset:
                     return False
-    return all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
-               and callable(p.pending))
+    if not all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
+               and callable(p.pending)):
+        return False
+    return c.kraft is None or not c.kraft.unsettled_reasons()
 
 
 def _members(members: list, spec: dict) -> bool:
