@@ -7,7 +7,21 @@
   every 10 ms), RECOVERY (caught up, still fenced), RUNNING (unfenced),
   PENDING_CONTROLLED_SHUTDOWN (heartbeats with ``wantShutDown`` until the controller answers
   ``shouldShutDown``), SHUTTING_DOWN. A heartbeat that fails backs off 100 ms, doubling up to
-  half the session timeout (``resendExponentialBackoff``).
+  ``broker.session.timeout.ms`` (``resendExponentialBackoff = new ExponentialBackoff(100, 2,
+  brokerSessionTimeoutMs, 0.02)``, 3.3.0 ... trunk; its 2 % jitter is left out, the simulation
+  being deterministic).
+- Registrations and heartbeats go through the "heartbeat" NodeToControllerChannelManager to the
+  active controller as the broker's Raft client knows it (RaftControllerNodeProvider). A request
+  that gets no answer is failed by the channel after its *retry timeout*: since KAFKA-14392
+  (3.4.0, back-ported to 3.3.2) that is ``broker.session.timeout.ms / 2`` and each attempt's
+  network timeout is ``min(controller.socket.timeout.ms, retry timeout)`` (BrokerServer builds
+  the channel with ``config.brokerSessionTimeoutMs / 2``); before, the retry timeout was the
+  whole session timeout and each attempt waited ``controller.socket.timeout.ms`` (30 s by
+  default), so one heartbeat lost to a network partition silenced the broker for 30 s -- long
+  enough to be fenced, and long after a controller failover. An attempt that times out inside
+  the retry timeout is sent again at once (NodeToControllerRequestThread.handleResponse:
+  ``wasDisconnected`` -> ``requestQueue.putFirst``); past it, the lifecycle manager backs off
+  (BrokerHeartbeatResponseHandler.onTimeout -> scheduleNextCommunicationAfterFailure).
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
   each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
@@ -19,6 +33,8 @@
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
@@ -151,10 +167,29 @@ class BrokerLifecycleManager:
         self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
 
     def _after_failure(self) -> None:
-        cfg = self.broker.config
-        delay = min(100 * (2 ** self.failed_attempts), cfg["broker.session.timeout.ms"] // 2)
+        """scheduleNextCommunicationAfterFailure: resendExponentialBackoff.backoff(failedAttempts)
+        = min(100 * 2^attempts, broker.session.timeout.ms) (ExponentialBackoff(100, 2,
+        brokerSessionTimeoutMs, 0.02), without the jitter)."""
+        session = self.broker.config["broker.session.timeout.ms"]
+        delay = min(100 * (2 ** min(self.failed_attempts, 62)), session)
         self.failed_attempts += 1
         self._schedule_next(delay)
+
+    def channel_timeouts(self) -> tuple[int, int]:
+        """(request timeout of one attempt, retry timeout of the request) of the broker's
+        "heartbeat" NodeToControllerChannelManager: since KAFKA-14392 (3.4.0; rule
+        ``broker_heartbeat_timeout_half_session``) retryTimeoutMs = broker.session.timeout.ms / 2
+        and the NetworkClient's request timeout min(controller.socket.timeout.ms, retryTimeoutMs)
+        (BrokerServer, NodeToControllerChannelManagerImpl.buildNetworkClient); before,
+        retryTimeoutMs = broker.session.timeout.ms and the request timeout
+        controller.socket.timeout.ms (BrokerToControllerChannelManager @3.3.0)."""
+        cfg = self.broker.config
+        socket = cfg["controller.socket.timeout.ms"]
+        session = cfg["broker.session.timeout.ms"]
+        if self.broker.rules.broker_heartbeat_timeout_half_session:
+            retry = session // 2
+            return min(socket, retry), retry
+        return socket, session
 
     def communicate(self) -> None:
         """Send the registration (until it succeeds) or the next heartbeat to the active
@@ -166,24 +201,43 @@ class BrokerLifecycleManager:
             # NodeToControllerChannelManager: no known controller yet; poll again
             self._schedule_next(50)
             return
-        self.corr += 1
         b = self.broker
         if not self.registered:
-            self.inflight = (self.corr, "registration", controller)
-            b.send(controller, BrokerRegistrationRequest(b.id, b.incarnation_id(), b.rack,
-                                                         self.previous_epoch, self.corr))
+            msg = BrokerRegistrationRequest(b.id, b.incarnation_id(), b.rack,
+                                            self.previous_epoch)
         else:
-            self.inflight = (self.corr, "heartbeat", controller)
-            b.send(controller, BrokerHeartbeatRequest(
+            msg = BrokerHeartbeatRequest(
                 b.id, self.broker_epoch, self.image.offset, not self.ready_to_unfence,
-                self.state == PENDING_CONTROLLED_SHUTDOWN, self.corr))
-        b.schedule_timer(b.config["controller.socket.timeout.ms"], _timer_request_timeout,
-                         self.corr)
+                self.state == PENDING_CONTROLLED_SHUTDOWN)
+        self._send(controller, msg, self.now)
+
+    def _send(self, controller: int, msg, created_ms: int) -> None:
+        """One attempt of the queued request ``msg`` (NodeToControllerQueueItem, created at
+        ``created_ms``) to ``controller``; it times out after the channel's request timeout."""
+        self.corr += 1
+        msg = dataclasses.replace(msg, correlation_id=self.corr)   # a new request on the wire
+        kind = "registration" if isinstance(msg, BrokerRegistrationRequest) else "heartbeat"
+        self.inflight = (self.corr, kind, controller, created_ms, msg)
+        b = self.broker
+        b.send(controller, msg)
+        b.schedule_timer(self.channel_timeouts()[0], _timer_request_timeout, self.corr)
 
     def request_timed_out(self, corr: int) -> None:
-        if self.inflight is not None and self.inflight[0] == corr:
-            self.inflight = None
-            self._after_failure()
+        """The attempt got no answer within the request timeout: the channel sends the same
+        request again to the controller it knows now while the request is younger than the
+        retry timeout (NodeToControllerRequestThread: disconnected -> putFirst; generateRequests
+        fails an item older than retryTimeoutMs with onTimeout), else the lifecycle manager backs
+        off and builds a new one."""
+        if self.inflight is None or self.inflight[0] != corr:
+            return
+        created, msg = self.inflight[3], self.inflight[4]
+        self.inflight = None
+        controller = self.raft.leader_id
+        if self.now - created < self.channel_timeouts()[1] and controller is not None and \
+                controller >= 0 and self.state not in (NOT_RUNNING, SHUTTING_DOWN):
+            self._send(controller, msg, created)
+            return
+        self._after_failure()
 
     def controller_gone(self) -> None:
         """The connection to the controller broke: the channel resends to the next one."""

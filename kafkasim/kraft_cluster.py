@@ -174,6 +174,75 @@ class KRaftControlPlane:
                     return False
         return True
 
+    def unsettled_reasons(self) -> list[str]:
+        """Why the control plane is not at rest yet (empty: it is), for settle checks and
+        liveness checks after faults are healed. At rest means what Kafka converges to once
+        every node is up and connected:
+
+        - an active controller, and everything it wrote committed (an uncommitted tail other than
+          NoOpRecords may still change the image: QuorumController defers the answers until
+          then); the image -- what ``describe`` shows -- is what a stale quorum committed until
+          a new active controller's first records commit;
+        - every running broker registered, unfenced and RUNNING (BrokerLifecycleManager: a
+          running broker heartbeats the active controller with wantFence=false, and
+          BrokerHeartbeatManager.calculateNextBrokerState unfences it once its metadata offset
+          reaches its registration's);
+        - no leaderless partition with a live eligible replica: the controller elects an ISR
+          member, else (KIP-966, ELR on) an unfenced ELR member
+          (PartitionChangeBuilder.electLeader, ReplicationControlManager.handleBrokerUnfenced);
+        - each partition's leader and ISR members hold the image's leader epoch (the brokers
+          applied the committed metadata: BrokerMetadataPublisher -> ReplicaManager.applyDelta).
+        """
+        out = []
+        node = self.active()
+        if node is None:
+            out.append("no active controller")
+        else:
+            raft = node.raft
+            pending = [r for _o, _e, r in raft.log.entries_between(raft.high_watermark,
+                                                                   raft.log.end_offset)
+                       if type(r) is not R.NoOpRecord]
+            if pending:
+                out.append(f"controller {node.id}: {len(pending)} metadata record(s) not "
+                           f"committed (high watermark {raft.high_watermark}, log end "
+                           f"{raft.log.end_offset})")
+        brokers = self.image.brokers
+        live = set()
+        for b in sorted(self.cluster.brokers):
+            br = self.cluster.brokers[b]
+            if not br.is_running:
+                continue
+            reg = brokers.get(b)
+            lm = br.lifecycle
+            if reg is None or reg.fenced or reg.in_controlled_shutdown or \
+                    lm.state != "RUNNING":
+                state = "not registered" if reg is None else \
+                    ("fenced" if reg.fenced else "in controlled shutdown"
+                     if reg.in_controlled_shutdown else "unfenced")
+                out.append(f"broker {b}: running ({lm.state}) but {state} in the metadata "
+                           "image")
+            else:
+                live.add(b)
+        for tp, reg in sorted(self.image.partitions.items()):
+            if reg.leader < 0:
+                eligible = sorted(set(reg.isr) | set(reg.elr)) if reg.isr or reg.elr else []
+                alive = [b for b in eligible if b in live]
+                if alive:
+                    out.append(f"partition {tp[0]}-{tp[1]}: no leader although eligible "
+                               f"replica(s) {alive} are live (ISR {list(reg.isr)}, ELR "
+                               f"{list(reg.elr)})")
+                continue
+            for b in (reg.leader, *(i for i in reg.isr if i != reg.leader)):
+                br = self.cluster.brokers.get(b)
+                if br is None or not br.is_running:
+                    continue
+                part = br.replica_manager.partitions.get(tp)
+                known = None if part is None else part.leader_epoch
+                if known != reg.leader_epoch:
+                    out.append(f"partition {tp[0]}-{tp[1]}, broker {b}: knows leader epoch "
+                               f"{known} of {reg.leader_epoch}")
+        return out
+
     def leader_id(self) -> int:
         node = self.active()
         return node.id if node is not None else -1

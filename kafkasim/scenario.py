@@ -979,6 +979,10 @@ def lost_acked(c: Cluster, producers) -> list[int]:
 
 
 def _settled(c: Cluster) -> bool:
+    """Replication is at rest: every ISR member of every led partition holds the leader's log
+    up to the HW, no client request is pending, and (KRaft) the control plane is at rest too
+    (``KRaftControlPlane.unsettled_reasons``: an active controller with nothing uncommitted,
+    every running broker unfenced, no leaderless partition with a live ISR or ELR member)."""
     # With incremental fetch sessions (KIP-227, 1.1+) a follower's HW may stay behind on an idle
     # partition: after truncating on a diverging epoch it does not apply that answer's HW
     # (AbstractFetcherThread, KAFKA-14704: "updated by the next fetch"), yet the leader's
@@ -997,8 +1001,10 @@ def _settled(c: Cluster) -> bool:
                         (log.high_watermark != llog.log_end_offset and
                          not (sessions and b != leader and _hw_missed(c, b, (topic, p)))):
                     return False
-    return all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
-               and callable(p.pending))
+    if not all(p.pending() == 0 for p in c.clients.values() if hasattr(p, "pending")
+               and callable(p.pending)):
+        return False
+    return c.kraft is None or not c.kraft.unsettled_reasons()
 
 
 def _hw_missed(c: Cluster, broker: int, tp) -> bool:

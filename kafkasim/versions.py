@@ -740,6 +740,19 @@ class Rules:
         doc="with ELR on, a broker that restarts without a matching clean-shutdown epoch leaves "
         "every ISR and ELR at registration",
     )
+    # KAFKA-14392 (#12856, 3.4.0; back-ported to 3.3.2, which the 3.3 profile does not model):
+    # BrokerServer builds the broker's "heartbeat" NodeToControllerChannelManager with
+    # retryTimeoutMs = broker.session.timeout.ms / 2, and NodeToControllerChannelManagerImpl caps
+    # the NetworkClient's request timeout at it (min(controller.socket.timeout.ms, retry)). Before
+    # (BrokerToControllerChannelManager @3.3.0): retry timeout broker.session.timeout.ms, request
+    # timeout controller.socket.timeout.ms (30 s), so a heartbeat lost to a partition held the
+    # next one back for 30 s, past the session timeout and any controller failover.
+    broker_heartbeat_timeout_half_session: bool = _rule(
+        since="3.4",
+        ref="KAFKA-14392 (BrokerServer: brokerSessionTimeoutMs / 2)",
+        doc="a KRaft broker's heartbeat or registration RPC times out after "
+        "broker.session.timeout.ms / 2 (before: controller.socket.timeout.ms)",
+    )
     # KAFKA-19432 (#20046, merged after 2025-08-21, i.e. after the 4.1 branch): KafkaConfig logs
     # an ERROR when broker.heartbeat.interval.ms is more than half of broker.session.timeout.ms;
     # the broker still starts. 4.2 is inferred from the merge date (not checked against a tag).

@@ -60,6 +60,9 @@ class QuorumController:
         self.active = False
         self.epoch = -1                   # the Raft epoch this controller is active in
         self.applied = -1                 # last replayed offset
+        # OffsetControlManager.lastStableOffset: the last committed offset this controller
+        # learned (handleCommitBatch); renounce reverts to it
+        self.last_committed = -1
         self.pending: deque = deque()     # (offset, dst, response) waiting for the HW
         self.scheduled: set[str] = set()  # periodic tasks scheduled in ``epoch``
         self.fence_token = 0              # the live maybeFenceReplicas deferred event
@@ -89,6 +92,7 @@ class QuorumController:
 
     def on_high_watermark(self, ctx, hw: int) -> None:
         raft = ctx.raft
+        self.last_committed = max(self.last_committed, hw - 1)
         if self.active:
             self._complete_up_to(ctx, hw)
             return
@@ -123,8 +127,11 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
 
     def renounce(self, ctx) -> None:
-        """QuorumController.renounce: drop uncommitted state, fail pending requests."""
-        hw = ctx.raft.high_watermark
+        """QuorumController.renounce: drop uncommitted state, fail pending requests.
+        OffsetControlManager.deactivate reverts the state to ``lastStableOffset``, the last
+        committed offset the controller learned -- not the Raft client's current high watermark,
+        which a Resigned (or Unattached) client no longer knows."""
+        hw = self.last_committed + 1
         self.active = False
         self.epoch = -1
         self._rebuild(ctx.raft.log.entries_between(0, hw))

@@ -1,0 +1,269 @@
+"""KRaft liveness after a controller failover: fenced brokers unfence, offline partitions get a
+leader, and the settle check does not call a cluster settled before that.
+
+Found by random fault schedule 1590 of the "kraft" profile (tests/test_fault_properties.py:
+Kafka 4.1, ELR on, broker.session.timeout.ms 4000): the active controller 3000 is cut off from
+every node, then controller 3002 crashes. Still active, 3000 fences the three brokers (no
+heartbeat reaches it) and takes the partition offline (Leader: none, ISR empty, ELR 1,3) in
+records no majority commits, then resigns (check quorum). After the heal 3000 wins epoch 3
+(its log is the longest) and commits those records: the image says every broker is fenced.
+
+Real Kafka recovers: each broker keeps heartbeating the active controller with wantFence=false
+(BrokerLifecycleManager), and the new active controller's BrokerHeartbeatManager unfences a
+fenced broker whose metadata offset reached its registration record's
+(calculateNextBrokerState); ReplicationControlManager.handleBrokerUnfenced then elects the
+unfenced ELR member (KIP-966). What the simulator missed:
+
+1. KAFKA-14392 (3.4.0): the broker's heartbeat channel gives up on an unanswered heartbeat after
+   broker.session.timeout.ms / 2 (BrokerServer: NodeToControllerChannelManagerImpl(...,
+   brokerSessionTimeoutMs / 2), request timeout min(controller.socket.timeout.ms, that)); the
+   simulator waited controller.socket.timeout.ms (30 s by default) as Kafka 3.3.0 did, so one
+   heartbeat lost to the partition silenced the broker long after the failover. The retry
+   backoff is ExponentialBackoff(100, 2, broker.session.timeout.ms), not half of it.
+2. The settle check looked at the committed image only: with no active controller and a stale
+   image (the failover's records not committed yet) it called the run settled, 1 s before the
+   end, so no check saw the partition stay offline. ``KRaftControlPlane.unsettled_reasons`` now
+   requires an active controller with nothing uncommitted, every running broker unfenced and
+   RUNNING, no leaderless partition with a live ISR/ELR member, and replicas at the image's
+   leader epoch.
+"""
+
+from __future__ import annotations
+
+from kafkasim import events as ev
+from kafkasim.cluster import Cluster
+from kafkasim.protocol.kraft import records as R
+from kafkasim.scenario import _settled
+from kafkasim.workload import RateWorkload
+from tests.test_fault_properties import generate, run_schedule
+
+SESSION_MS = 4000          # broker.session.timeout.ms of schedule 1590
+TOPIC = "t"
+
+
+def test_schedule_1590_kraft_settles_with_nothing_lost():
+    """The schedule itself, through the property suite's runner: before the fix it "settled"
+    with t-0 offline (Elr: 1,3) and 197 acknowledged records unreadable."""
+    out = run_schedule(generate(1590, "kraft"))
+    assert not out.error, out.summary()
+    assert out.settled, out.stuck
+    assert out.ok and not out.lost, out.summary()
+    assert out.acked > 0 and out.ghost_acked == out.acked
+
+
+def _heartbeat_attempts(c: Cluster, broker: int) -> list[int]:
+    """Times broker ``broker`` put a BrokerHeartbeatRequest on the wire (sent or lost)."""
+    return [r[0] for r in c.trace.rows if r[1] in ("send", "drop") and r[2] == broker
+            and r[5][0] == "BrokerHeartbeatRequest"]
+
+
+def _replay_1590(version: str = "4.1", config: dict | None = None, rules: dict | None = None):
+    """Schedule 1590's faults, driven directly: returns the cluster right after the heal, the
+    heal time and the ELR the partition had while offline (checked not vacuous)."""
+    cfg = {"replica.lag.time.max.ms": 3000, "replica.socket.timeout.ms": 5000,
+           "broker.session.timeout.ms": SESSION_MS, "min.insync.replicas": 2}
+    cfg.update(config or {})
+    c = Cluster(brokers=3, seed=1590, kafka_version=version, config=cfg, latency_ms=1,
+                jitter_ms=1, controllers=3, rules=rules)
+    assert c.run_until(lambda cl: cl.controller_id() >= 0 and not any(
+        b.lifecycle.is_fenced for b in cl.brokers.values()), 30000)
+    c.create_topic(TOPIC, partitions=1, replication_factor=3,
+                   config={"unclean.leader.election.enable": False})
+    producer = c.producer(acks="all", retries=3, linger_ms=2)
+    RateWorkload(c, producer, TOPIC, rate=40, duration_ms=4930, partition=0)
+    start = c.now
+    c.run_to(start + 1207)
+    active = c.controller_id()
+    assert active == 3000
+    for other in [*sorted(c.kraft.nodes), *sorted(c.brokers)]:   # ctl_isolate active
+        if other != active:
+            c.cut(active, other)
+    c.run_to(start + 2305)
+    c.crash(3002)                                                  # ctl_crash 3002
+    c.run_to(start + 4930)
+    # not vacuous: cut off, 3000 fenced every broker and took t-0 offline, uncommitted
+    isolated = c.kraft.nodes[3000]
+    fenced = {r.broker_id for _o, _e, r in isolated.raft.log.entries_between(
+        isolated.raft.high_watermark, isolated.raft.log.end_offset)
+        if type(r) is R.BrokerRegistrationChangeRecord
+        and r.fenced == R.BrokerRegistrationFencingChange.FENCE}
+    assert fenced == {1, 2, 3}
+    assert c.leader(TOPIC) >= 0            # the committed image does not know yet
+    c.heal()
+    c.start(3002)
+    return c, c.now, producer
+
+
+def _recovery(c: Cluster, heal_ms: int, limit_ms: int = 60000):
+    """Run until the failover has committed the partition offline (Leader: none, ELR set) and
+    then the partition is led and every broker unfenced in the image; returns that ELR (None if
+    never seen), when the new active controller claimed, and when it was over (-1 if never
+    within ``limit_ms``)."""
+    seen = {"elr": None, "active_at": -1}
+
+    def done(cl) -> bool:
+        reg = cl.kraft.image.partitions[(TOPIC, 0)]
+        if reg.leader < 0 and reg.elr and seen["elr"] is None:
+            seen["elr"] = tuple(reg.elr)
+            assert not _settled(cl), cl.kraft.unsettled_reasons()
+        if cl.controller_id() >= 0 and seen["active_at"] < 0:
+            seen["active_at"] = cl.now
+        # over once the failover's offline state was committed and then repaired
+        return seen["elr"] is not None and reg.leader >= 0 and \
+            all(not b.fenced for b in cl.kraft.image.brokers.values()) and \
+            len(cl.kraft.image.brokers) == 3
+    ok = c.run_until(done, limit_ms)
+    return seen["elr"], seen["active_at"], c.now if ok else -1
+
+
+def test_brokers_fenced_by_an_isolated_controller_unfence_after_its_reelection():
+    """Kafka's defaults (controller.socket.timeout.ms 30000): the partition gets a leader from its
+    ELR and every broker unfences within the bound Kafka's timeouts give. After the heal at H a
+    broker's heartbeat in flight into the cut fails by H + session/2 (the channel's retry
+    timeout, KAFKA-14392), its backoff is at most broker.session.timeout.ms, and an attempt that
+    reaches a controller that is not active yet (NOT_CONTROLLER) backs off at most that again:
+    every broker's next heartbeat reaches the new active controller (claimed at A) by
+    max(H + 1.5 x session, A + session); that heartbeat unfences it (wantFence=false, metadata
+    offset past its registration) and its unfencing elects the ELR member, committed a few ms
+    later."""
+    c, heal, _producer = _replay_1590()
+    elr, active_at, done = _recovery(c, heal)
+    assert elr, "the failover never committed the offline partition (vacuous)"
+    assert active_at > heal and done > 0, c.kraft.unsettled_reasons()
+    bound = max(heal + SESSION_MS // 2 + SESSION_MS, active_at + SESSION_MS) + 100
+    assert done <= bound, (done, bound, heal, active_at)
+    assert c.leader(TOPIC) in elr     # elected from the ELR (KIP-966): the ISR was empty
+    elections = [r for r in c.trace.rows if r[1] == "controller" and
+                 isinstance(r[5], ev.LeaderElection) and r[0] > heal]
+    assert elections and elections[0][5].new_leader in elr
+    # and the cluster settles: ISR back to three, nothing pending
+    assert c.run_until(lambda cl: _settled(cl) and len(cl.isr(TOPIC)) == 3, 60000), \
+        c.kraft.unsettled_reasons()
+
+
+def test_before_kafka_3_4_a_lost_heartbeat_waits_controller_socket_timeout():
+    """The same run with KAFKA-14392 switched off (Kafka 3.3.0's channel: request timeout
+    controller.socket.timeout.ms, 30 s): the brokers stay fenced and the partition offline
+    until the heartbeat lost in the cut times out, ~30 s after it was sent."""
+    c, heal, _producer = _replay_1590(rules={"broker_heartbeat_timeout_half_session": False})
+    lost = max(t for t in _heartbeat_attempts(c, 1) if t < heal)
+    elr, _active_at, done = _recovery(c, heal)
+    assert elr and done > lost + 30000
+
+
+# --------------------------------------------------------------------- the heartbeat channel
+def test_heartbeat_channel_timeouts_by_version():
+    """BrokerServer @3.4.0+: the "heartbeat" channel's retryTimeoutMs is
+    brokerSessionTimeoutMs / 2 and its request timeout min(controller.socket.timeout.ms, that)
+    (KAFKA-14392); @3.3.0 they were broker.session.timeout.ms and controller.socket.timeout.ms."""
+    cases = [("4.1", {}, (4500, 4500)),                                   # defaults 30000 / 9000
+             ("3.4", {"metadata_mode": "kraft"}, (4500, 4500)),
+             ("4.1", {"controller.socket.timeout.ms": 1000}, (1000, 4500)),
+             ("4.1", {"broker.session.timeout.ms": 4000}, (2000, 2000)),
+             ("3.3", {"metadata_mode": "kraft"}, (30000, 9000))]
+    for version, cfg, expected in cases:
+        cfg = dict(cfg)
+        mode = cfg.pop("metadata_mode", None)
+        extra = {"metadata_mode": mode} if mode else {}
+        c = Cluster(brokers=1, seed=1, kafka_version=version, config=cfg, **extra)
+        assert c.brokers[1].lifecycle.channel_timeouts() == expected, (version, cfg)
+
+
+def _heartbeat_gaps(c: Cluster, broker: int, since: int) -> list[int]:
+    times = [t for t in _heartbeat_attempts(c, broker) if t >= since]
+    return [b - a for a, b in zip(times, times[1:], strict=False)]
+
+
+def test_unanswered_heartbeat_is_resent_until_the_retry_timeout_then_backs_off():
+    """NodeToControllerRequestThreadTest.testRetryTimeout / testRequestsSent: an attempt that
+    gets no answer (disconnected after the request timeout) goes back to the head of the queue
+    and is sent again while the request is younger than retryTimeoutMs; past it the item fails
+    with onTimeout and BrokerLifecycleManager backs off 100 ms (first failure) before a new
+    heartbeat. controller.socket.timeout.ms 1000, session 9000: five attempts 1 s apart (the
+    last at 4 s, younger than 4.5 s), the fifth's failure at 5 s ends the request, and a new
+    heartbeat goes 100 ms later."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1",
+                config={"controller.socket.timeout.ms": 1000})
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.run(3000)
+    t0 = c.now
+    c.drop(type="BrokerHeartbeatRequest", src=1, count=5)
+    c.run(8000)
+    gaps = _heartbeat_gaps(c, 1, t0)
+    assert gaps[:5] == [1000, 1000, 1000, 1000, 1100], gaps
+    assert not c.kraft.image.brokers[1].fenced   # the new heartbeat came within the session
+
+
+def test_heartbeat_backoff_doubles_up_to_the_session_timeout():
+    """BrokerLifecycleManager.resendExponentialBackoff = ExponentialBackoff(100, 2,
+    brokerSessionTimeoutMs, 0.02) (3.3.0 ... trunk; the 2 % jitter left out): with every
+    heartbeat lost, each request fails after the retry timeout (session / 2, KAFKA-14392) and the
+    next waits min(100 * 2^n, session) more."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.run(3000)
+    session = c.brokers[1].config["broker.session.timeout.ms"]
+    retry = c.brokers[1].lifecycle.channel_timeouts()[1]
+    t0 = c.now
+    c.drop(type="BrokerHeartbeatRequest", src=1)
+    c.run(90000)
+    gaps = _heartbeat_gaps(c, 1, t0)
+    expected = [retry + min(100 * 2 ** n, session) for n in range(len(gaps))]
+    assert len(gaps) >= 9 and gaps == expected, gaps
+    assert max(gaps) == retry + session
+
+
+# ------------------------------------------------------------------------ the settle check
+def test_not_settled_without_an_active_controller():
+    """A quorum without a majority has no active controller: the committed image is stale and
+    nothing can change it, so replication is not at rest (``KRaftControlPlane
+    .unsettled_reasons``) even though every ISR member holds the leader's log."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    c.create_topic(TOPIC, 1, 3)
+    assert c.run_until(_settled, 30000)
+    active = c.controller_id()
+    for node in sorted(c.kraft.nodes):
+        if node != active:
+            c.crash(node)
+    c.run(20000)
+    assert c.controller_id() < 0
+    assert not _settled(c) and "no active controller" in c.kraft.unsettled_reasons()
+    for node in sorted(c.kraft.nodes):
+        if c.kraft.nodes[node].state != "running":
+            c.start(node)
+    assert c.run_until(_settled, 60000), c.kraft.unsettled_reasons()
+
+
+def test_not_settled_while_a_running_broker_is_fenced():
+    """A broker cut off from every controller is fenced once its session expires
+    (BrokerHeartbeatManager) while it runs and its replica stays in sync until the ISR shrinks:
+    not at rest. Once reconnected, its next heartbeat (wantFence=false) unfences it."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    c.create_topic(TOPIC, 1, 3)
+    assert c.run_until(_settled, 30000)
+    for ctl in sorted(c.kraft.nodes):
+        c.cut(3, ctl)
+    assert c.run_until(lambda cl: cl.kraft.image.brokers[3].fenced, 30000)
+    assert not _settled(c)
+    assert any(r.startswith("broker 3:") for r in c.kraft.unsettled_reasons())
+    c.heal()
+    assert c.run_until(lambda cl: _settled(cl) and len(cl.isr(TOPIC)) == 3, 60000), \
+        c.kraft.unsettled_reasons()
+    assert not c.kraft.image.brokers[3].fenced
+
+
+# ------------------------------------------------------------------- renounce while resigned
+def test_a_controller_that_resigned_reverts_to_its_last_committed_offset():
+    """OffsetControlManager.deactivate (QuorumController.renounce) reverts to lastStableOffset,
+    the last committed offset handleCommitBatch recorded (OffsetControlManagerTest
+    .testHandleCommitBatch), not to what the Raft client knows now: a Resigned client knows no
+    high watermark. The isolated controller of schedule 1590 keeps the committed partition
+    (leader 3, full ISR) and drops its uncommitted fencing."""
+    c, _heal, _producer = _replay_1590()
+    node = c.kraft.nodes[3000]
+    assert node.raft.state_name == "Resigned" and not node.controller.active
+    renounce = [r for r in c.trace.rows if r[1] == "controller_renounce" and r[2] == 3000]
+    assert renounce and renounce[-1][5].high_watermark == c.kraft.image.offset + 1
+    reg = node.controller.replication_control.partition(TOPIC, 0)
+    assert reg == c.kraft.image.partitions[(TOPIC, 0)] and reg.leader == 3
+    assert not any(b.fenced for b in node.controller.cluster_control.broker_registrations.values())
