@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 COURSE_CODE = REPO / "kafkasim" / "course"
 WIDGETS_CODE = REPO / "kafkasim" / "widgets"     # the player's readout speaks the course's language
+EXPERIMENTS_CODE = REPO / "kafkasim" / "experiments"   # notebook 90's captions, checks, Spark line
 RUNTIME_CTXT = "kafkasim.course"
 NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 LANGUAGES = {"ko": "Korean"}
@@ -173,12 +174,13 @@ def problems(nb, po: polib.POFile) -> list[str]:
 # -- messages printed by kafkasim.course ---------------------------------------------------------
 def course_messages(*folders: Path) -> list[tuple[str, str]]:
     """(context, message) for every ``tr("...")`` or ``N_("...")`` (a message translated where it
-    is printed) with a literal message in the course code and the widgets (or in ``folders``), in
-    file order: the prose the notebooks print, translated at run time."""
+    is printed) with a literal message in the course code, the widgets and the experiments' notebook
+    helpers (or in ``folders``), in file order: the prose the notebooks print, translated at run
+    time."""
     import ast
 
     out: list[tuple[str, str]] = []
-    paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE))
+    paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE, EXPERIMENTS_CODE))
              for p in sorted(folder.glob("*.py"))]
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
