@@ -7,7 +7,9 @@ the Spark start line, the checks' feedback) speaks the course's language: ``tr()
 collects the messages of ``kafkasim/experiments`` too); the checks grade in the course's style
 (``kafkasim.course.checks``: PASS / Not quite / Not answered yet). The course sits above the
 experiments package and never imports it, so importing it from here makes no cycle.
-Column names, plot labels, config keys and fault kinds stay English (they are data).
+Column names, config keys and fault kinds stay English (they are data), and so does every
+figure's text, its caption included (``figure_caption``): the course's plots are English, and
+matplotlib's default fonts have no Hangul.
 """
 
 from __future__ import annotations
@@ -100,7 +102,11 @@ def _ok(results):
 
 
 # -- what the figures were measured under ----------------------------------------------------
-def _one_or_all(values, fmt=str) -> str:
+def _english(message: str, /, **fields) -> str:
+    return message.format(**fields) if fields else message
+
+
+def _one_or_all(values, fmt=str, tr=tr) -> str:
     """``a`` when every run had the same value, ``a or b`` when the sweep varied it."""
     distinct = sorted(set(values), key=lambda v: (str(type(v)), v))
     return tr(" or ").join(fmt(v) for v in distinct)
@@ -115,18 +121,19 @@ def _down_range(down) -> str:
     return f"{lo / 1000:g} s" if lo == hi else f"{lo / 1000:g}\u2013{hi / 1000:g} s"
 
 
-def _step_text(step: dict) -> str:
+def _step_text(step: dict, tr=tr) -> str:
     who = step.get("broker", f"{step.get('a')}-{step.get('b')}")
     return tr("{fault} of broker {broker} at {at}", fault=step["do"], broker=who,
               at=_seconds(step["at_ms"]))
 
 
-def fault_model(results) -> str:
+def fault_model(results, tr=tr) -> str:
     """The fault model and workload the runs of ``results`` were measured under, read from
     their specs (``faults.kind``, ``rate_per_min``, ``down_ms``, ``max_down``, scripted steps;
     duration, drain, write rate; seeds). A value the sweep varied is listed as ``a or b``.
     Every loss and availability table and figure carries it, so that a figure is never read
-    without the fault rate behind it."""
+    without the fault rate behind it. In the course's language (``tr``; ``_english`` for a
+    figure)."""
     ok = _ok(results)
     specs = [json.loads(s) for s in ok["spec"]] if "spec" in ok else []
     if not specs:
@@ -138,11 +145,13 @@ def fault_model(results) -> str:
         parts.append(tr(
             "faults: {kinds} at random, {rate}/min across the cluster, each broker down "
             "{down}, at most {max_down} down at once",
-            kinds=_one_or_all(f.get("kind", "crash") for f in random_faults),
-            rate=_one_or_all((f["rate_per_min"] for f in random_faults), lambda r: f"{r:g}"),
-            down=_one_or_all(_down_range(f.get("down_ms", 10000)) for f in random_faults),
-            max_down=_one_or_all(f.get("max_down", 1) for f in random_faults)))
-    steps = sorted({_step_text(st) for f in faults for st in f.get("steps", [])})
+            kinds=_one_or_all((f.get("kind", "crash") for f in random_faults), tr=tr),
+            rate=_one_or_all((f["rate_per_min"] for f in random_faults), lambda r: f"{r:g}",
+                             tr),
+            down=_one_or_all((_down_range(f.get("down_ms", 10000)) for f in random_faults),
+                             tr=tr),
+            max_down=_one_or_all((f.get("max_down", 1) for f in random_faults), tr=tr)))
+    steps = sorted({_step_text(st, tr) for f in faults for st in f.get("steps", [])})
     if steps:
         parts.append(tr("faults: {steps}", steps=", ".join(steps)))
     if not random_faults and not steps:
@@ -150,28 +159,36 @@ def fault_model(results) -> str:
     generated = [s for s in specs if not s.get("scenario") and not s.get("scenario_text")]
     if generated:
         rates = [(s.get("workload") or {}).get("rate") for s in generated]
-        load = (tr("writes at {rate} records/s", rate=_one_or_all(rates, lambda r: f"{r:g}"))
+        load = (tr("writes at {rate} records/s", rate=_one_or_all(rates, lambda r: f"{r:g}", tr))
                 if None not in rates else tr("writes"))
         parts.append(tr(
             "{duration} of {load}, then {drain} to finish",
-            duration=_one_or_all((s.get("duration_ms") or 60000 for s in generated), _seconds),
-            load=load, drain=_one_or_all((s.get("drain_ms") or 0 for s in generated), _seconds)))
+            duration=_one_or_all((s.get("duration_ms") or 60000 for s in generated), _seconds,
+                                 tr),
+            load=load,
+            drain=_one_or_all((s.get("drain_ms") or 0 for s in generated), _seconds, tr)))
     seeds = len({s["seed"] for s in specs})
     parts.append(tr("{n} seed", n=seeds) if seeds == 1 else tr("{n} seeds", n=seeds))
     return "; ".join(parts)
 
 
-def measured_under(results) -> str:
-    """The caption of a table or figure of ``results``: "Measured under " + ``fault_model``."""
-    return tr("Measured under {fault_model}", fault_model=fault_model(results))
+def measured_under(results, tr=tr) -> str:
+    """The caption of a table of ``results``: "Measured under " + ``fault_model``."""
+    return tr("Measured under {fault_model}", fault_model=fault_model(results, tr))
+
+
+def figure_caption(results) -> str:
+    """The caption of a figure of ``results``: ``measured_under`` in English (figure text)."""
+    return measured_under(results, _english)
 
 
 _CAPTIONED = None
 
 
-def _captioned(frame, caption: str):
-    """``frame`` as a DataFrame that shows ``caption`` above itself (HTML and text), and keeps
-    it through ``round`` and the like."""
+def _captioned(frame, results):
+    """``frame`` as a DataFrame that shows ``measured_under(results)`` above itself (HTML and
+    text), and keeps it (and the English ``figure_caption`` a plot of it draws) through
+    ``round`` and the like."""
     global _CAPTIONED
     if _CAPTIONED is None:
         import html
@@ -179,7 +196,7 @@ def _captioned(frame, caption: str):
         import pandas as pd
 
         class CaptionedFrame(pd.DataFrame):
-            _metadata = ["caption"]
+            _metadata = ["caption", "figure_caption"]
 
             @property
             def _constructor(self):
@@ -197,16 +214,18 @@ def _captioned(frame, caption: str):
 
         _CAPTIONED = CaptionedFrame
     out = _CAPTIONED(frame)
-    out.caption = caption
+    out.caption = measured_under(results)
+    out.figure_caption = figure_caption(results)
     return out
 
 
 def _caption_of(table_or_results) -> str | None:
-    cap = getattr(table_or_results, "caption", None)
+    """The (English) caption a figure of a captioned table, or of results, draws."""
+    cap = getattr(table_or_results, "figure_caption", None)
     if cap:
         return cap
     if "spec" in getattr(table_or_results, "columns", ()):
-        return measured_under(table_or_results)
+        return figure_caption(table_or_results)
     return None
 
 
@@ -225,7 +244,7 @@ def loss_table(results):
                      "runs": n, "runs with loss": k, "P(loss)": k / n, "low": lo, "high": hi,
                      "lost per run": g["lost_acked"].mean(),
                      "unclean elections": int(g["unclean_elections"].sum())})
-    return _captioned(pd.DataFrame(rows), measured_under(results))
+    return _captioned(pd.DataFrame(rows), results)
 
 
 def plot_loss(table, ax=None):
@@ -290,7 +309,7 @@ def availability_table(results, by: tuple[str, ...] = (UNCLEAN,)):
                      "runs offline": int((g["offline_ms"] > 0).sum()),
                      "P(loss)": float((g["lost_acked"] > 0).mean()),
                      "lost per run": g["lost_acked"].mean()})
-    return _captioned(pd.DataFrame(rows), measured_under(results))
+    return _captioned(pd.DataFrame(rows), results)
 
 
 def plot_availability(results, ax=None):
@@ -339,7 +358,7 @@ def shrinks_table(results, by: tuple[str, ...] = ("case", "load")):
     ok["shrinks/h"] = ok["isr_shrinks"] / hours
     ok["expands/h"] = ok["isr_expands"] / hours
     out = ok.groupby(list(by), sort=False)[["shrinks/h", "expands/h", "hw_p99_ms"]].mean()
-    return _captioned(pd.DataFrame(out).reset_index(), measured_under(results))
+    return _captioned(pd.DataFrame(out).reset_index(), results)
 
 
 def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):
@@ -374,7 +393,7 @@ def hw_latency_table(results):
     ok = _ok(results)
     out = ok.groupby([LATENCY, FETCH_WAIT], sort=True)[
         ["hw_p50_ms", "hw_p99_ms", "ack_p50_ms", "ack_p99_ms"]].mean()
-    return _captioned(out.reset_index(), measured_under(results))
+    return _captioned(out.reset_index(), results)
 
 
 def plot_hw_latency(results, ax=None):
