@@ -9,8 +9,10 @@ variable; ``ko`` when the kernel runs in ``notebooks/ko/`` (a Korean notebook's 
 where JupyterLab starts its kernel); else English. Messages with values use ``str.format`` fields,
 translated as a whole: ``tr("the leader is broker {b}.", b=2)``. A message kept in a table and
 translated where it is printed is marked ``N_("...")`` (a table header: ``text_table`` translates
-its headers). ``kafkasim.widgets`` prints the player's readout through this ``tr`` too, once the
-course is loaded (``kafkasim.widgets._render.tr``).
+its headers). ``kafkasim.widgets`` prints the player's readout, its controls' labels and
+tooltips and the broker tiles through this ``tr`` too, once the course is loaded
+(``kafkasim.widgets._render.tr``); so do notebook 90's helpers (``kafkasim.experiments.notebook``:
+captions, checks, the Spark start line).
 """
 
 from __future__ import annotations
