@@ -172,22 +172,38 @@ def problems(nb, po: polib.POFile) -> list[str]:
 
 
 # -- messages printed by kafkasim.course ---------------------------------------------------------
+def module_context(tree) -> str:
+    """The msgctxt of a module's runtime messages: its ``I18N_CONTEXT = "..."`` (a module whose
+    one-word labels must not share the course's translation of the same word), else
+    ``kafkasim.course``."""
+    import ast
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "I18N_CONTEXT"
+                                                for t in node.targets) and \
+                isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    return RUNTIME_CTXT
+
+
 def course_messages(*folders: Path) -> list[tuple[str, str]]:
     """(context, message) for every ``tr("...")`` or ``N_("...")`` (a message translated where it
     is printed) with a literal message in the course code, the widgets and the experiments' notebook
     helpers (or in ``folders``), in file order: the prose the notebooks print, translated at run
-    time."""
+    time. The context is the module's ``I18N_CONTEXT`` (``module_context``)."""
     import ast
 
     out: list[tuple[str, str]] = []
     paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE, EXPERIMENTS_CODE))
              for p in sorted(folder.glob("*.py"))]
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ctxt = module_context(tree)
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") and \
                     node.args and isinstance(node.args[0], ast.Constant) and \
                     isinstance(node.args[0].value, str):
-                key = (RUNTIME_CTXT, node.args[0].value)
+                key = (ctxt, node.args[0].value)
                 if key not in out:
                     out.append(key)
     return out

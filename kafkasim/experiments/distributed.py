@@ -422,6 +422,9 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     return pd.concat(frames, ignore_index=True)
 
 
+I18N_CONTEXT = "kafkasim.experiments"   # gettext msgctxt of describe's messages (notebook.py's)
+
+
 def _english(message: str, /, **fields) -> str:
     return message.format(**fields) if fields else message
 

@@ -18,7 +18,16 @@ import json
 import math
 
 from kafkasim.course.checks import _result, unanswered
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import tr as _tr
+
+#: gettext msgctxt of notebook 90's messages (and distributed.SparkStart.describe's): its short
+#: words ("writes", "ready") are not the course's of the same spelling (kafkasim.course.i18n)
+I18N_CONTEXT = "kafkasim.experiments"
+
+
+def tr(message: str, /, **fields) -> str:
+    """``kafkasim.course.i18n.tr`` under ``I18N_CONTEXT``."""
+    return _tr(message, _context=I18N_CONTEXT, **fields)
 
 __all__ = [
     "availability_table",

@@ -12,7 +12,17 @@ import html
 
 import ipywidgets as w
 
-from kafkasim.widgets._render import TICK_CHOICES, pre, tr
+from kafkasim.widgets._render import TICK_CHOICES, pre
+from kafkasim.widgets._render import tr as _tr
+
+#: gettext msgctxt of this module's messages: its one-word labels ("broker", "topic") are not
+#: the course's table headers of the same word (kafkasim.course.i18n)
+I18N_CONTEXT = "kafkasim.player"
+
+
+def tr(message: str, /, **fields) -> str:
+    """``_render.tr`` under this module's ``I18N_CONTEXT``."""
+    return _tr(message, _context=I18N_CONTEXT, **fields)
 
 _WIDE = {"description_width": "initial"}
 SPEEDS = tuple((f"{t // 1000} s" if t >= 1000 else f"{t} ms", t) for t in TICK_CHOICES)

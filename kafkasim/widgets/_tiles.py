@@ -20,7 +20,14 @@ from dataclasses import dataclass
 
 from kafkasim.exceptions import ClusterError
 from kafkasim.viz import style
-from kafkasim.widgets._render import tr
+from kafkasim.widgets._render import tr as _tr
+
+I18N_CONTEXT = "kafkasim.player"      # gettext msgctxt: the player's words (as _player_ui)
+
+
+def tr(message: str, /, **fields) -> str:
+    """``_render.tr`` under this module's ``I18N_CONTEXT``."""
+    return _tr(message, _context=I18N_CONTEXT, **fields)
 
 
 def N_(message: str, /) -> str:
