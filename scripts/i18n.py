@@ -17,6 +17,12 @@ what changed), or untranslated if nothing is similar; entries no longer used bec
 English ones (their outputs come from running the translated notebook, so prose printed by
 ``kafkasim.course`` is in the reader's language), links out of ``notebooks/`` re-rooted one level
 deeper. A fuzzy or missing entry is built in English, and ``check`` fails on it.
+
+``update`` also collects the prose the code prints at run time into
+``kafkasim/course/locale/<lang>.po``: every ``tr("...")`` / ``N_("...")`` with a literal message in
+``kafkasim/course``, ``kafkasim/widgets`` and ``kafkasim/experiments`` (``course_messages``), filed
+under the module's ``I18N_CONTEXT`` msgctxt when it names one (the player's controls and tiles:
+``kafkasim.player``; notebook 90's helpers: ``kafkasim.experiments``), else ``kafkasim.course``.
 """
 
 from __future__ import annotations
