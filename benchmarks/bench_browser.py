@@ -37,8 +37,7 @@ from labdriver import (  # noqa: E402  (the browser suite's driver)
     launch_browser,
     open_lab,
     percentile,
-    widget_button,
-    widget_slider,
+    player_control,
 )
 
 TARGET_P95_MS = {"seek": 500.0, "step": 300.0, "fault": 300.0, "explore": 500.0}
@@ -51,9 +50,9 @@ EXPLORERS = ("04-consumer-positions.ipynb", "02-in-sync-replicas.ipynb", "06-mon
 
 def _player(nb: Notebook, index: int, reps: int) -> None:
     cell = nb.cell_locator(index)
-    slider = widget_slider(cell, r"time")
-    step = widget_button(cell, r"step")
-    crash, restart = widget_button(cell, r"^\W*crash\W*$"), widget_button(cell, r"^\W*restart\W*$")
+    slider = player_control(cell, "time")        # by class: the same in every language
+    step = player_control(cell, "step")
+    crash, restart = player_control(cell, "crash"), player_control(cell, "restart")
     for i in range(reps):
         f = FRACTIONS[i % len(FRACTIONS)]
         nb.timed(index, "seek", lambda f=f: nb.drag_slider(slider, f))

@@ -17,6 +17,12 @@ what changed), or untranslated if nothing is similar; entries no longer used bec
 English ones (their outputs come from running the translated notebook, so prose printed by
 ``kafkasim.course`` is in the reader's language), links out of ``notebooks/`` re-rooted one level
 deeper. A fuzzy or missing entry is built in English, and ``check`` fails on it.
+
+``update`` also collects the prose the code prints at run time into
+``kafkasim/course/locale/<lang>.po``: every ``tr("...")`` / ``N_("...")`` with a literal message in
+``kafkasim/course``, ``kafkasim/widgets`` and ``kafkasim/experiments`` (``course_messages``), filed
+under the module's ``I18N_CONTEXT`` msgctxt when it names one (the player's controls and tiles:
+``kafkasim.player``; notebook 90's helpers: ``kafkasim.experiments``), else ``kafkasim.course``.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 COURSE_CODE = REPO / "kafkasim" / "course"
 WIDGETS_CODE = REPO / "kafkasim" / "widgets"     # the player's readout speaks the course's language
+EXPERIMENTS_CODE = REPO / "kafkasim" / "experiments"   # notebook 90's captions, checks, Spark line
 RUNTIME_CTXT = "kafkasim.course"
 NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 LANGUAGES = {"ko": "Korean"}
@@ -171,21 +178,38 @@ def problems(nb, po: polib.POFile) -> list[str]:
 
 
 # -- messages printed by kafkasim.course ---------------------------------------------------------
+def module_context(tree) -> str:
+    """The msgctxt of a module's runtime messages: its ``I18N_CONTEXT = "..."`` (a module whose
+    one-word labels must not share the course's translation of the same word), else
+    ``kafkasim.course``."""
+    import ast
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "I18N_CONTEXT"
+                                                for t in node.targets) and \
+                isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    return RUNTIME_CTXT
+
+
 def course_messages(*folders: Path) -> list[tuple[str, str]]:
     """(context, message) for every ``tr("...")`` or ``N_("...")`` (a message translated where it
-    is printed) with a literal message in the course code and the widgets (or in ``folders``), in
-    file order: the prose the notebooks print, translated at run time."""
+    is printed) with a literal message in the course code, the widgets and the experiments' notebook
+    helpers (or in ``folders``), in file order: the prose the notebooks print, translated at run
+    time. The context is the module's ``I18N_CONTEXT`` (``module_context``)."""
     import ast
 
     out: list[tuple[str, str]] = []
-    paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE))
+    paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE, EXPERIMENTS_CODE))
              for p in sorted(folder.glob("*.py"))]
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ctxt = module_context(tree)
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") and \
                     node.args and isinstance(node.args[0], ast.Constant) and \
                     isinstance(node.args[0].value, str):
-                key = (RUNTIME_CTXT, node.args[0].value)
+                key = (ctxt, node.args[0].value)
                 if key not in out:
                     out.append(key)
     return out

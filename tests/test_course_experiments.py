@@ -171,3 +171,38 @@ def test_spark_log_pattern_catches_the_usual_lines():
                  "log4j:WARN No appenders could be found"):
         assert SPARK_LOG.search(line), line
     assert not SPARK_LOG.search("128 runs, serial")
+
+
+def test_captions_and_checks_speak_the_course_language_in_the_course_style(capsys):
+    """Notebook 90's captions and checks go through the course's ``tr()`` (Korean in
+    kafkasim/course/locale/ko.po) and its grader: an answer left as None is "Not answered yet"
+    (grey), as in every other notebook, not a wrong answer."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.experiments.notebook import check_no_loss_config, measured_under
+
+    results = _loss_sweep(CRASHES)
+    try:
+        rt.set_language("en")
+        todo = check_no_loss_config(results, acks=None, min_isr=None, unclean=None)
+        assert todo.unanswered and todo.message.startswith("Not answered yet: ")
+        assert "#777777" in todo._repr_html_()
+        assert measured_under(results).startswith("Measured under faults: crash at random")
+        wrong = check_no_loss_config(results, acks="0", min_isr=1, unclean=True)
+        assert wrong.message == "Not quite: acks=0, min ISR 1, unclean=True is not in the sweep."
+        rt.set_language("ko")
+        assert check_no_loss_config(results, None, None, None).message.startswith(
+            "아직 답하지 않았습니다: ")
+        caption = loss_table(results).caption
+        assert caption.startswith("측정 조건: 장애: 클러스터 전체에서 분당 6회 무작위 crash")
+        assert "시드 1개" in caption and "초당 레코드 20개 쓰기" in caption
+        # a figure's text stays English (matplotlib's fonts have no Hangul), its caption too
+        assert loss_table(results).round(2).figure_caption.startswith(
+            "Measured under faults: crash at random")
+        ax = plot_loss(loss_table(results))
+        assert "Measured under faults: crash" in ax.get_title()
+        ax.figure.clf()
+        assert check_no_loss_config(results, "0", 1, True).message == (
+            "아쉽습니다: acks=0, min ISR 1, unclean=True은 이 스윕에 없습니다.")
+    finally:
+        rt.set_language(None)
+    capsys.readouterr()

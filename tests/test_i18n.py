@@ -115,6 +115,32 @@ def test_course_messages_are_extracted_from_tr_calls(tmp_path):
                                                        "the leader is broker {b}.")]
 
 
+def test_a_module_context_keeps_a_label_apart_from_the_same_word_elsewhere(tmp_path,
+                                                                         monkeypatch):
+    """The player's "broker" button (msgctxt kafkasim.player, its module's I18N_CONTEXT) does not
+    translate the course tables' "broker" header (kafkasim.course), nor the other way round:
+    adding a label never changes a saved table."""
+    from kafkasim.course import i18n as rt
+
+    (tmp_path / "ui.py").write_text('I18N_CONTEXT = "kafkasim.player"\nx = tr("broker")\n',
+                                    encoding="utf-8")
+    (tmp_path / "table.py").write_text('x = N_("broker")\n', encoding="utf-8")
+    assert sorted(i18n.course_messages(tmp_path)) == [("kafkasim.course", "broker"),
+                                                      ("kafkasim.player", "broker")]
+    po = polib.POFile(wrapwidth=0)
+    po.append(polib.POEntry(msgctxt="kafkasim.player", msgid="broker", msgstr="브로커"))
+    po.save(str(tmp_path / "ko.po"))
+    monkeypatch.setattr(rt, "LOCALE", tmp_path)
+    rt.catalog.cache_clear()
+    try:
+        rt.set_language("ko")
+        assert rt.tr("broker", _context="kafkasim.player") == "브로커"
+        assert rt.tr("broker") == "broker"
+    finally:
+        rt.set_language(None)
+        rt.catalog.cache_clear()
+
+
 def test_tr_reads_the_catalog_of_the_course_language(tmp_path, monkeypatch):
     from kafkasim.course import i18n as rt
 
@@ -253,14 +279,14 @@ def test_every_course_message_has_a_korean_translation_with_the_same_fields():
     import string
 
     po = polib.pofile(str(i18n.runtime_catalog_path("ko")), wrapwidth=0)
-    by_id = {e.msgid: e for e in po if not e.obsolete}
+    by_id = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
     fmt = string.Formatter()
 
     def fields(text: str) -> set[tuple[str, str | None, str | None]]:
         return {(f, c, s) for _lit, f, s, c in fmt.parse(text) if f is not None}
 
-    for _ctxt, msgid in i18n.course_messages():
-        entry = by_id.get(msgid)
+    for ctxt, msgid in i18n.course_messages():
+        entry = by_id.get((ctxt, msgid))
         assert entry is not None and entry.msgstr and "fuzzy" not in entry.flags, msgid
         try:
             want = fields(msgid)
@@ -290,9 +316,11 @@ def test_every_tr_call_in_kafkasim_is_collected_for_the_catalog():
     collected = set(i18n.course_messages())
     missed = []
     for path in sorted((REPO / "kafkasim").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ctxt = i18n.module_context(tree)
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") \
                     and node.args and isinstance(node.args[0], ast.Constant):
-                if (i18n.RUNTIME_CTXT, node.args[0].value) not in collected:
+                if (ctxt, node.args[0].value) not in collected:
                     missed.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not missed, f"tr() messages i18n.py does not collect: {missed}"

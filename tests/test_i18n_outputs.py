@@ -8,7 +8,9 @@ must come from somewhere that stays English on purpose:
 
 * the notebook's own code (a ``print("...")`` in a code cell: identical in both editions);
 * the simulator below the course layer: Kafka's error messages, the trace's event details, the
-  invariant checkers' messages, the scenario files (English, as Kafka's own logs are);
+  invariant checkers' messages, the scenario files, the sweeps' validation errors (English, as
+  Kafka's own logs are), but not ``kafkasim/experiments/notebook.py`` (notebook 90's captions
+  and checks, translated);
 * a cell that prints source code (``show_source``), or an error's traceback.
 
 Prose found in the course or widget code, or nowhere, fails: it should go through ``tr()``.
@@ -31,13 +33,14 @@ import i18n  # noqa: E402
 
 PACKAGE = REPO / "kafkasim"
 TRANSLATED_LAYERS = (PACKAGE / "course", PACKAGE / "widgets")
+TRANSLATED_FILES = (PACKAGE / "experiments" / "notebook.py",)   # notebook 90's captions, checks
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # four or more English words in a row: a sentence, not a table header or a config key
 _WORD = r"\b[A-Za-z][a-z]+(?:'[a-z]+)?\b"
 SENTENCE = re.compile(_WORD + r"(?:[,;:]? " + _WORD + r"){3,}")
 # cells that print source code (the notebooks' "read Kafka's rule" cells)
 SOURCE_LISTING = re.compile(r"\bshow_source\(|getsource\(")
-PENDING = {"90"}                       # translation in progress (test_i18n.TRANSLATION_PENDING)
+PENDING: set[str] = set()              # notebooks whose translation is in progress
 
 
 def _literal_text(path: Path) -> str:
@@ -53,7 +56,8 @@ def _literal_text(path: Path) -> str:
 def simulator_text() -> str:
     """The literal text of the simulator below the course layer, and its scenario files."""
     texts = [_literal_text(p) for p in sorted(PACKAGE.rglob("*.py"))
-             if not any(layer in p.parents for layer in TRANSLATED_LAYERS)]
+             if not any(layer in p.parents for layer in TRANSLATED_LAYERS)
+             and p not in TRANSLATED_FILES]
     texts += [p.read_text(encoding="utf-8") for p in sorted(PACKAGE.rglob("*.toml"))]
     return _norm("\n".join(texts))
 

@@ -567,3 +567,41 @@ def test_projector_mode_is_large_type_high_contrast_and_course_wide():
     assert style.FONT == normal and not style.PRESENTATION
     plain = make(checks=False)
     assert "kafkasim-projector" not in plain.widget._dom_classes
+
+
+# -- issue 18: the player's controls and tiles in the course's language -----------------------
+def test_player_controls_speak_the_course_language_and_keep_stable_classes():
+    """Labels, tooltips and tiles go through the course's tr() (Korean in a Korean notebook);
+    every control keeps its kafkasim-<name> class, by which the browser tests find it in any
+    language. English labels are unchanged."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets._player_ui import CONTROL_CLASSES
+
+    def controls(pl):
+        return {cls: x for x in walk(pl.widget) for cls in CONTROL_CLASSES
+                if f"kafkasim-{cls}" in getattr(x, "_dom_classes", ())}
+
+    try:
+        rt.set_language("en")
+        en = make(checks=False)
+        en.run(1000)
+        ctl = controls(en)
+        assert set(ctl) == set(CONTROL_CLASSES)
+        assert [ctl[k].description for k in ("back", "step", "run", "crash", "messages")] == \
+            ["◀ back", "step ▶", "run ▶▶", "crash", "messages in flight"]
+        assert "broker 1 · running" in en._ui.tiles.buttons[1].description
+        rt.set_language("ko")
+        ko = make(checks=False)
+        ko.run(1000)
+        ctl = controls(ko)
+        assert [ctl[k].description for k in ("back", "step", "run", "crash", "messages")] == \
+            ["◀ 뒤로", "한 단계 ▶", "진행 ▶▶", "크래시", "전송 중인 메시지"]
+        assert ctl["crash"].tooltip == "브로커를 kill -9로 종료"
+        tile = ko._ui.tiles.buttons[1]
+        assert tile.description.startswith("브로커 1 · 실행 중") and "에포크" in tile.description
+        assert tile.tooltip.startswith("클릭: 브로커 1 크래시(kill -9)")
+        ctl["crash"].click()                       # broker 1 crashes: its tile says so
+        assert "브로커 1 · 크래시됨" in ko._ui.tiles.buttons[1].description
+        assert ko.broker_tiles()[0].state == "crashed"         # the data stays English
+    finally:
+        rt.set_language(None)

@@ -9,8 +9,13 @@ variable; ``ko`` when the kernel runs in ``notebooks/ko/`` (a Korean notebook's 
 where JupyterLab starts its kernel); else English. Messages with values use ``str.format`` fields,
 translated as a whole: ``tr("the leader is broker {b}.", b=2)``. A message kept in a table and
 translated where it is printed is marked ``N_("...")`` (a table header: ``text_table`` translates
-its headers). ``kafkasim.widgets`` prints the player's readout through this ``tr`` too, once the
-course is loaded (``kafkasim.widgets._render.tr``).
+its headers). A module whose short words must not take the course's translation of the same
+word (the player's "broker" button is not a table's "broker" header) names its own gettext
+``msgctxt`` in ``I18N_CONTEXT`` and passes it as ``tr(..., _context=...)``; ``scripts/i18n.py``
+files that module's messages under it. ``kafkasim.widgets`` prints the player's readout, its
+controls' labels and tooltips and the broker tiles through this ``tr`` too, once the course is
+loaded (``kafkasim.widgets._render.tr``); so do notebook 90's helpers
+(``kafkasim.experiments.notebook``: captions, checks, the Spark start line).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 
 LOCALE = Path(__file__).resolve().parent / "locale"
 LANGUAGES = ("en", "ko")
+CONTEXT = "kafkasim.course"      # the msgctxt of a message with no module context of its own
 
 _chosen: str | None = None
 
@@ -46,15 +52,16 @@ def language() -> str:
 
 
 @cache
-def catalog(lang: str) -> dict[str, str]:
-    """msgid -> msgstr of the translated, non-fuzzy entries of ``locale/<lang>.po``."""
+def catalog(lang: str) -> dict[tuple[str, str], str]:
+    """(msgctxt, msgid) -> msgstr of the translated, non-fuzzy entries of ``locale/<lang>.po``."""
     path = LOCALE / f"{lang}.po"
     if lang == "en" or not path.exists():
         return {}
     import polib
 
     po = polib.pofile(str(path), encoding="utf-8")
-    return {e.msgid: e.msgstr for e in po.translated_entries() if "fuzzy" not in e.flags}
+    return {(e.msgctxt or CONTEXT, e.msgid): e.msgstr for e in po.translated_entries()
+            if "fuzzy" not in e.flags}
 
 
 def N_(message: str, /) -> str:
@@ -63,7 +70,8 @@ def N_(message: str, /) -> str:
     return message
 
 
-def tr(message: str, /, **fields) -> str:
-    """``message`` in the course language, with ``fields`` filled in (``str.format``)."""
-    text = catalog(language()).get(message, message)
+def tr(message: str, /, *, _context: str = CONTEXT, **fields) -> str:
+    """``message`` in the course language, with ``fields`` filled in (``str.format``);
+    ``_context``: the msgctxt of the module printing it (its ``I18N_CONTEXT``)."""
+    text = catalog(language()).get((_context, message), message)
     return text.format(**fields) if fields else text

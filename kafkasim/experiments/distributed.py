@@ -422,14 +422,27 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     return pd.concat(frames, ignore_index=True)
 
 
+I18N_CONTEXT = "kafkasim.experiments"   # gettext msgctxt of describe's messages (notebook.py's)
+
+
+def _english(message: str, /, **fields) -> str:
+    return message.format(**fields) if fields else message
+
+
+def N_(message: str, /) -> str:
+    """Marks a message for ``scripts/i18n.py`` (translated where it is shown: ``describe``)."""
+    return message
+
+
 class SparkStart:
     """A Spark session and its warm-up job started in a background thread (``prepare()``), so
     that a sweep does not wait for the JVM and the Python workers; the costs it measures
     (session start, first job, a warm job) go to ``costs.COSTS``."""
 
-    PHASES = ("starting the Spark session (a JVM)",
-              "starting Spark's Python workers and checking them (pandas, pyarrow, kafkasim)",
-              "ready", "failed")
+    PHASES = (N_("starting the Spark session (a JVM)"),
+              N_("starting Spark's Python workers and checking them (pandas, pyarrow, "
+                 "kafkasim)"),
+              N_("ready"), N_("failed"))
 
     def __init__(self, master: str | None = None, remote: str | None = None,
                  conf: dict[str, str] | None = None) -> None:
@@ -517,20 +530,26 @@ class SparkStart:
             raise self.error
         return self.spark
 
-    def describe(self) -> str:
+    def describe(self, tr: Callable[..., str] | None = None) -> str:
+        """One line: starting (which phase, for how long), ready, or why it failed, and where
+        Spark's own log is. ``tr`` translates the line (``kafkasim.course.i18n.tr``, passed
+        by the notebook helpers; this module does not import the course): English without."""
         from kafkasim import spark as kspark
 
+        tr = tr or _english
         if self.error is not None:
-            return (f"Spark could not start ({type(self.error).__name__}: "
-                    f"{str(self.error)[:300]}); sweeps run serially. Spark's log: "
-                    f"{kspark.log_path()}")
+            return tr("Spark could not start ({error}: {detail}); sweeps run serially. "
+                      "Spark's log: {log}", error=type(self.error).__name__,
+                      detail=str(self.error)[:300], log=kspark.log_path())
         if self.ready:
             from kafkasim.experiments.costs import COSTS
 
-            return (f"Spark is ready ({COSTS.cores} cores, started in {self.elapsed_s:.0f} s); "
-                    f"Spark's own log: {kspark.log_path()}")
-        return (f"Spark: {self.phase}, {self.elapsed_s:.0f} s so far, in the background: "
-                f"sweeps run serially until it is ready. Spark's own log: {kspark.log_path()}")
+            return tr("Spark is ready ({cores} cores, started in {seconds:.0f} s); Spark's own "
+                      "log: {log}", cores=COSTS.cores, seconds=self.elapsed_s,
+                      log=kspark.log_path())
+        return tr("Spark: {phase}, {seconds:.0f} s so far, in the background: sweeps run "
+                  "serially until it is ready. Spark's own log: {log}", phase=tr(self.phase),
+                  seconds=self.elapsed_s, log=kspark.log_path())
 
 
 _start: SparkStart | None = None

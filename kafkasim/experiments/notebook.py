@@ -1,13 +1,33 @@
 """Tables, plots and exercise checks for notebooks/90-experiments-at-scale.ipynb.
 
 Every function takes a results table from ``run_sweep`` (one row per run) and aggregates it;
-nothing here runs simulations except what the checks are given.
+nothing here runs simulations except what the checks are given. The prose it prints (captions,
+the Spark start line, the checks' feedback) speaks the course's language: ``tr()`` of
+``kafkasim.course.i18n``, catalog ``kafkasim/course/locale/<lang>.po`` (``scripts/i18n.py``
+collects the messages of ``kafkasim/experiments`` too); the checks grade in the course's style
+(``kafkasim.course.checks``: PASS / Not quite / Not answered yet). The course sits above the
+experiments package and never imports it, so importing it from here makes no cycle.
+Column names, config keys and fault kinds stay English (they are data), and so does every
+figure's text, its caption included (``figure_caption``): the course's plots are English, and
+matplotlib's default fonts have no Hangul.
 """
 
 from __future__ import annotations
 
 import json
 import math
+
+from kafkasim.course.checks import _result, unanswered
+from kafkasim.course.i18n import tr as _tr
+
+#: gettext msgctxt of notebook 90's messages (and distributed.SparkStart.describe's): its short
+#: words ("writes", "ready") are not the course's of the same spelling (kafkasim.course.i18n)
+I18N_CONTEXT = "kafkasim.experiments"
+
+
+def tr(message: str, /, **fields) -> str:
+    """``kafkasim.course.i18n.tr`` under ``I18N_CONTEXT``."""
+    return _tr(message, _context=I18N_CONTEXT, **fields)
 
 __all__ = [
     "availability_table",
@@ -44,7 +64,7 @@ def start_spark(master: str | None = None, remote: str | None = None, *, show: b
 
     if importlib.util.find_spec("pyspark") is None:
         if show:
-            print("pyspark is not installed: sweeps run serially in this process.")
+            print(tr("pyspark is not installed: sweeps run serially in this process."))
         return None
     from kafkasim.experiments.distributed import prepare
 
@@ -62,15 +82,15 @@ def _show_start(start) -> None:
         if get_ipython() is None:
             raise ImportError
     except ImportError:
-        print(start.describe())
+        print(start.describe(tr))
         return
     from IPython.display import Markdown
 
-    handle = display(Markdown(start.describe()), display_id=True)
+    handle = display(Markdown(start.describe(tr)), display_id=True)
 
     def update(s) -> None:
         if s.done.is_set():
-            handle.update(Markdown(s.describe()))
+            handle.update(Markdown(s.describe(tr)))
 
     start.on_change(update)
 
@@ -91,10 +111,14 @@ def _ok(results):
 
 
 # -- what the figures were measured under ----------------------------------------------------
-def _one_or_all(values, fmt=str) -> str:
+def _english(message: str, /, **fields) -> str:
+    return message.format(**fields) if fields else message
+
+
+def _one_or_all(values, fmt=str, tr=tr) -> str:
     """``a`` when every run had the same value, ``a or b`` when the sweep varied it."""
     distinct = sorted(set(values), key=lambda v: (str(type(v)), v))
-    return " or ".join(fmt(v) for v in distinct)
+    return tr(" or ").join(fmt(v) for v in distinct)
 
 
 def _seconds(ms) -> str:
@@ -106,58 +130,74 @@ def _down_range(down) -> str:
     return f"{lo / 1000:g} s" if lo == hi else f"{lo / 1000:g}\u2013{hi / 1000:g} s"
 
 
-def _step_text(step: dict) -> str:
+def _step_text(step: dict, tr=tr) -> str:
     who = step.get("broker", f"{step.get('a')}-{step.get('b')}")
-    return f"{step['do']} of broker {who} at {_seconds(step['at_ms'])}"
+    return tr("{fault} of broker {broker} at {at}", fault=step["do"], broker=who,
+              at=_seconds(step["at_ms"]))
 
 
-def fault_model(results) -> str:
+def fault_model(results, tr=tr) -> str:
     """The fault model and workload the runs of ``results`` were measured under, read from
     their specs (``faults.kind``, ``rate_per_min``, ``down_ms``, ``max_down``, scripted steps;
     duration, drain, write rate; seeds). A value the sweep varied is listed as ``a or b``.
     Every loss and availability table and figure carries it, so that a figure is never read
-    without the fault rate behind it."""
+    without the fault rate behind it. In the course's language (``tr``; ``_english`` for a
+    figure)."""
     ok = _ok(results)
     specs = [json.loads(s) for s in ok["spec"]] if "spec" in ok else []
     if not specs:
-        return "no completed runs"
+        return tr("no completed runs")
     faults = [s.get("faults") or {} for s in specs]
     random_faults = [f for f in faults if f.get("rate_per_min", 0)]
     parts = []
     if random_faults:
-        parts.append(
-            "faults: " + _one_or_all(f.get("kind", "crash") for f in random_faults)
-            + " at random, " + _one_or_all((f["rate_per_min"] for f in random_faults),
-                                          lambda r: f"{r:g}")
-            + "/min across the cluster, each broker down "
-            + _one_or_all(_down_range(f.get("down_ms", 10000)) for f in random_faults)
-            + ", at most " + _one_or_all(f.get("max_down", 1) for f in random_faults)
-            + " down at once")
-    steps = sorted({_step_text(st) for f in faults for st in f.get("steps", [])})
+        parts.append(tr(
+            "faults: {kinds} at random, {rate}/min across the cluster, each broker down "
+            "{down}, at most {max_down} down at once",
+            kinds=_one_or_all((f.get("kind", "crash") for f in random_faults), tr=tr),
+            rate=_one_or_all((f["rate_per_min"] for f in random_faults), lambda r: f"{r:g}",
+                             tr),
+            down=_one_or_all((_down_range(f.get("down_ms", 10000)) for f in random_faults),
+                             tr=tr),
+            max_down=_one_or_all((f.get("max_down", 1) for f in random_faults), tr=tr)))
+    steps = sorted({_step_text(st, tr) for f in faults for st in f.get("steps", [])})
     if steps:
-        parts.append("faults: " + ", ".join(steps))
+        parts.append(tr("faults: {steps}", steps=", ".join(steps)))
     if not random_faults and not steps:
-        parts.append("faults: none")
+        parts.append(tr("faults: none"))
     generated = [s for s in specs if not s.get("scenario") and not s.get("scenario_text")]
     if generated:
         rates = [(s.get("workload") or {}).get("rate") for s in generated]
-        load = ("writes at " + _one_or_all(rates, lambda r: f"{r:g}") + " records/s"
-                if None not in rates else "writes")
-        parts.append(_one_or_all((s.get("duration_ms") or 60000 for s in generated), _seconds)
-                     + " of " + load + ", then "
-                     + _one_or_all((s.get("drain_ms") or 0 for s in generated), _seconds)
-                     + " to finish")
+        load = (tr("writes at {rate} records/s", rate=_one_or_all(rates, lambda r: f"{r:g}", tr))
+                if None not in rates else tr("writes"))
+        parts.append(tr(
+            "{duration} of {load}, then {drain} to finish",
+            duration=_one_or_all((s.get("duration_ms") or 60000 for s in generated), _seconds,
+                                 tr),
+            load=load,
+            drain=_one_or_all((s.get("drain_ms") or 0 for s in generated), _seconds, tr)))
     seeds = len({s["seed"] for s in specs})
-    parts.append(f"{seeds} seed{'' if seeds == 1 else 's'}")
+    parts.append(tr("{n} seed", n=seeds) if seeds == 1 else tr("{n} seeds", n=seeds))
     return "; ".join(parts)
+
+
+def measured_under(results, tr=tr) -> str:
+    """The caption of a table of ``results``: "Measured under " + ``fault_model``."""
+    return tr("Measured under {fault_model}", fault_model=fault_model(results, tr))
+
+
+def figure_caption(results) -> str:
+    """The caption of a figure of ``results``: ``measured_under`` in English (figure text)."""
+    return measured_under(results, _english)
 
 
 _CAPTIONED = None
 
 
-def _captioned(frame, caption: str):
-    """``frame`` as a DataFrame that shows ``caption`` above itself (HTML and text), and keeps
-    it through ``round`` and the like."""
+def _captioned(frame, results):
+    """``frame`` as a DataFrame that shows ``measured_under(results)`` above itself (HTML and
+    text), and keeps it (and the English ``figure_caption`` a plot of it draws) through
+    ``round`` and the like."""
     global _CAPTIONED
     if _CAPTIONED is None:
         import html
@@ -165,7 +205,7 @@ def _captioned(frame, caption: str):
         import pandas as pd
 
         class CaptionedFrame(pd.DataFrame):
-            _metadata = ["caption"]
+            _metadata = ["caption", "figure_caption"]
 
             @property
             def _constructor(self):
@@ -183,16 +223,18 @@ def _captioned(frame, caption: str):
 
         _CAPTIONED = CaptionedFrame
     out = _CAPTIONED(frame)
-    out.caption = caption
+    out.caption = measured_under(results)
+    out.figure_caption = figure_caption(results)
     return out
 
 
 def _caption_of(table_or_results) -> str | None:
-    cap = getattr(table_or_results, "caption", None)
+    """The (English) caption a figure of a captioned table, or of results, draws."""
+    cap = getattr(table_or_results, "figure_caption", None)
     if cap:
         return cap
     if "spec" in getattr(table_or_results, "columns", ()):
-        return "Measured under " + fault_model(table_or_results)
+        return figure_caption(table_or_results)
     return None
 
 
@@ -211,7 +253,7 @@ def loss_table(results):
                      "runs": n, "runs with loss": k, "P(loss)": k / n, "low": lo, "high": hi,
                      "lost per run": g["lost_acked"].mean(),
                      "unclean elections": int(g["unclean_elections"].sum())})
-    return _captioned(pd.DataFrame(rows), "Measured under " + fault_model(results))
+    return _captioned(pd.DataFrame(rows), results)
 
 
 def plot_loss(table, ax=None):
@@ -276,7 +318,7 @@ def availability_table(results, by: tuple[str, ...] = (UNCLEAN,)):
                      "runs offline": int((g["offline_ms"] > 0).sum()),
                      "P(loss)": float((g["lost_acked"] > 0).mean()),
                      "lost per run": g["lost_acked"].mean()})
-    return _captioned(pd.DataFrame(rows), "Measured under " + fault_model(results))
+    return _captioned(pd.DataFrame(rows), results)
 
 
 def plot_availability(results, ax=None):
@@ -325,7 +367,7 @@ def shrinks_table(results, by: tuple[str, ...] = ("case", "load")):
     ok["shrinks/h"] = ok["isr_shrinks"] / hours
     ok["expands/h"] = ok["isr_expands"] / hours
     out = ok.groupby(list(by), sort=False)[["shrinks/h", "expands/h", "hw_p99_ms"]].mean()
-    return _captioned(pd.DataFrame(out).reset_index(), "Measured under " + fault_model(results))
+    return _captioned(pd.DataFrame(out).reset_index(), results)
 
 
 def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):
@@ -360,7 +402,7 @@ def hw_latency_table(results):
     ok = _ok(results)
     out = ok.groupby([LATENCY, FETCH_WAIT], sort=True)[
         ["hw_p50_ms", "hw_p99_ms", "ack_p50_ms", "ack_p99_ms"]].mean()
-    return _captioned(out.reset_index(), "Measured under " + fault_model(results))
+    return _captioned(out.reset_index(), results)
 
 
 def plot_hw_latency(results, ax=None):
@@ -386,17 +428,10 @@ def plot_hw_latency(results, ax=None):
 
 
 # -- exercises ------------------------------------------------------------------------------
-def _result(ok: bool, message: str):
-    from kafkasim.course.checks import CheckResult
-
-    text = ("PASS: " if ok else "Not quite: ") + message
-    print(text)
-    return CheckResult(ok, text)
-
-
 def _missing(*answers):
+    """``unanswered()`` (the course's "Not answered yet") for an answer left as None or ``...``."""
     if any(a is None or a is Ellipsis for a in answers):
-        return _result(False, "replace None with your answer, then run the cell again.")
+        return unanswered()
     return None
 
 
@@ -409,16 +444,17 @@ def check_no_loss_config(results, acks, min_isr, unclean):
     row = table[(table["acks"] == str(acks)) & (table["min ISR"] == int(min_isr)) &
                 (table["unclean"] == bool(unclean))]
     if row.empty:
-        return _result(False, f"acks={acks}, min ISR {min_isr}, unclean={unclean} is not in "
-                              "the sweep.")
+        return _result(False, tr("acks={acks}, min ISR {min_isr}, unclean={unclean} is not in "
+                                 "the sweep.", acks=acks, min_isr=min_isr, unclean=unclean))
     r = row.iloc[0]
     if r["runs with loss"] == 0:
-        return _result(True, f"acks={acks}, min ISR {min_isr}, unclean={unclean} lost nothing "
-                             f"in {r['runs']} runs: crashed brokers keep their data, and with "
-                             "unclean election off only a replica with every acked write may "
-                             "lead.")
-    return _result(False, f"that configuration lost acknowledged writes in "
-                          f"{r['runs with loss']} of {r['runs']} runs.")
+        return _result(True, tr("acks={acks}, min ISR {min_isr}, unclean={unclean} lost "
+                                "nothing in {runs} runs: crashed brokers keep their data, and "
+                                "with unclean election off only a replica with every acked "
+                                "write may lead.", acks=acks, min_isr=min_isr, unclean=unclean,
+                                runs=r["runs"]))
+    return _result(False, tr("that configuration lost acknowledged writes in {lost} of {runs} "
+                             "runs.", lost=r["runs with loss"], runs=r["runs"]))
 
 
 def check_quiet_threshold(table, answer):
@@ -430,12 +466,13 @@ def check_quiet_threshold(table, answer):
     quiet = sorted(int(c.split(">")[1]) for c, v in zip(bursty["case"], bursty["shrinks/h"],
                                                         strict=True) if v == 0)
     if not quiet:
-        return _result(False, "no message threshold of this sweep stayed quiet; add larger ones.")
+        return _result(False, tr("no message threshold of this sweep stayed quiet; add larger "
+                                 "ones."))
     if int(answer) == quiet[0]:
-        return _result(True, f"with more than {quiet[0]} messages allowed, the bursts never "
-                              "push a healthy follower out; smaller thresholds flap.")
-    return _result(False, f"look at the bursty bars again (the first quiet one is not "
-                          f"{answer}).")
+        return _result(True, tr("with more than {n} messages allowed, the bursts never push a "
+                                "healthy follower out; smaller thresholds flap.", n=quiet[0]))
+    return _result(False, tr("look at the bursty bars again (the first quiet one is not "
+                             "{answer}).", answer=answer))
 
 
 FETCH_WAIT_VERDICTS = ("slower", "faster", "same")
@@ -465,19 +502,23 @@ def check_fetch_wait(results, answer):
     if missing is not None:
         return missing
     if str(answer).strip().lower() not in FETCH_WAIT_VERDICTS:
-        return _result(False, f"answer with one of {', '.join(map(repr, FETCH_WAIT_VERDICTS))}, "
-                              f"not {answer!r}.")
+        return _result(False, tr("answer with one of {choices}, not {answer!r}.",
+                                 choices=", ".join(map(repr, FETCH_WAIT_VERDICTS)),
+                                 answer=answer))
     verdict, lo, hi, short, long_, latency = fetch_wait_effect(results)
-    numbers = (f"p50 {lo:.0f} ms with a {short} ms wait, {hi:.0f} ms with {long_} ms, at "
-               f"{latency} ms network latency")
+    numbers = tr("p50 {lo:.0f} ms with a {short} ms wait, {hi:.0f} ms with {long} ms, at "
+                 "{latency} ms network latency", lo=lo, short=short, hi=hi, long=long_,
+                 latency=latency)
     if str(answer).strip().lower() == verdict:
-        why = {"faster": "a fetch that finds nothing new waits at the leader and is answered "
-                         "the moment a record is appended; a short wait runs out first, and a "
-                         "record that arrives while the empty answer and the next fetch are on "
-                         "the wire waits for that fetch, up to one round trip",
-               "slower": "here a longer wait ran out just before new records arrived more "
-                         "often than a short one",
-               "same": "the followers' fetches seldom found nothing new, so the wait limit "
-                       "was seldom used"}[verdict]
-        return _result(True, f"{why} ({numbers}).")
-    return _result(False, f"not what the runs measured: compare the p50 column ({numbers}).")
+        why = {"faster": tr("a fetch that finds nothing new waits at the leader and is "
+                            "answered the moment a record is appended; a short wait runs out "
+                            "first, and a record that arrives while the empty answer and the "
+                            "next fetch are on the wire waits for that fetch, up to one round "
+                            "trip"),
+               "slower": tr("here a longer wait ran out just before new records arrived more "
+                            "often than a short one"),
+               "same": tr("the followers' fetches seldom found nothing new, so the wait limit "
+                          "was seldom used")}[verdict]
+        return _result(True, tr("{why} ({numbers}).", why=why, numbers=numbers))
+    return _result(False, tr("not what the runs measured: compare the p50 column ({numbers}).",
+                             numbers=numbers))

@@ -1,4 +1,10 @@
-"""The ipywidgets front-end of ``Player``: every callback calls one public Player method."""
+"""The ipywidgets front-end of ``Player``: every callback calls one public Player method.
+
+Labels, tooltips and notices speak the course's language (``_render.tr``: Korean in a Korean
+notebook, from kafkasim/course/locale/ko.po); each control also carries a stable CSS class
+(``kafkasim-step``, ``kafkasim-crash``, ``kafkasim-time``, ...: ``CONTROL_CLASSES``) by which
+browser tests find it in any language. Broker ids, Kafka's names and config keys stay as they are.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,16 @@ import html
 import ipywidgets as w
 
 from kafkasim.widgets._render import TICK_CHOICES, pre
+from kafkasim.widgets._render import tr as _tr
+
+#: gettext msgctxt of this module's messages: its one-word labels ("broker", "topic") are not
+#: the course's table headers of the same word (kafkasim.course.i18n)
+I18N_CONTEXT = "kafkasim.player"
+
+
+def tr(message: str, /, **fields) -> str:
+    """``_render.tr`` under this module's ``I18N_CONTEXT``."""
+    return _tr(message, _context=I18N_CONTEXT, **fields)
 
 _WIDE = {"description_width": "initial"}
 SPEEDS = tuple((f"{t // 1000} s" if t >= 1000 else f"{t} ms", t) for t in TICK_CHOICES)
@@ -14,11 +30,24 @@ PLAY_INTERVAL_MS = 500      # wall time between two Play ticks (each tick runs `
 _ROW = {"flex_flow": "row wrap", "align_items": "center"}   # rows wrap to the screen width
 
 
-def _button(label: str, tooltip: str, callback, style: str = "") -> w.Button:
+#: the stable CSS class of each control (the same in every language): kafkasim-<name>
+CONTROL_CLASSES = ("time", "play", "speed", "kind", "jump", "back", "step", "run", "broker",
+                   "crash", "restart", "pause", "pause-ms", "cut", "peer", "heal", "produce",
+                   "value", "topic", "partition", "isr", "messages")
+
+
+def _named(widget, name: str):
+    """``widget`` with the CSS class ``kafkasim-<name>`` (``CONTROL_CLASSES``)."""
+    assert name in CONTROL_CLASSES, name
+    widget.add_class(f"kafkasim-{name}")
+    return widget
+
+
+def _button(name: str, label: str, tooltip: str, callback, style: str = "") -> w.Button:
     b = w.Button(description=label, tooltip=tooltip, button_style=style,
                  layout=w.Layout(width="auto"))
     b.on_click(lambda _b: callback())
-    return b
+    return _named(b, name)
 
 
 class PlayerUI:
@@ -33,72 +62,82 @@ class PlayerUI:
         # time
         self.slider = w.IntSlider(value=player.now, min=player.start_ms,
                                   max=max(player.horizon, player.start_ms + 1),
-                                  description="time (ms)", continuous_update=False,
+                                  description=tr("time (ms)"), continuous_update=False,
                                   style=_WIDE, layout=w.Layout(flex="1 1 320px",
                                                                min_width="240px"))
-        self.slider.observe(self._on_slider, names="value")
+        _named(self.slider, "time").observe(self._on_slider, names="value")
         self.play = w.Play(value=0, min=0, max=10**9, step=1, interval=PLAY_INTERVAL_MS,
-                           show_repeat=False, description="play")
-        self.play.observe(self._on_play, names="value")
+                           show_repeat=False, description=tr("play"))
+        _named(self.play, "play").observe(self._on_play, names="value")
         self.speed = w.Dropdown(options=_speeds(player.tick_ms), value=player.tick_ms,
-                                description="sim time per tick", style=_WIDE,
+                                description=tr("sim time per tick"), style=_WIDE,
                                 layout=w.Layout(width="220px"))
-        self.speed.observe(self._on_speed, names="value")
+        _named(self.speed, "speed").observe(self._on_speed, names="value")
         self.timeline = w.HTML(layout=w.Layout(width="100%"))
         kinds = player.event_kinds()
-        self.kind = w.Dropdown(options=kinds, value=_first_kind(kinds), description="next",
-                               layout=w.Layout(width="200px"))
-        self.jump = _button("jump ▶", "seek to the next trace event of the chosen kind",
+        self.kind = _named(w.Dropdown(options=kinds, value=_first_kind(kinds),
+                                      description=tr("next"), layout=w.Layout(width="200px")),
+                           "kind")
+        self.jump = _button("jump", tr("jump ▶"),
+                            tr("seek to the next trace event of the chosen kind"),
                             self._guard(self._jump))
         moves = [
-            _button("◀ back", "seek one tick back", self._guard(self._back)),
-            _button("step ▶", "run the next event (one message or timer)",
+            _button("back", tr("◀ back"), tr("seek one tick back"), self._guard(self._back)),
+            _button("step", tr("step ▶"), tr("run the next event (one message or timer)"),
                     self._guard(player.step)),
-            _button("run ▶▶", "run one tick of simulated time", self._guard(player.play_tick)),
+            _button("run", tr("run ▶▶"), tr("run one tick of simulated time"),
+                    self._guard(player.play_tick)),
         ]
         # faults
-        self.broker = w.Dropdown(options=brokers, value=brokers[0], description="broker",
-                                 layout=w.Layout(width="140px"))
-        self.pause_ms = w.BoundedIntText(value=10000, min=1, max=10**7, step=1000,
-                                         description="for (ms)", style=_WIDE,
-                                         layout=w.Layout(width="150px"))
-        self.peer = w.Dropdown(options=nodes, value=nodes[1 % len(nodes)], description="↔",
-                               style=_WIDE, layout=w.Layout(width="140px"))
-        self.value = w.Text(value="", placeholder="value (empty: r<id>)",
-                            layout=w.Layout(width="170px"))
+        self.broker = _named(w.Dropdown(options=brokers, value=brokers[0],
+                                        description=tr("broker"),
+                                        layout=w.Layout(width="140px")), "broker")
+        self.pause_ms = _named(w.BoundedIntText(value=10000, min=1, max=10**7, step=1000,
+                                                description=tr("for (ms)"), style=_WIDE,
+                                                layout=w.Layout(width="150px")), "pause-ms")
+        self.peer = _named(w.Dropdown(options=nodes, value=nodes[1 % len(nodes)],
+                                      description="↔", style=_WIDE,
+                                      layout=w.Layout(width="140px")), "peer")
+        self.value = _named(w.Text(value="", placeholder=tr("value (empty: r<id>)"),
+                                   layout=w.Layout(width="170px")), "value")
         broker = self.broker
         faults = [
             broker,
-            _button("crash", "kill -9 the broker",
+            _button("crash", tr("crash"), tr("kill -9 the broker"),
                     self._guard(lambda: player.crash(broker.value)), "danger"),
-            _button("restart", "start a stopped broker (crash and start a running one)",
+            _button("restart", tr("restart"),
+                    tr("start a stopped broker (crash and start a running one)"),
                     self._guard(lambda: player.restart(broker.value)), "success"),
-            _button("pause", "stall the broker (a long GC pause)",
+            _button("pause", tr("pause"), tr("stall the broker (a long GC pause)"),
                     self._guard(lambda: player.pause_broker(broker.value, self.pause_ms.value)),
                     "warning"),
             self.pause_ms,
-            _button("cut", "cut the network link between the broker and the node on the right",
+            _button("cut", tr("cut"),
+                    tr("cut the network link between the broker and the node on the right"),
                     self._guard(lambda: player.cut(broker.value, self.peer.value)), "warning"),
             self.peer,
-            _button("heal", "heal every network fault", self._guard(player.heal), "success"),
+            _button("heal", tr("heal"), tr("heal every network fault"), self._guard(player.heal),
+                    "success"),
         ]
         produce = [
-            _button("produce", "send one record (acks=all) to the shown partition",
+            _button("produce", tr("produce"),
+                    tr("send one record (acks=all) to the shown partition"),
                     self._guard(lambda: player.produce(self.value.value or None)), "info"),
             self.value,
         ]
         # what is shown
         topics = c.topics()
-        self.topic = w.Dropdown(options=topics, value=player.topic, description="topic",
-                                layout=w.Layout(width="200px"))
-        self.partition = w.Dropdown(options=self._partitions(player.topic),
-                                    value=player.partition if player.topic else None,
-                                    description="partition", style=_WIDE,
-                                    layout=w.Layout(width="140px"))
+        self.topic = _named(w.Dropdown(options=topics, value=player.topic,
+                                       description=tr("topic"),
+                                       layout=w.Layout(width="200px")), "topic")
+        self.partition = _named(w.Dropdown(options=self._partitions(player.topic),
+                                           value=player.partition if player.topic else None,
+                                           description=tr("partition"), style=_WIDE,
+                                           layout=w.Layout(width="140px")), "partition")
         self.topic.observe(self._on_topic, names="value")
         self.partition.observe(self._on_partition, names="value")
-        self.isr = w.Checkbox(value=player.show_isr, description="ISR timeline", indent=False,
-                              layout=w.Layout(width="130px"))
+        self.isr = _named(w.Checkbox(value=player.show_isr, description=tr("ISR timeline"),
+                                     indent=False, layout=w.Layout(width="130px")), "isr")
         self.isr.observe(self._on_isr, names="value")
         self.image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.isr_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
@@ -110,8 +149,9 @@ class PlayerUI:
             self.quorum_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.notice = w.HTML()
         self.flight = w.HTML(layout=w.Layout(max_width="100%"))
-        self.messages = w.Checkbox(value=player.show_messages, description="messages in flight",
-                                   indent=False, layout=w.Layout(width="170px"))
+        self.messages = _named(w.Checkbox(value=player.show_messages,
+                                          description=tr("messages in flight"), indent=False,
+                                          layout=w.Layout(width="170px")), "messages")
         self.messages.observe(self._on_messages, names="value")
         from kafkasim.viz import style
         from kafkasim.widgets._tiles import TileRow
@@ -215,8 +255,9 @@ class PlayerUI:
                 self.partition.value = p.partition
         finally:
             p._syncing = False
-        self.title.value = (f"<b>t = {p.now:,} ms</b> &nbsp; recorded to {p.horizon:,} ms · "
-                            f"{len(p.history.actions)} action(s) on this branch")
+        self.title.value = (f"<b>t = {p.now:,} ms</b> &nbsp; "
+                            + tr("recorded to {horizon} ms", horizon=f"{p.horizon:,}") + " · "
+                            + tr("{n} action(s) on this branch", n=len(p.history.actions)))
         self.timeline.value = p.timeline_html()
         self.tiles.update(p.broker_tiles())
         if p.show_messages:
@@ -236,7 +277,7 @@ class PlayerUI:
         self.readout.value = pre(p.readout_text())
         self.notice.value = "" if not p.notice else (
             "<div style='border-left:4px solid #CCBB44;background:#fbf6dc;padding:4px 8px'>"
-            f"<b>Script dropped</b>: {html.escape(p.notice)}</div>")
+            f"<b>{html.escape(tr('Script dropped'))}</b>: {html.escape(p.notice)}</div>")
         self.status.value = ""
         p.status = ""
 

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from matplotlib.figure import Figure
 
 from kafkasim.viz import style
-from kafkasim.widgets._render import img_tag, png, pre, widget_bundle
+from kafkasim.widgets._render import img_tag, png, pre, tr, widget_bundle
 
 
 def py_name(key: str) -> str:
@@ -313,7 +313,8 @@ class Explorer:
             except (ValueError, KeyError, RuntimeError) as exc:
                 self._sync_controls()      # the refused value snaps back
                 self._ui["status"].value = (
-                    f"<span style='color:#c00'>refused: {html.escape(str(exc))}</span>")
+                    "<span style='color:#c00'>"
+                    + html.escape(tr("refused: {error}", error=exc)) + "</span>")
         return on_change
 
     def _sync_controls(self) -> None:

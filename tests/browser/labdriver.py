@@ -93,7 +93,9 @@ def generated_notebook(course_root: Path, name: str, sources: list[str]) -> str:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
-    nbformat.write(nb, course_root / "notebooks" / name)
+    path = course_root / "notebooks" / name       # "ko/x.ipynb": a kernel that speaks Korean
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
     return f"notebooks/{name}"
 
 
@@ -525,6 +527,12 @@ def widget_slider(cell, label: str | None = None):
         sliders = sliders.filter(has=cell.page.locator(".widget-label",
                                                          has_text=re.compile(label, re.I)))
     return sliders.first
+
+
+def player_control(cell, name: str):
+    """A player control by its stable class ``kafkasim-<name>`` (``step``, ``crash``, ``time``,
+    ...: kafkasim.widgets._player_ui.CONTROL_CLASSES), whatever language its label is in."""
+    return cell.locator(f".kafkasim-{name}").first
 
 
 def widget_button(cell, label: str):

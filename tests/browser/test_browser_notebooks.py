@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from labdriver import IMAGES, KOREAN, NOTEBOOKS, Notebook, widget_button, widget_slider
+from labdriver import IMAGES, KOREAN, NOTEBOOKS, Notebook, player_control
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,6 @@ SPECS = {
     "11-racks-and-placement.ipynb": Spec(answer="[1, 2, 3, 4, 5, 6, 7]"),
 }
 
-CRASH = r"^\W*crash\W*$"       # the crash button, whatever icon decorates it
 PLAYER_CELL = r"^\s*\w*player = Player\("
 EXPLORER_CELL = r"^explore\("
 # A cell calling a check whose answer is still open: `answer=None`, `answer=...`, `answer_x = None`
@@ -72,19 +71,19 @@ def _assert_clean(nb: Notebook, spec: Spec, ran: int, when: str) -> None:
 
 def drive_player(nb: Notebook, index: int) -> None:
     cell = nb.cell_locator(index)
-    slider = widget_slider(cell, r"time")
+    slider = player_control(cell, "time")     # found by class: labels are Korean in ko/
     where = nb.slider_fraction(slider)
     target = 0.25 if where > 0.6 else 0.75
     t = nb.timed(index, "seek", lambda: nb.drag_slider(slider, target))
     assert t.changed, f"dragging the time slider to {target:.0%} changed nothing"
-    t = nb.timed(index, "step", lambda: widget_button(cell, r"step").click())
+    t = nb.timed(index, "step", lambda: player_control(cell, "step").click())
     assert t.changed, "the step button changed nothing"
-    t = nb.timed(index, "fault", lambda: widget_button(cell, CRASH).click())
+    t = nb.timed(index, "fault", lambda: player_control(cell, "crash").click())
     assert t.changed, "the crash button changed nothing"
     # fork: back to the past, then act there (a new future replaces the recorded one)
     nb.timed(index, "seek", lambda: nb.drag_slider(slider, 0.05))
     text = nb.signature(index).split(IMAGES)[0]
-    t = nb.timed(index, "fork", lambda: widget_button(cell, r"produce").click())
+    t = nb.timed(index, "fork", lambda: player_control(cell, "produce").click())
     assert t.changed, "producing in the past (a fork) changed nothing"
     assert nb.signature(index).split(IMAGES)[0] != text, \
         "the player's text (time, actions on the branch, readout) did not change after the fork"
