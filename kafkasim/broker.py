@@ -827,7 +827,8 @@ class Broker:
         new = log.update_high_watermark(leader_hw)
         if new != old:
             self.cluster.record("hw", self.id, tp[0], tp[1], new)
-            if new > old:  # consumers fetching from this follower (KIP-392) may now read more
+            # consumers fetching from this follower (KIP-392) may now read more
+            if new > old and tp in self.replica_manager.consumer_fetch_waiters:
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
     # -- ISR changes ------------------------------------------------------------------------

@@ -252,8 +252,12 @@ class ReplicaManager:
     def on_hw_increased(self, ctx: ReplicaManagerContext, part: Partition) -> None:
         tp = part.tp
         ctx.trace("hw", part.topic, part.partition, part.log.high_watermark)
-        self.try_complete_produces(ctx, tp)
-        self.wake_consumer_fetches(ctx, tp)
+        # DelayedOperationPurgatory.checkAndComplete returns at once when nothing watches the
+        # key: so do we, without the calls
+        if tp in self.produce_waiters:
+            self.try_complete_produces(ctx, tp)
+        if tp in self.consumer_fetch_waiters:
+            self.wake_consumer_fetches(ctx, tp)
 
     # -- fetch ------------------------------------------------------------------------------
     def session_cache(self, ctx: ReplicaManagerContext) -> fetch_session.FetchSessionCache:
