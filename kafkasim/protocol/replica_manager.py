@@ -562,7 +562,9 @@ class ReplicaManager:
                 return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = [self._read_partition(ctx, request, fp, False) for fp in df.partitions]
+        datas = []   # a loop, not a comprehension: one call fewer per completion (CPython 3.11)
+        for fp in df.partitions:
+            datas.append(self._read_partition(ctx, request, fp, False))
         ctx.send(df.src, self._fetch_response(ctx, request, df.context, datas))
         return True
 
@@ -570,7 +572,10 @@ class ReplicaManager:
         ids = waiters.get(tp)
         if not ids:
             return
-        remaining = [i for i in ids if not self._try_complete_fetch(ctx, i, force=False)]
+        remaining = []
+        for i in ids:
+            if not self._try_complete_fetch(ctx, i, force=False):
+                remaining.append(i)
         if remaining:
             waiters[tp] = remaining
         else:
