@@ -827,7 +827,8 @@ class Broker:
         new = log.update_high_watermark(leader_hw)
         if new != old:
             self.cluster.record("hw", self.id, tp[0], tp[1], new)
-            if new > old:  # consumers fetching from this follower (KIP-392) may now read more
+            # consumers fetching from this follower (KIP-392) may now read more
+            if new > old and tp in self.replica_manager.consumer_fetch_waiters:
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
     # -- ISR changes ------------------------------------------------------------------------
@@ -1030,16 +1031,18 @@ class Broker:
 
     # -- incoming messages ------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
-        handler = _HANDLERS.get(type(msg))
-        if handler is None:
-            raise TypeError(f"broker {self.id} cannot handle {type(msg).__name__}")
-        handler(self, src, msg)
-
-    def _on_produce(self, src, msg: ProduceRequest) -> None:
-        self.replica_manager.append_records(self, src, msg)
-
-    def _on_fetch(self, src, msg: FetchRequest) -> None:
-        self.replica_manager.fetch_messages(self, src, msg)
+        """KafkaApis.handle: Fetch and Produce (the steady traffic) go straight to the
+        ReplicaManager (fetchMessages, appendRecords); the others to their handler."""
+        cls = type(msg)
+        if cls is FetchRequest:
+            self.replica_manager.fetch_messages(self, src, msg)
+        elif cls is ProduceRequest:
+            self.replica_manager.append_records(self, src, msg)
+        else:
+            handler = _HANDLERS.get(cls)
+            if handler is None:
+                raise TypeError(f"broker {self.id} cannot handle {cls.__name__}")
+            handler(self, src, msg)
 
     def _on_fetcher_response(self, src, msg) -> None:
         entry = self.fetch_inflight.pop(msg.correlation_id, None)
@@ -1325,8 +1328,6 @@ _CORE_TIMEOUTS = {
 }
 
 _HANDLERS = {
-    ProduceRequest: Broker._on_produce,
-    FetchRequest: Broker._on_fetch,
     FetchResponse: Broker._on_fetcher_response,
     OffsetsForLeaderEpochResponse: Broker._on_fetcher_response,
     OffsetsForLeaderEpochRequest: Broker._on_offsets_for_leader_epoch,

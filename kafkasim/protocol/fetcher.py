@@ -217,8 +217,11 @@ class ReplicaFetcherThread:
         if new > 1 or len(held) - waiting + wanted == 0:
             return False
         to_send, to_forget = session.build_changed(changed)
-        self.dirty = {tp: None for tp, fp in changed.items()
-                      if fp is None and tp in partitions}
+        dirty = {}   # those not wanted now stay dirty (a loop: a comprehension is a call)
+        for tp, fp in changed.items():
+            if fp is None and tp in partitions:
+                dirty[tp] = None
+        self.dirty = dirty
         self._send_request(ctx, session, to_send, to_forget)
         return True
 

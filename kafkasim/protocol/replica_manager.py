@@ -252,8 +252,12 @@ class ReplicaManager:
     def on_hw_increased(self, ctx: ReplicaManagerContext, part: Partition) -> None:
         tp = part.tp
         ctx.trace("hw", part.topic, part.partition, part.log.high_watermark)
-        self.try_complete_produces(ctx, tp)
-        self.wake_consumer_fetches(ctx, tp)
+        # DelayedOperationPurgatory.checkAndComplete returns at once when nothing watches the
+        # key: so do we, without the calls
+        if tp in self.produce_waiters:
+            self.try_complete_produces(ctx, tp)
+        if tp in self.consumer_fetch_waiters:
+            self.wake_consumer_fetches(ctx, tp)
 
     # -- fetch ------------------------------------------------------------------------------
     def session_cache(self, ctx: ReplicaManagerContext) -> fetch_session.FetchSessionCache:
@@ -558,7 +562,9 @@ class ReplicaManager:
                 return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = [self._read_partition(ctx, request, fp, False) for fp in df.partitions]
+        datas = []   # a loop, not a comprehension: one call fewer per completion (CPython 3.11)
+        for fp in df.partitions:
+            datas.append(self._read_partition(ctx, request, fp, False))
         ctx.send(df.src, self._fetch_response(ctx, request, df.context, datas))
         return True
 
@@ -566,7 +572,10 @@ class ReplicaManager:
         ids = waiters.get(tp)
         if not ids:
             return
-        remaining = [i for i in ids if not self._try_complete_fetch(ctx, i, force=False)]
+        remaining = []
+        for i in ids:
+            if not self._try_complete_fetch(ctx, i, force=False):
+                remaining.append(i)
         if remaining:
             waiters[tp] = remaining
         else:
