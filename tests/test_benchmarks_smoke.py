@@ -151,3 +151,17 @@ def test_bench_long_run_quick():
     assert out["simulated_s"] == 20 and out["partitions"] == 50
     assert out["spill_rows_in_memory"] < out["kept_rows_in_memory"]
     assert out["kept_end_mb"] > 0 and out["budget_mb_per_sim_min"] == 40.0
+
+
+def test_bench_instructions_quick():
+    """With valgrind: counts for both sides and their ratio; without: says so, no ratio."""
+    import shutil
+    out = _load("bench_instructions").run(quick=True)
+    _check_flat(out)
+    if shutil.which("valgrind") is None:
+        assert out["valgrind"].startswith("missing") and out["meets_target_3x"] is False
+        return
+    assert out["skeleton_M_instructions"] > 0
+    assert out["workload_M_instructions"] > out["skeleton_M_instructions"]
+    assert out["workload_vs_skeleton_instructions"] == pytest.approx(
+        out["workload_M_instructions"] / out["skeleton_M_instructions"], rel=0.01)

@@ -1,0 +1,78 @@
+"""The rules' cost as instruction counts: the reference workload against the rule-free skeleton.
+
+Wall and CPU time on a shared machine swing with its load (the same run reads 6x one minute and
+11x the next); the number of instructions the interpreter executes does not. When ``valgrind`` is
+installed, each side runs under ``valgrind --tool=callgrind`` twice -- set-up plus ``DURATION_MS``
+of simulated traffic, and set-up only -- and the difference is the traffic's cost:
+
+- kafkasim: ``bench_workload``'s reference workload (3 brokers, RF 3, ``acks=all``, 1,000
+  records/s, ``linger.ms`` 5, tracing on), driven by ``bench_workload._drive``;
+- skeleton: ``benchmarks/skeleton.py`` carrying the same traffic with no rules.
+
+``workload_vs_skeleton_instructions`` is the ratio (issue 17's goal: <= 3x, never above 4x).
+Without valgrind the benchmark reports ``valgrind: missing`` and no ratio.
+``PYTHONHASHSEED=0`` keeps the counts reproducible from run to run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DURATION_MS = 2000
+GOAL = 3.0
+CEILING = 4.0
+
+_TARGET = """
+import sys
+which, dur, drive = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "drive"
+from benchmarks import bench_workload as bw, skeleton
+if which == "kafkasim":
+    c, p, w = bw._setup(5, True, dur)
+    if drive:
+        bw._drive(c, p, dur)
+else:
+    sk = skeleton.Skeleton(1)
+    if drive:
+        sk.run(dur)
+"""
+
+
+def instructions(which: str, duration_ms: int, drive: bool, tmp: Path) -> int:
+    """Instructions executed by one callgrind run of ``which`` ("kafkasim" or "skeleton"): its
+    set-up for ``duration_ms`` of traffic, and the traffic itself when ``drive``."""
+    target = tmp / "target.py"
+    target.write_text(_TARGET)
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp / 'cg.out'}",
+         sys.executable, str(target), which, str(duration_ms), "drive" if drive else "setup"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    m = re.search(r"Collected : (\d+)", out.stderr)
+    if m is None:
+        raise RuntimeError(f"callgrind printed no instruction count:\n{out.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def run(quick: bool = False) -> dict:
+    if shutil.which("valgrind") is None:
+        return {"valgrind": "missing (apt-get install valgrind)", "meets_target_3x": False}
+    duration = 500 if quick else DURATION_MS
+    with tempfile.TemporaryDirectory(prefix="kafkasim-instr-") as d:
+        tmp = Path(d)
+        counts = {(w, drive): instructions(w, duration, drive, tmp)
+                  for w in ("kafkasim", "skeleton") for drive in (True, False)}
+    k = counts["kafkasim", True] - counts["kafkasim", False]
+    s = counts["skeleton", True] - counts["skeleton", False]
+    ratio = k / s
+    return {"simulated_ms": duration,
+            "workload_M_instructions": round(k / 1e6, 1),
+            "skeleton_M_instructions": round(s / 1e6, 1),
+            "workload_vs_skeleton_instructions": round(ratio, 2),
+            "meets_target_3x": ratio <= GOAL, "meets_target_never_above_4x": ratio <= CEILING}
