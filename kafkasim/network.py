@@ -176,12 +176,13 @@ class Network:
         segment, that the kernel of a dead process sends) reaches ``dst``, if sent at ``now``.
 
         TCP delivers a connection's segments in order, so the close arrives after every message
-        ``src`` sent before it, and at least the link's latency later: the peer's Selector
-        completes the receives still buffered on a closing channel before it reports the
-        disconnect (Selector.close with CloseMode.GRACEFUL keeps it in ``closingChannels``,
-        KAFKA-3703/KAFKA-5587; SelectorTest.testGracefulClose), and NetworkClient.poll handles
-        completed receives before disconnections (handleCompletedReceives, then
-        handleDisconnections -> processDisconnection -> cancelInFlightRequests), Kafka 0.9+.
+        ``src`` sent before it, and at least the link's latency later. The peer's Selector
+        completes the receives read from a closing channel before it reports the disconnect
+        (Selector.close with CloseMode.GRACEFUL keeps the channel in ``closingChannels``,
+        KAFKA-3703 in 0.10.2 and KAFKA-5587; SelectorTest.testGracefulClose; ``stagedReceives``
+        before), and NetworkClient.poll handles completed receives before disconnections
+        (handleCompletedReceives, then handleDisconnections -> processDisconnection ->
+        cancelInFlightRequests; so in 0.10.0.0, 0.10.2.0 and trunk).
         The close draws no jitter (the seeded stream of the messages' latencies is unchanged)
         and bypasses message filters (hold, drop, delay select messages); a message delayed on
         the link still arrives before it. It does not move the link's FIFO horizon: whatever a
