@@ -228,6 +228,7 @@ class Cluster(StateViews):
         """The engine's event kinds and the Cluster methods that handle them."""
         e = self.engine
         e.on("deliver", self._deliver)
+        e.on("disconnect", self._disconnect)
         e.on("broker_timer", self._broker_timer)
         e.on("client_timer", self._client_timer)
         e.on("controller_event", self._controller_event)
@@ -394,7 +395,7 @@ class Cluster(StateViews):
                 net.stats["dropped"] += 1
                 self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
                                                   "destination process gone"))
-                self._notify_disconnect(env)
+                self._send_close(dst, env.src, env.msg)   # the refusal travels back
                 return
             if broker.paused_until > self.engine.now:
                 self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
@@ -423,32 +424,63 @@ class Cluster(StateViews):
                 client.on_message(env.src, env.msg)
 
     def reset_connections(self, dead: int) -> None:
-        """Broker ``dead``'s process is gone: every peer with a request in flight to it sees its
-        connection reset at once (requests parked in its purgatories die with it)."""
+        """Node ``dead``'s process is gone (kill -9, power loss or shutdown) and its kernel closes
+        every connection. A peer learns it only when the close reaches it (Network.close_arrival:
+        one link latency later, after every response ``dead`` sent before), and then fails the
+        requests it still has in flight to ``dead`` (``on_peer_gone``: NetworkClient
+        .processDisconnection -> cancelInFlightRequests, a disconnected ClientResponse), requests
+        parked in ``dead``'s purgatories included."""
         for b in self.brokers.values():
             if b.id != dead and b.is_running:
-                b.on_peer_gone(dead)
-        for client in list(self.clients.values()):
-            handler = getattr(client, "on_peer_gone", None)
-            if handler is not None:
-                handler(dead)
+                self._send_close(dead, b.id, None)
+        for client_id, client in self.clients.items():
+            if hasattr(client, "on_peer_gone"):
+                self._send_close(dead, client_id, None)
         if self.kraft is not None:
             for node in self.kraft.nodes.values():
-                if node.id != dead and node.is_running:
-                    node.on_peer_gone(dead)
+                if node.id != dead and node.is_running and hasattr(node, "on_peer_gone"):
+                    self._send_close(dead, node.id, None)
 
-    def _notify_disconnect(self, env) -> None:
-        """The destination process died: the sender's connection is reset, so its client fails
-        the in-flight request at once (NetworkClient sees the disconnect)."""
-        src = env.src
-        sender = self.brokers.get(src) if isinstance(src, int) else self.clients.get(src)
-        if sender is None and self.kraft is not None:
-            sender = self.kraft.nodes.get(src)
-        if sender is None or (isinstance(src, int) and not sender.is_running):
+    def _send_close(self, dead, peer, msg) -> None:
+        """``dead``'s kernel closes its connection to ``peer`` now: the FIN of a connection it
+        had (``msg`` None), or the RST refusing ``msg``, a request that reached the dead process
+        (the sender fails it when the RST arrives, a round trip after it sent it)."""
+        self.engine.schedule_at(self.network.close_arrival(dead, peer, self.engine.now),
+                                "disconnect", dead, peer,
+                                self.network.incarnations.get(peer, 0), msg)
+
+    def _disconnect(self, dead, peer, incarnation: int, msg) -> None:
+        """The close of ``dead``'s connection reaches ``peer``, whose NetworkClient reports the
+        disconnect: every request in flight to ``dead`` fails (``on_peer_gone(dead)``), or the
+        refused request ``msg`` does (``on_disconnect(dead, msg)``). A peer that died or
+        restarted since had no such connection any more; a paused one sees it when it resumes;
+        a close the network partition cuts off is lost, like any segment (the peer learns by
+        its own timeouts)."""
+        net = self.network
+        node = self.brokers.get(peer)
+        if node is None and self.kraft is not None:
+            node = self.kraft.nodes.get(peer)
+        if node is not None:
+            if not node.is_running or net.incarnations.get(peer, 0) != incarnation:
+                return
+            if node.paused_until > self.engine.now:
+                self.engine.schedule_at(node.paused_until, "disconnect", dead, peer,
+                                        incarnation, msg)
+                return
+        else:
+            node = self.clients.get(peer)
+            if node is None:
+                return
+        if (net.groups or net.cut_links) and not net.can_reach(dead, peer):
             return
-        handler = getattr(sender, "on_disconnect", None)
-        if handler is not None:
-            handler(env.dst, env.msg)
+        if msg is None:
+            handler = getattr(node, "on_peer_gone", None)
+            if handler is not None:
+                handler(dead)
+        else:
+            handler = getattr(node, "on_disconnect", None)
+            if handler is not None:
+                handler(dead, msg)
 
     def _broker_timer(self, broker_id: int, incarnation: int, fn: Callable, args: tuple
                       ) -> None:

@@ -7,6 +7,9 @@ that cannot talk; ``cut`` removes single links; ``hold`` parks matching messages
 type, endpoints and content (``where``: kafkasim/protocol/match.py). A message is also lost when
 its destination's process died or restarted after it was sent (the connection it travelled on is
 gone).
+
+A process that dies closes its connections: ``close_arrival`` says when the close (the FIN/RST
+its kernel sends) reaches a peer; Cluster delivers it as a disconnect (``Cluster._disconnect``).
 """
 
 from __future__ import annotations
@@ -167,6 +170,29 @@ class Network:
             t = last
         self.last_delivery[link] = t
         return t
+
+    def close_arrival(self, src: Node, dst: Node, now: int) -> int:
+        """When the close of the connection ``src`` -> ``dst`` (the FIN, or the RST refusing a
+        segment, that the kernel of a dead process sends) reaches ``dst``, if sent at ``now``.
+
+        TCP delivers a connection's segments in order, so the close arrives after every message
+        ``src`` sent before it, and at least the link's latency later. The peer's Selector
+        completes the receives read from a closing channel before it reports the disconnect
+        (Selector.close with CloseMode.GRACEFUL keeps the channel in ``closingChannels``,
+        KAFKA-3703 in 0.10.2 and KAFKA-5587; SelectorTest.testGracefulClose; ``stagedReceives``
+        before), and NetworkClient.poll handles completed receives before disconnections
+        (handleCompletedReceives, then handleDisconnections -> processDisconnection ->
+        cancelInFlightRequests; so in 0.10.0.0, 0.10.2.0 and trunk).
+        The close draws no jitter (the seeded stream of the messages' latencies is unchanged)
+        and bypasses message filters (hold, drop, delay select messages); a message delayed on
+        the link still arrives before it. It does not move the link's FIFO horizon: whatever a
+        restarted process sends travels on a new connection."""
+        latency = self.latency_ms
+        if self.extra_latency:
+            latency += self.extra_latency.get(src, 0) + self.extra_latency.get(dst, 0)
+        t = now + latency
+        last = self.last_delivery.get((src, dst), 0)
+        return t if t >= last else last
 
     def _delay_for(self, env: Envelope) -> int:
         """Extra latency of the first delay whose filter matches (links stay FIFO, so later

@@ -141,6 +141,7 @@ class Consumer:
         self.consumed: list[ConsumerRecord] = []
         self.correlation = 0
         self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
+        self.sent_to: dict[int, tuple] = {}      # correlation id -> (broker, request)
         self.last_hw: dict[tuple[str, int], int] = {}
         # KIP-392: tp -> (broker to fetch from instead of the leader, valid until ms)
         self.preferred: dict[tuple[str, int], tuple[int, int]] = {}
@@ -213,6 +214,7 @@ class Consumer:
     # -- polling ----------------------------------------------------------------------------
     def _send(self, broker: int, msg, kind: str) -> int:
         self.pending[msg.correlation_id] = kind
+        self.sent_to[msg.correlation_id] = (broker, msg)
         self.cluster.send(self.client_id, broker, msg)
         return msg.correlation_id
 
@@ -223,6 +225,7 @@ class Consumer:
     def _await(self, timeout_ms: int) -> None:
         self.cluster.run_until(lambda c: not self.pending, timeout_ms)
         self.pending.clear()   # anything unanswered by now is abandoned (request timeout)
+        self.sent_to.clear()
 
     def _refresh_metadata(self, timeout_ms: int) -> None:
         c = self.cluster
@@ -450,6 +453,15 @@ class Consumer:
         pos = self.positions.get((topic, partition))
         hw = self.last_hw.get((topic, partition))
         return None if pos is None or hw is None else hw - pos
+
+    def on_peer_gone(self, dead: int) -> None:
+        """The connection to broker ``dead`` closed (its process died): every request still in
+        flight to it fails as disconnected (NetworkClient.cancelInFlightRequests), a Fetch
+        parked in its purgatory included."""
+        gone = [msg for corr, (dst, msg) in self.sent_to.items()
+                if dst == dead and corr in self.pending]
+        for msg in gone:
+            self.on_disconnect(dead, msg)
 
     def on_disconnect(self, dst, msg) -> None:
         """The broker died: the request fails now; leaders are looked up again next poll."""

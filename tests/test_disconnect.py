@@ -1,0 +1,167 @@
+"""A process that dies closes its connections: what its peers see, and when.
+
+Kafka's clients learn that a broker died only from its connections: the dead process's kernel
+closes its sockets (FIN/RST), which reach the peer one network latency later, behind every byte
+the broker wrote before it died (TCP delivers in order). The peer's Selector completes the
+receives still buffered on a closing channel before it reports the disconnect (Selector.close,
+CloseMode.GRACEFUL, closingChannels; SelectorTest.testGracefulClose), and NetworkClient.poll
+handles completed receives before disconnections (handleCompletedReceives, then
+handleDisconnections -> processDisconnection -> cancelInFlightRequests), so a response sent before
+the crash completes its request, and only the requests still unanswered fail as disconnected
+(Sender: NETWORK_EXCEPTION, retried; SenderTest covers the disconnected response).
+"""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+from kafkasim.protocol import errors as E
+from kafkasim.workload import RateWorkload
+
+ZK = "3.7"
+CRASH_MS = 2000
+LATENCY_MS = 50
+
+
+def _sends(c: Cluster, name: str, src, dst, before: int | None = None) -> list[tuple]:
+    """(time, msg_id) of every ``name`` message sent src -> dst (before ``before``)."""
+    return [(r[0], r[5][2]) for r in c.trace.where("send")
+            if r[2] == src and r[5][0] == name and r[5][1] == dst
+            and (before is None or r[0] < before)]
+
+
+def _recv_time(c: Cluster, msg_id: int) -> int | None:
+    got = [r[0] for r in c.trace.where("recv") if r[5][2] == msg_id]
+    return got[0] if got else None
+
+
+def _produce_leader_crash(jitter_ms: int = 1, **producer):
+    """The reported reproduction: Kafka 3.7, 50 ms latency, acks=1 at 20 records/s to a
+    partition led by broker 1, which is killed at t = 2000 ms."""
+    c = Cluster(3, kafka_version=ZK, latency_ms=LATENCY_MS, jitter_ms=jitter_ms, seed=1)
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    c.run(100)
+    p = c.producer(acks="1", **producer)
+    w = RateWorkload(c, p, "t", rate=20, duration_ms=6000, partition=0)
+    c.run_to(CRASH_MS)
+    c.crash(1)
+    c.run(3000)
+    return c, p, w
+
+
+def test_response_sent_before_the_leader_died_acknowledges_its_records():
+    """The leader's ProduceResponse written ~1950 ms reaches the producer ~2002 ms, after the
+    crash but before the connection's FIN: the producer completes the batch with the response's
+    base offset (NetworkClient.handleCompletedReceives precedes handleDisconnections)."""
+    c, p, _w = _produce_leader_crash()
+    late = [(t, mid) for t, mid in _sends(c, "ProduceResponse", 1, p.client_id, CRASH_MS)
+            if _recv_time(c, mid) is not None and _recv_time(c, mid) > CRASH_MS]
+    assert late, "the reproduction needs a response in flight at the crash"
+    leader_appends = [r[5] for r in c.trace.where("append") if r[2] == 1 and r[0] < CRASH_MS]
+    for _sent, mid in late:
+        arrived = _recv_time(c, mid)
+        acked = [r for r in c.trace.where("produce_result")
+                 if r[0] == arrived and r[5][1] == "acked"]
+        assert acked, f"response {mid} delivered at {arrived} acknowledged nothing"
+        for row in acked:
+            rid, _status, offset = row[5]
+            assert p.results[rid].acked and p.results[rid].offset == offset
+            assert p.results[rid].errors == [], "acknowledged on its first attempt"
+            # the offset is the one broker 1 appended the record at before it died
+            assert any(first <= offset <= last for first, last, _epoch in leader_appends)
+
+
+def test_request_in_flight_to_the_dead_leader_fails_one_latency_after_the_crash():
+    """The requests still unanswered fail as disconnected when the FIN arrives, crash +
+    latency, never at the crash itself (retries=0 makes the failure final and visible)."""
+    c, p, _w = _produce_leader_crash(jitter_ms=0, retries=0)
+    failed = [r for r in p.results.values() if r.status == "failed"]
+    assert failed
+    fin = CRASH_MS + LATENCY_MS
+    first = [r for r in failed if r.errors == [E.NETWORK_EXCEPTION] and r.done_ms <= fin]
+    assert first, "requests in flight at the crash fail with the disconnect"
+    assert all(r.done_ms == fin for r in first)
+    assert all(r.done_ms >= fin for r in failed)
+
+
+def test_request_sent_to_a_dead_broker_fails_when_the_reset_comes_back():
+    """After the disconnect the producer still sends to broker 1 (the metadata names it leader
+    until the controller moves leadership): the request reaches the dead host and the refusal
+    travels back, so it fails one round trip after it was sent."""
+    c, p, _w = _produce_leader_crash(jitter_ms=0, retries=1, retry_backoff_ms=100)
+    fin = CRASH_MS + LATENCY_MS
+    later = _sends(c, "ProduceRequest", p.client_id, 1)
+    later = [(t, mid) for t, mid in later if t >= fin]
+    assert later
+    dropped = {r[5][2]: r[0] for r in c.trace.where("drop") if r[5][3] ==
+               "destination process gone"}
+    twice = [E.NETWORK_EXCEPTION, E.NETWORK_EXCEPTION]
+    retried = [r for r in p.results.values() if r.errors == twice]
+    assert retried
+    send_times = {t for t, mid in later if mid in dropped}
+    for r in retried:
+        assert r.done_ms - 2 * LATENCY_MS in send_times
+
+
+def test_follower_fetchers_see_the_leader_die_one_latency_later():
+    """ReplicaFetcherThread's Fetch in flight to the dead leader fails (NETWORK_EXCEPTION) when
+    the connection's close reaches the follower, behind the FetchResponses sent before."""
+    c = Cluster(3, kafka_version=ZK, latency_ms=LATENCY_MS, jitter_ms=0, seed=3)
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    c.run(CRASH_MS - c.now)
+    c.crash(1)
+    c.run(500)
+    for follower in (2, 3):
+        last = max([_recv_time(c, mid) or 0
+                    for _t, mid in _sends(c, "FetchResponse", 1, follower, CRASH_MS)])
+        failed = [r[0] for r in c.trace.where("fetch_failed") if r[2] == follower]
+        assert failed and failed[0] == max(CRASH_MS + LATENCY_MS, last)
+
+
+def test_extra_latency_delays_the_disconnect_as_it_delays_messages():
+    """The close travels the link like any segment: a slow link (Cluster.slow) delays it."""
+    c = Cluster(3, kafka_version=ZK, latency_ms=LATENCY_MS, jitter_ms=0, seed=3)
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    c.slow(3, network_ms=200)
+    c.run(CRASH_MS - c.now)
+    c.crash(1)
+    c.run(1000)
+    failed = {f: [r[0] for r in c.trace.where("fetch_failed") if r[2] == f] for f in (2, 3)}
+    assert failed[2][0] == CRASH_MS + LATENCY_MS
+    assert failed[3][0] >= CRASH_MS + LATENCY_MS + 200
+
+
+def test_a_partitioned_peer_never_receives_the_close():
+    """A peer the network partition cuts off from the dead broker gets no FIN: nothing arrives
+    on that link, so it learns only by its own timeouts."""
+    c = Cluster(3, kafka_version=ZK, latency_ms=LATENCY_MS, jitter_ms=0, seed=3)
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    c.run(CRASH_MS - 10 - c.now)
+    c.partition_network([1, 2], [3])
+    c.run(10)
+    c.crash(1)
+    c.run(5 * LATENCY_MS)
+    failed = {f: [r[0] for r in c.trace.where("fetch_failed") if r[2] == f] for f in (2, 3)}
+    assert failed[2] == [CRASH_MS + LATENCY_MS]
+    assert all(t < CRASH_MS for t in failed[3]) or not failed[3]
+
+
+def test_consumer_fetch_parked_in_the_dead_leader_fails_with_the_disconnect():
+    """A consumer's Fetch waiting in the leader's purgatory (fetch.max.wait.ms) dies with the
+    process; the consumer sees the connection close one latency later and looks the leader up
+    again, instead of waiting out its poll."""
+    c = Cluster(3, kafka_version=ZK, latency_ms=LATENCY_MS, jitter_ms=0, seed=3)
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    c.run(500)
+    cn = c.consumer(group="g", auto_offset_reset="earliest", fetch_max_wait_ms=5000)
+    cn.assign("t")
+    cn.poll(timeout_ms=200)                      # positions known, nothing to read
+    crash_at = c.now + 100
+    c.at(crash_at, _crash_1)
+    cn.poll(timeout_ms=3000)
+    assert c.brokers[1].state == "stopped"
+    assert c.now == crash_at + LATENCY_MS
+    assert cn.leaders[("t", 0)] == -1            # metadata is refreshed next poll
+
+
+def _crash_1(cluster: Cluster) -> None:
+    cluster.crash(1)
