@@ -90,6 +90,7 @@ def append_fake(log, record_id, epoch=0):
     log.epochs.append(epoch)
     log.timestamps.append(0)
     log.sizes.append(100)
+    log.log_end_offset += 1
 
 
 # ------------------------------------------------------------------------------ registry / API

@@ -368,7 +368,7 @@ class ReplicaFetcherThread:
                     st.last_fetched_epoch = log.latest_epoch()
                     st.hw_missed = True
                     continue
-                if st.fetch_offset != log.log_start_offset + len(log.ids):  # the LEO
+                if st.fetch_offset != log.log_end_offset:  # the LEO
                     st.hw_missed = True
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
@@ -379,7 +379,7 @@ class ReplicaFetcherThread:
                 st.hw_missed = False
                 if pd.log_start_offset > log.log_start_offset:
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
-                leo = log.log_start_offset + len(log.ids)
+                leo = log.log_end_offset
                 st.fetch_offset = leo
                 st.last_fetched_epoch = log.latest_epoch()
                 st.lag = hw - leo if hw > leo else 0

@@ -145,7 +145,8 @@ class Log:
     """Kafka's UnifiedLog reduced to what replication needs (one segment, no compaction)."""
 
     __slots__ = (
-        "topic", "partition", "log_start_offset", "high_watermark", "recovery_point",
+        "topic", "partition", "log_start_offset", "log_end_offset", "high_watermark",
+        "recovery_point",
         "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
         "producer_batches",
         "producer_states", "listener",
@@ -155,6 +156,9 @@ class Log:
         self.topic = topic
         self.partition = partition
         self.log_start_offset = 0
+        # LocalLog.logEndOffset: kept up to date by every append, truncation and wipe (a new
+        # log start removes records from the front only, so it leaves the LEO where it is)
+        self.log_end_offset = 0
         self.high_watermark = 0
         self.recovery_point = 0  # Kafka flushed (fsynced) everything below
         self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
@@ -173,10 +177,6 @@ class Log:
                 f"LEO={self.log_end_offset}, HW={self.high_watermark})")
 
     # -- offsets ----------------------------------------------------------------------------
-    @property
-    def log_end_offset(self) -> int:
-        return self.log_start_offset + len(self.ids)
-
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -212,6 +212,7 @@ class Log:
         self.sizes.fromlist(list(sizes))
         self.epochs.fromlist([epoch] * n)
         self.timestamps.fromlist([timestamp] * n)
+        self.log_end_offset = first + n
         self.leader_epoch_cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
@@ -224,7 +225,7 @@ class Log:
     def append_as_follower(self, chunk: RecordChunk) -> None:
         """Append records fetched from the leader; the chunk must start at our LEO."""
         base, epochs, ids, timestamps, sizes, batches = chunk
-        if base != self.log_start_offset + len(self.ids):  # the log end offset
+        if base != self.log_end_offset:
             raise RuntimeError(
                 f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
                 f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
@@ -241,6 +242,7 @@ class Log:
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
         self.sizes.extend(sizes)
+        self.log_end_offset = base + len(ids)
         if batches:
             self.producer_batches.extend(batches)
         listener = self.listener
@@ -338,6 +340,7 @@ class Log:
         self.ids = self.ids[:keep]
         self.timestamps = self.timestamps[:keep]
         self.sizes = self.sizes[:keep]
+        self.log_end_offset = offset
         pb = self.producer_batches
         if pb:
             self.producer_batches = list(_batches_in(pb, self.log_start_offset, offset - 1))
@@ -358,6 +361,7 @@ class Log:
         self.sizes = array("i")
         self.producer_batches = []
         self.log_start_offset = offset
+        self.log_end_offset = offset
         self.high_watermark = offset
         self.recovery_point = offset
         self.durable_offset = offset
@@ -380,7 +384,7 @@ class Log:
         self.sizes = self.sizes[drop:]
         pb = self.producer_batches
         if pb:
-            self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset + drop - 1))
+            self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset - 1))
         self.log_start_offset = offset
         self.recovery_point = max(self.recovery_point, offset)
         self.durable_offset = max(self.durable_offset, offset)
@@ -391,7 +395,7 @@ class Log:
         """Kafka fsyncs up to ``offset`` (default: LEO): the recovery point only moves forward.
         Returns whether it moved: only then does Kafka reset the log's lastFlushTime
         (LocalLog.markFlushed, UnifiedLog.flush; Log.flush before 3.0)."""
-        leo = self.log_start_offset + len(self.ids)
+        leo = self.log_end_offset
         target = leo if offset is None else min(offset, leo)
         if target > self.durable_offset:
             self.durable_offset = target
@@ -403,10 +407,10 @@ class Log:
     def write_back(self, offset: int) -> None:
         """The operating system wrote the page cache back up to ``offset``: that data survives a
         power loss, but Kafka does not know it, so the recovery point stays where it is."""
-        target = min(offset, self.log_start_offset + len(self.ids))
+        target = min(offset, self.log_end_offset)
         if target > self.durable_offset:
             self.durable_offset = target
 
     def unflushed_messages(self) -> int:
         """LocalLog.unflushedMessages: LEO - recovery point (what flush.messages counts)."""
-        return self.log_start_offset + len(self.ids) - self.recovery_point
+        return self.log_end_offset - self.recovery_point
