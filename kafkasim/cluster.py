@@ -325,9 +325,9 @@ class Cluster(StateViews):
         net = self.network
         engine = self.engine
         now = engine.now
-        env = net.envelope(src, dst, msg, now)
-        msg_id = env.msg_id
         if net.groups or net.cut_links or net.drops or net.holds:
+            env = net.envelope(src, dst, msg, now)
+            msg_id = env.msg_id
             fate = net.classify(env)
             if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
                 self._queue_controller_request(src, dst, msg)
@@ -340,12 +340,15 @@ class Cluster(StateViews):
                 net.stats["dropped"] += 1
                 self.record("drop", src, "", -1, (self.wire_name(msg), dst, msg_id, fate))
                 return
+            t = net.delivery_time(env, now, engine.rng)
+        else:  # nothing can hold or drop it: one call (Network.post)
+            env, t = net.post(src, dst, msg, now, engine.rng)
+            msg_id = env.msg_id
         trace = self.trace
         if trace.messages:
             name = self.wire_names.get(type(msg)) or self.wire_name(msg)
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
-        engine.schedule_at(net.delivery_time(env, now, engine.rng), "deliver", env,
-                           net.incarnations.get(dst, 0))
+        engine.schedule_at(t, "deliver", env, net.incarnations.get(dst, 0))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a

@@ -137,6 +137,29 @@ class Network:
         self.stats["sent"] += 1
         return env
 
+    def post(self, src: Node, dst: Node, msg: Message, now: int, rng) -> tuple[Envelope, int]:
+        """``envelope`` and ``delivery_time`` in one step, for a message no filter can hold or
+        drop (no partition, cut, hold or drop in place): the same message id, the same seeded
+        latency draw and the same per-link FIFO horizon as the two calls."""
+        msg_id = self.next_msg_id
+        self.next_msg_id = msg_id + 1
+        self.stats["sent"] += 1
+        env = Envelope(src, dst, msg, now, msg_id)
+        latency = self.latency_ms
+        if self.jitter_ms:
+            latency += int(rng.random() * (self.jitter_ms + 1))  # uniform on 0..jitter
+        if self.extra_latency:
+            latency += self.extra_latency.get(src, 0) + self.extra_latency.get(dst, 0)
+        if self.delays:
+            latency += self._delay_for(env)
+        link = (src, dst)
+        t = now + latency
+        last = self.last_delivery.get(link, 0)
+        if t < last:
+            t = last
+        self.last_delivery[link] = t
+        return env, t
+
     def classify(self, env: Envelope) -> str:
         """What happens to a message leaving now: 'send', 'hold', 'drop' or 'unreachable'."""
         if not (self.groups or self.cut_links or self.drops or self.holds):
