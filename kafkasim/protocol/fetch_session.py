@@ -164,7 +164,8 @@ class FetchSessionHandler:
                 self.epoch = INITIAL_EPOCH        # nextCloseExistingAttemptNew
             return False
         session = self.session_partitions
-        if is_full(self.epoch):
+        epoch = self.epoch
+        if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:   # is_full, inlined (every response)
             # verifyFullFetchResponsePartitions: exactly the session's partitions
             got = {(pd.topic, pd.partition) for pd in resp.partitions}
             if got != session.keys():
@@ -182,8 +183,8 @@ class FetchSessionHandler:
                 return False
         if resp.session_id == INVALID_SESSION_ID:
             self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH
-        else:
-            self.epoch = next_epoch(self.epoch)
+        else:   # next_epoch, inlined (every response)
+            self.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
         return True
 
     def handle_error(self) -> None:
@@ -472,7 +473,7 @@ class FetchContext:
 def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
     """FetchManager.newContext."""
     sid, epoch = req.session_id, req.session_epoch
-    if is_full(epoch):
+    if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:   # is_full, inlined (every request)
         if sid != INVALID_SESSION_ID:
             cache.remove(sid)
         return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
@@ -487,7 +488,8 @@ def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
     shard.touch(session, now)
-    session.epoch = next_epoch(session.epoch)
+    # next_epoch, inlined (every request); session.epoch == epoch here
+    session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
     return FetchContext(INCREMENTAL, req, session)
 
 
@@ -509,7 +511,8 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
                                                       fctx.req.replica_id)
         return E.NONE, sid, tuple(datas)
     session = fctx.session
-    if session.epoch != next_epoch(fctx.req.session_epoch):
+    epoch = fctx.req.session_epoch   # next_epoch below, inlined (every response)
+    if session.epoch != (epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)):
         return E.INVALID_FETCH_SESSION_EPOCH, session.id, ()   # a duplicate request
     parts = session.partitions
     out = []

@@ -181,7 +181,10 @@ class ReplicaFetcherThread:
         (do the full pass) when the session is not incremental, some partition must truncate,
         none is ready, more than one is new to the session, or the settings changed."""
         session = self.session
-        if session is None or is_full(session.epoch) or not fetch_session.LAZY:
+        if session is None or not fetch_session.LAZY:
+            return False
+        epoch = session.epoch
+        if epoch == fetch_session.INITIAL_EPOCH or epoch == fetch_session.FINAL_EPOCH:  # is_full
             return False
         rules = ctx.rules
         cfg = ctx.config

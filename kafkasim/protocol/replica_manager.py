@@ -278,7 +278,9 @@ class ReplicaManager:
         now = ctx.now
         if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
                                          or req.session_id != INVALID_SESSION_ID):
-            cache = self.session_cache(ctx)
+            cache = self.fetch_sessions   # session_cache, inlined (every request)
+            if cache is None:
+                cache = self.session_cache(ctx)
             if fetch_session.LAZY and req.session_epoch > 0:
                 self._wake_named(ctx, cache.get(req.session_id), req)
             fctx = fetch_session.new_context(cache, req, now)
@@ -323,7 +325,9 @@ class ReplicaManager:
         evict one), an incremental answer keeps only the partitions with news."""
         if fctx is None:
             return FetchResponse(req.correlation_id, tuple(datas))
-        cache = self.session_cache(ctx)
+        cache = self.fetch_sessions   # session_cache, inlined (every response)
+        if cache is None:
+            cache = self.session_cache(ctx)
         # only a full fetch can create a session, and so evict one (maybeCreateSession)
         full = fctx.kind == fetch_session.FULL
         evicted = cache.evictions() if full else 0
