@@ -817,7 +817,8 @@ class Broker:
         """UnifiedLog.append: flush once unflushedMessages (LEO - recovery point) reaches the
         topic's flush.messages."""
         interval = self.cluster.topic_configs[log.topic]["flush.messages"]
-        if log.unflushed_messages() >= interval and log.flush():
+        # log.unflushed_messages(), inlined (every append)
+        if log.log_end_offset - log.recovery_point >= interval and log.flush():
             self.last_flush_ms[(log.topic, log.partition)] = self.now
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:

@@ -260,7 +260,8 @@ class Partition:
             return False
         log = self.log
         old = log.high_watermark
-        maximal = self.maximal_isr(ctx)
+        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
+        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
         remote = self.remote
         # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
         # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
