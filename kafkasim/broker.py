@@ -1058,7 +1058,12 @@ class Broker:
                 self.schedule_timer(max(1, round(self.disk_delay_ms * n)),
                                     Broker._timer_fetcher_process, key, msg)
                 return
-        self._timer_fetcher_process(key, msg)
+        thread = self.fetchers.get(key)   # _timer_fetcher_process, inlined (every response)
+        if thread is not None:
+            if isinstance(msg, FetchResponse):
+                thread.on_fetch_response(self, msg)
+            else:
+                thread.on_offsets_for_leader_epoch(self, msg)
 
     def _on_offsets_for_leader_epoch(self, src, msg: OffsetsForLeaderEpochRequest) -> None:
         self.replica_manager.offsets_for_leader_epoch(self, src, msg)
