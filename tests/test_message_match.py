@@ -184,7 +184,14 @@ def test_tuple_entry_names_fit_the_messages_the_simulation_sends(monkeypatch):
         seen.setdefault(type(msg).__name__, msg)
         return orig(self, src, dst, msg, now)
 
+    orig_post = Network.post
+
+    def spy_post(self, src, dst, msg, now, rng):   # Cluster.send's no-fault path
+        seen.setdefault(type(msg).__name__, msg)
+        return orig_post(self, src, dst, msg, now, rng)
+
     monkeypatch.setattr(Network, "envelope", spy)
+    monkeypatch.setattr(Network, "post", spy_post)
     c = Cluster(3, seed=2, kafka_version="2.8")   # 2.8: OffsetsForLeaderEpoch after failover
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all")
