@@ -420,6 +420,12 @@ class ReplicaManager:
                 self._wake_one(session, tp)
 
     def _wake_one(self, session, tp) -> None:
+        self._unquiet(session, tp)
+        session.active[tp] = session.partitions[tp]
+
+    def _unquiet(self, session, tp) -> None:
+        """``tp`` stops being quiet for ``session``: write its skipped reads' lag clocks and
+        drop the session from the partition's quiet list."""
         part = self.partitions.get(tp)
         if part is not None:
             self._materialize(part, session)
@@ -428,20 +434,12 @@ class ReplicaManager:
             lst[:] = [s for s in lst if s is not session]
             if not lst:
                 del self.quiet[tp]
-        session.active[tp] = session.partitions[tp]
 
     def _settle_session(self, session) -> None:
         """A session left the cache: write the lag clocks of its quiet partitions."""
         for tp in session.partitions:
             if tp not in session.active:
-                part = self.partitions.get(tp)
-                if part is not None:
-                    self._materialize(part, session)
-                lst = self.quiet.get(tp)
-                if lst is not None:
-                    lst[:] = [s for s in lst if s is not session]
-                    if not lst:
-                        del self.quiet[tp]
+                self._unquiet(session, tp)
         session.active = dict(session.partitions)
 
     def settle_fetch_sessions(self) -> None:
