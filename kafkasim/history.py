@@ -22,6 +22,7 @@ sequences are the live cluster's own). ``max_snapshots=None`` keeps every snapsh
 from __future__ import annotations
 
 import bisect
+import gc
 from dataclasses import dataclass
 
 from kafkasim import snapshots
@@ -46,6 +47,56 @@ ACTIONS = ("crash", "start", "restart", "power_loss", "shutdown", "pause", "slow
 
 
 MAX_SNAPSHOTS = 1000
+
+#: Restores kept out of the collector's way before the discarded clusters are let go
+#: (``_Collector``); each discarded cluster of the course's players is ~5 MB.
+UNFREEZE_EVERY = 8
+
+
+class _Collector:
+    """Keeps what a restore loads, with the recorded history, out of the cyclic garbage
+    collector's way (``gc.freeze()``), so that seeking and forking do not pay for collections.
+
+    A full collection traverses every container: after two simulated minutes of the player's
+    workload that is the trace rows, the records and the producer results, ~180 ms against a
+    fork's 100 ms budget, and one came every two or three restores (each restore adds a
+    cluster's worth of long-lived objects, which is what triggers one). The restored objects
+    are made with the collector off (``snapshots.load``), so each restore also paid a young
+    collection over all of them (~12 ms).
+
+    Frozen objects are still freed when their reference count drops to zero; only cyclic
+    garbage among them waits: here the live cluster each restore replaces. So after
+    ``UNFREEZE_EVERY`` frozen restores everything is unfrozen and stays so until the collector
+    has run a full collection (which frees those clusters); then freezing starts again. Memory
+    above a run without freezing is at most that many discarded clusters. Nothing here changes
+    a run (the collector never does), only when memory is given back. Does nothing while the
+    caller has the collector disabled."""
+
+    def __init__(self) -> None:
+        self.frozen_restores = 0
+        self.unfrozen_at: int | None = None   # full collections counted at the unfreeze
+
+    @staticmethod
+    def _full_collections() -> int:
+        return gc.get_stats()[-1]["collections"]
+
+    def after_restore(self) -> None:
+        if not gc.isenabled():
+            return
+        if self.unfrozen_at is not None:
+            if self._full_collections() == self.unfrozen_at:
+                return                       # the discarded clusters are not collected yet
+            self.unfrozen_at = None
+        if self.frozen_restores >= UNFREEZE_EVERY:
+            gc.unfreeze()
+            self.frozen_restores = 0
+            self.unfrozen_at = self._full_collections()
+            return
+        gc.freeze()
+        self.frozen_restores += 1
+
+
+_collector = _Collector()
 
 
 class History:
@@ -113,6 +164,7 @@ class History:
         self.cluster = c
         if self.producer is not None:
             self.producer = c.clients.get(self.producer.client_id)
+        _collector.after_restore()
 
     # -- moving in time -----------------------------------------------------------------------
     @property
