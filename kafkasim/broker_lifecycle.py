@@ -22,6 +22,10 @@
   the retry timeout is sent again at once (NodeToControllerRequestThread.handleResponse:
   ``wasDisconnected`` -> ``requestQueue.putFirst``); past it, the lifecycle manager backs off
   (BrokerHeartbeatResponseHandler.onTimeout -> scheduleNextCommunicationAfterFailure).
+  A NOT_CONTROLLER answer or a broken connection is the channel's business, not a failure: the
+  same request goes back to the head of the queue and on to the controller the raft client
+  names now (after the NetworkClient's 50 ms reconnect backoff if that is the same node; every
+  100 ms while none is known); only other errors make the lifecycle manager back off.
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
   each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
