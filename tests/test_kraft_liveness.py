@@ -122,7 +122,8 @@ def test_brokers_fenced_by_an_isolated_controller_unfence_after_its_reelection()
     ELR and every broker unfences within the bound Kafka's timeouts give. After the heal at H a
     broker's heartbeat in flight into the cut fails by H + session/2 (the channel's retry
     timeout, KAFKA-14392), its backoff is at most broker.session.timeout.ms, and an attempt that
-    reaches a controller that is not active yet (NOT_CONTROLLER) backs off at most that again:
+    reaches a controller that is not active yet (NOT_CONTROLLER) is resent by the channel
+    within its retry timeout or, past it, backs off at most that again:
     every broker's next heartbeat reaches the new active controller (claimed at A) by
     max(H + 1.5 x session, A + session); that heartbeat unfences it (wantFence=false, metadata
     offset past its registration) and its unfencing elects the ELR member, committed a few ms
