@@ -22,6 +22,10 @@
   the retry timeout is sent again at once (NodeToControllerRequestThread.handleResponse:
   ``wasDisconnected`` -> ``requestQueue.putFirst``); past it, the lifecycle manager backs off
   (BrokerHeartbeatResponseHandler.onTimeout -> scheduleNextCommunicationAfterFailure).
+  A NOT_CONTROLLER answer or a broken connection is the channel's business, not a failure: the
+  same request goes back to the head of the queue and on to the controller the raft client
+  names now (after the NetworkClient's 50 ms reconnect backoff if that is the same node; every
+  100 ms while none is known); only other errors make the lifecycle manager back off.
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
   each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
@@ -57,13 +61,16 @@ PENDING_CONTROLLED_SHUTDOWN = "PENDING_CONTROLLED_SHUTDOWN"
 SHUTTING_DOWN = "SHUTTING_DOWN"
 NOT_RUNNING = "NOT_RUNNING"
 
+RECONNECT_BACKOFF_MS = 50   # the controller channel's NetworkClient (reconnect.backoff fixed)
+
 
 class BrokerLifecycleManager:
     """See the module docstring. Also the RaftContext of the broker's observer client."""
 
     __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
-                 "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing")
+                 "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
+                 "queued", "channel_token")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -84,6 +91,9 @@ class BrokerLifecycleManager:
         # BrokerServer.startup installs the BrokerMetadataPublisher (ReplicaManager.applyDelta)
         # only once the controller has acknowledged the broker as caught up
         self.publishing = False
+        # the channel's queue head waiting for a controller: (msg, created_ms, failed node)
+        self.queued = None
+        self.channel_token = 0
 
     # -- RaftContext --------------------------------------------------------------------------
     @property
@@ -141,6 +151,8 @@ class BrokerLifecycleManager:
         self.failed_attempts = 0
         self.got_shutdown_response = False
         self.inflight = None
+        self.queued = None
+        self.channel_token += 1
         self.image = MetadataImage()
         self.publishing = False
         self.raft.start(self)
@@ -149,6 +161,8 @@ class BrokerLifecycleManager:
     def stop(self) -> None:
         self.state = NOT_RUNNING
         self.inflight = None
+        self.queued = None
+        self.channel_token += 1
         self.next_comm_token += 1
 
     def begin_controlled_shutdown(self) -> None:
@@ -194,8 +208,8 @@ class BrokerLifecycleManager:
     def communicate(self) -> None:
         """Send the registration (until it succeeds) or the next heartbeat to the active
         controller, as the raft client knows it."""
-        if self.state in (NOT_RUNNING, SHUTTING_DOWN):
-            return
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN) or self.queued is not None:
+            return   # (communicationInFlight: the channel still holds the last request)
         controller = self.raft.leader_id
         if controller is None or controller < 0:
             # NodeToControllerChannelManager: no known controller yet; poll again
@@ -240,13 +254,54 @@ class BrokerLifecycleManager:
         self._after_failure()
 
     def controller_gone(self) -> None:
-        """The connection to the controller broke: the channel resends to the next one."""
+        """The connection to the controller broke (NodeToControllerRequestThread.handleResponse:
+        ``wasDisconnected`` -> forget the controller, ``requestQueue.putFirst``): the same
+        request goes again to the controller resolved now, without the lifecycle manager's
+        backoff."""
         if self.inflight is not None:
-            self.inflight = None
+            self._requeue()
+
+    def _requeue(self) -> None:
+        """NodeToControllerRequestThread.handleResponse on a disconnect or a NOT_CONTROLLER
+        answer (3.3.0 ... trunk, unchanged): the channel forgets the controller
+        (``updateControllerAddress(null)`` / ``maybeDisconnectAndUpdateController``, which also
+        closes the connection) and puts the *same* queue item back at the head of its queue
+        (``requestQueue.putFirst``); the item's callback -- BrokerLifecycleManager's response
+        handler and its exponential backoff -- is not called. Tested as
+        NodeToControllerRequestThreadTest.testNotController."""
+        _corr, _kind, failed, created, msg = self.inflight
+        self.inflight = None
+        self._dispatch(msg, created, failed)
+
+    def _dispatch(self, msg, created: int, failed: int) -> None:
+        """The request thread's next ``doWork``: ``generateRequests`` fails an item as old as
+        retryTimeoutMs (``onTimeout``: the lifecycle manager backs off); with no controller
+        known (RaftControllerNodeProvider: the raft client's leader) the thread polls again
+        after 100 ms (``pollOnce(100)``); else the item goes at once to the controller now
+        known. If that is the node just disconnected, NetworkClient reconnects to it only after
+        its reconnect backoff, 50 ms (NodeToControllerChannelManagerImpl builds the NetworkClient
+        with reconnectBackoffMs = reconnectBackoffMax = 50; its jitter left out)."""
+        self.queued = None
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        if self.now - created >= self.channel_timeouts()[1]:
             self._after_failure()
+            return
+        controller = self.raft.leader_id
+        if controller is None or controller < 0 or controller == failed:
+            self.queued = (msg, created, -1)   # the reconnect backoff is over by the next try
+            self.channel_token += 1
+            self.broker.schedule_timer(100 if controller is None or controller < 0 else
+                                       RECONNECT_BACKOFF_MS, _timer_channel_poll,
+                                       self.channel_token)
+            return
+        self._send(controller, msg, created)
 
     def on_registration_response(self, msg: BrokerRegistrationResponse) -> None:
         if self.inflight is None or self.inflight[0] != msg.correlation_id:
+            return
+        if msg.error == E.NOT_CONTROLLER:
+            self._requeue()      # the channel's, not the lifecycle manager's, to handle
             return
         self.inflight = None
         if msg.error != E.NONE:
@@ -263,6 +318,11 @@ class BrokerLifecycleManager:
 
     def on_heartbeat_response(self, msg: BrokerHeartbeatResponse) -> None:
         if self.inflight is None or self.inflight[0] != msg.correlation_id:
+            return
+        if msg.error == E.NOT_CONTROLLER:
+            # NodeToControllerRequestThread.handleResponse: resent at once to the controller
+            # known now; BrokerHeartbeatResponseEvent (which would back off) never sees it
+            self._requeue()
             return
         self.inflight = None
         if msg.error != E.NONE:
@@ -312,6 +372,12 @@ def _timer_communicate(broker, token: int) -> None:
     lm = broker.lifecycle
     if token == lm.next_comm_token:
         lm.communicate()
+
+
+def _timer_channel_poll(broker, token: int) -> None:
+    lm = broker.lifecycle
+    if token == lm.channel_token and lm.queued is not None:
+        lm._dispatch(*lm.queued)
 
 
 def _timer_request_timeout(broker, corr: int) -> None:

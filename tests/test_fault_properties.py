@@ -426,13 +426,14 @@ def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
 
 
 def kraft_stuck_reasons(c: Cluster, partitions: int) -> list[str]:
-    """KRaft: why the cluster has not settled (no known liveness problem is excused here)."""
-    out = []
-    if c.controller_id() < 0:
-        out.append("no active controller (unexplained)")
+    """KRaft: why the cluster has not settled (no known liveness problem is excused here). The
+    control plane's reasons come from the committed metadata image and the active controller
+    (``KRaftControlPlane.unsettled_reasons``), not from what a broker believes of itself; the
+    data plane's (a replica behind its leader) are added."""
+    out = [f"{r} (unexplained)" for r in c.kraft.unsettled_reasons()]
     for b, br in sorted(c.brokers.items()):
-        if br.state != "running" or br.lifecycle.is_fenced:
-            out.append(f"broker {b}: {br.state}, fenced={br.lifecycle.is_fenced} (unexplained)")
+        if br.state != "running":
+            out.append(f"broker {b}: {br.state} (unexplained)")
     for p in range(partitions):
         st = c.partition_state(TOPIC, p)
         leader = st["leader"]

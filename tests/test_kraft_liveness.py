@@ -33,6 +33,7 @@ from __future__ import annotations
 from kafkasim import events as ev
 from kafkasim.cluster import Cluster
 from kafkasim.protocol.kraft import records as R
+from kafkasim.protocol.messages import BrokerHeartbeatRequest
 from kafkasim.scenario import _settled
 from kafkasim.workload import RateWorkload
 from tests.test_fault_properties import generate, run_schedule
@@ -121,7 +122,8 @@ def test_brokers_fenced_by_an_isolated_controller_unfence_after_its_reelection()
     ELR and every broker unfences within the bound Kafka's timeouts give. After the heal at H a
     broker's heartbeat in flight into the cut fails by H + session/2 (the channel's retry
     timeout, KAFKA-14392), its backoff is at most broker.session.timeout.ms, and an attempt that
-    reaches a controller that is not active yet (NOT_CONTROLLER) backs off at most that again:
+    reaches a controller that is not active yet (NOT_CONTROLLER) is resent by the channel
+    within its retry timeout or, past it, backs off at most that again:
     every broker's next heartbeat reaches the new active controller (claimed at A) by
     max(H + 1.5 x session, A + session); that heartbeat unfences it (wantFence=false, metadata
     offset past its registration) and its unfencing elects the ELR member, committed a few ms
@@ -267,3 +269,76 @@ def test_a_controller_that_resigned_reverts_to_its_last_committed_offset():
     reg = node.controller.replication_control.partition(TOPIC, 0)
     assert reg == c.kraft.image.partitions[(TOPIC, 0)] and reg.leader == 3
     assert not any(b.fenced for b in node.controller.cluster_control.broker_registrations.values())
+
+
+# ------------------------------------------------------------------ NOT_CONTROLLER, disconnect
+def _heartbeat_sends(c: Cluster, broker: int, since: int) -> list[tuple[int, int]]:
+    """(time, destination) of each BrokerHeartbeatRequest broker ``broker`` sent since then."""
+    return [(r[0], r[5][1]) for r in c.trace.rows if r[1] == "send" and r[2] == broker
+            and r[0] >= since and r[5][0] == "BrokerHeartbeatRequest"]
+
+
+def test_not_controller_answer_resends_the_same_heartbeat_at_once_to_the_new_controller():
+    """NodeToControllerRequestThreadTest.testNotController: the old controller answers
+    NOT_CONTROLLER; the channel forgets it, puts the same queue item first and sends it at once
+    to the controller resolved now (RaftControllerNodeProvider: the raft client's leader). The
+    item's callback (BrokerLifecycleManager's heartbeat response handler, which backs off on
+    an error) runs only on the real answer. Here the heartbeat goes first to standby 3001, as
+    if it had been the controller when the request was generated."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.run(3000)
+    lm = c.brokers[1].lifecycle
+    active = c.controller_id()
+    assert c.run_until(lambda cl: lm.inflight is None, 5000)
+    assert active == lm.raft.leader_id and active != 3001 and lm.failed_attempts == 0
+    b = c.brokers[1]
+    created = c.now
+    heartbeats = len(_heartbeat_sends(c, 1, 0))
+    lm._send(3001, BrokerHeartbeatRequest(b.id, lm.broker_epoch, lm.image.offset, False, False),
+             created)
+    first_corr = lm.inflight[0]
+    assert c.run_until(lambda cl: lm.inflight is None or lm.inflight[0] != first_corr, 1000)
+    answered = c.now                      # NOT_CONTROLLER from 3001 arrived
+    assert lm.inflight is not None and lm.inflight[2] == active   # resent ...
+    assert lm.inflight[3] == created                               # ... the same queue item
+    sends = _heartbeat_sends(c, 1, created)
+    assert sends[:2] == [(created, 3001), (answered, active)]      # ... at once
+    assert len(_heartbeat_sends(c, 1, 0)) == heartbeats + 2
+    assert c.run_until(lambda cl: lm.inflight is None, 1000)
+    assert lm.failed_attempts == 0        # the handler saw success, never the error
+    assert not lm.is_fenced and lm.state == "RUNNING"
+
+
+def test_not_controller_from_the_only_known_controller_retries_after_the_reconnect_backoff():
+    """The active controller 3000, cut off from the other controllers, resigns (check quorum)
+    and answers NOT_CONTROLLER while the brokers' raft clients still name it leader: the
+    channel reconnects to the same node after its 50 ms reconnect backoff
+    (NodeToControllerChannelManagerImpl: NetworkClient reconnectBackoffMs = reconnectBackoffMax
+    = 50) and sends the same item again -- no lifecycle backoff (failedAttempts stays 0) --
+    until the raft client learns the new leader, which then gets the item at the channel's
+    next pass; the item is older than retryTimeoutMs only if that takes more than
+    broker.session.timeout.ms / 2."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.run(3000)
+    old = c.controller_id()
+    for node in sorted(c.kraft.nodes):
+        if node != old:
+            c.cut(old, node)
+    t0 = c.now
+    attempts = []
+    assert c.run_until(lambda cl: attempts.append(cl.brokers[1].lifecycle.failed_attempts) or (
+        cl.controller_id() not in (-1, old) and any(
+            dst == cl.controller_id() for _t, dst in _heartbeat_sends(cl, 1, t0))), 30000)
+    new = c.controller_id()
+    sends = _heartbeat_sends(c, 1, t0)
+    to_old = [t for t, dst in sends if dst == old]
+    gaps = [b - a for a, b in zip(to_old, to_old[1:], strict=False)]
+    assert len(gaps) >= 5, sends
+    # resend after the backoff plus one round trip (latency 1 ms, jitter 1 ms)
+    assert all(50 < g <= 50 + 2 * 2 + 1 for g in gaps[1:]), gaps
+    assert set(attempts) == {0}
+    assert sends[-1][1] == new
+    assert c.run_until(lambda cl: cl.brokers[1].lifecycle.inflight is None, 1000)
+    assert not c.kraft.image.brokers[1].fenced and c.brokers[1].lifecycle.failed_attempts == 0
