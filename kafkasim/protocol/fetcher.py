@@ -36,6 +36,9 @@ if TYPE_CHECKING:   # types only: no import of the context at run time
 TRUNCATING = "Truncating"
 FETCHING = "Fetching"
 _NONE = E.NONE  # hot-path constant (one global load instead of a module attribute lookup)
+# FetchPartition is a NamedTuple, whose generated __new__ is a Python function: the fetch paths
+# build it with the C constructor directly (the same object)
+_new_fp = tuple.__new__
 
 
 def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
@@ -163,10 +166,10 @@ class ReplicaFetcherThread:
         diverging = rules.fetch_diverging_epoch
         max_bytes = cfg["replica.fetch.max.bytes"]
         logs = ctx.logs
-        parts = [FetchPartition(tp[0], tp[1], st.fetch_offset,
-                                st.current_leader_epoch if fencing else -1,
-                                st.last_fetched_epoch if diverging else -1,
-                                logs[tp].log_start_offset, max_bytes)
+        parts = [_new_fp(FetchPartition, (tp[0], tp[1], st.fetch_offset,
+                                          st.current_leader_epoch if fencing else -1,
+                                          st.last_fetched_epoch if diverging else -1,
+                                          logs[tp].log_start_offset, max_bytes))
                  for tp, st in ready]
         self._send_fetch(ctx, parts, session)
         if session is not None and fetch_session.LAZY:
@@ -213,10 +216,10 @@ class ReplicaFetcherThread:
                 if tp not in held:
                     new += 1
                 wanted += 1
-                changed[tp] = FetchPartition(
+                changed[tp] = _new_fp(FetchPartition, (
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
                     st.last_fetched_epoch if diverging else -1, logs[tp].log_start_offset,
-                    max_bytes)
+                    max_bytes))
         if new > 1 or len(held) - waiting + wanted == 0:
             return False
         to_send, to_forget = session.build_changed(changed)
