@@ -261,13 +261,16 @@ class Log:
             hi = len(sizes)
         if lo >= hi:
             return RecordChunk.empty(start_offset)
-        total = sizes[lo]
-        end = lo + 1
-        while end < hi:
-            total += sizes[end]
-            if total > max_bytes:
-                break
-            end += 1
+        if sum(sizes[lo:hi]) <= max_bytes:
+            end = hi   # all of them fit (one C-level sum: the usual follower fetch)
+        else:
+            total = sizes[lo]
+            end = lo + 1
+            while end < hi:
+                total += sizes[end]
+                if total > max_bytes:
+                    break
+                end += 1
         pb = self.producer_batches
         batches = _batches_in(pb, start_offset, start_offset + end - lo - 1) if pb else ()
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
