@@ -35,10 +35,12 @@ class ProducerStateEntry:
 
     def add(self, first_seq: int, last_seq: int, first_offset: int) -> None:
         b = self.batches
-        if b and b[-1].last_seq + 1 == first_seq and \
-                b[-1].first_offset + (b[-1].last_seq - b[-1].first_seq) + 1 == first_offset:
-            b[-1].last_seq = last_seq  # records of one batch arriving in pieces
-            return
+        if b:
+            last = b[-1]
+            seq = last.last_seq
+            if seq + 1 == first_seq and last.first_offset + seq - last.first_seq + 1 == first_offset:
+                last.last_seq = last_seq  # records of one batch arriving in pieces
+                return
         b.append(BatchMetadata(first_seq, last_seq, first_offset))
         if len(b) > NUM_BATCHES_TO_RETAIN:
             del b[0]
@@ -85,8 +87,20 @@ def update(states: dict, batches) -> None:
         if entry is None or epoch > entry.epoch:
             entry = ProducerStateEntry(epoch)
             states[pid] = entry
-        if epoch == entry.epoch:
-            entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
+        elif epoch == entry.epoch:
+            # ProducerStateEntry.add, inlined for its usual case: the batch follows the last
+            # one back to back (its sequences and offsets), so that run grows
+            b = entry.batches
+            if b:
+                last = b[-1]
+                seq = last.last_seq
+                if seq + 1 == first_seq and \
+                        last.first_offset + seq - last.first_seq + 1 == base_offset:
+                    last.last_seq = first_seq + last_offset - base_offset
+                    continue
+        else:
+            continue
+        entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
 
 
 def rebuild(log) -> dict:
