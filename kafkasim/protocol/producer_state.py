@@ -38,7 +38,8 @@ class ProducerStateEntry:
         if b:
             last = b[-1]
             seq = last.last_seq
-            if seq + 1 == first_seq and last.first_offset + seq - last.first_seq + 1 == first_offset:
+            if seq + 1 == first_seq and \
+                    last.first_offset + seq - last.first_seq + 1 == first_offset:
                 last.last_seq = last_seq  # records of one batch arriving in pieces
                 return
         b.append(BatchMetadata(first_seq, last_seq, first_offset))
