@@ -186,8 +186,7 @@ class ReplicaFetcherThread:
         session = self.session
         if session is None or not fetch_session.LAZY:
             return False
-        epoch = session.epoch
-        if epoch == fetch_session.INITIAL_EPOCH or epoch == fetch_session.FINAL_EPOCH:  # is_full
+        if session.epoch <= 0:   # is_full: INITIAL_EPOCH (0) or FINAL_EPOCH (-1)
             return False
         rules = ctx.rules
         cfg = ctx.config
@@ -256,10 +255,12 @@ class ReplicaFetcherThread:
         self.fetch_corr = corr
         self.fetch_count += 1
         self.requested = session.session_partitions
+        # positional: (..., isolation_level, rack_id, fetcher_id, session_id, session_epoch,
+        # to_forget), FetchRequest's field order
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
-                           to_send, fetcher_id=self.fetcher_id, session_id=session.session_id,
-                           session_epoch=session.epoch, to_forget=to_forget)
+                           to_send, "read_uncommitted", "", self.fetcher_id, session.session_id,
+                           session.epoch, to_forget)
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _wake_at(self, ctx: FetcherContext, when: int) -> None:
@@ -346,7 +347,8 @@ class ReplicaFetcherThread:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
-        if self.session is not None and not self.session.handle_response(resp):
+        session = self.session
+        if session is not None and not session.handle_response(resp):
             self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
             return
         partitions = self.partitions
@@ -387,7 +389,8 @@ class ReplicaFetcherThread:
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
                 leo = log.log_end_offset
                 st.fetch_offset = leo
-                st.last_fetched_epoch = log.latest_epoch()
+                entries = log.leader_epoch_cache.entries   # log.latest_epoch(), inlined
+                st.last_fetched_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
                 st.lag = hw - leo if hw > leo else 0
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
