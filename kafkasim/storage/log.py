@@ -230,7 +230,8 @@ class Log:
                 f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
                 f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
         cache = self.leader_epoch_cache
-        last_epoch = self.latest_epoch()
+        entries = cache.entries   # self.latest_epoch(), inlined
+        last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
         # fast path: every record is in the cache's latest epoch (one C-level count), so the
         # loop below would assign nothing
         if epochs.count(last_epoch) != len(epochs):
@@ -242,12 +243,13 @@ class Log:
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
         self.sizes.extend(sizes)
-        self.log_end_offset = base + len(ids)
+        end = base + len(ids)
+        self.log_end_offset = end
         if batches:
             self.producer_batches.extend(batches)
         listener = self.listener
         if listener is not None:
-            listener.on_append(self, base, base + len(ids) - 1, False)
+            listener.on_append(self, base, end - 1, False)
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
@@ -259,8 +261,9 @@ class Log:
         hi = max_offset - start
         if hi > len(sizes):
             hi = len(sizes)
-        if lo >= hi:
-            return RecordChunk.empty(start_offset)
+        if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
+            return _new_chunk(RecordChunk,
+                              (start_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
         if sum(sizes[lo:hi]) <= max_bytes:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
         else:
@@ -285,7 +288,10 @@ class Log:
         hi = end_offset - start
         if hi > len(sizes):
             hi = len(sizes)
-        total = 0
+        if lo >= hi or cap <= 0:
+            return 0
+        total = sizes[lo]   # the first record alone usually reaches min.bytes (default 1)
+        lo += 1
         while lo < hi and total < cap:
             total += sizes[lo]
             lo += 1
