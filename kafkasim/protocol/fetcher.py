@@ -227,7 +227,18 @@ class ReplicaFetcherThread:
             if fp is None and tp in partitions:
                 dirty[tp] = None
         self.dirty = dirty
-        self._send_request(ctx, session, to_send, to_forget)
+        # _send_request, inlined (one incremental fetch per leader answer)
+        cfg = ctx.config
+        corr = ctx.next_correlation_id()
+        self.in_flight = corr
+        self.fetch_corr = corr
+        self.fetch_count += 1
+        self.requested = session.session_partitions
+        req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
+                           cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
+                           to_send, "read_uncommitted", "", self.fetcher_id, session.session_id,
+                           session.epoch, to_forget)
+        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
         return True
 
     def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
@@ -402,4 +413,7 @@ class ReplicaFetcherThread:
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
+        # do_work: nothing is in flight now; its incremental build first, without the extra call
+        if partitions and self.built_with is not None and self._fetch_changed(ctx):
+            return
         self.do_work(ctx)
