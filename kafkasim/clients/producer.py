@@ -209,7 +209,12 @@ class Producer:
                 queue.append(batch)
                 rid += 1
         # one wake-up for the run: the first send's schedules it, the others found it set
-        self._wake_sender(self.linger_ms)
+        # (_wake_sender(linger.ms), inlined)
+        when = now + self.linger_ms
+        if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
+            self.sender_wakeup_ms = when
+            c.engine.schedule(self.linger_ms, "client_timer", self.client_id,
+                              Producer._timer_sender, (when,))
         return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
@@ -352,8 +357,13 @@ class Producer:
             self._refresh_metadata()
         if next_wake is not None:
             self._wake_sender(next_wake - now)
-        if self.delivery_timeout_ms is not None:
-            self._expire_batches()
+        limit = self.delivery_timeout_ms
+        if limit is not None:
+            # _expire_batches only when some queue's oldest batch is due (it seldom is)
+            for queue in self.batches.values():
+                if queue and now - queue[0].created_ms >= limit:
+                    self._expire_batches()
+                    break
 
     def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
@@ -361,6 +371,7 @@ class Producer:
         results = self.results
         sticky = self.sticky
         client_id = self.client_id
+        next_seq = self.next_seq
         for broker, batches in per_broker.items():
             self.correlation += 1
             corr = self.correlation
@@ -369,7 +380,10 @@ class Producer:
                 b.attempts += 1
                 attempts = b.attempts
                 if self.idempotent and b.base_seq < 0:
-                    self._assign_sequence(b)
+                    # _assign_sequence, inlined
+                    seq = b.base_seq = next_seq.get(b.tp, 0)
+                    b.epoch = self.producer_epoch
+                    next_seq[b.tp] = seq + len(b.record_ids)
                 for rid in b.record_ids:
                     results[rid].attempts = attempts
                 topic, partition = b.tp
@@ -444,10 +458,12 @@ class Producer:
         return broker, batches
 
     def _on_produce_response(self, src, msg: ProduceResponse) -> None:
-        entry = self._release(msg.correlation_id)
+        entry = self.in_flight.pop(msg.correlation_id, None)   # _release, inlined
         if entry is None:
             return
-        _broker, batches = entry
+        broker, batches, tid = entry
+        self.cluster.cancel_timeout(tid)
+        self.in_flight_per_broker[broker] -= 1
         by_tp = {}
         for b in batches:
             by_tp[b.tp] = b
