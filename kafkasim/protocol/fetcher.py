@@ -39,6 +39,7 @@ _NONE = E.NONE  # hot-path constant (one global load instead of a module attribu
 # FetchPartition is a NamedTuple, whose generated __new__ is a Python function: the fetch paths
 # build it with the C constructor directly (the same object)
 _new_fp = tuple.__new__
+_new = object.__new__   # a slotted message whose fields the caller sets (see _fetch_changed)
 
 
 def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
@@ -234,10 +235,22 @@ class ReplicaFetcherThread:
         self.fetch_corr = corr
         self.fetch_count += 1
         self.requested = session.session_partitions
-        req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
-                           cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
-                           to_send, "read_uncommitted", "", self.fetcher_id, session.session_id,
-                           session.epoch, to_forget)
+        # FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
+        # "", fetcher id, session id, session epoch, to_forget) with its fields set here: the
+        # class call would run its generated __init__ in an interpreter frame of its own
+        req = _new(FetchRequest)
+        req.correlation_id = corr
+        req.replica_id = self.broker_id
+        req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
+        req.min_bytes = cfg["replica.fetch.min.bytes"]
+        req.max_bytes = cfg["replica.fetch.response.max.bytes"]
+        req.partitions = to_send
+        req.isolation_level = "read_uncommitted"
+        req.rack_id = ""
+        req.fetcher_id = self.fetcher_id
+        req.session_id = session.session_id
+        req.session_epoch = session.epoch
+        req.to_forget = to_forget
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
         return True
 
