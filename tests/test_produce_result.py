@@ -43,3 +43,35 @@ def test_sent_results_settle_and_pickle_like_constructed_ones():
     assert all(r.attempts == 1 and r.latency_ms >= 0 for r in rs)
     copy = pickle.loads(pickle.dumps(rs))
     assert copy == rs and copy[0].errors is NO_ERRORS
+
+
+def test_produce_requests_and_batches_hold_every_field():
+    """_send_batches and _send_run set the ProduceRequest's and the _Batch's fields without the
+    class call: each must hold every field, as its constructor would."""
+    from kafkasim.clients.producer import _Batch
+    from kafkasim.protocol.messages import ProduceRequest
+
+    c, p = _cluster()
+    sent = []
+    send = c.send
+
+    def spy(src, dst, msg):
+        sent.append(msg)
+        return send(src, dst, msg)
+
+    c.send = spy
+    rs = p.send_many("t", ["a", "b", "c"], partition=0)
+    queued = list(p.batches[("t", 0)])
+    assert len(queued) == 1
+    b = queued[0]
+    names = [f.name for f in dataclasses.fields(_Batch)]
+    assert _Batch(*(getattr(b, n) for n in names)) == b
+    assert (b.record_ids, b.attempts, b.retry_at_ms, b.base_seq, b.epoch) == (
+        [r.record_id for r in rs], 0, 0, -1, 0)
+    assert p.flush()
+    requests = [m for m in sent if isinstance(m, ProduceRequest)]
+    assert len(requests) == 1
+    req = requests[0]
+    names = [f.name for f in dataclasses.fields(ProduceRequest)]
+    assert ProduceRequest(*(getattr(req, n) for n in names)) == req
+    assert (req.client_id, req.acks, len(req.partitions)) == (p.client_id, -1, 1)

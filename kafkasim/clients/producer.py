@@ -90,7 +90,9 @@ class ProduceResult:
         return f"<pending {self.value!r} to {where}>"
 
 
-_new_result = object.__new__   # a ProduceResult without running its __init__ (Producer._send_run)
+# a ProduceResult, _Batch or ProduceRequest whose fields the caller sets (Producer._send_run,
+# _send_batches): a class call runs the generated __init__ in an interpreter frame of its own
+_new_result = object.__new__
 
 
 @dataclass(slots=True)
@@ -222,7 +224,16 @@ class Producer:
                 batch.sizes.extend([size] * take)
                 rid += take
             else:
-                batch = _Batch(tp, [rid], [size], now, 0, 0, -1, 0)
+                # _Batch(tp, [rid], [size], now, 0, 0, -1, 0) without the class call
+                batch = _new_result(_Batch)
+                batch.tp = tp
+                batch.record_ids = [rid]
+                batch.sizes = [size]
+                batch.created_ms = now
+                batch.attempts = 0
+                batch.retry_at_ms = 0
+                batch.base_seq = -1
+                batch.epoch = 0
                 queue.append(batch)
                 rid += 1
         # one wake-up for the run: the first send's schedules it, the others found it set
@@ -412,8 +423,13 @@ class Producer:
                 else:
                     partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
                                        -1, -1, -1))
-            req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
-                                 tuple(partitions))
+            # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
+            req = _new_result(ProduceRequest)
+            req.correlation_id = corr
+            req.client_id = client_id
+            req.acks = self.acks
+            req.timeout_ms = self.ack_timeout_ms
+            req.partitions = tuple(partitions)
             c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
