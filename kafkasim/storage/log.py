@@ -213,7 +213,12 @@ class Log:
         self.epochs.fromlist([epoch] * n)
         self.timestamps.fromlist([timestamp] * n)
         self.log_end_offset = first + n
-        self.leader_epoch_cache.assign(epoch, first)
+        cache = self.leader_epoch_cache
+        entries = cache.entries
+        if not entries or entries[-1].epoch != epoch or entries[-1].start_offset > first:
+            # LeaderEpochFileCache.assign; a leader appending in the epoch it already has in its
+            # cache changes nothing (isUpdateNeeded is false), so that call is skipped
+            cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
                 first, first + n - 1, producer_id, producer_epoch, base_sequence)))
@@ -308,7 +313,7 @@ class Log:
     def update_high_watermark(self, hw: int) -> int:
         """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
         start = self.log_start_offset
-        leo = start + len(self.ids)
+        leo = self.log_end_offset
         if hw > leo:          # clamped into [log start, LEO]
             hw = leo
         if hw < start:
