@@ -75,7 +75,8 @@ def check_append(states: dict, ident) -> tuple[str, int]:
         # batch is a duplicate when its sequences lie inside a run already in the log
         if b.first_seq <= first_seq and last_seq <= b.last_seq:
             return "duplicate", b.first_offset + (first_seq - b.first_seq)
-    if first_seq != entry.last_seq + 1:
+    batches = entry.batches   # entry.last_seq, inlined (every idempotent produce)
+    if first_seq != (batches[-1].last_seq if batches else -1) + 1:
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
 
