@@ -90,6 +90,11 @@ class ProduceResult:
         return f"<pending {self.value!r} to {where}>"
 
 
+# a ProduceResult, _Batch or ProduceRequest whose fields the caller sets (Producer._send_run,
+# _send_batches): a class call runs the generated __init__ in an interpreter frame of its own
+_new_result = object.__new__
+
+
 @dataclass(slots=True)
 class _Batch:
     tp: tuple[str, int]
@@ -183,9 +188,23 @@ class Producer:
         results = self.results
         rid = first
         for value in values:
-            results[rid] = ProduceResult(rid, topic, partition,
-                                         value if value is not None else f"r{rid}",
-                                         PENDING, -1, None, 0, NO_ERRORS, now)
+            # ProduceResult(rid, topic, partition, value, PENDING, -1, None, 0, NO_ERRORS, now),
+            # its fields set here: a class call runs the generated __init__ in a frame of its
+            # own (type.__call__), the costliest step of a send (KafkaProducer: one
+            # FutureRecordMetadata per record)
+            r = _new_result(ProduceResult)
+            r.record_id = rid
+            r.topic = topic
+            r.partition = partition
+            r.value = value if value is not None else f"r{rid}"
+            r.status = PENDING
+            r.offset = -1
+            r.error = None
+            r.attempts = 0
+            r.errors = NO_ERRORS
+            r.sent_ms = now
+            r.done_ms = -1
+            results[rid] = r
             rid += 1
         self.n_pending += k
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
@@ -205,11 +224,25 @@ class Producer:
                 batch.sizes.extend([size] * take)
                 rid += take
             else:
-                batch = _Batch(tp, [rid], [size], now, 0, 0, -1, 0)
+                # _Batch(tp, [rid], [size], now, 0, 0, -1, 0) without the class call
+                batch = _new_result(_Batch)
+                batch.tp = tp
+                batch.record_ids = [rid]
+                batch.sizes = [size]
+                batch.created_ms = now
+                batch.attempts = 0
+                batch.retry_at_ms = 0
+                batch.base_seq = -1
+                batch.epoch = 0
                 queue.append(batch)
                 rid += 1
         # one wake-up for the run: the first send's schedules it, the others found it set
-        self._wake_sender(self.linger_ms)
+        # (_wake_sender(linger.ms), inlined)
+        when = now + self.linger_ms
+        if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
+            self.sender_wakeup_ms = when
+            c.engine.schedule(self.linger_ms, "client_timer", self.client_id,
+                              Producer._timer_sender, (when,))
         return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
@@ -352,8 +385,13 @@ class Producer:
             self._refresh_metadata()
         if next_wake is not None:
             self._wake_sender(next_wake - now)
-        if self.delivery_timeout_ms is not None:
-            self._expire_batches()
+        limit = self.delivery_timeout_ms
+        if limit is not None:
+            # _expire_batches only when some queue's oldest batch is due (it seldom is)
+            for queue in self.batches.values():
+                if queue and now - queue[0].created_ms >= limit:
+                    self._expire_batches()
+                    break
 
     def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
@@ -361,6 +399,7 @@ class Producer:
         results = self.results
         sticky = self.sticky
         client_id = self.client_id
+        next_seq = self.next_seq
         for broker, batches in per_broker.items():
             self.correlation += 1
             corr = self.correlation
@@ -369,7 +408,10 @@ class Producer:
                 b.attempts += 1
                 attempts = b.attempts
                 if self.idempotent and b.base_seq < 0:
-                    self._assign_sequence(b)
+                    # _assign_sequence, inlined
+                    seq = b.base_seq = next_seq.get(b.tp, 0)
+                    b.epoch = self.producer_epoch
+                    next_seq[b.tp] = seq + len(b.record_ids)
                 for rid in b.record_ids:
                     results[rid].attempts = attempts
                 topic, partition = b.tp
@@ -381,8 +423,13 @@ class Producer:
                 else:
                     partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
                                        -1, -1, -1))
-            req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
-                                 tuple(partitions))
+            # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
+            req = _new_result(ProduceRequest)
+            req.correlation_id = corr
+            req.client_id = client_id
+            req.acks = self.acks
+            req.timeout_ms = self.ack_timeout_ms
+            req.partitions = tuple(partitions)
             c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
@@ -444,10 +491,12 @@ class Producer:
         return broker, batches
 
     def _on_produce_response(self, src, msg: ProduceResponse) -> None:
-        entry = self._release(msg.correlation_id)
+        entry = self.in_flight.pop(msg.correlation_id, None)   # _release, inlined
         if entry is None:
             return
-        _broker, batches = entry
+        broker, batches, tid = entry
+        self.cluster.cancel_timeout(tid)
+        self.in_flight_per_broker[broker] -= 1
         by_tp = {}
         for b in batches:
             by_tp[b.tp] = b

@@ -36,6 +36,10 @@ if TYPE_CHECKING:   # types only: no import of the context at run time
 TRUNCATING = "Truncating"
 FETCHING = "Fetching"
 _NONE = E.NONE  # hot-path constant (one global load instead of a module attribute lookup)
+# FetchPartition is a NamedTuple, whose generated __new__ is a Python function: the fetch paths
+# build it with the C constructor directly (the same object)
+_new_fp = tuple.__new__
+_new = object.__new__   # a slotted message whose fields the caller sets (see _fetch_changed)
 
 
 def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
@@ -163,10 +167,10 @@ class ReplicaFetcherThread:
         diverging = rules.fetch_diverging_epoch
         max_bytes = cfg["replica.fetch.max.bytes"]
         logs = ctx.logs
-        parts = [FetchPartition(tp[0], tp[1], st.fetch_offset,
-                                st.current_leader_epoch if fencing else -1,
-                                st.last_fetched_epoch if diverging else -1,
-                                logs[tp].log_start_offset, max_bytes)
+        parts = [_new_fp(FetchPartition, (tp[0], tp[1], st.fetch_offset,
+                                          st.current_leader_epoch if fencing else -1,
+                                          st.last_fetched_epoch if diverging else -1,
+                                          logs[tp].log_start_offset, max_bytes))
                  for tp, st in ready]
         self._send_fetch(ctx, parts, session)
         if session is not None and fetch_session.LAZY:
@@ -183,8 +187,7 @@ class ReplicaFetcherThread:
         session = self.session
         if session is None or not fetch_session.LAZY:
             return False
-        epoch = session.epoch
-        if epoch == fetch_session.INITIAL_EPOCH or epoch == fetch_session.FINAL_EPOCH:  # is_full
+        if session.epoch <= 0:   # is_full: INITIAL_EPOCH (0) or FINAL_EPOCH (-1)
             return False
         rules = ctx.rules
         cfg = ctx.config
@@ -213,10 +216,10 @@ class ReplicaFetcherThread:
                 if tp not in held:
                     new += 1
                 wanted += 1
-                changed[tp] = FetchPartition(
+                changed[tp] = _new_fp(FetchPartition, (
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
                     st.last_fetched_epoch if diverging else -1, logs[tp].log_start_offset,
-                    max_bytes)
+                    max_bytes))
         if new > 1 or len(held) - waiting + wanted == 0:
             return False
         to_send, to_forget = session.build_changed(changed)
@@ -225,7 +228,30 @@ class ReplicaFetcherThread:
             if fp is None and tp in partitions:
                 dirty[tp] = None
         self.dirty = dirty
-        self._send_request(ctx, session, to_send, to_forget)
+        # _send_request, inlined (one incremental fetch per leader answer)
+        cfg = ctx.config
+        corr = ctx.next_correlation_id()
+        self.in_flight = corr
+        self.fetch_corr = corr
+        self.fetch_count += 1
+        self.requested = session.session_partitions
+        # FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
+        # "", fetcher id, session id, session epoch, to_forget) with its fields set here: the
+        # class call would run its generated __init__ in an interpreter frame of its own
+        req = _new(FetchRequest)
+        req.correlation_id = corr
+        req.replica_id = self.broker_id
+        req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
+        req.min_bytes = cfg["replica.fetch.min.bytes"]
+        req.max_bytes = cfg["replica.fetch.response.max.bytes"]
+        req.partitions = to_send
+        req.isolation_level = "read_uncommitted"
+        req.rack_id = ""
+        req.fetcher_id = self.fetcher_id
+        req.session_id = session.session_id
+        req.session_epoch = session.epoch
+        req.to_forget = to_forget
+        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
         return True
 
     def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
@@ -253,10 +279,12 @@ class ReplicaFetcherThread:
         self.fetch_corr = corr
         self.fetch_count += 1
         self.requested = session.session_partitions
+        # positional: (..., isolation_level, rack_id, fetcher_id, session_id, session_epoch,
+        # to_forget), FetchRequest's field order
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
-                           to_send, fetcher_id=self.fetcher_id, session_id=session.session_id,
-                           session_epoch=session.epoch, to_forget=to_forget)
+                           to_send, "read_uncommitted", "", self.fetcher_id, session.session_id,
+                           session.epoch, to_forget)
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _wake_at(self, ctx: FetcherContext, when: int) -> None:
@@ -343,7 +371,8 @@ class ReplicaFetcherThread:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
-        if self.session is not None and not self.session.handle_response(resp):
+        session = self.session
+        if session is not None and not session.handle_response(resp):
             self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
             return
         partitions = self.partitions
@@ -384,7 +413,8 @@ class ReplicaFetcherThread:
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
                 leo = log.log_end_offset
                 st.fetch_offset = leo
-                st.last_fetched_epoch = log.latest_epoch()
+                entries = log.leader_epoch_cache.entries   # log.latest_epoch(), inlined
+                st.last_fetched_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
                 st.lag = hw - leo if hw > leo else 0
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
@@ -396,4 +426,7 @@ class ReplicaFetcherThread:
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
+        # do_work: nothing is in flight now; its incremental build first, without the extra call
+        if partitions and self.built_with is not None and self._fetch_changed(ctx):
+            return
         self.do_work(ctx)

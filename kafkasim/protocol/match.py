@@ -96,6 +96,8 @@ def message_types() -> dict[str, type]:
 
 
 def _fields(cls: type) -> list[str]:
+    if hasattr(cls, "_fields"):   # a NamedTuple entry (FetchPartition)
+        return list(cls._fields)
     return [f.name for f in dataclasses.fields(cls)]
 
 

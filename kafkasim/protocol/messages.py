@@ -8,6 +8,7 @@ them as data. ``type_name`` is what scenario ``hold``/``drop`` filters match on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kafkasim.storage.log import RecordChunk
 
@@ -43,8 +44,11 @@ class ProduceResponse(Message):
 
 
 # --- Fetch -------------------------------------------------------------------------------------
-@dataclass(slots=True)
-class FetchPartition:
+class FetchPartition(NamedTuple):
+    """One partition of a FetchRequest (FetchRequestData.FetchPartition). A tuple: a follower
+    builds one per fetch and the fetch session compares it with the one it holds (sessions,
+    KIP-227), both at C speed; its repr is the dataclass one it replaced."""
+
     topic: str
     partition: int
     fetch_offset: int

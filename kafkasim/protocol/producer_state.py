@@ -35,10 +35,13 @@ class ProducerStateEntry:
 
     def add(self, first_seq: int, last_seq: int, first_offset: int) -> None:
         b = self.batches
-        if b and b[-1].last_seq + 1 == first_seq and \
-                b[-1].first_offset + (b[-1].last_seq - b[-1].first_seq) + 1 == first_offset:
-            b[-1].last_seq = last_seq  # records of one batch arriving in pieces
-            return
+        if b:
+            last = b[-1]
+            seq = last.last_seq
+            if seq + 1 == first_seq and \
+                    last.first_offset + seq - last.first_seq + 1 == first_offset:
+                last.last_seq = last_seq  # records of one batch arriving in pieces
+                return
         b.append(BatchMetadata(first_seq, last_seq, first_offset))
         if len(b) > NUM_BATCHES_TO_RETAIN:
             del b[0]
@@ -72,7 +75,8 @@ def check_append(states: dict, ident) -> tuple[str, int]:
         # batch is a duplicate when its sequences lie inside a run already in the log
         if b.first_seq <= first_seq and last_seq <= b.last_seq:
             return "duplicate", b.first_offset + (first_seq - b.first_seq)
-    if first_seq != entry.last_seq + 1:
+    batches = entry.batches   # entry.last_seq, inlined (every idempotent produce)
+    if first_seq != (batches[-1].last_seq if batches else -1) + 1:
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
 
@@ -85,8 +89,20 @@ def update(states: dict, batches) -> None:
         if entry is None or epoch > entry.epoch:
             entry = ProducerStateEntry(epoch)
             states[pid] = entry
-        if epoch == entry.epoch:
-            entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
+        elif epoch == entry.epoch:
+            # ProducerStateEntry.add, inlined for its usual case: the batch follows the last
+            # one back to back (its sequences and offsets), so that run grows
+            b = entry.batches
+            if b:
+                last = b[-1]
+                seq = last.last_seq
+                if seq + 1 == first_seq and \
+                        last.first_offset + seq - last.first_seq + 1 == base_offset:
+                    last.last_seq = first_seq + last_offset - base_offset
+                    continue
+        else:
+            continue
+        entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
 
 
 def rebuild(log) -> dict:

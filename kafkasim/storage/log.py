@@ -213,7 +213,12 @@ class Log:
         self.epochs.fromlist([epoch] * n)
         self.timestamps.fromlist([timestamp] * n)
         self.log_end_offset = first + n
-        self.leader_epoch_cache.assign(epoch, first)
+        cache = self.leader_epoch_cache
+        entries = cache.entries
+        if not entries or entries[-1].epoch != epoch or entries[-1].start_offset > first:
+            # LeaderEpochFileCache.assign; a leader appending in the epoch it already has in its
+            # cache changes nothing (isUpdateNeeded is false), so that call is skipped
+            cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
                 first, first + n - 1, producer_id, producer_epoch, base_sequence)))
@@ -230,7 +235,8 @@ class Log:
                 f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
                 f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
         cache = self.leader_epoch_cache
-        last_epoch = self.latest_epoch()
+        entries = cache.entries   # self.latest_epoch(), inlined
+        last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
         # fast path: every record is in the cache's latest epoch (one C-level count), so the
         # loop below would assign nothing
         if epochs.count(last_epoch) != len(epochs):
@@ -242,12 +248,13 @@ class Log:
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
         self.sizes.extend(sizes)
-        self.log_end_offset = base + len(ids)
+        end = base + len(ids)
+        self.log_end_offset = end
         if batches:
             self.producer_batches.extend(batches)
         listener = self.listener
         if listener is not None:
-            listener.on_append(self, base, base + len(ids) - 1, False)
+            listener.on_append(self, base, end - 1, False)
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
@@ -259,17 +266,28 @@ class Log:
         hi = max_offset - start
         if hi > len(sizes):
             hi = len(sizes)
-        if lo >= hi:
-            return RecordChunk.empty(start_offset)
-        total = sizes[lo]
-        end = lo + 1
-        while end < hi:
-            total += sizes[end]
-            if total > max_bytes:
-                break
-            end += 1
+        if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
+            return _new_chunk(RecordChunk,
+                              (start_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+        if sum(sizes[lo:hi]) <= max_bytes:
+            end = hi   # all of them fit (one C-level sum: the usual follower fetch)
+        else:
+            total = sizes[lo]
+            end = lo + 1
+            while end < hi:
+                total += sizes[end]
+                if total > max_bytes:
+                    break
+                end += 1
         pb = self.producer_batches
-        batches = _batches_in(pb, start_offset, start_offset + end - lo - 1) if pb else ()
+        if pb:
+            # _batches_in's steady state, inlined: the fetch covers exactly the newest batch
+            tail = pb[-1]
+            last = start_offset + end - lo - 1
+            batches = (tail,) if tail[0] == start_offset and tail[1] == last else \
+                _batches_in(pb, start_offset, last)
+        else:
+            batches = ()
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
                                         self.timestamps[lo:end], sizes[lo:end], batches))
 
@@ -282,7 +300,10 @@ class Log:
         hi = end_offset - start
         if hi > len(sizes):
             hi = len(sizes)
-        total = 0
+        if lo >= hi or cap <= 0:
+            return 0
+        total = sizes[lo]   # the first record alone usually reaches min.bytes (default 1)
+        lo += 1
         while lo < hi and total < cap:
             total += sizes[lo]
             lo += 1
@@ -292,7 +313,7 @@ class Log:
     def update_high_watermark(self, hw: int) -> int:
         """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
         start = self.log_start_offset
-        leo = start + len(self.ids)
+        leo = self.log_end_offset
         if hw > leo:          # clamped into [log start, LEO]
             hw = leo
         if hw < start:
