@@ -478,7 +478,16 @@ def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
             cache.remove(sid)
         return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
     shard = cache.shard_for(sid)
-    session = shard.sessions.get(sid) if shard is not None else None
+    return incremental_context(shard, shard.sessions.get(sid) if shard is not None else None,
+                               req, now)
+
+
+def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSession | None,
+                        req, now: int) -> FetchContext:
+    """FetchManager.newContext for an incremental request (neither INITIAL nor FINAL epoch), its
+    session already looked up in ``shard`` (None: no such session). Only an emptied session
+    leaves the cache here (into ``shard.removed``, then SESSIONLESS); the others keep it."""
+    epoch = req.session_epoch
     if session is None:
         return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:

@@ -281,12 +281,31 @@ class ReplicaManager:
             cache = self.fetch_sessions   # session_cache, inlined (every request)
             if cache is None:
                 cache = self.session_cache(ctx)
-            if fetch_session.LAZY and req.session_epoch > 0:
-                self._wake_named(ctx, cache.get(req.session_id), req)
-            fctx = fetch_session.new_context(cache, req, now)
-            for gone in cache.drain_removed():
-                self._settle_session(gone)
-            parts = fctx.partitions()
+            epoch = req.session_epoch
+            if epoch > 0:
+                # FetchManager.newContext's session lookup, done once for the lazy read too
+                sid = req.session_id
+                shard = cache.shard_for(sid)
+                cached = shard.sessions.get(sid) if shard is not None else None
+                if fetch_session.LAZY and cached is not None and cached.epoch == epoch:
+                    self._wake_named(cached, req)
+                fctx = fetch_session.incremental_context(shard, cached, req, now)
+            else:
+                fctx = fetch_session.new_context(cache, req, now)
+            kind = fctx.kind
+            if kind == fetch_session.INCREMENTAL:   # the session stays: nothing to drain
+                cached = fctx.session
+                if fetch_session.LAZY and cached.privileged:
+                    # FetchContext.partitions, inlined: the active partitions in session order
+                    parts = list(cached.active.values())
+                    if len(parts) > 1:
+                        parts.sort(key=fetch_session._pos)
+                else:
+                    parts = list(cached.partitions.values())
+            else:
+                for gone in cache.drain_removed():
+                    self._settle_session(gone)
+                parts = [] if kind == fetch_session.SESSION_ERROR else req.partitions
         session = fctx.session if fctx is not None and fetch_session.LAZY and \
             req.replica_id >= 0 else None
         if session is not None:
@@ -306,7 +325,9 @@ class ReplicaManager:
             ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
             return
         if session is not None:   # the quiet partitions are not read again, nor watched
-            parts = sorted(session.active.values(), key=fetch_session._pos)
+            parts = list(session.active.values())
+            if len(parts) > 1:
+                parts.sort(key=fetch_session._pos)
         df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms,
                           partitions=parts, context=fctx)
         self.next_delayed_id += 1
@@ -333,10 +354,12 @@ class ReplicaManager:
         evicted = cache.evictions() if full else 0
         err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
                                                             req.replica_id >= 0)
-        if full and cache.evictions() != evicted:
-            ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec", cache.evictions() - evicted)
-        for gone in cache.drain_removed():
-            self._settle_session(gone)
+        if full:   # only maybeCreateSession removes (evicts) a session here
+            if cache.evictions() != evicted:
+                ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec",
+                               cache.evictions() - evicted)
+            for gone in cache.drain_removed():
+                self._settle_session(gone)
         if fctx.session is not None:
             fctx.session.parked = None
         return FetchResponse(req.correlation_id, parts, err, sid)
@@ -403,11 +426,9 @@ class ReplicaManager:
                 # in parking order, as if it had watched ``tp`` from the start
                 insort(self.follower_fetch_waiters.setdefault(tp, []), df.id)
 
-    def _wake_named(self, ctx: ReplicaManagerContext, session, req: FetchRequest) -> None:
-        """An incremental request names or forgets partitions: settle those that were quiet
-        (their last read was the session's previous fetch)."""
-        if session is None or session.epoch != req.session_epoch:
-            return
+    def _wake_named(self, session, req: FetchRequest) -> None:
+        """An incremental request (of ``session``'s current epoch) names or forgets partitions:
+        settle those that were quiet (their last read was the session's previous fetch)."""
         parts = session.partitions
         active = session.active
         for fp in req.partitions:
