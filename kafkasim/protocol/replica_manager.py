@@ -287,7 +287,9 @@ class ReplicaManager:
                 sid = req.session_id
                 shard = cache.shard_for(sid)
                 cached = shard.sessions.get(sid) if shard is not None else None
-                if fetch_session.LAZY and cached is not None and cached.epoch == epoch:
+                # only a session with quiet partitions (active short of partitions) wakes any
+                if fetch_session.LAZY and cached is not None and cached.epoch == epoch and \
+                        len(cached.active) < len(cached.partitions):
                     self._wake_named(cached, req)
                 fctx = fetch_session.incremental_context(shard, cached, req, now)
             else:
