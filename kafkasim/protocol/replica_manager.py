@@ -316,13 +316,11 @@ class ReplicaManager:
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
         for fp in parts:
-            pd = self._read_partition(ctx, req, fp, update_follower_state=True)
+            pd = self._read_partition(ctx, req, fp, True, session)
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
             total += sum(pd.records.sizes)
-            if session is not None:
-                self._maybe_quiet(ctx, session, fp, pd)
         if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
             ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
             return
@@ -367,22 +365,13 @@ class ReplicaManager:
         return FetchResponse(req.correlation_id, parts, err, sid)
 
     # -- the lazy read of incremental sessions (fetch_session.LAZY; not Kafka's) ----------------
-    def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, pd) -> None:
-        """After reading ``cp`` for the session's follower: if the answer has nothing to say and
-        the read only refreshed the follower's lag clocks, stop reading it until it changes."""
-        if pd.error != E.NONE or len(pd.records.ids) or pd.diverging_epoch is not None or \
-                pd.preferred_read_replica >= 0 or pd.high_watermark != cp.high_watermark or \
-                pd.log_start_offset != cp.local_log_start_offset:
-            return
-        tp = (cp.topic, cp.partition)
-        part = self.partitions.get(tp)
+    def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, part: Partition) -> None:
+        """After reading ``cp`` for the session's follower (``_read_partition``, which checked
+        that the answer has nothing to say: no error, no records, the HW and log start offset
+        the session last answered, and still so after the read): if the read only refreshed the
+        follower's lag clocks, stop reading it until it changes."""
         replica = session.replica_id
-        if part is None:
-            return
-        log = part.log   # as it is now: the read itself may have moved the HW
-        if log.high_watermark != cp.high_watermark or \
-                log.log_start_offset != cp.local_log_start_offset or \
-                log.log_end_offset != cp.fetch_offset or \
+        if part.log.log_end_offset != cp.fetch_offset or \
                 not part.is_leader or replica not in part.isr or \
                 ctx.rulebook.updated_last_caught_up_time_ms is not \
                 rules.updated_last_caught_up_time_ms:
@@ -390,6 +379,7 @@ class ReplicaManager:
         st = part.remote.get(replica)
         if st is None or st.log_end_offset != cp.fetch_offset:
             return
+        tp = (cp.topic, cp.partition)
         del session.active[tp]
         self.quiet.setdefault(tp, []).append(session)
 
@@ -476,7 +466,9 @@ class ReplicaManager:
                         self._materialize(part, session)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
-                        update_follower_state: bool) -> FetchPartitionData:
+                        update_follower_state: bool, session=None) -> FetchPartitionData:
+        """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
+        incremental session when its lazy read applies (``fp`` is then its CachedPartition)."""
         part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
@@ -544,6 +536,12 @@ class ReplicaManager:
             if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
                                                 fp.log_start_offset, leo):
                 self.on_hw_increased(ctx, part)
+            # the lazy read: an answer with nothing to say (no records, the HW and log start
+            # offset the session last answered, unchanged by the read) may leave it quiet
+            if session is not None and fetch_offset == leo and hw == fp.high_watermark and \
+                    ls == fp.local_log_start_offset and log.high_watermark == hw and \
+                    log.log_start_offset == ls:
+                self._maybe_quiet(ctx, session, fp, part)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
