@@ -168,7 +168,8 @@ class ReplicaManager:
                                                pid, pepoch, base_seq)
             if ident is not None:
                 producer_state.update(log.producer_states, log.producer_batches[-1:])
-            self.wake_follower_fetches(ctx, tp)
+            if tp in self.follower_fetch_waiters:   # wake_follower_fetches, when watched
+                self._wake(ctx, self.follower_fetch_waiters, tp)
             if part.maybe_increment_leader_hw(ctx):
                 self.on_hw_increased(ctx, part)
         if acks != -1:
@@ -554,35 +555,33 @@ class ReplicaManager:
         chunk = log.read(fp.fetch_offset, hw, fp.partition_max_bytes)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
-    def _available_bytes(self, ctx: ReplicaManagerContext, df: DelayedFetch) -> tuple[int, bool]:
-        """Bytes a parked fetch could return now, and whether some partition must answer."""
-        total = 0
-        must = False
-        request = df.request
-        is_follower = request.replica_id >= 0
-        partitions = self.partitions
-        for fp in df.partitions:
-            part = partitions.get((fp.topic, fp.partition))
-            serving = part is not None and (part.is_leader or (
-                not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
-            if not serving or 0 <= fp.current_leader_epoch < part.leader_epoch:
-                must = True   # the leader epoch moved past the one the fetch was sent in
-                continue
-            log = part.log
-            end = log.log_end_offset if is_follower else log.high_watermark
-            if end > fp.fetch_offset:
-                total += log.bytes_between(fp.fetch_offset, end, request.min_bytes)
-        return total, must
-
     def _try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool) -> bool:
+        """DelayedFetch.tryComplete: answer the parked fetch ``df_id`` if ``force`` (its time is
+        up, or leadership moved), or if some partition must answer now (the leader epoch moved
+        past the one the fetch was sent in) or enough bytes are there (fetch.min.bytes)."""
         df = self.delayed_fetch.get(df_id)
         if df is None:
             return True
         request = df.request
         if not force:
-            avail, must = self._available_bytes(ctx, df)
-            if not must and avail < request.min_bytes:
-                return False
+            # the bytes the fetch could return now, counted up to min.bytes
+            min_bytes = request.min_bytes
+            total = 0
+            is_follower = request.replica_id >= 0
+            partitions = self.partitions
+            for fp in df.partitions:
+                part = partitions.get((fp.topic, fp.partition))
+                serving = part is not None and (part.is_leader or (
+                    not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
+                if not serving or 0 <= fp.current_leader_epoch < part.leader_epoch:
+                    break   # must answer now
+                log = part.log
+                end = log.log_end_offset if is_follower else log.high_watermark
+                if end > fp.fetch_offset:
+                    total += log.bytes_between(fp.fetch_offset, end, min_bytes)
+            else:
+                if total < min_bytes:
+                    return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
         datas = []   # a loop, not a comprehension: one call fewer per completion (CPython 3.11)
