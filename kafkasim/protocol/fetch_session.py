@@ -519,6 +519,12 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
         sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
                                                       fctx.req.replica_id)
         return E.NONE, sid, tuple(datas)
+    return incremental_response(fctx, datas)
+
+
+def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
+    """IncrementalFetchContext.updateAndGenerateResponseData: (error, session id, the
+    partitions with something to say)."""
     session = fctx.session
     epoch = fctx.req.session_epoch   # next_epoch below, inlined (every response)
     if session.epoch != (epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)):
@@ -533,5 +539,6 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
             if len(pd.records.ids):     # records: to the end of the session (fairness)
                 del parts[tp]
                 parts[tp] = cp
-                session.place(cp)
+                cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
+                session.next_pos += 1
     return E.NONE, session.id, tuple(out)

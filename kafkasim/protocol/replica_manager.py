@@ -347,6 +347,10 @@ class ReplicaManager:
         evict one), an incremental answer keeps only the partitions with news."""
         if fctx is None:
             return FetchResponse(req.correlation_id, tuple(datas))
+        if fctx.kind == fetch_session.INCREMENTAL:   # the usual case: no session made nor lost
+            err, sid, parts = fetch_session.incremental_response(fctx, datas)
+            fctx.session.parked = None
+            return FetchResponse(req.correlation_id, parts, err, sid)
         cache = self.fetch_sessions   # session_cache, inlined (every response)
         if cache is None:
             cache = self.session_cache(ctx)
