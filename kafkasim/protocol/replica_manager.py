@@ -542,8 +542,10 @@ class ReplicaManager:
                                                 fp.log_start_offset, leo):
                 self.on_hw_increased(ctx, part)
             # the lazy read: an answer with nothing to say (no records, the HW and log start
-            # offset the session last answered, unchanged by the read) may leave it quiet
-            if session is not None and fetch_offset == leo and hw == fp.high_watermark and \
+            # offset the session last answered, unchanged by the read) may leave it quiet; not
+            # while the HW is below the LEO: the next commit would wake it at once
+            if session is not None and fetch_offset == leo and hw == leo and \
+                    hw == fp.high_watermark and \
                     ls == fp.local_log_start_offset and log.high_watermark == hw and \
                     log.log_start_offset == ls:
                 self._maybe_quiet(ctx, session, fp, part)
