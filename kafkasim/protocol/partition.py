@@ -90,6 +90,12 @@ class Partition:
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.effective_min_isr_capped)
 
+    def full_isr_meets_min_isr(self, ctx: PartitionContext) -> bool:
+        """Kafka's capped ``effective_min_isr`` (3.7+) never exceeds the replica count, so an
+        ISR of every replica meets it: the caller may skip the topic config lookup."""
+        return len(self.isr) >= len(self.replicas) and ctx.rules.effective_min_isr_capped \
+            and ctx.rulebook.effective_min_isr is rules.effective_min_isr
+
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
                     replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int

@@ -146,7 +146,7 @@ class ReplicaManager:
             err = ctx.not_leader_error() if ctx.topic_exists(topic) \
                 else E.UNKNOWN_TOPIC_OR_PARTITION
             return [0, True, err, -1]
-        if acks == -1:
+        if acks == -1 and not part.full_isr_meets_min_isr(ctx):
             min_isr = part.effective_min_isr(ctx)
             if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                 ctx.trace("produce_rejected", topic, partition,
