@@ -293,6 +293,11 @@ class Partition:
         leader answers NOT_LEADER_OR_FOLLOWER."""
         if not self.is_leader:
             return True, E.NOT_LEADER_OR_FOLLOWER
-        return ctx.rulebook.check_enough_replicas_reach_offset(
-            self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
-            self.effective_min_isr(ctx))
+        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
+        maximal = self.isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        book = ctx.rulebook   # effective_min_isr, inlined
+        min_isr = book.effective_min_isr(
+            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
+            capped=ctx.rules.effective_min_isr_capped)
+        return book.check_enough_replicas_reach_offset(
+            self.log.high_watermark, required_offset, len(maximal), min_isr)
