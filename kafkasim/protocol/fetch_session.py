@@ -211,14 +211,6 @@ class CachedPartition:
     local_log_start_offset: int = -1
     pos: int = 0            # place in the session's order (partitionMap), for the lazy read
 
-    def update_request_params(self, fp) -> None:
-        """updateRequestParams."""
-        self.partition_max_bytes = fp.partition_max_bytes
-        self.fetch_offset = fp.fetch_offset
-        self.log_start_offset = fp.log_start_offset
-        self.current_leader_epoch = fp.current_leader_epoch
-        self.last_fetched_epoch = fp.last_fetched_epoch
-
     def maybe_update_response_data(self, pd, update: bool) -> bool:
         """maybeUpdateResponseData: must the incremental answer carry this partition?"""
         must = len(pd.records.ids) > 0
@@ -292,8 +284,12 @@ class FetchSession:
             if cp is None:
                 cp = parts[tp] = _cached(fp)
                 self.place(cp)
-            else:
-                cp.update_request_params(fp)
+            else:   # CachedPartition.updateRequestParams, inlined (every request)
+                cp.partition_max_bytes = fp.partition_max_bytes
+                cp.fetch_offset = fp.fetch_offset
+                cp.log_start_offset = fp.log_start_offset
+                cp.current_leader_epoch = fp.current_leader_epoch
+                cp.last_fetched_epoch = fp.last_fetched_epoch
             active[tp] = cp
         for tp in to_forget:
             tp = tuple(tp)
@@ -496,7 +492,14 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     if not session.partitions:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
-    shard.touch(session, now)
+    # shard.touch(session, now), inlined (every request)
+    session.last_used_ms = now
+    size = len(session.partitions)
+    shard.num_partitions += size - session.cached_size   # cached_size is set (>= 0) here
+    session.cached_size = size
+    old = now - session.creation_ms > shard.eviction_ms
+    session.evictable_by_privileged = old or not session.privileged
+    session.evictable_by_all = old
     # next_epoch, inlined (every request); session.epoch == epoch here
     session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
     return FetchContext(INCREMENTAL, req, session)
