@@ -258,22 +258,27 @@ class Partition:
             return False
         v = ctx.rules
         isr = self.isr
+        n = len(isr)
         if v.hw_frozen_under_min_isr and not (
                 # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
-                len(isr) >= len(self.replicas) and v.effective_min_isr_capped
+                n >= len(self.replicas) and v.effective_min_isr_capped
                 and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
-                and len(isr) < self.effective_min_isr(ctx):
+                and n < self.effective_min_isr(ctx):
             return False
         log = self.log
         old = log.high_watermark
         p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        if p is None or p.kind != "expand":
+            maximal = isr
+        else:
+            maximal = self.maximal_isr(ctx)
+            n = len(maximal)
         remote = self.remote
         # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
         # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
         # followers) exactly when every follower is in it: then no lookup is needed
         # (the clock too: only the caught-up test of such a follower reads it)
-        outside = len(maximal) <= len(remote)
+        outside = n <= len(remote)
         eligible = ctx.isr_eligible_brokers() \
             if outside and v.caught_up_requires_isr_eligible else None
         new = ctx.rulebook.maybe_increment_leader_hw(
