@@ -175,12 +175,15 @@ class Partition:
 
     # -- follower fetch bookkeeping on the leader ---------------------------------------------
     def update_follower_fetch_state(self, ctx: PartitionContext, replica_id: int, fetch_offset: int,
-                                    log_start_offset: int, leader_leo: int) -> bool:
-        """Record a follower fetch (Replica.updateFetchStateOrThrow); returns True if HW moved."""
+                                    log_start_offset: int, leader_leo: int,
+                                    now: int | None = None) -> bool:
+        """Record a follower fetch (Replica.updateFetchStateOrThrow) arriving at ``now`` (default
+        the clock's); returns True if HW moved."""
         st = self.remote.get(replica_id)
         if st is None:  # not an assigned replica
             return False
-        now = ctx.now
+        if now is None:
+            now = ctx.now
         v = ctx.rules
         st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
             st, fetch_offset, leader_leo, now, previous_fetch_rule=v.caught_up_previous_fetch_rule)

@@ -317,7 +317,7 @@ class ReplicaManager:
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
         for fp in parts:
-            pd = self._read_partition(ctx, req, fp, True, session)
+            pd = self._read_partition(ctx, req, fp, True, session, now)
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
@@ -471,9 +471,11 @@ class ReplicaManager:
                         self._materialize(part, session)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
-                        update_follower_state: bool, session=None) -> FetchPartitionData:
+                        update_follower_state: bool, session=None, now: int | None = None
+                        ) -> FetchPartitionData:
         """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
-        incremental session when its lazy read applies (``fp`` is then its CachedPartition)."""
+        incremental session when its lazy read applies (``fp`` is then its CachedPartition);
+        ``now``: the request's time, when the caller has it."""
         part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
@@ -539,7 +541,7 @@ class ReplicaManager:
                                       RecordChunk.empty(fetch_offset), None, leo)
         if is_follower and update_follower_state:
             if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
-                                                fp.log_start_offset, leo):
+                                                fp.log_start_offset, leo, now):
                 self.on_hw_increased(ctx, part)
             # the lazy read: an answer with nothing to say (no records, the HW and log start
             # offset the session last answered, unchanged by the read) may leave it quiet; not
