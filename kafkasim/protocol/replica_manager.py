@@ -329,8 +329,7 @@ class ReplicaManager:
             parts = list(session.active.values())
             if len(parts) > 1:
                 parts.sort(key=fetch_session._pos)
-        df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms,
-                          partitions=parts, context=fctx)
+        df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms, -1, parts, fctx)
         self.next_delayed_id += 1
         self.delayed_fetch[df.id] = df
         if session is not None:
@@ -604,7 +603,7 @@ class ReplicaManager:
             return
         remaining = []
         for i in ids:
-            if not self._try_complete_fetch(ctx, i, force=False):
+            if not self._try_complete_fetch(ctx, i, False):
                 remaining.append(i)
         if remaining:
             waiters[tp] = remaining
