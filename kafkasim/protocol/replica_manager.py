@@ -289,8 +289,8 @@ class ReplicaManager:
                 shard = cache.shard_for(sid)
                 cached = shard.sessions.get(sid) if shard is not None else None
                 # only a session with quiet partitions (active short of partitions) wakes any
-                if fetch_session.LAZY and cached is not None and cached.epoch == epoch and \
-                        len(cached.active) < len(cached.partitions):
+                if cached is not None and len(cached.active) < len(cached.partitions) and \
+                        cached.epoch == epoch and fetch_session.LAZY:
                     self._wake_named(cached, req)
                 fctx = fetch_session.incremental_context(shard, cached, req, now)
             else:
@@ -321,11 +321,15 @@ class ReplicaManager:
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
-            total += sum(pd.records.sizes)
+            if pd.records.ids:
+                total += sum(pd.records.sizes)
         if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
             ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
             return
-        if session is not None:   # the quiet partitions are not read again, nor watched
+        if session is not None and (len(session.active) != len(parts) or session.closed
+                                    or not session.privileged):
+            # the quiet partitions are not read again, nor watched. (The reads can only take
+            # partitions out of an open session's active set: ``parts`` holds when none left.)
             parts = list(session.active.values())
             if len(parts) > 1:
                 parts.sort(key=fetch_session._pos)
