@@ -274,28 +274,6 @@ class FetchSession:
         """EvictableKey(privileged, size, id)."""
         return (self.privileged, self.cached_size, self.id)
 
-    def update(self, req_partitions, to_forget) -> None:
-        """FetchSession.update: add or update the sent partitions, remove the forgotten."""
-        parts = self.partitions
-        active = self.active
-        for fp in req_partitions:
-            tp = (fp.topic, fp.partition)
-            cp = parts.get(tp)
-            if cp is None:
-                cp = parts[tp] = _cached(fp)
-                self.place(cp)
-            else:   # CachedPartition.updateRequestParams, inlined (every request)
-                cp.partition_max_bytes = fp.partition_max_bytes
-                cp.fetch_offset = fp.fetch_offset
-                cp.log_start_offset = fp.log_start_offset
-                cp.current_leader_epoch = fp.current_leader_epoch
-                cp.last_fetched_epoch = fp.last_fetched_epoch
-            active[tp] = cp
-        for tp in to_forget:
-            tp = tuple(tp)
-            parts.pop(tp, None)
-            active.pop(tp, None)
-
 
 @dataclass(slots=True)
 class FetchSessionCacheShard:
@@ -488,13 +466,32 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
         return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:
         return FetchContext(SESSION_ERROR, req, error=E.INVALID_FETCH_SESSION_EPOCH)
-    session.update(req.partitions, req.to_forget)
-    if not session.partitions:
+    # FetchSession.update: add or update the sent partitions, remove the forgotten
+    parts = session.partitions
+    active = session.active
+    for fp in req.partitions:
+        tp = (fp.topic, fp.partition)
+        cp = parts.get(tp)
+        if cp is None:
+            cp = parts[tp] = _cached(fp)
+            session.place(cp)
+        else:   # CachedPartition.updateRequestParams
+            cp.partition_max_bytes = fp.partition_max_bytes
+            cp.fetch_offset = fp.fetch_offset
+            cp.log_start_offset = fp.log_start_offset
+            cp.current_leader_epoch = fp.current_leader_epoch
+            cp.last_fetched_epoch = fp.last_fetched_epoch
+        active[tp] = cp
+    for tp in req.to_forget:
+        tp = tuple(tp)
+        parts.pop(tp, None)
+        active.pop(tp, None)
+    if not parts:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
     # shard.touch(session, now), inlined (every request)
     session.last_used_ms = now
-    size = len(session.partitions)
+    size = len(parts)
     shard.num_partitions += size - session.cached_size   # cached_size is set (>= 0) here
     session.cached_size = size
     old = now - session.creation_ms > shard.eviction_ms
