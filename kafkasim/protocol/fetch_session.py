@@ -534,11 +534,19 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
     for pd in datas:
         tp = (pd.topic, pd.partition)
         cp = parts.get(tp)
-        if cp is not None and cp.maybe_update_response_data(pd, True):
+        if cp is None:
+            continue
+        if pd.records.ids:
+            # records: maybeUpdateResponseData is true whatever else; what it records (the
+            # answer's HW, -1 on error, and log start offset), then to the end of the session
+            # (fairness)
+            cp.high_watermark = pd.high_watermark if pd.error == E.NONE else -1
+            cp.local_log_start_offset = pd.log_start_offset
             out.append(pd)
-            if len(pd.records.ids):     # records: to the end of the session (fairness)
-                del parts[tp]
-                parts[tp] = cp
-                cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
-                session.next_pos += 1
+            del parts[tp]
+            parts[tp] = cp
+            cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
+            session.next_pos += 1
+        elif cp.maybe_update_response_data(pd, True):
+            out.append(pd)
     return E.NONE, session.id, tuple(out)
