@@ -27,9 +27,9 @@ ThreadLocalRandom.nextInt(1, Int.MaxValue)), so a run is deterministic.
 
 The simulator's shortcut (``LAZY``, not Kafka's): Kafka's leader reads every partition of an
 incremental session on every fetch, most of them to find nothing to say. Here a follower session
-partition found *quiet* (caught up, in the ISR, nothing to answer) leaves the session's
-``active`` set and is not read again until something about it changes -- its LEO, HW, ISR,
-role, or the follower's fetch position -- which the replica manager learns through
+partition found *quiet* (caught up, in the ISR, its HW at the LEO, nothing to answer) leaves the
+session's ``active`` set and is not read again until something about it changes -- its LEO, HW,
+ISR, role, or the follower's fetch position -- which the replica manager learns through
 ``unquiet``; the follower's lag clocks (lastCaughtUpTimeMs, lastFetchTimeMs) that those reads
 would have refreshed are written when the partition wakes, before the ISR check and at the end of
 every ``Cluster.run``. The follower likewise rebuilds only the partitions whose fetch state

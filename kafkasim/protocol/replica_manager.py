@@ -376,7 +376,8 @@ class ReplicaManager:
     def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, part: Partition) -> None:
         """After reading ``cp`` for the session's follower (``_read_partition``, which checked
         that the answer has nothing to say: no error, no records, the HW and log start offset
-        the session last answered, and still so after the read): if the read only refreshed the
+        the session last answered, and still so after the read; and that the HW is at the LEO,
+        so no commit is pending that would wake it at once): if the read only refreshed the
         follower's lag clocks, stop reading it until it changes."""
         replica = session.replica_id
         if part.log.log_end_offset != cp.fetch_offset or \
