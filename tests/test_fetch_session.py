@@ -357,3 +357,27 @@ def test_quiet_partitions_are_not_read():
                 for s in sh.sessions.values()]
     assert sessions and all(len(s.active) <= 2 for s in sessions)
     assert all(len(s.partitions) >= 60 for s in sessions)
+
+
+def test_a_partition_with_a_commit_pending_is_not_quieted():
+    """The lazy read leaves a partition active while its HW is below its LEO (the next
+    follower fetch would wake it at once); once fully replicated and idle it goes quiet."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", partitions=1, replication_factor=3)
+    c.run(2000)
+    leader = c.brokers[c.leader("t", 0)]
+    rm = leader.replica_manager
+    log = rm.partitions[("t", 0)].log
+    p = c.producer(acks="all", linger_ms=5)
+    pending_seen = 0
+    for i in range(200):
+        p.send("t", key=str(i), value="v", partition=0)
+        for _ in range(3):
+            c.run(1)
+            if log.high_watermark < log.log_end_offset:
+                pending_seen += 1
+                assert ("t", 0) not in rm.quiet
+    assert pending_seen > 0                      # the check above did run
+    c.run(3000)                                  # idle: both followers' sessions go quiet
+    assert log.high_watermark == log.log_end_offset
+    assert len(rm.quiet.get(("t", 0), ())) == 2

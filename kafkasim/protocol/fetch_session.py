@@ -27,9 +27,9 @@ ThreadLocalRandom.nextInt(1, Int.MaxValue)), so a run is deterministic.
 
 The simulator's shortcut (``LAZY``, not Kafka's): Kafka's leader reads every partition of an
 incremental session on every fetch, most of them to find nothing to say. Here a follower session
-partition found *quiet* (caught up, in the ISR, nothing to answer) leaves the session's
-``active`` set and is not read again until something about it changes -- its LEO, HW, ISR,
-role, or the follower's fetch position -- which the replica manager learns through
+partition found *quiet* (caught up, in the ISR, its HW at the LEO, nothing to answer) leaves the
+session's ``active`` set and is not read again until something about it changes -- its LEO, HW,
+ISR, role, or the follower's fetch position -- which the replica manager learns through
 ``unquiet``; the follower's lag clocks (lastCaughtUpTimeMs, lastFetchTimeMs) that those reads
 would have refreshed are written when the partition wakes, before the ISR check and at the end of
 every ``Cluster.run``. The follower likewise rebuilds only the partitions whose fetch state
@@ -211,14 +211,6 @@ class CachedPartition:
     local_log_start_offset: int = -1
     pos: int = 0            # place in the session's order (partitionMap), for the lazy read
 
-    def update_request_params(self, fp) -> None:
-        """updateRequestParams."""
-        self.partition_max_bytes = fp.partition_max_bytes
-        self.fetch_offset = fp.fetch_offset
-        self.log_start_offset = fp.log_start_offset
-        self.current_leader_epoch = fp.current_leader_epoch
-        self.last_fetched_epoch = fp.last_fetched_epoch
-
     def maybe_update_response_data(self, pd, update: bool) -> bool:
         """maybeUpdateResponseData: must the incremental answer carry this partition?"""
         must = len(pd.records.ids) > 0
@@ -281,24 +273,6 @@ class FetchSession:
     def evictable_key(self) -> tuple:
         """EvictableKey(privileged, size, id)."""
         return (self.privileged, self.cached_size, self.id)
-
-    def update(self, req_partitions, to_forget) -> None:
-        """FetchSession.update: add or update the sent partitions, remove the forgotten."""
-        parts = self.partitions
-        active = self.active
-        for fp in req_partitions:
-            tp = (fp.topic, fp.partition)
-            cp = parts.get(tp)
-            if cp is None:
-                cp = parts[tp] = _cached(fp)
-                self.place(cp)
-            else:
-                cp.update_request_params(fp)
-            active[tp] = cp
-        for tp in to_forget:
-            tp = tuple(tp)
-            parts.pop(tp, None)
-            active.pop(tp, None)
 
 
 @dataclass(slots=True)
@@ -478,16 +452,51 @@ def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
             cache.remove(sid)
         return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
     shard = cache.shard_for(sid)
-    session = shard.sessions.get(sid) if shard is not None else None
+    return incremental_context(shard, shard.sessions.get(sid) if shard is not None else None,
+                               req, now)
+
+
+def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSession | None,
+                        req, now: int) -> FetchContext:
+    """FetchManager.newContext for an incremental request (neither INITIAL nor FINAL epoch), its
+    session already looked up in ``shard`` (None: no such session). Only an emptied session
+    leaves the cache here (into ``shard.removed``, then SESSIONLESS); the others keep it."""
+    epoch = req.session_epoch
     if session is None:
         return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:
         return FetchContext(SESSION_ERROR, req, error=E.INVALID_FETCH_SESSION_EPOCH)
-    session.update(req.partitions, req.to_forget)
-    if not session.partitions:
+    # FetchSession.update: add or update the sent partitions, remove the forgotten
+    parts = session.partitions
+    active = session.active
+    for fp in req.partitions:
+        tp = (fp.topic, fp.partition)
+        cp = parts.get(tp)
+        if cp is None:
+            cp = parts[tp] = _cached(fp)
+            session.place(cp)
+        else:   # CachedPartition.updateRequestParams
+            cp.partition_max_bytes = fp.partition_max_bytes
+            cp.fetch_offset = fp.fetch_offset
+            cp.log_start_offset = fp.log_start_offset
+            cp.current_leader_epoch = fp.current_leader_epoch
+            cp.last_fetched_epoch = fp.last_fetched_epoch
+        active[tp] = cp
+    for tp in req.to_forget:
+        tp = tuple(tp)
+        parts.pop(tp, None)
+        active.pop(tp, None)
+    if not parts:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
-    shard.touch(session, now)
+    # shard.touch(session, now), inlined (every request)
+    session.last_used_ms = now
+    size = len(parts)
+    shard.num_partitions += size - session.cached_size   # cached_size is set (>= 0) here
+    session.cached_size = size
+    old = now - session.creation_ms > shard.eviction_ms
+    session.evictable_by_privileged = old or not session.privileged
+    session.evictable_by_all = old
     # next_epoch, inlined (every request); session.epoch == epoch here
     session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
     return FetchContext(INCREMENTAL, req, session)
@@ -510,6 +519,12 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
         sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
                                                       fctx.req.replica_id)
         return E.NONE, sid, tuple(datas)
+    return incremental_response(fctx, datas)
+
+
+def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
+    """IncrementalFetchContext.updateAndGenerateResponseData: (error, session id, the
+    partitions with something to say)."""
     session = fctx.session
     epoch = fctx.req.session_epoch   # next_epoch below, inlined (every response)
     if session.epoch != (epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)):
@@ -519,10 +534,19 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
     for pd in datas:
         tp = (pd.topic, pd.partition)
         cp = parts.get(tp)
-        if cp is not None and cp.maybe_update_response_data(pd, True):
+        if cp is None:
+            continue
+        if pd.records.ids:
+            # records: maybeUpdateResponseData is true whatever else; what it records (the
+            # answer's HW, -1 on error, and log start offset), then to the end of the session
+            # (fairness)
+            cp.high_watermark = pd.high_watermark if pd.error == E.NONE else -1
+            cp.local_log_start_offset = pd.log_start_offset
             out.append(pd)
-            if len(pd.records.ids):     # records: to the end of the session (fairness)
-                del parts[tp]
-                parts[tp] = cp
-                session.place(cp)
+            del parts[tp]
+            parts[tp] = cp
+            cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
+            session.next_pos += 1
+        elif cp.maybe_update_response_data(pd, True):
+            out.append(pd)
     return E.NONE, session.id, tuple(out)

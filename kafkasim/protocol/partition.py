@@ -90,6 +90,12 @@ class Partition:
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.effective_min_isr_capped)
 
+    def full_isr_meets_min_isr(self, ctx: PartitionContext) -> bool:
+        """Kafka's capped ``effective_min_isr`` (3.7+) never exceeds the replica count, so an
+        ISR of every replica meets it: the caller may skip the topic config lookup."""
+        return len(self.isr) >= len(self.replicas) and ctx.rules.effective_min_isr_capped \
+            and ctx.rulebook.effective_min_isr is rules.effective_min_isr
+
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
                     replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int
@@ -169,12 +175,15 @@ class Partition:
 
     # -- follower fetch bookkeeping on the leader ---------------------------------------------
     def update_follower_fetch_state(self, ctx: PartitionContext, replica_id: int, fetch_offset: int,
-                                    log_start_offset: int, leader_leo: int) -> bool:
-        """Record a follower fetch (Replica.updateFetchStateOrThrow); returns True if HW moved."""
+                                    log_start_offset: int, leader_leo: int,
+                                    now: int | None = None) -> bool:
+        """Record a follower fetch (Replica.updateFetchStateOrThrow) arriving at ``now`` (default
+        the clock's); returns True if HW moved."""
         st = self.remote.get(replica_id)
         if st is None:  # not an assigned replica
             return False
-        now = ctx.now
+        if now is None:
+            now = ctx.now
         v = ctx.rules
         st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
             st, fetch_offset, leader_leo, now, previous_fetch_rule=v.caught_up_previous_fetch_rule)
@@ -252,22 +261,27 @@ class Partition:
             return False
         v = ctx.rules
         isr = self.isr
+        n = len(isr)
         if v.hw_frozen_under_min_isr and not (
                 # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
-                len(isr) >= len(self.replicas) and v.effective_min_isr_capped
+                n >= len(self.replicas) and v.effective_min_isr_capped
                 and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
-                and len(isr) < self.effective_min_isr(ctx):
+                and n < self.effective_min_isr(ctx):
             return False
         log = self.log
         old = log.high_watermark
         p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        if p is None or p.kind != "expand":
+            maximal = isr
+        else:
+            maximal = self.maximal_isr(ctx)
+            n = len(maximal)
         remote = self.remote
         # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
         # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
         # followers) exactly when every follower is in it: then no lookup is needed
         # (the clock too: only the caught-up test of such a follower reads it)
-        outside = len(maximal) <= len(remote)
+        outside = n <= len(remote)
         eligible = ctx.isr_eligible_brokers() \
             if outside and v.caught_up_requires_isr_eligible else None
         new = ctx.rulebook.maybe_increment_leader_hw(
@@ -287,6 +301,11 @@ class Partition:
         leader answers NOT_LEADER_OR_FOLLOWER."""
         if not self.is_leader:
             return True, E.NOT_LEADER_OR_FOLLOWER
-        return ctx.rulebook.check_enough_replicas_reach_offset(
-            self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
-            self.effective_min_isr(ctx))
+        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
+        maximal = self.isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        book = ctx.rulebook   # effective_min_isr, inlined
+        min_isr = book.effective_min_isr(
+            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
+            capped=ctx.rules.effective_min_isr_capped)
+        return book.check_enough_replicas_reach_offset(
+            self.log.high_watermark, required_offset, len(maximal), min_isr)

@@ -146,7 +146,7 @@ class ReplicaManager:
             err = ctx.not_leader_error() if ctx.topic_exists(topic) \
                 else E.UNKNOWN_TOPIC_OR_PARTITION
             return [0, True, err, -1]
-        if acks == -1:
+        if acks == -1 and not part.full_isr_meets_min_isr(ctx):
             min_isr = part.effective_min_isr(ctx)
             if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                 ctx.trace("produce_rejected", topic, partition,
@@ -168,7 +168,8 @@ class ReplicaManager:
                                                pid, pepoch, base_seq)
             if ident is not None:
                 producer_state.update(log.producer_states, log.producer_batches[-1:])
-            self.wake_follower_fetches(ctx, tp)
+            if tp in self.follower_fetch_waiters:   # wake_follower_fetches, when watched
+                self._wake(ctx, self.follower_fetch_waiters, tp)
             if part.maybe_increment_leader_hw(ctx):
                 self.on_hw_increased(ctx, part)
         if acks != -1:
@@ -281,12 +282,33 @@ class ReplicaManager:
             cache = self.fetch_sessions   # session_cache, inlined (every request)
             if cache is None:
                 cache = self.session_cache(ctx)
-            if fetch_session.LAZY and req.session_epoch > 0:
-                self._wake_named(ctx, cache.get(req.session_id), req)
-            fctx = fetch_session.new_context(cache, req, now)
-            for gone in cache.drain_removed():
-                self._settle_session(gone)
-            parts = fctx.partitions()
+            epoch = req.session_epoch
+            if epoch > 0:
+                # FetchManager.newContext's session lookup, done once for the lazy read too
+                sid = req.session_id
+                shard = cache.shard_for(sid)
+                cached = shard.sessions.get(sid) if shard is not None else None
+                # only a session with quiet partitions (active short of partitions) wakes any
+                if cached is not None and len(cached.active) < len(cached.partitions) and \
+                        cached.epoch == epoch and fetch_session.LAZY:
+                    self._wake_named(cached, req)
+                fctx = fetch_session.incremental_context(shard, cached, req, now)
+            else:
+                fctx = fetch_session.new_context(cache, req, now)
+            kind = fctx.kind
+            if kind == fetch_session.INCREMENTAL:   # the session stays: nothing to drain
+                cached = fctx.session
+                if fetch_session.LAZY and cached.privileged:
+                    # FetchContext.partitions, inlined: the active partitions in session order
+                    parts = list(cached.active.values())
+                    if len(parts) > 1:
+                        parts.sort(key=fetch_session._pos)
+                else:
+                    parts = list(cached.partitions.values())
+            else:
+                for gone in cache.drain_removed():
+                    self._settle_session(gone)
+                parts = [] if kind == fetch_session.SESSION_ERROR else req.partitions
         session = fctx.session if fctx is not None and fetch_session.LAZY and \
             req.replica_id >= 0 else None
         if session is not None:
@@ -295,20 +317,23 @@ class ReplicaManager:
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
         for fp in parts:
-            pd = self._read_partition(ctx, req, fp, update_follower_state=True)
+            pd = self._read_partition(ctx, req, fp, True, session, now)
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
-            total += sum(pd.records.sizes)
-            if session is not None:
-                self._maybe_quiet(ctx, session, fp, pd)
+            if pd.records.ids:
+                total += sum(pd.records.sizes)
         if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
             ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
             return
-        if session is not None:   # the quiet partitions are not read again, nor watched
-            parts = sorted(session.active.values(), key=fetch_session._pos)
-        df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms,
-                          partitions=parts, context=fctx)
+        if session is not None and (len(session.active) != len(parts) or session.closed
+                                    or not session.privileged):
+            # the quiet partitions are not read again, nor watched. (The reads can only take
+            # partitions out of an open session's active set: ``parts`` holds when none left.)
+            parts = list(session.active.values())
+            if len(parts) > 1:
+                parts.sort(key=fetch_session._pos)
+        df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms, -1, parts, fctx)
         self.next_delayed_id += 1
         self.delayed_fetch[df.id] = df
         if session is not None:
@@ -325,6 +350,10 @@ class ReplicaManager:
         evict one), an incremental answer keeps only the partitions with news."""
         if fctx is None:
             return FetchResponse(req.correlation_id, tuple(datas))
+        if fctx.kind == fetch_session.INCREMENTAL:   # the usual case: no session made nor lost
+            err, sid, parts = fetch_session.incremental_response(fctx, datas)
+            fctx.session.parked = None
+            return FetchResponse(req.correlation_id, parts, err, sid)
         cache = self.fetch_sessions   # session_cache, inlined (every response)
         if cache is None:
             cache = self.session_cache(ctx)
@@ -333,31 +362,25 @@ class ReplicaManager:
         evicted = cache.evictions() if full else 0
         err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
                                                             req.replica_id >= 0)
-        if full and cache.evictions() != evicted:
-            ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec", cache.evictions() - evicted)
-        for gone in cache.drain_removed():
-            self._settle_session(gone)
+        if full:   # only maybeCreateSession removes (evicts) a session here
+            if cache.evictions() != evicted:
+                ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec",
+                               cache.evictions() - evicted)
+            for gone in cache.drain_removed():
+                self._settle_session(gone)
         if fctx.session is not None:
             fctx.session.parked = None
         return FetchResponse(req.correlation_id, parts, err, sid)
 
     # -- the lazy read of incremental sessions (fetch_session.LAZY; not Kafka's) ----------------
-    def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, pd) -> None:
-        """After reading ``cp`` for the session's follower: if the answer has nothing to say and
-        the read only refreshed the follower's lag clocks, stop reading it until it changes."""
-        if pd.error != E.NONE or len(pd.records.ids) or pd.diverging_epoch is not None or \
-                pd.preferred_read_replica >= 0 or pd.high_watermark != cp.high_watermark or \
-                pd.log_start_offset != cp.local_log_start_offset:
-            return
-        tp = (cp.topic, cp.partition)
-        part = self.partitions.get(tp)
+    def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, part: Partition) -> None:
+        """After reading ``cp`` for the session's follower (``_read_partition``, which checked
+        that the answer has nothing to say: no error, no records, the HW and log start offset
+        the session last answered, and still so after the read; and that the HW is at the LEO,
+        so no commit is pending that would wake it at once): if the read only refreshed the
+        follower's lag clocks, stop reading it until it changes."""
         replica = session.replica_id
-        if part is None:
-            return
-        log = part.log   # as it is now: the read itself may have moved the HW
-        if log.high_watermark != cp.high_watermark or \
-                log.log_start_offset != cp.local_log_start_offset or \
-                log.log_end_offset != cp.fetch_offset or \
+        if part.log.log_end_offset != cp.fetch_offset or \
                 not part.is_leader or replica not in part.isr or \
                 ctx.rulebook.updated_last_caught_up_time_ms is not \
                 rules.updated_last_caught_up_time_ms:
@@ -365,6 +388,7 @@ class ReplicaManager:
         st = part.remote.get(replica)
         if st is None or st.log_end_offset != cp.fetch_offset:
             return
+        tp = (cp.topic, cp.partition)
         del session.active[tp]
         self.quiet.setdefault(tp, []).append(session)
 
@@ -403,11 +427,9 @@ class ReplicaManager:
                 # in parking order, as if it had watched ``tp`` from the start
                 insort(self.follower_fetch_waiters.setdefault(tp, []), df.id)
 
-    def _wake_named(self, ctx: ReplicaManagerContext, session, req: FetchRequest) -> None:
-        """An incremental request names or forgets partitions: settle those that were quiet
-        (their last read was the session's previous fetch)."""
-        if session is None or session.epoch != req.session_epoch:
-            return
+    def _wake_named(self, session, req: FetchRequest) -> None:
+        """An incremental request (of ``session``'s current epoch) names or forgets partitions:
+        settle those that were quiet (their last read was the session's previous fetch)."""
         parts = session.partitions
         active = session.active
         for fp in req.partitions:
@@ -453,7 +475,11 @@ class ReplicaManager:
                         self._materialize(part, session)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
-                        update_follower_state: bool) -> FetchPartitionData:
+                        update_follower_state: bool, session=None, now: int | None = None
+                        ) -> FetchPartitionData:
+        """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
+        incremental session when its lazy read applies (``fp`` is then its CachedPartition);
+        ``now``: the request's time, when the caller has it."""
         part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
@@ -519,8 +545,16 @@ class ReplicaManager:
                                       RecordChunk.empty(fetch_offset), None, leo)
         if is_follower and update_follower_state:
             if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
-                                                fp.log_start_offset, leo):
+                                                fp.log_start_offset, leo, now):
                 self.on_hw_increased(ctx, part)
+            # the lazy read: an answer with nothing to say (no records, the HW and log start
+            # offset the session last answered, unchanged by the read) may leave it quiet; not
+            # while the HW is below the LEO: the next commit would wake it at once
+            if session is not None and fetch_offset == leo and hw == leo and \
+                    hw == fp.high_watermark and \
+                    ls == fp.local_log_start_offset and log.high_watermark == hw and \
+                    log.log_start_offset == ls:
+                self._maybe_quiet(ctx, session, fp, part)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
@@ -533,41 +567,46 @@ class ReplicaManager:
         chunk = log.read(fp.fetch_offset, hw, fp.partition_max_bytes)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
-    def _available_bytes(self, ctx: ReplicaManagerContext, df: DelayedFetch) -> tuple[int, bool]:
-        """Bytes a parked fetch could return now, and whether some partition must answer."""
-        total = 0
-        must = False
-        request = df.request
-        is_follower = request.replica_id >= 0
-        partitions = self.partitions
-        for fp in df.partitions:
-            part = partitions.get((fp.topic, fp.partition))
-            serving = part is not None and (part.is_leader or (
-                not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
-            if not serving or 0 <= fp.current_leader_epoch < part.leader_epoch:
-                must = True   # the leader epoch moved past the one the fetch was sent in
-                continue
-            log = part.log
-            end = log.log_end_offset if is_follower else log.high_watermark
-            if end > fp.fetch_offset:
-                total += log.bytes_between(fp.fetch_offset, end, request.min_bytes)
-        return total, must
-
     def _try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool) -> bool:
+        """DelayedFetch.tryComplete: answer the parked fetch ``df_id`` if ``force`` (its time is
+        up, or leadership moved), or if some partition must answer now (the leader epoch moved
+        past the one the fetch was sent in) or enough bytes are there (fetch.min.bytes)."""
         df = self.delayed_fetch.get(df_id)
         if df is None:
             return True
         request = df.request
         if not force:
-            avail, must = self._available_bytes(ctx, df)
-            if not must and avail < request.min_bytes:
-                return False
+            # the bytes the fetch could return now, counted up to min.bytes
+            min_bytes = request.min_bytes
+            total = 0
+            is_follower = request.replica_id >= 0
+            partitions = self.partitions
+            for fp in df.partitions:
+                part = partitions.get((fp.topic, fp.partition))
+                serving = part is not None and (part.is_leader or (
+                    not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
+                if not serving or 0 <= fp.current_leader_epoch < part.leader_epoch:
+                    break   # must answer now
+                log = part.log
+                end = log.log_end_offset if is_follower else log.high_watermark
+                if end > fp.fetch_offset:
+                    total += log.bytes_between(fp.fetch_offset, end, min_bytes)
+            else:
+                if total < min_bytes:
+                    return False
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
         datas = []   # a loop, not a comprehension: one call fewer per completion (CPython 3.11)
         for fp in df.partitions:
             datas.append(self._read_partition(ctx, request, fp, False))
-        ctx.send(df.src, self._fetch_response(ctx, request, df.context, datas))
+        fctx = df.context
+        if fctx is not None and fctx.kind == fetch_session.INCREMENTAL:
+            # _fetch_response's usual case, inlined (every completion of a follower's fetch)
+            err, sid, parts = fetch_session.incremental_response(fctx, datas)
+            fctx.session.parked = None
+            ctx.send(df.src, FetchResponse(request.correlation_id, parts, err, sid))
+        else:
+            ctx.send(df.src, self._fetch_response(ctx, request, fctx, datas))
         return True
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
@@ -576,7 +615,7 @@ class ReplicaManager:
             return
         remaining = []
         for i in ids:
-            if not self._try_complete_fetch(ctx, i, force=False):
+            if not self._try_complete_fetch(ctx, i, False):
                 remaining.append(i)
         if remaining:
             waiters[tp] = remaining

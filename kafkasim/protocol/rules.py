@@ -164,9 +164,8 @@ def maybe_increment_leader_hw(leader_leo: int, current_hw: int,
                  or now_ms - st.last_caught_up_time_ms <= replica_lag_time_max_ms) and \
                 (eligible is None or r in eligible):
             candidate = r_leo
-    if candidate > current_hw:
-        return min(candidate, leader_leo)
-    return current_hw
+    # the candidate starts at the leader's LEO and only drops: never above it
+    return candidate if candidate > current_hw else current_hw
 
 
 def check_enough_replicas_reach_offset(high_watermark: int, required_offset: int,
