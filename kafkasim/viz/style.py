@@ -202,4 +202,4 @@ def api_color(api: str) -> str:
 
 def node_label(node) -> str:
     """How a trace node is named on an axis: "broker 1", "zookeeper", or the client's name."""
-    return f"broker {node}" if isinstance(node, int) else str(node)
+    return tr("broker {b}", b=node) if isinstance(node, int) else str(node)
