@@ -17,7 +17,7 @@ from matplotlib import font_manager
 
 from kafkasim.course import i18n
 from kafkasim.scenario import Scenario
-from kafkasim.viz import isr_timeline, style
+from kafkasim.viz import cluster_map, isr_timeline, style
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 VIZ = style.I18N_CONTEXT
@@ -80,6 +80,20 @@ def test_isr_timeline_in_korean_uses_the_catalog_and_draws_every_glyph(cluster, 
     assert sorted(texts["yticks"]) == [ko["broker {b}"].format(b=b) for b in (1, 2, 3)]
     for text in [texts["title"], texts["xlabel"], *texts["legend"], *texts["yticks"]]:
         assert HANGUL.search(text), f"not Korean: {text!r}"
+    assert problems == [], problems
+
+
+def test_bold_korean_text_draws_without_a_font_weight_note(cluster, korean, caplog):
+    """fonts-nanum's bold faces weigh 600: matplotlib's "Failed to find font weight bold" note
+    for the fallback font is filtered, so no cell prints it under a bold title."""
+    _need_hangul_font()
+    with mpl.rc_context():
+        style.use_hangul_fallback()
+        fig = cluster_map(cluster)
+        problems = _draw(fig, caplog)
+    heads = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]
+    assert heads and all(HANGUL.search(h) for h in heads if h.startswith(("★", "브")))
+    assert HANGUL.search(fig._suptitle.get_text())
     assert problems == [], problems
 
 

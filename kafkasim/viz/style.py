@@ -5,6 +5,7 @@ Figure made without pyplot (so widgets can redraw without touching global state)
 from __future__ import annotations
 
 import io
+import logging
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,20 @@ def hangul_font() -> str | None:
     return next((f for f in HANGUL_FAMILIES if f in added), added[0])
 
 
+class _HangulWeightNote(logging.Filter):
+    """Drops matplotlib's "findfont: Failed to find font weight bold for NanumGothic, now using
+    600" (fonts-nanum's bold faces are 600): for the fallback font that substitute is what a bold
+    title should get, and the note would print under every cell drawing bold text."""
+
+    def __init__(self, family: str):
+        super().__init__()
+        self.family = family
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (str(record.msg).startswith("findfont: Failed to find font weight")
+                    and len(record.args or ()) == 3 and record.args[1] == self.family)
+
+
 def use_hangul_fallback() -> str | None:
     """Add the Hangul font (``hangul_font``) after the current families in ``font.family``, so
     matplotlib (3.6+: per-glyph fallback) draws Latin text as before and Hangul with that font.
@@ -158,6 +173,9 @@ def use_hangul_fallback() -> str | None:
     current = [current] if isinstance(current, str) else list(current)
     if family not in current:
         mpl.rcParams["font.family"] = [*current, family]
+    log = logging.getLogger("matplotlib.font_manager")
+    if not any(isinstance(f, _HangulWeightNote) and f.family == family for f in log.filters):
+        log.addFilter(_HangulWeightNote(family))
     return family
 
 
