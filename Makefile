@@ -6,7 +6,8 @@
 #   make editions  learner and instructor copies of the course under build/editions/
 #   make book    the static, offline HTML edition (English and Korean) under build/book/
 #
-# Set-up = Java 17+ check (installs openjdk-17-jre-headless when root), .venv with Python 3.11,
+# Set-up = Java 17+ check (installs openjdk-17-jre-headless when root), Hangul font check for the
+# Korean edition's figures (installs fonts-nanum when root; never fails), .venv with Python 3.11,
 # pinned requirements.txt, then kafkasim itself (editable). It re-runs only when requirements.txt,
 # pyproject.toml or the set-up scripts change. `make test` and `make bench` also check for Chromium
 # (the browser suite; installs Debian's chromium when root). CI runs .ci/run, which runs `make test`.
@@ -22,13 +23,16 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help setup java chromium lab test lint bench editions book clean
+.PHONY: help setup java fonts chromium lab test lint bench editions book clean
 
 help:
 	@sed -n '3,8p' Makefile | sed 's/^# *//'
 
 java:
 	@scripts/check-java.sh
+
+fonts:
+	@scripts/check-fonts.sh
 
 chromium:
 	@scripts/check-chromium.sh
@@ -37,7 +41,7 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup-venv.sh scripts/check-py
 	scripts/setup-venv.sh
 	@touch $@
 
-setup: java $(STAMP)
+setup: java fonts $(STAMP)
 
 # make lab LANG=ko: the Korean edition (a ko* LANG in the environment chooses it too)
 lab: setup

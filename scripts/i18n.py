@@ -20,9 +20,10 @@ deeper. A fuzzy or missing entry is built in English, and ``check`` fails on it.
 
 ``update`` also collects the prose the code prints at run time into
 ``kafkasim/course/locale/<lang>.po``: every ``tr("...")`` / ``N_("...")`` with a literal message in
-``kafkasim/course``, ``kafkasim/widgets`` and ``kafkasim/experiments`` (``course_messages``), filed
-under the module's ``I18N_CONTEXT`` msgctxt when it names one (the player's controls and tiles:
-``kafkasim.player``; notebook 90's helpers: ``kafkasim.experiments``), else ``kafkasim.course``.
+``kafkasim/course``, ``kafkasim/widgets``, ``kafkasim/experiments`` and ``kafkasim/viz``
+(``course_messages``), filed under the module's ``I18N_CONTEXT`` msgctxt when it names one (the
+player's controls and tiles: ``kafkasim.player``; notebook 90's helpers: ``kafkasim.experiments``;
+the drawings' titles, axis labels and legends: ``kafkasim.viz``), else ``kafkasim.course``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ NOTEBOOKS = REPO / "notebooks"
 COURSE_CODE = REPO / "kafkasim" / "course"
 WIDGETS_CODE = REPO / "kafkasim" / "widgets"     # the player's readout speaks the course's language
 EXPERIMENTS_CODE = REPO / "kafkasim" / "experiments"   # notebook 90's captions, checks, Spark line
+VIZ_CODE = REPO / "kafkasim" / "viz"     # the drawings' titles, axis labels and legends
 RUNTIME_CTXT = "kafkasim.course"
 NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 LANGUAGES = {"ko": "Korean"}
@@ -194,13 +196,15 @@ def module_context(tree) -> str:
 
 def course_messages(*folders: Path) -> list[tuple[str, str]]:
     """(context, message) for every ``tr("...")`` or ``N_("...")`` (a message translated where it
-    is printed) with a literal message in the course code, the widgets and the experiments' notebook
-    helpers (or in ``folders``), in file order: the prose the notebooks print, translated at run
-    time. The context is the module's ``I18N_CONTEXT`` (``module_context``)."""
+    is printed) with a literal message in the course code, the widgets, the experiments' notebook
+    helpers and the drawings (or in ``folders``), in file order: the prose the notebooks print
+    and draw, translated at run time. The context is the module's ``I18N_CONTEXT``
+    (``module_context``)."""
     import ast
 
     out: list[tuple[str, str]] = []
-    paths = [p for folder in (folders or (COURSE_CODE, WIDGETS_CODE, EXPERIMENTS_CODE))
+    default = (COURSE_CODE, WIDGETS_CODE, EXPERIMENTS_CODE, VIZ_CODE)
+    paths = [p for folder in (folders or default)
              for p in sorted(folder.glob("*.py"))]
     for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -195,6 +195,14 @@ def test_make_test_lints_then_runs_one_pytest():
     assert len(pytest_runs) == 1 and ruff < pytest_runs[0]
 
 
+def test_setup_checks_the_hangul_font_without_failing_on_it():
+    commands = make_dry_run("setup").splitlines()
+    assert any("scripts/check-fonts.sh" in c for c in commands)
+    text = (REPO / "scripts/check-fonts.sh").read_text()
+    assert "fc-list :lang=ko" in text and "fonts-nanum" in text
+    assert re.search(r"^set -uo pipefail$", text, re.M), "a missing font must not fail the set-up"
+
+
 def test_make_lab_and_bench_use_the_venv():
     assert "scripts/lab.sh" in make_dry_run("lab")
     assert ".venv/bin/python -m benchmarks.run" in make_dry_run("bench")

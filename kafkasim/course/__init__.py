@@ -55,8 +55,11 @@ SEED = 1
 
 
 def setup() -> None:
-    """Plot and table style for every notebook: readable on a projector, no pandas truncation."""
+    """Plot and table style for every notebook: readable on a projector, no pandas truncation,
+    and Hangul drawn with an installed Korean font (``kafkasim.viz.style.use_hangul_fallback``)."""
     import matplotlib as mpl
+
+    from kafkasim.viz.style import use_hangul_fallback
 
     mpl.rcParams.update({
         "figure.figsize": (11, 4),
@@ -66,6 +69,7 @@ def setup() -> None:
         "axes.spines.top": False,
         "axes.spines.right": False,
     })
+    use_hangul_fallback()
     # Figures made without pyplot (kafkasim.viz) display as PNG like pyplot's do.
     try:
         from IPython import get_ipython

@@ -15,7 +15,9 @@ word (the player's "broker" button is not a table's "broker" header) names its o
 files that module's messages under it. ``kafkasim.widgets`` prints the player's readout, its
 controls' labels and tooltips and the broker tiles through this ``tr`` too, once the course is
 loaded (``kafkasim.widgets._render.tr``); so do notebook 90's helpers
-(``kafkasim.experiments.notebook``: captions, checks, the Spark start line).
+(``kafkasim.experiments.notebook``: captions, checks, the Spark start line), and the drawings'
+titles, axis labels and legends (``kafkasim.viz.style.tr``, msgctxt ``kafkasim.viz``), which
+matplotlib draws in Hangul with the font ``kafkasim.viz.style.use_hangul_fallback`` adds.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     show_source,
     text_table,
 )
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.workload import RateWorkload
 
 SEED = 7
@@ -142,6 +142,9 @@ CAUSES = {
     "broker overload": "broker 3's request threads are busy 450 ms of every 500 ms",
     "GC pause": "broker 3 stops the world once, for 12 s",
 }
+
+# The causes as the lag plot titles them (translated where drawn).
+CAUSE_TITLES = (N_("network latency"), N_("slow disk"), N_("broker overload"), N_("GC pause"))
 
 
 @dataclass
@@ -373,10 +376,11 @@ def lag_plot(runs: dict):
         ax.plot([s["t"] / 1000 for s in samples], [s["behind"] for s in samples],
                 color=style.OUT_OF_ISR, lw=2, gid=f"behind:{cause}")
         _isr_lines(ax, c)
-        ax.set_title(cause, fontsize=style.SMALL, loc="left")
-        ax.set_ylabel("records\nbehind", fontsize=style.SMALL)
+        ax.set_title(tr(cause), fontsize=style.SMALL, loc="left")
+        ax.set_ylabel(tr("records\nbehind"), fontsize=style.SMALL)
         ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("time (s); dashed: ISR shrink, dotted: ISR expand", fontsize=style.SMALL)
+    axes[-1].set_xlabel(tr("time (s); dashed: ISR shrink, dotted: ISR expand"),
+                        fontsize=style.SMALL)
     return fig
 
 
@@ -399,9 +403,9 @@ def operator_plot(c: Cluster, samples: list[dict], lag_ms: int):
     fig = style.new_figure(13, 7.4)
     axes = fig.subplots(3, 1, sharex=True).ravel()
     ts = [s["t"] / 1000 for s in samples]
-    panels = (("behind", "records behind\n(leader LEO - LEO)"),
-              ("backlog", "producer backlog\n(not yet acked)"),
-              ("since caught up", "ms since broker 3\nlast caught up"))
+    panels = (("behind", tr("records behind\n(leader LEO - LEO)")),
+              ("backlog", tr("producer backlog\n(not yet acked)")),
+              ("since caught up", tr("ms since broker 3\nlast caught up")))
     for ax, (key, label) in zip(axes, panels, strict=True):
         ax.plot(ts, [s[key] for s in samples], lw=2, color=style.OUT_OF_ISR, gid=f"op:{key}")
         ax.set_ylabel(label, fontsize=style.SMALL)
@@ -409,7 +413,8 @@ def operator_plot(c: Cluster, samples: list[dict], lag_ms: int):
         _isr_lines(ax, c)
     axes[2].axhline(lag_ms, color="black", ls="-.", lw=1)
     axes[2].text(ts[0], lag_ms, " replica.lag.time.max.ms", va="bottom", fontsize=style.SMALL)
-    axes[2].set_xlabel("time (s); dashed: ISR shrink, dotted: ISR expand", fontsize=style.SMALL)
+    axes[2].set_xlabel(tr("time (s); dashed: ISR shrink, dotted: ISR expand"),
+                       fontsize=style.SMALL)
     return fig
 
 

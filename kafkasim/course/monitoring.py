@@ -312,14 +312,15 @@ def alerts_plot(c: Cluster, for_ms: int | None = None):
     brokers = sorted(c.brokers)
     for b, pts in sorted(series(c, URP).items()):
         ax1.step([t / MINUTE for t, _v in pts], [v for _t, v in pts], where="post", lw=2,
-                 color=style.broker_color(brokers.index(b)), label=f"broker {b}",
+                 color=style.broker_color(brokers.index(b)), label=tr("broker {b}", b=b),
                  gid=f"urp@broker{b}")
-    ax1.set_title("UnderReplicatedPartitions (per broker)", fontsize=style.SMALL, loc="left")
+    ax1.set_title(tr("UnderReplicatedPartitions (per broker)"), fontsize=style.SMALL,
+                  loc="left")
     ax1.legend(loc="upper right", fontsize=style.SMALL, frameon=False)
     for b, pts in sorted(series(c, SHRINKS).items()):
         ax2.step([t / MINUTE for t, _v in pts], [v for _t, v in pts], where="post", lw=2,
                  color=style.broker_color(brokers.index(b)), gid=f"shrinks@broker{b}")
-    ax2.set_title("IsrShrinksPerSec count (per broker)", fontsize=style.SMALL, loc="left")
+    ax2.set_title(tr("IsrShrinksPerSec count (per broker)"), fontsize=style.SMALL, loc="left")
     colors = {"pending": style.PAUSED, "firing": style.OUT_OF_ISR}
     labels = []
     y = 0
@@ -341,8 +342,9 @@ def alerts_plot(c: Cluster, for_ms: int | None = None):
     ax3.set_yticks(range(len(labels)), labels, fontsize=style.SMALL)
     longest = max((len(x) for x in labels), default=0)     # ~0.62 em per character
     fig.subplots_adjust(left=min(0.45, (0.4 + 0.62 * style.SMALL / 72 * longest) / 13))
-    ax3.set_title("alert state (yellow: pending, red: firing)", fontsize=style.SMALL, loc="left")
-    ax3.set_xlabel("time (minutes)", fontsize=style.SMALL)
+    ax3.set_title(tr("alert state (yellow: pending, red: firing)"), fontsize=style.SMALL,
+                  loc="left")
+    ax3.set_xlabel(tr("time (minutes)"), fontsize=style.SMALL)
     for ax in (ax1, ax2):
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.grid(True, alpha=0.3)

@@ -86,24 +86,27 @@ def positions_figure(c: Cluster, consumer, topic: str = TOPIC, partition: int = 
     fig.subplots_adjust(bottom=1.25 / height, top=1 - 0.55 / height)
     committed = p["committed"] if p["committed"] is not None else 0
     position = p["position"] if p["position"] is not None else committed
-    spans = ((committed, position, style.PAUSED, "read, not committed"),
-             (position, p["HW"], style.IN_ISR, "records-lag"))
-    for a, b, color, label in spans:
+    spans = ((committed, position, style.PAUSED, "read, not committed",
+              tr("read, not committed")),
+             (position, p["HW"], style.IN_ISR, "records-lag", "records-lag"))
+    for a, b, color, label, shown in spans:
         if b > a:
             ax.broken_barh([(a, b - a)], (y - 0.2, 0.4), facecolors=color, alpha=0.6,
                            gid=f"consumer:{label}")
-            ax.text((a + b) / 2, y, label, ha="center", va="center", fontsize=style.SMALL)
-    for x, label, color, above in ((p["committed"], "committed", style.OUT_OF_ISR, True),
-                                   (p["position"], "position", style.LEADER, False)):
+            ax.text((a + b) / 2, y, shown, ha="center", va="center", fontsize=style.SMALL)
+    for x, label, shown, color, above in (
+            (p["committed"], "committed", tr("committed"), style.OUT_OF_ISR, True),
+            (p["position"], "position", tr("position"), style.LEADER, False)):
         if x is None:
             continue
         ax.plot([x, x], [y - 0.3, y + 0.3], color=color, lw=3, zorder=5, gid=f"consumer:{label}")
-        ax.text(x, y + 0.31 if above else y - 0.31, f"{label}={x}", ha="center",
+        ax.text(x, y + 0.31 if above else y - 0.31, f"{shown}={x}", ha="center",
                 va="bottom" if above else "top", fontsize=style.SMALL, color=color,
                 fontweight="bold")
     ticks = list(ax.get_yticks())
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    ax.set_yticks([y, *ticks], [f"group {consumer.config.get('group.id', '?')}", *labels],
+    group = tr("group {group}", group=consumer.config.get("group.id", "?"))
+    ax.set_yticks([y, *ticks], [group, *labels],
                   fontsize=style.FONT)
     ax.set_xlim(lo, hi)
     return fig

@@ -285,9 +285,9 @@ def plot_loss(table, ax=None):
                         textcoords="offset points", xytext=(0, 4), ha="center", fontsize=9)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([f"acks={a}\nmin ISR {m}" for a, m in groups])
-    ax.set_ylabel("P(run lost an acked write)")
+    ax.set_ylabel(tr("P(run lost an acked write)"))
     ax.set_ylim(0, 1)
-    _title(ax, "Losing acknowledged writes", _caption_of(table))
+    _title(ax, tr("Losing acknowledged writes"), _caption_of(table))
     ax.legend(loc="upper right", frameon=False)
     return ax
 
@@ -333,20 +333,20 @@ def plot_availability(results, ax=None):
     colors = {False: "#1f77b4", True: "#d62728"}
     for unclean in (False, True):
         g = ok[ok[UNCLEAN] == unclean]
-        label = f"unclean {'on' if unclean else 'off'}"
+        label = tr("unclean on") if unclean else tr("unclean off")
         means = [g["offline_ms"].mean() / 1000, g["unavailable_ms"].mean() / 1000]
         xs = [0 + (0.2 if unclean else -0.2), 1 + (0.2 if unclean else -0.2)]
         left.bar(xs, means, 0.38, color=colors[unclean], label=label)
         right.scatter(g["offline_ms"] / 1000, g["lost_acked"], s=18, alpha=0.6,
                       color=colors[unclean], label=label)
     left.set_xticks([0, 1])
-    left.set_xticklabels(["offline\n(Leader: none)", "unavailable\n(no running leader)"])
-    left.set_ylabel("seconds per run (mean)")
-    left.set_title("Partition unavailability")
+    left.set_xticklabels([tr("offline\n(Leader: none)"), tr("unavailable\n(no running leader)")])
+    left.set_ylabel(tr("seconds per run (mean)"))
+    left.set_title(tr("Partition unavailability"))
     left.legend(frameon=False)
-    right.set_xlabel("seconds offline in the run")
-    right.set_ylabel("acked writes lost in the run")
-    right.set_title("Each run: availability vs durability")
+    right.set_xlabel(tr("seconds offline in the run"))
+    right.set_ylabel(tr("acked writes lost in the run"))
+    right.set_title(tr("Each run: availability vs durability"))
     right.legend(frameon=False)
     caption = _caption_of(results)
     if caption:
@@ -389,8 +389,9 @@ def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):
                             ha="center", fontsize=9)
     ax.set_xticks(range(len(cases)))
     ax.set_xticklabels([str(c).replace(" ", "\n", 1) for c in cases])
-    ax.set_ylabel("ISR shrinks per hour")
-    _title(ax, "Healthy but distant followers leaving the ISR, by lag rule", _caption_of(table))
+    ax.set_ylabel(tr("ISR shrinks per hour"))
+    _title(ax, tr("Healthy but distant followers leaving the ISR, by lag rule"),
+           _caption_of(table))
     ax.legend(frameon=False)
     return ax
 
@@ -416,13 +417,13 @@ def plot_hw_latency(results, ax=None):
     for i, (lat, g) in enumerate(table.groupby(LATENCY, sort=True)):
         color = f"C{i}"
         ax.plot(g[FETCH_WAIT], g["hw_p50_ms"], "o-", color=color,
-                label=f"network {lat} ms (p50)")
+                label=tr("network {lat} ms (p50)", lat=lat))
         ax.plot(g[FETCH_WAIT], g["hw_p99_ms"], "s--", color=color, alpha=0.6)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("replica.fetch.wait.max.ms")
-    ax.set_ylabel("produce -> HW (ms)")
-    _title(ax, "Produce-to-high-watermark latency (dashed: p99)", _caption_of(results))
+    ax.set_ylabel(tr("produce -> HW (ms)"))
+    _title(ax, tr("Produce-to-high-watermark latency (dashed: p99)"), _caption_of(results))
     ax.legend(frameon=False, fontsize=9)
     return ax
 

@@ -16,6 +16,9 @@ from matplotlib.patches import Patch
 from kafkasim.events import BecomeLeader, IsrChange, PartitionStateChange
 from kafkasim.viz import style
 from kafkasim.viz.events import broker_status_intervals
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 
 class PartitionChange(NamedTuple):
@@ -153,24 +156,26 @@ def isr_timeline(cluster, topic: str, partition: int = 0, *, ax=None):
                            gid=f"{st.status}:broker{st.broker}")
     for ch in changes[1:]:
         ax.axvline(ch.time_ms, color="black", ls=":", lw=1.5, zorder=0)
-        who = "no leader" if ch.leader < 0 else f"leader {ch.leader}"
-        ax.text(ch.time_ms, n - 0.45, f" {who}, epoch {ch.leader_epoch}", fontsize=style.SMALL,
+        who = tr("no leader") if ch.leader < 0 else tr("leader {leader}", leader=ch.leader)
+        ax.text(ch.time_ms, n - 0.45, " " + tr("{who}, epoch {epoch}", who=who,
+                                               epoch=ch.leader_epoch), fontsize=style.SMALL,
                 va="bottom", ha="left", rotation=0)
-    ax.set_yticks([ypos[r] for r in replicas], [f"broker {r}" for r in replicas],
+    ax.set_yticks([ypos[r] for r in replicas], [tr("broker {b}", b=r) for r in replicas],
                   fontsize=style.FONT)
     ax.set_ylim(-0.6, n - 0.1)
     start = intervals[0].start_ms if intervals else 0
     ax.set_xlim(start, max(end, start + 1))
-    ax.set_xlabel("time (ms)", fontsize=style.FONT)
+    ax.set_xlabel(tr("time (ms)"), fontsize=style.FONT)
     ax.tick_params(labelsize=style.SMALL)
-    ax.set_title(f"{topic}-{partition}: ISR membership over time", fontsize=style.TITLE, pad=24)
-    handles = [Patch(facecolor=style.IN_ISR, label="in ISR"),
+    ax.set_title(tr("{topic}-{partition}: ISR membership over time", topic=topic,
+                    partition=partition), fontsize=style.TITLE, pad=24)
+    handles = [Patch(facecolor=style.IN_ISR, label=tr("in ISR")),
                Patch(facecolor="white", edgecolor=style.OUT_OF_ISR, hatch="//",
-                     label="out of ISR"),
-               Patch(facecolor=style.LEADER, label="leader"),
-               Patch(facecolor=style.DARK_GREY, label="broker stopped"),
-               Patch(facecolor=style.PAUSED, label="broker paused"),
-               Line2D([], [], color="black", ls=":", label="leader change")]
+                     label=tr("out of ISR")),
+               Patch(facecolor=style.LEADER, label=tr("leader")),
+               Patch(facecolor=style.DARK_GREY, label=tr("broker stopped")),
+               Patch(facecolor=style.PAUSED, label=tr("broker paused")),
+               Line2D([], [], color="black", ls=":", label=tr("leader change"))]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               fontsize=style.SMALL, frameon=False)
     return fig

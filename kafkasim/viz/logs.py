@@ -14,6 +14,9 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from kafkasim.viz import style
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 
 @dataclass(frozen=True)
@@ -227,23 +230,25 @@ def _style_axes(ax, view: ReplicaLogView, lo: int, hi: int, cell_pt: float) -> N
         ax.set_xticks(range(lo, hi + 1))
     else:     # a fresh automatic locator (a reused Axes may hold the fixed one set above)
         ax.xaxis.set_major_locator(MaxNLocator("auto", steps=[1, 2, 2.5, 5, 10], integer=True))
-    ax.set_xlabel("offset", fontsize=style.FONT)
+    ax.set_xlabel(tr("offset"), fontsize=style.FONT)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     ax.tick_params(axis="y", length=0)
-    committed = "none" if view.committed is None else f"offsets < {view.committed}"
-    ax.set_title(f"{view.topic}-{view.partition}   leader epoch {view.leader_epoch}   "
-                 f"committed: {committed}", fontsize=style.TITLE)
+    committed = (tr("none") if view.committed is None
+                 else tr("offsets < {committed}", committed=view.committed))
+    ax.set_title(tr("{topic}-{partition}   leader epoch {epoch}   committed: {committed}",
+                    topic=view.topic, partition=view.partition, epoch=view.leader_epoch,
+                    committed=committed), fontsize=style.TITLE)
 
 
 def _add_legend(ax, epochs_seen: set[int], own: bool) -> None:
     """The epoch colours and committed/uncommitted keys: under the figure when it is ours,
     right of the axes when drawing into a widget's axes."""
-    handles = [Patch(facecolor=style.epoch_color(e), label=f"leader epoch {e}")
+    handles = [Patch(facecolor=style.epoch_color(e), label=tr("leader epoch {e}", e=e))
                for e in sorted(epochs_seen)]
-    handles.append(Patch(facecolor=style.COMMITTED, label="committed (< leader HW)"))
+    handles.append(Patch(facecolor=style.COMMITTED, label=tr("committed (< leader HW)")))
     handles.append(Patch(facecolor="white", edgecolor=style.DARK_GREY, hatch="//",
-                         label="not committed"))
+                         label=tr("not committed")))
     if own:
         ax.figure.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
                          ncol=len(handles), fontsize=style.SMALL, frameon=False)
@@ -254,14 +259,19 @@ def _add_legend(ax, epochs_seen: set[int], own: bool) -> None:
 
 def _tick_label(row: ReplicaRow) -> str:
     """The row label on up to three short lines: broker, role and ISR, then its state."""
-    lines = [f"broker {row.broker}",
-             ("leader" if row.is_leader else "follower") + (", ISR" if row.in_isr
-                                                            else ", out of ISR")]
+    lines = [tr("broker {b}", b=row.broker),
+             (tr("leader") if row.is_leader else tr("follower")) + ", "
+             + (tr("ISR") if row.in_isr else tr("out of ISR"))]
     if row.state != "running" or row.paused or not row.hosted:
-        lines.append(", ".join(x for x in (row.state if row.state != "running" else "",
-                                           "paused" if row.paused and row.state == "running"
-                                           else "", "" if row.hosted else "no log") if x))
+        lines.append(", ".join(x for x in (_state_word(row.state) if row.state != "running" else "",
+                                           tr("paused") if row.paused and row.state == "running"
+                                           else "", "" if row.hosted else tr("no log")) if x))
     return "\n".join(lines)
+
+
+def _state_word(state: str) -> str:
+    """A stopped broker's ``Broker.state`` as drawn, in the course language."""
+    return {"stopped": tr("stopped"), "shutting down": tr("shutting down")}.get(state, state)
 
 
 def _marker(ax, x: int, y: float, lo: int, hi: int, label: str, color: str, ls: str, *,

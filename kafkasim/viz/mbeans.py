@@ -8,6 +8,9 @@ import math
 
 from kafkasim import metrics as kmetrics
 from kafkasim.viz import style
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 DEFAULT_METRICS = (
     kmetrics.UNDER_REPLICATED,
@@ -82,7 +85,7 @@ def metrics(cluster, names=None, broker=None):
         sub = frame[frame["mbean"] == mbean]
         for b, part in sub.groupby("broker", sort=True):
             ax.step(part["time_ms"], part["value"], where="post", lw=2.5, marker=".",
-                    color=style.broker_color(brokers.index(b)), label=f"broker {b}",
+                    color=style.broker_color(brokers.index(b)), label=tr("broker {b}", b=b),
                     gid=f"{mbean}@broker{b}")
         ax.set_title(wrap_mbean(mbean), fontsize=style.SMALL)
         if (sub["value"] % 1 == 0).all():      # gauges and counts: whole numbers on the axis
@@ -92,7 +95,7 @@ def metrics(cluster, names=None, broker=None):
         ax.tick_params(labelsize=style.SMALL)
         ax.grid(True, alpha=0.3)
         if i >= len(mbeans) - cols:     # the bottom panel of each column
-            ax.set_xlabel("time (ms)", fontsize=style.SMALL)
+            ax.set_xlabel(tr("time (ms)"), fontsize=style.SMALL)
     for ax in axes[len(mbeans):]:
         ax.set_visible(False)
     handles, labels = [], []

@@ -11,6 +11,9 @@ from matplotlib.patches import FancyArrowPatch
 
 from kafkasim.viz import style
 from kafkasim.viz.events import broker_status_intervals
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 MESSAGE_KINDS = ("send", "recv", "drop", "hold")
 
@@ -156,22 +159,24 @@ def spacetime(cluster, start_ms: int, end_ms: int, *, nodes=None, types=None,
                   fontsize=style.FONT)
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(x0, x1)
-    ax.set_xlabel("time (ms)", fontsize=style.FONT)
+    ax.set_xlabel(tr("time (ms)"), fontsize=style.FONT)
     ax.tick_params(labelsize=style.SMALL)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    more = f" (first {len(drawn)} of {len(arrows)} messages)" if len(arrows) > len(drawn) else ""
-    ax.set_title(f"Messages between {start_ms} and {end_ms} ms{more}", fontsize=style.TITLE)
+    more = (tr(" (first {drawn} of {total} messages)", drawn=len(drawn), total=len(arrows))
+            if len(arrows) > len(drawn) else "")
+    ax.set_title(tr("Messages between {start_ms} and {end_ms} ms", start_ms=start_ms,
+                    end_ms=end_ms) + more, fontsize=style.TITLE)
     handles = [Line2D([], [], color=style.api_color(api), lw=3, label=api) for api in apis]
-    handles += [Line2D([], [], color="black", lw=1.8, ls="-", label="request"),
-                Line2D([], [], color="black", lw=1.8, ls="--", label="response")]
+    handles += [Line2D([], [], color="black", lw=1.8, ls="-", label=tr("request")),
+                Line2D([], [], color="black", lw=1.8, ls="--", label=tr("response"))]
     if "dropped" in fates:
-        handles.append(Line2D([], [], color="black", marker="X", ls="", ms=10, label="dropped"))
+        handles.append(Line2D([], [], color="black", marker="X", ls="", ms=10, label=tr("dropped")))
     if any(a.held for a in drawn):
         handles.append(Line2D([], [], color="black", marker="o", mfc="white", ls="", ms=7,
-                              label="held in flight"))
+                              label=tr("held in flight")))
     if fates & {"held", "in flight"}:
-        handles.append(Line2D([], [], color="black", ls=":", label="not yet received"))
+        handles.append(Line2D([], [], color="black", ls=":", label=tr("not yet received")))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               fontsize=style.SMALL, frameon=False)
     return fig

@@ -25,6 +25,9 @@ from matplotlib.patches import Patch
 
 from kafkasim.viz import style
 from kafkasim.viz.events import STOP_KINDS
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 ACTIVE = "#228833"
 STANDBY = "#BBDDBB"
@@ -183,6 +186,11 @@ def fencing_intervals(source, end_ms: int | None = None) -> list[FencingInterval
     return out
 
 
+def _lane_label(kind: str, node: int) -> str:
+    """A lane's row label: "controller 3000" or "broker 1", in the course language."""
+    return tr("controller {n}", n=node) if kind == "controller" else tr("broker {b}", b=node)
+
+
 def quorum_timeline(source, end_ms: int | None = None, *, ax=None):
     """Draw the controller quorum (who is the active controller, in which epoch; which
     controllers are down) and broker fencing over time. Returns the Figure.
@@ -208,7 +216,8 @@ def quorum_timeline(source, end_ms: int | None = None, *, ax=None):
         if iv.state == "active":
             ax.broken_barh(span, (y - 0.3, 0.6), facecolors=ACTIVE,
                            gid=f"active:controller{iv.node}")
-            ax.text(iv.start_ms, y, f" active, epoch {iv.epoch}", va="center", ha="left",
+            ax.text(iv.start_ms, y, " " + tr("active, epoch {epoch}", epoch=iv.epoch),
+                    va="center", ha="left",
                     fontsize=style.SMALL, color="white", clip_on=True)
         elif iv.state == "standby":
             ax.broken_barh(span, (y - 0.3, 0.6), facecolors=STANDBY,
@@ -226,22 +235,22 @@ def quorum_timeline(source, end_ms: int | None = None, *, ax=None):
             ax.broken_barh(span, (y - 0.25, 0.5),
                            facecolors=FENCED if iv.state == "fenced" else UNFENCED,
                            gid=f"{iv.state}:broker{iv.broker}")
-    ax.set_yticks([ypos[lane] for lane in lanes], [f"{k} {i}" for k, i in lanes],
+    ax.set_yticks([ypos[lane] for lane in lanes], [_lane_label(k, i) for k, i in lanes],
                   fontsize=style.FONT)
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(0, max(end, 1))
-    ax.set_xlabel("time (ms)", fontsize=style.FONT)
+    ax.set_xlabel(tr("time (ms)"), fontsize=style.FONT)
     ax.tick_params(labelsize=style.SMALL)
     if controllers and brokers:
         ax.axhline(len(brokers) - 0.5, color="black", lw=1)
-    ax.set_title("KRaft: controller quorum and broker fencing", fontsize=style.TITLE)
-    handles = [Patch(facecolor=ACTIVE, label="active controller"),
-               Patch(facecolor=STANDBY, label="standby controller"),
+    ax.set_title(tr("KRaft: controller quorum and broker fencing"), fontsize=style.TITLE)
+    handles = [Patch(facecolor=ACTIVE, label=tr("active controller")),
+               Patch(facecolor=STANDBY, label=tr("standby controller")),
                Patch(facecolor=style.GREY, edgecolor=style.DARK_GREY, hatch="xx",
-                     label="controller down"),
-               Patch(facecolor=UNFENCED, label="broker unfenced"),
-               Patch(facecolor=FENCED, label="broker fenced"),
-               Line2D([], [], color=style.DARK_GREY, lw=6, label="broker process down")]
+                     label=tr("controller down")),
+               Patch(facecolor=UNFENCED, label=tr("broker unfenced")),
+               Patch(facecolor=FENCED, label=tr("broker fenced")),
+               Line2D([], [], color=style.DARK_GREY, lw=6, label=tr("broker process down"))]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               fontsize=style.SMALL, frameon=False)
     return fig
@@ -266,7 +275,7 @@ def metadata_log_table(cluster, last: int = 20, node: int | None = None, width: 
     ax = fig.add_subplot()
     ax.axis("off")
     if not rows:
-        ax.text(0.5, 0.5, "the metadata log is empty", ha="center", va="center",
+        ax.text(0.5, 0.5, tr("the metadata log is empty"), ha="center", va="center",
                 fontsize=style.FONT)
         return fig
     cells = [[str(o), str(e), rec, (f if len(f) <= width else f[:width - 1] + "…")]
@@ -276,13 +285,14 @@ def metadata_log_table(cluster, last: int = 20, node: int | None = None, width: 
         bg = style.COMMITTED if committed else "white"
         colors.append([bg, style.epoch_color(e), bg, bg])
     table = ax.table(cellText=cells, cellColours=colors,
-                     colLabels=["offset", "epoch", "record", "fields"], loc="upper center",
+                     colLabels=[tr("offset"), tr("epoch"), tr("record"), tr("fields")],
+                     loc="upper center",
                      cellLoc="left", colWidths=[0.06, 0.05, 0.22, 0.67])
     table.auto_set_font_size(False)
     table.set_fontsize(style.SMALL - 2)
     table.scale(1, 1.3)
     table.set_gid("metadata_log")
-    who = node if node is not None else "active controller"
-    ax.set_title(f"__cluster_metadata log ({who}): last {len(rows)} records, committed shaded",
-                 fontsize=style.TITLE)
+    who = node if node is not None else tr("active controller")
+    ax.set_title(tr("__cluster_metadata log ({who}): last {n} records, committed shaded",
+                    who=who, n=len(rows)), fontsize=style.TITLE)
     return fig

@@ -12,6 +12,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
 
 from kafkasim.viz import style
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 NO_RACK = "no rack"
 PER_LINE = 3           # replica badges per line inside a broker box
@@ -106,7 +109,7 @@ def cluster_map(cluster):
         ax.add_patch(FancyBboxPatch((gx, gy - h), w, h, boxstyle="round,pad=0.05",
                                     facecolor="#F5F5F5", edgecolor="#999999", lw=1.5,
                                     gid=f"rack:{group.rack}"))
-        title = group.rack if group.rack == NO_RACK else f"rack {group.rack}"
+        title = tr("no rack") if group.rack == NO_RACK else tr("rack {rack}", rack=group.rack)
         ax.text(gx + w / 2, gy - head / 2, title, ha="center", va="center",
                 fontsize=style.TITLE, fontweight="bold")
         for j, box in enumerate(group.brokers):
@@ -118,19 +121,23 @@ def cluster_map(cluster):
     ax.set_aspect("equal")
     ax.axis("off")
     ctl = cluster.controller_id()
-    ctl_text = "no active controller" if ctl < 0 else f"controller: broker {ctl}" \
-        if ctl in cluster.brokers else f"active controller: KRaft node {ctl}"
-    fig.suptitle(f"Cluster at {cluster.now} ms: brokers by rack, {ctl_text}",
-                 fontsize=style.TITLE)
-    handles = [Patch(facecolor=style.IN_ISR, edgecolor=style.IN_ISR, label="leader replica"),
-               Patch(facecolor="white", edgecolor=style.IN_ISR, lw=2, label="follower in ISR"),
+    ctl_text = tr("no active controller") if ctl < 0 else \
+        tr("controller: broker {b}", b=ctl) if ctl in cluster.brokers else \
+        tr("active controller: KRaft node {n}", n=ctl)
+    fig.suptitle(tr("Cluster at {now} ms: brokers by rack, {controller}", now=cluster.now,
+                    controller=ctl_text), fontsize=style.TITLE)
+    handles = [Patch(facecolor=style.IN_ISR, edgecolor=style.IN_ISR,
+                     label=tr("leader replica")),
+               Patch(facecolor="white", edgecolor=style.IN_ISR, lw=2,
+                     label=tr("follower in ISR")),
                Patch(facecolor="white", edgecolor=style.OUT_OF_ISR, lw=2, ls="--",
-                     label="follower out of ISR"),
+                     label=tr("follower out of ISR")),
                Patch(facecolor=style.GREY, edgecolor=style.DARK_GREY, hatch="xx",
-                     label="broker stopped"),
+                     label=tr("broker stopped")),
                Patch(facecolor=style.PAUSED, edgecolor=style.DARK_GREY, ls="--",
-                     label="broker paused"),
-               Line2D([], [], marker="*", ls="", color="black", ms=12, label="controller")]
+                     label=tr("broker paused")),
+               Line2D([], [], marker="*", ls="", color="black", ms=12,
+                      label=tr("controller"))]
     fig.legend(handles=handles, loc="outside right upper", fontsize=style.SMALL, frameon=False)
     return fig
 
@@ -146,14 +153,16 @@ def _broker_box(ax, box: BrokerBox, x: float, y: float, bw: float, bh: float, ba
                            lw=2.5 if box.controller else 1.5,
                            hatch="xx" if status == "stopped" else None,
                            ls="-" if status == "running" else "--", gid=f"broker:{box.broker}"))
-    head = f"broker {box.broker}"
+    head = tr("broker {b}", b=box.broker)
     if box.controller:
-        head = "★ " + head + " (controller)"
+        head = "★ " + tr("{broker} (controller)", broker=head)
     ax.text(x + 0.15, y + bh - 0.35, head, ha="left", va="center", fontsize=style.FONT,
             fontweight="bold", gid=f"controller:{box.broker}" if box.controller else None,
             bbox=dict(facecolor=face, edgecolor="none", pad=1.5))
     if status != "running":
-        ax.text(x + bw - 0.15, y + bh - 0.35, status.upper(), ha="right", va="center",
+        shown = {"stopped": tr("STOPPED"), "paused": tr("PAUSED"),
+                 "shutting down": tr("SHUTTING DOWN")}.get(status, status.upper())
+        ax.text(x + bw - 0.15, y + bh - 0.35, shown, ha="right", va="center",
                 fontsize=style.SMALL, fontweight="bold", color="black",
                 bbox=dict(facecolor="white", edgecolor="none", pad=1.5),
                 gid=f"status:{box.broker}")

@@ -1,9 +1,15 @@
-"""Shared look of every drawing: large fonts for projection, colour-blind-safe palettes, and a
+"""Shared look of every drawing: large fonts for projection, colour-blind-safe palettes, a Hangul
+fallback font for the Korean edition, the drawings' words in the course language (``tr``), and a
 Figure made without pyplot (so widgets can redraw without touching global state)."""
 
 from __future__ import annotations
 
 import io
+import logging
+import shutil
+import subprocess
+import sys
+from functools import cache
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -69,6 +75,110 @@ API_COLORS = {
 OTHER_API = "#666666"
 
 
+#: gettext msgctxt of the drawings' words (titles, axis labels, legends), kept apart from the
+#: course's so a legend's "leader" is not the course table's "leader" header.
+I18N_CONTEXT = "kafkasim.viz"
+
+# Families with Hangul glyphs, best first: Debian's fonts-nanum (scripts/check-fonts.sh installs
+# it), Noto CJK (matplotlib reads a .ttc's first face, JP, which has Hangul too), macOS, Windows.
+HANGUL_FAMILIES = ("NanumGothic", "NanumBarunGothic", "Noto Sans CJK KR", "Noto Sans KR",
+                   "Noto Sans CJK JP", "Source Han Sans KR", "UnDotum", "Baekmuk Gulim",
+                   "Apple SD Gothic Neo", "AppleGothic", "Malgun Gothic")
+
+
+def tr(message: str, /, **fields) -> str:
+    """A drawing's word in the course language under ``I18N_CONTEXT``, once the course is loaded
+    (a Korean notebook imports it); English without it. Looked up, not imported: the course
+    package imports the drawings (as ``kafkasim.widgets._render.tr``)."""
+    course = sys.modules.get("kafkasim.course.i18n")
+    if course is not None:
+        return course.tr(message, _context=I18N_CONTEXT, **fields)
+    return message.format(**fields) if fields else message
+
+
+def _fc_list_hangul() -> list[str]:
+    """Font files fontconfig says cover Korean (``fc-list :lang=ko file``); [] without fc-list."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return []
+    try:
+        out = subprocess.run([fc_list, ":lang=ko", "file"], capture_output=True, text=True,
+                             timeout=20, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return sorted(line.strip().rstrip(":") for line in out.splitlines() if line.strip())
+
+
+@cache
+def hangul_font() -> str | None:
+    """The family name of an installed font with Hangul glyphs, or None.
+
+    matplotlib caches its font list (``fontlist-v*.json`` in its cache dir) and does not see a font
+    installed after the cache was written, e.g. by ``scripts/check-fonts.sh`` on a machine where
+    matplotlib already ran. Then the font files fontconfig lists for Korean are added to the running
+    font manager, and the cache is written again so the next kernel finds them at once."""
+    from matplotlib import font_manager
+
+    manager = font_manager.fontManager
+    known = {f.name for f in manager.ttflist}
+    for family in HANGUL_FAMILIES:
+        if family in known:
+            return family
+    have = {f.fname for f in manager.ttflist}
+    added = []
+    for path in _fc_list_hangul():
+        if path in have or not path.lower().endswith((".ttf", ".otf", ".ttc")):
+            continue
+        try:
+            manager.addfont(path)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        added.append(manager.ttflist[-1].name)
+    if not added:
+        return None
+    try:
+        import matplotlib as mpl
+
+        cache_file = f"fontlist-v{font_manager.FontManager.__version__}.json"
+        font_manager.json_dump(manager, f"{mpl.get_cachedir()}/{cache_file}")
+    except Exception:  # noqa: BLE001 - a read-only cache only costs the next kernel this search
+        pass
+    return next((f for f in HANGUL_FAMILIES if f in added), added[0])
+
+
+class _HangulWeightNote(logging.Filter):
+    """Drops matplotlib's "findfont: Failed to find font weight bold for NanumGothic, now using
+    600" (fonts-nanum's bold faces are 600): for the fallback font that substitute is what a bold
+    title should get, and the note would print under every cell drawing bold text."""
+
+    def __init__(self, family: str):
+        super().__init__()
+        self.family = family
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (str(record.msg).startswith("findfont: Failed to find font weight")
+                    and len(record.args or ()) == 3 and record.args[1] == self.family)
+
+
+def use_hangul_fallback() -> str | None:
+    """Add the Hangul font (``hangul_font``) after the current families in ``font.family``, so
+    matplotlib (3.6+: per-glyph fallback) draws Latin text as before and Hangul with that font.
+    Returns the family, or None (nothing changed, nothing warned) without a Hangul font."""
+    import matplotlib as mpl
+
+    family = hangul_font()
+    if family is None:
+        return None
+    current = mpl.rcParams["font.family"]
+    current = [current] if isinstance(current, str) else list(current)
+    if family not in current:
+        mpl.rcParams["font.family"] = [*current, family]
+    log = logging.getLogger("matplotlib.font_manager")
+    if not any(isinstance(f, _HangulWeightNote) and f.family == family for f in log.filters):
+        log.addFilter(_HangulWeightNote(family))
+    return family
+
+
 class CourseFigure(Figure):
     """A Figure that shows itself as a PNG in Jupyter even if pyplot was never imported (only
     pyplot's inline backend registers a display formatter for Figures)."""
@@ -110,4 +220,4 @@ def api_color(api: str) -> str:
 
 def node_label(node) -> str:
     """How a trace node is named on an axis: "broker 1", "zookeeper", or the client's name."""
-    return f"broker {node}" if isinstance(node, int) else str(node)
+    return tr("broker {b}", b=node) if isinstance(node, int) else str(node)

@@ -14,6 +14,9 @@ from typing import NamedTuple
 
 from kafkasim.events import LogWiped, PowerLossTruncate, Truncate
 from kafkasim.viz import style
+from kafkasim.viz.style import tr
+
+I18N_CONTEXT = "kafkasim.viz"   # gettext msgctxt of the words drawn (style.tr)
 
 
 class WatermarkPoint(NamedTuple):
@@ -101,14 +104,15 @@ def hw_leo_timeline(cluster, topic: str, partition: int = 0):
         lw = 2 + 2.5 * (n - 1 - i)
         times = [pt.time_ms for pt in pts]
         ax_leo.step(times, [pt.leo for pt in pts], where="post", color=color, lw=lw,
-                    label=f"broker {b}", gid=f"LEO:broker{b}")
+                    label=tr("broker {b}", b=b), gid=f"LEO:broker{b}")
         ax_hw.step(times, [math.nan if pt.hw is None else pt.hw for pt in pts], where="post",
-                   color=color, lw=lw, label=f"broker {b}", gid=f"HW:broker{b}")
-    ax_leo.set_title(f"{topic}-{partition}: log end offset (LEO) and high watermark (HW) "
-                     "of each replica", fontsize=style.TITLE)
+                   color=color, lw=lw, label=tr("broker {b}", b=b), gid=f"HW:broker{b}")
+    ax_leo.set_title(tr("{topic}-{partition}: log end offset (LEO) and high watermark (HW) "
+                        "of each replica", topic=topic, partition=partition),
+                     fontsize=style.TITLE)
     ax_leo.set_ylabel("LEO", fontsize=style.FONT)
     ax_hw.set_ylabel("HW", fontsize=style.FONT)
-    ax_hw.set_xlabel("time (ms)", fontsize=style.FONT)
+    ax_hw.set_xlabel(tr("time (ms)"), fontsize=style.FONT)
     for ax in (ax_leo, ax_hw):
         ax.tick_params(labelsize=style.SMALL)
         ax.grid(True, alpha=0.3)
@@ -116,7 +120,7 @@ def hw_leo_timeline(cluster, topic: str, partition: int = 0):
     ax_leo.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=style.SMALL,
                   frameon=False)
     if any(pt.hw is None for pt in points):
-        ax_hw.text(0.01, 0.95, "gaps: HW re-read from the checkpoint file after a restart "
-                   "(not in the trace)", transform=ax_hw.transAxes, fontsize=style.SMALL,
-                   va="top")
+        ax_hw.text(0.01, 0.95, tr("gaps: HW re-read from the checkpoint file after a restart "
+                                  "(not in the trace)"), transform=ax_hw.transAxes,
+                   fontsize=style.SMALL, va="top")
     return fig

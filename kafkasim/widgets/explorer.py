@@ -377,7 +377,7 @@ def _default_draw(result, fig):
     ax = fig.add_subplot()
     if c is None or not c.topics():
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "pass draw=... to draw this result", ha="center", va="center",
+        ax.text(0.5, 0.5, tr("pass draw=... to draw this result"), ha="center", va="center",
                 transform=ax.transAxes, fontsize=style.FONT)
         return fig
     viz.replica_logs(c, c.topics()[0], 0, ax=ax)

@@ -431,8 +431,9 @@ class Player:
             ax.clear()           # from or to the "no topic" text: start from fresh axes
         if key is None:
             ax.set_axis_off()
-            what = ("no topic yet: create one, then select it" if self.topic is None else
-                    f"topic {self.topic!r} does not exist at t={self.now:,} ms")
+            what = (tr("no topic yet: create one, then select it") if self.topic is None else
+                    tr("topic {topic} does not exist at t={now} ms", topic=repr(self.topic),
+                       now=f"{self.now:,}"))
             ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=style.FONT,
                     transform=ax.transAxes)
         else:
