@@ -88,6 +88,11 @@ PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 50
 LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core, 0.8 to 3.x)
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
+#: NodeToControllerChannelManagerImpl's NetworkClient: reconnect.backoff.ms and its max are both
+#: 50 ms for the broker-to-controller channels; doWork polls every 100 ms with no controller.
+CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS = 50
+CONTROLLER_CHANNEL_POLL_MS = 100
+
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
           "UncleanLeaderElectionsPerSec", "IncrementalFetchSessionEvictionsPerSec")
@@ -901,6 +906,36 @@ class Broker:
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
                             Broker._timer_alter_partition_retry, corr)
 
+    def _requeue_alter_partition(self, failed: int) -> None:
+        """The channel's answer to NOT_CONTROLLER (NodeToControllerRequestThread.handleResponse,
+        3.0 ... trunk): it disconnects from that controller, forgets it
+        (``maybeDisconnectAndUpdateController``) and puts the request first in its queue; the
+        next ``doWork`` takes the controller the broker knows now (the metadata cache's in
+        ZooKeeper mode, the Raft client's leader in KRaft) and sends it there at once. If that is
+        still the node that refused, the NetworkClient reconnects only after its reconnect
+        backoff (50 ms, fixed for this channel); with no controller known the thread polls again
+        every 100 ms. Before, kafkasim waited for controller.socket.timeout.ms (30 s)."""
+        self.alter_corr += 1   # the request is no longer in flight: a late answer is void
+        controller = self.metadata.controller_id
+        if controller >= 0 and controller != failed:
+            self._send_alter_partition()
+            return
+        self.schedule_timer(CONTROLLER_CHANNEL_POLL_MS if controller < 0 else
+                            CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+                            Broker._timer_alter_partition_requeued, self.alter_corr)
+
+    def _timer_alter_partition_requeued(self, corr: int) -> None:
+        """The channel's next try for a request put back by NOT_CONTROLLER
+        (``_requeue_alter_partition``): sent to the controller known now, or another 100 ms
+        poll while none is known."""
+        if self.alter_inflight is None or self.alter_corr != corr:
+            return
+        if self.metadata.controller_id < 0:
+            self.schedule_timer(CONTROLLER_CHANNEL_POLL_MS, Broker._timer_alter_partition_requeued,
+                                corr)
+            return
+        self._send_alter_partition()
+
     def resend_alter_partition(self) -> None:
         """KRaft: the active controller moved; the channel sends the in-flight request again."""
         if self.alter_inflight is not None:
@@ -913,8 +948,9 @@ class Broker:
             return  # an answer to a request the channel already gave up on
         if msg.error == E.NOT_CONTROLLER or any(r[2] == E.NOT_CONTROLLER for r in msg.partitions):
             # NodeToControllerRequestThread.handleResponse: NOT_CONTROLLER anywhere in the answer
-            # puts the request back in the channel's queue; the retry timer resends it
+            # puts the same request back at the head of the channel's queue (putFirst)
             self.trace("isr_update_failed", detail=ev.IsrUpdateFailed(E.NOT_CONTROLLER))
+            self._requeue_alter_partition(src)
             return
         inflight = self.alter_inflight
         if msg.error != E.NONE:
