@@ -16,11 +16,29 @@ import math
 import threading
 from dataclasses import dataclass
 
-__all__ = ["COSTS", "Costs", "MARGIN"]
+__all__ = ["CHUNKS_CLASSIC", "CHUNKS_CONNECT", "COSTS", "TASKS_PER_CORE", "Costs", "MARGIN",
+           "chunk_count"]
 
 #: Spark is chosen only when its estimate is at most this fraction of the serial estimate, so a
 #: wrong guess does not make a sweep slower than serial.
 MARGIN = 0.8
+
+#: Chunks (Spark jobs) ``run_spark`` splits a sweep into: few on classic Spark, where each job
+#: costs the JVM ~0.2 s of CPU and the status tracker shows progress inside a job; more on Spark
+#: Connect, which has no status tracker (progress per finished chunk only). Each chunk at least
+#: 16 runs per core. ``TASKS_PER_CORE``: tasks per core in each job (an even end).
+#: Measured on 2 cores, 1,000 runs (benchmarks/bench_sweep.py's n1000, warm session): 10 chunks
+#: of 4 tasks 33.4 s wall and 3.9 s of JVM CPU; 2 chunks of 8 tasks 31.6 s and 1.0 s; serially
+#: 64.9 s.
+CHUNKS_CLASSIC = 2
+CHUNKS_CONNECT = 10
+TASKS_PER_CORE = 4
+
+
+def chunk_count(runs: int, cores: int, connect: bool = False) -> int:
+    """How many chunks (jobs) ``run_spark`` makes of ``runs`` runs on ``cores`` cores."""
+    wanted = CHUNKS_CONNECT if connect else CHUNKS_CLASSIC
+    return max(1, min(wanted, math.ceil(runs / (16 * max(1, cores)))))
 
 
 @dataclass
@@ -45,15 +63,17 @@ class Costs:
             (self.first_job_s if self.first_job_s is not None else self.DEFAULT_FIRST_JOB_S)
 
     def spark_s(self, runs: int, s_per_run: float, cores: int | None = None) -> float:
-        """Estimated seconds for ``runs`` runs on a warm session (chunks as ``run_spark`` makes
-        them: about ten, two jobs in flight, each paying the per-job overhead)."""
+        """Estimated seconds for ``runs`` runs on a warm session, in chunks as ``run_spark``
+        makes them on classic Spark (``chunk_count``; two jobs in flight, each paying the
+        per-job overhead, ``TASKS_PER_CORE`` tasks per core in each)."""
         cores = max(1, cores or self.cores or 1)
         job = self.job_s if self.job_s is not None else self.DEFAULT_JOB_S
-        chunks = min(10, max(1, math.ceil(runs / (16 * cores))))
-        per_chunk = math.ceil(runs / chunks) / cores * s_per_run / self.efficiency
-        # overheads of the jobs in sequence, the work, and the last chunk's uneven end
+        chunks = chunk_count(runs, cores)
+        per_task = math.ceil(runs / chunks) / (TASKS_PER_CORE * cores) * s_per_run \
+            / self.efficiency
+        # overheads of the jobs in sequence, the work, and the last task's uneven end
         return job * math.ceil(chunks / 2) + runs * s_per_run / (cores * self.efficiency) \
-            + per_chunk / 2
+            + per_task / 2
 
     def learn(self, runs: int, s_per_run: float, spark_wall_s: float, cores: int) -> None:
         """Update the efficiency from a sweep's Spark part: ``runs`` runs of ``s_per_run``

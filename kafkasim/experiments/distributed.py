@@ -15,7 +15,11 @@ each mode supports:
   ``spark.addArtifacts(zip, pyfile=True)``.
 
 The sweep runs in chunks, two Spark jobs in flight at a time (so no core waits for a chunk's
-slowest run); progress advances as each chunk finishes.
+slowest run). Each job costs the JVM about 0.2 s of CPU (scheduling, the closure, Arrow), which
+on 2 cores is what stood between Spark and twice the serial speed, so classic Spark gets few,
+large jobs (``costs.CHUNKS_CLASSIC``, progress from the status tracker's finished tasks) and
+Spark Connect, which has no status tracker, more of them (``costs.CHUNKS_CONNECT``: progress
+per chunk).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from kafkasim.experiments.costs import TASKS_PER_CORE, chunk_count
 from kafkasim.experiments.runner import rows_frame, run_indexed_specs_partition, spark_schema
 from kafkasim.experiments.spec import RunSpec
 
@@ -346,8 +351,9 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
               max_in_flight: int = 2):
     """Run specs as Spark jobs; returns the result rows as a pandas DataFrame (any order).
 
-    The specs go in chunks (default: a tenth of the sweep, at least 16 runs per core), each
-    one job of two tasks per core (``parallelism``, default: the session's cores), with
+    The specs go in chunks (default: ``costs.chunk_count``: ``CHUNKS_CLASSIC`` or, on Spark
+    Connect, ``CHUNKS_CONNECT`` of them, at least 16 runs per core each), each one job of
+    ``costs.TASKS_PER_CORE`` tasks per core (``parallelism``, default: the session's cores), with
     ``max_in_flight`` jobs at a time.
     """
     import pandas as pd
@@ -361,15 +367,16 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
         return rows_frame([])
     check_workers(spark, parallelism)
     cores = parallelism or default_parallelism(spark)
-    # at least 16 runs per core and job: a job costs about a second of the JVM's time
-    size = chunk_size or max(16 * cores, math.ceil(len(specs) / 10))
+    tasks = _TaskProgress(spark)
+    # few large jobs: each costs the JVM ~0.2 s (costs.CHUNKS_CLASSIC)
+    size = chunk_size or math.ceil(len(specs) / chunk_count(len(specs), cores,
+                                                             connect=tasks.tracker is None))
     chunks = [list(specs[i:i + size]) for i in range(0, len(specs), size)]
     schema = spark_schema()
-    tasks = _TaskProgress(spark)
     sweep_id = hashlib.sha256(repr((id(specs), time.perf_counter())).encode()).hexdigest()[:12]
 
     def run_chunk(index: int, chunk: list[RunSpec]) -> pd.DataFrame:
-        parts = min(2 * cores, len(chunk))   # half-size tasks: an even end of each chunk
+        parts = min(TASKS_PER_CORE * cores, len(chunk))   # small tasks: an even end
         if tasks.tracker is not None:
             group = f"kafkasim-sweep-{sweep_id}-{index}"
             spark.sparkContext.setJobGroup(group, f"kafkasim sweep: runs {chunk[0].run_id}.."
