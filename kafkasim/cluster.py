@@ -17,6 +17,7 @@ import pickle
 from array import array
 from collections import deque
 from collections.abc import Callable
+from heapq import heappush
 
 from kafkasim import config as kconfig
 from kafkasim import events as ev
@@ -348,7 +349,10 @@ class Cluster(StateViews):
         if trace.messages:
             name = self.wire_names.get(type(msg)) or self.wire_name(msg)
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
-        engine.schedule_at(t, "deliver", env, net.incarnations.get(dst, 0))
+        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0)
+        seq = engine._seq
+        engine._seq = seq + 1
+        heappush(engine._queue, (t, seq, "deliver", (env, net.incarnations.get(dst, 0))))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
