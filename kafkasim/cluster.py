@@ -393,42 +393,46 @@ class Cluster(StateViews):
 
     def _deliver(self, env, incarnation: int) -> None:
         dst = env.dst
+        src = env.src
+        msg = env.msg
         net = self.network
+        engine = self.engine
         broker = self.brokers.get(dst)   # None for clients, controllers and ZooKeeper
         if broker is None and self.kraft is not None:
             broker = self.kraft.nodes.get(dst)
         if broker is not None:
-            if broker.state == STOPPED or net.incarnations.get(dst, 0) != incarnation:
+            # a running process's incarnation is its entry in Network.incarnations (start()
+            # sets both; only a stop moves the network's on)
+            if broker.state == STOPPED or broker.incarnation != incarnation:
                 net.stats["dropped"] += 1
-                self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
+                self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
                                                   "destination process gone"))
-                self._send_close(dst, env.src, env.msg)   # the refusal travels back
+                self._send_close(dst, src, msg)   # the refusal travels back
                 return
-            if broker.paused_until > self.engine.now:
-                self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
+            if broker.paused_until > engine.now:
+                engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
                 return
-        if (net.groups or net.cut_links) and not net.can_reach(env.src, dst):
-            if isinstance(env.msg, _CONTROLLER_REQUESTS):
-                self._queue_controller_request(env.src, dst, env.msg)
+        if (net.groups or net.cut_links) and not net.can_reach(src, dst):
+            if isinstance(msg, _CONTROLLER_REQUESTS):
+                self._queue_controller_request(src, dst, msg)
                 return
             net.stats["dropped"] += 1
-            self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
+            self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
                                               "network partition"))
             return
         net.stats["delivered"] += 1
         trace = self.trace
         if trace.messages:
-            msg = env.msg
             name = self.wire_names.get(type(msg)) or self.wire_name(msg)
-            trace.rows.append((self.engine.now, "recv", dst, "", -1, (name, env.src, env.msg_id)))
+            trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
         if broker is not None:
-            broker.on_message(env.src, env.msg)
+            broker.on_message(src, msg)
         elif dst == ZOOKEEPER:
             self._zk_request(env)
         else:
             client = self.clients.get(dst)
             if client is not None:
-                client.on_message(env.src, env.msg)
+                client.on_message(src, msg)
 
     def reset_connections(self, dead: int) -> None:
         """Node ``dead``'s process is gone (kill -9, power loss or shutdown) and its kernel closes
