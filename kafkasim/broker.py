@@ -783,12 +783,16 @@ class Broker:
     def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
         """Trace the append, update a follower's producer state from the fetched batch headers
         (the leader's is updated by ReplicaManager.append_records before it answers), flush by
-        flush.messages."""
+        flush.messages (UnifiedLog.append: once LocalLog.unflushedMessages, LEO - recovery
+        point, reaches the topic's flush.messages). Cluster.record is inlined (every append)."""
         if self.replica_manager.quiet:
             self.partition_changed((log.topic, log.partition))
+        cluster = self.cluster
+        now = cluster.engine.now
+        topic = log.topic
         if as_leader:
-            self.cluster.record("append", self.id, log.topic, log.partition,
-                                (first, last, log.epochs[-1]))
+            cluster.trace.rows.append((now, "append", self.id, topic, log.partition,
+                                       (first, last, log.epochs[-1])))
         else:
             pb = log.producer_batches
             if pb and pb[-1][1] >= first:   # the chunk brought idempotent batches
@@ -796,8 +800,11 @@ class Broker:
                 while i > 0 and pb[i - 1][1] >= first:
                     i -= 1
                 producer_state.update(log.producer_states, pb[i:])
-            self.cluster.record("replicate", self.id, log.topic, log.partition, (first, last))
-        self._maybe_flush(log)
+            cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
+                                       (first, last)))
+        if log.log_end_offset - log.recovery_point >= \
+                cluster.topic_configs[topic]["flush.messages"] and log.flush():
+            self.last_flush_ms[(topic, log.partition)] = now
 
     def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
                     old_high_watermark: int) -> None:
@@ -812,14 +819,6 @@ class Broker:
         self.partition_changed((log.topic, log.partition))
         log.producer_states = {}
         self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
-
-    def _maybe_flush(self, log: Log) -> None:
-        """UnifiedLog.append: flush once unflushedMessages (LEO - recovery point) reaches the
-        topic's flush.messages."""
-        interval = self.cluster.topic_configs[log.topic]["flush.messages"]
-        # log.unflushed_messages(), inlined (every append)
-        if log.log_end_offset - log.recovery_point >= interval and log.flush():
-            self.last_flush_ms[(log.topic, log.partition)] = self.now
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
