@@ -826,7 +826,8 @@ class Broker:
         # update_high_watermark clamps to the LEO itself (min(leader_hw, LEO) in Kafka)
         new = log.update_high_watermark(leader_hw)
         if new != old:
-            self.cluster.record("hw", self.id, tp[0], tp[1], new)
+            cluster = self.cluster   # Cluster.record, inlined (most fetch responses)
+            cluster.trace.rows.append((cluster.engine.now, "hw", self.id, tp[0], tp[1], new))
             # consumers fetching from this follower (KIP-392) may now read more
             if new > old and tp in self.replica_manager.consumer_fetch_waiters:
                 self.replica_manager.wake_consumer_fetches(self, tp)
