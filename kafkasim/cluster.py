@@ -35,6 +35,7 @@ from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol import rules as kafka_rules
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
+    Envelope,
     LeaderAndIsrRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
@@ -342,9 +343,25 @@ class Cluster(StateViews):
                 self.record("drop", src, "", -1, (self.wire_name(msg), dst, msg_id, fate))
                 return
             t = net.delivery_time(env, now, engine.rng)
-        else:  # nothing can hold or drop it: one call (Network.post)
-            env, t = net.post(src, dst, msg, now, engine.rng)
-            msg_id = env.msg_id
+        else:
+            # nothing can hold or drop it: Network.envelope and Network.delivery_time, inlined
+            # (every message): the same message id, seeded latency draw and per-link FIFO
+            msg_id = net.next_msg_id
+            net.next_msg_id = msg_id + 1
+            net.stats["sent"] += 1
+            env = Envelope(src, dst, msg, now, msg_id)
+            t = now + net.latency_ms
+            if net.jitter_ms:
+                t += int(engine.rng.random() * (net.jitter_ms + 1))  # uniform on 0..jitter
+            if net.extra_latency:
+                t += net.extra_latency.get(src, 0) + net.extra_latency.get(dst, 0)
+            if net.delays:
+                t += net.delay_for(env)
+            link = (src, dst)
+            last = net.last_delivery.get(link, 0)
+            if t < last:
+                t = last
+            net.last_delivery[link] = t
         trace = self.trace
         if trace.messages:
             name = self.wire_names.get(type(msg)) or self.wire_name(msg)

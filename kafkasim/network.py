@@ -137,29 +137,6 @@ class Network:
         self.stats["sent"] += 1
         return env
 
-    def post(self, src: Node, dst: Node, msg: Message, now: int, rng) -> tuple[Envelope, int]:
-        """``envelope`` and ``delivery_time`` in one step, for a message no filter can hold or
-        drop (no partition, cut, hold or drop in place): the same message id, the same seeded
-        latency draw and the same per-link FIFO horizon as the two calls."""
-        msg_id = self.next_msg_id
-        self.next_msg_id = msg_id + 1
-        self.stats["sent"] += 1
-        env = Envelope(src, dst, msg, now, msg_id)
-        latency = self.latency_ms
-        if self.jitter_ms:
-            latency += int(rng.random() * (self.jitter_ms + 1))  # uniform on 0..jitter
-        if self.extra_latency:
-            latency += self.extra_latency.get(src, 0) + self.extra_latency.get(dst, 0)
-        if self.delays:
-            latency += self._delay_for(env)
-        link = (src, dst)
-        t = now + latency
-        last = self.last_delivery.get(link, 0)
-        if t < last:
-            t = last
-        self.last_delivery[link] = t
-        return env, t
-
     def classify(self, env: Envelope) -> str:
         """What happens to a message leaving now: 'send', 'hold', 'drop' or 'unreachable'."""
         if not (self.groups or self.cut_links or self.drops or self.holds):
@@ -185,7 +162,7 @@ class Network:
         if self.extra_latency:
             latency += self.extra_latency.get(env.src, 0) + self.extra_latency.get(env.dst, 0)
         if self.delays:
-            latency += self._delay_for(env)
+            latency += self.delay_for(env)
         link = (env.src, env.dst)
         t = now + latency
         last = self.last_delivery.get(link, 0)
@@ -217,7 +194,7 @@ class Network:
         last = self.last_delivery.get((src, dst), 0)
         return t if t >= last else last
 
-    def _delay_for(self, env: Envelope) -> int:
+    def delay_for(self, env: Envelope) -> int:
         """Extra latency of the first delay whose filter matches (links stay FIFO, so later
         messages on the same link wait behind a delayed one, as on a TCP connection)."""
         for f, ms in self.delays:
