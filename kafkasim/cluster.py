@@ -17,12 +17,13 @@ import pickle
 from array import array
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from heapq import heappush
 
 from kafkasim import config as kconfig
 from kafkasim import events as ev
 from kafkasim import limits, versions
-from kafkasim.broker import RUNNING, STOPPED, Broker
+from kafkasim.broker import RUNNING, STOPPED, Broker, InGroup
 from kafkasim.clients.admin import Admin
 from kafkasim.clients.consumer import Consumer
 from kafkasim.clients.producer import Producer
@@ -97,7 +98,28 @@ class RecordRegistry:
         return len(self.values) - 1
 
 
+@dataclass(slots=True)
+class AdminState:
+    """What the Admin API's calls change or return, apart from the topics themselves: static
+    broker overrides and topic overrides (AlterConfigs), the replica placement RNG
+    (CreateTopics), the last ElectLeaders and AlterPartitionReassignments results. Grouped so
+    the Cluster's instance dict stays small (see kafkasim.broker.InGroup)."""
+
+    broker_overrides: dict = field(default_factory=dict)
+    topic_overrides: dict = field(default_factory=dict)
+    placement_rng: JavaRandom | None = None
+    last_election_results: dict = field(default_factory=dict)
+    last_reassignment_results: dict = field(default_factory=dict)
+
+
 class Cluster(StateViews):
+    # rarely used state, grouped (see InGroup)
+    broker_overrides = InGroup("admin_state", "broker_overrides")
+    topic_overrides = InGroup("admin_state", "topic_overrides")
+    placement_rng = InGroup("admin_state", "placement_rng")
+    last_election_results = InGroup("admin_state", "last_election_results")
+    last_reassignment_results = InGroup("admin_state", "last_reassignment_results")
+
     def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
@@ -143,6 +165,7 @@ class Cluster(StateViews):
                                                    rules=self.rules)
         except ValueError as exc:
             raise ClusterError(str(exc)) from None
+        self.admin_state = AdminState()
         self.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version,
@@ -201,11 +224,9 @@ class Cluster(StateViews):
             kraft_settings,
             raft_options,
         )
-        from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
         ids = controller_ids(controllers, broker_ids)
         settings = kraft_settings(self.kafka_version, self.rules, self.broker_config,
                                   self.seed)
-        self.raft_message_types = frozenset(RAFT_MESSAGES)
         options = raft_options(self.rules)
         self.kraft = KRaftControlPlane(self, ids, settings, options)
         for b in self.brokers.values():
