@@ -385,7 +385,10 @@ class Cluster(StateViews):
             net.last_delivery[link] = t
         trace = self.trace
         if trace.messages:
-            name = self.wire_names.get(type(msg)) or self.wire_name(msg)
+            try:
+                name = self.wire_names[type(msg)]
+            except KeyError:
+                name = self.wire_name(msg)
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
         # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0)
         seq = engine._seq
@@ -461,7 +464,10 @@ class Cluster(StateViews):
         net.stats["delivered"] += 1
         trace = self.trace
         if trace.messages:
-            name = self.wire_names.get(type(msg)) or self.wire_name(msg)
+            try:
+                name = self.wire_names[type(msg)]
+            except KeyError:
+                name = self.wire_name(msg)
             trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
         if broker is not None:
             broker.on_message(src, msg)
@@ -559,12 +565,11 @@ class Cluster(StateViews):
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
         deadline = self.engine.now + delay_ms
-        entry = self.timeouts.get(owner)
-        if entry is None:
-            entry = [{}, -1]
-            self.timeouts[owner] = entry
-        fifo = entry[0].get(delay_ms)
-        if fifo is None:
+        try:
+            entry = self.timeouts[owner]
+            fifo = entry[0][delay_ms]
+        except KeyError:   # the owner's first timeout of this length
+            entry = self.timeouts.setdefault(owner, [{}, -1])
             fifo = entry[0][delay_ms] = deque()
         fifo.append((deadline, tid, fn, args))
         live = self.live_timeouts
