@@ -1045,6 +1045,8 @@ class Broker:
             self.replica_manager.fetch_messages(self, src, msg)
         elif cls is ProduceRequest:
             self.replica_manager.append_records(self, src, msg)
+        elif cls is FetchResponse:
+            self._on_fetcher_response(src, msg)
         else:
             handler = _HANDLERS.get(cls)
             if handler is None:
@@ -1056,7 +1058,10 @@ class Broker:
         if entry is None:
             return
         key, tid = entry
-        self.cluster.cancel_timeout(tid)
+        live = self.cluster.live_timeouts   # cancel_timeout(tid), inlined (every response)
+        fifo = live.pop(tid, None)
+        while fifo and fifo[0][1] not in live:
+            fifo.popleft()
         if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:
