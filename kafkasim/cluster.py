@@ -572,7 +572,8 @@ class Cluster(StateViews):
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
-        deadline = self.engine.now + delay_ms
+        now = self.engine.now
+        deadline = now + delay_ms
         try:
             entry = self.timeouts[owner]
             fifo = entry[0][delay_ms]
@@ -580,17 +581,23 @@ class Cluster(StateViews):
             entry = self.timeouts.setdefault(owner, [{}, -1])
             fifo = entry[0][delay_ms] = deque()
         fifo.append((deadline, tid, fn, args))
-        live = self.live_timeouts
-        live[tid] = fifo
-        if len(fifo) > 512 and len(fifo) > 2 * len(live):
-            # most entries were cancelled out of order: drop them so snapshots stay small
-            keep = [e for e in fifo if e[1] in live]
-            fifo.clear()
-            fifo.extend(keep)
-        if entry[1] < self.engine.now or deadline < entry[1]:
+        self.live_timeouts[tid] = fifo
+        if entry[1] < now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
         return tid
+
+    def _compact_timeouts(self) -> None:
+        """Drop the cancelled entries inside long FIFOs (cancelled out of order), so snapshots
+        stay small. A FIFO's head is always live (cancel_timeout and _due_timeouts pop cancelled
+        heads), so this changes no wake-up time: it runs with the metrics sample."""
+        live = self.live_timeouts
+        for entry in self.timeouts.values():
+            for fifo in entry[0].values():
+                if len(fifo) > 512 and len(fifo) > 2 * len(live):
+                    keep = [e for e in fifo if e[1] in live]
+                    fifo.clear()
+                    fifo.extend(keep)
 
     def cancel_timeout(self, tid: int) -> None:
         live = self.live_timeouts
@@ -641,6 +648,7 @@ class Cluster(StateViews):
     def _metrics_sample(self) -> None:
         if self.trace.spill_dir is not None:   # every row so far was checked: spill them
             self.trace.maybe_spill()
+        self._compact_timeouts()
         self.metrics.sample(self.engine.now, self.brokers.values(),
                             None if self.kraft is None else self.kraft.nodes.values())
         self.engine.schedule(self.metrics.interval_ms, "metrics_sample")
