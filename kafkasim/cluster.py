@@ -398,10 +398,13 @@ class Cluster(StateViews):
             except KeyError:
                 name = self.wire_name(msg)
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
-        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0)
+        else:
+            name = None
+        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0); the
+        # delivery carries the wire name for its recv row
         seq = engine._seq
         engine._seq = seq + 1
-        heappush(engine._queue, (t, seq, "deliver", (env, net.incarnations.get(dst, 0))))
+        heappush(engine._queue, (t, seq, "deliver", (env, net.incarnations.get(dst, 0), name)))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
@@ -440,7 +443,9 @@ class Cluster(StateViews):
             self.wire_names[cls] = name
         return name
 
-    def _deliver(self, env, incarnation: int) -> None:
+    def _deliver(self, env, incarnation: int, name: str | None = None) -> None:
+        """``env`` reaches its destination (unless it is gone, paused or cut off); ``name``
+        is the RPC's wire name when the send computed it."""
         dst = env.dst
         src = env.src
         msg = env.msg
@@ -459,7 +464,7 @@ class Cluster(StateViews):
                 self._send_close(dst, src, msg)   # the refusal travels back
                 return
             if broker.paused_until > engine.now:
-                engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
+                engine.schedule_at(broker.paused_until, "deliver", env, incarnation, name)
                 return
         if (net.groups or net.cut_links) and not net.can_reach(src, dst):
             if isinstance(msg, _CONTROLLER_REQUESTS):
@@ -472,9 +477,7 @@ class Cluster(StateViews):
         net.stats["delivered"] += 1
         trace = self.trace
         if trace.messages:
-            try:
-                name = self.wire_names[type(msg)]
-            except KeyError:
+            if name is None:
                 name = self.wire_name(msg)
             trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
         if broker is not None:
