@@ -361,7 +361,7 @@ class Cluster(StateViews):
                 self.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
                 return
             if fate != "send":
-                net.stats["dropped"] += 1
+                net.dropped += 1
                 self.record("drop", src, "", -1, (self.wire_name(msg), dst, msg_id, fate))
                 return
             t = net.delivery_time(env, now, engine.rng)
@@ -370,7 +370,6 @@ class Cluster(StateViews):
             # (every message): the same message id, seeded latency draw and per-link FIFO
             msg_id = net.next_msg_id
             net.next_msg_id = msg_id + 1
-            net.stats["sent"] += 1
             # Envelope(src, dst, msg, now, msg_id) field by field: the dataclass __init__,
             # called from C, costs twice as many instructions as the five slot stores
             env = _new_envelope(Envelope)
@@ -458,7 +457,7 @@ class Cluster(StateViews):
             # a running process's incarnation is its entry in Network.incarnations (start()
             # sets both; only a stop moves the network's on)
             if broker.state == STOPPED or broker.incarnation != incarnation:
-                net.stats["dropped"] += 1
+                net.dropped += 1
                 self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
                                                   "destination process gone"))
                 self._send_close(dst, src, msg)   # the refusal travels back
@@ -470,11 +469,11 @@ class Cluster(StateViews):
             if isinstance(msg, _CONTROLLER_REQUESTS):
                 self._queue_controller_request(src, dst, msg)
                 return
-            net.stats["dropped"] += 1
+            net.dropped += 1
             self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
                                               "network partition"))
             return
-        net.stats["delivered"] += 1
+        net.delivered += 1
         trace = self.trace
         if trace.messages:
             if name is None:

@@ -74,7 +74,7 @@ class MessageFilter:
 class Network:
     __slots__ = ("latency_ms", "jitter_ms", "extra_latency", "groups", "cut_links",
                  "last_delivery", "holds", "held", "drops", "delays", "next_msg_id",
-                 "incarnations", "stats")
+                 "incarnations", "delivered", "dropped")
 
     def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
         if latency_ms < 0 or jitter_ms < 0:
@@ -92,7 +92,13 @@ class Network:
         self.delays: list[tuple[MessageFilter, int]] = []   # (filter, extra latency ms)
         self.next_msg_id = 0
         self.incarnations: dict[Node, int] = {}
-        self.stats = {"sent": 0, "delivered": 0, "dropped": 0}
+        self.delivered = 0   # messages handed to their destination
+        self.dropped = 0     # messages lost (drop filter, partition, destination gone)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Messages sent (every message gets the next id), delivered and dropped so far."""
+        return {"sent": self.next_msg_id, "delivered": self.delivered, "dropped": self.dropped}
 
     # -- topology ---------------------------------------------------------------------------
     def can_reach(self, src: Node, dst: Node) -> bool:
@@ -134,7 +140,6 @@ class Network:
     def envelope(self, src: Node, dst: Node, msg: Message, now: int) -> Envelope:
         env = Envelope(src, dst, msg, now, self.next_msg_id)
         self.next_msg_id += 1
-        self.stats["sent"] += 1
         return env
 
     def classify(self, env: Envelope) -> str:

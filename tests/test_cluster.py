@@ -552,3 +552,19 @@ def test_request_timeouts_cancelled_out_of_order_are_compacted_without_moving_th
     assert len(fifo) == 20
     c.run(5000)
     assert fired == [(start + 5000, 1, i) for i in range(0, 2000, 100)]
+
+
+def test_network_stats_count_every_message_sent_delivered_and_dropped():
+    """Network.stats: "sent" is the number of message ids handed out; every sent message is
+    delivered, dropped, held or still in flight."""
+    c = Cluster(3, seed=3, kafka_version=ZK)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all")
+    c.drop("FetchRequest", src=2, count=3)
+    p.send_many("t", ["a", "b", "c"], partition=0)
+    c.run(2000)
+    s = c.network.stats
+    in_flight = len(c.messages_in_flight())
+    assert s["dropped"] == 1    # the follower waits for its request timeout (30 s) to retry
+    assert s["sent"] == c.network.next_msg_id > 0
+    assert s["sent"] == s["delivered"] + s["dropped"] + in_flight
