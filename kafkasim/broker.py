@@ -125,10 +125,11 @@ class ControlledShutdownState:
     awaiting: int = -1       # the attempt waiting for its answer (-1: none)
 
 
-class _InGroup:
-    """A broker attribute kept inside one of its small state groups. The broker's own instance
-    dict stays small: CPython 3.11 specializes attribute access only for instances with at most
-    30 attributes, and the core reads the broker on every message."""
+class InGroup:
+    """A broker (or cluster) attribute kept inside one of its small state groups. The object's
+    own instance dict stays small: CPython 3.11 specializes attribute access only for instances
+    with fewer than 30 attributes (a 30th costs the workload ~1% more instructions), and the core
+    reads the broker and the cluster on every message."""
 
     __slots__ = ("group", "name")
 
@@ -153,15 +154,15 @@ class MetadataCache:
 
 
 class Broker:
-    # rarely used state, grouped (see _InGroup)
-    alter_unsent = _InGroup("alter_partition_manager", "unsent")
-    alter_inflight = _InGroup("alter_partition_manager", "inflight")
-    alter_corr = _InGroup("alter_partition_manager", "corr")
-    isr_change_set = _InGroup("isr_change_propagation", "change_set")
-    last_isr_change_ms = _InGroup("isr_change_propagation", "last_change_ms")
-    last_isr_propagation_ms = _InGroup("isr_change_propagation", "last_propagation_ms")
-    shutdown_attempts_left = _InGroup("controlled_shutdown_state", "attempts_left")
-    shutdown_awaiting = _InGroup("controlled_shutdown_state", "awaiting")
+    # rarely used state, grouped (see InGroup)
+    alter_unsent = InGroup("alter_partition_manager", "unsent")
+    alter_inflight = InGroup("alter_partition_manager", "inflight")
+    alter_corr = InGroup("alter_partition_manager", "corr")
+    isr_change_set = InGroup("isr_change_propagation", "change_set")
+    last_isr_change_ms = InGroup("isr_change_propagation", "last_change_ms")
+    last_isr_propagation_ms = InGroup("isr_change_propagation", "last_propagation_ms")
+    shutdown_attempts_left = InGroup("controlled_shutdown_state", "attempts_left")
+    shutdown_awaiting = InGroup("controlled_shutdown_state", "awaiting")
 
     def __init__(self, cluster, broker_id: int, rack: str | None, config: dict,
                  log_dir: str | None = None) -> None:
@@ -263,12 +264,33 @@ class Broker:
 
     def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
         """A cancellable timer (request timeouts) of the core: ``name`` is one of
-        ``_CORE_TIMEOUTS``; see Cluster.add_timeout."""
-        return self.cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
-                                        _CORE_TIMEOUTS[name], args)
+        ``_CORE_TIMEOUTS``. Cluster.add_timeout's body, inlined (every parked fetch and
+        produce) once the FIFO for this owner and delay exists."""
+        cluster = self.cluster
+        owner = ("broker", self.id, self.incarnation)
+        try:
+            entry = cluster.timeouts[owner]
+            fifo = entry[0][delay_ms]
+        except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
+            return cluster.add_timeout(owner, delay_ms, _CORE_TIMEOUTS[name], args)
+        tid = cluster.next_timeout_id
+        cluster.next_timeout_id = tid + 1
+        now = cluster.engine.now
+        deadline = now + delay_ms
+        fifo.append((deadline, tid, _CORE_TIMEOUTS[name], args))
+        cluster.live_timeouts[tid] = fifo
+        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+            entry[1] = deadline
+            cluster.engine.schedule_at(deadline, "timeouts", owner)
+        return tid
 
     def cancel_timeout(self, tid: int) -> None:
-        self.cluster.cancel_timeout(tid)
+        # Cluster.cancel_timeout, inlined (every answered request): drop the id; the FIFO's
+        # cancelled head entries go (answers usually come back in request order)
+        live = self.cluster.live_timeouts
+        fifo = live.pop(tid, None)
+        while fifo and fifo[0][1] not in live:
+            fifo.popleft()
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.cluster.record(kind, self.id, topic, partition, detail)
@@ -788,12 +810,16 @@ class Broker:
     def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
         """Trace the append, update a follower's producer state from the fetched batch headers
         (the leader's is updated by ReplicaManager.append_records before it answers), flush by
-        flush.messages."""
+        flush.messages (UnifiedLog.append: once LocalLog.unflushedMessages, LEO - recovery
+        point, reaches the topic's flush.messages). Cluster.record is inlined (every append)."""
         if self.replica_manager.quiet:
             self.partition_changed((log.topic, log.partition))
+        cluster = self.cluster
+        now = cluster.engine.now
+        topic = log.topic
         if as_leader:
-            self.cluster.record("append", self.id, log.topic, log.partition,
-                                (first, last, log.epochs[-1]))
+            cluster.trace.rows.append((now, "append", self.id, topic, log.partition,
+                                       (first, last, log.epochs[-1])))
         else:
             pb = log.producer_batches
             if pb and pb[-1][1] >= first:   # the chunk brought idempotent batches
@@ -801,8 +827,11 @@ class Broker:
                 while i > 0 and pb[i - 1][1] >= first:
                     i -= 1
                 producer_state.update(log.producer_states, pb[i:])
-            self.cluster.record("replicate", self.id, log.topic, log.partition, (first, last))
-        self._maybe_flush(log)
+            cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
+                                       (first, last)))
+        if log.log_end_offset - log.recovery_point >= \
+                cluster.topic_configs[topic]["flush.messages"] and log.flush():
+            self.last_flush_ms[(topic, log.partition)] = now
 
     def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
                     old_high_watermark: int) -> None:
@@ -818,21 +847,14 @@ class Broker:
         log.producer_states = {}
         self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
 
-    def _maybe_flush(self, log: Log) -> None:
-        """UnifiedLog.append: flush once unflushedMessages (LEO - recovery point) reaches the
-        topic's flush.messages."""
-        interval = self.cluster.topic_configs[log.topic]["flush.messages"]
-        # log.unflushed_messages(), inlined (every append)
-        if log.log_end_offset - log.recovery_point >= interval and log.flush():
-            self.last_flush_ms[(log.topic, log.partition)] = self.now
-
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
         old = log.high_watermark
         # update_high_watermark clamps to the LEO itself (min(leader_hw, LEO) in Kafka)
         new = log.update_high_watermark(leader_hw)
         if new != old:
-            self.cluster.record("hw", self.id, tp[0], tp[1], new)
+            cluster = self.cluster   # Cluster.record, inlined (most fetch responses)
+            cluster.trace.rows.append((cluster.engine.now, "hw", self.id, tp[0], tp[1], new))
             # consumers fetching from this follower (KIP-392) may now read more
             if new > old and tp in self.replica_manager.consumer_fetch_waiters:
                 self.replica_manager.wake_consumer_fetches(self, tp)
@@ -1075,6 +1097,8 @@ class Broker:
             self.replica_manager.fetch_messages(self, src, msg)
         elif cls is ProduceRequest:
             self.replica_manager.append_records(self, src, msg)
+        elif cls is FetchResponse:
+            self._on_fetcher_response(src, msg)
         else:
             handler = _HANDLERS.get(cls)
             if handler is None:
@@ -1086,7 +1110,10 @@ class Broker:
         if entry is None:
             return
         key, tid = entry
-        self.cluster.cancel_timeout(tid)
+        live = self.cluster.live_timeouts   # cancel_timeout(tid), inlined (every response)
+        fifo = live.pop(tid, None)
+        while fifo and fifo[0][1] not in live:
+            fifo.popleft()
         if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:

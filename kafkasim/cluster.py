@@ -17,11 +17,13 @@ import pickle
 from array import array
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from heapq import heappush
 
 from kafkasim import config as kconfig
 from kafkasim import events as ev
 from kafkasim import limits, versions
-from kafkasim.broker import RUNNING, STOPPED, Broker
+from kafkasim.broker import RUNNING, STOPPED, Broker, InGroup
 from kafkasim.clients.admin import Admin
 from kafkasim.clients.consumer import Consumer
 from kafkasim.clients.producer import Producer
@@ -34,6 +36,7 @@ from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol import rules as kafka_rules
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
+    Envelope,
     LeaderAndIsrRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
@@ -50,6 +53,7 @@ CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed
 
 __all__ = ["BrokerStartupError", "Cluster", "ClusterError", "ConditionTimeout", "RecordRegistry"]
 
+_new_envelope = object.__new__   # see Cluster.send
 _CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
 
 
@@ -95,7 +99,28 @@ class RecordRegistry:
         return len(self.values) - 1
 
 
+@dataclass(slots=True)
+class AdminState:
+    """What the Admin API's calls change or return, apart from the topics themselves: static
+    broker overrides and topic overrides (AlterConfigs), the replica placement RNG
+    (CreateTopics), the last ElectLeaders and AlterPartitionReassignments results. Grouped so
+    the Cluster's instance dict stays small (see kafkasim.broker.InGroup)."""
+
+    broker_overrides: dict = field(default_factory=dict)
+    topic_overrides: dict = field(default_factory=dict)
+    placement_rng: JavaRandom | None = None
+    last_election_results: dict = field(default_factory=dict)
+    last_reassignment_results: dict = field(default_factory=dict)
+
+
 class Cluster(StateViews):
+    # rarely used state, grouped (see InGroup)
+    broker_overrides = InGroup("admin_state", "broker_overrides")
+    topic_overrides = InGroup("admin_state", "topic_overrides")
+    placement_rng = InGroup("admin_state", "placement_rng")
+    last_election_results = InGroup("admin_state", "last_election_results")
+    last_reassignment_results = InGroup("admin_state", "last_reassignment_results")
+
     def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
@@ -141,6 +166,7 @@ class Cluster(StateViews):
                                                    rules=self.rules)
         except ValueError as exc:
             raise ClusterError(str(exc)) from None
+        self.admin_state = AdminState()
         self.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
             kconfig.broker_config(self.broker_overrides, self.kafka_version,
@@ -199,11 +225,9 @@ class Cluster(StateViews):
             kraft_settings,
             raft_options,
         )
-        from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
         ids = controller_ids(controllers, broker_ids)
         settings = kraft_settings(self.kafka_version, self.rules, self.broker_config,
                                   self.seed)
-        self.raft_message_types = frozenset(RAFT_MESSAGES)
         options = raft_options(self.rules)
         self.kraft = KRaftControlPlane(self, ids, settings, options)
         for b in self.brokers.values():
@@ -337,18 +361,49 @@ class Cluster(StateViews):
                 self.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
                 return
             if fate != "send":
-                net.stats["dropped"] += 1
+                net.dropped += 1
                 self.record("drop", src, "", -1, (self.wire_name(msg), dst, msg_id, fate))
                 return
             t = net.delivery_time(env, now, engine.rng)
-        else:  # nothing can hold or drop it: one call (Network.post)
-            env, t = net.post(src, dst, msg, now, engine.rng)
-            msg_id = env.msg_id
+        else:
+            # nothing can hold or drop it: Network.envelope and Network.delivery_time, inlined
+            # (every message): the same message id, seeded latency draw and per-link FIFO
+            msg_id = net.next_msg_id
+            net.next_msg_id = msg_id + 1
+            # Envelope(src, dst, msg, now, msg_id) field by field: the dataclass __init__,
+            # called from C, costs twice as many instructions as the five slot stores
+            env = _new_envelope(Envelope)
+            env.src = src
+            env.dst = dst
+            env.msg = msg
+            env.sent_ms = now
+            env.msg_id = msg_id
+            t = now + net.latency_ms
+            if net.jitter_ms:
+                t += int(engine.rng.random() * (net.jitter_ms + 1))  # uniform on 0..jitter
+            if net.extra_latency:
+                t += net.extra_latency.get(src, 0) + net.extra_latency.get(dst, 0)
+            if net.delays:
+                t += net.delay_for(env)
+            link = (src, dst)
+            last = net.last_delivery.get(link, 0)
+            if t < last:
+                t = last
+            net.last_delivery[link] = t
         trace = self.trace
         if trace.messages:
-            name = self.wire_names.get(type(msg)) or self.wire_name(msg)
+            try:
+                name = self.wire_names[type(msg)]
+            except KeyError:
+                name = self.wire_name(msg)
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
-        engine.schedule_at(t, "deliver", env, net.incarnations.get(dst, 0))
+        else:
+            name = None
+        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0); the
+        # delivery carries the wire name for its recv row
+        seq = engine._seq
+        engine._seq = seq + 1
+        heappush(engine._queue, (t, seq, "deliver", (env, net.incarnations.get(dst, 0), name)))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
@@ -387,44 +442,51 @@ class Cluster(StateViews):
             self.wire_names[cls] = name
         return name
 
-    def _deliver(self, env, incarnation: int) -> None:
+    def _deliver(self, env, incarnation: int, name: str | None = None) -> None:
+        """``env`` reaches its destination (unless it is gone, paused or cut off); ``name``
+        is the RPC's wire name when the send computed it."""
         dst = env.dst
+        src = env.src
+        msg = env.msg
         net = self.network
+        engine = self.engine
         broker = self.brokers.get(dst)   # None for clients, controllers and ZooKeeper
         if broker is None and self.kraft is not None:
             broker = self.kraft.nodes.get(dst)
         if broker is not None:
-            if broker.state == STOPPED or net.incarnations.get(dst, 0) != incarnation:
-                net.stats["dropped"] += 1
-                self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
+            # a running process's incarnation is its entry in Network.incarnations (start()
+            # sets both; only a stop moves the network's on)
+            if broker.state == STOPPED or broker.incarnation != incarnation:
+                net.dropped += 1
+                self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
                                                   "destination process gone"))
-                self._send_close(dst, env.src, env.msg)   # the refusal travels back
+                self._send_close(dst, src, msg)   # the refusal travels back
                 return
-            if broker.paused_until > self.engine.now:
-                self.engine.schedule_at(broker.paused_until, "deliver", env, incarnation)
+            if broker.paused_until > engine.now:
+                engine.schedule_at(broker.paused_until, "deliver", env, incarnation, name)
                 return
-        if (net.groups or net.cut_links) and not net.can_reach(env.src, dst):
-            if isinstance(env.msg, _CONTROLLER_REQUESTS):
-                self._queue_controller_request(env.src, dst, env.msg)
+        if (net.groups or net.cut_links) and not net.can_reach(src, dst):
+            if isinstance(msg, _CONTROLLER_REQUESTS):
+                self._queue_controller_request(src, dst, msg)
                 return
-            net.stats["dropped"] += 1
-            self.record("drop", dst, "", -1, (self.wire_name(env.msg), env.src, env.msg_id,
+            net.dropped += 1
+            self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
                                               "network partition"))
             return
-        net.stats["delivered"] += 1
+        net.delivered += 1
         trace = self.trace
         if trace.messages:
-            msg = env.msg
-            name = self.wire_names.get(type(msg)) or self.wire_name(msg)
-            trace.rows.append((self.engine.now, "recv", dst, "", -1, (name, env.src, env.msg_id)))
+            if name is None:
+                name = self.wire_name(msg)
+            trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
         if broker is not None:
-            broker.on_message(env.src, env.msg)
+            broker.on_message(src, msg)
         elif dst == ZOOKEEPER:
             self._zk_request(env)
         else:
             client = self.clients.get(dst)
             if client is not None:
-                client.on_message(env.src, env.msg)
+                client.on_message(src, msg)
 
     def reset_connections(self, dead: int) -> None:
         """Node ``dead``'s process is gone (kill -9, power loss or shutdown) and its kernel closes
@@ -512,26 +574,32 @@ class Cluster(StateViews):
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
-        deadline = self.engine.now + delay_ms
-        entry = self.timeouts.get(owner)
-        if entry is None:
-            entry = [{}, -1]
-            self.timeouts[owner] = entry
-        fifo = entry[0].get(delay_ms)
-        if fifo is None:
+        now = self.engine.now
+        deadline = now + delay_ms
+        try:
+            entry = self.timeouts[owner]
+            fifo = entry[0][delay_ms]
+        except KeyError:   # the owner's first timeout of this length
+            entry = self.timeouts.setdefault(owner, [{}, -1])
             fifo = entry[0][delay_ms] = deque()
         fifo.append((deadline, tid, fn, args))
-        live = self.live_timeouts
-        live[tid] = fifo
-        if len(fifo) > 512 and len(fifo) > 2 * len(live):
-            # most entries were cancelled out of order: drop them so snapshots stay small
-            keep = [e for e in fifo if e[1] in live]
-            fifo.clear()
-            fifo.extend(keep)
-        if entry[1] < self.engine.now or deadline < entry[1]:
+        self.live_timeouts[tid] = fifo
+        if entry[1] < now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
         return tid
+
+    def _compact_timeouts(self) -> None:
+        """Drop the cancelled entries inside long FIFOs (cancelled out of order), so snapshots
+        stay small. A FIFO's head is always live (cancel_timeout and _due_timeouts pop cancelled
+        heads), so this changes no wake-up time: it runs with the metrics sample."""
+        live = self.live_timeouts
+        for entry in self.timeouts.values():
+            for fifo in entry[0].values():
+                if len(fifo) > 512 and len(fifo) > 2 * len(live):
+                    keep = [e for e in fifo if e[1] in live]
+                    fifo.clear()
+                    fifo.extend(keep)
 
     def cancel_timeout(self, tid: int) -> None:
         live = self.live_timeouts
@@ -582,6 +650,7 @@ class Cluster(StateViews):
     def _metrics_sample(self) -> None:
         if self.trace.spill_dir is not None:   # every row so far was checked: spill them
             self.trace.maybe_spill()
+        self._compact_timeouts()
         self.metrics.sample(self.engine.now, self.brokers.values(),
                             None if self.kraft is None else self.kraft.nodes.values())
         self.engine.schedule(self.metrics.interval_ms, "metrics_sample")

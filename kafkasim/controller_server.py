@@ -12,9 +12,11 @@ from __future__ import annotations
 from kafkasim import events as ev
 from kafkasim.protocol.kraft.quorum_controller import QuorumController
 from kafkasim.protocol.kraft.raft import KafkaRaftClient
+from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
 
 RUNNING = "running"
 STOPPED = "stopped"
+_RAFT_MESSAGE_TYPES = frozenset(RAFT_MESSAGES)   # the quorum's RPCs (KafkaRaftClient's)
 
 CONTROLLER_TIMERS = frozenset({"write_no_op", "maybe_fence_replicas",
                                "maybe_balance_partition_leaders",
@@ -112,12 +114,12 @@ class ControllerServer:
     def on_disconnect(self, dst, msg) -> None:
         """A request's destination died: a quorum RPC fails at once (BROKER_NOT_AVAILABLE,
         KafkaNetworkChannel); QuorumController's own RPCs to brokers have no connection."""
-        if type(msg) in self.cluster.raft_message_types and msg.__class__.__name__.endswith(
+        if type(msg) in _RAFT_MESSAGE_TYPES and msg.__class__.__name__.endswith(
                 "Request"):
             self.raft.on_disconnect(self, dst, msg.correlation_id)
 
     def on_message(self, src, msg) -> None:
-        if type(msg) in self.cluster.raft_message_types:
+        if type(msg) in _RAFT_MESSAGE_TYPES:
             self.raft.handle(self, src, msg)
         else:
             self.controller.handle(self, src, msg)

@@ -74,7 +74,7 @@ class MessageFilter:
 class Network:
     __slots__ = ("latency_ms", "jitter_ms", "extra_latency", "groups", "cut_links",
                  "last_delivery", "holds", "held", "drops", "delays", "next_msg_id",
-                 "incarnations", "stats")
+                 "incarnations", "delivered", "dropped")
 
     def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
         if latency_ms < 0 or jitter_ms < 0:
@@ -92,7 +92,13 @@ class Network:
         self.delays: list[tuple[MessageFilter, int]] = []   # (filter, extra latency ms)
         self.next_msg_id = 0
         self.incarnations: dict[Node, int] = {}
-        self.stats = {"sent": 0, "delivered": 0, "dropped": 0}
+        self.delivered = 0   # messages handed to their destination
+        self.dropped = 0     # messages lost (drop filter, partition, destination gone)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Messages sent (every message gets the next id), delivered and dropped so far."""
+        return {"sent": self.next_msg_id, "delivered": self.delivered, "dropped": self.dropped}
 
     # -- topology ---------------------------------------------------------------------------
     def can_reach(self, src: Node, dst: Node) -> bool:
@@ -134,31 +140,7 @@ class Network:
     def envelope(self, src: Node, dst: Node, msg: Message, now: int) -> Envelope:
         env = Envelope(src, dst, msg, now, self.next_msg_id)
         self.next_msg_id += 1
-        self.stats["sent"] += 1
         return env
-
-    def post(self, src: Node, dst: Node, msg: Message, now: int, rng) -> tuple[Envelope, int]:
-        """``envelope`` and ``delivery_time`` in one step, for a message no filter can hold or
-        drop (no partition, cut, hold or drop in place): the same message id, the same seeded
-        latency draw and the same per-link FIFO horizon as the two calls."""
-        msg_id = self.next_msg_id
-        self.next_msg_id = msg_id + 1
-        self.stats["sent"] += 1
-        env = Envelope(src, dst, msg, now, msg_id)
-        latency = self.latency_ms
-        if self.jitter_ms:
-            latency += int(rng.random() * (self.jitter_ms + 1))  # uniform on 0..jitter
-        if self.extra_latency:
-            latency += self.extra_latency.get(src, 0) + self.extra_latency.get(dst, 0)
-        if self.delays:
-            latency += self._delay_for(env)
-        link = (src, dst)
-        t = now + latency
-        last = self.last_delivery.get(link, 0)
-        if t < last:
-            t = last
-        self.last_delivery[link] = t
-        return env, t
 
     def classify(self, env: Envelope) -> str:
         """What happens to a message leaving now: 'send', 'hold', 'drop' or 'unreachable'."""
@@ -185,7 +167,7 @@ class Network:
         if self.extra_latency:
             latency += self.extra_latency.get(env.src, 0) + self.extra_latency.get(env.dst, 0)
         if self.delays:
-            latency += self._delay_for(env)
+            latency += self.delay_for(env)
         link = (env.src, env.dst)
         t = now + latency
         last = self.last_delivery.get(link, 0)
@@ -217,7 +199,7 @@ class Network:
         last = self.last_delivery.get((src, dst), 0)
         return t if t >= last else last
 
-    def _delay_for(self, env: Envelope) -> int:
+    def delay_for(self, env: Envelope) -> int:
         """Extra latency of the first delay whose filter matches (links stay FIFO, so later
         messages on the same link wait behind a delayed one, as on a TCP connection)."""
         for f, ms in self.delays:

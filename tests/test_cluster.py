@@ -528,3 +528,43 @@ def test_restore_rejects_non_cluster_data():
 
     with pytest.raises(TypeError, match="not a Cluster snapshot"):
         Cluster.restore(pickle.dumps({"a": 1}))
+
+
+def test_request_timeouts_cancelled_out_of_order_are_compacted_without_moving_the_live_ones():
+    """Cluster.add_timeout keeps a FIFO per owner and delay; entries cancelled out of order stay
+    inside it until the metrics sample compacts long FIFOs. The live ones still fire on time,
+    in (deadline, id) order."""
+    c = Cluster(3, seed=1, kafka_version=ZK)
+    fired = []
+
+    def timer(broker, i):
+        fired.append((c.now, broker.id, i))
+
+    owner = ("broker", 1, c.brokers[1].incarnation)
+    start = c.now
+    tids = [c.add_timeout(owner, 5000, timer, (i,)) for i in range(2000)]
+    for i, tid in enumerate(tids):
+        if i % 100:                 # keep every 100th: the rest are cancelled out of order
+            c.cancel_timeout(tid)
+    fifo = c.timeouts[owner][0][5000]
+    assert len(fifo) > 1000         # the cancelled ones behind the live head are still there
+    c.run(c.metrics.interval_ms)    # a metrics sample
+    assert len(fifo) == 20
+    c.run(5000)
+    assert fired == [(start + 5000, 1, i) for i in range(0, 2000, 100)]
+
+
+def test_network_stats_count_every_message_sent_delivered_and_dropped():
+    """Network.stats: "sent" is the number of message ids handed out; every sent message is
+    delivered, dropped, held or still in flight."""
+    c = Cluster(3, seed=3, kafka_version=ZK)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all")
+    c.drop("FetchRequest", src=2, count=3)
+    p.send_many("t", ["a", "b", "c"], partition=0)
+    c.run(2000)
+    s = c.network.stats
+    in_flight = len(c.messages_in_flight())
+    assert s["dropped"] == 1    # the follower waits for its request timeout (30 s) to retry
+    assert s["sent"] == c.network.next_msg_id > 0
+    assert s["sent"] == s["delivered"] + s["dropped"] + in_flight

@@ -174,24 +174,16 @@ def test_scenario_filter_errors_name_the_line_and_suggest(bad, words):
 
 def test_tuple_entry_names_fit_the_messages_the_simulation_sends(monkeypatch):
     """The names match.py gives the items of per-partition tuples must fit what is sent."""
-    from kafkasim.network import Network
     from kafkasim.protocol import match
 
     seen = {}
-    orig = Network.envelope
+    orig = Cluster.send
 
-    def spy(self, src, dst, msg, now):
+    def spy(self, src, dst, msg):   # every message leaves through Cluster.send
         seen.setdefault(type(msg).__name__, msg)
-        return orig(self, src, dst, msg, now)
+        return orig(self, src, dst, msg)
 
-    orig_post = Network.post
-
-    def spy_post(self, src, dst, msg, now, rng):   # Cluster.send's no-fault path
-        seen.setdefault(type(msg).__name__, msg)
-        return orig_post(self, src, dst, msg, now, rng)
-
-    monkeypatch.setattr(Network, "envelope", spy)
-    monkeypatch.setattr(Network, "post", spy_post)
+    monkeypatch.setattr(Cluster, "send", spy)
     c = Cluster(3, seed=2, kafka_version="2.8")   # 2.8: OffsetsForLeaderEpoch after failover
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all")
