@@ -326,8 +326,9 @@ class BrokerLifecycleManager:
             return
         self.inflight = None
         if msg.error != E.NONE:
-            if msg.error == E.STALE_BROKER_EPOCH:
-                self.registered = False   # the controller lost the registration: register again
+            # BrokerHeartbeatResponseEvent (3.3.0 ... trunk): any error, STALE_BROKER_EPOCH
+            # included, only backs off (scheduleNextCommunicationAfterFailure); the broker keeps
+            # its registration and epoch and heartbeats again
             self._after_failure()
             return
         self.failed_attempts = 0
