@@ -746,12 +746,15 @@ class Broker:
             else:
                 thread.on_offsets_for_leader_epoch(self, resp)
 
-    def _timer_alter_partition_retry(self, corr: int) -> None:
-        """The controller channel got no answer within controller.socket.timeout.ms: it
-        disconnects and sends the same request again (NodeToControllerRequestThread)."""
+    def _timer_alter_partition_retry(self, corr: int, controller: int) -> None:
+        """The controller channel got no answer within controller.socket.timeout.ms:
+        NetworkClient fails the request as a disconnect and closes the connection, and the
+        channel puts the same request first in its queue (NodeToControllerRequestThread
+        .handleResponse, ``wasDisconnected``): sent again to the controller known now, to
+        ``controller`` (the node that did not answer) only after the reconnect backoff."""
         if self.alter_inflight is None or self.alter_corr != corr:
             return
-        self._send_alter_partition()
+        self._requeue_alter_partition(controller)
 
     def _timer_alter_partition_propagate(self) -> None:
         """The "send-alter-partition" task: 2.7's every-50-ms sender, or the retry 50 ms after a
@@ -918,15 +921,19 @@ class Broker:
         NOT_CONTROLLER answer; it never gives up: AlterPartition has no retry timeout)."""
         self.alter_corr = corr = self.alter_corr + 1   # the controller channel's own numbering
         controller = self.metadata.controller_id
-        if controller >= 0:
-            self.send(controller, AlterPartitionRequest(
-                self.id, self.broker_epoch,
-                tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
-                      for tp, p in self.alter_inflight), corr,
-                # KRaft: the leader always reports RECOVERED (Partition.makeLeader, KIP-704)
-                (0,) * len(self.alter_inflight) if self.lifecycle is not None else ()))
+        if controller < 0:
+            # doWork with no controller known: it polls again every 100 ms
+            self.schedule_timer(CONTROLLER_CHANNEL_POLL_MS,
+                                Broker._timer_alter_partition_requeued, corr)
+            return
+        self.send(controller, AlterPartitionRequest(
+            self.id, self.broker_epoch,
+            tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
+                  for tp, p in self.alter_inflight), corr,
+            # KRaft: the leader always reports RECOVERED (Partition.makeLeader, KIP-704)
+            (0,) * len(self.alter_inflight) if self.lifecycle is not None else ()))
         self.schedule_timer(self.config["controller.socket.timeout.ms"],
-                            Broker._timer_alter_partition_retry, corr)
+                            Broker._timer_alter_partition_retry, corr, controller)
 
     def _requeue_alter_partition(self, failed: int) -> None:
         """The channel's answer to NOT_CONTROLLER (NodeToControllerRequestThread.handleResponse,

@@ -237,21 +237,16 @@ class BrokerLifecycleManager:
         b.schedule_timer(self.channel_timeouts()[0], _timer_request_timeout, self.corr)
 
     def request_timed_out(self, corr: int) -> None:
-        """The attempt got no answer within the request timeout: the channel sends the same
-        request again to the controller it knows now while the request is younger than the
-        retry timeout (NodeToControllerRequestThread: disconnected -> putFirst; generateRequests
-        fails an item older than retryTimeoutMs with onTimeout), else the lifecycle manager backs
-        off and builds a new one."""
+        """The attempt got no answer within the request timeout. NetworkClient fails it as a
+        disconnect (and closes the connection), so NodeToControllerRequestThread.handleResponse
+        forgets the controller and puts the same request first in its queue, as for any
+        disconnect (``_requeue``): the next ``doWork`` fails an item older than the retry
+        timeout (``onTimeout``: the lifecycle manager backs off), polls every 100 ms while no
+        controller is known, and reaches the node it just disconnected from only after the
+        50 ms reconnect backoff."""
         if self.inflight is None or self.inflight[0] != corr:
             return
-        created, msg = self.inflight[3], self.inflight[4]
-        self.inflight = None
-        controller = self.raft.leader_id
-        if self.now - created < self.channel_timeouts()[1] and controller is not None and \
-                controller >= 0 and self.state not in (NOT_RUNNING, SHUTTING_DOWN):
-            self._send(controller, msg, created)
-            return
-        self._after_failure()
+        self._requeue()
 
     def controller_gone(self) -> None:
         """The connection to the controller broke (NodeToControllerRequestThread.handleResponse:

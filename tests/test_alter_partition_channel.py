@@ -87,3 +87,29 @@ def test_not_controller_with_no_controller_known_polls_every_100_ms():
     # sent on a poll (every 100 ms after the refusal), to the controller learned by then
     assert sent_at == t + polls * CONTROLLER_CHANNEL_POLL_MS and polls >= 1
     assert to == c.controller_id() == 2
+
+
+def test_unanswered_request_is_resent_after_the_timeout_and_the_reconnect_backoff():
+    """NetworkClient fails a request unanswered within controller.socket.timeout.ms as a
+    disconnect and closes the connection (ClusterConnectionStates.disconnected: a new attempt
+    to that node waits its reconnect backoff); the channel puts the request first again and
+    sends it to the controller known now, the same one here, 50 ms after the timeout."""
+    # (a broker that dies is taken out of the ISR by the ZooKeeper controller itself: a GC pause
+    # makes the leader shrink the ISR through AlterPartition)
+    c = Cluster(brokers=3, seed=2, kafka_version="3.7",
+                config={"replica.lag.time.max.ms": 3000, "controller.socket.timeout.ms": 5000})
+    c.create_topic("t", partitions=1, replication_factor=3)
+    leader, controller = c.leader("t", 0), c.controller_id()
+    assert leader != controller
+    follower = next(b for b in (1, 2, 3) if b not in (leader, controller))
+    RateWorkload(c, c.producer(acks=1), "t", rate=50, duration_ms=20000, partition=0)
+    c.run(1000)
+    t = c.now
+    c.drop(type="AlterPartitionRequest", src=leader, count=1)
+    c.pause(follower, 5000)   # lags: the leader shrinks the ISR, its first AlterPartition is lost
+    c.run(20000)
+    lost = [r[0] for r in c.trace.rows if r[0] >= t and r[1] == "drop" and r[2] == leader
+            and r[5][0] == "AlterPartitionRequest"]
+    sends = _alter_sends(c, leader, t)
+    assert len(lost) == 1 and sends, (lost, sends)
+    assert sends[0] == (lost[0] + 5000 + CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS, controller)

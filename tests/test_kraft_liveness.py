@@ -181,9 +181,11 @@ def test_unanswered_heartbeat_is_resent_until_the_retry_timeout_then_backs_off()
     gets no answer (disconnected after the request timeout) goes back to the head of the queue
     and is sent again while the request is younger than retryTimeoutMs; past it the item fails
     with onTimeout and BrokerLifecycleManager backs off 100 ms (first failure) before a new
-    heartbeat. controller.socket.timeout.ms 1000, session 9000: five attempts 1 s apart (the
-    last at 4 s, younger than 4.5 s), the fifth's failure at 5 s ends the request, and a new
-    heartbeat goes 100 ms later."""
+    heartbeat. controller.socket.timeout.ms 1000, session 9000: five attempts 1,050 ms apart
+    (the request timeout closes the connection, ClusterConnectionStates.disconnected, and the
+    channel's NetworkClient reconnects to the same controller only after its 50 ms reconnect
+    backoff); the last at 4.2 s is younger than 4.5 s, its failure at 5.2 s ends the request,
+    and a new heartbeat goes 100 ms later."""
     c = Cluster(brokers=3, seed=1, kafka_version="4.1",
                 config={"controller.socket.timeout.ms": 1000})
     assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
@@ -192,7 +194,7 @@ def test_unanswered_heartbeat_is_resent_until_the_retry_timeout_then_backs_off()
     c.drop(type="BrokerHeartbeatRequest", src=1, count=5)
     c.run(8000)
     gaps = _heartbeat_gaps(c, 1, t0)
-    assert gaps[:5] == [1000, 1000, 1000, 1000, 1100], gaps
+    assert gaps[:5] == [1050, 1050, 1050, 1050, 1100], gaps
     assert not c.kraft.image.brokers[1].fenced   # the new heartbeat came within the session
 
 
