@@ -936,32 +936,25 @@ class Broker:
                             Broker._timer_alter_partition_retry, corr, controller)
 
     def _requeue_alter_partition(self, failed: int) -> None:
-        """The channel's answer to NOT_CONTROLLER (NodeToControllerRequestThread.handleResponse,
-        3.0 ... trunk): it disconnects from that controller, forgets it
-        (``maybeDisconnectAndUpdateController``) and puts the request first in its queue; the
-        next ``doWork`` takes the controller the broker knows now (the metadata cache's in
-        ZooKeeper mode, the Raft client's leader in KRaft) and sends it there at once. If that is
-        still the node that refused, the NetworkClient reconnects only after its reconnect
-        backoff (50 ms, fixed for this channel); with no controller known the thread polls again
-        every 100 ms. Before, kafkasim waited for controller.socket.timeout.ms (30 s)."""
-        self.alter_corr += 1   # the request is no longer in flight: a late answer is void
-        controller = self.metadata.controller_id
-        if controller >= 0 and controller != failed:
+        """The channel's answer to NOT_CONTROLLER or a request timeout
+        (NodeToControllerRequestThread.handleResponse, 3.0 ... trunk): it disconnects from
+        ``failed``, forgets it and puts the request first in its queue; the next ``doWork``
+        takes the controller the broker knows now (the metadata cache's in ZooKeeper mode, the
+        Raft client's leader in KRaft) and sends it there at once (``_send_alter_partition``,
+        which polls every 100 ms while none is known). If that is still ``failed``, the
+        NetworkClient reconnects only after its reconnect backoff (50 ms, fixed for this
+        channel). Before, kafkasim waited for controller.socket.timeout.ms (30 s)."""
+        if self.metadata.controller_id != failed:
             self._send_alter_partition()
             return
-        self.schedule_timer(CONTROLLER_CHANNEL_POLL_MS if controller < 0 else
-                            CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+        self.alter_corr += 1   # the request is no longer in flight: a late answer is void
+        self.schedule_timer(CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
                             Broker._timer_alter_partition_requeued, self.alter_corr)
 
     def _timer_alter_partition_requeued(self, corr: int) -> None:
-        """The channel's next try for a request put back by NOT_CONTROLLER
-        (``_requeue_alter_partition``): sent to the controller known now, or another 100 ms
-        poll while none is known."""
+        """The channel's next try for a request waiting in its queue (after the reconnect
+        backoff, or a 100 ms poll with no controller known)."""
         if self.alter_inflight is None or self.alter_corr != corr:
-            return
-        if self.metadata.controller_id < 0:
-            self.schedule_timer(CONTROLLER_CHANNEL_POLL_MS, Broker._timer_alter_partition_requeued,
-                                corr)
             return
         self._send_alter_partition()
 

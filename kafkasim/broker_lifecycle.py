@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 
 from kafkasim import events as ev
+from kafkasim.broker import CONTROLLER_CHANNEL_POLL_MS, CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.kraft.image import MetadataImage
 from kafkasim.protocol.kraft.raft import KafkaRaftClient
@@ -60,8 +61,6 @@ RUNNING = "RUNNING"
 PENDING_CONTROLLED_SHUTDOWN = "PENDING_CONTROLLED_SHUTDOWN"
 SHUTTING_DOWN = "SHUTTING_DOWN"
 NOT_RUNNING = "NOT_RUNNING"
-
-RECONNECT_BACKOFF_MS = 50   # the controller channel's NetworkClient (reconnect.backoff fixed)
 
 
 class BrokerLifecycleManager:
@@ -286,9 +285,9 @@ class BrokerLifecycleManager:
         if controller is None or controller < 0 or controller == failed:
             self.queued = (msg, created, -1)   # the reconnect backoff is over by the next try
             self.channel_token += 1
-            self.broker.schedule_timer(100 if controller is None or controller < 0 else
-                                       RECONNECT_BACKOFF_MS, _timer_channel_poll,
-                                       self.channel_token)
+            self.broker.schedule_timer(
+                CONTROLLER_CHANNEL_POLL_MS if controller is None or controller < 0 else
+                CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS, _timer_channel_poll, self.channel_token)
             return
         self._send(controller, msg, created)
 
