@@ -86,13 +86,16 @@ HANGUL_FAMILIES = ("NanumGothic", "NanumBarunGothic", "Noto Sans CJK KR", "Noto 
                    "Apple SD Gothic Neo", "AppleGothic", "Malgun Gothic")
 
 
-def tr(message: str, /, **fields) -> str:
-    """A drawing's word in the course language under ``I18N_CONTEXT``, once the course is loaded
-    (a Korean notebook imports it); English without it. Looked up, not imported: the course
-    package imports the drawings (as ``kafkasim.widgets._render.tr``)."""
+def tr(message: str, /, *, _context: str | None = I18N_CONTEXT, **fields) -> str:
+    """``message`` in the course language, once the course is loaded (a Korean notebook imports
+    it); English without it. Looked up, not imported: the course package imports the drawings
+    and the widgets. ``_context``: the gettext msgctxt, the drawings' by default (None: the
+    course's own); the widgets' ``tr`` (``kafkasim.widgets._render``) is this one."""
     course = sys.modules.get("kafkasim.course.i18n")
     if course is not None:
-        return course.tr(message, _context=I18N_CONTEXT, **fields)
+        if _context is not None:
+            return course.tr(message, _context=_context, **fields)
+        return course.tr(message, **fields)
     return message.format(**fields) if fields else message
 
 

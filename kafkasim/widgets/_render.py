@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import io
-import sys
 
 from matplotlib.figure import Figure
+
+from kafkasim.viz import style
 
 DPI = 72
 TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
 
 
 def tr(message: str, /, *, _context: str | None = None, **fields) -> str:
-    """``kafkasim.course.i18n.tr`` once the course is loaded (a Korean notebook imports it, and
-    the readout then speaks its language); English without it. Looked up, not imported: the
-    course package imports the widgets, and importing it from here would also restyle plots.
-    ``_context``: the calling module's ``I18N_CONTEXT`` (None: the course's)."""
-    course = sys.modules.get("kafkasim.course.i18n")
-    if course is not None:
-        if _context is not None:
-            return course.tr(message, _context=_context, **fields)
-        return course.tr(message, **fields)
-    return message.format(**fields) if fields else message
+    """``kafkasim.viz.style.tr`` (the course's language once the course is loaded, English
+    without it); ``_context``: the calling module's ``I18N_CONTEXT`` (None: the course's)."""
+    return style.tr(message, _context=_context, **fields)
 
 
 def png(fig: Figure, dpi: int = DPI) -> bytes:
