@@ -168,7 +168,7 @@ class ReplicaManager:
                                                pid, pepoch, base_seq)
             if ident is not None:
                 producer_state.update(log.producer_states, log.producer_batches[-1:])
-            if tp in self.follower_fetch_waiters:   # wake_follower_fetches, when watched
+            if tp in self.follower_fetch_waiters:   # parked follower fetches may answer now
                 self._wake(ctx, self.follower_fetch_waiters, tp)
             if part.maybe_increment_leader_hw(ctx):
                 self.on_hw_increased(ctx, part)
@@ -621,9 +621,6 @@ class ReplicaManager:
             waiters[tp] = remaining
         else:
             del waiters[tp]
-
-    def wake_follower_fetches(self, ctx: ReplicaManagerContext, tp) -> None:
-        self._wake(ctx, self.follower_fetch_waiters, tp)
 
     def wake_consumer_fetches(self, ctx: ReplicaManagerContext, tp) -> None:
         self._wake(ctx, self.consumer_fetch_waiters, tp)
