@@ -408,7 +408,8 @@ class Producer:
                 b.attempts += 1
                 attempts = b.attempts
                 if self.idempotent and b.base_seq < 0:
-                    # _assign_sequence, inlined
+                    # the batch's first sequence and producer epoch, assigned once (retries
+                    # keep them: RecordAccumulator.drain)
                     seq = b.base_seq = next_seq.get(b.tp, 0)
                     b.epoch = self.producer_epoch
                     next_seq[b.tp] = seq + len(b.record_ids)
@@ -442,11 +443,6 @@ class Producer:
                                     Producer._on_request_timeout, (corr,))
             self.in_flight[corr] = (broker, batches, tid)
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
-
-    def _assign_sequence(self, b: _Batch) -> None:
-        seq = b.base_seq = self.next_seq.get(b.tp, 0)
-        b.epoch = self.producer_epoch
-        self.next_seq[b.tp] = seq + len(b.record_ids)
 
     def _bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0
