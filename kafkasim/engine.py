@@ -192,12 +192,14 @@ class Engine:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            while True:
-                if not queue or queue[0][0] > stop or count == limit:
+            # the loop counts the events itself (``count`` is the number of the event being
+            # run): cheaper per event than a counter compared against the limit
+            for count in range(1, (limit if limit >= 0 else _FOREVER) + 1):
+                if not queue or queue[0][0] > stop:
+                    count -= 1
                     break
                 time_ms, seq, kind, args = pop(queue)
                 self.now = time_ms
-                count += 1
                 handlers[kind](*args)
         except SimulationError:
             raise
