@@ -349,7 +349,7 @@ class Cluster(StateViews):
         net = self.network
         engine = self.engine
         now = engine.now
-        if net.groups or net.cut_links or net.drops or net.holds:
+        if not net.plain:   # a partition, cut, hold, drop, delay or extra latency is set
             env = net.envelope(src, dst, msg, now)
             msg_id = env.msg_id
             fate = net.classify(env)
@@ -381,10 +381,6 @@ class Cluster(StateViews):
             t = now + net.latency_ms
             if net.jitter_ms:
                 t += int(engine.rng.random() * (net.jitter_ms + 1))  # uniform on 0..jitter
-            if net.extra_latency:
-                t += net.extra_latency.get(src, 0) + net.extra_latency.get(dst, 0)
-            if net.delays:
-                t += net.delay_for(env)
             link = (src, dst)
             last = net.last_delivery.get(link, 0)
             if t < last:
@@ -465,7 +461,7 @@ class Cluster(StateViews):
             if broker.paused_until > engine.now:
                 engine.schedule_at(broker.paused_until, "deliver", env, incarnation, name)
                 return
-        if (net.groups or net.cut_links) and not net.can_reach(src, dst):
+        if not net.plain and not net.can_reach(src, dst):
             if isinstance(msg, _CONTROLLER_REQUESTS):
                 self._queue_controller_request(src, dst, msg)
                 return
@@ -1241,6 +1237,7 @@ class Cluster(StateViews):
         where={"high_watermark": {"ge": 2}})`` (kafkasim/protocol/match.py)."""
         flt = MessageFilter(type, src, dst, count, where)
         self.network.holds.append(flt)
+        self.network.faults_changed()
         self.record("fault", "network", "", -1,
                     ev.HoldMessages(type, src, dst, str(where) if where else ""))
 
@@ -1250,6 +1247,7 @@ class Cluster(StateViews):
         flt = MessageFilter(type, src, dst, where=where)
         self.network.holds = [h for h in self.network.holds if not h.same_selection(flt)] \
             if any(x is not None for x in (type, src, dst, where)) else []
+        self.network.faults_changed()
         envs = self.network.release(flt)
         for env in envs:
             self.engine.schedule_at(self.network.delivery_time(env, self.now, self.engine.rng),
@@ -1263,6 +1261,7 @@ class Cluster(StateViews):
         matching messages currently held."""
         flt = MessageFilter(type, src, dst, count, where)
         self.network.drops.append(flt)
+        self.network.faults_changed()
         gone = self.network.release(MessageFilter(type, src, dst, where=where))
         for env in gone:
             self.record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
@@ -1280,14 +1279,17 @@ class Cluster(StateViews):
         _check_ms("delay(ms)", ms)
         flt = MessageFilter(type, src, dst, count, where)
         self.network.delays.append((flt, ms))
+        self.network.faults_changed()
         self.record("fault", "network", "", -1,
                     ev.DelayMessages(type, src, dst, str(where) if where else "", ms))
 
     def undelay(self) -> None:
         self.network.delays = []
+        self.network.faults_changed()
 
     def undrop(self) -> None:
         self.network.drops = []
+        self.network.faults_changed()
 
     # -- broker failures ------------------------------------------------------------------------
     def crash(self, broker: int) -> None:

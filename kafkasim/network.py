@@ -74,7 +74,7 @@ class MessageFilter:
 class Network:
     __slots__ = ("latency_ms", "jitter_ms", "extra_latency", "groups", "cut_links",
                  "last_delivery", "holds", "held", "drops", "delays", "next_msg_id",
-                 "incarnations", "delivered", "dropped")
+                 "incarnations", "delivered", "dropped", "plain")
 
     def __init__(self, latency_ms: int = 1, jitter_ms: int = 1) -> None:
         if latency_ms < 0 or jitter_ms < 0:
@@ -94,6 +94,15 @@ class Network:
         self.incarnations: dict[Node, int] = {}
         self.delivered = 0   # messages handed to their destination
         self.dropped = 0     # messages lost (drop filter, partition, destination gone)
+        self.plain = True    # see faults_changed
+
+    def faults_changed(self) -> None:
+        """Recompute ``plain``: no partition, cut link, hold, drop, delay or extra latency is
+        set, so a message's fate is 'send' at the link's latency plus jitter. Cluster.send
+        reads the one flag per message instead of six containers; every method that changes
+        one of them calls this."""
+        self.plain = not (self.groups or self.cut_links or self.holds or self.drops
+                          or self.delays or self.extra_latency)
 
     @property
     def stats(self) -> dict[str, int]:
@@ -118,15 +127,18 @@ class Network:
                 if node in self.groups:
                     raise ValueError(f"node {node!r} appears in two partition groups")
                 self.groups[node] = i
+        self.faults_changed()
 
     def cut(self, a: Node, b: Node, both_ways: bool = True) -> None:
         self.cut_links[(a, b)] = True
         if both_ways:
             self.cut_links[(b, a)] = True
+        self.faults_changed()
 
     def heal(self) -> None:
         self.groups = {}
         self.cut_links = {}
+        self.faults_changed()
 
     def set_extra_latency(self, node: Node, ms: int) -> None:
         if ms < 0:
@@ -135,6 +147,7 @@ class Network:
             self.extra_latency[node] = ms
         else:
             self.extra_latency.pop(node, None)
+        self.faults_changed()
 
     # -- sending ----------------------------------------------------------------------------
     def envelope(self, src: Node, dst: Node, msg: Message, now: int) -> Envelope:
