@@ -262,10 +262,11 @@ class Broker:
         """The controller's periodic task ``name`` (auto_rebalance), while it keeps its epoch."""
         self.schedule_timer(delay_ms, Broker._timer_controller_timer, controller_epoch, name)
 
-    def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
+    def schedule_timeout(self, delay_ms: int, name: str, *args) -> list:
         """A cancellable timer (request timeouts) of the core: ``name`` is one of
-        ``_CORE_TIMEOUTS``. Cluster.add_timeout's body, inlined (every parked fetch and
-        produce) once the FIFO for this owner and delay exists."""
+        ``_CORE_TIMEOUTS``; returns its handle for ``cancel_timeout``. Cluster.add_timeout's
+        body, inlined (every parked fetch and produce) once the FIFO for this owner and delay
+        exists."""
         cluster = self.cluster
         owner = ("broker", self.id, self.incarnation)
         try:
@@ -273,24 +274,23 @@ class Broker:
             fifo = entry[0][delay_ms]
         except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
             return cluster.add_timeout(owner, delay_ms, _CORE_TIMEOUTS[name], args)
+        while fifo and fifo[0][2] is None:   # cancelled heads
+            fifo.popleft()
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
         now = cluster.engine.now
         deadline = now + delay_ms
-        fifo.append((deadline, tid, _CORE_TIMEOUTS[name], args))
-        cluster.live_timeouts[tid] = fifo
+        handle = [deadline, tid, _CORE_TIMEOUTS[name], args]
+        fifo.append(handle)
         if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", owner)
-        return tid
+        return handle
 
-    def cancel_timeout(self, tid: int) -> None:
-        # Cluster.cancel_timeout, inlined (every answered request): drop the id; the FIFO's
-        # cancelled head entries go (answers usually come back in request order)
-        live = self.cluster.live_timeouts
-        fifo = live.pop(tid, None)
-        while fifo and fifo[0][1] not in live:
-            fifo.popleft()
+    @staticmethod
+    def cancel_timeout(handle: list) -> None:
+        """Cluster.cancel_timeout, inlined (every answered request)."""
+        handle[2] = None
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.cluster.record(kind, self.id, topic, partition, detail)
@@ -1110,10 +1110,7 @@ class Broker:
         if entry is None:
             return
         key, tid = entry
-        live = self.cluster.live_timeouts   # cancel_timeout(tid), inlined (every response)
-        fifo = live.pop(tid, None)
-        while fifo and fifo[0][1] not in live:
-            fifo.popleft()
+        tid[2] = None   # cancel_timeout(tid), inlined (every response)
         if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:

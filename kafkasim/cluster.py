@@ -197,9 +197,9 @@ class Cluster(StateViews):
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
-        # wheel likewise): owner -> [{delay: deque of (deadline, id, name, args)}, wake-up time]
+        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time]. An entry is the
+        # list [deadline, id, fn, args] and is its own handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
-        self.live_timeouts: dict[int, deque] = {}   # timeout id -> the FIFO holding it
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
@@ -566,11 +566,14 @@ class Cluster(StateViews):
 
     # -- cancellable timeouts ------------------------------------------------------------------
     # An owner's timeouts sit in one FIFO per delay: a request timeout of a given length is
-    # added in deadline order, so each FIFO is sorted by (deadline, id) and a cancelled entry
-    # costs one popleft when it reaches the head (most are cancelled: the answers arrive first).
-    def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> int:
+    # added in deadline order, so each FIFO is sorted by (deadline, id). An entry is the list
+    # [deadline, id, fn, args] and is the handle add_timeout returns: cancelling it sets its fn
+    # to None (firing does too), and cancelled entries at a FIFO's head are popped when the next
+    # timeout is added to it or when the owner wakes up (most are cancelled: the answers arrive
+    # first, in request order).
+    def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> list:
         """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
-        cancelled first.
+        cancelled first (``cancel_timeout`` with the handle returned).
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
@@ -582,40 +585,42 @@ class Cluster(StateViews):
         except KeyError:   # the owner's first timeout of this length
             entry = self.timeouts.setdefault(owner, [{}, -1])
             fifo = entry[0][delay_ms] = deque()
-        fifo.append((deadline, tid, fn, args))
-        self.live_timeouts[tid] = fifo
+        while fifo and fifo[0][2] is None:   # cancelled heads
+            fifo.popleft()
+        handle = [deadline, tid, fn, args]
+        fifo.append(handle)
         if entry[1] < now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
-        return tid
+        return handle
 
     def _compact_timeouts(self) -> None:
         """Drop the cancelled entries inside long FIFOs (cancelled out of order), so snapshots
-        stay small. A FIFO's head is always live (cancel_timeout and _due_timeouts pop cancelled
-        heads), so this changes no wake-up time: it runs with the metrics sample."""
-        live = self.live_timeouts
+        stay small. Only cancelled entries go, so this changes no wake-up time: it runs with the
+        metrics sample."""
         for entry in self.timeouts.values():
             for fifo in entry[0].values():
-                if len(fifo) > 512 and len(fifo) > 2 * len(live):
-                    keep = [e for e in fifo if e[1] in live]
-                    fifo.clear()
-                    fifo.extend(keep)
+                if len(fifo) > 512:
+                    keep = [e for e in fifo if e[2] is not None]
+                    if len(fifo) > 2 * len(keep):
+                        fifo.clear()
+                        fifo.extend(keep)
 
-    def cancel_timeout(self, tid: int) -> None:
-        live = self.live_timeouts
-        fifo = live.pop(tid, None)
-        # answers usually come back in request order: the cancelled entry is then the head
-        while fifo and fifo[0][1] not in live:
-            fifo.popleft()
+    @staticmethod
+    def cancel_timeout(handle: list | None) -> None:
+        """Cancel a timeout that has not fired (a no-op once it fired or was cancelled, and
+        for None: no timeout was set)."""
+        if handle is not None:
+            handle[2] = None
 
-    def _due_timeouts(self, fifos: dict, now: int) -> list:
+    @staticmethod
+    def _due_timeouts(fifos: dict, now: int) -> list:
         """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones)."""
-        live = self.live_timeouts
         due = []
         for fifo in fifos.values():
-            while fifo and (fifo[0][0] <= now or fifo[0][1] not in live):
+            while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
                 e = fifo.popleft()
-                if e[1] in live:
+                if e[2] is not None:
                     due.append(e)
         due.sort()   # (deadline, id): the order one heap over all delays would give
         return due
@@ -624,16 +629,17 @@ class Cluster(StateViews):
         entry = self.timeouts[owner]
         fifos = entry[0]
         now = self.engine.now
-        live = self.live_timeouts
         due = self._due_timeouts(fifos, now)
         while due:
-            for _deadline, tid, fn, args in due:
-                if live.pop(tid, None) is None:
+            for e in due:
+                fn = e[2]
+                if fn is None:
                     continue   # cancelled by a timeout that fired just before
+                e[2] = None    # fired: a later cancel_timeout is a no-op
                 if owner[0] == "broker":
-                    self._broker_timer(owner[1], owner[2], fn, args)
+                    self._broker_timer(owner[1], owner[2], fn, e[3])
                 else:
-                    self._client_timer(owner[1], fn, args)
+                    self._client_timer(owner[1], fn, e[3])
             due = self._due_timeouts(fifos, now)   # a handler may add a timeout due now
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
         if heads:

@@ -437,7 +437,7 @@ class Producer:
                     for rid in b.record_ids:
                         self._complete(rid, ACKED, E.NONE, -1)
                 continue
-            tid = -1
+            tid = None   # the 0.8.2 producer has no request timeout
             if self.request_timeout_ms is not None:
                 tid = c.add_timeout(("client", client_id), self.request_timeout_ms,
                                     Producer._on_request_timeout, (corr,))
