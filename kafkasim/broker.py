@@ -182,7 +182,8 @@ class Broker:
         self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
         self.replica_manager = ReplicaManager()
         self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
-        self.fetch_inflight: dict[int, tuple[tuple[int, int], int]] = {}  # corr -> (key, timeout)
+        # corr -> the request timeout's handle (Cluster.add_timeout), args (fetcher key, corr)
+        self.fetch_inflight: dict[int, list] = {}
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
         self.paused_until = 0
@@ -775,14 +776,33 @@ class Broker:
 
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
-        # schedule_timeout and send, inlined (one per follower fetch)
+        """Send the fetcher's request with its request timeout (replica.socket.timeout.ms):
+        Cluster.add_timeout's body, inlined (one per follower fetch) once the FIFO for this
+        owner and delay exists. fetch_inflight keeps the timeout's handle."""
         cluster = self.cluster
         leader = thread.leader_id
         key = (leader, thread.fetcher_id)
         corr = req.correlation_id
-        tid = cluster.add_timeout(("broker", self.id, self.incarnation), timeout_ms,
-                                  Broker._timer_fetcher_request_timeout, (key, corr))
-        self.fetch_inflight[corr] = (key, tid)
+        owner = ("broker", self.id, self.incarnation)
+        try:
+            entry = cluster.timeouts[owner]
+            fifo = entry[0][timeout_ms]
+        except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
+            self.fetch_inflight[corr] = cluster.add_timeout(
+                owner, timeout_ms, Broker._timer_fetcher_request_timeout, (key, corr))
+        else:
+            while fifo and fifo[0][2] is None:   # cancelled heads
+                fifo.popleft()
+            tid = cluster.next_timeout_id
+            cluster.next_timeout_id = tid + 1
+            now = cluster.engine.now
+            deadline = now + timeout_ms
+            handle = [deadline, tid, Broker._timer_fetcher_request_timeout, (key, corr)]
+            fifo.append(handle)
+            self.fetch_inflight[corr] = handle
+            if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+                entry[1] = deadline
+                cluster.engine.schedule_at(deadline, "timeouts", owner)
         cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
@@ -1056,11 +1076,12 @@ class Broker:
             if lm.inflight is not None and lm.inflight[2] == dead:
                 lm.controller_gone()
             lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
-        for corr, (key, tid) in list(self.fetch_inflight.items()):
+        for corr, handle in list(self.fetch_inflight.items()):
+            key = handle[3][0]
             if key[0] != dead:
                 continue
             del self.fetch_inflight[corr]
-            self.cancel_timeout(tid)
+            handle[2] = None   # cancel_timeout(handle)
             thread = self.fetchers.get(key)
             if thread is not None:
                 thread.on_request_failed(self, corr, E.NETWORK_EXCEPTION)
@@ -1082,8 +1103,8 @@ class Broker:
             if entry is not None:
                 self.fetch_inflight[msg.correlation_id] = entry
             return
-        key, tid = entry
-        self.cancel_timeout(tid)
+        entry[2] = None   # cancel_timeout(entry)
+        key = entry[3][0]
         thread = self.fetchers.get(key)
         if thread is not None:
             thread.on_request_failed(self, msg.correlation_id, E.NETWORK_EXCEPTION)
@@ -1109,8 +1130,8 @@ class Broker:
         entry = self.fetch_inflight.pop(msg.correlation_id, None)
         if entry is None:
             return
-        key, tid = entry
-        tid[2] = None   # cancel_timeout(tid), inlined (every response)
+        entry[2] = None   # cancel_timeout(entry), inlined (every response)
+        key = entry[3][0]
         if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:
