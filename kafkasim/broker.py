@@ -182,7 +182,9 @@ class Broker:
         self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
         self.replica_manager = ReplicaManager()
         self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
-        # corr -> the request timeout's handle (Cluster.add_timeout), args (fetcher key, corr)
+        # corr -> [deadline, timeout id, fetcher key] of the fetcher's request in flight: its
+        # request timeout (deadline -1 once it fired), which Cluster._fire_timeouts reads in the
+        # process's Cluster.timeouts entry (this incarnation's dict: Broker.start puts it there)
         self.fetch_inflight: dict[int, list] = {}
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
@@ -312,6 +314,7 @@ class Broker:
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
+        self.cluster.timeouts_of(("broker", self.id, self.incarnation), self.fetch_inflight)
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
@@ -776,33 +779,24 @@ class Broker:
 
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
-        """Send the fetcher's request with its request timeout (replica.socket.timeout.ms):
-        Cluster.add_timeout's body, inlined (one per follower fetch) once the FIFO for this
-        owner and delay exists. fetch_inflight keeps the timeout's handle."""
+        """Send the fetcher's request with its request timeout (replica.socket.timeout.ms).
+        A fetcher has one request in flight and waits for it (ReplicaFetcherBlockingSend
+        .sendRequest: NetworkClientUtils.sendAndReceive), so the timeout is no FIFO entry: the
+        request's fetch_inflight entry is it, and answering the request (popping the entry)
+        cancels it. It takes its id and the owner's wake-up as Cluster.add_timeout would."""
         cluster = self.cluster
         leader = thread.leader_id
-        key = (leader, thread.fetcher_id)
         corr = req.correlation_id
         owner = ("broker", self.id, self.incarnation)
-        try:
-            entry = cluster.timeouts[owner]
-            fifo = entry[0][timeout_ms]
-        except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
-            self.fetch_inflight[corr] = cluster.add_timeout(
-                owner, timeout_ms, Broker._timer_fetcher_request_timeout, (key, corr))
-        else:
-            while fifo and fifo[0][2] is None:   # cancelled heads
-                fifo.popleft()
-            tid = cluster.next_timeout_id
-            cluster.next_timeout_id = tid + 1
-            now = cluster.engine.now
-            deadline = now + timeout_ms
-            handle = [deadline, tid, Broker._timer_fetcher_request_timeout, (key, corr)]
-            fifo.append(handle)
-            self.fetch_inflight[corr] = handle
-            if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
-                entry[1] = deadline
-                cluster.engine.schedule_at(deadline, "timeouts", owner)
+        entry = cluster.timeouts[owner]   # made by start() with fetch_inflight
+        tid = cluster.next_timeout_id
+        cluster.next_timeout_id = tid + 1
+        now = cluster.engine.now
+        deadline = now + timeout_ms
+        self.fetch_inflight[corr] = [deadline, tid, (leader, thread.fetcher_id)]
+        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+            entry[1] = deadline
+            cluster.engine.schedule_at(deadline, "timeouts", owner)
         cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
@@ -1076,12 +1070,11 @@ class Broker:
             if lm.inflight is not None and lm.inflight[2] == dead:
                 lm.controller_gone()
             lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
-        for corr, handle in list(self.fetch_inflight.items()):
-            key = handle[3][0]
+        for corr, inflight in list(self.fetch_inflight.items()):
+            key = inflight[2]
             if key[0] != dead:
                 continue
-            del self.fetch_inflight[corr]
-            handle[2] = None   # cancel_timeout(handle)
+            del self.fetch_inflight[corr]   # and its request timeout
             thread = self.fetchers.get(key)
             if thread is not None:
                 thread.on_request_failed(self, corr, E.NETWORK_EXCEPTION)
@@ -1103,8 +1096,7 @@ class Broker:
             if entry is not None:
                 self.fetch_inflight[msg.correlation_id] = entry
             return
-        entry[2] = None   # cancel_timeout(entry)
-        key = entry[3][0]
+        key = entry[2]   # popped: its request timeout is cancelled
         thread = self.fetchers.get(key)
         if thread is not None:
             thread.on_request_failed(self, msg.correlation_id, E.NETWORK_EXCEPTION)
@@ -1130,8 +1122,7 @@ class Broker:
         entry = self.fetch_inflight.pop(msg.correlation_id, None)
         if entry is None:
             return
-        entry[2] = None   # cancel_timeout(entry), inlined (every response)
-        key = entry[3][0]
+        key = entry[2]   # popped: its request timeout is cancelled
         if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:

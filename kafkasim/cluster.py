@@ -197,8 +197,9 @@ class Cluster(StateViews):
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
-        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time]. An entry is the
-        # list [deadline, id, fn, args] and is its own handle: cancelling it sets fn to None.
+        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, a broker process's
+        # fetch_inflight or None]. An entry is the list [deadline, id, fn, args] and is its own
+        # handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
@@ -570,7 +571,8 @@ class Cluster(StateViews):
     # [deadline, id, fn, args] and is the handle add_timeout returns: cancelling it sets its fn
     # to None (firing does too), and cancelled entries at a FIFO's head are popped when the next
     # timeout is added to it or when the owner wakes up (most are cancelled: the answers arrive
-    # first, in request order).
+    # first, in request order). A replica fetcher's request timeout is no FIFO entry but its
+    # fetch_inflight entry (Broker.send_from_fetcher), read here as if it were one.
     def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> list:
         """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
         cancelled first (``cancel_timeout`` with the handle returned).
@@ -579,11 +581,10 @@ class Cluster(StateViews):
         self.next_timeout_id = tid + 1
         now = self.engine.now
         deadline = now + delay_ms
+        entry = self.timeouts_of(owner)
         try:
-            entry = self.timeouts[owner]
             fifo = entry[0][delay_ms]
         except KeyError:   # the owner's first timeout of this length
-            entry = self.timeouts.setdefault(owner, [{}, -1])
             fifo = entry[0][delay_ms] = deque()
         while fifo and fifo[0][2] is None:   # cancelled heads
             fifo.popleft()
@@ -593,6 +594,15 @@ class Cluster(StateViews):
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
         return handle
+
+    def timeouts_of(self, owner: tuple, fetches: dict | None = None) -> list:
+        """The owner's [{delay: FIFO}, wake-up time, fetcher requests], made the first time:
+        a broker process makes its own when it starts, with its fetch_inflight (whose
+        entries are request timeouts too: Broker.send_from_fetcher); None for a client."""
+        entry = self.timeouts.get(owner)
+        if entry is None:
+            entry = self.timeouts[owner] = [{}, -1, fetches]
+        return entry
 
     def _compact_timeouts(self) -> None:
         """Drop the cancelled entries inside long FIFOs (cancelled out of order), so snapshots
@@ -614,34 +624,49 @@ class Cluster(StateViews):
             handle[2] = None
 
     @staticmethod
-    def _due_timeouts(fifos: dict, now: int) -> list:
-        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones)."""
+    def _due_timeouts(fifos: dict, now: int, fetches: dict | None) -> list:
+        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), with
+        the broker's fetcher requests whose timeout is due (Broker.send_from_fetcher) as
+        [deadline, id, fn, (fetcher key, corr), its fetch_inflight entry]."""
         due = []
         for fifo in fifos.values():
             while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
                 e = fifo.popleft()
                 if e[2] is not None:
                     due.append(e)
-        due.sort()   # (deadline, id): the order one heap over all delays would give
+        if fetches:
+            for corr, f in fetches.items():
+                if 0 <= f[0] <= now:
+                    due.append([f[0], f[1], Broker._timer_fetcher_request_timeout, (f[2], corr),
+                                f])
+        due.sort()   # (deadline, id): the order one heap over all timeouts would give
         return due
 
     def _fire_timeouts(self, owner: tuple) -> None:
         entry = self.timeouts[owner]
         fifos = entry[0]
         now = self.engine.now
-        due = self._due_timeouts(fifos, now)
+        fetches = entry[2]   # a broker process's fetcher requests in flight
+        due = self._due_timeouts(fifos, now, fetches)
         while due:
             for e in due:
                 fn = e[2]
                 if fn is None:
                     continue   # cancelled by a timeout that fired just before
-                e[2] = None    # fired: a later cancel_timeout is a no-op
+                if len(e) == 5:   # a fetcher request's timeout
+                    if fetches.get(e[3][1]) is not e[4]:
+                        continue   # answered or failed by a timeout that fired just before
+                    e[4][0] = -1   # fired (the broker may be paused: the entry stays till then)
+                else:
+                    e[2] = None    # fired: a later cancel_timeout is a no-op
                 if owner[0] == "broker":
                     self._broker_timer(owner[1], owner[2], fn, e[3])
                 else:
                     self._client_timer(owner[1], fn, e[3])
-            due = self._due_timeouts(fifos, now)   # a handler may add a timeout due now
+            due = self._due_timeouts(fifos, now, fetches)   # a handler may add one due now
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
+        if fetches:
+            heads += [f[0] for f in fetches.values() if f[0] >= 0]
         if heads:
             nxt = min(heads)
             if entry[1] <= now or nxt < entry[1]:

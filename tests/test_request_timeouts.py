@@ -1,0 +1,96 @@
+"""Cancellable request timeouts (Cluster.add_timeout / cancel_timeout, Broker.schedule_timeout,
+the replica fetcher's request timeout).
+
+A follower's fetcher has one request in flight and waits for it up to replica.socket.timeout.ms
+(ReplicaFetcherBlockingSend.sendRequest: NetworkClientUtils.sendAndReceive with the socket
+timeout as the request timeout); when it passes, the request fails with a timeout and every
+partition backs off replica.fetch.backoff.ms (AbstractFetcherThread.processFetchRequest:
+handlePartitionsWithErrors). A broker paused at that moment (a stop-the-world GC) handles the
+timeout when the pause ends.
+"""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+
+ZK = "3.7"
+SOCKET_TIMEOUT_MS = 5000   # replica.socket.timeout.ms (30000 by default)
+BACKOFF_MS = 1000          # replica.fetch.backoff.ms
+
+
+def _cluster_with_a_lost_fetch(seed: int = 1):
+    """Broker 2's next FetchRequest is lost; returns the cluster and the time it was dropped."""
+    c = Cluster(3, seed=seed, kafka_version=ZK,
+                config={"replica.socket.timeout.ms": SOCKET_TIMEOUT_MS})
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all")
+    c.run(100)
+    c.drop("FetchRequest", src=2, count=1)
+    p.send_many("t", ["a", "b"], partition=0)
+    c.run(200)
+    drops = [r[0] for r in c.trace.rows if r[1] == "drop" and r[2] == 2]
+    assert len(drops) == 1
+    return c, drops[0]
+
+
+def _failures(c: Cluster, broker: int) -> list[tuple[int, str]]:
+    return [(r[0], str(r[5])) for r in c.trace.rows if r[1] == "fetch_failed" and r[2] == broker]
+
+
+def test_a_lost_follower_fetch_fails_after_replica_socket_timeout_ms_and_is_retried():
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run(SOCKET_TIMEOUT_MS + BACKOFF_MS + 1000)
+    assert _failures(c, 2) == [(dropped + SOCKET_TIMEOUT_MS,
+                                "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+    # the retry after replica.fetch.backoff.ms catches up
+    assert c.brokers[2].logs[("t", 0)].log_end_offset == 2
+    # answered fetches never time out: no other failure on any broker
+    assert _failures(c, 3) == []
+
+
+def test_a_paused_follower_handles_its_fetch_timeout_once_when_the_pause_ends():
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run_to(dropped + SOCKET_TIMEOUT_MS - 100)
+    c.pause(2, 400)                       # the timeout falls inside the pause
+    c.run(SOCKET_TIMEOUT_MS)
+    assert _failures(c, 2) == [(dropped + SOCKET_TIMEOUT_MS + 300,
+                                "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+    assert c.brokers[2].logs[("t", 0)].log_end_offset == 2
+
+
+def test_a_pending_fetch_timeout_survives_snapshot_and_restore():
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run_to(dropped + 1000)
+    restored = Cluster.restore(c.snapshot())
+    for cl in (c, restored):
+        cl.run(SOCKET_TIMEOUT_MS + BACKOFF_MS)
+    assert _failures(restored, 2) == _failures(c, 2) == [
+        (dropped + SOCKET_TIMEOUT_MS, "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+    assert restored.trace_digest() == c.trace_digest()
+
+
+def test_add_timeout_returns_a_handle_that_cancels_it_and_fires_in_deadline_then_id_order():
+    c = Cluster(3, seed=1, kafka_version=ZK)
+    fired = []
+
+    def timer(broker, name):
+        fired.append((c.now, name))
+        if name == "first":               # cancels a timeout due in the same millisecond
+            c.cancel_timeout(later)
+
+    owner = ("broker", 1, c.brokers[1].incarnation)
+    start = c.now
+    c.add_timeout(owner, 300, timer, ("first",))
+    cancelled = c.add_timeout(owner, 300, timer, ("cancelled",))
+    c.cancel_timeout(cancelled)
+    c.run(100)
+    later = c.add_timeout(owner, 200, timer, ("same deadline, cancelled by first",))
+    c.add_timeout(owner, 200, timer, ("same deadline, added last",))
+    c.cancel_timeout(None)                # no timeout was set (the 0.8.2 producer): a no-op
+    c.run(1000)
+    assert fired == [(start + 300, "first"), (start + 300, "same deadline, added last")]
+    fired.clear()
+    c.cancel_timeout(cancelled)           # cancelling again, or after firing: a no-op
+    c.run(1000)
+    assert fired == []
+    assert all(not fifo for fifo in c.timeouts[owner][0].values())
