@@ -314,7 +314,8 @@ class Broker:
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
-        self.cluster.timeouts_of(("broker", self.id, self.incarnation), self.fetch_inflight)
+        self.cluster.timeouts_of(("broker", self.id, self.incarnation), self.fetch_inflight,
+                                 Broker._timer_fetcher_request_timeout)
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
@@ -735,10 +736,11 @@ class Broker:
         if thread is not None:
             thread.on_wakeup(self, when)
 
-    def _timer_fetcher_request_timeout(self, key, corr: int) -> None:
-        if self.fetch_inflight.pop(corr, None) is None:
+    def _timer_fetcher_request_timeout(self, corr: int) -> None:
+        inflight = self.fetch_inflight.pop(corr, None)
+        if inflight is None:
             return
-        thread = self.fetchers.get(key)
+        thread = self.fetchers.get(inflight[2])
         if thread is not None:
             thread.on_request_failed(self, corr, E.REQUEST_TIMED_OUT)
 

@@ -197,9 +197,9 @@ class Cluster(StateViews):
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
-        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, a broker process's
-        # fetch_inflight or None]. An entry is the list [deadline, id, fn, args] and is its own
-        # handle: cancelling it sets fn to None.
+        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, requests in
+        # flight or None, their timer]. An entry is the list [deadline, id, fn, args] and is its
+        # own handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
@@ -571,8 +571,10 @@ class Cluster(StateViews):
     # [deadline, id, fn, args] and is the handle add_timeout returns: cancelling it sets its fn
     # to None (firing does too), and cancelled entries at a FIFO's head are popped when the next
     # timeout is added to it or when the owner wakes up (most are cancelled: the answers arrive
-    # first, in request order). A replica fetcher's request timeout is no FIFO entry but its
-    # fetch_inflight entry (Broker.send_from_fetcher), read here as if it were one.
+    # first, in request order). A request timeout of a replica fetcher or a producer is no FIFO
+    # entry but the request's in-flight entry [deadline, id, ...] (Broker.send_from_fetcher,
+    # Producer._send_batches), read here as if it were one: answering the request, which pops
+    # that entry, cancels it.
     def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> list:
         """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
         cancelled first (``cancel_timeout`` with the handle returned).
@@ -595,13 +597,16 @@ class Cluster(StateViews):
             self.engine.schedule_at(deadline, "timeouts", owner)
         return handle
 
-    def timeouts_of(self, owner: tuple, fetches: dict | None = None) -> list:
-        """The owner's [{delay: FIFO}, wake-up time, fetcher requests], made the first time:
-        a broker process makes its own when it starts, with its fetch_inflight (whose
-        entries are request timeouts too: Broker.send_from_fetcher); None for a client."""
+    def timeouts_of(self, owner: tuple, requests: dict | None = None,
+                    on_timeout: Callable | None = None) -> list:
+        """The owner's [{delay: FIFO}, wake-up time, requests, on_timeout], made the first time.
+        ``requests`` (a broker process's fetch_inflight, made when it starts, or a producer's
+        in_flight) maps a correlation id to [deadline (-1: none, or fired), timeout id, ...]:
+        the request timeouts of the requests in flight, each calling the owner's timer
+        ``on_timeout(owner object, corr)`` when due."""
         entry = self.timeouts.get(owner)
         if entry is None:
-            entry = self.timeouts[owner] = [{}, -1, fetches]
+            entry = self.timeouts[owner] = [{}, -1, requests, on_timeout]
         return entry
 
     def _compact_timeouts(self) -> None:
@@ -624,21 +629,20 @@ class Cluster(StateViews):
             handle[2] = None
 
     @staticmethod
-    def _due_timeouts(fifos: dict, now: int, fetches: dict | None) -> list:
+    def _due_timeouts(fifos: dict, now: int, requests: dict | None, on_timeout) -> list:
         """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), with
-        the broker's fetcher requests whose timeout is due (Broker.send_from_fetcher) as
-        [deadline, id, fn, (fetcher key, corr), its fetch_inflight entry]."""
+        the requests in flight whose timeout is due as [deadline, id, on_timeout, (corr,),
+        their in-flight entry]."""
         due = []
         for fifo in fifos.values():
             while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
                 e = fifo.popleft()
                 if e[2] is not None:
                     due.append(e)
-        if fetches:
-            for corr, f in fetches.items():
+        if requests:
+            for corr, f in requests.items():
                 if 0 <= f[0] <= now:
-                    due.append([f[0], f[1], Broker._timer_fetcher_request_timeout, (f[2], corr),
-                                f])
+                    due.append([f[0], f[1], on_timeout, (corr,), f])
         due.sort()   # (deadline, id): the order one heap over all timeouts would give
         return due
 
@@ -646,15 +650,15 @@ class Cluster(StateViews):
         entry = self.timeouts[owner]
         fifos = entry[0]
         now = self.engine.now
-        fetches = entry[2]   # a broker process's fetcher requests in flight
-        due = self._due_timeouts(fifos, now, fetches)
+        requests, on_timeout = entry[2], entry[3]
+        due = self._due_timeouts(fifos, now, requests, on_timeout)
         while due:
             for e in due:
                 fn = e[2]
                 if fn is None:
                     continue   # cancelled by a timeout that fired just before
-                if len(e) == 5:   # a fetcher request's timeout
-                    if fetches.get(e[3][1]) is not e[4]:
+                if len(e) == 5:   # a request in flight
+                    if requests.get(e[3][0]) is not e[4]:
                         continue   # answered or failed by a timeout that fired just before
                     e[4][0] = -1   # fired (the broker may be paused: the entry stays till then)
                 else:
@@ -663,10 +667,10 @@ class Cluster(StateViews):
                     self._broker_timer(owner[1], owner[2], fn, e[3])
                 else:
                     self._client_timer(owner[1], fn, e[3])
-            due = self._due_timeouts(fifos, now, fetches)   # a handler may add one due now
+            due = self._due_timeouts(fifos, now, requests, on_timeout)   # a handler may add one
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
-        if fetches:
-            heads += [f[0] for f in fetches.values() if f[0] >= 0]
+        if requests:
+            heads += [f[0] for f in requests.values() if f[0] >= 0]
         if heads:
             nxt = min(heads)
             if entry[1] <= now or nxt < entry[1]:

@@ -94,3 +94,40 @@ def test_add_timeout_returns_a_handle_that_cancels_it_and_fires_in_deadline_then
     c.run(1000)
     assert fired == []
     assert all(not fifo for fifo in c.timeouts[owner][0].values())
+
+
+def _produce_one_with_a_lost_response(version: str, **producer):
+    c = Cluster(3, seed=1, kafka_version=version)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all", **producer)
+    c.run(100)
+    c.drop("ProduceResponse", count=1)
+    sent = c.now
+    p.send_many("t", ["a"], partition=0)
+    return c, p, sent
+
+
+def _produce_requests(c: Cluster, client: str) -> list[int]:
+    return [r[0] for r in c.trace.rows
+            if r[1] == "send" and r[2] == client and r[5][0] == "ProduceRequest"]
+
+
+def test_a_lost_produce_response_times_out_after_request_timeout_ms_and_the_batch_is_retried():
+    """The producer fails a request unanswered after request.timeout.ms (KIP-19; NetworkClient
+    .handleTimedOutRequests -> Sender: a retriable TimeoutException) and retries the batch after
+    retry.backoff.ms (100); idempotence keeps the retry from being written twice."""
+    c, p, sent = _produce_one_with_a_lost_response("3.7", request_timeout_ms=1000, retries=3)
+    c.run(3000)
+    assert _produce_requests(c, "p") == [sent, sent + 1000 + 100]
+    (r,) = p.results.values()
+    assert (r.status, r.offset, r.errors) == ("acked", 0, ["REQUEST_TIMED_OUT"])
+    assert c.brokers[1].logs[("t", 0)].log_end_offset == 1
+
+
+def test_the_0_8_2_producer_has_no_request_timeout_so_a_lost_response_is_never_retried():
+    """request.timeout.ms arrived with KIP-19 (0.9): the 0.8.2 producer waits for ever."""
+    c, p, sent = _produce_one_with_a_lost_response("0.8.2")
+    c.run(60000)
+    assert _produce_requests(c, "p") == [sent]
+    (r,) = p.results.values()
+    assert r.status == "pending"
