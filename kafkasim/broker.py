@@ -271,12 +271,12 @@ class Broker:
         body, inlined (every parked fetch and produce) once the FIFO for this owner and delay
         exists."""
         cluster = self.cluster
-        owner = ("broker", self.id, self.incarnation)
+        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
         try:
-            entry = cluster.timeouts[owner]
             fifo = entry[0][delay_ms]
         except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
-            return cluster.add_timeout(owner, delay_ms, _CORE_TIMEOUTS[name], args)
+            return cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
+                                       _CORE_TIMEOUTS[name], args)
         while fifo and fifo[0][2] is None:   # cancelled heads
             fifo.popleft()
         tid = cluster.next_timeout_id
@@ -287,7 +287,7 @@ class Broker:
         fifo.append(handle)
         if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
             entry[1] = deadline
-            cluster.engine.schedule_at(deadline, "timeouts", owner)
+            cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
         return handle
 
     @staticmethod
@@ -314,8 +314,9 @@ class Broker:
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
-        self.cluster.timeouts_of(("broker", self.id, self.incarnation), self.fetch_inflight,
-                                 Broker._timer_fetcher_request_timeout)
+        self.cluster.process_timeouts[self.id] = self.cluster.timeouts_of(
+            ("broker", self.id, self.incarnation), self.fetch_inflight,
+            Broker._timer_fetcher_request_timeout)
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
@@ -789,8 +790,7 @@ class Broker:
         cluster = self.cluster
         leader = thread.leader_id
         corr = req.correlation_id
-        owner = ("broker", self.id, self.incarnation)
-        entry = cluster.timeouts[owner]   # made by start() with fetch_inflight
+        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
         now = cluster.engine.now
@@ -798,7 +798,7 @@ class Broker:
         self.fetch_inflight[corr] = [deadline, tid, (leader, thread.fetcher_id)]
         if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
             entry[1] = deadline
-            cluster.engine.schedule_at(deadline, "timeouts", owner)
+            cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
         cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:

@@ -201,6 +201,8 @@ class Cluster(StateViews):
         # flight or None, their timer]. An entry is the list [deadline, id, fn, args] and is its
         # own handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
+        # broker id -> its running (or last) process's entry in timeouts (Broker.start)
+        self.process_timeouts: dict[int, list] = {}
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
