@@ -131,3 +131,22 @@ def test_the_0_8_2_producer_has_no_request_timeout_so_a_lost_response_is_never_r
     assert _produce_requests(c, "p") == [sent]
     (r,) = p.results.values()
     assert r.status == "pending"
+
+
+def test_a_restarted_follower_never_sees_its_previous_process_fetch_timeout():
+    """A request timeout belongs to the process that sent the request: after a crash the new
+    process (a new incarnation) fetches afresh, and the old request's deadline passes silently;
+    the new process's own lost fetch times out replica.socket.timeout.ms after it was sent."""
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run_to(dropped + 500)
+    c.restart(2, clean=True)   # a clean shutdown closes the ZooKeeper session: back at once
+    assert c.brokers[2].is_running and c.now < dropped + SOCKET_TIMEOUT_MS
+    c.run_to(dropped + SOCKET_TIMEOUT_MS + 500)
+    assert _failures(c, 2) == []
+    c.drop("FetchRequest", src=2, count=1)
+    c.run(1000)
+    drops = [r[0] for r in c.trace.rows if r[1] == "drop" and r[2] == 2]
+    assert len(drops) == 2
+    c.run(SOCKET_TIMEOUT_MS + BACKOFF_MS)
+    assert _failures(c, 2) == [(drops[1] + SOCKET_TIMEOUT_MS,
+                                "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
