@@ -182,7 +182,10 @@ class Broker:
         self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
         self.replica_manager = ReplicaManager()
         self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
-        self.fetch_inflight: dict[int, tuple[tuple[int, int], int]] = {}  # corr -> (key, timeout)
+        # corr -> [deadline, timeout id, fetcher key] of the fetcher's request in flight: its
+        # request timeout (deadline -1 once it fired), which Cluster._fire_timeouts reads in the
+        # process's Cluster.timeouts entry (this incarnation's dict: Broker.start puts it there)
+        self.fetch_inflight: dict[int, list] = {}
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
         self.paused_until = 0
@@ -262,35 +265,35 @@ class Broker:
         """The controller's periodic task ``name`` (auto_rebalance), while it keeps its epoch."""
         self.schedule_timer(delay_ms, Broker._timer_controller_timer, controller_epoch, name)
 
-    def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
+    def schedule_timeout(self, delay_ms: int, name: str, *args) -> list:
         """A cancellable timer (request timeouts) of the core: ``name`` is one of
-        ``_CORE_TIMEOUTS``. Cluster.add_timeout's body, inlined (every parked fetch and
-        produce) once the FIFO for this owner and delay exists."""
+        ``_CORE_TIMEOUTS``; returns its handle for ``cancel_timeout``. Cluster.add_timeout's
+        body, inlined (every parked fetch and produce) once the FIFO for this owner and delay
+        exists."""
         cluster = self.cluster
-        owner = ("broker", self.id, self.incarnation)
+        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
         try:
-            entry = cluster.timeouts[owner]
             fifo = entry[0][delay_ms]
         except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
-            return cluster.add_timeout(owner, delay_ms, _CORE_TIMEOUTS[name], args)
+            return cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
+                                       _CORE_TIMEOUTS[name], args)
+        while fifo and fifo[0][2] is None:   # cancelled heads
+            fifo.popleft()
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
         now = cluster.engine.now
         deadline = now + delay_ms
-        fifo.append((deadline, tid, _CORE_TIMEOUTS[name], args))
-        cluster.live_timeouts[tid] = fifo
+        handle = [deadline, tid, _CORE_TIMEOUTS[name], args]
+        fifo.append(handle)
         if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
             entry[1] = deadline
-            cluster.engine.schedule_at(deadline, "timeouts", owner)
-        return tid
+            cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
+        return handle
 
-    def cancel_timeout(self, tid: int) -> None:
-        # Cluster.cancel_timeout, inlined (every answered request): drop the id; the FIFO's
-        # cancelled head entries go (answers usually come back in request order)
-        live = self.cluster.live_timeouts
-        fifo = live.pop(tid, None)
-        while fifo and fifo[0][1] not in live:
-            fifo.popleft()
+    @staticmethod
+    def cancel_timeout(handle: list) -> None:
+        """Cluster.cancel_timeout, inlined (every answered request)."""
+        handle[2] = None
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.cluster.record(kind, self.id, topic, partition, detail)
@@ -311,6 +314,9 @@ class Broker:
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
+        self.cluster.process_timeouts[self.id] = self.cluster.timeouts_of(
+            ("broker", self.id, self.incarnation), self.fetch_inflight,
+            Broker._timer_fetcher_request_timeout)
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
@@ -731,10 +737,11 @@ class Broker:
         if thread is not None:
             thread.on_wakeup(self, when)
 
-    def _timer_fetcher_request_timeout(self, key, corr: int) -> None:
-        if self.fetch_inflight.pop(corr, None) is None:
+    def _timer_fetcher_request_timeout(self, corr: int) -> None:
+        inflight = self.fetch_inflight.pop(corr, None)
+        if inflight is None:
             return
-        thread = self.fetchers.get(key)
+        thread = self.fetchers.get(inflight[2])
         if thread is not None:
             thread.on_request_failed(self, corr, E.REQUEST_TIMED_OUT)
 
@@ -775,14 +782,23 @@ class Broker:
 
     # -- fetchers ---------------------------------------------------------------------------
     def send_from_fetcher(self, thread: ReplicaFetcherThread, req, timeout_ms: int) -> None:
-        # schedule_timeout and send, inlined (one per follower fetch)
+        """Send the fetcher's request with its request timeout (replica.socket.timeout.ms).
+        A fetcher has one request in flight and waits for it (ReplicaFetcherBlockingSend
+        .sendRequest: NetworkClientUtils.sendAndReceive), so the timeout is no FIFO entry: the
+        request's fetch_inflight entry is it, and answering the request (popping the entry)
+        cancels it. It takes its id and the owner's wake-up as Cluster.add_timeout would."""
         cluster = self.cluster
         leader = thread.leader_id
-        key = (leader, thread.fetcher_id)
         corr = req.correlation_id
-        tid = cluster.add_timeout(("broker", self.id, self.incarnation), timeout_ms,
-                                  Broker._timer_fetcher_request_timeout, (key, corr))
-        self.fetch_inflight[corr] = (key, tid)
+        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
+        tid = cluster.next_timeout_id
+        cluster.next_timeout_id = tid + 1
+        now = cluster.engine.now
+        deadline = now + timeout_ms
+        self.fetch_inflight[corr] = [deadline, tid, (leader, thread.fetcher_id)]
+        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+            entry[1] = deadline
+            cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
         cluster.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
@@ -1056,11 +1072,11 @@ class Broker:
             if lm.inflight is not None and lm.inflight[2] == dead:
                 lm.controller_gone()
             lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
-        for corr, (key, tid) in list(self.fetch_inflight.items()):
+        for corr, inflight in list(self.fetch_inflight.items()):
+            key = inflight[2]
             if key[0] != dead:
                 continue
-            del self.fetch_inflight[corr]
-            self.cancel_timeout(tid)
+            del self.fetch_inflight[corr]   # and its request timeout
             thread = self.fetchers.get(key)
             if thread is not None:
                 thread.on_request_failed(self, corr, E.NETWORK_EXCEPTION)
@@ -1082,8 +1098,7 @@ class Broker:
             if entry is not None:
                 self.fetch_inflight[msg.correlation_id] = entry
             return
-        key, tid = entry
-        self.cancel_timeout(tid)
+        key = entry[2]   # popped: its request timeout is cancelled
         thread = self.fetchers.get(key)
         if thread is not None:
             thread.on_request_failed(self, msg.correlation_id, E.NETWORK_EXCEPTION)
@@ -1109,11 +1124,7 @@ class Broker:
         entry = self.fetch_inflight.pop(msg.correlation_id, None)
         if entry is None:
             return
-        key, tid = entry
-        live = self.cluster.live_timeouts   # cancel_timeout(tid), inlined (every response)
-        fifo = live.pop(tid, None)
-        while fifo and fifo[0][1] not in live:
-            fifo.popleft()
+        key = entry[2]   # popped: its request timeout is cancelled
         if self.disk_delay_ms and isinstance(msg, FetchResponse):
             n = sum(len(pd.records) for pd in msg.partitions)
             if n:

@@ -197,9 +197,12 @@ class Cluster(StateViews):
         self.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
-        # wheel likewise): owner -> [{delay: deque of (deadline, id, name, args)}, wake-up time]
+        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, requests in
+        # flight or None, their timer]. An entry is the list [deadline, id, fn, args] and is its
+        # own handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
-        self.live_timeouts: dict[int, deque] = {}   # timeout id -> the FIFO holding it
+        # broker id -> its running (or last) process's entry in timeouts (Broker.start)
+        self.process_timeouts: dict[int, list] = {}
         self.next_timeout_id = 0
         self.controller_queues: dict[tuple, list] = {}
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
@@ -562,76 +565,110 @@ class Cluster(StateViews):
 
     # -- cancellable timeouts ------------------------------------------------------------------
     # An owner's timeouts sit in one FIFO per delay: a request timeout of a given length is
-    # added in deadline order, so each FIFO is sorted by (deadline, id) and a cancelled entry
-    # costs one popleft when it reaches the head (most are cancelled: the answers arrive first).
-    def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> int:
+    # added in deadline order, so each FIFO is sorted by (deadline, id). An entry is the list
+    # [deadline, id, fn, args] and is the handle add_timeout returns: cancelling it sets its fn
+    # to None (firing does too), and cancelled entries at a FIFO's head are popped when the next
+    # timeout is added to it or when the owner wakes up (most are cancelled: the answers arrive
+    # first, in request order). A request timeout of a replica fetcher or a producer is no FIFO
+    # entry but the request's in-flight entry [deadline, id, ...] (Broker.send_from_fetcher,
+    # Producer._send_batches), read here as if it were one: answering the request, which pops
+    # that entry, cancels it.
+    def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> list:
         """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
-        cancelled first.
+        cancelled first (``cancel_timeout`` with the handle returned).
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
         now = self.engine.now
         deadline = now + delay_ms
+        entry = self.timeouts_of(owner)
         try:
-            entry = self.timeouts[owner]
             fifo = entry[0][delay_ms]
         except KeyError:   # the owner's first timeout of this length
-            entry = self.timeouts.setdefault(owner, [{}, -1])
             fifo = entry[0][delay_ms] = deque()
-        fifo.append((deadline, tid, fn, args))
-        self.live_timeouts[tid] = fifo
+        while fifo and fifo[0][2] is None:   # cancelled heads
+            fifo.popleft()
+        handle = [deadline, tid, fn, args]
+        fifo.append(handle)
         if entry[1] < now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
-        return tid
+        return handle
+
+    def timeouts_of(self, owner: tuple, requests: dict | None = None,
+                    on_timeout: Callable | None = None) -> list:
+        """The owner's [{delay: FIFO}, wake-up time, requests, on_timeout], made the first time.
+        ``requests`` (a broker process's fetch_inflight, made when it starts, or a producer's
+        in_flight) maps a correlation id to [deadline (-1: none, or fired), timeout id, ...]:
+        the request timeouts of the requests in flight, each calling the owner's timer
+        ``on_timeout(owner object, corr)`` when due."""
+        entry = self.timeouts.get(owner)
+        if entry is None:
+            entry = self.timeouts[owner] = [{}, -1, requests, on_timeout]
+        return entry
 
     def _compact_timeouts(self) -> None:
         """Drop the cancelled entries inside long FIFOs (cancelled out of order), so snapshots
-        stay small. A FIFO's head is always live (cancel_timeout and _due_timeouts pop cancelled
-        heads), so this changes no wake-up time: it runs with the metrics sample."""
-        live = self.live_timeouts
+        stay small. Only cancelled entries go, so this changes no wake-up time: it runs with the
+        metrics sample."""
         for entry in self.timeouts.values():
             for fifo in entry[0].values():
-                if len(fifo) > 512 and len(fifo) > 2 * len(live):
-                    keep = [e for e in fifo if e[1] in live]
-                    fifo.clear()
-                    fifo.extend(keep)
+                if len(fifo) > 512:
+                    keep = [e for e in fifo if e[2] is not None]
+                    if len(fifo) > 2 * len(keep):
+                        fifo.clear()
+                        fifo.extend(keep)
 
-    def cancel_timeout(self, tid: int) -> None:
-        live = self.live_timeouts
-        fifo = live.pop(tid, None)
-        # answers usually come back in request order: the cancelled entry is then the head
-        while fifo and fifo[0][1] not in live:
-            fifo.popleft()
+    @staticmethod
+    def cancel_timeout(handle: list | None) -> None:
+        """Cancel a timeout that has not fired (a no-op once it fired or was cancelled, and
+        for None: no timeout was set)."""
+        if handle is not None:
+            handle[2] = None
 
-    def _due_timeouts(self, fifos: dict, now: int) -> list:
-        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones)."""
-        live = self.live_timeouts
+    @staticmethod
+    def _due_timeouts(fifos: dict, now: int, requests: dict | None, on_timeout) -> list:
+        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), with
+        the requests in flight whose timeout is due as [deadline, id, on_timeout, (corr,),
+        their in-flight entry]."""
         due = []
         for fifo in fifos.values():
-            while fifo and (fifo[0][0] <= now or fifo[0][1] not in live):
+            while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
                 e = fifo.popleft()
-                if e[1] in live:
+                if e[2] is not None:
                     due.append(e)
-        due.sort()   # (deadline, id): the order one heap over all delays would give
+        if requests:
+            for corr, f in requests.items():
+                if 0 <= f[0] <= now:
+                    due.append([f[0], f[1], on_timeout, (corr,), f])
+        due.sort()   # (deadline, id): the order one heap over all timeouts would give
         return due
 
     def _fire_timeouts(self, owner: tuple) -> None:
         entry = self.timeouts[owner]
         fifos = entry[0]
         now = self.engine.now
-        live = self.live_timeouts
-        due = self._due_timeouts(fifos, now)
+        requests, on_timeout = entry[2], entry[3]
+        due = self._due_timeouts(fifos, now, requests, on_timeout)
         while due:
-            for _deadline, tid, fn, args in due:
-                if live.pop(tid, None) is None:
+            for e in due:
+                fn = e[2]
+                if fn is None:
                     continue   # cancelled by a timeout that fired just before
-                if owner[0] == "broker":
-                    self._broker_timer(owner[1], owner[2], fn, args)
+                if len(e) == 5:   # a request in flight
+                    if requests.get(e[3][0]) is not e[4]:
+                        continue   # answered or failed by a timeout that fired just before
+                    e[4][0] = -1   # fired (the broker may be paused: the entry stays till then)
                 else:
-                    self._client_timer(owner[1], fn, args)
-            due = self._due_timeouts(fifos, now)   # a handler may add a timeout due now
+                    e[2] = None    # fired: a later cancel_timeout is a no-op
+                if owner[0] == "broker":
+                    self._broker_timer(owner[1], owner[2], fn, e[3])
+                else:
+                    self._client_timer(owner[1], fn, e[3])
+            due = self._due_timeouts(fifos, now, requests, on_timeout)   # a handler may add one
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
+        if requests:
+            heads += [f[0] for f in requests.values() if f[0] >= 0]
         if heads:
             nxt = min(heads)
             if entry[1] <= now or nxt < entry[1]:

@@ -140,7 +140,10 @@ class Producer:
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
-        self.in_flight: dict[int, tuple[int, list[_Batch], int]] = {}
+        # corr -> [deadline, timeout id, broker, batches]: the request and its request timeout
+        # (request.timeout.ms; deadline -1 without one), which Cluster._fire_timeouts reads here
+        self.in_flight: dict[int, list] = {}
+        cluster.timeouts_of(("client", client_id), self.in_flight, Producer._on_request_timeout)
         self.in_flight_per_broker: dict[int, int] = {}
         self.correlation = 0
         self.metadata_in_flight = -1
@@ -298,7 +301,7 @@ class Producer:
 
     def on_peer_gone(self, dead: int) -> None:
         """The broker died with our requests in flight: fail them now and retry elsewhere."""
-        gone = [corr for corr, entry in self.in_flight.items() if entry[0] == dead]
+        gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
         for corr in gone:
             _broker, batches = self._release(corr)
             for b in batches:
@@ -437,11 +440,18 @@ class Producer:
                     for rid in b.record_ids:
                         self._complete(rid, ACKED, E.NONE, -1)
                 continue
-            tid = -1
-            if self.request_timeout_ms is not None:
-                tid = c.add_timeout(("client", client_id), self.request_timeout_ms,
-                                    Producer._on_request_timeout, (corr,))
-            self.in_flight[corr] = (broker, batches, tid)
+            if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
+                self.in_flight[corr] = [-1, -1, broker, batches]
+            else:   # its request timeout: the id and wake-up Cluster.add_timeout would give
+                tid = c.next_timeout_id
+                c.next_timeout_id = tid + 1
+                now = c.engine.now
+                deadline = now + self.request_timeout_ms
+                self.in_flight[corr] = [deadline, tid, broker, batches]
+                entry = c.timeouts[("client", client_id)]
+                if entry[1] < now or deadline < entry[1]:
+                    entry[1] = deadline
+                    c.engine.schedule_at(deadline, "timeouts", ("client", client_id))
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
 
     def _bump_epoch(self) -> None:
@@ -481,8 +491,7 @@ class Producer:
         entry = self.in_flight.pop(corr, None)
         if entry is None:
             return None
-        broker, batches, tid = entry
-        self.cluster.cancel_timeout(tid)
+        _deadline, _tid, broker, batches = entry   # popped: its request timeout is cancelled
         self.in_flight_per_broker[broker] -= 1
         return broker, batches
 
@@ -490,8 +499,7 @@ class Producer:
         entry = self.in_flight.pop(msg.correlation_id, None)   # _release, inlined
         if entry is None:
             return
-        broker, batches, tid = entry
-        self.cluster.cancel_timeout(tid)
+        _deadline, _tid, broker, batches = entry   # popped: its request timeout is cancelled
         self.in_flight_per_broker[broker] -= 1
         by_tp = {}
         for b in batches:

@@ -73,10 +73,10 @@ class Outbox(Protocol):
     def send(self, dst: int | str, msg: Any) -> None:
         """Send ``msg`` to a broker id or a client name."""
 
-    def schedule_timeout(self, delay_ms: int, name: str, *args: Any) -> int:
-        """A cancellable timer (request timeouts); returns its id."""
+    def schedule_timeout(self, delay_ms: int, name: str, *args: Any) -> Any:
+        """A cancellable timer (request timeouts); returns its handle for cancel_timeout."""
 
-    def cancel_timeout(self, tid: int) -> None: ...
+    def cancel_timeout(self, tid: Any) -> None: ...
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail: Any = None
               ) -> None:

@@ -1,0 +1,152 @@
+"""Cancellable request timeouts (Cluster.add_timeout / cancel_timeout, Broker.schedule_timeout,
+the replica fetcher's request timeout).
+
+A follower's fetcher has one request in flight and waits for it up to replica.socket.timeout.ms
+(ReplicaFetcherBlockingSend.sendRequest: NetworkClientUtils.sendAndReceive with the socket
+timeout as the request timeout); when it passes, the request fails with a timeout and every
+partition backs off replica.fetch.backoff.ms (AbstractFetcherThread.processFetchRequest:
+handlePartitionsWithErrors). A broker paused at that moment (a stop-the-world GC) handles the
+timeout when the pause ends.
+"""
+
+from __future__ import annotations
+
+from kafkasim.cluster import Cluster
+
+ZK = "3.7"
+SOCKET_TIMEOUT_MS = 5000   # replica.socket.timeout.ms (30000 by default)
+BACKOFF_MS = 1000          # replica.fetch.backoff.ms
+
+
+def _cluster_with_a_lost_fetch(seed: int = 1):
+    """Broker 2's next FetchRequest is lost; returns the cluster and the time it was dropped."""
+    c = Cluster(3, seed=seed, kafka_version=ZK,
+                config={"replica.socket.timeout.ms": SOCKET_TIMEOUT_MS})
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all")
+    c.run(100)
+    c.drop("FetchRequest", src=2, count=1)
+    p.send_many("t", ["a", "b"], partition=0)
+    c.run(200)
+    drops = [r[0] for r in c.trace.rows if r[1] == "drop" and r[2] == 2]
+    assert len(drops) == 1
+    return c, drops[0]
+
+
+def _failures(c: Cluster, broker: int) -> list[tuple[int, str]]:
+    return [(r[0], str(r[5])) for r in c.trace.rows if r[1] == "fetch_failed" and r[2] == broker]
+
+
+def test_a_lost_follower_fetch_fails_after_replica_socket_timeout_ms_and_is_retried():
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run(SOCKET_TIMEOUT_MS + BACKOFF_MS + 1000)
+    assert _failures(c, 2) == [(dropped + SOCKET_TIMEOUT_MS,
+                                "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+    # the retry after replica.fetch.backoff.ms catches up
+    assert c.brokers[2].logs[("t", 0)].log_end_offset == 2
+    # answered fetches never time out: no other failure on any broker
+    assert _failures(c, 3) == []
+
+
+def test_a_paused_follower_handles_its_fetch_timeout_once_when_the_pause_ends():
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run_to(dropped + SOCKET_TIMEOUT_MS - 100)
+    c.pause(2, 400)                       # the timeout falls inside the pause
+    c.run(SOCKET_TIMEOUT_MS)
+    assert _failures(c, 2) == [(dropped + SOCKET_TIMEOUT_MS + 300,
+                                "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+    assert c.brokers[2].logs[("t", 0)].log_end_offset == 2
+
+
+def test_a_pending_fetch_timeout_survives_snapshot_and_restore():
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run_to(dropped + 1000)
+    restored = Cluster.restore(c.snapshot())
+    for cl in (c, restored):
+        cl.run(SOCKET_TIMEOUT_MS + BACKOFF_MS)
+    assert _failures(restored, 2) == _failures(c, 2) == [
+        (dropped + SOCKET_TIMEOUT_MS, "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+    assert restored.trace_digest() == c.trace_digest()
+
+
+def test_add_timeout_returns_a_handle_that_cancels_it_and_fires_in_deadline_then_id_order():
+    c = Cluster(3, seed=1, kafka_version=ZK)
+    fired = []
+
+    def timer(broker, name):
+        fired.append((c.now, name))
+        if name == "first":               # cancels a timeout due in the same millisecond
+            c.cancel_timeout(later)
+
+    owner = ("broker", 1, c.brokers[1].incarnation)
+    start = c.now
+    c.add_timeout(owner, 300, timer, ("first",))
+    cancelled = c.add_timeout(owner, 300, timer, ("cancelled",))
+    c.cancel_timeout(cancelled)
+    c.run(100)
+    later = c.add_timeout(owner, 200, timer, ("same deadline, cancelled by first",))
+    c.add_timeout(owner, 200, timer, ("same deadline, added last",))
+    c.cancel_timeout(None)                # no timeout was set (the 0.8.2 producer): a no-op
+    c.run(1000)
+    assert fired == [(start + 300, "first"), (start + 300, "same deadline, added last")]
+    fired.clear()
+    c.cancel_timeout(cancelled)           # cancelling again, or after firing: a no-op
+    c.run(1000)
+    assert fired == []
+    assert all(not fifo for fifo in c.timeouts[owner][0].values())
+
+
+def _produce_one_with_a_lost_response(version: str, **producer):
+    c = Cluster(3, seed=1, kafka_version=version)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all", **producer)
+    c.run(100)
+    c.drop("ProduceResponse", count=1)
+    sent = c.now
+    p.send_many("t", ["a"], partition=0)
+    return c, p, sent
+
+
+def _produce_requests(c: Cluster, client: str) -> list[int]:
+    return [r[0] for r in c.trace.rows
+            if r[1] == "send" and r[2] == client and r[5][0] == "ProduceRequest"]
+
+
+def test_a_lost_produce_response_times_out_after_request_timeout_ms_and_the_batch_is_retried():
+    """The producer fails a request unanswered after request.timeout.ms (KIP-19; NetworkClient
+    .handleTimedOutRequests -> Sender: a retriable TimeoutException) and retries the batch after
+    retry.backoff.ms (100); idempotence keeps the retry from being written twice."""
+    c, p, sent = _produce_one_with_a_lost_response("3.7", request_timeout_ms=1000, retries=3)
+    c.run(3000)
+    assert _produce_requests(c, "p") == [sent, sent + 1000 + 100]
+    (r,) = p.results.values()
+    assert (r.status, r.offset, r.errors) == ("acked", 0, ["REQUEST_TIMED_OUT"])
+    assert c.brokers[1].logs[("t", 0)].log_end_offset == 1
+
+
+def test_the_0_8_2_producer_has_no_request_timeout_so_a_lost_response_is_never_retried():
+    """request.timeout.ms arrived with KIP-19 (0.9): the 0.8.2 producer waits for ever."""
+    c, p, sent = _produce_one_with_a_lost_response("0.8.2")
+    c.run(60000)
+    assert _produce_requests(c, "p") == [sent]
+    (r,) = p.results.values()
+    assert r.status == "pending"
+
+
+def test_a_restarted_follower_never_sees_its_previous_process_fetch_timeout():
+    """A request timeout belongs to the process that sent the request: after a crash the new
+    process (a new incarnation) fetches afresh, and the old request's deadline passes silently;
+    the new process's own lost fetch times out replica.socket.timeout.ms after it was sent."""
+    c, dropped = _cluster_with_a_lost_fetch()
+    c.run_to(dropped + 500)
+    c.restart(2, clean=True)   # a clean shutdown closes the ZooKeeper session: back at once
+    assert c.brokers[2].is_running and c.now < dropped + SOCKET_TIMEOUT_MS
+    c.run_to(dropped + SOCKET_TIMEOUT_MS + 500)
+    assert _failures(c, 2) == []
+    c.drop("FetchRequest", src=2, count=1)
+    c.run(1000)
+    drops = [r[0] for r in c.trace.rows if r[1] == "drop" and r[2] == 2]
+    assert len(drops) == 2
+    c.run(SOCKET_TIMEOUT_MS + BACKOFF_MS)
+    assert _failures(c, 2) == [(drops[1] + SOCKET_TIMEOUT_MS,
+                                "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
