@@ -13,7 +13,8 @@ Most of a long run's state only ever grows at its end, and what is already there
   (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
   only gains keys, shared by its length like the lists);
 - a producer's results (``Producer.results``) up to the first one still pending: an acked or
-  failed ``ProduceResult`` never changes again (``Producer._complete`` / ``_ack_batch`` skip it);
+  failed ``ProduceResult`` never changes again (its batch's ``ProduceRequestResult`` is set
+  once: ``Producer._complete`` skips a batch already done);
 - the trace and metrics rows;
 - what the invariant checks learnt of acknowledged records (``Ghost.acked`` lists and the
   ``acked_by_id`` dict: one entry per acknowledgement, never changed), for a checked History.

@@ -1,13 +1,15 @@
-"""A send's ProduceResult: ``Producer._send_run`` sets its fields without the class call (one
-result per record, KafkaProducer's FutureRecordMetadata), so these check that every field is set,
-to what the constructor would give, and that the object behaves as one the constructor built."""
+"""A send's ProduceResult: a view of its batch's ProduceRequestResult (KafkaProducer's
+FutureRecordMetadata: the batch's result and the record's index in the batch), built without the
+class call, so these check that every field reads what the constructor would give, that the
+object behaves as one the constructor built, and that a batch's completion settles its
+records."""
 
 from __future__ import annotations
 
 import dataclasses
 import pickle
 
-from kafkasim.clients.producer import NO_ERRORS, PENDING, ProduceResult
+from kafkasim.clients.producer import NO_ERRORS, PENDING, ProduceRequestResult, ProduceResult
 from kafkasim.cluster import Cluster
 
 
@@ -21,8 +23,8 @@ def test_a_sent_result_has_every_field_the_constructor_sets():
     c, p = _cluster()
     r = p.send("t", "v", partition=0)
     built = ProduceResult(r.record_id, "t", 0, "v", PENDING, -1, None, 0, NO_ERRORS, c.now)
-    for f in dataclasses.fields(ProduceResult):
-        assert getattr(r, f.name) == getattr(built, f.name), f.name
+    for name in ProduceResult.FIELDS:
+        assert getattr(r, name) == getattr(built, name), name
     assert r == built and repr(r) == repr(built) == "<pending 'v' to t-0>"
     assert r.errors is NO_ERRORS
 
@@ -43,6 +45,56 @@ def test_sent_results_settle_and_pickle_like_constructed_ones():
     assert all(r.attempts == 1 and r.latency_ms >= 0 for r in rs)
     copy = pickle.loads(pickle.dumps(rs))
     assert copy == rs and copy[0].errors is NO_ERRORS
+    assert copy[0].result is copy[1].result, "one batch result, shared as before the pickle"
+
+
+def test_the_public_constructor_builds_a_result_of_its_own():
+    r = ProduceResult(7, "t", 1, "v", "acked", 42, None, 2, ["NOT_ENOUGH_REPLICAS"], 10, 25)
+    assert [getattr(r, n) for n in ProduceResult.FIELDS] == [
+        7, "t", 1, "v", "acked", 42, None, 2, ["NOT_ENOUGH_REPLICAS"], 10, 25]
+    assert r.acked and r.latency_ms == 15 and repr(r) == "<acked 'v' at t-1@42>"
+    assert r == pickle.loads(pickle.dumps(r))
+    assert r != ProduceResult(7, "t", 1, "v", "acked", 43, None, 2, ["NOT_ENOUGH_REPLICAS"],
+                              10, 25)
+    fresh = ProduceResult(1, "t", 0, "v")
+    assert (fresh.status, fresh.offset, fresh.errors, fresh.done_ms) == (PENDING, -1, [], -1)
+    assert fresh.errors is not ProduceResult(1, "t", 0, "v").errors
+
+
+def test_a_batch_completion_settles_every_record_of_the_batch_at_once():
+    """ProducerBatch.done -> completeFutureAndFireCallbacks: one ProduceRequestResult per batch
+    (base offset, error), each record's offset its base offset plus its index in the batch."""
+    c, p = _cluster()
+    p.send("t", "warm-up", partition=0)
+    assert p.flush()
+    rs = p.send_many("t", ["a", "b", "c"], partition=0)
+    fut = rs[0].result
+    assert type(fut) is ProduceRequestResult and all(r.result is fut for r in rs)
+    assert [r.batch_index for r in rs] == [0, 1, 2]
+    assert p.batches[("t", 0)][0].produce_future is fut
+    assert p.flush()
+    assert (fut.status, fut.base_offset, fut.error, fut.attempts) == ("acked", 1, None, 1)
+    assert [r.offset for r in rs] == [1, 2, 3] and {r.done_ms for r in rs} == {fut.done_ms}
+    rows = [r[5] for r in c.trace.rows if r[1] == "produce_result"]
+    assert rows[-3:] == [(r.record_id, "acked", r.offset) for r in rs]
+
+
+def test_a_failed_batch_fails_each_record_with_the_batch_error():
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7", config={"min.insync.replicas": 3})
+    c.create_topic("t", partitions=1, replication_factor=3)
+    p = c.producer(acks="all", retries=1, linger_ms=5)
+    p.send("t", "warm-up", partition=0)
+    assert p.flush()
+    c.crash(3)
+    c.run(30000)
+    rs = p.send_many("t", ["a", "b"], partition=0)
+    assert p.flush()
+    assert all(r.status == "failed" and r.offset == -1 for r in rs)
+    assert rs[0].errors == ["NOT_ENOUGH_REPLICAS"] * 2 and rs[0].attempts == 2
+    assert rs[0].error == "NOT_ENOUGH_REPLICAS" and rs[0].errors is rs[1].errors
+    assert p.failed() == rs and p.pending() == 0
+    rows = [r[5] for r in c.trace.rows if r[1] == "produce_result"]
+    assert rows[-2:] == [(r.record_id, "failed", "NOT_ENOUGH_REPLICAS") for r in rs]
 
 
 def test_produce_requests_and_batches_hold_every_field():

@@ -52,34 +52,115 @@ def _no_errors() -> _NoErrors:
 
 
 @dataclass(slots=True)
-class ProduceResult:
-    """The outcome of one ``send``: offset once acknowledged, or Kafka's error name."""
+class ProduceRequestResult:
+    """The outcome of one batch, shared by all its records: Kafka's ProduceRequestResult (one
+    per ProducerBatch, its ``produceFuture``), set once when the batch completes
+    (ProducerBatch.done -> completeFutureAndFireCallbacks: base offset and error), plus what the
+    simulator reports of the batch's sends: the error of every failed attempt (``errors``), the
+    attempts so far and when it completed. A record's outcome is its batch's: Kafka 2.x-3.9
+    (KIP-467's per-record errors aside, which the simulated broker never returns)."""
 
-    record_id: int
     topic: str
     partition: int
-    value: object
     status: str = PENDING
-    offset: int = -1
+    base_offset: int = -1     # the batch's first offset once acked (-1: acks=0, or failed)
     error: str | None = None
     attempts: int = 0
     errors: list[str] = field(default_factory=list)   # error of every failed attempt
-    sent_ms: int = -1
     done_ms: int = -1
 
     def __reduce__(self):
         # a flat tuple pickles several times faster than a slotted dataclass's state dict
-        return (ProduceResult, (self.record_id, self.topic, self.partition, self.value,
-                                self.status, self.offset, self.error, self.attempts,
-                                self.errors, self.sent_ms, self.done_ms))
+        return (ProduceRequestResult, (self.topic, self.partition, self.status,
+                                       self.base_offset, self.error, self.attempts,
+                                       self.errors, self.done_ms))
+
+
+class ProduceResult:
+    """The outcome of one ``send``: offset once acknowledged, or Kafka's error name.
+
+    Kafka's FutureRecordMetadata: the batch's ProduceRequestResult (``result``) and the record's
+    index in its batch (``batch_index``); its offset is the batch's base offset plus that index
+    and its status, error, attempts, errors and completion time are the batch's, so a batch's
+    completion settles all its records at once. ``ProduceResult(record_id, topic, partition,
+    value, status, offset, error, attempts, errors, sent_ms, done_ms)`` builds one on a result of
+    its own."""
+
+    __slots__ = ("record_id", "value", "sent_ms", "result", "batch_index")
+
+    #: the fields, in the constructor's order
+    FIELDS = ("record_id", "topic", "partition", "value", "status", "offset", "error",
+              "attempts", "errors", "sent_ms", "done_ms")
+
+    def __init__(self, record_id: int, topic: str, partition: int, value: object,
+                 status: str = PENDING, offset: int = -1, error: str | None = None,
+                 attempts: int = 0, errors: list[str] | None = None, sent_ms: int = -1,
+                 done_ms: int = -1) -> None:
+        self.record_id = record_id
+        self.value = value
+        self.sent_ms = sent_ms
+        self.result = ProduceRequestResult(topic, partition, status, offset, error, attempts,
+                                           [] if errors is None else errors, done_ms)
+        self.batch_index = 0
+
+    @property
+    def topic(self) -> str:
+        return self.result.topic
+
+    @property
+    def partition(self) -> int:
+        return self.result.partition
+
+    @property
+    def status(self) -> str:
+        return self.result.status
+
+    @property
+    def offset(self) -> int:
+        """FutureRecordMetadata.valueOrError: the batch's base offset plus the record's index
+        (-1 while pending, after a failure, or with acks=0)."""
+        base = self.result.base_offset
+        return base + self.batch_index if base >= 0 else -1
+
+    @property
+    def error(self) -> str | None:
+        return self.result.error
+
+    @property
+    def attempts(self) -> int:
+        return self.result.attempts
+
+    @property
+    def errors(self) -> list[str]:
+        return self.result.errors
+
+    @property
+    def done_ms(self) -> int:
+        return self.result.done_ms
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in ProduceResult.FIELDS)
+
+    def __eq__(self, other):
+        if type(other) is not ProduceResult:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None   # equal by value and changing as the simulation runs, as the dataclass was
+
+    def __reduce__(self):
+        # the view itself: a record's result keeps following its batch's after a restore
+        return (_view, (self.record_id, self.value, self.sent_ms, self.result,
+                        self.batch_index))
 
     @property
     def acked(self) -> bool:
-        return self.status == ACKED
+        return self.result.status == ACKED
 
     @property
     def latency_ms(self) -> int:
-        return self.done_ms - self.sent_ms if self.done_ms >= 0 else -1
+        done = self.result.done_ms
+        return done - self.sent_ms if done >= 0 else -1
 
     def __repr__(self) -> str:
         where = f"{self.topic}-{self.partition}"
@@ -90,9 +171,23 @@ class ProduceResult:
         return f"<pending {self.value!r} to {where}>"
 
 
-# a ProduceResult, _Batch or ProduceRequest whose fields the caller sets (Producer._send_run,
-# _send_batches): a class call runs the generated __init__ in an interpreter frame of its own
+# a ProduceResult, ProduceRequestResult, _Batch or ProduceRequest whose fields the caller sets
+# (Producer._send_run, _send_batches): a class call runs the generated __init__ in an
+# interpreter frame of its own
 _new_result = object.__new__
+
+
+def _view(record_id: int, value, sent_ms: int, result: ProduceRequestResult,
+          batch_index: int) -> ProduceResult:
+    """The ProduceResult of the ``batch_index``-th record of the batch whose result is
+    ``result`` (FutureRecordMetadata(result, batchIndex, createTimestamp, ...))."""
+    r = _new_result(ProduceResult)
+    r.record_id = record_id
+    r.value = value
+    r.sent_ms = sent_ms
+    r.result = result
+    r.batch_index = batch_index
+    return r
 
 
 @dataclass(slots=True)
@@ -105,6 +200,7 @@ class _Batch:
     retry_at_ms: int = 0
     base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
     epoch: int = 0
+    produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
 
 class Producer:
@@ -186,26 +282,6 @@ class Producer:
             c.records.new_many(self.producer_index, values, key)
         end = first + k
         results = self.results
-        rid = first
-        for value in values:
-            # ProduceResult(rid, topic, partition, value, PENDING, -1, None, 0, NO_ERRORS, now),
-            # its fields set here: a class call runs the generated __init__ in a frame of its
-            # own (type.__call__), the costliest step of a send (KafkaProducer: one
-            # FutureRecordMetadata per record)
-            r = _new_result(ProduceResult)
-            r.record_id = rid
-            r.topic = topic
-            r.partition = partition
-            r.value = value if value is not None else f"r{rid}"
-            r.status = PENDING
-            r.offset = -1
-            r.error = None
-            r.attempts = 0
-            r.errors = NO_ERRORS
-            r.sent_ms = now
-            r.done_ms = -1
-            results[rid] = r
-            rid += 1
         self.n_pending += k
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
@@ -214,27 +290,49 @@ class Producer:
         size = self.record_size
         cap = self.batch_size // size
         batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        index = len(batch.record_ids) if batch is not None else 0
         rid = first
         while rid < end:
-            if batch is not None and len(batch.record_ids) < cap:
-                take = cap - len(batch.record_ids)
-                if take > end - rid:
-                    take = end - rid
-                batch.record_ids.extend(range(rid, rid + take))
-                batch.sizes.extend([size] * take)
-                rid += take
-            else:
-                # _Batch(tp, [rid], [size], now, 0, 0, -1, 0) without the class call
+            if batch is None or index >= cap:
+                # _Batch(tp, [], [], now, 0, 0, -1, 0, ProduceRequestResult(topic, partition,
+                # PENDING, -1, None, 0, NO_ERRORS, -1)) without the class calls
+                fut = _new_result(ProduceRequestResult)
+                fut.topic = topic
+                fut.partition = partition
+                fut.status = PENDING
+                fut.base_offset = -1
+                fut.error = None
+                fut.attempts = 0
+                fut.errors = NO_ERRORS
+                fut.done_ms = -1
                 batch = _new_result(_Batch)
                 batch.tp = tp
-                batch.record_ids = [rid]
-                batch.sizes = [size]
+                batch.record_ids = []
+                batch.sizes = []
                 batch.created_ms = now
                 batch.attempts = 0
                 batch.retry_at_ms = 0
                 batch.base_seq = -1
                 batch.epoch = 0
+                batch.produce_future = fut
                 queue.append(batch)
+                index = 0
+            take = cap - index if cap > index else 1
+            stop = rid + take if take < end - rid else end
+            batch.record_ids.extend(range(rid, stop))
+            batch.sizes.extend([size] * (stop - rid))
+            fut = batch.produce_future
+            while rid < stop:
+                # ProduceResult: FutureRecordMetadata(batch's result, index, now), _view inlined
+                r = _new_result(ProduceResult)
+                r.record_id = rid
+                value = values[rid - first]
+                r.value = value if value is not None else f"r{rid}"
+                r.sent_ms = now
+                r.result = fut
+                r.batch_index = index
+                results[rid] = r
+                index += 1
                 rid += 1
         # one wake-up for the run: the first send's schedules it, the others found it set
         # (_wake_sender(linger.ms), inlined)
@@ -396,7 +494,6 @@ class Producer:
     def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
         c = self.cluster
-        results = self.results
         sticky = self.sticky
         client_id = self.client_id
         next_seq = self.next_seq
@@ -413,8 +510,7 @@ class Producer:
                     seq = b.base_seq = next_seq.get(b.tp, 0)
                     b.epoch = self.producer_epoch
                     next_seq[b.tp] = seq + len(b.record_ids)
-                for rid in b.record_ids:
-                    results[rid].attempts = attempts
+                b.produce_future.attempts = attempts
                 topic, partition = b.tp
                 if topic in sticky:
                     sticky[topic] += 1
@@ -434,8 +530,7 @@ class Producer:
             c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
-                    for rid in b.record_ids:
-                        self._complete(rid, ACKED, E.NONE, -1)
+                    self._complete(b, ACKED, E.NONE, -1)
                 continue
             tid = -1
             if self.request_timeout_ms is not None:
@@ -460,22 +555,40 @@ class Producer:
         for queue in self.batches.values():
             while queue and now - queue[0].created_ms >= limit:
                 b = queue.pop(0)
-                for rid in b.record_ids:
-                    self._complete(rid, FAILED, E.DELIVERY_TIMEOUT, -1)
+                self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
                 if b.base_seq >= 0:
                     self._bump_epoch()
 
-    def _complete(self, rid: int, status: str, error: str, offset: int) -> None:
-        r = self.results[rid]
-        if r.status != PENDING:
+    def _complete(self, b: _Batch, status: str, error: str, base_offset: int) -> None:
+        """ProducerBatch.done: set the batch's ProduceRequestResult once (a batch completes
+        once: a later completion is ignored), then each record's callback in order
+        (completeFutureAndFireCallbacks): here one ``produce_result`` trace row per record with
+        its offset (acked) or error (failed)."""
+        fut = b.produce_future
+        if fut.status != PENDING:
             return
-        self.n_pending -= 1
-        r.status = status
-        r.offset = offset
-        r.error = None if status == ACKED else error
-        r.done_ms = self.cluster.now
-        self.cluster.record("produce_result", self.client_id, r.topic, r.partition,
-                            (rid, status, error if status != ACKED else offset))
+        c = self.cluster
+        now = c.engine.now
+        fut.status = status
+        fut.base_offset = base_offset
+        fut.error = None if status == ACKED else error
+        fut.done_ms = now
+        ids = b.record_ids
+        self.n_pending -= len(ids)
+        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
+        client_id = self.client_id
+        topic, partition = b.tp
+        if status == ACKED and base_offset >= 0:
+            offset = base_offset
+            for rid in ids:
+                trace((now, "produce_result", client_id, topic, partition,
+                       (rid, ACKED, offset)))
+                offset += 1
+        else:
+            detail = base_offset if status == ACKED else error
+            for rid in ids:
+                trace((now, "produce_result", client_id, topic, partition,
+                       (rid, status, detail)))
 
     def _release(self, corr: int):
         entry = self.in_flight.pop(corr, None)
@@ -501,33 +614,10 @@ class Producer:
             if b is None:
                 continue
             if err == E.NONE:
-                self._ack_batch(b, base)
+                self._complete(b, ACKED, E.NONE, base)
             else:
                 self._retry_or_fail(b, err)
         self._run_sender()
-
-    def _ack_batch(self, b: _Batch, base: int) -> None:
-        """``_complete(rid, ACKED, E.NONE, base + i)`` for the i-th record of ``b``."""
-        c = self.cluster
-        now = c.engine.now
-        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
-        results = self.results
-        client_id = self.client_id
-        topic, partition = b.tp   # every record of the batch was sent to it
-        offset = base
-        done = 0
-        for rid in b.record_ids:
-            r = results[rid]
-            if r.status == PENDING:
-                r.status = ACKED
-                r.offset = offset
-                r.error = None
-                r.done_ms = now
-                done += 1
-                trace((now, "produce_result", client_id, topic, partition,
-                       (rid, ACKED, offset)))
-            offset += 1
-        self.n_pending -= done
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)
@@ -540,13 +630,11 @@ class Producer:
 
     def _retry_or_fail(self, b: _Batch, err: str) -> None:
         now = self.cluster.now
-        results = self.results
-        for rid in b.record_ids:
-            r = results[rid]
-            if r.errors is NO_ERRORS:
-                r.errors = [err]
-            else:
-                r.errors.append(err)
+        fut = b.produce_future
+        if fut.errors is NO_ERRORS:
+            fut.errors = [err]
+        else:
+            fut.errors.append(err)
         retriable = err in E.RETRIABLE
         within = self.delivery_timeout_ms is None or \
             now - b.created_ms < self.delivery_timeout_ms
@@ -570,7 +658,6 @@ class Producer:
             return
         final = err if (retriable is False or b.attempts > self.config["retries"]) \
             else E.DELIVERY_TIMEOUT
-        for rid in b.record_ids:
-            self._complete(rid, FAILED, final, -1)
+        self._complete(b, FAILED, final, -1)
         if b.base_seq >= 0:
             self._bump_epoch()
