@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import pickle
 
+import pytest
+
 from kafkasim.clients.producer import NO_ERRORS, PENDING, ProduceRequestResult, ProduceResult
 from kafkasim.cluster import Cluster
 
@@ -127,3 +129,43 @@ def test_produce_requests_and_batches_hold_every_field():
     names = [f.name for f in dataclasses.fields(ProduceRequest)]
     assert ProduceRequest(*(getattr(req, n) for n in names)) == req
     assert (req.client_id, req.acks, len(req.partitions)) == (p.client_id, -1, 1)
+
+
+def test_results_build_each_record_result_once_and_keep_it():
+    """Producer.results (ProduceResults): a record's ProduceResult is built on first access and
+    kept; the object ``send`` returned is that one and follows its batch as the run goes on."""
+    c, p = _cluster()
+    r = p.send("t", "a", partition=0)
+    rs = p.send_many("t", ["b", None], partition=0)
+    ids = [r.record_id] + [x.record_id for x in rs]
+    res = p.results
+    assert res[ids[0]] is r and res[ids[1]] is rs[0] and res[ids[1]] is res[ids[1]]
+    assert list(res) == ids and len(res) == 3 and ids[2] in res and 10**9 not in res
+    assert "x" not in res and res.get(10**9) is None
+    with pytest.raises(KeyError):
+        res[ids[-1] + 1]
+    assert [x.value for x in res.values()] == ["a", "b", f"r{ids[2]}"]
+    assert repr(res) == repr({i: res[i] for i in ids})
+    assert r.status == PENDING and p.acked() == [] and p.pending() == 3
+    assert p.flush()
+    assert r.acked and r.offset == 0 and [x.offset for x in rs] == [1, 2]
+    assert p.acked() == [r, *rs] and p.acked()[0] is r and p.failed() == []
+    assert res == {i: res[i] for i in ids} and res != {}
+    assert repr(p).endswith("sent=3, acked=3, failed=0)")
+
+
+def test_results_survive_a_pickle_with_pending_records_following_their_batch():
+    """A pickled producer (Cluster.snapshot) carries its results' columns and batch results: a
+    restored pending record still settles with its batch."""
+    c, p = _cluster()
+    p.send("t", "a", partition=0)
+    assert p.flush()
+    p.send_many("t", ["b", "c"], partition=0)
+    c2 = pickle.loads(pickle.dumps(c))
+    p2 = c2.clients[p.client_id]
+    rid = max(p.results)
+    assert p2.results[rid].status == PENDING and p2.pending() == 2
+    assert p2.results[rid].result is p2.batches[("t", 0)][0].produce_future
+    assert p2.flush() and p.flush()
+    assert [(x.status, x.offset) for x in p2.results.values()] == \
+        [(x.status, x.offset) for x in p.results.values()] == [("acked", i) for i in range(3)]

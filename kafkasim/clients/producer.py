@@ -9,6 +9,9 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kafkasim import config as kconfig
@@ -190,6 +193,83 @@ def _view(record_id: int, value, sent_ms: int, result: ProduceRequestResult,
     return r
 
 
+class ProduceResults(Mapping):
+    """``Producer.results``: the ProduceResult of every record sent, by record id, in the order
+    sent. A record's ProduceResult is built on its first access and kept (``results[rid] is
+    results[rid]``); until then the record is one row of four columns appended as it is sent:
+    its id, send time, batch result and index in the batch (its value is the cluster's record
+    registry's). So a send stores a few numbers instead of building an object, and a batch's
+    completion settles its records by setting its ProduceRequestResult once."""
+
+    __slots__ = ("records", "record_ids", "sent_ms", "futures", "batch_indexes", "views",
+                 "settled")
+
+    def __init__(self, records) -> None:
+        self.records = records                # the cluster's RecordRegistry (values)
+        self.record_ids = array("q")          # ascending: record ids only grow
+        self.sent_ms = array("q")
+        self.futures: list[ProduceRequestResult] = []
+        self.batch_indexes = array("q")
+        self.views: dict[int, ProduceResult] = {}   # the ProduceResults built so far
+        # how many futures, from the first, are known to be acked or failed (they stay so):
+        # where kafkasim.snapshots resumes counting the prefix it shares
+        self.settled = 0
+
+    def _position(self, rid) -> int:
+        ids = self.record_ids
+        i = bisect_left(ids, rid) if type(rid) is int else len(ids)
+        return i if i < len(ids) and ids[i] == rid else -1
+
+    def _build(self, i: int) -> ProduceResult:
+        rid = self.record_ids[i]
+        r = self.views[rid] = _view(rid, self.records.value(rid), self.sent_ms[i],
+                                    self.futures[i], self.batch_indexes[i])
+        return r
+
+    def __getitem__(self, rid) -> ProduceResult:
+        r = self.views.get(rid)
+        if r is None:
+            i = self._position(rid)
+            if i < 0:
+                raise KeyError(rid)
+            r = self._build(i)
+        return r
+
+    def __contains__(self, rid) -> bool:
+        return rid in self.views or self._position(rid) >= 0
+
+    def __iter__(self):
+        return iter(self.record_ids)
+
+    def __len__(self) -> int:
+        return len(self.record_ids)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def with_status(self, status: str) -> list[ProduceResult]:
+        """The results whose batch has this status, in the order sent."""
+        views = self.views
+        out = []
+        for i, fut in enumerate(self.futures):
+            if fut.status == status:
+                r = views.get(self.record_ids[i])
+                out.append(r if r is not None else self._build(i))
+        return out
+
+    def __reduce__(self):
+        # the columns; the ProduceResults built so far are built again on access
+        return (_results, (self.records, self.record_ids, self.sent_ms, self.futures,
+                           self.batch_indexes))
+
+
+def _results(records, record_ids, sent_ms, futures, batch_indexes) -> ProduceResults:
+    r = ProduceResults(records)
+    r.record_ids, r.sent_ms, r.futures, r.batch_indexes = record_ids, sent_ms, futures, \
+        batch_indexes
+    return r
+
+
 @dataclass(slots=True)
 class _Batch:
     tp: tuple[str, int]
@@ -231,7 +311,7 @@ class Producer:
         self.producer_index = cluster.records.producer_index(client_id)
         # the id InitProducerId would hand out: one per producer client, stable for its life
         self.producer_id = self.producer_index
-        self.results: dict[int, ProduceResult] = {}
+        self.results = ProduceResults(cluster.records)
         self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
@@ -245,8 +325,9 @@ class Producer:
         self._refresh_metadata()
 
     def __repr__(self) -> str:
-        acked = sum(1 for r in self.results.values() if r.status == ACKED)
-        failed = sum(1 for r in self.results.values() if r.status == FAILED)
+        futures = self.results.futures
+        acked = sum(1 for f in futures if f.status == ACKED)
+        failed = sum(1 for f in futures if f.status == FAILED)
         return (f"Producer({self.client_id!r}, acks={self.config['acks']}, sent={len(self.results)}"
                 f", acked={acked}, failed={failed})")
 
@@ -282,6 +363,10 @@ class Producer:
             c.records.new_many(self.producer_index, values, key)
         end = first + k
         results = self.results
+        results.record_ids.extend(range(first, end))
+        results.sent_ms.extend([now] * k)
+        futures = results.futures
+        batch_indexes = results.batch_indexes
         self.n_pending += k
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
@@ -321,19 +406,12 @@ class Producer:
             stop = rid + take if take < end - rid else end
             batch.record_ids.extend(range(rid, stop))
             batch.sizes.extend([size] * (stop - rid))
-            fut = batch.produce_future
-            while rid < stop:
-                # ProduceResult: FutureRecordMetadata(batch's result, index, now), _view inlined
-                r = _new_result(ProduceResult)
-                r.record_id = rid
-                value = values[rid - first]
-                r.value = value if value is not None else f"r{rid}"
-                r.sent_ms = now
-                r.result = fut
-                r.batch_index = index
-                results[rid] = r
-                index += 1
-                rid += 1
+            # each record's FutureRecordMetadata(batch result, index in the batch), as a row
+            # of Producer.results (ProduceResults builds the ProduceResult when asked)
+            futures.extend([batch.produce_future] * (stop - rid))
+            batch_indexes.extend(range(index, index + stop - rid))
+            index += stop - rid
+            rid = stop
         # one wake-up for the run: the first send's schedules it, the others found it set
         # (_wake_sender(linger.ms), inlined)
         when = now + self.linger_ms
@@ -353,10 +431,10 @@ class Producer:
         return self.n_pending
 
     def acked(self) -> list[ProduceResult]:
-        return [r for r in self.results.values() if r.status == ACKED]
+        return self.results.with_status(ACKED)
 
     def failed(self) -> list[ProduceResult]:
-        return [r for r in self.results.values() if r.status == FAILED]
+        return self.results.with_status(FAILED)
 
     def _partition_for(self, topic: str, key, n: int) -> int:
         if key is not None:
