@@ -12,10 +12,9 @@ Most of a long run's state only ever grows at its end, and what is already there
 - a workload's record ids (``RateWorkload.record_ids``); a KRaft client's safety instrumentation
   (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
   only gains keys, shared by its length like the lists);
-- a producer's results (``Producer.results``, a ``ProduceResults``): its columns of record
-  ids, send times and batch indexes, and its batch results up to the first one still pending
-  (an acked or failed ``ProduceRequestResult`` never changes again: ``Producer._complete``
-  skips a batch already done);
+- a producer's results (``Producer.results``, a ``ProduceResults``): its runs of records up
+  to the first one whose batch is still pending (an acked or failed ``ProduceRequestResult``
+  never changes again: ``Producer._complete`` skips a batch already done);
 - the trace and metrics rows;
 - what the invariant checks learnt of acknowledged records (``Ghost.acked`` lists and the
   ``acked_by_id`` dict: one entry per acknowledgement, never changed), for a checked History.
@@ -24,10 +23,9 @@ Most of a long run's state only ever grows at its end, and what is already there
 snapshot is ``Snapshot(blob, refs)``, ``refs`` holding the live sequences themselves (shared, not
 copied). ``load(snapshot)`` rebuilds the state with fresh copies of the first ``length`` items
 (one C-level slice each), so the restored simulation appends to its own sequences and never to
-those other snapshots share. A producer's batch results are shared likewise: the settled
+those other snapshots share. A producer's runs of records are shared likewise: the settled
 prefix as a reference to its list (its length kept in ``ProduceResults.settled``), the pending
-rest by value;
-the ProduceResults built from them are not pickled (built again on access).
+rest by value; the ProduceResults built from them are not pickled (built again on access).
 
 Everything else is pickled as usual. A snapshot is only valid in the process that took it (it
 holds live objects); ``Cluster.snapshot()`` stays the self-contained form (Spark, files).
@@ -65,12 +63,12 @@ _LOADING: ContextVar = ContextVar("kafkasim_snapshot_refs")
 
 
 def _settled_prefix(results: ProduceResults) -> int:
-    """How many of the results' batch results, from the first, are acked or failed: those up to
-    (excluding) the first pending one."""
-    futures = results.futures
+    """How many of the results' runs, from the first, have an acked or failed batch: those up
+    to (excluding) the first pending one."""
+    runs = results.runs
     k = results.settled    # counted up to there by an earlier snapshot (they stay settled)
-    n = len(futures)
-    while k < n and futures[k].status != PENDING:
+    n = len(runs)
+    while k < n and runs[k][3].status != PENDING:
         k += 1
     results.settled = k
     return k
@@ -115,10 +113,7 @@ class _Pickler(pickle.Pickler):
             return _new, (t,), state, None, None, _set_ghost
         if t is ProduceResults:
             k = _settled_prefix(obj)
-            futures = obj.futures
-            shared = _SharedResults(self.share(obj.record_ids), self.share(obj.sent_ms),
-                                    self.share(obj.batch_indexes), self.share(futures)[0], k,
-                                    futures[k:])
+            shared = _SharedResults(self.share(obj.runs)[0], k, obj.runs[k:], obj.count)
             return _new, (t,), (obj.records, shared), None, None, _set_results
         return NotImplemented
 
@@ -137,12 +132,10 @@ class _Shared(NamedTuple):
 
 
 class _SharedResults(NamedTuple):
-    record_ids: tuple[int, int]
-    sent_ms: tuple[int, int]
-    batch_indexes: tuple[int, int]
-    futures: int           # the shared list of batch results, of which the first ``settled``
+    runs: int              # the shared list of runs, of which the first ``settled``
     settled: int
     pending: list          # the rest, by value
+    count: int
 
 
 def _new(cls):
@@ -201,10 +194,8 @@ def _set_ghost(obj: Ghost, state: dict) -> None:
 
 def _set_results(obj: ProduceResults, state) -> None:
     obj.records, shared = state
-    obj.record_ids = _copy(shared.record_ids)
-    obj.sent_ms = _copy(shared.sent_ms)
-    obj.batch_indexes = _copy(shared.batch_indexes)
-    obj.futures = _copy((shared.futures, shared.settled)) + shared.pending
+    obj.runs = _copy((shared.runs, shared.settled)) + shared.pending
+    obj.count = shared.count
     obj.views = {}
     obj.settled = shared.settled
 

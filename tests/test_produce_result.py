@@ -169,3 +169,27 @@ def test_results_survive_a_pickle_with_pending_records_following_their_batch():
     assert p2.flush() and p.flush()
     assert [(x.status, x.offset) for x in p2.results.values()] == \
         [(x.status, x.offset) for x in p.results.values()] == [("acked", i) for i in range(3)]
+
+
+def test_results_of_interleaved_producers_and_batches_find_each_record():
+    """Record ids are the cluster's: two producers' sends interleave, and one send_many fills
+    several batches (batch.size 300: three 100-byte records a batch); each producer's results
+    hold its own records only, each with its batch and index in it."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", partitions=2, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5, batch_size=300)
+    q = c.producer(acks="all", linger_ms=5)
+    a = p.send_many("t", [f"a{i}" for i in range(7)], partition=0)
+    b = q.send("t", "b", partition=1)
+    a2 = p.send_many("t", ["c", "d"], partition=0)
+    assert len(p.results) == 9 and len(q.results) == 1
+    assert b.record_id not in p.results and a[0].record_id not in q.results
+    with pytest.raises(KeyError):
+        p.results[b.record_id]
+    assert list(p.results) == [r.record_id for r in a + a2]
+    assert [r.batch_index for r in a + a2] == [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    assert len({id(r.result) for r in a + a2}) == 3 and a[6].result is a2[1].result
+    assert p.flush() and q.flush()
+    assert [r.offset for r in a + a2] == list(range(9)) and b.offset == 0
+    assert p.results.values() == a + a2 and p.results.items() == [(r.record_id, r)
+                                                                   for r in a + a2]

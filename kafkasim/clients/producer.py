@@ -9,10 +9,10 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from kafkasim import config as kconfig
 from kafkasim.protocol import errors as E
@@ -196,77 +196,92 @@ def _view(record_id: int, value, sent_ms: int, result: ProduceRequestResult,
 class ProduceResults(Mapping):
     """``Producer.results``: the ProduceResult of every record sent, by record id, in the order
     sent. A record's ProduceResult is built on its first access and kept (``results[rid] is
-    results[rid]``); until then the record is one row of four columns appended as it is sent:
-    its id, send time, batch result and index in the batch (its value is the cluster's record
-    registry's). So a send stores a few numbers instead of building an object, and a batch's
-    completion settles its records by setting its ProduceRequestResult once."""
+    results[rid]``); until then it is known by the run of records it was sent in: a send appends
+    one ``(first record id, count, send time, batch result, batch index of the first)`` per
+    batch its records went to (their ids are consecutive: ``RecordRegistry.new_many``), so a
+    send stores no object per record, and a batch's completion settles its records by setting
+    its ProduceRequestResult once. The record values are the cluster's record registry's."""
 
-    __slots__ = ("records", "record_ids", "sent_ms", "futures", "batch_indexes", "views",
-                 "settled")
+    __slots__ = ("records", "runs", "count", "views", "settled")
 
     def __init__(self, records) -> None:
-        self.records = records                # the cluster's RecordRegistry (values)
-        self.record_ids = array("q")          # ascending: record ids only grow
-        self.sent_ms = array("q")
-        self.futures: list[ProduceRequestResult] = []
-        self.batch_indexes = array("q")
+        self.records = records    # the cluster's RecordRegistry (values)
+        self.runs: list[tuple[int, int, int, ProduceRequestResult, int]] = []
+        self.count = 0            # records in all runs
         self.views: dict[int, ProduceResult] = {}   # the ProduceResults built so far
-        # how many futures, from the first, are known to be acked or failed (they stay so):
-        # where kafkasim.snapshots resumes counting the prefix it shares
+        # how many runs, from the first, are known to be acked or failed (they stay so): where
+        # kafkasim.snapshots resumes counting the prefix it shares
         self.settled = 0
 
-    def _position(self, rid) -> int:
-        ids = self.record_ids
-        i = bisect_left(ids, rid) if type(rid) is int else len(ids)
-        return i if i < len(ids) and ids[i] == rid else -1
-
-    def _build(self, i: int) -> ProduceResult:
-        rid = self.record_ids[i]
-        r = self.views[rid] = _view(rid, self.records.value(rid), self.sent_ms[i],
-                                    self.futures[i], self.batch_indexes[i])
+    def _build(self, rid: int, run: tuple) -> ProduceResult:
+        first, _n, sent_ms, fut, index = run
+        r = self.views[rid] = _view(rid, self.records.value(rid), sent_ms, fut,
+                                    index + rid - first)
         return r
+
+    def _run_of(self, rid):
+        """The run holding record ``rid``, or None."""
+        runs = self.runs
+        if type(rid) is not int:
+            return None
+        j = bisect_right(runs, rid, key=_first_id) - 1   # the last run starting at or before
+        if j < 0 or rid >= runs[j][0] + runs[j][1]:
+            return None
+        return runs[j]
 
     def __getitem__(self, rid) -> ProduceResult:
         r = self.views.get(rid)
         if r is None:
-            i = self._position(rid)
-            if i < 0:
+            run = self._run_of(rid)
+            if run is None:
                 raise KeyError(rid)
-            r = self._build(i)
+            r = self._build(rid, run)
         return r
 
     def __contains__(self, rid) -> bool:
-        return rid in self.views or self._position(rid) >= 0
+        return rid in self.views or self._run_of(rid) is not None
 
     def __iter__(self):
-        return iter(self.record_ids)
+        for first, n, _sent, _fut, _index in self.runs:
+            yield from range(first, first + n)
 
     def __len__(self) -> int:
-        return len(self.record_ids)
+        return self.count
 
     def __repr__(self) -> str:
         return repr(dict(self.items()))
 
-    def with_status(self, status: str) -> list[ProduceResult]:
-        """The results whose batch has this status, in the order sent."""
+    def values(self) -> list[ProduceResult]:
+        """Every ProduceResult, in the order sent (built where not yet), as a list."""
+        return self.with_status(None)
+
+    def items(self) -> list[tuple[int, ProduceResult]]:
+        """Every (record id, ProduceResult), in the order sent, as a list."""
+        return [(r.record_id, r) for r in self.with_status(None)]
+
+    def with_status(self, status: str | None) -> list[ProduceResult]:
+        """The results whose batch has this status (None: all), in the order sent."""
         views = self.views
         out = []
-        for i, fut in enumerate(self.futures):
-            if fut.status == status:
-                r = views.get(self.record_ids[i])
-                out.append(r if r is not None else self._build(i))
+        for run in self.runs:
+            if status is None or run[3].status == status:
+                first = run[0]
+                for rid in range(first, first + run[1]):
+                    r = views.get(rid)
+                    out.append(r if r is not None else self._build(rid, run))
         return out
 
     def __reduce__(self):
-        # the columns; the ProduceResults built so far are built again on access
-        return (_results, (self.records, self.record_ids, self.sent_ms, self.futures,
-                           self.batch_indexes))
+        # the runs; the ProduceResults built so far are built again on access
+        return (_results, (self.records, self.runs, self.count))
 
 
-def _results(records, record_ids, sent_ms, futures, batch_indexes) -> ProduceResults:
+_first_id = itemgetter(0)   # a run's first record id
+
+
+def _results(records, runs: list, count: int) -> ProduceResults:
     r = ProduceResults(records)
-    r.record_ids, r.sent_ms, r.futures, r.batch_indexes = record_ids, sent_ms, futures, \
-        batch_indexes
+    r.runs, r.count = runs, count
     return r
 
 
@@ -325,9 +340,9 @@ class Producer:
         self._refresh_metadata()
 
     def __repr__(self) -> str:
-        futures = self.results.futures
-        acked = sum(1 for f in futures if f.status == ACKED)
-        failed = sum(1 for f in futures if f.status == FAILED)
+        runs = self.results.runs
+        acked = sum(run[1] for run in runs if run[3].status == ACKED)
+        failed = sum(run[1] for run in runs if run[3].status == FAILED)
         return (f"Producer({self.client_id!r}, acks={self.config['acks']}, sent={len(self.results)}"
                 f", acked={acked}, failed={failed})")
 
@@ -363,10 +378,8 @@ class Producer:
             c.records.new_many(self.producer_index, values, key)
         end = first + k
         results = self.results
-        results.record_ids.extend(range(first, end))
-        results.sent_ms.extend([now] * k)
-        futures = results.futures
-        batch_indexes = results.batch_indexes
+        runs = results.runs
+        results.count += k
         self.n_pending += k
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
@@ -406,10 +419,9 @@ class Producer:
             stop = rid + take if take < end - rid else end
             batch.record_ids.extend(range(rid, stop))
             batch.sizes.extend([size] * (stop - rid))
-            # each record's FutureRecordMetadata(batch result, index in the batch), as a row
-            # of Producer.results (ProduceResults builds the ProduceResult when asked)
-            futures.extend([batch.produce_future] * (stop - rid))
-            batch_indexes.extend(range(index, index + stop - rid))
+            # the records' FutureRecordMetadata(batch result, index in the batch, now), as one
+            # run of Producer.results (ProduceResults builds a ProduceResult when asked)
+            runs.append((rid, stop - rid, now, batch.produce_future, index))
             index += stop - rid
             rid = stop
         # one wake-up for the run: the first send's schedules it, the others found it set
