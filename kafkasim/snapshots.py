@@ -9,7 +9,7 @@ Most of a long run's state only ever grows at its end, and what is already there
   (``RaftLog.entries``): appended in place; a truncation or a new log start *replaces* the
   sequence (``Log._truncate``, ``maybe_increment_log_start_offset``, ``RaftLog.truncate_to``);
 - the record registry (``RecordRegistry``: value, key, producer of every record id);
-- a workload's record ids (``RateWorkload.record_ids``); a KRaft client's safety instrumentation
+- a workload's record ids (``RateWorkload.record_runs``); a KRaft client's safety instrumentation
   (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
   only gains keys, shared by its length like the lists);
 - a producer's results (``Producer.results``, a ``ProduceResults``): its runs of records up
@@ -120,7 +120,7 @@ class _Pickler(pickle.Pickler):
 
 # attributes that only grow: a workload's record ids; a Raft client's safety instrumentation
 # (elections won, HWs set, the epoch each committed offset had: inserted, never changed)
-_GROWING = {RateWorkload: ("record_ids",),
+_GROWING = {RateWorkload: ("record_runs",),
             KafkaRaftClient: ("elected_epochs", "leader_hw_history", "committed")}
 _LOG_SHARED = ("epochs", "ids", "timestamps", "sizes", "producer_batches")
 _LOG_PLAIN = tuple(s for s in Log.__slots__ if s not in _LOG_SHARED)
