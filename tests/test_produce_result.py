@@ -122,6 +122,10 @@ def test_produce_requests_and_batches_hold_every_field():
     assert _Batch(*(getattr(b, n) for n in names)) == b
     assert (b.record_ids, b.attempts, b.retry_at_ms, b.base_seq, b.epoch) == (
         [r.record_id for r in rs], 0, 0, -1, 0)
+    fut = b.produce_future   # ProduceRequestResult(topic, partition), its fields set inline
+    names = [f.name for f in dataclasses.fields(ProduceRequestResult)]
+    assert ProduceRequestResult(*(getattr(fut, n) for n in names)) == fut == \
+        ProduceRequestResult("t", 0) and fut.errors is NO_ERRORS
     assert p.flush()
     requests = [m for m in sent if isinstance(m, ProduceRequest)]
     assert len(requests) == 1
