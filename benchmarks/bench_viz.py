@@ -12,7 +12,7 @@
   60 simulated seconds; then ``cluster.snapshot()`` and ``Cluster.restore()`` are timed, the first
   figure for a player that seeks by restoring snapshots. Target (for the later player): < 200 ms.
   The same is measured without the trace/metrics rows, then also without the clients'
-  per-record ``ProduceResult`` objects, to show where the time goes.
+  producer results (``Producer.results``), to show where the time goes.
 
 Times are wall-clock (``time.perf_counter``); the simulation itself is not timed.
 """
@@ -23,6 +23,7 @@ import os
 import statistics
 import time
 
+from kafkasim.clients.producer import ProduceResults
 from kafkasim.cluster import Cluster
 from kafkasim.viz import replica_log_rows, replica_logs
 from kafkasim.viz.style import new_figure
@@ -113,15 +114,15 @@ def measure_seek(duration_ms: int, repeats: int) -> dict:
     out.update(_snapshot_restore(c, repeats, "seek"))
     # where the time goes: the same state without the trace and metrics rows (which only grow, so
     # a player can keep them once and cut them back on restore), then also without the clients'
-    # per-record ProduceResult objects (one Python object per record sent)
+    # producer results (Producer.results: a few numbers per record sent, and one result per batch)
     trace_rows, metric_rows = c.trace.rows, c.metrics.rows
     results = [(cl, cl.results) for cl in c.clients.values()
-               if isinstance(getattr(cl, "results", None), dict)]
+               if isinstance(getattr(cl, "results", None), ProduceResults)]
     try:
         c.trace.rows, c.metrics.rows = [], []
         out.update(_snapshot_restore(c, repeats, "seek_without_trace"))
         for cl, res in results:
-            cl.results = type(res)()
+            cl.results = ProduceResults(res.records)
         out.update(_snapshot_restore(c, repeats, "seek_without_trace_and_results"))
     finally:
         c.trace.rows, c.metrics.rows = trace_rows, metric_rows

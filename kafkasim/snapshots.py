@@ -9,11 +9,12 @@ Most of a long run's state only ever grows at its end, and what is already there
   (``RaftLog.entries``): appended in place; a truncation or a new log start *replaces* the
   sequence (``Log._truncate``, ``maybe_increment_log_start_offset``, ``RaftLog.truncate_to``);
 - the record registry (``RecordRegistry``: value, key, producer of every record id);
-- a workload's record ids (``RateWorkload.record_ids``); a KRaft client's safety instrumentation
+- a workload's record ids (``RateWorkload.record_runs``); a KRaft client's safety instrumentation
   (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
   only gains keys, shared by its length like the lists);
-- a producer's results (``Producer.results``) up to the first one still pending: an acked or
-  failed ``ProduceResult`` never changes again (``Producer._complete`` / ``_ack_batch`` skip it);
+- a producer's results (``Producer.results``, a ``ProduceResults``): its runs of records up
+  to the first one whose batch is still pending (an acked or failed ``ProduceRequestResult``
+  never changes again: ``Producer._complete`` skips a batch already done);
 - the trace and metrics rows;
 - what the invariant checks learnt of acknowledged records (``Ghost.acked`` lists and the
   ``acked_by_id`` dict: one entry per acknowledgement, never changed), for a checked History.
@@ -22,8 +23,9 @@ Most of a long run's state only ever grows at its end, and what is already there
 snapshot is ``Snapshot(blob, refs)``, ``refs`` holding the live sequences themselves (shared, not
 copied). ``load(snapshot)`` rebuilds the state with fresh copies of the first ``length`` items
 (one C-level slice each), so the restored simulation appends to its own sequences and never to
-those other snapshots share. A producer's results are shared likewise: the settled prefix as a
-reference to a per-producer list of settled results (``_settled``), the pending rest by value.
+those other snapshots share. A producer's runs of records are shared likewise: the settled
+prefix as a reference to its list (its length kept in ``ProduceResults.settled``), the pending
+rest by value; the ProduceResults built from them are not pickled (built again on access).
 
 Everything else is pickled as usual. A snapshot is only valid in the process that took it (it
 holds live objects); ``Cluster.snapshot()`` stays the self-contained form (Spark, files).
@@ -34,14 +36,12 @@ from __future__ import annotations
 import gc
 import io
 import pickle
-import weakref
-from array import array
 from contextvars import ContextVar
 from itertools import islice
 from typing import NamedTuple
 
 from kafkasim.check import Ghost
-from kafkasim.clients.producer import PENDING, Producer
+from kafkasim.clients.producer import PENDING, ProduceResults
 from kafkasim.cluster import RecordRegistry
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.protocol.kraft.raft import KafkaRaftClient, RaftLog
@@ -59,28 +59,19 @@ class Snapshot(NamedTuple):
     refs: tuple
 
 
-# a producer's settled results, in its results' order: (ProduceResult list, record id array);
-# keyed weakly by the producer, so a producer dropped with its branch drops them too
-_settled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOADING: ContextVar = ContextVar("kafkasim_snapshot_refs")
 
 
-def _settled_prefix(producer: Producer) -> tuple[list, array]:
-    """The producer's results from the first up to (excluding) the first pending one, as an
-    append-only list kept with the producer (extended by the results settled since)."""
-    entry = _settled.get(producer)
-    if entry is None:
-        entry = _settled[producer] = ([], array("q"))
-    objs, rids = entry
-    results = producer.results
-    k = len(objs)
-    if k < len(results):
-        for rid, r in islice(results.items(), k, None):
-            if r.status == PENDING:
-                break
-            objs.append(r)
-            rids.append(rid)
-    return entry
+def _settled_prefix(results: ProduceResults) -> int:
+    """How many of the results' runs, from the first, have an acked or failed batch: those up
+    to (excluding) the first pending one."""
+    runs = results.runs
+    k = results.settled    # counted up to there by an earlier snapshot (they stay settled)
+    n = len(runs)
+    while k < n and runs[k][3].status != PENDING:
+        k += 1
+    results.settled = k
+    return k
 
 
 class _Pickler(pickle.Pickler):
@@ -120,20 +111,16 @@ class _Pickler(pickle.Pickler):
             state["acked"] = {tp: _Shared(*self.share(recs)) for tp, recs in obj.acked.items()}
             state["acked_by_id"] = _Shared(*self.share(obj.acked_by_id))
             return _new, (t,), state, None, None, _set_ghost
-        if t is Producer:
-            objs, rids = _settled_prefix(obj)
-            k = len(objs)
-            state = dict(obj.__dict__)
-            pending = dict(islice(obj.results.items(), k, None)) if k < len(obj.results) \
-                else {}
-            state["results"] = _SharedResults(self.share(objs), self.share(rids), pending)
-            return _new, (t,), state, None, None, _set_producer
+        if t is ProduceResults:
+            k = _settled_prefix(obj)
+            shared = _SharedResults(self.share(obj.runs)[0], k, obj.runs[k:], obj.count)
+            return _new, (t,), (obj.records, shared), None, None, _set_results
         return NotImplemented
 
 
 # attributes that only grow: a workload's record ids; a Raft client's safety instrumentation
 # (elections won, HWs set, the epoch each committed offset had: inserted, never changed)
-_GROWING = {RateWorkload: ("record_ids",),
+_GROWING = {RateWorkload: ("record_runs",),
             KafkaRaftClient: ("elected_epochs", "leader_hw_history", "committed")}
 _LOG_SHARED = ("epochs", "ids", "timestamps", "sizes", "producer_batches")
 _LOG_PLAIN = tuple(s for s in Log.__slots__ if s not in _LOG_SHARED)
@@ -145,9 +132,10 @@ class _Shared(NamedTuple):
 
 
 class _SharedResults(NamedTuple):
-    objs: tuple[int, int]
-    rids: tuple[int, int]
-    pending: dict
+    runs: int              # the shared list of runs, of which the first ``settled``
+    settled: int
+    pending: list          # the rest, by value
+    count: int
 
 
 def _new(cls):
@@ -204,16 +192,12 @@ def _set_ghost(obj: Ghost, state: dict) -> None:
     obj.__setstate__(state)
 
 
-def _set_producer(obj: Producer, state: dict) -> None:
-    shared = state["results"]
-    objs, rids = _copy(shared.objs), _copy(shared.rids)
-    results = dict(zip(rids, objs, strict=True))
-    results.update(shared.pending)
-    state["results"] = results
-    obj.__dict__.update(state)
-    # the restored producer's own settled list: this load's copies, so it never appends to a
-    # list other snapshots share
-    _settled[obj] = (objs, rids)
+def _set_results(obj: ProduceResults, state) -> None:
+    obj.records, shared = state
+    obj.runs = _copy((shared.runs, shared.settled)) + shared.pending
+    obj.count = shared.count
+    obj.views = {}
+    obj.settled = shared.settled
 
 
 def dump(obj) -> Snapshot:

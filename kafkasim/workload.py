@@ -8,7 +8,6 @@ records/s over 60 s is exactly 60,000 records whatever the tick. Values are gene
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 
 from kafkasim.exceptions import ClusterError
@@ -67,7 +66,9 @@ class RateWorkload:
         linger = producer.config["linger.ms"]
         self.tick_ms = tick_ms or max(1, int(1000 // max_rate), linger)
         self.sent = 0
-        self.record_ids = array("q")   # compact: the results live once, in the producer
+        # the ids of the records sent, one range a tick (a tick's ids are consecutive:
+        # Producer._send_run); the results live once, in the producer
+        self.record_runs: list[range] = []
         self.client_id = name or f"workload-{producer.client_id}-{topic}"
         if self.client_id in cluster.clients:
             raise ValueError(f"a client named {self.client_id!r} already exists")
@@ -79,7 +80,12 @@ class RateWorkload:
     def results(self) -> list:
         """The ProduceResult of every record sent so far, in order."""
         res = self.producer.results
-        return [res[rid] for rid in self.record_ids]
+        return [res[rid] for run in self.record_runs for rid in run]
+
+    @property
+    def record_ids(self) -> list[int]:
+        """The id of every record sent so far, in order."""
+        return [rid for run in self.record_runs for rid in run]
 
     def due(self, t_abs: int) -> int:
         t = t_abs - self.start_ms
@@ -103,10 +109,7 @@ class RateWorkload:
             values = [f"{prefix}-{n}" for n in range(sent + 1, target + 1)]
             self.sent = sent + 1  # what a failing first send leaves, as one send per record did
             first = self.producer._send_run(self.topic, values, None, self.partition)
-            if len(values) == 1:
-                self.record_ids.append(first)
-            else:
-                self.record_ids.extend(range(first, first + len(values)))
+            self.record_runs.append(range(first, first + len(values)))
             self.sent = target
         if now < end_ms:
             nxt = now + self.tick_ms

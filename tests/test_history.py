@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafkasim.clients.producer import Producer
 from kafkasim.cluster import Cluster
 from kafkasim.history import History
 from kafkasim.workload import RateWorkload
@@ -108,8 +109,7 @@ def _faulty(version: str, seed: int) -> tuple[History, list]:
 
 
 def _fingerprint(c: Cluster) -> tuple:
-    producers = [cl for cl in c.clients.values() if hasattr(cl, "results")
-                 and isinstance(cl.results, dict)]
+    producers = [cl for cl in c.clients.values() if isinstance(cl, Producer)]
     return (c.now, c.trace_digest(), len(c.metrics.rows), c.engine.events_processed,
             len(c.records), tuple(c.records.values),
             tuple((b, tp, tuple(log.epochs), tuple(log.ids), tuple(log.timestamps),

@@ -9,9 +9,18 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kafkasim import config as kconfig
+from kafkasim.clients.produce_result import (
+    ACKED,
+    FAILED,
+    NO_ERRORS,
+    PENDING,
+    ProduceRequestResult,
+    ProduceResult,
+    ProduceResults,
+)
 from kafkasim.protocol import errors as E
 from kafkasim.protocol.javautil import murmur2, to_positive
 from kafkasim.protocol.messages import (
@@ -21,77 +30,9 @@ from kafkasim.protocol.messages import (
     ProduceResponse,
 )
 
-PENDING = "pending"
-ACKED = "acked"
-FAILED = "failed"
-
-
-class _NoErrors(list):
-    """The ``errors`` of every result that has had none: one shared, unchangeable empty list (a
-    result gets its own list at its first error), so a long run's results do not each hold an
-    empty list (56 bytes a record). Compares, iterates and pickles as the empty list it is."""
-
-    __slots__ = ()
-
-    def _unchangeable(self, *args, **kwargs):
-        raise TypeError("a ProduceResult without errors shares this empty list: assign a new "
-                        "list to .errors instead of changing it")
-
-    append = extend = insert = remove = pop = clear = sort = reverse = _unchangeable
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _unchangeable
-
-    def __reduce__(self):
-        return (_no_errors, ())
-
-
-NO_ERRORS = _NoErrors()
-
-
-def _no_errors() -> _NoErrors:
-    return NO_ERRORS
-
-
-@dataclass(slots=True)
-class ProduceResult:
-    """The outcome of one ``send``: offset once acknowledged, or Kafka's error name."""
-
-    record_id: int
-    topic: str
-    partition: int
-    value: object
-    status: str = PENDING
-    offset: int = -1
-    error: str | None = None
-    attempts: int = 0
-    errors: list[str] = field(default_factory=list)   # error of every failed attempt
-    sent_ms: int = -1
-    done_ms: int = -1
-
-    def __reduce__(self):
-        # a flat tuple pickles several times faster than a slotted dataclass's state dict
-        return (ProduceResult, (self.record_id, self.topic, self.partition, self.value,
-                                self.status, self.offset, self.error, self.attempts,
-                                self.errors, self.sent_ms, self.done_ms))
-
-    @property
-    def acked(self) -> bool:
-        return self.status == ACKED
-
-    @property
-    def latency_ms(self) -> int:
-        return self.done_ms - self.sent_ms if self.done_ms >= 0 else -1
-
-    def __repr__(self) -> str:
-        where = f"{self.topic}-{self.partition}"
-        if self.status == ACKED:
-            return f"<acked {self.value!r} at {where}@{self.offset}>"
-        if self.status == FAILED:
-            return f"<failed {self.value!r} to {where}: {self.error}>"
-        return f"<pending {self.value!r} to {where}>"
-
-
-# a ProduceResult, _Batch or ProduceRequest whose fields the caller sets (Producer._send_run,
-# _send_batches): a class call runs the generated __init__ in an interpreter frame of its own
+# a ProduceResult, ProduceRequestResult, _Batch or ProduceRequest whose fields the caller sets
+# (Producer._send_run, _send_batches): a class call runs the generated __init__ in an
+# interpreter frame of its own
 _new_result = object.__new__
 
 
@@ -105,6 +46,7 @@ class _Batch:
     retry_at_ms: int = 0
     base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
     epoch: int = 0
+    produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
 
 class Producer:
@@ -135,7 +77,7 @@ class Producer:
         self.producer_index = cluster.records.producer_index(client_id)
         # the id InitProducerId would hand out: one per producer client, stable for its life
         self.producer_id = self.producer_index
-        self.results: dict[int, ProduceResult] = {}
+        self.results = ProduceResults(cluster.records)
         self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
@@ -152,8 +94,9 @@ class Producer:
         self._refresh_metadata()
 
     def __repr__(self) -> str:
-        acked = sum(1 for r in self.results.values() if r.status == ACKED)
-        failed = sum(1 for r in self.results.values() if r.status == FAILED)
+        runs = self.results.runs
+        acked = sum(run[1] for run in runs if run[3].status == ACKED)
+        failed = sum(run[1] for run in runs if run[3].status == FAILED)
         return (f"Producer({self.client_id!r}, acks={self.config['acks']}, sent={len(self.results)}"
                 f", acked={acked}, failed={failed})")
 
@@ -189,26 +132,8 @@ class Producer:
             c.records.new_many(self.producer_index, values, key)
         end = first + k
         results = self.results
-        rid = first
-        for value in values:
-            # ProduceResult(rid, topic, partition, value, PENDING, -1, None, 0, NO_ERRORS, now),
-            # its fields set here: a class call runs the generated __init__ in a frame of its
-            # own (type.__call__), the costliest step of a send (KafkaProducer: one
-            # FutureRecordMetadata per record)
-            r = _new_result(ProduceResult)
-            r.record_id = rid
-            r.topic = topic
-            r.partition = partition
-            r.value = value if value is not None else f"r{rid}"
-            r.status = PENDING
-            r.offset = -1
-            r.error = None
-            r.attempts = 0
-            r.errors = NO_ERRORS
-            r.sent_ms = now
-            r.done_ms = -1
-            results[rid] = r
-            rid += 1
+        runs = results.runs
+        results.count += k
         self.n_pending += k
         # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
@@ -217,28 +142,42 @@ class Producer:
         size = self.record_size
         cap = self.batch_size // size
         batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        index = len(batch.record_ids) if batch is not None else 0
         rid = first
         while rid < end:
-            if batch is not None and len(batch.record_ids) < cap:
-                take = cap - len(batch.record_ids)
-                if take > end - rid:
-                    take = end - rid
-                batch.record_ids.extend(range(rid, rid + take))
-                batch.sizes.extend([size] * take)
-                rid += take
-            else:
-                # _Batch(tp, [rid], [size], now, 0, 0, -1, 0) without the class call
+            if batch is None or index >= cap:
+                # _Batch(tp, [], [], now, 0, 0, -1, 0, ProduceRequestResult(topic, partition,
+                # PENDING, -1, None, 0, NO_ERRORS, -1)) without the class calls
+                fut = _new_result(ProduceRequestResult)
+                fut.topic = topic
+                fut.partition = partition
+                fut.status = PENDING
+                fut.base_offset = -1
+                fut.error = None
+                fut.attempts = 0
+                fut.errors = NO_ERRORS
+                fut.done_ms = -1
                 batch = _new_result(_Batch)
                 batch.tp = tp
-                batch.record_ids = [rid]
-                batch.sizes = [size]
+                batch.record_ids = []
+                batch.sizes = []
                 batch.created_ms = now
                 batch.attempts = 0
                 batch.retry_at_ms = 0
                 batch.base_seq = -1
                 batch.epoch = 0
+                batch.produce_future = fut
                 queue.append(batch)
-                rid += 1
+                index = 0
+            take = cap - index if cap > index else 1
+            stop = rid + take if take < end - rid else end
+            batch.record_ids.extend(range(rid, stop))
+            batch.sizes.extend([size] * (stop - rid))
+            # the records' FutureRecordMetadata(batch result, index in the batch, now), as one
+            # run of Producer.results (ProduceResults builds a ProduceResult when asked)
+            runs.append((rid, stop - rid, now, batch.produce_future, index))
+            index += stop - rid
+            rid = stop
         # one wake-up for the run: the first send's schedules it, the others found it set
         # (_wake_sender(linger.ms), inlined)
         when = now + self.linger_ms
@@ -258,10 +197,10 @@ class Producer:
         return self.n_pending
 
     def acked(self) -> list[ProduceResult]:
-        return [r for r in self.results.values() if r.status == ACKED]
+        return self.results.with_status(ACKED)
 
     def failed(self) -> list[ProduceResult]:
-        return [r for r in self.results.values() if r.status == FAILED]
+        return self.results.with_status(FAILED)
 
     def _partition_for(self, topic: str, key, n: int) -> int:
         if key is not None:
@@ -399,7 +338,6 @@ class Producer:
     def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
         c = self.cluster
-        results = self.results
         sticky = self.sticky
         client_id = self.client_id
         next_seq = self.next_seq
@@ -416,8 +354,7 @@ class Producer:
                     seq = b.base_seq = next_seq.get(b.tp, 0)
                     b.epoch = self.producer_epoch
                     next_seq[b.tp] = seq + len(b.record_ids)
-                for rid in b.record_ids:
-                    results[rid].attempts = attempts
+                b.produce_future.attempts = attempts
                 topic, partition = b.tp
                 if topic in sticky:
                     sticky[topic] += 1
@@ -437,8 +374,7 @@ class Producer:
             c.send(client_id, broker, req)
             if self.acks == 0:
                 for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
-                    for rid in b.record_ids:
-                        self._complete(rid, ACKED, E.NONE, -1)
+                    self._complete(b, ACKED, E.NONE, -1)
                 continue
             if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
                 self.in_flight[corr] = [-1, -1, broker, batches]
@@ -470,22 +406,40 @@ class Producer:
         for queue in self.batches.values():
             while queue and now - queue[0].created_ms >= limit:
                 b = queue.pop(0)
-                for rid in b.record_ids:
-                    self._complete(rid, FAILED, E.DELIVERY_TIMEOUT, -1)
+                self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
                 if b.base_seq >= 0:
                     self._bump_epoch()
 
-    def _complete(self, rid: int, status: str, error: str, offset: int) -> None:
-        r = self.results[rid]
-        if r.status != PENDING:
+    def _complete(self, b: _Batch, status: str, error: str, base_offset: int) -> None:
+        """ProducerBatch.done: set the batch's ProduceRequestResult once (a batch completes
+        once: a later completion is ignored), then each record's callback in order
+        (completeFutureAndFireCallbacks): here one ``produce_result`` trace row per record with
+        its offset (acked) or error (failed)."""
+        fut = b.produce_future
+        if fut.status != PENDING:
             return
-        self.n_pending -= 1
-        r.status = status
-        r.offset = offset
-        r.error = None if status == ACKED else error
-        r.done_ms = self.cluster.now
-        self.cluster.record("produce_result", self.client_id, r.topic, r.partition,
-                            (rid, status, error if status != ACKED else offset))
+        c = self.cluster
+        now = c.engine.now
+        fut.status = status
+        fut.base_offset = base_offset
+        fut.error = None if status == ACKED else error
+        fut.done_ms = now
+        ids = b.record_ids
+        self.n_pending -= len(ids)
+        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
+        client_id = self.client_id
+        topic, partition = b.tp
+        if status == ACKED and base_offset >= 0:
+            offset = base_offset
+            for rid in ids:
+                trace((now, "produce_result", client_id, topic, partition,
+                       (rid, ACKED, offset)))
+                offset += 1
+        else:
+            detail = base_offset if status == ACKED else error
+            for rid in ids:
+                trace((now, "produce_result", client_id, topic, partition,
+                       (rid, status, detail)))
 
     def _release(self, corr: int):
         entry = self.in_flight.pop(corr, None)
@@ -509,33 +463,10 @@ class Producer:
             if b is None:
                 continue
             if err == E.NONE:
-                self._ack_batch(b, base)
+                self._complete(b, ACKED, E.NONE, base)
             else:
                 self._retry_or_fail(b, err)
         self._run_sender()
-
-    def _ack_batch(self, b: _Batch, base: int) -> None:
-        """``_complete(rid, ACKED, E.NONE, base + i)`` for the i-th record of ``b``."""
-        c = self.cluster
-        now = c.engine.now
-        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
-        results = self.results
-        client_id = self.client_id
-        topic, partition = b.tp   # every record of the batch was sent to it
-        offset = base
-        done = 0
-        for rid in b.record_ids:
-            r = results[rid]
-            if r.status == PENDING:
-                r.status = ACKED
-                r.offset = offset
-                r.error = None
-                r.done_ms = now
-                done += 1
-                trace((now, "produce_result", client_id, topic, partition,
-                       (rid, ACKED, offset)))
-            offset += 1
-        self.n_pending -= done
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)
@@ -548,13 +479,11 @@ class Producer:
 
     def _retry_or_fail(self, b: _Batch, err: str) -> None:
         now = self.cluster.now
-        results = self.results
-        for rid in b.record_ids:
-            r = results[rid]
-            if r.errors is NO_ERRORS:
-                r.errors = [err]
-            else:
-                r.errors.append(err)
+        fut = b.produce_future
+        if fut.errors is NO_ERRORS:
+            fut.errors = [err]
+        else:
+            fut.errors.append(err)
         retriable = err in E.RETRIABLE
         within = self.delivery_timeout_ms is None or \
             now - b.created_ms < self.delivery_timeout_ms
@@ -578,7 +507,6 @@ class Producer:
             return
         final = err if (retriable is False or b.attempts > self.config["retries"]) \
             else E.DELIVERY_TIMEOUT
-        for rid in b.record_ids:
-            self._complete(rid, FAILED, final, -1)
+        self._complete(b, FAILED, final, -1)
         if b.base_seq >= 0:
             self._bump_epoch()
