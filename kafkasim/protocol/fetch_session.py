@@ -121,39 +121,34 @@ class FetchSessionHandler:
             self.next_pos += 1
         return tuple(nxt.values()) + tuple(altered), tuple(removed)
 
-    def build_changed(self, changed: dict) -> tuple[tuple, tuple]:
-        """``build`` for an incremental session when only the partitions in ``changed`` can
-        differ from the session (tp -> FetchPartition, or None when not wanted now; at most
-        one new partition): the same request, without looking at the others (LAZY)."""
+    def build_changed(self, added, altered: list, removed: list) -> tuple[tuple, tuple]:
+        """``build`` for an incremental session when only some partitions can differ from the
+        session (LAZY): ``added`` the one new FetchPartition (or None), ``altered`` those whose
+        FetchPartition changed, ``removed`` the session partitions not wanted now; the same
+        request as ``build``, without looking at the others."""
         session = self.session_partitions
         pos = self.session_pos
-        added = []
-        altered = []
-        removed = []
-        for tp, fp in changed.items():
-            prev = session.get(tp)
-            if fp is None:
-                if prev is not None:
-                    removed.append(tp)
-            elif prev is None:
-                added.append(fp)
-            elif fp != prev:
-                altered.append(fp)
-        if len(removed) > 1:
-            removed.sort(key=pos.__getitem__)
-        if len(altered) > 1:
-            altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
-        for tp in removed:
-            del session[tp]
-            del pos[tp]
-        for fp in altered:
-            session[(fp.topic, fp.partition)] = fp
-        for fp in added:
-            tp = (fp.topic, fp.partition)
-            session[tp] = fp
-            pos[tp] = self.next_pos
-            self.next_pos += 1
-        return tuple(added) + tuple(altered), tuple(removed)
+        if removed:
+            if len(removed) > 1:
+                removed.sort(key=pos.__getitem__)
+            for tp in removed:
+                del session[tp]
+                del pos[tp]
+            to_forget = tuple(removed)
+        else:
+            to_forget = ()
+        if altered:
+            if len(altered) > 1:
+                altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
+            for fp in altered:
+                session[(fp.topic, fp.partition)] = fp
+        if added is None:
+            return tuple(altered), to_forget
+        tp = (added.topic, added.partition)
+        session[tp] = added
+        pos[tp] = self.next_pos
+        self.next_pos += 1
+        return (added, *altered), to_forget
 
     def handle_response(self, resp) -> bool:
         """handleResponse: False when the answer cannot be used (its partitions are ignored)."""

@@ -200,36 +200,38 @@ class ReplicaFetcherThread:
         held = session.session_partitions
         partitions = self.partitions
         logs = ctx.logs
-        changed = {}
-        waiting = 0          # dirty partitions still in the session
-        new = 0
-        wanted = 0           # dirty partitions to fetch now
+        # Builder.build's three sets, made from the dirty partitions only; the session is left
+        # as it is until every dirty partition has been looked at (a False answer changes nothing)
+        added = None         # the partition new to the session (at most one here)
+        altered = []
+        removed = []
+        waiting = {}         # not ready now (delayed): looked at again at the next build
         for tp in self.dirty:
             st = partitions.get(tp)
-            if tp in held:
-                waiting += 1
+            prev = held.get(tp)
             if st is None or st.delayed_until_ms > now:
-                changed[tp] = None
+                if prev is not None:
+                    removed.append(tp)
+                if st is not None:
+                    waiting[tp] = None
             elif st.state != FETCHING:
                 return False            # truncating: the full pass runs the truncation
             else:
-                if tp not in held:
-                    new += 1
-                wanted += 1
-                changed[tp] = _new_fp(FetchPartition, (
+                fp = _new_fp(FetchPartition, (
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
                     st.last_fetched_epoch if diverging else -1, logs[tp].log_start_offset,
                     max_bytes))
-        if new > 1 or len(held) - waiting + wanted == 0:
-            return False
-        to_send, to_forget = session.build_changed(changed)
-        dirty = {}   # those not wanted now stay dirty (a loop: a comprehension is a call)
-        for tp, fp in changed.items():
-            if fp is None and tp in partitions:
-                dirty[tp] = None
-        self.dirty = dirty
+                if prev is None:
+                    if added is not None:
+                        return False    # two new partitions: the full pass orders them
+                    added = fp
+                elif fp != prev:        # PartitionData.equals: offsets, epochs, max bytes
+                    altered.append(fp)
+        if added is None and len(removed) == len(held):
+            return False   # nothing left to fetch: the full pass forgets them and sets the timer
+        to_send, to_forget = session.build_changed(added, altered, removed)
+        self.dirty = waiting
         # _send_request, inlined (one incremental fetch per leader answer)
-        cfg = ctx.config
         corr = ctx.next_correlation_id()
         self.in_flight = corr
         self.fetch_corr = corr
