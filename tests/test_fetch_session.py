@@ -190,6 +190,31 @@ def test_update_and_generate_response_data():
     assert fs.new_context(cache, unknown, 2).error == E.FETCH_SESSION_ID_NOT_FOUND
 
 
+def test_incremental_context_fields_and_the_answer_epoch_check():
+    """incremental_context sets its FetchContext's fields without the class call: they must
+    be what FetchContext's constructor holds. The answer to an incremental request finds the
+    session at nextEpoch(request epoch), or a later request moved it on and the answer is
+    INVALID_FETCH_SESSION_EPOCH (IncrementalFetchContext.updateAndGenerateResponseData)."""
+    import dataclasses
+    cache = _cache(10, 1000)
+    full = FetchRequest(1, 2, 500, 1, 100, (_fp(0, 0),), session_epoch=0)
+    _e, sid, _p = fs.response_partitions(cache, fs.new_context(cache, full, 0), [_pd(0)], 0,
+                                         True)
+    first = FetchRequest(2, 2, 500, 1, 100, (), session_id=sid, session_epoch=1)
+    ctx1 = fs.new_context(cache, first, 1)
+    names = [f.name for f in dataclasses.fields(fs.FetchContext)]
+    rebuilt = fs.FetchContext(fs.INCREMENTAL, first, cache.get(sid), E.NONE, 2)
+    assert [getattr(ctx1, n) for n in names] == [getattr(rebuilt, n) for n in names]
+    assert repr(ctx1) == repr(rebuilt)
+    second = FetchRequest(3, 2, 500, 1, 100, (), session_id=sid, session_epoch=2)
+    ctx2 = fs.new_context(cache, second, 2)
+    assert (ctx2.kind, ctx2.epoch, cache.get(sid).epoch) == (fs.INCREMENTAL, 3, 3)
+    assert fs.incremental_response(ctx1, [_pd(0, n=1)]) == \
+        (E.INVALID_FETCH_SESSION_EPOCH, sid, ())
+    err, sid2, parts = fs.incremental_response(ctx2, [_pd(0, n=1)])
+    assert (err, sid2, [pd.partition for pd in parts]) == (E.NONE, sid, [0])
+
+
 def test_forgetting_every_partition_closes_the_session():
     """FetchSessionTest.testToForgetPartitions / testZeroSizeFetchSession: an incremental fetch
     that leaves the session empty removes it and is answered sessionless."""

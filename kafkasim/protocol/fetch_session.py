@@ -49,6 +49,8 @@ INVALID_SESSION_ID = 0     # FetchMetadata.INVALID_SESSION_ID
 INITIAL_EPOCH = 0          # FetchMetadata.INITIAL_EPOCH: a full fetch asking for a session
 FINAL_EPOCH = -1           # FetchMetadata.FINAL_EPOCH: a full fetch without session (sessionless)
 _INT_MAX = (1 << 31) - 1
+_NONE = E.NONE      # hot-path constant (one global load instead of a module attribute lookup)
+_new = object.__new__   # a slotted object whose fields the caller sets (see incremental_context)
 #: read only the active (non-quiet) partitions of incremental sessions (see the module docstring)
 LAZY = True
 #: KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS (a constant, not a config)
@@ -426,6 +428,9 @@ class FetchContext:
     req: object
     session: FetchSession | None = None
     error: str = E.NONE
+    # incremental: the session epoch this request moved the session to (nextEpoch of the
+    # request's), which the answer checks the session still has (updateAndGenerateResponseData)
+    epoch: int = INITIAL_EPOCH
 
     def partitions(self):
         """foreachPartition: what the read path reads (the session's partitions when
@@ -493,8 +498,16 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     session.evictable_by_privileged = old or not session.privileged
     session.evictable_by_all = old
     # next_epoch, inlined (every request); session.epoch == epoch here
-    session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
-    return FetchContext(INCREMENTAL, req, session)
+    epoch = session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
+    # FetchContext(INCREMENTAL, req, session, E.NONE, epoch) with its fields set here: the
+    # class call would run its generated __init__ in an interpreter frame of its own
+    fctx = _new(FetchContext)
+    fctx.kind = INCREMENTAL
+    fctx.req = req
+    fctx.session = session
+    fctx.error = _NONE
+    fctx.epoch = epoch
+    return fctx
 
 
 def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now: int,
@@ -521,8 +534,8 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
     """IncrementalFetchContext.updateAndGenerateResponseData: (error, session id, the
     partitions with something to say)."""
     session = fctx.session
-    epoch = fctx.req.session_epoch   # next_epoch below, inlined (every response)
-    if session.epoch != (epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)):
+    # expectedEpoch = nextEpoch(the request's epoch), which incremental_context gave the session
+    if session.epoch != fctx.epoch:
         return E.INVALID_FETCH_SESSION_EPOCH, session.id, ()   # a duplicate request
     parts = session.partitions
     out = []
@@ -535,7 +548,7 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
             # records: maybeUpdateResponseData is true whatever else; what it records (the
             # answer's HW, -1 on error, and log start offset), then to the end of the session
             # (fairness)
-            cp.high_watermark = pd.high_watermark if pd.error == E.NONE else -1
+            cp.high_watermark = pd.high_watermark if pd.error == _NONE else -1
             cp.local_log_start_offset = pd.log_start_offset
             out.append(pd)
             del parts[tp]
@@ -544,4 +557,4 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
             session.next_pos += 1
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
-    return E.NONE, session.id, tuple(out)
+    return _NONE, session.id, tuple(out)
