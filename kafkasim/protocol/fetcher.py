@@ -196,7 +196,6 @@ class ReplicaFetcherThread:
         max_bytes = cfg["replica.fetch.max.bytes"]
         if self.built_with != (max_bytes, fencing, diverging):
             return False
-        now = ctx.now
         held = session.session_partitions
         partitions = self.partitions
         logs = ctx.logs
@@ -209,7 +208,9 @@ class ReplicaFetcherThread:
         for tp in self.dirty:
             st = partitions.get(tp)
             prev = held.get(tp)
-            if st is None or st.delayed_until_ms > now:
+            # delayed: ctx.now (a property call) only read for a partition ever backed off
+            # (delayed_until_ms is 0 until then, and the time is never negative)
+            if st is None or (st.delayed_until_ms > 0 and st.delayed_until_ms > ctx.now):
                 if prev is not None:
                     removed.append(tp)
                 if st is not None:
