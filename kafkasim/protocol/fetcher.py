@@ -407,7 +407,7 @@ class ReplicaFetcherThread:
                     st.hw_missed = True
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
-                if len(chunk.ids):
+                if chunk.ids:
                     log.append_as_follower(chunk)
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
