@@ -156,6 +156,28 @@ def test_next_epoch_wraps_to_one():
     assert fs.next_epoch(fs.FINAL_EPOCH) == fs.FINAL_EPOCH
 
 
+def test_session_epochs_wrap_to_one_at_both_ends():
+    """FetchMetadata.nextEpoch where the handler and the leader step the epoch themselves:
+    after Int.MaxValue the next incremental epoch is 1 (FetchSessionHandler.handleResponse,
+    FetchManager.newContext / IncrementalFetchContext)."""
+    top = (1 << 31) - 1
+    h = fs.FetchSessionHandler(1)
+    h.build([_fp(0, 0)])
+    assert h.handle_response(_resp(5, 0))
+    h.epoch = top
+    assert h.handle_response(_resp(5, 0)) and (h.session_id, h.epoch) == (5, 1)
+    assert h.handle_response(_resp(5)) and h.epoch == 2
+    cache = _cache(10, 1000)
+    full = FetchRequest(1, 2, 500, 1, 100, (_fp(0, 0),), session_epoch=0)
+    _e, sid, _p = fs.response_partitions(cache, fs.new_context(cache, full, 0), [_pd(0)], 0,
+                                         True)
+    cache.get(sid).epoch = top
+    fctx = fs.new_context(cache, FetchRequest(2, 2, 500, 1, 100, (), session_id=sid,
+                                              session_epoch=top), 1)
+    assert (fctx.kind, fctx.epoch, cache.get(sid).epoch) == (fs.INCREMENTAL, 1, 1)
+    assert fs.incremental_response(fctx, [_pd(0, n=1)])[:2] == (E.NONE, sid)
+
+
 def _pd(p, hw=0, ls=0, n=0, error=E.NONE):
     chunk = RecordChunk.empty(0)
     if n:

@@ -154,7 +154,7 @@ class FetchSessionHandler:
 
     def handle_response(self, resp) -> bool:
         """handleResponse: False when the answer cannot be used (its partitions are ignored)."""
-        if resp.error != E.NONE:
+        if resp.error != _NONE:
             if resp.error == E.FETCH_SESSION_ID_NOT_FOUND:
                 self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH  # INITIAL
             else:
@@ -162,7 +162,7 @@ class FetchSessionHandler:
             return False
         session = self.session_partitions
         epoch = self.epoch
-        if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:   # is_full, inlined (every response)
+        if epoch <= 0:   # is_full, inlined (every response): INITIAL_EPOCH or FINAL_EPOCH
             # verifyFullFetchResponsePartitions: exactly the session's partitions
             got = {(pd.topic, pd.partition) for pd in resp.partitions}
             if got != session.keys():
@@ -180,8 +180,8 @@ class FetchSessionHandler:
                 return False
         if resp.session_id == INVALID_SESSION_ID:
             self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH
-        else:   # next_epoch, inlined (every response)
-            self.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
+        else:   # next_epoch of an incremental epoch (>= 1), inlined (every response)
+            self.epoch = epoch + 1 if epoch != _INT_MAX else 1
         return True
 
     def handle_error(self) -> None:
@@ -375,8 +375,9 @@ class FetchSessionCache:
             for i in range(n)])
 
     def shard_for(self, session_id: int) -> FetchSessionCacheShard | None:
-        i = session_id // self.shards[0].session_id_range
-        return self.shards[i] if 0 <= i < len(self.shards) else None
+        shards = self.shards
+        i = session_id // shards[0].session_id_range
+        return shards[i] if 0 <= i < len(shards) else None
 
     def next_shard(self) -> FetchSessionCacheShard:
         shard = self.shards[self.counter % len(self.shards)]
@@ -497,8 +498,8 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     old = now - session.creation_ms > shard.eviction_ms
     session.evictable_by_privileged = old or not session.privileged
     session.evictable_by_all = old
-    # next_epoch, inlined (every request); session.epoch == epoch here
-    epoch = session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
+    # next_epoch, inlined (every request): session.epoch == epoch here, so epoch >= 1
+    epoch = session.epoch = epoch + 1 if epoch != _INT_MAX else 1
     # FetchContext(INCREMENTAL, req, session, E.NONE, epoch) with its fields set here: the
     # class call would run its generated __init__ in an interpreter frame of its own
     fctx = _new(FetchContext)
