@@ -59,6 +59,31 @@ def test_session_cache_eviction_by_staleness_size_and_privilege():
     assert cache.evictions() == 3
 
 
+def test_incremental_requests_touch_the_session_as_the_cache_does():
+    """Each incremental request touches its session (FetchSessionCache.touch): last used,
+    the partition count, and the evictable sets -- a follower's (privileged) session becomes
+    evictable by privileged sessions only once older than eviction_ms; an unprivileged one is
+    evictable by them from the start, by every session once old."""
+    for privileged in (True, False):
+        cache = _cache(10, 100)
+        shard = cache.shards[0]
+        full = FetchRequest(1, 2 if privileged else -1, 500, 1, 100, (_fp(0, 0), _fp(1, 0)),
+                            session_epoch=0)
+        _e, sid, _p = fs.response_partitions(cache, fs.new_context(cache, full, 0),
+                                             [_pd(0), _pd(1)], 0, privileged)
+        session = cache.get(sid)
+        seen = []
+        for epoch, now, send, forget in ((1, 50, (_fp(2, 0),), ()), (2, 100, (), (("t", 0),)),
+                                         (3, 101, (), ()), (4, 150, (_fp(0, 3),), ())):
+            req = FetchRequest(epoch + 1, 2, 500, 1, 100, send, session_id=sid,
+                               session_epoch=epoch, to_forget=forget)
+            assert fs.new_context(cache, req, now).kind == fs.INCREMENTAL
+            seen.append((session.last_used_ms, session.cached_size, shard.num_partitions,
+                         session.evictable_by_privileged, session.evictable_by_all))
+        assert seen == [(50, 3, 3, not privileged, False), (100, 2, 2, not privileged, False),
+                        (101, 2, 2, True, True), (150, 3, 3, True, True)]
+
+
 def test_resize_cached_sessions_counts_partitions():
     """FetchSessionTest.testResizeCachedSessions: NumIncrementalFetchPartitionsCached follows
     touch(); an eviction marks the meter."""

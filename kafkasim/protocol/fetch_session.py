@@ -490,14 +490,17 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     if not parts:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
-    # shard.touch(session, now), inlined (every request)
+    # shard.touch(session, now), inlined (every request), writing only what changes: the size
+    # (cached_size is set, >= 0, here) and the evictable sets once the session is older than
+    # eviction_ms (time only grows, so it stays so; until then evictableByPrivileged stays
+    # what the first touch made it, not privileged)
     session.last_used_ms = now
     size = len(parts)
-    shard.num_partitions += size - session.cached_size   # cached_size is set (>= 0) here
-    session.cached_size = size
-    old = now - session.creation_ms > shard.eviction_ms
-    session.evictable_by_privileged = old or not session.privileged
-    session.evictable_by_all = old
+    if size != session.cached_size:
+        shard.num_partitions += size - session.cached_size
+        session.cached_size = size
+    if not session.evictable_by_all and now - session.creation_ms > shard.eviction_ms:
+        session.evictable_by_privileged = session.evictable_by_all = True
     # next_epoch, inlined (every request): session.epoch == epoch here, so epoch >= 1
     epoch = session.epoch = epoch + 1 if epoch != _INT_MAX else 1
     # FetchContext(INCREMENTAL, req, session, E.NONE, epoch) with its fields set here: the
@@ -552,10 +555,11 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
             cp.high_watermark = pd.high_watermark if pd.error == _NONE else -1
             cp.local_log_start_offset = pd.log_start_offset
             out.append(pd)
-            del parts[tp]
-            parts[tp] = cp
-            cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
-            session.next_pos += 1
+            if len(parts) > 1:   # (a session of one partition is in order already)
+                del parts[tp]
+                parts[tp] = cp
+                cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
+                session.next_pos += 1
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
     return _NONE, session.id, tuple(out)
