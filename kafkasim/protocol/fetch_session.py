@@ -87,7 +87,8 @@ class FetchSessionHandler:
     session_id: int = INVALID_SESSION_ID
     epoch: int = INITIAL_EPOCH
     session_partitions: dict = field(default_factory=dict)
-    # each session partition's place in the session order (for build_changed)
+    # each session partition's place in the session order (for the incremental build over the
+    # changed partitions only, ReplicaFetcherThread._fetch_changed, LAZY)
     session_pos: dict = field(default_factory=dict)
     next_pos: int = 0
 
@@ -122,35 +123,6 @@ class FetchSessionHandler:
             pos[tp] = self.next_pos
             self.next_pos += 1
         return tuple(nxt.values()) + tuple(altered), tuple(removed)
-
-    def build_changed(self, added, altered: list, removed: list) -> tuple[tuple, tuple]:
-        """``build`` for an incremental session when only some partitions can differ from the
-        session (LAZY): ``added`` the one new FetchPartition (or None), ``altered`` those whose
-        FetchPartition changed, ``removed`` the session partitions not wanted now; the same
-        request as ``build``, without looking at the others."""
-        session = self.session_partitions
-        pos = self.session_pos
-        if removed:
-            if len(removed) > 1:
-                removed.sort(key=pos.__getitem__)
-            for tp in removed:
-                del session[tp]
-                del pos[tp]
-            to_forget = tuple(removed)
-        else:
-            to_forget = ()
-        if altered:
-            if len(altered) > 1:
-                altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
-            for fp in altered:
-                session[(fp.topic, fp.partition)] = fp
-        if added is None:
-            return tuple(altered), to_forget
-        tp = (added.topic, added.partition)
-        session[tp] = added
-        pos[tp] = self.next_pos
-        self.next_pos += 1
-        return (added, *altered), to_forget
 
     def handle_response(self, resp) -> bool:
         """handleResponse: False when the answer cannot be used (its partitions are ignored)."""

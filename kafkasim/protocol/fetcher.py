@@ -230,7 +230,34 @@ class ReplicaFetcherThread:
                     altered.append(fp)
         if added is None and len(removed) == len(held):
             return False   # nothing left to fetch: the full pass forgets them and sets the timer
-        to_send, to_forget = session.build_changed(added, altered, removed)
+        # FetchSessionHandler.build's session update and request, for these partitions only
+        # (one per leader answer, so here rather than in a call): the session takes the new and
+        # altered partitions and loses the removed; the request sends the new one, then the
+        # altered in session order, and forgets the removed in session order
+        if removed:
+            pos = session.session_pos
+            if len(removed) > 1:
+                removed.sort(key=pos.__getitem__)
+            for tp in removed:
+                del held[tp]
+                del pos[tp]
+            to_forget = tuple(removed)
+        else:
+            to_forget = ()
+        if altered:
+            if len(altered) > 1:
+                pos = session.session_pos
+                altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
+            for fp in altered:
+                held[(fp.topic, fp.partition)] = fp
+        if added is None:
+            to_send = tuple(altered)
+        else:
+            tp = (added.topic, added.partition)
+            held[tp] = added
+            session.session_pos[tp] = session.next_pos
+            session.next_pos += 1
+            to_send = (added, *altered)
         self.dirty = waiting
         # _send_request, inlined (one incremental fetch per leader answer)
         corr = ctx.next_correlation_id()
