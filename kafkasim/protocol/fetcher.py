@@ -102,7 +102,10 @@ class ReplicaFetcherThread:
     # the incremental build (fetch_session.LAZY, not Kafka's): the partitions whose fetch state
     # may differ from what the session holds (changed, delayed, removed; insertion-ordered)
     dirty: dict = field(default_factory=dict)
-    built_with: tuple | None = None   # (max bytes, fencing, diverging) of the last full build
+    # the settings of the last full build: the version's rule flags (a frozen Rules object,
+    # checked by identity) and replica.fetch.max.bytes; None before any full build
+    built_rules: object = None
+    built_max_bytes: int = -1
 
     @property
     def name(self) -> str:
@@ -127,7 +130,7 @@ class ReplicaFetcherThread:
         """AbstractFetcherThread.doWork: truncate first, then fetch; never two requests at once."""
         if self.in_flight >= 0 or not self.partitions:
             return
-        if self.built_with is not None and self._fetch_changed(ctx):
+        if self.built_rules is not None and self._fetch_changed(ctx):
             return
         now = ctx.now
         # one pass sorts the partitions; only when some must truncate first is the ready list
@@ -177,7 +180,8 @@ class ReplicaFetcherThread:
             # every partition not in the session now is looked at again at the next build
             held = session.session_partitions
             self.dirty = {tp: None for tp in self.partitions if tp not in held}
-            self.built_with = (max_bytes, fencing, diverging)
+            self.built_rules = rules
+            self.built_max_bytes = max_bytes
 
     def _fetch_changed(self, ctx: FetcherContext) -> bool:
         """The incremental build over the changed partitions only: what ``do_work`` would send
@@ -191,11 +195,12 @@ class ReplicaFetcherThread:
             return False
         rules = ctx.rules
         cfg = ctx.config
+        max_bytes = cfg["replica.fetch.max.bytes"]
+        # the settings of the last full build, or the full pass builds every partition anew
+        if rules is not self.built_rules or max_bytes != self.built_max_bytes:
+            return False
         fencing = rules.current_leader_epoch_fencing
         diverging = rules.fetch_diverging_epoch
-        max_bytes = cfg["replica.fetch.max.bytes"]
-        if self.built_with != (max_bytes, fencing, diverging):
-            return False
         held = session.session_partitions
         partitions = self.partitions
         logs = ctx.logs
@@ -457,6 +462,6 @@ class ReplicaFetcherThread:
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
         # do_work: nothing is in flight now; its incremental build first, without the extra call
-        if partitions and self.built_with is not None and self._fetch_changed(ctx):
+        if partitions and self.built_rules is not None and self._fetch_changed(ctx):
             return
         self.do_work(ctx)
