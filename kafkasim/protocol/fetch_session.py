@@ -443,17 +443,20 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     parts = session.partitions
     active = session.active
     for fp in req.partitions:
-        tp = (fp.topic, fp.partition)
+        # a FetchPartition's fields by unpacking (cheaper than seven tuple-field lookups)
+        topic, partition, fetch_offset, current_leader_epoch, last_fetched_epoch, \
+            log_start_offset, partition_max_bytes = fp
+        tp = (topic, partition)
         cp = parts.get(tp)
         if cp is None:
             cp = parts[tp] = _cached(fp)
             session.place(cp)
         else:   # CachedPartition.updateRequestParams
-            cp.partition_max_bytes = fp.partition_max_bytes
-            cp.fetch_offset = fp.fetch_offset
-            cp.log_start_offset = fp.log_start_offset
-            cp.current_leader_epoch = fp.current_leader_epoch
-            cp.last_fetched_epoch = fp.last_fetched_epoch
+            cp.partition_max_bytes = partition_max_bytes
+            cp.fetch_offset = fetch_offset
+            cp.log_start_offset = log_start_offset
+            cp.current_leader_epoch = current_leader_epoch
+            cp.last_fetched_epoch = last_fetched_epoch
         active[tp] = cp
     for tp in req.to_forget:
         tp = tuple(tp)
