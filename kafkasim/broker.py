@@ -869,8 +869,14 @@ class Broker:
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
         old = log.high_watermark
-        # update_high_watermark clamps to the LEO itself (min(leader_hw, LEO) in Kafka)
-        new = log.update_high_watermark(leader_hw)
+        # Log.update_high_watermark, inlined (every fetch answer): the leader's HW clamped into
+        # [log start, LEO] (UnifiedLog.updateHighWatermark)
+        new = leader_hw
+        if new > log.log_end_offset:
+            new = log.log_end_offset
+        if new < log.log_start_offset:
+            new = log.log_start_offset
+        log.high_watermark = new
         if new != old:
             cluster = self.cluster   # Cluster.record, inlined (most fetch responses)
             cluster.trace.rows.append((cluster.engine.now, "hw", self.id, tp[0], tp[1], new))

@@ -59,6 +59,31 @@ def test_session_cache_eviction_by_staleness_size_and_privilege():
     assert cache.evictions() == 3
 
 
+def test_incremental_requests_touch_the_session_as_the_cache_does():
+    """Each incremental request touches its session (FetchSessionCache.touch): last used,
+    the partition count, and the evictable sets -- a follower's (privileged) session becomes
+    evictable by privileged sessions only once older than eviction_ms; an unprivileged one is
+    evictable by them from the start, by every session once old."""
+    for privileged in (True, False):
+        cache = _cache(10, 100)
+        shard = cache.shards[0]
+        full = FetchRequest(1, 2 if privileged else -1, 500, 1, 100, (_fp(0, 0), _fp(1, 0)),
+                            session_epoch=0)
+        _e, sid, _p = fs.response_partitions(cache, fs.new_context(cache, full, 0),
+                                             [_pd(0), _pd(1)], 0, privileged)
+        session = cache.get(sid)
+        seen = []
+        for epoch, now, send, forget in ((1, 50, (_fp(2, 0),), ()), (2, 100, (), (("t", 0),)),
+                                         (3, 101, (), ()), (4, 150, (_fp(0, 3),), ())):
+            req = FetchRequest(epoch + 1, 2, 500, 1, 100, send, session_id=sid,
+                               session_epoch=epoch, to_forget=forget)
+            assert fs.new_context(cache, req, now).kind == fs.INCREMENTAL
+            seen.append((session.last_used_ms, session.cached_size, shard.num_partitions,
+                         session.evictable_by_privileged, session.evictable_by_all))
+        assert seen == [(50, 3, 3, not privileged, False), (100, 2, 2, not privileged, False),
+                        (101, 2, 2, True, True), (150, 3, 3, True, True)]
+
+
 def test_resize_cached_sessions_counts_partitions():
     """FetchSessionTest.testResizeCachedSessions: NumIncrementalFetchPartitionsCached follows
     touch(); an eviction marks the meter."""
@@ -156,6 +181,28 @@ def test_next_epoch_wraps_to_one():
     assert fs.next_epoch(fs.FINAL_EPOCH) == fs.FINAL_EPOCH
 
 
+def test_session_epochs_wrap_to_one_at_both_ends():
+    """FetchMetadata.nextEpoch where the handler and the leader step the epoch themselves:
+    after Int.MaxValue the next incremental epoch is 1 (FetchSessionHandler.handleResponse,
+    FetchManager.newContext / IncrementalFetchContext)."""
+    top = (1 << 31) - 1
+    h = fs.FetchSessionHandler(1)
+    h.build([_fp(0, 0)])
+    assert h.handle_response(_resp(5, 0))
+    h.epoch = top
+    assert h.handle_response(_resp(5, 0)) and (h.session_id, h.epoch) == (5, 1)
+    assert h.handle_response(_resp(5)) and h.epoch == 2
+    cache = _cache(10, 1000)
+    full = FetchRequest(1, 2, 500, 1, 100, (_fp(0, 0),), session_epoch=0)
+    _e, sid, _p = fs.response_partitions(cache, fs.new_context(cache, full, 0), [_pd(0)], 0,
+                                         True)
+    cache.get(sid).epoch = top
+    fctx = fs.new_context(cache, FetchRequest(2, 2, 500, 1, 100, (), session_id=sid,
+                                              session_epoch=top), 1)
+    assert (fctx.kind, fctx.epoch, cache.get(sid).epoch) == (fs.INCREMENTAL, 1, 1)
+    assert fs.incremental_response(fctx, [_pd(0, n=1)])[:2] == (E.NONE, sid)
+
+
 def _pd(p, hw=0, ls=0, n=0, error=E.NONE):
     chunk = RecordChunk.empty(0)
     if n:
@@ -188,6 +235,31 @@ def test_update_and_generate_response_data():
     assert (fctx.kind, fctx.error) == (fs.SESSION_ERROR, E.INVALID_FETCH_SESSION_EPOCH)
     unknown = FetchRequest(3, 2, 500, 1, 100, (), session_id=sid + 1, session_epoch=1)
     assert fs.new_context(cache, unknown, 2).error == E.FETCH_SESSION_ID_NOT_FOUND
+
+
+def test_incremental_context_fields_and_the_answer_epoch_check():
+    """incremental_context sets its FetchContext's fields without the class call: they must
+    be what FetchContext's constructor holds. The answer to an incremental request finds the
+    session at nextEpoch(request epoch), or a later request moved it on and the answer is
+    INVALID_FETCH_SESSION_EPOCH (IncrementalFetchContext.updateAndGenerateResponseData)."""
+    import dataclasses
+    cache = _cache(10, 1000)
+    full = FetchRequest(1, 2, 500, 1, 100, (_fp(0, 0),), session_epoch=0)
+    _e, sid, _p = fs.response_partitions(cache, fs.new_context(cache, full, 0), [_pd(0)], 0,
+                                         True)
+    first = FetchRequest(2, 2, 500, 1, 100, (), session_id=sid, session_epoch=1)
+    ctx1 = fs.new_context(cache, first, 1)
+    names = [f.name for f in dataclasses.fields(fs.FetchContext)]
+    rebuilt = fs.FetchContext(fs.INCREMENTAL, first, cache.get(sid), E.NONE, 2)
+    assert [getattr(ctx1, n) for n in names] == [getattr(rebuilt, n) for n in names]
+    assert repr(ctx1) == repr(rebuilt)
+    second = FetchRequest(3, 2, 500, 1, 100, (), session_id=sid, session_epoch=2)
+    ctx2 = fs.new_context(cache, second, 2)
+    assert (ctx2.kind, ctx2.epoch, cache.get(sid).epoch) == (fs.INCREMENTAL, 3, 3)
+    assert fs.incremental_response(ctx1, [_pd(0, n=1)]) == \
+        (E.INVALID_FETCH_SESSION_EPOCH, sid, ())
+    err, sid2, parts = fs.incremental_response(ctx2, [_pd(0, n=1)])
+    assert (err, sid2, [pd.partition for pd in parts]) == (E.NONE, sid, [0])
 
 
 def test_forgetting_every_partition_closes_the_session():

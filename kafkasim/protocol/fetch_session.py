@@ -49,6 +49,8 @@ INVALID_SESSION_ID = 0     # FetchMetadata.INVALID_SESSION_ID
 INITIAL_EPOCH = 0          # FetchMetadata.INITIAL_EPOCH: a full fetch asking for a session
 FINAL_EPOCH = -1           # FetchMetadata.FINAL_EPOCH: a full fetch without session (sessionless)
 _INT_MAX = (1 << 31) - 1
+_NONE = E.NONE      # hot-path constant (one global load instead of a module attribute lookup)
+_new = object.__new__   # a slotted object whose fields the caller sets (see incremental_context)
 #: read only the active (non-quiet) partitions of incremental sessions (see the module docstring)
 LAZY = True
 #: KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS (a constant, not a config)
@@ -85,7 +87,8 @@ class FetchSessionHandler:
     session_id: int = INVALID_SESSION_ID
     epoch: int = INITIAL_EPOCH
     session_partitions: dict = field(default_factory=dict)
-    # each session partition's place in the session order (for build_changed)
+    # each session partition's place in the session order (for the incremental build over the
+    # changed partitions only, ReplicaFetcherThread._fetch_changed, LAZY)
     session_pos: dict = field(default_factory=dict)
     next_pos: int = 0
 
@@ -121,43 +124,9 @@ class FetchSessionHandler:
             self.next_pos += 1
         return tuple(nxt.values()) + tuple(altered), tuple(removed)
 
-    def build_changed(self, changed: dict) -> tuple[tuple, tuple]:
-        """``build`` for an incremental session when only the partitions in ``changed`` can
-        differ from the session (tp -> FetchPartition, or None when not wanted now; at most
-        one new partition): the same request, without looking at the others (LAZY)."""
-        session = self.session_partitions
-        pos = self.session_pos
-        added = []
-        altered = []
-        removed = []
-        for tp, fp in changed.items():
-            prev = session.get(tp)
-            if fp is None:
-                if prev is not None:
-                    removed.append(tp)
-            elif prev is None:
-                added.append(fp)
-            elif fp != prev:
-                altered.append(fp)
-        if len(removed) > 1:
-            removed.sort(key=pos.__getitem__)
-        if len(altered) > 1:
-            altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
-        for tp in removed:
-            del session[tp]
-            del pos[tp]
-        for fp in altered:
-            session[(fp.topic, fp.partition)] = fp
-        for fp in added:
-            tp = (fp.topic, fp.partition)
-            session[tp] = fp
-            pos[tp] = self.next_pos
-            self.next_pos += 1
-        return tuple(added) + tuple(altered), tuple(removed)
-
     def handle_response(self, resp) -> bool:
         """handleResponse: False when the answer cannot be used (its partitions are ignored)."""
-        if resp.error != E.NONE:
+        if resp.error != _NONE:
             if resp.error == E.FETCH_SESSION_ID_NOT_FOUND:
                 self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH  # INITIAL
             else:
@@ -165,7 +134,7 @@ class FetchSessionHandler:
             return False
         session = self.session_partitions
         epoch = self.epoch
-        if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:   # is_full, inlined (every response)
+        if epoch <= 0:   # is_full, inlined (every response): INITIAL_EPOCH or FINAL_EPOCH
             # verifyFullFetchResponsePartitions: exactly the session's partitions
             got = {(pd.topic, pd.partition) for pd in resp.partitions}
             if got != session.keys():
@@ -183,8 +152,8 @@ class FetchSessionHandler:
                 return False
         if resp.session_id == INVALID_SESSION_ID:
             self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH
-        else:   # next_epoch, inlined (every response)
-            self.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
+        else:   # next_epoch of an incremental epoch (>= 1), inlined (every response)
+            self.epoch = epoch + 1 if epoch != _INT_MAX else 1
         return True
 
     def handle_error(self) -> None:
@@ -378,8 +347,9 @@ class FetchSessionCache:
             for i in range(n)])
 
     def shard_for(self, session_id: int) -> FetchSessionCacheShard | None:
-        i = session_id // self.shards[0].session_id_range
-        return self.shards[i] if 0 <= i < len(self.shards) else None
+        shards = self.shards
+        i = session_id // shards[0].session_id_range
+        return shards[i] if 0 <= i < len(shards) else None
 
     def next_shard(self) -> FetchSessionCacheShard:
         shard = self.shards[self.counter % len(self.shards)]
@@ -431,6 +401,9 @@ class FetchContext:
     req: object
     session: FetchSession | None = None
     error: str = E.NONE
+    # incremental: the session epoch this request moved the session to (nextEpoch of the
+    # request's), which the answer checks the session still has (updateAndGenerateResponseData)
+    epoch: int = INITIAL_EPOCH
 
     def partitions(self):
         """foreachPartition: what the read path reads (the session's partitions when
@@ -470,17 +443,20 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     parts = session.partitions
     active = session.active
     for fp in req.partitions:
-        tp = (fp.topic, fp.partition)
+        # a FetchPartition's fields by unpacking (cheaper than seven tuple-field lookups)
+        topic, partition, fetch_offset, current_leader_epoch, last_fetched_epoch, \
+            log_start_offset, partition_max_bytes = fp
+        tp = (topic, partition)
         cp = parts.get(tp)
         if cp is None:
             cp = parts[tp] = _cached(fp)
             session.place(cp)
         else:   # CachedPartition.updateRequestParams
-            cp.partition_max_bytes = fp.partition_max_bytes
-            cp.fetch_offset = fp.fetch_offset
-            cp.log_start_offset = fp.log_start_offset
-            cp.current_leader_epoch = fp.current_leader_epoch
-            cp.last_fetched_epoch = fp.last_fetched_epoch
+            cp.partition_max_bytes = partition_max_bytes
+            cp.fetch_offset = fetch_offset
+            cp.log_start_offset = log_start_offset
+            cp.current_leader_epoch = current_leader_epoch
+            cp.last_fetched_epoch = last_fetched_epoch
         active[tp] = cp
     for tp in req.to_forget:
         tp = tuple(tp)
@@ -489,17 +465,28 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     if not parts:
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
-    # shard.touch(session, now), inlined (every request)
+    # shard.touch(session, now), inlined (every request), writing only what changes: the size
+    # (cached_size is set, >= 0, here) and the evictable sets once the session is older than
+    # eviction_ms (time only grows, so it stays so; until then evictableByPrivileged stays
+    # what the first touch made it, not privileged)
     session.last_used_ms = now
     size = len(parts)
-    shard.num_partitions += size - session.cached_size   # cached_size is set (>= 0) here
-    session.cached_size = size
-    old = now - session.creation_ms > shard.eviction_ms
-    session.evictable_by_privileged = old or not session.privileged
-    session.evictable_by_all = old
-    # next_epoch, inlined (every request); session.epoch == epoch here
-    session.epoch = epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)
-    return FetchContext(INCREMENTAL, req, session)
+    if size != session.cached_size:
+        shard.num_partitions += size - session.cached_size
+        session.cached_size = size
+    if not session.evictable_by_all and now - session.creation_ms > shard.eviction_ms:
+        session.evictable_by_privileged = session.evictable_by_all = True
+    # next_epoch, inlined (every request): session.epoch == epoch here, so epoch >= 1
+    epoch = session.epoch = epoch + 1 if epoch != _INT_MAX else 1
+    # FetchContext(INCREMENTAL, req, session, E.NONE, epoch) with its fields set here: the
+    # class call would run its generated __init__ in an interpreter frame of its own
+    fctx = _new(FetchContext)
+    fctx.kind = INCREMENTAL
+    fctx.req = req
+    fctx.session = session
+    fctx.error = _NONE
+    fctx.epoch = epoch
+    return fctx
 
 
 def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now: int,
@@ -526,8 +513,8 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
     """IncrementalFetchContext.updateAndGenerateResponseData: (error, session id, the
     partitions with something to say)."""
     session = fctx.session
-    epoch = fctx.req.session_epoch   # next_epoch below, inlined (every response)
-    if session.epoch != (epoch + 1 if 0 <= epoch < _INT_MAX else next_epoch(epoch)):
+    # expectedEpoch = nextEpoch(the request's epoch), which incremental_context gave the session
+    if session.epoch != fctx.epoch:
         return E.INVALID_FETCH_SESSION_EPOCH, session.id, ()   # a duplicate request
     parts = session.partitions
     out = []
@@ -540,13 +527,14 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
             # records: maybeUpdateResponseData is true whatever else; what it records (the
             # answer's HW, -1 on error, and log start offset), then to the end of the session
             # (fairness)
-            cp.high_watermark = pd.high_watermark if pd.error == E.NONE else -1
+            cp.high_watermark = pd.high_watermark if pd.error == _NONE else -1
             cp.local_log_start_offset = pd.log_start_offset
             out.append(pd)
-            del parts[tp]
-            parts[tp] = cp
-            cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
-            session.next_pos += 1
+            if len(parts) > 1:   # (a session of one partition is in order already)
+                del parts[tp]
+                parts[tp] = cp
+                cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
+                session.next_pos += 1
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
-    return E.NONE, session.id, tuple(out)
+    return _NONE, session.id, tuple(out)

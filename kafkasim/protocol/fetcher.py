@@ -102,7 +102,10 @@ class ReplicaFetcherThread:
     # the incremental build (fetch_session.LAZY, not Kafka's): the partitions whose fetch state
     # may differ from what the session holds (changed, delayed, removed; insertion-ordered)
     dirty: dict = field(default_factory=dict)
-    built_with: tuple | None = None   # (max bytes, fencing, diverging) of the last full build
+    # the settings of the last full build: the version's rule flags (a frozen Rules object,
+    # checked by identity) and replica.fetch.max.bytes; None before any full build
+    built_rules: object = None
+    built_max_bytes: int = -1
 
     @property
     def name(self) -> str:
@@ -127,7 +130,7 @@ class ReplicaFetcherThread:
         """AbstractFetcherThread.doWork: truncate first, then fetch; never two requests at once."""
         if self.in_flight >= 0 or not self.partitions:
             return
-        if self.built_with is not None and self._fetch_changed(ctx):
+        if self.built_rules is not None and self._fetch_changed(ctx):
             return
         now = ctx.now
         # one pass sorts the partitions; only when some must truncate first is the ready list
@@ -177,7 +180,8 @@ class ReplicaFetcherThread:
             # every partition not in the session now is looked at again at the next build
             held = session.session_partitions
             self.dirty = {tp: None for tp in self.partitions if tp not in held}
-            self.built_with = (max_bytes, fencing, diverging)
+            self.built_rules = rules
+            self.built_max_bytes = max_bytes
 
     def _fetch_changed(self, ctx: FetcherContext) -> bool:
         """The incremental build over the changed partitions only: what ``do_work`` would send
@@ -191,45 +195,76 @@ class ReplicaFetcherThread:
             return False
         rules = ctx.rules
         cfg = ctx.config
+        max_bytes = cfg["replica.fetch.max.bytes"]
+        # the settings of the last full build, or the full pass builds every partition anew
+        if rules is not self.built_rules or max_bytes != self.built_max_bytes:
+            return False
         fencing = rules.current_leader_epoch_fencing
         diverging = rules.fetch_diverging_epoch
-        max_bytes = cfg["replica.fetch.max.bytes"]
-        if self.built_with != (max_bytes, fencing, diverging):
-            return False
-        now = ctx.now
         held = session.session_partitions
         partitions = self.partitions
         logs = ctx.logs
-        changed = {}
-        waiting = 0          # dirty partitions still in the session
-        new = 0
-        wanted = 0           # dirty partitions to fetch now
+        # Builder.build's three sets, made from the dirty partitions only; the session is left
+        # as it is until every dirty partition has been looked at (a False answer changes nothing)
+        added = None         # the partition new to the session (at most one here)
+        altered = []
+        removed = []
+        waiting = {}         # not ready now (delayed): looked at again at the next build
         for tp in self.dirty:
             st = partitions.get(tp)
-            if tp in held:
-                waiting += 1
-            if st is None or st.delayed_until_ms > now:
-                changed[tp] = None
+            prev = held.get(tp)
+            # delayed: ctx.now (a property call) only read for a partition ever backed off
+            # (delayed_until_ms is 0 until then, and the time is never negative)
+            if st is None or (st.delayed_until_ms > 0 and st.delayed_until_ms > ctx.now):
+                if prev is not None:
+                    removed.append(tp)
+                if st is not None:
+                    waiting[tp] = None
             elif st.state != FETCHING:
                 return False            # truncating: the full pass runs the truncation
             else:
-                if tp not in held:
-                    new += 1
-                wanted += 1
-                changed[tp] = _new_fp(FetchPartition, (
+                fp = _new_fp(FetchPartition, (
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
                     st.last_fetched_epoch if diverging else -1, logs[tp].log_start_offset,
                     max_bytes))
-        if new > 1 or len(held) - waiting + wanted == 0:
-            return False
-        to_send, to_forget = session.build_changed(changed)
-        dirty = {}   # those not wanted now stay dirty (a loop: a comprehension is a call)
-        for tp, fp in changed.items():
-            if fp is None and tp in partitions:
-                dirty[tp] = None
-        self.dirty = dirty
+                if prev is None:
+                    if added is not None:
+                        return False    # two new partitions: the full pass orders them
+                    added = fp
+                elif fp != prev:        # PartitionData.equals: offsets, epochs, max bytes
+                    altered.append(fp)
+        if added is None and len(removed) == len(held):
+            return False   # nothing left to fetch: the full pass forgets them and sets the timer
+        # FetchSessionHandler.build's session update and request, for these partitions only
+        # (one per leader answer, so here rather than in a call): the session takes the new and
+        # altered partitions and loses the removed; the request sends the new one, then the
+        # altered in session order, and forgets the removed in session order
+        if removed:
+            pos = session.session_pos
+            if len(removed) > 1:
+                removed.sort(key=pos.__getitem__)
+            for tp in removed:
+                del held[tp]
+                del pos[tp]
+            to_forget = tuple(removed)
+        else:
+            to_forget = ()
+        if altered:
+            if len(altered) > 1:
+                pos = session.session_pos
+                altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
+            for fp in altered:
+                held[(fp.topic, fp.partition)] = fp
+        if added is None:
+            to_send = tuple(altered)
+        else:
+            tp = (added.topic, added.partition)
+            held[tp] = added
+            session.session_pos[tp] = session.next_pos
+            session.next_pos += 1
+            to_send = (added, *altered)
+        self.dirty = waiting
         # _send_request, inlined (one incremental fetch per leader answer)
-        cfg = ctx.config
         corr = ctx.next_correlation_id()
         self.in_flight = corr
         self.fetch_corr = corr
@@ -404,7 +439,7 @@ class ReplicaFetcherThread:
                     st.hw_missed = True
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
-                if len(chunk.ids):
+                if chunk.ids:
                     log.append_as_follower(chunk)
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
@@ -427,6 +462,6 @@ class ReplicaFetcherThread:
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
         # do_work: nothing is in flight now; its incremental build first, without the extra call
-        if partitions and self.built_with is not None and self._fetch_changed(ctx):
+        if partitions and self.built_rules is not None and self._fetch_changed(ctx):
             return
         self.do_work(ctx)
