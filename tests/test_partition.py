@@ -19,3 +19,50 @@ def test_a_follower_keeps_no_isr_and_no_remote_replica_state():
     part.make_leader(ctx, 3, (1, 3), (1, 2, 3), 2, 1)
     assert part.isr == (1, 3)
     assert {r: st.log_end_offset for r, st in part.remote.items()} == {2: -1, 3: -1}
+
+
+def _full_rule(*args, **kwargs):
+    """Kafka's HW rule behind another name: Partition takes its general path (every lookup and
+    the rule call), as for a swapped rule."""
+    from kafkasim.protocol import rules
+    return rules.maybe_increment_leader_hw(*args, **kwargs)
+
+
+def test_hw_shortcut_answers_as_the_rule_does():
+    """Partition.maybe_increment_leader_hw answers without calling Kafka's rule while a follower
+    of the maximal ISR has not passed the HW: over random follower LEOs, lag clocks, ISRs,
+    pending expansions and versions it moves the HW exactly as the full path does."""
+    import random
+
+    from kafkasim.protocol.partition import PendingIsrChange
+    from kafkasim.protocol.rules import RuleBook
+
+    outcomes = set()
+    for case in range(600):
+        version = ("2.6", "3.5", "3.7", "4.3")[case % 4]
+        moved = []
+        for rulebook in (RuleBook(), RuleBook(maybe_increment_leader_hw=_full_rule)):
+            r = random.Random(case)
+            ctx = FakeContext(broker_id=1, kafka_version=version,
+                              topic_config={"min.insync.replicas": r.choice((1, 2, 3))},
+                              live_brokers=r.choice(((1, 2, 3), (1, 2), (1, 2, 3, 4))))
+            ctx.rulebook = rulebook
+            part = ctx.partition("t", 0)
+            replicas = (1, 2, 3, 4)[:r.choice((2, 3, 4))]
+            isr = (1,) + tuple(x for x in replicas[1:] if r.random() < 0.6)
+            part.make_leader(ctx, 1, isr, replicas, 0, 1)
+            leo = r.randint(1, 8)
+            part.log.append_as_leader(list(range(leo)), [1] * leo, 1, 0)
+            part.log.high_watermark = r.randint(0, leo)
+            ctx.now = r.randint(0, 60_000)
+            for st in part.remote.values():
+                st.log_end_offset = r.randint(-1, leo)
+                st.last_caught_up_time_ms = r.randint(-1, ctx.now)
+            outside = [x for x in replicas[1:] if x not in isr]
+            if outside and r.random() < 0.3:
+                part.pending = PendingIsrChange("expand", (outside[0],), isr + (outside[0],),
+                                                0, 1, 0)
+            moved.append((part.maybe_increment_leader_hw(ctx), part.log.high_watermark))
+        assert moved[0] == moved[1], (case, moved)
+        outcomes.add(moved[0][0])
+    assert outcomes == {True, False}

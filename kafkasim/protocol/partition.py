@@ -259,8 +259,20 @@ class Partition:
         HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
         if not self.is_leader:
             return False
-        v = ctx.rules
+        log = self.log
+        old = log.high_watermark
         isr = self.isr
+        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
+        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
+            # Kafka's rule: the candidate drops to the LEO of every follower in the maximal ISR,
+            # so one that has not passed the HW keeps it where it is, whatever else holds. The
+            # usual case (after a leader append, and every follower fetch but the last):
+            # answered without the lookups and the call
+            for st in self.remote.values():
+                if st.log_end_offset <= old and st.broker_id in maximal:
+                    return False
+        v = ctx.rules
         n = len(isr)
         if v.hw_frozen_under_min_isr and not (
                 # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
@@ -268,13 +280,7 @@ class Partition:
                 and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
                 and n < self.effective_min_isr(ctx):
             return False
-        log = self.log
-        old = log.high_watermark
-        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        if p is None or p.kind != "expand":
-            maximal = isr
-        else:
-            maximal = self.maximal_isr(ctx)
+        if maximal is not isr:
             n = len(maximal)
         remote = self.remote
         # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
