@@ -66,3 +66,48 @@ def test_hw_shortcut_answers_as_the_rule_does():
         assert moved[0] == moved[1], (case, moved)
         outcomes.add(moved[0][0])
     assert outcomes == {True, False}
+
+
+def _full_caught_up_rule(*args, **kwargs):
+    """Kafka's lastCaughtUpTimeMs rule behind another name: Partition calls it every time."""
+    from kafkasim.protocol import rules
+    return rules.updated_last_caught_up_time_ms(*args, **kwargs)
+
+
+def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
+    """update_follower_fetch_state applies Kafka's lastCaughtUpTimeMs rule inline for a fetch at
+    the leader's LEO: over random fetches (at, below and past the LEO, clocks going either way)
+    it records what calling the rule records, and a swapped rule is still called."""
+    import random
+
+    from kafkasim.protocol.rules import RuleBook
+
+    def states(rulebook, seed):
+        r = random.Random(seed)
+        ctx = FakeContext(broker_id=1, kafka_version=r.choice(("0.10.1", "2.6", "3.7")))
+        ctx.rulebook = rulebook
+        part = ctx.partition("t", 0)
+        part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3), 0, 1)
+        out = []
+        for _ in range(40):
+            ctx.now = r.randint(0, 50_000)
+            leo = r.randint(0, 20)
+            replica = r.choice((2, 3))
+            part.update_follower_fetch_state(ctx, replica, leo + r.choice((-2, -1, 0, 0, 1)),
+                                             0, leo, r.choice((None, ctx.now, ctx.now - 5)))
+            st = part.remote[replica]
+            out.append((st.last_caught_up_time_ms, st.last_fetch_time_ms,
+                        st.last_fetch_leader_log_end_offset))
+        return out
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return _full_caught_up_rule(*args, **kwargs)
+
+    for seed in range(60):
+        assert states(RuleBook(), seed) == \
+            states(RuleBook(updated_last_caught_up_time_ms=_full_caught_up_rule), seed)
+    states(RuleBook(updated_last_caught_up_time_ms=counted), 0)
+    assert len(calls) == 40   # a swapped rule sees every fetch

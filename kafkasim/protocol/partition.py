@@ -185,8 +185,17 @@ class Partition:
         if now is None:
             now = ctx.now
         v = ctx.rules
-        st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
-            st, fetch_offset, leader_leo, now, previous_fetch_rule=v.caught_up_previous_fetch_rule)
+        book = ctx.rulebook
+        if fetch_offset >= leader_leo and \
+                book.updated_last_caught_up_time_ms is rules.updated_last_caught_up_time_ms:
+            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
+            # caught up now, the time never moving backwards
+            if now > st.last_caught_up_time_ms:
+                st.last_caught_up_time_ms = now
+        else:
+            st.last_caught_up_time_ms = book.updated_last_caught_up_time_ms(
+                st, fetch_offset, leader_leo, now,
+                previous_fetch_rule=v.caught_up_previous_fetch_rule)
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
