@@ -111,3 +111,42 @@ def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
             states(RuleBook(updated_last_caught_up_time_ms=_full_caught_up_rule), seed)
     states(RuleBook(updated_last_caught_up_time_ms=counted), 0)
     assert len(calls) == 40   # a swapped rule sees every fetch
+
+
+def _full_acks_rule(*args, **kwargs):
+    """Kafka's checkEnoughReplicasReachOffset behind another name: Partition takes its general
+    path (the topic's min.insync.replicas, the effective min ISR, the rule call)."""
+    from kafkasim.protocol import rules
+    return rules.check_enough_replicas_reach_offset(*args, **kwargs)
+
+
+def test_acks_all_shortcut_answers_as_the_rule_does():
+    """check_enough_replicas_reach_offset answers by the HW alone when every replica is in the
+    maximal ISR and Kafka's capped min ISR is in use: over random ISRs, min.insync.replicas,
+    HWs and versions (capped or not) it answers what the full path answers."""
+    import random
+
+    from kafkasim.protocol.partition import PendingIsrChange
+    from kafkasim.protocol.rules import RuleBook
+
+    answers = set()
+    for case in range(400):
+        got = []
+        for rulebook in (RuleBook(), RuleBook(check_enough_replicas_reach_offset=_full_acks_rule)):
+            r = random.Random(case)
+            ctx = FakeContext(broker_id=1, kafka_version=r.choice(("2.6", "3.6", "3.7", "4.3")),
+                              topic_config={"min.insync.replicas": r.randint(1, 5)})
+            ctx.rulebook = rulebook
+            part = ctx.partition("t", 0)
+            replicas = (1, 2, 3, 4)[:r.choice((1, 2, 3, 4))]
+            isr = (1,) + tuple(x for x in replicas[1:] if r.random() < 0.7)
+            part.make_leader(ctx, 1, isr, replicas, 0, 1)
+            outside = [x for x in replicas if x not in isr]
+            if outside and r.random() < 0.4:
+                part.pending = PendingIsrChange("expand", (outside[0],), isr + (outside[0],),
+                                                0, 1, 0)
+            part.log.high_watermark = r.randint(0, 10)
+            got.append(part.check_enough_replicas_reach_offset(ctx, r.randint(0, 10)))
+        assert got[0] == got[1], (case, got)
+        answers.add(got[0])
+    assert answers == {(False, "NONE"), (True, "NONE"), (True, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")}

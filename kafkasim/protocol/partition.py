@@ -318,7 +318,15 @@ class Partition:
             return True, E.NOT_LEADER_OR_FOLLOWER
         p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
         maximal = self.isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
-        book = ctx.rulebook   # effective_min_isr, inlined
+        book = ctx.rulebook
+        if len(maximal) >= len(self.replicas) and ctx.rules.effective_min_isr_capped and \
+                book.effective_min_isr is rules.effective_min_isr and \
+                book.check_enough_replicas_reach_offset is rules.check_enough_replicas_reach_offset:
+            # Kafka's rules with every replica in the maximal ISR (the usual completion): the
+            # capped min ISR never exceeds the replica count, so the HW alone decides, and
+            # without the topic config lookup
+            return self.log.high_watermark >= required_offset, E.NONE
+        # effective_min_isr, inlined
         min_isr = book.effective_min_isr(
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.effective_min_isr_capped)
