@@ -30,8 +30,9 @@ def _full_rule(*args, **kwargs):
 
 def test_hw_shortcut_answers_as_the_rule_does():
     """Partition.maybe_increment_leader_hw answers without calling Kafka's rule while a follower
-    of the maximal ISR has not passed the HW: over random follower LEOs, lag clocks, ISRs,
-    pending expansions and versions it moves the HW exactly as the full path does."""
+    of the maximal ISR has not passed the HW, and computes it inline while every follower is in
+    the maximal ISR: over random follower LEOs, lag clocks, ISRs, pending expansions, min ISRs
+    and versions it moves the HW exactly as the full path does."""
     import random
 
     from kafkasim.protocol.partition import PendingIsrChange

@@ -273,14 +273,24 @@ class Partition:
         isr = self.isr
         p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
         maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        new = None   # the HW Kafka's rule gives, when it is decided without the call
         if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
-            # Kafka's rule: the candidate drops to the LEO of every follower in the maximal ISR,
-            # so one that has not passed the HW keeps it where it is, whatever else holds. The
-            # usual case (after a leader append, and every follower fetch but the last):
-            # answered without the lookups and the call
+            # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
+            # drops from the leader's LEO to the LEO of each (the caught-up test only concerns
+            # the others). One that has not passed the HW keeps it where it is, whatever else
+            # holds: the usual case, after a leader append and every follower fetch but the last
+            new = log.log_end_offset
             for st in self.remote.values():
-                if st.log_end_offset <= old and st.broker_id in maximal:
-                    return False
+                r_leo = st.log_end_offset
+                if st.broker_id in maximal:
+                    if r_leo <= old:
+                        return False
+                    if new is not None and r_leo < new:
+                        new = r_leo
+                else:
+                    new = None   # a follower outside: the rule call below decides
+            if new is not None and new <= old:
+                return False
         v = ctx.rules
         n = len(isr)
         if v.hw_frozen_under_min_isr and not (
@@ -289,20 +299,21 @@ class Partition:
                 and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
                 and n < self.effective_min_isr(ctx):
             return False
-        if maximal is not isr:
-            n = len(maximal)
-        remote = self.remote
-        # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
-        # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
-        # followers) exactly when every follower is in it: then no lookup is needed
-        # (the clock too: only the caught-up test of such a follower reads it)
-        outside = n <= len(remote)
-        eligible = ctx.isr_eligible_brokers() \
-            if outside and v.caught_up_requires_isr_eligible else None
-        new = ctx.rulebook.maybe_increment_leader_hw(
-            log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
-            ctx.config["replica.lag.time.max.ms"],
-            include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
+        if new is None:
+            if maximal is not isr:
+                n = len(maximal)
+            remote = self.remote
+            # ISR eligibility matters only for a follower outside the maximal ISR. The maximal
+            # ISR is a subset of the replicas holding the leader, so it is longer than
+            # ``remote`` (the followers) exactly when every follower is in it: then no lookup
+            # is needed (the clock too: only the caught-up test of such a follower reads it)
+            outside = n <= len(remote)
+            eligible = ctx.isr_eligible_brokers() \
+                if outside and v.caught_up_requires_isr_eligible else None
+            new = ctx.rulebook.maybe_increment_leader_hw(
+                log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
+                ctx.config["replica.lag.time.max.ms"],
+                include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
         if new > old:
             log.high_watermark = new
             ctx.partition_changed(self.tp)
