@@ -131,17 +131,19 @@ class ReplicaManager:
         in the produce purgatory until the HW passes it (``DelayedProduce``)."""
         results: dict[tuple[str, int], list] = {}
         waiting = False
+        now = ctx.now   # the request's time: the batches' timestamps, the purgatory's deadline
         for entry in req.partitions:
-            st = results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry)
+            st = results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry, now)
             waiting = waiting or not st[1]
         if req.acks == 0:
             return  # acks=0: the broker sends no response at all
         if waiting:
-            self._park_produce(ctx, src, req, results)
+            self._park_produce(ctx, src, req, results, now)
         else:
             self._respond_produce(ctx, src, req.correlation_id, results)
 
-    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple) -> list:
+    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple, now: int
+                          ) -> list:
         """Partition.appendRecordsToLeader for one partition's batch: the min-ISR pre-check
         (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW.
         Returns the partition's status: [required offset, done, error, base offset]."""
@@ -158,7 +160,9 @@ class ReplicaManager:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
                 return [0, True, E.NOT_ENOUGH_REPLICAS, -1]
-        ident = producer_state.batch_identity(pid, pepoch, base_seq, len(ids))
+        # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
+        # is not idempotent (RecordBatch.NO_SEQUENCE)
+        ident = None if base_seq < 0 else (pid, pepoch, base_seq, base_seq + len(ids) - 1)
         verdict, dup_offset = ("append", -1) if ident is None else \
             producer_state.check_append(part.log.producer_states, ident)
         if verdict == "duplicate":
@@ -170,7 +174,7 @@ class ReplicaManager:
             return [0, True, verdict, -1]
         else:
             log = part.log
-            first, last = log.append_as_leader(ids, sizes, part.leader_epoch, ctx.now,
+            first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
                                                pid, pepoch, base_seq)
             if ident is not None:
                 producer_state.update(log.producer_states, log.producer_batches[-1:])
@@ -186,9 +190,9 @@ class ReplicaManager:
         return [last + 1, done, err, first]
 
     def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
-                      results: dict) -> None:
+                      results: dict, now: int) -> None:
         """The produce purgatory: wait for the HW, at most the request's timeout."""
-        # DelayedProduce(id, src, req.correlation_id, ctx.now + req.timeout_ms, results),
+        # DelayedProduce(id, src, req.correlation_id, now + req.timeout_ms, results),
         # field by field (every acks=all produce)
         dp_id = self.next_delayed_id
         self.next_delayed_id = dp_id + 1
@@ -196,7 +200,7 @@ class ReplicaManager:
         dp.id = dp_id
         dp.client = src
         dp.correlation_id = req.correlation_id
-        dp.deadline_ms = ctx.now + req.timeout_ms
+        dp.deadline_ms = now + req.timeout_ms
         dp.status = results
         self.delayed_produce[dp_id] = dp
         for tp, st in results.items():
