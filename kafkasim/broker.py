@@ -841,11 +841,17 @@ class Broker:
                                        (first, last, log.epochs[-1])))
         else:
             pb = log.producer_batches
-            if pb and pb[-1][1] >= first:   # the chunk brought idempotent batches
-                i = len(pb) - 1
-                while i > 0 and pb[i - 1][1] >= first:
-                    i -= 1
-                producer_state.update(log.producer_states, pb[i:])
+            if pb:
+                tail = pb[-1]
+                if tail[0] == first:
+                    # the usual fetch: the chunk starts with the newest batch, so holds only it
+                    # (the headers are in offset order and do not overlap)
+                    producer_state.update(log.producer_states, (tail,))
+                elif tail[1] >= first:   # the chunk brought idempotent batches
+                    i = len(pb) - 1
+                    while i > 0 and pb[i - 1][1] >= first:
+                        i -= 1
+                    producer_state.update(log.producer_states, pb[i:])
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
                                        (first, last)))
         if log.log_end_offset - log.recovery_point >= \

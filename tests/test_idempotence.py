@@ -153,3 +153,27 @@ def test_log_headers_are_clipped_by_reads_truncation_and_log_start():
     assert [tuple(b) for b in follower.producer_batches][0] == (1, 1, 7, 0, 1)
     follower.truncate_fully_and_start_at(9)
     assert follower.producer_batches == [] and producer_state.rebuild(follower) == {}
+
+
+@pytest.mark.parametrize("fetch_max_bytes", [1_048_576, 150])
+def test_followers_keep_the_leaders_producer_state_fetch_by_fetch(fetch_max_bytes):
+    """Broker.on_append updates a follower's producer state from the headers each fetch brought
+    (one whole batch, several, or pieces when replica.fetch.max.bytes cuts them): it must stay
+    what the leader holds and what a rebuild from the follower's own log gives
+    (ProducerStateManager.update / UnifiedLog.rebuildProducerState)."""
+    from kafkasim.protocol import producer_state
+    from kafkasim.workload import RateWorkload
+
+    c = Cluster(3, seed=4, kafka_version=ZK,
+                config={"replica.fetch.max.bytes": fetch_max_bytes})
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    producers = [c.producer(acks="all", linger_ms=linger) for linger in (5, 0)]
+    for p in producers:
+        RateWorkload(c, p, "t", rate=700, duration_ms=300, partition=0)
+    c.run(3000)   # the small fetches catch up long after the produce stops
+    leader = c.brokers[1].logs[("t", 0)]
+    assert len(leader.producer_states) == 2 and len(leader.producer_batches) > 20
+    for b in (2, 3):
+        log = c.brokers[b].logs[("t", 0)]
+        assert log.log_end_offset == leader.log_end_offset
+        assert log.producer_states == leader.producer_states == producer_state.rebuild(log)

@@ -19,3 +19,135 @@ def test_a_follower_keeps_no_isr_and_no_remote_replica_state():
     part.make_leader(ctx, 3, (1, 3), (1, 2, 3), 2, 1)
     assert part.isr == (1, 3)
     assert {r: st.log_end_offset for r, st in part.remote.items()} == {2: -1, 3: -1}
+
+
+def _full_rule(*args, **kwargs):
+    """Kafka's HW rule behind another name: Partition takes its general path (every lookup and
+    the rule call), as for a swapped rule."""
+    from kafkasim.protocol import rules
+    return rules.maybe_increment_leader_hw(*args, **kwargs)
+
+
+def test_hw_shortcut_answers_as_the_rule_does():
+    """Partition.maybe_increment_leader_hw answers without calling Kafka's rule while a follower
+    of the maximal ISR has not passed the HW, and computes it inline while every follower is in
+    the maximal ISR: over random follower LEOs, lag clocks, ISRs, pending expansions, min ISRs
+    and versions it moves the HW exactly as the full path does."""
+    import random
+
+    from kafkasim.protocol.partition import PendingIsrChange
+    from kafkasim.protocol.rules import RuleBook
+
+    outcomes = set()
+    for case in range(600):
+        version = ("2.6", "3.5", "3.7", "4.3")[case % 4]
+        moved = []
+        for rulebook in (RuleBook(), RuleBook(maybe_increment_leader_hw=_full_rule)):
+            r = random.Random(case)
+            ctx = FakeContext(broker_id=1, kafka_version=version,
+                              topic_config={"min.insync.replicas": r.choice((1, 2, 3))},
+                              live_brokers=r.choice(((1, 2, 3), (1, 2), (1, 2, 3, 4))))
+            ctx.rulebook = rulebook
+            part = ctx.partition("t", 0)
+            replicas = (1, 2, 3, 4)[:r.choice((2, 3, 4))]
+            isr = (1,) + tuple(x for x in replicas[1:] if r.random() < 0.6)
+            part.make_leader(ctx, 1, isr, replicas, 0, 1)
+            leo = r.randint(1, 8)
+            part.log.append_as_leader(list(range(leo)), [1] * leo, 1, 0)
+            part.log.high_watermark = r.randint(0, leo)
+            ctx.now = r.randint(0, 60_000)
+            for st in part.remote.values():
+                st.log_end_offset = r.randint(-1, leo)
+                st.last_caught_up_time_ms = r.randint(-1, ctx.now)
+            outside = [x for x in replicas[1:] if x not in isr]
+            if outside and r.random() < 0.3:
+                part.pending = PendingIsrChange("expand", (outside[0],), isr + (outside[0],),
+                                                0, 1, 0)
+            moved.append((part.maybe_increment_leader_hw(ctx), part.log.high_watermark))
+        assert moved[0] == moved[1], (case, moved)
+        outcomes.add(moved[0][0])
+    assert outcomes == {True, False}
+
+
+def _full_caught_up_rule(*args, **kwargs):
+    """Kafka's lastCaughtUpTimeMs rule behind another name: Partition calls it every time."""
+    from kafkasim.protocol import rules
+    return rules.updated_last_caught_up_time_ms(*args, **kwargs)
+
+
+def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
+    """update_follower_fetch_state applies Kafka's lastCaughtUpTimeMs rule inline for a fetch at
+    the leader's LEO: over random fetches (at, below and past the LEO, clocks going either way)
+    it records what calling the rule records, and a swapped rule is still called."""
+    import random
+
+    from kafkasim.protocol.rules import RuleBook
+
+    def states(rulebook, seed):
+        r = random.Random(seed)
+        ctx = FakeContext(broker_id=1, kafka_version=r.choice(("0.10.1", "2.6", "3.7")))
+        ctx.rulebook = rulebook
+        part = ctx.partition("t", 0)
+        part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3), 0, 1)
+        out = []
+        for _ in range(40):
+            ctx.now = r.randint(0, 50_000)
+            leo = r.randint(0, 20)
+            replica = r.choice((2, 3))
+            part.update_follower_fetch_state(ctx, replica, leo + r.choice((-2, -1, 0, 0, 1)),
+                                             0, leo, r.choice((None, ctx.now, ctx.now - 5)))
+            st = part.remote[replica]
+            out.append((st.last_caught_up_time_ms, st.last_fetch_time_ms,
+                        st.last_fetch_leader_log_end_offset))
+        return out
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return _full_caught_up_rule(*args, **kwargs)
+
+    for seed in range(60):
+        assert states(RuleBook(), seed) == \
+            states(RuleBook(updated_last_caught_up_time_ms=_full_caught_up_rule), seed)
+    states(RuleBook(updated_last_caught_up_time_ms=counted), 0)
+    assert len(calls) == 40   # a swapped rule sees every fetch
+
+
+def _full_acks_rule(*args, **kwargs):
+    """Kafka's checkEnoughReplicasReachOffset behind another name: Partition takes its general
+    path (the topic's min.insync.replicas, the effective min ISR, the rule call)."""
+    from kafkasim.protocol import rules
+    return rules.check_enough_replicas_reach_offset(*args, **kwargs)
+
+
+def test_acks_all_shortcut_answers_as_the_rule_does():
+    """check_enough_replicas_reach_offset answers by the HW alone when every replica is in the
+    maximal ISR and Kafka's capped min ISR is in use: over random ISRs, min.insync.replicas,
+    HWs and versions (capped or not) it answers what the full path answers."""
+    import random
+
+    from kafkasim.protocol.partition import PendingIsrChange
+    from kafkasim.protocol.rules import RuleBook
+
+    answers = set()
+    for case in range(400):
+        got = []
+        for rulebook in (RuleBook(), RuleBook(check_enough_replicas_reach_offset=_full_acks_rule)):
+            r = random.Random(case)
+            ctx = FakeContext(broker_id=1, kafka_version=r.choice(("2.6", "3.6", "3.7", "4.3")),
+                              topic_config={"min.insync.replicas": r.randint(1, 5)})
+            ctx.rulebook = rulebook
+            part = ctx.partition("t", 0)
+            replicas = (1, 2, 3, 4)[:r.choice((1, 2, 3, 4))]
+            isr = (1,) + tuple(x for x in replicas[1:] if r.random() < 0.7)
+            part.make_leader(ctx, 1, isr, replicas, 0, 1)
+            outside = [x for x in replicas if x not in isr]
+            if outside and r.random() < 0.4:
+                part.pending = PendingIsrChange("expand", (outside[0],), isr + (outside[0],),
+                                                0, 1, 0)
+            part.log.high_watermark = r.randint(0, 10)
+            got.append(part.check_enough_replicas_reach_offset(ctx, r.randint(0, 10)))
+        assert got[0] == got[1], (case, got)
+        answers.add(got[0])
+    assert answers == {(False, "NONE"), (True, "NONE"), (True, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")}

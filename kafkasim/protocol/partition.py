@@ -185,8 +185,17 @@ class Partition:
         if now is None:
             now = ctx.now
         v = ctx.rules
-        st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
-            st, fetch_offset, leader_leo, now, previous_fetch_rule=v.caught_up_previous_fetch_rule)
+        book = ctx.rulebook
+        if fetch_offset >= leader_leo and \
+                book.updated_last_caught_up_time_ms is rules.updated_last_caught_up_time_ms:
+            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
+            # caught up now, the time never moving backwards
+            if now > st.last_caught_up_time_ms:
+                st.last_caught_up_time_ms = now
+        else:
+            st.last_caught_up_time_ms = book.updated_last_caught_up_time_ms(
+                st, fetch_offset, leader_leo, now,
+                previous_fetch_rule=v.caught_up_previous_fetch_rule)
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
@@ -259,8 +268,30 @@ class Partition:
         HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
         if not self.is_leader:
             return False
-        v = ctx.rules
+        log = self.log
+        old = log.high_watermark
         isr = self.isr
+        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
+        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        new = None   # the HW Kafka's rule gives, when it is decided without the call
+        if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
+            # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
+            # drops from the leader's LEO to the LEO of each (the caught-up test only concerns
+            # the others). One that has not passed the HW keeps it where it is, whatever else
+            # holds: the usual case, after a leader append and every follower fetch but the last
+            new = log.log_end_offset
+            for st in self.remote.values():
+                r_leo = st.log_end_offset
+                if st.broker_id in maximal:
+                    if r_leo <= old:
+                        return False
+                    if new is not None and r_leo < new:
+                        new = r_leo
+                else:
+                    new = None   # a follower outside: the rule call below decides
+            if new is not None and new <= old:
+                return False
+        v = ctx.rules
         n = len(isr)
         if v.hw_frozen_under_min_isr and not (
                 # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
@@ -268,26 +299,21 @@ class Partition:
                 and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
                 and n < self.effective_min_isr(ctx):
             return False
-        log = self.log
-        old = log.high_watermark
-        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        if p is None or p.kind != "expand":
-            maximal = isr
-        else:
-            maximal = self.maximal_isr(ctx)
-            n = len(maximal)
-        remote = self.remote
-        # ISR eligibility matters only for a follower outside the maximal ISR. The maximal ISR
-        # is a subset of the replicas holding the leader, so it is longer than ``remote`` (the
-        # followers) exactly when every follower is in it: then no lookup is needed
-        # (the clock too: only the caught-up test of such a follower reads it)
-        outside = n <= len(remote)
-        eligible = ctx.isr_eligible_brokers() \
-            if outside and v.caught_up_requires_isr_eligible else None
-        new = ctx.rulebook.maybe_increment_leader_hw(
-            log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
-            ctx.config["replica.lag.time.max.ms"],
-            include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
+        if new is None:
+            if maximal is not isr:
+                n = len(maximal)
+            remote = self.remote
+            # ISR eligibility matters only for a follower outside the maximal ISR. The maximal
+            # ISR is a subset of the replicas holding the leader, so it is longer than
+            # ``remote`` (the followers) exactly when every follower is in it: then no lookup
+            # is needed (the clock too: only the caught-up test of such a follower reads it)
+            outside = n <= len(remote)
+            eligible = ctx.isr_eligible_brokers() \
+                if outside and v.caught_up_requires_isr_eligible else None
+            new = ctx.rulebook.maybe_increment_leader_hw(
+                log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
+                ctx.config["replica.lag.time.max.ms"],
+                include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
         if new > old:
             log.high_watermark = new
             ctx.partition_changed(self.tp)
@@ -303,7 +329,15 @@ class Partition:
             return True, E.NOT_LEADER_OR_FOLLOWER
         p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
         maximal = self.isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
-        book = ctx.rulebook   # effective_min_isr, inlined
+        book = ctx.rulebook
+        if len(maximal) >= len(self.replicas) and ctx.rules.effective_min_isr_capped and \
+                book.effective_min_isr is rules.effective_min_isr and \
+                book.check_enough_replicas_reach_offset is rules.check_enough_replicas_reach_offset:
+            # Kafka's rules with every replica in the maximal ISR (the usual completion): the
+            # capped min ISR never exceeds the replica count, so the HW alone decides, and
+            # without the topic config lookup
+            return self.log.high_watermark >= required_offset, E.NONE
+        # effective_min_isr, inlined
         min_isr = book.effective_min_isr(
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.effective_min_isr_capped)

@@ -51,17 +51,9 @@ class ProducerStateEntry:
         return self.batches[-1].last_seq if self.batches else -1
 
 
-def batch_identity(producer_id: int, producer_epoch: int, base_sequence: int,
-                   record_count: int) -> tuple[int, int, int, int] | None:
-    """(producer id, epoch, first seq, last seq) of a batch header, None when the batch has no
-    sequence (a producer that is not idempotent: RecordBatch.NO_SEQUENCE)."""
-    if base_sequence < 0:
-        return None
-    return (producer_id, producer_epoch, base_sequence, base_sequence + record_count - 1)
-
-
 def check_append(states: dict, ident) -> tuple[str, int]:
-    """The leader's verdict on an idempotent batch: ("append"|"duplicate"|error, offset)."""
+    """The leader's verdict on an idempotent batch, ``ident`` = (producer id, epoch, first seq,
+    last seq) of its header: ("append"|"duplicate"|error, offset)."""
     pid, epoch, first_seq, last_seq = ident
     entry = states.get(pid)
     if entry is None:

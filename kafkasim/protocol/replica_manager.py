@@ -33,6 +33,12 @@ from kafkasim.storage.log import RecordChunk
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.protocol.interfaces import ReplicaManagerContext
 
+# a FetchPartitionData, FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
+# fields the hot paths set one by one: a class call runs the generated __init__ in an
+# interpreter frame of its own (type.__call__), twice the instructions of the slot stores
+_new = object.__new__
+_NONE = E.NONE
+
 
 def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offset: int,
                         client_rack: str) -> int:
@@ -125,17 +131,19 @@ class ReplicaManager:
         in the produce purgatory until the HW passes it (``DelayedProduce``)."""
         results: dict[tuple[str, int], list] = {}
         waiting = False
+        now = ctx.now   # the request's time: the batches' timestamps, the purgatory's deadline
         for entry in req.partitions:
-            st = results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry)
+            st = results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry, now)
             waiting = waiting or not st[1]
         if req.acks == 0:
             return  # acks=0: the broker sends no response at all
         if waiting:
-            self._park_produce(ctx, src, req, results)
+            self._park_produce(ctx, src, req, results, now)
         else:
             self._respond_produce(ctx, src, req.correlation_id, results)
 
-    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple) -> list:
+    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple, now: int
+                          ) -> list:
         """Partition.appendRecordsToLeader for one partition's batch: the min-ISR pre-check
         (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW.
         Returns the partition's status: [required offset, done, error, base offset]."""
@@ -152,7 +160,9 @@ class ReplicaManager:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
                 return [0, True, E.NOT_ENOUGH_REPLICAS, -1]
-        ident = producer_state.batch_identity(pid, pepoch, base_seq, len(ids))
+        # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
+        # is not idempotent (RecordBatch.NO_SEQUENCE)
+        ident = None if base_seq < 0 else (pid, pepoch, base_seq, base_seq + len(ids) - 1)
         verdict, dup_offset = ("append", -1) if ident is None else \
             producer_state.check_append(part.log.producer_states, ident)
         if verdict == "duplicate":
@@ -164,7 +174,7 @@ class ReplicaManager:
             return [0, True, verdict, -1]
         else:
             log = part.log
-            first, last = log.append_as_leader(ids, sizes, part.leader_epoch, ctx.now,
+            first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
                                                pid, pepoch, base_seq)
             if ident is not None:
                 producer_state.update(log.producer_states, log.producer_batches[-1:])
@@ -180,16 +190,23 @@ class ReplicaManager:
         return [last + 1, done, err, first]
 
     def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
-                      results: dict) -> None:
+                      results: dict, now: int) -> None:
         """The produce purgatory: wait for the HW, at most the request's timeout."""
-        dp = DelayedProduce(self.next_delayed_id, src, req.correlation_id,
-                            ctx.now + req.timeout_ms, results)
-        self.next_delayed_id += 1
-        self.delayed_produce[dp.id] = dp
+        # DelayedProduce(id, src, req.correlation_id, now + req.timeout_ms, results),
+        # field by field (every acks=all produce)
+        dp_id = self.next_delayed_id
+        self.next_delayed_id = dp_id + 1
+        dp = _new(DelayedProduce)
+        dp.id = dp_id
+        dp.client = src
+        dp.correlation_id = req.correlation_id
+        dp.deadline_ms = now + req.timeout_ms
+        dp.status = results
+        self.delayed_produce[dp_id] = dp
         for tp, st in results.items():
             if not st[1]:
-                self.produce_waiters.setdefault(tp, []).append(dp.id)
-        dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp.id)
+                self.produce_waiters.setdefault(tp, []).append(dp_id)
+        dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp_id)
 
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
                          results: dict) -> None:
@@ -197,7 +214,10 @@ class ReplicaManager:
         for (t, p), st in results.items():
             err = st[2]
             parts.append((t, p, err, st[3] if err == E.NONE else -1))
-        ctx.send(dst, ProduceResponse(correlation_id, tuple(parts)))
+        resp = _new(ProduceResponse)   # ProduceResponse(correlation_id, tuple(parts))
+        resp.correlation_id = correlation_id
+        resp.partitions = tuple(parts)
+        ctx.send(dst, resp)
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
         ids = self.produce_waiters.get(tp)
@@ -333,16 +353,25 @@ class ReplicaManager:
             parts = list(session.active.values())
             if len(parts) > 1:
                 parts.sort(key=fetch_session._pos)
-        df = DelayedFetch(self.next_delayed_id, src, req, now + req.max_wait_ms, -1, parts, fctx)
-        self.next_delayed_id += 1
-        self.delayed_fetch[df.id] = df
+        # DelayedFetch(id, src, req, now + req.max_wait_ms, -1, parts, fctx), field by field
+        # (every parked fetch); timeout_id is set below
+        df_id = self.next_delayed_id
+        self.next_delayed_id = df_id + 1
+        df = _new(DelayedFetch)
+        df.id = df_id
+        df.src = src
+        df.request = req
+        df.deadline_ms = now + req.max_wait_ms
+        df.partitions = parts
+        df.context = fctx
+        self.delayed_fetch[df_id] = df
         if session is not None:
             session.parked = df
         waiters = self.follower_fetch_waiters if req.replica_id >= 0 \
             else self.consumer_fetch_waiters
         for fp in parts:
-            waiters.setdefault((fp.topic, fp.partition), []).append(df.id)
-        df.timeout_id = ctx.schedule_timeout(req.max_wait_ms, "fetch_timeout", df.id)
+            waiters.setdefault((fp.topic, fp.partition), []).append(df_id)
+        df.timeout_id = ctx.schedule_timeout(req.max_wait_ms, "fetch_timeout", df_id)
 
     def _fetch_response(self, ctx: ReplicaManagerContext, req: FetchRequest, fctx, datas
                         ) -> FetchResponse:
@@ -555,7 +584,19 @@ class ReplicaManager:
                     ls == fp.local_log_start_offset and log.high_watermark == hw and \
                     log.log_start_offset == ls:
                 self._maybe_quiet(ctx, session, fp, part)
-        return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
+        # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo), field by
+        # field (every read: a follower fetch reads on arrival and again when it completes)
+        pd = _new(FetchPartitionData)
+        pd.topic = fp.topic
+        pd.partition = fp.partition
+        pd.error = _NONE
+        pd.high_watermark = hw
+        pd.log_start_offset = ls
+        pd.records = chunk
+        pd.diverging_epoch = None
+        pd.log_end_offset = leo
+        pd.preferred_read_replica = -1
+        return pd
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
                           ) -> FetchPartitionData:
@@ -604,7 +645,13 @@ class ReplicaManager:
             # _fetch_response's usual case, inlined (every completion of a follower's fetch)
             err, sid, parts = fetch_session.incremental_response(fctx, datas)
             fctx.session.parked = None
-            ctx.send(df.src, FetchResponse(request.correlation_id, parts, err, sid))
+            # FetchResponse(request.correlation_id, parts, err, sid), field by field
+            resp = _new(FetchResponse)
+            resp.correlation_id = request.correlation_id
+            resp.partitions = parts
+            resp.error = err
+            resp.session_id = sid
+            ctx.send(df.src, resp)
         else:
             ctx.send(df.src, self._fetch_response(ctx, request, fctx, datas))
         return True
