@@ -59,6 +59,10 @@ def test_parked_operations_hold_every_field(monkeypatch):
         c.run(1)
         for b in c.brokers.values():
             rm = b.replica_manager
+            for op in [*rm.delayed_fetch.values(), *rm.delayed_produce.values()]:
+                # parked: its purgatory timeout is set and live, for the operation's deadline
+                # (Cluster.add_timeout's handle: [deadline, id, timer, args])
+                assert op.timeout_id[0] == op.deadline_ms and op.timeout_id[2] is not None
             seen[DelayedFetch] += [(op, c.now) for op in rm.delayed_fetch.values()]
             seen[DelayedProduce] += [(op, c.now) for op in rm.delayed_produce.values()]
     assert len(seen[DelayedFetch]) > 10 and len(seen[DelayedProduce]) > 3
@@ -66,7 +70,6 @@ def test_parked_operations_hold_every_field(monkeypatch):
         for op, _now in ops:
             rebuilt = _rebuilt(op)   # (a parked fetch's session points back at it: no repr)
             assert rebuilt == op
-            assert op.timeout_id >= 0   # the purgatory's timeout was set
     for df, now in seen[DelayedFetch]:
         # parked at most 1 ms before ``now``, for the request's MaxWaitMs
         assert now < df.deadline_ms <= now + df.request.max_wait_ms

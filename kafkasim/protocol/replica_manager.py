@@ -87,7 +87,7 @@ class DelayedProduce:
     deadline_ms: int
     # tp -> [required offset, done, error, base offset]
     status: dict
-    timeout_id: int = -1
+    timeout_id: object = None   # the purgatory timeout's handle (ctx.schedule_timeout)
 
 
 @dataclass(slots=True)
@@ -101,7 +101,7 @@ class DelayedFetch:
     src: int | str
     request: FetchRequest
     deadline_ms: int
-    timeout_id: int = -1
+    timeout_id: object = None   # the purgatory timeout's handle (ctx.schedule_timeout)
     partitions: tuple | list = ()
     context: fetch_session.FetchContext | None = None
 
