@@ -80,10 +80,20 @@ METER_MBEANS = {
 def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
     """Current gauge values of one running broker (``kraft``: no KafkaController MBeans)."""
     leaders = [p for p in broker.replica_manager.partitions.values() if p.is_leader]
+    under_replicated = under_min_isr = at_min_isr = 0
+    for p in leaders:   # one pass, each leader's effective min ISR worked out once
+        isr = len(p.isr)
+        if isr < len(p.replicas):
+            under_replicated += 1
+        min_isr = p.effective_min_isr(broker)
+        if isr < min_isr:
+            under_min_isr += 1
+        elif isr == min_isr:
+            at_min_isr += 1
     out = {
-        UNDER_REPLICATED: sum(1 for p in leaders if len(p.isr) < len(p.replicas)),
-        UNDER_MIN_ISR: sum(1 for p in leaders if len(p.isr) < p.effective_min_isr(broker)),
-        AT_MIN_ISR: sum(1 for p in leaders if len(p.isr) == p.effective_min_isr(broker)),
+        UNDER_REPLICATED: under_replicated,
+        UNDER_MIN_ISR: under_min_isr,
+        AT_MIN_ISR: at_min_isr,
         LEADER_COUNT: len(leaders),
         PARTITION_COUNT: len(broker.replica_manager.partitions),
         MAX_LAG: max([st.lag for th in broker.fetchers.values()
@@ -110,15 +120,35 @@ def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
     return out
 
 
+_PARTITION_GAUGE_NAMES: dict[tuple[str, int], tuple[str, str, str]] = {}
+
+
+def _partition_gauge_names(tp: tuple[str, int]) -> tuple[str, str, str]:
+    """The MBean names of a partition's three gauges, looked up once per partition."""
+    names = _PARTITION_GAUGE_NAMES.get(tp)
+    if names is None:
+        names = _PARTITION_GAUGE_NAMES[tp] = tuple(
+            partition_mbean(name, tp[0], tp[1])
+            for name in ("InSyncReplicasCount", "UnderReplicated", "ReplicasCount"))
+    return names
+
+
 def partition_gauges(broker) -> dict[str, int]:
     """kafka.cluster:type=Partition gauges (the ISR count is reported by the leader only)."""
     out = {}
-    for (topic, partition), p in broker.replica_manager.partitions.items():
-        lead = p.is_leader
-        out[partition_mbean("InSyncReplicasCount", topic, partition)] = len(p.isr) if lead else 0
-        out[partition_mbean("UnderReplicated", topic, partition)] = \
-            int(lead and len(p.isr) < len(p.replicas))
-        out[partition_mbean("ReplicasCount", topic, partition)] = len(p.replicas) if lead else 0
+    names = _PARTITION_GAUGE_NAMES
+    for tp, p in broker.replica_manager.partitions.items():
+        isr_count, under_replicated, replicas_count = names.get(tp) or _partition_gauge_names(tp)
+        if p.is_leader:
+            isr = len(p.isr)
+            replicas = len(p.replicas)
+            out[isr_count] = isr
+            out[under_replicated] = int(isr < replicas)
+            out[replicas_count] = replicas
+        else:
+            out[isr_count] = 0
+            out[under_replicated] = 0
+            out[replicas_count] = 0
     return out
 
 
@@ -257,8 +287,9 @@ class MetricsRecorder:
                 for name, value in raft_gauges(b.lifecycle.raft).items():
                     rows.append((now, b.id, name, value))
             if self.per_partition:
-                for name, value in partition_gauges(b).items():
-                    rows.append((now, b.id, name, value))
+                bid = b.id
+                rows.extend([(now, bid, name, value)
+                             for name, value in partition_gauges(b).items()])
             for meter, count in b.meters.items():
                 if kraft and meter == "UncleanLeaderElectionsPerSec":
                     continue        # a controller meter: KRaft brokers do not report it
