@@ -577,10 +577,7 @@ class Cluster(StateViews):
         """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
         cancelled first (``cancel_timeout`` with the handle returned).
         ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
-        tid = self.next_timeout_id
-        self.next_timeout_id = tid + 1
-        now = self.engine.now
-        deadline = now + delay_ms
+        deadline = self.engine.now + delay_ms
         entry = self.timeouts_of(owner)
         try:
             fifo = entry[0][delay_ms]
@@ -588,12 +585,20 @@ class Cluster(StateViews):
             fifo = entry[0][delay_ms] = deque()
         while fifo and fifo[0][2] is None:   # cancelled heads
             fifo.popleft()
-        handle = [deadline, tid, fn, args]
+        handle = [deadline, self.arm_timeout(owner, entry, deadline), fn, args]
         fifo.append(handle)
-        if entry[1] < now or deadline < entry[1]:
+        return handle
+
+    def arm_timeout(self, owner: tuple, entry: list, deadline: int) -> int:
+        """A new timeout of ``owner`` (its ``timeouts_of`` entry) due at ``deadline``: its id,
+        and the owner's wake-up moved earlier if it is due first (or the last one passed).
+        (Broker.schedule_timeout and Broker.send_from_fetcher do this inline: every request.)"""
+        tid = self.next_timeout_id
+        self.next_timeout_id = tid + 1
+        if entry[1] < self.engine.now or deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
-        return handle
+        return tid
 
     def timeouts_of(self, owner: tuple, requests: dict | None = None,
                     on_timeout: Callable | None = None) -> list:

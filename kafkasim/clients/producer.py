@@ -30,7 +30,7 @@ from kafkasim.protocol.messages import (
     ProduceResponse,
 )
 
-# a ProduceResult, ProduceRequestResult, _Batch or ProduceRequest whose fields the caller sets
+# a ProduceRequestResult, _Batch or ProduceRequest whose fields the caller sets
 # (Producer._send_run, _send_batches): a class call runs the generated __init__ in an
 # interpreter frame of its own
 _new_result = object.__new__
@@ -378,16 +378,11 @@ class Producer:
                 continue
             if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
                 self.in_flight[corr] = [-1, -1, broker, batches]
-            else:   # its request timeout: the id and wake-up Cluster.add_timeout would give
-                tid = c.next_timeout_id
-                c.next_timeout_id = tid + 1
-                now = c.engine.now
-                deadline = now + self.request_timeout_ms
+            else:   # its request timeout, with the id and wake-up Cluster.add_timeout gives
+                owner = ("client", client_id)
+                deadline = c.engine.now + self.request_timeout_ms
+                tid = c.arm_timeout(owner, c.timeouts[owner], deadline)
                 self.in_flight[corr] = [deadline, tid, broker, batches]
-                entry = c.timeouts[("client", client_id)]
-                if entry[1] < now or deadline < entry[1]:
-                    entry[1] = deadline
-                    c.engine.schedule_at(deadline, "timeouts", ("client", client_id))
             self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
 
     def _bump_epoch(self) -> None:
