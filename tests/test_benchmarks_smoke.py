@@ -74,6 +74,9 @@ def test_bench_workload_quick():
     assert abs(out["skeleton_events"] - out["linger5_trace_events"]) <= \
         0.02 * out["linger5_trace_events"]
     assert out["linger5_trace_cost_vs_skeleton"] > 0
+    ratio = out["linger5_trace_cost_vs_skeleton"]   # judged against issue 17's goal too
+    assert out["wall_meets_goal_3x"] is (ratio <= 3.0)
+    assert out["wall_never_above_4x"] is (ratio <= 4.0)
 
 
 def test_skeleton_moves_every_record_like_the_reference_workload():
