@@ -37,7 +37,10 @@ from kafkasim.protocol import rules as kafka_rules
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
     Envelope,
+    FetchRequest,
+    FetchResponse,
     LeaderAndIsrRequest,
+    ProduceRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
 )
@@ -479,7 +482,18 @@ class Cluster(StateViews):
                 name = self.wire_name(msg)
             trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
         if broker is not None:
-            broker.on_message(src, msg)
+            # Broker.on_message (KafkaApis.handle): the steady traffic, Fetch and Produce, goes
+            # straight to its handler (inlined: every message to a broker); the rest to it. Only
+            # brokers are sent these three (a KRaft controller's quorum fetch is RaftFetch*)
+            cls = type(msg)
+            if cls is FetchRequest:
+                broker.replica_manager.fetch_messages(broker, src, msg)
+            elif cls is ProduceRequest:
+                broker.replica_manager.append_records(broker, src, msg)
+            elif cls is FetchResponse:
+                broker._on_fetcher_response(src, msg)
+            else:
+                broker.on_message(src, msg)
         elif dst == ZOOKEEPER:
             self._zk_request(env)
         else:
