@@ -336,16 +336,23 @@ class ReplicaManager:
         datas = []
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
+        # a fetch of one partition that may wait (MaxWaitMs and MinBytes above 0) is parked when
+        # its read has nothing to answer: that answer is never sent, so it is not built (the
+        # read returns None; the usual follower fetch, caught up to the leader's LEO)
+        parkable = len(parts) == 1 and req.max_wait_ms > 0 and req.min_bytes > 0
         for fp in parts:
-            pd = self._read_partition(ctx, req, fp, True, session, now)
+            pd = self._read_partition(ctx, req, fp, True, session, now, parkable)
+            if pd is None:
+                break   # to the purgatory
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
             if pd.records.ids:
                 total += sum(pd.records.sizes)
-        if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
-            ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
-            return
+        else:
+            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
+                ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
+                return
         if session is not None and (len(session.active) != len(parts) or session.closed
                                     or not session.privileged):
             # the quiet partitions are not read again, nor watched. (The reads can only take
@@ -504,11 +511,12 @@ class ReplicaManager:
                         self._materialize(part, session)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
-                        update_follower_state: bool, session=None, now: int | None = None
-                        ) -> FetchPartitionData:
+                        update_follower_state: bool, session=None, now: int | None = None,
+                        omit_empty: bool = False) -> FetchPartitionData | None:
         """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
         incremental session when its lazy read applies (``fp`` is then its CachedPartition);
-        ``now``: the request's time, when the caller has it."""
+        ``now``: the request's time, when the caller has it; ``omit_empty``: None instead of
+        an answer without records nor error (the caller parks the fetch)."""
         part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
@@ -566,7 +574,7 @@ class ReplicaManager:
                                           preferred)
         max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
         chunk = log.read(fetch_offset, max_offset, fp.partition_max_bytes) \
-            if fetch_offset < max_offset else RecordChunk.empty(fetch_offset)
+            if fetch_offset < max_offset else None
         if non_replica and update_follower_state:
             # before 3.3: ReplicaManager.updateFollowerFetchState could not record the position
             # of a broker outside the replica set and answered withEmptyFetchInfo (no error)
@@ -584,6 +592,10 @@ class ReplicaManager:
                     ls == fp.local_log_start_offset and log.high_watermark == hw and \
                     log.log_start_offset == ls:
                 self._maybe_quiet(ctx, session, fp, part)
+        if chunk is None:   # nothing to read
+            if omit_empty:
+                return None
+            chunk = RecordChunk.empty(fetch_offset)
         # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo), field by
         # field (every read: a follower fetch reads on arrival and again when it completes)
         pd = _new(FetchPartitionData)
