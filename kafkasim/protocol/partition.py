@@ -184,22 +184,20 @@ class Partition:
             return False
         if now is None:
             now = ctx.now
-        v = ctx.rules
-        book = ctx.rulebook
-        if fetch_offset >= leader_leo and \
-                book.updated_last_caught_up_time_ms is rules.updated_last_caught_up_time_ms:
+        if fetch_offset >= leader_leo and ctx.rulebook.updated_last_caught_up_time_ms is \
+                rules.updated_last_caught_up_time_ms:
             # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
             # caught up now, the time never moving backwards
             if now > st.last_caught_up_time_ms:
                 st.last_caught_up_time_ms = now
         else:
-            st.last_caught_up_time_ms = book.updated_last_caught_up_time_ms(
+            st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
                 st, fetch_offset, leader_leo, now,
-                previous_fetch_rule=v.caught_up_previous_fetch_rule)
+                previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
-        if v.last_fetch_leader_leo_max:
+        if ctx.rules.last_fetch_leader_leo_max:
             if leader_leo > st.last_fetch_leader_log_end_offset:
                 st.last_fetch_leader_log_end_offset = leader_leo
         else:
@@ -273,7 +271,7 @@ class Partition:
         isr = self.isr
         p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
         maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
-        new = None   # the HW Kafka's rule gives, when it is decided without the call
+        # new: the HW Kafka's rule gives, when it is decided without the call (else None)
         if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
             # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
             # drops from the leader's LEO to the LEO of each (the caught-up test only concerns
@@ -291,6 +289,8 @@ class Partition:
                     new = None   # a follower outside: the rule call below decides
             if new is not None and new <= old:
                 return False
+        else:
+            new = None
         v = ctx.rules
         n = len(isr)
         if v.hw_frozen_under_min_isr and not (

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import fetch_session, producer_state, rules
-from kafkasim.protocol.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
+from kafkasim.protocol.fetch_session import (
+    FINAL_EPOCH,
+    INCREMENTAL,
+    INVALID_SESSION_ID,
+    incremental_context,
+    incremental_response,
+)
 from kafkasim.protocol.messages import (
     FetchPartitionData,
     FetchRequest,
@@ -294,7 +300,7 @@ class ReplicaManager:
     def fetch_messages(self, ctx: ReplicaManagerContext, src, req: FetchRequest) -> None:
         """KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages: the fetch context
         (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
-        fctx = None
+        fctx = session = None   # session: the follower's incremental session, for the lazy read
         parts = req.partitions
         now = ctx.now
         if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
@@ -306,46 +312,60 @@ class ReplicaManager:
             if epoch > 0:
                 # FetchManager.newContext's session lookup, done once for the lazy read too
                 sid = req.session_id
-                shard = cache.shard_for(sid)
+                # FetchSessionCache.shard_for, inlined (every request): the shard of the id's
+                # range, none past the last
+                shards = cache.shards
+                i = sid // shards[0].session_id_range
+                try:
+                    shard = shards[i] if i >= 0 else None
+                except IndexError:
+                    shard = None
                 cached = shard.sessions.get(sid) if shard is not None else None
                 # only a session with quiet partitions (active short of partitions) wakes any
                 if cached is not None and len(cached.active) < len(cached.partitions) and \
                         cached.epoch == epoch and fetch_session.LAZY:
                     self._wake_named(cached, req)
-                fctx = fetch_session.incremental_context(shard, cached, req, now)
+                fctx = incremental_context(shard, cached, req, now)
             else:
                 fctx = fetch_session.new_context(cache, req, now)
             kind = fctx.kind
-            if kind == fetch_session.INCREMENTAL:   # the session stays: nothing to drain
+            if kind == INCREMENTAL:   # the session stays: nothing to drain
                 cached = fctx.session
-                if fetch_session.LAZY and cached.privileged:
+                lazy = fetch_session.LAZY
+                if lazy and cached.privileged:
                     # FetchContext.partitions, inlined: the active partitions in session order
                     parts = list(cached.active.values())
                     if len(parts) > 1:
                         parts.sort(key=fetch_session._pos)
                 else:
                     parts = list(cached.partitions.values())
-            else:
+                if lazy and req.replica_id >= 0:
+                    session = cached
+                    session.last_read_ms = now
+            else:   # (only an incremental context has a session)
                 for gone in cache.drain_removed():
                     self._settle_session(gone)
                 parts = [] if kind == fetch_session.SESSION_ERROR else req.partitions
-        session = fctx.session if fctx is not None and fetch_session.LAZY and \
-            req.replica_id >= 0 else None
-        if session is not None:
-            session.last_read_ms = now
         datas = []
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
+        # a fetch of one partition that may wait (MaxWaitMs and MinBytes above 0) is parked when
+        # its read has nothing to answer: that answer is never sent, so it is not built (the
+        # read returns None; the usual follower fetch, caught up to the leader's LEO)
+        parkable = len(parts) == 1 and req.max_wait_ms > 0 and req.min_bytes > 0
         for fp in parts:
-            pd = self._read_partition(ctx, req, fp, True, session, now)
+            pd = self._read_partition(ctx, req, fp, True, session, now, parkable)
+            if pd is None:
+                break   # to the purgatory
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
             if pd.records.ids:
                 total += sum(pd.records.sizes)
-        if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
-            ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
-            return
+        else:
+            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
+                ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
+                return
         if session is not None and (len(session.active) != len(parts) or session.closed
                                     or not session.privileged):
             # the quiet partitions are not read again, nor watched. (The reads can only take
@@ -504,30 +524,30 @@ class ReplicaManager:
                         self._materialize(part, session)
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
-                        update_follower_state: bool, session=None, now: int | None = None
-                        ) -> FetchPartitionData:
+                        update_follower_state: bool, session=None, now: int | None = None,
+                        omit_empty: bool = False) -> FetchPartitionData | None:
         """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
         incremental session when its lazy read applies (``fp`` is then its CachedPartition);
-        ``now``: the request's time, when the caller has it."""
+        ``now``: the request's time, when the caller has it; ``omit_empty``: None instead of
+        an answer without records nor error (the caller parks the fetch)."""
         part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
                                 else E.UNKNOWN_TOPIC_OR_PARTITION)
-        rules = ctx.rules
         # Partition.getLocalLog: the CurrentLeaderEpoch check comes first (KIP-320, 2.1+), then
         # the leader requirement, so a stale fetcher at a demoted leader is FENCED_LEADER_EPOCH
-        cle = fp.current_leader_epoch
-        if cle >= 0 and cle != part.leader_epoch:   # the steady state skips the call
-            err = _check_current_leader_epoch(rules, part, cle)
+        if fp.current_leader_epoch != part.leader_epoch and fp.current_leader_epoch >= 0:
+            # (the steady state, the leader's epoch or none, skips the call)
+            err = _check_current_leader_epoch(ctx.rules, part, fp.current_leader_epoch)
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
-            if not is_follower and rules.fetch_from_follower and part.leader_id >= 0:
+            if not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0:
                 return self._read_as_follower(ctx, part, fp)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
         non_replica = is_follower and req.replica_id not in part.remote
-        if non_replica and rules.fetch_from_non_replica_error:
+        if non_replica and ctx.rules.fetch_from_non_replica_error:
             # Partition.followerReplicaOrThrow (KAFKA-13837, 3.3+)
             return _fetch_error(fp, E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0
                                 else ctx.not_leader_error())
@@ -537,7 +557,7 @@ class ReplicaManager:
         ls = log.log_start_offset
         fetch_offset = fp.fetch_offset
         last_fetched = fp.last_fetched_epoch
-        if is_follower and last_fetched >= 0 and rules.fetch_diverging_epoch:
+        if is_follower and last_fetched >= 0 and ctx.rules.fetch_diverging_epoch:
             entries = log.leader_epoch_cache.entries
             # a follower on the leader's latest epoch and not past its LEO cannot diverge
             # (endOffsetFor(latest) is the LEO): skip the lookup in that steady state
@@ -546,7 +566,7 @@ class ReplicaManager:
                 # Partition.readRecords: an epoch the leader cannot place, or (KAFKA-12996,
                 # 3.0+) an offset below its log start, is OFFSET_OUT_OF_RANGE, not divergence
                 below_start = fetch_offset < ls and \
-                    rules.fetch_offset_below_log_start_before_divergence
+                    ctx.rules.fetch_offset_below_log_start_before_divergence
                 if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
                     return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
                 if epoch < last_fetched or end < fetch_offset:
@@ -555,7 +575,7 @@ class ReplicaManager:
         if fetch_offset > leo or fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         if not is_follower and req.rack_id and ctx.config.get("replica.selector.class") \
-                and rules.fetch_from_follower:
+                and ctx.rules.fetch_from_follower:
             if self.quiet:
                 self.settle_fetch_sessions()
             preferred = select_read_replica(ctx, part, fetch_offset, req.rack_id)
@@ -566,24 +586,30 @@ class ReplicaManager:
                                           preferred)
         max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
         chunk = log.read(fetch_offset, max_offset, fp.partition_max_bytes) \
-            if fetch_offset < max_offset else RecordChunk.empty(fetch_offset)
-        if non_replica and update_follower_state:
-            # before 3.3: ReplicaManager.updateFollowerFetchState could not record the position
-            # of a broker outside the replica set and answered withEmptyFetchInfo (no error)
-            return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
-                                      RecordChunk.empty(fetch_offset), None, leo)
-        if is_follower and update_follower_state:
-            if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
-                                                fp.log_start_offset, leo, now):
-                self.on_hw_increased(ctx, part)
-            # the lazy read: an answer with nothing to say (no records, the HW and log start
-            # offset the session last answered, unchanged by the read) may leave it quiet; not
-            # while the HW is below the LEO: the next commit would wake it at once
-            if session is not None and fetch_offset == leo and hw == leo and \
-                    hw == fp.high_watermark and \
-                    ls == fp.local_log_start_offset and log.high_watermark == hw and \
-                    log.log_start_offset == ls:
-                self._maybe_quiet(ctx, session, fp, part)
+            if fetch_offset < max_offset else None
+        if update_follower_state:
+            if non_replica:
+                # before 3.3: ReplicaManager.updateFollowerFetchState could not record the
+                # position of a broker outside the replica set and answered withEmptyFetchInfo
+                # (no error)
+                return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
+                                          RecordChunk.empty(fetch_offset), None, leo)
+            if is_follower:
+                if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
+                                                    fp.log_start_offset, leo, now):
+                    self.on_hw_increased(ctx, part)
+                # the lazy read: an answer with nothing to say (no records, the HW and log start
+                # offset the session last answered, unchanged by the read) may leave it quiet;
+                # not while the HW is below the LEO: the next commit would wake it at once
+                if session is not None and fetch_offset == leo and hw == leo and \
+                        hw == fp.high_watermark and \
+                        ls == fp.local_log_start_offset and log.high_watermark == hw and \
+                        log.log_start_offset == ls:
+                    self._maybe_quiet(ctx, session, fp, part)
+        if chunk is None:   # nothing to read
+            if omit_empty:
+                return None
+            chunk = RecordChunk.empty(fetch_offset)
         # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo), field by
         # field (every read: a follower fetch reads on arrival and again when it completes)
         pd = _new(FetchPartitionData)
@@ -624,10 +650,12 @@ class ReplicaManager:
             partitions = self.partitions
             for fp in df.partitions:
                 part = partitions.get((fp.topic, fp.partition))
-                serving = part is not None and (part.is_leader or (
-                    not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0))
-                if not serving or 0 <= fp.current_leader_epoch < part.leader_epoch:
-                    break   # must answer now
+                if part is None or not part.is_leader and not (
+                        not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0):
+                    break   # not served here (any more): must answer now
+                cle = fp.current_leader_epoch
+                if cle < part.leader_epoch and cle >= 0:
+                    break   # fenced: must answer now
                 log = part.log
                 end = log.log_end_offset if is_follower else log.high_watermark
                 if end > fp.fetch_offset:
@@ -641,9 +669,9 @@ class ReplicaManager:
         for fp in df.partitions:
             datas.append(self._read_partition(ctx, request, fp, False))
         fctx = df.context
-        if fctx is not None and fctx.kind == fetch_session.INCREMENTAL:
+        if fctx is not None and fctx.kind == INCREMENTAL:
             # _fetch_response's usual case, inlined (every completion of a follower's fetch)
-            err, sid, parts = fetch_session.incremental_response(fctx, datas)
+            err, sid, parts = incremental_response(fctx, datas)
             fctx.session.parked = None
             # FetchResponse(request.correlation_id, parts, err, sid), field by field
             resp = _new(FetchResponse)

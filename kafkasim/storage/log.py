@@ -269,7 +269,8 @@ class Log:
         if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
             return _new_chunk(RecordChunk,
                               (start_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
-        if sum(sizes[lo:hi]) <= max_bytes:
+        got = sizes[lo:hi]
+        if sum(got) <= max_bytes:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
         else:
             total = sizes[lo]
@@ -279,17 +280,18 @@ class Log:
                 if total > max_bytes:
                     break
                 end += 1
+            got = sizes[lo:end]
         pb = self.producer_batches
         if pb:
             # _batches_in's steady state, inlined: the fetch covers exactly the newest batch
             tail = pb[-1]
-            last = start_offset + end - lo - 1
+            last = start + end - 1
             batches = (tail,) if tail[0] == start_offset and tail[1] == last else \
                 _batches_in(pb, start_offset, last)
         else:
             batches = ()
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
-                                        self.timestamps[lo:end], sizes[lo:end], batches))
+                                        self.timestamps[lo:end], got, batches))
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
@@ -302,7 +304,9 @@ class Log:
             hi = len(sizes)
         if lo >= hi or cap <= 0:
             return 0
-        total = sizes[lo]   # the first record alone usually reaches min.bytes (default 1)
+        total = sizes[lo]
+        if total >= cap:   # the first record alone usually reaches min.bytes (default 1)
+            return total
         lo += 1
         while lo < hi and total < cap:
             total += sizes[lo]
