@@ -199,13 +199,71 @@ class ReplicaFetcherThread:
         # the settings of the last full build, or the full pass builds every partition anew
         if rules is not self.built_rules or max_bytes != self.built_max_bytes:
             return False
+        dirty = self.dirty
+        to_send = None
+        if len(dirty) == 1:
+            # the steady state: one partition changed (the one the leader just answered for),
+            # in the session and ready: what _changed_sets would answer, without its lists
+            (tp,) = dirty
+            st = self.partitions.get(tp)
+            held = session.session_partitions
+            prev = held.get(tp)
+            if st is not None and prev is not None and st.state == FETCHING and \
+                    (st.delayed_until_ms <= 0 or st.delayed_until_ms <= ctx.now):
+                fp = _new_fp(FetchPartition, (
+                    tp[0], tp[1], st.fetch_offset,
+                    st.current_leader_epoch if rules.current_leader_epoch_fencing else -1,
+                    st.last_fetched_epoch if rules.fetch_diverging_epoch else -1,
+                    ctx.logs[tp].log_start_offset, max_bytes))
+                if fp != prev:          # PartitionData.equals: offsets, epochs, max bytes
+                    held[tp] = fp
+                    to_send = (fp,)
+                else:
+                    to_send = ()
+                to_forget = ()
+                self.dirty = {}
+        if to_send is None:
+            sets = self._changed_sets(ctx, session, rules, max_bytes)
+            if sets is None:
+                return False
+            to_send, to_forget = sets
+        # _send_request, inlined (one incremental fetch per leader answer)
+        corr = ctx.next_correlation_id()
+        self.in_flight = corr
+        self.fetch_corr = corr
+        self.fetch_count += 1
+        self.requested = session.session_partitions
+        # FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
+        # "", fetcher id, session id, session epoch, to_forget) with its fields set here: the
+        # class call would run its generated __init__ in an interpreter frame of its own
+        req = _new(FetchRequest)
+        req.correlation_id = corr
+        req.replica_id = self.broker_id
+        req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
+        req.min_bytes = cfg["replica.fetch.min.bytes"]
+        req.max_bytes = cfg["replica.fetch.response.max.bytes"]
+        req.partitions = to_send
+        req.isolation_level = "read_uncommitted"
+        req.rack_id = ""
+        req.fetcher_id = self.fetcher_id
+        req.session_id = session.session_id
+        req.session_epoch = session.epoch
+        req.to_forget = to_forget
+        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
+        return True
+
+    def _changed_sets(self, ctx: FetcherContext, session, rules, max_bytes: int
+                      ) -> tuple[tuple, tuple] | None:
+        """``_fetch_changed``'s build for any set of dirty partitions: the request's (partitions
+        to send, partitions to forget), the session updated; None (nothing changed) when the
+        full pass must run."""
         fencing = rules.current_leader_epoch_fencing
         diverging = rules.fetch_diverging_epoch
         held = session.session_partitions
         partitions = self.partitions
         logs = ctx.logs
         # Builder.build's three sets, made from the dirty partitions only; the session is left
-        # as it is until every dirty partition has been looked at (a False answer changes nothing)
+        # as it is until every dirty partition has been looked at (a None answer changes nothing)
         added = None         # the partition new to the session (at most one here)
         altered = []
         removed = []
@@ -221,7 +279,7 @@ class ReplicaFetcherThread:
                 if st is not None:
                     waiting[tp] = None
             elif st.state != FETCHING:
-                return False            # truncating: the full pass runs the truncation
+                return None             # truncating: the full pass runs the truncation
             else:
                 fp = _new_fp(FetchPartition, (
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
@@ -229,16 +287,16 @@ class ReplicaFetcherThread:
                     max_bytes))
                 if prev is None:
                     if added is not None:
-                        return False    # two new partitions: the full pass orders them
+                        return None     # two new partitions: the full pass orders them
                     added = fp
                 elif fp != prev:        # PartitionData.equals: offsets, epochs, max bytes
                     altered.append(fp)
         if added is None and len(removed) == len(held):
-            return False   # nothing left to fetch: the full pass forgets them and sets the timer
-        # FetchSessionHandler.build's session update and request, for these partitions only
-        # (one per leader answer, so here rather than in a call): the session takes the new and
-        # altered partitions and loses the removed; the request sends the new one, then the
-        # altered in session order, and forgets the removed in session order
+            return None    # nothing left to fetch: the full pass forgets them and sets the timer
+        # FetchSessionHandler.build's session update and request, for these partitions only:
+        # the session takes the new and altered partitions and loses the removed; the request
+        # sends the new one, then the altered in session order, and forgets the removed in
+        # session order
         if removed:
             pos = session.session_pos
             if len(removed) > 1:
@@ -264,30 +322,7 @@ class ReplicaFetcherThread:
             session.next_pos += 1
             to_send = (added, *altered)
         self.dirty = waiting
-        # _send_request, inlined (one incremental fetch per leader answer)
-        corr = ctx.next_correlation_id()
-        self.in_flight = corr
-        self.fetch_corr = corr
-        self.fetch_count += 1
-        self.requested = session.session_partitions
-        # FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
-        # "", fetcher id, session id, session epoch, to_forget) with its fields set here: the
-        # class call would run its generated __init__ in an interpreter frame of its own
-        req = _new(FetchRequest)
-        req.correlation_id = corr
-        req.replica_id = self.broker_id
-        req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
-        req.min_bytes = cfg["replica.fetch.min.bytes"]
-        req.max_bytes = cfg["replica.fetch.response.max.bytes"]
-        req.partitions = to_send
-        req.isolation_level = "read_uncommitted"
-        req.rack_id = ""
-        req.fetcher_id = self.fetcher_id
-        req.session_id = session.session_id
-        req.session_epoch = session.epoch
-        req.to_forget = to_forget
-        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
-        return True
+        return to_send, to_forget
 
     def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
         """Send one Fetch for ``parts`` (the ready partitions): all of them when sessionless or
