@@ -475,16 +475,21 @@ class ReplicaFetcherThread:
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
                 if chunk.ids:
-                    log.append_as_follower(chunk)
+                    # the log's latest epoch after the append (lastLeaderEpoch of Kafka's
+                    # LogAppendInfo): the next fetch's lastFetchedEpoch
+                    last_epoch = log.append_as_follower(chunk)
+                else:
+                    entries = log.leader_epoch_cache.entries   # log.latest_epoch(), inlined
+                    last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
                 st.hw_missed = False
                 if pd.log_start_offset > log.log_start_offset:
+                    # keeps the latest epoch (LeaderEpochFileCache.truncateFromStart)
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
                 leo = log.log_end_offset
                 st.fetch_offset = leo
-                entries = log.leader_epoch_cache.entries   # log.latest_epoch(), inlined
-                st.last_fetched_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
+                st.last_fetched_epoch = last_epoch
                 st.lag = hw - leo if hw > leo else 0
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
