@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import fetch_session
-from kafkasim.protocol.fetch_session import FetchSessionHandler, is_full
+from kafkasim.protocol.fetch_session import (
+    _INT_MAX,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    FetchSessionHandler,
+    is_full,
+)
 from kafkasim.protocol.javautil import java_string_hash
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -188,10 +194,8 @@ class ReplicaFetcherThread:
         when every partition outside ``dirty`` is in the session, ready and unchanged. False
         (do the full pass) when the session is not incremental, some partition must truncate,
         none is ready, more than one is new to the session, or the settings changed."""
-        session = self.session
-        if session is None or not fetch_session.LAZY:
-            return False
-        if session.epoch <= 0:   # is_full: INITIAL_EPOCH (0) or FINAL_EPOCH (-1)
+        session = self.session   # never None here: built_rules is set with the session
+        if session.epoch <= 0 or not fetch_session.LAZY:   # is_full: INITIAL (0) or FINAL (-1)
             return False
         rules = ctx.rules
         cfg = ctx.config
@@ -442,20 +446,36 @@ class ReplicaFetcherThread:
             return
         self.in_flight = -1
         session = self.session
-        if session is not None and not session.handle_response(resp):
-            self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
-            return
+        parts = resp.partitions
+        verify = False
+        if session is not None:
+            epoch = session.epoch
+            if epoch > 0 and len(parts) <= 1 and resp.error == _NONE and \
+                    resp.session_id != INVALID_SESSION_ID:
+                # FetchSessionHandler.handleResponse, inlined for the usual incremental answer
+                # (every fetch): the next epoch (nextIncremental), once its partition, if any,
+                # is found in the session (verifyIncrementalFetchResponsePartitions: the loop's
+                # first check, before any change; ``requested`` is the session's partitions)
+                session.epoch = epoch + 1 if epoch != _INT_MAX else 1
+                verify = True
+            elif not session.handle_response(resp):
+                self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
+                return
         partitions = self.partitions
         requested = self.requested
         logs = ctx.logs
         dirty = self.dirty
-        for pd in resp.partitions:
+        for pd in parts:
             tp = (pd.topic, pd.partition)
+            sent = requested.get(tp)
+            if sent is None and verify:
+                session.epoch = INITIAL_EPOCH   # not in the session: nextCloseExistingAttemptNew
+                self.do_work(ctx)
+                return
             dirty[tp] = None
             st = partitions.get(tp)
             if st is None or st.state != FETCHING:
                 continue
-            sent = requested.get(tp)
             if sent is None or sent.fetch_offset != st.fetch_offset:
                 st.hw_missed = True
                 continue
