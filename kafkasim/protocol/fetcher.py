@@ -193,7 +193,8 @@ class ReplicaFetcherThread:
         """The incremental build over the changed partitions only: what ``do_work`` would send
         when every partition outside ``dirty`` is in the session, ready and unchanged. False
         (do the full pass) when the session is not incremental, some partition must truncate,
-        none is ready, more than one is new to the session, or the settings changed."""
+        none is ready, more than one is new to the session, or the settings changed. (The usual
+        answer's build is ``on_fetch_response``'s own, with what it has at hand.)"""
         session = self.session   # never None here: built_rules is set with the session
         if session.epoch <= 0 or not fetch_session.LAZY:   # is_full: INITIAL (0) or FINAL (-1)
             return False
@@ -203,71 +204,13 @@ class ReplicaFetcherThread:
         # the settings of the last full build, or the full pass builds every partition anew
         if rules is not self.built_rules or max_bytes != self.built_max_bytes:
             return False
-        dirty = self.dirty
-        to_send = None
-        if len(dirty) == 1:
-            # the steady state: one partition changed (the one the leader just answered for),
-            # in the session and ready: what _changed_sets would answer, without its lists
-            (tp,) = dirty
-            st = self.partitions.get(tp)
-            held = session.session_partitions
-            prev = held.get(tp)
-            if st is not None and prev is not None and st.state == FETCHING and \
-                    (st.delayed_until_ms <= 0 or st.delayed_until_ms <= ctx.now):
-                fp = _new_fp(FetchPartition, (
-                    tp[0], tp[1], st.fetch_offset,
-                    st.current_leader_epoch if rules.current_leader_epoch_fencing else -1,
-                    st.last_fetched_epoch if rules.fetch_diverging_epoch else -1,
-                    ctx.logs[tp].log_start_offset, max_bytes))
-                if fp != prev:          # PartitionData.equals: offsets, epochs, max bytes
-                    held[tp] = fp
-                    to_send = (fp,)
-                else:
-                    to_send = ()
-                to_forget = ()
-                self.dirty = {}
-        if to_send is None:
-            sets = self._changed_sets(ctx, session, rules, max_bytes)
-            if sets is None:
-                return False
-            to_send, to_forget = sets
-        # _send_request, inlined (one incremental fetch per leader answer)
-        corr = ctx.next_correlation_id()
-        self.in_flight = corr
-        self.fetch_corr = corr
-        self.fetch_count += 1
-        self.requested = session.session_partitions
-        # FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
-        # "", fetcher id, session id, session epoch, to_forget) with its fields set here: the
-        # class call would run its generated __init__ in an interpreter frame of its own
-        req = _new(FetchRequest)
-        req.correlation_id = corr
-        req.replica_id = self.broker_id
-        req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
-        req.min_bytes = cfg["replica.fetch.min.bytes"]
-        req.max_bytes = cfg["replica.fetch.response.max.bytes"]
-        req.partitions = to_send
-        req.isolation_level = "read_uncommitted"
-        req.rack_id = ""
-        req.fetcher_id = self.fetcher_id
-        req.session_id = session.session_id
-        req.session_epoch = session.epoch
-        req.to_forget = to_forget
-        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
-        return True
-
-    def _changed_sets(self, ctx: FetcherContext, session, rules, max_bytes: int
-                      ) -> tuple[tuple, tuple] | None:
-        """``_fetch_changed``'s build for any set of dirty partitions: the request's (partitions
-        to send, partitions to forget), the session updated; None (nothing changed) when the
-        full pass must run."""
         fencing = rules.current_leader_epoch_fencing
         diverging = rules.fetch_diverging_epoch
         held = session.session_partitions
         partitions = self.partitions
         logs = ctx.logs
         # Builder.build's three sets, made from the dirty partitions only; the session is left
-        # as it is until every dirty partition has been looked at (a None answer changes nothing)
+        # as it is until every dirty partition has been looked at (a False answer changes nothing)
         added = None         # the partition new to the session (at most one here)
         altered = []
         removed = []
@@ -283,7 +226,7 @@ class ReplicaFetcherThread:
                 if st is not None:
                     waiting[tp] = None
             elif st.state != FETCHING:
-                return None             # truncating: the full pass runs the truncation
+                return False            # truncating: the full pass runs the truncation
             else:
                 fp = _new_fp(FetchPartition, (
                     tp[0], tp[1], st.fetch_offset, st.current_leader_epoch if fencing else -1,
@@ -291,12 +234,12 @@ class ReplicaFetcherThread:
                     max_bytes))
                 if prev is None:
                     if added is not None:
-                        return None     # two new partitions: the full pass orders them
+                        return False    # two new partitions: the full pass orders them
                     added = fp
                 elif fp != prev:        # PartitionData.equals: offsets, epochs, max bytes
                     altered.append(fp)
         if added is None and len(removed) == len(held):
-            return None    # nothing left to fetch: the full pass forgets them and sets the timer
+            return False   # nothing left to fetch: the full pass forgets them and sets the timer
         # FetchSessionHandler.build's session update and request, for these partitions only:
         # the session takes the new and altered partitions and loses the removed; the request
         # sends the new one, then the altered in session order, and forgets the removed in
@@ -326,7 +269,34 @@ class ReplicaFetcherThread:
             session.next_pos += 1
             to_send = (added, *altered)
         self.dirty = waiting
-        return to_send, to_forget
+        self._send_incremental(ctx, session, cfg, to_send, to_forget)
+        return True
+
+    def _send_incremental(self, ctx: FetcherContext, session, cfg, to_send: tuple,
+                          to_forget: tuple) -> None:
+        """``_send_request`` for the incremental builds (one per leader answer): the
+        FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
+        "", fetcher id, session id, session epoch, to_forget) has its fields set here, as the
+        class call would run its generated __init__ in an interpreter frame of its own."""
+        corr = ctx.next_correlation_id()
+        self.in_flight = corr
+        self.fetch_corr = corr
+        self.fetch_count += 1
+        self.requested = session.session_partitions
+        req = _new(FetchRequest)
+        req.correlation_id = corr
+        req.replica_id = self.broker_id
+        req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
+        req.min_bytes = cfg["replica.fetch.min.bytes"]
+        req.max_bytes = cfg["replica.fetch.response.max.bytes"]
+        req.partitions = to_send
+        req.isolation_level = "read_uncommitted"
+        req.rack_id = ""
+        req.fetcher_id = self.fetcher_id
+        req.session_id = session.session_id
+        req.session_epoch = session.epoch
+        req.to_forget = to_forget
+        ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
         """Send one Fetch for ``parts`` (the ready partitions): all of them when sessionless or
@@ -465,6 +435,7 @@ class ReplicaFetcherThread:
         requested = self.requested
         logs = ctx.logs
         dirty = self.dirty
+        advanced = None   # the fetch state the answer moved on (read for one-partition answers)
         for pd in parts:
             tp = (pd.topic, pd.partition)
             sent = requested.get(tp)
@@ -511,6 +482,7 @@ class ReplicaFetcherThread:
                 st.fetch_offset = leo
                 st.last_fetched_epoch = last_epoch
                 st.lag = hw - leo if hw > leo else 0
+                advanced = st
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:
@@ -521,6 +493,30 @@ class ReplicaFetcherThread:
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
+        if verify and advanced is not None and len(dirty) == 1:
+            # _fetch_changed's build for the usual answer, from what the loop has at hand: the
+            # session goes on (verify), its one answered partition moved on and is the only one
+            # changed, in the session (``sent``) and ready, the settings those of the last full
+            # build: the next fetch sends it if it changed and forgets nothing
+            rules = ctx.rules
+            cfg = ctx.config
+            max_bytes = cfg["replica.fetch.max.bytes"]
+            if rules is self.built_rules and max_bytes == self.built_max_bytes and \
+                    fetch_session.LAZY and (advanced.delayed_until_ms <= 0
+                                            or advanced.delayed_until_ms <= ctx.now):
+                fp = _new_fp(FetchPartition, (
+                    tp[0], tp[1], leo,
+                    advanced.current_leader_epoch if rules.current_leader_epoch_fencing else -1,
+                    last_epoch if rules.fetch_diverging_epoch else -1, log.log_start_offset,
+                    max_bytes))
+                if fp != sent:          # PartitionData.equals: offsets, epochs, max bytes
+                    requested[tp] = fp  # the session's partitions (verify)
+                    to_send = (fp,)
+                else:
+                    to_send = ()
+                self.dirty = {}
+                self._send_incremental(ctx, session, cfg, to_send, ())
+                return
         # do_work: nothing is in flight now; its incremental build first, without the extra call
         if partitions and self.built_rules is not None and self._fetch_changed(ctx):
             return
