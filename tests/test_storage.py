@@ -106,7 +106,8 @@ def test_append_as_follower_copies_records_and_epochs():
     leader.append_as_leader([4, 5], [10] * 2, 2, 200)
     follower = Log("t", 0)
     chunk = leader.read(0, leader.log_end_offset, 10**9)
-    follower.append_as_follower(chunk)
+    # the latest epoch after the append: the fetcher's next lastFetchedEpoch
+    assert follower.append_as_follower(chunk) == 2
     assert follower.records() == leader.records()
     assert follower.log_end_offset == 5
     assert follower.leader_epoch_cache.entries == [EpochEntry(1, 0), EpochEntry(2, 3)]
@@ -117,12 +118,23 @@ def test_append_as_follower_copies_records_and_epochs():
 def test_append_as_follower_in_two_fetches():
     leader = _log(6, epoch=4)
     follower = Log("t", 0)
-    follower.append_as_follower(leader.read(0, 6, 250))
+    assert follower.append_as_follower(leader.read(0, 6, 250)) == 4
     assert follower.log_end_offset == 2  # 100 + 100 <= 250 < 300
-    follower.append_as_follower(leader.read(2, 6, 10**9))
+    assert follower.append_as_follower(leader.read(2, 6, 10**9)) == 4   # epoch 4 already held
     assert follower.log_end_offset == 6
     assert list(follower.ids) == list(leader.ids)
     assert follower.leader_epoch_cache.entries == [EpochEntry(4, 0)]
+
+
+def test_append_as_follower_returns_the_cache_latest_epoch_when_an_assign_is_refused():
+    # before 2.1 (no truncation of conflicting entries) an epoch below the latest is ignored
+    # (LeaderEpochFileCache.assign, validateAndMaybeWarn): the latest epoch stays 5
+    leader = _log(2, epoch=3)
+    follower = Log("t", 0)
+    follower.leader_epoch_cache = LeaderEpochFileCache(truncates_conflicts=False)
+    follower.leader_epoch_cache.assign(5, 0)
+    assert follower.append_as_follower(leader.read(0, 2, 10**9)) == 5
+    assert follower.leader_epoch_cache.entries == [EpochEntry(5, 0)]
 
 
 @pytest.mark.parametrize("base", [0, 2, 5])

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import fetch_session
-from kafkasim.protocol.fetch_session import FetchSessionHandler, is_full
+from kafkasim.protocol.fetch_session import (
+    _INT_MAX,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    FetchSessionHandler,
+    is_full,
+)
 from kafkasim.protocol.javautil import java_string_hash
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -187,11 +193,10 @@ class ReplicaFetcherThread:
         """The incremental build over the changed partitions only: what ``do_work`` would send
         when every partition outside ``dirty`` is in the session, ready and unchanged. False
         (do the full pass) when the session is not incremental, some partition must truncate,
-        none is ready, more than one is new to the session, or the settings changed."""
-        session = self.session
-        if session is None or not fetch_session.LAZY:
-            return False
-        if session.epoch <= 0:   # is_full: INITIAL_EPOCH (0) or FINAL_EPOCH (-1)
+        none is ready, more than one is new to the session, or the settings changed. (The usual
+        answer's build is ``on_fetch_response``'s own, with what it has at hand.)"""
+        session = self.session   # never None here: built_rules is set with the session
+        if session.epoch <= 0 or not fetch_session.LAZY:   # is_full: INITIAL (0) or FINAL (-1)
             return False
         rules = ctx.rules
         cfg = ctx.config
@@ -235,10 +240,10 @@ class ReplicaFetcherThread:
                     altered.append(fp)
         if added is None and len(removed) == len(held):
             return False   # nothing left to fetch: the full pass forgets them and sets the timer
-        # FetchSessionHandler.build's session update and request, for these partitions only
-        # (one per leader answer, so here rather than in a call): the session takes the new and
-        # altered partitions and loses the removed; the request sends the new one, then the
-        # altered in session order, and forgets the removed in session order
+        # FetchSessionHandler.build's session update and request, for these partitions only:
+        # the session takes the new and altered partitions and loses the removed; the request
+        # sends the new one, then the altered in session order, and forgets the removed in
+        # session order
         if removed:
             pos = session.session_pos
             if len(removed) > 1:
@@ -264,15 +269,20 @@ class ReplicaFetcherThread:
             session.next_pos += 1
             to_send = (added, *altered)
         self.dirty = waiting
-        # _send_request, inlined (one incremental fetch per leader answer)
+        self._send_incremental(ctx, session, cfg, to_send, to_forget)
+        return True
+
+    def _send_incremental(self, ctx: FetcherContext, session, cfg, to_send: tuple,
+                          to_forget: tuple) -> None:
+        """``_send_request`` for the incremental builds (one per leader answer): the
+        FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
+        "", fetcher id, session id, session epoch, to_forget) has its fields set here, as the
+        class call would run its generated __init__ in an interpreter frame of its own."""
         corr = ctx.next_correlation_id()
         self.in_flight = corr
         self.fetch_corr = corr
         self.fetch_count += 1
         self.requested = session.session_partitions
-        # FetchRequest(corr, broker id, wait, min bytes, max bytes, to_send, "read_uncommitted",
-        # "", fetcher id, session id, session epoch, to_forget) with its fields set here: the
-        # class call would run its generated __init__ in an interpreter frame of its own
         req = _new(FetchRequest)
         req.correlation_id = corr
         req.replica_id = self.broker_id
@@ -287,7 +297,6 @@ class ReplicaFetcherThread:
         req.session_epoch = session.epoch
         req.to_forget = to_forget
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
-        return True
 
     def _send_fetch(self, ctx: FetcherContext, parts: list, session) -> None:
         """Send one Fetch for ``parts`` (the ready partitions): all of them when sessionless or
@@ -407,20 +416,37 @@ class ReplicaFetcherThread:
             return
         self.in_flight = -1
         session = self.session
-        if session is not None and not session.handle_response(resp):
-            self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
-            return
+        parts = resp.partitions
+        verify = False
+        if session is not None:
+            epoch = session.epoch
+            if epoch > 0 and len(parts) <= 1 and resp.error == _NONE and \
+                    resp.session_id != INVALID_SESSION_ID:
+                # FetchSessionHandler.handleResponse, inlined for the usual incremental answer
+                # (every fetch): the next epoch (nextIncremental), once its partition, if any,
+                # is found in the session (verifyIncrementalFetchResponsePartitions: the loop's
+                # first check, before any change; ``requested`` is the session's partitions)
+                session.epoch = epoch + 1 if epoch != _INT_MAX else 1
+                verify = True
+            elif not session.handle_response(resp):
+                self.do_work(ctx)   # a session error: nothing to process, the next fetch is full
+                return
         partitions = self.partitions
         requested = self.requested
         logs = ctx.logs
         dirty = self.dirty
-        for pd in resp.partitions:
+        advanced = None   # the fetch state the answer moved on (read for one-partition answers)
+        for pd in parts:
             tp = (pd.topic, pd.partition)
+            sent = requested.get(tp)
+            if sent is None and verify:
+                session.epoch = INITIAL_EPOCH   # not in the session: nextCloseExistingAttemptNew
+                self.do_work(ctx)
+                return
             dirty[tp] = None
             st = partitions.get(tp)
             if st is None or st.state != FETCHING:
                 continue
-            sent = requested.get(tp)
             if sent is None or sent.fetch_offset != st.fetch_offset:
                 st.hw_missed = True
                 continue
@@ -440,17 +466,23 @@ class ReplicaFetcherThread:
                     continue  # stale response (a truncation happened meanwhile)
                 chunk = pd.records
                 if chunk.ids:
-                    log.append_as_follower(chunk)
+                    # the log's latest epoch after the append (lastLeaderEpoch of Kafka's
+                    # LogAppendInfo): the next fetch's lastFetchedEpoch
+                    last_epoch = log.append_as_follower(chunk)
+                else:
+                    entries = log.leader_epoch_cache.entries   # log.latest_epoch(), inlined
+                    last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
                 hw = pd.high_watermark
                 ctx.set_follower_hw(tp, hw)
                 st.hw_missed = False
                 if pd.log_start_offset > log.log_start_offset:
+                    # keeps the latest epoch (LeaderEpochFileCache.truncateFromStart)
                     log.maybe_increment_log_start_offset(pd.log_start_offset)
                 leo = log.log_end_offset
                 st.fetch_offset = leo
-                entries = log.leader_epoch_cache.entries   # log.latest_epoch(), inlined
-                st.last_fetched_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
+                st.last_fetched_epoch = last_epoch
                 st.lag = hw - leo if hw > leo else 0
+                advanced = st
             elif err == E.OFFSET_OUT_OF_RANGE:
                 leader_leo = pd.log_end_offset
                 if 0 <= leader_leo < log.log_end_offset:
@@ -461,6 +493,48 @@ class ReplicaFetcherThread:
                 st.last_fetched_epoch = log.latest_epoch()
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 st.delayed_until_ms = ctx.now + ctx.config["replica.fetch.backoff.ms"]
+        if verify and advanced is not None and len(dirty) == 1:
+            # _fetch_changed's build for the usual answer, from what the loop has at hand: the
+            # session goes on (verify), its one answered partition moved on and is the only one
+            # changed, in the session (``sent``) and ready, the settings those of the last full
+            # build: the next fetch sends it if it changed and forgets nothing
+            rules = ctx.rules
+            cfg = ctx.config
+            max_bytes = cfg["replica.fetch.max.bytes"]
+            if rules is self.built_rules and max_bytes == self.built_max_bytes and \
+                    fetch_session.LAZY and (advanced.delayed_until_ms <= 0
+                                            or advanced.delayed_until_ms <= ctx.now):
+                fp = _new_fp(FetchPartition, (
+                    tp[0], tp[1], leo,
+                    advanced.current_leader_epoch if rules.current_leader_epoch_fencing else -1,
+                    last_epoch if rules.fetch_diverging_epoch else -1, log.log_start_offset,
+                    max_bytes))
+                if fp != sent:          # PartitionData.equals: offsets, epochs, max bytes
+                    requested[tp] = fp  # the session's partitions (verify)
+                    to_send = (fp,)
+                else:
+                    to_send = ()
+                self.dirty = {}
+                # _send_incremental, inlined (every answer); ``requested`` stays the session's
+                corr = ctx.next_correlation_id()
+                self.in_flight = corr
+                self.fetch_corr = corr
+                self.fetch_count += 1
+                req = _new(FetchRequest)
+                req.correlation_id = corr
+                req.replica_id = self.broker_id
+                req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
+                req.min_bytes = cfg["replica.fetch.min.bytes"]
+                req.max_bytes = cfg["replica.fetch.response.max.bytes"]
+                req.partitions = to_send
+                req.isolation_level = "read_uncommitted"
+                req.rack_id = ""
+                req.fetcher_id = self.fetcher_id
+                req.session_id = session.session_id
+                req.session_epoch = session.epoch
+                req.to_forget = ()
+                ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
+                return
         # do_work: nothing is in flight now; its incremental build first, without the extra call
         if partitions and self.built_rules is not None and self._fetch_changed(ctx):
             return

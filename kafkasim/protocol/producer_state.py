@@ -78,20 +78,19 @@ def update(states: dict, batches) -> None:
     ProducerStateManager.update via ProducerAppendInfo)."""
     for base_offset, last_offset, pid, epoch, first_seq in batches:
         entry = states.get(pid)
-        if entry is None or epoch > entry.epoch:
-            entry = ProducerStateEntry(epoch)
-            states[pid] = entry
-        elif epoch == entry.epoch:
+        if entry is not None and epoch == entry.epoch:
             # ProducerStateEntry.add, inlined for its usual case: the batch follows the last
-            # one back to back (its sequences and offsets), so that run grows
+            # one back to back (its sequences and, by as many, its offsets), so that run grows
             b = entry.batches
             if b:
                 last = b[-1]
-                seq = last.last_seq
-                if seq + 1 == first_seq and \
-                        last.first_offset + seq - last.first_seq + 1 == base_offset:
+                if last.last_seq + 1 == first_seq and \
+                        last.first_offset - last.first_seq == base_offset - first_seq:
                     last.last_seq = first_seq + last_offset - base_offset
                     continue
+        elif entry is None or epoch > entry.epoch:
+            entry = ProducerStateEntry(epoch)
+            states[pid] = entry
         else:
             continue
         entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)

@@ -227,8 +227,9 @@ class Log:
             listener.on_append(self, first, first + n - 1, True)
         return first, first + n - 1
 
-    def append_as_follower(self, chunk: RecordChunk) -> None:
-        """Append records fetched from the leader; the chunk must start at our LEO."""
+    def append_as_follower(self, chunk: RecordChunk) -> int:
+        """Append records fetched from the leader; the chunk must start at our LEO. Returns the
+        latest epoch of the epoch cache after the append (the fetcher's next lastFetchedEpoch)."""
         base, epochs, ids, timestamps, sizes, batches = chunk
         if base != self.log_end_offset:
             raise RuntimeError(
@@ -244,6 +245,8 @@ class Log:
                 if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
                     cache.assign(epoch, base + i)
                     last_epoch = epoch
+            entries = cache.entries   # an assign may be refused: the cache's own latest
+            last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
         self.epochs.extend(epochs)
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
@@ -255,6 +258,7 @@ class Log:
         listener = self.listener
         if listener is not None:
             listener.on_append(self, base, end - 1, False)
+        return last_epoch
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
