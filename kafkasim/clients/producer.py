@@ -10,6 +10,7 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 
 from kafkasim import config as kconfig
 from kafkasim.clients.produce_result import (
@@ -421,20 +422,15 @@ class Producer:
         fut.done_ms = now
         ids = b.record_ids
         self.n_pending -= len(ids)
-        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
-        client_id = self.client_id
-        topic, partition = b.tp
+        # Cluster.record, inlined: one trace row per record, (now, "produce_result", client,
+        # topic, partition, (record id, status, offset or error)), the rows built by C loops:
+        # the row's fixed head plus the 1-tuple holding each record's detail
+        head = (now, "produce_result", self.client_id) + b.tp
         if status == ACKED and base_offset >= 0:
-            offset = base_offset
-            for rid in ids:
-                trace((now, "produce_result", client_id, topic, partition,
-                       (rid, ACKED, offset)))
-                offset += 1
+            details = zip(ids, repeat(ACKED), range(base_offset, base_offset + len(ids)))
         else:
-            detail = base_offset if status == ACKED else error
-            for rid in ids:
-                trace((now, "produce_result", client_id, topic, partition,
-                       (rid, status, detail)))
+            details = zip(ids, repeat(status), repeat(base_offset if status == ACKED else error))
+        c.trace.rows.extend(map(head.__add__, zip(details)))
 
     def _release(self, corr: int):
         entry = self.in_flight.pop(corr, None)
