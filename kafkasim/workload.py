@@ -105,11 +105,12 @@ class RateWorkload:
             target += s.due(t)
         sent = self.sent
         if sent < target:
-            prefix = self.client_id
-            values = [f"{prefix}-{n}" for n in range(sent + 1, target + 1)]
             self.sent = sent + 1  # what a failing first send leaves, as one send per record did
-            first = self.producer._send_run(self.topic, values, None, self.partition)
-            self.record_runs.append(range(first, first + len(values)))
+            # the values "<name>-<n>" for n = sent + 1 .. target, made when asked
+            # (RecordRegistry.new_numbered)
+            first = self.producer._send_run(self.topic, range(sent + 1, target + 1), None,
+                                            self.partition, self.client_id)
+            self.record_runs.append(range(first, first + target - sent))
             self.sent = target
         if now < end_ms:
             nxt = now + self.tick_ms

@@ -116,9 +116,12 @@ class Producer:
         res = self.results
         return [res[rid] for rid in range(first, first + len(values))]
 
-    def _send_run(self, topic: str, values, key=None, partition: int | None = None) -> int:
+    def _send_run(self, topic: str, values, key=None, partition: int | None = None,
+                  prefix: str | None = None) -> int:
         """``send`` of each of ``values`` (non-empty) in order, all with the same key and
-        partition; returns the first record id (the records get consecutive ids)."""
+        partition; returns the first record id (the records get consecutive ids). With a
+        ``prefix``, ``values`` is a range of numbers and the values are ``"<prefix>-<n>"``
+        (``RecordRegistry.new_numbered``: a generated workload's)."""
         c = self.cluster
         n = c.partition_count(topic)
         if partition is None:
@@ -129,8 +132,12 @@ class Producer:
             c.check_partition(topic, partition)
         now = c.engine.now
         k = len(values)
-        first = c.records.new(self.producer_index, values[0], key) if k == 1 else \
-            c.records.new_many(self.producer_index, values, key)
+        if prefix is not None:
+            first = c.records.new_numbered(self.producer_index, prefix, values, key)
+        elif k == 1:
+            first = c.records.new(self.producer_index, values[0], key)
+        else:
+            first = c.records.new_many(self.producer_index, values, key)
         end = first + k
         results = self.results
         runs = results.runs
