@@ -37,11 +37,14 @@ from kafkasim.protocol.messages import (
 _new_result = object.__new__
 
 
-@dataclass(slots=True)
+@dataclass
 class _Batch:
+    """Kafka's ProducerBatch: its records (each counts ``Producer.record_size`` bytes) and what
+    the sender needs. Not slotted: the fields with defaults are class attributes until a batch
+    sets its own (Producer._send_run sets only the others)."""
+
     tp: tuple[str, int]
     record_ids: list[int]
-    sizes: list[int]
     created_ms: int
     attempts: int = 0
     retry_at_ms: int = 0
@@ -147,14 +150,13 @@ class Producer:
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
         tp = (topic, partition)
         queue = self.batches.setdefault(tp, [])
-        size = self.record_size
-        cap = self.batch_size // size
+        cap = self.batch_size // self.record_size
         batch = queue[-1] if queue and queue[-1].attempts == 0 else None
         index = len(batch.record_ids) if batch is not None else 0
         rid = first
         while rid < end:
             if batch is None or index >= cap:
-                # _Batch(tp, [], [], now, 0, 0, -1, 0, ProduceRequestResult(topic, partition,
+                # _Batch(tp, [], now, produce_future=ProduceRequestResult(topic, partition,
                 # PENDING, -1, None, 0, NO_ERRORS, -1)) without the class calls
                 fut = _new_result(ProduceRequestResult)
                 fut.topic = topic
@@ -168,19 +170,13 @@ class Producer:
                 batch = _new_result(_Batch)
                 batch.tp = tp
                 batch.record_ids = []
-                batch.sizes = []
                 batch.created_ms = now
-                batch.attempts = 0
-                batch.retry_at_ms = 0
-                batch.base_seq = -1
-                batch.epoch = 0
                 batch.produce_future = fut
                 queue.append(batch)
                 index = 0
             take = cap - index if cap > index else 1
             stop = rid + take if take < end - rid else end
             batch.record_ids.extend(range(rid, stop))
-            batch.sizes.extend([size] * (stop - rid))
             # the records' FutureRecordMetadata(batch result, index in the batch, now), as one
             # run of Producer.results (ProduceResults builds a ProduceResult when asked)
             runs.append((rid, stop - rid, now, batch.produce_future, index))
@@ -306,7 +302,16 @@ class Producer:
 
     # -- sender -----------------------------------------------------------------------------
     def _run_sender(self) -> None:
+        """Sender.sendProducerData: drain each queue's first batch once it is full or due
+        (linger.ms, or retry.backoff.ms for a retry) into one request per leader; wake again
+        when the next batch is due; fail batches past delivery.timeout.ms (_expire_batches)."""
         now = self.cluster.engine.now
+        linger = self.linger_ms
+        limit = self.delivery_timeout_ms
+        # a queue's first batch created at or before this is past delivery.timeout.ms (none
+        # without a limit: creation times are >= 0)
+        expired_at = now - limit if limit is not None else -1
+        expire = False
         need_metadata = False
         next_wake = None
         per_broker: dict[int, list[_Batch]] = {}
@@ -314,34 +319,41 @@ class Producer:
             if not queue:
                 continue
             batch = queue[0]
-            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else 0
-            if batch.retry_at_ms > ready_at:
-                ready_at = batch.retry_at_ms
+            # a first attempt is due linger.ms after its creation, a retry at its back-off's end
+            # (set only once a batch was sent)
+            ready_at = batch.created_ms + linger if batch.attempts == 0 else batch.retry_at_ms
             if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
                 if next_wake is None or ready_at < next_wake:
                     next_wake = ready_at
+                # (a first attempt that is not due yet is younger than linger.ms, which
+                # ProducerConfig keeps below delivery.timeout.ms)
+                if batch.created_ms <= expired_at:
+                    expire = True
                 continue
             leader = self.leaders.get(tp, -1)
             if leader < 0:
                 need_metadata = True
-                continue
-            if leader not in per_broker and \
-                    self.in_flight_per_broker.get(leader, 0) >= self.max_in_flight:
-                continue
-            per_broker.setdefault(leader, []).append(queue.pop(0))
+            elif leader in per_broker or \
+                    self.in_flight_per_broker.get(leader, 0) < self.max_in_flight:
+                per_broker.setdefault(leader, []).append(queue.pop(0))
+                if not queue:
+                    continue
+                batch = queue[0]
+            if batch.created_ms <= expired_at:
+                expire = True
         if per_broker:
             self._send_batches(per_broker)
         if need_metadata:
             self._refresh_metadata()
         if next_wake is not None:
-            self._wake_sender(next_wake - now)
-        limit = self.delivery_timeout_ms
-        if limit is not None:
-            # _expire_batches only when some queue's oldest batch is due (it seldom is)
-            for queue in self.batches.values():
-                if queue and now - queue[0].created_ms >= limit:
-                    self._expire_batches()
-                    break
+            # _wake_sender(next_wake - now), inlined
+            if self.sender_wakeup_ms < now or next_wake < self.sender_wakeup_ms:
+                self.sender_wakeup_ms = next_wake
+                self.cluster.engine.schedule(next_wake - now, "client_timer", self.client_id,
+                                             Producer._timer_sender, (next_wake,))
+        if expire:
+            # a queue's oldest batch is past delivery.timeout.ms (it seldom is)
+            self._expire_batches()
 
     def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
@@ -349,29 +361,30 @@ class Producer:
         sticky = self.sticky
         client_id = self.client_id
         next_seq = self.next_seq
+        size = (self.record_size,)   # every record's size
         for broker, batches in per_broker.items():
-            self.correlation += 1
-            corr = self.correlation
+            corr = self.correlation = self.correlation + 1
             partitions = []
             for b in batches:
-                b.attempts += 1
-                attempts = b.attempts
-                if self.idempotent and b.base_seq < 0:
+                attempts = b.attempts = b.attempts + 1
+                b.produce_future.attempts = attempts
+                ids = b.record_ids
+                tp = b.tp
+                base_seq = b.base_seq
+                if base_seq < 0 and self.idempotent:
                     # the batch's first sequence and producer epoch, assigned once (retries
                     # keep them: RecordAccumulator.drain)
-                    seq = b.base_seq = next_seq.get(b.tp, 0)
+                    base_seq = b.base_seq = next_seq.get(tp, 0)
                     b.epoch = self.producer_epoch
-                    next_seq[b.tp] = seq + len(b.record_ids)
-                b.produce_future.attempts = attempts
-                topic, partition = b.tp
+                    next_seq[tp] = base_seq + len(ids)
+                topic = tp[0]
                 if topic in sticky:
                     sticky[topic] += 1
-                if b.base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
-                    partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
-                                       self.producer_id, b.epoch, b.base_seq))
+                if base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
+                    partitions.append((topic, tp[1], tuple(ids), size * len(ids),
+                                       self.producer_id, b.epoch, base_seq))
                 else:
-                    partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
-                                       -1, -1, -1))
+                    partitions.append((topic, tp[1], tuple(ids), size * len(ids), -1, -1, -1))
             # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
             req = _new_result(ProduceRequest)
             req.correlation_id = corr
@@ -391,7 +404,8 @@ class Producer:
                 deadline = c.engine.now + self.request_timeout_ms
                 tid = c.arm_timeout(owner, c.timeouts[owner], deadline)
                 self.in_flight[corr] = [deadline, tid, broker, batches]
-            self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
+            per_broker_count = self.in_flight_per_broker
+            per_broker_count[broker] = per_broker_count.get(broker, 0) + 1
 
     def _bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0
