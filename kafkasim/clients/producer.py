@@ -10,7 +10,7 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import count, repeat
 
 from kafkasim import config as kconfig
 from kafkasim.clients.produce_result import (
@@ -86,7 +86,8 @@ class Producer:
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
-        # corr -> [deadline, timeout id, broker, batches]: the request and its request timeout
+        # corr -> [deadline, timeout id, broker, {tp: batch}]: the request (its batches by
+        # partition: Sender.sendProduceRequest's recordsByPartition) and its request timeout
         # (request.timeout.ms; deadline -1 without one), which Cluster._fire_timeouts reads here
         self.in_flight: dict[int, list] = {}
         cluster.timeouts_of(("client", client_id), self.in_flight, Producer._on_request_timeout)
@@ -247,7 +248,7 @@ class Producer:
         gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
         for corr in gone:
             _broker, batches = self._release(corr)
-            for b in batches:
+            for b in batches.values():
                 self.leaders[b.tp] = -1
                 self._retry_or_fail(b, E.NETWORK_EXCEPTION)
         if gone:
@@ -260,7 +261,7 @@ class Producer:
             entry = self._release(msg.correlation_id)
             if entry is None:
                 return
-            for b in entry[1]:
+            for b in entry[1].values():
                 self.leaders[b.tp] = -1
                 self._retry_or_fail(b, E.NETWORK_EXCEPTION)
             self._refresh_metadata()
@@ -314,7 +315,7 @@ class Producer:
         expire = False
         need_metadata = False
         next_wake = None
-        per_broker: dict[int, list[_Batch]] = {}
+        per_broker: dict[int, dict[tuple[str, int], _Batch]] = {}
         for tp, queue in self.batches.items():
             if not queue:
                 continue
@@ -335,7 +336,7 @@ class Producer:
                 need_metadata = True
             elif leader in per_broker or \
                     self.in_flight_per_broker.get(leader, 0) < self.max_in_flight:
-                per_broker.setdefault(leader, []).append(queue.pop(0))
+                per_broker.setdefault(leader, {})[tp] = queue.pop(0)
                 if not queue:
                     continue
                 batch = queue[0]
@@ -355,7 +356,7 @@ class Producer:
             # a queue's oldest batch is past delivery.timeout.ms (it seldom is)
             self._expire_batches()
 
-    def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
+    def _send_batches(self, per_broker: dict[int, dict[tuple[str, int], _Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
         c = self.cluster
         sticky = self.sticky
@@ -365,7 +366,7 @@ class Producer:
         for broker, batches in per_broker.items():
             corr = self.correlation = self.correlation + 1
             partitions = []
-            for b in batches:
+            for b in batches.values():
                 attempts = b.attempts = b.attempts + 1
                 b.produce_future.attempts = attempts
                 ids = b.record_ids
@@ -394,7 +395,8 @@ class Producer:
             req.partitions = tuple(partitions)
             c.send(client_id, broker, req)
             if self.acks == 0:
-                for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
+                # acks=0: done as soon as it is on the wire, offset unknown
+                for b in batches.values():
                     self._complete(b, ACKED, E.NONE, -1)
                 continue
             if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
@@ -439,19 +441,21 @@ class Producer:
         now = c.engine.now
         fut.status = status
         fut.base_offset = base_offset
-        fut.error = None if status == ACKED else error
         fut.done_ms = now
         ids = b.record_ids
         self.n_pending -= len(ids)
         # Cluster.record, inlined: one trace row per record, (now, "produce_result", client,
         # topic, partition, (record id, status, offset or error)), the rows built by C loops:
         # the row's fixed head plus the 1-tuple holding each record's detail
-        head = (now, "produce_result", self.client_id) + b.tp
-        if status == ACKED and base_offset >= 0:
-            details = zip(ids, repeat(ACKED), range(base_offset, base_offset + len(ids)))
+        if status == ACKED:
+            fut.error = None
+            details = zip(ids, repeat(ACKED), count(base_offset) if base_offset >= 0 else
+                          repeat(base_offset))
         else:
-            details = zip(ids, repeat(status), repeat(base_offset if status == ACKED else error))
-        c.trace.rows.extend(map(head.__add__, zip(details)))
+            fut.error = error
+            details = zip(ids, repeat(status), repeat(error))
+        c.trace.rows.extend(map(((now, "produce_result", self.client_id) + b.tp).__add__,
+                                zip(details)))
 
     def _release(self, corr: int):
         entry = self.in_flight.pop(corr, None)
@@ -467,11 +471,8 @@ class Producer:
             return
         _deadline, _tid, broker, batches = entry   # popped: its request timeout is cancelled
         self.in_flight_per_broker[broker] -= 1
-        by_tp = {}
-        for b in batches:
-            by_tp[b.tp] = b
         for topic, partition, err, base in msg.partitions:
-            b = by_tp.get((topic, partition))
+            b = batches.get((topic, partition))
             if b is None:
                 continue
             if err == E.NONE:
@@ -484,7 +485,7 @@ class Producer:
         entry = self._release(corr)
         if entry is None:
             return
-        for b in entry[1]:
+        for b in entry[1].values():
             self._retry_or_fail(b, E.REQUEST_TIMED_OUT)
         self._refresh_metadata()
         self._run_sender()
