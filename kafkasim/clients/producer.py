@@ -72,6 +72,10 @@ class Producer:
         self.ack_timeout_ms = cfg_.get("request.timeout.ms", cfg_.get("timeout.ms", 30000))
         self.request_timeout_ms = cfg_.get("request.timeout.ms")
         self.delivery_timeout_ms = cfg_.get("delivery.timeout.ms")
+        # a batch is past delivery.timeout.ms at this age (none without one: virtual time starts
+        # at 0, so no age reaches it)
+        self._expiry_ms = self.delivery_timeout_ms if self.delivery_timeout_ms is not None \
+            else 1 << 62
         # KIP-98 idempotence (effectively on by default since 3.2): each batch carries
         # (producer id, epoch, sequence) so the leader drops a retried duplicate
         self.idempotent = bool(cfg_.get("enable.idempotence", False)) and self.acks == -1
@@ -127,7 +131,8 @@ class Producer:
         ``prefix``, ``values`` is a range of numbers and the values are ``"<prefix>-<n>"``
         (``RecordRegistry.new_numbered``: a generated workload's)."""
         c = self.cluster
-        n = c.partition_count(topic)
+        # Cluster.partition_count, inlined: it raises for an unknown topic
+        n = c.partition_counts[topic] if topic in c.topic_configs else c.partition_count(topic)
         if partition is None:
             # the same for every record of the run: the key is the same and the sticky
             # partition only moves when the sender drains a batch
@@ -227,11 +232,6 @@ class Producer:
             self.cluster.engine.schedule(delay, "client_timer", self.client_id,
                                          Producer._timer_sender, (when,))
 
-    def _timer_sender(self, when: int) -> None:
-        if when == self.sender_wakeup_ms:
-            self.sender_wakeup_ms = -1
-        self._run_sender()
-
     def _timer_metadata_timeout(self, corr: int) -> None:
         if self.metadata_in_flight == corr:
             self.metadata_in_flight = -1
@@ -302,16 +302,16 @@ class Producer:
         self._run_sender()
 
     # -- sender -----------------------------------------------------------------------------
-    def _run_sender(self) -> None:
+    def _run_sender(self, when: int | None = None) -> None:
         """Sender.sendProducerData: drain each queue's first batch once it is full or due
         (linger.ms, or retry.backoff.ms for a retry) into one request per leader; wake again
-        when the next batch is due; fail batches past delivery.timeout.ms (_expire_batches)."""
+        when the next batch is due; fail batches past delivery.timeout.ms (_expire_batches).
+        The sender's wake-up timer runs it as ``_timer_sender`` with the time it was set for."""
+        if when == self.sender_wakeup_ms:   # this is the wake-up still set: it is used
+            self.sender_wakeup_ms = -1
         now = self.cluster.engine.now
-        linger = self.linger_ms
-        limit = self.delivery_timeout_ms
-        # a queue's first batch created at or before this is past delivery.timeout.ms (none
-        # without a limit: creation times are >= 0)
-        expired_at = now - limit if limit is not None else -1
+        # a queue's first batch created at or before this is past delivery.timeout.ms
+        expired_at = now - self._expiry_ms
         expire = False
         need_metadata = False
         next_wake = None
@@ -322,7 +322,8 @@ class Producer:
             batch = queue[0]
             # a first attempt is due linger.ms after its creation, a retry at its back-off's end
             # (set only once a batch was sent)
-            ready_at = batch.created_ms + linger if batch.attempts == 0 else batch.retry_at_ms
+            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else \
+                batch.retry_at_ms
             if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
                 if next_wake is None or ready_at < next_wake:
                     next_wake = ready_at
@@ -355,6 +356,8 @@ class Producer:
         if expire:
             # a queue's oldest batch is past delivery.timeout.ms (it seldom is)
             self._expire_batches()
+
+    _timer_sender = _run_sender   # the sender's wake-up: _run_sender(when)
 
     def _send_batches(self, per_broker: dict[int, dict[tuple[str, int], _Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
