@@ -248,7 +248,15 @@ class ReplicaManager:
                 st[1] = True
                 st[2] = err if err == E.NONE else (ctx.not_leader_error()
                                                    if err == E.NOT_LEADER_OR_FOLLOWER else err)
-                if len(status) == 1 or all(s[1] for s in status.values()):
+                if len(status) == 1:
+                    # the usual request, of one partition: _respond_produce, inlined
+                    del delayed[dp_id]
+                    ctx.cancel_timeout(dp.timeout_id)
+                    resp = _new(ProduceResponse)
+                    resp.correlation_id = dp.correlation_id
+                    resp.partitions = ((tp[0], tp[1], st[2], st[3] if st[2] == E.NONE else -1),)
+                    ctx.send(dp.client, resp)
+                elif all(s[1] for s in status.values()):
                     del delayed[dp_id]
                     ctx.cancel_timeout(dp.timeout_id)
                     self._respond_produce(ctx, dp.client, dp.correlation_id, status)
