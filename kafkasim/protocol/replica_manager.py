@@ -130,18 +130,18 @@ class ReplicaManager:
         answer at once (acks 0/1, or every acks=all batch already committed) or park the request
         in the produce purgatory until the HW passes it (``DelayedProduce``)."""
         results: dict[tuple[str, int], list] = {}
-        waiting = False
+        waiting = []   # the partitions whose batch waits for the HW (acks=all)
         now = ctx.now   # the request's time: the batches' timestamps, the purgatory's deadline
         acks = req.acks
         for entry in req.partitions:
             tp = (entry[0], entry[1])
             st = results[tp] = self._append_to_leader(ctx, acks, entry, tp, now)
             if not st[1]:
-                waiting = True
+                waiting.append(tp)
         if acks == 0:
             return  # acks=0: the broker sends no response at all
         if waiting:
-            self._park_produce(ctx, src, req, results, now)
+            self._park_produce(ctx, src, req, results, waiting, now)
         else:
             self._respond_produce(ctx, src, req.correlation_id, results)
 
@@ -195,8 +195,9 @@ class ReplicaManager:
         return [last + 1, done, err, first]
 
     def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
-                      results: dict, now: int) -> None:
-        """The produce purgatory: wait for the HW, at most the request's timeout."""
+                      results: dict, waiting: list, now: int) -> None:
+        """The produce purgatory: wait for the HW on the ``waiting`` partitions, at most the
+        request's timeout."""
         # DelayedProduce(id, src, req.correlation_id, now + req.timeout_ms, results),
         # field by field (every acks=all produce)
         dp_id = self.next_delayed_id
@@ -208,9 +209,8 @@ class ReplicaManager:
         dp.deadline_ms = now + req.timeout_ms
         dp.status = results
         self.delayed_produce[dp_id] = dp
-        for tp, st in results.items():
-            if not st[1]:
-                self.produce_waiters.setdefault(tp, []).append(dp_id)
+        for tp in waiting:
+            self.produce_waiters.setdefault(tp, []).append(dp_id)
         dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp_id)
 
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
