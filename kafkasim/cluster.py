@@ -54,10 +54,20 @@ ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated n
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
 
 
-__all__ = ["BrokerStartupError", "Cluster", "ClusterError", "ConditionTimeout", "RecordRegistry"]
+__all__ = ["BrokerStartupError", "Cluster", "ClusterError", "ConditionTimeout", "NumberedValue",
+           "RecordRegistry"]
 
 _new_envelope = object.__new__   # see Cluster.send
 _CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
+
+
+class NumberedValue(tuple):
+    """The value of each record of a generated run (``RateWorkload``): ``"<prefix>-<n>"`` where
+    ``n`` is the record id minus ``offset``. One shared ``(prefix, offset)`` stands for the run's
+    values in ``RecordRegistry.values``; ``RecordRegistry.value`` makes a record's text when
+    asked, so a run stores no string per record."""
+
+    __slots__ = ()
 
 
 class RecordRegistry:
@@ -94,9 +104,23 @@ class RecordRegistry:
         self.producers.extend(array("i", (producer,)) * k)
         return first
 
+    def new_numbered(self, producer: int, prefix: str, ns: range, key) -> int:
+        """``new_many`` for the values ``f"{prefix}-{n}"`` for each ``n`` of ``ns`` (one step
+        apart), kept as one ``NumberedValue``; returns the first of their record ids."""
+        k = len(ns)
+        first = len(self.values)
+        self.values.extend([NumberedValue((prefix, first - ns.start))] * k)
+        self.keys.extend([key] * k)
+        self.producers.extend(array("i", (producer,)) * k)
+        return first
+
     def value(self, record_id: int):
         v = self.values[record_id]
-        return f"r{record_id}" if v is None else v
+        if v is None:
+            return f"r{record_id}"
+        if type(v) is NumberedValue:
+            return f"{v[0]}-{record_id - v[1]}"
+        return v
 
     def __len__(self) -> int:
         return len(self.values) - 1

@@ -9,6 +9,7 @@ records/s over 60 s is exactly 60,000 records whatever the tick. Values are gene
 from __future__ import annotations
 
 from dataclasses import dataclass
+from heapq import heappush
 
 from kafkasim.exceptions import ClusterError
 
@@ -105,16 +106,21 @@ class RateWorkload:
             target += s.due(t)
         sent = self.sent
         if sent < target:
-            prefix = self.client_id
-            values = [f"{prefix}-{n}" for n in range(sent + 1, target + 1)]
             self.sent = sent + 1  # what a failing first send leaves, as one send per record did
-            first = self.producer._send_run(self.topic, values, None, self.partition)
-            self.record_runs.append(range(first, first + len(values)))
+            # the values "<name>-<n>" for n = sent + 1 .. target, made when asked
+            # (RecordRegistry.new_numbered)
+            first = self.producer._send_run(self.topic, range(sent + 1, target + 1), None,
+                                            self.partition, self.client_id)
+            self.record_runs.append(range(first, first + target - sent))
             self.sent = target
         if now < end_ms:
             nxt = now + self.tick_ms
-            engine.schedule_at(nxt if nxt < end_ms else end_ms, "client_timer", self.client_id,
-                               RateWorkload._timer_tick, ())
+            # Engine.schedule_at(min(nxt, end_ms), "client_timer", client id,
+            # RateWorkload._timer_tick, ()), inlined (every tick; both times are after now)
+            seq = engine._seq
+            engine._seq = seq + 1
+            heappush(engine._queue, (nxt if nxt < end_ms else end_ms, seq, "client_timer",
+                                     (self.client_id, RateWorkload._timer_tick, ())))
 
     def on_message(self, src, msg) -> None:
         """Workloads receive no messages (their producer does)."""

@@ -150,3 +150,29 @@ def test_a_restarted_follower_never_sees_its_previous_process_fetch_timeout():
     c.run(SOCKET_TIMEOUT_MS + BACKOFF_MS)
     assert _failures(c, 2) == [(drops[1] + SOCKET_TIMEOUT_MS,
                                 "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
+
+
+def test_a_batch_waiting_behind_max_in_flight_expires_at_delivery_timeout_ms():
+    """KIP-91: a batch still in the accumulator fails with a TimeoutException once it is
+    delivery.timeout.ms old (RecordAccumulator.expiredBatches, checked by every sender pass),
+    without being sent; here it waits behind max.in.flight.requests.per.connection=1 while the
+    batch in flight times out (request.timeout.ms) and backs off (retry.backoff.ms)."""
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all", linger_ms=5, request_timeout_ms=1000,
+                   delivery_timeout_ms=1200, retry_backoff_ms=300, retries=1000,
+                   max_in_flight_requests_per_connection=1)
+    c.run(100)
+    c.drop("ProduceResponse", count=10)
+    sent = c.now
+    a = p.send("t", "a", partition=0)
+    c.run(50)
+    b = p.send("t", "b", partition=0)
+    c.run(3000)
+    # a: sent at +5, timed out at +1005, resent at +1305 (its back-off's end), timed out again
+    # at +2305, past delivery.timeout.ms: failed for good
+    assert (a.status, a.attempts, a.errors, a.done_ms - sent) == \
+        ("failed", 2, ["REQUEST_TIMED_OUT", "REQUEST_TIMED_OUT"], 2305)
+    # b: queued at +50 and never sent; the sender pass at +1305 finds it 1,255 ms old
+    assert (b.status, b.error, b.attempts, b.errors, b.done_ms - sent) == \
+        ("failed", "TimeoutException", 0, [], 1305)

@@ -43,3 +43,24 @@ def test_a_seek_restores_the_workload_records_sent_by_then():
     w3 = h.cluster.clients[w.client_id]
     assert w3.record_ids == before[:w3.sent] and w2.sent < w3.sent
     assert [r.record_id for r in w3.results] == before[:w3.sent]
+
+
+def test_generated_values_are_made_when_asked_and_survive_a_restore():
+    """A tick's values "<name>-<n>" are one shared NumberedValue in the record registry (no
+    string per record); the log's values, a consumer's and a restored cluster's are the text."""
+    c, p, w = _run(50)
+    other = c.producer(acks="all")
+    c.run(12)
+    mine = other.send("t", "x", partition=0)
+    c.run(60)
+    assert p.flush()
+    ids = w.record_ids
+    assert [c.records.value(rid) for rid in ids] == [f"{w.client_id}-{n}" for n in range(1, 51)]
+    assert c.records.value(mine.record_id) == "x"
+    assert len({id(c.records.values[rid]) for rid in ids}) == len(w.record_runs)
+    logged = [v for _off, _ep, v in c.log_records(c.leader("t", 0), "t", 0)]
+    assert [v for v in logged if v != "x"] == [f"{w.client_id}-{n}" for n in range(1, 51)]
+    assert logged.count("x") == 1
+    r = Cluster.restore(c.snapshot())
+    assert [r.records.value(rid) for rid in ids] == [c.records.value(rid) for rid in ids]
+    assert r.records.value(mine.record_id) == "x"

@@ -10,6 +10,8 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from heapq import heappush
+from itertools import count, repeat
 
 from kafkasim import config as kconfig
 from kafkasim.clients.produce_result import (
@@ -36,11 +38,14 @@ from kafkasim.protocol.messages import (
 _new_result = object.__new__
 
 
-@dataclass(slots=True)
+@dataclass
 class _Batch:
+    """Kafka's ProducerBatch: its records (each counts ``Producer.record_size`` bytes) and what
+    the sender needs. Not slotted: the fields with defaults are class attributes until a batch
+    sets its own (Producer._send_run sets only the others)."""
+
     tp: tuple[str, int]
     record_ids: list[int]
-    sizes: list[int]
     created_ms: int
     attempts: int = 0
     retry_at_ms: int = 0
@@ -68,6 +73,10 @@ class Producer:
         self.ack_timeout_ms = cfg_.get("request.timeout.ms", cfg_.get("timeout.ms", 30000))
         self.request_timeout_ms = cfg_.get("request.timeout.ms")
         self.delivery_timeout_ms = cfg_.get("delivery.timeout.ms")
+        # a batch is past delivery.timeout.ms at this age (none without one: virtual time starts
+        # at 0, so no age reaches it)
+        self._expiry_ms = self.delivery_timeout_ms if self.delivery_timeout_ms is not None \
+            else 1 << 62
         # KIP-98 idempotence (effectively on by default since 3.2): each batch carries
         # (producer id, epoch, sequence) so the leader drops a retried duplicate
         self.idempotent = bool(cfg_.get("enable.idempotence", False)) and self.acks == -1
@@ -82,7 +91,8 @@ class Producer:
         self.leaders: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
-        # corr -> [deadline, timeout id, broker, batches]: the request and its request timeout
+        # corr -> [deadline, timeout id, broker, {tp: batch}]: the request (its batches by
+        # partition: Sender.sendProduceRequest's recordsByPartition) and its request timeout
         # (request.timeout.ms; deadline -1 without one), which Cluster._fire_timeouts reads here
         self.in_flight: dict[int, list] = {}
         cluster.timeouts_of(("client", client_id), self.in_flight, Producer._on_request_timeout)
@@ -115,11 +125,15 @@ class Producer:
         res = self.results
         return [res[rid] for rid in range(first, first + len(values))]
 
-    def _send_run(self, topic: str, values, key=None, partition: int | None = None) -> int:
+    def _send_run(self, topic: str, values, key=None, partition: int | None = None,
+                  prefix: str | None = None) -> int:
         """``send`` of each of ``values`` (non-empty) in order, all with the same key and
-        partition; returns the first record id (the records get consecutive ids)."""
+        partition; returns the first record id (the records get consecutive ids). With a
+        ``prefix``, ``values`` is a range of numbers and the values are ``"<prefix>-<n>"``
+        (``RecordRegistry.new_numbered``: a generated workload's)."""
         c = self.cluster
-        n = c.partition_count(topic)
+        # Cluster.partition_count, inlined: it raises for an unknown topic
+        n = c.partition_counts[topic] if topic in c.topic_configs else c.partition_count(topic)
         if partition is None:
             # the same for every record of the run: the key is the same and the sticky
             # partition only moves when the sender drains a batch
@@ -128,8 +142,12 @@ class Producer:
             c.check_partition(topic, partition)
         now = c.engine.now
         k = len(values)
-        first = c.records.new(self.producer_index, values[0], key) if k == 1 else \
-            c.records.new_many(self.producer_index, values, key)
+        if prefix is not None:
+            first = c.records.new_numbered(self.producer_index, prefix, values, key)
+        elif k == 1:
+            first = c.records.new(self.producer_index, values[0], key)
+        else:
+            first = c.records.new_many(self.producer_index, values, key)
         end = first + k
         results = self.results
         runs = results.runs
@@ -139,14 +157,13 @@ class Producer:
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
         tp = (topic, partition)
         queue = self.batches.setdefault(tp, [])
-        size = self.record_size
-        cap = self.batch_size // size
+        cap = self.batch_size // self.record_size
         batch = queue[-1] if queue and queue[-1].attempts == 0 else None
         index = len(batch.record_ids) if batch is not None else 0
         rid = first
         while rid < end:
             if batch is None or index >= cap:
-                # _Batch(tp, [], [], now, 0, 0, -1, 0, ProduceRequestResult(topic, partition,
+                # _Batch(tp, [], now, produce_future=ProduceRequestResult(topic, partition,
                 # PENDING, -1, None, 0, NO_ERRORS, -1)) without the class calls
                 fut = _new_result(ProduceRequestResult)
                 fut.topic = topic
@@ -160,19 +177,13 @@ class Producer:
                 batch = _new_result(_Batch)
                 batch.tp = tp
                 batch.record_ids = []
-                batch.sizes = []
                 batch.created_ms = now
-                batch.attempts = 0
-                batch.retry_at_ms = 0
-                batch.base_seq = -1
-                batch.epoch = 0
                 batch.produce_future = fut
                 queue.append(batch)
                 index = 0
             take = cap - index if cap > index else 1
             stop = rid + take if take < end - rid else end
             batch.record_ids.extend(range(rid, stop))
-            batch.sizes.extend([size] * (stop - rid))
             # the records' FutureRecordMetadata(batch result, index in the batch, now), as one
             # run of Producer.results (ProduceResults builds a ProduceResult when asked)
             runs.append((rid, stop - rid, now, batch.produce_future, index))
@@ -183,8 +194,13 @@ class Producer:
         when = now + self.linger_ms
         if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
             self.sender_wakeup_ms = when
-            c.engine.schedule(self.linger_ms, "client_timer", self.client_id,
-                              Producer._timer_sender, (when,))
+            # Engine.schedule(linger.ms, "client_timer", client id, Producer._timer_sender,
+            # (when,)), inlined (every send run)
+            engine = c.engine
+            seq = engine._seq
+            engine._seq = seq + 1
+            heappush(engine._queue, (when, seq, "client_timer",
+                                     (self.client_id, Producer._timer_sender, (when,))))
         return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
@@ -222,11 +238,6 @@ class Producer:
             self.cluster.engine.schedule(delay, "client_timer", self.client_id,
                                          Producer._timer_sender, (when,))
 
-    def _timer_sender(self, when: int) -> None:
-        if when == self.sender_wakeup_ms:
-            self.sender_wakeup_ms = -1
-        self._run_sender()
-
     def _timer_metadata_timeout(self, corr: int) -> None:
         if self.metadata_in_flight == corr:
             self.metadata_in_flight = -1
@@ -243,7 +254,7 @@ class Producer:
         gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
         for corr in gone:
             _broker, batches = self._release(corr)
-            for b in batches:
+            for b in batches.values():
                 self.leaders[b.tp] = -1
                 self._retry_or_fail(b, E.NETWORK_EXCEPTION)
         if gone:
@@ -256,7 +267,7 @@ class Producer:
             entry = self._release(msg.correlation_id)
             if entry is None:
                 return
-            for b in entry[1]:
+            for b in entry[1].values():
                 self.leaders[b.tp] = -1
                 self._retry_or_fail(b, E.NETWORK_EXCEPTION)
             self._refresh_metadata()
@@ -297,73 +308,93 @@ class Producer:
         self._run_sender()
 
     # -- sender -----------------------------------------------------------------------------
-    def _run_sender(self) -> None:
+    def _run_sender(self, when: int | None = None) -> None:
+        """Sender.sendProducerData: drain each queue's first batch once it is full or due
+        (linger.ms, or retry.backoff.ms for a retry) into one request per leader; wake again
+        when the next batch is due; fail batches past delivery.timeout.ms (_expire_batches).
+        The sender's wake-up timer runs it as ``_timer_sender`` with the time it was set for."""
+        if when == self.sender_wakeup_ms:   # this is the wake-up still set: it is used
+            self.sender_wakeup_ms = -1
         now = self.cluster.engine.now
+        # a queue's first batch created at or before this is past delivery.timeout.ms
+        expired_at = now - self._expiry_ms
+        expire = False
         need_metadata = False
         next_wake = None
-        per_broker: dict[int, list[_Batch]] = {}
+        per_broker: dict[int, dict[tuple[str, int], _Batch]] = {}
         for tp, queue in self.batches.items():
             if not queue:
                 continue
             batch = queue[0]
-            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else 0
-            if batch.retry_at_ms > ready_at:
-                ready_at = batch.retry_at_ms
+            # a first attempt is due linger.ms after its creation, a retry at its back-off's end
+            # (set only once a batch was sent)
+            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else \
+                batch.retry_at_ms
             if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
                 if next_wake is None or ready_at < next_wake:
                     next_wake = ready_at
+                # (a first attempt that is not due yet is younger than linger.ms, which
+                # ProducerConfig keeps below delivery.timeout.ms)
+                if batch.created_ms <= expired_at:
+                    expire = True
                 continue
             leader = self.leaders.get(tp, -1)
             if leader < 0:
                 need_metadata = True
-                continue
-            if leader not in per_broker and \
-                    self.in_flight_per_broker.get(leader, 0) >= self.max_in_flight:
-                continue
-            per_broker.setdefault(leader, []).append(queue.pop(0))
+            elif leader in per_broker or \
+                    self.in_flight_per_broker.get(leader, 0) < self.max_in_flight:
+                per_broker.setdefault(leader, {})[tp] = queue.pop(0)
+                if not queue:
+                    continue
+                batch = queue[0]
+            if batch.created_ms <= expired_at:
+                expire = True
         if per_broker:
             self._send_batches(per_broker)
         if need_metadata:
             self._refresh_metadata()
         if next_wake is not None:
-            self._wake_sender(next_wake - now)
-        limit = self.delivery_timeout_ms
-        if limit is not None:
-            # _expire_batches only when some queue's oldest batch is due (it seldom is)
-            for queue in self.batches.values():
-                if queue and now - queue[0].created_ms >= limit:
-                    self._expire_batches()
-                    break
+            # _wake_sender(next_wake - now), inlined
+            if self.sender_wakeup_ms < now or next_wake < self.sender_wakeup_ms:
+                self.sender_wakeup_ms = next_wake
+                self.cluster.engine.schedule(next_wake - now, "client_timer", self.client_id,
+                                             Producer._timer_sender, (next_wake,))
+        if expire:
+            # a queue's oldest batch is past delivery.timeout.ms (it seldom is)
+            self._expire_batches()
 
-    def _send_batches(self, per_broker: dict[int, list[_Batch]]) -> None:
+    _timer_sender = _run_sender   # the sender's wake-up: _run_sender(when)
+
+    def _send_batches(self, per_broker: dict[int, dict[tuple[str, int], _Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
         c = self.cluster
         sticky = self.sticky
         client_id = self.client_id
         next_seq = self.next_seq
+        size = (self.record_size,)   # every record's size
         for broker, batches in per_broker.items():
-            self.correlation += 1
-            corr = self.correlation
+            corr = self.correlation = self.correlation + 1
             partitions = []
-            for b in batches:
-                b.attempts += 1
-                attempts = b.attempts
-                if self.idempotent and b.base_seq < 0:
+            for b in batches.values():
+                attempts = b.attempts = b.attempts + 1
+                b.produce_future.attempts = attempts
+                ids = b.record_ids
+                tp = b.tp
+                base_seq = b.base_seq
+                if base_seq < 0 and self.idempotent:
                     # the batch's first sequence and producer epoch, assigned once (retries
                     # keep them: RecordAccumulator.drain)
-                    seq = b.base_seq = next_seq.get(b.tp, 0)
+                    base_seq = b.base_seq = next_seq.get(tp, 0)
                     b.epoch = self.producer_epoch
-                    next_seq[b.tp] = seq + len(b.record_ids)
-                b.produce_future.attempts = attempts
-                topic, partition = b.tp
+                    next_seq[tp] = base_seq + len(ids)
+                topic = tp[0]
                 if topic in sticky:
                     sticky[topic] += 1
-                if b.base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
-                    partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
-                                       self.producer_id, b.epoch, b.base_seq))
+                if base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
+                    partitions.append((topic, tp[1], tuple(ids), size * len(ids),
+                                       self.producer_id, b.epoch, base_seq))
                 else:
-                    partitions.append((topic, partition, tuple(b.record_ids), tuple(b.sizes),
-                                       -1, -1, -1))
+                    partitions.append((topic, tp[1], tuple(ids), size * len(ids), -1, -1, -1))
             # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
             req = _new_result(ProduceRequest)
             req.correlation_id = corr
@@ -373,7 +404,8 @@ class Producer:
             req.partitions = tuple(partitions)
             c.send(client_id, broker, req)
             if self.acks == 0:
-                for b in batches:  # acks=0: done as soon as it is on the wire, offset unknown
+                # acks=0: done as soon as it is on the wire, offset unknown
+                for b in batches.values():
                     self._complete(b, ACKED, E.NONE, -1)
                 continue
             if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
@@ -383,7 +415,8 @@ class Producer:
                 deadline = c.engine.now + self.request_timeout_ms
                 tid = c.arm_timeout(owner, c.timeouts[owner], deadline)
                 self.in_flight[corr] = [deadline, tid, broker, batches]
-            self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
+            per_broker_count = self.in_flight_per_broker
+            per_broker_count[broker] = per_broker_count.get(broker, 0) + 1
 
     def _bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0
@@ -417,24 +450,21 @@ class Producer:
         now = c.engine.now
         fut.status = status
         fut.base_offset = base_offset
-        fut.error = None if status == ACKED else error
         fut.done_ms = now
         ids = b.record_ids
         self.n_pending -= len(ids)
-        trace = c.trace.rows.append   # Cluster.record, inlined: one trace row per record
-        client_id = self.client_id
-        topic, partition = b.tp
-        if status == ACKED and base_offset >= 0:
-            offset = base_offset
-            for rid in ids:
-                trace((now, "produce_result", client_id, topic, partition,
-                       (rid, ACKED, offset)))
-                offset += 1
+        # Cluster.record, inlined: one trace row per record, (now, "produce_result", client,
+        # topic, partition, (record id, status, offset or error)), the rows built by C loops:
+        # the row's fixed head plus the 1-tuple holding each record's detail
+        if status == ACKED:
+            fut.error = None
+            details = zip(ids, repeat(ACKED), count(base_offset) if base_offset >= 0 else
+                          repeat(base_offset))
         else:
-            detail = base_offset if status == ACKED else error
-            for rid in ids:
-                trace((now, "produce_result", client_id, topic, partition,
-                       (rid, status, detail)))
+            fut.error = error
+            details = zip(ids, repeat(status), repeat(error))
+        c.trace.rows.extend(map(((now, "produce_result", self.client_id) + b.tp).__add__,
+                                zip(details)))
 
     def _release(self, corr: int):
         entry = self.in_flight.pop(corr, None)
@@ -450,24 +480,34 @@ class Producer:
             return
         _deadline, _tid, broker, batches = entry   # popped: its request timeout is cancelled
         self.in_flight_per_broker[broker] -= 1
-        by_tp = {}
-        for b in batches:
-            by_tp[b.tp] = b
+        now = self.cluster.engine.now
         for topic, partition, err, base in msg.partitions:
-            b = by_tp.get((topic, partition))
+            b = batches.get((topic, partition))
             if b is None:
                 continue
-            if err == E.NONE:
-                self._complete(b, ACKED, E.NONE, base)
-            else:
+            if err != E.NONE:
                 self._retry_or_fail(b, err)
+                continue
+            # _complete(b, ACKED, E.NONE, base), inlined (every acked batch)
+            fut = b.produce_future
+            if fut.status != PENDING:
+                continue
+            fut.status = ACKED
+            fut.base_offset = base
+            fut.error = None
+            fut.done_ms = now
+            ids = b.record_ids
+            self.n_pending -= len(ids)
+            self.cluster.trace.rows.extend(map(
+                (now, "produce_result", self.client_id, topic, partition).__add__,
+                zip(zip(ids, repeat(ACKED), count(base) if base >= 0 else repeat(base)))))
         self._run_sender()
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)
         if entry is None:
             return
-        for b in entry[1]:
+        for b in entry[1].values():
             self._retry_or_fail(b, E.REQUEST_TIMED_OUT)
         self._refresh_metadata()
         self._run_sender()

@@ -136,25 +136,27 @@ class ReplicaManager:
         answer at once (acks 0/1, or every acks=all batch already committed) or park the request
         in the produce purgatory until the HW passes it (``DelayedProduce``)."""
         results: dict[tuple[str, int], list] = {}
-        waiting = False
+        waiting = []   # the partitions whose batch waits for the HW (acks=all)
         now = ctx.now   # the request's time: the batches' timestamps, the purgatory's deadline
+        acks = req.acks
         for entry in req.partitions:
-            st = results[(entry[0], entry[1])] = self._append_to_leader(ctx, req.acks, entry, now)
-            waiting = waiting or not st[1]
-        if req.acks == 0:
+            tp = (entry[0], entry[1])
+            st = results[tp] = self._append_to_leader(ctx, acks, entry, tp, now)
+            if not st[1]:
+                waiting.append(tp)
+        if acks == 0:
             return  # acks=0: the broker sends no response at all
         if waiting:
-            self._park_produce(ctx, src, req, results, now)
+            self._park_produce(ctx, src, req, results, waiting, now)
         else:
             self._respond_produce(ctx, src, req.correlation_id, results)
 
-    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple, now: int
-                          ) -> list:
+    def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple, tp,
+                          now: int) -> list:
         """Partition.appendRecordsToLeader for one partition's batch: the min-ISR pre-check
         (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW.
         Returns the partition's status: [required offset, done, error, base offset]."""
         topic, partition, ids, sizes, pid, pepoch, base_seq = entry
-        tp = (topic, partition)
         part = self.partitions.get(tp)
         if part is None or not part.is_leader:
             err = ctx.not_leader_error() if ctx.topic_exists(topic) \
@@ -166,20 +168,16 @@ class ReplicaManager:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
                 return [0, True, E.NOT_ENOUGH_REPLICAS, -1]
+        log = part.log
         # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
         # is not idempotent (RecordBatch.NO_SEQUENCE)
-        ident = None if base_seq < 0 else (pid, pepoch, base_seq, base_seq + len(ids) - 1)
-        verdict, dup_offset = ("append", -1) if ident is None else \
-            producer_state.check_append(part.log.producer_states, ident)
-        if verdict == "duplicate":
-            # a retried batch already in the log: answer with its original offsets
-            first, last = dup_offset, dup_offset + len(ids) - 1
-            ctx.trace("produce_duplicate", topic, partition,
-                      ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
-        elif verdict != "append":
-            return [0, True, verdict, -1]
+        if base_seq < 0:
+            ident = None
+            verdict = "append"
         else:
-            log = part.log
+            ident = (pid, pepoch, base_seq, base_seq + len(ids) - 1)
+            verdict, dup_offset = producer_state.check_append(log.producer_states, ident)
+        if verdict == "append":
             first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
                                                pid, pepoch, base_seq)
             if ident is not None:
@@ -188,6 +186,13 @@ class ReplicaManager:
                 self._wake(ctx, self.follower_fetch_waiters, tp)
             if part.maybe_increment_leader_hw(ctx):
                 self.on_hw_increased(ctx, part)
+        elif verdict == "duplicate":
+            # a retried batch already in the log: answer with its original offsets
+            first, last = dup_offset, dup_offset + len(ids) - 1
+            ctx.trace("produce_duplicate", topic, partition,
+                      ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
+        else:
+            return [0, True, verdict, -1]
         if acks != -1:
             return [last + 1, True, E.NONE, first]
         if part.log.high_watermark <= last:   # the usual case: followers have to fetch
@@ -196,8 +201,9 @@ class ReplicaManager:
         return [last + 1, done, err, first]
 
     def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
-                      results: dict, now: int) -> None:
-        """The produce purgatory: wait for the HW, at most the request's timeout."""
+                      results: dict, waiting: list, now: int) -> None:
+        """The produce purgatory: wait for the HW on the ``waiting`` partitions, at most the
+        request's timeout."""
         # DelayedProduce(id, src, req.correlation_id, now + req.timeout_ms, results),
         # field by field (every acks=all produce)
         dp_id = self.next_delayed_id
@@ -209,9 +215,8 @@ class ReplicaManager:
         dp.deadline_ms = now + req.timeout_ms
         dp.status = results
         self.delayed_produce[dp_id] = dp
-        for tp, st in results.items():
-            if not st[1]:
-                self.produce_waiters.setdefault(tp, []).append(dp_id)
+        for tp in waiting:
+            self.produce_waiters.setdefault(tp, []).append(dp_id)
         dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp_id)
 
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
@@ -226,7 +231,7 @@ class ReplicaManager:
         ctx.send(dst, resp)
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
-        ids = self.produce_waiters.get(tp)
+        ids = self.produce_waiters.pop(tp, None)   # the requests still waiting go back below
         if not ids:
             return
         part = self.partitions.get(tp)
@@ -236,7 +241,8 @@ class ReplicaManager:
             dp = delayed.get(dp_id)
             if dp is None:
                 continue
-            st = dp.status[tp]
+            status = dp.status
+            st = status[tp]
             if part is None:
                 done, err = True, ctx.not_leader_error()
             elif part.is_leader and part.log.high_watermark < st[0]:
@@ -248,8 +254,15 @@ class ReplicaManager:
                 st[1] = True
                 st[2] = err if err == E.NONE else (ctx.not_leader_error()
                                                    if err == E.NOT_LEADER_OR_FOLLOWER else err)
-                status = dp.status
-                if len(status) == 1 or all(s[1] for s in status.values()):
+                if len(status) == 1:
+                    # the usual request, of one partition: _respond_produce, inlined
+                    del delayed[dp_id]
+                    ctx.cancel_timeout(dp.timeout_id)
+                    resp = _new(ProduceResponse)
+                    resp.correlation_id = dp.correlation_id
+                    resp.partitions = ((tp[0], tp[1], st[2], st[3] if st[2] == E.NONE else -1),)
+                    ctx.send(dp.client, resp)
+                elif all(s[1] for s in status.values()):
                     del delayed[dp_id]
                     ctx.cancel_timeout(dp.timeout_id)
                     self._respond_produce(ctx, dp.client, dp.correlation_id, status)
@@ -257,8 +270,6 @@ class ReplicaManager:
                 remaining.append(dp_id)
         if remaining:
             self.produce_waiters[tp] = remaining
-        else:
-            self.produce_waiters.pop(tp, None)
 
     def on_produce_timeout(self, ctx: ReplicaManagerContext, dp_id: int) -> None:
         dp = self.delayed_produce.pop(dp_id, None)

@@ -207,9 +207,8 @@ class Log:
         ``producer_batches``."""
         first = self.log_end_offset
         n = len(ids)
-        # array.fromlist sizes the array once; extend from a tuple grows it record by record
-        self.ids.fromlist(list(ids))
-        self.sizes.fromlist(list(sizes))
+        self.ids.extend(ids)
+        self.sizes.extend(sizes)
         self.epochs.fromlist([epoch] * n)
         self.timestamps.fromlist([timestamp] * n)
         self.log_end_offset = first + n
