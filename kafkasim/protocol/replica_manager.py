@@ -642,13 +642,17 @@ class ReplicaManager:
         if df is None:
             return True
         request = df.request
+        fps = df.partitions
+        datas = []   # the answer's reads (DelayedFetch.onComplete), in the fetch's order
         if not force:
-            # the bytes the fetch could return now, counted up to min.bytes
+            # the bytes the fetch could return now, counted up to min.bytes. Each partition
+            # served is read first: a read of at least min.bytes settles the count (the bytes
+            # available hold it), else Log.bytes_between counts; too few bytes drop the reads
             min_bytes = request.min_bytes
             total = 0
             is_follower = request.replica_id >= 0
             partitions = self.partitions
-            for fp in df.partitions:
+            for fp in fps:
                 part = partitions.get((fp.topic, fp.partition))
                 if part is None or not part.is_leader and not (
                         not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0):
@@ -656,18 +660,27 @@ class ReplicaManager:
                 cle = fp.current_leader_epoch
                 if cle < part.leader_epoch and cle >= 0:
                     break   # fenced: must answer now
-                log = part.log
-                end = log.log_end_offset if is_follower else log.high_watermark
-                if end > fp.fetch_offset:
-                    total += log.bytes_between(fp.fetch_offset, end, min_bytes)
+                pd = self._read_partition(ctx, request, fp, False)
+                datas.append(pd)
+                if total < min_bytes:
+                    records = pd.records
+                    if records.ids and sum(records.sizes) >= min_bytes:
+                        total = min_bytes   # the usual follower fetch (min.bytes 1)
+                        continue
+                    log = part.log
+                    end = log.log_end_offset if is_follower else log.high_watermark
+                    if end > fp.fetch_offset:
+                        total += log.bytes_between(fp.fetch_offset, end, min_bytes)
             else:
                 if total < min_bytes:
                     return False
+                fps = ()   # every partition read
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = []   # a loop, not a comprehension: one call fewer per completion (CPython 3.11)
-        for fp in df.partitions:
-            datas.append(self._read_partition(ctx, request, fp, False))
+        if fps:   # forced, or a partition must answer now: the reads not made above
+            # (a loop, not a comprehension: one call fewer per completion, CPython 3.11)
+            for fp in fps[len(datas):]:
+                datas.append(self._read_partition(ctx, request, fp, False))
         fctx = df.context
         if fctx is not None and fctx.kind == INCREMENTAL:
             # _fetch_response's usual case, inlined (every completion of a follower's fetch)
