@@ -301,7 +301,6 @@ class ReplicaManager:
         """KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages: the fetch context
         (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
         fctx = session = None   # session: the follower's incremental session, for the lazy read
-        parts = req.partitions
         now = ctx.now
         if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
                                          or req.session_id != INVALID_SESSION_ID):
@@ -346,6 +345,8 @@ class ReplicaManager:
                 for gone in cache.drain_removed():
                     self._settle_session(gone)
                 parts = [] if kind == fetch_session.SESSION_ERROR else req.partitions
+        else:
+            parts = req.partitions   # sessionless
         datas = []
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
@@ -387,7 +388,8 @@ class ReplicaManager:
         self.delayed_fetch[df_id] = df
         if session is not None:
             session.parked = df
-        waiters = self.follower_fetch_waiters if req.replica_id >= 0 \
+        # the watchers of a follower's fetch (the lazy read's session is a follower's)
+        waiters = self.follower_fetch_waiters if session is not None or req.replica_id >= 0 \
             else self.consumer_fetch_waiters
         for fp in parts:
             waiters.setdefault((fp.topic, fp.partition), []).append(df_id)
@@ -525,12 +527,15 @@ class ReplicaManager:
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool, session=None, now: int | None = None,
-                        omit_empty: bool = False) -> FetchPartitionData | None:
+                        omit_empty: bool = False, part: Partition | None = None
+                        ) -> FetchPartitionData | None:
         """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
         incremental session when its lazy read applies (``fp`` is then its CachedPartition);
         ``now``: the request's time, when the caller has it; ``omit_empty``: None instead of
-        an answer without records nor error (the caller parks the fetch)."""
-        part = self.partitions.get((fp.topic, fp.partition))
+        an answer without records nor error (the caller parks the fetch); ``part``: the
+        partition, when the caller looked it up."""
+        if part is None:
+            part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
@@ -660,7 +665,7 @@ class ReplicaManager:
                 cle = fp.current_leader_epoch
                 if cle < part.leader_epoch and cle >= 0:
                     break   # fenced: must answer now
-                pd = self._read_partition(ctx, request, fp, False)
+                pd = self._read_partition(ctx, request, fp, False, part=part)
                 datas.append(pd)
                 if total < min_bytes:
                     records = pd.records
