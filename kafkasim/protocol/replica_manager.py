@@ -561,12 +561,14 @@ class ReplicaManager:
         leo = log.log_end_offset
         ls = log.log_start_offset
         fetch_offset = fp.fetch_offset
-        last_fetched = fp.last_fetched_epoch
-        if is_follower and last_fetched >= 0 and ctx.rules.fetch_diverging_epoch:
+        if is_follower and ctx.rules.fetch_diverging_epoch:
             entries = log.leader_epoch_cache.entries
+            last_fetched = fp.last_fetched_epoch
             # a follower on the leader's latest epoch and not past its LEO cannot diverge
-            # (endOffsetFor(latest) is the LEO): skip the lookup in that steady state
-            if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo):
+            # (endOffsetFor(latest) is the LEO): that steady state skips the lookup, tested
+            # first; without a LastFetchedEpoch (-1) there is none
+            if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo) \
+                    and last_fetched >= 0:
                 epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
                 # Partition.readRecords: an epoch the leader cannot place, or (KAFKA-12996,
                 # 3.0+) an offset below its log start, is OFFSET_OUT_OF_RANGE, not divergence
