@@ -246,15 +246,16 @@ class ReplicaManager:
                 done, err = part.check_enough_replicas_reach_offset(ctx, st[0])
             if done:
                 st[1] = True
-                st[2] = err if err == E.NONE else (ctx.not_leader_error()
-                                                   if err == E.NOT_LEADER_OR_FOLLOWER else err)
+                if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
+                    err = ctx.not_leader_error()
+                st[2] = err
                 if len(status) == 1:
                     # the usual request, of one partition: _respond_produce, inlined
                     del delayed[dp_id]
                     ctx.cancel_timeout(dp.timeout_id)
                     resp = _new(ProduceResponse)
                     resp.correlation_id = dp.correlation_id
-                    resp.partitions = ((tp[0], tp[1], st[2], st[3] if st[2] == E.NONE else -1),)
+                    resp.partitions = (tp + (err, st[3] if err == E.NONE else -1),)
                     ctx.send(dp.client, resp)
                 elif all(s[1] for s in status.values()):
                     del delayed[dp_id]
