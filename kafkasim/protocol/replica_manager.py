@@ -252,15 +252,16 @@ class ReplicaManager:
                 done, err = part.check_enough_replicas_reach_offset(ctx, st[0])
             if done:
                 st[1] = True
-                st[2] = err if err == E.NONE else (ctx.not_leader_error()
-                                                   if err == E.NOT_LEADER_OR_FOLLOWER else err)
+                if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
+                    err = ctx.not_leader_error()
+                st[2] = err
                 if len(status) == 1:
                     # the usual request, of one partition: _respond_produce, inlined
                     del delayed[dp_id]
                     ctx.cancel_timeout(dp.timeout_id)
                     resp = _new(ProduceResponse)
                     resp.correlation_id = dp.correlation_id
-                    resp.partitions = ((tp[0], tp[1], st[2], st[3] if st[2] == E.NONE else -1),)
+                    resp.partitions = (tp + (err, st[3] if err == E.NONE else -1),)
                     ctx.send(dp.client, resp)
                 elif all(s[1] for s in status.values()):
                     del delayed[dp_id]
@@ -312,7 +313,6 @@ class ReplicaManager:
         """KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages: the fetch context
         (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
         fctx = session = None   # session: the follower's incremental session, for the lazy read
-        parts = req.partitions
         now = ctx.now
         if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
                                          or req.session_id != INVALID_SESSION_ID):
@@ -357,6 +357,8 @@ class ReplicaManager:
                 for gone in cache.drain_removed():
                     self._settle_session(gone)
                 parts = [] if kind == fetch_session.SESSION_ERROR else req.partitions
+        else:
+            parts = req.partitions   # sessionless
         datas = []
         total = 0
         immediate = not parts and session is None   # no fetchInfos at all: answer now
@@ -398,7 +400,8 @@ class ReplicaManager:
         self.delayed_fetch[df_id] = df
         if session is not None:
             session.parked = df
-        waiters = self.follower_fetch_waiters if req.replica_id >= 0 \
+        # the watchers of a follower's fetch (the lazy read's session is a follower's)
+        waiters = self.follower_fetch_waiters if session is not None or req.replica_id >= 0 \
             else self.consumer_fetch_waiters
         for fp in parts:
             waiters.setdefault((fp.topic, fp.partition), []).append(df_id)
@@ -536,12 +539,15 @@ class ReplicaManager:
 
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool, session=None, now: int | None = None,
-                        omit_empty: bool = False) -> FetchPartitionData | None:
+                        omit_empty: bool = False, part: Partition | None = None
+                        ) -> FetchPartitionData | None:
         """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
         incremental session when its lazy read applies (``fp`` is then its CachedPartition);
         ``now``: the request's time, when the caller has it; ``omit_empty``: None instead of
-        an answer without records nor error (the caller parks the fetch)."""
-        part = self.partitions.get((fp.topic, fp.partition))
+        an answer without records nor error (the caller parks the fetch); ``part``: the
+        partition, when the caller looked it up."""
+        if part is None:
+            part = self.partitions.get((fp.topic, fp.partition))
         is_follower = req.replica_id >= 0
         if part is None:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
@@ -567,12 +573,14 @@ class ReplicaManager:
         leo = log.log_end_offset
         ls = log.log_start_offset
         fetch_offset = fp.fetch_offset
-        last_fetched = fp.last_fetched_epoch
-        if is_follower and last_fetched >= 0 and ctx.rules.fetch_diverging_epoch:
+        if is_follower and ctx.rules.fetch_diverging_epoch:
             entries = log.leader_epoch_cache.entries
+            last_fetched = fp.last_fetched_epoch
             # a follower on the leader's latest epoch and not past its LEO cannot diverge
-            # (endOffsetFor(latest) is the LEO): skip the lookup in that steady state
-            if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo):
+            # (endOffsetFor(latest) is the LEO): that steady state skips the lookup, tested
+            # first; without a LastFetchedEpoch (-1) there is none
+            if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo) \
+                    and last_fetched >= 0:
                 epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
                 # Partition.readRecords: an epoch the leader cannot place, or (KAFKA-12996,
                 # 3.0+) an offset below its log start, is OFFSET_OUT_OF_RANGE, not divergence
@@ -653,13 +661,17 @@ class ReplicaManager:
         if df is None:
             return True
         request = df.request
+        fps = df.partitions
+        datas = []   # the answer's reads (DelayedFetch.onComplete), in the fetch's order
         if not force:
-            # the bytes the fetch could return now, counted up to min.bytes
+            # the bytes the fetch could return now, counted up to min.bytes. Each partition
+            # served is read first: a read of at least min.bytes settles the count (the bytes
+            # available hold it), else Log.bytes_between counts; too few bytes drop the reads
             min_bytes = request.min_bytes
             total = 0
             is_follower = request.replica_id >= 0
             partitions = self.partitions
-            for fp in df.partitions:
+            for fp in fps:
                 part = partitions.get((fp.topic, fp.partition))
                 if part is None or not part.is_leader and not (
                         not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0):
@@ -667,18 +679,27 @@ class ReplicaManager:
                 cle = fp.current_leader_epoch
                 if cle < part.leader_epoch and cle >= 0:
                     break   # fenced: must answer now
-                log = part.log
-                end = log.log_end_offset if is_follower else log.high_watermark
-                if end > fp.fetch_offset:
-                    total += log.bytes_between(fp.fetch_offset, end, min_bytes)
+                pd = self._read_partition(ctx, request, fp, False, part=part)
+                datas.append(pd)
+                if total < min_bytes:
+                    records = pd.records
+                    if records.ids and sum(records.sizes) >= min_bytes:
+                        total = min_bytes   # the usual follower fetch (min.bytes 1)
+                        continue
+                    log = part.log
+                    end = log.log_end_offset if is_follower else log.high_watermark
+                    if end > fp.fetch_offset:
+                        total += log.bytes_between(fp.fetch_offset, end, min_bytes)
             else:
                 if total < min_bytes:
                     return False
+                fps = ()   # every partition read
         del self.delayed_fetch[df_id]
         ctx.cancel_timeout(df.timeout_id)
-        datas = []   # a loop, not a comprehension: one call fewer per completion (CPython 3.11)
-        for fp in df.partitions:
-            datas.append(self._read_partition(ctx, request, fp, False))
+        if fps:   # forced, or a partition must answer now: the reads not made above
+            # (a loop, not a comprehension: one call fewer per completion, CPython 3.11)
+            for fp in fps[len(datas):]:
+                datas.append(self._read_partition(ctx, request, fp, False))
         fctx = df.context
         if fctx is not None and fctx.kind == INCREMENTAL:
             # _fetch_response's usual case, inlined (every completion of a follower's fetch)
