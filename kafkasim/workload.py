@@ -9,7 +9,6 @@ records/s over 60 s is exactly 60,000 records whatever the tick. Values are gene
 from __future__ import annotations
 
 from dataclasses import dataclass
-from heapq import heappush
 
 from kafkasim.exceptions import ClusterError
 
@@ -115,12 +114,8 @@ class RateWorkload:
             self.sent = target
         if now < end_ms:
             nxt = now + self.tick_ms
-            # Engine.schedule_at(min(nxt, end_ms), "client_timer", client id,
-            # RateWorkload._timer_tick, ()), inlined (every tick; both times are after now)
-            seq = engine._seq
-            engine._seq = seq + 1
-            heappush(engine._queue, (nxt if nxt < end_ms else end_ms, seq, "client_timer",
-                                     (self.client_id, RateWorkload._timer_tick, ())))
+            engine.schedule_at(nxt if nxt < end_ms else end_ms, "client_timer", self.client_id,
+                               RateWorkload._timer_tick, ())
 
     def on_message(self, src, msg) -> None:
         """Workloads receive no messages (their producer does)."""

@@ -10,7 +10,6 @@ outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from heapq import heappush
 from itertools import count, repeat
 
 from kafkasim import config as kconfig
@@ -194,13 +193,8 @@ class Producer:
         when = now + self.linger_ms
         if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
             self.sender_wakeup_ms = when
-            # Engine.schedule(linger.ms, "client_timer", client id, Producer._timer_sender,
-            # (when,)), inlined (every send run)
-            engine = c.engine
-            seq = engine._seq
-            engine._seq = seq + 1
-            heappush(engine._queue, (when, seq, "client_timer",
-                                     (self.client_id, Producer._timer_sender, (when,))))
+            c.engine.schedule(self.linger_ms, "client_timer", self.client_id,
+                              Producer._timer_sender, (when,))
         return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
