@@ -1117,20 +1117,20 @@ class Broker:
 
     # -- incoming messages ------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
-        """KafkaApis.handle: Fetch and Produce (the steady traffic) go straight to the
-        ReplicaManager (fetchMessages, appendRecords); the others to their handler."""
-        cls = type(msg)
-        if cls is FetchRequest:
-            self.replica_manager.fetch_messages(self, src, msg)
-        elif cls is ProduceRequest:
-            self.replica_manager.append_records(self, src, msg)
-        elif cls is FetchResponse:
-            self._on_fetcher_response(src, msg)
-        else:
-            handler = _HANDLERS.get(cls)
-            if handler is None:
-                raise TypeError(f"broker {self.id} cannot handle {cls.__name__}")
-            handler(self, src, msg)
+        """KafkaApis.handle: the request's handler by its type (``_HANDLERS``). Cluster._deliver
+        hands the steady traffic (Fetch, Produce, FetchResponse) to its handler directly."""
+        handler = _HANDLERS.get(type(msg))
+        if handler is None:
+            raise TypeError(f"broker {self.id} cannot handle {type(msg).__name__}")
+        handler(self, src, msg)
+
+    def _on_fetch(self, src, msg: FetchRequest) -> None:
+        """KafkaApis.handleFetchRequest -> ReplicaManager.fetchMessages."""
+        self.replica_manager.fetch_messages(self, src, msg)
+
+    def _on_produce(self, src, msg: ProduceRequest) -> None:
+        """KafkaApis.handleProduceRequest -> ReplicaManager.appendRecords."""
+        self.replica_manager.append_records(self, src, msg)
 
     def _on_fetcher_response(self, src, msg) -> None:
         entry = self.fetch_inflight.pop(msg.correlation_id, None)
@@ -1420,6 +1420,8 @@ _CORE_TIMEOUTS = {
 }
 
 _HANDLERS = {
+    FetchRequest: Broker._on_fetch,
+    ProduceRequest: Broker._on_produce,
     FetchResponse: Broker._on_fetcher_response,
     OffsetsForLeaderEpochResponse: Broker._on_fetcher_response,
     OffsetsForLeaderEpochRequest: Broker._on_offsets_for_leader_epoch,

@@ -506,13 +506,13 @@ class Cluster(StateViews):
                 name = self.wire_name(msg)
             trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
         if broker is not None:
-            # Broker.on_message (KafkaApis.handle): the steady traffic, Fetch and Produce, goes
-            # straight to its handler (inlined: every message to a broker); the rest to it. Only
-            # brokers are sent these three (a KRaft controller's quorum fetch is RaftFetch*)
+            # Broker.on_message (KafkaApis.handle) looks the handler up by type; the steady
+            # traffic goes to its handler directly (every message to a broker). Only brokers are
+            # sent these three (a KRaft controller's quorum fetch is RaftFetch*)
             cls = type(msg)
-            if cls is FetchRequest:
+            if cls is FetchRequest:   # Broker._on_fetch
                 broker.replica_manager.fetch_messages(broker, src, msg)
-            elif cls is ProduceRequest:
+            elif cls is ProduceRequest:   # Broker._on_produce
                 broker.replica_manager.append_records(broker, src, msg)
             elif cls is FetchResponse:
                 broker._on_fetcher_response(src, msg)

@@ -515,25 +515,7 @@ class ReplicaFetcherThread:
                 else:
                     to_send = ()
                 self.dirty = {}
-                # _send_incremental, inlined (every answer); ``requested`` stays the session's
-                corr = ctx.next_correlation_id()
-                self.in_flight = corr
-                self.fetch_corr = corr
-                self.fetch_count += 1
-                req = _new(FetchRequest)
-                req.correlation_id = corr
-                req.replica_id = self.broker_id
-                req.max_wait_ms = cfg["replica.fetch.wait.max.ms"]
-                req.min_bytes = cfg["replica.fetch.min.bytes"]
-                req.max_bytes = cfg["replica.fetch.response.max.bytes"]
-                req.partitions = to_send
-                req.isolation_level = "read_uncommitted"
-                req.rack_id = ""
-                req.fetcher_id = self.fetcher_id
-                req.session_id = session.session_id
-                req.session_epoch = session.epoch
-                req.to_forget = ()
-                ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
+                self._send_incremental(ctx, session, cfg, to_send, ())
                 return
         # do_work: nothing is in flight now; its incremental build first, without the extra call
         if partitions and self.built_rules is not None and self._fetch_changed(ctx):
