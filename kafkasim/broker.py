@@ -265,35 +265,25 @@ class Broker:
         """The controller's periodic task ``name`` (auto_rebalance), while it keeps its epoch."""
         self.schedule_timer(delay_ms, Broker._timer_controller_timer, controller_epoch, name)
 
-    def schedule_timeout(self, delay_ms: int, name: str, *args) -> list:
-        """A cancellable timer (request timeouts) of the core: ``name`` is one of
-        ``_CORE_TIMEOUTS``; returns its handle for ``cancel_timeout``. Cluster.add_timeout's
-        body, inlined (every parked fetch and produce) once the FIFO for this owner and delay
-        exists."""
+    def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
+        """The purgatory timeout (DelayedOperationPurgatory.tryCompleteElseWatch's timer) of the
+        operation ReplicaManager has just parked: ``name`` "produce_timeout" (a DelayedProduce
+        in delayed_produce) or "fetch_timeout" (a DelayedFetch in delayed_fetch), ``args`` its
+        id; returns the timeout id. The parked operation is the timeout (its deadline_ms and
+        timeout_id; this process's Cluster.timeouts entry watches both purgatories, Broker
+        .start): completing it (taking it out of its purgatory) cancels the timeout, and
+        Cluster._fire_timeouts calls Broker._timer_produce_timeout / _timer_fetch_timeout when
+        it is due. It takes its id and the owner's wake-up as Cluster.add_timeout would."""
         cluster = self.cluster
-        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
-        try:
-            fifo = entry[0][delay_ms]
-        except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
-            return cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
-                                       _CORE_TIMEOUTS[name], args)
-        while fifo and fifo[0][2] is None:   # cancelled heads
-            fifo.popleft()
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
+        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
         now = cluster.engine.now
         deadline = now + delay_ms
-        handle = [deadline, tid, _CORE_TIMEOUTS[name], args]
-        fifo.append(handle)
         if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
-        return handle
-
-    @staticmethod
-    def cancel_timeout(handle: list) -> None:
-        """Cluster.cancel_timeout, inlined (every answered request)."""
-        handle[2] = None
+        return tid
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.cluster.record(kind, self.id, topic, partition, detail)
@@ -314,9 +304,12 @@ class Broker:
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
+        rm = self.replica_manager   # this process's purgatories (a new one after a stop)
         self.cluster.process_timeouts[self.id] = self.cluster.timeouts_of(
             ("broker", self.id, self.incarnation), self.fetch_inflight,
-            Broker._timer_fetcher_request_timeout)
+            Broker._timer_fetcher_request_timeout,
+            ((rm.delayed_produce, Broker._timer_produce_timeout),
+             (rm.delayed_fetch, Broker._timer_fetch_timeout)))
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
@@ -1412,12 +1405,6 @@ class Broker:
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""
 
-
-# the timeouts ReplicaManager asks for by name (ctx.schedule_timeout), as broker timers
-_CORE_TIMEOUTS = {
-    "produce_timeout": Broker._timer_produce_timeout,
-    "fetch_timeout": Broker._timer_fetch_timeout,
-}
 
 _HANDLERS = {
     FetchResponse: Broker._on_fetcher_response,

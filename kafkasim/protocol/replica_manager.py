@@ -93,7 +93,9 @@ class DelayedProduce:
     deadline_ms: int
     # tp -> [required offset, done, error, base offset]
     status: dict
-    timeout_id: object = None   # the purgatory timeout's handle (ctx.schedule_timeout)
+    # the purgatory timeout's id (ctx.schedule_timeout; None once fired): the operation is
+    # its timeout, and taking it out of the purgatory cancels it
+    timeout_id: object = None
 
 
 @dataclass(slots=True)
@@ -107,7 +109,9 @@ class DelayedFetch:
     src: int | str
     request: FetchRequest
     deadline_ms: int
-    timeout_id: object = None   # the purgatory timeout's handle (ctx.schedule_timeout)
+    # the purgatory timeout's id (ctx.schedule_timeout; None once fired): the operation is
+    # its timeout, and taking it out of the purgatory cancels it
+    timeout_id: object = None
     partitions: tuple | list = ()
     context: fetch_session.FetchContext | None = None
 
@@ -257,15 +261,13 @@ class ReplicaManager:
                 st[2] = err
                 if len(status) == 1:
                     # the usual request, of one partition: _respond_produce, inlined
-                    del delayed[dp_id]
-                    ctx.cancel_timeout(dp.timeout_id)
+                    del delayed[dp_id]   # and its purgatory timeout
                     resp = _new(ProduceResponse)
                     resp.correlation_id = dp.correlation_id
                     resp.partitions = (tp + (err, st[3] if err == E.NONE else -1),)
                     ctx.send(dp.client, resp)
                 elif all(s[1] for s in status.values()):
-                    del delayed[dp_id]
-                    ctx.cancel_timeout(dp.timeout_id)
+                    del delayed[dp_id]   # and its purgatory timeout
                     self._respond_produce(ctx, dp.client, dp.correlation_id, status)
             else:
                 remaining.append(dp_id)
@@ -694,8 +696,7 @@ class ReplicaManager:
                 if total < min_bytes:
                     return False
                 fps = ()   # every partition read
-        del self.delayed_fetch[df_id]
-        ctx.cancel_timeout(df.timeout_id)
+        del self.delayed_fetch[df_id]   # and its purgatory timeout
         if fps:   # forced, or a partition must answer now: the reads not made above
             # (a loop, not a comprehension: one call fewer per completion, CPython 3.11)
             for fp in fps[len(datas):]:
