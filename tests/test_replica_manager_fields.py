@@ -59,10 +59,12 @@ def test_parked_operations_hold_every_field(monkeypatch):
         c.run(1)
         for b in c.brokers.values():
             rm = b.replica_manager
+            wake_up = c.process_timeouts[b.id][1]   # the process's next timeouts event
             for op in [*rm.delayed_fetch.values(), *rm.delayed_produce.values()]:
-                # parked: its purgatory timeout is set and live, for the operation's deadline
-                # (Cluster.add_timeout's handle: [deadline, id, timer, args])
-                assert op.timeout_id[0] == op.deadline_ms and op.timeout_id[2] is not None
+                # parked: its purgatory timeout is set and live (an id, not None: not fired),
+                # and the process wakes up no later than the operation's deadline
+                assert 0 <= op.timeout_id < c.next_timeout_id
+                assert c.now <= wake_up <= op.deadline_ms
             seen[DelayedFetch] += [(op, c.now) for op in rm.delayed_fetch.values()]
             seen[DelayedProduce] += [(op, c.now) for op in rm.delayed_produce.values()]
     assert len(seen[DelayedFetch]) > 10 and len(seen[DelayedProduce]) > 3
