@@ -278,9 +278,8 @@ class Broker:
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
         entry = cluster.process_timeouts[self.id]   # this process's (made by start())
-        now = cluster.engine.now
-        deadline = now + delay_ms
-        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+        deadline = cluster.engine.now + delay_ms
+        if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
         return tid
@@ -786,10 +785,9 @@ class Broker:
         entry = cluster.process_timeouts[self.id]   # this process's (made by start())
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
-        now = cluster.engine.now
-        deadline = now + timeout_ms
+        deadline = cluster.engine.now + timeout_ms
         self.fetch_inflight[corr] = [deadline, tid, (leader, thread.fetcher_id)]
-        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+        if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
         cluster.send(self.id, leader, req)

@@ -140,6 +140,10 @@ class AdminState:
     last_reassignment_results: dict = field(default_factory=dict)
 
 
+# an owner's wake-up time when no "timeouts" event is pending (Cluster.timeouts_of): later than
+# any deadline, so "is this timeout due before the next wake-up?" is one comparison
+NO_WAKE_UP = 1 << 62
+
 class Cluster(StateViews):
     # rarely used state, grouped (see InGroup)
     broker_overrides = InGroup("admin_state", "broker_overrides")
@@ -225,8 +229,8 @@ class Cluster(StateViews):
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
         # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, requests in
-        # flight or None, their timer]. An entry is the list [deadline, id, fn, args] and is its
-        # own handle: cancelling it sets fn to None.
+        # flight or None, their timer, parked operations]. An entry is the list [deadline, id,
+        # fn, args] and is its own handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
         # broker id -> its running (or last) process's entry in timeouts (Broker.start)
         self.process_timeouts: dict[int, list] = {}
@@ -632,11 +636,11 @@ class Cluster(StateViews):
 
     def arm_timeout(self, owner: tuple, entry: list, deadline: int) -> int:
         """A new timeout of ``owner`` (its ``timeouts_of`` entry) due at ``deadline``: its id,
-        and the owner's wake-up moved earlier if it is due first (or the last one passed).
+        and the owner's wake-up moved earlier if it is due first (none pending: NO_WAKE_UP).
         (Broker.schedule_timeout and Broker.send_from_fetcher do this inline: every request.)"""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
-        if entry[1] < self.engine.now or deadline < entry[1]:
+        if deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
         return tid
@@ -644,16 +648,19 @@ class Cluster(StateViews):
     def timeouts_of(self, owner: tuple, requests: dict | None = None,
                     on_timeout: Callable | None = None, purgatories: tuple = ()) -> list:
         """The owner's [{delay: FIFO}, wake-up time, requests, on_timeout, purgatories], made
-        the first time. ``requests`` (a broker process's fetch_inflight, made when it starts, or
-        a producer's in_flight) maps a correlation id to [deadline (-1: none, or fired), timeout
-        id, ...]: the request timeouts of the requests in flight, each calling the owner's timer
+        the first time. The wake-up time is that of the owner's "timeouts" event still to come
+        (scheduled when it was set; the event sets it anew), or NO_WAKE_UP when none is: a
+        timeout due before it moves it earlier, with an event of its own. ``requests`` (a
+        broker process's fetch_inflight, made when it starts, or a producer's in_flight) maps a
+        correlation id to [deadline (-1: none, or fired), timeout id, ...]: the request
+        timeouts of the requests in flight, each calling the owner's timer
         ``on_timeout(owner object, corr)`` when due. ``purgatories`` (a broker process's) are
         pairs (operations, timer): ``operations`` maps an id to a parked operation with
         ``deadline_ms`` and ``timeout_id`` (None once fired), whose timeout calls
         ``timer(owner object, id)`` when due."""
         entry = self.timeouts.get(owner)
         if entry is None:
-            entry = self.timeouts[owner] = [{}, -1, requests, on_timeout, purgatories]
+            entry = self.timeouts[owner] = [{}, NO_WAKE_UP, requests, on_timeout, purgatories]
         return entry
 
     def _compact_timeouts(self) -> None:
@@ -738,7 +745,7 @@ class Cluster(StateViews):
                 entry[1] = nxt
                 self.engine.schedule_at(nxt, "timeouts", owner)
         else:
-            entry[1] = -1
+            entry[1] = NO_WAKE_UP
 
     def _call(self, fn) -> None:
         fn(self)
