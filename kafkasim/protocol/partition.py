@@ -268,9 +268,9 @@ class Partition:
             return False
         log = self.log
         old = log.high_watermark
-        isr = self.isr
-        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        maximal = isr = self.isr
+        if self.pending is not None and self.pending.kind == "expand":
+            maximal = self.maximal_isr(ctx)   # else nothing being added: the committed ISR
         # new: the HW Kafka's rule gives, when it is decided without the call (else None)
         if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
             # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
@@ -279,16 +279,18 @@ class Partition:
             # holds: the usual case, after a leader append and every follower fetch but the last
             new = log.log_end_offset
             for st in self.remote.values():
-                r_leo = st.log_end_offset
                 if st.broker_id in maximal:
+                    r_leo = st.log_end_offset
                     if r_leo <= old:
                         return False
-                    if new is not None and r_leo < new:
+                    if r_leo < new:
                         new = r_leo
                 else:
                     new = None   # a follower outside: the rule call below decides
-            if new is not None and new <= old:
-                return False
+                    break
+            else:
+                if new <= old:
+                    return False
         else:
             new = None
         v = ctx.rules
