@@ -296,7 +296,8 @@ class Broker:
         handle[2] = None
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
-        self.cluster.record(kind, self.id, topic, partition, detail)
+        cluster = self.cluster   # Cluster.record, inlined (every HW move on a leader)
+        cluster.trace.rows.append((cluster.engine.now, kind, self.id, topic, partition, detail))
 
     def local_log(self, topic: str, partition: int) -> Log:
         return self.logs[(topic, partition)]

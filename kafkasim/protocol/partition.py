@@ -184,23 +184,21 @@ class Partition:
             return False
         if now is None:
             now = ctx.now
-        if fetch_offset >= leader_leo and ctx.rulebook.updated_last_caught_up_time_ms is \
+        if fetch_offset < leader_leo or ctx.rulebook.updated_last_caught_up_time_ms is not \
                 rules.updated_last_caught_up_time_ms:
-            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
-            # caught up now, the time never moving backwards
-            if now > st.last_caught_up_time_ms:
-                st.last_caught_up_time_ms = now
-        else:
             st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
                 st, fetch_offset, leader_leo, now,
                 previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
+        elif now > st.last_caught_up_time_ms:
+            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
+            # caught up now, the time never moving backwards
+            st.last_caught_up_time_ms = now
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
-        if ctx.rules.last_fetch_leader_leo_max:
-            if leader_leo > st.last_fetch_leader_log_end_offset:
-                st.last_fetch_leader_log_end_offset = leader_leo
-        else:
+        if not ctx.rules.last_fetch_leader_leo_max:
+            st.last_fetch_leader_log_end_offset = leader_leo
+        elif leader_leo > st.last_fetch_leader_log_end_offset:   # never backwards
             st.last_fetch_leader_log_end_offset = leader_leo
         st.last_fetch_time_ms = now
         if self.pending is None and replica_id not in self.isr:  # maybe_expand_isr's own test
