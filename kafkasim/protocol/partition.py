@@ -314,11 +314,11 @@ class Partition:
                 log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
                 ctx.config["replica.lag.time.max.ms"],
                 include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
-        if new > old:
-            log.high_watermark = new
-            ctx.partition_changed(self.tp)
-            return True
-        return False
+            if new <= old:   # the HW never moves back (the inlined rule has tested this)
+                return False
+        log.high_watermark = new
+        ctx.partition_changed(self.tp)
+        return True
 
     def check_enough_replicas_reach_offset(self, ctx: PartitionContext,
                                            required_offset: int) -> tuple[bool, str]:
