@@ -1,8 +1,9 @@
-"""The leader's hot paths build FetchPartitionData, FetchResponse, ProduceResponse, DelayedFetch
-and DelayedProduce field by field (``ReplicaManager._read_partition``, ``_try_complete_fetch``,
-``_respond_produce``, ``fetch_messages``, ``_park_produce``), without the class call: every field
-must be set, to what the class's own constructor would hold, and the objects must behave (equal,
-repr, pickle) as constructed ones."""
+"""The leader's hot paths build FetchPartitionData (a NamedTuple, by the C tuple constructor),
+and FetchResponse, ProduceResponse, DelayedFetch and DelayedProduce field by field
+(``ReplicaManager._read_partition``, ``_try_complete_fetch``, ``_respond_produce``,
+``fetch_messages``, ``_park_produce``), without the class call: every field must be set, to what
+the class's own constructor would hold, and the objects must behave (equal, repr, pickle) as
+constructed ones."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from kafkasim.workload import RateWorkload
 
 def _rebuilt(obj):
     cls = type(obj)
-    return cls(*(getattr(obj, f.name) for f in dataclasses.fields(cls)))
+    names = cls._fields if hasattr(cls, "_fields") else [f.name for f in dataclasses.fields(cls)]
+    return cls(*(getattr(obj, name) for name in names))
 
 
 def _run(monkeypatch, ms: int):

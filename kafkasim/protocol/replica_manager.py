@@ -39,10 +39,12 @@ from kafkasim.storage.log import RecordChunk
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.protocol.interfaces import ReplicaManagerContext
 
-# a FetchPartitionData, FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
+# a FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
 # fields the hot paths set one by one: a class call runs the generated __init__ in an
 # interpreter frame of its own (type.__call__), twice the instructions of the slot stores
 _new = object.__new__
+# a FetchPartitionData (a NamedTuple): its generated __new__ is a Python function, the C one is not
+_new_tuple = tuple.__new__
 _NONE = E.NONE
 
 
@@ -629,19 +631,11 @@ class ReplicaManager:
             if omit_empty:
                 return None
             chunk = RecordChunk.empty(fetch_offset)
-        # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo), field by
-        # field (every read: a follower fetch reads on arrival and again when it completes)
-        pd = _new(FetchPartitionData)
-        pd.topic = fp.topic
-        pd.partition = fp.partition
-        pd.error = _NONE
-        pd.high_watermark = hw
-        pd.log_start_offset = ls
-        pd.records = chunk
-        pd.diverging_epoch = None
-        pd.log_end_offset = leo
-        pd.preferred_read_replica = -1
-        return pd
+        # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo) by the C
+        # tuple constructor (every read: a follower fetch reads on arrival and again when it
+        # completes)
+        return _new_tuple(FetchPartitionData,
+                          (fp.topic, fp.partition, _NONE, hw, ls, chunk, None, leo, -1))
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
                           ) -> FetchPartitionData:
