@@ -21,7 +21,7 @@ from kafkasim.protocol.fetch_session import (
     INCREMENTAL,
     INVALID_SESSION_ID,
     incremental_context,
-    incremental_response,
+    incremental_partitions,
 )
 from kafkasim.protocol.messages import (
     FetchPartitionData,
@@ -663,12 +663,11 @@ class ReplicaManager:
             # available hold it), else Log.bytes_between counts; too few bytes drop the reads
             min_bytes = request.min_bytes
             total = 0
-            is_follower = request.replica_id >= 0
-            partitions = self.partitions
             for fp in fps:
-                part = partitions.get((fp.topic, fp.partition))
-                if part is None or not part.is_leader and not (
-                        not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0):
+                part = self.partitions.get((fp.topic, fp.partition))
+                if part is None or not part.is_leader and not (request.replica_id < 0 and
+                                                               ctx.rules.fetch_from_follower and
+                                                               part.leader_id >= 0):
                     break   # not served here (any more): must answer now
                 cle = fp.current_leader_epoch
                 if cle < part.leader_epoch and cle >= 0:
@@ -681,7 +680,7 @@ class ReplicaManager:
                         total = min_bytes   # the usual follower fetch (min.bytes 1)
                         continue
                     log = part.log
-                    end = log.log_end_offset if is_follower else log.high_watermark
+                    end = log.log_end_offset if request.replica_id >= 0 else log.high_watermark
                     if end > fp.fetch_offset:
                         total += log.bytes_between(fp.fetch_offset, end, min_bytes)
             else:
@@ -697,14 +696,20 @@ class ReplicaManager:
         fctx = df.context
         if fctx is not None and fctx.kind == INCREMENTAL:
             # _fetch_response's usual case, inlined (every completion of a follower's fetch)
-            err, sid, parts = incremental_response(fctx, datas)
-            fctx.session.parked = None
-            # FetchResponse(request.correlation_id, parts, err, sid), field by field
+            session = fctx.session
+            session.parked = None
+            # FetchResponse(request.correlation_id, *incremental_response(fctx, datas)), field
+            # by field, incremental_response inlined: a session no longer at the request's epoch
+            # (a duplicate request) answers INVALID_FETCH_SESSION_EPOCH and no partitions
             resp = _new(FetchResponse)
             resp.correlation_id = request.correlation_id
-            resp.partitions = parts
-            resp.error = err
-            resp.session_id = sid
+            if session.epoch == fctx.epoch:
+                resp.partitions = incremental_partitions(session, datas)
+                resp.error = _NONE
+            else:
+                resp.partitions = ()
+                resp.error = E.INVALID_FETCH_SESSION_EPOCH
+            resp.session_id = session.id
             ctx.send(df.src, resp)
         else:
             ctx.send(df.src, self._fetch_response(ctx, request, fctx, datas))
