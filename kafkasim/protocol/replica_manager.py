@@ -344,17 +344,20 @@ class ReplicaManager:
             kind = fctx.kind
             if kind == INCREMENTAL:   # the session stays: nothing to drain
                 cached = fctx.session
-                lazy = fetch_session.LAZY
-                if lazy and cached.privileged:
-                    # FetchContext.partitions, inlined: the active partitions in session order
-                    parts = list(cached.active.values())
-                    if len(parts) > 1:
-                        parts.sort(key=fetch_session._pos)
+                # FetchContext.partitions, inlined: with the lazy read, a follower's session reads
+                # its active partitions, in session order
+                if fetch_session.LAZY:
+                    if cached.privileged:
+                        parts = list(cached.active.values())
+                        if len(parts) > 1:
+                            parts.sort(key=fetch_session._pos)
+                    else:
+                        parts = list(cached.partitions.values())
+                    if req.replica_id >= 0:
+                        session = cached
+                        session.last_read_ms = now
                 else:
                     parts = list(cached.partitions.values())
-                if lazy and req.replica_id >= 0:
-                    session = cached
-                    session.last_read_ms = now
             else:   # (only an incremental context has a session)
                 for gone in cache.drain_removed():
                     self._settle_session(gone)
@@ -363,7 +366,7 @@ class ReplicaManager:
             parts = req.partitions   # sessionless
         datas = []
         total = 0
-        immediate = not parts and session is None   # no fetchInfos at all: answer now
+        immediate = False   # an error or a diverging epoch answers now
         # a fetch of one partition that may wait (MaxWaitMs and MinBytes above 0) is parked when
         # its read has nothing to answer: that answer is never sent, so it is not built (the
         # read returns None; the usual follower fetch, caught up to the leader's LEO)
@@ -377,8 +380,9 @@ class ReplicaManager:
                 immediate = True
             if pd.records.ids:
                 total += sum(pd.records.sizes)
-        else:
-            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
+        else:   # (no fetchInfos at all, not even quiet ones, answers now too)
+            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0 or \
+                    not parts and session is None:
                 ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
                 return
         if session is not None and (len(session.active) != len(parts) or session.closed
