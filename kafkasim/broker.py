@@ -265,38 +265,28 @@ class Broker:
         """The controller's periodic task ``name`` (auto_rebalance), while it keeps its epoch."""
         self.schedule_timer(delay_ms, Broker._timer_controller_timer, controller_epoch, name)
 
-    def schedule_timeout(self, delay_ms: int, name: str, *args) -> list:
-        """A cancellable timer (request timeouts) of the core: ``name`` is one of
-        ``_CORE_TIMEOUTS``; returns its handle for ``cancel_timeout``. Cluster.add_timeout's
-        body, inlined (every parked fetch and produce) once the FIFO for this owner and delay
-        exists."""
+    def schedule_timeout(self, delay_ms: int, name: str, *args) -> int:
+        """The purgatory timeout (DelayedOperationPurgatory.tryCompleteElseWatch's timer) of the
+        operation ReplicaManager has just parked: ``name`` "produce_timeout" (a DelayedProduce
+        in delayed_produce) or "fetch_timeout" (a DelayedFetch in delayed_fetch), ``args`` its
+        id; returns the timeout id. The parked operation is the timeout (its deadline_ms and
+        timeout_id; this process's Cluster.timeouts entry watches both purgatories, Broker
+        .start): completing it (taking it out of its purgatory) cancels the timeout, and
+        Cluster._fire_timeouts calls Broker._timer_produce_timeout / _timer_fetch_timeout when
+        it is due. It takes its id and the owner's wake-up as Cluster.add_timeout would."""
         cluster = self.cluster
-        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
-        try:
-            fifo = entry[0][delay_ms]
-        except KeyError:   # the first timeout of this length: add_timeout makes its FIFO
-            return cluster.add_timeout(("broker", self.id, self.incarnation), delay_ms,
-                                       _CORE_TIMEOUTS[name], args)
-        while fifo and fifo[0][2] is None:   # cancelled heads
-            fifo.popleft()
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
-        now = cluster.engine.now
-        deadline = now + delay_ms
-        handle = [deadline, tid, _CORE_TIMEOUTS[name], args]
-        fifo.append(handle)
-        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
+        deadline = cluster.engine.now + delay_ms
+        if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
-        return handle
-
-    @staticmethod
-    def cancel_timeout(handle: list) -> None:
-        """Cluster.cancel_timeout, inlined (every answered request)."""
-        handle[2] = None
+        return tid
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
-        self.cluster.record(kind, self.id, topic, partition, detail)
+        cluster = self.cluster   # Cluster.record, inlined (every HW move on a leader)
+        cluster.trace.rows.append((cluster.engine.now, kind, self.id, topic, partition, detail))
 
     def local_log(self, topic: str, partition: int) -> Log:
         return self.logs[(topic, partition)]
@@ -314,9 +304,12 @@ class Broker:
         self.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
+        rm = self.replica_manager   # this process's purgatories (a new one after a stop)
         self.cluster.process_timeouts[self.id] = self.cluster.timeouts_of(
             ("broker", self.id, self.incarnation), self.fetch_inflight,
-            Broker._timer_fetcher_request_timeout)
+            Broker._timer_fetcher_request_timeout,
+            ((rm.delayed_produce, Broker._timer_produce_timeout),
+             (rm.delayed_fetch, Broker._timer_fetch_timeout)))
         self.paused_until = 0
         registered = False
         if self.lifecycle is not None:
@@ -793,10 +786,9 @@ class Broker:
         entry = cluster.process_timeouts[self.id]   # this process's (made by start())
         tid = cluster.next_timeout_id
         cluster.next_timeout_id = tid + 1
-        now = cluster.engine.now
-        deadline = now + timeout_ms
+        deadline = cluster.engine.now + timeout_ms
         self.fetch_inflight[corr] = [deadline, tid, (leader, thread.fetcher_id)]
-        if entry[1] < now or deadline < entry[1]:   # the owner's next wake-up
+        if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
         cluster.send(self.id, leader, req)
@@ -845,8 +837,22 @@ class Broker:
                 tail = pb[-1]
                 if tail[0] == first:
                     # the usual fetch: the chunk starts with the newest batch, so holds only it
-                    # (the headers are in offset order and do not overlap)
-                    producer_state.update(log.producer_states, (tail,))
+                    # (the headers are in offset order and do not overlap).
+                    # ProducerStateManager.update (producer_state.update), inlined for its usual
+                    # case (every fetched idempotent batch): the batch follows its producer's last
+                    # run back to back (sequences and, by as many, offsets), so that run grows
+                    base_offset, last_offset, pid, epoch, first_seq = tail
+                    states = log.producer_states
+                    entry = states.get(pid)
+                    if entry is not None and epoch == entry.epoch and entry.batches:
+                        run = entry.batches[-1]
+                        if run.last_seq + 1 == first_seq and \
+                                run.first_offset - run.first_seq == base_offset - first_seq:
+                            run.last_seq = first_seq + last_offset - base_offset
+                        else:
+                            producer_state.update(states, (tail,))
+                    else:
+                        producer_state.update(states, (tail,))
                 elif tail[1] >= first:   # the chunk brought idempotent batches
                     i = len(pb) - 1
                     while i > 0 and pb[i - 1][1] >= first:
@@ -877,17 +883,18 @@ class Broker:
         old = log.high_watermark
         # Log.update_high_watermark, inlined (every fetch answer): the leader's HW clamped into
         # [log start, LEO] (UnifiedLog.updateHighWatermark)
-        new = leader_hw
-        if new > log.log_end_offset:
-            new = log.log_end_offset
-        if new < log.log_start_offset:
-            new = log.log_start_offset
-        log.high_watermark = new
-        if new != old:
+        if leader_hw > log.log_end_offset:
+            leader_hw = log.log_end_offset
+        if leader_hw < log.log_start_offset:
+            leader_hw = log.log_start_offset
+        log.high_watermark = leader_hw
+        if leader_hw != old:
             cluster = self.cluster   # Cluster.record, inlined (most fetch responses)
-            cluster.trace.rows.append((cluster.engine.now, "hw", self.id, tp[0], tp[1], new))
-            # consumers fetching from this follower (KIP-392) may now read more
-            if new > old and tp in self.replica_manager.consumer_fetch_waiters:
+            cluster.trace.rows.append((cluster.engine.now, "hw", self.id, log.topic,
+                                       log.partition, leader_hw))
+            # consumers fetching from this follower (KIP-392) may now read more (the usual
+            # follower has none: that test first)
+            if tp in self.replica_manager.consumer_fetch_waiters and leader_hw > old:
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
     # -- ISR changes ------------------------------------------------------------------------
@@ -1412,12 +1419,6 @@ class Broker:
     def _ignore(self, src, msg) -> None:
         """Responses the simulation does not act on (LeaderAndIsrResponse)."""
 
-
-# the timeouts ReplicaManager asks for by name (ctx.schedule_timeout), as broker timers
-_CORE_TIMEOUTS = {
-    "produce_timeout": Broker._timer_produce_timeout,
-    "fetch_timeout": Broker._timer_fetch_timeout,
-}
 
 _HANDLERS = {
     FetchRequest: Broker._on_fetch,

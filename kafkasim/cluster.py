@@ -140,6 +140,10 @@ class AdminState:
     last_reassignment_results: dict = field(default_factory=dict)
 
 
+# an owner's wake-up time when no "timeouts" event is pending (Cluster.timeouts_of): later than
+# any deadline, so "is this timeout due before the next wake-up?" is one comparison
+NO_WAKE_UP = 1 << 62
+
 class Cluster(StateViews):
     # rarely used state, grouped (see InGroup)
     broker_overrides = InGroup("admin_state", "broker_overrides")
@@ -225,8 +229,8 @@ class Cluster(StateViews):
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
         # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, requests in
-        # flight or None, their timer]. An entry is the list [deadline, id, fn, args] and is its
-        # own handle: cancelling it sets fn to None.
+        # flight or None, their timer, parked operations]. An entry is the list [deadline, id,
+        # fn, args] and is its own handle: cancelling it sets fn to None.
         self.timeouts: dict[tuple, list] = {}
         # broker id -> its running (or last) process's entry in timeouts (Broker.start)
         self.process_timeouts: dict[int, list] = {}
@@ -610,7 +614,10 @@ class Cluster(StateViews):
     # first, in request order). A request timeout of a replica fetcher or a producer is no FIFO
     # entry but the request's in-flight entry [deadline, id, ...] (Broker.send_from_fetcher,
     # Producer._send_batches), read here as if it were one: answering the request, which pops
-    # that entry, cancels it.
+    # that entry, cancels it. Likewise a broker's purgatory timeout (DelayedFetch /
+    # DelayedProduce, Broker.schedule_timeout) is no FIFO entry: the parked operation, with its
+    # deadline_ms and timeout_id, is it, and completing the operation (taking it out of its
+    # purgatory) cancels it.
     def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> list:
         """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
         cancelled first (``cancel_timeout`` with the handle returned).
@@ -629,25 +636,31 @@ class Cluster(StateViews):
 
     def arm_timeout(self, owner: tuple, entry: list, deadline: int) -> int:
         """A new timeout of ``owner`` (its ``timeouts_of`` entry) due at ``deadline``: its id,
-        and the owner's wake-up moved earlier if it is due first (or the last one passed).
+        and the owner's wake-up moved earlier if it is due first (none pending: NO_WAKE_UP).
         (Broker.schedule_timeout and Broker.send_from_fetcher do this inline: every request.)"""
         tid = self.next_timeout_id
         self.next_timeout_id = tid + 1
-        if entry[1] < self.engine.now or deadline < entry[1]:
+        if deadline < entry[1]:
             entry[1] = deadline
             self.engine.schedule_at(deadline, "timeouts", owner)
         return tid
 
     def timeouts_of(self, owner: tuple, requests: dict | None = None,
-                    on_timeout: Callable | None = None) -> list:
-        """The owner's [{delay: FIFO}, wake-up time, requests, on_timeout], made the first time.
-        ``requests`` (a broker process's fetch_inflight, made when it starts, or a producer's
-        in_flight) maps a correlation id to [deadline (-1: none, or fired), timeout id, ...]:
-        the request timeouts of the requests in flight, each calling the owner's timer
-        ``on_timeout(owner object, corr)`` when due."""
+                    on_timeout: Callable | None = None, purgatories: tuple = ()) -> list:
+        """The owner's [{delay: FIFO}, wake-up time, requests, on_timeout, purgatories], made
+        the first time. The wake-up time is that of the owner's "timeouts" event still to come
+        (scheduled when it was set; the event sets it anew), or NO_WAKE_UP when none is: a
+        timeout due before it moves it earlier, with an event of its own. ``requests`` (a
+        broker process's fetch_inflight, made when it starts, or a producer's in_flight) maps a
+        correlation id to [deadline (-1: none, or fired), timeout id, ...]: the request
+        timeouts of the requests in flight, each calling the owner's timer
+        ``on_timeout(owner object, corr)`` when due. ``purgatories`` (a broker process's) are
+        pairs (operations, timer): ``operations`` maps an id to a parked operation with
+        ``deadline_ms`` and ``timeout_id`` (None once fired), whose timeout calls
+        ``timer(owner object, id)`` when due."""
         entry = self.timeouts.get(owner)
         if entry is None:
-            entry = self.timeouts[owner] = [{}, -1, requests, on_timeout]
+            entry = self.timeouts[owner] = [{}, NO_WAKE_UP, requests, on_timeout, purgatories]
         return entry
 
     def _compact_timeouts(self) -> None:
@@ -670,10 +683,12 @@ class Cluster(StateViews):
             handle[2] = None
 
     @staticmethod
-    def _due_timeouts(fifos: dict, now: int, requests: dict | None, on_timeout) -> list:
+    def _due_timeouts(fifos: dict, now: int, requests: dict | None, on_timeout,
+                      purgatories: tuple) -> list:
         """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), with
         the requests in flight whose timeout is due as [deadline, id, on_timeout, (corr,),
-        their in-flight entry]."""
+        their in-flight entry], and the parked operations whose timeout is due as [deadline,
+        id, timer, (op id,), the operation, its purgatory]."""
         due = []
         for fifo in fifos.values():
             while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
@@ -684,6 +699,10 @@ class Cluster(StateViews):
             for corr, f in requests.items():
                 if 0 <= f[0] <= now:
                     due.append([f[0], f[1], on_timeout, (corr,), f])
+        for ops, timer in purgatories:
+            for op_id, op in ops.items():
+                if op.deadline_ms <= now and op.timeout_id is not None:
+                    due.append([op.deadline_ms, op.timeout_id, timer, (op_id,), op, ops])
         due.sort()   # (deadline, id): the order one heap over all timeouts would give
         return due
 
@@ -691,8 +710,8 @@ class Cluster(StateViews):
         entry = self.timeouts[owner]
         fifos = entry[0]
         now = self.engine.now
-        requests, on_timeout = entry[2], entry[3]
-        due = self._due_timeouts(fifos, now, requests, on_timeout)
+        requests, on_timeout, purgatories = entry[2], entry[3], entry[4]
+        due = self._due_timeouts(fifos, now, requests, on_timeout, purgatories)
         while due:
             for e in due:
                 fn = e[2]
@@ -702,23 +721,31 @@ class Cluster(StateViews):
                     if requests.get(e[3][0]) is not e[4]:
                         continue   # answered or failed by a timeout that fired just before
                     e[4][0] = -1   # fired (the broker may be paused: the entry stays till then)
+                elif len(e) == 6:   # a parked operation
+                    op = e[4]
+                    if e[5].get(e[3][0]) is not op or op.timeout_id is None:
+                        continue   # completed or timed out by a timeout that fired just before
+                    op.timeout_id = None   # fired (the broker may be paused: it stays parked)
                 else:
                     e[2] = None    # fired: a later cancel_timeout is a no-op
                 if owner[0] == "broker":
                     self._broker_timer(owner[1], owner[2], fn, e[3])
                 else:
                     self._client_timer(owner[1], fn, e[3])
-            due = self._due_timeouts(fifos, now, requests, on_timeout)   # a handler may add one
+            # a handler may add one
+            due = self._due_timeouts(fifos, now, requests, on_timeout, purgatories)
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
         if requests:
             heads += [f[0] for f in requests.values() if f[0] >= 0]
+        for ops, _timer in purgatories:
+            heads += [op.deadline_ms for op in ops.values() if op.timeout_id is not None]
         if heads:
             nxt = min(heads)
             if entry[1] <= now or nxt < entry[1]:
                 entry[1] = nxt
                 self.engine.schedule_at(nxt, "timeouts", owner)
         else:
-            entry[1] = -1
+            entry[1] = NO_WAKE_UP
 
     def _call(self, fn) -> None:
         fn(self)

@@ -6,6 +6,7 @@ read holds fewer than MinBytes: these tests pin both ways of counting."""
 
 from __future__ import annotations
 
+from kafkasim.protocol import fetch_session
 from kafkasim.protocol.fake import FakeContext
 from kafkasim.protocol.messages import FetchPartition, FetchRequest, ProduceRequest
 from kafkasim.protocol.replica_manager import ReplicaManager
@@ -71,4 +72,31 @@ def test_too_few_bytes_answer_at_max_wait_with_what_is_there():
     rm.on_fetch_timeout(ctx, df_id)           # MaxWaitMs passed
     (resp,) = _fetch_answers(ctx, 2)
     assert list(resp.partitions[0].records.ids) == [100, 101]
+    assert not rm.delayed_fetch and not rm.follower_fetch_waiters
+
+
+def test_a_parked_fetch_whose_session_moved_on_answers_invalid_epoch(monkeypatch):
+    """IncrementalFetchContext.updateAndGenerateResponseData (FetchSession.scala, 1.1+; inlined in
+    ``_try_complete_fetch``): a parked incremental fetch answers with the session's partitions
+    with records while the session is at nextEpoch(its epoch); once a later request of the same
+    session moved it on, the answer is INVALID_FETCH_SESSION_EPOCH with no partitions."""
+    monkeypatch.setattr(fetch_session, "LAZY", False)   # both fetches watch the partition
+    ctx, rm = _leader()
+    fp = FetchPartition(*TP, 0, 1, -1, 0, 1 << 20)
+    rm.fetch_messages(ctx, 2, FetchRequest(1, 2, 500, 1, 1 << 20, (fp,), session_epoch=0))
+    (df_id,) = rm.delayed_fetch
+    rm.on_fetch_timeout(ctx, df_id)   # the full fetch's answer opens the session
+    (full,) = _fetch_answers(ctx, 2)
+    sid = full.session_id
+    assert sid > 0 and full.error == "NONE"
+    for corr, epoch in ((2, 1), (3, 2)):   # the second moves the session past the first's
+        rm.fetch_messages(ctx, 2, FetchRequest(corr, 2, 500, 1, 1 << 20, (fp,),
+                                               session_id=sid, session_epoch=epoch))
+    assert len(rm.delayed_fetch) == 2
+    _produce(ctx, rm, 1, (100,))
+    stale, fresh = _fetch_answers(ctx, 2)[1:]
+    assert (stale.correlation_id, stale.error, stale.session_id, stale.partitions) == \
+        (2, "INVALID_FETCH_SESSION_EPOCH", sid, ())
+    assert (fresh.correlation_id, fresh.error, fresh.session_id) == (3, "NONE", sid)
+    assert [list(pd.records.ids) for pd in fresh.partitions] == [[100]]
     assert not rm.delayed_fetch and not rm.follower_fetch_waiters

@@ -1,8 +1,9 @@
-"""The leader's hot paths build FetchPartitionData, FetchResponse, ProduceResponse, DelayedFetch
-and DelayedProduce field by field (``ReplicaManager._read_partition``, ``_try_complete_fetch``,
-``_respond_produce``, ``fetch_messages``, ``_park_produce``), without the class call: every field
-must be set, to what the class's own constructor would hold, and the objects must behave (equal,
-repr, pickle) as constructed ones."""
+"""The leader's hot paths build FetchPartitionData (a NamedTuple, by the C tuple constructor),
+and FetchResponse, ProduceResponse, DelayedFetch and DelayedProduce field by field
+(``ReplicaManager._read_partition``, ``_try_complete_fetch``, ``_respond_produce``,
+``fetch_messages``, ``_park_produce``), without the class call: every field must be set, to what
+the class's own constructor would hold, and the objects must behave (equal, repr, pickle) as
+constructed ones."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from kafkasim.workload import RateWorkload
 
 def _rebuilt(obj):
     cls = type(obj)
-    return cls(*(getattr(obj, f.name) for f in dataclasses.fields(cls)))
+    names = cls._fields if hasattr(cls, "_fields") else [f.name for f in dataclasses.fields(cls)]
+    return cls(*(getattr(obj, name) for name in names))
 
 
 def _run(monkeypatch, ms: int):
@@ -59,10 +61,12 @@ def test_parked_operations_hold_every_field(monkeypatch):
         c.run(1)
         for b in c.brokers.values():
             rm = b.replica_manager
+            wake_up = c.process_timeouts[b.id][1]   # the process's next timeouts event
             for op in [*rm.delayed_fetch.values(), *rm.delayed_produce.values()]:
-                # parked: its purgatory timeout is set and live, for the operation's deadline
-                # (Cluster.add_timeout's handle: [deadline, id, timer, args])
-                assert op.timeout_id[0] == op.deadline_ms and op.timeout_id[2] is not None
+                # parked: its purgatory timeout is set and live (an id, not None: not fired),
+                # and the process wakes up no later than the operation's deadline
+                assert 0 <= op.timeout_id < c.next_timeout_id
+                assert c.now <= wake_up <= op.deadline_ms
             seen[DelayedFetch] += [(op, c.now) for op in rm.delayed_fetch.values()]
             seen[DelayedProduce] += [(op, c.now) for op in rm.delayed_produce.values()]
     assert len(seen[DelayedFetch]) > 10 and len(seen[DelayedProduce]) > 3

@@ -176,3 +176,55 @@ def test_a_batch_waiting_behind_max_in_flight_expires_at_delivery_timeout_ms():
     # b: queued at +50 and never sent; the sender pass at +1305 finds it 1,255 ms old
     assert (b.status, b.error, b.attempts, b.errors, b.done_ms - sent) == \
         ("failed", "TimeoutException", 0, [], 1305)
+
+
+def _park_a_produce(**producer):
+    """An acks=all produce parked on the leader while both followers are paused (no fetch, so
+    no HW move): returns the cluster, the leader and the DelayedProduce's deadline."""
+    c = Cluster(3, seed=1, kafka_version=ZK)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all", request_timeout_ms=2000, retries=0, **producer)
+    c.run(100)
+    leader = c.leader("t", 0)
+    for b in c.brokers:
+        if b != leader:
+            c.pause(b, 10000)
+    p.send_many("t", ["a"], partition=0)
+    c.run(50)
+    (dp,) = c.brokers[leader].replica_manager.delayed_produce.values()
+    return c, leader, dp.deadline_ms
+
+
+def _timed_out(c: Cluster) -> list[tuple[int, int]]:
+    return [(r[0], r[2]) for r in c.trace.rows if r[1] == "produce_timed_out"]
+
+
+def test_a_parked_produce_times_out_at_its_deadline_also_after_snapshot_and_restore():
+    """DelayedProduce expires timeout_ms after it was parked (DelayedOperationPurgatory's timer:
+    DelayedProduce.onExpiration answers REQUEST_TIMED_OUT). The parked operation is its own
+    timeout, so a restored copy fires it at the same time and answers the same way."""
+    c, leader, deadline = _park_a_produce()
+    restored = Cluster.restore(c.snapshot())
+    for cl in (c, restored):
+        cl.run(3000)
+        assert _timed_out(cl) == [(deadline, leader)]
+        assert not cl.brokers[leader].replica_manager.delayed_produce
+    assert restored.trace_digest() == c.trace_digest()
+
+
+def test_a_paused_leader_handles_its_produce_timeout_once_when_the_pause_ends():
+    c, leader, deadline = _park_a_produce()
+    c.run_to(deadline - 100)
+    c.pause(leader, 400)                  # the deadline falls inside the pause
+    c.run(3000)
+    assert _timed_out(c) == [(deadline + 300, leader)]
+
+
+def test_a_restarted_leader_never_sees_its_previous_process_produce_timeout():
+    """The purgatory dies with the process: the old DelayedProduce's deadline passes silently."""
+    c, leader, deadline = _park_a_produce()
+    c.crash(leader)
+    c.restart(leader)
+    assert not c.brokers[leader].replica_manager.delayed_produce
+    c.run(3000)
+    assert _timed_out(c) == []

@@ -111,9 +111,6 @@ class FakeContext:
         self.outbox.append(f"timer {name} in {delay_ms} ms")
         return self._timeouts
 
-    def cancel_timeout(self, tid: int) -> None:
-        pass
-
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
         self.outbox.append(f"trace {kind} {detail}" if detail is not None else f"trace {kind}")
 

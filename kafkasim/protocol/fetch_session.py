@@ -516,6 +516,13 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
     # expectedEpoch = nextEpoch(the request's epoch), which incremental_context gave the session
     if session.epoch != fctx.epoch:
         return E.INVALID_FETCH_SESSION_EPOCH, session.id, ()   # a duplicate request
+    return _NONE, session.id, incremental_partitions(session, datas)
+
+
+def incremental_partitions(session: FetchSession, datas) -> tuple:
+    """The partitions of an incremental answer (updateAndGenerateResponseData's iterator, for a
+    session at the request's epoch): those with something to say (maybeUpdateResponseData),
+    a partition with records moving to the end of the session order."""
     parts = session.partitions
     out = []
     for pd in datas:
@@ -537,4 +544,4 @@ def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
                 session.next_pos += 1
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
-    return _NONE, session.id, tuple(out)
+    return tuple(out)

@@ -74,9 +74,9 @@ class Outbox(Protocol):
         """Send ``msg`` to a broker id or a client name."""
 
     def schedule_timeout(self, delay_ms: int, name: str, *args: Any) -> Any:
-        """A cancellable timer (request timeouts); returns its handle for cancel_timeout."""
-
-    def cancel_timeout(self, tid: Any) -> None: ...
+        """The purgatory timeout of the operation just parked ("produce_timeout" /
+        "fetch_timeout", args its id); returns its id. Taking the operation out of its
+        purgatory cancels it."""
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail: Any = None
               ) -> None:

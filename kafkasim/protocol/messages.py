@@ -76,8 +76,11 @@ class FetchRequest(Message):
     to_forget: tuple[tuple[str, int], ...] = ()
 
 
-@dataclass(slots=True)
-class FetchPartitionData:
+class FetchPartitionData(NamedTuple):
+    """One partition of a FetchResponse (FetchResponseData.PartitionData). A tuple, as
+    FetchPartition: the leader builds one per read (ReplicaManager._read_partition) with the C
+    constructor; its repr, equality and pickle are the dataclass ones it replaced."""
+
     topic: str
     partition: int
     error: str

@@ -184,23 +184,21 @@ class Partition:
             return False
         if now is None:
             now = ctx.now
-        if fetch_offset >= leader_leo and ctx.rulebook.updated_last_caught_up_time_ms is \
+        if fetch_offset < leader_leo or ctx.rulebook.updated_last_caught_up_time_ms is not \
                 rules.updated_last_caught_up_time_ms:
-            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
-            # caught up now, the time never moving backwards
-            if now > st.last_caught_up_time_ms:
-                st.last_caught_up_time_ms = now
-        else:
             st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
                 st, fetch_offset, leader_leo, now,
                 previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
+        elif now > st.last_caught_up_time_ms:
+            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
+            # caught up now, the time never moving backwards
+            st.last_caught_up_time_ms = now
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
-        if ctx.rules.last_fetch_leader_leo_max:
-            if leader_leo > st.last_fetch_leader_log_end_offset:
-                st.last_fetch_leader_log_end_offset = leader_leo
-        else:
+        if not ctx.rules.last_fetch_leader_leo_max:
+            st.last_fetch_leader_log_end_offset = leader_leo
+        elif leader_leo > st.last_fetch_leader_log_end_offset:   # never backwards
             st.last_fetch_leader_log_end_offset = leader_leo
         st.last_fetch_time_ms = now
         if self.pending is None and replica_id not in self.isr:  # maybe_expand_isr's own test
@@ -268,9 +266,9 @@ class Partition:
             return False
         log = self.log
         old = log.high_watermark
-        isr = self.isr
-        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        maximal = isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        maximal = isr = self.isr
+        if self.pending is not None and self.pending.kind == "expand":
+            maximal = self.maximal_isr(ctx)   # else nothing being added: the committed ISR
         # new: the HW Kafka's rule gives, when it is decided without the call (else None)
         if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
             # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
@@ -279,16 +277,18 @@ class Partition:
             # holds: the usual case, after a leader append and every follower fetch but the last
             new = log.log_end_offset
             for st in self.remote.values():
-                r_leo = st.log_end_offset
                 if st.broker_id in maximal:
+                    r_leo = st.log_end_offset
                     if r_leo <= old:
                         return False
-                    if new is not None and r_leo < new:
+                    if r_leo < new:
                         new = r_leo
                 else:
                     new = None   # a follower outside: the rule call below decides
-            if new is not None and new <= old:
-                return False
+                    break
+            else:
+                if new <= old:
+                    return False
         else:
             new = None
         v = ctx.rules
@@ -314,11 +314,11 @@ class Partition:
                 log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
                 ctx.config["replica.lag.time.max.ms"],
                 include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
-        if new > old:
-            log.high_watermark = new
-            ctx.partition_changed(self.tp)
-            return True
-        return False
+            if new <= old:   # the HW never moves back (the inlined rule has tested this)
+                return False
+        log.high_watermark = new
+        ctx.partition_changed(self.tp)
+        return True
 
     def check_enough_replicas_reach_offset(self, ctx: PartitionContext,
                                            required_offset: int) -> tuple[bool, str]:

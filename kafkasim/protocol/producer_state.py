@@ -58,16 +58,17 @@ def check_append(states: dict, ident) -> tuple[str, int]:
     entry = states.get(pid)
     if entry is None:
         return "append", -1              # unknown producer: start tracking it (KIP-360)
-    if epoch < entry.epoch:
-        return "INVALID_PRODUCER_EPOCH", -1
-    if epoch > entry.epoch:
+    if epoch != entry.epoch:   # the usual batch is of the producer's current epoch
+        if epoch < entry.epoch:
+            return "INVALID_PRODUCER_EPOCH", -1
         return ("append", -1) if first_seq == 0 else ("OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
-    for b in entry.batches:
+    batches = entry.batches
+    for b in batches:
         # a follower sees batches back to back and keeps them as one run, so a retried
         # batch is a duplicate when its sequences lie inside a run already in the log
         if b.first_seq <= first_seq and last_seq <= b.last_seq:
             return "duplicate", b.first_offset + (first_seq - b.first_seq)
-    batches = entry.batches   # entry.last_seq, inlined (every idempotent produce)
+    # entry.last_seq, inlined (every idempotent produce)
     if first_seq != (batches[-1].last_seq if batches else -1) + 1:
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1

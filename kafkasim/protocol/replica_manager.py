@@ -21,7 +21,7 @@ from kafkasim.protocol.fetch_session import (
     INCREMENTAL,
     INVALID_SESSION_ID,
     incremental_context,
-    incremental_response,
+    incremental_partitions,
 )
 from kafkasim.protocol.messages import (
     FetchPartitionData,
@@ -39,10 +39,12 @@ from kafkasim.storage.log import RecordChunk
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.protocol.interfaces import ReplicaManagerContext
 
-# a FetchPartitionData, FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
+# a FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
 # fields the hot paths set one by one: a class call runs the generated __init__ in an
 # interpreter frame of its own (type.__call__), twice the instructions of the slot stores
 _new = object.__new__
+# a FetchPartitionData (a NamedTuple): its generated __new__ is a Python function, the C one is not
+_new_tuple = tuple.__new__
 _NONE = E.NONE
 
 
@@ -93,7 +95,9 @@ class DelayedProduce:
     deadline_ms: int
     # tp -> [required offset, done, error, base offset]
     status: dict
-    timeout_id: object = None   # the purgatory timeout's handle (ctx.schedule_timeout)
+    # the purgatory timeout's id (ctx.schedule_timeout; None once fired): the operation is
+    # its timeout, and taking it out of the purgatory cancels it
+    timeout_id: object = None
 
 
 @dataclass(slots=True)
@@ -107,7 +111,9 @@ class DelayedFetch:
     src: int | str
     request: FetchRequest
     deadline_ms: int
-    timeout_id: object = None   # the purgatory timeout's handle (ctx.schedule_timeout)
+    # the purgatory timeout's id (ctx.schedule_timeout; None once fired): the operation is
+    # its timeout, and taking it out of the purgatory cancels it
+    timeout_id: object = None
     partitions: tuple | list = ()
     context: fetch_session.FetchContext | None = None
 
@@ -257,15 +263,13 @@ class ReplicaManager:
                 st[2] = err
                 if len(status) == 1:
                     # the usual request, of one partition: _respond_produce, inlined
-                    del delayed[dp_id]
-                    ctx.cancel_timeout(dp.timeout_id)
+                    del delayed[dp_id]   # and its purgatory timeout
                     resp = _new(ProduceResponse)
                     resp.correlation_id = dp.correlation_id
                     resp.partitions = (tp + (err, st[3] if err == E.NONE else -1),)
                     ctx.send(dp.client, resp)
                 elif all(s[1] for s in status.values()):
-                    del delayed[dp_id]
-                    ctx.cancel_timeout(dp.timeout_id)
+                    del delayed[dp_id]   # and its purgatory timeout
                     self._respond_produce(ctx, dp.client, dp.correlation_id, status)
             else:
                 remaining.append(dp_id)
@@ -342,17 +346,20 @@ class ReplicaManager:
             kind = fctx.kind
             if kind == INCREMENTAL:   # the session stays: nothing to drain
                 cached = fctx.session
-                lazy = fetch_session.LAZY
-                if lazy and cached.privileged:
-                    # FetchContext.partitions, inlined: the active partitions in session order
-                    parts = list(cached.active.values())
-                    if len(parts) > 1:
-                        parts.sort(key=fetch_session._pos)
+                # FetchContext.partitions, inlined: with the lazy read, a follower's session reads
+                # its active partitions, in session order
+                if fetch_session.LAZY:
+                    if cached.privileged:
+                        parts = list(cached.active.values())
+                        if len(parts) > 1:
+                            parts.sort(key=fetch_session._pos)
+                    else:
+                        parts = list(cached.partitions.values())
+                    if req.replica_id >= 0:
+                        session = cached
+                        session.last_read_ms = now
                 else:
                     parts = list(cached.partitions.values())
-                if lazy and req.replica_id >= 0:
-                    session = cached
-                    session.last_read_ms = now
             else:   # (only an incremental context has a session)
                 for gone in cache.drain_removed():
                     self._settle_session(gone)
@@ -361,7 +368,7 @@ class ReplicaManager:
             parts = req.partitions   # sessionless
         datas = []
         total = 0
-        immediate = not parts and session is None   # no fetchInfos at all: answer now
+        immediate = False   # an error or a diverging epoch answers now
         # a fetch of one partition that may wait (MaxWaitMs and MinBytes above 0) is parked when
         # its read has nothing to answer: that answer is never sent, so it is not built (the
         # read returns None; the usual follower fetch, caught up to the leader's LEO)
@@ -375,8 +382,9 @@ class ReplicaManager:
                 immediate = True
             if pd.records.ids:
                 total += sum(pd.records.sizes)
-        else:
-            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0:
+        else:   # (no fetchInfos at all, not even quiet ones, answers now too)
+            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0 or \
+                    not parts and session is None:
                 ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
                 return
         if session is not None and (len(session.active) != len(parts) or session.closed
@@ -629,19 +637,11 @@ class ReplicaManager:
             if omit_empty:
                 return None
             chunk = RecordChunk.empty(fetch_offset)
-        # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo), field by
-        # field (every read: a follower fetch reads on arrival and again when it completes)
-        pd = _new(FetchPartitionData)
-        pd.topic = fp.topic
-        pd.partition = fp.partition
-        pd.error = _NONE
-        pd.high_watermark = hw
-        pd.log_start_offset = ls
-        pd.records = chunk
-        pd.diverging_epoch = None
-        pd.log_end_offset = leo
-        pd.preferred_read_replica = -1
-        return pd
+        # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo) by the C
+        # tuple constructor (every read: a follower fetch reads on arrival and again when it
+        # completes)
+        return _new_tuple(FetchPartitionData,
+                          (fp.topic, fp.partition, _NONE, hw, ls, chunk, None, leo, -1))
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
                           ) -> FetchPartitionData:
@@ -669,12 +669,11 @@ class ReplicaManager:
             # available hold it), else Log.bytes_between counts; too few bytes drop the reads
             min_bytes = request.min_bytes
             total = 0
-            is_follower = request.replica_id >= 0
-            partitions = self.partitions
             for fp in fps:
-                part = partitions.get((fp.topic, fp.partition))
-                if part is None or not part.is_leader and not (
-                        not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0):
+                part = self.partitions.get((fp.topic, fp.partition))
+                if part is None or not part.is_leader and not (request.replica_id < 0 and
+                                                               ctx.rules.fetch_from_follower and
+                                                               part.leader_id >= 0):
                     break   # not served here (any more): must answer now
                 cle = fp.current_leader_epoch
                 if cle < part.leader_epoch and cle >= 0:
@@ -687,15 +686,14 @@ class ReplicaManager:
                         total = min_bytes   # the usual follower fetch (min.bytes 1)
                         continue
                     log = part.log
-                    end = log.log_end_offset if is_follower else log.high_watermark
+                    end = log.log_end_offset if request.replica_id >= 0 else log.high_watermark
                     if end > fp.fetch_offset:
                         total += log.bytes_between(fp.fetch_offset, end, min_bytes)
             else:
                 if total < min_bytes:
                     return False
                 fps = ()   # every partition read
-        del self.delayed_fetch[df_id]
-        ctx.cancel_timeout(df.timeout_id)
+        del self.delayed_fetch[df_id]   # and its purgatory timeout
         if fps:   # forced, or a partition must answer now: the reads not made above
             # (a loop, not a comprehension: one call fewer per completion, CPython 3.11)
             for fp in fps[len(datas):]:
@@ -703,14 +701,20 @@ class ReplicaManager:
         fctx = df.context
         if fctx is not None and fctx.kind == INCREMENTAL:
             # _fetch_response's usual case, inlined (every completion of a follower's fetch)
-            err, sid, parts = incremental_response(fctx, datas)
-            fctx.session.parked = None
-            # FetchResponse(request.correlation_id, parts, err, sid), field by field
+            session = fctx.session
+            session.parked = None
+            # FetchResponse(request.correlation_id, *incremental_response(fctx, datas)), field
+            # by field, incremental_response inlined: a session no longer at the request's epoch
+            # (a duplicate request) answers INVALID_FETCH_SESSION_EPOCH and no partitions
             resp = _new(FetchResponse)
             resp.correlation_id = request.correlation_id
-            resp.partitions = parts
-            resp.error = err
-            resp.session_id = sid
+            if session.epoch == fctx.epoch:
+                resp.partitions = incremental_partitions(session, datas)
+                resp.error = _NONE
+            else:
+                resp.partitions = ()
+                resp.error = E.INVALID_FETCH_SESSION_EPOCH
+            resp.session_id = session.id
             ctx.send(df.src, resp)
         else:
             ctx.send(df.src, self._fetch_response(ctx, request, fctx, datas))
