@@ -185,11 +185,9 @@ def describe_event(event) -> str:
     """A short text for an engine event tuple ``(time_ms, seq, kind, args)``."""
     time_ms, seq, kind, args = event
     detail = ""
-    if kind == "deliver" and args:
-        env = args[0]
-        msg = getattr(env, "msg", None)
-        name = type(msg).__name__ if msg is not None else "?"
-        detail = f" {name} {getattr(env, 'src', '?')} -> {getattr(env, 'dst', '?')}"
+    if kind == "deliver" and len(args) >= 3:   # kafkasim.network.DELIVERY
+        src, dst, msg = args[:3]
+        detail = f" {type(msg).__name__} {src} -> {dst}"
     elif kind == "broker_timer" and len(args) >= 3:
         detail = f" broker {args[0]}: {_timer_name(args[2])}"
     elif kind == "client_timer" and len(args) >= 2:

@@ -36,7 +36,6 @@ from kafkasim.network import MessageFilter, Network
 from kafkasim.protocol import rules as kafka_rules
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
-    Envelope,
     FetchRequest,
     FetchResponse,
     LeaderAndIsrRequest,
@@ -57,7 +56,6 @@ CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed
 __all__ = ["BrokerStartupError", "Cluster", "ClusterError", "ConditionTimeout", "NumberedValue",
            "RecordRegistry"]
 
-_new_envelope = object.__new__   # see Cluster.send
 _CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
 
 
@@ -404,14 +402,6 @@ class Cluster(StateViews):
             # (every message): the same message id, seeded latency draw and per-link FIFO
             msg_id = net.next_msg_id
             net.next_msg_id = msg_id + 1
-            # Envelope(src, dst, msg, now, msg_id) field by field: the dataclass __init__,
-            # called from C, costs twice as many instructions as the five slot stores
-            env = _new_envelope(Envelope)
-            env.src = src
-            env.dst = dst
-            env.msg = msg
-            env.sent_ms = now
-            env.msg_id = msg_id
             t = now + net.latency_ms
             if net.jitter_ms:
                 t += int(engine.rng.random() * (net.jitter_ms + 1))  # uniform on 0..jitter
@@ -429,11 +419,14 @@ class Cluster(StateViews):
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
         else:
             name = None
-        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0); the
-        # delivery carries the wire name for its recv row
+        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0). The
+        # delivery event carries the Envelope's fields flat (DELIVERY: no object to build per
+        # message; Network.delivery_envelope makes one for readers), the destination's
+        # incarnation and the wire name for its recv row
         seq = engine._seq
         engine._seq = seq + 1
-        heappush(engine._queue, (t, seq, "deliver", (env, net.incarnations.get(dst, 0), name)))
+        heappush(engine._queue, (t, seq, "deliver",
+                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name)))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
@@ -472,12 +465,11 @@ class Cluster(StateViews):
             self.wire_names[cls] = name
         return name
 
-    def _deliver(self, env, incarnation: int, name: str | None = None) -> None:
-        """``env`` reaches its destination (unless it is gone, paused or cut off); ``name``
-        is the RPC's wire name when the send computed it."""
-        dst = env.dst
-        src = env.src
-        msg = env.msg
+    def _deliver(self, src, dst, msg, sent_ms: int, msg_id: int, incarnation: int,
+                 name: str | None = None) -> None:
+        """The message ``msg_id`` (the Envelope's fields: kafkasim.network.DELIVERY) reaches its
+        destination, unless it is gone, paused or cut off; ``name`` is the RPC's wire name when
+        the send computed it."""
         net = self.network
         engine = self.engine
         broker = self.brokers.get(dst)   # None for clients, controllers and ZooKeeper
@@ -488,19 +480,20 @@ class Cluster(StateViews):
             # sets both; only a stop moves the network's on)
             if broker.state == STOPPED or broker.incarnation != incarnation:
                 net.dropped += 1
-                self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
+                self.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
                                                   "destination process gone"))
                 self._send_close(dst, src, msg)   # the refusal travels back
                 return
             if broker.paused_until > engine.now:
-                engine.schedule_at(broker.paused_until, "deliver", env, incarnation, name)
+                engine.schedule_at(broker.paused_until, "deliver", src, dst, msg, sent_ms, msg_id,
+                                   incarnation, name)
                 return
         if not net.plain and not net.can_reach(src, dst):
             if isinstance(msg, _CONTROLLER_REQUESTS):
                 self._queue_controller_request(src, dst, msg)
                 return
             net.dropped += 1
-            self.record("drop", dst, "", -1, (self.wire_name(msg), src, env.msg_id,
+            self.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
                                               "network partition"))
             return
         net.delivered += 1
@@ -508,7 +501,7 @@ class Cluster(StateViews):
         if trace.messages:
             if name is None:
                 name = self.wire_name(msg)
-            trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, env.msg_id)))
+            trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, msg_id)))
         if broker is not None:
             # Broker.on_message (KafkaApis.handle) looks the handler up by type; the steady
             # traffic goes to its handler directly (every message to a broker). Only brokers are
@@ -523,7 +516,7 @@ class Cluster(StateViews):
             else:
                 broker.on_message(src, msg)
         elif dst == ZOOKEEPER:
-            self._zk_request(env)
+            self._zk_request(src, msg)
         else:
             client = self.clients.get(dst)
             if client is not None:
@@ -851,15 +844,14 @@ class Cluster(StateViews):
         self.engine.schedule(0, "controller_event", "isr_change", (tuple(tps),))
 
     # -- ZooKeeper sessions -------------------------------------------------------------------
-    def _zk_request(self, env) -> None:
+    def _zk_request(self, src, msg) -> None:
         from kafkasim.protocol.messages import ZkPing, ZkPingResponse
 
-        msg = env.msg
         if isinstance(msg, ZkPing):
             alive = self.zk.touch(msg.session_id, self.engine.now)
             if alive:
                 self.watch_session(msg.session_id)
-            self.send(ZOOKEEPER, env.src, ZkPingResponse(msg.session_id, alive))
+            self.send(ZOOKEEPER, src, ZkPingResponse(msg.session_id, alive))
 
     def watch_session(self, session_id: int) -> None:
         s = self.zk.sessions.get(session_id)
@@ -1358,7 +1350,8 @@ class Cluster(StateViews):
         envs = self.network.release(flt)
         for env in envs:
             self.engine.schedule_at(self.network.delivery_time(env, self.now, self.engine.rng),
-                                    "deliver", env, self.network.incarnations.get(env.dst, 0))
+                                    "deliver", env.src, env.dst, env.msg, env.sent_ms,
+                                    env.msg_id, self.network.incarnations.get(env.dst, 0))
         self.record("fault", "network", "", -1, ev.ReleaseMessages(len(envs)))
         return len(envs)
 

@@ -22,6 +22,18 @@ from kafkasim.protocol.messages import Envelope, Message
 Node = int | str
 
 
+# The arguments of the engine's "deliver" event (Cluster.send schedules it, Cluster._deliver
+# handles it): the message's Envelope fields, flat so that the hot path builds no object per
+# message, then the destination's incarnation when it was sent and the RPC's wire name (None
+# when the sender did not compute it).
+DELIVERY = ("src", "dst", "msg", "sent_ms", "msg_id", "incarnation", "name")
+
+
+def delivery_envelope(args: tuple) -> Envelope:
+    """The Envelope of a "deliver" event's ``args`` (``DELIVERY``)."""
+    return Envelope(args[0], args[1], args[2], args[3], args[4])
+
+
 @dataclass(slots=True)
 class MessageFilter:
     """Matches messages by type name, endpoints and content; None matches anything.

@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 
 from kafkasim.exceptions import ClusterError
+from kafkasim.network import delivery_envelope
 
 NO_SUCH_TIME = -1
 
@@ -118,7 +119,7 @@ class StateViews:
         rows = []
         for t, _seq, kind, args in self.engine._queue:
             if kind == "deliver":
-                rows.append(self._flight_row(args[0], t, False))
+                rows.append(self._flight_row(delivery_envelope(args), t, False))
         rows.extend(self._flight_row(env, -1, True) for env in self.network.held)
         return sorted(rows, key=lambda r: r["msg_id"])
 

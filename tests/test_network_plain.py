@@ -50,3 +50,30 @@ def test_a_delay_set_while_plain_changes_delivery_times():
     def fetch_recv(c):
         return [r[0] for r in c.trace.rows if r[1] == "recv" and r[5][0] == "FetchRequest"]
     assert fetch_recv(slow) != fetch_recv(fast)
+
+
+def test_deliver_events_carry_the_envelope_fields_flat_on_both_paths():
+    """A "deliver" event's args are kafkasim.network.DELIVERY, whether the send took the plain
+    path or Network.envelope (a delay is set), and for a held message released later; the
+    Envelope rebuilt from them is the one messages_in_flight shows."""
+    from kafkasim.network import DELIVERY, delivery_envelope
+
+    c = _cluster()
+    p = c.producer(acks="all", linger_ms=0)
+    for setup in (lambda: None, lambda: c.delay(3, "FetchRequest"),
+                  lambda: (c.hold("FetchResponse"), c.run(20), c.release("FetchResponse"))):
+        p.send("t", "v")
+        setup()
+        assert c.run_until(lambda cl: any(e[2] == "deliver" for e in cl.engine._queue), 100)
+        events = [e for e in c.engine._queue if e[2] == "deliver"]
+        assert events
+        for t, _seq, _kind, args in events:
+            assert len(args) in (len(DELIVERY), len(DELIVERY) - 1)
+            env = delivery_envelope(args)
+            assert (env.src, env.dst, env.msg, env.sent_ms, env.msg_id) == tuple(args[:5])
+            assert env.sent_ms <= t and args[5] == c.network.incarnations.get(env.dst, 0)
+        shown = {r["msg_id"]: r for r in c.messages_in_flight() if not r["held"]}
+        for t, _seq, _kind, args in events:
+            assert shown[args[4]]["arrives_ms"] == t and shown[args[4]]["src"] == args[0]
+        c.heal()
+        c.run(50)

@@ -222,9 +222,10 @@ class Stepper:
             return False
         what = msg_id = None
         if ev[1] == "deliver":
-            env = ev[2][0]
-            what = describe_message(env.msg, env.src, env.dst, self.topic, self.partition)
-            msg_id = env.msg_id if what is not None else None
+            src, dst, msg, _sent_ms, msg_id = ev[2][:5]   # kafkasim.network.DELIVERY
+            what = describe_message(msg, src, dst, self.topic, self.partition)
+            if what is None:
+                msg_id = None
         c.step()
         state, isr = self._state()
         if what is None and (state, isr) != self._last:
