@@ -194,11 +194,18 @@ class Engine:
         try:
             # the loop counts the events itself (``count`` is the number of the event being
             # run): cheaper per event than a counter compared against the limit
+            # each event is popped first and pushed back if it is not due yet (once per run:
+            # cheaper than looking at the head before every pop)
             for count in range(1, (limit if limit >= 0 else _FOREVER) + 1):
-                if not queue or queue[0][0] > stop:
+                try:
+                    time_ms, seq, kind, args = pop(queue)
+                except IndexError:   # the queue is empty
                     count -= 1
                     break
-                time_ms, seq, kind, args = pop(queue)
+                if time_ms > stop:
+                    heappush(queue, (time_ms, seq, kind, args))
+                    count -= 1
+                    break
                 self.now = time_ms
                 handlers[kind](*args)
         except SimulationError:
