@@ -167,9 +167,8 @@ class Skeleton:
                 self.now, _seq, kind, args = pop(queue)
                 self.events += 1
                 handlers[kind](*args)
-            # the cyclic collector's pass over what the run allocated (its young generation):
-            # kafkasim's run pays it inside its timing (the first allocation after Engine.run
-            # re-enables the collector starts it), so the skeleton pays it too
+            # the cyclic collector's pass over what the run allocated (its young generation),
+            # as bench_workload._drive pays it for kafkasim
             settle_collector()
             return time.perf_counter() - t0
         finally:
@@ -179,7 +178,10 @@ class Skeleton:
 
 def settle_collector() -> None:
     """Collect the young generation now: the pass over every container a run allocated while
-    the collector was paused. Each side of the comparison pays it once inside its timing."""
+    the collector was paused. Each side of a comparison (kafkasim's reference workload, this
+    skeleton; the partition counts of ``bench_partitions``) pays it once inside its timing, so
+    that none pays another's garbage or a full collection the process's counters happened to
+    pick."""
     gc.collect(0)
 
 
