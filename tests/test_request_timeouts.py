@@ -154,9 +154,11 @@ def test_a_restarted_follower_never_sees_its_previous_process_fetch_timeout():
 
 def test_a_batch_waiting_behind_max_in_flight_expires_at_delivery_timeout_ms():
     """KIP-91: a batch still in the accumulator fails with a TimeoutException once it is
-    delivery.timeout.ms old (RecordAccumulator.expiredBatches, checked by every sender pass),
-    without being sent; here it waits behind max.in.flight.requests.per.connection=1 while the
-    batch in flight times out (request.timeout.ms) and backs off (retry.backoff.ms)."""
+    delivery.timeout.ms old (RecordAccumulator.expiredBatches), and the sender wakes for it:
+    Sender.sendProducerData bounds its poll timeout by RecordAccumulator.nextExpiryTimeMs, the
+    deadline of the oldest batch at the head of a queue. Here ``b`` waits behind
+    max.in.flight.requests.per.connection=1 while ``a`` times out (request.timeout.ms) and backs
+    off (retry.backoff.ms)."""
     c = Cluster(3, seed=1, kafka_version="3.7")
     c.create_topic("t", 1, 3)
     p = c.producer("p", acks="all", linger_ms=5, request_timeout_ms=1000,
@@ -169,13 +171,65 @@ def test_a_batch_waiting_behind_max_in_flight_expires_at_delivery_timeout_ms():
     c.run(50)
     b = p.send("t", "b", partition=0)
     c.run(3000)
-    # a: sent at +5, timed out at +1005, resent at +1305 (its back-off's end), timed out again
-    # at +2305, past delivery.timeout.ms: failed for good
-    assert (a.status, a.attempts, a.errors, a.done_ms - sent) == \
-        ("failed", 2, ["REQUEST_TIMED_OUT", "REQUEST_TIMED_OUT"], 2305)
-    # b: queued at +50 and never sent; the sender pass at +1305 finds it 1,255 ms old
+    # a: sent at +5, timed out at +1005 and queued again until its back-off ends at +1305; the
+    # sender wakes at its deadline, +1200, and fails it there, never resent
+    assert (a.status, a.error, a.attempts, a.errors, a.done_ms - sent) == \
+        ("failed", "TimeoutException", 1, ["REQUEST_TIMED_OUT"], 1200)
+    # b: queued at +50; the pass at +1200 drained nothing (a, backing off, was the queue's head)
+    # and then expired a, so b's own deadline, +1250, is the next wake-up: that pass sends it
+    # (ready, a free in-flight slot) and then finds it in flight and 1,200 ms old
+    # (Sender.getExpiredInflightBatches runs after the drain): failed at once
     assert (b.status, b.error, b.attempts, b.errors, b.done_ms - sent) == \
-        ("failed", "TimeoutException", 0, [], 1305)
+        ("failed", "TimeoutException", 1, [], 1250)
+
+
+def test_a_batch_with_no_broker_to_go_to_fails_at_delivery_timeout_ms():
+    """Every broker is down: no leader, no metadata answer, no response will ever move the
+    batch. The sender still wakes at its deadline (RecordAccumulator.nextExpiryTimeMs) and fails
+    it with a TimeoutException, delivery.timeout.ms after send() created it."""
+    for version in ("3.7", "4.1"):
+        c = Cluster(3, seed=1, kafka_version=version)
+        c.create_topic("t", 1, 3)
+        p = c.producer("p", acks="all", delivery_timeout_ms=40_000, request_timeout_ms=30_000)
+        c.run(1000)
+        for b in list(c.brokers):
+            c.crash(b)
+        c.run(100)
+        created = c.now
+        r = p.send("t", "x", partition=0)
+        c.run(39_999)
+        assert r.status == "pending", version
+        c.run(1)
+        assert (r.status, r.error, r.done_ms - created) == \
+            ("failed", "TimeoutException", 40_000), version
+        assert p.pending() == 0
+
+
+def test_a_sent_batch_past_delivery_timeout_ms_fails_in_flight_and_its_answer_is_ignored():
+    """Sender.getExpiredInflightBatches: a batch resent late in its life is still in flight at
+    its deadline; it fails there with a TimeoutException. Its request keeps its in-flight slot
+    until it completes (here by request.timeout.ms), and that completion changes nothing."""
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all", linger_ms=5, request_timeout_ms=1000,
+                   delivery_timeout_ms=1200, retry_backoff_ms=100, retries=1000)
+    c.run(100)
+    c.drop("ProduceResponse", count=10)
+    sent = c.now
+    a = p.send("t", "a", partition=0)
+    c.run(1150)
+    # sent at +5, timed out at +1005, resent at +1105 when its back-off ended
+    assert (a.status, a.attempts, a.errors) == ("pending", 2, ["REQUEST_TIMED_OUT"])
+    assert len(p.in_flight) == 1
+    c.run(50)
+    assert (a.status, a.error, a.done_ms - sent) == ("failed", "TimeoutException", 1200)
+    assert len(p.in_flight) == 1           # the request still holds its slot
+    c.run(1000)                            # its request timeout at +2105: nothing to retry
+    assert not p.in_flight and not any(p.batches.values())
+    assert (a.status, a.error, a.attempts, a.errors, a.done_ms - sent) == \
+        ("failed", "TimeoutException", 2, ["REQUEST_TIMED_OUT"], 1200)
+    results = [r for r in c.trace.rows if r[1] == "produce_result" and r[2] == "p"]
+    assert len(results) == 1               # one outcome per record
 
 
 def _park_a_produce(**producer):

@@ -99,6 +99,9 @@ class Producer:
         self.correlation = 0
         self.metadata_in_flight = -1
         self.sender_wakeup_ms = -1
+        # when the sender wakes for RecordAccumulator.nextExpiryTimeMs: the oldest pending
+        # batch's delivery.timeout.ms deadline (-1: none set)
+        self.expiry_wakeup_ms = -1
         self.sticky: dict[str, int] = {}
         self._refresh_metadata()
 
@@ -180,6 +183,8 @@ class Producer:
                 batch.produce_future = fut
                 queue.append(batch)
                 index = 0
+                if self.expiry_wakeup_ms < 0 and self.delivery_timeout_ms is not None:
+                    self._arm_expiry(now + self.delivery_timeout_ms)
             take = cap - index if cap > index else 1
             stop = rid + take if take < end - rid else end
             batch.record_ids.extend(range(rid, stop))
@@ -359,6 +364,51 @@ class Producer:
 
     _timer_sender = _run_sender   # the sender's wake-up: _run_sender(when)
 
+    def _arm_expiry(self, when: int) -> None:
+        """Wake the sender at ``when``, the oldest pending batch's delivery.timeout.ms deadline:
+        Sender.sendProducerData bounds its poll timeout by RecordAccumulator.nextExpiryTimeMs
+        (KIP-91), so a batch that nothing else moves (no leader, no broker, a request that never
+        returns) still fails at its deadline. Every pending batch is younger than this one, so
+        one wake-up at a time is enough."""
+        now = self.cluster.engine.now
+        self.expiry_wakeup_ms = when
+        self.cluster.engine.schedule(max(0, when - now), "client_timer", self.client_id,
+                                     Producer._timer_expiry, (when,))
+
+    def _timer_expiry(self, when: int) -> None:
+        """The sender's poll returns at the oldest batch's deadline: a sender pass (which fails
+        the queued batches past it, RecordAccumulator.expiredBatches), the in-flight batches past
+        it fail too (Sender.getExpiredInflightBatches), then the wake-up for the next oldest."""
+        if when != self.expiry_wakeup_ms:
+            return
+        self.expiry_wakeup_ms = -1
+        self._run_sender()
+        self._expire_in_flight()
+        oldest = None
+        for queue in self.batches.values():
+            if queue and (oldest is None or queue[0].created_ms < oldest):
+                oldest = queue[0].created_ms
+        for entry in self.in_flight.values():
+            for b in entry[3].values():
+                if b.produce_future.status == PENDING and (oldest is None
+                                                           or b.created_ms < oldest):
+                    oldest = b.created_ms
+        if oldest is not None and self.expiry_wakeup_ms < 0:
+            self._arm_expiry(oldest + self.delivery_timeout_ms)
+
+    def _expire_in_flight(self) -> None:
+        """Sender.getExpiredInflightBatches: a sent batch delivery.timeout.ms old fails with a
+        TimeoutException while its request is still in flight; the request keeps its slot
+        (max.in.flight.requests.per.connection) and its answer, when it comes, is ignored."""
+        now = self.cluster.engine.now
+        limit = self.delivery_timeout_ms
+        expired = [b for entry in self.in_flight.values() for b in entry[3].values()
+                   if b.produce_future.status == PENDING and now - b.created_ms >= limit]
+        for b in sorted(expired, key=lambda b: (b.created_ms, b.tp)):
+            self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
+            if b.base_seq >= 0:
+                self._bump_epoch()
+
     def _send_batches(self, per_broker: dict[int, dict[tuple[str, int], _Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
         c = self.cluster
@@ -509,6 +559,8 @@ class Producer:
     def _retry_or_fail(self, b: _Batch, err: str) -> None:
         now = self.cluster.now
         fut = b.produce_future
+        if fut.status != PENDING:   # it expired in flight (delivery.timeout.ms): done already
+            return
         if fut.errors is NO_ERRORS:
             fut.errors = [err]
         else:
