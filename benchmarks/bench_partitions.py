@@ -6,9 +6,10 @@ traffic, hence about the same events, whatever the partition count; the other pa
 idle. With incremental fetch sessions (KIP-227, Kafka 1.1+) a follower's Fetch names, and the
 leader's answer carries, only the partitions that changed; before 1.1 every Fetch carries all of
 them. Figures: ``p<N>_us_per_event`` (CPU time of this process inside ``Cluster.run`` /
-events, best of ``repeats``; CPU rather than wall time so that other load on the machine does not
-skew the ratio), ``p1000_vs_p1`` (goal <= 1.5), and the same at Kafka 1.0 (sessionless) for
-comparison. Building the cluster and creating the topic are not timed.
+events, best of ``repeats`` rounds over the four counts; CPU rather than wall time so that
+other load on the machine does not skew the ratio), ``p1000_vs_p1`` (goal <= 1.5), and the same
+at Kafka 1.0 (sessionless) for comparison. Building the cluster and creating the topic are
+not timed.
 """
 
 from __future__ import annotations
@@ -57,13 +58,24 @@ def run(quick: bool = False) -> dict:
     duration_ms = 2_000 if quick else 10_000
     repeats = 1 if quick else 3
     out: dict = {"duration_ms": duration_ms, "rate_records_per_s": RATE, "repeats": repeats}
-    for version, prefix in (("3.7", ""), ("1.0", "sessionless_")):
+    # the counts in rounds (1, 10, 100, 1,000, then again), each count's best run kept: this
+    # host runs the same code at two speeds a few seconds apart, and measuring one count's
+    # repeats back to back let a slow spell land on one count only
+    best: dict[int, dict] = {}
+    for _ in range(repeats):
         for n in COUNTS:
-            if quick and n == 1000 and prefix:
-                continue
-            m = measure(n, duration_ms, repeats if not prefix else 1, version)
-            out[f"{prefix}p{n}_events"] = m["events"]
-            out[f"{prefix}p{n}_us_per_event"] = round(m["wall_s"] / m["events"] * 1e6, 1)
+            m = measure(n, duration_ms, 1)
+            if n not in best or m["wall_s"] < best[n]["wall_s"]:
+                best[n] = m
+    for n in COUNTS:
+        out[f"p{n}_events"] = best[n]["events"]
+        out[f"p{n}_us_per_event"] = round(best[n]["wall_s"] / best[n]["events"] * 1e6, 1)
+    for n in COUNTS:
+        if quick and n == 1000:
+            continue
+        m = measure(n, duration_ms, 1, "1.0")
+        out[f"sessionless_p{n}_events"] = m["events"]
+        out[f"sessionless_p{n}_us_per_event"] = round(m["wall_s"] / m["events"] * 1e6, 1)
     out["p1000_vs_p1"] = round(out["p1000_us_per_event"] / out["p1_us_per_event"], 2)
     out["goal_p1000_vs_p1"] = GOAL_P1000_VS_P1
     out["meets_target_p1000_vs_p1"] = out["p1000_vs_p1"] <= GOAL_P1000_VS_P1
