@@ -15,11 +15,10 @@ not timed.
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 
-from benchmarks.skeleton import settle_collector
+from benchmarks.skeleton import collector_paused, settle_collector
 from kafkasim.cluster import Cluster
 from kafkasim.workload import RateWorkload
 
@@ -40,16 +39,11 @@ def measure(partitions: int, duration_ms: int, repeats: int, version: str = "3.7
         # the collector paused for the run, then one young-generation pass over what it
         # allocated (skeleton.settle_collector): left to itself it runs whatever collection
         # the process's counters pick after the run, at the end of `make bench` a full one
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             t0 = time.process_time()
             c.run(duration_ms)
             settle_collector()
             wall = time.process_time() - t0   # CPU seconds
-        finally:
-            if was_enabled:
-                gc.enable()
         run = {"wall_s": wall, "events": c.engine.events_processed - events}
         if best is None or wall < best["wall_s"]:
             best = run

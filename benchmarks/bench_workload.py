@@ -35,7 +35,6 @@ costs" gives the figures).
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 
@@ -69,9 +68,7 @@ def _drive(c: Cluster, p, duration_ms: int) -> float:
     collection the process's counters pick, and in a process that has run other benchmarks
     that is a full one over all of them (kafkasim's 1.0 s read 1.5 s at the end of ``make
     bench``)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with skeleton.collector_paused():
         t0 = time.perf_counter()
         c.run(duration_ms)
         wall = time.perf_counter() - t0
@@ -84,9 +81,6 @@ def _drive(c: Cluster, p, duration_ms: int) -> float:
         t0 = time.perf_counter()
         skeleton.settle_collector()
         return wall + time.perf_counter() - t0
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _one(linger_ms: int, trace: bool, duration_ms: int, **cluster_kw) -> dict:

@@ -25,6 +25,7 @@ import heapq
 import random
 import time
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 LEADER, F1, F2, PRODUCER = 1, 2, 3, "producer-1"
@@ -159,9 +160,7 @@ class Skeleton:
         """Run the workload for ``duration_ms`` plus its drain; returns the wall seconds."""
         self.schedule(0, "tick", duration_ms)
         queue, handlers, pop = self.queue, self.handlers, heapq.heappop
-        gc_was_enabled = gc.isenabled()
-        gc.disable()   # as kafkasim's Engine.run does
-        try:
+        with collector_paused():   # as kafkasim's Engine.run pauses it
             t0 = time.perf_counter()
             while queue:
                 self.now, _seq, kind, args = pop(queue)
@@ -171,9 +170,19 @@ class Skeleton:
             # as bench_workload._drive pays it for kafkasim
             settle_collector()
             return time.perf_counter() - t0
-        finally:
-            if gc_was_enabled:
-                gc.enable()
+
+
+@contextmanager
+def collector_paused():
+    """The cyclic collector paused for the block (restored after it), as ``Engine.run`` pauses
+    it: a measurement inside then ends with ``settle_collector``."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def settle_collector() -> None:
