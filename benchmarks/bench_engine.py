@@ -27,7 +27,7 @@ import itertools
 import statistics
 import time
 
-from kafkasim.engine import Engine
+from kafkasim.runtime.engine import Engine
 
 TARGET_VS_BARE = 0.60
 TARGET_VS_SIMPY = 1.5

@@ -42,9 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 _RECORD = """
 import json, resource, sys, time
 from benchmarks.bench_player import RATE
-from kafkasim.cluster import Cluster
-from kafkasim.history import History
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.observe.history import History
+from kafkasim.runtime.workload import RateWorkload
 
 def rss_kb():
     with open("/proc/self/status") as f:
@@ -78,9 +78,9 @@ def _record(ms: int) -> dict:
 
 def _snapshot_restore(duration_ms: int, repeats: int = 5) -> tuple[float, float, int]:
     from benchmarks.bench_workload import RATE
-    from kafkasim.cluster import Cluster
-    from kafkasim.history import History
-    from kafkasim.workload import RateWorkload
+    from kafkasim.observe.history import History
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.runtime.workload import RateWorkload
 
     c = Cluster(brokers=3, seed=1)
     c.create_topic("bench", partitions=1, replication_factor=3)

@@ -6,7 +6,8 @@ once the cluster was built, sampled every 20 simulated seconds:
 
 * ``kept``: the default, every trace row kept in memory (what the course's notebooks use);
 * ``spill``: ``cluster.trace.spill_to(tmpdir, 100_000)``: at most ~100,000 rows in memory, older
-  ones in Parquet files (``kafkasim.trace``). pyarrow's libraries (imported by ``spill_to``) and
+  ones in Parquet files (``kafkasim.runtime.trace``). pyarrow's libraries (imported by
+  ``spill_to``) and
   its first Parquet write (~20 simulated s in) are a fixed cost, ~130-180 MB: ``spill_fixed_mb``
   plus ``spill_first_sample_mb`` (the first sample comes after the first spill).
 
@@ -35,8 +36,8 @@ SAMPLE_S = 20
 
 _RUN = """
 import json, sys, tempfile
-from kafkasim.cluster import Cluster
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 def rss_mb():
     with open("/proc/self/status") as f:

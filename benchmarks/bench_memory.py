@@ -9,7 +9,7 @@ Those are the code paths the simulation uses; only the network and the timers ar
 
 Measured with ``tracemalloc`` (bytes still allocated once the logs are built, temporaries
 freed), cross-checked with ``sys.getsizeof`` over the logs' array columns. The record registry
-(``kafkasim.cluster.RecordRegistry``: value, key and producer of each record, held once per
+(``kafkasim.runtime.cluster.RecordRegistry``: value, key and producer of each record, held once per
 cluster) is measured separately with the values the reference workload sends
 (``"workload-producer-1-bench-<n>"``, no key) and shared among the 3 replicas in the second figure.
 
@@ -22,8 +22,8 @@ import gc
 import sys
 import tracemalloc
 
-from kafkasim.cluster import RecordRegistry
-from kafkasim.storage.log import Log
+from kafkasim.core.log import Log
+from kafkasim.runtime.cluster import RecordRegistry
 
 TARGET_BYTES = 200.0
 REPLICAS = 3

@@ -19,8 +19,8 @@ import statistics
 import time
 
 from benchmarks.skeleton import collector_paused, settle_collector
-from kafkasim.cluster import Cluster
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 COUNTS = (1, 10, 100, 1000)
 RATE = 1000

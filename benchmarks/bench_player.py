@@ -29,9 +29,9 @@ import random
 import statistics
 import time
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 from kafkasim.widgets import Player
-from kafkasim.workload import RateWorkload
 
 TARGET_SEEK_MS = 200.0
 TARGET_REDRAW_MS = 100.0

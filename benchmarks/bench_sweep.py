@@ -5,7 +5,7 @@ Measured in this order, in one process:
 
 Fixed costs of Spark (paid once per process, or per sweep):
 
-* ``session_start_s``: ``kafkasim.spark.session()`` on a fresh process (the JVM);
+* ``session_start_s``: ``kafkasim.experiments.spark.session()`` on a fresh process (the JVM);
 * ``first_job_s``: the first job (``warm_up``: the executors' Python checked, the Python workers
   started, kafkasim imported there, one mapInPandas job through Arrow);
 * ``job_s``: the same job again on the warm session (what every Spark job costs at least);
@@ -106,9 +106,9 @@ def _jvm_pid(spark) -> int | None:
 
 def run(quick: bool = False) -> dict:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from kafkasim import spark as kspark
     from kafkasim.experiments import distributed as dist
     from kafkasim.experiments import run_sweep
+    from kafkasim.experiments import spark as kspark
     from kafkasim.experiments.costs import COSTS
 
     out: dict[str, object] = {"load_avg_start": round(os.getloadavg()[0], 2)}

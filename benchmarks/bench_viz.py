@@ -23,11 +23,11 @@ import os
 import statistics
 import time
 
-from kafkasim.clients.producer import ProduceResults
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.clients.producer import ProduceResults
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 from kafkasim.viz import replica_log_rows, replica_logs
 from kafkasim.viz.style import new_figure
-from kafkasim.workload import RateWorkload
 
 TARGET_REDRAW_MS = 100.0
 TARGET_SEEK_MS = 200.0

@@ -40,8 +40,8 @@ import time
 
 from benchmarks import skeleton
 from benchmarks.bench_instructions import CEILING, GOAL
-from kafkasim.cluster import Cluster
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 TARGET_SIM_S_PER_WALL_S = 100.0
 RATE = 1000          # records per second

@@ -71,7 +71,7 @@ def _baseline(player) -> None:
 
 def measure_player(name: str, show_isr: bool, reps: int, baseline: bool,
                    topic: str | None = None) -> dict:
-    from kafkasim.scenario import Scenario
+    from kafkasim.scenarios.scenario import Scenario
     from kafkasim.widgets import Player
 
     p = Player(Scenario.named(name), topic=topic, show_isr=show_isr)

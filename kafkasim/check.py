@@ -74,7 +74,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
-from kafkasim.events import Event, LeaderElection, PowerLossTruncate
+from kafkasim.core.events import Event, LeaderElection, PowerLossTruncate
 
 __all__ = [
     "CHECKS",
@@ -185,7 +185,7 @@ def describe_event(event) -> str:
     """A short text for an engine event tuple ``(time_ms, seq, kind, args)``."""
     time_ms, seq, kind, args = event
     detail = ""
-    if kind == "deliver" and len(args) >= 3:   # kafkasim.network.DELIVERY
+    if kind == "deliver" and len(args) >= 3:   # kafkasim.runtime.network.DELIVERY
         src, dst, msg = args[:3]
         detail = f" {type(msg).__name__} {src} -> {dst}"
     elif kind == "broker_timer" and len(args) >= 3:
@@ -740,7 +740,7 @@ class Ghost:
         it (``meta_changes``). The records come from the raft log of a node that has committed
         them (controllers, then the brokers' observers); committed entries are the same on
         every node (Raft Log Matching; ``RaftSafety`` checks it)."""
-        from kafkasim.protocol.kraft.image import MetadataImage
+        from kafkasim.control.kraft.image import MetadataImage
 
         shadow = self.meta_image
         if shadow is None:
@@ -1864,7 +1864,7 @@ class LeaderFromIsrOrElr(Checker):
               "(ELR); KIP-704 (LeaderRecoveryState RECOVERING on unclean election)")
 
     def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
-        from kafkasim.protocol.kraft.records import NO_LEADER, LeaderRecoveryState
+        from kafkasim.control.kraft.records import NO_LEADER, LeaderRecoveryState
 
         for tp, off, _record, before, after in g.meta_changes:
             if before is None or after.leader == before.leader or after.leader == NO_LEADER:
@@ -1902,7 +1902,7 @@ class RaftSafety(Checker):
     epoch, committed entries never lost from a node's log nor committed two ways, a leader
     holds everything committed before its epoch, a leader's HW never decreases.
 
-    Wraps ``kafkasim.protocol.kraft.raft_invariants.check_raft_safety`` over every raft client
+    Wraps ``kafkasim.control.kraft.raft_invariants.check_raft_safety`` over every raft client
     (controllers and the brokers' observers: KIP-595, the Raft paper's Election Safety, Log
     Matching, Leader Completeness; the KIP-966 spec's MetadataLogMatching). Evaluated when a
     node's raft state changed (a ``raft_*`` or controller node trace row, then log length,
@@ -1914,7 +1914,7 @@ class RaftSafety(Checker):
               "Leader Completeness); KIP-966 spec MetadataLogMatching")
 
     def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
-        from kafkasim.protocol.kraft.raft_invariants import check_raft_safety
+        from kafkasim.control.kraft.raft_invariants import check_raft_safety
 
         if not g.raft_changed:
             return   # no raft_* / controller node row since the last check: nothing moved
@@ -2011,7 +2011,8 @@ def detach(cluster) -> None:
 
 def classify_losses(cluster, record_ids: Iterable[int], checker: Checker | None = None
                     ) -> dict[int, str]:
-    """For acked record ids found lost (e.g. ``kafkasim.scenario.lost_acked``): record id ->
+    """For acked record ids found lost (e.g.
+    ``kafkasim.scenarios.scenario.lost_acked``): record id ->
     why the configuration allows that loss; ids absent from the answer are bugs.
 
     Uses what ``checker`` (a suite that followed the run) classified as allowed (NoAckedLoss),

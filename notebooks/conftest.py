@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
-# nbval kernels inherit this process's environment. kafkasim.spark reads KAFKASIM_TESTING to turn
+# nbval kernels inherit this process's environment. kafkasim.experiments.spark reads
+# KAFKASIM_TESTING to turn
 # off Spark's console progress bar; PYSPARK_PYTHON keeps Spark's workers on the venv's python.
 os.environ.setdefault("KAFKASIM_TESTING", "1")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from kafkasim.fuzz import Fuzzer
+from kafkasim.tools.fuzz import Fuzzer
 
 
 def main(argv: list[str] | None = None) -> int:

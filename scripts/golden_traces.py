@@ -26,15 +26,15 @@ PROFILES = ("safe", "old", "acks1", "unclean")
 
 
 def _scenario(name: str) -> tuple[str, str]:
-    from kafkasim.scenario import Scenario, builtin_dir
+    from kafkasim.scenarios.scenario import Scenario, builtin_dir
     sc = Scenario.load(Path(builtin_dir()) / f"{name}.toml")
     run = sc.run(check=False)
     return f"scenario:{name}", run.cluster.trace_digest()
 
 
 def _workload(linger: int, version: str = "3.7") -> tuple[str, str]:
-    from kafkasim.cluster import Cluster
-    from kafkasim.workload import RateWorkload
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.runtime.workload import RateWorkload
     c = Cluster(brokers=3, seed=1, kafka_version=version)
     c.create_topic("bench", partitions=1, replication_factor=3)
     p = c.producer(acks="all", linger_ms=linger)
@@ -61,7 +61,7 @@ def _job(job: tuple) -> tuple[str, str]:
 
 
 def compute(schedules: int, workers: int) -> dict[str, str]:
-    from kafkasim.scenario import builtin_names
+    from kafkasim.scenarios.scenario import builtin_names
     jobs = [("scenario", n) for n in builtin_names()]
     jobs += [("workload", n) for n in (0, 5, 20)]
     jobs += [("workload", (5, "4.3"))]   # today's default: KRaft, ELR

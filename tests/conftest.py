@@ -80,8 +80,9 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def spark():
-    """The process-wide Spark session from kafkasim.spark (started once: a JVM takes seconds)."""
-    from kafkasim import spark as kspark
+    """The process-wide Spark session from kafkasim.experiments.spark (started once: a JVM takes
+    seconds)."""
+    from kafkasim.experiments import spark as kspark
 
     session = kspark.session()
     yield session

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from kafkasim.protocol.kraft.records import (
+from kafkasim.control.kraft.records import (
     BrokerRegistration,
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,

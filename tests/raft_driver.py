@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import random
 
-from kafkasim.protocol.kraft.raft import KafkaRaftClient, assert_raft_safety
+from kafkasim.control.kraft.raft import KafkaRaftClient, assert_raft_safety
 
 
 class NodeContext:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.protocol import errors as E
-from kafkasim.protocol.messages import (
+from kafkasim.core import errors as E
+from kafkasim.core.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     LeaderAndIsrRequest,
     PartitionState,
 )
+from kafkasim.runtime.cluster import Cluster
 
 TP = ("t", 0)
 

@@ -6,9 +6,12 @@ NetworkClient's 50 ms reconnect backoff; with no controller known, after 100 ms 
 
 from __future__ import annotations
 
-from kafkasim.broker import CONTROLLER_CHANNEL_POLL_MS, CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS
-from kafkasim.cluster import Cluster
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.broker import (
+    CONTROLLER_CHANNEL_POLL_MS,
+    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+)
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 PAUSE_AT, PAUSE_MS = 630, 6520
 

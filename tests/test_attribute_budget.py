@@ -4,14 +4,14 @@ CPython 3.11 specializes attribute access (LOAD_ATTR_INSTANCE_VALUE) only while 
 attributes fit its class's shared keys, at most 30 (SHARED_KEYS_MAX_SIZE). Past that every
 attribute read of the object takes the slow path: the Cluster's 31st attribute cost the
 reference workload 5.3 M of 305 M instructions (issue 17, benchmarks/bench_instructions.py).
-Rarely used state goes into a group read through ``kafkasim.broker.InGroup`` instead."""
+Rarely used state goes into a group read through ``kafkasim.runtime.broker.InGroup`` instead."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 LIMIT = 30
 
@@ -31,4 +31,4 @@ def test_hot_objects_stay_under_the_shared_keys_limit(version):
         n = len(getattr(obj, "__dict__", ()))
         assert n < LIMIT, (f"{name} has {n} instance attributes: CPython 3.11 specializes "
                            f"attribute reads only below {LIMIT} (group rarely used ones with "
-                           f"kafkasim.broker.InGroup)")
+                           f"kafkasim.runtime.broker.InGroup)")

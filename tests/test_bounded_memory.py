@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.check import make_suite
-from kafkasim.cluster import Cluster
-from kafkasim.history import History
-from kafkasim.workload import RateWorkload
+from kafkasim.observe.history import History
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 def _run(version: str, ms: int, spill_dir=None, max_rows: int = 3000, check=None) -> Cluster:
@@ -75,7 +75,7 @@ def test_spill_settings_are_checked(tmp_path):
 def test_results_without_errors_share_one_unchangeable_empty_list():
     import pickle
 
-    from kafkasim.clients.producer import NO_ERRORS
+    from kafkasim.runtime.clients.producer import NO_ERRORS
 
     c = Cluster(brokers=3, seed=1, kafka_version="3.7",
                 config={"min.insync.replicas": 3})

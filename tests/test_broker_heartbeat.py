@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.protocol.kraft.broker_heartbeat import (
+from kafkasim.control.kraft.broker_heartbeat import (
     LONG_MAX_VALUE,
     BrokerControlState,
     BrokerControlStates,
@@ -16,7 +16,7 @@ from kafkasim.protocol.kraft.broker_heartbeat import (
     IllegalStateException,
     metadata_offset_key,
 )
-from kafkasim.protocol.kraft.striped_placer import UsableBroker
+from kafkasim.control.kraft.striped_placer import UsableBroker
 
 FENCED = BrokerControlState.FENCED
 UNFENCED = BrokerControlState.UNFENCED

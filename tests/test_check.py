@@ -24,17 +24,17 @@ from kafkasim.check import (
     make_suite,
     run_checked,
 )
-from kafkasim.clients.consumer import ConsumerRecord
-from kafkasim.cluster import Cluster
-from kafkasim.events import (
+from kafkasim.control.zookeeper import partition_state_json, partition_state_path
+from kafkasim.core.events import (
     BecomeFollower,
     Heal,
     LeaderElection,
     PartitionOffline,
     Truncate,
 )
-from kafkasim.protocol.zookeeper import partition_state_json, partition_state_path
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.clients.consumer import ConsumerRecord
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)
@@ -745,8 +745,8 @@ SCENARIO_VERDICTS = {
 def test_failure_scenarios_are_flagged_exactly(name):
     import jsonschema
 
-    from kafkasim.cli import SCHEMA_PATH
-    from kafkasim.scenario import Scenario
+    from kafkasim.scenarios.scenario import Scenario
+    from kafkasim.tools.cli import SCHEMA_PATH
 
     expected, allowed_reason = SCENARIO_VERDICTS[name]
     run = Scenario.named(name).run(check=True)
@@ -774,7 +774,7 @@ def test_failure_scenarios_are_flagged_exactly(name):
 
 
 def test_kip101_scenario1_old_names_the_lost_record_and_the_event():
-    from kafkasim.scenario import Scenario
+    from kafkasim.scenarios.scenario import Scenario
 
     run = Scenario.named("kip101-scenario1-old").run(check=True)
     (v,) = run.check.violations_of("NoAckedLoss")
@@ -786,7 +786,7 @@ def test_kip101_scenario1_old_names_the_lost_record_and_the_event():
 
 
 def test_report_classifies_losses_without_checkers_too():
-    from kafkasim.scenario import Scenario
+    from kafkasim.scenarios.scenario import Scenario
 
     for name, reason in (("jepsen-2013-unsafe", "unclean leader election"),
                          ("kip101-scenario2-old", "power loss of every replica that held it")):
@@ -800,7 +800,7 @@ def test_report_classifies_losses_without_checkers_too():
 
 
 def test_scenario_check_key():
-    from kafkasim.scenario import Scenario, ScenarioError
+    from kafkasim.scenarios.scenario import Scenario, ScenarioError
 
     text = ('name = "x"\ncheck = true\n[[topics]]\nname = "t"\nreplication_factor = 3\n'
             '[[steps]]\ndo = "produce"\ntopic = "t"\nvalues = ["a"]\nwait = true\n')

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.storage.checkpoint import (
+from kafkasim.core.checkpoint import (
     CorruptCheckpointError,
     LogDir,
     format_epochs,
@@ -16,8 +15,9 @@ from kafkasim.storage.checkpoint import (
     parse_epochs,
     parse_offsets,
 )
-from kafkasim.storage.leader_epoch import LeaderEpochFileCache
-from kafkasim.storage.log import Log
+from kafkasim.core.leader_epoch import LeaderEpochFileCache
+from kafkasim.core.log import Log
+from kafkasim.runtime.cluster import Cluster
 
 
 def test_offset_checkpoint_format_matches_kafka():

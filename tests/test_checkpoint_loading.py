@@ -16,8 +16,8 @@ import os
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.storage.checkpoint import CorruptCheckpointError, LogDir
+from kafkasim.core.checkpoint import CorruptCheckpointError, LogDir
+from kafkasim.runtime.cluster import Cluster
 
 
 def _restart_with_checkpoint(tmp_path, version: str, text: str):

@@ -12,11 +12,11 @@ import re
 
 import pytest
 
-from kafkasim import metrics as M
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.javautil import JavaRandom
-from kafkasim.protocol.placement import assign_replicas_to_brokers
-from kafkasim.workload import RateWorkload
+from kafkasim.control.placement import assign_replicas_to_brokers
+from kafkasim.runtime import metrics as M
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.settings.javautil import JavaRandom
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)

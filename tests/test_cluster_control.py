@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.protocol import errors
-from kafkasim.protocol.javautil import JavaRandom
-from kafkasim.protocol.kraft.broker_heartbeat import IllegalStateException
-from kafkasim.protocol.kraft.cluster_control import (
+from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
+from kafkasim.control.kraft.cluster_control import (
     BrokerHeartbeatReply,
     BrokerIdNotRegisteredException,
     BrokerRegistrationReply,
@@ -21,7 +19,7 @@ from kafkasim.protocol.kraft.cluster_control import (
     fence_broker_record,
     unfence_broker_record,
 )
-from kafkasim.protocol.kraft.records import (
+from kafkasim.control.kraft.records import (
     BrokerRegistration,
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,
@@ -31,7 +29,9 @@ from kafkasim.protocol.kraft.records import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
-from kafkasim.protocol.kraft.striped_placer import InvalidReplicationFactorException
+from kafkasim.control.kraft.striped_placer import InvalidReplicationFactorException
+from kafkasim.core import errors
+from kafkasim.settings.javautil import JavaRandom
 
 FENCE = BrokerRegistrationFencingChange.FENCE
 UNFENCE = BrokerRegistrationFencingChange.UNFENCE

@@ -1,4 +1,5 @@
-"""Tests for kafkasim.config: keys, defaults per Kafka version, parsing, and every error path."""
+"""Tests for kafkasim.settings.config: keys, defaults per Kafka version, parsing, and every error
+path."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkasim import config
-from kafkasim.config import (
+from kafkasim.settings import config
+from kafkasim.settings.config import (
     BROKER,
     CONSUMER,
     INT_MAX,
@@ -32,7 +33,7 @@ from kafkasim.config import (
     topic_overrides_for_describe,
     validate_key,
 )
-from kafkasim.versions import SUPPORTED_VERSIONS, VersionError
+from kafkasim.settings.versions import SUPPORTED_VERSIONS, VersionError
 
 # ---------------------------------------------------------------------------- registries
 

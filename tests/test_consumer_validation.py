@@ -13,12 +13,12 @@ from __future__ import annotations
 import pytest
 from truncation_setup import elect_the_follower_uncleanly, leader_ahead_of_its_follower
 
-from kafkasim.clients.consumer import (
+from kafkasim.runtime.clients.consumer import (
     LogTruncationException,
     NoOffsetForPartitionException,
     OffsetOutOfRangeException,
 )
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 
 TP = ("t", 0)
 

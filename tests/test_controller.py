@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim import events as ev
-from kafkasim.cluster import BrokerStartupError, Cluster
+from kafkasim.core import events as ev
+from kafkasim.runtime.cluster import BrokerStartupError, Cluster
 
 
 def _controlled_shutdown(c: Cluster, broker: int) -> None:
@@ -223,8 +223,8 @@ def test_restart_after_a_crash_comes_up_once_the_old_session_expired():
 def test_controlled_shutdown_retry_configs_are_kafkas_keys_with_their_defaults():
     # KafkaConfig: controlled.shutdown.max.retries (INT, 3), controlled.shutdown.retry.backoff.ms
     # (LONG, 5000)
-    from kafkasim import config as kconfig
-    from kafkasim.config import ConfigError
+    from kafkasim.settings import config as kconfig
+    from kafkasim.settings.config import ConfigError
 
     cfg = kconfig.broker_config({}, "3.7")
     assert cfg["controlled.shutdown.max.retries"] == 3

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
 from kafkasim.course import basics, exercises
+from kafkasim.runtime.cluster import Cluster
 
 
 def _big() -> Cluster:

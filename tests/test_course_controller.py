@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
 from kafkasim.course import controller as ctl
+from kafkasim.runtime.cluster import Cluster
 
 CRASH_TIMES = range(10000, 16001, 250)
 
@@ -203,7 +203,7 @@ def test_client_requests_and_retried_errors_after_a_preferred_election():
     c = Cluster(brokers=3, seed=ctl.SEED)
     c.create_topic("orders", 1, 3, assignment=[[2, 3, 1]], config={"min.insync.replicas": 2})
     p = c.producer("p", acks="all")
-    from kafkasim.workload import RateWorkload
+    from kafkasim.runtime.workload import RateWorkload
 
     RateWorkload(c, p, "orders", rate=20, duration_ms=20000)
     c.run_to(5000)

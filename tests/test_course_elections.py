@@ -4,6 +4,7 @@ NoAckedLoss checker on Kafka 4.0 (ELR off) against 4.1 (ELR on, KIP-966)."""
 
 from __future__ import annotations
 
+from kafkasim.control.kraft.partition_change import PartitionChangeBuilder
 from kafkasim.course.elections import (
     check_elr_saves,
     check_kraft_election,
@@ -11,7 +12,6 @@ from kafkasim.course.elections import (
     kraft_election,
     zk_election,
 )
-from kafkasim.protocol.kraft.partition_change import PartitionChangeBuilder
 
 
 def test_zk_election_follows_offline_partition_leader_election():

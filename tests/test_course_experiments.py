@@ -149,7 +149,8 @@ SPARK_LOG = re.compile(
 
 @pytest.mark.parametrize("path", [NOTEBOOK, KOREAN], ids=["en", "ko"])
 def test_saved_outputs_have_no_spark_log_lines(path):
-    """Spark's log4j lines and the JVM's warnings go to the log file kafkasim.spark names, never
+    """Spark's log4j lines and the JVM's warnings go to the log file kafkasim.experiments.spark
+    names, never
     into the notebook: no stderr stream, no log line in any saved output."""
     if not path.exists():
         pytest.skip(f"{path.name} not built")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+from kafkasim.core import rules
 from kafkasim.course import exercises, hw
 from kafkasim.course.common import Stepper, leo_hw
-from kafkasim.protocol import rules
+from kafkasim.runtime.cluster import Cluster
 
 
 def test_check_last_committed_is_the_hw_minus_one():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
 from kafkasim.course import exercises, isr
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 def test_check_flapping_wants_the_leader_to_shrink_and_expand_twice():

@@ -6,7 +6,7 @@ rule gives and fails on another."""
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+from kafkasim.control.placement import rack_alternated_broker_list
 from kafkasim.course.racks import (
     LAYOUTS,
     availability,
@@ -20,7 +20,7 @@ from kafkasim.course.racks import (
     placement_view,
     zk_assignment,
 )
-from kafkasim.protocol.placement import rack_alternated_broker_list
+from kafkasim.runtime.cluster import Cluster
 
 EXAMPLE = {0: "r1", 1: "r3", 2: "r3", 3: "r2", 4: "r2", 5: "r1"}
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
 from kafkasim.course import rebalance as rb
+from kafkasim.runtime.cluster import Cluster
 
 
 def _ok(result) -> bool:

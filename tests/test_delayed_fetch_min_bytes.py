@@ -6,10 +6,10 @@ read holds fewer than MinBytes: these tests pin both ways of counting."""
 
 from __future__ import annotations
 
-from kafkasim.protocol import fetch_session
-from kafkasim.protocol.fake import FakeContext
-from kafkasim.protocol.messages import FetchPartition, FetchRequest, ProduceRequest
-from kafkasim.protocol.replica_manager import ReplicaManager
+from kafkasim.core import fetch_session
+from kafkasim.core.fake import FakeContext
+from kafkasim.core.messages import FetchPartition, FetchRequest, ProduceRequest
+from kafkasim.core.replica_manager import ReplicaManager
 
 TP = ("t", 0)
 

@@ -13,9 +13,9 @@ the crash completes its request, and only the requests still unanswered fail as 
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
-from kafkasim.protocol import errors as E
-from kafkasim.workload import RateWorkload
+from kafkasim.core import errors as E
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 ZK = "3.7"
 CRASH_MS = 2000

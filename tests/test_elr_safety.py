@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.protocol.kraft.elr_safety import (
+from kafkasim.control.kraft.elr_safety import (
     DISALLOWED_BROKER_MIN_ISR_TRANSITION_ERROR,
     DISALLOWED_CLUSTER_MIN_ISR_REMOVAL_ERROR,
     ELR_FEATURE_NAME,
@@ -18,7 +18,7 @@ from kafkasim.protocol.kraft.elr_safety import (
     elr_safety,
     maybe_generate_elr_safety_records,
 )
-from kafkasim.protocol.kraft.records import ConfigRecord, FeatureLevelRecord
+from kafkasim.control.kraft.records import ConfigRecord, FeatureLevelRecord
 
 
 @pytest.mark.parametrize("static_config", [False, True])

@@ -1,4 +1,5 @@
-"""Behaviour tests for kafkasim.engine: event order, run/step semantics, errors, snapshots."""
+"""Behaviour tests for kafkasim.runtime.engine: event order, run/step semantics, errors,
+snapshots."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pickle
 
 import pytest
 
-from kafkasim.engine import Engine, SimulationError
+from kafkasim.runtime.engine import Engine, SimulationError
 
 
 class Recorder:

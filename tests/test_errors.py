@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim import cli
-from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.config import ConfigError
-from kafkasim.scenario import Scenario, ScenarioError
-from kafkasim.versions import RuleError, VersionError
+from kafkasim.runtime.cluster import Cluster, ClusterError
+from kafkasim.scenarios.scenario import Scenario, ScenarioError
+from kafkasim.settings.config import ConfigError
+from kafkasim.settings.versions import RuleError, VersionError
+from kafkasim.tools import cli
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)

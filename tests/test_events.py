@@ -1,4 +1,4 @@
-"""Typed trace events (kafkasim.events): every kind declared and documented, records render the
+"""Typed trace events (kafkasim.core.events): every kind declared and documented, records render the
 text (and repr) the trace always held, and a full run records only declared shapes."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kafkasim import events as ev
-from kafkasim.cluster import Cluster
-from kafkasim.scenario import Scenario, builtin_names
-from kafkasim.trace import EVENT_KINDS, Trace
+from kafkasim.core import events as ev
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.trace import EVENT_KINDS, Trace
+from kafkasim.scenarios.scenario import Scenario, builtin_names
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)
@@ -30,7 +30,8 @@ def test_every_kind_has_a_record_and_every_record_a_known_kind():
 
 def test_the_docs_list_every_kind_record_and_field_and_are_generated_from_the_declarations():
     text = DOC.read_text()
-    assert text == ev.markdown(), "regenerate: python -m kafkasim.events > docs/trace-events.md"
+    assert text == ev.markdown(), \
+        "regenerate: python -m kafkasim.core.events > docs/trace-events.md"
     for kind, classes in ev.EVENT_TYPES.items():
         assert f"## `{kind}`" in text
         for cls in classes:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kafkasim import cli
 from kafkasim.experiments import RunSpec, Sweep, SweepError, run_one, run_sweep, write_parquet
 from kafkasim.experiments import runner as runner_mod
 from kafkasim.experiments.report import summary
+from kafkasim.tools import cli
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples" / "sweeps").glob("*.toml"))
@@ -318,7 +318,7 @@ def test_local_spark_equals_serial_row_for_row(spark):
 
 SPARK_CONNECT_SCRIPT = textwrap.dedent("""
     import json, sys
-    from kafkasim import spark as kspark
+    from kafkasim.experiments import spark as kspark
     from kafkasim.experiments import RunSpec, run_sweep
     from kafkasim.experiments.distributed import is_connect, warm_up
 

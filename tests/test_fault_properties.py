@@ -27,7 +27,7 @@ what is checked:
 - at the end -- after healing the network, starting every stopped broker, running until settled
   (every partition led, full ISR, equal LEOs, HW = LEO, nothing pending; at most 60 s, or until
   nothing has moved for 15 s) and one more second -- every invariant again on the final state,
-  and ``kafkasim.scenario.lost_acked`` (acked records missing from the leader) is empty;
+  and ``kafkasim.scenarios.scenario.lost_acked`` (acked records missing from the leader) is empty;
 - not vacuous: records were acked and the checkers' ghost saw every acknowledgement;
 - liveness: every schedule settles (``stuck_reasons`` says why one did not; simulator bugs A-C
   and D were found that way and fixed; regression tests at the end).
@@ -79,10 +79,10 @@ from dataclasses import dataclass
 import pytest
 
 from kafkasim.check import attach, classify_losses, make_suite
-from kafkasim.cluster import BrokerStartupError, Cluster
-from kafkasim.engine import SimulationError
-from kafkasim.scenario import _settled, lost_acked
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import BrokerStartupError, Cluster
+from kafkasim.runtime.engine import SimulationError
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.scenarios.scenario import _settled, lost_acked
 
 SCHEDULES = int(os.environ.get("KAFKASIM_FAULT_SCHEDULES", "7000"))
 #: first seed of the safe-configuration batches (safe and the safe KRaft profiles): a nightly
@@ -932,7 +932,7 @@ def test_known_bug_c_new_leader_does_not_wait_for_a_lagging_follower_outside_the
 ])
 def test_known_bug_c_re_elected_leader_restarts_its_followers_lag_clocks(version,
                                                                         dead_fetch_time):
-    from kafkasim.protocol.partition import NEVER_MS
+    from kafkasim.core.partition import NEVER_MS
 
     c = Cluster(brokers=3, seed=1, kafka_version=version,
                 config={"auto.leader.rebalance.enable": False})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 
 SELECTOR = {"replica.selector.class":
             "org.apache.kafka.common.replica.RackAwareReplicaSelector"}

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from kafkasim.broker import Broker
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.messages import FetchRequest
-from kafkasim.workload import RateWorkload
+from kafkasim.core.messages import FetchRequest
+from kafkasim.runtime.broker import Broker
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 def test_incremental_fetch_requests_hold_every_field(monkeypatch):

@@ -1,4 +1,4 @@
-"""Incremental fetch sessions (KIP-227, 1.1+): kafkasim.protocol.fetch_session, the follower's
+"""Incremental fetch sessions (KIP-227, 1.1+): kafkasim.core.fetch_session, the follower's
 FetchSessionHandler in ReplicaFetcherThread and the leader's FetchManager in ReplicaManager.
 
 Cases mirror Kafka's FetchSessionTest (core, 3.7.0) and FetchSessionHandlerTest (clients)."""
@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.protocol import errors as E
-from kafkasim.protocol import fetch_session as fs
-from kafkasim.protocol.javautil import JavaRandom
-from kafkasim.protocol.messages import (
+from kafkasim.core import errors as E
+from kafkasim.core import fetch_session as fs
+from kafkasim.core.log import RecordChunk
+from kafkasim.core.messages import (
     FetchPartition,
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
 )
-from kafkasim.storage.log import RecordChunk
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.javautil import JavaRandom
 
 
 def _cache(max_entries: int, eviction_ms: int) -> fs.FetchSessionCache:

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.protocol import errors as E
-from kafkasim.protocol.messages import (
+from kafkasim.core import errors as E
+from kafkasim.core.log import Log
+from kafkasim.core.messages import (
     FetchPartition,
     FetchRequest,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from kafkasim.protocol.partition import Partition
-from kafkasim.storage.log import Log
+from kafkasim.core.partition import Partition
+from kafkasim.runtime.cluster import Cluster
 
 TP = ("t", 0)
 

@@ -6,12 +6,12 @@ one-partition answer of the session moves the session to its next epoch."""
 
 from __future__ import annotations
 
-from kafkasim.protocol import errors as E
-from kafkasim.protocol.fake import FakeContext
-from kafkasim.protocol.fetch_session import INITIAL_EPOCH
-from kafkasim.protocol.fetcher import FETCHING, PartitionFetchState, ReplicaFetcherThread
-from kafkasim.protocol.messages import FetchPartitionData, FetchRequest, FetchResponse
-from kafkasim.storage.log import Log
+from kafkasim.core import errors as E
+from kafkasim.core.fake import FakeContext
+from kafkasim.core.fetch_session import INITIAL_EPOCH
+from kafkasim.core.fetcher import FETCHING, PartitionFetchState, ReplicaFetcherThread
+from kafkasim.core.log import Log
+from kafkasim.core.messages import FetchPartitionData, FetchRequest, FetchResponse
 
 SESSION_ID = 77
 

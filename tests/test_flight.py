@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 from kafkasim.viz.flight import broker_belief, flight_svg, message_summary
 
 

@@ -59,7 +59,7 @@ def canonical(name: str) -> str:
         "Makefile",
         ".ci/run",
         "kafkasim/__init__.py",
-        "kafkasim/spark.py",
+        "kafkasim/experiments/spark.py",
         "notebooks/00-start-here.ipynb",
         "tests/conftest.py",
         "benchmarks/run.py",
@@ -129,7 +129,7 @@ def test_widget_pair_is_consistent():
 def test_console_script_is_installed():
     scripts = metadata.entry_points(group="console_scripts")
     (entry,) = [ep for ep in scripts if ep.name == "kafkasim"]
-    assert entry.value == "kafkasim.cli:main"
+    assert entry.value == "kafkasim.tools.cli:main"
     exe = Path(sys.executable).parent / "kafkasim"
     assert exe.is_file()
     result = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)

@@ -1,6 +1,6 @@
 """Issue 16: a seeded fuzz over scenario files, sweep files, configs and checkpoint files.
 
-Every mutation must end in a run or a clean error (kafkasim.fuzz.CLEAN_ERRORS, ScenarioError,
+Every mutation must end in a run or a clean error (kafkasim.tools.fuzz.CLEAN_ERRORS, ScenarioError,
 SweepError, each with a message): no other exception, no run past its event budget or the
 wall-clock bound, no report failing report.schema.json. ``make test`` runs
 ``KAFKASIM_FUZZ_MUTATIONS`` (1,200) mutations from seed ``KAFKASIM_FUZZ_SEED`` (0); the longer
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from kafkasim.fuzz import Fuzzer, dumps_toml, mutate_data
+from kafkasim.tools.fuzz import Fuzzer, dumps_toml, mutate_data
 
 MUTATIONS = int(os.environ.get("KAFKASIM_FUZZ_MUTATIONS", "1200"))
 SEED = int(os.environ.get("KAFKASIM_FUZZ_SEED", "0"))
@@ -38,7 +38,7 @@ def test_toml_writer_round_trips_scenario_data():
     import random
     import tomllib
 
-    from kafkasim.scenario import Scenario
+    from kafkasim.scenarios.scenario import Scenario
 
     text = (Scenario.named("seed-high-watermark").text)
     data = tomllib.loads(text)

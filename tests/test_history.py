@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.clients.producer import Producer
-from kafkasim.cluster import Cluster
-from kafkasim.history import History
-from kafkasim.workload import RateWorkload
+from kafkasim.observe.history import History
+from kafkasim.runtime.clients.producer import Producer
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 def make(seed: int = 1) -> History:
@@ -89,7 +89,8 @@ def test_bad_arguments():
         History(h.cluster, every_ms=0)
 
 
-# -- snapshots share the append-only parts (kafkasim.snapshots) ---------------------------------
+# -- snapshots share the append-only parts (kafkasim.observe.snapshots)
+# ---------------------------------
 def _faulty(version: str, seed: int) -> tuple[History, list]:
     """Two partitions at 200 records/s, and faults that truncate logs (crash, power loss,
     a network cut), applied through the History so replays repeat them."""
@@ -164,7 +165,7 @@ def test_snapshots_share_records_and_results_instead_of_copying_them():
 
 
 def test_a_shared_sequence_that_shrank_is_refused():
-    from kafkasim import snapshots
+    from kafkasim.observe import snapshots
 
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
     c.create_topic("t", partitions=1, replication_factor=3)

@@ -8,10 +8,10 @@ import weakref
 
 import pytest
 
-from kafkasim import history
-from kafkasim.cluster import Cluster
-from kafkasim.history import History
-from kafkasim.workload import RateWorkload
+from kafkasim.observe import history
+from kafkasim.observe.history import History
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 @pytest.fixture(autouse=True)

@@ -110,7 +110,7 @@ def test_the_scan_finds_course_prose_and_passes_code_and_simulator_text():
         "the leader shrinks the ISR 3\n"                    # the cell's own print
         "no violation, nothing lost at all here\n"          # course prose left in English
         "위반 없음, 잃은 것 없음: the checker's own words stay\n"    # translated line
-        "process killed; page cache survives\n"))]          # a trace detail (events.py)
+        "process killed; page cache survives\n"))]          # a trace detail (core/events.py)
     nb.cells.append(cell)
     assert english_prose(nb) == [("c1", "no violation, nothing lost at all here")]
 
@@ -137,8 +137,8 @@ def test_every_message_the_widgets_print_is_collected_for_the_catalog():
 
 
 def test_the_player_readout_speaks_the_course_language(monkeypatch):
-    from kafkasim.cluster import Cluster
     from kafkasim.course import i18n as rt
+    from kafkasim.runtime.cluster import Cluster
     from kafkasim.widgets import Player
 
     c = Cluster(brokers=3, seed=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)
@@ -62,7 +62,7 @@ def crash_leader(c: Cluster) -> None:
 def test_producer_recovers_after_the_leader_dies_with_batches_in_flight():
     """Regression: retried batches must keep sequence order, and a retry of batches the new
     leader already copied is a duplicate, or the producer loops on OUT_OF_ORDER_SEQUENCE_NUMBER."""
-    from kafkasim.workload import RateWorkload
+    from kafkasim.runtime.workload import RateWorkload
 
     c = Cluster(3, seed=0, config={"zookeeper.session.timeout.ms": 6000}, kafka_version=ZK)
     c.create_topic("t", 1, 3)
@@ -82,7 +82,7 @@ def test_producer_recovers_after_the_leader_dies_with_batches_in_flight():
 def test_produce_request_carries_the_batch_header_and_the_log_keeps_it():
     """The leader checks the header the ProduceRequest carries; every replica's log keeps it per
     batch (Kafka's DefaultRecordBatch header), fetches hand it on to the followers."""
-    from kafkasim.protocol.messages import ProduceRequest
+    from kafkasim.core.messages import ProduceRequest
 
     c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
@@ -123,8 +123,8 @@ def test_log_headers_are_clipped_by_reads_truncation_and_log_start():
     """A fetch may cut a batch (kafkasim reads record by record): the piece's header starts at the
     piece's first offset with the matching sequence, so a follower's rebuilt producer state has
     the same sequences as the leader's (UnifiedLog.rebuildProducerState)."""
-    from kafkasim.protocol import producer_state
-    from kafkasim.storage.log import Log
+    from kafkasim.core import producer_state
+    from kafkasim.core.log import Log
 
     leader = Log("t", 0)
     leader.append_as_leader([1, 2, 3], [10] * 3, 0, 0, 7, 0, 0)      # seq 0-2 at 0-2
@@ -161,8 +161,8 @@ def test_followers_keep_the_leaders_producer_state_fetch_by_fetch(fetch_max_byte
     (one whole batch, several, or pieces when replica.fetch.max.bytes cuts them): it must stay
     what the leader holds and what a rebuild from the follower's own log gives
     (ProducerStateManager.update / UnifiedLog.rebuildProducerState)."""
-    from kafkasim.protocol import producer_state
-    from kafkasim.workload import RateWorkload
+    from kafkasim.core import producer_state
+    from kafkasim.runtime.workload import RateWorkload
 
     c = Cluster(3, seed=4, kafka_version=ZK,
                 config={"replica.fetch.max.bytes": fetch_max_bytes})

@@ -1,7 +1,8 @@
-"""The package has no import cycles (imports inside functions included), so each layer can be read
-and tested from the bottom up. The one exception is declared: the experiments runner hands a sweep
-to Spark (``experiments.distributed``) only when asked, and the distributed side calls the runner
-back on the executors."""
+"""The package is laid out by layer, each importing only from the layers below it (imports inside
+functions included), and has no import cycles, so each layer can be read and tested from the bottom
+up. The layers, lowest first, are ``LAYERS`` (docs/architecture.md draws them). The one declared
+cycle: the experiments runner hands a sweep to Spark (``experiments.distributed``) only when asked,
+and the distributed side calls the runner back on the executors."""
 
 from __future__ import annotations
 
@@ -9,6 +10,20 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kafkasim"
+#: The package's layers, lowest first: a module may import from its own layer and those before it.
+LAYERS = (
+    "settings",     # configs, versions, modes, limits, façade errors, Java helpers
+    "core",         # the data path: rules, Partition, ReplicaManager, fetcher, sessions, log
+    "control",      # ZooKeeper and its controller, the KRaft quorum and controller, placement
+    "runtime",      # engine, network, broker shell, clients, the Cluster façade, trace, metrics
+    "observe",      # invariant checkers, history, snapshots
+    "scenarios",    # scenario files and their schema
+    "viz",          # teaching: drawings
+    "widgets",      # teaching: the player and explorers
+    "course",       # teaching: the notebooks' helpers and checks
+    "experiments",  # seeded sweeps, Spark
+    "tools",        # the kafkasim command, the fuzzer, the Spark cluster launcher
+)
 ALLOWED_CYCLES = [
     {"kafkasim.experiments.distributed", "kafkasim.experiments.runner",
      "kafkasim.experiments.spec"},
@@ -85,5 +100,44 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_versions_and_config_and_cluster_and_consumer_are_not_cyclic():
     mods = _modules()
-    assert "kafkasim.config" not in _imports(mods["kafkasim.versions"], mods)
-    assert "kafkasim.cluster" not in _imports(mods["kafkasim.clients.consumer"], mods)
+    assert "kafkasim.settings.config" not in _imports(mods["kafkasim.settings.versions"], mods)
+    consumer = mods["kafkasim.runtime.clients.consumer"]
+    assert "kafkasim.runtime.cluster" not in _imports(consumer, mods)
+
+
+def _layer(module: str) -> int | None:
+    """The index in LAYERS of a module's layer; None for the package root (``__version__``)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return None
+    if parts[1] == "check":   # being split into kafkasim.observe.checks
+        return LAYERS.index("observe")
+    assert parts[1] in LAYERS, f"{module} is in no layer: put it in one of {LAYERS}"
+    return LAYERS.index(parts[1])
+
+
+def test_every_module_sits_in_a_layer_and_imports_only_from_below():
+    mods = _modules()
+    upward = []
+    for m, p in sorted(mods.items()):
+        mine = _layer(m)
+        for dep in sorted(_imports(p, mods) - {m}):
+            theirs = _layer(dep)
+            if mine is not None and theirs is not None and theirs > mine:
+                upward.append(f"{m} ({LAYERS[mine]}) imports {dep} ({LAYERS[theirs]})")
+    assert not upward, "upward imports:\n  " + "\n  ".join(upward)
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert _layer("kafkasim.core.partition") < _layer("kafkasim.runtime.broker")
+    assert _layer("kafkasim") is None
+
+
+def test_docs_architecture_draws_todays_modules():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "architecture", PACKAGE.parent / "scripts" / "architecture.py")
+    arch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(arch)
+    assert arch.OUT.read_text(encoding="utf-8") == arch.render(), \
+        "docs/architecture.md is out of date: run .venv/bin/python scripts/architecture.py"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kafkasim import limits
-from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.config import ConfigError, broker_config
-from kafkasim.engine import Engine, EventLimitExceeded
-from kafkasim.scenario import Scenario, ScenarioError
+from kafkasim.runtime.cluster import Cluster, ClusterError
+from kafkasim.runtime.engine import Engine, EventLimitExceeded
+from kafkasim.scenarios.scenario import Scenario, ScenarioError
+from kafkasim.settings import limits
+from kafkasim.settings.config import ConfigError, broker_config
 
 BASE = (Path(__file__).parent.parent / "kafkasim" / "scenarios" /
         "seed-high-watermark.toml").read_text(encoding="utf-8")
@@ -120,7 +120,7 @@ def test_invalid_utf8_and_directory_are_scenario_errors(tmp_path):
 
 
 def test_shipped_scenarios_stay_valid():
-    from kafkasim.scenario import builtin_names
+    from kafkasim.scenarios.scenario import builtin_names
 
     for name in builtin_names():
         Scenario.named(name)
@@ -207,7 +207,7 @@ def test_scenario_event_limit_is_a_scenario_error():
 # -- the command line -----------------------------------------------------------------------
 
 def _cli(argv, capsys):
-    from kafkasim.cli import main
+    from kafkasim.tools.cli import main
 
     rc = main(argv)
     out = capsys.readouterr()

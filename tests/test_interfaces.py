@@ -1,7 +1,7 @@
 """The protocol core's boundaries, checked on the source with ``ast``.
 
 * ``Partition``, ``ReplicaManager`` and ``ReplicaFetcherThread`` type their ``ctx`` with a Protocol
-  of ``kafkasim.protocol.interfaces`` and use no ``ctx.<name>`` the Protocol does not declare, so a
+  of ``kafkasim.core.interfaces`` and use no ``ctx.<name>`` the Protocol does not declare, so a
   new context (``FakeContext``, a notebook's own) only has to implement the Protocol.
 * The core imports nothing from the layers above it (broker, cluster, course, viz, widgets), not
   even for type checking.
@@ -15,25 +15,25 @@ from pathlib import Path
 import pytest
 
 import kafkasim
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.fake import FakeContext
+from kafkasim.core.fake import FakeContext
+from kafkasim.runtime.cluster import Cluster
 
 ROOT = Path(kafkasim.__file__).parent
 INTERFACES = ROOT / "protocol" / "interfaces.py"
 
 CTX_PROTOCOLS = {
-    "protocol/partition.py": "PartitionContext",
-    "protocol/replica_manager.py": "ReplicaManagerContext",
-    "protocol/fetcher.py": "FetcherContext",
+    "core/partition.py": "PartitionContext",
+    "core/replica_manager.py": "ReplicaManagerContext",
+    "core/fetcher.py": "FetcherContext",
 }
 
 CORE_MODULES = (
-    "protocol/rules.py", "protocol/partition.py", "protocol/replica_manager.py",
-    "protocol/fetcher.py", "protocol/messages.py", "protocol/interfaces.py", "protocol/fake.py",
-    "storage/log.py", "storage/leader_epoch.py", "storage/checkpoint.py",
+    "core/rules.py", "core/partition.py", "core/replica_manager.py",
+    "core/fetcher.py", "core/messages.py", "core/interfaces.py", "core/fake.py",
+    "core/log.py", "core/leader_epoch.py", "core/checkpoint.py",
 )
-FORBIDDEN = ("kafkasim.broker", "kafkasim.cluster", "kafkasim.course", "kafkasim.viz",
-             "kafkasim.widgets")
+FORBIDDEN = ("kafkasim.runtime.broker", "kafkasim.runtime.cluster", "kafkasim.course",
+             "kafkasim.viz", "kafkasim.widgets")
 
 
 def _tree(rel: str | Path) -> ast.Module:

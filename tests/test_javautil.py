@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.protocol.javautil import (
+from kafkasim.settings.javautil import (
     JavaRandom,
     collections_shuffle,
     java_parse_int,

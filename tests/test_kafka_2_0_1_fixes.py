@@ -1,4 +1,4 @@
-"""The replication fixes that make 2.0.1 a profile of its own (kafkasim.versions).
+"""The replication fixes that make 2.0.1 a profile of its own (kafkasim.settings.versions).
 
 - KAFKA-7164 (2.0.1; KIP-320 / KAFKA-7395 in 2.1.0): a follower whose leader id is unchanged
   skipped the become-follower steps (fetcher restart with truncation) in 2.0.0 and before, even
@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.check import check_all
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.fetcher import become_follower_needed
-from kafkasim.versions import rules_for
+from kafkasim.core.fetcher import become_follower_needed
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.versions import rules_for
 
 TP = ("t", 0)
 

@@ -16,7 +16,7 @@ import pytest
 from matplotlib import font_manager
 
 from kafkasim.course import i18n
-from kafkasim.scenario import Scenario
+from kafkasim.scenarios.scenario import Scenario
 from kafkasim.viz import cluster_map, isr_timeline, style
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")

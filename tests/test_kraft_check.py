@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from kafkasim.check import CHECKS, attach, make_suite
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.kraft.partition_change import PartitionChangeBuilder
+from kafkasim.control.kraft.partition_change import PartitionChangeBuilder
+from kafkasim.runtime.cluster import Cluster
 
 KRAFT_CHECKS = ["ElrCompleteness", "LeaderFromIsrOrElr", "RaftSafety"]
 

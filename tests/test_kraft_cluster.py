@@ -19,9 +19,9 @@ import warnings
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.exceptions import ClusterError
-from kafkasim.protocol.kraft import records as R
+from kafkasim.control.kraft import records as R
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.exceptions import ClusterError
 
 
 def kraft(version="4.1", brokers=3, seed=1, **kw) -> Cluster:
@@ -268,7 +268,7 @@ def test_a_kraft_cluster_snapshots_and_replays_identically():
 
 
 _DIGEST = """
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 c = Cluster(3, kafka_version="4.1", seed=5)
 c.run(2000); c.create_topic("t", 3, 3); c.producer(acks="all").send_many("t", range(30))
 c.crash(c.controller_id()); c.crash(1); c.run(15000)

@@ -1,4 +1,4 @@
-"""KRaft configuration keys, metadata-mode checks and quorum validation (kafkasim.config).
+"""KRaft configuration keys, metadata-mode checks and quorum validation (kafkasim.settings.config).
 
 Sources: raft/.../QuorumConfig.java (RaftConfig.java before 3.8; defaults checked at 2.8.0, 3.3.0,
 3.9.0-rc3 and trunk), server/.../KRaftConfigs.java, KafkaConfig.validateValues /
@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from kafkasim.config import (
+from kafkasim.settings.config import (
     BROKER,
     ConfigError,
     ConfigWarning,
@@ -21,7 +21,7 @@ from kafkasim.config import (
     validate_key,
     validate_quorum,
 )
-from kafkasim.modes import MetadataModeError
+from kafkasim.settings.modes import MetadataModeError
 
 # ---------------------------------------------------------------------------- keys and defaults
 

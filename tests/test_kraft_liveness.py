@@ -30,12 +30,12 @@ unfenced ELR member (KIP-966). What the simulator missed:
 
 from __future__ import annotations
 
-from kafkasim import events as ev
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.kraft import records as R
-from kafkasim.protocol.messages import BrokerHeartbeatRequest
-from kafkasim.scenario import _settled
-from kafkasim.workload import RateWorkload
+from kafkasim.control.kraft import records as R
+from kafkasim.core import events as ev
+from kafkasim.core.messages import BrokerHeartbeatRequest
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.scenarios.scenario import _settled
 from tests.test_fault_properties import generate, run_schedule
 
 SESSION_MS = 4000          # broker.session.timeout.ms of schedule 1590

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.scenario import Scenario, ScenarioError
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.scenarios.scenario import Scenario, ScenarioError
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "kafkasim"
+SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "kafkasim" / "scenarios"
                      / "report.schema.json").read_text())
 
 

@@ -5,9 +5,9 @@ heartbeats again. kafkasim used to re-register, which no Kafka version does."""
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
-from kafkasim.protocol import errors as E
-from kafkasim.protocol.messages import BrokerHeartbeatResponse
+from kafkasim.core import errors as E
+from kafkasim.core.messages import BrokerHeartbeatResponse
+from kafkasim.runtime.cluster import Cluster
 
 
 def _sends(c: Cluster, broker: int, since: int, name: str) -> list[tuple[int, int]]:

@@ -18,8 +18,8 @@ import re
 import pytest
 from matplotlib.figure import Figure
 
-from kafkasim import metrics as M
-from kafkasim.cluster import Cluster, ClusterError
+from kafkasim.runtime import metrics as M
+from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.viz import quorum as Q
 
 SESSION_MS = 9000     # broker.session.timeout.ms default
@@ -337,8 +337,8 @@ def test_unclean_elections_counted_from_committed_partition_changes():
     its replicas as the previous ISR. Only committed records (below the HW) are counted."""
     from types import SimpleNamespace
 
-    from kafkasim.protocol.kraft import records as R
-    from kafkasim.protocol.kraft.raft import RaftLog
+    from kafkasim.control.kraft import records as R
+    from kafkasim.control.kraft.raft import RaftLog
 
     entries = [R.TopicRecord("t", "id"),
                R.PartitionRecord(0, "id", replicas=(1, 2, 3), isr=(1, 2, 3), leader=1),

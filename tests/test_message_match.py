@@ -1,20 +1,20 @@
-"""Holds, drops and delays that select messages by content (kafkasim/protocol/match.py)."""
+"""Holds, drops and delays that select messages by content (kafkasim/core/match.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.network import MessageFilter
-from kafkasim.protocol.match import MatchError
-from kafkasim.protocol.messages import (
+from kafkasim.core.log import RecordChunk
+from kafkasim.core.match import MatchError
+from kafkasim.core.messages import (
     Envelope,
     FetchPartitionData,
     FetchResponse,
     LeaderAndIsrRequest,
 )
-from kafkasim.scenario import Scenario, ScenarioError
-from kafkasim.storage.log import RecordChunk
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.network import MessageFilter
+from kafkasim.scenarios.scenario import Scenario, ScenarioError
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)
@@ -174,7 +174,7 @@ def test_scenario_filter_errors_name_the_line_and_suggest(bad, words):
 
 def test_tuple_entry_names_fit_the_messages_the_simulation_sends(monkeypatch):
     """The names match.py gives the items of per-partition tuples must fit what is sent."""
-    from kafkasim.protocol import match
+    from kafkasim.core import match
 
     seen = {}
     orig = Cluster.send

@@ -1,4 +1,5 @@
-"""kafkasim.modes.metadata_mode_for: which metadata modes (ZooKeeper / KRaft) a release allows.
+"""kafkasim.settings.modes.metadata_mode_for: which metadata modes (ZooKeeper / KRaft) a release
+allows.
 
 Rules mirrored: ZooKeeper removed in 4.0 (KIP-500, 4.0 upgrade notes); KRaft early access in
 2.8-3.2 (KIP-500 / KIP-631) and production-ready from 3.3 (KIP-833, docs/upgrade.html @3.3.0).
@@ -8,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim import modes
-from kafkasim.modes import (
+from kafkasim.settings import modes
+from kafkasim.settings.modes import (
     KRAFT,
     METADATA_MODES,
     ZOOKEEPER,
@@ -18,7 +19,7 @@ from kafkasim.modes import (
     default_metadata_mode,
     metadata_mode_for,
 )
-from kafkasim.versions import SUPPORTED_VERSIONS, VersionError, rules_for, version_at_least
+from kafkasim.settings.versions import SUPPORTED_VERSIONS, VersionError, rules_for, version_at_least
 
 
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS)

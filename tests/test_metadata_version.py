@@ -5,7 +5,7 @@ testIsElrSupported / partitionChangeRecordVersion, testIsLeaderEpochBumpRequired
 
 import pytest
 
-from kafkasim.protocol.kraft.metadata_version import (
+from kafkasim.control.kraft.metadata_version import (
     ELR_FEATURE_NAME,
     FEATURE_NAME,
     MetadataVersion,

@@ -1,7 +1,7 @@
 """``Network.plain`` (the one flag Cluster.send reads per message) follows every fault that can
 change a message's fate or latency, set and cleared through the Cluster's fault API."""
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 
 
 def _cluster() -> Cluster:
@@ -53,10 +53,11 @@ def test_a_delay_set_while_plain_changes_delivery_times():
 
 
 def test_deliver_events_carry_the_envelope_fields_flat_on_both_paths():
-    """A "deliver" event's args are kafkasim.network.DELIVERY, whether the send took the plain
+    """A "deliver" event's args are kafkasim.runtime.network.DELIVERY, whether the send took the
+    plain
     path or Network.envelope (a delay is set), and for a held message released later; the
     Envelope rebuilt from them is the one messages_in_flight shows."""
-    from kafkasim.network import DELIVERY, delivery_envelope
+    from kafkasim.runtime.network import DELIVERY, delivery_envelope
 
     c = _cluster()
     p = c.producer(acks="all", linger_ms=0)

@@ -1,8 +1,8 @@
-"""Partition driven alone (kafkasim.protocol.fake.FakeContext), against Kafka's Partition."""
+"""Partition driven alone (kafkasim.core.fake.FakeContext), against Kafka's Partition."""
 
 from __future__ import annotations
 
-from kafkasim.protocol.fake import FakeContext
+from kafkasim.core.fake import FakeContext
 
 
 def test_a_follower_keeps_no_isr_and_no_remote_replica_state():
@@ -24,7 +24,7 @@ def test_a_follower_keeps_no_isr_and_no_remote_replica_state():
 def _full_rule(*args, **kwargs):
     """Kafka's HW rule behind another name: Partition takes its general path (every lookup and
     the rule call), as for a swapped rule."""
-    from kafkasim.protocol import rules
+    from kafkasim.core import rules
     return rules.maybe_increment_leader_hw(*args, **kwargs)
 
 
@@ -35,8 +35,8 @@ def test_hw_shortcut_answers_as_the_rule_does():
     and versions it moves the HW exactly as the full path does."""
     import random
 
-    from kafkasim.protocol.partition import PendingIsrChange
-    from kafkasim.protocol.rules import RuleBook
+    from kafkasim.core.partition import PendingIsrChange
+    from kafkasim.core.rules import RuleBook
 
     outcomes = set()
     for case in range(600):
@@ -71,7 +71,7 @@ def test_hw_shortcut_answers_as_the_rule_does():
 
 def _full_caught_up_rule(*args, **kwargs):
     """Kafka's lastCaughtUpTimeMs rule behind another name: Partition calls it every time."""
-    from kafkasim.protocol import rules
+    from kafkasim.core import rules
     return rules.updated_last_caught_up_time_ms(*args, **kwargs)
 
 
@@ -81,7 +81,7 @@ def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
     it records what calling the rule records, and a swapped rule is still called."""
     import random
 
-    from kafkasim.protocol.rules import RuleBook
+    from kafkasim.core.rules import RuleBook
 
     def states(rulebook, seed):
         r = random.Random(seed)
@@ -117,7 +117,7 @@ def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
 def _full_acks_rule(*args, **kwargs):
     """Kafka's checkEnoughReplicasReachOffset behind another name: Partition takes its general
     path (the topic's min.insync.replicas, the effective min ISR, the rule call)."""
-    from kafkasim.protocol import rules
+    from kafkasim.core import rules
     return rules.check_enough_replicas_reach_offset(*args, **kwargs)
 
 
@@ -127,8 +127,8 @@ def test_acks_all_shortcut_answers_as_the_rule_does():
     HWs and versions (capped or not) it answers what the full path answers."""
     import random
 
-    from kafkasim.protocol.partition import PendingIsrChange
-    from kafkasim.protocol.rules import RuleBook
+    from kafkasim.core.partition import PendingIsrChange
+    from kafkasim.core.rules import RuleBook
 
     answers = set()
     for case in range(400):

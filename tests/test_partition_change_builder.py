@@ -1,4 +1,4 @@
-"""PartitionChangeBuilder (kafkasim.protocol.kraft.partition_change), mirroring Kafka's
+"""PartitionChangeBuilder (kafkasim.control.kraft.partition_change), mirroring Kafka's
 metadata/src/test/java/org/apache/kafka/controller/PartitionChangeBuilderTest.java (trunk
 1eb7644): testChangeRecordIsNoOp, testElectLeader, testNoLeaderEpochBumpIfNothingChanged,
 testNoLeaderEpochBumpOnIsrShrink, testLeaderEpochBumpOnIsrShrink,
@@ -17,14 +17,14 @@ The record version is checked through ``record_version()``."""
 
 import pytest
 
-from kafkasim.protocol.kraft.metadata_version import MetadataVersion
-from kafkasim.protocol.kraft.partition_change import (
+from kafkasim.control.kraft.metadata_version import MetadataVersion
+from kafkasim.control.kraft.partition_change import (
     Election,
     JavaIntHashSet,
     PartitionChangeBuilder,
     change_record_is_no_op,
 )
-from kafkasim.protocol.kraft.records import (
+from kafkasim.control.kraft.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     LeaderRecoveryState,

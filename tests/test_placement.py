@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.protocol.fetcher import fetcher_id_for
-from kafkasim.protocol.javautil import JavaRandom, java_string_hash, murmur2, to_positive
-from kafkasim.protocol.placement import (
+from kafkasim.control.placement import (
     PlacementError,
     assign_replicas_to_brokers,
     rack_alternated_broker_list,
 )
+from kafkasim.core.fetcher import fetcher_id_for
+from kafkasim.settings.javautil import JavaRandom, java_string_hash, murmur2, to_positive
 
 RACKS = {0: "r1", 1: "r3", 2: "r3", 3: "r2", 4: "r2", 5: "r1"}
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import ipywidgets as w
 import pytest
 
-from kafkasim.cluster import Cluster
-from kafkasim.scenario import Scenario
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.scenarios.scenario import Scenario
 from kafkasim.viz import style
 from kafkasim.widgets import Player
 from kafkasim.widgets._tiles import broker_tiles
-from kafkasim.workload import RateWorkload
 
 VERSIONS = [None, "3.7"]      # None: the default version (KRaft)
 

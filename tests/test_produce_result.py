@@ -11,8 +11,13 @@ import pickle
 
 import pytest
 
-from kafkasim.clients.producer import NO_ERRORS, PENDING, ProduceRequestResult, ProduceResult
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.clients.producer import (
+    NO_ERRORS,
+    PENDING,
+    ProduceRequestResult,
+    ProduceResult,
+)
+from kafkasim.runtime.cluster import Cluster
 
 
 def _cluster() -> tuple[Cluster, object]:
@@ -102,8 +107,8 @@ def test_a_failed_batch_fails_each_record_with_the_batch_error():
 def test_produce_requests_and_batches_hold_every_field():
     """_send_batches and _send_run set the ProduceRequest's and the _Batch's fields without the
     class call: each must hold every field, as its constructor would."""
-    from kafkasim.clients.producer import _Batch
-    from kafkasim.protocol.messages import ProduceRequest
+    from kafkasim.core.messages import ProduceRequest
+    from kafkasim.runtime.clients.producer import _Batch
 
     c, p = _cluster()
     sent = []

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from kafkasim.check import InvariantViolation, make_suite
-from kafkasim.cluster import Cluster
-from kafkasim.config import ConfigError
-from kafkasim.versions import version_at_least
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.settings.config import ConfigError
+from kafkasim.settings.versions import version_at_least
 
 EXAMPLES = int(os.environ.get("KAFKASIM_PROPERTY_EXAMPLES", "40"))
 PROPERTY_SETTINGS = settings(

@@ -1,4 +1,4 @@
-"""KafkaRaftClient (kafkasim.protocol.kraft.raft) against Kafka's raft module.
+"""KafkaRaftClient (kafkasim.control.kraft.raft) against Kafka's raft module.
 
 Mirrored expectations (raft/src/test/java/org/apache/kafka/raft/, trunk 2024-10 for 3.x and the
 KIP-996 Pre-Vote behaviour of 4.0 from PR #18240):
@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from raft_driver import RaftDriver  # noqa: E402
 
-from kafkasim.protocol.kraft import raft_messages as M  # noqa: E402
-from kafkasim.protocol.kraft.raft import (  # noqa: E402
+from kafkasim.control.kraft import raft_messages as M  # noqa: E402
+from kafkasim.control.kraft.raft import (  # noqa: E402
     KafkaRaftClient,
     LeaderState,
     NotLeaderError,

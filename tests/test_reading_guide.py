@@ -12,15 +12,15 @@ NAME = re.compile(r"`(kafkasim(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
 SHORT = re.compile(r"`((?:rules|Partition|ReplicaManager|ReplicaFetcherThread|Log|Producer|"
                    r"Broker|KafkaController|Cluster)\.[a-z_]+)`")
 SHORT_HOME = {
-    "rules": "kafkasim.protocol.rules",
-    "Partition": "kafkasim.protocol.partition.Partition",
-    "ReplicaManager": "kafkasim.protocol.replica_manager.ReplicaManager",
-    "ReplicaFetcherThread": "kafkasim.protocol.fetcher.ReplicaFetcherThread",
-    "Log": "kafkasim.storage.log.Log",
-    "Producer": "kafkasim.clients.producer.Producer",
-    "Broker": "kafkasim.broker.Broker",
-    "KafkaController": "kafkasim.protocol.controller.KafkaController",
-    "Cluster": "kafkasim.cluster.Cluster",
+    "rules": "kafkasim.core.rules",
+    "Partition": "kafkasim.core.partition.Partition",
+    "ReplicaManager": "kafkasim.core.replica_manager.ReplicaManager",
+    "ReplicaFetcherThread": "kafkasim.core.fetcher.ReplicaFetcherThread",
+    "Log": "kafkasim.core.log.Log",
+    "Producer": "kafkasim.runtime.clients.producer.Producer",
+    "Broker": "kafkasim.runtime.broker.Broker",
+    "KafkaController": "kafkasim.control.controller.KafkaController",
+    "Cluster": "kafkasim.runtime.cluster.Cluster",
 }
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from kafkasim.cluster import Cluster, ClusterError
+from kafkasim.runtime.cluster import Cluster, ClusterError
 
 
 def _cluster(n: int = 4, version: str = "3.7") -> Cluster:

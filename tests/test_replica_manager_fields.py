@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 import pickle
 
-from kafkasim.cluster import Cluster
-from kafkasim.protocol.messages import FetchPartitionData, FetchResponse, ProduceResponse
-from kafkasim.protocol.replica_manager import DelayedFetch, DelayedProduce
-from kafkasim.workload import RateWorkload
+from kafkasim.core.messages import FetchPartitionData, FetchResponse, ProduceResponse
+from kafkasim.core.replica_manager import DelayedFetch, DelayedProduce
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 def _rebuilt(obj):

@@ -1,4 +1,4 @@
-"""ReplicationControlManager (kafkasim.protocol.kraft.replication_control) against
+"""ReplicationControlManager (kafkasim.control.kraft.replication_control) against
 tests/kraft_fakes.FakeClusterControl, mirroring the replication cases of Kafka's
 metadata/src/test/java/org/apache/kafka/controller/ReplicationControlManagerTest.java
 (trunk 1eb7644):
@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.protocol import errors as E
-from kafkasim.protocol.kraft.records import (
+from kafkasim.control.kraft.records import (
     NO_LEADER,
     BrokerRegistrationChangeRecord,
     BrokerRegistrationInControlledShutdownChange,
@@ -41,10 +40,11 @@ from kafkasim.protocol.kraft.records import (
     TopicRecord,
     UnregisterBrokerRecord,
 )
-from kafkasim.protocol.kraft.replication_control import (
+from kafkasim.control.kraft.replication_control import (
     ClearElrRecord,
     ReplicationControlManager,
 )
+from kafkasim.core import errors as E
 from tests.kraft_fakes import FakeClusterControl, default_broker_epoch
 
 RECOVERED = LeaderRecoveryState.RECOVERED
@@ -782,7 +782,7 @@ def test_broker_state_change_records():
 def test_feature_level_records_switch_metadata_version_and_elr():
     # FeatureControlManager: metadata.version and eligible.leader.replicas.version levels;
     # isElrEnabled needs both ELRV_1 and metadata.version >= 4.0-IV1
-    from kafkasim.protocol.kraft.records import FeatureLevelRecord
+    from kafkasim.control.kraft.records import FeatureLevelRecord
     ctx = Ctx(mv="3.9-IV0", elr=False)
     assert not ctx.rc.is_elr_enabled()
     ctx.replay([FeatureLevelRecord("eligible.leader.replicas.version", 1)])

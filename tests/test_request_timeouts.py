@@ -11,7 +11,7 @@ timeout when the pause ends.
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 
 ZK = "3.7"
 SOCKET_TIMEOUT_MS = 5000   # replica.socket.timeout.ms (30000 by default)

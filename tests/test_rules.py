@@ -1,4 +1,4 @@
-"""Kafka's replication rules as pure functions (kafkasim.protocol.rules), against Kafka's own unit
+"""Kafka's replication rules as pure functions (kafkasim.core.rules), against Kafka's own unit
 tests and the fact sheet, and the rule swap a notebook uses to show what breaks."""
 
 from __future__ import annotations
@@ -8,16 +8,16 @@ import inspect
 import pytest
 
 from kafkasim.check import attach
-from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.protocol import errors as E
-from kafkasim.protocol import rules
-from kafkasim.protocol.rules import (
+from kafkasim.core import errors as E
+from kafkasim.core import rules
+from kafkasim.core.rules import (
     NEVER_MS,
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
     ReplicaState,
 )
-from kafkasim.scenario import lost_acked
+from kafkasim.runtime.cluster import Cluster, ClusterError
+from kafkasim.scenarios.scenario import lost_acked
 
 LAG = 30_000
 
@@ -256,7 +256,7 @@ def test_no_second_copy_of_the_hw_rule_in_the_course():
 def test_an_expanded_isr_lists_the_new_member_last_as_kafka_does():
     """Partition.prepareIsrExpand sends ``isr + newInSyncReplicaId`` (a small Scala Set keeps
     insertion order), so broker 2 rejoining ISR [1, 3] gives [1, 3, 2], not replica order."""
-    from kafkasim.protocol.fake import FakeContext
+    from kafkasim.core.fake import FakeContext
 
     ctx = FakeContext(broker_id=1)
     part = ctx.partition("t", 0)

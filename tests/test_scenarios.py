@@ -8,8 +8,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kafkasim.cli import SCHEMA_PATH, main
-from kafkasim.scenario import Scenario
+from kafkasim.scenarios.scenario import Scenario
+from kafkasim.tools.cli import SCHEMA_PATH, main
 
 SCENARIOS = sorted(p.stem for p in (Path(__import__("kafkasim").__file__).parent
                                     / "scenarios").glob("*.toml"))

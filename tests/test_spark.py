@@ -1,4 +1,5 @@
-"""kafkasim.spark: where sessions run, and a real DataFrame job through the shared session."""
+"""kafkasim.experiments.spark: where sessions run, and a real DataFrame job through the shared
+session."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import sys
 import pandas as pd
 import pytest
 
-from kafkasim import spark as kspark
-from kafkasim.spark import SparkTarget, resolve_target
+from kafkasim.experiments import spark as kspark
+from kafkasim.experiments.spark import SparkTarget, resolve_target
 
 # --- Choosing where Spark runs (no JVM needed) ----------------------------------------------------
 
@@ -81,7 +82,8 @@ def test_testing_follows_ci(monkeypatch, value, expected):
 
 
 def test_importing_kafkasim_spark_does_not_need_pyspark():
-    code = "import sys; sys.modules['pyspark'] = None; import kafkasim.spark; print('imported')"
+    code = ("import sys; sys.modules['pyspark'] = None; import kafkasim.experiments.spark; "
+            "print('imported')")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "imported"
@@ -132,12 +134,14 @@ def test_session_is_reused(spark):
         kspark.session(master="local[1]")
 
 
-# Spark Connect: tests/test_experiments.py (SPARK_REMOTE=local[2]: kafkasim.spark.session() starts
+# Spark Connect: tests/test_experiments.py (SPARK_REMOTE=local[2]:
+# kafkasim.experiments.spark.session() starts
 # a local Connect server) and tests/test_spark_cluster.py (a server from start-connect-server.sh).
 
 
 def test_jvm_output_goes_to_a_private_log_file(spark):
-    """Spark's log4j lines and the JVM's own warnings go to kafkasim.spark.log_path(), in a
+    """Spark's log4j lines and the JVM's own warnings go to kafkasim.experiments.spark.log_path(),
+    in a
     directory only this user can read, not to this process's stderr (a notebook's output)."""
     import stat
 

@@ -1,6 +1,7 @@
 """Sweeps on a real Spark cluster: a standalone master and two workers started from PySpark's own
 ``spark-class`` launcher, and a Spark Connect server started by PySpark's own
-``sbin/start-connect-server.sh``, all on 127.0.0.1 (kafkasim.spark_cluster). A sweep on each gives
+``sbin/start-connect-server.sh``, all on 127.0.0.1 (kafkasim.tools.spark_cluster). A sweep on each
+gives
 the rows of the serial run; a worker on a Python without pyarrow/pandas is refused up front with
 an error that says what is missing and how to point the workers at a suitable Python.
 
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from kafkasim.experiments import RunSpec, Sweep, run_sweep
-from kafkasim.spark_cluster import ConnectServer, StandaloneCluster
+from kafkasim.tools.spark_cluster import ConnectServer, StandaloneCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -97,7 +98,7 @@ def connect_server(services):
 # starts): the check refuses them before any run ships.
 CLUSTER_SCRIPT = textwrap.dedent("""
     import json, os, sys
-    from kafkasim import spark as kspark
+    from kafkasim.experiments import spark as kspark
     from kafkasim.experiments import RunSpec, run_sweep
     from kafkasim.experiments import distributed
 

@@ -1,4 +1,4 @@
-"""Behaviour tests for kafkasim.storage: Log (LEO/HW/read/truncate) and LeaderEpochFileCache.
+"""Behaviour tests for kafkasim.core: Log (LEO/HW/read/truncate) and LeaderEpochFileCache.
 
 Reference: fact sheet §1 (HW exclusive, follower HW is a set and may go down, leader HW never moves
 back, truncation lowers HW) and §5 (epoch cache assign / endOffsetFor / truncation).
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.storage.leader_epoch import (
+from kafkasim.core.leader_epoch import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
     EpochEntry,
     LeaderEpochFileCache,
 )
-from kafkasim.storage.log import Log, RecordChunk
+from kafkasim.core.log import Log, RecordChunk
 
 UNDEF = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
 

@@ -8,14 +8,7 @@ from collections import Counter
 
 import pytest
 
-from kafkasim.protocol import errors
-from kafkasim.protocol.javautil import (
-    JavaHashMap,
-    JavaRandom,
-    java_hashmap_iteration_order,
-    java_string_hash,
-)
-from kafkasim.protocol.kraft.striped_placer import (
+from kafkasim.control.kraft.striped_placer import (
     BrokerList,
     InvalidReplicationFactorException,
     RackList,
@@ -23,7 +16,14 @@ from kafkasim.protocol.kraft.striped_placer import (
     UsableBroker,
     optional_string_hash,
 )
-from kafkasim.protocol.placement import PlacementError
+from kafkasim.control.placement import PlacementError
+from kafkasim.core import errors
+from kafkasim.settings.javautil import (
+    JavaHashMap,
+    JavaRandom,
+    java_hashmap_iteration_order,
+    java_string_hash,
+)
 
 
 class MockRandom(JavaRandom):

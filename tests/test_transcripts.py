@@ -1,5 +1,5 @@
 """Golden behaviour tests in the etcd-raft style: scripts of steps against ONE core piece (a
-Partition, a ReplicaFetcherThread) driven by ``kafkasim.protocol.fake.FakeContext``, each step
+Partition, a ReplicaFetcherThread) driven by ``kafkasim.core.fake.FakeContext``, each step
 followed by the expected transcript (what the piece sent or proposed, and its state after).
 
 Files: ``tests/testdata/*.txt``. A block is
@@ -21,14 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from kafkasim.protocol.fake import FakeContext
-from kafkasim.protocol.fetcher import (
+from kafkasim.core.fake import FakeContext
+from kafkasim.core.fetcher import (
     FETCHING,
     TRUNCATING,
     PartitionFetchState,
     ReplicaFetcherThread,
 )
-from kafkasim.protocol.messages import (
+from kafkasim.core.log import RecordChunk
+from kafkasim.core.messages import (
     FetchPartition,
     FetchPartitionData,
     FetchRequest,
@@ -36,8 +37,7 @@ from kafkasim.protocol.messages import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
-from kafkasim.protocol.replica_manager import ReplicaManager
-from kafkasim.storage.log import RecordChunk
+from kafkasim.core.replica_manager import ReplicaManager
 
 TESTDATA = Path(__file__).parent / "testdata"
 REWRITE = os.environ.get("KAFKASIM_REWRITE") == "1"

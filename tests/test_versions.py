@@ -1,4 +1,4 @@
-"""Tests for kafkasim.versions: version parsing/normalisation and per-release rules."""
+"""Tests for kafkasim.settings.versions: version parsing/normalisation and per-release rules."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkasim import versions
-from kafkasim.config import describe_profile
-from kafkasim.versions import (
+from kafkasim.settings import versions
+from kafkasim.settings.config import describe_profile
+from kafkasim.settings.versions import (
     DEFAULT_VERSION,
     SUPPORTED_VERSIONS,
     RuleError,

@@ -1,10 +1,10 @@
-"""Cluster's read-only views (kafkasim/views.py) and run_until's strict mode."""
+"""Cluster's read-only views (kafkasim/runtime/views.py) and run_until's strict mode."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkasim.cluster import Cluster, ClusterError, ConditionTimeout
+from kafkasim.runtime.cluster import Cluster, ClusterError, ConditionTimeout
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)

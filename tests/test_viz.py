@@ -16,8 +16,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from kafkasim.cluster import Cluster  # noqa: E402
-from kafkasim.scenario import Scenario  # noqa: E402
+from kafkasim.runtime.cluster import Cluster  # noqa: E402
+from kafkasim.scenarios.scenario import Scenario  # noqa: E402
 from kafkasim.viz import (  # noqa: E402
     broker_status_intervals,
     cluster_layout,

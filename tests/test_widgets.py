@@ -7,10 +7,10 @@ import ipywidgets as w
 import pytest
 from matplotlib.figure import Figure
 
-from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.scenario import Scenario
+from kafkasim.runtime.cluster import Cluster, ClusterError
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.scenarios.scenario import Scenario
 from kafkasim.widgets import Explorer, Player, explore
-from kafkasim.workload import RateWorkload
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)

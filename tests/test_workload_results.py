@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
-from kafkasim.history import History
-from kafkasim.workload import RateWorkload
+from kafkasim.observe.history import History
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 
 def _run(ms: int):

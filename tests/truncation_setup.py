@@ -3,7 +3,7 @@ follower never got, about to be replaced by an unclean election."""
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster
 
 
 def leader_ahead_of_its_follower(version: str):

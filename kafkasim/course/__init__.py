@@ -12,7 +12,6 @@ prints the same numbers.
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.checks import (
     CheckResult,
     check_alerts,
@@ -47,9 +46,10 @@ from kafkasim.course.common import (
     text_table,
 )
 from kafkasim.course.explore import explore, show
-from kafkasim.scenario import Scenario
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.scenarios.scenario import Scenario
 from kafkasim.widgets import Player
-from kafkasim.workload import RateWorkload
 
 SEED = 1
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, settle, text_table
 from kafkasim.course.i18n import N_
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 __all__ = [
     "SEED", "TOPIC", "exercise_cluster", "holders", "max_broker_failures", "min_isr_choices",

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.acks import after_append, run_exercise
 from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.elections import acked_losses, verdict
 from kafkasim.course.i18n import tr
-from kafkasim.scenario import lost_acked
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.scenarios.scenario import lost_acked
 
 
 def check_after_append(today=None, kafka_3_6=None) -> CheckResult:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.runtime.cluster import Cluster, ClusterError
 
 SEED = 1
 TOPIC = "topic-p3-r3"

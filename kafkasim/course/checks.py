@@ -249,7 +249,7 @@ def check_leader(partition: int, answer) -> CheckResult:
 
 @lru_cache(maxsize=8)
 def _max_fetchers(brokers: int, partitions: int, rf: int, seed: int) -> int:
-    from kafkasim.cluster import Cluster
+    from kafkasim.runtime.cluster import Cluster
 
     c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
     c.create_topic("t", partitions, rf)
@@ -282,7 +282,7 @@ def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
 
 def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult:
     """A partition holds offsets 0..existing-1; ``sent`` more records are appended."""
-    from kafkasim.cluster import Cluster
+    from kafkasim.runtime.cluster import Cluster
 
     if (m := _missing(leo, last_offset)) is not None:
         return m

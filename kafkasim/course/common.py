@@ -11,8 +11,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.i18n import tr
+from kafkasim.runtime.cluster import Cluster
 
 #: The release the first part of the course (notebooks 00-06) is told in: the study notes'
 #: ZooKeeper-era Kafka. Today's Kafka (4.x, KRaft only, ELR on) is the simulator's default and
@@ -108,7 +108,7 @@ def replica_sets(c: Cluster, topic: str, partition: int = 0) -> dict[str, list[i
 
 def settle(c: Cluster, timeout_ms: int = 30000) -> bool:
     """Run until every ISR replica has the leader's log and HW and no produce is pending."""
-    from kafkasim.scenario import _settled
+    from kafkasim.scenarios.scenario import _settled
 
     return c.run_until(_settled, timeout_ms)
 
@@ -222,7 +222,7 @@ class Stepper:
             return False
         what = msg_id = None
         if ev[1] == "deliver":
-            src, dst, msg, _sent_ms, msg_id = ev[2][:5]   # kafkasim.network.DELIVERY
+            src, dst, msg, _sent_ms, msg_id = ev[2][:5]   # kafkasim.runtime.network.DELIVERY
             what = describe_message(msg, src, dst, self.topic, self.partition)
             if what is None:
                 msg_id = None

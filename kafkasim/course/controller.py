@@ -181,7 +181,7 @@ QUORUM_LOSS_OPERATIONS = (
 def quorum_loss_outcomes(seed: int = 5) -> dict[str, bool]:
     """Run it: 3 controllers, 2 crashed (the active one and a standby); which operations still
     succeed? Topic events: events-0 led by 2, events-1 led by 1, replication factor 3."""
-    from kafkasim.cluster import Cluster
+    from kafkasim.runtime.cluster import Cluster
 
     c = Cluster(brokers=3, seed=seed)
     c.create_topic("events", 2, 3, assignment=[[2, 1, 3], [1, 3, 2]])
@@ -246,7 +246,7 @@ def first_live_replica(assignment, isr, live, unclean_enabled):
 
 def _run_faults(faults, swap: bool) -> list[str]:
     from kafkasim import check
-    from kafkasim.cluster import Cluster
+    from kafkasim.runtime.cluster import Cluster
 
     c = Cluster(brokers=3, seed=SEED, kafka_version="3.7")
     c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})

@@ -8,9 +8,9 @@ The rules graded here are the simulator's own, which follow Kafka:
 
 - ZooKeeper controller: ``PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection``
   (core/src/main/scala/kafka/controller/Election.scala, 0.11-3.9) as
-  ``kafkasim.protocol.rules.offline_partition_leader_election``;
+  ``kafkasim.core.rules.offline_partition_leader_election``;
 - KRaft controller: ``org.apache.kafka.controller.PartitionChangeBuilder.electLeader`` (metadata
-  module, 4.x) as ``kafkasim.protocol.kraft.partition_change.PartitionChangeBuilder``, with
+  module, 4.x) as ``kafkasim.control.kraft.partition_change.PartitionChangeBuilder``, with
   KIP-966's Eligible Leader Replicas (on by default for new clusters since 4.1).
 """
 
@@ -20,7 +20,10 @@ import inspect
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from kafkasim.cluster import Cluster
+from kafkasim.control.kraft.metadata_version import MetadataVersion
+from kafkasim.control.kraft.partition_change import Election, PartitionChangeBuilder
+from kafkasim.control.kraft.records import NO_LEADER, PartitionRegistration
+from kafkasim.core import rules
 from kafkasim.course.checks import (
     CheckResult,
     _form,
@@ -31,12 +34,9 @@ from kafkasim.course.checks import (
 )
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import tr
-from kafkasim.protocol import rules
-from kafkasim.protocol.kraft.metadata_version import MetadataVersion
-from kafkasim.protocol.kraft.partition_change import Election, PartitionChangeBuilder
-from kafkasim.protocol.kraft.records import NO_LEADER, PartitionRegistration
-from kafkasim.scenario import lost_acked
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
+from kafkasim.scenarios.scenario import lost_acked
 
 SEED = 8
 TOPIC = "payments"

@@ -14,11 +14,11 @@ import inspect
 from collections.abc import Callable
 
 from kafkasim.check import attach
-from kafkasim.cluster import Cluster
+from kafkasim.core import rules
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
-from kafkasim.protocol import rules
+from kafkasim.runtime.cluster import Cluster
 
 SEED = 9
 TOPIC = "t"

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.basics import fetcher_thread_count, lagging_follower_run
 from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import isr_changes, meter_counts
 from kafkasim.course.hw import all_replicas_run, high_watermark, slow_broker_3_commit
 from kafkasim.course.i18n import tr
 from kafkasim.course.isr import TOPIC, flapping_run
+from kafkasim.runtime.cluster import Cluster
 
 __all__ = ["check_ack_delay", "check_all_replicas_rule", "check_fetcher_total", "check_flapping",
            "check_lagging_follower", "check_last_committed"]

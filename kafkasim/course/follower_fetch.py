@@ -5,7 +5,7 @@ simulator's, which follow Kafka 2.4+ (fact sheet §10):
 
 - ``ReplicaManager.findPreferredReadReplica`` (candidates: in-sync followers whose log holds the
   fetch offset, plus the leader) and ``RackAwareReplicaSelector.select`` as
-  ``kafkasim.protocol.replica_manager.select_read_replica``;
+  ``kafkasim.core.replica_manager.select_read_replica``;
 - a follower serves consumers up to its own high watermark, min(leader HW it last saw, its LEO)
   (``ReplicaManager._read_as_follower``; Kafka's ``Partition.fetchRecords`` with
   ``FetchIsolation.HIGH_WATERMARK``).
@@ -16,11 +16,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from kafkasim.cluster import Cluster
+from kafkasim.core.replica_manager import select_read_replica
 from kafkasim.course.checks import CheckResult, _missing, _result
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
-from kafkasim.protocol.replica_manager import select_read_replica
+from kafkasim.runtime.cluster import Cluster
 
 SEED = 13
 RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kafkasim.cluster import Cluster
+from kafkasim.core import rules
+from kafkasim.core.rules import ReplicaState
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     COURSE_VERSION,
     Stepper,
@@ -21,8 +22,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     text_table,
 )
 from kafkasim.course.i18n import N_, tr
-from kafkasim.protocol import rules
-from kafkasim.protocol.rules import ReplicaState
+from kafkasim.runtime.cluster import Cluster
 
 SEED = 3
 TOPIC = "commit-demo"
@@ -31,7 +31,7 @@ HW_TOPIC = "hw-demo"
 
 def high_watermark(leos: Mapping[int, int], isr: Sequence[int]) -> int:
     """HW as the leader computes it when every ISR member's LEO is known and no follower outside
-    the ISR counts as caught up: Kafka's ``maybe_increment_leader_hw`` (kafkasim.protocol.rules)
+    the ISR counts as caught up: Kafka's ``maybe_increment_leader_hw`` (kafkasim.core.rules)
     from a fresh leader, i.e. the smallest LEO in the ISR (exclusive: the first offset not yet on
     every ISR member)."""
     missing = [b for b in isr if b not in leos]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     Text,
     isr_changes,
@@ -21,7 +20,8 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     text_table,
 )
 from kafkasim.course.i18n import N_, tr
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 SEED = 7
 TOPIC = "isr-demo"

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kafkasim import metrics as M
-from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
-from kafkasim.workload import RateWorkload
+from kafkasim.runtime import metrics as M
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.workload import RateWorkload
 
 SEED = 6
 #: The release notebook 06 runs: ZooKeeper-era 3.7, because 40 simulated minutes of a KRaft

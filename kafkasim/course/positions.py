@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.common import Text, settle, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.runtime.cluster import Cluster
 
 SEED = 4
 TOPIC = "orders"

@@ -3,10 +3,10 @@
 The placement rules graded here are the simulator's own, which follow Kafka:
 
 - ZooKeeper era / admin tools: ``kafka.admin.AdminUtils.assignReplicasToBrokers`` (rack-aware
-  since 0.10.0, KIP-36) as ``kafkasim.protocol.placement.assign_replicas_to_brokers``;
+  since 0.10.0, KIP-36) as ``kafkasim.control.placement.assign_replicas_to_brokers``;
 - KRaft (today's default): ``org.apache.kafka.metadata.placement.StripedReplicaPlacer``
   (KIP-631, unchanged in substance since 3.0.0) as
-  ``kafkasim.protocol.kraft.striped_placer.StripedReplicaPlacer``.
+  ``kafkasim.control.kraft.striped_placer.StripedReplicaPlacer``.
 
 Availability after a rack failure is read from the cluster's partition state (leader and ISR),
 as ``kafka-topics --describe --unavailable-partitions`` / ``--under-min-isr-partitions`` do.
@@ -14,13 +14,13 @@ as ``kafka-topics --describe --unavailable-partitions`` / ``--under-min-isr-part
 
 from __future__ import annotations
 
-from kafkasim.cluster import Cluster
+from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
+from kafkasim.control.placement import assign_replicas_to_brokers, rack_alternated_broker_list
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int, _want_ints
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
-from kafkasim.protocol.javautil import JavaRandom
-from kafkasim.protocol.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
-from kafkasim.protocol.placement import assign_replicas_to_brokers, rack_alternated_broker_list
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.javautil import JavaRandom
 
 LAYOUTS = {
     "3 racks x 2": {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"},

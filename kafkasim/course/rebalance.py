@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafkasim.cluster import Cluster
 from kafkasim.course.checks import (
     CheckResult,
     _form,
@@ -33,7 +32,8 @@ from kafkasim.course.checks import (
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.elections import show_source, verdict
 from kafkasim.course.i18n import N_, tr
-from kafkasim.metrics import PREFERRED_IMBALANCE
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.metrics import PREFERRED_IMBALANCE
 
 SEED = 12
 TOPIC = "orders"
@@ -147,7 +147,7 @@ def restore_cluster():
     """Kafka 4.3, 3 brokers, auto.leader.rebalance.enable=false, ``orders`` with 6 partitions
     on RF 3, an acks=all producer writing 20 records/s for 60 s; broker 1 crashes at 5 s and
     is started again at 25 s. Returns (cluster, producer)."""
-    from kafkasim.workload import RateWorkload
+    from kafkasim.runtime.workload import RateWorkload
 
     c = Cluster(3, seed=SEED, config={"auto.leader.rebalance.enable": False})
     c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]] * 2)

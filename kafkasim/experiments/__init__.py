@@ -20,7 +20,8 @@ finishes sooner: ``kafkasim.experiments.costs``); ``run_one(spec)`` (one row, as
 
 A sweep is a table of run specs. A run is a pure function of its spec (cluster and workload or a
 scenario, Kafka config overrides, fault plan, seed), so a sweep gives the same rows serially, on
-``local[*]``, on a Spark cluster or through Spark Connect (``kafkasim.spark.session()`` chooses:
+``local[*]``, on a Spark cluster or through Spark Connect (``kafkasim.experiments.spark.session()``
+chooses:
 ``SPARK_REMOTE``, ``KAFKASIM_SPARK_MASTER`` or local). Every spec is validated before anything
 runs; a run that fails at run time becomes a row with ``status = "error"`` and its error text.
 

@@ -45,7 +45,7 @@ def chunk_count(runs: int, cores: int, connect: bool = False) -> int:
 class Costs:
     """Measured costs (seconds). ``None``: not measured yet in this process."""
 
-    session_s: float | None = None     # kafkasim.spark.session() on a fresh process
+    session_s: float | None = None     # kafkasim.experiments.spark.session() on a fresh process
     first_job_s: float | None = None   # the first job: Python workers start, check, import
     job_s: float | None = None         # one job on a warm session (per-job overhead)
     cores: int | None = None           # the session's cores (tasks at once)

@@ -217,7 +217,8 @@ class WorkerEnvironmentError(RuntimeError):
 _HOW_TO_FIX = (
     "Point the workers at a Python that has kafkasim's requirements (requirements.txt: pandas, "
     "pyarrow, numpy) and the driver's Python version ({driver}): pass "
-    "conf={{'spark.pyspark.python': '/path/to/venv/bin/python'}} to kafkasim.spark.session() "
+    "conf={{'spark.pyspark.python': '/path/to/venv/bin/python'}} to "
+    "kafkasim.experiments.spark.session() "
     "(spark-submit: --conf spark.pyspark.python=...), or set PYSPARK_PYTHON=/path/to/venv/bin/"
     "python in the driver's environment before the session starts (PySpark hands it to the "
     "executors); for a Spark Connect server, set PYSPARK_PYTHON in the server's environment "
@@ -359,7 +360,7 @@ def run_spark(specs: Sequence[RunSpec], *, spark=None, master: str | None = None
     import pandas as pd
 
     if spark is None:
-        from kafkasim import spark as kspark
+        from kafkasim.experiments import spark as kspark
 
         # our progress display replaces Spark's console bar (applies when the session starts)
         spark = kspark.session(master, conf={"spark.ui.showConsoleProgress": "false"})
@@ -472,7 +473,7 @@ class SparkStart:
         """Still starting, or ready with its session still running (not ``spark.stop()``-ed)."""
         if not self.done.is_set():
             return True
-        from kafkasim import spark as kspark
+        from kafkasim.experiments import spark as kspark
 
         return self.ready and kspark._is_alive(self.spark) and \
             kspark._session is self.spark   # noqa: SLF001
@@ -503,7 +504,7 @@ class SparkStart:
                 pass
 
     def _run(self) -> None:
-        from kafkasim import spark as kspark
+        from kafkasim.experiments import spark as kspark
         from kafkasim.experiments.costs import COSTS
 
         try:
@@ -541,7 +542,7 @@ class SparkStart:
         """One line: starting (which phase, for how long), ready, or why it failed, and where
         Spark's own log is. ``tr`` translates the line (``kafkasim.course.i18n.tr``, passed
         by the notebook helpers; this module does not import the course): English without."""
-        from kafkasim import spark as kspark
+        from kafkasim.experiments import spark as kspark
 
         tr = tr or _english
         if self.error is not None:

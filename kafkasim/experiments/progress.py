@@ -23,7 +23,8 @@ def _in_notebook() -> bool:
 class Progress:
     """``update(done, errors)`` as runs finish; ``close()`` at the end.
 
-    ``enabled=None`` shows progress unless running under tests (``kafkasim.spark.testing()``).
+    ``enabled=None`` shows progress unless running under tests
+    (``kafkasim.experiments.spark.testing()``).
     ``phase(text, eta_s)`` says what the sweep is doing or waiting for ("waiting for Spark:
     ...", "on Spark"); the time left is estimated from the runs finished *in the current phase*
     (a phase that starts by waiting for a JVM must not make the rest look slower than it is),
@@ -33,7 +34,7 @@ class Progress:
     def __init__(self, total: int, label: str, *, enabled: bool | None = None,
                  stream=None, clock=time.perf_counter) -> None:
         if enabled is None:
-            from kafkasim.spark import testing
+            from kafkasim.experiments.spark import testing
 
             enabled = not testing()
         self.total = max(total, 0)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from kafkasim.events import SkippedFault
+from kafkasim.core.events import SkippedFault
 from kafkasim.experiments.spec import (
     DEFAULT_TOPIC,
     DEFAULTS,
@@ -351,7 +351,7 @@ def _hw_latencies(c, acked, lost: set[int]) -> list[int]:
 
 def _collect(row: dict, c, producers: list, availability: _Availability | None, suite,
              check_state: dict, spec: RunSpec, run=None) -> None:
-    from kafkasim.scenario import lost_acked
+    from kafkasim.scenarios.scenario import lost_acked
 
     results = [r for p in producers for r in p.results.values()]
     acked = [r for r in results if r.status == "acked"]
@@ -416,8 +416,8 @@ def _observe(c, spec: RunSpec) -> tuple[_Availability, Any, dict]:
 
 
 def _run_generated(spec: RunSpec, row: dict, ctx: dict) -> None:
-    from kafkasim.cluster import Cluster
-    from kafkasim.workload import RateWorkload
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.runtime.workload import RateWorkload
 
     cl = spec.cluster
     brokers = cl.get("brokers", DEFAULTS["brokers"])
@@ -444,7 +444,7 @@ def _run_generated(spec: RunSpec, row: dict, ctx: dict) -> None:
 
 
 def _run_scenario(spec: RunSpec, row: dict, ctx: dict) -> None:
-    from kafkasim.scenario import ScenarioRun
+    from kafkasim.scenarios.scenario import ScenarioRun
 
     sc = _scenario_for(spec)
     c = sc.build(spec.seed)
@@ -607,7 +607,8 @@ def run_sweep(sweep, *, mode: str = "auto", spark=None, master: str | None = Non
 
     One row per run, in run_id order: ``run_id``, ``seed``, the varied parameters, then the
     result columns (``RESULT_COLUMNS``). ``mode``: ``"serial"`` (this process, no Spark),
-    ``"spark"`` (Spark jobs: ``spark`` session, else ``kafkasim.spark.session(master)``) or
+    ``"spark"`` (Spark jobs: ``spark`` session, else
+    ``kafkasim.experiments.spark.session(master)``) or
     ``"auto"``: Spark when given ``spark`` or ``master``; otherwise the first runs go serially,
     their measured cost decides (``experiments.costs``): the rest goes to Spark only if Spark is
     estimated to finish sooner by a margin (starting it in the background when worth it, and
@@ -734,7 +735,7 @@ def _finish_on_spark(specs, i, rows, errors, s_per_run, spark, bar, chunk_size, 
 
 
 def _alive(spark) -> bool:
-    from kafkasim import spark as kspark
+    from kafkasim.experiments import spark as kspark
 
     return kspark._is_alive(spark) and kspark._session is spark   # noqa: SLF001
 

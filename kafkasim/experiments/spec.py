@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkasim import limits
+from kafkasim.settings import limits
 
 __all__ = [
     "CLUSTER_FIELDS",
@@ -79,7 +79,7 @@ FAULT_STEPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 SECTION_FIELDS: dict[str, tuple[str, ...] | None] = {
     "cluster": CLUSTER_FIELDS,
-    "broker": None,      # Kafka keys: checked against kafkasim.config
+    "broker": None,      # Kafka keys: checked against kafkasim.settings.config
     "topic": None,
     "producer": None,
     "workload": WORKLOAD_FIELDS,
@@ -624,7 +624,7 @@ def _scenario_for(spec: RunSpec):
     ``scenario`` is a built-in name (source ``kafkasim/scenarios/<name>.toml``, the same on every
     machine) or a .toml path.
     """
-    from kafkasim.scenario import Scenario, ScenarioError
+    from kafkasim.scenarios.scenario import Scenario, ScenarioError
 
     try:
         if spec.scenario_text is not None:
@@ -792,9 +792,9 @@ def workload_segments(w: Mapping[str, Any], duration_ms: int) -> list[tuple[int,
 
 def validate_spec(spec: RunSpec) -> None:
     """Raise ``SweepError`` naming what is wrong with one spec (nothing is run)."""
-    from kafkasim import config as kconfig
-    from kafkasim import versions
-    from kafkasim.cluster import ClusterError
+    from kafkasim.runtime.cluster import ClusterError
+    from kafkasim.settings import config as kconfig
+    from kafkasim.settings import versions
 
     for key in ("duration_ms", "drain_ms"):
         value = getattr(spec, key)
@@ -825,7 +825,7 @@ def validate_spec(spec: RunSpec) -> None:
             raise SweepError("a scenario run takes its workload from the scenario's steps; "
                              "remove [workload] (or drop the scenario to generate one)")
         sc = _scenario_for(spec)
-        from kafkasim.scenario import ScenarioError
+        from kafkasim.scenarios.scenario import ScenarioError
         try:
             cluster = sc.build(spec.seed)   # checks brokers, racks, version, broker configs
         except ScenarioError as exc:
@@ -857,7 +857,7 @@ def validate_spec(spec: RunSpec) -> None:
     for key in ("latency_ms", "jitter_ms"):
         _int_field(f"cluster.{key}", cl.get(key, DEFAULTS[key]), maximum=60_000)
     topic = cl.get("topic", DEFAULT_TOPIC)
-    from kafkasim.cluster import invalid_topic_reason
+    from kafkasim.runtime.cluster import invalid_topic_reason
     reason = invalid_topic_reason(topic)
     if reason is not None:
         raise SweepError(f"cluster.topic: Topic name is invalid: {reason} (Topic.validate)")

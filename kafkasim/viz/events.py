@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kafkasim.events import Pause
+from kafkasim.core.events import Pause
 
 STOP_KINDS = ("broker_crash", "broker_power_loss", "broker_shutdown")
 

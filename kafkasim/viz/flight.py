@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import math
 
-from kafkasim.exceptions import ClusterError
+from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz.messages import api_of
 from kafkasim.viz.style import api_color
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from kafkasim.events import BecomeLeader, IsrChange, PartitionStateChange
+from kafkasim.core.events import BecomeLeader, IsrChange, PartitionStateChange
 from kafkasim.viz import style
 from kafkasim.viz.events import broker_status_intervals
 from kafkasim.viz.style import tr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import math
 
-from kafkasim import metrics as kmetrics
+from kafkasim.runtime import metrics as kmetrics
 from kafkasim.viz import style
 from kafkasim.viz.style import tr
 

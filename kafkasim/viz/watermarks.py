@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from kafkasim.events import LogWiped, PowerLossTruncate, Truncate
+from kafkasim.core.events import LogWiped, PowerLossTruncate, Truncate
 from kafkasim.viz import style
 from kafkasim.viz.style import tr
 

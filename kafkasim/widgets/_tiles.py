@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkasim.exceptions import ClusterError
+from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz import style
 from kafkasim.widgets._render import tr as _tr
 

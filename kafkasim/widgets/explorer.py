@@ -362,7 +362,7 @@ def _defaults(fn) -> dict:
 
 
 def _cluster_of(result):
-    from kafkasim.cluster import Cluster
+    from kafkasim.runtime.cluster import Cluster
 
     if isinstance(result, Cluster):
         return result

@@ -13,7 +13,7 @@ click a running broker's tile to crash it, a crashed one's to restart it.
 
 Every button and slider of the widget calls one of these methods, so a cell (and pytest, and
 nbval, which never renders widgets) can do exactly what a click does. Time travel is
-``kafkasim.history.History``: a snapshot every ``every_ms`` of simulated time, so moving the
+``kafkasim.observe.history.History``: a snapshot every ``every_ms`` of simulated time, so moving the
 slider restores the nearest snapshot and replays at most ``every_ms``. ``player.cluster`` is the
 live cluster at the current time; it is a new object after every seek.
 """
@@ -23,11 +23,12 @@ from __future__ import annotations
 import html
 from collections import OrderedDict
 
-from kafkasim import snapshots, viz
+from kafkasim import viz
 from kafkasim.check import Violation, make_suite
-from kafkasim.clients.consumer import Consumer
-from kafkasim.cluster import Cluster, ClusterError
-from kafkasim.history import History
+from kafkasim.observe import snapshots
+from kafkasim.observe.history import History
+from kafkasim.runtime.clients.consumer import Consumer
+from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
 from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, tr, widget_bundle
@@ -55,7 +56,7 @@ def _auto_every_ms(horizon: int) -> int:
 def _history_for(source, every_ms: int | None, checks):
     """(History, BranchChecker | None, about, script) for a Cluster, Scenario or ScenarioRun;
     ``script``: the scenario's scripted steps that act on the cluster, as (time_ms, step)."""
-    from kafkasim.scenario import Scenario, ScenarioRun
+    from kafkasim.scenarios.scenario import Scenario, ScenarioRun
 
     names = None if checks is True else checks
     if isinstance(source, (Scenario, ScenarioRun)):

@@ -18,12 +18,12 @@ interval is checked again, not the whole branch.
 
 from __future__ import annotations
 
-from kafkasim import snapshots
 from kafkasim.check import CheckSuite, Violation, make_suite
-from kafkasim.clients.consumer import Consumer
-from kafkasim.cluster import Cluster
-from kafkasim.engine import Engine
-from kafkasim.history import History
+from kafkasim.observe import snapshots
+from kafkasim.observe.history import History
+from kafkasim.runtime.clients.consumer import Consumer
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.engine import Engine
 
 _FOREVER = 1 << 62
 
@@ -162,7 +162,7 @@ def record_scenario(scenario, seed: int | None = None, every_ms: int = 1000, *,
     """Run ``scenario`` from its start while recording it into a History.
 
     Returns ``(history, scenario_run)``; with ``checker``, every event is checked too."""
-    from kafkasim.scenario import ScenarioRun
+    from kafkasim.scenarios.scenario import ScenarioRun
 
     cluster = scenario.build(seed)
     # every snapshot is kept: those taken after a scenario step are what replays start from
@@ -202,7 +202,8 @@ class CheckedHistory(History):
 class BranchChecker:
     """The first invariant violation on a History's current branch.
 
-    A copy of the cluster taken at ``base`` (``kafkasim.snapshots.dump`` of it, or the bytes of
+    A copy of the cluster taken at ``base`` (``kafkasim.observe.snapshots.dump`` of it, or the
+    bytes of
     ``Cluster.snapshot()``; after ``base_actions`` of the branch's actions, at ``base_time``)
     replays the branch's later actions with every check of ``kafkasim.check`` run after every
     event, lazily, up to the branch's horizon. ``first`` and ``checked_from`` carry what was

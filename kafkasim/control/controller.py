@@ -1,0 +1,725 @@
+"""``KafkaController`` in ZooKeeper mode: partition state, elections, AlterPartition, shutdown.
+
+The controller runs inside one broker (``ctx``). It owns the partition state znodes
+(``/brokers/topics/<t>/partitions/<p>/state``) and tells brokers what to do with LeaderAndIsr and
+UpdateMetadata requests (fact sheet §7a, §8). Elections follow PartitionStateMachine's strategies:
+offline (first live ISR replica in assignment order, else unclean if the topic allows it),
+controlled shutdown, preferred. Every leader change writes ``leader_epoch + 1``; removing a dead
+replica from an ISR also bumps the epoch, but never empties the ISR. Writes are fenced by the
+controller epoch: a controller that lost ``/controller`` can no longer change anything.
+Controlled shutdown follows doControlledShutdown (leaders elected away, followed partitions get
+StopReplica and OfflineReplica); partition reassignment follows KIP-455's onPartitionReassignment
+(adding/removing replicas in the topic znode, completed once the target replicas are in sync).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from kafkasim.control.zookeeper import (
+    BadVersion,
+    ZooKeeper,
+    partition_state_json,
+    partition_state_path,
+)
+from kafkasim.core import errors as E
+from kafkasim.core import events as ev
+from kafkasim.core import rules
+from kafkasim.core.messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    ControlledShutdownResponse,
+    LeaderAndIsrRequest,
+    PartitionState,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+
+# org.apache.kafka.common.protocol.Errors used by AlterPartitionReassignments (KIP-455)
+INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
+NO_REASSIGNMENT_IN_PROGRESS = "NO_REASSIGNMENT_IN_PROGRESS"
+
+
+class ControllerMovedError(RuntimeError):
+    """Kafka's ControllerMovedException: another broker holds a newer controller epoch."""
+
+
+@dataclass(slots=True)
+class ControllerContext:
+    """The controller's cache of cluster state (kafka.controller.ControllerContext)."""
+
+    live_brokers: list[int] = field(default_factory=list)
+    broker_epochs: dict[int, int] = field(default_factory=dict)
+    shutting_down: list[int] = field(default_factory=list)
+    assignments: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
+    # tp -> (leader, leader epoch, isr, zk version)
+    states: dict[tuple[str, int], tuple[int, int, tuple[int, ...], int]] = field(
+        default_factory=dict)
+    # KIP-455 reassignments in progress: tp -> addingReplicas / removingReplicas (the topic
+    # znode's adding_replicas / removing_replicas); ``assignments`` then holds RS = TRS + ORS
+    adding: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
+    reassigning: list[tuple[str, int]] = field(default_factory=list)
+
+
+class KafkaController:
+    __slots__ = ("broker_id", "controller_epoch", "context")
+
+    def __init__(self, broker_id: int, controller_epoch: int) -> None:
+        self.broker_id = broker_id
+        self.controller_epoch = controller_epoch
+        self.context = ControllerContext()
+
+    # -- ZooKeeper access, fenced by the controller epoch ----------------------------------------
+    def _check_epoch(self, zk: ZooKeeper) -> None:
+        node = zk.get("/controller_epoch")
+        if node is None or int(node.data) != self.controller_epoch:
+            raise ControllerMovedError(
+                f"controller epoch {self.controller_epoch} is stale (ZooKeeper has "
+                f"{node.data if node else 'none'})")
+
+    def _refresh(self, zk: ZooKeeper, tp) -> tuple[int, int, tuple[int, ...], int]:
+        node = zk.get(partition_state_path(*tp))
+        if node is None:
+            return self.context.states[tp]
+        d = node.json()
+        st = (d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version)
+        self.context.states[tp] = st
+        return st
+
+    def _write(self, ctx, zk: ZooKeeper, tp, leader: int, epoch: int, isr) -> None:
+        self._check_epoch(zk)
+        path = partition_state_path(*tp)
+        data = partition_state_json(leader, epoch, isr, self.controller_epoch)
+        try:
+            version = zk.set(path, data, self.context.states[tp][3])
+        except BadVersion:
+            # a leader changed the ISR meanwhile (pre-2.7 path): re-read and write over it
+            version = zk.set(path, data, zk.get(path).version)
+        self.context.states[tp] = (leader, epoch, tuple(isr), version)
+
+    # -- requests to brokers -------------------------------------------------------------------
+    def _state(self, tp) -> PartitionState:
+        leader, epoch, isr, version = self.context.states[tp]
+        return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
+                              self.context.assignments[tp])
+
+    def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
+        """One LeaderAndIsr per live replica broker, with the states of its partitions."""
+        by_broker: dict[int, list[PartitionState]] = {}
+        for tp in tps:
+            st = self._state(tp)
+            for b in st.replicas:
+                if b in self.context.live_brokers and (only is None or b in only):
+                    by_broker.setdefault(b, []).append(st)
+        for b in sorted(by_broker):
+            ctx.send(b, LeaderAndIsrRequest(self.broker_id, self.controller_epoch,
+                                            tuple(by_broker[b]),
+                                            tuple(self.context.live_brokers)))
+
+    def send_update_metadata(self, ctx, tps) -> None:
+        states = tuple(self._state(tp) for tp in tps)
+        for b in self.context.live_brokers:
+            ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
+                                              tuple(self.context.live_brokers)))
+
+    def _propagate(self, ctx, changed) -> None:
+        if changed:
+            self.send_leader_and_isr(ctx, changed)
+        self.send_update_metadata(ctx, list(self.context.states) if not changed else changed)
+
+    # -- failover ---------------------------------------------------------------------------
+    def on_controller_failover(self, ctx, zk: ZooKeeper) -> None:
+        """onControllerFailover: read ZooKeeper, handle brokers that died meanwhile, resend."""
+        cc = self.context
+        cc.live_brokers = sorted(int(b) for b in zk.children("/brokers/ids"))
+        cc.broker_epochs = {b: zk.get(f"/brokers/ids/{b}").czxid for b in cc.live_brokers}
+        cc.assignments.clear()
+        cc.states.clear()
+        cc.adding.clear()
+        cc.removing.clear()
+        cc.reassigning.clear()
+        zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
+        for topic in zk.children("/brokers/topics"):
+            znode = zk.get(f"/brokers/topics/{topic}").json()
+            assignment = znode["partitions"]
+            for p in sorted(assignment, key=int):
+                tp = (topic, int(p))
+                cc.assignments[tp] = tuple(assignment[p])
+                ar = tuple(znode.get("adding_replicas", {}).get(p, ()))
+                rr = tuple(znode.get("removing_replicas", {}).get(p, ()))
+                if ar or rr:
+                    cc.adding[tp], cc.removing[tp] = ar, rr
+                    cc.reassigning.append(tp)
+                if zk.exists(partition_state_path(topic, int(p))):
+                    self._refresh(zk, tp)
+        tps = list(cc.states)
+        self.send_update_metadata(ctx, tps)
+        if tps:
+            self.send_leader_and_isr(ctx, tps)
+        # partitions led by brokers that are gone, or offline: elect now
+        changed = self._handle_dead_and_offline(ctx, zk, [])
+        if changed:
+            self._propagate(ctx, changed)
+        # initializePartitionReassignments: resume every reassignment found in ZooKeeper
+        for tp in list(cc.reassigning):
+            if tp in cc.states:
+                self.on_partition_reassignment(ctx, zk, tp, self._full_assignment(tp))
+        if ctx.config["auto.leader.rebalance.enable"]:
+            ctx.schedule_controller_timer(5000, self.controller_epoch, "auto_rebalance")
+
+    def on_resignation(self) -> None:
+        """onControllerResignation: this controller object is dropped by its broker; its
+        in-memory context goes with it (nothing to undo in the simulation)."""
+
+    # -- broker changes ----------------------------------------------------------------------
+    def on_broker_change(self, ctx, zk: ZooKeeper) -> None:
+        """BrokerChange watch: onBrokerStartup for new (or bounced) brokers, onBrokerFailure for
+        the ones whose /brokers/ids znode vanished."""
+        cc = self.context
+        now_live = sorted(int(b) for b in zk.children("/brokers/ids"))
+        epochs = {b: zk.get(f"/brokers/ids/{b}").czxid for b in now_live}
+        dead = [b for b in cc.live_brokers if b not in now_live]
+        restarted = [b for b in now_live if b in cc.broker_epochs and b not in dead
+                     and cc.broker_epochs[b] != epochs[b]]
+        # before KIP-380 (2.2) a restarted broker was only seen as (re)started, not as failed
+        bounced = restarted if ctx.rules.controller_detects_bounced_brokers else []
+        new = [b for b in now_live if b not in cc.live_brokers] + restarted
+        if dead or bounced:
+            ctx.trace("controller", detail=ev.BrokersFailed(tuple(sorted(dead + bounced))))
+            cc.live_brokers = [b for b in cc.live_brokers if b not in dead and b not in bounced]
+            cc.shutting_down = [b for b in cc.shutting_down if b in cc.live_brokers]
+            changed = self._handle_dead_and_offline(ctx, zk, dead + bounced)
+            self._propagate(ctx, changed)
+        if new:
+            ctx.trace("controller", detail=ev.BrokersStarted(tuple(sorted(new))))
+            cc.live_brokers = sorted({*cc.live_brokers, *new})
+            cc.broker_epochs = epochs
+            self.send_update_metadata(ctx, list(cc.states))
+            theirs = [tp for tp, reps in cc.assignments.items() if any(b in reps for b in new)]
+            if theirs:
+                self.send_leader_and_isr(ctx, theirs, only=new)
+            changed = self._handle_dead_and_offline(ctx, zk, [])
+            if changed:
+                self._propagate(ctx, changed)
+            # onBrokerStartup -> maybeResumeReassignments: target replicas on a new broker
+            for tp in list(cc.reassigning):
+                full = self._full_assignment(tp)
+                if any(b in new for b in _target(full)):
+                    self.on_partition_reassignment(ctx, zk, tp, full)
+        cc.broker_epochs = epochs
+
+    def _handle_dead_and_offline(self, ctx, zk: ZooKeeper, dead: list[int]) -> list:
+        """Elect leaders for partitions without a live leader; drop dead replicas from ISRs."""
+        cc = self.context
+        changed = []
+        for tp in list(cc.assignments):
+            if tp not in cc.states:
+                continue
+            leader, epoch, isr, _v = self._refresh(zk, tp)
+            if leader < 0 or leader not in cc.live_brokers:
+                if self._elect(ctx, zk, tp, "offline"):
+                    changed.append(tp)
+            elif any(r in dead for r in isr):
+                new_isr = _remove_never_empty(isr, dead)
+                if new_isr != isr:
+                    self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
+                    ctx.trace("controller", tp[0], tp[1],
+                              ev.DeadRemovedFromIsr(tuple(sorted(r for r in isr if r in dead)),
+                                                    tuple(isr), tuple(new_isr), epoch + 1))
+                    changed.append(tp)
+        return changed
+
+    # -- elections -------------------------------------------------------------------------------
+    def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> bool:
+        """Run one PartitionLeaderElectionStrategy; returns True if ZooKeeper changed."""
+        cc = self.context
+        leader, epoch, isr, _v = self.context.states[tp]
+        replicas = cc.assignments[tp]
+        live = cc.live_brokers
+        down = [r for r in replicas if r not in live]
+        # the election orders are kafkasim.core.rules' PartitionLeaderElectionAlgorithms
+        if strategy in ("offline", "unclean"):
+            allow = strategy == "unclean" or \
+                ctx.topic_config(tp[0])["unclean.leader.election.enable"]
+            new_leader, unclean = ctx.rulebook.offline_partition_leader_election(
+                replicas, isr, live, allow)
+            if new_leader is None:
+                # stays offline: leader -1, the ISR keeps its last member
+                new_isr = _remove_never_empty(isr, down)
+                if leader == -1 and new_isr == isr:
+                    return False
+                self._write(ctx, zk, tp, -1, epoch + 1, new_isr)
+                ctx.trace("controller", tp[0], tp[1],
+                          ev.PartitionOffline(tuple(new_isr), epoch + 1))
+                return True
+            # clean: the live part of the ISR; unclean: the new leader alone
+            new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in live)
+        elif strategy == "preferred":
+            new_leader = rules.preferred_replica_partition_leader_election(replicas, isr, live)
+            if new_leader is None or new_leader == leader:
+                return False
+            new_isr, unclean = isr, False
+        elif strategy == "reassign":
+            # the ISR is kept (LeaderAndIsr.newLeader); a shutting-down broker is not "live"
+            online = [b for b in live if b not in cc.shutting_down]
+            new_leader = rules.reassign_partition_leader_election(
+                _target(self._full_assignment(tp)), isr, online)
+            if new_leader is None:
+                return False
+            new_isr, unclean = isr, False
+        elif strategy == "controlled_shutdown":
+            sd = cc.shutting_down
+            new_leader = rules.controlled_shutdown_partition_leader_election(replicas, isr, live,
+                                                                             sd)
+            if new_leader is None:
+                return False
+            new_isr = tuple(r for r in isr if r not in sd)
+            unclean = False
+        else:
+            raise ValueError(f"unknown election strategy {strategy!r}")
+        self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+        if unclean:
+            ctx.meters["UncleanLeaderElectionsPerSec"] += 1
+        ctx.trace("controller", tp[0], tp[1],
+                  ev.LeaderElection(strategy, unclean, leader, new_leader, tuple(new_isr),
+                                    epoch + 1))
+        return True
+
+    def elect_leaders(self, ctx, zk: ZooKeeper, tps, election_type: str) -> dict:
+        """kafka-leader-election --election-type preferred|unclean (KIP-460)."""
+        results = {}
+        changed = []
+        for tp in tps:
+            if tp not in self.context.states:
+                results[tp] = E.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            self._refresh(zk, tp)
+            leader = self.context.states[tp][0]
+            if election_type == "unclean" and leader >= 0 and leader in self.context.live_brokers:
+                results[tp] = "ELECTION_NOT_NEEDED"
+                continue
+            if self._elect(ctx, zk, tp, election_type):
+                changed.append(tp)
+                results[tp] = E.NONE
+            else:
+                results[tp] = "ELECTION_NOT_NEEDED" if election_type == "preferred" and \
+                    self.context.assignments[tp][0] == leader else "PREFERRED_LEADER_NOT_AVAILABLE"
+        if changed:
+            self._propagate(ctx, changed)
+        return results
+
+    def auto_rebalance(self, ctx, zk: ZooKeeper) -> None:
+        """checkAndTriggerAutoLeaderRebalance: per preferred broker, imbalance > percentage."""
+        cc = self.context
+        pct = ctx.config["leader.imbalance.per.broker.percentage"]
+        by_pref: dict[int, list] = {}
+        for tp, reps in cc.assignments.items():
+            by_pref.setdefault(reps[0], []).append(tp)
+        todo = []
+        for b in sorted(by_pref):
+            tps = by_pref[b]
+            not_led = [tp for tp in tps if cc.states.get(tp, (-1,))[0] != b]
+            if tps and len(not_led) / len(tps) > pct / 100.0:
+                todo += [tp for tp in not_led if b in cc.live_brokers
+                         and b in cc.states[tp][2]]
+        if todo:
+            ctx.trace("controller", detail=ev.AutoLeaderRebalance(len(todo)))
+            self.elect_leaders(ctx, zk, todo, "preferred")
+
+    # -- controlled shutdown ---------------------------------------------------------------------
+    def controlled_shutdown(self, ctx, zk: ZooKeeper, src: int, broker_id: int,
+                            broker_epoch: int = -1) -> None:
+        """KafkaController.doControlledShutdown (ZK mode, 0.8.2 .. 3.9).
+
+        Only partitions with more than one assigned replica and a leader are acted on. Those the
+        broker leads get a new leader from ControlledShutdownPartitionLeaderElectionStrategy (the
+        new ISR drops every shutting-down broker). For those it only follows, the broker gets a
+        StopReplica (deletePartition=false) and its replica goes to OfflineReplica, which
+        removes it from the ISR with a leader-epoch bump and sends LeaderAndIsr to the other
+        replicas. The answer lists the RF>1 partitions it still leads
+        (ControllerContext.partitionLeadersOnBroker)."""
+        cc = self.context
+        if ctx.rules.controlled_shutdown_checks_broker_epoch and broker_epoch >= 0 and \
+                broker_epoch < cc.broker_epochs.get(broker_id, -1):
+            # KIP-380: a request from an older incarnation of the broker
+            ctx.send(src, ControlledShutdownResponse("STALE_BROKER_EPOCH"))
+            return
+        if broker_id not in cc.live_brokers:
+            ctx.send(src, ControlledShutdownResponse("BROKER_NOT_AVAILABLE"))
+            return
+        if broker_id not in cc.shutting_down:
+            cc.shutting_down.append(broker_id)
+        led, followed = [], []
+        for tp, reps in cc.assignments.items():
+            if broker_id not in reps or len(reps) < 2 or tp not in cc.states:
+                continue
+            leader = self._refresh(zk, tp)[0]
+            (led if leader == broker_id else followed).append(tp)
+        changed = [tp for tp in led if self._elect(ctx, zk, tp, "controlled_shutdown")]
+        if changed:
+            self._propagate(ctx, changed)
+        if followed:
+            ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch,
+                                                   tuple(followed), False))
+            self.offline_replica(ctx, zk, broker_id, followed)
+        remaining = tuple(tp for tp, st in cc.states.items()
+                          if st[0] == broker_id and len(cc.assignments[tp]) > 1)
+        ctx.send(src, ControlledShutdownResponse(E.NONE, remaining))
+
+    def offline_replica(self, ctx, zk: ZooKeeper, replica: int, tps, reason: str =
+                        "controlled shutdown") -> None:
+        """ReplicaStateMachine -> OfflineReplica (doRemoveReplicasFromIsr): StopReplica
+        (deletePartition=false) to the replica; where it is in the ISR it leaves it (an ISR of
+        one is kept as it is; the leader becomes -1 if it led) with leader_epoch + 1; the other
+        replicas get LeaderAndIsr, every live broker UpdateMetadata."""
+        cc = self.context
+        for tp in tps:
+            leader, epoch, isr, _v = self._refresh(zk, tp)
+            if replica not in isr:
+                continue
+            new_leader = -1 if leader == replica else leader
+            new_isr = isr if len(isr) == 1 else tuple(r for r in isr if r != replica)
+            self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+            ctx.trace("controller", tp[0], tp[1],
+                      ev.ReplicaOffline(reason, replica, tuple(isr), tuple(new_isr), new_leader,
+                                        epoch + 1))
+        others = [b for b in cc.live_brokers if b != replica]
+        self.send_leader_and_isr(ctx, tps, only=others)
+        self.send_update_metadata(ctx, tps)
+        ctx.send(replica, StopReplicaRequest(self.broker_id, self.controller_epoch, tuple(tps),
+                                             False))
+
+    # -- topics -----------------------------------------------------------------------------
+    def on_new_topic(self, ctx, zk: ZooKeeper, topic: str) -> None:
+        """initializeLeaderAndIsrForPartitions: first live replica leads, ISR = live replicas."""
+        self._check_epoch(zk)
+        assignment = zk.get(f"/brokers/topics/{topic}").json()["partitions"]
+        cc = self.context
+        new = []
+        for p in sorted(assignment, key=int):
+            tp = (topic, int(p))
+            replicas = tuple(assignment[p])
+            cc.assignments[tp] = replicas
+            live = tuple(r for r in replicas if r in cc.live_brokers)
+            leader = live[0] if live else -1
+            isr = live if live else replicas[:1]
+            path = partition_state_path(topic, int(p))
+            data = partition_state_json(leader, 0, isr, self.controller_epoch)
+            if zk.exists(path):
+                version = zk.set(path, data)
+            else:
+                zk.create(path, data)
+                version = 0
+            cc.states[tp] = (leader, 0, isr, version)
+            new.append(tp)
+            ctx.trace("controller", topic, int(p), ev.NewPartition(leader, tuple(isr), 0))
+        self.send_leader_and_isr(ctx, new)
+        self.send_update_metadata(ctx, new)
+
+    # -- partition reassignment (KIP-455) -------------------------------------------------------
+    def _full_assignment(self, tp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """ReplicaAssignment: (replicas RS, addingReplicas AR, removingReplicas RR)."""
+        cc = self.context
+        return cc.assignments[tp], cc.adding.get(tp, ()), cc.removing.get(tp, ())
+
+    def alter_partition_reassignments(self, ctx, zk: ZooKeeper, reassignments) -> dict:
+        """processApiPartitionReassignment (ZK controller, 2.4+): validate each target
+        (validateReplicas), build the reassignment (maybeBuildReassignment; None cancels) and
+        run onPartitionReassignment. Returns tp -> (error, message)."""
+        cc = self.context
+        results = {}
+        for tp, target in reassignments.items():
+            if tp not in cc.assignments or tp not in cc.states:
+                results[tp] = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+                continue
+            full = self._full_assignment(tp)
+            if target is not None:
+                err = self._validate_replicas(full, list(target))
+                if err is not None:
+                    results[tp] = (INVALID_REPLICA_ASSIGNMENT, err)
+                    continue
+            elif not (full[1] or full[2]):
+                results[tp] = (NO_REASSIGNMENT_IN_PROGRESS, "")
+                continue
+            new = _reassign_to(full, tuple(target) if target is not None else _origin(full))
+            self.on_partition_reassignment(ctx, zk, tp, new)
+            results[tp] = (E.NONE, "")
+        return results
+
+    def _validate_replicas(self, full, replicas: list[int]) -> str | None:
+        if not replicas:
+            return "Empty replica list specified in partition reassignment."
+        if len(set(replicas)) != len(replicas):
+            return f"Duplicate replica ids in partition reassignment replica list: {replicas}"
+        if any(r < 0 for r in replicas):
+            return f"Invalid broker id in replica list: {replicas}"
+        adding = _reassign_to(full, tuple(replicas))[1]
+        live = self.context.live_brokers
+        if not all(r in live for r in adding):
+            return (f"Replica assignment has brokers that are not alive. Replica list: "
+                    f"{list(adding)}, live broker list: {list(live)}")
+        return None
+
+    def list_partition_reassignments(self, tps=None) -> dict:
+        """processListPartitionReassignments: tp -> (replicas, adding, removing)."""
+        cc = self.context
+        wanted = cc.reassigning if tps is None else [tp for tp in tps if tp in cc.assignments]
+        return {tp: self._full_assignment(tp) for tp in wanted
+                if cc.adding.get(tp) or cc.removing.get(tp)}
+
+    def on_partition_reassignment(self, ctx, zk: ZooKeeper, tp, new) -> None:
+        """KafkaController.onPartitionReassignment (2.4+). U1/U2: write RS = TRS + ORS with
+        AR = TRS - ORS and RR = ORS - TRS to the topic znode and memory (U3: stop replicas an
+        earlier reassignment added that are no longer wanted). While some target replica is not
+        in the ISR (A): bump the leader epoch, send LeaderAndIsr to ORS + AR and start AR as
+        NewReplica. Once all of TRS is in the ISR (B): RS = TRS; move the leader into TRS
+        (ReassignPartitionLeaderElectionStrategy) or else bump the epoch; RR go OfflineReplica
+        (out of the ISR, epoch + 1 each, StopReplica) and NonExistentReplica (StopReplica with
+        deletePartition=true); the topic znode gets RS = TRS; UpdateMetadata to every broker."""
+        cc = self.context
+        self._update_current_reassignment(ctx, zk, tp, new)
+        rs, adding, removing = new
+        target = _target(new)
+        if not self._reassignment_complete(zk, tp, new):
+            ctx.trace("controller", tp[0], tp[1],
+                      ev.ReassignmentStarted(tuple(rs), tuple(adding), tuple(removing)))
+            self._update_leader_epoch_and_send(ctx, zk, tp, new)                      # A1
+            for r in adding:                                                           # A2
+                # NewReplica: LeaderAndIsr to the new replica (if it is alive), UpdateMetadata
+                self.send_leader_and_isr(ctx, [tp], only=[r])
+                self.send_update_metadata(ctx, [tp])
+            return
+        ctx.trace("controller", tp[0], tp[1],
+                  ev.ReassignmentComplete(tuple(target)))
+        cc.assignments[tp] = target                                                   # B2
+        cc.adding.pop(tp, None)
+        cc.removing.pop(tp, None)
+        leader = self._refresh(zk, tp)[0]                                             # B3
+        if leader not in target or leader not in cc.live_brokers \
+                or leader in cc.shutting_down:
+            if self._elect(ctx, zk, tp, "reassign"):
+                self.send_leader_and_isr(ctx, [tp])
+                self.send_update_metadata(ctx, [tp])
+        else:
+            self._update_leader_epoch_and_send(ctx, zk, tp, (target, (), ()))
+        if removing:                                                                  # B4, B5
+            self._stop_removed_replicas(ctx, zk, tp, removing)
+        self._write_assignment(zk, tp[0])                                             # B6
+        if tp in cc.reassigning:                                                      # B7
+            cc.reassigning.remove(tp)
+            zk.data_watches.discard(partition_state_path(*tp))
+        self.send_update_metadata(ctx, [tp])                                          # B8
+
+    def maybe_complete_reassignment(self, ctx, zk: ZooKeeper, tp) -> None:
+        """maybeCompleteReassignment: an ISR change may complete a reassignment."""
+        if tp in self.context.reassigning:
+            full = self._full_assignment(tp)
+            if self._reassignment_complete(zk, tp, full):
+                self.on_partition_reassignment(ctx, zk, tp, full)
+
+    def _update_current_reassignment(self, ctx, zk: ZooKeeper, tp, new) -> None:
+        cc = self.context
+        current = self._full_assignment(tp)
+        if current != new:
+            cc.assignments[tp] = new[0]                                               # U2
+            if new[1] or new[2]:
+                cc.adding[tp], cc.removing[tp] = new[1], new[2]
+            else:
+                cc.adding.pop(tp, None)
+                cc.removing.pop(tp, None)
+            self._write_assignment(zk, tp[0])                                         # U1
+            unneeded = tuple(r for r in current[0] if r not in new[0])                # U3
+            if unneeded:
+                self._stop_removed_replicas(ctx, zk, tp, unneeded)
+        if tp not in cc.reassigning:
+            cc.reassigning.append(tp)
+        if not ctx.rules.alter_isr:   # PartitionReassignmentIsrChangeHandler (before 2.7)
+            zk.data_watches.add(partition_state_path(*tp))
+
+    def _reassignment_complete(self, zk: ZooKeeper, tp, full) -> bool:
+        """isReassignmentComplete: nothing to reassign, or every target replica in the ISR (as
+        ZooKeeper holds it)."""
+        if not (full[1] or full[2]):
+            return True
+        isr = self._refresh(zk, tp)[2]
+        return all(r in isr for r in _target(full))
+
+    def _update_leader_epoch_and_send(self, ctx, zk: ZooKeeper, tp, full) -> None:
+        """updateLeaderEpochAndSendRequest: leader_epoch + 1 with the same leader and ISR (so the
+        replicas learn the new replica set), LeaderAndIsr to ORS and AR, UpdateMetadata."""
+        leader, epoch, isr, _v = self._refresh(zk, tp)
+        self._write(ctx, zk, tp, leader, epoch + 1, isr)
+        ctx.trace("controller", tp[0], tp[1],
+                  ev.ReassignmentEpochBump(epoch + 1, tuple(full[0])))
+        self.send_leader_and_isr(ctx, [tp])
+        self.send_update_metadata(ctx, [tp])
+
+    def _stop_removed_replicas(self, ctx, zk: ZooKeeper, tp, removed) -> None:
+        """stopRemovedReplicasOfReassignedPartition: OfflineReplica (out of the ISR, epoch + 1
+        for each, LeaderAndIsr to the remaining replicas, StopReplica without delete), then
+        ReplicaDeletionStarted (StopReplica with deletePartition=true) and NonExistentReplica."""
+        cc = self.context
+        for r in removed:
+            leader, epoch, isr, _v = self._refresh(zk, tp)
+            if r in isr:
+                new_leader = -1 if leader == r else leader
+                new_isr = isr if len(isr) == 1 else tuple(x for x in isr if x != r)
+                self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+                ctx.trace("controller", tp[0], tp[1],
+                          ev.ReplicaOffline("reassignment", r, tuple(isr), tuple(new_isr),
+                                            new_leader, epoch + 1))
+        live_removed = [r for r in removed if r in cc.live_brokers]
+        self.send_leader_and_isr(ctx, [tp], only=[b for b in cc.live_brokers
+                                                  if b not in removed])
+        self.send_update_metadata(ctx, [tp])
+        for r in live_removed:
+            ctx.send(r, StopReplicaRequest(self.broker_id, self.controller_epoch, (tp,), False))
+        for r in live_removed:
+            ctx.send(r, StopReplicaRequest(self.broker_id, self.controller_epoch, (tp,), True))
+
+    def _write_assignment(self, zk: ZooKeeper, topic: str) -> None:
+        """setTopicAssignmentRaw: the topic znode with partitions, adding_replicas and
+        removing_replicas (TopicZNode version 3), fenced by the controller epoch."""
+        self._check_epoch(zk)
+        cc = self.context
+        path = f"/brokers/topics/{topic}"
+        data = dict(zk.get(path).json())
+        tps = sorted((tp for tp in cc.assignments if tp[0] == topic), key=lambda t: t[1])
+        data["partitions"] = {str(p): list(cc.assignments[(t, p)]) for t, p in tps}
+        data["adding_replicas"] = {str(p): list(cc.adding[(t, p)]) for t, p in tps
+                                   if cc.adding.get((t, p))}
+        data["removing_replicas"] = {str(p): list(cc.removing[(t, p)]) for t, p in tps
+                                     if cc.removing.get((t, p))}
+        zk.set(path, json.dumps(data, separators=(",", ":")))
+
+    # -- AlterPartition (KIP-497) ---------------------------------------------------------------
+    def process_alter_partition(self, ctx, zk: ZooKeeper, src: int,
+                                req: AlterPartitionRequest) -> None:
+        """KafkaController.processAlterPartition (processAlterIsr before 3.2): check the broker
+        epoch, then each partition's epochs, write ZooKeeper conditionally on the partition epoch,
+        send UpdateMetadata for every partition asked about, answer."""
+        results = []
+        changed = []
+        cc = self.context
+        if req.broker_id not in cc.live_brokers or \
+                cc.broker_epochs.get(req.broker_id) != req.broker_epoch:
+            # unknown broker, or a stale broker epoch
+            ctx.send(src, AlterPartitionResponse(E.STALE_BROKER_EPOCH, (), req.correlation_id))
+            return
+        for topic, partition, leader_epoch, new_isr, partition_epoch in req.partitions:
+            tp = (topic, partition)
+            cur = cc.states.get(tp)
+            if cur is None:
+                results.append((topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), -1))
+                continue
+            leader, epoch, isr, version = cur
+            new_isr = tuple(new_isr)
+            err = self._check_alter_partition(ctx, req.broker_id, leader_epoch, new_isr,
+                                              partition_epoch, cur)
+            if err is None:
+                # already in the requested state: answer with it (equalsIgnoreZk before 3.3,
+                # equalsAllowStalePartitionEpoch since, KAFKA-14144)
+                results.append((topic, partition, E.NONE, leader, epoch, isr, version))
+                continue
+            if err != E.NONE:
+                results.append((topic, partition, err, -1, -1, (), -1))
+                continue
+            # zkClient.updateLeaderAndIsr: a conditional write at the request's partition epoch;
+            # the leader epoch is NOT bumped by an AlterPartition, only the zkVersion
+            try:
+                self._check_epoch(zk)
+            except ControllerMovedError:
+                # processAlterPartition catches the ControllerMovedException of the write
+                ctx.send(src, AlterPartitionResponse("UNKNOWN_SERVER_ERROR", (),
+                                                     req.correlation_id))
+                raise
+            data = partition_state_json(req.broker_id, leader_epoch, new_isr,
+                                        self.controller_epoch)
+            try:
+                new_version = zk.set(partition_state_path(*tp), data, partition_epoch)
+            except BadVersion:
+                results.append((topic, partition, E.INVALID_UPDATE_VERSION, -1, -1, (), -1))
+                continue
+            cc.states[tp] = (req.broker_id, leader_epoch, new_isr, new_version)
+            results.append((topic, partition, E.NONE, req.broker_id, leader_epoch, new_isr,
+                            new_version))
+            changed.append(tp)
+            ctx.trace("controller", topic, partition,
+                      ev.AlterPartitionCommitted(src, tuple(isr), tuple(new_isr)))
+        ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results), req.correlation_id))
+        asked = [(t, p) for t, p, *_ in req.partitions if (t, p) in cc.states]
+        if asked:
+            # sendUpdateMetadataRequest(liveOrShuttingDownBrokerIds, partitionsToAlter.keySet):
+            # every partition asked about, changed or not (2.7+). Kafka queues it on the
+            # controller channel before answering; the two travel independently.
+            self.send_update_metadata(ctx, asked)
+        for tp in changed:   # processAlterPartition -> maybeCompleteReassignment
+            self.maybe_complete_reassignment(ctx, zk, tp)
+
+    def _check_alter_partition(self, ctx, broker_id: int, leader_epoch: int, new_isr: tuple,
+                               partition_epoch: int, cur: tuple) -> str | None:
+        """One partition of an AlterPartition, in KafkaController's order. None: the partition is
+        already in the requested state; E.NONE: write it; else the error."""
+        leader, epoch, isr, version = cur
+        same = leader == broker_id and leader_epoch == epoch and new_isr == isr
+        if ctx.rules.alter_partition_validates_epochs:
+            # 3.3+: KAFKA-14154 / KAFKA-14144 / KIP-841
+            if partition_epoch > version or leader_epoch > epoch:
+                return E.NOT_CONTROLLER     # the leader knows newer state than this controller
+            if leader_epoch < epoch:
+                return E.FENCED_LEADER_EPOCH
+            if same and partition_epoch <= version:
+                return None
+            if partition_epoch < version:
+                return E.INVALID_UPDATE_VERSION
+        else:
+            # 2.7-3.2 (processAlterIsr): fence an older leader epoch, accept an identical state,
+            # else a conditional ZooKeeper write (INVALID_UPDATE_VERSION on a bad zkVersion)
+            if leader_epoch < epoch:
+                return E.FENCED_LEADER_EPOCH
+            if same:
+                return None
+        cc = self.context
+        if ctx.rules.alter_partition_rejects_ineligible and \
+                any(r not in cc.live_brokers or r in cc.shutting_down for r in new_isr):
+            # KIP-841: liveBrokerIds excludes shutting-down brokers
+            return E.INELIGIBLE_REPLICA
+        return E.NONE
+
+    def on_isr_change_notification(self, ctx, zk: ZooKeeper, tps) -> None:
+        """Pre-2.7: a leader wrote ZK itself; reload those states and propagate them."""
+        for tp in tps:
+            if tp in self.context.assignments:
+                self._refresh(zk, tp)
+        self.send_update_metadata(ctx, [tp for tp in tps if tp in self.context.states])
+        # (before 2.7 a reassignment completes through the state znode's watch instead,
+        # see ``_update_current_reassignment``)
+
+
+def _origin(full) -> tuple[int, ...]:
+    """ReplicaAssignment.originReplicas: RS - AR."""
+    return tuple(r for r in full[0] if r not in full[1])
+
+
+def _target(full) -> tuple[int, ...]:
+    """ReplicaAssignment.targetReplicas: RS - RR."""
+    return tuple(r for r in full[0] if r not in full[2])
+
+
+def _reassign_to(full, target: tuple[int, ...]):
+    """ReplicaAssignment.reassignTo: RS = (TRS ++ ORS).distinct, AR = RS - ORS, RR = RS - TRS."""
+    origin = _origin(full)
+    rs = tuple(dict.fromkeys(target + origin))
+    return rs, tuple(r for r in rs if r not in origin), tuple(r for r in rs if r not in target)
+
+
+def _remove_never_empty(isr: tuple[int, ...], gone) -> tuple[int, ...]:
+    """Remove replicas one by one, but never the last one (ReplicaStateMachine)."""
+    out = list(isr)
+    for r in isr:
+        if r in gone and len(out) > 1:
+            out.remove(r)
+    return tuple(out)
+

@@ -1,0 +1,100 @@
+"""``MetadataImage``: the cluster state a node builds by replaying committed metadata records.
+
+Brokers apply records only once the quorum has committed them (MetadataLoader /
+BrokerMetadataPublisher, KIP-631); the image is what their metadata cache, ``kafka-topics
+--describe`` and the ReplicaManager read (org.apache.kafka.image.MetadataImage: TopicsImage,
+ClusterImage, ConfigurationsImage, FeaturesImage). ``replay`` returns the partition whose
+registration changed, so the broker can call ReplicaManager.applyDelta on just those.
+"""
+
+from __future__ import annotations
+
+from kafkasim.control.kraft import records as R
+
+
+class MetadataImage:
+    __slots__ = ("offset", "topic_names", "topic_ids", "partitions", "brokers", "configs",
+                 "features")
+
+    def __init__(self) -> None:
+        self.offset = -1
+        self.topic_names: dict[str, str] = {}        # topic id -> name
+        self.topic_ids: dict[str, str] = {}          # name -> topic id
+        self.partitions: dict[tuple[str, int], R.PartitionRegistration] = {}
+        self.brokers: dict[int, R.BrokerRegistration] = {}
+        self.configs: dict[tuple[str, str], dict[str, str]] = {}
+        self.features: dict[str, int] = {}
+
+    def replay(self, record, offset: int):
+        """Apply one record; the (topic, partition) it changed, else None."""
+        self.offset = offset
+        t = type(record)
+        if t is R.PartitionChangeRecord:
+            tp = (self.topic_names[record.topic_id], record.partition_id)
+            self.partitions[tp] = self.partitions[tp].merge(record)
+            return tp
+        if t is R.PartitionRecord:
+            tp = (self.topic_names[record.topic_id], record.partition_id)
+            self.partitions[tp] = R.PartitionRegistration.from_record(record)
+            return tp
+        if t is R.TopicRecord:
+            self.topic_names[record.topic_id] = record.name
+            self.topic_ids[record.name] = record.topic_id
+        elif t is R.RegisterBrokerRecord:
+            self.brokers[record.broker_id] = R.BrokerRegistration(
+                record.broker_id, record.broker_epoch, record.incarnation_id, record.rack,
+                record.fenced, record.in_controlled_shutdown)
+        elif t is R.BrokerRegistrationChangeRecord:
+            b = self.brokers.get(record.broker_id)
+            if b is not None and b.epoch == record.broker_epoch:
+                fenced = b.fenced
+                if record.fenced == R.BrokerRegistrationFencingChange.FENCE:
+                    fenced = True
+                elif record.fenced == R.BrokerRegistrationFencingChange.UNFENCE:
+                    fenced = False
+                shutdown = b.in_controlled_shutdown or record.in_controlled_shutdown == \
+                    R.BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN
+                self.brokers[b.id] = R.BrokerRegistration(
+                    b.id, b.epoch, b.incarnation_id, b.rack, fenced, shutdown)
+        elif t is R.FenceBrokerRecord or t is R.UnfenceBrokerRecord:
+            b = self.brokers.get(record.id)
+            if b is not None and b.epoch == record.epoch:
+                self.brokers[b.id] = R.BrokerRegistration(
+                    b.id, b.epoch, b.incarnation_id, b.rack, t is R.FenceBrokerRecord,
+                    b.in_controlled_shutdown)
+        elif t is R.UnregisterBrokerRecord:
+            b = self.brokers.get(record.broker_id)
+            if b is not None and b.epoch == record.broker_epoch:
+                del self.brokers[record.broker_id]
+        elif t is R.ConfigRecord:
+            cfg = self.configs.setdefault((record.resource_type, record.resource_name), {})
+            if record.value is None:
+                cfg.pop(record.name, None)
+            else:
+                cfg[record.name] = record.value
+        elif t is R.ClearElrRecord:
+            for tp, reg in list(self.partitions.items()):
+                if (not record.topic_name or tp[0] == record.topic_name) and \
+                        (reg.elr or reg.last_known_elr):
+                    self.partitions[tp] = reg.merge(R.PartitionChangeRecord(
+                        tp[1], self.topic_ids[tp[0]], eligible_leader_replicas=(),
+                        last_known_elr=()))
+            return None
+        elif t is R.FeatureLevelRecord:
+            self.features[record.name] = record.feature_level
+        elif t is R.RemoveTopicRecord:
+            name = self.topic_names.pop(record.topic_id, None)
+            if name is not None:
+                del self.topic_ids[name]
+                for tp in [tp for tp in self.partitions if tp[0] == name]:
+                    del self.partitions[tp]
+        return None
+
+    def live_brokers(self) -> tuple[int, ...]:
+        """Brokers a leader may keep in or add to an ISR: registered, unfenced and not in
+        controlled shutdown (KRaftMetadataCache / Partition.isReplicaIsrEligible)."""
+        return tuple(sorted(b.id for b in self.brokers.values()
+                            if not b.fenced and not b.in_controlled_shutdown))
+
+    def unfenced_brokers(self) -> tuple[int, ...]:
+        return tuple(sorted(b.id for b in self.brokers.values() if not b.fenced))

@@ -1,0 +1,427 @@
+"""PartitionChangeBuilder: how the KRaft controller changes one partition.
+
+Follows org.apache.kafka.controller.PartitionChangeBuilder (metadata module, trunk 1eb7644,
+2024-10-25; the same code ships in 4.x): reassignment completion, KIP-966 ELR upkeep
+(``maybePopulateTargetElr``), the election ladder (``electLeader``: preferred / any leader, from
+the ISR, else from the ELR when the ISR is empty, else the last known leader, else unclean),
+leader-epoch bumps (reassignment; ISR shrink only before metadata.version 3.6-IV0, KAFKA-15021),
+LeaderRecoveryState RECOVERING on unclean election (KIP-704, 3.2-IV0) and the no-op check.
+
+JBOD directory assignment (``setDirectory`` / ``setDefaultDirProvider``, PartitionChangeRecord
+``directories``) is not modelled: the simulator's records carry no directories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+from typing import NamedTuple
+
+from kafkasim.control.kraft.metadata_version import MetadataVersion
+from kafkasim.control.kraft.records import (
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    LeaderRecoveryState,
+    PartitionChangeRecord,
+    PartitionRegistration,
+)
+
+
+class Election:
+    """PartitionChangeBuilder.Election."""
+
+    PREFERRED = "PREFERRED"   # the preferred replica if it is in the ISR
+    ONLINE = "ONLINE"         # any leader from the ISR (or ELR)
+    UNCLEAN = "UNCLEAN"       # prefer the ISR, else any acceptable replica (data loss possible)
+
+
+class ElectionResult(NamedTuple):
+    """PartitionChangeBuilder.ElectionResult."""
+
+    node: int
+    unclean: bool
+
+
+class JavaIntHashSet:
+    """Iteration order of ``java.util.HashSet<Integer>`` (HashMap buckets: ``(h ^ h >>> 16) &
+    (capacity - 1)``, insertion order inside a bucket, capacity doubling past 0.75 load). Kafka
+    streams such sets into the ELR / LastKnownElr lists, so their order is observable."""
+
+    __slots__ = ("_items", "_capacity")
+
+    def __init__(self, initial: Iterable[int] = ()) -> None:
+        initial = list(initial)
+        # new HashSet<>(c) -> new HashMap<>(max((int) (c.size() / .75f) + 1, 16))
+        want = max(int(len(initial) / 0.75) + 1, 16)
+        cap = 1
+        while cap < want:
+            cap <<= 1
+        self._capacity = cap
+        self._items: list[int] = []
+        for x in initial:
+            self.add(x)
+
+    def add(self, x: int) -> None:
+        if x in self._items:
+            return
+        self._items.append(x)
+        if len(self._items) > self._capacity * 0.75:
+            self._capacity <<= 1
+
+    def __contains__(self, x: int) -> bool:
+        return x in self._items
+
+    def _bucket(self, x: int) -> int:
+        h = x & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (self._capacity - 1)
+
+    def __iter__(self):
+        order = sorted(range(len(self._items)), key=lambda i: (self._bucket(self._items[i]), i))
+        return iter([self._items[i] for i in order])
+
+
+def _contains_all(a: Iterable[int], b: Iterable[int]) -> bool:
+    """Replicas.contains(List a, int[] b): every element of b is in a."""
+    sa = set(a)
+    return all(x in sa for x in b)
+
+
+def change_record_is_no_op(record: PartitionChangeRecord) -> bool:
+    """PartitionChangeBuilder.changeRecordIsNoOp."""
+    return (record.isr is None and record.eligible_leader_replicas is None
+            and record.last_known_elr is None and record.leader == NO_LEADER_CHANGE
+            and record.replicas is None and record.removing_replicas is None
+            and record.adding_replicas is None
+            and record.leader_recovery_state == LeaderRecoveryState.NO_CHANGE)
+
+
+def maybe_complete_reassignment(removing: list[int], adding: list[int], replicas: list[int],
+                                target_isr: list[int]) -> tuple[list[int], list[int]] | None:
+    """PartitionReassignmentReplicas.maybeCompleteReassignment: once every target replica is in
+    the ISR, drop the removing replicas from replicas and ISR. Returns (replicas, isr) or None."""
+    if not removing and not adding:
+        return None
+    new_isr = list(target_isr)
+    new_replicas = list(replicas)
+    if removing:
+        new_isr = [r for r in target_isr if r not in removing]
+        if not new_isr:
+            return None
+        new_replicas = [r for r in replicas if r not in removing]
+        if not new_replicas:
+            return None
+    if not _contains_all(new_isr, new_replicas):
+        return None
+    return new_replicas, new_isr
+
+
+class PartitionChangeBuilder:
+    """org.apache.kafka.controller.PartitionChangeBuilder. Set targets, then ``build()`` returns
+    the PartitionChangeRecord (or None when nothing changes). Generation only: the partition
+    passed in is never modified."""
+
+    def __init__(self, partition: PartitionRegistration, topic_id: str, partition_id: int,
+                 is_acceptable_leader: Callable[[int], bool],
+                 metadata_version: MetadataVersion | str, min_isr: int) -> None:
+        self.partition = partition
+        self.topic_id = topic_id
+        self.partition_id = partition_id
+        self.is_acceptable_leader = is_acceptable_leader
+        self.metadata_version = MetadataVersion.parse(metadata_version)
+        self.min_isr = min_isr
+        self.eligible_leader_replicas_enabled = False
+        self.target_isr: list[int] = list(partition.isr)
+        self.target_replicas: list[int] = list(partition.replicas)
+        self.target_removing: list[int] = list(partition.removing_replicas)
+        self.target_adding: list[int] = list(partition.adding_replicas)
+        self.target_elr: list[int] = list(partition.elr)
+        self.target_last_known_elr: list[int] = list(partition.last_known_elr)
+        self.unclean_shutdown_replicas: list[int] | None = None
+        self.election = Election.ONLINE
+        self.target_leader_recovery_state = partition.leader_recovery_state
+        # Whether the last known leader may be elected in a balanced recovery; it is then
+        # stored in lastKnownElr (KIP-966). Kafka's default is true.
+        self.use_last_known_leader_in_balanced_recovery = True
+        # KAFKA-19522 (fixed in 4.1.0): the last known leader is elected only if acceptable.
+        # Trunk 1eb7644 and 4.0.x elect it even when fenced (the check only logs).
+        self.last_known_leader_must_be_acceptable = True
+
+    # -- setters (fluent, as in Kafka) ------------------------------------------------------
+    def set_target_isr(self, isr: Iterable[int]) -> PartitionChangeBuilder:
+        self.target_isr = list(isr)
+        return self
+
+    def set_target_isr_with_broker_states(self, states: Iterable) -> PartitionChangeBuilder:
+        """setTargetIsrWithBrokerStates (KIP-903): states are (broker_id, broker_epoch) pairs
+        or objects with ``broker_id``; only the ids count here."""
+        ids = []
+        for s in states:
+            if isinstance(s, int):
+                ids.append(s)
+            elif hasattr(s, "broker_id"):
+                ids.append(s.broker_id)
+            else:
+                ids.append(s[0])
+        return self.set_target_isr(ids)
+
+    def set_target_replicas(self, replicas: Iterable[int]) -> PartitionChangeBuilder:
+        self.target_replicas = list(replicas)
+        return self
+
+    def set_target_removing_replicas(self, r: Iterable[int]) -> PartitionChangeBuilder:
+        self.target_removing = list(r)
+        return self
+
+    set_target_removing = set_target_removing_replicas
+
+    def set_target_adding_replicas(self, r: Iterable[int]) -> PartitionChangeBuilder:
+        self.target_adding = list(r)
+        return self
+
+    set_target_adding = set_target_adding_replicas
+
+    def set_target_leader_recovery_state(self, s: int) -> PartitionChangeBuilder:
+        self.target_leader_recovery_state = s
+        return self
+
+    def set_election(self, election: str) -> PartitionChangeBuilder:
+        if election not in (Election.PREFERRED, Election.ONLINE, Election.UNCLEAN):
+            raise ValueError(f"unknown election type {election!r}: PartitionChangeBuilder."
+                             f"Election is PREFERRED, ONLINE or UNCLEAN")
+        self.election = election
+        return self
+
+    def set_eligible_leader_replicas_enabled(self, enabled: bool) -> PartitionChangeBuilder:
+        self.eligible_leader_replicas_enabled = bool(enabled)
+        return self
+
+    def set_unclean_shutdown_replicas(self, replicas: Iterable[int] | None
+                                      ) -> PartitionChangeBuilder:
+        self.unclean_shutdown_replicas = None if replicas is None else list(replicas)
+        return self
+
+    def set_use_last_known_leader_in_balanced_recovery(self, b: bool) -> PartitionChangeBuilder:
+        self.use_last_known_leader_in_balanced_recovery = bool(b)
+        return self
+
+    def set_last_known_leader_must_be_acceptable(self, b: bool) -> PartitionChangeBuilder:
+        """False reproduces Kafka before KAFKA-19522 (trunk 1eb7644, 4.0.x): a fenced or
+        shut-down last known leader is still elected. True (default) is 4.1.0+."""
+        self.last_known_leader_must_be_acceptable = bool(b)
+        return self
+
+    def record_version(self) -> int:
+        """The PartitionChangeRecord version Kafka writes at this metadata.version."""
+        return self.metadata_version.partition_change_record_version()
+
+    # -- election ---------------------------------------------------------------------------
+    def elect_leader(self) -> ElectionResult:
+        """electLeader: PREFERRED -> electPreferredLeader, else electAnyLeader."""
+        if self.election == Election.PREFERRED:
+            return self._elect_preferred_leader()
+        return self._elect_any_leader()
+
+    def _elect_preferred_leader(self) -> ElectionResult:
+        p = self.partition
+        preferred = self.target_replicas[0]
+        if self._is_valid_new_leader(preferred):
+            return ElectionResult(preferred, False)
+        if self._is_valid_new_leader(p.leader):
+            return ElectionResult(p.leader, False)
+        for r in self.target_replicas[1:]:
+            if self._is_valid_new_leader(r):
+                return ElectionResult(r, False)
+        if self._can_elect_last_known_leader():
+            return ElectionResult(p.last_known_elr[0], True)
+        return ElectionResult(NO_LEADER, False)
+
+    def _elect_any_leader(self) -> ElectionResult:
+        p = self.partition
+        if self._is_valid_new_leader(p.leader):
+            return ElectionResult(p.leader, False)
+        for r in self.target_replicas:
+            if self._is_valid_new_leader(r):
+                return ElectionResult(r, False)
+        if self._can_elect_last_known_leader():
+            return ElectionResult(p.last_known_elr[0], True)
+        if self.election == Election.UNCLEAN:
+            for r in self.target_replicas:
+                if self.is_acceptable_leader(r):
+                    return ElectionResult(r, True)
+        return ElectionResult(NO_LEADER, False)
+
+    def _can_elect_last_known_leader(self) -> bool:
+        """canElectLastKnownLeader: ELR on, last-known-leader mode, empty ISR and ELR, exactly
+        one LastKnownElr member, and (since KAFKA-19522, 4.1.0) that member acceptable."""
+        if not self.eligible_leader_replicas_enabled or \
+                not self.use_last_known_leader_in_balanced_recovery:
+            return False
+        if self.target_elr or self.target_isr:
+            return False
+        if len(self.partition.last_known_elr) != 1:
+            return False
+        if self.last_known_leader_must_be_acceptable:
+            return bool(self.is_acceptable_leader(self.partition.last_known_elr[0]))
+        return True
+
+    def _is_valid_new_leader(self, replica: int) -> bool:
+        """isValidNewLeader: in the target ISR, or in the ELR when the ISR is empty, and
+        acceptable (registered, unfenced, not shutting down)."""
+        in_isr = replica in self.target_isr
+        in_elr = not self.target_isr and replica in self.target_elr
+        return (in_isr or in_elr) and self.is_acceptable_leader(replica)
+
+    def _try_election(self, rec: dict) -> None:
+        result = self.elect_leader()
+        p = self.partition
+        if result.node == p.leader:
+            return
+        if result.node in self.target_elr:
+            # elected from the ELR: the ISR becomes the new leader alone
+            self.target_isr = [result.node]
+            self.target_elr = [r for r in self.target_elr if r != result.node]
+        rec["leader"] = result.node
+        if result.unclean:
+            # unclean: the ISR is forced to the new leader (possible data loss)
+            rec["isr"] = [result.node]
+            if (p.leader_recovery_state != LeaderRecoveryState.RECOVERING
+                    and self.metadata_version.is_leader_recovery_supported()):
+                rec["leader_recovery_state"] = LeaderRecoveryState.RECOVERING
+
+    # -- epoch bumps ------------------------------------------------------------------------
+    def trigger_leader_epoch_bump_for_replica_reassignment_if_needed(self, rec: dict) -> None:
+        """A replica set that drops any old replica bumps the leader epoch."""
+        if rec.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
+            return
+        if not _contains_all(self.target_replicas, self.partition.replicas):
+            rec["leader"] = self.partition.leader
+
+    def trigger_leader_epoch_bump_for_isr_shrink_if_needed(self, rec: dict) -> None:
+        """Before 3.6-IV0 an ISR shrink bumps the leader epoch (KAFKA-15021)."""
+        if not self.metadata_version.is_leader_epoch_bump_required_on_isr_shrink():
+            return
+        if rec.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
+            return
+        if rec.get("isr") is None:
+            return
+        if not _contains_all(rec["isr"], self.partition.isr):
+            rec["leader"] = self.partition.leader
+
+    # -- build ------------------------------------------------------------------------------
+    def _complete_reassignment_if_needed(self) -> None:
+        done = maybe_complete_reassignment(self.target_removing, self.target_adding,
+                                           self.target_replicas, self.target_isr)
+        if done is None:
+            return
+        self.target_replicas, self.target_isr = done
+        self.target_removing = []
+        self.target_adding = []
+
+    def _maybe_populate_target_elr(self) -> None:
+        """maybePopulateTargetElr (KIP-966): ISR >= min ISR clears ELR and LastKnownElr; below
+        it, ELR := (ELR + old ISR) - target ISR - uncleanly shut down replicas, and
+        LastKnownElr := (that union + LastKnownElr) - target ISR - ELR."""
+        if not self.eligible_leader_replicas_enabled:
+            return
+        if len(self.target_isr) >= self.min_isr:
+            self.target_elr = []
+            self.target_last_known_elr = []
+            return
+        target_isr = set(self.target_isr)
+        unclean = self.unclean_shutdown_replicas
+        candidates = JavaIntHashSet(self.target_elr)
+        for r in self.partition.isr:
+            candidates.add(r)
+        self.target_elr = [r for r in candidates
+                           if r not in target_isr and (unclean is None or r not in unclean)]
+        for r in self.target_last_known_elr:
+            candidates.add(r)
+        self.target_last_known_elr = [r for r in candidates
+                                      if r not in target_isr and r not in self.target_elr]
+
+    def _maybe_update_record_elr(self, rec: dict) -> None:
+        p = self.partition
+        clean = rec.get("isr") is None
+        if not clean or not self.eligible_leader_replicas_enabled:
+            self.target_elr = []
+            self.target_last_known_elr = []
+        if self.target_elr != list(p.elr):
+            rec["eligible_leader_replicas"] = list(self.target_elr)
+        leader = rec.get("leader", NO_LEADER_CHANGE)
+        if (self.use_last_known_leader_in_balanced_recovery and len(p.last_known_elr) == 1
+                and (leader == NO_LEADER
+                     or (leader == NO_LEADER_CHANGE and p.leader == NO_LEADER))):
+            # the stored last known leader stays while the partition has no leader
+            self.target_last_known_elr = list(p.last_known_elr)
+        if self.use_last_known_leader_in_balanced_recovery:
+            return   # maybeUpdateLastKnownLeader sets the field
+        if self.target_last_known_elr != list(p.last_known_elr):
+            rec["last_known_elr"] = list(self.target_last_known_elr)
+
+    def _maybe_update_last_known_leader(self, rec: dict) -> None:
+        p = self.partition
+        if not self.use_last_known_leader_in_balanced_recovery or \
+                not self.eligible_leader_replicas_enabled:
+            return
+        isr = rec.get("isr")
+        leader = rec.get("leader", NO_LEADER_CHANGE)
+        if isr is not None and not isr and (len(p.last_known_elr) != 1
+                                            or p.last_known_elr[0] != p.leader):
+            # first time the partition becomes leaderless: remember the last leader
+            rec["last_known_elr"] = [p.leader]
+        elif ((leader >= 0 or (p.leader != NO_LEADER and leader != NO_LEADER))
+              and p.last_known_elr):
+            rec["last_known_elr"] = []
+
+    def _set_assignment_changes(self, rec: dict) -> None:
+        p = self.partition
+        if self.target_replicas and self.target_replicas != list(p.replicas):
+            rec["replicas"] = list(self.target_replicas)
+        if self.target_removing != list(p.removing_replicas):
+            rec["removing_replicas"] = list(self.target_removing)
+        if self.target_adding != list(p.adding_replicas):
+            rec["adding_replicas"] = list(self.target_adding)
+
+    def build(self) -> PartitionChangeRecord | None:
+        """PartitionChangeBuilder.build, step by step as in Kafka."""
+        rec: dict = {}
+        self._complete_reassignment_if_needed()
+        self._maybe_populate_target_elr()
+        self._try_election(rec)
+        self.trigger_leader_epoch_bump_for_replica_reassignment_if_needed(rec)
+        self._maybe_update_record_elr(rec)
+        # With ELR enabled the ISR may become empty; without it an empty target is not written.
+        if (rec.get("isr") is None
+                and (self.target_isr or self.eligible_leader_replicas_enabled)
+                and self.target_isr != list(self.partition.isr)):
+            rec["isr"] = list(self.target_isr)
+        self.trigger_leader_epoch_bump_for_isr_shrink_if_needed(rec)
+        self._maybe_update_last_known_leader(rec)
+        self._set_assignment_changes(rec)
+        if self.target_leader_recovery_state != self.partition.leader_recovery_state:
+            rec["leader_recovery_state"] = self.target_leader_recovery_state
+        record = _make_record(self.topic_id, self.partition_id, rec)
+        return None if change_record_is_no_op(record) else record
+
+    def __repr__(self) -> str:
+        return (f"PartitionChangeBuilder(partition={self.partition}, topicId={self.topic_id}, "
+                f"partitionId={self.partition_id}, targetIsr={self.target_isr}, "
+                f"targetReplicas={self.target_replicas}, targetRemoving={self.target_removing}, "
+                f"targetAdding={self.target_adding}, targetElr={self.target_elr}, "
+                f"targetLastKnownElr={self.target_last_known_elr}, "
+                f"uncleanShutdownReplicas={self.unclean_shutdown_replicas}, "
+                f"election={self.election}, "
+                f"targetLeaderRecoveryState={self.target_leader_recovery_state})")
+
+
+_LIST_FIELDS = ("isr", "replicas", "removing_replicas", "adding_replicas",
+                "eligible_leader_replicas", "last_known_elr")
+_RECORD_FIELDS = frozenset(f.name for f in fields(PartitionChangeRecord))
+
+
+def _make_record(topic_id: str, partition_id: int, rec: dict) -> PartitionChangeRecord:
+    kwargs = {}
+    for k, v in rec.items():
+        assert k in _RECORD_FIELDS, k
+        kwargs[k] = tuple(v) if k in _LIST_FIELDS else v
+    return PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id, **kwargs)

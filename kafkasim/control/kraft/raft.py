@@ -1,0 +1,1415 @@
+"""KafkaRaftClient for the ``__cluster_metadata`` quorum as a pure, deterministic state machine.
+
+Follows org.apache.kafka.raft (KIP-595): QuorumState and its EpochStates (Unattached,
+Prospective, Candidate, Leader, Follower, Resigned), LeaderState's high-watermark rule,
+RequestManager's one-request-per-destination with request timeout and retry backoff, and the
+leader's long-poll fetch purgatory. The baseline is trunk 2024-10 (3.9); options switch on later
+rules: ``pre_vote`` (KIP-996, 4.0), ``election_loss_waits_timeout`` (KAFKA-18345, 4.1),
+``fast_hwm_replication`` (KAFKA-14145, 4.1); ``begin_quorum_epoch_heartbeat=False`` and
+``voted_state=True`` give releases before 3.9 (KAFKA-16536, KAFKA-17067),
+``check_quorum=False`` before 3.7 (KAFKA-15489).
+
+Kafka's client runs a poll loop: every poll handles at most one inbound message and then polls
+the current state, which returns how long it may sleep. Here ``handle``/``on_timer``/``append``
+play that role and end with ``_poll``, which re-arms one "poll" timer at the earliest deadline
+(stale timers are ignored by generation number). Time is the caller's virtual ms; randomness is
+``ctx.random_int`` (Java's ``Random.nextInt(bound)``).
+
+Simplifications: one static voter set (kraft.version 0: no AddVoter/RemoveVoter/UpdateVoter,
+no directory ids, endpoints or cluster ids), no snapshots/FetchSnapshot, the log never loses
+flushed entries, no batch size limits (appends linger controller.quorum.append.linger.ms, then
+drain as one batch), no graceful-shutdown timer, no listener (handleCommit) API: the glue reads
+the log below ``on_high_watermark``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Protocol
+
+from kafkasim.control.kraft import raft_messages as M
+from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
+from kafkasim.core import events as ev
+
+__all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
+           "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS"]
+
+UNKNOWN = -1
+MAX_FETCH_WAIT_MS = 500           # KafkaRaftClient.MAX_FETCH_WAIT_MS
+RETRY_BACKOFF_BASE_MS = 100       # KafkaRaftClient.RETRY_BACKOFF_BASE_MS
+CHECK_QUORUM_TIMEOUT_FACTOR = 1.5  # LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR (KAFKA-15489, 3.7)
+OBSERVER_SESSION_TIMEOUT_MS = 300_000  # LeaderState.OBSERVER_SESSION_TIMEOUT_MS
+NEVER = 1 << 62
+
+QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
+    "controller.quorum.election.timeout.ms": 1000,
+    "controller.quorum.fetch.timeout.ms": 2000,
+    "controller.quorum.election.backoff.max.ms": 1000,
+    "controller.quorum.request.timeout.ms": 2000,
+    "controller.quorum.retry.backoff.ms": 20,
+    "controller.quorum.append.linger.ms": 25,
+}
+
+
+class NotLeaderError(RuntimeError):
+    """org.apache.kafka.raft.errors.NotLeaderException: append on a replica that is not the
+    current leader."""
+
+
+class RaftContext(Protocol):
+    """What the cluster glue gives the client (its clock, network, timers and callbacks)."""
+
+    @property
+    def now(self) -> int: ...
+    def send(self, dst: int, msg) -> None: ...
+    def schedule(self, delay_ms: int, timer: str, *args) -> None: ...
+    def random_int(self, bound: int) -> int: ...
+    def trace(self, kind: str, detail) -> None: ...
+    def on_leader_change(self, leader_id: int, epoch: int) -> None: ...
+    def on_high_watermark(self, hw: int) -> None: ...
+
+
+# --- ReplicatedLog -------------------------------------------------------------------------------
+class RaftLog:
+    """The replicated metadata log (ReplicatedLog / KafkaMetadataLog without snapshots):
+    ``entries`` are (offset, epoch, record), offsets from 0. Epoch 0 is the "primordial" epoch
+    of an empty log (ReplicatedLog.lastFetchedEpoch)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries=()):
+        self.entries: list[tuple[int, int, object]] = list(entries)
+
+    @property
+    def end_offset(self) -> int:
+        return len(self.entries)
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        return self.entries[-1][1] if self.entries else 0
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """ReplicatedLog.endOffsetForEpoch: (end offset, epoch) of the largest epoch <= ``epoch``
+        -- the start offset of the first larger epoch; (log end offset, last epoch) when no
+        larger epoch exists. Returned as Kafka's OffsetAndEpoch, offset first."""
+        lower = 0
+        prev_epoch = None
+        for offset, e, _ in self.entries:
+            if e != prev_epoch:
+                if e > epoch:
+                    return offset, lower
+                lower = e
+                prev_epoch = e
+        return self.end_offset, self.last_fetched_epoch
+
+    def validate_offset_and_epoch(self, offset: int, epoch: int) -> tuple[str, tuple[int, int]]:
+        """ReplicatedLog.validateOffsetAndEpoch (no snapshots): VALID, or DIVERGING with the
+        largest (end offset, epoch) the follower may keep."""
+        if offset == 0:
+            return "VALID", (0, 0)
+        end, end_epoch = self.end_offset_for_epoch(epoch)
+        if end_epoch != epoch or end < offset:
+            return "DIVERGING", (end, end_epoch)
+        return "VALID", (offset, epoch)
+
+    def truncate_to(self, offset: int) -> None:
+        # a new list, not ``del`` in place: History snapshots share the old one and rely on
+        # it only ever growing (kafkasim.observe.snapshots)
+        if offset < len(self.entries):
+            self.entries = self.entries[:offset]
+
+    def truncate_to_end_offset(self, end_offset: int, epoch: int) -> int:
+        """ReplicatedLog.truncateToEndOffset: the truncation offset for the leader's diverging
+        (end offset, epoch)."""
+        if epoch == 0:
+            offset = min(end_offset, self.end_offset)
+        else:
+            local_end, local_epoch = self.end_offset_for_epoch(epoch)
+            offset = min(local_end, end_offset) if local_epoch == epoch else local_end
+        self.truncate_to(offset)
+        return offset
+
+    def append_as_leader(self, records, epoch: int) -> int:
+        if not records:
+            raise ValueError("ReplicatedLog.appendAsLeader: the record set is empty")
+        first = self.end_offset
+        for i, r in enumerate(records):
+            self.entries.append((first + i, epoch, r))
+        return first
+
+    def append_as_follower(self, entries) -> None:
+        for offset, epoch, record in entries:
+            if offset != self.end_offset:
+                raise ValueError(f"appendAsFollower: batch offset {offset} does not match the log "
+                                 f"end offset {self.end_offset}")
+            self.entries.append((offset, epoch, record))
+
+    def entries_between(self, start: int, end: int) -> list:
+        """(offset, epoch, record) for offsets in [start, end)."""
+        return self.entries[max(start, 0):max(end, 0)]
+
+    def read(self, start: int) -> tuple:
+        return tuple(self.entries[start:])
+
+
+# --- EpochState subclasses -----------------------------------------------------------------------
+def _nominee_can_grant(leader_id, voted_id, candidate_id, up_to_date, pre_vote) -> bool:
+    """QuorumState.unattachedOrProspectiveCanGrantVote (4.0; for 3.x UnattachedState.canGrantVote
+    without the pre-vote branch)."""
+    if pre_vote:
+        return up_to_date
+    if voted_id != UNKNOWN:
+        return voted_id == candidate_id
+    if leader_id != UNKNOWN:
+        return False
+    return up_to_date
+
+
+class EpochState:
+    name = "?"
+    leader_id = UNKNOWN
+    voted_id = UNKNOWN
+    high_watermark = UNKNOWN
+
+    def __init__(self, epoch: int):
+        self.epoch = epoch
+
+    def can_grant_vote(self, candidate_id: int, up_to_date: bool, pre_vote: bool) -> bool:
+        return False
+
+
+class UnattachedState(EpochState):
+    """UnattachedState: no known leader (or one whose endpoints are unknown), maybe a vote cast."""
+
+    name = "Unattached"
+
+    def __init__(self, epoch, election_deadline, leader_id=UNKNOWN, voted_id=UNKNOWN, hw=UNKNOWN):
+        super().__init__(epoch)
+        self.election_deadline = election_deadline
+        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
+
+    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
+        return _nominee_can_grant(self.leader_id, self.voted_id, candidate_id, up_to_date, pre_vote)
+
+
+class _Election:
+    """CandidateState's vote bookkeeping (EpochElection in 4.0): GRANTED/REJECTED per voter."""
+
+    def __init__(self, local_id, voters):
+        self.voters = tuple(voters)
+        self.granted = {local_id}
+        self.rejected: set[int] = set()
+
+    @property
+    def majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    def is_vote_granted(self) -> bool:
+        return len(self.granted) >= self.majority
+
+    def is_vote_rejected(self) -> bool:
+        unrecorded = len(self.voters) - len(self.granted) - len(self.rejected)
+        return len(self.granted) + unrecorded < self.majority
+
+    def unrecorded(self) -> list[int]:
+        return [v for v in self.voters if v not in self.granted and v not in self.rejected]
+
+    def record(self, voter, granted: bool) -> None:
+        if voter not in self.voters:
+            raise ValueError(f"Attempt to record a vote from non-voter {voter}")
+        if granted and voter in self.rejected or not granted and voter in self.granted:
+            raise ValueError(f"Vote from {voter} conflicts with its earlier vote")
+        (self.granted if granted else self.rejected).add(voter)
+
+
+class ProspectiveState(EpochState):
+    """ProspectiveState (KIP-996, 4.0): sends PreVotes in the current epoch; keeps the last
+    known leader and any vote cast in this epoch."""
+
+    name = "Prospective"
+
+    def __init__(self, local_id, epoch, voters, election_deadline, retries, leader_id,
+                 voted_id, hw):
+        super().__init__(epoch)
+        self.election = _Election(local_id, voters)
+        self.election_deadline, self.retries = election_deadline, retries
+        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
+        self.backing_off = False
+
+    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
+        return _nominee_can_grant(self.leader_id, self.voted_id, candidate_id, up_to_date, pre_vote)
+
+
+class CandidateState(EpochState):
+    """CandidateState: voted for itself in a bumped epoch; backs off after losing or timing out."""
+
+    name = "Candidate"
+
+    def __init__(self, local_id, epoch, voters, election_deadline, retries, hw):
+        super().__init__(epoch)
+        self.election = _Election(local_id, voters)
+        self.voted_id = local_id
+        self.election_deadline, self.retries, self.high_watermark = election_deadline, retries, hw
+        self.backing_off = False
+        self.backoff_deadline = 0
+
+    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
+        return pre_vote and up_to_date   # 4.0: a Candidate grants PreVotes to up-to-date logs
+
+
+class ReplicaState:
+    """LeaderState.ReplicaState: a voter's or observer's fetch progress as the leader sees it."""
+
+    __slots__ = ("replica_id", "end_offset", "last_fetch_timestamp", "last_fetch_leader_leo",
+                 "last_caught_up_timestamp", "has_acknowledged_leader")
+
+    def __init__(self, replica_id, acknowledged=False):
+        self.replica_id = replica_id
+        self.end_offset = None
+        self.last_fetch_timestamp = -1
+        self.last_fetch_leader_leo = -1
+        self.last_caught_up_timestamp = -1
+        self.has_acknowledged_leader = acknowledged
+
+    def update_follower_state(self, now, fetch_offset, leader_leo) -> None:
+        """ReplicaState.updateFollowerState: caught up when the fetch reaches the leader LEO,
+        or the leader LEO of the previous fetch (then caught up as of that fetch)."""
+        if fetch_offset >= leader_leo:
+            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, now)
+        elif self.last_fetch_leader_leo > 0 and fetch_offset >= self.last_fetch_leader_leo:
+            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp,
+                                                self.last_fetch_timestamp)
+        self.last_fetch_leader_leo = leader_leo
+        self.last_fetch_timestamp = max(self.last_fetch_timestamp, now)
+        self.end_offset = fetch_offset
+        self.has_acknowledged_leader = True
+
+
+class LeaderState(EpochState):
+    """LeaderState: per-voter end offsets, the high watermark and the check-quorum timer."""
+
+    name = "Leader"
+
+    def __init__(self, local_id, epoch, epoch_start_offset, voters, granting, now, fetch_timeout):
+        super().__init__(epoch)
+        self.leader_id = local_id
+        self.epoch_start_offset = epoch_start_offset
+        self.granting_voters = tuple(sorted(granting))
+        self.voter_states = {v: ReplicaState(v, v == local_id) for v in sorted(voters)}
+        self.observer_states: dict[int, ReplicaState] = {}
+        self.fetched_voters: set[int] = set()
+        self.check_quorum_timeout = int(fetch_timeout * CHECK_QUORUM_TIMEOUT_FACTOR)
+        self.check_quorum_deadline = now + self.check_quorum_timeout
+        self.begin_quorum_epoch_timeout = fetch_timeout // 2
+        self.begin_quorum_epoch_deadline = now
+        self.resign_requested = False
+        self.pending: list = []          # BatchAccumulator: appended, not yet drained
+        self.linger_deadline = NEVER
+
+    def time_until_check_quorum_expires(self, now) -> int:
+        """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
+        if len(self.voter_states) == 1:
+            return NEVER
+        return max(0, self.check_quorum_deadline - now)
+
+    def update_check_quorum_for_following_voter(self, replica_id, now) -> None:
+        if replica_id in self.voter_states:
+            self.fetched_voters.add(replica_id)
+        majority = len(self.voter_states) // 2 + 1
+        if self.leader_id in self.voter_states:
+            majority -= 1        # the leader counts implicitly
+        if len(self.fetched_voters) >= majority:
+            self.fetched_voters.clear()
+            self.check_quorum_deadline = now + self.check_quorum_timeout
+
+    def _followers_by_descending_end_offset(self) -> list[ReplicaState]:
+        """ReplicaState.compareTo: known end offsets descending, then replica id; unknown last."""
+        return sorted(self.voter_states.values(),
+                      key=lambda s: (s.end_offset is None, -(s.end_offset or 0), s.replica_id))
+
+    def non_leader_voters_by_descending_fetch_offset(self) -> tuple[int, ...]:
+        return tuple(s.replica_id for s in self._followers_by_descending_end_offset()
+                     if s.replica_id != self.leader_id)
+
+    def maybe_update_high_watermark(self) -> bool:
+        """LeaderState.maybeUpdateHighWatermark: the offset replicated on a majority of voters
+        (the leader counts), only once it is past the epoch start offset -- the leader must
+        commit an entry of its own epoch before exposing anything (KIP-595)."""
+        ordered = self._followers_by_descending_end_offset()
+        candidate = ordered[len(self.voter_states) // 2].end_offset
+        if candidate is None or candidate <= self.epoch_start_offset:
+            return False
+        if self.high_watermark == UNKNOWN or candidate > self.high_watermark:
+            self.high_watermark = candidate
+            return True
+        return False
+
+    def update_local_state(self, leo: int) -> bool:
+        state = self.voter_states[self.leader_id]
+        if state.end_offset is not None and state.end_offset > leo:
+            raise RuntimeError(f"Detected non-monotonic update of local end offset: "
+                               f"{state.end_offset} -> {leo}")
+        state.end_offset = leo
+        return self.maybe_update_high_watermark()
+
+    def update_replica_state(self, replica_id, now, fetch_offset, leader_leo) -> bool:
+        """LeaderState.updateReplicaState: returns True when the high watermark moved."""
+        if replica_id < 0:
+            return False
+        if replica_id == self.leader_id:
+            raise RuntimeError(f"Remote replica ID {replica_id} matches the local leader ID")
+        state = self.voter_states.get(replica_id)
+        if state is None:
+            state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
+        state.update_follower_state(now, fetch_offset, leader_leo)
+        self.update_check_quorum_for_following_voter(replica_id, now)
+        return replica_id in self.voter_states and self.maybe_update_high_watermark()
+
+
+class FollowerState(EpochState):
+    """FollowerState: fetches from a known leader; the fetch timer expires without responses."""
+
+    name = "Follower"
+
+    def __init__(self, epoch, leader_id, fetch_deadline, voted_id, hw):
+        super().__init__(epoch)
+        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
+        self.fetch_deadline = fetch_deadline
+        self.has_fetched_from_leader = False
+
+    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
+        # 4.0 (KIP-996): a PreVote is granted only before the first successful fetch.
+        return pre_vote and not self.has_fetched_from_leader and up_to_date
+
+
+class ResignedState(EpochState):
+    """ResignedState: a leader that stepped down (or restarted as leader) in its epoch; sends
+    EndQuorumEpoch until acknowledged."""
+
+    name = "Resigned"
+
+    def __init__(self, local_id, epoch, voters, election_deadline, preferred_successors):
+        super().__init__(epoch)
+        self.leader_id = local_id
+        self.unacked_voters = [v for v in sorted(voters) if v != local_id]
+        self.election_deadline = election_deadline
+        self.preferred_successors = tuple(preferred_successors)
+
+    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
+        return pre_vote and up_to_date
+
+
+# --- RequestManager ------------------------------------------------------------------------------
+class _Connection:
+    """RequestManager.ConnectionState: READY, AWAITING_RESPONSE or BACKING_OFF."""
+
+    __slots__ = ("state", "last_send", "last_fail", "inflight")
+
+    def __init__(self):
+        self.state, self.last_send, self.last_fail, self.inflight = "READY", 0, 0, None
+
+
+class RequestManager:
+    """org.apache.kafka.raft.RequestManager: at most one request in flight per destination; a
+    request times out after controller.quorum.request.timeout.ms, a failed one backs off
+    controller.quorum.retry.backoff.ms."""
+
+    def __init__(self, retry_backoff_ms: int, request_timeout_ms: int):
+        self.retry_backoff_ms, self.request_timeout_ms = retry_backoff_ms, request_timeout_ms
+        self.connections: dict[int, _Connection] = {}
+
+    def _timed_out(self, c, now):
+        return c.state == "AWAITING_RESPONSE" and now >= c.last_send + self.request_timeout_ms
+
+    def _backoff_complete(self, c, now):
+        return c.state == "BACKING_OFF" and now >= c.last_fail + self.retry_backoff_ms
+
+    def is_ready(self, dst, now) -> bool:
+        c = self.connections.get(dst)
+        if c is None:
+            return True
+        if self._backoff_complete(c, now) or self._timed_out(c, now):
+            del self.connections[dst]
+            return True
+        return c.state == "READY"
+
+    def has_request_timed_out(self, dst, now) -> bool:
+        c = self.connections.get(dst)
+        return c is not None and self._timed_out(c, now)
+
+    def is_backing_off(self, dst, now) -> bool:
+        c = self.connections.get(dst)
+        return c is not None and c.state == "BACKING_OFF" and not self._backoff_complete(c, now)
+
+    def has_inflight(self, dst, now) -> bool:
+        c = self.connections.get(dst)
+        return c is not None and c.state == "AWAITING_RESPONSE" and not self._timed_out(c, now)
+
+    def has_any_inflight(self, now) -> bool:
+        return any(self.has_inflight(d, now) for d in sorted(self.connections))
+
+    def remaining_request_time(self, dst, now) -> int:
+        c = self.connections.get(dst)
+        if c is None or not self.has_inflight(dst, now):
+            return 0
+        return c.last_send + self.request_timeout_ms - now
+
+    def remaining_backoff(self, dst, now) -> int:
+        c = self.connections.get(dst)
+        if c is None or not self.is_backing_off(dst, now):
+            return 0
+        return c.last_fail + self.retry_backoff_ms - now
+
+    def is_response_expected(self, dst, correlation_id) -> bool:
+        c = self.connections.get(dst)
+        return c is not None and c.inflight == correlation_id
+
+    def on_response_result(self, dst, correlation_id, success: bool, now) -> None:
+        if self.is_response_expected(dst, correlation_id):
+            if success:
+                del self.connections[dst]
+            else:
+                c = self.connections[dst]
+                c.state, c.last_fail, c.inflight = "BACKING_OFF", now, None
+
+    def on_request_sent(self, dst, correlation_id, now) -> None:
+        c = self.connections.setdefault(dst, _Connection())
+        c.state, c.last_send, c.inflight = "AWAITING_RESPONSE", now, correlation_id
+
+    def reset(self, dst) -> None:
+        self.connections.pop(dst, None)
+
+    def reset_all(self) -> None:
+        self.connections.clear()
+
+    def find_ready_bootstrap_server(self, servers, now, random_int):
+        """RequestManager.findReadyBootstrapServer: the first ready server from a random start,
+        unless a request to any node is still in flight."""
+        if self.has_any_inflight(now):
+            return None
+        n = len(servers)
+        start = random_int(n)
+        for i in range(n):
+            s = servers[(start + i) % n]
+            if self.is_ready(s, now):
+                return s
+        return None
+
+    def backoff_before_available_bootstrap_server(self, servers, now) -> int:
+        best = self.retry_backoff_ms
+        for d in sorted(self.connections):
+            if self.has_inflight(d, now):
+                return self.remaining_request_time(d, now)
+            if self.is_backing_off(d, now):
+                best = min(best, self.remaining_backoff(d, now))
+        if any(self.is_ready(s, now) for s in servers):
+            return 0
+        return best
+
+
+# --- KafkaRaftClient -----------------------------------------------------------------------------
+class KafkaRaftClient:
+    """org.apache.kafka.raft.KafkaRaftClient for one node of the metadata quorum.
+
+    ``pre_vote``: Kafka 4.0+ (KIP-996): a voter whose fetch or election timer expires becomes
+    Prospective and asks for PreVotes before bumping the epoch; without it (3.x) it becomes a
+    Candidate at once. ``check_quorum`` (KAFKA-15489, 3.7+): a leader that hears no fetch from a
+    majority within 1.5 x controller.quorum.fetch.timeout.ms resigns.
+    ``election_loss_waits_timeout`` (KAFKA-18345, 4.1+): a Candidate that lost waits out its
+    election timeout instead of a random exponential backoff. ``fast_hwm_replication``
+    (KAFKA-14145, 4.1+): fetches carry the fetcher's high watermark; the leader answers at once
+    when it knows a higher one and completes parked fetches whenever its high watermark moves.
+    ``begin_quorum_epoch_heartbeat`` (KAFKA-16536, 3.9+): the leader re-sends BeginQuorumEpoch
+    to every voter each fetch.timeout / 2; before, only to voters that have not acknowledged it
+    (by response or fetch). ``voted_state`` (before 3.9, KAFKA-17067): an Unattached voter that
+    granted its vote is the separate VotedState, named "Voted". ``observer``: a broker (not in
+    ``voters``) that only fetches.
+    ``log``/``quorum_state`` are what survived a crash.
+    """
+
+    def __init__(self, node_id: int, voters, config: dict | None = None, *, pre_vote: bool,
+                 observer: bool = False, log: RaftLog | None = None,
+                 quorum_state: dict | None = None, check_quorum: bool = True,
+                 quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
+                 fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True,
+                 voted_state: bool = False):
+        self.node_id = node_id
+        self.voters = tuple(sorted(voters))
+        if observer == (node_id in self.voters):
+            raise ValueError(f"node {node_id}: observer={observer} but the voter set is "
+                             f"{list(self.voters)} (QuorumState.isVoter)")
+        config = config or {}
+        cfg = {}
+        for key, default in QUORUM_CONFIG_DEFAULTS.items():
+            value = int(config.get(key, default))
+            if value < 0:
+                raise ValueError(f"{key} must be >= 0, got {value} (QuorumConfig)")
+            cfg[key] = value
+        self.election_timeout_ms = cfg["controller.quorum.election.timeout.ms"]
+        self.fetch_timeout_ms = cfg["controller.quorum.fetch.timeout.ms"]
+        self.election_backoff_max_ms = cfg["controller.quorum.election.backoff.max.ms"]
+        self.request_timeout_ms = cfg["controller.quorum.request.timeout.ms"]
+        self.retry_backoff_ms = cfg["controller.quorum.retry.backoff.ms"]
+        self.append_linger_ms = cfg["controller.quorum.append.linger.ms"]
+        self.pre_vote, self.observer, self.check_quorum = pre_vote, observer, check_quorum
+        self.election_loss_waits_timeout = election_loss_waits_timeout
+        self.fast_hwm_replication = fast_hwm_replication
+        self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
+        self.voted_state = voted_state
+        if quorum_state_version not in (0, 1):
+            raise ValueError(f"quorum-state data_version {quorum_state_version} is not within "
+                             "0 and 1 (FileQuorumStateStore)")
+        self.quorum_state_version = quorum_state_version
+        self.log = log if log is not None else RaftLog()
+        self._stored = dict(quorum_state) if quorum_state else None
+        self.state: EpochState | None = None
+        # instrumentation for check_raft_safety (not Kafka state; survives start())
+        self.elected_epochs: list[int] = []
+        self.committed: dict[int, tuple[int, int]] = {}   # offset -> (entry epoch, epoch known)
+        self.leader_hw_history: list[tuple[int, int]] = []  # (epoch, hw) as the leader set it
+        # monotonic across restarts, so timers and responses of an earlier run never match
+        self._poll_gen = 0
+        self._park_seq = 0
+        self._correlation = 0
+
+    # --- read side ---------------------------------------------------------------------------
+    @property
+    def state_name(self) -> str:
+        """EpochState.name: Unattached, Voted (before 3.9), Prospective (4.0+), Candidate, Leader,
+        Follower, Resigned; "Stopped" before start()."""
+        st = self.state
+        if st is None:
+            return "Stopped"
+        if self.voted_state and isinstance(st, UnattachedState) and st.voted_id != UNKNOWN:
+            return "Voted"
+        return st.name
+
+    @property
+    def epoch(self) -> int:
+        return self.state.epoch if self.state else self._election()[0]
+
+    @property
+    def leader_id(self) -> int:
+        return self.state.leader_id if self.state else UNKNOWN
+
+    @property
+    def voted_id(self) -> int:
+        return self.state.voted_id if self.state else UNKNOWN
+
+    @property
+    def high_watermark(self) -> int:
+        """QuorumState.highWatermark: -1 while unknown (a new leader until it commits)."""
+        return self.state.high_watermark if self.state else UNKNOWN
+
+    @property
+    def persisted_quorum_state(self) -> dict:
+        """The last election state written durably (what a restart reads back)."""
+        epoch, leader, voted = self._election()
+        return {"leader_epoch": epoch, "leader_id": leader, "voted_id": voted}
+
+    def _election(self):
+        s = self._stored or {}
+        return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
+
+    @staticmethod
+    def parse_quorum_state_json(text: str) -> dict:
+        """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
+        ``quorum-state`` file's text (data_version 0 or 1)."""
+        data = json.loads(text.splitlines()[0])
+        version = data.get("data_version")
+        if version is None:
+            raise ValueError(f"Deserialized node {data} does not have data_version field")
+        if version not in (0, 1):
+            raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
+                             "supported version")
+        return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
+                "voted_id": data.get("votedId", -1)}
+
+    def quorum_state_json(self) -> str:
+        """The ``quorum-state`` file (FileQuorumStateStore + ElectionState.toQuorumStateData):
+        data_version 0 (kraft.version 0) or 1 (kraft.version 1, KIP-853), fields in
+        QuorumStateData.json order, compact JSON as Jackson writes it."""
+        epoch, leader, voted = self._election()
+        if self.quorum_state_version == 0:
+            data = {"clusterId": "", "leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
+                    "appliedOffset": 0,
+                    "currentVoters": [{"voterId": v} for v in self.voters]}
+        else:
+            data = {"leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
+                    "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA"}   # Uuid.ZERO_UUID
+        data["data_version"] = self.quorum_state_version
+        return json.dumps(data, separators=(",", ":"))
+
+    def describe_quorum(self, now: int | None = None) -> dict:
+        """DescribeQuorum (leader only, RaftUtil.singletonDescribeQuorumResponse): per voter and
+        observer the log end offset, last fetch and last caught-up timestamps (-1 unknown)."""
+        st = self.state
+        if not isinstance(st, LeaderState):
+            raise NotLeaderError(f"DescribeQuorum: node {self.node_id} is {self.state_name}, "
+                                 "not the leader (NOT_LEADER_OR_FOLLOWER)")
+        leo = self.log.end_offset
+
+        def row(s: ReplicaState):
+            local = s.replica_id == self.node_id
+            t = now if (local and now is not None) else s.last_fetch_timestamp
+            return {"replica_id": s.replica_id,
+                    "log_end_offset": s.end_offset if s.end_offset is not None else -1,
+                    "last_fetch_timestamp": t,
+                    "last_caught_up_timestamp": t if local else s.last_caught_up_timestamp}
+        observers = st.observer_states
+        if now is not None:
+            observers = {k: v for k, v in observers.items()
+                         if now - v.last_fetch_timestamp < OBSERVER_SESSION_TIMEOUT_MS}
+        return {"leader_id": self.node_id, "leader_epoch": st.epoch,
+                "high_watermark": st.high_watermark, "log_end_offset": leo,
+                "current_voters": [row(s) for s in st.voter_states.values()],
+                "observers": [row(observers[k]) for k in sorted(observers)]}
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self, ctx) -> None:
+        """KafkaRaftClient.initialize + QuorumState.initialize: resume from the persisted
+        election state and the log; in-memory state (timers, requests, votes) starts afresh."""
+        self._ctx = ctx
+        self._requests = RequestManager(self.retry_backoff_ms, self.request_timeout_ms)
+        self._purgatory: dict[int, tuple] = {}
+        self._poll_gen += 1
+        self._poll_at = None
+        self._fired = None
+        self.state = None
+        now = ctx.now
+        epoch, leader, voted = self._election()
+        me = self.node_id
+        timeout = self._random_election_timeout(ctx)
+        if epoch < self.log.last_fetched_epoch:
+            new = UnattachedState(self.log.last_fetched_epoch, now + timeout)
+        elif leader == me:
+            new = ResignedState(me, epoch, self.voters, now + timeout, ())
+        elif voted == me:
+            new = CandidateState(me, epoch, self.voters, now + timeout, 1, UNKNOWN)
+        elif voted != UNKNOWN and not (self.pre_vote and leader != UNKNOWN):
+            new = UnattachedState(epoch, now + timeout, voted_id=voted)
+        elif leader != UNKNOWN:
+            new = FollowerState(epoch, leader, now + self.fetch_timeout_ms,
+                                voted if self.pre_vote else UNKNOWN, UNKNOWN)
+        else:
+            new = UnattachedState(epoch, now + timeout)
+        self._transition(ctx, new, durable=True)
+        self._fire_leader_change(ctx)
+        self._poll(ctx)
+
+    # --- public operations -------------------------------------------------------------------
+    def append(self, ctx, records: list) -> int:
+        """RaftClient.prepareAppend + schedulePreparedAppend as QuorumController uses them: the
+        records get their offsets now (BatchAccumulator) and reach the log when the batch is
+        drained, controller.quorum.append.linger.ms after the first pending append. Returns the
+        first offset. Pending records die with the leadership (the accumulator is closed)."""
+        st = self.state
+        if not isinstance(st, LeaderState):
+            raise NotLeaderError(f"Append failed because the replica {self.node_id} is not the "
+                                 f"current leader (it is {self.state_name} in epoch {self.epoch})")
+        records = list(records)
+        if not records:
+            raise ValueError("Append failed: the record list is empty")
+        first = self.log.end_offset + len(st.pending)
+        if not st.pending:
+            st.linger_deadline = ctx.now + self.append_linger_ms   # maybeResetLinger
+        st.pending.extend(records)
+        self._poll(ctx)
+        return first
+
+    def next_write_offset(self) -> int:
+        """The offset the next appended record gets (OffsetControlManager.nextWriteOffset):
+        the log end plus the records still lingering in the accumulator."""
+        st = self.state
+        pending = len(st.pending) if isinstance(st, LeaderState) else 0
+        return self.log.end_offset + pending
+
+    def epoch_start_offset(self) -> int | None:
+        """Where the current leader's epoch starts (its LeaderChange record); None unless
+        leader."""
+        st = self.state
+        return st.epoch_start_offset if isinstance(st, LeaderState) else None
+
+    def resign(self, ctx) -> None:
+        """RaftClient.resign(epoch) for the current epoch: the leader steps down on its next
+        poll and sends EndQuorumEpoch (LeaderState.requestResign)."""
+        st = self.state
+        if not isinstance(st, LeaderState):
+            raise NotLeaderError(f"Cannot resign from epoch {self.epoch} since node "
+                                 f"{self.node_id} is not the leader")
+        st.resign_requested = True
+        self._poll(ctx)
+
+    def on_timer(self, ctx, timer: str, *args) -> None:
+        if self.state is None:
+            return
+        if timer == "poll":
+            if args[0] != self._poll_gen:
+                return          # stale
+            self._poll_at = None
+        elif timer == "fetch_expire":
+            parked = self._purgatory.pop(args[0], None)
+            if parked is not None:    # REQUEST_TIMED_OUT in purgatory: the original response
+                src, _req, response = parked
+                ctx.send(src, response)
+        self._poll(ctx)
+
+    def on_disconnect(self, ctx, dst: int, correlation_id: int) -> None:
+        """The connection to ``dst`` broke (its process died) with this request unanswered:
+        KafkaNetworkChannel completes it with an error response, BROKER_NOT_AVAILABLE
+        (clientResponse.wasDisconnected; InterBrokerSendThread fails a request at once when
+        the connection fails), which every response handler treats as a failure
+        (handleTopLevelError returns false), so RequestManager backs off
+        controller.quorum.retry.backoff.ms. An observer whose leader is backing off asks
+        another voter (pollFollowerAsObserver), which is how it learns a new leader. Kafka
+        2.8+ (kafka.raft.KafkaNetworkChannel, in Java from 3.7)."""
+        if self.state is None or not self._requests.is_response_expected(dst, correlation_id):
+            return
+        self._requests.on_response_result(dst, correlation_id, False, ctx.now)
+        self._poll(ctx)
+
+    def on_peer_gone(self, ctx, dead: int) -> None:
+        """``dead``'s process died: the request in flight to it fails now (connection reset)."""
+        c = self._requests.connections.get(dead) if self.state is not None else None
+        if c is not None and c.inflight is not None:
+            self.on_disconnect(ctx, dead, c.inflight)
+
+    def handle(self, ctx, src: int, msg) -> None:
+        """KafkaRaftClient.handleInboundMessage: requests are answered at once (or parked,
+        Fetch); a response is handled only if it is the one expected from ``src``."""
+        if self.state is None:
+            return
+        name = type(msg).__name__
+        if name.endswith("Request"):
+            handler = getattr(self, "_handle_" + _snake(name))
+            response = handler(ctx, src, msg)
+            if response is not None:
+                ctx.send(src, response)
+        else:
+            if self._requests.is_response_expected(src, msg.correlation_id):
+                ok = getattr(self, "_handle_" + _snake(name))(ctx, src, msg)
+                self._requests.on_response_result(src, msg.correlation_id, ok, ctx.now)
+            else:
+                ctx.trace("raft_ignored_response", ev.RaftIgnoredResponse(src, name))
+        self._poll(ctx)
+
+    # --- transitions (QuorumState.transitionTo* + KafkaRaftClient's wrappers) -----------------
+    def _random_election_timeout(self, ctx) -> int:
+        """QuorumState.randomElectionTimeoutMs: timeout + Random.nextInt(timeout)."""
+        if self.election_timeout_ms == 0:
+            return 0
+        return self.election_timeout_ms + ctx.random_int(self.election_timeout_ms)
+
+    def _transition(self, ctx, new: EpochState, durable: bool) -> None:
+        """durableTransitionTo writes the election state before the state changes (a vote is
+        persisted before it is answered); memoryTransitionTo only for Resigned/Prospective."""
+        old = self.state
+        if durable:
+            self._stored = {"leader_epoch": new.epoch, "leader_id": new.leader_id,
+                            "voted_id": new.voted_id}
+        self.state = new
+        ctx.trace("raft_transition", ev.RaftTransition(
+            old.name if old else None, new.name, new.epoch, new.leader_id, new.voted_id))
+
+    def _fire_leader_change(self, ctx) -> None:
+        """ListenerContext.maybeFireLeaderChange: once per (leader, epoch)."""
+        key = (self.state.leader_id, self.state.epoch)
+        if key != self._fired:
+            self._fired = key
+            ctx.on_leader_change(*key)
+
+    def _state_timeout_remaining(self, now) -> int:
+        st = self.state
+        deadline = getattr(st, "election_deadline", None)
+        return max(0, deadline - now) if deadline is not None else None
+
+    def _to_unattached(self, ctx, epoch: int, leader_id: int = UNKNOWN) -> None:
+        st, now = self.state, ctx.now
+        if epoch < st.epoch or (epoch == st.epoch and not isinstance(st, ProspectiveState)):
+            raise RuntimeError(f"Cannot transition to Unattached with epoch {epoch} from "
+                               f"{st.name} in epoch {st.epoch}")
+        if self.observer:
+            deadline = NEVER
+        elif isinstance(st, (CandidateState, UnattachedState, ResignedState)) or (
+                isinstance(st, ProspectiveState) and not st.election.is_vote_rejected()):
+            deadline = st.election_deadline
+        else:
+            deadline = now + self._random_election_timeout(ctx)
+        voted = st.voted_id if epoch == st.epoch else UNKNOWN
+        self._transition(ctx, UnattachedState(epoch, deadline, leader_id, voted,
+                                              st.high_watermark), durable=True)
+        self._fire_leader_change(ctx)
+        self._requests.reset_all()
+
+    def _add_voted_state(self, ctx, candidate_id: int) -> None:
+        """QuorumState.unattachedAddVotedState / prospectiveAddVotedState (3.x:
+        transitionToUnattachedVotedState): record the binding vote, reset the election timer."""
+        st, now = self.state, ctx.now
+        timeout = self._random_election_timeout(ctx)
+        if isinstance(st, UnattachedState):
+            new = UnattachedState(st.epoch, now + timeout, st.leader_id, candidate_id,
+                                  st.high_watermark)
+        else:
+            new = ProspectiveState(self.node_id, st.epoch, self.voters, now + timeout, st.retries,
+                                   st.leader_id, candidate_id, st.high_watermark)
+        self._transition(ctx, new, durable=True)
+
+    def _to_follower(self, ctx, epoch: int, leader_id: int) -> None:
+        st = self.state
+        if leader_id == self.node_id:
+            raise RuntimeError(f"Cannot transition to Follower with leader {leader_id} and epoch "
+                               f"{epoch} since it matches the local node.id")
+        if epoch < st.epoch or (epoch == st.epoch and isinstance(st, (FollowerState, LeaderState))):
+            raise RuntimeError(f"Cannot transition to Follower with leader {leader_id} and epoch "
+                               f"{epoch} from {st.name} in epoch {st.epoch}")
+        voted = st.voted_id if (self.pre_vote and epoch == st.epoch) else UNKNOWN
+        self._transition(ctx, FollowerState(epoch, leader_id, ctx.now + self.fetch_timeout_ms,
+                                            voted, st.high_watermark), durable=True)
+        self._fire_leader_change(ctx)
+        # onBecomeFollower
+        self._requests.reset_all()
+        self._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
+
+    def _to_prospective(self, ctx) -> None:
+        st = self.state
+        if self.observer or isinstance(st, (LeaderState, ProspectiveState)):
+            raise RuntimeError(f"Cannot transition to Prospective from {st.name}")
+        retries = st.retries + 1 if isinstance(st, CandidateState) else 1
+        new = ProspectiveState(self.node_id, st.epoch, self.voters,
+                               ctx.now + self._random_election_timeout(ctx), retries,
+                               st.leader_id, st.voted_id, st.high_watermark)
+        self._transition(ctx, new, durable=False)
+        self._fire_leader_change(ctx)
+        if not self._maybe_transition_forward(ctx):
+            self._requests.reset_all()
+
+    def _to_candidate(self, ctx) -> None:
+        st = self.state
+        if self.observer or isinstance(st, LeaderState):
+            raise RuntimeError(f"Cannot transition to Candidate from {st.name}")
+        if self.pre_vote:
+            if not isinstance(st, ProspectiveState):
+                raise RuntimeError(f"Only Prospective may become Candidate, not {st.name}")
+            retries = st.retries
+        else:
+            retries = st.retries + 1 if isinstance(st, CandidateState) else 1
+        new = CandidateState(self.node_id, st.epoch + 1, self.voters,
+                             ctx.now + self._random_election_timeout(ctx), retries,
+                             st.high_watermark)
+        self._transition(ctx, new, durable=True)
+        self._fire_leader_change(ctx)
+        if not self._maybe_transition_forward(ctx):
+            self._requests.reset_all()
+
+    def _to_voting_state(self, ctx) -> None:
+        """4.0: Prospective first (KIP-996); before: Candidate."""
+        if self.pre_vote:
+            self._to_prospective(ctx)
+        else:
+            self._to_candidate(ctx)
+
+    def _maybe_transition_forward(self, ctx) -> bool:
+        st = self.state
+        if not st.election.is_vote_granted():
+            return False
+        if isinstance(st, ProspectiveState):
+            self._to_candidate(ctx)
+        else:
+            self._on_become_leader(ctx)
+        return True
+
+    def _on_become_leader(self, ctx) -> None:
+        """onBecomeLeader: the epoch starts at the log end offset; the LeaderChange control
+        record is written at once so the high watermark can advance (KIP-595)."""
+        st, now = self.state, ctx.now
+        start = self.log.end_offset
+        leader = LeaderState(self.node_id, st.epoch, start, self.voters, st.election.granted,
+                             now, self.fetch_timeout_ms)
+        self._transition(ctx, leader, durable=True)
+        self.elected_epochs.append(leader.epoch)
+        self.log.append_as_leader([M.LeaderChangeMessage(self.node_id, self.voters,
+                                                         leader.granting_voters)], leader.epoch)
+        self._flush_leader_log(ctx, leader)
+        self._requests.reset_all()
+        self._fire_leader_change(ctx)
+
+    def _to_resigned(self, ctx, successors) -> None:
+        self._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
+        st = self.state
+        self._transition(ctx, ResignedState(self.node_id, st.epoch, self.voters,
+                                            ctx.now + self._random_election_timeout(ctx),
+                                            successors), durable=False)
+        self._requests.reset_all()
+
+    # --- high watermark ----------------------------------------------------------------------
+    def _flush_leader_log(self, ctx, st: LeaderState) -> None:
+        """flushLeaderLog / updateLeaderEndOffsetAndTimestamp: new local end offset, maybe a new
+        high watermark, then parked fetches waiting for data complete."""
+        leo = self.log.end_offset
+        if st.update_local_state(leo):
+            self._on_high_watermark(ctx, st.high_watermark)
+        self._complete_purgatory(ctx, leo)
+
+    def _on_high_watermark(self, ctx, hw: int) -> None:
+        st = self.state
+        if isinstance(st, LeaderState):
+            self.leader_hw_history.append((st.epoch, hw))
+        for offset in range(len(self.committed), hw):
+            if offset not in self.committed:
+                self.committed[offset] = (self.log.entries[offset][1], st.epoch)
+        ctx.trace("raft_high_watermark", ev.RaftHighWatermark(st.epoch, hw))
+        ctx.on_high_watermark(hw)
+        if self.fast_hwm_replication and isinstance(st, LeaderState):
+            # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
+            self._complete_purgatory(ctx, None)
+
+    # --- outbound requests -------------------------------------------------------------------
+    def _maybe_send(self, ctx, dst: int, build) -> int:
+        """KafkaRaftClient.maybeSendRequest: the time to wait before ``dst`` can be retried."""
+        now = ctx.now
+        if self._requests.is_backing_off(dst, now):
+            return self._requests.remaining_backoff(dst, now)
+        if self._requests.is_ready(dst, now):
+            self._correlation += 1
+            ctx.send(dst, build(self._correlation))
+            self._requests.on_request_sent(dst, self._correlation, now)
+        return self._requests.remaining_request_time(dst, now)
+
+    def _build_vote_request(self, corr):
+        return M.VoteRequest(corr, self.state.epoch, self.node_id, self.log.last_fetched_epoch,
+                             self.log.end_offset, isinstance(self.state, ProspectiveState))
+
+    def _build_fetch_request(self, corr):
+        req = M.RaftFetchRequest(corr, self.node_id, self.state.epoch, self.log.end_offset,
+                                 self.log.last_fetched_epoch, MAX_FETCH_WAIT_MS)
+        if self.fast_hwm_replication:
+            req.high_watermark = self.state.high_watermark
+        return req
+
+    def _maybe_send_any_voter_fetch(self, ctx) -> int:
+        now = ctx.now
+        dst = self._requests.find_ready_bootstrap_server(self.voters, now, ctx.random_int)
+        if dst is not None:
+            return self._maybe_send(ctx, dst, self._build_fetch_request)
+        return self._requests.backoff_before_available_bootstrap_server(self.voters, now)
+
+    # --- common response handling ------------------------------------------------------------
+    def _has_consistent_leader(self, epoch, leader_id) -> bool:
+        st = self.state
+        if leader_id != UNKNOWN and leader_id == self.node_id:
+            return isinstance(st, LeaderState)
+        return (epoch != st.epoch or leader_id == UNKNOWN or st.leader_id == UNKNOWN
+                or leader_id == st.leader_id)
+
+    def _maybe_transition(self, ctx, leader_id: int, epoch: int) -> None:
+        """KafkaRaftClient.maybeTransition: follow a larger epoch, or a newly learnt leader of
+        the current one; two leaders in one epoch is an IllegalStateException in Kafka."""
+        st = self.state
+        if not self._has_consistent_leader(epoch, leader_id):
+            raise RuntimeError(f"Received request or response with leader {leader_id} and epoch "
+                               f"{epoch} which is inconsistent with current leader "
+                               f"{st.leader_id} and epoch {st.epoch} (node {self.node_id})")
+        if epoch > st.epoch:
+            if leader_id != UNKNOWN:
+                self._to_follower(ctx, epoch, leader_id)
+            else:
+                self._to_unattached(ctx, epoch)
+        elif leader_id != UNKNOWN and st.leader_id == UNKNOWN:
+            self._to_follower(ctx, epoch, leader_id)
+
+    def _maybe_handle_common_response(self, ctx, error, leader_id, epoch):
+        """KafkaRaftClient.maybeHandleCommonResponse: None = not handled here; True/False =
+        handled (False: back off)."""
+        st = self.state
+        if epoch < st.epoch or error == M.UNKNOWN_LEADER_EPOCH:
+            return True
+        if epoch > st.epoch or error in (M.FENCED_LEADER_EPOCH, M.NOT_LEADER_OR_FOLLOWER):
+            self._maybe_transition(ctx, leader_id, epoch)
+            return True
+        if leader_id != UNKNOWN and st.leader_id == UNKNOWN:
+            self._to_follower(ctx, epoch, leader_id)
+            return None if error == M.NONE else True
+        if error == M.BROKER_NOT_AVAILABLE:
+            return False
+        if error == M.INVALID_REQUEST:
+            raise RuntimeError("Received unexpected invalid request error")
+        return None
+
+    def _validate_voter_only_request(self, remote_id, request_epoch):
+        if request_epoch < self.state.epoch:
+            return M.FENCED_LEADER_EPOCH
+        if remote_id < 0:
+            return M.INVALID_REQUEST
+        return None
+
+    def _validate_leader_only_request(self, request_epoch):
+        st = self.state
+        if request_epoch < st.epoch:
+            return M.FENCED_LEADER_EPOCH
+        if request_epoch > st.epoch:
+            return M.UNKNOWN_LEADER_EPOCH
+        if not isinstance(st, LeaderState):
+            return M.NOT_LEADER_OR_FOLLOWER
+        return None
+
+    # --- Vote --------------------------------------------------------------------------------
+    def _vote_response(self, req, error, granted):
+        st = self.state
+        return M.VoteResponse(req.correlation_id, error, st.leader_id, st.epoch, granted)
+
+    def _handle_vote_request(self, ctx, src, req: M.VoteRequest):
+        """KafkaRaftClient.handleVoteRequest."""
+        pre = req.pre_vote
+        if pre and not self.pre_vote:     # VoteRequest v2 is unknown before 4.0
+            return M.VoteResponse(req.correlation_id, "UNSUPPORTED_VERSION", UNKNOWN, UNKNOWN,
+                                  False)
+        illegal = (req.last_offset_epoch > req.candidate_epoch if pre
+                   else req.last_offset_epoch >= req.candidate_epoch)
+        if req.last_offset < 0 or req.last_offset_epoch < 0 or illegal:
+            return self._vote_response(req, M.INVALID_REQUEST, False)
+        error = self._validate_voter_only_request(req.candidate_id, req.candidate_epoch)
+        if error:
+            return self._vote_response(req, error, False)
+        if req.candidate_epoch > self.state.epoch:
+            self._to_unattached(ctx, req.candidate_epoch)
+        up_to_date = ((req.last_offset_epoch, req.last_offset)
+                      >= (self.log.last_fetched_epoch, self.log.end_offset))
+        granted = self.state.can_grant_vote(req.candidate_id, up_to_date, pre)
+        st = self.state
+        if not pre and granted and st.voted_id == UNKNOWN and isinstance(
+                st, (UnattachedState, ProspectiveState)):
+            self._add_voted_state(ctx, req.candidate_id)
+        ctx.trace("raft_vote", ev.RaftVote(req.candidate_id, req.candidate_epoch, bool(pre),
+                                           bool(granted)))
+        return self._vote_response(req, M.NONE, granted)
+
+    def _handle_vote_response(self, ctx, src, resp: M.VoteResponse) -> bool:
+        if resp.error == "UNSUPPORTED_VERSION":
+            if isinstance(self.state, ProspectiveState):   # a voter without PreVote
+                self._to_candidate(ctx)
+                return True
+            return False
+        handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
+                                                     resp.leader_epoch)
+        if handled is not None:
+            return handled
+        if resp.error != M.NONE:
+            return False
+        st = self.state
+        if isinstance(st, (ProspectiveState, CandidateState)):
+            st.election.record(src, resp.vote_granted)
+            if resp.vote_granted:
+                self._maybe_transition_forward(ctx)
+            elif st.election.is_vote_rejected() and not st.backing_off:
+                # the vote is lost: back off at once rather than wait for the election timeout
+                st.backing_off = True
+                if isinstance(st, CandidateState):
+                    if self.election_loss_waits_timeout:     # KAFKA-18345 (4.1)
+                        st.backoff_deadline = st.election_deadline
+                    else:
+                        st.backoff_deadline = ctx.now + self._binary_exponential_backoff(
+                            ctx, st.retries)
+        return True
+
+    def _binary_exponential_backoff(self, ctx, retries: int) -> int:
+        """KafkaRaftClient.binaryExponentialElectionBackoffMs."""
+        return min(RETRY_BACKOFF_BASE_MS * ctx.random_int(2 << min(20, retries - 1)),
+                   self.election_backoff_max_ms)
+
+    def _strict_exponential_backoff(self, position: int, total: int) -> int:
+        """KafkaRaftClient.strictExponentialElectionBackoffMs."""
+        if position == 0:
+            return 0
+        if position < 0 or position >= total:
+            return self.election_backoff_max_ms
+        base = self.election_backoff_max_ms >> (total - 1)
+        return min(self.election_backoff_max_ms, base << (position - 1))
+
+    # --- BeginQuorumEpoch / EndQuorumEpoch ----------------------------------------------------
+    def _handle_begin_quorum_epoch_request(self, ctx, src, req):
+        error = self._validate_voter_only_request(req.leader_id, req.leader_epoch)
+        if not error:
+            self._maybe_transition(ctx, req.leader_id, req.leader_epoch)
+        st = self.state
+        return M.BeginQuorumEpochResponse(req.correlation_id, error or M.NONE, st.leader_id,
+                                          st.epoch)
+
+    def _handle_begin_quorum_epoch_response(self, ctx, src, resp) -> bool:
+        handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
+                                                     resp.leader_epoch)
+        if handled is not None:
+            return handled
+        if resp.error != M.NONE:
+            return False
+        st = self.state
+        if isinstance(st, LeaderState) and src in st.voter_states:
+            st.voter_states[src].has_acknowledged_leader = True
+        return True
+
+    def _handle_end_quorum_epoch_request(self, ctx, src, req):
+        error = self._validate_voter_only_request(req.leader_id, req.leader_epoch)
+        if not error:
+            self._maybe_transition(ctx, req.leader_id, req.leader_epoch)
+            st = self.state
+            if isinstance(st, FollowerState) and st.leader_id == req.leader_id:
+                succ = list(req.preferred_successors)
+                pos = succ.index(self.node_id) if self.node_id in succ else len(succ)
+                backoff = self._strict_exponential_backoff(pos, len(succ))
+                st.fetch_deadline = ctx.now + backoff    # FollowerState.overrideFetchTimeout
+        st = self.state
+        return M.EndQuorumEpochResponse(req.correlation_id, error or M.NONE, st.leader_id,
+                                        st.epoch)
+
+    def _handle_end_quorum_epoch_response(self, ctx, src, resp) -> bool:
+        handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
+                                                     resp.leader_epoch)
+        if handled is not None:
+            return handled
+        if resp.error != M.NONE:
+            return False
+        st = self.state
+        if isinstance(st, ResignedState) and src in st.unacked_voters:
+            st.unacked_voters.remove(src)
+        return True
+
+    # --- Fetch -------------------------------------------------------------------------------
+    def _empty_fetch_response(self, req, error):
+        st = self.state
+        return M.RaftFetchResponse(req.correlation_id, error, st.leader_id, st.epoch, UNKNOWN)
+
+    def _handle_raft_fetch_request(self, ctx, src, req: M.RaftFetchRequest):
+        """KafkaRaftClient.handleFetchRequest: answer at once on error, data or divergence;
+        otherwise park in the fetch purgatory until data arrives or max_wait_ms passes."""
+        if (req.max_wait_ms < 0 or req.fetch_offset < 0 or req.last_fetched_epoch < 0
+                or req.last_fetched_epoch > req.current_leader_epoch):
+            return self._empty_fetch_response(req, M.INVALID_REQUEST)
+        response = self._try_complete_fetch(ctx, src, req)
+        if (response.error != M.NONE or response.records or req.max_wait_ms == 0
+                or response.diverging_epoch != -1 or response.diverging_end_offset != -1
+                or req.high_watermark < response.high_watermark):   # KAFKA-14145 (v18)
+            return response
+        self._park_seq += 1
+        self._purgatory[self._park_seq] = (src, req, response)
+        ctx.schedule(req.max_wait_ms, "fetch_expire", self._park_seq)
+        return None
+
+    def _try_complete_fetch(self, ctx, src, req) -> M.RaftFetchResponse:
+        """KafkaRaftClient.tryCompleteFetchRequest: validate the fetch position against the log
+        (diverging epoch), record the replica's progress, maybe advance the high watermark."""
+        error = self._validate_leader_only_request(req.current_leader_epoch)
+        if error:
+            return self._empty_fetch_response(req, error)
+        st: LeaderState = self.state
+        kind, (end, epoch) = self.log.validate_offset_and_epoch(req.fetch_offset,
+                                                                req.last_fetched_epoch)
+        records, div_epoch, div_end = (), -1, -1
+        if kind == "VALID":
+            records = self.log.read(req.fetch_offset)
+            if st.update_replica_state(src, ctx.now, req.fetch_offset, self.log.end_offset):
+                self._on_high_watermark(ctx, st.high_watermark)
+        else:
+            div_epoch, div_end = epoch, end
+        return M.RaftFetchResponse(req.correlation_id, M.NONE, st.leader_id, st.epoch,
+                                   st.high_watermark, records, div_epoch, div_end)
+
+    def _complete_purgatory(self, ctx, leo: int | None) -> None:
+        """ThresholdPurgatory.maybeComplete(leo): parked fetches below the new end offset, by
+        ascending fetch offset then arrival (``leo`` None: completeAll)."""
+        ready = sorted((req.fetch_offset, seq) for seq, (_s, req, _r) in self._purgatory.items()
+                       if leo is None or req.fetch_offset < leo)
+        for _off, seq in ready:
+            parked = self._purgatory.pop(seq, None)    # a nested completion may have taken it
+            if parked is not None:
+                src, req, _resp = parked
+                ctx.send(src, self._try_complete_fetch(ctx, src, req))
+
+    def _complete_purgatory_exceptionally(self, ctx, error) -> None:
+        for seq in sorted(self._purgatory):
+            src, req, _resp = self._purgatory.pop(seq)
+            ctx.send(src, self._empty_fetch_response(req, error))
+
+    def _handle_raft_fetch_response(self, ctx, src, resp: M.RaftFetchResponse) -> bool:
+        """KafkaRaftClient.handleFetchResponse: truncate on a diverging epoch (never below the
+        high watermark), else append and take min(leader HW, log end offset)."""
+        handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
+                                                     resp.leader_epoch)
+        if handled is not None:
+            return handled
+        st = self.state
+        if resp.error != M.NONE or not isinstance(st, FollowerState):
+            return False
+        if resp.diverging_epoch >= 0:
+            if st.high_watermark != UNKNOWN and resp.diverging_end_offset < st.high_watermark:
+                raise RuntimeError(f"The leader requested truncation to offset "
+                                   f"{resp.diverging_end_offset}, which is below the current "
+                                   f"high watermark {st.high_watermark} (node {self.node_id})")
+            before = self.log.end_offset
+            offset = self.log.truncate_to_end_offset(resp.diverging_end_offset,
+                                                     resp.diverging_epoch)
+            ctx.trace("raft_truncate", ev.RaftTruncate(before, offset, st.leader_id, st.epoch))
+        else:
+            if resp.records:
+                self.log.append_as_follower(
+                    e for e in resp.records if e[0] >= self.log.end_offset)
+            if resp.high_watermark >= 0:
+                hw = min(self.log.end_offset, resp.high_watermark)
+                if st.high_watermark != UNKNOWN and hw < st.high_watermark:
+                    raise RuntimeError(f"Non-monotonic update of high watermark from "
+                                       f"{st.high_watermark} to {hw} (node {self.node_id})")
+                if hw != st.high_watermark:
+                    st.high_watermark = hw
+                    self._on_high_watermark(ctx, hw)
+        st.fetch_deadline = ctx.now + self.fetch_timeout_ms     # resetFetchTimeout
+        st.has_fetched_from_leader = True
+        return True
+
+    # --- poll --------------------------------------------------------------------------------
+    def _poll(self, ctx) -> None:
+        """KafkaRaftClient.poll without the blocking wait: poll the current state until it has
+        nothing to do now, then arm one timer for the earliest deadline."""
+        now = ctx.now
+        for _ in range(32):
+            wait = self._poll_current_state(ctx, now)
+            if wait > 0:
+                break
+        wait = max(1, min(wait, NEVER))
+        at = now + wait
+        if self._poll_at is None or at < self._poll_at or self._poll_at <= now:
+            if at < NEVER // 2:
+                self._poll_gen += 1
+                self._poll_at = at
+                ctx.schedule(wait, "poll", self._poll_gen)
+
+    def _poll_current_state(self, ctx, now) -> int:
+        st = self.state
+        if isinstance(st, LeaderState):
+            return self._poll_leader(ctx, st, now)
+        if isinstance(st, CandidateState):
+            return self._poll_candidate(ctx, st, now)
+        if isinstance(st, ProspectiveState):
+            return self._poll_prospective(ctx, st, now)
+        if isinstance(st, FollowerState):
+            if self.observer:
+                return self._poll_follower_as_observer(ctx, st, now)
+            return self._poll_follower_as_voter(ctx, st, now)
+        if isinstance(st, UnattachedState):
+            if self.observer:
+                # pollUnattachedAsObserver also wakes at the (meaningless) election deadline;
+                # once past it Kafka re-polls in a busy loop that sends nothing, so skip that
+                wait = self._maybe_send_any_voter_fetch(ctx)
+                if st.election_deadline > now:
+                    wait = min(wait, st.election_deadline - now)
+                return wait
+            if now >= st.election_deadline:
+                self._to_voting_state(ctx)
+                return 0
+            return st.election_deadline - now
+        return self._poll_resigned(ctx, st, now)
+
+    def _poll_leader(self, ctx, st: LeaderState, now) -> int:
+        self._fire_leader_change(ctx)
+        check = st.time_until_check_quorum_expires(now) if self.check_quorum else NEVER
+        if st.resign_requested or check == 0:
+            ctx.trace("raft_resign", ev.RaftResign(st.epoch, check == 0))
+            self._to_resigned(ctx, st.non_leader_voters_by_descending_fetch_offset())
+            return 0
+        if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
+            batch, st.pending, st.linger_deadline = st.pending, [], NEVER
+            self.log.append_as_leader(batch, st.epoch)
+            self._flush_leader_log(ctx, st)
+        drain = st.linger_deadline - now if st.pending else NEVER
+        if not self.begin_quorum_epoch_heartbeat:     # before 3.9: until acknowledged
+            begin = NEVER
+            for v, rs in st.voter_states.items():
+                if not rs.has_acknowledged_leader:
+                    begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
+                        c, st.epoch, self.node_id)))
+        elif now >= st.begin_quorum_epoch_deadline:    # maybeSendBeginQuorumEpochRequests
+            begin = NEVER
+            for v in self.voters:
+                if v != self.node_id:
+                    begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
+                        c, st.epoch, self.node_id)))
+            st.begin_quorum_epoch_deadline = now + st.begin_quorum_epoch_timeout
+        else:
+            begin = st.begin_quorum_epoch_deadline - now
+        return min(begin, check, drain)
+
+    def _maybe_send_vote_requests(self, ctx, st) -> int:
+        if st.election.is_vote_rejected():
+            return NEVER
+        wait = NEVER
+        for v in st.election.unrecorded():
+            wait = min(wait, self._maybe_send(ctx, v, self._build_vote_request))
+        return wait
+
+    def _poll_candidate(self, ctx, st: CandidateState, now) -> int:
+        if st.backing_off:
+            if now >= st.backoff_deadline:
+                self._to_voting_state(ctx)   # 3.x: a new Candidate; 4.0: Prospective again
+                return 0
+            return st.backoff_deadline - now
+        if now >= st.election_deadline:
+            if self.election_loss_waits_timeout:     # KAFKA-18345 (4.1): no extra backoff
+                self._to_voting_state(ctx)
+                return 0
+            st.backing_off = True
+            st.backoff_deadline = now + self._binary_exponential_backoff(ctx, st.retries)
+            return st.backoff_deadline - now
+        return min(self._maybe_send_vote_requests(ctx, st), st.election_deadline - now)
+
+    def _poll_prospective(self, ctx, st: ProspectiveState, now) -> int:
+        """pollProspective (4.0): on a lost or timed-out PreVote round, go back to following the
+        last known leader, or to Unattached (whose election timeout is the backoff)."""
+        if st.backing_off or now >= st.election_deadline:
+            if st.leader_id != UNKNOWN:
+                self._to_follower(ctx, st.epoch, st.leader_id)
+            else:
+                self._to_unattached(ctx, st.epoch)
+            return 0
+        return min(self._maybe_send_vote_requests(ctx, st), st.election_deadline - now)
+
+    def _poll_follower_as_voter(self, ctx, st: FollowerState, now) -> int:
+        if now >= st.fetch_deadline:
+            ctx.trace("raft_fetch_timeout", ev.RaftFetchTimeout(st.leader_id, st.epoch))
+            self._to_voting_state(ctx)
+            return 0
+        return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
+                   st.fetch_deadline - now)
+
+    def _poll_follower_as_observer(self, ctx, st: FollowerState, now) -> int:
+        if now >= st.fetch_deadline:
+            return self._maybe_send_any_voter_fetch(ctx)
+        leader = st.leader_id
+        if self._requests.has_request_timed_out(leader, now):
+            self._requests.reset(leader)
+            wait = self._maybe_send_any_voter_fetch(ctx)
+        elif self._requests.is_backing_off(leader, now):
+            wait = self._maybe_send_any_voter_fetch(ctx)
+        elif not self._requests.has_any_inflight(now):
+            wait = self._maybe_send(ctx, leader, self._build_fetch_request)
+        else:
+            wait = self._requests.backoff_before_available_bootstrap_server(self.voters, now)
+        return min(wait, st.fetch_deadline - now)
+
+    def _poll_resigned(self, ctx, st: ResignedState, now) -> int:
+        wait = NEVER
+        for v in list(st.unacked_voters):
+            wait = min(wait, self._maybe_send(ctx, v, lambda c: M.EndQuorumEpochRequest(
+                c, st.epoch, self.node_id, st.preferred_successors)))
+        if now >= st.election_deadline:
+            if self.pre_vote:      # 4.0: Resigned -> Unattached(epoch + 1)
+                self._to_unattached(ctx, st.epoch + 1)
+            else:
+                self._to_candidate(ctx)
+            return 0
+        return min(wait, st.election_deadline - now)
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)

@@ -1,0 +1,137 @@
+"""The KRaft quorum RPCs of ``__cluster_metadata`` (KIP-595, KIP-996) as plain data.
+
+Field names follow clients/src/main/resources/common/message/{Vote,BeginQuorumEpoch,
+EndQuorumEpoch,Fetch}{Request,Response}.json in snake_case, reduced to the single partition of
+``__cluster_metadata`` (no topic/partition arrays, cluster id or directory ids: the simulator
+runs one quorum with a static voter set, kraft.version 0). Every request carries a
+``correlation_id`` that its response echoes, so a stale response can be told from the expected
+one (RequestManager.isResponseExpected). Errors are Kafka's ``Errors`` names ("NONE", ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from kafkasim.core.messages import Message
+
+NONE = "NONE"
+FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
+UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
+NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
+INVALID_REQUEST = "INVALID_REQUEST"
+BROKER_NOT_AVAILABLE = "BROKER_NOT_AVAILABLE"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderChangeMessage:
+    """The control record a new leader writes first in its epoch
+    (common/message/LeaderChangeMessage.json; LeaderState.appendStartOfEpochControlRecords)."""
+
+    leader_id: int
+    voters: tuple[int, ...]
+    granting_voters: tuple[int, ...]
+    version: int = 0
+
+
+@dataclass(slots=True)
+class VoteRequest(Message):
+    """VoteRequest (api key 52). ``pre_vote`` (v2, KIP-996, Kafka 4.0): a Prospective asks
+    whether it could win without bumping the epoch; ``candidate_epoch`` is then its current
+    epoch, not epoch + 1 (the field is named ReplicaEpoch from v2)."""
+
+    correlation_id: int
+    candidate_epoch: int
+    candidate_id: int
+    last_offset_epoch: int
+    last_offset: int
+    pre_vote: bool = False
+
+
+@dataclass(slots=True)
+class VoteResponse(Message):
+    """VoteResponse: ``leader_id``/``leader_epoch`` are the responder's current view. Like
+    Kafka's, it carries no PreVote flag: the receiver knows which round it is in from its own
+    state, and a response to a request sent before a state change is dropped (correlation id)."""
+
+    correlation_id: int
+    error: str
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+
+
+@dataclass(slots=True)
+class BeginQuorumEpochRequest(Message):
+    correlation_id: int
+    leader_epoch: int
+    leader_id: int
+
+
+@dataclass(slots=True)
+class BeginQuorumEpochResponse(Message):
+    correlation_id: int
+    error: str
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(slots=True)
+class EndQuorumEpochRequest(Message):
+    """Sent by a resigning leader; ``preferred_successors`` are the other voters by
+    descending fetch offset (LeaderState.nonLeaderVotersByDescendingFetchOffset)."""
+
+    correlation_id: int
+    leader_epoch: int
+    leader_id: int
+    preferred_successors: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class EndQuorumEpochResponse(Message):
+    correlation_id: int
+    error: str
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(slots=True)
+class RaftFetchRequest(Message):
+    """The Fetch a voter or observer sends to the quorum leader (FetchRequest v13+ as
+    KafkaRaftClient.buildFetchRequest fills it). On the wire this is a plain ``Fetch``.
+    ``high_watermark`` (v18, KAFKA-14145, 4.1): the fetcher's HW, -1 when unknown; requests of
+    older versions carry Long.MAX_VALUE (the field's default)."""
+
+    WIRE_NAME: ClassVar[str] = "Fetch"
+
+    correlation_id: int
+    replica_id: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    max_wait_ms: int
+    high_watermark: int = 9223372036854775807
+
+
+@dataclass(slots=True)
+class RaftFetchResponse(Message):
+    """``records``: (offset, epoch, record) from ``fetch_offset``; ``diverging_epoch`` /
+    ``diverging_end_offset`` are -1 unless the follower must truncate (DivergingEpoch);
+    ``high_watermark`` is -1 while the leader does not know it yet."""
+
+    WIRE_NAME: ClassVar[str] = "Fetch"
+
+    correlation_id: int
+    error: str
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    records: tuple = ()
+    diverging_epoch: int = -1
+    diverging_end_offset: int = -1
+
+
+RAFT_MESSAGES = (
+    VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
+    EndQuorumEpochRequest, EndQuorumEpochResponse, RaftFetchRequest, RaftFetchResponse,
+)

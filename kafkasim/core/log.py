@@ -1,0 +1,444 @@
+"""A replica's log: records in offset order, LEO, log start offset, high watermark, flushed prefix.
+
+Records are stored column-wise in ``array`` objects (leader epoch, record id, timestamp, size), so a
+record costs ~24 bytes per replica and copying a range between replicas is one C-level slice. The
+offset is implicit: record ``i`` of the arrays has offset ``log_start_offset + i``. What a record
+*says* (its value, key, producer) lives once per cluster in the record registry, keyed by record id.
+
+LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
+not yet committed (fact sheet §1).
+
+Two flushed prefixes are kept apart:
+
+* ``recovery_point`` is Kafka's own (UnifiedLog / LocalLog ``recoveryPoint``): it moves only when
+  Kafka fsyncs the log (``flush``: flush.messages on append, the flush.ms log flusher, a clean
+  shutdown; a segment roll too, but segments are not modelled: one segment per log, so
+  segment.bytes never rolls). It is what recovery-point-offset-checkpoint records, what
+  ``unflushedMessages`` counts from, and where recovery starts after an unclean restart.
+* ``durable_offset`` is what is physically on disk: Kafka's fsyncs plus the operating system's
+  page-cache write-back (``write_back``), which Kafka does not see. It is what survives a power
+  loss. Always ``recovery_point <= durable_offset <= LEO``.
+
+What else happens when a log changes (a trace row, a flush by flush.messages, the producer state)
+belongs to the broker that owns it: a log carries a ``listener`` (``LogListener``) that
+``append_as_leader``, ``append_as_follower``, ``truncate_to`` and ``truncate_fully_and_start_at``
+tell of each change. The epoch cache flushes leader-epoch-checkpoint itself.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import Sequence
+from operator import itemgetter
+from typing import NamedTuple, Protocol
+
+from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
+
+_EMPTY_I = array("i")
+_EMPTY_Q = array("q")
+
+# RecordBatch.NO_PRODUCER_ID / NO_PRODUCER_EPOCH / NO_SEQUENCE: a batch of a producer that is not
+# idempotent carries these in its header
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+
+class ProducerBatch(NamedTuple):
+    """The idempotence fields of a RecordBatch header (DefaultRecordBatch: producerId,
+    producerEpoch, baseSequence; KIP-98, since 0.11) and the offsets the batch occupies.
+
+    A log keeps one per idempotent batch, in offset order; batches without a producer id carry
+    nothing the ProducerStateManager needs, so they have none. A fetch may hand a follower part
+    of a batch: the piece's header then starts at its first offset with the matching sequence.
+    """
+
+    base_offset: int
+    last_offset: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+
+    @property
+    def last_sequence(self) -> int:
+        return self.base_sequence + self.last_offset - self.base_offset
+
+
+_LAST_OFFSET = itemgetter(1)
+
+
+def _batches_in(batches: list, first: int, last: int) -> tuple:
+    """The headers of ``batches`` covering offsets [first, last], clipped to that range."""
+    if not batches:
+        return ()
+    tail = batches[-1]
+    if tail[1] < first:
+        return ()
+    if tail[0] == first and tail[1] == last:
+        return (tail,)   # the steady state: a follower fetches exactly the newest batch
+    i = bisect_left(batches, first, key=_LAST_OFFSET)
+    out = []
+    n = len(batches)
+    while i < n:
+        b = batches[i]
+        base, end = b[0], b[1]
+        if base > last:
+            break
+        if base < first or end > last:
+            lo = base if base > first else first
+            b = _new_batch(ProducerBatch, (lo, end if end < last else last, b[2], b[3],
+                                           b[4] + lo - base))
+        out.append(b)
+        i += 1
+    return tuple(out)
+
+
+class RecordChunk(NamedTuple):
+    """A contiguous run of records as carried by Fetch responses (``base_offset`` first)."""
+
+    base_offset: int
+    epochs: array
+    ids: array
+    timestamps: array
+    sizes: array
+    producer_batches: tuple   # ProducerBatch headers of the idempotent batches in the chunk
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + len(self.ids) - 1
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(self.sizes)
+
+    @staticmethod
+    def empty(base_offset: int) -> RecordChunk:
+        # the arrays are shared: chunks are read-only by convention
+        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+
+
+# NamedTuple's generated __new__ is a Python function; a fetch builds a chunk per partition, so
+# the hot paths build them with the C constructor directly (same object, same fields)
+_new_chunk = tuple.__new__
+_new_batch = tuple.__new__
+
+
+class LogListener(Protocol):
+    """Told of every change of a ``Log`` (the broker: trace, flush, producer state)."""
+
+    def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
+        """Records ``first..last`` were appended (by the leader, or fetched by a follower)."""
+
+    def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
+                    old_high_watermark: int) -> None:
+        """``truncate_to(offset)`` removed ``removed`` records (maybe 0) for ``reason``."""
+
+    def on_wipe(self, log: Log, start_offset: int) -> None:
+        """The log was emptied and restarts at ``start_offset``."""
+
+
+class Log:
+    """Kafka's UnifiedLog reduced to what replication needs (one segment, no compaction)."""
+
+    __slots__ = (
+        "topic", "partition", "log_start_offset", "log_end_offset", "high_watermark",
+        "recovery_point",
+        "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
+        "producer_batches",
+        "producer_states", "listener",
+    )
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.log_start_offset = 0
+        # LocalLog.logEndOffset: kept up to date by every append, truncation and wipe (a new
+        # log start removes records from the front only, so it leaves the LEO where it is)
+        self.log_end_offset = 0
+        self.high_watermark = 0
+        self.recovery_point = 0  # Kafka flushed (fsynced) everything below
+        self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
+        self.epochs = array("i")
+        self.ids = array("q")
+        self.timestamps = array("q")
+        self.sizes = array("i")
+        self.leader_epoch_cache = LeaderEpochFileCache()
+        # the producer fields of each idempotent batch's header, in offset order (ProducerBatch)
+        self.producer_batches: list = []
+        self.producer_states: dict = {}   # idempotent producers (core/producer_state.py)
+        self.listener: LogListener | None = None
+
+    def __repr__(self) -> str:
+        return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "
+                f"LEO={self.log_end_offset}, HW={self.high_watermark})")
+
+    # -- offsets ----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def latest_epoch(self) -> int:
+        # LeaderEpochFileCache.latest_epoch, inlined: the fetcher asks after every fetch
+        entries = self.leader_epoch_cache.entries
+        return entries[-1].epoch if entries else UNDEFINED_EPOCH
+
+    def epoch_at(self, offset: int) -> int:
+        return self.epochs[offset - self.log_start_offset]
+
+    def record_id_at(self, offset: int) -> int:
+        return self.ids[offset - self.log_start_offset]
+
+    def records(self) -> list[tuple[int, int, int, int]]:
+        """All records as (offset, leader epoch, record id, timestamp) tuples (for display)."""
+        start = self.log_start_offset
+        return [(start + i, e, r, t) for i, (e, r, t)
+                in enumerate(zip(self.epochs, self.ids, self.timestamps, strict=True))]
+
+    # -- appends ----------------------------------------------------------------------------
+    def append_as_leader(self, ids: Sequence[int], sizes: Sequence[int], epoch: int,
+                         timestamp: int, producer_id: int = NO_PRODUCER_ID,
+                         producer_epoch: int = NO_PRODUCER_EPOCH,
+                         base_sequence: int = NO_SEQUENCE) -> tuple[int, int]:
+        """Append a batch stamped with the leader's epoch; returns (first offset, last offset).
+        An idempotent batch (``base_sequence`` >= 0) keeps its producer header in
+        ``producer_batches``."""
+        first = self.log_end_offset
+        n = len(ids)
+        self.ids.extend(ids)
+        self.sizes.extend(sizes)
+        self.epochs.fromlist([epoch] * n)
+        self.timestamps.fromlist([timestamp] * n)
+        self.log_end_offset = first + n
+        cache = self.leader_epoch_cache
+        entries = cache.entries
+        if not entries or entries[-1].epoch != epoch or entries[-1].start_offset > first:
+            # LeaderEpochFileCache.assign; a leader appending in the epoch it already has in its
+            # cache changes nothing (isUpdateNeeded is false), so that call is skipped
+            cache.assign(epoch, first)
+        if base_sequence >= 0:
+            self.producer_batches.append(_new_batch(ProducerBatch, (
+                first, first + n - 1, producer_id, producer_epoch, base_sequence)))
+        listener = self.listener
+        if listener is not None:
+            listener.on_append(self, first, first + n - 1, True)
+        return first, first + n - 1
+
+    def append_as_follower(self, chunk: RecordChunk) -> int:
+        """Append records fetched from the leader; the chunk must start at our LEO. Returns the
+        latest epoch of the epoch cache after the append (the fetcher's next lastFetchedEpoch)."""
+        base, epochs, ids, timestamps, sizes, batches = chunk
+        if base != self.log_end_offset:
+            raise RuntimeError(
+                f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
+                f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
+        cache = self.leader_epoch_cache
+        entries = cache.entries   # self.latest_epoch(), inlined
+        last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
+        # fast path: every record is in the cache's latest epoch (one C-level count), so the
+        # loop below would assign nothing
+        if epochs.count(last_epoch) != len(epochs):
+            for i, epoch in enumerate(epochs):
+                if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
+                    cache.assign(epoch, base + i)
+                    last_epoch = epoch
+            entries = cache.entries   # an assign may be refused: the cache's own latest
+            last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
+        self.epochs.extend(epochs)
+        self.ids.extend(ids)
+        self.timestamps.extend(timestamps)
+        self.sizes.extend(sizes)
+        end = base + len(ids)
+        self.log_end_offset = end
+        if batches:
+            self.producer_batches.extend(batches)
+        listener = self.listener
+        if listener is not None:
+            listener.on_append(self, base, end - 1, False)
+        return last_epoch
+
+    # -- reads ------------------------------------------------------------------------------
+    def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
+        """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``."""
+        start = self.log_start_offset
+        sizes = self.sizes
+        # indexes into the columns: [lo, hi), hi at most the number of records (the LEO)
+        lo = start_offset - start
+        hi = max_offset - start
+        if hi > len(sizes):
+            hi = len(sizes)
+        if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
+            return _new_chunk(RecordChunk,
+                              (start_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+        got = sizes[lo:hi]
+        if sum(got) <= max_bytes:
+            end = hi   # all of them fit (one C-level sum: the usual follower fetch)
+        else:
+            total = sizes[lo]
+            end = lo + 1
+            while end < hi:
+                total += sizes[end]
+                if total > max_bytes:
+                    break
+                end += 1
+            got = sizes[lo:end]
+        pb = self.producer_batches
+        if pb:
+            # _batches_in's steady state, inlined: the fetch covers exactly the newest batch
+            tail = pb[-1]
+            last = start + end - 1
+            batches = (tail,) if tail[0] == start_offset and tail[1] == last else \
+                _batches_in(pb, start_offset, last)
+        else:
+            batches = ()
+        return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
+                                        self.timestamps[lo:end], got, batches))
+
+    def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
+        """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
+        start = self.log_start_offset
+        sizes = self.sizes
+        # indexes into the columns: [lo, hi) clipped to [0, number of records]
+        lo = start_offset - start if start_offset > start else 0
+        hi = end_offset - start
+        if hi > len(sizes):
+            hi = len(sizes)
+        if lo >= hi or cap <= 0:
+            return 0
+        total = sizes[lo]
+        if total >= cap:   # the first record alone usually reaches min.bytes (default 1)
+            return total
+        lo += 1
+        while lo < hi and total < cap:
+            total += sizes[lo]
+            lo += 1
+        return total
+
+    # -- high watermark -----------------------------------------------------------------------
+    def update_high_watermark(self, hw: int) -> int:
+        """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
+        start = self.log_start_offset
+        leo = self.log_end_offset
+        if hw > leo:          # clamped into [log start, LEO]
+            hw = leo
+        if hw < start:
+            hw = start
+        self.high_watermark = hw
+        return hw
+
+    def maybe_increment_high_watermark(self, hw: int) -> bool:
+        """Raise the HW to ``hw`` if that is larger (the leader's HW never moves back)."""
+        if hw > self.high_watermark:
+            self.high_watermark = min(hw, self.log_end_offset)
+            return True
+        return False
+
+    # -- truncation and durability ------------------------------------------------------------
+    def truncate_to(self, offset: int, reason: str = "") -> int:
+        """Drop records at and above ``offset``; returns how many were removed. The listener
+        hears of it (with ``reason``) even when nothing was removed."""
+        old_hw = self.high_watermark
+        removed = self._truncate(offset, True)
+        listener = self.listener
+        if listener is not None:
+            listener.on_truncate(self, offset, removed, reason, old_hw)
+        return removed
+
+    def lose_unsynced(self, offset: int) -> int:
+        """A power loss: the disk kept only the records below ``offset``. No Kafka code runs, so
+        the listener is not told and leader-epoch-checkpoint (fsynced whenever Kafka wrote it)
+        keeps its content; the restart's recovery reads it. Returns how many records were lost."""
+        return self._truncate(offset, False)
+
+    def _truncate(self, offset: int, flush_epochs: bool) -> int:
+        cache = self.leader_epoch_cache
+        if offset >= self.log_end_offset:
+            # UnifiedLog.truncateTo: nothing to remove, but an epoch entry at the LEO (a leader
+            # that never wrote in its epoch) goes, or fetches would diverge forever
+            cache.truncate_from_end(self.log_end_offset, flush=flush_epochs)
+            return 0
+        offset = max(offset, self.log_start_offset)
+        keep = offset - self.log_start_offset
+        removed = len(self.ids) - keep
+        # new arrays, not ``del`` in place: the old ones may be shared by History snapshots,
+        # which rely on a log's columns only ever growing (kafkasim.observe.snapshots)
+        self.epochs = self.epochs[:keep]
+        self.ids = self.ids[:keep]
+        self.timestamps = self.timestamps[:keep]
+        self.sizes = self.sizes[:keep]
+        self.log_end_offset = offset
+        pb = self.producer_batches
+        if pb:
+            self.producer_batches = list(_batches_in(pb, self.log_start_offset, offset - 1))
+        cache.truncate_from_end(offset, flush=flush_epochs)
+        if self.high_watermark > offset:
+            self.high_watermark = offset
+        if self.recovery_point > offset:
+            self.recovery_point = offset
+        if self.durable_offset > offset:
+            self.durable_offset = offset
+        return removed
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Wipe the log and restart it at ``offset`` (follower behind the leader's log start)."""
+        self.epochs = array("i")
+        self.ids = array("q")
+        self.timestamps = array("q")
+        self.sizes = array("i")
+        self.producer_batches = []
+        self.log_start_offset = offset
+        self.log_end_offset = offset
+        self.high_watermark = offset
+        self.recovery_point = offset
+        self.durable_offset = offset
+        self.leader_epoch_cache.clear()
+        listener = self.listener
+        if listener is not None:
+            listener.on_wipe(self, offset)
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Raise the log start (DeleteRecords / follower learning the leader's start)."""
+        if offset <= self.log_start_offset:
+            return False
+        offset = min(offset, self.high_watermark)
+        if offset <= self.log_start_offset:
+            return False
+        drop = offset - self.log_start_offset
+        self.epochs = self.epochs[drop:]     # new arrays: see _truncate
+        self.ids = self.ids[drop:]
+        self.timestamps = self.timestamps[drop:]
+        self.sizes = self.sizes[drop:]
+        pb = self.producer_batches
+        if pb:
+            self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset - 1))
+        self.log_start_offset = offset
+        self.recovery_point = max(self.recovery_point, offset)
+        self.durable_offset = max(self.durable_offset, offset)
+        self.leader_epoch_cache.truncate_from_start(offset)
+        return True
+
+    def flush(self, offset: int | None = None) -> bool:
+        """Kafka fsyncs up to ``offset`` (default: LEO): the recovery point only moves forward.
+        Returns whether it moved: only then does Kafka reset the log's lastFlushTime
+        (LocalLog.markFlushed, UnifiedLog.flush; Log.flush before 3.0)."""
+        leo = self.log_end_offset
+        target = leo if offset is None else min(offset, leo)
+        if target > self.durable_offset:
+            self.durable_offset = target
+        if target > self.recovery_point:
+            self.recovery_point = target
+            return True
+        return False
+
+    def write_back(self, offset: int) -> None:
+        """The operating system wrote the page cache back up to ``offset``: that data survives a
+        power loss, but Kafka does not know it, so the recovery point stays where it is."""
+        target = min(offset, self.log_end_offset)
+        if target > self.durable_offset:
+            self.durable_offset = target
+
+    def unflushed_messages(self) -> int:
+        """LocalLog.unflushedMessages: LEO - recovery point (what flush.messages counts)."""
+        return self.log_end_offset - self.recovery_point

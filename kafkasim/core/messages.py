@@ -1,0 +1,304 @@
+"""The Kafka RPCs the simulator exchanges, as typed plain-data messages.
+
+Names follow Kafka's request/response pairs (``FetchRequest``/``FetchResponse``, ...). Every message
+is a frozen-ish slotted dataclass of ints, strings and tuples, so traces, holds and snapshots treat
+them as data. ``type_name`` is what scenario ``hold``/``drop`` filters match on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from kafkasim.core.log import RecordChunk
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(slots=True)
+class Message:
+    @property
+    def type_name(self) -> str:
+        return type(self).__name__
+
+
+# --- Produce -----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class ProduceRequest(Message):
+    correlation_id: int
+    client_id: str
+    acks: int
+    timeout_ms: int
+    # per partition: (topic, partition, record ids, record sizes, producer id, producer epoch,
+    # base sequence). The last three are the idempotence fields of the batch's RecordBatch header
+    # (KIP-98): -1, -1, -1 (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE) for a producer that
+    # is not idempotent. The leader checks them against its ProducerStateManager.
+    partitions: tuple[tuple[str, int, tuple[int, ...], tuple[int, ...], int, int, int], ...]
+
+
+@dataclass(slots=True)
+class ProduceResponse(Message):
+    correlation_id: int
+    # per partition: (topic, partition, error, base offset)
+    partitions: tuple[tuple[str, int, str, int], ...]
+
+
+# --- Fetch -------------------------------------------------------------------------------------
+class FetchPartition(NamedTuple):
+    """One partition of a FetchRequest (FetchRequestData.FetchPartition). A tuple: a follower
+    builds one per fetch and the fetch session compares it with the one it holds (sessions,
+    KIP-227), both at C speed; its repr is the dataclass one it replaced."""
+
+    topic: str
+    partition: int
+    fetch_offset: int
+    current_leader_epoch: int  # -1 when the version has no KIP-320 fencing
+    last_fetched_epoch: int    # -1 when the version has no diverging-epoch fetch (pre-2.8)
+    log_start_offset: int
+    partition_max_bytes: int
+
+
+@dataclass(slots=True)
+class FetchRequest(Message):
+    correlation_id: int
+    replica_id: int            # broker id for followers, -1 for consumers
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    partitions: tuple[FetchPartition, ...]
+    isolation_level: str = "read_uncommitted"
+    rack_id: str = ""
+    fetcher_id: int = 0
+    # KIP-227 (Fetch v7+, 1.1): FetchMetadata and the partitions leaving the session. The
+    # defaults are a sessionless fetch (INVALID_SESSION_ID, FINAL_EPOCH), as before 1.1.
+    session_id: int = 0
+    session_epoch: int = -1
+    to_forget: tuple[tuple[str, int], ...] = ()
+
+
+class FetchPartitionData(NamedTuple):
+    """One partition of a FetchResponse (FetchResponseData.PartitionData). A tuple, as
+    FetchPartition: the leader builds one per read (ReplicaManager._read_partition) with the C
+    constructor; its repr, equality and pickle are the dataclass ones it replaced."""
+
+    topic: str
+    partition: int
+    error: str
+    high_watermark: int
+    log_start_offset: int
+    records: RecordChunk
+    diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset)
+    log_end_offset: int = -1  # leader LEO at read time (used by OFFSET_OUT_OF_RANGE handling)
+    preferred_read_replica: int = -1  # KIP-392: fetch from this follower instead (v11+)
+
+
+@dataclass(slots=True)
+class FetchResponse(Message):
+    correlation_id: int
+    partitions: tuple[FetchPartitionData, ...]
+    # KIP-227 (v7+): the top-level error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH)
+    # and the session id (0 = no session; an incremental answer omits unchanged partitions)
+    error: str = "NONE"
+    session_id: int = 0
+
+
+# --- Leader epochs (KIP-101) ---------------------------------------------------------------------
+@dataclass(slots=True)
+class OffsetsForLeaderEpochRequest(Message):
+    correlation_id: int
+    replica_id: int
+    # (topic, partition, current leader epoch, leader epoch asked about)
+    partitions: tuple[tuple[str, int, int, int], ...]
+
+
+@dataclass(slots=True)
+class OffsetsForLeaderEpochResponse(Message):
+    correlation_id: int
+    # (topic, partition, error, leader epoch, end offset)
+    partitions: tuple[tuple[str, int, str, int, int], ...]
+
+
+# --- Controller <-> broker ---------------------------------------------------------------------
+@dataclass(slots=True)
+class PartitionState:
+    topic: str
+    partition: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int  # the ZooKeeper zkVersion of the partition state znode
+    replicas: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class LeaderAndIsrRequest(Message):
+    controller_id: int
+    controller_epoch: int
+    partition_states: tuple[PartitionState, ...]
+    # live brokers hosting the leaders, for the fetchers to connect to
+    live_leaders: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class LeaderAndIsrResponse(Message):
+    controller_epoch: int
+    error: str
+    partition_errors: tuple[tuple[str, int, str], ...] = ()
+
+
+@dataclass(slots=True)
+class UpdateMetadataRequest(Message):
+    controller_id: int
+    controller_epoch: int
+    partition_states: tuple[PartitionState, ...]
+    live_brokers: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class StopReplicaRequest(Message):
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[tuple[str, int], ...]
+    delete: bool = False
+
+
+@dataclass(slots=True)
+class AlterPartitionRequest(Message):
+    """AlterIsr (2.7) / AlterPartition (3.2+): the leader proposes a new ISR to the controller."""
+
+    broker_id: int
+    broker_epoch: int
+    # (topic, partition, leader epoch, new isr, partition epoch)
+    partitions: tuple[tuple[str, int, int, tuple[int, ...], int], ...]
+    correlation_id: int = -1
+    # KRaft (AlterPartition v1+, KIP-704): each partition's LeaderRecoveryState, in the order of
+    # ``partitions``; empty in ZooKeeper mode
+    leader_recovery_states: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class AlterPartitionResponse(Message):
+    error: str
+    # (topic, partition, error, leader, leader epoch, isr, partition epoch)
+    partitions: tuple[tuple[str, int, str, int, int, tuple[int, ...], int], ...]
+    correlation_id: int = -1   # the request's (the client matches answers by it)
+
+
+@dataclass(slots=True)
+class ControlledShutdownRequest(Message):
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(slots=True)
+class ControlledShutdownResponse(Message):
+    error: str
+    remaining_partitions: tuple[tuple[str, int], ...] = ()
+
+
+# --- ZooKeeper session keep-alive ---------------------------------------------------------------
+@dataclass(slots=True)
+class ZkPing(Message):
+    session_id: int
+
+
+@dataclass(slots=True)
+class ZkPingResponse(Message):
+    session_id: int
+    alive: bool
+
+
+# --- Clients -----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class MetadataRequest(Message):
+    correlation_id: int
+    topics: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class MetadataResponse(Message):
+    correlation_id: int
+    brokers: tuple[int, ...]
+    controller_id: int
+    # (topic, partition, error, leader, leader epoch, replicas, isr)
+    partitions: tuple[tuple[str, int, str, int, int, tuple[int, ...], tuple[int, ...]], ...]
+
+
+@dataclass(slots=True)
+class ListOffsetsRequest(Message):
+    correlation_id: int
+    replica_id: int
+    # (topic, partition, timestamp: -1 latest, -2 earliest)
+    partitions: tuple[tuple[str, int, int], ...]
+    isolation_level: str = "read_uncommitted"
+
+
+@dataclass(slots=True)
+class ListOffsetsResponse(Message):
+    correlation_id: int
+    partitions: tuple[tuple[str, int, str, int], ...]  # (topic, partition, error, offset)
+
+
+# --- KRaft broker <-> active controller (KIP-631) ----------------------------------------------
+@dataclass(slots=True)
+class BrokerRegistrationRequest(Message):
+    broker_id: int
+    incarnation_id: str
+    rack: str | None
+    # PreviousBrokerEpoch (v3+, KIP-966): the epoch in .kafka_cleanshutdown, -1 without one
+    previous_broker_epoch: int = -1
+    correlation_id: int = -1
+
+
+@dataclass(slots=True)
+class BrokerRegistrationResponse(Message):
+    error: str
+    broker_epoch: int
+    correlation_id: int = -1
+    message: str = ""
+
+
+@dataclass(slots=True)
+class BrokerHeartbeatRequest(Message):
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shut_down: bool
+    correlation_id: int = -1
+
+
+@dataclass(slots=True)
+class BrokerHeartbeatResponse(Message):
+    error: str
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+    correlation_id: int = -1
+
+
+@dataclass(slots=True)
+class OffsetCommitRequest(Message):
+    """``offsets``: (topic, partition, offset, committed_leader_epoch); the epoch is -1 when
+    absent (OffsetCommitRequest.json CommittedLeaderEpoch, v6+, default -1)."""
+    correlation_id: int
+    group_id: str
+    offsets: tuple[tuple[str, int, int, int], ...]
+
+
+@dataclass(slots=True)
+class OffsetCommitResponse(Message):
+    correlation_id: int
+    error: str
+
+
+@dataclass(slots=True)
+class Envelope:
+    """A message on the wire: who sent it to whom, and when it left."""
+
+    src: int | str
+    dst: int | str
+    msg: Message
+    sent_ms: int
+    msg_id: int = field(default=0)

@@ -1,0 +1,345 @@
+"""``Partition``: one replica's view of a topic partition, with Kafka's ISR and HW rules.
+
+Mirrors kafka.cluster.Partition (fact sheet §1-3): ``make_leader`` / ``make_follower``,
+``update_follower_fetch_state`` (the lastCaughtUpTimeMs rules), ``maybe_expand_isr``,
+``maybe_shrink_isr``, ``maybe_increment_leader_hw``, ``check_enough_replicas_reach_offset`` and the
+pending/committed ISR states of KIP-497. The rules themselves (the HW, caught-up and out-of-sync,
+the acks=all check, min ISR) are the pure functions of ``kafkasim.core.rules``, reached through
+``ctx.rulebook`` so a learner can swap one; this class keeps the state they read and applies their
+answers. It does no I/O: ``ctx`` (``kafkasim.core.interfaces.PartitionContext``) gives the
+clock, configs and version rules, and takes ISR proposals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kafkasim.core import errors as E
+from kafkasim.core import rules
+from kafkasim.core.log import Log
+from kafkasim.core.rules import NEVER_MS, ReplicaState
+
+if TYPE_CHECKING:   # types only: no import of the context at run time
+    from kafkasim.core.interfaces import PartitionContext
+
+__all__ = ["NEVER_MS", "Partition", "PendingIsrChange", "ReplicaState"]
+
+
+@dataclass(slots=True, eq=False)
+class PendingIsrChange:
+    """An AlterPartition in flight: PendingExpandIsr / PendingShrinkIsr.
+
+    Compared by identity, as Partition.submitAlterPartition compares ``partitionState`` with the
+    ``proposedIsrState`` it sent: an answer for any other proposal is ignored. The leader and
+    partition epochs are those of ``sentLeaderAndIsr``; the committed ISR stays in
+    ``Partition.isr`` (``lastCommittedState``)."""
+
+    kind: str                     # "expand" | "shrink"
+    replicas: tuple[int, ...]     # the replica added, or the replicas being removed
+    proposed_isr: tuple[int, ...]
+    sent_ms: int
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+
+
+class Partition:
+    """Local replica of one partition on one broker."""
+
+    __slots__ = (
+        "topic", "partition", "broker_id", "log", "replicas", "leader_id", "leader_epoch",
+        "partition_epoch", "controller_epoch", "isr", "pending", "remote",
+        "leader_epoch_start_offset", "is_leader", "tp",
+    )
+
+    def __init__(self, topic: str, partition: int, broker_id: int, log: Log) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.tp: tuple[str, int] = (topic, partition)
+        self.broker_id = broker_id
+        self.log = log
+        self.replicas: tuple[int, ...] = ()
+        self.leader_id = -1
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.controller_epoch = -1
+        self.isr: tuple[int, ...] = ()          # committed ISR
+        self.pending: PendingIsrChange | None = None
+        self.remote: dict[int, ReplicaState] = {}
+        self.leader_epoch_start_offset = -1
+        self.is_leader = False
+
+    def __repr__(self) -> str:
+        role = "leader" if self.is_leader else f"follower of {self.leader_id}"
+        return (f"Partition({self.topic}-{self.partition} on {self.broker_id}, {role}, "
+                f"epoch={self.leader_epoch}, isr={list(self.isr)}, LEO={self.log.log_end_offset}, "
+                f"HW={self.log.high_watermark})")
+
+    # -- ISR views --------------------------------------------------------------------------
+    def maximal_isr(self, ctx: PartitionContext) -> tuple[int, ...]:
+        """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497),
+        by ``rules.maximal_isr``."""
+        p = self.pending
+        if p is None or p.kind != "expand":
+            return self.isr   # nothing being added: the committed ISR, whatever the version
+        return rules.maximal_isr(self.isr, p.replicas, optimistic=ctx.rules.maximal_isr)
+
+    def effective_min_isr(self, ctx: PartitionContext) -> int:
+        """min.insync.replicas, capped at the replica count where the version does so."""
+        return ctx.rulebook.effective_min_isr(
+            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
+            capped=ctx.rules.effective_min_isr_capped)
+
+    def full_isr_meets_min_isr(self, ctx: PartitionContext) -> bool:
+        """Kafka's capped ``effective_min_isr`` (3.7+) never exceeds the replica count, so an
+        ISR of every replica meets it: the caller may skip the topic config lookup."""
+        return len(self.isr) >= len(self.replicas) and ctx.rules.effective_min_isr_capped \
+            and ctx.rulebook.effective_min_isr is rules.effective_min_isr
+
+    # -- role changes -----------------------------------------------------------------------
+    def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
+                    replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int
+                    ) -> bool:
+        """Become leader (Partition.makeLeader). Returns True if the HW moved.
+
+        Callers check ``is_stale_partition_epoch`` first (KAFKA-13790, 3.3+)."""
+        ctx.partition_changed(self.tp)
+        now = ctx.now
+        new_epoch = leader_epoch > self.leader_epoch
+        self.replicas = tuple(replicas)
+        self.controller_epoch = controller_epoch
+        self.isr = tuple(isr)
+        self.pending = None
+        self.partition_epoch = partition_epoch
+        log = self.log
+        if new_epoch:
+            # KAFKA-7415 (2.0.1): the epoch enters the cache now; before, at the first append
+            rules = ctx.rules
+            if rules.leader_epoch_truncation and rules.epoch_cache_assigned_on_become_leader:
+                log.leader_epoch_cache.assign(leader_epoch, log.log_end_offset)
+            self.leader_epoch_start_offset = log.log_end_offset
+        if not self.is_leader:
+            # resetReplicaState: unknown LEO; ISR followers caught up "now", others never
+            # Replica.resetReplicaState: LEO unknown, lastFetchTimeMs 0 (never), lastCaughtUp
+            # "now" for ISR followers and never for the others. (0.8's "stuck" rule measured
+            # time since the last fetch from the replica's creation, hence "now" there.)
+            fetched = now if not ctx.rules.isr_lag_time_since_caught_up else NEVER_MS
+            self.remote = {
+                r: ReplicaState(r, last_fetch_time_ms=fetched,
+                                last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
+                for r in self.replicas if r != self.broker_id
+            }
+        else:
+            self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
+                           for r in self.replicas if r != self.broker_id}
+            if new_epoch and ctx.rules.reelected_leader_resets_follower_state:
+                # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
+                # their LEOs, their lag clocks restart from this epoch's start
+                in_sync_only = ctx.rules.reelected_leader_fetch_time_only_in_sync
+                for r, st in self.remote.items():
+                    in_sync = r in self.isr
+                    st.last_caught_up_time_ms = now if in_sync else NEVER_MS
+                    st.last_fetch_time_ms = now if in_sync or not in_sync_only else NEVER_MS
+                    st.last_fetch_leader_log_end_offset = log.log_end_offset
+        self.leader_epoch = leader_epoch
+        self.leader_id = self.broker_id
+        self.is_leader = True
+        return self.maybe_increment_leader_hw(ctx)
+
+    def is_stale_partition_epoch(self, ctx: PartitionContext, partition_epoch: int) -> bool:
+        """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
+        epoch is older than the partition's ("already at a newer partition epoch") is skipped."""
+        return ctx.rules.leader_and_isr_ignores_older_partition_epoch and \
+            partition_epoch < self.partition_epoch
+
+    def make_follower(self, ctx: PartitionContext, leader_id: int, leader_epoch: int,
+                      isr: tuple[int, ...], replicas: tuple[int, ...], partition_epoch: int,
+                      controller_epoch: int) -> bool:
+        """Become follower (Partition.makeFollower). Returns True if leader or epoch changed."""
+        ctx.partition_changed(self.tp)
+        changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
+                   or self.is_leader)
+        self.replicas = tuple(replicas)
+        self.controller_epoch = controller_epoch
+        # updateAssignmentAndIsr(isr = Set.empty): a follower keeps no ISR (every version since
+        # 0.8); only the leader and the controller track it
+        self.isr = ()
+        self.pending = None
+        self.partition_epoch = partition_epoch
+        self.leader_epoch = leader_epoch
+        self.leader_id = leader_id
+        self.is_leader = False
+        self.remote = {}   # updateAssignmentAndIsr(isLeader = false): remoteReplicasMap.clear()
+        self.leader_epoch_start_offset = -1
+        return changed
+
+    # -- follower fetch bookkeeping on the leader ---------------------------------------------
+    def update_follower_fetch_state(self, ctx: PartitionContext, replica_id: int, fetch_offset: int,
+                                    log_start_offset: int, leader_leo: int,
+                                    now: int | None = None) -> bool:
+        """Record a follower fetch (Replica.updateFetchStateOrThrow) arriving at ``now`` (default
+        the clock's); returns True if HW moved."""
+        st = self.remote.get(replica_id)
+        if st is None:  # not an assigned replica
+            return False
+        if now is None:
+            now = ctx.now
+        if fetch_offset < leader_leo or ctx.rulebook.updated_last_caught_up_time_ms is not \
+                rules.updated_last_caught_up_time_ms:
+            st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
+                st, fetch_offset, leader_leo, now,
+                previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
+        elif now > st.last_caught_up_time_ms:
+            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
+            # caught up now, the time never moving backwards
+            st.last_caught_up_time_ms = now
+        old_leo = st.log_end_offset
+        st.log_end_offset = fetch_offset
+        st.log_start_offset = log_start_offset
+        if not ctx.rules.last_fetch_leader_leo_max:
+            st.last_fetch_leader_log_end_offset = leader_leo
+        elif leader_leo > st.last_fetch_leader_log_end_offset:   # never backwards
+            st.last_fetch_leader_log_end_offset = leader_leo
+        st.last_fetch_time_ms = now
+        if self.pending is None and replica_id not in self.isr:  # maybe_expand_isr's own test
+            self.maybe_expand_isr(ctx, replica_id)
+        if old_leo != fetch_offset:
+            return self.maybe_increment_leader_hw(ctx)
+        return False
+
+    def is_follower_out_of_sync(self, ctx: PartitionContext, replica_id: int) -> bool:
+        """Partition.isFollowerOutOfSync, by ``rules.is_follower_out_of_sync``."""
+        st = self.remote.get(replica_id)
+        if st is None:
+            return True
+        v = ctx.rules
+        return ctx.rulebook.is_follower_out_of_sync(
+            st, self.log.log_end_offset, ctx.now, ctx.config["replica.lag.time.max.ms"],
+            lag_since_caught_up=v.isr_lag_time_since_caught_up,
+            equal_leo_in_sync=v.caught_up_when_leo_equals_leader,
+            replica_lag_max_messages=ctx.config["replica.lag.max.messages"]
+            if v.isr_lag_max_messages else None)
+
+    # -- ISR changes ------------------------------------------------------------------------
+    def maybe_expand_isr(self, ctx: PartitionContext, replica_id: int) -> None:
+        """Partition.maybeExpandIsr: add a follower that reached the HW (and epoch start)."""
+        if self.pending is not None or replica_id in self.isr or not self.is_leader:
+            return
+        st = self.remote.get(replica_id)
+        if st is None or not ctx.is_isr_eligible(replica_id):
+            return
+        if not ctx.rulebook.is_follower_in_sync(
+                st.log_end_offset, self.log.high_watermark, self.leader_epoch_start_offset,
+                requires_epoch_start_offset=ctx.rules.isr_expand_requires_epoch_start_offset):
+            return
+        # Partition.prepareIsrExpand: ``isr + newInSyncReplicaId`` on a Scala Set, whose small
+        # sets (up to 4 members) keep insertion order: the new member comes last, as real
+        # `kafka-topics --describe` shows (Isr: 3,1,2 after broker 2 rejoined)
+        new_isr = self.isr + (replica_id,)
+        ctx.propose_isr(self, "expand", (replica_id,), new_isr)
+
+    def maybe_shrink_isr(self, ctx: PartitionContext) -> None:
+        """Partition.maybeShrinkIsr, run by the isr-expiration task."""
+        if not self.is_leader or self.pending is not None:
+            return
+        out = tuple(r for r in self.isr
+                    if r != self.broker_id and self.is_follower_out_of_sync(ctx, r))
+        if not out:
+            return
+        new_isr = tuple(r for r in self.isr if r not in out)
+        ctx.propose_isr(self, "shrink", out, new_isr)
+
+    def apply_isr_update(self, ctx: PartitionContext, isr: tuple[int, ...],
+                         partition_epoch: int) -> bool:
+        """The controller committed an ISR (handleAlterPartitionUpdate). True if HW moved."""
+        ctx.partition_changed(self.tp)
+        self.isr = tuple(isr)
+        self.partition_epoch = partition_epoch
+        self.pending = None
+        return self.maybe_increment_leader_hw(ctx)
+
+    # -- high watermark ---------------------------------------------------------------------
+    def maybe_increment_leader_hw(self, ctx: PartitionContext) -> bool:
+        """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``); True if the
+        HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
+        if not self.is_leader:
+            return False
+        log = self.log
+        old = log.high_watermark
+        maximal = isr = self.isr
+        if self.pending is not None and self.pending.kind == "expand":
+            maximal = self.maximal_isr(ctx)   # else nothing being added: the committed ISR
+        # new: the HW Kafka's rule gives, when it is decided without the call (else None)
+        if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
+            # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
+            # drops from the leader's LEO to the LEO of each (the caught-up test only concerns
+            # the others). One that has not passed the HW keeps it where it is, whatever else
+            # holds: the usual case, after a leader append and every follower fetch but the last
+            new = log.log_end_offset
+            for st in self.remote.values():
+                if st.broker_id in maximal:
+                    r_leo = st.log_end_offset
+                    if r_leo <= old:
+                        return False
+                    if r_leo < new:
+                        new = r_leo
+                else:
+                    new = None   # a follower outside: the rule call below decides
+                    break
+            else:
+                if new <= old:
+                    return False
+        else:
+            new = None
+        v = ctx.rules
+        n = len(isr)
+        if v.hw_frozen_under_min_isr and not (
+                # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
+                n >= len(self.replicas) and v.effective_min_isr_capped
+                and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
+                and n < self.effective_min_isr(ctx):
+            return False
+        if new is None:
+            if maximal is not isr:
+                n = len(maximal)
+            remote = self.remote
+            # ISR eligibility matters only for a follower outside the maximal ISR. The maximal
+            # ISR is a subset of the replicas holding the leader, so it is longer than
+            # ``remote`` (the followers) exactly when every follower is in it: then no lookup
+            # is needed (the clock too: only the caught-up test of such a follower reads it)
+            outside = n <= len(remote)
+            eligible = ctx.isr_eligible_brokers() \
+                if outside and v.caught_up_requires_isr_eligible else None
+            new = ctx.rulebook.maybe_increment_leader_hw(
+                log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
+                ctx.config["replica.lag.time.max.ms"],
+                include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
+            if new <= old:   # the HW never moves back (the inlined rule has tested this)
+                return False
+        log.high_watermark = new
+        ctx.partition_changed(self.tp)
+        return True
+
+    def check_enough_replicas_reach_offset(self, ctx: PartitionContext,
+                                           required_offset: int) -> tuple[bool, str]:
+        """DelayedProduce check (``rules.check_enough_replicas_reach_offset``): (done, error)
+        for an acks=all append ending at ``required_offset - 1``; a replica that is no longer
+        leader answers NOT_LEADER_OR_FOLLOWER."""
+        if not self.is_leader:
+            return True, E.NOT_LEADER_OR_FOLLOWER
+        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
+        maximal = self.isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
+        book = ctx.rulebook
+        if len(maximal) >= len(self.replicas) and ctx.rules.effective_min_isr_capped and \
+                book.effective_min_isr is rules.effective_min_isr and \
+                book.check_enough_replicas_reach_offset is rules.check_enough_replicas_reach_offset:
+            # Kafka's rules with every replica in the maximal ISR (the usual completion): the
+            # capped min ISR never exceeds the replica count, so the HW alone decides, and
+            # without the topic config lookup
+            return self.log.high_watermark >= required_offset, E.NONE
+        # effective_min_isr, inlined
+        min_isr = book.effective_min_isr(
+            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
+            capped=ctx.rules.effective_min_isr_capped)
+        return book.check_enough_replicas_reach_offset(
+            self.log.high_watermark, required_offset, len(maximal), min_isr)

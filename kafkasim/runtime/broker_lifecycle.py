@@ -1,0 +1,415 @@
+"""A KRaft broker's side of the control plane (KIP-631): registration, heartbeats, metadata.
+
+- ``BrokerLifecycleManager`` (kafka.server.BrokerLifecycleManager): the broker registers with
+  the active controller (BrokerRegistration: the answer's broker epoch is the offset of its
+  RegisterBrokerRecord), then heartbeats every ``broker.heartbeat.interval.ms`` (2000). Its
+  states are Kafka's BrokerState: STARTING (waiting to catch up with the metadata log; heartbeats
+  every 10 ms), RECOVERY (caught up, still fenced), RUNNING (unfenced),
+  PENDING_CONTROLLED_SHUTDOWN (heartbeats with ``wantShutDown`` until the controller answers
+  ``shouldShutDown``), SHUTTING_DOWN. A heartbeat that fails backs off 100 ms, doubling up to
+  ``broker.session.timeout.ms`` (``resendExponentialBackoff = new ExponentialBackoff(100, 2,
+  brokerSessionTimeoutMs, 0.02)``, 3.3.0 ... trunk; its 2 % jitter is left out, the simulation
+  being deterministic).
+- Registrations and heartbeats go through the "heartbeat" NodeToControllerChannelManager to the
+  active controller as the broker's Raft client knows it (RaftControllerNodeProvider). A request
+  that gets no answer is failed by the channel after its *retry timeout*: since KAFKA-14392
+  (3.4.0, back-ported to 3.3.2) that is ``broker.session.timeout.ms / 2`` and each attempt's
+  network timeout is ``min(controller.socket.timeout.ms, retry timeout)`` (BrokerServer builds
+  the channel with ``config.brokerSessionTimeoutMs / 2``); before, the retry timeout was the
+  whole session timeout and each attempt waited ``controller.socket.timeout.ms`` (30 s by
+  default), so one heartbeat lost to a network partition silenced the broker for 30 s -- long
+  enough to be fenced, and long after a controller failover. An attempt that times out inside
+  the retry timeout is sent again at once (NodeToControllerRequestThread.handleResponse:
+  ``wasDisconnected`` -> ``requestQueue.putFirst``); past it, the lifecycle manager backs off
+  (BrokerHeartbeatResponseHandler.onTimeout -> scheduleNextCommunicationAfterFailure).
+  A NOT_CONTROLLER answer or a broken connection is the channel's business, not a failure: the
+  same request goes back to the head of the queue and on to the controller the raft client
+  names now (after the NetworkClient's 50 ms reconnect backoff if that is the same node; every
+  100 ms while none is known); only other errors make the lifecycle manager back off.
+- The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
+  the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
+  each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
+  leader / follower, or stop and delete a replica that was removed) instead of LeaderAndIsr,
+  UpdateMetadata and StopReplica requests.
+- A clean shutdown writes ``.kafka_cleanshutdown`` with the broker epoch; the next registration
+  sends it as ``previousBrokerEpoch``. A mismatch tells the controller the broker did not shut
+  down cleanly (KIP-966), and it leaves every ISR and ELR.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kafkasim.control.kraft.image import MetadataImage
+from kafkasim.control.kraft.raft import KafkaRaftClient
+from kafkasim.core import errors as E
+from kafkasim.core import events as ev
+from kafkasim.core.messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    PartitionState,
+)
+from kafkasim.runtime.broker import (
+    CONTROLLER_CHANNEL_POLL_MS,
+    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+)
+
+KRAFT_CONTROLLER_EPOCH = -1   # KRaft partition states carry no controller epoch
+
+STARTING = "STARTING"
+RECOVERY = "RECOVERY"
+RUNNING = "RUNNING"
+PENDING_CONTROLLED_SHUTDOWN = "PENDING_CONTROLLED_SHUTDOWN"
+SHUTTING_DOWN = "SHUTTING_DOWN"
+NOT_RUNNING = "NOT_RUNNING"
+
+
+class BrokerLifecycleManager:
+    """See the module docstring. Also the RaftContext of the broker's observer client."""
+
+    __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
+                 "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
+                 "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
+                 "queued", "channel_token")
+
+    def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
+                 ) -> None:
+        self.broker = broker
+        self.state = NOT_RUNNING
+        self.broker_epoch = -1
+        self.registered = False
+        self.ready_to_unfence = False
+        self.failed_attempts = 0
+        self.corr = 0
+        self.inflight = None        # (correlation id, kind, controller) of the request in flight
+        self.raft = KafkaRaftClient(broker.id, voters, config, observer=True, **raft_options)
+        self.image = MetadataImage()
+        self.is_fenced = True
+        self.got_shutdown_response = False
+        self.next_comm_token = 0
+        self.previous_epoch = -1    # from .kafka_cleanshutdown, read before log recovery
+        # BrokerServer.startup installs the BrokerMetadataPublisher (ReplicaManager.applyDelta)
+        # only once the controller has acknowledged the broker as caught up
+        self.publishing = False
+        # the channel's queue head waiting for a controller: (msg, created_ms, failed node)
+        self.queued = None
+        self.channel_token = 0
+
+    # -- RaftContext --------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.broker.now
+
+    def send(self, dst, msg) -> None:
+        self.broker.send(dst, msg)
+
+    def schedule(self, delay_ms: int, timer: str, *args) -> None:
+        self.broker.schedule_timer(delay_ms, _timer_raft, timer, args)
+
+    def random_int(self, bound: int) -> int:
+        return self.broker.cluster.engine.rng.randrange(bound)
+
+    def trace(self, kind: str, detail) -> None:
+        self.broker.trace(kind, detail=detail)
+
+    def on_leader_change(self, leader_id: int, epoch: int) -> None:
+        """The quorum leader (the active controller) changed: NodeToControllerRequestThread
+        sees its controller node change, drops the connection to the old one and sends the
+        queued request again to the new one (registration or heartbeat, and AlterPartition)."""
+        b = self.broker
+        b.metadata.controller_id = leader_id
+        if leader_id < 0 or self.state == NOT_RUNNING:
+            return
+        if self.inflight is not None and self.inflight[2] != leader_id:
+            self.inflight = None
+            self._schedule_next(0)
+        if b.alter_inflight is not None:
+            b.resend_alter_partition()
+
+    def on_high_watermark(self, hw: int) -> None:
+        """MetadataLoader: replay the newly committed records, then publish the delta."""
+        image = self.image
+        changed = []
+        for offset, _epoch, record in self.raft.log.entries_between(image.offset + 1, hw):
+            tp = image.replay(record, offset)
+            if tp is not None and tp not in changed:
+                changed.append(tp)
+        if self.publishing:
+            publish(self.broker, image, changed)
+        else:
+            # the metadata cache follows the log from the start (KRaftMetadataCache); the
+            # replicas wait for the first publish
+            update_metadata_cache(self.broker, image, changed)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
+        self.state = STARTING
+        self.registered = False
+        self.ready_to_unfence = False
+        self.is_fenced = True
+        self.failed_attempts = 0
+        self.got_shutdown_response = False
+        self.inflight = None
+        self.queued = None
+        self.channel_token += 1
+        self.image = MetadataImage()
+        self.publishing = False
+        self.raft.start(self)
+        self._schedule_next(0)
+
+    def stop(self) -> None:
+        self.state = NOT_RUNNING
+        self.inflight = None
+        self.queued = None
+        self.channel_token += 1
+        self.next_comm_token += 1
+
+    def begin_controlled_shutdown(self) -> None:
+        """BeginControlledShutdownEvent: heartbeat now with wantShutDown."""
+        if self.state == RUNNING:
+            self.state = PENDING_CONTROLLED_SHUTDOWN
+            self.broker.trace("controlled_shutdown", detail=ev.KRaftControlledShutdown(
+                self.broker_epoch))
+            self._schedule_next(0)
+        else:
+            self.state = SHUTTING_DOWN
+            self.broker.shutdown_cleanly()
+
+    def _schedule_next(self, delay_ms: int) -> None:
+        self.next_comm_token += 1
+        self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
+
+    def _after_failure(self) -> None:
+        """scheduleNextCommunicationAfterFailure: resendExponentialBackoff.backoff(failedAttempts)
+        = min(100 * 2^attempts, broker.session.timeout.ms) (ExponentialBackoff(100, 2,
+        brokerSessionTimeoutMs, 0.02), without the jitter)."""
+        session = self.broker.config["broker.session.timeout.ms"]
+        delay = min(100 * (2 ** min(self.failed_attempts, 62)), session)
+        self.failed_attempts += 1
+        self._schedule_next(delay)
+
+    def channel_timeouts(self) -> tuple[int, int]:
+        """(request timeout of one attempt, retry timeout of the request) of the broker's
+        "heartbeat" NodeToControllerChannelManager: since KAFKA-14392 (3.4.0; rule
+        ``broker_heartbeat_timeout_half_session``) retryTimeoutMs = broker.session.timeout.ms / 2
+        and the NetworkClient's request timeout min(controller.socket.timeout.ms, retryTimeoutMs)
+        (BrokerServer, NodeToControllerChannelManagerImpl.buildNetworkClient); before,
+        retryTimeoutMs = broker.session.timeout.ms and the request timeout
+        controller.socket.timeout.ms (BrokerToControllerChannelManager @3.3.0)."""
+        cfg = self.broker.config
+        socket = cfg["controller.socket.timeout.ms"]
+        session = cfg["broker.session.timeout.ms"]
+        if self.broker.rules.broker_heartbeat_timeout_half_session:
+            retry = session // 2
+            return min(socket, retry), retry
+        return socket, session
+
+    def communicate(self) -> None:
+        """Send the registration (until it succeeds) or the next heartbeat to the active
+        controller, as the raft client knows it."""
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN) or self.queued is not None:
+            return   # (communicationInFlight: the channel still holds the last request)
+        controller = self.raft.leader_id
+        if controller is None or controller < 0:
+            # NodeToControllerChannelManager: no known controller yet; poll again
+            self._schedule_next(50)
+            return
+        b = self.broker
+        if not self.registered:
+            msg = BrokerRegistrationRequest(b.id, b.incarnation_id(), b.rack,
+                                            self.previous_epoch)
+        else:
+            msg = BrokerHeartbeatRequest(
+                b.id, self.broker_epoch, self.image.offset, not self.ready_to_unfence,
+                self.state == PENDING_CONTROLLED_SHUTDOWN)
+        self._send(controller, msg, self.now)
+
+    def _send(self, controller: int, msg, created_ms: int) -> None:
+        """One attempt of the queued request ``msg`` (NodeToControllerQueueItem, created at
+        ``created_ms``) to ``controller``; it times out after the channel's request timeout."""
+        self.corr += 1
+        msg = dataclasses.replace(msg, correlation_id=self.corr)   # a new request on the wire
+        kind = "registration" if isinstance(msg, BrokerRegistrationRequest) else "heartbeat"
+        self.inflight = (self.corr, kind, controller, created_ms, msg)
+        b = self.broker
+        b.send(controller, msg)
+        b.schedule_timer(self.channel_timeouts()[0], _timer_request_timeout, self.corr)
+
+    def request_timed_out(self, corr: int) -> None:
+        """The attempt got no answer within the request timeout. NetworkClient fails it as a
+        disconnect (and closes the connection), so NodeToControllerRequestThread.handleResponse
+        forgets the controller and puts the same request first in its queue, as for any
+        disconnect (``_requeue``): the next ``doWork`` fails an item older than the retry
+        timeout (``onTimeout``: the lifecycle manager backs off), polls every 100 ms while no
+        controller is known, and reaches the node it just disconnected from only after the
+        50 ms reconnect backoff."""
+        if self.inflight is None or self.inflight[0] != corr:
+            return
+        self._requeue()
+
+    def controller_gone(self) -> None:
+        """The connection to the controller broke (NodeToControllerRequestThread.handleResponse:
+        ``wasDisconnected`` -> forget the controller, ``requestQueue.putFirst``): the same
+        request goes again to the controller resolved now, without the lifecycle manager's
+        backoff."""
+        if self.inflight is not None:
+            self._requeue()
+
+    def _requeue(self) -> None:
+        """NodeToControllerRequestThread.handleResponse on a disconnect or a NOT_CONTROLLER
+        answer (3.3.0 ... trunk, unchanged): the channel forgets the controller
+        (``updateControllerAddress(null)`` / ``maybeDisconnectAndUpdateController``, which also
+        closes the connection) and puts the *same* queue item back at the head of its queue
+        (``requestQueue.putFirst``); the item's callback -- BrokerLifecycleManager's response
+        handler and its exponential backoff -- is not called. Tested as
+        NodeToControllerRequestThreadTest.testNotController."""
+        _corr, _kind, failed, created, msg = self.inflight
+        self.inflight = None
+        self._dispatch(msg, created, failed)
+
+    def _dispatch(self, msg, created: int, failed: int) -> None:
+        """The request thread's next ``doWork``: ``generateRequests`` fails an item as old as
+        retryTimeoutMs (``onTimeout``: the lifecycle manager backs off); with no controller
+        known (RaftControllerNodeProvider: the raft client's leader) the thread polls again
+        after 100 ms (``pollOnce(100)``); else the item goes at once to the controller now
+        known. If that is the node just disconnected, NetworkClient reconnects to it only after
+        its reconnect backoff, 50 ms (NodeToControllerChannelManagerImpl builds the NetworkClient
+        with reconnectBackoffMs = reconnectBackoffMax = 50; its jitter left out)."""
+        self.queued = None
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        if self.now - created >= self.channel_timeouts()[1]:
+            self._after_failure()
+            return
+        controller = self.raft.leader_id
+        if controller is None or controller < 0 or controller == failed:
+            self.queued = (msg, created, -1)   # the reconnect backoff is over by the next try
+            self.channel_token += 1
+            self.broker.schedule_timer(
+                CONTROLLER_CHANNEL_POLL_MS if controller is None or controller < 0 else
+                CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS, _timer_channel_poll, self.channel_token)
+            return
+        self._send(controller, msg, created)
+
+    def on_registration_response(self, msg: BrokerRegistrationResponse) -> None:
+        if self.inflight is None or self.inflight[0] != msg.correlation_id:
+            return
+        if msg.error == E.NOT_CONTROLLER:
+            self._requeue()      # the channel's, not the lifecycle manager's, to handle
+            return
+        self.inflight = None
+        if msg.error != E.NONE:
+            self.broker.trace("broker_registration_failed",
+                              detail=ev.BrokerRegistrationRefused(msg.error, msg.message))
+            self._after_failure()
+            return
+        self.failed_attempts = 0
+        self.broker_epoch = msg.broker_epoch
+        self.broker.broker_epoch = msg.broker_epoch
+        self.registered = True
+        self.broker.trace("broker_registered", detail=ev.BrokerRegistered(msg.broker_epoch))
+        self._schedule_next(0)
+
+    def on_heartbeat_response(self, msg: BrokerHeartbeatResponse) -> None:
+        if self.inflight is None or self.inflight[0] != msg.correlation_id:
+            return
+        if msg.error == E.NOT_CONTROLLER:
+            # NodeToControllerRequestThread.handleResponse: resent at once to the controller
+            # known now; BrokerHeartbeatResponseEvent (which would back off) never sees it
+            self._requeue()
+            return
+        self.inflight = None
+        if msg.error != E.NONE:
+            # BrokerHeartbeatResponseEvent (3.3.0 ... trunk): any error, STALE_BROKER_EPOCH
+            # included, only backs off (scheduleNextCommunicationAfterFailure); the broker keeps
+            # its registration and epoch and heartbeats again
+            self._after_failure()
+            return
+        self.failed_attempts = 0
+        was_fenced = self.is_fenced
+        self.is_fenced = msg.is_fenced
+        if was_fenced != msg.is_fenced:
+            self.broker.trace("broker_fencing", detail=ev.BrokerFencing(msg.is_fenced))
+        interval = self.broker.config["broker.heartbeat.interval.ms"]
+        if self.state == STARTING:
+            if msg.is_caught_up:
+                # initialCatchUpFuture: BrokerServer installs its metadata publisher and
+                # publishes the whole image (every hosted partition becomes leader or
+                # follower now); log recovery is instant here, so ready to unfence at once
+                self.state = RECOVERY
+                self.publishing = True
+                publish(self.broker, self.image, list(self.image.partitions))
+                self.ready_to_unfence = True
+                self._schedule_next(0)
+                return
+            self._schedule_next(10)
+        elif self.state == RECOVERY:
+            if not msg.is_fenced:
+                self.state = RUNNING
+            self._schedule_next(interval)
+        elif self.state == RUNNING:
+            self._schedule_next(interval)
+        elif self.state == PENDING_CONTROLLED_SHUTDOWN:
+            if msg.should_shut_down:
+                self.state = SHUTTING_DOWN
+                self.broker.shutdown_cleanly()
+                return
+            self._schedule_next(50 if not self.got_shutdown_response else interval)
+            self.got_shutdown_response = True
+
+
+def _timer_raft(broker, timer: str, args: tuple) -> None:
+    lm = broker.lifecycle
+    lm.raft.on_timer(lm, timer, *args)
+
+
+def _timer_communicate(broker, token: int) -> None:
+    lm = broker.lifecycle
+    if token == lm.next_comm_token:
+        lm.communicate()
+
+
+def _timer_channel_poll(broker, token: int) -> None:
+    lm = broker.lifecycle
+    if token == lm.channel_token and lm.queued is not None:
+        lm._dispatch(*lm.queued)
+
+
+def _timer_request_timeout(broker, corr: int) -> None:
+    broker.lifecycle.request_timed_out(corr)
+
+
+def partition_state(tp, reg) -> PartitionState:
+    return PartitionState(tp[0], tp[1], KRAFT_CONTROLLER_EPOCH, reg.leader, reg.leader_epoch,
+                          tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas))
+
+
+def update_metadata_cache(broker, image: MetadataImage, changed) -> None:
+    """KRaftMetadataCache: live brokers and the partition states clients are told."""
+    md = broker.metadata
+    md.live_brokers = image.live_brokers()
+    for tp in changed:
+        reg = image.partitions.get(tp)
+        if reg is None:
+            md.partitions.pop(tp, None)
+        else:
+            md.partitions[tp] = partition_state(tp, reg)
+
+
+def publish(broker, image: MetadataImage, changed) -> None:
+    """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
+    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted."""
+    update_metadata_cache(broker, image, changed)
+    md = broker.metadata
+    for tp in changed:
+        reg = image.partitions.get(tp)
+        if reg is None:
+            continue
+        st = md.partitions[tp]
+        if broker.id in reg.replicas:
+            broker.apply_partition_state(st, kraft=True, recovering=reg.leader_recovery_state)
+        elif tp in broker.replica_manager.partitions:
+            broker.remove_replica(tp, delete=True)

@@ -1,0 +1,593 @@
+"""The producer: accumulator, sender, acks, retries and per-record results with Kafka's errors.
+
+Follows KafkaProducer's shape: ``send`` appends a record to a per-partition batch; the sender
+drains batches that are full (``batch.size``) or old enough (``linger.ms``) into one
+ProduceRequest per leader broker, with at most ``max.in.flight.requests.per.connection`` requests
+outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` until
+``delivery.timeout.ms``; NOT_LEADER_OR_FOLLOWER also refreshes metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import count, repeat
+
+from kafkasim.core import errors as E
+from kafkasim.core.messages import (
+    MetadataRequest,
+    MetadataResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
+from kafkasim.runtime.clients.produce_result import (
+    ACKED,
+    FAILED,
+    NO_ERRORS,
+    PENDING,
+    ProduceRequestResult,
+    ProduceResult,
+    ProduceResults,
+)
+from kafkasim.settings import config as kconfig
+from kafkasim.settings.javautil import murmur2, to_positive
+
+# a ProduceRequestResult, _Batch or ProduceRequest whose fields the caller sets
+# (Producer._send_run, _send_batches): a class call runs the generated __init__ in an
+# interpreter frame of its own
+_new_result = object.__new__
+
+
+@dataclass
+class _Batch:
+    """Kafka's ProducerBatch: its records (each counts ``Producer.record_size`` bytes) and what
+    the sender needs. Not slotted: the fields with defaults are class attributes until a batch
+    sets its own (Producer._send_run sets only the others)."""
+
+    tp: tuple[str, int]
+    record_ids: list[int]
+    created_ms: int
+    attempts: int = 0
+    retry_at_ms: int = 0
+    base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
+    epoch: int = 0
+    produce_future: ProduceRequestResult | None = None   # the outcome of all its records
+
+
+class Producer:
+    def __init__(self, cluster, client_id: str, config: dict) -> None:
+        cfg = dict(config)
+        cfg.setdefault("client.id", client_id)
+        self.cluster = cluster
+        self.client_id = client_id
+        self.config = kconfig.producer_config(cfg, cluster.kafka_version)
+        self.acks = self.config["acks"]
+        cfg_ = self.config
+        # fixed for the producer's life: read once here, not per record on the hot path
+        self.linger_ms = cfg_["linger.ms"]
+        self.batch_size = cfg_["batch.size"]
+        self.max_in_flight = cfg_["max.in.flight.requests.per.connection"]
+        # request.timeout.ms arrived with KIP-19 (0.9) and delivery.timeout.ms with KIP-91 (2.1);
+        # the 0.8.2 producer's broker-side ack timeout (timeout.ms) defaulted to 30000 ms and it
+        # had no client-side request or delivery timeout at all.
+        self.ack_timeout_ms = cfg_.get("request.timeout.ms", cfg_.get("timeout.ms", 30000))
+        self.request_timeout_ms = cfg_.get("request.timeout.ms")
+        self.delivery_timeout_ms = cfg_.get("delivery.timeout.ms")
+        # a batch is past delivery.timeout.ms at this age (none without one: virtual time starts
+        # at 0, so no age reaches it)
+        self._expiry_ms = self.delivery_timeout_ms if self.delivery_timeout_ms is not None \
+            else 1 << 62
+        # KIP-98 idempotence (effectively on by default since 3.2): each batch carries
+        # (producer id, epoch, sequence) so the leader drops a retried duplicate
+        self.idempotent = bool(cfg_.get("enable.idempotence", False)) and self.acks == -1
+        self.producer_epoch = 0
+        self.next_seq: dict[tuple[str, int], int] = {}
+        self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
+        self.producer_index = cluster.records.producer_index(client_id)
+        # the id InitProducerId would hand out: one per producer client, stable for its life
+        self.producer_id = self.producer_index
+        self.results = ProduceResults(cluster.records)
+        self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
+        self.leaders: dict[tuple[str, int], int] = {}
+        self.partition_counts: dict[str, int] = {}
+        self.batches: dict[tuple[str, int], list[_Batch]] = {}
+        # corr -> [deadline, timeout id, broker, {tp: batch}]: the request (its batches by
+        # partition: Sender.sendProduceRequest's recordsByPartition) and its request timeout
+        # (request.timeout.ms; deadline -1 without one), which Cluster._fire_timeouts reads here
+        self.in_flight: dict[int, list] = {}
+        cluster.timeouts_of(("client", client_id), self.in_flight, Producer._on_request_timeout)
+        self.in_flight_per_broker: dict[int, int] = {}
+        self.correlation = 0
+        self.metadata_in_flight = -1
+        self.sender_wakeup_ms = -1
+        # when the sender wakes for RecordAccumulator.nextExpiryTimeMs: the oldest pending
+        # batch's delivery.timeout.ms deadline (-1: none set)
+        self.expiry_wakeup_ms = -1
+        self.sticky: dict[str, int] = {}
+        self._refresh_metadata()
+
+    def __repr__(self) -> str:
+        runs = self.results.runs
+        acked = sum(run[1] for run in runs if run[3].status == ACKED)
+        failed = sum(run[1] for run in runs if run[3].status == FAILED)
+        return (f"Producer({self.client_id!r}, acks={self.config['acks']}, sent={len(self.results)}"
+                f", acked={acked}, failed={failed})")
+
+    # -- public API -----------------------------------------------------------------------------
+    def send(self, topic: str, value=None, *, key=None, partition: int | None = None
+             ) -> ProduceResult:
+        """Queue one record; returns its result object, filled in as the simulation runs."""
+        rid = self._send_run(topic, (value,), key, partition)
+        return self.results[rid]
+
+    def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
+        values = list(values)
+        if not values:
+            return []
+        first = self._send_run(topic, values, **kw)
+        res = self.results
+        return [res[rid] for rid in range(first, first + len(values))]
+
+    def _send_run(self, topic: str, values, key=None, partition: int | None = None,
+                  prefix: str | None = None) -> int:
+        """``send`` of each of ``values`` (non-empty) in order, all with the same key and
+        partition; returns the first record id (the records get consecutive ids). With a
+        ``prefix``, ``values`` is a range of numbers and the values are ``"<prefix>-<n>"``
+        (``RecordRegistry.new_numbered``: a generated workload's)."""
+        c = self.cluster
+        # Cluster.partition_count, inlined: it raises for an unknown topic
+        n = c.partition_counts[topic] if topic in c.topic_configs else c.partition_count(topic)
+        if partition is None:
+            # the same for every record of the run: the key is the same and the sticky
+            # partition only moves when the sender drains a batch
+            partition = self._partition_for(topic, key, n)
+        elif not (isinstance(partition, int) and 0 <= partition < n):
+            c.check_partition(topic, partition)
+        now = c.engine.now
+        k = len(values)
+        if prefix is not None:
+            first = c.records.new_numbered(self.producer_index, prefix, values, key)
+        elif k == 1:
+            first = c.records.new(self.producer_index, values[0], key)
+        else:
+            first = c.records.new_many(self.producer_index, values, key)
+        end = first + k
+        results = self.results
+        runs = results.runs
+        results.count += k
+        self.n_pending += k
+        # append to the open batch while (records + 1) * record_size <= batch.size, i.e. while
+        # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
+        tp = (topic, partition)
+        queue = self.batches.setdefault(tp, [])
+        cap = self.batch_size // self.record_size
+        batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        index = len(batch.record_ids) if batch is not None else 0
+        rid = first
+        while rid < end:
+            if batch is None or index >= cap:
+                # _Batch(tp, [], now, produce_future=ProduceRequestResult(topic, partition,
+                # PENDING, -1, None, 0, NO_ERRORS, -1)) without the class calls
+                fut = _new_result(ProduceRequestResult)
+                fut.topic = topic
+                fut.partition = partition
+                fut.status = PENDING
+                fut.base_offset = -1
+                fut.error = None
+                fut.attempts = 0
+                fut.errors = NO_ERRORS
+                fut.done_ms = -1
+                batch = _new_result(_Batch)
+                batch.tp = tp
+                batch.record_ids = []
+                batch.created_ms = now
+                batch.produce_future = fut
+                queue.append(batch)
+                index = 0
+                if self.expiry_wakeup_ms < 0 and self.delivery_timeout_ms is not None:
+                    self._arm_expiry(now + self.delivery_timeout_ms)
+            take = cap - index if cap > index else 1
+            stop = rid + take if take < end - rid else end
+            batch.record_ids.extend(range(rid, stop))
+            # the records' FutureRecordMetadata(batch result, index in the batch, now), as one
+            # run of Producer.results (ProduceResults builds a ProduceResult when asked)
+            runs.append((rid, stop - rid, now, batch.produce_future, index))
+            index += stop - rid
+            rid = stop
+        # one wake-up for the run: the first send's schedules it, the others found it set
+        # (_wake_sender(linger.ms), inlined)
+        when = now + self.linger_ms
+        if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
+            self.sender_wakeup_ms = when
+            c.engine.schedule(self.linger_ms, "client_timer", self.client_id,
+                              Producer._timer_sender, (when,))
+        return first
+
+    def flush(self, timeout_ms: int = 120000) -> bool:
+        """Run the simulation until every record sent so far is acked or failed."""
+        return self.cluster.run_until(lambda c: self.pending() == 0, timeout_ms)
+
+    def pending(self) -> int:
+        """How many records sent are neither acked nor failed (a counter: flush and
+        ``Cluster.run_until`` ask after every event)."""
+        return self.n_pending
+
+    def acked(self) -> list[ProduceResult]:
+        return self.results.with_status(ACKED)
+
+    def failed(self) -> list[ProduceResult]:
+        return self.results.with_status(FAILED)
+
+    def _partition_for(self, topic: str, key, n: int) -> int:
+        if key is not None:
+            data = key if isinstance(key, bytes) else str(key).encode()
+            return to_positive(murmur2(data)) % n  # Kafka's default (murmur2) key partitioner
+        # no key: sticky partitioning, switching partition when a batch is sent (KIP-480)
+        return self.sticky.setdefault(topic, 0) % n
+
+    # -- timers and messages ------------------------------------------------------------------
+    def _schedule(self, delay: int, fn, *args) -> None:
+        """Call ``fn(self, *args)`` after ``delay`` (``fn``: a ``Producer._timer_...``)."""
+        self.cluster.engine.schedule(delay, "client_timer", self.client_id, fn, args)
+
+    def _wake_sender(self, delay: int) -> None:
+        now = self.cluster.engine.now
+        when = now + delay
+        if self.sender_wakeup_ms < now or when < self.sender_wakeup_ms:
+            self.sender_wakeup_ms = when
+            self.cluster.engine.schedule(delay, "client_timer", self.client_id,
+                                         Producer._timer_sender, (when,))
+
+    def _timer_metadata_timeout(self, corr: int) -> None:
+        if self.metadata_in_flight == corr:
+            self.metadata_in_flight = -1
+            self._refresh_metadata()
+
+    def on_message(self, src, msg) -> None:
+        if isinstance(msg, ProduceResponse):
+            self._on_produce_response(src, msg)
+        elif isinstance(msg, MetadataResponse):
+            self._on_metadata(msg)
+
+    def on_peer_gone(self, dead: int) -> None:
+        """The broker died with our requests in flight: fail them now and retry elsewhere."""
+        gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
+        for corr in gone:
+            _broker, batches = self._release(corr)
+            for b in batches.values():
+                self.leaders[b.tp] = -1
+                self._retry_or_fail(b, E.NETWORK_EXCEPTION)
+        if gone:
+            self._refresh_metadata()
+            self._run_sender()
+
+    def on_disconnect(self, dst, msg) -> None:
+        """The broker a request went to died: fail it now and retry elsewhere."""
+        if isinstance(msg, ProduceRequest):
+            entry = self._release(msg.correlation_id)
+            if entry is None:
+                return
+            for b in entry[1].values():
+                self.leaders[b.tp] = -1
+                self._retry_or_fail(b, E.NETWORK_EXCEPTION)
+            self._refresh_metadata()
+            self._run_sender()
+        elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata_in_flight:
+            self.metadata_in_flight = -1
+            self._refresh_metadata()
+
+    # -- metadata ---------------------------------------------------------------------------
+    def _refresh_metadata(self) -> None:
+        if self.metadata_in_flight >= 0:
+            return
+        c = self.cluster
+        live = [b for b in sorted(c.brokers) if c.brokers[b].is_running]
+        if not live:
+            self._schedule(self.config["retry.backoff.ms"], Producer._timer_metadata_timeout,
+                           -1)
+            return
+        # least-loaded node: rotate through the bootstrap list deterministically
+        target = live[self.correlation % len(live)]
+        self.correlation += 1
+        self.metadata_in_flight = self.correlation
+        c.send(self.client_id, target, MetadataRequest(self.correlation, ()))
+        self._schedule(self.request_timeout_ms or 30000, Producer._timer_metadata_timeout,
+                       self.correlation)
+
+    def _on_metadata(self, msg: MetadataResponse) -> None:
+        if msg.correlation_id != self.metadata_in_flight:
+            return
+        self.metadata_in_flight = -1
+        counts: dict[str, int] = {}
+        for topic, partition, err, leader, _epoch, _replicas, _isr in msg.partitions:
+            if partition < 0:
+                continue
+            counts[topic] = max(counts.get(topic, 0), partition + 1)
+            self.leaders[(topic, partition)] = leader if err == E.NONE else -1
+        self.partition_counts.update(counts)
+        self._run_sender()
+
+    # -- sender -----------------------------------------------------------------------------
+    def _run_sender(self, when: int | None = None) -> None:
+        """Sender.sendProducerData: drain each queue's first batch once it is full or due
+        (linger.ms, or retry.backoff.ms for a retry) into one request per leader; wake again
+        when the next batch is due; fail batches past delivery.timeout.ms (_expire_batches).
+        The sender's wake-up timer runs it as ``_timer_sender`` with the time it was set for."""
+        if when == self.sender_wakeup_ms:   # this is the wake-up still set: it is used
+            self.sender_wakeup_ms = -1
+        now = self.cluster.engine.now
+        # a queue's first batch created at or before this is past delivery.timeout.ms
+        expired_at = now - self._expiry_ms
+        expire = False
+        need_metadata = False
+        next_wake = None
+        per_broker: dict[int, dict[tuple[str, int], _Batch]] = {}
+        for tp, queue in self.batches.items():
+            if not queue:
+                continue
+            batch = queue[0]
+            # a first attempt is due linger.ms after its creation, a retry at its back-off's end
+            # (set only once a batch was sent)
+            ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else \
+                batch.retry_at_ms
+            if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
+                if next_wake is None or ready_at < next_wake:
+                    next_wake = ready_at
+                # (a first attempt that is not due yet is younger than linger.ms, which
+                # ProducerConfig keeps below delivery.timeout.ms)
+                if batch.created_ms <= expired_at:
+                    expire = True
+                continue
+            leader = self.leaders.get(tp, -1)
+            if leader < 0:
+                need_metadata = True
+            elif leader in per_broker or \
+                    self.in_flight_per_broker.get(leader, 0) < self.max_in_flight:
+                per_broker.setdefault(leader, {})[tp] = queue.pop(0)
+                if not queue:
+                    continue
+                batch = queue[0]
+            if batch.created_ms <= expired_at:
+                expire = True
+        if per_broker:
+            self._send_batches(per_broker)
+        if need_metadata:
+            self._refresh_metadata()
+        if next_wake is not None:
+            # _wake_sender(next_wake - now), inlined
+            if self.sender_wakeup_ms < now or next_wake < self.sender_wakeup_ms:
+                self.sender_wakeup_ms = next_wake
+                self.cluster.engine.schedule(next_wake - now, "client_timer", self.client_id,
+                                             Producer._timer_sender, (next_wake,))
+        if expire:
+            # a queue's oldest batch is past delivery.timeout.ms (it seldom is)
+            self._expire_batches()
+
+    _timer_sender = _run_sender   # the sender's wake-up: _run_sender(when)
+
+    def _arm_expiry(self, when: int) -> None:
+        """Wake the sender at ``when``, the oldest pending batch's delivery.timeout.ms deadline:
+        Sender.sendProducerData bounds its poll timeout by RecordAccumulator.nextExpiryTimeMs
+        (KIP-91), so a batch that nothing else moves (no leader, no broker, a request that never
+        returns) still fails at its deadline. Every pending batch is younger than this one, so
+        one wake-up at a time is enough."""
+        now = self.cluster.engine.now
+        self.expiry_wakeup_ms = when
+        self.cluster.engine.schedule(max(0, when - now), "client_timer", self.client_id,
+                                     Producer._timer_expiry, (when,))
+
+    def _timer_expiry(self, when: int) -> None:
+        """The sender's poll returns at the oldest batch's deadline: a sender pass (which fails
+        the queued batches past it, RecordAccumulator.expiredBatches), the in-flight batches past
+        it fail too (Sender.getExpiredInflightBatches), then the wake-up for the next oldest."""
+        if when != self.expiry_wakeup_ms:
+            return
+        self.expiry_wakeup_ms = -1
+        self._run_sender()
+        self._expire_in_flight()
+        oldest = None
+        for queue in self.batches.values():
+            if queue and (oldest is None or queue[0].created_ms < oldest):
+                oldest = queue[0].created_ms
+        for entry in self.in_flight.values():
+            for b in entry[3].values():
+                if b.produce_future.status == PENDING and (oldest is None
+                                                           or b.created_ms < oldest):
+                    oldest = b.created_ms
+        if oldest is not None and self.expiry_wakeup_ms < 0:
+            self._arm_expiry(oldest + self.delivery_timeout_ms)
+
+    def _expire_in_flight(self) -> None:
+        """Sender.getExpiredInflightBatches: a sent batch delivery.timeout.ms old fails with a
+        TimeoutException while its request is still in flight; the request keeps its slot
+        (max.in.flight.requests.per.connection) and its answer, when it comes, is ignored."""
+        now = self.cluster.engine.now
+        limit = self.delivery_timeout_ms
+        expired = [b for entry in self.in_flight.values() for b in entry[3].values()
+                   if b.produce_future.status == PENDING and now - b.created_ms >= limit]
+        for b in sorted(expired, key=lambda b: (b.created_ms, b.tp)):
+            self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
+            if b.base_seq >= 0:
+                self._bump_epoch()
+
+    def _send_batches(self, per_broker: dict[int, dict[tuple[str, int], _Batch]]) -> None:
+        """One ProduceRequest per broker with the batches the sender drained for it."""
+        c = self.cluster
+        sticky = self.sticky
+        client_id = self.client_id
+        next_seq = self.next_seq
+        size = (self.record_size,)   # every record's size
+        for broker, batches in per_broker.items():
+            corr = self.correlation = self.correlation + 1
+            partitions = []
+            for b in batches.values():
+                attempts = b.attempts = b.attempts + 1
+                b.produce_future.attempts = attempts
+                ids = b.record_ids
+                tp = b.tp
+                base_seq = b.base_seq
+                if base_seq < 0 and self.idempotent:
+                    # the batch's first sequence and producer epoch, assigned once (retries
+                    # keep them: RecordAccumulator.drain)
+                    base_seq = b.base_seq = next_seq.get(tp, 0)
+                    b.epoch = self.producer_epoch
+                    next_seq[tp] = base_seq + len(ids)
+                topic = tp[0]
+                if topic in sticky:
+                    sticky[topic] += 1
+                if base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
+                    partitions.append((topic, tp[1], tuple(ids), size * len(ids),
+                                       self.producer_id, b.epoch, base_seq))
+                else:
+                    partitions.append((topic, tp[1], tuple(ids), size * len(ids), -1, -1, -1))
+            # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
+            req = _new_result(ProduceRequest)
+            req.correlation_id = corr
+            req.client_id = client_id
+            req.acks = self.acks
+            req.timeout_ms = self.ack_timeout_ms
+            req.partitions = tuple(partitions)
+            c.send(client_id, broker, req)
+            if self.acks == 0:
+                # acks=0: done as soon as it is on the wire, offset unknown
+                for b in batches.values():
+                    self._complete(b, ACKED, E.NONE, -1)
+                continue
+            if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
+                self.in_flight[corr] = [-1, -1, broker, batches]
+            else:   # its request timeout, with the id and wake-up Cluster.add_timeout gives
+                owner = ("client", client_id)
+                deadline = c.engine.now + self.request_timeout_ms
+                tid = c.arm_timeout(owner, c.timeouts[owner], deadline)
+                self.in_flight[corr] = [deadline, tid, broker, batches]
+            per_broker_count = self.in_flight_per_broker
+            per_broker_count[broker] = per_broker_count.get(broker, 0) + 1
+
+    def _bump_epoch(self) -> None:
+        """A sequenced batch failed for good: start a new producer epoch with sequences from 0
+        (KIP-360), so the gap it leaves is not an OUT_OF_ORDER_SEQUENCE_NUMBER forever."""
+        if self.idempotent:
+            self.producer_epoch += 1
+            self.next_seq.clear()
+
+    def _expire_batches(self) -> None:
+        """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
+        now = self.cluster.engine.now
+        limit = self.delivery_timeout_ms
+        if limit is None:
+            return
+        for queue in self.batches.values():
+            while queue and now - queue[0].created_ms >= limit:
+                b = queue.pop(0)
+                self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
+                if b.base_seq >= 0:
+                    self._bump_epoch()
+
+    def _complete(self, b: _Batch, status: str, error: str, base_offset: int) -> None:
+        """ProducerBatch.done: set the batch's ProduceRequestResult once (a batch completes
+        once: a later completion is ignored), then each record's callback in order
+        (completeFutureAndFireCallbacks): here one ``produce_result`` trace row per record with
+        its offset (acked) or error (failed)."""
+        fut = b.produce_future
+        if fut.status != PENDING:
+            return
+        c = self.cluster
+        now = c.engine.now
+        fut.status = status
+        fut.base_offset = base_offset
+        fut.done_ms = now
+        ids = b.record_ids
+        self.n_pending -= len(ids)
+        # Cluster.record, inlined: one trace row per record, (now, "produce_result", client,
+        # topic, partition, (record id, status, offset or error)), the rows built by C loops:
+        # the row's fixed head plus the 1-tuple holding each record's detail
+        if status == ACKED:
+            fut.error = None
+            details = zip(ids, repeat(ACKED), count(base_offset) if base_offset >= 0 else
+                          repeat(base_offset))
+        else:
+            fut.error = error
+            details = zip(ids, repeat(status), repeat(error))
+        c.trace.rows.extend(map(((now, "produce_result", self.client_id) + b.tp).__add__,
+                                zip(details)))
+
+    def _release(self, corr: int):
+        entry = self.in_flight.pop(corr, None)
+        if entry is None:
+            return None
+        _deadline, _tid, broker, batches = entry   # popped: its request timeout is cancelled
+        self.in_flight_per_broker[broker] -= 1
+        return broker, batches
+
+    def _on_produce_response(self, src, msg: ProduceResponse) -> None:
+        entry = self.in_flight.pop(msg.correlation_id, None)   # _release, inlined
+        if entry is None:
+            return
+        _deadline, _tid, broker, batches = entry   # popped: its request timeout is cancelled
+        self.in_flight_per_broker[broker] -= 1
+        now = self.cluster.engine.now
+        for topic, partition, err, base in msg.partitions:
+            b = batches.get((topic, partition))
+            if b is None:
+                continue
+            if err != E.NONE:
+                self._retry_or_fail(b, err)
+                continue
+            # _complete(b, ACKED, E.NONE, base), inlined (every acked batch)
+            fut = b.produce_future
+            if fut.status != PENDING:
+                continue
+            fut.status = ACKED
+            fut.base_offset = base
+            fut.error = None
+            fut.done_ms = now
+            ids = b.record_ids
+            self.n_pending -= len(ids)
+            self.cluster.trace.rows.extend(map(
+                (now, "produce_result", self.client_id, topic, partition).__add__,
+                zip(zip(ids, repeat(ACKED), count(base) if base >= 0 else repeat(base)))))
+        self._run_sender()
+
+    def _on_request_timeout(self, corr: int) -> None:
+        entry = self._release(corr)
+        if entry is None:
+            return
+        for b in entry[1].values():
+            self._retry_or_fail(b, E.REQUEST_TIMED_OUT)
+        self._refresh_metadata()
+        self._run_sender()
+
+    def _retry_or_fail(self, b: _Batch, err: str) -> None:
+        now = self.cluster.now
+        fut = b.produce_future
+        if fut.status != PENDING:   # it expired in flight (delivery.timeout.ms): done already
+            return
+        if fut.errors is NO_ERRORS:
+            fut.errors = [err]
+        else:
+            fut.errors.append(err)
+        retriable = err in E.RETRIABLE
+        within = self.delivery_timeout_ms is None or \
+            now - b.created_ms < self.delivery_timeout_ms
+        if retriable and b.attempts <= self.config["retries"] and within:
+            b.retry_at_ms = now + self.config["retry.backoff.ms"]
+            queue = self.batches.setdefault(b.tp, [])
+            if b.base_seq >= 0:
+                # RecordAccumulator.insertInSequenceOrder: retries keep sequence order
+                i = 0
+                while i < len(queue) and 0 <= queue[i].base_seq < b.base_seq:
+                    i += 1
+                queue.insert(i, b)
+            else:
+                queue.insert(0, b)  # retried batches go first
+            if err in (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
+                       E.LEADER_NOT_AVAILABLE, E.UNKNOWN_TOPIC_OR_PARTITION,
+                       E.FENCED_LEADER_EPOCH):
+                self.leaders[b.tp] = -1
+                self._refresh_metadata()
+            self._wake_sender(self.config["retry.backoff.ms"])
+            return
+        final = err if (retriable is False or b.attempts > self.config["retries"]) \
+            else E.DELIVERY_TIMEOUT
+        self._complete(b, FAILED, final, -1)
+        if b.base_seq >= 0:
+            self._bump_epoch()

@@ -1,0 +1,457 @@
+"""The cluster's KRaft control plane: controller nodes, the metadata quorum, admin operations.
+
+``Cluster(metadata_mode="kraft")`` (the only mode from Kafka 4.0) creates a quorum of controller
+nodes (``controllers=3`` by default, ids 3000, 3001, ...; Kafka's examples number dedicated
+controllers apart from brokers) replicating ``__cluster_metadata`` with KRaft's Raft, and gives
+every broker a ``BrokerLifecycleManager``. The façade's views (``describe``, ``leader``,
+``isr``, ...) read ``image``: the metadata every node agrees on, i.e. the committed records.
+Admin operations (create topic, elections, config changes) go to the active controller, as
+the admin client's requests are forwarded there.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import partial
+
+from kafkasim.control.kraft import records as R
+from kafkasim.control.kraft.cluster_control import ClusterControlManager
+from kafkasim.control.kraft.image import MetadataImage
+from kafkasim.control.kraft.metadata_version import MetadataVersion
+from kafkasim.control.kraft.replication_control import ReplicationControlManager
+from kafkasim.core import events as ev
+from kafkasim.runtime.controller_server import ControllerServer
+from kafkasim.settings import config as kconfig
+from kafkasim.settings.exceptions import ClusterError
+from kafkasim.settings.javautil import JavaRandom
+from kafkasim.settings.versions import version_at_least
+
+DEDICATED_CONTROLLER_BASE_ID = 3000
+
+
+def make_managers(settings: dict):
+    """A fresh ClusterControlManager + ReplicationControlManager (what ``QuorumController``
+    rebuilds its state into on claim and renounce). ``settings`` is plain data so the factory
+    pickles with the cluster."""
+    mv = MetadataVersion.parse(settings["metadata.version"])
+    cc = ClusterControlManager(
+        session_timeout_ms=settings["broker.session.timeout.ms"], metadata_version=mv,
+        placer_random=JavaRandom(settings["seed"]),
+        registration_rules=settings["registration_rules"],
+        heartbeat_options=settings["heartbeat_options"])
+    rc = ReplicationControlManager(
+        cc, metadata_version=mv, elr_enabled=settings["elr_enabled"],
+        default_min_isr=settings["min.insync.replicas"],
+        default_unclean=settings["unclean.leader.election.enable"],
+        default_replication_factor=settings["default.replication.factor"],
+        default_num_partitions=settings["num.partitions"],
+        topic_id_factory=partial(_topic_id, settings["seed"]),
+        last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"])
+    cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
+    return cc, rc
+
+
+def raft_options(rules) -> dict:
+    """KafkaRaftClient's version-dependent behaviour for a release (kafkasim.settings.versions)."""
+    return {
+        "pre_vote": rules.kraft_pre_vote,
+        "check_quorum": rules.raft_check_quorum,
+        "begin_quorum_epoch_heartbeat": rules.raft_begin_quorum_epoch_heartbeat,
+        "voted_state": rules.raft_voted_state,
+        "election_loss_waits_timeout": rules.raft_election_loss_waits_timeout,
+        "fast_hwm_replication": rules.raft_fast_hwm_replication,
+        # quorum-state data_version 1 with KIP-853's dynamic quorums (3.9)
+        "quorum_state_version": 1 if rules.kraft_dynamic_quorum else 0,
+    }
+
+
+def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
+    """What the controllers of a KRaft cluster of ``kafka_version`` start with: the release's
+    newest metadata.version, whether ELR is on (KIP-966: preview in 4.0, default from 4.1),
+    the registration / heartbeat rules of that release (ClusterControlManager,
+    BrokerHeartbeatManager), and the bootstrap records the first active controller writes
+    (metadata.version, eligible.leader.replicas.version, and with ELR a cluster-level
+    min.insync.replicas: ConfigurationControlManager.maybeGenerateElrSafetyRecords)."""
+    from kafkasim.control.kraft.cluster_control import RegistrationRules
+    from kafkasim.control.kraft.elr_safety import maybe_generate_elr_safety_records
+
+    mv = MetadataVersion.latest_for(kafka_version)
+    elr = bool(rules.elr_enabled_by_default) and mv.is_elr_supported()
+    if rules.unclean_shutdown_detection:
+        registration = RegistrationRules.V3_8       # 4.x: PreviousBrokerEpoch vs the epoch
+    elif rules.kraft_dynamic_quorum:
+        registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
+    else:
+        registration = RegistrationRules.V3_3       # 3.3-3.8: no detection in production
+    heartbeat = {"register_always_touches": bool(rules.broker_registration_previous_epoch)}
+    bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
+    if elr:
+        safety, _log = maybe_generate_elr_safety_records(
+            {}, {}, static_min_insync_replicas=cfg["min.insync.replicas"])
+        bootstrap += list(safety)
+        bootstrap.append(R.FeatureLevelRecord("eligible.leader.replicas.version", 1))
+    return {
+        "metadata.version": mv.version(),
+        "elr_enabled": elr,
+        "seed": seed,
+        "registration_rules": registration,
+        "heartbeat_options": heartbeat,
+        "broker.session.timeout.ms": cfg["broker.session.timeout.ms"],
+        "min.insync.replicas": cfg["min.insync.replicas"],
+        "unclean.leader.election.enable": cfg["unclean.leader.election.enable"],
+        "default.replication.factor": cfg["default.replication.factor"],
+        "num.partitions": cfg.get("num.partitions", 1),
+        "last_known_leader_must_be_acceptable": version_at_least(kafka_version, "4.1"),
+        "bootstrap_records": tuple(bootstrap),
+    }
+
+
+def _topic_id(seed: int, name: str) -> str:
+    from kafkasim.runtime.describe import topic_id
+    return topic_id(name, seed)
+
+
+def controller_ids(controllers, broker_ids) -> tuple[int, ...]:
+    """``controllers``: a count of dedicated controllers, or the list of node ids (ids that
+    are also broker ids would make combined nodes, not modelled yet)."""
+    if isinstance(controllers, bool) or not isinstance(controllers, (int, list, tuple)):
+        raise ClusterError(f"controllers must be a count or a list of node ids, got "
+                           f"{controllers!r}")
+    if isinstance(controllers, int):
+        if controllers < 1:
+            raise ClusterError(f"controllers must be at least 1 (a KRaft quorum needs a voter), "
+                               f"got {controllers}")
+        ids = tuple(DEDICATED_CONTROLLER_BASE_ID + i for i in range(controllers))
+    else:
+        ids = tuple(controllers)
+        if not ids or len(set(ids)) != len(ids) or any(
+                not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in ids):
+            raise ClusterError(f"controllers must be distinct non-negative node ids, got "
+                               f"{list(ids)}")
+    both = sorted(set(ids) & set(broker_ids))
+    if both:
+        raise ClusterError(f"node ids {both} are both brokers and controllers: combined mode "
+                           "(process.roles=broker,controller) is not modelled; use dedicated "
+                           "controller ids")
+    for text in kconfig.validate_quorum(list(ids)):   # Raft's majority rule, with the numbers
+        warnings.warn(text, kconfig.ConfigWarning, stacklevel=3)
+    return ids
+
+
+class KRaftControlPlane:
+    """See the module docstring."""
+
+    def __init__(self, cluster, ids: tuple[int, ...], settings: dict, raft_options: dict
+                 ) -> None:
+        self.cluster = cluster
+        self.voters = ids
+        self.settings = settings
+        self.raft_options = raft_options
+        self.image = MetadataImage()
+        managers = partial(make_managers, settings)
+        cfg = dict(cluster.broker_config)
+        cfg.setdefault("metadata.max.idle.interval.ms", 500)   # QuorumConfig / KRaftConfigs
+        cfg["bootstrap_records"] = settings["bootstrap_records"]
+        self.nodes: dict[int, ControllerServer] = {
+            i: ControllerServer(cluster, i, ids, cfg, raft_options, managers) for i in ids}
+
+    # -- state --------------------------------------------------------------------------------
+    def active(self) -> ControllerServer | None:
+        for node in self.nodes.values():
+            if node.state == "running" and node.controller.active:
+                return node
+        return None
+
+    def ready(self) -> bool:
+        """An active controller, and every running broker registered and unfenced."""
+        if self.active() is None:
+            return False
+        brokers = self.image.brokers
+        for b in self.cluster.brokers.values():
+            if b.is_running:
+                reg = brokers.get(b.id)
+                if reg is None or reg.fenced or b.lifecycle.state != "RUNNING":
+                    return False
+        return True
+
+    def unsettled_reasons(self) -> list[str]:
+        """Why the control plane is not at rest yet (empty: it is), for settle checks and
+        liveness checks after faults are healed. At rest means what Kafka converges to once
+        every node is up and connected:
+
+        - an active controller, and everything it wrote committed (an uncommitted tail other than
+          NoOpRecords may still change the image: QuorumController defers the answers until
+          then); the image -- what ``describe`` shows -- is what a stale quorum committed until
+          a new active controller's first records commit;
+        - every running broker registered, unfenced and RUNNING (BrokerLifecycleManager: a
+          running broker heartbeats the active controller with wantFence=false, and
+          BrokerHeartbeatManager.calculateNextBrokerState unfences it once its metadata offset
+          reaches its registration's);
+        - no leaderless partition with a live eligible replica: the controller elects an ISR
+          member, else (KIP-966, ELR on) an unfenced ELR member
+          (PartitionChangeBuilder.electLeader, ReplicationControlManager.handleBrokerUnfenced);
+        - each partition's leader and ISR members hold the image's leader epoch (the brokers
+          applied the committed metadata: BrokerMetadataPublisher -> ReplicaManager.applyDelta).
+        """
+        out = []
+        node = self.active()
+        if node is None:
+            out.append("no active controller")
+        else:
+            raft = node.raft
+            pending = [r for _o, _e, r in raft.log.entries_between(raft.high_watermark,
+                                                                   raft.log.end_offset)
+                       if type(r) is not R.NoOpRecord]
+            if pending:
+                out.append(f"controller {node.id}: {len(pending)} metadata record(s) not "
+                           f"committed (high watermark {raft.high_watermark}, log end "
+                           f"{raft.log.end_offset})")
+        brokers = self.image.brokers
+        live = set()
+        for b in sorted(self.cluster.brokers):
+            br = self.cluster.brokers[b]
+            if not br.is_running:
+                continue
+            reg = brokers.get(b)
+            lm = br.lifecycle
+            if reg is None or reg.fenced or reg.in_controlled_shutdown or \
+                    lm.state != "RUNNING":
+                state = "not registered" if reg is None else \
+                    ("fenced" if reg.fenced else "in controlled shutdown"
+                     if reg.in_controlled_shutdown else "unfenced")
+                out.append(f"broker {b}: running ({lm.state}) but {state} in the metadata "
+                           "image")
+            else:
+                live.add(b)
+        for tp, reg in sorted(self.image.partitions.items()):
+            if reg.leader < 0:
+                eligible = sorted(set(reg.isr) | set(reg.elr)) if reg.isr or reg.elr else []
+                alive = [b for b in eligible if b in live]
+                if alive:
+                    out.append(f"partition {tp[0]}-{tp[1]}: no leader although eligible "
+                               f"replica(s) {alive} are live (ISR {list(reg.isr)}, ELR "
+                               f"{list(reg.elr)})")
+                continue
+            for b in (reg.leader, *(i for i in reg.isr if i != reg.leader)):
+                br = self.cluster.brokers.get(b)
+                if br is None or not br.is_running:
+                    continue
+                part = br.replica_manager.partitions.get(tp)
+                known = None if part is None else part.leader_epoch
+                if known != reg.leader_epoch:
+                    out.append(f"partition {tp[0]}-{tp[1]}, broker {b}: knows leader epoch "
+                               f"{known} of {reg.leader_epoch}")
+        return out
+
+    def leader_id(self) -> int:
+        node = self.active()
+        return node.id if node is not None else -1
+
+    def on_committed(self, node: ControllerServer, hw: int) -> None:
+        """Keep ``image`` at the longest committed prefix any node has seen."""
+        img = self.image
+        if hw - 1 <= img.offset:
+            return
+        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+            img.replay(record, offset)
+
+    # -- admin --------------------------------------------------------------------------------
+    def _require_active(self, what: str) -> ControllerServer:
+        node = self.active()
+        if node is None:
+            up = [i for i, n in self.nodes.items() if n.state == "running"]
+            raise ClusterError(
+                f"cannot {what}: no active controller (the metadata quorum has no leader; "
+                f"running controllers {up} of voters {list(self.voters)}, Raft needs "
+                f"{len(self.voters) // 2 + 1})")
+        return node
+
+    def create_topic(self, name: str, partitions: int, rf: int, assignment, configs: dict):
+        node = self._require_active(f"create topic '{name}'")
+        rc = node.controller.replication_control
+        configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                   for k, v in configs.items()}
+        if assignment is not None:
+            # the admin client sends a manual assignment with -1 for both (NewTopic)
+            partitions, rf = -1, -1
+        records, result = rc.create_topic(name, partitions, rf, assignment, configs)
+        if result.error != "NONE":
+            raise ClusterError(f"Cannot create topic '{name}': {result.error_message} "
+                               f"({result.error})")
+        node.controller.write(node, records, reason="topic created")
+        node.controller.maybe_schedule_periodic(node)
+        return {p: list(reg.replicas) for p, reg in sorted(rc.topics()[name].items())}
+
+    def elect(self, tps, election_type: str) -> dict:
+        node = self._require_active("run the election")
+        records, results = node.controller.replication_control.elect_leaders(
+            election_type.upper(), tps)
+        node.controller.write(node, records, reason=f"{election_type} (kafka-leader-election)")
+        node.controller.maybe_schedule_periodic(node)
+        return {(r.topic, r.partition): r.error for r in results}
+
+    def alter_topic_configs(self, name: str, changed: dict, deleted) -> None:
+        node = self._require_active(f"alter the configs of '{name}'")
+        configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                   for k, v in changed.items()}
+        configs.update({k: None for k in deleted})
+        records = node.controller.replication_control.config_records("TOPIC", name, configs)
+        node.controller.write(node, records, reason=f"config change of {name}")
+        node.controller.maybe_schedule_periodic(node)
+
+    def alter_broker_configs(self, name, changed: dict, deleted) -> None:
+        """``kafka-configs --entity-type brokers [--entity-name id | --entity-default]`` in
+        KRaft: ConfigRecords for resource BROKER (name "" is the cluster-level default), checked
+        as ConfigurationControlManager.validateAlterConfig does while ELR is on (no broker-level
+        min.insync.replicas; the cluster-level one cannot be removed), with the ClearElrRecord a
+        min.insync.replicas change brings."""
+        from kafkasim.control.kraft.elr_safety import disallowed_min_isr_change
+
+        resource = "" if name in (None, "", "default") else str(name)
+        configs = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                   for k, v in changed.items()}
+        configs.update({k: None for k in deleted})
+        node = self._require_active("alter broker configs")
+        rc = node.controller.replication_control
+        elr = rc.is_elr_enabled()
+        for k, v in configs.items():
+            err = disallowed_min_isr_change(R.ConfigRecord("BROKER", resource, k, v), elr)
+            if err is not None:
+                raise ClusterError(f"{err} (INVALID_CONFIG)")
+        records = rc.config_records("BROKER", resource, configs)
+        node.controller.write(node, records, reason="broker config change")
+        node.controller.maybe_schedule_periodic(node)
+
+    def trace_start(self) -> None:
+        self.cluster.record("metadata_quorum", "kraft", "", -1,
+                            ev.MetadataQuorum(tuple(self.voters)))
+
+    # -- read side (kafka-metadata-quorum, the metadata log, quorum-state) ---------------------
+    def _node(self, node_id: int) -> ControllerServer:
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise ClusterError(f"no controller {node_id}: the controllers are "
+                               f"{list(self.voters)}")
+        return node
+
+    def raft_leader(self) -> ControllerServer | None:
+        """The running controller whose Raft client is Leader (the highest epoch if a cut-off
+        old leader has not resigned yet): the node that answers DescribeQuorum."""
+        leaders = [n for n in self.nodes.values()
+                   if n.state == "running" and n.raft.state_name == "Leader"]
+        return max(leaders, key=lambda n: n.raft.epoch) if leaders else None
+
+    def quorum_info(self) -> dict:
+        """The DescribeQuorum answer of the Raft leader (KafkaRaftClient
+        .handleDescribeQuorumRequest, RaftUtil.singletonDescribeQuorumResponse) plus the
+        ClusterId (DescribeCluster), in the shape ``describe.describe_quorum_status`` reads.
+
+        Since 3.9 (KIP-853) the answer carries directory ids and the voters' endpoints: the
+        voters of a static quorum (``controller.quorum.voters``) have none (printed ``null`` /
+        the zero Uuid); observers (brokers) send their metadata directory's ``directory.id`` in
+        every Fetch. Endpoints are the voters' CONTROLLER listener: the host:port of
+        ``controller.quorum.voters`` when configured, else ``controller<id>:9093`` (the way
+        ZooKeeper-mode brokers here register as ``broker<id>:9092``)."""
+        from kafkasim.runtime.describe import cluster_id, directory_id
+
+        node = self.raft_leader()
+        if node is None:
+            up = [i for i, n in self.nodes.items() if n.state == "running"]
+            raise ClusterError(
+                "no active controller: the quorum has no majority or has not elected a leader "
+                f"yet (running controllers {up} of voters {list(self.voters)}, Raft needs "
+                f"{len(self.voters) // 2 + 1}); DescribeQuorum fails with "
+                "NOT_LEADER_OR_FOLLOWER")
+        seed = self.cluster.seed
+        kip853 = bool(self.cluster.rules.kraft_dynamic_quorum)
+        raw = node.raft.describe_quorum(self.cluster.engine.now)
+
+        def row(r, voter: bool):
+            rid = r["replica_id"]
+            directory = None if voter or not kip853 else directory_id(rid, seed)
+            return (rid, directory, r["log_end_offset"], r["last_fetch_timestamp"],
+                    r["last_caught_up_timestamp"])
+        endpoints = {}
+        if kip853:
+            hosts = self._voter_hosts()
+            endpoints = {v: [f"CONTROLLER://{hosts[v][0]}:{hosts[v][1]}"] for v in self.voters}
+        return {"cluster_id": cluster_id(seed), "leader_id": raw["leader_id"],
+                "leader_epoch": raw["leader_epoch"], "high_watermark": raw["high_watermark"],
+                "voters": [row(r, True) for r in raw["current_voters"]],
+                "observers": [row(r, False) for r in raw["observers"]],
+                "endpoints": endpoints}
+
+    def _voter_hosts(self) -> dict[int, tuple[str, int]]:
+        from kafkasim.settings.config import parse_quorum_voters
+
+        configured = self.cluster.broker_config.get("controller.quorum.voters")
+        hosts = parse_quorum_voters(configured) if configured else {}
+        return {v: hosts.get(v, (f"controller{v}", 9093)) for v in self.voters}
+
+    def describe_quorum(self, *, status: bool = False, replication: bool = False) -> str:
+        """``kafka-metadata-quorum --bootstrap-server … describe --status`` or
+        ``--replication`` (tools MetadataQuorumCommand; the two options exclude each other and
+        one is required). The KIP-853 layout from 3.9, the older one before."""
+        from kafkasim.runtime.describe import describe_quorum_replication, describe_quorum_status
+
+        if status == replication:
+            raise ClusterError("kafka-metadata-quorum describe: one of the arguments --status "
+                               "--replication is required (and they exclude each other)")
+        info = self.quorum_info()
+        kip853 = bool(self.cluster.rules.kraft_dynamic_quorum)
+        if status:
+            return describe_quorum_status(info, kip853)
+        return describe_quorum_replication(info, kip853)
+
+    def _log_node(self, node_id: int | None) -> ControllerServer:
+        if node_id is not None:
+            return self._node(node_id)
+        node = self.active() or self.raft_leader()
+        if node is None:   # the longest log, the lowest id on a tie
+            node = max(self.nodes.values(), key=lambda n: (n.raft.log.end_offset, -n.id))
+        return node
+
+    def metadata_log(self, node: int | None = None) -> list[tuple]:
+        """The ``__cluster_metadata`` log of a controller (default: the active controller, else
+        the Raft leader, else the controller with the longest log) as rows (offset, epoch,
+        record type, committed, fields: ``name=value`` of the record's fields that are set,
+        None ones left out). Record types are Kafka's message names
+        (RegisterBrokerRecord, PartitionChangeRecord, NoOpRecord, the LeaderChangeMessage
+        control record, ...). ``committed``: the quorum committed this very entry (its offset is
+        below the highest high watermark any node learned and a log that knows it committed
+        has the same epoch there) -- an uncommitted tail may still be truncated."""
+        import dataclasses
+
+        target = self._log_node(node)
+        ref = max(self.nodes.values(), key=lambda n: (n.raft.high_watermark, -n.id))
+        ref_entries = ref.raft.log.entries
+        committed_end = min(self.image.offset + 1, len(ref_entries))
+        rows = []
+        for offset, epoch, record in target.raft.log.entries:
+            committed = offset < committed_end and ref_entries[offset][1] == epoch
+            if dataclasses.is_dataclass(record):
+                fields = ", ".join(f"{f.name}={_short(getattr(record, f.name))}"
+                                   for f in dataclasses.fields(record)
+                                   if getattr(record, f.name) is not None)
+            else:
+                fields = repr(record)
+            rows.append((offset, epoch, type(record).__name__, committed, fields))
+        return rows
+
+    def metadata_log_frame(self, node: int | None = None):
+        """``metadata_log`` as a pandas DataFrame (offset, epoch, record, committed, fields)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.metadata_log(node),
+                            columns=["offset", "epoch", "record", "committed", "fields"])
+
+    def quorum_state(self, node: int) -> str:
+        """The text of controller ``node``'s ``quorum-state`` file (FileQuorumStateStore): its
+        last durable election state (leader epoch, leader id, voted id)."""
+        return self._node(node).raft.quorum_state_json()
+
+
+def _short(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)

@@ -1,0 +1,317 @@
+"""Kafka's replication metrics under their JMX MBean names, sampled over simulated time.
+
+Gauges are computed from broker state when sampled; meters (``...PerSec``) are counters the
+brokers mark, reported as their cumulative ``Count`` and the rate over the last sample interval
+(events per second), as a JMX scraper would derive it (fact sheet §12).
+
+KRaft mode: the controller nodes report the ``kafka.controller:type=KafkaController`` gauges
+(ActiveControllerCount from QuorumControllerMetrics, 1 on the active controller only; the
+metadata counts from ControllerMetadataMetrics, which ControllerMetadataMetricsPublisher keeps
+on *every* controller from its committed metadata image -- "as observed by this Controller",
+docs/ops.html "KRaft Controller Monitoring Metrics"). Every KRaft node, controller or broker,
+reports the ``kafka.server:type=raft-metrics`` group of its Raft client (KafkaRaftMetrics);
+KRaft brokers report no KafkaController MBeans.
+"""
+
+from __future__ import annotations
+
+RM = "kafka.server:type=ReplicaManager,name="
+UNDER_REPLICATED = RM + "UnderReplicatedPartitions"
+UNDER_MIN_ISR = RM + "UnderMinIsrPartitionCount"
+AT_MIN_ISR = RM + "AtMinIsrPartitionCount"
+LEADER_COUNT = RM + "LeaderCount"
+PARTITION_COUNT = RM + "PartitionCount"
+ISR_SHRINKS = RM + "IsrShrinksPerSec"
+ISR_EXPANDS = RM + "IsrExpandsPerSec"
+FAILED_ISR_UPDATES = RM + "FailedIsrUpdatesPerSec"
+# FetchSessionCache (KIP-227, 1.1+; KafkaMetricsGroup of kafka.server.FetchSessionCache)
+FSC = "kafka.server:type=FetchSessionCache,name="
+NUM_FETCH_SESSIONS = FSC + "NumIncrementalFetchSessions"
+NUM_FETCH_PARTITIONS_CACHED = FSC + "NumIncrementalFetchPartitionsCached"
+FETCH_SESSION_EVICTIONS = FSC + "IncrementalFetchSessionEvictionsPerSec"
+MAX_LAG = "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica"
+ACTIVE_CONTROLLER = "kafka.controller:type=KafkaController,name=ActiveControllerCount"
+OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
+PREFERRED_IMBALANCE = "kafka.controller:type=KafkaController,name=PreferredReplicaImbalanceCount"
+UNCLEAN_ELECTIONS = "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec"
+# KRaft controllers (QuorumControllerMetrics / ControllerMetadataMetrics, trunk 2024-10)
+KC = "kafka.controller:type=KafkaController,name="
+FENCED_BROKERS = KC + "FencedBrokerCount"
+ACTIVE_BROKERS = KC + "ActiveBrokerCount"
+GLOBAL_TOPICS = KC + "GlobalTopicCount"
+GLOBAL_PARTITIONS = KC + "GlobalPartitionCount"
+LAST_COMMITTED_OFFSET = KC + "LastCommittedRecordOffset"
+LAST_APPLIED_OFFSET = KC + "LastAppliedRecordOffset"
+# KafkaRaftMetrics (metric group "raft-metrics", JMX kafka.server:type=raft-metrics); the
+# attribute is written after a colon, like the meters' ":Count"
+RAFT_METRICS = "kafka.server:type=raft-metrics"
+RAFT_CURRENT_STATE = RAFT_METRICS + ":current-state"
+RAFT_CURRENT_LEADER = RAFT_METRICS + ":current-leader"
+RAFT_CURRENT_VOTE = RAFT_METRICS + ":current-vote"
+RAFT_CURRENT_EPOCH = RAFT_METRICS + ":current-epoch"
+RAFT_HIGH_WATERMARK = RAFT_METRICS + ":high-watermark"
+RAFT_LOG_END_OFFSET = RAFT_METRICS + ":log-end-offset"
+RAFT_LOG_END_EPOCH = RAFT_METRICS + ":log-end-epoch"
+
+
+_PARTITION_MBEANS: dict[tuple[str, str, int], str] = {}
+
+
+def partition_mbean(name: str, topic: str, partition: int) -> str:
+    """The partition gauge's MBean name, one string per gauge: every sample's metrics rows
+    share it (a new string per row was the third largest cost of a long run's memory)."""
+    key = (name, topic, partition)
+    mbean = _PARTITION_MBEANS.get(key)
+    if mbean is None:
+        mbean = _PARTITION_MBEANS[key] = \
+            f"kafka.cluster:type=Partition,name={name},topic={topic},partition={partition}"
+    return mbean
+
+
+METER_MBEANS = {
+    "IsrShrinksPerSec": ISR_SHRINKS,
+    "IsrExpandsPerSec": ISR_EXPANDS,
+    "FailedIsrUpdatesPerSec": FAILED_ISR_UPDATES,
+    "UncleanLeaderElectionsPerSec": UNCLEAN_ELECTIONS,
+    "IncrementalFetchSessionEvictionsPerSec": FETCH_SESSION_EVICTIONS,
+}
+
+
+def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
+    """Current gauge values of one running broker (``kraft``: no KafkaController MBeans)."""
+    leaders = [p for p in broker.replica_manager.partitions.values() if p.is_leader]
+    under_replicated = under_min_isr = at_min_isr = 0
+    for p in leaders:   # one pass, each leader's effective min ISR worked out once
+        isr = len(p.isr)
+        if isr < len(p.replicas):
+            under_replicated += 1
+        min_isr = p.effective_min_isr(broker)
+        if isr < min_isr:
+            under_min_isr += 1
+        elif isr == min_isr:
+            at_min_isr += 1
+    out = {
+        UNDER_REPLICATED: under_replicated,
+        UNDER_MIN_ISR: under_min_isr,
+        AT_MIN_ISR: at_min_isr,
+        LEADER_COUNT: len(leaders),
+        PARTITION_COUNT: len(broker.replica_manager.partitions),
+        MAX_LAG: max([st.lag for th in broker.fetchers.values()
+                      for st in th.partitions.values()] or [0]),
+    }
+    if broker.rules.fetch_sessions:   # FetchSessionCache gauges (KIP-227, 1.1+)
+        cache = broker.replica_manager.fetch_sessions
+        out[NUM_FETCH_SESSIONS] = cache.size() if cache is not None else 0
+        out[NUM_FETCH_PARTITIONS_CACHED] = cache.total_partitions() if cache is not None else 0
+    if kraft:
+        return out
+    out[ACTIVE_CONTROLLER] = 1 if broker.controller is not None else 0
+    if broker.controller is not None:
+        cc = broker.controller.context
+        offline = 0
+        imbalance = 0
+        for tp, (leader, _e, _isr, _v) in cc.states.items():
+            if leader < 0 or leader not in cc.live_brokers:
+                offline += 1
+            if leader != cc.assignments[tp][0]:
+                imbalance += 1
+        out[OFFLINE_PARTITIONS] = offline
+        out[PREFERRED_IMBALANCE] = imbalance
+    return out
+
+
+_PARTITION_GAUGE_NAMES: dict[tuple[str, int], tuple[str, str, str]] = {}
+
+
+def _partition_gauge_names(tp: tuple[str, int]) -> tuple[str, str, str]:
+    """The MBean names of a partition's three gauges, looked up once per partition."""
+    names = _PARTITION_GAUGE_NAMES.get(tp)
+    if names is None:
+        names = _PARTITION_GAUGE_NAMES[tp] = tuple(
+            partition_mbean(name, tp[0], tp[1])
+            for name in ("InSyncReplicasCount", "UnderReplicated", "ReplicasCount"))
+    return names
+
+
+def partition_gauges(broker) -> dict[str, int]:
+    """kafka.cluster:type=Partition gauges (the ISR count is reported by the leader only)."""
+    out = {}
+    names = _PARTITION_GAUGE_NAMES
+    for tp, p in broker.replica_manager.partitions.items():
+        isr_count, under_replicated, replicas_count = names.get(tp) or _partition_gauge_names(tp)
+        if p.is_leader:
+            isr = len(p.isr)
+            replicas = len(p.replicas)
+            out[isr_count] = isr
+            out[under_replicated] = int(isr < replicas)
+            out[replicas_count] = replicas
+        else:
+            out[isr_count] = 0
+            out[under_replicated] = 0
+            out[replicas_count] = 0
+    return out
+
+
+def raft_current_state(raft) -> str:
+    """KafkaRaftMetrics "current-state" (trunk 2024-10): leader, candidate, voted (an
+    Unattached voter that voted; VotedState before 3.9), follower, observer (a broker following
+    the leader), else unattached (Unattached, Prospective and Resigned all fall through to it)."""
+    name = raft.state_name
+    if name == "Leader":
+        return "leader"
+    if name == "Candidate":
+        return "candidate"
+    if name == "Voted" or (name == "Unattached" and raft.voted_id >= 0):
+        return "voted"
+    if name == "Follower":
+        return "observer" if raft.observer else "follower"
+    return "unattached"
+
+
+def raft_gauges(raft) -> dict:
+    """KafkaRaftMetrics gauges of one node's Raft client. current-vote is the node itself when
+    it leads or is a candidate; log-end-epoch is the epoch of the last log entry."""
+    state = raft_current_state(raft)
+    vote = raft.node_id if state in ("leader", "candidate") else raft.voted_id
+    return {
+        RAFT_CURRENT_STATE: state,
+        RAFT_CURRENT_LEADER: raft.leader_id,
+        RAFT_CURRENT_VOTE: vote,
+        RAFT_CURRENT_EPOCH: raft.epoch,
+        RAFT_HIGH_WATERMARK: raft.high_watermark,
+        RAFT_LOG_END_OFFSET: raft.log.end_offset,
+        RAFT_LOG_END_EPOCH: raft.log.last_fetched_epoch,
+    }
+
+
+def controller_gauges(node, image) -> dict:
+    """KafkaController gauges of one running KRaft controller node. ``image`` is the node's
+    committed MetadataImage (what its MetadataLoader published): ControllerMetadataMetricsPublisher
+    .publishSnapshot counts from it FencedBrokerCount / ActiveBrokerCount (unfenced brokers,
+    including those in controlled shutdown), GlobalTopicCount, GlobalPartitionCount,
+    OfflinePartitionsCount (no leader, ``!hasLeader()``) and PreferredReplicaImbalanceCount
+    (leader is not replicas[0], ``!hasPreferredLeader()``). LastCommittedRecordOffset is the
+    last committed offset the node handled (OffsetControlManager.handleCommitBatchMetrics),
+    LastAppliedRecordOffset the last one it replayed (the active controller's own writes before
+    they commit, handleScheduleAppend). MetadataErrorCount is not modelled (never an error)."""
+    ctl = node.controller
+    fenced = sum(1 for b in image.brokers.values() if b.fenced)
+    offline = imbalance = 0
+    for reg in image.partitions.values():
+        if reg.leader < 0:
+            offline += 1
+        if reg.leader != (reg.replicas[0] if reg.replicas else -1):
+            imbalance += 1
+    return {
+        ACTIVE_CONTROLLER: 1 if ctl.active else 0,
+        FENCED_BROKERS: fenced,
+        ACTIVE_BROKERS: len(image.brokers) - fenced,
+        GLOBAL_TOPICS: len(image.topic_ids),
+        GLOBAL_PARTITIONS: len(image.partitions),
+        OFFLINE_PARTITIONS: offline,
+        PREFERRED_IMBALANCE: imbalance,
+        LAST_COMMITTED_OFFSET: image.offset,
+        LAST_APPLIED_OFFSET: ctl.applied,
+    }
+
+
+def committed_image(images: dict, node):
+    """The node's committed MetadataImage, kept in ``images`` as [incarnation, image, unclean
+    elections] and brought up to the node's high watermark (committed entries are never
+    truncated, so replay is incremental). A restarted process starts again from an empty image,
+    as its MetadataLoader does. Unclean elections are counted as ControllerMetricsChanges
+    .handleTopicChange does: a partition whose new leader was not in its previous ISR
+    (PartitionRegistration.electionWasClean; a new partition counts its replicas as the ISR).
+    The first catch-up of a (re)started process counts nothing: MetadataLoader publishes it as
+    one delta from the empty image, so every partition in it is new."""
+    from kafkasim.control.kraft import records as R
+    from kafkasim.control.kraft.image import MetadataImage
+
+    entry = images.get(node.id)
+    if entry is None or entry[0] != node.incarnation:
+        entry = images[node.id] = [node.incarnation, MetadataImage(), 0]
+    img = entry[1]
+    hw = node.raft.high_watermark
+    catching_up = img.offset < 0
+    if hw - 1 > img.offset:
+        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+            t = type(record)
+            if t is R.PartitionChangeRecord or t is R.PartitionRecord:
+                tp = (img.topic_names.get(record.topic_id), record.partition_id)
+                prev = img.partitions.get(tp)
+                nxt = img.partitions[img.replay(record, offset)]
+                prev_isr = prev.isr if prev is not None else nxt.replicas
+                if nxt.leader >= 0 and nxt.leader not in prev_isr and not catching_up:
+                    entry[2] += 1
+            else:
+                img.replay(record, offset)
+    return img
+
+
+class MetricsRecorder:
+    """Samples every running broker every ``interval_ms`` into long-format rows."""
+
+    __slots__ = ("interval_ms", "rows", "last_counts", "per_partition", "controller_images")
+
+    def __init__(self, interval_ms: int = 1000, per_partition: bool = True) -> None:
+        if interval_ms <= 0:
+            raise ValueError(f"metrics interval must be > 0 ms, got {interval_ms}")
+        self.interval_ms = interval_ms
+        self.rows: list[tuple[int, int, str, float]] = []   # (time, broker, mbean, value)
+        self.last_counts: dict[tuple[int, str], int] = {}
+        self.per_partition = per_partition
+        self.controller_images: dict = {}    # KRaft: node id -> (incarnation, MetadataImage)
+
+    def sample(self, now: int, brokers, controllers=None) -> None:
+        """One sample of every running broker and, in KRaft mode (``controllers``: the
+        controller nodes), of every running controller node."""
+        rows = self.rows
+        kraft = controllers is not None
+        for node in controllers or ():
+            if not node.is_running:
+                continue
+            img = committed_image(self.controller_images, node)
+            for name, value in controller_gauges(node, img).items():
+                rows.append((now, node.id, name, value))
+            for name, value in raft_gauges(node.raft).items():
+                rows.append((now, node.id, name, value))
+            # ControllerMetadataMetrics' UncleanLeaderElectionsPerSec (KRaft: on controllers)
+            self._meter(now, node.id, "UncleanLeaderElectionsPerSec",
+                        self.controller_images[node.id][2])
+        for b in brokers:
+            if not b.is_running:
+                continue
+            for name, value in broker_gauges(b, kraft).items():
+                rows.append((now, b.id, name, value))
+            if kraft and b.lifecycle is not None:
+                for name, value in raft_gauges(b.lifecycle.raft).items():
+                    rows.append((now, b.id, name, value))
+            if self.per_partition:
+                bid = b.id
+                rows.extend([(now, bid, name, value)
+                             for name, value in partition_gauges(b).items()])
+            for meter, count in b.meters.items():
+                if kraft and meter == "UncleanLeaderElectionsPerSec":
+                    continue        # a controller meter: KRaft brokers do not report it
+                if meter == "IncrementalFetchSessionEvictionsPerSec" and \
+                        not b.rules.fetch_sessions:
+                    continue        # no fetch sessions before 1.1 (KIP-227)
+                self._meter(now, b.id, meter, count)
+
+    def _meter(self, now: int, node: int, meter: str, count: int) -> None:
+        mbean = METER_MBEANS[meter]
+        prev = self.last_counts.get((node, meter), 0)
+        self.last_counts[(node, meter)] = count
+        self.rows.append((now, node, mbean + ":Count", count))
+        self.rows.append((now, node, mbean + ":Rate", (count - prev) * 1000.0 / self.interval_ms))
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=["time_ms", "broker", "mbean", "value"])
+
+    def latest(self) -> dict[tuple[int, str], float]:
+        out: dict[tuple[int, str], float] = {}
+        for _t, b, name, v in self.rows:
+            out[(b, name)] = v
+        return out

@@ -1,0 +1,853 @@
+"""Kafka version profiles: which historical replication rules apply to a ``kafka_version``.
+
+The simulator models many Kafka releases at once. Rather than scattering ``if version >= ...``
+checks through the protocol code, every behaviour that changed between releases is one named,
+documented field of :class:`Rules`, and :func:`rules_for` computes the set for a version string.
+A notebook can also switch a single rule off (``rules_for("3.7", {"hw_frozen_under_min_isr":
+False})``) to show what a KIP changed.
+
+A profile stands for the ``x.y.0`` release of that line. Every string is mapped to the newest
+supported profile that is not newer than it (``"3.7.1"`` -> ``"3.7"``, ``"0.10.2.0"`` ->
+``"0.10.2"``). Fixes back-ported to a patch release are in general not modelled for that patch
+release; they appear in the minor release that first shipped them. The exception is 2.0.1, a
+profile of its own (``"2.0.0"`` -> ``"2.0"``, ``"2.0.2"`` -> ``"2.0.1"``): it shipped three
+replication fixes that decide whether logs diverge (KAFKA-7128, KAFKA-7164, KAFKA-7415; each
+commit is contained in the 2.0.1 tag and not in 2.0.0).
+
+Every rule's ``since`` / ``until`` release was checked against the Kafka source (release tags of
+``github:apache/kafka``); the comment on each field says which class, KIP or JIRA it reflects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "SUPPORTED_VERSIONS",
+    "RuleError",
+    "Rules",
+    "VersionError",
+    "describe_rules",
+    "normalize_version",
+    "parse_version",
+    "rule_names",
+    "rules_for",
+    "version_at_least",
+    "version_tuple",
+]
+
+#: Every modelled release line, oldest first. Every minor release from 0.8.2 on is a profile,
+#: so a version string never silently borrows the rules of an older line that behaved otherwise;
+#: 2.0.1 is one too (its replication fixes, see the module docstring).
+SUPPORTED_VERSIONS: tuple[str, ...] = (
+    "0.8.2",
+    "0.9.0",
+    "0.10.0",
+    "0.10.1",
+    "0.10.2",
+    "0.11.0",
+    "1.0",
+    "1.1",
+    "2.0",
+    "2.0.1",
+    "2.1",
+    "2.2",
+    "2.3",
+    "2.4",
+    "2.5",
+    "2.6",
+    "2.7",
+    "2.8",
+    "3.0",
+    "3.1",
+    "3.2",
+    "3.3",
+    "3.4",
+    "3.5",
+    "3.6",
+    "3.7",
+    "3.8",
+    "3.9",
+    "4.0",
+    "4.1",
+    "4.2",
+    "4.3",
+)
+
+#: The profile used when a scenario does not name a version.
+DEFAULT_VERSION = "4.3"
+
+_VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
+
+
+class VersionError(ValueError):
+    """A ``kafka_version`` string that is malformed or older than every supported profile."""
+
+
+class RuleError(ValueError):
+    """An override of an unknown rule name, or with a value of the wrong type."""
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """Parse ``"3.7"``, ``"3.7.0"`` or ``"0.10.2.0"`` into integers, without normalising."""
+    if not isinstance(version, str):
+        raise VersionError(
+            f"Kafka version must be a string such as '3.7', got {version!r} "
+            f"({type(version).__name__})"
+        )
+    text = version.strip()
+    if not _VERSION_RE.match(text):
+        raise VersionError(
+            f"Invalid Kafka version {version!r}: expected numbers separated by dots, "
+            f"such as '3.7', '3.7.1' or '0.10.2.0'. Supported: {', '.join(SUPPORTED_VERSIONS)}"
+        )
+    return tuple(int(part) for part in text.split("."))
+
+
+_PROFILE_TUPLES: tuple[tuple[tuple[int, ...], str], ...] = tuple(
+    (version_tuple(v), v) for v in SUPPORTED_VERSIONS
+)
+
+
+def normalize_version(version: str) -> str:
+    """Return the supported profile name for ``version`` (newest profile <= it)."""
+    wanted = version_tuple(version)
+    chosen: str | None = None
+    for profile_tuple, name in _PROFILE_TUPLES:
+        if profile_tuple <= wanted:
+            chosen = name
+    if chosen is None:
+        raise VersionError(
+            f"Kafka version {version!r} is older than every supported profile. "
+            f"Supported: {', '.join(SUPPORTED_VERSIONS)}"
+        )
+    return chosen
+
+
+def _release_line(t: tuple[int, ...]) -> tuple[int, ...]:
+    return t[:3] if t and t[0] == 0 else t[:2]
+
+
+def check_known_version(version: str) -> str:
+    """The profile of ``version`` if it belongs to a Kafka release line kafkasim models (any
+    patch release of 0.8.2 ... 4.3); a version of no modelled line (``"99.9"``, ``"3.10"``)
+    raises VersionError listing the known ones. Used for scenario and sweep files and the CLI;
+    :func:`normalize_version` itself maps a newer version to the newest profile."""
+    profile = normalize_version(version)
+    lines = {_release_line(t) for t, _name in _PROFILE_TUPLES}
+    if _release_line(version_tuple(version)) not in lines:
+        raise VersionError(
+            f"Unknown Kafka version {version!r}: kafkasim models the release lines "
+            f"{', '.join(SUPPORTED_VERSIONS)} (patch releases map to their line's profile)")
+    return profile
+
+
+def parse_version(version: str) -> tuple[int, ...]:
+    """Parse ``version`` and normalise it to its profile's numbers: ``"3.7.1"`` -> ``(3, 7)``."""
+    return version_tuple(normalize_version(version))
+
+
+def version_at_least(version: str, since: str) -> bool:
+    """True if the profile of ``version`` is ``since`` or newer (``since`` may be any release)."""
+    return parse_version(version) >= version_tuple(since)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+
+def _rule(*, since: str | None = None, until: str | None = None, ref: str, doc: str) -> Any:
+    """Declare a rule field: on in releases ``[since, until)``; ``ref`` cites Kafka."""
+    return field(metadata={"since": since, "until": until, "ref": ref, "doc": doc})
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The protocol rules of one Kafka release; one boolean per behaviour that changed."""
+
+    #: Profile these rules were computed for (overrides do not change it).
+    version: str
+
+    # 0.8.x: a follower also leaves the ISR when it trails the leader by more than
+    # replica.lag.max.messages (Partition.getOutOfSyncReplicas @0.8.2.2). Removed in 0.9.0 by
+    # KIP-16 / KAFKA-1546 ("automated replica lag tuning").
+    isr_lag_max_messages: bool = _rule(
+        until="0.9.0",
+        ref="KIP-16 / KAFKA-1546 (removed in 0.9.0)",
+        doc="a follower more than replica.lag.max.messages behind also leaves the ISR",
+    )
+    # Since 0.9.0 (KIP-16) the time test is "time since the follower last caught up to the
+    # leader's LEO" (Replica.lastCaughtUpTimeMs). In 0.8.x it was "time since the follower's last
+    # fetch" (Replica.logEndOffsetUpdateTimeMs, the 'stuck follower' rule).
+    isr_lag_time_since_caught_up: bool = _rule(
+        since="0.9.0",
+        ref="KIP-16 / KAFKA-1546",
+        doc="lag time is measured from the last time the follower was caught up, "
+        "not from its last fetch",
+    )
+    # KAFKA-4485 (0.10.2.0): a fetch at or beyond the leader LEO seen at the previous fetch sets
+    # lastCaughtUpTimeMs := lastFetchTimeMs (Replica.updateLogReadResult @0.10.2.0).
+    caught_up_previous_fetch_rule: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485",
+        doc="reaching the leader LEO seen at the previous fetch counts as caught up then",
+    )
+    # KAFKA-4485 (0.10.2.0): the "isr-expiration" task runs every replica.lag.time.max.ms / 2
+    # (ReplicaManager.startup); before, every replica.lag.time.max.ms.
+    isr_shrink_interval_half_lag: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485",
+        doc="the ISR shrink check runs every replica.lag.time.max.ms/2 (before: every lag time)",
+    )
+    # KAFKA-4485 (0.10.2.0): Partition.maybeIncrementLeaderHW also waits for replicas that are
+    # caught up in time but not in the ISR; before, HW was the minimum LEO over the ISR only.
+    hw_includes_caught_up_replicas: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485",
+        doc="HW also waits for caught-up followers outside the ISR (about to rejoin)",
+    )
+    # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
+    # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
+    # another session -- a crashed broker restarted before its old session expired -- and
+    # KafkaServer.startup shuts the process down. In 0.8.2
+    # (ZkUtils.createEphemeralPathExpectConflictHandleZKBug) the broker saw its own registration,
+    # backed off zookeeper.session.timeout.ms and retried until the old znode was gone.
+    broker_registration_fails_on_foreign_znode: bool = _rule(
+        since="0.9.0",
+        ref="ZKCheckedEphemeral @0.9.0, KafkaZkClient.CheckedEphemeral",
+        doc="a broker restarted while its old ZooKeeper session lives fails to start "
+        "(before: it waits for the old znode to go, retrying every session timeout)",
+    )
+    # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
+    # truncation by epoch. False: a new follower truncates to its own HW
+    # (ReplicaManager.makeFollowers @0.10.2.0).
+    leader_epoch_truncation: bool = _rule(
+        since="0.11.0",
+        ref="KIP-101",
+        doc="followers truncate by leader epoch (before: truncate to their own HW)",
+    )
+    # KIP-279 / KAFKA-6361 (2.0.0, commit 9679c44): OffsetsForLeaderEpoch returns the epoch too,
+    # enabling the multi-round truncation rule (AbstractFetcherThread.getOffsetTruncationState).
+    offsets_for_leader_epoch_returns_epoch: bool = _rule(
+        since="2.0",
+        ref="KIP-279 / KAFKA-6361",
+        doc="OffsetsForLeaderEpoch answers (epoch, end offset): multi-round truncation",
+    )
+    # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
+    # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
+    current_leader_epoch_fencing: bool = _rule(
+        since="2.1",
+        ref="KIP-320",
+        doc="requests carry CurrentLeaderEpoch; stale or future epochs are fenced",
+    )
+    # KAFKA-7152 (2.1.0): a follower whose LEO equals the leader's is never out of sync
+    # (Partition.getOutOfSyncReplicas), even if it stopped fetching.
+    caught_up_when_leo_equals_leader: bool = _rule(
+        since="2.1",
+        ref="KAFKA-7152",
+        doc="a follower whose LEO equals the leader's LEO is never removed from the ISR",
+    )
+    # KAFKA-7128 (2.0.1, commit 7a35211; 2.1.0, commit 70c5163): to join the ISR a follower's LEO
+    # must also reach the start offset of the leader's current epoch (Partition.maybeExpandIsr).
+    isr_expand_requires_epoch_start_offset: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7128",
+        doc="ISR expansion also needs follower LEO >= the leader epoch's start offset",
+    )
+    # KAFKA-7164 (2.0.1, commit 5152c80; 2.1.0, commit 69283b4): Partition.makeFollower returned
+    # false whenever the leader id was unchanged, and ReplicaManager.makeFollowers then skipped the
+    # become-follower steps (no fetcher restart, no truncation) even if the follower had missed
+    # leader epochs in between (0.8.2 ... 2.0.0). Since the fix they are skipped only when the new
+    # epoch is the old one or one greater ("no updates have been missed").
+    follower_truncates_after_missed_epoch: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7164, Partition.makeFollower",
+        doc="a follower whose leader is unchanged but which missed a leader epoch restarts "
+        "fetching with truncation (before: skipped whenever the leader id was the same)",
+    )
+    # KIP-320 / KAFKA-7395 (2.1.0, commit bcef30d): Partition.makeFollower skips the
+    # become-follower steps only when leader and epoch are both unchanged, so every new leader
+    # epoch restarts fetching with truncation (3.x: isNewLeaderEpoch).
+    follower_truncates_on_every_new_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320 / KAFKA-7395, Partition.makeFollower",
+        doc="every new leader epoch restarts the follower's fetcher with truncation, also when "
+        "the leader is unchanged",
+    )
+    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, commit f2dd6aa): Partition.makeLeader assigns
+    # (new leader epoch, LEO) in the leader-epoch cache at once. Before (0.11.0 ... 2.0.0) the epoch
+    # entered the cache only with the leader's first append (Log.appendAsLeader), so until then
+    # OffsetsForLeaderEpoch for an epoch above the cached ones answered UNDEFINED_EPOCH_OFFSET and
+    # the follower truncated to its high watermark.
+    epoch_cache_assigned_on_become_leader: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7415, Partition.makeLeader",
+        doc="a new leader writes its epoch and start offset to the leader-epoch cache when it "
+        "becomes leader (before: at its first append)",
+    )
+    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, f2dd6aa): LeaderEpochFileCache.assign of
+    # an epoch at or below the latest one (or at a lower start offset) drops the conflicting
+    # entries and appends it (truncateAndAppend); 0.11.0 - 2.0 ignored it unless epoch > latest
+    # epoch and start offset >= latest start offset. The same commit made endOffsetFor of an
+    # epoch below the first cached one answer (that epoch, first start offset) instead of
+    # undefined (core/.../server/epoch/LeaderEpochFileCache.scala @2.0.0 / @2.1.0).
+    leader_epoch_assign_truncates_conflicts: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7415, LeaderEpochFileCache.assign / endOffsetFor",
+        doc="assigning a non-increasing epoch entry truncates conflicting entries (before: "
+        "ignored); an epoch below the first answers the first start offset (before: undefined)",
+    )
+    # KIP-207 / KAFKA-2334 (2.2.0): ListOffsets(latest) answers OFFSET_NOT_AVAILABLE while the new
+    # leader's HW is below its epoch start offset (Partition.fetchOffsetForTimestamp).
+    list_offsets_offset_not_available: bool = _rule(
+        since="2.2",
+        ref="KIP-207 / KAFKA-2334",
+        doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
+    )
+    # KIP-380 / KAFKA-7235 (2.2.0): brokers register with a broker epoch (the znode's czxid) and
+    # the controller treats a re-registration with a new epoch as a failure followed by a startup
+    # (KafkaController.processBrokerChange "bounced brokers"). Before, only ids that appeared or
+    # vanished were noticed, so a fast restart was seen as a startup at most.
+    controller_detects_bounced_brokers: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a restarted broker (new broker epoch) is handled as failed, then started",
+    )
+    # KIP-455 (2.4.0): the AlterPartitionReassignments / ListPartitionReassignments APIs and
+    # the ZK controller's adding/removing-replicas reassignment (KafkaController
+    # .onPartitionReassignment @2.4.0; the topic znode's adding_replicas / removing_replicas).
+    alter_partition_reassignments: bool = _rule(
+        since="2.4",
+        ref="KIP-455",
+        doc="partition reassignment through Admin.alterPartitionReassignments",
+    )
+    # kafka-topics --describe counts ReplicationFactor as replicas - adding while a reassignment
+    # still has removing replicas (TopicCommand.getReplicationFactor @2.5.0).
+    describe_rf_excludes_adding: bool = _rule(
+        since="2.5",
+        ref="TopicCommand.getReplicationFactor @2.5.0",
+        doc="kafka-topics --describe: ReplicationFactor = replicas - adding while reassigning",
+    )
+    # Since 2.6.0 kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a
+    # partition being reassigned, and an adding-only reassignment also counts as in progress
+    # for the ReplicationFactor (TopicCommand @2.6.0 isReassignmentInProgress).
+    describe_reassignment_columns: bool = _rule(
+        since="2.6",
+        ref="TopicCommand @2.6.0",
+        doc="kafka-topics --describe shows Adding/Removing Replicas during a reassignment",
+    )
+    # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
+    # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
+    # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
+    controlled_shutdown_checks_broker_epoch: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
+    )
+    # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
+    # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
+    # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value
+    # (GroupMetadataManager @2.1.0, OFFSET_VALUE_LEADER_EPOCH_FIELD_V3). Before, a committed offset
+    # had no epoch. The 2.1/2.2 consumer still committed none by itself (SubscriptionState
+    # .allConsumed @2.1.0 builds OffsetAndMetadata(position)); it commits the epoch of the last
+    # consumed record since KAFKA-7747 (2.3.0), i.e. together with consumer_validates_position.
+    offset_commit_leader_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320, OffsetCommit v6 / OffsetFetch v5",
+        doc="the group coordinator stores and returns the leader epoch of a committed offset",
+    )
+    # KIP-320 consumer side / KAFKA-7747 (2.3.0, commit 409fabc): the consumer keeps with its
+    # position the epoch of the last record it consumed and the leader (id, epoch) it was
+    # established against; when metadata shows another leader or epoch it validates the position
+    # with OffsetsForLeaderEpoch before fetching again (Fetcher.validateOffsetsIfNeeded,
+    # SubscriptionState.maybeCompleteValidation), and its fetches carry CurrentLeaderEpoch. An end
+    # offset below the position is a log truncation: with auto.offset.reset earliest/latest the
+    # consumer seeks to that end offset, with none poll() throws LogTruncationException. Before,
+    # nothing was checked: a position past the new leader's LEO got OFFSET_OUT_OF_RANGE, one below
+    # it silently read the new leader's different records. Since the same commit the consumer
+    # commits position.offsetEpoch (SubscriptionState.allConsumed @2.3.0) and a position taken
+    # from a committed offset keeps the committed epoch and is validated at once
+    # (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.seekUnvalidated).
+    consumer_validates_position: bool = _rule(
+        since="2.3",
+        ref="KIP-320 / KAFKA-7747",
+        doc="after a leader change the consumer validates its position with "
+        "OffsetsForLeaderEpoch and detects log truncation",
+    )
+    # KAFKA-9840 / KAFKA-10113 (2.6.0, commit cb379fb; on trunk 910f317 and f3c00ae for 2.7.0): an
+    # answer without an epoch or end offset is a truncation of unknown extent: reset by
+    # auto.offset.reset, or LogTruncationException without a divergent offset; the exception's
+    # offsetOutOfRangePartitions are the fetch positions. Before (2.3 ... 2.5) the end offset -1
+    # was taken as the divergence point (the consumer sought to -1, its next fetch was out of
+    # range) and offsetOutOfRangePartitions held the divergent offsets.
+    consumer_validation_undefined_resets: bool = _rule(
+        since="2.6",
+        ref="KAFKA-9840 / KAFKA-10113, SubscriptionState.maybeCompleteValidation",
+        doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
+        "auto.offset.reset (before: the position became -1)",
+    )
+    # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
+    fetch_from_follower: bool = _rule(
+        since="2.4",
+        ref="KIP-392",
+        doc="consumers may fetch from a follower (replica.selector.class, client.rack)",
+    )
+    # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
+    leader_election_tool: bool = _rule(
+        since="2.4",
+        ref="KIP-460",
+        doc="kafka-leader-election.sh exists (--election-type preferred|unclean)",
+    )
+    # kafka-topics --describe summary line: "Topic:foo\tPartitionCount:3" before 2.4.0,
+    # "Topic: foo\tPartitionCount: 3" since (TopicCommand.TopicDescription @2.4.0).
+    describe_space_after_colon: bool = _rule(
+        since="2.4",
+        ref="TopicCommand @2.4.0",
+        doc="kafka-topics --describe summary line has a space after each colon",
+    )
+    # Before 2.4.0 the --zookeeper describe path printed the raw leader from the partition state
+    # znode, so an offline partition showed "Leader: -1" (TopicCommand/ZkUtils @0.8.2.2..2.3.0;
+    # 'none' only when the znode was missing). Since 2.4.0 it prints "Leader: none".
+    describe_leader_minus_one: bool = _rule(
+        until="2.4",
+        ref="TopicCommand (ZooKeeper path) before 2.4.0",
+        doc="kafka-topics --describe prints 'Leader: -1' for an offline partition",
+    )
+    # KAFKA-10223 (2.6.0, cherry-picked as f221a2e): error code 6 NOT_LEADER_FOR_PARTITION was
+    # renamed NOT_LEADER_OR_FOLLOWER (Errors.java @2.6.0). Not KIP-392.
+    error_not_leader_or_follower: bool = _rule(
+        since="2.6",
+        ref="KAFKA-10223",
+        doc="error 6 is named NOT_LEADER_OR_FOLLOWER (before: NOT_LEADER_FOR_PARTITION)",
+    )
+    # KIP-497 / KAFKA-8836 (2.7.0, IBP 2.7-IV2): the leader proposes ISR changes to the
+    # controller with AlterIsr instead of writing ZooKeeper and /isr_change_notification itself.
+    alter_isr: bool = _rule(
+        since="2.7",
+        ref="KIP-497 / KAFKA-8836",
+        doc="the leader sends AlterIsr to the controller (before: writes ZooKeeper itself)",
+    )
+    # KIP-497 (2.7.0): PendingExpandIsr / PendingShrinkIsr; HW and acks=all use the maximal ISR.
+    maximal_isr: bool = _rule(
+        since="2.7",
+        ref="KIP-497",
+        doc="HW and acks=all use the maximal ISR while an ISR change is in flight",
+    )
+    # KAFKA-10435 (2.7.0, commit 634c917): LeaderEpochFileCache rebuilds itself from
+    # leader-epoch-checkpoint with checkpoint.read().foreach(assign), so a negative epoch or start
+    # offset is an IllegalArgumentException and non-monotonic entries are dropped; before, the
+    # file's entries were taken as they were.
+    leader_epoch_cache_validates_entries: bool = _rule(
+        since="2.7",
+        ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
+        doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
+    )
+    # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
+    # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
+    fetch_diverging_epoch: bool = _rule(
+        since="2.8",
+        ref="KAFKA-10554 (KIP-595 fetch fields)",
+        doc="followers send LastFetchedEpoch; divergence is reported inside Fetch",
+    )
+    # KIP-227 / KAFKA-6254 (1.1.0, IBP 1.1-IV0, Fetch v7): incremental fetch sessions. The
+    # follower's ReplicaFetcherThread keeps a FetchSessionHandler (full fetch, then incremental
+    # ones naming only changed partitions); the leader's FetchManager / FetchSessionCache answer
+    # incremental fetches with only the partitions that have something new. Before: sessionless.
+    fetch_sessions: bool = _rule(
+        since="1.1",
+        ref="KIP-227 / KAFKA-6254 (FetchSession.scala, FetchSessionHandler)",
+        doc="follower fetches use incremental fetch sessions (only changed partitions)",
+    )
+    # KAFKA-9401 (3.8.0): the FetchSessionCache is split into 8 FetchSessionCacheShards of
+    # max.incremental.fetch.session.cache.slots / 8 sessions each, new sessions round-robin.
+    fetch_session_cache_sharded: bool = _rule(
+        since="3.8",
+        ref="KAFKA-9401 (FetchSessionCacheShard)",
+        doc="the fetch session cache is 8 shards, each with 1/8 of the slots and its own eviction",
+    )
+    # KIP-516 (2.8.0): topic IDs; kafka-topics --describe prints TopicId.
+    describe_topic_id: bool = _rule(
+        since="2.8",
+        ref="KIP-516",
+        doc="kafka-topics --describe prints TopicId",
+    )
+    # KIP-500 / KIP-631 (2.8.0, early access; production-ready in 3.3 per KIP-833): KRaft mode.
+    kraft_mode: bool = _rule(
+        since="2.8",
+        ref="KIP-500 / KIP-631",
+        doc="KRaft (quorum controller) mode is available",
+    )
+    # bin/kafka-preferred-replica-election.sh existed until 3.0.0 removed it.
+    preferred_replica_election_tool: bool = _rule(
+        until="3.0",
+        ref="bin/ @2.8.0 vs @3.0.0",
+        doc="kafka-preferred-replica-election.sh exists",
+    )
+    # AlterIsr was renamed AlterPartition in 3.2.0 with KIP-704 (commit 52621613, KAFKA-13587).
+    alter_partition_name: bool = _rule(
+        since="3.2",
+        ref="KIP-704 / KAFKA-13587",
+        doc="the ISR-change RPC is named AlterPartition (before: AlterIsr)",
+    )
+    # AlterIsrManager @2.7.0 sent the queued ISR changes from a task run every 50 ms
+    # ("send-alter-isr"); from 2.8.0 submit() sends at once when no AlterIsr is in flight, and the
+    # next batch goes out as soon as the answer to the previous one arrives.
+    alter_isr_sent_on_submit: bool = _rule(
+        since="2.8",
+        ref="AlterIsrManager @2.7.0 vs @2.8.0 (maybePropagateIsrChanges)",
+        doc="an ISR change is sent to the controller at once (2.7: by a task every 50 ms)",
+    )
+    # 2.7-2.8: Partition.makeLeader / makeFollower called alterIsrManager.clearPending, dropping
+    # the partition's queued AlterIsr item even while it was in flight. KAFKA-12686 (3.0.0) removed
+    # it: the item stays until its answer arrives, and a new ISR change submitted meanwhile is not
+    # attempted (OPERATION_NOT_ATTEMPTED, the partition falls back to its committed ISR).
+    alter_isr_clear_pending_on_leader_and_isr: bool = _rule(   # only consulted with alter_isr
+        until="3.0",
+        ref="KAFKA-12686 (clearPending removed in 3.0.0)",
+        doc="a LeaderAndIsr drops the partition's queued or in-flight AlterIsr item",
+    )
+    # KAFKA-12751 (3.0.0): an AlterIsr answer whose partition epoch equals the leader's (the
+    # controller found the proposed ISR already in place) commits the pending change; before, only
+    # a larger zkVersion did and the change stayed pending (Partition.handleAlterIsrResponse).
+    alter_partition_accepts_equal_partition_epoch: bool = _rule(
+        since="3.0",
+        ref="KAFKA-12751",
+        doc="an AlterPartition answer with an unchanged partition epoch commits the change",
+    )
+    # KAFKA-14154 / KAFKA-14144 (3.3.0): the ZK controller answers NOT_CONTROLLER when the
+    # request's leader or partition epoch is ahead of its cache, FENCED_LEADER_EPOCH when the leader
+    # epoch differs, accepts an already applied ISR when the request's partition epoch is not newer,
+    # and answers INVALID_UPDATE_VERSION for an older partition epoch before writing. Before, it
+    # only fenced an older leader epoch, accepted an identical (leader, epoch, ISR) whatever the
+    # zkVersion, and otherwise wrote ZooKeeper conditionally on the request's zkVersion
+    # (INVALID_UPDATE_VERSION on a bad version) (KafkaController.processAlterIsr @2.7.0-@3.2.0).
+    alter_partition_validates_epochs: bool = _rule(
+        since="3.3",
+        ref="KAFKA-14154 / KAFKA-14144 (KafkaController.tryProcessAlterPartition)",
+        doc="the controller checks the request's leader and partition epochs before writing "
+        "(NOT_CONTROLLER for newer epochs)",
+    )
+    # KIP-841 (3.3.0): the controller refuses an AlterPartition whose new ISR holds a replica
+    # that is not alive or is shutting down (INELIGIBLE_REPLICA), so a leader cannot re-admit a
+    # broker that is going away on the strength of its last fetch.
+    alter_partition_rejects_ineligible: bool = _rule(
+        since="3.3",
+        ref="KIP-841",
+        doc="the controller answers INELIGIBLE_REPLICA to an ISR holding a dead or "
+        "shutting-down broker",
+    )
+    # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
+    # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
+    # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an
+    # error but with no records (ReplicaManager.updateFollowerFetchState -> withEmptyFetchInfo).
+    fetch_from_non_replica_error: bool = _rule(
+        since="3.3",
+        ref="KAFKA-13837",
+        doc="a follower fetch from a broker outside the replica set gets an error, not an "
+        "empty answer",
+    )
+    # KAFKA-12996 (3.0.0): with LastFetchedEpoch a FetchOffset below the leader's log start offset
+    # is OFFSET_OUT_OF_RANGE even when the epochs diverge (Partition.readRecords); before, the
+    # divergence was reported first.
+    fetch_offset_below_log_start_before_divergence: bool = _rule(
+        since="3.0",
+        ref="KAFKA-12996",
+        doc="a fetch below the log start offset is OFFSET_OUT_OF_RANGE before any "
+        "diverging-epoch check",
+    )
+    # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
+    # older than the one the partition already has (it may have learnt a newer one from an
+    # AlterPartition answer).
+    leader_and_isr_ignores_older_partition_epoch: bool = _rule(
+        since="3.3",
+        ref="KAFKA-13790",
+        doc="makeLeader/makeFollower ignore a partition state with an older partition epoch",
+    )
+    # KAFKA-4485 (0.10.2.0): Partition.makeLeader resets every follower's lag bookkeeping on each
+    # new leader epoch, also when the leader is re-elected (it keeps the followers' LEOs then):
+    # lastFetchLeaderLogEndOffset := leader LEO, lastFetchTimeMs := now, lastCaughtUpTimeMs := now
+    # for ISR members and 0 for the others (Replica.resetLastCaughtUpTime @0.10.2.0 ... @3.2.0).
+    # Before, a re-elected leader kept the followers' state as it was.
+    reelected_leader_resets_follower_state: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485, Partition.makeLeader / Replica.resetLastCaughtUpTime",
+        doc="a re-elected leader resets its followers' lastCaughtUpTimeMs (now if in the ISR, "
+        "never otherwise) and lastFetchTimeMs, keeping their LEOs",
+    )
+    # Since 3.3.0 (commit a5f7c82, #12081, Replica.resetReplicaState with isNewLeader=false): a
+    # re-elected leader sets a non-ISR follower's lastFetchTimeMs to 0 instead of now, "to ensure
+    # that the follower is not brought back into the ISR before a fetch is received".
+    reelected_leader_fetch_time_only_in_sync: bool = _rule(
+        since="3.3",
+        ref="Replica.resetReplicaState, commit a5f7c82 (#12081)",
+        doc="on re-election a non-ISR follower's lastFetchTimeMs is reset to never, not now",
+    )
+    # Since 3.3.0 (commit a5f7c82, "Refactor kafka.cluster.Replica" #12081)
+    # lastFetchLeaderLogEndOffset := max(old, leader LEO); before, it was simply assigned.
+    last_fetch_leader_leo_max: bool = _rule(
+        since="3.3",
+        ref="Replica.updateFetchState, commit a5f7c82 (#12081)",
+        doc="lastFetchLeaderLogEndOffset keeps the maximum of old and new values",
+    )
+    # Since 3.6.0 (commit 8ad0ed3, KAFKA-15021): a caught-up non-ISR replica holds HW back only
+    # if it is ISR-eligible (alive / unfenced, matching broker epoch).
+    caught_up_requires_isr_eligible: bool = _rule(
+        since="3.6",
+        ref="KAFKA-15021 (commit 8ad0ed3)",
+        doc="only ISR-eligible caught-up replicas outside the ISR hold the HW back",
+    )
+    # KRaft: an ISR shrink bumped the leader epoch before metadata.version 3.6-IV0
+    # (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded; KAFKA-15021).
+    kraft_isr_shrink_bumps_leader_epoch: bool = _rule(
+        until="3.6",
+        ref="KAFKA-15021",
+        doc="in KRaft mode an ISR shrink also bumps the leader epoch",
+    )
+    # KAFKA-15583 (3.7.0, part of KIP-966, commit edc7e10): the leader HW does not advance while
+    # the partition is under min ISR (Partition.maybeIncrementLeaderHW).
+    hw_frozen_under_min_isr: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15583 / KIP-966",
+        doc="the leader HW does not move while the ISR is below the effective min ISR",
+    )
+    # Same commit (3.7.0): effective min ISR = min(min.insync.replicas, replication factor)
+    # (Partition.effectiveMinIsr); before, min.insync.replicas was used as is.
+    effective_min_isr_capped: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15583",
+        doc="min ISR checks use min(min.insync.replicas, number of replicas)",
+    )
+    # 3.8.0: kafka-topics --describe prints "Elr:" and "LastKnownElr:" (TopicCommand @3.8.0).
+    describe_elr_columns: bool = _rule(
+        since="3.8",
+        ref="TopicCommand @3.8.0 (KIP-966)",
+        doc="kafka-topics --describe prints Elr and LastKnownElr columns",
+    )
+    # ZooKeeper mode was removed in 4.0 (KIP-500; 4.0 upgrade notes: KRaft only).
+    zookeeper_mode: bool = _rule(
+        until="4.0",
+        ref="KIP-500 (ZooKeeper removed in 4.0)",
+        doc="ZooKeeper mode (ZK controller, sessions, znodes) is available",
+    )
+    # KIP-833 (3.3.0 upgrade notes, docs/upgrade.html @3.3.0: "KRaft mode is production ready for
+    # new clusters"). 2.8-3.2 shipped KRaft as early access (``kraft_mode``), which the simulator
+    # does not model: kafkasim.settings.modes.metadata_mode_for allows metadata_mode="kraft" only
+    # where this
+    # rule is on, and "zookeeper" only where ``zookeeper_mode`` is on.
+    kraft_production_ready: bool = _rule(
+        since="3.3",
+        ref="KIP-833 (docs/upgrade.html @3.3.0)",
+        doc="KRaft mode is production-ready (the simulator models KRaft from here on)",
+    )
+    # KIP-966 part 1 / KAFKA-15582 (3.7.0, commit 14029e2): BrokerRegistrationRequest v3 carries
+    # PreviousBrokerEpoch, the broker epoch the broker wrote into .kafka_cleanshutdown when it last
+    # stopped cleanly (-1 after a crash). In 3.7 the controller only logged a mismatch
+    # (ClusterControlManager.registerBroker "TODO(KIP-966)"); see unclean_shutdown_detection.
+    broker_registration_previous_epoch: bool = _rule(
+        since="3.7",
+        ref="KIP-966 / KAFKA-15582, BrokerRegistrationRequest v3 PreviousBrokerEpoch",
+        doc="a restarting KRaft broker sends the broker epoch of its last clean shutdown",
+    )
+    # KIP-853 (3.9.0): dynamic KRaft quorums: controller.quorum.bootstrap.servers (QuorumConfig
+    # @3.9.0-rc3), kraft.version 1, kafka-metadata-quorum add-controller / remove-controller.
+    kraft_dynamic_quorum: bool = _rule(
+        since="3.9",
+        ref="KIP-853 (QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG @3.9.0)",
+        doc="KRaft controller quorums can change membership (controller.quorum.bootstrap.servers)",
+    )
+    # KIP-996 (4.0.0; Vote RPC v2 PreVote field KAFKA-17641 #17807, ProspectiveState
+    # KAFKA-17642 #18240, merged for 4.0): a voter whose fetch timeout expires first becomes
+    # Prospective and sends PreVotes (Vote with PreVote=true) without bumping the epoch; only a
+    # majority of granted PreVotes makes it a Candidate. A follower that is still fetching from the
+    # leader denies PreVotes, so a partitioned voter cannot disrupt the quorum on its return.
+    kraft_pre_vote: bool = _rule(
+        since="4.0",
+        ref="KIP-996 / KAFKA-17641, KAFKA-17642",
+        doc="KRaft voters run a Pre-Vote round (Prospective state) before a real election",
+    )
+    # KRaft's Raft, version by version (raft/src/main/java/org/apache/kafka/raft): the options
+    # KafkaRaftClient takes (kafkasim.control.kraft.raft), each a Kafka change.
+    # KAFKA-15489 (3.7.0): a leader that hears no Fetch from a majority of voters within
+    # 1.5 x controller.quorum.fetch.timeout.ms resigns (LeaderState check quorum).
+    raft_check_quorum: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15489",
+        doc="a KRaft leader without fetches from a majority for 1.5 x fetch timeout resigns",
+    )
+    # KAFKA-16536 (3.9.0): the leader re-sends BeginQuorumEpoch periodically as a heartbeat.
+    raft_begin_quorum_epoch_heartbeat: bool = _rule(
+        since="3.9",
+        ref="KAFKA-16536",
+        doc="the KRaft leader re-sends BeginQuorumEpoch to voters as a heartbeat",
+    )
+    # KAFKA-17067 (3.9.0) folded the Voted state into Unattached (UnattachedState votedKey).
+    raft_voted_state: bool = _rule(
+        until="3.9",
+        ref="KAFKA-17067",
+        doc="QuorumState has a separate Voted state (before 3.9: Unattached with a vote since)",
+    )
+    # KAFKA-18345 (4.1.0): a Candidate that loses its election waits out its election timeout
+    # before backing off to Prospective (4.1 release notes; PR merge date, unverified by tag).
+    raft_election_loss_waits_timeout: bool = _rule(
+        since="4.1",
+        ref="KAFKA-18345",
+        doc="a KRaft candidate that lost its election waits its election timeout",
+    )
+    # KAFKA-14145 (4.1.0): the leader answers parked fetches as soon as its HW moves, so
+    # followers learn the metadata HW without waiting for new records.
+    raft_fast_hwm_replication: bool = _rule(
+        since="4.1",
+        ref="KAFKA-14145",
+        doc="the KRaft leader completes parked fetches when its high watermark moves",
+    )
+    # KIP-966 part 1 (4.0.0): the eligible.leader.replicas.version feature (ELRV_1) can be
+    # finalized (kafka-features upgrade --feature eligible.leader.replicas.version=1); the
+    # controller then keeps ELR / LastKnownElr (PartitionChangeBuilder). Off by default in 4.0
+    # (docs 40/operations/eligible-leader-replicas: "not enabled by default for 4.0").
+    elr_available: bool = _rule(
+        since="4.0",
+        ref="KIP-966 / EligibleLeaderReplicasVersion (docs 40/operations/eligible-leader-replicas)",
+        doc="Eligible Leader Replicas can be enabled (feature eligible.leader.replicas.version=1)",
+    )
+    # 4.1.0: EligibleLeaderReplicasVersion.ELRV_1 has bootstrapMetadataVersion IBP_4_1_IV0, so a
+    # cluster formatted with release version 4.1 or newer starts with ELR on (docs
+    # 41/operations/eligible-leader-replicas: "ELR is enabled by default on new clusters starting
+    # 4.1"). Upgraded clusters keep the level they had until an operator raises it.
+    elr_enabled_by_default: bool = _rule(
+        since="4.1",
+        ref="KIP-966 / EligibleLeaderReplicasVersion.ELRV_1 (bootstrap IBP_4_1_IV0)",
+        doc="new KRaft clusters start with Eligible Leader Replicas enabled",
+    )
+    # KIP-966 unclean shutdown detection, controller side. 3.8.0 (KAFKA-15586) compared
+    # PreviousBrokerEpoch with the stored registration, but ReplicationControlManager acted only at
+    # metadata.version 3.9-IV0 (unstable in 3.8); 3.9.0 (KAFKA-16952, commit 2fd00ce) keyed the
+    # check on a new incarnation id instead. 4.0 (KAFKA-18106 #18045, KAFKA-18635 #18277:
+    # ClusterControlManager.registerBroker isCleanShutdown = stored epoch == PreviousBrokerEpoch;
+    # ReplicationControlManager.handleBrokerShutdown, run for every new incarnation id before its
+    # RegisterBrokerRecord) removes an uncleanly restarted broker from every ISR and ELR when ELR
+    # is enabled; after a clean shutdown, or with ELR off, it only takes the broker out of the
+    # ISRs as a fence does ("handleBrokerShutdown"). The 4.0 release of KAFKA-18635 is taken from
+    # its merge date (2025-02) and the 4.x sources; it is not checked against a 4.0.0 tag (none in
+    # the mirror).
+    unclean_shutdown_detection: bool = _rule(
+        since="4.0",
+        ref="KIP-966 / KAFKA-15586, KAFKA-18106, KAFKA-18635",
+        doc="with ELR on, a broker that restarts without a matching clean-shutdown epoch leaves "
+        "every ISR and ELR at registration",
+    )
+    # KAFKA-14392 (#12856, 3.4.0; back-ported to 3.3.2, which the 3.3 profile does not model):
+    # BrokerServer builds the broker's "heartbeat" NodeToControllerChannelManager with
+    # retryTimeoutMs = broker.session.timeout.ms / 2, and NodeToControllerChannelManagerImpl caps
+    # the NetworkClient's request timeout at it (min(controller.socket.timeout.ms, retry)). Before
+    # (BrokerToControllerChannelManager @3.3.0): retry timeout broker.session.timeout.ms, request
+    # timeout controller.socket.timeout.ms (30 s), so a heartbeat lost to a partition held the
+    # next one back for 30 s, past the session timeout and any controller failover.
+    broker_heartbeat_timeout_half_session: bool = _rule(
+        since="3.4",
+        ref="KAFKA-14392 (BrokerServer: brokerSessionTimeoutMs / 2)",
+        doc="a KRaft broker's heartbeat or registration RPC times out after "
+        "broker.session.timeout.ms / 2 (before: controller.socket.timeout.ms)",
+    )
+    # KAFKA-19432 (#20046, merged after 2025-08-21, i.e. after the 4.1 branch): KafkaConfig logs
+    # an ERROR when broker.heartbeat.interval.ms is more than half of broker.session.timeout.ms;
+    # the broker still starts. 4.2 is inferred from the merge date (not checked against a tag).
+    broker_heartbeat_interval_checked: bool = _rule(
+        since="4.2",
+        ref="KAFKA-19432 (KafkaConfig.validateValues)",
+        doc="the broker logs an error if broker.heartbeat.interval.ms > "
+        "broker.session.timeout.ms / 2",
+    )
+    # KIP-1023 / KAFKA-17302 (#21153, merged 2025-12): with tiered storage, an empty follower
+    # starts replicating from the leader's last tiered offset instead of its local log start.
+    # 4.3 comes from the fact sheet (§7c) and the merge date; not checked against a tag. Tiered
+    # storage is not modelled by the simulator.
+    follower_fetch_from_last_tiered_offset: bool = _rule(
+        since="4.3",
+        ref="KIP-1023 / KAFKA-17302 (release unverified)",
+        doc="tiered storage: an empty follower fetches from the leader's last tiered offset",
+    )
+
+
+_RULE_FIELDS: tuple[dataclasses.Field[Any], ...] = tuple(
+    f for f in dataclasses.fields(Rules) if f.name != "version"
+)
+
+
+def rule_names() -> tuple[str, ...]:
+    """Names of all rules, in declaration (roughly chronological) order."""
+    return tuple(f.name for f in _RULE_FIELDS)
+
+
+def _rule_value(f: dataclasses.Field[Any], version: str) -> bool:
+    since = f.metadata["since"]
+    until = f.metadata["until"]
+    on = since is None or version_at_least(version, since)
+    if until is not None and version_at_least(version, until):
+        on = False
+    return on
+
+
+def rules_for(version: str = DEFAULT_VERSION, overrides: dict[str, bool] | None = None) -> Rules:
+    """Rules of the profile for ``version``, with optional per-rule ``overrides`` (name -> bool)."""
+    profile = normalize_version(version)
+    values: dict[str, Any] = {"version": profile}
+    for f in _RULE_FIELDS:
+        values[f.name] = _rule_value(f, profile)
+    if overrides:
+        names = rule_names()
+        for name, value in overrides.items():
+            if name not in names:
+                hint = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+                suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
+                raise RuleError(
+                    f"Unknown rule '{name}'.{suggestion} Known rules: {', '.join(names)}"
+                )
+            if not isinstance(value, bool):
+                raise RuleError(
+                    f"Rule '{name}' must be True or False, got {value!r} ({type(value).__name__})"
+                )
+            values[name] = value
+    return Rules(**values)
+
+
+def _rule_history(f: dataclasses.Field[Any]) -> str:
+    since, until = f.metadata["since"], f.metadata["until"]
+    if since and until:
+        return f"{since} until {until}"
+    if since:
+        return f"since {since}"
+    return f"until {until}"
+
+
+def describe_rules(version: str = DEFAULT_VERSION) -> list[str]:
+    """A human-readable summary of a profile's rules and how they differ from the default
+    (``kafkasim.settings.config.describe_profile`` adds the config defaults)."""
+    profile = normalize_version(version)
+    rules = rules_for(profile)
+    default_rules = rules_for(DEFAULT_VERSION)
+    lines = [f"Kafka {profile} profile (requested {version!r})"]
+    if profile == DEFAULT_VERSION:
+        lines.append("This is the default profile.")
+    else:
+        changed = [
+            f for f in _RULE_FIELDS if getattr(rules, f.name) != getattr(default_rules, f.name)
+        ]
+        lines.append(
+            f"Differs from the default profile {DEFAULT_VERSION} in {len(changed)} rule(s):"
+        )
+        for f in changed:
+            state = "on " if getattr(rules, f.name) else "off"
+            lines.append(f"  {state} {f.name}: {f.metadata['doc']} ({f.metadata['ref']})")
+    lines.append("All rules:")
+    for f in _RULE_FIELDS:
+        mark = "x" if getattr(rules, f.name) else " "
+        lines.append(
+            f"  [{mark}] {f.name} ({_rule_history(f)}; {f.metadata['ref']}): {f.metadata['doc']}"
+        )
+    return lines
