@@ -18,11 +18,11 @@ from typing import Any
 from kafkasim import events as ev
 from kafkasim import limits
 from kafkasim import scenario_schema as schema
-from kafkasim.check import attach, classify_losses
 from kafkasim.cluster import Cluster, ClusterError, invalid_topic_reason
 from kafkasim.config import ConfigError
 from kafkasim.engine import EventLimitExceeded
 from kafkasim.network import MessageFilter
+from kafkasim.observe.checks import attach, classify_losses
 from kafkasim.protocol.match import MatchError
 from kafkasim.versions import VersionError
 from kafkasim.workload import RateWorkload
@@ -368,11 +368,11 @@ class Scenario:
 
     def run(self, seed: int | None = None, check=None,
             max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> ScenarioRun:
-        """Build and execute. ``check``: a ``kafkasim.check`` checker (or suite) run after every
-        event, True for a collecting suite of every invariant, None for the scenario's own
-        top-level ``check = true|false`` (default false). ``max_events``: the engine's event
-        budget (kafkasim.limits.DEFAULT_MAX_EVENTS; None: unlimited); past it the run stops
-        with a ScenarioError naming the limit."""
+        """Build and execute. ``check``: a ``kafkasim.observe.checks`` checker (or suite) run
+        after every event, True for a collecting suite of every invariant, None for the
+        scenario's own top-level ``check = true|false`` (default false). ``max_events``: the
+        engine's event budget (kafkasim.limits.DEFAULT_MAX_EVENTS; None: unlimited); past it
+        the run stops with a ScenarioError naming the limit."""
         cluster = self.build(seed, max_events)
         run = ScenarioRun(self, cluster, check=self.data.get("check", False)
                           if check is None else check)
@@ -389,7 +389,8 @@ class ScenarioRun:
     def __init__(self, scenario: Scenario, cluster: Cluster, check=None) -> None:
         self.scenario = scenario
         self.cluster = cluster
-        self.check = None   # invariant checkers run after every event (kafkasim.check.attach)
+        # invariant checkers run after every event (kafkasim.observe.checks.attach)
+        self.check = None
         if check is not None and check is not False:
             self.check = attach(cluster, None if check is True else check)
         self.producers: dict[str, Any] = {}

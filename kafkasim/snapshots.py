@@ -40,10 +40,10 @@ from contextvars import ContextVar
 from itertools import islice
 from typing import NamedTuple
 
-from kafkasim.check import Ghost
 from kafkasim.clients.producer import PENDING, ProduceResults
 from kafkasim.cluster import RecordRegistry
 from kafkasim.metrics import MetricsRecorder
+from kafkasim.observe.checks import Ghost
 from kafkasim.protocol.kraft.raft import KafkaRaftClient, RaftLog
 from kafkasim.storage.log import Log
 from kafkasim.trace import Trace

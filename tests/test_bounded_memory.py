@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.check import make_suite
 from kafkasim.cluster import Cluster
 from kafkasim.history import History
+from kafkasim.observe.checks import make_suite
 from kafkasim.workload import RateWorkload
 
 

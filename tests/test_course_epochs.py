@@ -9,7 +9,6 @@ keep both safe (EpochDrivenReplicationProtocolAcceptanceTest's cases).
 
 from __future__ import annotations
 
-from kafkasim.check import attach
 from kafkasim.cluster import Cluster
 from kafkasim.course.epochs import (
     check_divergence,
@@ -20,6 +19,7 @@ from kafkasim.course.epochs import (
     truncations,
     verdict,
 )
+from kafkasim.observe.checks import attach
 
 
 def scenario1_faults(c, p):

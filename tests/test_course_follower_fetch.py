@@ -9,9 +9,9 @@ FetchIsolation.HIGH_WATERMARK)."""
 
 from __future__ import annotations
 
-from kafkasim.check import attach, make_suite
 from kafkasim.cluster import Cluster
 from kafkasim.course import follower_fetch as ff
+from kafkasim.observe.checks import attach, make_suite
 
 
 def _cluster(racks, config=ff.SELECTOR, late=True):

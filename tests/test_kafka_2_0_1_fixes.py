@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.check import check_all
 from kafkasim.cluster import Cluster
+from kafkasim.observe.checks import check_all
 from kafkasim.protocol.fetcher import become_follower_needed
 from kafkasim.versions import rules_for
 

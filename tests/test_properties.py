@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from kafkasim.check import InvariantViolation, make_suite
 from kafkasim.cluster import Cluster
 from kafkasim.config import ConfigError
+from kafkasim.observe.checks import InvariantViolation, make_suite
 from kafkasim.versions import version_at_least
 from kafkasim.workload import RateWorkload
 

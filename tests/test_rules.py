@@ -7,8 +7,8 @@ import inspect
 
 import pytest
 
-from kafkasim.check import attach
 from kafkasim.cluster import Cluster, ClusterError
+from kafkasim.observe.checks import attach
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import rules
 from kafkasim.protocol.rules import (

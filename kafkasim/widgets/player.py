@@ -24,10 +24,10 @@ import html
 from collections import OrderedDict
 
 from kafkasim import snapshots, viz
-from kafkasim.check import Violation, make_suite
 from kafkasim.clients.consumer import Consumer
 from kafkasim.cluster import Cluster, ClusterError
 from kafkasim.history import History
+from kafkasim.observe.checks import Violation, make_suite
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
 from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, tr, widget_bundle
@@ -96,7 +96,7 @@ class Player:
     hundredth of it): a seek replays at most that much.
     ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
     story, at least 100 ms). ``checks``: True (every registered invariant
-    of ``kafkasim.check``), a list of check names, or False.
+    of ``kafkasim.observe.checks``), a list of check names, or False.
     In the widget, clicking a broker's tile crashes or restarts it (``toggle_broker``).
     """
 

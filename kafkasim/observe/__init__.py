@@ -1,0 +1,1 @@
+"""Observation: invariant checkers, history, snapshots, describe, metrics."""
