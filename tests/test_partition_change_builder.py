@@ -17,10 +17,10 @@ The record version is checked through ``record_version()``."""
 
 import pytest
 
+from kafkasim.protocol.javautil import JavaIntHashSet
 from kafkasim.protocol.kraft.metadata_version import MetadataVersion
 from kafkasim.protocol.kraft.partition_change import (
     Election,
-    JavaIntHashSet,
     PartitionChangeBuilder,
     change_record_is_no_op,
 )
