@@ -12,7 +12,8 @@ recorded by ``Player(..., every_ms=1000)`` (a snapshot per simulated second).
   Reported as the median over steps, the median of the steps that did change the figure, and a
   full redraw forced after every step (figure + PNG). Target: < 100 ms (median).
 * Checks: the first invariant violation is searched on a second copy of the run with every
-  check of ``kafkasim.check`` after every event; the time to check the whole 60 s is reported.
+  check of ``kafkasim.observe.checks`` after every event; the time to check the whole 60 s is
+  reported.
 
 Each figure is wall time (what a learner waits) and CPU time of this process (steadier on a
 shared machine); the load average at the start is reported with them.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.check import make_suite
+from kafkasim.observe.checks import make_suite
 from kafkasim.observe.history import History
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload

@@ -1,5 +1,5 @@
-"""Tests for kafkasim.check: every checker stays silent on healthy runs and catches a corrupted
-state, and violations carry what is needed to reproduce them (seed, time, event, ids)."""
+"""Tests for kafkasim.observe.checks: every checker stays silent on healthy runs and catches a
+corrupted state, and violations carry what is needed to reproduce them (seed, time, event, ids)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,16 @@ import json
 
 import pytest
 
-from kafkasim import check as kcheck
-from kafkasim.check import (
+from kafkasim.control.zookeeper import partition_state_json, partition_state_path
+from kafkasim.core.events import (
+    BecomeFollower,
+    Heal,
+    LeaderElection,
+    PartitionOffline,
+    Truncate,
+)
+from kafkasim.observe import checks as kcheck
+from kafkasim.observe.checks import (
     CHECKS,
     Checker,
     CheckSuite,
@@ -23,14 +31,6 @@ from kafkasim.check import (
     check_all,
     make_suite,
     run_checked,
-)
-from kafkasim.control.zookeeper import partition_state_json, partition_state_path
-from kafkasim.core.events import (
-    BecomeFollower,
-    Heal,
-    LeaderElection,
-    PartitionOffline,
-    Truncate,
 )
 from kafkasim.runtime.clients.consumer import ConsumerRecord
 from kafkasim.runtime.cluster import Cluster
@@ -660,7 +660,7 @@ def test_log_matching_ignores_a_follower_whose_hw_is_not_current():
 
 
 def test_the_unclean_rule_ignores_the_offline_row_of_unclean_election_disabled():
-    hit = kcheck._unclean_election_rule
+    hit = kcheck.ghost._unclean_election_rule
     t, n = ("t", 0), "controller"
     unclean = LeaderElection("offline", True, 1, 2, (2,), 2)
     assert str(unclean) == "UNCLEAN offline election: leader 1 -> 2, ISR [2], epoch 2"

@@ -9,7 +9,6 @@ keep both safe (EpochDrivenReplicationProtocolAcceptanceTest's cases).
 
 from __future__ import annotations
 
-from kafkasim.check import attach
 from kafkasim.course.epochs import (
     check_divergence,
     check_end_offset,
@@ -19,6 +18,7 @@ from kafkasim.course.epochs import (
     truncations,
     verdict,
 )
+from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
 
 

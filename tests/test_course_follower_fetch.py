@@ -9,8 +9,8 @@ FetchIsolation.HIGH_WATERMARK)."""
 
 from __future__ import annotations
 
-from kafkasim.check import attach, make_suite
 from kafkasim.course import follower_fetch as ff
+from kafkasim.observe.checks import attach, make_suite
 from kafkasim.runtime.cluster import Cluster
 
 

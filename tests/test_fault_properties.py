@@ -16,12 +16,12 @@ the Kafka 3.7 profile -- must show ZERO invariant violations and lose no acknowl
 Per schedule (``SCHEDULES``, 7000 by default; with the KRaft ones over 10,000 per run, issue 17),
 what is checked:
 
-- every registered invariant of ``kafkasim.check`` (NoAckedLoss, LogMatching, ConsistentRead,
-  StrongIsr, WeakIsr, LeaderCandidateCompleteness, ValidHighWatermark, MonotoneTrueHw, ...)
-  after every simulated event (``attach``), from topic creation to the end, for the first
-  ``EVENT_CHECKED`` schedules (1000 by default; ``KAFKASIM_FAULT_EVENT_CHECKED`` changes it: the
-  others are checked at the end only, by a suite that replays the trace, about 2.3 times
-  cheaper);
+- every registered invariant of ``kafkasim.observe.checks`` (NoAckedLoss, LogMatching,
+  ConsistentRead, StrongIsr, WeakIsr, LeaderCandidateCompleteness, ValidHighWatermark,
+  MonotoneTrueHw, ...) after every simulated event (``attach``), from topic creation to the
+  end, for the first ``EVENT_CHECKED`` schedules (1000 by default;
+  ``KAFKASIM_FAULT_EVENT_CHECKED`` changes it: the others are checked at the end only, by a
+  suite that replays the trace, about 2.3 times cheaper);
 - a crashed broker cannot start again while its old ZooKeeper session lives (Kafka 0.9+:
   NodeExists on /brokers/ids/<id>); the driver then starts it again once that session expired;
 - at the end -- after healing the network, starting every stopped broker, running until settled
@@ -78,7 +78,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kafkasim.check import attach, classify_losses, make_suite
+from kafkasim.observe.checks import attach, classify_losses, make_suite
 from kafkasim.runtime.cluster import BrokerStartupError, Cluster
 from kafkasim.runtime.engine import SimulationError
 from kafkasim.runtime.workload import RateWorkload

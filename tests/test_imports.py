@@ -110,8 +110,6 @@ def _layer(module: str) -> int | None:
     parts = module.split(".")
     if len(parts) == 1:
         return None
-    if parts[1] == "check":   # being split into kafkasim.observe.checks
-        return LAYERS.index("observe")
     assert parts[1] in LAYERS, f"{module} is in no layer: put it in one of {LAYERS}"
     return LAYERS.index(parts[1])
 

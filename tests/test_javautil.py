@@ -1,4 +1,5 @@
-"""java.util.Random, Collections.shuffle and Java's number parsing, bit for bit.
+"""java.util.Random, Collections.shuffle, Java's number parsing, String.hashCode and the
+iteration orders of HashMap and Hashtable, bit for bit.
 
 Reference numbers were printed by a Java 17 program (``new Random(seed).nextLong()`` etc.,
 ``Integer.parseInt``, ``Pattern.compile("\\s+").split``); the LCG tests below also recompute the
@@ -14,9 +15,14 @@ import pytest
 from kafkasim.settings.javautil import (
     JavaRandom,
     collections_shuffle,
+    java_hashmap_iteration_order,
+    java_hashtable_iteration_order,
     java_parse_int,
     java_parse_long,
     java_split_whitespaces,
+    java_string_hash,
+    to_int32,
+    utils_abs,
 )
 
 
@@ -140,3 +146,48 @@ def test_parse_long_range():
 ])
 def test_split_whitespaces_matches_java_pattern_split(line, parts):
     assert java_split_whitespaces(line) == parts
+
+
+# -- String.hashCode, int arithmetic, HashMap / Hashtable iteration (printed by Java 17) ---------
+def test_string_hash_code_matches_java():
+    assert java_string_hash("") == 0
+    assert java_string_hash("a") == 97
+    assert java_string_hash("hello") == 99162322
+
+
+def test_int_overflow_and_utils_abs():
+    assert to_int32(2**31) == -(2**31)
+    assert to_int32(2**32 + 5) == 5
+    assert utils_abs(-(2**31)) == 0         # Math.abs(MIN_VALUE) overflows: Utils.abs gives 0
+    assert utils_abs(-7) == 7
+
+
+_KEYS = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "Aa", "BB",
+         "zz", "min.insync.replicas", "segment.bytes"]
+
+
+@pytest.mark.parametrize(("keys", "java"), [
+    # new Hashtable<>(), put in this order, Collections.list(t.keys()), Java 17
+    ([f"k{i}" for i in range(12)],            # the ninth put rehashes 11 -> 23 buckets
+     [f"k{i}" for i in range(11, -1, -1)]),
+    (["min.insync.replicas", "segment.bytes", "cleanup.policy", "retention.ms",
+      "unclean.leader.election.enable"],
+     ["segment.bytes", "retention.ms", "unclean.leader.election.enable", "cleanup.policy",
+      "min.insync.replicas"]),
+    (list("abcdefghijklmnopqrst"), list("tsrqponmlkjihgfedcba")),
+])
+def test_hashtable_iteration_order_matches_java(keys, java):
+    assert java_hashtable_iteration_order(keys, java_string_hash) == java
+
+
+@pytest.mark.parametrize(("capacity", "java"), [
+    # new HashMap<>(capacity), put _KEYS in order, keySet(), Java 17
+    (1, ["Aa", "BB", "zz", "k0", "k1", "k2", "k3", "k4", "k5", "k11", "min.insync.replicas",
+         "k6", "k10", "k7", "k8", "k9", "segment.bytes"]),
+    (3, ["Aa", "BB", "zz", "k0", "k1", "k2", "k3", "k4", "k5", "k11", "min.insync.replicas",
+         "k6", "k10", "k7", "k8", "k9", "segment.bytes"]),
+    (64, ["Aa", "BB", "zz", "k11", "min.insync.replicas", "k10", "segment.bytes", "k0", "k1",
+          "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"]),
+])
+def test_hashmap_with_an_initial_capacity_iterates_like_java(capacity, java):
+    assert java_hashmap_iteration_order(_KEYS, java_string_hash, capacity) == java

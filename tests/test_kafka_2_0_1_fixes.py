@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.check import check_all
 from kafkasim.core.fetcher import become_follower_needed
+from kafkasim.observe.checks import check_all
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.versions import rules_for
 

@@ -1,4 +1,4 @@
-"""The KRaft checkers of kafkasim.check (issue 12): ElrCompleteness, LeaderFromIsrOrElr,
+"""The KRaft checkers of kafkasim.observe.checks (issue 12): ElrCompleteness, LeaderFromIsrOrElr,
 RaftSafety -- each silent on a correct run and firing on a deliberately broken rule or a
 hand-edited state -- and the existing checkers reading the committed metadata image."""
 
@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from kafkasim.check import CHECKS, attach, make_suite
 from kafkasim.control.kraft.partition_change import PartitionChangeBuilder
+from kafkasim.observe.checks import CHECKS, attach, make_suite
 from kafkasim.runtime.cluster import Cluster
 
 KRAFT_CHECKS = ["ElrCompleteness", "LeaderFromIsrOrElr", "RaftSafety"]

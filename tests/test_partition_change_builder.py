@@ -20,7 +20,6 @@ import pytest
 from kafkasim.control.kraft.metadata_version import MetadataVersion
 from kafkasim.control.kraft.partition_change import (
     Election,
-    JavaIntHashSet,
     PartitionChangeBuilder,
     change_record_is_no_op,
 )
@@ -31,6 +30,7 @@ from kafkasim.control.kraft.records import (
     PartitionChangeRecord,
     PartitionRegistration,
 )
+from kafkasim.settings.javautil import JavaIntHashSet
 
 RECOVERED = LeaderRecoveryState.RECOVERED
 RECOVERING = LeaderRecoveryState.RECOVERING

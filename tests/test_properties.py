@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from kafkasim.check import InvariantViolation, make_suite
+from kafkasim.observe.checks import InvariantViolation, make_suite
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.settings.config import ConfigError

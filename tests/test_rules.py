@@ -7,7 +7,6 @@ import inspect
 
 import pytest
 
-from kafkasim.check import attach
 from kafkasim.core import errors as E
 from kafkasim.core import rules
 from kafkasim.core.rules import (
@@ -16,6 +15,7 @@ from kafkasim.core.rules import (
     UNDEFINED_EPOCH_OFFSET,
     ReplicaState,
 )
+from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.scenarios.scenario import lost_acked
 

@@ -34,7 +34,7 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from kafkasim.settings.javautil import java_string_hash
+from kafkasim.settings.javautil import java_string_hash, to_int32, utils_abs
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import FetcherContext
@@ -50,11 +50,7 @@ _new = object.__new__   # a slotted message whose fields the caller sets (see _f
 
 def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
     """AbstractFetcherManager.getFetcherId, with Java's int overflow and Utils.abs."""
-    h = (31 * java_string_hash(topic) + partition) & 0xFFFFFFFF
-    if h & 0x80000000:
-        h -= 1 << 32
-    h = 0 if h == -(1 << 31) else abs(h)
-    return h % num_fetchers
+    return utils_abs(to_int32(31 * java_string_hash(topic) + partition)) % num_fetchers
 
 
 def become_follower_needed(rules, old_epoch: int, new_epoch: int) -> bool:

@@ -184,7 +184,7 @@ def exercise_cluster(acks: str, min_isr: int):
 
 def run_exercise(faults: Callable[[Cluster], None], acks: str, min_isr: int):
     """Build the exercise cluster, attach every checker, run ``faults(c)`` then 20 s more."""
-    from kafkasim.check import attach
+    from kafkasim.observe.checks import attach
 
     c, p = exercise_cluster(acks, min_isr)
     suite = attach(c)

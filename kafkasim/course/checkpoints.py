@@ -11,10 +11,10 @@ from ``recovery-point-offset-checkpoint`` (LogManager, every log.flush.offset.ch
 
 from __future__ import annotations
 
-from kafkasim.check import attach
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
 
 SEED = 10

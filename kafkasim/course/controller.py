@@ -245,14 +245,14 @@ def first_live_replica(assignment, isr, live, unclean_enabled):
 
 
 def _run_faults(faults, swap: bool) -> list[str]:
-    from kafkasim import check
+    from kafkasim.observe.checks import attach
     from kafkasim.runtime.cluster import Cluster
 
     c = Cluster(brokers=3, seed=SEED, kafka_version="3.7")
     c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})
     if swap:
         c.swap_rule("offline_partition_leader_election", first_live_replica)
-    checker = check.attach(c)
+    checker = attach(c)
     faults(c)
     c.run(1000)
     return [f"{v.invariant} at t={v.time_ms} ms: {v.message}" for v in checker.violations]

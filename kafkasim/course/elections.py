@@ -133,8 +133,8 @@ def acked_history(c: Cluster, producer, topic: str = TOPIC, partition: int = 0) 
 
 
 def verdict(checker) -> Text:
-    """The checkers' verdict on a run (a suite from ``kafkasim.check.attach``): violations, and
-    losses the configuration allows (with the reason), counted per invariant."""
+    """The checkers' verdict on a run (a suite from ``kafkasim.observe.checks.attach``):
+    violations, and losses the configuration allows (with the reason), counted per invariant."""
     lines = []
     bad = Counter(v.invariant for v in checker.violations)
     for name, n in sorted(bad.items()):
@@ -170,7 +170,7 @@ def exercise_cluster(kafka_version: str):
 
 def run_exercise(faults: Callable[[Cluster], None], kafka_version: str):
     """Build the exercise cluster, attach every checker, run ``faults(c)`` then 30 s more."""
-    from kafkasim.check import attach
+    from kafkasim.observe.checks import attach
 
     c, p = exercise_cluster(kafka_version)
     suite = attach(c)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from kafkasim.check import attach
 from kafkasim.core import rules
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
 
 SEED = 9

@@ -100,7 +100,8 @@ def placement_view(layout: str = "3 racks x 2", placer: str = "KRaft striped",
 
 
 def checker_verdict(suite) -> str:
-    """The invariants a ``kafkasim.check.attach`` suite found violated, or that none was."""
+    """The invariants a ``kafkasim.observe.checks.attach`` suite found violated, or that none
+    was."""
     bad = sorted({v.invariant for v in suite.violations})
     if bad:
         return tr("VIOLATED {names}", names=", ".join(bad))

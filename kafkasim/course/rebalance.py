@@ -163,7 +163,7 @@ def restore_cluster():
 def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
     """Exercise: ``fix(c)`` must bring every partition back to its preferred leader within 30 s
     of simulated time, with every checker attached and no violation."""
-    from kafkasim.check import attach
+    from kafkasim.observe.checks import attach
 
     if (m := _missing(fix)) is not None:
         return m

@@ -124,8 +124,8 @@ which some partition had no leader: "Leader: none") and ``unavailable_ms`` (no *
 also the time before a dead leader is noticed and replaced); latency percentiles (nearest rank,
 ms) ``ack_p50_ms`` / ``ack_p99_ms`` (send to acknowledgement) and ``hw_p50_ms`` / ``hw_p99_ms``
 (send until the high watermark passed the record); ``first_violation`` /
-``first_violation_ms`` (the first invariant of ``kafkasim.check`` violated, and when; None if
-none), ``violations``, ``allowed_violations``, ``check_error``; ``expectations_failed``
+``first_violation_ms`` (the first invariant of ``kafkasim.observe.checks`` violated, and when;
+None if none), ``violations``, ``allowed_violations``, ``check_error``; ``expectations_failed``
 (scenario ``expect`` steps that failed); ``trace_digest``; ``spec`` (the run's full spec as JSON).
 """
 

@@ -308,7 +308,7 @@ class _CheckListener:
 def _install_checks(c, state: dict):
     """Run every registered invariant check after every event; returns the suite (or None)."""
     try:
-        from kafkasim.check import make_suite
+        from kafkasim.observe.checks import make_suite
     except ImportError as exc:
         state["error"] = f"invariant checks unavailable: {exc}"
         return None

@@ -1,1 +1,1 @@
-"""Observation: the invariant checkers, history (time travel over recorded snapshots), snapshots."""
+"""Observation: invariant checkers, history, snapshots, describe, metrics."""

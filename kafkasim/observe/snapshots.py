@@ -40,9 +40,9 @@ from contextvars import ContextVar
 from itertools import islice
 from typing import NamedTuple
 
-from kafkasim.check import Ghost
 from kafkasim.control.kraft.raft import KafkaRaftClient, RaftLog
 from kafkasim.core.log import Log
+from kafkasim.observe.checks import Ghost
 from kafkasim.runtime.clients.producer import PENDING, ProduceResults
 from kafkasim.runtime.cluster import RecordRegistry
 from kafkasim.runtime.metrics import MetricsRecorder

@@ -1624,7 +1624,7 @@ class Cluster(StateViews):
         """Make every partition of this cluster use ``fn`` for Kafka's rule ``name`` (one of
         ``kafkasim.core.rules.RULES``, same signature as Kafka's function there); ``fn=None``
         puts Kafka's own rule back. Returns the rule that was in place. The checkers
-        (``kafkasim.check.attach``) show what a different rule breaks."""
+        (``kafkasim.observe.checks.attach``) show what a different rule breaks."""
         if name not in RULES:
             near = difflib.get_close_matches(name, RULES, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkasim.check import attach, classify_losses
 from kafkasim.core import events as ev
 from kafkasim.core.match import MatchError
+from kafkasim.observe.checks import attach, classify_losses
 from kafkasim.runtime.cluster import Cluster, ClusterError, invalid_topic_reason
 from kafkasim.runtime.engine import EventLimitExceeded
 from kafkasim.runtime.network import MessageFilter
@@ -369,11 +369,12 @@ class Scenario:
 
     def run(self, seed: int | None = None, check=None,
             max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> ScenarioRun:
-        """Build and execute. ``check``: a ``kafkasim.check`` checker (or suite) run after every
-        event, True for a collecting suite of every invariant, None for the scenario's own
-        top-level ``check = true|false`` (default false). ``max_events``: the engine's event
-        budget (kafkasim.settings.limits.DEFAULT_MAX_EVENTS; None: unlimited); past it the run stops
-        with a ScenarioError naming the limit."""
+        """Build and execute. ``check``: a ``kafkasim.observe.checks`` checker (or suite) run
+        after every event, True for a collecting suite of every invariant, None for the
+        scenario's own top-level ``check = true|false`` (default false). ``max_events``: the
+        engine's event budget (kafkasim.settings.limits.DEFAULT_MAX_EVENTS; None: unlimited); past
+        it
+        the run stops with a ScenarioError naming the limit."""
         cluster = self.build(seed, max_events)
         run = ScenarioRun(self, cluster, check=self.data.get("check", False)
                           if check is None else check)
@@ -390,7 +391,8 @@ class ScenarioRun:
     def __init__(self, scenario: Scenario, cluster: Cluster, check=None) -> None:
         self.scenario = scenario
         self.cluster = cluster
-        self.check = None   # invariant checkers run after every event (kafkasim.check.attach)
+        # invariant checkers run after every event (kafkasim.observe.checks.attach)
+        self.check = None
         if check is not None and check is not False:
             self.check = attach(cluster, None if check is True else check)
         self.producers: dict[str, Any] = {}

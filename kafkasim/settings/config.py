@@ -28,6 +28,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkasim.settings.javautil import (
+    java_hashmap_iteration_order,
+    java_hashmap_spread,
+    java_hashtable_iteration_order,
+    java_string_hash,
+    to_int32,
+)
 from kafkasim.settings.modes import KRAFT, ZOOKEEPER, metadata_mode_for
 from kafkasim.settings.versions import (
     DEFAULT_VERSION,
@@ -1307,50 +1314,17 @@ def topic_config(
     return out
 
 
-def _java_string_hash(text: str) -> int:
-    """java.lang.String.hashCode as a signed 32-bit int (UTF-16 code units)."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def _hashmap_order(names: list[str], capacity: int = 64) -> list[str]:
-    """Iteration order of a java.util.HashMap holding ``names`` (table size ``capacity``).
+    """Iteration order of the java.util.HashMap inside admin ``Config`` (``capacity`` buckets).
 
-    Ties inside a bucket follow the order the broker sent them, which comes from a Scala 2.13
+    The names are put in the order the broker sent them, which comes from a Scala 2.13
     mutable.HashMap (ordered by spread hash inside a bucket); we use that, then the name.
     """
 
-    def key(name: str) -> tuple[int, int, str]:
-        h = _java_string_hash(name) & 0xFFFFFFFF
-        spread = h ^ (h >> 16)
-        signed = spread - (1 << 32) if spread & 0x80000000 else spread
-        return (spread & (capacity - 1), signed, name)
+    def sent(name: str) -> tuple[int, str]:
+        return to_int32(java_hashmap_spread(java_string_hash(name))), name
 
-    return sorted(names, key=key)
-
-
-def _hashtable_order(names: list[str]) -> list[str]:
-    """Iteration order of a Java 8 java.util.Properties (Hashtable) after putting ``names``."""
-    capacity, threshold = 11, 8
-    table: list[list[tuple[int, str]]] = [[] for _ in range(capacity)]
-    count = 0
-    for name in names:
-        h = _java_string_hash(name)
-        if count >= threshold:  # Hashtable.addEntry -> rehash: capacity * 2 + 1
-            new_capacity = capacity * 2 + 1
-            new_table: list[list[tuple[int, str]]] = [[] for _ in range(new_capacity)]
-            for i in range(capacity - 1, -1, -1):
-                for entry in table[i]:
-                    new_table[(entry[0] & 0x7FFFFFFF) % new_capacity].insert(0, entry)
-            table, capacity = new_table, new_capacity
-            threshold = int(capacity * 0.75)
-        table[(h & 0x7FFFFFFF) % capacity].insert(0, (h, name))
-        count += 1
-    # Hashtable's Enumerator walks the buckets from the last to the first.
-    return [name for bucket in reversed(table) for _, name in bucket]
+    return java_hashmap_iteration_order(sorted(names, key=sent), java_string_hash, capacity)
 
 
 def describe_configs(
@@ -1383,7 +1357,7 @@ def describe_configs(
         ]
         ordered = _hashmap_order(names)
     else:  # ZooKeeper path: only the topic's own overrides
-        ordered = _hashtable_order(list(topic_explicit))
+        ordered = java_hashtable_iteration_order(list(topic_explicit), java_string_hash)
     return [f"{name}={_java_str(effective[name])}" for name in ordered]
 
 

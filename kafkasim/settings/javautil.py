@@ -2,20 +2,24 @@
 
 ``java.util.Random`` (48-bit LCG) drives replica placement; ``String.hashCode`` picks a partition's
 fetcher thread; ``murmur2`` is the producer's key partitioner; ``Integer.parseInt`` /
-``Long.parseLong`` and ``Pattern.compile("\\s+").split`` are how Kafka reads checkpoint files.
-Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
+``Long.parseLong`` and ``Pattern.compile("\\s+").split`` are how Kafka reads checkpoint files;
+``java.util.HashMap`` / ``HashSet`` and ``Hashtable`` iteration orders show in what Kafka prints
+and writes (describe output, ConfigRecords, the ELR, the placer's Random draws). Each lives here
+once. Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 _MULT = 0x5DEECE66D
 _MASK48 = (1 << 48) - 1
 
 
-def _to_int32(v: int) -> int:
+def to_int32(v: int) -> int:
+    """Java's ``(int)`` narrowing: the low 32 bits of ``v`` as a signed int (int overflow)."""
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v & 0x80000000 else v
 
@@ -26,7 +30,12 @@ def java_string_hash(s: str) -> int:
     data = s.encode("utf-16-be")
     for i in range(0, len(data), 2):
         h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return _to_int32(h)
+    return to_int32(h)
+
+
+def integer_hash_code(value: int) -> int:
+    """``Integer.hashCode``: the value itself (a module function, so maps holding it pickle)."""
+    return value
 
 
 class JavaRandom:
@@ -39,7 +48,7 @@ class JavaRandom:
 
     def _next(self, bits: int) -> int:
         self._seed = (self._seed * _MULT + 0xB) & _MASK48
-        return _to_int32(self._seed >> (48 - bits))
+        return to_int32(self._seed >> (48 - bits))
 
     def next_int(self, bound: int | None = None) -> int:
         """``nextInt()`` (32 random bits) or ``nextInt(bound)`` (uniform in [0, bound))."""
@@ -48,7 +57,7 @@ class JavaRandom:
         if bound <= 0:
             raise ValueError("bound must be positive")
         if bound & (-bound) == bound:  # power of two
-            return _to_int32((bound * self._next(31)) >> 31)
+            return to_int32((bound * self._next(31)) >> 31)
         while True:
             r = self._next(31)
             v = r % bound
@@ -162,12 +171,18 @@ def murmur2(data: bytes) -> int:
     h ^= h >> 13
     h = (h * m) & 0xFFFFFFFF
     h ^= h >> 15
-    return _to_int32(h)
+    return to_int32(h)
 
 
 def to_positive(n: int) -> int:
     """Kafka's ``Utils.toPositive``: n & 0x7fffffff."""
     return n & 0x7FFFFFFF
+
+
+def utils_abs(n: int) -> int:
+    """Kafka's ``Utils.abs``: ``Math.abs`` of an int, except that ``Integer.MIN_VALUE`` (whose
+    absolute value overflows back to itself) gives 0."""
+    return 0 if n == -(1 << 31) else abs(n)
 
 
 def java_hashmap_spread(hash_code: int) -> int:
@@ -176,11 +191,20 @@ def java_hashmap_spread(hash_code: int) -> int:
     return h ^ (h >> 16)
 
 
+def table_size_for(cap: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1)."""
+    n = 1
+    while n < cap:
+        n <<= 1
+    return n
+
+
 class JavaHashMap:
-    """A map that iterates like ``java.util.HashMap`` (default constructor: capacity 16 on the
-    first put, load factor 0.75), for the few places where Kafka's behaviour follows a HashMap's
-    iteration order (e.g. the Random draws of StripedReplicaPlacer). ``hash_code(key)`` is the
-    key's Java ``hashCode``.
+    """A map that iterates like ``java.util.HashMap`` (load factor 0.75; the default constructor
+    allocates 16 buckets on the first put, ``HashMap(initialCapacity)``
+    ``tableSizeFor(initialCapacity)``), for the places where Kafka's behaviour follows a
+    HashMap's iteration order (e.g. the Random draws of StripedReplicaPlacer). ``hash_code(key)``
+    is the key's Java ``hashCode``.
 
     HashMap iterates its table bucket by bucket (bucket = ``hash(key) & (capacity - 1)``), each
     bucket's nodes in the order they were put (a new key is appended to its bucket; ``resize``
@@ -191,13 +215,14 @@ class JavaHashMap:
     at capacity >= 64) keeps put order here; Java's order there depends on
     ``System.identityHashCode`` for equal hashes, so it is not reproducible in Java either."""
 
-    __slots__ = ("_hash_code", "_entries", "_capacity", "_threshold")
+    __slots__ = ("_hash_code", "_entries", "_capacity", "_threshold", "_initial")
 
-    def __init__(self, hash_code) -> None:
+    def __init__(self, hash_code, initial_capacity: int | None = None) -> None:
         self._hash_code = hash_code
         self._entries: dict = {}          # key -> (spread hash, value), in put order
         self._capacity = 0                # the table is allocated on the first put
         self._threshold = 0
+        self._initial = 16 if initial_capacity is None else table_size_for(initial_capacity)
 
     def put(self, key, value):
         """``put``: replaces the value of a present key in place; returns the previous value."""
@@ -206,16 +231,24 @@ class JavaHashMap:
         self._entries[key] = (h, value)
         if old is not None:
             return old[1]
-        if self._capacity == 0:
-            self._capacity, self._threshold = 16, 12
+        if self._capacity == 0:   # resize(): the first table
+            self._capacity = self._initial
+            self._threshold = int(self._initial * 0.75)
         bucket = h & (self._capacity - 1)
         bin_count = sum(1 for k, (ph, _) in self._entries.items()
                         if ph & (self._capacity - 1) == bucket and k != key)
         if bin_count >= 8 and self._capacity < 64:   # putVal: binCount >= TREEIFY_THRESHOLD - 1
-            self._capacity, self._threshold = self._capacity * 2, self._threshold * 2
+            self._resize()
         if len(self._entries) > self._threshold:
-            self._capacity, self._threshold = self._capacity * 2, self._threshold * 2
+            self._resize()
         return None
+
+    def _resize(self) -> None:
+        """``resize``: double the table; the threshold doubles too, or is recomputed from the
+        load factor while the table is smaller than the default 16 buckets."""
+        old = self._capacity
+        self._capacity = old * 2
+        self._threshold = self._threshold * 2 if old >= 16 else int(self._capacity * 0.75)
 
     def remove(self, key):
         entry = self._entries.pop(key, None)
@@ -250,10 +283,63 @@ class JavaHashMap:
         return iter(self.keys())
 
 
-def java_hashmap_iteration_order(keys: list, hash_code) -> list:
-    """The order in which a new ``java.util.HashMap`` iterates ``keys`` (distinct, in the order
-    they were first put); see :class:`JavaHashMap`."""
-    m = JavaHashMap(hash_code)
+def java_hashmap_iteration_order(keys: list, hash_code,
+                                 initial_capacity: int | None = None) -> list:
+    """The order in which a new ``java.util.HashMap`` (``new HashMap<>()``, or
+    ``new HashMap<>(initial_capacity)``) iterates ``keys`` (distinct, in the order they were
+    first put); see :class:`JavaHashMap`."""
+    m = JavaHashMap(hash_code, initial_capacity)
     for key in keys:
         m.put(key, None)
     return m.keys()
+
+
+class JavaIntHashSet:
+    """Iteration order of ``java.util.HashSet<Integer>``: a :class:`JavaHashMap` of its elements
+    (``HashSet.add`` is ``map.put(e, PRESENT)``; ``new HashSet<>(c)`` sizes the map
+    ``max((int) (c.size() / .75f) + 1, 16)``). Kafka streams such sets into the ELR /
+    LastKnownElr lists, so their order is observable."""
+
+    __slots__ = ("_map",)
+
+    def __init__(self, initial: Iterable[int] = ()) -> None:
+        initial = list(initial)
+        self._map = JavaHashMap(integer_hash_code, max(int(len(initial) / 0.75) + 1, 16))
+        for x in initial:
+            self.add(x)
+
+    def add(self, x: int) -> None:
+        self._map.put(x, True)
+
+    def __contains__(self, x: int) -> bool:
+        return x in self._map
+
+    def __iter__(self):
+        return iter(self._map.keys())
+
+
+def java_hashtable_iteration_order(keys: list, hash_code) -> list:
+    """The order in which a new ``java.util.Hashtable`` (default constructor: 11 buckets, load
+    factor 0.75) enumerates ``keys`` (distinct, in the order they were put): Java 8's
+    ``java.util.Properties`` is such a Hashtable. ``put`` adds an entry at the head of bucket
+    ``(hash & 0x7FFFFFFF) % capacity``, and when the count has reached the threshold
+    (``addEntry``) first rehashes into capacity * 2 + 1 buckets, walking the old buckets from
+    the last, each chain from its head, onto the heads of the new ones; the Enumerator walks the
+    buckets from the last to the first."""
+    capacity, threshold = 11, 8
+    table: list[list[tuple[int, object]]] = [[] for _ in range(capacity)]
+    count = 0
+    for key in keys:
+        h = hash_code(key)
+        if count >= threshold:  # Hashtable.addEntry -> rehash: capacity * 2 + 1
+            new_capacity = capacity * 2 + 1
+            new_table: list[list[tuple[int, object]]] = [[] for _ in range(new_capacity)]
+            for i in range(capacity - 1, -1, -1):
+                for entry in table[i]:
+                    new_table[(entry[0] & 0x7FFFFFFF) % new_capacity].insert(0, entry)
+            table, capacity = new_table, new_capacity
+            threshold = int(capacity * 0.75)
+        table[(h & 0x7FFFFFFF) % capacity].insert(0, (h, key))
+        count += 1
+    # Hashtable's Enumerator walks the buckets from the last to the first.
+    return [key for bucket in reversed(table) for _, key in bucket]

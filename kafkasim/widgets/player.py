@@ -24,8 +24,8 @@ import html
 from collections import OrderedDict
 
 from kafkasim import viz
-from kafkasim.check import Violation, make_suite
 from kafkasim.observe import snapshots
+from kafkasim.observe.checks import Violation, make_suite
 from kafkasim.observe.history import History
 from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.cluster import Cluster, ClusterError
@@ -97,7 +97,7 @@ class Player:
     hundredth of it): a seek replays at most that much.
     ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
     story, at least 100 ms). ``checks``: True (every registered invariant
-    of ``kafkasim.check``), a list of check names, or False.
+    of ``kafkasim.observe.checks``), a list of check names, or False.
     In the widget, clicking a broker's tile crashes or restarts it (``toggle_broker``).
     """
 

@@ -6,8 +6,8 @@ swapped for a ``HookedEngine`` while the scenario runs. The hooked engine snapsh
 History whenever the cluster was changed from outside between two engine calls (a scenario step:
 records sent, a fault injected...) and at every ``every_ms`` boundary, so that replaying engine
 events from any snapshot lands exactly where the scripted run was. It can also call an invariant
-checker after every event (``kafkasim.check``). It pickles as a plain ``Engine``: snapshots never
-carry the hooks.
+checker after every event (``kafkasim.observe.checks``). It pickles as a plain ``Engine``:
+snapshots never carry the hooks.
 
 ``BranchChecker`` finds the first invariant violation on a player's current branch: a separate
 copy of the cluster replays the branch's actions with every event checked. That copy is itself a
@@ -18,8 +18,8 @@ interval is checked again, not the whole branch.
 
 from __future__ import annotations
 
-from kafkasim.check import CheckSuite, Violation, make_suite
 from kafkasim.observe import snapshots
+from kafkasim.observe.checks import CheckSuite, Violation, make_suite
 from kafkasim.observe.history import History
 from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.cluster import Cluster
@@ -205,8 +205,8 @@ class BranchChecker:
     A copy of the cluster taken at ``base`` (``kafkasim.observe.snapshots.dump`` of it, or the
     bytes of
     ``Cluster.snapshot()``; after ``base_actions`` of the branch's actions, at ``base_time``)
-    replays the branch's later actions with every check of ``kafkasim.check`` run after every
-    event, lazily, up to the branch's horizon. ``first`` and ``checked_from`` carry what was
+    replays the branch's later actions with every check of ``kafkasim.observe.checks`` run after
+    every event, lazily, up to the branch's horizon. ``first`` and ``checked_from`` carry what was
     checked before ``base_time`` (while a scenario was recorded); a fresh copy's checks learn the
     earlier history from the trace.
     """

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkasim.control.kraft.striped_placer import UsableBroker
-from kafkasim.settings.javautil import JavaHashMap
+from kafkasim.settings.javautil import JavaHashMap, integer_hash_code
 
 LONG_MAX_VALUE = (1 << 63) - 1   # Long.MAX_VALUE: "no check needed" / "no active broker"
 
@@ -143,7 +143,7 @@ class BrokerHeartbeatManager:
         self.controlled_shutdown_offset_set_once = controlled_shutdown_offset_set_once
         self.register_always_touches = register_always_touches
         # HashMap<Integer, BrokerHeartbeatState>: usable_brokers iterates it in Java's order
-        self._brokers = JavaHashMap(_integer_hash_code)
+        self._brokers = JavaHashMap(integer_hash_code)
         self.unfenced = BrokerHeartbeatStateList()
         self._active: set[int] = set()   # TreeSet ordered by MetadataOffsetComparator
 
@@ -352,6 +352,3 @@ class IllegalStateException(RuntimeError):
     """``java.lang.IllegalStateException`` (e.g. a heartbeat from an unregistered broker)."""
 
 
-def _integer_hash_code(value: int) -> int:
-    """Integer.hashCode: the value itself (a module function, so the map pickles)."""
-    return value

@@ -25,6 +25,7 @@ from kafkasim.control.kraft.records import (
     PartitionChangeRecord,
     PartitionRegistration,
 )
+from kafkasim.settings.javautil import JavaIntHashSet
 
 
 class Election:
@@ -40,44 +41,6 @@ class ElectionResult(NamedTuple):
 
     node: int
     unclean: bool
-
-
-class JavaIntHashSet:
-    """Iteration order of ``java.util.HashSet<Integer>`` (HashMap buckets: ``(h ^ h >>> 16) &
-    (capacity - 1)``, insertion order inside a bucket, capacity doubling past 0.75 load). Kafka
-    streams such sets into the ELR / LastKnownElr lists, so their order is observable."""
-
-    __slots__ = ("_items", "_capacity")
-
-    def __init__(self, initial: Iterable[int] = ()) -> None:
-        initial = list(initial)
-        # new HashSet<>(c) -> new HashMap<>(max((int) (c.size() / .75f) + 1, 16))
-        want = max(int(len(initial) / 0.75) + 1, 16)
-        cap = 1
-        while cap < want:
-            cap <<= 1
-        self._capacity = cap
-        self._items: list[int] = []
-        for x in initial:
-            self.add(x)
-
-    def add(self, x: int) -> None:
-        if x in self._items:
-            return
-        self._items.append(x)
-        if len(self._items) > self._capacity * 0.75:
-            self._capacity <<= 1
-
-    def __contains__(self, x: int) -> bool:
-        return x in self._items
-
-    def _bucket(self, x: int) -> int:
-        h = x & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (self._capacity - 1)
-
-    def __iter__(self):
-        order = sorted(range(len(self._items)), key=lambda i: (self._bucket(self._items[i]), i))
-        return iter([self._items[i] for i in order])
 
 
 def _contains_all(a: Iterable[int], b: Iterable[int]) -> bool:

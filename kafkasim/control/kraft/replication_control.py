@@ -51,7 +51,11 @@ from kafkasim.control.kraft.records import (
     UnregisterBrokerRecord,
 )
 from kafkasim.core import errors as E
-from kafkasim.settings.javautil import java_parse_int, java_string_hash
+from kafkasim.settings.javautil import (
+    java_hashmap_iteration_order,
+    java_parse_int,
+    java_string_hash,
+)
 
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG = "unclean.leader.election.enable"
@@ -139,21 +143,6 @@ def detect_invalid_topic(name: str) -> str | None:
         return f"'{name}' contains one or more characters other than ASCII alphanumerics, " \
                f"'.', '_' and '-'"
     return None
-
-
-def _java_string_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a java.util.HashMap<String, ?> filled in ``keys`` order (default
-    capacity 16, doubling past 0.75 load; insertion order within a bucket)."""
-    cap = 16
-    for n in range(1, len(keys) + 1):
-        if n > cap * 0.75:
-            cap <<= 1
-
-    def bucket(k: str) -> int:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (cap - 1)
-
-    return [k for _, k in sorted(enumerate(keys), key=lambda ik: (bucket(ik[1]), ik[0]))]
 
 
 def _validate_isr(replicas: Iterable[int], isr: list[int]) -> bool:
@@ -467,7 +456,7 @@ class ReplicationControlManager:
         if validate_only:
             return [], result
         records: list = [TopicRecord(name, topic_id)]
-        for key in _java_string_hashmap_order(list(configs)):
+        for key in java_hashmap_iteration_order(list(configs), java_string_hash):
             records.append(ConfigRecord("TOPIC", name, key, configs[key]))
         for pid in sorted(new_parts):
             records.append(_to_partition_record(topic_id, pid, new_parts[pid]))
