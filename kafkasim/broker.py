@@ -881,8 +881,7 @@ class Broker:
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
         if self.rules.alter_isr:
             # Partition.prepareIsrExpand / prepareIsrShrink, then submitAlterPartition
-            pending = PendingIsrChange(kind, replicas, new_isr, self.now, part.leader_epoch,
-                                       part.partition_epoch)
+            pending = part.prepare_isr_change(kind, replicas, new_isr, self.now)
             part.pending = pending
             self.trace("isr_proposed", part.topic, part.partition,
                        ev.IsrProposed(kind, tuple(replicas), tuple(part.isr), tuple(new_isr)))

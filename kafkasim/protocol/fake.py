@@ -21,7 +21,7 @@ from typing import Any
 from kafkasim import config as kconfig
 from kafkasim import versions
 from kafkasim.protocol import errors as E
-from kafkasim.protocol.partition import Partition, PendingIsrChange
+from kafkasim.protocol.partition import Partition
 from kafkasim.protocol.rules import RuleBook
 from kafkasim.storage.log import Log
 
@@ -96,7 +96,7 @@ class FakeContext:
         return self.live_brokers
 
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
-        part.pending = PendingIsrChange(kind, tuple(replicas), tuple(new_isr), self.now)
+        part.pending = part.prepare_isr_change(kind, replicas, new_isr, self.now)
         self.outbox.append(f"AlterPartition {kind} {list(replicas)}: ISR {list(part.isr)} -> "
                            f"{list(new_isr)} (leader epoch {part.leader_epoch}, partition "
                            f"epoch {part.partition_epoch})")

@@ -13,7 +13,7 @@ clock, configs and version rules, and takes ISR proposals.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import rules
@@ -23,24 +23,70 @@ from kafkasim.storage.log import Log
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.protocol.interfaces import PartitionContext
 
-__all__ = ["NEVER_MS", "Partition", "PendingIsrChange", "ReplicaState"]
+__all__ = ["NEVER_MS", "CommittedPartitionState", "Partition", "PendingExpandIsr",
+           "PendingIsrChange", "PendingShrinkIsr", "ReplicaState"]
+
+
+class CommittedPartitionState(NamedTuple):
+    """Kafka's CommittedPartitionState: the ISR the controller committed, no change in flight
+    (``Partition.partition_state`` while ``Partition.pending`` is None)."""
+
+    isr: tuple[int, ...]
+
+    kind = "committed"
+    is_inflight = False
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        return committed
 
 
 @dataclass(slots=True, eq=False)
 class PendingIsrChange:
-    """An AlterPartition in flight: PendingExpandIsr / PendingShrinkIsr.
+    """An AlterPartition in flight (Kafka's PendingPartitionChange): a ``PendingExpandIsr`` or a
+    ``PendingShrinkIsr``, made by ``Partition.prepare_isr_expand`` / ``prepare_isr_shrink``.
 
     Compared by identity, as Partition.submitAlterPartition compares ``partitionState`` with the
     ``proposedIsrState`` it sent: an answer for any other proposal is ignored. The leader and
     partition epochs are those of ``sentLeaderAndIsr``; the committed ISR stays in
     ``Partition.isr`` (``lastCommittedState``)."""
 
-    kind: str                     # "expand" | "shrink"
+    kind: ClassVar[str] = ""      # "expand" | "shrink": what AlterPartition metrics count
+    is_inflight: ClassVar[bool] = True
+
     replicas: tuple[int, ...]     # the replica added, or the replicas being removed
     proposed_isr: tuple[int, ...]
     sent_ms: int
     leader_epoch: int = -1
     partition_epoch: int = -1
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        """The ISR the HW and acks=all count while this change is in flight (KIP-497)."""
+        raise NotImplementedError
+
+
+@dataclass(slots=True, eq=False)
+class PendingExpandIsr(PendingIsrChange):
+    """Kafka's PendingExpandIsr: ``replicas`` (the one rejoining) count already
+    (``rules.maximal_isr``: optimistic from 2.7)."""
+
+    kind: ClassVar[str] = "expand"
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        return rules.maximal_isr(committed, self.replicas, optimistic=optimistic)
+
+
+@dataclass(slots=True, eq=False)
+class PendingShrinkIsr(PendingIsrChange):
+    """Kafka's PendingShrinkIsr: ``replicas`` (those leaving) still count until committed."""
+
+    kind: ClassVar[str] = "shrink"
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        return committed
 
 
 class Partition:
@@ -80,9 +126,36 @@ class Partition:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497),
         by ``rules.maximal_isr``."""
         p = self.pending
-        if p is None or p.kind != "expand":
-            return self.isr   # nothing being added: the committed ISR, whatever the version
-        return rules.maximal_isr(self.isr, p.replicas, optimistic=ctx.rules.maximal_isr)
+        if p is None:
+            return self.isr
+        return p.maximal_isr(self.isr, ctx.rules.maximal_isr)
+
+    @property
+    def partition_state(self) -> CommittedPartitionState | PendingIsrChange:
+        """Kafka's ``partitionState``: the committed ISR, or the change in flight."""
+        return CommittedPartitionState(self.isr) if self.pending is None else self.pending
+
+    def prepare_isr_expand(self, replica_ids: tuple[int, ...], proposed_isr: tuple[int, ...],
+                           now: int) -> PendingExpandIsr:
+        """Partition.prepareIsrExpand: the state while the expansion is in flight."""
+        return PendingExpandIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
+                                self.partition_epoch)
+
+    def prepare_isr_shrink(self, replica_ids: tuple[int, ...], proposed_isr: tuple[int, ...],
+                           now: int) -> PendingShrinkIsr:
+        """Partition.prepareIsrShrink: the state while the shrink is in flight."""
+        return PendingShrinkIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
+                                self.partition_epoch)
+
+    def prepare_isr_change(self, kind: str, replica_ids: tuple[int, ...],
+                           proposed_isr: tuple[int, ...], now: int) -> PendingIsrChange:
+        """``prepare_isr_expand`` or ``prepare_isr_shrink`` by ``kind`` ("expand" | "shrink",
+        as ``PartitionContext.propose_isr`` names the change)."""
+        if kind == "expand":
+            return self.prepare_isr_expand(replica_ids, proposed_isr, now)
+        if kind == "shrink":
+            return self.prepare_isr_shrink(replica_ids, proposed_isr, now)
+        raise ValueError(f"an ISR change is 'expand' or 'shrink', not {kind!r}")
 
     def effective_min_isr(self, ctx: PartitionContext) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""
