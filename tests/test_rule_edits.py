@@ -108,6 +108,20 @@ def stalled_follower_run(setup: Setup, **kw):
     return stalled, c.isr("t")
 
 
+def rejoin_run(setup: Setup, **kw):
+    """As ``stalled_follower_run``, then the follower fetches again for 5 s: (that follower,
+    ISR)."""
+    c = _cluster(setup, **kw)
+    leader = _topic(c)
+    stalled = max(b for b in c.brokers if b != leader)
+    c.hold("FetchRequest", src=stalled)
+    RateWorkload(c, c.producer(acks=1), "t", rate=20, duration_ms=55_000, partition=0)
+    c.run(50_000)
+    c.release()
+    c.run(5000)
+    return stalled, c.isr("t")
+
+
 def steady_run(setup: Setup, **kw):
     """20 records/s for 60 s; from 35 s on the followers get no fetch answer for 16 s (more than
     the ISR expiration task's period, less than replica.lag.time.max.ms), so they are behind the
@@ -285,6 +299,10 @@ def never_out_of_sync(state, leader_leo, now_ms, lag_ms, **kw):
     return False
 
 
+def never_in_sync(follower_leo, leader_hw, leader_epoch_start_offset, **kw):
+    return False
+
+
 def never_caught_up(state, fetch_offset, leader_leo, now_ms, **kw):
     return state.last_caught_up_time_ms
 
@@ -378,6 +396,15 @@ def test_out_of_sync_rule_edit_keeps_a_stalled_follower_in_the_isr(monkeypatch):
     assert stalled not in isr and len(isr) == 2
     assert edited == (stalled, [1, 2, 3])
     _assert_swap_is_the_edit("is_follower_out_of_sync", edited, swapped)
+
+
+def test_in_sync_rule_edit_keeps_a_returning_follower_out_of_the_isr(monkeypatch):
+    kafka, edited, swapped = outcomes(monkeypatch, rules, "is_follower_in_sync", never_in_sync,
+                                      rejoin_run)
+    stalled, isr = kafka
+    assert sorted(isr) == [1, 2, 3]   # it fetched up to the HW again and rejoined
+    assert stalled not in edited[1] and len(edited[1]) == 2
+    _assert_swap_is_the_edit("is_follower_in_sync", edited, swapped)
 
 
 def test_caught_up_rule_edit_drops_fetching_followers_from_the_isr(monkeypatch):
