@@ -19,7 +19,7 @@ from kafkasim.core.fake import FakeContext
 from kafkasim.runtime.cluster import Cluster
 
 ROOT = Path(kafkasim.__file__).parent
-INTERFACES = ROOT / "protocol" / "interfaces.py"
+INTERFACES = ROOT / "core" / "interfaces.py"
 
 CTX_PROTOCOLS = {
     "core/partition.py": "PartitionContext",

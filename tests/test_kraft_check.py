@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from kafkasim.control.kraft.partition_change import PartitionChangeBuilder
+from kafkasim.control.kraft import partition_change
 from kafkasim.observe.checks import CHECKS, attach, make_suite
 from kafkasim.runtime.cluster import Cluster
 
@@ -109,11 +109,11 @@ def test_elr_completeness_fires_on_a_hand_edited_elr_member_lacking_data():
 
 
 def test_leader_from_isr_or_elr_fires_on_an_election_outside_the_isr(monkeypatch):
-    """Break PartitionChangeBuilder.isValidNewLeader (any acceptable replica may lead, in the
-    ISR or not, without marking the election unclean): fencing the leader elects broker 3,
-    out of the ISR since it was cut off, with LeaderRecoveryState RECOVERED."""
-    monkeypatch.setattr(PartitionChangeBuilder, "_is_valid_new_leader",
-                        lambda self, r: bool(self.is_acceptable_leader(r)))
+    """Break isValidNewLeader (``partition_change.is_valid_new_leader``: any acceptable replica
+    may lead, in the ISR or not, without marking the election unclean): fencing the leader
+    elects broker 3, out of the ISR since it was cut off, with LeaderRecoveryState RECOVERED."""
+    monkeypatch.setattr(partition_change, "is_valid_new_leader",
+                        lambda builder, r: bool(builder.is_acceptable_leader(r)))
     c = kraft_cluster(min_isr=1)
     c.create_topic("t", 1, 3, assignment=[[1, 3, 2]])
     produce(c, 5)

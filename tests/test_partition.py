@@ -22,20 +22,19 @@ def test_a_follower_keeps_no_isr_and_no_remote_replica_state():
 
 
 def _full_rule(*args, **kwargs):
-    """Kafka's HW rule behind another name: Partition takes its general path (every lookup and
-    the rule call), as for a swapped rule."""
+    """Kafka's HW rule behind another name, as a swapped rule: Partition has one path, so it
+    must answer as with Kafka's own."""
     from kafkasim.core import rules
     return rules.maybe_increment_leader_hw(*args, **kwargs)
 
 
-def test_hw_shortcut_answers_as_the_rule_does():
-    """Partition.maybe_increment_leader_hw answers without calling Kafka's rule while a follower
-    of the maximal ISR has not passed the HW, and computes it inline while every follower is in
-    the maximal ISR: over random follower LEOs, lag clocks, ISRs, pending expansions, min ISRs
-    and versions it moves the HW exactly as the full path does."""
+def test_hw_answers_as_the_rule_does():
+    """Partition.maybe_increment_leader_hw has no path of its own beside the rule (its fast
+    path lives inside ``rules.maybe_increment_leader_hw``): over random follower LEOs, lag
+    clocks, ISRs, pending expansions, min ISRs and versions, Kafka's rule and the same rule
+    behind another name (a swapped rule) move the HW alike."""
     import random
 
-    from kafkasim.core.partition import PendingIsrChange
     from kafkasim.core.rules import RuleBook
 
     outcomes = set()
@@ -61,8 +60,7 @@ def test_hw_shortcut_answers_as_the_rule_does():
                 st.last_caught_up_time_ms = r.randint(-1, ctx.now)
             outside = [x for x in replicas[1:] if x not in isr]
             if outside and r.random() < 0.3:
-                part.pending = PendingIsrChange("expand", (outside[0],), isr + (outside[0],),
-                                                0, 1, 0)
+                part.pending = part.prepare_isr_expand((outside[0],), isr + (outside[0],), 0)
             moved.append((part.maybe_increment_leader_hw(ctx), part.log.high_watermark))
         assert moved[0] == moved[1], (case, moved)
         outcomes.add(moved[0][0])
@@ -70,15 +68,15 @@ def test_hw_shortcut_answers_as_the_rule_does():
 
 
 def _full_caught_up_rule(*args, **kwargs):
-    """Kafka's lastCaughtUpTimeMs rule behind another name: Partition calls it every time."""
+    """Kafka's lastCaughtUpTimeMs rule behind another name, as a swapped rule."""
     from kafkasim.core import rules
     return rules.updated_last_caught_up_time_ms(*args, **kwargs)
 
 
-def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
-    """update_follower_fetch_state applies Kafka's lastCaughtUpTimeMs rule inline for a fetch at
-    the leader's LEO: over random fetches (at, below and past the LEO, clocks going either way)
-    it records what calling the rule records, and a swapped rule is still called."""
+def test_follower_fetch_state_answers_as_the_rule_does():
+    """update_follower_fetch_state calls the lastCaughtUpTimeMs rule for every fetch: over random
+    fetches (at, below and past the LEO, clocks going either way) Kafka's rule and the same rule
+    behind another name record the same clocks, and a swapped rule sees every fetch."""
     import random
 
     from kafkasim.core.rules import RuleBook
@@ -115,19 +113,17 @@ def test_follower_fetch_state_shortcut_answers_as_the_rule_does():
 
 
 def _full_acks_rule(*args, **kwargs):
-    """Kafka's checkEnoughReplicasReachOffset behind another name: Partition takes its general
-    path (the topic's min.insync.replicas, the effective min ISR, the rule call)."""
+    """Kafka's checkEnoughReplicasReachOffset behind another name, as a swapped rule."""
     from kafkasim.core import rules
     return rules.check_enough_replicas_reach_offset(*args, **kwargs)
 
 
-def test_acks_all_shortcut_answers_as_the_rule_does():
-    """check_enough_replicas_reach_offset answers by the HW alone when every replica is in the
-    maximal ISR and Kafka's capped min ISR is in use: over random ISRs, min.insync.replicas,
-    HWs and versions (capped or not) it answers what the full path answers."""
+def test_acks_all_answers_as_the_rule_does():
+    """check_enough_replicas_reach_offset always asks the rule (the effective min ISR from the
+    topic's min.insync.replicas): over random ISRs, min.insync.replicas, HWs and versions
+    (capped or not) Kafka's rule and the same rule behind another name answer alike."""
     import random
 
-    from kafkasim.core.partition import PendingIsrChange
     from kafkasim.core.rules import RuleBook
 
     answers = set()
@@ -144,10 +140,37 @@ def test_acks_all_shortcut_answers_as_the_rule_does():
             part.make_leader(ctx, 1, isr, replicas, 0, 1)
             outside = [x for x in replicas if x not in isr]
             if outside and r.random() < 0.4:
-                part.pending = PendingIsrChange("expand", (outside[0],), isr + (outside[0],),
-                                                0, 1, 0)
+                part.pending = part.prepare_isr_expand((outside[0],), isr + (outside[0],), 0)
             part.log.high_watermark = r.randint(0, 10)
             got.append(part.check_enough_replicas_reach_offset(ctx, r.randint(0, 10)))
         assert got[0] == got[1], (case, got)
         answers.add(got[0])
     assert answers == {(False, "NONE"), (True, "NONE"), (True, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")}
+
+
+def test_isr_change_states_are_typed_as_kafkas():
+    """Partition.partitionState: CommittedPartitionState, or PendingExpandIsr (the rejoining
+    replica counts for the HW and acks=all at once, KIP-497) / PendingShrinkIsr (the leaving
+    replicas count until the controller commits)."""
+    from kafkasim.core.partition import (
+        CommittedPartitionState,
+        PendingExpandIsr,
+        PendingShrinkIsr,
+    )
+
+    ctx = FakeContext(broker_id=1)
+    part = ctx.partition("t", 0)
+    part.make_leader(ctx, 1, (1, 3), (1, 2, 3), 0, 1)
+    assert part.partition_state == CommittedPartitionState((1, 3))
+    assert not part.partition_state.is_inflight
+    part.update_follower_fetch_state(ctx, 2, 0, 0, 0)
+    state = part.partition_state
+    assert isinstance(state, PendingExpandIsr) and state.kind == "expand" and state.is_inflight
+    assert (state.leader_epoch, state.partition_epoch) == (1, 0)
+    assert part.maximal_isr(ctx) == (1, 3, 2) and part.isr == (1, 3)
+    part.apply_isr_update(ctx, (1, 3, 2), 1)
+    assert part.partition_state == CommittedPartitionState((1, 3, 2))
+    shrink = part.prepare_isr_shrink((3,), (1, 2), 0)
+    part.pending = shrink
+    assert isinstance(shrink, PendingShrinkIsr) and shrink.kind == "shrink"
+    assert part.maximal_isr(ctx) == (1, 3, 2)

@@ -110,6 +110,43 @@ def test_caught_up_follower_outside_the_isr_holds_the_hw():
     assert rules.maybe_increment_leader_hw(10, 0, [f], (1,), 1000, LAG, eligible=(1, 2)) == 10
 
 
+def _hw_without_fast_path(leader_leo, current_hw, followers, maximal, now_ms, lag_ms, *,
+                          include_caught_up=True, eligible=None):
+    """Partition.maybeIncrementLeaderHW's loop as Kafka writes it, without the early return."""
+    candidate = leader_leo
+    for f in followers:
+        caught_up = rules.is_caught_up(f.log_end_offset, leader_leo, f.last_caught_up_time_ms,
+                                       now_ms, lag_ms)
+        if f.log_end_offset < candidate and (
+                f.broker_id in maximal or include_caught_up and caught_up
+                and (eligible is None or f.broker_id in eligible)):
+            candidate = f.log_end_offset
+    return max(candidate, current_hw)
+
+
+def test_hw_fast_path_answers_as_the_plain_loop():
+    """The early return inside maybe_increment_leader_hw (a maximal-ISR member not past the HW)
+    changes no answer: 5,000 seeded cases against the loop without it."""
+    import random
+    rnd = random.Random(29)
+    for _ in range(5000):
+        leo, hw = rnd.randrange(0, 20), rnd.randrange(-1, 20)
+        fs = [st(b, leo=rnd.randrange(-1, 21), caught=rnd.choice((NEVER_MS, 0, 500, 900)))
+              for b in (2, 3, 4)[:rnd.randrange(0, 4)]]
+        maximal = tuple(b for b in (1, 2, 3, 4) if b == 1 or rnd.random() < 0.6)
+        kw = {"include_caught_up": rnd.random() < 0.8,
+              "eligible": rnd.choice((None, (1, 2), (1, 2, 3, 4)))}
+        assert rules.maybe_increment_leader_hw(leo, hw, fs, maximal, 1000, 300, **kw) == \
+            _hw_without_fast_path(leo, hw, fs, maximal, 1000, 300, **kw)
+
+
+# -- the follower's HW (ReplicaFetcherThread.processPartitionData, fact sheet section 1) ----------
+def test_follower_hw_is_the_leaders_clamped_into_its_own_log():
+    assert rules.update_high_watermark(10, 0, 5) == 5      # never above the follower's LEO
+    assert rules.update_high_watermark(3, 0, 5) == 3       # a set, not a max: may go down
+    assert rules.update_high_watermark(0, 2, 5) == 2       # never below the log start
+
+
 def test_acks_all_check():
     assert rules.check_enough_replicas_reach_offset(5, 6, 3, 2) == (False, E.NONE)
     assert rules.check_enough_replicas_reach_offset(6, 6, 3, 2) == (True, E.NONE)
@@ -192,7 +229,7 @@ def test_every_swappable_rule_is_a_documented_pure_function_citing_kafka():
     for name in rules.RULES:
         fn = getattr(rules, name)
         doc = inspect.getdoc(fn)
-        assert doc and any(tag in doc for tag in ("P ", "R ", "LEC ", "AFT ", "PLE ")), name
+        assert doc and any(tag in doc for tag in ("P ", "R ", "LEC ", "AFT ", "UL ", "PLE ")), name
         src = inspect.getsource(fn)
         assert "ctx" not in src and "self" not in src, f"{name} must not reach into state"
 

@@ -25,7 +25,6 @@ from kafkasim.control.zookeeper import (
 )
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
-from kafkasim.core import rules
 from kafkasim.core.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -257,22 +256,23 @@ class KafkaController:
             # clean: the live part of the ISR; unclean: the new leader alone
             new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in live)
         elif strategy == "preferred":
-            new_leader = rules.preferred_replica_partition_leader_election(replicas, isr, live)
+            new_leader = ctx.rulebook.preferred_replica_partition_leader_election(
+                replicas, isr, live)
             if new_leader is None or new_leader == leader:
                 return False
             new_isr, unclean = isr, False
         elif strategy == "reassign":
             # the ISR is kept (LeaderAndIsr.newLeader); a shutting-down broker is not "live"
             online = [b for b in live if b not in cc.shutting_down]
-            new_leader = rules.reassign_partition_leader_election(
+            new_leader = ctx.rulebook.reassign_partition_leader_election(
                 _target(self._full_assignment(tp)), isr, online)
             if new_leader is None:
                 return False
             new_isr, unclean = isr, False
         elif strategy == "controlled_shutdown":
             sd = cc.shutting_down
-            new_leader = rules.controlled_shutdown_partition_leader_election(replicas, isr, live,
-                                                                             sd)
+            new_leader = ctx.rulebook.controlled_shutdown_partition_leader_election(
+                replicas, isr, live, sd)
             if new_leader is None:
                 return False
             new_isr = tuple(r for r in isr if r not in sd)

@@ -20,7 +20,7 @@ from typing import Any
 
 from kafkasim.core import errors as E
 from kafkasim.core.log import Log
-from kafkasim.core.partition import Partition, PendingIsrChange
+from kafkasim.core.partition import Partition
 from kafkasim.core.rules import RuleBook
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import versions
@@ -96,7 +96,7 @@ class FakeContext:
         return self.live_brokers
 
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
-        part.pending = PendingIsrChange(kind, tuple(replicas), tuple(new_isr), self.now)
+        part.pending = part.prepare_isr_change(kind, replicas, new_isr, self.now)
         self.outbox.append(f"AlterPartition {kind} {list(replicas)}: ISR {list(part.isr)} -> "
                            f"{list(new_isr)} (leader epoch {part.leader_epoch}, partition "
                            f"epoch {part.partition_epoch})")

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
-from kafkasim.core.rules import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, end_offset_for
+from kafkasim.core import rules
+from kafkasim.core.rules import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 
 __all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochEntry", "LeaderEpochFileCache"]
 
@@ -103,8 +104,8 @@ class LeaderEpochFileCache:
         """Kafka's ``endOffsetFor``: (epoch found, end offset) answering OffsetsForLeaderEpoch
         (the rule: ``kafkasim.core.rules.end_offset_for``; 0.11.0 - 2.0 answered UNDEFINED
         for an epoch below the first cached one)."""
-        return end_offset_for(self.entries, requested_epoch, log_end_offset,
-                              below_first_is_undefined=not self.truncates_conflicts)
+        return rules.end_offset_for(self.entries, requested_epoch, log_end_offset,
+                                    below_first_is_undefined=not self.truncates_conflicts)
 
     # -- updates ----------------------------------------------------------------------------
     def assign(self, epoch: int, start_offset: int) -> bool:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import NamedTuple, Protocol
 
+from kafkasim.core import rules
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
 
 _EMPTY_I = array("i")
@@ -318,13 +319,9 @@ class Log:
 
     # -- high watermark -----------------------------------------------------------------------
     def update_high_watermark(self, hw: int) -> int:
-        """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark)."""
-        start = self.log_start_offset
-        leo = self.log_end_offset
-        if hw > leo:          # clamped into [log start, LEO]
-            hw = leo
-        if hw < start:
-            hw = start
+        """Set HW clamped into [log start, LEO]; may go down (UnifiedLog.updateHighWatermark, by
+        ``rules.update_high_watermark``)."""
+        hw = rules.update_high_watermark(hw, self.log_start_offset, self.log_end_offset)
         self.high_watermark = hw
         return hw
 

@@ -13,7 +13,7 @@ clock, configs and version rules, and takes ISR proposals.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from kafkasim.core import errors as E
 from kafkasim.core import rules
@@ -23,24 +23,70 @@ from kafkasim.core.rules import NEVER_MS, ReplicaState
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import PartitionContext
 
-__all__ = ["NEVER_MS", "Partition", "PendingIsrChange", "ReplicaState"]
+__all__ = ["NEVER_MS", "CommittedPartitionState", "Partition", "PendingExpandIsr",
+           "PendingIsrChange", "PendingShrinkIsr", "ReplicaState"]
+
+
+class CommittedPartitionState(NamedTuple):
+    """Kafka's CommittedPartitionState: the ISR the controller committed, no change in flight
+    (``Partition.partition_state`` while ``Partition.pending`` is None)."""
+
+    isr: tuple[int, ...]
+
+    kind = "committed"
+    is_inflight = False
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        return committed
 
 
 @dataclass(slots=True, eq=False)
 class PendingIsrChange:
-    """An AlterPartition in flight: PendingExpandIsr / PendingShrinkIsr.
+    """An AlterPartition in flight (Kafka's PendingPartitionChange): a ``PendingExpandIsr`` or a
+    ``PendingShrinkIsr``, made by ``Partition.prepare_isr_expand`` / ``prepare_isr_shrink``.
 
     Compared by identity, as Partition.submitAlterPartition compares ``partitionState`` with the
     ``proposedIsrState`` it sent: an answer for any other proposal is ignored. The leader and
     partition epochs are those of ``sentLeaderAndIsr``; the committed ISR stays in
     ``Partition.isr`` (``lastCommittedState``)."""
 
-    kind: str                     # "expand" | "shrink"
+    kind: ClassVar[str] = ""      # "expand" | "shrink": what AlterPartition metrics count
+    is_inflight: ClassVar[bool] = True
+
     replicas: tuple[int, ...]     # the replica added, or the replicas being removed
     proposed_isr: tuple[int, ...]
     sent_ms: int
     leader_epoch: int = -1
     partition_epoch: int = -1
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        """The ISR the HW and acks=all count while this change is in flight (KIP-497)."""
+        raise NotImplementedError
+
+
+@dataclass(slots=True, eq=False)
+class PendingExpandIsr(PendingIsrChange):
+    """Kafka's PendingExpandIsr: ``replicas`` (the one rejoining) count already
+    (``rules.maximal_isr``: optimistic from 2.7)."""
+
+    kind: ClassVar[str] = "expand"
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        return rules.maximal_isr(committed, self.replicas, optimistic=optimistic)
+
+
+@dataclass(slots=True, eq=False)
+class PendingShrinkIsr(PendingIsrChange):
+    """Kafka's PendingShrinkIsr: ``replicas`` (those leaving) still count until committed."""
+
+    kind: ClassVar[str] = "shrink"
+
+    def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
+                    ) -> tuple[int, ...]:
+        return committed
 
 
 class Partition:
@@ -80,9 +126,36 @@ class Partition:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497),
         by ``rules.maximal_isr``."""
         p = self.pending
-        if p is None or p.kind != "expand":
-            return self.isr   # nothing being added: the committed ISR, whatever the version
-        return rules.maximal_isr(self.isr, p.replicas, optimistic=ctx.rules.maximal_isr)
+        if p is None:
+            return self.isr
+        return p.maximal_isr(self.isr, ctx.rules.maximal_isr)
+
+    @property
+    def partition_state(self) -> CommittedPartitionState | PendingIsrChange:
+        """Kafka's ``partitionState``: the committed ISR, or the change in flight."""
+        return CommittedPartitionState(self.isr) if self.pending is None else self.pending
+
+    def prepare_isr_expand(self, replica_ids: tuple[int, ...], proposed_isr: tuple[int, ...],
+                           now: int) -> PendingExpandIsr:
+        """Partition.prepareIsrExpand: the state while the expansion is in flight."""
+        return PendingExpandIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
+                                self.partition_epoch)
+
+    def prepare_isr_shrink(self, replica_ids: tuple[int, ...], proposed_isr: tuple[int, ...],
+                           now: int) -> PendingShrinkIsr:
+        """Partition.prepareIsrShrink: the state while the shrink is in flight."""
+        return PendingShrinkIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
+                                self.partition_epoch)
+
+    def prepare_isr_change(self, kind: str, replica_ids: tuple[int, ...],
+                           proposed_isr: tuple[int, ...], now: int) -> PendingIsrChange:
+        """``prepare_isr_expand`` or ``prepare_isr_shrink`` by ``kind`` ("expand" | "shrink",
+        as ``PartitionContext.propose_isr`` names the change)."""
+        if kind == "expand":
+            return self.prepare_isr_expand(replica_ids, proposed_isr, now)
+        if kind == "shrink":
+            return self.prepare_isr_shrink(replica_ids, proposed_isr, now)
+        raise ValueError(f"an ISR change is 'expand' or 'shrink', not {kind!r}")
 
     def effective_min_isr(self, ctx: PartitionContext) -> int:
         """min.insync.replicas, capped at the replica count where the version does so."""
@@ -90,11 +163,9 @@ class Partition:
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.effective_min_isr_capped)
 
-    def full_isr_meets_min_isr(self, ctx: PartitionContext) -> bool:
-        """Kafka's capped ``effective_min_isr`` (3.7+) never exceeds the replica count, so an
-        ISR of every replica meets it: the caller may skip the topic config lookup."""
-        return len(self.isr) >= len(self.replicas) and ctx.rules.effective_min_isr_capped \
-            and ctx.rulebook.effective_min_isr is rules.effective_min_isr
+    def is_under_min_isr(self, ctx: PartitionContext) -> bool:
+        """Partition.isUnderMinIsr: the committed ISR is smaller than the effective min ISR."""
+        return len(self.isr) < self.effective_min_isr(ctx)
 
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
@@ -114,12 +185,21 @@ class Partition:
         log = self.log
         if new_epoch:
             # KAFKA-7415 (2.0.1): the epoch enters the cache now; before, at the first append
-            rules = ctx.rules
-            if rules.leader_epoch_truncation and rules.epoch_cache_assigned_on_become_leader:
+            v = ctx.rules
+            if v.leader_epoch_truncation and v.epoch_cache_assigned_on_become_leader:
                 log.leader_epoch_cache.assign(leader_epoch, log.log_end_offset)
             self.leader_epoch_start_offset = log.log_end_offset
+        self.reset_replica_states(ctx, now, new_epoch)
+        self.leader_epoch = leader_epoch
+        self.leader_id = self.broker_id
+        self.is_leader = True
+        return self.maybe_increment_leader_hw(ctx)
+
+    def reset_replica_states(self, ctx: PartitionContext, now: int, new_epoch: bool) -> None:
+        """makeLeader's Replica.resetReplicaState for every follower: a new leader starts with
+        unknown follower LEOs; a re-elected one keeps them (and, where the version does so,
+        restarts their lag clocks at a new epoch)."""
         if not self.is_leader:
-            # resetReplicaState: unknown LEO; ISR followers caught up "now", others never
             # Replica.resetReplicaState: LEO unknown, lastFetchTimeMs 0 (never), lastCaughtUp
             # "now" for ISR followers and never for the others. (0.8's "stuck" rule measured
             # time since the last fetch from the replica's creation, hence "now" there.)
@@ -129,22 +209,19 @@ class Partition:
                                 last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
                 for r in self.replicas if r != self.broker_id
             }
-        else:
-            self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
-                           for r in self.replicas if r != self.broker_id}
-            if new_epoch and ctx.rules.reelected_leader_resets_follower_state:
-                # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
-                # their LEOs, their lag clocks restart from this epoch's start
-                in_sync_only = ctx.rules.reelected_leader_fetch_time_only_in_sync
-                for r, st in self.remote.items():
-                    in_sync = r in self.isr
-                    st.last_caught_up_time_ms = now if in_sync else NEVER_MS
-                    st.last_fetch_time_ms = now if in_sync or not in_sync_only else NEVER_MS
-                    st.last_fetch_leader_log_end_offset = log.log_end_offset
-        self.leader_epoch = leader_epoch
-        self.leader_id = self.broker_id
-        self.is_leader = True
-        return self.maybe_increment_leader_hw(ctx)
+            return
+        self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
+                       for r in self.replicas if r != self.broker_id}
+        if new_epoch and ctx.rules.reelected_leader_resets_follower_state:
+            # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
+            # their LEOs, their lag clocks restart from this epoch's start
+            in_sync_only = ctx.rules.reelected_leader_fetch_time_only_in_sync
+            leo = self.log.log_end_offset
+            for r, st in self.remote.items():
+                in_sync = r in self.isr
+                st.last_caught_up_time_ms = now if in_sync else NEVER_MS
+                st.last_fetch_time_ms = now if in_sync or not in_sync_only else NEVER_MS
+                st.last_fetch_leader_log_end_offset = leo
 
     def is_stale_partition_epoch(self, ctx: PartitionContext, partition_epoch: int) -> bool:
         """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
@@ -184,15 +261,9 @@ class Partition:
             return False
         if now is None:
             now = ctx.now
-        if fetch_offset < leader_leo or ctx.rulebook.updated_last_caught_up_time_ms is not \
-                rules.updated_last_caught_up_time_ms:
-            st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
-                st, fetch_offset, leader_leo, now,
-                previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
-        elif now > st.last_caught_up_time_ms:
-            # Kafka's rule at (or past) the leader's LEO, inlined (the usual follower fetch):
-            # caught up now, the time never moving backwards
-            st.last_caught_up_time_ms = now
+        st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
+            st, fetch_offset, leader_leo, now,
+            previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
@@ -201,9 +272,8 @@ class Partition:
         elif leader_leo > st.last_fetch_leader_log_end_offset:   # never backwards
             st.last_fetch_leader_log_end_offset = leader_leo
         st.last_fetch_time_ms = now
-        if self.pending is None and replica_id not in self.isr:  # maybe_expand_isr's own test
-            self.maybe_expand_isr(ctx, replica_id)
-        if old_leo != fetch_offset:
+        self.maybe_expand_isr(ctx, replica_id)
+        if old_leo != fetch_offset:   # the follower's LEO moved: the HW may move
             return self.maybe_increment_leader_hw(ctx)
         return False
 
@@ -264,58 +334,18 @@ class Partition:
         HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
         if not self.is_leader:
             return False
+        v = ctx.rules
+        if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
+            return False
         log = self.log
         old = log.high_watermark
-        maximal = isr = self.isr
-        if self.pending is not None and self.pending.kind == "expand":
-            maximal = self.maximal_isr(ctx)   # else nothing being added: the committed ISR
-        # new: the HW Kafka's rule gives, when it is decided without the call (else None)
-        if ctx.rulebook.maybe_increment_leader_hw is rules.maybe_increment_leader_hw:
-            # Kafka's rule, inlined while every follower is in the maximal ISR: the candidate
-            # drops from the leader's LEO to the LEO of each (the caught-up test only concerns
-            # the others). One that has not passed the HW keeps it where it is, whatever else
-            # holds: the usual case, after a leader append and every follower fetch but the last
-            new = log.log_end_offset
-            for st in self.remote.values():
-                if st.broker_id in maximal:
-                    r_leo = st.log_end_offset
-                    if r_leo <= old:
-                        return False
-                    if r_leo < new:
-                        new = r_leo
-                else:
-                    new = None   # a follower outside: the rule call below decides
-                    break
-            else:
-                if new <= old:
-                    return False
-        else:
-            new = None
-        v = ctx.rules
-        n = len(isr)
-        if v.hw_frozen_under_min_isr and not (
-                # Kafka's capped rule never puts a full ISR under min ISR: skip the lookup
-                n >= len(self.replicas) and v.effective_min_isr_capped
-                and ctx.rulebook.effective_min_isr is rules.effective_min_isr) \
-                and n < self.effective_min_isr(ctx):
+        new = ctx.rulebook.maybe_increment_leader_hw(
+            log.log_end_offset, old, self.remote.values(), self.maximal_isr(ctx), ctx.now,
+            ctx.config["replica.lag.time.max.ms"],
+            include_caught_up=v.hw_includes_caught_up_replicas,
+            eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)
+        if new <= old:   # the HW never moves back
             return False
-        if new is None:
-            if maximal is not isr:
-                n = len(maximal)
-            remote = self.remote
-            # ISR eligibility matters only for a follower outside the maximal ISR. The maximal
-            # ISR is a subset of the replicas holding the leader, so it is longer than
-            # ``remote`` (the followers) exactly when every follower is in it: then no lookup
-            # is needed (the clock too: only the caught-up test of such a follower reads it)
-            outside = n <= len(remote)
-            eligible = ctx.isr_eligible_brokers() \
-                if outside and v.caught_up_requires_isr_eligible else None
-            new = ctx.rulebook.maybe_increment_leader_hw(
-                log.log_end_offset, old, remote.values(), maximal, ctx.now if outside else 0,
-                ctx.config["replica.lag.time.max.ms"],
-                include_caught_up=v.hw_includes_caught_up_replicas, eligible=eligible)
-            if new <= old:   # the HW never moves back (the inlined rule has tested this)
-                return False
         log.high_watermark = new
         ctx.partition_changed(self.tp)
         return True
@@ -327,19 +357,6 @@ class Partition:
         leader answers NOT_LEADER_OR_FOLLOWER."""
         if not self.is_leader:
             return True, E.NOT_LEADER_OR_FOLLOWER
-        p = self.pending   # maximal_isr, inlined: nothing being added is the committed ISR
-        maximal = self.isr if p is None or p.kind != "expand" else self.maximal_isr(ctx)
-        book = ctx.rulebook
-        if len(maximal) >= len(self.replicas) and ctx.rules.effective_min_isr_capped and \
-                book.effective_min_isr is rules.effective_min_isr and \
-                book.check_enough_replicas_reach_offset is rules.check_enough_replicas_reach_offset:
-            # Kafka's rules with every replica in the maximal ISR (the usual completion): the
-            # capped min ISR never exceeds the replica count, so the HW alone decides, and
-            # without the topic config lookup
-            return self.log.high_watermark >= required_offset, E.NONE
-        # effective_min_isr, inlined
-        min_isr = book.effective_min_isr(
-            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
-            capped=ctx.rules.effective_min_isr_capped)
-        return book.check_enough_replicas_reach_offset(
-            self.log.high_watermark, required_offset, len(maximal), min_isr)
+        return ctx.rulebook.check_enough_replicas_reach_offset(
+            self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
+            self.effective_min_isr(ctx))

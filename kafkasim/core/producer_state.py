@@ -68,8 +68,7 @@ def check_append(states: dict, ident) -> tuple[str, int]:
         # batch is a duplicate when its sequences lie inside a run already in the log
         if b.first_seq <= first_seq and last_seq <= b.last_seq:
             return "duplicate", b.first_offset + (first_seq - b.first_seq)
-    # entry.last_seq, inlined (every idempotent produce)
-    if first_seq != (batches[-1].last_seq if batches else -1) + 1:
+    if first_seq != entry.last_seq + 1:
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
 
@@ -79,21 +78,10 @@ def update(states: dict, batches) -> None:
     ProducerStateManager.update via ProducerAppendInfo)."""
     for base_offset, last_offset, pid, epoch, first_seq in batches:
         entry = states.get(pid)
-        if entry is not None and epoch == entry.epoch:
-            # ProducerStateEntry.add, inlined for its usual case: the batch follows the last
-            # one back to back (its sequences and, by as many, its offsets), so that run grows
-            b = entry.batches
-            if b:
-                last = b[-1]
-                if last.last_seq + 1 == first_seq and \
-                        last.first_offset - last.first_seq == base_offset - first_seq:
-                    last.last_seq = first_seq + last_offset - base_offset
-                    continue
-        elif entry is None or epoch > entry.epoch:
-            entry = ProducerStateEntry(epoch)
-            states[pid] = entry
-        else:
-            continue
+        if entry is None or epoch > entry.epoch:   # a new producer, or a new epoch of one
+            entry = states[pid] = ProducerStateEntry(epoch)
+        elif epoch < entry.epoch:
+            continue   # a fenced epoch's batch changes nothing
         entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
-from kafkasim.core import fetch_session, producer_state, rules
+from kafkasim.core import fetch_session, producer_state
 from kafkasim.core.fetch_session import (
     FINAL_EPOCH,
     INCREMENTAL,
@@ -121,7 +121,7 @@ class DelayedFetch:
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
                  "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
-                 "fetch_sessions", "quiet")
+                 "fetch_sessions", "quiet", "lag_context")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -135,6 +135,8 @@ class ReplicaManager:
         self.fetch_sessions: fetch_session.FetchSessionCache | None = None
         # the lazy read (fetch_session.LAZY): tp -> the follower sessions where it is quiet
         self.quiet: dict[tuple[str, int], list] = {}
+        # the broker whose rules (its cluster's rule book) write a quiet partition's lag clocks
+        self.lag_context: ReplicaManagerContext | None = None
 
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
@@ -168,9 +170,9 @@ class ReplicaManager:
             err = ctx.not_leader_error() if ctx.topic_exists(topic) \
                 else E.UNKNOWN_TOPIC_OR_PARTITION
             return [0, True, err, -1]
-        if acks == -1 and not part.full_isr_meets_min_isr(ctx):
+        if acks == -1:
             min_isr = part.effective_min_isr(ctx)
-            if rules.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
+            if ctx.rulebook.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
                 return [0, True, E.NOT_ENOUGH_REPLICAS, -1]
@@ -201,8 +203,6 @@ class ReplicaManager:
             return [0, True, verdict, -1]
         if acks != -1:
             return [last + 1, True, E.NONE, first]
-        if part.log.high_watermark <= last:   # the usual case: followers have to fetch
-            return [last + 1, False, E.NONE, first]
         done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
         return [last + 1, done, err, first]
 
@@ -251,9 +251,6 @@ class ReplicaManager:
             st = status[tp]
             if part is None:
                 done, err = True, ctx.not_leader_error()
-            elif part.is_leader and part.log.high_watermark < st[0]:
-                remaining.append(dp_id)   # the common case: the HW is not there yet
-                continue
             else:
                 done, err = part.check_enough_replicas_reach_offset(ctx, st[0])
             if done:
@@ -452,27 +449,30 @@ class ReplicaManager:
         follower's lag clocks, stop reading it until it changes."""
         replica = session.replica_id
         if part.log.log_end_offset != cp.fetch_offset or \
-                not part.is_leader or replica not in part.isr or \
-                ctx.rulebook.updated_last_caught_up_time_ms is not \
-                rules.updated_last_caught_up_time_ms:
+                not part.is_leader or replica not in part.isr:
             return
         st = part.remote.get(replica)
-        if st is None or st.log_end_offset != cp.fetch_offset:
+        # the caught-up rule found the follower caught up by this read (Kafka's does at the
+        # leader's LEO): the skipped reads are then written by that rule (``_materialize``)
+        if st is None or st.log_end_offset != cp.fetch_offset or \
+                st.last_caught_up_time_ms != session.last_read_ms:
             return
+        self.lag_context = ctx
         tp = (cp.topic, cp.partition)
         del session.active[tp]
         self.quiet.setdefault(tp, []).append(session)
 
-    @staticmethod
-    def _materialize(part: Partition, session) -> None:
+    def _materialize(self, part: Partition, session) -> None:
         """What the skipped reads of a quiet partition would have written (Partition.
-        updateFollowerFetchState at the leader's LEO): caught up and fetched at the session's
-        last read."""
+        updateFollowerFetchState at the leader's LEO): the lag clocks of a fetch at the
+        follower's LEO (the leader's then) at the session's last read, by the caught-up rule."""
         st = part.remote.get(session.replica_id)
         t = session.last_read_ms
         if st is not None and t >= 0:
-            if t > st.last_caught_up_time_ms:
-                st.last_caught_up_time_ms = t
+            ctx = self.lag_context
+            leo = st.log_end_offset
+            st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
+                st, leo, leo, t, previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
             st.last_fetch_time_ms = t
 
     def unquiet(self, ctx: ReplicaManagerContext, tp) -> None:

@@ -1,9 +1,16 @@
 """Kafka's replication rules as small pure functions: read them next to Kafka's source.
 
-Every rule the simulator follows to decide a high watermark, whether a follower is caught up or out
-of sync, whether an ``acks=all`` produce is done, where a follower truncates and who becomes leader
-lives here, once. ``Partition``, the fetcher, the controller, the course's exercise checks and the
-notebooks call these functions; nothing else re-implements them.
+Every rule the simulator follows to decide a high watermark (the leader's and a follower's),
+whether a follower is caught up or out of sync, whether an ``acks=all`` produce may append and
+when it is done, where a follower truncates and who becomes leader in ZooKeeper mode lives here,
+once, and this copy is the one that runs: ``Partition``, ``ReplicaManager``, the fetcher, the
+broker, the ZooKeeper controller and the leader epoch cache call these functions (through the
+cluster's ``RuleBook``, or ``rules.end_offset_for`` through this module), and nothing else
+re-implements them. Where a rule needs a fast path for the simulator's speed, the fast path is
+inside the function (as Kafka's ``maybeIncrementLeaderHW`` keeps its own), so editing a function
+here, or swapping it, changes every run. The KRaft controller's election order and ELR rules are
+``kafkasim.control.kraft.partition_change``'s module functions; idempotent appends are
+``kafkasim.core.producer_state``'s.
 
 Each function is named for the Kafka method it mirrors (snake_case) and says where it lives:
 
@@ -11,6 +18,8 @@ Each function is named for the Kafka method it mirrors (snake_case) and says whe
     R    core/src/main/scala/kafka/cluster/Replica.scala (ReplicaState)
     LEC  storage/src/main/java/org/apache/kafka/storage/internals/epoch/LeaderEpochFileCache.java
     AFT  core/src/main/scala/kafka/server/AbstractFetcherThread.scala
+    UL   storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java (as
+         ReplicaFetcherThread.processPartitionData calls it: the follower HW)
     PLE  core/src/main/scala/kafka/controller/PartitionStateMachine.scala
          (object PartitionLeaderElectionAlgorithms, ZooKeeper mode)
 
@@ -22,7 +31,9 @@ are today's Kafka.
 
 Swapping a rule: ``Cluster.swap_rule("maybe_increment_leader_hw", my_function)`` makes every
 partition of that cluster use ``my_function`` (same signature); the checkers then show what breaks.
-``RULES`` lists the swappable names.
+``RULES`` lists the swappable names. Editing a function of this module (or replacing it, e.g.
+``monkeypatch.setattr(rules, "maybe_increment_leader_hw", f)``) before a ``Cluster`` is built has
+the same effect: the cluster's ``RuleBook`` is built from this module's attributes then.
 """
 
 from __future__ import annotations
@@ -151,7 +162,12 @@ def maybe_increment_leader_hw(leader_leo: int, current_hw: int,
     ``hw_includes_caught_up_replicas``). Since 3.6 a caught-up follower counts only if it is
     ISR-eligible (``eligible``: the broker ids that are; None = every replica, as before 3.6).
     The HW is the candidate if that is higher, else unchanged: it never moves backwards.
-    The min-ISR freeze of 3.7 (``hw_frozen_under_min_isr``) is the caller's first test."""
+    The min-ISR freeze of 3.7 (``hw_frozen_under_min_isr``) is the caller's first test.
+
+    Fast path (the usual call, after every append and follower fetch): as Kafka's loop, a
+    follower at or above the candidate is skipped before any other test, and a member of the
+    maximal ISR that has not passed the current HW ends the loop, since the candidate can then
+    only end at or below the HW."""
     candidate = leader_leo
     for st in followers:
         r_leo = st.log_end_offset
@@ -159,10 +175,12 @@ def maybe_increment_leader_hw(leader_leo: int, current_hw: int,
             continue
         r = st.broker_id
         if r in maximal:
+            if r_leo <= current_hw:
+                return current_hw
             candidate = r_leo
         elif include_caught_up and \
-                (r_leo == leader_leo
-                 or now_ms - st.last_caught_up_time_ms <= replica_lag_time_max_ms) and \
+                is_caught_up(r_leo, leader_leo, st.last_caught_up_time_ms, now_ms,
+                             replica_lag_time_max_ms) and \
                 (eligible is None or r in eligible):
             candidate = r_leo
     # the candidate starts at the leader's LEO and only drops: never above it
@@ -245,6 +263,17 @@ def get_offset_truncation_state(leader_epoch: int, leader_end_offset: int,
     return min(f_end, follower_leo), False
 
 
+# -- the follower's high watermark ----------------------------------------------------------------
+def update_high_watermark(leader_hw: int, log_start_offset: int, log_end_offset: int) -> int:
+    """UL ``updateHighWatermark``, as ReplicaFetcherThread ``processPartitionData`` calls it with
+    the leader's HW from a fetch answer (``followerHighWatermark``): the follower's new HW is the
+    leader's, clamped into [log start offset, the follower's own LEO], i.e. min(leader HW, LEO)
+    (0.8's ``replica.logEndOffset.min(partitionData.highWatermark)``). It is set, not raised:
+    a follower's HW may go down."""
+    hw = leader_hw if leader_hw < log_end_offset else log_end_offset
+    return hw if hw > log_start_offset else log_start_offset
+
+
 # -- leader election (ZooKeeper controller) -------------------------------------------------------
 def offline_partition_leader_election(assignment: Sequence[int], isr: Sequence[int],
                                       live: Iterable[int], unclean_enabled: bool
@@ -298,9 +327,14 @@ RULES = (
     "updated_last_caught_up_time_ms",
     "is_follower_in_sync",
     "check_enough_replicas_reach_offset",
+    "check_min_isr_before_append",
     "effective_min_isr",
     "get_offset_truncation_state",
+    "update_high_watermark",
     "offline_partition_leader_election",
+    "reassign_partition_leader_election",
+    "preferred_replica_partition_leader_election",
+    "controlled_shutdown_partition_leader_election",
 )
 
 

@@ -832,32 +832,14 @@ class Broker:
             cluster.trace.rows.append((now, "append", self.id, topic, log.partition,
                                        (first, last, log.epochs[-1])))
         else:
+            # ProducerStateManager.update with the idempotent batch headers the chunk brought
+            # (the headers are in offset order and do not overlap)
             pb = log.producer_batches
-            if pb:
-                tail = pb[-1]
-                if tail[0] == first:
-                    # the usual fetch: the chunk starts with the newest batch, so holds only it
-                    # (the headers are in offset order and do not overlap).
-                    # ProducerStateManager.update (producer_state.update), inlined for its usual
-                    # case (every fetched idempotent batch): the batch follows its producer's last
-                    # run back to back (sequences and, by as many, offsets), so that run grows
-                    base_offset, last_offset, pid, epoch, first_seq = tail
-                    states = log.producer_states
-                    entry = states.get(pid)
-                    if entry is not None and epoch == entry.epoch and entry.batches:
-                        run = entry.batches[-1]
-                        if run.last_seq + 1 == first_seq and \
-                                run.first_offset - run.first_seq == base_offset - first_seq:
-                            run.last_seq = first_seq + last_offset - base_offset
-                        else:
-                            producer_state.update(states, (tail,))
-                    else:
-                        producer_state.update(states, (tail,))
-                elif tail[1] >= first:   # the chunk brought idempotent batches
-                    i = len(pb) - 1
-                    while i > 0 and pb[i - 1][1] >= first:
-                        i -= 1
-                    producer_state.update(log.producer_states, pb[i:])
+            i = len(pb)
+            while i > 0 and pb[i - 1][1] >= first:
+                i -= 1
+            if i < len(pb):
+                producer_state.update(log.producer_states, pb[i:])
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
                                        (first, last)))
         if log.log_end_offset - log.recovery_point >= \
@@ -881,28 +863,25 @@ class Broker:
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]
         old = log.high_watermark
-        # Log.update_high_watermark, inlined (every fetch answer): the leader's HW clamped into
-        # [log start, LEO] (UnifiedLog.updateHighWatermark)
-        if leader_hw > log.log_end_offset:
-            leader_hw = log.log_end_offset
-        if leader_hw < log.log_start_offset:
-            leader_hw = log.log_start_offset
-        log.high_watermark = leader_hw
-        if leader_hw != old:
+        # ReplicaFetcherThread.processPartitionData: the follower HW rule (UnifiedLog.
+        # updateHighWatermark: the leader's HW clamped into [log start, own LEO])
+        hw = self.rulebook.update_high_watermark(leader_hw, log.log_start_offset,
+                                                 log.log_end_offset)
+        log.high_watermark = hw
+        if hw != old:
             cluster = self.cluster   # Cluster.record, inlined (most fetch responses)
             cluster.trace.rows.append((cluster.engine.now, "hw", self.id, log.topic,
-                                       log.partition, leader_hw))
+                                       log.partition, hw))
             # consumers fetching from this follower (KIP-392) may now read more (the usual
             # follower has none: that test first)
-            if tp in self.replica_manager.consumer_fetch_waiters and leader_hw > old:
+            if tp in self.replica_manager.consumer_fetch_waiters and hw > old:
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
     # -- ISR changes ------------------------------------------------------------------------
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
         if self.rules.alter_isr:
             # Partition.prepareIsrExpand / prepareIsrShrink, then submitAlterPartition
-            pending = PendingIsrChange(kind, replicas, new_isr, self.now, part.leader_epoch,
-                                       part.partition_epoch)
+            pending = part.prepare_isr_change(kind, replicas, new_isr, self.now)
             part.pending = pending
             self.trace("isr_proposed", part.topic, part.partition,
                        ev.IsrProposed(kind, tuple(replicas), tuple(part.isr), tuple(new_isr)))

@@ -78,6 +78,102 @@ def maybe_complete_reassignment(removing: list[int], adding: list[int], replicas
     return new_replicas, new_isr
 
 
+# -- the KRaft election order and the ELR rules ----------------------------------------------------
+# PartitionChangeBuilder's private methods electLeader, electPreferredLeader, electAnyLeader,
+# canElectLastKnownLeader, isValidNewLeader and maybePopulateTargetElr, as module functions of
+# the builder: the builder's methods call these, looked up in this module at call time, so
+# editing one here (or replacing it: ``partition_change.elect_any_leader = f``) changes every
+# election the KRaft controller runs.
+def elect_leader(builder: PartitionChangeBuilder) -> ElectionResult:
+    """electLeader: PREFERRED -> ``elect_preferred_leader``, else ``elect_any_leader``."""
+    if builder.election == Election.PREFERRED:
+        return elect_preferred_leader(builder)
+    return elect_any_leader(builder)
+
+
+def elect_preferred_leader(builder: PartitionChangeBuilder) -> ElectionResult:
+    """electPreferredLeader: the preferred replica (first of the target replicas) if it is a
+    valid new leader; else the current leader if still valid; else the other target replicas in
+    order; else the last known leader (KIP-966); else none."""
+    p = builder.partition
+    preferred = builder.target_replicas[0]
+    if is_valid_new_leader(builder, preferred):
+        return ElectionResult(preferred, False)
+    if is_valid_new_leader(builder, p.leader):
+        return ElectionResult(p.leader, False)
+    for r in builder.target_replicas[1:]:
+        if is_valid_new_leader(builder, r):
+            return ElectionResult(r, False)
+    if can_elect_last_known_leader(builder):
+        return ElectionResult(p.last_known_elr[0], True)
+    return ElectionResult(NO_LEADER, False)
+
+
+def elect_any_leader(builder: PartitionChangeBuilder) -> ElectionResult:
+    """electAnyLeader: the current leader if still valid; else the first valid target replica
+    in assignment order; else the last known leader (KIP-966); else, for an UNCLEAN election,
+    the first acceptable target replica (unclean: records may be lost); else none."""
+    p = builder.partition
+    if is_valid_new_leader(builder, p.leader):
+        return ElectionResult(p.leader, False)
+    for r in builder.target_replicas:
+        if is_valid_new_leader(builder, r):
+            return ElectionResult(r, False)
+    if can_elect_last_known_leader(builder):
+        return ElectionResult(p.last_known_elr[0], True)
+    if builder.election == Election.UNCLEAN:
+        for r in builder.target_replicas:
+            if builder.is_acceptable_leader(r):
+                return ElectionResult(r, True)
+    return ElectionResult(NO_LEADER, False)
+
+
+def can_elect_last_known_leader(builder: PartitionChangeBuilder) -> bool:
+    """canElectLastKnownLeader: ELR on, last-known-leader mode, empty ISR and ELR, exactly
+    one LastKnownElr member, and (since KAFKA-19522, 4.1.0) that member acceptable."""
+    if not builder.eligible_leader_replicas_enabled or \
+            not builder.use_last_known_leader_in_balanced_recovery:
+        return False
+    if builder.target_elr or builder.target_isr:
+        return False
+    if len(builder.partition.last_known_elr) != 1:
+        return False
+    if builder.last_known_leader_must_be_acceptable:
+        return bool(builder.is_acceptable_leader(builder.partition.last_known_elr[0]))
+    return True
+
+
+def is_valid_new_leader(builder: PartitionChangeBuilder, replica: int) -> bool:
+    """isValidNewLeader: in the target ISR, or in the ELR when the ISR is empty, and
+    acceptable (registered, unfenced, not shutting down)."""
+    in_isr = replica in builder.target_isr
+    in_elr = not builder.target_isr and replica in builder.target_elr
+    return (in_isr or in_elr) and builder.is_acceptable_leader(replica)
+
+
+def maybe_populate_target_elr(builder: PartitionChangeBuilder) -> None:
+    """maybePopulateTargetElr (KIP-966): ISR >= min ISR clears ELR and LastKnownElr; below
+    it, ELR := (ELR + old ISR) - target ISR - uncleanly shut down replicas, and
+    LastKnownElr := (that union + LastKnownElr) - target ISR - ELR."""
+    if not builder.eligible_leader_replicas_enabled:
+        return
+    if len(builder.target_isr) >= builder.min_isr:
+        builder.target_elr = []
+        builder.target_last_known_elr = []
+        return
+    target_isr = set(builder.target_isr)
+    unclean = builder.unclean_shutdown_replicas
+    candidates = JavaIntHashSet(builder.target_elr)
+    for r in builder.partition.isr:
+        candidates.add(r)
+    builder.target_elr = [r for r in candidates
+                          if r not in target_isr and (unclean is None or r not in unclean)]
+    for r in builder.target_last_known_elr:
+        candidates.add(r)
+    builder.target_last_known_elr = [r for r in candidates
+                                     if r not in target_isr and r not in builder.target_elr]
+
+
 class PartitionChangeBuilder:
     """org.apache.kafka.controller.PartitionChangeBuilder. Set targets, then ``build()`` returns
     the PartitionChangeRecord (or None when nothing changes). Generation only: the partition
@@ -177,62 +273,22 @@ class PartitionChangeBuilder:
         """The PartitionChangeRecord version Kafka writes at this metadata.version."""
         return self.metadata_version.partition_change_record_version()
 
-    # -- election ---------------------------------------------------------------------------
+    # -- election: the module's rule functions (edit one there and every controller uses it) ---
     def elect_leader(self) -> ElectionResult:
-        """electLeader: PREFERRED -> electPreferredLeader, else electAnyLeader."""
-        if self.election == Election.PREFERRED:
-            return self._elect_preferred_leader()
-        return self._elect_any_leader()
+        """electLeader, by the module function ``elect_leader``."""
+        return elect_leader(self)
 
     def _elect_preferred_leader(self) -> ElectionResult:
-        p = self.partition
-        preferred = self.target_replicas[0]
-        if self._is_valid_new_leader(preferred):
-            return ElectionResult(preferred, False)
-        if self._is_valid_new_leader(p.leader):
-            return ElectionResult(p.leader, False)
-        for r in self.target_replicas[1:]:
-            if self._is_valid_new_leader(r):
-                return ElectionResult(r, False)
-        if self._can_elect_last_known_leader():
-            return ElectionResult(p.last_known_elr[0], True)
-        return ElectionResult(NO_LEADER, False)
+        return elect_preferred_leader(self)
 
     def _elect_any_leader(self) -> ElectionResult:
-        p = self.partition
-        if self._is_valid_new_leader(p.leader):
-            return ElectionResult(p.leader, False)
-        for r in self.target_replicas:
-            if self._is_valid_new_leader(r):
-                return ElectionResult(r, False)
-        if self._can_elect_last_known_leader():
-            return ElectionResult(p.last_known_elr[0], True)
-        if self.election == Election.UNCLEAN:
-            for r in self.target_replicas:
-                if self.is_acceptable_leader(r):
-                    return ElectionResult(r, True)
-        return ElectionResult(NO_LEADER, False)
+        return elect_any_leader(self)
 
     def _can_elect_last_known_leader(self) -> bool:
-        """canElectLastKnownLeader: ELR on, last-known-leader mode, empty ISR and ELR, exactly
-        one LastKnownElr member, and (since KAFKA-19522, 4.1.0) that member acceptable."""
-        if not self.eligible_leader_replicas_enabled or \
-                not self.use_last_known_leader_in_balanced_recovery:
-            return False
-        if self.target_elr or self.target_isr:
-            return False
-        if len(self.partition.last_known_elr) != 1:
-            return False
-        if self.last_known_leader_must_be_acceptable:
-            return bool(self.is_acceptable_leader(self.partition.last_known_elr[0]))
-        return True
+        return can_elect_last_known_leader(self)
 
     def _is_valid_new_leader(self, replica: int) -> bool:
-        """isValidNewLeader: in the target ISR, or in the ELR when the ISR is empty, and
-        acceptable (registered, unfenced, not shutting down)."""
-        in_isr = replica in self.target_isr
-        in_elr = not self.target_isr and replica in self.target_elr
-        return (in_isr or in_elr) and self.is_acceptable_leader(replica)
+        return is_valid_new_leader(self, replica)
 
     def _try_election(self, rec: dict) -> None:
         result = self.elect_leader()
@@ -281,26 +337,7 @@ class PartitionChangeBuilder:
         self.target_adding = []
 
     def _maybe_populate_target_elr(self) -> None:
-        """maybePopulateTargetElr (KIP-966): ISR >= min ISR clears ELR and LastKnownElr; below
-        it, ELR := (ELR + old ISR) - target ISR - uncleanly shut down replicas, and
-        LastKnownElr := (that union + LastKnownElr) - target ISR - ELR."""
-        if not self.eligible_leader_replicas_enabled:
-            return
-        if len(self.target_isr) >= self.min_isr:
-            self.target_elr = []
-            self.target_last_known_elr = []
-            return
-        target_isr = set(self.target_isr)
-        unclean = self.unclean_shutdown_replicas
-        candidates = JavaIntHashSet(self.target_elr)
-        for r in self.partition.isr:
-            candidates.add(r)
-        self.target_elr = [r for r in candidates
-                           if r not in target_isr and (unclean is None or r not in unclean)]
-        for r in self.target_last_known_elr:
-            candidates.add(r)
-        self.target_last_known_elr = [r for r in candidates
-                                      if r not in target_isr and r not in self.target_elr]
+        maybe_populate_target_elr(self)
 
     def _maybe_update_record_elr(self, rec: dict) -> None:
         p = self.partition
