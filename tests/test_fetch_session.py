@@ -10,6 +10,7 @@ import pytest
 from kafkasim.cluster import Cluster
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import fetch_session as fs
+from kafkasim.protocol import quiet_sessions
 from kafkasim.protocol.javautil import JavaRandom
 from kafkasim.protocol.messages import (
     FetchPartition,
@@ -373,14 +374,14 @@ def test_small_cache_leaves_a_follower_sessionless_until_the_other_goes_stale():
     assert last[-1].session_epoch > 0          # the survivor now fetches incrementally
 
 
-# -- the simulator's lazy read (fetch_session.LAZY) changes nothing observable -----------------
+# -- the simulator's lazy read (quiet_sessions.LAZY) changes nothing observable -----------------
 def _digest_and_clocks(lazy: bool, run) -> tuple:
-    old = fs.LAZY
-    fs.LAZY = lazy
+    old = quiet_sessions.LAZY
+    quiet_sessions.LAZY = lazy
     try:
         c = run()
     finally:
-        fs.LAZY = old
+        quiet_sessions.LAZY = old
     clocks = {(b.id, tp, r): (st.last_caught_up_time_ms, st.last_fetch_time_ms)
               for b in c.brokers.values() if b.is_running
               for tp, p in b.replica_manager.partitions.items() if p.is_leader
