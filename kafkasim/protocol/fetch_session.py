@@ -124,7 +124,7 @@ class FetchSessionHandler:
             return False
         session = self.session_partitions
         epoch = self.epoch
-        if epoch <= 0:   # is_full, inlined (every response): INITIAL_EPOCH or FINAL_EPOCH
+        if is_full(epoch):
             # verifyFullFetchResponsePartitions: exactly the session's partitions
             got = {(pd.topic, pd.partition) for pd in resp.partitions}
             if got != session.keys():
@@ -142,8 +142,8 @@ class FetchSessionHandler:
                 return False
         if resp.session_id == INVALID_SESSION_ID:
             self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH
-        else:   # next_epoch of an incremental epoch (>= 1), inlined (every response)
-            self.epoch = epoch + 1 if epoch != _INT_MAX else 1
+        else:
+            self.epoch = next_epoch(epoch)
         return True
 
     def handle_error(self) -> None:
@@ -446,7 +446,7 @@ class FetchContext:
 def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
     """FetchManager.newContext."""
     sid, epoch = req.session_id, req.session_epoch
-    if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:   # is_full, inlined (every request)
+    if is_full(epoch):
         if sid != INVALID_SESSION_ID:
             cache.remove(sid)
         return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
@@ -470,8 +470,7 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
         shard.remove(session)
         return FetchContext(SESSIONLESS, req)
     shard.touch_incremental(session, now)
-    # nextEpoch: session.epoch == epoch here, so epoch >= 1
-    session.epoch = epoch + 1 if epoch != _INT_MAX else 1
+    session.epoch = next_epoch(epoch)
     return FetchContext(INCREMENTAL, req, session, E.NONE, session.epoch)
 
 
@@ -526,8 +525,7 @@ def incremental_partitions(session: FetchSession, datas) -> tuple:
             if len(parts) > 1:   # (a session of one partition is in order already)
                 del parts[tp]
                 parts[tp] = cp
-                cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
-                session.next_pos += 1
+                session.place(cp)
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
     return tuple(out)

@@ -201,11 +201,12 @@ class ReplicaFetcherThread:
         """Send the session's next Fetch (FetchMetadata: its id and epoch)."""
         cfg = ctx.config
         corr = self._begin_fetch(ctx, session.session_partitions)
+        # positional: (..., isolation_level, rack_id, fetcher_id, session_id, session_epoch,
+        # to_forget), FetchRequest's field order
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
-                           to_send, isolation_level="read_uncommitted", rack_id="",
-                           fetcher_id=self.fetcher_id, session_id=session.session_id,
-                           session_epoch=session.epoch, to_forget=to_forget)
+                           to_send, "read_uncommitted", "", self.fetcher_id, session.session_id,
+                           session.epoch, to_forget)
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _begin_fetch(self, ctx: FetcherContext, requested: dict) -> int:

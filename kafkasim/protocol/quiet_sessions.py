@@ -228,11 +228,13 @@ def _update_session(session: FetchSessionHandler, added: FetchPartition | None,
     new one, then the altered in session order, and forgets the removed in session order."""
     held = session.session_partitions
     pos = session.session_pos
-    removed.sort(key=pos.__getitem__)
+    if len(removed) > 1:
+        removed.sort(key=pos.__getitem__)
     for tp in removed:
         del held[tp]
         del pos[tp]
-    altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
+    if len(altered) > 1:
+        altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
     for fp in altered:
         held[(fp.topic, fp.partition)] = fp
     if added is None:

@@ -165,7 +165,7 @@ class ReplicaManager:
         self.next_delayed_id = 0
         # KIP-227: the broker's FetchSessionCache (FetchManager), made at the first session fetch
         self.fetch_sessions: fetch_session.FetchSessionCache | None = None
-        # the lazy read (fetch_session.LAZY): tp -> the follower sessions where it is quiet
+        # the lazy read (quiet_sessions): tp -> the follower sessions where it is quiet
         self.quiet: dict[tuple[str, int], list] = {}
 
     # -- produce ----------------------------------------------------------------------------
