@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from bisect import insort
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kafkasim.protocol.messages import FetchPartition
 
@@ -44,6 +44,15 @@ if TYPE_CHECKING:   # types only
 LAZY = True
 
 _pos = attrgetter("pos")   # a CachedPartition's place in the session order (the sort key)
+
+
+class SessionChanges(NamedTuple):
+    """FetchSessionHandler.Builder.build's sets, from the dirty partitions only."""
+
+    added: FetchPartition | None   # the partition new to the session (at most one here)
+    altered: list                  # FetchPartitions whose data changed
+    removed: list                  # partitions leaving the session (not ready, or gone)
+    waiting: dict                  # not ready now (delayed): looked at again at the next build
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,22 +188,21 @@ def build_changed(thread: ReplicaFetcherThread, ctx: FetcherContext) -> bool:
     if session is None or session.epoch <= 0 or not LAZY or \
             ctx.rules is not thread.built_rules or max_bytes != thread.built_max_bytes:
         return False
-    sets = _changed_sets(thread, ctx, max_bytes)
-    if sets is None:
+    changes = _changed_sets(thread, ctx, max_bytes)
+    if changes is None:
         return False
-    added, altered, removed, waiting = sets
-    if added is None and len(removed) == len(session.session_partitions):
+    if changes.added is None and len(changes.removed) == len(session.session_partitions):
         return False   # nothing left to fetch: the full pass forgets them and sets the timer
-    to_send, to_forget = _update_session(session, added, altered, removed)
-    thread.dirty = waiting
+    to_send, to_forget = _update_session(session, changes)
+    thread.dirty = changes.waiting
     thread.send_request(ctx, session, to_send, to_forget)
     return True
 
 
-def _changed_sets(thread: ReplicaFetcherThread, ctx: FetcherContext, max_bytes: int):
-    """FetchSessionHandler.Builder.build's three sets (the new partition, at most one here; the
-    altered; the removed) and the partitions left waiting (delayed), from the dirty partitions
-    only; None when the full pass must run."""
+def _changed_sets(thread: ReplicaFetcherThread, ctx: FetcherContext, max_bytes: int
+                  ) -> SessionChanges | None:
+    """The session's changes, from the dirty partitions only; None when the full pass must
+    run."""
     held = thread.session.session_partitions
     added = None
     altered = []
@@ -218,14 +226,15 @@ def _changed_sets(thread: ReplicaFetcherThread, ctx: FetcherContext, max_bytes: 
             added = fp
         elif fp != prev:           # PartitionData.equals: offsets, epochs, max bytes
             altered.append(fp)
-    return added, altered, removed, waiting
+    return SessionChanges(added, altered, removed, waiting)
 
 
-def _update_session(session: FetchSessionHandler, added: FetchPartition | None,
-                    altered: list, removed: list) -> tuple[tuple, tuple]:
+def _update_session(session: FetchSessionHandler, changes: SessionChanges
+                    ) -> tuple[tuple, tuple]:
     """FetchSessionHandler.build's session update and request for these partitions only: the
     session takes the new and altered partitions and loses the removed; the request sends the
     new one, then the altered in session order, and forgets the removed in session order."""
+    added, altered, removed, _waiting = changes
     held = session.session_partitions
     pos = session.session_pos
     if len(removed) > 1:

@@ -85,6 +85,15 @@ def _no_records(fp, hw: int, ls: int, leo: int, diverging_epoch: tuple | None = 
                               preferred_read_replica)
 
 
+class LogAppendInfo(NamedTuple):
+    """What an append to the leader's log answers (UnifiedLog's LogAppendInfo, reduced): the
+    batch's first and last offsets, or the error that refused it."""
+
+    first_offset: int = -1
+    last_offset: int = -1
+    error: str = E.NONE
+
+
 class PartitionResponse(NamedTuple):
     """ProduceResponse.PartitionResponse: what a produce answers for one partition."""
 
@@ -204,10 +213,9 @@ class ReplicaManager:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
                 return ProducePartitionStatus.failed(E.NOT_ENOUGH_REPLICAS)
-        appended = self._append_records_to_log(ctx, part, entry, now)
-        if isinstance(appended, str):
-            return ProducePartitionStatus.failed(appended)
-        first, last = appended
+        first, last, error = self._append_records_to_log(ctx, part, entry, now)
+        if error != E.NONE:
+            return ProducePartitionStatus.failed(error)
         done, err = True, E.NONE
         if acks == -1:
             if part.log.high_watermark <= last:   # the usual case: followers have to fetch
@@ -217,10 +225,10 @@ class ReplicaManager:
         return ProducePartitionStatus(last + 1, not done, PartitionResponse(err, first))
 
     def _append_records_to_log(self, ctx: ReplicaManagerContext, part: Partition, entry: tuple,
-                               now: int) -> tuple[int, int] | str:
+                               now: int) -> LogAppendInfo:
         """UnifiedLog.appendAsLeader with the producer state check (analyzeAndValidateProducer
-        State): (first, last offset) of the batch appended, or of the retried batch already in
-        the log (a duplicate); or the error refusing it (OUT_OF_ORDER_SEQUENCE_NUMBER, ...)."""
+        State): the offsets of the batch appended, or of the retried batch already in the log
+        (a duplicate); or the error refusing it (OUT_OF_ORDER_SEQUENCE_NUMBER, ...)."""
         topic, partition, ids, sizes, pid, pepoch, base_seq = entry
         log = part.log
         # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
@@ -233,9 +241,9 @@ class ReplicaManager:
             first = dup_offset
             ctx.trace("produce_duplicate", topic, partition,
                       ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
-            return first, first + len(ids) - 1
+            return LogAppendInfo(first, first + len(ids) - 1)
         if verdict != "append":
-            return verdict
+            return LogAppendInfo(error=verdict)
         first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
                                            pid, pepoch, base_seq)
         if ident is not None:
@@ -244,7 +252,7 @@ class ReplicaManager:
             self._wake(ctx, self.follower_fetch_waiters, part.tp)
         if part.maybe_increment_leader_hw(ctx):
             self.on_hw_increased(ctx, part)
-        return first, last
+        return LogAppendInfo(first, last)
 
     def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
                       results: dict, waiting: list, now: int) -> None:
