@@ -156,21 +156,25 @@ class ReplicaFetcherThread:
         if session is None and ctx.rules.fetch_sessions:
             session = self.session = FetchSessionHandler(self.leader_id)
         if not ready:
-            delays = [st.delayed_until_ms for st in self.partitions.values()
-                      if st.delayed_until_ms > now]
-            if delays:
-                self._wake_at(ctx, min(delays))
-            if session is not None and session.session_partitions and \
-                    not is_full(session.epoch):
-                # buildFetch: no partition ready but some to forget: the fetch still goes,
-                # carrying only toForget (the leader then closes the emptied session)
-                self._send_fetch(ctx, [], session)
+            self._nothing_ready(ctx, session, now)
             return
         max_bytes = ctx.config["replica.fetch.max.bytes"]
         self._send_fetch(ctx, [self.fetch_partition(ctx, tp, st, max_bytes)
                                for tp, st in ready], session)
         if session is not None and quiet_sessions.LAZY:
             quiet_sessions.remember_full_build(self, ctx.rules, max_bytes)
+
+    def _nothing_ready(self, ctx: FetcherContext, session: FetchSessionHandler | None,
+                       now: int) -> None:
+        """maybeFetch with no partition ready: wake up when the first delayed one is; a session
+        with partitions to forget still sends its Fetch (buildFetch: only toForget, and the
+        leader then closes the emptied session)."""
+        delays = [st.delayed_until_ms for st in self.partitions.values()
+                  if st.delayed_until_ms > now]
+        if delays:
+            self._wake_at(ctx, min(delays))
+        if session is not None and session.session_partitions and not is_full(session.epoch):
+            self._send_fetch(ctx, [], session)
 
     def fetch_partition(self, ctx: FetcherContext, tp, st: PartitionFetchState,
                         max_bytes: int) -> FetchPartition:

@@ -211,7 +211,9 @@ def _changed_sets(thread: ReplicaFetcherThread, ctx: FetcherContext, max_bytes: 
     for tp in thread.dirty:
         st = thread.partitions.get(tp)
         prev = held.get(tp)
-        if st is None or st.delayed_until_ms > ctx.now:
+        # delayed: ctx.now (a property) only read for a partition ever backed off
+        # (delayed_until_ms is 0 until then, and the time is never negative)
+        if st is None or (st.delayed_until_ms > 0 and st.delayed_until_ms > ctx.now):
             if prev is not None:
                 removed.append(tp)
             if st is not None:
