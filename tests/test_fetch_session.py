@@ -239,8 +239,8 @@ def test_update_and_generate_response_data():
 
 
 def test_incremental_context_fields_and_the_answer_epoch_check():
-    """incremental_context sets its FetchContext's fields without the class call: they must
-    be what FetchContext's constructor holds. The answer to an incremental request finds the
+    """incremental_context makes an IncrementalFetchContext of the request, the session and
+    the epoch it moved the session to. The answer to an incremental request finds the
     session at nextEpoch(request epoch), or a later request moved it on and the answer is
     INVALID_FETCH_SESSION_EPOCH (IncrementalFetchContext.updateAndGenerateResponseData)."""
     import dataclasses
@@ -250,8 +250,9 @@ def test_incremental_context_fields_and_the_answer_epoch_check():
                                          True)
     first = FetchRequest(2, 2, 500, 1, 100, (), session_id=sid, session_epoch=1)
     ctx1 = fs.new_context(cache, first, 1)
-    names = [f.name for f in dataclasses.fields(fs.FetchContext)]
-    rebuilt = fs.FetchContext(fs.INCREMENTAL, first, cache.get(sid), E.NONE, 2)
+    names = [f.name for f in dataclasses.fields(fs.IncrementalFetchContext)]
+    rebuilt = fs.IncrementalFetchContext(first, cache.get(sid), E.NONE, 2)
+    assert type(ctx1) is fs.IncrementalFetchContext and ctx1.kind == fs.INCREMENTAL
     assert [getattr(ctx1, n) for n in names] == [getattr(rebuilt, n) for n in names]
     assert repr(ctx1) == repr(rebuilt)
     second = FetchRequest(3, 2, 500, 1, 100, (), session_id=sid, session_epoch=2)

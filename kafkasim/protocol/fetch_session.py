@@ -33,6 +33,7 @@ read until it changes (``quiet_sessions``: the session's ``active`` set, ``last_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from kafkasim.protocol import errors as E
 from kafkasim.protocol import quiet_sessions
@@ -416,7 +417,7 @@ class FetchSessionCache:
         return out
 
 
-# contexts (FetchContext subclasses): (kind, session or error)
+# the FetchContext kinds (each subclass's ``kind``)
 SESSIONLESS = "sessionless"   # SessionlessFetchContext
 FULL = "full"                 # FullFetchContext
 INCREMENTAL = "incremental"   # IncrementalFetchContext
@@ -425,7 +426,10 @@ SESSION_ERROR = "error"       # SessionErrorContext
 
 @dataclass(slots=True)
 class FetchContext:
-    kind: str
+    """kafka.server.FetchContext: what a Fetch reads (``partitions``, foreachPartition) and how
+    its answer is made (``update_and_generate_response_data``). One subclass per kind."""
+
+    kind: ClassVar[str]
     req: object
     session: FetchSession | None = None
     error: str = E.NONE
@@ -434,13 +438,71 @@ class FetchContext:
     epoch: int = INITIAL_EPOCH
 
     def partitions(self):
-        """foreachPartition: what the read path reads (the session's partitions when
-        incremental, in session order)."""
-        if self.kind == INCREMENTAL:   # (a follower's quiet partitions are not read)
-            return quiet_sessions.partitions_to_read(self.session)
-        if self.kind == SESSION_ERROR:
-            return []
+        """foreachPartition: the request's partitions."""
         return self.req.partitions
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        """updateAndGenerateResponseData: (error, session id, partitions) of the answer; here
+        every partition read, and no session."""
+        return E.NONE, INVALID_SESSION_ID, tuple(datas)
+
+
+@dataclass(slots=True)
+class SessionlessFetchContext(FetchContext):
+    """A fetch without session (FINAL_EPOCH; every Fetch before 1.1)."""
+
+    kind: ClassVar[str] = SESSIONLESS
+
+
+@dataclass(slots=True)
+class FullFetchContext(FetchContext):
+    """A full fetch (INITIAL_EPOCH): its answer may open a session of its partitions
+    (FetchSessionCache.maybeCreateSession, which may evict another)."""
+
+    kind: ClassVar[str] = FULL
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        fps = self.req.partitions
+
+        def create() -> dict:
+            return {(fp.topic, fp.partition): _cached(fp, pd)
+                    for fp, pd in zip(fps, datas, strict=True)}
+        sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
+                                                      self.req.replica_id)
+        return E.NONE, sid, tuple(datas)
+
+
+@dataclass(slots=True)
+class IncrementalFetchContext(FetchContext):
+    """An incremental fetch of ``session``: it reads the session's partitions (a follower's
+    quiet ones excepted, ``quiet_sessions``) and answers those with something to say."""
+
+    kind: ClassVar[str] = INCREMENTAL
+
+    def partitions(self):
+        """foreachPartition: the session's partitions, in session order."""
+        return quiet_sessions.partitions_to_read(self.session)
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        return incremental_response(self, datas)
+
+
+@dataclass(slots=True)
+class SessionErrorContext(FetchContext):
+    """A session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH): nothing is
+    read, the answer carries the error and no partitions."""
+
+    kind: ClassVar[str] = SESSION_ERROR
+
+    def partitions(self):
+        return []
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        return self.error, INVALID_SESSION_ID, ()
 
 
 def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
@@ -449,7 +511,7 @@ def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
     if is_full(epoch):
         if sid != INVALID_SESSION_ID:
             cache.remove(sid)
-        return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
+        return SessionlessFetchContext(req) if epoch == FINAL_EPOCH else FullFetchContext(req)
     shard = cache.shard_for(sid)
     return incremental_context(shard, shard.sessions.get(sid) if shard is not None else None,
                                req, now)
@@ -462,36 +524,22 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     leaves the cache here (into ``shard.removed``, then SESSIONLESS); the others keep it."""
     epoch = req.session_epoch
     if session is None:
-        return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
+        return SessionErrorContext(req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:
-        return FetchContext(SESSION_ERROR, req, error=E.INVALID_FETCH_SESSION_EPOCH)
+        return SessionErrorContext(req, error=E.INVALID_FETCH_SESSION_EPOCH)
     session.update(req.partitions, req.to_forget)
     if not session.partitions:
         shard.remove(session)
-        return FetchContext(SESSIONLESS, req)
+        return SessionlessFetchContext(req)
     shard.touch_incremental(session, now)
     session.epoch = next_epoch(epoch)
-    return FetchContext(INCREMENTAL, req, session, E.NONE, session.epoch)
+    return IncrementalFetchContext(req, session, E.NONE, session.epoch)
 
 
 def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now: int,
                         privileged: bool) -> tuple[str, int, tuple]:
     """updateAndGenerateResponseData: (error, session id, partitions) of the answer."""
-    kind = fctx.kind
-    if kind == SESSIONLESS:
-        return E.NONE, INVALID_SESSION_ID, tuple(datas)
-    if kind == SESSION_ERROR:
-        return fctx.error, INVALID_SESSION_ID, ()
-    if kind == FULL:
-        fps = fctx.req.partitions
-
-        def create() -> dict:
-            return {(fp.topic, fp.partition): _cached(fp, pd)
-                    for fp, pd in zip(fps, datas, strict=True)}
-        sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
-                                                      fctx.req.replica_id)
-        return E.NONE, sid, tuple(datas)
-    return incremental_response(fctx, datas)
+    return fctx.update_and_generate_response_data(cache, datas, now, privileged)
 
 
 def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:

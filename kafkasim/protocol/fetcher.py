@@ -313,12 +313,13 @@ class ReplicaFetcherThread:
             return
         self.in_flight = -1
         if self.session is None or self.session.handle_response(resp):
-            self.process_fetch_response(ctx, resp)
+            self.process_fetch_request(ctx, resp)
         self.do_work(ctx)
 
-    def process_fetch_response(self, ctx: FetcherContext, resp: FetchResponse) -> None:
-        """processFetchRequest's loop over the answered partitions: only a partition still
-        Fetching from the offset it was asked at takes its data."""
+    def process_fetch_request(self, ctx: FetcherContext, resp: FetchResponse) -> None:
+        """AbstractFetcherThread.processFetchRequest, its half after the answer: the loop over
+        the answered partitions; only a partition still Fetching from the offset it was asked
+        at takes its data."""
         for pd in resp.partitions:
             tp = (pd.topic, pd.partition)
             self.dirty[tp] = None
@@ -333,7 +334,7 @@ class ReplicaFetcherThread:
             if pd.error == E.NONE:
                 self.process_partition_data(ctx, tp, st, log, pd)
             elif pd.error == E.OFFSET_OUT_OF_RANGE:
-                self.handle_offset_out_of_range(st, log, pd)
+                self.handle_out_of_range_error(st, log, pd)
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 self.handle_partitions_with_errors(ctx, st)
 
@@ -374,7 +375,7 @@ class ReplicaFetcherThread:
         st.hw_missed = True
 
     @staticmethod
-    def handle_offset_out_of_range(st: PartitionFetchState, log, pd) -> None:
+    def handle_out_of_range_error(st: PartitionFetchState, log, pd) -> None:
         """handleOutOfRangeError: truncate to the leader's LEO when below ours, or start over at
         the leader's log start when ours is behind it; fetch from our LEO."""
         leader_leo = pd.log_end_offset

@@ -448,8 +448,8 @@ class ReplicaManager:
         cache = self.session_cache(ctx)
         # only a full fetch can create a session, and so evict one (maybeCreateSession)
         evicted = cache.evictions()
-        err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
-                                                            req.replica_id >= 0)
+        err, sid, parts = fctx.update_and_generate_response_data(cache, datas, ctx.now,
+                                                                 req.replica_id >= 0)
         if fctx.kind == fetch_session.FULL:   # only maybeCreateSession evicts a session here
             if cache.evictions() != evicted:
                 ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec",
