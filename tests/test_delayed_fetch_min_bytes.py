@@ -6,7 +6,7 @@ read holds fewer than MinBytes: these tests pin both ways of counting."""
 
 from __future__ import annotations
 
-from kafkasim.core import fetch_session
+from kafkasim.core import quiet_sessions
 from kafkasim.core.fake import FakeContext
 from kafkasim.core.messages import FetchPartition, FetchRequest, ProduceRequest
 from kafkasim.core.replica_manager import ReplicaManager
@@ -76,11 +76,11 @@ def test_too_few_bytes_answer_at_max_wait_with_what_is_there():
 
 
 def test_a_parked_fetch_whose_session_moved_on_answers_invalid_epoch(monkeypatch):
-    """IncrementalFetchContext.updateAndGenerateResponseData (FetchSession.scala, 1.1+; inlined in
-    ``_try_complete_fetch``): a parked incremental fetch answers with the session's partitions
+    """IncrementalFetchContext.updateAndGenerateResponseData (FetchSession.scala, 1.1+; in
+    ``_fetch_response``): a parked incremental fetch answers with the session's partitions
     with records while the session is at nextEpoch(its epoch); once a later request of the same
     session moved it on, the answer is INVALID_FETCH_SESSION_EPOCH with no partitions."""
-    monkeypatch.setattr(fetch_session, "LAZY", False)   # both fetches watch the partition
+    monkeypatch.setattr(quiet_sessions, "LAZY", False)   # both fetches watch the partition
     ctx, rm = _leader()
     fp = FetchPartition(*TP, 0, 1, -1, 0, 1 << 20)
     rm.fetch_messages(ctx, 2, FetchRequest(1, 2, 500, 1, 1 << 20, (fp,), session_epoch=0))

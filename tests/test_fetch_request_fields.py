@@ -1,5 +1,5 @@
-"""A follower's incremental FetchRequest is built field by field (``ReplicaFetcherThread.
-_fetch_changed``, without the class call): every field must be set, to what FetchRequest's own
+"""A follower's incremental FetchRequests (``ReplicaFetcherThread.send_request``, also from the
+lazy build ``quiet_sessions.build_changed``) hold every field, to what FetchRequest's own
 constructor would hold, or the leader reads an incomplete request."""
 
 from __future__ import annotations

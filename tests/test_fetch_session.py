@@ -9,6 +9,7 @@ import pytest
 
 from kafkasim.core import errors as E
 from kafkasim.core import fetch_session as fs
+from kafkasim.core import quiet_sessions
 from kafkasim.core.log import RecordChunk
 from kafkasim.core.messages import (
     FetchPartition,
@@ -238,8 +239,8 @@ def test_update_and_generate_response_data():
 
 
 def test_incremental_context_fields_and_the_answer_epoch_check():
-    """incremental_context sets its FetchContext's fields without the class call: they must
-    be what FetchContext's constructor holds. The answer to an incremental request finds the
+    """incremental_context makes an IncrementalFetchContext of the request, the session and
+    the epoch it moved the session to. The answer to an incremental request finds the
     session at nextEpoch(request epoch), or a later request moved it on and the answer is
     INVALID_FETCH_SESSION_EPOCH (IncrementalFetchContext.updateAndGenerateResponseData)."""
     import dataclasses
@@ -249,8 +250,9 @@ def test_incremental_context_fields_and_the_answer_epoch_check():
                                          True)
     first = FetchRequest(2, 2, 500, 1, 100, (), session_id=sid, session_epoch=1)
     ctx1 = fs.new_context(cache, first, 1)
-    names = [f.name for f in dataclasses.fields(fs.FetchContext)]
-    rebuilt = fs.FetchContext(fs.INCREMENTAL, first, cache.get(sid), E.NONE, 2)
+    names = [f.name for f in dataclasses.fields(fs.IncrementalFetchContext)]
+    rebuilt = fs.IncrementalFetchContext(first, cache.get(sid), E.NONE, 2)
+    assert type(ctx1) is fs.IncrementalFetchContext and ctx1.kind == fs.INCREMENTAL
     assert [getattr(ctx1, n) for n in names] == [getattr(rebuilt, n) for n in names]
     assert repr(ctx1) == repr(rebuilt)
     second = FetchRequest(3, 2, 500, 1, 100, (), session_id=sid, session_epoch=2)
@@ -373,14 +375,14 @@ def test_small_cache_leaves_a_follower_sessionless_until_the_other_goes_stale():
     assert last[-1].session_epoch > 0          # the survivor now fetches incrementally
 
 
-# -- the simulator's lazy read (fetch_session.LAZY) changes nothing observable -----------------
+# -- the simulator's lazy read (quiet_sessions.LAZY) changes nothing observable -----------------
 def _digest_and_clocks(lazy: bool, run) -> tuple:
-    old = fs.LAZY
-    fs.LAZY = lazy
+    old = quiet_sessions.LAZY
+    quiet_sessions.LAZY = lazy
     try:
         c = run()
     finally:
-        fs.LAZY = old
+        quiet_sessions.LAZY = old
     clocks = {(b.id, tp, r): (st.last_caught_up_time_ms, st.last_fetch_time_ms)
               for b in c.brokers.values() if b.is_running
               for tp, p in b.replica_manager.partitions.items() if p.is_leader

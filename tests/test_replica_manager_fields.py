@@ -1,8 +1,6 @@
-"""The leader's hot paths build FetchPartitionData (a NamedTuple, by the C tuple constructor),
-and FetchResponse, ProduceResponse, DelayedFetch and DelayedProduce field by field
-(``ReplicaManager._read_partition``, ``_try_complete_fetch``, ``_respond_produce``,
-``fetch_messages``, ``_park_produce``), without the class call: every field must be set, to what
-the class's own constructor would hold, and the objects must behave (equal, repr, pickle) as
+"""The leader's answers and parked operations (FetchPartitionData, FetchResponse,
+ProduceResponse, DelayedFetch, DelayedProduce and its ProducePartitionStatus records) hold every
+field, to what the class's own constructor would hold, and behave (equal, repr, pickle) as
 constructed ones."""
 
 from __future__ import annotations
@@ -11,7 +9,12 @@ import dataclasses
 import pickle
 
 from kafkasim.core.messages import FetchPartitionData, FetchResponse, ProduceResponse
-from kafkasim.core.replica_manager import DelayedFetch, DelayedProduce
+from kafkasim.core.replica_manager import (
+    DelayedFetch,
+    DelayedProduce,
+    PartitionResponse,
+    ProducePartitionStatus,
+)
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
@@ -81,4 +84,9 @@ def test_parked_operations_hold_every_field(monkeypatch):
         assert df.request.replica_id in (1, 2, 3)
     for dp, now in seen[DelayedProduce]:
         assert now < dp.deadline_ms <= now + 30_000   # request.timeout.ms (default 30 s)
-        assert isinstance(dp.client, str) and all(len(st) == 4 for st in dp.status.values())
+        assert isinstance(dp.client, str)
+        for st in dp.status.values():
+            assert type(st) is ProducePartitionStatus and _rebuilt(st) == st
+            assert type(st.response_status) is PartitionResponse
+            assert st.acks_pending or st.response_status.error != "NONE" or \
+                st.required_offset > st.response_status.base_offset >= 0

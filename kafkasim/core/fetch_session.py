@@ -25,24 +25,18 @@ start offset, a diverging epoch or a preferred read replica.
 Plain data throughout; session ids come from a seeded ``JavaRandom`` (Kafka draws them with
 ThreadLocalRandom.nextInt(1, Int.MaxValue)), so a run is deterministic.
 
-The simulator's shortcut (``LAZY``, not Kafka's): Kafka's leader reads every partition of an
-incremental session on every fetch, most of them to find nothing to say. Here a follower session
-partition found *quiet* (caught up, in the ISR, its HW at the LEO, nothing to answer) leaves the
-session's ``active`` set and is not read again until something about it changes -- its LEO, HW,
-ISR, role, or the follower's fetch position -- which the replica manager learns through
-``unquiet``; the follower's lag clocks (lastCaughtUpTimeMs, lastFetchTimeMs) that those reads
-would have refreshed are written when the partition wakes, before the ISR check and at the end of
-every ``Cluster.run``. The follower likewise rebuilds only the partitions whose fetch state
-changed. Traces are identical with ``LAZY = False`` (tests/test_fetch_session.py compares them);
-the cost of a fetch then follows the partitions that changed (benchmarks/bench_partitions.py).
+The simulator's shortcut, not Kafka's: a follower session partition with nothing to say stops being
+read until it changes (``quiet_sessions``: the session's ``active`` set, ``last_read_ms`` and
+``parked`` are its state here).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
+from typing import ClassVar
 
 from kafkasim.core import errors as E
+from kafkasim.core import quiet_sessions
 from kafkasim.settings.javautil import JavaRandom
 
 INVALID_SESSION_ID = 0     # FetchMetadata.INVALID_SESSION_ID
@@ -50,9 +44,6 @@ INITIAL_EPOCH = 0          # FetchMetadata.INITIAL_EPOCH: a full fetch asking fo
 FINAL_EPOCH = -1           # FetchMetadata.FINAL_EPOCH: a full fetch without session (sessionless)
 _INT_MAX = (1 << 31) - 1
 _NONE = E.NONE      # hot-path constant (one global load instead of a module attribute lookup)
-_new = object.__new__   # a slotted object whose fields the caller sets (see incremental_context)
-#: read only the active (non-quiet) partitions of incremental sessions (see the module docstring)
-LAZY = True
 #: KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS (a constant, not a config)
 MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS = 120_000
 #: KafkaServer/BrokerServer NumFetchSessionCacheShards (3.8+, KAFKA-9401)
@@ -88,7 +79,7 @@ class FetchSessionHandler:
     epoch: int = INITIAL_EPOCH
     session_partitions: dict = field(default_factory=dict)
     # each session partition's place in the session order (for the incremental build over the
-    # changed partitions only, ReplicaFetcherThread._fetch_changed, LAZY)
+    # changed partitions only, quiet_sessions.build_changed)
     session_pos: dict = field(default_factory=dict)
     next_pos: int = 0
 
@@ -134,7 +125,7 @@ class FetchSessionHandler:
             return False
         session = self.session_partitions
         epoch = self.epoch
-        if epoch <= 0:   # is_full, inlined (every response): INITIAL_EPOCH or FINAL_EPOCH
+        if is_full(epoch):
             # verifyFullFetchResponsePartitions: exactly the session's partitions
             got = {(pd.topic, pd.partition) for pd in resp.partitions}
             if got != session.keys():
@@ -152,8 +143,8 @@ class FetchSessionHandler:
                 return False
         if resp.session_id == INVALID_SESSION_ID:
             self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH
-        else:   # next_epoch of an incremental epoch (>= 1), inlined (every response)
-            self.epoch = epoch + 1 if epoch != _INT_MAX else 1
+        else:
+            self.epoch = next_epoch(epoch)
         return True
 
     def handle_error(self) -> None:
@@ -202,6 +193,15 @@ class CachedPartition:
         return must
 
 
+    def update_request_params(self, fp) -> None:
+        """updateRequestParams: the fetch position and limits the request sent."""
+        self.partition_max_bytes = fp.partition_max_bytes
+        self.fetch_offset = fp.fetch_offset
+        self.log_start_offset = fp.log_start_offset
+        self.current_leader_epoch = fp.current_leader_epoch
+        self.last_fetched_epoch = fp.last_fetched_epoch
+
+
 def _cached(fp, pd=None) -> CachedPartition:
     cp = CachedPartition(fp.topic, fp.partition, fp.fetch_offset, fp.current_leader_epoch,
                          fp.last_fetched_epoch, fp.log_start_offset, fp.partition_max_bytes)
@@ -225,7 +225,7 @@ class FetchSession:
     # the cache's evictableByPrivileged / evictableByAll memberships, decided at touch()
     evictable_by_privileged: bool = False
     evictable_by_all: bool = False
-    # the lazy read (LAZY): the follower, the session partitions read on each fetch (the
+    # the lazy read (quiet_sessions): the follower, the session partitions read on each fetch (the
     # others are quiet), the time of the last read, a fetch parked in the purgatory
     replica_id: int = -1
     active: dict = field(default_factory=dict)
@@ -242,6 +242,25 @@ class FetchSession:
     def evictable_key(self) -> tuple:
         """EvictableKey(privileged, size, id)."""
         return (self.privileged, self.cached_size, self.id)
+
+    def update(self, fetch_data, to_forget) -> None:
+        """FetchSession.update: add or update the sent partitions (CachedPartition.
+        updateRequestParams), remove the forgotten; a partition sent is read again."""
+        parts = self.partitions
+        active = self.active
+        for fp in fetch_data:
+            tp = (fp.topic, fp.partition)
+            cp = parts.get(tp)
+            if cp is None:
+                cp = parts[tp] = _cached(fp)
+                self.place(cp)
+            else:
+                cp.update_request_params(fp)
+            active[tp] = cp
+        for tp in to_forget:
+            tp = tuple(tp)
+            parts.pop(tp, None)
+            active.pop(tp, None)
 
 
 @dataclass(slots=True)
@@ -312,6 +331,19 @@ class FetchSessionCacheShard:
             session.closed = True
             self.removed.append(session)
         return out
+
+    def touch_incremental(self, session: FetchSession, now: int) -> None:
+        """``touch`` for a session already touched once (cached_size >= 0), writing only what
+        changes: the size, and the evictable sets once the session is older than eviction_ms
+        (time only grows, so it stays so; until then evictableByPrivileged stays what the
+        first touch made it)."""
+        session.last_used_ms = now
+        size = len(session.partitions)
+        if size != session.cached_size:
+            self.num_partitions += size - session.cached_size
+            session.cached_size = size
+        if not session.evictable_by_all and now - session.creation_ms > self.eviction_ms:
+            session.evictable_by_privileged = session.evictable_by_all = True
 
     def touch(self, session: FetchSession, now: int) -> None:
         """touch: last used now, the size re-counted, the evictable sets re-decided (a
@@ -385,10 +417,7 @@ class FetchSessionCache:
         return out
 
 
-_pos = attrgetter("pos")   # a CachedPartition's place in the session order (the sort key)
-
-
-# contexts (FetchContext subclasses): (kind, session or error)
+# the FetchContext kinds (each subclass's ``kind``)
 SESSIONLESS = "sessionless"   # SessionlessFetchContext
 FULL = "full"                 # FullFetchContext
 INCREMENTAL = "incremental"   # IncrementalFetchContext
@@ -397,7 +426,10 @@ SESSION_ERROR = "error"       # SessionErrorContext
 
 @dataclass(slots=True)
 class FetchContext:
-    kind: str
+    """kafka.server.FetchContext: what a Fetch reads (``partitions``, foreachPartition) and how
+    its answer is made (``update_and_generate_response_data``). One subclass per kind."""
+
+    kind: ClassVar[str]
     req: object
     session: FetchSession | None = None
     error: str = E.NONE
@@ -406,24 +438,80 @@ class FetchContext:
     epoch: int = INITIAL_EPOCH
 
     def partitions(self):
-        """foreachPartition: what the read path reads (the session's partitions when
-        incremental, in session order)."""
-        if self.kind == INCREMENTAL:
-            if LAZY and self.session.privileged:
-                return sorted(self.session.active.values(), key=_pos)
-            return list(self.session.partitions.values())
-        if self.kind == SESSION_ERROR:
-            return []
+        """foreachPartition: the request's partitions."""
         return self.req.partitions
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        """updateAndGenerateResponseData: (error, session id, partitions) of the answer; here
+        every partition read, and no session."""
+        return E.NONE, INVALID_SESSION_ID, tuple(datas)
+
+
+@dataclass(slots=True)
+class SessionlessFetchContext(FetchContext):
+    """A fetch without session (FINAL_EPOCH; every Fetch before 1.1)."""
+
+    kind: ClassVar[str] = SESSIONLESS
+
+
+@dataclass(slots=True)
+class FullFetchContext(FetchContext):
+    """A full fetch (INITIAL_EPOCH): its answer may open a session of its partitions
+    (FetchSessionCache.maybeCreateSession, which may evict another)."""
+
+    kind: ClassVar[str] = FULL
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        fps = self.req.partitions
+
+        def create() -> dict:
+            return {(fp.topic, fp.partition): _cached(fp, pd)
+                    for fp, pd in zip(fps, datas, strict=True)}
+        sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
+                                                      self.req.replica_id)
+        return E.NONE, sid, tuple(datas)
+
+
+@dataclass(slots=True)
+class IncrementalFetchContext(FetchContext):
+    """An incremental fetch of ``session``: it reads the session's partitions (a follower's
+    quiet ones excepted, ``quiet_sessions``) and answers those with something to say."""
+
+    kind: ClassVar[str] = INCREMENTAL
+
+    def partitions(self):
+        """foreachPartition: the session's partitions, in session order."""
+        return quiet_sessions.partitions_to_read(self.session)
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        return incremental_response(self, datas)
+
+
+@dataclass(slots=True)
+class SessionErrorContext(FetchContext):
+    """A session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH): nothing is
+    read, the answer carries the error and no partitions."""
+
+    kind: ClassVar[str] = SESSION_ERROR
+
+    def partitions(self):
+        return []
+
+    def update_and_generate_response_data(self, cache: FetchSessionCache, datas, now: int,
+                                          privileged: bool) -> tuple[str, int, tuple]:
+        return self.error, INVALID_SESSION_ID, ()
 
 
 def new_context(cache: FetchSessionCache, req, now: int) -> FetchContext:
     """FetchManager.newContext."""
     sid, epoch = req.session_id, req.session_epoch
-    if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:   # is_full, inlined (every request)
+    if is_full(epoch):
         if sid != INVALID_SESSION_ID:
             cache.remove(sid)
-        return FetchContext(SESSIONLESS if epoch == FINAL_EPOCH else FULL, req)
+        return SessionlessFetchContext(req) if epoch == FINAL_EPOCH else FullFetchContext(req)
     shard = cache.shard_for(sid)
     return incremental_context(shard, shard.sessions.get(sid) if shard is not None else None,
                                req, now)
@@ -436,77 +524,22 @@ def incremental_context(shard: FetchSessionCacheShard | None, session: FetchSess
     leaves the cache here (into ``shard.removed``, then SESSIONLESS); the others keep it."""
     epoch = req.session_epoch
     if session is None:
-        return FetchContext(SESSION_ERROR, req, error=E.FETCH_SESSION_ID_NOT_FOUND)
+        return SessionErrorContext(req, error=E.FETCH_SESSION_ID_NOT_FOUND)
     if session.epoch != epoch:
-        return FetchContext(SESSION_ERROR, req, error=E.INVALID_FETCH_SESSION_EPOCH)
-    # FetchSession.update: add or update the sent partitions, remove the forgotten
-    parts = session.partitions
-    active = session.active
-    for fp in req.partitions:
-        # a FetchPartition's fields by unpacking (cheaper than seven tuple-field lookups)
-        topic, partition, fetch_offset, current_leader_epoch, last_fetched_epoch, \
-            log_start_offset, partition_max_bytes = fp
-        tp = (topic, partition)
-        cp = parts.get(tp)
-        if cp is None:
-            cp = parts[tp] = _cached(fp)
-            session.place(cp)
-        else:   # CachedPartition.updateRequestParams
-            cp.partition_max_bytes = partition_max_bytes
-            cp.fetch_offset = fetch_offset
-            cp.log_start_offset = log_start_offset
-            cp.current_leader_epoch = current_leader_epoch
-            cp.last_fetched_epoch = last_fetched_epoch
-        active[tp] = cp
-    for tp in req.to_forget:
-        tp = tuple(tp)
-        parts.pop(tp, None)
-        active.pop(tp, None)
-    if not parts:
+        return SessionErrorContext(req, error=E.INVALID_FETCH_SESSION_EPOCH)
+    session.update(req.partitions, req.to_forget)
+    if not session.partitions:
         shard.remove(session)
-        return FetchContext(SESSIONLESS, req)
-    # shard.touch(session, now), inlined (every request), writing only what changes: the size
-    # (cached_size is set, >= 0, here) and the evictable sets once the session is older than
-    # eviction_ms (time only grows, so it stays so; until then evictableByPrivileged stays
-    # what the first touch made it, not privileged)
-    session.last_used_ms = now
-    size = len(parts)
-    if size != session.cached_size:
-        shard.num_partitions += size - session.cached_size
-        session.cached_size = size
-    if not session.evictable_by_all and now - session.creation_ms > shard.eviction_ms:
-        session.evictable_by_privileged = session.evictable_by_all = True
-    # next_epoch, inlined (every request): session.epoch == epoch here, so epoch >= 1
-    epoch = session.epoch = epoch + 1 if epoch != _INT_MAX else 1
-    # FetchContext(INCREMENTAL, req, session, E.NONE, epoch) with its fields set here: the
-    # class call would run its generated __init__ in an interpreter frame of its own
-    fctx = _new(FetchContext)
-    fctx.kind = INCREMENTAL
-    fctx.req = req
-    fctx.session = session
-    fctx.error = _NONE
-    fctx.epoch = epoch
-    return fctx
+        return SessionlessFetchContext(req)
+    shard.touch_incremental(session, now)
+    session.epoch = next_epoch(epoch)
+    return IncrementalFetchContext(req, session, E.NONE, session.epoch)
 
 
 def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now: int,
                         privileged: bool) -> tuple[str, int, tuple]:
     """updateAndGenerateResponseData: (error, session id, partitions) of the answer."""
-    kind = fctx.kind
-    if kind == SESSIONLESS:
-        return E.NONE, INVALID_SESSION_ID, tuple(datas)
-    if kind == SESSION_ERROR:
-        return fctx.error, INVALID_SESSION_ID, ()
-    if kind == FULL:
-        fps = fctx.req.partitions
-
-        def create() -> dict:
-            return {(fp.topic, fp.partition): _cached(fp, pd)
-                    for fp, pd in zip(fps, datas, strict=True)}
-        sid = cache.next_shard().maybe_create_session(now, privileged, len(datas), create,
-                                                      fctx.req.replica_id)
-        return E.NONE, sid, tuple(datas)
-    return incremental_response(fctx, datas)
+    return fctx.update_and_generate_response_data(cache, datas, now, privileged)
 
 
 def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
@@ -540,8 +573,7 @@ def incremental_partitions(session: FetchSession, datas) -> tuple:
             if len(parts) > 1:   # (a session of one partition is in order already)
                 del parts[tp]
                 parts[tp] = cp
-                cp.pos = session.next_pos   # FetchSession.place, inlined (every answer)
-                session.next_pos += 1
+                session.place(cp)
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
     return tuple(out)

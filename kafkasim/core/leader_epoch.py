@@ -111,29 +111,17 @@ class LeaderEpochFileCache:
     def assign(self, epoch: int, start_offset: int) -> bool:
         """Record that ``epoch`` starts at ``start_offset``; returns True if the cache changed
         (then Kafka rewrites leader-epoch-checkpoint). Rules by version: module docstring."""
-        entries = self.entries
         if not self.truncates_conflicts:
-            # 0.11.0 - 2.0: if (epoch >= 0 && epoch > latestEpoch && offset >= latestOffset)
-            if epoch < 0:
-                raise ValueError(
-                    "assertion failed: Received a PartitionLeaderEpoch assignment for an epoch "
-                    f"< 0 (epoch {epoch}, offset {start_offset}) (Kafka: AssertionError)")
-            if entries and (epoch <= entries[-1].epoch
-                            or start_offset < entries[-1].start_offset):
-                return False  # ignored (validateAndMaybeWarn)
-            self.entries = [*entries, EpochEntry(epoch, start_offset)]
-            if self.checkpoint is not None:
-                self.checkpoint.write(self.entries)
-            return True
+            return self._assign_if_monotonic(epoch, start_offset)   # 0.11.0 - 2.0
         if epoch < 0 or (self.validates_entries and start_offset < 0):
             raise ValueError(
                 "Received invalid partition leader epoch entry EpochEntry(epoch="
                 f"{epoch}, startOffset={start_offset}) (Kafka: IllegalArgumentException)")
-        if entries:
-            last = entries[-1]
-            if last.epoch == epoch and last.start_offset <= start_offset:
-                return False  # same epoch with a larger offset: ignored (isUpdateNeeded)
-        # drop every entry with epoch >= new epoch or start offset >= new start offset
+        if not self._is_update_needed(epoch, start_offset):
+            return False  # same epoch with a larger offset: ignored
+        # maybeTruncateNonMonotonicEntries: drop every entry with epoch >= new epoch or start
+        # offset >= new start offset, then append
+        entries = self.entries
         kept = [e for e in entries if e.epoch < epoch and e.start_offset < start_offset]
         kept.append(EpochEntry(epoch, start_offset))
         changed = kept != entries
@@ -141,6 +129,29 @@ class LeaderEpochFileCache:
         if changed and self.checkpoint is not None:
             self.checkpoint.write(kept)
         return changed
+
+    def _is_update_needed(self, epoch: int, start_offset: int) -> bool:
+        """isUpdateNeeded (2.1+): not when the latest entry has this epoch at an offset no
+        larger."""
+        if not self.entries:
+            return True
+        last = self.entries[-1]
+        return not (last.epoch == epoch and last.start_offset <= start_offset)
+
+    def _assign_if_monotonic(self, epoch: int, start_offset: int) -> bool:
+        """0.11.0 - 2.0: ``if (epoch >= 0 && epoch > latestEpoch && offset >= latestOffset)``
+        append, else ignore (validateAndMaybeWarn); a negative epoch fails the assertion."""
+        if epoch < 0:
+            raise ValueError(
+                "assertion failed: Received a PartitionLeaderEpoch assignment for an epoch "
+                f"< 0 (epoch {epoch}, offset {start_offset}) (Kafka: AssertionError)")
+        entries = self.entries
+        if entries and (epoch <= entries[-1].epoch or start_offset < entries[-1].start_offset):
+            return False  # ignored (validateAndMaybeWarn)
+        self.entries = [*entries, EpochEntry(epoch, start_offset)]
+        if self.checkpoint is not None:
+            self.checkpoint.write(self.entries)
+        return True
 
     def truncate_from_end(self, end_offset: int, *, flush: bool = True) -> bool:
         """Remove entries whose start offset is >= ``end_offset`` (log truncated to it). A

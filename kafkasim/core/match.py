@@ -135,6 +135,23 @@ def _norm(v):
     return tuple(v) if isinstance(v, list) else v
 
 
+def _clause(type_name: str, field_name: str, op: str, value) -> tuple[str, str, object]:
+    """One comparison of a ``where`` clause, checked: (field, op, value)."""
+    op = ALIASES.get(op, op)
+    if op not in COMPARISONS:
+        hint = f"; did you mean '{_HINTS[op]}'?" if op in _HINTS \
+            else _suggest(op, COMPARISONS)
+        raise MatchError(f"unknown comparison '{op}' for {type_name}.{field_name}"
+                         f"{hint} (use one of {', '.join(COMPARISONS)}, or "
+                         f"{', '.join(ALIASES)})")
+    if op == "in":
+        if not isinstance(value, (list, tuple)):
+            raise MatchError(f"'in' for {type_name}.{field_name} needs a list of "
+                             f"values, got {value!r}")
+        return field_name, op, tuple(_norm(x) for x in value)
+    return field_name, op, _norm(value)
+
+
 def compile_where(type_name: str | None, where: dict) -> tuple[tuple, tuple, str, object]:
     """Validate ``where`` for ``type_name``; returns (message clauses, partition clauses,
     partition container attribute, item names or None) where a clause is (field, op, value)."""
@@ -158,21 +175,7 @@ def compile_where(type_name: str | None, where: dict) -> tuple[tuple, tuple, str
                              f"{', '.join(where_known)})")
         ops = spec.items() if isinstance(spec, dict) else [("eq", spec)]
         for op, value in ops:
-            op = ALIASES.get(op, op)
-            if op not in COMPARISONS:
-                hint = f"; did you mean '{_HINTS[op]}'?" if op in _HINTS \
-                    else _suggest(op, COMPARISONS)
-                raise MatchError(f"unknown comparison '{op}' for {type_name}.{field_name}"
-                                 f"{hint} (use one of {', '.join(COMPARISONS)}, or "
-                                 f"{', '.join(ALIASES)})")
-            if op == "in":
-                if not isinstance(value, (list, tuple)):
-                    raise MatchError(f"'in' for {type_name}.{field_name} needs a list of "
-                                     f"values, got {value!r}")
-                value = tuple(_norm(x) for x in value)
-            else:
-                value = _norm(value)
-            target.append((field_name, op, value))
+            target.append(_clause(type_name, field_name, op, value))
     container, items = None, None
     if cls_name in _TUPLE_ENTRIES:
         container, names = _TUPLE_ENTRIES[cls_name]

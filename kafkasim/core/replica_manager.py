@@ -9,19 +9,18 @@ growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
 
 from __future__ import annotations
 
-from bisect import insort
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
-from kafkasim.core import fetch_session, producer_state
+from kafkasim.core import fetch_session, producer_state, quiet_sessions
 from kafkasim.core.fetch_session import (
     FINAL_EPOCH,
     INCREMENTAL,
     INVALID_SESSION_ID,
+    SESSION_ERROR,
     incremental_context,
-    incremental_partitions,
 )
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.core.log import RecordChunk
@@ -38,14 +37,6 @@ from kafkasim.core.partition import Partition
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import ReplicaManagerContext
-
-# a FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
-# fields the hot paths set one by one: a class call runs the generated __init__ in an
-# interpreter frame of its own (type.__call__), twice the instructions of the slot stores
-_new = object.__new__
-# a FetchPartitionData (a NamedTuple): its generated __new__ is a Python function, the C one is not
-_new_tuple = tuple.__new__
-_NONE = E.NONE
 
 
 def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offset: int,
@@ -85,6 +76,56 @@ def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> Fet
                               RecordChunk.empty(fp.fetch_offset), None, leo)
 
 
+def _no_records(fp, hw: int, ls: int, leo: int, diverging_epoch: tuple | None = None,
+                preferred_read_replica: int = -1) -> FetchPartitionData:
+    """An answer without records nor error (a diverging epoch or a preferred read replica may
+    say something)."""
+    return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
+                              RecordChunk.empty(fp.fetch_offset), diverging_epoch, leo,
+                              preferred_read_replica)
+
+
+class LogAppendInfo(NamedTuple):
+    """What an append to the leader's log answers (UnifiedLog's LogAppendInfo, reduced): the
+    batch's first and last offsets, or the error that refused it."""
+
+    first_offset: int = -1
+    last_offset: int = -1
+    error: str = E.NONE
+
+
+class PartitionResponse(NamedTuple):
+    """ProduceResponse.PartitionResponse: what a produce answers for one partition."""
+
+    error: str
+    base_offset: int   # the batch's first offset (-1 on error)
+
+
+@dataclass(slots=True)
+class ProducePartitionStatus:
+    """kafka.server.ProducePartitionStatus: an acks=all batch's wait for the HW to reach
+    ``required_offset`` (its last offset + 1); ``acks_pending`` until then."""
+
+    required_offset: int
+    acks_pending: bool
+    response_status: PartitionResponse
+
+    @staticmethod
+    def failed(error: str) -> ProducePartitionStatus:
+        """A batch refused before (or instead of) the append: answered at once."""
+        return ProducePartitionStatus(0, False, PartitionResponse(error, -1))
+
+    def complete(self, error: str) -> None:
+        """Stop waiting, answering ``error`` (DelayedProduce.tryComplete / onExpiration)."""
+        self.acks_pending = False
+        self.response_status = PartitionResponse(error, self.response_status.base_offset)
+
+    def answer(self) -> PartitionResponse:
+        """The answer's PartitionResponse: no base offset with an error."""
+        err, base = self.response_status
+        return PartitionResponse(err, base if err == E.NONE else -1)
+
+
 @dataclass(slots=True)
 class DelayedProduce:
     """An acks=all produce waiting for the HW (kafka.server.DelayedProduce)."""
@@ -93,8 +134,8 @@ class DelayedProduce:
     client: str
     correlation_id: int
     deadline_ms: int
-    # tp -> [required offset, done, error, base offset]
-    status: dict
+    # tp -> its ProducePartitionStatus (produceMetadata.produceStatus)
+    status: dict[tuple[str, int], ProducePartitionStatus]
     # the purgatory timeout's id (ctx.schedule_timeout; None once fired): the operation is
     # its timeout, and taking it out of the purgatory cancels it
     timeout_id: object = None
@@ -133,7 +174,7 @@ class ReplicaManager:
         self.next_delayed_id = 0
         # KIP-227: the broker's FetchSessionCache (FetchManager), made at the first session fetch
         self.fetch_sessions: fetch_session.FetchSessionCache | None = None
-        # the lazy read (fetch_session.LAZY): tp -> the follower sessions where it is quiet
+        # the lazy read (quiet_sessions): tp -> the follower sessions where it is quiet
         self.quiet: dict[tuple[str, int], list] = {}
         # the broker whose rules (its cluster's rule book) write a quiet partition's lag clocks
         self.lag_context: ReplicaManagerContext | None = None
@@ -143,16 +184,15 @@ class ReplicaManager:
         """ReplicaManager.appendRecords: append each partition's batch on its leader, then
         answer at once (acks 0/1, or every acks=all batch already committed) or park the request
         in the produce purgatory until the HW passes it (``DelayedProduce``)."""
-        results: dict[tuple[str, int], list] = {}
+        results: dict[tuple[str, int], ProducePartitionStatus] = {}
         waiting = []   # the partitions whose batch waits for the HW (acks=all)
         now = ctx.now   # the request's time: the batches' timestamps, the purgatory's deadline
-        acks = req.acks
         for entry in req.partitions:
             tp = (entry[0], entry[1])
-            st = results[tp] = self._append_to_leader(ctx, acks, entry, tp, now)
-            if not st[1]:
+            st = results[tp] = self._append_to_leader(ctx, req.acks, entry, tp, now)
+            if st.acks_pending:
                 waiting.append(tp)
-        if acks == 0:
+        if req.acks == 0:
             return  # acks=0: the broker sends no response at all
         if waiting:
             self._park_produce(ctx, src, req, results, waiting, now)
@@ -160,129 +200,122 @@ class ReplicaManager:
             self._respond_produce(ctx, src, req.correlation_id, results)
 
     def _append_to_leader(self, ctx: ReplicaManagerContext, acks: int, entry: tuple, tp,
-                          now: int) -> list:
+                          now: int) -> ProducePartitionStatus:
         """Partition.appendRecordsToLeader for one partition's batch: the min-ISR pre-check
-        (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW.
-        Returns the partition's status: [required offset, done, error, base offset]."""
-        topic, partition, ids, sizes, pid, pepoch, base_seq = entry
+        (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW."""
+        topic, partition = tp
         part = self.partitions.get(tp)
         if part is None or not part.is_leader:
             err = ctx.not_leader_error() if ctx.topic_exists(topic) \
                 else E.UNKNOWN_TOPIC_OR_PARTITION
-            return [0, True, err, -1]
+            return ProducePartitionStatus.failed(err)
         if acks == -1:
             min_isr = part.effective_min_isr(ctx)
             if ctx.rulebook.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
-                return [0, True, E.NOT_ENOUGH_REPLICAS, -1]
+                return ProducePartitionStatus.failed(E.NOT_ENOUGH_REPLICAS)
+        first, last, error = self._append_records_to_log(ctx, part, entry, now)
+        if error != E.NONE:
+            return ProducePartitionStatus.failed(error)
+        done, err = True, E.NONE
+        if acks == -1:
+            done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
+        return ProducePartitionStatus(last + 1, not done, PartitionResponse(err, first))
+
+    def _append_records_to_log(self, ctx: ReplicaManagerContext, part: Partition, entry: tuple,
+                               now: int) -> LogAppendInfo:
+        """UnifiedLog.appendAsLeader with the producer state check (analyzeAndValidateProducer
+        State): the offsets of the batch appended, or of the retried batch already in the log
+        (a duplicate); or the error refusing it (OUT_OF_ORDER_SEQUENCE_NUMBER, ...)."""
+        topic, partition, ids, sizes, pid, pepoch, base_seq = entry
         log = part.log
         # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
         # is not idempotent (RecordBatch.NO_SEQUENCE)
-        if base_seq < 0:
-            ident = None
-            verdict = "append"
-        else:
-            ident = (pid, pepoch, base_seq, base_seq + len(ids) - 1)
-            verdict, dup_offset = producer_state.check_append(log.producer_states, ident)
-        if verdict == "append":
-            first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
-                                               pid, pepoch, base_seq)
-            if ident is not None:
-                producer_state.update(log.producer_states, log.producer_batches[-1:])
-            if tp in self.follower_fetch_waiters:   # parked follower fetches may answer now
-                self._wake(ctx, self.follower_fetch_waiters, tp)
-            if part.maybe_increment_leader_hw(ctx):
-                self.on_hw_increased(ctx, part)
-        elif verdict == "duplicate":
+        ident = None if base_seq < 0 else (pid, pepoch, base_seq, base_seq + len(ids) - 1)
+        verdict, dup_offset = producer_state.check_append(log.producer_states, ident) \
+            if ident is not None else ("append", -1)
+        if verdict == "duplicate":
             # a retried batch already in the log: answer with its original offsets
-            first, last = dup_offset, dup_offset + len(ids) - 1
+            first = dup_offset
             ctx.trace("produce_duplicate", topic, partition,
                       ev.ProduceDuplicate(ident[0], ident[2], ident[3], first))
-        else:
-            return [0, True, verdict, -1]
-        if acks != -1:
-            return [last + 1, True, E.NONE, first]
-        done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
-        return [last + 1, done, err, first]
+            return LogAppendInfo(first, first + len(ids) - 1)
+        if verdict != "append":
+            return LogAppendInfo(error=verdict)
+        first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
+                                           pid, pepoch, base_seq)
+        if ident is not None:
+            producer_state.update(log.producer_states, log.producer_batches[-1:])
+        if part.tp in self.follower_fetch_waiters:   # parked follower fetches may answer now
+            self._wake(ctx, self.follower_fetch_waiters, part.tp)
+        if part.maybe_increment_leader_hw(ctx):
+            self.on_hw_increased(ctx, part)
+        return LogAppendInfo(first, last)
 
     def _park_produce(self, ctx: ReplicaManagerContext, src, req: ProduceRequest,
                       results: dict, waiting: list, now: int) -> None:
         """The produce purgatory: wait for the HW on the ``waiting`` partitions, at most the
         request's timeout."""
-        # DelayedProduce(id, src, req.correlation_id, now + req.timeout_ms, results),
-        # field by field (every acks=all produce)
         dp_id = self.next_delayed_id
         self.next_delayed_id = dp_id + 1
-        dp = _new(DelayedProduce)
-        dp.id = dp_id
-        dp.client = src
-        dp.correlation_id = req.correlation_id
-        dp.deadline_ms = now + req.timeout_ms
-        dp.status = results
+        dp = DelayedProduce(dp_id, src, req.correlation_id, now + req.timeout_ms, results)
         self.delayed_produce[dp_id] = dp
         for tp in waiting:
             self.produce_waiters.setdefault(tp, []).append(dp_id)
         dp.timeout_id = ctx.schedule_timeout(req.timeout_ms, "produce_timeout", dp_id)
 
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
-                         results: dict) -> None:
-        parts = []
-        for (t, p), st in results.items():
-            err = st[2]
-            parts.append((t, p, err, st[3] if err == E.NONE else -1))
-        resp = _new(ProduceResponse)   # ProduceResponse(correlation_id, tuple(parts))
-        resp.correlation_id = correlation_id
-        resp.partitions = tuple(parts)
-        ctx.send(dst, resp)
+                         results: dict[tuple[str, int], ProducePartitionStatus]) -> None:
+        parts = tuple((t, p, *st.answer()) for (t, p), st in results.items())
+        ctx.send(dst, ProduceResponse(correlation_id, parts))
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
+        """DelayedProduce.tryComplete of every produce waiting on ``tp``: answered once none
+        of its partitions has acks pending."""
         ids = self.produce_waiters.pop(tp, None)   # the requests still waiting go back below
         if not ids:
             return
         part = self.partitions.get(tp)
         remaining = []
-        delayed = self.delayed_produce
         for dp_id in ids:
-            dp = delayed.get(dp_id)
+            dp = self.delayed_produce.get(dp_id)
             if dp is None:
                 continue
-            status = dp.status
-            st = status[tp]
-            if part is None:
-                done, err = True, ctx.not_leader_error()
-            else:
-                done, err = part.check_enough_replicas_reach_offset(ctx, st[0])
-            if done:
-                st[1] = True
-                if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
-                    err = ctx.not_leader_error()
-                st[2] = err
-                if len(status) == 1:
-                    # the usual request, of one partition: _respond_produce, inlined
-                    del delayed[dp_id]   # and its purgatory timeout
-                    resp = _new(ProduceResponse)
-                    resp.correlation_id = dp.correlation_id
-                    resp.partitions = (tp + (err, st[3] if err == E.NONE else -1),)
-                    ctx.send(dp.client, resp)
-                elif all(s[1] for s in status.values()):
-                    del delayed[dp_id]   # and its purgatory timeout
-                    self._respond_produce(ctx, dp.client, dp.correlation_id, status)
-            else:
+            if not self._try_complete_produce_partition(ctx, part, dp.status[tp]):
                 remaining.append(dp_id)
+            elif not any(st.acks_pending for st in dp.status.values()):
+                del self.delayed_produce[dp_id]   # and its purgatory timeout
+                self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
         if remaining:
             self.produce_waiters[tp] = remaining
 
+    @staticmethod
+    def _try_complete_produce_partition(ctx: ReplicaManagerContext, part: Partition | None,
+                                        st: ProducePartitionStatus) -> bool:
+        """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
+        partition left this broker)? Completes ``st`` when so."""
+        if part is None:
+            done, err = True, ctx.not_leader_error()
+        else:
+            done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
+        if not done:
+            return False
+        if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
+            err = ctx.not_leader_error()
+        st.complete(err)
+        return True
+
     def on_produce_timeout(self, ctx: ReplicaManagerContext, dp_id: int) -> None:
+        """DelayedProduce.onExpiration: the partitions still waiting answer REQUEST_TIMED_OUT."""
         dp = self.delayed_produce.pop(dp_id, None)
         if dp is None:
             return
         for tp, st in dp.status.items():
-            if not st[1]:
-                st[1] = True
-                st[2] = E.REQUEST_TIMED_OUT  # the records stay in the log and may commit later
+            if st.acks_pending:
+                st.complete(E.REQUEST_TIMED_OUT)  # the records stay in the log, may commit later
                 ctx.trace("produce_timed_out", tp[0], tp[1],
-                          ev.ProduceTimedOut(self._hw(tp), st[0]))
+                          ev.ProduceTimedOut(self._hw(tp), st.required_offset))
         self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
 
     def _hw(self, tp) -> int:
@@ -313,56 +346,52 @@ class ReplicaManager:
     def fetch_messages(self, ctx: ReplicaManagerContext, src, req: FetchRequest) -> None:
         """KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages: the fetch context
         (FetchManager.newContext, KIP-227), then read now or park in the fetch purgatory."""
-        fctx = session = None   # session: the follower's incremental session, for the lazy read
         now = ctx.now
-        if ctx.rules.fetch_sessions and (req.session_epoch != FINAL_EPOCH
-                                         or req.session_id != INVALID_SESSION_ID):
-            cache = self.fetch_sessions   # session_cache, inlined (every request)
-            if cache is None:
-                cache = self.session_cache(ctx)
-            epoch = req.session_epoch
-            if epoch > 0:
-                # FetchManager.newContext's session lookup, done once for the lazy read too
-                sid = req.session_id
-                # FetchSessionCache.shard_for, inlined (every request): the shard of the id's
-                # range, none past the last
-                shards = cache.shards
-                i = sid // shards[0].session_id_range
-                try:
-                    shard = shards[i] if i >= 0 else None
-                except IndexError:
-                    shard = None
-                cached = shard.sessions.get(sid) if shard is not None else None
-                # only a session with quiet partitions (active short of partitions) wakes any
-                if cached is not None and len(cached.active) < len(cached.partitions) and \
-                        cached.epoch == epoch and fetch_session.LAZY:
-                    self._wake_named(cached, req)
-                fctx = incremental_context(shard, cached, req, now)
-            else:
-                fctx = fetch_session.new_context(cache, req, now)
-            kind = fctx.kind
-            if kind == INCREMENTAL:   # the session stays: nothing to drain
-                cached = fctx.session
-                # FetchContext.partitions, inlined: with the lazy read, a follower's session reads
-                # its active partitions, in session order
-                if fetch_session.LAZY:
-                    if cached.privileged:
-                        parts = list(cached.active.values())
-                        if len(parts) > 1:
-                            parts.sort(key=fetch_session._pos)
-                    else:
-                        parts = list(cached.partitions.values())
-                    if req.replica_id >= 0:
-                        session = cached
-                        session.last_read_ms = now
-                else:
-                    parts = list(cached.partitions.values())
-            else:   # (only an incremental context has a session)
-                for gone in cache.drain_removed():
-                    self._settle_session(gone)
-                parts = [] if kind == fetch_session.SESSION_ERROR else req.partitions
+        fctx, parts = self._new_context(ctx, req, now)
+        # the follower's incremental session, for the lazy read (quiet_sessions)
+        session = fctx.session if fctx is not None and quiet_sessions.LAZY and \
+            req.replica_id >= 0 and fctx.kind == INCREMENTAL else None
+        if session is not None:
+            session.last_read_ms = now
+        datas, answer_now = self._read_from_local_log(ctx, req, parts, session, now)
+        if answer_now:
+            ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
         else:
-            parts = req.partitions   # sessionless
+            self._park_fetch(ctx, src, req, fctx, session, parts, now)
+
+    def _new_context(self, ctx: ReplicaManagerContext, req: FetchRequest, now: int
+                     ) -> tuple[fetch_session.FetchContext | None, list | tuple]:
+        """FetchManager.newContext: the request's FetchContext (None: sessionless before 1.1 or
+        with the rule off) and the fetchInfos it reads (FetchContext.foreachPartition)."""
+        if not ctx.rules.fetch_sessions or (req.session_epoch == FINAL_EPOCH
+                                            and req.session_id == INVALID_SESSION_ID):
+            return None, req.partitions
+        cache = self.session_cache(ctx)
+        if req.session_epoch > 0:
+            fctx = self._incremental_context(cache, req, now)
+        else:
+            fctx = fetch_session.new_context(cache, req, now)
+        if fctx.kind == INCREMENTAL:   # the session stays: nothing to drain
+            return fctx, quiet_sessions.partitions_to_read(fctx.session)
+        for gone in cache.drain_removed():   # (only an incremental context has a session)
+            quiet_sessions.settle_session(self, gone)
+        return fctx, [] if fctx.kind == SESSION_ERROR else req.partitions
+
+    def _incremental_context(self, cache: fetch_session.FetchSessionCache, req: FetchRequest,
+                             now: int) -> fetch_session.FetchContext:
+        """FetchManager.newContext for an incremental request: the session looked up once, and
+        (the lazy read) its quiet partitions the request names woken first."""
+        shard = cache.shard_for(req.session_id)
+        cached = shard.sessions.get(req.session_id) if shard is not None else None
+        if quiet_sessions.LAZY and cached is not None and cached.epoch == req.session_epoch:
+            quiet_sessions.wake_named(self, cached, req)
+        return incremental_context(shard, cached, req, now)
+
+    def _read_from_local_log(self, ctx: ReplicaManagerContext, req: FetchRequest, parts,
+                             session, now: int) -> tuple[list, bool]:
+        """ReplicaManager.readFromLocalLog, then fetchMessages' test: (the reads, answer now?).
+        An error, a diverging epoch, enough bytes (fetch.min.bytes), no MaxWaitMs or nothing to
+        read answers now; else the fetch is parked (DelayedFetch)."""
         datas = []
         total = 0
         immediate = False   # an error or a diverging epoch answers now
@@ -373,35 +402,25 @@ class ReplicaManager:
         for fp in parts:
             pd = self._read_partition(ctx, req, fp, True, session, now, parkable)
             if pd is None:
-                break   # to the purgatory
+                return datas, False   # to the purgatory
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
             if pd.records.ids:
                 total += sum(pd.records.sizes)
-        else:   # (no fetchInfos at all, not even quiet ones, answers now too)
-            if immediate or total >= req.min_bytes or req.max_wait_ms <= 0 or \
-                    not parts and session is None:
-                ctx.send(src, self._fetch_response(ctx, req, fctx, datas))
-                return
-        if session is not None and (len(session.active) != len(parts) or session.closed
-                                    or not session.privileged):
-            # the quiet partitions are not read again, nor watched. (The reads can only take
-            # partitions out of an open session's active set: ``parts`` holds when none left.)
-            parts = list(session.active.values())
-            if len(parts) > 1:
-                parts.sort(key=fetch_session._pos)
-        # DelayedFetch(id, src, req, now + req.max_wait_ms, -1, parts, fctx), field by field
-        # (every parked fetch); timeout_id is set below
+        # (no fetchInfos at all, not even quiet ones, answers now too)
+        return datas, immediate or total >= req.min_bytes or req.max_wait_ms <= 0 or \
+            not parts and session is None
+
+    def _park_fetch(self, ctx: ReplicaManagerContext, src, req: FetchRequest, fctx,
+                    session, parts, now: int) -> None:
+        """The fetch purgatory: wait for data on ``parts`` at most the request's MaxWaitMs."""
+        if session is not None:
+            # the quiet partitions are not read again, nor watched
+            parts = quiet_sessions.partitions_to_watch(session, parts)
         df_id = self.next_delayed_id
         self.next_delayed_id = df_id + 1
-        df = _new(DelayedFetch)
-        df.id = df_id
-        df.src = src
-        df.request = req
-        df.deadline_ms = now + req.max_wait_ms
-        df.partitions = parts
-        df.context = fctx
+        df = DelayedFetch(df_id, src, req, now + req.max_wait_ms, None, parts, fctx)
         self.delayed_fetch[df_id] = df
         if session is not None:
             session.parked = df
@@ -418,29 +437,25 @@ class ReplicaManager:
         evict one), an incremental answer keeps only the partitions with news."""
         if fctx is None:
             return FetchResponse(req.correlation_id, tuple(datas))
-        if fctx.kind == fetch_session.INCREMENTAL:   # the usual case: no session made nor lost
-            err, sid, parts = fetch_session.incremental_response(fctx, datas)
+        if fctx.session is not None:
             fctx.session.parked = None
+        if fctx.kind == INCREMENTAL:   # the usual case: no session made nor lost
+            err, sid, parts = fetch_session.incremental_response(fctx, datas)
             return FetchResponse(req.correlation_id, parts, err, sid)
-        cache = self.fetch_sessions   # session_cache, inlined (every response)
-        if cache is None:
-            cache = self.session_cache(ctx)
+        cache = self.session_cache(ctx)
         # only a full fetch can create a session, and so evict one (maybeCreateSession)
-        full = fctx.kind == fetch_session.FULL
-        evicted = cache.evictions() if full else 0
-        err, sid, parts = fetch_session.response_partitions(cache, fctx, datas, ctx.now,
-                                                            req.replica_id >= 0)
-        if full:   # only maybeCreateSession removes (evicts) a session here
+        evicted = cache.evictions()
+        err, sid, parts = fctx.update_and_generate_response_data(cache, datas, ctx.now,
+                                                                 req.replica_id >= 0)
+        if fctx.kind == fetch_session.FULL:   # only maybeCreateSession evicts a session here
             if cache.evictions() != evicted:
                 ctx.mark_meter("IncrementalFetchSessionEvictionsPerSec",
                                cache.evictions() - evicted)
             for gone in cache.drain_removed():
-                self._settle_session(gone)
-        if fctx.session is not None:
-            fctx.session.parked = None
+                quiet_sessions.settle_session(self, gone)
         return FetchResponse(req.correlation_id, parts, err, sid)
 
-    # -- the lazy read of incremental sessions (fetch_session.LAZY; not Kafka's) ----------------
+    # -- the lazy read of incremental sessions (quiet_sessions; not Kafka's) --------------------
     def _maybe_quiet(self, ctx: ReplicaManagerContext, session, cp, part: Partition) -> None:
         """After reading ``cp`` for the session's follower (``_read_partition``, which checked
         that the answer has nothing to say: no error, no records, the HW and log start offset
@@ -453,7 +468,8 @@ class ReplicaManager:
             return
         st = part.remote.get(replica)
         # the caught-up rule found the follower caught up by this read (Kafka's does at the
-        # leader's LEO): the skipped reads are then written by that rule (``_materialize``)
+        # leader's LEO): the skipped reads are then written by that rule (quiet_sessions.
+        # materialize)
         if st is None or st.log_end_offset != cp.fetch_offset or \
                 st.last_caught_up_time_ms != session.last_read_ms:
             return
@@ -462,186 +478,135 @@ class ReplicaManager:
         del session.active[tp]
         self.quiet.setdefault(tp, []).append(session)
 
-    def _materialize(self, part: Partition, session) -> None:
-        """What the skipped reads of a quiet partition would have written (Partition.
-        updateFollowerFetchState at the leader's LEO): the lag clocks of a fetch at the
-        follower's LEO (the leader's then) at the session's last read, by the caught-up rule."""
-        st = part.remote.get(session.replica_id)
-        t = session.last_read_ms
-        if st is not None and t >= 0:
-            ctx = self.lag_context
-            leo = st.log_end_offset
-            st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
-                st, leo, leo, t, previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
-            st.last_fetch_time_ms = t
-
     def unquiet(self, ctx: ReplicaManagerContext, tp) -> None:
-        """Something about ``tp`` changed (LEO, HW, ISR, role): every session where it was quiet
-        reads it again from its next fetch on; a parked fetch of such a session watches it."""
-        sessions = self.quiet.pop(tp, None)
-        if not sessions:
-            return
-        part = self.partitions.get(tp)
-        for session in sessions:
-            cp = session.partitions.get(tp)
-            if cp is None or tp in session.active:
-                continue
-            if part is not None:
-                self._materialize(part, session)
-            if session.closed:
-                continue
-            session.active[tp] = cp
-            df = session.parked
-            if df is not None and df.id in self.delayed_fetch:
-                df.partitions.append(cp)
-                df.partitions.sort(key=fetch_session._pos)
-                # in parking order, as if it had watched ``tp`` from the start
-                insort(self.follower_fetch_waiters.setdefault(tp, []), df.id)
-
-    def _wake_named(self, session, req: FetchRequest) -> None:
-        """An incremental request (of ``session``'s current epoch) names or forgets partitions:
-        settle those that were quiet (their last read was the session's previous fetch)."""
-        parts = session.partitions
-        active = session.active
-        for fp in req.partitions:
-            tp = (fp.topic, fp.partition)
-            if tp in parts and tp not in active:
-                self._wake_one(session, tp)
-        for tp in req.to_forget:
-            tp = tuple(tp)
-            if tp in parts and tp not in active:
-                self._wake_one(session, tp)
-
-    def _wake_one(self, session, tp) -> None:
-        self._unquiet(session, tp)
-        session.active[tp] = session.partitions[tp]
-
-    def _unquiet(self, session, tp) -> None:
-        """``tp`` stops being quiet for ``session``: write its skipped reads' lag clocks and
-        drop the session from the partition's quiet list."""
-        part = self.partitions.get(tp)
-        if part is not None:
-            self._materialize(part, session)
-        lst = self.quiet.get(tp)
-        if lst is not None:
-            lst[:] = [s for s in lst if s is not session]
-            if not lst:
-                del self.quiet[tp]
-
-    def _settle_session(self, session) -> None:
-        """A session left the cache: write the lag clocks of its quiet partitions."""
-        for tp in session.partitions:
-            if tp not in session.active:
-                self._unquiet(session, tp)
-        session.active = dict(session.partitions)
+        """Something about ``tp`` changed (LEO, HW, ISR, role): the sessions where it was
+        quiet read it again (quiet_sessions.unquiet)."""
+        quiet_sessions.unquiet(self, tp)
 
     def settle_fetch_sessions(self) -> None:
         """Write every quiet partition's lag clocks now (they stay quiet): before the ISR
         check, and for readers of ``Partition.remote`` (Cluster.run does it at its end)."""
-        for tp, sessions in self.quiet.items():
-            part = self.partitions.get(tp)
-            if part is not None:
-                for session in sessions:
-                    if tp not in session.active:
-                        self._materialize(part, session)
+        quiet_sessions.settle_all(self)
 
+    # -- reading a partition ------------------------------------------------------------------
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool, session=None, now: int | None = None,
                         omit_empty: bool = False, part: Partition | None = None
                         ) -> FetchPartitionData | None:
-        """Read one partition for a fetch (Partition.fetchRecords); ``session``: the follower's
-        incremental session when its lazy read applies (``fp`` is then its CachedPartition);
-        ``now``: the request's time, when the caller has it; ``omit_empty``: None instead of
-        an answer without records nor error (the caller parks the fetch); ``part``: the
-        partition, when the caller looked it up."""
+        """Read one partition for a fetch (ReplicaManager.read -> Partition.fetchRecords);
+        ``session``: the follower's incremental session when its lazy read applies (``fp`` is
+        then its CachedPartition); ``now``: the request's time, when the caller has it;
+        ``omit_empty``: None instead of an answer without records nor error (the caller parks
+        the fetch); ``part``: the partition, when the caller looked it up."""
         if part is None:
             part = self.partitions.get((fp.topic, fp.partition))
-        is_follower = req.replica_id >= 0
         if part is None:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
                                 else E.UNKNOWN_TOPIC_OR_PARTITION)
-        # Partition.getLocalLog: the CurrentLeaderEpoch check comes first (KIP-320, 2.1+), then
-        # the leader requirement, so a stale fetcher at a demoted leader is FENCED_LEADER_EPOCH
+        refused = self._get_local_log(ctx, req, fp, part)
+        if refused is not None:
+            return refused
+        log = part.log
+        hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
+        early = self._check_fetch_offset(ctx, req, fp, part, hw, leo, ls)
+        if early is not None:
+            return early
+        max_offset = leo if req.replica_id >= 0 else hw  # read_committed LSO == HW (no txns)
+        chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes) \
+            if fp.fetch_offset < max_offset else None
+        if update_follower_state:
+            if req.replica_id >= 0 and req.replica_id not in part.remote:
+                # before 3.3: ReplicaManager.updateFollowerFetchState could not record the
+                # position of a broker outside the replica set and answered withEmptyFetchInfo
+                # (no error)
+                return _no_records(fp, hw, ls, leo)
+            if req.replica_id >= 0:
+                self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw, leo, ls)
+        if chunk is None:   # nothing to read
+            if omit_empty:
+                return None
+            chunk = RecordChunk.empty(fp.fetch_offset)
+        return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
+
+    def _get_local_log(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
+                       part: Partition) -> FetchPartitionData | None:
+        """Partition.getLocalLog (+ followerReplicaOrThrow): the answer of a partition this
+        broker cannot serve as leader (an error, or a consumer's read at a follower, KIP-392),
+        None when it can. The CurrentLeaderEpoch check comes first (KIP-320, 2.1+), then the
+        leader requirement, so a stale fetcher at a demoted leader is FENCED_LEADER_EPOCH."""
         if fp.current_leader_epoch != part.leader_epoch and fp.current_leader_epoch >= 0:
             # (the steady state, the leader's epoch or none, skips the call)
             err = _check_current_leader_epoch(ctx.rules, part, fp.current_leader_epoch)
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
-            if not is_follower and ctx.rules.fetch_from_follower and part.leader_id >= 0:
+            if req.replica_id < 0 and ctx.rules.fetch_from_follower and part.leader_id >= 0:
                 return self._read_as_follower(ctx, part, fp)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
-        non_replica = is_follower and req.replica_id not in part.remote
-        if non_replica and ctx.rules.fetch_from_non_replica_error:
+        if req.replica_id >= 0 and req.replica_id not in part.remote and \
+                ctx.rules.fetch_from_non_replica_error:
             # Partition.followerReplicaOrThrow (KAFKA-13837, 3.3+)
             return _fetch_error(fp, E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0
                                 else ctx.not_leader_error())
-        log = part.log
-        hw = log.high_watermark
-        leo = log.log_end_offset
-        ls = log.log_start_offset
-        fetch_offset = fp.fetch_offset
-        if is_follower and ctx.rules.fetch_diverging_epoch:
-            entries = log.leader_epoch_cache.entries
-            last_fetched = fp.last_fetched_epoch
-            # a follower on the leader's latest epoch and not past its LEO cannot diverge
-            # (endOffsetFor(latest) is the LEO): that steady state skips the lookup, tested
-            # first; without a LastFetchedEpoch (-1) there is none
-            if not (entries and entries[-1].epoch == last_fetched and fetch_offset <= leo) \
-                    and last_fetched >= 0:
-                epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
-                # Partition.readRecords: an epoch the leader cannot place, or (KAFKA-12996,
-                # 3.0+) an offset below its log start, is OFFSET_OUT_OF_RANGE, not divergence
-                below_start = fetch_offset < ls and \
-                    ctx.rules.fetch_offset_below_log_start_before_divergence
-                if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
-                    return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
-                if epoch < last_fetched or end < fetch_offset:
-                    return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
-                                              RecordChunk.empty(fetch_offset), (epoch, end), leo)
-        if fetch_offset > leo or fetch_offset < ls:
+        return None
+
+    def _check_fetch_offset(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
+                            part: Partition, hw: int, leo: int, ls: int
+                            ) -> FetchPartitionData | None:
+        """Partition.readRecords before the read: a follower's diverging epoch (2.8+), an
+        offset out of range, or (KIP-392) a consumer sent to a replica in its rack; None to
+        read."""
+        if req.replica_id >= 0 and ctx.rules.fetch_diverging_epoch:
+            diverging = self._diverging_epoch(ctx, fp, part.log, leo, ls)
+            if diverging is not None:
+                return diverging if isinstance(diverging, FetchPartitionData) \
+                    else _no_records(fp, hw, ls, leo, diverging)
+        if fp.fetch_offset > leo or fp.fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
-        if not is_follower and req.rack_id and ctx.config.get("replica.selector.class") \
+        if req.replica_id < 0 and req.rack_id and ctx.config.get("replica.selector.class") \
                 and ctx.rules.fetch_from_follower:
             if self.quiet:
                 self.settle_fetch_sessions()
-            preferred = select_read_replica(ctx, part, fetch_offset, req.rack_id)
+            preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
-                return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
-                                          RecordChunk.empty(fetch_offset), None, leo,
-                                          preferred)
-        max_offset = leo if is_follower else hw  # read_committed LSO == HW without transactions
-        chunk = log.read(fetch_offset, max_offset, fp.partition_max_bytes) \
-            if fetch_offset < max_offset else None
-        if update_follower_state:
-            if non_replica:
-                # before 3.3: ReplicaManager.updateFollowerFetchState could not record the
-                # position of a broker outside the replica set and answered withEmptyFetchInfo
-                # (no error)
-                return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
-                                          RecordChunk.empty(fetch_offset), None, leo)
-            if is_follower:
-                if part.update_follower_fetch_state(ctx, req.replica_id, fetch_offset,
-                                                    fp.log_start_offset, leo, now):
-                    self.on_hw_increased(ctx, part)
-                # the lazy read: an answer with nothing to say (no records, the HW and log start
-                # offset the session last answered, unchanged by the read) may leave it quiet;
-                # not while the HW is below the LEO: the next commit would wake it at once
-                if session is not None and fetch_offset == leo and hw == leo and \
-                        hw == fp.high_watermark and \
-                        ls == fp.local_log_start_offset and log.high_watermark == hw and \
-                        log.log_start_offset == ls:
-                    self._maybe_quiet(ctx, session, fp, part)
-        if chunk is None:   # nothing to read
-            if omit_empty:
-                return None
-            chunk = RecordChunk.empty(fetch_offset)
-        # FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo) by the C
-        # tuple constructor (every read: a follower fetch reads on arrival and again when it
-        # completes)
-        return _new_tuple(FetchPartitionData,
-                          (fp.topic, fp.partition, _NONE, hw, ls, chunk, None, leo, -1))
+                return _no_records(fp, hw, ls, leo, None, preferred)
+        return None
+
+    @staticmethod
+    def _diverging_epoch(ctx: ReplicaManagerContext, fp, log, leo: int, ls: int
+                         ) -> tuple[int, int] | FetchPartitionData | None:
+        """Partition.readRecords' lastFetchedEpoch check: the (epoch, end offset) the follower
+        diverges at, an OFFSET_OUT_OF_RANGE answer, or None (no divergence)."""
+        last_fetched = fp.last_fetched_epoch
+        entries = log.leader_epoch_cache.entries
+        # a follower on the leader's latest epoch and not past its LEO cannot diverge
+        # (endOffsetFor(latest) is the LEO): that steady state skips the lookup; without a
+        # LastFetchedEpoch (-1) there is none
+        if entries and entries[-1].epoch == last_fetched and fp.fetch_offset <= leo or \
+                last_fetched < 0:
+            return None
+        epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
+        # an epoch the leader cannot place, or (KAFKA-12996, 3.0+) an offset below its log
+        # start, is OFFSET_OUT_OF_RANGE, not divergence
+        below_start = fp.fetch_offset < ls and \
+            ctx.rules.fetch_offset_below_log_start_before_divergence
+        if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
+            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, log.high_watermark, ls, leo)
+        if epoch < last_fetched or end < fp.fetch_offset:
+            return epoch, end
+        return None
+
+    def _update_follower_fetch_state(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
+                                     part: Partition, session, now: int | None, hw: int,
+                                     leo: int, ls: int) -> None:
+        """ReplicaManager.updateFollowerFetchState: record the follower's position (its HW may
+        move); then the lazy read may leave the partition quiet for the session."""
+        if part.update_follower_fetch_state(ctx, req.replica_id, fp.fetch_offset,
+                                            fp.log_start_offset, leo, now):
+            self.on_hw_increased(ctx, part)
+        if quiet_sessions.may_go_quiet(session, fp, part.log, hw, leo, ls):
+            self._maybe_quiet(ctx, session, fp, part)
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
                           ) -> FetchPartitionData:
@@ -653,6 +618,7 @@ class ReplicaManager:
         chunk = log.read(fp.fetch_offset, hw, fp.partition_max_bytes)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
+    # -- the fetch purgatory (DelayedFetch) ---------------------------------------------------
     def _try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool) -> bool:
         """DelayedFetch.tryComplete: answer the parked fetch ``df_id`` if ``force`` (its time is
         up, or leadership moved), or if some partition must answer now (the leader epoch moved
@@ -660,65 +626,62 @@ class ReplicaManager:
         df = self.delayed_fetch.get(df_id)
         if df is None:
             return True
-        request = df.request
-        fps = df.partitions
         datas = []   # the answer's reads (DelayedFetch.onComplete), in the fetch's order
-        if not force:
-            # the bytes the fetch could return now, counted up to min.bytes. Each partition
-            # served is read first: a read of at least min.bytes settles the count (the bytes
-            # available hold it), else Log.bytes_between counts; too few bytes drop the reads
-            min_bytes = request.min_bytes
-            total = 0
-            for fp in fps:
-                part = self.partitions.get((fp.topic, fp.partition))
-                if part is None or not part.is_leader and not (request.replica_id < 0 and
-                                                               ctx.rules.fetch_from_follower and
-                                                               part.leader_id >= 0):
-                    break   # not served here (any more): must answer now
-                cle = fp.current_leader_epoch
-                if cle < part.leader_epoch and cle >= 0:
-                    break   # fenced: must answer now
-                pd = self._read_partition(ctx, request, fp, False, part=part)
-                datas.append(pd)
-                if total < min_bytes:
-                    records = pd.records
-                    if records.ids and sum(records.sizes) >= min_bytes:
-                        total = min_bytes   # the usual follower fetch (min.bytes 1)
-                        continue
-                    log = part.log
-                    end = log.log_end_offset if request.replica_id >= 0 else log.high_watermark
-                    if end > fp.fetch_offset:
-                        total += log.bytes_between(fp.fetch_offset, end, min_bytes)
-            else:
-                if total < min_bytes:
-                    return False
-                fps = ()   # every partition read
+        if not force and not self._can_complete(ctx, df, datas):
+            return False
         del self.delayed_fetch[df_id]   # and its purgatory timeout
-        if fps:   # forced, or a partition must answer now: the reads not made above
-            # (a loop, not a comprehension: one call fewer per completion, CPython 3.11)
-            for fp in fps[len(datas):]:
-                datas.append(self._read_partition(ctx, request, fp, False))
-        fctx = df.context
-        if fctx is not None and fctx.kind == INCREMENTAL:
-            # _fetch_response's usual case, inlined (every completion of a follower's fetch)
-            session = fctx.session
-            session.parked = None
-            # FetchResponse(request.correlation_id, *incremental_response(fctx, datas)), field
-            # by field, incremental_response inlined: a session no longer at the request's epoch
-            # (a duplicate request) answers INVALID_FETCH_SESSION_EPOCH and no partitions
-            resp = _new(FetchResponse)
-            resp.correlation_id = request.correlation_id
-            if session.epoch == fctx.epoch:
-                resp.partitions = incremental_partitions(session, datas)
-                resp.error = _NONE
-            else:
-                resp.partitions = ()
-                resp.error = E.INVALID_FETCH_SESSION_EPOCH
-            resp.session_id = session.id
-            ctx.send(df.src, resp)
-        else:
-            ctx.send(df.src, self._fetch_response(ctx, request, fctx, datas))
+        self._on_complete_fetch(ctx, df, datas)
         return True
+
+    def _can_complete(self, ctx: ReplicaManagerContext, df: DelayedFetch, datas: list) -> bool:
+        """DelayedFetch.tryComplete's cases: a partition not served here any more or fenced
+        answers now, else the bytes the fetch could return now are counted up to min.bytes.
+        Each partition served is read first (into ``datas``, kept for the answer): a read of
+        at least min.bytes settles the count, else Log.bytes_between counts."""
+        request = df.request
+        min_bytes = request.min_bytes
+        total = 0
+        for fp in df.partitions:
+            part = self.partitions.get((fp.topic, fp.partition))
+            if self._must_answer_now(ctx, request, fp, part):
+                return True
+            pd = self._read_partition(ctx, request, fp, False, part=part)
+            datas.append(pd)
+            if total < min_bytes:
+                total += self._bytes_readable(request, fp, part, pd, min_bytes)
+        return total >= min_bytes
+
+    @staticmethod
+    def _must_answer_now(ctx: ReplicaManagerContext, request: FetchRequest, fp,
+                         part: Partition | None) -> bool:
+        """DelayedFetch.tryComplete cases A-C: the partition is not served here (any more),
+        or its leader epoch moved past the fetch's (fenced)."""
+        if part is None:
+            return True
+        if not part.is_leader and not (request.replica_id < 0 and ctx.rules.fetch_from_follower
+                                       and part.leader_id >= 0):
+            return True
+        return 0 <= fp.current_leader_epoch < part.leader_epoch
+
+    @staticmethod
+    def _bytes_readable(request: FetchRequest, fp, part: Partition, pd: FetchPartitionData,
+                        min_bytes: int) -> int:
+        """The bytes a partition adds to a parked fetch's count (at least ``min_bytes`` once it
+        has them): its read's, when they reach min.bytes (the usual follower fetch), else
+        those between the fetch offset and the LEO (followers) or HW (consumers)."""
+        records = pd.records
+        if records.ids and sum(records.sizes) >= min_bytes:
+            return min_bytes
+        log = part.log
+        end = log.log_end_offset if request.replica_id >= 0 else log.high_watermark
+        return log.bytes_between(fp.fetch_offset, end, min_bytes) if end > fp.fetch_offset else 0
+
+    def _on_complete_fetch(self, ctx: ReplicaManagerContext, df: DelayedFetch,
+                           datas: list) -> None:
+        """DelayedFetch.onComplete: read the partitions not read yet, answer."""
+        for fp in df.partitions[len(datas):]:
+            datas.append(self._read_partition(ctx, df.request, fp, False))
+        ctx.send(df.src, self._fetch_response(ctx, df.request, df.context, datas))
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
         ids = waiters.get(tp)
