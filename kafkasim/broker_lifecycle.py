@@ -41,8 +41,11 @@ from __future__ import annotations
 import dataclasses
 
 from kafkasim import events as ev
-from kafkasim.broker import CONTROLLER_CHANNEL_POLL_MS, CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS
 from kafkasim.protocol import errors as E
+from kafkasim.protocol.alter_partition_manager import (
+    CONTROLLER_CHANNEL_POLL_MS,
+    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+)
 from kafkasim.protocol.kraft.image import MetadataImage
 from kafkasim.protocol.kraft.raft import KafkaRaftClient
 from kafkasim.protocol.messages import (
@@ -122,8 +125,7 @@ class BrokerLifecycleManager:
         if self.inflight is not None and self.inflight[2] != leader_id:
             self.inflight = None
             self._schedule_next(0)
-        if b.alter_inflight is not None:
-            b.resend_alter_partition()
+        b.alter_partition_manager.resend(b)
 
     def on_high_watermark(self, hw: int) -> None:
         """MetadataLoader: replay the newly committed records, then publish the delta."""
@@ -407,6 +409,7 @@ def publish(broker, image: MetadataImage, changed) -> None:
             continue
         st = md.partitions[tp]
         if broker.id in reg.replicas:
-            broker.apply_partition_state(st, kraft=True, recovering=reg.leader_recovery_state)
+            broker.replica_manager.apply_partition_state(broker, st, kraft=True,
+                                                         recovering=reg.leader_recovery_state)
         elif tp in broker.replica_manager.partitions:
             broker.remove_replica(tp, delete=True)

@@ -18,12 +18,11 @@ from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from heapq import heappush
 
 from kafkasim import config as kconfig
 from kafkasim import events as ev
 from kafkasim import limits, versions
-from kafkasim.broker import RUNNING, STOPPED, Broker, InGroup
+from kafkasim.broker import RUNNING, STOPPED, Broker
 from kafkasim.clients.admin import Admin
 from kafkasim.clients.consumer import Consumer
 from kafkasim.clients.producer import Producer
@@ -128,8 +127,7 @@ class RecordRegistry:
 class AdminState:
     """What the Admin API's calls change or return, apart from the topics themselves: static
     broker overrides and topic overrides (AlterConfigs), the replica placement RNG
-    (CreateTopics), the last ElectLeaders and AlterPartitionReassignments results. Grouped so
-    the Cluster's instance dict stays small (see kafkasim.broker.InGroup)."""
+    (CreateTopics), the last ElectLeaders and AlterPartitionReassignments results."""
 
     broker_overrides: dict = field(default_factory=dict)
     topic_overrides: dict = field(default_factory=dict)
@@ -143,13 +141,6 @@ class AdminState:
 NO_WAKE_UP = 1 << 62
 
 class Cluster(StateViews):
-    # rarely used state, grouped (see InGroup)
-    broker_overrides = InGroup("admin_state", "broker_overrides")
-    topic_overrides = InGroup("admin_state", "topic_overrides")
-    placement_rng = InGroup("admin_state", "placement_rng")
-    last_election_results = InGroup("admin_state", "last_election_results")
-    last_reassignment_results = InGroup("admin_state", "last_reassignment_results")
-
     def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
@@ -196,9 +187,9 @@ class Cluster(StateViews):
         except ValueError as exc:
             raise ClusterError(str(exc)) from None
         self.admin_state = AdminState()
-        self.broker_overrides = dict(config or {})
+        self.admin_state.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
-            kconfig.broker_config(self.broker_overrides, self.kafka_version,
+            kconfig.broker_config(self.admin_state.broker_overrides, self.kafka_version,
                                   metadata_mode=self.metadata_mode))
 
     def _init_state(self, seed: int, latency_ms: int, jitter_ms: int, metrics_interval_ms: int,
@@ -212,7 +203,7 @@ class Cluster(StateViews):
         self.trace = Trace(messages=trace_messages)
         self.metrics = MetricsRecorder(metrics_interval_ms, per_partition_metrics)
         self.records = RecordRegistry()
-        self.topic_overrides: dict[str, dict] = {}
+        self.admin_state.topic_overrides = {}
         self.topic_configs: dict[str, dict] = {}
         self.topic_ids: dict[str, str] = {}
         self.partition_counts: dict[str, int] = {}
@@ -221,9 +212,9 @@ class Cluster(StateViews):
         # commit carried none (KIP-320, OffsetCommit v6+; GroupMetadataManager offset value v3)
         self.group_offset_leader_epochs: dict[tuple[str, str, int], int | None] = {}
         self.clients: dict[str, object] = {}
-        self.last_election_results: dict = {}
-        self.last_reassignment_results: dict = {}
-        self.placement_rng = JavaRandom(seed)
+        self.admin_state.last_election_results = {}
+        self.admin_state.last_reassignment_results = {}
+        self.admin_state.placement_rng = JavaRandom(seed)
         # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
         # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
         # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, requests in
@@ -419,14 +410,11 @@ class Cluster(StateViews):
             trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
         else:
             name = None
-        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0). The
-        # delivery event carries the Envelope's fields flat (DELIVERY: no object to build per
-        # message; Network.delivery_envelope makes one for readers), the destination's
+        # the delivery event carries the Envelope's fields flat (DELIVERY: no object to build
+        # per message; Network.delivery_envelope makes one for readers), the destination's
         # incarnation and the wire name for its recv row
-        seq = engine._seq
-        engine._seq = seq + 1
-        heappush(engine._queue, (t, seq, "deliver",
-                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name)))
+        engine.schedule_args_at(t, "deliver",
+                                (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
 
     def _queue_controller_request(self, src, dst, msg) -> None:
         """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
@@ -507,12 +495,12 @@ class Cluster(StateViews):
             # traffic goes to its handler directly (every message to a broker). Only brokers are
             # sent these three (a KRaft controller's quorum fetch is RaftFetch*)
             cls = type(msg)
-            if cls is FetchRequest:   # Broker._on_fetch
+            if cls is FetchRequest:   # kafka_apis.handle_fetch_request
                 broker.replica_manager.fetch_messages(broker, src, msg)
-            elif cls is ProduceRequest:   # Broker._on_produce
+            elif cls is ProduceRequest:   # kafka_apis.handle_produce_request
                 broker.replica_manager.append_records(broker, src, msg)
             elif cls is FetchResponse:
-                broker._on_fetcher_response(src, msg)
+                broker.on_fetcher_response(src, msg)
             else:
                 broker.on_message(src, msg)
         elif dst == ZOOKEEPER:
@@ -590,7 +578,7 @@ class Cluster(StateViews):
             self.engine.schedule_at(b.paused_until, "broker_timer", broker_id, incarnation, fn,
                                     args)
             return
-        fn(b, *args)   # a timer is the broker method itself (Broker._timer_...)
+        fn(b, *args)   # a timer task: a plain function of the broker (broker._timer_...)
 
     def _client_timer(self, client_id: str, fn: Callable, args: tuple) -> None:
         """Call ``fn(client, *args)``: ``fn`` is a plain function of the client's class."""
@@ -822,12 +810,12 @@ class Cluster(StateViews):
             elif name == "auto_rebalance":
                 c.auto_rebalance(broker, zk)
             elif name == "elect":
-                self.last_election_results = c.elect_leaders(broker, zk, *args)
+                self.admin_state.last_election_results = c.elect_leaders(broker, zk, *args)
             elif name == "reassignment_isr_change":
                 c.maybe_complete_reassignment(broker, zk, args[0])
             elif name == "alter_reassignments":
-                self.last_reassignment_results = c.alter_partition_reassignments(broker, zk,
-                                                                                 *args)
+                self.admin_state.last_reassignment_results = \
+                    c.alter_partition_reassignments(broker, zk, *args)
             else:
                 raise ValueError(f"unknown controller operation {name!r}")
         except ControllerMovedError as exc:
@@ -904,11 +892,11 @@ class Cluster(StateViews):
                      if b.is_running and b.rack is not None}
             try:
                 assign = assign_replicas_to_brokers(live, partitions, rf, racks=racks,
-                                                    rng=self.placement_rng)
+                                                    rng=self.admin_state.placement_rng)
             except PlacementError as exc:
                 raise ClusterError(f"Cannot create topic '{name}': {exc} "
                                    "(INVALID_REPLICATION_FACTOR)") from exc
-        self.topic_overrides[name] = overrides
+        self.admin_state.topic_overrides[name] = overrides
         self.topic_configs[name] = tconf
         self.topic_ids[name] = topic_id(name, self.seed)
         self.partition_counts[name] = len(assign)
@@ -932,7 +920,7 @@ class Cluster(StateViews):
             assign_in = [self._validate_assignment(name, assignment)[p]
                          for p in range(len(assignment))]
         assign = self.kraft.create_topic(name, partitions, rf, assign_in, overrides)
-        self.topic_overrides[name] = overrides
+        self.admin_state.topic_overrides[name] = overrides
         self.topic_configs[name] = tconf
         self.topic_ids[name] = topic_id(name, self.seed)
         self.partition_counts[name] = len(assign)
@@ -995,19 +983,19 @@ class Cluster(StateViews):
         if entity_type == "topics":
             if name not in self.topic_configs:
                 raise ClusterError(self._unknown_topic(name))
-            overrides = dict(self.topic_overrides[name])
+            overrides = dict(self.admin_state.topic_overrides[name])
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
             self.topic_configs[name] = kconfig.topic_config(overrides, self.broker_config,
                                                             self.kafka_version)
-            self.topic_overrides[name] = overrides
+            self.admin_state.topic_overrides[name] = overrides
             if self.kraft is not None:
                 self.kraft.alter_topic_configs(name, configs, delete or [])
         elif entity_type == "brokers":
             if self.kraft is not None:
                 self.kraft.alter_broker_configs(name, configs, delete or [])
-            overrides = dict(self.broker_overrides)
+            overrides = dict(self.admin_state.broker_overrides)
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
@@ -1023,9 +1011,9 @@ class Cluster(StateViews):
                 self.brokers[bid].config.clear()
                 self.brokers[bid].config.update(cfg)
             if name in (None, "", "default"):
-                self.broker_overrides = overrides
+                self.admin_state.broker_overrides = overrides
                 self.broker_config = new
-            for t, ov in self.topic_overrides.items():
+            for t, ov in self.admin_state.topic_overrides.items():
                 self.topic_configs[t] = kconfig.topic_config(ov, self.broker_config,
                                                              self.kafka_version)
         else:
@@ -1146,6 +1134,7 @@ class Cluster(StateViews):
         """``kafka-topics --describe`` text for the cluster's Kafka version."""
         names = self.topics() if topic is None else ([topic] if isinstance(topic, str)
                                                      else list(topic))
+        admin = self.admin_state
         image = self.kraft.image if self.kraft is not None else None
         if image is not None:
             live = list(image.unfenced_brokers())
@@ -1177,8 +1166,8 @@ class Cluster(StateViews):
             rf = len(assign[0]) - reassigning_adding(parts[0]["reassignment"], self.rules) \
                 if assign else 0
             topics.append({"name": name, "id": self.topic_ids[name],
-                           "configs": kconfig.describe_configs(self.topic_overrides[name],
-                                                               self.broker_overrides,
+                           "configs": kconfig.describe_configs(admin.topic_overrides[name],
+                                                               admin.broker_overrides,
                                                                self.kafka_version),
                            "replication_factor": rf,
                            "partitions": parts})
@@ -1533,15 +1522,15 @@ class Cluster(StateViews):
         for p in parts:
             self.check_partition(topic, p)
         if self.kraft is not None:
-            self.last_election_results = self.kraft.elect([(topic, p) for p in parts],
+            self.admin_state.last_election_results = self.kraft.elect([(topic, p) for p in parts],
                                                           election_type)
-            return dict(self.last_election_results)
+            return dict(self.admin_state.last_election_results)
         ctl = self.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to run the election")
-        self.last_election_results = {}
+        self.admin_state.last_election_results = {}
         self.run_controller(ctl, "elect", ([(topic, p) for p in parts], election_type))
-        return dict(self.last_election_results)
+        return dict(self.admin_state.last_election_results)
 
     def alter_partition_reassignments(self, reassignments: dict) -> dict:
         """``kafka-reassign-partitions --execute`` / Admin.alterPartitionReassignments (KIP-455,
@@ -1566,9 +1555,9 @@ class Cluster(StateViews):
         ctl = self.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to run the reassignment (NOT_CONTROLLER)")
-        self.last_reassignment_results = {}
+        self.admin_state.last_reassignment_results = {}
         self.run_controller(ctl, "alter_reassignments", (todo,))
-        return dict(self.last_reassignment_results)
+        return dict(self.admin_state.last_reassignment_results)
 
     def list_partition_reassignments(self, partitions=None) -> dict:
         """``kafka-reassign-partitions --list`` / Admin.listPartitionReassignments: the

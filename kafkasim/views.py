@@ -106,7 +106,7 @@ class StateViews:
         b = self._broker(broker)
         if not b.is_running:
             return NO_SUCH_TIME
-        times = [t for t, _seq, kind, args in self.engine._queue
+        times = [t for t, _seq, kind, args in self.engine.pending_events()
                  if kind == "broker_timer" and args[0] == broker and args[1] == b.incarnation
                  and getattr(args[2], "__name__", "") == "_timer_isr_expiration"]
         return min(times) if times else NO_SUCH_TIME
@@ -117,7 +117,7 @@ class StateViews:
         holds it), ``held``, ``msg_id`` and ``message`` (a copy of the message, its fields as
         Kafka's request/response schema names them)."""
         rows = []
-        for t, _seq, kind, args in self.engine._queue:
+        for t, _seq, kind, args in self.engine.pending_events():
             if kind == "deliver":
                 rows.append(self._flight_row(delivery_envelope(args), t, False))
         rows.extend(self._flight_row(env, -1, True) for env in self.network.held)

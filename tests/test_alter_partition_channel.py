@@ -6,8 +6,11 @@ NetworkClient's 50 ms reconnect backoff; with no controller known, after 100 ms 
 
 from __future__ import annotations
 
-from kafkasim.broker import CONTROLLER_CHANNEL_POLL_MS, CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS
 from kafkasim.cluster import Cluster
+from kafkasim.protocol.alter_partition_manager import (
+    CONTROLLER_CHANNEL_POLL_MS,
+    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+)
 from kafkasim.workload import RateWorkload
 
 PAUSE_AT, PAUSE_MS = 630, 6520

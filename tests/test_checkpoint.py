@@ -288,7 +288,7 @@ def test_log_flusher_flushes_after_flush_ms_since_the_last_flush():
     # LogManager.flushDirtyLogs: time.milliseconds - log.lastFlushTime >= flush.ms -> flush
     c = _one_partition(**{"log.flush.scheduler.interval.ms": 1000, "log.flush.interval.ms": 5000})
     log = c.log(2, "t", 0)
-    created = c.brokers[2].last_flush_ms[("t", 0)]
+    created = c.brokers[2].log_manager.last_flush_ms[("t", 0)]
     c.run(max(0, created + 5000 - c.now - 1001))
     assert log.recovery_point == 0  # flush.ms not yet elapsed since the log was created
     c.run(2002)
@@ -412,7 +412,7 @@ def test_epoch_cache_rewrites_its_checkpoint_after_each_change():
 
 def test_power_loss_keeps_the_epoch_file_and_tells_no_listener():
     # a power loss runs no Kafka code: the fsynced leader-epoch-checkpoint keeps what it had,
-    # and LogLoader's truncateFromEnd(LEO) at the restart reconciles it (Broker._recover_logs)
+    # and LogLoader's truncateFromEnd(LEO) at the restart reconciles it (LogManager.load_logs)
     cp = _RecordingCheckpoint()
     log = Log("t", 0)
     log.leader_epoch_cache.checkpoint = cp

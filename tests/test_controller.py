@@ -125,7 +125,7 @@ def test_controller_rejects_controlled_shutdown_with_stale_broker_epoch(version,
     other = 3 - ctl.id
     b = c.brokers[other]
     b.state = "shutting down"          # so that it records the answer it gets
-    b.shutdown_attempts_left, b.shutdown_awaiting = 0, 0
+    b.zk_lifecycle.attempts_left = b.zk_lifecycle.awaiting = 0
     c.run_controller(ctl, "controlled_shutdown", (other, other, b.broker_epoch - 1))
     c.run(100)
     answers = [r[5] for r in c.trace.rows if r[1] == "controlled_shutdown" and r[2] == other

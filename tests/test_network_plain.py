@@ -64,8 +64,9 @@ def test_deliver_events_carry_the_envelope_fields_flat_on_both_paths():
                   lambda: (c.hold("FetchResponse"), c.run(20), c.release("FetchResponse"))):
         p.send("t", "v")
         setup()
-        assert c.run_until(lambda cl: any(e[2] == "deliver" for e in cl.engine._queue), 100)
-        events = [e for e in c.engine._queue if e[2] == "deliver"]
+        assert c.run_until(lambda cl: any(e.kind == "deliver"
+                                          for e in cl.engine.pending_events()), 100)
+        events = [e for e in c.engine.pending_events() if e[2] == "deliver"]
         assert events
         for t, _seq, _kind, args in events:
             assert len(args) in (len(DELIVERY), len(DELIVERY) - 1)

@@ -126,3 +126,46 @@ class FetcherContext(Clock, Settings, FollowerLogs, Protocol):
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None: ...
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None: ...
+
+
+class AlterPartitionContext(PartitionContext, Outbox, Protocol):
+    """What ``AlterPartitionManager`` and the ISR-change callbacks
+    (``kafkasim.protocol.alter_partition_manager``) use on top of ``PartitionContext``."""
+
+    broker_epoch: int
+    started_ms: int
+    meters: dict[str, int]
+    metadata: Any                   # controller_id: the controller this broker knows
+    lifecycle: Any                  # KRaft's BrokerLifecycleManager; None in ZooKeeper mode
+    replica_manager: Any            # partitions, on_hw_increased, try_complete_produces
+    alter_partition_manager: Any    # the broker's AlterPartitionManager
+    isr_change_propagation: Any     # before 2.7: the broker's IsrChangePropagation
+
+    def schedule_timer(self, delay_ms: int, fn: Any, *args: Any) -> None:
+        """Call ``fn(ctx, *args)`` after ``delay_ms`` while this broker process runs."""
+
+    def write_isr_znode(self, part: Partition, new_isr: tuple[int, ...]) -> int:
+        """Before 2.7: write the partition state znode with ``new_isr`` if its version is still
+        the partition epoch; the new version, or -1 when the conditional write failed."""
+
+    def notify_isr_change(self, tps: list[tuple[str, int]]) -> None:
+        """Before 2.7: create an /isr_change_notification znode for ``tps``."""
+
+
+class LeaderAndIsrContext(ReplicaManagerContext, Protocol):
+    """What ``ReplicaManager.become_leader_or_follower`` uses on top of
+    ``ReplicaManagerContext``: the metadata cache, the log manager and the fetcher manager."""
+
+    metadata: Any                   # controller_id, controller_epoch
+    fetchers: Mapping[tuple[int, int], ReplicaFetcherThread]
+    alter_partition_manager: Any
+
+    def get_or_create_log(self, topic: str, partition: int) -> Log:
+        """LogManager.getOrCreateLog."""
+
+    def add_fetcher_for_partition(self, tp: tuple[str, int], leader_id: int, state: Any
+                                  ) -> None:
+        """ReplicaFetcherManager.addFetcherForPartitions for one partition."""
+
+    def remove_fetcher_for_partition(self, tp: tuple[str, int]) -> None:
+        """ReplicaFetcherManager.removeFetcherForPartitions for one partition."""

@@ -23,12 +23,21 @@ from kafkasim.protocol.fetch_session import (
     incremental_context,
     incremental_partitions,
 )
+from kafkasim.protocol.fetcher import (
+    FETCHING,
+    TRUNCATING,
+    PartitionFetchState,
+    become_follower_needed,
+)
 from kafkasim.protocol.messages import (
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    PartitionState,
     ProduceRequest,
     ProduceResponse,
 )
@@ -37,7 +46,7 @@ from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSE
 from kafkasim.storage.log import RecordChunk
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
-    from kafkasim.protocol.interfaces import ReplicaManagerContext
+    from kafkasim.protocol.interfaces import LeaderAndIsrContext, ReplicaManagerContext
 
 # a FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
 # fields the hot paths set one by one: a class call runs the generated __init__ in an
@@ -135,6 +144,130 @@ class ReplicaManager:
         self.fetch_sessions: fetch_session.FetchSessionCache | None = None
         # the lazy read (fetch_session.LAZY): tp -> the follower sessions where it is quiet
         self.quiet: dict[tuple[str, int], list] = {}
+
+    # -- becomeLeaderOrFollower: makeLeaders / makeFollowers ------------------------------------
+    # (the controller's LeaderAndIsr in ZooKeeper mode; ReplicaManager.applyDelta in KRaft)
+    def become_leader_or_follower(self, ctx: LeaderAndIsrContext, src,
+                                  msg: LeaderAndIsrRequest) -> None:
+        """ReplicaManager.becomeLeaderOrFollower: a request from an older controller epoch is
+        refused; otherwise each partition this broker hosts becomes leader or follower, and the
+        controller gets each partition's error."""
+        if msg.controller_epoch < ctx.metadata.controller_epoch:
+            ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.STALE_CONTROLLER_EPOCH))
+            return
+        ctx.metadata.controller_epoch = msg.controller_epoch
+        ctx.metadata.controller_id = msg.controller_id
+        errors = []
+        for st in msg.partition_states:
+            if ctx.id not in st.replicas:
+                continue
+            errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
+        ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+
+    def apply_partition_state(self, ctx: LeaderAndIsrContext, st: PartitionState,
+                              kraft: bool = False, recovering: int = 0) -> str:
+        """Become leader or follower of one partition: ReplicaManager.becomeLeaderOrFollower's
+        per-partition step (ZooKeeper mode) or ReplicaManager.applyDelta's (KRaft: every change
+        of a hosted partition, ISR-only ones included, is applied; only a state older than the
+        partition's partition epoch is skipped). Returns the partition's error."""
+        tp = (st.topic, st.partition)
+        part = self.partitions.get(tp)
+        if part is not None and not kraft and st.leader_epoch <= part.leader_epoch:
+            return E.STALE_CONTROLLER_EPOCH
+        if part is None:
+            part = Partition(st.topic, st.partition, ctx.id,
+                             ctx.get_or_create_log(st.topic, st.partition))
+            self.partitions[tp] = part
+        elif part.is_stale_partition_epoch(ctx, st.partition_epoch) or \
+                (kraft and st.partition_epoch < part.partition_epoch):
+            # makeLeader / makeFollower return false: the state change is skipped
+            ctx.trace("leader_and_isr_ignored", st.topic, st.partition,
+                      ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
+            return E.NONE
+        if ctx.rules.alter_isr_clear_pending_on_leader_and_isr:
+            ctx.alter_partition_manager.clear_pending(tp)   # alterIsrManager.clearPending (2.7-2.8)
+        if st.leader == ctx.id:
+            self.make_leader(ctx, part, st, kraft, recovering)
+        else:
+            self.make_follower(ctx, part, st)
+        return E.NONE
+
+    def make_leader(self, ctx: LeaderAndIsrContext, part: Partition, st: PartitionState,
+                    kraft: bool, recovering: int) -> None:
+        """ReplicaManager.makeLeaders for one partition: stop fetching it, Partition.makeLeader."""
+        if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
+            # applyDelta: an ISR / assignment change under the same leader epoch
+            moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
+                                     st.partition_epoch, st.controller_epoch)
+            if moved:
+                self.on_hw_increased(ctx, part)
+            else:
+                self.try_complete_produces(ctx, part.tp)
+            return
+        ctx.remove_fetcher_for_partition(part.tp)
+        moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
+                                 st.partition_epoch, st.controller_epoch)
+        ctx.trace("become_leader", st.topic, st.partition,
+                  ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
+        if kraft and recovering:
+            # Partition.makeLeader: a leader elected uncleanly marks the partition
+            # RECOVERED (KIP-704); its next AlterPartition tells the controller
+            ctx.trace("leader_recovered", st.topic, st.partition,
+                      ev.LeaderRecovered(st.leader_epoch))
+        if moved:
+            self.on_hw_increased(ctx, part)
+
+    def make_follower(self, ctx: LeaderAndIsrContext, part: Partition, st: PartitionState
+                      ) -> None:
+        """ReplicaManager.makeFollowers for one partition: Partition.makeFollower, then (unless
+        the leader and its epoch did not change) fail the produces and fetches waiting on it
+        as leader, and move its fetcher to the new leader from the right position."""
+        tp = part.tp
+        was_leader = part.is_leader
+        old_leader, old_epoch = part.leader_id, part.leader_epoch
+        part.make_follower(ctx, st.leader, st.leader_epoch, st.isr, st.replicas,
+                           st.partition_epoch, st.controller_epoch)
+        fetching = None
+        if not was_leader and st.leader >= 0 and old_leader == st.leader:
+            for (leader, _fid), thread in ctx.fetchers.items():
+                if leader == st.leader and tp in thread.partitions:
+                    fetching = thread.partitions[tp]
+        if fetching is not None and \
+                not become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
+            # Partition.makeFollower returned false: the partition keeps its fetcher and fetch
+            # position (no truncation). Fetches before 2.1 carry no epoch; the stored one only
+            # keeps a rule override of fencing consistent.
+            fetching.current_leader_epoch = st.leader_epoch
+            for thread in ctx.fetchers.values():
+                if tp in thread.partitions:
+                    thread.changed(tp)
+            ctx.trace("become_follower", st.topic, st.partition,
+                      ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
+            return
+        ctx.trace("become_follower", st.topic, st.partition,
+                  ev.BecomeFollower(st.leader, st.leader_epoch))
+        if was_leader:
+            self.fail_waiting(ctx, tp)
+        ctx.remove_fetcher_for_partition(tp)
+        if st.leader >= 0:
+            ctx.add_fetcher_for_partition(tp, st.leader,
+                                          self.initial_fetch_state(ctx, part, st.leader_epoch))
+
+    @staticmethod
+    def initial_fetch_state(ctx: LeaderAndIsrContext, part: Partition, leader_epoch: int
+                            ) -> PartitionFetchState:
+        """Where a new follower starts fetching (makeFollowers' InitialFetchState)."""
+        log = part.log
+        rules = ctx.rules
+        if not rules.leader_epoch_truncation:
+            # before KIP-101 (0.11): truncate to the local high watermark, then fetch from there
+            log.truncate_to(log.high_watermark, "becoming follower: truncate to HW")
+            return PartitionFetchState(log.log_end_offset, leader_epoch, FETCHING)
+        if rules.fetch_diverging_epoch and log.latest_epoch() >= 0:
+            # 2.8+: fetch from the LEO with LastFetchedEpoch; the leader reports divergence
+            return PartitionFetchState(log.log_end_offset, leader_epoch, FETCHING,
+                                       last_fetched_epoch=log.latest_epoch())
+        return PartitionFetchState(log.high_watermark, leader_epoch, TRUNCATING)
 
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:

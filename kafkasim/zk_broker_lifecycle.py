@@ -1,0 +1,175 @@
+"""A ZooKeeper-mode broker's life with ZooKeeper and the controller: ``ZkBrokerLifecycle``.
+
+The ZooKeeper-mode counterpart of KRaft's BrokerLifecycleManager (kafkasim.broker_lifecycle):
+KafkaServer's registration in ZooKeeper (KafkaZkClient.registerBroker: a session and the
+ephemeral /brokers/ids/<id> znode), the session's pings (ZooKeeper's client heartbeat) with the
+re-registration after the session expired, and KafkaServer.controlledShutdown's retry loop.
+
+Methods take the broker as ``broker``; timers are the module's ``_timer_...`` functions, run
+through ``Broker.schedule_timer`` as ``fn(broker, *args)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kafkasim import events as ev
+from kafkasim.protocol import errors as E
+from kafkasim.protocol.messages import (
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    ZkPing,
+    ZkPingResponse,
+)
+from kafkasim.protocol.zookeeper import NodeExists
+
+SHUTTING_DOWN = "shutting down"   # kafkasim.broker.SHUTTING_DOWN
+
+
+class ZkBrokerLifecycle:
+    """KafkaServer's ZooKeeper registration and controlledShutdown, for one broker."""
+
+    __slots__ = ("attempts_left", "awaiting")
+
+    def __init__(self) -> None:
+        self.attempts_left = 0   # controlled shutdown attempts still allowed
+        self.awaiting = -1       # the attempt waiting for its answer (-1: none)
+
+    # -- registration (KafkaZkClient.registerBroker) ----------------------------------------
+    @staticmethod
+    def session_timeout_ms(broker: Any) -> int:
+        return broker.config["zookeeper.session.timeout.ms"]
+
+    def register(self, broker: Any) -> bool:
+        """Open a ZooKeeper session and register /brokers/ids/<id> (KafkaZkClient.registerBroker);
+        True once registered. See ``create_broker_znode`` for a znode left by an older
+        session."""
+        zk = broker.cluster.zk
+        broker.session_id = zk.new_session(broker.id, self.session_timeout_ms(broker), broker.now)
+        broker.cluster.watch_session(broker.session_id)
+        return self.create_broker_znode(broker)
+
+    def create_broker_znode(self, broker: Any) -> bool:
+        """KafkaZkClient.checkedEphemeralCreate (CheckedEphemeral.getAfterNodeExists): when the
+        znode exists and another session owns it -- the session of this broker's previous,
+        crashed process, alive until zookeeper.session.timeout.ms passes without a ping -- the
+        registration fails with NodeExists (since 0.9.0; the caller stops the process). In 0.8.2
+        the broker backed off a session timeout and retried. True once registered."""
+        zk = broker.cluster.zk
+        path = f"/brokers/ids/{broker.id}"
+        node = zk.get(path)
+        if node is not None and node.ephemeral_owner != broker.session_id:
+            owner = node.ephemeral_owner
+            if not broker.rules.broker_registration_fails_on_foreign_znode:
+                broker.trace("broker_registration_backoff",
+                             detail=ev.BrokerRegistrationBackoff(path, owner))
+                broker.schedule_timer(self.session_timeout_ms(broker), _timer_register_retry,
+                                      broker.session_id)
+                return False
+            failure = ev.BrokerRegistrationFailed(path, owner, broker.session_id)
+            broker.trace("broker_registration_failed", detail=failure)
+            raise NodeExists(failure.text)
+        if node is not None:
+            return True   # already registered by this session
+        node = zk.create(path, json.dumps({"version": 5, "host": f"broker{broker.id}",
+                                           "port": 9092, "rack": broker.rack},
+                                          separators=(",", ":")),
+                         ephemeral_owner=broker.session_id)
+        broker.broker_epoch = node.czxid
+        broker.trace("broker_start", detail=ev.BrokerStart(broker.broker_epoch))
+        return True
+
+    def start_pinging(self, broker: Any) -> None:
+        """The ZooKeeper client's heartbeat: a ping every third of the session timeout."""
+        broker.schedule_timer(_zk_ping_interval(broker), _timer_zk_ping)
+
+    def on_zk_ping_response(self, broker: Any, msg: ZkPingResponse) -> None:
+        """The session expired (paused or cut off from ZooKeeper for too long): re-register."""
+        if msg.alive or msg.session_id != broker.session_id:
+            return
+        broker.trace("zk_session_expired",
+                     detail=ev.ZkSessionExpired(msg.session_id, broker.id, "notified", -1))
+        broker.resign_controller("ZooKeeper session expired")
+        try:
+            registered = self.register(broker)
+        except NodeExists:
+            return   # logged by the controller's event thread; the process keeps running
+        if registered:
+            broker.cluster.on_broker_registered(broker)
+
+    # -- KafkaServer.controlledShutdown -----------------------------------------------------
+    def begin_controlled_shutdown(self, broker: Any) -> None:
+        """Ask the controller to move leadership away first. An attempt fails when the
+        controller answers an error or still lists partitions this broker leads, or when no
+        answer comes within controller.socket.timeout.ms; the broker then sleeps
+        controlled.shutdown.retry.backoff.ms and tries again, at most
+        controlled.shutdown.max.retries attempts in all, and finally shuts down anyway."""
+        broker.state = SHUTTING_DOWN
+        self.attempts_left = broker.config["controlled.shutdown.max.retries"]
+        self.attempt(broker)
+
+    def attempt(self, broker: Any) -> None:
+        self.attempts_left -= 1
+        controller = broker.metadata.controller_id
+        broker.trace("controlled_shutdown", detail=ev.ControlledShutdown(controller, "", -1))
+        if controller < 0:
+            self.attempt_failed(broker, "no controller in the metadata cache")
+            return
+        self.awaiting = self.attempts_left
+        broker.send(controller, ControlledShutdownRequest(broker.id, broker.broker_epoch))
+        broker.schedule_timer(broker.config["controller.socket.timeout.ms"],
+                              _timer_controlled_shutdown_timeout, self.attempts_left)
+
+    def attempt_failed(self, broker: Any, why: str) -> None:
+        if self.attempts_left > 0:
+            backoff = broker.config["controlled.shutdown.retry.backoff.ms"]
+            broker.trace("controlled_shutdown", detail=ev.ControlledShutdownRetry(
+                why, backoff, self.attempts_left))
+            broker.schedule_timer(backoff, _timer_controlled_shutdown_retry, self.attempts_left)
+            return
+        broker.trace("controlled_shutdown", detail=ev.ControlledShutdownGaveUp(why))
+        broker.shutdown_cleanly()
+
+    def on_controlled_shutdown_response(self, broker: Any, src,
+                                        msg: ControlledShutdownResponse) -> None:
+        if broker.state != SHUTTING_DOWN or self.awaiting < 0:
+            return   # not shutting down, or the attempt already timed out
+        self.awaiting = -1
+        broker.trace("controlled_shutdown",
+                     detail=ev.ControlledShutdown(src, msg.error, len(msg.remaining_partitions)))
+        if msg.error == E.NONE and not msg.remaining_partitions:
+            broker.shutdown_cleanly()
+        else:
+            self.attempt_failed(
+                broker, f"{msg.error}" if msg.error != E.NONE
+                else f"{len(msg.remaining_partitions)} partition(s) remaining to move")
+
+
+def _zk_ping_interval(broker: Any) -> int:
+    return max(1, broker.config["zookeeper.session.timeout.ms"] // 3)
+
+
+def _timer_zk_ping(broker: Any) -> None:
+    broker.send("zookeeper", ZkPing(broker.session_id))
+    broker.schedule_timer(_zk_ping_interval(broker), _timer_zk_ping)
+
+
+def _timer_register_retry(broker: Any, session_id: int) -> None:
+    """0.8.2: retry the registration after backing off (see ``create_broker_znode``)."""
+    if session_id == broker.session_id and \
+            broker.zk_lifecycle.create_broker_znode(broker):
+        broker.cluster.on_broker_registered(broker)
+
+
+def _timer_controlled_shutdown_timeout(broker: Any, attempts_left: int) -> None:
+    lifecycle = broker.zk_lifecycle
+    if broker.state == SHUTTING_DOWN and attempts_left == lifecycle.awaiting:
+        lifecycle.awaiting = -1
+        lifecycle.attempt_failed(broker, "no answer within controller.socket.timeout.ms")
+
+
+def _timer_controlled_shutdown_retry(broker: Any, attempts_left: int) -> None:
+    lifecycle = broker.zk_lifecycle
+    if broker.state == SHUTTING_DOWN and attempts_left == lifecycle.attempts_left:
+        lifecycle.attempt(broker)
