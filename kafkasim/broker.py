@@ -18,31 +18,24 @@ from kafkasim.protocol import errors as E
 from kafkasim.protocol.alter_partition_manager import (
     ISR_CHANGE_PROPAGATION_INTERVAL_MS,
     AlterPartitionManager,
-    IsrChangePropagation,
     timer_isr_change_propagation,
 )
 from kafkasim.protocol.controller import KafkaController
 from kafkasim.protocol.fetcher import (
-    PartitionFetchState,
     ReplicaFetcherThread,
-    fetcher_id_for,
 )
 from kafkasim.protocol.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.protocol.messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
     FetchRequest,
-    FetchResponse,
     OffsetsForLeaderEpochRequest,
     PartitionState,
 )
 from kafkasim.protocol.partition import Partition
 from kafkasim.protocol.replica_manager import ReplicaManager
 from kafkasim.protocol.zookeeper import (
-    BadVersion,
     NodeExists,
-    partition_state_json,
-    partition_state_path,
 )
 from kafkasim.storage.log import Log
 from kafkasim.zk_broker_lifecycle import ZkBrokerLifecycle
@@ -80,11 +73,9 @@ class Broker:
         self.config = config
         self.state = STOPPED
         self.incarnation = 0
-        self.session_id = 0
         self.broker_epoch = -1
         self.log_manager = LogManager(log_dir)   # the log dir and its logs: survive a crash
         self.logs = self.log_manager.logs
-        self.log_dir = self.log_manager.log_dir
         self.replica_manager = ReplicaManager()
         self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
         # corr -> [deadline, timeout id, fetcher key] of the fetcher's request in flight: its
@@ -94,12 +85,9 @@ class Broker:
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
         self.paused_until = 0
-        self.disk_delay_ms = 0
         self.meters = dict.fromkeys(METERS, 0)
         self.correlation = 0
-        self.isr_change_propagation = IsrChangePropagation()   # before 2.7
         self.alter_partition_manager = AlterPartitionManager()
-        self.started_ms = 0
         self.lifecycle = None   # KRaft: BrokerLifecycleManager (kafkasim.broker_lifecycle)
         self.zk_lifecycle = ZkBrokerLifecycle()   # ZooKeeper mode: registration, shutdown
 
@@ -191,16 +179,20 @@ class Broker:
         return self.logs[(topic, partition)]
 
     # -- lifecycle --------------------------------------------------------------------------
+    def previous_broker_epoch(self) -> int:
+        """The broker epoch in ``.kafka_cleanshutdown`` (KRaft), -1 without one."""
+        return self.log_manager.previous_broker_epoch()
+
     def start(self) -> None:
         """Start the process: recover logs from the checkpoint files, register in ZooKeeper
         (ephemeral /brokers/ids/<id>), maybe become controller, start the periodic tasks."""
         if self.state == RUNNING:
             raise RuntimeError(f"broker {self.id} is already running")
         if self.lifecycle is not None:
-            self.lifecycle.previous_epoch = self.previous_broker_epoch()
+            self.lifecycle.previous_epoch = self.log_manager.previous_broker_epoch()
         self.log_manager.load_logs(self)
         self.state = RUNNING
-        self.started_ms = self.now
+        self.alter_partition_manager.started_ms = self.now
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
         rm = self.replica_manager   # this process's purgatories (a new one after a stop)
@@ -218,7 +210,7 @@ class Broker:
             try:
                 registered = self.zk_lifecycle.register(self)
             except NodeExists:
-                self._startup_failed()
+                self.zk_lifecycle.startup_failed(self)
                 raise
         lag = self.config["replica.lag.time.max.ms"]
         period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
@@ -231,42 +223,10 @@ class Broker:
         if registered:
             self.cluster.on_broker_registered(self)
 
-    def _startup_failed(self) -> None:
-        """KafkaServer.startup failed ("Fatal error during KafkaServer startup. Prepare to
-        shutdown"): KafkaServer.shutdown closes the new ZooKeeper session and LogManager.shutdown
-        flushes every log and checkpoints recovery points and log start offsets; the
-        ReplicaManager hosts no partition yet, so replication-offset-checkpoint is not rewritten.
-        Then the process exits (Kafka.main: Exit.exit(1))."""
-        self.log_manager.flush_after_failed_startup()
-        self._stop_process("startup failure")
-        self.cluster.close_session(self.session_id)
-        self.trace("broker_start_failed", detail=ev.BrokerStartFailed())
-
-    def previous_broker_epoch(self) -> int:
-        """The broker epoch in ``.kafka_cleanshutdown`` (KRaft), -1 without one."""
-        f = self.log_manager.clean_shutdown_file
-        return f if type(f) is int else -1
-
-    def incarnation_id(self) -> str:
-        """BrokerRegistrationRequest.IncarnationId: a new id for every process start (a
-        random UUID in Kafka; derived from the broker id and start count here)."""
-        return f"{self.id:08x}-0000-4000-8000-{self.incarnation:012x}"
-
-    def become_controller(self, controller_epoch: int) -> None:
-        self.controller = KafkaController(self.id, controller_epoch)
-        self.trace("controller_elected", detail=ev.ControllerElected(controller_epoch))
-        self.controller.on_controller_failover(self, self.cluster.zk)
-
-    def resign_controller(self, reason: str) -> None:
-        if self.controller is not None:
-            self.controller.on_resignation()
-            self.controller = None
-            self.trace("controller_resigned", detail=ev.ControllerResigned(reason))
-
-    def _stop_process(self, kind: str) -> None:
+    def stop_process(self, kind: str) -> None:
         """The process is gone: every in-memory structure is lost; the log dir stays."""
         self.state = STOPPED
-        self.resign_controller(kind)
+        self.zk_lifecycle.resign_controller(self, kind)
         if self.lifecycle is not None:
             self.lifecycle.stop()
         self.replica_manager = ReplicaManager()
@@ -274,7 +234,7 @@ class Broker:
         self.fetch_inflight = {}
         self.metadata = MetadataCache()
         self.paused_until = 0
-        self.isr_change_propagation.change_set = []
+        self.zk_lifecycle.isr_change_propagation.change_set = []
         self.alter_partition_manager.clear()
         self.cluster.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
         self.cluster.reset_connections(self.id)
@@ -284,7 +244,7 @@ class Broker:
         ZooKeeper session lives on until it times out."""
         if self.state != RUNNING:
             raise RuntimeError(f"broker {self.id} is not running")
-        self._stop_process("crash")
+        self.stop_process("crash")
         self.trace("broker_crash", detail=ev.BrokerCrash())
 
     def power_loss(self) -> None:
@@ -292,7 +252,7 @@ class Broker:
         fsynced it or the OS wrote the page cache back (``Log.durable_offset``)."""
         lost = self.log_manager.lose_unsynced(self)
         if self.state == RUNNING:
-            self._stop_process("power loss")
+            self.stop_process("power loss")
         self.trace("broker_power_loss", detail=ev.PowerLoss(lost))
 
     def shutdown_cleanly(self) -> None:
@@ -305,9 +265,9 @@ class Broker:
         kraft = self.lifecycle is not None
         self.log_manager.clean_shutdown_file = \
             self.broker_epoch if kraft and self.broker_epoch >= 0 else True
-        self._stop_process("clean shutdown")
+        self.stop_process("clean shutdown")
         if not kraft:
-            self.cluster.close_session(self.session_id)
+            self.cluster.close_session(self.zk_lifecycle.session_id)
         self.trace("broker_shutdown", detail=ev.BrokerShutdown())
 
     def begin_controlled_shutdown(self) -> None:
@@ -359,23 +319,6 @@ class Broker:
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None:
         self.trace(kind, detail=ev.FetchFailed(thread.name, reason))
-
-    def add_fetcher_for_partition(self, tp, leader_id: int, state: PartitionFetchState) -> None:
-        fid = fetcher_id_for(tp[0], tp[1], self.config["num.replica.fetchers"])
-        key = (leader_id, fid)
-        thread = self.fetchers.get(key)
-        if thread is None:
-            thread = ReplicaFetcherThread(self.id, leader_id, fid)
-            self.fetchers[key] = thread
-        thread.add_partition(tp, state)
-        thread.do_work(self)
-
-    def remove_fetcher_for_partition(self, tp) -> None:
-        for key in list(self.fetchers):
-            thread = self.fetchers[key]
-            if tp in thread.partitions and thread.remove_partition(tp) is not None and \
-                    not thread.partitions:
-                del self.fetchers[key]
 
     # -- log changes (LogListener of every log of this broker) ------------------------------
     def on_append(self, log: Log, first: int, last: int, as_leader: bool) -> None:
@@ -458,29 +401,10 @@ class Broker:
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
     # -- ISR changes ------------------------------------------------------------------------
-    def get_or_create_log(self, topic: str, partition: int) -> Log:
-        """LogManager.getOrCreateLog (kafkasim.log_manager)."""
-        return self.log_manager.get_or_create_log(self, topic, partition)
-
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
         """Partition.prepareIsrExpand / prepareIsrShrink and their submission
         (kafkasim.protocol.alter_partition_manager)."""
         alter_partition_manager.propose_isr(self, part, kind, replicas, new_isr)
-
-    def write_isr_znode(self, part: Partition, new_isr: tuple) -> int:
-        """Before 2.7: the leader's conditional write of the partition state znode
-        (Partition.updateIsr -> KafkaZkClient.conditionalUpdatePath); -1 when it failed."""
-        try:
-            return self.cluster.zk.set(partition_state_path(part.topic, part.partition),
-                                       partition_state_json(self.id, part.leader_epoch, new_isr,
-                                                            part.controller_epoch),
-                                       part.partition_epoch)
-        except BadVersion:
-            return -1
-
-    def notify_isr_change(self, tps) -> None:
-        """Before 2.7: /isr_change_notification (the controller's IsrChangeNotification)."""
-        self.cluster.notify_isr_change(tps)
 
     def on_peer_gone(self, dead: int) -> None:
         """A broker process died: fetches in flight to it fail now (connection reset)."""
@@ -530,39 +454,6 @@ class Broker:
             raise TypeError(f"broker {self.id} cannot handle {type(msg).__name__}")
         handler(self, src, msg)
 
-    def on_fetcher_response(self, src, msg) -> None:
-        entry = self.fetch_inflight.pop(msg.correlation_id, None)
-        if entry is None:
-            return
-        key = entry[2]   # popped: its request timeout is cancelled
-        if self.disk_delay_ms and isinstance(msg, FetchResponse):
-            n = sum(len(pd.records) for pd in msg.partitions)
-            if n:
-                # a slow disk: writing the fetched records takes disk_delay_ms per record
-                self.schedule_timer(max(1, round(self.disk_delay_ms * n)),
-                                    _timer_fetcher_process, key, msg)
-                return
-        thread = self.fetchers.get(key)   # _timer_fetcher_process, inlined (every response)
-        if thread is not None:
-            if isinstance(msg, FetchResponse):
-                thread.on_fetch_response(self, msg)
-            else:
-                thread.on_offsets_for_leader_epoch(self, msg)
-
-    def remove_replica(self, tp, delete: bool) -> None:
-        """Stop one replica (StopReplica in ZooKeeper mode; in KRaft, applyDelta for a replica
-        the metadata no longer lists, which is deleted)."""
-        rm = self.replica_manager
-        self.remove_fetcher_for_partition(tp)
-        self.partition_changed(tp)
-        part = rm.partitions.get(tp)
-        if part is not None and part.is_leader:
-            rm.fail_waiting(self, tp)
-        if delete:
-            rm.partitions.pop(tp, None)
-            self.log_manager.delete_log(tp)
-        self.trace("stop_replica", tp[0], tp[1], ev.StopReplica(bool(delete)))
-
 
 # -- timer tasks: fn(broker, *args) through Broker.schedule_timer --------------------------------
 def _timer_controller_timer(broker: Broker, controller_epoch: int, name: str) -> None:
@@ -601,15 +492,6 @@ def _timer_fetcher_request_timeout(broker: Broker, corr: int) -> None:
     thread = broker.fetchers.get(inflight[2])
     if thread is not None:
         thread.on_request_failed(broker, corr, E.REQUEST_TIMED_OUT)
-
-
-def _timer_fetcher_process(broker: Broker, key, resp) -> None:
-    thread = broker.fetchers.get(key)
-    if thread is not None:
-        if isinstance(resp, FetchResponse):
-            thread.on_fetch_response(broker, resp)
-        else:
-            thread.on_offsets_for_leader_epoch(broker, resp)
 
 
 _RAFT_REQUESTS = frozenset(m for m in RAFT_MESSAGES if m.__name__.endswith("Request"))

@@ -177,6 +177,12 @@ class BrokerLifecycleManager:
             self.state = SHUTTING_DOWN
             self.broker.shutdown_cleanly()
 
+    def incarnation_id(self) -> str:
+        """BrokerRegistrationRequest.IncarnationId: a new id for every process start (a
+        random UUID in Kafka; derived from the broker id and start count here)."""
+        b = self.broker
+        return f"{b.id:08x}-0000-4000-8000-{b.incarnation:012x}"
+
     def _schedule_next(self, delay_ms: int) -> None:
         self.next_comm_token += 1
         self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
@@ -218,7 +224,7 @@ class BrokerLifecycleManager:
             return
         b = self.broker
         if not self.registered:
-            msg = BrokerRegistrationRequest(b.id, b.incarnation_id(), b.rack,
+            msg = BrokerRegistrationRequest(b.id, self.incarnation_id(), b.rack,
                                             self.previous_epoch)
         else:
             msg = BrokerHeartbeatRequest(
@@ -412,4 +418,4 @@ def publish(broker, image: MetadataImage, changed) -> None:
             broker.replica_manager.apply_partition_state(broker, st, kraft=True,
                                                          recovering=reg.leader_recovery_state)
         elif tp in broker.replica_manager.partitions:
-            broker.remove_replica(tp, delete=True)
+            broker.replica_manager.stop_replica(broker, tp, delete=True)

@@ -29,6 +29,7 @@ from kafkasim.clients.producer import Producer
 from kafkasim.describe import describe_group, describe_topics, reassigning_adding, topic_id
 from kafkasim.engine import Engine
 from kafkasim.exceptions import BrokerStartupError, ClusterError, ConditionTimeout
+from kafkasim.kafka_apis import handle_fetcher_response
 from kafkasim.metrics import MetricsRecorder
 from kafkasim.modes import metadata_mode_for
 from kafkasim.network import MessageFilter, Network
@@ -500,7 +501,7 @@ class Cluster(StateViews):
             elif cls is ProduceRequest:   # kafka_apis.handle_produce_request
                 broker.replica_manager.append_records(broker, src, msg)
             elif cls is FetchResponse:
-                broker.on_fetcher_response(src, msg)
+                handle_fetcher_response(broker, src, msg)
             else:
                 broker.on_message(src, msg)
         elif dst == ZOOKEEPER:
@@ -758,7 +759,8 @@ class Cluster(StateViews):
         """Create the ephemeral /controller and bump /controller_epoch; the first one wins."""
         b = self.brokers[broker_id]
         zk = self.zk
-        if zk.exists("/controller") or b.state != RUNNING or not zk.session_alive(b.session_id) \
+        if zk.exists("/controller") or b.state != RUNNING or \
+                not zk.session_alive(b.zk_lifecycle.session_id) \
                 or not self.network.can_reach(broker_id, ZOOKEEPER):
             return
         if b.paused_until > self.engine.now:
@@ -768,12 +770,12 @@ class Cluster(StateViews):
         epoch = (int(epoch_node.data) if epoch_node else 0) + 1
         zk.create("/controller", json.dumps(
             {"version": 1, "brokerid": broker_id, "timestamp": str(self.engine.now)},
-            separators=(",", ":")), ephemeral_owner=b.session_id)
+            separators=(",", ":")), ephemeral_owner=b.zk_lifecycle.session_id)
         if epoch_node is None:
             zk.create("/controller_epoch", str(epoch))
         else:
             zk.set("/controller_epoch", str(epoch))
-        b.become_controller(epoch)
+        b.zk_lifecycle.become_controller(b, epoch)
 
     def _controller_event(self, name: str, args: tuple) -> None:
         ctl = self.controller_broker()
@@ -819,7 +821,7 @@ class Cluster(StateViews):
             else:
                 raise ValueError(f"unknown controller operation {name!r}")
         except ControllerMovedError as exc:
-            broker.resign_controller(str(exc))
+            broker.zk_lifecycle.resign_controller(broker, str(exc))
 
     def _zk_data_changed(self, path: str) -> None:
         """A watched partition state znode changed (PartitionReassignmentIsrChangeHandler, the
@@ -1274,7 +1276,7 @@ class Cluster(StateViews):
             raise ValueError(f"slow needs non-negative delays, got network_ms={network_ms}, "
                              f"disk_ms={disk_ms}")
         self.network.set_extra_latency(broker, network_ms)
-        b.disk_delay_ms = disk_ms
+        b.log_manager.disk_delay_ms = disk_ms
         self.record("fault", broker, "", -1, ev.Slow(network_ms, disk_ms))
 
     def _known_nodes(self) -> list:
@@ -1506,11 +1508,11 @@ class Cluster(StateViews):
                 "A broker is fenced when the active controller has had no heartbeat from it for "
                 "broker.session.timeout.ms; cut it off from the controllers (cut / "
                 "partition_network) or pause it to see that")
-        if not self.zk.session_alive(b.session_id):
+        if not self.zk.session_alive(b.zk_lifecycle.session_id):
             raise ClusterError(f"broker {broker} has no live ZooKeeper session")
         self.record("zk_session_expired", ZOOKEEPER, "", -1,
-                    ev.ZkSessionExpired(b.session_id, broker, "request", -1))
-        self.close_session(b.session_id)
+                    ev.ZkSessionExpired(b.zk_lifecycle.session_id, broker, "request", -1))
+        self.close_session(b.zk_lifecycle.session_id)
 
     def elect(self, topic: str, partitions: list[int] | None = None,
               election_type: str = "preferred") -> dict:

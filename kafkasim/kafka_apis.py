@@ -70,7 +70,7 @@ def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
     if msg.controller_epoch < broker.metadata.controller_epoch:
         return   # STALE_CONTROLLER_EPOCH
     for tp in msg.partitions:
-        broker.remove_replica(tp, bool(msg.delete))
+        broker.replica_manager.stop_replica(broker, tp, bool(msg.delete))
 
 
 def handle_alter_partition_request(broker, src, msg: AlterPartitionRequest) -> None:
@@ -181,8 +181,37 @@ def handle_alter_partition_response(broker, src, msg: AlterPartitionResponse) ->
 
 
 def handle_fetcher_response(broker, src, msg) -> None:
-    """A FetchResponse or OffsetsForLeaderEpochResponse for one of the broker's fetchers."""
-    broker.on_fetcher_response(src, msg)
+    """A FetchResponse or OffsetsForLeaderEpochResponse for one of the broker's fetchers
+    (ReplicaFetcherBlockingSend.sendRequest returns it to the thread waiting for it). Answering
+    the request pops its in-flight entry, which cancels its request timeout."""
+    entry = broker.fetch_inflight.pop(msg.correlation_id, None)
+    if entry is None:
+        return
+    key = entry[2]
+    disk_delay_ms = broker.log_manager.disk_delay_ms
+    if disk_delay_ms and isinstance(msg, FetchResponse):
+        n = sum(len(pd.records) for pd in msg.partitions)
+        if n:
+            # a slow disk: writing the fetched records takes disk_delay_ms per record
+            broker.schedule_timer(max(1, round(disk_delay_ms * n)),
+                                  _timer_fetcher_process, key, msg)
+            return
+    thread = broker.fetchers.get(key)   # _timer_fetcher_process, inlined (every response)
+    if thread is not None:
+        if isinstance(msg, FetchResponse):
+            thread.on_fetch_response(broker, msg)
+        else:
+            thread.on_offsets_for_leader_epoch(broker, msg)
+
+
+def _timer_fetcher_process(broker, key, resp) -> None:
+    """The fetched records reached the slow disk: the fetcher thread processes the answer."""
+    thread = broker.fetchers.get(key)
+    if thread is not None:
+        if isinstance(resp, FetchResponse):
+            thread.on_fetch_response(broker, resp)
+        else:
+            thread.on_offsets_for_leader_epoch(broker, resp)
 
 
 

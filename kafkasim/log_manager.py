@@ -49,6 +49,13 @@ class LogManager:
         # <log.dir>/.kafka_cleanshutdown: False when absent; True (ZooKeeper mode) or the broker
         # epoch it holds (KRaft, CleanShutdownFileHandler since 3.7) when present
         self.clean_shutdown_file: bool | int = False
+        #: a slow disk (Cluster.slow): writing fetched records takes this many ms per record
+        self.disk_delay_ms: float = 0
+
+    def previous_broker_epoch(self) -> int:
+        """The broker epoch in ``.kafka_cleanshutdown`` (KRaft), -1 without one."""
+        f = self.clean_shutdown_file
+        return f if type(f) is int else -1
 
     # -- logs -------------------------------------------------------------------------------
     def get_or_create_log(self, ctx: Any, topic: str, partition: int) -> Log:

@@ -3,7 +3,10 @@
 The ZooKeeper-mode counterpart of KRaft's BrokerLifecycleManager (kafkasim.broker_lifecycle):
 KafkaServer's registration in ZooKeeper (KafkaZkClient.registerBroker: a session and the
 ephemeral /brokers/ids/<id> znode), the session's pings (ZooKeeper's client heartbeat) with the
-re-registration after the session expired, and KafkaServer.controlledShutdown's retry loop.
+re-registration after the session expired, becoming and resigning controller (the broker that
+won /controller hosts the KafkaController), the leader's own ISR writes before 2.7
+(Partition.updateIsr, /isr_change_notification) and KafkaServer.controlledShutdown's retry
+loop.
 
 Methods take the broker as ``broker``; timers are the module's ``_timer_...`` functions, run
 through ``Broker.schedule_timer`` as ``fn(broker, *args)``.
@@ -16,23 +19,33 @@ from typing import Any
 
 from kafkasim import events as ev
 from kafkasim.protocol import errors as E
+from kafkasim.protocol.alter_partition_manager import IsrChangePropagation
+from kafkasim.protocol.controller import KafkaController
 from kafkasim.protocol.messages import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
     ZkPing,
     ZkPingResponse,
 )
-from kafkasim.protocol.zookeeper import NodeExists
+from kafkasim.protocol.zookeeper import (
+    BadVersion,
+    NodeExists,
+    partition_state_json,
+    partition_state_path,
+)
 
 SHUTTING_DOWN = "shutting down"   # kafkasim.broker.SHUTTING_DOWN
 
 
 class ZkBrokerLifecycle:
-    """KafkaServer's ZooKeeper registration and controlledShutdown, for one broker."""
+    """KafkaServer's ZooKeeper session, controller role and controlledShutdown, for one
+    broker."""
 
-    __slots__ = ("attempts_left", "awaiting")
+    __slots__ = ("session_id", "isr_change_propagation", "attempts_left", "awaiting")
 
     def __init__(self) -> None:
+        self.session_id = 0      # the broker's ZooKeeper session (0: none yet)
+        self.isr_change_propagation = IsrChangePropagation()   # before 2.7
         self.attempts_left = 0   # controlled shutdown attempts still allowed
         self.awaiting = -1       # the attempt waiting for its answer (-1: none)
 
@@ -46,8 +59,8 @@ class ZkBrokerLifecycle:
         True once registered. See ``create_broker_znode`` for a znode left by an older
         session."""
         zk = broker.cluster.zk
-        broker.session_id = zk.new_session(broker.id, self.session_timeout_ms(broker), broker.now)
-        broker.cluster.watch_session(broker.session_id)
+        self.session_id = zk.new_session(broker.id, self.session_timeout_ms(broker), broker.now)
+        broker.cluster.watch_session(self.session_id)
         return self.create_broker_znode(broker)
 
     def create_broker_znode(self, broker: Any) -> bool:
@@ -59,15 +72,15 @@ class ZkBrokerLifecycle:
         zk = broker.cluster.zk
         path = f"/brokers/ids/{broker.id}"
         node = zk.get(path)
-        if node is not None and node.ephemeral_owner != broker.session_id:
+        if node is not None and node.ephemeral_owner != self.session_id:
             owner = node.ephemeral_owner
             if not broker.rules.broker_registration_fails_on_foreign_znode:
                 broker.trace("broker_registration_backoff",
                              detail=ev.BrokerRegistrationBackoff(path, owner))
                 broker.schedule_timer(self.session_timeout_ms(broker), _timer_register_retry,
-                                      broker.session_id)
+                                      self.session_id)
                 return False
-            failure = ev.BrokerRegistrationFailed(path, owner, broker.session_id)
+            failure = ev.BrokerRegistrationFailed(path, owner, self.session_id)
             broker.trace("broker_registration_failed", detail=failure)
             raise NodeExists(failure.text)
         if node is not None:
@@ -75,10 +88,21 @@ class ZkBrokerLifecycle:
         node = zk.create(path, json.dumps({"version": 5, "host": f"broker{broker.id}",
                                            "port": 9092, "rack": broker.rack},
                                           separators=(",", ":")),
-                         ephemeral_owner=broker.session_id)
+                         ephemeral_owner=self.session_id)
         broker.broker_epoch = node.czxid
         broker.trace("broker_start", detail=ev.BrokerStart(broker.broker_epoch))
         return True
+
+    def startup_failed(self, broker: Any) -> None:
+        """KafkaServer.startup failed ("Fatal error during KafkaServer startup. Prepare to
+        shutdown"): KafkaServer.shutdown closes the new ZooKeeper session and LogManager.shutdown
+        flushes every log and checkpoints recovery points and log start offsets; the
+        ReplicaManager hosts no partition yet, so replication-offset-checkpoint is not rewritten.
+        Then the process exits (Kafka.main: Exit.exit(1))."""
+        broker.log_manager.flush_after_failed_startup()
+        broker.stop_process("startup failure")
+        broker.cluster.close_session(self.session_id)
+        broker.trace("broker_start_failed", detail=ev.BrokerStartFailed())
 
     def start_pinging(self, broker: Any) -> None:
         """The ZooKeeper client's heartbeat: a ping every third of the session timeout."""
@@ -86,17 +110,55 @@ class ZkBrokerLifecycle:
 
     def on_zk_ping_response(self, broker: Any, msg: ZkPingResponse) -> None:
         """The session expired (paused or cut off from ZooKeeper for too long): re-register."""
-        if msg.alive or msg.session_id != broker.session_id:
+        if msg.alive or msg.session_id != self.session_id:
             return
         broker.trace("zk_session_expired",
                      detail=ev.ZkSessionExpired(msg.session_id, broker.id, "notified", -1))
-        broker.resign_controller("ZooKeeper session expired")
+        self.resign_controller(broker, "ZooKeeper session expired")
         try:
             registered = self.register(broker)
         except NodeExists:
             return   # logged by the controller's event thread; the process keeps running
         if registered:
             broker.cluster.on_broker_registered(broker)
+
+    # -- the controller role ---------------------------------------------------------------
+    @staticmethod
+    def become_controller(broker: Any, controller_epoch: int) -> None:
+        """The broker won the /controller election: KafkaController.onControllerFailover."""
+        broker.controller = KafkaController(broker.id, controller_epoch)
+        broker.trace("controller_elected", detail=ev.ControllerElected(controller_epoch))
+        broker.controller.on_controller_failover(broker, broker.cluster.zk)
+
+    @staticmethod
+    def resign_controller(broker: Any, reason: str) -> None:
+        """KafkaController.onControllerResignation (a no-op for a broker that is no controller,
+        e.g. every KRaft broker)."""
+        if broker.controller is not None:
+            broker.controller.on_resignation()
+            broker.controller = None
+            broker.trace("controller_resigned", detail=ev.ControllerResigned(reason))
+
+    # -- the leader's ISR writes before 2.7 --------------------------------------------------
+    @staticmethod
+    def conditional_update_isr(broker: Any, part: Any, new_isr: tuple) -> int:
+        """Partition.updateIsr -> KafkaZkClient.conditionalUpdatePath: write the partition state
+        znode with ``new_isr`` if its version is still the partition epoch; the new version, or
+        -1 when the conditional write failed (BadVersion)."""
+        try:
+            return broker.cluster.zk.set(
+                partition_state_path(part.topic, part.partition),
+                partition_state_json(broker.id, part.leader_epoch, new_isr,
+                                     part.controller_epoch),
+                part.partition_epoch)
+        except BadVersion:
+            return -1
+
+    @staticmethod
+    def propagate_isr_changes(broker: Any, tps) -> None:
+        """KafkaZkClient.propagateIsrChanges: an /isr_change_notification znode, which the
+        controller's IsrChangeNotification handler reads."""
+        broker.cluster.notify_isr_change(tps)
 
     # -- KafkaServer.controlledShutdown -----------------------------------------------------
     def begin_controlled_shutdown(self, broker: Any) -> None:
@@ -151,13 +213,13 @@ def _zk_ping_interval(broker: Any) -> int:
 
 
 def _timer_zk_ping(broker: Any) -> None:
-    broker.send("zookeeper", ZkPing(broker.session_id))
+    broker.send("zookeeper", ZkPing(broker.zk_lifecycle.session_id))
     broker.schedule_timer(_zk_ping_interval(broker), _timer_zk_ping)
 
 
 def _timer_register_retry(broker: Any, session_id: int) -> None:
     """0.8.2: retry the registration after backing off (see ``create_broker_znode``)."""
-    if session_id == broker.session_id and \
+    if session_id == broker.zk_lifecycle.session_id and \
             broker.zk_lifecycle.create_broker_znode(broker):
         broker.cluster.on_broker_registered(broker)
 

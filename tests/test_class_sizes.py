@@ -15,6 +15,19 @@ import kafkasim
 
 LIMIT = 60
 PACKAGE = Path(kafkasim.__file__).parent
+#: classes still at or above the limit, each with the size it may not grow past (issue 29
+#: left them for their owners' steps): shrink the number as a class is split, drop the entry
+#: once it is under the limit
+KNOWN_OFFENDERS = {
+    "kafkasim.cluster.Cluster": 142,
+    "kafkasim.protocol.kraft.raft.KafkaRaftClient": 98,
+    "kafkasim.check.Ghost": 74,
+    "kafkasim.versions.Rules": 72,
+    "kafkasim.widgets.player.Player": 68,
+    "kafkasim.protocol.kraft.replication_control.ReplicationControlManager": 68,
+    "kafkasim.scenario.ScenarioRun": 66,
+    "kafkasim.clients.producer.Producer": 60,
+}
 
 
 def _own_members(node: ast.ClassDef) -> set[str]:
@@ -75,9 +88,18 @@ def class_members() -> dict[str, set[str]]:
 
 def test_no_class_has_sixty_members_or_more():
     sizes = {qual: len(names) for qual, names in class_members().items()}
-    offenders = sorted(((n, q) for q, n in sizes.items() if n >= LIMIT), reverse=True)
+    offenders = sorted(((n, q) for q, n in sizes.items()
+                        if n >= LIMIT and n > KNOWN_OFFENDERS.get(q, LIMIT - 1)), reverse=True)
     listing = ", ".join(f"{q} ({n})" for n, q in offenders)
     assert not offenders, f"classes with >= {LIMIT} members: {listing}"
+
+
+def test_known_offenders_are_still_offenders_at_their_recorded_size():
+    """An entry of KNOWN_OFFENDERS goes (or its number drops) as soon as its class shrinks."""
+    sizes = {qual: len(names) for qual, names in class_members().items()}
+    stale = {q: (limit, sizes.get(q)) for q, limit in KNOWN_OFFENDERS.items()
+             if sizes.get(q) != limit}
+    assert not stale, f"update KNOWN_OFFENDERS (recorded, now): {stale}"
 
 
 def test_the_counter_sees_methods_class_attributes_and_instance_attributes():

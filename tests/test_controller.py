@@ -186,9 +186,10 @@ def test_kafka_0_8_2_broker_waits_for_its_old_registration_to_go():
     b = c.brokers[2]
     assert b.state == "running"
     owner = c.zk.get("/brokers/ids/2").ephemeral_owner
-    assert owner != b.session_id
+    assert owner != b.zk_lifecycle.session_id
     assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None
-                       and cl.zk.get("/brokers/ids/2").ephemeral_owner == b.session_id, 30000)
+                       and cl.zk.get("/brokers/ids/2").ephemeral_owner == b.zk_lifecycle.session_id,
+                       30000)
     assert any(r[1] == "broker_registration_backoff" and r[2] == 2 for r in c.trace.rows)
     assert c.run_until(lambda cl: sorted(cl.isr("t")) == [1, 2], 30000)
 
@@ -198,10 +199,10 @@ def test_session_expiry_of_a_live_broker_re_registers_it():
     session's ephemeral znode went with it): KafkaController's RegisterBrokerAndReelect."""
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
-    old = c.brokers[2].session_id
+    old = c.brokers[2].zk_lifecycle.session_id
     c.expire_session(2)
     assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None, 30000)
-    assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].session_id != old
+    assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].zk_lifecycle.session_id != old
 
 
 def test_restart_after_a_crash_comes_up_once_the_old_session_expired():

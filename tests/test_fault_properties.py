@@ -279,7 +279,7 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
         c.cut(b, fault[4])
     elif kind == "cut_zk":
         c.cut(b, ZOOKEEPER)
-    elif kind == "expire" and running and c.zk.session_alive(broker.session_id):
+    elif kind == "expire" and running and c.zk.session_alive(broker.zk_lifecycle.session_id):
         c.expire_session(b)
 
 

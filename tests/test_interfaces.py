@@ -25,11 +25,13 @@ CTX_PROTOCOLS = {
     "protocol/partition.py": "PartitionContext",
     "protocol/replica_manager.py": "ReplicaManagerContext",
     "protocol/fetcher.py": "FetcherContext",
+    "protocol/alter_partition_manager.py": "AlterPartitionContext",
 }
 
 CORE_MODULES = (
     "protocol/rules.py", "protocol/partition.py", "protocol/replica_manager.py",
-    "protocol/fetcher.py", "protocol/messages.py", "protocol/interfaces.py", "protocol/fake.py",
+    "protocol/fetcher.py", "protocol/alter_partition_manager.py", "protocol/messages.py",
+    "protocol/interfaces.py", "protocol/fake.py",
     "storage/log.py", "storage/leader_epoch.py", "storage/checkpoint.py",
 )
 FORBIDDEN = ("kafkasim.broker", "kafkasim.cluster", "kafkasim.course", "kafkasim.viz",

@@ -48,7 +48,7 @@ class AlterPartitionManager:
     """kafka.server.DefaultAlterPartitionManager, with its broker-to-controller channel
     (NodeToControllerRequestThread) reduced to what AlterPartition needs."""
 
-    __slots__ = ("unsent", "inflight", "corr")
+    __slots__ = ("unsent", "inflight", "corr", "started_ms")
 
     def __init__(self) -> None:
         #: unsentIsrUpdates: tp -> the PendingIsrChange queued (or in flight) for it
@@ -57,6 +57,8 @@ class AlterPartitionManager:
         self.inflight: tuple | None = None
         #: the controller channel's own correlation id of the request in flight
         self.corr = -1
+        #: when the broker process started (2.7's "send-alter-isr" task runs every 50 ms from it)
+        self.started_ms = 0
 
     def clear(self) -> None:
         """The broker process stopped: the queue and the request in flight are gone."""
@@ -204,7 +206,7 @@ class IsrChangePropagation:
             self.change_set = []
             self.last_propagation_ms = now
             ctx.trace("isr_change_notification", detail=ev.IsrChangeNotification(tuple(tps)))
-            ctx.notify_isr_change(tps)
+            ctx.zk_lifecycle.propagate_isr_changes(ctx, tps)
 
 
 # -- an ISR change, from the leader's proposal to its commit -----------------------------------
@@ -227,14 +229,14 @@ def update_isr_in_zookeeper(ctx: AlterPartitionContext, part: Partition, kind: s
                             new_isr: tuple) -> None:
     """Partition.updateIsr before 2.7: a conditional write of the partition state znode (its
     zkVersion is the partition epoch), then ReplicaManager.recordIsrChange."""
-    version = ctx.write_isr_znode(part, new_isr)
+    version = ctx.zk_lifecycle.conditional_update_isr(ctx, part, new_isr)
     if version < 0:
         ctx.meters["FailedIsrUpdatesPerSec"] += 1
         ctx.trace("isr_update_failed", part.topic, part.partition,
                   ev.IsrUpdateFailed("cached zkVersion differs from ZooKeeper's"))
         return
     isr_committed(ctx, part, kind, new_isr, version)
-    ctx.isr_change_propagation.record_isr_change(part.tp, ctx.now)
+    ctx.zk_lifecycle.isr_change_propagation.record_isr_change(part.tp, ctx.now)
 
 
 def handle_alter_partition_error(ctx: AlterPartitionContext, part: Partition,
@@ -291,7 +293,8 @@ def isr_committed(ctx: AlterPartitionContext, part: Partition, kind: str, isr: t
 # -- timers: fn(ctx, *args) through ctx.schedule_timer -----------------------------------------
 def _next_alter_isr_tick(ctx: AlterPartitionContext) -> int:
     """Delay to the next run of 2.7's "send-alter-isr" task (every 50 ms from startup)."""
-    return ALTER_ISR_TICK_MS - (ctx.now - ctx.started_ms) % ALTER_ISR_TICK_MS
+    started_ms = ctx.alter_partition_manager.started_ms
+    return ALTER_ISR_TICK_MS - (ctx.now - started_ms) % ALTER_ISR_TICK_MS
 
 
 def _timer_send_alter_partition(ctx: AlterPartitionContext) -> None:
@@ -323,5 +326,5 @@ def _timer_alter_partition_requeued(ctx: AlterPartitionContext, corr: int) -> No
 
 def timer_isr_change_propagation(ctx: AlterPartitionContext) -> None:
     """Pre-2.7 ReplicaManager's "isr-change-propagation" task (every 2500 ms)."""
-    ctx.isr_change_propagation.maybe_propagate_isr_changes(ctx)
+    ctx.zk_lifecycle.isr_change_propagation.maybe_propagate_isr_changes(ctx)
     ctx.schedule_timer(ISR_CHANGE_PROPAGATION_INTERVAL_MS, timer_isr_change_propagation)

@@ -105,6 +105,13 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     def mark_meter(self, name: str, count: int = 1) -> None:
         """Mark a broker meter (``...PerSec``, e.g. IncrementalFetchSessionEvictionsPerSec)."""
 
+    # becomeLeaderOrFollower / stopReplicas (ReplicaManager's LeaderAndIsr section) also use the
+    # metadata cache, the fetcher threads, the log manager and the AlterPartitionManager
+    metadata: Any                   # controller_id, controller_epoch (kafka.server.MetadataCache)
+    fetchers: dict[tuple[int, int], ReplicaFetcherThread]   # (leader, fetcher id) -> thread
+    log_manager: Any                # get_or_create_log(ctx, topic, partition), delete_log(tp)
+    alter_partition_manager: Any    # clear_pending(tp) (2.7-2.8)
+
 
 class FollowerLogs(Protocol):
     logs: Mapping[tuple[str, int], Log]
@@ -128,44 +135,18 @@ class FetcherContext(Clock, Settings, FollowerLogs, Protocol):
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None: ...
 
 
-class AlterPartitionContext(PartitionContext, Outbox, Protocol):
+class AlterPartitionContext(ReplicaManagerContext, Protocol):
     """What ``AlterPartitionManager`` and the ISR-change callbacks
-    (``kafkasim.protocol.alter_partition_manager``) use on top of ``PartitionContext``."""
+    (``kafkasim.protocol.alter_partition_manager``) use on top of ``ReplicaManagerContext``."""
 
     broker_epoch: int
-    started_ms: int
     meters: dict[str, int]
-    metadata: Any                   # controller_id: the controller this broker knows
     lifecycle: Any                  # KRaft's BrokerLifecycleManager; None in ZooKeeper mode
     replica_manager: Any            # partitions, on_hw_increased, try_complete_produces
-    alter_partition_manager: Any    # the broker's AlterPartitionManager
-    isr_change_propagation: Any     # before 2.7: the broker's IsrChangePropagation
+    # before 2.7, ZooKeeper mode: conditional_update_isr(ctx, part, new_isr) -> new version or
+    # -1, propagate_isr_changes(ctx, tps) and the broker's IsrChangePropagation
+    # (kafkasim.zk_broker_lifecycle.ZkBrokerLifecycle)
+    zk_lifecycle: Any
 
     def schedule_timer(self, delay_ms: int, fn: Any, *args: Any) -> None:
         """Call ``fn(ctx, *args)`` after ``delay_ms`` while this broker process runs."""
-
-    def write_isr_znode(self, part: Partition, new_isr: tuple[int, ...]) -> int:
-        """Before 2.7: write the partition state znode with ``new_isr`` if its version is still
-        the partition epoch; the new version, or -1 when the conditional write failed."""
-
-    def notify_isr_change(self, tps: list[tuple[str, int]]) -> None:
-        """Before 2.7: create an /isr_change_notification znode for ``tps``."""
-
-
-class LeaderAndIsrContext(ReplicaManagerContext, Protocol):
-    """What ``ReplicaManager.become_leader_or_follower`` uses on top of
-    ``ReplicaManagerContext``: the metadata cache, the log manager and the fetcher manager."""
-
-    metadata: Any                   # controller_id, controller_epoch
-    fetchers: Mapping[tuple[int, int], ReplicaFetcherThread]
-    alter_partition_manager: Any
-
-    def get_or_create_log(self, topic: str, partition: int) -> Log:
-        """LogManager.getOrCreateLog."""
-
-    def add_fetcher_for_partition(self, tp: tuple[str, int], leader_id: int, state: Any
-                                  ) -> None:
-        """ReplicaFetcherManager.addFetcherForPartitions for one partition."""
-
-    def remove_fetcher_for_partition(self, tp: tuple[str, int]) -> None:
-        """ReplicaFetcherManager.removeFetcherForPartitions for one partition."""

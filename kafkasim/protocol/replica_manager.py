@@ -27,7 +27,9 @@ from kafkasim.protocol.fetcher import (
     FETCHING,
     TRUNCATING,
     PartitionFetchState,
+    ReplicaFetcherThread,
     become_follower_needed,
+    fetcher_id_for,
 )
 from kafkasim.protocol.messages import (
     FetchPartitionData,
@@ -46,7 +48,7 @@ from kafkasim.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSE
 from kafkasim.storage.log import RecordChunk
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
-    from kafkasim.protocol.interfaces import LeaderAndIsrContext, ReplicaManagerContext
+    from kafkasim.protocol.interfaces import ReplicaManagerContext
 
 # a FetchResponse, ProduceResponse, DelayedFetch or DelayedProduce whose
 # fields the hot paths set one by one: a class call runs the generated __init__ in an
@@ -147,7 +149,7 @@ class ReplicaManager:
 
     # -- becomeLeaderOrFollower: makeLeaders / makeFollowers ------------------------------------
     # (the controller's LeaderAndIsr in ZooKeeper mode; ReplicaManager.applyDelta in KRaft)
-    def become_leader_or_follower(self, ctx: LeaderAndIsrContext, src,
+    def become_leader_or_follower(self, ctx: ReplicaManagerContext, src,
                                   msg: LeaderAndIsrRequest) -> None:
         """ReplicaManager.becomeLeaderOrFollower: a request from an older controller epoch is
         refused; otherwise each partition this broker hosts becomes leader or follower, and the
@@ -164,7 +166,7 @@ class ReplicaManager:
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
 
-    def apply_partition_state(self, ctx: LeaderAndIsrContext, st: PartitionState,
+    def apply_partition_state(self, ctx: ReplicaManagerContext, st: PartitionState,
                               kraft: bool = False, recovering: int = 0) -> str:
         """Become leader or follower of one partition: ReplicaManager.becomeLeaderOrFollower's
         per-partition step (ZooKeeper mode) or ReplicaManager.applyDelta's (KRaft: every change
@@ -176,7 +178,7 @@ class ReplicaManager:
             return E.STALE_CONTROLLER_EPOCH
         if part is None:
             part = Partition(st.topic, st.partition, ctx.id,
-                             ctx.get_or_create_log(st.topic, st.partition))
+                             ctx.log_manager.get_or_create_log(ctx, st.topic, st.partition))
             self.partitions[tp] = part
         elif part.is_stale_partition_epoch(ctx, st.partition_epoch) or \
                 (kraft and st.partition_epoch < part.partition_epoch):
@@ -192,7 +194,7 @@ class ReplicaManager:
             self.make_follower(ctx, part, st)
         return E.NONE
 
-    def make_leader(self, ctx: LeaderAndIsrContext, part: Partition, st: PartitionState,
+    def make_leader(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState,
                     kraft: bool, recovering: int) -> None:
         """ReplicaManager.makeLeaders for one partition: stop fetching it, Partition.makeLeader."""
         if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
@@ -204,7 +206,7 @@ class ReplicaManager:
             else:
                 self.try_complete_produces(ctx, part.tp)
             return
-        ctx.remove_fetcher_for_partition(part.tp)
+        self.remove_fetcher_for_partition(ctx, part.tp)
         moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
                                  st.partition_epoch, st.controller_epoch)
         ctx.trace("become_leader", st.topic, st.partition,
@@ -217,7 +219,7 @@ class ReplicaManager:
         if moved:
             self.on_hw_increased(ctx, part)
 
-    def make_follower(self, ctx: LeaderAndIsrContext, part: Partition, st: PartitionState
+    def make_follower(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState
                       ) -> None:
         """ReplicaManager.makeFollowers for one partition: Partition.makeFollower, then (unless
         the leader and its epoch did not change) fail the produces and fetches waiting on it
@@ -248,13 +250,53 @@ class ReplicaManager:
                   ev.BecomeFollower(st.leader, st.leader_epoch))
         if was_leader:
             self.fail_waiting(ctx, tp)
-        ctx.remove_fetcher_for_partition(tp)
+        self.remove_fetcher_for_partition(ctx, tp)
         if st.leader >= 0:
-            ctx.add_fetcher_for_partition(tp, st.leader,
-                                          self.initial_fetch_state(ctx, part, st.leader_epoch))
+            self.add_fetcher_for_partition(ctx, tp, st.leader,
+                                           self.initial_fetch_state(ctx, part, st.leader_epoch))
+
+    def stop_replica(self, ctx: ReplicaManagerContext, tp, delete: bool) -> None:
+        """ReplicaManager.stopReplicas for one partition (StopReplica in ZooKeeper mode; in
+        KRaft, applyDelta for a replica the metadata no longer lists, which is deleted): stop
+        its fetcher; with deletePartition=true also drop the Partition and delete its log (a
+        replica a reassignment removed). With deletePartition=false the Partition stays."""
+        self.remove_fetcher_for_partition(ctx, tp)
+        ctx.partition_changed(tp)
+        part = self.partitions.get(tp)
+        if part is not None and part.is_leader:
+            self.fail_waiting(ctx, tp)
+        if delete:
+            self.partitions.pop(tp, None)
+            ctx.log_manager.delete_log(tp)
+        ctx.trace("stop_replica", tp[0], tp[1], ev.StopReplica(bool(delete)))
 
     @staticmethod
-    def initial_fetch_state(ctx: LeaderAndIsrContext, part: Partition, leader_epoch: int
+    def add_fetcher_for_partition(ctx: ReplicaManagerContext, tp, leader_id: int,
+                                  state: PartitionFetchState) -> None:
+        """ReplicaFetcherManager.addFetcherForPartitions for one partition: the fetcher thread
+        for (leader, fetcher id) takes it, made the first time."""
+        fid = fetcher_id_for(tp[0], tp[1], ctx.config["num.replica.fetchers"])
+        key = (leader_id, fid)
+        thread = ctx.fetchers.get(key)
+        if thread is None:
+            thread = ReplicaFetcherThread(ctx.id, leader_id, fid)
+            ctx.fetchers[key] = thread
+        thread.add_partition(tp, state)
+        thread.do_work(ctx)
+
+    @staticmethod
+    def remove_fetcher_for_partition(ctx: ReplicaManagerContext, tp) -> None:
+        """ReplicaFetcherManager.removeFetcherForPartitions for one partition: a thread left
+        with no partition stops."""
+        fetchers = ctx.fetchers
+        for key in list(fetchers):
+            thread = fetchers[key]
+            if tp in thread.partitions and thread.remove_partition(tp) is not None and \
+                    not thread.partitions:
+                del fetchers[key]
+
+    @staticmethod
+    def initial_fetch_state(ctx: ReplicaManagerContext, part: Partition, leader_epoch: int
                             ) -> PartitionFetchState:
         """Where a new follower starts fetching (makeFollowers' InitialFetchState)."""
         log = part.log
