@@ -79,8 +79,9 @@ class Broker:
         self.replica_manager = ReplicaManager()
         self.fetchers: dict[tuple[int, int], ReplicaFetcherThread] = {}
         # corr -> [deadline, timeout id, fetcher key] of the fetcher's request in flight: its
-        # request timeout (deadline -1 once it fired), which Cluster._fire_timeouts reads in the
-        # process's Cluster.timeouts entry (this incarnation's dict: Broker.start puts it there)
+        # request timeout (deadline -1 once it fired), which TimeoutScheduler.fire_timeouts reads
+        # in the process's TimeoutScheduler.timeouts entry (this incarnation's dict: Broker.start
+        # puts it there)
         self.fetch_inflight: dict[int, list] = {}
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
@@ -157,14 +158,15 @@ class Broker:
         operation ReplicaManager has just parked: ``name`` "produce_timeout" (a DelayedProduce
         in delayed_produce) or "fetch_timeout" (a DelayedFetch in delayed_fetch), ``args`` its
         id; returns the timeout id. The parked operation is the timeout (its deadline_ms and
-        timeout_id; this process's Cluster.timeouts entry watches both purgatories, Broker
+        timeout_id; this process's TimeoutScheduler.timeouts entry watches both purgatories, Broker
         .start): completing it (taking it out of its purgatory) cancels the timeout, and
-        Cluster._fire_timeouts calls _timer_produce_timeout / _timer_fetch_timeout when
-        it is due. It takes its id and the owner's wake-up as Cluster.add_timeout would."""
+        TimeoutScheduler.fire_timeouts calls _timer_produce_timeout / _timer_fetch_timeout when
+        it is due. It takes its id and the owner's wake-up as TimeoutScheduler.add_timeout would."""
         cluster = self.cluster
-        tid = cluster.next_timeout_id
-        cluster.next_timeout_id = tid + 1
-        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
+        timers = cluster.timeout_scheduler
+        tid = timers.next_timeout_id
+        timers.next_timeout_id = tid + 1
+        entry = timers.process_timeouts[self.id]   # this process's (made by start())
         deadline = cluster.engine.now + delay_ms
         if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
             entry[1] = deadline
@@ -196,7 +198,8 @@ class Broker:
         self.incarnation += 1
         self.cluster.network.incarnations[self.id] = self.incarnation
         rm = self.replica_manager   # this process's purgatories (a new one after a stop)
-        self.cluster.process_timeouts[self.id] = self.cluster.timeouts_of(
+        timers = self.cluster.timeout_scheduler
+        timers.process_timeouts[self.id] = timers.timeouts_of(
             ("broker", self.id, self.incarnation), self.fetch_inflight,
             _timer_fetcher_request_timeout,
             ((rm.delayed_produce, _timer_produce_timeout),
@@ -221,7 +224,7 @@ class Broker:
         if self.lifecycle is None:
             self.zk_lifecycle.start_pinging(self)
         if registered:
-            self.cluster.on_broker_registered(self)
+            self.cluster.zk_control_plane.on_broker_registered(self)
 
     def stop_process(self, kind: str) -> None:
         """The process is gone: every in-memory structure is lost; the log dir stays."""
@@ -237,7 +240,7 @@ class Broker:
         self.zk_lifecycle.isr_change_propagation.change_set = []
         self.alter_partition_manager.clear()
         self.cluster.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
-        self.cluster.reset_connections(self.id)
+        self.cluster.transport.reset_connections(self.id)
 
     def crash(self) -> None:
         """kill -9: the process dies, the OS page cache survives, so no log data is lost. The
@@ -267,7 +270,7 @@ class Broker:
             self.broker_epoch if kraft and self.broker_epoch >= 0 else True
         self.stop_process("clean shutdown")
         if not kraft:
-            self.cluster.close_session(self.zk_lifecycle.session_id)
+            self.cluster.zk_control_plane.close_session(self.zk_lifecycle.session_id)
         self.trace("broker_shutdown", detail=ev.BrokerShutdown())
 
     def begin_controlled_shutdown(self) -> None:
@@ -299,13 +302,15 @@ class Broker:
         A fetcher has one request in flight and waits for it (ReplicaFetcherBlockingSend
         .sendRequest: NetworkClientUtils.sendAndReceive), so the timeout is no FIFO entry: the
         request's fetch_inflight entry is it, and answering the request (popping the entry)
-        cancels it. It takes its id and the owner's wake-up as Cluster.add_timeout would."""
+        cancels it. It takes its id and the owner's wake-up as TimeoutScheduler.add_timeout
+        would."""
         cluster = self.cluster
         leader = thread.leader_id
         corr = req.correlation_id
-        entry = cluster.process_timeouts[self.id]   # this process's (made by start())
-        tid = cluster.next_timeout_id
-        cluster.next_timeout_id = tid + 1
+        timers = cluster.timeout_scheduler
+        entry = timers.process_timeouts[self.id]   # this process's (made by start())
+        tid = timers.next_timeout_id
+        timers.next_timeout_id = tid + 1
         deadline = cluster.engine.now + timeout_ms
         self.fetch_inflight[corr] = [deadline, tid, (leader, thread.fetcher_id)]
         if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
@@ -447,7 +452,7 @@ class Broker:
     # -- incoming messages ------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
         """KafkaApis.handle: the request's handler by its type (``kafka_apis.HANDLERS``).
-        Cluster._deliver hands the steady traffic (Fetch, Produce, FetchResponse) to its handler
+        Transport.deliver hands the steady traffic (Fetch, Produce, FetchResponse) to its handler
         directly."""
         handler = HANDLERS.get(type(msg))
         if handler is None:
@@ -460,7 +465,7 @@ def _timer_controller_timer(broker: Broker, controller_epoch: int, name: str) ->
     c = broker.controller
     if c is None or c.controller_epoch != controller_epoch:
         return
-    broker.cluster.run_controller(broker, name, ())
+    broker.cluster.zk_control_plane.run_controller(broker, name, ())
     if name == "auto_rebalance" and broker.controller is c:
         broker.schedule_timer(broker.config["leader.imbalance.check.interval.seconds"] * 1000,
                               _timer_controller_timer, controller_epoch, "auto_rebalance")

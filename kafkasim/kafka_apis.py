@@ -4,7 +4,7 @@ kafka.server.KafkaApis.handle dispatches each request to its ``handle...Request`
 simulated broker also receives the answers to its own requests here (its fetchers', its
 controller channel's, ZooKeeper's). Each handler is ``handler(broker, src, msg)``;
 ``Broker.on_message`` looks it up. The network hands the steady traffic (Fetch, Produce,
-FetchResponse) to its handler directly (``Cluster._deliver``).
+FetchResponse) to its handler directly (``Transport.deliver``).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def handle_alter_partition_request(broker, src, msg: AlterPartitionRequest) -> N
     if broker.controller is None:
         broker.send(src, AlterPartitionResponse(E.NOT_CONTROLLER, (), msg.correlation_id))
         return
-    broker.cluster.run_controller(broker, "alter_partition", (src, msg))
+    broker.cluster.zk_control_plane.run_controller(broker, "alter_partition", (src, msg))
 
 
 def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
@@ -137,7 +137,7 @@ def handle_controlled_shutdown_request(broker, src, msg: ControlledShutdownReque
     if broker.controller is None:
         broker.send(src, ControlledShutdownResponse("NOT_CONTROLLER"))
         return
-    broker.cluster.run_controller(broker, "controlled_shutdown",
+    broker.cluster.zk_control_plane.run_controller(broker, "controlled_shutdown",
                                 (src, msg.broker_id, msg.broker_epoch))
 
 

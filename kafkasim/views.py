@@ -95,7 +95,7 @@ class StateViews:
     def controller_live_brokers(self) -> list[int]:
         """The brokers the active controller sees as live (empty with no active controller);
         may lag ``running_brokers()`` until the controller's watch fires."""
-        ctl = self.controller_broker()
+        ctl = self.zk_control_plane.controller_broker()
         if ctl is None:
             return []
         return sorted(ctl.controller.context.live_brokers)
@@ -124,6 +124,6 @@ class StateViews:
         return sorted(rows, key=lambda r: r["msg_id"])
 
     def _flight_row(self, env, arrives_ms: int, held: bool) -> dict:
-        return {"src": env.src, "dst": env.dst, "type": self.wire_name(env.msg),
+        return {"src": env.src, "dst": env.dst, "type": self.transport.wire_name(env.msg),
                 "sent_ms": env.sent_ms, "arrives_ms": arrives_ms, "held": held,
                 "msg_id": env.msg_id, "message": copy.copy(env.msg)}

@@ -60,7 +60,7 @@ class ZkBrokerLifecycle:
         session."""
         zk = broker.cluster.zk
         self.session_id = zk.new_session(broker.id, self.session_timeout_ms(broker), broker.now)
-        broker.cluster.watch_session(self.session_id)
+        broker.cluster.zk_control_plane.watch_session(self.session_id)
         return self.create_broker_znode(broker)
 
     def create_broker_znode(self, broker: Any) -> bool:
@@ -101,7 +101,7 @@ class ZkBrokerLifecycle:
         Then the process exits (Kafka.main: Exit.exit(1))."""
         broker.log_manager.flush_after_failed_startup()
         broker.stop_process("startup failure")
-        broker.cluster.close_session(self.session_id)
+        broker.cluster.zk_control_plane.close_session(self.session_id)
         broker.trace("broker_start_failed", detail=ev.BrokerStartFailed())
 
     def start_pinging(self, broker: Any) -> None:
@@ -120,7 +120,7 @@ class ZkBrokerLifecycle:
         except NodeExists:
             return   # logged by the controller's event thread; the process keeps running
         if registered:
-            broker.cluster.on_broker_registered(broker)
+            broker.cluster.zk_control_plane.on_broker_registered(broker)
 
     # -- the controller role ---------------------------------------------------------------
     @staticmethod
@@ -158,7 +158,7 @@ class ZkBrokerLifecycle:
     def propagate_isr_changes(broker: Any, tps) -> None:
         """KafkaZkClient.propagateIsrChanges: an /isr_change_notification znode, which the
         controller's IsrChangeNotification handler reads."""
-        broker.cluster.notify_isr_change(tps)
+        broker.cluster.zk_control_plane.notify_isr_change(tps)
 
     # -- KafkaServer.controlledShutdown -----------------------------------------------------
     def begin_controlled_shutdown(self, broker: Any) -> None:
@@ -221,7 +221,7 @@ def _timer_register_retry(broker: Any, session_id: int) -> None:
     """0.8.2: retry the registration after backing off (see ``create_broker_znode``)."""
     if session_id == broker.zk_lifecycle.session_id and \
             broker.zk_lifecycle.create_broker_znode(broker):
-        broker.cluster.on_broker_registered(broker)
+        broker.cluster.zk_control_plane.on_broker_registered(broker)
 
 
 def _timer_controlled_shutdown_timeout(broker: Any, attempts_left: int) -> None:

@@ -256,7 +256,7 @@ def _ask(c, version_partitions, broker_id=1, broker_epoch=None):
     b = c.brokers[broker_id]
     req = AlterPartitionRequest(broker_id, b.broker_epoch if broker_epoch is None
                                 else broker_epoch, tuple(version_partitions), 7)
-    c.run_controller(ctl, "alter_partition", (broker_id, req))
+    c.zk_control_plane.run_controller(ctl, "alter_partition", (broker_id, req))
     del ctl.send
     answers = [m for m in sent if isinstance(m, AlterPartitionResponse)]
     assert len(answers) == 1 and answers[0].correlation_id == 7
@@ -348,7 +348,8 @@ def test_zk_controller_stale_or_unknown_broker_epoch():
     le, _isr, pe = _zk_state(c)
     assert _ask(c, [("t", 0, le, (1, 2), pe)], broker_epoch=-5).error == E.STALE_BROKER_EPOCH
     c.shutdown(2)
-    assert c.run_until(lambda cl: 2 not in cl.controller_broker().controller.context.live_brokers,
+    assert c.run_until(lambda cl: 2 not in
+                       cl.zk_control_plane.controller_broker().controller.context.live_brokers,
                        30000)
     b2 = c.brokers[2]
     assert _ask(c, [("t", 0, le, (1,), pe)], broker_id=2,

@@ -15,8 +15,8 @@ def _controlled_shutdown(c: Cluster, broker: int) -> None:
     """KafkaController.controlledShutdown(id, brokerEpoch, callback) called directly, as
     ControllerIntegrationTest does: the broker keeps running (its state is not SHUTTING_DOWN, so
     the answer is ignored); only the controller's actions are exercised."""
-    ctl = c.controller_broker()
-    c.run_controller(ctl, "controlled_shutdown", (broker, broker))
+    ctl = c.zk_control_plane.controller_broker()
+    c.zk_control_plane.run_controller(ctl, "controlled_shutdown", (broker, broker))
     c.run(100)
 
 
@@ -121,12 +121,13 @@ def test_controller_rejects_controlled_shutdown_with_stale_broker_epoch(version,
     c = Cluster(brokers=2, seed=1, kafka_version=version,
                 config={"auto.leader.rebalance.enable": False})
     c.create_topic("t", 1, 2, assignment=[[1, 2]])
-    ctl = c.controller_broker()
+    ctl = c.zk_control_plane.controller_broker()
     other = 3 - ctl.id
     b = c.brokers[other]
     b.state = "shutting down"          # so that it records the answer it gets
     b.zk_lifecycle.attempts_left = b.zk_lifecycle.awaiting = 0
-    c.run_controller(ctl, "controlled_shutdown", (other, other, b.broker_epoch - 1))
+    c.zk_control_plane.run_controller(ctl, "controlled_shutdown",
+                                      (other, other, b.broker_epoch - 1))
     c.run(100)
     answers = [r[5] for r in c.trace.rows if r[1] == "controlled_shutdown" and r[2] == other
                and isinstance(r[5], ev.ControlledShutdown) and r[5].error]

@@ -15,6 +15,7 @@ from kafkasim.protocol.messages import (
 )
 from kafkasim.scenario import Scenario, ScenarioError
 from kafkasim.storage.log import RecordChunk
+from kafkasim.transport import Transport
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
 # its behaviour is tested in tests/test_kraft_*.py)
@@ -177,13 +178,13 @@ def test_tuple_entry_names_fit_the_messages_the_simulation_sends(monkeypatch):
     from kafkasim.protocol import match
 
     seen = {}
-    orig = Cluster.send
+    orig = Transport.send
 
-    def spy(self, src, dst, msg):   # every message leaves through Cluster.send
+    def spy(self, src, dst, msg):   # every message leaves through Transport.send
         seen.setdefault(type(msg).__name__, msg)
         return orig(self, src, dst, msg)
 
-    monkeypatch.setattr(Cluster, "send", spy)
+    monkeypatch.setattr(Transport, "send", spy)
     c = Cluster(3, seed=2, kafka_version="2.8")   # 2.8: OffsetsForLeaderEpoch after failover
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all")

@@ -1,4 +1,4 @@
-"""``Network.plain`` (the one flag Cluster.send reads per message) follows every fault that can
+"""``Network.plain`` (the one flag Transport.send reads per message) follows every fault that can
 change a message's fate or latency, set and cleared through the Cluster's fault API."""
 
 from kafkasim.cluster import Cluster
@@ -42,7 +42,7 @@ def test_plain_follows_each_fault_and_its_undoing():
 
 
 def test_a_delay_set_while_plain_changes_delivery_times():
-    # the fast path of Cluster.send skips delays and extra latency only while plain
+    # the fast path of Transport.send skips delays and extra latency only while plain
     fast, slow = _cluster(), _cluster()
     slow.delay(40, "FetchRequest")
     slow.run(200)

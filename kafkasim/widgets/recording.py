@@ -139,8 +139,8 @@ class _Recorder:
         c = self.history.cluster
         clients = tuple((len(cl.pending), tuple(cl.positions.items()))
                         for cl in c.clients.values() if isinstance(cl, Consumer))
-        return (c.engine.scheduled, len(c.trace.rows), len(c.records), c.next_timeout_id,
-                len(c.clients), clients)
+        return (c.engine.scheduled, len(c.trace.rows), len(c.records),
+                c.timeout_scheduler.next_timeout_id, len(c.clients), clients)
 
     def next_boundary(self, now: int) -> int:
         return (now // self.every + 1) * self.every
