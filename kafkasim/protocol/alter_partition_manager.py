@@ -231,7 +231,7 @@ def update_isr_in_zookeeper(ctx: AlterPartitionContext, part: Partition, kind: s
     zkVersion is the partition epoch), then ReplicaManager.recordIsrChange."""
     version = ctx.zk_lifecycle.conditional_update_isr(ctx, part, new_isr)
     if version < 0:
-        ctx.meters["FailedIsrUpdatesPerSec"] += 1
+        ctx.mark_meter("FailedIsrUpdatesPerSec")
         ctx.trace("isr_update_failed", part.topic, part.partition,
                   ev.IsrUpdateFailed("cached zkVersion differs from ZooKeeper's"))
         return
@@ -245,7 +245,7 @@ def handle_alter_partition_error(ctx: AlterPartitionContext, part: Partition,
     INELIGIBLE_REPLICA fall back to the committed ISR; the errors Kafka knows
     (UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, ...) keep the
     change pending until a LeaderAndIsr replaces it; any other error submits it again."""
-    ctx.meters["FailedIsrUpdatesPerSec"] += 1   # alterPartitionListener.markFailed
+    ctx.mark_meter("FailedIsrUpdatesPerSec")   # alterPartitionListener.markFailed
     if err in (E.OPERATION_NOT_ATTEMPTED, E.INELIGIBLE_REPLICA):
         part.pending = None
         outcome = f"ISR stays {list(part.isr)}"
@@ -267,7 +267,7 @@ def handle_alter_partition_update(ctx: AlterPartitionContext, part: Partition,
     equal_ok = ctx.rules.alter_partition_accepts_equal_partition_epoch
     if leader_epoch != part.leader_epoch or partition_epoch < part.partition_epoch or \
             (partition_epoch == part.partition_epoch and not equal_ok):
-        ctx.meters["FailedIsrUpdatesPerSec"] += 1
+        ctx.mark_meter("FailedIsrUpdatesPerSec")
         ctx.trace("isr_update_failed", part.topic, part.partition,
                   ev.AlterPartitionAnswerIgnored(leader_epoch, partition_epoch,
                                                  part.leader_epoch, part.partition_epoch))
@@ -281,7 +281,7 @@ def isr_committed(ctx: AlterPartitionContext, part: Partition, kind: str, isr: t
     IsrShrinksPerSec / IsrExpandsPerSec, waiting produces are looked at again."""
     old = part.isr
     moved = part.apply_isr_update(ctx, isr, version)
-    ctx.meters["IsrShrinksPerSec" if kind == "shrink" else "IsrExpandsPerSec"] += 1
+    ctx.mark_meter("IsrShrinksPerSec" if kind == "shrink" else "IsrExpandsPerSec")
     ctx.trace("isr", part.topic, part.partition, (tuple(old), tuple(isr)))
     if moved:
         ctx.replica_manager.on_hw_increased(ctx, part)

@@ -140,7 +140,6 @@ class AlterPartitionContext(ReplicaManagerContext, Protocol):
     (``kafkasim.protocol.alter_partition_manager``) use on top of ``ReplicaManagerContext``."""
 
     broker_epoch: int
-    meters: dict[str, int]
     lifecycle: Any                  # KRaft's BrokerLifecycleManager; None in ZooKeeper mode
     replica_manager: Any            # partitions, on_hw_increased, try_complete_produces
     # before 2.7, ZooKeeper mode: conditional_update_isr(ctx, part, new_isr) -> new version or
