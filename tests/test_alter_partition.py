@@ -23,6 +23,11 @@ from kafkasim.runtime.cluster import Cluster
 TP = ("t", 0)
 
 
+def _apm(b):
+    """The broker's AlterPartitionManager (kafkasim.core.alter_partition_manager)."""
+    return b.alter_partition_manager
+
+
 def _cluster(version: str = "3.7", partitions: int = 1) -> Cluster:
     c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0,
                 config={"replica.lag.time.max.ms": 3000, "zookeeper.session.timeout.ms": 120000,
@@ -50,7 +55,7 @@ def _pending_shrink(version: str = "3.7", partitions: int = 1):
 
 def _answer(b, results, error=E.NONE):
     """Deliver an AlterPartitionResponse for the request in flight."""
-    b.on_message(1, AlterPartitionResponse(error, tuple(results), b.alter_corr))
+    b.on_message(1, AlterPartitionResponse(error, tuple(results), _apm(b).corr))
 
 
 def _failure(tp, err):
@@ -70,21 +75,21 @@ def test_known_errors_keep_the_change_pending_until_new_metadata(error):
     failed = b.meters["FailedIsrUpdatesPerSec"]
     _answer(b, [_failure(TP, error)])
     assert part.pending is pending and part.isr == (1, 2, 3)
-    assert b.alter_unsent == {} and b.alter_inflight is None
+    assert _apm(b).unsent == {} and _apm(b).inflight is None
     assert b.meters["FailedIsrUpdatesPerSec"] == failed + 1
     c.run(5000)   # isr-expiration runs again: Partition.maybeShrinkIsr skips while in flight
-    assert part.pending is pending and b.alter_unsent == {}
+    assert part.pending is pending and _apm(b).unsent == {}
 
 
 def test_unexpected_error_is_resubmitted():
     """PartitionTest.testAlterIsrUnexpectedError: an unknown error retries the same proposal."""
     c, b, part = _pending_shrink()
     pending = part.pending
-    sent = b.alter_corr
+    sent = _apm(b).corr
     _answer(b, [_failure(TP, "UNKNOWN_SERVER_ERROR")])
     assert part.pending is pending
-    assert b.alter_unsent == {TP: pending} and b.alter_inflight == ((TP, pending),)
-    assert b.alter_corr == sent + 1   # a new request went out at once
+    assert _apm(b).unsent == {TP: pending} and _apm(b).inflight == ((TP, pending),)
+    assert _apm(b).corr == sent + 1   # a new request went out at once
 
 
 @pytest.mark.parametrize("error", [E.INELIGIBLE_REPLICA, E.OPERATION_NOT_ATTEMPTED])
@@ -129,8 +134,8 @@ def test_answer_to_another_request_is_ignored():
     pending = part.pending
     b.on_message(1, AlterPartitionResponse(E.NONE, (("t", 0, E.NONE, 1, part.leader_epoch,
                                                      (1, 2), part.partition_epoch + 1),),
-                                           b.alter_corr - 1))
-    assert part.pending is pending and b.alter_inflight is not None
+                                           _apm(b).corr - 1))
+    assert part.pending is pending and _apm(b).inflight is not None
 
 
 def test_not_controller_answer_requeues_the_request():
@@ -139,7 +144,7 @@ def test_not_controller_answer_requeues_the_request():
     c, b, part = _pending_shrink()
     pending = part.pending
     _answer(b, [_failure(TP, E.NOT_CONTROLLER)])
-    assert part.pending is pending and b.alter_inflight == ((TP, pending),)
+    assert part.pending is pending and _apm(b).inflight == ((TP, pending),)
     assert b.meters["FailedIsrUpdatesPerSec"] == 0
 
 
@@ -148,13 +153,13 @@ def test_top_level_error_retries_after_50_ms():
     testRetryOnTopLevelError): a top-level error keeps the items queued and schedules
     "send-alter-partition" 50 ms later."""
     c, b, part = _pending_shrink()
-    sent = b.alter_corr
+    sent = _apm(b).corr
     _answer(b, [], error=E.STALE_BROKER_EPOCH)
-    assert b.alter_inflight is None and TP in b.alter_unsent
+    assert _apm(b).inflight is None and TP in _apm(b).unsent
     c.run(49)
-    assert b.alter_corr == sent
+    assert _apm(b).corr == sent
     c.run(2)
-    assert b.alter_corr == sent + 1 and b.alter_inflight is not None
+    assert _apm(b).corr == sent + 1 and _apm(b).inflight is not None
 
 
 # ------------------------------------------------------------------ the manager
@@ -174,14 +179,14 @@ def test_one_request_in_flight_batches_the_next_changes():
     assert c.run_until(lambda cl: all(pt.pending is not None for pt in parts), 10000)
     # one isr-expiration pass proposed both shrinks: the first went out at once, the second
     # waits in unsentIsrUpdates for the answer (inflightRequest)
-    assert [tp for tp, _ in b.alter_inflight] == [("t", 0)]
-    assert list(b.alter_unsent) == [("t", 0), ("t", 1)]
+    assert [tp for tp, _ in _apm(b).inflight] == [("t", 0)]
+    assert list(_apm(b).unsent) == [("t", 0), ("t", 1)]
     c.hold(type="AlterPartitionRequest")
     c.run(1000)
-    assert [tp for tp, _ in b.alter_inflight] == [("t", 0)]   # nothing else was sent
+    assert [tp for tp, _ in _apm(b).inflight] == [("t", 0)]   # nothing else was sent
     assert c.release(type="AlterPartitionRequest") == 1
     assert c.run_until(lambda cl: parts[0].pending is None, 1000)
-    assert [tp for tp, _ in b.alter_inflight] == [("t", 1)]   # sent right after the answer
+    assert [tp for tp, _ in _apm(b).inflight] == [("t", 1)]   # sent right after the answer
     assert c.run_until(lambda cl: parts[1].pending is None, 1000)
     assert [pt.isr for pt in parts] == [(1, 2), (1, 2)]
 
@@ -203,9 +208,9 @@ def test_leader_and_isr_race_not_attempted_until_the_answer_arrives():
                for r in c.trace.rows)
     # the old answer (FENCED_LEADER_EPOCH: epoch moved) frees the queue; the next shrink goes out
     _answer(b, [_failure(TP, E.FENCED_LEADER_EPOCH)])
-    assert part.pending is None and b.alter_unsent == {}
+    assert part.pending is None and _apm(b).unsent == {}
     c.run(2000)
-    assert part.pending is not None and b.alter_inflight == ((TP, part.pending),)
+    assert part.pending is not None and _apm(b).inflight == ((TP, part.pending),)
     assert part.pending.leader_epoch == epoch + 1
 
 
@@ -217,9 +222,9 @@ def test_leader_and_isr_clears_the_queued_item_before_3_0():
     b.on_message(1, LeaderAndIsrRequest(1, b.metadata.controller_epoch, (
         PartitionState("t", 0, b.metadata.controller_epoch, 1, epoch + 1, (1, 2, 3), pe + 1,
                        (1, 2, 3)),)))
-    assert b.alter_unsent == {}
+    assert _apm(b).unsent == {}
     c.run(5000)
-    assert part.pending is not None and b.alter_unsent == {TP: part.pending}
+    assert part.pending is not None and _apm(b).unsent == {TP: part.pending}
     assert not any(r[1] == "isr_update_failed" for r in c.trace.rows)
 
 
@@ -238,7 +243,7 @@ def test_2_7_sends_from_a_50_ms_task(version, immediate):
         assert first == proposed
     else:
         assert proposed < first <= proposed + 50
-        assert (first - b.started_ms) % 50 == 0
+        assert (first - _apm(b).started_ms) % 50 == 0
 
 
 # ------------------------------------------------------------------ the ZooKeeper controller
@@ -251,7 +256,7 @@ def _ask(c, version_partitions, broker_id=1, broker_epoch=None):
     b = c.brokers[broker_id]
     req = AlterPartitionRequest(broker_id, b.broker_epoch if broker_epoch is None
                                 else broker_epoch, tuple(version_partitions), 7)
-    c.run_controller(ctl, "alter_partition", (broker_id, req))
+    c.zk_control_plane.run_controller(ctl, "alter_partition", (broker_id, req))
     del ctl.send
     answers = [m for m in sent if isinstance(m, AlterPartitionResponse)]
     assert len(answers) == 1 and answers[0].correlation_id == 7
@@ -343,7 +348,8 @@ def test_zk_controller_stale_or_unknown_broker_epoch():
     le, _isr, pe = _zk_state(c)
     assert _ask(c, [("t", 0, le, (1, 2), pe)], broker_epoch=-5).error == E.STALE_BROKER_EPOCH
     c.shutdown(2)
-    assert c.run_until(lambda cl: 2 not in cl.controller_broker().controller.context.live_brokers,
+    assert c.run_until(lambda cl: 2 not in
+                       cl.zk_control_plane.controller_broker().controller.context.live_brokers,
                        30000)
     b2 = c.brokers[2]
     assert _ask(c, [("t", 0, le, (1,), pe)], broker_id=2,

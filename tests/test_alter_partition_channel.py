@@ -6,7 +6,7 @@ NetworkClient's 50 ms reconnect backoff; with no controller known, after 100 ms 
 
 from __future__ import annotations
 
-from kafkasim.runtime.broker import (
+from kafkasim.core.alter_partition_manager import (
     CONTROLLER_CHANNEL_POLL_MS,
     CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
 )

@@ -150,7 +150,7 @@ def test_a_started_broker_has_its_checkpoint_files_even_before_writing_them():
     c = Cluster(brokers=1, seed=1)
     c.create_topic("t", partitions=1, replication_factor=1)
     c.run(10)
-    files = c.brokers[1].log_dir.listing()
+    files = c.brokers[1].log_manager.log_dir.listing()
     assert {"replication-offset-checkpoint", "recovery-point-offset-checkpoint",
             "log-start-offset-checkpoint"} <= set(files)
 
@@ -179,10 +179,10 @@ def test_hw_checkpoint_cadence_is_replica_high_watermark_checkpoint_interval():
     c = _cluster()
     b = c.brokers[1]
     c.run(5000 - c.now % 5000 - 1)
-    before = b.log_dir.writes
+    before = b.log_manager.log_dir.writes
     c.run(5000)
     # one replication-offset-checkpoint write per 5000 ms (plus nothing else on an idle broker)
-    assert b.log_dir.writes - before == 1
+    assert b.log_manager.log_dir.writes - before == 1
 
 
 def test_files_written_by_a_run_parse_back_to_the_same_state(tmp_path):
@@ -263,7 +263,8 @@ def test_page_cache_write_back_is_durable_but_does_not_move_the_recovery_point()
     assert log.durable_offset == 6
     assert log.recovery_point == 0
     assert log.unflushed_messages() == 6  # what flush.messages counts
-    rps = parse_offsets(c.brokers[2].log_dir.read("recovery-point-offset-checkpoint"), "f")
+    log_dir = c.brokers[2].log_manager.log_dir
+    rps = parse_offsets(log_dir.read("recovery-point-offset-checkpoint"), "f")
     assert rps == [("t", 0, 0)]
     c.power_loss(2)  # ... yet the written-back records survive a power loss
     assert c.log(2, "t", 0).log_end_offset == 6
@@ -280,7 +281,8 @@ def test_flush_messages_moves_the_recovery_point_and_the_checkpoint():
     log = c.log(2, "t", 0)
     assert (log.recovery_point, log.durable_offset) == (4, 4)
     c.run(60000)
-    rps = parse_offsets(c.brokers[2].log_dir.read("recovery-point-offset-checkpoint"), "f")
+    log_dir = c.brokers[2].log_manager.log_dir
+    rps = parse_offsets(log_dir.read("recovery-point-offset-checkpoint"), "f")
     assert rps == [("t", 0, 4)]
 
 
@@ -288,7 +290,7 @@ def test_log_flusher_flushes_after_flush_ms_since_the_last_flush():
     # LogManager.flushDirtyLogs: time.milliseconds - log.lastFlushTime >= flush.ms -> flush
     c = _one_partition(**{"log.flush.scheduler.interval.ms": 1000, "log.flush.interval.ms": 5000})
     log = c.log(2, "t", 0)
-    created = c.brokers[2].last_flush_ms[("t", 0)]
+    created = c.brokers[2].log_manager.last_flush_ms[("t", 0)]
     c.run(max(0, created + 5000 - c.now - 1001))
     assert log.recovery_point == 0  # flush.ms not yet elapsed since the log was created
     c.run(2002)
@@ -378,7 +380,7 @@ def test_brokers_give_their_logs_the_epoch_cache_rules_of_their_version(version,
     cache = c.log(1, "t", 0).leader_epoch_cache
     assert cache.truncates_conflicts is not legacy
     assert cache.validates_entries is (version == "3.7")
-    assert c.brokers[1].log_dir.read("t-0/leader-epoch-checkpoint") is not None
+    assert c.brokers[1].log_manager.log_dir.read("t-0/leader-epoch-checkpoint") is not None
 
 
 # -- the epoch cache owns leader-epoch-checkpoint ------------------------------------------------
@@ -412,7 +414,7 @@ def test_epoch_cache_rewrites_its_checkpoint_after_each_change():
 
 def test_power_loss_keeps_the_epoch_file_and_tells_no_listener():
     # a power loss runs no Kafka code: the fsynced leader-epoch-checkpoint keeps what it had,
-    # and LogLoader's truncateFromEnd(LEO) at the restart reconciles it (Broker._recover_logs)
+    # and LogLoader's truncateFromEnd(LEO) at the restart reconciles it (LogManager.load_logs)
     cp = _RecordingCheckpoint()
     log = Log("t", 0)
     log.leader_epoch_cache.checkpoint = cp
@@ -436,7 +438,7 @@ def test_no_leader_epoch_checkpoint_before_kip_101():
     p.send("t", "v", partition=0)
     p.flush()
     assert c.log(1, "t", 0).leader_epoch_cache.checkpoint is None
-    assert c.brokers[1].log_dir.read("t-0/leader-epoch-checkpoint") is None
+    assert c.brokers[1].log_manager.log_dir.read("t-0/leader-epoch-checkpoint") is None
 
 
 def test_loading_a_log_truncates_the_epoch_cache_and_rewrites_its_file(tmp_path):

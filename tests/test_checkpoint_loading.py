@@ -29,7 +29,7 @@ def _restart_with_checkpoint(tmp_path, version: str, text: str):
     c.run(2000)
     c.crash(2)
     c.run(20000)   # the old ZooKeeper session expires
-    path = c.brokers[2].log_dir.path("t-0/leader-epoch-checkpoint")
+    path = c.brokers[2].log_manager.log_dir.path("t-0/leader-epoch-checkpoint")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text.replace("|", "\n"))
     c.start(2)
@@ -83,7 +83,7 @@ def test_unreadable_checkpoint_is_the_checkpoint_error_naming_file_and_line(tmp_
     c.run(1000)
     c.crash(2)
     c.run(20000)
-    path = c.brokers[2].log_dir.path("t-0/leader-epoch-checkpoint")
+    path = c.brokers[2].log_manager.log_dir.path("t-0/leader-epoch-checkpoint")
     os.unlink(path)
     if make == "dir":
         os.mkdir(path)

@@ -54,7 +54,8 @@ def _cluster(config: dict | None = None, **kw) -> Cluster:
 def _fall_behind(c: Cluster, topic: str, follower: int, pause_ms: int = 60000):
     """Pause ``follower`` and produce one acks=1 record so its LEO trails the leader's.
     Returns (pause time, removal time or None)."""
-    assert c.controller_broker().id != follower, "pausing the controller would stall AlterIsr"
+    assert c.zk_control_plane.controller_broker().id != follower, \
+        "pausing the controller would stall AlterIsr"
     t_pause = c.now
     c.pause(follower, pause_ms)
     p = c.producer(acks="1")
@@ -531,9 +532,9 @@ def test_restore_rejects_non_cluster_data():
 
 
 def test_request_timeouts_cancelled_out_of_order_are_compacted_without_moving_the_live_ones():
-    """Cluster.add_timeout keeps a FIFO per owner and delay; entries cancelled out of order stay
-    inside it until the metrics sample compacts long FIFOs. The live ones still fire on time,
-    in (deadline, id) order."""
+    """TimeoutScheduler.add_timeout keeps a FIFO per owner and delay; entries cancelled out of
+    order stay inside it until the metrics sample compacts long FIFOs. The live ones still fire
+    on time, in (deadline, id) order."""
     c = Cluster(3, seed=1, kafka_version=ZK)
     fired = []
 
@@ -542,11 +543,11 @@ def test_request_timeouts_cancelled_out_of_order_are_compacted_without_moving_th
 
     owner = ("broker", 1, c.brokers[1].incarnation)
     start = c.now
-    tids = [c.add_timeout(owner, 5000, timer, (i,)) for i in range(2000)]
+    tids = [c.timeout_scheduler.add_timeout(owner, 5000, timer, (i,)) for i in range(2000)]
     for i, tid in enumerate(tids):
         if i % 100:                 # keep every 100th: the rest are cancelled out of order
-            c.cancel_timeout(tid)
-    fifo = c.timeouts[owner][0][5000]
+            c.timeout_scheduler.cancel_timeout(tid)
+    fifo = c.timeout_scheduler.timeouts[owner][0][5000]
     assert len(fifo) > 1000         # the cancelled ones behind the live head are still there
     c.run(c.metrics.interval_ms)    # a metrics sample
     assert len(fifo) == 20

@@ -15,8 +15,8 @@ def _controlled_shutdown(c: Cluster, broker: int) -> None:
     """KafkaController.controlledShutdown(id, brokerEpoch, callback) called directly, as
     ControllerIntegrationTest does: the broker keeps running (its state is not SHUTTING_DOWN, so
     the answer is ignored); only the controller's actions are exercised."""
-    ctl = c.controller_broker()
-    c.run_controller(ctl, "controlled_shutdown", (broker, broker))
+    ctl = c.zk_control_plane.controller_broker()
+    c.zk_control_plane.run_controller(ctl, "controlled_shutdown", (broker, broker))
     c.run(100)
 
 
@@ -121,12 +121,13 @@ def test_controller_rejects_controlled_shutdown_with_stale_broker_epoch(version,
     c = Cluster(brokers=2, seed=1, kafka_version=version,
                 config={"auto.leader.rebalance.enable": False})
     c.create_topic("t", 1, 2, assignment=[[1, 2]])
-    ctl = c.controller_broker()
+    ctl = c.zk_control_plane.controller_broker()
     other = 3 - ctl.id
     b = c.brokers[other]
     b.state = "shutting down"          # so that it records the answer it gets
-    b.shutdown_attempts_left, b.shutdown_awaiting = 0, 0
-    c.run_controller(ctl, "controlled_shutdown", (other, other, b.broker_epoch - 1))
+    b.zk_lifecycle.attempts_left = b.zk_lifecycle.awaiting = 0
+    c.zk_control_plane.run_controller(ctl, "controlled_shutdown",
+                                      (other, other, b.broker_epoch - 1))
     c.run(100)
     answers = [r[5] for r in c.trace.rows if r[1] == "controlled_shutdown" and r[2] == other
                and isinstance(r[5], ev.ControlledShutdown) and r[5].error]
@@ -186,9 +187,10 @@ def test_kafka_0_8_2_broker_waits_for_its_old_registration_to_go():
     b = c.brokers[2]
     assert b.state == "running"
     owner = c.zk.get("/brokers/ids/2").ephemeral_owner
-    assert owner != b.session_id
+    assert owner != b.zk_lifecycle.session_id
     assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None
-                       and cl.zk.get("/brokers/ids/2").ephemeral_owner == b.session_id, 30000)
+                       and cl.zk.get("/brokers/ids/2").ephemeral_owner == b.zk_lifecycle.session_id,
+                       30000)
     assert any(r[1] == "broker_registration_backoff" and r[2] == 2 for r in c.trace.rows)
     assert c.run_until(lambda cl: sorted(cl.isr("t")) == [1, 2], 30000)
 
@@ -198,10 +200,10 @@ def test_session_expiry_of_a_live_broker_re_registers_it():
     session's ephemeral znode went with it): KafkaController's RegisterBrokerAndReelect."""
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
-    old = c.brokers[2].session_id
+    old = c.brokers[2].zk_lifecycle.session_id
     c.expire_session(2)
     assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None, 30000)
-    assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].session_id != old
+    assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].zk_lifecycle.session_id != old
 
 
 def test_restart_after_a_crash_comes_up_once_the_old_session_expired():

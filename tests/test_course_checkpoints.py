@@ -26,7 +26,7 @@ def test_restart_loads_the_checkpointed_hw_not_the_leaders():
     c, _p = _setup()
     leader = c.leader("t")
     follower = min(b for b in (1, 2, 3) if b != leader)
-    on_disk = c.brokers[follower].log_dir.read("replication-offset-checkpoint").split()
+    on_disk = c.brokers[follower].log_manager.log_dir.read("replication-offset-checkpoint").split()
     checkpointed = int(on_disk[-1])
     assert checkpointed < c.log(leader, "t").high_watermark
     leo, hw = _replay("crash")

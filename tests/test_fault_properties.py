@@ -279,7 +279,7 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
         c.cut(b, fault[4])
     elif kind == "cut_zk":
         c.cut(b, ZOOKEEPER)
-    elif kind == "expire" and running and c.zk.session_alive(broker.session_id):
+    elif kind == "expire" and running and c.zk.session_alive(broker.zk_lifecycle.session_id):
         c.expire_session(b)
 
 
@@ -580,7 +580,8 @@ def _run_schedule(sc: Schedule, *, every_event: bool = True) -> Outcome:
         # partition's pending state, KAFKA-12686)
         out = [cl.now if any(pt.pending is not None for b in cl.brokers.values()
                              for pt in b.replica_manager.partitions.values())
-               or any(b.alter_inflight is not None for b in cl.brokers.values()) else 0]
+               or any(b.alter_partition_manager.inflight is not None
+                      for b in cl.brokers.values()) else 0]
         for p in range(sc.partitions):
             st = cl.partition_state(TOPIC, p)
             out.append((st["leader"], tuple(st["isr"])))

@@ -25,11 +25,13 @@ CTX_PROTOCOLS = {
     "core/partition.py": "PartitionContext",
     "core/replica_manager.py": "ReplicaManagerContext",
     "core/fetcher.py": "FetcherContext",
+    "core/alter_partition_manager.py": "AlterPartitionContext",
 }
 
 CORE_MODULES = (
     "core/rules.py", "core/partition.py", "core/replica_manager.py",
-    "core/fetcher.py", "core/messages.py", "core/interfaces.py", "core/fake.py",
+    "core/fetcher.py", "core/alter_partition_manager.py", "core/messages.py",
+    "core/interfaces.py", "core/fake.py",
     "core/log.py", "core/leader_epoch.py", "core/checkpoint.py",
 )
 FORBIDDEN = ("kafkasim.runtime.broker", "kafkasim.runtime.cluster", "kafkasim.course",

@@ -155,7 +155,8 @@ def test_controlled_shutdown_goes_through_the_heartbeat_and_moves_leaders_first(
     # the heartbeat asked to shut down; the controller answered shouldShutDown
     assert any(r[2] == 1 and r[5].kind == "controlled_shutdown" for r in rows(
         c, "controlled_shutdown"))
-    assert c.brokers[1].clean_shutdown_file == epoch   # .kafka_cleanshutdown holds the epoch
+    # .kafka_cleanshutdown holds the epoch
+    assert c.brokers[1].log_manager.clean_shutdown_file == epoch
     assert not any(r[5].broker == 1 for r in rows(c, "broker_fenced"))   # no session expiry
 
 

@@ -14,6 +14,7 @@ from kafkasim.core.messages import (
 )
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.network import MessageFilter
+from kafkasim.runtime.transport import Transport
 from kafkasim.scenarios.scenario import Scenario, ScenarioError
 
 # the ZooKeeper-era release these tests were written against (Kafka 4.x is KRaft only;
@@ -177,13 +178,13 @@ def test_tuple_entry_names_fit_the_messages_the_simulation_sends(monkeypatch):
     from kafkasim.core import match
 
     seen = {}
-    orig = Cluster.send
+    orig = Transport.send
 
-    def spy(self, src, dst, msg):   # every message leaves through Cluster.send
+    def spy(self, src, dst, msg):   # every message leaves through Transport.send
         seen.setdefault(type(msg).__name__, msg)
         return orig(self, src, dst, msg)
 
-    monkeypatch.setattr(Cluster, "send", spy)
+    monkeypatch.setattr(Transport, "send", spy)
     c = Cluster(3, seed=2, kafka_version="2.8")   # 2.8: OffsetsForLeaderEpoch after failover
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all")

@@ -1,4 +1,4 @@
-"""``Network.plain`` (the one flag Cluster.send reads per message) follows every fault that can
+"""``Network.plain`` (the one flag Transport.send reads per message) follows every fault that can
 change a message's fate or latency, set and cleared through the Cluster's fault API."""
 
 from kafkasim.runtime.cluster import Cluster
@@ -42,7 +42,7 @@ def test_plain_follows_each_fault_and_its_undoing():
 
 
 def test_a_delay_set_while_plain_changes_delivery_times():
-    # the fast path of Cluster.send skips delays and extra latency only while plain
+    # the fast path of Transport.send skips delays and extra latency only while plain
     fast, slow = _cluster(), _cluster()
     slow.delay(40, "FetchRequest")
     slow.run(200)
@@ -65,8 +65,9 @@ def test_deliver_events_carry_the_envelope_fields_flat_on_both_paths():
                   lambda: (c.hold("FetchResponse"), c.run(20), c.release("FetchResponse"))):
         p.send("t", "v")
         setup()
-        assert c.run_until(lambda cl: any(e[2] == "deliver" for e in cl.engine._queue), 100)
-        events = [e for e in c.engine._queue if e[2] == "deliver"]
+        assert c.run_until(lambda cl: any(e.kind == "deliver"
+                                          for e in cl.engine.pending_events()), 100)
+        events = [e for e in c.engine.pending_events() if e[2] == "deliver"]
         assert events
         for t, _seq, _kind, args in events:
             assert len(args) in (len(DELIVERY), len(DELIVERY) - 1)

@@ -16,6 +16,7 @@ from kafkasim.core.replica_manager import (
     ProducePartitionStatus,
 )
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.transport import Transport
 from kafkasim.runtime.workload import RateWorkload
 
 
@@ -27,13 +28,13 @@ def _rebuilt(obj):
 
 def _run(monkeypatch, ms: int):
     sent = []
-    original = Cluster.send
+    original = Transport.send
 
     def spy(self, src, dst, msg):
         sent.append(msg)
         original(self, src, dst, msg)
 
-    monkeypatch.setattr(Cluster, "send", spy)
+    monkeypatch.setattr(Transport, "send", spy)
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
     c.create_topic("t", partitions=1, replication_factor=3)
     p = c.producer(acks="all", linger_ms=5)
@@ -64,11 +65,12 @@ def test_parked_operations_hold_every_field(monkeypatch):
         c.run(1)
         for b in c.brokers.values():
             rm = b.replica_manager
-            wake_up = c.process_timeouts[b.id][1]   # the process's next timeouts event
+            # the process's next timeouts event
+            wake_up = c.timeout_scheduler.process_timeouts[b.id][1]
             for op in [*rm.delayed_fetch.values(), *rm.delayed_produce.values()]:
                 # parked: its purgatory timeout is set and live (an id, not None: not fired),
                 # and the process wakes up no later than the operation's deadline
-                assert 0 <= op.timeout_id < c.next_timeout_id
+                assert 0 <= op.timeout_id < c.timeout_scheduler.next_timeout_id
                 assert c.now <= wake_up <= op.deadline_ms
             seen[DelayedFetch] += [(op, c.now) for op in rm.delayed_fetch.values()]
             seen[DelayedProduce] += [(op, c.now) for op in rm.delayed_produce.values()]

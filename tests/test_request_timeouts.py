@@ -1,5 +1,5 @@
-"""Cancellable request timeouts (Cluster.add_timeout / cancel_timeout, Broker.schedule_timeout,
-the replica fetcher's request timeout).
+"""Cancellable request timeouts (TimeoutScheduler.add_timeout / cancel_timeout,
+Broker.schedule_timeout, the replica fetcher's request timeout).
 
 A follower's fetcher has one request in flight and waits for it up to replica.socket.timeout.ms
 (ReplicaFetcherBlockingSend.sendRequest: NetworkClientUtils.sendAndReceive with the socket
@@ -71,29 +71,30 @@ def test_a_pending_fetch_timeout_survives_snapshot_and_restore():
 
 def test_add_timeout_returns_a_handle_that_cancels_it_and_fires_in_deadline_then_id_order():
     c = Cluster(3, seed=1, kafka_version=ZK)
+    ts = c.timeout_scheduler
     fired = []
 
     def timer(broker, name):
         fired.append((c.now, name))
         if name == "first":               # cancels a timeout due in the same millisecond
-            c.cancel_timeout(later)
+            ts.cancel_timeout(later)
 
     owner = ("broker", 1, c.brokers[1].incarnation)
     start = c.now
-    c.add_timeout(owner, 300, timer, ("first",))
-    cancelled = c.add_timeout(owner, 300, timer, ("cancelled",))
-    c.cancel_timeout(cancelled)
+    ts.add_timeout(owner, 300, timer, ("first",))
+    cancelled = ts.add_timeout(owner, 300, timer, ("cancelled",))
+    ts.cancel_timeout(cancelled)
     c.run(100)
-    later = c.add_timeout(owner, 200, timer, ("same deadline, cancelled by first",))
-    c.add_timeout(owner, 200, timer, ("same deadline, added last",))
-    c.cancel_timeout(None)                # no timeout was set (the 0.8.2 producer): a no-op
+    later = ts.add_timeout(owner, 200, timer, ("same deadline, cancelled by first",))
+    ts.add_timeout(owner, 200, timer, ("same deadline, added last",))
+    ts.cancel_timeout(None)                # no timeout was set (the 0.8.2 producer): a no-op
     c.run(1000)
     assert fired == [(start + 300, "first"), (start + 300, "same deadline, added last")]
     fired.clear()
-    c.cancel_timeout(cancelled)           # cancelling again, or after firing: a no-op
+    ts.cancel_timeout(cancelled)           # cancelling again, or after firing: a no-op
     c.run(1000)
     assert fired == []
-    assert all(not fifo for fifo in c.timeouts[owner][0].values())
+    assert all(not fifo for fifo in ts.timeouts[owner][0].values())
 
 
 def _produce_one_with_a_lost_response(version: str, **producer):

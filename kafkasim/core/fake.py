@@ -16,9 +16,11 @@ cluster around it:
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from kafkasim.core import errors as E
+from kafkasim.core.alter_partition_manager import AlterPartitionManager
 from kafkasim.core.log import Log
 from kafkasim.core.partition import Partition
 from kafkasim.core.rules import RuleBook
@@ -26,8 +28,32 @@ from kafkasim.settings import config as kconfig
 from kafkasim.settings import versions
 
 
+class FakeLogManager:
+    """LogManager.getOrCreateLog / asyncDelete over the fake's ``logs``."""
+
+    def __init__(self, logs: dict[tuple[str, int], Log]) -> None:
+        self.logs = logs
+
+    def get_or_create_log(self, ctx: Any, topic: str, partition: int) -> Log:
+        log = self.logs.get((topic, partition))
+        if log is None:
+            log = self.logs[(topic, partition)] = Log(topic, partition)
+            log.listener = ctx
+        return log
+
+    def delete_log(self, tp) -> None:
+        self.logs.pop(tp, None)
+
+
 class FakeContext:
     """Clock + settings + ISR changes + outbox + follower logs, all recorded in ``outbox``."""
+
+    # the broker's collaborators that becomeLeaderOrFollower and AlterPartition reach: none
+    # unless a test sets one (a ReplicaManager set here is told of partition changes)
+    replica_manager = None
+    lifecycle = None        # ZooKeeper mode (KRaft's BrokerLifecycleManager otherwise)
+    zk_lifecycle = None     # before 2.7: the leader's own ZooKeeper writes
+    broker_epoch = 0
 
     def __init__(self, broker_id: int = 1, *, kafka_version: str = versions.DEFAULT_VERSION,
                  config: dict | None = None, topic_config: dict | None = None,
@@ -49,6 +75,10 @@ class FakeContext:
         self._correlation = 0
         self._timeouts = 0
         self.meters: dict[str, int] = {}
+        self.metadata = SimpleNamespace(controller_id=-1, controller_epoch=-1)
+        self.fetchers: dict = {}
+        self.log_manager = FakeLogManager(self.logs)
+        self.alter_partition_manager = AlterPartitionManager()
 
     # -- building ---------------------------------------------------------------------------
     def partition(self, topic: str, partition: int) -> Partition:
@@ -102,6 +132,9 @@ class FakeContext:
                            f"epoch {part.partition_epoch})")
 
     # -- Outbox -------------------------------------------------------------------------------
+    def schedule_timer(self, delay_ms: int, fn, *args) -> None:
+        self.outbox.append(f"timer {fn.__name__} in {delay_ms} ms")
+
     def send(self, dst, msg) -> None:
         self.sent.append((dst, msg))
         self.outbox.append(f"send to {dst}: {describe(msg)}")

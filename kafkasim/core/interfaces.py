@@ -89,7 +89,7 @@ class PartitionContext(Clock, Settings, IsrChanges, Protocol):
 
     def partition_changed(self, tp: tuple[str, int]) -> None:
         """The partition's role, ISR or HW changed: incremental fetch sessions that stopped
-        reading it (kafkasim.core.fetch_session.LAZY) read it again."""
+        reading it (kafkasim.core.quiet_sessions.LAZY) read it again."""
 
 
 class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
@@ -105,6 +105,13 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
 
     def mark_meter(self, name: str, count: int = 1) -> None:
         """Mark a broker meter (``...PerSec``, e.g. IncrementalFetchSessionEvictionsPerSec)."""
+
+    # becomeLeaderOrFollower / stopReplicas (ReplicaManager's LeaderAndIsr section) also use the
+    # metadata cache, the fetcher threads, the log manager and the AlterPartitionManager
+    metadata: Any                   # controller_id, controller_epoch (kafka.server.MetadataCache)
+    fetchers: dict[tuple[int, int], ReplicaFetcherThread]   # (leader, fetcher id) -> thread
+    log_manager: Any                # get_or_create_log(ctx, topic, partition), delete_log(tp)
+    alter_partition_manager: Any    # clear_pending(tp) (2.7-2.8)
 
 
 class FollowerLogs(Protocol):
@@ -127,3 +134,19 @@ class FetcherContext(Clock, Settings, FollowerLogs, Protocol):
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None: ...
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None: ...
+
+
+class AlterPartitionContext(ReplicaManagerContext, Protocol):
+    """What ``AlterPartitionManager`` and the ISR-change callbacks
+    (``kafkasim.core.alter_partition_manager``) use on top of ``ReplicaManagerContext``."""
+
+    broker_epoch: int
+    lifecycle: Any                  # KRaft's BrokerLifecycleManager; None in ZooKeeper mode
+    replica_manager: Any            # partitions, on_hw_increased, try_complete_produces
+    # before 2.7, ZooKeeper mode: conditional_update_isr(ctx, part, new_isr) -> new version or
+    # -1, propagate_isr_changes(ctx, tps) and the broker's IsrChangePropagation
+    # (kafkasim.runtime.zk_broker_lifecycle.ZkBrokerLifecycle)
+    zk_lifecycle: Any
+
+    def schedule_timer(self, delay_ms: int, fn: Any, *args: Any) -> None:
+        """Call ``fn(ctx, *args)`` after ``delay_ms`` while this broker process runs."""

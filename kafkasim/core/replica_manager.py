@@ -22,14 +22,25 @@ from kafkasim.core.fetch_session import (
     SESSION_ERROR,
     incremental_context,
 )
+from kafkasim.core.fetcher import (
+    FETCHING,
+    TRUNCATING,
+    PartitionFetchState,
+    ReplicaFetcherThread,
+    become_follower_needed,
+    fetcher_id_for,
+)
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.core.log import RecordChunk
 from kafkasim.core.messages import (
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    PartitionState,
     ProduceRequest,
     ProduceResponse,
 )
@@ -178,6 +189,170 @@ class ReplicaManager:
         self.quiet: dict[tuple[str, int], list] = {}
         # the broker whose rules (its cluster's rule book) write a quiet partition's lag clocks
         self.lag_context: ReplicaManagerContext | None = None
+
+    # -- becomeLeaderOrFollower: makeLeaders / makeFollowers ------------------------------------
+    # (the controller's LeaderAndIsr in ZooKeeper mode; ReplicaManager.applyDelta in KRaft)
+    def become_leader_or_follower(self, ctx: ReplicaManagerContext, src,
+                                  msg: LeaderAndIsrRequest) -> None:
+        """ReplicaManager.becomeLeaderOrFollower: a request from an older controller epoch is
+        refused; otherwise each partition this broker hosts becomes leader or follower, and the
+        controller gets each partition's error."""
+        if msg.controller_epoch < ctx.metadata.controller_epoch:
+            ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.STALE_CONTROLLER_EPOCH))
+            return
+        ctx.metadata.controller_epoch = msg.controller_epoch
+        ctx.metadata.controller_id = msg.controller_id
+        errors = []
+        for st in msg.partition_states:
+            if ctx.id not in st.replicas:
+                continue
+            errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
+        ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+
+    def apply_partition_state(self, ctx: ReplicaManagerContext, st: PartitionState,
+                              kraft: bool = False, recovering: int = 0) -> str:
+        """Become leader or follower of one partition: ReplicaManager.becomeLeaderOrFollower's
+        per-partition step (ZooKeeper mode) or ReplicaManager.applyDelta's (KRaft: every change
+        of a hosted partition, ISR-only ones included, is applied; only a state older than the
+        partition's partition epoch is skipped). Returns the partition's error."""
+        tp = (st.topic, st.partition)
+        part = self.partitions.get(tp)
+        if part is not None and not kraft and st.leader_epoch <= part.leader_epoch:
+            return E.STALE_CONTROLLER_EPOCH
+        if part is None:
+            part = Partition(st.topic, st.partition, ctx.id,
+                             ctx.log_manager.get_or_create_log(ctx, st.topic, st.partition))
+            self.partitions[tp] = part
+        elif part.is_stale_partition_epoch(ctx, st.partition_epoch) or \
+                (kraft and st.partition_epoch < part.partition_epoch):
+            # makeLeader / makeFollower return false: the state change is skipped
+            ctx.trace("leader_and_isr_ignored", st.topic, st.partition,
+                      ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
+            return E.NONE
+        if ctx.rules.alter_isr_clear_pending_on_leader_and_isr:
+            ctx.alter_partition_manager.clear_pending(tp)   # alterIsrManager.clearPending (2.7-2.8)
+        if st.leader == ctx.id:
+            self.make_leader(ctx, part, st, kraft, recovering)
+        else:
+            self.make_follower(ctx, part, st)
+        return E.NONE
+
+    def make_leader(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState,
+                    kraft: bool, recovering: int) -> None:
+        """ReplicaManager.makeLeaders for one partition: stop fetching it, Partition.makeLeader."""
+        if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
+            # applyDelta: an ISR / assignment change under the same leader epoch
+            moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
+                                     st.partition_epoch, st.controller_epoch)
+            if moved:
+                self.on_hw_increased(ctx, part)
+            else:
+                self.try_complete_produces(ctx, part.tp)
+            return
+        self.remove_fetcher_for_partition(ctx, part.tp)
+        moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
+                                 st.partition_epoch, st.controller_epoch)
+        ctx.trace("become_leader", st.topic, st.partition,
+                  ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
+        if kraft and recovering:
+            # Partition.makeLeader: a leader elected uncleanly marks the partition
+            # RECOVERED (KIP-704); its next AlterPartition tells the controller
+            ctx.trace("leader_recovered", st.topic, st.partition,
+                      ev.LeaderRecovered(st.leader_epoch))
+        if moved:
+            self.on_hw_increased(ctx, part)
+
+    def make_follower(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState
+                      ) -> None:
+        """ReplicaManager.makeFollowers for one partition: Partition.makeFollower, then (unless
+        the leader and its epoch did not change) fail the produces and fetches waiting on it
+        as leader, and move its fetcher to the new leader from the right position."""
+        tp = part.tp
+        was_leader = part.is_leader
+        old_leader, old_epoch = part.leader_id, part.leader_epoch
+        part.make_follower(ctx, st.leader, st.leader_epoch, st.isr, st.replicas,
+                           st.partition_epoch, st.controller_epoch)
+        fetching = None
+        if not was_leader and st.leader >= 0 and old_leader == st.leader:
+            for (leader, _fid), thread in ctx.fetchers.items():
+                if leader == st.leader and tp in thread.partitions:
+                    fetching = thread.partitions[tp]
+        if fetching is not None and \
+                not become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
+            # Partition.makeFollower returned false: the partition keeps its fetcher and fetch
+            # position (no truncation). Fetches before 2.1 carry no epoch; the stored one only
+            # keeps a rule override of fencing consistent.
+            fetching.current_leader_epoch = st.leader_epoch
+            for thread in ctx.fetchers.values():
+                if tp in thread.partitions:
+                    thread.changed(tp)
+            ctx.trace("become_follower", st.topic, st.partition,
+                      ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
+            return
+        ctx.trace("become_follower", st.topic, st.partition,
+                  ev.BecomeFollower(st.leader, st.leader_epoch))
+        if was_leader:
+            self.fail_waiting(ctx, tp)
+        self.remove_fetcher_for_partition(ctx, tp)
+        if st.leader >= 0:
+            self.add_fetcher_for_partition(ctx, tp, st.leader,
+                                           self.initial_fetch_state(ctx, part, st.leader_epoch))
+
+    def stop_replica(self, ctx: ReplicaManagerContext, tp, delete: bool) -> None:
+        """ReplicaManager.stopReplicas for one partition (StopReplica in ZooKeeper mode; in
+        KRaft, applyDelta for a replica the metadata no longer lists, which is deleted): stop
+        its fetcher; with deletePartition=true also drop the Partition and delete its log (a
+        replica a reassignment removed). With deletePartition=false the Partition stays."""
+        self.remove_fetcher_for_partition(ctx, tp)
+        ctx.partition_changed(tp)
+        part = self.partitions.get(tp)
+        if part is not None and part.is_leader:
+            self.fail_waiting(ctx, tp)
+        if delete:
+            self.partitions.pop(tp, None)
+            ctx.log_manager.delete_log(tp)
+        ctx.trace("stop_replica", tp[0], tp[1], ev.StopReplica(bool(delete)))
+
+    @staticmethod
+    def add_fetcher_for_partition(ctx: ReplicaManagerContext, tp, leader_id: int,
+                                  state: PartitionFetchState) -> None:
+        """ReplicaFetcherManager.addFetcherForPartitions for one partition: the fetcher thread
+        for (leader, fetcher id) takes it, made the first time."""
+        fid = fetcher_id_for(tp[0], tp[1], ctx.config["num.replica.fetchers"])
+        key = (leader_id, fid)
+        thread = ctx.fetchers.get(key)
+        if thread is None:
+            thread = ReplicaFetcherThread(ctx.id, leader_id, fid)
+            ctx.fetchers[key] = thread
+        thread.add_partition(tp, state)
+        thread.do_work(ctx)
+
+    @staticmethod
+    def remove_fetcher_for_partition(ctx: ReplicaManagerContext, tp) -> None:
+        """ReplicaFetcherManager.removeFetcherForPartitions for one partition: a thread left
+        with no partition stops."""
+        fetchers = ctx.fetchers
+        for key in list(fetchers):
+            thread = fetchers[key]
+            if tp in thread.partitions and thread.remove_partition(tp) is not None and \
+                    not thread.partitions:
+                del fetchers[key]
+
+    @staticmethod
+    def initial_fetch_state(ctx: ReplicaManagerContext, part: Partition, leader_epoch: int
+                            ) -> PartitionFetchState:
+        """Where a new follower starts fetching (makeFollowers' InitialFetchState)."""
+        log = part.log
+        rules = ctx.rules
+        if not rules.leader_epoch_truncation:
+            # before KIP-101 (0.11): truncate to the local high watermark, then fetch from there
+            log.truncate_to(log.high_watermark, "becoming follower: truncate to HW")
+            return PartitionFetchState(log.log_end_offset, leader_epoch, FETCHING)
+        if rules.fetch_diverging_epoch and log.latest_epoch() >= 0:
+            # 2.8+: fetch from the LEO with LastFetchedEpoch; the leader reports divergence
+            return PartitionFetchState(log.log_end_offset, leader_epoch, FETCHING,
+                                       last_fetched_epoch=log.latest_epoch())
+        return PartitionFetchState(log.high_watermark, leader_epoch, TRUNCATING)
 
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:

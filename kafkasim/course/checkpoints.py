@@ -31,7 +31,7 @@ __all__ = ["FAULTS", "ROOT_FILES", "SEED", "check_allowed_loss", "check_loaded_h
 def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0
                      ) -> Text:
     """The broker's checkpoint files as its log dir holds them (text, '' = empty file)."""
-    d = cluster.brokers[broker].log_dir
+    d = cluster.brokers[broker].log_manager.log_dir
     names = [*ROOT_FILES, f"{topic}-{partition}/leader-epoch-checkpoint"]
     return Text("\n".join(f"--- broker-{broker}/{n}\n{d.read(n) or '(empty)'}" for n in names))
 

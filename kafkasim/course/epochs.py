@@ -58,7 +58,8 @@ def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Tex
 def checkpoint_text(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0) -> Text:
     """The broker's ``<topic>-<partition>/leader-epoch-checkpoint`` file as written on its disk
     (version line, entry count, one "epoch start-offset" line each), or a note if it has none."""
-    text = cluster.brokers[broker].log_dir.read(f"{topic}-{partition}/leader-epoch-checkpoint")
+    log_dir = cluster.brokers[broker].log_manager.log_dir
+    text = log_dir.read(f"{topic}-{partition}/leader-epoch-checkpoint")
     return Text(text if text else "(no leader-epoch-checkpoint: before Kafka 0.11)")
 
 

@@ -44,16 +44,16 @@ from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.raft import KafkaRaftClient
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
+from kafkasim.core.alter_partition_manager import (
+    CONTROLLER_CHANNEL_POLL_MS,
+    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
+)
 from kafkasim.core.messages import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
     PartitionState,
-)
-from kafkasim.runtime.broker import (
-    CONTROLLER_CHANNEL_POLL_MS,
-    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
 )
 
 KRAFT_CONTROLLER_EPOCH = -1   # KRaft partition states carry no controller epoch
@@ -125,8 +125,7 @@ class BrokerLifecycleManager:
         if self.inflight is not None and self.inflight[2] != leader_id:
             self.inflight = None
             self._schedule_next(0)
-        if b.alter_inflight is not None:
-            b.resend_alter_partition()
+        b.alter_partition_manager.resend(b)
 
     def on_high_watermark(self, hw: int) -> None:
         """MetadataLoader: replay the newly committed records, then publish the delta."""
@@ -178,6 +177,12 @@ class BrokerLifecycleManager:
             self.state = SHUTTING_DOWN
             self.broker.shutdown_cleanly()
 
+    def incarnation_id(self) -> str:
+        """BrokerRegistrationRequest.IncarnationId: a new id for every process start (a
+        random UUID in Kafka; derived from the broker id and start count here)."""
+        b = self.broker
+        return f"{b.id:08x}-0000-4000-8000-{b.incarnation:012x}"
+
     def _schedule_next(self, delay_ms: int) -> None:
         self.next_comm_token += 1
         self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
@@ -219,7 +224,7 @@ class BrokerLifecycleManager:
             return
         b = self.broker
         if not self.registered:
-            msg = BrokerRegistrationRequest(b.id, b.incarnation_id(), b.rack,
+            msg = BrokerRegistrationRequest(b.id, self.incarnation_id(), b.rack,
                                             self.previous_epoch)
         else:
             msg = BrokerHeartbeatRequest(
@@ -410,6 +415,7 @@ def publish(broker, image: MetadataImage, changed) -> None:
             continue
         st = md.partitions[tp]
         if broker.id in reg.replicas:
-            broker.apply_partition_state(st, kraft=True, recovering=reg.leader_recovery_state)
+            broker.replica_manager.apply_partition_state(broker, st, kraft=True,
+                                                         recovering=reg.leader_recovery_state)
         elif tp in broker.replica_manager.partitions:
-            broker.remove_replica(tp, delete=True)
+            broker.replica_manager.stop_replica(broker, tp, delete=True)

@@ -15,48 +15,36 @@ import difflib
 import json
 import pickle
 from array import array
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from heapq import heappush
 
 from kafkasim.control.placement import PlacementError, assign_replicas_to_brokers
 from kafkasim.core import events as ev
 from kafkasim.core import rules as kafka_rules
 from kafkasim.core.log import Log
-from kafkasim.core.messages import (
-    FetchRequest,
-    FetchResponse,
-    LeaderAndIsrRequest,
-    ProduceRequest,
-    StopReplicaRequest,
-    UpdateMetadataRequest,
-)
 from kafkasim.core.rules import RULES, RuleBook
-from kafkasim.runtime.broker import RUNNING, STOPPED, Broker, InGroup
+from kafkasim.runtime.broker import RUNNING, Broker
 from kafkasim.runtime.clients.admin import Admin
 from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.clients.producer import Producer
 from kafkasim.runtime.describe import describe_group, describe_topics, reassigning_adding, topic_id
 from kafkasim.runtime.engine import Engine
 from kafkasim.runtime.metrics import MetricsRecorder
-from kafkasim.runtime.network import MessageFilter, Network
+from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network
+from kafkasim.runtime.timeouts import TimeoutScheduler
 from kafkasim.runtime.trace import Trace
+from kafkasim.runtime.transport import Transport
 from kafkasim.runtime.views import StateViews
+from kafkasim.runtime.zk_cluster import ZkControlPlane
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import limits, versions
 from kafkasim.settings.exceptions import BrokerStartupError, ClusterError, ConditionTimeout
 from kafkasim.settings.javautil import JavaRandom
 from kafkasim.settings.modes import metadata_mode_for
 
-ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
-CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
-
-
 __all__ = ["BrokerStartupError", "Cluster", "ClusterError", "ConditionTimeout", "NumberedValue",
            "RecordRegistry"]
 
-_CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
 
 
 class NumberedValue(tuple):
@@ -128,8 +116,7 @@ class RecordRegistry:
 class AdminState:
     """What the Admin API's calls change or return, apart from the topics themselves: static
     broker overrides and topic overrides (AlterConfigs), the replica placement RNG
-    (CreateTopics), the last ElectLeaders and AlterPartitionReassignments results. Grouped so
-    the Cluster's instance dict stays small (see kafkasim.runtime.broker.InGroup)."""
+    (CreateTopics), the last ElectLeaders and AlterPartitionReassignments results."""
 
     broker_overrides: dict = field(default_factory=dict)
     topic_overrides: dict = field(default_factory=dict)
@@ -138,18 +125,8 @@ class AdminState:
     last_reassignment_results: dict = field(default_factory=dict)
 
 
-# an owner's wake-up time when no "timeouts" event is pending (Cluster.timeouts_of): later than
-# any deadline, so "is this timeout due before the next wake-up?" is one comparison
-NO_WAKE_UP = 1 << 62
 
 class Cluster(StateViews):
-    # rarely used state, grouped (see InGroup)
-    broker_overrides = InGroup("admin_state", "broker_overrides")
-    topic_overrides = InGroup("admin_state", "topic_overrides")
-    placement_rng = InGroup("admin_state", "placement_rng")
-    last_election_results = InGroup("admin_state", "last_election_results")
-    last_reassignment_results = InGroup("admin_state", "last_reassignment_results")
-
     def __init__(self, brokers: int | list[int] = 3, *, seed: int = 0,
                  kafka_version: str | None = None, config: dict | None = None,
                  racks: dict[int, str] | None = None, rules: dict | None = None,
@@ -165,6 +142,10 @@ class Cluster(StateViews):
                          per_partition_metrics)
         self.engine.max_events = max_events   # EventLimitExceeded past it (None: unlimited)
         self._create_brokers(ids, racks, log_dirs)
+        # message delivery over the network (kafkasim.runtime.transport.Transport); ``send`` is its
+        # own
+        self.transport = Transport(self, self.network, self.zk_control_plane.controller_queues)
+        self.send = self.transport.send
         self.kraft = None
         if self.metadata_mode == "kraft":
             self._create_controllers(controllers, ids)
@@ -196,9 +177,9 @@ class Cluster(StateViews):
         except ValueError as exc:
             raise ClusterError(str(exc)) from None
         self.admin_state = AdminState()
-        self.broker_overrides = dict(config or {})
+        self.admin_state.broker_overrides = dict(config or {})
         self.broker_config = kconfig.with_simulator_fallbacks(
-            kconfig.broker_config(self.broker_overrides, self.kafka_version,
+            kconfig.broker_config(self.admin_state.broker_overrides, self.kafka_version,
                                   metadata_mode=self.metadata_mode))
 
     def _init_state(self, seed: int, latency_ms: int, jitter_ms: int, metrics_interval_ms: int,
@@ -208,11 +189,12 @@ class Cluster(StateViews):
         self.network = Network(latency_ms, jitter_ms)
         from kafkasim.control.zookeeper import ZooKeeper
         self.zk = ZooKeeper()
-        self.zk.notify = self._zk_data_changed
+        self.zk_control_plane = ZkControlPlane(self)   # sessions, controller election, events
+        self.zk.notify = self.zk_control_plane.zk_data_changed
         self.trace = Trace(messages=trace_messages)
         self.metrics = MetricsRecorder(metrics_interval_ms, per_partition_metrics)
         self.records = RecordRegistry()
-        self.topic_overrides: dict[str, dict] = {}
+        self.admin_state.topic_overrides = {}
         self.topic_configs: dict[str, dict] = {}
         self.topic_ids: dict[str, str] = {}
         self.partition_counts: dict[str, int] = {}
@@ -221,20 +203,11 @@ class Cluster(StateViews):
         # commit carried none (KIP-320, OffsetCommit v6+; GroupMetadataManager offset value v3)
         self.group_offset_leader_epochs: dict[tuple[str, str, int], int | None] = {}
         self.clients: dict[str, object] = {}
-        self.last_election_results: dict = {}
-        self.last_reassignment_results: dict = {}
-        self.placement_rng = JavaRandom(seed)
-        # request timeouts that are almost always cancelled live in per-owner FIFOs (one per
-        # delay), so they cost no engine event unless they fire (Kafka's purgatories use a timing
-        # wheel likewise): owner -> [{delay: deque of entries}, wake-up time, requests in
-        # flight or None, their timer, parked operations]. An entry is the list [deadline, id,
-        # fn, args] and is its own handle: cancelling it sets fn to None.
-        self.timeouts: dict[tuple, list] = {}
-        # broker id -> its running (or last) process's entry in timeouts (Broker.start)
-        self.process_timeouts: dict[int, list] = {}
-        self.next_timeout_id = 0
-        self.controller_queues: dict[tuple, list] = {}
-        self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
+        self.admin_state.last_election_results = {}
+        self.admin_state.last_reassignment_results = {}
+        self.admin_state.placement_rng = JavaRandom(seed)
+        # process timers and cancellable request timeouts (kafkasim.runtime.timeouts)
+        self.timeout_scheduler = TimeoutScheduler(self)
 
     def _create_brokers(self, ids: list[int], racks: dict[int, str],
                         log_dirs: str | None) -> None:
@@ -266,36 +239,21 @@ class Cluster(StateViews):
             b.lifecycle = BrokerLifecycleManager(b, ids, b.config, options)
         self.kraft.trace_start()
 
-    def on_metadata_committed(self, node, hw: int) -> None:
-        self.kraft.on_committed(node, hw)
-
-    def _controller_node_timer(self, node_id: int, incarnation: int, timer: str,
-                               args: tuple) -> None:
-        node = self.kraft.nodes.get(node_id)
-        if node is None or node.state != "running" or node.incarnation != incarnation:
-            return
-        if node.paused_until > self.engine.now:
-            self.engine.schedule_at(node.paused_until, "controller_node_timer", node_id,
-                                    incarnation, timer, args)
-            return
-        node.on_timer(timer, args)
-
     def _register_handlers(self) -> None:
         """The engine's event kinds and the Cluster methods that handle them."""
         e = self.engine
-        e.on("deliver", self._deliver)
-        e.on("disconnect", self._disconnect)
-        e.on("broker_timer", self._broker_timer)
-        e.on("client_timer", self._client_timer)
-        e.on("controller_event", self._controller_event)
+        e.on("deliver", self.transport.deliver)
+        e.on("disconnect", self.transport.disconnect)
+        timers = self.timeout_scheduler
+        e.on("broker_timer", timers.broker_timer)
+        e.on("client_timer", timers.client_timer)
+        e.on("timeouts", timers.fire_timeouts)
         e.on("metrics_sample", self._metrics_sample)
         e.on("call", self._call)
-        e.on("timeouts", self._fire_timeouts)
-        e.on("zk_session_check", self._zk_session_check)
-        e.on("try_controller", self._try_become_controller)
-        e.on("controller_resend", self._controller_resend)
         e.on("supervisor_start", self._supervisor_start)
-        e.on("controller_node_timer", self._controller_node_timer)
+        self.zk_control_plane.register_handlers(e)
+        if self.kraft is not None:
+            e.on("controller_node_timer", self.kraft.controller_node_timer)
 
     def __repr__(self) -> str:
         return (f"Cluster(brokers={list(self.brokers)}, kafka_version={self.kafka_version!r}, "
@@ -326,7 +284,7 @@ class Cluster(StateViews):
 
     def settle_fetch_sessions(self) -> None:
         """Write the follower lag clocks the leaders keep lazily for quiet partitions of
-        incremental fetch sessions (kafkasim.core.fetch_session.LAZY), so that
+        incremental fetch sessions (kafkasim.core.quiet_sessions.LAZY), so that
         ``Partition.remote`` reads as Kafka's would."""
         for b in self.brokers.values():
             if b.replica_manager.quiet:
@@ -373,511 +331,19 @@ class Cluster(StateViews):
     def record(self, kind: str, node, topic: str = "", partition: int = -1, detail=None) -> None:
         self.trace.rows.append((self.engine.now, kind, node, topic, partition, detail))
 
-    def send(self, src, dst, msg) -> None:
-        if self.controller_queues and isinstance(msg, _CONTROLLER_REQUESTS) and \
-                (src, dst) in self.controller_queues:
-            self.controller_queues[(src, dst)].append(msg)  # keep the channel's order
-            return
-        net = self.network
-        engine = self.engine
-        now = engine.now
-        if not net.plain:   # a partition, cut, hold, drop, delay or extra latency is set
-            env = net.envelope(src, dst, msg, now)
-            msg_id = env.msg_id
-            fate = net.classify(env)
-            if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
-                self._queue_controller_request(src, dst, msg)
-                return
-            if fate == "hold":
-                net.held.append(env)
-                self.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
-                return
-            if fate != "send":
-                net.dropped += 1
-                self.record("drop", src, "", -1, (self.wire_name(msg), dst, msg_id, fate))
-                return
-            t = net.delivery_time(env, now, engine.rng)
-        else:
-            # nothing can hold or drop it: Network.envelope and Network.delivery_time, inlined
-            # (every message): the same message id, seeded latency draw and per-link FIFO
-            msg_id = net.next_msg_id
-            net.next_msg_id = msg_id + 1
-            t = now + net.latency_ms
-            if net.jitter_ms:
-                t += int(engine.rng.random() * (net.jitter_ms + 1))  # uniform on 0..jitter
-            link = (src, dst)
-            last = net.last_delivery.get(link, 0)
-            if t < last:
-                t = last
-            net.last_delivery[link] = t
-        trace = self.trace
-        if trace.messages:
-            try:
-                name = self.wire_names[type(msg)]
-            except KeyError:
-                name = self.wire_name(msg)
-            trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
-        else:
-            name = None
-        # Engine.schedule_at, inlined (every message; t >= now: latencies are >= 0). The
-        # delivery event carries the Envelope's fields flat (DELIVERY: no object to build per
-        # message; Network.delivery_envelope makes one for readers), the destination's
-        # incarnation and the wire name for its recv row
-        seq = engine._seq
-        engine._seq = seq + 1
-        heappush(engine._queue, (t, seq, "deliver",
-                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name)))
-
-    def _queue_controller_request(self, src, dst, msg) -> None:
-        """ControllerChannelManager keeps a queue per broker and its RequestSendThread retries a
-        request it could not send (backing off), so controller requests survive partitions."""
-        q = self.controller_queues.get((src, dst))
-        if q is None:
-            self.controller_queues[(src, dst)] = [msg]
-            self.engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src, dst)
-        else:
-            q.append(msg)
-
-    def _controller_resend(self, src, dst) -> None:
-        q = self.controller_queues.get((src, dst))
-        if q is None:
-            return
-        sender = self.brokers.get(src)
-        if sender is None or not sender.is_running or sender.controller is None or \
-                not self.zk.exists(f"/brokers/ids/{dst}"):
-            del self.controller_queues[(src, dst)]  # the channel is gone with its controller
-            return
-        if sender.paused_until > self.engine.now or not self.network.can_reach(src, dst):
-            self.engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src, dst)
-            return
-        del self.controller_queues[(src, dst)]
-        for msg in q:
-            self.send(src, dst, msg)
-
-    def wire_name(self, msg) -> str:
-        """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
-        cls = type(msg)
-        name = self.wire_names.get(cls)
-        if name is None:
-            name = cls.__name__
-            if name.startswith("AlterPartition") and not self.rules.alter_partition_name:
-                name = "AlterIsr" + name[len("AlterPartition"):]
-            self.wire_names[cls] = name
-        return name
-
-    def _deliver(self, src, dst, msg, sent_ms: int, msg_id: int, incarnation: int,
-                 name: str | None = None) -> None:
-        """The message ``msg_id`` (the Envelope's fields: kafkasim.runtime.network.DELIVERY)
-        reaches its
-        destination, unless it is gone, paused or cut off; ``name`` is the RPC's wire name when
-        the send computed it."""
-        net = self.network
-        engine = self.engine
-        broker = self.brokers.get(dst)   # None for clients, controllers and ZooKeeper
-        if broker is None and self.kraft is not None:
-            broker = self.kraft.nodes.get(dst)
-        if broker is not None:
-            # a running process's incarnation is its entry in Network.incarnations (start()
-            # sets both; only a stop moves the network's on)
-            if broker.state == STOPPED or broker.incarnation != incarnation:
-                net.dropped += 1
-                self.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
-                                                  "destination process gone"))
-                self._send_close(dst, src, msg)   # the refusal travels back
-                return
-            if broker.paused_until > engine.now:
-                engine.schedule_at(broker.paused_until, "deliver", src, dst, msg, sent_ms, msg_id,
-                                   incarnation, name)
-                return
-        if not net.plain and not net.can_reach(src, dst):
-            if isinstance(msg, _CONTROLLER_REQUESTS):
-                self._queue_controller_request(src, dst, msg)
-                return
-            net.dropped += 1
-            self.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
-                                              "network partition"))
-            return
-        net.delivered += 1
-        trace = self.trace
-        if trace.messages:
-            if name is None:
-                name = self.wire_name(msg)
-            trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, msg_id)))
-        if broker is not None:
-            # Broker.on_message (KafkaApis.handle) looks the handler up by type; the steady
-            # traffic goes to its handler directly (every message to a broker). Only brokers are
-            # sent these three (a KRaft controller's quorum fetch is RaftFetch*)
-            cls = type(msg)
-            if cls is FetchRequest:   # Broker._on_fetch
-                broker.replica_manager.fetch_messages(broker, src, msg)
-            elif cls is ProduceRequest:   # Broker._on_produce
-                broker.replica_manager.append_records(broker, src, msg)
-            elif cls is FetchResponse:
-                broker._on_fetcher_response(src, msg)
-            else:
-                broker.on_message(src, msg)
-        elif dst == ZOOKEEPER:
-            self._zk_request(src, msg)
-        else:
-            client = self.clients.get(dst)
-            if client is not None:
-                client.on_message(src, msg)
-
-    def reset_connections(self, dead: int) -> None:
-        """Node ``dead``'s process is gone (kill -9, power loss or shutdown) and its kernel closes
-        every connection. A peer learns it only when the close reaches it (Network.close_arrival:
-        one link latency later, after every response ``dead`` sent before), and then fails the
-        requests it still has in flight to ``dead`` (``on_peer_gone``: NetworkClient
-        .processDisconnection -> cancelInFlightRequests, a disconnected ClientResponse), requests
-        parked in ``dead``'s purgatories included."""
-        for b in self.brokers.values():
-            if b.id != dead and b.is_running:
-                self._send_close(dead, b.id, None)
-        for client_id, client in self.clients.items():
-            if hasattr(client, "on_peer_gone"):
-                self._send_close(dead, client_id, None)
-        if self.kraft is not None:
-            for node in self.kraft.nodes.values():
-                if node.id != dead and node.is_running and hasattr(node, "on_peer_gone"):
-                    self._send_close(dead, node.id, None)
-
-    def _send_close(self, dead, peer, msg) -> None:
-        """``dead``'s kernel closes its connection to ``peer`` now: the FIN of a connection it
-        had (``msg`` None), or the RST refusing ``msg``, a request that reached the dead process
-        (the sender fails it when the RST arrives, a round trip after it sent it)."""
-        self.engine.schedule_at(self.network.close_arrival(dead, peer, self.engine.now),
-                                "disconnect", dead, peer,
-                                self.network.incarnations.get(peer, 0), msg)
-
-    def _disconnect(self, dead, peer, incarnation: int, msg) -> None:
-        """The close of ``dead``'s connection reaches ``peer``, whose NetworkClient reports the
-        disconnect: every request in flight to ``dead`` fails (``on_peer_gone(dead)``), or the
-        refused request ``msg`` does (``on_disconnect(dead, msg)``). A peer that died or
-        restarted since had no such connection any more; a paused one sees it when it resumes;
-        a close the network partition cuts off is lost, like any segment (the peer learns by
-        its own timeouts)."""
-        net = self.network
-        node = self.brokers.get(peer)
-        if node is None and self.kraft is not None:
-            node = self.kraft.nodes.get(peer)
-        if node is not None:
-            if not node.is_running or net.incarnations.get(peer, 0) != incarnation:
-                return
-            if node.paused_until > self.engine.now:
-                self.engine.schedule_at(node.paused_until, "disconnect", dead, peer,
-                                        incarnation, msg)
-                return
-        else:
-            node = self.clients.get(peer)
-            if node is None:
-                return
-        if (net.groups or net.cut_links) and not net.can_reach(dead, peer):
-            return
-        if msg is None:
-            handler = getattr(node, "on_peer_gone", None)
-            if handler is not None:
-                handler(dead)
-        else:
-            handler = getattr(node, "on_disconnect", None)
-            if handler is not None:
-                handler(dead, msg)
-
-    def _broker_timer(self, broker_id: int, incarnation: int, fn: Callable, args: tuple
-                      ) -> None:
-        b = self.brokers[broker_id]
-        if not b.is_running or b.incarnation != incarnation:
-            return
-        if b.paused_until > self.engine.now:
-            self.engine.schedule_at(b.paused_until, "broker_timer", broker_id, incarnation, fn,
-                                    args)
-            return
-        fn(b, *args)   # a timer is the broker method itself (Broker._timer_...)
-
-    def _client_timer(self, client_id: str, fn: Callable, args: tuple) -> None:
-        """Call ``fn(client, *args)``: ``fn`` is a plain function of the client's class."""
-        client = self.clients.get(client_id)
-        if client is not None:
-            fn(client, *args)
-
-    # -- cancellable timeouts ------------------------------------------------------------------
-    # An owner's timeouts sit in one FIFO per delay: a request timeout of a given length is
-    # added in deadline order, so each FIFO is sorted by (deadline, id). An entry is the list
-    # [deadline, id, fn, args] and is the handle add_timeout returns: cancelling it sets its fn
-    # to None (firing does too), and cancelled entries at a FIFO's head are popped when the next
-    # timeout is added to it or when the owner wakes up (most are cancelled: the answers arrive
-    # first, in request order). A request timeout of a replica fetcher or a producer is no FIFO
-    # entry but the request's in-flight entry [deadline, id, ...] (Broker.send_from_fetcher,
-    # Producer._send_batches), read here as if it were one: answering the request, which pops
-    # that entry, cancels it. Likewise a broker's purgatory timeout (DelayedFetch /
-    # DelayedProduce, Broker.schedule_timeout) is no FIFO entry: the parked operation, with its
-    # deadline_ms and timeout_id, is it, and completing the operation (taking it out of its
-    # purgatory) cancels it.
-    def add_timeout(self, owner: tuple, delay_ms: int, fn: Callable, args: tuple) -> list:
-        """Call the owner's timer ``fn(owner object, *args)`` after ``delay_ms`` unless
-        cancelled first (``cancel_timeout`` with the handle returned).
-        ``owner`` is ("broker", id, incarnation) or ("client", client id)."""
-        deadline = self.engine.now + delay_ms
-        entry = self.timeouts_of(owner)
-        try:
-            fifo = entry[0][delay_ms]
-        except KeyError:   # the owner's first timeout of this length
-            fifo = entry[0][delay_ms] = deque()
-        while fifo and fifo[0][2] is None:   # cancelled heads
-            fifo.popleft()
-        handle = [deadline, self.arm_timeout(owner, entry, deadline), fn, args]
-        fifo.append(handle)
-        return handle
-
-    def arm_timeout(self, owner: tuple, entry: list, deadline: int) -> int:
-        """A new timeout of ``owner`` (its ``timeouts_of`` entry) due at ``deadline``: its id,
-        and the owner's wake-up moved earlier if it is due first (none pending: NO_WAKE_UP).
-        (Broker.schedule_timeout and Broker.send_from_fetcher do this inline: every request.)"""
-        tid = self.next_timeout_id
-        self.next_timeout_id = tid + 1
-        if deadline < entry[1]:
-            entry[1] = deadline
-            self.engine.schedule_at(deadline, "timeouts", owner)
-        return tid
-
-    def timeouts_of(self, owner: tuple, requests: dict | None = None,
-                    on_timeout: Callable | None = None, purgatories: tuple = ()) -> list:
-        """The owner's [{delay: FIFO}, wake-up time, requests, on_timeout, purgatories], made
-        the first time. The wake-up time is that of the owner's "timeouts" event still to come
-        (scheduled when it was set; the event sets it anew), or NO_WAKE_UP when none is: a
-        timeout due before it moves it earlier, with an event of its own. ``requests`` (a
-        broker process's fetch_inflight, made when it starts, or a producer's in_flight) maps a
-        correlation id to [deadline (-1: none, or fired), timeout id, ...]: the request
-        timeouts of the requests in flight, each calling the owner's timer
-        ``on_timeout(owner object, corr)`` when due. ``purgatories`` (a broker process's) are
-        pairs (operations, timer): ``operations`` maps an id to a parked operation with
-        ``deadline_ms`` and ``timeout_id`` (None once fired), whose timeout calls
-        ``timer(owner object, id)`` when due."""
-        entry = self.timeouts.get(owner)
-        if entry is None:
-            entry = self.timeouts[owner] = [{}, NO_WAKE_UP, requests, on_timeout, purgatories]
-        return entry
-
-    def _compact_timeouts(self) -> None:
-        """Drop the cancelled entries inside long FIFOs (cancelled out of order), so snapshots
-        stay small. Only cancelled entries go, so this changes no wake-up time: it runs with the
-        metrics sample."""
-        for entry in self.timeouts.values():
-            for fifo in entry[0].values():
-                if len(fifo) > 512:
-                    keep = [e for e in fifo if e[2] is not None]
-                    if len(fifo) > 2 * len(keep):
-                        fifo.clear()
-                        fifo.extend(keep)
-
-    @staticmethod
-    def cancel_timeout(handle: list | None) -> None:
-        """Cancel a timeout that has not fired (a no-op once it fired or was cancelled, and
-        for None: no timeout was set)."""
-        if handle is not None:
-            handle[2] = None
-
-    @staticmethod
-    def _due_timeouts(fifos: dict, now: int, requests: dict | None, on_timeout,
-                      purgatories: tuple) -> list:
-        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), with
-        the requests in flight whose timeout is due as [deadline, id, on_timeout, (corr,),
-        their in-flight entry], and the parked operations whose timeout is due as [deadline,
-        id, timer, (op id,), the operation, its purgatory]."""
-        due = []
-        for fifo in fifos.values():
-            while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
-                e = fifo.popleft()
-                if e[2] is not None:
-                    due.append(e)
-        if requests:
-            for corr, f in requests.items():
-                if 0 <= f[0] <= now:
-                    due.append([f[0], f[1], on_timeout, (corr,), f])
-        for ops, timer in purgatories:
-            for op_id, op in ops.items():
-                if op.deadline_ms <= now and op.timeout_id is not None:
-                    due.append([op.deadline_ms, op.timeout_id, timer, (op_id,), op, ops])
-        due.sort()   # (deadline, id): the order one heap over all timeouts would give
-        return due
-
-    def _fire_timeouts(self, owner: tuple) -> None:
-        entry = self.timeouts[owner]
-        fifos = entry[0]
-        now = self.engine.now
-        requests, on_timeout, purgatories = entry[2], entry[3], entry[4]
-        due = self._due_timeouts(fifos, now, requests, on_timeout, purgatories)
-        while due:
-            for e in due:
-                fn = e[2]
-                if fn is None:
-                    continue   # cancelled by a timeout that fired just before
-                if len(e) == 5:   # a request in flight
-                    if requests.get(e[3][0]) is not e[4]:
-                        continue   # answered or failed by a timeout that fired just before
-                    e[4][0] = -1   # fired (the broker may be paused: the entry stays till then)
-                elif len(e) == 6:   # a parked operation
-                    op = e[4]
-                    if e[5].get(e[3][0]) is not op or op.timeout_id is None:
-                        continue   # completed or timed out by a timeout that fired just before
-                    op.timeout_id = None   # fired (the broker may be paused: it stays parked)
-                else:
-                    e[2] = None    # fired: a later cancel_timeout is a no-op
-                if owner[0] == "broker":
-                    self._broker_timer(owner[1], owner[2], fn, e[3])
-                else:
-                    self._client_timer(owner[1], fn, e[3])
-            # a handler may add one
-            due = self._due_timeouts(fifos, now, requests, on_timeout, purgatories)
-        heads = [fifo[0][0] for fifo in fifos.values() if fifo]
-        if requests:
-            heads += [f[0] for f in requests.values() if f[0] >= 0]
-        for ops, _timer in purgatories:
-            heads += [op.deadline_ms for op in ops.values() if op.timeout_id is not None]
-        if heads:
-            nxt = min(heads)
-            if entry[1] <= now or nxt < entry[1]:
-                entry[1] = nxt
-                self.engine.schedule_at(nxt, "timeouts", owner)
-        else:
-            entry[1] = NO_WAKE_UP
-
     def _call(self, fn) -> None:
         fn(self)
 
     def _metrics_sample(self) -> None:
         if self.trace.spill_dir is not None:   # every row so far was checked: spill them
             self.trace.maybe_spill()
-        self._compact_timeouts()
+        self.timeout_scheduler.compact()
         self.metrics.sample(self.engine.now, self.brokers.values(),
                             None if self.kraft is None else self.kraft.nodes.values())
         self.engine.schedule(self.metrics.interval_ms, "metrics_sample")
 
     # -- ZooKeeper-driven control plane -------------------------------------------------------
-    def controller_broker(self) -> Broker | None:
-        node = self.zk.get("/controller")
-        if node is None:
-            return None
-        b = self.brokers.get(json.loads(node.data)["brokerid"])
-        return b if b is not None and b.controller is not None and b.is_running else None
-
-    def on_broker_registered(self, broker: Broker) -> None:
-        """A broker (re)registered in ZooKeeper: it tries to become controller when there is
-        none (KafkaController.elect); otherwise the controller's BrokerChange watch fires."""
-        if not self.zk.exists("/controller"):
-            self._try_become_controller(broker.id)
-        self.engine.schedule(0, "controller_event", "broker_change", ())
-
-    def _try_become_controller(self, broker_id: int) -> None:
-        """Create the ephemeral /controller and bump /controller_epoch; the first one wins."""
-        b = self.brokers[broker_id]
-        zk = self.zk
-        if zk.exists("/controller") or b.state != RUNNING or not zk.session_alive(b.session_id) \
-                or not self.network.can_reach(broker_id, ZOOKEEPER):
-            return
-        if b.paused_until > self.engine.now:
-            self.engine.schedule_at(b.paused_until, "try_controller", broker_id)
-            return
-        epoch_node = zk.get("/controller_epoch")
-        epoch = (int(epoch_node.data) if epoch_node else 0) + 1
-        zk.create("/controller", json.dumps(
-            {"version": 1, "brokerid": broker_id, "timestamp": str(self.engine.now)},
-            separators=(",", ":")), ephemeral_owner=b.session_id)
-        if epoch_node is None:
-            zk.create("/controller_epoch", str(epoch))
-        else:
-            zk.set("/controller_epoch", str(epoch))
-        b.become_controller(epoch)
-
-    def _controller_event(self, name: str, args: tuple) -> None:
-        ctl = self.controller_broker()
-        if ctl is None:
-            return  # no active controller: the next one reads everything at failover
-        if ctl.paused_until > self.engine.now:
-            self.engine.schedule_at(ctl.paused_until, "controller_event", name, args)
-            return
-        self.run_controller(ctl, name, args)
-
-    def run_controller(self, broker: Broker, name: str, args: tuple) -> None:
-        """Run one controller operation on ``broker``'s controller, fenced by its epoch."""
-        from kafkasim.control.controller import ControllerMovedError
-
-        c = broker.controller
-        if c is None:
-            return
-        if not self.network.can_reach(broker.id, ZOOKEEPER):
-            # ZooKeeper unreachable: the operation waits for the connection to come back
-            self.engine.schedule(1000, "controller_event", name, args)
-            return
-        zk = self.zk
-        try:
-            if name == "broker_change":
-                c.on_broker_change(broker, zk)
-            elif name == "topic_change":
-                c.on_new_topic(broker, zk, args[0])
-            elif name == "isr_change":
-                c.on_isr_change_notification(broker, zk, args[0])
-            elif name == "alter_partition":
-                c.process_alter_partition(broker, zk, *args)
-            elif name == "controlled_shutdown":
-                c.controlled_shutdown(broker, zk, *args)
-            elif name == "auto_rebalance":
-                c.auto_rebalance(broker, zk)
-            elif name == "elect":
-                self.last_election_results = c.elect_leaders(broker, zk, *args)
-            elif name == "reassignment_isr_change":
-                c.maybe_complete_reassignment(broker, zk, args[0])
-            elif name == "alter_reassignments":
-                self.last_reassignment_results = c.alter_partition_reassignments(broker, zk,
-                                                                                 *args)
-            else:
-                raise ValueError(f"unknown controller operation {name!r}")
-        except ControllerMovedError as exc:
-            broker.resign_controller(str(exc))
-
-    def _zk_data_changed(self, path: str) -> None:
-        """A watched partition state znode changed (PartitionReassignmentIsrChangeHandler, the
-        controller's watch on a reassigning partition before AlterIsr)."""
-        parts = path.split("/")   # /brokers/topics/<t>/partitions/<p>/state
-        self.engine.schedule(1, "controller_event", "reassignment_isr_change",
-                             ((parts[3], int(parts[5])),))
-
-    def notify_isr_change(self, tps) -> None:
-        self.engine.schedule(0, "controller_event", "isr_change", (tuple(tps),))
-
     # -- ZooKeeper sessions -------------------------------------------------------------------
-    def _zk_request(self, src, msg) -> None:
-        from kafkasim.core.messages import ZkPing, ZkPingResponse
-
-        if isinstance(msg, ZkPing):
-            alive = self.zk.touch(msg.session_id, self.engine.now)
-            if alive:
-                self.watch_session(msg.session_id)
-            self.send(ZOOKEEPER, src, ZkPingResponse(msg.session_id, alive))
-
-    def watch_session(self, session_id: int) -> None:
-        s = self.zk.sessions.get(session_id)
-        if s is not None:
-            self.engine.schedule(s.timeout_ms, "zk_session_check", session_id, s.last_heard_ms)
-
-    def _zk_session_check(self, session_id: int, heard_ms: int) -> None:
-        s = self.zk.sessions.get(session_id)
-        if s is None or s.last_heard_ms != heard_ms:
-            return
-        self.record("zk_session_expired", ZOOKEEPER, "", -1,
-                    ev.ZkSessionExpired(session_id, s.owner, "timeout", self.engine.now - heard_ms))
-        self.close_session(session_id)
-
-    def close_session(self, session_id: int) -> None:
-        """Expire or close a session: its ephemeral znodes vanish and the watches fire."""
-        gone = self.zk.close_session(session_id)
-        if any(p.startswith("/brokers/ids/") for p in gone):
-            self.engine.schedule(1, "controller_event", "broker_change", ())
-        if "/controller" in gone:
-            self.record("controller", ZOOKEEPER, "", -1, ev.ControllerReelection())
-            for bid in sorted(self.brokers):
-                delay = 1 + int(self.engine.rng.random() * (self.network.jitter_ms + 1))
-                self.engine.schedule(delay, "try_controller", bid)
-
     # -- topics and configs -------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
                      *, assignment: list[list[int]] | None = None, config: dict | None = None,
@@ -905,11 +371,11 @@ class Cluster(StateViews):
                      if b.is_running and b.rack is not None}
             try:
                 assign = assign_replicas_to_brokers(live, partitions, rf, racks=racks,
-                                                    rng=self.placement_rng)
+                                                    rng=self.admin_state.placement_rng)
             except PlacementError as exc:
                 raise ClusterError(f"Cannot create topic '{name}': {exc} "
                                    "(INVALID_REPLICATION_FACTOR)") from exc
-        self.topic_overrides[name] = overrides
+        self.admin_state.topic_overrides[name] = overrides
         self.topic_configs[name] = tconf
         self.topic_ids[name] = topic_id(name, self.seed)
         self.partition_counts[name] = len(assign)
@@ -933,7 +399,7 @@ class Cluster(StateViews):
             assign_in = [self._validate_assignment(name, assignment)[p]
                          for p in range(len(assignment))]
         assign = self.kraft.create_topic(name, partitions, rf, assign_in, overrides)
-        self.topic_overrides[name] = overrides
+        self.admin_state.topic_overrides[name] = overrides
         self.topic_configs[name] = tconf
         self.topic_ids[name] = topic_id(name, self.seed)
         self.partition_counts[name] = len(assign)
@@ -996,19 +462,19 @@ class Cluster(StateViews):
         if entity_type == "topics":
             if name not in self.topic_configs:
                 raise ClusterError(self._unknown_topic(name))
-            overrides = dict(self.topic_overrides[name])
+            overrides = dict(self.admin_state.topic_overrides[name])
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
             self.topic_configs[name] = kconfig.topic_config(overrides, self.broker_config,
                                                             self.kafka_version)
-            self.topic_overrides[name] = overrides
+            self.admin_state.topic_overrides[name] = overrides
             if self.kraft is not None:
                 self.kraft.alter_topic_configs(name, configs, delete or [])
         elif entity_type == "brokers":
             if self.kraft is not None:
                 self.kraft.alter_broker_configs(name, configs, delete or [])
-            overrides = dict(self.broker_overrides)
+            overrides = dict(self.admin_state.broker_overrides)
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
@@ -1024,9 +490,9 @@ class Cluster(StateViews):
                 self.brokers[bid].config.clear()
                 self.brokers[bid].config.update(cfg)
             if name in (None, "", "default"):
-                self.broker_overrides = overrides
+                self.admin_state.broker_overrides = overrides
                 self.broker_config = new
-            for t, ov in self.topic_overrides.items():
+            for t, ov in self.admin_state.topic_overrides.items():
                 self.topic_configs[t] = kconfig.topic_config(ov, self.broker_config,
                                                              self.kafka_version)
         else:
@@ -1147,6 +613,7 @@ class Cluster(StateViews):
         """``kafka-topics --describe`` text for the cluster's Kafka version."""
         names = self.topics() if topic is None else ([topic] if isinstance(topic, str)
                                                      else list(topic))
+        admin = self.admin_state
         image = self.kraft.image if self.kraft is not None else None
         if image is not None:
             live = list(image.unfenced_brokers())
@@ -1178,8 +645,8 @@ class Cluster(StateViews):
             rf = len(assign[0]) - reassigning_adding(parts[0]["reassignment"], self.rules) \
                 if assign else 0
             topics.append({"name": name, "id": self.topic_ids[name],
-                           "configs": kconfig.describe_configs(self.topic_overrides[name],
-                                                               self.broker_overrides,
+                           "configs": kconfig.describe_configs(admin.topic_overrides[name],
+                                                               admin.broker_overrides,
                                                                self.kafka_version),
                            "replication_factor": rf,
                            "partitions": parts})
@@ -1286,7 +753,7 @@ class Cluster(StateViews):
             raise ValueError(f"slow needs non-negative delays, got network_ms={network_ms}, "
                              f"disk_ms={disk_ms}")
         self.network.set_extra_latency(broker, network_ms)
-        b.disk_delay_ms = disk_ms
+        b.log_manager.disk_delay_ms = disk_ms
         self.record("fault", broker, "", -1, ev.Slow(network_ms, disk_ms))
 
     def _known_nodes(self) -> list:
@@ -1365,8 +832,8 @@ class Cluster(StateViews):
         self.network.faults_changed()
         gone = self.network.release(MessageFilter(type, src, dst, where=where))
         for env in gone:
-            self.record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
-                                                  "dropped while held"))
+            self.record("drop", env.src, "", -1, (self.transport.wire_name(env.msg), env.dst,
+                                                  env.msg_id, "dropped while held"))
         self.record("fault", "network", "", -1,
                     ev.DropMessages(type, src, dst, str(where) if where else ""))
         return len(gone)
@@ -1518,11 +985,11 @@ class Cluster(StateViews):
                 "A broker is fenced when the active controller has had no heartbeat from it for "
                 "broker.session.timeout.ms; cut it off from the controllers (cut / "
                 "partition_network) or pause it to see that")
-        if not self.zk.session_alive(b.session_id):
+        if not self.zk.session_alive(b.zk_lifecycle.session_id):
             raise ClusterError(f"broker {broker} has no live ZooKeeper session")
         self.record("zk_session_expired", ZOOKEEPER, "", -1,
-                    ev.ZkSessionExpired(b.session_id, broker, "request", -1))
-        self.close_session(b.session_id)
+                    ev.ZkSessionExpired(b.zk_lifecycle.session_id, broker, "request", -1))
+        self.zk_control_plane.close_session(b.zk_lifecycle.session_id)
 
     def elect(self, topic: str, partitions: list[int] | None = None,
               election_type: str = "preferred") -> dict:
@@ -1534,15 +1001,16 @@ class Cluster(StateViews):
         for p in parts:
             self.check_partition(topic, p)
         if self.kraft is not None:
-            self.last_election_results = self.kraft.elect([(topic, p) for p in parts],
+            self.admin_state.last_election_results = self.kraft.elect([(topic, p) for p in parts],
                                                           election_type)
-            return dict(self.last_election_results)
-        ctl = self.controller_broker()
+            return dict(self.admin_state.last_election_results)
+        ctl = self.zk_control_plane.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to run the election")
-        self.last_election_results = {}
-        self.run_controller(ctl, "elect", ([(topic, p) for p in parts], election_type))
-        return dict(self.last_election_results)
+        self.admin_state.last_election_results = {}
+        self.zk_control_plane.run_controller(ctl, "elect",
+                                             ([(topic, p) for p in parts], election_type))
+        return dict(self.admin_state.last_election_results)
 
     def alter_partition_reassignments(self, reassignments: dict) -> dict:
         """``kafka-reassign-partitions --execute`` / Admin.alterPartitionReassignments (KIP-455,
@@ -1564,18 +1032,18 @@ class Cluster(StateViews):
         for key, target in reassignments.items():
             topic, partition = key
             todo[(topic, partition)] = None if target is None else [int(b) for b in target]
-        ctl = self.controller_broker()
+        ctl = self.zk_control_plane.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to run the reassignment (NOT_CONTROLLER)")
-        self.last_reassignment_results = {}
-        self.run_controller(ctl, "alter_reassignments", (todo,))
-        return dict(self.last_reassignment_results)
+        self.admin_state.last_reassignment_results = {}
+        self.zk_control_plane.run_controller(ctl, "alter_reassignments", (todo,))
+        return dict(self.admin_state.last_reassignment_results)
 
     def list_partition_reassignments(self, partitions=None) -> dict:
         """``kafka-reassign-partitions --list`` / Admin.listPartitionReassignments: the
         reassignments in progress, ``{(topic, partition): {"replicas", "adding_replicas",
         "removing_replicas"}}`` (from the controller's context)."""
-        ctl = self.controller_broker()
+        ctl = self.zk_control_plane.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
         tps = None if partitions is None else [tuple(tp) for tp in partitions]
@@ -1588,7 +1056,7 @@ class Cluster(StateViews):
         controller node leading the metadata quorum (KRaft); -1 when there is none."""
         if self.kraft is not None:
             return self.kraft.leader_id()
-        b = self.controller_broker()
+        b = self.zk_control_plane.controller_broker()
         return b.id if b is not None else -1
 
     # -- state as data ------------------------------------------------------------------------

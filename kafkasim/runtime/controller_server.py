@@ -70,7 +70,7 @@ class ControllerServer:
 
     def on_high_watermark(self, hw: int) -> None:
         self.controller.on_high_watermark(self, hw)
-        self.cluster.on_metadata_committed(self, hw)
+        self.cluster.kraft.on_committed(self, hw)
 
     # -- process ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -104,7 +104,7 @@ class ControllerServer:
         if self.controller.active:
             self.controller.active = False
         self.cluster.network.incarnations[self.id] = self.incarnation + 1000000
-        self.cluster.reset_connections(self.id)
+        self.cluster.transport.reset_connections(self.id)
         self.trace("controller_node_stop", ev.ControllerNodeStop(kind))
 
     def on_peer_gone(self, dead: int) -> None:

@@ -132,6 +132,15 @@ class Engine:
         heappush(self._queue, (time_ms if time_ms > now else now, seq, kind, args))
         return seq
 
+    def schedule_args_at(self, time_ms: int, kind: str, args: tuple) -> int:
+        """``schedule_at`` for a caller that already holds the event's arguments as a tuple
+        (the network's deliveries: no packing per message); returns the sequence number."""
+        seq = self._seq
+        self._seq = seq + 1
+        now = self.now
+        heappush(self._queue, (time_ms if time_ms > now else now, seq, kind, args))
+        return seq
+
     # -- running ----------------------------------------------------------------------------
     def peek_time(self) -> int | None:
         """Time of the next event, or None when the queue is empty."""
@@ -144,6 +153,10 @@ class Engine:
 
     def pending(self) -> int:
         return len(self._queue)
+
+    def pending_events(self) -> list[PendingEvent]:
+        """Every scheduled event, in no particular order (sort them for time order)."""
+        return [PendingEvent(*e) for e in self._queue]
 
     def pending_of(self, kind: str) -> list[PendingEvent]:
         """The scheduled events of ``kind``, earliest first (e.g. a supervised broker start)."""

@@ -256,6 +256,20 @@ class KRaftControlPlane:
             img.replay(record, offset)
 
     # -- admin --------------------------------------------------------------------------------
+    def controller_node_timer(self, node_id: int, incarnation: int, timer: str,
+                              args: tuple) -> None:
+        """The engine's "controller_node_timer" event: the timer of a controller process that
+        still runs (a paused one runs it when it resumes)."""
+        node = self.nodes.get(node_id)
+        if node is None or node.state != "running" or node.incarnation != incarnation:
+            return
+        engine = self.cluster.engine
+        if node.paused_until > engine.now:
+            engine.schedule_at(node.paused_until, "controller_node_timer", node_id,
+                               incarnation, timer, args)
+            return
+        node.on_timer(timer, args)
+
     def _require_active(self, what: str) -> ControllerServer:
         node = self.active()
         if node is None:

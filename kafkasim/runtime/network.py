@@ -9,7 +9,8 @@ its destination's process died or restarted after it was sent (the connection it
 gone).
 
 A process that dies closes its connections: ``close_arrival`` says when the close (the FIN/RST
-its kernel sends) reaches a peer; Cluster delivers it as a disconnect (``Cluster._disconnect``).
+its kernel sends) reaches a peer; ``kafkasim.runtime.transport.Transport`` delivers it as a
+disconnect (``Transport.disconnect``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from __future__ import annotations
 from kafkasim.core.match import MessageFilter, Node
 from kafkasim.core.messages import Envelope, Message
 
-__all__ = ["DELIVERY", "MessageFilter", "Network", "Node", "delivery_envelope"]
+__all__ = ["DELIVERY", "MessageFilter", "Network", "Node", "ZOOKEEPER", "delivery_envelope"]
+
+ZOOKEEPER = "zookeeper"  # the ZooKeeper ensemble's node name on the simulated network
 
 
-# The arguments of the engine's "deliver" event (Cluster.send schedules it, Cluster._deliver
+# The arguments of the engine's "deliver" event (Transport.send schedules it, Transport.deliver
 # handles it): the message's Envelope fields, flat so that the hot path builds no object per
 # message, then the destination's incarnation when it was sent and the RPC's wire name (None
 # when the sender did not compute it).

@@ -95,7 +95,7 @@ class StateViews:
     def controller_live_brokers(self) -> list[int]:
         """The brokers the active controller sees as live (empty with no active controller);
         may lag ``running_brokers()`` until the controller's watch fires."""
-        ctl = self.controller_broker()
+        ctl = self.zk_control_plane.controller_broker()
         if ctl is None:
             return []
         return sorted(ctl.controller.context.live_brokers)
@@ -106,7 +106,7 @@ class StateViews:
         b = self._broker(broker)
         if not b.is_running:
             return NO_SUCH_TIME
-        times = [t for t, _seq, kind, args in self.engine._queue
+        times = [t for t, _seq, kind, args in self.engine.pending_events()
                  if kind == "broker_timer" and args[0] == broker and args[1] == b.incarnation
                  and getattr(args[2], "__name__", "") == "_timer_isr_expiration"]
         return min(times) if times else NO_SUCH_TIME
@@ -117,13 +117,13 @@ class StateViews:
         holds it), ``held``, ``msg_id`` and ``message`` (a copy of the message, its fields as
         Kafka's request/response schema names them)."""
         rows = []
-        for t, _seq, kind, args in self.engine._queue:
+        for t, _seq, kind, args in self.engine.pending_events():
             if kind == "deliver":
                 rows.append(self._flight_row(delivery_envelope(args), t, False))
         rows.extend(self._flight_row(env, -1, True) for env in self.network.held)
         return sorted(rows, key=lambda r: r["msg_id"])
 
     def _flight_row(self, env, arrives_ms: int, held: bool) -> dict:
-        return {"src": env.src, "dst": env.dst, "type": self.wire_name(env.msg),
+        return {"src": env.src, "dst": env.dst, "type": self.transport.wire_name(env.msg),
                 "sent_ms": env.sent_ms, "arrives_ms": arrives_ms, "held": held,
                 "msg_id": env.msg_id, "message": copy.copy(env.msg)}

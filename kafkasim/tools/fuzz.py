@@ -426,7 +426,7 @@ class Fuzzer:
             c.run(20_000 if c.kraft is None else 2000)
             name = rng.choice(["t-0/leader-epoch-checkpoint", "replication-offset-checkpoint",
                                "recovery-point-offset-checkpoint"])
-            path = Path(c.brokers[2].log_dir.path(name))
+            path = Path(c.brokers[2].log_manager.log_dir.path(name))
             path.unlink(missing_ok=True)
             if rng.random() < 0.1:
                 path.mkdir()

@@ -66,8 +66,8 @@ class HookedEngine(Engine):
     # -- running --------------------------------------------------------------------------------
     def _checked_step(self) -> bool:
         ghost = getattr(self.checker, "ghost", None)
-        if ghost is not None and self._queue:
-            ghost.event = self._queue[0]
+        if ghost is not None and self.pending():
+            ghost.event = tuple(self.peek())
         ok = Engine.step(self)
         if ok:
             self.checker(self.hook_cluster)
@@ -78,10 +78,9 @@ class HookedEngine(Engine):
     def _run(self, until: int | None, max_events: int | None) -> int:
         if self.checker is None:
             return Engine.run(self, until, max_events)
-        queue = self._queue
         stop = _FOREVER if until is None else until
         count = 0
-        while queue and queue[0][0] <= stop and count != max_events:
+        while (nxt := self.peek_time()) is not None and nxt <= stop and count != max_events:
             if self.checker is None:
                 left = None if max_events is None else max_events - count
                 return count + Engine.run(self, until, left)
@@ -112,8 +111,8 @@ class HookedEngine(Engine):
         rec = self.recorder
         if rec is not None:
             rec.enter()
-            if self._queue:   # clock boundaries crossed with no event on them: snapshot there
-                nxt = self._queue[0][0]
+            nxt = self.peek_time()
+            if nxt is not None:   # clock boundaries crossed with no event on them: snapshot there
                 b = rec.next_boundary(self.now)
                 while b < nxt:
                     self.now = b
@@ -140,8 +139,8 @@ class _Recorder:
         c = self.history.cluster
         clients = tuple((len(cl.pending), tuple(cl.positions.items()))
                         for cl in c.clients.values() if isinstance(cl, Consumer))
-        return (c.engine.scheduled, len(c.trace.rows), len(c.records), c.next_timeout_id,
-                len(c.clients), clients)
+        return (c.engine.scheduled, len(c.trace.rows), len(c.records),
+                c.timeout_scheduler.next_timeout_id, len(c.clients), clients)
 
     def next_boundary(self, now: int) -> int:
         return (now // self.every + 1) * self.every

@@ -92,9 +92,11 @@ class Producer:
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
         # corr -> [deadline, timeout id, broker, {tp: batch}]: the request (its batches by
         # partition: Sender.sendProduceRequest's recordsByPartition) and its request timeout
-        # (request.timeout.ms; deadline -1 without one), which Cluster._fire_timeouts reads here
+        # (request.timeout.ms; deadline -1 without one), which TimeoutScheduler.fire_timeouts
+        # reads here
         self.in_flight: dict[int, list] = {}
-        cluster.timeouts_of(("client", client_id), self.in_flight, Producer._on_request_timeout)
+        cluster.timeout_scheduler.timeouts_of(("client", client_id), self.in_flight,
+                                              Producer._on_request_timeout)
         self.in_flight_per_broker: dict[int, int] = {}
         self.correlation = 0
         self.metadata_in_flight = -1
@@ -454,10 +456,11 @@ class Producer:
                 continue
             if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
                 self.in_flight[corr] = [-1, -1, broker, batches]
-            else:   # its request timeout, with the id and wake-up Cluster.add_timeout gives
+            else:   # its request timeout, with the id and wake-up add_timeout gives
                 owner = ("client", client_id)
                 deadline = c.engine.now + self.request_timeout_ms
-                tid = c.arm_timeout(owner, c.timeouts[owner], deadline)
+                timers = c.timeout_scheduler
+                tid = timers.arm_timeout(owner, timers.timeouts[owner], deadline)
                 self.in_flight[corr] = [deadline, tid, broker, batches]
             per_broker_count = self.in_flight_per_broker
             per_broker_count[broker] = per_broker_count.get(broker, 0) + 1

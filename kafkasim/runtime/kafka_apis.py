@@ -1,0 +1,240 @@
+"""KafkaApis: a broker's request and response handlers, by message type (``HANDLERS``).
+
+kafka.server.KafkaApis.handle dispatches each request to its ``handle...Request`` method; the
+simulated broker also receives the answers to its own requests here (its fetchers', its
+controller channel's, ZooKeeper's). Each handler is ``handler(broker, src, msg)``;
+``Broker.on_message`` looks it up. The network hands the steady traffic (Fetch, Produce,
+FetchResponse) to its handler directly (``Transport.deliver``).
+"""
+
+from __future__ import annotations
+
+from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
+from kafkasim.core import errors as E
+from kafkasim.core import events as ev
+from kafkasim.core.messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationResponse,
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    FetchRequest,
+    FetchResponse,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    MetadataRequest,
+    MetadataResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    ProduceRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+    ZkPingResponse,
+)
+
+
+def handle_fetch_request(broker, src, msg: FetchRequest) -> None:
+    """KafkaApis.handleFetchRequest -> ReplicaManager.fetchMessages."""
+    broker.replica_manager.fetch_messages(broker, src, msg)
+
+
+def handle_produce_request(broker, src, msg: ProduceRequest) -> None:
+    """KafkaApis.handleProduceRequest -> ReplicaManager.appendRecords."""
+    broker.replica_manager.append_records(broker, src, msg)
+
+
+def handle_offsets_for_leader_epoch_request(broker, src, msg: OffsetsForLeaderEpochRequest) -> None:
+    broker.replica_manager.offsets_for_leader_epoch(broker, src, msg)
+
+
+def handle_update_metadata_request(broker, src, msg: UpdateMetadataRequest) -> None:
+    md = broker.metadata
+    if msg.controller_epoch < md.controller_epoch:
+        return
+    md.controller_epoch = msg.controller_epoch
+    md.controller_id = msg.controller_id
+    md.live_brokers = tuple(msg.live_brokers)
+    for st in msg.partition_states:
+        md.partitions[(st.topic, st.partition)] = st
+
+
+def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
+    """ReplicaManager.stopReplicas: stop the fetchers of the partitions; with
+    deletePartition=true also drop the Partition and delete its log (a replica a
+    reassignment removed). With deletePartition=false the Partition stays hosted."""
+    if msg.controller_epoch < broker.metadata.controller_epoch:
+        return   # STALE_CONTROLLER_EPOCH
+    for tp in msg.partitions:
+        broker.replica_manager.stop_replica(broker, tp, bool(msg.delete))
+
+
+def handle_alter_partition_request(broker, src, msg: AlterPartitionRequest) -> None:
+    if broker.controller is None:
+        broker.send(src, AlterPartitionResponse(E.NOT_CONTROLLER, (), msg.correlation_id))
+        return
+    broker.cluster.zk_control_plane.run_controller(broker, "alter_partition", (src, msg))
+
+
+def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
+    md = broker.metadata
+    out = []
+    topics = msg.topics or tuple(sorted({t for t, _ in md.partitions}))
+    for topic in topics:
+        tps = sorted(tp for tp in md.partitions if tp[0] == topic)
+        if not tps:
+            out.append((topic, -1, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), ()))
+        for tp in tps:
+            st = md.partitions[tp]
+            err = E.NONE if st.leader >= 0 else E.LEADER_NOT_AVAILABLE
+            out.append((topic, tp[1], err, st.leader, st.leader_epoch, st.replicas, st.isr))
+    broker.send(src, MetadataResponse(msg.correlation_id, md.live_brokers, md.controller_id,
+                                    tuple(out)))
+
+
+def handle_list_offset_request(broker, src, msg: ListOffsetsRequest) -> None:
+    """Partition.fetchOffsetForTimestamp: 'latest' is the HW for clients (LSO if committed)."""
+    out = []
+    for topic, partition, ts in msg.partitions:
+        part = broker.replica_manager.partitions.get((topic, partition))
+        if part is None or not part.is_leader:
+            out.append((topic, partition, broker.not_leader_error(), -1))
+            continue
+        log = part.log
+        if ts == -2:
+            out.append((topic, partition, E.NONE, log.log_start_offset))
+        elif msg.replica_id >= 0:
+            out.append((topic, partition, E.NONE, log.log_end_offset))
+        elif broker.rules.list_offsets_offset_not_available and \
+                part.leader_epoch_start_offset > log.high_watermark:
+            out.append((topic, partition, E.OFFSET_NOT_AVAILABLE, -1))
+        else:
+            out.append((topic, partition, E.NONE, log.high_watermark))
+    broker.send(src, ListOffsetsResponse(msg.correlation_id, tuple(out)))
+
+
+def handle_offset_commit_request(broker, src, msg: OffsetCommitRequest) -> None:
+    """GroupCoordinator.handleCommitOffsets: store each offset with its CommittedLeaderEpoch
+    (2.1+, KIP-320: OffsetCommit v6, offset value v3; -1 is stored as no epoch). Before 2.1
+    the request and the stored value had no epoch."""
+    c = broker.cluster
+    keep_epoch = c.rules.offset_commit_leader_epoch
+    for topic, partition, offset, leader_epoch in msg.offsets:
+        key = (msg.group_id, topic, partition)
+        c.group_offsets[key] = offset
+        c.group_offset_leader_epochs[key] = \
+            leader_epoch if keep_epoch and leader_epoch >= 0 else None
+    broker.trace("offset_commit", detail=ev.OffsetCommit(
+        msg.group_id, tuple(o[:3] for o in msg.offsets)))
+    broker.send(src, OffsetCommitResponse(msg.correlation_id, E.NONE))
+
+
+def handle_controlled_shutdown_request(broker, src, msg: ControlledShutdownRequest) -> None:
+    if broker.controller is None:
+        broker.send(src, ControlledShutdownResponse("NOT_CONTROLLER"))
+        return
+    broker.cluster.zk_control_plane.run_controller(broker, "controlled_shutdown",
+                                (src, msg.broker_id, msg.broker_epoch))
+
+
+def handle_broker_registration_response(broker, src, msg: BrokerRegistrationResponse) -> None:
+    if broker.lifecycle is not None:
+        broker.lifecycle.on_registration_response(msg)
+
+
+def handle_broker_heartbeat_response(broker, src, msg: BrokerHeartbeatResponse) -> None:
+    if broker.lifecycle is not None:
+        broker.lifecycle.on_heartbeat_response(msg)
+
+
+def handle_metadata_log(broker, src, msg) -> None:
+    """__cluster_metadata traffic of this broker's observer Raft client."""
+    if broker.lifecycle is not None:
+        broker.lifecycle.raft.handle(broker.lifecycle, src, msg)
+
+
+def ignore_response(broker, src, msg) -> None:
+    """Responses the simulation does not act on (LeaderAndIsrResponse)."""
+
+
+def handle_controlled_shutdown_response(broker, src, msg: ControlledShutdownResponse) -> None:
+    broker.zk_lifecycle.on_controlled_shutdown_response(broker, src, msg)
+
+
+def handle_zk_ping_response(broker, src, msg: ZkPingResponse) -> None:
+    broker.zk_lifecycle.on_zk_ping_response(broker, msg)
+
+
+def handle_leader_and_isr_request(broker, src, msg: LeaderAndIsrRequest) -> None:
+    """ReplicaManager.becomeLeaderOrFollower."""
+    broker.replica_manager.become_leader_or_follower(broker, src, msg)
+
+
+def handle_alter_partition_response(broker, src, msg: AlterPartitionResponse) -> None:
+    """The controller channel's answer -> DefaultAlterPartitionManager
+    .handleAlterPartitionResponse."""
+    broker.alter_partition_manager.handle_alter_partition_response(broker, src, msg)
+
+
+def handle_fetcher_response(broker, src, msg) -> None:
+    """A FetchResponse or OffsetsForLeaderEpochResponse for one of the broker's fetchers
+    (ReplicaFetcherBlockingSend.sendRequest returns it to the thread waiting for it). Answering
+    the request pops its in-flight entry, which cancels its request timeout."""
+    entry = broker.fetch_inflight.pop(msg.correlation_id, None)
+    if entry is None:
+        return
+    key = entry[2]
+    disk_delay_ms = broker.log_manager.disk_delay_ms
+    if disk_delay_ms and isinstance(msg, FetchResponse):
+        n = sum(len(pd.records) for pd in msg.partitions)
+        if n:
+            # a slow disk: writing the fetched records takes disk_delay_ms per record
+            broker.schedule_timer(max(1, round(disk_delay_ms * n)),
+                                  _timer_fetcher_process, key, msg)
+            return
+    thread = broker.fetchers.get(key)   # _timer_fetcher_process, inlined (every response)
+    if thread is not None:
+        if isinstance(msg, FetchResponse):
+            thread.on_fetch_response(broker, msg)
+        else:
+            thread.on_offsets_for_leader_epoch(broker, msg)
+
+
+def _timer_fetcher_process(broker, key, resp) -> None:
+    """The fetched records reached the slow disk: the fetcher thread processes the answer."""
+    thread = broker.fetchers.get(key)
+    if thread is not None:
+        if isinstance(resp, FetchResponse):
+            thread.on_fetch_response(broker, resp)
+        else:
+            thread.on_offsets_for_leader_epoch(broker, resp)
+
+
+
+HANDLERS = {
+    FetchRequest: handle_fetch_request,
+    ProduceRequest: handle_produce_request,
+    FetchResponse: handle_fetcher_response,
+    OffsetsForLeaderEpochResponse: handle_fetcher_response,
+    OffsetsForLeaderEpochRequest: handle_offsets_for_leader_epoch_request,
+    LeaderAndIsrRequest: handle_leader_and_isr_request,
+    LeaderAndIsrResponse: ignore_response,
+    ControlledShutdownRequest: handle_controlled_shutdown_request,
+    ControlledShutdownResponse: handle_controlled_shutdown_response,
+    ZkPingResponse: handle_zk_ping_response,
+    UpdateMetadataRequest: handle_update_metadata_request,
+    StopReplicaRequest: handle_stop_replica_request,
+    AlterPartitionRequest: handle_alter_partition_request,
+    AlterPartitionResponse: handle_alter_partition_response,
+    MetadataRequest: handle_topic_metadata_request,
+    ListOffsetsRequest: handle_list_offset_request,
+    OffsetCommitRequest: handle_offset_commit_request,
+    BrokerRegistrationResponse: handle_broker_registration_response,
+    BrokerHeartbeatResponse: handle_broker_heartbeat_response,
+}
+# KRaft: every __cluster_metadata message goes to the broker's observer Raft client
+HANDLERS.update(dict.fromkeys(RAFT_MESSAGES, handle_metadata_log))

@@ -1,0 +1,312 @@
+"""A broker's log dir: ``LogManager`` (kafka.log.LogManager reduced to what replication needs).
+
+It holds the broker's logs (they survive a crash: the log dir stays), loads them at a start
+(``load_logs``: LogManager.loadLogs / LogLoader), creates a partition's log the first time
+(``get_or_create_log``), writes the three offset checkpoint files, flushes logs by time
+(LogManager.flushDirtyLogs) and, below Kafka, models the OS page cache writing dirty pages back.
+
+Its periodic tasks are the module's ``_timer_...`` functions, run through the broker's
+``schedule_timer`` as ``fn(broker, *args)`` (KafkaScheduler: ``schedule_periodic``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kafkasim.core import events as ev
+from kafkasim.core import producer_state
+from kafkasim.core.checkpoint import (
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    CorruptCheckpointError,
+    LeaderEpochCheckpointFile,
+    LogDir,
+    format_offsets,
+    parse_epochs,
+    parse_offsets,
+)
+from kafkasim.core.leader_epoch import LeaderEpochFileCache
+from kafkasim.core.log import Log
+
+LONG_MAX = 2**63 - 1
+PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
+LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core, 0.8 to 3.x)
+PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
+
+
+class LogManager:
+    """The broker's log dir and its logs. Methods that read the clock, the configs or trace
+    take the broker as ``ctx``."""
+
+    def __init__(self, log_dir: str | None = None) -> None:
+        self.log_dir = LogDir(log_dir)
+        self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
+        self.writeback_history: dict[tuple[str, int], list[int]] = {}
+        self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
+        # <log.dir>/.kafka_cleanshutdown: False when absent; True (ZooKeeper mode) or the broker
+        # epoch it holds (KRaft, CleanShutdownFileHandler since 3.7) when present
+        self.clean_shutdown_file: bool | int = False
+        #: a slow disk (Cluster.slow): writing fetched records takes this many ms per record
+        self.disk_delay_ms: float = 0
+
+    def previous_broker_epoch(self) -> int:
+        """The broker epoch in ``.kafka_cleanshutdown`` (KRaft), -1 without one."""
+        f = self.clean_shutdown_file
+        return f if type(f) is int else -1
+
+    # -- logs -------------------------------------------------------------------------------
+    def get_or_create_log(self, ctx: Any, topic: str, partition: int) -> Log:
+        """LogManager.getOrCreateLog: the partition's log, a new empty one the first time."""
+        tp = (topic, partition)
+        log = self.logs.get(tp)
+        if log is None:
+            log = Log(topic, partition)
+            log.leader_epoch_cache = LeaderEpochFileCache(**epoch_cache_rules(ctx.rules))
+            self.attach(ctx, log)
+            self.logs[tp] = log
+            self.last_flush_ms[tp] = ctx.now  # LocalLog.lastFlushedTime starts now
+            checkpoint = log.leader_epoch_cache.checkpoint
+            if checkpoint is not None:  # new LeaderEpochCheckpointFile
+                checkpoint.create_if_missing()
+        return log
+
+    def attach(self, ctx: Any, log: Log) -> None:
+        """Make the broker the log's listener and give its epoch cache the log's
+        leader-epoch-checkpoint (none before KIP-101, 0.11)."""
+        log.listener = ctx
+        log.leader_epoch_cache.checkpoint = LeaderEpochCheckpointFile(
+            self.log_dir, log.topic, log.partition) if ctx.rules.leader_epoch_truncation \
+            else None
+
+    def delete_log(self, tp) -> None:
+        """LogManager.asyncDelete: the replica was removed from this broker."""
+        if self.logs.pop(tp, None) is not None:
+            self.writeback_history.pop(tp, None)
+            self.last_flush_ms.pop(tp, None)
+            self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+
+    # -- loading (LogManager.loadLogs) ------------------------------------------------------
+    def load_logs(self, ctx: Any) -> None:
+        """LogManager.loadLogs after a restart: the HW from replication-offset-checkpoint, the
+        epoch cache from each leader-epoch-checkpoint (truncated to the LEO), the recovery point
+        and log start offset from their files. Opening a checkpoint file creates it empty if
+        it is missing (CheckpointFile's constructor).
+
+        A malformed replication-offset-checkpoint or leader-epoch-checkpoint stops the broker
+        (KafkaStorageException takes the log dir offline). A malformed
+        recovery-point-offset-checkpoint or log-start-offset-checkpoint does not: LogManager
+        .loadLogs catches any exception, warns and goes on as if the file were empty (recovery
+        point 0, log start at the first segment), in every version since 0.10.2 at least."""
+        d = self.log_dir
+        d.create_if_missing(REPLICATION_OFFSET_CHECKPOINT)
+        d.create_if_missing(RECOVERY_POINT_CHECKPOINT)
+        if "log.flush.start.offset.checkpoint.interval.ms" in ctx.config:
+            d.create_if_missing(LOG_START_OFFSET_CHECKPOINT)  # 0.11+ (KIP-107)
+        had_clean_shutdown = self.clean_shutdown_file
+        self.clean_shutdown_file = False
+        if not self.logs:
+            return
+        hws = {(t, p): o for t, p, o in self._read_offsets(REPLICATION_OFFSET_CHECKPOINT)}
+        rps = self._read_offsets_or_warn(ctx, RECOVERY_POINT_CHECKPOINT,
+                                         "resetting the recovery checkpoint to 0")
+        lss = self._read_offsets_or_warn(ctx, LOG_START_OFFSET_CHECKPOINT,
+                                         "resetting to the base offset of the first segment")
+        for tp, log in self.logs.items():
+            self._load_log(ctx, tp, log, hws.get(tp, 0), rps.get(tp, 0), lss.get(tp),
+                           had_clean_shutdown)
+
+    def _load_log(self, ctx: Any, tp, log: Log, hw: int, recovery_point: int,
+                  log_start: int | None, had_clean_shutdown) -> None:
+        """LogLoader.load for one log. Recovery point (LogLoader.recoverLog; Log.recoverLog
+        before 3.0): after a clean shutdown (``.kafka_cleanshutdown`` found, and deleted) it is
+        the LEO; otherwise min(checkpointed recovery point (0 if absent), LEO): Kafka re-reads
+        and keeps the data between it and the LEO, and only a later flush moves it."""
+        d = self.log_dir
+        rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
+        text = None
+        if ctx.rules.leader_epoch_truncation:
+            d.create_if_missing(rel)
+            text = d.read(rel)
+        entries = parse_epochs(text, d.path(rel)) if text else []
+        try:
+            log.leader_epoch_cache = LeaderEpochFileCache.from_checkpoint(
+                entries, **epoch_cache_rules(ctx.rules))
+        except ValueError as e:  # 2.7+: IllegalArgumentException fails the log's load
+            raise CorruptCheckpointError(d.path(rel), None, str(e)) from None
+        # LogLoader.load: the cache is truncated to the log end with its file attached, so
+        # entries past a log that lost its unflushed tail are removed from the file as well
+        self.attach(ctx, log)
+        log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
+        if log_start is not None and log_start > log.log_start_offset:
+            log.high_watermark = max(log.high_watermark, min(log_start, log.log_end_offset))
+            log.maybe_increment_log_start_offset(log_start)
+        leo = log.log_end_offset
+        rp = leo if had_clean_shutdown else min(recovery_point, leo)
+        log.recovery_point = max(rp, log.log_start_offset)
+        log.durable_offset = max(log.durable_offset, log.recovery_point)
+        self.last_flush_ms[tp] = ctx.now  # a loaded LocalLog starts its flush clock now
+        log.high_watermark = 0
+        log.update_high_watermark(hw)
+        log.producer_states = producer_state.rebuild(log)
+        ctx.trace("log_recovery", tp[0], tp[1],
+                  ev.LogRecovery(log.log_end_offset, log.high_watermark,
+                                 REPLICATION_OFFSET_CHECKPOINT,
+                                 tuple(map(tuple, log.leader_epoch_cache.entries))))
+        ctx.trace("hw", tp[0], tp[1], log.high_watermark)
+
+    def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
+        text = self.log_dir.read(name)
+        return parse_offsets(text, self.log_dir.path(name)) if text else []
+
+    def _read_offsets_or_warn(self, ctx: Any, name: str, resetting: str
+                              ) -> dict[tuple[str, int], int]:
+        """LogManager.loadLogs reads these two files inside ``try ... catch Exception => warn``."""
+        try:
+            return {(t, p): o for t, p, o in self._read_offsets(name)}
+        except CorruptCheckpointError as e:
+            ctx.trace("checkpoint_warning", detail=ev.CheckpointWarning(name, resetting, str(e)))
+            return {}
+
+    # -- checkpoint files -------------------------------------------------------------------
+    def checkpoint_high_watermarks(self) -> None:
+        """ReplicaManager.checkpointHighWatermarks: replication-offset-checkpoint."""
+        entries = [(t, p, log.high_watermark) for (t, p), log in sorted(self.logs.items())]
+        self.log_dir.write_atomic(REPLICATION_OFFSET_CHECKPOINT, format_offsets(entries))
+
+    def checkpoint_recovery_points(self) -> None:
+        """LogManager.checkpointLogRecoveryOffsets: recovery-point-offset-checkpoint."""
+        entries = [(t, p, log.recovery_point) for (t, p), log in sorted(self.logs.items())]
+        self.log_dir.write_atomic(RECOVERY_POINT_CHECKPOINT, format_offsets(entries))
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """LogManager.checkpointLogStartOffsets: only logs whose start moved past their first
+        segment's base offset are listed."""
+        entries = [(t, p, log.log_start_offset) for (t, p), log in sorted(self.logs.items())
+                   if log.log_start_offset > 0]
+        self.log_dir.write_atomic(LOG_START_OFFSET_CHECKPOINT, format_offsets(entries))
+
+    # -- flush, shutdown, power loss --------------------------------------------------------
+    def flush_for_shutdown(self, now: int) -> None:
+        """LogManager.shutdown: flush every log, then write the three checkpoint files."""
+        for tp, log in self.logs.items():
+            if log.flush():
+                self.last_flush_ms[tp] = now
+        self.checkpoint_high_watermarks()
+        self.checkpoint_recovery_points()
+        self.checkpoint_log_start_offsets()
+
+    def flush_after_failed_startup(self) -> None:
+        """LogManager.shutdown when KafkaServer.startup failed: the ReplicaManager hosts no
+        partition yet, so replication-offset-checkpoint is not rewritten."""
+        for log in self.logs.values():
+            log.flush()
+        self.checkpoint_recovery_points()
+        self.checkpoint_log_start_offsets()
+
+    def lose_unsynced(self, ctx: Any) -> int:
+        """A power loss: each log keeps only what reached the disk, whether Kafka fsynced it
+        or the OS wrote the page cache back (``Log.durable_offset``); returns the records lost."""
+        lost = 0
+        for tp, log in self.logs.items():
+            keep = log.durable_offset
+            n = log.lose_unsynced(keep)
+            log.producer_states = producer_state.rebuild(log)
+            lost += n
+            if n:
+                ctx.trace("truncate", tp[0], tp[1], ev.PowerLossTruncate(n, keep))
+        return lost
+
+    def write_back_page_cache(self) -> None:
+        """The OS writes dirty pages back once they are older than ~30 s (Linux's
+        dirty_expire_centisecs), checked every 5 s: data that old survives a power loss."""
+        ticks = PAGE_CACHE_DIRTY_EXPIRE_MS // PAGE_CACHE_WRITEBACK_INTERVAL_MS
+        for tp, log in self.logs.items():
+            hist = self.writeback_history.setdefault(tp, [])
+            hist.append(log.log_end_offset)
+            if len(hist) > ticks:
+                log.write_back(hist.pop(0))  # durable, but Kafka's recovery point stays
+
+    def flush_dirty_logs(self, ctx: Any) -> None:
+        """LogManager.flushDirtyLogs: flush each log whose time since its last flush (any flush
+        that moved its recovery point, LocalLog.markFlushed) reached its topic's flush.ms."""
+        now = ctx.now
+        for tp, log in self.logs.items():
+            flush_ms = ctx.topic_config(tp[0])["flush.ms"]
+            if now - self.last_flush_ms.setdefault(tp, now) >= flush_ms and log.flush():
+                self.last_flush_ms[tp] = now
+
+    # -- periodic tasks ---------------------------------------------------------------------
+    def startup(self, ctx: Any) -> None:
+        """Schedule the periodic tasks: ReplicaManager's highwatermark-checkpoint, LogManager's
+        recovery-point and log-start-offset checkpoints and log flusher, the OS writeback."""
+        cfg = ctx.config
+        schedule_periodic(ctx, cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
+                          _timer_highwatermark_checkpoint)
+        schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"],
+                          LOG_MANAGER_INITIAL_TASK_DELAY_MS, _timer_recovery_point_checkpoint)
+        if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
+            schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"],
+                              LOG_MANAGER_INITIAL_TASK_DELAY_MS,
+                              _timer_log_start_offset_checkpoint)
+        ctx.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, _timer_page_cache_writeback)
+        flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
+        if flush_ms < LONG_MAX:
+            schedule_periodic(ctx, flush_ms, LOG_MANAGER_INITIAL_TASK_DELAY_MS,
+                              _timer_log_flusher, flush_ms)
+
+
+def epoch_cache_rules(rules) -> dict[str, bool]:
+    """The LeaderEpochFileCache.assign rules of a Kafka version."""
+    return {"truncates_conflicts": rules.leader_epoch_assign_truncates_conflicts,
+            "validates_entries": rules.leader_epoch_cache_validates_entries}
+
+
+# -- KafkaScheduler --------------------------------------------------------------------------
+def schedule_periodic(ctx: Any, period_ms: int, once_delay_ms: int, fn: Callable[..., None],
+                      *args, first_ms: int | None = None) -> None:
+    """A periodic task as KafkaScheduler.schedule(name, task, delayMs, periodMs) runs it
+    (server-common, 3.x and trunk): ``periodMs > 0`` repeats at that period (the first run
+    after ``first_ms``, by default one period); ``periodMs <= 0`` runs it once only, after
+    ``once_delay_ms`` (the caller's initial delay: 0 for ReplicaManager's tasks,
+    LogManager.InitialTaskDelayMs for the log manager's). ``fn`` reschedules itself through
+    ``reschedule``."""
+    if period_ms > 0:
+        ctx.schedule_timer(period_ms if first_ms is None else first_ms, fn, *args)
+    else:
+        ctx.schedule_timer(once_delay_ms, fn, *args)
+
+
+def reschedule(ctx: Any, period_ms: int, fn: Callable[..., None], *args) -> None:
+    if period_ms > 0:   # KafkaScheduler: a period <= 0 ran the task once
+        ctx.schedule_timer(period_ms, fn, *args)
+
+
+def _timer_highwatermark_checkpoint(ctx: Any) -> None:
+    ctx.log_manager.checkpoint_high_watermarks()
+    reschedule(ctx, ctx.config["replica.high.watermark.checkpoint.interval.ms"],
+               _timer_highwatermark_checkpoint)
+
+
+def _timer_recovery_point_checkpoint(ctx: Any) -> None:
+    ctx.log_manager.checkpoint_recovery_points()
+    reschedule(ctx, ctx.config["log.flush.offset.checkpoint.interval.ms"],
+               _timer_recovery_point_checkpoint)
+
+
+def _timer_log_start_offset_checkpoint(ctx: Any) -> None:
+    ctx.log_manager.checkpoint_log_start_offsets()
+    reschedule(ctx, ctx.config["log.flush.start.offset.checkpoint.interval.ms"],
+               _timer_log_start_offset_checkpoint)
+
+
+def _timer_page_cache_writeback(ctx: Any) -> None:
+    ctx.log_manager.write_back_page_cache()
+    ctx.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, _timer_page_cache_writeback)
+
+
+def _timer_log_flusher(ctx: Any, period: int) -> None:
+    ctx.log_manager.flush_dirty_logs(ctx)
+    reschedule(ctx, period, _timer_log_flusher, period)

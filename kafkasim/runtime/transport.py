@@ -1,0 +1,227 @@
+"""Messages on the wire between a cluster's processes: ``Transport``.
+
+``send`` puts a message on the ``Network`` (held, dropped, or delivered after the link's
+latency as an engine "deliver" event whose arguments are ``kafkasim.runtime.network.DELIVERY``),
+``deliver`` hands it to its destination (a broker's KafkaApis, a KRaft controller, a client or
+the ZooKeeper ensemble), unless the destination process is gone, paused or cut off. A process
+that dies closes its connections (``reset_connections``): each peer learns it when the close
+arrives (``disconnect``) and fails the requests it had in flight there.
+"""
+
+from __future__ import annotations
+
+from kafkasim.core.messages import (
+    FetchRequest,
+    FetchResponse,
+    LeaderAndIsrRequest,
+    ProduceRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from kafkasim.runtime.broker import STOPPED
+from kafkasim.runtime.kafka_apis import handle_fetcher_response
+from kafkasim.runtime.network import ZOOKEEPER, Network
+
+# LeaderAndIsr, UpdateMetadata and StopReplica travel on the controller's channels
+# (ZkControlPlane.queue_controller_request keeps what they could not send)
+_CONTROLLER_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
+
+
+class Transport:
+    """Message delivery between the cluster's processes (brokers, KRaft controllers, clients
+    and the ZooKeeper ensemble) over the ``Network``: ``send`` puts a message on the wire,
+    ``deliver`` hands it to its destination, a process that dies closes its connections
+    (``reset_connections``) and each peer learns it when the close arrives (``disconnect``).
+    Engine events "deliver" and "disconnect"."""
+
+    def __init__(self, cluster, network: Network, controller_queues: dict) -> None:
+        self.cluster = cluster
+        self.network = network
+        self.brokers = cluster.brokers
+        self.clients = cluster.clients
+        self.trace = cluster.trace
+        self.controller_queues = controller_queues   # ZkControlPlane's (the same dict)
+        self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
+
+    def send(self, src, dst, msg) -> None:
+        """Put ``msg`` on the wire from ``src`` to ``dst``: held, dropped, or delivered after
+        the link's latency (a "deliver" event), unless the controller channel queues it."""
+        queues = self.controller_queues
+        if queues and isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in queues:
+            queues[(src, dst)].append(msg)  # keep the channel's order
+            return
+        net = self.network
+        engine = self.cluster.engine
+        now = engine.now
+        if not net.plain:   # a partition, cut, hold, drop, delay or extra latency is set
+            env = net.envelope(src, dst, msg, now)
+            msg_id = env.msg_id
+            fate = net.classify(env)
+            if fate == "unreachable" and isinstance(msg, _CONTROLLER_REQUESTS):
+                self.cluster.zk_control_plane.queue_controller_request(src, dst, msg)
+                return
+            if fate == "hold":
+                net.held.append(env)
+                self.cluster.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
+                return
+            if fate != "send":
+                net.dropped += 1
+                self.cluster.record("drop", src, "", -1,
+                                    (self.wire_name(msg), dst, msg_id, fate))
+                return
+            t = net.delivery_time(env, now, engine.rng)
+        else:
+            # nothing can hold or drop it: Network.envelope and Network.delivery_time, inlined
+            # (every message): the same message id, seeded latency draw and per-link FIFO
+            msg_id = net.next_msg_id
+            net.next_msg_id = msg_id + 1
+            t = now + net.latency_ms
+            if net.jitter_ms:
+                t += int(engine.rng.random() * (net.jitter_ms + 1))  # uniform on 0..jitter
+            link = (src, dst)
+            last = net.last_delivery.get(link, 0)
+            if t < last:
+                t = last
+            net.last_delivery[link] = t
+        trace = self.trace
+        if trace.messages:
+            try:
+                name = self.wire_names[type(msg)]
+            except KeyError:
+                name = self.wire_name(msg)
+            trace.rows.append((now, "send", src, "", -1, (name, dst, msg_id)))
+        else:
+            name = None
+        # the delivery event carries the Envelope's fields flat (DELIVERY: no object to build
+        # per message; Network.delivery_envelope makes one for readers), the destination's
+        # incarnation and the wire name for its recv row
+        engine.schedule_args_at(t, "deliver",
+                                (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
+
+    def wire_name(self, msg) -> str:
+        """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
+        cls = type(msg)
+        name = self.wire_names.get(cls)
+        if name is None:
+            name = cls.__name__
+            if name.startswith("AlterPartition") and not self.cluster.rules.alter_partition_name:
+                name = "AlterIsr" + name[len("AlterPartition"):]
+            self.wire_names[cls] = name
+        return name
+
+    def deliver(self, src, dst, msg, sent_ms: int, msg_id: int, incarnation: int,
+                name: str | None = None) -> None:
+        """The message ``msg_id`` (the Envelope's fields: kafkasim.runtime.network.DELIVERY)
+        reaches its
+        destination, unless it is gone, paused or cut off; ``name`` is the RPC's wire name when
+        the send computed it."""
+        net = self.network
+        engine = self.cluster.engine
+        broker = self.brokers.get(dst)   # None for clients, controllers and ZooKeeper
+        if broker is None and self.cluster.kraft is not None:
+            broker = self.cluster.kraft.nodes.get(dst)
+        if broker is not None:
+            # a running process's incarnation is its entry in Network.incarnations (start()
+            # sets both; only a stop moves the network's on)
+            if broker.state == STOPPED or broker.incarnation != incarnation:
+                net.dropped += 1
+                self.cluster.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
+                                                  "destination process gone"))
+                self.send_close(dst, src, msg)   # the refusal travels back
+                return
+            if broker.paused_until > engine.now:
+                engine.schedule_at(broker.paused_until, "deliver", src, dst, msg, sent_ms, msg_id,
+                                   incarnation, name)
+                return
+        if not net.plain and not net.can_reach(src, dst):
+            if isinstance(msg, _CONTROLLER_REQUESTS):
+                self.cluster.zk_control_plane.queue_controller_request(src, dst, msg)
+                return
+            net.dropped += 1
+            self.cluster.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
+                                              "network partition"))
+            return
+        net.delivered += 1
+        trace = self.trace
+        if trace.messages:
+            if name is None:
+                name = self.wire_name(msg)
+            trace.rows.append((engine.now, "recv", dst, "", -1, (name, src, msg_id)))
+        if broker is not None:
+            # Broker.on_message (KafkaApis.handle) looks the handler up by type; the steady
+            # traffic goes to its handler directly (every message to a broker). Only brokers are
+            # sent these three (a KRaft controller's quorum fetch is RaftFetch*)
+            cls = type(msg)
+            if cls is FetchRequest:   # kafka_apis.handle_fetch_request
+                broker.replica_manager.fetch_messages(broker, src, msg)
+            elif cls is ProduceRequest:   # kafka_apis.handle_produce_request
+                broker.replica_manager.append_records(broker, src, msg)
+            elif cls is FetchResponse:
+                handle_fetcher_response(broker, src, msg)
+            else:
+                broker.on_message(src, msg)
+        elif dst == ZOOKEEPER:
+            self.cluster.zk_control_plane.zk_request(src, msg)
+        else:
+            client = self.clients.get(dst)
+            if client is not None:
+                client.on_message(src, msg)
+
+    def reset_connections(self, dead: int) -> None:
+        """Node ``dead``'s process is gone (kill -9, power loss or shutdown) and its kernel closes
+        every connection. A peer learns it only when the close reaches it (Network.close_arrival:
+        one link latency later, after every response ``dead`` sent before), and then fails the
+        requests it still has in flight to ``dead`` (``on_peer_gone``: NetworkClient
+        .processDisconnection -> cancelInFlightRequests, a disconnected ClientResponse), requests
+        parked in ``dead``'s purgatories included."""
+        for b in self.brokers.values():
+            if b.id != dead and b.is_running:
+                self.send_close(dead, b.id, None)
+        for client_id, client in self.clients.items():
+            if hasattr(client, "on_peer_gone"):
+                self.send_close(dead, client_id, None)
+        if self.cluster.kraft is not None:
+            for node in self.cluster.kraft.nodes.values():
+                if node.id != dead and node.is_running and hasattr(node, "on_peer_gone"):
+                    self.send_close(dead, node.id, None)
+
+    def send_close(self, dead, peer, msg) -> None:
+        """``dead``'s kernel closes its connection to ``peer`` now: the FIN of a connection it
+        had (``msg`` None), or the RST refusing ``msg``, a request that reached the dead process
+        (the sender fails it when the RST arrives, a round trip after it sent it)."""
+        engine = self.cluster.engine
+        engine.schedule_at(self.network.close_arrival(dead, peer, engine.now), "disconnect",
+                           dead, peer, self.network.incarnations.get(peer, 0), msg)
+
+    def disconnect(self, dead, peer, incarnation: int, msg) -> None:
+        """The close of ``dead``'s connection reaches ``peer``, whose NetworkClient reports the
+        disconnect: every request in flight to ``dead`` fails (``on_peer_gone(dead)``), or the
+        refused request ``msg`` does (``on_disconnect(dead, msg)``). A peer that died or
+        restarted since had no such connection any more; a paused one sees it when it resumes;
+        a close the network partition cuts off is lost, like any segment (the peer learns by
+        its own timeouts)."""
+        net = self.network
+        node = self.brokers.get(peer)
+        if node is None and self.cluster.kraft is not None:
+            node = self.cluster.kraft.nodes.get(peer)
+        if node is not None:
+            if not node.is_running or net.incarnations.get(peer, 0) != incarnation:
+                return
+            if node.paused_until > self.cluster.engine.now:
+                self.cluster.engine.schedule_at(node.paused_until, "disconnect", dead, peer,
+                                        incarnation, msg)
+                return
+        else:
+            node = self.clients.get(peer)
+            if node is None:
+                return
+        if (net.groups or net.cut_links) and not net.can_reach(dead, peer):
+            return
+        if msg is None:
+            handler = getattr(node, "on_peer_gone", None)
+            if handler is not None:
+                handler(dead)
+        else:
+            handler = getattr(node, "on_disconnect", None)
+            if handler is not None:
+                handler(dead, msg)
