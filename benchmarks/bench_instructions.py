@@ -9,7 +9,11 @@ of simulated traffic, and set-up only -- and the difference is the traffic's cos
   records/s, ``linger.ms`` 5, tracing on), driven by ``bench_workload._drive``;
 - skeleton: ``benchmarks/skeleton.py`` carrying the same traffic with no rules.
 
-``workload_vs_skeleton_instructions`` is the ratio (issue 17's goal: <= 3x, never above 4x).
+``workload_vs_skeleton_instructions`` is the ratio. Issue 29 retired issue 17's goal (<= 3x,
+never above 4x): the rule a learner reads must be the rule that runs, and a fast path belongs
+inside the rule it speeds up. Its bound instead: the workload may cost at most ``BOUND`` (1.3)
+times what it cost at e4aa80c, the last commit with inlined rule twins, each ratio taken against
+the skeleton in the same run (``AT_E4AA80C``).
 Without valgrind the benchmark reports ``valgrind: missing`` and no ratio.
 ``PYTHONHASHSEED=0`` keeps the counts reproducible from run to run.
 
@@ -34,8 +38,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATION_MS = 2000
-GOAL = 3.0
-CEILING = 4.0
+#: The workload against the skeleton at e4aa80c (README "What it costs", 2026-11-25): by wall
+#: clock alone in a fresh process 3.27-3.43x, by instructions 2.61x, by bytecodes 4.07x.
+AT_E4AA80C = {"wall": 3.4, "instructions": 2.61, "bytecodes": 4.07}
+BOUND = 1.3
+
+
+def within_bound(ratio: float, measure: str) -> bool:
+    """Issue 29's bound: at most BOUND times the ratio ``measure`` read at e4aa80c."""
+    return ratio <= BOUND * AT_E4AA80C[measure]
 
 _TARGET = """
 import sys
@@ -111,8 +122,8 @@ def run(quick: bool = False) -> dict:
            "workload_M_bytecodes": round(kb / 1e6, 3),
            "skeleton_M_bytecodes": round(sb / 1e6, 3),
            "workload_vs_skeleton_bytecodes": round(kb / sb, 2),
-           "bytecodes_meet_target_3x": kb / sb <= GOAL,
-           "bytecodes_never_above_4x": kb / sb <= CEILING}
+           "bytecodes_vs_e4aa80c": round(kb / sb / AT_E4AA80C["bytecodes"], 2),
+           "meets_target_bytecodes_within_1_3x_of_e4aa80c": within_bound(kb / sb, "bytecodes")}
     if shutil.which("valgrind") is None:
         return {**out, "valgrind": "missing (apt-get install valgrind)"}
     return {**out, **_instructions(duration)}
@@ -129,4 +140,5 @@ def _instructions(duration: int) -> dict:
     return {"workload_M_instructions": round(k / 1e6, 1),
             "skeleton_M_instructions": round(s / 1e6, 1),
             "workload_vs_skeleton_instructions": round(ratio, 2),
-            "meets_target_3x": ratio <= GOAL, "meets_target_never_above_4x": ratio <= CEILING}
+            "instructions_vs_e4aa80c": round(ratio / AT_E4AA80C["instructions"], 2),
+            "meets_target_instructions_within_1_3x_of_e4aa80c": within_bound(ratio, "instructions")}
