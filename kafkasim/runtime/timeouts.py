@@ -22,10 +22,46 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 # an owner's wake-up time when no "timeouts" event is pending (TimeoutScheduler.timeouts_of):
 # later than any deadline, so "is this timeout due before the next wake-up?" is one comparison
 NO_WAKE_UP = 1 << 62
+
+
+class DueTimeout(NamedTuple):
+    """A timeout that is due: what fires it, and the handle that says whether it still may.
+
+    ``kind`` is "timer" (a FIFO entry, the handle ``add_timeout`` returned), "request" (a
+    request in flight: ``handle`` is its in-flight entry, ``args`` its correlation id) or
+    "parked" (a purgatory operation: ``handle`` is the operation, ``purgatory`` its map).
+    Sorted by (deadline, id): the order one heap over all timeouts would give."""
+
+    deadline_ms: int
+    timeout_id: int
+    kind: str
+    fn: Callable
+    args: tuple
+    handle: Any
+    purgatory: dict | None = None
+
+    def claim(self, requests: dict | None) -> bool:
+        """Mark the timeout fired; False when it was cancelled, answered or completed by a
+        timeout that fired just before it (then it does not fire)."""
+        if self.kind == "timer":
+            if self.handle[2] is None:
+                return False
+            self.handle[2] = None    # fired: a later cancel_timeout is a no-op
+        elif self.kind == "request":
+            if requests.get(self.args[0]) is not self.handle:
+                return False
+            self.handle[0] = -1      # fired (the broker may be paused: the entry stays till then)
+        else:
+            op = self.handle
+            if self.purgatory.get(self.args[0]) is not op or op.timeout_id is None:
+                return False
+            op.timeout_id = None     # fired (the broker may be paused: it stays parked)
+        return True
 
 
 class TimeoutScheduler:
@@ -126,26 +162,26 @@ class TimeoutScheduler:
 
     @staticmethod
     def _due_timeouts(fifos: dict, now: int, requests: dict | None, on_timeout,
-                      purgatories: tuple) -> list:
-        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), with
-        the requests in flight whose timeout is due as [deadline, id, on_timeout, (corr,),
-        their in-flight entry], and the parked operations whose timeout is due as [deadline,
-        id, timer, (op id,), the operation, its purgatory]."""
+                      purgatories: tuple) -> list[DueTimeout]:
+        """Pop the live entries due by ``now`` (and the cancelled ones ahead of live ones), and
+        list them with the requests in flight and the parked operations whose timeout is due,
+        in (deadline, id) order."""
         due = []
         for fifo in fifos.values():
             while fifo and (fifo[0][0] <= now or fifo[0][2] is None):
                 e = fifo.popleft()
                 if e[2] is not None:
-                    due.append(e)
+                    due.append(DueTimeout(e[0], e[1], "timer", e[2], e[3], e))
         if requests:
             for corr, f in requests.items():
                 if 0 <= f[0] <= now:
-                    due.append([f[0], f[1], on_timeout, (corr,), f])
+                    due.append(DueTimeout(f[0], f[1], "request", on_timeout, (corr,), f))
         for ops, timer in purgatories:
             for op_id, op in ops.items():
                 if op.deadline_ms <= now and op.timeout_id is not None:
-                    due.append([op.deadline_ms, op.timeout_id, timer, (op_id,), op, ops])
-        due.sort()   # (deadline, id): the order one heap over all timeouts would give
+                    due.append(DueTimeout(op.deadline_ms, op.timeout_id, "parked", timer,
+                                          (op_id,), op, ops))
+        due.sort(key=lambda d: (d.deadline_ms, d.timeout_id))
         return due
 
     def fire_timeouts(self, owner: tuple) -> None:
@@ -155,25 +191,13 @@ class TimeoutScheduler:
         requests, on_timeout, purgatories = entry[2], entry[3], entry[4]
         due = self._due_timeouts(fifos, now, requests, on_timeout, purgatories)
         while due:
-            for e in due:
-                fn = e[2]
-                if fn is None:
-                    continue   # cancelled by a timeout that fired just before
-                if len(e) == 5:   # a request in flight
-                    if requests.get(e[3][0]) is not e[4]:
-                        continue   # answered or failed by a timeout that fired just before
-                    e[4][0] = -1   # fired (the broker may be paused: the entry stays till then)
-                elif len(e) == 6:   # a parked operation
-                    op = e[4]
-                    if e[5].get(e[3][0]) is not op or op.timeout_id is None:
-                        continue   # completed or timed out by a timeout that fired just before
-                    op.timeout_id = None   # fired (the broker may be paused: it stays parked)
-                else:
-                    e[2] = None    # fired: a later cancel_timeout is a no-op
+            for d in due:
+                if not d.claim(requests):
+                    continue
                 if owner[0] == "broker":
-                    self.broker_timer(owner[1], owner[2], fn, e[3])
+                    self.broker_timer(owner[1], owner[2], d.fn, d.args)
                 else:
-                    self.client_timer(owner[1], fn, e[3])
+                    self.client_timer(owner[1], d.fn, d.args)
             # a handler may add one
             due = self._due_timeouts(fifos, now, requests, on_timeout, purgatories)
         heads = [fifo[0][0] for fifo in fifos.values() if fifo]
