@@ -2,6 +2,7 @@
 #
 #   make lab     set up (first time only) and start JupyterLab on the first notebook (LANG=ko: Korean)
 #   make test    set up, then lint (ruff), pytest on the package and nbval on every notebook
+#   make quick   set up, then lint and the unit tests only (no notebooks, browser or Spark)
 #   make bench   set up, then run benchmarks/bench_*.py   (make bench BENCH_ARGS=--quick)
 #   make editions  learner and instructor copies of the course under build/editions/
 #   make book    the static, offline HTML edition (English and Korean) under build/book/
@@ -11,6 +12,8 @@
 # pinned requirements.txt, then kafkasim itself (editable). It re-runs only when requirements.txt,
 # pyproject.toml or the set-up scripts change. `make test` and `make bench` also check for Chromium
 # (the browser suite; installs Debian's chromium when root). CI runs .ci/run, which runs `make test`.
+# Both test targets spread the tests over the cores (pytest-xdist, scripts/pytest.sh); PYTEST_WORKERS
+# sets the number of workers (default auto: one per core; 0: one process).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -23,10 +26,10 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help setup java fonts chromium lab test lint bench editions book clean
+.PHONY: help setup java fonts chromium lab test quick lint bench editions book clean
 
 help:
-	@sed -n '3,8p' Makefile | sed 's/^# *//'
+	@sed -n '3,9p' Makefile | sed 's/^# *//'
 
 java:
 	@scripts/check-java.sh
@@ -52,6 +55,10 @@ lint: setup
 
 test: lint chromium
 	scripts/pytest.sh $(PYTEST_ARGS)
+
+# The unit tests in parallel, without the notebooks (nbval), the browser suite and the Spark tests.
+quick: lint
+	scripts/pytest.sh tests --ignore=tests/browser -m "not spark" $(PYTEST_ARGS)
 
 bench: setup chromium
 	$(VENV)/bin/python -m benchmarks.run $(BENCH_ARGS)

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Run the whole suite in ONE pytest invocation: tests/ and every notebook (nbval), as configured in
-# pyproject.toml. pytest's exit code 5 ("no tests ran") is turned into a loud failure.
+# pyproject.toml, spread over the machine's cores by pytest-xdist (--dist loadgroup: the cells of a
+# notebook, the browser suite and the Spark tests each stay on one worker; tests/conftest.py and
+# notebooks/conftest.py group them). PYTEST_WORKERS sets the number of workers (default: auto, one
+# per core; 0 runs everything in this one process). pytest's exit code 5 ("no tests ran") is turned
+# into a loud failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-.venv/bin/python -m pytest "$@"
+workers="${PYTEST_WORKERS:-auto}"
+.venv/bin/python -m pytest -n "$workers" --dist loadgroup "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
     echo "error: pytest collected no tests (exit code 5). Treating that as a failure:" >&2

@@ -10,6 +10,7 @@ source it mirrors.
 from __future__ import annotations
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.core import errors as E
 from kafkasim.core.messages import (
@@ -29,12 +30,12 @@ def _apm(b):
 
 
 def _cluster(version: str = "3.7", partitions: int = 1) -> Cluster:
-    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0,
-                config={"replica.lag.time.max.ms": 3000, "zookeeper.session.timeout.ms": 120000,
-                        "auto.leader.rebalance.enable": False})
-    c.create_topic("t", partitions, 3, assignment=[[1, 2, 3]] * partitions,
-                   config={"min.insync.replicas": 1})
-    c.run(1000)
+    c = make_cluster(seed=1, kafka_version=version, latency_ms=1, jitter_ms=0,
+                     config={"replica.lag.time.max.ms": 3000,
+                             "zookeeper.session.timeout.ms": 120000,
+                             "auto.leader.rebalance.enable": False},
+                     topic="t", partitions=partitions, assignment=[[1, 2, 3]] * partitions,
+                     topic_config={"min.insync.replicas": 1}, settle_ms=1000)
     assert c.controller_id() == 1 and c.leader("t") == 1
     return c
 

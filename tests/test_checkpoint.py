@@ -6,6 +6,7 @@ import os
 import re
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.core.checkpoint import (
     CorruptCheckpointError,
@@ -166,13 +167,7 @@ def test_atomic_write_to_a_real_directory(tmp_path):
 
 
 def _cluster(**kw) -> Cluster:
-    c = Cluster(brokers=3, seed=5, **kw)
-    c.create_topic("t", partitions=2, replication_factor=3)
-    p = c.producer(acks="all")
-    for i in range(20):
-        p.send("t", f"v{i}", partition=i % 2)
-    p.flush()
-    return c
+    return make_cluster(seed=5, topic="t", partitions=2, records=20, **kw)
 
 
 def test_hw_checkpoint_cadence_is_replica_high_watermark_checkpoint_interval():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.control.placement import assign_replicas_to_brokers
 from kafkasim.runtime import metrics as M
@@ -48,7 +49,7 @@ def _cluster(config: dict | None = None, **kw) -> Cluster:
     kw.setdefault("kafka_version", ZK)
     cfg = {"zookeeper.session.timeout.ms": 120000}
     cfg.update(config or {})
-    return Cluster(3, config=cfg, **kw)
+    return make_cluster(config=cfg, **kw)
 
 
 def _fall_behind(c: Cluster, topic: str, follower: int, pause_ms: int = 60000):

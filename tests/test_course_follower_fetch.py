@@ -9,18 +9,16 @@ FetchIsolation.HIGH_WATERMARK)."""
 
 from __future__ import annotations
 
+from clusters import make_cluster, produce_records
+
 from kafkasim.course import follower_fetch as ff
 from kafkasim.observe.checks import attach, make_suite
-from kafkasim.runtime.cluster import Cluster
 
 
 def _cluster(racks, config=ff.SELECTOR, late=True):
-    c = Cluster(3, seed=ff.SEED, racks=racks, config=config)
-    c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]])
-    p = c.producer(acks="all")
-    for i in range(5):
-        p.send("orders", f"v{i}", partition=0)
-    p.flush()
+    c = make_cluster(seed=ff.SEED, racks=racks, config=config, topic="orders",
+                     assignment=[[1, 2, 3]])
+    p = produce_records(c, "orders", 5)
     c.run(1000)
     if late:
         p.send("orders", "late", partition=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.scenarios.scenario import Scenario, ScenarioError
@@ -17,9 +18,7 @@ ZK = "3.7"
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(3, seed=1, kafka_version=ZK)
-    c.create_topic("orders", 3, 3)
-    return c
+    return make_cluster(seed=1, kafka_version=ZK, topic="orders", partitions=3)
 
 
 # ============================================================================ configs

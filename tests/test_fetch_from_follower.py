@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from clusters import make_cluster
+
 from kafkasim.runtime.cluster import Cluster
 
 SELECTOR = {"replica.selector.class":
@@ -10,14 +12,8 @@ RACKS = {1: "a", 2: "b", 3: "c"}
 
 
 def cluster(config=None, version="3.7") -> Cluster:
-    c = Cluster(3, seed=1, racks=RACKS, config=config, kafka_version=version)
-    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
-    p = c.producer(acks="all")
-    for i in range(5):
-        p.send("t", f"v{i}", partition=0)
-    p.flush()
-    c.run(1000)
-    return c
+    return make_cluster(seed=1, racks=RACKS, config=config, kafka_version=version, topic="t",
+                        assignment=[[1, 2, 3]], records=5, settle_ms=1000)
 
 
 def test_consumer_in_a_followers_rack_reads_from_that_follower():

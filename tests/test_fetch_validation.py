@@ -8,6 +8,7 @@ unit test (PartitionTest) or change it mirrors.
 from __future__ import annotations
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.core import errors as E
 from kafkasim.core.log import Log
@@ -24,10 +25,9 @@ TP = ("t", 0)
 
 
 def _cluster(version: str = "3.7", brokers: int = 3) -> Cluster:
-    c = Cluster(brokers, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0,
-                config={"auto.leader.rebalance.enable": False})
-    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
-    c.run(1000)
+    c = make_cluster(brokers, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0,
+                     config={"auto.leader.rebalance.enable": False}, topic="t",
+                     assignment=[[1, 2, 3]], settle_ms=1000)
     c.shutdown(3)   # the controller drops 3 from the ISR: leader epoch 1, so epoch - 1 is valid
     assert c.run_until(lambda cl: cl.brokers[3].state == "stopped", 10000)
     c.start(3)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from clusters import make_cluster, started_kraft
 
 from kafkasim.control.kraft import partition_change
 from kafkasim.observe.checks import CHECKS, attach, make_suite
@@ -16,12 +17,9 @@ KRAFT_CHECKS = ["ElrCompleteness", "LeaderFromIsrOrElr", "RaftSafety"]
 
 
 def kraft_cluster(version="4.1", *, min_isr=2, assignment=((1, 2, 3),), seed=1, **config):
-    c = Cluster(brokers=3, seed=seed, kafka_version=version,
-                config={"min.insync.replicas": min_isr, "replica.lag.time.max.ms": 3000,
-                        **config})
-    assert c.run_until(lambda cl: cl.controller_id() >= 0 and not any(
-        b.lifecycle.is_fenced for b in cl.brokers.values()), 30000)
-    return c
+    return started_kraft(make_cluster(
+        seed=seed, kafka_version=version,
+        config={"min.insync.replicas": min_isr, "replica.lag.time.max.ms": 3000, **config}))
 
 
 def produce(c, n, start=0, partition=0):

@@ -18,6 +18,7 @@ import sys
 import warnings
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.control.kraft import records as R
 from kafkasim.runtime.cluster import Cluster
@@ -25,9 +26,7 @@ from kafkasim.settings.exceptions import ClusterError
 
 
 def kraft(version="4.1", brokers=3, seed=1, **kw) -> Cluster:
-    c = Cluster(brokers, kafka_version=version, seed=seed, **kw)
-    c.run(3000)
-    return c
+    return make_cluster(brokers, kafka_version=version, seed=seed, settle_ms=3000, **kw)
 
 
 def recv_times(c, kind: str, dst=None, src=None) -> list[int]:

@@ -1,14 +1,13 @@
 """``Network.plain`` (the one flag Transport.send reads per message) follows every fault that can
 change a message's fate or latency, set and cleared through the Cluster's fault API."""
 
+from clusters import make_cluster
+
 from kafkasim.runtime.cluster import Cluster
 
 
 def _cluster() -> Cluster:
-    c = Cluster(brokers=3, seed=3, kafka_version="3.7")
-    c.create_topic("t", partitions=1, replication_factor=3)
-    c.run(1000)
-    return c
+    return make_cluster(seed=3, kafka_version="3.7", topic="t", settle_ms=1000)
 
 
 def _consistent(net) -> bool:

@@ -10,6 +10,7 @@ import dataclasses
 import pickle
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.runtime.clients.producer import (
     NO_ERRORS,
@@ -21,8 +22,7 @@ from kafkasim.runtime.cluster import Cluster
 
 
 def _cluster() -> tuple[Cluster, object]:
-    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
-    c.create_topic("t", partitions=1, replication_factor=3)
+    c = make_cluster(seed=1, kafka_version="3.7", topic="t")
     return c, c.producer(acks="all", linger_ms=5)
 
 

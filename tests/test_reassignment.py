@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.runtime.cluster import Cluster, ClusterError
 
 
 def _cluster(n: int = 4, version: str = "3.7") -> Cluster:
-    return Cluster(brokers=n, seed=1, kafka_version=version,
-                   config={"auto.leader.rebalance.enable": False})
+    return make_cluster(n, seed=1, kafka_version=version,
+                        config={"auto.leader.rebalance.enable": False})
 
 
 def _topic_znode(c: Cluster, topic: str) -> dict:

@@ -11,6 +11,8 @@ timeout when the pause ends.
 
 from __future__ import annotations
 
+from clusters import make_cluster
+
 from kafkasim.runtime.cluster import Cluster
 
 ZK = "3.7"
@@ -20,9 +22,8 @@ BACKOFF_MS = 1000          # replica.fetch.backoff.ms
 
 def _cluster_with_a_lost_fetch(seed: int = 1):
     """Broker 2's next FetchRequest is lost; returns the cluster and the time it was dropped."""
-    c = Cluster(3, seed=seed, kafka_version=ZK,
-                config={"replica.socket.timeout.ms": SOCKET_TIMEOUT_MS})
-    c.create_topic("t", 1, 3)
+    c = make_cluster(seed=seed, kafka_version=ZK,
+                     config={"replica.socket.timeout.ms": SOCKET_TIMEOUT_MS}, topic="t")
     p = c.producer("p", acks="all")
     c.run(100)
     c.drop("FetchRequest", src=2, count=1)

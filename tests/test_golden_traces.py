@@ -1,0 +1,85 @@
+"""The committed golden trace digests (tests/golden/digests.json) still hold.
+
+Every run the file names (each built-in scenario, the reference workload's variants and the first
+N fault schedules of every profile) is rerun and its trace digest compared with the committed one.
+A failure lists every run whose digest moved, with the expected and the actual digest. A change
+that is meant to change behaviour regenerates the file, and its diff is reviewed with the change:
+
+    .venv/bin/python scripts/golden_traces.py --write
+
+The runs are split into small groups (a scenario, the workloads, 50 schedules of one profile) so
+that pytest-xdist spreads them over the workers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("golden_traces", REPO / "scripts/golden_traces.py")
+golden_traces = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("golden_traces", golden_traces)
+_spec.loader.exec_module(golden_traces)
+
+GOLDEN = golden_traces.load()
+WANT: dict[str, str] = GOLDEN["digests"]
+CHUNK = 50     # fault schedules per test
+REGENERATE = "scripts/golden_traces.py --write"
+
+
+def _groups() -> dict[str, list[str]]:
+    """Test id -> the run names it checks, in the file's order."""
+    groups: dict[str, list[str]] = {}
+    schedules: dict[str, list[str]] = {}
+    for name in WANT:
+        kind, _, rest = name.partition(":")
+        if kind == "scenario":
+            groups[name] = [name]
+        elif kind == "workload":
+            groups.setdefault("workloads", []).append(name)
+        else:
+            schedules.setdefault(rest.rpartition(":")[0], []).append(name)
+    for profile, names in schedules.items():
+        names.sort(key=lambda n: int(n.rpartition(":")[2]))
+        for i in range(0, len(names), CHUNK):
+            chunk = names[i:i + CHUNK]
+            first, last = (n.rpartition(":")[2] for n in (chunk[0], chunk[-1]))
+            groups[f"schedule:{profile}:{first}-{last}"] = chunk
+    return groups
+
+
+GROUPS = _groups()
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_golden_digests_are_unchanged(group):
+    names = GROUPS[group]
+    got = golden_traces.compute(names, workers=1)
+    changed = golden_traces.changes(WANT, got)
+    if changed:
+        pytest.fail(
+            f"{len(changed)} of {len(names)} golden runs changed their trace digest:\n  "
+            + "\n  ".join(changed)
+            + f"\nIf the behaviour change is intended, regenerate with `{REGENERATE}` and commit"
+            " the diff of tests/golden/digests.json with the change that explains it.",
+            pytrace=False)
+
+
+def test_golden_file_names_every_run():
+    """A scenario, workload or profile added (or removed) since the file was written."""
+    expected = golden_traces.run_names(GOLDEN["schedules"], tuple(GOLDEN["profiles"]))
+    missing = [n for n in expected if n not in WANT]
+    extra = sorted(set(WANT) - set(expected))
+    assert not missing and not extra, (
+        f"tests/golden/digests.json is out of date: no digest for {missing}, digests of runs that "
+        f"no longer exist {extra}; regenerate with `{REGENERATE}` and review the diff."
+    )
+
+
+def test_golden_file_is_large_enough():
+    assert GOLDEN["schedules"] >= 100, "a few hundred fault schedules per profile, not fewer"
+    assert set(GOLDEN["profiles"]) == set(golden_traces.PROFILES)
