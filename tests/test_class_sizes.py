@@ -26,7 +26,6 @@ KNOWN_OFFENDERS = {
     "kafkasim.widgets.player.Player": 68,
     "kafkasim.control.kraft.replication_control.ReplicationControlManager": 68,
     "kafkasim.scenarios.scenario.ScenarioRun": 66,
-    "kafkasim.runtime.clients.producer.Producer": 60,
 }
 
 
