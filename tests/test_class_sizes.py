@@ -25,7 +25,6 @@ KNOWN_OFFENDERS = {
     "kafkasim.settings.versions.Rules": 72,
     "kafkasim.widgets.player.Player": 68,
     "kafkasim.control.kraft.replication_control.ReplicationControlManager": 68,
-    "kafkasim.scenarios.scenario.ScenarioRun": 66,
 }
 
 
