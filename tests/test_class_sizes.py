@@ -23,7 +23,6 @@ KNOWN_OFFENDERS = {
     "kafkasim.control.kraft.raft.KafkaRaftClient": 98,
     "kafkasim.observe.checks.ghost.Ghost": 74,
     "kafkasim.settings.versions.Rules": 72,
-    "kafkasim.widgets.player.Player": 68,
     "kafkasim.control.kraft.replication_control.ReplicationControlManager": 68,
 }
 
