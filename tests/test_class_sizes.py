@@ -21,12 +21,8 @@ PACKAGE = Path(kafkasim.__file__).parent
 KNOWN_OFFENDERS = {
     "kafkasim.runtime.cluster.Cluster": 111,
     "kafkasim.control.kraft.raft.KafkaRaftClient": 98,
-    "kafkasim.observe.checks.ghost.Ghost": 74,
     "kafkasim.settings.versions.Rules": 72,
-    "kafkasim.widgets.player.Player": 68,
     "kafkasim.control.kraft.replication_control.ReplicationControlManager": 68,
-    "kafkasim.scenarios.scenario.ScenarioRun": 66,
-    "kafkasim.runtime.clients.producer.Producer": 60,
 }
 
 

@@ -316,6 +316,7 @@ def test_player_quorum_panel_only_in_kraft_mode(fenced):
     from types import SimpleNamespace
 
     from kafkasim.widgets import Player
+    from kafkasim.widgets.player import PlayerFrames
 
     zk = Cluster(3, seed=1, kafka_version="3.7")
     zk.create_topic("t", 1, 3)
@@ -324,9 +325,9 @@ def test_player_quorum_panel_only_in_kraft_mode(fenced):
     pl.widget     # noqa: B018 -- builds the UI
     assert pl._ui.quorum_image is None
     # a Player cannot record a KRaft cluster yet (its snapshots fail to pickle, see the
-    # report), so the panel is drawn here from the cluster and time a Player would hold
+    # report), so its PlayerFrames draws the panel from the cluster and time a Player holds
     c, _ = fenced
-    fig = Player.quorum_figure(SimpleNamespace(cluster=c, now=c.now))
+    fig = PlayerFrames(SimpleNamespace(cluster=c, now=c.now)).quorum_figure()
     assert isinstance(fig, Figure)
     assert "now" in {a.get_gid() for a in fig.axes[0].get_children()}
 

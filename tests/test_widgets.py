@@ -431,14 +431,15 @@ def test_player_frames_are_cached_per_state_and_dropped_on_a_fork(isr_player):
     assert pl.widget is not None
     pl.seek(3000)
     first = (pl._ui.image.value, pl._ui.isr_image.value)
-    renders = pl._isr_panel.renders
+    renders = pl._frames.isr_panel.renders
     pl.seek(9000)
     pl.seek(3000)
     assert (pl._ui.image.value, pl._ui.isr_image.value) == first
-    assert pl._isr_panel.renders == renders + 1          # only t=9000 was drawn
+    assert pl._frames.isr_panel.renders == renders + 1          # only t=9000 was drawn
     pl.seek(3000)
     pl.pause_broker(2, 1000)
-    assert not pl._isr_panel.frames or all(k[3] == pl._branch for k in pl._isr_panel.frames)
+    panel = pl._frames.isr_panel
+    assert not panel.frames or all(k[3] == pl._frames.branch for k in panel.frames)
 
 
 def test_seeking_before_a_topic_exists_shows_a_message_not_an_error():

@@ -402,6 +402,7 @@ class ScenarioRun:
         self.outputs: list[dict] = []
         self.snapshots: dict[str, bytes] = {}
         self.workloads: list[RateWorkload] = []
+        self.conditions = Conditions(self)
 
     def _fail(self, msg: str, step: int | None = None) -> ScenarioError:
         return self.scenario._fail(msg, step)
@@ -537,7 +538,7 @@ class ScenarioRun:
         c = self.cluster
         if "groups" in st:
             groups = [list(g) for g in st["groups"]]
-            if any(self._controller_node(n) is not None for g in groups for n in g):
+            if any(_controller_node(self.cluster, n) is not None for g in groups for n in g):
                 # Cluster.partition_network only knows broker ids: the same partition as cuts
                 # of every link between two groups (unlisted nodes still reach everyone)
                 for gi, ga in enumerate(groups):
@@ -589,9 +590,9 @@ class ScenarioRun:
     def _do_await(self, i: int, st: dict) -> str:
         cond = st["until"]
         timeout = st.get("timeout_ms", 30000)
-        ok = self.cluster.run_until(lambda c: self._holds(cond, i)[0], timeout)
+        ok = self.cluster.run_until(lambda c: self.conditions.holds(cond)[0], timeout)
         if not ok:
-            _, actual = self._holds(cond, i)
+            _, actual = self.conditions.holds(cond)
             raise self._fail(f"await timed out after {timeout} ms: {json.dumps(cond)} "
                              f"never held (now: {actual})", i)
         return f"{json.dumps(cond)} holds"
@@ -604,7 +605,7 @@ class ScenarioRun:
         return "settled"
 
     def _do_expect(self, i: int, st: dict) -> str:
-        ok, actual = self._holds(st["that"], i)
+        ok, actual = self.conditions.holds(st["that"])
         self.expectations.append({"step": i + 1, "label": st.get("label", ""),
                                   "condition": st["that"], "ok": ok, "actual": actual,
                                   "time_ms": self.cluster.now})
@@ -627,21 +628,15 @@ class ScenarioRun:
                              "text": json.dumps(partition_report(self.cluster))})
         return f"snapshot '{st['label']}'"
 
-    def _controller_node(self, node_id):
-        """The KRaft controller node with this id (steps naming a ``broker`` accept controller
-        node ids in KRaft mode), else None."""
-        kraft = self.cluster.kraft
-        return kraft.nodes.get(node_id) if kraft is not None else None
-
     def _node_name(self, node_id) -> str:
-        return f"{'controller' if self._controller_node(node_id) else 'broker'} {node_id}"
+        return f"{'controller' if _controller_node(self.cluster, node_id) else 'broker'} {node_id}"
 
     def _do_crash(self, i: int, st: dict) -> str:
         self.cluster.crash(st["broker"])
         return f"{self._node_name(st['broker'])} crashed"
 
     def _do_power_loss(self, i: int, st: dict) -> str:
-        if self._controller_node(st["broker"]) is not None:
+        if _controller_node(self.cluster, st["broker"]) is not None:
             raise self._fail(f"power_loss is not modelled for controller {st['broker']}: a "
                              "KRaft voter flushes __cluster_metadata before its offsets count "
                              "toward the quorum's high watermark (KafkaRaftClient), so use "
@@ -653,7 +648,7 @@ class ScenarioRun:
         c = self.cluster
         c.shutdown(st["broker"])
         if st.get("wait", True):
-            b = self._controller_node(st["broker"]) or c.brokers[st["broker"]]
+            b = _controller_node(self.cluster, st["broker"]) or c.brokers[st["broker"]]
             if not c.run_until(lambda cl: b.state == "stopped", st.get("timeout_ms", 60000)):
                 raise self._fail(f"broker {st['broker']} did not finish shutting down", i)
         return f"{self._node_name(st['broker'])} shut down cleanly"
@@ -664,7 +659,7 @@ class ScenarioRun:
 
     def _do_restart(self, i: int, st: dict) -> str:
         c = self.cluster
-        node = self._controller_node(st["broker"])
+        node = _controller_node(self.cluster, st["broker"])
         if node is None:
             c.restart(st["broker"], clean=st.get("clean", False), wait_ms=st.get("down_ms", 0))
             return f"broker {st['broker']} restarted"
@@ -693,8 +688,75 @@ class ScenarioRun:
         res = self.cluster.elect(st["topic"], st.get("partitions"), st.get("type", "preferred"))
         return f"{st.get('type', 'preferred')} election: {res}"
 
-    # -- conditions -------------------------------------------------------------------------
-    def _holds(self, cond: dict, i: int) -> tuple[bool, Any]:
+    # -- report -----------------------------------------------------------------------------
+    def report(self) -> dict:
+        c = self.cluster
+        prods = {}
+        for name, p in self.producers.items():
+            prods[name] = {
+                "acks": p.config["acks"],
+                "acked": [r.record_id for r in p.results.values() if r.status == "acked"],
+                "failed": [{"id": r.record_id, "error": r.error}
+                           for r in p.results.values() if r.status == "failed"],
+                "pending": [r.record_id for r in p.results.values() if r.status == "pending"],
+            }
+        consumed = {name: [[r.topic, r.partition, r.offset, r.record_id] for r in x.consumed]
+                    for name, x in self.consumers.items()}
+        lost = lost_acked(c, self.producers.values())
+        allowed = classify_losses(c, lost, self.check)
+        violations = [] if self.check is None else [
+            {"name": v.invariant, "time_ms": v.time_ms,
+             "details": {"message": v.message, "topic": v.topic, "partition": v.partition,
+                         "brokers": list(v.brokers), "offsets": list(v.offsets),
+                         "record_ids": list(v.record_ids), "event": v.event, "seed": v.seed}}
+            for v in self.check.violations]
+        latest = c.metrics.latest()
+        metrics: dict[str, dict[str, float]] = {}
+        for (broker, mbean), v in latest.items():
+            metrics.setdefault(mbean, {})[str(broker)] = v
+        extra = {} if c.kraft is None else {"quorum": quorum_report(c)}
+        return {
+            "format_version": REPORT_FORMAT_VERSION,
+            "scenario": self.scenario.name,
+            "source": self.scenario.source,
+            "seed": c.seed,
+            "kafka_version": c.kafka_version,
+            "metadata_mode": c.metadata_mode,
+            **extra,
+            "end_time_ms": c.now,
+            "partitions": partition_report(c),
+            "records": {str(rid): c.records.value(rid) for rid in range(1, len(c.records) + 1)},
+            "producers": prods,
+            "consumed": consumed,
+            "lost_acked": lost,
+            "allowed_losses": [{"record_id": rid, "reason": allowed[rid]}
+                               for rid in lost if rid in allowed],
+            "violations": violations,
+            "expectations": self.expectations,
+            "outputs": self.outputs,
+            "steps": [{"step": s.index + 1, "do": s.action, "time_ms": s.time_ms,
+                       "detail": s.detail} for s in self.steps],
+            "metrics": {k: metrics[k] for k in sorted(metrics)},
+            "describe": c.describe(),
+            "events": len(c.trace),
+            "trace_digest": c.trace_digest(),
+        }
+
+    @property
+    def passed(self) -> bool:
+        return all(e["ok"] for e in self.expectations)
+
+
+class Conditions:
+    """The condition tables of ``await`` and ``expect`` steps: each clause (``hw``, ``isr``,
+    ``acked``, ...) evaluated against a run's cluster and clients as (holds, actual value)."""
+
+    def __init__(self, run: ScenarioRun) -> None:
+        self.cluster = run.cluster
+        self.producers = run.producers   # the run's dicts, filled as it creates its clients
+        self.consumers = run.consumers
+
+    def holds(self, cond: dict) -> tuple[bool, Any]:
         """Evaluate every clause of a condition table; returns (all hold, actual values)."""
         ok = True
         actual: dict[str, Any] = {}
@@ -766,7 +828,7 @@ class ScenarioRun:
 
     def _clause_broker(self, key: str, spec: dict) -> tuple[bool, Any]:
         """A broker's (or, in KRaft mode, a controller node's) process state."""
-        b = self._controller_node(spec["id"]) or self.cluster.brokers[spec["id"]]
+        b = _controller_node(self.cluster, spec["id"]) or self.cluster.brokers[spec["id"]]
         return b.state == spec["state"], b.state
 
     def _clause_elr(self, key: str, spec: dict) -> tuple[bool, Any]:
@@ -833,90 +895,39 @@ class ScenarioRun:
         n = self.cluster.describe(under_replicated_partitions=True).count("\n")
         return _compare(n, spec), n
 
-    # -- report -----------------------------------------------------------------------------
-    def report(self) -> dict:
-        c = self.cluster
-        prods = {}
-        for name, p in self.producers.items():
-            prods[name] = {
-                "acks": p.config["acks"],
-                "acked": [r.record_id for r in p.results.values() if r.status == "acked"],
-                "failed": [{"id": r.record_id, "error": r.error}
-                           for r in p.results.values() if r.status == "failed"],
-                "pending": [r.record_id for r in p.results.values() if r.status == "pending"],
-            }
-        consumed = {name: [[r.topic, r.partition, r.offset, r.record_id] for r in x.consumed]
-                    for name, x in self.consumers.items()}
-        lost = lost_acked(c, self.producers.values())
-        allowed = classify_losses(c, lost, self.check)
-        violations = [] if self.check is None else [
-            {"name": v.invariant, "time_ms": v.time_ms,
-             "details": {"message": v.message, "topic": v.topic, "partition": v.partition,
-                         "brokers": list(v.brokers), "offsets": list(v.offsets),
-                         "record_ids": list(v.record_ids), "event": v.event, "seed": v.seed}}
-            for v in self.check.violations]
-        latest = c.metrics.latest()
-        metrics: dict[str, dict[str, float]] = {}
-        for (broker, mbean), v in latest.items():
-            metrics.setdefault(mbean, {})[str(broker)] = v
-        extra = {} if c.kraft is None else {"quorum": quorum_report(c)}
-        return {
-            "format_version": REPORT_FORMAT_VERSION,
-            "scenario": self.scenario.name,
-            "source": self.scenario.source,
-            "seed": c.seed,
-            "kafka_version": c.kafka_version,
-            "metadata_mode": c.metadata_mode,
-            **extra,
-            "end_time_ms": c.now,
-            "partitions": partition_report(c),
-            "records": {str(rid): c.records.value(rid) for rid in range(1, len(c.records) + 1)},
-            "producers": prods,
-            "consumed": consumed,
-            "lost_acked": lost,
-            "allowed_losses": [{"record_id": rid, "reason": allowed[rid]}
-                               for rid in lost if rid in allowed],
-            "violations": violations,
-            "expectations": self.expectations,
-            "outputs": self.outputs,
-            "steps": [{"step": s.index + 1, "do": s.action, "time_ms": s.time_ms,
-                       "detail": s.detail} for s in self.steps],
-            "metrics": {k: metrics[k] for k in sorted(metrics)},
-            "describe": c.describe(),
-            "events": len(c.trace),
-            "trace_digest": c.trace_digest(),
-        }
 
-    @property
-    def passed(self) -> bool:
-        return all(e["ok"] for e in self.expectations)
-
-
-# condition clause -> the ScenarioRun method evaluating it (as (holds, actual value))
+# condition clause -> the Conditions method evaluating it (as (holds, actual value))
 _CLAUSES = {
-    "hw": ScenarioRun._clause_offset,
-    "leo": ScenarioRun._clause_offset,
-    "isr": ScenarioRun._clause_isr,
-    "leader": ScenarioRun._clause_leader,
-    "acked": ScenarioRun._clause_results,
-    "failed": ScenarioRun._clause_results,
-    "consumed": ScenarioRun._clause_consumed,
-    "time_ms": ScenarioRun._clause_time,
-    "isr_shrinks": ScenarioRun._clause_isr_changes,
-    "isr_expands": ScenarioRun._clause_isr_changes,
-    "controller": ScenarioRun._clause_controller,
-    "broker": ScenarioRun._clause_broker,
-    "lost_acked": ScenarioRun._clause_lost_acked,
-    "leader_epoch": ScenarioRun._clause_leader_epoch,
-    "unclean_elections": ScenarioRun._clause_unclean_elections,
-    "log": ScenarioRun._clause_log,
-    "under_replicated": ScenarioRun._clause_under_replicated,
-    "elr": ScenarioRun._clause_elr,
-    "last_known_elr": ScenarioRun._clause_elr,
-    "fenced": ScenarioRun._clause_fenced,
-    "metadata_leader_epoch": ScenarioRun._clause_metadata_leader_epoch,
+    "hw": Conditions._clause_offset,
+    "leo": Conditions._clause_offset,
+    "isr": Conditions._clause_isr,
+    "leader": Conditions._clause_leader,
+    "acked": Conditions._clause_results,
+    "failed": Conditions._clause_results,
+    "consumed": Conditions._clause_consumed,
+    "time_ms": Conditions._clause_time,
+    "isr_shrinks": Conditions._clause_isr_changes,
+    "isr_expands": Conditions._clause_isr_changes,
+    "controller": Conditions._clause_controller,
+    "broker": Conditions._clause_broker,
+    "lost_acked": Conditions._clause_lost_acked,
+    "leader_epoch": Conditions._clause_leader_epoch,
+    "unclean_elections": Conditions._clause_unclean_elections,
+    "log": Conditions._clause_log,
+    "under_replicated": Conditions._clause_under_replicated,
+    "elr": Conditions._clause_elr,
+    "last_known_elr": Conditions._clause_elr,
+    "fenced": Conditions._clause_fenced,
+    "metadata_leader_epoch": Conditions._clause_metadata_leader_epoch,
 }
 assert set(_CLAUSES) == CONDITIONS
+
+
+def _controller_node(c: Cluster, node_id):
+    """The KRaft controller node with this id (steps naming a ``broker`` accept controller
+    node ids in KRaft mode), else None."""
+    kraft = c.kraft
+    return kraft.nodes.get(node_id) if kraft is not None else None
 
 
 def partition_report(c: Cluster) -> list[dict]:

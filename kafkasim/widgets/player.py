@@ -127,13 +127,7 @@ class Player:
             _style.set_presentation(presentation)
         self.max_records = max_records
         self.status = ""
-        self._fig = None
-        self._ax = None
-        self._fig_key = None
-        self._pngs: OrderedDict = OrderedDict()
-        self._isr_panel = Panel(top_in=1.15)      # room for the title's pad
-        self._quorum_panel = Panel()
-        self._branch = 0          # bumped by every action: cached frames of other branches die
+        self._frames = PlayerFrames(self)   # its figures and cached PNG frames
         self._ui = None
         self._syncing = False
         self._mid_ms = False      # step() left events of the current millisecond to run
@@ -233,9 +227,7 @@ class Player:
             self.checker.fork(h)
         dropped = [(t, step) for t, step in self.script if t > h.now] if forks else []
         n = len(h.actions)
-        self._branch += 1
-        self._isr_panel.clear()
-        self._quorum_panel.clear()
+        self._frames.new_branch()
         try:
             result = h.act(name, *args, **kwargs)
         except Exception:
@@ -290,7 +282,7 @@ class Player:
         order): state, the partitions it leads, and its view of the shown partition."""
         from kafkasim.widgets._tiles import broker_tiles
 
-        topic = self.topic if self._topic_shown() else None
+        topic = self.topic if _topic_shown(self.cluster, self.topic, self.partition) else None
         return broker_tiles(self.cluster, topic, self.partition)
 
     def pause_broker(self, broker: int, ms: int = 10000) -> None:
@@ -366,7 +358,7 @@ class Player:
         """Everything the readout shows, as data (``"text"`` is the printed form)."""
         c, h = self.cluster, self.history
         v = self.first_violation()
-        shown = self._topic_shown()       # (not created yet at this time?)
+        shown = _topic_shown(c, self.topic, self.partition)   # (not created yet at this time?)
         out = {
             "time_ms": c.now,
             "horizon_ms": h.horizon,
@@ -392,121 +384,29 @@ class Player:
     def readout_text(self) -> str:
         return self.readout()["text"]
 
-    # -- drawing --------------------------------------------------------------------------------
-    def _topic_shown(self) -> bool:
-        """The shown topic-partition exists at this time (created, with a partition state)."""
-        c = self.cluster
-        if self.topic is None or self.topic not in c.topics():
-            return False
-        try:
-            c.partition_state(self.topic, self.partition)
-        except (KeyError, ClusterError):
-            return False
-        return True
-
-    def _view(self):
-        """What the replica-log figure shows (None: no topic to show at this time)."""
-        c = self.cluster
-        if not self._topic_shown():
-            return None
-        return (self.topic, self.partition,
-                viz.replica_log_rows(c, self.topic, self.partition,
-                                     max_records=self.max_records))
-
+    # -- drawing (PlayerFrames draws and caches) -----------------------------------------------
     def figure(self):
         """The replica logs of the shown partition: one Figure and Axes, redrawn in place, and
         only when what it shows (``viz.replica_log_rows``) changed since the last call."""
-        c = self.cluster
-        key = self._view()
-        if self._fig is not None and key is not None and key == self._fig_key:
-            return self._fig
-        n = len(key[2].rows) if key is not None else 1
-        size = (13.0, 1.25 * n + 1.6)
-        if self._fig is None:
-            self._fig = style.new_figure(*size, layout=None)   # margins set below: faster
-            self._ax = self._fig.add_subplot()
-        fig, ax = self._fig, self._ax
-        if tuple(fig.get_size_inches()) != size:
-            fig.set_size_inches(*size)
-        if key is None or self._fig_key is None:
-            ax.clear()           # from or to the "no topic" text: start from fresh axes
-        if key is None:
-            ax.set_axis_off()
-            what = (tr("no topic yet: create one, then select it") if self.topic is None else
-                    tr("topic {topic} does not exist at t={now} ms", topic=repr(self.topic),
-                       now=f"{self.now:,}"))
-            ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=style.FONT,
-                    transform=ax.transAxes)
-        else:
-            ax.set_axis_on()
-            viz.replica_logs(c, self.topic, self.partition, max_records=self.max_records, ax=ax)
-            fit_margins(fig, ax)
-        self._fig_key = key
-        return fig
+        return self._frames.figure()
 
     def isr_figure(self):
         """ISR membership over time up to now, with the current time and first violation."""
-        if self.topic is None:
-            return None
-        fig = viz.isr_timeline(self.cluster, self.topic, self.partition)
-        self._isr_marks(fig.axes[0])
-        return fig
-
-    def _isr_marks(self, ax) -> None:
-        ax.axvline(self.now, color="black", lw=2, gid="now")
-        v = self.first_violation()
-        if v is not None and v.time_ms <= self.now:
-            ax.axvline(v.time_ms, color=style.OUT_OF_ISR, lw=2.5, ls="--", gid="violation")
+        return self._frames.isr_figure()
 
     def quorum_figure(self):
         """KRaft mode only (None in ZooKeeper mode): the controller quorum and broker fencing
         up to now (``viz.quorum_timeline``), with the current time."""
-        if getattr(self.cluster, "kraft", None) is None:
-            return None
-        from kafkasim.viz.quorum import quorum_timeline
-
-        fig = quorum_timeline(self.cluster)
-        fig.axes[0].axvline(self.now, color="black", lw=2, gid="now")
-        return fig
-
-    # -- frames for the widget: reused figures, PNGs cached per (time, what is shown) ----------
-    def _state_key(self) -> tuple:
-        """Which state of which branch the player is at: (branch, time, events processed)."""
-        return (self._branch, self.now, self.cluster.engine.events_processed)
+        return self._frames.quorum_figure()
 
     def isr_png(self) -> bytes | None:
         """``isr_figure()`` as PNG, drawn into a reused figure with estimated margins and
         cached per state (``kafkasim.widgets._frames``); None with no topic at this time."""
-        if not self._topic_shown():
-            return None
-        v = self.first_violation()
-        key = ("isr", self.topic, self.partition, *self._state_key(),
-               None if v is None else v.time_ms)
-        n = len(self.cluster.assignment(self.topic)[self.partition])
-
-        def draw(ax):
-            viz.isr_timeline(self.cluster, self.topic, self.partition, ax=ax)
-            self._isr_marks(ax)
-        return self._isr_panel.render(key, 1.0 * n + 2.0, draw)
+        return self._frames.isr_png()
 
     def quorum_png(self) -> bytes | None:
         """``quorum_figure()`` as PNG (KRaft mode only), reused figure, cached per state."""
-        kraft = getattr(self.cluster, "kraft", None)
-        if kraft is None:
-            return None
-        from kafkasim.viz.quorum import fencing_intervals, quorum_intervals, quorum_timeline
-
-        c = self.cluster
-
-        def height():
-            lanes = len({iv.node for iv in quorum_intervals(c)}) + \
-                len({iv.broker for iv in fencing_intervals(c)})
-            return 0.7 * max(1, lanes) + 2.2
-
-        def draw(ax):
-            quorum_timeline(c, ax=ax)
-            ax.axvline(self.now, color="black", lw=2, gid="now")
-        return self._quorum_panel.render(("quorum", *self._state_key()), height, draw)
+        return self._frames.quorum_png()
 
     def timeline_html(self) -> str:
         """A strip under the slider: actions (blue), first violation (red), now (black)."""
@@ -568,20 +468,168 @@ class Player:
     def png(self) -> bytes:
         """The figure as PNG, cached per view (what ``viz.replica_log_rows`` returns): going
         back to something already shown costs no drawing."""
-        key = self._view()
-        if key is not None and key in self._pngs:
-            self._pngs.move_to_end(key)
-            return self._pngs[key]
-        fig = self.figure()
-        data = png(fig)
-        if key is not None:
-            self._pngs[key] = data
-            while len(self._pngs) > FRAMES_KEPT:
-                self._pngs.popitem(last=False)
-        return data
+        return self._frames.png()
 
     def readout_html(self) -> str:
         return pre(self.readout_text())
+
+
+class PlayerFrames:
+    """The figures and PNG frames of one Player: the replica-log figure redrawn in place, its
+    PNGs cached per view, and the ISR / quorum panels cached per state (branch, time, events
+    processed). ``new_branch``: an action forked a new future, the other branches' frames go."""
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.fig = None
+        self.ax = None
+        self.fig_key = None
+        self.pngs: OrderedDict = OrderedDict()
+        self.isr_panel = Panel(top_in=1.15)      # room for the title's pad
+        self.quorum_panel = Panel()
+        self.branch = 0          # bumped by every action: cached frames of other branches die
+
+    def new_branch(self) -> None:
+        self.branch += 1
+        self.isr_panel.clear()
+        self.quorum_panel.clear()
+
+    def view(self):
+        """What the replica-log figure shows (None: no topic to show at this time)."""
+        p = self.player
+        c = p.cluster
+        if not _topic_shown(p.cluster, p.topic, p.partition):
+            return None
+        return (p.topic, p.partition,
+                viz.replica_log_rows(c, p.topic, p.partition,
+                                     max_records=p.max_records))
+
+    def figure(self):
+        """The replica logs of the shown partition: one Figure and Axes, redrawn in place, and
+        only when what it shows (``viz.replica_log_rows``) changed since the last call."""
+        p = self.player
+        c = p.cluster
+        key = self.view()
+        if self.fig is not None and key is not None and key == self.fig_key:
+            return self.fig
+        n = len(key[2].rows) if key is not None else 1
+        size = (13.0, 1.25 * n + 1.6)
+        if self.fig is None:
+            self.fig = style.new_figure(*size, layout=None)   # margins set below: faster
+            self.ax = self.fig.add_subplot()
+        fig, ax = self.fig, self.ax
+        if tuple(fig.get_size_inches()) != size:
+            fig.set_size_inches(*size)
+        if key is None or self.fig_key is None:
+            ax.clear()           # from or to the "no topic" text: start from fresh axes
+        if key is None:
+            ax.set_axis_off()
+            what = (tr("no topic yet: create one, then select it") if p.topic is None else
+                    tr("topic {topic} does not exist at t={now} ms", topic=repr(p.topic),
+                       now=f"{p.now:,}"))
+            ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=style.FONT,
+                    transform=ax.transAxes)
+        else:
+            ax.set_axis_on()
+            viz.replica_logs(c, p.topic, p.partition, max_records=p.max_records, ax=ax)
+            fit_margins(fig, ax)
+        self.fig_key = key
+        return fig
+
+    def isr_figure(self):
+        """ISR membership over time up to now, with the current time and first violation."""
+        p = self.player
+        if p.topic is None:
+            return None
+        fig = viz.isr_timeline(p.cluster, p.topic, p.partition)
+        self.isr_marks(fig.axes[0])
+        return fig
+
+    def isr_marks(self, ax) -> None:
+        p = self.player
+        ax.axvline(p.now, color="black", lw=2, gid="now")
+        v = p.first_violation()
+        if v is not None and v.time_ms <= p.now:
+            ax.axvline(v.time_ms, color=style.OUT_OF_ISR, lw=2.5, ls="--", gid="violation")
+
+    def quorum_figure(self):
+        """KRaft mode only (None in ZooKeeper mode): the controller quorum and broker fencing
+        up to now (``viz.quorum_timeline``), with the current time."""
+        p = self.player
+        if getattr(p.cluster, "kraft", None) is None:
+            return None
+        from kafkasim.viz.quorum import quorum_timeline
+
+        fig = quorum_timeline(p.cluster)
+        fig.axes[0].axvline(p.now, color="black", lw=2, gid="now")
+        return fig
+
+    def state_key(self) -> tuple:
+        """Which state of which branch the player is at: (branch, time, events processed)."""
+        p = self.player
+        return (self.branch, p.now, p.cluster.engine.events_processed)
+
+    def isr_png(self) -> bytes | None:
+        """``isr_figure()`` as PNG, drawn into a reused figure with estimated margins and
+        cached per state (``kafkasim.widgets._frames``); None with no topic at this time."""
+        p = self.player
+        if not _topic_shown(p.cluster, p.topic, p.partition):
+            return None
+        v = p.first_violation()
+        key = ("isr", p.topic, p.partition, *self.state_key(),
+               None if v is None else v.time_ms)
+        n = len(p.cluster.assignment(p.topic)[p.partition])
+
+        def draw(ax):
+            viz.isr_timeline(p.cluster, p.topic, p.partition, ax=ax)
+            self.isr_marks(ax)
+        return self.isr_panel.render(key, 1.0 * n + 2.0, draw)
+
+    def quorum_png(self) -> bytes | None:
+        """``quorum_figure()`` as PNG (KRaft mode only), reused figure, cached per state."""
+        p = self.player
+        kraft = getattr(p.cluster, "kraft", None)
+        if kraft is None:
+            return None
+        from kafkasim.viz.quorum import fencing_intervals, quorum_intervals, quorum_timeline
+
+        c = p.cluster
+
+        def height():
+            lanes = len({iv.node for iv in quorum_intervals(c)}) + \
+                len({iv.broker for iv in fencing_intervals(c)})
+            return 0.7 * max(1, lanes) + 2.2
+
+        def draw(ax):
+            quorum_timeline(c, ax=ax)
+            ax.axvline(p.now, color="black", lw=2, gid="now")
+        return self.quorum_panel.render(("quorum", *self.state_key()), height, draw)
+
+    def png(self) -> bytes:
+        """The figure as PNG, cached per view (what ``viz.replica_log_rows`` returns): going
+        back to something already shown costs no drawing."""
+        key = self.view()
+        if key is not None and key in self.pngs:
+            self.pngs.move_to_end(key)
+            return self.pngs[key]
+        fig = self.figure()
+        data = png(fig)
+        if key is not None:
+            self.pngs[key] = data
+            while len(self.pngs) > FRAMES_KEPT:
+                self.pngs.popitem(last=False)
+        return data
+
+
+def _topic_shown(c: Cluster, topic: str | None, partition: int) -> bool:
+    """The shown topic-partition exists at this time (created, with a partition state)."""
+    if topic is None or topic not in c.topics():
+        return False
+    try:
+        c.partition_state(topic, partition)
+    except (KeyError, ClusterError):
+        return False
+    return True
 
 
 def _consumer_row(group, client, topic, p, committed, position, hw, leo) -> dict:

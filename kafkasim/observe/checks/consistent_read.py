@@ -41,7 +41,7 @@ class ConsistentRead(Checker):
                     topic=tp[0], partition=tp[1], offsets=(rec.offset, rec.served_hw),
                     record_ids=(rec.record_id,))
             if prev is not None and prev.record_id != rec.record_id:
-                why = g.record_loss_reasons(tp, prev.offset, prev.record_id, prev.time_ms,
+                why = g.losses.record_loss_reasons(tp, prev.offset, prev.record_id, prev.time_ms,
                                             prev.leader_epoch)
                 yield self.violation(
                     cluster, g, ("two_reads", tp, rec.offset, prev.record_id, rec.record_id),
@@ -71,7 +71,7 @@ class ConsistentRead(Checker):
                 have = _lookup(log, r.offset)
                 if have == r.record_id:
                     continue
-                why = g.record_loss_reasons(tp, r.offset, r.record_id, r.time_ms,
+                why = g.losses.record_loss_reasons(tp, r.offset, r.record_id, r.time_ms,
                                             r.leader_epoch)
                 what = (f"the leader has record {have} there" if have is not None
                         else f"the leader's log ends at {leo}")

@@ -126,6 +126,252 @@ def _raft_clients(cluster) -> list:
     return out
 
 
+class LeaderAppends:
+    """The last leader appends of each partition, ``(first, last, leader, epoch)``: which
+    leader (and epoch) produced an acked offset, to attribute an acks=1 ack."""
+
+    MEMORY = 4096   # appends remembered per partition
+
+    def __init__(self) -> None:
+        self.by_tp: dict[TP, deque] = {}
+
+    def append(self, row) -> None:
+        """A leader appended: remember (first, last, leader, epoch)."""
+        tp = (row[3], row[4])
+        first, last, epoch = row[5]
+        q = self.by_tp.get(tp)
+        if q is None:
+            q = self.by_tp[tp] = deque(maxlen=self.MEMORY)
+        q.append((first, last, row[2], epoch))
+
+    def leader_of(self, tp: TP, offset: int) -> tuple[int, int]:
+        """(leader, epoch) of the latest remembered append holding ``offset``; (-1, -1)."""
+        q = self.by_tp.get(tp)
+        if q:
+            for first, last, broker, ep in reversed(q):
+                if first <= offset <= last:
+                    return broker, ep
+        return -1, -1
+
+
+class LossLedger:
+    """Loss classification of one checked run: why losing data on a partition is legitimate.
+
+    - ``loss_allowances``: topic-partition -> reasons loss became legitimate (``LOSS_RULES``);
+      ``loss_events`` the same as ``(time_ms, reason, leader epoch it starts or None)``;
+    - ``power_truncations``: topic-partition -> ``(time_ms, broker, kept LEO, old LEO)`` for every
+      log a power loss cut short (``truncate`` rows holding a ``PowerLossTruncate``);
+    - ``holders``: record id -> {broker: time it was first seen holding it} for the brokers
+      whose log held it at its offset when it was acked, or replicated it later (absent when
+      the ack was only seen in a replay of the trace, not as it happened);
+    - ``replicas`` and ``power_losses``: the Ghost's (the same dicts, which the Ghost fills).
+    """
+
+    def __init__(self, replicas: dict[TP, tuple[int, ...]],
+                 power_losses: dict[int, list[int]]) -> None:
+        self.replicas = replicas
+        self.power_losses = power_losses
+        self.loss_allowances: dict[TP, list[str]] = {}
+        self.loss_events: dict[TP, list[tuple[int, str, int | None]]] = {}
+        self.power_truncations: dict[TP, list[tuple[int, int, int, int]]] = {}
+        self.holders: dict[int, dict[int, int]] = {}
+        self.acked_at: dict[TP, dict[int, list[int]]] = {}   # offset -> acked ids (holders)
+
+    def allow_loss(self, tp: TP, reason: str, time_ms: int, epoch: int | None = None) -> None:
+        """Loss on ``tp`` became legitimate at ``time_ms`` (``Ghost.allow_loss``)."""
+        reasons = self.loss_allowances.setdefault(tp, [])
+        if reason not in reasons:
+            reasons.append(reason)
+        self.loss_events.setdefault(tp, []).append((time_ms, reason, epoch))
+
+    def apply_loss_rules(self, row) -> None:
+        """``LOSS_RULES``: the row makes loss legitimate from its time (and from the leader
+        epoch it starts, when its record has one)."""
+        for rule in LOSS_RULES:
+            hit = rule(row)
+            if hit is not None:
+                detail = row[5]
+                epoch = getattr(detail, "leader_epoch", None) if isinstance(detail, Event) \
+                    else None
+                self.allow_loss(hit[0], hit[1], row[0], epoch)
+
+    def on_acked(self, cluster, tp: TP, rec: Acked) -> None:
+        """Who holds ``rec`` now, as it is acked (a replay of an old trace cannot know)."""
+        rid = rec.record_id
+        held = {}
+        for bid, broker in cluster.brokers.items():
+            if _lookup(broker.logs.get(tp), rec.offset) == rid:
+                held[bid] = rec.time_ms
+        self.holders[rid] = held
+        self.acked_at.setdefault(tp, {}).setdefault(rec.offset, []).append(rid)
+
+    def on_replicated(self, cluster, row) -> None:
+        """A follower appended [base, last]: it now holds the acked records there, if any."""
+        at = self.acked_at.get((row[3], row[4]))
+        if not at:
+            return
+        base, last = row[5]
+        broker = cluster.brokers.get(row[2])
+        log = broker.logs.get((row[3], row[4])) if broker is not None else None
+        if log is None:
+            return
+        if last - base > len(at):
+            offsets = [o for o in at if base <= o <= last]
+        else:
+            offsets = [o for o in range(base, last + 1) if o in at]
+        for o in offsets:
+            have = _lookup(log, o)
+            for rid in at[o]:
+                if rid == have:
+                    self.holders[rid].setdefault(row[2], row[0])
+
+    def loss_reasons(self, tp: TP, since_ms: int = 0, epoch: int = -1) -> list[str]:
+        """Partition-wide reasons (``LOSS_RULES`` rows, e.g. unclean elections) recorded at or
+        after ``since_ms``, or starting a leader epoch after ``epoch`` (when >= 0): data acked or
+        read before such a row, or written in an older epoch, may legitimately be lost."""
+        out = []
+        for t, reason, starts in self.loss_events.get(tp, ()):
+            if t >= since_ms or (starts is not None and 0 <= epoch < starts):
+                text = f"{reason} at t={t} ms"
+                if text not in out:
+                    out.append(text)
+        return out
+
+    def record_loss_reasons(self, tp: TP, offset: int, record_id: int, since_ms: int,
+                            epoch: int = -1) -> list[str]:
+        """Why losing record ``record_id`` (at ``offset``, acked or read at ``since_ms``) is
+        legitimate; empty when it is a bug. Power loss counts when every broker that held it
+        (``holders``; unknown: every replica of the partition, since ``since_ms``) lost power
+        after it had the record, and a power loss cut it from at least one of their logs.
+        ``epoch``: the leader epoch it was written in (-1: unknown)."""
+        out = self.loss_reasons(tp, since_ms, epoch)
+        truncs = self.power_truncations.get(tp)
+        if not truncs:
+            return out
+        held = self.holders.get(record_id)
+        if held is None:
+            held = dict.fromkeys(self.replicas.get(tp, ()), since_ms)
+        if held and all(any(t >= since for t in self.power_losses.get(b, ()))
+                        for b, since in held.items()):
+            cut = sorted({b for t, b, keep, end in truncs
+                          if b in held and t >= held[b] and keep <= offset < end})
+            if cut:
+                out.append(f"power loss of every replica that held it ({sorted(held)}); it "
+                           f"was cut from the unflushed log of {cut}")
+        return out
+
+
+class ControllerStateReader:
+    """Reads the controller's partition states for a Ghost: ZooKeeper's partition state znodes
+    (each parsed once per write, ``zk_cache``), or in KRaft the committed metadata image,
+    followed record by record into a shadow ``MetadataImage`` (``follow_metadata_log``).
+    ``key``: what the states were last read at (a zxid, or the image's offset)."""
+
+    def __init__(self) -> None:
+        self.zk_cache: dict[str, tuple[str, Any]] = {}
+        self.key: tuple | None = None
+        self.meta_image = None
+
+    def read_states(self, cluster, full: bool, replicas: dict, meta_changes: list):
+        """``(states, elr or None)`` -- ``(leader, leader_epoch, isr)`` per partition, and in
+        KRaft the committed ELRs -- or None when unchanged since the last read (and not
+        ``full``). Fills ``replicas`` (each partition's replicas) and, in KRaft,
+        ``meta_changes``."""
+        kraft = getattr(cluster, "kraft", None)
+        if kraft is not None:
+            # KRaft: the committed metadata image (changes only when its offset moves)
+            img = kraft.image
+            key = ("kraft", img.offset, len(cluster.topic_configs))
+            if not full and key == self.key:
+                return None
+            self.key = key
+            self.follow_metadata_log(kraft, img.offset, meta_changes)
+            states = {}
+            elr = {}
+            for tp, reg in img.partitions.items():
+                replicas[tp] = tuple(reg.replicas)
+                states[tp] = (reg.leader, reg.leader_epoch, tuple(reg.isr))
+                if reg.elr:
+                    elr[tp] = tuple(reg.elr)
+            return states, elr
+        zk = getattr(cluster, "zk", None)
+        if zk is None:  # a control plane without ZooKeeper: use the public query
+            states = {}
+            for topic in cluster.topics():
+                for p, reps in cluster.assignment(topic).items():
+                    replicas[(topic, p)] = tuple(reps)
+                    st = cluster.partition_state(topic, p)
+                    states[(topic, p)] = (st["leader"], st["leader_epoch"], tuple(st["isr"]))
+            return states, None
+        # every ZooKeeper write bumps the zxid: unchanged zxid, unchanged states
+        key = (getattr(zk, "zxid", None), len(zk.znodes), len(cluster.topic_configs))
+        if not full and key[0] is not None and key == self.key:
+            return None
+        self.key = key
+        states = {}
+        cache = self.zk_cache
+        for topic in cluster.topic_configs:
+            tpath = f"/brokers/topics/{topic}"
+            parts = _parsed(zk, cache, tpath)
+            if parts is None:
+                continue
+            for p, reps in parts["partitions"].items():
+                replicas[(topic, int(p))] = tuple(reps)
+                d = _parsed(zk, cache, f"{tpath}/partitions/{p}/state")
+                if d is not None:
+                    states[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]))
+        return states, None
+
+    def follow_metadata_log(self, kraft, upto: int, changes: list) -> None:
+        """KRaft: replay the committed metadata records up to ``upto`` into a shadow
+        ``MetadataImage``, noting each partition change with the registration before and after
+        it (``changes``: ``Ghost.meta_changes``). The records come from the raft log of a node
+        that has committed them (controllers, then the brokers' observers); committed entries
+        are the same on every node (Raft Log Matching; ``RaftSafety`` checks it)."""
+        from kafkasim.control.kraft.image import MetadataImage
+
+        shadow = self.meta_image
+        if shadow is None:
+            shadow = self.meta_image = MetadataImage()
+        lo = shadow.offset + 1
+        if upto < lo:
+            return
+        source = None
+        for raft in _raft_clients(kraft.cluster):
+            entries = raft.log.entries
+            if len(raft.committed) > upto and len(entries) > upto:
+                source = entries
+                break
+        if source is None:
+            return   # not on any node's log (a bug RaftSafety reports); try again later
+        parts = shadow.partitions
+        for off in range(lo, upto + 1):
+            record = source[off][2]
+            before = None
+            tid = getattr(record, "topic_id", None)
+            if tid is not None and hasattr(record, "partition_id"):
+                name = shadow.topic_names.get(tid)
+                before = parts.get((name, record.partition_id)) if name is not None else None
+            tp = shadow.replay(record, off)
+            if tp is not None:
+                changes.append((tp, off, record, before, parts[tp]))
+        shadow.offset = upto
+
+
+def _parsed(zk, cache: dict, path: str):
+    """The JSON of znode ``path``, parsed once per write (``cache``: path -> (data, value))."""
+    node = zk.get(path)
+    if node is None:
+        cache.pop(path, None)
+        return None
+    hit = cache.get(path)
+    if hit is not None and hit[0] == node.data:
+        return hit[1]
+    value = json.loads(node.data)
+    cache[path] = (node.data, value)
+    return value
+
+
 class Ghost:
     """Ghost variables of one checked run, brought up to date once per event (``update``).
 
@@ -140,14 +386,8 @@ class Ghost:
     - ``terms``: topic-partition -> (leadership term, leading broker or -1), from the trace's
       become_leader/become_follower rows (an epoch bump that keeps the leader is one term);
     - ``truncated``: (broker, tp) whose log the trace shows truncated since the last update;
-    - ``loss_allowances``: topic-partition -> reasons loss became legitimate (``LOSS_RULES``);
-      ``loss_events`` the same as ``(time_ms, reason, leader epoch it starts or None)``;
     - ``power_losses``: broker -> times it lost power (trace ``broker_power_loss``);
-      ``power_truncations``: topic-partition -> ``(time_ms, broker, kept LEO, old LEO)`` for every
-      log a power loss cut short (``truncate`` rows holding a ``PowerLossTruncate``);
-    - ``holders``: record id -> {broker: time it was first seen holding it} for the brokers
-      whose log held it at its offset when it was acked, or replicated it later (absent when
-      the ack was only seen in a replay of the trace, not as it happened);
+    - ``losses``: the ``LossLedger`` (loss allowances and events, power truncations, holders);
     - ``true_hw_time``: topic-partition -> when ``true_hw`` last rose;
     - ``hw_live``: (broker, tp) -> whether that replica's HW is current: True for a leader and
       for a follower once a fetch response set it since it last became follower or restarted;
@@ -159,15 +399,14 @@ class Ghost:
       the metadata log (so two changes committed by one event are both seen);
     - ``full``: True when everything must be re-checked (hand-edited state, ``check_now``).
 
-    Loss classification (``loss_reasons``, ``record_loss_reasons``, ``replica_loss_reasons``):
+    Loss classification (``losses.loss_reasons``, ``losses.record_loss_reasons``,
+    ``replica_loss_reasons``):
     a loss is legitimate after an unclean election on the partition (``LOSS_RULES``, applied to
     what was acked or read at or before it) and when every replica that held an acked record
     lost power after it held it, with at least one of those power losses cutting it from a log
     (outside Kafka's "one in-sync replica survives" guarantee: KIP-101 scenario 2; the KIP-966
     spec disables NoCommittedRecordLostGlobally after MinISR lossy shutdowns).
     """
-
-    APPEND_MEMORY = 4096   # leader appends remembered per partition (to attribute acks=1 acks)
 
     def __init__(self) -> None:
         self._cluster_ref: Callable[[], Any] | None = None
@@ -181,7 +420,7 @@ class Ghost:
         self.new_rows: list[tuple] = []
         self.truncated: set[tuple[int, TP]] = set()
         self.acked: dict[TP, list[Acked]] = {}
-        self.appends: dict[TP, deque] = {}
+        self.appends = LeaderAppends()
         self.consumer_cursor: dict[str, int] = {}
         self.consumed: dict[TP, dict[int, Consumed]] = {}
         self.consumed_list: dict[TP, list[Consumed]] = {}
@@ -191,30 +430,25 @@ class Ghost:
         self.replica_logs: dict[TP, list[tuple[int, Any]]] = {}
         self.true_hw: dict[TP, int] = {}
         self.terms: dict[TP, tuple[int, int]] = {}
-        self.loss_allowances: dict[TP, list[str]] = {}
-        self.loss_events: dict[TP, list[tuple[int, str, int | None]]] = {}
         self.power_losses: dict[int, list[int]] = {}
-        self.power_truncations: dict[TP, list[tuple[int, int, int, int]]] = {}
-        self.holders: dict[int, dict[int, int]] = {}
-        self._acked_at: dict[TP, dict[int, list[int]]] = {}   # offset -> acked ids (holders)
         self.acked_by_id: dict[int, tuple[TP, Acked]] = {}
         self.true_hw_time: dict[TP, int] = {}
         self.hw_live: dict[tuple[int, TP], bool] = {}
         self.replicas: dict[TP, tuple[int, ...]] = {}
+        # loss classification: why losing data on a partition is legitimate
+        self.losses = LossLedger(self.replicas, self.power_losses)
         self._live_acks = False
         self._full_next = False
         self.event: tuple | None = None      # set by run_checked: the engine event just run
-        self._zk_cache: dict[str, tuple[str, Any]] = {}
-        self._zk_key: tuple | None = None
         self._states_changed = True
+        self.state_reader = ControllerStateReader()
         self.structural = True
         self.dirty: set[TP] = set()
         self.leader_info: dict[TP, tuple] = {}
         self._prev_row: tuple | None = None   # the row before the one update is applying
-        # KRaft: committed metadata followed record by record (``_follow_metadata_log``)
+        # KRaft: committed metadata followed record by record (``state_reader``)
         self.elr: dict[TP, tuple[int, ...]] = {}
         self.meta_changes: list[tuple] = []
-        self.meta_image = None
         self.raft_key: tuple | None = None
         self.raft_changed = True
 
@@ -251,54 +485,15 @@ class Ghost:
         start of time when unknown): records acked or read up to then may be lost, and so may
         records written in a leader epoch before ``epoch`` (the one this event starts: a
         deposed leader may still acknowledge writes in its old epoch)."""
-        reasons = self.loss_allowances.setdefault(tp, [])
-        if reason not in reasons:
-            reasons.append(reason)
         if time_ms is None:
             ref = self._cluster_ref() if self._cluster_ref is not None else None
             time_ms = ref.now if ref is not None else 1 << 62
-        self.loss_events.setdefault(tp, []).append((time_ms, reason, epoch))
+        self.losses.allow_loss(tp, reason, time_ms, epoch)
 
     def _raise_true_hw(self, tp: TP, hw: int, time_ms: int) -> None:
         if hw > self.true_hw.get(tp, 0):
             self.true_hw[tp] = hw
             self.true_hw_time[tp] = time_ms
-
-    # -- loss classification ---------------------------------------------------------------------
-    def loss_reasons(self, tp: TP, since_ms: int = 0, epoch: int = -1) -> list[str]:
-        """Partition-wide reasons (``LOSS_RULES`` rows, e.g. unclean elections) recorded at or
-        after ``since_ms``, or starting a leader epoch after ``epoch`` (when >= 0): data acked or
-        read before such a row, or written in an older epoch, may legitimately be lost."""
-        out = []
-        for t, reason, starts in self.loss_events.get(tp, ()):
-            if t >= since_ms or (starts is not None and 0 <= epoch < starts):
-                text = f"{reason} at t={t} ms"
-                if text not in out:
-                    out.append(text)
-        return out
-
-    def record_loss_reasons(self, tp: TP, offset: int, record_id: int, since_ms: int,
-                            epoch: int = -1) -> list[str]:
-        """Why losing record ``record_id`` (at ``offset``, acked or read at ``since_ms``) is
-        legitimate; empty when it is a bug. Power loss counts when every broker that held it
-        (``holders``; unknown: every replica of the partition, since ``since_ms``) lost power
-        after it had the record, and a power loss cut it from at least one of their logs.
-        ``epoch``: the leader epoch it was written in (-1: unknown)."""
-        out = self.loss_reasons(tp, since_ms, epoch)
-        truncs = self.power_truncations.get(tp)
-        if not truncs:
-            return out
-        held = self.holders.get(record_id)
-        if held is None:
-            held = dict.fromkeys(self.replicas.get(tp, ()), since_ms)
-        if held and all(any(t >= since for t in self.power_losses.get(b, ()))
-                        for b, since in held.items()):
-            cut = sorted({b for t, b, keep, end in truncs
-                          if b in held and t >= held[b] and keep <= offset < end})
-            if cut:
-                out.append(f"power loss of every replica that held it ({sorted(held)}); it "
-                           f"was cut from the unflushed log of {cut}")
-        return out
 
     def stale(self, cluster, broker: int, tp: TP) -> bool:
         """The replica has not taken in the controller's current leader epoch (or is down)."""
@@ -317,8 +512,8 @@ class Ghost:
         bs = set(brokers)
         out = []
         if cluster is None or any(self.stale(cluster, b, tp) for b in bs):
-            out = self.loss_reasons(tp, since_ms)
-        for t, b, keep, _end in self.power_truncations.get(tp, ()):
+            out = self.losses.loss_reasons(tp, since_ms)
+        for t, b, keep, _end in self.losses.power_truncations.get(tp, ()):
             if b in bs and keep <= offset:
                 text = f"power loss of broker {b} at t={t} ms (its log was cut to {keep})"
                 if text not in out:
@@ -387,7 +582,7 @@ class Ghost:
                 self.structural = True
                 if step is not None:
                     step(self, cluster, row)
-                self._apply_loss_rules(row)
+                self.losses.apply_loss_rules(row)
             self._prev_row = row
         self._scan_consumers(cluster)
         self._read_states(cluster)
@@ -407,18 +602,27 @@ class Ghost:
                 prev[4] != row[4] or (prev[1] != "truncate" and prev[1] != "log_recovery"):
             self.hw_live[(row[2], tp)] = True
 
-    def _step_append(self, cluster, row) -> None:
-        """A leader appended: remember (first, last, leader, epoch) to attribute acks=1 acks."""
-        tp = (row[3], row[4])
-        first, last, epoch = row[5]
-        q = self.appends.get(tp)
-        if q is None:
-            q = self.appends[tp] = deque(maxlen=self.APPEND_MEMORY)
-        q.append((first, last, row[2], epoch))
-
     def _step_produce_result(self, cluster, row) -> None:
-        if row[5][1] == "acked":
-            self._on_acked(cluster, row)
+        """A record was acked: remember where, by which leader append and leadership term,
+        and (live) which brokers hold it. A failed record adds nothing."""
+        if row[5][1] != "acked":
+            return
+        t, _kind, client_id, topic, partition, (rid, _status, offset) = row
+        client = cluster.clients.get(client_id)
+        acks = getattr(client, "acks", -1)
+        tp = (topic, partition)
+        leader, epoch = self.appends.leader_of(tp, offset) \
+            if offset is not None and offset >= 0 else (-1, -1)
+        term = -1
+        cur = self.terms.get(tp)
+        if cur is not None and cur[1] == leader >= 0:
+            term = cur[0]
+        rec = Acked(offset if offset is not None else -1, rid, acks, client_id, t, leader, epoch,
+                    term)
+        self.acked.setdefault(tp, []).append(rec)
+        self.acked_by_id[rid] = (tp, rec)
+        if self._live_acks and rec.offset >= 0:
+            self.losses.on_acked(cluster, tp, rec)
 
     def _step_truncate(self, cluster, row) -> None:
         """A log was truncated; a power loss cut is remembered for loss classification."""
@@ -426,7 +630,7 @@ class Ghost:
         self.truncated.add((row[2], tp))
         detail = row[5]
         if isinstance(detail, PowerLossTruncate):
-            self.power_truncations.setdefault(tp, []).append(
+            self.losses.power_truncations.setdefault(tp, []).append(
                 (row[0], row[2], detail.offset, detail.offset + detail.lost))
 
     def _step_power_loss(self, cluster, row) -> None:
@@ -439,24 +643,10 @@ class Ghost:
     def _step_role(self, cluster, row) -> None:
         """become_leader / become_follower: leadership terms; a leader's HW is current, a new
         follower's is not until a fetch response sets it."""
-        self._on_role(row)
-        self.hw_live[(row[2], (row[3], row[4]))] = row[1] == "become_leader"
-
-    def _apply_loss_rules(self, row) -> None:
-        """``LOSS_RULES``: the row makes loss legitimate from its time (and from the leader
-        epoch it starts, when its record has one)."""
-        for rule in LOSS_RULES:
-            hit = rule(row)
-            if hit is not None:
-                detail = row[5]
-                epoch = getattr(detail, "leader_epoch", None) if isinstance(detail, Event) \
-                    else None
-                self.allow_loss(hit[0], hit[1], row[0], epoch)
-
-    def _on_role(self, row) -> None:
-        """Leadership terms from the trace: a new term whenever another broker starts leading,
-        or the leading broker steps down."""
         tp = (row[3], row[4])
+        self.hw_live[(row[2], tp)] = row[1] == "become_leader"
+        # leadership terms: a new term whenever another broker starts leading, or the leading
+        # broker steps down
         cur = self.terms.get(tp)
         if row[1] == "become_leader":
             if cur is None:
@@ -465,56 +655,6 @@ class Ghost:
                 self.terms[tp] = (cur[0] + 1, row[2])
         elif cur is not None and cur[1] == row[2]:
             self.terms[tp] = (cur[0] + 1, -1)
-
-    def _on_acked(self, cluster, row) -> None:
-        t, _kind, client_id, topic, partition, (rid, _status, offset) = row
-        client = cluster.clients.get(client_id)
-        acks = getattr(client, "acks", -1)
-        tp = (topic, partition)
-        leader = epoch = -1
-        if offset is not None and offset >= 0:
-            q = self.appends.get(tp)
-            if q:
-                for first, last, broker, ep in reversed(q):
-                    if first <= offset <= last:
-                        leader, epoch = broker, ep
-                        break
-        term = -1
-        cur = self.terms.get(tp)
-        if cur is not None and cur[1] == leader >= 0:
-            term = cur[0]
-        rec = Acked(offset if offset is not None else -1, rid, acks, client_id, t, leader, epoch,
-                    term)
-        self.acked.setdefault(tp, []).append(rec)
-        self.acked_by_id[rid] = (tp, rec)
-        if self._live_acks and rec.offset >= 0:
-            # who holds it now, as it is acked (a replay of an old trace cannot know)
-            held = {}
-            for bid, broker in cluster.brokers.items():
-                if _lookup(broker.logs.get(tp), rec.offset) == rid:
-                    held[bid] = t
-            self.holders[rid] = held
-            self._acked_at.setdefault(tp, {}).setdefault(rec.offset, []).append(rid)
-
-    def _on_replicated(self, cluster, row) -> None:
-        """A follower appended [base, last]: it now holds the acked records there, if any."""
-        at = self._acked_at.get((row[3], row[4]))
-        if not at:
-            return
-        base, last = row[5]
-        broker = cluster.brokers.get(row[2])
-        log = broker.logs.get((row[3], row[4])) if broker is not None else None
-        if log is None:
-            return
-        if last - base > len(at):
-            offsets = [o for o in at if base <= o <= last]
-        else:
-            offsets = [o for o in range(base, last + 1) if o in at]
-        for o in offsets:
-            have = _lookup(log, o)
-            for rid in at[o]:
-                if rid == have:
-                    self.holders[rid].setdefault(row[2], row[0])
 
     def _scan_consumers(self, cluster) -> None:
         self.new_consumed = []
@@ -548,110 +688,16 @@ class Ghost:
             self.consumer_cursor[cid] = n
 
     def _read_states(self, cluster) -> None:
-        """The controller's view: ZooKeeper's partition state znodes (parsed once per write), or
-        in KRaft the committed metadata image, followed record by record
-        (``_follow_metadata_log``)."""
-        kraft = getattr(cluster, "kraft", None)
-        if kraft is not None:
-            # KRaft: the committed metadata image (changes only when its offset moves)
-            img = kraft.image
-            key = ("kraft", img.offset, len(cluster.topic_configs))
-            self._states_changed = True
-            if not self.full and key == self._zk_key:
-                self._states_changed = False
-                return
-            self._zk_key = key
-            self._follow_metadata_log(kraft, img.offset)
-            states = {}
-            elr = {}
-            for tp, reg in img.partitions.items():
-                self.replicas[tp] = tuple(reg.replicas)
-                states[tp] = (reg.leader, reg.leader_epoch, tuple(reg.isr))
-                if reg.elr:
-                    elr[tp] = tuple(reg.elr)
-            self.states = states
-            self.elr = elr
-            return
-        zk = getattr(cluster, "zk", None)
-        if zk is None:  # a control plane without ZooKeeper: use the public query
-            self._states_changed = True
-            states = {}
-            for topic in cluster.topics():
-                for p, reps in cluster.assignment(topic).items():
-                    self.replicas[(topic, p)] = tuple(reps)
-                    st = cluster.partition_state(topic, p)
-                    states[(topic, p)] = (st["leader"], st["leader_epoch"], tuple(st["isr"]))
-            self.states = states
-            return
-        # every ZooKeeper write bumps the zxid: unchanged zxid, unchanged states
-        key = (getattr(zk, "zxid", None), len(zk.znodes), len(cluster.topic_configs))
-        self._states_changed = True
-        if not self.full and key[0] is not None and key == self._zk_key:
-            self._states_changed = False
-            return
-        self._zk_key = key
-        states = {}
-        cache = self._zk_cache
-        for topic in cluster.topic_configs:
-            tpath = f"/brokers/topics/{topic}"
-            parts = self._parsed(zk, cache, tpath)
-            if parts is None:
-                continue
-            for p, reps in parts["partitions"].items():
-                self.replicas[(topic, int(p))] = tuple(reps)
-                d = self._parsed(zk, cache, f"{tpath}/partitions/{p}/state")
-                if d is not None:
-                    states[(topic, int(p))] = (d["leader"], d["leader_epoch"], tuple(d["isr"]))
-        self.states = states
-
-    def _follow_metadata_log(self, kraft, upto: int) -> None:
-        """KRaft: replay the committed metadata records up to ``upto`` into a shadow
-        ``MetadataImage``, noting each partition change with the registration before and after
-        it (``meta_changes``). The records come from the raft log of a node that has committed
-        them (controllers, then the brokers' observers); committed entries are the same on
-        every node (Raft Log Matching; ``RaftSafety`` checks it)."""
-        from kafkasim.control.kraft.image import MetadataImage
-
-        shadow = self.meta_image
-        if shadow is None:
-            shadow = self.meta_image = MetadataImage()
-        lo = shadow.offset + 1
-        if upto < lo:
-            return
-        source = None
-        for raft in _raft_clients(kraft.cluster):
-            entries = raft.log.entries
-            if len(raft.committed) > upto and len(entries) > upto:
-                source = entries
-                break
-        if source is None:
-            return   # not on any node's log (a bug RaftSafety reports); try again later
-        parts = shadow.partitions
-        changes = self.meta_changes
-        for off in range(lo, upto + 1):
-            record = source[off][2]
-            before = None
-            tid = getattr(record, "topic_id", None)
-            if tid is not None and hasattr(record, "partition_id"):
-                name = shadow.topic_names.get(tid)
-                before = parts.get((name, record.partition_id)) if name is not None else None
-            tp = shadow.replay(record, off)
-            if tp is not None:
-                changes.append((tp, off, record, before, parts[tp]))
-        shadow.offset = upto
-
-    @staticmethod
-    def _parsed(zk, cache: dict, path: str):
-        node = zk.get(path)
-        if node is None:
-            cache.pop(path, None)
-            return None
-        hit = cache.get(path)
-        if hit is not None and hit[0] == node.data:
-            return hit[1]
-        value = json.loads(node.data)
-        cache[path] = (node.data, value)
-        return value
+        """The controller's view: ZooKeeper's partition state znodes, or in KRaft the committed
+        metadata image (``ControllerStateReader``); unchanged since the last update: the
+        states stay (``_states_changed`` False)."""
+        read = self.state_reader.read_states(cluster, self.full, self.replicas,
+                                             self.meta_changes)
+        self._states_changed = read is not None
+        if read is not None:
+            self.states, elr = read
+            if elr is not None:
+                self.elr = elr
 
     def _scan_replicas(self, cluster) -> None:
         """Replica logs, the replicas that believe they lead, the controller's leaders.
@@ -701,13 +747,23 @@ _DATA_KINDS = frozenset({
 })
 #: Messages whose arrival can change roles or remove replicas.
 _STRUCTURAL_MESSAGES = frozenset({"LeaderAndIsrRequest", "StopReplicaRequest"})
+def _step_append(g: Ghost, cluster, row) -> None:
+    """A leader appended (``LeaderAppends.append``)."""
+    g.appends.append(row)
+
+
+def _step_replicate(g: Ghost, cluster, row) -> None:
+    """A follower appended: the acked records it now holds (``LossLedger.on_replicated``)."""
+    g.losses.on_replicated(cluster, row)
+
+
 #: Ghost.update's step for each trace kind it follows (kinds absent here only mark partitions
 #: dirty, data-path, or force a rescan, control-plane).
 _UPDATE_STEPS: dict[str, Callable[[Ghost, Any, tuple], None]] = {
     "hw": Ghost._step_hw,
-    "append": Ghost._step_append,
+    "append": _step_append,
     "produce_result": Ghost._step_produce_result,
-    "replicate": Ghost._on_replicated,
+    "replicate": _step_replicate,
     "truncate": Ghost._step_truncate,
     "broker_power_loss": Ghost._step_power_loss,
     "log_recovery": Ghost._step_log_recovery,
@@ -723,5 +779,5 @@ def acked_loss_reasons(g: Ghost, tp: TP, r: Acked, leader: int, term: int) -> li
     if r.acks == 1 and (r.term != term or r.leader != leader or r.term < 0):
         who = f"leader {r.leader}" if r.leader >= 0 else "its leader"
         reasons.append(f"acks=1 (acknowledged by {who} alone; leadership has moved since)")
-    return reasons + g.record_loss_reasons(tp, r.offset, r.record_id, r.time_ms,
+    return reasons + g.losses.record_loss_reasons(tp, r.offset, r.record_id, r.time_ms,
                                            r.leader_epoch)

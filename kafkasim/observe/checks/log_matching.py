@@ -92,7 +92,7 @@ class LogMatching(Checker):
             ea, eb = la.epochs[o - sa], lb.epochs[o - sb]
             # histories fork at an unclean election: excused while a replica still holds the
             # old one (has not followed the new leader); not once both have (KIP-279)
-            why = g.loss_reasons(tp) if g.stale(cluster, a, tp) or g.stale(cluster, b, tp) \
+            why = g.losses.loss_reasons(tp) if g.stale(cluster, a, tp) or g.stale(cluster, b, tp) \
                 else []
             if why:
                 # compare this divergence again until it is gone (the lagging replica truncated

@@ -18,8 +18,9 @@ class NoAckedLoss(Checker):
     same term (fact sheet §3: acks=1 answers right after the leader append); missing after the
     leadership moved, it is reported as *allowed* ("acks=1": Kafka promises nothing more). acks=0:
     never (no offset is returned). Records below the log start offset (deleted) are not checked.
-    A loss the configuration allows (``Ghost.record_loss_reasons``: an unclean election after the
-    ack, or a power loss of every replica that held it) is reported in ``allowed``, not raised.
+    A loss the configuration allows (``LossLedger.record_loss_reasons``: an unclean election
+    after the ack, or a power loss of every replica that held it) is reported in ``allowed``,
+    not raised.
     """
 
     name = "NoAckedLoss"

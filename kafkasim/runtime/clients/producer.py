@@ -53,6 +53,26 @@ class _Batch:
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
 
+class TransactionManager:
+    """What Kafka's TransactionManager keeps for an idempotent producer (KIP-98): its producer
+    id and epoch and the next sequence number of each partition; ``bump_epoch`` starts a new
+    epoch after a sequenced batch failed for good (KIP-360)."""
+
+    def __init__(self, idempotent: bool, producer_id: int) -> None:
+        self.idempotent = idempotent
+        # the id InitProducerId would hand out: one per producer client, stable for its life
+        self.producer_id = producer_id
+        self.producer_epoch = 0
+        self.next_seq: dict[tuple[str, int], int] = {}
+
+    def bump_epoch(self) -> None:
+        """A sequenced batch failed for good: start a new producer epoch with sequences from 0
+        (KIP-360), so the gap it leaves is not an OUT_OF_ORDER_SEQUENCE_NUMBER forever."""
+        if self.idempotent:
+            self.producer_epoch += 1
+            self.next_seq.clear()
+
+
 class Producer:
     def __init__(self, cluster, client_id: str, config: dict) -> None:
         cfg = dict(config)
@@ -78,13 +98,11 @@ class Producer:
             else 1 << 62
         # KIP-98 idempotence (effectively on by default since 3.2): each batch carries
         # (producer id, epoch, sequence) so the leader drops a retried duplicate
-        self.idempotent = bool(cfg_.get("enable.idempotence", False)) and self.acks == -1
-        self.producer_epoch = 0
-        self.next_seq: dict[tuple[str, int], int] = {}
         self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
         self.producer_index = cluster.records.producer_index(client_id)
-        # the id InitProducerId would hand out: one per producer client, stable for its life
-        self.producer_id = self.producer_index
+        self.producer_id = self.producer_index   # the transaction manager's producer id
+        self.transaction_manager = TransactionManager(
+            bool(cfg_.get("enable.idempotence", False)) and self.acks == -1, self.producer_id)
         self.results = ProduceResults(cluster.records)
         self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}
@@ -409,14 +427,16 @@ class Producer:
         for b in sorted(expired, key=lambda b: (b.created_ms, b.tp)):
             self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
             if b.base_seq >= 0:
-                self._bump_epoch()
+                self.transaction_manager.bump_epoch()
 
     def _send_batches(self, per_broker: dict[int, dict[tuple[str, int], _Batch]]) -> None:
         """One ProduceRequest per broker with the batches the sender drained for it."""
         c = self.cluster
         sticky = self.sticky
         client_id = self.client_id
-        next_seq = self.next_seq
+        tm = self.transaction_manager
+        idempotent = tm.idempotent
+        next_seq = tm.next_seq
         size = (self.record_size,)   # every record's size
         for broker, batches in per_broker.items():
             corr = self.correlation = self.correlation + 1
@@ -427,11 +447,11 @@ class Producer:
                 ids = b.record_ids
                 tp = b.tp
                 base_seq = b.base_seq
-                if base_seq < 0 and self.idempotent:
+                if base_seq < 0 and idempotent:
                     # the batch's first sequence and producer epoch, assigned once (retries
                     # keep them: RecordAccumulator.drain)
                     base_seq = b.base_seq = next_seq.get(tp, 0)
-                    b.epoch = self.producer_epoch
+                    b.epoch = tm.producer_epoch
                     next_seq[tp] = base_seq + len(ids)
                 topic = tp[0]
                 if topic in sticky:
@@ -465,13 +485,6 @@ class Producer:
             per_broker_count = self.in_flight_per_broker
             per_broker_count[broker] = per_broker_count.get(broker, 0) + 1
 
-    def _bump_epoch(self) -> None:
-        """A sequenced batch failed for good: start a new producer epoch with sequences from 0
-        (KIP-360), so the gap it leaves is not an OUT_OF_ORDER_SEQUENCE_NUMBER forever."""
-        if self.idempotent:
-            self.producer_epoch += 1
-            self.next_seq.clear()
-
     def _expire_batches(self) -> None:
         """delivery.timeout.ms: a batch older than this fails with a TimeoutException."""
         now = self.cluster.engine.now
@@ -483,7 +496,7 @@ class Producer:
                 b = queue.pop(0)
                 self._complete(b, FAILED, E.DELIVERY_TIMEOUT, -1)
                 if b.base_seq >= 0:
-                    self._bump_epoch()
+                    self.transaction_manager.bump_epoch()
 
     def _complete(self, b: _Batch, status: str, error: str, base_offset: int) -> None:
         """ProducerBatch.done: set the batch's ProduceRequestResult once (a batch completes
@@ -593,4 +606,4 @@ class Producer:
             else E.DELIVERY_TIMEOUT
         self._complete(b, FAILED, final, -1)
         if b.base_seq >= 0:
-            self._bump_epoch()
+            self.transaction_manager.bump_epoch()
