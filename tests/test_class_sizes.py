@@ -24,7 +24,6 @@ KNOWN_OFFENDERS = {
     "kafkasim.observe.checks.ghost.Ghost": 74,
     "kafkasim.settings.versions.Rules": 72,
     "kafkasim.widgets.player.Player": 68,
-    "kafkasim.control.kraft.replication_control.ReplicationControlManager": 68,
     "kafkasim.scenarios.scenario.ScenarioRun": 66,
     "kafkasim.runtime.clients.producer.Producer": 60,
 }
