@@ -20,7 +20,6 @@ PACKAGE = Path(kafkasim.__file__).parent
 #: once it is under the limit
 KNOWN_OFFENDERS = {
     "kafkasim.runtime.cluster.Cluster": 111,
-    "kafkasim.control.kraft.raft.KafkaRaftClient": 98,
     "kafkasim.observe.checks.ghost.Ghost": 74,
     "kafkasim.settings.versions.Rules": 72,
     "kafkasim.widgets.player.Player": 68,
