@@ -20,9 +20,7 @@ PACKAGE = Path(kafkasim.__file__).parent
 #: once it is under the limit
 KNOWN_OFFENDERS = {
     "kafkasim.runtime.cluster.Cluster": 111,
-    "kafkasim.control.kraft.raft.KafkaRaftClient": 98,
     "kafkasim.settings.versions.Rules": 72,
-    "kafkasim.control.kraft.replication_control.ReplicationControlManager": 68,
 }
 
 

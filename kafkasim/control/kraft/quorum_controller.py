@@ -235,7 +235,7 @@ class QuorumController:
             records, reply = cc.process_broker_heartbeat(
                 msg.broker_id, msg.broker_epoch, msg.current_metadata_offset,
                 want_fence=msg.want_fence, want_shut_down=msg.want_shut_down, now_ms=ctx.now,
-                has_leaderships=lambda: rc.has_leaderships(msg.broker_id),
+                has_leaderships=lambda: rc.brokers_to_isrs.has_leaderships(msg.broker_id),
                 handle_broker_fenced=rc.handle_broker_fenced,
                 handle_broker_unfenced=rc.handle_broker_unfenced,
                 handle_broker_in_controlled_shutdown=rc.handle_broker_in_controlled_shutdown,

@@ -569,8 +569,9 @@ class KafkaRaftClient:
         self.leader_hw_history: list[tuple[int, int]] = []  # (epoch, hw) as the leader set it
         # monotonic across restarts, so timers and responses of an earlier run never match
         self._poll_gen = 0
-        self._park_seq = 0
-        self._correlation = 0
+        self._handler = RaftRequestHandler(self)
+        self._poller = RaftPollLoop(self)
+        self._transitions = QuorumTransitions(self)
 
     # --- read side ---------------------------------------------------------------------------
     @property
@@ -671,7 +672,7 @@ class KafkaRaftClient:
         election state and the log; in-memory state (timers, requests, votes) starts afresh."""
         self._ctx = ctx
         self._requests = RequestManager(self.retry_backoff_ms, self.request_timeout_ms)
-        self._purgatory: dict[int, tuple] = {}
+        self._handler._purgatory = {}
         self._poll_gen += 1
         self._poll_at = None
         self._fired = None
@@ -748,7 +749,7 @@ class KafkaRaftClient:
                 return          # stale
             self._poll_at = None
         elif timer == "fetch_expire":
-            parked = self._purgatory.pop(args[0], None)
+            parked = self._handler._purgatory.pop(args[0], None)
             if parked is not None:    # REQUEST_TIMED_OUT in purgatory: the original response
                 src, _req, response = parked
                 ctx.send(src, response)
@@ -781,13 +782,13 @@ class KafkaRaftClient:
             return
         name = type(msg).__name__
         if name.endswith("Request"):
-            handler = getattr(self, "_handle_" + _snake(name))
+            handler = getattr(self._handler, "_handle_" + _snake(name))
             response = handler(ctx, src, msg)
             if response is not None:
                 ctx.send(src, response)
         else:
             if self._requests.is_response_expected(src, msg.correlation_id):
-                ok = getattr(self, "_handle_" + _snake(name))(ctx, src, msg)
+                ok = getattr(self._handler, "_handle_" + _snake(name))(ctx, src, msg)
                 self._requests.on_response_result(src, msg.correlation_id, ok, ctx.now)
             else:
                 ctx.trace("raft_ignored_response", ev.RaftIgnoredResponse(src, name))
@@ -818,11 +819,6 @@ class KafkaRaftClient:
             self._fired = key
             ctx.on_leader_change(*key)
 
-    def _state_timeout_remaining(self, now) -> int:
-        st = self.state
-        deadline = getattr(st, "election_deadline", None)
-        return max(0, deadline - now) if deadline is not None else None
-
     def _to_unattached(self, ctx, epoch: int, leader_id: int = UNKNOWN) -> None:
         st, now = self.state, ctx.now
         if epoch < st.epoch or (epoch == st.epoch and not isinstance(st, ProspectiveState)):
@@ -841,19 +837,6 @@ class KafkaRaftClient:
         self._fire_leader_change(ctx)
         self._requests.reset_all()
 
-    def _add_voted_state(self, ctx, candidate_id: int) -> None:
-        """QuorumState.unattachedAddVotedState / prospectiveAddVotedState (3.x:
-        transitionToUnattachedVotedState): record the binding vote, reset the election timer."""
-        st, now = self.state, ctx.now
-        timeout = self._random_election_timeout(ctx)
-        if isinstance(st, UnattachedState):
-            new = UnattachedState(st.epoch, now + timeout, st.leader_id, candidate_id,
-                                  st.high_watermark)
-        else:
-            new = ProspectiveState(self.node_id, st.epoch, self.voters, now + timeout, st.retries,
-                                   st.leader_id, candidate_id, st.high_watermark)
-        self._transition(ctx, new, durable=True)
-
     def _to_follower(self, ctx, epoch: int, leader_id: int) -> None:
         st = self.state
         if leader_id == self.node_id:
@@ -868,20 +851,7 @@ class KafkaRaftClient:
         self._fire_leader_change(ctx)
         # onBecomeFollower
         self._requests.reset_all()
-        self._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
-
-    def _to_prospective(self, ctx) -> None:
-        st = self.state
-        if self.observer or isinstance(st, (LeaderState, ProspectiveState)):
-            raise RuntimeError(f"Cannot transition to Prospective from {st.name}")
-        retries = st.retries + 1 if isinstance(st, CandidateState) else 1
-        new = ProspectiveState(self.node_id, st.epoch, self.voters,
-                               ctx.now + self._random_election_timeout(ctx), retries,
-                               st.leader_id, st.voted_id, st.high_watermark)
-        self._transition(ctx, new, durable=False)
-        self._fire_leader_change(ctx)
-        if not self._maybe_transition_forward(ctx):
-            self._requests.reset_all()
+        self._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
 
     def _to_candidate(self, ctx) -> None:
         st = self.state
@@ -898,57 +868,16 @@ class KafkaRaftClient:
                              st.high_watermark)
         self._transition(ctx, new, durable=True)
         self._fire_leader_change(ctx)
-        if not self._maybe_transition_forward(ctx):
+        if not self._transitions._maybe_transition_forward(ctx):
             self._requests.reset_all()
 
-    def _to_voting_state(self, ctx) -> None:
-        """4.0: Prospective first (KIP-996); before: Candidate."""
-        if self.pre_vote:
-            self._to_prospective(ctx)
-        else:
-            self._to_candidate(ctx)
-
-    def _maybe_transition_forward(self, ctx) -> bool:
-        st = self.state
-        if not st.election.is_vote_granted():
-            return False
-        if isinstance(st, ProspectiveState):
-            self._to_candidate(ctx)
-        else:
-            self._on_become_leader(ctx)
-        return True
-
-    def _on_become_leader(self, ctx) -> None:
-        """onBecomeLeader: the epoch starts at the log end offset; the LeaderChange control
-        record is written at once so the high watermark can advance (KIP-595)."""
-        st, now = self.state, ctx.now
-        start = self.log.end_offset
-        leader = LeaderState(self.node_id, st.epoch, start, self.voters, st.election.granted,
-                             now, self.fetch_timeout_ms)
-        self._transition(ctx, leader, durable=True)
-        self.elected_epochs.append(leader.epoch)
-        self.log.append_as_leader([M.LeaderChangeMessage(self.node_id, self.voters,
-                                                         leader.granting_voters)], leader.epoch)
-        self._flush_leader_log(ctx, leader)
-        self._requests.reset_all()
-        self._fire_leader_change(ctx)
-
-    def _to_resigned(self, ctx, successors) -> None:
-        self._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
-        st = self.state
-        self._transition(ctx, ResignedState(self.node_id, st.epoch, self.voters,
-                                            ctx.now + self._random_election_timeout(ctx),
-                                            successors), durable=False)
-        self._requests.reset_all()
-
-    # --- high watermark ----------------------------------------------------------------------
     def _flush_leader_log(self, ctx, st: LeaderState) -> None:
         """flushLeaderLog / updateLeaderEndOffsetAndTimestamp: new local end offset, maybe a new
         high watermark, then parked fetches waiting for data complete."""
         leo = self.log.end_offset
         if st.update_local_state(leo):
             self._on_high_watermark(ctx, st.high_watermark)
-        self._complete_purgatory(ctx, leo)
+        self._handler._complete_purgatory(ctx, leo)
 
     def _on_high_watermark(self, ctx, hw: int) -> None:
         st = self.state
@@ -961,73 +890,48 @@ class KafkaRaftClient:
         ctx.on_high_watermark(hw)
         if self.fast_hwm_replication and isinstance(st, LeaderState):
             # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
-            self._complete_purgatory(ctx, None)
+            self._handler._complete_purgatory(ctx, None)
 
-    # --- outbound requests -------------------------------------------------------------------
-    def _maybe_send(self, ctx, dst: int, build) -> int:
-        """KafkaRaftClient.maybeSendRequest: the time to wait before ``dst`` can be retried."""
+    # --- poll --------------------------------------------------------------------------------
+    def _poll(self, ctx) -> None:
+        """KafkaRaftClient.poll without the blocking wait: poll the current state until it has
+        nothing to do now, then arm one timer for the earliest deadline."""
         now = ctx.now
-        if self._requests.is_backing_off(dst, now):
-            return self._requests.remaining_backoff(dst, now)
-        if self._requests.is_ready(dst, now):
-            self._correlation += 1
-            ctx.send(dst, build(self._correlation))
-            self._requests.on_request_sent(dst, self._correlation, now)
-        return self._requests.remaining_request_time(dst, now)
+        for _ in range(32):
+            wait = self._poller._poll_current_state(ctx, now)
+            if wait > 0:
+                break
+        wait = max(1, min(wait, NEVER))
+        at = now + wait
+        if self._poll_at is None or at < self._poll_at or self._poll_at <= now:
+            if at < NEVER // 2:
+                self._poll_gen += 1
+                self._poll_at = at
+                ctx.schedule(wait, "poll", self._poll_gen)
 
-    def _build_vote_request(self, corr):
-        return M.VoteRequest(corr, self.state.epoch, self.node_id, self.log.last_fetched_epoch,
-                             self.log.end_offset, isinstance(self.state, ProspectiveState))
 
-    def _build_fetch_request(self, corr):
-        req = M.RaftFetchRequest(corr, self.node_id, self.state.epoch, self.log.end_offset,
-                                 self.log.last_fetched_epoch, MAX_FETCH_WAIT_MS)
-        if self.fast_hwm_replication:
-            req.high_watermark = self.state.high_watermark
-        return req
+class RaftRequestHandler:
+    """KafkaRaftClient's handle*Request / handle*Response for Vote, BeginQuorumEpoch,
+    EndQuorumEpoch and Fetch, with maybeHandleCommonResponse, the voter-only / leader-only
+    request validation and the fetch purgatory (ThresholdPurgatory). One per client, kept across
+    restarts (the park sequence is monotonic); ``start`` empties the purgatory."""
 
-    def _maybe_send_any_voter_fetch(self, ctx) -> int:
-        now = ctx.now
-        dst = self._requests.find_ready_bootstrap_server(self.voters, now, ctx.random_int)
-        if dst is not None:
-            return self._maybe_send(ctx, dst, self._build_fetch_request)
-        return self._requests.backoff_before_available_bootstrap_server(self.voters, now)
-
-    # --- common response handling ------------------------------------------------------------
-    def _has_consistent_leader(self, epoch, leader_id) -> bool:
-        st = self.state
-        if leader_id != UNKNOWN and leader_id == self.node_id:
-            return isinstance(st, LeaderState)
-        return (epoch != st.epoch or leader_id == UNKNOWN or st.leader_id == UNKNOWN
-                or leader_id == st.leader_id)
-
-    def _maybe_transition(self, ctx, leader_id: int, epoch: int) -> None:
-        """KafkaRaftClient.maybeTransition: follow a larger epoch, or a newly learnt leader of
-        the current one; two leaders in one epoch is an IllegalStateException in Kafka."""
-        st = self.state
-        if not self._has_consistent_leader(epoch, leader_id):
-            raise RuntimeError(f"Received request or response with leader {leader_id} and epoch "
-                               f"{epoch} which is inconsistent with current leader "
-                               f"{st.leader_id} and epoch {st.epoch} (node {self.node_id})")
-        if epoch > st.epoch:
-            if leader_id != UNKNOWN:
-                self._to_follower(ctx, epoch, leader_id)
-            else:
-                self._to_unattached(ctx, epoch)
-        elif leader_id != UNKNOWN and st.leader_id == UNKNOWN:
-            self._to_follower(ctx, epoch, leader_id)
+    def __init__(self, client: KafkaRaftClient) -> None:
+        self.client = client
+        self._purgatory: dict[int, tuple] = {}
+        self._park_seq = 0
 
     def _maybe_handle_common_response(self, ctx, error, leader_id, epoch):
         """KafkaRaftClient.maybeHandleCommonResponse: None = not handled here; True/False =
         handled (False: back off)."""
-        st = self.state
+        st = self.client.state
         if epoch < st.epoch or error == M.UNKNOWN_LEADER_EPOCH:
             return True
         if epoch > st.epoch or error in (M.FENCED_LEADER_EPOCH, M.NOT_LEADER_OR_FOLLOWER):
-            self._maybe_transition(ctx, leader_id, epoch)
+            self.client._transitions._maybe_transition(ctx, leader_id, epoch)
             return True
         if leader_id != UNKNOWN and st.leader_id == UNKNOWN:
-            self._to_follower(ctx, epoch, leader_id)
+            self.client._to_follower(ctx, epoch, leader_id)
             return None if error == M.NONE else True
         if error == M.BROKER_NOT_AVAILABLE:
             return False
@@ -1036,14 +940,14 @@ class KafkaRaftClient:
         return None
 
     def _validate_voter_only_request(self, remote_id, request_epoch):
-        if request_epoch < self.state.epoch:
+        if request_epoch < self.client.state.epoch:
             return M.FENCED_LEADER_EPOCH
         if remote_id < 0:
             return M.INVALID_REQUEST
         return None
 
     def _validate_leader_only_request(self, request_epoch):
-        st = self.state
+        st = self.client.state
         if request_epoch < st.epoch:
             return M.FENCED_LEADER_EPOCH
         if request_epoch > st.epoch:
@@ -1054,13 +958,13 @@ class KafkaRaftClient:
 
     # --- Vote --------------------------------------------------------------------------------
     def _vote_response(self, req, error, granted):
-        st = self.state
+        st = self.client.state
         return M.VoteResponse(req.correlation_id, error, st.leader_id, st.epoch, granted)
 
     def _handle_vote_request(self, ctx, src, req: M.VoteRequest):
         """KafkaRaftClient.handleVoteRequest."""
         pre = req.pre_vote
-        if pre and not self.pre_vote:     # VoteRequest v2 is unknown before 4.0
+        if pre and not self.client.pre_vote:     # VoteRequest v2 is unknown before 4.0
             return M.VoteResponse(req.correlation_id, "UNSUPPORTED_VERSION", UNKNOWN, UNKNOWN,
                                   False)
         illegal = (req.last_offset_epoch > req.candidate_epoch if pre
@@ -1070,23 +974,23 @@ class KafkaRaftClient:
         error = self._validate_voter_only_request(req.candidate_id, req.candidate_epoch)
         if error:
             return self._vote_response(req, error, False)
-        if req.candidate_epoch > self.state.epoch:
-            self._to_unattached(ctx, req.candidate_epoch)
+        if req.candidate_epoch > self.client.state.epoch:
+            self.client._to_unattached(ctx, req.candidate_epoch)
         up_to_date = ((req.last_offset_epoch, req.last_offset)
-                      >= (self.log.last_fetched_epoch, self.log.end_offset))
-        granted = self.state.can_grant_vote(req.candidate_id, up_to_date, pre)
-        st = self.state
+                      >= (self.client.log.last_fetched_epoch, self.client.log.end_offset))
+        granted = self.client.state.can_grant_vote(req.candidate_id, up_to_date, pre)
+        st = self.client.state
         if not pre and granted and st.voted_id == UNKNOWN and isinstance(
                 st, (UnattachedState, ProspectiveState)):
-            self._add_voted_state(ctx, req.candidate_id)
+            self.client._transitions._add_voted_state(ctx, req.candidate_id)
         ctx.trace("raft_vote", ev.RaftVote(req.candidate_id, req.candidate_epoch, bool(pre),
                                            bool(granted)))
         return self._vote_response(req, M.NONE, granted)
 
     def _handle_vote_response(self, ctx, src, resp: M.VoteResponse) -> bool:
         if resp.error == "UNSUPPORTED_VERSION":
-            if isinstance(self.state, ProspectiveState):   # a voter without PreVote
-                self._to_candidate(ctx)
+            if isinstance(self.client.state, ProspectiveState):   # a voter without PreVote
+                self.client._to_candidate(ctx)
                 return True
             return False
         handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
@@ -1095,16 +999,16 @@ class KafkaRaftClient:
             return handled
         if resp.error != M.NONE:
             return False
-        st = self.state
+        st = self.client.state
         if isinstance(st, (ProspectiveState, CandidateState)):
             st.election.record(src, resp.vote_granted)
             if resp.vote_granted:
-                self._maybe_transition_forward(ctx)
+                self.client._transitions._maybe_transition_forward(ctx)
             elif st.election.is_vote_rejected() and not st.backing_off:
                 # the vote is lost: back off at once rather than wait for the election timeout
                 st.backing_off = True
                 if isinstance(st, CandidateState):
-                    if self.election_loss_waits_timeout:     # KAFKA-18345 (4.1)
+                    if self.client.election_loss_waits_timeout:     # KAFKA-18345 (4.1)
                         st.backoff_deadline = st.election_deadline
                     else:
                         st.backoff_deadline = ctx.now + self._binary_exponential_backoff(
@@ -1114,23 +1018,23 @@ class KafkaRaftClient:
     def _binary_exponential_backoff(self, ctx, retries: int) -> int:
         """KafkaRaftClient.binaryExponentialElectionBackoffMs."""
         return min(RETRY_BACKOFF_BASE_MS * ctx.random_int(2 << min(20, retries - 1)),
-                   self.election_backoff_max_ms)
+                   self.client.election_backoff_max_ms)
 
     def _strict_exponential_backoff(self, position: int, total: int) -> int:
         """KafkaRaftClient.strictExponentialElectionBackoffMs."""
         if position == 0:
             return 0
         if position < 0 or position >= total:
-            return self.election_backoff_max_ms
-        base = self.election_backoff_max_ms >> (total - 1)
-        return min(self.election_backoff_max_ms, base << (position - 1))
+            return self.client.election_backoff_max_ms
+        base = self.client.election_backoff_max_ms >> (total - 1)
+        return min(self.client.election_backoff_max_ms, base << (position - 1))
 
     # --- BeginQuorumEpoch / EndQuorumEpoch ----------------------------------------------------
     def _handle_begin_quorum_epoch_request(self, ctx, src, req):
         error = self._validate_voter_only_request(req.leader_id, req.leader_epoch)
         if not error:
-            self._maybe_transition(ctx, req.leader_id, req.leader_epoch)
-        st = self.state
+            self.client._transitions._maybe_transition(ctx, req.leader_id, req.leader_epoch)
+        st = self.client.state
         return M.BeginQuorumEpochResponse(req.correlation_id, error or M.NONE, st.leader_id,
                                           st.epoch)
 
@@ -1141,7 +1045,7 @@ class KafkaRaftClient:
             return handled
         if resp.error != M.NONE:
             return False
-        st = self.state
+        st = self.client.state
         if isinstance(st, LeaderState) and src in st.voter_states:
             st.voter_states[src].has_acknowledged_leader = True
         return True
@@ -1149,14 +1053,14 @@ class KafkaRaftClient:
     def _handle_end_quorum_epoch_request(self, ctx, src, req):
         error = self._validate_voter_only_request(req.leader_id, req.leader_epoch)
         if not error:
-            self._maybe_transition(ctx, req.leader_id, req.leader_epoch)
-            st = self.state
+            self.client._transitions._maybe_transition(ctx, req.leader_id, req.leader_epoch)
+            st = self.client.state
             if isinstance(st, FollowerState) and st.leader_id == req.leader_id:
                 succ = list(req.preferred_successors)
-                pos = succ.index(self.node_id) if self.node_id in succ else len(succ)
+                pos = succ.index(self.client.node_id) if self.client.node_id in succ else len(succ)
                 backoff = self._strict_exponential_backoff(pos, len(succ))
                 st.fetch_deadline = ctx.now + backoff    # FollowerState.overrideFetchTimeout
-        st = self.state
+        st = self.client.state
         return M.EndQuorumEpochResponse(req.correlation_id, error or M.NONE, st.leader_id,
                                         st.epoch)
 
@@ -1167,14 +1071,14 @@ class KafkaRaftClient:
             return handled
         if resp.error != M.NONE:
             return False
-        st = self.state
+        st = self.client.state
         if isinstance(st, ResignedState) and src in st.unacked_voters:
             st.unacked_voters.remove(src)
         return True
 
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
-        st = self.state
+        st = self.client.state
         return M.RaftFetchResponse(req.correlation_id, error, st.leader_id, st.epoch, UNKNOWN)
 
     def _handle_raft_fetch_request(self, ctx, src, req: M.RaftFetchRequest):
@@ -1199,14 +1103,14 @@ class KafkaRaftClient:
         error = self._validate_leader_only_request(req.current_leader_epoch)
         if error:
             return self._empty_fetch_response(req, error)
-        st: LeaderState = self.state
-        kind, (end, epoch) = self.log.validate_offset_and_epoch(req.fetch_offset,
+        st: LeaderState = self.client.state
+        kind, (end, epoch) = self.client.log.validate_offset_and_epoch(req.fetch_offset,
                                                                 req.last_fetched_epoch)
         records, div_epoch, div_end = (), -1, -1
         if kind == "VALID":
-            records = self.log.read(req.fetch_offset)
-            if st.update_replica_state(src, ctx.now, req.fetch_offset, self.log.end_offset):
-                self._on_high_watermark(ctx, st.high_watermark)
+            records = self.client.log.read(req.fetch_offset)
+            if st.update_replica_state(src, ctx.now, req.fetch_offset, self.client.log.end_offset):
+                self.client._on_high_watermark(ctx, st.high_watermark)
         else:
             div_epoch, div_end = epoch, end
         return M.RaftFetchResponse(req.correlation_id, M.NONE, st.leader_id, st.epoch,
@@ -1235,53 +1139,48 @@ class KafkaRaftClient:
                                                      resp.leader_epoch)
         if handled is not None:
             return handled
-        st = self.state
+        st = self.client.state
         if resp.error != M.NONE or not isinstance(st, FollowerState):
             return False
         if resp.diverging_epoch >= 0:
             if st.high_watermark != UNKNOWN and resp.diverging_end_offset < st.high_watermark:
                 raise RuntimeError(f"The leader requested truncation to offset "
                                    f"{resp.diverging_end_offset}, which is below the current "
-                                   f"high watermark {st.high_watermark} (node {self.node_id})")
-            before = self.log.end_offset
-            offset = self.log.truncate_to_end_offset(resp.diverging_end_offset,
+                                   f"high watermark {st.high_watermark} "
+                                   f"(node {self.client.node_id})")
+            before = self.client.log.end_offset
+            offset = self.client.log.truncate_to_end_offset(resp.diverging_end_offset,
                                                      resp.diverging_epoch)
             ctx.trace("raft_truncate", ev.RaftTruncate(before, offset, st.leader_id, st.epoch))
         else:
             if resp.records:
-                self.log.append_as_follower(
-                    e for e in resp.records if e[0] >= self.log.end_offset)
+                self.client.log.append_as_follower(
+                    e for e in resp.records if e[0] >= self.client.log.end_offset)
             if resp.high_watermark >= 0:
-                hw = min(self.log.end_offset, resp.high_watermark)
+                hw = min(self.client.log.end_offset, resp.high_watermark)
                 if st.high_watermark != UNKNOWN and hw < st.high_watermark:
                     raise RuntimeError(f"Non-monotonic update of high watermark from "
-                                       f"{st.high_watermark} to {hw} (node {self.node_id})")
+                                       f"{st.high_watermark} to {hw} (node {self.client.node_id})")
                 if hw != st.high_watermark:
                     st.high_watermark = hw
-                    self._on_high_watermark(ctx, hw)
-        st.fetch_deadline = ctx.now + self.fetch_timeout_ms     # resetFetchTimeout
+                    self.client._on_high_watermark(ctx, hw)
+        st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms     # resetFetchTimeout
         st.has_fetched_from_leader = True
         return True
 
-    # --- poll --------------------------------------------------------------------------------
-    def _poll(self, ctx) -> None:
-        """KafkaRaftClient.poll without the blocking wait: poll the current state until it has
-        nothing to do now, then arm one timer for the earliest deadline."""
-        now = ctx.now
-        for _ in range(32):
-            wait = self._poll_current_state(ctx, now)
-            if wait > 0:
-                break
-        wait = max(1, min(wait, NEVER))
-        at = now + wait
-        if self._poll_at is None or at < self._poll_at or self._poll_at <= now:
-            if at < NEVER // 2:
-                self._poll_gen += 1
-                self._poll_at = at
-                ctx.schedule(wait, "poll", self._poll_gen)
+
+
+class RaftPollLoop:
+    """KafkaRaftClient.pollCurrentState and its poll* methods per state, with the outbound
+    requests (maybeSendRequest, the Vote / Fetch request builders). The correlation id is
+    monotonic across restarts."""
+
+    def __init__(self, client: KafkaRaftClient) -> None:
+        self.client = client
+        self._correlation = 0
 
     def _poll_current_state(self, ctx, now) -> int:
-        st = self.state
+        st = self.client.state
         if isinstance(st, LeaderState):
             return self._poll_leader(ctx, st, now)
         if isinstance(st, CandidateState):
@@ -1289,11 +1188,11 @@ class KafkaRaftClient:
         if isinstance(st, ProspectiveState):
             return self._poll_prospective(ctx, st, now)
         if isinstance(st, FollowerState):
-            if self.observer:
+            if self.client.observer:
                 return self._poll_follower_as_observer(ctx, st, now)
             return self._poll_follower_as_voter(ctx, st, now)
         if isinstance(st, UnattachedState):
-            if self.observer:
+            if self.client.observer:
                 # pollUnattachedAsObserver also wakes at the (meaningless) election deadline;
                 # once past it Kafka re-polls in a busy loop that sends nothing, so skip that
                 wait = self._maybe_send_any_voter_fetch(ctx)
@@ -1301,35 +1200,36 @@ class KafkaRaftClient:
                     wait = min(wait, st.election_deadline - now)
                 return wait
             if now >= st.election_deadline:
-                self._to_voting_state(ctx)
+                self.client._transitions._to_voting_state(ctx)
                 return 0
             return st.election_deadline - now
         return self._poll_resigned(ctx, st, now)
 
     def _poll_leader(self, ctx, st: LeaderState, now) -> int:
-        self._fire_leader_change(ctx)
-        check = st.time_until_check_quorum_expires(now) if self.check_quorum else NEVER
+        self.client._fire_leader_change(ctx)
+        check = st.time_until_check_quorum_expires(now) if self.client.check_quorum else NEVER
         if st.resign_requested or check == 0:
             ctx.trace("raft_resign", ev.RaftResign(st.epoch, check == 0))
-            self._to_resigned(ctx, st.non_leader_voters_by_descending_fetch_offset())
+            self.client._transitions._to_resigned(
+                ctx, st.non_leader_voters_by_descending_fetch_offset())
             return 0
         if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
             batch, st.pending, st.linger_deadline = st.pending, [], NEVER
-            self.log.append_as_leader(batch, st.epoch)
-            self._flush_leader_log(ctx, st)
+            self.client.log.append_as_leader(batch, st.epoch)
+            self.client._flush_leader_log(ctx, st)
         drain = st.linger_deadline - now if st.pending else NEVER
-        if not self.begin_quorum_epoch_heartbeat:     # before 3.9: until acknowledged
+        if not self.client.begin_quorum_epoch_heartbeat:     # before 3.9: until acknowledged
             begin = NEVER
             for v, rs in st.voter_states.items():
                 if not rs.has_acknowledged_leader:
                     begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
-                        c, st.epoch, self.node_id)))
+                        c, st.epoch, self.client.node_id)))
         elif now >= st.begin_quorum_epoch_deadline:    # maybeSendBeginQuorumEpochRequests
             begin = NEVER
-            for v in self.voters:
-                if v != self.node_id:
+            for v in self.client.voters:
+                if v != self.client.node_id:
                     begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
-                        c, st.epoch, self.node_id)))
+                        c, st.epoch, self.client.node_id)))
             st.begin_quorum_epoch_deadline = now + st.begin_quorum_epoch_timeout
         else:
             begin = st.begin_quorum_epoch_deadline - now
@@ -1346,15 +1246,17 @@ class KafkaRaftClient:
     def _poll_candidate(self, ctx, st: CandidateState, now) -> int:
         if st.backing_off:
             if now >= st.backoff_deadline:
-                self._to_voting_state(ctx)   # 3.x: a new Candidate; 4.0: Prospective again
+                # 3.x: a new Candidate; 4.0: Prospective again
+                self.client._transitions._to_voting_state(ctx)
                 return 0
             return st.backoff_deadline - now
         if now >= st.election_deadline:
-            if self.election_loss_waits_timeout:     # KAFKA-18345 (4.1): no extra backoff
-                self._to_voting_state(ctx)
+            if self.client.election_loss_waits_timeout:     # KAFKA-18345 (4.1): no extra backoff
+                self.client._transitions._to_voting_state(ctx)
                 return 0
             st.backing_off = True
-            st.backoff_deadline = now + self._binary_exponential_backoff(ctx, st.retries)
+            st.backoff_deadline = now + self.client._handler._binary_exponential_backoff(
+                ctx, st.retries)
             return st.backoff_deadline - now
         return min(self._maybe_send_vote_requests(ctx, st), st.election_deadline - now)
 
@@ -1363,16 +1265,16 @@ class KafkaRaftClient:
         last known leader, or to Unattached (whose election timeout is the backoff)."""
         if st.backing_off or now >= st.election_deadline:
             if st.leader_id != UNKNOWN:
-                self._to_follower(ctx, st.epoch, st.leader_id)
+                self.client._to_follower(ctx, st.epoch, st.leader_id)
             else:
-                self._to_unattached(ctx, st.epoch)
+                self.client._to_unattached(ctx, st.epoch)
             return 0
         return min(self._maybe_send_vote_requests(ctx, st), st.election_deadline - now)
 
     def _poll_follower_as_voter(self, ctx, st: FollowerState, now) -> int:
         if now >= st.fetch_deadline:
             ctx.trace("raft_fetch_timeout", ev.RaftFetchTimeout(st.leader_id, st.epoch))
-            self._to_voting_state(ctx)
+            self.client._transitions._to_voting_state(ctx)
             return 0
         return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
                    st.fetch_deadline - now)
@@ -1381,29 +1283,164 @@ class KafkaRaftClient:
         if now >= st.fetch_deadline:
             return self._maybe_send_any_voter_fetch(ctx)
         leader = st.leader_id
-        if self._requests.has_request_timed_out(leader, now):
-            self._requests.reset(leader)
+        if self.client._requests.has_request_timed_out(leader, now):
+            self.client._requests.reset(leader)
             wait = self._maybe_send_any_voter_fetch(ctx)
-        elif self._requests.is_backing_off(leader, now):
+        elif self.client._requests.is_backing_off(leader, now):
             wait = self._maybe_send_any_voter_fetch(ctx)
-        elif not self._requests.has_any_inflight(now):
+        elif not self.client._requests.has_any_inflight(now):
             wait = self._maybe_send(ctx, leader, self._build_fetch_request)
         else:
-            wait = self._requests.backoff_before_available_bootstrap_server(self.voters, now)
+            wait = self.client._requests.backoff_before_available_bootstrap_server(
+                self.client.voters, now)
         return min(wait, st.fetch_deadline - now)
 
     def _poll_resigned(self, ctx, st: ResignedState, now) -> int:
         wait = NEVER
         for v in list(st.unacked_voters):
             wait = min(wait, self._maybe_send(ctx, v, lambda c: M.EndQuorumEpochRequest(
-                c, st.epoch, self.node_id, st.preferred_successors)))
+                c, st.epoch, self.client.node_id, st.preferred_successors)))
         if now >= st.election_deadline:
-            if self.pre_vote:      # 4.0: Resigned -> Unattached(epoch + 1)
-                self._to_unattached(ctx, st.epoch + 1)
+            if self.client.pre_vote:      # 4.0: Resigned -> Unattached(epoch + 1)
+                self.client._to_unattached(ctx, st.epoch + 1)
             else:
-                self._to_candidate(ctx)
+                self.client._to_candidate(ctx)
             return 0
         return min(wait, st.election_deadline - now)
+
+
+    def _maybe_send(self, ctx, dst: int, build) -> int:
+        """KafkaRaftClient.maybeSendRequest: the time to wait before ``dst`` can be retried."""
+        now = ctx.now
+        if self.client._requests.is_backing_off(dst, now):
+            return self.client._requests.remaining_backoff(dst, now)
+        if self.client._requests.is_ready(dst, now):
+            self._correlation += 1
+            ctx.send(dst, build(self._correlation))
+            self.client._requests.on_request_sent(dst, self._correlation, now)
+        return self.client._requests.remaining_request_time(dst, now)
+
+    def _build_vote_request(self, corr):
+        c = self.client
+        return M.VoteRequest(corr, c.state.epoch, c.node_id, c.log.last_fetched_epoch,
+                             c.log.end_offset, isinstance(c.state, ProspectiveState))
+
+    def _build_fetch_request(self, corr):
+        c = self.client
+        req = M.RaftFetchRequest(corr, c.node_id, c.state.epoch, c.log.end_offset,
+                                 c.log.last_fetched_epoch, MAX_FETCH_WAIT_MS)
+        if self.client.fast_hwm_replication:
+            req.high_watermark = self.client.state.high_watermark
+        return req
+
+    def _maybe_send_any_voter_fetch(self, ctx) -> int:
+        now = ctx.now
+        requests, voters = self.client._requests, self.client.voters
+        dst = requests.find_ready_bootstrap_server(voters, now, ctx.random_int)
+        if dst is not None:
+            return self._maybe_send(ctx, dst, self._build_fetch_request)
+        return requests.backoff_before_available_bootstrap_server(voters, now)
+
+
+
+class QuorumTransitions:
+    """The QuorumState.transitionTo* steps KafkaRaftClient wraps (Prospective, Resigned, the
+    voted state, onBecomeLeader) and KafkaRaftClient.maybeTransition; the client keeps
+    transitionToUnattached / Follower / Candidate. The state itself stays ``client.state``."""
+
+    def __init__(self, client: KafkaRaftClient) -> None:
+        self.client = client
+
+    def _to_prospective(self, ctx) -> None:
+        st = self.client.state
+        if self.client.observer or isinstance(st, (LeaderState, ProspectiveState)):
+            raise RuntimeError(f"Cannot transition to Prospective from {st.name}")
+        retries = st.retries + 1 if isinstance(st, CandidateState) else 1
+        new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
+                               ctx.now + self.client._random_election_timeout(ctx), retries,
+                               st.leader_id, st.voted_id, st.high_watermark)
+        self.client._transition(ctx, new, durable=False)
+        self.client._fire_leader_change(ctx)
+        if not self._maybe_transition_forward(ctx):
+            self.client._requests.reset_all()
+
+    def _to_voting_state(self, ctx) -> None:
+        """4.0: Prospective first (KIP-996); before: Candidate."""
+        if self.client.pre_vote:
+            self._to_prospective(ctx)
+        else:
+            self.client._to_candidate(ctx)
+
+    def _maybe_transition_forward(self, ctx) -> bool:
+        st = self.client.state
+        if not st.election.is_vote_granted():
+            return False
+        if isinstance(st, ProspectiveState):
+            self.client._to_candidate(ctx)
+        else:
+            self._on_become_leader(ctx)
+        return True
+
+    def _on_become_leader(self, ctx) -> None:
+        """onBecomeLeader: the epoch starts at the log end offset; the LeaderChange control
+        record is written at once so the high watermark can advance (KIP-595)."""
+        st, now = self.client.state, ctx.now
+        start = self.client.log.end_offset
+        leader = LeaderState(self.client.node_id, st.epoch, start, self.client.voters,
+                             st.election.granted, now, self.client.fetch_timeout_ms)
+        self.client._transition(ctx, leader, durable=True)
+        self.client.elected_epochs.append(leader.epoch)
+        self.client.log.append_as_leader(
+            [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
+                                   leader.granting_voters)], leader.epoch)
+        self.client._flush_leader_log(ctx, leader)
+        self.client._requests.reset_all()
+        self.client._fire_leader_change(ctx)
+
+    def _to_resigned(self, ctx, successors) -> None:
+        self.client._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
+        st = self.client.state
+        self.client._transition(ctx, ResignedState(
+            self.client.node_id, st.epoch, self.client.voters,
+            ctx.now + self.client._random_election_timeout(ctx), successors), durable=False)
+        self.client._requests.reset_all()
+
+    def _add_voted_state(self, ctx, candidate_id: int) -> None:
+        """QuorumState.unattachedAddVotedState / prospectiveAddVotedState (3.x:
+        transitionToUnattachedVotedState): record the binding vote, reset the election timer."""
+        st, now = self.client.state, ctx.now
+        timeout = self.client._random_election_timeout(ctx)
+        if isinstance(st, UnattachedState):
+            new = UnattachedState(st.epoch, now + timeout, st.leader_id, candidate_id,
+                                  st.high_watermark)
+        else:
+            new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
+                                   now + timeout, st.retries, st.leader_id, candidate_id,
+                                   st.high_watermark)
+        self.client._transition(ctx, new, durable=True)
+
+    def _has_consistent_leader(self, epoch, leader_id) -> bool:
+        st = self.client.state
+        if leader_id != UNKNOWN and leader_id == self.client.node_id:
+            return isinstance(st, LeaderState)
+        return (epoch != st.epoch or leader_id == UNKNOWN or st.leader_id == UNKNOWN
+                or leader_id == st.leader_id)
+
+    def _maybe_transition(self, ctx, leader_id: int, epoch: int) -> None:
+        """KafkaRaftClient.maybeTransition: follow a larger epoch, or a newly learnt leader of
+        the current one; two leaders in one epoch is an IllegalStateException in Kafka."""
+        st = self.client.state
+        if not self._has_consistent_leader(epoch, leader_id):
+            raise RuntimeError(f"Received request or response with leader {leader_id} and epoch "
+                               f"{epoch} which is inconsistent with current leader "
+                               f"{st.leader_id} and epoch {st.epoch} (node {self.client.node_id})")
+        if epoch > st.epoch:
+            if leader_id != UNKNOWN:
+                self.client._to_follower(ctx, epoch, leader_id)
+            else:
+                self.client._to_unattached(ctx, epoch)
+        elif leader_id != UNKNOWN and st.leader_id == UNKNOWN:
+            self.client._to_follower(ctx, epoch, leader_id)
 
 
 def _snake(name: str) -> str:

@@ -25,6 +25,9 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
+from kafkasim.control.kraft.brokers_to_isrs import BrokersToIsrs, TopicControlInfo
+from kafkasim.control.kraft.brokers_to_isrs import has_preferred_leader as _has_preferred_leader
+from kafkasim.control.kraft.configuration_control import ConfigurationControlManager
 from kafkasim.control.kraft.metadata_version import (
     ELR_FEATURE_NAME,
     FEATURE_NAME,
@@ -111,15 +114,6 @@ class _PlacementError(ValueError):
     """InvalidReplicationFactorException from the replica placer."""
 
 
-class _TopicControlInfo:
-    __slots__ = ("name", "id", "parts")
-
-    def __init__(self, name: str, topic_id: str) -> None:
-        self.name = name
-        self.id = topic_id
-        self.parts: dict[int, PartitionRegistration] = {}
-
-
 def default_topic_id(name: str, incarnation: int = 0) -> str:
     """A stable stand-in for ``Uuid.randomUuid()``: 16 bytes of SHA-256 over the name (and how
     often a topic of that name was deleted before), printed like Kafka's Uuid.toString
@@ -153,15 +147,6 @@ def _validate_isr(replicas: Iterable[int], isr: list[int]) -> bool:
     return len(set(isr)) == len(isr) and min(isr) >= 0 and all(r in rs for r in isr)
 
 
-def _has_preferred_leader(p: PartitionRegistration) -> bool:
-    """PartitionRegistration.hasPreferredLeader: the leader is the first replica."""
-    return p.leader == (p.replicas[0] if p.replicas else NO_LEADER)
-
-
-def _is_reassigning(p: PartitionRegistration) -> bool:
-    return bool(p.removing_replicas or p.adding_replicas)
-
-
 def _to_partition_record(topic_id: str, partition_id: int,
                          p: PartitionRegistration) -> PartitionRecord:
     return PartitionRecord(partition_id=partition_id, topic_id=topic_id, replicas=p.replicas,
@@ -170,6 +155,50 @@ def _to_partition_record(topic_id: str, partition_id: int,
                            leader_recovery_state=p.leader_recovery_state,
                            leader_epoch=p.leader_epoch, partition_epoch=p.partition_epoch,
                            eligible_leader_replicas=p.elr, last_known_elr=p.last_known_elr)
+
+
+def validate_manual_partition_assignment(regs: dict, brokers: list[int],
+                                     rf: int | None) -> str | None:
+    """validateManualPartitionAssignment (InvalidReplicaAssignmentException messages):
+    ``regs`` is the broker registrations (id -> registration)."""
+    if not brokers:
+        return "The manual partition assignment includes an empty replica list."
+    prev = None
+    for b in sorted(brokers):
+        if b not in regs:
+            return (f"The manual partition assignment includes broker {b}, but no such "
+                    "broker is registered.")
+        if b == prev:
+            return (f"The manual partition assignment includes the broker {prev} more "
+                    "than once.")
+        prev = b
+    if rf is not None and len(brokers) != rf:
+        return (f"The manual partition assignment includes a partition with {len(brokers)} "
+                f"replica(s), but this is not consistent with previous partitions, which "
+                f"have {rf} replica(s).")
+    return None
+
+
+def place_replicas(cluster_control, replica_placer, num_partitions: int,
+                   rf: int) -> list[list[int]]:
+    """StripedReplicaPlacer.place's InvalidReplicationFactorException checks (in its order)
+    on the usable brokers (registered, not in controlled shutdown), then ``replica_placer`` (or
+    the cluster control's ``place_replicas``)."""
+    usable = getattr(cluster_control, "usable_brokers", None)
+    if usable is not None:
+        brokers = list(usable())
+        if rf <= 0:
+            raise _PlacementError(f"Invalid replication factor {rf}: the replication "
+                                  "factor must be positive.")
+        if not any(not getattr(b, "fenced", False) for b in brokers):
+            raise _PlacementError("All brokers are currently fenced.")
+        if rf > len(brokers):
+            raise _PlacementError(f"The target replication factor of {rf} cannot be "
+                                  f"reached because only {len(brokers)} broker(s) are "
+                                  "registered.")
+    if replica_placer is not None:
+        return [list(p) for p in replica_placer(0, num_partitions, rf)]
+    return [list(p) for p in cluster_control.place_replicas(0, num_partitions, rf)]
 
 
 class ReplicationControlManager:
@@ -191,8 +220,6 @@ class ReplicationControlManager:
         self.cluster_control = cluster_control
         self.metadata_version = MetadataVersion.parse(metadata_version)
         self.eligible_leader_replicas_enabled = bool(elr_enabled)
-        self.default_min_isr = default_min_isr
-        self.default_unclean = default_unclean
         self.topic_id_factory = topic_id_factory
         self.replica_placer = replica_placer
         self.default_replication_factor = default_replication_factor
@@ -201,9 +228,11 @@ class ReplicationControlManager:
         self.controller_id = controller_id
         # KAFKA-19522 (4.1.0+); False reproduces 4.0.x (see PartitionChangeBuilder)
         self.last_known_leader_must_be_acceptable = last_known_leader_must_be_acceptable
-        self._topics: dict[str, _TopicControlInfo] = {}       # topic id -> info
+        self._topics: dict[str, TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
-        self._configs: dict[tuple[str, str], dict[str, str]] = {}
+        self.configuration_control = ConfigurationControlManager(
+            controller_id, default_min_isr=default_min_isr, default_unclean=default_unclean)
+        self.brokers_to_isrs = BrokersToIsrs(self._topics)
         self._deleted_names: dict[str, int] = {}
 
     # ================================================================= settings / helpers
@@ -216,30 +245,19 @@ class ReplicationControlManager:
         regs = self.cluster_control.broker_registrations
         return regs() if callable(regs) else regs
 
-    def _config(self, topic: str, key: str) -> str | None:
-        """ConfigurationControlManager.getTopicConfig: topic, then the controller node's
-        dynamic config, then the cluster default ("" BROKER resource); None when unset."""
-        levels = [("TOPIC", topic)]
-        if self.controller_id is not None:
-            levels.append(("BROKER", str(self.controller_id)))
-        levels.append(("BROKER", ""))
-        for level in levels:
-            value = self._configs.get(level, {}).get(key)
-            if value is not None:
-                return value
-        return None
-
     def unclean_leader_election_enabled_for_topic(self, topic: str) -> bool:
         """uncleanLeaderElectionEnabledForTopic: Boolean.parseBoolean of the effective value."""
-        value = self._config(topic, UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG)
+        configs = self.configuration_control
+        value = configs.get_topic_config(topic, UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG)
         if value is None:
-            return bool(self.default_unclean)
+            return bool(configs.default_unclean)
         return value.lower() == "true"
 
     def get_topic_effective_min_isr(self, topic: str) -> int:
         """getTopicEffectiveMinIsr: min(min.insync.replicas, the replication factor)."""
-        value = self._config(topic, MIN_IN_SYNC_REPLICAS_CONFIG)
-        min_isr = self.default_min_isr if value is None else java_parse_int(value)
+        configs = self.configuration_control
+        value = configs.get_topic_config(topic, MIN_IN_SYNC_REPLICAS_CONFIG)
+        min_isr = configs.default_min_isr if value is None else java_parse_int(value)
         info = self._topics[self._topics_by_name[topic]]
         rf = len(info.parts[0].replicas) if 0 in info.parts else min_isr
         return min(min_isr, rf)
@@ -248,7 +266,7 @@ class ReplicationControlManager:
         """LeaderAcceptor (without directories): clusterControl.isActive by default."""
         return extra if extra is not None else self.cluster_control.is_active
 
-    def _builder(self, info: _TopicControlInfo, partition_id: int,
+    def _builder(self, info: TopicControlInfo, partition_id: int,
                  acceptor: Callable[[int], bool]) -> PartitionChangeBuilder:
         return PartitionChangeBuilder(
             info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
@@ -256,7 +274,7 @@ class ReplicationControlManager:
         ).set_eligible_leader_replicas_enabled(self.is_elr_enabled()) \
             .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable)
 
-    def _topic(self, topic: str) -> _TopicControlInfo | None:
+    def _topic(self, topic: str) -> TopicControlInfo | None:
         tid = self._topics_by_name.get(topic)
         if tid is None and topic in self._topics:
             tid = topic
@@ -276,11 +294,7 @@ class ReplicationControlManager:
         elif isinstance(record, RemoveTopicRecord):
             self._replay_remove_topic(record)
         elif isinstance(record, ConfigRecord):
-            key = (record.resource_type, record.resource_name)
-            if record.value is None:
-                self._configs.get(key, {}).pop(record.name, None)
-            else:
-                self._configs.setdefault(key, {})[record.name] = record.value
+            self.configuration_control.replay(record)
         elif isinstance(record, ClearElrRecord):
             self._replay_clear_elr(record)
         elif isinstance(record, FeatureLevelRecord):
@@ -297,7 +311,7 @@ class ReplicationControlManager:
                 f"{'the same' if existing == r.topic_id else 'a different'} topic ID "
                 f"{r.topic_id}")
         self._topics_by_name[r.name] = r.topic_id
-        self._topics[r.topic_id] = _TopicControlInfo(r.name, r.topic_id)
+        self._topics[r.topic_id] = TopicControlInfo(r.name, r.topic_id)
 
     def _replay_partition(self, r: PartitionRecord) -> None:
         info = self._topics.get(r.topic_id)
@@ -325,7 +339,7 @@ class ReplicationControlManager:
         if info is None:
             raise ReplicationControlError(f"Can't find topic with ID {r.topic_id} to remove.")
         del self._topics_by_name[info.name]
-        self._configs.pop(("TOPIC", info.name), None)     # deleteTopicConfigs
+        self.configuration_control.delete_topic_configs(info.name)
         self._deleted_names[info.name] = self._deleted_names.get(info.name, 0) + 1
 
     def _replay_clear_elr(self, r: ClearElrRecord) -> None:
@@ -410,7 +424,7 @@ class ReplicationControlManager:
                 if pid in new_parts:
                     return fail(E.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
                                 f"assignments for partition {pid}")
-                msg = self._validate_manual_partition_assignment(brokers, rf)
+                msg = validate_manual_partition_assignment(self._registrations(), brokers, rf)
                 if msg is not None:
                     return fail(E.INVALID_REPLICA_ASSIGNMENT, msg)
                 rf = len(brokers)
@@ -435,7 +449,7 @@ class ReplicationControlManager:
             rf = self.default_replication_factor if replication_factor == -1 \
                 else replication_factor
             try:
-                placements = self._place(n, rf)
+                placements = place_replicas(self.cluster_control, self.replica_placer, n, rf)
             except ValueError as e:
                 return fail(E.INVALID_REPLICATION_FACTOR,
                             f"Unable to replicate the partition {rf} time(s): {e}")
@@ -461,46 +475,6 @@ class ReplicationControlManager:
         for pid in sorted(new_parts):
             records.append(_to_partition_record(topic_id, pid, new_parts[pid]))
         return records, result
-
-    def _validate_manual_partition_assignment(self, brokers: list[int],
-                                              rf: int | None) -> str | None:
-        """validateManualPartitionAssignment (InvalidReplicaAssignmentException messages)."""
-        if not brokers:
-            return "The manual partition assignment includes an empty replica list."
-        regs = self._registrations()
-        prev = None
-        for b in sorted(brokers):
-            if b not in regs:
-                return (f"The manual partition assignment includes broker {b}, but no such "
-                        "broker is registered.")
-            if b == prev:
-                return (f"The manual partition assignment includes the broker {prev} more "
-                        "than once.")
-            prev = b
-        if rf is not None and len(brokers) != rf:
-            return (f"The manual partition assignment includes a partition with {len(brokers)} "
-                    f"replica(s), but this is not consistent with previous partitions, which "
-                    f"have {rf} replica(s).")
-        return None
-
-    def _place(self, num_partitions: int, rf: int) -> list[list[int]]:
-        """StripedReplicaPlacer.place's InvalidReplicationFactorException checks (in its order)
-        on the usable brokers (registered, not in controlled shutdown), then the placer."""
-        usable = getattr(self.cluster_control, "usable_brokers", None)
-        if usable is not None:
-            brokers = list(usable())
-            if rf <= 0:
-                raise _PlacementError(f"Invalid replication factor {rf}: the replication "
-                                      "factor must be positive.")
-            if not any(not getattr(b, "fenced", False) for b in brokers):
-                raise _PlacementError("All brokers are currently fenced.")
-            if rf > len(brokers):
-                raise _PlacementError(f"The target replication factor of {rf} cannot be "
-                                      f"reached because only {len(brokers)} broker(s) are "
-                                      "registered.")
-        if self.replica_placer is not None:
-            return [list(p) for p in self.replica_placer(0, num_partitions, rf)]
-        return [list(p) for p in self.cluster_control.place_replicas(0, num_partitions, rf)]
 
     def delete_topic(self, topic: str, *, by_id: bool = False) -> tuple[list, str]:
         """deleteTopics for one topic: a RemoveTopicRecord. An unknown topic is
@@ -617,23 +591,16 @@ class ReplicationControlManager:
 
     # ===================================================== broker state -> partition changes
     def _iter_parts(self, pred: Callable[[PartitionRegistration], bool]
-                    ) -> Iterator[tuple[_TopicControlInfo, int]]:
-        for info in self._topics.values():
-            for pid in sorted(info.parts):
-                if pred(info.parts[pid]):
-                    yield info, pid
+                    ) -> Iterator[tuple[TopicControlInfo, int]]:
+        return self.brokers_to_isrs.iter_partitions(pred)
 
     def partitions_with_broker_in_isr(self, broker_id: int):
         """BrokersToIsrs.partitionsWithBrokerInIsr."""
-        return self._iter_parts(lambda p: broker_id in p.isr)
+        return self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id)
 
     def partitions_with_broker_in_elr(self, broker_id: int):
         """BrokersToElrs.partitionsWithBrokerInElr."""
-        return self._iter_parts(lambda p: broker_id in p.elr)
-
-    def partitions_with_no_leader(self):
-        """BrokersToIsrs.partitionsWithNoLeader."""
-        return self._iter_parts(lambda p: p.leader == NO_LEADER)
+        return self.brokers_to_isrs.partitions_with_broker_in_elr(broker_id)
 
     def generate_leader_and_isr_updates(self, context: str, broker_to_remove: int,
                                         broker_to_add: int, broker_with_unclean_shutdown: int,
@@ -667,7 +634,7 @@ class ReplicationControlManager:
         records: list = []
         self.generate_leader_and_isr_updates("handleBrokerFenced", broker_id, NO_LEADER,
                                              NO_LEADER, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
+                                             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
         if self.metadata_version.is_broker_registration_change_record_supported():
             records.append(BrokerRegistrationChangeRecord(
                 broker_id, reg.epoch, fenced=BrokerRegistrationFencingChange.FENCE))
@@ -680,10 +647,10 @@ class ReplicationControlManager:
         records: list = []
         self.generate_leader_and_isr_updates("handleBrokerUnregistered", broker_id, NO_LEADER,
                                              NO_LEADER, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
+                                             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
         self.generate_leader_and_isr_updates("handleBrokerUnregistered", broker_id, NO_LEADER,
                                              NO_LEADER, records,
-                                             self.partitions_with_broker_in_elr(broker_id))
+                                             self.brokers_to_isrs.partitions_with_broker_in_elr(broker_id))
         records.append(UnregisterBrokerRecord(broker_id, broker_epoch))
         return records
 
@@ -697,7 +664,7 @@ class ReplicationControlManager:
             records = [UnfenceBrokerRecord(broker_id, broker_epoch)]
         self.generate_leader_and_isr_updates("handleBrokerUnfenced", NO_LEADER, broker_id,
                                              NO_LEADER, records,
-                                             self.partitions_with_no_leader())
+                                             self.brokers_to_isrs.partitions_with_no_leader())
         return records
 
     def handle_broker_in_controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list:
@@ -712,7 +679,7 @@ class ReplicationControlManager:
                     BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN)))
         self.generate_leader_and_isr_updates(f"enterControlledShutdown[{broker_id}]", broker_id,
                                              NO_LEADER, NO_LEADER, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
+                                             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
         return records
 
     def handle_broker_unclean_shutdown(self, broker_id: int) -> list:
@@ -723,10 +690,10 @@ class ReplicationControlManager:
         records: list = []
         self.generate_leader_and_isr_updates("handleBrokerUncleanShutdown", NO_LEADER, NO_LEADER,
                                              broker_id, records,
-                                             self.partitions_with_broker_in_isr(broker_id))
+                                             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
         self.generate_leader_and_isr_updates("handleBrokerUncleanShutdown", NO_LEADER, NO_LEADER,
                                              broker_id, records,
-                                             self.partitions_with_broker_in_elr(broker_id))
+                                             self.brokers_to_isrs.partitions_with_broker_in_elr(broker_id))
         return records
 
     def handle_broker_state_change(self, broker_id: int, broker_epoch: int, current_state,
@@ -798,17 +765,11 @@ class ReplicationControlManager:
         records.append(rec)
         return E.NONE, None
 
-    def imbalanced_partitions(self) -> list[tuple[str, int]]:
-        """imbalancedPartitions: partitions whose leader is not the first replica (offline
-        partitions included)."""
-        return [(info.name, pid) for info, pid in
-                self._iter_parts(lambda p: not _has_preferred_leader(p))]
-
     def are_partition_leaders_imbalanced(self) -> bool:
-        return bool(self.imbalanced_partitions())
+        return bool(self.brokers_to_isrs.imbalanced_partitions())
 
     def are_some_partitions_leaderless(self) -> bool:
-        return next(iter(self.partitions_with_no_leader()), None) is not None
+        return next(iter(self.brokers_to_isrs.partitions_with_no_leader()), None) is not None
 
     def maybe_balance_partition_leaders(self) -> tuple[list, bool]:
         """maybeBalancePartitionLeaders: a PREFERRED election for imbalanced partitions, at most
@@ -831,7 +792,7 @@ class ReplicationControlManager:
         ``with_reschedule=True`` (records, reschedule_immediately) as Kafka's
         ControllerResult<Boolean>."""
         records: list = []
-        for info, pid in list(self.partitions_with_no_leader()):
+        for info, pid in list(self.brokers_to_isrs.partitions_with_no_leader()):
             if len(records) >= self.max_elections_per_imbalance:
                 break
             if self.unclean_leader_election_enabled_for_topic(info.name):
@@ -856,27 +817,16 @@ class ReplicationControlManager:
         return {info.name: dict(sorted(info.parts.items())) for info in self._topics.values()}
 
     def topic_config(self, topic: str) -> dict[str, str]:
-        return dict(self._configs.get(("TOPIC", topic), {}))
+        return self.configuration_control.current_topic_config(topic)
 
     def offline_partitions_count(self) -> int:
         """OfflinePartitionsCount: partitions without a leader."""
-        return sum(1 for _ in self.partitions_with_no_leader())
+        return self.brokers_to_isrs.offline_partitions_count()
+
+    def partitions_led_by(self, broker_id: int) -> list[tuple[str, int]]:
+        """BrokersToIsrs.partitionsLedByBroker, as (topic name, partition) pairs."""
+        return self.brokers_to_isrs.partitions_led_by_broker(broker_id)
 
     def preferred_replica_imbalance_count(self) -> int:
         """PreferredReplicaImbalanceCount: partitions not led by their first replica."""
-        return len(self.imbalanced_partitions())
-
-    def partitions_led_by(self, broker_id: int) -> list[tuple[str, int]]:
-        return [(info.name, pid) for info, pid in
-                self._iter_parts(lambda p: p.leader == broker_id)]
-
-    def partitions_on(self, broker_id: int) -> list[tuple[str, int]]:
-        return [(info.name, pid) for info, pid in
-                self._iter_parts(lambda p: broker_id in p.replicas)]
-
-    def has_leaderships(self, broker_id: int) -> bool:
-        """BrokersToIsrs.hasLeaderships (used by the heartbeat manager for controlled shutdown)."""
-        return bool(self.partitions_led_by(broker_id))
-
-    def reassigning_partitions(self) -> list[tuple[str, int]]:
-        return [(info.name, pid) for info, pid in self._iter_parts(_is_reassigning)]
+        return len(self.brokers_to_isrs.imbalanced_partitions())
