@@ -11,19 +11,20 @@ from kafkasim.core.fake import FakeContext
 from kafkasim.core.messages import FetchPartition, FetchRequest, ProduceRequest
 from kafkasim.core.replica_manager import ReplicaManager
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.transport import Transport
 
 
 def _messages(lazy: bool, run, monkeypatch) -> tuple[list, dict]:
     """Every message the run sends (requests and responses, in order), and the lag clocks."""
     sent = []
-    original = Cluster.send
+    original = Transport.send
 
     def spy(self, src, dst, msg):
-        sent.append((self.now, src, dst, msg))
+        sent.append((self.cluster.engine.now, src, dst, msg))
         original(self, src, dst, msg)
 
     with monkeypatch.context() as m:
-        m.setattr(Cluster, "send", spy)
+        m.setattr(Transport, "send", spy)
         m.setattr(quiet_sessions, "LAZY", lazy)
         c = run()
     clocks = {(b.id, tp, r): (st.last_caught_up_time_ms, st.last_fetch_time_ms)
