@@ -278,18 +278,6 @@ class PartitionChangeBuilder:
         """electLeader, by the module function ``elect_leader``."""
         return elect_leader(self)
 
-    def _elect_preferred_leader(self) -> ElectionResult:
-        return elect_preferred_leader(self)
-
-    def _elect_any_leader(self) -> ElectionResult:
-        return elect_any_leader(self)
-
-    def _can_elect_last_known_leader(self) -> bool:
-        return can_elect_last_known_leader(self)
-
-    def _is_valid_new_leader(self, replica: int) -> bool:
-        return is_valid_new_leader(self, replica)
-
     def _try_election(self, rec: dict) -> None:
         result = self.elect_leader()
         p = self.partition
@@ -335,9 +323,6 @@ class PartitionChangeBuilder:
         self.target_replicas, self.target_isr = done
         self.target_removing = []
         self.target_adding = []
-
-    def _maybe_populate_target_elr(self) -> None:
-        maybe_populate_target_elr(self)
 
     def _maybe_update_record_elr(self, rec: dict) -> None:
         p = self.partition
@@ -386,7 +371,7 @@ class PartitionChangeBuilder:
         """PartitionChangeBuilder.build, step by step as in Kafka."""
         rec: dict = {}
         self._complete_reassignment_if_needed()
-        self._maybe_populate_target_elr()
+        maybe_populate_target_elr(self)
         self._try_election(rec)
         self.trigger_leader_epoch_bump_for_replica_reassignment_if_needed(rec)
         self._maybe_update_record_elr(rec)
