@@ -24,6 +24,7 @@ the log below ``on_high_watermark``.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Protocol
 
@@ -1443,7 +1444,10 @@ class QuorumTransitions:
             self.client._to_follower(ctx, epoch, leader_id)
 
 
+@functools.cache
 def _snake(name: str) -> str:
+    """``FetchSnapshotRequest`` -> ``fetch_snapshot_request`` (the handler's name; remembered
+    per message class, it is asked for every message)."""
     out = []
     for i, ch in enumerate(name):
         if ch.isupper() and i:
