@@ -59,7 +59,7 @@ def schedule_digest(profile: str, seed: int) -> str:
     """The trace digest of fault schedule ``seed`` of ``profile``; a run the simulation fails on
     (a known KRaft bug) records its error instead, so that a fix shows up too."""
     import test_fault_properties as fp
-    out = fp.run_schedule(fp.generate(seed, profile), every_event=False)
+    out = fp.run_schedule(fp.generate(seed, profile), every_event=False, digest=True)
     return out.digest if not out.error else f"error: {out.error}"
 
 
