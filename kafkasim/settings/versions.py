@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,6 +101,13 @@ def version_tuple(version: str) -> tuple[int, ...]:
             f"Kafka version must be a string such as '3.7', got {version!r} "
             f"({type(version).__name__})"
         )
+    return _parse_version_text(version)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_version_text(version: str) -> tuple[int, ...]:
+    """version_tuple's parse, remembered per string: building a cluster resolves a few hundred
+    configs, each asking whether its version has them."""
     text = version.strip()
     if not _VERSION_RE.match(text):
         raise VersionError(
@@ -116,7 +124,11 @@ _PROFILE_TUPLES: tuple[tuple[tuple[int, ...], str], ...] = tuple(
 
 def normalize_version(version: str) -> str:
     """Return the supported profile name for ``version`` (newest profile <= it)."""
-    wanted = version_tuple(version)
+    return _profile_for(version_tuple(version), version)
+
+
+@functools.lru_cache(maxsize=512)
+def _profile_for(wanted: tuple[int, ...], version: str) -> str:
     chosen: str | None = None
     for profile_tuple, name in _PROFILE_TUPLES:
         if profile_tuple <= wanted:
