@@ -877,7 +877,7 @@ class Rules:
         """A rule by its flat name (``rules.hw_frozen_under_min_isr``), read from its group."""
         group = _GROUP_OF.get(name)
         if group is None:
-            hint = "" if name.startswith("__") else \
+            hint = "" if name.startswith("_") else \
                 "".join(f" Did you mean '{h}'?" for h in difflib.get_close_matches(
                     name, list(_GROUP_OF), n=1, cutoff=0.6))
             raise AttributeError(f"Rules has no rule {name!r}.{hint}")
