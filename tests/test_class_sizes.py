@@ -20,7 +20,6 @@ PACKAGE = Path(kafkasim.__file__).parent
 #: once it is under the limit
 KNOWN_OFFENDERS = {
     "kafkasim.runtime.cluster.Cluster": 111,
-    "kafkasim.settings.versions.Rules": 72,
 }
 
 

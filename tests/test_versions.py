@@ -12,12 +12,14 @@ from kafkasim.settings import versions
 from kafkasim.settings.config import describe_profile
 from kafkasim.settings.versions import (
     DEFAULT_VERSION,
+    RULE_GROUPS,
     SUPPORTED_VERSIONS,
     RuleError,
     Rules,
     VersionError,
     normalize_version,
     parse_version,
+    rule_group,
     rule_names,
     rules_for,
     version_at_least,
@@ -136,12 +138,26 @@ def test_rules_is_frozen_with_bool_fields():
 
 
 def test_every_rule_is_documented_with_a_kafka_reference():
-    for f in dataclasses.fields(Rules):
-        if f.name == "version":
-            continue
-        assert f.metadata["ref"], f.name
-        assert f.metadata["doc"], f.name
-        assert f.metadata["since"] or f.metadata["until"], f.name
+    for _attr, group, _title in RULE_GROUPS:
+        for f in dataclasses.fields(group):
+            assert f.metadata["ref"], f.name
+            assert f.metadata["doc"], f.name
+            assert f.metadata["since"] or f.metadata["until"], f.name
+
+
+def test_rules_hold_the_groups_and_read_flat_names_through_them():
+    rules = rules_for("3.7", {"hw_frozen_under_min_isr": False})
+    assert [f.name for f in dataclasses.fields(Rules)] == \
+        ["version"] + [attr for attr, _group, _title in RULE_GROUPS]
+    for name in rule_names():
+        group = getattr(rules, rule_group(name))
+        assert getattr(group, name) is getattr(rules, name), name
+    assert rules.isr.hw_frozen_under_min_isr is False and rules.hw_frozen_under_min_isr is False
+    assert rule_group("fetch_sessions") == "fetch"
+    with pytest.raises(AttributeError, match="Did you mean 'maximal_isr'"):
+        rules.maximal_isrs  # noqa: B018
+    with pytest.raises(RuleError, match="Did you mean 'maximal_isr'"):
+        rule_group("maximal_isrs")
 
 
 def test_brief_rule_names_exist():

@@ -183,7 +183,7 @@ class KafkaController:
         restarted = [b for b in now_live if b in cc.broker_epochs and b not in dead
                      and cc.broker_epochs[b] != epochs[b]]
         # before KIP-380 (2.2) a restarted broker was only seen as (re)started, not as failed
-        bounced = restarted if ctx.rules.controller_detects_bounced_brokers else []
+        bounced = restarted if ctx.rules.controller.controller_detects_bounced_brokers else []
         new = [b for b in now_live if b not in cc.live_brokers] + restarted
         if dead or bounced:
             ctx.trace("controller", detail=ev.BrokersFailed(tuple(sorted(dead + bounced))))
@@ -341,7 +341,7 @@ class KafkaController:
         replicas. The answer lists the RF>1 partitions it still leads
         (ControllerContext.partitionLeadersOnBroker)."""
         cc = self.context
-        if ctx.rules.controlled_shutdown_checks_broker_epoch and broker_epoch >= 0 and \
+        if ctx.rules.controller.controlled_shutdown_checks_broker_epoch and broker_epoch >= 0 and \
                 broker_epoch < cc.broker_epochs.get(broker_id, -1):
             # KIP-380: a request from an older incarnation of the broker
             ctx.send(src, ControlledShutdownResponse("STALE_BROKER_EPOCH"))
@@ -535,7 +535,7 @@ class KafkaController:
                 self._stop_removed_replicas(ctx, zk, tp, unneeded)
         if tp not in cc.reassigning:
             cc.reassigning.append(tp)
-        if not ctx.rules.alter_isr:   # PartitionReassignmentIsrChangeHandler (before 2.7)
+        if not ctx.rules.alter_partition.alter_isr:   # PartitionReassignmentIsrChangeHandler (<2.7)
             zk.data_watches.add(partition_state_path(*tp))
 
     def _reassignment_complete(self, zk: ZooKeeper, tp, full) -> bool:
@@ -664,7 +664,7 @@ class KafkaController:
         already in the requested state; E.NONE: write it; else the error."""
         leader, epoch, isr, version = cur
         same = leader == broker_id and leader_epoch == epoch and new_isr == isr
-        if ctx.rules.alter_partition_validates_epochs:
+        if ctx.rules.alter_partition.alter_partition_validates_epochs:
             # 3.3+: KAFKA-14154 / KAFKA-14144 / KIP-841
             if partition_epoch > version or leader_epoch > epoch:
                 return E.NOT_CONTROLLER     # the leader knows newer state than this controller
@@ -682,7 +682,7 @@ class KafkaController:
             if same:
                 return None
         cc = self.context
-        if ctx.rules.alter_partition_rejects_ineligible and \
+        if ctx.rules.alter_partition.alter_partition_rejects_ineligible and \
                 any(r not in cc.live_brokers or r in cc.shutting_down for r in new_isr):
             # KIP-841: liveBrokerIds excludes shutting-down brokers
             return E.INELIGIBLE_REPLICA

@@ -78,7 +78,7 @@ class AlterPartitionManager:
             handle_alter_partition_error(ctx, part, pending, E.OPERATION_NOT_ATTEMPTED)
             return
         self.unsent[part.tp] = pending
-        if ctx.rules.alter_isr_sent_on_submit:
+        if ctx.rules.alter_partition.alter_isr_sent_on_submit:
             self.maybe_propagate_isr_changes(ctx)
         else:
             # 2.7: the "send-alter-isr" task runs every 50 ms from the broker's start
@@ -151,7 +151,7 @@ class AlterPartitionManager:
             return
         self._complete_items(ctx, msg)
         self.inflight = None   # clearInFlightRequest (after the callbacks, as in Kafka)
-        if ctx.rules.alter_isr_sent_on_submit:
+        if ctx.rules.alter_partition.alter_isr_sent_on_submit:
             self.maybe_propagate_isr_changes(ctx)
         elif self.unsent:
             ctx.schedule_timer(_next_alter_isr_tick(ctx), _timer_send_alter_partition)
@@ -164,7 +164,7 @@ class AlterPartitionManager:
             if r is None:
                 continue   # not in the answer: stays queued, sent again
             if self.unsent.get(tp) is pending or \
-                    ctx.rules.alter_isr_clear_pending_on_leader_and_isr:
+                    ctx.rules.alter_partition.alter_isr_clear_pending_on_leader_and_isr:
                 # 2.7-2.8 removed the partition's entry whatever it held by then
                 self.unsent.pop(tp, None)
             part = ctx.replica_manager.partitions.get(tp)
@@ -214,7 +214,7 @@ def propose_isr(ctx: AlterPartitionContext, part: Partition, kind: str, replicas
                 new_isr: tuple) -> None:
     """Partition.prepareIsrExpand / prepareIsrShrink, then submitAlterPartition (2.7+); before
     2.7 Partition.updateIsr writes the partition state znode itself."""
-    if ctx.rules.alter_isr:
+    if ctx.rules.alter_partition.alter_isr:
         pending = part.prepare_isr_change(kind, replicas, new_isr, ctx.now)
         part.pending = pending
         ctx.trace("isr_proposed", part.topic, part.partition,
@@ -263,7 +263,7 @@ def handle_alter_partition_update(ctx: AlterPartitionContext, part: Partition,
                                   partition_epoch: int) -> None:
     """Partition.handleAlterPartitionUpdate: an answer for another leader epoch or an older
     partition epoch (2.7-2.8: not a newer one) is ignored and the change stays pending."""
-    equal_ok = ctx.rules.alter_partition_accepts_equal_partition_epoch
+    equal_ok = ctx.rules.alter_partition.alter_partition_accepts_equal_partition_epoch
     if leader_epoch != part.leader_epoch or partition_epoch < part.partition_epoch or \
             (partition_epoch == part.partition_epoch and not equal_ok):
         ctx.mark_meter("FailedIsrUpdatesPerSec")

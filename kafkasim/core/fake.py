@@ -103,7 +103,7 @@ class FakeContext:
         return any(t == topic for t, _ in self.partitions)
 
     def not_leader_error(self) -> str:
-        return E.NOT_LEADER_OR_FOLLOWER if self.rules.error_not_leader_or_follower \
+        return E.NOT_LEADER_OR_FOLLOWER if self.rules.tools.error_not_leader_or_follower \
             else E.NOT_LEADER_FOR_PARTITION
 
     def cluster_racks(self) -> dict:

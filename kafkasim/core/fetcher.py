@@ -51,9 +51,9 @@ def become_follower_needed(rules, old_epoch: int, new_epoch: int) -> bool:
     PartitionTest.testMakeFollowerWithNoLeaderIdChange); before, never: the follower kept
     fetching from where it was, keeping whatever the leader no longer has.
     """
-    if rules.follower_truncates_on_every_new_epoch:
+    if rules.fetch.follower_truncates_on_every_new_epoch:
         return new_epoch != old_epoch
-    if rules.follower_truncates_after_missed_epoch:
+    if rules.fetch.follower_truncates_after_missed_epoch:
         return new_epoch not in (old_epoch, old_epoch + 1)
     return False
 
@@ -149,7 +149,7 @@ class ReplicaFetcherThread:
         now = ctx.now
         ready = [(tp, st) for tp, st in self.partitions.items() if st.is_ready_for_fetch(now)]
         session = self.session
-        if session is None and ctx.rules.fetch_sessions:
+        if session is None and ctx.rules.fetch.fetch_sessions:
             session = self.session = FetchSessionHandler(self.leader_id)
         if not ready:
             self._nothing_ready(ctx, session, now)
@@ -176,7 +176,7 @@ class ReplicaFetcherThread:
                         max_bytes: int) -> FetchPartition:
         """buildFetch's PartitionData of one partition: its fetch position, the epochs the
         version sends (KIP-320 fencing, 2.1+; the last fetched epoch, 2.8+), its log start."""
-        rules = ctx.rules
+        rules = ctx.rules.fetch
         return FetchPartition(tp[0], tp[1], st.fetch_offset,
                               st.current_leader_epoch if rules.current_leader_epoch_fencing
                               else -1,
@@ -252,7 +252,7 @@ class ReplicaFetcherThread:
             self.dirty[tp] = None
             log = ctx.local_log(*tp)
             epoch = log.latest_epoch()
-            if epoch == UNDEFINED_EPOCH or not ctx.rules.leader_epoch_truncation:
+            if epoch == UNDEFINED_EPOCH or not ctx.rules.fetch.leader_epoch_truncation:
                 # no epoch information: truncate to the high watermark (truncateToHighWatermark)
                 log.truncate_to(log.high_watermark, "no leader epoch: truncate to HW")
                 st.fetch_offset = log.log_end_offset

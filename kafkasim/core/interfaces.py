@@ -46,7 +46,7 @@ class Settings(Protocol):
 
     @property
     def rules(self) -> Rules:
-        """The Kafka version's rule flags."""
+        """The Kafka version's rule flags, by group (``rules.isr.hw_frozen_under_min_isr``)."""
 
     @property
     def rulebook(self) -> RuleBook:

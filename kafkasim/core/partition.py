@@ -128,7 +128,7 @@ class Partition:
         p = self.pending
         if p is None:
             return self.isr
-        return p.maximal_isr(self.isr, ctx.rules.maximal_isr)
+        return p.maximal_isr(self.isr, ctx.rules.isr.maximal_isr)
 
     @property
     def partition_state(self) -> CommittedPartitionState | PendingIsrChange:
@@ -161,7 +161,7 @@ class Partition:
         """min.insync.replicas, capped at the replica count where the version does so."""
         return ctx.rulebook.effective_min_isr(
             ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
-            capped=ctx.rules.effective_min_isr_capped)
+            capped=ctx.rules.isr.effective_min_isr_capped)
 
     def is_under_min_isr(self, ctx: PartitionContext) -> bool:
         """Partition.isUnderMinIsr: the committed ISR is smaller than the effective min ISR."""
@@ -185,7 +185,7 @@ class Partition:
         log = self.log
         if new_epoch:
             # KAFKA-7415 (2.0.1): the epoch enters the cache now; before, at the first append
-            v = ctx.rules
+            v = ctx.rules.fetch
             if v.leader_epoch_truncation and v.epoch_cache_assigned_on_become_leader:
                 log.leader_epoch_cache.assign(leader_epoch, log.log_end_offset)
             self.leader_epoch_start_offset = log.log_end_offset
@@ -203,7 +203,7 @@ class Partition:
             # Replica.resetReplicaState: LEO unknown, lastFetchTimeMs 0 (never), lastCaughtUp
             # "now" for ISR followers and never for the others. (0.8's "stuck" rule measured
             # time since the last fetch from the replica's creation, hence "now" there.)
-            fetched = now if not ctx.rules.isr_lag_time_since_caught_up else NEVER_MS
+            fetched = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
             self.remote = {
                 r: ReplicaState(r, last_fetch_time_ms=fetched,
                                 last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
@@ -212,10 +212,10 @@ class Partition:
             return
         self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
                        for r in self.replicas if r != self.broker_id}
-        if new_epoch and ctx.rules.reelected_leader_resets_follower_state:
+        if new_epoch and ctx.rules.isr.reelected_leader_resets_follower_state:
             # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
             # their LEOs, their lag clocks restart from this epoch's start
-            in_sync_only = ctx.rules.reelected_leader_fetch_time_only_in_sync
+            in_sync_only = ctx.rules.isr.reelected_leader_fetch_time_only_in_sync
             leo = self.log.log_end_offset
             for r, st in self.remote.items():
                 in_sync = r in self.isr
@@ -226,7 +226,7 @@ class Partition:
     def is_stale_partition_epoch(self, ctx: PartitionContext, partition_epoch: int) -> bool:
         """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
         epoch is older than the partition's ("already at a newer partition epoch") is skipped."""
-        return ctx.rules.leader_and_isr_ignores_older_partition_epoch and \
+        return ctx.rules.fetch.leader_and_isr_ignores_older_partition_epoch and \
             partition_epoch < self.partition_epoch
 
     def make_follower(self, ctx: PartitionContext, leader_id: int, leader_epoch: int,
@@ -263,13 +263,13 @@ class Partition:
             now = ctx.now
         st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
             st, fetch_offset, leader_leo, now,
-            previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
+            previous_fetch_rule=ctx.rules.isr.caught_up_previous_fetch_rule)
         old_leo = st.log_end_offset
         st.log_end_offset = fetch_offset
         st.log_start_offset = log_start_offset
-        if not ctx.rules.last_fetch_leader_leo_max:
-            st.last_fetch_leader_log_end_offset = leader_leo
-        elif leader_leo > st.last_fetch_leader_log_end_offset:   # never backwards
+        # lastFetchLeaderLogEndOffset: never backwards since 3.3, simply assigned before
+        if leader_leo > st.last_fetch_leader_log_end_offset or \
+                not ctx.rules.isr.last_fetch_leader_leo_max:
             st.last_fetch_leader_log_end_offset = leader_leo
         st.last_fetch_time_ms = now
         self.maybe_expand_isr(ctx, replica_id)
@@ -282,7 +282,7 @@ class Partition:
         st = self.remote.get(replica_id)
         if st is None:
             return True
-        v = ctx.rules
+        v = ctx.rules.isr
         return ctx.rulebook.is_follower_out_of_sync(
             st, self.log.log_end_offset, ctx.now, ctx.config["replica.lag.time.max.ms"],
             lag_since_caught_up=v.isr_lag_time_since_caught_up,
@@ -300,7 +300,7 @@ class Partition:
             return
         if not ctx.rulebook.is_follower_in_sync(
                 st.log_end_offset, self.log.high_watermark, self.leader_epoch_start_offset,
-                requires_epoch_start_offset=ctx.rules.isr_expand_requires_epoch_start_offset):
+                requires_epoch_start_offset=ctx.rules.isr.isr_expand_requires_epoch_start_offset):
             return
         # Partition.prepareIsrExpand: ``isr + newInSyncReplicaId`` on a Scala Set, whose small
         # sets (up to 4 members) keep insertion order: the new member comes last, as real
@@ -334,7 +334,7 @@ class Partition:
         HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
         if not self.is_leader:
             return False
-        v = ctx.rules
+        v = ctx.rules.isr
         if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
             return False
         log = self.log

@@ -94,7 +94,7 @@ def materialize(rm: ReplicaManager, part: Partition, session: FetchSession) -> N
         ctx = rm.lag_context
         leo = st.log_end_offset
         st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
-            st, leo, leo, t, previous_fetch_rule=ctx.rules.caught_up_previous_fetch_rule)
+            st, leo, leo, t, previous_fetch_rule=ctx.rules.isr.caught_up_previous_fetch_rule)
         st.last_fetch_time_ms = t
 
 

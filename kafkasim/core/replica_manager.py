@@ -73,7 +73,7 @@ def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offse
 def _check_current_leader_epoch(rules, part: Partition, current_leader_epoch: int) -> str | None:
     """Partition.checkCurrentLeaderEpoch (KIP-320, 2.1+): a request's CurrentLeaderEpoch below
     the local leader epoch is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH; -1 = absent."""
-    if current_leader_epoch < 0 or not rules.current_leader_epoch_fencing:
+    if current_leader_epoch < 0 or not rules.fetch.current_leader_epoch_fencing:
         return None
     if current_leader_epoch < part.leader_epoch:
         return E.FENCED_LEADER_EPOCH
@@ -229,7 +229,7 @@ class ReplicaManager:
             ctx.trace("leader_and_isr_ignored", st.topic, st.partition,
                       ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
             return E.NONE
-        if ctx.rules.alter_isr_clear_pending_on_leader_and_isr:
+        if ctx.rules.alter_partition.alter_isr_clear_pending_on_leader_and_isr:
             ctx.alter_partition_manager.clear_pending(tp)   # alterIsrManager.clearPending (2.7-2.8)
         if st.leader == ctx.id:
             self.make_leader(ctx, part, st, kraft, recovering)
@@ -343,7 +343,7 @@ class ReplicaManager:
                             ) -> PartitionFetchState:
         """Where a new follower starts fetching (makeFollowers' InitialFetchState)."""
         log = part.log
-        rules = ctx.rules
+        rules = ctx.rules.fetch
         if not rules.leader_epoch_truncation:
             # before KIP-101 (0.11): truncate to the local high watermark, then fetch from there
             log.truncate_to(log.high_watermark, "becoming follower: truncate to HW")
@@ -515,7 +515,7 @@ class ReplicaManager:
         if cache is None:
             cache = self.fetch_sessions = fetch_session.FetchSessionCache.create(
                 ctx.config["max.incremental.fetch.session.cache.slots"],
-                ctx.rules.fetch_session_cache_sharded, ctx.id * 1_000_003 + ctx.now)
+                ctx.rules.fetch.fetch_session_cache_sharded, ctx.id * 1_000_003 + ctx.now)
         return cache
 
     def fetch_messages(self, ctx: ReplicaManagerContext, src, req: FetchRequest) -> None:
@@ -538,10 +538,10 @@ class ReplicaManager:
                      ) -> tuple[fetch_session.FetchContext | None, list | tuple]:
         """FetchManager.newContext: the request's FetchContext (None: sessionless before 1.1 or
         with the rule off) and the fetchInfos it reads (FetchContext.foreachPartition)."""
-        if not ctx.rules.fetch_sessions or (req.session_epoch == FINAL_EPOCH
+        if not ctx.rules.fetch.fetch_sessions or (req.session_epoch == FINAL_EPOCH
                                             and req.session_id == INVALID_SESSION_ID):
             return None, req.partitions
-        cache = self.session_cache(ctx)
+        cache = self.fetch_sessions or self.session_cache(ctx)   # made at the first fetch
         if req.session_epoch > 0:
             fctx = self._incremental_context(cache, req, now)
         else:
@@ -715,11 +715,11 @@ class ReplicaManager:
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
-            if req.replica_id < 0 and ctx.rules.fetch_from_follower and part.leader_id >= 0:
+            if req.replica_id < 0 and ctx.rules.fetch.fetch_from_follower and part.leader_id >= 0:
                 return self._read_as_follower(ctx, part, fp)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
         if req.replica_id >= 0 and req.replica_id not in part.remote and \
-                ctx.rules.fetch_from_non_replica_error:
+                ctx.rules.fetch.fetch_from_non_replica_error:
             # Partition.followerReplicaOrThrow (KAFKA-13837, 3.3+)
             return _fetch_error(fp, E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0
                                 else ctx.not_leader_error())
@@ -731,7 +731,7 @@ class ReplicaManager:
         """Partition.readRecords before the read: a follower's diverging epoch (2.8+), an
         offset out of range, or (KIP-392) a consumer sent to a replica in its rack; None to
         read."""
-        if req.replica_id >= 0 and ctx.rules.fetch_diverging_epoch:
+        if req.replica_id >= 0 and ctx.rules.fetch.fetch_diverging_epoch:
             diverging = self._diverging_epoch(ctx, fp, part.log, leo, ls)
             if diverging is not None:
                 return diverging if isinstance(diverging, FetchPartitionData) \
@@ -739,7 +739,7 @@ class ReplicaManager:
         if fp.fetch_offset > leo or fp.fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         if req.replica_id < 0 and req.rack_id and ctx.config.get("replica.selector.class") \
-                and ctx.rules.fetch_from_follower:
+                and ctx.rules.fetch.fetch_from_follower:
             if self.quiet:
                 self.settle_fetch_sessions()
             preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
@@ -765,7 +765,7 @@ class ReplicaManager:
         # an epoch the leader cannot place, or (KAFKA-12996, 3.0+) an offset below its log
         # start, is OFFSET_OUT_OF_RANGE, not divergence
         below_start = fp.fetch_offset < ls and \
-            ctx.rules.fetch_offset_below_log_start_before_divergence
+            ctx.rules.fetch.fetch_offset_below_log_start_before_divergence
         if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, log.high_watermark, ls, leo)
         if epoch < last_fetched or end < fp.fetch_offset:
@@ -833,8 +833,8 @@ class ReplicaManager:
         or its leader epoch moved past the fetch's (fenced)."""
         if part is None:
             return True
-        if not part.is_leader and not (request.replica_id < 0 and ctx.rules.fetch_from_follower
-                                       and part.leader_id >= 0):
+        if not part.is_leader and not (request.replica_id < 0 and part.leader_id >= 0
+                                       and ctx.rules.fetch.fetch_from_follower):
             return True
         return 0 <= fp.current_leader_epoch < part.leader_epoch
 
@@ -914,7 +914,7 @@ class ReplicaManager:
                 out.append((topic, partition, err, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET))
                 continue
             e, end = part.log.leader_epoch_cache.end_offset_for(epoch, part.log.log_end_offset)
-            if not ctx.rules.offsets_for_leader_epoch_returns_epoch:
+            if not ctx.rules.fetch.offsets_for_leader_epoch_returns_epoch:
                 e = UNDEFINED_EPOCH  # v0 answers carry only the end offset (before KIP-279)
             out.append((topic, partition, E.NONE, e, end))
         ctx.send(src, OffsetsForLeaderEpochResponse(req.correlation_id, tuple(out)))

@@ -41,7 +41,7 @@ def show_source(fn) -> Text:
 def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
     """Per replica: its records as offset:epoch:value, the leader-epoch cache (none before
     Kafka 0.11, which had no LeaderEpochFileCache), LEO and HW."""
-    has_cache = cluster.rules.leader_epoch_truncation
+    has_cache = cluster.rules.fetch.leader_epoch_truncation
     rows = []
     for b in sorted(cluster.assignment(topic)[partition]):
         log = cluster.log(b, topic, partition)

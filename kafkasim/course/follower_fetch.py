@@ -43,7 +43,7 @@ def read_replica(c: Cluster, topic: str, client_rack: str, fetch_offset: int = 0
     consumer has no ``client.rack``): ReplicaManager.findPreferredReadReplica."""
     leader = c.partition_state(topic, partition)["leader"]
     if not client_rack or not c.broker_config.get("replica.selector.class") \
-            or not c.rules.fetch_from_follower:
+            or not c.rules.fetch.fetch_from_follower:
         return leader
     return select_read_replica(c.brokers[leader], _partition(c, leader, topic, partition),
                                fetch_offset, client_rack)

@@ -132,7 +132,7 @@ class Broker:
             rm.unquiet(self, tp)
 
     def not_leader_error(self) -> str:
-        return E.NOT_LEADER_OR_FOLLOWER if self.rules.error_not_leader_or_follower \
+        return E.NOT_LEADER_OR_FOLLOWER if self.rules.tools.error_not_leader_or_follower \
             else E.NOT_LEADER_FOR_PARTITION
 
     def next_correlation_id(self) -> int:
@@ -216,9 +216,9 @@ class Broker:
                 self.zk_lifecycle.startup_failed(self)
                 raise
         lag = self.config["replica.lag.time.max.ms"]
-        period = lag // 2 if self.rules.isr_shrink_interval_half_lag else lag
+        period = lag // 2 if self.rules.isr.isr_shrink_interval_half_lag else lag
         schedule_periodic(self, period, 0, _timer_isr_expiration, period, first_ms=0)
-        if not self.rules.alter_isr:
+        if not self.rules.alter_partition.alter_isr:
             self.schedule_timer(ISR_CHANGE_PROPAGATION_INTERVAL_MS, timer_isr_change_propagation)
         self.log_manager.startup(self)
         if self.lifecycle is None:

@@ -207,7 +207,7 @@ class BrokerLifecycleManager:
         cfg = self.broker.config
         socket = cfg["controller.socket.timeout.ms"]
         session = cfg["broker.session.timeout.ms"]
-        if self.broker.rules.broker_heartbeat_timeout_half_session:
+        if self.broker.rules.controller.broker_heartbeat_timeout_half_session:
             retry = session // 2
             return min(socket, retry), retry
         return socket, session

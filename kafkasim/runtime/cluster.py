@@ -1018,7 +1018,7 @@ class Cluster(StateViews):
         controller starts each reassignment (KafkaController.onPartitionReassignment); it
         completes by itself once every target replica is in the ISR. Returns
         ``{(topic, partition): (error, message)}``, error "NONE" when accepted."""
-        if not self.rules.alter_partition_reassignments:
+        if not self.rules.tools.alter_partition_reassignments:
             raise ClusterError(
                 f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
                 f"{self.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "

@@ -43,7 +43,7 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
     """Render ``kafka-topics --describe``. Each topic dict: name, id, configs (non-default k=v
     list), replication_factor, partitions: [dict(partition, leader, replicas, isr, min_isr,
     live_brokers, reassignment: (adding, removing) or None)]."""
-    sp = " " if rules.describe_space_after_colon else ""
+    sp = " " if rules.tools.describe_space_after_colon else ""
     filtered = under_replicated or unavailable or under_min_isr or at_min_isr
     lines: list[str] = []
     for t in topics:
@@ -51,7 +51,7 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
             continue
         if not filtered:
             fields = [f"Topic:{sp}{t['name']}"]
-            if rules.describe_topic_id and t.get("id"):
+            if rules.tools.describe_topic_id and t.get("id"):
                 fields.append(f"TopicId:{sp}{t['id']}")
             fields.append(f"PartitionCount:{sp}{len(t['partitions'])}")
             fields.append(f"ReplicationFactor:{sp}{t['replication_factor']}")
@@ -73,7 +73,7 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
             if at_min_isr and not len(p["isr"]) == p["min_isr"]:
                 continue
             if leader < 0:
-                leader_s = "-1" if rules.describe_leader_minus_one else "none"
+                leader_s = "-1" if rules.tools.describe_leader_minus_one else "none"
             else:
                 leader_s = str(leader)
             # partition lines always had a space after the colons; only the summary line
@@ -81,10 +81,10 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
             fields = ["", f"Topic: {t['name']}", f"Partition: {p['partition']}",
                       f"Leader: {leader_s}", f"Replicas: {_ids(p['replicas'])}",
                       f"Isr: {_ids(p['isr'])}"]
-            if reassigning and rules.describe_reassignment_columns:   # since 2.6
+            if reassigning and rules.tools.describe_reassignment_columns:   # since 2.6
                 fields += [f"Adding Replicas: {_ids(reassigning[0])}",
                            f"Removing Replicas: {_ids(reassigning[1])}"]
-            if rules.describe_elr_columns:
+            if rules.tools.describe_elr_columns:
                 # KRaft answers DescribeTopicPartitions (3.8+) with the lists, possibly empty;
                 # ZooKeeper-mode brokers report no ELR: N/A (TopicCommand.PartitionDescription)
                 elr = p.get("elr")
@@ -100,10 +100,10 @@ def reassigning_adding(reassignment, rules) -> int:
     """TopicCommand.getReplicationFactor: how many adding replicas not to count while a
     reassignment (adding, removing) is in progress -- since 2.5 while removing replicas remain,
     since 2.6 also for adding replicas only."""
-    if not reassignment or not rules.describe_rf_excludes_adding:
+    if not reassignment or not rules.tools.describe_rf_excludes_adding:
         return 0
     adding, removing = reassignment
-    if removing or (adding and rules.describe_reassignment_columns):
+    if removing or (adding and rules.tools.describe_reassignment_columns):
         return len(adding)
     return 0
 

@@ -109,7 +109,7 @@ def handle_list_offset_request(broker, src, msg: ListOffsetsRequest) -> None:
             out.append((topic, partition, E.NONE, log.log_start_offset))
         elif msg.replica_id >= 0:
             out.append((topic, partition, E.NONE, log.log_end_offset))
-        elif broker.rules.list_offsets_offset_not_available and \
+        elif broker.rules.clients.list_offsets_offset_not_available and \
                 part.leader_epoch_start_offset > log.high_watermark:
             out.append((topic, partition, E.OFFSET_NOT_AVAILABLE, -1))
         else:
@@ -122,7 +122,7 @@ def handle_offset_commit_request(broker, src, msg: OffsetCommitRequest) -> None:
     (2.1+, KIP-320: OffsetCommit v6, offset value v3; -1 is stored as no epoch). Before 2.1
     the request and the stored value had no epoch."""
     c = broker.cluster
-    keep_epoch = c.rules.offset_commit_leader_epoch
+    keep_epoch = c.rules.clients.offset_commit_leader_epoch
     for topic, partition, offset, leader_epoch in msg.offsets:
         key = (msg.group_id, topic, partition)
         c.group_offsets[key] = offset

@@ -53,15 +53,16 @@ def make_managers(settings: dict):
 
 def raft_options(rules) -> dict:
     """KafkaRaftClient's version-dependent behaviour for a release (kafkasim.settings.versions)."""
+    raft = rules.raft
     return {
-        "pre_vote": rules.kraft_pre_vote,
-        "check_quorum": rules.raft_check_quorum,
-        "begin_quorum_epoch_heartbeat": rules.raft_begin_quorum_epoch_heartbeat,
-        "voted_state": rules.raft_voted_state,
-        "election_loss_waits_timeout": rules.raft_election_loss_waits_timeout,
-        "fast_hwm_replication": rules.raft_fast_hwm_replication,
+        "pre_vote": raft.kraft_pre_vote,
+        "check_quorum": raft.raft_check_quorum,
+        "begin_quorum_epoch_heartbeat": raft.raft_begin_quorum_epoch_heartbeat,
+        "voted_state": raft.raft_voted_state,
+        "election_loss_waits_timeout": raft.raft_election_loss_waits_timeout,
+        "fast_hwm_replication": raft.raft_fast_hwm_replication,
         # quorum-state data_version 1 with KIP-853's dynamic quorums (3.9)
-        "quorum_state_version": 1 if rules.kraft_dynamic_quorum else 0,
+        "quorum_state_version": 1 if raft.kraft_dynamic_quorum else 0,
     }
 
 
@@ -76,14 +77,15 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     from kafkasim.control.kraft.elr_safety import maybe_generate_elr_safety_records
 
     mv = MetadataVersion.latest_for(kafka_version)
-    elr = bool(rules.elr_enabled_by_default) and mv.is_elr_supported()
-    if rules.unclean_shutdown_detection:
+    elr = bool(rules.elections.elr_enabled_by_default) and mv.is_elr_supported()
+    if rules.elections.unclean_shutdown_detection:
         registration = RegistrationRules.V3_8       # 4.x: PreviousBrokerEpoch vs the epoch
-    elif rules.kraft_dynamic_quorum:
+    elif rules.raft.kraft_dynamic_quorum:
         registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
     else:
         registration = RegistrationRules.V3_3       # 3.3-3.8: no detection in production
-    heartbeat = {"register_always_touches": bool(rules.broker_registration_previous_epoch)}
+    heartbeat = {
+        "register_always_touches": bool(rules.controller.broker_registration_previous_epoch)}
     bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
     if elr:
         safety, _log = maybe_generate_elr_safety_records(
@@ -377,7 +379,7 @@ class KRaftControlPlane:
                 f"{len(self.voters) // 2 + 1}); DescribeQuorum fails with "
                 "NOT_LEADER_OR_FOLLOWER")
         seed = self.cluster.seed
-        kip853 = bool(self.cluster.rules.kraft_dynamic_quorum)
+        kip853 = bool(self.cluster.rules.raft.kraft_dynamic_quorum)
         raw = node.raft.describe_quorum(self.cluster.engine.now)
 
         def row(r, voter: bool):
@@ -412,7 +414,7 @@ class KRaftControlPlane:
             raise ClusterError("kafka-metadata-quorum describe: one of the arguments --status "
                                "--replication is required (and they exclude each other)")
         info = self.quorum_info()
-        kip853 = bool(self.cluster.rules.kraft_dynamic_quorum)
+        kip853 = bool(self.cluster.rules.raft.kraft_dynamic_quorum)
         if status:
             return describe_quorum_status(info, kip853)
         return describe_quorum_replication(info, kip853)

@@ -78,7 +78,7 @@ class LogManager:
         leader-epoch-checkpoint (none before KIP-101, 0.11)."""
         log.listener = ctx
         log.leader_epoch_cache.checkpoint = LeaderEpochCheckpointFile(
-            self.log_dir, log.topic, log.partition) if ctx.rules.leader_epoch_truncation \
+            self.log_dir, log.topic, log.partition) if ctx.rules.fetch.leader_epoch_truncation \
             else None
 
     def delete_log(self, tp) -> None:
@@ -127,7 +127,7 @@ class LogManager:
         d = self.log_dir
         rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
         text = None
-        if ctx.rules.leader_epoch_truncation:
+        if ctx.rules.fetch.leader_epoch_truncation:
             d.create_if_missing(rel)
             text = d.read(rel)
         entries = parse_epochs(text, d.path(rel)) if text else []
@@ -260,8 +260,8 @@ class LogManager:
 
 def epoch_cache_rules(rules) -> dict[str, bool]:
     """The LeaderEpochFileCache.assign rules of a Kafka version."""
-    return {"truncates_conflicts": rules.leader_epoch_assign_truncates_conflicts,
-            "validates_entries": rules.leader_epoch_cache_validates_entries}
+    return {"truncates_conflicts": rules.fetch.leader_epoch_assign_truncates_conflicts,
+            "validates_entries": rules.fetch.leader_epoch_cache_validates_entries}
 
 
 # -- KafkaScheduler --------------------------------------------------------------------------

@@ -99,7 +99,7 @@ def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
         MAX_LAG: max([st.lag for th in broker.fetchers.values()
                       for st in th.partitions.values()] or [0]),
     }
-    if broker.rules.fetch_sessions:   # FetchSessionCache gauges (KIP-227, 1.1+)
+    if broker.rules.fetch.fetch_sessions:   # FetchSessionCache gauges (KIP-227, 1.1+)
         cache = broker.replica_manager.fetch_sessions
         out[NUM_FETCH_SESSIONS] = cache.size() if cache is not None else 0
         out[NUM_FETCH_PARTITIONS_CACHED] = cache.total_partitions() if cache is not None else 0
@@ -294,7 +294,7 @@ class MetricsRecorder:
                 if kraft and meter == "UncleanLeaderElectionsPerSec":
                     continue        # a controller meter: KRaft brokers do not report it
                 if meter == "IncrementalFetchSessionEvictionsPerSec" and \
-                        not b.rules.fetch_sessions:
+                        not b.rules.fetch.fetch_sessions:
                     continue        # no fetch sessions before 1.1 (KIP-227)
                 self._meter(now, b.id, meter, count)
 

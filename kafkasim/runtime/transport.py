@@ -104,7 +104,8 @@ class Transport:
         name = self.wire_names.get(cls)
         if name is None:
             name = cls.__name__
-            if name.startswith("AlterPartition") and not self.cluster.rules.alter_partition_name:
+            if name.startswith("AlterPartition") and \
+                    not self.cluster.rules.alter_partition.alter_partition_name:   # 3.2+
                 name = "AlterIsr" + name[len("AlterPartition"):]
             self.wire_names[cls] = name
         return name

@@ -75,7 +75,7 @@ class ZkBrokerLifecycle:
         node = zk.get(path)
         if node is not None and node.ephemeral_owner != self.session_id:
             owner = node.ephemeral_owner
-            if not broker.rules.broker_registration_fails_on_foreign_znode:
+            if not broker.rules.controller.broker_registration_fails_on_foreign_znode:
                 broker.trace("broker_registration_backoff",
                              detail=ev.BrokerRegistrationBackoff(path, owner))
                 broker.schedule_timer(self.session_timeout_ms(broker), _timer_register_retry,

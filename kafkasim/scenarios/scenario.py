@@ -1002,7 +1002,7 @@ def _settled(c: Cluster) -> bool:
     # (AbstractFetcherThread, KAFKA-14704: "updated by the next fetch"), yet the leader's
     # session cached it as sent (CachedPartition.maybeUpdateResponseData) and sends it again
     # only when it changes. Such a follower (its fetch state's ``hw_missed``) counts as settled.
-    sessions = c.rules.fetch_sessions
+    sessions = c.rules.fetch.fetch_sessions
     for topic in c.topics():
         for p in c.assignment(topic):
             leader = c.leader(topic, p)

@@ -1253,7 +1253,7 @@ def _check_broker_heartbeat(cfg: Mapping[str, Any], profile: str) -> None:
     """KAFKA-19432 (4.2): an ERROR log, not a failure, if the heartbeat interval is more than half
     the broker session timeout (a single late heartbeat could then fence the broker). Kafka's
     text, from KafkaConfig.validateValues (4.x)."""
-    if not rules_for(profile).broker_heartbeat_interval_checked:
+    if not rules_for(profile).controller.broker_heartbeat_interval_checked:
         return
     interval, session = cfg["broker.heartbeat.interval.ms"], cfg["broker.session.timeout.ms"]
     if interval * 2 > session:
@@ -1345,7 +1345,7 @@ def describe_configs(
     broker_cfg = broker_config(broker_overrides, profile)
     topic_explicit = _parse_overrides("topic", topic_overrides, profile)
     effective = topic_config(topic_overrides, broker_cfg, profile)
-    if rules_for(profile).describe_space_after_colon:  # admin-client path, 2.4+
+    if rules_for(profile).tools.describe_space_after_colon:  # admin-client path, 2.4+
         names = [
             name
             for name, defn in TOPIC.items()

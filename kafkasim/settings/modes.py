@@ -52,9 +52,9 @@ def allowed_metadata_modes(kafka_version: str, *, rules: Rules | None = None) ->
     """
     r = _rules(kafka_version, rules)
     modes = []
-    if r.zookeeper_mode:
+    if r.controller.zookeeper_mode:
         modes.append(ZOOKEEPER)
-    if r.kraft_production_ready:
+    if r.controller.kraft_production_ready:
         modes.append(KRAFT)
     return tuple(modes)
 
@@ -62,7 +62,7 @@ def allowed_metadata_modes(kafka_version: str, *, rules: Rules | None = None) ->
 def default_metadata_mode(kafka_version: str, *, rules: Rules | None = None) -> str:
     """``"kraft"`` where ZooKeeper is gone (4.0+), else ``"zookeeper"`` (3.3-3.9 as before)."""
     r = _rules(kafka_version, rules)
-    return ZOOKEEPER if r.zookeeper_mode else KRAFT
+    return ZOOKEEPER if r.controller.zookeeper_mode else KRAFT
 
 
 def _normalise_mode(metadata_mode: object) -> str:
@@ -102,13 +102,13 @@ def metadata_mode_for(
         mode = default_metadata_mode(profile, rules=r)
     else:
         mode = _normalise_mode(metadata_mode)
-    if mode == ZOOKEEPER and not r.zookeeper_mode:
+    if mode == ZOOKEEPER and not r.controller.zookeeper_mode:
         raise MetadataModeError(
             f"Kafka {profile} has no ZooKeeper mode: Kafka 4.0 removed ZooKeeper mode (KIP-500); "
             "use metadata_mode='kraft' or kafka_version 3.9 or older"
         )
-    if mode == KRAFT and not r.kraft_production_ready:
-        if r.kraft_mode:
+    if mode == KRAFT and not r.controller.kraft_production_ready:
+        if r.controller.kraft_mode:
             raise MetadataModeError(
                 f"KRaft mode is not modelled for Kafka {profile}: KRaft was early access in "
                 "2.8 to 3.2 (KIP-500 / KIP-631) and production-ready only from 3.3 (KIP-833); "

@@ -2,7 +2,12 @@
 
 The simulator models many Kafka releases at once. Rather than scattering ``if version >= ...``
 checks through the protocol code, every behaviour that changed between releases is one named,
-documented field of :class:`Rules`, and :func:`rules_for` computes the set for a version string.
+documented flag, and :func:`rules_for` computes the set for a version string. The flags are
+grouped by the part of Kafka they belong to, each group a record of its own held by
+:class:`Rules` (:data:`RULE_GROUPS`: ISR and high watermark, AlterPartition, fetch and leader
+epochs, elections and ELR, controller and broker lifecycle, the KRaft quorum, admin tools,
+clients): the code reads ``rules.isr.hw_frozen_under_min_isr``. A rule's flat name stays its name
+everywhere else: ``rule_names()``, overrides, scenario files, and ``rules.hw_frozen_under_min_isr``.
 A notebook can also switch a single rule off (``rules_for("3.7", {"hw_frozen_under_min_isr":
 False})``) to show what a KIP changed.
 
@@ -29,13 +34,23 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_VERSION",
+    "RULE_GROUPS",
     "SUPPORTED_VERSIONS",
+    "AlterPartitionRules",
+    "ClientRules",
+    "ControllerRules",
+    "ElectionRules",
+    "FetchRules",
+    "IsrRules",
+    "RaftRules",
     "RuleError",
     "Rules",
+    "ToolRules",
     "VersionError",
     "describe_rules",
     "normalize_version",
     "parse_version",
+    "rule_group",
     "rule_names",
     "rules_for",
     "version_at_least",
@@ -180,11 +195,11 @@ def _rule(*, since: str | None = None, until: str | None = None, ref: str, doc: 
 
 
 @dataclass(frozen=True)
-class Rules:
-    """The protocol rules of one Kafka release; one boolean per behaviour that changed."""
-
-    #: Profile these rules were computed for (overrides do not change it).
-    version: str
+class IsrRules:
+    """ISR membership and the high watermark: when a follower counts as caught up or out of sync
+    (Partition.isFollowerOutOfSync, maybeExpandIsr), how often the ISR shrinks, what a leader
+    resets on re-election, and which replicas the leader HW waits for (maybeIncrementLeaderHW,
+    min ISR)."""
 
     # 0.8.x: a follower also leaves the ISR when it trails the leader by more than
     # replica.lag.max.messages (Partition.getOutOfSyncReplicas @0.8.2.2). Removed in 0.9.0 by
@@ -224,40 +239,6 @@ class Rules:
         ref="KAFKA-4485",
         doc="HW also waits for caught-up followers outside the ISR (about to rejoin)",
     )
-    # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
-    # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
-    # another session -- a crashed broker restarted before its old session expired -- and
-    # KafkaServer.startup shuts the process down. In 0.8.2
-    # (ZkUtils.createEphemeralPathExpectConflictHandleZKBug) the broker saw its own registration,
-    # backed off zookeeper.session.timeout.ms and retried until the old znode was gone.
-    broker_registration_fails_on_foreign_znode: bool = _rule(
-        since="0.9.0",
-        ref="ZKCheckedEphemeral @0.9.0, KafkaZkClient.CheckedEphemeral",
-        doc="a broker restarted while its old ZooKeeper session lives fails to start "
-        "(before: it waits for the old znode to go, retrying every session timeout)",
-    )
-    # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
-    # truncation by epoch. False: a new follower truncates to its own HW
-    # (ReplicaManager.makeFollowers @0.10.2.0).
-    leader_epoch_truncation: bool = _rule(
-        since="0.11.0",
-        ref="KIP-101",
-        doc="followers truncate by leader epoch (before: truncate to their own HW)",
-    )
-    # KIP-279 / KAFKA-6361 (2.0.0, commit 9679c44): OffsetsForLeaderEpoch returns the epoch too,
-    # enabling the multi-round truncation rule (AbstractFetcherThread.getOffsetTruncationState).
-    offsets_for_leader_epoch_returns_epoch: bool = _rule(
-        since="2.0",
-        ref="KIP-279 / KAFKA-6361",
-        doc="OffsetsForLeaderEpoch answers (epoch, end offset): multi-round truncation",
-    )
-    # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
-    # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
-    current_leader_epoch_fencing: bool = _rule(
-        since="2.1",
-        ref="KIP-320",
-        doc="requests carry CurrentLeaderEpoch; stale or future epochs are fenced",
-    )
     # KAFKA-7152 (2.1.0): a follower whose LEO equals the leader's is never out of sync
     # (Partition.getOutOfSyncReplicas), even if it stopped fetching.
     caught_up_when_leo_equals_leader: bool = _rule(
@@ -272,234 +253,73 @@ class Rules:
         ref="KAFKA-7128",
         doc="ISR expansion also needs follower LEO >= the leader epoch's start offset",
     )
-    # KAFKA-7164 (2.0.1, commit 5152c80; 2.1.0, commit 69283b4): Partition.makeFollower returned
-    # false whenever the leader id was unchanged, and ReplicaManager.makeFollowers then skipped the
-    # become-follower steps (no fetcher restart, no truncation) even if the follower had missed
-    # leader epochs in between (0.8.2 ... 2.0.0). Since the fix they are skipped only when the new
-    # epoch is the old one or one greater ("no updates have been missed").
-    follower_truncates_after_missed_epoch: bool = _rule(
-        since="2.0.1",
-        ref="KAFKA-7164, Partition.makeFollower",
-        doc="a follower whose leader is unchanged but which missed a leader epoch restarts "
-        "fetching with truncation (before: skipped whenever the leader id was the same)",
-    )
-    # KIP-320 / KAFKA-7395 (2.1.0, commit bcef30d): Partition.makeFollower skips the
-    # become-follower steps only when leader and epoch are both unchanged, so every new leader
-    # epoch restarts fetching with truncation (3.x: isNewLeaderEpoch).
-    follower_truncates_on_every_new_epoch: bool = _rule(
-        since="2.1",
-        ref="KIP-320 / KAFKA-7395, Partition.makeFollower",
-        doc="every new leader epoch restarts the follower's fetcher with truncation, also when "
-        "the leader is unchanged",
-    )
-    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, commit f2dd6aa): Partition.makeLeader assigns
-    # (new leader epoch, LEO) in the leader-epoch cache at once. Before (0.11.0 ... 2.0.0) the epoch
-    # entered the cache only with the leader's first append (Log.appendAsLeader), so until then
-    # OffsetsForLeaderEpoch for an epoch above the cached ones answered UNDEFINED_EPOCH_OFFSET and
-    # the follower truncated to its high watermark.
-    epoch_cache_assigned_on_become_leader: bool = _rule(
-        since="2.0.1",
-        ref="KAFKA-7415, Partition.makeLeader",
-        doc="a new leader writes its epoch and start offset to the leader-epoch cache when it "
-        "becomes leader (before: at its first append)",
-    )
-    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, f2dd6aa): LeaderEpochFileCache.assign of
-    # an epoch at or below the latest one (or at a lower start offset) drops the conflicting
-    # entries and appends it (truncateAndAppend); 0.11.0 - 2.0 ignored it unless epoch > latest
-    # epoch and start offset >= latest start offset. The same commit made endOffsetFor of an
-    # epoch below the first cached one answer (that epoch, first start offset) instead of
-    # undefined (core/.../server/epoch/LeaderEpochFileCache.scala @2.0.0 / @2.1.0).
-    leader_epoch_assign_truncates_conflicts: bool = _rule(
-        since="2.0.1",
-        ref="KAFKA-7415, LeaderEpochFileCache.assign / endOffsetFor",
-        doc="assigning a non-increasing epoch entry truncates conflicting entries (before: "
-        "ignored); an epoch below the first answers the first start offset (before: undefined)",
-    )
-    # KIP-207 / KAFKA-2334 (2.2.0): ListOffsets(latest) answers OFFSET_NOT_AVAILABLE while the new
-    # leader's HW is below its epoch start offset (Partition.fetchOffsetForTimestamp).
-    list_offsets_offset_not_available: bool = _rule(
-        since="2.2",
-        ref="KIP-207 / KAFKA-2334",
-        doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
-    )
-    # KIP-380 / KAFKA-7235 (2.2.0): brokers register with a broker epoch (the znode's czxid) and
-    # the controller treats a re-registration with a new epoch as a failure followed by a startup
-    # (KafkaController.processBrokerChange "bounced brokers"). Before, only ids that appeared or
-    # vanished were noticed, so a fast restart was seen as a startup at most.
-    controller_detects_bounced_brokers: bool = _rule(
-        since="2.2",
-        ref="KIP-380",
-        doc="a restarted broker (new broker epoch) is handled as failed, then started",
-    )
-    # KIP-455 (2.4.0): the AlterPartitionReassignments / ListPartitionReassignments APIs and
-    # the ZK controller's adding/removing-replicas reassignment (KafkaController
-    # .onPartitionReassignment @2.4.0; the topic znode's adding_replicas / removing_replicas).
-    alter_partition_reassignments: bool = _rule(
-        since="2.4",
-        ref="KIP-455",
-        doc="partition reassignment through Admin.alterPartitionReassignments",
-    )
-    # kafka-topics --describe counts ReplicationFactor as replicas - adding while a reassignment
-    # still has removing replicas (TopicCommand.getReplicationFactor @2.5.0).
-    describe_rf_excludes_adding: bool = _rule(
-        since="2.5",
-        ref="TopicCommand.getReplicationFactor @2.5.0",
-        doc="kafka-topics --describe: ReplicationFactor = replicas - adding while reassigning",
-    )
-    # Since 2.6.0 kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a
-    # partition being reassigned, and an adding-only reassignment also counts as in progress
-    # for the ReplicationFactor (TopicCommand @2.6.0 isReassignmentInProgress).
-    describe_reassignment_columns: bool = _rule(
-        since="2.6",
-        ref="TopicCommand @2.6.0",
-        doc="kafka-topics --describe shows Adding/Removing Replicas during a reassignment",
-    )
-    # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
-    # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
-    # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
-    controlled_shutdown_checks_broker_epoch: bool = _rule(
-        since="2.2",
-        ref="KIP-380",
-        doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
-    )
-    # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
-    # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
-    # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value
-    # (GroupMetadataManager @2.1.0, OFFSET_VALUE_LEADER_EPOCH_FIELD_V3). Before, a committed offset
-    # had no epoch. The 2.1/2.2 consumer still committed none by itself (SubscriptionState
-    # .allConsumed @2.1.0 builds OffsetAndMetadata(position)); it commits the epoch of the last
-    # consumed record since KAFKA-7747 (2.3.0), i.e. together with consumer_validates_position.
-    offset_commit_leader_epoch: bool = _rule(
-        since="2.1",
-        ref="KIP-320, OffsetCommit v6 / OffsetFetch v5",
-        doc="the group coordinator stores and returns the leader epoch of a committed offset",
-    )
-    # KIP-320 consumer side / KAFKA-7747 (2.3.0, commit 409fabc): the consumer keeps with its
-    # position the epoch of the last record it consumed and the leader (id, epoch) it was
-    # established against; when metadata shows another leader or epoch it validates the position
-    # with OffsetsForLeaderEpoch before fetching again (Fetcher.validateOffsetsIfNeeded,
-    # SubscriptionState.maybeCompleteValidation), and its fetches carry CurrentLeaderEpoch. An end
-    # offset below the position is a log truncation: with auto.offset.reset earliest/latest the
-    # consumer seeks to that end offset, with none poll() throws LogTruncationException. Before,
-    # nothing was checked: a position past the new leader's LEO got OFFSET_OUT_OF_RANGE, one below
-    # it silently read the new leader's different records. Since the same commit the consumer
-    # commits position.offsetEpoch (SubscriptionState.allConsumed @2.3.0) and a position taken
-    # from a committed offset keeps the committed epoch and is validated at once
-    # (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.seekUnvalidated).
-    consumer_validates_position: bool = _rule(
-        since="2.3",
-        ref="KIP-320 / KAFKA-7747",
-        doc="after a leader change the consumer validates its position with "
-        "OffsetsForLeaderEpoch and detects log truncation",
-    )
-    # KAFKA-9840 / KAFKA-10113 (2.6.0, commit cb379fb; on trunk 910f317 and f3c00ae for 2.7.0): an
-    # answer without an epoch or end offset is a truncation of unknown extent: reset by
-    # auto.offset.reset, or LogTruncationException without a divergent offset; the exception's
-    # offsetOutOfRangePartitions are the fetch positions. Before (2.3 ... 2.5) the end offset -1
-    # was taken as the divergence point (the consumer sought to -1, its next fetch was out of
-    # range) and offsetOutOfRangePartitions held the divergent offsets.
-    consumer_validation_undefined_resets: bool = _rule(
-        since="2.6",
-        ref="KAFKA-9840 / KAFKA-10113, SubscriptionState.maybeCompleteValidation",
-        doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
-        "auto.offset.reset (before: the position became -1)",
-    )
-    # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
-    fetch_from_follower: bool = _rule(
-        since="2.4",
-        ref="KIP-392",
-        doc="consumers may fetch from a follower (replica.selector.class, client.rack)",
-    )
-    # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
-    leader_election_tool: bool = _rule(
-        since="2.4",
-        ref="KIP-460",
-        doc="kafka-leader-election.sh exists (--election-type preferred|unclean)",
-    )
-    # kafka-topics --describe summary line: "Topic:foo\tPartitionCount:3" before 2.4.0,
-    # "Topic: foo\tPartitionCount: 3" since (TopicCommand.TopicDescription @2.4.0).
-    describe_space_after_colon: bool = _rule(
-        since="2.4",
-        ref="TopicCommand @2.4.0",
-        doc="kafka-topics --describe summary line has a space after each colon",
-    )
-    # Before 2.4.0 the --zookeeper describe path printed the raw leader from the partition state
-    # znode, so an offline partition showed "Leader: -1" (TopicCommand/ZkUtils @0.8.2.2..2.3.0;
-    # 'none' only when the znode was missing). Since 2.4.0 it prints "Leader: none".
-    describe_leader_minus_one: bool = _rule(
-        until="2.4",
-        ref="TopicCommand (ZooKeeper path) before 2.4.0",
-        doc="kafka-topics --describe prints 'Leader: -1' for an offline partition",
-    )
-    # KAFKA-10223 (2.6.0, cherry-picked as f221a2e): error code 6 NOT_LEADER_FOR_PARTITION was
-    # renamed NOT_LEADER_OR_FOLLOWER (Errors.java @2.6.0). Not KIP-392.
-    error_not_leader_or_follower: bool = _rule(
-        since="2.6",
-        ref="KAFKA-10223",
-        doc="error 6 is named NOT_LEADER_OR_FOLLOWER (before: NOT_LEADER_FOR_PARTITION)",
-    )
-    # KIP-497 / KAFKA-8836 (2.7.0, IBP 2.7-IV2): the leader proposes ISR changes to the
-    # controller with AlterIsr instead of writing ZooKeeper and /isr_change_notification itself.
-    alter_isr: bool = _rule(
-        since="2.7",
-        ref="KIP-497 / KAFKA-8836",
-        doc="the leader sends AlterIsr to the controller (before: writes ZooKeeper itself)",
-    )
     # KIP-497 (2.7.0): PendingExpandIsr / PendingShrinkIsr; HW and acks=all use the maximal ISR.
     maximal_isr: bool = _rule(
         since="2.7",
         ref="KIP-497",
         doc="HW and acks=all use the maximal ISR while an ISR change is in flight",
     )
-    # KAFKA-10435 (2.7.0, commit 634c917): LeaderEpochFileCache rebuilds itself from
-    # leader-epoch-checkpoint with checkpoint.read().foreach(assign), so a negative epoch or start
-    # offset is an IllegalArgumentException and non-monotonic entries are dropped; before, the
-    # file's entries were taken as they were.
-    leader_epoch_cache_validates_entries: bool = _rule(
+    # KAFKA-4485 (0.10.2.0): Partition.makeLeader resets every follower's lag bookkeeping on each
+    # new leader epoch, also when the leader is re-elected (it keeps the followers' LEOs then):
+    # lastFetchLeaderLogEndOffset := leader LEO, lastFetchTimeMs := now, lastCaughtUpTimeMs := now
+    # for ISR members and 0 for the others (Replica.resetLastCaughtUpTime @0.10.2.0 ... @3.2.0).
+    # Before, a re-elected leader kept the followers' state as it was.
+    reelected_leader_resets_follower_state: bool = _rule(
+        since="0.10.2",
+        ref="KAFKA-4485, Partition.makeLeader / Replica.resetLastCaughtUpTime",
+        doc="a re-elected leader resets its followers' lastCaughtUpTimeMs (now if in the ISR, "
+        "never otherwise) and lastFetchTimeMs, keeping their LEOs",
+    )
+    # Since 3.3.0 (commit a5f7c82, #12081, Replica.resetReplicaState with isNewLeader=false): a
+    # re-elected leader sets a non-ISR follower's lastFetchTimeMs to 0 instead of now, "to ensure
+    # that the follower is not brought back into the ISR before a fetch is received".
+    reelected_leader_fetch_time_only_in_sync: bool = _rule(
+        since="3.3",
+        ref="Replica.resetReplicaState, commit a5f7c82 (#12081)",
+        doc="on re-election a non-ISR follower's lastFetchTimeMs is reset to never, not now",
+    )
+    # Since 3.3.0 (commit a5f7c82, "Refactor kafka.cluster.Replica" #12081)
+    # lastFetchLeaderLogEndOffset := max(old, leader LEO); before, it was simply assigned.
+    last_fetch_leader_leo_max: bool = _rule(
+        since="3.3",
+        ref="Replica.updateFetchState, commit a5f7c82 (#12081)",
+        doc="lastFetchLeaderLogEndOffset keeps the maximum of old and new values",
+    )
+    # Since 3.6.0 (commit 8ad0ed3, KAFKA-15021): a caught-up non-ISR replica holds HW back only
+    # if it is ISR-eligible (alive / unfenced, matching broker epoch).
+    caught_up_requires_isr_eligible: bool = _rule(
+        since="3.6",
+        ref="KAFKA-15021 (commit 8ad0ed3)",
+        doc="only ISR-eligible caught-up replicas outside the ISR hold the HW back",
+    )
+    # KAFKA-15583 (3.7.0, part of KIP-966, commit edc7e10): the leader HW does not advance while
+    # the partition is under min ISR (Partition.maybeIncrementLeaderHW).
+    hw_frozen_under_min_isr: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15583 / KIP-966",
+        doc="the leader HW does not move while the ISR is below the effective min ISR",
+    )
+    # Same commit (3.7.0): effective min ISR = min(min.insync.replicas, replication factor)
+    # (Partition.effectiveMinIsr); before, min.insync.replicas was used as is.
+    effective_min_isr_capped: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15583",
+        doc="min ISR checks use min(min.insync.replicas, number of replicas)",
+    )
+
+
+@dataclass(frozen=True)
+class AlterPartitionRules:
+    """How a leader's ISR change reaches the controller and how the controller judges it: ZooKeeper
+    writes before KIP-497, then AlterIsr (AlterPartition since 3.2) from the AlterPartitionManager,
+    answered by the controller."""
+
+    # KIP-497 / KAFKA-8836 (2.7.0, IBP 2.7-IV2): the leader proposes ISR changes to the
+    # controller with AlterIsr instead of writing ZooKeeper and /isr_change_notification itself.
+    alter_isr: bool = _rule(
         since="2.7",
-        ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
-        doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
-    )
-    # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
-    # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
-    fetch_diverging_epoch: bool = _rule(
-        since="2.8",
-        ref="KAFKA-10554 (KIP-595 fetch fields)",
-        doc="followers send LastFetchedEpoch; divergence is reported inside Fetch",
-    )
-    # KIP-227 / KAFKA-6254 (1.1.0, IBP 1.1-IV0, Fetch v7): incremental fetch sessions. The
-    # follower's ReplicaFetcherThread keeps a FetchSessionHandler (full fetch, then incremental
-    # ones naming only changed partitions); the leader's FetchManager / FetchSessionCache answer
-    # incremental fetches with only the partitions that have something new. Before: sessionless.
-    fetch_sessions: bool = _rule(
-        since="1.1",
-        ref="KIP-227 / KAFKA-6254 (FetchSession.scala, FetchSessionHandler)",
-        doc="follower fetches use incremental fetch sessions (only changed partitions)",
-    )
-    # KAFKA-9401 (3.8.0): the FetchSessionCache is split into 8 FetchSessionCacheShards of
-    # max.incremental.fetch.session.cache.slots / 8 sessions each, new sessions round-robin.
-    fetch_session_cache_sharded: bool = _rule(
-        since="3.8",
-        ref="KAFKA-9401 (FetchSessionCacheShard)",
-        doc="the fetch session cache is 8 shards, each with 1/8 of the slots and its own eviction",
-    )
-    # KIP-516 (2.8.0): topic IDs; kafka-topics --describe prints TopicId.
-    describe_topic_id: bool = _rule(
-        since="2.8",
-        ref="KIP-516",
-        doc="kafka-topics --describe prints TopicId",
-    )
-    # KIP-500 / KIP-631 (2.8.0, early access; production-ready in 3.3 per KIP-833): KRaft mode.
-    kraft_mode: bool = _rule(
-        since="2.8",
-        ref="KIP-500 / KIP-631",
-        doc="KRaft (quorum controller) mode is available",
-    )
-    # bin/kafka-preferred-replica-election.sh existed until 3.0.0 removed it.
-    preferred_replica_election_tool: bool = _rule(
-        until="3.0",
-        ref="bin/ @2.8.0 vs @3.0.0",
-        doc="kafka-preferred-replica-election.sh exists",
+        ref="KIP-497 / KAFKA-8836",
+        doc="the leader sends AlterIsr to the controller (before: writes ZooKeeper itself)",
     )
     # AlterIsr was renamed AlterPartition in 3.2.0 with KIP-704 (commit 52621613, KAFKA-13587).
     alter_partition_name: bool = _rule(
@@ -554,15 +374,103 @@ class Rules:
         doc="the controller answers INELIGIBLE_REPLICA to an ISR holding a dead or "
         "shutting-down broker",
     )
-    # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
-    # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
-    # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an
-    # error but with no records (ReplicaManager.updateFollowerFetchState -> withEmptyFetchInfo).
-    fetch_from_non_replica_error: bool = _rule(
+
+
+@dataclass(frozen=True)
+class FetchRules:
+    """Replica fetching, truncation and leader epochs: the Fetch request and its answer (fetch
+    sessions, fetch from follower, DivergingEpoch), the leader-epoch cache and
+    OffsetsForLeaderEpoch, how a follower truncates, and which LeaderAndIsr states a partition
+    takes."""
+
+    # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
+    # truncation by epoch. False: a new follower truncates to its own HW
+    # (ReplicaManager.makeFollowers @0.10.2.0).
+    leader_epoch_truncation: bool = _rule(
+        since="0.11.0",
+        ref="KIP-101",
+        doc="followers truncate by leader epoch (before: truncate to their own HW)",
+    )
+    # KIP-279 / KAFKA-6361 (2.0.0, commit 9679c44): OffsetsForLeaderEpoch returns the epoch too,
+    # enabling the multi-round truncation rule (AbstractFetcherThread.getOffsetTruncationState).
+    offsets_for_leader_epoch_returns_epoch: bool = _rule(
+        since="2.0",
+        ref="KIP-279 / KAFKA-6361",
+        doc="OffsetsForLeaderEpoch answers (epoch, end offset): multi-round truncation",
+    )
+    # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
+    # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
+    current_leader_epoch_fencing: bool = _rule(
+        since="2.1",
+        ref="KIP-320",
+        doc="requests carry CurrentLeaderEpoch; stale or future epochs are fenced",
+    )
+    # KAFKA-7164 (2.0.1, commit 5152c80; 2.1.0, commit 69283b4): Partition.makeFollower returned
+    # false whenever the leader id was unchanged, and ReplicaManager.makeFollowers then skipped the
+    # become-follower steps (no fetcher restart, no truncation) even if the follower had missed
+    # leader epochs in between (0.8.2 ... 2.0.0). Since the fix they are skipped only when the new
+    # epoch is the old one or one greater ("no updates have been missed").
+    follower_truncates_after_missed_epoch: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7164, Partition.makeFollower",
+        doc="a follower whose leader is unchanged but which missed a leader epoch restarts "
+        "fetching with truncation (before: skipped whenever the leader id was the same)",
+    )
+    # KIP-320 / KAFKA-7395 (2.1.0, commit bcef30d): Partition.makeFollower skips the
+    # become-follower steps only when leader and epoch are both unchanged, so every new leader
+    # epoch restarts fetching with truncation (3.x: isNewLeaderEpoch).
+    follower_truncates_on_every_new_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320 / KAFKA-7395, Partition.makeFollower",
+        doc="every new leader epoch restarts the follower's fetcher with truncation, also when "
+        "the leader is unchanged",
+    )
+    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, commit f2dd6aa): Partition.makeLeader assigns
+    # (new leader epoch, LEO) in the leader-epoch cache at once. Before (0.11.0 ... 2.0.0) the epoch
+    # entered the cache only with the leader's first append (Log.appendAsLeader), so until then
+    # OffsetsForLeaderEpoch for an epoch above the cached ones answered UNDEFINED_EPOCH_OFFSET and
+    # the follower truncated to its high watermark.
+    epoch_cache_assigned_on_become_leader: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7415, Partition.makeLeader",
+        doc="a new leader writes its epoch and start offset to the leader-epoch cache when it "
+        "becomes leader (before: at its first append)",
+    )
+    # KAFKA-7415 (2.0.1, commit 18b2577; 2.1.0, f2dd6aa): LeaderEpochFileCache.assign of
+    # an epoch at or below the latest one (or at a lower start offset) drops the conflicting
+    # entries and appends it (truncateAndAppend); 0.11.0 - 2.0 ignored it unless epoch > latest
+    # epoch and start offset >= latest start offset. The same commit made endOffsetFor of an
+    # epoch below the first cached one answer (that epoch, first start offset) instead of
+    # undefined (core/.../server/epoch/LeaderEpochFileCache.scala @2.0.0 / @2.1.0).
+    leader_epoch_assign_truncates_conflicts: bool = _rule(
+        since="2.0.1",
+        ref="KAFKA-7415, LeaderEpochFileCache.assign / endOffsetFor",
+        doc="assigning a non-increasing epoch entry truncates conflicting entries (before: "
+        "ignored); an epoch below the first answers the first start offset (before: undefined)",
+    )
+    # KAFKA-10435 (2.7.0, commit 634c917): LeaderEpochFileCache rebuilds itself from
+    # leader-epoch-checkpoint with checkpoint.read().foreach(assign), so a negative epoch or start
+    # offset is an IllegalArgumentException and non-monotonic entries are dropped; before, the
+    # file's entries were taken as they were.
+    leader_epoch_cache_validates_entries: bool = _rule(
+        since="2.7",
+        ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
+        doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
+    )
+    # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
+    # older than the one the partition already has (it may have learnt a newer one from an
+    # AlterPartition answer).
+    leader_and_isr_ignores_older_partition_epoch: bool = _rule(
         since="3.3",
-        ref="KAFKA-13837",
-        doc="a follower fetch from a broker outside the replica set gets an error, not an "
-        "empty answer",
+        ref="KAFKA-13790",
+        doc="makeLeader/makeFollower ignore a partition state with an older partition epoch",
+    )
+    # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
+    # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
+    fetch_diverging_epoch: bool = _rule(
+        since="2.8",
+        ref="KAFKA-10554 (KIP-595 fetch fields)",
+        doc="followers send LastFetchedEpoch; divergence is reported inside Fetch",
     )
     # KAFKA-12996 (3.0.0): with LastFetchedEpoch a FetchOffset below the leader's log start offset
     # is OFFSET_OUT_OF_RANGE even when the epochs diverge (Partition.readRecords); before, the
@@ -573,150 +481,61 @@ class Rules:
         doc="a fetch below the log start offset is OFFSET_OUT_OF_RANGE before any "
         "diverging-epoch check",
     )
-    # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
-    # older than the one the partition already has (it may have learnt a newer one from an
-    # AlterPartition answer).
-    leader_and_isr_ignores_older_partition_epoch: bool = _rule(
+    # KIP-227 / KAFKA-6254 (1.1.0, IBP 1.1-IV0, Fetch v7): incremental fetch sessions. The
+    # follower's ReplicaFetcherThread keeps a FetchSessionHandler (full fetch, then incremental
+    # ones naming only changed partitions); the leader's FetchManager / FetchSessionCache answer
+    # incremental fetches with only the partitions that have something new. Before: sessionless.
+    fetch_sessions: bool = _rule(
+        since="1.1",
+        ref="KIP-227 / KAFKA-6254 (FetchSession.scala, FetchSessionHandler)",
+        doc="follower fetches use incremental fetch sessions (only changed partitions)",
+    )
+    # KAFKA-9401 (3.8.0): the FetchSessionCache is split into 8 FetchSessionCacheShards of
+    # max.incremental.fetch.session.cache.slots / 8 sessions each, new sessions round-robin.
+    fetch_session_cache_sharded: bool = _rule(
+        since="3.8",
+        ref="KAFKA-9401 (FetchSessionCacheShard)",
+        doc="the fetch session cache is 8 shards, each with 1/8 of the slots and its own eviction",
+    )
+    # KIP-392 (2.4.0): replica.selector.class, client.rack, PreferredReadReplica in Fetch v11.
+    fetch_from_follower: bool = _rule(
+        since="2.4",
+        ref="KIP-392",
+        doc="consumers may fetch from a follower (replica.selector.class, client.rack)",
+    )
+    # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
+    # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
+    # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an
+    # error but with no records (ReplicaManager.updateFollowerFetchState -> withEmptyFetchInfo).
+    fetch_from_non_replica_error: bool = _rule(
         since="3.3",
-        ref="KAFKA-13790",
-        doc="makeLeader/makeFollower ignore a partition state with an older partition epoch",
+        ref="KAFKA-13837",
+        doc="a follower fetch from a broker outside the replica set gets an error, not an "
+        "empty answer",
     )
-    # KAFKA-4485 (0.10.2.0): Partition.makeLeader resets every follower's lag bookkeeping on each
-    # new leader epoch, also when the leader is re-elected (it keeps the followers' LEOs then):
-    # lastFetchLeaderLogEndOffset := leader LEO, lastFetchTimeMs := now, lastCaughtUpTimeMs := now
-    # for ISR members and 0 for the others (Replica.resetLastCaughtUpTime @0.10.2.0 ... @3.2.0).
-    # Before, a re-elected leader kept the followers' state as it was.
-    reelected_leader_resets_follower_state: bool = _rule(
-        since="0.10.2",
-        ref="KAFKA-4485, Partition.makeLeader / Replica.resetLastCaughtUpTime",
-        doc="a re-elected leader resets its followers' lastCaughtUpTimeMs (now if in the ISR, "
-        "never otherwise) and lastFetchTimeMs, keeping their LEOs",
+    # KIP-1023 / KAFKA-17302 (#21153, merged 2025-12): with tiered storage, an empty follower
+    # starts replicating from the leader's last tiered offset instead of its local log start.
+    # 4.3 comes from the fact sheet (§7c) and the merge date; not checked against a tag. Tiered
+    # storage is not modelled by the simulator.
+    follower_fetch_from_last_tiered_offset: bool = _rule(
+        since="4.3",
+        ref="KIP-1023 / KAFKA-17302 (release unverified)",
+        doc="tiered storage: an empty follower fetches from the leader's last tiered offset",
     )
-    # Since 3.3.0 (commit a5f7c82, #12081, Replica.resetReplicaState with isNewLeader=false): a
-    # re-elected leader sets a non-ISR follower's lastFetchTimeMs to 0 instead of now, "to ensure
-    # that the follower is not brought back into the ISR before a fetch is received".
-    reelected_leader_fetch_time_only_in_sync: bool = _rule(
-        since="3.3",
-        ref="Replica.resetReplicaState, commit a5f7c82 (#12081)",
-        doc="on re-election a non-ISR follower's lastFetchTimeMs is reset to never, not now",
-    )
-    # Since 3.3.0 (commit a5f7c82, "Refactor kafka.cluster.Replica" #12081)
-    # lastFetchLeaderLogEndOffset := max(old, leader LEO); before, it was simply assigned.
-    last_fetch_leader_leo_max: bool = _rule(
-        since="3.3",
-        ref="Replica.updateFetchState, commit a5f7c82 (#12081)",
-        doc="lastFetchLeaderLogEndOffset keeps the maximum of old and new values",
-    )
-    # Since 3.6.0 (commit 8ad0ed3, KAFKA-15021): a caught-up non-ISR replica holds HW back only
-    # if it is ISR-eligible (alive / unfenced, matching broker epoch).
-    caught_up_requires_isr_eligible: bool = _rule(
-        since="3.6",
-        ref="KAFKA-15021 (commit 8ad0ed3)",
-        doc="only ISR-eligible caught-up replicas outside the ISR hold the HW back",
-    )
+
+
+@dataclass(frozen=True)
+class ElectionRules:
+    """Leader elections and Eligible Leader Replicas (KIP-966): the KRaft controller's leader-epoch
+    bumps (PartitionChangeBuilder), ELR availability and default, and unclean shutdown
+    detection."""
+
     # KRaft: an ISR shrink bumped the leader epoch before metadata.version 3.6-IV0
     # (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded; KAFKA-15021).
     kraft_isr_shrink_bumps_leader_epoch: bool = _rule(
         until="3.6",
         ref="KAFKA-15021",
         doc="in KRaft mode an ISR shrink also bumps the leader epoch",
-    )
-    # KAFKA-15583 (3.7.0, part of KIP-966, commit edc7e10): the leader HW does not advance while
-    # the partition is under min ISR (Partition.maybeIncrementLeaderHW).
-    hw_frozen_under_min_isr: bool = _rule(
-        since="3.7",
-        ref="KAFKA-15583 / KIP-966",
-        doc="the leader HW does not move while the ISR is below the effective min ISR",
-    )
-    # Same commit (3.7.0): effective min ISR = min(min.insync.replicas, replication factor)
-    # (Partition.effectiveMinIsr); before, min.insync.replicas was used as is.
-    effective_min_isr_capped: bool = _rule(
-        since="3.7",
-        ref="KAFKA-15583",
-        doc="min ISR checks use min(min.insync.replicas, number of replicas)",
-    )
-    # 3.8.0: kafka-topics --describe prints "Elr:" and "LastKnownElr:" (TopicCommand @3.8.0).
-    describe_elr_columns: bool = _rule(
-        since="3.8",
-        ref="TopicCommand @3.8.0 (KIP-966)",
-        doc="kafka-topics --describe prints Elr and LastKnownElr columns",
-    )
-    # ZooKeeper mode was removed in 4.0 (KIP-500; 4.0 upgrade notes: KRaft only).
-    zookeeper_mode: bool = _rule(
-        until="4.0",
-        ref="KIP-500 (ZooKeeper removed in 4.0)",
-        doc="ZooKeeper mode (ZK controller, sessions, znodes) is available",
-    )
-    # KIP-833 (3.3.0 upgrade notes, docs/upgrade.html @3.3.0: "KRaft mode is production ready for
-    # new clusters"). 2.8-3.2 shipped KRaft as early access (``kraft_mode``), which the simulator
-    # does not model: kafkasim.settings.modes.metadata_mode_for allows metadata_mode="kraft" only
-    # where this
-    # rule is on, and "zookeeper" only where ``zookeeper_mode`` is on.
-    kraft_production_ready: bool = _rule(
-        since="3.3",
-        ref="KIP-833 (docs/upgrade.html @3.3.0)",
-        doc="KRaft mode is production-ready (the simulator models KRaft from here on)",
-    )
-    # KIP-966 part 1 / KAFKA-15582 (3.7.0, commit 14029e2): BrokerRegistrationRequest v3 carries
-    # PreviousBrokerEpoch, the broker epoch the broker wrote into .kafka_cleanshutdown when it last
-    # stopped cleanly (-1 after a crash). In 3.7 the controller only logged a mismatch
-    # (ClusterControlManager.registerBroker "TODO(KIP-966)"); see unclean_shutdown_detection.
-    broker_registration_previous_epoch: bool = _rule(
-        since="3.7",
-        ref="KIP-966 / KAFKA-15582, BrokerRegistrationRequest v3 PreviousBrokerEpoch",
-        doc="a restarting KRaft broker sends the broker epoch of its last clean shutdown",
-    )
-    # KIP-853 (3.9.0): dynamic KRaft quorums: controller.quorum.bootstrap.servers (QuorumConfig
-    # @3.9.0-rc3), kraft.version 1, kafka-metadata-quorum add-controller / remove-controller.
-    kraft_dynamic_quorum: bool = _rule(
-        since="3.9",
-        ref="KIP-853 (QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG @3.9.0)",
-        doc="KRaft controller quorums can change membership (controller.quorum.bootstrap.servers)",
-    )
-    # KIP-996 (4.0.0; Vote RPC v2 PreVote field KAFKA-17641 #17807, ProspectiveState
-    # KAFKA-17642 #18240, merged for 4.0): a voter whose fetch timeout expires first becomes
-    # Prospective and sends PreVotes (Vote with PreVote=true) without bumping the epoch; only a
-    # majority of granted PreVotes makes it a Candidate. A follower that is still fetching from the
-    # leader denies PreVotes, so a partitioned voter cannot disrupt the quorum on its return.
-    kraft_pre_vote: bool = _rule(
-        since="4.0",
-        ref="KIP-996 / KAFKA-17641, KAFKA-17642",
-        doc="KRaft voters run a Pre-Vote round (Prospective state) before a real election",
-    )
-    # KRaft's Raft, version by version (raft/src/main/java/org/apache/kafka/raft): the options
-    # KafkaRaftClient takes (kafkasim.control.kraft.raft), each a Kafka change.
-    # KAFKA-15489 (3.7.0): a leader that hears no Fetch from a majority of voters within
-    # 1.5 x controller.quorum.fetch.timeout.ms resigns (LeaderState check quorum).
-    raft_check_quorum: bool = _rule(
-        since="3.7",
-        ref="KAFKA-15489",
-        doc="a KRaft leader without fetches from a majority for 1.5 x fetch timeout resigns",
-    )
-    # KAFKA-16536 (3.9.0): the leader re-sends BeginQuorumEpoch periodically as a heartbeat.
-    raft_begin_quorum_epoch_heartbeat: bool = _rule(
-        since="3.9",
-        ref="KAFKA-16536",
-        doc="the KRaft leader re-sends BeginQuorumEpoch to voters as a heartbeat",
-    )
-    # KAFKA-17067 (3.9.0) folded the Voted state into Unattached (UnattachedState votedKey).
-    raft_voted_state: bool = _rule(
-        until="3.9",
-        ref="KAFKA-17067",
-        doc="QuorumState has a separate Voted state (before 3.9: Unattached with a vote since)",
-    )
-    # KAFKA-18345 (4.1.0): a Candidate that loses its election waits out its election timeout
-    # before backing off to Prospective (4.1 release notes; PR merge date, unverified by tag).
-    raft_election_loss_waits_timeout: bool = _rule(
-        since="4.1",
-        ref="KAFKA-18345",
-        doc="a KRaft candidate that lost its election waits its election timeout",
-    )
-    # KAFKA-14145 (4.1.0): the leader answers parked fetches as soon as its HW moves, so
-    # followers learn the metadata HW without waiting for new records.
-    raft_fast_hwm_replication: bool = _rule(
-        since="4.1",
-        ref="KAFKA-14145",
-        doc="the KRaft leader completes parked fetches when its high watermark moves",
     )
     # KIP-966 part 1 (4.0.0): the eligible.leader.replicas.version feature (ELRV_1) can be
     # finalized (kafka-features upgrade --feature eligible.leader.replicas.version=1); the
@@ -753,6 +572,73 @@ class Rules:
         doc="with ELR on, a broker that restarts without a matching clean-shutdown epoch leaves "
         "every ISR and ELR at registration",
     )
+
+
+@dataclass(frozen=True)
+class ControllerRules:
+    """The metadata mode, the controller and the broker lifecycle: ZooKeeper or KRaft, broker
+    registration and heartbeats, bounced brokers, controlled shutdown."""
+
+    # ZooKeeper mode was removed in 4.0 (KIP-500; 4.0 upgrade notes: KRaft only).
+    zookeeper_mode: bool = _rule(
+        until="4.0",
+        ref="KIP-500 (ZooKeeper removed in 4.0)",
+        doc="ZooKeeper mode (ZK controller, sessions, znodes) is available",
+    )
+    # KIP-500 / KIP-631 (2.8.0, early access; production-ready in 3.3 per KIP-833): KRaft mode.
+    kraft_mode: bool = _rule(
+        since="2.8",
+        ref="KIP-500 / KIP-631",
+        doc="KRaft (quorum controller) mode is available",
+    )
+    # KIP-833 (3.3.0 upgrade notes, docs/upgrade.html @3.3.0: "KRaft mode is production ready for
+    # new clusters"). 2.8-3.2 shipped KRaft as early access (``kraft_mode``), which the simulator
+    # does not model: kafkasim.settings.modes.metadata_mode_for allows metadata_mode="kraft" only
+    # where this
+    # rule is on, and "zookeeper" only where ``zookeeper_mode`` is on.
+    kraft_production_ready: bool = _rule(
+        since="3.3",
+        ref="KIP-833 (docs/upgrade.html @3.3.0)",
+        doc="KRaft mode is production-ready (the simulator models KRaft from here on)",
+    )
+    # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
+    # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
+    # another session -- a crashed broker restarted before its old session expired -- and
+    # KafkaServer.startup shuts the process down. In 0.8.2
+    # (ZkUtils.createEphemeralPathExpectConflictHandleZKBug) the broker saw its own registration,
+    # backed off zookeeper.session.timeout.ms and retried until the old znode was gone.
+    broker_registration_fails_on_foreign_znode: bool = _rule(
+        since="0.9.0",
+        ref="ZKCheckedEphemeral @0.9.0, KafkaZkClient.CheckedEphemeral",
+        doc="a broker restarted while its old ZooKeeper session lives fails to start "
+        "(before: it waits for the old znode to go, retrying every session timeout)",
+    )
+    # KIP-380 / KAFKA-7235 (2.2.0): brokers register with a broker epoch (the znode's czxid) and
+    # the controller treats a re-registration with a new epoch as a failure followed by a startup
+    # (KafkaController.processBrokerChange "bounced brokers"). Before, only ids that appeared or
+    # vanished were noticed, so a fast restart was seen as a startup at most.
+    controller_detects_bounced_brokers: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a restarted broker (new broker epoch) is handled as failed, then started",
+    )
+    # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
+    # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
+    # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
+    controlled_shutdown_checks_broker_epoch: bool = _rule(
+        since="2.2",
+        ref="KIP-380",
+        doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
+    )
+    # KIP-966 part 1 / KAFKA-15582 (3.7.0, commit 14029e2): BrokerRegistrationRequest v3 carries
+    # PreviousBrokerEpoch, the broker epoch the broker wrote into .kafka_cleanshutdown when it last
+    # stopped cleanly (-1 after a crash). In 3.7 the controller only logged a mismatch
+    # (ClusterControlManager.registerBroker "TODO(KIP-966)"); see unclean_shutdown_detection.
+    broker_registration_previous_epoch: bool = _rule(
+        since="3.7",
+        ref="KIP-966 / KAFKA-15582, BrokerRegistrationRequest v3 PreviousBrokerEpoch",
+        doc="a restarting KRaft broker sends the broker epoch of its last clean shutdown",
+    )
     # KAFKA-14392 (#12856, 3.4.0; back-ported to 3.3.2, which the 3.3 profile does not model):
     # BrokerServer builds the broker's "heartbeat" NodeToControllerChannelManager with
     # retryTimeoutMs = broker.session.timeout.ms / 2, and NodeToControllerChannelManagerImpl caps
@@ -775,25 +661,268 @@ class Rules:
         doc="the broker logs an error if broker.heartbeat.interval.ms > "
         "broker.session.timeout.ms / 2",
     )
-    # KIP-1023 / KAFKA-17302 (#21153, merged 2025-12): with tiered storage, an empty follower
-    # starts replicating from the leader's last tiered offset instead of its local log start.
-    # 4.3 comes from the fact sheet (§7c) and the merge date; not checked against a tag. Tiered
-    # storage is not modelled by the simulator.
-    follower_fetch_from_last_tiered_offset: bool = _rule(
-        since="4.3",
-        ref="KIP-1023 / KAFKA-17302 (release unverified)",
-        doc="tiered storage: an empty follower fetches from the leader's last tiered offset",
+
+
+@dataclass(frozen=True)
+class RaftRules:
+    """KRaft's Raft, version by version (raft/src/main/java/org/apache/kafka/raft): the options
+    KafkaRaftClient takes (kafkasim.control.kraft.raft), each a Kafka change."""
+
+    # KIP-853 (3.9.0): dynamic KRaft quorums: controller.quorum.bootstrap.servers (QuorumConfig
+    # @3.9.0-rc3), kraft.version 1, kafka-metadata-quorum add-controller / remove-controller.
+    kraft_dynamic_quorum: bool = _rule(
+        since="3.9",
+        ref="KIP-853 (QuorumConfig.QUORUM_BOOTSTRAP_SERVERS_CONFIG @3.9.0)",
+        doc="KRaft controller quorums can change membership (controller.quorum.bootstrap.servers)",
+    )
+    # KIP-996 (4.0.0; Vote RPC v2 PreVote field KAFKA-17641 #17807, ProspectiveState
+    # KAFKA-17642 #18240, merged for 4.0): a voter whose fetch timeout expires first becomes
+    # Prospective and sends PreVotes (Vote with PreVote=true) without bumping the epoch; only a
+    # majority of granted PreVotes makes it a Candidate. A follower that is still fetching from the
+    # leader denies PreVotes, so a partitioned voter cannot disrupt the quorum on its return.
+    kraft_pre_vote: bool = _rule(
+        since="4.0",
+        ref="KIP-996 / KAFKA-17641, KAFKA-17642",
+        doc="KRaft voters run a Pre-Vote round (Prospective state) before a real election",
+    )
+    # KAFKA-15489 (3.7.0): a leader that hears no Fetch from a majority of voters within
+    # 1.5 x controller.quorum.fetch.timeout.ms resigns (LeaderState check quorum).
+    raft_check_quorum: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15489",
+        doc="a KRaft leader without fetches from a majority for 1.5 x fetch timeout resigns",
+    )
+    # KAFKA-16536 (3.9.0): the leader re-sends BeginQuorumEpoch periodically as a heartbeat.
+    raft_begin_quorum_epoch_heartbeat: bool = _rule(
+        since="3.9",
+        ref="KAFKA-16536",
+        doc="the KRaft leader re-sends BeginQuorumEpoch to voters as a heartbeat",
+    )
+    # KAFKA-17067 (3.9.0) folded the Voted state into Unattached (UnattachedState votedKey).
+    raft_voted_state: bool = _rule(
+        until="3.9",
+        ref="KAFKA-17067",
+        doc="QuorumState has a separate Voted state (before 3.9: Unattached with a vote since)",
+    )
+    # KAFKA-18345 (4.1.0): a Candidate that loses its election waits out its election timeout
+    # before backing off to Prospective (4.1 release notes; PR merge date, unverified by tag).
+    raft_election_loss_waits_timeout: bool = _rule(
+        since="4.1",
+        ref="KAFKA-18345",
+        doc="a KRaft candidate that lost its election waits its election timeout",
+    )
+    # KAFKA-14145 (4.1.0): the leader answers parked fetches as soon as its HW moves, so
+    # followers learn the metadata HW without waiting for new records.
+    raft_fast_hwm_replication: bool = _rule(
+        since="4.1",
+        ref="KAFKA-14145",
+        doc="the KRaft leader completes parked fetches when its high watermark moves",
     )
 
 
-_RULE_FIELDS: tuple[dataclasses.Field[Any], ...] = tuple(
-    f for f in dataclasses.fields(Rules) if f.name != "version"
+@dataclass(frozen=True)
+class ToolRules:
+    """Admin tools and what they print: kafka-topics --describe, the leader-election tools,
+    partition reassignment through the Admin API, error names."""
+
+    # KIP-455 (2.4.0): the AlterPartitionReassignments / ListPartitionReassignments APIs and
+    # the ZK controller's adding/removing-replicas reassignment (KafkaController
+    # .onPartitionReassignment @2.4.0; the topic znode's adding_replicas / removing_replicas).
+    alter_partition_reassignments: bool = _rule(
+        since="2.4",
+        ref="KIP-455",
+        doc="partition reassignment through Admin.alterPartitionReassignments",
+    )
+    # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
+    leader_election_tool: bool = _rule(
+        since="2.4",
+        ref="KIP-460",
+        doc="kafka-leader-election.sh exists (--election-type preferred|unclean)",
+    )
+    # bin/kafka-preferred-replica-election.sh existed until 3.0.0 removed it.
+    preferred_replica_election_tool: bool = _rule(
+        until="3.0",
+        ref="bin/ @2.8.0 vs @3.0.0",
+        doc="kafka-preferred-replica-election.sh exists",
+    )
+    # kafka-topics --describe summary line: "Topic:foo\tPartitionCount:3" before 2.4.0,
+    # "Topic: foo\tPartitionCount: 3" since (TopicCommand.TopicDescription @2.4.0).
+    describe_space_after_colon: bool = _rule(
+        since="2.4",
+        ref="TopicCommand @2.4.0",
+        doc="kafka-topics --describe summary line has a space after each colon",
+    )
+    # Before 2.4.0 the --zookeeper describe path printed the raw leader from the partition state
+    # znode, so an offline partition showed "Leader: -1" (TopicCommand/ZkUtils @0.8.2.2..2.3.0;
+    # 'none' only when the znode was missing). Since 2.4.0 it prints "Leader: none".
+    describe_leader_minus_one: bool = _rule(
+        until="2.4",
+        ref="TopicCommand (ZooKeeper path) before 2.4.0",
+        doc="kafka-topics --describe prints 'Leader: -1' for an offline partition",
+    )
+    # kafka-topics --describe counts ReplicationFactor as replicas - adding while a reassignment
+    # still has removing replicas (TopicCommand.getReplicationFactor @2.5.0).
+    describe_rf_excludes_adding: bool = _rule(
+        since="2.5",
+        ref="TopicCommand.getReplicationFactor @2.5.0",
+        doc="kafka-topics --describe: ReplicationFactor = replicas - adding while reassigning",
+    )
+    # Since 2.6.0 kafka-topics --describe prints "Adding Replicas:" / "Removing Replicas:" for a
+    # partition being reassigned, and an adding-only reassignment also counts as in progress
+    # for the ReplicationFactor (TopicCommand @2.6.0 isReassignmentInProgress).
+    describe_reassignment_columns: bool = _rule(
+        since="2.6",
+        ref="TopicCommand @2.6.0",
+        doc="kafka-topics --describe shows Adding/Removing Replicas during a reassignment",
+    )
+    # KIP-516 (2.8.0): topic IDs; kafka-topics --describe prints TopicId.
+    describe_topic_id: bool = _rule(
+        since="2.8",
+        ref="KIP-516",
+        doc="kafka-topics --describe prints TopicId",
+    )
+    # 3.8.0: kafka-topics --describe prints "Elr:" and "LastKnownElr:" (TopicCommand @3.8.0).
+    describe_elr_columns: bool = _rule(
+        since="3.8",
+        ref="TopicCommand @3.8.0 (KIP-966)",
+        doc="kafka-topics --describe prints Elr and LastKnownElr columns",
+    )
+    # KAFKA-10223 (2.6.0, cherry-picked as f221a2e): error code 6 NOT_LEADER_FOR_PARTITION was
+    # renamed NOT_LEADER_OR_FOLLOWER (Errors.java @2.6.0). Not KIP-392.
+    error_not_leader_or_follower: bool = _rule(
+        since="2.6",
+        ref="KAFKA-10223",
+        doc="error 6 is named NOT_LEADER_OR_FOLLOWER (before: NOT_LEADER_FOR_PARTITION)",
+    )
+
+
+@dataclass(frozen=True)
+class ClientRules:
+    """Clients and what brokers answer them: ListOffsets, committed offsets with leader epochs,
+    the consumer's position validation (KIP-320)."""
+
+    # KIP-207 / KAFKA-2334 (2.2.0): ListOffsets(latest) answers OFFSET_NOT_AVAILABLE while the new
+    # leader's HW is below its epoch start offset (Partition.fetchOffsetForTimestamp).
+    list_offsets_offset_not_available: bool = _rule(
+        since="2.2",
+        ref="KIP-207 / KAFKA-2334",
+        doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
+    )
+    # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
+    # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
+    # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value
+    # (GroupMetadataManager @2.1.0, OFFSET_VALUE_LEADER_EPOCH_FIELD_V3). Before, a committed offset
+    # had no epoch. The 2.1/2.2 consumer still committed none by itself (SubscriptionState
+    # .allConsumed @2.1.0 builds OffsetAndMetadata(position)); it commits the epoch of the last
+    # consumed record since KAFKA-7747 (2.3.0), i.e. together with consumer_validates_position.
+    offset_commit_leader_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320, OffsetCommit v6 / OffsetFetch v5",
+        doc="the group coordinator stores and returns the leader epoch of a committed offset",
+    )
+    # KIP-320 consumer side / KAFKA-7747 (2.3.0, commit 409fabc): the consumer keeps with its
+    # position the epoch of the last record it consumed and the leader (id, epoch) it was
+    # established against; when metadata shows another leader or epoch it validates the position
+    # with OffsetsForLeaderEpoch before fetching again (Fetcher.validateOffsetsIfNeeded,
+    # SubscriptionState.maybeCompleteValidation), and its fetches carry CurrentLeaderEpoch. An end
+    # offset below the position is a log truncation: with auto.offset.reset earliest/latest the
+    # consumer seeks to that end offset, with none poll() throws LogTruncationException. Before,
+    # nothing was checked: a position past the new leader's LEO got OFFSET_OUT_OF_RANGE, one below
+    # it silently read the new leader's different records. Since the same commit the consumer
+    # commits position.offsetEpoch (SubscriptionState.allConsumed @2.3.0) and a position taken
+    # from a committed offset keeps the committed epoch and is validated at once
+    # (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.seekUnvalidated).
+    consumer_validates_position: bool = _rule(
+        since="2.3",
+        ref="KIP-320 / KAFKA-7747",
+        doc="after a leader change the consumer validates its position with "
+        "OffsetsForLeaderEpoch and detects log truncation",
+    )
+    # KAFKA-9840 / KAFKA-10113 (2.6.0, commit cb379fb; on trunk 910f317 and f3c00ae for 2.7.0): an
+    # answer without an epoch or end offset is a truncation of unknown extent: reset by
+    # auto.offset.reset, or LogTruncationException without a divergent offset; the exception's
+    # offsetOutOfRangePartitions are the fetch positions. Before (2.3 ... 2.5) the end offset -1
+    # was taken as the divergence point (the consumer sought to -1, its next fetch was out of
+    # range) and offsetOutOfRangePartitions held the divergent offsets.
+    consumer_validation_undefined_resets: bool = _rule(
+        since="2.6",
+        ref="KAFKA-9840 / KAFKA-10113, SubscriptionState.maybeCompleteValidation",
+        doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
+        "auto.offset.reset (before: the position became -1)",
+    )
+
+
+#: The groups of :class:`Rules`, in the order describe_rules shows them: (attribute, record type,
+#: heading).
+RULE_GROUPS: tuple[tuple[str, type, str], ...] = (
+    ("isr", IsrRules, "ISR and high watermark"),
+    ("alter_partition", AlterPartitionRules, "ISR changes: AlterIsr / AlterPartition"),
+    ("fetch", FetchRules, "fetch, truncation and leader epochs"),
+    ("elections", ElectionRules, "elections and ELR"),
+    ("controller", ControllerRules, "controller and broker lifecycle"),
+    ("raft", RaftRules, "the KRaft Raft quorum"),
+    ("tools", ToolRules, "admin tools and describe output"),
+    ("clients", ClientRules, "clients"),
 )
 
 
+@dataclass(frozen=True)
+class Rules:
+    """The protocol rules of one Kafka release; one boolean per behaviour that changed, grouped
+    by the part of Kafka it belongs to (:data:`RULE_GROUPS`): ``rules.isr.maximal_isr``.
+
+    A rule also reads by its flat name (``rules.maximal_isr``), the name ``rules_for`` overrides,
+    scenario files and notebooks use; the package reads through the groups."""
+
+    #: Profile these rules were computed for (overrides do not change it).
+    version: str
+    isr: IsrRules
+    alter_partition: AlterPartitionRules
+    fetch: FetchRules
+    elections: ElectionRules
+    controller: ControllerRules
+    raft: RaftRules
+    tools: ToolRules
+    clients: ClientRules
+
+    def __getattr__(self, name: str) -> bool:
+        """A rule by its flat name (``rules.hw_frozen_under_min_isr``), read from its group."""
+        group = _GROUP_OF.get(name)
+        if group is None:
+            hint = "" if name.startswith("_") else \
+                "".join(f" Did you mean '{h}'?" for h in difflib.get_close_matches(
+                    name, list(_GROUP_OF), n=1, cutoff=0.6))
+            raise AttributeError(f"Rules has no rule {name!r}.{hint}")
+        return getattr(object.__getattribute__(self, group), name)
+
+
+#: every rule field, group by group: (group attribute, field)
+_RULE_FIELDS: tuple[tuple[str, dataclasses.Field[Any]], ...] = tuple(
+    (attr, f) for attr, cls, _title in RULE_GROUPS for f in dataclasses.fields(cls)
+)
+#: rule name -> the attribute of :class:`Rules` holding its group
+_GROUP_OF: dict[str, str] = {f.name: attr for attr, f in _RULE_FIELDS}
+
+
 def rule_names() -> tuple[str, ...]:
-    """Names of all rules, in declaration (roughly chronological) order."""
-    return tuple(f.name for f in _RULE_FIELDS)
+    """Names of all rules, group by group (:data:`RULE_GROUPS`), each group in declaration
+    (roughly chronological) order."""
+    return tuple(f.name for _attr, f in _RULE_FIELDS)
+
+
+def rule_group(name: str) -> str:
+    """The attribute of :class:`Rules` holding rule ``name`` (``"maximal_isr"`` -> ``"isr"``)."""
+    group = _GROUP_OF.get(name)
+    if group is None:
+        raise RuleError(_unknown_rule_message(name))
+    return group
+
+
+def _unknown_rule_message(name: object) -> str:
+    names = rule_names()
+    hint = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+    suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
+    return f"Unknown rule '{name}'.{suggestion} Known rules: {', '.join(names)}"
 
 
 def _rule_value(f: dataclasses.Field[Any], version: str) -> bool:
@@ -805,27 +934,27 @@ def _rule_value(f: dataclasses.Field[Any], version: str) -> bool:
     return on
 
 
+def _checked_overrides(overrides: dict[str, bool]) -> dict[str, bool]:
+    for name, value in overrides.items():
+        if name not in _GROUP_OF:
+            raise RuleError(_unknown_rule_message(name))
+        if not isinstance(value, bool):
+            raise RuleError(
+                f"Rule '{name}' must be True or False, got {value!r} ({type(value).__name__})"
+            )
+    return overrides
+
+
 def rules_for(version: str = DEFAULT_VERSION, overrides: dict[str, bool] | None = None) -> Rules:
-    """Rules of the profile for ``version``, with optional per-rule ``overrides`` (name -> bool)."""
+    """Rules of the profile for ``version``, with optional per-rule ``overrides`` (flat rule
+    name -> bool)."""
     profile = normalize_version(version)
-    values: dict[str, Any] = {"version": profile}
-    for f in _RULE_FIELDS:
-        values[f.name] = _rule_value(f, profile)
+    values = {f.name: _rule_value(f, profile) for _attr, f in _RULE_FIELDS}
     if overrides:
-        names = rule_names()
-        for name, value in overrides.items():
-            if name not in names:
-                hint = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
-                suggestion = f" Did you mean '{hint[0]}'?" if hint else ""
-                raise RuleError(
-                    f"Unknown rule '{name}'.{suggestion} Known rules: {', '.join(names)}"
-                )
-            if not isinstance(value, bool):
-                raise RuleError(
-                    f"Rule '{name}' must be True or False, got {value!r} ({type(value).__name__})"
-                )
-            values[name] = value
-    return Rules(**values)
+        values.update(_checked_overrides(overrides))
+    groups = {attr: cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
+              for attr, cls, _title in RULE_GROUPS}
+    return Rules(version=profile, **groups)
 
 
 def _rule_history(f: dataclasses.Field[Any]) -> str:
@@ -837,9 +966,13 @@ def _rule_history(f: dataclasses.Field[Any]) -> str:
     return f"until {until}"
 
 
+def _rule_on(rules: Rules, attr: str, f: dataclasses.Field[Any]) -> bool:
+    return getattr(getattr(rules, attr), f.name)
+
+
 def describe_rules(version: str = DEFAULT_VERSION) -> list[str]:
     """A human-readable summary of a profile's rules and how they differ from the default
-    (``kafkasim.settings.config.describe_profile`` adds the config defaults)."""
+    (``kafkasim.settings.config.describe_profile`` adds the config defaults), group by group."""
     profile = normalize_version(version)
     rules = rules_for(profile)
     default_rules = rules_for(DEFAULT_VERSION)
@@ -847,19 +980,19 @@ def describe_rules(version: str = DEFAULT_VERSION) -> list[str]:
     if profile == DEFAULT_VERSION:
         lines.append("This is the default profile.")
     else:
-        changed = [
-            f for f in _RULE_FIELDS if getattr(rules, f.name) != getattr(default_rules, f.name)
-        ]
+        changed = [(attr, f) for attr, f in _RULE_FIELDS
+                   if _rule_on(rules, attr, f) != _rule_on(default_rules, attr, f)]
         lines.append(
             f"Differs from the default profile {DEFAULT_VERSION} in {len(changed)} rule(s):"
         )
-        for f in changed:
-            state = "on " if getattr(rules, f.name) else "off"
+        for attr, f in changed:
+            state = "on " if _rule_on(rules, attr, f) else "off"
             lines.append(f"  {state} {f.name}: {f.metadata['doc']} ({f.metadata['ref']})")
     lines.append("All rules:")
-    for f in _RULE_FIELDS:
-        mark = "x" if getattr(rules, f.name) else " "
-        lines.append(
-            f"  [{mark}] {f.name} ({_rule_history(f)}; {f.metadata['ref']}): {f.metadata['doc']}"
-        )
+    for attr, _cls, title in RULE_GROUPS:
+        lines.append(f"  {title} (rules.{attr}):")
+        for f in (f for a, f in _RULE_FIELDS if a == attr):
+            mark = "x" if _rule_on(rules, attr, f) else " "
+            lines.append(f"    [{mark}] {f.name} ({_rule_history(f)}; {f.metadata['ref']}): "
+                         f"{f.metadata['doc']}")
     return lines

@@ -199,8 +199,8 @@ class Consumer:
         if offset is None:
             return None
         epoch = self.cluster.group_offset_leader_epochs.get(key)
-        return OffsetAndMetadata(offset, epoch if self.cluster.rules.offset_commit_leader_epoch
-                                 else None)
+        with_epoch = self.cluster.rules.clients.offset_commit_leader_epoch   # KIP-320, 2.1+
+        return OffsetAndMetadata(offset, epoch if with_epoch else None)
 
     def _seek_unvalidated(self, tp, offset: int, offset_epoch: int | None) -> None:
         """SubscriptionState.seekUnvalidated (2.3+): the position from a committed offset, with
@@ -269,8 +269,9 @@ class Consumer:
             self._validating.clear()
         if self._truncations:
             found, self._truncations = self._truncations, {}
+            undefined_resets = self.cluster.rules.clients.consumer_validation_undefined_resets
             raise LogTruncationException({tp: self.positions[tp] for tp in found}, found,
-                                         self.cluster.rules.consumer_validation_undefined_resets)
+                                         undefined_resets)
 
     def _fetch_position(self, tp) -> tuple:
         return (self.positions.get(tp), self.position_epochs.get(tp),
@@ -281,7 +282,7 @@ class Consumer:
         c = self.cluster
         position = self.positions[tp]
         can_reset = self.config["auto.offset.reset"] != "none"   # hasDefaultOffsetResetPolicy
-        if (end_offset < 0 or epoch < 0) and c.rules.consumer_validation_undefined_resets:
+        if (end_offset < 0 or epoch < 0) and c.rules.clients.consumer_validation_undefined_resets:
             # KAFKA-9840 / KAFKA-10113 (2.6+): a truncation of unknown extent
             c.record("consumer_truncation", self.client_id, tp[0], tp[1],
                      (position, None, "reset" if can_reset else "LogTruncationException"))
@@ -337,7 +338,7 @@ class Consumer:
             raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
         if any(self._leader_for(tp) < 0 for tp in self.assignment):
             self._refresh_metadata(timeout_ms)
-        validate = self.cluster.rules.consumer_validates_position
+        validate = self.cluster.rules.clients.consumer_validates_position
         if validate:
             self._validate_positions(timeout_ms)
         if self._init_positions(timeout_ms) and validate:
@@ -398,7 +399,7 @@ class Consumer:
                 self.committed_offset_and_metadata(*tp)
             if committed is None:
                 reset.append(tp)
-            elif self.cluster.rules.consumer_validates_position:
+            elif self.cluster.rules.clients.consumer_validates_position:
                 self._seek_unvalidated(tp, committed.offset, committed.leader_epoch)
                 to_validate = to_validate or tp in self.awaiting_validation
             else:
@@ -431,7 +432,7 @@ class Consumer:
         if self.group_id is None:
             raise RuntimeError("commit needs a group.id (create the consumer with group=...)")
         # SubscriptionState.allConsumed: position.offsetEpoch since 2.3 (KAFKA-7747), none before
-        with_epoch = self.cluster.rules.consumer_validates_position
+        with_epoch = self.cluster.rules.clients.consumer_validates_position
         offsets = tuple((t, p, off, self._committable_epoch((t, p)) if with_epoch else -1)
                         for (t, p), off in self.positions.items())
         live = self.cluster.running_brokers()
