@@ -655,7 +655,7 @@ class Cluster:
         b = self.zk_control_plane.controller_broker()
         return b.id if b is not None else -1
 
-    # -- state as data (a whole simulation as bytes: kafkasim.observe.snapshots.snapshot) ------
+    # -- the run as data frames (the whole simulation as bytes: observe.snapshots.snapshot) ---
     def trace_frame(self):
         return self.trace.to_frame()
 
