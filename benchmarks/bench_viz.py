@@ -9,8 +9,9 @@
   way, the floor any matplotlib drawing pays on this machine
   (``replica_log_rows``). Target: < 100 ms per redraw.
 * Seek: the reference workload (3 brokers, 1 partition, RF 3, acks=all, 1,000 records/s) run for
-  60 simulated seconds; then ``cluster.snapshot()`` and ``Cluster.restore()`` are timed, the first
-  figure for a player that seeks by restoring snapshots. Target (for the later player): < 200 ms.
+  60 simulated seconds; then ``snapshots.snapshot(cluster)`` and ``snapshots.restore()`` are
+  timed, the first figure for a player that seeks by restoring snapshots. Target (for the later
+  player): < 200 ms.
   The same is measured without the trace/metrics rows, then also without the clients'
   producer results (``Producer.results``), to show where the time goes.
 
@@ -23,6 +24,7 @@ import os
 import statistics
 import time
 
+from kafkasim.observe import snapshots
 from kafkasim.runtime.clients.producer import ProduceResults
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
@@ -136,12 +138,12 @@ def _snapshot_restore(c: Cluster, repeats: int, label: str) -> dict:
     data = b""
     for _ in range(repeats):
         w0, c0 = time.perf_counter(), time.process_time()
-        data = c.snapshot()
+        data = snapshots.snapshot(c)
         w1 = time.perf_counter()
-        restored = Cluster.restore(data)
+        restored = snapshots.restore(data)
         w2, c2 = time.perf_counter(), time.process_time()
         if restored.now != c.now or len(restored.trace.rows) != len(c.trace.rows):
-            raise AssertionError("Cluster.restore() did not bring back the same cluster")
+            raise AssertionError("snapshots.restore() did not bring back the same cluster")
         snap.append(w1 - w0)
         restore.append(w2 - w1)
         total.append((w2 - w0, c2 - c0))

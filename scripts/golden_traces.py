@@ -41,7 +41,7 @@ WORKLOADS = ((0, "3.7"), (5, "3.7"), (20, "3.7"), (5, "4.3"))   # 4.3: today's d
 def scenario_digest(name: str) -> str:
     from kafkasim.scenarios.scenario import Scenario, builtin_dir
     sc = Scenario.load(Path(builtin_dir()) / f"{name}.toml")
-    return sc.run(check=False).cluster.trace_digest()
+    return sc.run(check=False).cluster.trace.digest()
 
 
 def workload_digest(linger: int, version: str = "3.7") -> str:
@@ -52,7 +52,7 @@ def workload_digest(linger: int, version: str = "3.7") -> str:
     p = c.producer(acks="all", linger_ms=linger)
     RateWorkload(c, p, "bench", rate=1000, duration_ms=2000, partition=0)
     c.run(2500)
-    return c.trace_digest()
+    return c.trace.digest()
 
 
 def schedule_digest(profile: str, seed: int) -> str:

@@ -265,7 +265,7 @@ def _ask(c, version_partitions, broker_id=1, broker_epoch=None):
 
 
 def _zk_state(c):
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     return st["leader_epoch"], tuple(st["isr"]), st["partition_epoch"]
 
 

@@ -108,7 +108,7 @@ def test_unanswered_request_is_resent_after_the_timeout_and_the_reconnect_backof
     RateWorkload(c, c.producer(acks=1), "t", rate=50, duration_ms=20000, partition=0)
     c.run(1000)
     t = c.now
-    c.drop(type="AlterPartitionRequest", src=leader, count=1)
+    c.transport.drop(type="AlterPartitionRequest", src=leader, count=1)
     c.pause(follower, 5000)   # lags: the leader shrinks the ISR, its first AlterPartition is lost
     c.run(20000)
     lost = [r[0] for r in c.trace.rows if r[0] >= t and r[1] == "drop" and r[2] == leader

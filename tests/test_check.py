@@ -32,6 +32,7 @@ from kafkasim.observe.checks import (
     make_suite,
     run_checked,
 )
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.clients.consumer import ConsumerRecord
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
@@ -68,7 +69,7 @@ def healthy(acks="all", *, seed=SEED, partitions=1, min_isr=2, rate=200, duratio
 
 
 def roles(c, partition=0):
-    st = c.partition_state("t", partition)
+    st = c.inspect.partition_state("t", partition)
     leader = st["leader"]
     return leader, [b for b in st["replicas"] if b != leader]
 
@@ -202,8 +203,8 @@ def _excused_divergence(c):
     s = only("LogMatching")
     run_checked(c, 600, suite=s)  # (quiet: fetches long-poll 500 ms)
     part = c.brokers[f1].replica_manager.partitions[("t", 0)]
-    st = c.partition_state("t", 0)
-    c.record("controller", "controller", "t", 0,
+    st = c.inspect.partition_state("t", 0)
+    c.trace.record("controller", "controller", "t", 0,
              LeaderElection("offline", True, -1, leader, tuple(st["isr"]), st["leader_epoch"]))
     part.leader_epoch = st["leader_epoch"] - 1          # stale: still in the old epoch
     log = c.log(f1, "t", 0)
@@ -222,10 +223,10 @@ def test_log_matching_reports_an_excused_divergence_once_both_follow_the_new_lea
     c, _p, _ = healthy()
     s, f1, part, st, _good = _excused_divergence(c)
     part.leader_epoch = st["leader_epoch"]
-    c.record("become_follower", f1, "t", 0, BecomeFollower(st["leader"], st["leader_epoch"]))
+    c.trace.record("become_follower", f1, "t", 0, BecomeFollower(st["leader"], st["leader_epoch"]))
     run_checked(c, 600, suite=s)
     assert s.ok                               # its HW is not current until a fetch sets it
-    c.record("hw", f1, "t", 0, c.log(f1, "t", 0).high_watermark)   # the fetch response
+    c.trace.record("hw", f1, "t", 0, c.log(f1, "t", 0).high_watermark)   # the fetch response
     run_checked(c, 600, suite=s)
     assert not s.ok and len(s.violations) == 2, s.report()
     assert all(v.offsets == (5,) and v.allowed_because is None and f1 in v.brokers
@@ -238,7 +239,7 @@ def test_log_matching_compares_an_excused_divergence_again_when_the_excuse_ends(
     c, _p, _ = healthy()
     s, _f1, part, st, _good = _excused_divergence(c)
     part.leader_epoch = st["leader_epoch"]
-    c.record("fault", "network", "", -1, Heal())     # any control-plane row: a rescan
+    c.trace.record("fault", "network", "", -1, Heal())     # any control-plane row: a rescan
     run_checked(c, 600, suite=s)
     assert [v.offsets for v in s.violations] == [(5,), (5,)], s.report()
 
@@ -251,9 +252,9 @@ def test_log_matching_stays_silent_when_the_lagging_replica_truncates_against_th
     log = c.log(f1, "t", 0)
     log.ids[5] = good                         # as truncated to 5 and fetched again
     part.leader_epoch = st["leader_epoch"]
-    c.record("truncate", f1, "t", 0, Truncate(5, log.log_end_offset - 5, "diverging epoch"))
-    c.record("become_follower", f1, "t", 0, BecomeFollower(st["leader"], st["leader_epoch"]))
-    c.record("hw", f1, "t", 0, log.high_watermark)
+    c.trace.record("truncate", f1, "t", 0, Truncate(5, log.log_end_offset - 5, "diverging epoch"))
+    c.trace.record("become_follower", f1, "t", 0, BecomeFollower(st["leader"], st["leader_epoch"]))
+    c.trace.record("hw", f1, "t", 0, log.high_watermark)
     run_checked(c, 600, suite=s)
     assert s.ok and len(s.allowed) == 2, s.report()
 
@@ -338,7 +339,7 @@ def test_leader_in_isr_catches_the_controller_state():
     c, _p, _ = healthy()
     leader, followers = roles(c)
     s = fresh_check(c, "LeaderInIsr")
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     c.zk.set(partition_state_path("t", 0),
              partition_state_json(leader, st["leader_epoch"], followers, 1))
     found = s.check_now(c)
@@ -358,7 +359,7 @@ def test_leader_in_isr_catches_the_leaders_cached_isr():
 def test_leader_in_isr_accepts_no_leader():
     c, _p, _ = healthy()
     _leader, followers = roles(c)
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     c.zk.set(partition_state_path("t", 0),
              partition_state_json(-1, st["leader_epoch"] + 1, followers[:1], 1))
     assert only("LeaderInIsr").check_now(c) == []
@@ -387,8 +388,8 @@ def test_no_acked_loss_allows_acks_1_loss_once_another_broker_has_led():
     leader, (f1, _f2) = roles(c)
     s = fresh_check(c, "NoAckedLoss")
     # the trace says f1 led for a while, then the leader took over again: a new term
-    c.record("become_leader", f1, "t", 0, "epoch 1")
-    c.record("become_leader", leader, "t", 0, "epoch 2")
+    c.trace.record("become_leader", f1, "t", 0, "epoch 1")
+    c.trace.record("become_leader", leader, "t", 0, "epoch 2")
     c.log(leader, "t", 0).ids[p.acked()[3].offset] = 6_666_666
     s.on_violation = "raise"
     found = s.check_now(c)          # reported as allowed (Kafka's acks=1 contract), not raised
@@ -421,7 +422,7 @@ def test_no_acked_loss_classifies_loss_after_an_unclean_election_as_allowed():
     c, p, _ = healthy()
     leader, _ = roles(c)
     s = fresh_check(c, "NoAckedLoss")
-    c.record("controller", "controller", "t", 0,
+    c.trace.record("controller", "controller", "t", 0,
              LeaderElection("offline", True, leader, 3, (3,), 1))
     c.log(leader, "t", 0).ids[p.acked()[0].offset] = 4_444_444
     s.on_violation = "raise"
@@ -626,7 +627,7 @@ def test_leader_candidate_completeness_skips_stopped_replicas():
     c.crash(f1)                               # still in the controller's ISR for a while
     c.log(f1, "t", 0).truncate_to(0)          # (a crash keeps the log; this is a hand edit)
     assert s.check_now(c) == []
-    c.expire_session(f1)                      # (else the restart could not register)
+    c.zk_control_plane.expire_session(f1)     # (else the restart could not register)
     c.start(f1)                               # running again, in the ISR, short: a candidate
     found = s.check_now(c)
     assert [v.brokers for v in found] == [(f1,)]
@@ -652,10 +653,10 @@ def test_log_matching_ignores_a_follower_whose_hw_is_not_current():
     c, _p, _ = healthy()
     _leader, (f1, _f2) = roles(c)
     s = fresh_check(c, "LogMatching")
-    c.record("become_follower", f1, "t", 0, "leader 9, epoch 9")   # HW now stale ...
+    c.trace.record("become_follower", f1, "t", 0, "leader 9, epoch 9")   # HW now stale ...
     c.log(f1, "t", 0).ids[2] = 121_212
     assert s.check_now(c) == []
-    c.record("hw", f1, "t", 0, c.log(f1, "t", 0).high_watermark)   # ... until a fetch sets it
+    c.trace.record("hw", f1, "t", 0, c.log(f1, "t", 0).high_watermark)   # ... until a fetch sets it
     assert [v.offsets for v in s.check_now(c)] == [(2,), (2,)]
 
 
@@ -705,7 +706,7 @@ def test_attach_checks_every_event_however_the_cluster_runs_and_snapshots_stay_p
     assert suite.ok, suite.report()
     assert sum(map(len, suite.ghost.acked.values())) == 20
     seen = suite.ghost.events_seen
-    restored = Cluster.restore(c.snapshot())      # handlers pickle as the bare handlers
+    restored = restore(snapshot(c))      # handlers pickle as the bare handlers
     restored.run(100)
     assert suite.ghost.events_seen == seen
     kcheck.detach(c)

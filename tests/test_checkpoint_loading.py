@@ -38,9 +38,9 @@ def _restart_with_checkpoint(tmp_path, version: str, text: str):
 
 
 def _messages_per_minute(c) -> int:
-    sent = c.network.stats["sent"]
+    sent = c.transport.network.stats["sent"]
     c.run(60000)
-    return c.network.stats["sent"] - sent
+    return c.transport.network.stats["sent"] - sent
 
 
 @pytest.mark.parametrize("text,entries", [

@@ -14,6 +14,7 @@ import pytest
 from clusters import make_cluster
 
 from kafkasim.control.placement import assign_replicas_to_brokers
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime import metrics as M
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
@@ -78,7 +79,7 @@ def test_create_topic_assignment_follows_kafka_placement_with_the_seed():
     assert assign == assign_replicas_to_brokers([1, 2, 3], 3, 3, rng=JavaRandom(1))
     assert c.assignment("orders") == assign
     for p, reps in assign.items():
-        st = c.partition_state("orders", p)
+        st = c.inspect.partition_state("orders", p)
         assert st["leader"] == reps[0]        # preferred replica leads a new partition
         assert st["isr"] == reps              # ISR = all live assigned replicas
         assert st["leader_epoch"] == 0
@@ -87,7 +88,7 @@ def test_create_topic_assignment_follows_kafka_placement_with_the_seed():
 def test_describe_layout_exactly_as_kafka_topics_prints_it():
     c = Cluster(3, seed=1, kafka_version=ZK)
     assign = c.create_topic("orders", partitions=3, replication_factor=3)
-    tid = c.topic_ids["orders"]
+    tid = c.topics.ids["orders"]
     expected = (f"Topic: orders\tTopicId: {tid}\tPartitionCount: 3\tReplicationFactor: 3"
                 "\tConfigs: \n")
     for p in range(3):
@@ -101,7 +102,7 @@ def test_topic_id_looks_like_a_kafka_uuid():
     c = Cluster(3, seed=1, kafka_version=ZK)
     c.create_topic("a")
     c.create_topic("b")
-    ids = [c.topic_ids["a"], c.topic_ids["b"]]
+    ids = [c.topics.ids["a"], c.topics.ids["b"]]
     for tid in ids:
         assert re.fullmatch(r"[A-Za-z0-9_-]{22}", tid)   # base64url, no padding
         assert tid != "AAAAAAAAAAAAAAAAAAAAAA"             # not the zero UUID
@@ -109,7 +110,7 @@ def test_topic_id_looks_like_a_kafka_uuid():
     # stable for the same seed
     c2 = Cluster(3, seed=1, kafka_version=ZK)
     c2.create_topic("a")
-    assert c2.topic_ids["a"] == ids[0]
+    assert c2.topics.ids["a"] == ids[0]
 
 
 def test_describe_lists_every_topic_when_none_is_named():
@@ -134,7 +135,7 @@ def test_topic_config_override_shows_in_configs():
     assert strict.endswith("\tConfigs: min.insync.replicas=2")
     c.alter_config("topics", "plain", {"min.insync.replicas": 3})
     assert "\tConfigs: min.insync.replicas=3" in c.describe("plain")
-    assert c.topic_configs["plain"]["min.insync.replicas"] == 3
+    assert c.topics.configs["plain"]["min.insync.replicas"] == 3
 
 
 def test_broker_level_override_shows_in_topic_configs():
@@ -422,7 +423,8 @@ def test_paused_follower_leaves_isr_within_one_to_one_and_a_half_lag(shrunk):
     shrinks = c.trace.where("isr", topic="t")
     assert len(shrinks) == 1 and shrinks[0][5] == ((1, 2, 3), (1, 2))
     assert shrinks[0][2] == 1                       # committed on the leader (AlterIsr path)
-    assert c.partition_state("t", 0)["leader_epoch"] == 0   # a leader-driven shrink: no bump
+    # a leader-driven shrink: no bump
+    assert c.inspect.partition_state("t", 0)["leader_epoch"] == 0
 
 
 def test_follower_with_equal_leo_is_never_shrunk_even_if_paused(shrunk):
@@ -497,20 +499,20 @@ def test_snapshot_restore_runs_identically():
     c.create_topic("t", 2, 3)
     RateWorkload(c, c.producer(acks="all"), "t", rate=100, duration_ms=4000)
     c.run(1500)
-    snap = c.snapshot()
-    copy = Cluster.restore(snap)
-    assert copy.now == c.now and copy.trace_digest() == c.trace_digest()
+    snap = snapshot(c)
+    copy = restore(snap)
+    assert copy.now == c.now and copy.trace.digest() == c.trace.digest()
     c.run(4000)
     copy.run(4000)
-    assert c.trace_digest() == copy.trace_digest()
+    assert c.trace.digest() == copy.trace.digest()
     assert len(c.trace) == len(copy.trace)
     assert c.metrics.rows == copy.metrics.rows
     assert c.engine.rng.random() == copy.engine.rng.random()
     # the digest is sensitive: a different continuation gives a different digest
-    other = Cluster.restore(snap)
+    other = restore(snap)
     other.pause(2, 100)
     other.run(4000)
-    assert other.trace_digest() != c.trace_digest()
+    assert other.trace.digest() != c.trace.digest()
 
 
 def test_same_seed_same_digest_different_seed_different_digest():
@@ -519,7 +521,7 @@ def test_same_seed_same_digest_different_seed_different_digest():
         c.create_topic("t", 1, 3)
         RateWorkload(c, c.producer(), "t", rate=50, duration_ms=1000, partition=0)
         c.run(1500)
-        return c.trace_digest()
+        return c.trace.digest()
 
     assert run(4) == run(4)
     assert run(4) != run(5)
@@ -529,7 +531,7 @@ def test_restore_rejects_non_cluster_data():
     import pickle
 
     with pytest.raises(TypeError, match="not a Cluster snapshot"):
-        Cluster.restore(pickle.dumps({"a": 1}))
+        restore(pickle.dumps({"a": 1}))
 
 
 def test_request_timeouts_cancelled_out_of_order_are_compacted_without_moving_the_live_ones():
@@ -562,11 +564,11 @@ def test_network_stats_count_every_message_sent_delivered_and_dropped():
     c = Cluster(3, seed=3, kafka_version=ZK)
     c.create_topic("t", 1, 3)
     p = c.producer("p", acks="all")
-    c.drop("FetchRequest", src=2, count=3)
+    c.transport.drop("FetchRequest", src=2, count=3)
     p.send_many("t", ["a", "b", "c"], partition=0)
     c.run(2000)
-    s = c.network.stats
-    in_flight = len(c.messages_in_flight())
+    s = c.transport.network.stats
+    in_flight = len(c.inspect.messages_in_flight())
     assert s["dropped"] == 1    # the follower waits for its request timeout (30 s) to retry
-    assert s["sent"] == c.network.next_msg_id > 0
+    assert s["sent"] == c.transport.network.next_msg_id > 0
     assert s["sent"] == s["delivered"] + s["dropped"] + in_flight

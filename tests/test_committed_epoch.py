@@ -34,7 +34,7 @@ def _epoch_one_records(version: str, rules: dict | None = None):
     for i in range(3, 6):
         p.send("t", f"r{i}", partition=0)
     c.run(1000)
-    assert c.partition_state("t", 0)["leader_epoch"] == 1
+    assert c.inspect.partition_state("t", 0)["leader_epoch"] == 1
     cons = c.consumer(group="g", auto_offset_reset="earliest")
     cons.assign("t")
     got = []
@@ -67,7 +67,7 @@ def test_coordinator_without_committed_leader_epoch_drops_it():
     # the same 3.7 consumer against a coordinator without OffsetCommit v6 (rule switched off)
     c, cons = _epoch_one_records("3.7", {"offset_commit_leader_epoch": False})
     assert cons.committed_offset_and_metadata("t", 0) == OffsetAndMetadata(6, None)
-    assert c.group_offset_leader_epochs[("g", "t", 0)] is None
+    assert c.group_offsets.leader_epochs[("g", "t", 0)] is None
 
 
 def test_describe_group_text_does_not_show_the_epoch():
@@ -173,7 +173,7 @@ def test_before_2_3_restart_from_truncated_committed_offset_is_not_detected(rese
     # 2.2: the committed offset has no epoch and positions are not validated: the new leader's
     # records n5-n9 below the committed offset 10 are skipped silently
     c = _committed_then_truncated("2.2")
-    assert c.group_offset_leader_epochs[("g", "t", 0)] is None
+    assert c.group_offsets.leader_epochs[("g", "t", 0)] is None
     new = c.consumer(group="g", auto_offset_reset=reset)
     new.assign("t")
     assert new.poll(1000) == []

@@ -41,7 +41,7 @@ def test_controlled_shutdown_moves_leaders_and_takes_followers_out_of_the_isr():
     c.create_topic("test", 1, 3, assignment=[[0, 1, 2]])
     c.run(500)
     _controlled_shutdown(c, 2)
-    st = c.partition_state("test", 0)
+    st = c.inspect.partition_state("test", 0)
     assert (st["leader"], st["isr"], st["leader_epoch"]) == (0, [0, 1], 1)
     # KafkaController.doControlledShutdown + ReplicaStateMachine(OfflineReplica): the follower
     # gets StopReplica (deletePartition=false) twice and fetches no more; LeaderAndIsr with
@@ -53,10 +53,10 @@ def test_controlled_shutdown_moves_leaders_and_takes_followers_out_of_the_isr():
     for b in (0, 1, 2):   # UpdateMetadata reached every live or shutting-down broker
         assert c.brokers[b].metadata.partitions[("test", 0)].isr == (0, 1)
     _controlled_shutdown(c, 1)
-    st = c.partition_state("test", 0)
+    st = c.inspect.partition_state("test", 0)
     assert (st["leader"], st["isr"], st["leader_epoch"]) == (0, [0], 2)
     _controlled_shutdown(c, 0)
-    st = c.partition_state("test", 0)
+    st = c.inspect.partition_state("test", 0)
     # PartitionLeaderElectionAlgorithms.controlledShutdownPartitionLeaderElection: no live,
     # in-sync, not-shutting-down replica: the leader does not change
     assert (st["leader"], st["isr"], st["leader_epoch"]) == (0, [0], 2)
@@ -75,7 +75,7 @@ def test_controlled_shutdown_of_a_leader_elects_the_next_in_sync_replica():
     c.run(500)
     c.shutdown(1)
     assert c.run_until(lambda cl: cl.brokers[1].state == "stopped", 30000)
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     assert (st["leader"], st["isr"], st["leader_epoch"]) == (2, [2, 3], 1)
     assert r.status == "acked" and _answers(c, 1) == [0]
     assert _stop_replicas(c, 1) == []   # it led the partition: no StopReplica
@@ -92,8 +92,8 @@ def test_controlled_shutdown_ignores_single_replica_partitions():
     c.shutdown(1)
     assert c.run_until(lambda cl: cl.brokers[1].state == "stopped", 30000)
     assert c.now - t0 < 100 and _answers(c, 1) == [0]
-    assert c.partition_state("one", 0)["leader_epoch"] == 0
-    assert c.partition_state("two", 0)["isr"] == [2]
+    assert c.inspect.partition_state("one", 0)["leader_epoch"] == 0
+    assert c.inspect.partition_state("two", 0)["isr"] == [2]
 
 
 def test_broker_retries_controlled_shutdown_while_it_still_leads_partitions():
@@ -110,7 +110,7 @@ def test_broker_retries_controlled_shutdown_while_it_still_leads_partitions():
     assert c.run_until(lambda cl: cl.brokers[1].state == "stopped", 60000)
     assert _answers(c, 1) == [1, 1, 1]
     assert 10000 <= c.now - t0 < 10100   # two back-offs of 5000 ms
-    assert c.partition_state("t", 0)["leader"] == 1   # nobody could take over
+    assert c.inspect.partition_state("t", 0)["leader"] == 1   # nobody could take over
 
 
 @pytest.mark.parametrize(("version", "answer"), [("3.7", "STALE_BROKER_EPOCH"), ("2.1", "NONE")])
@@ -151,7 +151,7 @@ def test_crashed_broker_cannot_register_while_its_old_session_lives():
     owner, epoch = znode.ephemeral_owner, c.brokers[3].broker_epoch
     c.crash(3)
     c.run(1000)
-    expiry = c.session_expiry_ms(3)
+    expiry = c.inspect.session_expiry_ms(3)
     with pytest.raises(BrokerStartupError, match=r"Error while creating ephemeral at "
                        r"/brokers/ids/3, node already exists and owner '0x[0-9a-f]+' does not "
                        r"match current session") as err:
@@ -201,7 +201,7 @@ def test_session_expiry_of_a_live_broker_re_registers_it():
     c = Cluster(brokers=3, seed=1, kafka_version="3.7")
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     old = c.brokers[2].zk_lifecycle.session_id
-    c.expire_session(2)
+    c.zk_control_plane.expire_session(2)
     assert c.run_until(lambda cl: cl.zk.get("/brokers/ids/2") is not None, 30000)
     assert c.zk.get("/brokers/ids/2").ephemeral_owner == c.brokers[2].zk_lifecycle.session_id != old
 
@@ -214,7 +214,7 @@ def test_restart_after_a_crash_comes_up_once_the_old_session_expired():
     c.run(1000)
     c.restart(2)
     assert c.brokers[2].state == "stopped"
-    expiry = c.session_expiry_ms(2)
+    expiry = c.inspect.session_expiry_ms(2)
     assert c.run_until(lambda cl: cl.brokers[2].state == "running", 30000)
     assert c.now == expiry
     assert [r[1] for r in c.trace.rows if r[2] == 2 and r[1].startswith("broker_")] == [

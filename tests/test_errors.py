@@ -43,7 +43,7 @@ def test_out_of_range_broker_value_names_key_and_range():
 def test_out_of_range_topic_value_names_key_and_range(cluster):
     with pytest.raises(ConfigError, match=r"min\.insync\.replicas.*at least 1"):
         cluster.create_topic("bad-config", 1, 1, config={"min.insync.replicas": 0})
-    assert "bad-config" not in cluster.topics()
+    assert "bad-config" not in cluster.topics.names()
 
 
 def test_wrong_type_value_is_rejected():
@@ -80,7 +80,7 @@ def test_replication_factor_larger_than_brokers(cluster):
     msg = str(info.value)
     assert "Replication factor: 4 larger than available brokers: 3" in msg
     assert "INVALID_REPLICATION_FACTOR" in msg
-    assert "too-wide" not in cluster.topics()
+    assert "too-wide" not in cluster.topics.names()
 
 
 def test_duplicate_topic(cluster):
@@ -153,7 +153,7 @@ def test_bad_assignment(cluster, assignment, words):
     with pytest.raises(ClusterError) as info:
         cluster.create_topic("assigned", assignment=assignment)
     assert words in str(info.value)
-    assert "assigned" not in cluster.topics()
+    assert "assigned" not in cluster.topics.names()
 
 
 def test_unknown_broker_and_entity_type(cluster):

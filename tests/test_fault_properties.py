@@ -235,7 +235,7 @@ def _resolve(c: Cluster, target, partition: int) -> int:
         return target
     if target in ("controller", "active"):
         return c.controller_id()
-    st = c.partition_state(TOPIC, partition)
+    st = c.inspect.partition_state(TOPIC, partition)
     if target == "leader":
         return st["leader"]
     followers = [b for b in st["isr"] if b != st["leader"]] or \
@@ -280,7 +280,7 @@ def apply_fault(c: Cluster, fault: tuple, starts: list) -> None:
     elif kind == "cut_zk":
         c.cut(b, ZOOKEEPER)
     elif kind == "expire" and running and c.zk.session_alive(broker.zk_lifecycle.session_id):
-        c.expire_session(b)
+        c.zk_control_plane.expire_session(b)
 
 
 def apply_kraft_fault(c: Cluster, fault: tuple, starts: list) -> None:
@@ -374,7 +374,7 @@ def stuck_reasons(c: Cluster, partitions: int) -> list[str]:
     out = []
     for p in range(partitions):
         tp = (TOPIC, p)
-        st = c.partition_state(TOPIC, p)
+        st = c.inspect.partition_state(TOPIC, p)
         leader = st["leader"]
         if leader < 0:
             out.append(f"partition {p}: no leader (unexplained)")
@@ -435,7 +435,7 @@ def kraft_stuck_reasons(c: Cluster, partitions: int) -> list[str]:
         if br.state != "running":
             out.append(f"broker {b}: {br.state} (unexplained)")
     for p in range(partitions):
-        st = c.partition_state(TOPIC, p)
+        st = c.inspect.partition_state(TOPIC, p)
         leader = st["leader"]
         if leader < 0:
             out.append(f"partition {p}: no leader, ISR {st['isr']} (unexplained)")
@@ -585,7 +585,7 @@ def _run_schedule(sc: Schedule, *, every_event: bool = True, digest: bool = Fals
                or any(b.alter_partition_manager.inflight is not None
                       for b in cl.brokers.values()) else 0]
         for p in range(sc.partitions):
-            st = cl.partition_state(TOPIC, p)
+            st = cl.inspect.partition_state(TOPIC, p)
             out.append((st["leader"], tuple(st["isr"])))
             for b in st["replicas"]:
                 log = cl.brokers[b].logs.get((TOPIC, p))
@@ -631,7 +631,7 @@ def _run_schedule(sc: Schedule, *, every_event: bool = True, digest: bool = Fals
         lost, classify_losses(c, lost, end), acked,
         sum(map(len, end.ghost.acked.values())), ok, c.engine.events_processed, c.now,
         str(bad[0]) if bad else None, () if ok else tuple(reasons),
-        c.trace_digest() if digest else "",
+        c.trace.digest() if digest else "",
         elr_seen=any(r[1] == "controller" and getattr(r[5], "elr", ()) for r in c.trace.rows))
 
 
@@ -973,7 +973,7 @@ def test_known_bug_d_a_lost_alter_partition_response_does_not_freeze_the_isr():
     p = c.producer(acks="all")
     p.send("t", "m0", partition=0)
     c.run(100)
-    c.drop(type="AlterPartitionResponse", count=1)   # the answer to the shrink is lost
+    c.transport.drop(type="AlterPartitionResponse", count=1)   # the answer to the shrink is lost
     c.pause(3, 6000)                                 # broker 3 falls out of the ISR
     p.send("t", "m1", partition=0)
     c.run(60000)                                     # 3 is back and caught up long since

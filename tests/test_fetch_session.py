@@ -280,13 +280,13 @@ def test_forgetting_every_partition_closes_the_session():
 # -- in a cluster -------------------------------------------------------------------------------
 def _fetches(c: Cluster):
     seen = []
-    orig = c.send
+    orig = c.transport.send
 
     def send(src, dst, msg, *a, **k):
         if isinstance(msg, (FetchRequest, FetchResponse)):
             seen.append((c.now, src, dst, msg))
         return orig(src, dst, msg, *a, **k)
-    c.send = send
+    c.transport.send = send
     return seen
 
 
@@ -387,7 +387,7 @@ def _digest_and_clocks(lazy: bool, run) -> tuple:
               for b in c.brokers.values() if b.is_running
               for tp, p in b.replica_manager.partitions.items() if p.is_leader
               for r, st in p.remote.items()}
-    return c.trace_digest(), clocks
+    return c.trace.digest(), clocks
 
 
 def _faulty_run(version: str):

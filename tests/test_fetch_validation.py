@@ -32,7 +32,7 @@ def _cluster(version: str = "3.7", brokers: int = 3) -> Cluster:
     assert c.run_until(lambda cl: cl.brokers[3].state == "stopped", 10000)
     c.start(3)
     c.run(3000)
-    assert c.leader("t") == 1 and c.partition_state("t", 0)["leader_epoch"] == 1
+    assert c.leader("t") == 1 and c.inspect.partition_state("t", 0)["leader_epoch"] == 1
     return c
 
 

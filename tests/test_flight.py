@@ -24,7 +24,7 @@ def test_messages_in_flight_are_what_the_engine_will_deliver():
     seen = set()
     for _ in range(200):
         c.step()
-        flights = c.messages_in_flight()
+        flights = c.inspect.messages_in_flight()
         for f in flights:
             assert f["sent_ms"] <= c.now <= f["arrives_ms"]
             assert f["held"] is False
@@ -37,7 +37,7 @@ def test_a_held_message_is_shown_as_held():
     c = _busy_cluster()
     c.hold("FetchResponse", 1, 2)
     c.run(1000)
-    held = [f for f in c.messages_in_flight() if f["held"]]
+    held = [f for f in c.inspect.messages_in_flight() if f["held"]]
     assert held and all(f["type"] == "FetchResponse" and (f["src"], f["dst"]) == (1, 2)
                         and f["arrives_ms"] == -1 for f in held)
     svg = flight_svg(c, "t")
@@ -49,7 +49,7 @@ def test_summaries_name_the_fields_that_matter():
     texts = {}
     for _ in range(300):
         c.step()
-        for f in c.messages_in_flight():
+        for f in c.inspect.messages_in_flight():
             texts.setdefault(f["type"], message_summary(f["message"], "t", 0))
     short, full = texts["FetchRequest"]
     assert re.fullmatch(r"Fetch @\d+", short) and "fetch_offset=" in full and \
@@ -63,7 +63,7 @@ def test_the_picture_has_one_dot_per_message_and_each_brokers_belief():
     c = _busy_cluster()
     for _ in range(60):
         c.step()
-        flights = [f for f in c.messages_in_flight() if "Raft" not in f["type"]]
+        flights = [f for f in c.inspect.messages_in_flight() if "Raft" not in f["type"]]
         if len(flights) >= 2:
             break
     svg = flight_svg(c, "t")

@@ -19,7 +19,7 @@ def make(seed: int = 1) -> History:
 
 
 def state(c: Cluster) -> tuple:
-    return (c.now, c.trace_digest(),
+    return (c.now, c.trace.digest(),
             tuple((b, tp, log.log_end_offset, log.high_watermark)
                   for b, br in sorted(c.brokers.items()) for tp, log in sorted(br.logs.items())))
 
@@ -62,14 +62,14 @@ def test_replaying_the_same_actions_gives_the_same_trace():
     h.produce("t", "hello", partition=1)
     h.run(2000)
     replayed = h.replay()
-    assert replayed.trace_digest() == h.cluster.trace_digest()
+    assert replayed.trace.digest() == h.cluster.trace.digest()
     # and a second history with the same actions from scratch agrees too
     h2 = make()
     for a in h.actions:
         h2.seek(a.time_ms)
         h2.act(a.name, *a.args, **dict(a.kwargs))
     h2.seek(h.now)
-    assert h2.cluster.trace_digest() == h.cluster.trace_digest()
+    assert h2.cluster.trace.digest() == h.cluster.trace.digest()
 
 
 def test_step_runs_one_event():
@@ -111,7 +111,7 @@ def _faulty(version: str, seed: int) -> tuple[History, list]:
 
 def _fingerprint(c: Cluster) -> tuple:
     producers = [cl for cl in c.clients.values() if isinstance(cl, Producer)]
-    return (c.now, c.trace_digest(), len(c.metrics.rows), c.engine.events_processed,
+    return (c.now, c.trace.digest(), len(c.metrics.rows), c.engine.events_processed,
             len(c.records), tuple(c.records.values),
             tuple((b, tp, tuple(log.epochs), tuple(log.ids), tuple(log.timestamps),
                    log.log_start_offset, log.high_watermark, tuple(log.producer_batches))

@@ -90,7 +90,7 @@ def test_produce_request_carries_the_batch_header_and_the_log_keeps_it():
     c.hold(type="ProduceRequest", count=1)
     p.send_many("t", ["a", "b", "c"], partition=0)
     c.run(20)
-    seen = [env.msg for env in c.network.held if isinstance(env.msg, ProduceRequest)]
+    seen = [env.msg for env in c.transport.network.held if isinstance(env.msg, ProduceRequest)]
     assert len(seen) == 1
     (topic, part, ids, _sizes, pid, pepoch, seq), = seen[0].partitions
     assert (topic, part, len(ids), pid, pepoch, seq) == ("t", 0, 3, p.producer_id, 0, 0)

@@ -91,7 +91,7 @@ def test_illegal_topic_names_refused_as_kafka_topic_validate(name):
 def test_legal_topic_name_of_249_characters():
     c = Cluster(1, kafka_version="3.7")
     c.create_topic("a" * 249, 1, 1)
-    assert "a" * 249 in c.topics()
+    assert "a" * 249 in c.topics.names()
 
 
 @pytest.mark.parametrize("cut,match", [("[[1, 99]]", "Unknown node 99 in cut"),

@@ -65,7 +65,7 @@ def _missed_epoch_run(version: str) -> Cluster:
     c.hold("FetchResponse", 1, 3)
     p.send("t", "X", partition=0)
     c.run(300)
-    c.drop("LeaderAndIsrRequest", None, 2, count=1)
+    c.transport.drop("LeaderAndIsrRequest", None, 2, count=1)
     c.crash(1)
     c.run_until(lambda c: c.leader("t", 0) == 3, 20000)
     c.release()
@@ -79,7 +79,7 @@ def _missed_epoch_run(version: str) -> Cluster:
     c.run(3000)
     p.send("t", "Z", partition=0)
     c.run(5000)
-    assert c.partition_state("t", 0)["leader_epoch"] == 2
+    assert c.inspect.partition_state("t", 0)["leader_epoch"] == 2
     assert c.leader("t", 0) == 1
     return c
 
@@ -113,7 +113,7 @@ def test_one_epoch_bump_with_the_same_leader_restarts_the_fetcher_only_since_2_1
     c.run(500)
     c.crash(3)
     c.run(30000)          # past zookeeper.session.timeout.ms (6 s before 2.5, 18 s since)
-    assert c.partition_state("t", 0)["leader_epoch"] == 1 and c.leader("t", 0) == 1
+    assert c.inspect.partition_state("t", 0)["leader_epoch"] == 1 and c.leader("t", 0) == 1
     rows = [r for r in c.trace.where("become_follower") if r[2] == 2 and "epoch 1" in r[5]]
     assert len(rows) == 1
     assert ("skipped" not in rows[0][5]) is restarted

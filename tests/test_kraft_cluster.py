@@ -21,6 +21,7 @@ import pytest
 from clusters import make_cluster
 
 from kafkasim.control.kraft import records as R
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.exceptions import ClusterError
 
@@ -45,9 +46,9 @@ def test_zookeeper_mode_is_refused_from_4_0_naming_kip_500():
 
 
 def test_kraft_is_the_only_mode_of_4x_and_optional_in_3_3_to_3_9():
-    assert Cluster(3, kafka_version="4.3").metadata_mode == "kraft"
-    assert Cluster(3, kafka_version="3.7").metadata_mode == "zookeeper"
-    assert Cluster(3, kafka_version="3.7", metadata_mode="kraft").metadata_mode == "kraft"
+    assert Cluster(3, kafka_version="4.3").inspect.metadata_mode() == "kraft"
+    assert Cluster(3, kafka_version="3.7").inspect.metadata_mode() == "zookeeper"
+    assert Cluster(3, kafka_version="3.7", metadata_mode="kraft").inspect.metadata_mode() == "kraft"
     with pytest.raises(ClusterError, match="3.3"):
         Cluster(3, kafka_version="3.2", metadata_mode="kraft")
 
@@ -247,11 +248,11 @@ def test_isr_shrink_bumps_the_leader_epoch_only_before_metadata_version_3_6(vers
     c = kraft(version=version, metadata_mode="kraft",
               config={"replica.lag.time.max.ms": 10000})
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
-    epoch = c.partition_state("t", 0)["leader_epoch"]
+    epoch = c.inspect.partition_state("t", 0)["leader_epoch"]
     c.cut(1, 3)
     c.producer(acks="1").send_many("t", range(5), partition=0)
     c.run_until(lambda c: c.isr("t", 0) == [1, 2], 30000)
-    assert (c.partition_state("t", 0)["leader_epoch"] > epoch) == bumps
+    assert (c.inspect.partition_state("t", 0)["leader_epoch"] > epoch) == bumps
 
 
 # -- state as data ---------------------------------------------------------------------------------
@@ -260,11 +261,11 @@ def test_a_kraft_cluster_snapshots_and_replays_identically():
     c.create_topic("t", 2, 3)
     c.producer(acks="all").send_many("t", range(50))
     c.run(1000)
-    d = Cluster.restore(c.snapshot())
+    d = restore(snapshot(c))
     for x in (c, d):
         x.crash(2)
         x.run(12000)
-    assert c.trace_digest() == d.trace_digest()
+    assert c.trace.digest() == d.trace.digest()
 
 
 _DIGEST = """
@@ -272,7 +273,7 @@ from kafkasim.runtime.cluster import Cluster
 c = Cluster(3, kafka_version="4.1", seed=5)
 c.run(2000); c.create_topic("t", 3, 3); c.producer(acks="all").send_many("t", range(30))
 c.crash(c.controller_id()); c.crash(1); c.run(15000)
-print(c.trace_digest())
+print(c.trace.digest())
 """
 
 
@@ -358,7 +359,7 @@ def test_a_min_isr_change_clears_the_elr():
 
 def test_session_expiry_is_the_heartbeat_deadline_and_zookeeper_sessions_do_not_exist():
     c = kraft()
-    deadline = c.session_expiry_ms(1)
+    deadline = c.inspect.session_expiry_ms(1)
     last = max(recv_times(c, "BrokerHeartbeatRequest", src=1))
     assert deadline == last + 9000
     c.crash(1)
@@ -367,6 +368,6 @@ def test_session_expiry_is_the_heartbeat_deadline_and_zookeeper_sessions_do_not_
     assert fenced_at == deadline + 1              # stale one millisecond after the deadline
     # committed after controller.quorum.append.linger.ms (25) and a replication round trip
     assert 25 <= c.now - fenced_at <= 35
-    assert c.session_expiry_ms(1) == -1
+    assert c.inspect.session_expiry_ms(1) == -1
     with pytest.raises(ClusterError, match="no ZooKeeper sessions.*broker.session.timeout.ms"):
-        c.expire_session(2)
+        c.zk_control_plane.expire_session(2)

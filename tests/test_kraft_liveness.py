@@ -191,7 +191,7 @@ def test_unanswered_heartbeat_is_resent_until_the_retry_timeout_then_backs_off()
     assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
     c.run(3000)
     t0 = c.now
-    c.drop(type="BrokerHeartbeatRequest", src=1, count=5)
+    c.transport.drop(type="BrokerHeartbeatRequest", src=1, count=5)
     c.run(8000)
     gaps = _heartbeat_gaps(c, 1, t0)
     assert gaps[:5] == [1050, 1050, 1050, 1050, 1100], gaps
@@ -209,7 +209,7 @@ def test_heartbeat_backoff_doubles_up_to_the_session_timeout():
     session = c.brokers[1].config["broker.session.timeout.ms"]
     retry = c.brokers[1].lifecycle.channel_timeouts()[1]
     t0 = c.now
-    c.drop(type="BrokerHeartbeatRequest", src=1)
+    c.transport.drop(type="BrokerHeartbeatRequest", src=1)
     c.run(90000)
     gaps = _heartbeat_gaps(c, 1, t0)
     expected = [retry + min(100 * 2 ** n, session) for n in range(len(gaps))]

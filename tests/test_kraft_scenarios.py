@@ -294,11 +294,11 @@ def test_partition_groups_accept_controller_ids():
     run = sc.run()
     assert run.passed, run.expectations
     assert run.cluster.controller_id() == 3000
-    assert "after" in run.cluster.topics()
+    assert "after" in run.cluster.topics.names()
 
 
 def test_isolated_active_controller_is_replaced():
     sc = _sc(_ISOLATE.format(alone=3000, rest="1, 2, 3, 3001, 3002"))
     run = sc.run()   # today: SimulationError (NotLeaderError) at the first no-op write
     assert run.cluster.controller_id() in (3001, 3002)
-    assert "after" in run.cluster.topics()
+    assert "after" in run.cluster.topics.names()

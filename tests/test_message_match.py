@@ -71,36 +71,36 @@ def test_hold_the_fetch_response_to_broker_3_carrying_hw_at_least_2():
     for i in range(5):
         p.send("t", f"v{i}", partition=0)
         c.run(50)
-    held = [env.msg for env in c.network.held]
-    assert held and all(env.dst == 3 for env in c.network.held)
+    held = [env.msg for env in c.transport.network.held]
+    assert held and all(env.dst == 3 for env in c.transport.network.held)
     assert all(any(d.high_watermark >= 2 for d in m.partitions) for m in held)
     # broker 3 waits for the held answer, so it stops fetching: the HW stays where it was
     # when the leader first answered it with HW 2, and broker 3 never learns it
-    assert c.replica_view(3, "t", 0)["high_watermark"] < 2 <= c.high_watermark("t", 0)
+    assert c.inspect.replica_view(3, "t", 0)["high_watermark"] < 2 <= c.high_watermark("t", 0)
     assert c.release("FetchResponse", src=1, dst=3,
                      where={"high_watermark": {"ge": 2}}) == len(held)
     assert p.flush()
     c.run(1000)
-    assert c.replica_view(3, "t", 0)["high_watermark"] == 5
+    assert c.inspect.replica_view(3, "t", 0)["high_watermark"] == 5
 
 
 def test_hold_leader_and_isr_with_leader_epoch_1():
     c, _p = _loaded_cluster()
     c.hold("LeaderAndIsrRequest", where={"leader_epoch": 1})
     c.crash(1)
-    assert c.run_until(lambda cl: cl.partition_state("t", 0)["leader_epoch"] == 1, 30000)
+    assert c.run_until(lambda cl: cl.inspect.partition_state("t", 0)["leader_epoch"] == 1, 30000)
     c.run(100)
-    held = [env.msg for env in c.network.held if isinstance(env.msg, LeaderAndIsrRequest)]
+    held = [env.msg for env in c.transport.network.held if isinstance(env.msg, LeaderAndIsrRequest)]
     assert held and all(s.leader_epoch == 1 for m in held for s in m.partition_states)
-    assert all(c.replica_view(b, "t", 0)["leader_epoch"] == 0 for b in (2, 3))
+    assert all(c.inspect.replica_view(b, "t", 0)["leader_epoch"] == 0 for b in (2, 3))
     c.release()
     c.run(100)
-    assert all(c.replica_view(b, "t", 0)["leader_epoch"] == 1 for b in (2, 3))
+    assert all(c.inspect.replica_view(b, "t", 0)["leader_epoch"] == 1 for b in (2, 3))
 
 
 def test_drop_and_delay_select_by_content():
     c, p = _loaded_cluster()
-    c.drop("ProduceResponse", where={"error": "NONE", "base_offset": 0}, count=1)
+    c.transport.drop("ProduceResponse", where={"error": "NONE", "base_offset": 0}, count=1)
     r0 = p.send("t", "a", partition=0)
     c.run(100)
     assert r0.status == "pending"      # its answer was dropped; the retry gets the duplicate

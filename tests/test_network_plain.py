@@ -17,7 +17,7 @@ def _consistent(net) -> bool:
 
 def test_plain_follows_each_fault_and_its_undoing():
     c = _cluster()
-    net = c.network
+    net = c.transport.network
     assert net.plain
     steps = [
         (lambda: c.partition_network([1], [2, 3]), False),
@@ -26,10 +26,10 @@ def test_plain_follows_each_fault_and_its_undoing():
         (c.heal, True),
         (lambda: c.hold("FetchResponse", dst=2), False),
         (lambda: c.release("FetchResponse", dst=2), True),
-        (lambda: c.drop("FetchRequest", src=3), False),
-        (c.undrop, True),
+        (lambda: c.transport.drop("FetchRequest", src=3), False),
+        (net.undrop, True),
         (lambda: c.delay(40, "FetchRequest"), False),
-        (c.undelay, True),
+        (net.undelay, True),
         (lambda: c.slow(2, network_ms=30), False),
         (lambda: c.slow(2, network_ms=0), True),
     ]
@@ -72,8 +72,8 @@ def test_deliver_events_carry_the_envelope_fields_flat_on_both_paths():
             assert len(args) in (len(DELIVERY), len(DELIVERY) - 1)
             env = delivery_envelope(args)
             assert (env.src, env.dst, env.msg, env.sent_ms, env.msg_id) == tuple(args[:5])
-            assert env.sent_ms <= t and args[5] == c.network.incarnations.get(env.dst, 0)
-        shown = {r["msg_id"]: r for r in c.messages_in_flight() if not r["held"]}
+            assert env.sent_ms <= t and args[5] == c.transport.network.incarnations.get(env.dst, 0)
+        shown = {r["msg_id"]: r for r in c.inspect.messages_in_flight() if not r["held"]}
         for t, _seq, _kind, args in events:
             assert shown[args[4]]["arrives_ms"] == t and shown[args[4]]["src"] == args[0]
         c.heal()

@@ -31,7 +31,7 @@ def make(version, seed: int = 4, **kw) -> Player:
 
 def expected_lines(c: Cluster, b: int, topic: str, partition: int) -> list[str]:
     """What broker ``b`` believes about ``topic``-``partition``, read from the cluster."""
-    v = c.replica_view(b, topic, partition)
+    v = c.inspect.replica_view(b, topic, partition)
     if v["role"] == "leader":
         return [f"leader, epoch {v['leader_epoch']}", f"ISR {v['isr']}"]
     return [f"follows {v['leader']}, epoch {v['leader_epoch']}"]
@@ -74,13 +74,13 @@ def test_toggle_broker_crashes_then_restarts(version):
     assert tile.color == style.GREY and "crashed" in tile.label
     assert [a.name for a in pl.history.actions] == ["crash"]
     pl.run(500)
-    expiry = pl.cluster.session_expiry_ms(leader)      # ZooKeeper: the old session's end
+    expiry = pl.cluster.inspect.session_expiry_ms(leader)      # ZooKeeper: the old session's end
     assert pl.toggle_broker(leader) == "restart"
     assert [a.name for a in pl.history.actions] == ["crash", "start"]
     if version is None:            # KRaft: a new incarnation registers at once
         assert pl.cluster.brokers[leader].state == "running"
     else:                          # ZooKeeper: the old session must expire first (Kafka 0.9+)
-        due = pl.cluster.supervised_start_ms(leader)
+        due = pl.cluster.inspect.supervised_start_ms(leader)
         assert due is not None and due > pl.now and due == expiry
         assert pl.cluster.brokers[leader].state == "stopped"
         tile = next(t for t in pl.broker_tiles() if t.broker == leader)

@@ -112,13 +112,13 @@ def test_produce_requests_and_batches_hold_every_field():
 
     c, p = _cluster()
     sent = []
-    send = c.send
+    send = c.transport.send
 
     def spy(src, dst, msg):
         sent.append(msg)
         return send(src, dst, msg)
 
-    c.send = spy
+    c.transport.send = spy
     rs = p.send_many("t", ["a", "b", "c"], partition=0)
     queued = list(p.batches[("t", 0)])
     assert len(queued) == 1
@@ -164,7 +164,7 @@ def test_results_build_each_record_result_once_and_keep_it():
 
 
 def test_results_survive_a_pickle_with_pending_records_following_their_batch():
-    """A pickled producer (Cluster.snapshot) carries its results' columns and batch results: a
+    """A pickled producer (snapshots.snapshot) carries its results' columns and batch results: a
     restored pending record still settles with its batch."""
     c, p = _cluster()
     p.send("t", "a", partition=0)

@@ -84,7 +84,7 @@ class Outcome:
 
 
 def _role(c: Cluster, role: str) -> int:
-    st_ = c.partition_state("t", 0)
+    st_ = c.inspect.partition_state("t", 0)
     leader = st_["leader"]
     followers = sorted(b for b in st_["replicas"] if b != leader)
     if role == "leader":
@@ -108,11 +108,11 @@ def apply_fault(c: Cluster, fault: tuple) -> None:
     elif kind == "hold_fetch":
         c.hold(type="FetchResponse", dst=_role(c, args[0]))
     elif kind == "drop_fetch":
-        c.drop(type="FetchRequest", src=_role(c, args[0]), count=args[1])
+        c.transport.drop(type="FetchRequest", src=_role(c, args[0]), count=args[1])
     elif kind == "hold_alter":      # ISR changes stay pending (KIP-497 maximal ISR)
         c.hold(type="AlterPartitionRequest")
     elif kind == "drop_alter_response":
-        c.drop(type="AlterPartitionResponse", count=args[0])
+        c.transport.drop(type="AlterPartitionResponse", count=args[0])
     elif kind == "heal":
         c.heal()
     elif kind == "release":
@@ -174,7 +174,7 @@ def run_scenario(sc: Scenario, *, check: bool = True, on_violation: str = "raise
     advance_to(start + sc.duration_ms)
     c.heal()
     c.release()
-    c.undrop()
+    c.transport.network.undrop()
     for b in sorted(c.brokers):
         c.slow(b, 0, 0)
     advance_to(c.now + sc.settle_ms)
@@ -182,7 +182,7 @@ def run_scenario(sc: Scenario, *, check: bool = True, on_violation: str = "raise
         cons.poll(timeout_ms=500)
     if suite is not None:
         suite.check_now(c)
-    return Outcome(c, suite, c.trace_digest(), producer, consumers)
+    return Outcome(c, suite, c.trace.digest(), producer, consumers)
 
 
 # ------------------------------------------------------------------------------ strategies

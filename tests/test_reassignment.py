@@ -32,10 +32,11 @@ def test_partition_reassignment_moves_a_single_replica_with_three_epoch_bumps():
     ctl = c.controller_id()
     other = [b for b in (1, 2) if b != ctl][0]
     c.create_topic("t", 1, assignment=[[ctl]])
-    assert c.alter_partition_reassignments({("t", 0): [other]}) == {("t", 0): ("NONE", "")}
-    assert c.run_until(lambda cl: not cl.list_partition_reassignments(), 30000)
+    assert c.admin().alter_partition_reassignments_result({("t", 0): [other]}) == {
+        ("t", 0): ("NONE", "")}
+    assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), 30000)
     c.run(100)   # the controller's last requests reach the brokers
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     assert (st["leader"], st["leader_epoch"], st["isr"]) == (other, 3, [other])
     assert _topic_znode(c, "t")["partitions"] == {"0": [other]}
     assert _topic_znode(c, "t")["adding_replicas"] == {}
@@ -62,7 +63,7 @@ def test_reassignment_end_to_end_under_load_loses_nothing():
     assert admin.alter_partition_reassignments({("t", 0): [4, 2, 3]}) == {("t", 0): "NONE"}
     assert admin.list_partition_reassignments() == {
         ("t", 0): {"replicas": [4, 2, 3, 1], "adding_replicas": [4], "removing_replicas": [1]}}
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     assert (st["leader"], st["leader_epoch"], st["replicas"]) == (1, 1, [4, 2, 3, 1])
     assert _topic_znode(c, "t")["adding_replicas"] == {"0": [4]}
     assert _topic_znode(c, "t")["removing_replicas"] == {"0": [1]}
@@ -75,9 +76,9 @@ def test_reassignment_end_to_end_under_load_loses_nothing():
     assert c.brokers[4].replica_manager.partitions[("t", 0)].leader_epoch == 1
     c.release()
     sent += [p.send("t", f"c{i}", partition=0) for i in range(50)]
-    assert c.run_until(lambda cl: not cl.list_partition_reassignments(), 30000)
+    assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), 30000)
     c.run(1000)
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     assert st["replicas"] == [4, 2, 3] and st["leader"] == 4
     assert sorted(st["isr"]) == [2, 3, 4]
     assert st["leader_epoch"] == 3
@@ -103,8 +104,8 @@ def test_invalid_reassignments_are_refused_per_partition():
     res = admin.alter_partition_reassignments({("topicA", 0): [1, 2, 3], ("r", 4): [1, 2, 3]})
     assert res == {("topicA", 0): "UNKNOWN_TOPIC_OR_PARTITION",
                    ("r", 4): "UNKNOWN_TOPIC_OR_PARTITION"}
-    res = c.alter_partition_reassignments({("r", 0): [1, 2, 3, 4], ("r", 1): [-3, -2, -1],
-                                           ("r", 2): [1, 2, 2], ("r", 3): []})
+    res = admin.alter_partition_reassignments_result({
+        ("r", 0): [1, 2, 3, 4], ("r", 1): [-3, -2, -1], ("r", 2): [1, 2, 2], ("r", 3): []})
     assert {tp: err for tp, (err, _m) in res.items()} == dict.fromkeys(
         [("r", 0), ("r", 1), ("r", 2), ("r", 3)], "INVALID_REPLICA_ASSIGNMENT")
     assert res[("r", 0)][1].startswith("Replica assignment has brokers that are not alive.")
@@ -136,14 +137,15 @@ def test_cancelling_a_reassignment_stops_the_added_replica():
         p.send("t", f"m{i}", partition=0)
     c.run(200)
     c.hold(type="FetchResponse", dst=4)   # broker 4 cannot catch up
-    c.alter_partition_reassignments({("t", 0): [1, 2, 4]})
+    c.admin().alter_partition_reassignments_result({("t", 0): [1, 2, 4]})
     c.run(500)
-    assert c.list_partition_reassignments()[("t", 0)]["adding_replicas"] == [4]
-    assert c.alter_partition_reassignments({("t", 0): None}) == {("t", 0): ("NONE", "")}
+    assert c.admin().list_partition_reassignments()[("t", 0)]["adding_replicas"] == [4]
+    assert c.admin().alter_partition_reassignments_result({("t", 0): None}) == {
+        ("t", 0): ("NONE", "")}
     c.release()
     c.run(500)
-    assert c.list_partition_reassignments() == {}
-    st = c.partition_state("t", 0)
+    assert c.admin().list_partition_reassignments() == {}
+    st = c.inspect.partition_state("t", 0)
     assert st["replicas"] == [1, 2, 3] and sorted(st["isr"]) == [1, 2, 3]
     assert ("t", 0) not in c.brokers[4].logs
     assert _topic_znode(c, "t")["partitions"] == {"0": [1, 2, 3]}
@@ -163,17 +165,17 @@ def test_reassignment_resumes_after_controller_failover():
     c.run(200)
     target = [others[2], others[0], others[1]]
     c.hold(type="FetchResponse", dst=others[2])
-    c.alter_partition_reassignments({("t", 0): target})
+    c.admin().alter_partition_reassignments_result({("t", 0): target})
     c.run(200)
     assert _topic_znode(c, "t")["adding_replicas"] == {"0": [others[2]]}
     c.crash(old)                          # the controller (and removed replica) dies
     assert c.run_until(lambda cl: cl.controller_id() not in (-1, old), 60000)
-    assert c.list_partition_reassignments()[("t", 0)] == {
+    assert c.admin().list_partition_reassignments()[("t", 0)] == {
         "replicas": target + [old], "adding_replicas": [others[2]], "removing_replicas": [old]}
     c.release()
-    assert c.run_until(lambda cl: not cl.list_partition_reassignments(), 60000)
+    assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), 60000)
     c.run(500)
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     assert st["replicas"] == target and sorted(st["isr"]) == sorted(target)
     assert st["leader"] in target
     assert _topic_znode(c, "t")["adding_replicas"] == {}
@@ -192,14 +194,14 @@ def test_reassignment_completes_as_soon_as_the_target_is_in_sync(version):
     for i in range(10):
         p.send("t", f"m{i}", partition=0)
     c.run(500)
-    c.alter_partition_reassignments({("t", 0): [1, 2, 4]})
-    assert c.run_until(lambda cl: 4 in cl.isr("t") or not cl.list_partition_reassignments(),
+    c.admin().alter_partition_reassignments_result({("t", 0): [1, 2, 4]})
+    assert c.run_until(lambda cl: 4 in cl.isr("t") or not cl.admin().list_partition_reassignments(),
                        30000)
     t_isr = c.now
-    assert c.run_until(lambda cl: not cl.list_partition_reassignments(), 30000)
+    assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), 30000)
     assert c.now - t_isr <= 5
     c.run(200)
-    st = c.partition_state("t", 0)
+    st = c.inspect.partition_state("t", 0)
     assert st["replicas"] == [1, 2, 4] and sorted(st["isr"]) == [1, 2, 4] and st["leader"] == 1
     # A1 bump, then B3 (leader 1 stays: epoch bump to shrink the replica set), B4 (3 leaves)
     assert st["leader_epoch"] == 3
@@ -221,7 +223,7 @@ def test_describe_during_a_reassignment(version, rf, columns):
         p.send("t", f"m{i}", partition=0)
     c.run(500)
     c.hold(type="FetchResponse", dst=4)
-    c.alter_partition_reassignments({("t", 0): [4, 2, 3]})
+    c.admin().alter_partition_reassignments_result({("t", 0): [4, 2, 3]})
     c.run(100)
     text = c.describe("t")
     assert f"ReplicationFactor: {rf}\t" in text
@@ -235,4 +237,4 @@ def test_reassignment_needs_kafka_2_4():
     c = _cluster(3, "2.3")
     c.create_topic("t", 1, 3)
     with pytest.raises(ClusterError, match="KIP-455"):
-        c.alter_partition_reassignments({("t", 0): [1, 2]})
+        c.admin().alter_partition_reassignments_result({("t", 0): [1, 2]})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from clusters import make_cluster
 
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 
 ZK = "3.7"
@@ -26,7 +27,7 @@ def _cluster_with_a_lost_fetch(seed: int = 1):
                      config={"replica.socket.timeout.ms": SOCKET_TIMEOUT_MS}, topic="t")
     p = c.producer("p", acks="all")
     c.run(100)
-    c.drop("FetchRequest", src=2, count=1)
+    c.transport.drop("FetchRequest", src=2, count=1)
     p.send_many("t", ["a", "b"], partition=0)
     c.run(200)
     drops = [r[0] for r in c.trace.rows if r[1] == "drop" and r[2] == 2]
@@ -62,12 +63,12 @@ def test_a_paused_follower_handles_its_fetch_timeout_once_when_the_pause_ends():
 def test_a_pending_fetch_timeout_survives_snapshot_and_restore():
     c, dropped = _cluster_with_a_lost_fetch()
     c.run_to(dropped + 1000)
-    restored = Cluster.restore(c.snapshot())
+    restored = restore(snapshot(c))
     for cl in (c, restored):
         cl.run(SOCKET_TIMEOUT_MS + BACKOFF_MS)
     assert _failures(restored, 2) == _failures(c, 2) == [
         (dropped + SOCKET_TIMEOUT_MS, "ReplicaFetcherThread-0-1: REQUEST_TIMED_OUT")]
-    assert restored.trace_digest() == c.trace_digest()
+    assert restored.trace.digest() == c.trace.digest()
 
 
 def test_add_timeout_returns_a_handle_that_cancels_it_and_fires_in_deadline_then_id_order():
@@ -103,7 +104,7 @@ def _produce_one_with_a_lost_response(version: str, **producer):
     c.create_topic("t", 1, 3)
     p = c.producer("p", acks="all", **producer)
     c.run(100)
-    c.drop("ProduceResponse", count=1)
+    c.transport.drop("ProduceResponse", count=1)
     sent = c.now
     p.send_many("t", ["a"], partition=0)
     return c, p, sent
@@ -145,7 +146,7 @@ def test_a_restarted_follower_never_sees_its_previous_process_fetch_timeout():
     assert c.brokers[2].is_running and c.now < dropped + SOCKET_TIMEOUT_MS
     c.run_to(dropped + SOCKET_TIMEOUT_MS + 500)
     assert _failures(c, 2) == []
-    c.drop("FetchRequest", src=2, count=1)
+    c.transport.drop("FetchRequest", src=2, count=1)
     c.run(1000)
     drops = [r[0] for r in c.trace.rows if r[1] == "drop" and r[2] == 2]
     assert len(drops) == 2
@@ -167,7 +168,7 @@ def test_a_batch_waiting_behind_max_in_flight_expires_at_delivery_timeout_ms():
                    delivery_timeout_ms=1200, retry_backoff_ms=300, retries=1000,
                    max_in_flight_requests_per_connection=1)
     c.run(100)
-    c.drop("ProduceResponse", count=10)
+    c.transport.drop("ProduceResponse", count=10)
     sent = c.now
     a = p.send("t", "a", partition=0)
     c.run(50)
@@ -216,7 +217,7 @@ def test_a_sent_batch_past_delivery_timeout_ms_fails_in_flight_and_its_answer_is
     p = c.producer("p", acks="all", linger_ms=5, request_timeout_ms=1000,
                    delivery_timeout_ms=1200, retry_backoff_ms=100, retries=1000)
     c.run(100)
-    c.drop("ProduceResponse", count=10)
+    c.transport.drop("ProduceResponse", count=10)
     sent = c.now
     a = p.send("t", "a", partition=0)
     c.run(1150)
@@ -260,12 +261,12 @@ def test_a_parked_produce_times_out_at_its_deadline_also_after_snapshot_and_rest
     DelayedProduce.onExpiration answers REQUEST_TIMED_OUT). The parked operation is its own
     timeout, so a restored copy fires it at the same time and answers the same way."""
     c, leader, deadline = _park_a_produce()
-    restored = Cluster.restore(c.snapshot())
+    restored = restore(snapshot(c))
     for cl in (c, restored):
         cl.run(3000)
         assert _timed_out(cl) == [(deadline, leader)]
         assert not cl.brokers[leader].replica_manager.delayed_produce
-    assert restored.trace_digest() == c.trace_digest()
+    assert restored.trace.digest() == c.trace.digest()
 
 
 def test_a_paused_leader_handles_its_produce_timeout_once_when_the_pause_ends():

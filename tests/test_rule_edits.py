@@ -237,7 +237,7 @@ def reassign_run(setup: Setup, **kw):
     c = _cluster(setup, brokers=4, **kw)
     old = _topic(c)
     target = [b for b in sorted(c.brokers) if b != old]
-    c.alter_partition_reassignments({("t", 0): target})
+    c.admin().alter_partition_reassignments_result({("t", 0): target})
     c.run(3000)   # done (the auto leader rebalance, 5 s after start, has not run yet)
     return target, c.leader("t")
 
@@ -267,7 +267,7 @@ def lost_response_run(setup: Setup, **kw):
     p = c.producer(**{"acks": "all", "enable.idempotence": True})
     p.send("t", "a")
     c.run(1000)
-    c.drop("ProduceResponse", count=1)
+    c.transport.drop("ProduceResponse", count=1)
     p.send("t", "b")
     c.run(60_000)
     return _values(c, c.leader("t"))

@@ -23,16 +23,16 @@ def busy():
 
 
 def test_replica_view_shows_a_followers_own_state(busy):
-    v = busy.replica_view(2, "t", 0)
+    v = busy.inspect.replica_view(2, "t", 0)
     log = busy.log(2, "t", 0)
     assert v["role"] == "follower" and v["leader"] == 1
-    assert v["leader_epoch"] == busy.partition_state("t", 0)["leader_epoch"]
+    assert v["leader_epoch"] == busy.inspect.partition_state("t", 0)["leader_epoch"]
     assert (v["log_end_offset"], v["high_watermark"]) == (log.log_end_offset,
                                                           log.high_watermark) == (5, 5)
     assert v["epoch_entries"] == [(e.epoch, e.start_offset)
                                   for e in log.leader_epoch_cache.entries]
-    assert v["recovery_point"] == busy.recovery_point(2, "t", 0) == log.recovery_point
-    assert busy.replica_view(1, "t", 0)["role"] == "leader"
+    assert v["recovery_point"] == busy.inspect.recovery_point(2, "t", 0) == log.recovery_point
+    assert busy.inspect.replica_view(1, "t", 0)["role"] == "leader"
 
 
 def test_replica_view_lags_while_the_leader_and_isr_is_held(busy):
@@ -42,14 +42,14 @@ def test_replica_view_lags_while_the_leader_and_isr_is_held(busy):
     busy.crash(1)
     assert busy.run_until(lambda c: c.leader("t", 0) == 2, 30000)
     busy.run(50)
-    assert busy.replica_view(2, "t", 0)["leader"] == 2
-    stale = busy.replica_view(3, "t", 0)
-    assert stale["leader"] == 1 and stale["leader_epoch"] < busy.partition_state("t", 0)[
+    assert busy.inspect.replica_view(2, "t", 0)["leader"] == 2
+    stale = busy.inspect.replica_view(3, "t", 0)
+    assert stale["leader"] == 1 and stale["leader_epoch"] < busy.inspect.partition_state("t", 0)[
         "leader_epoch"]
 
 
 def test_follower_states_are_the_leaders_replica_state(busy):
-    fs = busy.follower_states("t", 0)
+    fs = busy.inspect.follower_states("t", 0)
     part = busy.brokers[1].replica_manager.partitions[("t", 0)]
     assert sorted(fs) == [2, 3]
     for r, st in fs.items():
@@ -61,28 +61,28 @@ def test_follower_states_are_the_leaders_replica_state(busy):
                       "last_fetch_leader_log_end_offset": real.last_fetch_leader_log_end_offset}
         assert st["log_end_offset"] == 5 and 0 < st["last_fetch_time_ms"] <= busy.now
     with pytest.raises(ClusterError, match="does not lead"):
-        busy.follower_states("t", 0, leader=2)
+        busy.inspect.follower_states("t", 0, leader=2)
 
 
 def test_controller_live_brokers_lag_a_crash_until_the_session_expires(busy):
-    assert busy.controller_live_brokers() == [1, 2, 3]
+    assert busy.inspect.controller_live_brokers() == [1, 2, 3]
     victim = 3 if busy.controller_id() != 3 else 2
     busy.crash(victim)
-    assert victim in busy.controller_live_brokers()   # the ZooKeeper session still lives
+    assert victim in busy.inspect.controller_live_brokers()   # the ZooKeeper session still lives
     timeout = busy.brokers[1].config["zookeeper.session.timeout.ms"]
     busy.run(timeout + 1000)
-    assert victim not in busy.controller_live_brokers()
+    assert victim not in busy.inspect.controller_live_brokers()
 
 
 def test_next_isr_expiration_is_the_scheduled_task(busy):
     """isr-expiration runs every replica.lag.time.max.ms / 2 (ReplicaManager.startup, 3.x)."""
     period = busy.brokers[1].config["replica.lag.time.max.ms"] // 2
-    t = busy.next_isr_expiration_ms(1)
+    t = busy.inspect.next_isr_expiration_ms(1)
     assert busy.now < t <= busy.now + period
     busy.run_to(t)
-    assert busy.next_isr_expiration_ms(1) == t + period
+    assert busy.inspect.next_isr_expiration_ms(1) == t + period
     busy.crash(1)
-    assert busy.next_isr_expiration_ms(1) == -1
+    assert busy.inspect.next_isr_expiration_ms(1) == -1
 
 
 def test_log_is_readable_before_the_first_leader_and_isr():
@@ -93,7 +93,7 @@ def test_log_is_readable_before_the_first_leader_and_isr():
     c.start(3)
     log = c.log(3, "t", 0)    # no LeaderAndIsr yet: Kafka has not created the log
     assert (log.log_end_offset, log.high_watermark) == (0, 0)
-    assert c.replica_view(3, "t", 0)["role"] == "none"
+    assert c.inspect.replica_view(3, "t", 0)["role"] == "none"
     c.create_topic("u", 1, 2, assignment=[[1, 2]])
     with pytest.raises(ClusterError, match="hosts no replica"):
         c.log(3, "u", 0)

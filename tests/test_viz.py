@@ -208,9 +208,9 @@ SCENARIOS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "kafka
 def test_trace_reconstruction_ends_in_the_cluster_state(name):
     """What the timelines rebuild from the trace agrees with the state the cluster holds now."""
     c = scenario_cluster(name)
-    for topic in c.topics():
-        for p in range(c.partition_count(topic)):
-            st = c.partition_state(topic, p)
+    for topic in c.topics.names():
+        for p in range(c.topics.partition_count(topic)):
+            st = c.inspect.partition_state(topic, p)
             last = partition_history(c, topic, p)[-1]
             assert (last.leader, last.leader_epoch, list(last.isr)) == \
                 (st["leader"], st["leader_epoch"], st["isr"]), (name, topic, p)
@@ -339,7 +339,7 @@ def test_broker_status_intervals():
     c.pause(2, 300)
     c.crash(3)
     c.run(500)
-    c.expire_session(3)   # else the new process could not register (NodeExists) yet
+    c.zk_control_plane.expire_session(3)   # else the new process could not register (NodeExists)
     c.start(3)
     c.run(100)
     spans = {(s.broker, s.status): (s.start_ms, s.end_ms) for s in broker_status_intervals(c)}
@@ -373,7 +373,7 @@ def test_metrics_use_kafka_names():
 def test_every_drawing_renders_after_failures(name):
     """No leader (offline partition), truncations, restarts: every drawing still renders."""
     c = scenario_cluster(name)
-    topic = c.topics()[0]
+    topic = c.topics.names()[0]
     if c.leader(topic, 0) < 0:
         assert replica_log_rows(c, topic, 0).committed is None
     for draw in (lambda: replica_logs(c, topic, 0), lambda: isr_timeline(c, topic, 0),

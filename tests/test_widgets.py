@@ -28,7 +28,7 @@ def make(seed: int = 1, **kw) -> Player:
 
 
 def state(c: Cluster) -> tuple:
-    return (c.now, c.trace_digest(),
+    return (c.now, c.trace.digest(),
             tuple((b, tp, log.log_end_offset, log.high_watermark)
                   for b, br in sorted(c.brokers.items()) for tp, log in sorted(br.logs.items())))
 
@@ -107,12 +107,12 @@ def test_replaying_the_same_actions_gives_the_same_trace():
     a, b = make(), make()
     script(a)
     script(b)
-    assert a.cluster.trace_digest() == b.cluster.trace_digest()
-    assert a.history.replay().trace_digest() == a.cluster.trace_digest()
-    digest = a.cluster.trace_digest()
+    assert a.cluster.trace.digest() == b.cluster.trace.digest()
+    assert a.history.replay().trace.digest() == a.cluster.trace.digest()
+    digest = a.cluster.trace.digest()
     a.seek(0)
     a.seek(a.horizon)                   # scrubbing replays the branch exactly
-    assert a.cluster.trace_digest() == digest
+    assert a.cluster.trace.digest() == digest
 
 
 def test_an_action_after_a_step_is_what_a_replay_gives():
@@ -134,10 +134,11 @@ def test_an_action_after_a_step_is_what_a_replay_gives():
 def test_recording_a_scenario_reproduces_it_exactly(name):
     run = Scenario.named(name).run()
     pl = Player(run, checks=False)
-    assert pl.cluster.trace_digest() == run.cluster.trace_digest()
+    assert pl.cluster.trace.digest() == run.cluster.trace.digest()
     for t in (0, pl.horizon // 3, pl.horizon // 2, pl.horizon):
         pl.seek(t)
-    assert pl.cluster.trace_digest() == run.cluster.trace_digest(), f"seed={run.cluster.seed}"
+    assert pl.cluster.trace.digest() == run.cluster.trace.digest(), \
+        f"seed={run.cluster.engine.seed}"
 
 
 def test_a_failed_action_is_not_recorded():
@@ -185,7 +186,7 @@ def test_a_recorded_scenario_can_be_scrubbed_from_its_start():
     pl.seek(run.cluster.now // 2)
     assert pl.now == run.cluster.now // 2
     pl.seek(pl.horizon)
-    assert pl.cluster.trace_digest() == run.cluster.trace_digest()
+    assert pl.cluster.trace.digest() == run.cluster.trace.digest()
 
 
 def test_first_violation_is_reported_and_kept_or_dropped_by_forks():
@@ -446,7 +447,7 @@ def test_seeking_before_a_topic_exists_shows_a_message_not_an_error():
     pl = Player(Scenario.named("kraft-controller-failover"), topic="audit", checks=False)
     assert pl.widget is not None
     pl.seek(pl.start_ms)
-    assert "audit" not in pl.cluster.topics()
+    assert "audit" not in pl.cluster.topics.names()
     assert "does not exist at this time" in pl.readout_text()
     assert bytes(pl._ui.image.value).startswith(PNG)
 
@@ -534,7 +535,7 @@ def test_a_fork_resumes_the_checks_from_their_last_snapshot_before_it(monkeypatc
     fresh = BranchChecker(pl.checker.base, 0, pl.start_ms)
     assert fresh.follow(pl.history) is None
     assert _checked(fresh) == _checked(pl.checker)
-    assert fresh.shadow.cluster.trace_digest() == pl.cluster.trace_digest()
+    assert fresh.shadow.cluster.trace.digest() == pl.cluster.trace.digest()
 
 
 # -- issues 14 and 18: messages in flight in the player, projector mode -----------------------

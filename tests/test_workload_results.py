@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kafkasim.observe.history import History
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
@@ -61,6 +62,6 @@ def test_generated_values_are_made_when_asked_and_survive_a_restore():
     logged = [v for _off, _ep, v in c.log_records(c.leader("t", 0), "t", 0)]
     assert [v for v in logged if v != "x"] == [f"{w.client_id}-{n}" for n in range(1, 51)]
     assert logged.count("x") == 1
-    r = Cluster.restore(c.snapshot())
+    r = restore(snapshot(c))
     assert [r.records.value(rid) for rid in ids] == [c.records.value(rid) for rid in ids]
     assert r.records.value(mine.record_id) == "x"

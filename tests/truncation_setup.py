@@ -36,4 +36,4 @@ def elect_the_follower_uncleanly(c, p, new_records: int) -> None:
     for i in range(5, 5 + new_records):
         p.send("t", f"n{i}", partition=0)
     c.run(1000)
-    assert c.partition_state("t", 0)["leader_epoch"] == 1
+    assert c.inspect.partition_state("t", 0)["leader_epoch"] == 1

@@ -10,6 +10,7 @@ from collections import Counter
 
 from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster, ClusterError
 
 SEED = 1
@@ -38,7 +39,7 @@ def leaders_table(c: Cluster, topic: str = TOPIC) -> Text:
     """Per partition: the leader, the followers, and the brokers that hold a copy."""
     rows = []
     for p, reps in c.assignment(topic).items():
-        st = c.partition_state(topic, p)
+        st = c.inspect.partition_state(topic, p)
         rows.append({"partition": p, "leader": st["leader"],
                      "followers": [b for b in reps if b != st["leader"]],
                      N_("replicas (preferred first)"): ids(reps), "ISR": ids(st["isr"])})
@@ -140,7 +141,7 @@ def placement_view(brokers: int = 3, partitions: int = 3, replication_factor: in
 def fetcher_thread_count(c: Cluster, settle_ms: int = 2000) -> int:
     """Every ReplicaFetcherThread in the cluster, once the followers have started fetching (on a
     copy of ``c``: the learner's cluster is not changed)."""
-    copy = Cluster.restore(c.snapshot())
+    copy = restore(snapshot(c))
     copy.run(settle_ms)
     return sum(len(b.fetchers) for b in copy.brokers.values())
 

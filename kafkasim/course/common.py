@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kafkasim.course.i18n import tr
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 
 #: The release the first part of the course (notebooks 00-06) is told in: the study notes'
@@ -83,7 +84,7 @@ def ids(xs: Iterable[int]) -> str:
 # -- replica state ------------------------------------------------------------------------------
 def replica_state(c: Cluster, topic: str, partition: int = 0) -> Text:
     """One line per replica: broker, role, LEO, HW and ISR membership, plus the ISR itself."""
-    st = c.partition_state(topic, partition)
+    st = c.inspect.partition_state(topic, partition)
     rows = []
     for r in c.replica_table(topic, partition):
         role = r["role"] if r["state"] != "stopped" else "stopped"
@@ -100,7 +101,7 @@ def leo_hw(c: Cluster, topic: str, partition: int = 0) -> dict[int, tuple[int, i
 
 def replica_sets(c: Cluster, topic: str, partition: int = 0) -> dict[str, list[int]]:
     """AR (assigned replicas), ISR and OSR (assigned but out of sync) of a partition."""
-    st = c.partition_state(topic, partition)
+    st = c.inspect.partition_state(topic, partition)
     ar = list(st["replicas"])
     isr = list(st["isr"])
     return {"AR": ar, "ISR": isr, "OSR": [b for b in ar if b not in isr]}
@@ -195,7 +196,7 @@ class Stepper:
         self._last = self._state()
 
     def _add(self, what: str, state, isr, msg_id: int | None = None) -> None:
-        snap = self.c.snapshot() if self.keep_snapshots else None
+        snap = snapshot(self.c) if self.keep_snapshots else None
         self.rows.append(StepRow(self.c.now, what, state, isr, snap, msg_id))
 
     def cluster_at(self, i: int) -> Cluster:
@@ -203,7 +204,7 @@ class Stepper:
         snap = self.rows[i].snapshot
         if snap is None:
             raise ValueError("this Stepper was created without keep_snapshots=True")
-        return Cluster.restore(snap)
+        return restore(snap)
 
     def _state(self):
         return leo_hw(self.c, self.topic, self.partition), tuple(self.c.isr(self.topic,
@@ -280,7 +281,7 @@ def player_state(player) -> Text:
     """A ``kafkasim.widgets.Player``'s current time, leader, ISR and every replica's LEO/HW."""
     r = player.readout()
     c = player.cluster
-    st = c.partition_state(r["topic"], r["partition"])
+    st = c.inspect.partition_state(r["topic"], r["partition"])
     rows = [{"broker": x["broker"], "role": x["role"] if x["state"] != "stopped" else "stopped",
              "LEO": x["LEO"], "HW": x["HW"], "in ISR": x["in_isr"]} for x in r["replicas"]]
     return Text(f"t={r['time_ms']} ms  {r['topic']}-{r['partition']}: leader {st['leader']}, "

@@ -41,7 +41,7 @@ def read_replica(c: Cluster, topic: str, client_rack: str, fetch_offset: int = 0
     """The broker the leader would send a consumer in ``client_rack`` to, now (the leader
     itself when the broker has no ``replica.selector.class``, the release predates 2.4 or the
     consumer has no ``client.rack``): ReplicaManager.findPreferredReadReplica."""
-    leader = c.partition_state(topic, partition)["leader"]
+    leader = c.inspect.partition_state(topic, partition)["leader"]
     if not client_rack or not c.broker_config.get("replica.selector.class") \
             or not c.rules.fetch.fetch_from_follower:
         return leader
@@ -51,7 +51,7 @@ def read_replica(c: Cluster, topic: str, client_rack: str, fetch_offset: int = 0
 
 def serving_view(c: Cluster, topic: str, partition: int = 0) -> Text:
     """Per replica: rack, role, LEO, HW, and which offsets a consumer reading there gets now."""
-    leader = c.partition_state(topic, partition)["leader"]
+    leader = c.inspect.partition_state(topic, partition)["leader"]
     rows = []
     for r in c.replica_table(topic, partition):
         leo, hw = r["LEO"], r["HW"]
@@ -143,7 +143,7 @@ def check_consistent_read(checker, *, violations=None) -> CheckResult:
 def leader_view(c: Cluster, topic: str, partition: int = 0) -> Text:
     """What the leader knows of each follower (Partition.remoteReplicas' state): LEO, log start,
     ms since it was last caught up, ISR membership. The inputs of findPreferredReadReplica."""
-    leader = c.partition_state(topic, partition)["leader"]
+    leader = c.inspect.partition_state(topic, partition)["leader"]
     part = _partition(c, leader, topic, partition)
     rows = [{"follower": r, "rack": c.brokers[r].rack or "", "LEO": st.log_end_offset,
              N_("log start"): st.log_start_offset,

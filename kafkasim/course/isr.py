@@ -323,7 +323,7 @@ def blind(runs: dict) -> dict:
     import hashlib
 
     def key(run) -> str:
-        text = "kafkasim.course.isr.blind:" + _cluster_of(run).trace_digest()
+        text = "kafkasim.course.isr.blind:" + _cluster_of(run).trace.digest()
         return hashlib.sha256(text.encode()).hexdigest()
 
     ordered = sorted(runs.values(), key=key)

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from kafkasim.course.common import Text, settle, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 
 SEED = 4
@@ -208,14 +209,14 @@ def _rereads_cluster_bytes() -> bytes:
     producer.send_many(TOPIC, [f"order-{i}" for i in range(20)], partition=0)
     producer.flush()
     settle(c)
-    return c.snapshot()
+    return snapshot(c)
 
 
 def rereads(steps) -> tuple[list[int], list[int]]:
     """Run the learner's ``steps(consumer)`` on a fresh consumer of group billing (20 records,
     all replicated), then let a new member take over and read everything. Returns (offsets the
     first consumer read, offsets the new member read)."""
-    c = Cluster.restore(_rereads_cluster_bytes())
+    c = restore(_rereads_cluster_bytes())
     first = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
     first.assign(TOPIC, [0])
     read: list[int] = []

@@ -61,7 +61,7 @@ def rack_status(cluster: Cluster, topic: str) -> Text:
     """Each partition after a failure: replicas, leader, ISR and its availability verdict."""
     rows = []
     for p, verdict in availability(cluster, topic).items():
-        st = cluster.partition_state(topic, p)
+        st = cluster.inspect.partition_state(topic, p)
         leader = st["leader"] if st["leader"] not in (None, -1) else "none"
         rows.append({"partition": p, "replicas": st["replicas"], "leader": leader,
                      "isr": st["isr"], "verdict": verdict})
@@ -71,10 +71,10 @@ def rack_status(cluster: Cluster, topic: str) -> Text:
 def availability(cluster: Cluster, topic: str) -> dict[int, str]:
     """Partition -> "offline" (no leader), "below min ISR" (acks=all writes fail with
     NotEnoughReplicasException) or "ok"."""
-    min_isr = int(cluster.topic_configs[topic]["min.insync.replicas"])
+    min_isr = int(cluster.topics.configs[topic]["min.insync.replicas"])
     out = {}
     for p in sorted(cluster.assignment(topic)):
-        st = cluster.partition_state(topic, p)
+        st = cluster.inspect.partition_state(topic, p)
         if st["leader"] in (None, -1):
             out[p] = "offline"
         else:

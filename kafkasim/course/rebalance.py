@@ -43,7 +43,7 @@ def leader_counts(c: Cluster, topic: str = TOPIC) -> Text:
     """Per broker: how many partitions it leads, for how many it is the preferred replica, and
     the ZooKeeper controller's imbalance ratio (not led by it / preferred for it)."""
     rows = []
-    n = c.partition_count(topic)
+    n = c.topics.partition_count(topic)
     for b in sorted(c.brokers):
         preferred = [p for p in range(n) if c.assignment(topic)[p][0] == b]
         not_led = [p for p in preferred if c.leader(topic, p) != b]
@@ -179,7 +179,7 @@ def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
                                  "waiting for the 300 s check: it is switched off here).",
                                  c_now_start=c.now - start))
     c.run(40000)
-    n = c.partition_count(TOPIC)
+    n = c.topics.partition_count(TOPIC)
     wrong = [q for q in range(n) if c.leader(TOPIC, q) != c.assignment(TOPIC)[q][0]]
     print(verdict(suite))
     if suite.violations:

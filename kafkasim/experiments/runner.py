@@ -104,13 +104,13 @@ class _RandomFailure:
         if self.kind == "pause":
             paused = sum(1 for b in c.brokers.values() if b.paused_until > c.now)
             if not running or paused >= self.max_down:
-                c.record("fault", "sweep", "", -1, SkippedFault(self.kind, -1))
+                c.trace.record("fault", "sweep", "", -1, SkippedFault(self.kind, -1))
                 return
             c.pause(running[int(self.pick * len(running))], self.down_ms)
             return
         down = sum(1 for b in c.brokers.values() if b.state != "running")
         if not running or down >= self.max_down:
-            c.record("fault", "sweep", "", -1, SkippedFault(self.kind, down))
+            c.trace.record("fault", "sweep", "", -1, SkippedFault(self.kind, down))
             return
         broker = running[int(self.pick * len(running))]
         if self.kind == "crash":
@@ -177,7 +177,7 @@ def schedule_faults(c, faults: dict, seed: int, end_ms: int) -> int:
     for st in faults.get("steps", []):
         # at_ms counts from when the cluster was ready (a KRaft cluster starts by electing its
         # quorum and registering its brokers; a ZooKeeper one is ready at 0)
-        c.at(getattr(c, "ready_ms", 0) + st["at_ms"], _Scripted(st))
+        c.at(c.inspect.ready_ms + st["at_ms"], _Scripted(st))
     rate = float(faults.get("rate_per_min", 0))
     if rate <= 0:
         return 0
@@ -229,10 +229,10 @@ class _Availability:
         c = self.cluster
         try:
             offline = unavailable = False
-            for topic in c.topics():
-                for p in range(c.partition_count(topic)):
+            for topic in c.topics.names():
+                for p in range(c.topics.partition_count(topic)):
                     try:
-                        leader = c.partition_state(topic, p)["leader"]
+                        leader = c.inspect.partition_state(topic, p)["leader"]
                     except KeyError:   # being created: no state written yet
                         continue
                     if leader < 0:
@@ -402,7 +402,7 @@ def _collect(row: dict, c, producers: list, availability: _Availability | None, 
     if run is not None:
         row["expectations_failed"] = sum(1 for e in run.expectations if not e["ok"])
     if spec.trace_digest:
-        row["trace_digest"] = c.trace_digest()
+        row["trace_digest"] = c.trace.digest()
 
 
 def _observe(c, spec: RunSpec) -> tuple[_Availability, Any, dict]:

@@ -857,7 +857,7 @@ def validate_spec(spec: RunSpec) -> None:
     for key in ("latency_ms", "jitter_ms"):
         _int_field(f"cluster.{key}", cl.get(key, DEFAULTS[key]), maximum=60_000)
     topic = cl.get("topic", DEFAULT_TOPIC)
-    from kafkasim.runtime.cluster import invalid_topic_reason
+    from kafkasim.runtime.topics import invalid_topic_reason
     reason = invalid_topic_reason(topic)
     if reason is not None:
         raise SweepError(f"cluster.topic: Topic name is invalid: {reason} (Topic.validate)")

@@ -1,8 +1,10 @@
-"""Snapshots of a simulation that share what only ever grows, so keeping one a second stays linear.
+"""Snapshots of a simulation: whole (``snapshot``/``restore``), and sharing what only ever grows, so
+keeping one a second stays linear (``dump``/``load``).
 
-``Cluster.snapshot()`` pickles everything, so a History keeping a snapshot every simulated second
-would copy every record, producer result and trace row again each second: O(T²) time and memory.
-Most of a long run's state only ever grows at its end, and what is already there never changes:
+``snapshot(cluster)`` pickles everything (the self-contained form: files, Spark), so a History
+keeping such a snapshot every simulated second would copy every record, producer result and trace
+row again each second: O(T²) time and memory. Most of a long run's state only ever grows at its
+end, and what is already there never changes:
 
 - a replica's log columns (``Log.epochs``, ``ids``, ``timestamps``, ``sizes``) and its
   idempotent batch headers (``Log.producer_batches``), and KRaft's metadata log
@@ -28,7 +30,7 @@ prefix as a reference to its list (its length kept in ``ProduceResults.settled``
 rest by value; the ProduceResults built from them are not pickled (built again on access).
 
 Everything else is pickled as usual. A snapshot is only valid in the process that took it (it
-holds live objects); ``Cluster.snapshot()`` stays the self-contained form (Spark, files).
+holds live objects); ``snapshot(cluster)`` stays the self-contained form (Spark, files).
 """
 
 from __future__ import annotations
@@ -44,12 +46,28 @@ from kafkasim.control.kraft.raft import KafkaRaftClient, RaftLog
 from kafkasim.core.log import Log
 from kafkasim.observe.checks import Ghost
 from kafkasim.runtime.clients.producer import PENDING, ProduceResults
-from kafkasim.runtime.cluster import RecordRegistry
+from kafkasim.runtime.cluster import Cluster, RecordRegistry
 from kafkasim.runtime.metrics import MetricsRecorder
 from kafkasim.runtime.trace import Trace
 from kafkasim.runtime.workload import RateWorkload
 
-__all__ = ["Snapshot", "dump", "load", "snapshot_bytes"]
+__all__ = ["Snapshot", "dump", "load", "restore", "snapshot", "snapshot_bytes"]
+
+
+def snapshot(cluster: Cluster) -> bytes:
+    """The whole simulation (state, pending events, RNG) as bytes."""
+    return pickle.dumps(cluster, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def restore(data: bytes) -> Cluster:
+    """The Cluster a :func:`snapshot` saved. For trusted snapshots only: a snapshot is a
+    pickle, and unpickling data from an untrusted source can run arbitrary code (see the
+    warning in Python's ``pickle`` documentation). Restore only bytes this program (or you)
+    produced with ``snapshot()``; never a file received from someone else."""
+    c = pickle.loads(data)
+    if not isinstance(c, Cluster):
+        raise TypeError("not a Cluster snapshot")
+    return c
 
 
 class Snapshot(NamedTuple):

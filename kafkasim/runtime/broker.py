@@ -105,10 +105,10 @@ class Broker:
         return self.state in (RUNNING, SHUTTING_DOWN)
 
     def topic_config(self, topic: str) -> dict:
-        return self.cluster.topic_configs[topic]
+        return self.cluster.topics.configs[topic]
 
     def topic_exists(self, topic: str) -> bool:
-        return topic in self.cluster.topic_configs
+        return topic in self.cluster.topics.configs
 
     def is_isr_eligible(self, broker_id: int) -> bool:
         """ZK mode: the broker is alive in this broker's metadata cache."""
@@ -140,7 +140,7 @@ class Broker:
         return self.correlation
 
     def send(self, dst, msg) -> None:
-        self.cluster.send(self.id, dst, msg)
+        self.cluster.transport.send(self.id, dst, msg)
 
     def schedule_timer(self, delay_ms: int, fn: Callable[..., None], *args) -> None:
         """Call ``fn(self, *args)`` after ``delay_ms`` if this process still runs. ``fn`` is a
@@ -174,7 +174,7 @@ class Broker:
         return tid
 
     def trace(self, kind: str, topic: str = "", partition: int = -1, detail=None) -> None:
-        cluster = self.cluster   # Cluster.record, inlined (every HW move on a leader)
+        cluster = self.cluster   # Trace.record, inlined (every HW move on a leader)
         cluster.trace.rows.append((cluster.engine.now, kind, self.id, topic, partition, detail))
 
     def local_log(self, topic: str, partition: int) -> Log:
@@ -196,7 +196,7 @@ class Broker:
         self.state = RUNNING
         self.alter_partition_manager.started_ms = self.now
         self.incarnation += 1
-        self.cluster.network.incarnations[self.id] = self.incarnation
+        self.cluster.transport.network.incarnations[self.id] = self.incarnation
         rm = self.replica_manager   # this process's purgatories (a new one after a stop)
         timers = self.cluster.timeout_scheduler
         timers.process_timeouts[self.id] = timers.timeouts_of(
@@ -239,8 +239,9 @@ class Broker:
         self.paused_until = 0
         self.zk_lifecycle.isr_change_propagation.change_set = []
         self.alter_partition_manager.clear()
-        self.cluster.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
-        self.cluster.transport.reset_connections(self.id)
+        transport = self.cluster.transport
+        transport.network.incarnations[self.id] = self.incarnation + 1000000  # conns closed
+        transport.reset_connections(self.id)
 
     def crash(self) -> None:
         """kill -9: the process dies, the OS page cache survives, so no log data is lost. The
@@ -316,7 +317,7 @@ class Broker:
         if deadline < entry[1]:   # before the owner's next wake-up (or none is pending)
             entry[1] = deadline
             cluster.engine.schedule_at(deadline, "timeouts", ("broker", self.id, self.incarnation))
-        cluster.send(self.id, leader, req)
+        cluster.transport.send(self.id, leader, req)
 
     def schedule_fetcher_wakeup(self, thread: ReplicaFetcherThread, when: int) -> None:
         self.schedule_timer(max(0, when - self.now), _timer_fetcher_wakeup,
@@ -330,7 +331,7 @@ class Broker:
         """Trace the append, update a follower's producer state from the fetched batch headers
         (the leader's is updated by ReplicaManager.append_records before it answers), flush by
         flush.messages (UnifiedLog.append: once LocalLog.unflushedMessages, LEO - recovery
-        point, reaches the topic's flush.messages). Cluster.record is inlined (every append)."""
+        point, reaches the topic's flush.messages). Trace.record is inlined (every append)."""
         if self.replica_manager.quiet:
             self.partition_changed((log.topic, log.partition))
         cluster = self.cluster
@@ -351,7 +352,7 @@ class Broker:
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
                                        (first, last)))
         if log.log_end_offset - log.recovery_point >= \
-                cluster.topic_configs[topic]["flush.messages"] and log.flush():
+                cluster.topics.configs[topic]["flush.messages"] and log.flush():
             self.log_manager.last_flush_ms[(topic, log.partition)] = now
 
     def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
@@ -377,7 +378,7 @@ class Broker:
                                                  log.log_end_offset)
         log.high_watermark = hw
         if hw != old:
-            cluster = self.cluster   # Cluster.record, inlined (most fetch responses)
+            cluster = self.cluster   # Trace.record, inlined (most fetch responses)
             cluster.trace.rows.append((cluster.engine.now, "hw", self.id, log.topic,
                                        log.partition, hw))
             # consumers fetching from this follower (KIP-392) may now read more (the usual

@@ -53,7 +53,7 @@ class ControllerServer:
         return self.state == RUNNING
 
     def send(self, dst, msg) -> None:
-        self.cluster.send(self.id, dst, msg)
+        self.cluster.transport.send(self.id, dst, msg)
 
     def schedule(self, delay_ms: int, timer: str, *args) -> None:
         self.cluster.engine.schedule(delay_ms, "controller_node_timer", self.id,
@@ -63,7 +63,7 @@ class ControllerServer:
         return self.cluster.engine.rng.randrange(bound)
 
     def trace(self, kind: str, detail=None, topic: str = "", partition: int = -1) -> None:
-        self.cluster.record(kind, self.id, topic, partition, detail)
+        self.cluster.trace.record(kind, self.id, topic, partition, detail)
 
     def on_leader_change(self, leader_id: int, epoch: int) -> None:
         self.controller.on_leader_change(self, leader_id, epoch)
@@ -78,7 +78,7 @@ class ControllerServer:
             raise RuntimeError(f"controller {self.id} is already running")
         self.state = RUNNING
         self.incarnation += 1
-        self.cluster.network.incarnations[self.id] = self.incarnation
+        self.cluster.transport.network.incarnations[self.id] = self.incarnation
         self.paused_until = 0
         self.controller = QuorumController(self.id, self.managers, self.config)
         self.trace("controller_node_start", ev.ControllerNodeStart())
@@ -103,7 +103,7 @@ class ControllerServer:
         self.state = STOPPED
         if self.controller.active:
             self.controller.active = False
-        self.cluster.network.incarnations[self.id] = self.incarnation + 1000000
+        self.cluster.transport.network.incarnations[self.id] = self.incarnation + 1000000
         self.cluster.transport.reset_connections(self.id)
         self.trace("controller_node_stop", ev.ControllerNodeStop(kind))
 

@@ -126,7 +126,7 @@ def handle_offset_commit_request(broker, src, msg: OffsetCommitRequest) -> None:
     for topic, partition, offset, leader_epoch in msg.offsets:
         key = (msg.group_id, topic, partition)
         c.group_offsets[key] = offset
-        c.group_offset_leader_epochs[key] = \
+        c.group_offsets.leader_epochs[key] = \
             leader_epoch if keep_epoch and leader_epoch >= 0 else None
     broker.trace("offset_commit", detail=ev.OffsetCommit(
         msg.group_id, tuple(o[:3] for o in msg.offsets)))

@@ -339,7 +339,7 @@ class KRaftControlPlane:
         node.controller.maybe_schedule_periodic(node)
 
     def trace_start(self) -> None:
-        self.cluster.record("metadata_quorum", "kraft", "", -1,
+        self.cluster.trace.record("metadata_quorum", "kraft", "", -1,
                             ev.MetadataQuorum(tuple(self.voters)))
 
     # -- read side (kafka-metadata-quorum, the metadata log, quorum-state) ---------------------
@@ -378,7 +378,7 @@ class KRaftControlPlane:
                 f"yet (running controllers {up} of voters {list(self.voters)}, Raft needs "
                 f"{len(self.voters) // 2 + 1}); DescribeQuorum fails with "
                 "NOT_LEADER_OR_FOLLOWER")
-        seed = self.cluster.seed
+        seed = self.cluster.engine.seed
         kip853 = bool(self.cluster.rules.raft.kraft_dynamic_quorum)
         raw = node.raft.describe_quorum(self.cluster.engine.now)
 

@@ -62,7 +62,7 @@ class Network:
 
     def faults_changed(self) -> None:
         """Recompute ``plain``: no partition, cut link, hold, drop, delay or extra latency is
-        set, so a message's fate is 'send' at the link's latency plus jitter. Cluster.send
+        set, so a message's fate is 'send' at the link's latency plus jitter. Transport.send
         reads the one flag per message instead of six containers; every method that changes
         one of them calls this."""
         self.plain = not (self.groups or self.cut_links or self.holds or self.drops
@@ -102,6 +102,16 @@ class Network:
     def heal(self) -> None:
         self.groups = {}
         self.cut_links = {}
+        self.faults_changed()
+
+    def undrop(self) -> None:
+        """Stop dropping messages: forget every drop filter (``Transport.drop``)."""
+        self.drops = []
+        self.faults_changed()
+
+    def undelay(self) -> None:
+        """Stop delaying messages: forget every delay filter (``Cluster.delay``)."""
+        self.delays = []
         self.faults_changed()
 
     def set_extra_latency(self, node: Node, ms: int) -> None:

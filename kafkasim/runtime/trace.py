@@ -39,10 +39,13 @@ def _detail_text(d) -> str:
 
 class Trace:
     __slots__ = ("rows", "enabled", "messages", "spilled", "spill_dir", "spill_rows",
-                 "spill_files")
+                 "spill_files", "clock")
 
-    def __init__(self, enabled: bool = True, messages: bool = True) -> None:
+    def __init__(self, enabled: bool = True, messages: bool = True, clock=None) -> None:
         self.rows: list[tuple] = []
+        # what ``record`` stamps rows with (its ``now``): the cluster, whose engine a widget may
+        # replace by a hooked one in the same state (kafkasim.widgets.recording.HookedEngine)
+        self.clock = clock
         self.enabled = enabled
         self.messages = messages  # record send/recv of every RPC (needed for space-time diagrams)
         self.spilled = 0          # rows written to spill_files (no longer in rows)
@@ -55,6 +58,11 @@ class Trace:
         _dict, slots = state if isinstance(state, tuple) else (None, state)
         for name in Trace.__slots__:
             setattr(self, name, slots.get(name, _SPILL_DEFAULTS.get(name)))
+
+    def record(self, kind: str, node, topic: str = "", partition: int = -1, detail=None) -> None:
+        """Append a row (now, kind, node, topic, partition, detail), stamped with the clock's
+        current time."""
+        self.rows.append((self.clock.now, kind, node, topic, partition, detail))
 
     def __len__(self) -> int:
         return self.spilled + len(self.rows)

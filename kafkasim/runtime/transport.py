@@ -10,6 +10,7 @@ arrives (``disconnect``) and fails the requests it had in flight there.
 
 from __future__ import annotations
 
+from kafkasim.core import events as ev
 from kafkasim.core.messages import (
     FetchRequest,
     FetchResponse,
@@ -20,7 +21,7 @@ from kafkasim.core.messages import (
 )
 from kafkasim.runtime.broker import STOPPED
 from kafkasim.runtime.kafka_apis import handle_fetcher_response
-from kafkasim.runtime.network import ZOOKEEPER, Network
+from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network
 
 # LeaderAndIsr, UpdateMetadata and StopReplica travel on the controller's channels
 # (ZkControlPlane.queue_controller_request keeps what they could not send)
@@ -62,11 +63,11 @@ class Transport:
                 return
             if fate == "hold":
                 net.held.append(env)
-                self.cluster.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
+                self.trace.record("hold", src, "", -1, (self.wire_name(msg), dst, msg_id))
                 return
             if fate != "send":
                 net.dropped += 1
-                self.cluster.record("drop", src, "", -1,
+                self.trace.record("drop", src, "", -1,
                                     (self.wire_name(msg), dst, msg_id, fate))
                 return
             t = net.delivery_time(env, now, engine.rng)
@@ -98,6 +99,24 @@ class Transport:
         engine.schedule_args_at(t, "deliver",
                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
 
+    def drop(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
+             where: dict | None = None) -> int:
+        """Drop matching messages from now on (``count`` of them, or all; ``Network.undrop``
+        stops); also discards matching messages currently held. Selects as ``Cluster.hold``
+        does; returns how many held messages it discarded."""
+        net = self.network
+        flt = MessageFilter(type, src, dst, count, where)
+        net.drops.append(flt)
+        net.faults_changed()
+        gone = net.release(MessageFilter(type, src, dst, where=where))
+        record = self.trace.record
+        for env in gone:
+            record("drop", env.src, "", -1, (self.wire_name(env.msg), env.dst, env.msg_id,
+                                             "dropped while held"))
+        record("fault", "network", "", -1,
+               ev.DropMessages(type, src, dst, str(where) if where else ""))
+        return len(gone)
+
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
         cls = type(msg)
@@ -126,7 +145,7 @@ class Transport:
             # sets both; only a stop moves the network's on)
             if broker.state == STOPPED or broker.incarnation != incarnation:
                 net.dropped += 1
-                self.cluster.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
+                self.trace.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
                                                   "destination process gone"))
                 self.send_close(dst, src, msg)   # the refusal travels back
                 return
@@ -139,7 +158,7 @@ class Transport:
                 self.cluster.zk_control_plane.queue_controller_request(src, dst, msg)
                 return
             net.dropped += 1
-            self.cluster.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
+            self.trace.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
                                               "network partition"))
             return
         net.delivered += 1

@@ -51,10 +51,10 @@ class RateWorkload:
                 raise ValueError(f"bad workload segment {s!r}: need 0 <= start < end and "
                                  "rate >= 0")
             segs.append(Segment(int(start), int(end), float(r)))
-        if topic not in cluster.topic_configs:
-            raise ClusterError(cluster._unknown_topic(topic))
+        if topic not in cluster.topics.configs:
+            raise ClusterError(cluster.topics.unknown_topic_message(topic))
         if partition is not None:
-            cluster.check_partition(topic, partition)
+            cluster.topics.check_partition(topic, partition)
         self.cluster = cluster
         self.producer = producer
         self.topic = topic

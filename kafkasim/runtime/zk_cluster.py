@@ -22,6 +22,7 @@ import json
 from kafkasim.core import events as ev
 from kafkasim.runtime.broker import RUNNING, Broker
 from kafkasim.runtime.network import ZOOKEEPER
+from kafkasim.settings.exceptions import ClusterError
 
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
 
@@ -64,7 +65,7 @@ class ZkControlPlane:
         zk = self.cluster.zk
         if zk.exists("/controller") or b.state != RUNNING or \
                 not zk.session_alive(b.zk_lifecycle.session_id) \
-                or not self.cluster.network.can_reach(broker_id, ZOOKEEPER):
+                or not self.cluster.transport.network.can_reach(broker_id, ZOOKEEPER):
             return
         if b.paused_until > self.cluster.engine.now:
             self.cluster.engine.schedule_at(b.paused_until, "try_controller", broker_id)
@@ -91,14 +92,16 @@ class ZkControlPlane:
             return
         self.run_controller(ctl, name, args)
 
-    def run_controller(self, broker: Broker, name: str, args: tuple) -> None:
-        """Run one controller operation on ``broker``'s controller, fenced by its epoch."""
+    def run_controller(self, broker: Broker, name: str, args: tuple):
+        """Run one controller operation on ``broker``'s controller, fenced by its epoch; returns
+        what the operation answers (ElectLeaders' and AlterPartitionReassignments' results per
+        partition), None when it did not run now."""
         from kafkasim.control.controller import ControllerMovedError
 
         c = broker.controller
         if c is None:
             return
-        if not self.cluster.network.can_reach(broker.id, ZOOKEEPER):
+        if not self.cluster.transport.network.can_reach(broker.id, ZOOKEEPER):
             # ZooKeeper unreachable: the operation waits for the connection to come back
             self.cluster.engine.schedule(1000, "controller_event", name, args)
             return
@@ -117,17 +120,16 @@ class ZkControlPlane:
             elif name == "auto_rebalance":
                 c.auto_rebalance(broker, zk)
             elif name == "elect":
-                self.cluster.admin_state.last_election_results = \
-                    c.elect_leaders(broker, zk, *args)
+                return c.elect_leaders(broker, zk, *args)
             elif name == "reassignment_isr_change":
                 c.maybe_complete_reassignment(broker, zk, args[0])
             elif name == "alter_reassignments":
-                self.cluster.admin_state.last_reassignment_results = \
-                    c.alter_partition_reassignments(broker, zk, *args)
+                return c.alter_partition_reassignments(broker, zk, *args)
             else:
                 raise ValueError(f"unknown controller operation {name!r}")
         except ControllerMovedError as exc:
             broker.zk_lifecycle.resign_controller(broker, str(exc))
+        return None
 
     def zk_data_changed(self, path: str) -> None:
         """A watched partition state znode changed (PartitionReassignmentIsrChangeHandler, the
@@ -149,7 +151,7 @@ class ZkControlPlane:
             alive = self.cluster.zk.touch(msg.session_id, self.cluster.engine.now)
             if alive:
                 self.watch_session(msg.session_id)
-            self.cluster.send(ZOOKEEPER, src, ZkPingResponse(msg.session_id, alive))
+            self.cluster.transport.send(ZOOKEEPER, src, ZkPingResponse(msg.session_id, alive))
 
     def watch_session(self, session_id: int) -> None:
         """Check the session once its timeout passed since the last ping heard."""
@@ -164,9 +166,27 @@ class ZkControlPlane:
         if s is None or s.last_heard_ms != heard_ms:
             return
         waited = self.cluster.engine.now - heard_ms
-        self.cluster.record("zk_session_expired", ZOOKEEPER, "", -1,
+        self.cluster.trace.record("zk_session_expired", ZOOKEEPER, "", -1,
                             ev.ZkSessionExpired(session_id, s.owner, "timeout", waited))
         self.close_session(session_id)
+
+    def expire_session(self, broker: int) -> None:
+        """Expire a broker's ZooKeeper session now (as if it had been silent too long)."""
+        cluster = self.cluster
+        b = cluster.brokers.get(broker)
+        if b is None:
+            raise ClusterError(f"Unknown broker {broker}; brokers are {sorted(cluster.brokers)}")
+        if cluster.kraft is not None:
+            raise ClusterError(
+                f"Kafka {cluster.kafka_version} runs in KRaft mode: there are no ZooKeeper "
+                "sessions. A broker is fenced when the active controller has had no heartbeat "
+                "from it for broker.session.timeout.ms; cut it off from the controllers (cut / "
+                "partition_network) or pause it to see that")
+        if not cluster.zk.session_alive(b.zk_lifecycle.session_id):
+            raise ClusterError(f"broker {broker} has no live ZooKeeper session")
+        cluster.trace.record("zk_session_expired", ZOOKEEPER, "", -1,
+                             ev.ZkSessionExpired(b.zk_lifecycle.session_id, broker, "request", -1))
+        self.close_session(b.zk_lifecycle.session_id)
 
     def close_session(self, session_id: int) -> None:
         """Expire or close a session: its ephemeral znodes vanish and the watches fire."""
@@ -176,9 +196,9 @@ class ZkControlPlane:
         if any(p.startswith("/brokers/ids/") for p in gone):
             engine.schedule(1, "controller_event", "broker_change", ())
         if "/controller" in gone:
-            cluster.record("controller", ZOOKEEPER, "", -1, ev.ControllerReelection())
+            cluster.trace.record("controller", ZOOKEEPER, "", -1, ev.ControllerReelection())
             for bid in sorted(cluster.brokers):
-                delay = 1 + int(engine.rng.random() * (cluster.network.jitter_ms + 1))
+                delay = 1 + int(engine.rng.random() * (cluster.transport.network.jitter_ms + 1))
                 engine.schedule(delay, "try_controller", bid)
 
     def queue_controller_request(self, src, dst, msg) -> None:
@@ -204,9 +224,10 @@ class ZkControlPlane:
             del self.controller_queues[(src, dst)]  # the channel is gone with its controller
             return
         engine = self.cluster.engine
-        if sender.paused_until > engine.now or not self.cluster.network.can_reach(src, dst):
+        network = self.cluster.transport.network
+        if sender.paused_until > engine.now or not network.can_reach(src, dst):
             engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src, dst)
             return
         del self.controller_queues[(src, dst)]
         for msg in q:
-            self.cluster.send(src, dst, msg)
+            self.cluster.transport.send(src, dst, msg)

@@ -18,9 +18,11 @@ from typing import Any
 from kafkasim.core import events as ev
 from kafkasim.core.match import MatchError
 from kafkasim.observe.checks import attach, classify_losses
-from kafkasim.runtime.cluster import Cluster, ClusterError, invalid_topic_reason
+from kafkasim.observe.snapshots import snapshot
+from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.runtime.engine import EventLimitExceeded
 from kafkasim.runtime.network import MessageFilter
+from kafkasim.runtime.topics import invalid_topic_reason
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.scenarios import schema as schema
 from kafkasim.settings import limits
@@ -576,7 +578,7 @@ class ScenarioRun:
 
     def _do_drop(self, i: int, st: dict) -> str:
         f = self._filter(st["messages"], i)
-        n = self.cluster.drop(**f, count=st["messages"].get("count", -1))
+        n = self.cluster.transport.drop(**f, count=st["messages"].get("count", -1))
         return f"dropping {f} ({n} held message(s) discarded)"
 
     def _do_alter_config(self, i: int, st: dict) -> str:
@@ -623,7 +625,7 @@ class ScenarioRun:
         return text
 
     def _do_snapshot(self, i: int, st: dict) -> str:
-        self.snapshots[st["label"]] = self.cluster.snapshot()
+        self.snapshots[st["label"]] = snapshot(self.cluster)
         self.outputs.append({"step": i + 1, "label": st["label"], "time_ms": self.cluster.now,
                              "text": json.dumps(partition_report(self.cluster))})
         return f"snapshot '{st['label']}'"
@@ -672,7 +674,7 @@ class ScenarioRun:
         return f"controller {st['broker']} restarted"
 
     def _do_expire_session(self, i: int, st: dict) -> str:
-        self.cluster.expire_session(st["broker"])
+        self.cluster.zk_control_plane.expire_session(st["broker"])
         return f"broker {st['broker']}'s ZooKeeper session expired"
 
     def _do_create_topic(self, i: int, st: dict) -> str:
@@ -719,9 +721,9 @@ class ScenarioRun:
             "format_version": REPORT_FORMAT_VERSION,
             "scenario": self.scenario.name,
             "source": self.scenario.source,
-            "seed": c.seed,
+            "seed": c.engine.seed,
             "kafka_version": c.kafka_version,
-            "metadata_mode": c.metadata_mode,
+            "metadata_mode": c.inspect.metadata_mode(),
             **extra,
             "end_time_ms": c.now,
             "partitions": partition_report(c),
@@ -739,7 +741,7 @@ class ScenarioRun:
             "metrics": {k: metrics[k] for k in sorted(metrics)},
             "describe": c.describe(),
             "events": len(c.trace),
-            "trace_digest": c.trace_digest(),
+            "trace_digest": c.trace.digest(),
         }
 
     @property
@@ -863,7 +865,8 @@ class Conditions:
         return _compare(n, spec), n
 
     def _clause_leader_epoch(self, key: str, spec: dict) -> tuple[bool, Any]:
-        e = self.cluster.partition_state(spec["topic"], spec.get("partition", 0))["leader_epoch"]
+        st = self.cluster.inspect.partition_state(spec["topic"], spec.get("partition", 0))
+        e = st["leader_epoch"]
         return _compare(e, spec), e
 
     def _clause_unclean_elections(self, key: str, spec: dict) -> tuple[bool, Any]:
@@ -932,9 +935,9 @@ def _controller_node(c: Cluster, node_id):
 
 def partition_report(c: Cluster) -> list[dict]:
     out = []
-    for topic in c.topics():
+    for topic in c.topics.names():
         for p in c.assignment(topic):
-            st = c.partition_state(topic, p)
+            st = c.inspect.partition_state(topic, p)
             reps = []
             for b in st["replicas"]:
                 log = c.brokers[b].logs.get((topic, p))
@@ -983,7 +986,7 @@ def lost_acked(c: Cluster, producers) -> list[int]:
         for r in p.results.values():
             if r.status != "acked" or r.offset < 0:
                 continue
-            st = c.partition_state(r.topic, r.partition)
+            st = c.inspect.partition_state(r.topic, r.partition)
             holder = st["leader"] if st["leader"] >= 0 else (st["isr"][-1] if st["isr"] else -1)
             log = c.brokers[holder].logs.get((r.topic, r.partition)) if holder >= 0 else None
             if log is None or not (log.log_start_offset <= r.offset < log.log_end_offset) or \
@@ -1003,7 +1006,7 @@ def _settled(c: Cluster) -> bool:
     # session cached it as sent (CachedPartition.maybeUpdateResponseData) and sends it again
     # only when it changes. Such a follower (its fetch state's ``hw_missed``) counts as settled.
     sessions = c.rules.fetch.fetch_sessions
-    for topic in c.topics():
+    for topic in c.topics.names():
         for p in c.assignment(topic):
             leader = c.leader(topic, p)
             if leader < 0:

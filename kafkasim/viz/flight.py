@@ -112,7 +112,7 @@ def broker_belief(cluster, broker: int, topic: str | None, partition: int = 0) -
     if topic is None:
         return lines
     try:
-        v = cluster.replica_view(broker, topic, partition)
+        v = cluster.inspect.replica_view(broker, topic, partition)
     except (ClusterError, KeyError):          # not a replica of this partition
         return lines + ["(no replica)"]
     if v["role"] == "leader":
@@ -219,7 +219,7 @@ def flight_svg(cluster, topic: str | None = None, partition: int = 0, *,
     def listed(f, names):
         return f["type"] in names or api_of(f["type"])[0] in names
 
-    flights = [f for f in cluster.messages_in_flight() if not listed(f, hide)]
+    flights = [f for f in cluster.inspect.messages_in_flight() if not listed(f, hide)]
     if only is not None:
         flights = [f for f in flights if listed(f, only)]
     clients = sorted({n for f in flights for n in (f["src"], f["dst"])

@@ -49,7 +49,7 @@ class LeaderChange(NamedTuple):
 
 def partition_history(cluster, topic: str, partition: int = 0) -> list[PartitionChange]:
     """Every change of (leader, leader epoch, ISR) of one partition, from the trace."""
-    cluster.check_partition(topic, partition)
+    cluster.topics.check_partition(topic, partition)
     out: list[PartitionChange] = []
     leader, epoch, isr = -1, -1, ()
     for t, kind, node, tp, p, detail in cluster.trace.rows:

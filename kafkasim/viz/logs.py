@@ -77,7 +77,7 @@ def replica_log_rows(cluster, topic: str, partition: int = 0, *, max_records: in
     ones (ending at the largest LEO), or from ``start_offset`` on."""
     if max_records < 1:
         raise ValueError(f"max_records must be >= 1, got {max_records}")
-    st = cluster.partition_state(topic, partition)
+    st = cluster.inspect.partition_state(topic, partition)
     leader, isr = st["leader"], tuple(st["isr"])
     logs = {}
     for b in st["replicas"]:

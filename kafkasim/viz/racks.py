@@ -47,9 +47,9 @@ def cluster_layout(cluster) -> list[RackGroup]:
     replicas they host."""
     controller = cluster.controller_id()
     hosted: dict[int, list[ReplicaBadge]] = {b: [] for b in cluster.brokers}
-    for topic in cluster.topics():
+    for topic in cluster.topics.names():
         for p, replicas in cluster.assignment(topic).items():
-            st = cluster.partition_state(topic, p)
+            st = cluster.inspect.partition_state(topic, p)
             for r in replicas:
                 if r in hosted:
                     hosted[r].append(ReplicaBadge(topic, p, r == st["leader"], r in st["isr"]))

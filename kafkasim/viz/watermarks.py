@@ -30,7 +30,7 @@ class WatermarkPoint(NamedTuple):
 
 def hw_leo_series(cluster, topic: str, partition: int = 0) -> list[WatermarkPoint]:
     """Change points of every replica's (LEO, HW), in time order, ending with the state now."""
-    cluster.check_partition(topic, partition)
+    cluster.topics.check_partition(topic, partition)
     replicas = cluster.assignment(topic)[partition]
     state: dict[int, list] = {}          # broker -> [leo, hw]
     out: list[WatermarkPoint] = []

@@ -126,7 +126,7 @@ class PlayerUI:
             self.value,
         ]
         # what is shown
-        topics = c.topics()
+        topics = c.topics.names()
         self.topic = _named(w.Dropdown(options=topics, value=player.topic,
                                        description=tr("topic"),
                                        layout=w.Layout(width="200px")), "topic")
@@ -228,7 +228,7 @@ class PlayerUI:
         self.refresh()
 
     def _partitions(self, topic):
-        return list(range(self.p.cluster.partition_count(topic))) if topic else []
+        return list(range(self.p.cluster.topics.partition_count(topic))) if topic else []
 
     # -- view ------------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -244,7 +244,7 @@ class PlayerUI:
                 keep = self.kind.value if self.kind.value in kinds else _first_kind(kinds)
                 self.kind.options = kinds
                 self.kind.value = keep
-            topics = p.cluster.topics()
+            topics = p.cluster.topics.names()
             if list(self.topic.options) != topics:
                 self.topic.options = topics
             if p.topic is not None and p.topic in topics:   # (not created yet at this time)

@@ -108,7 +108,7 @@ def _belief(cluster, broker: int, topic: str | None, partition: int) -> list[str
     if topic is None:
         return []
     try:
-        v = cluster.replica_view(broker, topic, partition)
+        v = cluster.inspect.replica_view(broker, topic, partition)
     except (ClusterError, KeyError):          # not a replica of this partition
         return [tr("(no replica)")]
     if v["role"] == "leader":
@@ -131,7 +131,7 @@ def broker_tiles(cluster, topic: str | None = None, partition: int = 0) -> list[
         state, detail = _state(cluster, br, kraft)
         if state == "crashed":
             leads: tuple = ()
-            due = cluster.supervised_start_ms(b)     # ZooKeeper: the old session must expire
+            due = cluster.inspect.supervised_start_ms(b)  # ZooKeeper: the old session must expire
             belief = () if due is None else (tr("starts at {ms} ms", ms=f"{due:,}"),)
             detail = "" if due is None else "restart pending"
         else:

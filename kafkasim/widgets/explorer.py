@@ -375,12 +375,12 @@ def _default_draw(result, fig):
 
     c = _cluster_of(result)
     ax = fig.add_subplot()
-    if c is None or not c.topics():
+    if c is None or not c.topics.names():
         ax.set_axis_off()
         ax.text(0.5, 0.5, tr("pass draw=... to draw this result"), ha="center", va="center",
                 transform=ax.transAxes, fontsize=style.FONT)
         return fig
-    viz.replica_logs(c, c.topics()[0], 0, ax=ax)
+    viz.replica_logs(c, c.topics.names()[0], 0, ax=ax)
     return fig
 
 
@@ -388,4 +388,4 @@ def _default_summary(result) -> str:
     c = _cluster_of(result)
     if c is None:
         return repr(result)
-    return f"t = {c.now:,} ms, seed {c.seed}\n{c.describe()}"
+    return f"t = {c.now:,} ms, seed {c.engine.seed}\n{c.describe()}"

@@ -62,13 +62,13 @@ def _history_for(source, every_ms: int | None, checks):
     if isinstance(source, (Scenario, ScenarioRun)):
         if isinstance(source, Scenario):
             source = source.run()     # cheap next to recording; tells how long the story is
-        scenario, seed = source.scenario, source.cluster.seed
+        scenario, seed = source.scenario, source.cluster.engine.seed
         if every_ms is None:
             every_ms = _auto_every_ms(source.cluster.now)
         suite = make_suite(names, on_violation="collect") if checks else None
         history, run = record_scenario(scenario, seed, every_ms, checker=suite)
         script = [(st.time_ms, st.action) for st in run.steps if st.action not in PASSIVE_STEPS]
-        if run.cluster.trace_digest() == source.cluster.trace_digest():
+        if run.cluster.trace.digest() == source.cluster.trace.digest():
             checker = None
             if checks:
                 checker = BranchChecker(snapshots.dump(history.cluster), 0, history.now, names,
@@ -79,7 +79,7 @@ def _history_for(source, every_ms: int | None, checks):
                    "from the cluster's current state", name=repr(scenario.name), seed=seed)
         source = source.cluster
     elif isinstance(source, Cluster):
-        about = tr("cluster, seed {seed}", seed=source.seed)
+        about = tr("cluster, seed {seed}", seed=source.engine.seed)
     else:
         raise TypeError(f"Player needs a Cluster, a Scenario or a ScenarioRun, got "
                         f"{type(source).__name__}")
@@ -112,11 +112,11 @@ class Player:
         self.start_ms = self.history.times[0]
         self.notice = ""          # what the last fork dropped of the scenario's script
         self._kinds = None
-        topics = self.cluster.topics()
+        topics = self.cluster.topics.names()
         self.topic = topic if topic is not None else (topics[0] if topics else None)
         self.partition = partition
         if self.topic is not None:
-            self.cluster.check_partition(self.topic, partition)
+            self.cluster.topics.check_partition(self.topic, partition)
         self.tick_ms = tick_ms if tick_ms is not None else \
             auto_tick_ms(self.horizon - self.start_ms)
         self.show_isr = show_isr
@@ -208,7 +208,7 @@ class Player:
         topic = self.topic if topic is None else topic
         partition = 0 if partition is None and topic != self.topic else \
             (self.partition if partition is None else partition)
-        self.cluster.check_partition(topic, partition)
+        self.cluster.topics.check_partition(topic, partition)
         self.topic, self.partition = topic, partition
         self._changed()
 
@@ -297,7 +297,7 @@ class Player:
         if self.topic is None:
             raise ClusterError("the cluster has no topic to produce to")
         partition = self.partition if partition is None else partition
-        self.cluster.check_partition(self.topic, partition)
+        self.cluster.topics.check_partition(self.topic, partition)
         return self._act("produce", self.topic, value, partition=partition)
 
     def cut(self, a, b) -> None:
@@ -363,7 +363,7 @@ class Player:
             "time_ms": c.now,
             "horizon_ms": h.horizon,
             "start_ms": self.start_ms,
-            "seed": c.seed,
+            "seed": c.engine.seed,
             "topic": self.topic,
             "partition": self.partition,
             "describe": c.describe(self.topic) if shown else
@@ -448,7 +448,7 @@ class Player:
         (``viz.flight.flight_svg``): hover a message for its fields."""
         from kafkasim.viz.flight import flight_svg
 
-        if self.topic is not None and self.topic not in self.cluster.topics():
+        if self.topic is not None and self.topic not in self.cluster.topics.names():
             return flight_svg(self.cluster)
         return flight_svg(self.cluster, self.topic, self.partition)
 
@@ -623,10 +623,10 @@ class PlayerFrames:
 
 def _topic_shown(c: Cluster, topic: str | None, partition: int) -> bool:
     """The shown topic-partition exists at this time (created, with a partition state)."""
-    if topic is None or topic not in c.topics():
+    if topic is None or topic not in c.topics.names():
         return False
     try:
-        c.partition_state(topic, partition)
+        c.inspect.partition_state(topic, partition)
     except (KeyError, ClusterError):
         return False
     return True

@@ -202,8 +202,8 @@ class BranchChecker:
     """The first invariant violation on a History's current branch.
 
     A copy of the cluster taken at ``base`` (``kafkasim.observe.snapshots.dump`` of it, or the
-    bytes of
-    ``Cluster.snapshot()``; after ``base_actions`` of the branch's actions, at ``base_time``)
+    bytes of ``snapshots.snapshot(cluster)``; after ``base_actions`` of the branch's actions, at
+    ``base_time``)
     replays the branch's later actions with every check of ``kafkasim.observe.checks`` run after
     every event, lazily, up to the branch's horizon. ``first`` and ``checked_from`` carry what was
     checked before ``base_time`` (while a scenario was recorded); a fresh copy's checks learn the
@@ -234,7 +234,7 @@ class BranchChecker:
     def _start(self, every_ms: int) -> CheckedHistory:
         base = self.base
         cluster = snapshots.load(base) if isinstance(base, snapshots.Snapshot) else \
-            Cluster.restore(base)
+            snapshots.restore(base)
         suite = make_suite(self.names, on_violation="collect")
         self.shadow = CheckedHistory(cluster, every_ms, suite)
         self.applied = self.base_actions

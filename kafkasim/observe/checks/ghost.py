@@ -281,7 +281,7 @@ class ControllerStateReader:
         if kraft is not None:
             # KRaft: the committed metadata image (changes only when its offset moves)
             img = kraft.image
-            key = ("kraft", img.offset, len(cluster.topic_configs))
+            key = ("kraft", img.offset, len(cluster.topics.configs))
             if not full and key == self.key:
                 return None
             self.key = key
@@ -297,20 +297,20 @@ class ControllerStateReader:
         zk = getattr(cluster, "zk", None)
         if zk is None:  # a control plane without ZooKeeper: use the public query
             states = {}
-            for topic in cluster.topics():
+            for topic in cluster.topics.names():
                 for p, reps in cluster.assignment(topic).items():
                     replicas[(topic, p)] = tuple(reps)
-                    st = cluster.partition_state(topic, p)
+                    st = cluster.inspect.partition_state(topic, p)
                     states[(topic, p)] = (st["leader"], st["leader_epoch"], tuple(st["isr"]))
             return states, None
         # every ZooKeeper write bumps the zxid: unchanged zxid, unchanged states
-        key = (getattr(zk, "zxid", None), len(zk.znodes), len(cluster.topic_configs))
+        key = (getattr(zk, "zxid", None), len(zk.znodes), len(cluster.topics.configs))
         if not full and key[0] is not None and key == self.key:
             return None
         self.key = key
         states = {}
         cache = self.zk_cache
-        for topic in cluster.topic_configs:
+        for topic in cluster.topics.configs:
             tpath = f"/brokers/topics/{topic}"
             parts = _parsed(zk, cache, tpath)
             if parts is None:

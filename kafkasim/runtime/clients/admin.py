@@ -8,6 +8,9 @@ tools do.
 
 from __future__ import annotations
 
+from kafkasim.runtime.views import known_broker
+from kafkasim.settings.exceptions import ClusterError
+
 
 class Admin:
     def __init__(self, cluster) -> None:
@@ -25,17 +28,17 @@ class Admin:
     def describe_topics(self, names: list[str] | None = None) -> dict[str, list[dict]]:
         """Per topic, per partition: leader, replicas, isr (as the metadata reports them)."""
         c = self.cluster
-        names = c.topics() if names is None else list(names)
-        return {n: [dict(partition=p, **{k: v for k, v in c.partition_state(n, p).items()
+        names = c.topics.names() if names is None else list(names)
+        return {n: [dict(partition=p, **{k: v for k, v in c.inspect.partition_state(n, p).items()
                                          if k in ("leader", "replicas", "isr")})
                     for p in c.assignment(n)] for n in names}
 
     def describe_configs(self, entity_type: str, name) -> dict:
         c = self.cluster
         if entity_type == "topics":
-            c.partition_count(name)
-            return dict(c.topic_configs[name])
-        return dict(c._broker(name).config)
+            c.topics.check_topic(name)
+            return dict(c.topics.configs[name])
+        return dict(known_broker(c.brokers, name).config)
 
     def incremental_alter_configs(self, entity_type: str, name, set_: dict | None = None,
                                   delete: list[str] | None = None) -> None:
@@ -48,14 +51,49 @@ class Admin:
 
     def alter_partition_reassignments(self, reassignments: dict) -> dict:
         """Admin.alterPartitionReassignments (KIP-455): ``{(topic, partition): [replicas] or
-        None}`` (None cancels); per partition the error name ("NONE" when accepted)."""
+        None}`` (None cancels); per partition the error name ("NONE" when accepted). The
+        error messages too: ``alter_partition_reassignments_result``."""
         return {tp: err for tp, (err, _msg) in
-                self.cluster.alter_partition_reassignments(reassignments).items()}
+                self.alter_partition_reassignments_result(reassignments).items()}
+
+    def alter_partition_reassignments_result(self, reassignments: dict) -> dict:
+        """``kafka-reassign-partitions --execute`` / Admin.alterPartitionReassignments (KIP-455,
+        Kafka 2.4+) with Kafka's AlterPartitionReassignmentsResult: ``{(topic, partition):
+        [target replicas] or None}`` (None cancels). The controller starts each reassignment
+        (KafkaController.onPartitionReassignment); it completes by itself once every target
+        replica is in the ISR. Returns ``{(topic, partition): (error, message)}``, error "NONE"
+        when accepted."""
+        c = self.cluster
+        if not c.rules.tools.alter_partition_reassignments:
+            raise ClusterError(
+                f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
+                f"{c.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "
+                "a path kafkasim does not model")
+        if c.kraft is not None:
+            raise ClusterError(
+                "partition reassignment is not modelled in KRaft mode yet (the KRaft controller "
+                "writes adding/removing replicas into PartitionChangeRecords); use "
+                "kafka_version='3.9' or older in ZooKeeper mode to study KIP-455")
+        todo = {}   # an unknown partition is answered UNKNOWN_TOPIC_OR_PARTITION, not raised
+        for key, target in reassignments.items():
+            topic, partition = key
+            todo[(topic, partition)] = None if target is None else [int(b) for b in target]
+        ctl = c.zk_control_plane.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to run the reassignment (NOT_CONTROLLER)")
+        return dict(c.zk_control_plane.run_controller(ctl, "alter_reassignments", (todo,)) or {})
 
     def list_partition_reassignments(self, partitions=None) -> dict:
-        """Admin.listPartitionReassignments: per partition in reassignment, its replicas,
-        adding_replicas and removing_replicas."""
-        return self.cluster.list_partition_reassignments(partitions)
+        """``kafka-reassign-partitions --list`` / Admin.listPartitionReassignments: the
+        reassignments in progress, ``{(topic, partition): {"replicas", "adding_replicas",
+        "removing_replicas"}}`` (from the controller's context)."""
+        ctl = self.cluster.zk_control_plane.controller_broker()
+        if ctl is None:
+            raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
+        tps = None if partitions is None else [tuple(tp) for tp in partitions]
+        return {tp: {"replicas": list(rs), "adding_replicas": list(ar),
+                     "removing_replicas": list(rr)}
+                for tp, (rs, ar, rr) in ctl.controller.list_partition_reassignments(tps).items()}
 
     def list_offsets(self, topic: str, partition: int = 0, spec: str = "latest") -> int:
         """OffsetSpec.latest() is the HW for clients; earliest() the log start offset."""

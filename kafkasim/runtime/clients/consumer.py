@@ -155,11 +155,11 @@ class Consumer:
     def assign(self, topic: str, partitions: list[int] | None = None) -> None:
         """Manually assign partitions (all of the topic's by default)."""
         c = self.cluster
-        if topic not in c.topic_configs:
-            raise ClusterError(c._unknown_topic(topic))
+        if topic not in c.topics.configs:
+            raise ClusterError(c.topics.unknown_topic_message(topic))
         parts = list(c.assignment(topic)) if partitions is None else list(partitions)
         for p in parts:
-            c.check_partition(topic, p)
+            c.topics.check_partition(topic, p)
             tp = (topic, p)
             if tp not in self.assignment:
                 self.assignment.append(tp)
@@ -167,7 +167,7 @@ class Consumer:
     subscribe = assign
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
-        self.cluster.check_partition(topic, partition)
+        self.cluster.topics.check_partition(topic, partition)
         if offset < 0:
             raise ValueError(f"cannot seek to a negative offset ({offset})")
         self._set_position((topic, partition), offset)
@@ -198,7 +198,7 @@ class Consumer:
         offset = self.committed(topic, partition)
         if offset is None:
             return None
-        epoch = self.cluster.group_offset_leader_epochs.get(key)
+        epoch = self.cluster.group_offsets.leader_epochs.get(key)
         with_epoch = self.cluster.rules.clients.offset_commit_leader_epoch   # KIP-320, 2.1+
         return OffsetAndMetadata(offset, epoch if with_epoch else None)
 
@@ -215,7 +215,7 @@ class Consumer:
     def _send(self, broker: int, msg, kind: str) -> int:
         self.pending[msg.correlation_id] = kind
         self.sent_to[msg.correlation_id] = (broker, msg)
-        self.cluster.send(self.client_id, broker, msg)
+        self.cluster.transport.send(self.client_id, broker, msg)
         return msg.correlation_id
 
     def _next_corr(self) -> int:
@@ -229,7 +229,7 @@ class Consumer:
 
     def _refresh_metadata(self, timeout_ms: int) -> None:
         c = self.cluster
-        live = c.running_brokers()
+        live = c.inspect.running_brokers()
         if not live:
             return
         self._send(live[0], MetadataRequest(self._next_corr(), ()), "metadata")
@@ -284,7 +284,7 @@ class Consumer:
         can_reset = self.config["auto.offset.reset"] != "none"   # hasDefaultOffsetResetPolicy
         if (end_offset < 0 or epoch < 0) and c.rules.clients.consumer_validation_undefined_resets:
             # KAFKA-9840 / KAFKA-10113 (2.6+): a truncation of unknown extent
-            c.record("consumer_truncation", self.client_id, tp[0], tp[1],
+            c.trace.record("consumer_truncation", self.client_id, tp[0], tp[1],
                      (position, None, "reset" if can_reset else "LogTruncationException"))
             if can_reset:
                 del self.positions[tp]
@@ -293,7 +293,7 @@ class Consumer:
             else:
                 self._truncations[tp] = None
         elif end_offset < position:
-            c.record("consumer_truncation", self.client_id, tp[0], tp[1],
+            c.trace.record("consumer_truncation", self.client_id, tp[0], tp[1],
                      (position, end_offset, "seek" if can_reset else "LogTruncationException"))
             if can_reset:
                 # seekValidated: the first offset known to diverge, with its epoch
@@ -435,7 +435,7 @@ class Consumer:
         with_epoch = self.cluster.rules.clients.consumer_validates_position
         offsets = tuple((t, p, off, self._committable_epoch((t, p)) if with_epoch else -1)
                         for (t, p), off in self.positions.items())
-        live = self.cluster.running_brokers()
+        live = self.cluster.inspect.running_brokers()
         if not live:
             raise RuntimeError("no broker is running: cannot reach the group coordinator")
         # the group coordinator: the lowest live broker id (Kafka: leader of a __consumer_offsets
@@ -505,7 +505,7 @@ class Consumer:
             if pd.preferred_read_replica >= 0:
                 self.preferred[tp] = (pd.preferred_read_replica,
                                       c.now + self.config.get("metadata.max.age.ms", 300000))
-                c.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
+                c.trace.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
                          ev.FetchRedirect(pd.preferred_read_replica))
                 continue
             if pd.error != E.NONE:
@@ -530,5 +530,5 @@ class Consumer:
                                                     c.records.value(rid), pd.high_watermark))
             self.positions[tp] = chunk.base_offset + len(chunk)
             self.position_epochs[tp] = chunk.epochs[-1]   # FetchPosition.offsetEpoch
-            c.record("consume", self.client_id, pd.topic, pd.partition,
+            c.trace.record("consume", self.client_id, pd.topic, pd.partition,
                      (chunk.base_offset, chunk.last_offset, pd.high_watermark))

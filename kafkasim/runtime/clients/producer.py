@@ -154,14 +154,15 @@ class Producer:
         ``prefix``, ``values`` is a range of numbers and the values are ``"<prefix>-<n>"``
         (``RecordRegistry.new_numbered``: a generated workload's)."""
         c = self.cluster
-        # Cluster.partition_count, inlined: it raises for an unknown topic
-        n = c.partition_counts[topic] if topic in c.topic_configs else c.partition_count(topic)
+        # TopicRegistry.partition_count, inlined: it raises for an unknown topic
+        counts = c.topics.partition_counts
+        n = counts[topic] if topic in counts else c.topics.partition_count(topic)
         if partition is None:
             # the same for every record of the run: the key is the same and the sticky
             # partition only moves when the sender drains a batch
             partition = self._partition_for(topic, key, n)
         elif not (isinstance(partition, int) and 0 <= partition < n):
-            c.check_partition(topic, partition)
+            c.topics.check_partition(topic, partition)
         now = c.engine.now
         k = len(values)
         if prefix is not None:
@@ -309,7 +310,7 @@ class Producer:
         target = live[self.correlation % len(live)]
         self.correlation += 1
         self.metadata_in_flight = self.correlation
-        c.send(self.client_id, target, MetadataRequest(self.correlation, ()))
+        c.transport.send(self.client_id, target, MetadataRequest(self.correlation, ()))
         self._schedule(self.request_timeout_ms or 30000, Producer._timer_metadata_timeout,
                        self.correlation)
 
@@ -468,7 +469,7 @@ class Producer:
             req.acks = self.acks
             req.timeout_ms = self.ack_timeout_ms
             req.partitions = tuple(partitions)
-            c.send(client_id, broker, req)
+            c.transport.send(client_id, broker, req)
             if self.acks == 0:
                 # acks=0: done as soon as it is on the wire, offset unknown
                 for b in batches.values():
@@ -513,7 +514,7 @@ class Producer:
         fut.done_ms = now
         ids = b.record_ids
         self.n_pending -= len(ids)
-        # Cluster.record, inlined: one trace row per record, (now, "produce_result", client,
+        # Trace.record, inlined: one trace row per record, (now, "produce_result", client,
         # topic, partition, (record id, status, offset or error)), the rows built by C loops:
         # the row's fixed head plus the 1-tuple holding each record's detail
         if status == ACKED:
