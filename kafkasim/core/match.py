@@ -218,6 +218,41 @@ def matches(msg, compiled) -> bool:
 Node = int | str
 
 
+def check_node(node, known, what: str) -> None:
+    """``node`` must name a node of the simulated network: one of ``known`` (broker ids, KRaft
+    controller ids, "zookeeper" in ZooKeeper mode, client ids, as the caller lists them for its
+    cluster). Raises MatchError naming ``what``, the node, the closest known name and the known
+    nodes. Scenario files (kafkasim.scenarios.scenario) and Cluster's filters and faults use
+    this same check."""
+    known = list(known)
+    if not isinstance(node, bool) and isinstance(node, (int, str)) and node in known:
+        return
+    by_text = {str(k): k for k in known}
+    close = difflib.get_close_matches(str(node), sorted(by_text), n=1)
+    hint = f"; did you mean {by_text[close[0]]!r}?" if close else ""
+    raise MatchError(f"unknown node {node!r} in {what}{hint} (nodes: "
+                     f"{', '.join(repr(k) for k in known)})")
+
+
+def check_count(count, what: str = "count") -> None:
+    """A filter's ``count``: -1 (every matching message) or how many messages, at least 1."""
+    if isinstance(count, bool) or not isinstance(count, int) or not (count == -1 or count >= 1):
+        raise MatchError(f"{what} must be -1 (every matching message) or a whole number of "
+                         f"messages from 1, got {count!r}")
+
+
+def checked_filter(type: str | None = None, src: Node | None = None, dst: Node | None = None,
+                   count: int = -1, where: dict | None = None, *, nodes) -> MessageFilter:
+    """A MessageFilter whose endpoints name known ``nodes`` (see ``check_node``) and whose
+    count is -1 or positive: the one validation path of ``[[steps]] messages`` tables and of
+    Cluster.hold / drop / delay / release. Raises MatchError."""
+    for endpoint, name in ((src, "'from' (src)"), (dst, "'to' (dst)")):
+        if endpoint is not None:
+            check_node(endpoint, nodes, f"message filter {name}")
+    check_count(count, "message filter count")
+    return MessageFilter(type, src, dst, count, where)
+
+
 @dataclass(slots=True)
 class MessageFilter:
     """Matches messages by type name, endpoints and content; None matches anything.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,18 @@ class SchemaError(ValueError):
         super().__init__(f"{key} {message}" if message.startswith("must") else
                          f"{key}: {message}")
         self.key = key
+
+
+def parse_toml(text: str, source: str, error: type[Exception]) -> dict:
+    """``tomllib.loads`` whose failures are ``error(source: invalid TOML: ...)``, nesting too
+    deep for the parser (it recurses per level) included."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{source}: invalid TOML: {exc}") from exc
+    except RecursionError:
+        raise error(f"{source}: invalid TOML: arrays or inline tables nested too deeply for "
+                    "the parser (a scenario or sweep needs a few levels)") from None
 
 
 class _Bad(Exception):
@@ -166,6 +179,22 @@ CLAUSES: dict[str, dict[str, Check]] = {
     "fenced": {"broker": BROKER, "is": boolean, **_SET},
     "metadata_leader_epoch": _CMP,
 }
+#: condition clause -> its comparison keys: a clause needs at least one (the other keys select
+#: what is compared: topic, partition, broker, producer, error...), or it would always hold
+_CMP_KEYS = ("at_least", "at_most", "equals")
+_SET_KEYS = ("equals", "contains", "excludes", "size")
+CLAUSE_COMPARISONS: dict[str, tuple[str, ...]] = {
+    **{k: _CMP_KEYS for k in ("hw", "leo", "acked", "failed", "consumed", "time_ms",
+                              "under_replicated", "isr_shrinks", "isr_expands", "lost_acked",
+                              "leader_epoch", "unclean_elections", "metadata_leader_epoch")},
+    **{k: _SET_KEYS for k in ("isr", "elr", "last_known_elr")},
+    "leader": ("is", "none"),
+    "controller": ("is", "not", "none"),
+    "broker": ("state",),
+    "log": ("equals", "contains", "excludes"),
+    # ``{ broker = 1 }`` alone means ``is = true`` (the broker is fenced)
+    "fenced": ("broker", "is", *_SET_KEYS),
+}
 #: keys a clause must have
 CLAUSE_REQUIRED = {"hw": ("topic",), "leo": ("topic",), "isr": ("topic",), "elr": ("topic",),
                    "last_known_elr": ("topic",), "leader": ("topic",),
@@ -239,7 +268,7 @@ CLIENT_KEYS: dict[str, Check] = {"name": string, "type": one_of("producer", "con
 TOP_KEYS: dict[str, Check] = {
     "name": string, "description": string, "seed": integer(-L.LONG_MAX - 1, L.LONG_MAX,
                                                            "a seed"),
-    "kafka_version": string, "rules": table, "check": boolean,
+    "pin_seed": boolean, "kafka_version": string, "rules": table, "check": boolean,
 }
 
 
@@ -258,8 +287,18 @@ def check_table(where: str, data: dict, specs: dict[str, Check]) -> None:
             check_value(f"{where}.{k}" if where else k, v, specs[k])
 
 
+def check_condition(where: str, cond: Any) -> None:
+    """A condition table (``that`` / ``until``) must name at least one clause: an empty one
+    would hold always."""
+    if isinstance(cond, dict) and not cond:
+        raise SchemaError(where, "an empty condition holds always: name at least one clause "
+                          f"(one of {', '.join(sorted(CLAUSES))}) with a comparison, e.g. "
+                          "{ lost_acked = { equals = 0 } }")
+
+
 def check_clause(key: str, spec: Any) -> None:
-    """One condition clause: its keys known (did-you-mean), their values typed and bounded."""
+    """One condition clause: its keys known (did-you-mean), their values typed and bounded,
+    at least one comparison (a clause without one would always hold), error names Kafka's."""
     allowed = CLAUSES[key]
     if key == "time_ms" and not isinstance(spec, dict):
         check_value(key, spec, ms())
@@ -275,6 +314,41 @@ def check_clause(key: str, spec: Any) -> None:
     if missing:
         raise SchemaError(key, f"condition '{key}' needs {', '.join(missing)}")
     check_table(key, spec, allowed)
+    _check_comparison(key, spec)
+    if "error" in spec:
+        _check_error_name(f"{key}.error", spec["error"])
+
+
+def _check_comparison(key: str, spec: dict) -> None:
+    """The clause compares something; ``fenced``'s ``broker`` form takes no set comparison."""
+    comparisons = CLAUSE_COMPARISONS[key]
+    if not any(k in spec for k in comparisons):
+        raise SchemaError(key, f"condition '{key}' has no comparison, so it would always hold: "
+                          f"add one of {', '.join(comparisons)}")
+    if key == "fenced":
+        sets = [k for k in _SET_KEYS if k in spec]
+        if "broker" in spec and sets:
+            raise SchemaError(key, f"condition 'fenced' with a broker compares that broker "
+                              f"(is = true|false); {', '.join(sets)} compare the set of fenced "
+                              "brokers: use two clauses or drop one")
+        if "is" in spec and "broker" not in spec:
+            raise SchemaError(key, "condition 'fenced': 'is' needs the broker it is about "
+                              "({ broker = 1, is = true })")
+
+
+def error_names() -> list[str]:
+    """The error names a result may carry: Kafka's ``Errors`` enum names kafkasim knows
+    (kafkasim.core.errors) and the client's TimeoutException (delivery.timeout.ms)."""
+    from kafkasim.core import errors
+
+    return sorted({v for k, v in vars(errors).items() if k.isupper() and isinstance(v, str)})
+
+
+def _check_error_name(key: str, name: Any) -> None:
+    known = error_names()
+    if name not in known:
+        raise SchemaError(key, f"unknown error name {name!r}{suggest(name, known)} (Kafka's "
+                          f"Errors names: {', '.join(known)})")
 
 
 def check_step(action: str, step: dict) -> None:

@@ -6,7 +6,10 @@
     kafkasim versions [VERSION]                              list version profiles / show one
 
 Exit status: 0 when every ``expect`` step held (and, with ``check = true``, no invariant was
-violated), 1 otherwise, 2 on bad input (checked before anything runs, ``--out`` included).
+violated), 1 otherwise, 2 on bad input (checked before anything runs, ``--out`` included: a file
+that is not TOML, nested too deeply, a key, value, node or client name the scenario does not
+have, a seed a ``pin_seed`` scenario refuses). ``kafkasim sweep``: 0 when every run ended "ok",
+1 when one did not, 2 on bad input (an empty sweep file included).
 """
 
 from __future__ import annotations
