@@ -122,6 +122,12 @@ def test_faults_and_conditions_name_existing_nodes():
         _steps('do = "partition"\ncut = [[1, "zookeper"]]')
     with pytest.raises(ScenarioError, match="unknown node 7 in partition groups"):
         _steps('do = "partition"\ngroups = [[1], [2, 7]]')
+    with pytest.raises(ScenarioError, match="node 2 is in two partition groups"):
+        _steps('do = "partition"\ngroups = [[1, 2], [2, 3]]')
+    for step in ('groups = [[1, 2, 3]]', "groups = []", "cut = []", ""):
+        with pytest.raises(ScenarioError, match="cut.* nothing"):
+            _steps(f'do = "partition"\n{step}')
+    _steps('do = "partition"\ngroups = [[1], [2, 3, "zookeeper"]]')
     with pytest.raises(ScenarioError, match="unknown node 9 in 'crash' broker"):
         _steps('do = "crash"\nbroker = 9')
     _steps('do = "crash"\nbroker = 3001', base=KRAFT)

@@ -297,9 +297,10 @@ class Scenario:
             self._message_filter(st["messages"], i)
         nodes = self.known_nodes()
         try:
-            for g in st.get("groups", []):
-                for node in g:
-                    check_node(node, nodes, "partition groups")
+            if st["do"] == "partition" and not st.get("groups") and not st.get("cut"):
+                raise MatchError("a 'partition' step needs groups = [[...], [...]] or cut = "
+                                 "[[a, b], ...]: without them it cuts nothing")
+            self._check_groups(st.get("groups"), nodes)
             for a, b in st.get("cut", []):
                 check_node(a, nodes, "cut")
                 check_node(b, nodes, "cut")
@@ -315,6 +316,23 @@ class Scenario:
             raise self._fail(str(exc), i) from None
         self._check_client(i, st, "producer", "producer")
         self._check_client(i, st, "consumer", "consumer")
+
+    @staticmethod
+    def _check_groups(groups, nodes: list) -> None:
+        """``partition`` groups: known nodes, each in one group, at least two groups (one
+        group alone cuts nothing)."""
+        if groups is None:
+            return
+        if len(groups) < 2:
+            raise MatchError(f"partition groups {groups!r} cut nothing: give two groups or "
+                             "more (nodes in different groups cannot reach each other)")
+        seen: set = set()
+        for g in groups:
+            for node in g:
+                check_node(node, nodes, "partition groups")
+                if node in seen:
+                    raise MatchError(f"node {node!r} is in two partition groups")
+                seen.add(node)
 
     def _processes(self) -> list:
         """Broker ids and, in KRaft mode, controller node ids (what ``broker =`` may name)."""
@@ -580,7 +598,9 @@ class ScenarioRun:
             except EventLimitExceeded as exc:
                 raise self._fail(str(exc), i) from exc
             except (ClusterError, ConfigError, ValueError, KeyError, TypeError) as exc:
-                raise self._fail(f"'{st['do']}' failed: {exc}", i) from exc
+                # a KeyError's str() is the repr of its key ("'q'"): show its message
+                detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+                raise self._fail(f"'{st['do']}' failed: {detail}", i) from exc
             self.steps.append(StepResult(i, st["do"], c.now, True, res or ""))
 
     def _await_kraft_ready(self) -> None:
