@@ -75,6 +75,16 @@ def test_error_name_must_be_kafkas():
         _expect('{ failed = { error = "NOT_ENOUGH_REPLICA", equals = 0 } }')
     _expect('{ failed = { error = "NOT_ENOUGH_REPLICAS", equals = 0 } }')
     _expect('{ failed = { error = "TimeoutException", equals = 0 } }')   # delivery.timeout.ms
+    # and in a message filter's where clause, which would otherwise match nothing
+    with pytest.raises(ScenarioError, match=r"ProduceResponse.error: unknown error name "
+                       r"'NOT_LEADER'; did you mean 'NOT_LEADER_OR_FOLLOWER'\?"):
+        _steps('do = "drop"\nmessages = { type = "ProduceResponse", where = { error = '
+               '"NOT_LEADER" } }')
+    with pytest.raises(ScenarioError, match=r"unknown error name 'NON'; did you mean 'NONE'"):
+        _steps('do = "drop"\nmessages = { type = "ProduceResponse", where = { error = '
+               '{ in = ["NON"] } } }')
+    _steps('do = "drop"\nmessages = { type = "ProduceResponse", where = { error = '
+           '{ ne = "NONE" } } }')
 
 
 def test_leader_none_false_means_a_leader():
@@ -183,6 +193,9 @@ def test_acks_with_a_no_break_space_is_refused():
     sc = Scenario.loads(ZK.replace('acks = "all"', 'acks = "1\\u00a0"'), "x.toml")
     with pytest.raises(ScenarioError, match="client 'p': Invalid value .* for configuration acks"):
         sc.run()
+    for acks in ('"1\\u00a0"', "1.0"):   # a produce step's acks: at load
+        with pytest.raises(ScenarioError, match=r"step 1: acks must be one of 'all', -1, 0, 1"):
+            _steps(f'do = "produce"\ntopic = "t"\nacks = {acks}')
     # Java's String.trim (ConfigDef) strips ASCII blanks only
     Scenario.loads(ZK.replace('acks = "all"', 'acks = " 1\\t"'), "x.toml").run()
 

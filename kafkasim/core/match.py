@@ -34,6 +34,7 @@ import difflib
 import operator
 from dataclasses import dataclass, field
 
+from kafkasim.core import errors as E
 from kafkasim.core import messages as M
 
 
@@ -148,8 +149,27 @@ def _clause(type_name: str, field_name: str, op: str, value) -> tuple[str, str, 
         if not isinstance(value, (list, tuple)):
             raise MatchError(f"'in' for {type_name}.{field_name} needs a list of "
                              f"values, got {value!r}")
+        if field_name == "error":
+            for v in value:
+                check_error_name(v, f"{type_name}.error")
         return field_name, op, tuple(_norm(x) for x in value)
+    if field_name == "error" and op in ("eq", "ne"):
+        check_error_name(value, f"{type_name}.error")
     return field_name, op, _norm(value)
+
+
+def error_names() -> list[str]:
+    """The error names messages and results carry: Kafka's ``Errors`` enum names kafkasim knows
+    (kafkasim.core.errors) and the client's TimeoutException (delivery.timeout.ms)."""
+    return sorted({v for k, v in vars(E).items() if k.isupper() and isinstance(v, str)})
+
+
+def check_error_name(name, what: str) -> None:
+    """``name`` is one of ``error_names()``; else MatchError with the closest one."""
+    known = error_names()
+    if name not in known:
+        raise MatchError(f"{what}: unknown error name {name!r}{_suggest(name, known)} "
+                         f"(Kafka's Errors names: {', '.join(known)})")
 
 
 def compile_where(type_name: str | None, where: dict) -> tuple[tuple, tuple, str, object]:

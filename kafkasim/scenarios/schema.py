@@ -18,6 +18,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
+from kafkasim.core.match import MatchError, check_error_name
 from kafkasim.settings import limits as L
 
 Check = Callable[[Any], None]
@@ -212,6 +213,15 @@ def _segment(v) -> None:
     number(0, L.MAX_RATE)(v[2])
 
 
+def _acks(v) -> None:
+    """Kafka's acks values: "all", "-1", "0", "1" or the integers -1, 0, 1 (not 1.0, not a
+    string with spaces around it)."""
+    if v in ("all", "-1", "0", "1") and isinstance(v, str) or _is_int(v) and v in (-1, 0, 1):
+        return
+    raise _Bad(f"must be one of 'all', -1, 0, 1 (Kafka's acks), got {v!r}"
+               f"{suggest(v, ['all', '-1', '0', '1']) if isinstance(v, str) else ''}")
+
+
 #: step key -> check (the same key means the same thing in every action)
 STEP_KEYS: dict[str, Check] = {
     "at_ms": ms(), "after_ms": ms(),
@@ -220,7 +230,7 @@ STEP_KEYS: dict[str, Check] = {
     "rate": number(0, L.MAX_RATE), "duration_ms": ms(),
     "segments": list_of(_segment, 10_000, 1),
     "producer": string, "consumer": string, "group": string, "label": string,
-    "acks": either(one_of("all", "-1", "0", "1"), one_of(-1, 0, 1)),
+    "acks": _acks,
     "wait": boolean, "timeout_ms": ms(),
     "partitions": list_of(PARTITION, L.MAX_PARTITIONS), "max_records": integer(
         1, L.MAX_RECORDS, "a count"),
@@ -336,19 +346,11 @@ def _check_comparison(key: str, spec: dict) -> None:
                               "({ broker = 1, is = true })")
 
 
-def error_names() -> list[str]:
-    """The error names a result may carry: Kafka's ``Errors`` enum names kafkasim knows
-    (kafkasim.core.errors) and the client's TimeoutException (delivery.timeout.ms)."""
-    from kafkasim.core import errors
-
-    return sorted({v for k, v in vars(errors).items() if k.isupper() and isinstance(v, str)})
-
-
 def _check_error_name(key: str, name: Any) -> None:
-    known = error_names()
-    if name not in known:
-        raise SchemaError(key, f"unknown error name {name!r}{suggest(name, known)} (Kafka's "
-                          f"Errors names: {', '.join(known)})")
+    try:
+        check_error_name(name, key)
+    except MatchError as exc:
+        raise SchemaError(key, str(exc).removeprefix(f"{key}: ")) from None
 
 
 def check_step(action: str, step: dict) -> None:
