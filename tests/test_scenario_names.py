@@ -249,6 +249,8 @@ def test_pinned_scenario_refuses_another_seed(capsys):
         sc.run(seed=1)
     assert main(["run", "kraft-controller-failover", "--seed", "1"]) == 2
     assert "pin_seed = true" in capsys.readouterr().err
+    assert main(["run", "seed-high-watermark", "--seed", str(2 ** 63)]) == 2
+    assert "--seed 9223372036854775808: must be an integer from" in capsys.readouterr().err
     with pytest.raises(ScenarioError, match="pin_seed = true needs the seed"):
         Scenario.loads("pin_seed = true\n" + ZK)
 

@@ -526,8 +526,9 @@ class Scenario:
         if self.data.get("pin_seed") and seed is not None and seed != pinned:
             raise self._fail(f"this scenario runs with seed {pinned} only (pin_seed = true: its "
                              f"steps name node ids that seed's elections pick), not seed {seed}: "
-                             "run it without --seed, or copy the file and set pin_seed = false "
-                             "to explore other seeds")
+                             f"run it with seed {pinned} (no --seed; in a sweep, seeds = "
+                             f"[{pinned}]), or copy the file and set pin_seed = false to explore "
+                             "other seeds")
 
     def run(self, seed: int | None = None, check=None,
             max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> ScenarioRun:
