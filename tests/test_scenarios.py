@@ -133,7 +133,7 @@ def test_cli_seed_override_changes_only_randomness():
 def test_cli_failing_expectation_exit_code(tmp_path, capsys):
     f = tmp_path / "s.toml"
     f.write_text('name = "x"\n[[topics]]\nname = "t"\nreplication_factor = 1\n'
-                 '[[steps]]\ndo = "expect"\nthat = { leader = { topic = "t", is = 99 } }\n')
+                 '[[steps]]\ndo = "expect"\nthat = { leader = { topic = "t", none = true } }\n')
     assert main(["run", str(f)]) == 1
     assert "FAIL" in capsys.readouterr().out
 

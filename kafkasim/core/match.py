@@ -34,6 +34,7 @@ import difflib
 import operator
 from dataclasses import dataclass, field
 
+from kafkasim.core import errors as E
 from kafkasim.core import messages as M
 
 
@@ -148,8 +149,27 @@ def _clause(type_name: str, field_name: str, op: str, value) -> tuple[str, str, 
         if not isinstance(value, (list, tuple)):
             raise MatchError(f"'in' for {type_name}.{field_name} needs a list of "
                              f"values, got {value!r}")
+        if field_name == "error":
+            for v in value:
+                check_error_name(v, f"{type_name}.error")
         return field_name, op, tuple(_norm(x) for x in value)
+    if field_name == "error" and op in ("eq", "ne"):
+        check_error_name(value, f"{type_name}.error")
     return field_name, op, _norm(value)
+
+
+def error_names() -> list[str]:
+    """The error names messages and results carry: Kafka's ``Errors`` enum names kafkasim knows
+    (kafkasim.core.errors) and the client's TimeoutException (delivery.timeout.ms)."""
+    return sorted({v for k, v in vars(E).items() if k.isupper() and isinstance(v, str)})
+
+
+def check_error_name(name, what: str) -> None:
+    """``name`` is one of ``error_names()``; else MatchError with the closest one."""
+    known = error_names()
+    if name not in known:
+        raise MatchError(f"{what}: unknown error name {name!r}{_suggest(name, known)} "
+                         f"(Kafka's Errors names: {', '.join(known)})")
 
 
 def compile_where(type_name: str | None, where: dict) -> tuple[tuple, tuple, str, object]:
@@ -216,6 +236,41 @@ def matches(msg, compiled) -> bool:
 
 
 Node = int | str
+
+
+def check_node(node, known, what: str) -> None:
+    """``node`` must name a node of the simulated network: one of ``known`` (broker ids, KRaft
+    controller ids, "zookeeper" in ZooKeeper mode, client ids, as the caller lists them for its
+    cluster). Raises MatchError naming ``what``, the node, the closest known name and the known
+    nodes. Scenario files (kafkasim.scenarios.scenario) and Cluster's filters and faults use
+    this same check."""
+    known = list(known)
+    if not isinstance(node, bool) and isinstance(node, (int, str)) and node in known:
+        return
+    by_text = {str(k): k for k in known}
+    close = difflib.get_close_matches(str(node), sorted(by_text), n=1)
+    hint = f"; did you mean {by_text[close[0]]!r}?" if close else ""
+    raise MatchError(f"unknown node {node!r} in {what}{hint} (nodes: "
+                     f"{', '.join(repr(k) for k in known)})")
+
+
+def check_count(count, what: str = "count") -> None:
+    """A filter's ``count``: -1 (every matching message) or how many messages, at least 1."""
+    if isinstance(count, bool) or not isinstance(count, int) or not (count == -1 or count >= 1):
+        raise MatchError(f"{what} must be -1 (every matching message) or a whole number of "
+                         f"messages from 1, got {count!r}")
+
+
+def checked_filter(type: str | None = None, src: Node | None = None, dst: Node | None = None,
+                   count: int = -1, where: dict | None = None, *, nodes) -> MessageFilter:
+    """A MessageFilter whose endpoints name known ``nodes`` (see ``check_node``) and whose
+    count is -1 or positive: the one validation path of ``[[steps]] messages`` tables and of
+    Cluster.hold / drop / delay / release. Raises MatchError."""
+    for endpoint, name in ((src, "'from' (src)"), (dst, "'to' (dst)")):
+        if endpoint is not None:
+            check_node(endpoint, nodes, f"message filter {name}")
+    check_count(count, "message filter count")
+    return MessageFilter(type, src, dst, count, where)
 
 
 @dataclass(slots=True)

@@ -15,12 +15,12 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkasim.scenarios.schema import parse_toml
 from kafkasim.settings import limits
 
 __all__ = [
@@ -86,6 +86,7 @@ SECTION_FIELDS: dict[str, tuple[str, ...] | None] = {
     "faults": FAULT_FIELDS,
 }
 SWEEP_KEYS = ("name", "description", "seeds", "base", "grid", "cases")
+
 
 DEFAULT_TOPIC = "sweep"
 DEFAULTS = {
@@ -394,7 +395,7 @@ class Sweep:
         except OSError as exc:
             raise SweepError(f"{p}: cannot read sweep file: {exc.strerror}") from exc
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig")   # a byte-order mark is read and ignored
         except UnicodeDecodeError as exc:
             line = raw[:exc.start].count(b"\n") + 1
             raise SweepError(f"{p}: line {line}: not UTF-8 text (TOML files are UTF-8)"
@@ -403,10 +404,14 @@ class Sweep:
 
     @classmethod
     def loads(cls, text: str, source: str = "<sweep>") -> Sweep:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"{source}: invalid TOML: {exc}") from exc
+        """A sweep file's text; one that says nothing about what to run (no [base], [grid],
+        [[cases]] or seeds: an empty file, a comment, a name) is refused rather than run as a
+        default run."""
+        data = parse_toml(text.removeprefix("\ufeff"), source, SweepError)
+        if not any(k in data for k in ("base", "grid", "cases", "seeds")):
+            raise SweepError(f"{source}: the sweep file says nothing to run: give [base] (the "
+                             "run: scenario or workload, topic, faults), [grid] (values to vary), "
+                             "[[cases]] or seeds; an empty sweep is not run as a default run")
         return cls.from_dict(data, source=source)
 
     @classmethod

@@ -10,18 +10,18 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafkasim.core import events as ev
-from kafkasim.core.match import MatchError
+from kafkasim.core.match import MatchError, check_node, checked_filter
 from kafkasim.observe.checks import attach, classify_losses
 from kafkasim.observe.snapshots import snapshot
 from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.runtime.engine import EventLimitExceeded
-from kafkasim.runtime.network import MessageFilter
+from kafkasim.runtime.kraft_cluster import DEDICATED_CONTROLLER_BASE_ID
+from kafkasim.runtime.network import ZOOKEEPER
 from kafkasim.runtime.topics import invalid_topic_reason
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.scenarios import schema as schema
@@ -47,8 +47,8 @@ class ScenarioError(ValueError):
     """A malformed scenario: the message names the file, the line and what is wrong."""
 
 
-TOP_KEYS = {"name", "description", "seed", "kafka_version", "rules", "cluster", "topics",
-            "clients", "steps", "check"}
+TOP_KEYS = {"name", "description", "seed", "pin_seed", "kafka_version", "rules", "cluster",
+            "topics", "clients", "steps", "check"}
 CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitter_ms",
                 "metrics_interval_ms", "metadata_mode", "controllers"}
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
@@ -89,6 +89,10 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "create_topic": ({"name"}, {"partitions", "replication_factor", "assignment", "config",
                                 "wait"}),
 }
+
+# actions whose ``broker`` names a broker (or, in KRaft mode, a controller node) process
+BROKER_ACTIONS = {"pause", "slow", "crash", "power_loss", "shutdown", "start", "restart",
+                  "expire_session"}
 
 CONDITIONS = {"hw", "leo", "isr", "leader", "acked", "failed", "consumed", "time_ms",
               "under_replicated", "isr_shrinks", "isr_expands", "controller", "broker",
@@ -131,7 +135,7 @@ class Scenario:
         except OSError as exc:
             raise ScenarioError(f"{p}: cannot read scenario file: {exc.strerror}") from exc
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig")   # a byte-order mark is read and ignored
         except UnicodeDecodeError as exc:
             line = raw[:exc.start].count(b"\n") + 1
             raise ScenarioError(f"{p}: line {line}: not UTF-8 text (TOML files are UTF-8): "
@@ -141,10 +145,8 @@ class Scenario:
 
     @staticmethod
     def loads(text: str, source: str = "<scenario>") -> Scenario:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"{source}: invalid TOML: {exc}") from exc
+        text = text.removeprefix("\ufeff")   # a byte-order mark (an editor's UTF-8 signature)
+        data = schema.parse_toml(text, source, ScenarioError)
         lines = [i + 1 for i, line in enumerate(text.splitlines())
                  if re.match(r"^\s*\[\[\s*steps\s*\]\]", line)]
         sc = Scenario(data, source, text, lines)
@@ -282,9 +284,118 @@ class Scenario:
                     "network partition cutting the broker from the controllers instead", i)
             for cond_key in ("until", "that"):
                 if cond_key in st:
-                    self._check_condition(st[cond_key], i, mode)
-            if "messages" in st:
-                self._message_filter(st["messages"], i)
+                    self._check_condition(cond_key, st[cond_key], i, mode)
+        self._check_racks()
+        self._check_pinned_seed()
+        for i, st in enumerate(steps):   # every step is well formed: check what they name
+            self._check_names(i, st)
+
+    # -- names: nodes, producers and consumers a step refers to --------------------------------
+    def _check_names(self, i: int, st: dict) -> None:
+        """Nodes in filters, faults and conditions exist in this scenario (brokers, KRaft
+        controllers or ZooKeeper, clients where a filter or a network fault allows them), and
+        so do the producers and consumers steps and conditions name; did-you-mean otherwise."""
+        if "messages" in st:
+            self._message_filter(st["messages"], i)
+        nodes = self.known_nodes()
+        try:
+            if st["do"] == "partition" and not st.get("groups") and not st.get("cut"):
+                raise MatchError("a 'partition' step needs groups = [[...], [...]] or cut = "
+                                 "[[a, b], ...]: without them it cuts nothing")
+            self._check_groups(st.get("groups"), nodes)
+            for a, b in st.get("cut", []):
+                check_node(a, nodes, "cut")
+                check_node(b, nodes, "cut")
+                if a == b:
+                    raise MatchError(f"cut [{a!r}, {b!r}] joins a node to itself: a node always "
+                                     "reaches itself, so cut two different nodes")
+            if "broker" in st and st["do"] in BROKER_ACTIONS:
+                check_node(st["broker"], self._processes(), f"'{st['do']}' broker")
+            for key in ("until", "that"):
+                for clause, spec in st.get(key, {}).items():
+                    self._check_clause_names(clause, spec)
+        except MatchError as exc:
+            raise self._fail(str(exc), i) from None
+        self._check_client(i, st, "producer", "producer")
+        self._check_client(i, st, "consumer", "consumer")
+
+    @staticmethod
+    def _check_groups(groups, nodes: list) -> None:
+        """``partition`` groups: known nodes, each in one group, at least two groups (one
+        group alone cuts nothing)."""
+        if groups is None:
+            return
+        if len(groups) < 2:
+            raise MatchError(f"partition groups {groups!r} cut nothing: give two groups or "
+                             "more (nodes in different groups cannot reach each other)")
+        seen: set = set()
+        for g in groups:
+            for node in g:
+                check_node(node, nodes, "partition groups")
+                if node in seen:
+                    raise MatchError(f"node {node!r} is in two partition groups")
+                seen.add(node)
+
+    def _processes(self) -> list:
+        """Broker ids and, in KRaft mode, controller node ids (what ``broker =`` may name)."""
+        return [n for n in self.server_ids() if n != ZOOKEEPER]
+
+    def _check_clause_names(self, clause: str, spec) -> None:
+        """The broker ids and client names inside one condition clause."""
+        if not isinstance(spec, dict):
+            return
+        brokers = self.broker_ids()
+        if "broker" in spec:
+            check_node(spec["broker"], brokers, f"condition '{clause}' broker")
+        if clause == "broker":
+            check_node(spec["id"], self._processes(), "condition 'broker' id")
+        for key in ("is", "not"):
+            if clause in ("leader", "controller") and key in spec and spec[key] != -1:
+                known = brokers if clause == "leader" or self.metadata_mode() != "kraft" \
+                    else [n for n in self._processes() if n not in brokers]
+                check_node(spec[key], known, f"condition '{clause}' {key} (-1: none)")
+        if clause in ("isr", "elr", "last_known_elr", "fenced"):
+            for key in ("equals", "contains", "excludes"):
+                for b in _as_list(spec.get(key, [])):
+                    check_node(b, brokers, f"condition '{clause}' {key}")
+        for key, kind in (("producer", "producer"), ("consumer", "consumer")):
+            if key in spec:
+                self._known_client(spec[key], kind, f"condition '{clause}'")
+
+    def _check_client(self, i: int, st: dict, key: str, kind: str) -> None:
+        if key in st:
+            try:
+                self._known_client(st[key], kind, f"'{st['do']}' step")
+            except MatchError as exc:
+                raise self._fail(str(exc), i) from None
+
+    def _known_client(self, name, kind: str, what: str) -> None:
+        known = self.client_names(kind)
+        if name not in known:
+            hint = schema.suggest(name, known)
+            raise MatchError(f"{what} names {kind} {name!r}, which this scenario does not "
+                             f"have{hint} ({kind}s: {', '.join(known) or 'none'}; declare it "
+                             f"in [[clients]] with type = \"{kind}\")")
+
+    def _check_racks(self) -> None:
+        """``[cluster] racks`` maps broker ids (TOML keys are strings: ``racks = { 1 = "a" }``)
+        to rack names."""
+        racks = self.data.get("cluster", {}).get("racks", {})
+        brokers = self.broker_ids()
+        for key, rack in racks.items():
+            if not (key.isascii() and key.isdigit() and int(key) in brokers):
+                raise ScenarioError(
+                    f"{self.source}: {self._line_of('racks')}cluster.racks: key {key!r} is not "
+                    f"a broker id of this cluster (racks maps broker ids to rack names, e.g. "
+                    f"racks = {{ 1 = \"a\", 2 = \"b\" }}; brokers: {brokers})")
+            if not isinstance(rack, str):
+                raise ScenarioError(f"{self.source}: {self._line_of('racks')}cluster.racks."
+                                    f"{key} must be a rack name (a string), got {rack!r}")
+
+    def _check_pinned_seed(self) -> None:
+        if self.data.get("pin_seed") and "seed" not in self.data:
+            raise ScenarioError(f"{self.source}: {self._line_of('pin_seed')}pin_seed = true "
+                                "needs the seed it pins: add seed = N")
 
     def _check_version(self) -> None:
         """An unknown ``kafka_version`` or rule override is refused at load time, with the known
@@ -299,8 +410,10 @@ class Scenario:
             key = "rules" if "kafka_version" not in self.data else "kafka_version"
             raise ScenarioError(f"{self.source}: {self._line_of(key)}{exc}") from None
 
-    def _check_condition(self, cond: dict, step: int, mode: str | None = None) -> None:
+    def _check_condition(self, where: str, cond: dict, step: int,
+                         mode: str | None = None) -> None:
         self._check_keys(cond, CONDITIONS, "condition", step)
+        self._schema(schema.check_condition, where, cond, step=step)
         for key, spec in cond.items():
             self._schema(schema.check_clause, key, spec, step=step)
         if mode == "zookeeper":
@@ -332,15 +445,52 @@ class Scenario:
 
     def _message_filter(self, m: dict, step: int) -> dict:
         """A step's ``messages`` table as Cluster.hold/drop/release/delay keywords, validated
-        (an unknown message type, field or comparison names the closest known one)."""
+        (an unknown message type, field, comparison or node names the closest known one)."""
         self._check_keys(m, MESSAGE_FILTER_KEYS, "messages filter", step)
         f = {"type": m.get("type"), "src": m.get("from"), "dst": m.get("to"),
              "where": m.get("where")}
         try:
-            MessageFilter(f["type"], f["src"], f["dst"], -1, f["where"])
+            checked_filter(f["type"], f["src"], f["dst"], m.get("count", -1), f["where"],
+                           nodes=self.known_nodes())
         except MatchError as exc:
             raise self._fail(f"messages filter: {exc}", step) from exc
         return f
+
+    # -- the nodes and clients a scenario names -----------------------------------------------
+    def broker_ids(self) -> list[int]:
+        cl = self.data.get("cluster", {})
+        if "broker_ids" in cl:
+            return list(cl["broker_ids"])
+        return list(range(1, cl.get("brokers", 3) + 1))
+
+    def server_ids(self) -> list:
+        """Broker ids, then the KRaft controller node ids (Cluster's numbering: ``controllers
+        = 3`` is 3000, 3001, 3002) or, in ZooKeeper mode, "zookeeper"."""
+        if self.metadata_mode() != "kraft":
+            return [*self.broker_ids(), ZOOKEEPER]
+        ctl = self.data.get("cluster", {}).get("controllers", 3)
+        ids = list(ctl) if isinstance(ctl, list) else [DEDICATED_CONTROLLER_BASE_ID + i
+                                                        for i in range(ctl)]
+        return [*self.broker_ids(), *ids]
+
+    def client_names(self, kind: str | None = None) -> list[str]:
+        """The clients of ``[[clients]]`` and those steps create without naming one
+        (``producer-acks-all``, ``consumer-scenario-group``); ``kind``: "producer" or
+        "consumer" only."""
+        names = [cl["name"] for cl in self.data.get("clients", [])
+                 if kind in (None, cl["type"])]
+        for st in self.data.get("steps", []):
+            if st["do"] == "produce" and "producer" not in st and kind != "consumer":
+                names.append(auto_producer_name(st))
+            elif st["do"] in ("consume", "commit") and "consumer" not in st \
+                    and kind != "producer":
+                names.append(auto_consumer_name(st))
+        return list(dict.fromkeys(names))
+
+    def known_nodes(self) -> list:
+        """Every node of this scenario's network, named as Cluster names them (the nodes a
+        message filter or a network fault may name)."""
+        return [*self.server_ids(), *self.client_names()]
 
     # -- running ----------------------------------------------------------------------------
     @property
@@ -350,6 +500,7 @@ class Scenario:
     def build(self, seed: int | None = None,
               max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> Cluster:
         d = self.data
+        self._refuse_other_seed(seed)
         cl = d.get("cluster", {})
         if "broker_ids" in cl:
             brokers: Any = list(cl["broker_ids"])
@@ -368,6 +519,18 @@ class Scenario:
             raise self._fail(f"[cluster]: {exc}") from exc
         except (ClusterError, ConfigError, VersionError, ValueError, TypeError) as exc:
             raise self._fail(f"[cluster]: {exc}") from exc
+
+    def _refuse_other_seed(self, seed: int | None) -> None:
+        """A scenario with ``pin_seed = true`` is about the run its ``seed`` gives (its steps
+        name node ids that seed's elections pick): another seed is refused, not run into
+        expectations that cannot hold."""
+        pinned = self.data.get("seed", 0)
+        if self.data.get("pin_seed") and seed is not None and seed != pinned:
+            raise self._fail(f"this scenario runs with seed {pinned} only (pin_seed = true: its "
+                             f"steps name node ids that seed's elections pick), not seed {seed}: "
+                             f"run it with seed {pinned} (no --seed; in a sweep, seeds = "
+                             f"[{pinned}]), or copy the file and set pin_seed = false to explore "
+                             "other seeds")
 
     def run(self, seed: int | None = None, check=None,
             max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> ScenarioRun:
@@ -438,7 +601,9 @@ class ScenarioRun:
             except EventLimitExceeded as exc:
                 raise self._fail(str(exc), i) from exc
             except (ClusterError, ConfigError, ValueError, KeyError, TypeError) as exc:
-                raise self._fail(f"'{st['do']}' failed: {exc}", i) from exc
+                # a KeyError's str() is the repr of its key ("'q'"): show its message
+                detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+                raise self._fail(f"'{st['do']}' failed: {detail}", i) from exc
             self.steps.append(StepResult(i, st["do"], c.now, True, res or ""))
 
     def _await_kraft_ready(self) -> None:
@@ -475,10 +640,9 @@ class ScenarioRun:
             if name not in self.producers:
                 raise KeyError(f"unknown producer '{name}'; declared: {sorted(self.producers)}")
             return self.producers[name]
-        acks = str(st.get("acks", "default"))
-        key = f"producer-acks-{acks}"
+        key = auto_producer_name(st)
         if key not in self.producers:
-            cfg = {} if acks == "default" else {"acks": st["acks"]}
+            cfg = {"acks": st["acks"]} if "acks" in st else {}
             self.producers[key] = self.cluster.producer(key, **cfg)
         return self.producers[key]
 
@@ -489,7 +653,7 @@ class ScenarioRun:
                 raise KeyError(f"unknown consumer '{name}'; declared: {sorted(self.consumers)}")
             return self.consumers[name]
         group = st.get("group", "scenario-group")
-        key = f"consumer-{group}"
+        key = auto_consumer_name(st)
         if key not in self.consumers:
             self.consumers[key] = self.cluster.consumer(group, key,
                                                         auto_offset_reset="earliest")
@@ -788,8 +952,8 @@ class Conditions:
         ok = True
         if "is" in spec:
             ok &= leader == spec["is"]
-        if spec.get("none"):
-            ok &= leader < 0
+        if "none" in spec:   # none = false: the partition has a leader
+            ok &= (leader < 0) == bool(spec["none"])
         return ok, leader
 
     def _clause_results(self, key: str, spec: dict) -> tuple[bool, Any]:
@@ -924,6 +1088,16 @@ _CLAUSES = {
     "metadata_leader_epoch": Conditions._clause_metadata_leader_epoch,
 }
 assert set(_CLAUSES) == CONDITIONS
+
+
+def auto_producer_name(st: dict) -> str:
+    """The producer a ``produce`` step naming none uses: one per ``acks`` value."""
+    return f"producer-acks-{st.get('acks', 'default')}"
+
+
+def auto_consumer_name(st: dict) -> str:
+    """The consumer a ``consume`` / ``commit`` step naming none uses: one per group."""
+    return f"consumer-{st.get('group', 'scenario-group')}"
 
 
 def _controller_node(c: Cluster, node_id):

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import difflib
 import math
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
+from kafkasim.core.match import MatchError, check_error_name
 from kafkasim.settings import limits as L
 
 Check = Callable[[Any], None]
@@ -29,6 +31,18 @@ class SchemaError(ValueError):
         super().__init__(f"{key} {message}" if message.startswith("must") else
                          f"{key}: {message}")
         self.key = key
+
+
+def parse_toml(text: str, source: str, error: type[Exception]) -> dict:
+    """``tomllib.loads`` whose failures are ``error(source: invalid TOML: ...)``, nesting too
+    deep for the parser (it recurses per level) included."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{source}: invalid TOML: {exc}") from exc
+    except RecursionError:
+        raise error(f"{source}: invalid TOML: arrays or inline tables nested too deeply for "
+                    "the parser (a scenario or sweep needs a few levels)") from None
 
 
 class _Bad(Exception):
@@ -166,6 +180,22 @@ CLAUSES: dict[str, dict[str, Check]] = {
     "fenced": {"broker": BROKER, "is": boolean, **_SET},
     "metadata_leader_epoch": _CMP,
 }
+#: condition clause -> its comparison keys: a clause needs at least one (the other keys select
+#: what is compared: topic, partition, broker, producer, error...), or it would always hold
+_CMP_KEYS = ("at_least", "at_most", "equals")
+_SET_KEYS = ("equals", "contains", "excludes", "size")
+CLAUSE_COMPARISONS: dict[str, tuple[str, ...]] = {
+    **{k: _CMP_KEYS for k in ("hw", "leo", "acked", "failed", "consumed", "time_ms",
+                              "under_replicated", "isr_shrinks", "isr_expands", "lost_acked",
+                              "leader_epoch", "unclean_elections", "metadata_leader_epoch")},
+    **{k: _SET_KEYS for k in ("isr", "elr", "last_known_elr")},
+    "leader": ("is", "none"),
+    "controller": ("is", "not", "none"),
+    "broker": ("state",),
+    "log": ("equals", "contains", "excludes"),
+    # ``{ broker = 1 }`` alone means ``is = true`` (the broker is fenced)
+    "fenced": ("broker", "is", *_SET_KEYS),
+}
 #: keys a clause must have
 CLAUSE_REQUIRED = {"hw": ("topic",), "leo": ("topic",), "isr": ("topic",), "elr": ("topic",),
                    "last_known_elr": ("topic",), "leader": ("topic",),
@@ -183,6 +213,15 @@ def _segment(v) -> None:
     number(0, L.MAX_RATE)(v[2])
 
 
+def _acks(v) -> None:
+    """Kafka's acks values: "all", "-1", "0", "1" or the integers -1, 0, 1 (not 1.0, not a
+    string with spaces around it)."""
+    if v in ("all", "-1", "0", "1") and isinstance(v, str) or _is_int(v) and v in (-1, 0, 1):
+        return
+    raise _Bad(f"must be one of 'all', -1, 0, 1 (Kafka's acks), got {v!r}"
+               f"{suggest(v, ['all', '-1', '0', '1']) if isinstance(v, str) else ''}")
+
+
 #: step key -> check (the same key means the same thing in every action)
 STEP_KEYS: dict[str, Check] = {
     "at_ms": ms(), "after_ms": ms(),
@@ -191,7 +230,7 @@ STEP_KEYS: dict[str, Check] = {
     "rate": number(0, L.MAX_RATE), "duration_ms": ms(),
     "segments": list_of(_segment, 10_000, 1),
     "producer": string, "consumer": string, "group": string, "label": string,
-    "acks": either(one_of("all", "-1", "0", "1"), one_of(-1, 0, 1)),
+    "acks": _acks,
     "wait": boolean, "timeout_ms": ms(),
     "partitions": list_of(PARTITION, L.MAX_PARTITIONS), "max_records": integer(
         1, L.MAX_RECORDS, "a count"),
@@ -239,7 +278,7 @@ CLIENT_KEYS: dict[str, Check] = {"name": string, "type": one_of("producer", "con
 TOP_KEYS: dict[str, Check] = {
     "name": string, "description": string, "seed": integer(-L.LONG_MAX - 1, L.LONG_MAX,
                                                            "a seed"),
-    "kafka_version": string, "rules": table, "check": boolean,
+    "pin_seed": boolean, "kafka_version": string, "rules": table, "check": boolean,
 }
 
 
@@ -258,8 +297,18 @@ def check_table(where: str, data: dict, specs: dict[str, Check]) -> None:
             check_value(f"{where}.{k}" if where else k, v, specs[k])
 
 
+def check_condition(where: str, cond: Any) -> None:
+    """A condition table (``that`` / ``until``) must name at least one clause: an empty one
+    would hold always."""
+    if isinstance(cond, dict) and not cond:
+        raise SchemaError(where, "an empty condition holds always: name at least one clause "
+                          f"(one of {', '.join(sorted(CLAUSES))}) with a comparison, e.g. "
+                          "{ lost_acked = { equals = 0 } }")
+
+
 def check_clause(key: str, spec: Any) -> None:
-    """One condition clause: its keys known (did-you-mean), their values typed and bounded."""
+    """One condition clause: its keys known (did-you-mean), their values typed and bounded,
+    at least one comparison (a clause without one would always hold), error names Kafka's."""
     allowed = CLAUSES[key]
     if key == "time_ms" and not isinstance(spec, dict):
         check_value(key, spec, ms())
@@ -275,6 +324,33 @@ def check_clause(key: str, spec: Any) -> None:
     if missing:
         raise SchemaError(key, f"condition '{key}' needs {', '.join(missing)}")
     check_table(key, spec, allowed)
+    _check_comparison(key, spec)
+    if "error" in spec:
+        _check_error_name(f"{key}.error", spec["error"])
+
+
+def _check_comparison(key: str, spec: dict) -> None:
+    """The clause compares something; ``fenced``'s ``broker`` form takes no set comparison."""
+    comparisons = CLAUSE_COMPARISONS[key]
+    if not any(k in spec for k in comparisons):
+        raise SchemaError(key, f"condition '{key}' has no comparison, so it would always hold: "
+                          f"add one of {', '.join(comparisons)}")
+    if key == "fenced":
+        sets = [k for k in _SET_KEYS if k in spec]
+        if "broker" in spec and sets:
+            raise SchemaError(key, f"condition 'fenced' with a broker compares that broker "
+                              f"(is = true|false); {', '.join(sets)} compare the set of fenced "
+                              "brokers: use two clauses or drop one")
+        if "is" in spec and "broker" not in spec:
+            raise SchemaError(key, "condition 'fenced': 'is' needs the broker it is about "
+                              "({ broker = 1, is = true })")
+
+
+def _check_error_name(key: str, name: Any) -> None:
+    try:
+        check_error_name(name, key)
+    except MatchError as exc:
+        raise SchemaError(key, str(exc).removeprefix(f"{key}: ")) from None
 
 
 def check_step(action: str, step: dict) -> None:

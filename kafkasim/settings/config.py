@@ -943,6 +943,13 @@ def validate_key(kind: str, key: str, version: str = DEFAULT_VERSION) -> ConfigD
 # --------------------------------------------------------------------------------------------
 
 
+def java_trim(text: str) -> str:
+    """Java's ``String.trim()`` (ConfigDef.parseType trims values with it): strips the characters
+    up to U+0020 (spaces and control characters) at both ends, not Unicode spaces such as
+    U+00A0 (no-break space), which Python's ``str.strip()`` would remove too."""
+    return text.strip("".join(map(chr, range(0x21))))
+
+
 def _parse_integer(name: str, value: Any, bits: int) -> int:
     label = {16: "SHORT", 32: "INT", 64: "LONG"}[bits]
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
@@ -952,7 +959,7 @@ def _parse_integer(name: str, value: Any, bits: int) -> int:
             f"Expected value to be a {bits}-bit integer, but it was a {type(value).__name__}",
         )
     if isinstance(value, str):
-        text = value.strip()
+        text = java_trim(value)
         digits = text[1:] if text[:1] in "+-" else text
         if not digits.isdigit() or not digits.isascii():
             raise _invalid(name, value, f"Not a number of type {label}")
@@ -984,14 +991,14 @@ def parse_value(defn: ConfigDef, value: Any, version: str = DEFAULT_VERSION) -> 
                 name, value, f"Expected value to be a double, but it was a {type(value).__name__}"
             )
         try:
-            parsed = float(value.strip() if isinstance(value, str) else value)
+            parsed = float(java_trim(value) if isinstance(value, str) else value)
         except ValueError:
             raise _invalid(name, value, "Not a number of type DOUBLE") from None
     elif defn.type == "boolean":
         if isinstance(value, bool):
             parsed = value
-        elif isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            parsed = value.strip().lower() == "true"
+        elif isinstance(value, str) and java_trim(value).lower() in ("true", "false"):
+            parsed = java_trim(value).lower() == "true"
         else:
             raise _invalid(name, value, "Expected value to be either true or false")
     elif defn.type in ("string", "class"):
@@ -999,13 +1006,13 @@ def parse_value(defn: ConfigDef, value: Any, version: str = DEFAULT_VERSION) -> 
             raise _invalid(
                 name, value, f"Expected value to be a string, but it was a {type(value).__name__}"
             )
-        parsed = value.strip()
+        parsed = java_trim(value)
     elif defn.type == "list":
         if isinstance(value, str):
-            text = value.strip()
-            parsed = tuple(part.strip() for part in text.split(",")) if text else ()
+            text = java_trim(value)
+            parsed = tuple(java_trim(part) for part in text.split(",")) if text else ()
         elif isinstance(value, (list, tuple)):
-            parsed = tuple(str(v).strip() for v in value)
+            parsed = tuple(java_trim(str(v)) for v in value)
         else:
             raise _invalid(
                 name, value,

@@ -6,7 +6,10 @@
     kafkasim versions [VERSION]                              list version profiles / show one
 
 Exit status: 0 when every ``expect`` step held (and, with ``check = true``, no invariant was
-violated), 1 otherwise, 2 on bad input (checked before anything runs, ``--out`` included).
+violated), 1 otherwise, 2 on bad input (checked before anything runs, ``--out`` included: a file
+that is not TOML, nested too deeply, a key, value, node or client name the scenario does not
+have, a seed a ``pin_seed`` scenario refuses). ``kafkasim sweep``: 0 when every run ended "ok",
+1 when one did not, 2 on bad input (an empty sweep file included).
 """
 
 from __future__ import annotations
@@ -60,6 +63,17 @@ def check_out_path(out: str | None) -> str | None:
     return None
 
 
+def check_seed(seed: int | None) -> str | None:
+    """An error message for a ``--seed`` outside the scenario schema's range (a Java long, as
+    a scenario file's ``seed``), else None."""
+    from kafkasim.settings import limits
+
+    if seed is not None and not -limits.LONG_MAX - 1 <= seed <= limits.LONG_MAX:
+        return (f"--seed {seed}: must be an integer from {-limits.LONG_MAX - 1} to "
+                f"{limits.LONG_MAX} (a Java long, as a scenario's seed)")
+    return None
+
+
 def _text_report(run, rep: dict) -> str:
     lines = [f"Scenario: {rep['scenario']}",
              f"Seed: {rep['seed']}   Kafka version profile: {rep['kafka_version']}   "
@@ -103,7 +117,7 @@ def _text_report(run, rep: dict) -> str:
 def _cmd_run(args) -> int:
     from kafkasim.scenarios.scenario import ScenarioError
 
-    problem = check_out_path(args.out)
+    problem = check_out_path(args.out) or check_seed(args.seed)
     if problem:
         print(f"kafkasim: {problem}", file=sys.stderr)
         return 2
