@@ -274,3 +274,31 @@ def test_shipped_scenario_holds_for_seeds_0_to_19(name):
         run = Scenario.named(name).run(seed=seed)
         failed += [(seed, e["step"], e["label"]) for e in run.expectations if not e["ok"]]
     assert not failed, f"{name}: failing expectations (seed, step, label): {failed}"
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda c: c.hold("FetchResponse", src="zookeper"),
+     ["hold:", "unknown node 'zookeper'", "did you mean 'zookeeper'?"]),
+    (lambda c: c.hold("FetchResponse", dst=99), ["hold:", "unknown node 99"]),
+    (lambda c: c.hold("FetchResponse", count=-5), ["hold:", "count must be -1", "-5"]),
+    (lambda c: c.hold("FetchResponse", count=0), ["hold:", "count must be -1", "got 0"]),
+    (lambda c: c.transport.drop("ProduceRequest", src="broker-1"),
+     ["drop:", "unknown node 'broker-1'"]),
+    (lambda c: c.delay(50, "FetchRequest", dst=7), ["delay:", "unknown node 7"]),
+    (lambda c: c.release("FetchResponse", src="zookeper"), ["release:", "zookeper"]),
+])
+def test_cluster_message_filters_name_known_nodes(call, words):
+    """Cluster.hold / Transport.drop / delay / release refuse a filter that could match
+    nothing (an unknown node, a count of 0 or below -1) with a ClusterError, and leave the
+    network's filters as they were."""
+    from kafkasim.runtime.cluster import Cluster, ClusterError
+    c = Cluster(brokers=3, kafka_version="3.9", metadata_mode="zookeeper")
+    c.create_topic("t", replication_factor=3)
+    c.hold("FetchRequest", src=2)           # one filter already in place
+    net = c.transport.network
+    before = (list(net.holds), list(net.drops), list(net.delays))
+    with pytest.raises(ClusterError) as info:
+        call(c)
+    for w in words:
+        assert w in str(info.value), (w, str(info.value))
+    assert (list(net.holds), list(net.drops), list(net.delays)) == before

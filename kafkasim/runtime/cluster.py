@@ -35,7 +35,7 @@ from kafkasim.runtime.clients.producer import Producer
 from kafkasim.runtime.describe import describe_group, describe_topics, reassigning_adding
 from kafkasim.runtime.engine import Engine
 from kafkasim.runtime.metrics import MetricsRecorder
-from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network
+from kafkasim.runtime.network import ZOOKEEPER, Network
 from kafkasim.runtime.timeouts import TimeoutScheduler
 from kafkasim.runtime.topics import TopicRegistry, create_topic
 from kafkasim.runtime.trace import Trace
@@ -504,8 +504,9 @@ class Cluster:
         """Keep matching messages in flight until ``release`` (or ``drop_held``). ``where``
         selects by content, e.g. ``hold("FetchResponse", dst=3,
         where={"high_watermark": {"ge": 2}})`` (kafkasim/core/match.py)."""
+        flt = self.transport.message_filter(type, src, dst, count, where, what="hold")
         net = self.transport.network
-        net.holds.append(MessageFilter(type, src, dst, count, where))
+        net.holds.append(flt)
         net.faults_changed()
         self.trace.record("fault", "network", "", -1,
                           ev.HoldMessages(type, src, dst, str(where) if where else ""))
@@ -513,8 +514,8 @@ class Cluster:
     def release(self, type: str | None = None, src=None, dst=None, *,
                 where: dict | None = None) -> int:
         """Stop holding matching messages and deliver those held, in their original order."""
+        flt = self.transport.message_filter(type, src, dst, where=where, what="release")
         net = self.transport.network
-        flt = MessageFilter(type, src, dst, where=where)
         net.holds = [h for h in net.holds if not h.same_selection(flt)] \
             if any(x is not None for x in (type, src, dst, where)) else []
         net.faults_changed()
@@ -533,7 +534,7 @@ class Cluster:
         if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
             raise ClusterError(f"delay needs a positive whole number of ms, got {ms!r}")
         _check_ms("delay(ms)", ms)
-        flt = MessageFilter(type, src, dst, count, where)
+        flt = self.transport.message_filter(type, src, dst, count, where, what="delay")
         net = self.transport.network
         net.delays.append((flt, ms))
         net.faults_changed()

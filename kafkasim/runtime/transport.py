@@ -11,6 +11,7 @@ arrives (``disconnect``) and fails the requests it had in flight there.
 from __future__ import annotations
 
 from kafkasim.core import events as ev
+from kafkasim.core.match import MatchError, checked_filter
 from kafkasim.core.messages import (
     FetchRequest,
     FetchResponse,
@@ -22,6 +23,7 @@ from kafkasim.core.messages import (
 from kafkasim.runtime.broker import STOPPED
 from kafkasim.runtime.kafka_apis import handle_fetcher_response
 from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network
+from kafkasim.settings.exceptions import ClusterError
 
 # LeaderAndIsr, UpdateMetadata and StopReplica travel on the controller's channels
 # (ZkControlPlane.queue_controller_request keeps what they could not send)
@@ -104,8 +106,8 @@ class Transport:
         """Drop matching messages from now on (``count`` of them, or all; ``Network.undrop``
         stops); also discards matching messages currently held. Selects as ``Cluster.hold``
         does; returns how many held messages it discarded."""
+        flt = self.message_filter(type, src, dst, count, where, what="drop")
         net = self.network
-        flt = MessageFilter(type, src, dst, count, where)
         net.drops.append(flt)
         net.faults_changed()
         gone = net.release(MessageFilter(type, src, dst, where=where))
@@ -116,6 +118,19 @@ class Transport:
         record("fault", "network", "", -1,
                ev.DropMessages(type, src, dst, str(where) if where else ""))
         return len(gone)
+
+    def message_filter(self, type, src, dst, count: int = -1, where: dict | None = None, *,
+                       what: str) -> MessageFilter:
+        """The MessageFilter of ``Cluster.hold`` / ``drop`` / ``delay`` / ``release``: its
+        endpoints must name nodes of this cluster (``Cluster.inspect.nodes()``), its count be -1
+        or from 1, its type and ``where`` fields known (kafkasim.core.match.checked_filter).
+        ClusterError names the argument, the closest known name and the valid values; nothing
+        has changed when it is raised."""
+        try:
+            return checked_filter(type, src, dst, count, where,
+                                  nodes=self.cluster.inspect.nodes())
+        except MatchError as exc:
+            raise ClusterError(f"{what}: {exc}") from None
 
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
