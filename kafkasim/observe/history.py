@@ -44,7 +44,7 @@ class Action:
 
 ACTIONS = ("crash", "start", "restart", "power_loss", "shutdown", "pause", "slow",
            "partition_network", "cut", "heal", "expire_session", "elect", "produce",
-           "alter_config")
+           "alter_config", "drop")
 
 
 MAX_SNAPSHOTS = 1000

@@ -824,9 +824,18 @@ class Cluster(StateViews):
         return len(envs)
 
     def drop(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
-             where: dict | None = None) -> int:
+             where: dict | None = None, msg_id: int | None = None) -> int:
         """Drop matching messages from now on (``count`` of them, or all); also discards
-        matching messages currently held."""
+        matching messages currently held. ``drop(msg_id=17)`` instead loses the one message
+        17 now on the wire (``messages_in_flight()``), and nothing later."""
+        if msg_id is not None:
+            if any(x is not None for x in (type, src, dst, where)) or count != -1:
+                raise ClusterError("drop(msg_id=...) loses one message on the wire: give no "
+                                   "type, src, dst, count or where with it")
+            if isinstance(msg_id, bool) or not isinstance(msg_id, int):
+                raise ClusterError(f"drop(msg_id) must be a message id (an int), got {msg_id!r}")
+            self.transport.drop_in_flight(msg_id)
+            return 1
         flt = MessageFilter(type, src, dst, count, where)
         self.network.drops.append(flt)
         self.network.faults_changed()

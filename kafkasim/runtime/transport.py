@@ -20,7 +20,8 @@ from kafkasim.core.messages import (
 )
 from kafkasim.runtime.broker import STOPPED
 from kafkasim.runtime.kafka_apis import handle_fetcher_response
-from kafkasim.runtime.network import ZOOKEEPER, Network
+from kafkasim.runtime.network import ZOOKEEPER, Network, delivery_envelope
+from kafkasim.settings.exceptions import ClusterError
 
 # LeaderAndIsr, UpdateMetadata and StopReplica travel on the controller's channels
 # (ZkControlPlane.queue_controller_request keeps what they could not send)
@@ -97,6 +98,32 @@ class Transport:
         # incarnation and the wire name for its recv row
         engine.schedule_args_at(t, "deliver",
                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
+
+    def drop_in_flight(self, msg_id: int) -> str:
+        """Lose the message ``msg_id`` now: it is on the wire (a pending "deliver") or held,
+        and never arrives (a "drop" trace row, reason "dropped by hand"). Returns its wire
+        name; a ``ClusterError`` names the messages on the wire when it is not one of them."""
+        engine = self.cluster.engine
+        env = None
+        for ev in engine.pending_of("deliver"):
+            if ev.args[4] == msg_id:
+                engine.cancel(ev.seq)
+                env = delivery_envelope(ev.args)
+                break
+        if env is None:
+            held = [e for e in self.network.held if e.msg_id == msg_id]
+            if held:
+                env = held[0]
+                self.network.held = [e for e in self.network.held if e.msg_id != msg_id]
+        if env is None:
+            on_wire = sorted(r["msg_id"] for r in self.cluster.messages_in_flight())
+            shown = ", ".join(map(str, on_wire[:20])) + (" ..." if len(on_wire) > 20 else "")
+            raise ClusterError(f"drop(msg_id={msg_id!r}): no such message in flight at "
+                               f"t={engine.now} ms; in flight: {shown or 'none'}")
+        self.network.dropped += 1
+        name = self.wire_name(env.msg)
+        self.cluster.record("drop", env.src, "", -1, (name, env.dst, msg_id, "dropped by hand"))
+        return name
 
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""
