@@ -33,7 +33,7 @@ from kafkasim.viz.style import api_color
 
 W, H = 960, 470                 # the stage's coordinate box (the SVG viewBox)
 BOX_W, BOX_H = 232, 96          # a broker's box
-SMALL_W, SMALL_H = 124, 34      # a controller, ZooKeeper or a client
+SMALL_W, SMALL_H = 156, 34      # a controller, ZooKeeper or a client
 CELLS = 16                      # record cells drawn per broker (the newest ones)
 MAX_TOKENS = 600                # messages kept per window (the earliest)
 WINDOW_MS = 2000

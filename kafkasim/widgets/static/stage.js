@@ -69,7 +69,8 @@ function buildNode(ui, node, size, onClick) {
                        transform: `translate(${node.x - w / 2},${node.y - h / 2})`}, ui.nodes);
   const parts = {g, node, w, h};
   parts.rect = make("rect", {class: "ks-box", width: w, height: h, rx: 8}, g);
-  parts.head = make("text", {class: "ks-head", x: 8, y: broker ? 17 : h / 2 + 4}, g);
+  parts.head = make("text", {class: "ks-head", x: broker ? 8 : w / 2, y: broker ? 17 : h / 2 + 4,
+                             "text-anchor": broker ? "start" : "middle"}, g);
   parts.badge = make("text", {class: "ks-badge", x: w - 8, y: broker ? 17 : h / 2 + 4,
                               "text-anchor": "end"}, g);
   if (broker) {

@@ -1,0 +1,142 @@
+"""Issue 32 in a real browser: the stage animates messages (a token's position changes between
+frames), a click on a broker crashes it (the cluster changes, the equivalent call is shown), a
+click on a message drops it, the keyboard plays, steps and restarts, and the page asks nothing
+of any host but 127.0.0.1."""
+
+from __future__ import annotations
+
+import re
+
+from labdriver import Notebook, generated_notebook
+
+CELLS = [
+    "from kafkasim.course import *\n"
+    "from kafkasim.widgets import Stage\n"
+    "c = Cluster(3, seed=3)\n"
+    "c.create_topic('orders', 1, 3)\n"
+    "p = c.producer(acks='all')\n"
+    "RateWorkload(c, p, 'orders', rate=50, duration_ms=60_000)\n"
+    "c.run(2_000)\n"
+    "stage = Stage(c, name='c')\n"
+    "stage",
+    "print('broker 2:', c.brokers[2].state, '| now', c.now)",
+]
+
+VISIBLE_TOKEN = "(sel) => [...document.querySelectorAll(sel + ' .ks-token')]" \
+    ".filter(g => g.style.display !== 'none').map(g => [g.dataset.id, g.getAttribute('transform')])"
+
+
+# the visible tokens on two animation frames 40 ms apart (at 1/100x: 0.4 ms of simulated time)
+TWO_FRAMES = """async (sel) => {
+  const pick = () => Object.fromEntries([...document.querySelectorAll(sel + ' .ks-token')]
+      .filter(g => g.style.display !== 'none')
+      .map(g => [g.dataset.id, g.getAttribute('transform')]));
+  await new Promise(r => requestAnimationFrame(r));
+  const a = pick();
+  await new Promise(r => setTimeout(r, 40));
+  await new Promise(r => requestAnimationFrame(r));
+  return [a, pick()];
+}"""
+
+
+def outside_requests(page):
+    seen: list[str] = []
+
+    def on_request(req):
+        url = req.url
+        if not re.match(r"^(https?|wss?)://127\.0\.0\.1[:/]", url) and \
+                not url.startswith(("data:", "blob:", "about:")):
+            seen.append(url)
+    page.on("request", on_request)
+    return seen, on_request
+
+
+def visible_tokens(page) -> list:
+    return page.evaluate(VISIBLE_TOKEN, ".ks-stage")
+
+
+def step_until_tokens(page, stage, tries: int = 200) -> list:
+    for _ in range(tries):
+        toks = visible_tokens(page)
+        if toks:
+            return toks
+        stage.locator(".ks-next").click()
+        page.wait_for_timeout(30)
+    raise AssertionError("no message in flight after stepping")
+
+
+def code_shown(stage) -> str:
+    return stage.locator(".ks-code").inner_text()
+
+
+def kernel_says(nb, cell: int = 1) -> str:
+    assert nb.run_cell(cell) == "ok"
+    out = nb.cells()[cell]["outputs"]
+    return "".join("".join(o.get("text", "")) for o in out)
+
+
+def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page, shots):
+    page = lab_page
+    seen, listener = outside_requests(page)
+    nb = Notebook.open(page, generated_notebook(course_root, "zz-stage.ipynb", CELLS))
+    try:
+        with shots(nb):
+            assert nb.run_cell(0) == "ok"
+            stage = page.locator(".ks-stage").first
+            stage.locator(".ks-node").first.wait_for(timeout=60_000)
+            assert stage.locator(".ks-broker").count() == 3
+            assert "running" in kernel_says(nb)
+
+            # tokens move between frames: play slowly from a moment with messages in flight
+            page.evaluate("() => { const s = document.querySelector('.ks-speed');"
+                          " s.value = '-2'; s.dispatchEvent(new Event('input')); }")
+            step_until_tokens(page, stage)
+            stage.locator(".ks-play").click()
+            before, after = page.evaluate(TWO_FRAMES, ".ks-stage")
+            stage.locator(".ks-play").click()          # pause again
+            moved = [i for i in before if i in after and after[i] != before[i]]
+            assert moved, f"no token moved while playing: {before} -> {after}"
+
+            # a click on broker 2 crashes it, through the call a cell makes
+            stage.locator(".ks-broker[data-node='2']").click()
+            page.wait_for_function("() => document.querySelector('.ks-code').textContent"
+                                   ".includes('c.crash(2)')", timeout=30_000)
+            page.wait_for_function("() => document.querySelector(\".ks-broker[data-node='2']\")"
+                                   ".classList.contains('ks-crashed')", timeout=30_000)
+            assert "c.crash(2)" in code_shown(stage)
+            assert "stopped" in kernel_says(nb)
+
+            # a click on a message in flight drops it
+            toks = step_until_tokens(page, stage)
+            msg_id = toks[0][0]
+            stage.locator(f".ks-token[data-id='{msg_id}']").click(force=True)
+            page.wait_for_function(
+                f"() => document.querySelector('.ks-code').textContent"
+                f".includes('c.drop(msg_id={msg_id})')", timeout=30_000)
+            assert not stage.locator(".ks-error").inner_text().strip()
+
+            # keyboard: space plays and pauses, the right arrow steps, digit 2 restarts broker 2
+            stage.focus()
+            page.keyboard.press("Space")
+            assert "Pause" in stage.locator(".ks-play").inner_text()
+            page.keyboard.press("Space")
+            assert "Play" in stage.locator(".ks-play").inner_text()
+            t0 = stage.locator(".ks-time").inner_text()
+            for _ in range(20):
+                page.keyboard.press("ArrowRight")
+                page.wait_for_timeout(30)
+                if stage.locator(".ks-time").inner_text() != t0:
+                    break
+            assert stage.locator(".ks-time").inner_text() != t0, "→ did not step"
+            page.keyboard.press("2")
+            page.wait_for_function("() => document.querySelector('.ks-code').textContent"
+                                   ".includes('c.start(2)')", timeout=30_000)
+            assert "running" in kernel_says(nb)
+            narration = stage.locator(".ks-narration")
+            assert narration.get_attribute("aria-live") == "polite"
+            assert narration.inner_text().strip()
+            assert not nb.problems()
+            assert not seen, f"requests outside 127.0.0.1: {seen[:5]}"
+    finally:
+        page.remove_listener("request", listener)
+        nb.close()
