@@ -101,6 +101,11 @@ class _PlayerDriver:
         return result, [f"{self.name}.produce({_args((value,), {'partition': partition})})"]
 
 
+def _is_player(source) -> bool:
+    """A ``widgets.player.Player`` (by its interface: the player imports this module)."""
+    return all(hasattr(source, a) for a in ("history", "seek", "drop_message", "cluster"))
+
+
 def _args(args, kwargs) -> str:
     return ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
 
@@ -125,15 +130,13 @@ class Stage(anywidget.AnyWidget):
                  autoplay: bool = False) -> None:
         super().__init__()
         self._serial = 0
-        from kafkasim.widgets.player import Player
-
-        if isinstance(source, Player):
+        if isinstance(source, Cluster):
+            self._driver = _ClusterDriver(source, name or "cluster")
+        elif _is_player(source):
             self._driver = _PlayerDriver(source, name or "player")
             topic = source.topic if topic is None else topic
             partition = source.partition if topic == source.topic and partition == 0 \
                 else partition
-        elif isinstance(source, Cluster):
-            self._driver = _ClusterDriver(source, name or "cluster")
         else:
             raise TypeError(f"Stage needs a Cluster or a Player, got {type(source).__name__}")
         topics = self.cluster.topics()
