@@ -385,7 +385,7 @@ def _svg_broker(node: dict, st: dict) -> str:
     parts = [f'<rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="8" '
              f'fill="{fill}" stroke="{stroke}" stroke-width="{3 if leader else 1.5}"{dash}/>']
     head = node["label"] + (" ★ leader" if leader else "")
-    state = {"crashed": "✕ crashed", "paused": "⏸ paused", "fenced": "fenced"}.get(st["state"], "")
+    state = {"crashed": "✕ crashed", "paused": "❚❚ paused", "fenced": "fenced"}.get(st["state"], "")
     if st.get("isolated"):
         state = (state + " · isolated").lstrip(" ·")
     parts.append(_svg_text(x + 8, y + 17, head, 13, "bold", "start"))

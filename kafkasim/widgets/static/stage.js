@@ -49,8 +49,8 @@ function buildDom(root) {
                                text: "Produce"}, bar);
   ui.svg = make("svg", {class: "ks-svg", role: "img"}, box);
   ui.links = make("g", {class: "ks-links"}, ui.svg);
-  ui.tokens = make("g", {class: "ks-tokens"}, ui.svg);
   ui.nodes = make("g", {class: "ks-nodes"}, ui.svg);
+  ui.tokens = make("g", {class: "ks-tokens"}, ui.svg);
   ui.tip = html("div", {class: "ks-tip", hidden: ""}, box);
   ui.narration = html("div", {class: "ks-narration", "aria-live": "polite", role: "status"}, box);
   ui.code = html("pre", {class: "ks-code", "aria-label": "the equivalent calls"}, box);
@@ -112,7 +112,7 @@ function drawBroker(p, st) {
   p.g.setAttribute("class", cls.join(" "));
   p.head.textContent = p.node.label + (leader ? " ★ leader" : "") +
                        (st.controller ? " · controller" : "");
-  const badges = {crashed: "✕ CRASHED", paused: "⏸ PAUSED", fenced: "FENCED",
+  const badges = {crashed: "✕ CRASHED", paused: "❚❚ PAUSED", fenced: "FENCED",
                   "shutting down": "shutting down"};
   p.badge.textContent = [badges[st.state] || "", st.isolated ? "⛓ ISOLATED" : ""]
     .filter(Boolean).join(" · ");
@@ -192,17 +192,29 @@ export default {
       ui.tokens.replaceChildren();
       st.nodes = new Map();
       const pos = new Map();
+      const half = new Map();
       for (const n of win.nodes) {
         st.nodes.set(String(n.id), buildNode(ui, n, size, onNodeClick));
         pos.set(String(n.id), [n.x, n.y]);
+        half.set(String(n.id), n.kind === "broker" ? [size.box_w / 2 + 3, size.box_h / 2 + 3]
+                                                   : [size.small_w / 2 + 3, size.small_h / 2 + 3]);
       }
+      // where the segment from a box's centre towards another point leaves the box
+      const edge = (id, from, to) => {
+        const [hw, hh] = half.get(id);
+        const dx = to[0] - from[0], dy = to[1] - from[1];
+        if (!dx && !dy) return from;
+        const k = Math.min(dx ? hw / Math.abs(dx) : Infinity, dy ? hh / Math.abs(dy) : Infinity);
+        return [from[0] + dx * Math.min(k, 0.45), from[1] + dy * Math.min(k, 0.45)];
+      };
       const pairs = new Set();
       st.tokens = win.tokens.map((tok) => {
-        const a = pos.get(String(tok.src)), b = pos.get(String(tok.dst));
+        const ca = pos.get(String(tok.src)), cb = pos.get(String(tok.dst));
+        const a = edge(String(tok.src), ca, cb), b = edge(String(tok.dst), cb, ca);
         const key = [String(tok.src), String(tok.dst)].sort().join("|");
         if (!pairs.has(key)) {
           pairs.add(key);
-          make("line", {class: "ks-link", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, ui.links);
+          make("line", {class: "ks-link", x1: ca[0], y1: ca[1], x2: cb[0], y2: cb[1]}, ui.links);
         }
         // each direction on its own side of the link
         const dx = b[0] - a[0], dy = b[1] - a[1], len = Math.hypot(dx, dy) || 1;
@@ -291,7 +303,7 @@ export default {
       if (i === st.narrIdx) return;
       st.narrIdx = i;
       ui.narration.textContent = i < 0 ? "Press play (space) or step (→) to watch the messages." :
-        `t = ${ns[i].t} ms: ${ns[i].text}`;
+        `t = ${ns[i].t.toLocaleString("en")} ms: ${ns[i].text}`;
     }
 
     function draw() {
