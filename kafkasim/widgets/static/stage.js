@@ -47,7 +47,12 @@ function buildDom(root) {
   ui.speedText = html("span", {class: "ks-speed-text"}, bar);
   ui.produce = html("button", {class: "ks-produce", title: "produce one record (p)",
                                text: "Produce"}, bar);
-  ui.svg = make("svg", {class: "ks-svg", role: "img"}, box);
+  // the scene: nodes in SVG; tokens painted on a canvas above it (200 SVG tokens repainted
+  // every frame cost ~25 ms in software rendering), with invisible SVG twins that take the
+  // pointer (hover, click) and carry data-id and the position
+  ui.scene = html("div", {class: "ks-scene"}, box);
+  ui.svg = make("svg", {class: "ks-svg", role: "img"}, ui.scene);
+  ui.canvas = html("canvas", {class: "ks-canvas", "aria-hidden": "true"}, ui.scene);
   ui.links = make("g", {class: "ks-links"}, ui.svg);
   ui.nodes = make("g", {class: "ks-nodes"}, ui.svg);
   ui.tokens = make("g", {class: "ks-tokens"}, ui.svg);
@@ -166,7 +171,8 @@ export default {
     const ui = buildDom(el);
     const st = {win: null, t: 0, playing: !!model.get("autoplay"), waiting: false,
                 speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -1, nodes: new Map(),
-                tokens: [], times: [], raf: 0, labels: null};
+                tokens: [], times: [], raf: 0, hover: null, colours: null,
+                paints: 0};
 
     const send = (msg) => {
       if (st.waiting && msg.action !== "refresh") return;
@@ -225,16 +231,14 @@ export default {
                                     (held ? " ks-held" : ""),
                              "data-id": String(tok.id), "data-type": tok.type}, ui.tokens);
         g.style.display = "none";
-        make("circle", {r: 7, fill: tok.color, stroke: tok.color}, g);
-        if (tok.resp) make("circle", {r: 3, class: "ks-resp"}, g);
-        const label = make("text", {x: 10, y: -8, class: "ks-token-label", text: tok.label}, g);
-        g.addEventListener("pointerenter", (ev) => showTip(tok, ev));
-        g.addEventListener("pointerleave", () => { ui.tip.hidden = true; });
+        make("circle", {r: 9}, g);
+        g.addEventListener("pointerenter", (ev) => { st.hover = twin(tok.id); showTip(tok, ev); });
+        g.addEventListener("pointerleave", () => { st.hover = null; ui.tip.hidden = true; });
         g.addEventListener("click", (ev) => {
           ev.stopPropagation();
           act({action: "drop", msg_id: tok.id});
         });
-        return {tok, g, label, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
+        return {tok, g, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
                 shown: false, x: null, y: null};
       });
       const times = new Set([win.t0, win.t1]);
@@ -244,9 +248,12 @@ export default {
       }
       for (const f of win.frames) times.add(f.t);
       st.times = [...times].filter((t) => t >= win.t0 && t <= win.t1).sort((a, b) => a - b);
-      st.labels = null;
+      st.hover = null;
+      st.colours = null;         // the theme may have changed
       draw();
     }
+
+    const twin = (id) => st.tokens.find((k) => k.tok.id === id) || null;
 
     function showTip(tok, ev) {
       const where = tok.recv === null ? (tok.held ? "held by a fault" : "still on the wire")
@@ -288,12 +295,67 @@ export default {
           k.x = x; k.y = y;
         }
       }
-      const labels = visible <= LABELS_UP_TO;
-      if (labels !== st.labels) {
-        ui.tokens.classList.toggle("ks-no-labels", !labels);
-        st.labels = labels;
-      }
+      paintTokens(visible <= LABELS_UP_TO);
       return visible;
+    }
+
+    function themeColour(name, fallback) {
+      return getComputedStyle(ui.box).getPropertyValue(name).trim() || fallback;
+    }
+
+    function paintTokens(labels) {
+      const cv = ui.canvas, svg = ui.svg, size = st.win.size;
+      const cw = svg.clientWidth, ch = svg.clientHeight, dpr = window.devicePixelRatio || 1;
+      if (cv.width !== Math.round(cw * dpr) || cv.height !== Math.round(ch * dpr)) {
+        cv.width = Math.round(cw * dpr);
+        cv.height = Math.round(ch * dpr);
+        cv.style.width = `${cw}px`;
+        cv.style.height = `${ch}px`;
+      }
+      const ctx = cv.getContext("2d");
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, cv.width, cv.height);
+      const k = Math.min(cw / size.w, ch / size.h);
+      ctx.setTransform(k * dpr, 0, 0, k * dpr, (cw - size.w * k) / 2 * dpr,
+                       (ch - size.h * k) / 2 * dpr);
+      if (++st.paints % 60 === 0) st.colours = null;      // follow a theme change
+      if (!st.colours) {
+        st.colours = {bg: themeColour("--jp-layout-color0", "#fff"),
+                      text: themeColour("--jp-ui-font-color1", "#333"),
+                      error: themeColour("--jp-error-color1", "#c62828")};
+      }
+      const c = st.colours;
+      ctx.font = "10.5px sans-serif";
+      ctx.lineJoin = "round";
+      for (const t of st.tokens) {
+        if (!t.shown) continue;
+        const {tok} = t;
+        ctx.beginPath();
+        ctx.arc(t.x, t.y, 7, 0, 2 * Math.PI);
+        const odd = tok.fate === "dropped" || tok.held;
+        ctx.globalAlpha = odd ? 0.35 : 1;
+        ctx.fillStyle = tok.color;
+        ctx.fill();
+        ctx.globalAlpha = 1;
+        ctx.setLineDash(tok.fate === "dropped" ? [3, 2] : []);
+        ctx.lineWidth = odd ? 2.5 : 1.5;
+        ctx.strokeStyle = odd ? c.error : tok.color;
+        ctx.stroke();
+        ctx.setLineDash([]);
+        if (tok.resp) {               // a response: a hole in the middle
+          ctx.beginPath();
+          ctx.arc(t.x, t.y, 2.6, 0, 2 * Math.PI);
+          ctx.fillStyle = c.bg;
+          ctx.fill();
+        }
+        if (labels || t === st.hover) {
+          ctx.lineWidth = 3;
+          ctx.strokeStyle = c.bg;
+          ctx.strokeText(tok.label, t.x + 10, t.y - 8);
+          ctx.fillStyle = c.text;
+          ctx.fillText(tok.label, t.x + 10, t.y - 8);
+        }
+      }
     }
 
     function drawNarration(t) {
