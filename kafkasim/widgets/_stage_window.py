@@ -87,6 +87,8 @@ def stage_nodes(cluster, clients: list[str]) -> list[dict]:
 # -- what each node is and believes -------------------------------------------------------------
 def _isolated(cluster, node, peers) -> bool:
     net = cluster.network
+    if not net.groups and not net.cut_links:
+        return False
     others = [p for p in peers if p != node]
     return bool(others) and not any(net.can_reach(node, p) or net.can_reach(p, node)
                                     for p in others)
@@ -222,7 +224,18 @@ def _run_frames(clone, t1: int, topic, partition) -> list[dict]:
                 frames.append({"t": clone.now, "nodes": state, "said": said})
             last = state
     e.now = max(e.now, t1)
-    return frames
+    return _as_changes(frames)
+
+
+def _as_changes(frames: list[dict]) -> list[dict]:
+    """Each frame after the first keeps only the nodes whose state changed (``frame_at`` and the
+    browser put the whole state back together): a third of the JSON."""
+    out, last = [], {}
+    for f in frames:
+        nodes = {k: v for k, v in f["nodes"].items() if last.get(k) != v}
+        out.append({**f, "nodes": nodes})
+        last = f["nodes"]
+    return out
 
 
 def _tokens(clone, t0: int, t1: int, topic, partition, messages: dict, hidden) -> list[dict]:
@@ -288,13 +301,16 @@ def in_flight_at(window: dict, t: float) -> list[dict]:
 
 
 def frame_at(window: dict, t: float) -> dict:
-    """The window's node states at time ``t`` (the last frame at or before it)."""
-    out = window["frames"][0]
+    """The window's node states at time ``t``: the first frame's, with the changes of every
+    later frame at or before ``t`` applied (frames after the first hold changes only)."""
+    nodes: dict = {}
+    at = window["frames"][0]["t"]
     for f in window["frames"]:
-        if f["t"] > t:
+        if f["t"] > t and nodes:
             break
-        out = f
-    return out
+        nodes.update(f["nodes"])
+        at = f["t"]
+    return {"t": at, "nodes": nodes}
 
 
 # -- without a front end ------------------------------------------------------------------------

@@ -181,10 +181,24 @@ export default {
       model.send(msg);
     };
     const act = (msg) => send({...msg, t: Math.floor(st.t)});
-    const onNodeClick = (id, shift) => act({action: shift ? "pause" : "toggle", node: id});
+    const onNodeClick = (id, shift) => {
+      const p = st.nodes.get(String(id));
+      if (st.waiting || !p) return;
+      // acknowledged at once; the node's new state comes with the next window
+      const down = p.g.classList.contains("ks-crashed");
+      p.g.classList.add("ks-pending");
+      p.badge.textContent = shift ? "pausing…" : down ? "starting…" : "crashing…";
+      act({action: shift ? "pause" : "toggle", node: id});
+    };
 
     function load(win) {
       const keepT = st.win && win.t0 === st.win.t1 ? win.t0 : win.t0;
+      // frames after the first carry only the nodes that changed: make each one whole
+      let whole = {};
+      for (const f of win.frames) {
+        whole = {...whole, ...f.nodes};
+        f.nodes = whole;
+      }
       st.win = win;
       st.t = keepT;
       st.frameIdx = -1;
