@@ -51,12 +51,6 @@ def _check_window_ms(window_ms) -> int:
 
 
 # -- layout ------------------------------------------------------------------------------------
-def node_label(node) -> str:
-    if node == "zookeeper":
-        return "ZooKeeper"
-    return f"broker {node}" if isinstance(node, int) else str(node)
-
-
 def stage_nodes(cluster, clients: list[str]) -> list[dict]:
     """Brokers in the middle band (a zig-zag up to three, an ellipse beyond), controllers or
     ZooKeeper along the top, clients along the bottom; ``x``/``y`` are box centres."""
@@ -189,8 +183,8 @@ def state_changes(old: dict, new: dict, topic, partition) -> list[str]:
     return lines
 
 
-def _token_line(tok: dict) -> str:
-    src, dst = node_label(tok["src"]), node_label(tok["dst"])
+def _token_line(tok: dict, labels: dict) -> str:
+    src, dst = labels[tok["src"]], labels[tok["dst"]]
     if tok["fate"] == "dropped":
         why = f" ({tok['reason']})" if tok["reason"] else ""
         return f"{tok['type']} from {src} to {dst} is lost{why}"
@@ -282,7 +276,8 @@ def stage_window(cluster, topic: str | None = None, partition: int = 0,
     placed = {n["id"] for n in nodes}
     tokens = [tok for tok in tokens if tok["src"] in placed and tok["dst"] in placed]
     narration = [{"t": f["t"], "text": s} for f in frames for s in f.pop("said")]
-    narration += [{"t": tok["recv"], "text": _token_line(tok)} for tok in tokens
+    labels = {n["id"]: n["label"] for n in nodes}
+    narration += [{"t": tok["recv"], "text": _token_line(tok, labels)} for tok in tokens
                   if tok["recv"] is not None and tok["recv"] <= t1]
     narration.sort(key=lambda n: n["t"])
     kraft = getattr(cluster, "kraft", None)
@@ -370,6 +365,7 @@ def window_text(window: dict, t: int | None = None) -> str:
                          + (", active" if st["active"] else "")
                          + (", isolated" if st["isolated"] else ""))
     flying = in_flight_at(window, t)
+    labels = {n["id"]: n["label"] for n in window["nodes"]}
     lines.append(f"Messages in flight at t = {t:,} ms: {len(flying)}"
                  + ("  (log: epoch of each record, committed|uncommitted)"))
     for tok in flying:
@@ -377,8 +373,8 @@ def window_text(window: dict, t: int | None = None) -> str:
                 f"sent {tok['sent']:,} ms, " + (
                     "still in flight at the window's end" if tok["recv"] is None else
                     f"{'lost' if tok['fate'] == 'dropped' else 'arrives'} {tok['recv']:,} ms"))
-        lines.append(f"  #{tok['id']} {tok['type']} {node_label(tok['src'])} → "
-                     f"{node_label(tok['dst'])} ({when}): {tok['label']}")
+        lines.append(f"  #{tok['id']} {tok['type']} {labels[tok['src']]} → "
+                     f"{labels[tok['dst']]} ({when}): {tok['label']}")
     return "\n".join(lines)
 
 

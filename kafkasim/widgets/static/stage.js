@@ -58,6 +58,7 @@ function buildDom(root) {
   ui.tokens = make("g", {class: "ks-tokens"}, ui.svg);
   ui.tip = html("div", {class: "ks-tip", hidden: ""}, box);
   ui.narration = html("div", {class: "ks-narration", "aria-live": "polite", role: "status"}, box);
+  ui.upNext = html("div", {class: "ks-up-next"}, box);
   ui.code = html("pre", {class: "ks-code", "aria-label": "the equivalent calls"}, box);
   ui.error = html("div", {class: "ks-error", role: "alert"}, box);
   html("div", {class: "ks-keys", text: "Keys: space play/pause · ← → step · 1-9 crash/restart " +
@@ -380,6 +381,11 @@ export default {
       st.narrIdx = i;
       ui.narration.textContent = i < 0 ? "Press play (space) or step (→) to watch the messages." :
         `t = ${ns[i].t.toLocaleString("en")} ms: ${ns[i].text}`;
+      // the next event, named before the step that shows it
+      const next = ns.find((n, j) => j > i && n.t > t);
+      ui.upNext.textContent = next ? `next, at ${next.t.toLocaleString("en")} ms: ${next.text}`
+                                   : "next: the following window (step or play on)";
+      ui.next.title = `${ui.upNext.textContent} (→)`;
     }
 
     function draw() {
