@@ -143,3 +143,22 @@ def test_without_a_front_end_the_stage_shows_text_and_a_still_picture():
     assert "LEADER epoch" in bundle["text/plain"]
     assert "<svg" in bundle["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_isolated_and_zookeeper_mode_are_shown():
+    c = Cluster(3, seed=2, kafka_version="3.7")           # ZooKeeper mode
+    c.create_topic("orders", 1, 3)
+    c.run(3000)
+    stage = Stage(c, name="c")
+    assert stage.window["mode"] == "zookeeper"
+    assert [n["kind"] for n in stage.window["nodes"]].count("zookeeper") == 1
+    controller = c.controller_id()
+    assert stage.window["frames"][0]["nodes"][str(controller)]["controller"]
+    c.partition_network([1], [2, 3])
+    stage.refresh()
+    assert stage.window["frames"][0]["nodes"]["1"]["isolated"]
+    assert not stage.window["frames"][0]["nodes"]["2"]["isolated"]
+    assert "broker 1   running, isolated" in stage.text()
+    stage.toggle_broker(3)
+    stage.toggle_broker(3)            # a ZooKeeper broker restarts once its session expired
+    assert stage.code[-1] == "c.start(3, retry=True)"

@@ -1,6 +1,6 @@
 """Issue 32 in a real browser: the stage animates messages (a token's position changes between
-frames), a click on a broker crashes it (the cluster changes, the equivalent call is shown), a
-click on a message drops it, the keyboard plays, steps and restarts, and the page asks nothing
+frames), a click on a broker crashes it (the cluster changes, the equivalent call is shown), hovering
+a message shows its fields, a click on it drops it, the keyboard plays, steps and restarts, and the page asks nothing
 of any host but 127.0.0.1."""
 
 from __future__ import annotations
@@ -106,9 +106,15 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             assert "c.crash(2)" in code_shown(stage)
             assert "stopped" in kernel_says(nb)
 
-            # a click on a message in flight drops it
+            # hovering a message shows its fields; a click on it drops it
             toks = step_until_tokens(page, stage)
             msg_id = toks[0][0]
+            token = stage.locator(f".ks-token[data-id='{msg_id}']")
+            token.hover(force=True)
+            tip = stage.locator(".ks-tip")
+            tip.wait_for(state="visible", timeout=5_000)
+            kind = token.get_attribute("data-type")
+            assert f"#{msg_id} {kind}" in tip.inner_text() and "sent at" in tip.inner_text()
             stage.locator(f".ks-token[data-id='{msg_id}']").click(force=True)
             page.wait_for_function(
                 f"() => document.querySelector('.ks-code').textContent"
