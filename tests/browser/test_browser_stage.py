@@ -1,7 +1,7 @@
 """Issue 32 in a real browser: the stage animates messages (a token's position changes between
-frames), a click on a broker crashes it (the cluster changes, the equivalent call is shown), hovering
-a message shows its fields, a click on it drops it, the keyboard plays, steps and restarts, and the page asks nothing
-of any host but 127.0.0.1."""
+frames), a click on a broker crashes it (the cluster changes, the equivalent call is shown),
+hovering a message shows its fields, a click on it drops it, the keyboard plays, steps and
+restarts, and the page asks nothing of any host but 127.0.0.1."""
 
 from __future__ import annotations
 
