@@ -162,3 +162,16 @@ def test_isolated_and_zookeeper_mode_are_shown():
     stage.toggle_broker(3)
     stage.toggle_broker(3)            # a ZooKeeper broker restarts once its session expired
     assert stage.code[-1] == "c.start(3, retry=True)"
+
+
+def test_a_drag_between_two_nodes_cuts_their_link_and_again_heals():
+    c = busy_cluster()
+    stage = Stage(c, name="c")
+    assert stage.handle({"action": "cut", "node": 1, "to": 3}) == ["c.cut(1, 3)"]
+    assert stage.window["frames"][0]["nodes"]["cuts"] == [[1, 3]]
+    assert not c.network.can_reach(1, 3)
+    assert "links cut: 1 - 3" in stage.text()
+    assert stage.cut_link(3, 1) == ["c.heal()"]
+    assert stage.window["frames"][0]["nodes"]["cuts"] == [] and c.network.can_reach(1, 3)
+    with pytest.raises(ValueError, match="drag from one node to another"):
+        stage.cut_link(2, 2)

@@ -10,7 +10,8 @@
   label and its fields (``viz.flight.message_summary``);
 - ``frames``: each node's state every time it changed: process state (running, paused, fenced,
   crashed), isolated or not, and for the partition in view the broker's own LEO, HW, leader,
-  leader epoch, ISR view and leader-epoch cache (the epoch of every record);
+  leader epoch, ISR view and leader-epoch cache (the epoch of every record); under ``"cuts"``
+  the network links cut;
 - ``narration``: one plain-language line per event (a message delivered or lost, a broker's
   state changed).
 
@@ -127,6 +128,9 @@ def frame_state(cluster, topic, partition: int) -> dict:
     peers = sorted(cluster.brokers) + (sorted(kraft.nodes) if kraft is not None else [])
     nodes = {str(b): broker_frame(cluster, b, topic, partition, peers)
              for b in sorted(cluster.brokers)}
+    cuts = sorted({tuple(sorted(link, key=str)) for link, on in cluster.network.cut_links.items()
+                   if on}, key=str)
+    nodes["cuts"] = [list(link) for link in cuts]      # links cut both or one way
     if kraft is not None:
         active = cluster.controller_id()
         for cid in sorted(kraft.nodes):
@@ -172,7 +176,10 @@ def state_changes(old: dict, new: dict, topic, partition) -> list[str]:
     lines = []
     for key, st in new.items():
         prev = old.get(key, {})
-        if "active" in st:       # a KRaft controller
+        if key == "cuts":
+            if st != prev:
+                lines.append("links cut: " + (", ".join(f"{a}-{b}" for a, b in st) or "none"))
+        elif "active" in st:       # a KRaft controller
             if prev.get("state") != st["state"]:
                 now = "crashed" if st["state"] == "crashed" else "is running"
                 lines.append(f"controller {key} {now}")
@@ -364,6 +371,8 @@ def window_text(window: dict, t: int | None = None) -> str:
             lines.append(f"  {node['label']:<10} {st['state']}"
                          + (", active" if st["active"] else "")
                          + (", isolated" if st["isolated"] else ""))
+    if frame["nodes"].get("cuts"):
+        lines.append("  links cut: " + ", ".join(f"{a} - {b}" for a, b in frame["nodes"]["cuts"]))
     flying = in_flight_at(window, t)
     labels = {n["id"]: n["label"] for n in window["nodes"]}
     lines.append(f"Messages in flight at t = {t:,} ms: {len(flying)}"

@@ -39,7 +39,7 @@ from kafkasim.widgets._stage_window import (
 STATIC = Path(__file__).parent / "static"
 PAUSE_MS = 5000            # a shift-click pauses a broker this long (a long GC pause)
 CODE_LINES = 6             # calls shown under the stage
-ACTIONS = ("toggle", "pause", "drop", "produce", "advance", "refresh")
+ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "advance", "refresh")
 
 
 class _ClusterDriver:
@@ -247,6 +247,21 @@ class Stage(anywidget.AnyWidget):
         _, sent = self._driver.produce(self.topic, value, self.partition)
         return self._done(lines + sent)
 
+    def cut_link(self, a, b, at_ms: float | None = None) -> list[str]:
+        """What a drag from node ``a`` to node ``b`` does: cut the link between them (both
+        ways); when it is cut already, heal the network (``cluster.heal()``)."""
+        self._broker_or_controller(a)
+        self._broker_or_controller(b)
+        if a == b:
+            raise ValueError(f"drag from one node to another to cut their link (got {a} twice)")
+        lines = self._at(at_ms)
+        links = self.cluster.network.cut_links
+        if links.get((a, b)) or links.get((b, a)):
+            _, line = self._driver.call("heal")
+        else:
+            _, line = self._driver.call("cut", a, b)
+        return self._done(lines + [line])
+
     def advance(self) -> list[str]:
         """Move the cluster to the window's end and send the next window (Play does this)."""
         return self._done(self._driver.move_to(self.window["t1"]))
@@ -262,7 +277,8 @@ class Stage(anywidget.AnyWidget):
 
     def _handle(self, content: dict) -> list[str]:
         """Do what the front end asks: ``{"action": "toggle" | "pause" | "drop" | "produce" |
-        "advance" | "refresh", "node" / "msg_id": ..., "t": time in the window}``."""
+        "cut" | "advance" | "refresh", "node" / "to" / "msg_id": ..., "t": time in the
+        window}``."""
         if not isinstance(content, dict) or content.get("action") not in ACTIONS:
             got = content.get("action") if isinstance(content, dict) else content
             raise ValueError(f"unknown stage action {got!r}; choose from {', '.join(ACTIONS)}")
@@ -275,6 +291,8 @@ class Stage(anywidget.AnyWidget):
             return self.drop_message(content.get("msg_id"), at_ms=t)
         if action == "produce":
             return self.produce(at_ms=t)
+        if action == "cut":
+            return self.cut_link(content.get("node"), content.get("to"), at_ms=t)
         if action == "advance":
             return self.advance()
         self.refresh()

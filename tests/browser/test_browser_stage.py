@@ -1,7 +1,8 @@
 """Issue 32 in a real browser: the stage animates messages (a token's position changes between
 frames), a click on a broker crashes it (the cluster changes, the equivalent call is shown),
-hovering a message shows its fields, a click on it drops it, the keyboard plays, steps and
-restarts, and the page asks nothing of any host but 127.0.0.1."""
+hovering a message shows its fields, a click on it drops it, a drag between two brokers cuts
+their link, the keyboard plays, steps and restarts, and the page asks nothing of any host but
+127.0.0.1."""
 
 from __future__ import annotations
 
@@ -120,6 +121,19 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
                 f"() => document.querySelector('.ks-code').textContent"
                 f".includes('c.drop(msg_id={msg_id})')", timeout=30_000)
             assert not stage.locator(".ks-error").inner_text().strip()
+
+            # a drag from broker 1 to broker 3 cuts their link
+            a = stage.locator(".ks-broker[data-node='1'] .ks-box").bounding_box()
+            b = stage.locator(".ks-broker[data-node='3'] .ks-box").bounding_box()
+            page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=8)
+            page.mouse.up()
+            page.wait_for_function("() => document.querySelector('.ks-code').textContent"
+                                   ".includes('c.cut(1, 3)')", timeout=30_000)
+            stage.locator(".ks-cut").first.wait_for(state="attached", timeout=30_000)
+            assert stage.locator(".ks-cut").count() == 1
+            assert "crash(1)" not in code_shown(stage) and "crash(3)" not in code_shown(stage)
 
             # keyboard: space plays and pauses, the right arrow steps, digit 2 restarts broker 2
             stage.focus()

@@ -54,6 +54,9 @@ function buildDom(root) {
   ui.svg = make("svg", {class: "ks-svg", role: "img"}, ui.scene);
   ui.canvas = html("canvas", {class: "ks-canvas", "aria-hidden": "true"}, ui.scene);
   ui.links = make("g", {class: "ks-links"}, ui.svg);
+  ui.cuts = make("g", {class: "ks-cuts"}, ui.svg);
+  ui.dragLine = make("line", {class: "ks-drag"}, ui.svg);
+  ui.dragLine.style.display = "none";
   ui.nodes = make("g", {class: "ks-nodes"}, ui.svg);
   ui.tokens = make("g", {class: "ks-tokens"}, ui.svg);
   ui.tip = html("div", {class: "ks-tip", hidden: ""}, box);
@@ -63,7 +66,8 @@ function buildDom(root) {
   ui.error = html("div", {class: "ks-error", role: "alert"}, box);
   html("div", {class: "ks-keys", text: "Keys: space play/pause · ← → step · 1-9 crash/restart " +
     "broker · shift+1-9 pause it · p produce. Click a broker to crash/restart it " +
-    "(shift-click: pause), a message to drop it; hover a message for its fields."}, box);
+    "(shift-click: pause), drag from one node to another to cut their link (again: heal), " +
+    "click a message to drop it; hover a message for its fields."}, box);
   return ui;
 }
 
@@ -94,6 +98,8 @@ function buildNode(ui, node, size, onClick) {
   }
   if (node.kind === "broker" || node.kind === "controller") {
     g.addEventListener("click", (ev) => onClick(node.id, ev.shiftKey));
+    g.addEventListener("pointerdown", (ev) => onClick.dragFrom(node, ev));
+    g.addEventListener("pointerup", (ev) => onClick.dragTo(node, ev));
     g.style.cursor = "pointer";
   }
   return parts;
@@ -172,7 +178,7 @@ export default {
     const ui = buildDom(el);
     const st = {win: null, t: 0, playing: !!model.get("autoplay"), waiting: false,
                 speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -1, nodes: new Map(),
-                tokens: [], times: [], raf: 0, hover: null, colours: null,
+                tokens: [], times: [], raf: 0, hover: null, colours: null, drag: null, dragged: false,
                 paints: 0};
 
     const send = (msg) => {
@@ -182,7 +188,16 @@ export default {
       model.send(msg);
     };
     const act = (msg) => send({...msg, t: Math.floor(st.t)});
+    // drag from one node to another: cut their link (again: heal)
+    const svgPoint = (ev) => {
+      const m = ui.svg.getScreenCTM();
+      if (!m) return [0, 0];
+      const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
+      return [p.x, p.y];
+    };
+    const endDrag = () => { st.drag = null; ui.dragLine.style.display = "none"; };
     const onNodeClick = (id, shift) => {
+      if (st.dragged) { st.dragged = false; return; }
       const p = st.nodes.get(String(id));
       if (st.waiting || !p) return;
       // acknowledged at once; the node's new state comes with the next window
@@ -191,6 +206,28 @@ export default {
       p.badge.textContent = shift ? "pausing…" : down ? "starting…" : "crashing…";
       act({action: shift ? "pause" : "toggle", node: id});
     };
+    onNodeClick.dragFrom = (node, ev) => {
+      st.drag = {node, x: ev.clientX, y: ev.clientY};
+      st.dragged = false;
+    };
+    onNodeClick.dragTo = (node) => {
+      const d = st.drag;
+      endDrag();
+      if (!d || d.node.id === node.id) return;
+      st.dragged = false;
+      act({action: "cut", node: d.node.id, to: node.id});
+    };
+    ui.svg.addEventListener("pointermove", (ev) => {
+      const d = st.drag;
+      if (!d || (ev.buttons & 1) === 0) { if (d) endDrag(); return; }
+      if (Math.hypot(ev.clientX - d.x, ev.clientY - d.y) < 8) return;
+      const [x, y] = svgPoint(ev);
+      Object.entries({x1: d.node.x, y1: d.node.y, x2: x, y2: y})
+        .forEach(([k, v]) => ui.dragLine.setAttribute(k, v));
+      ui.dragLine.style.display = "";
+      st.dragged = true;
+    });
+    ui.svg.addEventListener("pointerup", () => { if (st.drag) endDrag(); });
 
     function load(win) {
       const keepT = st.win && win.t0 === st.win.t1 ? win.t0 : win.t0;
@@ -290,6 +327,18 @@ export default {
         if (fs[mid].t <= t) lo = mid; else hi = mid - 1;
       }
       return lo;
+    }
+
+    function drawCuts(cuts) {
+      ui.cuts.replaceChildren();
+      const at = new Map(st.win.nodes.map((n) => [String(n.id), n]));
+      for (const [a, b] of cuts) {
+        const na = at.get(String(a)), nb = at.get(String(b));
+        if (!na || !nb) continue;
+        make("line", {class: "ks-cut", x1: na.x, y1: na.y, x2: nb.x, y2: nb.y}, ui.cuts);
+        make("text", {class: "ks-cut-mark", x: (na.x + nb.x) / 2, y: (na.y + nb.y) / 2 + 5,
+                      "text-anchor": "middle", text: "✂ cut"}, ui.cuts);
+      }
     }
 
     function drawTokens(t) {
@@ -400,6 +449,7 @@ export default {
           const s = frame.nodes[id];
           if (p.node.kind === "broker") drawBroker(p, s); else drawSmall(p, s);
         }
+        drawCuts(frame.nodes.cuts || []);
       }
       const n = drawTokens(t);
       drawNarration(t);
