@@ -175,3 +175,19 @@ def test_a_drag_between_two_nodes_cuts_their_link_and_again_heals():
     assert stage.window["frames"][0]["nodes"]["cuts"] == [] and c.network.can_reach(1, 3)
     with pytest.raises(ValueError, match="drag from one node to another"):
         stage.cut_link(2, 2)
+
+
+def test_a_player_stage_has_a_timeline_and_seeks_back():
+    player = Player(busy_cluster(), topic="orders", checks=False)
+    player.run(3000)
+    stage = player.stage
+    assert stage.window["t0"] == player.now
+    stage.toggle_broker(2)
+    tl = stage.window["timeline"]
+    assert tl["start"] == player.start_ms and tl["end"] >= player.now
+    assert [m["kind"] for m in tl["marks"]] == ["action"]
+    back = player.start_ms + 1000
+    assert stage.handle({"action": "seek", "t": back}) == [f"player.seek({back})"]
+    assert player.now == back and stage.window["t0"] == back
+    with pytest.raises(ValueError, match="a Cluster cannot go back"):
+        Stage(busy_cluster()).seek(0)

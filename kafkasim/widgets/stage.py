@@ -39,7 +39,7 @@ from kafkasim.widgets._stage_window import (
 STATIC = Path(__file__).parent / "static"
 PAUSE_MS = 5000            # a shift-click pauses a broker this long (a long GC pause)
 CODE_LINES = 6             # calls shown under the stage
-ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "advance", "refresh")
+ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
 
 
 class _ClusterDriver:
@@ -59,6 +59,16 @@ class _ClusterDriver:
     def call(self, method: str, *args, **kwargs) -> tuple[object, str]:
         result = getattr(self.cluster, method)(*args, **kwargs)
         return result, f"{self.name}.{method}({_args(args, kwargs)})"
+
+    def timeline(self) -> None:
+        """A Cluster has no recorded branch to show (a Player has)."""
+        return None
+
+    def seek(self, t: int) -> list[str]:
+        if t < self.cluster.now:
+            raise ValueError(f"a Cluster cannot go back to t={t} ms (it is at "
+                             f"{self.cluster.now} ms): a Player can (Player(cluster).stage)")
+        return self.move_to(t)
 
     def produce(self, topic: str, value, partition: int) -> tuple[object, list[str]]:
         lines = []
@@ -95,6 +105,17 @@ class _PlayerDriver:
             args, kwargs = (kwargs["msg_id"],), {}
         result = getattr(self.player, method)(*args, **kwargs)
         return result, f"{self.name}.{method}({_args(args, kwargs)})"
+
+    def timeline(self) -> dict:
+        """The player's branch: its span and marks (actions, the first invariant violation)."""
+        p = self.player
+        return {"start": p.start_ms, "end": max(p.horizon, p.now),
+                "marks": [{"t": t, "kind": kind, "label": label}
+                          for t, kind, label in p.markers()]}
+
+    def seek(self, t: int) -> list[str]:
+        self.player.seek(t)
+        return [f"{self.name}.seek({t})"]
 
     def produce(self, topic: str, value, partition: int) -> tuple[object, list[str]]:
         result = self.player.produce(value, partition=partition)
@@ -165,6 +186,7 @@ class Stage(anywidget.AnyWidget):
     def refresh(self) -> None:
         """Send a new window starting at the cluster's time now."""
         window = stage_window(self.cluster, self.topic, self.partition, self.window_ms)
+        window["timeline"] = self._driver.timeline()
         self._serial += 1
         window["serial"] = self._serial     # a new window even when nothing changed
         self.window = window
@@ -262,6 +284,13 @@ class Stage(anywidget.AnyWidget):
             _, line = self._driver.call("cut", a, b)
         return self._done(lines + [line])
 
+    def seek(self, time_ms: int) -> list[str]:
+        """What a click on a mark of the timeline does: go to ``time_ms`` (a Player goes back
+        or forth on its branch; a Cluster only forth) and send the window from there."""
+        if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or time_ms < 0:
+            raise ValueError(f"seek needs a time in ms >= 0, got {time_ms!r}")
+        return self._done(self._driver.seek(int(time_ms)))
+
     def advance(self) -> list[str]:
         """Move the cluster to the window's end and send the next window (Play does this)."""
         return self._done(self._driver.move_to(self.window["t1"]))
@@ -277,8 +306,8 @@ class Stage(anywidget.AnyWidget):
 
     def _handle(self, content: dict) -> list[str]:
         """Do what the front end asks: ``{"action": "toggle" | "pause" | "drop" | "produce" |
-        "cut" | "advance" | "refresh", "node" / "to" / "msg_id": ..., "t": time in the
-        window}``."""
+        "cut" | "seek" | "advance" | "refresh", "node" / "to" / "msg_id": ..., "t": time in
+        the window (for "seek": anywhere on a player's branch)}``."""
         if not isinstance(content, dict) or content.get("action") not in ACTIONS:
             got = content.get("action") if isinstance(content, dict) else content
             raise ValueError(f"unknown stage action {got!r}; choose from {', '.join(ACTIONS)}")
@@ -295,6 +324,8 @@ class Stage(anywidget.AnyWidget):
             return self.cut_link(content.get("node"), content.get("to"), at_ms=t)
         if action == "advance":
             return self.advance()
+        if action == "seek":
+            return self.seek(t)
         self.refresh()
         return []
 

@@ -66,6 +66,12 @@ def step_until_tokens(page, stage, tries: int = 200) -> list:
     raise AssertionError("no message in flight after stepping")
 
 
+def window_arrived(page) -> None:
+    """The stage has its new window (it waits for one after every action)."""
+    page.wait_for_function("() => !document.querySelector('.ks-stage')"
+                           ".classList.contains('ks-waiting')", timeout=30_000)
+
+
 def code_shown(stage) -> str:
     return stage.locator(".ks-code").inner_text()
 
@@ -102,6 +108,7 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             stage.locator(".ks-broker[data-node='2']").click()
             page.wait_for_function("() => document.querySelector('.ks-code').textContent"
                                    ".includes('c.crash(2)')", timeout=30_000)
+            window_arrived(page)
             page.wait_for_function("() => document.querySelector(\".ks-broker[data-node='2']\")"
                                    ".classList.contains('ks-crashed')", timeout=30_000)
             assert "c.crash(2)" in code_shown(stage)
@@ -120,6 +127,7 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             page.wait_for_function(
                 f"() => document.querySelector('.ks-code').textContent"
                 f".includes('c.drop(msg_id={msg_id})')", timeout=30_000)
+            window_arrived(page)
             assert not stage.locator(".ks-error").inner_text().strip()
 
             # a drag from broker 1 to broker 3 cuts their link
@@ -131,6 +139,7 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             page.mouse.up()
             page.wait_for_function("() => document.querySelector('.ks-code').textContent"
                                    ".includes('c.cut(1, 3)')", timeout=30_000)
+            window_arrived(page)
             stage.locator(".ks-cut").first.wait_for(state="attached", timeout=30_000)
             assert stage.locator(".ks-cut").count() == 1
             assert "crash(1)" not in code_shown(stage) and "crash(3)" not in code_shown(stage)
@@ -151,6 +160,7 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             page.keyboard.press("2")
             page.wait_for_function("() => document.querySelector('.ks-code').textContent"
                                    ".includes('c.start(2)')", timeout=30_000)
+            window_arrived(page)
             assert "running" in kernel_says(nb)
             narration = stage.locator(".ks-narration")
             assert narration.get_attribute("aria-live") == "polite"
@@ -159,4 +169,48 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             assert not seen, f"requests outside 127.0.0.1: {seen[:5]}"
     finally:
         page.remove_listener("request", listener)
+        nb.close()
+
+
+PLAYER_CELLS = [
+    "from kafkasim.course import *\n"
+    "c = Cluster(3, seed=4)\n"
+    "c.create_topic('orders', 1, 3)\n"
+    "RateWorkload(c, c.producer(acks='all'), 'orders', rate=50, duration_ms=60_000)\n"
+    "c.run(2_000)\n"
+    "player = Player(c, topic='orders', checks=False)\n"
+    "player.run(3_000)\n"
+    "player.stage",
+]
+
+
+def test_player_stage_acts_through_the_player_and_its_timeline_goes_back(course_root, lab_page,
+                                                                         shots):
+    page = lab_page
+    nb = Notebook.open(page, generated_notebook(course_root, "zz-stage-player.ipynb",
+                                                PLAYER_CELLS))
+    try:
+        with shots(nb):
+            assert nb.run_cell(0) == "ok"
+            stage = page.locator(".ks-stage").first
+            stage.locator(".ks-node").first.wait_for(timeout=60_000)
+            track = stage.locator(".ks-tl-track")
+            assert track.is_visible()
+            stage.locator(".ks-broker[data-node='3']").click()
+            page.wait_for_function("() => document.querySelector('.ks-code').textContent"
+                                   ".includes('player.crash(3)')", timeout=30_000)
+            window_arrived(page)
+            stage.locator(".ks-tl-action").first.wait_for(timeout=30_000)
+            box = track.bounding_box()
+            page.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)   # near the start
+            page.wait_for_function("() => /player\\.seek\\(\\d+\\)/.test("
+                                   "document.querySelector('.ks-code').textContent)",
+                                   timeout=30_000)
+            window_arrived(page)
+            assert not stage.locator(".ks-error").inner_text().strip()
+            # back before the crash: broker 3 runs in the new window
+            page.wait_for_function("() => !document.querySelector(\".ks-broker[data-node='3']\")"
+                                   ".classList.contains('ks-crashed')", timeout=30_000)
+            assert not nb.problems()
+    finally:
         nb.close()

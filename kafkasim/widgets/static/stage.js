@@ -50,6 +50,9 @@ function buildDom(root) {
   // the scene: nodes in SVG; tokens painted on a canvas above it (200 SVG tokens repainted
   // every frame cost ~25 ms in software rendering), with invisible SVG twins that take the
   // pointer (hover, click) and carry data-id and the position
+  ui.timeline = html("div", {class: "ks-timeline", title: "the player's branch: click to go " +
+                                "there; marks: actions (blue), first invariant violation (red)"},
+                     box);
   ui.scene = html("div", {class: "ks-scene"}, box);
   ui.svg = make("svg", {class: "ks-svg", role: "img"}, ui.scene);
   ui.canvas = html("canvas", {class: "ks-canvas", "aria-hidden": "true"}, ui.scene);
@@ -302,10 +305,48 @@ export default {
       st.times = [...times].filter((t) => t >= win.t0 && t <= win.t1).sort((a, b) => a - b);
       st.hover = null;
       st.colours = null;         // the theme may have changed
+      drawTimeline(win);
       draw();
     }
 
     const twin = (id) => st.tokens.find((k) => k.tok.id === id) || null;
+
+    // the player's whole branch: the window, the marks; a click goes there
+    function drawTimeline(win) {
+      const tl = win.timeline;
+      ui.timeline.replaceChildren();
+      ui.timeline.style.display = tl ? "" : "none";
+      if (!tl) return;
+      const span = Math.max(tl.end - tl.start, 1);
+      const left = (t) => `${(100 * (Math.min(Math.max(t, tl.start), tl.end) - tl.start) /
+                              span).toFixed(2)}%`;
+      const track = html("div", {class: "ks-tl-track"}, ui.timeline);
+      const range = html("div", {class: "ks-tl-window"}, track);
+      range.style.left = left(win.t0);
+      range.style.width = `${Math.max(0.5, 100 * (win.t1 - win.t0) / span)}%`;
+      ui.tlNow = html("div", {class: "ks-tl-now"}, track);
+      for (const m of tl.marks) {
+        const b = html("button", {class: `ks-tl-mark ks-tl-${m.kind}`, title: m.label,
+                                  "aria-label": m.label}, track);
+        b.style.left = left(m.t);
+        b.addEventListener("click", (ev) => { ev.stopPropagation(); goTo(m.t); });
+      }
+      track.addEventListener("click", (ev) => {
+        const r = track.getBoundingClientRect();
+        goTo(Math.round(tl.start + span * (ev.clientX - r.left) / Math.max(r.width, 1)));
+      });
+      st.tlLeft = left;
+      const v = tl.marks.find((m) => m.kind === "violation");
+      html("span", {class: "ks-tl-text", text: `branch ${tl.start.toLocaleString("en")}–` +
+        `${tl.end.toLocaleString("en")} ms` + (v ? ` · ${v.label}` : "")}, ui.timeline);
+    }
+
+    function goTo(t) {
+      const w = st.win;
+      st.playing = false;
+      if (t >= w.t0 && t <= w.t1) { st.t = t; draw(); return; }
+      send({action: "seek", t});
+    }
 
     function showTip(tok, ev) {
       const where = tok.recv === null ? (tok.held ? "held by a fault" : "still on the wire")
@@ -453,6 +494,7 @@ export default {
       }
       const n = drawTokens(t);
       drawNarration(t);
+      if (win.timeline && ui.tlNow) ui.tlNow.style.left = st.tlLeft(t);
       ui.time.textContent = `t = ${Math.floor(t).toLocaleString("en")} ms · ${n} in flight`;
       ui.scrub.value = String(Math.round(1000 * (t - win.t0) / Math.max(win.t1 - win.t0, 1)));
       ui.play.textContent = st.playing ? "❚❚ Pause" : "▶ Play";
@@ -484,6 +526,11 @@ export default {
         st.t = next;
       } else {
         const prev = [...st.times].reverse().find((t) => t < st.t - eps);
+        const tl = st.win.timeline;
+        if (prev === undefined && tl && st.win.t0 > tl.start) {   // back into the last window
+          send({action: "seek", t: Math.max(tl.start, st.win.t0 - 500)});
+          return;
+        }
         st.t = prev === undefined ? st.win.t0 : prev;
       }
       draw();
