@@ -191,3 +191,15 @@ def test_a_player_stage_has_a_timeline_and_seeks_back():
     assert player.now == back and stage.window["t0"] == back
     with pytest.raises(ValueError, match="a Cluster cannot go back"):
         Stage(busy_cluster()).seek(0)
+
+
+def test_the_window_follows_the_speed_the_front_end_plays_at():
+    stage = Stage(busy_cluster(), window_ms=2000)
+    w = stage.window
+    assert w["t1"] - w["t0"] == 2000                       # from a cell: the whole window
+    stage.handle({"action": "refresh", "speed": 0.03})     # ~15 s of watching at 0.03x
+    assert stage.window["t1"] - stage.window["t0"] == 450
+    stage.handle({"action": "refresh", "speed": 0.001})
+    assert stage.window["t1"] - stage.window["t0"] == 250  # never shorter
+    stage.handle({"action": "refresh", "speed": 50})
+    assert stage.window["t1"] - stage.window["t0"] == 2000  # never longer than window_ms

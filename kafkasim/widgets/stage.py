@@ -39,6 +39,8 @@ from kafkasim.widgets._stage_window import (
 STATIC = Path(__file__).parent / "static"
 PAUSE_MS = 5000            # a shift-click pauses a broker this long (a long GC pause)
 CODE_LINES = 6             # calls shown under the stage
+WATCH_S = 15               # a window holds about this many seconds of watching at the speed set
+MIN_WINDOW_MS = 250
 ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
 
 
@@ -151,6 +153,7 @@ class Stage(anywidget.AnyWidget):
                  autoplay: bool = False) -> None:
         super().__init__()
         self._serial = 0
+        self._speed = None       # simulated ms per real ms the front end plays at (it says)
         if isinstance(source, Cluster):
             self._driver = _ClusterDriver(source, name or "cluster")
         elif _is_player(source):
@@ -184,8 +187,13 @@ class Stage(anywidget.AnyWidget):
 
     # -- the window ---------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Send a new window starting at the cluster's time now."""
-        window = stage_window(self.cluster, self.topic, self.partition, self.window_ms)
+        """Send a new window starting at the cluster's time now: ``window_ms`` long, or, while
+        the front end plays slowly, about ``WATCH_S`` seconds of its watching (cheaper, so a
+        click shows its effect sooner)."""
+        ms = self.window_ms
+        if self._speed is not None:
+            ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
+        window = stage_window(self.cluster, self.topic, self.partition, ms)
         window["timeline"] = self._driver.timeline()
         self._serial += 1
         window["serial"] = self._serial     # a new window even when nothing changed
@@ -312,6 +320,9 @@ class Stage(anywidget.AnyWidget):
             got = content.get("action") if isinstance(content, dict) else content
             raise ValueError(f"unknown stage action {got!r}; choose from {', '.join(ACTIONS)}")
         action, t = content["action"], content.get("t")
+        speed = content.get("speed")
+        if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
+            self._speed = float(speed)
         if action == "toggle":
             return self.toggle_broker(content.get("node"), at_ms=t)
         if action == "pause":

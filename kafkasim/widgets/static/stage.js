@@ -188,7 +188,7 @@ export default {
       if (st.waiting && msg.action !== "refresh") return;
       st.waiting = true;
       ui.box.classList.add("ks-waiting");
-      model.send(msg);
+      model.send({...msg, speed: Math.pow(10, st.speedLog)});
     };
     const act = (msg) => send({...msg, t: Math.floor(st.t)});
     // drag from one node to another: cut their link (again: heal)
