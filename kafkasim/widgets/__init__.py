@@ -23,6 +23,14 @@ Players and explorers display as the widget plus a still image and readable text
 from kafkasim.widgets._render import with_fallback
 from kafkasim.widgets.explorer import Explorer, explore
 from kafkasim.widgets.player import Player
-from kafkasim.widgets.stage import Stage
 
 __all__ = ["Explorer", "Player", "Stage", "explore", "with_fallback"]
+
+
+def __getattr__(name: str):
+    """``Stage`` is imported on first use: anywidget costs ~0.1 s to import."""
+    if name == "Stage":
+        from kafkasim.widgets.stage import Stage
+
+        return Stage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
