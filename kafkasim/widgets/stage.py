@@ -27,6 +27,7 @@ import traitlets
 
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.exceptions import ClusterError
+from kafkasim.viz import style
 from kafkasim.widgets._render import widget_bundle
 from kafkasim.widgets._stage_window import (
     WINDOW_MS,
@@ -195,6 +196,7 @@ class Stage(anywidget.AnyWidget):
             ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
         window = stage_window(self.cluster, self.topic, self.partition, ms)
         window["timeline"] = self._driver.timeline()
+        window["presentation"] = bool(style.PRESENTATION)   # projector mode: bigger controls
         self._serial += 1
         window["serial"] = self._serial     # a new window even when nothing changed
         self.window = window

@@ -241,6 +241,7 @@ export default {
         f.nodes = whole;
       }
       st.win = win;
+      ui.box.classList.toggle("ks-big", !!win.presentation);
       st.t = keepT;
       st.frameIdx = -1;
       st.narrIdx = -1;
