@@ -203,3 +203,18 @@ def test_the_window_follows_the_speed_the_front_end_plays_at():
     assert stage.window["t1"] - stage.window["t0"] == 250  # never shorter
     stage.handle({"action": "refresh", "speed": 50})
     assert stage.window["t1"] - stage.window["t0"] == 2000  # never longer than window_ms
+
+
+def test_a_cluster_without_the_topic_yet_shows_its_nodes():
+    c = Cluster(3, seed=1)
+    c.run(1000)
+    stage = Stage(c)
+    assert stage.topic is None and stage.window["topic"] is None
+    assert "broker 1" in stage.text() and "LEADER" not in stage.text()
+    with pytest.raises(ClusterError, match="no topic to produce to"):
+        stage.produce()
+    c.create_topic("orders", 1, 3)
+    player = Player(c, topic="orders", checks=False)
+    player.run(2000)
+    player.seek(player.start_ms)          # the topic exists from the start here; seek anyway
+    assert player.stage.window["topic"] == "orders"

@@ -194,7 +194,8 @@ class Stage(anywidget.AnyWidget):
         ms = self.window_ms
         if self._speed is not None:
             ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
-        window = stage_window(self.cluster, self.topic, self.partition, ms)
+        shown = self.topic if self.topic in self.cluster.topics() else None  # (not created yet?)
+        window = stage_window(self.cluster, shown, self.partition, ms)
         window["timeline"] = self._driver.timeline()
         window["presentation"] = bool(style.PRESENTATION)   # projector mode: bigger controls
         self._serial += 1
