@@ -44,7 +44,11 @@ class Action:
 
 ACTIONS = ("crash", "start", "restart", "power_loss", "shutdown", "pause", "slow",
            "partition_network", "cut", "heal", "expire_session", "elect", "produce",
-           "alter_config")
+           "alter_config", "drop")
+
+#: Actions that are not Cluster methods: the Cluster attribute that carries each
+#: (``cluster.transport.drop``, ``cluster.zk_control_plane.expire_session``)
+ACTION_OWNERS = {"drop": "transport", "expire_session": "zk_control_plane"}
 
 
 MAX_SNAPSHOTS = 1000
@@ -263,7 +267,8 @@ class History:
                 self.producer = c.clients.get("player-producer") or \
                     c.producer("player-producer", acks="all")
             return self.producer.send(*a.args, **kwargs)
-        return getattr(c, a.name)(*a.args, **kwargs)
+        owner = getattr(c, ACTION_OWNERS[a.name]) if a.name in ACTION_OWNERS else c
+        return getattr(owner, a.name)(*a.args, **kwargs)
 
     # -- convenience ------------------------------------------------------------------------
     def crash(self, broker: int):

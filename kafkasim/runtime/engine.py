@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import random
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any, NamedTuple
 
 __all__ = ["Engine", "EventLimitExceeded", "PendingEvent", "SimulationError"]
@@ -140,6 +140,18 @@ class Engine:
         now = self.now
         heappush(self._queue, (time_ms if time_ms > now else now, seq, kind, args))
         return seq
+
+    def cancel(self, seq: int) -> bool:
+        """Take the scheduled event with sequence number ``seq`` off the queue (it will not
+        run); False when no such event is pending."""
+        queue = self._queue
+        for i, entry in enumerate(queue):
+            if entry[1] == seq:
+                queue[i] = queue[-1]
+                queue.pop()
+                heapify(queue)
+                return True
+        return False
 
     # -- running ----------------------------------------------------------------------------
     def peek_time(self) -> int | None:

@@ -22,7 +22,7 @@ from kafkasim.core.messages import (
 )
 from kafkasim.runtime.broker import STOPPED
 from kafkasim.runtime.kafka_apis import handle_fetcher_response
-from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network
+from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network, delivery_envelope
 from kafkasim.settings.exceptions import ClusterError
 
 # LeaderAndIsr, UpdateMetadata and StopReplica travel on the controller's channels
@@ -102,10 +102,19 @@ class Transport:
                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
 
     def drop(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
-             where: dict | None = None) -> int:
+             where: dict | None = None, msg_id: int | None = None) -> int:
         """Drop matching messages from now on (``count`` of them, or all; ``Network.undrop``
         stops); also discards matching messages currently held. Selects as ``Cluster.hold``
-        does; returns how many held messages it discarded."""
+        does; returns how many held messages it discarded. ``drop(msg_id=17)`` instead loses
+        the one message 17 now on the wire (``inspect.messages_in_flight()``), nothing later."""
+        if msg_id is not None:
+            if any(x is not None for x in (type, src, dst, where)) or count != -1:
+                raise ClusterError("drop(msg_id=...) loses one message on the wire: give no "
+                                   "type, src, dst, count or where with it")
+            if isinstance(msg_id, bool) or not isinstance(msg_id, int):
+                raise ClusterError(f"drop(msg_id) must be a message id (an int), got {msg_id!r}")
+            self.drop_in_flight(msg_id)
+            return 1
         flt = self.message_filter(type, src, dst, count, where, what="drop")
         net = self.network
         net.drops.append(flt)
@@ -131,6 +140,32 @@ class Transport:
                                   nodes=self.cluster.inspect.nodes())
         except MatchError as exc:
             raise ClusterError(f"{what}: {exc}") from None
+
+    def drop_in_flight(self, msg_id: int) -> str:
+        """Lose the message ``msg_id`` now: it is on the wire (a pending "deliver") or held,
+        and never arrives (a "drop" trace row, reason "dropped by hand"). Returns its wire
+        name; a ``ClusterError`` names the messages on the wire when it is not one of them."""
+        engine = self.cluster.engine
+        env = None
+        for pending in engine.pending_of("deliver"):
+            if pending.args[4] == msg_id:
+                engine.cancel(pending.seq)
+                env = delivery_envelope(pending.args)
+                break
+        if env is None:
+            held = [e for e in self.network.held if e.msg_id == msg_id]
+            if held:
+                env = held[0]
+                self.network.held = [e for e in self.network.held if e.msg_id != msg_id]
+        if env is None:
+            on_wire = sorted(r["msg_id"] for r in self.cluster.inspect.messages_in_flight())
+            shown = ", ".join(map(str, on_wire[:20])) + (" ..." if len(on_wire) > 20 else "")
+            raise ClusterError(f"drop(msg_id={msg_id!r}): no such message in flight at "
+                               f"t={engine.now} ms; in flight: {shown or 'none'}")
+        self.network.dropped += 1
+        name = self.wire_name(env.msg)
+        self.cluster.trace.record("drop", env.src, "", -1, (name, env.dst, msg_id, "dropped by hand"))
+        return name
 
     def wire_name(self, msg) -> str:
         """The RPC's name in this Kafka version (AlterPartition was AlterIsr before 3.2)."""

@@ -12,6 +12,9 @@ a cell (and that pytest and nbval call, since they never render widgets).
     Explorer(build, controls, draw) / explore(...)   config controls -> re-run -> redraw
         .update(**values) .figure() .summary() .widget
     with_fallback(widget, text)                      any widget, with text where it cannot show
+    Stage(cluster_or_player, topic=None) / player.stage   messages moving between the brokers
+        .toggle_broker(b, at_ms) .pause_broker(b) .drop_message(id) .produce() .advance()
+        .text() .svg() .window                       what a click does; what it shows
 
 Players and explorers display as the widget plus a still image and readable text
 (``_repr_mimebundle_``), which is what a notebook shows before it runs and on GitHub/nbviewer.
@@ -21,4 +24,13 @@ from kafkasim.widgets._render import with_fallback
 from kafkasim.widgets.explorer import Explorer, explore
 from kafkasim.widgets.player import Player
 
-__all__ = ["Explorer", "Player", "explore", "with_fallback"]
+__all__ = ["Explorer", "Player", "Stage", "explore", "with_fallback"]
+
+
+def __getattr__(name: str):
+    """``Stage`` is imported on first use: anywidget costs ~0.1 s to import."""
+    if name == "Stage":
+        from kafkasim.widgets.stage import Stage
+
+        return Stage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -310,6 +310,10 @@ class Player:
         """Heal every network fault."""
         self._act("heal")
 
+    def drop_message(self, msg_id: int) -> None:
+        """Lose the message ``msg_id`` now on the wire (``cluster.transport.drop(msg_id=...)``)."""
+        self._act("drop", msg_id=msg_id)
+
     # -- what the readout shows ----------------------------------------------------------------
     def first_violation(self) -> Violation | None:
         """The first invariant violation on the current branch (checked up to its horizon)."""
@@ -434,6 +438,16 @@ class Player:
 
     # -- the widget -----------------------------------------------------------------------------
     @property
+    def stage(self):
+        """The animated stage over this player (``kafkasim.widgets.stage.Stage``): messages
+        moving between the brokers; its clicks act through this player's methods."""
+        if self._frames.stage is None:
+            from kafkasim.widgets.stage import Stage
+
+            self._frames.stage = Stage(self)
+        return self._frames.stage
+
+    @property
     def widget(self):
         """The ipywidgets front-end (built on first use; calls only the methods above)."""
         if self._ui is None:
@@ -464,14 +478,13 @@ class Player:
     def _changed(self) -> None:
         if self._ui is not None:
             self._ui.refresh()
+        if self._frames.stage is not None and not self._frames.stage.acting:
+            self._frames.stage.refresh()
 
     def png(self) -> bytes:
         """The figure as PNG, cached per view (what ``viz.replica_log_rows`` returns): going
         back to something already shown costs no drawing."""
         return self._frames.png()
-
-    def readout_html(self) -> str:
-        return pre(self.readout_text())
 
 
 class PlayerFrames:
@@ -488,6 +501,7 @@ class PlayerFrames:
         self.isr_panel = Panel(top_in=1.15)      # room for the title's pad
         self.quorum_panel = Panel()
         self.branch = 0          # bumped by every action: cached frames of other branches die
+        self.stage = None        # the player's Stage, made on first use (Player.stage)
 
     def new_branch(self) -> None:
         self.branch += 1

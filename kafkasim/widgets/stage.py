@@ -1,0 +1,378 @@
+"""The stage: watch messages travel between the brokers, and touch the cluster (issue 32).
+
+    >>> stage = Stage(cluster, topic="orders")   # or player.stage
+    >>> stage                                    # in JupyterLab: the animated stage
+    >>> stage.toggle_broker(2, at_ms=4_350)      # what a click on broker 2 does
+    >>> stage.drop_message(2843, at_ms=4_440)    # what a click on a message does
+    >>> print(stage.text())                      # the stage as text (nbval, GitHub)
+
+Python sends a window of the near future once (``_stage_window.stage_window``: messages with
+their send and receive times, every node's state each time it changed); the browser animates it
+(``static/stage.js``, requestAnimationFrame) at the speed the learner sets, from 1/100 of real
+time to 100x, with no round trip per frame. When the learner acts at time ``t`` of the window, the
+stage moves the cluster to ``t`` and calls the same method a cell would (``cluster.crash(2)``,
+``cluster.transport.drop(msg_id=...)``, ``producer.send(...)``; for a player, ``player.crash(2)``...), shows
+that call as code under the stage, and sends the new window.
+
+Without a front end the stage shows text (``text()``: deterministic, nbval compares it) and a
+still SVG picture with the messages in flight (``svg()``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import traitlets
+
+from kafkasim.observe.history import ACTION_OWNERS
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.exceptions import ClusterError
+from kafkasim.viz import style
+from kafkasim.widgets._render import widget_bundle
+from kafkasim.widgets._stage_window import (
+    WINDOW_MS,
+    _check_window_ms,
+    stage_window,
+    window_svg,
+    window_text,
+)
+
+STATIC = Path(__file__).parent / "static"
+PAUSE_MS = 5000            # a shift-click pauses a broker this long (a long GC pause)
+CODE_LINES = 6             # calls shown under the stage
+WATCH_S = 15               # a window holds about this many seconds of watching at the speed set
+MIN_WINDOW_MS = 250
+ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
+
+
+class _ClusterDriver:
+    """Acts on a Cluster the way a cell does; ``name`` is what the shown code calls it."""
+
+    def __init__(self, cluster: Cluster, name: str) -> None:
+        self.cluster = cluster
+        self.name = name
+        self.producer = None
+
+    def move_to(self, t: int) -> list[str]:
+        if t <= self.cluster.now:
+            return []
+        self.cluster.run_to(t)
+        return [f"{self.name}.run_to({t})"]
+
+    def call(self, method: str, *args, **kwargs) -> tuple[object, str]:
+        owner = ACTION_OWNERS.get(method)      # drop: cluster.transport.drop
+        target = getattr(self.cluster, owner) if owner else self.cluster
+        result = getattr(target, method)(*args, **kwargs)
+        path = f"{self.name}.{owner}" if owner else self.name
+        return result, f"{path}.{method}({_args(args, kwargs)})"
+
+    def timeline(self) -> None:
+        """A Cluster has no recorded branch to show (a Player has)."""
+        return None
+
+    def seek(self, t: int) -> list[str]:
+        if t < self.cluster.now:
+            raise ValueError(f"a Cluster cannot go back to t={t} ms (it is at "
+                             f"{self.cluster.now} ms): a Player can (Player(cluster).stage)")
+        return self.move_to(t)
+
+    def produce(self, topic: str, value, partition: int) -> tuple[object, list[str]]:
+        lines = []
+        if self.producer is None or self.producer.client_id not in self.cluster.clients:
+            self.producer = self.cluster.clients.get("stage-producer") or \
+                self.cluster.producer("stage-producer", acks="all")
+            lines.append(f'producer = {self.name}.producer("stage-producer", acks="all")')
+        result = self.producer.send(topic, value, partition=partition)
+        lines.append(f"producer.send({_args((topic, value), {'partition': partition})})")
+        return result, lines
+
+
+class _PlayerDriver:
+    """Acts through a Player (its History forks when the stage acts in the recorded past)."""
+
+    def __init__(self, player, name: str) -> None:
+        self.player = player
+        self.name = name
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.player.cluster
+
+    def move_to(self, t: int) -> list[str]:
+        if t <= self.player.now:
+            return []
+        self.player.seek(t)
+        return [f"{self.name}.seek({t})"]
+
+    def call(self, method: str, *args, **kwargs) -> tuple[object, str]:
+        named = {"start": "restart", "pause": "pause_broker", "drop": "drop_message"}
+        method = named.get(method, method)
+        if method == "drop_message":
+            args, kwargs = (kwargs["msg_id"],), {}
+        result = getattr(self.player, method)(*args, **kwargs)
+        return result, f"{self.name}.{method}({_args(args, kwargs)})"
+
+    def timeline(self) -> dict:
+        """The player's branch: its span and marks (actions, the first invariant violation)."""
+        p = self.player
+        return {"start": p.start_ms, "end": max(p.horizon, p.now),
+                "marks": [{"t": t, "kind": kind, "label": label}
+                          for t, kind, label in p.markers()]}
+
+    def seek(self, t: int) -> list[str]:
+        self.player.seek(t)
+        return [f"{self.name}.seek({t})"]
+
+    def produce(self, topic: str, value, partition: int) -> tuple[object, list[str]]:
+        result = self.player.produce(value, partition=partition)
+        return result, [f"{self.name}.produce({_args((value,), {'partition': partition})})"]
+
+
+def _is_player(source) -> bool:
+    """A ``widgets.player.Player`` (by its interface: the player imports this module)."""
+    return all(hasattr(source, a) for a in ("history", "seek", "drop_message", "cluster"))
+
+
+def _args(args, kwargs) -> str:
+    return ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+
+
+class Stage(anywidget.AnyWidget):
+    """The animated stage over a ``Cluster`` or a ``Player`` (module docstring).
+
+    ``topic``/``partition``: the partition whose logs the brokers show (default: the first
+    topic, or the player's). ``window_ms``: how much simulated time one window holds (the
+    browser asks for the next one when playing reaches its end). ``name``: how the shown code
+    names the cluster or player (default ``cluster`` / ``player``)."""
+
+    _esm = STATIC / "stage.js"
+    _css = STATIC / "stage.css"
+    window = traitlets.Dict().tag(sync=True)
+    code = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    autoplay = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(self, source, topic: str | None = None, partition: int = 0,
+                 window_ms: int = WINDOW_MS, *, name: str | None = None,
+                 autoplay: bool = False) -> None:
+        super().__init__()
+        self._serial = 0
+        self._speed = None       # simulated ms per real ms the front end plays at (it says)
+        if isinstance(source, Cluster):
+            self._driver = _ClusterDriver(source, name or "cluster")
+        elif _is_player(source):
+            self._driver = _PlayerDriver(source, name or "player")
+            topic = source.topic if topic is None else topic
+            partition = source.partition if topic == source.topic and partition == 0 \
+                else partition
+        else:
+            raise TypeError(f"Stage needs a Cluster or a Player, got {type(source).__name__}")
+        topics = self.cluster.topics.names()
+        self.topic = topic if topic is not None else (topics[0] if topics else None)
+        if self.topic is not None:
+            self.cluster.topics.check_partition(self.topic, partition)
+        self.partition = partition
+        self.window_ms = _check_window_ms(window_ms)
+        self.calls: list[str] = []
+        self.acting = False      # an action in progress (a player's own refreshes wait for it)
+        self.autoplay = autoplay
+        self.on_msg(self._on_front_end)
+        self.refresh()
+
+    def __repr__(self) -> str:
+        return (f"Stage(t={self.cluster.now} ms, window to {self.window['t1']} ms, "
+                f"topic={self.topic!r}, partition={self.partition}, "
+                f"{len(self.window['tokens'])} message(s) in the window)")
+
+    @property
+    def cluster(self) -> Cluster:
+        """The live cluster (for a player: the player's cluster now)."""
+        return self._driver.cluster
+
+    # -- the window ---------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Send a new window starting at the cluster's time now: ``window_ms`` long, or, while
+        the front end plays slowly, about ``WATCH_S`` seconds of its watching (cheaper, so a
+        click shows its effect sooner)."""
+        ms = self.window_ms
+        if self._speed is not None:
+            ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
+        shown = self.topic if self.topic in self.cluster.topics.names() else None  # (not created yet?)
+        window = stage_window(self.cluster, shown, self.partition, ms)
+        window["timeline"] = self._driver.timeline()
+        window["presentation"] = bool(style.PRESENTATION)   # projector mode: bigger controls
+        self._serial += 1
+        window["serial"] = self._serial     # a new window even when nothing changed
+        self.window = window
+
+    def text(self, t: int | None = None) -> str:
+        """The stage at ``t`` (default: the window's start) as plain text, messages in flight
+        included; deterministic."""
+        return window_text(self.window, t)
+
+    def svg(self, t: int | None = None) -> str:
+        """A still SVG picture of the stage at ``t`` (default: the window's start)."""
+        return window_svg(self.window, t)
+
+    # -- acting: each is what a click does, through the methods a cell calls -------------------
+    def _at(self, at_ms) -> list[str]:
+        w = self.window
+        if at_ms is None:
+            return []
+        if isinstance(at_ms, bool) or not isinstance(at_ms, (int, float)):
+            raise ValueError(f"at_ms must be a time in ms, got {at_ms!r}")
+        t = int(at_ms)
+        if not w["t0"] <= t <= w["t1"]:
+            raise ValueError(f"at_ms={t} is outside the stage's window "
+                             f"({w['t0']} .. {w['t1']} ms)")
+        return self._driver.move_to(t)
+
+    def _done(self, lines: list[str]) -> list[str]:
+        self.calls += lines
+        self.code = self.calls[-CODE_LINES:]
+        self.error = ""
+        self.refresh()
+        return lines
+
+    def _broker_or_controller(self, node: int):
+        c = self.cluster
+        kraft = getattr(c, "kraft", None)
+        if node in c.brokers:
+            return c.brokers[node]
+        if kraft is not None and node in kraft.nodes:
+            return kraft.nodes[node]
+        known = sorted(c.brokers) + (sorted(kraft.nodes) if kraft is not None else [])
+        raise ClusterError(f"Unknown node {node!r}; brokers and controllers are {known}")
+
+    def toggle_broker(self, node: int, at_ms: float | None = None) -> list[str]:
+        """What a click on a broker (or KRaft controller) does at ``at_ms`` of the window:
+        crash it if it runs, start it if it is crashed. Returns the calls made."""
+        proc = self._broker_or_controller(node)
+        lines = self._at(at_ms)
+        if proc.state == "stopped":
+            kwargs = {"retry": True} if node in self.cluster.brokers and \
+                getattr(self.cluster, "kraft", None) is None else {}
+            _, line = self._driver.call("start", node, **kwargs)
+        else:
+            _, line = self._driver.call("crash", node)
+        return self._done(lines + [line])
+
+    def pause_broker(self, broker: int, ms: int = PAUSE_MS,
+                     at_ms: float | None = None) -> list[str]:
+        """What a shift-click on a broker does: pause it for ``ms`` (a long GC pause)."""
+        self._broker_or_controller(broker)
+        lines = self._at(at_ms)
+        _, line = self._driver.call("pause", broker, ms)
+        return self._done(lines + [line])
+
+    def drop_message(self, msg_id: int, at_ms: float | None = None) -> list[str]:
+        """What a click on a message does: lose it on the wire (``cluster.transport.drop(msg_id=...)``)."""
+        if isinstance(msg_id, bool) or not isinstance(msg_id, int):
+            raise ValueError(f"msg_id must be a message id (an int), got {msg_id!r}")
+        lines = self._at(at_ms)
+        _, line = self._driver.call("drop", msg_id=msg_id)
+        return self._done(lines + [line])
+
+    def produce(self, value=None, at_ms: float | None = None) -> list[str]:
+        """What the Produce button does: send one record (acks=all) to the partition in view."""
+        if self.topic is None:
+            raise ClusterError("the cluster has no topic to produce to")
+        lines = self._at(at_ms)
+        if value is None:
+            value = f"v{len(self.calls)}"
+        _, sent = self._driver.produce(self.topic, value, self.partition)
+        return self._done(lines + sent)
+
+    def cut_link(self, a, b, at_ms: float | None = None) -> list[str]:
+        """What a drag from node ``a`` to node ``b`` does: cut the link between them (both
+        ways); when it is cut already, heal the network (``cluster.heal()``)."""
+        self._broker_or_controller(a)
+        self._broker_or_controller(b)
+        if a == b:
+            raise ValueError(f"drag from one node to another to cut their link (got {a} twice)")
+        lines = self._at(at_ms)
+        links = self.cluster.network.cut_links
+        if links.get((a, b)) or links.get((b, a)):
+            _, line = self._driver.call("heal")
+        else:
+            _, line = self._driver.call("cut", a, b)
+        return self._done(lines + [line])
+
+    def seek(self, time_ms: int) -> list[str]:
+        """What a click on a mark of the timeline does: go to ``time_ms`` (a Player goes back
+        or forth on its branch; a Cluster only forth) and send the window from there."""
+        if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or time_ms < 0:
+            raise ValueError(f"seek needs a time in ms >= 0, got {time_ms!r}")
+        return self._done(self._driver.seek(int(time_ms)))
+
+    def advance(self) -> list[str]:
+        """Move the cluster to the window's end and send the next window (Play does this)."""
+        return self._done(self._driver.move_to(self.window["t1"]))
+
+    # -- the front end --------------------------------------------------------------------------
+    def handle(self, content: dict) -> list[str]:
+        """Do what the front end asks (``_handle``), refreshing the window once at the end."""
+        self.acting = True
+        try:
+            return self._handle(content)
+        finally:
+            self.acting = False
+
+    def _handle(self, content: dict) -> list[str]:
+        """Do what the front end asks: ``{"action": "toggle" | "pause" | "drop" | "produce" |
+        "cut" | "seek" | "advance" | "refresh", "node" / "to" / "msg_id": ..., "t": time in
+        the window (for "seek": anywhere on a player's branch)}``."""
+        if not isinstance(content, dict) or content.get("action") not in ACTIONS:
+            got = content.get("action") if isinstance(content, dict) else content
+            raise ValueError(f"unknown stage action {got!r}; choose from {', '.join(ACTIONS)}")
+        action, t = content["action"], content.get("t")
+        speed = content.get("speed")
+        if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
+            self._speed = float(speed)
+        if action == "toggle":
+            return self.toggle_broker(content.get("node"), at_ms=t)
+        if action == "pause":
+            return self.pause_broker(content.get("node"), at_ms=t)
+        if action == "drop":
+            return self.drop_message(content.get("msg_id"), at_ms=t)
+        if action == "produce":
+            return self.produce(at_ms=t)
+        if action == "cut":
+            return self.cut_link(content.get("node"), content.get("to"), at_ms=t)
+        if action == "advance":
+            return self.advance()
+        if action == "seek":
+            return self.seek(t)
+        self.refresh()
+        return []
+
+    def _on_front_end(self, _widget, content, _buffers) -> None:
+        try:
+            self.handle(content)
+        except (ClusterError, ValueError, TypeError) as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.refresh()      # the front end waits for a window after every request
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        """The stage, with its text and a still picture as fallbacks (``widget_bundle``)."""
+        return widget_bundle(_AsWidget(self), self.text(),
+                             self.svg() + f"<pre style='font-size:11px'>{_escape(self.text())}"
+                             "</pre>")
+
+
+class _AsWidget:
+    """The anywidget's own mime bundle (``AnyWidget._repr_mimebundle_``)."""
+
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        out = anywidget.AnyWidget._repr_mimebundle_(self.stage, **kwargs)
+        return out[0] if isinstance(out, tuple) else (out or {})
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

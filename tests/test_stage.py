@@ -1,0 +1,220 @@
+"""The stage's data and actions without a browser (issue 32): the window JSON is deterministic and
+holds a token for every message in flight, each action calls the Cluster (or Player) method a
+cell would and shows it as code, bad input gives clear errors, and the text and still picture
+show the messages in flight."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.exceptions import ClusterError
+from kafkasim.widgets import Player, Stage
+from kafkasim.widgets._stage_window import in_flight_at, stage_window, window_svg, window_text
+
+
+def busy_cluster(seed: int = 3) -> Cluster:
+    from kafkasim.runtime.workload import RateWorkload
+
+    c = Cluster(3, seed=seed)
+    c.create_topic("orders", 1, 3)
+    RateWorkload(c, c.producer(acks="all"), "orders", rate=50, duration_ms=30_000)
+    c.run(2000)
+    return c
+
+
+def at_messages(c: Cluster) -> None:
+    """Step until a message is on the wire."""
+    while not c.inspect.messages_in_flight():
+        c.step()
+
+
+def test_window_is_deterministic_json_and_leaves_the_cluster_alone():
+    a, b = busy_cluster(), busy_cluster()
+    now, digest = a.now, a.trace_digest()
+    wa, wb = stage_window(a, "orders", 0, 1500), stage_window(b, "orders", 0, 1500)
+    assert json.dumps(wa, sort_keys=True) == json.dumps(wb, sort_keys=True)
+    assert (a.now, a.trace_digest()) == (now, digest)      # a copy ran, not the cluster
+    assert wa["t0"] == now and wa["t1"] == now + 1500
+    assert {n["kind"] for n in wa["nodes"]} >= {"broker", "controller", "client"}
+    assert wa["frames"][0]["t"] == now and wa["narration"]
+    assert all(f["t"] <= g["t"] for f, g in zip(wa["frames"], wa["frames"][1:], strict=False))
+
+
+def test_every_message_in_flight_is_a_token_with_its_times():
+    c = busy_cluster()
+    at_messages(c)
+    w = stage_window(c, "orders", 0, 500)
+    wire = {f["msg_id"]: f for f in c.inspect.messages_in_flight()}
+    tokens = {t["id"]: t for t in in_flight_at(w, c.now)}
+    assert set(wire) == set(tokens)
+    for mid, f in wire.items():
+        tok = tokens[mid]
+        assert (tok["src"], tok["dst"], tok["type"], tok["sent"]) == \
+            (f["src"], f["dst"], f["type"], f["sent_ms"])
+        assert tok["recv"] == f["arrives_ms"] and tok["fate"] == "delivered"
+        assert tok["fields"].startswith(tok["type"])
+    text = window_text(w)
+    assert f"Messages in flight at t = {c.now:,} ms: {len(wire)}" in text
+    assert all(f"#{mid} " in text for mid in wire)
+    svg = window_svg(w)
+    assert svg.startswith("<svg") and svg.count('class="token"') == len(wire)
+
+
+def test_a_click_on_a_broker_crashes_and_restarts_it_through_the_cluster():
+    c = busy_cluster()
+    stage = Stage(c, name="c")
+    t = stage.window["t0"] + 120
+    assert stage.toggle_broker(2, at_ms=t) == [f"c.run_to({t})", "c.crash(2)"]
+    assert c.now == t and c.brokers[2].state == "stopped"
+    assert stage.window["t0"] == t                                 # a new window from there
+    assert stage.window["frames"][0]["nodes"]["2"]["state"] == "crashed"
+    assert stage.handle({"action": "toggle", "node": 2}) == ["c.start(2)"]
+    assert c.brokers[2].state != "stopped"
+    assert stage.code[-2:] == ["c.crash(2)", "c.start(2)"]
+    stage.handle({"action": "pause", "node": 1})
+    assert stage.window["frames"][0]["nodes"]["1"]["state"] == "paused"
+
+
+def test_a_click_on_a_token_drops_that_message():
+    c = busy_cluster()
+    stage = Stage(c, name="c")
+    tok = next(t for t in stage.window["tokens"] if t["sent"] > stage.window["t0"])
+    lines = stage.handle({"action": "drop", "msg_id": tok["id"], "t": tok["sent"] + 0.5})
+    assert lines[-1] == f"c.transport.drop(msg_id={tok['id']})"
+    assert tok["id"] not in {f["msg_id"] for f in c.inspect.messages_in_flight()}
+    row = c.trace.rows[-1]
+    assert row[1] == "drop" and row[5][2] == tok["id"] and row[5][3] == "dropped by hand"
+
+
+def test_produce_and_advance_move_the_cluster_as_a_cell_would():
+    c = busy_cluster()
+    stage = Stage(c, name="c", window_ms=800)
+    t1 = stage.window["t1"]
+    lines = stage.produce("hello")
+    assert lines[-1] == "producer.send('orders', 'hello', partition=0)"
+    assert stage.advance() == [f"c.run_to({t1})"] and c.now == t1
+
+
+def test_player_stage_acts_through_the_player():
+    c = busy_cluster()
+    player = Player(c, topic="orders", checks=False)
+    stage = player.stage
+    assert player.stage is stage
+    stage.toggle_broker(1, at_ms=stage.window["t0"] + 50)
+    assert stage.code[-1] == "player.crash(1)" and player.cluster.brokers[1].state == "stopped"
+    assert "crash(1)" in player.readout_text()
+    at_messages(player.cluster)
+    stage.refresh()
+    mid = player.cluster.inspect.messages_in_flight()[0]["msg_id"]
+    stage.drop_message(mid)
+    assert stage.code[-1] == f"player.drop_message({mid})"
+    assert any(a.name == "drop" for a in player.history.actions)
+
+
+def test_bad_input_gives_clear_errors():
+    c = busy_cluster()
+    stage = Stage(c)
+    with pytest.raises(ValueError, match="unknown stage action 'fly'"):
+        stage.handle({"action": "fly"})
+    with pytest.raises(ClusterError, match="Unknown node 9; brokers and controllers are"):
+        stage.toggle_broker(9)
+    with pytest.raises(ValueError, match="outside the stage's window"):
+        stage.toggle_broker(1, at_ms=stage.window["t1"] + 1)
+    with pytest.raises(ClusterError, match=r"drop\(msg_id=123456\): no such message in flight"):
+        stage.drop_message(123456)
+    with pytest.raises(ValueError, match="window_ms must be a whole number"):
+        Stage(c, window_ms=0)
+    with pytest.raises(TypeError, match="Stage needs a Cluster or a Player"):
+        Stage("orders")
+    with pytest.raises(ClusterError, match="give no type, src, dst"):
+        c.transport.drop("FetchRequest", msg_id=1)
+    stage._on_front_end(stage, {"action": "toggle", "node": 9}, [])   # shown, not raised
+    assert stage.error.startswith("ClusterError: Unknown node 9")
+
+
+def test_without_a_front_end_the_stage_shows_text_and_a_still_picture():
+    stage = Stage(busy_cluster())
+    bundle = stage._repr_mimebundle_()
+    assert bundle["text/plain"] == stage.text()
+    assert bundle["text/plain"].startswith("Stage at t = ")
+    assert "LEADER epoch" in bundle["text/plain"]
+    assert "<svg" in bundle["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_isolated_and_zookeeper_mode_are_shown():
+    c = Cluster(3, seed=2, kafka_version="3.7")           # ZooKeeper mode
+    c.create_topic("orders", 1, 3)
+    c.run(3000)
+    stage = Stage(c, name="c")
+    assert stage.window["mode"] == "zookeeper"
+    assert [n["kind"] for n in stage.window["nodes"]].count("zookeeper") == 1
+    controller = c.controller_id()
+    assert stage.window["frames"][0]["nodes"][str(controller)]["controller"]
+    c.partition_network([1], [2, 3])
+    stage.refresh()
+    assert stage.window["frames"][0]["nodes"]["1"]["isolated"]
+    assert not stage.window["frames"][0]["nodes"]["2"]["isolated"]
+    assert "broker 1   running, isolated" in stage.text()
+    stage.toggle_broker(3)
+    stage.toggle_broker(3)            # a ZooKeeper broker restarts once its session expired
+    assert stage.code[-1] == "c.start(3, retry=True)"
+
+
+def test_a_drag_between_two_nodes_cuts_their_link_and_again_heals():
+    c = busy_cluster()
+    stage = Stage(c, name="c")
+    assert stage.handle({"action": "cut", "node": 1, "to": 3}) == ["c.cut(1, 3)"]
+    assert stage.window["frames"][0]["nodes"]["cuts"] == [[1, 3]]
+    assert not c.network.can_reach(1, 3)
+    assert "links cut: 1 - 3" in stage.text()
+    assert stage.cut_link(3, 1) == ["c.heal()"]
+    assert stage.window["frames"][0]["nodes"]["cuts"] == [] and c.network.can_reach(1, 3)
+    with pytest.raises(ValueError, match="drag from one node to another"):
+        stage.cut_link(2, 2)
+
+
+def test_a_player_stage_has_a_timeline_and_seeks_back():
+    player = Player(busy_cluster(), topic="orders", checks=False)
+    player.run(3000)
+    stage = player.stage
+    assert stage.window["t0"] == player.now
+    stage.toggle_broker(2)
+    tl = stage.window["timeline"]
+    assert tl["start"] == player.start_ms and tl["end"] >= player.now
+    assert [m["kind"] for m in tl["marks"]] == ["action"]
+    back = player.start_ms + 1000
+    assert stage.handle({"action": "seek", "t": back}) == [f"player.seek({back})"]
+    assert player.now == back and stage.window["t0"] == back
+    with pytest.raises(ValueError, match="a Cluster cannot go back"):
+        Stage(busy_cluster()).seek(0)
+
+
+def test_the_window_follows_the_speed_the_front_end_plays_at():
+    stage = Stage(busy_cluster(), window_ms=2000)
+    w = stage.window
+    assert w["t1"] - w["t0"] == 2000                       # from a cell: the whole window
+    stage.handle({"action": "refresh", "speed": 0.03})     # ~15 s of watching at 0.03x
+    assert stage.window["t1"] - stage.window["t0"] == 450
+    stage.handle({"action": "refresh", "speed": 0.001})
+    assert stage.window["t1"] - stage.window["t0"] == 250  # never shorter
+    stage.handle({"action": "refresh", "speed": 50})
+    assert stage.window["t1"] - stage.window["t0"] == 2000  # never longer than window_ms
+
+
+def test_a_cluster_without_the_topic_yet_shows_its_nodes():
+    c = Cluster(3, seed=1)
+    c.run(1000)
+    stage = Stage(c)
+    assert stage.topic is None and stage.window["topic"] is None
+    assert "broker 1" in stage.text() and "LEADER" not in stage.text()
+    with pytest.raises(ClusterError, match="no topic to produce to"):
+        stage.produce()
+    c.create_topic("orders", 1, 3)
+    player = Player(c, topic="orders", checks=False)
+    player.run(2000)
+    player.seek(player.start_ms)          # the topic exists from the start here; seek anyway
+    assert player.stage.window["topic"] == "orders"
