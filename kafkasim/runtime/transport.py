@@ -164,7 +164,8 @@ class Transport:
                                f"t={engine.now} ms; in flight: {shown or 'none'}")
         self.network.dropped += 1
         name = self.wire_name(env.msg)
-        self.cluster.trace.record("drop", env.src, "", -1, (name, env.dst, msg_id, "dropped by hand"))
+        self.cluster.trace.record("drop", env.src, "", -1,
+                                  (name, env.dst, msg_id, "dropped by hand"))
         return name
 
     def wire_name(self, msg) -> str:

@@ -11,8 +11,8 @@ their send and receive times, every node's state each time it changed); the brow
 (``static/stage.js``, requestAnimationFrame) at the speed the learner sets, from 1/100 of real
 time to 100x, with no round trip per frame. When the learner acts at time ``t`` of the window, the
 stage moves the cluster to ``t`` and calls the same method a cell would (``cluster.crash(2)``,
-``cluster.transport.drop(msg_id=...)``, ``producer.send(...)``; for a player, ``player.crash(2)``...), shows
-that call as code under the stage, and sends the new window.
+``cluster.transport.drop(msg_id=...)``, ``producer.send(...)``; for a player,
+``player.crash(2)``...), shows that call as code under the stage, and sends the new window.
 
 Without a front end the stage shows text (``text()``: deterministic, nbval compares it) and a
 still SVG picture with the messages in flight (``svg()``).
@@ -198,7 +198,8 @@ class Stage(anywidget.AnyWidget):
         ms = self.window_ms
         if self._speed is not None:
             ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
-        shown = self.topic if self.topic in self.cluster.topics.names() else None  # (not created yet?)
+        known = self.cluster.topics.names()
+        shown = self.topic if self.topic in known else None  # (not created yet?)
         window = stage_window(self.cluster, shown, self.partition, ms)
         window["timeline"] = self._driver.timeline()
         window["presentation"] = bool(style.PRESENTATION)   # projector mode: bigger controls
@@ -267,7 +268,8 @@ class Stage(anywidget.AnyWidget):
         return self._done(lines + [line])
 
     def drop_message(self, msg_id: int, at_ms: float | None = None) -> list[str]:
-        """What a click on a message does: lose it on the wire (``cluster.transport.drop(msg_id=...)``)."""
+        """What a click on a message does: lose it on the wire
+        (``cluster.transport.drop(msg_id=...)``)."""
         if isinstance(msg_id, bool) or not isinstance(msg_id, int):
             raise ValueError(f"msg_id must be a message id (an int), got {msg_id!r}")
         lines = self._at(at_ms)
