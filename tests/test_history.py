@@ -208,3 +208,24 @@ def test_trace_rows_keep_the_recorded_future_until_a_fork():
     assert h.trace_rows is h.cluster.trace.rows
     assert all(r[0] <= h.now for r in h.trace_rows)
     assert any(r[1] == "crash" or "crash" in str(r) for r in h.trace_rows)
+
+
+def test_drop_and_expire_session_act_through_the_attribute_that_carries_them():
+    """``drop`` is Transport's and ``expire_session`` the ZooKeeper control plane's (not Cluster
+    methods): History routes both (ACTION_OWNERS), records them, and replays them on a seek."""
+    c = Cluster(brokers=3, seed=3, kafka_version="3.9", metadata_mode="zookeeper")
+    c.create_topic("t", partitions=1, replication_factor=3)
+    RateWorkload(c, c.producer(acks=1), "t", rate=20, duration_ms=60000)
+    h = History(c, every_ms=1000)
+    h.run(2000)
+    leader = c.leader("t", 0)
+    lagging, expired = [b for b in (1, 2, 3) if b != leader]
+    h.act("drop", "FetchRequest", src=lagging)
+    h.act("expire_session", expired)
+    h.run(60000)
+    assert [a.name for a in h.actions] == ["drop", "expire_session"]
+    assert lagging not in h.cluster.isr("t", 0)   # its fetches are lost: out after 30 s or so
+    end = state(h.cluster)
+    h.seek(1500)
+    h.seek(end[0])
+    assert state(h.cluster) == end                # replayed the same way

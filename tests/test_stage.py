@@ -33,10 +33,10 @@ def at_messages(c: Cluster) -> None:
 
 def test_window_is_deterministic_json_and_leaves_the_cluster_alone():
     a, b = busy_cluster(), busy_cluster()
-    now, digest = a.now, a.trace_digest()
+    now, digest = a.now, a.trace.digest()
     wa, wb = stage_window(a, "orders", 0, 1500), stage_window(b, "orders", 0, 1500)
     assert json.dumps(wa, sort_keys=True) == json.dumps(wb, sort_keys=True)
-    assert (a.now, a.trace_digest()) == (now, digest)      # a copy ran, not the cluster
+    assert (a.now, a.trace.digest()) == (now, digest)      # a copy ran, not the cluster
     assert wa["t0"] == now and wa["t1"] == now + 1500
     assert {n["kind"] for n in wa["nodes"]} >= {"broker", "controller", "client"}
     assert wa["frames"][0]["t"] == now and wa["narration"]
@@ -169,10 +169,10 @@ def test_a_drag_between_two_nodes_cuts_their_link_and_again_heals():
     stage = Stage(c, name="c")
     assert stage.handle({"action": "cut", "node": 1, "to": 3}) == ["c.cut(1, 3)"]
     assert stage.window["frames"][0]["nodes"]["cuts"] == [[1, 3]]
-    assert not c.network.can_reach(1, 3)
+    assert not c.transport.network.can_reach(1, 3)
     assert "links cut: 1 - 3" in stage.text()
     assert stage.cut_link(3, 1) == ["c.heal()"]
-    assert stage.window["frames"][0]["nodes"]["cuts"] == [] and c.network.can_reach(1, 3)
+    assert stage.window["frames"][0]["nodes"]["cuts"] == [] and c.transport.network.can_reach(1, 3)
     with pytest.raises(ValueError, match="drag from one node to another"):
         stage.cut_link(2, 2)
 

@@ -81,7 +81,7 @@ def stage_nodes(cluster, clients: list[str]) -> list[dict]:
 
 # -- what each node is and believes -------------------------------------------------------------
 def _isolated(cluster, node, peers) -> bool:
-    net = cluster.network
+    net = cluster.transport.network
     if not net.groups and not net.cut_links:
         return False
     others = [p for p in peers if p != node]
@@ -112,7 +112,7 @@ def broker_frame(cluster, b: int, topic, partition: int, peers) -> dict:
     if topic is None or out["state"] == "crashed":
         return out
     try:
-        v = cluster.replica_view(b, topic, partition)
+        v = cluster.inspect.replica_view(b, topic, partition)
     except (ClusterError, KeyError):
         out["replica"] = False
         return out
@@ -128,7 +128,7 @@ def frame_state(cluster, topic, partition: int) -> dict:
     peers = sorted(cluster.brokers) + (sorted(kraft.nodes) if kraft is not None else [])
     nodes = {str(b): broker_frame(cluster, b, topic, partition, peers)
              for b in sorted(cluster.brokers)}
-    cuts = sorted({tuple(sorted(link, key=str)) for link, on in cluster.network.cut_links.items()
+    cuts = sorted({tuple(sorted(link, key=str)) for link, on in cluster.transport.network.cut_links.items()
                    if on}, key=str)
     nodes["cuts"] = [list(link) for link in cuts]      # links cut both or one way
     if kraft is not None:

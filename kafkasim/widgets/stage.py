@@ -294,7 +294,7 @@ class Stage(anywidget.AnyWidget):
         if a == b:
             raise ValueError(f"drag from one node to another to cut their link (got {a} twice)")
         lines = self._at(at_ms)
-        links = self.cluster.network.cut_links
+        links = self.cluster.transport.network.cut_links
         if links.get((a, b)) or links.get((b, a)):
             _, line = self._driver.call("heal")
         else:
