@@ -128,8 +128,8 @@ def frame_state(cluster, topic, partition: int) -> dict:
     peers = sorted(cluster.brokers) + (sorted(kraft.nodes) if kraft is not None else [])
     nodes = {str(b): broker_frame(cluster, b, topic, partition, peers)
              for b in sorted(cluster.brokers)}
-    cuts = sorted({tuple(sorted(link, key=str)) for link, on in cluster.transport.network.cut_links.items()
-                   if on}, key=str)
+    links = cluster.transport.network.cut_links
+    cuts = sorted({tuple(sorted(link, key=str)) for link, on in links.items() if on}, key=str)
     nodes["cuts"] = [list(link) for link in cuts]      # links cut both or one way
     if kraft is not None:
         active = cluster.controller_id()
