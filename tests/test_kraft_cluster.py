@@ -104,8 +104,22 @@ def test_metadata_reaches_brokers_as_records_not_leader_and_isr():
 
 
 # -- fencing ------------------------------------------------------------------------------------
-def test_a_crashed_broker_is_fenced_9_s_after_its_last_heartbeat():
-    c = kraft()
+def first_fence_check(c, after_ms: int) -> int:
+    """Kafka 4.0+: the first run of the periodic maybeFenceStaleBroker task at or after
+    ``after_ms``: every max(1, 9000 / 8) = 1,125 ms from the controller's activation (while no
+    run has fenced anyone: such a run brings the next one 10 ms after it)."""
+    active_at = rows(c, "controller_active")[-1][0]
+    k = max(1, -(-(after_ms - active_at) // 1125))
+    return active_at + k * 1125
+
+
+@pytest.mark.parametrize("version", ["3.9", "4.0", "4.1"])
+def test_a_crashed_broker_is_fenced_9_s_after_its_last_heartbeat(version):
+    """3.9: a deferred event at the session deadline fences the broker one ms after it
+    (QuorumController.rescheduleMaybeFenceStaleBrokers). 4.0+ (KAFKA-17793): the periodic
+    maybeFenceStaleBroker task, every session timeout / 8, fences it at its first run after the
+    deadline: within 112.5% of broker.session.timeout.ms of the last contact."""
+    c = kraft(version, metadata_mode="kraft")
     c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
     crash_at = c.now
     c.crash(1)
@@ -114,8 +128,12 @@ def test_a_crashed_broker_is_fenced_9_s_after_its_last_heartbeat():
     assert len(fenced) == 1
     last = max(t for t in recv_times(c, "BrokerHeartbeatRequest", src=1) if t <= crash_at)
     # stale strictly after last contact + broker.session.timeout.ms (whole ms: one ms later)
-    assert fenced[0][0] - last == 9001
-    assert 9000 - 2000 <= fenced[0][0] - crash_at <= 9001
+    if version == "3.9":
+        assert fenced[0][0] - last == 9001
+        assert 9000 - 2000 <= fenced[0][0] - crash_at <= 9001
+    else:
+        assert fenced[0][0] == first_fence_check(c, last + 9001)
+        assert 9001 <= fenced[0][0] - last <= 9000 + 1125
     assert c.leader("t", 0) == 2 and c.isr("t", 0) == [2, 3]
     assert c.kraft.image.brokers[1].fenced
 
@@ -365,7 +383,8 @@ def test_session_expiry_is_the_heartbeat_deadline_and_zookeeper_sessions_do_not_
     c.crash(1)
     c.run_until(lambda c: c.kraft.image.brokers[1].fenced, 15000)
     fenced_at = [r[0] for r in rows(c, "broker_fenced") if r[5].broker == 1][0]
-    assert fenced_at == deadline + 1              # stale one millisecond after the deadline
+    # stale one millisecond after the deadline, fenced at the next periodic check (4.0+)
+    assert fenced_at == first_fence_check(c, deadline + 1)
     # committed after controller.quorum.append.linger.ms (25) and a replication round trip
     assert 25 <= c.now - fenced_at <= 35
     assert c.inspect.session_expiry_ms(1) == -1

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from kafkasim.control.kraft.periodic_tasks import maybe_fence_stale_broker_period_ms
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.settings.versions import DEFAULT_VERSION, version_at_least
 
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
@@ -101,15 +103,26 @@ def retried_errors(producer) -> Text:
 
 
 # -- exercises ------------------------------------------------------------------------------------
-def detection_window(mode: str, session_timeout_ms: int, heartbeat_interval_ms: int | None = None
-                     ) -> tuple[int, int]:
+def fence_check_period_ms(session_timeout_ms: int, kafka_version: str | None = None) -> int:
+    """How often the KRaft controller looks for expired broker sessions: every
+    ``max(1, broker.session.timeout.ms / 8)`` from Kafka 4.0 (the periodic maybeFenceStaleBroker
+    task, KAFKA-17793); 0 before, when a deferred event fired at each session's own deadline."""
+    if not version_at_least(kafka_version or DEFAULT_VERSION, "4.0"):
+        return 0
+    return maybe_fence_stale_broker_period_ms(session_timeout_ms)
+
+
+def detection_window(mode: str, session_timeout_ms: int, heartbeat_interval_ms: int | None = None,
+                     kafka_version: str | None = None) -> tuple[int, int]:
     """Earliest and latest time after a kill -9 at which the controller acts on it.
 
     ZooKeeper: the broker's ZooKeeper client pings every ``zookeeper.session.timeout.ms / 3``
     (ClientCnxn: readTimeout = 2/3 of the negotiated timeout, a ping after half of it) and the
     server expires the session ``zookeeper.session.timeout.ms`` after the last ping it heard.
-    KRaft: a BrokerHeartbeat every ``broker.heartbeat.interval.ms``, fenced
-    ``broker.session.timeout.ms`` after the last one (BrokerHeartbeatManager)."""
+    KRaft: a BrokerHeartbeat every ``broker.heartbeat.interval.ms``; the session ends
+    ``broker.session.timeout.ms`` after the last one, and from Kafka 4.0 the broker is fenced at
+    the controller's next periodic check, up to ``fence_check_period_ms`` later
+    (``kafka_version``: the cluster's, default the simulator's)."""
     if mode == "zookeeper":
         return session_timeout_ms - session_timeout_ms // 3, session_timeout_ms
     if mode == "kraft":
@@ -117,27 +130,36 @@ def detection_window(mode: str, session_timeout_ms: int, heartbeat_interval_ms: 
         if not 0 < interval <= session_timeout_ms:
             raise ValueError(f"broker.heartbeat.interval.ms ({interval}) must be > 0 and at "
                              f"most broker.session.timeout.ms ({session_timeout_ms})")
-        return session_timeout_ms - interval, session_timeout_ms
+        period = fence_check_period_ms(session_timeout_ms, kafka_version)
+        return session_timeout_ms - interval, session_timeout_ms + period
     raise ValueError(f"mode must be 'zookeeper' or 'kraft', got {mode!r}")
 
 
 def check_detection_window(mode: str, session_timeout_ms: int, earliest_ms, latest_ms, *,
-                           heartbeat_interval_ms: int | None = None) -> CheckResult:
+                           heartbeat_interval_ms: int | None = None,
+                           kafka_version: str | None = None) -> CheckResult:
     """Predict the earliest and latest delay (ms after the crash) before the controller acts."""
     if (m := _missing(earliest_ms, latest_ms)) is not None:
         return m
     if (m := _form(_want_int(earliest_ms, "earliest_ms"),
                    _want_int(latest_ms, "latest_ms"))) is not None:
         return m
-    lo, hi = detection_window(mode, session_timeout_ms, heartbeat_interval_ms)
+    lo, hi = detection_window(mode, session_timeout_ms, heartbeat_interval_ms, kafka_version)
     tol = 300
     if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
         why = (tr("the last ZooKeeper ping was at most timeout/3 before the crash")
                if mode == "zookeeper" else tr("the last heartbeat was at most one interval "
                                               "earlier"))
-        return _result(True, tr("between {lo} and {hi} ms after the crash: {why}, and the "
-                                "session ends {session_timeout_ms} ms after it.",
-                                lo=lo, hi=hi, why=why, session_timeout_ms=session_timeout_ms))
+        text = tr("between {lo} and {hi} ms after the crash: {why}, and the session ends "
+                  "{session_timeout_ms} ms after it.", lo=lo, hi=hi, why=why,
+                  session_timeout_ms=session_timeout_ms)
+        period = fence_check_period_ms(session_timeout_ms, kafka_version) \
+            if mode == "kraft" else 0
+        if period:
+            text += " " + tr("The controller looks for ended sessions every {period} ms (the "
+                             "session timeout / 8, Kafka 4.0+), so the fence can come up to "
+                             "{period} ms later.", period=period)
+        return _result(True, text)
     if abs(latest_ms - hi) > tol:
         return _result(False, tr("the latest case: the broker had just been heard from when it "
                                  "died. How long does the controller then wait?"))

@@ -20,7 +20,7 @@ _RAFT_MESSAGE_TYPES = frozenset(RAFT_MESSAGES)   # the quorum's RPCs (KafkaRaftC
 
 CONTROLLER_TIMERS = frozenset({"write_no_op", "maybe_fence_replicas",
                                "maybe_balance_partition_leaders",
-                               "maybe_elect_unclean_leaders"})
+                               "maybe_elect_unclean_leaders", "periodic_task"})
 
 
 class ControllerServer:

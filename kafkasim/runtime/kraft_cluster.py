@@ -38,7 +38,8 @@ def make_managers(settings: dict):
         session_timeout_ms=settings["broker.session.timeout.ms"], metadata_version=mv,
         placer_random=JavaRandom(settings["seed"]),
         registration_rules=settings["registration_rules"],
-        heartbeat_options=settings["heartbeat_options"])
+        heartbeat_options=settings["heartbeat_options"],
+        activate_tracks_fenced=settings.get("activate_tracks_fenced", False))
     rc = ReplicationControlManager(
         cc, metadata_version=mv, elr_enabled=settings["elr_enabled"],
         default_min_isr=settings["min.insync.replicas"],
@@ -84,8 +85,10 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
     else:
         registration = RegistrationRules.V3_3       # 3.3-3.8: no detection in production
+    periodic = bool(rules.controller.periodic_controller_tasks)   # KAFKA-17793 (4.0+)
     heartbeat = {
-        "register_always_touches": bool(rules.controller.broker_registration_previous_epoch)}
+        "register_always_touches": bool(rules.controller.broker_registration_previous_epoch),
+        "heartbeat_tracker": periodic}
     bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
     if elr:
         safety, _log = maybe_generate_elr_safety_records(
@@ -104,6 +107,10 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         "default.replication.factor": cfg["default.replication.factor"],
         "num.partitions": cfg.get("num.partitions", 1),
         "last_known_leader_must_be_acceptable": version_at_least(kafka_version, "4.1"),
+        "periodic_tasks": periodic,
+        # 4.0.0 (KAFKA-18138) starts a session for every registered broker on activation;
+        # 4.1 (KAFKA-19130) for unfenced brokers only
+        "activate_tracks_fenced": bool(rules.controller.activate_tracks_fenced_brokers),
         "bootstrap_records": tuple(bootstrap),
     }
 
@@ -154,6 +161,7 @@ class KRaftControlPlane:
         cfg = dict(cluster.broker_config)
         cfg.setdefault("metadata.max.idle.interval.ms", 500)   # QuorumConfig / KRaftConfigs
         cfg["bootstrap_records"] = settings["bootstrap_records"]
+        cfg["periodic_tasks"] = settings.get("periodic_tasks", False)
         self.nodes: dict[int, ControllerServer] = {
             i: ControllerServer(cluster, i, ids, cfg, raft_options, managers) for i in ids}
 

@@ -601,6 +601,26 @@ class ControllerRules:
         ref="KIP-833 (docs/upgrade.html @3.3.0)",
         doc="KRaft mode is production-ready (the simulator models KRaft from here on)",
     )
+    # KAFKA-17793 (apache/kafka PR #17502, 4.0.0): the quorum controller runs its timed work as
+    # fixed-rate tasks of PeriodicTaskControlManager, first scheduled one period after it
+    # activates (maybeFenceStaleBroker every broker.session.timeout.ms / 8, electPreferred every
+    # leader.imbalance.check.interval.seconds, electUnclean every 5 min); brokers' contact times
+    # move to BrokerHeartbeatTracker. Before, each broker was fenced at its own deadline and the
+    # elections were scheduled when first needed (kafkasim.control.kraft.periodic_tasks).
+    periodic_controller_tasks: bool = _rule(
+        since="4.0",
+        ref="KAFKA-17793 / apache/kafka PR #17502 (PeriodicTaskControlManager)",
+        doc="the KRaft controller fences stale brokers and retries elections as periodic tasks "
+        "from its activation (before: each at its own deadline)",
+    )
+    # 4.0.x only (KAFKA-18138): ClusterControlManager.activate() gave every registered broker a
+    # contact time, fenced or not; from 4.1 (KAFKA-19130) only the unfenced ones.
+    activate_tracks_fenced_brokers: bool = _rule(
+        since="4.0",
+        until="4.1",
+        ref="KAFKA-18138 (4.0) / KAFKA-19130 (4.1): ClusterControlManager.activate",
+        doc="a newly active KRaft controller also starts the heartbeat clock of fenced brokers",
+    )
     # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
     # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
     # another session -- a crashed broker restarted before its old session expired -- and

@@ -16,9 +16,70 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkasim.control.kraft.striped_placer import UsableBroker
-from kafkasim.settings.javautil import JavaHashMap, integer_hash_code
+from kafkasim.settings.javautil import JavaHashMap, integer_hash_code, to_int32
 
 LONG_MAX_VALUE = (1 << 63) - 1   # Long.MAX_VALUE: "no check needed" / "no active broker"
+
+
+class BrokerIdAndEpoch(NamedTuple):
+    """``org.apache.kafka.controller.BrokerIdAndEpoch``: the key of a broker's session."""
+
+    id: int
+    epoch: int
+
+
+def broker_id_and_epoch_hash_code(key: BrokerIdAndEpoch) -> int:
+    """``BrokerIdAndEpoch.hashCode``: ``Objects.hash(id, epoch)`` = 31 * (31 + id) +
+    ``Long.hashCode(epoch)``, in Java's int arithmetic."""
+    epoch = key.epoch & 0xFFFFFFFFFFFFFFFF
+    return to_int32(31 * (31 + key.id) + to_int32(epoch ^ (epoch >> 32)))
+
+
+class BrokerHeartbeatTracker:
+    """``org.apache.kafka.controller.BrokerHeartbeatTracker`` (Kafka 4.0+, KAFKA-17793): the last
+    contact time of each broker session, keyed by (broker id, broker epoch). A heartbeat writes
+    its contact before the controller processes it (``trackBrokerHeartbeat``); the periodic
+    ``maybeFenceStaleBroker`` task takes out one expired session per run
+    (``maybe_remove_expired``). Sessions are expired strictly after the timeout.
+
+    Kafka's map is a ConcurrentHashMap, iterated bucket by bucket: which of several expired
+    sessions goes first follows that order (:class:`JavaHashMap`'s, the same for the table sizes
+    a cluster's brokers fill)."""
+
+    def __init__(self, session_timeout_ms: int) -> None:
+        self.session_timeout_ms = session_timeout_ms
+        self._contact_times = JavaHashMap(broker_id_and_epoch_hash_code)
+
+    def update_contact_time(self, id_and_epoch: BrokerIdAndEpoch, now_ms: int) -> None:
+        """``updateContactTime``."""
+        self._contact_times.put(BrokerIdAndEpoch(*id_and_epoch), now_ms)
+
+    def contact_time(self, id_and_epoch: BrokerIdAndEpoch) -> int | None:
+        """``contactTime``: None (OptionalLong.empty) when the session is not tracked."""
+        return self._contact_times.get(BrokerIdAndEpoch(*id_and_epoch))
+
+    def maybe_remove_expired(self, now_ms: int) -> BrokerIdAndEpoch | None:
+        """``maybeRemoveExpired``: remove and return the first expired session in map order,
+        or None."""
+        for key in self._contact_times.keys():
+            if self.is_expired(self._contact_times.get(key), now_ms):
+                self._contact_times.remove(key)
+                return key
+        return None
+
+    def is_expired(self, time_ms: int, now_ms: int) -> bool:
+        """``isExpired``: ``now > time and time + session timeout < now``."""
+        return now_ms > time_ms and time_ms + self.session_timeout_ms < now_ms
+
+    def has_valid_session(self, id_and_epoch: BrokerIdAndEpoch, now_ms: int) -> bool:
+        """``hasValidSession``: tracked and not expired (fenced or not: the tracker does not
+        know)."""
+        t = self.contact_time(id_and_epoch)
+        return t is not None and not self.is_expired(t, now_ms)
+
+    def sessions(self) -> list[tuple[BrokerIdAndEpoch, int]]:
+        """Every tracked session and its contact time, in map order (for views and tests)."""
+        return self._contact_times.items()
 
 
 class BrokerControlState:
@@ -134,7 +195,8 @@ class BrokerHeartbeatManager:
     def __init__(self, session_timeout_ms: int, *,
                  unfence_at_register_record_offset: bool = True,
                  controlled_shutdown_offset_set_once: bool = True,
-                 register_always_touches: bool = True) -> None:
+                 register_always_touches: bool = True,
+                 heartbeat_tracker: bool = False) -> None:
         if session_timeout_ms <= 0:
             raise ValueError(f"broker.session.timeout.ms must be positive, got "
                              f"{session_timeout_ms}")
@@ -142,6 +204,10 @@ class BrokerHeartbeatManager:
         self.unfence_at_register_record_offset = unfence_at_register_record_offset
         self.controlled_shutdown_offset_set_once = controlled_shutdown_offset_set_once
         self.register_always_touches = register_always_touches
+        # Kafka 4.0+ (KAFKA-17793): sessions live in a BrokerHeartbeatTracker keyed by broker
+        # epoch, checked by the controller's periodic maybeFenceStaleBroker task; before, the
+        # unfenced list sorted by last contact decided (next_check_time_ms, find_one_stale_broker)
+        self.tracker = BrokerHeartbeatTracker(session_timeout_ms) if heartbeat_tracker else None
         # HashMap<Integer, BrokerHeartbeatState>: usable_brokers iterates it in Java's order
         self._brokers = JavaHashMap(integer_hash_code)
         self.unfenced = BrokerHeartbeatStateList()
@@ -172,9 +238,17 @@ class BrokerHeartbeatManager:
         active = self.active_brokers()
         return active[0].metadata_offset if active else LONG_MAX_VALUE
 
-    def has_valid_session(self, broker_id: int, now_ms: int) -> bool:
+    def has_valid_session(self, broker_id: int, now_ms: int, broker_epoch: int | None = None
+                          ) -> bool:
         """``hasValidSession``: registered, unfenced and last contact + session timeout >= now
-        (a broker is stale only strictly after the timeout)."""
+        (a broker is stale only strictly after the timeout). With the 4.0+ tracker: the session
+        of ``broker_epoch`` is tracked and not expired, fenced or not."""
+        if self.tracker is not None:
+            if broker_epoch is None:
+                raise ValueError("with the heartbeat tracker (Kafka 4.0+) a session is a broker "
+                                 "id and epoch: pass broker_epoch")
+            return self.tracker.has_valid_session(BrokerIdAndEpoch(broker_id, broker_epoch),
+                                                  now_ms)
         broker = self._brokers.get(broker_id)
         return broker is not None and self._valid(broker, now_ms)
 

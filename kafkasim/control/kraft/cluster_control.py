@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from kafkasim.control.kraft.broker_heartbeat import (
     BrokerControlState,
     BrokerHeartbeatManager,
+    BrokerIdAndEpoch,
     IllegalStateException,
 )
 from kafkasim.control.kraft.records import (
@@ -168,6 +170,7 @@ class ClusterControlManager:
                  registration_change_record_supported: bool | None = None,
                  in_controlled_shutdown_supported: bool | None = None,
                  heartbeat_options: dict | None = None,
+                 activate_tracks_fenced: bool = False,
                  active: bool = False, now_ms: int = 0) -> None:
         if registration_rules not in RegistrationRules.ALL:
             raise ValueError(f"registration_rules must be one of {RegistrationRules.ALL}, "
@@ -179,6 +182,9 @@ class ClusterControlManager:
             replica_placer = StripedReplicaPlacer(placer_random)
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_options = dict(heartbeat_options or {})
+        # 4.0 (KAFKA-18138): activate() starts a session for every registered broker, fenced
+        # ones too; 4.1 (KAFKA-19130): for unfenced brokers only. Heartbeat tracker only.
+        self.activate_tracks_fenced = activate_tracks_fenced
         self.replica_placer = replica_placer
         self.broker_unclean_shutdown_handler = broker_unclean_shutdown_handler
         self.registration_rules = registration_rules
@@ -200,10 +206,14 @@ class ClusterControlManager:
         """``activate``: a fresh heartbeat manager registering every known broker (so every
         unfenced broker gets a full session from now)."""
         now = self._clock(now_ms)
-        self._heartbeat_manager = BrokerHeartbeatManager(self.session_timeout_ms,
-                                                         **self.heartbeat_options)
+        hb = self._heartbeat_manager = BrokerHeartbeatManager(self.session_timeout_ms,
+                                                              **self.heartbeat_options)
         for registration in self.broker_registrations.values():
-            self._heartbeat_manager.register(registration.id, registration.fenced, now)
+            hb.register(registration.id, registration.fenced, now)
+            if hb.tracker is not None and (self.activate_tracks_fenced or
+                                           not registration.fenced):
+                hb.tracker.update_contact_time(
+                    BrokerIdAndEpoch(registration.id, registration.epoch), now)
 
     def deactivate(self) -> None:
         self._heartbeat_manager = None
@@ -245,7 +255,8 @@ class ClusterControlManager:
         now = self._clock(now_ms)
         existing = self.broker_registrations.get(broker_id)
         new_incarnation = existing is None or existing.incarnation_id != incarnation_id
-        if existing is not None and hb.has_valid_session(broker_id, now) and new_incarnation:
+        if existing is not None and new_incarnation and \
+                hb.has_valid_session(broker_id, now, existing.epoch):
             raise DuplicateBrokerRegistrationException(
                 "Another broker is registered with that broker id.")
         rules = self.registration_rules
@@ -492,6 +503,52 @@ class ClusterControlManager:
         records = (handle_broker_fenced or self.fence_broker_records)(broker_id)
         hb.fence(broker_id)
         return list(records), broker_id
+
+
+    def track_broker_heartbeat(self, broker_id: int, broker_epoch: int,
+                               now_ms: int | None = None) -> bool:
+        """``trackBrokerHeartbeat`` (4.0+): record the heartbeat's contact in the session
+        tracker before the controller processes it (whatever its epoch). False when this
+        controller is not active."""
+        hb = self._heartbeat_manager
+        if hb is None:
+            return False
+        if hb.tracker is not None:
+            hb.tracker.update_contact_time(BrokerIdAndEpoch(broker_id, broker_epoch),
+                                           self._clock(now_ms))
+        return True
+
+    def maybe_fence_stale_session(self, now_ms: int | None = None, *,
+                                  handle_broker_fenced: Callable[[int], list] | None = None
+                                  ) -> StaleSessionCheck:
+        """Kafka 4.0+'s ``ReplicationControlManager.maybeFenceOneStaleBroker`` (the periodic
+        ``maybeFenceStaleBroker`` task; 3.x: :meth:`maybe_fence_one_stale_broker`): take one
+        expired session out of the tracker. A session of an unknown broker or of an older
+        epoch is just dropped; a live registration's broker is fenced (its records, then
+        ``heartbeat_manager.fence``). ``again`` (the ControllerResult's response) is True
+        whenever a session was taken out: the task then runs again 10 ms later."""
+        now = self._clock(now_ms)
+        hb = self.heartbeat_manager
+        expired = hb.tracker.maybe_remove_expired(now)
+        if expired is None:
+            return StaleSessionCheck([], None, False)
+        registration = self.broker_registrations.get(expired.id)
+        if registration is None:
+            hb.remove(expired.id)
+            return StaleSessionCheck([], None, True)
+        if registration.epoch != expired.epoch:
+            return StaleSessionCheck([], None, True)
+        records = (handle_broker_fenced or self.fence_broker_records)(expired.id)
+        hb.fence(expired.id)
+        return StaleSessionCheck(list(records), expired.id, True)
+
+
+class StaleSessionCheck(NamedTuple):
+    """What one run of the 4.0+ ``maybeFenceStaleBroker`` task did."""
+
+    records: list
+    broker: int | None    # the broker fenced, if any
+    again: bool           # a session was taken out: run again soon
 
 
 def _gate(explicit: bool | None, metadata_version, predicate: str, level: str) -> bool:

@@ -9,7 +9,15 @@ deferred event queue, ``purgatory.completeUpTo``). Standby controllers replay co
 A controller that loses leadership (``renounce``) rebuilds its state from the committed records
 and answers every pending request with NOT_CONTROLLER.
 
-Periodic work of the active controller (QuorumController.java, trunk 2024-10):
+Periodic work of the active controller. Kafka 4.0+ (``config["periodic_tasks"]``): fixed-rate
+tasks of a ``PeriodicTaskControlManager`` (``kafkasim.control.kraft.periodic_tasks``, KAFKA-17793),
+activated when the controller claims leadership, each first run one period later:
+``writeNoOpRecord`` every ``metadata.max.idle.interval.ms``, ``maybeFenceStaleBroker`` every
+``max(1 ms, broker.session.timeout.ms / 8)`` (sessions in a BrokerHeartbeatTracker),
+``electPreferred`` every ``leader.imbalance.check.interval.seconds`` (with auto rebalance on),
+``electUnclean`` every ``unclean.leader.election.interval.ms``; a run that fenced a broker or
+hit the election cap runs again 10 ms later. (``expireDelegationTokens`` is not modelled: no
+delegation tokens.) Kafka 3.9 and earlier (QuorumController.java, 3.9 branch):
 - ``maybeFenceReplicas``: fence one broker whose session (``broker.session.timeout.ms``) expired
   per event, rescheduled at the next session deadline (``rescheduleMaybeFenceStaleBrokers``);
 - ``maybeBalancePartitionLeaders`` every ``leader.imbalance.check.interval.seconds`` while some
@@ -27,9 +35,16 @@ The node around it (``kafkasim.runtime.controller_server``) supplies ``ctx``: ``
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.broker_heartbeat import LONG_MAX_VALUE
+from kafkasim.control.kraft.periodic_tasks import (
+    ControllerResult,
+    PeriodicTask,
+    PeriodicTaskControlManager,
+    maybe_fence_stale_broker_period_ms,
+)
 from kafkasim.control.kraft.raft import NotLeaderError
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
@@ -66,6 +81,8 @@ class QuorumController:
         self.pending: deque = deque()     # (offset, dst, response) waiting for the HW
         self.scheduled: set[str] = set()  # periodic tasks scheduled in ``epoch``
         self.fence_token = 0              # the live maybeFenceReplicas deferred event
+        self.periodic: PeriodicTaskControlManager | None = None   # 4.0+, built on first claim
+        self.deferred: DeferredEventQueue | None = None
         self.cluster_control, self.replication_control = managers()
 
     # -- replay ---------------------------------------------------------------------------------
@@ -122,6 +139,9 @@ class QuorumController:
             # the first active controller of a new cluster writes the bootstrap records
             # (BootstrapMetadata: metadata.version, then the features it enables)
             self.write(ctx, list(self.config["bootstrap_records"]))
+        if self.config.get("periodic_tasks"):
+            self.activate_periodic_tasks(ctx)
+            return
         ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
@@ -134,6 +154,8 @@ class QuorumController:
         hw = self.last_committed + 1
         self.active = False
         self.epoch = -1
+        if self.periodic is not None:
+            self.periodic.deactivate()
         self._rebuild(ctx.raft.log.entries_between(0, hw))
         while self.pending:
             _offset, dst, resp = self.pending.popleft()
@@ -228,9 +250,11 @@ class QuorumController:
     def _broker_heartbeat(self, ctx, src, msg: BrokerHeartbeatRequest) -> None:
         """QuorumController.processBrokerHeartbeat -> ReplicationControlManager
         .processBrokerHeartbeat: the BrokerHeartbeatManager decides the next state; its
-        transition's records go out in one batch with the answer."""
+        transition's records go out in one batch with the answer. From 4.0 the contact is
+        first recorded in the session tracker (``trackBrokerHeartbeat``), whatever follows."""
         cc = self.cluster_control
         rc = self.replication_control
+        cc.track_broker_heartbeat(msg.broker_id, msg.broker_epoch, ctx.now)
         try:
             records, reply = cc.process_broker_heartbeat(
                 msg.broker_id, msg.broker_epoch, msg.current_metadata_offset,
@@ -280,8 +304,8 @@ class QuorumController:
         (BrokerHeartbeatManager.hasValidSession), so in whole milliseconds the check runs one
         millisecond after that."""
         self.fence_token += 1
-        if not self.active:
-            return   # renounced (a write found the Raft leadership gone)
+        if not self.active or self.config.get("periodic_tasks"):
+            return   # renounced (a write found the Raft leadership gone), or 4.0+'s task
         nxt = self.cluster_control.heartbeat_manager.next_check_time_ms()
         if nxt is None or nxt >= LONG_MAX_VALUE:   # cancelMaybeFenceReplicas: no unfenced broker
             return
@@ -289,7 +313,9 @@ class QuorumController:
         ctx.schedule(delay, "maybe_fence_replicas", self.epoch, self.fence_token)
 
     def maybe_schedule_periodic(self, ctx) -> None:
-        if not self.active:
+        """3.9 and earlier: schedule the rebalance / unclean-election events when needed (4.0+
+        runs them as periodic tasks)."""
+        if not self.active or self.config.get("periodic_tasks"):
             return
         rc = self.replication_control
         cfg = self.config
@@ -305,11 +331,67 @@ class QuorumController:
             ctx.schedule(cfg["unclean.leader.election.interval.ms"],
                          "maybe_elect_unclean_leaders", self.epoch)
 
+    # -- periodic tasks, Kafka 4.0+ ----------------------------------------------------------
+    def activate_periodic_tasks(self, ctx) -> None:
+        """QuorumController's constructor registers the tasks; ``periodicControl.activate()``
+        runs once the controller's activation records are applied (here: on claim)."""
+        if self.periodic is None:
+            self.deferred = DeferredEventQueue(ctx, self)
+            self.periodic = PeriodicTaskControlManager(self.deferred, self.deferred.now)
+            for task in self.periodic_tasks(ctx):
+                self.periodic.register_task(task)
+        self.periodic.activate()
+
+    def periodic_tasks(self, ctx) -> list[PeriodicTask]:
+        """registerWriteNoOpRecord, registerMaybeFenceStaleBroker, registerElectPreferred (when
+        auto rebalance is on), registerElectUnclean."""
+        cfg = self.config
+        tasks = [
+            PeriodicTask("writeNoOpRecord", partial(self.write_no_op_task, ctx),
+                         cfg["metadata.max.idle.interval.ms"]),
+            PeriodicTask("maybeFenceStaleBroker", partial(self.fence_stale_broker_task, ctx),
+                         maybe_fence_stale_broker_period_ms(cfg["broker.session.timeout.ms"]))]
+        if cfg["auto.leader.rebalance.enable"]:
+            tasks.append(PeriodicTask(
+                "electPreferred", partial(self.elect_preferred_task, ctx),
+                cfg["leader.imbalance.check.interval.seconds"] * 1000, verbose=True))
+        tasks.append(PeriodicTask("electUnclean", partial(self.elect_unclean_task, ctx),
+                                  cfg["unclean.leader.election.interval.ms"], verbose=True))
+        return tasks
+
+    # Each task writes its records itself (with the reason its trace rows give) and returns
+    # Kafka's ControllerResult response: True when the task should run again soon.
+    def write_no_op_task(self, ctx) -> ControllerResult:
+        self.write(ctx, [R.NoOpRecord()])
+        return ControllerResult([], False)
+
+    def fence_stale_broker_task(self, ctx) -> ControllerResult:
+        check = self.cluster_control.maybe_fence_stale_session(
+            ctx.now, handle_broker_fenced=self.replication_control.handle_broker_fenced)
+        if check.broker is not None:
+            ctx.trace("broker_fenced", ev.BrokerSessionExpired(check.broker))
+            self.write(ctx, check.records, reason=f"broker {check.broker} fenced "
+                                                  "(session expired)")
+        return ControllerResult([], check.again)
+
+    def elect_preferred_task(self, ctx) -> ControllerResult:
+        records, again = self.replication_control.maybe_balance_partition_leaders()
+        self.write(ctx, records, reason="preferred (auto leader rebalance)")
+        return ControllerResult([], again)
+
+    def elect_unclean_task(self, ctx) -> ControllerResult:
+        records, again = self.replication_control.maybe_elect_unclean_leaders(
+            with_reschedule=True)
+        self.write(ctx, records, reason="unclean (periodic retry for leaderless partitions)")
+        return ControllerResult([], again)
+
     def on_timer(self, ctx, name: str, epoch: int, *args) -> None:
         if not self.active or epoch != self.epoch:
             return
         rc = self.replication_control
-        if name == "write_no_op":
+        if name == "periodic_task":
+            self.deferred.run(*args)
+        elif name == "write_no_op":
             self.write(ctx, [R.NoOpRecord()])
             if self.active:
                 ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
@@ -337,6 +419,38 @@ class QuorumController:
             self.write(ctx, rc.maybe_elect_unclean_leaders(),
                        reason="unclean (periodic retry for leaderless partitions)")
             self.maybe_schedule_periodic(ctx)
+
+
+class DeferredEventQueue:
+    """The controller event queue's deferred events, as ``PeriodicTaskControlManager`` uses them
+    (its QueueAccessor): one pending event per tag -- scheduling a tag again replaces the
+    earlier one, cancelling drops it -- carried by the node's "periodic_task" timer."""
+
+    def __init__(self, ctx, controller: QuorumController) -> None:
+        self.ctx = ctx
+        self.controller = controller
+        self.tokens: dict[str, int] = {}   # tag -> the live event's token
+        self.ops: dict = {}                # tag -> its operation
+
+    def schedule_deferred(self, tag: str, deadline_ms: int, op) -> None:
+        token = self.tokens.get(tag, 0) + 1
+        self.tokens[tag] = token
+        self.ops[tag] = op
+        self.ctx.schedule(max(0, deadline_ms - self.ctx.now), "periodic_task",
+                          self.controller.epoch, tag, token)
+
+    def now(self) -> int:
+        return self.ctx.now
+
+    def cancel_deferred(self, tag: str) -> None:
+        self.tokens[tag] = self.tokens.get(tag, 0) + 1
+        self.ops.pop(tag, None)
+
+    def run(self, tag: str, token: int) -> None:
+        """The timer of ``tag``'s event fired: run it unless replaced or cancelled since."""
+        if self.tokens.get(tag) != token:
+            return
+        self.ops.pop(tag)()
 
 
 def _trace_partition_change(ctx, topic: str, record, old, new, reason: str) -> None:
