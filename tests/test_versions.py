@@ -259,6 +259,8 @@ SINCE = [
     ("elr_enabled_by_default", "4.1", "4.0"),
     # KAFKA-18106 / KAFKA-18635: isCleanShutdown = stored epoch == PreviousBrokerEpoch
     ("unclean_shutdown_detection", "4.0", "3.9"),
+    # KAFKA-17793 / apache/kafka PR #17502: PeriodicTaskControlManager in QuorumController @4.0.0
+    ("periodic_controller_tasks", "4.0", "3.9"),
     # BrokerServer @3.4.0: brokerSessionTimeoutMs / 2 // KAFKA-14392 (absent @3.3.0)
     ("broker_heartbeat_timeout_half_session", "3.4", "3.3"),
     # KAFKA-19432 (merged after the 4.1 branch)
@@ -278,6 +280,20 @@ UNTIL = [
     ("alter_isr_clear_pending_on_leader_and_isr", "2.8", "3.0"),
 ]
 
+# (rule, last profile before it, the profile it is on in, first profile after it): rules of one line
+WINDOWS = [
+    # KAFKA-18138 (4.0): ClusterControlManager.activate tracks every registered broker; from 4.1
+    # (KAFKA-19130) only the unfenced ones
+    ("activate_tracks_fenced_brokers", "3.9", "4.0", "4.1"),
+]
+
+
+@pytest.mark.parametrize(("rule", "before", "on_in", "after"), WINDOWS)
+def test_rule_is_on_in_its_releases_only(rule, before, on_in, after):
+    assert [getattr(rules_for(v), rule) for v in ("0.8.2", before, on_in, after)] == \
+        [False, False, True, False]
+    assert getattr(rules_for(SUPPORTED_VERSIONS[-1]), rule) is False
+
 
 @pytest.mark.parametrize(("rule", "on_in", "off_in"), SINCE)
 def test_rule_switches_on_at_its_release(rule, on_in, off_in):
@@ -296,7 +312,7 @@ def test_rule_switches_off_at_its_release(rule, on_in, off_in):
 
 
 def test_every_rule_is_covered_by_the_tables():
-    covered = [r for r, _, _ in SINCE] + [r for r, _, _ in UNTIL]
+    covered = [r for r, _, _ in SINCE] + [r for r, _, _ in UNTIL] + [w[0] for w in WINDOWS]
     assert sorted(covered) == sorted(rule_names())
 
 
@@ -464,6 +480,6 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
         return {n for n in rule_names() if getattr(ra, n) != getattr(rb, n)}
 
     assert changed("4.0", "4.1") == {"elr_enabled_by_default", "raft_election_loss_waits_timeout",
-                                     "raft_fast_hwm_replication"}
+                                     "raft_fast_hwm_replication", "activate_tracks_fenced_brokers"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}
