@@ -316,3 +316,20 @@ def test_api_calls_check_their_times(call):
     c = Cluster(3, kafka_version="3.7")
     with pytest.raises(ClusterError):
         call(c)
+
+
+@pytest.mark.parametrize("version", ["4.9", "5.0", "3.10", "99.9"])
+def test_a_version_of_no_modelled_release_line_is_refused_by_cluster(version):
+    """Cluster refuses a version kafkasim does not model, as scenario and sweep files do, with
+    the supported lines in the message (it used to run the newest profile at or below it)."""
+    from kafkasim.settings.versions import SUPPORTED_VERSIONS, VersionError
+    with pytest.raises(VersionError) as info:
+        Cluster(brokers=3, kafka_version=version)
+    assert repr(version) in str(info.value)
+    assert ", ".join(SUPPORTED_VERSIONS) in str(info.value)
+
+
+@pytest.mark.parametrize(("version", "profile"), [("4.3.1", "4.3"), ("3.7.2", "3.7"),
+                                                   ("0.8.2.2", "0.8.2"), ("2.0.1", "2.0.1")])
+def test_a_patch_release_runs_its_line(version, profile):
+    assert Cluster(brokers=3, kafka_version=version).kafka_version == profile
