@@ -569,9 +569,10 @@ class Cluster:
         """Pull the plug: like a crash, and every log loses its unflushed suffix."""
         if _controller_node(self.kraft, broker) is not None:
             raise ClusterError(
-                f"power_loss({broker}): {broker} is a KRaft controller node; power_loss models "
-                f"a broker's unflushed log tail. Use crash({broker}) for a controller (its "
-                f"metadata log and quorum-state survive); brokers are {sorted(self.brokers)}")
+                f"power_loss({broker}): {broker} is a KRaft controller node, and a voter "
+                f"flushes its metadata log before it counts toward the quorum's high "
+                f"watermark, so there is no unflushed tail to lose. Use crash({broker}); "
+                f"power_loss takes a broker: {sorted(self.brokers)}")
         known_broker(self.brokers, broker).power_loss()
 
     def shutdown(self, broker: int) -> None:
