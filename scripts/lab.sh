@@ -27,7 +27,25 @@ case "$lang" in
 esac
 
 lab=${KAFKASIM_LAB_DIR:-lab}
+# The copy is refreshed in place (assets/ is replaced), so it must be a directory this script made:
+# it carries a .kafkasim-lab marker. A directory that exists, is not empty and has no marker is
+# refused, never overwritten (a lab copy from before the marker, recognised by its
+# .jupyterlab-settings/ and notebooks/00-start-here.ipynb, gets the marker).
+marker="$lab/.kafkasim-lab"
+if [ -e "$lab" ] && [ ! -e "$marker" ]; then
+    if [ ! -d "$lab" ]; then
+        echo "lab: $lab exists and is not a directory; set KAFKASIM_LAB_DIR to a new directory" >&2
+        exit 2
+    elif [ -d "$lab/.jupyterlab-settings" ] && [ -e "$lab/notebooks/00-start-here.ipynb" ]; then
+        : # a lab copy made before the marker existed
+    elif [ -n "$(ls -A "$lab")" ]; then
+        echo "lab: $lab is not empty and was not made by 'make lab' (no .kafkasim-lab file in it);" >&2
+        echo "lab: it is left untouched. Set KAFKASIM_LAB_DIR to a new or empty directory." >&2
+        exit 2
+    fi
+fi
 mkdir -p "$lab/notebooks/ko"
+echo "a course copy made by kafkasim's scripts/lab.sh (make lab); safe to delete" > "$marker"
 for nb in notebooks/*.ipynb notebooks/ko/*.ipynb; do
     copy="$lab/$nb"
     if [ ! -e "$copy" ]; then

@@ -93,3 +93,23 @@ def test_results_without_errors_share_one_unchangeable_empty_list():
     c.run(5000)
     assert late.errors and set(late.errors) == {"NOT_ENOUGH_REPLICAS"}
     assert late.errors is not NO_ERRORS and NO_ERRORS == []
+
+
+def test_spill_files_get_unpredictable_names_and_never_follow_a_planted_symlink(tmp_path):
+    """Trace.spill_to writes each part to a new file created exclusively under a random name
+    (tempfile.mkstemp): a symlink planted under the names older versions used (or any other
+    name) is not followed, and the file it points at is left alone."""
+    import os
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    for part in range(50):     # every name the predictable scheme would have used first
+        os.symlink(victim, spill / f"trace-{os.getpid()}-{part:06d}-{0:012d}.parquet")
+    a = _run("3.7", 4000, spill, max_rows=1000)
+    b = _run("3.7", 4000, spill, max_rows=1000)
+    names = [os.path.basename(p) for p in (*a.trace.spill_files, *b.trace.spill_files)]
+    assert len(names) == len(set(names)) >= 4
+    assert all(not os.path.islink(p) for p in (*a.trace.spill_files, *b.trace.spill_files))
+    assert victim.read_text() == "keep me"
+    assert a.trace.digest() == b.trace.digest()      # same run, same rows, other file names

@@ -16,7 +16,7 @@ from clusters import make_cluster
 from kafkasim.control.placement import assign_replicas_to_brokers
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime import metrics as M
-from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.settings.javautil import JavaRandom
 
@@ -530,8 +530,12 @@ def test_same_seed_same_digest_different_seed_different_digest():
 def test_restore_rejects_non_cluster_data():
     import pickle
 
-    with pytest.raises(TypeError, match="not a Cluster snapshot"):
+    with pytest.raises(ClusterError, match="hold a dict, not a Cluster snapshot"):
         restore(pickle.dumps({"a": 1}))
+    with pytest.raises(ClusterError, match=r"these 7 bytes are not a kafkasim snapshot"):
+        restore(b"garbage")
+    with pytest.raises(ClusterError, match="needs the bytes snapshot"):
+        restore("garbage")
 
 
 def test_request_timeouts_cancelled_out_of_order_are_compacted_without_moving_the_live_ones():

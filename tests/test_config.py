@@ -873,3 +873,16 @@ def test_results_are_deterministic_plain_dicts():
 def test_module_exports():
     for name in config.__all__:
         assert hasattr(config, name)
+
+
+def test_a_real_kafka_topic_config_kafkasim_does_not_model_is_named_as_real():
+    """'cleanup.policy' is Kafka's (TopicConfig), not a typo: the error says kafkasim does not
+    model it and lists the topic configs it does; a typo still gets its did-you-mean."""
+    from kafkasim.settings.config import UNMODELLED_TOPIC_CONFIGS, validate_key
+    with pytest.raises(ConfigError) as info:
+        validate_key("topic", "cleanup.policy")
+    assert "is a Kafka topic config that kafkasim does not model" in str(info.value)
+    assert "min.insync.replicas" in str(info.value)
+    with pytest.raises(ConfigError, match="Did you mean 'retention.ms'"):
+        validate_key("topic", "retention.msx")
+    assert not UNMODELLED_TOPIC_CONFIGS & set(TOPIC)     # none of them is modelled after all

@@ -569,3 +569,21 @@ def test_make_lab_serves_on_loopback_with_a_token_and_runs_the_start_notebook(tm
     finally:
         server.stop()
     assert server.proc.returncode is not None
+
+
+def test_make_lab_never_overwrites_a_directory_it_did_not_make(tmp_path):
+    """KAFKASIM_LAB_DIR naming an existing, non-empty directory without lab.sh's marker is
+    refused (exit 2) before anything in it is replaced: its assets/, README.md and
+    requirements.txt stay as they were."""
+    theirs = tmp_path / "mine"
+    (theirs / "assets").mkdir(parents=True)
+    (theirs / "assets" / "photo.png").write_bytes(b"not yours")
+    (theirs / "README.md").write_text("my notes")
+    env = {**os.environ, "KAFKASIM_LAB_DIR": str(theirs)}
+    done = subprocess.run([str(REPO / "scripts/lab.sh"), "--port=1"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "was not made by 'make lab'" in done.stderr and str(theirs) in done.stderr
+    assert (theirs / "README.md").read_text() == "my notes"
+    assert (theirs / "assets" / "photo.png").read_bytes() == b"not yours"
+    assert not (theirs / "notebooks").exists() and not (theirs / ".kafkasim-lab").exists()

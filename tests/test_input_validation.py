@@ -316,3 +316,68 @@ def test_api_calls_check_their_times(call):
     c = Cluster(3, kafka_version="3.7")
     with pytest.raises(ClusterError):
         call(c)
+
+
+@pytest.mark.parametrize("version", ["4.9", "5.0", "3.10", "99.9"])
+def test_a_version_of_no_modelled_release_line_is_refused_by_cluster(version):
+    """Cluster refuses a version kafkasim does not model, as scenario and sweep files do, with
+    the supported lines in the message (it used to run the newest profile at or below it)."""
+    from kafkasim.settings.versions import SUPPORTED_VERSIONS, VersionError
+    with pytest.raises(VersionError) as info:
+        Cluster(brokers=3, kafka_version=version)
+    assert repr(version) in str(info.value)
+    assert ", ".join(SUPPORTED_VERSIONS) in str(info.value)
+
+
+@pytest.mark.parametrize(("version", "profile"), [("4.3.1", "4.3"), ("3.7.2", "3.7"),
+                                                   ("0.8.2.2", "0.8.2"), ("2.0.1", "2.0.1")])
+def test_a_patch_release_runs_its_line(version, profile):
+    assert Cluster(brokers=3, kafka_version=version).kafka_version == profile
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"latency_ms": 0.5}, ["Cluster(latency_ms)", "whole number", "got 0.5"]),
+    ({"latency_ms": float("inf")}, ["Cluster(latency_ms)", "got inf"]),
+    ({"jitter_ms": -1}, ["Cluster(jitter_ms)", "from 0 to 86,400,000"]),
+    ({"metrics_interval_ms": 0}, ["Cluster(metrics_interval_ms)", "from 1 to"]),
+])
+def test_cluster_timing_arguments_are_checked_before_the_cluster_is_built(kwargs, words):
+    with pytest.raises(ClusterError) as info:
+        Cluster(brokers=3, **kwargs)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_create_topic_names_bad_counts_and_enforces_the_partition_limit_before_any_work():
+    c = Cluster(brokers=3)
+    with pytest.raises(ClusterError, match=r"partitions must be a whole number .* '3' \(str\)"):
+        c.create_topic("t", partitions="3")
+    with pytest.raises(ClusterError, match=r"replication_factor must be a whole number"):
+        c.create_topic("t", partitions=3, replication_factor=2.0)
+    with pytest.raises(ClusterError, match=r"20,000 partitions .* over limits.MAX_PARTITIONS"):
+        c.create_topic("t", partitions=20_000, replication_factor=1)
+    c.create_topic("a", partitions=6_000, replication_factor=1, wait=False)
+    with pytest.raises(ClusterError, match=r"bring the cluster to 12,000, .* already holds 6,000"):
+        c.create_topic("b", partitions=6_000, replication_factor=1, wait=False)
+    assert c.topics.names() == ["a"]          # the refused calls created nothing
+
+
+def test_a_partition_that_is_not_an_int_is_named_as_such():
+    c = Cluster(brokers=3)
+    c.create_topic("x")
+    with pytest.raises(ClusterError, match=r"partition must be a partition index .* '0' \(str\)"):
+        c.producer().send("x", "v", partition="0")
+
+
+def test_restart_with_a_negative_wait_leaves_the_broker_as_it_was():
+    c = Cluster(brokers=3)
+    c.create_topic("x", replication_factor=3)
+    with pytest.raises(ClusterError, match=r"restart\(wait_ms\)"):
+        c.restart(1, wait_ms=-5)
+    assert c.brokers[1].state == "running"   # not crashed by a call that failed
+
+
+def test_power_loss_of_a_kraft_controller_says_what_to_do():
+    c = Cluster(brokers=3)
+    with pytest.raises(ClusterError, match=r"3000 is a KRaft controller node.*crash\(3000\)"):
+        c.power_loss(3000)

@@ -50,6 +50,7 @@ from kafkasim.runtime.cluster import Cluster, RecordRegistry
 from kafkasim.runtime.metrics import MetricsRecorder
 from kafkasim.runtime.trace import Trace
 from kafkasim.runtime.workload import RateWorkload
+from kafkasim.settings.exceptions import ClusterError
 
 __all__ = ["Snapshot", "dump", "load", "restore", "snapshot", "snapshot_bytes"]
 
@@ -64,9 +65,17 @@ def restore(data: bytes) -> Cluster:
     pickle, and unpickling data from an untrusted source can run arbitrary code (see the
     warning in Python's ``pickle`` documentation). Restore only bytes this program (or you)
     produced with ``snapshot()``; never a file received from someone else."""
-    c = pickle.loads(data)
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ClusterError(f"restore(data) needs the bytes snapshot() returned, got "
+                           f"{type(data).__name__}")
+    try:
+        c = pickle.loads(data)
+    except Exception as exc:   # truncated or foreign bytes: UnpicklingError, EOFError, ...
+        raise ClusterError(f"restore(data): these {len(data):,} bytes are not a kafkasim "
+                           f"snapshot ({type(exc).__name__}: {exc})") from None
     if not isinstance(c, Cluster):
-        raise TypeError("not a Cluster snapshot")
+        raise ClusterError(f"restore(data): the bytes hold a {type(c).__name__}, not a "
+                           "Cluster snapshot")
     return c
 
 

@@ -36,7 +36,9 @@ def version_profile(kafka_version: str | None, rules: dict | None, config: dict 
                     metadata_mode: str | None) -> VersionProfile:
     """The version profile, its rule table, the metadata mode (ZooKeeper or KRaft) and
     the broker configuration they imply."""
-    version = versions.normalize_version(kafka_version or versions.DEFAULT_VERSION)
+    # a version of no modelled release line ("4.9", "5.0", "3.10") is refused with the list,
+    # as scenario and sweep files are; a patch release maps to its line ("3.7.1" -> 3.7)
+    version = versions.check_known_version(kafka_version or versions.DEFAULT_VERSION)
     table = versions.rules_for(version, rules)
     try:
         mode = metadata_mode_for(version, metadata_mode, rules=table)

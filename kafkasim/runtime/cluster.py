@@ -143,6 +143,14 @@ class Cluster:
                  controllers: int | list[int] = 3,
                  max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> None:
         ids, racks = _broker_ids(brokers, racks)
+        for what, ms, lo in (("latency_ms", latency_ms, 0), ("jitter_ms", jitter_ms, 0),
+                             ("metrics_interval_ms", metrics_interval_ms, 1)):
+            # whole, finite ms (the engine's clock), checked before anything is built
+            if isinstance(ms, bool) or not isinstance(ms, int) or \
+                    not lo <= ms <= limits.MAX_TIME_MS:
+                raise ClusterError(f"Cluster({what}) must be a whole number of milliseconds "
+                                   f"from {lo} to {limits.MAX_TIME_MS:,} "
+                                   f"(limits.MAX_TIME_MS), got {ms!r}")
         profile = version_profile(kafka_version, rules, config, metadata_mode)
         self.kafka_version = profile.kafka_version
         self.rules = profile.rules
@@ -559,6 +567,12 @@ class Cluster:
 
     def power_loss(self, broker: int) -> None:
         """Pull the plug: like a crash, and every log loses its unflushed suffix."""
+        if _controller_node(self.kraft, broker) is not None:
+            raise ClusterError(
+                f"power_loss({broker}): {broker} is a KRaft controller node, and a voter "
+                f"flushes its metadata log before it counts toward the quorum's high "
+                f"watermark, so there is no unflushed tail to lose. Use crash({broker}); "
+                f"power_loss takes a broker: {sorted(self.brokers)}")
         known_broker(self.brokers, broker).power_loss()
 
     def shutdown(self, broker: int) -> None:
@@ -620,6 +634,7 @@ class Cluster:
         (traced) and is started again, like under a process supervisor, once that session has
         expired."""
         b = known_broker(self.brokers, broker)
+        _check_ms("restart(wait_ms)", wait_ms)      # before the crash: a bad call changes nothing
         if clean:
             self.shutdown(broker)
             self.run_until(lambda c: b.state == "stopped", 60000)

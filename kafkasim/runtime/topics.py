@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kafkasim.control.placement import PlacementError, assign_replicas_to_brokers
 from kafkasim.runtime.describe import topic_id
 from kafkasim.settings import config as kconfig
+from kafkasim.settings import limits
 from kafkasim.settings.exceptions import ClusterError
 from kafkasim.settings.javautil import JavaRandom
 
@@ -69,7 +70,11 @@ class TopicRegistry:
 
     def check_partition(self, topic: str, partition: int) -> None:
         n = self.partition_count(topic)
-        if not isinstance(partition, int) or not 0 <= partition < n:
+        if isinstance(partition, bool) or not isinstance(partition, int):
+            raise ClusterError(f"partition must be a partition index (an int from 0 to {n - 1} "
+                               f"for topic '{topic}'), got {partition!r} "
+                               f"({type(partition).__name__})")
+        if not 0 <= partition < n:
             raise ClusterError(f"Topic '{topic}' has partitions 0..{n - 1}; partition "
                                f"{partition} does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
 
@@ -106,6 +111,7 @@ def create_topic(cluster, name: str, partitions: int, replication_factor: int | 
     if reason is not None:
         raise ClusterError(f"Topic name is invalid: {reason} (INVALID_TOPIC_EXCEPTION)")
     topics = cluster.topics
+    check_topic_size(topics, partitions, replication_factor, assignment)
     if name in topics.configs:
         raise ClusterError(f"Topic '{name}' already exists. (TOPIC_ALREADY_EXISTS)")
     overrides = dict(config or {})
@@ -124,6 +130,26 @@ def create_topic(cluster, name: str, partitions: int, replication_factor: int | 
     if wait:
         cluster.run_until(lambda c: topic_ready(c, name), timeout_ms=TOPIC_READY_TIMEOUT_MS)
     return assign
+
+
+def check_topic_size(topics: TopicRegistry, partitions, replication_factor,
+                     assignment) -> None:
+    """The argument types of ``create_topic`` and the partition limit, before any work: a count
+    that is not an int is named with its type, and a cluster may hold at most
+    ``limits.MAX_PARTITIONS`` partitions over all its topics (Kafka's own bounds, like
+    INVALID_PARTITIONS for 0, are checked later, as Kafka's controller does)."""
+    for arg, value in (("partitions", partitions), ("replication_factor", replication_factor)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ClusterError(f"create_topic: {arg} must be a whole number (an int), got "
+                               f"{value!r} ({type(value).__name__})")
+    count = len(assignment) if assignment is not None else partitions
+    if count is not None and count > 0:
+        held = sum(topics.partition_counts.values())
+        if held + count > limits.MAX_PARTITIONS:
+            raise ClusterError(
+                f"create_topic: {count:,} partitions would bring the cluster to "
+                f"{held + count:,}, over limits.MAX_PARTITIONS = {limits.MAX_PARTITIONS:,} "
+                f"(this cluster already holds {held:,})")
 
 
 def _create_topic_zk(cluster, name, partitions, replication_factor,

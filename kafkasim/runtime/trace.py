@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import tempfile
 
 from kafkasim.core.events import EVENT_KINDS, TextEvent, typed
 
@@ -105,9 +106,12 @@ class Trace:
             "detail": pa.array([_detail_text(d) for d in cols[5]], pa.string()),
             "repr": pa.array([repr(r) for r in rows], pa.string()),
         })
-        path = os.path.join(self.spill_dir, f"trace-{os.getpid()}-{next(_PARTS):06d}-"
-                                            f"{self.spilled:012d}.parquet")
-        pq.write_table(table, path)
+        # a fresh file under an unpredictable name, created exclusively (mkstemp: O_CREAT |
+        # O_EXCL, so a file or symlink planted under a guessed name is never opened)
+        fd, path = tempfile.mkstemp(prefix=f"trace-{next(_PARTS):06d}-{self.spilled:012d}-",
+                                    suffix=".parquet", dir=self.spill_dir)
+        with os.fdopen(fd, "wb") as out:
+            pq.write_table(table, out)
         self.spill_files = (*self.spill_files, path)
         self.spilled += len(rows)
         # a new list, not cleared in place: History snapshots may share this one (a list

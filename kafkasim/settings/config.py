@@ -905,12 +905,35 @@ def _other_kind_hint(kind: str, key: str) -> str:
     return ""
 
 
+#: Kafka topic configs (org.apache.kafka.common.config.TopicConfig) that kafkasim does not model:
+#: they are real, so an unknown-config error says so instead of suggesting a typo. Compaction,
+#: retention by size or time of segments, timestamps, compression, tiered storage and throttles
+#: do not change who is in the ISR or where the high watermark is.
+UNMODELLED_TOPIC_CONFIGS = frozenset((
+    "cleanup.policy", "compression.type", "compression.gzip.level", "compression.lz4.level",
+    "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms",
+    "follower.replication.throttled.replicas", "index.interval.bytes",
+    "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
+    "max.compaction.lag.ms", "message.downconversion.enable", "message.format.version",
+    "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
+    "message.timestamp.difference.max.ms", "message.timestamp.type",
+    "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "preallocate",
+    "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable",
+    "retention.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
+))
+
+
 def validate_key(kind: str, key: str, version: str = DEFAULT_VERSION) -> ConfigDef:
     """Return the ConfigDef of ``key``, or raise ConfigError if it is unknown in ``version``."""
     reg = registry(kind)
     profile = normalize_version(version)
     defn = reg.get(key)
     if defn is None:
+        if kind == "topic" and key in UNMODELLED_TOPIC_CONFIGS:
+            raise ConfigError(
+                f"'{key}' is a Kafka topic config that kafkasim does not model (it does not "
+                f"change the ISR or the high watermark); the topic configs kafkasim models "
+                f"are: {', '.join(sorted(reg))}.")
         message = f"Unknown {kind} config '{key}'."
         hint = _other_kind_hint(kind, key)
         if hint:
