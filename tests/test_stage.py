@@ -218,3 +218,83 @@ def test_a_cluster_without_the_topic_yet_shows_its_nodes():
     player.run(2000)
     player.seek(player.start_ms)          # the topic exists from the start here; seek anyway
     assert player.stage.window["topic"] == "orders"
+
+
+# -- the stage in the course's language --------------------------------------------------------
+def _hangul(text: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7a3" for ch in text)
+
+
+def test_the_stage_speaks_the_course_language_and_english_is_unchanged():
+    """Korean: the strings stage.js shows, the node labels, the narration, the text and the still
+    picture are Korean; Kafka names stay; the data the browser acts on stays English."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets.stage import JS_STRINGS
+
+    try:
+        rt.set_language("en")
+        en = Stage(busy_cluster(), name="c", window_ms=800)
+        en.toggle_broker(2)
+        assert en.strings == {s: s for s in en.strings} and set(JS_STRINGS) <= set(en.strings)
+        assert en.strings["▶ Play"] == "▶ Play"
+        assert any(n["text"].startswith("broker ") for n in en.window["narration"])
+        assert en.text().startswith("Stage at t = ") and "broker 2   crashed" in en.text()
+        assert not any(_hangul(x) for x in [en.text(), en.svg()]
+                       + [n["text"] for n in en.window["narration"]])
+
+        rt.set_language("ko")
+        ko = Stage(busy_cluster(), name="c", window_ms=800)
+        ko.toggle_broker(2)
+        assert set(ko.strings) == set(en.strings)
+        untranslated = [k for k, v in ko.strings.items() if not _hangul(v)]
+        assert untranslated == ["LEO {leo} · HW {hw}", "t = {t} ms: {text}"]   # no words
+        assert ko.strings["▶ Play"] == "▶ 재생"
+        assert ko.strings["dropped by hand"] == "수동으로 유실시킴"     # a reason, in the tooltip
+        w = ko.window
+        brokers = [n for n in w["nodes"] if n["kind"] == "broker"]
+        assert [n["label"] for n in brokers] == ["브로커 1", "브로커 2", "브로커 3"]
+        assert w["narration"] and all(_hangul(n["text"]) for n in w["narration"])
+        assert any("FetchRequest" in n["text"] for n in w["narration"])   # Kafka names stay
+        assert w["frames"][0]["nodes"]["2"]["state"] == "crashed"        # the data stays English
+        assert {t["fate"] for t in w["tokens"]} <= {"delivered", "dropped", "held", "in flight"}
+        text = ko.text()
+        assert text.startswith("t = ") and "브로커 2   크래시됨" in text and "KRaft 모드" in text
+        assert "전송 중인 메시지" in text and "LEO" in text
+        assert "브로커" in ko.svg() and "전송 중인 메시지" in ko.svg()
+    finally:
+        rt.set_language(None)
+
+
+def test_stage_js_shows_no_english_literal_and_asks_python_for_every_word():
+    """Every text, title and ARIA label stage.js sets comes from T("..."), whose keys are exactly
+    the strings Python translates (JS_STRINGS); no visible string literal with words is left."""
+    import re
+
+    from kafkasim.widgets.stage import JS_STRINGS, STATIC
+
+    js = (STATIC / "stage.js").read_text(encoding="utf-8")
+    lit = r'"(?:[^"\\]|\\.)*"'
+    keys = {"".join(json.loads(x) for x in re.findall(lit, m.group(1)))
+            for m in re.finditer(rf"\bT\(\s*((?:{lit}\s*\+?\s*)+)", js)}
+    assert keys == set(JS_STRINGS)
+    bare = re.sub(rf"\bT\(\s*(?:{lit}\s*\+?\s*)+", "T(", js)         # the keys gone
+    bare = re.sub(r"//[^\n]*", "", bare)                                  # comments gone
+    wordy = re.compile(r"[A-Za-z]{2,}")
+
+    def words(expr: str) -> list[str]:
+        expr = re.sub(r"\$\{[^}]*\}", "", expr)                      # template fields gone
+        expr = re.sub(rf"[=!]==\s*{lit}", "", expr)              # compared, not shown
+        expr = re.sub(rf"\w\(\s*{lit}\s*\)", "", expr)          # a key: model.get("code")
+        return [s for s in re.findall(rf"{lit}|`[^`]*`", expr) if wordy.search(s)]
+
+    found = []
+    for m in re.finditer(r'(?:\btext|\btitle|"aria-label"|"data-empty")\s*:\s*('
+                         rf"{lit}|`[^`]*`)", bare):
+        found.append(m.group(1))
+    for m in re.finditer(r"(?:\.textContent|\.title)\s*=\s*([^;]*);", bare):
+        found += words(m.group(1))
+    for m in re.finditer(r'setAttribute\(\s*"(?:aria-label|title)"\s*,\s*([^;]*);', bare):
+        found += words(m.group(1))
+    assert found == []
+    css = (STATIC / "stage.css").read_text(encoding="utf-8")
+    assert not re.search(r'content:\s*"[^"]*[A-Za-z]{2,}', css)   # the CSS shows no words either

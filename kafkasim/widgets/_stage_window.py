@@ -18,12 +18,17 @@
 The live cluster is not touched: the stage moves it only when the learner acts (``Stage``).
 Everything here is deterministic (simulated time only), so the text rendering ``window_text`` is
 stable for nbval, and ``window_svg`` draws the stage at the window's start for the static book.
+
+What the learner reads (node labels, narration, the text and the still picture) speaks the
+course's language (``tr``, msgctxt ``kafkasim.player`` like the player's controls); the data the
+browser acts on (states, fates, roles, message types) stays English.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import unicodedata
 
 from kafkasim.observe import snapshots
 from kafkasim.runtime.network import delivery_envelope
@@ -31,6 +36,35 @@ from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz.flight import message_summary
 from kafkasim.viz.messages import api_of, message_arrows
 from kafkasim.viz.style import api_color
+from kafkasim.widgets._render import tr as _tr
+
+I18N_CONTEXT = "kafkasim.player"
+
+
+def tr(message: str, /, **fields) -> str:
+    """``_render.tr`` under the player's ``I18N_CONTEXT`` (the stage shares its words)."""
+    return _tr(message, _context=I18N_CONTEXT, **fields)
+
+
+def N_(message: str, /) -> str:
+    """A message kept in a table, translated where it is shown (``scripts/i18n.py`` collects it)."""
+    return message
+
+
+#: a node's process state as shown (the data keeps the English key)
+STATES = {"running": N_("running"), "paused": N_("paused"), "fenced": N_("fenced"),
+          "crashed": N_("crashed"), "shutting down": N_("shutting down")}
+#: why a message was lost (the trace's reasons), as shown
+REASONS = {r: r for r in (N_("dropped by hand"), N_("dropped while held"), N_("network partition"),
+                          N_("destination process gone"), N_("drop"), N_("unreachable"))}
+
+
+def state_text(state: str) -> str:
+    return tr(STATES[state]) if state in STATES else state
+
+
+def reason_text(reason: str) -> str:
+    return tr(REASONS[reason]) if reason in REASONS else reason
 
 W, H = 960, 470                 # the stage's coordinate box (the SVG viewBox)
 BOX_W, BOX_H = 232, 96          # a broker's box
@@ -64,13 +98,13 @@ def stage_nodes(cluster, clients: list[str]) -> list[dict]:
         else:
             angle = math.pi + 2 * math.pi * i / n
             x, y = W / 2 + 0.36 * W * math.cos(angle), H * 0.51 + 0.22 * H * math.sin(angle)
-        out.append({"id": b, "kind": "broker", "label": f"broker {b}", "key": i,
+        out.append({"id": b, "kind": "broker", "label": tr("broker {b}", b=b), "key": i,
                     "x": round(x), "y": round(y)})
     kraft = getattr(cluster, "kraft", None)
     top = sorted(kraft.nodes) if kraft is not None else ["zookeeper"]
     for i, node in enumerate(top):
         kind = "zookeeper" if node == "zookeeper" else "controller"
-        label = "ZooKeeper" if node == "zookeeper" else f"controller {node}"
+        label = "ZooKeeper" if node == "zookeeper" else tr("controller {n}", n=node)
         out.append({"id": node, "kind": kind, "label": label,
                     "x": round((i + 0.5) * W / len(top)), "y": round(H * 0.075)})
     for i, node in enumerate(clients):
@@ -143,32 +177,41 @@ def frame_state(cluster, topic, partition: int) -> dict:
 
 # -- narration ---------------------------------------------------------------------------------
 def _broker_changes(b: str, old: dict, new: dict, topic, partition) -> list[str]:
-    who = f"broker {b}"
+    who = tr("broker {b}", b=b)
     if old.get("state") != new.get("state"):
-        said = {"crashed": "crashed", "paused": "is paused (it handles nothing)",
-                "fenced": "is fenced by the controller", "running": "is running",
-                "shutting down": "is shutting down"}
-        return [f"{who} {said.get(new['state'], new['state'])}"]
+        said = {"crashed": N_("{who} crashed"),
+                "paused": N_("{who} is paused (it handles nothing)"),
+                "fenced": N_("{who} is fenced by the controller"),
+                "running": N_("{who} is running"),
+                "shutting down": N_("{who} is shutting down")}
+        state = new["state"]
+        return [tr(said[state], who=who) if state in said else f"{who} {state}"]
     lines = []
     if old.get("isolated") != new.get("isolated"):
-        now = "cut off from the others" if new["isolated"] else "reachable again"
-        lines.append(f"{who} is {now}")
+        lines.append(tr("{who} is cut off from the others", who=who) if new["isolated"] else
+                     tr("{who} is reachable again", who=who))
     if new.get("role") == "leader" and (old.get("role") != "leader" or
                                         old.get("epoch") != new.get("epoch")):
-        lines.append(f"{who} becomes leader of {topic}-{partition} in epoch {new['epoch']}")
+        lines.append(tr("{who} becomes leader of {topic}-{partition} in epoch {epoch}", who=who,
+                        topic=topic, partition=partition, epoch=new["epoch"]))
     elif new.get("role") == "follower" and (old.get("leader") != new.get("leader") or
                                             old.get("epoch") != new.get("epoch")):
-        lines.append(f"{who} follows broker {new['leader']} in epoch {new['epoch']}")
+        lines.append(tr("{who} follows broker {leader} in epoch {epoch}", who=who,
+                        leader=new["leader"], epoch=new["epoch"]))
     if new.get("role") == "leader" and old.get("isr") != new.get("isr") and \
             old.get("role") == "leader":
-        lines.append(f"{who} (leader) changes its ISR to {new['isr']}")
+        lines.append(tr("{who} (leader) changes its ISR to {isr}", who=who, isr=new["isr"]))
     if old.get("leo") is not None and new.get("leo") is not None and new["leo"] < old["leo"]:
-        lines.append(f"{who} truncates its log to offset {new['leo']}")
+        lines.append(tr("{who} truncates its log to offset {leo}", who=who, leo=new["leo"]))
     elif new.get("leo") != old.get("leo") and new.get("leo") is not None:
-        lines.append(f"{who} appends: its log ends at offset {new['leo']}")
+        lines.append(tr("{who} appends: its log ends at offset {leo}", who=who, leo=new["leo"]))
     if new.get("hw") != old.get("hw") and new.get("hw") is not None:
-        lines.append(f"{who}'s high watermark moves to {new['hw']}")
+        lines.append(tr("{who}'s high watermark moves to {hw}", who=who, hw=new["hw"]))
     return lines
+
+
+def _cuts_text(cuts, sep: str = "-") -> str:
+    return ", ".join(f"{a}{sep}{b}" for a, b in cuts) or tr("none")
 
 
 def state_changes(old: dict, new: dict, topic, partition) -> list[str]:
@@ -178,13 +221,14 @@ def state_changes(old: dict, new: dict, topic, partition) -> list[str]:
         prev = old.get(key, {})
         if key == "cuts":
             if st != prev:
-                lines.append("links cut: " + (", ".join(f"{a}-{b}" for a, b in st) or "none"))
+                lines.append(tr("links cut: {links}", links=_cuts_text(st)))
         elif "active" in st:       # a KRaft controller
+            who = tr("controller {n}", n=key)
             if prev.get("state") != st["state"]:
-                now = "crashed" if st["state"] == "crashed" else "is running"
-                lines.append(f"controller {key} {now}")
+                lines.append(tr("{who} crashed", who=who) if st["state"] == "crashed" else
+                             tr("{who} is running", who=who))
             if st["active"] and not prev.get("active"):
-                lines.append(f"controller {key} is now the active controller")
+                lines.append(tr("{who} is now the active controller", who=who))
         else:
             lines += _broker_changes(key, prev, st, topic, partition)
     return lines
@@ -193,9 +237,11 @@ def state_changes(old: dict, new: dict, topic, partition) -> list[str]:
 def _token_line(tok: dict, labels: dict) -> str:
     src, dst = labels[tok["src"]], labels[tok["dst"]]
     if tok["fate"] == "dropped":
-        why = f" ({tok['reason']})" if tok["reason"] else ""
-        return f"{tok['type']} from {src} to {dst} is lost{why}"
-    return f"{dst} receives {tok['type']} from {src}: {tok['label']}"
+        why = f" ({reason_text(tok['reason'])})" if tok["reason"] else ""
+        return tr("{type} from {src} to {dst} is lost{why}", type=tok["type"], src=src, dst=dst,
+                  why=why)
+    return tr("{dst} receives {type} from {src}: {label}", dst=dst, type=tok["type"], src=src,
+              label=tok["label"])
 
 
 # -- the window ----------------------------------------------------------------------------------
@@ -330,7 +376,7 @@ def record_epochs(st: dict) -> list[tuple[int, int]]:
 def _log_text(st: dict) -> str:
     cells = record_epochs(st)
     if not cells:
-        return "(empty)"
+        return tr("(empty)")
     hw = st.get("hw", 0)
     committed = "".join(str(e % 10) for off, e in cells if off < hw)
     rest = "".join(str(e % 10) for off, e in cells if off >= hw)
@@ -338,52 +384,71 @@ def _log_text(st: dict) -> str:
     return f"{more}{committed}|{rest}"
 
 
+def _pad(label: str, width: int = 10) -> str:
+    """``label`` left-aligned in ``width`` terminal columns (a Hangul syllable takes two)."""
+    cols = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
+    return label + " " * max(width - cols, 0)
+
+
 def _broker_line(node: dict, st: dict) -> str:
-    head = f"  {node['label']:<10} {st['state']}" + (", isolated" if st.get("isolated") else "")
+    head = f"  {_pad(node['label'])} {state_text(st['state'])}" + \
+        (tr(", isolated") if st.get("isolated") else "")
     if st.get("controller"):
-        head += ", controller"
+        head += tr(", controller")
     if not st.get("replica"):
         return head + ("" if st["state"] == "crashed" or "replica" not in st else
-                       " · no replica")
+                       tr(" · no replica"))
     if st["role"] == "leader":
-        view = f"LEADER epoch {st['epoch']} · ISR {st['isr']}"
+        view = tr("LEADER epoch {epoch} · ISR {isr}", epoch=st["epoch"], isr=st["isr"])
     elif st["role"] == "follower":
-        view = f"follows {st['leader']}, epoch {st['epoch']}"
+        view = tr("follows {leader}, epoch {epoch}", leader=st["leader"], epoch=st["epoch"])
     else:
-        view = "no partition state"
-    return (f"{head} · {view} · LEO {st['leo']} HW {st['hw']} · log {_log_text(st)}")
+        view = tr("no partition state")
+    return head + " · " + tr("{view} · LEO {leo} HW {hw} · log {log}", view=view, leo=st["leo"],
+                             hw=st["hw"], log=_log_text(st))
+
+
+def _token_when(tok: dict) -> str:
+    if tok["held"] and tok["recv"] is None:
+        return tr("held")
+    if tok["recv"] is None:
+        return tr("sent {sent} ms, still in flight at the window's end", sent=f"{tok['sent']:,}")
+    if tok["fate"] == "dropped":
+        return tr("sent {sent} ms, lost {recv} ms", sent=f"{tok['sent']:,}",
+                  recv=f"{tok['recv']:,}")
+    return tr("sent {sent} ms, arrives {recv} ms", sent=f"{tok['sent']:,}",
+              recv=f"{tok['recv']:,}")
 
 
 def window_text(window: dict, t: int | None = None) -> str:
     """The stage at ``t`` (default: the window's start) as plain text: nodes, their views of the
-    partition in view, the messages in flight. Deterministic (nbval compares it)."""
+    partition in view, the messages in flight. Deterministic (nbval compares it); in the
+    course's language."""
     t = window["t0"] if t is None else t
     frame = frame_at(window, t)
     where = ("" if window["topic"] is None else
              f" · {window['topic']}-{window['partition']}")
-    lines = [f"Stage at t = {t:,} ms (window to {window['t1']:,} ms){where} · "
-             f"{'KRaft' if window['mode'] == 'kraft' else 'ZooKeeper'} mode"]
+    lines = [tr("Stage at t = {t} ms (window to {t1} ms){where} · {mode} mode", t=f"{t:,}",
+                t1=f"{window['t1']:,}", where=where,
+                mode="KRaft" if window["mode"] == "kraft" else "ZooKeeper")]
     for node in window["nodes"]:
         st = frame["nodes"].get(str(node["id"]))
         if node["kind"] == "broker":
             lines.append(_broker_line(node, st))
         elif node["kind"] == "controller":
-            lines.append(f"  {node['label']:<10} {st['state']}"
-                         + (", active" if st["active"] else "")
-                         + (", isolated" if st["isolated"] else ""))
+            lines.append(f"  {_pad(node['label'])} {state_text(st['state'])}"
+                         + (tr(", active") if st["active"] else "")
+                         + (tr(", isolated") if st["isolated"] else ""))
     if frame["nodes"].get("cuts"):
-        lines.append("  links cut: " + ", ".join(f"{a} - {b}" for a, b in frame["nodes"]["cuts"]))
+        lines.append("  " + tr("links cut: {links}", links=_cuts_text(frame["nodes"]["cuts"],
+                                                                      " - ")))
     flying = in_flight_at(window, t)
     labels = {n["id"]: n["label"] for n in window["nodes"]}
-    lines.append(f"Messages in flight at t = {t:,} ms: {len(flying)}"
-                 + ("  (log: epoch of each record, committed|uncommitted)"))
+    lines.append(tr("Messages in flight at t = {t} ms: {n}", t=f"{t:,}", n=len(flying))
+                 + "  " + tr("(log: epoch of each record, committed|uncommitted)"))
     for tok in flying:
-        when = ("held" if tok["held"] and tok["recv"] is None else
-                f"sent {tok['sent']:,} ms, " + (
-                    "still in flight at the window's end" if tok["recv"] is None else
-                    f"{'lost' if tok['fate'] == 'dropped' else 'arrives'} {tok['recv']:,} ms"))
         lines.append(f"  #{tok['id']} {tok['type']} {labels[tok['src']]} → "
-                     f"{labels[tok['dst']]} ({when}): {tok['label']}")
+                     f"{labels[tok['dst']]} ({_token_when(tok)}): {tok['label']}")
     return "\n".join(lines)
 
 
@@ -405,16 +470,17 @@ def _svg_broker(node: dict, st: dict) -> str:
     fill = "#e4e4e4" if down else "#fff"
     parts = [f'<rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="8" '
              f'fill="{fill}" stroke="{stroke}" stroke-width="{3 if leader else 1.5}"{dash}/>']
-    head = node["label"] + (" ★ leader" if leader else "")
-    state = {"crashed": "✕ crashed", "paused": "❚❚ paused", "fenced": "fenced"}.get(st["state"], "")
+    head = node["label"] + (tr(" ★ leader") if leader else "")
+    marks = {"crashed": "✕ ", "paused": "❚❚ ", "fenced": ""}
+    state = (marks[st["state"]] + state_text(st["state"])) if st["state"] in marks else ""
     if st.get("isolated"):
-        state = (state + " · isolated").lstrip(" ·")
+        state = (state + " · " + tr("isolated")).lstrip(" ·")
     parts.append(_svg_text(x + 8, y + 17, head, 13, "bold", "start"))
     if state:
         parts.append(_svg_text(x + BOX_W - 8, y + 17, state, 12, "bold", "end", "#B00"))
     if st.get("replica"):
-        view = (f"epoch {st['epoch']} · ISR {st['isr']}" if leader else
-                f"follows {st['leader']} · epoch {st['epoch']}")
+        view = (tr("epoch {epoch} · ISR {isr}", epoch=st["epoch"], isr=st["isr"]) if leader else
+                tr("follows {leader} · epoch {epoch}", leader=st["leader"], epoch=st["epoch"]))
         parts.append(_svg_text(x + 8, y + 34, view, 11, anchor="start"))
         for i, (off, epoch) in enumerate(record_epochs(st)):
             cx = x + 8 + i * 13.5
@@ -424,7 +490,8 @@ def _svg_broker(node: dict, st: dict) -> str:
             parts.append(f'<rect x="{cx:.1f}" y="{y + 44:.0f}" width="12" height="18" '
                          f'fill="{color}" fill-opacity="{1 if committed else 0.35}" '
                          f'stroke="{color}"{dash}/>')
-        parts.append(_svg_text(x + 8, y + 84, f"LEO {st['leo']} · HW {st['hw']}", 11,
+        parts.append(_svg_text(x + 8, y + 84, tr("LEO {leo} · HW {hw}", leo=st["leo"],
+                                                 hw=st["hw"]), 11,
                                anchor="start"))
     return f'<g class="node">{"".join(parts)}</g>'
 
@@ -471,7 +538,8 @@ def window_svg(window: dict, t: int | None = None) -> str:
     for node in window["nodes"]:
         st = frame["nodes"].get(str(node["id"]))
         parts.append(_svg_broker(node, st) if node["kind"] == "broker" else _svg_small(node, st))
-    parts.append(_svg_text(8, H - 6, f"t = {t:,} ms · {len(flying)} message(s) in flight", 12,
+    parts.append(_svg_text(8, H - 6, tr("t = {t} ms · {n} message(s) in flight", t=f"{t:,}",
+                                        n=len(flying)), 12,
                            anchor="start", fill="#555"))
     parts.append("</svg>")
     return "".join(parts)

@@ -355,7 +355,8 @@ class Player:
         out = [(a.time_ms, "action", a.describe()) for a in self.history.actions]
         v = self.first_violation()
         if v is not None:
-            out.append((v.time_ms, "violation", f"{v.invariant} violated at t={v.time_ms} ms"))
+            out.append((v.time_ms, "violation", tr("{invariant} violated at t={t} ms",
+                                                    invariant=v.invariant, t=v.time_ms)))
         return sorted(out, key=lambda m: m[0])
 
     def readout(self) -> dict:

@@ -16,6 +16,11 @@ stage moves the cluster to ``t`` and calls the same method a cell would (``clust
 
 Without a front end the stage shows text (``text()``: deterministic, nbval compares it) and a
 still SVG picture with the messages in flight (``svg()``).
+
+The stage speaks the course's language: the window's labels and narration come translated from
+``_stage_window``; every word ``stage.js`` shows (buttons, tooltips, ARIA labels, badges) is
+looked up in the synced ``strings`` trait, English -> translation, built with ``tr`` (msgctxt
+``kafkasim.player``) when the widget is made (``ui_strings``). The English is the key.
 """
 
 from __future__ import annotations
@@ -31,12 +36,17 @@ from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz import style
 from kafkasim.widgets._render import widget_bundle
 from kafkasim.widgets._stage_window import (
+    N_,
+    REASONS,
     WINDOW_MS,
     _check_window_ms,
     stage_window,
+    tr,
     window_svg,
     window_text,
 )
+
+I18N_CONTEXT = "kafkasim.player"
 
 STATIC = Path(__file__).parent / "static"
 PAUSE_MS = 5000            # a shift-click pauses a broker this long (a long GC pause)
@@ -44,6 +54,42 @@ CODE_LINES = 6             # calls shown under the stage
 WATCH_S = 15               # a window holds about this many seconds of watching at the speed set
 MIN_WINDOW_MS = 250
 ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
+
+#: every string stage.js shows (its T("...") keys; tests/test_stage.py checks they match)
+JS_STRINGS = (
+    N_("kafkasim stage: space plays or pauses, arrows step, digits crash or restart brokers, "
+       "shift+digit pauses, p produces"),
+    N_("play / pause (space)"), N_("▶ Play"), N_("❚❚ Pause"),
+    N_("step back (←)"), N_("◀ step"), N_("next message or change (→)"), N_("step ▶"),
+    N_("time in this window"), N_("speed"), N_("speed, 1/100 to 100 times real time"),
+    N_("produce one record (p)"), N_("Produce"),
+    N_("the player's branch: click to go there; marks: actions (blue), first invariant "
+       "violation (red)"),
+    N_("the equivalent calls"), N_("# the calls your clicks make appear here"),
+    N_("Keys: space play/pause · ← → step · 1-9 crash/restart broker · shift+1-9 pause it · "
+       "p produce. Click a broker to crash/restart it (shift-click: pause), drag from one node "
+       "to another to cut their link (again: heal), click a message to drop it; hover a "
+       "message for its fields."),
+    N_(" ★ leader"), N_(" · controller"),
+    N_("✕ CRASHED"), N_("❚❚ PAUSED"), N_("FENCED"), N_("shutting down"), N_("⛓ ISOLATED"),
+    N_("down: click to restart"), N_("no replica of this partition"),
+    N_("epoch {epoch} · ISR [{isr}]"), N_("follows {leader} · epoch {epoch}"),
+    N_("no partition state yet"), N_("LEO {leo} · HW {hw}"), N_(" · log start {start}"),
+    N_("pausing…"), N_("starting…"), N_("crashing…"),
+    N_("branch {start}–{end} ms"),
+    N_("held by a fault"), N_("still on the wire"), N_("lost at {t} ms"),
+    N_("arrives at {t} ms"), N_("sent at {t} ms, {where}"), N_("click: drop this message"),
+    N_("✂ cut"),
+    N_("Press play (space) or step (→) to watch the messages."), N_("t = {t} ms: {text}"),
+    N_("next, at {t} ms: {text}"), N_("next: the following window (step or play on)"),
+    N_("t = {t} ms · {n} in flight"), N_("stage at t = {t} ms, {n} messages in flight"),
+)
+
+
+def ui_strings() -> dict[str, str]:
+    """English -> the course's language for every string stage.js shows (its ``strings``
+    trait), the reasons a message is lost included (the tooltip names them)."""
+    return {s: tr(s) for s in (*JS_STRINGS, *REASONS)}
 
 
 class _ClusterDriver:
@@ -152,11 +198,13 @@ class Stage(anywidget.AnyWidget):
     code = traitlets.List(traitlets.Unicode()).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     autoplay = traitlets.Bool(False).tag(sync=True)
+    strings = traitlets.Dict().tag(sync=True)    # stage.js's words: English -> translation
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
                  window_ms: int = WINDOW_MS, *, name: str | None = None,
                  autoplay: bool = False) -> None:
         super().__init__()
+        self.strings = ui_strings()      # before the front end renders: it reads them once
         self._serial = 0
         self._speed = None       # simulated ms per real ms the front end plays at (it says)
         if isinstance(source, Cluster):

@@ -214,3 +214,57 @@ def test_player_stage_acts_through_the_player_and_its_timeline_goes_back(course_
             assert not nb.problems()
     finally:
         nb.close()
+
+
+KOREAN_CELLS = [
+    "from kafkasim.course import *\n"
+    "from kafkasim.course import i18n\n"
+    "from kafkasim.widgets import Stage\n"
+    "i18n.set_language('ko')\n"
+    "c = Cluster(3, seed=3)\n"
+    "c.create_topic('orders', 1, 3)\n"
+    "RateWorkload(c, c.producer(acks='all'), 'orders', rate=50, duration_ms=60_000)\n"
+    "c.run(2_000)\n"
+    "stage = Stage(c, name='c')\n"
+    "stage",
+]
+
+HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def test_korean_stage_shows_korean_words(course_root, lab_page, shots):
+    """In the Korean edition the buttons, titles, ARIA labels, broker boxes, narration and the
+    token tooltip are Korean (the strings trait); the keys and classes work the same."""
+    page = lab_page
+    nb = Notebook.open(page, generated_notebook(course_root, "zz-stage-ko.ipynb", KOREAN_CELLS))
+    try:
+        with shots(nb):
+            assert nb.run_cell(0) == "ok"
+            stage = page.locator(".ks-stage").first
+            stage.locator(".ks-node").first.wait_for(timeout=60_000)
+            assert stage.locator(".ks-play").inner_text().strip() == "▶ 재생"
+            assert HANGUL.search(stage.locator(".ks-play").get_attribute("title"))
+            assert HANGUL.search(stage.get_attribute("aria-label"))
+            assert HANGUL.search(stage.locator(".ks-keys").inner_text())
+            assert HANGUL.search(stage.locator(".ks-narration").inner_text())
+            assert "브로커 1" in stage.locator(".ks-broker[data-node='1'] .ks-head").text_content()
+            assert HANGUL.search(stage.locator(".ks-time").inner_text())
+            empty = page.evaluate("() => getComputedStyle(document.querySelector('.ks-code'),"
+                                  " '::before').content")
+            assert HANGUL.search(empty), empty
+            toks = step_until_tokens(page, stage)
+            assert HANGUL.search(stage.locator(".ks-narration").inner_text())
+            stage.locator(f".ks-token[data-id='{toks[0][0]}']").hover(force=True)
+            tip = stage.locator(".ks-tip")
+            tip.wait_for(state="visible", timeout=5_000)
+            assert "ms에 전송" in tip.inner_text() and "클릭" in tip.inner_text()
+            stage.locator(".ks-broker[data-node='2']").click()
+            page.wait_for_function("() => document.querySelector('.ks-code').textContent"
+                                   ".includes('c.crash(2)')", timeout=30_000)
+            window_arrived(page)
+            page.wait_for_function("() => document.querySelector(\".ks-broker[data-node='2'] "
+                                   ".ks-badge\").textContent.includes('크래시됨')",
+                                   timeout=30_000)
+            assert not nb.problems()
+    finally:
+        nb.close()

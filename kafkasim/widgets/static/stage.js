@@ -20,39 +20,50 @@ function make(tag, attrs = {}, parent = null, ns = SVG) {
   return e;
 }
 const html = (tag, attrs = {}, parent = null) => make(tag, attrs, parent, null);
+const num = (t) => t.toLocaleString("en");
+
+// Every word the stage shows comes from the model's "strings" (English -> the course's
+// language, built by Python's tr() when the widget is made); the English is the key and the
+// fallback. T("next, at {t} ms: {text}", {t, text}) fills the {name} fields.
+function translator(strings) {
+  const table = strings || {};
+  return (key, fields = {}) => String(table[key] != null ? table[key] : key)
+    .replace(/\{(\w+)\}/g, (m, k) => (k in fields ? String(fields[k]) : m));
+}
 
 function speedText(log) {
   const s = Math.pow(10, log);
   return s >= 1 ? `${s.toFixed(s < 10 ? 1 : 0)}×` : `1/${Math.round(1 / s)}×`;
 }
 
-function buildDom(root) {
+function buildDom(root, T) {
   const box = html("div", {class: "ks-stage", tabindex: "0", role: "application",
     "data-lm-suppress-shortcuts": "true",
-    "aria-label": "kafkasim stage: space plays or pauses, arrows step, digits crash or " +
-                  "restart brokers, shift+digit pauses, p produces"}, root);
+    "aria-label": T("kafkasim stage: space plays or pauses, arrows step, digits crash or " +
+                    "restart brokers, shift+digit pauses, p produces")}, root);
   const bar = html("div", {class: "ks-bar"}, box);
   const ui = {box};
-  ui.play = html("button", {class: "ks-play", title: "play / pause (space)", text: "▶ Play"}, bar);
-  ui.back = html("button", {class: "ks-back", title: "step back (←)", text: "◀ step"}, bar);
-  ui.next = html("button", {class: "ks-next", title: "next message or change (→)",
-                            text: "step ▶"}, bar);
+  ui.play = html("button", {class: "ks-play", title: T("play / pause (space)"),
+                            text: T("▶ Play")}, bar);
+  ui.back = html("button", {class: "ks-back", title: T("step back (←)"), text: T("◀ step")},
+                 bar);
+  ui.next = html("button", {class: "ks-next", title: T("next message or change (→)"),
+                            text: T("step ▶")}, bar);
   ui.scrub = html("input", {class: "ks-scrub", type: "range", min: "0", max: "1000",
-                            value: "0", "aria-label": "time in this window"}, bar);
+                            value: "0", "aria-label": T("time in this window")}, bar);
   ui.time = html("span", {class: "ks-time"}, bar);
-  html("span", {class: "ks-label", text: "speed"}, bar);
+  html("span", {class: "ks-label", text: T("speed")}, bar);
   ui.speed = html("input", {class: "ks-speed", type: "range", min: SPEEDS.min, max: SPEEDS.max,
                             step: "0.05", value: SPEEDS.start,
-                            "aria-label": "speed, 1/100 to 100 times real time"}, bar);
+                            "aria-label": T("speed, 1/100 to 100 times real time")}, bar);
   ui.speedText = html("span", {class: "ks-speed-text"}, bar);
-  ui.produce = html("button", {class: "ks-produce", title: "produce one record (p)",
-                               text: "Produce"}, bar);
+  ui.produce = html("button", {class: "ks-produce", title: T("produce one record (p)"),
+                               text: T("Produce")}, bar);
   // the scene: nodes in SVG; tokens painted on a canvas above it (200 SVG tokens repainted
   // every frame cost ~25 ms in software rendering), with invisible SVG twins that take the
   // pointer (hover, click) and carry data-id and the position
-  ui.timeline = html("div", {class: "ks-timeline", title: "the player's branch: click to go " +
-                                "there; marks: actions (blue), first invariant violation (red)"},
-                     box);
+  ui.timeline = html("div", {class: "ks-timeline", title: T("the player's branch: click to " +
+                       "go there; marks: actions (blue), first invariant violation (red)")}, box);
   ui.scene = html("div", {class: "ks-scene"}, box);
   ui.svg = make("svg", {class: "ks-svg", role: "img"}, ui.scene);
   ui.canvas = html("canvas", {class: "ks-canvas", "aria-hidden": "true"}, ui.scene);
@@ -65,12 +76,13 @@ function buildDom(root) {
   ui.tip = html("div", {class: "ks-tip", hidden: ""}, box);
   ui.narration = html("div", {class: "ks-narration", "aria-live": "polite", role: "status"}, box);
   ui.upNext = html("div", {class: "ks-up-next"}, box);
-  ui.code = html("pre", {class: "ks-code", "aria-label": "the equivalent calls"}, box);
+  ui.code = html("pre", {class: "ks-code", "aria-label": T("the equivalent calls"),
+                         "data-empty": T("# the calls your clicks make appear here")}, box);
   ui.error = html("div", {class: "ks-error", role: "alert"}, box);
-  html("div", {class: "ks-keys", text: "Keys: space play/pause · ← → step · 1-9 crash/restart " +
-    "broker · shift+1-9 pause it · p produce. Click a broker to crash/restart it " +
-    "(shift-click: pause), drag from one node to another to cut their link (again: heal), " +
-    "click a message to drop it; hover a message for its fields."}, box);
+  html("div", {class: "ks-keys", text: T("Keys: space play/pause · ← → step · 1-9 " +
+    "crash/restart broker · shift+1-9 pause it · p produce. Click a broker to crash/restart " +
+    "it (shift-click: pause), drag from one node to another to cut their link (again: heal), " +
+    "click a message to drop it; hover a message for its fields.")}, box);
   return ui;
 }
 
@@ -119,26 +131,28 @@ function recordCells(st, n) {
   return out;
 }
 
-function drawBroker(p, st) {
+function drawBroker(p, st, T) {
   const leader = st.role === "leader";
   const cls = ["ks-node", "ks-broker", `ks-${st.state.replace(" ", "-")}`];
   if (leader) cls.push("ks-leader");
   if (st.isolated) cls.push("ks-isolated");
   p.g.setAttribute("class", cls.join(" "));
-  p.head.textContent = p.node.label + (leader ? " ★ leader" : "") +
-                       (st.controller ? " · controller" : "");
-  const badges = {crashed: "✕ CRASHED", paused: "❚❚ PAUSED", fenced: "FENCED",
-                  "shutting down": "shutting down"};
-  p.badge.textContent = [badges[st.state] || "", st.isolated ? "⛓ ISOLATED" : ""]
+  p.head.textContent = p.node.label + (leader ? T(" ★ leader") : "") +
+                       (st.controller ? T(" · controller") : "");
+  const badges = {crashed: T("✕ CRASHED"), paused: T("❚❚ PAUSED"), fenced: T("FENCED"),
+                  "shutting down": T("shutting down")};
+  p.badge.textContent = [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
     .filter(Boolean).join(" · ");
   let view = "", foot = "";
-  if (st.state === "crashed") view = "down: click to restart";
-  else if (st.replica === false) view = "no replica of this partition";
+  if (st.state === "crashed") view = T("down: click to restart");
+  else if (st.replica === false) view = T("no replica of this partition");
   else if (st.replica) {
-    view = leader ? `epoch ${st.epoch} · ISR [${st.isr.join(", ")}]`
-                  : st.role === "follower" ? `follows ${st.leader} · epoch ${st.epoch}`
-                  : "no partition state yet";
-    foot = `LEO ${st.leo} · HW ${st.hw}` + (st.start ? ` · log start ${st.start}` : "");
+    view = leader ? T("epoch {epoch} · ISR [{isr}]", {epoch: st.epoch, isr: st.isr.join(", ")})
+                  : st.role === "follower"
+                    ? T("follows {leader} · epoch {epoch}", {leader: st.leader, epoch: st.epoch})
+                    : T("no partition state yet");
+    foot = T("LEO {leo} · HW {hw}", {leo: st.leo, hw: st.hw}) +
+           (st.start ? T(" · log start {start}", {start: st.start}) : "");
   }
   p.view.textContent = view;
   p.foot.textContent = foot;
@@ -178,9 +192,10 @@ function drawSmall(p, st) {
 // -- the widget ----------------------------------------------------------------------------------
 export default {
   render({model, el}) {
-    const ui = buildDom(el);
+    const T = translator(model.get("strings"));
+    const ui = buildDom(el, T);
     const st = {win: null, t: 0, playing: !!model.get("autoplay"), waiting: false,
-                speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -1, nodes: new Map(),
+                speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -2, nodes: new Map(),
                 tokens: [], times: [], raf: 0, hover: null, colours: null, drag: null, dragged: false,
                 paints: 0};
 
@@ -206,7 +221,7 @@ export default {
       // acknowledged at once; the node's new state comes with the next window
       const down = p.g.classList.contains("ks-crashed");
       p.g.classList.add("ks-pending");
-      p.badge.textContent = shift ? "pausing…" : down ? "starting…" : "crashing…";
+      p.badge.textContent = shift ? T("pausing…") : down ? T("starting…") : T("crashing…");
       act({action: shift ? "pause" : "toggle", node: id});
     };
     onNodeClick.dragFrom = (node, ev) => {
@@ -244,7 +259,7 @@ export default {
       ui.box.classList.toggle("ks-big", !!win.presentation);
       st.t = keepT;
       st.frameIdx = -1;
-      st.narrIdx = -1;
+      st.narrIdx = -2;      // (-1: before the first line, which shows the hint)
       st.waiting = false;
       ui.box.classList.remove("ks-waiting");
       const size = win.size;
@@ -338,8 +353,8 @@ export default {
       });
       st.tlLeft = left;
       const v = tl.marks.find((m) => m.kind === "violation");
-      html("span", {class: "ks-tl-text", text: `branch ${tl.start.toLocaleString("en")}–` +
-        `${tl.end.toLocaleString("en")} ms` + (v ? ` · ${v.label}` : "")}, ui.timeline);
+      html("span", {class: "ks-tl-text", text: T("branch {start}–{end} ms",
+        {start: num(tl.start), end: num(tl.end)}) + (v ? ` · ${v.label}` : "")}, ui.timeline);
     }
 
     function goTo(t) {
@@ -350,11 +365,14 @@ export default {
     }
 
     function showTip(tok, ev) {
-      const where = tok.recv === null ? (tok.held ? "held by a fault" : "still on the wire")
-                   : `${tok.fate === "dropped" ? "lost" : "arrives"} at ${tok.recv} ms`;
+      const where = tok.recv === null
+        ? (tok.held ? T("held by a fault") : T("still on the wire"))
+        : tok.fate === "dropped" ? T("lost at {t} ms", {t: tok.recv})
+        : T("arrives at {t} ms", {t: tok.recv});
       ui.tip.textContent = `#${tok.id} ${tok.type} ${tok.src} → ${tok.dst}\n` +
-        `sent at ${tok.sent} ms, ${where}` + (tok.reason ? ` (${tok.reason})` : "") +
-        `\n${tok.fields}\nclick: drop this message`;
+        T("sent at {t} ms, {where}", {t: tok.sent, where}) +
+        (tok.reason ? ` (${T(tok.reason)})` : "") +
+        `\n${tok.fields}\n` + T("click: drop this message");
       const r = ui.box.getBoundingClientRect();
       ui.tip.style.left = `${Math.min(ev.clientX - r.left + 12, r.width - 260)}px`;
       ui.tip.style.top = `${ev.clientY - r.top + 12}px`;
@@ -379,7 +397,7 @@ export default {
         if (!na || !nb) continue;
         make("line", {class: "ks-cut", x1: na.x, y1: na.y, x2: nb.x, y2: nb.y}, ui.cuts);
         make("text", {class: "ks-cut-mark", x: (na.x + nb.x) / 2, y: (na.y + nb.y) / 2 + 5,
-                      "text-anchor": "middle", text: "✂ cut"}, ui.cuts);
+                      "text-anchor": "middle", text: T("✂ cut")}, ui.cuts);
       }
     }
 
@@ -470,12 +488,14 @@ export default {
       for (let j = 0; j < ns.length && ns[j].t <= t; j++) i = j;
       if (i === st.narrIdx) return;
       st.narrIdx = i;
-      ui.narration.textContent = i < 0 ? "Press play (space) or step (→) to watch the messages." :
-        `t = ${ns[i].t.toLocaleString("en")} ms: ${ns[i].text}`;
+      ui.narration.textContent = i < 0
+        ? T("Press play (space) or step (→) to watch the messages.")
+        : T("t = {t} ms: {text}", {t: num(ns[i].t), text: ns[i].text});
       // the next event, named before the step that shows it
       const next = ns.find((n, j) => j > i && n.t > t);
-      ui.upNext.textContent = next ? `next, at ${next.t.toLocaleString("en")} ms: ${next.text}`
-                                   : "next: the following window (step or play on)";
+      ui.upNext.textContent = next
+        ? T("next, at {t} ms: {text}", {t: num(next.t), text: next.text})
+        : T("next: the following window (step or play on)");
       ui.next.title = `${ui.upNext.textContent} (→)`;
     }
 
@@ -489,18 +509,19 @@ export default {
         const frame = win.frames[fi];
         for (const [id, p] of st.nodes) {
           const s = frame.nodes[id];
-          if (p.node.kind === "broker") drawBroker(p, s); else drawSmall(p, s);
+          if (p.node.kind === "broker") drawBroker(p, s, T); else drawSmall(p, s);
         }
         drawCuts(frame.nodes.cuts || []);
       }
       const n = drawTokens(t);
       drawNarration(t);
       if (win.timeline && ui.tlNow) ui.tlNow.style.left = st.tlLeft(t);
-      ui.time.textContent = `t = ${Math.floor(t).toLocaleString("en")} ms · ${n} in flight`;
+      ui.time.textContent = T("t = {t} ms · {n} in flight", {t: num(Math.floor(t)), n});
       ui.scrub.value = String(Math.round(1000 * (t - win.t0) / Math.max(win.t1 - win.t0, 1)));
-      ui.play.textContent = st.playing ? "❚❚ Pause" : "▶ Play";
+      ui.play.textContent = st.playing ? T("❚❚ Pause") : T("▶ Play");
       ui.speedText.textContent = speedText(st.speedLog);
-      ui.svg.setAttribute("aria-label", `stage at t = ${Math.floor(t)} ms, ${n} messages in flight`);
+      ui.svg.setAttribute("aria-label", T("stage at t = {t} ms, {n} messages in flight",
+                                          {t: Math.floor(t), n}));
     }
 
     function tick(now) {
