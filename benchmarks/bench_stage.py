@@ -32,17 +32,11 @@ from labdriver import (  # noqa: E402  (the browser suite's driver)
     launch_browser,
     open_lab,
     percentile,
+    stage_cell,
 )
 
 CELLS = [
-    "from kafkasim.course import *\n"
-    "from kafkasim.widgets import Stage\n"
-    "c = Cluster(3, seed=3)\n"
-    "c.create_topic('orders', 1, 3)\n"
-    "RateWorkload(c, c.producer(acks='all'), 'orders', rate=50, duration_ms=60_000)\n"
-    "c.run(2_000)\n"
-    "stage = Stage(c, name='c')\n"
-    "stage",
+    stage_cell(),
     # 200 tokens in flight for the whole window, between the six nodes
     "w = dict(stage.window)\n"
     "ids = [n['id'] for n in w['nodes'] if n['kind'] != 'client']\n"

@@ -24,17 +24,11 @@ from labdriver import (  # noqa: E402
     generated_notebook,
     launch_browser,
     open_lab,
+    stage_cell,
 )
 
-CELL = ("from kafkasim.course import *\n"
-        "from kafkasim.widgets import Stage\n"
-        "c = Cluster(3, seed=3)\n"
-        "c.create_topic('orders', 1, 3)\n"
-        "RateWorkload(c, c.producer(acks='all'), 'orders', rate=50, duration_ms=60_000)\n"
-        "c.run(2_000)\n"
-        "stage = Stage(c, name='c')\n"
-        "stage.pause_broker(1, 3_000, at_ms=c.now + 20)\n"
-        "stage")
+CELL = stage_cell().removesuffix("stage") + \
+    "stage.pause_broker(1, 3_000, at_ms=c.now + 20)\nstage"
 
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 

@@ -540,6 +540,23 @@ def widget_button(cell, label: str):
         has_text=re.compile(label, re.I)).first
 
 
+def stage_cell(language: str | None = None) -> str:
+    """The stage's demo cell: a 3-broker cluster (seed 3) with 50 acks=all records/s on
+    'orders', run 2 s, and a Stage of it named 'c' (the browser tests, bench_stage and
+    scripts/stage_screenshots.py show this one); ``language`` sets the course's language first."""
+    lang = ("from kafkasim.course import i18n\n"
+            f"i18n.set_language({language!r})\n") if language else ""
+    return ("from kafkasim.course import *\n"
+            "from kafkasim.widgets import Stage\n"
+            + lang +
+            "c = Cluster(3, seed=3)\n"
+            "c.create_topic('orders', 1, 3)\n"
+            "RateWorkload(c, c.producer(acks='all'), 'orders', rate=50, duration_ms=60_000)\n"
+            "c.run(2_000)\n"
+            "stage = Stage(c, name='c')\n"
+            "stage")
+
+
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100) of a non-empty list."""
     xs = sorted(values)

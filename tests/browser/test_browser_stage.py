@@ -8,18 +8,10 @@ from __future__ import annotations
 
 import re
 
-from labdriver import Notebook, generated_notebook
+from labdriver import Notebook, generated_notebook, stage_cell
 
 CELLS = [
-    "from kafkasim.course import *\n"
-    "from kafkasim.widgets import Stage\n"
-    "c = Cluster(3, seed=3)\n"
-    "c.create_topic('orders', 1, 3)\n"
-    "p = c.producer(acks='all')\n"
-    "RateWorkload(c, p, 'orders', rate=50, duration_ms=60_000)\n"
-    "c.run(2_000)\n"
-    "stage = Stage(c, name='c')\n"
-    "stage",
+    stage_cell(),
     "print('broker 2:', c.brokers[2].state, '| now', c.now)",
 ]
 
@@ -216,18 +208,7 @@ def test_player_stage_acts_through_the_player_and_its_timeline_goes_back(course_
         nb.close()
 
 
-KOREAN_CELLS = [
-    "from kafkasim.course import *\n"
-    "from kafkasim.course import i18n\n"
-    "from kafkasim.widgets import Stage\n"
-    "i18n.set_language('ko')\n"
-    "c = Cluster(3, seed=3)\n"
-    "c.create_topic('orders', 1, 3)\n"
-    "RateWorkload(c, c.producer(acks='all'), 'orders', rate=50, duration_ms=60_000)\n"
-    "c.run(2_000)\n"
-    "stage = Stage(c, name='c')\n"
-    "stage",
-]
+KOREAN_CELLS = [stage_cell("ko")]
 
 HANGUL = re.compile("[\uac00-\ud7a3]")
 
