@@ -272,14 +272,15 @@ class Cluster:
             if self.kraft is not None:
                 self.kraft.alter_topic_configs(name, configs, delete or [])
         elif entity_type == "brokers":
-            if self.kraft is not None:
-                self.kraft.alter_broker_configs(name, configs, delete or [])
             overrides = dict(topics.broker_overrides)
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
+            # Validated before anything is written, so a refused key leaves no ConfigRecord.
             new = kconfig.with_simulator_fallbacks(
                 kconfig.broker_config(overrides, self.kafka_version))
+            if self.kraft is not None:
+                self.kraft.alter_broker_configs(name, configs, delete or [])
             targets = list(self.brokers) if name in (None, "", "default") else [name]
             for bid in targets:
                 broker = known_broker(self.brokers, bid)

@@ -38,6 +38,7 @@ from kafkasim.settings.javautil import (
 from kafkasim.settings.modes import KRAFT, ZOOKEEPER, metadata_mode_for
 from kafkasim.settings.versions import (
     DEFAULT_VERSION,
+    SUPPORTED_VERSIONS,
     describe_rules,
     normalize_version,
     rules_for,
@@ -359,6 +360,8 @@ class ConfigDef:
     change_ref: str | None = None
     #: Key to use instead once this one is removed.
     replacement: str | None = None
+    #: What a learner does instead once the key is removed, when no single key replaces it.
+    removal_note: str | None = None
     #: Topic configs only: broker configs giving the default, highest priority first
     #: (ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS).
     synonyms: tuple[Synonym, ...] = ()
@@ -411,6 +414,13 @@ _SEGMENT_BYTES_VALID = by_version(
     # KIP-1030 raised the minimum to 1 MiB in 4.0.
     ("0.8.2", Range(14)),
     ("4.0", Range(1024 * 1024)),
+)
+
+#: The note for the two ZooKeeper-only controlled-shutdown keys Kafka 4.0 removed.
+_KRAFT_SHUTDOWN_NOTE = (
+    "No key replaces it: a KRaft broker asks for controlled shutdown in its heartbeats "
+    "(every broker.heartbeat.interval.ms) until the controller lets it go; "
+    "controlled.shutdown.enable remains"
 )
 
 # --------------------------------------------------------------------------------------------
@@ -568,10 +578,19 @@ BROKER: dict[str, ConfigDef] = dict(
             "How often the controller checks for leader imbalance.",
             unit="seconds", valid=by_version(("0.8.2", None), ("3.2", _AT_LEAST_1)),
         ),
+        # Removed in 4.0 with ZooKeeper mode: docs/zk2kraft.html "Removal Zookeeper configs"
+        # (Kafka 4.0); KAFKA-18743, apache/kafka PR #18821 for the percentage.
         _cfg(
             "leader.imbalance.per.broker.percentage", "int", 10,
             "Imbalance ratio per broker above which a preferred election runs (ZK controller).",
-            unit="percent", mode=ZOOKEEPER,
+            unit="percent", mode=ZOOKEEPER, removed_in="4.0",
+            change_ref="KAFKA-18743, apache/kafka PR #18821: only the ZooKeeper controller read it",
+            removal_note=(
+                "No key replaces it: the KRaft controller runs a preferred election for every "
+                "partition not led by its preferred replica, every "
+                "leader.imbalance.check.interval.seconds, while auto.leader.rebalance.enable is "
+                "true"
+            ),
         ),
         _cfg(
             "controlled.shutdown.enable", "boolean", True,
@@ -581,18 +600,22 @@ BROKER: dict[str, ConfigDef] = dict(
             "controlled.shutdown.max.retries", "int", 3,
             "ZooKeeper mode: controlled shutdown attempts before the broker shuts down anyway "
             "(KafkaServer.controlledShutdown).",
-            mode=ZOOKEEPER,
+            mode=ZOOKEEPER, removed_in="4.0",
+            change_ref="ZooKeeper mode removed, Kafka 4.0 docs/zk2kraft.html",
+            removal_note=_KRAFT_SHUTDOWN_NOTE,
         ),
         _cfg(
             "controlled.shutdown.retry.backoff.ms", "long", 5000,
             "ZooKeeper mode: wait between controlled shutdown attempts.",
-            unit="ms", mode=ZOOKEEPER,
+            unit="ms", mode=ZOOKEEPER, removed_in="4.0",
+            change_ref="ZooKeeper mode removed, Kafka 4.0 docs/zk2kraft.html",
+            removal_note=_KRAFT_SHUTDOWN_NOTE,
         ),
         _cfg(
             "zookeeper.session.timeout.ms", "int", by_version(("0.8.2", 6000), ("2.5", 18000)),
             "ZooKeeper session timeout; a broker whose session expires is considered dead.",
             unit="ms", removed_in="4.0",
-            change_ref="ZooKeeper mode removed in 4.0, KIP-500",
+            change_ref="ZooKeeper mode removed, KIP-500; Kafka 4.0 docs/zk2kraft.html",
             replacement="broker.session.timeout.ms", mode=ZOOKEEPER,
         ),
         # KRaftConfigs defines both without a validator (null): Kafka accepts any int.
@@ -923,12 +946,85 @@ UNMODELLED_TOPIC_CONFIGS = frozenset((
 ))
 
 
+#: Kafka configs kafkasim does not model that Kafka 4.0 removed, by kind: key -> (removed_in,
+#: reference, what replaces it). Sources: Kafka 4.0 docs/zk2kraft.html ("Removal Zookeeper
+#: configs") and KIP-724 ("log.message.format.version & message.format.version are removed").
+REMOVED_UNMODELLED_CONFIGS: dict[str, dict[str, tuple[str, str, str]]] = {
+    "broker": {
+        "zookeeper.connect": ("4.0", "ZooKeeper mode removed, KIP-500",
+                              "use controller.quorum.bootstrap.servers (or "
+                              "controller.quorum.voters)"),
+        "zookeeper.connection.timeout.ms": ("4.0", "ZooKeeper mode removed, KIP-500",
+                                            "KRaft has no ZooKeeper connection"),
+        "control.plane.listener.name": ("4.0", "ZooKeeper mode removed, docs/zk2kraft.html",
+                                        "use controller.listener.names"),
+        "inter.broker.protocol.version": ("4.0", "ZooKeeper mode removed, docs/zk2kraft.html",
+                                          "metadata.version (kafka-features) sets the "
+                                          "feature level"),
+        "broker.id.generation.enable": ("4.0", "ZooKeeper mode removed, docs/zk2kraft.html",
+                                        "set node.id"),
+        "reserved.broker.max.id": ("4.0", "ZooKeeper mode removed, docs/zk2kraft.html",
+                                   "set node.id"),
+        "log.message.format.version": ("4.0", "KIP-724",
+                                       "every record batch is written in format v2"),
+    },
+    "topic": {
+        "message.format.version": ("4.0", "KIP-724",
+                                   "every record batch is written in format v2"),
+    },
+}
+
+
+def _removed_unmodelled(kind: str, key: str, profile: str) -> str | None:
+    """The error text for a real Kafka key kafkasim does not model, once Kafka removed it."""
+    entry = REMOVED_UNMODELLED_CONFIGS.get(kind, {}).get(key)
+    if entry is None:
+        return None
+    removed_in, ref, instead = entry
+    if not version_at_least(profile, removed_in):
+        return (f"'{key}' is a Kafka {kind} config that kafkasim does not model (it does not "
+                f"change the ISR or the high watermark); Kafka {removed_in} removed it ({ref}).")
+    return (f"The {kind} config '{key}' was removed in Kafka {removed_in} ({ref}); it does not "
+            f"exist in Kafka {profile} (the last release line with it is "
+            f"{_line_before(removed_in)}): {instead}.")
+
+
+def _line_before(version: str) -> str:
+    """The modelled release line just before ``version`` (the last one with a removed key)."""
+    index = SUPPORTED_VERSIONS.index(normalize_version(version))
+    return SUPPORTED_VERSIONS[max(index - 1, 0)]
+
+
+def _unavailable_message(kind: str, key: str, defn: ConfigDef, profile: str) -> str:
+    """Why a declared key is missing from ``profile``: removed (by what, and what instead) or
+    not added yet (by what)."""
+    ref = f" ({defn.change_ref})" if defn.change_ref else ""
+    if defn.removed_in is not None and version_at_least(profile, defn.removed_in):
+        message = (
+            f"The {kind} config '{key}' was removed in Kafka {defn.removed_in}{ref}; "
+            f"it does not exist in Kafka {profile} (the last release line with it is "
+            f"{_line_before(defn.removed_in)})."
+        )
+        if defn.replacement:
+            message += f" Use '{defn.replacement}' instead."
+        if defn.removal_note:
+            message += f" {defn.removal_note}."
+        return message
+    return (
+        f"The {kind} config '{key}' does not exist in Kafka {profile}; "
+        f"it was added in {defn.since}{ref}."
+    )
+
+
 def validate_key(kind: str, key: str, version: str = DEFAULT_VERSION) -> ConfigDef:
     """Return the ConfigDef of ``key``, or raise ConfigError if it is unknown in ``version``."""
     reg = registry(kind)
     profile = normalize_version(version)
     defn = reg.get(key)
     if defn is None:
+        removed = _removed_unmodelled(kind, key, profile)
+        if removed is not None:
+            raise ConfigError(removed)
         if kind == "topic" and key in UNMODELLED_TOPIC_CONFIGS:
             raise ConfigError(
                 f"'{key}' is a Kafka topic config that kafkasim does not model (it does not "
@@ -944,20 +1040,7 @@ def validate_key(kind: str, key: str, version: str = DEFAULT_VERSION) -> ConfigD
                 message += f" Did you mean '{close[0]}'?"
         raise ConfigError(message)
     if not defn.exists_in(profile):
-        ref = f" ({defn.change_ref})" if defn.change_ref else ""
-        if defn.removed_in is not None and version_at_least(profile, defn.removed_in):
-            message = (
-                f"The {kind} config '{key}' was removed in Kafka {defn.removed_in}{ref}; "
-                f"it does not exist in Kafka {profile}."
-            )
-            if defn.replacement:
-                message += f" Use '{defn.replacement}' instead."
-        else:
-            message = (
-                f"The {kind} config '{key}' does not exist in Kafka {profile}; "
-                f"it was added in {defn.since}{ref}."
-            )
-        raise ConfigError(message)
+        raise ConfigError(_unavailable_message(kind, key, defn, profile))
     return defn
 
 
