@@ -12,7 +12,8 @@ Kafka's rules mirrored here (fact sheet section 8):
   for B's partitions only when ``imbalance(B) > leader.imbalance.per.broker.percentage / 100``
   (strictly greater);
 - KRaft controller (``ReplicationControlManager.maybeBalancePartitionLeaders``, 3.x-4.x): every
-  imbalanced partition gets a PREFERRED election, the percentage is not read;
+  imbalanced partition gets a PREFERRED election, the percentage is not read (3.x accepts the key
+  and ignores it; 4.0 removed it as ZooKeeper-only, KAFKA-18743, so 4.x refuses it);
 - ``PreferredReplicaImbalanceCount``: partitions whose leader is not the preferred replica.
 """
 
@@ -78,7 +79,8 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
     d = rebalance_decision(not_led, preferred_for, percentage)
     ratio = not_led / preferred_for if preferred_for else 0.0
     lines = [f"imbalance = {not_led}/{preferred_for} = {ratio:.0%}; "
-             f"leader.imbalance.per.broker.percentage = {percentage}"]
+             f"leader.imbalance.per.broker.percentage = {percentage} "
+             + tr("(ZooKeeper mode only; Kafka 4.0 removed the key)")]
     for who, yes in d.items():
         lines.append(f"{who:16} {tr('preferred election') if yes else tr('leave it')}")
     return Text("\n".join(lines))
@@ -100,7 +102,7 @@ def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -
     if wrong:
         return _result(False, tr("look again at {join_wrong}: the ZooKeeper controller "
                                  "compares a ratio with the percentage (strictly greater); the "
-                                 "KRaft controller does not read the percentage.",
+                                 "KRaft controller has no percentage (Kafka 4.0 removed the key).",
                                  join_wrong=', '.join(wrong)))
     return _result(True, tr("ZooKeeper: {not_led}/{preferred_for} against {percentage}% -> "
                             "{v_3_7}; KRaft -> {v_4_3}.",

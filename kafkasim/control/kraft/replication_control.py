@@ -774,7 +774,7 @@ class ReplicationControlManager:
     def maybe_balance_partition_leaders(self) -> tuple[list, bool]:
         """maybeBalancePartitionLeaders: a PREFERRED election for imbalanced partitions, at most
         ``max_elections_per_imbalance`` (1000) records; True = reschedule immediately. KRaft
-        ignores leader.imbalance.per.broker.percentage."""
+        never reads leader.imbalance.per.broker.percentage (4.0 removed the key)."""
         records: list = []
         for info, pid in list(self._iter_parts(lambda p: not _has_preferred_leader(p))):
             if len(records) >= self.max_elections_per_imbalance:
