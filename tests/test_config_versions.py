@@ -32,6 +32,7 @@ from kafkasim.settings.config import (
     KINDS,
     ConfigError,
     broker_config,
+    describe_profile,
     keys_for,
     topic_config,
     validate_key,
@@ -221,3 +222,12 @@ def test_a_3_9_zookeeper_cluster_still_reads_the_percentage():
     c = Cluster(3, seed=1, kafka_version="3.9", metadata_mode="zookeeper",
                 config={"leader.imbalance.per.broker.percentage": 5})
     assert c.broker_config["leader.imbalance.per.broker.percentage"] == 5
+
+
+def test_listings_of_a_version_leave_its_removed_keys_out():
+    for key in ("leader.imbalance.per.broker.percentage", "controlled.shutdown.max.retries",
+                "zookeeper.session.timeout.ms"):
+        assert key in describe_profile("3.9")
+        assert key not in describe_profile("4.3")
+        assert key in keys_for("broker", "3.9")
+        assert key not in keys_for("broker", "4.0")
