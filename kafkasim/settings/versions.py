@@ -93,6 +93,7 @@ SUPPORTED_VERSIONS: tuple[str, ...] = (
     "4.1",
     "4.2",
     "4.3",
+    "4.4",
 )
 
 #: The profile used when a scenario does not name a version.
@@ -571,6 +572,30 @@ class ElectionRules:
         ref="KIP-966 / KAFKA-15586, KAFKA-18106, KAFKA-18635",
         doc="with ELR on, a broker that restarts without a matching clean-shutdown epoch leaves "
         "every ISR and ELR at registration",
+    )
+    # KAFKA-18940 (apache/kafka PR #19156, merged to trunk 2025-03-07 with a cherry-pick to the 4.0
+    # branch asked for the same day): PartitionRegistration.electionWasClean also counts a new
+    # leader taken from the previous ELR as clean, so UncleanLeaderElectionsPerSec stops counting
+    # ELR elections. Whether it shipped in 4.0.0 or only in 4.0.1 is not verified against a tag;
+    # the 4.0 profile has it. Before (3.9: ControllerMetricsChanges.handleTopicChange), any new
+    # leader outside the previous ISR was counted.
+    unclean_metric_excludes_elr: bool = _rule(
+        since="4.0",
+        ref="KAFKA-18940 / apache/kafka PR #19156 (PartitionRegistration.electionWasClean)",
+        doc="UncleanLeaderElectionsPerSec does not count a leader elected from the ELR",
+    )
+    # KAFKA-19212 (apache/kafka PR #19590, merged 2025-05, so 4.1.0 by its merge date; not checked
+    # against a tag): TopicDelta counts elections while it replays partition records
+    # (partitionToUncleanLeaderElectionCount / partitionToElrElectionCount,
+    # TopicsImageTest.testTopicDeltaElectionStatsWithEmptyImage): a record that elects a leader
+    # and sets LeaderRecoveryState RECOVERING is an unclean election, a leader taken from the
+    # previous ELR is an ELR election, counted in the new ControllerStats meter
+    # ElectionFromEligibleLeaderReplicasPerSec (ControllerMetadataMetrics).
+    election_metrics_from_records: bool = _rule(
+        since="4.1",
+        ref="KAFKA-19212 / apache/kafka PR #19590 (TopicDelta, ControllerMetadataMetrics)",
+        doc="UncleanLeaderElectionsPerSec counts records that set RECOVERING; "
+        "ElectionFromEligibleLeaderReplicasPerSec counts ELR elections",
     )
 
 
