@@ -163,7 +163,7 @@ def _release_line(t: tuple[int, ...]) -> tuple[int, ...]:
 
 def check_known_version(version: str) -> str:
     """The profile of ``version`` if it belongs to a Kafka release line kafkasim models (any
-    patch release of 0.8.2 ... 4.3); a version of no modelled line (``"99.9"``, ``"3.10"``)
+    patch release of 0.8.2 ... 4.4); a version of no modelled line (``"99.9"``, ``"3.10"``)
     raises VersionError listing the known ones. Used for Cluster, scenario and sweep files and
     the CLI; :func:`normalize_version` itself maps a newer version to the newest profile."""
     profile = normalize_version(version)
