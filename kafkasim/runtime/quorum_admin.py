@@ -1,7 +1,9 @@
-"""``kafka-metadata-quorum add-controller`` / ``remove-controller`` (KIP-853, 3.9+) against the
-simulated quorum: the tool's own checks (tools MetadataQuorumCommand.handleAddController /
-handleRemoveController), then the AddRaftVoter / RemoveRaftVoter checks the Raft leader makes
-(raft AddVoterHandler / RemoveVoterHandler.handle*Request), in Kafka's order.
+"""``kafka-metadata-quorum add-controller`` / ``remove-controller`` (KIP-853, 3.9+).
+
+Against the simulated quorum: the tool's own checks (tools MetadataQuorumCommand
+.handleAddController / handleRemoveController), then the AddRaftVoter / RemoveRaftVoter checks
+the Raft leader makes (raft AddVoterHandler / RemoveVoterHandler.handle*Request), in Kafka's
+order.
 
 kafkasim's quorum is static: its voters come from ``controller.quorum.voters`` (the ids given to
 ``Cluster``), which is ``kraft.version`` 0 -- a quorum formatted without ``--standalone`` or
