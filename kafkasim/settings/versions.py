@@ -756,8 +756,12 @@ class RaftRules:
         ref="KAFKA-18345",
         doc="a KRaft candidate that lost its election waits its election timeout",
     )
-    # KAFKA-14145 (4.1.0): the leader answers parked fetches as soon as its HW moves, so
-    # followers learn the metadata HW without waiting for new records.
+    # KAFKA-14145 / KIP-1166 (apache/kafka PR #19800, 4.1.0): Fetch v18 carries the fetcher's HW
+    # (tagged HighWatermark, default Long.MAX_VALUE = not supported); KafkaRaftClient answers a
+    # Fetch at once when that HW is behind its own and completes every parked fetch when its HW
+    # moves, so followers learn the metadata HW without waiting for new records. The PR touches
+    # the raft module only: data partitions still park a follower's Fetch for
+    # replica.fetch.wait.max.ms (tests/test_kafka_4x_line.py).
     raft_fast_hwm_replication: bool = _rule(
         since="4.1",
         ref="KAFKA-14145",
