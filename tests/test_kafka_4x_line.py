@@ -17,6 +17,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "kraft.md"
 
 #: the 4.1-4.4 changes kafkasim does not model: the first cell of their row in docs/kraft.md
 NOT_MODELLED_4X = (
+    "KAFKA-16538",
     "controller.quorum.auto.join.enable",
     "KIP-1066",
     "KIP-1312",

@@ -8,9 +8,10 @@ order.
 kafkasim's quorum is static: its voters come from ``controller.quorum.voters`` (the ids given to
 ``Cluster``), which is ``kraft.version`` 0 -- a quorum formatted without ``--standalone`` or
 ``--initial-controllers``. On such a quorum Kafka refuses every voter change with
-UNSUPPORTED_VERSION, and so does this module. A dynamic quorum (``kraft.version`` 1: VotersRecord
-in the log, observers catching up before they can join) is not modelled; see docs/kraft.md.
-A refused call changes nothing.
+UNSUPPORTED_VERSION, and so does this module. A dynamic quorum (``kraft.version`` 1:
+VotersRecord in the log, observers catching up before they can join) is not modelled, nor is
+the upgrade of a static quorum to it with ``kafka-features`` (4.1, KAFKA-16538); see
+docs/kraft.md. A refused call changes nothing.
 
 Sources: apache/kafka trunk at 1eb7644 (2024-10-25, after the 3.9 branch):
 tools/.../MetadataQuorumCommand.java, raft/.../internals/AddVoterHandler.java,
