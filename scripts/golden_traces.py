@@ -1,6 +1,6 @@
 """Golden trace digests: the guard for refactors that must not change behaviour.
 
-Runs every built-in scenario, the reference workload (linger.ms 0/5/20 on 3.7, 5 on 4.3; 2
+Runs every built-in scenario, the reference workload (linger.ms 0/5/20 on 3.7, 5 on 4.3 and 4.4; 2
 simulated s) and N random fault schedules per profile (the generator of
 tests/test_fault_properties.py: four ZooKeeper-mode and four KRaft profiles), and records each
 run's trace digest under the run's name (``scenario:NAME``, ``workload:linger5``,
@@ -35,7 +35,8 @@ PROFILES = ("safe", "old", "acks1", "unclean", "kraft", "kraft40", "kraft_acks1"
 #: what --write records: schedules 0..N-1 of every profile (about 2 min of CPU on this machine)
 SCHEDULES = 250
 #: the reference workload's variants: (linger.ms, kafka_version)
-WORKLOADS = ((0, "3.7"), (5, "3.7"), (20, "3.7"), (5, "4.3"))   # 4.3: today's default, KRaft+ELR
+#: 4.3: today's default, KRaft+ELR; 4.4: the newest profile (not the default)
+WORKLOADS = ((0, "3.7"), (5, "3.7"), (20, "3.7"), (5, "4.3"), (5, "4.4"))
 
 
 def scenario_digest(name: str) -> str:

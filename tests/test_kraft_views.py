@@ -332,14 +332,23 @@ def test_player_quorum_panel_only_in_kraft_mode(fenced):
     assert "now" in {a.get_gid() for a in fig.axes[0].get_children()}
 
 
-def test_unclean_elections_counted_from_committed_partition_changes():
-    """ControllerMetricsChanges.handleTopicChange: an election is unclean when the new leader
-    was not in the previous ISR (PartitionRegistration.electionWasClean); a new partition counts
-    its replicas as the previous ISR. Only committed records (below the HW) are counted."""
+def _metrics_node(entries, version, hw):
     from types import SimpleNamespace
 
-    from kafkasim.control.kraft import records as R
     from kafkasim.control.kraft.raft import RaftLog
+    from kafkasim.settings.versions import rules_for
+
+    log = RaftLog([(i, 1, r) for i, r in enumerate(entries)])
+    return SimpleNamespace(id=3000, incarnation=1,
+                           cluster=SimpleNamespace(rules=rules_for(version)),
+                           raft=SimpleNamespace(log=log, high_watermark=hw))
+
+
+def test_unclean_elections_counted_from_committed_partition_changes():
+    """Up to 4.0, ControllerMetricsChanges.handleTopicChange: an election is unclean when the new
+    leader was not in the previous ISR (PartitionRegistration.electionWasClean); a new partition
+    counts its replicas as the previous ISR. Only committed records (below the HW) are counted."""
+    from kafkasim.control.kraft import records as R
 
     entries = [R.TopicRecord("t", "id"),
                R.PartitionRecord(0, "id", replicas=(1, 2, 3), isr=(1, 2, 3), leader=1),
@@ -348,9 +357,7 @@ def test_unclean_elections_counted_from_committed_partition_changes():
                R.PartitionChangeRecord(0, "id", leader=2, isr=(2,),      # unclean
                                        leader_recovery_state=R.LeaderRecoveryState.RECOVERING),
                R.PartitionChangeRecord(0, "id", leader=3, isr=(3,))]     # unclean, uncommitted
-    log = RaftLog([(i, 1, r) for i, r in enumerate(entries)])
-    node = SimpleNamespace(id=3000, incarnation=1,
-                           raft=SimpleNamespace(log=log, high_watermark=2))
+    node = _metrics_node(entries, "4.0", 2)
     images: dict = {}
     M.committed_image(images, node)           # the first catch-up: topic and partition
     node.raft.high_watermark = 5
@@ -363,3 +370,51 @@ def test_unclean_elections_counted_from_committed_partition_changes():
     node.incarnation = 2
     M.committed_image(images, node)
     assert images[3000][2] == 0 and images[3000][0] == 2
+
+
+def _elr_election_records():
+    """TopicsImageTest.testTopicDeltaElectionStatsWithEmptyImage's records (KAFKA-19212), after a
+    first committed TopicRecord so that the catch-up delta holds the topic only."""
+    from kafkasim.control.kraft import records as R
+
+    recovering = R.LeaderRecoveryState.RECOVERING
+    return [R.TopicRecord("t", "id"),
+            R.PartitionRecord(0, "id", replicas=(0, 1, 2), isr=(0, 1), leader=0),
+            R.PartitionChangeRecord(0, "id", leader=2, isr=(2,), leader_recovery_state=recovering),
+            R.PartitionChangeRecord(0, "id", isr=(1, 2),
+                                    leader_recovery_state=R.LeaderRecoveryState.RECOVERED),
+            R.PartitionChangeRecord(0, "id", leader=0, isr=(0,), leader_recovery_state=recovering),
+            R.PartitionChangeRecord(0, "id", leader=1, isr=(1,), leader_recovery_state=recovering),
+            R.PartitionRecord(1, "id", replicas=(0, 1, 2), isr=(0, 1), leader=0),
+            R.PartitionChangeRecord(1, "id", leader=-1, isr=(), eligible_leader_replicas=(0, 1)),
+            R.PartitionChangeRecord(1, "id", leader=1, isr=(1,), eligible_leader_replicas=(0, 1))]
+
+
+@pytest.mark.parametrize(("version", "unclean", "from_elr"), [
+    ("4.1", 3, 1),   # KAFKA-19212: TopicDelta's partitionToUncleanLeaderElectionCount / ...Elr...
+    ("4.4", 3, 1),
+    ("4.0", 3, 0),   # KAFKA-18940: the ELR election is clean; no ELR meter before 4.1
+    ("3.9", 4, 0),   # electionWasClean(leader, previous ISR): the ELR election counts as unclean
+])
+def test_election_meters_by_release(version, unclean, from_elr):
+    """TopicsImageTest.testTopicDeltaElectionStatsWithEmptyImage (apache/kafka, KAFKA-19212,
+    PR #19590): three RECOVERING elections are unclean, a leader taken from the ELR is an ELR
+    election. Before 4.1 the controller compared the new leader with the previous ISR."""
+    node = _metrics_node(_elr_election_records(), version, 1)
+    images: dict = {}
+    M.committed_image(images, node)
+    node.raft.high_watermark = 9
+    M.committed_image(images, node)
+    assert images[3000][2:] == [unclean, from_elr]
+
+
+def test_elr_meter_sampled_on_kraft_controllers_from_4_1_only():
+    """ControllerMetadataMetrics registers ElectionFromEligibleLeaderReplicasPerSec from 4.1
+    (ControllerMetadataMetricsTest lists it next to UncleanLeaderElectionsPerSec)."""
+    for version, present in (("4.0", False), ("4.1", True), ("4.4", True)):
+        c = Cluster(3, seed=3, kafka_version=version, metrics_interval_ms=1000)
+        c.create_topic("t", 1, 3)
+        c.run(2000)
+        names = {row[2] for row in c.metrics.rows}
+        assert (M.ELR_ELECTIONS + ":Count" in names) is present, version
+        assert M.UNCLEAN_ELECTIONS + ":Count" in names

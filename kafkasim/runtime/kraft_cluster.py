@@ -427,6 +427,22 @@ class KRaftControlPlane:
             return describe_quorum_status(info, kip853)
         return describe_quorum_replication(info, kip853)
 
+    def add_controller(self, config: dict, *, dry_run: bool = False) -> str:
+        """``kafka-metadata-quorum … --command-config <controller.properties> add-controller``
+        (KIP-853, 3.9+): see kafkasim.runtime.quorum_admin. The simulated quorum is static
+        (kraft.version 0), so the leader answers UNSUPPORTED_VERSION, as Kafka's does."""
+        from kafkasim.runtime.quorum_admin import add_controller
+
+        return add_controller(self, config, dry_run=dry_run)
+
+    def remove_controller(self, controller_id: int, controller_directory_id: str, *,
+                          dry_run: bool = False) -> str:
+        """``kafka-metadata-quorum … remove-controller --controller-id N
+        --controller-directory-id D`` (KIP-853, 3.9+): see kafkasim.runtime.quorum_admin."""
+        from kafkasim.runtime.quorum_admin import remove_controller
+
+        return remove_controller(self, controller_id, controller_directory_id, dry_run=dry_run)
+
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:
             return self._node(node_id)

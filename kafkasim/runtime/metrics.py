@@ -34,6 +34,9 @@ ACTIVE_CONTROLLER = "kafka.controller:type=KafkaController,name=ActiveController
 OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
 PREFERRED_IMBALANCE = "kafka.controller:type=KafkaController,name=PreferredReplicaImbalanceCount"
 UNCLEAN_ELECTIONS = "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec"
+# KAFKA-19212 (4.1): ControllerMetadataMetrics ELECTION_FROM_ELIGIBLE_LEADER_REPLICAS_PER_SEC
+ELR_ELECTIONS = \
+    "kafka.controller:type=ControllerStats,name=ElectionFromEligibleLeaderReplicasPerSec"
 # KRaft controllers (QuorumControllerMetrics / ControllerMetadataMetrics, trunk 2024-10)
 KC = "kafka.controller:type=KafkaController,name="
 FENCED_BROKERS = KC + "FencedBrokerCount"
@@ -73,6 +76,7 @@ METER_MBEANS = {
     "IsrExpandsPerSec": ISR_EXPANDS,
     "FailedIsrUpdatesPerSec": FAILED_ISR_UPDATES,
     "UncleanLeaderElectionsPerSec": UNCLEAN_ELECTIONS,
+    "ElectionFromEligibleLeaderReplicasPerSec": ELR_ELECTIONS,
     "IncrementalFetchSessionEvictionsPerSec": FETCH_SESSION_EVICTIONS,
 }
 
@@ -217,35 +221,66 @@ def controller_gauges(node, image) -> dict:
 
 def committed_image(images: dict, node):
     """The node's committed MetadataImage, kept in ``images`` as [incarnation, image, unclean
-    elections] and brought up to the node's high watermark (committed entries are never
-    truncated, so replay is incremental). A restarted process starts again from an empty image,
-    as its MetadataLoader does. Unclean elections are counted as ControllerMetricsChanges
-    .handleTopicChange does: a partition whose new leader was not in its previous ISR
-    (PartitionRegistration.electionWasClean; a new partition counts its replicas as the ISR).
-    The first catch-up of a (re)started process counts nothing: MetadataLoader publishes it as
-    one delta from the empty image, so every partition in it is new."""
+    elections, ELR elections] and brought up to the node's high watermark (committed entries are
+    never truncated, so replay is incremental). A restarted process starts again from an empty
+    image, as its MetadataLoader does. Elections are counted by :func:`_count_election`. The first
+    catch-up of a (re)started process counts nothing: MetadataLoader publishes it as one delta
+    from the empty image, so every partition in it is new."""
     from kafkasim.control.kraft import records as R
     from kafkasim.control.kraft.image import MetadataImage
 
     entry = images.get(node.id)
     if entry is None or entry[0] != node.incarnation:
-        entry = images[node.id] = [node.incarnation, MetadataImage(), 0]
+        entry = images[node.id] = [node.incarnation, MetadataImage(), 0, 0]
     img = entry[1]
     hw = node.raft.high_watermark
     catching_up = img.offset < 0
     if hw - 1 > img.offset:
+        rules = node.cluster.rules.elections
         for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
             t = type(record)
             if t is R.PartitionChangeRecord or t is R.PartitionRecord:
                 tp = (img.topic_names.get(record.topic_id), record.partition_id)
                 prev = img.partitions.get(tp)
                 nxt = img.partitions[img.replay(record, offset)]
-                prev_isr = prev.isr if prev is not None else nxt.replicas
-                if nxt.leader >= 0 and nxt.leader not in prev_isr and not catching_up:
-                    entry[2] += 1
+                if not catching_up:
+                    _count_election(entry, rules, record, prev, nxt)
             else:
                 img.replay(record, offset)
     return img
+
+
+def _count_election(entry: list, rules, record, prev, nxt) -> None:
+    """Count one replayed partition record into ``entry[2]`` (UncleanLeaderElectionsPerSec) and
+    ``entry[3]`` (ElectionFromEligibleLeaderReplicasPerSec), as the release counts them.
+
+    - 4.1+ (KAFKA-19212, ``election_metrics_from_records``): TopicDelta counts an unclean
+      election when the record elects a leader and sets LeaderRecoveryState RECOVERING (KIP-704),
+      and an ELR election when the new leader was in the previous ELR
+      (TopicsImageTest.testTopicDeltaElectionStatsWithEmptyImage / ...WithNonEmptyImage).
+    - up to 4.0 (ControllerMetricsChanges.handleTopicChange, PartitionRegistration
+      .electionWasClean): a new leader outside the previous ISR is unclean (a new partition
+      counts its replicas as the ISR); from 4.0 a leader taken from the previous ELR is clean
+      (KAFKA-18940, ``unclean_metric_excludes_elr``). There is no ELR meter."""
+    from kafkasim.control.kraft.records import LeaderRecoveryState
+
+    leader = nxt.leader
+    if leader < 0:
+        return
+    if rules.election_metrics_from_records:
+        if prev is not None and leader == prev.leader:
+            return
+        if record.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+            entry[2] += 1
+        elif prev is not None and leader in prev.elr and leader not in prev.isr:
+            entry[3] += 1
+        return
+    prev_isr = prev.isr if prev is not None else nxt.replicas
+    if leader in prev_isr:
+        return
+    if rules.unclean_metric_excludes_elr and prev is not None and leader in prev.elr:
+        return
+    entry[2] += 1
 
 
 class MetricsRecorder:
@@ -260,7 +295,8 @@ class MetricsRecorder:
         self.rows: list[tuple[int, int, str, float]] = []   # (time, broker, mbean, value)
         self.last_counts: dict[tuple[int, str], int] = {}
         self.per_partition = per_partition
-        self.controller_images: dict = {}    # KRaft: node id -> (incarnation, MetadataImage)
+        # KRaft: node id -> [incarnation, MetadataImage, unclean elections, ELR elections]
+        self.controller_images: dict = {}
 
     def sample(self, now: int, brokers, controllers=None) -> None:
         """One sample of every running broker and, in KRaft mode (``controllers``: the
@@ -275,9 +311,12 @@ class MetricsRecorder:
                 rows.append((now, node.id, name, value))
             for name, value in raft_gauges(node.raft).items():
                 rows.append((now, node.id, name, value))
-            # ControllerMetadataMetrics' UncleanLeaderElectionsPerSec (KRaft: on controllers)
-            self._meter(now, node.id, "UncleanLeaderElectionsPerSec",
-                        self.controller_images[node.id][2])
+            # ControllerMetadataMetrics' ControllerStats meters (KRaft: on controllers);
+            # ElectionFromEligibleLeaderReplicasPerSec from 4.1 (KAFKA-19212)
+            counts = self.controller_images[node.id]
+            self._meter(now, node.id, "UncleanLeaderElectionsPerSec", counts[2])
+            if node.cluster.rules.elections.election_metrics_from_records:
+                self._meter(now, node.id, "ElectionFromEligibleLeaderReplicasPerSec", counts[3])
         for b in brokers:
             if not b.is_running:
                 continue

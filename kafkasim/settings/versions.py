@@ -93,6 +93,7 @@ SUPPORTED_VERSIONS: tuple[str, ...] = (
     "4.1",
     "4.2",
     "4.3",
+    "4.4",
 )
 
 #: The profile used when a scenario does not name a version.
@@ -162,7 +163,7 @@ def _release_line(t: tuple[int, ...]) -> tuple[int, ...]:
 
 def check_known_version(version: str) -> str:
     """The profile of ``version`` if it belongs to a Kafka release line kafkasim models (any
-    patch release of 0.8.2 ... 4.3); a version of no modelled line (``"99.9"``, ``"3.10"``)
+    patch release of 0.8.2 ... 4.4); a version of no modelled line (``"99.9"``, ``"3.10"``)
     raises VersionError listing the known ones. Used for Cluster, scenario and sweep files and
     the CLI; :func:`normalize_version` itself maps a newer version to the newest profile."""
     profile = normalize_version(version)
@@ -572,6 +573,30 @@ class ElectionRules:
         doc="with ELR on, a broker that restarts without a matching clean-shutdown epoch leaves "
         "every ISR and ELR at registration",
     )
+    # KAFKA-18940 (apache/kafka PR #19156, merged to trunk 2025-03-07 with a cherry-pick to the 4.0
+    # branch asked for the same day): PartitionRegistration.electionWasClean also counts a new
+    # leader taken from the previous ELR as clean, so UncleanLeaderElectionsPerSec stops counting
+    # ELR elections. Whether it shipped in 4.0.0 or only in 4.0.1 is not verified against a tag;
+    # the 4.0 profile has it. Before (3.9: ControllerMetricsChanges.handleTopicChange), any new
+    # leader outside the previous ISR was counted.
+    unclean_metric_excludes_elr: bool = _rule(
+        since="4.0",
+        ref="KAFKA-18940 / apache/kafka PR #19156 (PartitionRegistration.electionWasClean)",
+        doc="UncleanLeaderElectionsPerSec does not count a leader elected from the ELR",
+    )
+    # KAFKA-19212 (apache/kafka PR #19590, merged 2025-05, so 4.1.0 by its merge date; not checked
+    # against a tag): TopicDelta counts elections while it replays partition records
+    # (partitionToUncleanLeaderElectionCount / partitionToElrElectionCount,
+    # TopicsImageTest.testTopicDeltaElectionStatsWithEmptyImage): a record that elects a leader
+    # and sets LeaderRecoveryState RECOVERING is an unclean election, a leader taken from the
+    # previous ELR is an ELR election, counted in the new ControllerStats meter
+    # ElectionFromEligibleLeaderReplicasPerSec (ControllerMetadataMetrics).
+    election_metrics_from_records: bool = _rule(
+        since="4.1",
+        ref="KAFKA-19212 / apache/kafka PR #19590 (TopicDelta, ControllerMetadataMetrics)",
+        doc="UncleanLeaderElectionsPerSec counts records that set RECOVERING; "
+        "ElectionFromEligibleLeaderReplicasPerSec counts ELR elections",
+    )
 
 
 @dataclass(frozen=True)
@@ -731,8 +756,12 @@ class RaftRules:
         ref="KAFKA-18345",
         doc="a KRaft candidate that lost its election waits its election timeout",
     )
-    # KAFKA-14145 (4.1.0): the leader answers parked fetches as soon as its HW moves, so
-    # followers learn the metadata HW without waiting for new records.
+    # KAFKA-14145 / KIP-1166 (apache/kafka PR #19800, 4.1.0): Fetch v18 carries the fetcher's HW
+    # (tagged HighWatermark, default Long.MAX_VALUE = not supported); KafkaRaftClient answers a
+    # Fetch at once when that HW is behind its own and completes every parked fetch when its HW
+    # moves, so followers learn the metadata HW without waiting for new records. The PR touches
+    # the raft module only: data partitions still park a follower's Fetch for
+    # replica.fetch.wait.max.ms (tests/test_kafka_4x_line.py).
     raft_fast_hwm_replication: bool = _rule(
         since="4.1",
         ref="KAFKA-14145",

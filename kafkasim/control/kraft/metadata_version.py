@@ -14,6 +14,11 @@ Sources:
   listing these levels with ``isElrSupported`` still at 4.0-IV1, and notes on 4.1.0 giving
   ``LATEST_PRODUCTION = IBP_4_1_IV1``). The latest level per release (4.1 -> 4.1-IV1,
   4.2 -> 4.2-IV1, 4.3 -> 4.3-IV0) is therefore **not verified against Apache's own tags**.
+- 4.4-IV0 (31, no metadata change), 4.4-IV1 (32) and 4.4-IV2 (33, both with metadata changes):
+  from a later copy of MetadataVersion.java found with the search tool (it lists IBP_4_5_IV0 as
+  the next level and ``LATEST_PRODUCTION = IBP_4_4_IV2``); a 4.3.1-era copy already defines
+  IBP_4_4_IV0(31) as a testing-only level. Which records 4.4-IV1/IV2 gate is not modelled (no
+  4.4 record format is read by the simulator); 4.4 -> 4.4-IV2 is **not verified against a tag**.
 - ``eligible.leader.replicas.version`` (EligibleLeaderReplicasVersion, not in the snapshot):
   ELRV_1 needs metadata.version >= 4.0-IV1 and is bootstrapped on new clusters at 4.1-IV0
   (secondary sources quoting the 4.1/4.3 source; fact sheet section 7c). Unverified against tags.
@@ -58,6 +63,9 @@ _LEVELS: tuple[tuple[str, str, int, bool], ...] = (
     ("4.2", "IV0", 28, False),
     ("4.2", "IV1", 29, False),
     ("4.3", "IV0", 30, True),
+    ("4.4", "IV0", 31, False),  # not in the snapshot either (see module docstring)
+    ("4.4", "IV1", 32, True),
+    ("4.4", "IV2", 33, True),
 )
 
 
