@@ -1,6 +1,6 @@
 # kafkasim courseware
 #
-#   make lab     set up (first time only) and start JupyterLab on the first notebook (LANG=ko: Korean)
+#   make lab     set up (first time only) and start JupyterLab on the first notebook (LAB_LANG=ko: Korean)
 #   make test    set up, then lint (ruff), pytest on the package and nbval on every notebook
 #   make quick   set up, then lint and the unit tests only (no notebooks, browser or Spark)
 #   make bench   set up, then run benchmarks/bench_*.py   (make bench BENCH_ARGS=--quick)
@@ -46,9 +46,13 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup-venv.sh scripts/check-py
 
 setup: java fonts $(STAMP)
 
-# make lab LANG=ko: the Korean edition (a ko* LANG in the environment chooses it too)
+# make lab LAB_LANG=ko: the Korean edition. The course language is its own variable, not the C
+# locale; `make lab LANG=ko` and a ko* LANG in the environment choose it too, and scripts/lab.sh
+# runs the lab with C.UTF-8 when LANG names a locale the system lacks (LANG=ko is none).
+LAB_LANG ?= $(if $(filter ko ko_%,$(LANG)),ko,en)
+
 lab: setup
-	scripts/lab.sh --lang=$(if $(filter ko ko_%,$(LANG)),ko,en) $(LAB_ARGS)
+	scripts/lab.sh --lang=$(LAB_LANG) $(LAB_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

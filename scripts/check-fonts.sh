@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The Korean edition (notebooks/ko/, `make lab LANG=ko`) draws its figures' titles, axis labels and
+# The Korean edition (notebooks/ko/, `make lab LAB_LANG=ko`) draws its figures' titles, axis labels and
 # legends in Hangul, which needs a font with Hangul glyphs (the course adds it to matplotlib as a
 # fallback after its usual font: kafkasim.viz.style.use_hangul_fallback). If fontconfig lists none
 # (`fc-list :lang=ko`) and we are root on a Debian-like machine, install Debian's fonts-nanum;
-# otherwise say how to install one and carry on: without it the figures are drawn in English.
+# otherwise say how to install one and carry on: without it the figures show empty boxes for Hangul.
 # Never fails the set-up.
 set -uo pipefail
 
@@ -19,7 +19,8 @@ can_install() {
 explain() {
     cat >&2 <<MSG
 fonts: $1
-  The Korean edition's figures need a font with Hangul glyphs; without one they are drawn in English.
+  The Korean edition's figures need a font with Hangul glyphs; without one their Korean
+  labels show as empty boxes.
   Debian/Ubuntu:  sudo apt-get install fonts-nanum      (or fonts-noto-cjk)
   macOS and Windows have one already (Apple SD Gothic Neo, Malgun Gothic).
 MSG

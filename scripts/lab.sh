@@ -3,7 +3,10 @@
 # Security stays at Jupyter's default: a random token is required (it is in the printed URL).
 # Extra arguments go to `jupyter lab` (e.g. --port=8899); a first argument --lang=ko opens the
 # Korean edition (notebooks/ko/) with JupyterLab's own Korean interface (its language pack is in
-# requirements.txt; `make lab LANG=ko`, or any ko* LANG, passes it).
+# requirements.txt; `make lab LAB_LANG=ko`, `make lab LANG=ko`, or any ko* LANG, passes it).
+# The course language is chosen here, never by the C locale: when LANG/LC_* name a locale this
+# system does not have (LANG=ko, or ko_KR.UTF-8 on a Debian without locales-all), the lab and its
+# kernels run with C.UTF-8, which every Debian has, so setlocale(LC_ALL, '') never fails.
 #
 # The lab works on a COPY of the course, in lab/ (git-ignored; KAFKASIM_LAB_DIR chooses another
 # place), so running cells, autosave and the learner's own saves never touch the repository's
@@ -26,7 +29,24 @@ case "$lang" in
     *) echo "lab: unknown course language '$lang' (choose en or ko)" >&2; exit 2 ;;
 esac
 
+# A relative KAFKASIM_LAB_DIR is relative to the repository (where `make lab` runs); from here on
+# $lab is absolute, so the settings path JupyterLab is given is right for both kinds.
 lab=${KAFKASIM_LAB_DIR:-lab}
+case "$lab" in
+    /*) ;;
+    *) lab=$PWD/$lab ;;
+esac
+
+# A locale the system lacks makes every kernel's setlocale(LC_ALL, '') fail (Python's locale
+# module, Spark's JVM); `locale` says so on stderr. Then the lab runs with C.UTF-8 instead.
+if command -v locale > /dev/null && [ -n "$(locale 2>&1 > /dev/null)" ]; then
+    echo "lab: the locale '${LC_ALL:-${LANG:-}}' is not installed here; the lab runs with C.UTF-8" \
+         "(the course language is --lang=$lang, not the locale)" >&2
+    for var in $(compgen -e | grep '^LC_' || true); do
+        unset "$var"
+    done
+    export LANG=C.UTF-8
+fi
 # The copy is refreshed in place (assets/ is replaced), so it must be a directory this script made:
 # it carries a .kafkasim-lab marker. A directory that exists, is not empty and has no marker is
 # refused, never overwritten (a lab copy from before the marker, recognised by its
@@ -60,10 +80,17 @@ cp -p README.md requirements.txt "$lab/"
 
 # JupyterLab's interface language, in a settings directory of this lab copy (one per language)
 settings="$lab/.jupyterlab-settings/$lang"
-mkdir -p "$settings/@jupyterlab/translation-extension"
+mkdir -p "$settings/@jupyterlab/translation-extension" "$settings/@jupyterlab/apputils-extension"
 printf '{"locale": "%s"}\n' "$locale" \
     > "$settings/@jupyterlab/translation-extension/plugin.jupyterlab-settings"
-export JUPYTERLAB_SETTINGS_DIR="$PWD/$settings"
+# No first-run "get notified about official Jupyter news?" prompt over the first notebook (and no
+# request to jupyter.org): fetchNews "false" is the prompt's "No". Written once; a learner who
+# changes it in Settings keeps the choice.
+notification="$settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
+if [ ! -e "$notification" ]; then
+    printf '{"fetchNews": "false", "checkForUpdates": false}\n' > "$notification"
+fi
+export JUPYTERLAB_SETTINGS_DIR="$settings"
 
 args=(
     --ip=127.0.0.1

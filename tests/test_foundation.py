@@ -329,13 +329,16 @@ def http_status(url: str, token: str | None = None) -> int:
 class LabServer:
     """scripts/lab.sh (what `make lab` runs) on a free port, with its token read from its log."""
 
-    def __init__(self, tmp_path: Path, lang: str = "en"):
+    def __init__(self, tmp_path: Path, lang: str = "en", relative: bool = False,
+                 extra_env: dict | None = None):
         self.port = free_port()
         self.start = ("notebooks/ko/00-start-here.ipynb" if lang == "ko"
                       else "notebooks/00-start-here.ipynb")
         self.lab_dir = tmp_path / "lab"     # the course copy the lab serves (lab/ by default)
+        # KAFKASIM_LAB_DIR absolute, or relative to the repository (where `make lab` runs)
+        named = os.path.relpath(self.lab_dir, REPO) if relative else str(self.lab_dir)
         env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-               "KAFKASIM_LAB_DIR": str(self.lab_dir)}
+               "KAFKASIM_LAB_DIR": named, **(extra_env or {})}
         self.proc = subprocess.Popen(
             [str(REPO / "scripts/lab.sh"), f"--lang={lang}", f"--port={self.port}",
              "--ServerApp.port_retries=0"],
@@ -470,14 +473,32 @@ def non_loopback_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-@pytest.mark.slow
-def test_make_lab_in_korean_opens_the_korean_start_page_with_the_korean_interface(tmp_path):
-    """`make lab LANG=ko`: the Korean edition's start page, and JupyterLab's Korean language pack
-    installed and chosen in the lab's settings."""
+def test_make_lab_keeps_the_course_language_apart_from_the_locale():
+    """`make lab LAB_LANG=ko` (or LANG=ko, a ko* LANG) chooses the Korean edition; LAB_LANG wins
+    over LANG both ways."""
+    assert "--lang=ko" in make_dry_run("lab", "LAB_LANG=ko")
     assert "--lang=ko" in make_dry_run("lab", "LANG=ko")
     assert "--lang=ko" in make_dry_run("lab", "LANG=ko_KR.UTF-8")
     assert "--lang=en" in make_dry_run("lab", "LANG=C.UTF-8")
-    server = LabServer(tmp_path, lang="ko")
+    assert "--lang=en" in make_dry_run("lab", "LANG=ko", "LAB_LANG=en")
+
+
+def lab_setting(base: str, token: str, plugin: str) -> dict:
+    """A plugin's settings as the running JupyterLab reads them (its JUPYTERLAB_SETTINGS_DIR)."""
+    with urllib.request.urlopen(f"{base}/lab/api/settings/{plugin}?token={token}",
+                                timeout=60) as response:
+        return json.load(response)["settings"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute-dir", "relative-dir"])
+def test_make_lab_in_korean_opens_the_korean_start_page_with_the_korean_interface(
+        tmp_path, relative):
+    """`make lab LANG=ko` with an absolute and a relative KAFKASIM_LAB_DIR: the Korean edition's
+    start page; JupyterLab itself reads the Korean locale and "never fetch news" (no first-run
+    news prompt) from the lab's settings; LANG=ko, which is no installed locale, gives the kernels
+    C.UTF-8, so setlocale(LC_ALL, '') succeeds."""
+    server = LabServer(tmp_path, lang="ko", relative=relative, extra_env={"LANG": "ko"})
     try:
         token = server.wait_for_token()
         base = f"http://127.0.0.1:{server.port}"
@@ -489,8 +510,26 @@ def test_make_lab_in_korean_opens_the_korean_start_page_with_the_korean_interfac
         settings = (server.lab_dir / ".jupyterlab-settings/ko/@jupyterlab/translation-extension"
                     / "plugin.jupyterlab-settings")
         assert json.loads(settings.read_text()) == {"locale": "ko_KR"}
+        assert lab_setting(base, token,
+                           "@jupyterlab/translation-extension:plugin")["locale"] == "ko_KR"
+        notification = lab_setting(base, token, "@jupyterlab/apputils-extension:notification")
+        assert notification["fetchNews"] == "false", notification
         copy = server.lab_dir / server.start
         assert copy.read_bytes() == (REPO / server.start).read_bytes()
+        assert any("not installed here; the lab runs with C.UTF-8" in line for line in server.log)
+
+        request = urllib.request.Request(
+            f"{base}/api/kernels", method="POST", data=json.dumps({"name": "python3"}).encode(),
+            headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            kernel_id = json.load(response)["id"]
+        cell = ("import locale, os\n"
+                "print(locale.setlocale(locale.LC_ALL, ''), os.environ.get('LANG'))")
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            outputs = pool.submit(asyncio.run,
+                                  run_cells_in_kernel(base, token, kernel_id, [cell])).result()
+        text = "".join(m["content"].get("text", "") for m in outputs[0])
+        assert text.split() == ["C.UTF-8", "C.UTF-8"], text
     finally:
         server.stop()
 

@@ -278,12 +278,16 @@ def test_check_feedback_is_korean_with_set_language_and_english_by_default(monke
 def test_every_course_message_has_a_korean_translation_with_the_same_fields():
     import string
 
+    from kafkasim.course import i18n as rt
+
     po = polib.pofile(str(i18n.runtime_catalog_path("ko")), wrapwidth=0)
     by_id = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
     fmt = string.Formatter()
 
     def fields(text: str) -> set[tuple[str, str | None, str | None]]:
-        return {(f, c, s) for _lit, f, s, c in fmt.parse(text) if f is not None}
+        # a translation may add a Korean particle to a field's spec ("{b:는}", "{t:.1f:로}")
+        return {(f, c, rt.split_particle(s)[0]) for _lit, f, s, c in fmt.parse(text)
+                if f is not None}
 
     for ctxt, msgid in i18n.course_messages():
         entry = by_id.get((ctxt, msgid))
