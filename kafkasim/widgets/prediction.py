@@ -109,11 +109,11 @@ def _check_choices(choices) -> tuple[str, ...]:
 
 def _as_int(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise TypeError(f"{what}={value!r}: a whole number")
+        raise TypeError(f"{what}={value!r}): a whole number")
     try:
         return int(str(value).strip())
     except ValueError:
-        raise ValueError(f"{what}={value!r}: a whole number, e.g. 3") from None
+        raise ValueError(f"{what}={value!r}): a whole number, e.g. 3") from None
 
 
 def _parse_offsets(value) -> list[int]:
@@ -121,7 +121,7 @@ def _parse_offsets(value) -> list[int]:
     if not isinstance(parts, list | tuple) or len(parts) > MAX_OFFSETS:
         raise TypeError(f"answer(value={value!r}): a list of offsets, e.g. [0, 1, 2] or "
                         "'0, 1, 2'")
-    out = [_as_int(v, "answer(value)") for v in parts]
+    out = [_as_int(v, "answer(value") for v in parts]
     if any(o < 0 for o in out):
         raise ValueError(f"answer(value={value!r}): offsets are >= 0")
     return sorted(set(out))
@@ -169,7 +169,8 @@ class Prediction(anywidget.AnyWidget):
             raise ValueError(f"predict(question={question!r}): the question, a non-empty string")
         kind = _check_kind(kind, choices)
         self._choices = _check_choices(choices) if kind == "choice" else ()
-        if low is not None and high is not None and _as_int(low, "low") > _as_int(high, "high"):
+        if low is not None and high is not None and \
+                _as_int(low, "predict(low") > _as_int(high, "predict(high"):
             raise ValueError(f"predict(low={low}, high={high}): low must be <= high")
         super().__init__()
         self.strings = ui_strings()
@@ -178,7 +179,7 @@ class Prediction(anywidget.AnyWidget):
         self.choices = [tr(c) for c in self._choices]
         self.low, self.high = low, high
         self._value = None
-        self.example = None if example is None else self._checked(example, "example")
+        self.example = None if example is None else self._checked(example, "predict(example")
         self.pre_answered = False
         if self.example is not None and pre_answering():
             self.answer(self.example)
@@ -195,12 +196,12 @@ class Prediction(anywidget.AnyWidget):
     def answered(self) -> bool:
         return self._value is not None
 
-    def _checked(self, value, what: str = "answer(value)"):
+    def _checked(self, value, what: str = "answer(value"):
         if self.kind == "choice":
             shown = dict(zip(self.choices, self._choices, strict=True))
             value = shown.get(value, value) if isinstance(value, str) else value
             if value not in self._choices:
-                raise ValueError(f"{what}={value!r}: one of {list(self._choices)!r}"
+                raise ValueError(f"{what}={value!r}): one of {list(self._choices)!r}"
                                  f"{_did_you_mean(value, self._choices)}")
             return value
         if self.kind == "offsets":
@@ -208,7 +209,7 @@ class Prediction(anywidget.AnyWidget):
         number = _as_int(value, what)
         if (self.low is not None and number < self.low) or \
                 (self.high is not None and number > self.high):
-            raise ValueError(f"{what}={number}: between {self.low} and {self.high}")
+            raise ValueError(f"{what}={number}): between {self.low} and {self.high}")
         return number
 
     def answer(self, value) -> Prediction:
@@ -263,7 +264,7 @@ class Prediction(anywidget.AnyWidget):
         if within and self.kind != "number":
             raise ValueError(f"score(within={within}): only for kind='number' (this one is "
                              f"{self.kind!r})")
-        actual = self._checked(actual, "score(actual)")
+        actual = self._checked(actual, "score(actual")
         if not self.answered:
             return Scored(None, tr("Not answered yet: it was {actual}. Next time, lock in a "
                                    "prediction before you run the experiment.",
@@ -271,7 +272,7 @@ class Prediction(anywidget.AnyWidget):
         right = self._value == actual or (within > 0 and abs(self._value - actual) <= within)
         lines = [self._verdict(actual, right)]
         if self.pre_answered:
-            lines.insert(0, tr("(example answer: this copy was run without a learner)"))
+            lines[0] = tr("[example answer] {verdict}", verdict=lines[0])
         note = self._explanation(explain)
         if note:
             lines.append(note)
