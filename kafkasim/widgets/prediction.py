@@ -284,8 +284,8 @@ class Prediction(anywidget.AnyWidget):
             return tr("✓ You predicted {you}, and it was {actual}.", **fields)
         if self.kind == "number":
             gap = self._value - actual
-            key = ("You predicted {you}; it was {actual}: {n} too many." if gap > 0 else
-                   "You predicted {you}; it was {actual}: {n} too few.")
+            key = (N_("You predicted {you}; it was {actual}: {n} too many.") if gap > 0 else
+                   N_("You predicted {you}; it was {actual}: {n} too few."))
             return tr(key, n=abs(gap), **fields)
         if self.kind == "offsets":
             gaps = []
