@@ -120,6 +120,16 @@ MESSAGES = {
         N_("A new member starts at the group's committed offset (4), not at the dead "
            "consumer's position (6): offsets 4 and 5 come twice."),
     ),
+    "05": (
+        N_("acks=0: does 'precious' survive on the new leader?"),
+        N_('survives'),
+        N_('lost'),
+        N_("acks=1: does 'precious' survive on the new leader?"),
+        N_("acks=all: does 'precious' survive on the new leader?"),
+        N_('acks=0 is done before the leader has the record; here the leader died first.'),
+        N_("acks=1 answers after the leader's append; nothing had fetched it yet."),
+        N_('acks=all answers once every ISR member has it, the new leader included.'),
+    ),
     "08": (
         N_('unclean.leader.election.enable=false: what does the rule answer?'),
         N_('no leader (offline)'),
@@ -142,8 +152,8 @@ MESSAGES = {
         N_('Unclean election on: how many acknowledged writes are gone?'),
         N_('Off, nobody outside the ISR may lead: the partition stays offline until broker 1'
            ' returns.'),
-        N_('On, the first live replica, broker 2, takes over although it is not in the ISR.'),
         N_('Offline loses nothing yet: broker 1 still has the record.'),
+        N_('On, the first live replica, broker 2, takes over although it is not in the ISR.'),
         N_("only-on-1 was on broker 1 alone: broker 1 truncates to the new leader's log when"
            ' it returns.'),
         N_('Which combinations lose acknowledged writes?'),
@@ -162,5 +172,16 @@ MESSAGES = {
            'its power loss shortened and is elected cleanly: the followers truncate to it.'),
         N_('With ELR, broker 2 left the ISR under min ISR, so it holds every committed '
            'record and leads from the ELR.'),
+    ),
+    "13": (
+        N_('Which broker serves the consumer in rack c?'),
+        N_('broker 1'),
+        N_('broker 2'),
+        N_('broker 3'),
+        N_('How many records does its first poll return?'),
+        N_("With the rack-aware selector the leader names the replica in the consumer's "
+           'rack, broker 3 (rack c), as its preferred read replica.'),
+        N_("The leader's first answer carries no records, only the redirect; the records "
+           'come from broker 3 in the next fetch, within the same poll.'),
     ),
 }
