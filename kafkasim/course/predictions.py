@@ -61,6 +61,35 @@ MESSAGES = {
         N_('A follower fetches from its own LEO, the first offset it does not have yet, not '
            'from its last offset: 5, not 4.'),
     ),
+    "02": (
+        N_('Right after broker 4 gets stuck, is it still in the ISR?'),
+        N_('yes'),
+        N_('no'),
+        N_("The leader's HW while broker 4 is stuck in the ISR?"),
+        N_("The leader's HW once broker 4 is out of the ISR?"),
+        N_('Falling behind does not remove a replica at once: the leader waits '
+           'replica.lag.time.max.ms (10 s here).'),
+        N_('A lagging ISR member holds the HW: offsets 5 to 9 are on three brokers but not '
+           'committed.'),
+        N_('Once broker 4 is out, the smallest LEO in the ISR is 10.'),
+        N_('Steady 3 msg/s, message rule: does the ISR shrink?'),
+        N_('Burst 10 msg/s, message rule: does the ISR shrink?'),
+        N_('Burst 10 msg/s, time rule: does the ISR shrink?'),
+        N_('3 msg/s never puts a follower 5 messages behind.'),
+        N_('At 10 msg/s a follower half a second away is more than 5 messages behind: a '
+           'healthy follower is dropped.'),
+        N_('The time rule asks whether the follower caught up in the last 10 s, which it '
+           'did: the burst does not matter.'),
+        N_('Does broker 3, slow disk but fetching, leave the ISR?'),
+        N_('Fetching is not enough: a Fetch counts only when the follower has caught up to '
+           'where the leader was at its previous Fetch, so its last caught-up time never '
+           'moves.'),
+        N_("With the notes' rule, does broker 3 leave the ISR?"),
+        N_("With the notes' rule, how many of the 1000 writes still wait at t = 25 s?"),
+        N_("Broker 3 never stops fetching, so the notes' rule keeps it."),
+        N_("The HW can only move as fast as broker 3's disk: about a third of the writes are"
+           ' still waiting.'),
+    ),
     "03": (
         N_("What is the leader's HW?"),
         N_('Which offsets can a consumer read?'),
