@@ -14,6 +14,9 @@ import sys
 # KAFKASIM_TESTING to turn
 # off Spark's console progress bar; PYSPARK_PYTHON keeps Spark's workers on the venv's python.
 os.environ.setdefault("KAFKASIM_TESTING", "1")
+# Nobody clicks "Lock in" here: each prediction takes its example answer and says so
+# (kafkasim.widgets.prediction); a learner's JupyterLab does not set it.
+os.environ.setdefault("KAFKASIM_PREDICTIONS", "example")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 

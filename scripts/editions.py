@@ -8,8 +8,10 @@ Writes ``<out>/learner/<lang>/`` and ``<out>/instructor/<lang>/`` (``en`` from `
 
 - **learner**: every numbered notebook with the saved outputs of its exercise cells cleared (the
   code cells between ``## Exercises`` and the next ``## `` heading), so a learner meets each check
-  as "not answered yet". The notebooks hold no solutions in the first place: they live in
-  ``docs/instructor/`` only.
+  as "not answered yet", and the outputs of every predict-first experiment cleared (from the
+  ``predict(...)`` cell through its run to the cell that scores it, ``prediction_cells``), so the
+  answer is not right under the question. The notebooks hold no solutions in the first place:
+  they live in ``docs/instructor/`` only.
 - **instructor**: every notebook with its instructor guide (``docs/instructor/NN-*.md``: goal,
   timing, what to demo, where learners get stuck, the solutions) inserted after the title cell,
   plus the guide files themselves and ``docs/instructor-guide.md`` when present.
@@ -66,9 +68,33 @@ def exercise_cells(nb) -> list[int]:
     return out
 
 
+PREDICT_RE = re.compile(r"\bpredict\(")
+SCORE_RE = re.compile(r"\.score\(")
+
+
+def prediction_cells(nb) -> list[int]:
+    """Indexes of the code cells of every predict-first experiment: from a cell that makes a
+    prediction (``predict(``) through the run cell(s) to the cell(s) that score it (``.score(``);
+    their saved outputs (an example answer, the result, its score) would give the answer away."""
+    out: list[int] = []
+    start = None
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    for n, i in enumerate(code):
+        source = nb.cells[i].source
+        if start is None and PREDICT_RE.search(source):
+            start = i
+        if start is not None and SCORE_RE.search(source):
+            following = code[n + 1] if n + 1 < len(code) else None
+            if following is None or not SCORE_RE.search(nb.cells[following].source) or \
+                    PREDICT_RE.search(nb.cells[following].source):
+                out += [j for j in code if start <= j <= i]
+                start = None
+    return out
+
+
 def learner_copy(nb):
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)
-    for i in exercise_cells(nb):
+    for i in sorted({*exercise_cells(nb), *prediction_cells(nb)}):
         nb.cells[i].outputs = []
         nb.cells[i].execution_count = None
     return nb
@@ -151,6 +177,9 @@ def check(out: Path) -> list[str]:
             for i in exercise_cells(nb):
                 if nb.cells[i].outputs:
                     problems.append(f"{learner}: exercise cell {i} keeps its outputs")
+            for i in prediction_cells(nb):
+                if nb.cells[i].outputs:
+                    problems.append(f"{learner}: predict-first cell {i} keeps its outputs")
     return problems
 
 
@@ -167,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             print(p)
         if problems:
             return 1
-        print("learner editions: no solution text, no exercise outputs")
+        print("learner editions: no solution text, no exercise or predict-first outputs")
     return 0
 
 

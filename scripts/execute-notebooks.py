@@ -22,6 +22,9 @@ def execute(path: Path, timeout: int) -> None:
     nb = nbformat.read(path, as_version=4)
     # The same environment as under `make test` (see notebooks/conftest.py).
     os.environ.setdefault("KAFKASIM_TESTING", "1")
+    # Nobody clicks "Lock in" here: each prediction takes its example answer and says so
+    # (kafkasim.widgets.prediction); a learner's JupyterLab does not set it.
+    os.environ.setdefault("KAFKASIM_PREDICTIONS", "example")
     client = NotebookClient(
         nb,
         timeout=timeout,

@@ -46,6 +46,7 @@ from kafkasim.course.common import (
     text_table,
 )
 from kafkasim.course.explore import explore, show
+from kafkasim.course.predictions import predict, ready
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.scenarios.scenario import Scenario
@@ -157,7 +158,7 @@ __all__ = [
     "check_message_rule", "check_positions", "check_readable", "check_replica_sets",
     "check_shrink_window", "check_single_shrink_fires", "check_tolerated_failures",
     "check_write_outcome", "explore", "isr_changes", "leo_hw", "meter_counts", "player_state",
-    "replica_sets",
+    "predict", "ready", "replica_sets",
     "replica_state", "settle", "setup", "show", "text_table",
 ]
 # notebooks 04-06 (issue 14)

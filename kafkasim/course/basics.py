@@ -160,3 +160,15 @@ def lagging_follower_run(faults, seed: int = SEED) -> Cluster:
     p.flush()
     c.run(3000)
     return c
+
+
+def fetcher_counts(c: Cluster, broker: int) -> tuple[int, int]:
+    """(ReplicaFetcherThreads on ``broker``, the most partitions one of them carries)."""
+    threads = list(c.brokers[broker].fetchers.values())
+    return len(threads), max((len(th.partitions) for th in threads), default=0)
+
+
+def produce_targets(c: Cluster, client_id: str) -> list:
+    """The brokers ``client_id`` sent ProduceRequests to (from the trace)."""
+    return sorted({detail[1] for _t, kind, node, _tp, _p, detail in c.trace.rows
+                   if kind == "send" and node == client_id and detail[0] == "ProduceRequest"})

@@ -111,6 +111,27 @@ def follower_hw_delay(s: Stepper) -> Text:
     return text_table(rows)
 
 
+def commit_facts(s: Stepper, hw: int = 7) -> dict:
+    """What the commit's rows show: the message after which the leader's HW reached ``hw``
+    (its type: "Produce", "Fetch", ...), whether the producer had its answer before every
+    follower knew that HW ("before"/"after"), and how long after the leader the slower follower
+    learned it (ms)."""
+    leader = s.c.leader(s.topic)
+    first: dict[int, tuple[int, str]] = {}
+    answered = None
+    for r in s.rows:
+        for b, (_leo, b_hw) in r.state.items():
+            if b_hw >= hw and b not in first:
+                first[b] = (r.time_ms, r.what.split(" ", 1)[0])
+        if answered is None and r.what.startswith("ProduceResponse"):
+            answered = r.time_ms
+    t_leader, moved_by = first[leader]
+    followers = max(t for b, (t, _what) in first.items() if b != leader)
+    return {"moved by": moved_by,
+            "answered": "before" if answered is not None and answered < followers else "after",
+            "delay ms": followers - t_leader}
+
+
 def commit_frame(s: Stepper, i: int) -> Text:
     """Row ``i`` of the commit process as text: the step and every replica's log and HW."""
     i = max(0, min(i, len(s.rows) - 1))

@@ -1,0 +1,216 @@
+"""The course's predictions (issue 33): ``predict`` and ``ready`` for the notebooks, and every
+question, choice and explanation the notebooks pass them, marked for translation.
+
+A notebook asks in English in its code (``predict("How many ...?", kind="number")``); the widget
+shows the question in the course's language by looking it up under msgctxt
+``kafkasim.prediction`` (``kafkasim.widgets.prediction``). ``scripts/i18n.py`` collects the
+messages below into ``kafkasim/course/locale/<lang>.po``; ``tests/test_prediction.py`` checks
+that every literal a notebook passes to ``predict`` or ``score`` is listed here.
+"""
+
+from __future__ import annotations
+
+I18N_CONTEXT = "kafkasim.prediction"
+
+
+def N_(message: str, /) -> str:
+    return message
+
+
+def predict(question: str, choices=None, kind: str | None = None, *, low: int | None = None,
+            high: int | None = None, example=None):
+    """``kafkasim.widgets.prediction.predict`` (imported on first use: anywidget is slow)."""
+    from kafkasim.widgets.prediction import predict as _predict
+
+    return _predict(question, choices, kind, low=low, high=high, example=example)
+
+
+def ready(*predictions) -> bool:
+    """``kafkasim.widgets.prediction.ready``: the run cell's guard."""
+    from kafkasim.widgets.prediction import ready as _ready
+
+    return _ready(*predictions)
+
+
+#: notebook -> the questions, choices and explanations its predictions use
+MESSAGES = {
+    "01": (
+        N_('How many partition lines will --describe print?'),
+        N_('How many different brokers will lead a partition?'),
+        N_('How many brokers are in the ISR of partition 0?'),
+        N_('One line per partition, whatever the replication factor: the replicas are listed'
+           " on their partition's line."),
+        N_('Kafka spreads the preferred leaders over the brokers: each of the three brokers '
+           'leads one partition, so none does all the work.'),
+        N_("A new topic's replicas are all in sync: the ISR is the whole replica set until a"
+           ' follower falls behind (notebook 02).'),
+        N_('How many brokers receive a ProduceRequest?'),
+        N_("A producer sends each partition's records to that partition's leader. The three "
+           'partitions have three different leaders, so all three brokers get a '
+           'ProduceRequest, and none goes to a follower.'),
+        N_('How many fetcher threads will broker 1 run?'),
+        N_('How many partitions will each of its threads carry?'),
+        N_('One thread per source broker: broker 1 follows partitions led by brokers 2 and '
+           '3, in both topics.'),
+        N_('A thread carries every partition it follows from its source broker in one Fetch:'
+           ' one of each topic.'),
+        N_("The leader's LEO once it has appended the three records?"),
+        N_("From which offset does a follower's next Fetch ask, once it has copied them?"),
+        N_('Offsets 0 and 1, then 2, 3 and 4: the LEO is the next offset, one past the last '
+           'record.'),
+        N_('A follower fetches from its own LEO, the first offset it does not have yet, not '
+           'from its last offset: 5, not 4.'),
+    ),
+    "02": (
+        N_('Right after broker 4 gets stuck, is it still in the ISR?'),
+        N_('yes'),
+        N_('no'),
+        N_("The leader's HW while broker 4 is stuck in the ISR?"),
+        N_("The leader's HW once broker 4 is out of the ISR?"),
+        N_('Falling behind does not remove a replica at once: the leader waits '
+           'replica.lag.time.max.ms (10 s here).'),
+        N_('A lagging ISR member holds the HW: offsets 5 to 9 are on three brokers but not '
+           'committed.'),
+        N_('Once broker 4 is out, the smallest LEO in the ISR is 10.'),
+        N_('Steady 3 msg/s, message rule: does the ISR shrink?'),
+        N_('Burst 10 msg/s, message rule: does the ISR shrink?'),
+        N_('Burst 10 msg/s, time rule: does the ISR shrink?'),
+        N_('3 msg/s never puts a follower 5 messages behind.'),
+        N_('At 10 msg/s a follower half a second away is more than 5 messages behind: a '
+           'healthy follower is dropped.'),
+        N_('The time rule asks whether the follower caught up in the last 10 s, which it '
+           'did: the burst does not matter.'),
+        N_('Does broker 3, slow disk but fetching, leave the ISR?'),
+        N_('Fetching is not enough: a Fetch counts only when the follower has caught up to '
+           'where the leader was at its previous Fetch, so its last caught-up time never '
+           'moves.'),
+        N_("With the notes' rule, does broker 3 leave the ISR?"),
+        N_("With the notes' rule, how many of the 1000 writes still wait at t = 25 s?"),
+        N_("Broker 3 never stops fetching, so the notes' rule keeps it."),
+        N_("The HW can only move as fast as broker 3's disk: about a third of the writes are"
+           ' still waiting.'),
+    ),
+    "03": (
+        N_("What is the leader's HW?"),
+        N_('Which offsets can a consumer read?'),
+        N_("Kafka's HW is exclusive: the first offset not yet on every ISR member, the "
+           'smallest LEO in the ISR (7), not the last committed offset (6).'),
+        N_('A consumer reads below the HW only: offsets 0 to 6. Offsets 7 to 9 are on the '
+           'leader but not on every ISR member yet.'),
+        N_("With Kafka's rule, how many acknowledged writes vanish?"),
+        N_('With hw_is_leader_leo, how many acknowledged writes vanish?'),
+        N_('The leader commits only what every ISR member has, so the new leader has every '
+           'acknowledged record.'),
+        N_('o2 and o3 were acknowledged while only the cut-off leader had them; the new '
+           'leader never got them. o0 and o1 had reached the followers before the cut.'),
+        N_("Which message makes the leader's HW 7?"),
+        N_('the Produce request'),
+        N_("a follower's Fetch"),
+        N_('a FetchResponse to a follower'),
+        N_('a separate acknowledgement'),
+        N_('Does the producer get its answer before or after both followers know HW 7?'),
+        N_('before'),
+        N_('after'),
+        N_('How many ms after the leader does the slower follower learn HW 7?'),
+        N_("The leader learns a follower's LEO from the offset its next Fetch asks for: the "
+           "second follower's Fetch from offset 7 moves the HW."),
+        N_('The leader answers the acks=all producer as soon as its own HW passes the '
+           'record; the followers hear of it on a later response.'),
+        N_("On an idle partition the followers' parked Fetch waits for new data, not for a "
+           'new HW: they learn it up to replica.fetch.wait.max.ms (500 ms) later.'),
+        N_('Which offsets does the first poll return?'),
+        N_('And the next poll, once the followers have copied offset 7?'),
+        N_('acks=1 acknowledged offset 7 with only the leader holding it: it is above the '
+           'HW, so no consumer can read it yet.'),
+        N_('Once both followers have it the HW moves to 8 and the consumer gets offset 7.'),
+        N_('Which broker becomes the leader?'),
+        N_('broker 2'),
+        N_('broker 3'),
+        N_('What is the last offset in its log?'),
+        N_('Both are in the ISR: the controller takes the first live ISR member in '
+           'assignment order, broker 2, whatever its log holds.'),
+        N_('Broker 2 had copied offset 7, one past the committed ones: it keeps it. Offsets '
+           '8 and 9 were on broker 1 only.'),
+    ),
+    "04": (
+        N_('The committed offset?'),
+        N_("The consumer's position?"),
+        N_('The high watermark?'),
+        N_("The leader's log end offset?"),
+        N_('CURRENT-OFFSET?'),
+        N_('LOG-END-OFFSET?'),
+        N_('LAG?'),
+        N_("The group's committed offset, not the consumer's position: the tool asks the "
+           'group coordinator.'),
+        N_("The high watermark, not the leader's LEO: brokers answer client requests with "
+           'the HW.'),
+        N_("LAG = HW - committed offset, whatever the notes' definition says."),
+        N_('Which offsets does billing-2 read first?'),
+        N_("A new member starts at the group's committed offset (4), not at the dead "
+           "consumer's position (6): offsets 4 and 5 come twice."),
+    ),
+    "05": (
+        N_("acks=0: does 'precious' survive on the new leader?"),
+        N_('survives'),
+        N_('lost'),
+        N_("acks=1: does 'precious' survive on the new leader?"),
+        N_("acks=all: does 'precious' survive on the new leader?"),
+        N_('acks=0 is done before the leader has the record; here the leader died first.'),
+        N_("acks=1 answers after the leader's append; nothing had fetched it yet."),
+        N_('acks=all answers once every ISR member has it, the new leader included.'),
+    ),
+    "08": (
+        N_('unclean.leader.election.enable=false: what does the rule answer?'),
+        N_('no leader (offline)'),
+        N_('2 (clean)'),
+        N_('3 (clean)'),
+        N_('2 (unclean)'),
+        N_('3 (unclean)'),
+        N_('unclean.leader.election.enable=true: what does the rule answer?'),
+        N_('Off, the rule takes only a live ISR member; the ISR is [1] and broker 1 is dead,'
+           ' so the partition stays offline.'),
+        N_('On, it falls back to the first live replica in assignment order, broker 2, '
+           'outside the ISR: an unclean election.'),
+        N_('Unclean election off: who leads afterwards?'),
+        N_('none'),
+        N_('1'),
+        N_('2'),
+        N_('3'),
+        N_('Unclean election on: who leads afterwards?'),
+        N_('Unclean election off: how many acknowledged writes are gone?'),
+        N_('Unclean election on: how many acknowledged writes are gone?'),
+        N_('Off, nobody outside the ISR may lead: the partition stays offline until broker 1'
+           ' returns.'),
+        N_('Offline loses nothing yet: broker 1 still has the record.'),
+        N_('On, the first live replica, broker 2, takes over although it is not in the ISR.'),
+        N_("only-on-1 was on broker 1 alone: broker 1 truncates to the new leader's log when"
+           ' it returns.'),
+        N_('Which combinations lose acknowledged writes?'),
+        N_('only min ISR 1 with unclean on'),
+        N_('both with unclean on'),
+        N_('both with min ISR 1'),
+        N_('all four'),
+        N_('Either lever alone protects acknowledged writes: min.insync.replicas=2 refuses '
+           'to acknowledge what one broker has, unclean election off refuses to elect a '
+           'replica that lacks it.'),
+        N_('Kafka 4.0 (ELR off): is anything acknowledged lost?'),
+        N_('yes'),
+        N_('no'),
+        N_('Kafka 4.1 (ELR on): is anything acknowledged lost?'),
+        N_('Without ELR the ISR keeps its dead last member; broker 1 returns with the log '
+           'its power loss shortened and is elected cleanly: the followers truncate to it.'),
+        N_('With ELR, broker 2 left the ISR under min ISR, so it holds every committed '
+           'record and leads from the ELR.'),
+    ),
+    "13": (
+        N_('Which broker serves the consumer in rack c?'),
+        N_('broker 1'),
+        N_('broker 2'),
+        N_('broker 3'),
+        N_('How many records does its first poll return?'),
+        N_("With the rack-aware selector the leader names the replica in the consumer's "
+           'rack, broker 3 (rack c), as its preferred read replica.'),
+        N_("The leader's first answer carries no records, only the redirect; the records "
+           'come from broker 3 in the next fetch, within the same poll.'),
+    ),
+}
