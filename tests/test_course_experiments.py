@@ -203,7 +203,7 @@ def test_captions_and_checks_speak_the_course_language_in_the_course_style(capsy
         assert "Measured under faults: crash" in ax.get_title()
         ax.figure.clf()
         assert check_no_loss_config(results, "0", 1, True).message == (
-            "아쉽습니다: acks=0, min ISR 1, unclean=True은 이 스윕에 없습니다.")
+            "아쉽습니다: acks=0, min ISR 1, unclean=True는 이 스윕에 없습니다.")
     finally:
         rt.set_language(None)
     capsys.readouterr()
