@@ -331,12 +331,13 @@ class Partition:
     # -- high watermark ---------------------------------------------------------------------
     def maybe_increment_leader_hw(self, ctx: PartitionContext) -> bool:
         """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``); True if the
-        HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
+        HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR.
+
+        Kafka asks isUnderMinIsr first; here it is asked only when the HW would move (both are
+        pure reads of the same state, so the answer is the same, and most calls move nothing)."""
         if not self.is_leader:
             return False
         v = ctx.rules.isr
-        if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
-            return False
         log = self.log
         old = log.high_watermark
         new = ctx.rulebook.maybe_increment_leader_hw(
@@ -345,6 +346,8 @@ class Partition:
             include_caught_up=v.hw_includes_caught_up_replicas,
             eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)
         if new <= old:   # the HW never moves back
+            return False
+        if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
             return False
         log.high_watermark = new
         ctx.partition_changed(self.tp)
