@@ -274,7 +274,7 @@ class Partition:
         st.last_fetch_time_ms = now
         self.maybe_expand_isr(ctx, replica_id)
         if old_leo != fetch_offset:   # the follower's LEO moved: the HW may move
-            return self.maybe_increment_leader_hw(ctx)
+            return self.maybe_increment_leader_hw(ctx, now)
         return False
 
     def is_follower_out_of_sync(self, ctx: PartitionContext, replica_id: int) -> bool:
@@ -329,9 +329,10 @@ class Partition:
         return self.maybe_increment_leader_hw(ctx)
 
     # -- high watermark ---------------------------------------------------------------------
-    def maybe_increment_leader_hw(self, ctx: PartitionContext) -> bool:
-        """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``); True if the
-        HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR.
+    def maybe_increment_leader_hw(self, ctx: PartitionContext, now: int | None = None) -> bool:
+        """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``) at ``now``
+        (currentTimeMs; default the clock's); True if the HW moved. Since 3.7 (KAFKA-15583) the
+        HW does not move while under min ISR.
 
         Kafka asks isUnderMinIsr first; here it is asked only when the HW would move (both are
         pure reads of the same state, so the answer is the same, and most calls move nothing)."""
@@ -341,7 +342,8 @@ class Partition:
         log = self.log
         old = log.high_watermark
         new = ctx.rulebook.maybe_increment_leader_hw(
-            log.log_end_offset, old, self.remote.values(), self.maximal_isr(ctx), ctx.now,
+            log.log_end_offset, old, self.remote.values(), self.maximal_isr(ctx),
+            ctx.now if now is None else now,
             ctx.config["replica.lag.time.max.ms"],
             include_caught_up=v.hw_includes_caught_up_replicas,
             eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)

@@ -129,12 +129,15 @@ class ProducePartitionStatus:
     def complete(self, error: str) -> None:
         """Stop waiting, answering ``error`` (DelayedProduce.tryComplete / onExpiration)."""
         self.acks_pending = False
-        self.response_status = PartitionResponse(error, self.response_status.base_offset)
+        if error != self.response_status.error:   # (the usual completion keeps NONE)
+            self.response_status = PartitionResponse(error, self.response_status.base_offset)
 
     def answer(self) -> PartitionResponse:
         """The answer's PartitionResponse: no base offset with an error."""
-        err, base = self.response_status
-        return PartitionResponse(err, base if err == E.NONE else -1)
+        status = self.response_status
+        if status.error == E.NONE:
+            return status
+        return PartitionResponse(status.error, -1)
 
 
 @dataclass(slots=True)
