@@ -397,8 +397,8 @@ class ReplicaManager:
         if error != E.NONE:
             return ProducePartitionStatus.failed(error)
         done, err = True, E.NONE
-        if acks == -1:
-            done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
+        if acks == -1:   # (the append changed neither the config nor the replicas: same min ISR)
+            done, err = part.check_enough_replicas_reach_offset(ctx, last + 1, min_isr)
         return ProducePartitionStatus(last + 1, not done, PartitionResponse(err, first))
 
     def _append_records_to_log(self, ctx: ReplicaManagerContext, part: Partition, entry: tuple,
@@ -427,7 +427,7 @@ class ReplicaManager:
             producer_state.update(log.producer_states, log.producer_batches[-1:])
         if part.tp in self.follower_fetch_waiters:   # parked follower fetches may answer now
             self._wake(ctx, self.follower_fetch_waiters, part.tp)
-        if part.maybe_increment_leader_hw(ctx):
+        if part.maybe_increment_leader_hw(ctx, now):
             self.on_hw_increased(ctx, part)
         return LogAppendInfo(first, last)
 
