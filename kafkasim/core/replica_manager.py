@@ -857,8 +857,9 @@ class ReplicaManager:
     def _on_complete_fetch(self, ctx: ReplicaManagerContext, df: DelayedFetch,
                            datas: list) -> None:
         """DelayedFetch.onComplete: read the partitions not read yet, answer."""
-        for fp in df.partitions[len(datas):]:
-            datas.append(self._read_partition(ctx, df.request, fp, False))
+        if len(datas) < len(df.partitions):   # (a wake-up's _can_complete read them all)
+            for fp in df.partitions[len(datas):]:
+                datas.append(self._read_partition(ctx, df.request, fp, False))
         ctx.send(df.src, self._fetch_response(ctx, df.request, df.context, datas))
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
