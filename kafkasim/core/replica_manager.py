@@ -462,7 +462,8 @@ class ReplicaManager:
                 continue
             if not self._try_complete_produce_partition(ctx, part, dp.status[tp]):
                 remaining.append(dp_id)
-            elif not any(st.acks_pending for st in dp.status.values()):
+            # (a produce of one partition has just completed its only one)
+            elif len(dp.status) == 1 or not any(st.acks_pending for st in dp.status.values()):
                 del self.delayed_produce[dp_id]   # and its purgatory timeout
                 self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
         if remaining:
