@@ -274,7 +274,7 @@ class Partition:
         st.last_fetch_time_ms = now
         self.maybe_expand_isr(ctx, replica_id)
         if old_leo != fetch_offset:   # the follower's LEO moved: the HW may move
-            return self.maybe_increment_leader_hw(ctx)
+            return self.maybe_increment_leader_hw(ctx, now)
         return False
 
     def is_follower_out_of_sync(self, ctx: PartitionContext, replica_id: int) -> bool:
@@ -329,34 +329,40 @@ class Partition:
         return self.maybe_increment_leader_hw(ctx)
 
     # -- high watermark ---------------------------------------------------------------------
-    def maybe_increment_leader_hw(self, ctx: PartitionContext) -> bool:
-        """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``); True if the
-        HW moved. Since 3.7 (KAFKA-15583) the HW does not move while under min ISR."""
+    def maybe_increment_leader_hw(self, ctx: PartitionContext, now: int | None = None) -> bool:
+        """Partition.maybeIncrementLeaderHW (``rules.maybe_increment_leader_hw``) at ``now``
+        (currentTimeMs; default the clock's); True if the HW moved. Since 3.7 (KAFKA-15583) the
+        HW does not move while under min ISR.
+
+        Kafka asks isUnderMinIsr first; here it is asked only when the HW would move (both are
+        pure reads of the same state, so the answer is the same, and most calls move nothing)."""
         if not self.is_leader:
             return False
         v = ctx.rules.isr
-        if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
-            return False
         log = self.log
         old = log.high_watermark
         new = ctx.rulebook.maybe_increment_leader_hw(
-            log.log_end_offset, old, self.remote.values(), self.maximal_isr(ctx), ctx.now,
+            log.log_end_offset, old, self.remote.values(), self.maximal_isr(ctx),
+            ctx.now if now is None else now,
             ctx.config["replica.lag.time.max.ms"],
             include_caught_up=v.hw_includes_caught_up_replicas,
             eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)
         if new <= old:   # the HW never moves back
             return False
+        if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
+            return False
         log.high_watermark = new
         ctx.partition_changed(self.tp)
         return True
 
-    def check_enough_replicas_reach_offset(self, ctx: PartitionContext,
-                                           required_offset: int) -> tuple[bool, str]:
+    def check_enough_replicas_reach_offset(self, ctx: PartitionContext, required_offset: int,
+                                           min_isr: int | None = None) -> tuple[bool, str]:
         """DelayedProduce check (``rules.check_enough_replicas_reach_offset``): (done, error)
         for an acks=all append ending at ``required_offset - 1``; a replica that is no longer
-        leader answers NOT_LEADER_OR_FOLLOWER."""
+        leader answers NOT_LEADER_OR_FOLLOWER. ``min_isr``: ``effective_min_isr``, when the
+        caller has just asked it (the append's min-ISR check)."""
         if not self.is_leader:
             return True, E.NOT_LEADER_OR_FOLLOWER
         return ctx.rulebook.check_enough_replicas_reach_offset(
             self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
-            self.effective_min_isr(ctx))
+            self.effective_min_isr(ctx) if min_isr is None else min_isr)

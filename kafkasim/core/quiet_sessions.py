@@ -62,7 +62,9 @@ def partitions_to_read(session: FetchSession) -> list:
     """The session partitions an incremental fetch reads, in session order: a follower's active
     ones with the lazy read, else all of them (IncrementalFetchContext.foreachPartition)."""
     if LAZY and session.privileged:
-        return sorted(session.active.values(), key=_pos)
+        active = session.active
+        # (one partition is in order already: the usual follower session's steady state)
+        return sorted(active.values(), key=_pos) if len(active) > 1 else list(active.values())
     return list(session.partitions.values())
 
 

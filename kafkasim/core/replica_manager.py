@@ -129,12 +129,15 @@ class ProducePartitionStatus:
     def complete(self, error: str) -> None:
         """Stop waiting, answering ``error`` (DelayedProduce.tryComplete / onExpiration)."""
         self.acks_pending = False
-        self.response_status = PartitionResponse(error, self.response_status.base_offset)
+        if error != self.response_status.error:   # (the usual completion keeps NONE)
+            self.response_status = PartitionResponse(error, self.response_status.base_offset)
 
     def answer(self) -> PartitionResponse:
         """The answer's PartitionResponse: no base offset with an error."""
-        err, base = self.response_status
-        return PartitionResponse(err, base if err == E.NONE else -1)
+        status = self.response_status
+        if status.error == E.NONE:
+            return status
+        return PartitionResponse(status.error, -1)
 
 
 @dataclass(slots=True)
@@ -394,8 +397,8 @@ class ReplicaManager:
         if error != E.NONE:
             return ProducePartitionStatus.failed(error)
         done, err = True, E.NONE
-        if acks == -1:
-            done, err = part.check_enough_replicas_reach_offset(ctx, last + 1)
+        if acks == -1:   # (the append changed neither the config nor the replicas: same min ISR)
+            done, err = part.check_enough_replicas_reach_offset(ctx, last + 1, min_isr)
         return ProducePartitionStatus(last + 1, not done, PartitionResponse(err, first))
 
     def _append_records_to_log(self, ctx: ReplicaManagerContext, part: Partition, entry: tuple,
@@ -424,7 +427,7 @@ class ReplicaManager:
             producer_state.update(log.producer_states, log.producer_batches[-1:])
         if part.tp in self.follower_fetch_waiters:   # parked follower fetches may answer now
             self._wake(ctx, self.follower_fetch_waiters, part.tp)
-        if part.maybe_increment_leader_hw(ctx):
+        if part.maybe_increment_leader_hw(ctx, now):
             self.on_hw_increased(ctx, part)
         return LogAppendInfo(first, last)
 
@@ -459,7 +462,8 @@ class ReplicaManager:
                 continue
             if not self._try_complete_produce_partition(ctx, part, dp.status[tp]):
                 remaining.append(dp_id)
-            elif not any(st.acks_pending for st in dp.status.values()):
+            # (a produce of one partition has just completed its only one)
+            elif len(dp.status) == 1 or not any(st.acks_pending for st in dp.status.values()):
                 del self.delayed_produce[dp_id]   # and its purgatory timeout
                 self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
         if remaining:
@@ -854,8 +858,9 @@ class ReplicaManager:
     def _on_complete_fetch(self, ctx: ReplicaManagerContext, df: DelayedFetch,
                            datas: list) -> None:
         """DelayedFetch.onComplete: read the partitions not read yet, answer."""
-        for fp in df.partitions[len(datas):]:
-            datas.append(self._read_partition(ctx, df.request, fp, False))
+        if len(datas) < len(df.partitions):   # (a wake-up's _can_complete read them all)
+            for fp in df.partitions[len(datas):]:
+                datas.append(self._read_partition(ctx, df.request, fp, False))
         ctx.send(df.src, self._fetch_response(ctx, df.request, df.context, datas))
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
