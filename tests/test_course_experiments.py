@@ -99,7 +99,7 @@ def test_the_demo_sweep_shows_what_acks_all_saves():
 def latency_results():
     """Section 5's sweep (50 records/s, acks=all), one seed."""
     return Sweep(
-        base={"kafka_version": "3.7", "duration_ms": 20000, "drain_ms": 2000, "check": False,
+        base={"kafka_version": "4.3", "duration_ms": 20000, "drain_ms": 2000, "check": False,
               "producer": {"acks": "all"}, "workload": {"rate": 50}},
         grid={"broker.replica.fetch.wait.max.ms": [10, 100, 500, 2000],
               "cluster.latency_ms": [5, 20, 50]},
@@ -130,7 +130,7 @@ def test_exercise_3_is_graded_from_the_quiet_partition_runs():
     keeps running out, so raising it makes produce -> HW faster; the check grades what the runs
     measured, whatever the learner's spelling."""
     quiet = Sweep(
-        base={"kafka_version": "3.7", "duration_ms": 20000, "drain_ms": 2000, "check": False,
+        base={"kafka_version": "4.3", "duration_ms": 20000, "drain_ms": 2000, "check": False,
               "producer": {"acks": "all"}, "workload": {"rate": 2}},
         grid={"broker.replica.fetch.wait.max.ms": [10, 2000], "cluster.latency_ms": [50]},
         seeds=1, name="quiet").run(mode="serial", progress=False)
