@@ -14,10 +14,13 @@ V = "4.3"   # the Kafka notebook 06 runs: the answers are graded on it
 def test_helpers_have_no_hidden_kafka_version():
     """Every helper that builds a cluster takes the notebook's version; none falls back on one."""
     assert not hasattr(M, "KAFKA_VERSION")
-    for fn in (M.monitored_cluster, M.exercise_cluster, M.alerts_for, M.incident_view,
-               X.check_slow_flapping, X.check_both_fire):
+    calls = (lambda: M.monitored_cluster(), lambda: M.exercise_cluster(),
+             lambda: M.alerts_for("blip"), lambda: M.incident_view("blip", 5),
+             lambda: M.slow_flapping_alerts(), lambda: X.check_slow_flapping(set()),
+             lambda: X.check_both_fire(lambda c: None))
+    for call in calls:
         with pytest.raises(TypeError, match="kafka_version"):
-            fn()
+            call()
 
 
 def test_explorer_refuses_unknown_incidents_and_bad_for():
