@@ -132,14 +132,20 @@ EXPLORER_WALKS = {
 }
 
 
+#: arguments the notebook passes besides the controls (06 names the Kafka it runs)
+EXPLORER_FIXED = {"06": {"kafka_version": "4.3"}}
+
+
 def measure_explorer(notebook: str, steps: int | None = None) -> dict:
+    import functools
     import importlib
 
     from kafkasim.course import explore
 
     precompute, module, fn, controls, values, walk = EXPLORER_WALKS[notebook]
-    ex = explore(getattr(importlib.import_module(module), fn), controls, values=values,
-                 precompute=precompute)
+    view = functools.partial(getattr(importlib.import_module(module), fn),
+                             **EXPLORER_FIXED.get(notebook, {}))
+    ex = explore(view, controls, values=values, precompute=precompute)
     built, _cpu = _timed(lambda: ex.widget)
     ctl = ex._ui["controls"]
     xs = [_timed(lambda k=k, v=v: setattr(ctl[k], "value", v)) for k, v in walk[:steps]]

@@ -15,6 +15,8 @@ from kafkasim.experiments import Sweep
 from kafkasim.experiments.notebook import (
     availability_table,
     check_fetch_wait,
+    columns_table,
+    elr_table,
     fault_model,
     fetch_wait_effect,
     hw_latency_table,
@@ -84,7 +86,7 @@ def test_the_caption_follows_the_sweep_not_a_constant():
 def test_the_demo_sweep_shows_what_acks_all_saves():
     """Section 1's demo (the notebook's own cell): acks=1 loses acknowledged records when the
     leader dies before its distant followers fetched them, acks=all loses none."""
-    scope = {"Sweep": Sweep, "print": lambda *a, **k: None}
+    scope = {"Sweep": Sweep, "print": lambda *a, **k: None, "KAFKA_VERSION": "4.3"}
     exec(_cell("6b757377"), scope)
     rows = scope["demo"].run(mode="serial", progress=False)
     by_acks = {acks: list(g["lost_acked"]) for acks, g in rows.groupby("producer.acks")}
@@ -97,7 +99,7 @@ def test_the_demo_sweep_shows_what_acks_all_saves():
 def latency_results():
     """Section 5's sweep (50 records/s, acks=all), one seed."""
     return Sweep(
-        base={"kafka_version": "3.7", "duration_ms": 20000, "drain_ms": 2000, "check": False,
+        base={"kafka_version": "4.3", "duration_ms": 20000, "drain_ms": 2000, "check": False,
               "producer": {"acks": "all"}, "workload": {"rate": 50}},
         grid={"broker.replica.fetch.wait.max.ms": [10, 100, 500, 2000],
               "cluster.latency_ms": [5, 20, 50]},
@@ -128,7 +130,7 @@ def test_exercise_3_is_graded_from_the_quiet_partition_runs():
     keeps running out, so raising it makes produce -> HW faster; the check grades what the runs
     measured, whatever the learner's spelling."""
     quiet = Sweep(
-        base={"kafka_version": "3.7", "duration_ms": 20000, "drain_ms": 2000, "check": False,
+        base={"kafka_version": "4.3", "duration_ms": 20000, "drain_ms": 2000, "check": False,
               "producer": {"acks": "all"}, "workload": {"rate": 2}},
         grid={"broker.replica.fetch.wait.max.ms": [10, 2000], "cluster.latency_ms": [50]},
         seeds=1, name="quiet").run(mode="serial", progress=False)
@@ -207,3 +209,38 @@ def test_captions_and_checks_speak_the_course_language_in_the_course_style(capsy
     finally:
         rt.set_language(None)
     capsys.readouterr()
+
+
+def test_elr_saves_what_4_0_loses_when_the_followers_stall_and_the_leader_loses_power():
+    """Section 3's scripted case: followers 2 and 3 paused (fenced, out of the ISR, into the ELR
+    on 4.1), then leader 1 loses power and comes back. 4.0 re-elects it (the last ISR member)
+    and its lost tail is lost for good; 4.1 elects an ELR member and loses nothing."""
+    base = {**LOSS_BASE, "kafka_version": "4.3", "broker": {"replica.lag.time.max.ms": 5000},
+            "duration_ms": 60000, "drain_ms": 30000, "producer": {"acks": "all"},
+            "topic": {"min.insync.replicas": 2, "unclean.leader.election.enable": False},
+            "faults": {"steps": [{"at_ms": 10000, "do": "pause", "broker": 2, "ms": 30000},
+                                 {"at_ms": 10000, "do": "pause", "broker": 3, "ms": 30000},
+                                 {"at_ms": 25000, "do": "power_loss", "broker": 1},
+                                 {"at_ms": 50000, "do": "start", "broker": 1}]}}
+    rows = Sweep(base, grid={"kafka_version": ["4.0", "4.1"]}, seeds=1,
+                 name="elr").run(mode="serial", progress=False)
+    lost = dict(zip(rows["kafka_version"], rows["lost_acked"], strict=True))
+    assert lost["4.0"] > 0 and lost["4.1"] == 0, lost
+    table = elr_table(rows, by=("kafka_version",))
+    assert list(table["ELR"]) == ["off", "on"] and list(table["faults/min"]) == ["scripted"] * 2
+    assert list(table["P(loss)"]) == [1.0, 0.0]
+    assert table.caption.startswith("Measured under faults: ")
+
+
+def test_tables_round_their_floats_and_list_columns_by_group():
+    rows = _loss_sweep(CRASHES, seeds=3)
+    for table in (loss_table(rows), availability_table(rows)):
+        for col in table.columns:
+            if table[col].dtype.kind == "f":
+                assert all(v != v or round(v, 3) == v for v in table[col]), col
+    text = str(columns_table(rows))
+    assert "err_NOT_ENOUGH_REPLICAS" in text and "lost_acked" in text
+    assert max(len(line) for line in text.splitlines()) <= 120
+    assert "[" not in text   # a table, not a Python list
+    mix = _loss_sweep({"kind": ["pause", "power_loss"], "rate_per_min": 6, "down_ms": 4000})
+    assert "faults: pause + power_loss at random, 6/min" in fault_model(mix)

@@ -121,6 +121,10 @@ def test_example_sweep_files_are_valid(path):
     ({"kafka_version": "3.7", "broker": {"replica.lag.max.messages": 5}},
      "was removed in Kafka 0.9.0"),
     ({"faults": {"kind": "crsh", "rate_per_min": 1}}, "did you mean 'crash'?"),
+    ({"faults": {"kind": ["pause", "powr_loss"], "rate_per_min": 1}},
+     "did you mean 'power_loss'?"),
+    ({"faults": {"kind": ["pause", "pause"], "rate_per_min": 1}}, "lists a kind twice"),
+    ({"faults": {"kind": [], "rate_per_min": 1}}, "a non-empty list of them"),
     ({"faults": {"rate_per_min": 1, "down_ms": [10, 5]}}, "0 < low <= high"),
     ({"faults": {"steps": [{"at_ms": 5, "do": "crash", "broker": 7}]}}, "unknown broker 7"),
     ({"workload": {"burst": {"every_ms": 100, "length_ms": 200, "rate": 5}}},
@@ -253,6 +257,41 @@ def test_random_faults_are_seeded():
     assert a == b and a["broker_failures"] > 0
     c = run_one(Sweep(base, seeds=[5]).specs[0])
     assert c["spec"] != a["spec"]
+
+
+def test_a_mix_of_fault_kinds_draws_each_fault_s_kind_from_the_seed():
+    """faults.kind = [..]: each random fault is one of the kinds (seeded); a single kind draws
+    no extra number, so single-kind plans keep the faults they always had."""
+    from kafkasim.experiments.runner import schedule_faults
+
+    class Recorder:
+        brokers = {1: None, 2: None, 3: None}
+
+        class inspect:   # noqa: N801 - the Cluster attribute's name
+            ready_ms = 0
+
+        def __init__(self):
+            self.plan = []
+
+        def at(self, t, action):
+            self.plan.append((t, action.kind, action.pick, action.down_ms))
+
+    def plan(kind, seed=4):
+        c = Recorder()
+        schedule_faults(c, {"kind": kind, "rate_per_min": 30, "down_ms": [500, 1500]}, seed,
+                        60000)
+        return c.plan
+
+    mixed = plan(["pause", "power_loss"])
+    assert {k for _t, k, _p, _d in mixed} == {"pause", "power_loss"}
+    assert mixed == plan(["pause", "power_loss"])              # seeded
+    single = plan("power_loss")
+    assert {k for _t, k, _p, _d in single} == {"power_loss"}
+    assert single[0][0] == mixed[0][0] and single[0][2:] == mixed[0][2:]   # same first draw
+    base = {**SMALL, "duration_ms": 20000, "check": False,
+            "faults": {"kind": ["pause", "power_loss"], "rate_per_min": 20, "down_ms": 1000}}
+    a, b = (run_one(Sweep(base, seeds=[4]).specs[0]) for _ in range(2))
+    assert a == b and a["status"] == "ok"
 
 
 def test_results_table_types_summary_and_parquet(tmp_path):

@@ -152,3 +152,45 @@ def test_jvm_output_goes_to_a_private_log_file(spark):
         assert os.path.realpath(f"/proc/{jvm}/fd/{fd}") == os.path.realpath(path)
     with open(path, errors="replace") as f:
         assert 'Setting Spark log level to "WARN"' in f.read()   # spark.log.level, logged there
+
+
+# --- Stopping Spark quietly -----------------------------------------------------------------------
+
+_STOP_DURING_WARM_UP = """
+import time
+from kafkasim.experiments import distributed
+from kafkasim.experiments import spark as kspark
+
+start = distributed.prepare()
+t = time.perf_counter()
+while start.phase != start.PHASES[1] and time.perf_counter() - t < 300:
+    time.sleep(0.01)
+assert start.phase == start.PHASES[1], start.describe()
+time.sleep(0.3)                 # the warm-up's first job is under way
+kspark.stop()
+print("thread alive:", start._thread.is_alive())
+print("stopped:", start.stopped, "error:", start.error)
+print("current start:", distributed.current_start())
+print(start.describe())
+"""
+
+
+@pytest.mark.spark
+def test_stop_during_the_background_warm_up_is_quiet():
+    """Notebook 90's last cell stops Spark; when the background start (prepare()) was still
+    warming up, pyspark used to print a UserWarning and screens of Java stack trace ("Job
+    cancelled because SparkContext was shut down") into that cell, and the start reported a
+    failure. stop() now ends the start first (cancels its job, waits for its thread) and keeps
+    py4j and pyspark quiet while the session goes down. A process of its own: it stops its
+    session, which the shared ``spark`` fixture must keep."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE",
+                                                             "KAFKASIM_SPARK_MASTER")}
+    env["KAFKASIM_TESTING"] = "1"
+    done = subprocess.run([sys.executable, "-c", _STOP_DURING_WARM_UP], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr[:2000]
+    assert "thread alive: False" in done.stdout
+    assert "stopped: True error: None" in done.stdout
+    assert "current start: None" in done.stdout
+    assert "Spark was stopped before it was ready" in done.stdout

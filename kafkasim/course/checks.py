@@ -618,22 +618,22 @@ def check_hw_freeze(version: str, answer) -> CheckResult:
 
 # -- 06 monitoring --------------------------------------------------------------------------------
 @lru_cache(maxsize=4)
-def _alerts(kind: str) -> dict[str, bool]:
+def _alerts(kind: str, kafka_version: str) -> dict[str, bool]:
     from kafkasim.course.monitoring import alerts_for
 
-    return alerts_for(kind)
+    return alerts_for(kind, kafka_version=kafka_version)
 
 
-def check_alerts(kind: str, answer) -> CheckResult:
-    """Which alert rules fire for incident ``kind``? ``answer`` is a set of rule names (or of
-    the words "URP" / "shrink")."""
+def check_alerts(kind: str, answer, *, kafka_version: str) -> CheckResult:
+    """Which alert rules fire for incident ``kind`` on Kafka ``kafka_version`` (the notebook's)?
+    ``answer`` is a set of rule names (or of the words "URP" / "shrink")."""
     if (m := _missing(answer)) is not None:
         return m
     if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
         return _form(_form_error("answer", answer, tr("a set of rule names, such as {'URP'} or "
                                                       "set() for none"),
                                                       tr("Put the names in braces { }.")))
-    fired = {name for name, ok in _alerts(kind).items() if ok}
+    fired = {name for name, ok in _alerts(kind, kafka_version).items() if ok}
     aliases = {"urp": "KafkaUnderReplicatedPartitions",
                "underreplicated": "KafkaUnderReplicatedPartitions",
                "shrink": "KafkaISRShrinking", "shrinking": "KafkaISRShrinking",

@@ -21,10 +21,8 @@ from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
 SEED = 6
-#: The release notebook 06 runs: ZooKeeper-era 3.7, because 40 simulated minutes of a KRaft
-#: cluster (controller quorum, heartbeats every 2 s) take about 8x longer to simulate, and the
-#: replication metrics, tools and alert rules are the same in 4.x.
-KAFKA_VERSION = "3.7"
+# No Kafka version here: notebook 06 names the one it runs (today's 4.x, KRaft) and passes it to
+# every helper that builds a cluster (``kafka_version=``).
 TOPIC = "payments"
 MINUTE = 60000
 SCRAPE_MS = 15000          # how often "Prometheus" scrapes the brokers' JMX metrics
@@ -38,8 +36,8 @@ EXPANDS = M.ISR_EXPANDS + ":Count"
 
 @dataclass(frozen=True)
 class _Isolate:
-    """Cut broker ``broker`` off from the other brokers (it still reaches ZooKeeper and
-    clients): its fetches fail, so it drops out of the ISRs it follows in."""
+    """Cut broker ``broker`` off from the other brokers (it still reaches the controllers, or
+    ZooKeeper, and clients): its fetches fail, so it drops out of the ISRs it follows in."""
 
     broker: int
     others: tuple[int, ...]
@@ -69,11 +67,13 @@ INCIDENT_TEXT = {
 TIMELINE = (("blip", 2 * MINUTE), ("outage", 9 * MINUTE), ("flapping", 24 * MINUTE))
 
 
-def monitored_cluster(seed: int = SEED, scrape_ms: int = SCRAPE_MS) -> Cluster:
-    """Three brokers, topic ``payments`` (3 partitions, RF 3, led by brokers 1, 2, 1), with
-    replica.lag.time.max.ms = 10000 and metrics sampled every ``scrape_ms``."""
+def monitored_cluster(seed: int = SEED, scrape_ms: int = SCRAPE_MS, *,
+                      kafka_version: str) -> Cluster:
+    """Three brokers of Kafka ``kafka_version`` (the notebook's), topic ``payments`` (3
+    partitions, RF 3, led by brokers 1, 2, 1), with replica.lag.time.max.ms = 10000 and metrics
+    sampled every ``scrape_ms``."""
     c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000},
-                kafka_version=KAFKA_VERSION,
+                kafka_version=kafka_version,
                 metrics_interval_ms=scrape_ms)
     c.create_topic(TOPIC, 3, 3, assignment=[[1, 2, 3], [2, 1, 3], [1, 3, 2]])
     return c
@@ -244,9 +244,9 @@ def incident_summary(c: Cluster) -> Text:
 
 
 @lru_cache(maxsize=8)
-def single_incident(kind: str = "outage", seed: int = SEED) -> Cluster:
+def single_incident(kind: str = "outage", seed: int = SEED, *, kafka_version: str) -> Cluster:
     """One incident starting at t=1 min, then quiet until 5 minutes after it ends."""
-    c = monitored_cluster(seed)
+    c = monitored_cluster(seed, kafka_version=kafka_version)
     end = max(e for _s, e in INCIDENTS[kind]) + MINUTE
     total = end + FIVE_MIN + MINUTE
     RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=total)
@@ -255,9 +255,10 @@ def single_incident(kind: str = "outage", seed: int = SEED) -> Cluster:
     return c
 
 
-def alerts_for(kind: str, seed: int = SEED, for_ms: int | None = None) -> dict[str, bool]:
+def alerts_for(kind: str, seed: int = SEED, for_ms: int | None = None, *,
+               kafka_version: str) -> dict[str, bool]:
     """Which of the two rules fire during incident ``kind`` (run on its own)."""
-    c = single_incident(kind, seed)
+    c = single_incident(kind, seed, kafka_version=kafka_version)
     out = {}
     for rule in RULES:
         out[rule.name] = any(firing_intervals(alert_states(pts, for_ms or rule.for_ms))
@@ -288,11 +289,11 @@ def validate_incident(incident: str, for_minutes) -> None:
                          "number of minutes >= 1")
 
 
-def incident_view(incident: str = "outage", for_minutes: int = 5) -> list:
+def incident_view(incident: str = "outage", for_minutes: int = 5, *, kafka_version: str) -> list:
     """The explorer's view: one incident, both rules with ``for: <for_minutes>m``, the metrics
-    and the alert states over time."""
+    and the alert states over time, on Kafka ``kafka_version`` (the notebook's)."""
     validate_incident(incident, for_minutes)
-    c = single_incident(incident)
+    c = single_incident(incident, kafka_version=kafka_version)
     for_ms = for_minutes * MINUTE
     text = Text(tr("{incident} (from 01:00); rules evaluated every {s} s with 'for: {m}m'",
                    incident=tr(INCIDENT_TEXT[incident]), s=SCRAPE_MS // 1000, m=for_minutes)
@@ -360,7 +361,9 @@ MBEANS = (
     (M.ISR_EXPANDS, "meter", N_("ISR expansions committed on partitions this broker leads")),
     (M.UNDER_MIN_ISR, "gauge", N_("led partitions whose ISR is below min.insync.replicas")),
     (M.MAX_LAG, "gauge", N_("largest lag (records) of this broker's follower replicas")),
-    (M.OFFLINE_PARTITIONS, "gauge", N_("partitions without a leader (active controller only)")),
+    (M.OFFLINE_PARTITIONS, "gauge", N_("partitions without a leader, reported by every KRaft "
+                                       "controller (ZooKeeper mode: the active controller "
+                                       "only)")),
 )
 
 
@@ -392,10 +395,10 @@ def _rule_names(answer) -> set[str] | None:
 SLOW_FLAPPING = [(k, k + 20000) for k in range(0, 24 * MINUTE, 6 * MINUTE)]
 
 
-@lru_cache(maxsize=1)
-def slow_flapping_alerts(seed: int = SEED) -> frozenset[str]:
+@lru_cache(maxsize=2)
+def slow_flapping_alerts(seed: int = SEED, *, kafka_version: str) -> frozenset[str]:
     """The rules that fire when broker 3 is cut off for 20 s every 6 minutes (4 times)."""
-    c = monitored_cluster(seed)
+    c = monitored_cluster(seed, kafka_version=kafka_version)
     end = MINUTE + SLOW_FLAPPING[-1][1] + FIVE_MIN + MINUTE
     RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=end)
     for s, e in SLOW_FLAPPING:
@@ -405,11 +408,11 @@ def slow_flapping_alerts(seed: int = SEED) -> frozenset[str]:
     return frozenset(_fired(c))
 
 
-def exercise_cluster(seed: int = SEED):
-    """The exercise's cluster: notebook 06's (3 brokers, Kafka 3.7, topic payments led by
-    brokers 1, 2, 1, replica.lag.time.max.ms 10 s, scraped every 15 s) with acks=all traffic for
-    25 minutes. Returns the cluster."""
-    c = monitored_cluster(seed)
+def exercise_cluster(seed: int = SEED, *, kafka_version: str):
+    """The exercise's cluster: notebook 06's (3 brokers of Kafka ``kafka_version``, topic
+    payments led by brokers 1, 2, 1, replica.lag.time.max.ms 10 s, scraped every 15 s) with
+    acks=all traffic for 25 minutes. Returns the cluster."""
+    c = monitored_cluster(seed, kafka_version=kafka_version)
     RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=RATE, duration_ms=25 * MINUTE)
     return c
 

@@ -18,14 +18,15 @@ from kafkasim.course.monitoring import (
 )
 
 
-def check_slow_flapping(answer=None) -> CheckResult:
-    """Exercise 1: which rules fire when broker 3 drops out for 20 s every 6 minutes?"""
+def check_slow_flapping(answer=None, *, kafka_version: str) -> CheckResult:
+    """Exercise 1: which rules fire when broker 3 drops out for 20 s every 6 minutes, on Kafka
+    ``kafka_version`` (the notebook's)?"""
     if (m := _missing(answer)) is not None:
         return m
     got = _rule_names(answer)
     if got is None:
         return _result(False, tr("answer with a set of rule names, e.g. {\"URP\"}, or set()."))
-    fired = set(slow_flapping_alerts())
+    fired = set(slow_flapping_alerts(kafka_version=kafka_version))
     if got == fired:
         return _result(True, tr("{sorted_fired_or_no_alert}: one shrink keeps the 5-minute "
                                 "rate above 0 for just under 5 minutes, and the next one comes "
@@ -39,15 +40,16 @@ def check_slow_flapping(answer=None) -> CheckResult:
     return _result(False, tr("compare how long each expression stays true with 'for: 5m'."))
 
 
-def check_both_fire(faults=None) -> CheckResult:
+def check_both_fire(faults=None, *, kafka_version: str) -> CheckResult:
     """Exercise 2: ``faults(c)`` (cuts and heals within 20 minutes) must make both of the notes'
-    alert rules fire, judged on the scraped series as Prometheus would."""
+    alert rules fire on a cluster of Kafka ``kafka_version`` (the notebook's), judged on the
+    scraped series as Prometheus would."""
     if (m := _missing(faults)) is not None:
         return m
     if not callable(faults):
         return _result(False, tr("pass a function that takes the cluster, e.g. def "
                                  "my_faults(c): ..."))
-    c = exercise_cluster()
+    c = exercise_cluster(kafka_version=kafka_version)
     faults(c)
     if c.now > 20 * MINUTE:
         return _result(False, tr("your faults ran to {minsec_c_now}; keep them within 20:00.",

@@ -450,7 +450,7 @@ class SparkStart:
     PHASES = (N_("starting the Spark session (a JVM)"),
               N_("starting Spark's Python workers and checking them (pandas, pyarrow, "
                  "kafkasim)"),
-              N_("ready"), N_("failed"))
+              N_("ready"), N_("failed"), N_("stopped"))
 
     def __init__(self, master: str | None = None, remote: str | None = None,
                  conf: dict[str, str] | None = None) -> None:
@@ -460,6 +460,8 @@ class SparkStart:
         self.spark = None
         self.error: BaseException | None = None
         self.done = threading.Event()
+        self._stopping = threading.Event()   # spark.stop() while starting: end quietly
+        self._session = None                 # the session being warmed up
         self._listeners: list[Callable[[SparkStart], None]] = []
         self._thread = threading.Thread(target=self._run, name="kafkasim-spark-start",
                                         daemon=True)
@@ -467,7 +469,12 @@ class SparkStart:
 
     @property
     def ready(self) -> bool:
-        return self.done.is_set() and self.error is None
+        return self.done.is_set() and self.error is None and not self.stopped
+
+    @property
+    def stopped(self) -> bool:
+        """Ended by ``spark.stop()`` before it was ready."""
+        return self.phase == self.PHASES[4]
 
     def usable(self) -> bool:
         """Still starting, or ready with its session still running (not ``spark.stop()``-ed)."""
@@ -512,24 +519,49 @@ class SparkStart:
             fresh = kspark._session is None   # noqa: SLF001 - only to label the measurement
             spark = kspark.session(self.master, remote=self.remote,
                                    conf={"spark.ui.showConsoleProgress": "false", **self.conf})
+            self._session = spark
             if fresh:
                 COSTS.session_s = time.perf_counter() - t0
+            self._check_stopping()
             self._set(self.PHASES[1])
             t1 = time.perf_counter()
             cores = default_parallelism(spark)
             warm_up(spark, cores)
             COSTS.first_job_s = time.perf_counter() - t1
+            self._check_stopping()
             t2 = time.perf_counter()
             warm_up(spark, cores)
             COSTS.job_s = time.perf_counter() - t2
+            self._check_stopping()
             COSTS.cores = cores
             self.spark = spark
             self.done.set()
             self._set(self.PHASES[2])
         except BaseException as exc:   # reported by describe() and to the sweep that waits
+            if self._stopping.is_set():   # cut off by spark.stop(): not a failure
+                self.done.set()
+                self._set(self.PHASES[4])
+                return
             self.error = exc
             self.done.set()
             self._set(self.PHASES[3])
+
+    def _check_stopping(self) -> None:
+        if self._stopping.is_set():
+            raise _StartStopped
+
+    def end(self, timeout: float = 120.0) -> None:
+        """End a start still under way (``spark.stop()`` calls this first): no further job is
+        started, the one running is cancelled, and this returns once the background thread has
+        finished (or after ``timeout`` seconds). A start that is done is left as it is."""
+        if self.done.is_set():
+            return
+        self._stopping.set()
+        deadline = time.perf_counter() + timeout
+        while self._thread.is_alive() and time.perf_counter() < deadline:
+            if self._session is not None:
+                _cancel(self._session)   # again each round: a job may start after a cancel
+            self._thread.join(0.2)
 
     def wait(self, timeout: float | None = None):
         """Wait until ready; returns the session, or raises what made the start fail."""
@@ -545,6 +577,9 @@ class SparkStart:
         from kafkasim.experiments import spark as kspark
 
         tr = tr or _english
+        if self.stopped:
+            return tr("Spark was stopped before it was ready; sweeps run serially. Spark's own "
+                      "log: {log}", log=kspark.log_path())
         if self.error is not None:
             return tr("Spark could not start ({error}: {detail}); sweeps run serially. "
                       "Spark's log: {log}", error=type(self.error).__name__,
@@ -560,8 +595,29 @@ class SparkStart:
                   seconds=self.elapsed_s, log=kspark.log_path())
 
 
+class _StartStopped(Exception):
+    """Raised in the start's thread when ``spark.stop()`` ends it."""
+
+
 _start: SparkStart | None = None
 _start_lock = threading.Lock()
+
+
+def _end_start() -> None:
+    """``spark.stop()``'s first step: end the background start, if one is still under way."""
+    start = _start
+    if start is not None:
+        start.end()
+
+
+def _register_stop_hook() -> None:
+    from kafkasim.experiments import spark as kspark
+
+    if _end_start not in kspark._before_stop:   # noqa: SLF001
+        kspark._before_stop.append(_end_start)   # noqa: SLF001
+
+
+_register_stop_hook()
 
 
 def prepare(master: str | None = None, remote: str | None = None,

@@ -18,6 +18,8 @@ import json
 import math
 
 from kafkasim.course.checks import _result, unanswered
+from kafkasim.course.common import text_table
+from kafkasim.course.i18n import N_
 from kafkasim.course.i18n import tr as _tr
 
 #: gettext msgctxt of notebook 90's messages (and distributed.SparkStart.describe's): its short
@@ -31,6 +33,8 @@ def tr(message: str, /, **fields) -> str:
 
 __all__ = [
     "availability_table",
+    "columns_table",
+    "elr_table",
     "start_spark",
     "check_fetch_wait",
     "check_no_loss_config",
@@ -46,6 +50,9 @@ __all__ = [
     "shrinks_table",
     "wilson",
 ]
+
+#: decimals of every float a table here shows (probabilities, means): more would be noise
+DECIMALS = 3
 
 ACKS = "producer.acks"
 MIN_ISR = "topic.min.insync.replicas"
@@ -130,6 +137,11 @@ def _down_range(down) -> str:
     return f"{lo / 1000:g} s" if lo == hi else f"{lo / 1000:g}\u2013{hi / 1000:g} s"
 
 
+def _kind_text(kind) -> str:
+    """``power_loss``, or ``pause + power_loss`` for a mix of kinds."""
+    return kind if isinstance(kind, str) else " + ".join(kind)
+
+
 def _step_text(step: dict, tr=tr) -> str:
     who = step.get("broker", f"{step.get('a')}-{step.get('b')}")
     return tr("{fault} of broker {broker} at {at}", fault=step["do"], broker=who,
@@ -154,7 +166,8 @@ def fault_model(results, tr=tr) -> str:
         parts.append(tr(
             "faults: {kinds} at random, {rate}/min across the cluster, each broker down "
             "{down}, at most {max_down} down at once",
-            kinds=_one_or_all((f.get("kind", "crash") for f in random_faults), tr=tr),
+            kinds=_one_or_all((_kind_text(f.get("kind", "crash")) for f in random_faults),
+                              tr=tr),
             rate=_one_or_all((f["rate_per_min"] for f in random_faults), lambda r: f"{r:g}",
                              tr),
             down=_one_or_all((_down_range(f.get("down_ms", 10000)) for f in random_faults),
@@ -253,7 +266,7 @@ def loss_table(results):
                      "runs": n, "runs with loss": k, "P(loss)": k / n, "low": lo, "high": hi,
                      "lost per run": g["lost_acked"].mean(),
                      "unclean elections": int(g["unclean_elections"].sum())})
-    return _captioned(pd.DataFrame(rows), results)
+    return _captioned(pd.DataFrame(rows).round(DECIMALS), results)
 
 
 def plot_loss(table, ax=None):
@@ -318,7 +331,83 @@ def availability_table(results, by: tuple[str, ...] = (UNCLEAN,)):
                      "runs offline": int((g["offline_ms"] > 0).sum()),
                      "P(loss)": float((g["lost_acked"] > 0).mean()),
                      "lost per run": g["lost_acked"].mean()})
-    return _captioned(pd.DataFrame(rows), results)
+    return _captioned(pd.DataFrame(rows).round(DECIMALS), results)
+
+
+def elr_table(results, by: tuple[str, ...] = ("case", "kafka_version")):
+    """Per fault plan and Kafka version (ELR off on 4.0, on from 4.1): the fault rate, runs,
+    P(an acknowledged write was lost) and P(the partition was offline: no leader) each with its
+    95 % Wilson interval, and the mean offline seconds per run."""
+    import pandas as pd
+
+    rows = []
+    for key, g in _ok(results).groupby(list(by), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        n = len(g)
+        lost, offline = int((g["lost_acked"] > 0).sum()), int((g["offline_ms"] > 0).sum())
+        lo_l, hi_l = wilson(lost, n)
+        lo_o, hi_o = wilson(offline, n)
+        faults = json.loads(g["spec"].iloc[0]).get("faults") or {}
+        rate = faults.get("rate_per_min", 0)
+        rows.append({**dict(zip(by, key, strict=True)),
+                     "ELR": "on" if _elr_default(key[by.index("kafka_version")]
+                                                 if "kafka_version" in by else "") else "off",
+                     "faults/min": rate if rate else "scripted", "runs": n,
+                     "P(loss)": lost / n, "loss 95% CI": f"{lo_l:.3f}–{hi_l:.3f}",
+                     "P(offline)": offline / n, "offline 95% CI": f"{lo_o:.3f}–{hi_o:.3f}",
+                     "offline s": g["offline_ms"].mean() / 1000})
+    return _captioned(pd.DataFrame(rows).round(DECIMALS), results)
+
+
+def _elr_default(version: str) -> bool:
+    """ELR is on by default for new clusters from Kafka 4.1 (KIP-966; a preview in 4.0)."""
+    try:
+        major, minor = (int(x) for x in str(version).split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (4, 1)
+
+
+#: notebook 90's grouping of a results table's columns (prefix or name -> group)
+_COLUMN_GROUPS = (
+    (N_("the run"), ("run_id", "seed", "scenario", "kafka_version", "status", "error", "sim_ms",
+                     "events", "spec", "trace_digest")),
+    (N_("records"), ("sent", "acked", "failed", "pending", "lost_acked", "committed")),
+    (N_("final produce errors, by Kafka's error name"), ("err_", "attempt_errors")),
+    (N_("ISR, elections, failures"), ("isr_shrinks", "isr_expands", "failed_isr_updates",
+                                      "unclean_elections", "broker_failures")),
+    (N_("availability (ms)"), ("offline_ms", "unavailable_ms")),
+    (N_("latency percentiles (ms)"), ("ack_p", "hw_p")),
+    (N_("invariant checkers (check = true)"), ("first_violation", "violations",
+                                               "allowed_violations", "check_error",
+                                               "expectations_failed")),
+)
+
+
+def _column_group(name: str) -> str | None:
+    for group, keys in _COLUMN_GROUPS:
+        if any(name == k or (k.endswith("_") and name.startswith(k)) or
+               (k in ("ack_p", "hw_p") and name.startswith(k)) or
+               (k == "first_violation" and name.startswith(k)) for k in keys):
+            return group
+    return None
+
+
+def columns_table(results):
+    """A results table's columns, grouped (the varied parameters, the run, records, errors,
+    ISR and elections, availability, latency, checkers): one line per group."""
+    groups: dict[str, list[str]] = {}
+    for name in results.columns:
+        group = _column_group(name) or N_("the varied parameters")
+        groups.setdefault(group, []).append(name)
+    order = [N_("the varied parameters")] + [g for g, _keys in _COLUMN_GROUPS]
+    import textwrap
+
+    rows = []
+    for g in order:
+        for i, line in enumerate(textwrap.wrap(", ".join(groups.get(g, ())), 64)):
+            rows.append({tr("group"): tr(g) if i == 0 else "", tr("columns"): line})
+    return text_table(rows)
 
 
 def plot_availability(results, ax=None):
@@ -367,7 +456,7 @@ def shrinks_table(results, by: tuple[str, ...] = ("case", "load")):
     ok["shrinks/h"] = ok["isr_shrinks"] / hours
     ok["expands/h"] = ok["isr_expands"] / hours
     out = ok.groupby(list(by), sort=False)[["shrinks/h", "expands/h", "hw_p99_ms"]].mean()
-    return _captioned(pd.DataFrame(out).reset_index(), results)
+    return _captioned(pd.DataFrame(out).reset_index().round(1), results)
 
 
 def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):

@@ -122,6 +122,24 @@ class _RandomFailure:
         c.at(c.now + self.down_ms, _Restart(broker))
 
 
+def _unclean_elections(c, meters) -> int:
+    """Unclean leader elections in the run. ZooKeeper mode: the brokers' controller meter. KRaft:
+    the controllers' ControllerMetadataMetrics count (``metrics.committed_image``: a new leader
+    outside the previous ISR), brought up to each running controller's high watermark; the
+    largest, since a restarted controller counts only from its restart."""
+    if c.kraft is None:
+        return sum(m.get("UncleanLeaderElectionsPerSec", 0) for m in meters)
+    from kafkasim.runtime.metrics import committed_image
+
+    images = c.metrics.controller_images
+    counts = [0]
+    for node in c.kraft.nodes.values():
+        if node.is_running:
+            committed_image(images, node)
+            counts.append(images[node.id][2])
+    return max(counts)
+
+
 class _Restart:
     """Start a broker again once it has stopped (a clean shutdown may still be under way)."""
 
@@ -183,6 +201,7 @@ def schedule_faults(c, faults: dict, seed: int, end_ms: int) -> int:
         return 0
     rng = random.Random(_derived_seed(seed, "faults"))
     kind = faults.get("kind", "crash")
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)   # a list: a mix of kinds
     down = faults.get("down_ms", 10000)
     lo, hi = (down, down) if isinstance(down, int) else (down[0], down[1])
     candidates = tuple(faults.get("brokers", sorted(c.brokers)))
@@ -196,7 +215,9 @@ def schedule_faults(c, faults: dict, seed: int, end_ms: int) -> int:
             return n
         pick = rng.random()
         down_ms = rng.randint(lo, hi)
-        c.at(int(t), _RandomFailure(kind, pick, down_ms, max_down, candidates))
+        # one kind: no draw, so a single-kind plan's faults are what they always were
+        this = kinds[0] if len(kinds) == 1 else kinds[int(rng.random() * len(kinds))]
+        c.at(int(t), _RandomFailure(this, pick, down_ms, max_down, candidates))
         n += 1
 
 
@@ -204,6 +225,9 @@ def schedule_faults(c, faults: dict, seed: int, end_ms: int) -> int:
 _AVAILABILITY_KINDS = frozenset({
     "controller", "broker_start", "broker_crash", "broker_power_loss", "broker_shutdown",
     "zk_session_expired", "become_leader",
+    # KRaft: the authoritative state is the committed metadata image, which moves when the
+    # quorum's high watermark does (a fence, an election, an ISR change is committed)
+    "raft_high_watermark",
 })
 
 
@@ -272,12 +296,19 @@ class _TraceRows(list):
     Pickles (cluster snapshots) as a plain list, so snapshots do not carry the tracker.
     """
 
-    __slots__ = ("tracker",)
+    __slots__ = ("tracker", "again")
 
     def append(self, row) -> None:  # noqa: D401 - list.append with a hook
         list.append(self, row)
+        if getattr(self, "again", False):
+            # a row of interest is often written just before the state it reports changes (a
+            # KRaft controller records the fence, then replays the records that move leaders):
+            # look again at the next row, by then the change has been applied
+            self.again = False
+            self.tracker.update()
         if row[1] in _AVAILABILITY_KINDS:
             self.tracker.update()
+            self.again = True
 
     def __reduce__(self):
         return (_plain_list, (list(self),))
@@ -378,7 +409,7 @@ def _collect(row: dict, c, producers: list, availability: _Availability | None, 
     row["isr_shrinks"] = sum(m.get("IsrShrinksPerSec", 0) for m in meters)
     row["isr_expands"] = sum(m.get("IsrExpandsPerSec", 0) for m in meters)
     row["failed_isr_updates"] = sum(m.get("FailedIsrUpdatesPerSec", 0) for m in meters)
-    row["unclean_elections"] = sum(m.get("UncleanLeaderElectionsPerSec", 0) for m in meters)
+    row["unclean_elections"] = _unclean_elections(c, meters)
     row["broker_failures"] = sum(1 for r in c.trace.rows if r[1] in (
         "broker_crash", "broker_power_loss", "broker_shutdown"))
     if availability is not None:

@@ -261,11 +261,64 @@ def session(
         return _session
 
 
+#: called by ``stop()`` before the session goes down, outside its lock: ``distributed`` ends its
+#: background start (``SparkStart``) here, so that no warm-up job is cut off by the shutdown
+_before_stop: list = []
+
+#: what pyspark prints while the session it runs a job on is shut down: the job's own error is
+#: raised (and kept by whoever ran it), so these would only repeat it as a screen of Java stack
+#: trace in the cell that called ``stop()``
+_SHUTDOWN_WARNINGS = (r"(?s).*toPandas attempted Arrow optimization",
+                      r"(?s).*Exception transpiling UDF")
+_QUIET_LOGGERS = ("py4j", "py4j.clientserver", "py4j.java_gateway", "pyspark")
+
+
+@contextlib.contextmanager
+def _quiet_shutdown():
+    """py4j's and pyspark's loggers, and pyspark's warnings about a job cut off by the shutdown,
+    stay quiet while the session goes down (warnings filters are process-wide, so this covers a
+    background thread whose job the shutdown cancels)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            for message in _SHUTDOWN_WARNINGS:
+                warnings.filterwarnings("ignore", message, UserWarning)
+            yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+def _cancel_jobs(spark: Any) -> None:
+    """Cancel every job still running on ``spark`` (best effort: it may be going down)."""
+    try:
+        if type(spark).__module__.startswith("pyspark.sql.connect"):
+            if not getattr(spark, "is_stopped", False):
+                spark.interruptAll()
+        elif _is_alive(spark):
+            spark.sparkContext.cancelAllJobs()
+    except Exception:   # noqa: BLE001 - stopping anyway
+        pass
+
+
 def stop() -> None:
-    """Stop this process's session (if any), so the next ``session()`` starts afresh."""
+    """Stop this process's session (if any), so the next ``session()`` starts afresh.
+
+    Quietly: a background start still warming up (``distributed.prepare()``) is ended first and
+    waited for, jobs still running are cancelled, and what py4j and pyspark would print about
+    the jobs the shutdown cuts off stays out of this process's output."""
     global _session, _target
-    with _lock:
-        if _session is not None:
-            _session.stop()
-        _session = None
-        _target = None
+    with _quiet_shutdown():
+        for hook in list(_before_stop):
+            hook()
+        with _lock:
+            if _session is not None:
+                _cancel_jobs(_session)
+                _session.stop()
+            _session = None
+            _target = None

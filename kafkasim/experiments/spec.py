@@ -678,6 +678,21 @@ def _broker_ids_of(spec: RunSpec, scenario=None) -> list[int]:
     return list(range(1, spec.cluster.get("brokers", DEFAULTS["brokers"]) + 1))
 
 
+def _validate_fault_kind(kind: Any) -> None:
+    """``faults.kind``: one of FAULT_KINDS, or a list of distinct ones (a mix: each random fault
+    is one of them, drawn with equal odds)."""
+    kinds = [kind] if isinstance(kind, str) else kind
+    if not isinstance(kinds, (list, tuple)) or not kinds:
+        raise SweepError(f"faults.kind must be one of {', '.join(FAULT_KINDS)} or a non-empty "
+                         f"list of them (a mix), got {kind!r}")
+    for k in kinds:
+        if k not in FAULT_KINDS:
+            raise SweepError(f"faults.kind '{k}' is not one of {', '.join(FAULT_KINDS)}"
+                             f"{_suggest(str(k), FAULT_KINDS)}")
+    if len(set(kinds)) != len(kinds):
+        raise SweepError(f"faults.kind lists a kind twice: {list(kinds)!r}")
+
+
 def _validate_faults(faults: Mapping[str, Any], brokers: list[int], duration: int | None,
                      scenario: bool = False) -> None:
     _check_fields("faults", faults, FAULT_FIELDS)
@@ -686,10 +701,7 @@ def _validate_faults(faults: Mapping[str, Any], brokers: list[int], duration: in
     if scenario and faults.get("rate_per_min", 0) and duration is None and "end_ms" not in faults:
         raise SweepError("random faults in a scenario run need an end: give duration_ms (the "
                          "run lasts at least that long) or faults.end_ms")
-    kind = faults.get("kind", "crash")
-    if kind not in FAULT_KINDS:
-        raise SweepError(f"faults.kind '{kind}' is not one of {', '.join(FAULT_KINDS)}"
-                         f"{_suggest(kind, FAULT_KINDS)}")
+    _validate_fault_kind(faults.get("kind", "crash"))
     rate = faults.get("rate_per_min", 0)
     if not _is_num(rate) or not 0 <= rate <= 60_000:
         raise SweepError(f"faults.rate_per_min must be a number from 0 to 60000 (one fault a "
