@@ -21,8 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kafkasim.core import rules
-from kafkasim.course.checks import CheckResult, no_answer
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.observe.checks import attach, make_suite
@@ -163,7 +161,7 @@ class Run:
         want = c.log_records(leader, TOPIC)
         for b in _BROKERS:
             have = c.log_records(b, TOPIC)
-            at = next((i for i, (x, y) in enumerate(zip(have, want)) if x != y), None)
+            at = next((i for i, (x, y) in enumerate(zip(have, want, strict=False)) if x != y), None)
             if at is not None:
                 return Diverged(b, leader, have[at][0])
         return None
@@ -252,6 +250,10 @@ def grade(truncation: Callable | None = None, high_watermark: Callable | None = 
     if isinstance(schedules, bool) or not isinstance(schedules, int) or \
             not 1 <= schedules <= 1000:
         raise ValueError(f"schedules must be an int from 1 to 1000, got {schedules!r}")
+    for name, fn in zip(RULE_NAMES, (truncation, high_watermark), strict=True):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"grade(): the rule for {name} must be a function (or None for "
+                             f"Kafka's), got {fn!r}")
     g = Grade(schedules, [], [])
     for i in range(schedules):
         r = run_schedule(fault_schedule(i), truncation, high_watermark)
