@@ -127,3 +127,14 @@ def test_shrink_is_minimal_for_a_known_predicate():
 def test_bad_arguments_are_named(kw, needle):
     with pytest.raises(ValueError, match=needle):
         cap.grade(**kw)
+
+
+def test_a_rule_that_raises_is_reported_not_a_traceback():
+    def broken(leader_leo, current_hw, followers, maximal, now_ms, lag_ms, **_kw):
+        return followers.missing   # AttributeError on the first call
+
+    g = cap.grade(high_watermark=broken)
+    assert not g.passed and g.error is not None
+    text = repr(g)
+    assert text.startswith("your rules raised") and "schedule #0" in text
+    assert "AttributeError" in text and "'missing'" in text

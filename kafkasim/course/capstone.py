@@ -236,10 +236,11 @@ class Grade:
     original: Run | None = None
     shrunk: Run | None = None
     kafkas: bool = False    # graded Kafka's own rules
+    error: str | None = None   # what the rules raised, in which schedule
 
     @property
     def passed(self) -> bool:
-        return not self.failed
+        return not self.failed and self.error is None
 
     def __repr__(self) -> str:
         return report(self)
@@ -261,7 +262,13 @@ def grade(truncation: Callable | None = None, high_watermark: Callable | None = 
         return kafka_grade(schedules)
     g = Grade(schedules, [], [])
     for i in range(schedules):
-        r = run_schedule(fault_schedule(i), truncation, high_watermark)
+        try:
+            r = run_schedule(fault_schedule(i), truncation, high_watermark)
+        except Exception as exc:   # the learner's function raised, or returned nonsense
+            cause = exc.__cause__ or exc   # the engine wraps it in a SimulationError
+            g.error = tr("your rules raised {exc} in fault schedule #{i}",
+                         exc=f"{type(cause).__name__}: {cause}", i=i)
+            return g
         g.acked.append(r.acked)
         if r.violation is not None:
             g.failed.append(i)
@@ -374,6 +381,8 @@ def _verdict(v) -> str:
 def report(g: Grade) -> str:
     """The grade as text: PASS with the comparison to Kafka's rules, or the failing schedule,
     shrunk, and its history."""
+    if g.error is not None:
+        return g.error
     if g.passed:
         k = kafka_grade(g.schedules)
         graded = [(tr("Kafka's"), k)] if g.kafkas else [(tr("yours"), g), (tr("Kafka's"), k)]
