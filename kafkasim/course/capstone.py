@@ -373,8 +373,9 @@ def history(run: Run) -> Text:
 
 def _verdict(v) -> str:
     if isinstance(v, Diverged):
-        return tr("ReplicasConverge: at the end broker {b} holds another record than leader "
-                  "{l} at offset {o}", b=v.broker, l=v.leader, o=v.offset)
+        return tr("ReplicasConverge: at the end broker {b} holds another batch than leader {l} "
+                  "at offset {o} (another record, or the same record in another leader epoch)",
+                  b=v.broker, l=v.leader, o=v.offset)
     return tr("{inv}: {msg}", inv=v.invariant, msg=v.message.split(":")[0])
 
 
