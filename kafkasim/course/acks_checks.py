@@ -33,7 +33,12 @@ def check_after_append(today=None, kafka_3_6=None) -> CheckResult:
     return _result(True, tr("3.6: {v_3_6} (the HW passed the record with an ISR of one; the "
                             "record stays in the log). Today: {today} (the HW is frozen below "
                             "min ISR, the wait ends at request.timeout.ms; the record stays in "
-                            "the log and may still be committed later).",
+                            "the log and may still be committed later). The producer's own "
+                            "30 s timer starts before the broker's, so it fires first: the "
+                            "callback gets a TimeoutException, 'Disconnected from node 1 due "
+                            "to timeout' (Sender.handleProduceResponse). With the default "
+                            "replica.lag.time.max.ms (30 s), 3.6 would time out too: the ISR "
+                            "shrinks only after the request has expired.",
                             v_3_6=right['3.6'], today=right['today']))
 
 
