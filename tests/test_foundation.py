@@ -12,7 +12,6 @@ import importlib.metadata as metadata
 import json
 import os
 import re
-import signal
 import socket
 import stat
 import subprocess
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from processes import stop_process_group
 
 from benchmarks import run as bench_run
 
@@ -379,13 +379,7 @@ class LabServer:
         return url.split("?token=")[1]
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=30)
+        stop_process_group(self.proc)
 
 
 async def run_cells_in_kernel(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import threading
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from labdriver import REPO, free_port
+from processes import stop_process_group
 
 SKIP = os.environ.get("KAFKASIM_SKIP_BROWSER", "").strip() not in ("", "0")
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -56,13 +56,7 @@ class ScriptLab:
         raise AssertionError("lab.sh printed no URL:\n" + "".join(self.log[-40:]))
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=30)
+        stop_process_group(self.proc)
 
 
 @pytest.mark.parametrize("relative", [False, True], ids=["absolute-dir", "relative-dir"])
