@@ -7,8 +7,10 @@ meters. Lifecycle: ``start`` (register in ZooKeeper, maybe become controller) an
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from kafkasim.control.controller import KafkaController
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
@@ -47,6 +49,8 @@ SHUTTING_DOWN = "shutting down"
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
           "UncleanLeaderElectionsPerSec", "IncrementalFetchSessionEvictionsPerSec")
+
+_last_offset = itemgetter(1)   # a ProducerBatch header's last offset
 
 
 @dataclass(slots=True)
@@ -341,12 +345,11 @@ class Broker:
             cluster.trace.rows.append((now, "append", self.id, topic, log.partition,
                                        (first, last, log.epochs[-1])))
         else:
-            # ProducerStateManager.update with the idempotent batch headers the chunk brought
-            # (the headers are in offset order and do not overlap)
+            # ProducerStateManager.update with the idempotent batch headers the chunk brought:
+            # those ending at or after ``first`` (the headers are in offset order and do not
+            # overlap, so their last offsets ascend)
             pb = log.producer_batches
-            i = len(pb)
-            while i > 0 and pb[i - 1][1] >= first:
-                i -= 1
+            i = bisect_left(pb, first, key=_last_offset)
             if i < len(pb):
                 producer_state.update(log.producer_states, pb[i:])
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
