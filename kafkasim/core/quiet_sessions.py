@@ -199,7 +199,8 @@ def build_changed(thread: ReplicaFetcherThread, ctx: FetcherContext) -> bool:
         # sets the timer
         return False
     thread.dirty = changes.waiting
-    thread.send_request(ctx, session, *_update_session(session, changes))
+    to_send, to_forget = _update_session(session, changes)
+    thread.send_request(ctx, session, to_send, to_forget)
     return True
 
 

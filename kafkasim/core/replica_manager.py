@@ -551,7 +551,8 @@ class ReplicaManager:
         if req.session_epoch > 0:
             shard = cache.shard_for(req.session_id)
             cached = shard.sessions.get(req.session_id) if shard is not None else None
-            if quiet_sessions.LAZY and cached is not None and cached.epoch == req.session_epoch:
+            # (a session has quiet partitions only while ``self.quiet`` lists them)
+            if self.quiet and cached is not None and cached.epoch == req.session_epoch:
                 quiet_sessions.wake_named(self, cached, req)
             fctx = incremental_context(shard, cached, req, now)
             if fctx.kind == INCREMENTAL:   # the session stays: nothing to drain

@@ -7,10 +7,8 @@ meters. Lifecycle: ``start`` (register in ZooKeeper, maybe become controller) an
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from kafkasim.control.controller import KafkaController
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
@@ -49,8 +47,6 @@ SHUTTING_DOWN = "shutting down"
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
           "UncleanLeaderElectionsPerSec", "IncrementalFetchSessionEvictionsPerSec")
-
-_last_offset = itemgetter(1)   # a ProducerBatch header's last offset
 
 
 @dataclass(slots=True)
@@ -345,11 +341,15 @@ class Broker:
             cluster.trace.rows.append((now, "append", self.id, topic, log.partition,
                                        (first, last, log.epochs[-1])))
         else:
-            # ProducerStateManager.update with the idempotent batch headers the chunk brought:
-            # those ending at or after ``first`` (the headers are in offset order and do not
-            # overlap, so their last offsets ascend)
+            # ProducerStateManager.update with the idempotent batch headers the chunk brought
+            # (the headers are in offset order and do not overlap)
             pb = log.producer_batches
-            i = bisect_left(pb, first, key=_last_offset)
+            i = len(pb)
+            if i and pb[-1][0] == first:
+                i -= 1   # the usual fetch: the chunk starts with the newest batch, so holds it only
+            else:
+                while i > 0 and pb[i - 1][1] >= first:
+                    i -= 1
             if i < len(pb):
                 producer_state.update(log.producer_states, pb[i:])
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
