@@ -17,15 +17,19 @@ figure (``linger5_trace_cost_vs_skeleton``; ``..._best_vs_best`` divides the bes
 side's time includes one pass of the cyclic collector over what its run allocated
 (``skeleton.settle_collector``).
 
-Target (issue 3): >= 100 simulated seconds per wall second for the headline variant.
+Retired targets, kept as history: issue 3's ">= 100 simulated seconds per wall second" for the
+headline variant and issue 17's "<= 3x the skeleton" both drove the inlined rule twins that issue
+29 removed, and issue 29 retired them. They are printed only as ``history_*`` figures (what 100
+simulated s per wall s would cost against this run's skeleton), with no pass/fail verdict; the
+one bound in force is issue 29's (below).
 
 Baseline measured in the same run: ``benchmarks/skeleton.py`` carries the same traffic (the same
 ~1,600 events per simulated second: ticks, sender wake-ups, Produce, two Fetch responses, two
 Fetch requests and the ProduceResponse per batch, each message with its send/recv trace rows)
 with none of Kafka's rules. ``skeleton_sim_s_per_wall_s`` is the speed of light for a
 per-message simulation in this interpreter; ``linger5_trace_cost_vs_skeleton`` says how many
-times that floor kafkasim costs (the target needs <= skeleton speed / 100). The same wall-clock
-ratio is also judged against issue 29's bound for the rules' cost (at most 1.3x the ratio at
+times that floor kafkasim costs. That wall-clock ratio is judged against issue 29's bound for
+the rules' cost (at most 1.3x the ratio at
 e4aa80c: ``bench_instructions.within_bound``, ``meets_target_wall_within_1_3x_of_e4aa80c``), which
 ``bench_instructions`` measures by instruction count and bytecodes too. The two differ:
 kafkasim's instructions cost more each than the skeleton's (more L1 data misses and branch
@@ -43,7 +47,8 @@ from benchmarks.bench_instructions import AT_E4AA80C, within_bound
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
-TARGET_SIM_S_PER_WALL_S = 100.0
+#: issue 3's target, retired by issue 29: printed as history only (``history_*``), no verdict
+RETIRED_TARGET_SIM_S_PER_WALL_S = 100.0
 RATE = 1000          # records per second
 DRAIN_STEP_MS = 100  # after the workload, run in steps until nothing is pending
 DRAIN_MAX_MS = 10_000
@@ -153,11 +158,10 @@ def run(quick: bool = False) -> dict:
     wall_ratio = out["linger5_trace_cost_vs_skeleton"]
     out["wall_vs_e4aa80c"] = round(wall_ratio / AT_E4AA80C["wall"], 2)
     out["meets_target_wall_within_1_3x_of_e4aa80c"] = within_bound(wall_ratio, "wall")
-    out["target_cost_vs_skeleton"] = round(
-        out["skeleton_sim_s_per_wall_s"] / TARGET_SIM_S_PER_WALL_S, 2)
-    out["target_sim_s_per_wall_s"] = TARGET_SIM_S_PER_WALL_S
-    for label in ("linger5_trace", "linger0_trace"):
-        out[f"meets_target_{label}"] = out[f"{label}_sim_s_per_wall_s"] >= TARGET_SIM_S_PER_WALL_S
+    # issue 3's retired target (>= 100 simulated s per wall s), as history: no verdict
+    out["history_retired_target_sim_s_per_wall_s"] = RETIRED_TARGET_SIM_S_PER_WALL_S
+    out["history_retired_target_cost_vs_skeleton"] = round(
+        out["skeleton_sim_s_per_wall_s"] / RETIRED_TARGET_SIM_S_PER_WALL_S, 2)
     return out
 
 

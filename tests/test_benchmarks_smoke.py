@@ -69,7 +69,9 @@ def test_bench_workload_quick():
         assert out[f"linger{linger}_trace_events"] == out[f"linger{linger}_notrace_events"]
     # lingering batches records, so it needs fewer events for the same records
     assert out["linger5_trace_events"] < out["linger0_trace_events"]
-    assert out["target_sim_s_per_wall_s"] == 100.0
+    # issue 3's and 17's targets are retired (issue 29): history figures, never a verdict
+    assert out["history_retired_target_sim_s_per_wall_s"] == 100.0
+    assert not [k for k in out if k.startswith(("meets_target_linger", "target_"))]
     # the skeleton baseline carries the same traffic: within 2% of kafkasim's event count
     assert abs(out["skeleton_events"] - out["linger5_trace_events"]) <= \
         0.02 * out["linger5_trace_events"]

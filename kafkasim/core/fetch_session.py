@@ -544,18 +544,13 @@ def response_partitions(cache: FetchSessionCache, fctx: FetchContext, datas, now
 
 def incremental_response(fctx: FetchContext, datas) -> tuple[str, int, tuple]:
     """IncrementalFetchContext.updateAndGenerateResponseData: (error, session id, the
-    partitions with something to say)."""
+    partitions with something to say). Its iterator keeps those with something to say
+    (maybeUpdateResponseData), a partition with records moving to the end of the session
+    order."""
     session = fctx.session
     # expectedEpoch = nextEpoch(the request's epoch), which incremental_context gave the session
     if session.epoch != fctx.epoch:
         return E.INVALID_FETCH_SESSION_EPOCH, session.id, ()   # a duplicate request
-    return _NONE, session.id, incremental_partitions(session, datas)
-
-
-def incremental_partitions(session: FetchSession, datas) -> tuple:
-    """The partitions of an incremental answer (updateAndGenerateResponseData's iterator, for a
-    session at the request's epoch): those with something to say (maybeUpdateResponseData),
-    a partition with records moving to the end of the session order."""
     parts = session.partitions
     out = []
     for pd in datas:
@@ -576,4 +571,4 @@ def incremental_partitions(session: FetchSession, datas) -> tuple:
                 session.place(cp)
         elif cp.maybe_update_response_data(pd, True):
             out.append(pd)
-    return tuple(out)
+    return _NONE, session.id, tuple(out)

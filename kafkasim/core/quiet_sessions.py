@@ -193,12 +193,13 @@ def build_changed(thread: ReplicaFetcherThread, ctx: FetcherContext) -> bool:
             ctx.rules is not thread.built_rules or max_bytes != thread.built_max_bytes:
         return False
     changes = _changed_sets(thread, ctx, max_bytes)
-    if changes is None:
+    if changes is None or changes.added is None and \
+            len(changes.removed) == len(session.session_partitions):
+        # the full pass must run; or nothing is left to fetch: the full pass forgets them and
+        # sets the timer
         return False
-    if changes.added is None and len(changes.removed) == len(session.session_partitions):
-        return False   # nothing left to fetch: the full pass forgets them and sets the timer
-    to_send, to_forget = _update_session(session, changes)
     thread.dirty = changes.waiting
+    to_send, to_forget = _update_session(session, changes)
     thread.send_request(ctx, session, to_send, to_forget)
     return True
 
@@ -252,10 +253,11 @@ def _update_session(session: FetchSessionHandler, changes: SessionChanges
         altered.sort(key=lambda fp: pos[(fp.topic, fp.partition)])
     for fp in altered:
         held[(fp.topic, fp.partition)] = fp
+    forgotten = tuple(removed) if removed else ()
     if added is None:
-        return tuple(altered), tuple(removed)
+        return tuple(altered), forgotten
     tp = (added.topic, added.partition)
     held[tp] = added
     pos[tp] = session.next_pos
     session.next_pos += 1
-    return (added, *altered), tuple(removed)
+    return (added, *altered), forgotten

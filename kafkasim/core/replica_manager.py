@@ -541,30 +541,27 @@ class ReplicaManager:
     def _new_context(self, ctx: ReplicaManagerContext, req: FetchRequest, now: int
                      ) -> tuple[fetch_session.FetchContext | None, list | tuple]:
         """FetchManager.newContext: the request's FetchContext (None: sessionless before 1.1 or
-        with the rule off) and the fetchInfos it reads (FetchContext.foreachPartition)."""
+        with the rule off) and the fetchInfos it reads (FetchContext.foreachPartition). An
+        incremental request's session is looked up once, and (the lazy read) its quiet
+        partitions the request names are woken first."""
         if not ctx.rules.fetch.fetch_sessions or (req.session_epoch == FINAL_EPOCH
                                             and req.session_id == INVALID_SESSION_ID):
             return None, req.partitions
         cache = self.fetch_sessions or self.session_cache(ctx)   # made at the first fetch
         if req.session_epoch > 0:
-            fctx = self._incremental_context(cache, req, now)
+            shard = cache.shard_for(req.session_id)
+            cached = shard.sessions.get(req.session_id) if shard is not None else None
+            # (a session has quiet partitions only while ``self.quiet`` lists them)
+            if self.quiet and cached is not None and cached.epoch == req.session_epoch:
+                quiet_sessions.wake_named(self, cached, req)
+            fctx = incremental_context(shard, cached, req, now)
+            if fctx.kind == INCREMENTAL:   # the session stays: nothing to drain
+                return fctx, quiet_sessions.partitions_to_read(fctx.session)
         else:
             fctx = fetch_session.new_context(cache, req, now)
-        if fctx.kind == INCREMENTAL:   # the session stays: nothing to drain
-            return fctx, quiet_sessions.partitions_to_read(fctx.session)
         for gone in cache.drain_removed():   # (only an incremental context has a session)
             quiet_sessions.settle_session(self, gone)
         return fctx, [] if fctx.kind == SESSION_ERROR else req.partitions
-
-    def _incremental_context(self, cache: fetch_session.FetchSessionCache, req: FetchRequest,
-                             now: int) -> fetch_session.FetchContext:
-        """FetchManager.newContext for an incremental request: the session looked up once, and
-        (the lazy read) its quiet partitions the request names woken first."""
-        shard = cache.shard_for(req.session_id)
-        cached = shard.sessions.get(req.session_id) if shard is not None else None
-        if quiet_sessions.LAZY and cached is not None and cached.epoch == req.session_epoch:
-            quiet_sessions.wake_named(self, cached, req)
-        return incremental_context(shard, cached, req, now)
 
     def _read_from_local_log(self, ctx: ReplicaManagerContext, req: FetchRequest, parts,
                              session, now: int) -> tuple[list, bool]:
@@ -690,17 +687,17 @@ class ReplicaManager:
         early = self._check_fetch_offset(ctx, req, fp, part, hw, leo, ls)
         if early is not None:
             return early
-        max_offset = leo if req.replica_id >= 0 else hw  # read_committed LSO == HW (no txns)
+        follower = req.replica_id >= 0
+        max_offset = leo if follower else hw  # read_committed LSO == HW (no txns)
         chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes) \
             if fp.fetch_offset < max_offset else None
-        if update_follower_state:
-            if req.replica_id >= 0 and req.replica_id not in part.remote:
+        if update_follower_state and follower:
+            if req.replica_id not in part.remote:
                 # before 3.3: ReplicaManager.updateFollowerFetchState could not record the
                 # position of a broker outside the replica set and answered withEmptyFetchInfo
                 # (no error)
                 return _no_records(fp, hw, ls, leo)
-            if req.replica_id >= 0:
-                self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw, leo, ls)
+            self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw, leo, ls)
         if chunk is None:   # nothing to read
             if omit_empty:
                 return None
@@ -813,47 +810,35 @@ class ReplicaManager:
         return True
 
     def _can_complete(self, ctx: ReplicaManagerContext, df: DelayedFetch, datas: list) -> bool:
-        """DelayedFetch.tryComplete's cases: a partition not served here any more or fenced
-        answers now, else the bytes the fetch could return now are counted up to min.bytes.
-        Each partition served is read first (into ``datas``, kept for the answer): a read of
-        at least min.bytes settles the count, else Log.bytes_between counts."""
+        """DelayedFetch.tryComplete's cases: A-C, a partition not served here (any more) or
+        whose leader epoch moved past the fetch's (fenced) answers now; D, the bytes the fetch
+        could return now are counted up to min.bytes. Each partition served is read first (into
+        ``datas``, kept for the answer): a read of at least min.bytes settles the count, else
+        Log.bytes_between counts, to the LEO (followers) or the HW (consumers)."""
         request = df.request
         min_bytes = request.min_bytes
+        follower = request.replica_id >= 0
         total = 0
         for fp in df.partitions:
             part = self.partitions.get((fp.topic, fp.partition))
-            if self._must_answer_now(ctx, request, fp, part):
-                return True
+            if part is None or not part.is_leader and (follower or part.leader_id < 0 or
+                                                       not ctx.rules.fetch.fetch_from_follower):
+                return True   # not served here (any more)
+            if 0 <= fp.current_leader_epoch < part.leader_epoch:
+                return True   # fenced
             pd = self._read_partition(ctx, request, fp, False, part=part)
             datas.append(pd)
-            if total < min_bytes:
-                total += self._bytes_readable(request, fp, part, pd, min_bytes)
+            if total >= min_bytes:
+                continue
+            records = pd.records
+            if records.ids and sum(records.sizes) >= min_bytes:
+                total += min_bytes   # (the usual follower fetch)
+                continue
+            log = part.log
+            end = log.log_end_offset if follower else log.high_watermark
+            if end > fp.fetch_offset:
+                total += log.bytes_between(fp.fetch_offset, end, min_bytes)
         return total >= min_bytes
-
-    @staticmethod
-    def _must_answer_now(ctx: ReplicaManagerContext, request: FetchRequest, fp,
-                         part: Partition | None) -> bool:
-        """DelayedFetch.tryComplete cases A-C: the partition is not served here (any more),
-        or its leader epoch moved past the fetch's (fenced)."""
-        if part is None:
-            return True
-        if not part.is_leader and not (request.replica_id < 0 and part.leader_id >= 0
-                                       and ctx.rules.fetch.fetch_from_follower):
-            return True
-        return 0 <= fp.current_leader_epoch < part.leader_epoch
-
-    @staticmethod
-    def _bytes_readable(request: FetchRequest, fp, part: Partition, pd: FetchPartitionData,
-                        min_bytes: int) -> int:
-        """The bytes a partition adds to a parked fetch's count (at least ``min_bytes`` once it
-        has them): its read's, when they reach min.bytes (the usual follower fetch), else
-        those between the fetch offset and the LEO (followers) or HW (consumers)."""
-        records = pd.records
-        if records.ids and sum(records.sizes) >= min_bytes:
-            return min_bytes
-        log = part.log
-        end = log.log_end_offset if request.replica_id >= 0 else log.high_watermark
-        return log.bytes_between(fp.fetch_offset, end, min_bytes) if end > fp.fetch_offset else 0
 
     def _on_complete_fetch(self, ctx: ReplicaManagerContext, df: DelayedFetch,
                            datas: list) -> None:

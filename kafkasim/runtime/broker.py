@@ -345,8 +345,11 @@ class Broker:
             # (the headers are in offset order and do not overlap)
             pb = log.producer_batches
             i = len(pb)
-            while i > 0 and pb[i - 1][1] >= first:
-                i -= 1
+            if i and pb[-1][0] == first:
+                i -= 1   # the usual fetch: the chunk starts with the newest batch, so holds it only
+            else:
+                while i > 0 and pb[i - 1][1] >= first:
+                    i -= 1
             if i < len(pb):
                 producer_state.update(log.producer_states, pb[i:])
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
