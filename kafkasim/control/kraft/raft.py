@@ -15,8 +15,11 @@ play that role and end with ``_poll``, which re-arms one "poll" timer at the ear
 (stale timers are ignored by generation number). Time is the caller's virtual ms; randomness is
 ``ctx.random_int`` (Java's ``Random.nextInt(bound)``).
 
-Simplifications: one static voter set (kraft.version 0: no AddVoter/RemoveVoter/UpdateVoter,
-no directory ids, endpoints or cluster ids), no snapshots/FetchSnapshot, the log never loses
+Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; kraft.version 1
+(KIP-853, 3.9+) reads the voter set from the VotersRecord control records of the log
+(voter_set.VoterSetHistory: in force once appended, dropped on truncation), and the leader
+handles AddRaftVoter / RemoveRaftVoter (raft_reconfig). Simplifications: no UpdateVoter, no
+cluster ids, observers keyed by id (not id + directory id), no snapshots/FetchSnapshot, the log never loses
 flushed entries, no batch size limits (appends linger controller.quorum.append.linger.ms, then
 drain as one batch), no graceful-shutdown timer, no listener (handleCommit) API: the glue reads
 the log below ``on_high_watermark``.
@@ -30,6 +33,13 @@ from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
+from kafkasim.control.kraft.raft_reconfig import RaftReconfig, VoterChangeOperation
+from kafkasim.control.kraft.voter_set import (
+    KRaftVersionRecord,
+    ReplicaKey,
+    VoterSet,
+    VoterSetHistory,
+)
 from kafkasim.core import events as ev
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
@@ -306,6 +316,9 @@ class LeaderState(EpochState):
         self.resign_requested = False
         self.pending: list = []          # BatchAccumulator: appended, not yet drained
         self.linger_deadline = NEVER
+        # KIP-853: AddVoterHandlerState / RemoveVoterHandlerState (raft_reconfig)
+        self.add_voter_state = None
+        self.remove_voter_state = None
 
     def time_until_check_quorum_expires(self, now) -> int:
         """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
@@ -345,8 +358,24 @@ class LeaderState(EpochState):
             return True
         return False
 
+    def update_voter_and_observer_states(self, voter_ids) -> None:
+        """LeaderState.updateVoterAndObserverStates: the states of the current voter set (kept
+        from observers that became voters); voters that left become observers."""
+        old = self.voter_states
+        new = {}
+        for v in sorted(voter_ids):
+            state = old.get(v) or self.observer_states.pop(v, None) or ReplicaState(v)
+            self.observer_states.pop(v, None)
+            new[v] = state
+        for v, state in old.items():
+            if v not in new:
+                self.observer_states.setdefault(v, state)
+        self.voter_states = new
+        self.fetched_voters &= set(new)
+
     def update_local_state(self, leo: int) -> bool:
-        state = self.voter_states[self.leader_id]
+        state = self.voter_states.get(self.leader_id) or self.observer_states.setdefault(
+            self.leader_id, ReplicaState(self.leader_id, True))
         if state.end_offset is not None and state.end_offset > leo:
             raise RuntimeError(f"Detected non-monotonic update of local end offset: "
                                f"{state.end_offset} -> {leo}")
@@ -533,9 +562,18 @@ class KafkaRaftClient:
                  quorum_state: dict | None = None, check_quorum: bool = True,
                  quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
                  fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True,
-                 voted_state: bool = False):
+                 voted_state: bool = False, kraft_version: int = 0,
+                 directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
+                 supported_kraft_version: tuple[int, int] | None = None):
         self.node_id = node_id
-        self.voters = tuple(sorted(voters))
+        self.directory_id = directory_id
+        # controller.quorum.voters, or controller.quorum.bootstrap.servers (KIP-853): where an
+        # observer sends its fetches until it knows the leader
+        self.bootstrap_servers = tuple(sorted(voters))
+        static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
+        self.voter_history = VoterSetHistory(static, kraft_version)
+        self.supported_kraft_version = supported_kraft_version   # ApiVersions (None: < 3.9)
+        self.voters = static.voter_ids()
         if observer == (node_id in self.voters):
             raise ValueError(f"node {node_id}: observer={observer} but the voter set is "
                              f"{list(self.voters)} (QuorumState.isVoter)")
@@ -573,6 +611,7 @@ class KafkaRaftClient:
         self._handler = RaftRequestHandler(self)
         self._poller = RaftPollLoop(self)
         self._transitions = QuorumTransitions(self)
+        self._reconfig = RaftReconfig(self)
 
     # --- read side ---------------------------------------------------------------------------
     @property
@@ -678,6 +717,7 @@ class KafkaRaftClient:
         self._poll_at = None
         self._fired = None
         self.state = None
+        self._update_voters(ctx)
         now = ctx.now
         epoch, leader, voted = self._election()
         me = self.node_id
@@ -742,6 +782,73 @@ class KafkaRaftClient:
         st.resign_requested = True
         self._poll(ctx)
 
+    def add_voter(self, ctx, voter_key: ReplicaKey, endpoints) -> VoterChangeOperation:
+        """KafkaRaftClient.handleAddVoterRequest (KIP-853): NOT_LEADER_OR_FOLLOWER off the
+        leader, INVALID_REQUEST without a directory id or a CONTROLLER endpoint, then
+        AddVoterHandler (raft_reconfig). Returns the operation; ``done`` when answered."""
+        op = VoterChangeOperation("add", voter_key, tuple(endpoints))
+        st = self.state
+        if not isinstance(st, LeaderState):
+            op.error = M.NOT_LEADER_OR_FOLLOWER
+            return op
+        if voter_key.directory_id is None:
+            op.error, op.message = M.INVALID_REQUEST, "Add voter request didn't include a valid voter"
+            return op
+        if not any(e[0] == "CONTROLLER" for e in endpoints):
+            op.error = M.INVALID_REQUEST
+            op.message = (f"Add voter request didn't include the endpoint ({list(endpoints)}) "
+                          "for the default listener CONTROLLER")
+            return op
+        op = self._reconfig.handle_add_voter_request(ctx, st, voter_key, endpoints)
+        self._poll(ctx)
+        return op
+
+    def remove_voter(self, ctx, voter_key: ReplicaKey) -> VoterChangeOperation:
+        """KafkaRaftClient.handleRemoveVoterRequest (KIP-853), then RemoveVoterHandler."""
+        op = VoterChangeOperation("remove", voter_key)
+        st = self.state
+        if not isinstance(st, LeaderState):
+            op.error = M.NOT_LEADER_OR_FOLLOWER
+            return op
+        if voter_key.directory_id is None:
+            op.error = M.INVALID_REQUEST
+            op.message = "Remove voter request didn't include a valid voter"
+            return op
+        op = self._reconfig.handle_remove_voter_request(ctx, st, voter_key)
+        self._poll(ctx)
+        return op
+
+    def append_voters_record(self, ctx, voters: VoterSet, kraft_version: int | None = None
+                             ) -> int:
+        """LeaderState.appendVotersRecord: the accumulator completes its open batch and the
+        control batch goes to the log at once; the new voter set counts from now on. With
+        ``kraft_version`` a KRaftVersionRecord goes first (the kraft.version upgrade).
+        Returns the VotersRecord's offset."""
+        st = self.state
+        batch, st.pending, st.linger_deadline = st.pending, [], NEVER
+        if batch:
+            self.log.append_as_leader(batch, st.epoch)
+        control = [voters.to_voters_record()]
+        if kraft_version is not None:
+            control.insert(0, KRaftVersionRecord(kraft_version))
+        first = self.log.append_as_leader(control, st.epoch)
+        self._flush_leader_log(ctx, st)
+        return first + len(control) - 1
+
+    def _update_voters(self, ctx) -> None:
+        """KRaftControlRecordStateMachine.updateState: read control records appended since."""
+        if self.voter_history.update(self.log):
+            self._voters_changed(ctx)
+
+    def _voters_changed(self, ctx) -> None:
+        voters = self.voter_history.last_value()
+        self.voters = voters.voter_ids()
+        self.observer = not voters.is_voter(ReplicaKey(self.node_id, self.directory_id))
+        entry = self.voter_history.last_entry()
+        ctx.trace("raft_voters", ev.RaftVoters(entry[0] if entry else -1, self.voters))
+        if isinstance(self.state, LeaderState):
+            self.state.update_voter_and_observer_states(self.voters)
+
     def on_timer(self, ctx, timer: str, *args) -> None:
         if self.state is None:
             return
@@ -768,6 +875,8 @@ class KafkaRaftClient:
         if self.state is None or not self._requests.is_response_expected(dst, correlation_id):
             return
         self._requests.on_response_result(dst, correlation_id, False, ctx.now)
+        if isinstance(self.state, LeaderState):     # an ApiVersions to a new voter failed
+            self._reconfig.handle_api_versions_response(ctx, dst, None)
         self._poll(ctx)
 
     def on_peer_gone(self, ctx, dead: int) -> None:
@@ -806,6 +915,8 @@ class KafkaRaftClient:
         """durableTransitionTo writes the election state before the state changes (a vote is
         persisted before it is answered); memoryTransitionTo only for Resigned/Prospective."""
         old = self.state
+        if isinstance(old, LeaderState) and (old.add_voter_state or old.remove_voter_state):
+            self._reconfig.close(ctx, old)
         if durable:
             self._stored = {"leader_epoch": new.epoch, "leader_id": new.leader_id,
                             "voted_id": new.voted_id}
@@ -876,6 +987,7 @@ class KafkaRaftClient:
         """flushLeaderLog / updateLeaderEndOffsetAndTimestamp: new local end offset, maybe a new
         high watermark, then parked fetches waiting for data complete."""
         leo = self.log.end_offset
+        self._update_voters(ctx)
         if st.update_local_state(leo):
             self._on_high_watermark(ctx, st.high_watermark)
         self._handler._complete_purgatory(ctx, leo)
@@ -892,6 +1004,8 @@ class KafkaRaftClient:
         if self.fast_hwm_replication and isinstance(st, LeaderState):
             # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
             self._handler._complete_purgatory(ctx, None)
+        if isinstance(st, LeaderState) and (st.add_voter_state or st.remove_voter_state):
+            self._reconfig.high_watermark_updated(ctx, st)
 
     # --- poll --------------------------------------------------------------------------------
     def _poll(self, ctx) -> None:
@@ -1077,6 +1191,17 @@ class RaftRequestHandler:
             st.unacked_voters.remove(src)
         return True
 
+    # --- ApiVersions (KIP-853: the leader asks a controller it adds) -------------------------
+    def _handle_api_versions_request(self, ctx, src, req: M.ApiVersionsRequest):
+        return M.ApiVersionsResponse(req.correlation_id, M.NONE,
+                                     self.client.supported_kraft_version)
+
+    def _handle_api_versions_response(self, ctx, src, resp: M.ApiVersionsResponse) -> bool:
+        """KafkaRaftClient.handleApiVersionsResponse: ignored unless leader."""
+        if not isinstance(self.client.state, LeaderState):
+            return True
+        return self.client._reconfig.handle_api_versions_response(ctx, src, resp)
+
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
         st = self.client.state
@@ -1153,10 +1278,13 @@ class RaftRequestHandler:
             offset = self.client.log.truncate_to_end_offset(resp.diverging_end_offset,
                                                      resp.diverging_epoch)
             ctx.trace("raft_truncate", ev.RaftTruncate(before, offset, st.leader_id, st.epoch))
+            if self.client.voter_history.truncate_new_entries(offset):
+                self.client._voters_changed(ctx)
         else:
             if resp.records:
                 self.client.log.append_as_follower(
                     e for e in resp.records if e[0] >= self.client.log.end_offset)
+                self.client._update_voters(ctx)
             if resp.high_watermark >= 0:
                 hw = min(self.client.log.end_offset, resp.high_watermark)
                 if st.high_watermark != UNKNOWN and hw < st.high_watermark:
@@ -1214,6 +1342,9 @@ class RaftPollLoop:
             self.client._transitions._to_resigned(
                 ctx, st.non_leader_voters_by_descending_fetch_offset())
             return 0
+        change = NEVER
+        if st.add_voter_state is not None or st.remove_voter_state is not None:
+            change = self.client._reconfig.maybe_expire_pending_operation(ctx, st, now)
         if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
             batch, st.pending, st.linger_deadline = st.pending, [], NEVER
             self.client.log.append_as_leader(batch, st.epoch)
@@ -1234,7 +1365,7 @@ class RaftPollLoop:
             st.begin_quorum_epoch_deadline = now + st.begin_quorum_epoch_timeout
         else:
             begin = st.begin_quorum_epoch_deadline - now
-        return min(begin, check, drain)
+        return min(begin, check, drain, change)
 
     def _maybe_send_vote_requests(self, ctx, st) -> int:
         if st.election.is_vote_rejected():
@@ -1293,7 +1424,7 @@ class RaftPollLoop:
             wait = self._maybe_send(ctx, leader, self._build_fetch_request)
         else:
             wait = self.client._requests.backoff_before_available_bootstrap_server(
-                self.client.voters, now)
+                self.client.bootstrap_servers, now)
         return min(wait, st.fetch_deadline - now)
 
     def _poll_resigned(self, ctx, st: ResignedState, now) -> int:
@@ -1302,7 +1433,8 @@ class RaftPollLoop:
             wait = min(wait, self._maybe_send(ctx, v, lambda c: M.EndQuorumEpochRequest(
                 c, st.epoch, self.client.node_id, st.preferred_successors)))
         if now >= st.election_deadline:
-            if self.client.pre_vote:      # 4.0: Resigned -> Unattached(epoch + 1)
+            # 4.0: Resigned -> Unattached(epoch + 1); so a leader the voter set no longer has
+            if self.client.pre_vote or self.client.observer:
                 self.client._to_unattached(ctx, st.epoch + 1)
             else:
                 self.client._to_candidate(ctx)
@@ -1336,7 +1468,7 @@ class RaftPollLoop:
 
     def _maybe_send_any_voter_fetch(self, ctx) -> int:
         now = ctx.now
-        requests, voters = self.client._requests, self.client.voters
+        requests, voters = self.client._requests, self.client.bootstrap_servers
         dst = requests.find_ready_bootstrap_server(voters, now, ctx.random_int)
         if dst is not None:
             return self._maybe_send(ctx, dst, self._build_fetch_request)
@@ -1391,9 +1523,16 @@ class QuorumTransitions:
                              st.election.granted, now, self.client.fetch_timeout_ms)
         self.client._transition(ctx, leader, durable=True)
         self.client.elected_epochs.append(leader.epoch)
-        self.client.log.append_as_leader(
-            [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
-                                   leader.granting_voters)], leader.epoch)
+        records = [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
+                                         leader.granting_voters)]
+        history = self.client.voter_history
+        entry = history.last_entry()
+        if history.last_kraft_version() >= 1 and entry is not None and entry[0] == -1:
+            # appendStartOfEpochControlRecords: the voter set of the bootstrap checkpoint goes
+            # into the log with the first leader's LeaderChange (KIP-853)
+            records += [KRaftVersionRecord(history.last_kraft_version()),
+                        entry[1].to_voters_record()]
+        self.client.log.append_as_leader(records, leader.epoch)
         self.client._flush_leader_log(ctx, leader)
         self.client._requests.reset_all()
         self.client._fire_leader_change(ctx)

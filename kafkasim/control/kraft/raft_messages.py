@@ -131,7 +131,24 @@ class RaftFetchResponse(Message):
     diverging_end_offset: int = -1
 
 
+@dataclass(slots=True)
+class ApiVersionsRequest(Message):
+    """What the leader sends a controller it is asked to add as a voter (AddVoterHandler,
+    KIP-853): its answer says which kraft.version range the new voter supports."""
+    correlation_id: int
+
+
+@dataclass(slots=True)
+class ApiVersionsResponse(Message):
+    """``supported_kraft_version``: (min, max) of the kraft.version feature, None when the
+    node does not know the feature (before 3.9)."""
+    correlation_id: int
+    error: str
+    supported_kraft_version: tuple | None
+
+
 RAFT_MESSAGES = (
     VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     EndQuorumEpochRequest, EndQuorumEpochResponse, RaftFetchRequest, RaftFetchResponse,
+    ApiVersionsRequest, ApiVersionsResponse,
 )

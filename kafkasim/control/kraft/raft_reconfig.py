@@ -1,0 +1,226 @@
+"""Voter changes on the KRaft leader: AddRaftVoter and RemoveRaftVoter (KIP-853, 3.9+).
+
+After raft/internals/AddVoterHandler, RemoveVoterHandler, AddVoterHandlerState,
+RemoveVoterHandlerState and LeaderState's pending-operation bookkeeping
+(``isOperationPending``, ``maybeExpirePendingOperation``, ``resetAdd/RemoveVoterHandlerState``),
+apache/kafka trunk 1eb7644 (2024-10-25). The leader's checks, in Kafka's order:
+
+AddRaftVoter: another voter change pending -> REQUEST_TIMED_OUT; no high watermark in this epoch
+-> REQUEST_TIMED_OUT; kraft.version 0 -> UNSUPPORTED_VERSION; the newest VotersRecord not yet
+committed -> REQUEST_TIMED_OUT; the id already a voter -> DUPLICATE_VOTER; the new voter not
+ready for an ApiVersions request -> REQUEST_TIMED_OUT. Then ApiVersions goes to the new voter;
+its answer: an error -> REQUEST_TIMED_OUT, a kraft.version range without the finalized level ->
+INVALID_REQUEST, not caught up (LeaderState.isReplicaCaughtUp: an observer that has reached the
+leader's end offset and fetched within the last hour) -> REQUEST_TIMED_OUT; else the leader
+appends a VotersRecord with the new voter, which counts from that moment (the new majority
+commits it), and answers NONE once the high watermark passes it. An operation still pending at
+its deadline (controller.quorum.request.timeout.ms) answers REQUEST_TIMED_OUT; a leader that
+loses its leadership answers NOT_LEADER_OR_FOLLOWER.
+
+RemoveRaftVoter: the same first four checks, then a key that is not a voter (or the last voter)
+-> VOTER_NOT_FOUND; else the VotersRecord without it is appended and the answer is NONE once it
+commits; a leader that removed itself then resigns (LeaderState.requestResign).
+
+Not modelled: cluster ids (INCONSISTENT_CLUSTER_ID), UpdateRaftVoter, the RPC hop from the
+admin client (the request is handed to the leader's client directly).
+"""
+
+from __future__ import annotations
+
+from kafkasim.control.kraft import raft_messages as M
+from kafkasim.control.kraft.voter_set import VoterNode
+from kafkasim.core import events as ev
+
+__all__ = ["VoterChangeOperation", "RaftReconfig", "ONE_HOUR_MS"]
+
+REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
+ONE_HOUR_MS = 3_600_000          # LeaderState.isReplicaCaughtUp: "fetched within the last hour"
+
+
+class VoterChangeOperation:
+    """AddVoterHandlerState / RemoveVoterHandlerState with its response future: ``error`` is
+    None while pending, then Kafka's error name ("NONE" on success) and ``message``."""
+
+    __slots__ = ("operation", "voter_key", "endpoints", "deadline", "last_offset",
+                 "expecting_api_versions_from", "supported_kraft_version", "error", "message")
+
+    def __init__(self, operation: str, voter_key, endpoints=(), deadline: int = 0) -> None:
+        self.operation = operation
+        self.voter_key = voter_key
+        self.endpoints = endpoints
+        self.deadline = deadline
+        self.last_offset: int | None = None
+        self.expecting_api_versions_from: int | None = None
+        self.supported_kraft_version = None
+        self.error: str | None = None
+        self.message: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.error is not None
+
+    def __repr__(self) -> str:
+        return (f"VoterChangeOperation({self.operation} {self.voter_key}, "
+                f"{self.error or 'pending'})")
+
+
+def _done(op: VoterChangeOperation, error: str, message: str | None) -> VoterChangeOperation:
+    op.error, op.message = error, message
+    return op
+
+
+class RaftReconfig:
+    """The leader's AddVoterHandler + RemoveVoterHandler for one KafkaRaftClient."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    # --- LeaderState's pending operations -----------------------------------------------------
+    def _complete(self, ctx, st, which: str, error: str, message: str | None) -> None:
+        """LeaderState.resetAdd/RemoveVoterHandlerState(error, message, empty)."""
+        op = getattr(st, which)
+        if op is None:
+            return
+        setattr(st, which, None)
+        _done(op, error, message)
+        ctx.trace("raft_voter_change", ev.RaftVoterChange(op.operation, op.voter_key.id, error,
+                                                          message or ""))
+
+    def maybe_expire_pending_operation(self, ctx, st, now: int) -> int:
+        """LeaderState.maybeExpirePendingOperation: expire, then the time until the next
+        deadline (a large number with nothing pending)."""
+        wait = 1 << 62
+        for which in ("add_voter_state", "remove_voter_state"):
+            op = getattr(st, which)
+            if op is not None and now >= op.deadline:
+                self._complete(ctx, st, which, REQUEST_TIMED_OUT, None)
+            op = getattr(st, which)
+            if op is not None:
+                wait = min(wait, op.deadline - now)
+        return wait
+
+    def is_operation_pending(self, ctx, st, now: int) -> bool:
+        self.maybe_expire_pending_operation(ctx, st, now)
+        return st.add_voter_state is not None or st.remove_voter_state is not None
+
+    def close(self, ctx, st) -> None:
+        """LeaderState.close: the pending operations answer NOT_LEADER_OR_FOLLOWER."""
+        self._complete(ctx, st, "add_voter_state", M.NOT_LEADER_OR_FOLLOWER, None)
+        self._complete(ctx, st, "remove_voter_state", M.NOT_LEADER_OR_FOLLOWER, None)
+
+    # --- the checks both handlers share ------------------------------------------------------
+    def _common_checks(self, ctx, st, verb: str):
+        """(error, message) of the first failing common check, or the voter set entry."""
+        c = self.client
+        if self.is_operation_pending(ctx, st, ctx.now):
+            return (REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous "
+                    "voter change request"), None
+        hw = st.high_watermark
+        if hw < 0:
+            return (REQUEST_TIMED_OUT, "Request timed out waiting for leader to establish HWM "
+                    "and fence previous voter changes"), None
+        version = c.voter_history.last_kraft_version()
+        if version < 1:
+            return ("UNSUPPORTED_VERSION", f"Cluster doesn't support {verb} voter because the "
+                    f"kraft.version feature is {version}"), None
+        entry = c.voter_history.last_entry()
+        if entry is None or entry[0] >= hw:
+            at = f"Optional[{entry[0]}]" if entry else "Optional.empty"
+            return (REQUEST_TIMED_OUT, "Request timed out waiting for voters to commit the "
+                    f"latest voter change at {at} with HWM {hw}"), None
+        return None, entry
+
+    # --- AddRaftVoter ------------------------------------------------------------------------
+    def handle_add_voter_request(self, ctx, st, voter_key, endpoints) -> VoterChangeOperation:
+        """AddVoterHandler.handleAddVoterRequest."""
+        op = VoterChangeOperation("add", voter_key, tuple(endpoints))
+        failed, entry = self._common_checks(ctx, st, "adding")
+        if failed:
+            return _done(op, *failed)
+        voters = entry[1]
+        if voter_key.id in voters.voter_ids():
+            return _done(op, "DUPLICATE_VOTER", f"The voter id for {voter_key} is already part "
+                         f"of the set of voters {[str(k) for k in voters.voter_keys()]}.")
+        c, now = self.client, ctx.now
+        requests = c._requests
+        if requests.is_backing_off(voter_key.id, now) or not requests.is_ready(voter_key.id,
+                                                                              now):
+            return _done(op, REQUEST_TIMED_OUT,
+                         f"New voter {voter_key} is not ready to receive requests")
+        c._poller._maybe_send(ctx, voter_key.id, M.ApiVersionsRequest)
+        op.deadline = now + requests.remaining_request_time(voter_key.id, now)
+        op.expecting_api_versions_from = voter_key.id
+        st.add_voter_state = op
+        return op
+
+    def handle_api_versions_response(self, ctx, src: int, resp) -> bool:
+        """AddVoterHandler.handleApiVersionsResponse (``resp`` None: the connection failed)."""
+        st = self.client.state
+        op = getattr(st, "add_voter_state", None)
+        if op is None or op.expecting_api_versions_from != src:
+            return True
+        error = M.BROKER_NOT_AVAILABLE if resp is None else resp.error
+        if error != M.NONE:
+            self._complete(ctx, st, "add_voter_state", REQUEST_TIMED_OUT, "Aborted add voter "
+                           f"operation for since API_VERSIONS returned an error {error}")
+            return False
+        version = self.client.voter_history.last_kraft_version()
+        supported = resp.supported_kraft_version
+        if supported is None or not supported[0] <= version <= supported[1]:
+            shown = "(min: 0, max: 0)" if supported is None else \
+                f"(min: {supported[0]}, max: {supported[1]}"
+            self._complete(ctx, st, "add_voter_state", M.INVALID_REQUEST, "Aborted add voter "
+                           f"operation for {op.voter_key} since the kraft.version range "
+                           f"{shown} doesn't support the finalized version {version}")
+            return True
+        if not self.is_replica_caught_up(st, op.voter_key.id, ctx.now):
+            self._complete(ctx, st, "add_voter_state", REQUEST_TIMED_OUT, "Aborted add voter "
+                           f"operation for {op.voter_key} since it is lagging behind")
+            return True
+        new = self.client.voter_history.last_value().add_voter(
+            VoterNode(op.voter_key, op.endpoints, tuple(supported)))
+        if new is None:
+            raise RuntimeError(f"Unable to add {op.voter_key} to the set of voters "
+                               f"{self.client.voter_history.last_value()}")
+        op.expecting_api_versions_from = None
+        op.last_offset = self.client.append_voters_record(ctx, new)
+        return True
+
+    @staticmethod
+    def is_replica_caught_up(st, replica_id: int, now: int) -> bool:
+        """LeaderState.isReplicaCaughtUp: an observer that caught up with the leader's end
+        offset at some fetch and fetched within the last hour."""
+        state = st.observer_states.get(replica_id)
+        return (state is not None and state.last_caught_up_timestamp > 0
+                and state.last_fetch_timestamp > 0
+                and state.last_fetch_timestamp > now - ONE_HOUR_MS)
+
+    # --- RemoveRaftVoter ---------------------------------------------------------------------
+    def handle_remove_voter_request(self, ctx, st, voter_key) -> VoterChangeOperation:
+        """RemoveVoterHandler.handleRemoveVoterRequest."""
+        op = VoterChangeOperation("remove", voter_key)
+        failed, entry = self._common_checks(ctx, st, "removing")
+        if failed:
+            return _done(op, *failed)
+        new = entry[1].remove_voter(voter_key)
+        if new is None:
+            return _done(op, "VOTER_NOT_FOUND", f"Cannot remove voter {voter_key} from the set "
+                         f"of voters {[str(k) for k in entry[1].voter_keys()]}")
+        op.deadline = ctx.now + self.client.request_timeout_ms
+        st.remove_voter_state = op
+        op.last_offset = self.client.append_voters_record(ctx, new)
+        return op
+
+    # --- commit ------------------------------------------------------------------------------
+    def high_watermark_updated(self, ctx, st) -> None:
+        """Add/RemoveVoterHandler.highWatermarkUpdated: the VotersRecord committed; a leader
+        that is not in the committed voter set resigns."""
+        hw = st.high_watermark
+        add = st.add_voter_state
+        if add is not None and add.last_offset is not None and hw > add.last_offset:
+            self._complete(ctx, st, "add_voter_state", M.NONE, None)
+        rem = st.remove_voter_state
+        if rem is not None and rem.last_offset is not None and hw > rem.last_offset:
+            self._complete(ctx, st, "remove_voter_state", M.NONE, None)
+            if self.client.observer:
+                st.resign_requested = True
