@@ -19,10 +19,10 @@ Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; k
 (KIP-853, 3.9+) reads the voter set from the VotersRecord control records of the log
 (voter_set.VoterSetHistory: in force once appended, dropped on truncation), and the leader
 handles AddRaftVoter / RemoveRaftVoter (raft_reconfig). Simplifications: no UpdateVoter, no
-cluster ids, observers keyed by id (not id + directory id), no snapshots/FetchSnapshot, the log never loses
-flushed entries, no batch size limits (appends linger controller.quorum.append.linger.ms, then
-drain as one batch), no graceful-shutdown timer, no listener (handleCommit) API: the glue reads
-the log below ``on_high_watermark``.
+cluster ids, observers keyed by id (not id + directory id), no snapshots/FetchSnapshot, the
+log never loses flushed entries, no batch size limits (appends linger
+controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown timer, no
+listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
 """
 
 from __future__ import annotations
@@ -33,17 +33,13 @@ from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
-from kafkasim.control.kraft.raft_reconfig import RaftReconfig, VoterChangeOperation
-from kafkasim.control.kraft.voter_set import (
-    KRaftVersionRecord,
-    ReplicaKey,
-    VoterSet,
-    VoterSetHistory,
-)
+from kafkasim.control.kraft.raft_reconfig import RaftReconfig
+from kafkasim.control.kraft.voter_set import KRaftVersionRecord, VoterSet, VoterSetHistory
 from kafkasim.core import events as ev
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
-           "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS"]
+           "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS",
+           "parse_quorum_state_json"]
 
 UNKNOWN = -1
 MAX_FETCH_WAIT_MS = 500           # KafkaRaftClient.MAX_FETCH_WAIT_MS
@@ -78,6 +74,21 @@ class RaftContext(Protocol):
     def trace(self, kind: str, detail) -> None: ...
     def on_leader_change(self, leader_id: int, epoch: int) -> None: ...
     def on_high_watermark(self, hw: int) -> None: ...
+
+
+def parse_quorum_state_json(text: str) -> dict:
+    """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
+    ``quorum-state`` file's text (data_version 0 or 1)."""
+    data = json.loads(text.splitlines()[0])
+    version = data.get("data_version")
+    if version is None:
+        raise ValueError(f"Deserialized node {data} does not have data_version field")
+    if version not in (0, 1):
+        raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
+                         "supported version")
+    return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
+            "voted_id": data.get("votedId", -1)}
+
 
 
 # --- ReplicatedLog -------------------------------------------------------------------------------
@@ -566,13 +577,10 @@ class KafkaRaftClient:
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
                  supported_kraft_version: tuple[int, int] | None = None):
         self.node_id = node_id
-        self.directory_id = directory_id
-        # controller.quorum.voters, or controller.quorum.bootstrap.servers (KIP-853): where an
-        # observer sends its fetches until it knows the leader
-        self.bootstrap_servers = tuple(sorted(voters))
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
-        self.voter_history = VoterSetHistory(static, kraft_version)
-        self.supported_kraft_version = supported_kraft_version   # ApiVersions (None: < 3.9)
+        # KIP-853: the voter set's history, the directory id, the bootstrap servers
+        self.reconfig = RaftReconfig(self, VoterSetHistory(static, kraft_version), directory_id,
+                                     tuple(sorted(voters)), supported_kraft_version)
         self.voters = static.voter_ids()
         if observer == (node_id in self.voters):
             raise ValueError(f"node {node_id}: observer={observer} but the voter set is "
@@ -611,7 +619,6 @@ class KafkaRaftClient:
         self._handler = RaftRequestHandler(self)
         self._poller = RaftPollLoop(self)
         self._transitions = QuorumTransitions(self)
-        self._reconfig = RaftReconfig(self)
 
     # --- read side ---------------------------------------------------------------------------
     @property
@@ -651,20 +658,6 @@ class KafkaRaftClient:
     def _election(self):
         s = self._stored or {}
         return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
-
-    @staticmethod
-    def parse_quorum_state_json(text: str) -> dict:
-        """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
-        ``quorum-state`` file's text (data_version 0 or 1)."""
-        data = json.loads(text.splitlines()[0])
-        version = data.get("data_version")
-        if version is None:
-            raise ValueError(f"Deserialized node {data} does not have data_version field")
-        if version not in (0, 1):
-            raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
-                             "supported version")
-        return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
-                "voted_id": data.get("votedId", -1)}
 
     def quorum_state_json(self) -> str:
         """The ``quorum-state`` file (FileQuorumStateStore + ElectionState.toQuorumStateData):
@@ -717,7 +710,7 @@ class KafkaRaftClient:
         self._poll_at = None
         self._fired = None
         self.state = None
-        self._update_voters(ctx)
+        self.reconfig.update_voters(ctx)
         now = ctx.now
         epoch, leader, voted = self._election()
         me = self.node_id
@@ -782,73 +775,6 @@ class KafkaRaftClient:
         st.resign_requested = True
         self._poll(ctx)
 
-    def add_voter(self, ctx, voter_key: ReplicaKey, endpoints) -> VoterChangeOperation:
-        """KafkaRaftClient.handleAddVoterRequest (KIP-853): NOT_LEADER_OR_FOLLOWER off the
-        leader, INVALID_REQUEST without a directory id or a CONTROLLER endpoint, then
-        AddVoterHandler (raft_reconfig). Returns the operation; ``done`` when answered."""
-        op = VoterChangeOperation("add", voter_key, tuple(endpoints))
-        st = self.state
-        if not isinstance(st, LeaderState):
-            op.error = M.NOT_LEADER_OR_FOLLOWER
-            return op
-        if voter_key.directory_id is None:
-            op.error, op.message = M.INVALID_REQUEST, "Add voter request didn't include a valid voter"
-            return op
-        if not any(e[0] == "CONTROLLER" for e in endpoints):
-            op.error = M.INVALID_REQUEST
-            op.message = (f"Add voter request didn't include the endpoint ({list(endpoints)}) "
-                          "for the default listener CONTROLLER")
-            return op
-        op = self._reconfig.handle_add_voter_request(ctx, st, voter_key, endpoints)
-        self._poll(ctx)
-        return op
-
-    def remove_voter(self, ctx, voter_key: ReplicaKey) -> VoterChangeOperation:
-        """KafkaRaftClient.handleRemoveVoterRequest (KIP-853), then RemoveVoterHandler."""
-        op = VoterChangeOperation("remove", voter_key)
-        st = self.state
-        if not isinstance(st, LeaderState):
-            op.error = M.NOT_LEADER_OR_FOLLOWER
-            return op
-        if voter_key.directory_id is None:
-            op.error = M.INVALID_REQUEST
-            op.message = "Remove voter request didn't include a valid voter"
-            return op
-        op = self._reconfig.handle_remove_voter_request(ctx, st, voter_key)
-        self._poll(ctx)
-        return op
-
-    def append_voters_record(self, ctx, voters: VoterSet, kraft_version: int | None = None
-                             ) -> int:
-        """LeaderState.appendVotersRecord: the accumulator completes its open batch and the
-        control batch goes to the log at once; the new voter set counts from now on. With
-        ``kraft_version`` a KRaftVersionRecord goes first (the kraft.version upgrade).
-        Returns the VotersRecord's offset."""
-        st = self.state
-        batch, st.pending, st.linger_deadline = st.pending, [], NEVER
-        if batch:
-            self.log.append_as_leader(batch, st.epoch)
-        control = [voters.to_voters_record()]
-        if kraft_version is not None:
-            control.insert(0, KRaftVersionRecord(kraft_version))
-        first = self.log.append_as_leader(control, st.epoch)
-        self._flush_leader_log(ctx, st)
-        return first + len(control) - 1
-
-    def _update_voters(self, ctx) -> None:
-        """KRaftControlRecordStateMachine.updateState: read control records appended since."""
-        if self.voter_history.update(self.log):
-            self._voters_changed(ctx)
-
-    def _voters_changed(self, ctx) -> None:
-        voters = self.voter_history.last_value()
-        self.voters = voters.voter_ids()
-        self.observer = not voters.is_voter(ReplicaKey(self.node_id, self.directory_id))
-        entry = self.voter_history.last_entry()
-        ctx.trace("raft_voters", ev.RaftVoters(entry[0] if entry else -1, self.voters))
-        if isinstance(self.state, LeaderState):
-            self.state.update_voter_and_observer_states(self.voters)
-
     def on_timer(self, ctx, timer: str, *args) -> None:
         if self.state is None:
             return
@@ -876,7 +802,7 @@ class KafkaRaftClient:
             return
         self._requests.on_response_result(dst, correlation_id, False, ctx.now)
         if isinstance(self.state, LeaderState):     # an ApiVersions to a new voter failed
-            self._reconfig.handle_api_versions_response(ctx, dst, None)
+            self.reconfig.handle_api_versions_response(ctx, dst, None)
         self._poll(ctx)
 
     def on_peer_gone(self, ctx, dead: int) -> None:
@@ -916,7 +842,7 @@ class KafkaRaftClient:
         persisted before it is answered); memoryTransitionTo only for Resigned/Prospective."""
         old = self.state
         if isinstance(old, LeaderState) and (old.add_voter_state or old.remove_voter_state):
-            self._reconfig.close(ctx, old)
+            self.reconfig.close(ctx, old)
         if durable:
             self._stored = {"leader_epoch": new.epoch, "leader_id": new.leader_id,
                             "voted_id": new.voted_id}
@@ -987,7 +913,7 @@ class KafkaRaftClient:
         """flushLeaderLog / updateLeaderEndOffsetAndTimestamp: new local end offset, maybe a new
         high watermark, then parked fetches waiting for data complete."""
         leo = self.log.end_offset
-        self._update_voters(ctx)
+        self.reconfig.update_voters(ctx)
         if st.update_local_state(leo):
             self._on_high_watermark(ctx, st.high_watermark)
         self._handler._complete_purgatory(ctx, leo)
@@ -1005,7 +931,7 @@ class KafkaRaftClient:
             # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
             self._handler._complete_purgatory(ctx, None)
         if isinstance(st, LeaderState) and (st.add_voter_state or st.remove_voter_state):
-            self._reconfig.high_watermark_updated(ctx, st)
+            self.reconfig.high_watermark_updated(ctx, st)
 
     # --- poll --------------------------------------------------------------------------------
     def _poll(self, ctx) -> None:
@@ -1194,13 +1120,13 @@ class RaftRequestHandler:
     # --- ApiVersions (KIP-853: the leader asks a controller it adds) -------------------------
     def _handle_api_versions_request(self, ctx, src, req: M.ApiVersionsRequest):
         return M.ApiVersionsResponse(req.correlation_id, M.NONE,
-                                     self.client.supported_kraft_version)
+                                     self.client.reconfig.supported_kraft_version)
 
     def _handle_api_versions_response(self, ctx, src, resp: M.ApiVersionsResponse) -> bool:
         """KafkaRaftClient.handleApiVersionsResponse: ignored unless leader."""
         if not isinstance(self.client.state, LeaderState):
             return True
-        return self.client._reconfig.handle_api_versions_response(ctx, src, resp)
+        return self.client.reconfig.handle_api_versions_response(ctx, src, resp)
 
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
@@ -1278,13 +1204,13 @@ class RaftRequestHandler:
             offset = self.client.log.truncate_to_end_offset(resp.diverging_end_offset,
                                                      resp.diverging_epoch)
             ctx.trace("raft_truncate", ev.RaftTruncate(before, offset, st.leader_id, st.epoch))
-            if self.client.voter_history.truncate_new_entries(offset):
-                self.client._voters_changed(ctx)
+            if self.client.reconfig.history.truncate_new_entries(offset):
+                self.client.reconfig.voters_changed(ctx)
         else:
             if resp.records:
                 self.client.log.append_as_follower(
                     e for e in resp.records if e[0] >= self.client.log.end_offset)
-                self.client._update_voters(ctx)
+                self.client.reconfig.update_voters(ctx)
             if resp.high_watermark >= 0:
                 hw = min(self.client.log.end_offset, resp.high_watermark)
                 if st.high_watermark != UNKNOWN and hw < st.high_watermark:
@@ -1344,7 +1270,7 @@ class RaftPollLoop:
             return 0
         change = NEVER
         if st.add_voter_state is not None or st.remove_voter_state is not None:
-            change = self.client._reconfig.maybe_expire_pending_operation(ctx, st, now)
+            change = self.client.reconfig.maybe_expire_pending_operation(ctx, st, now)
         if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
             batch, st.pending, st.linger_deadline = st.pending, [], NEVER
             self.client.log.append_as_leader(batch, st.epoch)
@@ -1424,7 +1350,7 @@ class RaftPollLoop:
             wait = self._maybe_send(ctx, leader, self._build_fetch_request)
         else:
             wait = self.client._requests.backoff_before_available_bootstrap_server(
-                self.client.bootstrap_servers, now)
+                self.client.reconfig.bootstrap_servers, now)
         return min(wait, st.fetch_deadline - now)
 
     def _poll_resigned(self, ctx, st: ResignedState, now) -> int:
@@ -1468,7 +1394,7 @@ class RaftPollLoop:
 
     def _maybe_send_any_voter_fetch(self, ctx) -> int:
         now = ctx.now
-        requests, voters = self.client._requests, self.client.bootstrap_servers
+        requests, voters = self.client._requests, self.client.reconfig.bootstrap_servers
         dst = requests.find_ready_bootstrap_server(voters, now, ctx.random_int)
         if dst is not None:
             return self._maybe_send(ctx, dst, self._build_fetch_request)
@@ -1525,7 +1451,7 @@ class QuorumTransitions:
         self.client.elected_epochs.append(leader.epoch)
         records = [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
                                          leader.granting_voters)]
-        history = self.client.voter_history
+        history = self.client.reconfig.history
         entry = history.last_entry()
         if history.last_kraft_version() >= 1 and entry is not None and entry[0] == -1:
             # appendStartOfEpochControlRecords: the voter set of the bootstrap checkpoint goes

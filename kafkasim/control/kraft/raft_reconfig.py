@@ -28,7 +28,7 @@ admin client (the request is handed to the leader's client directly).
 from __future__ import annotations
 
 from kafkasim.control.kraft import raft_messages as M
-from kafkasim.control.kraft.voter_set import VoterNode
+from kafkasim.control.kraft.voter_set import KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet
 from kafkasim.core import events as ev
 
 __all__ = ["VoterChangeOperation", "RaftReconfig", "ONE_HOUR_MS"]
@@ -69,11 +69,92 @@ def _done(op: VoterChangeOperation, error: str, message: str | None) -> VoterCha
     return op
 
 
-class RaftReconfig:
-    """The leader's AddVoterHandler + RemoveVoterHandler for one KafkaRaftClient."""
+def _is_leader(st) -> bool:
+    return getattr(st, "name", None) == "Leader"
 
-    def __init__(self, client) -> None:
+
+class RaftReconfig:
+    """KIP-853 for one KafkaRaftClient: its voter set history (KRaftControlRecordStateMachine),
+    its directory id and bootstrap servers, the kraft.version range it supports (what it
+    answers ApiVersions), and the leader's AddVoterHandler + RemoveVoterHandler."""
+
+    def __init__(self, client, history, directory_id, bootstrap_servers,
+                 supported_kraft_version) -> None:
         self.client = client
+        self.history = history
+        self.directory_id = directory_id
+        # controller.quorum.voters, or controller.quorum.bootstrap.servers (KIP-853): where an
+        # observer sends its fetches until it knows the leader
+        self.bootstrap_servers = bootstrap_servers
+        self.supported_kraft_version = supported_kraft_version   # None: before 3.9
+
+    # --- the voter set (KRaftControlRecordStateMachine) -------------------------------------
+    def update_voters(self, ctx) -> None:
+        """KRaftControlRecordStateMachine.updateState: read control records appended since."""
+        if self.history.update(self.client.log):
+            self.voters_changed(ctx)
+
+    def voters_changed(self, ctx) -> None:
+        """The voter set in force changed (appended or truncated VotersRecord): the client's
+        voters, whether it is an observer (QuorumState.isVoter) and the leader's replica
+        states follow."""
+        c = self.client
+        voters = self.history.last_value()
+        c.voters = voters.voter_ids()
+        c.observer = not voters.is_voter(ReplicaKey(c.node_id, self.directory_id))
+        entry = self.history.last_entry()
+        ctx.trace("raft_voters", ev.RaftVoters(entry[0] if entry else -1, c.voters))
+        if _is_leader(c.state):
+            c.state.update_voter_and_observer_states(c.voters)
+
+    def append_voters_record(self, ctx, voters: VoterSet, kraft_version: int | None = None
+                             ) -> int:
+        """LeaderState.appendVotersRecord: the accumulator completes its open batch and the
+        control batch goes to the log at once; the new voter set counts from now on. With
+        ``kraft_version`` a KRaftVersionRecord goes first (the kraft.version upgrade).
+        Returns the VotersRecord's offset."""
+        c = self.client
+        st = c.state
+        batch, st.pending, st.linger_deadline = st.pending, [], 1 << 62
+        if batch:
+            c.log.append_as_leader(batch, st.epoch)
+        control = [voters.to_voters_record()]
+        if kraft_version is not None:
+            control.insert(0, KRaftVersionRecord(kraft_version))
+        first = c.log.append_as_leader(control, st.epoch)
+        c._flush_leader_log(ctx, st)
+        return first + len(control) - 1
+
+    # --- KafkaRaftClient.handleAdd/RemoveVoterRequest ----------------------------------------
+    def add_voter(self, ctx, voter_key: ReplicaKey, endpoints) -> VoterChangeOperation:
+        """KafkaRaftClient.handleAddVoterRequest (KIP-853): NOT_LEADER_OR_FOLLOWER off the
+        leader, INVALID_REQUEST without a directory id or a CONTROLLER endpoint, then
+        AddVoterHandler. Returns the operation; ``done`` once answered."""
+        op = VoterChangeOperation("add", voter_key, tuple(endpoints))
+        st = self.client.state
+        if not _is_leader(st):
+            return _done(op, M.NOT_LEADER_OR_FOLLOWER, None)
+        if voter_key.directory_id is None:
+            return _done(op, M.INVALID_REQUEST, "Add voter request didn't include a valid voter")
+        if not any(e[0] == "CONTROLLER" for e in endpoints):
+            return _done(op, M.INVALID_REQUEST, "Add voter request didn't include the endpoint "
+                         f"({list(endpoints)}) for the default listener CONTROLLER")
+        op = self.handle_add_voter_request(ctx, st, voter_key, endpoints)
+        self.client._poll(ctx)
+        return op
+
+    def remove_voter(self, ctx, voter_key: ReplicaKey) -> VoterChangeOperation:
+        """KafkaRaftClient.handleRemoveVoterRequest (KIP-853), then RemoveVoterHandler."""
+        op = VoterChangeOperation("remove", voter_key)
+        st = self.client.state
+        if not _is_leader(st):
+            return _done(op, M.NOT_LEADER_OR_FOLLOWER, None)
+        if voter_key.directory_id is None:
+            return _done(op, M.INVALID_REQUEST,
+                         "Remove voter request didn't include a valid voter")
+        op = self.handle_remove_voter_request(ctx, st, voter_key)
+        self.client._poll(ctx)
+        return op
 
     # --- LeaderState's pending operations -----------------------------------------------------
     def _complete(self, ctx, st, which: str, error: str, message: str | None) -> None:
@@ -119,11 +200,11 @@ class RaftReconfig:
         if hw < 0:
             return (REQUEST_TIMED_OUT, "Request timed out waiting for leader to establish HWM "
                     "and fence previous voter changes"), None
-        version = c.voter_history.last_kraft_version()
+        version = self.history.last_kraft_version()
         if version < 1:
             return ("UNSUPPORTED_VERSION", f"Cluster doesn't support {verb} voter because the "
                     f"kraft.version feature is {version}"), None
-        entry = c.voter_history.last_entry()
+        entry = self.history.last_entry()
         if entry is None or entry[0] >= hw:
             at = f"Optional[{entry[0]}]" if entry else "Optional.empty"
             return (REQUEST_TIMED_OUT, "Request timed out waiting for voters to commit the "
@@ -140,7 +221,7 @@ class RaftReconfig:
         voters = entry[1]
         if voter_key.id in voters.voter_ids():
             return _done(op, "DUPLICATE_VOTER", f"The voter id for {voter_key} is already part "
-                         f"of the set of voters {[str(k) for k in voters.voter_keys()]}.")
+                         f"of the set of voters {voters.keys_text()}.")
         c, now = self.client, ctx.now
         requests = c._requests
         if requests.is_backing_off(voter_key.id, now) or not requests.is_ready(voter_key.id,
@@ -164,7 +245,7 @@ class RaftReconfig:
             self._complete(ctx, st, "add_voter_state", REQUEST_TIMED_OUT, "Aborted add voter "
                            f"operation for since API_VERSIONS returned an error {error}")
             return False
-        version = self.client.voter_history.last_kraft_version()
+        version = self.history.last_kraft_version()
         supported = resp.supported_kraft_version
         if supported is None or not supported[0] <= version <= supported[1]:
             shown = "(min: 0, max: 0)" if supported is None else \
@@ -177,13 +258,13 @@ class RaftReconfig:
             self._complete(ctx, st, "add_voter_state", REQUEST_TIMED_OUT, "Aborted add voter "
                            f"operation for {op.voter_key} since it is lagging behind")
             return True
-        new = self.client.voter_history.last_value().add_voter(
+        new = self.history.last_value().add_voter(
             VoterNode(op.voter_key, op.endpoints, tuple(supported)))
         if new is None:
             raise RuntimeError(f"Unable to add {op.voter_key} to the set of voters "
-                               f"{self.client.voter_history.last_value()}")
+                               f"{self.history.last_value()}")
         op.expecting_api_versions_from = None
-        op.last_offset = self.client.append_voters_record(ctx, new)
+        op.last_offset = self.append_voters_record(ctx, new)
         return True
 
     @staticmethod
@@ -205,10 +286,10 @@ class RaftReconfig:
         new = entry[1].remove_voter(voter_key)
         if new is None:
             return _done(op, "VOTER_NOT_FOUND", f"Cannot remove voter {voter_key} from the set "
-                         f"of voters {[str(k) for k in entry[1].voter_keys()]}")
+                         f"of voters {entry[1].keys_text()}")
         op.deadline = ctx.now + self.client.request_timeout_ms
         st.remove_voter_state = op
-        op.last_offset = self.client.append_voters_record(ctx, new)
+        op.last_offset = self.append_voters_record(ctx, new)
         return op
 
     # --- commit ------------------------------------------------------------------------------

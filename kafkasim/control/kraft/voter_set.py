@@ -36,7 +36,9 @@ class ReplicaKey:
     directory_id: str | None = None
 
     def __str__(self) -> str:
-        return f"ReplicaKey(id={self.id}, directoryId={self.directory_id or '<undefined>'})"
+        """ReplicaKey.toString: the directory id is Java's Optional."""
+        directory = f"Optional[{self.directory_id}]" if self.directory_id else "Optional.empty"
+        return f"ReplicaKey(id={self.id}, directoryId={directory})"
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,12 @@ class VoterSet:
 
     __hash__ = None
 
+    def keys_text(self) -> str:
+        """voterKeys() as Java prints a Set (here in id order)."""
+        return "[" + ", ".join(str(k) for k in self.voter_keys()) + "]"
+
     def __repr__(self) -> str:
-        return f"VoterSet(voters={[str(k) for k in self.voter_keys()]})"
+        return f"VoterSet(voters={self.keys_text()})"
 
 
 @dataclass(frozen=True)
