@@ -16,7 +16,6 @@ from kafkasim.control.kraft.voter_set import (
     VoterNode,
     VoterSet,
     VoterSetHistory,
-    VotersRecord,
 )
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.describe import directory_id
@@ -442,3 +441,87 @@ def test_static_quorums_are_unchanged_by_the_dynamic_code():
     c = Cluster(3, seed=SEED, kafka_version="4.1")
     c.run(3000)
     assert '"directoryId": null' in c.kraft.describe_quorum(status=True)
+
+
+# --- upgrading kraft.version 0 -> 1 (Kafka 4.1, KAFKA-16538) ---------------------------------------
+def test_upgrade_kraft_version_makes_a_static_quorum_dynamic():
+    """LeaderState.maybeAppendUpgradedKRaftVersion (apache/kafka PR #19416, 4.1): with every
+    voter known to support kraft.version 1, the leader appends KRaftVersionRecord(1) and a
+    VotersRecord with the voters' directory ids; then controllers can be added."""
+    c = Cluster(3, seed=SEED, kafka_version="4.1")
+    c.run(3000)
+    before = c.kraft.metadata_log()
+    assert c.kraft.update_features({"kraft.version": 1}, validate_only=True) == \
+        {"kraft.version": 1}
+    assert c.kraft.metadata_log() == before             # validate_only appends nothing
+    assert c.kraft.update_features({"kraft.version": 1}) == {"kraft.version": 1}
+    names = records_of(c)
+    i = names.index("KRaftVersionRecord")
+    assert names[i + 1] == "VotersRecord"
+    assert c.kraft.dynamic
+    assert f'"directoryId": "{directory_id(3000, SEED)}"' in c.kraft.describe_quorum(status=True)
+    c.kraft.start_controller(3003)
+    c.run(1000)
+    c.kraft.add_controller(controller_config(3003))
+    assert c.kraft.voters == (3000, 3001, 3002, 3003)
+    with pytest.raises(QuorumReconfigurationError, match="because the new version is a "
+                                                         "downgrade"):
+        c.kraft.update_features({"kraft.version": 0})
+
+
+def test_upgrade_kraft_version_refused_until_every_voter_is_known():
+    """maybeAppendUpgradedKRaftVersion: 'not all of the voters support it' while the leader has
+    not heard from a voter in its epoch (Kafka: its UpdateRaftVoter); nothing is appended."""
+    c = Cluster(3, seed=SEED, kafka_version="4.1")
+    c.run(3000)
+    leader = c.kraft.raft_leader()
+    down = max(i for i in c.kraft.voters if i != leader.id)
+    c.crash(down)
+    leader.raft.resign(leader)
+    c.run(3000)
+    assert c.kraft.raft_leader() is not None
+    before = len(c.kraft.metadata_log())
+    with pytest.raises(QuorumReconfigurationError) as err:
+        c.kraft.update_features({"kraft.version": 1})
+    assert str(err.value) == ("org.apache.kafka.common.errors.InvalidUpdateVersionException: "
+                              "Invalid upgrade of kraft.version to KRAFT_VERSION_1 because not "
+                              "all of the voters support it")
+    assert len(c.kraft.metadata_log()) - before <= 3 and not c.kraft.dynamic   # NoOps only
+
+
+def test_release_version_upgrade_turns_a_static_quorum_dynamic():
+    """KAFKA-21426 (the trap): ``kafka-features upgrade --release-version`` upgrades every
+    feature, kraft.version included, so a static quorum (controller.quorum.voters) becomes
+    dynamic -- irreversibly -- in a routine upgrade step."""
+    c = Cluster(3, seed=SEED, kafka_version="4.3")
+    c.run(3000)
+    assert not c.kraft.dynamic
+    assert c.kraft.update_features(release_version="4.3") == {"kraft.version": 1}
+    assert c.kraft.dynamic
+    with pytest.raises(QuorumReconfigurationError, match="downgrade"):
+        c.kraft.update_features({"kraft.version": 0})
+
+
+def test_kraft_version_cannot_be_upgraded_before_4_1():
+    c = Cluster(3, seed=SEED, kafka_version="4.0")
+    c.run(3000)
+    with pytest.raises(ClusterError, match="upgrading it came in 4.1"):
+        c.kraft.update_features({"kraft.version": 1})
+    assert c.kraft.update_features(release_version="4.0") == {}
+    assert not c.kraft.dynamic
+
+
+@pytest.mark.parametrize(("features", "release", "message"), [
+    (None, None, "exactly one of"),
+    ({"kraft.version": 1}, "4.1", "exactly one of"),
+    ({"metadata.version": 27}, None, "only kraft.version is modelled"),
+    ({"kraft.version": 2}, None, "must be 0 or 1"),
+    (None, "9.9", "not a release"),
+])
+def test_update_features_bad_input_changes_nothing(features, release, message):
+    c = Cluster(3, seed=SEED, kafka_version="4.1")
+    c.run(3000)
+    before = (c.now, len(c.kraft.metadata_log()))
+    with pytest.raises(ClusterError, match=message):
+        c.kraft.update_features(features, release_version=release)
+    assert (c.now, len(c.kraft.metadata_log())) == before

@@ -173,7 +173,7 @@ class KRaftControlPlane:
         cfg["bootstrap_records"] = settings["bootstrap_records"]
         cfg["periodic_tasks"] = settings.get("periodic_tasks", False)
         self.node_config = cfg
-        self.dynamic = is_dynamic_quorum(cluster.rules, cluster.broker_config)
+        self.formatted_dynamic = is_dynamic_quorum(cluster.rules, cluster.broker_config)
         self.nodes: dict[int, ControllerServer] = {
             i: ControllerServer(cluster, i, ids, cfg, self._raft_options(i, True),
                                 self.managers) for i in ids}
@@ -183,24 +183,32 @@ class KRaftControlPlane:
         directory id, kraft.version 1 and the bootstrap checkpoint's voter set (``initial``:
         formatted with --initial-controllers; else --no-initial-controllers, an observer)."""
         options = dict(self.raft_options)
-        if self.cluster.rules.raft.kraft_dynamic_quorum:
-            options["supported_kraft_version"] = (0, 1)     # KRaftVersion.LATEST_PRODUCTION
-        if not self.dynamic:
+        if not self.cluster.rules.raft.kraft_dynamic_quorum:
             return options
         from kafkasim.control.kraft.voter_set import ReplicaKey, VoterNode, VoterSet
         from kafkasim.runtime.describe import directory_id
 
         seed = self.cluster.engine.seed
-        hosts = self._bootstrap_hosts()
+        hosts = self._voter_hosts()
+        # KRaftVersion.LATEST_PRODUCTION; every node has its meta.properties directory.id
+        options.update(supported_kraft_version=(0, 1),
+                       directory_id=directory_id(node_id, seed))
+        if initial and not self.formatted_dynamic:     # controller.quorum.voters
+            options["bootstrap_voters"] = VoterSet({v: VoterNode(
+                ReplicaKey(v), (("CONTROLLER", *hosts[v]),)) for v in self.initial_voters})
+            return options
         voters = VoterSet({v: VoterNode(ReplicaKey(v, directory_id(v, seed)),
                                         (("CONTROLLER", *hosts[v]),))
                            for v in self.initial_voters}) if initial else VoterSet()
-        options.update(kraft_version=1, directory_id=directory_id(node_id, seed),
-                       bootstrap_voters=voters, observer=not initial)
+        options.update(kraft_version=1, bootstrap_voters=voters, observer=not initial)
         return options
 
-    def _bootstrap_hosts(self) -> dict[int, tuple[str, int]]:
-        return {v: (f"controller{v}", 9093) for v in self.initial_voters}
+    @property
+    def dynamic(self) -> bool:
+        """kraft.version 1 is in force (formatted so, or upgraded with kafka-features)."""
+        node = self.raft_leader() or max(
+            self.nodes.values(), key=lambda n: (n.raft.log.end_offset, -n.id))
+        return node.raft.reconfig.history.last_kraft_version() >= 1
 
     @property
     def voters(self) -> tuple[int, ...]:
@@ -494,7 +502,8 @@ class KRaftControlPlane:
 
         configured = self.cluster.broker_config.get("controller.quorum.voters")
         hosts = parse_quorum_voters(configured) if configured else {}
-        return {v: hosts.get(v, (f"controller{v}", 9093)) for v in self.nodes}
+        return {v: hosts.get(v, (f"controller{v}", 9093))
+                for v in (*self.initial_voters, *getattr(self, "nodes", ()))}
 
     def describe_quorum(self, *, status: bool = False, replication: bool = False) -> str:
         """``kafka-metadata-quorum --bootstrap-server … describe --status`` or
@@ -526,6 +535,18 @@ class KRaftControlPlane:
         from kafkasim.runtime.quorum_admin import remove_controller
 
         return remove_controller(self, controller_id, controller_directory_id, dry_run=dry_run)
+
+    def update_features(self, features: dict | None = None, *,
+                        release_version: str | None = None, validate_only: bool = False
+                        ) -> dict:
+        """``kafka-features --bootstrap-controller … upgrade --feature kraft.version=1`` or
+        ``upgrade --release-version X`` (Admin.updateFeatures), for the one feature this models:
+        kraft.version, upgradable from 0 (controller.quorum.voters) to 1 (dynamic) since Kafka
+        4.1 (KAFKA-16538). See kafkasim.runtime.quorum_admin.update_features."""
+        from kafkasim.runtime.quorum_admin import update_features
+
+        return update_features(self, features, release_version=release_version,
+                               validate_only=validate_only)
 
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:

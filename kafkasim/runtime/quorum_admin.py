@@ -199,6 +199,70 @@ def _parse_uuid(text) -> str:
     return text
 
 
+def update_features(plane, features: dict | None, *, release_version: str | None = None,
+                    validate_only: bool = False) -> dict:
+    """See KRaftControlPlane.update_features. ``release_version`` upgrades every feature to
+    that release's level -- kraft.version included (1 from 3.9): the trap of KAFKA-21426, a
+    static quorum that a routine ``--release-version`` upgrade turns dynamic, irreversibly,
+    while its nodes still have controller.quorum.voters. Returns {feature: level}; refused
+    calls change nothing."""
+    from kafkasim.settings.versions import version_at_least
+
+    cluster = plane.cluster
+    if (features is None) == (release_version is None):
+        raise ClusterError("kafka-features upgrade: give exactly one of --feature (features="
+                           "{'kraft.version': 1}) or --release-version (release_version='4.1')")
+    if release_version is not None:
+        if not isinstance(release_version, str) or not version_at_least(
+                cluster.kafka_version, release_version):
+            raise ClusterError(f"kafka-features upgrade --release-version {release_version!r}: "
+                               f"not a release this cluster's software ({cluster.kafka_version}) "
+                               "knows")
+        features = {KRAFT_VERSION_FEATURE: 1 if version_at_least(release_version, "3.9") else 0}
+    if not isinstance(features, dict) or set(features) - {KRAFT_VERSION_FEATURE}:
+        other = sorted(set(features) - {KRAFT_VERSION_FEATURE}) if isinstance(features, dict) \
+            else features
+        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} is modelled "
+                           f"(got {other!r}); kafkasim's clusters start at their release's "
+                           "newest metadata.version")
+    level = features[KRAFT_VERSION_FEATURE]
+    if isinstance(level, bool) or level not in (0, 1):
+        raise ClusterError(f"{KRAFT_VERSION_FEATURE} must be 0 or 1 (KRaftVersion), got "
+                           f"{level!r}")
+    if not version_at_least(cluster.kafka_version, "4.1"):
+        if release_version is not None:
+            return {}        # before 4.1 the kraft.version level cannot change
+        raise ClusterError(f"{KRAFT_VERSION_FEATURE} cannot be upgraded in Kafka "
+                           f"{cluster.kafka_version}: upgrading it came in 4.1 (KAFKA-16538); "
+                           "before, only a quorum formatted dynamic is dynamic")
+    return _upgrade_kraft_version(plane, level, validate_only)
+
+
+def _upgrade_kraft_version(plane, level: int, validate_only: bool) -> dict:
+    from kafkasim.control.kraft.raft import LeaderState
+    from kafkasim.runtime.describe import directory_id
+
+    node = _leader_checks(plane)
+    st = node.raft.state
+    seed = plane.cluster.engine.seed
+    info = {}     # what the voters' UpdateRaftVoter requests told this leader in its epoch
+    for v, rs in (st.voter_states.items() if isinstance(st, LeaderState) else ()):
+        peer = plane.nodes.get(v)
+        if peer is not None and (v == node.id or rs.last_fetch_timestamp >= 0):
+            info[v] = (directory_id(v, seed), peer.raft.reconfig.supported_kraft_version)
+    before = node.raft.log.end_offset
+    failed = node.raft.reconfig.upgrade_kraft_version(node, level, info, validate_only)
+    if failed is not None:
+        raise QuorumReconfigurationError(
+            f"org.apache.kafka.common.errors.InvalidUpdateVersionException: {failed[1]}",
+            failed[0])
+    end = node.raft.log.end_offset
+    if end > before:     # the UpdateFeatures answer waits for the records to commit
+        plane.cluster.run_until(lambda c: node.raft.high_watermark >= end,
+                                timeout_ms=node.raft.request_timeout_ms)
+    return {KRAFT_VERSION_FEATURE: level}
+
+
 def _leader_checks(plane):
     """The Raft leader the Admin call reaches (REQUEST_TIMED_OUT with none)."""
     node = plane.raft_leader()

@@ -125,6 +125,43 @@ class RaftReconfig:
         c._flush_leader_log(ctx, st)
         return first + len(control) - 1
 
+    # --- the kraft.version upgrade (4.1, KAFKA-16538) ---------------------------------------
+    def upgrade_kraft_version(self, ctx, new_version: int, voter_info: dict,
+                              validate_only: bool = False) -> tuple[str, str] | None:
+        """KafkaRaftClient.upgradeKRaftVersion / LeaderState.maybeAppendUpgradedKRaftVersion
+        (Kafka 4.1, KAFKA-16538): None when done (or nothing to do), else (error, message).
+        ``voter_info``: node id -> (directory id, supported kraft.version range) of the voters
+        the leader heard from in this epoch (Kafka learns them from the UpdateRaftVoter
+        requests 4.1 voters send a kraft.version 0 leader). The upgrade appends one control
+        batch: KRaftVersionRecord(1) and a VotersRecord with every voter's directory id and
+        endpoint; from then on the quorum is dynamic, irreversibly (no downgrade)."""
+        st = self.client.state
+        if not _is_leader(st):
+            return M.NOT_LEADER_OR_FOLLOWER, "the kraft.version upgrade needs the Raft leader"
+        persisted = self.history.last_kraft_version()
+        if persisted == new_version:
+            return None
+        if persisted > new_version:
+            return ("INVALID_UPDATE_VERSION", f"Invalid upgrade of kraft.version from version "
+                    f"KRAFT_VERSION_{persisted} to KRAFT_VERSION_{new_version} because the new "
+                    "version is a downgrade")
+        if new_version != 1:
+            return ("INVALID_UPDATE_VERSION", f"Invalid upgrade of kraft.version from version "
+                    f"KRAFT_VERSION_{persisted} to KRAFT_VERSION_{new_version}")
+        voters = self.history.last_value()
+        nodes = {}
+        for v in voters.voter_ids():
+            directory, supported = voter_info.get(v, (None, None))
+            if supported is None or not supported[0] <= new_version <= supported[1]:
+                return ("INVALID_UPDATE_VERSION", "Invalid upgrade of kraft.version to "
+                        f"KRAFT_VERSION_{new_version} because not all of the voters support it")
+            nodes[v] = VoterNode(ReplicaKey(v, directory), voters.voter_node(v).endpoints,
+                                 tuple(supported))
+        if validate_only:
+            return None
+        self.append_voters_record(ctx, VoterSet(nodes), kraft_version=new_version)
+        return None
+
     # --- KafkaRaftClient.handleAdd/RemoveVoterRequest ----------------------------------------
     def add_voter(self, ctx, voter_key: ReplicaKey, endpoints) -> VoterChangeOperation:
         """KafkaRaftClient.handleAddVoterRequest (KIP-853): NOT_LEADER_OR_FOLLOWER off the
@@ -192,7 +229,6 @@ class RaftReconfig:
     # --- the checks both handlers share ------------------------------------------------------
     def _common_checks(self, ctx, st, verb: str):
         """(error, message) of the first failing common check, or the voter set entry."""
-        c = self.client
         if self.is_operation_pending(ctx, st, ctx.now):
             return (REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous "
                     "voter change request"), None
