@@ -443,7 +443,7 @@ def test_static_quorums_are_unchanged_by_the_dynamic_code():
     assert '"directoryId": null' in c.kraft.describe_quorum(status=True)
 
 
-# --- upgrading kraft.version 0 -> 1 (Kafka 4.1, KAFKA-16538) ---------------------------------------
+# --- upgrading kraft.version 0 -> 1 (Kafka 4.1, KAFKA-16538) ------------------------------------
 def test_upgrade_kraft_version_makes_a_static_quorum_dynamic():
     """LeaderState.maybeAppendUpgradedKRaftVersion (apache/kafka PR #19416, 4.1): with every
     voter known to support kraft.version 1, the leader appends KRaftVersionRecord(1) and a
