@@ -33,10 +33,10 @@ def controller_config(node_id: int) -> dict:
             "listeners": f"CONTROLLER://controller{node_id}:9093"}
 
 
-def dynamic_cluster(version: str = "4.1", controllers: int = 3, **kw) -> Cluster:
+def dynamic_cluster(version: str = "4.1", controllers: int = 3, config_extra=None) -> Cluster:
     servers = ",".join(f"controller{3000 + i}:9093" for i in range(controllers))
     c = Cluster(3, seed=SEED, kafka_version=version, controllers=controllers,
-                config={"controller.quorum.bootstrap.servers": servers}, **kw)
+                config={"controller.quorum.bootstrap.servers": servers, **(config_extra or {})})
     c.run(3000)
     return c
 
@@ -525,3 +525,30 @@ def test_update_features_bad_input_changes_nothing(features, release, message):
     with pytest.raises(ClusterError, match=message):
         c.kraft.update_features(features, release_version=release)
     assert (c.now, len(c.kraft.metadata_log())) == before
+
+
+# --- auto-join (controller.quorum.auto.join.enable, 4.2, KAFKA-19078) -----------------------------
+def test_observer_auto_joins():
+    """KafkaRaftClientAutoJoinTest (apache/kafka PR #19589): an observer controller of a dynamic
+    quorum with controller.quorum.auto.join.enable sends AddRaftVoter for itself once its
+    update-voter-set period (3 x controller.quorum.fetch.timeout.ms) has passed, and becomes
+    a voter after the leader's checks."""
+    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True})
+    c.kraft.start_controller(3003)
+    started = c.now
+    c.run(5500)
+    assert c.kraft.voters == (3000, 3001, 3002)          # not before 6 s
+    c.run(1500)
+    assert c.kraft.voters == (3000, 3001, 3002, 3003)
+    [row] = [r for r in c.trace.rows if r[1] == "raft_voter_change"]
+    assert (row[5].operation, row[5].voter, row[5].error) == ("add", 3003, "NONE")
+    assert row[0] - started >= 6000
+
+
+def test_auto_join_is_off_by_default():
+    """controller.quorum.auto.join.enable defaults to false: the observer stays one."""
+    c = dynamic_cluster("4.2")
+    c.kraft.start_controller(3003)
+    c.run(10_000)
+    assert c.kraft.voters == (3000, 3001, 3002)
+    assert c.kraft.nodes[3003].raft.observer

@@ -218,6 +218,10 @@ EVENT_KINDS = {
     "raft_fetch_timeout": "KRaft: a follower heard nothing from the leader for "
                           "controller.quorum.fetch.timeout.ms and starts an election",
     "raft_ignored_response": "KRaft: a stale quorum response was ignored",
+    "raft_voters": "KRaft: the voter set in force changed (a VotersRecord appended or "
+                   "truncated, KIP-853)",
+    "raft_voter_change": "KRaft: the quorum leader answered AddRaftVoter / RemoveRaftVoter "
+                         "(KIP-853)",
 }
 
 EVENT_TYPES: dict[str, list[type[Event]]] = {}

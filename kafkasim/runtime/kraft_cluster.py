@@ -192,7 +192,9 @@ class KRaftControlPlane:
         hosts = self._voter_hosts()
         # KRaftVersion.LATEST_PRODUCTION; every node has its meta.properties directory.id
         options.update(supported_kraft_version=(0, 1),
-                       directory_id=directory_id(node_id, seed))
+                       directory_id=directory_id(node_id, seed),
+                       auto_join=bool(self.cluster.broker_config.get(
+                           "controller.quorum.auto.join.enable", False)))
         if initial and not self.formatted_dynamic:     # controller.quorum.voters
             options["bootstrap_voters"] = VoterSet({v: VoterNode(
                 ReplicaKey(v), (("CONTROLLER", *hosts[v]),)) for v in self.initial_voters})

@@ -575,12 +575,13 @@ class KafkaRaftClient:
                  fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True,
                  voted_state: bool = False, kraft_version: int = 0,
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
-                 supported_kraft_version: tuple[int, int] | None = None):
+                 supported_kraft_version: tuple[int, int] | None = None,
+                 auto_join: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
         self.reconfig = RaftReconfig(self, VoterSetHistory(static, kraft_version), directory_id,
-                                     tuple(sorted(voters)), supported_kraft_version)
+                                     tuple(sorted(voters)), supported_kraft_version, auto_join)
         self.voters = static.voter_ids()
         if observer == (node_id in self.voters):
             raise ValueError(f"node {node_id}: observer={observer} but the voter set is "
@@ -1128,6 +1129,24 @@ class RaftRequestHandler:
             return True
         return self.client.reconfig.handle_api_versions_response(ctx, src, resp)
 
+    # --- AddRaftVoter / RemoveRaftVoter (an auto-joining observer's, KIP-853) ----------------
+    def _handle_add_raft_voter_request(self, ctx, src, req: M.AddRaftVoterRequest):
+        from kafkasim.control.kraft.voter_set import ReplicaKey
+        op = self.client.reconfig.add_voter(
+            ctx, ReplicaKey(req.voter_id, req.voter_directory_id), req.endpoints)
+        return self.client.reconfig.respond(ctx, src, req, op, M.AddRaftVoterResponse)
+
+    def _handle_remove_raft_voter_request(self, ctx, src, req: M.RemoveRaftVoterRequest):
+        from kafkasim.control.kraft.voter_set import ReplicaKey
+        op = self.client.reconfig.remove_voter(
+            ctx, ReplicaKey(req.voter_id, req.voter_directory_id))
+        return self.client.reconfig.respond(ctx, src, req, op, M.RemoveRaftVoterResponse)
+
+    def _handle_add_raft_voter_response(self, ctx, src, resp) -> bool:
+        return self.client.reconfig.handle_auto_join_response(ctx, resp)
+
+    _handle_remove_raft_voter_response = _handle_add_raft_voter_response
+
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
         st = self.client.state
@@ -1338,6 +1357,10 @@ class RaftPollLoop:
                    st.fetch_deadline - now)
 
     def _poll_follower_as_observer(self, ctx, st: FollowerState, now) -> int:
+        if self.client.reconfig.auto_join:     # controller.quorum.auto.join.enable (4.2)
+            wait = self.client.reconfig.maybe_auto_join(ctx, st, now)
+            if wait is not None:
+                return wait
         if now >= st.fetch_deadline:
             return self._maybe_send_any_voter_fetch(ctx)
         leader = st.leader_id

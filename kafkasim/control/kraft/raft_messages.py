@@ -147,8 +147,42 @@ class ApiVersionsResponse(Message):
     supported_kraft_version: tuple | None
 
 
+@dataclass(slots=True)
+class AddRaftVoterRequest(Message):
+    """AddRaftVoter (api key 80, KIP-853) as an auto-joining observer sends it for itself
+    (controller.quorum.auto.join.enable, 4.2); ``endpoints``: (listener, host, port)."""
+    correlation_id: int
+    voter_id: int
+    voter_directory_id: str
+    endpoints: tuple
+
+
+@dataclass(slots=True)
+class AddRaftVoterResponse(Message):
+    correlation_id: int
+    error: str
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class RemoveRaftVoterRequest(Message):
+    """RemoveRaftVoter (api key 81, KIP-853): an auto-joining observer removes the voter that
+    has its id and another directory id (a controller whose disk was replaced)."""
+    correlation_id: int
+    voter_id: int
+    voter_directory_id: str
+
+
+@dataclass(slots=True)
+class RemoveRaftVoterResponse(Message):
+    correlation_id: int
+    error: str
+    message: str | None = None
+
+
 RAFT_MESSAGES = (
     VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     EndQuorumEpochRequest, EndQuorumEpochResponse, RaftFetchRequest, RaftFetchResponse,
-    ApiVersionsRequest, ApiVersionsResponse,
+    ApiVersionsRequest, ApiVersionsResponse, AddRaftVoterRequest, AddRaftVoterResponse,
+    RemoveRaftVoterRequest, RemoveRaftVoterResponse,
 )

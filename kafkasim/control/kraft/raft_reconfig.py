@@ -42,7 +42,8 @@ class VoterChangeOperation:
     None while pending, then Kafka's error name ("NONE" on success) and ``message``."""
 
     __slots__ = ("operation", "voter_key", "endpoints", "deadline", "last_offset",
-                 "expecting_api_versions_from", "supported_kraft_version", "error", "message")
+                 "expecting_api_versions_from", "supported_kraft_version", "error", "message",
+                 "reply_to")
 
     def __init__(self, operation: str, voter_key, endpoints=(), deadline: int = 0) -> None:
         self.operation = operation
@@ -54,6 +55,7 @@ class VoterChangeOperation:
         self.supported_kraft_version = None
         self.error: str | None = None
         self.message: str | None = None
+        self.reply_to = None     # (node, request, response class) of a request by RPC
 
     @property
     def done(self) -> bool:
@@ -79,7 +81,7 @@ class RaftReconfig:
     answers ApiVersions), and the leader's AddVoterHandler + RemoveVoterHandler."""
 
     def __init__(self, client, history, directory_id, bootstrap_servers,
-                 supported_kraft_version) -> None:
+                 supported_kraft_version, auto_join: bool = False) -> None:
         self.client = client
         self.history = history
         self.directory_id = directory_id
@@ -87,6 +89,7 @@ class RaftReconfig:
         # observer sends its fetches until it knows the leader
         self.bootstrap_servers = bootstrap_servers
         self.supported_kraft_version = supported_kraft_version   # None: before 3.9
+        self.auto_join = auto_join      # controller.quorum.auto.join.enable (4.2)
 
     # --- the voter set (KRaftControlRecordStateMachine) -------------------------------------
     def update_voters(self, ctx) -> None:
@@ -124,6 +127,57 @@ class RaftReconfig:
         first = c.log.append_as_leader(control, st.epoch)
         c._flush_leader_log(ctx, st)
         return first + len(control) - 1
+
+    # --- auto-join (controller.quorum.auto.join.enable, 4.2, KAFKA-19078) -------------------
+    def maybe_auto_join(self, ctx, st, now: int) -> int | None:
+        """KafkaRaftClient.pollFollowerAsObserver with auto-join: an observer controller of a
+        kraft.version 1 quorum, every 3 x controller.quorum.fetch.timeout.ms
+        (FollowerState.updateVoterSetPeriod), sends the leader -- in place of a Fetch --
+        RemoveRaftVoter for a voter with its id and another directory id, else AddRaftVoter for
+        itself. None: nothing to send now (the caller fetches as usual)."""
+        c = self.client
+        voters = self.history.last_value()
+        me = ReplicaKey(c.node_id, self.directory_id)
+        if self.history.last_kraft_version() < 1 or voters.is_voter(me):
+            return None
+        period = 3 * c.fetch_timeout_ms
+        deadline = getattr(st, "update_voter_deadline", None)
+        if deadline is None:
+            st.update_voter_deadline = deadline = now + period
+        leader = st.leader_id
+        if now < deadline or not c._requests.is_ready(leader, now) or \
+                c._requests.is_backing_off(leader, now):
+            return None
+        old = voters.voter_node(c.node_id)
+        if old is not None:
+            def build(corr):
+                return M.RemoveRaftVoterRequest(corr, c.node_id, old.voter_key.directory_id)
+        else:
+            endpoints = (("CONTROLLER", f"controller{c.node_id}", 9093),)
+
+            def build(corr):
+                return M.AddRaftVoterRequest(corr, c.node_id, self.directory_id, endpoints)
+        st.update_voter_deadline = now + period
+        return c._poller._maybe_send(ctx, leader, build)
+
+    def respond(self, ctx, src, req, op, response):
+        """The leader's answer to an AddRaftVoter / RemoveRaftVoter RPC: now when ``op`` is
+        done, else when it completes (its future)."""
+        if op.done:
+            return response(req.correlation_id, op.error, op.message)
+        op.reply_to = (src, req, response)
+        return None
+
+    def handle_auto_join_response(self, ctx, resp) -> bool:
+        """handleAddVoterResponse / handleRemoveVoterResponse (KAFKA-19078): NONE,
+        UNSUPPORTED_VERSION and DUPLICATE_VOTER end the attempt; REQUEST_TIMED_OUT restarts the
+        period; other errors back off."""
+        st = self.client.state
+        if resp.error == REQUEST_TIMED_OUT and hasattr(st, "update_voter_deadline"):
+            st.update_voter_deadline = ctx.now + 3 * self.client.fetch_timeout_ms
+            return True
+        return resp.error in (M.NONE, "UNSUPPORTED_VERSION", "DUPLICATE_VOTER",
+                              REQUEST_TIMED_OUT)
 
     # --- the kraft.version upgrade (4.1, KAFKA-16538) ---------------------------------------
     def upgrade_kraft_version(self, ctx, new_version: int, voter_info: dict,
@@ -201,6 +255,9 @@ class RaftReconfig:
             return
         setattr(st, which, None)
         _done(op, error, message)
+        if op.reply_to is not None:
+            dst, req, response = op.reply_to
+            ctx.send(dst, response(req.correlation_id, error, message))
         ctx.trace("raft_voter_change", ev.RaftVoterChange(op.operation, op.voter_key.id, error,
                                                           message or ""))
 
