@@ -552,3 +552,16 @@ def test_auto_join_is_off_by_default():
     c.run(10_000)
     assert c.kraft.voters == (3000, 3001, 3002)
     assert c.kraft.nodes[3003].raft.observer
+
+
+def test_describe_while_the_leader_is_not_a_voter():
+    """MetadataQuorumCommand.handleDescribeStatus / handleDescribeReplication look the leader up
+    among the voters with Optional.get(): between a leader's self-removal and its resignation
+    the tool fails (NoSuchElementException); kafkasim says why."""
+    c = dynamic_cluster()
+    leader = c.kraft.raft_leader()
+    others = [i for i in c.kraft.voters if i != leader.id]
+    c.partition_network([leader.id], others + [1, 2, 3])   # the record cannot commit
+    leader.raft.reconfig.remove_voter(leader, key(leader.id))
+    with pytest.raises(ClusterError, match="NoSuchElementException: No value present"):
+        c.kraft.describe_quorum(status=True)

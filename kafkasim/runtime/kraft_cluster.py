@@ -517,6 +517,13 @@ class KRaftControlPlane:
             raise ClusterError("kafka-metadata-quorum describe: one of the arguments --status "
                                "--replication is required (and they exclude each other)")
         info = self.quorum_info()
+        if all(v[0] != info["leader_id"] for v in info["voters"]):
+            # MetadataQuorumCommand finds the leader among the voters with Optional.get()
+            raise ClusterError(
+                "kafka-metadata-quorum describe fails with java.util.NoSuchElementException: No "
+                f"value present -- leader {info['leader_id']} is not one of the voters "
+                f"{[v[0] for v in info['voters']]}: it removed itself and resigns once that "
+                "VotersRecord commits (RemoveVoterHandler)")
         kip853 = bool(self.cluster.rules.raft.kraft_dynamic_quorum)
         if status:
             return describe_quorum_status(info, kip853)
