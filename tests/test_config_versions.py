@@ -82,6 +82,7 @@ VERSION_TABLE = [
     ("broker", "node.id", "2.8", None),                                  # [KC@2.8]
     ("broker", "controller.quorum.voters", "2.8", None),                 # [RaftConfig@2.8]
     ("broker", "controller.quorum.bootstrap.servers", "3.9", None),      # KIP-853
+    ("broker", "controller.quorum.auto.join.enable", "4.2", None),       # KAFKA-19078
     ("broker", "controller.quorum.election.timeout.ms", "2.8", None),
     ("broker", "controller.quorum.fetch.timeout.ms", "2.8", None),
     ("broker", "controller.quorum.election.backoff.max.ms", "2.8", None),

@@ -43,9 +43,22 @@ def test_remove_controller_on_a_static_quorum_is_unsupported_version(kraft44):
     with pytest.raises(QuorumReconfigurationError,
                        match="Cluster doesn't support removing voter because the "
                              "kraft.version feature is 0") as err:
-        kraft44.kraft.remove_controller(3002, "AAAAAAAAAAAAAAAAAAAAAA")
+        kraft44.kraft.remove_controller(3002, "9zuNR_7aQT6u34VJNx7XFw")
     assert err.value.error == "UNSUPPORTED_VERSION"
     assert kraft44.kraft.voters == (3000, 3001, 3002)
+
+
+def test_remove_controller_with_the_zero_directory_id_is_an_invalid_request(kraft44):
+    """KafkaRaftClient.handleRemoveVoterRequest: ReplicaKey.of maps Uuid.ZERO_UUID to no
+    directory id, and a voter key without one is INVALID_REQUEST before the handler's checks
+    (KafkaRaftClientReconfigTest.testRemoveVoterWithNoneVoterId's sibling for the directory)."""
+    before = _snapshot(kraft44)
+    with pytest.raises(QuorumReconfigurationError) as err:
+        kraft44.kraft.remove_controller(3002, "AAAAAAAAAAAAAAAAAAAAAA")
+    assert err.value.error == "INVALID_REQUEST"
+    assert str(err.value) == ("org.apache.kafka.common.errors.InvalidRequestException: Remove "
+                              "voter request didn't include a valid voter")
+    assert _snapshot(kraft44) == before
 
 
 def test_dry_runs_print_the_tools_lines_without_asking_the_leader(kraft44):

@@ -64,6 +64,7 @@ from kafkasim.control.kraft.raft import (  # noqa: E402
     NotLeaderError,
     RaftLog,
     check_raft_safety,
+    parse_quorum_state_json,
 )
 
 
@@ -403,11 +404,11 @@ def test_quorum_state_json_versions():
     with pytest.raises(ValueError, match="data_version"):
         client(quorum_state_version=2)
     for text in (c.quorum_state_json(), c1.quorum_state_json()):   # round trip
-        assert KafkaRaftClient.parse_quorum_state_json(text) == client(
-            2, quorum_state=KafkaRaftClient.parse_quorum_state_json(text)).persisted_quorum_state
-    assert KafkaRaftClient.parse_quorum_state_json(c1.quorum_state_json())["voted_id"] == 1
+        assert parse_quorum_state_json(text) == client(
+            2, quorum_state=parse_quorum_state_json(text)).persisted_quorum_state
+    assert parse_quorum_state_json(c1.quorum_state_json())["voted_id"] == 1
     with pytest.raises(ValueError, match=r"data_version \(2\) is not within"):
-        KafkaRaftClient.parse_quorum_state_json('{"leaderId":9990,"leaderEpoch":3012,'
+        parse_quorum_state_json('{"leaderId":9990,"leaderEpoch":3012,'
                                                 '"votedId":-1,"data_version":2}')
 
 

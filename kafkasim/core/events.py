@@ -218,6 +218,10 @@ EVENT_KINDS = {
     "raft_fetch_timeout": "KRaft: a follower heard nothing from the leader for "
                           "controller.quorum.fetch.timeout.ms and starts an election",
     "raft_ignored_response": "KRaft: a stale quorum response was ignored",
+    "raft_voters": "KRaft: the voter set in force changed (a VotersRecord appended or "
+                   "truncated, KIP-853)",
+    "raft_voter_change": "KRaft: the quorum leader answered AddRaftVoter / RemoveRaftVoter "
+                         "(KIP-853)",
 }
 
 EVENT_TYPES: dict[str, list[type[Event]]] = {}
@@ -1324,6 +1328,32 @@ class RaftIgnoredResponse(TextEvent):
 
     def render(self) -> str:
         return f"ignored stale {self.type} from {self.source}"
+
+
+class RaftVoters(TextEvent):
+    """A VotersRecord reached this node's metadata log (or left it by truncation): the voter
+    set it uses from now on, committed or not (KIP-853, kraft.version 1)."""
+    __slots__ = ()
+    kind = "raft_voters"
+    fields = ("offset", "voters")
+    field_docs = ("offset of the VotersRecord in force (-1: the bootstrap checkpoint)",
+                  "the voter ids")
+
+    def render(self) -> str:
+        return f"voter set {list(self.voters)} (VotersRecord at offset {self.offset})"
+
+
+class RaftVoterChange(TextEvent):
+    """The quorum leader answered an AddRaftVoter / RemoveRaftVoter request (KIP-853)."""
+    __slots__ = ()
+    kind = "raft_voter_change"
+    fields = ("operation", "voter", "error", "message")
+    field_docs = ("add or remove", "the voter id", "Kafka's error name (NONE: done)",
+                  "Kafka's error message")
+
+    def render(self) -> str:
+        text = f"{self.operation} voter {self.voter}: {self.error}"
+        return f"{text} ({self.message})" if self.message else text
 
 
 # ---------------------------------------------------------------------------------- docs

@@ -147,23 +147,104 @@ def controller_ids(controllers, broker_ids) -> tuple[int, ...]:
     return ids
 
 
+def is_dynamic_quorum(rules, cfg: dict) -> bool:
+    """KIP-853 (3.9+): controllers given ``controller.quorum.bootstrap.servers`` and no
+    ``controller.quorum.voters`` are formatted with ``kafka-storage format
+    --initial-controllers`` (every controller of ``Cluster(controllers=...)``): kraft.version 1,
+    the voter set in a bootstrap checkpoint, then in VotersRecords of the log. Otherwise the
+    quorum is static (kraft.version 0)."""
+    return bool(rules.raft.kraft_dynamic_quorum and cfg.get("controller.quorum.bootstrap.servers")
+                and not cfg.get("controller.quorum.voters"))
+
+
 class KRaftControlPlane:
     """See the module docstring."""
 
     def __init__(self, cluster, ids: tuple[int, ...], settings: dict, raft_options: dict
                  ) -> None:
         self.cluster = cluster
-        self.voters = ids
+        self.initial_voters = ids
         self.settings = settings
         self.raft_options = raft_options
         self.image = MetadataImage()
-        managers = partial(make_managers, settings)
+        self.managers = partial(make_managers, settings)
         cfg = dict(cluster.broker_config)
         cfg.setdefault("metadata.max.idle.interval.ms", 500)   # QuorumConfig / KRaftConfigs
         cfg["bootstrap_records"] = settings["bootstrap_records"]
         cfg["periodic_tasks"] = settings.get("periodic_tasks", False)
+        self.node_config = cfg
+        self.formatted_dynamic = is_dynamic_quorum(cluster.rules, cluster.broker_config)
         self.nodes: dict[int, ControllerServer] = {
-            i: ControllerServer(cluster, i, ids, cfg, raft_options, managers) for i in ids}
+            i: ControllerServer(cluster, i, ids, cfg, self._raft_options(i, True),
+                                self.managers) for i in ids}
+
+    def _raft_options(self, node_id: int, initial: bool) -> dict:
+        """The Raft client's options for controller ``node_id``: with a dynamic quorum its
+        directory id, kraft.version 1 and the bootstrap checkpoint's voter set (``initial``:
+        formatted with --initial-controllers; else --no-initial-controllers, an observer)."""
+        options = dict(self.raft_options)
+        if not self.cluster.rules.raft.kraft_dynamic_quorum:
+            return options
+        from kafkasim.control.kraft.voter_set import ReplicaKey, VoterNode, VoterSet
+        from kafkasim.runtime.describe import directory_id
+
+        seed = self.cluster.engine.seed
+        hosts = self._voter_hosts()
+        # KRaftVersion.LATEST_PRODUCTION; every node has its meta.properties directory.id
+        options.update(supported_kraft_version=(0, 1),
+                       directory_id=directory_id(node_id, seed),
+                       auto_join=bool(self.cluster.broker_config.get(
+                           "controller.quorum.auto.join.enable", False)))
+        if initial and not self.formatted_dynamic:     # controller.quorum.voters
+            options["bootstrap_voters"] = VoterSet({v: VoterNode(
+                ReplicaKey(v), (("CONTROLLER", *hosts[v]),)) for v in self.initial_voters})
+            return options
+        voters = VoterSet({v: VoterNode(ReplicaKey(v, directory_id(v, seed)),
+                                        (("CONTROLLER", *hosts[v]),))
+                           for v in self.initial_voters}) if initial else VoterSet()
+        options.update(kraft_version=1, bootstrap_voters=voters, observer=not initial)
+        return options
+
+    @property
+    def dynamic(self) -> bool:
+        """kraft.version 1 is in force (formatted so, or upgraded with kafka-features)."""
+        node = self.raft_leader() or max(
+            self.nodes.values(), key=lambda n: (n.raft.log.end_offset, -n.id))
+        return node.raft.reconfig.history.last_kraft_version() >= 1
+
+    @property
+    def voters(self) -> tuple[int, ...]:
+        """The voter ids in force: the Raft leader's voter set (the last VotersRecord of its
+        log, committed or not), else the longest log's; ``controller.quorum.voters`` on a
+        static quorum."""
+        node = self.raft_leader() or max(
+            self.nodes.values(), key=lambda n: (n.raft.log.end_offset, -n.id))
+        return node.raft.voters
+
+    def start_controller(self, node_id: int) -> ControllerServer:
+        """Start a new controller process ``node_id`` for a dynamic quorum (KIP-853): formatted
+        with ``kafka-storage format --no-initial-controllers``, with
+        controller.quorum.bootstrap.servers, it joins as an observer and fetches the metadata
+        log; ``add_controller`` then makes it a voter. Refused (nothing changes) on a static
+        quorum or for an id already in use."""
+        if isinstance(node_id, bool) or not isinstance(node_id, int) or node_id < 0:
+            raise ClusterError(f"start_controller(node_id) must be a non-negative node id, got "
+                               f"{node_id!r}")
+        if not self.dynamic:
+            raise ClusterError(
+                "start_controller: the quorum is static (kraft.version 0, controller.quorum."
+                "voters): a controller outside controller.quorum.voters cannot start. Build the "
+                "cluster with config={'controller.quorum.bootstrap.servers': ...} (3.9+) for a "
+                "dynamic quorum")
+        if node_id in self.nodes or node_id in self.cluster.brokers:
+            raise ClusterError(f"start_controller: node id {node_id} is already in use "
+                               f"(controllers {sorted(self.nodes)}, brokers "
+                               f"{sorted(self.cluster.brokers)})")
+        node = ControllerServer(self.cluster, node_id, self.initial_voters, self.node_config,
+                                self._raft_options(node_id, False), self.managers)
+        self.nodes[node_id] = node
+        node.start()
+        return node
 
     # -- state --------------------------------------------------------------------------------
     def active(self) -> ControllerServer | None:
@@ -398,7 +479,20 @@ class KRaftControlPlane:
         endpoints = {}
         if kip853:
             hosts = self._voter_hosts()
-            endpoints = {v: [f"CONTROLLER://{hosts[v][0]}:{hosts[v][1]}"] for v in self.voters}
+            endpoints = {v: [f"CONTROLLER://{hosts[v][0]}:{hosts[v][1]}"] for v in node.raft.voters}
+        if self.dynamic:    # the voter set's directory ids (KIP-853, kraft.version 1)
+            voters = node.raft.reconfig.history.last_value()
+            endpoints = {v: [f"{n}://{h}:{p}" for n, h, p in voters.voter_node(v).endpoints]
+                         for v in voters.voter_ids()}
+            dirs = {k.id: k.directory_id for k in voters.voter_keys()}
+            observers = [(*row(r, False)[:1], directory_id(r["replica_id"], seed),
+                          *row(r, False)[2:]) for r in raw["observers"]]
+            return {"cluster_id": cluster_id(seed), "leader_id": raw["leader_id"],
+                    "leader_epoch": raw["leader_epoch"],
+                    "high_watermark": raw["high_watermark"],
+                    "voters": [(*row(r, True)[:1], dirs.get(r["replica_id"]),
+                                *row(r, True)[2:]) for r in raw["current_voters"]],
+                    "observers": observers, "endpoints": endpoints}
         return {"cluster_id": cluster_id(seed), "leader_id": raw["leader_id"],
                 "leader_epoch": raw["leader_epoch"], "high_watermark": raw["high_watermark"],
                 "voters": [row(r, True) for r in raw["current_voters"]],
@@ -410,7 +504,8 @@ class KRaftControlPlane:
 
         configured = self.cluster.broker_config.get("controller.quorum.voters")
         hosts = parse_quorum_voters(configured) if configured else {}
-        return {v: hosts.get(v, (f"controller{v}", 9093)) for v in self.voters}
+        return {v: hosts.get(v, (f"controller{v}", 9093))
+                for v in (*self.initial_voters, *getattr(self, "nodes", ()))}
 
     def describe_quorum(self, *, status: bool = False, replication: bool = False) -> str:
         """``kafka-metadata-quorum --bootstrap-server … describe --status`` or
@@ -422,6 +517,13 @@ class KRaftControlPlane:
             raise ClusterError("kafka-metadata-quorum describe: one of the arguments --status "
                                "--replication is required (and they exclude each other)")
         info = self.quorum_info()
+        if all(v[0] != info["leader_id"] for v in info["voters"]):
+            # MetadataQuorumCommand finds the leader among the voters with Optional.get()
+            raise ClusterError(
+                "kafka-metadata-quorum describe fails with java.util.NoSuchElementException: No "
+                f"value present -- leader {info['leader_id']} is not one of the voters "
+                f"{[v[0] for v in info['voters']]}: it removed itself and resigns once that "
+                "VotersRecord commits (RemoveVoterHandler)")
         kip853 = bool(self.cluster.rules.raft.kraft_dynamic_quorum)
         if status:
             return describe_quorum_status(info, kip853)
@@ -442,6 +544,18 @@ class KRaftControlPlane:
         from kafkasim.runtime.quorum_admin import remove_controller
 
         return remove_controller(self, controller_id, controller_directory_id, dry_run=dry_run)
+
+    def update_features(self, features: dict | None = None, *,
+                        release_version: str | None = None, validate_only: bool = False
+                        ) -> dict:
+        """``kafka-features --bootstrap-controller … upgrade --feature kraft.version=1`` or
+        ``upgrade --release-version X`` (Admin.updateFeatures), for the one feature this models:
+        kraft.version, upgradable from 0 (controller.quorum.voters) to 1 (dynamic) since Kafka
+        4.1 (KAFKA-16538). See kafkasim.runtime.quorum_admin.update_features."""
+        from kafkasim.runtime.quorum_admin import update_features
+
+        return update_features(self, features, release_version=release_version,
+                               validate_only=validate_only)
 
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:

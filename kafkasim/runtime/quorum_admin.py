@@ -5,13 +5,15 @@ Against the simulated quorum: the tool's own checks (tools MetadataQuorumCommand
 the Raft leader makes (raft AddVoterHandler / RemoveVoterHandler.handle*Request), in Kafka's
 order.
 
-kafkasim's quorum is static: its voters come from ``controller.quorum.voters`` (the ids given to
-``Cluster``), which is ``kraft.version`` 0 -- a quorum formatted without ``--standalone`` or
-``--initial-controllers``. On such a quorum Kafka refuses every voter change with
-UNSUPPORTED_VERSION, and so does this module. A dynamic quorum (``kraft.version`` 1:
-VotersRecord in the log, observers catching up before they can join) is not modelled, nor is
-the upgrade of a static quorum to it with ``kafka-features`` (4.1, KAFKA-16538); see
-docs/kraft.md. A refused call changes nothing.
+A static quorum (``controller.quorum.voters``, ``kraft.version`` 0) refuses every voter change
+with UNSUPPORTED_VERSION. A dynamic one (``controller.quorum.bootstrap.servers``, formatted with
+``--initial-controllers``: kraft.version 1) takes the request to its Raft leader
+(``KafkaRaftClient.add_voter`` / ``remove_voter``, kafkasim.control.kraft.raft_reconfig) and
+runs simulated time until the leader answers, as the tool waits for the Admin call; success is
+the tool's "Added controller ..." / "Removed  KRaft controller ..." line, anything else a
+QuorumReconfigurationError with the Admin client's exception and the leader's message. A
+refused call changes nothing; one that timed out after the leader appended its VotersRecord
+leaves it in the log, as in Kafka.
 
 Sources: apache/kafka trunk at 1eb7644 (2024-10-25, after the 3.9 branch):
 tools/.../MetadataQuorumCommand.java, raft/.../internals/AddVoterHandler.java,
@@ -23,17 +25,19 @@ from __future__ import annotations
 import base64
 import binascii
 
-from kafkasim.control.kraft.raft import UNKNOWN
 from kafkasim.settings.exceptions import ClusterError
 
-#: KRaftVersion.FEATURE_NAME; the simulated quorum is always at level 0 (static voters)
+#: KRaftVersion.FEATURE_NAME
 KRAFT_VERSION_FEATURE = "kraft.version"
-STATIC_KRAFT_VERSION = 0
 
 #: Errors -> the exception the Admin client completes its future with
 _EXCEPTIONS = {
     "REQUEST_TIMED_OUT": "org.apache.kafka.common.errors.TimeoutException",
     "UNSUPPORTED_VERSION": "org.apache.kafka.common.errors.UnsupportedVersionException",
+    "INVALID_REQUEST": "org.apache.kafka.common.errors.InvalidRequestException",
+    "DUPLICATE_VOTER": "org.apache.kafka.common.errors.DuplicateVoterException",
+    "VOTER_NOT_FOUND": "org.apache.kafka.common.errors.VoterNotFoundException",
+    "NOT_LEADER_OR_FOLLOWER": "org.apache.kafka.common.errors.NotLeaderOrFollowerException",
 }
 
 
@@ -63,7 +67,17 @@ def add_controller(plane, config: dict, *, dry_run: bool = False) -> str:
     directory = directory_id(controller_id, plane.cluster.engine.seed)
     endpoints = _controller_endpoints(config)
     if not dry_run:
-        _leader_checks(plane, "adding")
+        from kafkasim.control.kraft.voter_set import ReplicaKey
+
+        node = _leader_checks(plane)
+        if controller_id not in plane.nodes and plane.dynamic:
+            raise QuorumReconfigurationError(
+                f"no controller process {controller_id} runs: start it first with "
+                f"c.kraft.start_controller({controller_id}) (formatted with "
+                "--no-initial-controllers, it fetches as an observer), then add it; the leader's "
+                "ApiVersions to it would fail (REQUEST_TIMED_OUT)")
+        _wait(plane, node, node.raft.reconfig.add_voter(node, ReplicaKey(controller_id, directory),
+                                               endpoints))
     listing = ", ".join(f"{name}://{_host(host)}:{port}" for name, host, port in endpoints)
     return (f"{'DRY RUN of adding' if dry_run else 'Added'} controller {controller_id} with "
             f"directory id {directory} and endpoints: {listing}")
@@ -83,7 +97,11 @@ def remove_controller(plane, controller_id: int, controller_directory_id: str, *
         raise QuorumReconfigurationError(f"Invalid negative --controller-id: {controller_id}")
     directory = _parse_uuid(controller_directory_id)
     if not dry_run:
-        _leader_checks(plane, "removing")
+        from kafkasim.control.kraft.voter_set import ZERO_UUID, ReplicaKey
+
+        node = _leader_checks(plane)
+        key = ReplicaKey(controller_id, None if directory == ZERO_UUID else directory)
+        _wait(plane, node, node.raft.reconfig.remove_voter(node, key))
     return (f"{'DRY RUN of removing ' if dry_run else 'Removed '} KRaft controller "
             f"{controller_id} with directory id {directory}")
 
@@ -181,23 +199,101 @@ def _parse_uuid(text) -> str:
     return text
 
 
-def _leader_checks(plane, verb: str) -> None:
-    """The first checks of AddVoterHandler / RemoveVoterHandler.handle*Request, in order: a
-    leader that has not established its high watermark in this epoch answers
-    REQUEST_TIMED_OUT; kraft.version 0 answers UNSUPPORTED_VERSION. (The pending-operation
-    check never fires: no voter change is ever in flight here.)"""
+def update_features(plane, features: dict | None, *, release_version: str | None = None,
+                    validate_only: bool = False) -> dict:
+    """See KRaftControlPlane.update_features. ``release_version`` upgrades every feature to
+    that release's level -- kraft.version included (1 from 3.9): the trap of KAFKA-21426, a
+    static quorum that a routine ``--release-version`` upgrade turns dynamic, irreversibly,
+    while its nodes still have controller.quorum.voters. Returns {feature: level}; refused
+    calls change nothing."""
+    from kafkasim.settings.versions import version_at_least
+
+    cluster = plane.cluster
+    if (features is None) == (release_version is None):
+        raise ClusterError("kafka-features upgrade: give exactly one of --feature (features="
+                           "{'kraft.version': 1}) or --release-version (release_version='4.1')")
+    if release_version is not None:
+        if not isinstance(release_version, str) or not version_at_least(
+                cluster.kafka_version, release_version):
+            raise ClusterError(f"kafka-features upgrade --release-version {release_version!r}: "
+                               f"not a release this cluster's software ({cluster.kafka_version}) "
+                               "knows")
+        features = {KRAFT_VERSION_FEATURE: 1 if version_at_least(release_version, "3.9") else 0}
+    if not isinstance(features, dict) or set(features) - {KRAFT_VERSION_FEATURE}:
+        other = sorted(set(features) - {KRAFT_VERSION_FEATURE}) if isinstance(features, dict) \
+            else features
+        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} is modelled "
+                           f"(got {other!r}); kafkasim's clusters start at their release's "
+                           "newest metadata.version")
+    level = features[KRAFT_VERSION_FEATURE]
+    if isinstance(level, bool) or level not in (0, 1):
+        raise ClusterError(f"{KRAFT_VERSION_FEATURE} must be 0 or 1 (KRaftVersion), got "
+                           f"{level!r}")
+    if not version_at_least(cluster.kafka_version, "4.1"):
+        if release_version is not None:
+            return {}        # before 4.1 the kraft.version level cannot change
+        raise ClusterError(f"{KRAFT_VERSION_FEATURE} cannot be upgraded in Kafka "
+                           f"{cluster.kafka_version}: upgrading it came in 4.1 (KAFKA-16538); "
+                           "before, only a quorum formatted dynamic is dynamic")
+    return _upgrade_kraft_version(plane, level, validate_only)
+
+
+def _upgrade_kraft_version(plane, level: int, validate_only: bool) -> dict:
+    from kafkasim.control.kraft.raft import LeaderState
+    from kafkasim.runtime.describe import directory_id
+
+    node = _leader_checks(plane)
+    st = node.raft.state
+    seed = plane.cluster.engine.seed
+    info = {}     # what the voters' UpdateRaftVoter requests told this leader in its epoch
+    for v, rs in (st.voter_states.items() if isinstance(st, LeaderState) else ()):
+        peer = plane.nodes.get(v)
+        if peer is not None and (v == node.id or rs.last_fetch_timestamp >= 0):
+            info[v] = (directory_id(v, seed), peer.raft.reconfig.supported_kraft_version)
+    before = node.raft.log.end_offset
+    failed = node.raft.reconfig.upgrade_kraft_version(node, level, info, validate_only)
+    if failed is not None:
+        raise QuorumReconfigurationError(
+            f"org.apache.kafka.common.errors.InvalidUpdateVersionException: {failed[1]}",
+            failed[0])
+    end = node.raft.log.end_offset
+    if end > before:     # the UpdateFeatures answer waits for the records to commit
+        plane.cluster.run_until(lambda c: node.raft.high_watermark >= end,
+                                timeout_ms=node.raft.request_timeout_ms)
+    return {KRAFT_VERSION_FEATURE: level}
+
+
+def _leader_checks(plane):
+    """The Raft leader the Admin call reaches (REQUEST_TIMED_OUT with none)."""
     node = plane.raft_leader()
     if node is None:
         up = [i for i, n in plane.nodes.items() if n.state == "running"]
         raise QuorumReconfigurationError(
             f"no KRaft leader to send the request to (running controllers {up} of voters "
             f"{list(plane.voters)}): the Admin call times out", "REQUEST_TIMED_OUT")
-    if node.raft.high_watermark == UNKNOWN:
-        _refuse("REQUEST_TIMED_OUT", "Request timed out waiting for leader to establish HWM and "
-                "fence previous voter changes")
-    _refuse("UNSUPPORTED_VERSION",
-            f"Cluster doesn't support {verb} voter because the {KRAFT_VERSION_FEATURE} feature "
-            f"is {STATIC_KRAFT_VERSION}")
+    return node
+
+
+def _wait(plane, node, op) -> None:
+    """Run simulated time until the leader answers ``op`` (its pending-operation timer ends it
+    with REQUEST_TIMED_OUT at the latest); raise on an error."""
+    if not op.done:
+        limit = node.raft.request_timeout_ms + node.raft.fetch_timeout_ms
+        plane.cluster.run_until(lambda c: op.done, timeout_ms=limit)
+    if not op.done:
+        op.error = "REQUEST_TIMED_OUT"
+    if op.error != "NONE":
+        _refuse(op.error, op.message or _DEFAULT_MESSAGES.get(op.error, op.error))
+
+
+#: Errors.message() for answers without a message of their own
+_DEFAULT_MESSAGES = {
+    "REQUEST_TIMED_OUT": "The request timed out.",
+    "NOT_LEADER_OR_FOLLOWER": "For requests intended only for the leader, this error indicates "
+                              "that the broker is not the current leader. For requests intended "
+                              "for any replica, this error indicates that the broker is not a "
+                              "replica of the topic partition.",
+}
 
 
 def _refuse(error: str, message: str) -> None:

@@ -88,7 +88,15 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {
     "elect": ({"topic"}, {"partitions", "type"}),
     "create_topic": ({"name"}, {"partitions", "replication_factor", "assignment", "config",
                                 "wait"}),
+    # KIP-853 dynamic controller quorums (KRaft, 3.9+)
+    "start_controller": ({"controller"}, set()),
+    "add_controller": ({"controller"}, set()),
+    "remove_controller": ({"controller"}, {"directory_id"}),
+    "update_features": (set(), {"features", "release_version"}),
 }
+#: actions of the KRaft control plane only
+KRAFT_ONLY_ACTIONS = {"start_controller", "add_controller", "remove_controller",
+                      "update_features"}
 
 # actions whose ``broker`` names a broker (or, in KRaft mode, a controller node) process
 BROKER_ACTIONS = {"pause", "slow", "crash", "power_loss", "shutdown", "start", "restart",
@@ -97,7 +105,7 @@ BROKER_ACTIONS = {"pause", "slow", "crash", "power_loss", "shutdown", "start", "
 CONDITIONS = {"hw", "leo", "isr", "leader", "acked", "failed", "consumed", "time_ms",
               "under_replicated", "isr_shrinks", "isr_expands", "controller", "broker",
               "lost_acked", "leader_epoch", "unclean_elections", "log",
-              "elr", "last_known_elr", "fenced", "metadata_leader_epoch"}
+              "elr", "last_known_elr", "fenced", "metadata_leader_epoch", "voters"}
 # clauses and actions that exist in one metadata mode only (validate names Kafka's rule)
 KRAFT_ONLY_CONDITIONS = {
     "elr": "the ELR (KIP-966 eligible leader replicas) is KRaft partition state",
@@ -106,6 +114,7 @@ KRAFT_ONLY_CONDITIONS = {
               "mode has no fencing",
     "metadata_leader_epoch": "the epoch of the __cluster_metadata Raft quorum exists in KRaft "
                              "mode only (ZooKeeper mode has /controller_epoch)",
+    "voters": "the voters of the __cluster_metadata Raft quorum exist in KRaft mode only",
 }
 KRAFT_READY_TIMEOUT_MS = 60000
 
@@ -276,6 +285,10 @@ class Scenario:
             if missing:
                 raise self._fail(f"'{action}' step is missing {', '.join(missing)}", i)
             self._schema(schema.check_step, action, st, step=i)
+            if action in KRAFT_ONLY_ACTIONS and mode == "zookeeper":
+                raise self._fail(f"{action}: controllers of a KRaft quorum (KIP-853) exist in "
+                                 "KRaft mode only; this scenario runs ZooKeeper mode (set "
+                                 "metadata_mode = \"kraft\" or kafka_version 3.9+)", i)
             if action == "expire_session" and mode == "kraft":
                 raise self._fail(
                     "expire_session: KRaft mode has no ZooKeeper sessions. A KRaft broker is "
@@ -850,6 +863,35 @@ class ScenarioRun:
                                            config=st.get("config"), wait=st.get("wait", True))
         return f"topic {st['name']} created: {assign}"
 
+    def _do_start_controller(self, i: int, st: dict) -> str:
+        """A new controller process, formatted with --no-initial-controllers: an observer of
+        a dynamic quorum until added (KIP-853)."""
+        self.cluster.kraft.start_controller(st["controller"])
+        return f"controller {st['controller']} started as an observer"
+
+    def _do_add_controller(self, i: int, st: dict) -> str:
+        """``kafka-metadata-quorum add-controller`` with the controller's own configuration."""
+        cid = st["controller"]
+        return self.cluster.kraft.add_controller({
+            "node.id": cid, "process.roles": "controller",
+            "controller.listener.names": "CONTROLLER",
+            "listeners": f"CONTROLLER://controller{cid}:9093"})
+
+    def _do_remove_controller(self, i: int, st: dict) -> str:
+        """``kafka-metadata-quorum remove-controller``; ``directory_id`` defaults to the
+        controller's own (its meta.properties directory.id)."""
+        from kafkasim.runtime.describe import directory_id
+
+        cid = st["controller"]
+        directory = st.get("directory_id", directory_id(cid, self.cluster.engine.seed))
+        return self.cluster.kraft.remove_controller(cid, directory)
+
+    def _do_update_features(self, i: int, st: dict) -> str:
+        """``kafka-features upgrade --feature kraft.version=1`` or ``--release-version``."""
+        done = self.cluster.kraft.update_features(st.get("features"),
+                                                  release_version=st.get("release_version"))
+        return f"features upgraded: {done}"
+
     def _do_elect(self, i: int, st: dict) -> str:
         res = self.cluster.elect(st["topic"], st.get("partitions"), st.get("type", "preferred"))
         return f"{st.get('type', 'preferred')} election: {res}"
@@ -1024,6 +1066,12 @@ class Conditions:
         e = max((n.raft.epoch for n in nodes), default=-1)
         return _compare(e, spec), e
 
+    def _clause_voters(self, key: str, spec: dict) -> tuple[bool, Any]:
+        """The voter set in force (KIP-853: the last VotersRecord of the Raft leader's log,
+        committed or not; controller.quorum.voters on a static quorum)."""
+        voters = list(self.cluster.kraft.voters)
+        return _members(voters, spec), voters
+
     def _clause_lost_acked(self, key: str, spec: dict) -> tuple[bool, Any]:
         n = len(lost_acked(self.cluster, self.producers.values()))
         return _compare(n, spec), n
@@ -1086,6 +1134,7 @@ _CLAUSES = {
     "last_known_elr": Conditions._clause_elr,
     "fenced": Conditions._clause_fenced,
     "metadata_leader_epoch": Conditions._clause_metadata_leader_epoch,
+    "voters": Conditions._clause_voters,
 }
 assert set(_CLAUSES) == CONDITIONS
 

@@ -179,6 +179,7 @@ CLAUSES: dict[str, dict[str, Check]] = {
         VALUE, list_of(VALUE)), "excludes": either(VALUE, list_of(VALUE))},
     "fenced": {"broker": BROKER, "is": boolean, **_SET},
     "metadata_leader_epoch": _CMP,
+    "voters": _SET,
 }
 #: condition clause -> its comparison keys: a clause needs at least one (the other keys select
 #: what is compared: topic, partition, broker, producer, error...), or it would always hold
@@ -188,7 +189,7 @@ CLAUSE_COMPARISONS: dict[str, tuple[str, ...]] = {
     **{k: _CMP_KEYS for k in ("hw", "leo", "acked", "failed", "consumed", "time_ms",
                               "under_replicated", "isr_shrinks", "isr_expands", "lost_acked",
                               "leader_epoch", "unclean_elections", "metadata_leader_epoch")},
-    **{k: _SET_KEYS for k in ("isr", "elr", "last_known_elr")},
+    **{k: _SET_KEYS for k in ("isr", "elr", "last_known_elr", "voters")},
     "leader": ("is", "none"),
     "controller": ("is", "not", "none"),
     "broker": ("state",),
@@ -247,6 +248,8 @@ STEP_KEYS: dict[str, Check] = {
     "replication_factor": integer(1, L.MAX_BROKERS, "a replication factor"),
     "assignment": list_of(list_of(BROKER, L.MAX_BROKERS), L.MAX_PARTITIONS),
     "config": table,
+    "controller": BROKER, "directory_id": string, "features": table,
+    "release_version": string,
 }
 #: action-specific ranges tighter than STEP_KEYS
 ACTION_KEYS: dict[str, dict[str, Check]] = {

@@ -677,6 +677,12 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
+            "controller.quorum.auto.join.enable", "boolean", False,
+            "KRaft: a controller that is not a voter of a dynamic quorum adds itself with "
+            "AddRaftVoter (and first removes a voter with its id but another directory id).",
+            since="4.2", change_ref="KAFKA-19078", mode=KRAFT,
+        ),
+        _cfg(
             "controller.quorum.append.linger.ms", "int", 25,
             "KRaft: how long the leader lets writes accumulate before flushing them to disk.",
             unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,

@@ -15,11 +15,14 @@ play that role and end with ``_poll``, which re-arms one "poll" timer at the ear
 (stale timers are ignored by generation number). Time is the caller's virtual ms; randomness is
 ``ctx.random_int`` (Java's ``Random.nextInt(bound)``).
 
-Simplifications: one static voter set (kraft.version 0: no AddVoter/RemoveVoter/UpdateVoter,
-no directory ids, endpoints or cluster ids), no snapshots/FetchSnapshot, the log never loses
-flushed entries, no batch size limits (appends linger controller.quorum.append.linger.ms, then
-drain as one batch), no graceful-shutdown timer, no listener (handleCommit) API: the glue reads
-the log below ``on_high_watermark``.
+Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; kraft.version 1
+(KIP-853, 3.9+) reads the voter set from the VotersRecord control records of the log
+(voter_set.VoterSetHistory: in force once appended, dropped on truncation), and the leader
+handles AddRaftVoter / RemoveRaftVoter (raft_reconfig). Simplifications: no UpdateVoter, no
+cluster ids, observers keyed by id (not id + directory id), no snapshots/FetchSnapshot, the
+log never loses flushed entries, no batch size limits (appends linger
+controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown timer, no
+listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
+from kafkasim.control.kraft.raft_reconfig import RaftReconfig
+from kafkasim.control.kraft.voter_set import KRaftVersionRecord, VoterSet, VoterSetHistory
 from kafkasim.core import events as ev
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
-           "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS"]
+           "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS",
+           "parse_quorum_state_json"]
 
 UNKNOWN = -1
 MAX_FETCH_WAIT_MS = 500           # KafkaRaftClient.MAX_FETCH_WAIT_MS
@@ -68,6 +74,21 @@ class RaftContext(Protocol):
     def trace(self, kind: str, detail) -> None: ...
     def on_leader_change(self, leader_id: int, epoch: int) -> None: ...
     def on_high_watermark(self, hw: int) -> None: ...
+
+
+def parse_quorum_state_json(text: str) -> dict:
+    """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
+    ``quorum-state`` file's text (data_version 0 or 1)."""
+    data = json.loads(text.splitlines()[0])
+    version = data.get("data_version")
+    if version is None:
+        raise ValueError(f"Deserialized node {data} does not have data_version field")
+    if version not in (0, 1):
+        raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
+                         "supported version")
+    return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
+            "voted_id": data.get("votedId", -1)}
+
 
 
 # --- ReplicatedLog -------------------------------------------------------------------------------
@@ -306,6 +327,9 @@ class LeaderState(EpochState):
         self.resign_requested = False
         self.pending: list = []          # BatchAccumulator: appended, not yet drained
         self.linger_deadline = NEVER
+        # KIP-853: AddVoterHandlerState / RemoveVoterHandlerState (raft_reconfig)
+        self.add_voter_state = None
+        self.remove_voter_state = None
 
     def time_until_check_quorum_expires(self, now) -> int:
         """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
@@ -345,8 +369,24 @@ class LeaderState(EpochState):
             return True
         return False
 
+    def update_voter_and_observer_states(self, voter_ids) -> None:
+        """LeaderState.updateVoterAndObserverStates: the states of the current voter set (kept
+        from observers that became voters); voters that left become observers."""
+        old = self.voter_states
+        new = {}
+        for v in sorted(voter_ids):
+            state = old.get(v) or self.observer_states.pop(v, None) or ReplicaState(v)
+            self.observer_states.pop(v, None)
+            new[v] = state
+        for v, state in old.items():
+            if v not in new:
+                self.observer_states.setdefault(v, state)
+        self.voter_states = new
+        self.fetched_voters &= set(new)
+
     def update_local_state(self, leo: int) -> bool:
-        state = self.voter_states[self.leader_id]
+        state = self.voter_states.get(self.leader_id) or self.observer_states.setdefault(
+            self.leader_id, ReplicaState(self.leader_id, True))
         if state.end_offset is not None and state.end_offset > leo:
             raise RuntimeError(f"Detected non-monotonic update of local end offset: "
                                f"{state.end_offset} -> {leo}")
@@ -533,9 +573,16 @@ class KafkaRaftClient:
                  quorum_state: dict | None = None, check_quorum: bool = True,
                  quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
                  fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True,
-                 voted_state: bool = False):
+                 voted_state: bool = False, kraft_version: int = 0,
+                 directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
+                 supported_kraft_version: tuple[int, int] | None = None,
+                 auto_join: bool = False):
         self.node_id = node_id
-        self.voters = tuple(sorted(voters))
+        static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
+        # KIP-853: the voter set's history, the directory id, the bootstrap servers
+        self.reconfig = RaftReconfig(self, VoterSetHistory(static, kraft_version), directory_id,
+                                     tuple(sorted(voters)), supported_kraft_version, auto_join)
+        self.voters = static.voter_ids()
         if observer == (node_id in self.voters):
             raise ValueError(f"node {node_id}: observer={observer} but the voter set is "
                              f"{list(self.voters)} (QuorumState.isVoter)")
@@ -613,20 +660,6 @@ class KafkaRaftClient:
         s = self._stored or {}
         return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
 
-    @staticmethod
-    def parse_quorum_state_json(text: str) -> dict:
-        """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
-        ``quorum-state`` file's text (data_version 0 or 1)."""
-        data = json.loads(text.splitlines()[0])
-        version = data.get("data_version")
-        if version is None:
-            raise ValueError(f"Deserialized node {data} does not have data_version field")
-        if version not in (0, 1):
-            raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
-                             "supported version")
-        return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
-                "voted_id": data.get("votedId", -1)}
-
     def quorum_state_json(self) -> str:
         """The ``quorum-state`` file (FileQuorumStateStore + ElectionState.toQuorumStateData):
         data_version 0 (kraft.version 0) or 1 (kraft.version 1, KIP-853), fields in
@@ -678,6 +711,7 @@ class KafkaRaftClient:
         self._poll_at = None
         self._fired = None
         self.state = None
+        self.reconfig.update_voters(ctx)
         now = ctx.now
         epoch, leader, voted = self._election()
         me = self.node_id
@@ -768,6 +802,8 @@ class KafkaRaftClient:
         if self.state is None or not self._requests.is_response_expected(dst, correlation_id):
             return
         self._requests.on_response_result(dst, correlation_id, False, ctx.now)
+        if isinstance(self.state, LeaderState):     # an ApiVersions to a new voter failed
+            self.reconfig.handle_api_versions_response(ctx, dst, None)
         self._poll(ctx)
 
     def on_peer_gone(self, ctx, dead: int) -> None:
@@ -806,6 +842,8 @@ class KafkaRaftClient:
         """durableTransitionTo writes the election state before the state changes (a vote is
         persisted before it is answered); memoryTransitionTo only for Resigned/Prospective."""
         old = self.state
+        if isinstance(old, LeaderState) and (old.add_voter_state or old.remove_voter_state):
+            self.reconfig.close(ctx, old)
         if durable:
             self._stored = {"leader_epoch": new.epoch, "leader_id": new.leader_id,
                             "voted_id": new.voted_id}
@@ -876,6 +914,7 @@ class KafkaRaftClient:
         """flushLeaderLog / updateLeaderEndOffsetAndTimestamp: new local end offset, maybe a new
         high watermark, then parked fetches waiting for data complete."""
         leo = self.log.end_offset
+        self.reconfig.update_voters(ctx)
         if st.update_local_state(leo):
             self._on_high_watermark(ctx, st.high_watermark)
         self._handler._complete_purgatory(ctx, leo)
@@ -892,6 +931,8 @@ class KafkaRaftClient:
         if self.fast_hwm_replication and isinstance(st, LeaderState):
             # KAFKA-14145 (4.1): onUpdateLeaderHighWatermark completes every deferred fetch
             self._handler._complete_purgatory(ctx, None)
+        if isinstance(st, LeaderState) and (st.add_voter_state or st.remove_voter_state):
+            self.reconfig.high_watermark_updated(ctx, st)
 
     # --- poll --------------------------------------------------------------------------------
     def _poll(self, ctx) -> None:
@@ -1077,6 +1118,35 @@ class RaftRequestHandler:
             st.unacked_voters.remove(src)
         return True
 
+    # --- ApiVersions (KIP-853: the leader asks a controller it adds) -------------------------
+    def _handle_api_versions_request(self, ctx, src, req: M.ApiVersionsRequest):
+        return M.ApiVersionsResponse(req.correlation_id, M.NONE,
+                                     self.client.reconfig.supported_kraft_version)
+
+    def _handle_api_versions_response(self, ctx, src, resp: M.ApiVersionsResponse) -> bool:
+        """KafkaRaftClient.handleApiVersionsResponse: ignored unless leader."""
+        if not isinstance(self.client.state, LeaderState):
+            return True
+        return self.client.reconfig.handle_api_versions_response(ctx, src, resp)
+
+    # --- AddRaftVoter / RemoveRaftVoter (an auto-joining observer's, KIP-853) ----------------
+    def _handle_add_raft_voter_request(self, ctx, src, req: M.AddRaftVoterRequest):
+        from kafkasim.control.kraft.voter_set import ReplicaKey
+        op = self.client.reconfig.add_voter(
+            ctx, ReplicaKey(req.voter_id, req.voter_directory_id), req.endpoints)
+        return self.client.reconfig.respond(ctx, src, req, op, M.AddRaftVoterResponse)
+
+    def _handle_remove_raft_voter_request(self, ctx, src, req: M.RemoveRaftVoterRequest):
+        from kafkasim.control.kraft.voter_set import ReplicaKey
+        op = self.client.reconfig.remove_voter(
+            ctx, ReplicaKey(req.voter_id, req.voter_directory_id))
+        return self.client.reconfig.respond(ctx, src, req, op, M.RemoveRaftVoterResponse)
+
+    def _handle_add_raft_voter_response(self, ctx, src, resp) -> bool:
+        return self.client.reconfig.handle_auto_join_response(ctx, resp)
+
+    _handle_remove_raft_voter_response = _handle_add_raft_voter_response
+
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
         st = self.client.state
@@ -1153,10 +1223,13 @@ class RaftRequestHandler:
             offset = self.client.log.truncate_to_end_offset(resp.diverging_end_offset,
                                                      resp.diverging_epoch)
             ctx.trace("raft_truncate", ev.RaftTruncate(before, offset, st.leader_id, st.epoch))
+            if self.client.reconfig.history.truncate_new_entries(offset):
+                self.client.reconfig.voters_changed(ctx)
         else:
             if resp.records:
                 self.client.log.append_as_follower(
                     e for e in resp.records if e[0] >= self.client.log.end_offset)
+                self.client.reconfig.update_voters(ctx)
             if resp.high_watermark >= 0:
                 hw = min(self.client.log.end_offset, resp.high_watermark)
                 if st.high_watermark != UNKNOWN and hw < st.high_watermark:
@@ -1214,6 +1287,9 @@ class RaftPollLoop:
             self.client._transitions._to_resigned(
                 ctx, st.non_leader_voters_by_descending_fetch_offset())
             return 0
+        change = NEVER
+        if st.add_voter_state is not None or st.remove_voter_state is not None:
+            change = self.client.reconfig.maybe_expire_pending_operation(ctx, st, now)
         if st.pending and now >= st.linger_deadline:   # maybeAppendBatches
             batch, st.pending, st.linger_deadline = st.pending, [], NEVER
             self.client.log.append_as_leader(batch, st.epoch)
@@ -1234,7 +1310,7 @@ class RaftPollLoop:
             st.begin_quorum_epoch_deadline = now + st.begin_quorum_epoch_timeout
         else:
             begin = st.begin_quorum_epoch_deadline - now
-        return min(begin, check, drain)
+        return min(begin, check, drain, change)
 
     def _maybe_send_vote_requests(self, ctx, st) -> int:
         if st.election.is_vote_rejected():
@@ -1281,6 +1357,10 @@ class RaftPollLoop:
                    st.fetch_deadline - now)
 
     def _poll_follower_as_observer(self, ctx, st: FollowerState, now) -> int:
+        if self.client.reconfig.auto_join:     # controller.quorum.auto.join.enable (4.2)
+            wait = self.client.reconfig.maybe_auto_join(ctx, st, now)
+            if wait is not None:
+                return wait
         if now >= st.fetch_deadline:
             return self._maybe_send_any_voter_fetch(ctx)
         leader = st.leader_id
@@ -1293,7 +1373,7 @@ class RaftPollLoop:
             wait = self._maybe_send(ctx, leader, self._build_fetch_request)
         else:
             wait = self.client._requests.backoff_before_available_bootstrap_server(
-                self.client.voters, now)
+                self.client.reconfig.bootstrap_servers, now)
         return min(wait, st.fetch_deadline - now)
 
     def _poll_resigned(self, ctx, st: ResignedState, now) -> int:
@@ -1302,7 +1382,8 @@ class RaftPollLoop:
             wait = min(wait, self._maybe_send(ctx, v, lambda c: M.EndQuorumEpochRequest(
                 c, st.epoch, self.client.node_id, st.preferred_successors)))
         if now >= st.election_deadline:
-            if self.client.pre_vote:      # 4.0: Resigned -> Unattached(epoch + 1)
+            # 4.0: Resigned -> Unattached(epoch + 1); so a leader the voter set no longer has
+            if self.client.pre_vote or self.client.observer:
                 self.client._to_unattached(ctx, st.epoch + 1)
             else:
                 self.client._to_candidate(ctx)
@@ -1336,7 +1417,7 @@ class RaftPollLoop:
 
     def _maybe_send_any_voter_fetch(self, ctx) -> int:
         now = ctx.now
-        requests, voters = self.client._requests, self.client.voters
+        requests, voters = self.client._requests, self.client.reconfig.bootstrap_servers
         dst = requests.find_ready_bootstrap_server(voters, now, ctx.random_int)
         if dst is not None:
             return self._maybe_send(ctx, dst, self._build_fetch_request)
@@ -1391,9 +1472,16 @@ class QuorumTransitions:
                              st.election.granted, now, self.client.fetch_timeout_ms)
         self.client._transition(ctx, leader, durable=True)
         self.client.elected_epochs.append(leader.epoch)
-        self.client.log.append_as_leader(
-            [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
-                                   leader.granting_voters)], leader.epoch)
+        records = [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
+                                         leader.granting_voters)]
+        history = self.client.reconfig.history
+        entry = history.last_entry()
+        if history.last_kraft_version() >= 1 and entry is not None and entry[0] == -1:
+            # appendStartOfEpochControlRecords: the voter set of the bootstrap checkpoint goes
+            # into the log with the first leader's LeaderChange (KIP-853)
+            records += [KRaftVersionRecord(history.last_kraft_version()),
+                        entry[1].to_voters_record()]
+        self.client.log.append_as_leader(records, leader.epoch)
         self.client._flush_leader_log(ctx, leader)
         self.client._requests.reset_all()
         self.client._fire_leader_change(ctx)

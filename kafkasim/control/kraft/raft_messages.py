@@ -131,7 +131,58 @@ class RaftFetchResponse(Message):
     diverging_end_offset: int = -1
 
 
+@dataclass(slots=True)
+class ApiVersionsRequest(Message):
+    """What the leader sends a controller it is asked to add as a voter (AddVoterHandler,
+    KIP-853): its answer says which kraft.version range the new voter supports."""
+    correlation_id: int
+
+
+@dataclass(slots=True)
+class ApiVersionsResponse(Message):
+    """``supported_kraft_version``: (min, max) of the kraft.version feature, None when the
+    node does not know the feature (before 3.9)."""
+    correlation_id: int
+    error: str
+    supported_kraft_version: tuple | None
+
+
+@dataclass(slots=True)
+class AddRaftVoterRequest(Message):
+    """AddRaftVoter (api key 80, KIP-853) as an auto-joining observer sends it for itself
+    (controller.quorum.auto.join.enable, 4.2); ``endpoints``: (listener, host, port)."""
+    correlation_id: int
+    voter_id: int
+    voter_directory_id: str
+    endpoints: tuple
+
+
+@dataclass(slots=True)
+class AddRaftVoterResponse(Message):
+    correlation_id: int
+    error: str
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class RemoveRaftVoterRequest(Message):
+    """RemoveRaftVoter (api key 81, KIP-853): an auto-joining observer removes the voter that
+    has its id and another directory id (a controller whose disk was replaced)."""
+    correlation_id: int
+    voter_id: int
+    voter_directory_id: str
+
+
+@dataclass(slots=True)
+class RemoveRaftVoterResponse(Message):
+    correlation_id: int
+    error: str
+    message: str | None = None
+
+
 RAFT_MESSAGES = (
     VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     EndQuorumEpochRequest, EndQuorumEpochResponse, RaftFetchRequest, RaftFetchResponse,
+    ApiVersionsRequest, ApiVersionsResponse, AddRaftVoterRequest, AddRaftVoterResponse,
+    RemoveRaftVoterRequest, RemoveRaftVoterResponse,
 )

@@ -1,0 +1,206 @@
+"""The KRaft voter set and its history in the log (KIP-853, ``kraft.version`` 1, 3.9+).
+
+``VoterSet`` follows org.apache.kafka.raft.VoterSet: voters keyed by node id, each with its
+``ReplicaKey`` (id and, with kraft.version 1, the directory id of its metadata log dir), its
+endpoints and the kraft.version range it supports. ``VoterSetHistory`` follows
+raft/internals/VoterSetHistory + KRaftControlRecordStateMachine: the voter set at each offset
+of the ``__cluster_metadata`` log, read from the VotersRecord control records as they are
+*appended* (committed or not: a voter change takes effect on append, KIP-853), forgotten again
+when the log is truncated below them. Offset -1 is the bootstrap checkpoint
+(``kafka-storage format --standalone`` / ``--initial-controllers`` writes 0-0.checkpoint).
+
+``kraft.version`` 0 (``controller.quorum.voters``) keeps one static voter set and no records.
+
+Source: apache/kafka trunk 1eb7644 (2024-10-25): raft/.../VoterSet.java,
+raft/.../internals/VoterSetHistory.java, KRaftControlRecordStateMachine.java,
+server-common/.../KRaftVersion.java.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ReplicaKey", "VoterNode", "VoterSet", "VoterSetHistory", "KRaftVersionRecord",
+           "VotersRecord", "ZERO_UUID"]
+
+#: Uuid.ZERO_UUID as Kafka prints it
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+@dataclass(frozen=True, order=True)
+class ReplicaKey:
+    """org.apache.kafka.raft.ReplicaKey: a node id and its directory id (None: unknown, as
+    for the voters of a static quorum)."""
+
+    id: int
+    directory_id: str | None = None
+
+    def __str__(self) -> str:
+        """ReplicaKey.toString: the directory id is Java's Optional."""
+        directory = f"Optional[{self.directory_id}]" if self.directory_id else "Optional.empty"
+        return f"ReplicaKey(id={self.id}, directoryId={directory})"
+
+
+@dataclass(frozen=True)
+class VoterNode:
+    """VoterSet.VoterNode: the voter's key, its endpoints (``("CONTROLLER", host, port)``)
+    and the kraft.version range it supports."""
+
+    voter_key: ReplicaKey
+    endpoints: tuple = ()
+    supported_kraft_version: tuple[int, int] = (0, 1)
+
+    def is_voter(self, key: ReplicaKey) -> bool:
+        """VoterNode.isVoter: same id, and the same directory id when the voter has one."""
+        if self.voter_key.id != key.id:
+            return False
+        if self.voter_key.directory_id is not None:
+            return self.voter_key.directory_id == key.directory_id
+        return True
+
+
+class VoterSet:
+    """org.apache.kafka.raft.VoterSet: immutable; ``add_voter`` / ``remove_voter`` return a
+    new set, or None where Kafka returns Optional.empty()."""
+
+    __slots__ = ("voters",)
+
+    def __init__(self, voters: dict[int, VoterNode] | None = None) -> None:
+        self.voters = dict(sorted((voters or {}).items()))
+
+    @classmethod
+    def of(cls, ids, directory_ids: dict | None = None) -> VoterSet:
+        directory_ids = directory_ids or {}
+        return cls({i: VoterNode(ReplicaKey(i, directory_ids.get(i)),
+                                 (("CONTROLLER", f"controller{i}", 9093),)) for i in ids})
+
+    def voter_ids(self) -> tuple[int, ...]:
+        return tuple(self.voters)
+
+    def voter_keys(self) -> tuple[ReplicaKey, ...]:
+        return tuple(n.voter_key for n in self.voters.values())
+
+    def voter_node(self, voter_id: int) -> VoterNode | None:
+        return self.voters.get(voter_id)
+
+    def is_voter(self, key: ReplicaKey) -> bool:
+        node = self.voters.get(key.id)
+        return node is not None and node.is_voter(key)
+
+    def is_only_voter(self, key: ReplicaKey) -> bool:
+        return len(self.voters) == 1 and self.is_voter(key)
+
+    def majority_size(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    def add_voter(self, voter: VoterNode) -> VoterSet | None:
+        """VoterSet.addVoter: None if the id is already a voter."""
+        if voter.voter_key.id in self.voters:
+            return None
+        return VoterSet({**self.voters, voter.voter_key.id: voter})
+
+    def remove_voter(self, key: ReplicaKey) -> VoterSet | None:
+        """VoterSet.removeVoter: None unless the exact key is a voter and others remain."""
+        old = self.voters.get(key.id)
+        if old is None or old.voter_key != key or len(self.voters) <= 1:
+            return None
+        return VoterSet({i: n for i, n in self.voters.items() if i != key.id})
+
+    def has_overlapping_majority(self, other: VoterSet) -> bool:
+        """VoterSet.hasOverlappingMajority: the two sets differ by at most one voter each way,
+        so any majority of one intersects any majority of the other."""
+        mine, theirs = set(self.voter_keys()), set(other.voter_keys())
+        return len(mine - theirs) <= 1 and len(theirs - mine) <= 1
+
+    def to_voters_record(self) -> VotersRecord:
+        return VotersRecord(tuple(
+            (n.voter_key.id, n.voter_key.directory_id or ZERO_UUID,
+             tuple(f"{name}://{host}:{port}" for name, host, port in n.endpoints))
+            for n in self.voters.values()))
+
+    @classmethod
+    def from_voters_record(cls, record: VotersRecord) -> VoterSet:
+        out = {}
+        for voter_id, directory, endpoints in record.voters:
+            eps = []
+            for e in endpoints:
+                name, _, rest = e.partition("://")
+                host, _, port = rest.rpartition(":")
+                eps.append((name, host, int(port)))
+            out[voter_id] = VoterNode(ReplicaKey(voter_id, directory), tuple(eps))
+        return cls(out)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, VoterSet) and self.voters == other.voters
+
+    __hash__ = None
+
+    def keys_text(self) -> str:
+        """voterKeys() as Java prints a Set (here in id order)."""
+        return "[" + ", ".join(str(k) for k in self.voter_keys()) + "]"
+
+    def __repr__(self) -> str:
+        return f"VoterSet(voters={self.keys_text()})"
+
+
+@dataclass(frozen=True)
+class KRaftVersionRecord:
+    """The KRaftVersionRecord control record (KIP-853): the finalized kraft.version."""
+
+    kraft_version: int
+
+
+@dataclass(frozen=True)
+class VotersRecord:
+    """The VotersRecord control record (KIP-853): (voter id, directory id, endpoints) each."""
+
+    voters: tuple
+
+    def voter_ids(self) -> tuple[int, ...]:
+        return tuple(v[0] for v in self.voters)
+
+
+class VoterSetHistory:
+    """VoterSetHistory + KRaftControlRecordStateMachine's kraft.version history: the voter set
+    and kraft.version in force at each log offset. ``static`` (kraft.version 0) never changes;
+    ``bootstrap`` (kraft.version 1) is the voter set of the bootstrap checkpoint (offset -1)."""
+
+    __slots__ = ("static", "entries", "kraft_versions", "next_offset")
+
+    def __init__(self, voters: VoterSet, kraft_version: int) -> None:
+        self.static = voters
+        self.entries: list[tuple[int, VoterSet]] = [(-1, voters)] if kraft_version else []
+        self.kraft_versions: list[tuple[int, int]] = [(-1, kraft_version)]
+        self.next_offset = 0
+
+    def last_value(self) -> VoterSet:
+        """VoterSetHistory.lastValue: the newest voter set (the static one with no records)."""
+        return self.entries[-1][1] if self.entries else self.static
+
+    def last_entry(self) -> tuple[int, VoterSet] | None:
+        """lastVoterSetEntry: (offset, voter set) of the newest VotersRecord, None with none."""
+        return self.entries[-1] if self.entries else None
+
+    def last_kraft_version(self) -> int:
+        return self.kraft_versions[-1][1]
+
+    def update(self, log) -> bool:
+        """KRaftControlRecordStateMachine.updateState: read the log from ``next_offset`` to its
+        end; True when the voter set changed."""
+        changed = False
+        for offset, _epoch, record in log.entries_between(self.next_offset, log.end_offset):
+            if type(record) is VotersRecord:
+                self.entries.append((offset, VoterSet.from_voters_record(record)))
+                changed = True
+            elif type(record) is KRaftVersionRecord:
+                self.kraft_versions.append((offset, record.kraft_version))
+        self.next_offset = max(self.next_offset, log.end_offset)
+        return changed
+
+    def truncate_new_entries(self, end_offset: int) -> bool:
+        """VoterSetHistory.truncateNewEntries: forget what the log no longer has."""
+        before = len(self.entries)
+        self.entries = [e for e in self.entries if e[0] < end_offset]
+        self.kraft_versions = [e for e in self.kraft_versions if e[0] < end_offset]
+        self.next_offset = min(self.next_offset, end_offset)
+        return len(self.entries) != before
