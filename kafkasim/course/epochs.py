@@ -28,7 +28,7 @@ SAFETY = ("LogMatching", "NoAckedLoss")
 __all__ = [
     "EXAMPLE_CACHE", "end_offset_view",
     "SEED", "check_divergence", "check_end_offset", "check_truncation", "checkpoint_text",
-    "epoch_table", "show_source", "truncations", "verdict",
+    "epoch_cache_table", "epoch_table", "show_source", "truncations", "verdict",
 ]
 
 
@@ -53,6 +53,15 @@ def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Tex
             if has_cache else "-",
             "LEO": log.log_end_offset, "HW": log.high_watermark})
     return text_table(rows)
+
+
+def epoch_cache_table(cluster: Cluster, broker: int, topic: str = TOPIC,
+                      partition: int = 0) -> Text:
+    """A replica's leader-epoch cache (``LeaderEpochFileCache``), one row per entry: the epoch
+    and the offset of its first record."""
+    entries = cluster.log(broker, topic, partition).leader_epoch_cache.entries
+    return text_table([{N_("leader epoch"): e.epoch, N_("start offset"): e.start_offset}
+                       for e in entries], columns=[N_("leader epoch"), N_("start offset")])
 
 
 def checkpoint_text(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0) -> Text:

@@ -202,6 +202,25 @@ MESSAGES = {
         N_('With ELR, broker 2 left the ISR under min ISR, so it holds every committed '
            'record and leads from the ELR.'),
     ),
+    "09": (
+        N_('Kafka 0.10.2: is the acknowledged m2 still on broker 1, the new leader, at the end?'),
+        N_('Broker 1 restarted with HW 1 and, becoming follower, truncated its log to that HW: '
+           'm2 was gone before broker 1 was elected, and m3 took its offset.'),
+        N_('OffsetsForLeaderEpoch first'),
+        N_('a Fetch straight away'),
+        N_('Kafka 0.11.0: what does broker 1 send broker 2 before its first Fetch?'),
+        N_("Today's Kafka: what does broker 1 send broker 2 before its first Fetch?"),
+        N_('A 0.11 follower trusts no HW: it asks the leader where its last epoch ended and '
+           'truncates to that answer before it fetches.'),
+        N_('Today the follower fetches at once and sends the epoch of its last record; where '
+           'the logs differ, the Fetch response names the diverging epoch.'),
+        N_('Scenario 1 on 0.11.0 with the old truncate-to-HW rule: which invariant fails first?'),
+        N_('NoAckedLoss'),
+        N_('LogMatching'),
+        N_('WeakIsr'),
+        N_("Truncating to the HW already leaves an ISR member, broker 1, with less than the "
+           "leader's HW: WeakIsr fails before any acknowledged write is lost."),
+    ),
     "13": (
         N_('Which broker serves the consumer in rack c?'),
         N_('broker 1'),
