@@ -159,6 +159,19 @@ MESSAGES = {
         N_("acks=1 answers after the leader's append; nothing had fetched it yet."),
         N_('acks=all answers once every ISR member has it, the new leader included.'),
     ),
+    "07": (
+        N_('ZooKeeper mode (3.7): how long after the crash until orders-0 has a new leader?'),
+        N_('KRaft (4.3): how long after the crash until orders-0 has a new leader?'),
+        N_('under 2 s'),
+        N_('2-6 s'),
+        N_('6-12 s'),
+        N_('12-18 s'),
+        N_('over 18 s'),
+        N_('The session ends 18 s after broker 2 was last heard from, and its last ping came up '
+           'to 6 s before the crash.'),
+        N_('The broker is fenced at the first check after 9 s without a heartbeat, and its last '
+           'heartbeat came up to 2 s before the crash.'),
+    ),
     "08": (
         N_('unclean.leader.election.enable=false: what does the rule answer?'),
         N_('no leader (offline)'),
