@@ -55,7 +55,7 @@ def _auto_every_ms(horizon: int) -> int:
 
 
 def _story_history(cluster, story, every_ms: int | None, checks):
-    """(History, BranchChecker | None, about, result) for ``story(cluster)`` recorded from the
+    """(History, BranchChecker | None, about) for ``story(cluster)`` recorded from the
     cluster's current state (``record_story``)."""
     if not isinstance(cluster, Cluster):
         raise TypeError(f"Player(..., story=...) needs a Cluster to run the story on, got "
@@ -63,14 +63,14 @@ def _story_history(cluster, story, every_ms: int | None, checks):
     names = None if checks is True else checks
     suite = make_suite(names, on_violation="collect") if checks else None
     start = cluster.now
-    history, result = record_story(cluster, story, every_ms or 1000, checker=suite)
+    history, _result = record_story(cluster, story, every_ms or 1000, checker=suite)
     checker = None
     if checks:
         checker = BranchChecker(snapshots.dump(history.cluster), 0, history.now, names,
                                 first=suite.first, checked_from=start)
     name = getattr(story, "__name__", "story")
     about = tr("story {name}, seed {seed}", name=repr(name), seed=cluster.engine.seed)
-    return history, checker, about, result
+    return history, checker, about
 
 
 def _history_for(source, every_ms: int | None, checks):
@@ -117,7 +117,8 @@ class Player:
     hundredth of it): a seek replays at most that much.
     ``story``: a function of the cluster (a notebook cell's produce, crash, cut, heal, run...):
     it runs on ``source``, a Cluster, from its current state while the player records it, so the
-    whole story can be scrubbed like a scenario's; what it returns is ``player.result``.
+    whole story can be scrubbed like a scenario's (what it returns is not kept: run the story on
+    a cluster of its own for that).
     ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
     story, at least 100 ms). ``checks``: True (every registered invariant
     of ``kafkasim.observe.checks``), a list of check names, or False.
@@ -131,10 +132,9 @@ class Player:
                  story=None) -> None:
         if tick_ms is not None and tick_ms <= 0:
             raise ValueError(f"tick_ms must be > 0, got {tick_ms}")
-        self.result = None        # what ``story`` returned
         if story is not None:
-            self.history, self.checker, self.about, self.result = _story_history(
-                source, story, every_ms, checks)
+            self.history, self.checker, self.about = _story_history(source, story, every_ms,
+                                                                    checks)
             self.script = []
         else:
             self.history, self.checker, self.about, self.script = _history_for(source, every_ms,
