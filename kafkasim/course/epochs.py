@@ -79,9 +79,18 @@ def truncations(cluster: Cluster, topic: str = TOPIC) -> Text:
     return text_table(rows) if rows else Text("(no truncation)")
 
 
-def verdict(suite) -> list[str]:
+class Invariants(list):
+    """Names of violated invariants: a list that prints as "LogMatching, WeakIsr" (or "none")."""
+
+    def __str__(self) -> str:
+        return ", ".join(self) if self else tr("none")
+
+    __repr__ = __str__
+
+
+def verdict(suite) -> Invariants:
     """The invariants a collecting checker suite found violated (allowed losses excluded)."""
-    return sorted({v.invariant for v in suite.violations})
+    return Invariants(sorted({v.invariant for v in suite.violations}))
 
 
 # -- exercises ----------------------------------------------------------------------------------
