@@ -110,6 +110,10 @@ def test_check_quorum_tolerance(capsys):
     assert ctl.check_quorum_tolerance(5, 2)
     assert ctl.check_quorum_tolerance(3, 1)
     assert not ctl.check_quorum_tolerance(5, 3)
+    # notebook 07's exercise 3: four controllers tolerate one failure, as three do
+    assert ctl.check_quorum_tolerance(4, 1)
+    wrong = ctl.check_quorum_tolerance(4, 2)    # the even-number trap gets its own feedback
+    assert not wrong and "need 3 for a majority" in wrong.message
     assert "majority" in capsys.readouterr().out
 
 

@@ -139,3 +139,10 @@ def test_tables_follow_the_run():
     old.run(1000)
     assert "before Kafka 0.11" in checkpoint_text(old, 1, "t")
     assert " - " in epoch_table(old, "t")
+
+
+def test_verdict_prints_the_invariant_names_not_a_list():
+    from kafkasim.course.epochs import Invariants
+
+    assert str(Invariants(["LogMatching", "WeakIsr"])) == "LogMatching, WeakIsr"
+    assert str(Invariants([])) == "none" and Invariants([]) == []

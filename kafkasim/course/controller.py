@@ -187,6 +187,11 @@ def check_quorum_tolerance(voters: int, answer) -> CheckResult:
         return _result(True, tr("{right}: the quorum needs a majority, {need} of {voters} "
                                 "voters, to elect a leader and to commit a record.",
                                 right=right, need=need, voters=voters))
+    if voters % 2 == 0 and answer == voters // 2:
+        return _result(False, tr("{voters} voters need {need} for a majority, so only {right} may "
+                                 "be down: an even number adds a vote to win, not a failure to "
+                                 "survive ({fewer} voters tolerate as many).", voters=voters,
+                                 need=need, right=right, fewer=voters - 1))
     return _result(False, tr("count the majority of {voters} voters first: a leader needs that "
                              "many votes and every commit that many copies.", voters=voters))
 

@@ -28,7 +28,7 @@ SAFETY = ("LogMatching", "NoAckedLoss")
 __all__ = [
     "EXAMPLE_CACHE", "end_offset_view",
     "SEED", "check_divergence", "check_end_offset", "check_truncation", "checkpoint_text",
-    "epoch_table", "show_source", "truncations", "verdict",
+    "epoch_cache_table", "epoch_table", "show_source", "truncations", "verdict",
 ]
 
 
@@ -55,6 +55,15 @@ def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Tex
     return text_table(rows)
 
 
+def epoch_cache_table(cluster: Cluster, broker: int, topic: str = TOPIC,
+                      partition: int = 0) -> Text:
+    """A replica's leader-epoch cache (``LeaderEpochFileCache``), one row per entry: the epoch
+    and the offset of its first record."""
+    entries = cluster.log(broker, topic, partition).leader_epoch_cache.entries
+    return text_table([{N_("leader epoch"): e.epoch, N_("start offset"): e.start_offset}
+                       for e in entries], columns=[N_("leader epoch"), N_("start offset")])
+
+
 def checkpoint_text(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0) -> Text:
     """The broker's ``<topic>-<partition>/leader-epoch-checkpoint`` file as written on its disk
     (version line, entry count, one "epoch start-offset" line each), or a note if it has none."""
@@ -70,9 +79,18 @@ def truncations(cluster: Cluster, topic: str = TOPIC) -> Text:
     return text_table(rows) if rows else Text("(no truncation)")
 
 
-def verdict(suite) -> list[str]:
+class Invariants(list):
+    """Names of violated invariants: a list that prints as "LogMatching, WeakIsr" (or "none")."""
+
+    def __str__(self) -> str:
+        return ", ".join(self) if self else tr("none")
+
+    __repr__ = __str__
+
+
+def verdict(suite) -> Invariants:
     """The invariants a collecting checker suite found violated (allowed losses excluded)."""
-    return sorted({v.invariant for v in suite.violations})
+    return Invariants(sorted({v.invariant for v in suite.violations}))
 
 
 # -- exercises ----------------------------------------------------------------------------------

@@ -159,6 +159,19 @@ MESSAGES = {
         N_("acks=1 answers after the leader's append; nothing had fetched it yet."),
         N_('acks=all answers once every ISR member has it, the new leader included.'),
     ),
+    "07": (
+        N_('ZooKeeper mode (3.7): how long after the crash until orders-0 has a new leader?'),
+        N_('KRaft (4.3): how long after the crash until orders-0 has a new leader?'),
+        N_('under 2 s'),
+        N_('2-6 s'),
+        N_('6-12 s'),
+        N_('12-18 s'),
+        N_('over 18 s'),
+        N_('The session ends 18 s after broker 2 was last heard from, and its last ping came up '
+           'to 6 s before the crash.'),
+        N_('The broker is fenced at the first check after 9 s without a heartbeat, and its last '
+           'heartbeat came up to 2 s before the crash.'),
+    ),
     "08": (
         N_('unclean.leader.election.enable=false: what does the rule answer?'),
         N_('no leader (offline)'),
@@ -201,6 +214,25 @@ MESSAGES = {
            'its power loss shortened and is elected cleanly: the followers truncate to it.'),
         N_('With ELR, broker 2 left the ISR under min ISR, so it holds every committed '
            'record and leads from the ELR.'),
+    ),
+    "09": (
+        N_('Kafka 0.10.2: is the acknowledged m2 still on broker 1, the new leader, at the end?'),
+        N_('Broker 1 restarted with HW 1 and, becoming follower, truncated its log to that HW: '
+           'm2 was gone before broker 1 was elected, and m3 took its offset.'),
+        N_('OffsetsForLeaderEpoch first'),
+        N_('a Fetch straight away'),
+        N_('Kafka 0.11.0: what does broker 1 send broker 2 before its first Fetch?'),
+        N_("Today's Kafka: what does broker 1 send broker 2 before its first Fetch?"),
+        N_('A 0.11 follower trusts no HW: it asks the leader where its last epoch ended and '
+           'truncates to that answer before it fetches.'),
+        N_('Today the follower fetches at once and sends the epoch of its last record; where '
+           'the logs differ, the Fetch response names the diverging epoch.'),
+        N_('Scenario 1 on 0.11.0 with the old truncate-to-HW rule: which invariant fails first?'),
+        N_('NoAckedLoss'),
+        N_('LogMatching'),
+        N_('WeakIsr'),
+        N_("Truncating to the HW already leaves an ISR member, broker 1, with less than the "
+           "leader's HW: WeakIsr fails before any acknowledged write is lost."),
     ),
     "13": (
         N_('Which broker serves the consumer in rack c?'),

@@ -1,6 +1,7 @@
 """The player: scrub, play and step through a simulated cluster, inject faults, fork the future.
 
     >>> p = Player(cluster, topic="orders")        # or Player(Scenario.named("...").run())
+    >>> p = Player(cluster, story=my_story)        # my_story(cluster) recorded: scrub all of it
     >>> p.run(5000); p.crash(2); p.run(20000)
     >>> p.seek(3000); p.produce("late")            # acting in the past forks a new future
     >>> print(p.readout_text()); p.figure()
@@ -32,7 +33,7 @@ from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
 from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, tr, widget_bundle
-from kafkasim.widgets.recording import BranchChecker, record_scenario
+from kafkasim.widgets.recording import BranchChecker, record_scenario, record_story
 
 PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
 PASSIVE_STEPS = frozenset({"run", "await", "settle", "expect", "describe", "snapshot"})
@@ -51,6 +52,25 @@ def auto_tick_ms(span_ms: int) -> int:
 def _auto_every_ms(horizon: int) -> int:
     """A snapshot every second, or every horizon/100 (rounded up to seconds) for long runs."""
     return max(1000, -(-horizon // 100000) * 1000)
+
+
+def _story_history(cluster, story, every_ms: int | None, checks):
+    """(History, BranchChecker | None, about) for ``story(cluster)`` recorded from the
+    cluster's current state (``record_story``)."""
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"Player(..., story=...) needs a Cluster to run the story on, got "
+                        f"{type(cluster).__name__}")
+    names = None if checks is True else checks
+    suite = make_suite(names, on_violation="collect") if checks else None
+    start = cluster.now
+    history, _result = record_story(cluster, story, every_ms or 1000, checker=suite)
+    checker = None
+    if checks:
+        checker = BranchChecker(snapshots.dump(history.cluster), 0, history.now, names,
+                                first=suite.first, checked_from=start)
+    name = getattr(story, "__name__", "story")
+    about = tr("story {name}, seed {seed}", name=repr(name), seed=cluster.engine.seed)
+    return history, checker, about
 
 
 def _history_for(source, every_ms: int | None, checks):
@@ -95,6 +115,10 @@ class Player:
     scrubbed). ``topic``/``partition``: what the figure shows (default: the first topic).
     ``every_ms``: simulated time between snapshots (default 1000; for a long scenario, a
     hundredth of it): a seek replays at most that much.
+    ``story``: a function of the cluster (a notebook cell's produce, crash, cut, heal, run...):
+    it runs on ``source``, a Cluster, from its current state while the player records it, so the
+    whole story can be scrubbed like a scenario's (what it returns is not kept: run the story on
+    a cluster of its own for that).
     ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
     story, at least 100 ms). ``checks``: True (every registered invariant
     of ``kafkasim.observe.checks``), a list of check names, or False.
@@ -104,11 +128,17 @@ class Player:
     def __init__(self, source, topic: str | None = None, partition: int = 0,
                  every_ms: int | None = None, *, tick_ms: int | None = None, checks=True,
                  show_isr: bool = False, max_records: int = 40,
-                 presentation: bool | None = None, show_messages: bool = True) -> None:
+                 presentation: bool | None = None, show_messages: bool = True,
+                 story=None) -> None:
         if tick_ms is not None and tick_ms <= 0:
             raise ValueError(f"tick_ms must be > 0, got {tick_ms}")
-        self.history, self.checker, self.about, self.script = _history_for(source, every_ms,
-                                                                           checks)
+        if story is not None:
+            self.history, self.checker, self.about = _story_history(source, story, every_ms,
+                                                                    checks)
+            self.script = []
+        else:
+            self.history, self.checker, self.about, self.script = _history_for(source, every_ms,
+                                                                               checks)
         self.start_ms = self.history.times[0]
         self.notice = ""          # what the last fork dropped of the scenario's script
         self._kinds = None

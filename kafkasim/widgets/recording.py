@@ -178,6 +178,27 @@ def record_scenario(scenario, seed: int | None = None, every_ms: int = 1000, *,
     return history, run
 
 
+def record_story(cluster: Cluster, story, every_ms: int = 1000, *, checker=None):
+    """Run ``story(cluster)`` (a notebook cell's function: produce, crash, cut, heal, run...)
+    from the cluster's current state while recording it into a History, as
+    ``record_scenario`` records a scenario file's steps.
+
+    Returns ``(history, result)``, ``result`` being what ``story`` returned."""
+    if not callable(story):
+        raise TypeError(f"story must be a function of the cluster, got {type(story).__name__}")
+    history = History(cluster, every_ms, max_snapshots=None)
+    rec = _Recorder(history)
+    HookedEngine.install(cluster, checker=checker, recorder=rec)
+    try:
+        result = story(cluster)
+        rec.enter()
+    finally:
+        HookedEngine.uninstall(cluster)
+    history.cluster = cluster
+    history.horizon = cluster.now
+    return history, result
+
+
 class CheckedHistory(History):
     """A History whose cluster runs every check of ``suite`` after every event, and whose
     snapshots hold the suite's state (ghost variables, incremental marks, violations found)

@@ -1,0 +1,241 @@
+"""Issue 33, "the stories on the page": notebooks 07-09 build their headline failure stories in
+visible cells with the Cluster API (a function of the cluster the learner can edit and re-run),
+and the player records such a function (``Player(cluster, story=fn)``).
+
+Each story is taken from the notebook itself (its cell tagged "story"; only the top-level
+functions are run here) and must tell what the scenario file under ``kafkasim/scenarios`` tells,
+which stays for the CLI and the golden traces: the same acknowledged, refused and lost records,
+the same leaders, the same replica logs and the same checker verdicts."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kafkasim.observe.checks import attach
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.scenarios.scenario import Scenario, lost_acked
+from kafkasim.widgets import Player
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+OWNED = ("07-controller-and-failover", "08-clean-and-unclean-election",
+         "09-leader-epoch-and-truncation")
+#: what loading a scenario file looks like in a code cell
+SCENARIO_LOAD = re.compile(r"Scenario\s*\.\s*(named|load|from_\w+|parse)\s*\(|\.toml\b|"
+                           r"\bScenario\s*\(")
+
+
+def _cells(stem: str, lang: str = "") -> list[dict]:
+    path = NOTEBOOKS / lang / f"{stem}.ipynb" if lang else NOTEBOOKS / f"{stem}.ipynb"
+    return json.loads(path.read_text())["cells"]
+
+
+def _tags(cell: dict) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+@pytest.mark.parametrize("lang", ["", "ko"])
+@pytest.mark.parametrize("stem", OWNED)
+def test_no_scenario_file_is_loaded_outside_cli_demos(stem, lang):
+    """A story is a cell the learner can change: no code cell loads a scenario file, except a
+    cell tagged "cli-demo" that shows the command-line tool."""
+    loads = [i for i, c in enumerate(_cells(stem, lang))
+             if c["cell_type"] == "code" and "cli-demo" not in _tags(c)
+             and SCENARIO_LOAD.search("".join(c["source"]))]
+    assert loads == [], f"{lang or 'en'}/{stem}: cells {loads} load a scenario file"
+
+
+def test_the_scenario_load_pattern_finds_loads():
+    for src in ('Scenario.named("jepsen-2013-unsafe").run()', "Scenario.load('x.toml')",
+                "Player(Scenario.named('kip101-scenario2-old'))"):
+        assert SCENARIO_LOAD.search(src), src
+    assert not SCENARIO_LOAD.search("from kafkasim.scenarios.scenario import lost_acked")
+
+
+def _namespace() -> dict:
+    ns: dict = {}
+    exec("from kafkasim.course import *\n"
+         "from kafkasim.observe.checks import attach\n"
+         "from kafkasim.scenarios.scenario import lost_acked\n"
+         "KAFKA_VERSION = '4.3'\nSEED = 8\n", ns)
+    return ns
+
+
+def _story_functions(stem: str, *names: str) -> dict:
+    """The named top-level functions of ``stem``'s cells tagged "story", defined in a fresh
+    namespace (the notebook's code as it stands, not a copy kept in the tests)."""
+    ns = _namespace()
+    found = set()
+    for cell in _cells(stem):
+        if cell["cell_type"] != "code" or "story" not in _tags(cell):
+            continue
+        tree = ast.parse("".join(cell["source"]))
+        defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        exec(compile(ast.Module(body=defs, type_ignores=[]), stem, "exec"), ns)
+        found |= {d.name for d in defs}
+    missing = set(names) - found
+    assert not missing, f"{stem}: no story cell defines {sorted(missing)}"
+    return ns
+
+
+def _scenario(name: str):
+    run = Scenario.named(name).run(check=True)
+    assert all(e["ok"] for e in run.expectations), name
+    return run
+
+
+def _log(c: Cluster, broker: int, topic: str) -> list:
+    return [value for _offset, _epoch, value in c.log_records(broker, topic)]
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({}, "jepsen-2013-unsafe"),
+    ({"min_isr": 2}, "jepsen-2013-min-isr-2"),
+    ({"unclean": False}, "jepsen-2013-unclean-off"),
+])
+def test_notebook_08_jepsen_story_tells_the_scenario(kw, name):
+    ns = _story_functions(OWNED[1], "jepsen_cluster", "jepsen_2013")
+    c = ns["jepsen_cluster"](**kw)
+    p = ns["jepsen_2013"](c)
+    run = _scenario(name)
+    q = run.producers["p"]
+    assert (len(p.acked()), len(p.failed()), len(lost_acked(c, [p])), c.leader("jepsen")) == \
+        (len(q.acked()), len(q.failed()), len(lost_acked(run.cluster, [q])),
+         run.cluster.leader("jepsen"))
+
+
+def test_notebook_08_jepsen_story_loses_the_k_writes_by_an_unclean_election():
+    ns = _story_functions(OWNED[1], "jepsen_cluster", "jepsen_2013")
+    c = ns["jepsen_cluster"]()
+    suite = attach(c, on_violation="collect")
+    p = ns["jepsen_2013"](c)
+    lost = {c.records.value(r) for r in lost_acked(c, [p])}
+    assert lost == {f"k{i}" for i in range(5)}
+    assert suite.violations == []                      # every loss is allowed: unclean on
+    assert {v.invariant for v in suite.allowed} >= {"NoAckedLoss"}
+    assert _log(c, 1, "jepsen") == ["w0", "w1", "w2"]   # broker 1 came back and truncated
+
+
+@pytest.mark.parametrize("version, name", [("4.0", "kip966-last-replica-standing-elr-off"),
+                                           ("4.1", "kip966-last-replica-standing-elr-on")])
+def test_notebook_08_elr_story_tells_the_scenario(version, name):
+    ns = _story_functions(OWNED[1], "payments_cluster", "last_replica_standing")
+    c = ns["payments_cluster"](version)
+    p, seen = ns["last_replica_standing"](c)
+    run = _scenario(name)
+    lost = len(lost_acked(c, [p]))
+    assert lost == len(lost_acked(run.cluster, list(run.producers.values())))
+    assert (lost > 0) == (version == "4.0")            # ELR off loses, ELR on does not
+    assert c.leader("payments") == run.cluster.leader("payments")
+    # who leads once broker 1 is fenced: nobody without ELR, broker 2 (from the ELR) with it
+    fenced = dict(seen)["broker 1 fenced"]
+    assert ("Leader: none" if version == "4.0" else "Leader: 2") in fenced
+    assert "Elr: 2" in dict(seen)["broker 1 is the last replica standing"] or version == "4.0"
+
+
+@pytest.mark.parametrize("unclean", [False, True])
+def test_notebook_08_zookeeper_era_offline_pair_tells_the_scenario(unclean):
+    ns = _namespace()
+    for cell in _cells(OWNED[1]):
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and src.startswith(("def orders_cluster",
+                                                            "def isolate_then_kill_leader")):
+            exec(src, ns)
+    c, p, _ = ns["orders_cluster"](unclean, version="3.7")
+    ns["isolate_then_kill_leader"](c, p, ["only-on-1"])
+    run = _scenario("offline-unclean-on" if unclean else "offline-unclean-off")
+    assert c.leader("orders") == run.cluster.leader("events")
+    assert c.isr("orders") == ([2] if unclean else [1])   # ZooKeeper keeps the dead member
+
+
+@pytest.mark.parametrize("version, name", [("0.10.2", "kip101-scenario2-old"),
+                                           ("0.11.0", "kip101-scenario2-fixed")])
+def test_notebook_09_kip101_scenario2_story_tells_the_scenario(version, name):
+    ns = _story_functions(OWNED[2], "both_lose_power", "kip101_scenario2")
+    c = ns["both_lose_power"](version)
+    suite = attach(c, on_violation="collect")
+    ns["kip101_scenario2"](c)
+    run = _scenario(name)
+    for b in (1, 2):
+        assert _log(c, b, "kip101") == _log(run.cluster, b, "kip101")
+    bad = sorted({v.invariant for v in suite.violations})
+    assert bad == sorted({v.invariant for v in run.check.violations})
+    assert bad == (["LogMatching"] if version == "0.10.2" else [])
+
+
+@pytest.mark.parametrize("version, name", [("0.11.0", "kip279-fast-failovers-old"),
+                                           ("2.0", "kip279-fast-failovers-fixed")])
+def test_notebook_09_kip279_story_tells_the_scenario(version, name):
+    ns = _story_functions(OWNED[2], "fast_failovers", "kip279")
+    c = ns["fast_failovers"](version)
+    suite = attach(c, on_violation="collect")
+    ns["kip279"](c)
+    run = _scenario(name)
+    for b in (1, 2):
+        assert _log(c, b, "t") == _log(run.cluster, b, "t")
+    assert (_log(c, 2, "t")[3] == "B-only") == (version == "0.11.0")
+    assert sorted({v.invariant for v in suite.violations}) == \
+        sorted({v.invariant for v in run.check.violations})
+
+
+def test_notebook_07_failover_story_tells_the_scenario():
+    ns = _story_functions(OWNED[0], "failover_cluster", "controller_failover")
+    c = ns["failover_cluster"]()
+    first = []
+    c.at(10000, lambda cl: first.append(cl.controller_id()))
+    p = ns["controller_failover"](c)
+    run = _scenario("kraft-controller-failover")
+    rc = run.cluster
+    assert c.kafka_version == "4.3"
+    assert first == [3002]                             # seed 4: the quorum elected 3002 first
+    assert c.controller_id() == rc.controller_id() == 3000
+    assert [c.leader("orders", i) for i in range(3)] == [rc.leader("orders", i) for i in range(3)]
+    assert lost_acked(c, [p]) == [] and len(p.failed()) == 0
+    assert c.isr("orders") == rc.isr("orders") == [2, 3, 1]
+
+
+# -- the player records a story ----------------------------------------------------------------
+def _small_cluster() -> Cluster:
+    c = Cluster(brokers=3, seed=3, kafka_version="3.7")
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    return c
+
+
+def _crash_story(c: Cluster):
+    p = c.producer("p", acks="all")
+    p.send("t", "a", partition=0)
+    c.run(2000)
+    c.crash(1)
+    c.run(20000)
+    return p
+
+
+def test_player_records_a_story_and_can_scrub_back_to_its_start():
+    direct = _small_cluster()
+    _crash_story(direct)
+    c = _small_cluster()
+    start = c.now
+    player = Player(c, story=_crash_story)
+    assert player.start_ms == start and player.horizon == direct.now
+    assert player.cluster.trace.digest() == direct.trace.digest()
+    assert "_crash_story" in player.about
+    player.seek(start + 1000)
+    assert player.cluster.brokers[1].state == "running"
+    player.seek(player.horizon)
+    assert player.cluster.brokers[1].state == "stopped"
+    assert player.cluster.leader("t") == direct.leader("t") != 1
+    player.seek(start + 1000)          # acting in the past forks a new future
+    player.crash(2)
+    player.run(5000)
+    assert player.cluster.brokers[2].state == "stopped"
+
+
+def test_player_story_needs_a_cluster_and_a_function():
+    with pytest.raises(TypeError, match="story must be a function"):
+        Player(_small_cluster(), story="jepsen")
+    with pytest.raises(TypeError, match="needs a Cluster"):
+        Player(Scenario.named("jepsen-2013-unsafe"), story=_crash_story)
