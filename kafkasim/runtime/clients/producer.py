@@ -19,6 +19,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
+from kafkasim.runtime import validation
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
     FAILED,
@@ -140,6 +141,7 @@ class Producer:
         return self.results[rid]
 
     def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
+        validation.check_record_values("send_many", values)
         values = list(values)
         if not values:
             return []
