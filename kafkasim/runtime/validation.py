@@ -242,3 +242,27 @@ def check_new_topics(topics) -> None:
                                    f"{', '.join(NEW_TOPIC_KEYS)})")
         if "name" not in t:
             raise ClusterError(f"create_topics: topic {i} has no 'name'")
+
+
+# -- reading the run ---------------------------------------------------------------------------
+def check_trace_kind(call: str, kind, kinds) -> None:
+    """A trace filter's ``kind``: None or one of the trace's event kinds (a misspelt kind used to
+    select nothing, silently)."""
+    if kind is None or (isinstance(kind, str) and kind in kinds):
+        return
+    raise ClusterError(f"{call}: unknown trace kind {kind!r}{did_you_mean(kind, sorted(kinds))}"
+                       f" (kinds: {', '.join(sorted(kinds))})")
+
+
+def check_directory(call: str, directory) -> None:
+    if not isinstance(directory, (str, os.PathLike)) or not os.fspath(directory):
+        raise ClusterError(f"{call}: directory must be a path (str or os.PathLike), got "
+                           f"{directory!r} ({_type_name(directory)})")
+
+
+def check_seek_time(now: int, time_ms) -> None:
+    """``History.seek``: integer ms from 0 to now + limits.MAX_TIME_MS."""
+    if not _is_int(time_ms) or not 0 <= time_ms <= now + limits.MAX_TIME_MS:
+        raise ClusterError(f"seek(time_ms) must be a simulated time in integer ms, not "
+                           f"negative, from 0 to now + limits.MAX_TIME_MS "
+                           f"(t={now + limits.MAX_TIME_MS}), got {time_ms!r}")
