@@ -84,6 +84,8 @@ def test_cluster_arguments_named(kwargs, match):
     (lambda c: c.producer().send_many("t", "abc"), r"send_many: values must be a list"),
     (lambda c: c.producer().send_many("t", range(10**6 + 1)),
      r"1,000,001 values, more than limits.MAX_RECORDS = 1,000,000"),
+    (lambda c: c.producer().send_many("t", (i for i in range(10**7))),
+     r"1,000,001 or more values, more than limits.MAX_RECORDS"),
     (lambda c: c.consumer().assign("t", 0), r"assign: partitions must be a list of partition "
                                             r"indexes"),
     (lambda c: c.consumer().seek("t", 0, "x"), r"seek: offset must be a whole number from 0"),
@@ -188,3 +190,10 @@ def test_scenario_file_that_says_nothing_to_run_is_refused(tmp_path, text):
     f = tmp_path / "x.toml"
     f.write_text(text, encoding="utf-8")
     assert main(["run", str(f)]) == 2
+
+
+def test_send_many_takes_any_iterable_of_values(zk):
+    p = zk.producer(acks="all")
+    results = p.send_many("t", (f"g{i}" for i in range(3)), partition=0)
+    zk.run(200)
+    assert [r.value for r in results] == ["g0", "g1", "g2"] and all(r.acked for r in results)

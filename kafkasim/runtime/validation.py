@@ -11,6 +11,7 @@ are the checks Kafka's clients and tools make before a request is sent.
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 import re
 from collections.abc import Iterable
@@ -20,8 +21,8 @@ from kafkasim.settings.exceptions import ClusterError
 
 __all__ = [
     "check_alter_config", "check_callable", "check_cluster_args", "check_fault_node",
-    "check_offset_spec", "check_record_values", "check_schedule_time", "check_topic_config",
-    "check_topic_names", "did_you_mean",
+    "check_offset_spec", "check_schedule_time", "check_topic_config", "check_topic_names",
+    "did_you_mean", "record_values",
 ]
 
 #: ``Admin.list_offsets`` specs (org.apache.kafka.clients.admin.OffsetSpec) kafkasim answers
@@ -169,16 +170,22 @@ def check_alter_config(cluster, entity_type, name, configs, delete) -> None:
 
 
 # -- clients -----------------------------------------------------------------------------------
-def check_record_values(call: str, values) -> None:
-    """``send_many``'s values: a list (or other sized iterable that is not text) of at most
-    limits.MAX_RECORDS values."""
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__") or \
-            not hasattr(values, "__iter__"):
+def record_values(call: str, values) -> list:
+    """``send_many``'s values as a list: any iterable of values that is not itself text, a
+    mapping or a single value, of at most limits.MAX_RECORDS values (counted before any is
+    sent: a generator is read at most one value past the limit)."""
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise ClusterError(f"{call}: values must be a list of record values, got {values!r} "
                            f"({_type_name(values)})")
-    if len(values) > limits.MAX_RECORDS:
-        raise ClusterError(f"{call}: {len(values):,} values, more than limits.MAX_RECORDS = "
+    sized = hasattr(values, "__len__")
+    if not sized:
+        values = list(itertools.islice(values, limits.MAX_RECORDS + 1))
+    n = len(values)
+    if n > limits.MAX_RECORDS:
+        raise ClusterError(f"{call}: {n:,}{'' if sized else ' or more'} values, more than "
+                           f"limits.MAX_RECORDS = "
                            f"{limits.MAX_RECORDS:,} records in one call")
+    return list(values)
 
 
 def check_offset_spec(spec) -> None:

@@ -141,8 +141,7 @@ class Producer:
         return self.results[rid]
 
     def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
-        validation.check_record_values("send_many", values)
-        values = list(values)
+        values = validation.record_values("send_many", values)
         if not values:
             return []
         first = self._send_run(topic, values, **kw)
