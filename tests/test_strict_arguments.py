@@ -54,8 +54,9 @@ def test_cluster_arguments_named(kwargs, match):
                               r"got True \(bool\)"),
     (lambda c: c.crash("1"), r"got '1' \(str\); did you mean 1\?"),
     (lambda c: c.shutdown("broker-2"), r"shutdown\(broker\): .*did you mean 2\?"),
-    (lambda c: c.crash(3005), r"Unknown node 3005 in crash\(broker\); did you mean 3002\? "
-                              r"\(brokers \[1, 2, 3\], KRaft controllers \[3000, 3001, 3002\]\)"),
+    (lambda c: c.crash(3005), r"Unknown broker 3005; brokers are \[1, 2, 3\], KRaft "
+                              r"controllers are \[3000, 3001, 3002\] \(crash\(broker\)\); "
+                              r"did you mean 3002\?"),
     (lambda c: c.restart(3000), r"restart\(broker\): 3000 is a KRaft controller node; restart "
                                 r"takes a broker id: \[1, 2, 3\]"),
     (lambda c: c.slow(3001, 5), r"slow\(broker\): 3001 is a KRaft controller node"),
@@ -70,14 +71,14 @@ def test_cluster_arguments_named(kwargs, match):
                                           r"got 'crash' \(str\)"),
     (lambda c: c.create_topic("u", 1, 3, config=[1]),
      r"create_topic: config must be a dict of topic configs"),
-    (lambda c: c.alter_config("topic", "t", {}), r"unknown entity type 'topic'; did you mean "
-                                                 r"'topics'\?"),
+    (lambda c: c.alter_config("topic", "t", {}), r"Unknown entity type 'topic' in alter_config; "
+                                                 r"did you mean 'topics'\?"),
     (lambda c: c.alter_config("topics", "t", [("min.insync.replicas", 2)]),
      r"alter_config: config must be a dict"),
     (lambda c: c.alter_config("topics", "t", {}, delete="min.insync.replicas"),
      r"alter_config: delete must be a list of config names"),
     (lambda c: c.alter_config("brokers", 99, {"min.insync.replicas": 2}),
-     r"Unknown broker 99 in alter_config\(brokers, name\)"),
+     r"Unknown broker 99; brokers are \[1, 2, 3\] \(alter_config\(brokers, name\)\)"),
     (lambda c: c.describe(5), r"describe: topic must be a topic name or a list of names"),
     (lambda c: c.producer().send_many("t", 5), r"send_many: values must be a list of record "
                                                r"values, got 5 \(int\)"),
@@ -113,8 +114,8 @@ def test_bad_arguments_named_and_nothing_changes(kraft, call, match):
 
 
 def test_zookeeper_mode_fault_names_only_brokers(zk):
-    with pytest.raises(ClusterError, match=r"Unknown broker 99 in crash\(broker\) "
-                                           r"\(brokers \[1, 2, 3\]\)$"):
+    with pytest.raises(ClusterError, match=r"^Unknown broker 99; brokers are \[1, 2, 3\] "
+                                           r"\(crash\(broker\)\)$"):
         zk.crash(99)
     with pytest.raises(ClusterError, match=r"a broker id is an int, got 'zookeeper'"):
         zk.crash("zookeeper")

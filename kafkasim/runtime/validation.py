@@ -93,7 +93,7 @@ def check_fault_node(cluster, node, call: str, *, controllers: bool = True) -> N
     ctl = sorted(cluster.kraft.nodes) if controllers and cluster.kraft is not None else []
     if _is_int(node) and (node in cluster.brokers or node in ctl):
         return
-    known = "brokers " + str(brokers) + (f", KRaft controllers {ctl}" if ctl else "")
+    known = f"brokers are {brokers}" + (f", KRaft controllers are {ctl}" if ctl else "")
     kind = "broker or controller node id" if ctl else "broker id"
     if not _is_int(node):
         raise ClusterError(f"{call}: a {kind} is an int, got {node!r} ({_type_name(node)})"
@@ -103,8 +103,8 @@ def check_fault_node(cluster, node, call: str, *, controllers: bool = True) -> N
     if node in others:
         raise ClusterError(f"{call}: {node} is a KRaft controller node; {call.split('(')[0]} "
                            f"takes a broker id: {brokers}")
-    raise ClusterError(f"Unknown {'node' if ctl else 'broker'} {node} in {call}"
-                       f"{did_you_mean(node, brokers + ctl)} ({known})")
+    raise ClusterError(f"Unknown broker {node}; {known} ({call})"
+                       f"{did_you_mean(node, brokers + ctl)}")
 
 
 def check_schedule_time(cluster, time_ms, fn) -> None:
@@ -155,7 +155,7 @@ def check_alter_config(cluster, entity_type, name, configs, delete) -> None:
     None / '' / 'default' for the cluster default)."""
     entity_types = ("topics", "brokers")
     if entity_type not in entity_types:
-        raise ClusterError(f"alter_config: unknown entity type {entity_type!r}"
+        raise ClusterError(f"Unknown entity type {entity_type!r} in alter_config"
                            f"{did_you_mean(entity_type, entity_types)} (entity types: 'topics', "
                            "'brokers')")
     check_topic_config("alter_config", configs)

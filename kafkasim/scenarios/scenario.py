@@ -147,15 +147,15 @@ class Scenario:
     def loads(text: str, source: str = "<scenario>") -> Scenario:
         text = text.removeprefix("\ufeff")   # a byte-order mark (an editor's UTF-8 signature)
         data = schema.parse_toml(text, source, ScenarioError)
+        lines = [i + 1 for i, line in enumerate(text.splitlines())
+                 if re.match(r"^\s*\[\[\s*steps\s*\]\]", line)]
+        sc = Scenario(data, source, text, lines)
+        sc.validate()
         if not any(data.get(k) for k in ("cluster", "topics", "clients", "steps")):
             # an empty file, a comment, a name: refused, not run as a default empty run
             raise ScenarioError(f"{source}: the scenario file says nothing to run: give "
                                 "[cluster], [[topics]], [[clients]] and its script as "
                                 "[[steps]] tables (docs/scenario-format.md)")
-        lines = [i + 1 for i, line in enumerate(text.splitlines())
-                 if re.match(r"^\s*\[\[\s*steps\s*\]\]", line)]
-        sc = Scenario(data, source, text, lines)
-        sc.validate()
         return sc
 
     @staticmethod
