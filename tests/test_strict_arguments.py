@@ -198,3 +198,25 @@ def test_send_many_takes_any_iterable_of_values(zk):
     results = p.send_many("t", (f"g{i}" for i in range(3)), partition=0)
     zk.run(200)
     assert [r.value for r in results] == ["g0", "g1", "g2"] and all(r.acked for r in results)
+
+
+def test_summary_of_runs_without_values_is_quiet():
+    """A sweep whose runs all failed (or no record reached the HW) summarises to NaN without
+    numpy's 'Mean of empty slice' RuntimeWarning on the learner's screen."""
+    import warnings
+
+    import pandas as pd
+
+    from kafkasim.experiments.report import summary
+
+    nan = float("nan")
+    results = pd.DataFrame({"run_id": [0, 1], "status": ["error", "error"],
+                            "lost_acked": [0, 0], "first_violation": [None, None],
+                            "acked": [nan, nan], "offline_ms": [nan, nan],
+                            "unavailable_ms": [nan, nan], "isr_shrinks": [nan, nan],
+                            "hw_p99_ms": [nan, nan]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = summary(results, by=[])
+    assert out["runs"][0] == 2 and out["errors"][0] == 2
+    assert pd.isna(out["hw_p99_ms_median"][0]) and pd.isna(out["acked_mean"][0])
