@@ -11,7 +11,6 @@ import pytest
 
 from kafkasim.observe import snapshots
 from kafkasim.runtime.cluster import Cluster, ClusterError
-from kafkasim.runtime.validation import did_you_mean
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +123,8 @@ def test_zookeeper_mode_fault_names_only_brokers(zk):
 def test_alter_broker_config_of_unknown_broker_writes_nothing(kraft):
     """It used to fail with the ELR refusal (or after the KRaft ConfigRecord was written)."""
     records = len(kraft.kraft.image.configs) if hasattr(kraft.kraft.image, "configs") else None
+    with pytest.raises(ClusterError, match="Unknown broker 7"):   # not the ELR refusal
+        kraft.alter_config("brokers", 7, {"min.insync.replicas": 2})
     with pytest.raises(ClusterError, match="Unknown broker 7"):
         kraft.alter_config("brokers", 7, {"replica.lag.time.max.ms": 5000})
     assert all(b.config["replica.lag.time.max.ms"] != 5000 for b in kraft.brokers.values())
@@ -140,6 +141,8 @@ def test_past_time_still_runs_now(zk):
 
 
 def test_did_you_mean_reads_a_node_written_as_text():
+    from kafkasim.runtime.validation import did_you_mean
+
     assert did_you_mean("broker-1", [1, 2, 3, "zookeeper"]) == "; did you mean 1?"
     assert did_you_mean("zookeper", [1, 2, 3, "zookeeper"]) == "; did you mean 'zookeeper'?"
     assert did_you_mean(99, [1, 2, 3]) == ""
