@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import operator
+import re
 from dataclasses import dataclass, field
 
 from kafkasim.core import errors as E
@@ -249,6 +250,9 @@ def check_node(node, known, what: str) -> None:
         return
     by_text = {str(k): k for k in known}
     close = difflib.get_close_matches(str(node), sorted(by_text), n=1)
+    digits = re.fullmatch(r"\D*?(\d+)", node.strip()) if isinstance(node, str) else None
+    if not close and digits and int(digits.group(1)) in known:
+        close = [digits.group(1)]   # 'broker-1', ' 1': the node id written as text
     hint = f"; did you mean {by_text[close[0]]!r}?" if close else ""
     raise MatchError(f"unknown node {node!r} in {what}{hint} (nodes: "
                      f"{', '.join(repr(k) for k in known)})")

@@ -42,9 +42,17 @@ def summary(results, by: list[str] | None = None):
         "violated": ("_violated", "sum"),
     }
     if not by:
-        return pd.DataFrame({name: [getattr(frame[col], fn)()] for name, (col, fn) in
+        return pd.DataFrame({name: [_aggregate(frame[col], fn)] for name, (col, fn) in
                              aggs.items()})
     return frame.groupby(by, dropna=False, sort=False).agg(**aggs).reset_index()
+
+
+def _aggregate(column, fn: str):
+    """``column.<fn>()``; NaN for the mean or median of a column with no value (all runs
+    failed, or no record reached the HW) without numpy's 'Mean of empty slice' warning."""
+    if fn in ("mean", "median") and not column.notna().any():
+        return float("nan")
+    return getattr(column, fn)()
 
 
 def summary_text(results) -> str:

@@ -27,6 +27,7 @@ import gc
 from dataclasses import dataclass
 
 from kafkasim.observe import snapshots
+from kafkasim.runtime import validation
 from kafkasim.runtime.cluster import Cluster
 
 
@@ -223,6 +224,7 @@ class History:
 
     def seek(self, time_ms: int) -> None:
         """Put the cluster in the state it has at ``time_ms`` on the current branch."""
+        validation.check_seek_time(self.now, time_ms)
         if time_ms < 0:
             raise ValueError(f"cannot seek to a negative time ({time_ms} ms)")
         i = bisect.bisect_right(self.times, time_ms) - 1

@@ -21,6 +21,7 @@ from kafkasim.core import events as ev
 from kafkasim.core import rules as kafka_rules
 from kafkasim.core.log import Log
 from kafkasim.core.rules import RULES, RuleBook
+from kafkasim.runtime import validation
 from kafkasim.runtime.bootstrap import (
     create_brokers,
     create_controllers,
@@ -142,6 +143,10 @@ class Cluster:
                  log_dirs: str | None = None, metadata_mode: str | None = None,
                  controllers: int | list[int] = 3,
                  max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> None:
+        validation.check_cluster_args(
+            seed=seed, racks=racks, config=config, rules=rules, max_events=max_events,
+            trace_messages=trace_messages, per_partition_metrics=per_partition_metrics,
+            log_dirs=log_dirs)
         ids, racks = _broker_ids(brokers, racks)
         for what, ms, lo in (("latency_ms", latency_ms, 0), ("jitter_ms", jitter_ms, 0),
                              ("metrics_interval_ms", metrics_interval_ms, 1)):
@@ -215,6 +220,8 @@ class Cluster:
                   raise_on_timeout: bool = False) -> bool:
         """Run event by event until ``condition(cluster)`` holds; False after ``timeout_ms``,
         or with ``raise_on_timeout`` a ``ConditionTimeout`` naming the condition and the times."""
+        validation.check_callable("run_until(condition)", condition)
+        validation.check_callable("run_until(check)", check, optional=True)
         _check_ms("run_until(timeout_ms)", timeout_ms)
         e = self.engine
         start = e.now
@@ -245,6 +252,7 @@ class Cluster:
 
     def at(self, time_ms: int, fn: Callable[[Cluster], None]) -> None:
         """Call ``fn(cluster)`` at an absolute simulated time (must be picklable for snapshots)."""
+        validation.check_schedule_time(self, time_ms, fn)
         self.engine.schedule_at(time_ms, "call", fn)
 
     # -- topics and configs -------------------------------------------------------------------
@@ -254,11 +262,13 @@ class Cluster:
         """``kafka-topics --create``: validate, assign replicas, write ZooKeeper; the controller
         then elects leaders. With ``wait`` the simulation runs until every replica knows its
         role. Returns the assignment (partition -> replicas, preferred leader first)."""
+        validation.check_topic_config("create_topic", config)
         return create_topic(self, name, partitions, replication_factor, assignment, config, wait)
 
     def alter_config(self, entity_type: str, name, configs: dict,
                      delete: list[str] | None = None) -> None:
         """``kafka-configs --alter --add-config k=v [--delete-config k]`` for topics or brokers."""
+        validation.check_alter_config(self, entity_type, name, configs, delete)
         topics = self.topics
         if entity_type == "topics":
             topics.check_topic(name)
@@ -359,6 +369,7 @@ class Cluster:
                  under_min_isr_partitions: bool = False, at_min_isr_partitions: bool = False,
                  topics_with_overrides: bool = False) -> str:
         """``kafka-topics --describe`` text for the cluster's Kafka version."""
+        validation.check_topic_names("describe", topic)
         names = self.topics.names() if topic is None else ([topic] if isinstance(topic, str)
                                                      else list(topic))
         registry = self.topics
@@ -460,6 +471,7 @@ class Cluster:
     # -- faults the data plane supports ------------------------------------------------------------
     def pause(self, broker: int, ms: int) -> None:
         """Stall a broker for ``ms`` (a stop-the-world GC pause): it handles nothing meanwhile."""
+        validation.check_fault_node(self, broker, "pause(broker)")
         _check_ms("pause(ms)", ms)
         if ms <= 0:
             raise ValueError(f"pause needs a positive duration, got {ms} ms")
@@ -471,6 +483,7 @@ class Cluster:
         """Add latency to every link of a broker (``network_ms`` each way) and/or make its disk
         slow: writing fetched records takes ``disk_ms`` per record (fractions allowed), so a
         follower on a slow disk falls behind under load."""
+        validation.check_fault_node(self, broker, "slow(broker)", controllers=False)
         b = known_broker(self.brokers, broker)
         _check_ms("slow(network_ms)", network_ms)
         if isinstance(disk_ms, bool) or not isinstance(disk_ms, (int, float)) or \
@@ -555,6 +568,7 @@ class Cluster:
         """kill -9 a broker: in-memory state is lost, the log dir (and page cache) survives; its
         ZooKeeper session expires after zookeeper.session.timeout.ms. In KRaft mode a controller
         node id crashes that controller (its metadata log survives)."""
+        validation.check_fault_node(self, broker, "crash(broker)")
         node = _controller_node(self.kraft, broker)
         if node is not None:
             if node.state != "running":
@@ -568,6 +582,7 @@ class Cluster:
 
     def power_loss(self, broker: int) -> None:
         """Pull the plug: like a crash, and every log loses its unflushed suffix."""
+        validation.check_fault_node(self, broker, "power_loss(broker)")
         if _controller_node(self.kraft, broker) is not None:
             raise ClusterError(
                 f"power_loss({broker}): {broker} is a KRaft controller node, and a voter "
@@ -578,6 +593,7 @@ class Cluster:
 
     def shutdown(self, broker: int) -> None:
         """Clean, controlled shutdown: leadership moves away first, then the process stops."""
+        validation.check_fault_node(self, broker, "shutdown(broker)")
         node = _controller_node(self.kraft, broker)
         if node is not None:
             if node.state != "running":
@@ -596,6 +612,7 @@ class Cluster:
         last ping): the start fails with ``BrokerStartupError`` and the broker stays stopped.
         With ``retry`` the failure is not raised: like a process supervisor, the broker is
         started again once that session has expired. True if the broker runs now."""
+        validation.check_fault_node(self, broker, "start(broker)")
         from kafkasim.control.zookeeper import NodeExists
 
         node = _controller_node(self.kraft, broker)
@@ -634,6 +651,7 @@ class Cluster:
         process cannot register while the old ZooKeeper session lives (see ``start``): it fails
         (traced) and is started again, like under a process supervisor, once that session has
         expired."""
+        validation.check_fault_node(self, broker, "restart(broker)", controllers=False)
         b = known_broker(self.brokers, broker)
         _check_ms("restart(wait_ms)", wait_ms)      # before the crash: a bad call changes nothing
         if clean:

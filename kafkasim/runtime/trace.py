@@ -26,6 +26,7 @@ import os
 import tempfile
 
 from kafkasim.core.events import EVENT_KINDS, TextEvent, typed
+from kafkasim.runtime import validation
 
 __all__ = ["COLUMNS", "EVENT_KINDS", "Trace"]
 
@@ -77,6 +78,7 @@ class Trace:
     def spill_to(self, directory: str, max_rows: int = 100_000) -> None:
         """Keep at most about ``max_rows`` rows in memory: older ones go to Parquet files in
         ``directory`` (module docstring)."""
+        validation.check_directory("spill_to", directory)
         if not isinstance(max_rows, int) or isinstance(max_rows, bool) or max_rows < 1:
             raise ValueError(f"max_rows must be an int >= 1, got {max_rows!r}")
         try:
@@ -160,10 +162,12 @@ class Trace:
     def events(self, kind: str | None = None) -> list[tuple]:
         """Rows (of ``kind``) with ``detail`` as its record (``kafkasim.core.events.typed``): the
         plain data-path tuples get their field names."""
+        validation.check_trace_kind("trace.events", kind, EVENT_KINDS)
         return [(*r[:5], typed(r)) for r in self.rows if kind is None or r[1] == kind]
 
     def where(self, kind: str | None = None, topic: str | None = None,
               partition: int | None = None, node=None) -> list[tuple]:
+        validation.check_trace_kind("trace.where", kind, EVENT_KINDS)
         return [r for r in self.rows
                 if (kind is None or r[1] == kind) and (topic is None or r[3] == topic)
                 and (partition is None or r[4] == partition) and (node is None or r[2] == node)]

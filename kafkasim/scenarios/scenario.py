@@ -160,6 +160,11 @@ class Scenario:
                  if re.match(r"^\s*\[\[\s*steps\s*\]\]", line)]
         sc = Scenario(data, source, text, lines)
         sc.validate()
+        if not any(data.get(k) for k in ("cluster", "topics", "clients", "steps")):
+            # an empty file, a comment, a name: refused, not run as a default empty run
+            raise ScenarioError(f"{source}: the scenario file says nothing to run: give "
+                                "[cluster], [[topics]], [[clients]] and its script as "
+                                "[[steps]] tables (docs/scenario-format.md)")
         return sc
 
     @staticmethod

@@ -8,6 +8,7 @@ tools do.
 
 from __future__ import annotations
 
+from kafkasim.runtime import validation
 from kafkasim.runtime.views import known_broker
 from kafkasim.settings.exceptions import ClusterError
 
@@ -18,6 +19,7 @@ class Admin:
 
     def create_topics(self, topics: list[dict]) -> dict[str, dict[int, list[int]]]:
         """Each dict: name, num_partitions, replication_factor, optional assignment, configs."""
+        validation.check_new_topics(topics)
         out = {}
         for t in topics:
             out[t["name"]] = self.cluster.create_topic(
@@ -27,6 +29,7 @@ class Admin:
 
     def describe_topics(self, names: list[str] | None = None) -> dict[str, list[dict]]:
         """Per topic, per partition: leader, replicas, isr (as the metadata reports them)."""
+        validation.check_topic_names("describe_topics", names)
         c = self.cluster
         names = c.topics.names() if names is None else list(names)
         return {n: [dict(partition=p, **{k: v for k, v in c.inspect.partition_state(n, p).items()
@@ -97,6 +100,7 @@ class Admin:
 
     def list_offsets(self, topic: str, partition: int = 0, spec: str = "latest") -> int:
         """OffsetSpec.latest() is the HW for clients; earliest() the log start offset."""
+        validation.check_offset_spec(spec)
         c = self.cluster
         leader = c.leader(topic, partition)
         if leader < 0:

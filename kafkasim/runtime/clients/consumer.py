@@ -37,6 +37,7 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
+from kafkasim.runtime import validation
 from kafkasim.settings import config as kconfig
 from kafkasim.settings.exceptions import ClusterError
 
@@ -154,6 +155,7 @@ class Consumer:
     # -- assignment -----------------------------------------------------------------------------
     def assign(self, topic: str, partitions: list[int] | None = None) -> None:
         """Manually assign partitions (all of the topic's by default)."""
+        validation.check_partition_list("assign", partitions)
         c = self.cluster
         if topic not in c.topics.configs:
             raise ClusterError(c.topics.unknown_topic_message(topic))
@@ -168,6 +170,7 @@ class Consumer:
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
         self.cluster.topics.check_partition(topic, partition)
+        validation.check_offset("seek", offset)
         if offset < 0:
             raise ValueError(f"cannot seek to a negative offset ({offset})")
         self._set_position((topic, partition), offset)
@@ -334,6 +337,7 @@ class Consumer:
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None
              ) -> list[ConsumerRecord]:
         """Fetch from the leaders of the assigned partitions; returns the new records."""
+        validation.check_poll(timeout_ms, max_records)
         if not self.assignment:
             raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
         if any(self._leader_for(tp) < 0 for tp in self.assignment):
@@ -429,6 +433,7 @@ class Consumer:
 
     def commit(self, timeout_ms: int = 5000) -> dict[tuple[str, int], int]:
         """commitSync: store the current positions as the group's committed offsets."""
+        validation.check_timeout("commit(timeout_ms)", timeout_ms)
         if self.group_id is None:
             raise RuntimeError("commit needs a group.id (create the consumer with group=...)")
         # SubscriptionState.allConsumed: position.offsetEpoch since 2.3 (KAFKA-7747), none before

@@ -19,6 +19,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
+from kafkasim.runtime import validation
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
     FAILED,
@@ -140,7 +141,7 @@ class Producer:
         return self.results[rid]
 
     def send_many(self, topic: str, values, **kw) -> list[ProduceResult]:
-        values = list(values)
+        values = validation.record_values("send_many", values)
         if not values:
             return []
         first = self._send_run(topic, values, **kw)
