@@ -117,8 +117,10 @@ def _entries(source) -> list[tuple[str, str]]:
     return source.entries if isinstance(source, _Messages) else english_entries(source)
 
 
-def update_catalog(nb, po: polib.POFile) -> dict[str, int]:
+def update_catalog(nb, po: polib.POFile, *, append: bool = False) -> dict[str, int]:
     """Merge the notebook's paragraphs (or a ``_Messages``) into ``po`` (msgmerge-like).
+    ``append``: the entries kept stay in the catalog's order and new ones go at the end (the
+    runtime catalog, which several branches add to at once, merges cleanly that way).
     Returns counts by outcome."""
     current = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
     by_cell: dict[str, list[polib.POEntry]] = {}
@@ -155,6 +157,9 @@ def update_catalog(nb, po: polib.POFile) -> dict[str, int]:
             e.obsolete = True
             fresh.append(e)
             counts["obsolete"] += 1
+    if append:
+        order = {(e.msgctxt, e.msgid): k for k, e in enumerate(po)}
+        fresh = sorted(fresh, key=lambda e: order.get((e.msgctxt, e.msgid), len(order)))
     po[:] = list(fresh)
     return counts
 
@@ -333,7 +338,7 @@ def cmd_update(lang: str) -> int:
         print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     cat = runtime_catalog_path(lang)
     po = load_catalog(cat) if cat.exists() else new_catalog(lang, Path("kafkasim.course"))
-    counts = update_catalog(_Messages(course_messages()), po)
+    counts = update_catalog(_Messages(course_messages()), po, append=True)
     cat.parent.mkdir(parents=True, exist_ok=True)
     po.save(str(cat))
     print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
