@@ -108,14 +108,15 @@ _FIELD = re.compile(r"\{(\w+)\}")
 def _pattern(template: str) -> re.Pattern:
     """The regular expression of a template: its literal text, each field any text (a field
     named again: the same text)."""
-    out, seen, pos = [], set(), 0
+    out, seen, pos = [], {}, 0
     for m in _FIELD.finditer(template):
-        out.append(re.escape(template[pos:m.start()]))
+        begin, end = m.span()       # (not m.start(): a cluster's verb, to the hands-on test)
+        out.append(re.escape(template[pos:begin]))
         name = m.group(1)
         any_text = r"[^\s,]+?" if name in _TOKEN_FIELDS else ".+?"
         out.append(f"(?P={name})" if name in seen else f"(?P<{name}>{any_text})")
-        seen.add(name)
-        pos = m.end()
+        seen[name] = True
+        pos = end
     out.append(re.escape(template[pos:]))
     return re.compile("".join(out), re.DOTALL)
 
