@@ -257,7 +257,7 @@ class Player:
     def crash(self, broker: int) -> None:
         """kill -9 ``broker``: its ZooKeeper session expires later, its log dir survives."""
         if self._broker(broker).state == "stopped":
-            raise ClusterError(f"broker {broker} is not running")
+            raise ClusterError(tr("broker {broker} is not running", broker=broker))
         self._act("crash", broker)
 
     def restart(self, broker: int) -> None:
@@ -295,7 +295,7 @@ class Player:
     def produce(self, value=None, partition: int | None = None):
         """Send one record (acks=all) to the shown topic; returns its ProduceResult."""
         if self.topic is None:
-            raise ClusterError("the cluster has no topic to produce to")
+            raise ClusterError(tr("the cluster has no topic to produce to"))
         partition = self.partition if partition is None else partition
         self.cluster.topics.check_partition(self.topic, partition)
         return self._act("produce", self.topic, value, partition=partition)
