@@ -80,12 +80,68 @@ def translatable(block: str) -> bool:
 
 
 def english_entries(nb) -> list[tuple[str, str]]:
-    """(cell id, paragraph) for every translatable paragraph of the notebook, in order."""
+    """(cell id, paragraph) for every translatable paragraph of the notebook, in order, then
+    (cell id, comment) for every code comment (``code_comments``): a catalog keeps its markdown
+    first and gains comments at its end."""
     out = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             out.extend((cell["id"], p) for p in paragraphs(cell.source) if translatable(p))
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            for _start, _end, text in code_comments(cell.source):
+                if (cell["id"], text) not in out:
+                    out.append((cell["id"], text))
     return out
+
+
+# -- code comments -------------------------------------------------------------------------------
+# A code cell is the same in every edition except its comments: each ``# comment`` is a catalog
+# entry (msgctxt: the cell's id, msgid: the comment's text after "# "), and ``build`` writes the
+# translation in its place. Tool directives stay: noqa, type: ignore, fmt:, pragma.
+_DIRECTIVE = re.compile(r"^\s*(?:noqa|type:\s*ignore|fmt:|pragma|ruff:|!)", re.IGNORECASE)
+
+
+def code_comments(source: str) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    """(start, end, text) of each translatable comment of a code cell's source, in order:
+    positions as ``tokenize`` gives them (row from 1), text without the "#" and the spaces
+    around it. A cell that does not tokenize (a magic, a shell line) has none."""
+    import io
+    import tokenize
+
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                text = tok.string.lstrip("#").strip()
+                if re.search(r"[^\W\d_]", text) and not _DIRECTIVE.match(text):
+                    out.append((tok.start, tok.end, text))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    return out
+
+
+def translate_comments(source: str, ctxt: str, table: dict[tuple[str, str], str]) -> str:
+    """``source`` with each comment that has a translation in ``table`` replaced by it (the
+    "#" and the space after it kept); everything else as it is."""
+    lines = source.split("\n")
+    for (row, col), (_erow, ecol), text in reversed(code_comments(source)):
+        said = table.get((ctxt, text))
+        if not said:
+            continue
+        line = lines[row - 1]
+        lead = re.match(r"#+\s*", line[col:ecol]).group(0)
+        lines[row - 1] = line[:col] + lead + " ".join(said.split()) + line[ecol:]
+    return "\n".join(lines)
+
+
+def without_comments(source: str) -> str:
+    """``source`` with every translatable comment blanked: two editions' code cells are the same
+    code when this is equal."""
+    lines = source.split("\n")
+    for (row, col), (_erow, ecol), _text in reversed(code_comments(source)):
+        lines[row - 1] = lines[row - 1][:col] + "#" + lines[row - 1][ecol:]
+    return "\n".join(lines)
 
 
 # -- catalogs ------------------------------------------------------------------------------------
@@ -123,6 +179,10 @@ def update_catalog(nb, po: polib.POFile, *, append: bool = False) -> dict[str, i
     runtime catalog, which several branches add to at once, merges cleanly that way).
     Returns counts by outcome."""
     current = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
+    for e in po:               # an obsolete entry wanted again comes back (as msgmerge does)
+        if e.obsolete and e.msgstr and (e.msgctxt, e.msgid) not in current:
+            e.obsolete = False
+            current[(e.msgctxt, e.msgid)] = e
     by_cell: dict[str, list[polib.POEntry]] = {}
     for e in po:
         if e.msgstr and not e.obsolete:
@@ -301,6 +361,7 @@ def build_notebook(nb, po: polib.POFile, lang: str, name: str,
             if titles and cell.source.lstrip().startswith(("<!-- nav -->", "<!-- roadmap -->")):
                 cell.source = _retitle(cell.source, titles)
         elif cell.cell_type == "code":
+            cell.source = translate_comments(cell.source, cell["id"], table)
             cell.outputs = []
             cell.execution_count = None
     meta = out.metadata.setdefault("kafkasim", {})
@@ -324,6 +385,13 @@ def same_except_outputs(a, b) -> bool:
         return False
     return all(x.cell_type == y.cell_type and x.source == y.source and x.get("id") == y.get("id")
                for x, y in zip(a.cells, b.cells, strict=True))
+
+
+def code_differs(english, translated) -> list[str]:
+    """Ids of the code cells whose code (comments aside) is not the English notebook's."""
+    theirs = {c.get("id"): c.source for c in translated.cells if c.cell_type == "code"}
+    return [c.get("id") for c in english.cells if c.cell_type == "code" and
+            without_comments(theirs.get(c.get("id"), "")) != without_comments(c.source)]
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -354,7 +422,8 @@ def keep_outputs(old, new) -> int:
         if cell.cell_type != "code":
             continue
         prev = before.get(cell.get("id"))
-        if prev is not None and prev.source == cell.source and prev.execution_count is not None:
+        if prev is not None and without_comments(prev.source) == without_comments(cell.source) \
+                and prev.execution_count is not None:      # a comment changes no output
             cell.outputs = prev.outputs
             cell.execution_count = prev.execution_count
         else:
@@ -407,6 +476,11 @@ def cmd_check(lang: str) -> int:
         elif not same_except_outputs(nbformat.read(target, as_version=4), want):
             print(f"{target.relative_to(REPO)}: out of date (run `i18n.py build {lang}`)")
             bad += 1
+        else:
+            for cell in code_differs(nb, nbformat.read(target, as_version=4)):
+                print(f"{target.relative_to(REPO)}: code cell {cell} differs from the English "
+                      "one beyond its comments")
+                bad += 1
     cat = runtime_catalog_path(lang)
     messages = _Messages(course_messages())
     if messages.entries and not cat.exists():
