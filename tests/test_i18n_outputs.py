@@ -200,7 +200,7 @@ KAFKA_LINE = re.compile(r"^\s*(?:Topic:|Current(?:Voters|Observers):|ClusterId:|
                         r"LeaderEpoch:|HighWatermark:|MaxFollowerLag:|MaxFollowerLagTimeMs:|"
                         r"\$ kafka-)")
 KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce acks poll seed ms min
-    max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark""".split())
+    max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split())
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._=:/'-][A-Za-z0-9]+)*")
 _TAGS = re.compile(r"<[^>]+>")
 
@@ -282,3 +282,19 @@ def test_korean_screen_english_stays_within_its_budget(path):
     assert len(found) >= budget - 5 or budget == 0, (
         f"{target.name}: {len(found)} lines with English, the budget says {budget}: lower "
         f"SCREEN_BUDGET[{path.name[:2]!r}] to {len(found)} so it holds")
+
+
+def test_the_widgets_labels_are_korean():
+    """The words the stage and the prediction widget draw in the browser (their ``strings``
+    trait), as a Korean kernel builds them: no English word outside Kafka's names (a ``{field}``
+    is filled in later)."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets import prediction, stage
+
+    try:
+        rt.set_language("ko")
+        found = {k: v for mod in (stage, prediction) for k, v in mod.ui_strings().items()
+                 if english_words(re.sub(r"\{\w+\}", "", v))}
+    finally:
+        rt.set_language(None)
+    assert not found
