@@ -284,6 +284,30 @@ def course_messages(*folders: Path) -> list[tuple[str, str]]:
     return out
 
 
+def notebook_titles() -> list[tuple[str, str]]:
+    """(context, title) for every literal ``title="..."`` of an ``explore(...)`` call in the English
+    notebooks' code: the explorer prints it through ``tr`` (``kafkasim.course.explore``), so a
+    translated edition shows it translated while the code stays the same."""
+    import ast
+
+    out: list[tuple[str, str]] = []
+    for path in english_notebooks():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "explore":
+                    out += [(RUNTIME_CTXT, k.value.value) for k in node.keywords
+                            if k.arg == "title" and isinstance(k.value, ast.Constant)
+                            and isinstance(k.value.value, str)
+                            and (RUNTIME_CTXT, k.value.value) not in out]
+    return out
+
+
 class _Messages:
     """Adapter so the course messages go through the same merge as a notebook's paragraphs."""
 
@@ -406,7 +430,9 @@ def cmd_update(lang: str) -> int:
         print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     cat = runtime_catalog_path(lang)
     po = load_catalog(cat) if cat.exists() else new_catalog(lang, Path("kafkasim.course"))
-    counts = update_catalog(_Messages(course_messages()), po, append=True)
+    messages = course_messages()
+    messages += [m for m in notebook_titles() if m not in messages]
+    counts = update_catalog(_Messages(messages), po, append=True)
     cat.parent.mkdir(parents=True, exist_ok=True)
     po.save(str(cat))
     print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
@@ -482,7 +508,8 @@ def cmd_check(lang: str) -> int:
                       "one beyond its comments")
                 bad += 1
     cat = runtime_catalog_path(lang)
-    messages = _Messages(course_messages())
+    entries = course_messages()
+    messages = _Messages(entries + [m for m in notebook_titles() if m not in entries])
     if messages.entries and not cat.exists():
         print(f"{cat.relative_to(REPO)}: missing catalog (run `i18n.py update {lang}`)")
         bad += 1

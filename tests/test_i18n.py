@@ -384,3 +384,21 @@ def test_an_obsolete_entry_wanted_again_comes_back_with_its_translation():
     assert [e.obsolete for e in po] == [False, True]
     counts = i18n.update_catalog(nb, po)
     assert counts["kept"] == 2 and i18n.problems(nb, po) == []
+
+
+def test_explorer_titles_in_the_notebooks_are_collected_and_translated():
+    """``explore(..., title="...")`` in a code cell: the code is the same in both editions, the
+    title reads in the course language (kafkasim.course.explore passes it through tr)."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.explore import explore
+
+    titles = {m for _c, m in i18n.notebook_titles()}
+    assert "Where do the replicas go?" in titles
+    table = rt.catalog("ko")
+    assert all(("kafkasim.course", t) in table for t in titles)
+    try:
+        rt.set_language("ko")
+        ex = explore(lambda n=1: f"n={n}", {"n": [1, 2]}, title="Where do the replicas go?")
+        assert ex.title == "복제본은 어디에 놓일까요?"
+    finally:
+        rt.set_language(None)
