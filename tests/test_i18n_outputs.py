@@ -187,7 +187,7 @@ def test_unanswered_checks_share_one_style_and_speak_korean(capsys):
 # names and formats:
 #
 # * Kafka's output formats: ``kafka-topics --describe`` lines, ``kafka-metadata-quorum`` fields,
-#   a ``$ kafka-…`` command line;
+#   a ``$ kafka-…`` command line, a ZooKeeper znode with its JSON (``/controller {"brokerid":1}``);
 # * Kafka's names: a config key or metric (dots, underscores, ``=``), an error name or a class
 #   (CamelCase, UPPER_CASE), an abbreviation (ISR, HW, LEO), a word the glossary keeps English
 #   (Fetch, acks, poll…), a number with its unit;
@@ -198,7 +198,7 @@ def test_unanswered_checks_share_one_style_and_speak_korean(capsys):
 # go down, and the test says so when it does, so the budget follows.
 KAFKA_LINE = re.compile(r"^\s*(?:Topic:|Current(?:Voters|Observers):|ClusterId:|LeaderId:|"
                         r"LeaderEpoch:|HighWatermark:|MaxFollowerLag:|MaxFollowerLagTimeMs:|"
-                        r"\$ kafka-)")
+                        r"\$ kafka-|/[a-z_]+(?:/\S*)?\s+[{\[])")
 KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce acks poll seed ms min
     max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split())
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._=:/'-][A-Za-z0-9]+)*")

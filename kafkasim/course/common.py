@@ -130,7 +130,7 @@ def isr_changes(c: Cluster, topic: str | None = None, partition: int | None = No
             rows.append({"time_ms": t, "change": what, "old ISR": list(old), "new ISR": list(new),
                          "by": f"leader {node}"})
     if not rows:
-        return Text("(no ISR change)")
+        return Text(narrate("(no ISR change)"))
     return text_table(rows)
 
 

@@ -37,7 +37,7 @@ WORDS = (
     N_("topic"), N_("position"), N_("swapped"), N_("acked"), N_("produced"), N_("replicated"),
     N_("consumed"), N_("type"), N_("meaning"), N_("alert"), N_("expression"), N_("pending"),
     N_("firing"), N_("incident"), N_("until"), N_("value"), N_("from"), N_("to"),
-    N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"),
+    N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"), N_("request"),
 )
 
 #: Whole-text patterns: the English form, with ``{fields}``, of a message the simulator or the
@@ -99,7 +99,7 @@ TEMPLATES = (
 #: Fields that stand for one token (a broker id, an offset, a time): they match no space, so a
 #: template cannot swallow a list ("broker 2 at 0, broker 3 at 0" is two "broker {b} at {leo}").
 _TOKEN_FIELDS = frozenset("b leader e hw leo o n src dst s ms c r t thw pe first last "
-                          "client".split())
+                          "client tp".split())
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -121,6 +121,13 @@ def _pattern(template: str) -> re.Pattern:
     return re.compile("".join(out), re.DOTALL)
 
 
+@cache
+def _most_specific_first() -> tuple[str, ...]:
+    """The templates, the one with the most literal text first: a text that two templates match
+    takes the more specific one."""
+    return tuple(sorted(TEMPLATES, key=lambda t: -len(_FIELD.sub("", t))))
+
+
 def narrate(text: str) -> str:
     """``text`` (a simulator message, a role, a table header) in the course language: an exact
     catalog entry, else the first template that matches the whole text, else ``text``."""
@@ -130,7 +137,7 @@ def narrate(text: str) -> str:
     exact = table.get(("kafkasim.course", text))
     if exact:
         return exact
-    for template in TEMPLATES:
+    for template in _most_specific_first():
         if ("kafkasim.course", template) not in table:
             continue
         m = _pattern(template).fullmatch(text)
