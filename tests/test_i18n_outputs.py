@@ -237,8 +237,8 @@ def english_words(line: str, kept: frozenset[str] = frozenset()) -> list[str]:
     for m in _TOKEN.finditer(line):
         w = m.group(0)
         if re.search(r"[._=:/\d-]", w) or re.search(r"[A-Z].*[A-Z]", w) or len(w) < 2 or \
-                w in KEPT_ENGLISH or w in kept:
-            continue
+                w in KEPT_ENGLISH or w in kept or set(w) <= kept:
+            continue             # (a word of the learner's one-letter names: racks "abc")
         out.append(w)
     return out
 

@@ -38,6 +38,7 @@ WORDS = (
     N_("consumed"), N_("type"), N_("meaning"), N_("alert"), N_("expression"), N_("pending"),
     N_("firing"), N_("incident"), N_("until"), N_("value"), N_("from"), N_("to"),
     N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"), N_("request"),
+    N_("recv"), N_("drop"), N_("below min ISR"),
 )
 
 #: Whole-text patterns: the English form, with ``{fields}``, of a message the simulator or the
@@ -72,6 +73,10 @@ TEMPLATES = (
     N_("shrink {who}: {old} -> {new}"),
     N_("expand {who}: {old} -> {new}"),
     N_("broker {b} elected from the ELR"),
+    N_("to {o} ({n} removed): {why}"),
+    N_("becoming follower: truncate to HW"),
+    N_("OffsetsForLeaderEpoch answered epoch {e} end offset {o}"),
+    N_("diverging epoch {e} ends at {o}"),
     # the invariant checkers (kafkasim.observe.checks)
     N_("leader {leader} (epoch {e}) has HW {hw} but {b}, in its cached ISR {isr}, holds only "
        "offsets below {leo}"),
