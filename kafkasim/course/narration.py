@@ -38,7 +38,8 @@ WORDS = (
     N_("consumed"), N_("type"), N_("meaning"), N_("alert"), N_("expression"), N_("pending"),
     N_("firing"), N_("incident"), N_("until"), N_("value"), N_("from"), N_("to"),
     N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"), N_("request"),
-    N_("recv"), N_("drop"), N_("below min ISR"),
+    N_("recv"), N_("drop"), N_("below min ISR"), N_("preferred"), N_("granted"), N_("rejected"),
+    N_("controlled shutdown"),
 )
 
 #: Whole-text patterns: the English form, with ``{fields}``, of a message the simulator or the
@@ -73,6 +74,17 @@ TEMPLATES = (
     N_("shrink {who}: {old} -> {new}"),
     N_("expand {who}: {old} -> {new}"),
     N_("broker {b} elected from the ELR"),
+    N_("brokers failed: {brokers}"),
+    N_("{tp}: {how} election: leader {old} -> {new}, ISR {isr}, epoch {e}"),
+    N_("UNCLEAN {how}"),
+    N_("{request} -> broker {b}"),
+    # the KRaft quorum's Raft (kafkasim.core.events.RaftTransition, RaftVote): Kafka's state names
+    N_("{a} -> {z} in epoch {e}, leader {leader}, voted for {v}"),
+    N_("{a} -> {z} in epoch {e}, voted for {v}"),
+    N_("{a} -> {z} in epoch {e}, leader {leader}"),
+    N_("{a} -> {z} in epoch {e}"),
+    N_("PreVote for {c} in epoch {e}: {result}"),
+    N_("vote for {c} in epoch {e}: {result}"),
     N_("to {o} ({n} removed): {why}"),
     N_("becoming follower: truncate to HW"),
     N_("OffsetsForLeaderEpoch answered epoch {e} end offset {o}"),
@@ -104,7 +116,7 @@ TEMPLATES = (
 #: Fields that stand for one token (a broker id, an offset, a time): they match no space, so a
 #: template cannot swallow a list ("broker 2 at 0, broker 3 at 0" is two "broker {b} at {leo}").
 _TOKEN_FIELDS = frozenset("b leader e hw leo o n src dst s ms c r t thw pe first last "
-                          "client tp".split())
+                          "client tp request a z v".split())
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
