@@ -80,12 +80,68 @@ def translatable(block: str) -> bool:
 
 
 def english_entries(nb) -> list[tuple[str, str]]:
-    """(cell id, paragraph) for every translatable paragraph of the notebook, in order."""
+    """(cell id, paragraph) for every translatable paragraph of the notebook, in order, then
+    (cell id, comment) for every code comment (``code_comments``): a catalog keeps its markdown
+    first and gains comments at its end."""
     out = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             out.extend((cell["id"], p) for p in paragraphs(cell.source) if translatable(p))
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            for _start, _end, text in code_comments(cell.source):
+                if (cell["id"], text) not in out:
+                    out.append((cell["id"], text))
     return out
+
+
+# -- code comments -------------------------------------------------------------------------------
+# A code cell is the same in every edition except its comments: each ``# comment`` is a catalog
+# entry (msgctxt: the cell's id, msgid: the comment's text after "# "), and ``build`` writes the
+# translation in its place. Tool directives stay: noqa, type: ignore, fmt:, pragma.
+_DIRECTIVE = re.compile(r"^\s*(?:noqa|type:\s*ignore|fmt:|pragma|ruff:|!)", re.IGNORECASE)
+
+
+def code_comments(source: str) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    """(start, end, text) of each translatable comment of a code cell's source, in order:
+    positions as ``tokenize`` gives them (row from 1), text without the "#" and the spaces
+    around it. A cell that does not tokenize (a magic, a shell line) has none."""
+    import io
+    import tokenize
+
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                text = tok.string.lstrip("#").strip()
+                if re.search(r"[^\W\d_]", text) and not _DIRECTIVE.match(text):
+                    out.append((tok.start, tok.end, text))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    return out
+
+
+def translate_comments(source: str, ctxt: str, table: dict[tuple[str, str], str]) -> str:
+    """``source`` with each comment that has a translation in ``table`` replaced by it (the
+    "#" and the space after it kept); everything else as it is."""
+    lines = source.split("\n")
+    for (row, col), (_erow, ecol), text in reversed(code_comments(source)):
+        said = table.get((ctxt, text))
+        if not said:
+            continue
+        line = lines[row - 1]
+        lead = re.match(r"#+\s*", line[col:ecol]).group(0)
+        lines[row - 1] = line[:col] + lead + " ".join(said.split()) + line[ecol:]
+    return "\n".join(lines)
+
+
+def without_comments(source: str) -> str:
+    """``source`` with every translatable comment blanked: two editions' code cells are the same
+    code when this is equal."""
+    lines = source.split("\n")
+    for (row, col), (_erow, ecol), _text in reversed(code_comments(source)):
+        lines[row - 1] = lines[row - 1][:col] + "#" + lines[row - 1][ecol:]
+    return "\n".join(lines)
 
 
 # -- catalogs ------------------------------------------------------------------------------------
@@ -117,10 +173,16 @@ def _entries(source) -> list[tuple[str, str]]:
     return source.entries if isinstance(source, _Messages) else english_entries(source)
 
 
-def update_catalog(nb, po: polib.POFile) -> dict[str, int]:
+def update_catalog(nb, po: polib.POFile, *, append: bool = False) -> dict[str, int]:
     """Merge the notebook's paragraphs (or a ``_Messages``) into ``po`` (msgmerge-like).
+    ``append``: the entries kept stay in the catalog's order and new ones go at the end (the
+    runtime catalog, which several branches add to at once, merges cleanly that way).
     Returns counts by outcome."""
     current = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
+    for e in po:               # an obsolete entry wanted again comes back (as msgmerge does)
+        if e.obsolete and e.msgstr and (e.msgctxt, e.msgid) not in current:
+            e.obsolete = False
+            current[(e.msgctxt, e.msgid)] = e
     by_cell: dict[str, list[polib.POEntry]] = {}
     for e in po:
         if e.msgstr and not e.obsolete:
@@ -155,6 +217,9 @@ def update_catalog(nb, po: polib.POFile) -> dict[str, int]:
             e.obsolete = True
             fresh.append(e)
             counts["obsolete"] += 1
+    if append:
+        order = {(e.msgctxt, e.msgid): k for k, e in enumerate(po)}
+        fresh = sorted(fresh, key=lambda e: order.get((e.msgctxt, e.msgid), len(order)))
     po[:] = list(fresh)
     return counts
 
@@ -216,6 +281,30 @@ def course_messages(*folders: Path) -> list[tuple[str, str]]:
                 key = (ctxt, node.args[0].value)
                 if key not in out:
                     out.append(key)
+    return out
+
+
+def notebook_titles() -> list[tuple[str, str]]:
+    """(context, title) for every literal ``title="..."`` of an ``explore(...)`` call in the English
+    notebooks' code: the explorer prints it through ``tr`` (``kafkasim.course.explore``), so a
+    translated edition shows it translated while the code stays the same."""
+    import ast
+
+    out: list[tuple[str, str]] = []
+    for path in english_notebooks():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "explore":
+                    out += [(RUNTIME_CTXT, k.value.value) for k in node.keywords
+                            if k.arg == "title" and isinstance(k.value, ast.Constant)
+                            and isinstance(k.value.value, str)
+                            and (RUNTIME_CTXT, k.value.value) not in out]
     return out
 
 
@@ -296,6 +385,7 @@ def build_notebook(nb, po: polib.POFile, lang: str, name: str,
             if titles and cell.source.lstrip().startswith(("<!-- nav -->", "<!-- roadmap -->")):
                 cell.source = _retitle(cell.source, titles)
         elif cell.cell_type == "code":
+            cell.source = translate_comments(cell.source, cell["id"], table)
             cell.outputs = []
             cell.execution_count = None
     meta = out.metadata.setdefault("kafkasim", {})
@@ -321,6 +411,13 @@ def same_except_outputs(a, b) -> bool:
                for x, y in zip(a.cells, b.cells, strict=True))
 
 
+def code_differs(english, translated) -> list[str]:
+    """Ids of the code cells whose code (comments aside) is not the English notebook's."""
+    theirs = {c.get("id"): c.source for c in translated.cells if c.cell_type == "code"}
+    return [c.get("id") for c in english.cells if c.cell_type == "code" and
+            without_comments(theirs.get(c.get("id"), "")) != without_comments(c.source)]
+
+
 # -- commands ------------------------------------------------------------------------------------
 def cmd_update(lang: str) -> int:
     for path in english_notebooks():
@@ -333,7 +430,9 @@ def cmd_update(lang: str) -> int:
         print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     cat = runtime_catalog_path(lang)
     po = load_catalog(cat) if cat.exists() else new_catalog(lang, Path("kafkasim.course"))
-    counts = update_catalog(_Messages(course_messages()), po)
+    messages = course_messages()
+    messages += [m for m in notebook_titles() if m not in messages]
+    counts = update_catalog(_Messages(messages), po, append=True)
     cat.parent.mkdir(parents=True, exist_ok=True)
     po.save(str(cat))
     print(f"{cat.relative_to(REPO)}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
@@ -349,7 +448,8 @@ def keep_outputs(old, new) -> int:
         if cell.cell_type != "code":
             continue
         prev = before.get(cell.get("id"))
-        if prev is not None and prev.source == cell.source and prev.execution_count is not None:
+        if prev is not None and without_comments(prev.source) == without_comments(cell.source) \
+                and prev.execution_count is not None:      # a comment changes no output
             cell.outputs = prev.outputs
             cell.execution_count = prev.execution_count
         else:
@@ -402,8 +502,14 @@ def cmd_check(lang: str) -> int:
         elif not same_except_outputs(nbformat.read(target, as_version=4), want):
             print(f"{target.relative_to(REPO)}: out of date (run `i18n.py build {lang}`)")
             bad += 1
+        else:
+            for cell in code_differs(nb, nbformat.read(target, as_version=4)):
+                print(f"{target.relative_to(REPO)}: code cell {cell} differs from the English "
+                      "one beyond its comments")
+                bad += 1
     cat = runtime_catalog_path(lang)
-    messages = _Messages(course_messages())
+    entries = course_messages()
+    messages = _Messages(entries + [m for m in notebook_titles() if m not in entries])
     if messages.entries and not cat.exists():
         print(f"{cat.relative_to(REPO)}: missing catalog (run `i18n.py update {lang}`)")
         bad += 1

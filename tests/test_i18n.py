@@ -335,3 +335,70 @@ def test_every_tr_call_in_kafkasim_is_collected_for_the_catalog():
                 if (ctxt, node.args[0].value) not in collected:
                     missed.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not missed, f"tr() messages i18n.py does not collect: {missed}"
+
+
+# -- code comments (issue 34): the code is the same in both editions, its comments are not ------
+def test_code_comments_are_catalog_entries_after_the_markdown():
+    code = ('x = "# not a comment"   # the leader dies\n'
+            'import os  # noqa: F401\n'
+            '# ---\n'
+            'c.run(100)  # one more simulated second')
+    assert [t for _s, _e, t in i18n.code_comments(code)] == ["the leader dies",
+                                                               "one more simulated second"]
+    nb = _nb("# Title", code=code)
+    assert i18n.english_entries(nb) == [("m0", "# Title"), ("c0", "the leader dies"),
+                                        ("c0", "one more simulated second")]
+    assert i18n.code_comments("%%time\nx = (") == []          # does not tokenize: no comments
+
+
+def test_build_translates_comments_and_keeps_the_code():
+    code = 'c.crash(1)        # the leader dies\nc.run(100)  # one more simulated second'
+    nb = _nb("# Title", code=code)
+    po = polib.POFile(wrapwidth=0)
+    i18n.update_catalog(nb, po)
+    po[0].msgstr = "# 제목"
+    po[1].msgstr = "리더가 죽습니다"                 # the second comment left untranslated
+    out = i18n.build_notebook(nb, po, "ko", "x.ipynb")
+    assert out.cells[1].source == ('c.crash(1)        # 리더가 죽습니다\n'
+                                   'c.run(100)  # one more simulated second')
+    assert i18n.code_differs(nb, out) == []
+    out.cells[1].source = out.cells[1].source.replace("crash(1)", "crash(2)")
+    assert i18n.code_differs(nb, out) == ["c0"]
+    assert [e.msgid for e in po if not e.msgstr] == ["one more simulated second"]
+
+
+def test_a_changed_comment_keeps_the_saved_outputs():
+    old = _nb("# Title", code="c.run(100)  # the old words")
+    old.cells[1].execution_count = 1
+    new = _nb("# Title", code="c.run(100)  # 새 주석")
+    assert i18n.keep_outputs(old, new) == 0 and new.cells[1].outputs == old.cells[1].outputs
+
+
+def test_an_obsolete_entry_wanted_again_comes_back_with_its_translation():
+    nb = _nb("# Title", code="c.run(100)  # the leader dies")
+    po = polib.POFile(wrapwidth=0)
+    i18n.update_catalog(nb, po)
+    for e, ko in zip(po, ["# 제목", "리더가 죽습니다"], strict=True):
+        e.msgstr = ko
+    i18n.update_catalog(_nb("# Title", code="c.run(100)"), po)     # an old script: no comments
+    assert [e.obsolete for e in po] == [False, True]
+    counts = i18n.update_catalog(nb, po)
+    assert counts["kept"] == 2 and i18n.problems(nb, po) == []
+
+
+def test_explorer_titles_in_the_notebooks_are_collected_and_translated():
+    """``explore(..., title="...")`` in a code cell: the code is the same in both editions, the
+    title reads in the course language (kafkasim.course.explore passes it through tr)."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.explore import explore
+
+    titles = {m for _c, m in i18n.notebook_titles()}
+    assert "Where do the replicas go?" in titles
+    table = rt.catalog("ko")
+    assert all(("kafkasim.course", t) in table for t in titles)
+    try:
+        rt.set_language("ko")
+        ex = explore(lambda n=1: f"n={n}", {"n": [1, 2]}, title="Where do the replicas go?")
+        assert ex.title == "복제본은 어디에 놓일까요?"
+    finally:
+        rt.set_language(None)

@@ -177,3 +177,126 @@ def test_unanswered_checks_share_one_style_and_speak_korean(capsys):
     finally:
         rt.set_language(None)
     capsys.readouterr()
+
+
+# -- issue 34: every word on a Korean learner's screen -------------------------------------------
+# The scan above forgives English that the simulator prints (checker messages, trace details,
+# scenario titles): issue 34 wants those Korean on a Korean screen too. This one counts every
+# line of a Korean notebook's saved outputs (stdout, text/plain, and the HTML a widget or a table
+# leaves, which is what the learner sees) that still carries an English word, outside Kafka's own
+# names and formats:
+#
+# * Kafka's output formats: ``kafka-topics --describe`` lines, ``kafka-metadata-quorum`` fields,
+#   a ``$ kafka-…`` command line, a ZooKeeper znode with its JSON (``/controller {"brokerid":1}``);
+# * Kafka's names: a config key or metric (dots, underscores, ``=``), an error name or a class
+#   (CamelCase, UPPER_CASE), an abbreviation (ISR, HW, LEO), a word the glossary keeps English
+#   (Fetch, acks, poll…), a number with its unit;
+# * what the learner typed: Python's None/True/False, the notebook's own one-word string
+#   literals (topic names, racks) and the functions it calls (``crash``, ``pause``).
+#
+# SCREEN_BUDGET holds each notebook at its count (issue 34's target is 0): a notebook may only
+# go down, and the test says so when it does, so the budget follows.
+KAFKA_LINE = re.compile(r"^\s*(?:Topic:|Current(?:Voters|Observers):|ClusterId:|LeaderId:|"
+                        r"LeaderEpoch:|HighWatermark:|MaxFollowerLag:|MaxFollowerLagTimeMs:|"
+                        r"\$ kafka-|/[a-z_]+(?:/\S*)?\s+[{\[])")
+KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce acks poll seed ms min
+    max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split())
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._=:/'-][A-Za-z0-9]+)*")
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def _screen_texts(cell):
+    """What the learner reads of a code cell's outputs: stdout, an HTML output's text (tables,
+    widgets' still images), else the plain text (a figure's text is in its image: not scanned)."""
+    import html as _html
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            yield out.get("text", "")
+        data = out.get("data", {})
+        if "text/html" in data:
+            h = re.sub(r"(?s)<(style|script)[^>]*>.*?</\1>", "", data["text/html"])
+            h = re.sub(r"<br\s*/?>|</(?:tr|p|div|li|h\d|caption|th|td|summary)>", "\n", h)
+            yield _html.unescape(_TAGS.sub(" ", h))
+        elif "text/plain" in data and "image/png" not in data:
+            yield data["text/plain"]
+
+
+def _learner_words(nb) -> frozenset[str]:
+    """The one-word string literals and called names of the notebook's code (what the learner
+    typed: topic names, racks, ``c.crash(2)``)."""
+    code = "\n".join(i18n.without_comments(c.source) for c in nb.cells if c.cell_type == "code")
+    return frozenset(re.findall(r"""["']([A-Za-z][\w-]*)["']""", code) +
+                     re.findall(r"\b([A-Za-z_]\w*)\s*\(", code))
+
+
+def english_words(line: str, kept: frozenset[str] = frozenset()) -> list[str]:
+    """The English words of an output line that are not Kafka's names (see above)."""
+    if KAFKA_LINE.match(line):
+        return []
+    out = []
+    for m in _TOKEN.finditer(line):
+        w = m.group(0)
+        if re.search(r"[._=:/\d-]", w) or re.search(r"[A-Z].*[A-Z]", w) or len(w) < 2 or \
+                w in KEPT_ENGLISH or w in kept or set(w) <= kept:
+            continue             # (a word of the learner's one-letter names: racks "abc")
+        out.append(w)
+    return out
+
+
+def screen_english(nb) -> list[tuple[str, str]]:
+    """(cell id, line) for every output line of ``nb`` with an English word on it."""
+    kept = _learner_words(nb)
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or SOURCE_LISTING.search(cell.source):
+            continue
+        for text in _screen_texts(cell):
+            found += [(cell.get("id"), line.strip()) for line in text.splitlines()
+                      if english_words(line, kept)]
+    return found
+
+
+# lines with English per Korean notebook (issue 34: 560 when this test was written, 278 after the
+# simulator's words went through kafkasim.course.narration; most of what is left is printed by the
+# notebooks' own code cells: print(f"...") lines, to move into course helpers with tr())
+SCREEN_BUDGET = {"00": 12, "01": 9, "02": 19, "03": 6, "04": 2, "05": 6, "06": 14, "07": 45,
+                 "08": 29, "09": 31, "10": 4, "11": 5, "12": 13, "13": 6, "14": 5, "90": 72}
+
+
+def test_the_screen_scan_keeps_kafkas_formats_and_flags_narration():
+    assert english_words("Topic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2") == []
+    assert english_words("min.insync.replicas=2 NOT_ENOUGH_REPLICAS kafka.server:type=X") == []
+    assert english_words("브로커 2  리더  ISR [1, 2]  None  True") == []
+    assert english_words("Fetch 2->1: broker 2 asks from offset 7") == ["broker", "asks", "from",
+                                                                         "offset"]
+    assert english_words("leader  follower", frozenset({"leader"})) == ["follower"]
+
+
+@pytest.mark.parametrize("path", i18n.english_notebooks(), ids=lambda p: p.name[:2])
+def test_korean_screen_english_stays_within_its_budget(path):
+    target = i18n.translated_path("ko", path)
+    if not target.exists():
+        pytest.skip("no Korean notebook yet")
+    found = screen_english(nbformat.read(target, as_version=4))
+    budget = SCREEN_BUDGET.get(path.name[:2], 0)
+    assert len(found) <= budget, (f"{target.name}: {len(found)} output lines with English "
+                                  f"(budget {budget}), e.g. {found[:8]}")
+    assert len(found) >= budget - 5 or budget == 0, (
+        f"{target.name}: {len(found)} lines with English, the budget says {budget}: lower "
+        f"SCREEN_BUDGET[{path.name[:2]!r}] to {len(found)} so it holds")
+
+
+def test_the_widgets_labels_are_korean():
+    """The words the stage and the prediction widget draw in the browser (their ``strings``
+    trait), as a Korean kernel builds them: no English word outside Kafka's names (a ``{field}``
+    is filled in later)."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets import prediction, stage
+
+    try:
+        rt.set_language("ko")
+        found = {k: v for mod in (stage, prediction) for k, v in mod.ui_strings().items()
+                 if english_words(re.sub(r"\{\w+\}", "", v))}
+    finally:
+        rt.set_language(None)
+    assert not found

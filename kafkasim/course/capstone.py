@@ -24,6 +24,7 @@ from functools import lru_cache
 from kafkasim.core import rules
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.observe.checks import attach, make_suite
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
@@ -376,7 +377,7 @@ def _verdict(v) -> str:
         return tr("ReplicasConverge: at the end broker {b} holds another batch than leader {l} "
                   "at offset {o} (another record, or the same record in another leader epoch)",
                   b=v.broker, l=v.leader, o=v.offset)
-    return tr("{inv}: {msg}", inv=v.invariant, msg=v.message.split(":")[0])
+    return tr("{inv}: {msg}", inv=v.invariant, msg=narrate(v.message.split(":")[0]))
 
 
 def report(g: Grade) -> str:

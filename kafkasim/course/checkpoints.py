@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
 
@@ -33,7 +34,8 @@ def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partitio
     """The broker's checkpoint files as its log dir holds them (text, '' = empty file)."""
     d = cluster.brokers[broker].log_manager.log_dir
     names = [*ROOT_FILES, f"{topic}-{partition}/leader-epoch-checkpoint"]
-    return Text("\n".join(f"--- broker-{broker}/{n}\n{d.read(n) or '(empty)'}" for n in names))
+    empty = narrate("(empty)")
+    return Text("\n".join(f"--- broker-{broker}/{n}\n{d.read(n) or empty}" for n in names))
 
 
 def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kafkasim.course.i18n import tr
+from kafkasim.course.narration import narrate
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 
@@ -39,7 +40,7 @@ def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = 
             columns = [str(i) for i in range(len(rows[0]) if rows else 0)]
     cells = [[_fmt(r.get(c) if isinstance(r, dict) else r[i]) for i, c in enumerate(columns)]
              for r in rows]
-    heads = [tr(c) for c in columns]      # a header marked N_("...") reads in the course language
+    heads = [narrate(c) for c in columns]   # a header reads in the course language (narration)
     widths = [max([_width(c)] + [_width(row[i]) for row in cells])
               for i, c in enumerate(heads)]
     out = []
@@ -73,6 +74,8 @@ def _fmt(v) -> str:
         return "[" + ", ".join(str(x) for x in v) + "]"
     if isinstance(v, float):
         return f"{v:g}"
+    if isinstance(v, str):
+        return narrate(v)       # a role, a state, a trace detail: in the course language
     return str(v)
 
 
@@ -91,7 +94,8 @@ def replica_state(c: Cluster, topic: str, partition: int = 0) -> Text:
         rows.append({"broker": r["broker"], "role": role, "LEO": r["LEO"], "HW": r["HW"],
                      "in ISR": r["in_isr"]})
     t = text_table(rows)
-    return Text(f"{topic}-{partition}: leader {st['leader']}, ISR {st['isr']}\n{t}")
+    head = narrate(f"{topic}-{partition}: leader {st['leader']}, ISR {st['isr']}")
+    return Text(f"{head}\n{t}")
 
 
 def leo_hw(c: Cluster, topic: str, partition: int = 0) -> dict[int, tuple[int, int]]:
@@ -126,7 +130,7 @@ def isr_changes(c: Cluster, topic: str | None = None, partition: int | None = No
             rows.append({"time_ms": t, "change": what, "old ISR": list(old), "new ISR": list(new),
                          "by": f"leader {node}"})
     if not rows:
-        return Text("(no ISR change)")
+        return Text(narrate("(no ISR change)"))
     return text_table(rows)
 
 

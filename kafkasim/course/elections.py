@@ -34,6 +34,7 @@ from kafkasim.course.checks import (
 )
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import tr
+from kafkasim.course.narration import narrate
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.scenarios.scenario import lost_acked
@@ -140,7 +141,7 @@ def verdict(checker) -> Text:
     for name, n in sorted(bad.items()):
         first = next(v for v in checker.violations if v.invariant == name)
         lines.append(tr("VIOLATION {name} x{n}; first at t={t} ms: {message}", name=name, n=n,
-                        t=first.time_ms, message=first.message))
+                        t=first.time_ms, message=narrate(first.message)))
     allowed = Counter((v.invariant, v.allowed_because) for v in checker.allowed)
     for (name, why), n in sorted(allowed.items()):
         lines.append(tr("allowed   {name} x{n}: {why}", name=name, n=n, why=why))

@@ -17,6 +17,7 @@ from kafkasim.core import rules
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
 
@@ -76,7 +77,7 @@ def truncations(cluster: Cluster, topic: str = TOPIC) -> Text:
     """Every truncation the trace shows for ``topic``: when, on which broker, and why."""
     rows = [{"t (ms)": r[0], "broker": r[2], "truncation": str(r[5])}
             for r in cluster.trace.rows if r[1] == "truncate" and r[3] == topic]
-    return text_table(rows) if rows else Text("(no truncation)")
+    return text_table(rows) if rows else Text(narrate("(no truncation)"))
 
 
 class Invariants(list):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
+from kafkasim.course.i18n import tr
 from kafkasim.widgets import Explorer
 
 
@@ -63,8 +64,8 @@ class CourseExplorer(Explorer):
                  title: str | None = None, precompute: bool = False) -> None:
         super().__init__(fn, controls, _draw, summary=_summary, values=values,
                          precompute=precompute)
-        self.title = title
-        self._titled = None
+        self.title = tr(title) if title else title   # a notebook's title: scripts/i18n.py
+        self._titled = None                          # collects it (notebook_titles)
 
     @property
     def widget(self):

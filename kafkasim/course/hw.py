@@ -22,6 +22,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     text_table,
 )
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.runtime.cluster import Cluster
 
 SEED = 3
@@ -59,8 +60,9 @@ def log_listing(c: Cluster, topic: str, partition: int = 0) -> Text:
             cells.append(str(off))
         if len(recs) == hw:
             cells.append("|")
-        role = "leader  " if b == leader else "follower"
-        lines.append(f"broker {b} ({role}): {' '.join(cells)}")
+        role = narrate("leader") if b == leader else narrate("follower")
+        role += " " * (len(narrate("follower")) - len(role))       # the logs line up
+        lines.append(tr("broker {b} ({role}): {cells}", b=b, role=role, cells=" ".join(cells)))
     lines.append(tr("'|' = the leader's high watermark, HW = {hw}: offsets 0..{last} "
                     "committed", hw=hw, last=hw - 1))
     return Text("\n".join(lines))
@@ -100,13 +102,13 @@ def follower_hw_delay(s: Stepper) -> Text:
     first: dict[str, int] = {}
     for r in s.rows:
         for b, (_leo, hw) in r.state.items():
-            key = f"broker {b}"
+            key = tr("broker {b}", b=b)
             if hw == 7 and key not in first:
                 first[key] = r.time_ms
     leader = s.c.leader(s.topic)
-    t0 = first[f"broker {leader}"]
-    rows = [{"replica": k + (" (leader)" if k == f"broker {leader}" else ""),
-             "HW 7 at t(ms)": t, N_("after the leader (ms)"): t - t0}
+    t0 = first[tr("broker {b}", b=leader)]
+    rows = [{"replica": k + (tr(" (leader)") if k == tr("broker {b}", b=leader) else ""),
+             N_("HW 7 at t(ms)"): t, N_("after the leader (ms)"): t - t0}
             for k, t in sorted(first.items())]
     return text_table(rows)
 
@@ -136,11 +138,12 @@ def commit_frame(s: Stepper, i: int) -> Text:
     """Row ``i`` of the commit process as text: the step and every replica's log and HW."""
     i = max(0, min(i, len(s.rows) - 1))
     r = s.rows[i]
-    lines = [f"step {i + 1}/{len(s.rows)}  t={r.time_ms} ms  {r.what}"]
+    lines = [tr("step {i}/{n}  t={t} ms  {what}", i=i + 1, n=len(s.rows), t=r.time_ms,
+                what=narrate(r.what))]
     for b in sorted(r.state):
         leo, hw = r.state[b]
         cells = " ".join(("[" + str(o) + "]") if o < hw else f" {o} " for o in range(leo))
-        lines.append(f"  broker {b}: {cells}   LEO {leo}  HW {hw}")
+        lines.append("  " + tr("broker {b}", b=b) + f": {cells}   LEO {leo}  HW {hw}")
     lines.append("  " + tr("[n] = below this replica's HW (it knows n is committed)"))
     return Text("\n".join(lines))
 
@@ -193,7 +196,7 @@ def log_values(c: Cluster, topic: str, partition: int = 0) -> Text:
     for b in sorted(c.assignment(topic)[partition]):
         if c.brokers[b].is_running:
             vals = " ".join(f"{o}:{v}" for o, _e, v in c.log_records(b, topic, partition))
-            lines.append(f"broker {b} log: {vals}")
+            lines.append(tr("broker {b} log: {vals}", b=b, vals=vals))
     return Text("\n".join(lines))
 
 

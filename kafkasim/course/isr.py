@@ -20,6 +20,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     text_table,
 )
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
@@ -276,7 +277,7 @@ def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
             continue
         line = None
         if kind == "isr_proposed":
-            line = tr("leader {node} proposes {detail}", node=node, detail=detail)
+            line = tr("leader {node} proposes {detail}", node=node, detail=narrate(detail))
         elif kind == "isr" and tp == topic:
             isr = list(detail[1])
             line = (tr("leader {node} writes ISR {isr} to ZooKeeper itself", node=node, isr=isr)

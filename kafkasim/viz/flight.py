@@ -16,7 +16,10 @@ import math
 
 from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz.messages import api_of
-from kafkasim.viz.style import api_color
+from kafkasim.viz.style import api_color, tr
+
+#: gettext msgctxt of the drawing's words (``kafkasim.viz.style.tr``'s default)
+I18N_CONTEXT = "kafkasim.viz"
 
 W, H = 760, 420
 BOX_W, BOX_H = 150, 74
@@ -107,20 +110,21 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
 def broker_belief(cluster, broker: int, topic: str | None, partition: int = 0) -> list[str]:
     """Lines for a broker's box: its state and its own view of ``topic``-``partition``."""
     if not cluster.brokers[broker].is_running:
-        return [f"broker {broker}", "down"]
-    lines = [f"broker {broker}"]
+        return [tr("broker {b}", b=broker), tr("down")]
+    lines = [tr("broker {b}", b=broker)]
     if topic is None:
         return lines
     try:
         v = cluster.inspect.replica_view(broker, topic, partition)
     except (ClusterError, KeyError):          # not a replica of this partition
-        return lines + ["(no replica)"]
+        return lines + [tr("(no replica)")]
     if v["role"] == "leader":
-        lines += [f"leader, epoch {v['leader_epoch']}", f"ISR {v['isr']}"]
+        lines += [tr("leader, epoch {epoch}", epoch=v["leader_epoch"]), f"ISR {v['isr']}"]
     elif v["role"] == "follower":
-        lines.append(f"follows {v['leader']}, epoch {v['leader_epoch']}")
+        lines.append(tr("follows {leader}, epoch {epoch}", leader=v["leader"],
+                        epoch=v["leader_epoch"]))
     else:
-        lines.append("no partition state")
+        lines.append(tr("no partition state"))
     lines.append(f"LEO {v['log_end_offset']}  HW {v['high_watermark']}")
     return lines
 
@@ -193,8 +197,9 @@ def _message(f, pos, small, lanes, now, topic, partition) -> str:
     colour = api_color(api.removeprefix("Raft"))
     dash = ' stroke-dasharray="5,3"' if is_response else ""
     ring = ' stroke="#c00" stroke-width="2"' if f["held"] else ""
-    when = ("held by the scenario" if f["held"] else
-            f"sent at {f['sent_ms']} ms, arrives at {f['arrives_ms']} ms")
+    when = (tr("held by the scenario") if f["held"] else
+            tr("sent at {sent} ms, arrives at {arrives} ms", sent=f["sent_ms"],
+               arrives=f["arrives_ms"]))
     tip = f"{f['type']} {src} → {dst} ({when})\n{full}"
     return (f'<g class="message" data-type="{html.escape(f["type"])}">'
             f"<title>{html.escape(tip)}</title>"
@@ -231,18 +236,20 @@ def flight_svg(cluster, topic: str | None = None, partition: int = 0, *,
              f'font-family="sans-serif"><defs><marker id="kafkasim-arrow" viewBox="0 0 10 10" '
              f'refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
              f'<path d="M 0 0 L 10 5 L 0 10 z" fill="#777"/></marker></defs>',
-             f'<text x="6" y="{H - 4}" font-size="11" fill="#555">t = {cluster.now} ms · '
-             f"{len(flights)} message(s) in flight · hover a dot for its contents</text>"]
+             f'<text x="6" y="{H - 4}" font-size="11" fill="#555">' +
+             html.escape(tr("t = {now} ms · {n} message(s) in flight · hover a dot for its "
+                            "contents", now=cluster.now, n=len(flights))) + "</text>"]
     lanes: dict[tuple, int] = {}
     parts += [_message(f, pos, small, lanes, cluster.now, topic, partition)
               for f in flights if f["src"] in pos and f["dst"] in pos]
     for n, (x, y) in pos.items():
         if n in cluster.brokers:
             lines = broker_belief(cluster, n, topic, partition)
-            parts.append(_box(x, y, lines, "\n".join(lines), down=lines[-1] == "down"))
+            parts.append(_box(x, y, lines, "\n".join(lines),
+                              down=not cluster.brokers[n].is_running))
         else:
             label = "ZooKeeper" if n == "zookeeper" else (
-                f"controller {n}" if isinstance(n, int) else str(n))
+                tr("controller {c}", c=n) if isinstance(n, int) else str(n))
             parts.append(_box(x, y, [label], label, small=True))
     parts.append("</svg>")
     return "".join(parts)

@@ -11,6 +11,7 @@ showed, so going back to a time already seen costs a dictionary look-up.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import OrderedDict
 
 from kafkasim.viz import style
@@ -26,7 +27,7 @@ def fit_margins(fig, ax, *, top_in: float = 0.8, bottom_in: float = 0.8) -> None
     w, h = fig.get_size_inches()
 
     def longest(texts, size):
-        n = max((len(line) for t in texts for line in t.get_text().splitlines()), default=0)
+        n = max((_ems(line) for t in texts for line in t.get_text().splitlines()), default=0)
         return 0.62 * size / 72 * n
 
     left = 0.35 + longest(ax.get_yticklabels(), style.FONT)
@@ -34,6 +35,12 @@ def fit_margins(fig, ax, *, top_in: float = 0.8, bottom_in: float = 0.8) -> None
     right = 0.9 + longest(legend.get_texts(), style.SMALL) if legend is not None else 0.3
     fig.subplots_adjust(left=min(left / w, 0.45), right=max(1 - right / w, 0.5),
                         top=1 - top_in / h, bottom=min(bottom_in / h, 0.4))
+
+
+def _ems(line: str) -> float:
+    """A line's width in average Latin characters: a wide character (Hangul, CJK) takes about
+    1.6 of them, so a Korean legend is not clipped at the figure's edge (issue 34)."""
+    return sum(1.6 if unicodedata.east_asian_width(ch) in ("W", "F") else 1.0 for ch in line)
 
 
 class Panel:

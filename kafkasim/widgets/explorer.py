@@ -339,10 +339,10 @@ class Explorer:
         title = getattr(self, "title", None)
         vals = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
         summary = self.summary()
-        text = "\n".join(x for x in (title, f"Explorer: {vals}", summary) if x)
+        text = "\n".join(x for x in (title, tr("Explorer: {vals}", vals=vals), summary) if x)
         static = ((f"<b>{html.escape(title)}</b><br>" if title else "")
                   + f"<code>{html.escape(vals)}</code>"
-                  + img_tag(self.png(), title or "explorer figure")
+                  + img_tag(self.png(), title or tr("explorer figure"))
                   + (pre(summary) if summary else ""))
         return widget_bundle(self.widget, text, static)
 

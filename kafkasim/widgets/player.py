@@ -287,7 +287,7 @@ class Player:
     def crash(self, broker: int) -> None:
         """kill -9 ``broker``: its ZooKeeper session expires later, its log dir survives."""
         if self._broker(broker).state == "stopped":
-            raise ClusterError(f"broker {broker} is not running")
+            raise ClusterError(tr("broker {broker} is not running", broker=broker))
         self._act("crash", broker)
 
     def restart(self, broker: int) -> None:
@@ -325,7 +325,7 @@ class Player:
     def produce(self, value=None, partition: int | None = None):
         """Send one record (acks=all) to the shown topic; returns its ProduceResult."""
         if self.topic is None:
-            raise ClusterError("the cluster has no topic to produce to")
+            raise ClusterError(tr("the cluster has no topic to produce to"))
         partition = self.partition if partition is None else partition
         self.cluster.topics.check_partition(self.topic, partition)
         return self._act("produce", self.topic, value, partition=partition)
@@ -454,18 +454,21 @@ class Player:
         marks = [f"<div title='{html.escape(label, quote=True)}' style='position:absolute;"
                  f"left:{left(t)};top:0;width:3px;height:14px;background:{colors[kind]}'></div>"
                  for t, kind, label in self.markers()]
-        marks.append(f"<div title='now: t={self.now} ms' style='position:absolute;"
+        now = html.escape(tr("now: t={t} ms", t=self.now), quote=True)
+        marks.append(f"<div title='{now}' style='position:absolute;"
                      f"left:{left(self.now)};top:-3px;width:2px;height:20px;background:#000'>"
                      "</div>")
         v = self.first_violation()
-        legend = (f"<span style='color:{style.OUT_OF_ISR}'>■ first violation: {v.invariant} at "
-                  f"t={v.time_ms} ms</span>" if v is not None else
-                  "<span>no invariant violated on this branch</span>"
-                  if self.checker is not None else "<span>invariant checks off</span>")
+        legend = html.escape(
+            tr("first violation: {name} at t={t} ms", name=v.invariant, t=v.time_ms)
+            if v is not None else tr("no invariant violated on this branch")
+            if self.checker is not None else tr("invariant checks off"))
+        legend = (f"<span style='color:{style.OUT_OF_ISR}'>■ {legend}</span>" if v is not None
+                  else f"<span>{legend}</span>")
         return ("<div style='position:relative;height:14px;background:#eee;margin:2px 0'>"
                 + "".join(marks) + "</div>"
-                f"<div style='font-size:11px'><span style='color:{style.IN_ISR}'>■ actions"
-                f"</span> · {legend}</div>")
+                f"<div style='font-size:11px'><span style='color:{style.IN_ISR}'>■ "
+                f"{html.escape(tr('actions'))}</span> · {legend}</div>")
 
     # -- the widget -----------------------------------------------------------------------------
     @property
