@@ -10,8 +10,9 @@ Writes ``<out>/learner/<lang>/`` and ``<out>/instructor/<lang>/`` (``en`` from `
   code cells between ``## Exercises`` and the next ``## `` heading), so a learner meets each check
   as "not answered yet", and the outputs of every predict-first experiment cleared (from the
   ``predict(...)`` cell through its run to the cell that scores it, ``prediction_cells``), so the
-  answer is not right under the question. The notebooks hold no solutions in the first place:
-  they live in ``docs/instructor/`` only.
+  answer is not right under the question; and every markdown cell tagged ``self-check`` (the
+  collapsible answers placed right after a questionnaire) dropped, as the guides are. The notebooks
+  hold no solutions in the first place: they live in ``docs/instructor/`` only.
 - **instructor**: every notebook with its instructor guide (``docs/instructor/NN-*.md``: goal,
   timing, what to demo, where learners get stuck, the solutions) inserted after the title cell,
   plus the guide files themselves and ``docs/instructor-guide.md`` when present.
@@ -38,6 +39,7 @@ NOTEBOOKS = REPO / "notebooks"
 GUIDES = REPO / "docs" / "instructor"
 NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 INSTRUCTOR_MARK = "<!-- instructor -->"
+SELF_CHECK_TAG = "self-check"
 
 
 def sources() -> dict[str, Path]:
@@ -92,11 +94,19 @@ def prediction_cells(nb) -> list[int]:
     return out
 
 
+def self_check_cells(nb) -> list[int]:
+    """Indexes of the cells tagged ``self-check`` (a questionnaire's answers, shown on request)."""
+    return [i for i, cell in enumerate(nb.cells)
+            if SELF_CHECK_TAG in cell.get("metadata", {}).get("tags", [])]
+
+
 def learner_copy(nb):
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)
     for i in sorted({*exercise_cells(nb), *prediction_cells(nb)}):
         nb.cells[i].outputs = []
         nb.cells[i].execution_count = None
+    for i in reversed(self_check_cells(nb)):
+        del nb.cells[i]
     return nb
 
 
@@ -180,6 +190,8 @@ def check(out: Path) -> list[str]:
             for i in prediction_cells(nb):
                 if nb.cells[i].outputs:
                     problems.append(f"{learner}: predict-first cell {i} keeps its outputs")
+            for i in self_check_cells(nb):
+                problems.append(f"{learner}: cell {i} keeps a questionnaire's self-check")
     return problems
 
 

@@ -58,6 +58,7 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
            ("check_consistent_read", ["violations=0"])],
     "01": [("check_fetcher_total", ["13"]),
            ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"])],
+    "00": [("check_durable_design", ["replication_factor = 4", "replication_factor=4"])],
     "02": [("check_shrink_window", ["36000", "36 s"]),
            ("check_causes", ['"A": "network latency"', '"B": "broker overload"',
                              '"C": "GC pause"', '"D": "slow disk"']),

@@ -28,3 +28,20 @@ def test_pins_are_read_from_requirements(tmp_path):
 
 def test_this_kernel_passes():
     assert "match the pinned pair" in start.setup_report()
+
+
+def test_the_design_exercise_grades_with_targeted_feedback():
+    """Notebook 00's exercise: the smallest topic whose acks=all writes survive any two brokers
+    down, with every acknowledged write on two brokers, is RF 4 with min.insync.replicas=2."""
+    from kafkasim.course.checks import NO_ANSWER
+
+    assert start.check_durable_design(4, 2).ok
+    assert start.check_durable_design(None, None).message == NO_ANSWER
+    too_few = start.check_durable_design(3, 2)       # two down leave an ISR of 1 < 2
+    assert not too_few.ok and "NOT_ENOUGH_REPLICAS" in too_few.message
+    lone = start.check_durable_design(5, 1)          # one copy may be all there is
+    assert not lone.ok and "only itself" in lone.message
+    wasteful = start.check_durable_design(5, 3)      # both rules hold, one copy more than needed
+    assert not wasteful.ok and "smaller replication.factor" in wasteful.message
+    form = start.check_durable_design("4", 2)
+    assert not form.ok and "without quotes" in form.message

@@ -52,3 +52,36 @@ def test_a_learner_copy_runs_and_its_checks_wait_for_answers(tmp_path):
     assert exercise_out.count(NO_ANSWER) >= 3
     assert not any(o.output_type == "error" for c in nb.cells if c.cell_type == "code"
                    for o in c.outputs)
+
+
+def _questionnaire_with_self_check():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 · Test"),
+                nbformat.v4.new_markdown_cell("## Questionnaire\n\n1. Which replicas?"),
+                nbformat.v4.new_markdown_cell("<details><summary>Check your answers</summary>\n\n"
+                                              "1. The leader and the caught-up followers.\n\n"
+                                              "</details>"),
+                nbformat.v4.new_markdown_cell("## Further reading")]
+    nb.cells[2].metadata["tags"] = [editions.SELF_CHECK_TAG]
+    return nb
+
+
+def test_the_learner_copy_drops_self_checks_and_the_instructor_copy_keeps_them():
+    nb = _questionnaire_with_self_check()
+    learner = editions.learner_copy(nb)
+    assert [c.source.splitlines()[0] for c in learner.cells] == \
+        ["# 99 · Test", "## Questionnaire", "## Further reading"]
+    assert "Check your answers" not in "".join(c.source for c in learner.cells)
+    assert len(nb.cells) == 4, "the source notebook is left unchanged"
+    instructor = editions.instructor_copy(nb, None)
+    assert editions.self_check_cells(instructor) == [2]
+
+
+def test_a_self_check_left_in_a_learner_copy_is_reported(tmp_path):
+    editions.build(tmp_path)
+    path = tmp_path / "learner" / "en" / "01-replication-basics.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(_questionnaire_with_self_check().cells[2])
+    nbformat.write(nb, path)
+    problems = editions.check(tmp_path)
+    assert len(problems) == 1 and "self-check" in problems[0] and path.name in problems[0]

@@ -20,7 +20,6 @@ ALLOWED = [
      "the sentence that introduces 복제본 as the name of these copies"),
     ("12-", "사본", "메타데이터 사본", "a controller's copy of the metadata, not a replica"),
     ("12-", "사본", "클러스터의 새 사본", "a fresh copy of the cluster for the player"),
-    ("01-", "사본", "이 클러스터의 사본을", "the stage runs a copy of the learner's cluster"),
 ]
 
 

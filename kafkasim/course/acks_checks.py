@@ -27,7 +27,7 @@ def check_after_append(today=None, kafka_3_6=None) -> CheckResult:
                                  "check_enough_replicas_reach_offset runs then?"))
     if got["today"] != right["today"]:
         return _result(False, tr("today: once the ISR is [1] it is below min.insync.replicas. "
-                                 "What does the HW do then (section 6), and so does "
+                                 "What does the HW do then (section 5), and so does "
                                  "check_enough_replicas_reach_offset ever say 'done'? What "
                                  "ends the wait instead?"))
     return _result(True, tr("3.6: {v_3_6} (the HW passed the record with an ISR of one; the "

@@ -109,11 +109,12 @@ def leader_view(c: Cluster, topic: str = TOPIC, partition: int = 0) -> dict[int,
 
 
 def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3,
-              seed: int = SEED) -> Text:
+              seed: int = SEED, kafka_version: str = COURSE_VERSION) -> Text:
     """Create a topic on a fresh cluster and return its describe text plus per-broker roles.
 
-    The plain function behind the placement explorer."""
-    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
+    The plain function behind the placement explorer (notebook 01 passes its KAFKA_VERSION;
+    the COURSE_VERSION default stays for notebooks that have not named theirs yet)."""
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=kafka_version)
     try:
         c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     except ClusterError as exc:
@@ -124,15 +125,15 @@ def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3
 
 
 def placement_view(brokers: int = 3, partitions: int = 3, replication_factor: int = 3,
-                   seed: int = SEED) -> list:
+                   seed: int = SEED, kafka_version: str = COURSE_VERSION) -> list:
     """The placement explorer's view: the describe text and the cluster map (when the topic
     could be created)."""
     from kafkasim.viz import cluster_map
 
-    text = placement(brokers, partitions, replication_factor, seed)
+    text = placement(brokers, partitions, replication_factor, seed, kafka_version)
     if replication_factor > brokers:
         return [text]
-    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=kafka_version)
     c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     return [text, cluster_map(c)]
 

@@ -89,6 +89,20 @@ MESSAGES = {
         N_("Broker 3 never stops fetching, so the notes' rule keeps it."),
         N_("The HW can only move as fast as broker 3's disk: about a third of the writes are"
            ' still waiting.'),
+        N_("Network latency: how many ISR shrinks in 60 s?"),
+        N_("Slow disk: how many ISR shrinks in 60 s?"),
+        N_("Broker overload: how many ISR shrinks in 60 s?"),
+        N_("GC pause: how many ISR shrinks in 60 s?"),
+        N_("Each spell of 6 s network delay (a 12 s fetch round trip) keeps it behind for over 10"
+           " s; it rejoins when the delay ends."),
+        N_("It never catches up again: out once, for good."),
+        N_("Replication slows, but it still catches up within 10 s: the ISR holds."),
+        N_("The 12 s freeze outlasts the 10 s lag time once; it rejoins right after."),
+        N_("replica.lag.time.max.ms=10000: a stuck follower leaves after (s)?"),
+        N_("replica.lag.time.max.ms=30000: a stuck follower leaves after (s)?"),
+        N_("replica.lag.time.max.ms=60000: a stuck follower leaves after (s)?"),
+        N_("Between 1x and 1.5x the setting after it last caught up: the leader checks every half"
+           " lag time."),
     ),
     "03": (
         N_("What is the leader's HW?"),

@@ -70,3 +70,38 @@ def setup_report() -> Text:
                            "then restart the kernel.")
     lines.append(tr("widgets: kernel and JupyterLab versions match the pinned pair"))
     return Text("\n".join(lines))
+
+
+def check_durable_design(replication_factor, min_insync_replicas):
+    """Notebook 00's exercise: the smallest topic whose ``acks=all`` writes go on with any two of
+    its brokers down, and whose acknowledged writes are always on at least two brokers."""
+    from kafkasim.core.rules import effective_min_isr
+    from kafkasim.course.checks import _form, _missing, _result, _want_int
+
+    if (m := _missing(replication_factor, min_insync_replicas)) is not None:
+        return m
+    for value in (replication_factor, min_insync_replicas):
+        if (m := _form(_want_int(value))) is not None:
+            return m
+    rf, wanted = replication_factor, min_insync_replicas
+    if rf < 1 or wanted < 1:
+        return _result(False, tr("replication.factor and min.insync.replicas are at least 1."))
+    min_isr = effective_min_isr(wanted, rf)
+    answer = tr("replication_factor = 4, min_insync_replicas = 2.")
+    if min_isr < 2:
+        return _result(False, tr("with min.insync.replicas={m}, the leader acknowledges an "
+                                 "acks=all write while the ISR holds only itself: one lost disk "
+                                 "then loses it.", m=wanted), answer=answer)
+    if rf - min_isr < 2:
+        return _result(False, tr("with {rf} replicas and {min_isr} required in sync, two brokers "
+                                 "down leave an ISR of {left}: the leader refuses acks=all writes "
+                                 "(NOT_ENOUGH_REPLICAS).", rf=rf, min_isr=min_isr,
+                                 left=max(rf - 2, 0)), answer=answer)
+    if rf > 4 or min_isr > 2:
+        return _result(False, tr("both rules hold, but every record is stored {rf} times: a "
+                                 "smaller replication.factor meets them too.", rf=rf),
+                       answer=answer)
+    return _result(True, tr("4 replicas, min.insync.replicas=2: with two brokers down the ISR "
+                            "still holds 2, so acks=all writes go on, and each acknowledged "
+                            "write is on at least 2 brokers. A third failure stops writes "
+                            "(NOT_ENOUGH_REPLICAS) rather than keep one copy."))
