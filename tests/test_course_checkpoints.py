@@ -12,12 +12,12 @@ from __future__ import annotations
 from kafkasim.course.checkpoints import (
     FAULTS,
     _replay,
-    loaded,
     _setup,
     check_allowed_loss,
     check_loaded_hw,
     check_power_loss_restart,
     checkpoint_files,
+    loaded,
     recoveries,
     replica_table,
 )
