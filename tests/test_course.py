@@ -408,8 +408,8 @@ def test_06_monitoring_numbers():
     assert "Topic: payments\tTopicId" not in out.split("--under-replicated-partitions")[1][:200]
     # the two alert rules: outage -> URP alert only, flapping -> shrink alert only, blip -> none
     assert re.search(r"^blip .* none$", out, re.M)
-    assert re.search(r"^outage .* \[KafkaUnderReplicatedPartitions\]$", out, re.M)
-    assert re.search(r"^flapping .* \[KafkaISRShrinking\]$", out, re.M)
+    assert re.search(r"^outage .* KafkaUnderReplicatedPartitions$", out, re.M)
+    assert re.search(r"^flapping .* KafkaISRShrinking$", out, re.M)
 
 
 def test_prometheus_rate_and_for():

@@ -22,9 +22,8 @@ INSTRUCTOR = Path(__file__).resolve().parents[1] / "docs" / "instructor"
 #: Exercises whose answer is a fault sequence (graded by the checkers' verdict) have no single
 #: answer to give away and are not listed.
 ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
-    "90": [("check_no_loss_config", ['acks="all", min_isr=2', 'acks="all", min_isr=1']),
-           ("check_quiet_threshold", ["answer=8"]),
-           ("check_fetch_wait", ['my_prediction = "faster"'])],
+    "90": [("check_loss_cause", ['answer="b"', "answer='b'"]),
+           ("check_burst_threshold", ["answer=18", "messages > 18"])],
     "04": [("check_takeover", ["current_offset=8", "lag=4"]),
            ("check_rereads", ["poll(max_records=3)"]),
            ("check_output_reading", ["1242", "read_twice=42"])],

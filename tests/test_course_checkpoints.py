@@ -17,6 +17,7 @@ from kafkasim.course.checkpoints import (
     check_loaded_hw,
     check_power_loss_restart,
     checkpoint_files,
+    loaded,
     recoveries,
     replica_table,
 )
@@ -77,4 +78,6 @@ def test_views_show_the_files_and_recoveries(tmp_path):
     c.crash(2)
     c.run(100)
     c.start(2)
-    assert "from replication-offset-checkpoint" in str(recoveries(c))
+    shown = str(recoveries(c))
+    assert "replication-offset-checkpoint" in shown and "0: 0" in shown   # epoch 0 from offset 0
+    assert "[(" not in shown and loaded(c, 2) == {"LEO": 8, "HW": 5}

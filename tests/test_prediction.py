@@ -249,7 +249,7 @@ def test_every_prediction_string_has_a_korean_translation():
 
 NONE_ECHO = re.compile(r"predict\w*:?\s*(?:None\b|\{[^}\n]*\bNone\b|[^\n]*:\s*None\b)", re.I)
 #: notebooks whose predictions are still None-valued variables (issue 33, not yet converted)
-PENDING = {"06", "10", "11", "12", "90"}
+PENDING: set[str] = set()
 
 
 def saved_text(nb) -> str:

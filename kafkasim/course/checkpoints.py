@@ -25,8 +25,8 @@ ROOT_FILES = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint
 FAULTS = ("crash", "power_loss", "shutdown")
 
 __all__ = ["FAULTS", "ROOT_FILES", "SEED", "check_allowed_loss", "check_loaded_hw",
-           "check_power_loss_restart", "checkpoint_files", "recoveries", "replica_table",
-           "restart_view"]
+           "check_power_loss_restart", "checkpoint_files", "loaded", "recoveries",
+           "replica_table", "restart_view"]
 
 
 def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0
@@ -48,17 +48,35 @@ def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> T
     return text_table(rows)
 
 
+def _epochs(entries) -> str:
+    """Leader epoch cache entries as the learner reads them: ``0: 0, 1: 8``."""
+    return ", ".join(f"{epoch}: {start}" for epoch, start in entries) or "-"
+
+
 def recoveries(cluster: Cluster, since_ms: int = 0) -> Text:
     """The "log_recovery" trace rows (what a restarted broker loaded) since ``since_ms``."""
-    rows = [{"t (ms)": r[0], "broker": r[2], "loaded": str(r[5])}
+    rows = [{"t (ms)": r[0], "broker": r[2], "LEO": r[5].log_end_offset,
+             "HW": r[5].high_watermark, N_("HW read from"): r[5].checkpoint,
+             N_("leader epochs (epoch: start offset)"): _epochs(r[5].epochs)}
             for r in cluster.trace.rows if r[1] == "log_recovery" and r[0] >= since_ms]
     return text_table(rows) if rows else Text(tr("(no log recovery)"))
 
 
+def loaded(cluster: Cluster, broker: int, since_ms: int = 0) -> dict[str, int]:
+    """What ``broker`` loaded at its last start since ``since_ms`` (its "log_recovery" row):
+    ``{"LEO": ..., "HW": ...}``."""
+    rows = [r for r in cluster.trace.rows
+            if r[1] == "log_recovery" and r[2] == broker and r[0] >= since_ms]
+    if not rows:
+        raise ValueError(f"loaded(broker={broker!r}, since_ms={since_ms!r}): that broker did not "
+                         "start since then")
+    return {"LEO": rows[-1][5].log_end_offset, "HW": rows[-1][5].high_watermark}
+
+
 # -- the notebook's set-up, replayed to grade ----------------------------------------------------
-def _setup(seed: int = SEED) -> tuple[Cluster, object]:
+def _setup(seed: int = SEED, kafka_version: str | None = None) -> tuple[Cluster, object]:
     """The notebook's visible set-up: 3 brokers, topic t (RF 3), 5 records, 6 s, 3 more, 0.5 s."""
-    c = Cluster(3, seed=seed)
+    c = Cluster(3, seed=seed, kafka_version=kafka_version)
     c.create_topic(TOPIC, 1, 3)
     c.run(3000)
     p = c.producer("p", acks="all")
@@ -71,10 +89,11 @@ def _setup(seed: int = SEED) -> tuple[Cluster, object]:
     return c, p
 
 
-def _replay(fault: str, wait_ms: int = 0, seed: int = SEED) -> tuple[int, int]:
+def _replay(fault: str, wait_ms: int = 0, seed: int = SEED, kafka_version: str | None = None
+            ) -> tuple[int, int]:
     """``wait_ms`` after the set-up, ``fault`` on a follower, start it again (100 ms later, or
     once stopped after a clean shutdown): the (LEO, HW) it loads (its "log_recovery" row)."""
-    c, _p = _setup(seed)
+    c, _p = _setup(seed, kafka_version)
     if wait_ms:
         c.run(wait_ms)
     f = min(b for b in (1, 2, 3) if b != c.leader(TOPIC))
@@ -86,9 +105,9 @@ def _replay(fault: str, wait_ms: int = 0, seed: int = SEED) -> tuple[int, int]:
     return row[5].log_end_offset, row[5].high_watermark
 
 
-def restart_view(fault: str = "crash") -> Text:
+def restart_view(fault: str = "crash", *, kafka_version: str | None = None) -> Text:
     """Explorer: the set-up, then ``fault`` on a follower and a restart: what it loads."""
-    leo, hw = _replay(fault)
+    leo, hw = _replay(fault, kafka_version=kafka_version)
     return Text(tr("{fault} of a follower, then start: it loads LEO {leo}, HW {hw} (its "
                    "checkpoint said HW 5; the leader's HW was 8)", fault=fault, leo=leo, hw=hw))
 
@@ -100,7 +119,8 @@ def _int(answer) -> int | None:
         return None
 
 
-def check_loaded_hw(answer=None, wait_ms: int = 6000) -> CheckResult:
+def check_loaded_hw(answer=None, wait_ms: int = 6000, *, kafka_version: str | None = None
+                    ) -> CheckResult:
     """Exercise: the HW the follower of the set-up loads when it crashes ``wait_ms`` after the
     last records and starts again."""
     missing = _missing(answer)
@@ -108,7 +128,7 @@ def check_loaded_hw(answer=None, wait_ms: int = 6000) -> CheckResult:
         return missing
     if (m := _form(_want_int(answer))) is not None:
         return m
-    _leo, hw = _replay("crash", wait_ms)
+    _leo, hw = _replay("crash", wait_ms, kafka_version=kafka_version)
     given = _int(answer)
     if given == hw:
         return _result(True, tr("HW {hw}: the value of the last replication-offset-checkpoint, "
@@ -119,12 +139,13 @@ def check_loaded_hw(answer=None, wait_ms: int = 6000) -> CheckResult:
     return _result(False, tr("read the broker's replication-offset-checkpoint before the crash."))
 
 
-def check_power_loss_restart(leo=None, hw=None) -> CheckResult:
+def check_power_loss_restart(leo=None, hw=None, *, kafka_version: str | None = None
+                             ) -> CheckResult:
     """Exercise: (LEO, HW) a follower loads after a power loss 0.5 s after the last write."""
     missing = _missing(leo, hw)
     if missing is not None:
         return missing
-    right = _replay("power_loss")
+    right = _replay("power_loss", kafka_version=kafka_version)
     given = (_int(leo), _int(hw))
     if given == right:
         return _result(True, tr("LEO {v_0}, HW {v_1}: the page cache was not written back, and "
@@ -136,10 +157,11 @@ def check_power_loss_restart(leo=None, hw=None) -> CheckResult:
     return _result(False, tr("the LEO is right. Can the loaded HW be above the log end?"))
 
 
-def _verdict(fault: str, seed: int = SEED) -> tuple[list[str], list[str]]:
+def _verdict(fault: str, seed: int = SEED, kafka_version: str | None = None
+             ) -> tuple[list[str], list[str]]:
     """All three brokers hit by ``fault`` 2 s after 5 acked writes, then started: the checkers'
     (violations, allowed losses) as invariant names."""
-    c = Cluster(3, seed=seed)
+    c = Cluster(3, seed=seed, kafka_version=kafka_version)
     suite = attach(c)
     c.create_topic(TOPIC, 1, 3)
     c.run(3000)
@@ -157,7 +179,7 @@ def _verdict(fault: str, seed: int = SEED) -> tuple[list[str], list[str]]:
             sorted({v.invariant for v in suite.allowed}))
 
 
-def check_allowed_loss(fault=None) -> CheckResult:
+def check_allowed_loss(fault=None, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise graded by the checkers: the fault that, hitting all three brokers at once, loses
     acknowledged records (a loss the checkers classify as allowed by the configuration)."""
     missing = _missing(fault)
@@ -166,7 +188,7 @@ def check_allowed_loss(fault=None) -> CheckResult:
     if fault not in FAULTS:
         return _result(False, tr("answer with one of {FAULTS}, got {fault!r}",
                                  FAULTS=FAULTS, fault=fault))
-    bad, allowed = _verdict(fault)
+    bad, allowed = _verdict(fault, kafka_version=kafka_version)
     if bad:
         return _result(False, tr("the checkers found violations {bad}: report this run.", bad=bad))
     if allowed:

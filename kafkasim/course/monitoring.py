@@ -239,7 +239,7 @@ def incident_summary(c: Cluster) -> Text:
         rows.append({"incident": kind, "what": tr(INCIDENT_TEXT[kind]),
                      N_("scrapes with URP > 0 (s)"): urp_s,
                      "ISR shrinks": int(sh[-1] - sh[0]) if sh else 0,
-                     N_("alerts fired"): sorted(fired.get(kind, ())) or "none"})
+                     N_("alerts fired"): ", ".join(sorted(fired.get(kind, ()))) or "none"})
     return text_table(rows)
 
 
@@ -422,3 +422,16 @@ URP_OUTPUT = (
     "\tTopic: payments\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,3\n"
     "\tTopic: payments\tPartition: 1\tLeader: 3\tReplicas: 3,2,1\tIsr: 3,1\n"
     "\tTopic: orders\tPartition: 4\tLeader: 1\tReplicas: 4,1,2\tIsr: 1,4")
+
+
+def fired_by_incident(c: Cluster) -> dict[str, str]:
+    """Per incident of the notebook's timeline: which of the two rules fired ("neither",
+    "URP only", "shrink only" or "both"), as notebook 06's predictions ask."""
+    fired: dict[str, set[str]] = {kind: set() for kind, _start in TIMELINE}
+    for rule in RULES:
+        for _b, pts in condition_series(c, rule).items():
+            for s, _e in firing_intervals(alert_states(pts, rule.for_ms)):
+                fired.setdefault(incident_at(s), set()).add(rule.name)
+    names = {frozenset(): "neither", frozenset({"KafkaUnderReplicatedPartitions"}): "URP only",
+             frozenset({"KafkaISRShrinking"}): "shrink only"}
+    return {kind: names.get(frozenset(fired[kind]), "both") for kind, _start in TIMELINE}

@@ -260,3 +260,105 @@ MESSAGES = {
            'come from broker 3 in the next fetch, within the same poll.'),
     ),
 }
+
+
+# notebooks 06, 10, 11, 12 and 90 (issue 33: predictions that count)
+MESSAGES.update({
+    "06": (
+        N_('How many lines will --under-replicated-partitions print?'),
+        N_('Which broker is missing from their ISRs?'),
+        N_('broker 1'),
+        N_('broker 2'),
+        N_('broker 3'),
+        N_('One line per partition whose ISR is smaller than its replica list: broker 3 '
+           'follows all three partitions, so all three are listed.'),
+        N_('Replicas minus Isr is broker 3 on every line: that is the broker to look at.'),
+        N_('The 30 s blip: which rule fires?'),
+        N_('neither'),
+        N_('URP only'),
+        N_('shrink only'),
+        N_('both'),
+        N_('The 7-minute outage: which rule fires?'),
+        N_('The flapping follower: which rule fires?'),
+        N_('Both rules go pending and neither fires: the ISR healed itself within 30 s.'),
+        N_('URP stays above 0 for 7 minutes, so the URP rule fires after 5. The shrinks all '
+           'happened at the start, and one increase keeps a 5-minute rate above 0 for a '
+           'little less than 5 minutes: the shrink rule never fires.'),
+        N_('No partition stays under-replicated for 5 minutes in a row, but new shrinks every '
+           'minute keep the 5-minute rate above 0: only the shrink rule fires.'),
+    ),
+    "10": (
+        N_('After the crash: which HW does the follower load?'),
+        N_('After the crash: which LEO does it load?'),
+        N_('The HW comes from replication-offset-checkpoint, rewritten only every 5000 ms; '
+           'the follower had not even learnt HW 8 yet.'),
+        N_('A crash keeps the page cache: every record the follower had appended is still there.'),
+        N_("After the clean shutdown: the follower's recovery point?"),
+        N_('After the clean shutdown: which HW does it load?'),
+        N_('A clean shutdown flushes every log, so the recovery point is the LEO.'),
+        N_('Shutdown writes replication-offset-checkpoint last, with the HW the follower had '
+           'learnt by then: 8, not the stale 5.'),
+    ),
+    "11": (
+        N_('With racks: how many partitions have no leader?'),
+        N_('With racks: how many are below min.insync.replicas?'),
+        N_('Without racks: how many partitions have no leader?'),
+        N_('Without racks: how many are below min.insync.replicas?'),
+        N_('Every partition kept two replicas outside rack a, and the controller elects a '
+           'live ISR member.'),
+        N_('One copy per rack: losing rack a costs each partition one replica, leaving 2 in '
+           'the ISR: at min.insync.replicas, not below it.'),
+        N_('RF 3 and only two brokers down: every partition still has a live ISR member to '
+           'elect.'),
+        N_('Without racks the placer puts consecutive brokers together: the partitions '
+           'holding both 1 and 2 keep a single in-sync replica.'),
+    ),
+    "12": (
+        N_('After the restart: how many partitions does broker 1 lead?'),
+        N_('After the restart: how many partitions does broker 2 lead?'),
+        N_('After the restart: how many partitions does broker 3 lead?'),
+        N_('A restarted broker rejoins every ISR as a follower: a restart never takes '
+           'leadership back by itself.'),
+        N_('Broker 2 came next in the assignment of both partitions broker 1 led, so it took '
+           'both.'),
+        N_("Broker 3 kept its own two partitions and got none of broker 1's."),
+        N_('How many of the six partitions answer NONE?'),
+        N_('What do the other partitions answer?'),
+        N_('ELECTION_NOT_NEEDED'),
+        N_('PREFERRED_LEADER_NOT_AVAILABLE'),
+        N_('(there are none)'),
+        N_('Only the two partitions whose preferred replica, broker 1, lost leadership need '
+           'an election.'),
+        N_('The other four are already led by their preferred replica. Broker 1 is back in '
+           'every ISR, so none is refused.'),
+        N_('Kafka 3.7 (ZooKeeper): does partition 0 go back to broker 1?'),
+        N_('yes'),
+        N_('no'),
+        N_('Kafka 4.3 (KRaft): does partition 0 go back to broker 1?'),
+        N_('1/10 = 10 % is not greater than 10 %: the ZooKeeper controller leaves partition 0 '
+           'on broker 2 for as long as nothing else changes.'),
+        N_('KRaft has no percentage: partition 0 goes home at the next run of the periodic '
+           'preferred-election task.'),
+    ),
+    "90": (
+        N_('Which configurations of this sweep lose an acknowledged write?'),
+        N_('only the unclean-on ones'),
+        N_('the unclean-on ones and acks=1'),
+        N_('every configuration'),
+        N_("acks=1 can lose the last records (section 1's demo), but with followers 5 ms away "
+           'these eight seeds never caught a leader dying with records only it had.'),
+        N_('Unclean election lets a replica that lacks acknowledged records lead. With it off '
+           'and crashes that keep the disk, the new leader has every record acks=all waited '
+           'for.'),
+        N_('2 records/s, 50 ms latency: a 2000 ms wait instead of 10 ms makes p50 ...'),
+        N_('slower'),
+        N_('faster'),
+        N_('same'),
+        N_('A long wait never holds a record back: a parked fetch is answered the moment a '
+           'record is appended.'),
+        N_('At 2 records/s a fetch almost always finds nothing new, so the wait limit is used '
+           'on nearly every fetch: it matters.'),
+        N_('A short wait runs out first; a record that arrives while the empty answer and the '
+           'next fetch are on the wire waits for that fetch, up to one round trip.'),
+    ),
+})

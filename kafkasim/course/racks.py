@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
 from kafkasim.control.placement import assign_replicas_to_brokers, rack_alternated_broker_list
-from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int, _want_ints
+from kafkasim.course.checks import CheckResult, _form, _result, _want_int, _want_ints, unanswered
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
@@ -109,9 +109,21 @@ def checker_verdict(suite) -> str:
 
 
 # -- exercises ----------------------------------------------------------------------------------
+def _missing(answer, what: str) -> CheckResult | None:
+    """"Not answered yet" for an answer left as None or ``...``, naming what replaces it (the
+    exercise cells hold ``answer=...``)."""
+    if answer is None or answer is Ellipsis:
+        return unanswered(what)
+    return None
+
+
+def _a_list() -> str:
+    return tr("a list of whole numbers in order, such as [1, 2, 3]")
+
+
 def check_rack_alternated(racks: dict[int, str], answer=None) -> CheckResult:
     """The rack-alternated broker list AdminUtils builds first (fact sheet §9a)."""
-    if (m := _missing(answer)) is not None:
+    if (m := _missing(answer, _a_list())) is not None:
         return m
     if (m := _form(_want_ints(answer, ordered=True))) is not None:
         return m
@@ -125,7 +137,7 @@ def check_rack_alternated(racks: dict[int, str], answer=None) -> CheckResult:
 def check_zk_replicas(racks: dict[int, str], partition: int, rf: int,
                       answer=None) -> CheckResult:
     """The replicas AdminUtils gives ``partition`` (startIndex 0, shift 0), leader first."""
-    if (m := _missing(answer)) is not None:
+    if (m := _missing(answer, _a_list())) is not None:
         return m
     if (m := _form(_want_ints(answer, ordered=True))) is not None:
         return m
@@ -142,10 +154,11 @@ def check_zk_replicas(racks: dict[int, str], partition: int, rf: int,
 
 
 def rack_failure_verdicts(racks: dict[int, str], failed_rack: str, rf: int, min_isr: int,
-                          partitions: int, seed: int) -> dict[str, int]:
+                          partitions: int, seed: int, kafka_version: str | None = None
+                          ) -> dict[str, int]:
     """Build a KRaft cluster with these racks, create the topic, crash every broker of
     ``failed_rack``, let the controller react for 30 s, count the verdicts."""
-    c = Cluster(len(racks), racks=racks, seed=seed)
+    c = Cluster(len(racks), racks=racks, seed=seed, kafka_version=kafka_version)
     c.create_topic("t", partitions=partitions, replication_factor=rf,
                    config={"min.insync.replicas": min_isr})
     for b in sorted(b for b, r in racks.items() if r == failed_rack):
@@ -155,13 +168,14 @@ def rack_failure_verdicts(racks: dict[int, str], failed_rack: str, rf: int, min_
 
 
 def check_rack_failure(racks: dict[int, str], failed_rack: str, rf: int, min_isr: int,
-                       partitions: int, answer=None, seed: int = 11) -> CheckResult:
+                       partitions: int, answer=None, seed: int = 11, *,
+                       kafka_version: str | None = None) -> CheckResult:
     """How many partitions end up below min ISR when a whole rack fails (run and counted)."""
-    if (m := _missing(answer)) is not None:
+    if (m := _missing(answer, tr("a whole number such as 3"))) is not None:
         return m
     if (m := _form(_want_int(answer))) is not None:
         return m
-    got = rack_failure_verdicts(racks, failed_rack, rf, min_isr, partitions, seed)
+    got = rack_failure_verdicts(racks, failed_rack, rf, min_isr, partitions, seed, kafka_version)
     want = got["below min ISR"] + got["offline"]
     if int(answer) == want:
         return _result(True, tr("{want} of {partitions} partitions lose acks=all writes (run: "

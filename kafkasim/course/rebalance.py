@@ -40,6 +40,12 @@ SEED = 12
 TOPIC = "orders"
 
 
+def led_by(c: Cluster, topic: str = TOPIC) -> dict[int, int]:
+    """Per broker: how many partitions of ``topic`` it leads."""
+    n = c.topics.partition_count(topic)
+    return {b: sum(c.leader(topic, p) == b for p in range(n)) for b in sorted(c.brokers)}
+
+
 def leader_counts(c: Cluster, topic: str = TOPIC) -> Text:
     """Per broker: how many partitions it leads, for how many it is the preferred replica, and
     the ZooKeeper controller's imbalance ratio (not led by it / preferred for it)."""
@@ -111,10 +117,12 @@ def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -
 
 
 # -- exercise 2: read the MBean after a double crash ----------------------------------------------
-def double_crash_cluster() -> Cluster:
-    """Kafka 4.3, 3 brokers, auto.leader.rebalance.enable=false, six partitions (every broker
-    preferred for two). Broker 2 crashes, then broker 3; both come back and catch up."""
-    c = Cluster(3, seed=SEED, config={"auto.leader.rebalance.enable": False})
+def double_crash_cluster(kafka_version: str | None = None) -> Cluster:
+    """``kafka_version`` (the notebook's: 4.3), 3 brokers, auto.leader.rebalance.enable=false,
+    six partitions (every broker preferred for two). Broker 2 crashes, then broker 3; both come
+    back and catch up."""
+    c = Cluster(3, seed=SEED, kafka_version=kafka_version,
+                config={"auto.leader.rebalance.enable": False})
     c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2],
                                       [1, 3, 2], [2, 1, 3], [3, 2, 1]])
     c.run(5000)
@@ -128,13 +136,13 @@ def double_crash_cluster() -> Cluster:
     return c
 
 
-def check_imbalance_count(answer) -> CheckResult:
+def check_imbalance_count(answer, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise: the PreferredReplicaImbalanceCount of ``double_crash_cluster()`` at its end."""
     if answer is Ellipsis:
         return unanswered(tr("a number"))
     if (m := _form(_want_int(answer))) is not None:
         return m
-    c = double_crash_cluster()
+    c = double_crash_cluster(kafka_version)
     n = imbalance_count(c)
     if answer != n:
         return _result(False, tr("follow each partition: who leads after broker 2 dies, after "
@@ -145,13 +153,14 @@ def check_imbalance_count(answer) -> CheckResult:
 
 
 # -- exercise 3: restore the preferred leaders, graded by the checkers -------------------------
-def restore_cluster():
-    """Kafka 4.3, 3 brokers, auto.leader.rebalance.enable=false, ``orders`` with 6 partitions
-    on RF 3, an acks=all producer writing 20 records/s for 60 s; broker 1 crashes at 5 s and
-    is started again at 25 s. Returns (cluster, producer)."""
+def restore_cluster(kafka_version: str | None = None):
+    """``kafka_version`` (the notebook's: 4.3), 3 brokers, auto.leader.rebalance.enable=false,
+    ``orders`` with 6 partitions on RF 3, an acks=all producer writing 20 records/s for 60 s;
+    broker 1 crashes at 5 s and is started again at 25 s. Returns (cluster, producer)."""
     from kafkasim.runtime.workload import RateWorkload
 
-    c = Cluster(3, seed=SEED, config={"auto.leader.rebalance.enable": False})
+    c = Cluster(3, seed=SEED, kafka_version=kafka_version,
+                config={"auto.leader.rebalance.enable": False})
     c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]] * 2)
     p = c.producer("p", acks="all")
     RateWorkload(c, p, TOPIC, rate=20, duration_ms=60000, partition=0)
@@ -162,7 +171,8 @@ def restore_cluster():
     return c, p
 
 
-def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
+def check_restore(fix: Callable[[Cluster], None] | None, *, kafka_version: str | None = None
+                  ) -> CheckResult:
     """Exercise: ``fix(c)`` must bring every partition back to its preferred leader within 30 s
     of simulated time, with every checker attached and no violation."""
     from kafkasim.observe.checks import attach
@@ -172,7 +182,7 @@ def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
     if not callable(fix):
         return _result(False, tr("pass a function that takes the cluster, e.g. def my_fix(c): "
                                  "..."))
-    c, p = restore_cluster()
+    c, p = restore_cluster(kafka_version)
     suite = attach(c)
     start = c.now
     fix(c)
@@ -197,6 +207,6 @@ def check_restore(fix: Callable[[Cluster], None] | None) -> CheckResult:
 
 __all__ = [
     "SEED", "TOPIC", "check_imbalance_count", "check_rebalance", "check_restore",
-    "double_crash_cluster", "imbalance_count", "leader_counts", "rebalance_decision",
+    "double_crash_cluster", "imbalance_count", "leader_counts", "led_by", "rebalance_decision",
     "rebalance_view", "restore_cluster", "show_source", "verdict",
 ]

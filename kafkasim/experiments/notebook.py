@@ -36,13 +36,18 @@ __all__ = [
     "columns_table",
     "elr_table",
     "start_spark",
+    "burst_shrinks",
+    "check_burst_threshold",
     "check_fetch_wait",
+    "check_loss_cause",
     "check_no_loss_config",
     "check_quiet_threshold",
+    "fetch_wait_numbers",
     "fault_model",
     "fetch_wait_effect",
     "hw_latency_table",
     "loss_table",
+    "lossy_configs",
     "plot_availability",
     "plot_hw_latency",
     "plot_loss",
@@ -612,3 +617,103 @@ def check_fetch_wait(results, answer):
         return _result(True, tr("{why} ({numbers}).", why=why, numbers=numbers))
     return _result(False, tr("not what the runs measured: compare the p50 column ({numbers}).",
                              numbers=numbers))
+
+
+# -- exercises that need reasoning (issue 33): nothing to look up in a table above ---------------
+#: exercise 1's explanations: a team's acks=all, min ISR 2, unclean-off cluster lost acked writes
+LOSS_CAUSES = {
+    "a": N_("crashes keep the page cache: the loss sweep lost nothing with acks=all and unclean "
+            "election off, even at 6 crashes a minute."),
+    "b": N_("a power loss drops what the page cache held; when every replica holding a record "
+            "loses it, no election brings it back (section 3)."),
+    "c": N_("distance delays the acknowledgement (section 5), it loses nothing: the leader "
+            "answers acks=all only once every ISR member has the record."),
+    "d": N_("ELR never lost a write that 4.0 kept in these sweeps; it saves the case where the "
+            "followers stall and the last ISR member loses power."),
+}
+LOSS_CAUSE = "b"
+
+
+def check_loss_cause(answer=None):
+    """Exercise 1: which cause ("a" to "d") explains acknowledged writes lost with acks=all,
+    min.insync.replicas=2 and unclean election off; targeted feedback for each wrong one."""
+    missing = _missing(answer)
+    if missing is not None:
+        return missing
+    key = str(answer).strip().lower().strip("()")
+    if key not in LOSS_CAUSES:
+        return _result(False, tr("answer with one of {choices}, not {answer!r}.",
+                                 choices=", ".join(map(repr, LOSS_CAUSES)), answer=answer))
+    return _result(key == LOSS_CAUSE, tr(LOSS_CAUSES[key]))
+
+
+def burst_shrinks(base: dict, rate: int, thresholds) -> dict[int, float]:
+    """ISR shrinks per hour under the 0.8.2 message rule, for each ``replica.lag.max.messages``
+    of ``thresholds``, on ``base`` (notebook 90's lag_base) with 2.1 s bursts of ``rate``
+    records/s every 7 s (serial: two or three runs take seconds)."""
+    from kafkasim.experiments import Sweep
+
+    cases = [{"label": f"messages > {n}", "kafka_version": "0.8.2",
+              "broker.replica.lag.max.messages": n} for n in thresholds]
+    workload = {"burst": {"every_ms": 7000, "length_ms": 2100, "rate": rate}}
+    rows = Sweep({**base, "workload": workload}, cases=cases, name=f"burst-{rate}") \
+        .run(mode="serial", progress=False)
+    return {n: round(float(s) / (ms / 3_600_000), 1)
+            for n, s, ms in zip(thresholds, rows["isr_shrinks"], rows["sim_ms"], strict=True)}
+
+
+def check_burst_threshold(base: dict, answer=None, rate: int = 20):
+    """Exercise 2: the smallest replica.lag.max.messages that never takes a healthy follower out
+    of the ISR under bursts of ``rate`` records/s, graded by running that threshold and the one
+    below it (nothing runs without an answer)."""
+    missing = _missing(answer)
+    if missing is not None:
+        return missing
+    if isinstance(answer, bool) or not isinstance(answer, int) or answer < 1:
+        return _result(False, tr("answer with a whole number of messages (1 or more), not "
+                                 "{answer!r}.", answer=answer))
+    got = burst_shrinks(base, rate, [answer - 1, answer] if answer > 1 else [answer])
+    if got[answer] > 0:
+        return _result(False, tr("messages > {n} still flaps at {rate} records/s ({shrinks} "
+                                 "shrinks/h): at a check, a follower is as many records behind "
+                                 "as the leader appended since its last caught-up fetch, and "
+                                 "that grows with the rate.", n=answer, rate=rate,
+                                 shrinks=got[answer]))
+    if answer > 1 and got[answer - 1] == 0:
+        return _result(False, tr("messages > {n} is quiet, but so is {m}: look for the smallest.",
+                                 n=answer, m=answer - 1))
+    return _result(True, tr("messages > {n} is the first quiet threshold at {rate} records/s "
+                            "({m} still flaps): about twice the 10 records/s answer, because a "
+                            "follower a round trip behind misses twice as many records.",
+                            n=answer, rate=rate, m=answer - 1))
+
+
+def fetch_wait_numbers(results) -> str:
+    """The p50s ``fetch_wait_effect`` compares, as a sentence in the course's language."""
+    _verdict, lo, hi, short, long_, latency = fetch_wait_effect(results)
+    return tr("p50 {lo:.0f} ms with a {short} ms wait, {hi:.0f} ms with {long} ms, at "
+              "{latency} ms network latency", lo=lo, short=short, hi=hi, long=long_,
+              latency=latency)
+
+
+#: section 2's prediction: which configurations of the loss sweep lose an acknowledged write
+LOSSY_CHOICES = ("only the unclean-on ones", "the unclean-on ones and acks=1",
+                 "every configuration", "none")
+
+
+def lossy_configs(table) -> str:
+    """Which configurations of ``loss_table(...)`` lost an acknowledged write, as one of
+    ``LOSSY_CHOICES`` (or "another set")."""
+    lossy = {(r["acks"], int(r["min ISR"]), bool(r["unclean"]))
+             for _i, r in table.iterrows() if r["runs with loss"] > 0}
+    every = {(r["acks"], int(r["min ISR"]), bool(r["unclean"])) for _i, r in table.iterrows()}
+    unclean = {c for c in every if c[2]}
+    if not lossy:
+        return "none"
+    if lossy == every:
+        return "every configuration"
+    if lossy == unclean:
+        return "only the unclean-on ones"
+    if lossy == unclean | {c for c in every if c[0] == "1"}:
+        return "the unclean-on ones and acks=1"
+    return "another set"
