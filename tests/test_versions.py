@@ -225,6 +225,7 @@ SINCE = [
     ("alter_isr", "2.7", "2.6"),
     ("maximal_isr", "2.7", "2.6"),
     ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
+    ("log_start_past_end_deletes_segments", "2.3", "2.2"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
     ("fetch_sessions", "1.1", "1.0"),
     ("fetch_session_cache_sharded", "3.8", "3.7"),

@@ -140,7 +140,13 @@ class LogManager:
         # entries past a log that lost its unflushed tail are removed from the file as well
         self.attach(ctx, log)
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
-        if log_start is not None and log_start > log.log_start_offset:
+        if log_start is not None and log_start > log.log_end_offset and \
+                ctx.rules.fetch.log_start_past_end_deletes_segments:
+            # LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd (2.3+, KAFKA-8306)
+            ctx.trace("checkpoint_warning", tp[0], tp[1], ev.LogStartPastLogEnd(
+                f"{tp[0]}-{tp[1]}", log.log_end_offset, log_start))
+            log.truncate_fully_and_start_at(log_start)
+        elif log_start is not None and log_start > log.log_start_offset:
             log.high_watermark = max(log.high_watermark, min(log_start, log.log_end_offset))
             log.maybe_increment_log_start_offset(log_start)
         leo = log.log_end_offset

@@ -458,6 +458,15 @@ class FetchRules:
         ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
         doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
     )
+    # KAFKA-8306 (2.3.0, commit 56b92a5): loading a log whose log-start-offset-checkpoint is past
+    # its log end deletes every segment and restarts the log empty at the checkpointed offset
+    # (Log.recoverLog; LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd since 3.0). Before,
+    # the segments stayed (kafkasim then clamps the log start to the high watermark).
+    log_start_past_end_deletes_segments: bool = _rule(
+        since="2.3",
+        ref="KAFKA-8306, LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
+        doc="a log start offset checkpointed past the log end deletes all segments on load",
+    )
     # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
     # older than the one the partition already has (it may have learnt a newer one from an
     # AlterPartition answer).
