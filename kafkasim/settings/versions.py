@@ -866,6 +866,17 @@ class ClientRules:
         ref="KIP-207 / KAFKA-2334",
         doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
     )
+    # KIP-951 (3.7.0): ProduceResponse v10 carries, for a partition answered
+    # NOT_LEADER_OR_FOLLOWER, its current leader (id, epoch) and the leader's node when alive
+    # (KafkaApis.handleProduceRequest getCurrentLeader); the producer takes a newer leader at
+    # once (Sender.completeBatch, Metadata.updatePartitionLeadership) and retries to it without
+    # retry.backoff.ms (RecordAccumulator.shouldBackoff, KAFKA-15415).
+    produce_response_current_leader: bool = _rule(
+        since="3.7",
+        ref="KIP-951, KafkaApis.handleProduceRequest / Sender.completeBatch",
+        doc="NOT_LEADER_OR_FOLLOWER produce answers name the current leader; the producer "
+        "retries to it at once",
+    )
     # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
     # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
     # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value
