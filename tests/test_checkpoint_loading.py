@@ -70,6 +70,24 @@ def test_epoch_newer_than_the_leaders_is_kept_and_fetches_fail_as_in_kafka(tmp_p
     assert 2 not in c.isr("t", 0)
 
 
+@pytest.mark.parametrize("text", ["0|1|99 0|", "0|2|0 0|7 3|"])
+def test_a_follower_looping_on_an_epoch_above_the_leaders_says_so_once(tmp_path, text):
+    """Issue 30: Kafka loops too (Partition.readRecords answers OFFSET_OUT_OF_RANGE, "Could not
+    determine the end offset of the last fetched epoch"; AbstractFetcherThread
+    .fetchOffsetAndTruncate keeps the follower's log and its latest epoch, and
+    handleOutOfRangeError returns without a backoff), so the loop stays; one trace row per
+    partition says why, naming the file to repair."""
+    c = _restart_with_checkpoint(tmp_path, "3.7", text)
+    assert _messages_per_minute(c) > 10_000
+    rows = [r for r in c.trace.rows if r[1] == "fetch_out_of_range" and r[2] == 2]
+    assert len(rows) == 1
+    epoch = 99 if "99" in text else 7
+    msg = str(rows[0][5])
+    assert (rows[0][3], rows[0][4]) == ("t", 0)
+    assert f"last fetched epoch {epoch}" in msg and "leader-epoch-checkpoint" in msg
+    assert "above the leader's epoch 1" in msg
+
+
 def test_checkpoint_before_2_7_is_taken_as_it_is(tmp_path):
     """Before KAFKA-10435 (2.7) the file was read without assigning: the entries stand."""
     c = _restart_with_checkpoint(tmp_path, "2.6", "0|2|5 0|0 3|")
@@ -110,3 +128,55 @@ def test_checkpoint_tmp_symlink_is_not_followed(tmp_path):
     assert victim.read_text(encoding="utf-8") == "precious\n"
     assert (tmp_path / "logs" / "replication-offset-checkpoint").read_text() == "0\n0\n"
     assert not (tmp_path / "logs" / "replication-offset-checkpoint").is_symlink()
+
+
+def _log_start_ahead(tmp_path, version: str):
+    """Issue 30: six acked records; broker 2 restarts with ``t 0 1000`` in its
+    log-start-offset-checkpoint (LEO 6), then leads (1 and 3 crash in turn), then all run."""
+    from kafkasim.observe.checks import attach
+    c = Cluster(3, kafka_version=version, log_dirs=str(tmp_path), seed=1)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    suite = attach(c, on_violation="collect")
+    p = c.producer("p", acks="all")
+    for i in range(6):
+        p.send("t", f"v{i}")
+    c.run(2000)
+    assert len(p.acked()) == 6
+    c.crash(2)
+    c.run(20000)
+    with open(c.brokers[2].log_manager.log_dir.path("log-start-offset-checkpoint"), "w",
+              encoding="utf-8") as f:
+        f.write("0\n1\nt 0 1000\n")
+    c.start(2)
+    c.run(3000)
+    return c, suite
+
+
+def test_log_start_checkpoint_ahead_of_the_log_end_deletes_all_segments(tmp_path):
+    """LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd (Log.recoverLog since 2.3,
+    KAFKA-8306): a log start offset checkpointed past the log end deletes every segment and
+    the log restarts empty at the checkpointed offset, with a warning; the follower then meets
+    the leader's lower LEO (OFFSET_OUT_OF_RANGE) and truncates to it (fetchOffsetAndTruncate)."""
+    c, _ = _log_start_ahead(tmp_path, "3.7")
+    warn = [r for r in c.trace.rows if r[1] == "checkpoint_warning" and r[2] == 2]
+    assert any("logEndOffset (6) is smaller than logStartOffset (1000)" in str(r[5])
+               for r in warn)
+    log = c.brokers[2].logs[("t", 0)]
+    assert (log.log_start_offset, log.log_end_offset) == (6, 6)   # truncated to the leader's LEO
+
+
+def test_no_acked_loss_flags_acked_records_no_replica_holds_below_the_log_start(tmp_path):
+    """Whatever moved the log start (here a hand-edited log-start-offset-checkpoint), acked
+    records that no replica holds any more are a loss, not 'deleted records'."""
+    c, suite = _log_start_ahead(tmp_path, "3.7")
+    c.crash(1)
+    c.run(20000)
+    c.crash(3)
+    c.run(20000)
+    c.start(1)
+    c.start(3)
+    c.run(30000)
+    assert all(c.brokers[b].logs[("t", 0)].log_start_offset == 6 for b in (1, 2, 3))
+    lost = [v for v in suite.violations if v.invariant == "NoAckedLoss"]
+    assert sorted(v.offsets[0] for v in lost) == [0, 1, 2, 3, 4, 5]
+    assert "no replica holds it" in lost[0].message and "log start offset 6" in lost[0].message

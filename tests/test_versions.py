@@ -218,6 +218,7 @@ SINCE = [
     ("consumer_validates_position", "2.3", "2.2"),
     # OffsetCommit v6 / OffsetFetch v5 (CommittedLeaderEpoch): first in the 2.1.0 tag
     ("offset_commit_leader_epoch", "2.1", "2.0"),
+    ("produce_response_current_leader", "3.7", "3.6"),
     ("consumer_validation_undefined_resets", "2.6", "2.5"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
@@ -225,6 +226,7 @@ SINCE = [
     ("alter_isr", "2.7", "2.6"),
     ("maximal_isr", "2.7", "2.6"),
     ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
+    ("log_start_past_end_deletes_segments", "2.3", "2.2"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
     ("fetch_sessions", "1.1", "1.0"),
     ("fetch_session_cache_sharded", "3.8", "3.7"),

@@ -176,6 +176,8 @@ EVENT_KINDS = {
     "consume": "a consumer received records: detail = (first offset, last offset, served HW)",
     "offset_commit": "a consumer group committed offsets",
     "fetch_failed": "a replica fetcher's request failed",
+    "fetch_out_of_range": "a follower's fetch was answered OFFSET_OUT_OF_RANGE and left its "
+                          "position unchanged: it sends the same fetch again at once",
     "fault": "a fault was injected or healed",
     "alter_config": "kafka-configs --alter changed a topic or broker config",
     "broker_crash": "a broker process was killed (the page cache survives)",
@@ -186,7 +188,8 @@ EVENT_KINDS = {
     "zk_session_expired": "a ZooKeeper session expired: its ephemeral znodes are gone",
     "log_recovery": "a restarted broker loaded a log: LEO, HW and epochs from its checkpoints",
     "checkpoint_warning": "a starting broker could not read a checkpoint it may do without and "
-    "went on as if it were empty (LogManager.loadLogs: recovery point, log start offset)",
+    "went on as if it were empty (LogManager.loadLogs: recovery point, log start offset), or "
+    "found a log start offset past the log end and deleted the log's segments",
     "produce_duplicate": "an idempotent producer's retried batch was already in the log",
     "fetch_redirect": "a consumer was told to fetch from a preferred read replica (KIP-392)",
     "rule_swapped": "a learner replaced one of Kafka's rules (Cluster.swap_rule): detail = "
@@ -755,6 +758,22 @@ class CheckpointWarning(TextEvent):
         return f"Error occurred while reading {self.file} file, {self.action}: {self.error}"
 
 
+class LogStartPastLogEnd(TextEvent):
+    """LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd (2.3+, KAFKA-8306): the
+    log-start-offset-checkpoint is past the log end, so loading deletes every segment and the
+    log restarts empty at the checkpointed offset."""
+    __slots__ = ()
+    kind = "checkpoint_warning"
+    fields = ("topic_partition", "log_end_offset", "log_start_offset")
+    field_docs = ("the partition whose log is emptied", "its log end offset on disk",
+                  "the log start offset in log-start-offset-checkpoint")
+
+    def render(self) -> str:
+        return (f"{self.topic_partition}: Deleting all segments because logEndOffset "
+                f"({self.log_end_offset}) is smaller than logStartOffset ({self.log_start_offset})"
+                ". This could happen if segment files were deleted from the file system.")
+
+
 class BrokerCrash(TextEvent):
     """A broker process was killed; the page cache survives."""
     __slots__ = ()
@@ -866,6 +885,31 @@ class FetchFailed(TextEvent):
 
     def render(self) -> str:
         return f"{self.thread}: {self.reason}"
+
+
+class FetchOutOfRange(TextEvent):
+    """A follower's fetch was answered OFFSET_OUT_OF_RANGE and handling it (AbstractFetcherThread
+    .handleOutOfRangeError / fetchOffsetAndTruncate) left its fetch offset and last fetched
+    epoch as they were, so the next fetch is the same request, sent at once (no backoff): Kafka
+    loops here too. Traced once per stuck position. When the last fetched epoch is above the
+    leader's epoch, only this replica's leader-epoch-checkpoint can have put it there."""
+    __slots__ = ()
+    kind = "fetch_out_of_range"
+    fields = ("fetch_offset", "last_fetched_epoch", "leader", "leader_epoch")
+    field_docs = ("the offset fetched", "the fetch's LastFetchedEpoch (this log's latest epoch)",
+                  "the leader asked", "the leader epoch this follower knows")
+
+    def render(self) -> str:
+        head = (f"fetch from leader {self.leader} at offset {self.fetch_offset} with last "
+                f"fetched epoch {self.last_fetched_epoch} answered OFFSET_OUT_OF_RANGE; ")
+        if self.last_fetched_epoch > self.leader_epoch:
+            head += (f"epoch {self.last_fetched_epoch} is above the leader's epoch "
+                     f"{self.leader_epoch}, so the leader cannot place it (Partition.readRecords"
+                     ": 'Could not determine the end offset of the last fetched epoch') and it "
+                     "comes from this replica's leader-epoch-checkpoint; ")
+        return head + ("the follower keeps its log and epoch and fetches again at once, as "
+                       "Kafka's AbstractFetcherThread does: it stays out of the ISR until the "
+                       "file is repaired or the log changes")
 
 
 # ---------------------------------------------------------------------------------- clients

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kafkasim.core import errors as E
+from kafkasim.core import events as ev
 from kafkasim.core import quiet_sessions
 from kafkasim.core.fetch_session import FetchSessionHandler, is_full
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH
@@ -69,6 +70,8 @@ class PartitionFetchState:
     # an answer's HW was not applied (diverging epoch, KAFKA-14704; or a stale answer): with an
     # incremental session the leader sends that HW again only once it changes
     hw_missed: bool = False
+    # (fetch offset, last fetched epoch) of the OFFSET_OUT_OF_RANGE loop last traced
+    out_of_range_at: tuple[int, int] | None = None
 
     def is_fetching(self) -> bool:
         """Fetching (not Truncating), delayed or not."""
@@ -331,6 +334,7 @@ class ReplicaFetcherThread:
                 self.process_partition_data(ctx, tp, st, log, pd)
             elif pd.error == E.OFFSET_OUT_OF_RANGE:
                 self.handle_out_of_range_error(st, log, pd)
+                self._trace_if_looping(ctx, tp, st, sent)
             else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
                 self.handle_partitions_with_errors(ctx, st)
 
@@ -381,6 +385,16 @@ class ReplicaFetcherThread:
             log.truncate_fully_and_start_at(pd.log_start_offset)
         st.fetch_offset = log.log_end_offset
         st.last_fetched_epoch = log.latest_epoch()
+
+    def _trace_if_looping(self, ctx: FetcherContext, tp, st: PartitionFetchState, sent) -> None:
+        """OFFSET_OUT_OF_RANGE handled without moving the position: the same fetch goes again
+        at once, as in Kafka; one trace row per stuck position says why."""
+        at = (st.fetch_offset, st.last_fetched_epoch)
+        if at != (sent.fetch_offset, sent.last_fetched_epoch) or at == st.out_of_range_at:
+            return
+        st.out_of_range_at = at
+        ctx.trace("fetch_out_of_range", tp[0], tp[1], ev.FetchOutOfRange(
+            st.fetch_offset, st.last_fetched_epoch, self.leader_id, st.current_leader_epoch))
 
     @staticmethod
     def handle_partitions_with_errors(ctx: FetcherContext, st: PartitionFetchState) -> None:

@@ -135,6 +135,10 @@ class FetcherContext(Clock, Settings, FollowerLogs, Protocol):
 
     def trace_fetcher(self, thread: ReplicaFetcherThread, kind: str, reason: str) -> None: ...
 
+    def trace(self, kind: str, topic: str = "", partition: int = -1, detail: Any = None
+              ) -> None:
+        """Record a trace event about one partition (kafkasim.runtime.trace.EVENT_KINDS)."""
+
 
 class AlterPartitionContext(ReplicaManagerContext, Protocol):
     """What ``AlterPartitionManager`` and the ISR-change callbacks

@@ -335,7 +335,13 @@ class Log:
     # -- truncation and durability ------------------------------------------------------------
     def truncate_to(self, offset: int, reason: str = "") -> int:
         """Drop records at and above ``offset``; returns how many were removed. The listener
-        hears of it (with ``reason``) even when nothing was removed."""
+        hears of it (with ``reason``) even when nothing was removed. A target below the log
+        start empties the log and restarts it there (UnifiedLog.truncateTo: below the first
+        segment's base offset it is truncateFullyAndStartAt)."""
+        if 0 <= offset < self.log_start_offset:
+            removed = len(self.ids)
+            self.truncate_fully_and_start_at(offset)
+            return removed
         old_hw = self.high_watermark
         removed = self._truncate(offset, True)
         listener = self.listener

@@ -41,6 +41,11 @@ class ProduceResponse(Message):
     correlation_id: int
     # per partition: (topic, partition, error, base offset)
     partitions: tuple[tuple[str, int, str, int], ...]
+    # KIP-951 (3.7+, ProduceResponse v10): (topic, partition, leader id, leader epoch) of each
+    # partition answered NOT_LEADER_OR_FOLLOWER, and the live brokers among those leaders
+    # (NodeEndpoints)
+    current_leaders: tuple[tuple[str, int, int, int], ...] = ()
+    node_endpoints: tuple[int, ...] = ()
 
 
 # --- Fetch -------------------------------------------------------------------------------------

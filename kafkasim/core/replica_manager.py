@@ -446,7 +446,31 @@ class ReplicaManager:
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
                          results: dict[tuple[str, int], ProducePartitionStatus]) -> None:
         parts = tuple((t, p, *st.answer()) for (t, p), st in results.items())
+        if ctx.rules.clients.produce_response_current_leader and \
+                any(a[2] == E.NOT_LEADER_OR_FOLLOWER for a in parts):
+            leaders, nodes = self._current_leaders(ctx, parts)
+            ctx.send(dst, ProduceResponse(correlation_id, parts, leaders, nodes))
+            return
         ctx.send(dst, ProduceResponse(correlation_id, parts))
+
+    def _current_leaders(self, ctx: ReplicaManagerContext, parts: tuple) -> tuple:
+        """KafkaApis.getCurrentLeader for each NOT_LEADER_OR_FOLLOWER partition (KIP-951):
+        the local Partition's leader and epoch, else the metadata cache's; the leader's node
+        only when the metadata cache has it alive."""
+        leaders = []
+        for topic, partition, err, _base in parts:
+            if err != E.NOT_LEADER_OR_FOLLOWER:
+                continue
+            part = self.partitions.get((topic, partition))
+            if part is not None:
+                leaders.append((topic, partition, part.leader_id, part.leader_epoch))
+                continue
+            st = getattr(ctx.metadata, "partitions", {}).get((topic, partition))
+            leaders.append((topic, partition, st.leader, st.leader_epoch) if st is not None
+                           else (topic, partition, -1, -1))
+        live = getattr(ctx.metadata, "live_brokers", ())
+        nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders if lead in live}))
+        return tuple(leaders), nodes
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
         """DelayedProduce.tryComplete of every produce waiting on ``tp``: answered once none

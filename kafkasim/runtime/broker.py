@@ -267,8 +267,13 @@ class Broker:
         (CleanShutdownFileHandler, 3.7+), so its next registration can prove it (KIP-966)."""
         self.log_manager.flush_for_shutdown(self.now)
         kraft = self.lifecycle is not None
-        self.log_manager.clean_shutdown_file = \
-            self.broker_epoch if kraft and self.broker_epoch >= 0 else True
+        if self.rules.controller.broker_registration_previous_epoch:
+            # CleanShutdownFileHandler.write(brokerEpoch) (3.7+); -1 in ZooKeeper mode or
+            # before a KRaft registration (LogManager.shutdown's default)
+            self.log_manager.clean_shutdown_file = \
+                self.broker_epoch if kraft and self.broker_epoch >= 0 else -1
+        else:
+            self.log_manager.clean_shutdown_file = True   # an empty file (Files.createFile)
         self.stop_process("clean shutdown")
         if not kraft:
             self.cluster.zk_control_plane.close_session(self.zk_lifecycle.session_id)

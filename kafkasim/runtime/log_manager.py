@@ -11,6 +11,7 @@ Its periodic tasks are the module's ``_timer_...`` functions, run through the br
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,10 @@ LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 
+#: CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME (LogLoader.CleanShutdownFile before 3.7)
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+
 class LogManager:
     """The broker's log dir and its logs. Methods that read the clock, the configs or trace
     take the broker as ``ctx``."""
@@ -46,14 +51,39 @@ class LogManager:
         self.logs: dict[tuple[str, int], Log] = {}       # the log dir: survives a crash
         self.writeback_history: dict[tuple[str, int], list[int]] = {}
         self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
-        # <log.dir>/.kafka_cleanshutdown: False when absent; True (ZooKeeper mode) or the broker
-        # epoch it holds (KRaft, CleanShutdownFileHandler since 3.7) when present
-        self.clean_shutdown_file: bool | int = False
         #: a slow disk (Cluster.slow): writing fetched records takes this many ms per record
         self.disk_delay_ms: float = 0
 
+    # -- <log.dir>/.kafka_cleanshutdown -----------------------------------------------------
+    @property
+    def clean_shutdown_file(self) -> bool | int:
+        """The ``.kafka_cleanshutdown`` file of the log dir: False when absent; when present,
+        the broker epoch it holds (CleanShutdownFileHandler.read, 3.7+, KAFKA-15582:
+        ``{"version":0,"brokerEpoch":N}``), or True when it holds none (an empty file, as
+        LogManager.shutdown wrote it before 3.7, or one that does not parse)."""
+        text = self.log_dir.read(CLEAN_SHUTDOWN_FILE)
+        if text is None:
+            return False
+        try:
+            epoch = json.loads(text)["brokerEpoch"]
+        except (ValueError, KeyError, TypeError):
+            return True
+        return epoch if type(epoch) is int else True
+
+    @clean_shutdown_file.setter
+    def clean_shutdown_file(self, value: bool | int) -> None:
+        """False deletes the file (LogManager.loadLogs, once it found it); True writes it empty
+        (before 3.7); a broker epoch writes CleanShutdownFileHandler's JSON (3.7+)."""
+        if value is False:
+            self.log_dir.delete(CLEAN_SHUTDOWN_FILE)
+        elif value is True:
+            self.log_dir.write_atomic(CLEAN_SHUTDOWN_FILE, "")
+        else:
+            self.log_dir.write_atomic(CLEAN_SHUTDOWN_FILE,
+                                      f'{{"version":0,"brokerEpoch":{int(value)}}}')
+
     def previous_broker_epoch(self) -> int:
-        """The broker epoch in ``.kafka_cleanshutdown`` (KRaft), -1 without one."""
+        """The broker epoch in ``.kafka_cleanshutdown`` (3.7+), -1 without one."""
         f = self.clean_shutdown_file
         return f if type(f) is int else -1
 
@@ -140,7 +170,13 @@ class LogManager:
         # entries past a log that lost its unflushed tail are removed from the file as well
         self.attach(ctx, log)
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
-        if log_start is not None and log_start > log.log_start_offset:
+        if log_start is not None and log_start > log.log_end_offset and \
+                ctx.rules.fetch.log_start_past_end_deletes_segments:
+            # LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd (2.3+, KAFKA-8306)
+            ctx.trace("checkpoint_warning", tp[0], tp[1], ev.LogStartPastLogEnd(
+                f"{tp[0]}-{tp[1]}", log.log_end_offset, log_start))
+            log.truncate_fully_and_start_at(log_start)
+        elif log_start is not None and log_start > log.log_start_offset:
             log.high_watermark = max(log.high_watermark, min(log_start, log.log_end_offset))
             log.maybe_increment_log_start_offset(log_start)
         leo = log.log_end_offset

@@ -458,6 +458,15 @@ class FetchRules:
         ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
         doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
     )
+    # KAFKA-8306 (2.3.0, commit 56b92a5): loading a log whose log-start-offset-checkpoint is past
+    # its log end deletes every segment and restarts the log empty at the checkpointed offset
+    # (Log.recoverLog; LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd since 3.0). Before,
+    # the segments stayed (kafkasim then clamps the log start to the high watermark).
+    log_start_past_end_deletes_segments: bool = _rule(
+        since="2.3",
+        ref="KAFKA-8306, LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
+        doc="a log start offset checkpointed past the log end deletes all segments on load",
+    )
     # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
     # older than the one the partition already has (it may have learnt a newer one from an
     # AlterPartition answer).
@@ -856,6 +865,17 @@ class ClientRules:
         since="2.2",
         ref="KIP-207 / KAFKA-2334",
         doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
+    )
+    # KIP-951 (3.7.0): ProduceResponse v10 carries, for a partition answered
+    # NOT_LEADER_OR_FOLLOWER, its current leader (id, epoch) and the leader's node when alive
+    # (KafkaApis.handleProduceRequest getCurrentLeader); the producer takes a newer leader at
+    # once (Sender.completeBatch, Metadata.updatePartitionLeadership) and retries to it without
+    # retry.backoff.ms (RecordAccumulator.shouldBackoff, KAFKA-15415).
+    produce_response_current_leader: bool = _rule(
+        since="3.7",
+        ref="KIP-951, KafkaApis.handleProduceRequest / Sender.completeBatch",
+        doc="NOT_LEADER_OR_FOLLOWER produce answers name the current leader; the producer "
+        "retries to it at once",
     )
     # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
     # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",

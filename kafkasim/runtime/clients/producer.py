@@ -107,6 +107,9 @@ class Producer:
         self.results = ProduceResults(cluster.records)
         self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}
+        # the leader epoch the producer's metadata has for each partition (Metadata
+        # .lastSeenLeaderEpochs): a KIP-951 current leader is taken only when newer
+        self.leader_epochs: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.batches: dict[tuple[str, int], list[_Batch]] = {}
         # corr -> [deadline, timeout id, broker, {tp: batch}]: the request (its batches by
@@ -320,11 +323,12 @@ class Producer:
             return
         self.metadata_in_flight = -1
         counts: dict[str, int] = {}
-        for topic, partition, err, leader, _epoch, _replicas, _isr in msg.partitions:
+        for topic, partition, err, leader, epoch, _replicas, _isr in msg.partitions:
             if partition < 0:
                 continue
             counts[topic] = max(counts.get(topic, 0), partition + 1)
             self.leaders[(topic, partition)] = leader if err == E.NONE else -1
+            self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
         self.partition_counts.update(counts)
         self._run_sender()
 
@@ -563,7 +567,26 @@ class Producer:
             self.cluster.trace.rows.extend(map(
                 (now, "produce_result", self.client_id, topic, partition).__add__,
                 zip(zip(ids, repeat(ACKED), count(base) if base >= 0 else repeat(base)))))
+        if msg.current_leaders:
+            self._update_partition_leadership(msg, now)
         self._run_sender()
+
+    def _update_partition_leadership(self, msg: ProduceResponse, now: int) -> None:
+        """KIP-951 (3.7+), after the answer's batches were completed or re-enqueued:
+        Metadata.updatePartitionLeadership takes each current leader whose epoch is newer than
+        the cached one and whose node the answer carries; a retry whose leader changed is then
+        not backed off (RecordAccumulator.shouldBackoff, ProducerBatch
+        .hasLeaderChangedForTheOngoingRetry). A metadata refresh stays requested."""
+        for topic, partition, leader, epoch in msg.current_leaders:
+            tp = (topic, partition)
+            if leader < 0 or epoch < 0 or leader not in msg.node_endpoints or \
+                    epoch <= self.leader_epochs.get(tp, -1):
+                continue
+            self.leaders[tp] = leader
+            self.leader_epochs[tp] = epoch
+            for b in self.batches.get(tp, ()):
+                if b.attempts > 0 and b.retry_at_ms > now:
+                    b.retry_at_ms = now
 
     def _on_request_timeout(self, corr: int) -> None:
         entry = self._release(corr)
