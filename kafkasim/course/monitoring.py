@@ -200,7 +200,7 @@ def alert_report(c: Cluster, for_ms: int | None = None, *, timeline: bool = True
                 row = {"alert": rule.name, "broker": b, N_("firing from"): minsec(s),
                        "until": minsec(e)}
                 if timeline:
-                    row["during"] = incident_at(s)
+                    row[N_("during")] = incident_at(s)
                 rows.append(row)
     return text_table(rows) if rows else Text(tr("(no alert fired)"))
 
