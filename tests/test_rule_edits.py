@@ -519,3 +519,32 @@ def test_producer_state_update_edit_lets_a_new_leader_append_a_duplicate(monkeyp
                                 failover_retry_run)
     assert kafka == ["a", "b"]
     assert edited[0] == "a" and edited.count("b") > 1   # the new leader appended the retry
+
+
+def latest_epoch_ends_at_zero(entries, requested_epoch, log_end_offset, **kw):
+    """A broken endOffsetFor: every epoch "ends" at offset 0."""
+    return requested_epoch, 0
+
+
+def steady_fetch_run(setup: Setup, **kw):
+    """Five acks=all records on a healthy cluster, no fault: (the followers' truncations,
+    records acknowledged). Every follower Fetch carries LastFetchedEpoch = the leader's latest
+    epoch, so the leader asks endOffsetFor about it on every fetch."""
+    c = _cluster(setup, **kw)
+    leader = _topic(c)
+    p = c.producer(acks="all")
+    for i in range(5):
+        p.send("t", f"v{i}")
+    c.run(1000)
+    truncations = [r for r in c.trace.rows if r[1] == "truncate" and r[2] != leader]
+    return len(truncations), len(p.acked())
+
+
+def test_end_offset_for_edit_reaches_the_steady_state_fetch(monkeypatch):
+    """No shortcut beside the rule: a follower on the leader's latest epoch is answered by
+    endOffsetFor itself (its own fast path: the latest epoch ends at the LEO), so editing the
+    rule moves a healthy run too."""
+    kafka, edited, _ = outcomes(monkeypatch, rules, "end_offset_for", latest_epoch_ends_at_zero,
+                                steady_fetch_run)
+    assert kafka == (0, 5)
+    assert edited[0] > 0   # the followers are told they diverge at 0, and truncate

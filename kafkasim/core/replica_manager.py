@@ -779,13 +779,10 @@ class ReplicaManager:
         """Partition.readRecords' lastFetchedEpoch check: the (epoch, end offset) the follower
         diverges at, an OFFSET_OUT_OF_RANGE answer, or None (no divergence)."""
         last_fetched = fp.last_fetched_epoch
-        entries = log.leader_epoch_cache.entries
-        # a follower on the leader's latest epoch and not past its LEO cannot diverge
-        # (endOffsetFor(latest) is the LEO): that steady state skips the lookup; without a
-        # LastFetchedEpoch (-1) there is none
-        if entries and entries[-1].epoch == last_fetched and fp.fetch_offset <= leo or \
-                last_fetched < 0:
+        if last_fetched < 0:   # no LastFetchedEpoch: nothing to check
             return None
+        # the steady state (the follower on the leader's latest epoch) is endOffsetFor's own
+        # fast path: the latest epoch ends at the LEO
         epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
         # an epoch the leader cannot place, or (KAFKA-12996, 3.0+) an offset below its log
         # start, is OFFSET_OUT_OF_RANGE, not divergence
