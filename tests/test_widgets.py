@@ -685,6 +685,14 @@ def test_explorer_controls_fit_their_labels_and_values_in_projector_mode():
     finally:
         style.set_presentation(False)
     assert "kafkasim-projector" in box._dom_classes
+    from kafkasim.course import explore as course_explore
+
+    style.set_presentation(True)
+    try:
+        titled = course_explore(lambda n=1: str(n), {"n": [1, 2]}, title="t").widget
+    finally:
+        style.set_presentation(False)
+    assert "kafkasim-projector" in titled._dom_classes        # its title in large type too
     assert isinstance(box.children[0], w.HTML) and "font-size: 20px" in box.children[0].value
     placer, lag = (ex._ui["controls"][k] for k in ("placer", "replica.lag.time.max.ms"))
     wide = int(placer.layout.width.removesuffix("px"))

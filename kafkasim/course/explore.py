@@ -78,6 +78,8 @@ class CourseExplorer(Explorer):
             import ipywidgets as w
 
             self._titled = w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), box])
+            if "kafkasim-projector" in box._dom_classes:     # the title in large type too
+                self._titled.add_class("kafkasim-projector")
         return self._titled
 
 
