@@ -666,6 +666,11 @@ def test_a_draw_that_draws_nothing_gives_no_figure():
                   summary=lambda r: f"n = {r}")
     assert ex.figure() is None and ex.png() == b""
     assert "<img" not in ex._repr_mimebundle_()["text/html"]
+
+    def blank(result, fig):          # what course explorers drew before issue 32
+        fig.add_subplot().set_axis_off()
+
+    assert Explorer(lambda n=1: n, {"n": [1, 2]}, blank, summary=str).png() == b""
     drawn = Explorer(lambda n=1: n, {"n": [1, 2]},
                      lambda result, fig: fig.text(0.5, 0.5, str(result)))
     assert drawn.png().startswith(PNG)          # text placed on the figure itself is drawn

@@ -411,10 +411,16 @@ def explore(build, controls: dict, draw=None, **kw) -> Explorer:
 
 
 def drawn(fig: Figure) -> bool:
-    """Whether ``fig`` has anything drawn in it: axes, or artists placed on the figure itself
-    (an explorer's ``draw`` that only cleared the Figure drew nothing)."""
-    return bool(fig.axes or fig.texts or fig.images or fig.lines or fig.patches or fig.artists
-                or fig.legends or getattr(fig, "subfigs", None))
+    """Whether ``fig`` has anything drawn in it: an axes that shows something, or artists
+    placed on the figure itself. A ``draw`` that left the Figure empty, or only added an axes
+    switched off with nothing in it, drew nothing (it would be a blank image)."""
+    return bool(any(_axes_drawn(ax) for ax in fig.axes) or fig.texts or fig.images or fig.lines
+                or fig.patches or fig.artists or fig.legends or getattr(fig, "subfigs", None))
+
+
+def _axes_drawn(ax) -> bool:
+    return bool(ax.axison or ax.has_data() or ax.texts or ax.tables or ax.artists or ax.images
+                or ax.get_legend() is not None or ax.get_title())
 
 
 def _defaults(fn) -> dict:
