@@ -145,7 +145,7 @@ class Explorer:
 
     ``draw`` draws into the (reused, cleared) Figure it is given, or returns a Figure of its own;
     by default a Cluster's (or ScenarioRun's) first topic is drawn with ``viz.replica_logs``.
-    A ``draw`` that leaves the Figure empty (no axes, no artists) draws nothing: then there is
+    A ``draw`` that leaves the Figure empty (nothing drawn: ``drawn``) draws nothing: then there is
     no figure (``figure()`` is None, ``png()`` is empty) and the widget shows no image.
     ``summary`` returns the text shown right under the controls (default:
     ``kafka-topics --describe``).
