@@ -712,3 +712,26 @@ def test_explorer_controls_fit_their_labels_and_values_in_projector_mode():
     assert all(int(c.layout.width.removesuffix("px")) >= 420
                for c in plain.children[0].children)
     assert CHAR_PX < CHAR_PX_PROJECTOR
+
+
+def test_notebook_text_explorers_save_no_image():
+    """Notebooks 08-13's explorers answer in text: their saved rendering (text/html, what the
+    static book and GitHub show) has the answer and no image (it had a blank 936x324 PNG)."""
+    from kafkasim.course import explore as course_explore
+    from kafkasim.course.checkpoints import restart_view
+    from kafkasim.course.elections import ladder_view
+    from kafkasim.course.epochs import end_offset_view
+    from kafkasim.course.follower_fetch import rack_view
+    from kafkasim.course.racks import placement_view
+    from kafkasim.course.rebalance import rebalance_view
+
+    for view, controls in ((ladder_view, {"isr": ["", "2"], "elr": ["2", ""]}),
+                           (end_offset_view, {"requested_epoch": (0, 5, 1)}),
+                           (restart_view, {"fault": ["crash"]}),
+                           (placement_view, {"rf": [2, 3]}),
+                           (rebalance_view, {"not_led": [1, 2]}),
+                           (rack_view, {"client_rack": ["b", "a"]})):
+        ex = course_explore(view, controls)
+        html = ex._repr_mimebundle_()["text/html"]
+        assert "<img" not in html and "<pre" in html, view.__name__
+        assert not any(isinstance(x, w.Image) for x in walk(ex.widget)), view.__name__
