@@ -1,7 +1,8 @@
 """Interaction latency as a learner feels it: measured in Chromium against a real JupyterLab.
 
 For the players of notebooks 02 (ISR shrink and expand, ISR timeline shown) and 07 (KRaft
-controller failover, quorum panel shown) and the explorers of notebooks 04, 02 and 06, this times,
+controller failover, quorum panel shown) and the explorers of notebooks 04, 02, 06 and 09 (its
+answer is text only), this times,
 from the input event (pointer released, option chosen) to the last change of the cell's rendered
 output once the kernel is idle again:
 
@@ -13,6 +14,10 @@ output once the kernel is idle again:
 Slider positions and dropdown options are taken in turn, so a measurement revisits a value (and
 hits the explorer's cache of built results) only once the control's values are exhausted; such
 revisits are reported apart (``explore_revisit_*``), the target applies to first visits.
+
+``explore_answer_gap_px``: how far below the control that moved its answer starts (the top of the
+first text block of the output, less the control's bottom), at the largest; issue 32 puts the
+answer right under the controls (a text-only explorer drew a 292-pixel blank figure between).
 
 Targets (issue 15): p95 < 300 ms for step and fault, < 500 ms for seek and explore. This is a
 measurement: a missed target is reported (``meets_target_* = False``), it does not fail the run.
@@ -45,7 +50,18 @@ TARGET_P95_MS = {"seek": 500.0, "step": 300.0, "fault": 300.0, "explore": 500.0}
 FRACTIONS = (0.7, 0.3, 0.55, 0.15, 0.85, 0.4, 0.6, 0.25, 0.9, 0.5, 0.1, 0.75)
 PLAYERS = ("02-in-sync-replicas.ipynb", "07-controller-and-failover.ipynb")
 # 04's first control is a 16-value slider (many first visits); 02's and 06's are 3-option dropdowns
-EXPLORERS = ("04-consumer-positions.ipynb", "02-in-sync-replicas.ipynb", "06-monitoring.ipynb")
+EXPLORERS = ("04-consumer-positions.ipynb", "02-in-sync-replicas.ipynb", "06-monitoring.ipynb",
+             "09-leader-epoch-and-truncation.ipynb")
+# Pixels from the bottom of the control that moved to the top of the output's first text block
+_ANSWER_GAP = r"""
+([i, control]) => {
+  const node = window.__ks.panel.content.widgets[i].node;
+  const pre = node.querySelector('.jp-OutputArea-output pre');
+  const ctl = node.querySelectorAll('.widget-slider, .widget-dropdown')[control];
+  if (!pre || !ctl) return null;
+  return pre.getBoundingClientRect().top - ctl.getBoundingClientRect().bottom;
+}
+"""
 
 
 def _player(nb: Notebook, index: int, reps: int) -> None:
@@ -60,9 +76,10 @@ def _player(nb: Notebook, index: int, reps: int) -> None:
         nb.timed(index, "fault", (restart if i % 2 else crash).click)
 
 
-def _explorer(nb: Notebook, index: int, reps: int) -> None:
+def _explorer(nb: Notebook, index: int, reps: int) -> list[float]:
     cell = nb.cell_locator(index)
     control = cell.locator(".widget-slider, .widget-dropdown").first
+    gaps = []
     if "widget-dropdown" in (control.get_attribute("class") or ""):
         select = control.locator("select")
         options = select.evaluate("s => [...s.options].map(o => o.value)")
@@ -73,6 +90,7 @@ def _explorer(nb: Notebook, index: int, reps: int) -> None:
             action = "explore_revisit" if v in seen else "explore"
             seen.add(v)
             nb.timed(index, action, lambda v=v: select.select_option(v))
+            gaps.append(nb.page.evaluate(_ANSWER_GAP, [index, 0]))
     else:
         readout = control.locator(".widget-readout")
         seen = {readout.inner_text()}
@@ -83,6 +101,8 @@ def _explorer(nb: Notebook, index: int, reps: int) -> None:
             if value in seen:      # the drag landed on a value seen before: cached
                 t.action = "explore_revisit"
             seen.add(value)
+            gaps.append(nb.page.evaluate(_ANSWER_GAP, [index, 0]))
+    return [g for g in gaps if g is not None]
 
 
 def summarize(timings) -> dict:
@@ -117,7 +137,7 @@ def run(quick: bool = False) -> dict:
     players = PLAYERS[:1] if quick else PLAYERS
     explorers = EXPLORERS[1:2] if quick else EXPLORERS
     names = sorted(set(players) | set(explorers))
-    timings = []
+    timings, gaps = [], []
     with tempfile.TemporaryDirectory(prefix="kafkasim-bench-browser-") as tmp:
         root = course_copy(Path(tmp) / "course", names)
         server = LabServer(root, Path(tmp) / "state")
@@ -134,7 +154,7 @@ def run(quick: bool = False) -> dict:
                             if name in players:
                                 _player(nb, nb.find_cell(r"^\s*\w*player = Player\("), reps)
                             if name in explorers:
-                                _explorer(nb, nb.find_cell(r"^explore\("), reps)
+                                gaps += _explorer(nb, nb.find_cell(r"^explore\("), reps)
                             timings += nb.timings
                         finally:
                             nb.close()
@@ -143,6 +163,8 @@ def run(quick: bool = False) -> dict:
         finally:
             server.stop()
     out = summarize(timings)
+    if gaps:
+        out["explore_answer_gap_px"] = round(max(gaps), 1)
     out["notebooks"] = " ".join(n.split("-")[0] for n in names)
     # browser latency includes waiting for a CPU: say how busy the machine was
     out["load_avg_1m_start"], out["load_avg_1m_end"] = load_start, round(os.getloadavg()[0], 2)

@@ -607,3 +607,131 @@ def test_player_controls_speak_the_course_language_and_keep_stable_classes():
         assert ko.broker_tiles()[0].state == "crashed"         # the data stays English
     finally:
         rt.set_language(None)
+
+
+# -- issue 32: an explorer shows only what it computes, the answer under its controls ---------
+def _rows(ex):
+    """The explorer box's rows, by kind: controls, status/summary (HTML), image."""
+    assert ex.widget is not None   # built (a titled CourseExplorer wraps the box in another)
+    return [type(r).__name__ for r in ex._ui["box"].children]
+
+
+def test_text_only_explorer_shows_no_figure_live_or_saved():
+    from kafkasim.course import explore as course_explore
+    from kafkasim.course.epochs import end_offset_view
+
+    ex = course_explore(end_offset_view, {"requested_epoch": (0, 5, 1),
+                                          "log_end_offset": (7, 15, 1)},
+                        values={"requested_epoch": 2, "log_end_offset": 10}, title="epochs")
+    assert ex.figure() is None and ex.png() == b""
+    # the answer is the row right under the controls; no image anywhere in the widget
+    assert _rows(ex) == ["VBox", "HTML", "HTML"]
+    assert not any(isinstance(x, w.Image) for x in walk(ex._titled or ex.widget))
+    answer = ex._ui["summary"].value
+    assert "<pre" in answer and "10" in answer
+    ex._ui["controls"]["log_end_offset"].value = 12          # what moving the slider does
+    assert ex._ui["summary"].value != answer and ex.values["log_end_offset"] == 12
+    bundle = ex._repr_mimebundle_()
+    assert "<img" not in bundle["text/html"] and "<pre" in bundle["text/html"]
+
+
+def test_explorer_figure_comes_and_goes_with_the_values():
+    """A function that draws for some values only: the image row is there exactly when a
+    figure is, and it follows the text answer."""
+    from kafkasim.viz import style
+
+    def build(n=0):
+        if not n:
+            return f"n={n}: nothing to draw"
+        fig = style.new_figure(4, 2)
+        fig.add_subplot().bar(range(n), range(n))
+        return [f"n={n}", fig]
+
+    from kafkasim.course import explore as course_explore
+
+    ex = course_explore(build, {"n": [0, 1, 2]})
+    assert _rows(ex) == ["VBox", "HTML", "HTML"]
+    ex.update(n=2)
+    assert _rows(ex) == ["VBox", "HTML", "HTML", "Image"]
+    assert bytes(ex._ui["box"].children[-1].value).startswith(PNG)
+    html = ex._repr_mimebundle_()["text/html"]
+    assert html.index("<pre") < html.index("<img")              # the answer, then the figure
+    ex.update(n=0)
+    assert _rows(ex) == ["VBox", "HTML", "HTML"]
+    assert "<img" not in ex._repr_mimebundle_()["text/html"]
+
+
+def test_a_draw_that_draws_nothing_gives_no_figure():
+    ex = Explorer(lambda n=1: n, {"n": [1, 2]}, lambda result, fig: None,
+                  summary=lambda r: f"n = {r}")
+    assert ex.figure() is None and ex.png() == b""
+    assert "<img" not in ex._repr_mimebundle_()["text/html"]
+
+    def blank(result, fig):          # what course explorers drew before issue 32
+        fig.add_subplot().set_axis_off()
+
+    assert Explorer(lambda n=1: n, {"n": [1, 2]}, blank, summary=str).png() == b""
+    drawn = Explorer(lambda n=1: n, {"n": [1, 2]},
+                     lambda result, fig: fig.text(0.5, 0.5, str(result)))
+    assert drawn.png().startswith(PNG)          # text placed on the figure itself is drawn
+
+
+def test_explorer_controls_fit_their_labels_and_values_in_projector_mode():
+    from kafkasim.viz import style
+    from kafkasim.widgets.explorer import CHAR_PX, CHAR_PX_PROJECTOR
+
+    controls = {"placer": ["KRaft striped", "AdminUtils (ZooKeeper era)"],
+                "replica.lag.time.max.ms": (10000, 22000, 250)}
+    style.set_presentation(True)
+    try:
+        ex = Explorer(lambda placer="KRaft striped", replica_lag_time_max_ms=10000: 1,
+                      controls, lambda r, fig: None, summary=str)
+        box = ex.widget
+    finally:
+        style.set_presentation(False)
+    assert "kafkasim-projector" in box._dom_classes
+    from kafkasim.course import explore as course_explore
+
+    style.set_presentation(True)
+    try:
+        titled = course_explore(lambda n=1: str(n), {"n": [1, 2]}, title="t").widget
+    finally:
+        style.set_presentation(False)
+    assert "kafkasim-projector" in titled._dom_classes        # its title in large type too
+    assert isinstance(box.children[0], w.HTML) and "font-size: 20px" in box.children[0].value
+    placer, lag = (ex._ui["controls"][k] for k in ("placer", "replica.lag.time.max.ms"))
+    wide = int(placer.layout.width.removesuffix("px"))
+    # the label and the longest option, each at the projector's character width, fit
+    assert wide >= (len("placer") + len("AdminUtils (ZooKeeper era)")) * CHAR_PX_PROJECTOR
+    assert int(lag.layout.width.removesuffix("px")) >= \
+        (len("replica.lag.time.max.ms") + len("22000")) * CHAR_PX_PROJECTOR + 180
+    assert placer.layout.max_width == "100%"
+    plain = Explorer(lambda placer="KRaft striped", replica_lag_time_max_ms=10000: 1,
+                     controls, lambda r, fig: None, summary=str).widget
+    assert "kafkasim-projector" not in plain._dom_classes
+    assert all(int(c.layout.width.removesuffix("px")) >= 420
+               for c in plain.children[0].children)
+    assert CHAR_PX < CHAR_PX_PROJECTOR
+
+
+def test_notebook_text_explorers_save_no_image():
+    """Notebooks 08-13's explorers answer in text: their saved rendering (text/html, what the
+    static book and GitHub show) has the answer and no image (it had a blank 936x324 PNG)."""
+    from kafkasim.course import explore as course_explore
+    from kafkasim.course.checkpoints import restart_view
+    from kafkasim.course.elections import ladder_view
+    from kafkasim.course.epochs import end_offset_view
+    from kafkasim.course.follower_fetch import rack_view
+    from kafkasim.course.racks import placement_view
+    from kafkasim.course.rebalance import rebalance_view
+
+    for view, controls in ((ladder_view, {"isr": ["", "2"], "elr": ["2", ""]}),
+                           (end_offset_view, {"requested_epoch": (0, 5, 1)}),
+                           (restart_view, {"fault": ["crash"]}),
+                           (placement_view, {"rf": [2, 3]}),
+                           (rebalance_view, {"not_led": [1, 2]}),
+                           (rack_view, {"client_rack": ["b", "a"]})):
+        ex = course_explore(view, controls)
+        html = ex._repr_mimebundle_()["text/html"]
+        assert "<img" not in html and "<pre" in html, view.__name__
+        assert not any(isinstance(x, w.Image) for x in walk(ex.widget)), view.__name__

@@ -2,10 +2,10 @@
 
 ``explore(fn, {"lag_ms": [10000, 30000, 60000], "pause_ms": (0, 30000, 1000)})`` shows one
 control per keyword argument of ``fn`` and re-runs ``fn(**values)`` whenever a control changes.
-``fn`` returns what to show: text, a matplotlib Figure, or a list of both (the first Figure is
-drawn, the text is printed under it). ``fn`` stays a plain function, so a cell (and pytest) can
-call it directly: nbval never renders widgets. ``explorer.update(lag_ms=30000)`` does exactly
-what moving that control does.
+``fn`` returns what to show: text, a matplotlib Figure, or a list of both (the text is shown
+right under the controls, the first Figure under it; text alone shows no figure at all).
+``fn`` stays a plain function, so a cell (and pytest) can call it directly: nbval never
+renders widgets. ``explorer.update(lag_ms=30000)`` does exactly what moving that control does.
 
 Controls: a list -> dropdown; a ``(min, max, step)`` tuple -> slider (``kafkasim.widgets``).
 """
@@ -43,12 +43,12 @@ def parts(value) -> list:
 
 
 def _draw(result, fig: Figure):
+    # the first Figure the function returned; none: nothing drawn (``fig`` stays empty), so the
+    # explorer shows its text answer under the controls and no blank image
     for part in parts(result):
         if isinstance(part, Figure):
             return part
-    ax = fig.add_subplot()
-    ax.set_axis_off()
-    return fig
+    return None
 
 
 def _summary(result) -> str:
@@ -78,6 +78,8 @@ class CourseExplorer(Explorer):
             import ipywidgets as w
 
             self._titled = w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), box])
+            if "kafkasim-projector" in box._dom_classes:     # the title in large type too
+                self._titled.add_class("kafkasim-projector")
         return self._titled
 
 

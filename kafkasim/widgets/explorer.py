@@ -7,7 +7,7 @@
     ...     return c
     >>> ex = explore(build, {"acks": ["all", "1", "0"], "min.insync.replicas": (1, 3)})
     >>> ex.update(acks="1")         # exactly what moving the "acks" control does
-    >>> ex                          # in JupyterLab: the controls, the figure, the summary
+    >>> ex                          # in JupyterLab: the controls, the answer, the figure
 
 Controls follow ``ipywidgets.interact``'s shorthand: a list (or dict label -> value) is a
 dropdown, a ``(min, max[, step])`` tuple a slider, a widget is used as it is. They are keyed by
@@ -15,6 +15,10 @@ Kafka's names; ``build`` gets them as keyword arguments with dots as underscores
 (``min.insync.replicas`` -> ``min_insync_replicas``), and so does ``update``, which also takes
 the dotted names (``update(**{"replica.lag.time.max.ms": 10000})``). Every combination of values
 is built once (an LRU cache), so moving a control back is instant.
+
+The answer (``summary``'s text) sits right under the controls, so it changes where the learner
+is looking; the figure follows it only when ``draw`` draws something: an explorer whose answer
+is text alone (a number, a table) shows no image at all, live or in its saved rendering.
 """
 
 from __future__ import annotations
@@ -33,6 +37,16 @@ from kafkasim.widgets._render import img_tag, png, pre, tr, widget_bundle
 def py_name(key: str) -> str:
     """A Kafka config key as a Python name: ``min.insync.replicas`` -> ``min_insync_replicas``."""
     return key.replace(".", "_").replace("-", "_")
+
+
+# Average advance of a character in JupyterLab's UI font (13 px; 20 px in projector mode),
+# generous so that a label or value is never cut; a control is never wider than a 1280 screen
+CHAR_PX, CHAR_PX_PROJECTOR, MAX_WIDTH_PX = 8, 13, 1200
+
+
+def _readout(x, step) -> str:
+    """How a slider's readout writes ``x`` (an int slider: ``22000``; a float one: ``0.50``)."""
+    return str(x) if isinstance(x, int) and isinstance(step, int) else f"{x:.2f}"
 
 
 class Control:
@@ -93,11 +107,24 @@ class Control:
             raise ValueError(f"{self.key}={value!r} is outside the control's range [{lo}, {hi}]")
         return value
 
-    def make_widget(self, value, continuous_update: bool):
+    def width_px(self, projector: bool = False) -> int:
+        """How wide the control must be so that neither its label (the Kafka key) nor its
+        longest value is cut: 420 px at least, more for long keys or values, and in projector
+        mode (20 px type, ``viz.style.PROJECTOR_CSS``) more again."""
+        char, least = (CHAR_PX_PROJECTOR, 560) if projector else (CHAR_PX, 420)
+        if self.options is not None:
+            value = max(len(label) for label, _v in self.options) * char + 40   # + the arrow
+        else:     # the track, then the readout of the widest value
+            lo, hi, step = self.range
+            digits = max(len(_readout(x, step)) for x in (lo, hi))
+            value = 180 + digits * char + 24
+        return min(MAX_WIDTH_PX, max(least, len(self.key) * char + 24 + value))
+
+    def make_widget(self, value, continuous_update: bool, projector: bool = False):
         import ipywidgets as w
 
         wide = {"description_width": "initial"}
-        layout = w.Layout(width="420px")
+        layout = w.Layout(width=f"{self.width_px(projector)}px", max_width="100%")
         if self.widget_given is not None:
             wid = self.widget_given
             if not getattr(wid, "description", ""):
@@ -118,7 +145,10 @@ class Explorer:
 
     ``draw`` draws into the (reused, cleared) Figure it is given, or returns a Figure of its own;
     by default a Cluster's (or ScenarioRun's) first topic is drawn with ``viz.replica_logs``.
-    ``summary`` returns text shown under the figure (default: ``kafka-topics --describe``).
+    A ``draw`` that leaves the Figure empty (nothing drawn: ``drawn``) draws nothing: then there is
+    no figure (``figure()`` is None, ``png()`` is empty) and the widget shows no image.
+    ``summary`` returns the text shown right under the controls (default:
+    ``kafka-topics --describe``).
     """
 
     def __init__(self, build, controls: dict, draw=None, *, summary=None,
@@ -218,8 +248,9 @@ class Explorer:
         return result
 
     # -- drawing --------------------------------------------------------------------------------
-    def figure(self) -> Figure:
-        """Draw the current result (one Figure, cleared and redrawn in place)."""
+    def figure(self) -> Figure | None:
+        """Draw the current result (one Figure, cleared and redrawn in place); None when
+        ``draw`` drew nothing (a text-only answer: no blank image)."""
         result = self.result
         if self._fig is None:
             self._fig = style.new_figure(*self.figsize)
@@ -229,8 +260,8 @@ class Explorer:
         if isinstance(out, Figure) and out is not fig:
             if "matplotlib.pyplot" in sys.modules:    # a pyplot figure: do not leak it
                 sys.modules["matplotlib.pyplot"].close(out)
-            return out
-        return fig
+            fig = out
+        return fig if drawn(fig) else None
 
     def summary(self) -> str:
         """Text for the current result (``summary(result)``; default: describe output)."""
@@ -241,10 +272,12 @@ class Explorer:
         return entry["summary"]
 
     def png(self) -> bytes:
-        """The current figure as PNG (cached per combination of values)."""
+        """The current figure as PNG (cached per combination of values); empty bytes when
+        there is no figure (``figure()`` is None)."""
         entry = self._entry()
         if entry["png"] is None:
-            entry["png"] = png(self.figure())
+            fig = self.figure()
+            entry["png"] = png(fig) if fig is not None else b""
         return entry["png"]
 
     def combinations(self) -> list[dict]:
@@ -282,27 +315,49 @@ class Explorer:
     # -- the widget -----------------------------------------------------------------------------
     @property
     def widget(self):
-        """Controls, figure and summary (ipywidgets; built on first use)."""
+        """Controls, then the answer (status and summary) right under them, then the figure
+        when there is one (ipywidgets; built on first use). In projector mode
+        (``viz.style.set_presentation``) the controls are in large type, each as wide as its
+        label and its longest value need."""
         if self._ui is None:
             import ipywidgets as w
 
+            projector = style.PRESENTATION
             ctls = {}
             for ctl in self.controls:
-                wid = ctl.make_widget(self._values[ctl.key], self.continuous_update)
+                wid = ctl.make_widget(self._values[ctl.key], self.continuous_update, projector)
                 wid.observe(self._observer(ctl.key), names="value")
                 ctls[ctl.key] = wid
             self._ui = {
                 "controls": ctls,
-                "image": w.Image(format="png", layout=w.Layout(max_width="100%")),
+                "image": None,               # made when there is a first figure to show
                 "summary": w.HTML(),
                 "status": w.HTML(),
+                "head": [w.HTML(style.PROJECTOR_CSS)] if projector else [],
             }
-            self._ui["box"] = w.VBox([w.VBox(list(ctls.values())), self._ui["status"],
-                                      self._ui["image"], self._ui["summary"]])
+            self._ui["box"] = box = w.VBox(self._children(b""))
+            box.add_class("kafkasim-explorer")
+            if projector:
+                box.add_class("kafkasim-projector")
             if self.precompute:
                 self.render_all()
             self._refresh()
         return self._ui["box"]
+
+    def _children(self, data: bytes) -> list:
+        """The box's rows: CSS (projector), controls, status, summary, the figure if any."""
+        import ipywidgets as w
+
+        ui = self._ui
+        if "controls_box" not in ui:
+            ui["controls_box"] = w.VBox(list(ui["controls"].values()))
+        rows = [*ui["head"], ui["controls_box"], ui["status"], ui["summary"]]
+        if data:
+            if ui["image"] is None:
+                ui["image"] = w.Image(format="png", layout=w.Layout(max_width="100%"))
+            ui["image"].value = data
+            rows.append(ui["image"])
+        return rows
 
     def _observer(self, key: str):
         def on_change(change):
@@ -330,9 +385,11 @@ class Explorer:
         ui = self._ui
         self._sync_controls()
         ui["status"].value = ""
-        ui["image"].value = self.png()
         text = self.summary()
         ui["summary"].value = pre(text) if text else ""
+        rows = self._children(self.png())
+        if list(ui["box"].children) != rows:     # the figure comes or goes with the values
+            ui["box"].children = rows
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
         """The widget, with a still image and the summary as fallbacks (``widget_bundle``)."""
@@ -340,16 +397,30 @@ class Explorer:
         vals = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
         summary = self.summary()
         text = "\n".join(x for x in (title, tr("Explorer: {vals}", vals=vals), summary) if x)
+        data = self.png()
         static = ((f"<b>{html.escape(title)}</b><br>" if title else "")
                   + f"<code>{html.escape(vals)}</code>"
-                  + img_tag(self.png(), title or tr("explorer figure"))
-                  + (pre(summary) if summary else ""))
+                  + (pre(summary) if summary else "")
+                  + (img_tag(data, title or tr("explorer figure")) if data else ""))
         return widget_bundle(self.widget, text, static)
 
 
 def explore(build, controls: dict, draw=None, **kw) -> Explorer:
     """``Explorer(build, controls, draw, **kw)``: bind Kafka config controls to a re-run."""
     return Explorer(build, controls, draw, **kw)
+
+
+def drawn(fig: Figure) -> bool:
+    """Whether ``fig`` has anything drawn in it: an axes that shows something, or artists
+    placed on the figure itself. A ``draw`` that left the Figure empty, or only added an axes
+    switched off with nothing in it, drew nothing (it would be a blank image)."""
+    return bool(any(_axes_drawn(ax) for ax in fig.axes) or fig.texts or fig.images or fig.lines
+                or fig.patches or fig.artists or fig.legends or getattr(fig, "subfigs", None))
+
+
+def _axes_drawn(ax) -> bool:
+    return bool(ax.axison or ax.has_data() or ax.texts or ax.tables or ax.artists or ax.images
+                or ax.get_legend() is not None or ax.get_title())
 
 
 def _defaults(fn) -> dict:

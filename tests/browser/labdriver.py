@@ -373,6 +373,62 @@ async () => {
 }
 """
 
+# Pictures a learner would see as an empty box or a broken icon, in every cell's output: an <img>
+# that did not load (naturalWidth or naturalHeight 0: no data, a bad blob, a 0x0 placeholder) and
+# an <img> or 2-d <canvas> whose pixels are all one colour (a matplotlib figure with nothing
+# drawn). `player`: the image is in a cell that shows a player (its step button).
+_IMAGE_PROBLEMS = r"""
+async () => {
+  const out = [];
+  const cells = window.__ks.panel.content.widgets;
+  const oneColour = (source, w, h) => {
+    const scale = Math.min(1, 600 / Math.max(w, h));   // a thin line survives 600 px
+    const cw = Math.max(1, Math.round(w * scale)), ch = Math.max(1, Math.round(h * scale));
+    const cv = document.createElement('canvas');
+    cv.width = cw; cv.height = ch;
+    const ctx = cv.getContext('2d', {willReadFrequently: true});
+    ctx.drawImage(source, 0, 0, cw, ch);
+    const d = new Uint32Array(ctx.getImageData(0, 0, cw, ch).data.buffer);
+    for (let k = 1; k < d.length; k++) if (d[k] !== d[0]) return false;
+    return true;
+  };
+  for (let i = 0; i < cells.length; i++) {
+    const area = cells[i].model.type === 'code' &&
+                 cells[i].node.querySelector('.jp-Cell-outputArea');
+    if (!area) continue;
+    const player = !!area.querySelector('.kafkasim-step');
+    for (const img of area.querySelectorAll('img')) {
+      try { await Promise.race([img.decode(), new Promise(r => setTimeout(r, 3000))]); }
+      catch (e) {}
+      const what = `img ${img.naturalWidth}x${img.naturalHeight} ` +
+                   `(${(img.getAttribute('alt') || img.src || '').slice(0, 60)})`;
+      if (!img.naturalWidth || !img.naturalHeight) {
+        out.push({cell: i, kind: 'broken image', what, player});
+      } else {
+        try {
+          if (oneColour(img, img.naturalWidth, img.naturalHeight))
+            out.push({cell: i, kind: 'blank image', what, player});
+        } catch (e) { out.push({cell: i, kind: 'unreadable image', what: what + ' ' + e, player}); }
+      }
+    }
+    for (const cv of area.querySelectorAll('canvas')) {
+      if (!cv.width || !cv.height) {
+        out.push({cell: i, kind: 'broken image', what: `canvas ${cv.width}x${cv.height}`, player});
+        continue;
+      }
+      let ctx = null;
+      try { ctx = cv.getContext('2d'); } catch (e) {}
+      if (ctx && oneColour(cv, cv.width, cv.height))     // (a WebGL canvas: not checked)
+        out.push({cell: i, kind: 'blank image', what: `canvas ${cv.width}x${cv.height}`, player});
+    }
+  }
+  return out;
+}
+"""
+
+# The screen the course is written for: 1280x720 with JupyterLab's left sidebar (files) open.
+SCREEN = {"width": 1280, "height": 720}
+
 
 @dataclass
 class Problem:
@@ -465,6 +521,16 @@ class Notebook:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(path))
         return path
+
+    def image_problems(self) -> list[dict]:
+        """Broken and blank (one-colour) images and canvases in the cells' outputs, each as
+        ``{cell, kind, what, player}`` (``_IMAGE_PROBLEMS``)."""
+        return self.page.evaluate(_IMAGE_PROBLEMS)
+
+    def learner_screen(self) -> None:
+        """Resize the page to ``SCREEN`` and open the left sidebar (the file browser)."""
+        self.page.set_viewport_size(SCREEN)
+        self.page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
 
     # -- finding things ----------------------------------------------------------------------------
     def find_cell(self, pattern: str, flags=re.M) -> int | None:

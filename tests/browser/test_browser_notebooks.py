@@ -5,6 +5,10 @@ no stderr (in a cell or from a widget callback) beyond the notebook's allow-list
 notebook has them: the player is driven (time slider dragged, step, a fault, a fork: acting after
 dragging back to the past), one explorer control is moved and one exercise check is answered, and
 each must change what the cell shows (output text or image). Screenshots are saved on failure.
+
+Run All happens at 1280x720 with the sidebar open (labdriver.SCREEN), and right after it no
+output may show a broken image (an <img> that did not load, a 0x0 one) or a blank one (an <img>
+or canvas of one colour: a figure with nothing drawn), in every notebook of both languages run.
 """
 
 from __future__ import annotations
@@ -15,6 +19,11 @@ from dataclasses import dataclass
 
 import pytest
 from labdriver import IMAGES, KOREAN, NOTEBOOKS, Notebook, player_control
+
+# The player's hidden Image that has no picture (a 0x0 broken image in every player): branch
+# `stage` replaces it; until it is merged, a notebook whose only image problem is that one is an
+# expected failure (the integrator removes this after merging).
+PLAYER_IMAGE_XFAIL = "branch stage replaces the player's image"
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,19 @@ def _assert_clean(nb: Notebook, spec: Spec, ran: int, when: str) -> None:
     unrun = [c["index"] for c in nb.cells()[:ran]
              if c["type"] == "code" and c["source"].strip() and c["count"] is None]
     assert not unrun, f"{nb.path} {when}: cells {unrun} did not run"
+
+
+def _assert_images(nb: Notebook, found: list[dict]) -> None:
+    """``found``: Notebook.image_problems() after Run All. Fails on any blank or broken image;
+    xfails when the only ones are broken images in a player (PLAYER_IMAGE_XFAIL)."""
+    if not found:
+        return
+    lines = "\n".join(f"  cell {p['cell']}: {p['kind']}: {p['what']}"
+                      + (" (in a player)" if p["player"] else "") for p in found)
+    if all(p["player"] and p["kind"] == "broken image" for p in found):
+        pytest.xfail(f"{PLAYER_IMAGE_XFAIL}:\n{lines}")
+    nb.cell_locator(found[0]["cell"])
+    pytest.fail(f"{nb.path}: blank or broken images after Run All:\n{lines}")
 
 
 def drive_player(nb: Notebook, index: int) -> None:
@@ -131,13 +153,16 @@ def _exercise_cell(nb: Notebook) -> int | None:
 def test_notebook_in_browser(name, lab_page, shots):
     spec = SPECS.get(name.removeprefix("ko/"), Spec())
     t0 = time.perf_counter()
+    viewport = lab_page.viewport_size
     nb = Notebook.open(lab_page, f"notebooks/{name}")
     try:
         with shots(nb):
+            nb.learner_screen()
             t1 = time.perf_counter()
             ran = _run(nb, spec)
             t2 = time.perf_counter()
             _assert_clean(nb, spec, ran, "after running")
+            images = nb.image_problems()
             cells = nb.cells()[:ran]
             within = [c for c in cells if c["type"] == "code"]
             player = next((c["index"] for c in within
@@ -155,5 +180,7 @@ def test_notebook_in_browser(name, lab_page, shots):
             print(f"{name}: open {t1 - t0:.1f} s, run {t2 - t1:.1f} s, "
                   f"drive {time.perf_counter() - t2:.1f} s; "
                   + ", ".join(f"{t.action} {t.ms:.0f} ms" for t in nb.timings))
+            _assert_images(nb, images)
     finally:
         nb.close()
+        lab_page.set_viewport_size(viewport)
