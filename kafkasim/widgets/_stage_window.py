@@ -29,6 +29,7 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
+from bisect import bisect_left
 
 from kafkasim.observe import snapshots
 from kafkasim.runtime.network import delivery_envelope
@@ -285,9 +286,42 @@ def _as_changes(frames: list[dict]) -> list[dict]:
     return out
 
 
-def _tokens(clone, t0: int, t1: int, topic, partition, messages: dict, hidden) -> list[dict]:
+class _Recent:
+    """Enough of a cluster for ``message_arrows`` over ``[t0, ...]``: the trace rows from ``t0``
+    on, after the last send (or hold) row of each message they end and of each message still on
+    the wire at ``t0`` (``on_wire``), found by scanning back from ``t0`` (message ids grow
+    with the rows that send them, so the scan stops below the smallest one); so a window late in a
+    long run does not read the whole trace from the start (seconds on a KRaft run), and shows
+    the same tokens as if it did."""
+
+    def __init__(self, clone, t0: int, on_wire: list[dict]) -> None:
+        rows = clone.trace.rows
+        i = bisect_left(rows, t0, key=lambda r: r[0])
+        recent = rows[i:]
+        started = {r[5][2] for r in recent if r[1] in ("send", "hold")}
+        needed = {f["msg_id"] for f in on_wire} | \
+            {r[5][2] for r in recent if r[1] in ("recv", "drop")}
+        needed -= started
+        found = []
+        lowest = min(needed, default=0)
+        while needed and i > 0:      # message ids grow with their send (or hold) rows
+            i -= 1
+            r = rows[i]
+            if r[1] in ("send", "hold"):
+                if r[5][2] in needed:
+                    needed.discard(r[5][2])
+                    found.append(r)
+                elif r[5][2] < lowest:
+                    break            # the others were lost at the sender: no send row
+        found.reverse()
+        self.trace = self
+        self.rows = found + recent
+
+
+def _tokens(clone, t0: int, t1: int, topic, partition, messages: dict, hidden,
+            on_wire: list[dict]) -> list[dict]:
     out = []
-    for a in message_arrows(clone, t0, t1):
+    for a in message_arrows(_Recent(clone, t0, on_wire), t0, t1):
         if a.api in hidden or a.type_name in hidden:
             continue
         msg = messages.get(a.msg_id)
@@ -316,13 +350,14 @@ def stage_window(cluster, topic: str | None = None, partition: int = 0,
     t1 = t0 + window_ms
     clone = snapshots.load(snapshots.dump(cluster))
     messages: dict = {}
-    for f in clone.inspect.messages_in_flight():        # already on the wire at t0
+    on_wire = clone.inspect.messages_in_flight()        # already on the wire at t0
+    for f in on_wire:
         messages[f["msg_id"]] = f["message"]
     _listen_for_messages(clone, messages)
     frames = _run_frames(clone, t1, topic, partition)
     for f in clone.inspect.messages_in_flight():        # still on the wire at t1
         messages.setdefault(f["msg_id"], f["message"])
-    tokens = _tokens(clone, t0, t1, topic, partition, messages, hidden)
+    tokens = _tokens(clone, t0, t1, topic, partition, messages, hidden, on_wire)
     clients = sorted({str(n) for tok in tokens for n in (tok["src"], tok["dst"])
                       if isinstance(n, str) and n != "zookeeper"})
     nodes = stage_nodes(cluster, clients)
