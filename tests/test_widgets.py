@@ -389,7 +389,7 @@ def test_player_rows_wrap_and_buttons_keep_their_labels(isr_player):
     dropdowns = [x for x in walk(box) if isinstance(x, w.Dropdown)]
     assert all(d.layout.width == "auto" for d in dropdowns)   # "become_leader" is not cut
     kind = isr_player._ui.kind
-    assert int(kind.layout.min_width.removesuffix("px")) >= 250
+    assert int(kind.layout.min_width.removesuffix("px")) >= 230
     slider = next(x for x in walk(box) if isinstance(x, w.IntSlider))
     assert "%" not in str(slider.layout.width) and slider.layout.min_width
 
@@ -443,22 +443,25 @@ def test_player_frames_are_cached_per_state_and_dropped_on_a_fork(isr_player):
     pl = isr_player
     assert pl.widget is not None
     ui = pl._ui
-    ui.details.selected_index = None
+    ui.show(None)
     renders = pl._frames.isr_panel.renders
     pl.seek(3000)
     pl.seek(9000)
     assert pl._frames.isr_panel.renders == renders       # closed: nothing drawn per step
-    ui.details.selected_index = list(ui.sections).index("isr")
-    first = ui.sections["isr"].value
+    ui.toggles["isr"].value = True                 # a click on the ISR timeline toggle
+    first = ui.section.value
     assert "data:image/png;base64," in first
     renders = pl._frames.isr_panel.renders
     pl.seek(3000)
     pl.seek(9000)
-    assert ui.sections["isr"].value == first
+    assert ui.section.value == first
     assert pl._frames.isr_panel.renders == renders + 1          # only t=3000 was drawn
-    ui.details.selected_index = 0
-    assert "kafka-topics --describe" in ui.sections["readout"].value
-    ui.details.selected_index = None
+    ui.toggles["readout"].value = True
+    assert "kafka-topics --describe" in ui.section.value and not ui.toggles["isr"].value
+    ui.toggles["readout"].value = False
+    assert ui.section.value == "" and ui.opened is None
+    with pytest.raises(ValueError, match="choose from readout, isr"):
+        ui.show("quorum")
     pl.seek(3000)
     pl.pause_broker(2, 1000)
     panel = pl._frames.isr_panel
@@ -614,14 +617,15 @@ def test_player_controls_speak_the_course_language_and_keep_stable_classes():
         assert set(ctl) == set(CONTROL_CLASSES)
         assert [ctl[k].description for k in ("time", "kind", "topic")] == \
             ["time (ms)", "next", "topic"]
-        assert en._ui.details.get_title(0) == "kafka-topics --describe, invariants, actions"
+        assert en._ui.toggles["readout"].description == \
+        "kafka-topics --describe, invariants, actions"
         rt.set_language("ko")
         ko = make(checks=False)
         ko.run(1000)
         ctl = controls(ko)
         assert [ctl[k].description for k in ("time", "kind", "topic")] == \
             ["시간 (ms)", "다음", "토픽"]
-        assert ko._ui.details.get_title(1) == "ISR 타임라인"
+        assert ko._ui.toggles["isr"].description == "ISR 타임라인"
         assert ko.stage.strings["step ▶"] != "step ▶"                # the stage speaks Korean
         ko.stage.toggle_broker(1)                  # broker 1 crashes, through the player
         assert ko.cluster.brokers[1].state == "stopped"

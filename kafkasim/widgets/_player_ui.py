@@ -6,9 +6,10 @@ flight animated in the browser, narration, play / step / scrub over a window, th
 timeline; a click on a broker crashes or restarts it, a shift-click pauses it, a drag cuts a
 link, a click on a message drops it, all through the Player's methods. Above it one row: the
 time slider over the whole recorded branch, "jump to the next event of a kind" (the button names
-that event and its time before the click), the topic and partition shown. Below it, closed until
-opened: the readout (``kafka-topics --describe``, consumers, invariants, actions), the ISR
-timeline and, in KRaft mode, the controller quorum, drawn only while open. The whole player fits
+that event and its time before the click), the topic and partition shown. Below it, one row of
+toggles opens one section at a time: the readout (``kafka-topics --describe``, consumers,
+invariants, actions), the ISR timeline and, in KRaft mode, the controller quorum, drawn only
+while open. The whole player fits
 one 1280x720 screen with JupyterLab's sidebar open; it carries no image until one is drawn.
 
 Labels, tooltips and notices speak the course's language (``_render.tr``: Korean in a Korean
@@ -68,13 +69,13 @@ class PlayerUI:
         self.slider = w.IntSlider(value=player.now, min=player.start_ms,
                                   max=max(player.horizon, player.start_ms + 1),
                                   description=tr("time (ms)"), continuous_update=False,
-                                  style=_WIDE, layout=w.Layout(flex="1 1 300px",
-                                                               min_width="220px"))
+                                  style=_WIDE, layout=w.Layout(flex="1 1 240px",
+                                                               min_width="200px"))
         _named(self.slider, "time").observe(self._on_slider, names="value")
         kinds = player.event_kinds()
         self.kind = _named(w.Dropdown(options=kinds, value=_first_kind(kinds),
                                       description=tr("next"), style=_WIDE,
-                                      layout=w.Layout(width="auto", min_width="250px")),
+                                      layout=w.Layout(width="auto", min_width="230px")),
                            "kind")
         self.kind.observe(lambda _c: self._name_jump(), names="value")
         self.jump = _named(w.Button(description=tr("jump ▶"), layout=w.Layout(width="auto")),
@@ -92,16 +93,21 @@ class PlayerUI:
         self.partition.observe(self._on_partition, names="value")
         self.status = w.HTML()
         self.notice = w.HTML()
-        self.sections = {"readout": w.HTML(), "isr": w.HTML()}
-        titles = [tr("kafka-topics --describe, invariants, actions"), tr("ISR timeline")]
+        titles = {"readout": tr("kafka-topics --describe, invariants, actions"),
+                  "isr": tr("ISR timeline")}
         if getattr(player.cluster, "kraft", None) is not None:
-            self.sections["quorum"] = w.HTML()
-            titles.append(tr("controller quorum and fencing"))
-        self.details = _named(w.Accordion(children=list(self.sections.values()),
-                                          selected_index=None), "details")
-        for i, title in enumerate(titles):
-            self.details.set_title(i, title)
-        self.details.observe(lambda _c: self._draw_details(), names="selected_index")
+            titles["quorum"] = tr("controller quorum and fencing")
+        self.titles = titles
+        self.opened: str | None = None     # the one section shown under the stage, if any
+        self.toggles = {}
+        for name, title in titles.items():
+            b = w.ToggleButton(value=False, description=title, layout=w.Layout(width="auto"))
+            b.observe(lambda c, n=name: self._on_toggle(n, c["new"]), names="value")
+            self.toggles[name] = b
+        self.section = w.HTML()
+        self.details = _named(w.VBox([w.HBox(list(self.toggles.values()),
+                                             layout=w.Layout(**_ROW)), self.section]),
+                              "details")
         projector = [w.HTML(style.PROJECTOR_CSS)] if big else []
         self.box = _named(w.VBox([
             *projector,
@@ -144,6 +150,10 @@ class PlayerUI:
         if not self.p._syncing and change["new"] is not None:
             self._guard(lambda: self.p.select(self.p.topic, change["new"]))()
 
+    def _on_toggle(self, name: str, on: bool) -> None:
+        if not self.p._syncing:
+            self.show(name if on else None)
+
     def _partitions(self, topic):
         return list(range(self.p.cluster.topics.partition_count(topic))) if topic else []
 
@@ -163,20 +173,31 @@ class PlayerUI:
                                    t=f"{t:,}")
             self.jump.disabled = False
 
+    def show(self, name: str | None) -> None:
+        """Open one section under the stage (``SECTIONS``: "readout", "isr", "quorum"), or
+        close them all (None): what a click on its toggle does."""
+        if name is not None and name not in self.titles:
+            raise ValueError(f"no section {name!r}; choose from {', '.join(self.titles)}")
+        self.opened = name
+        self.p._syncing = True
+        try:
+            for n, b in self.toggles.items():
+                b.value = n == name
+        finally:
+            self.p._syncing = False
+        self._draw_details()
+
     def _draw_details(self) -> None:
         """Fill the open section only (the closed ones cost nothing per step)."""
-        i = self.details.selected_index
-        if i is None:
-            return
-        name = list(self.sections)[i]
-        p = self.p
-        if name == "readout":
+        name, p = self.opened, self.p
+        if name is None:
+            value = ""
+        elif name == "readout":
             value = pre(p.readout_text())
         else:
             data = p.isr_png() if name == "isr" else p.quorum_png()
-            value = "" if data is None else img_tag(data, tr("ISR timeline") if name == "isr"
-                                                    else tr("controller quorum and fencing"))
-        self.sections[name].value = value
+            value = "" if data is None else img_tag(data, self.titles[name])
+        self.section.value = value
 
     def refresh(self) -> None:
         """Bring every view up to date with the player (called after each Player method; the
@@ -201,6 +222,8 @@ class PlayerUI:
                 if list(self.partition.options) != parts:
                     self.partition.options = parts
                 self.partition.value = p.partition
+            # one partition: nothing to choose (a line of the screen saved for the stage)
+            self.partition.layout.display = "none" if len(self.partition.options) <= 1 else None
         finally:
             p._syncing = False
         self._name_jump()

@@ -4,7 +4,7 @@
 (``observe.snapshots``) event by event for ``window_ms`` of simulated time and returns a plain dict:
 
 - ``nodes``: brokers (and KRaft controllers, or ZooKeeper; clients that talk in the window) with
-  their place on the stage (a 960 x 470 box);
+  their place on the stage (a 960 x 400 box);
 - ``tokens``: every message on the wire at some time of the window, with its send and receive
   (or drop) time, type, source, destination, fate (delivered, dropped, held, in flight), a short
   label and its fields (``viz.flight.message_summary``);
@@ -67,7 +67,7 @@ def state_text(state: str) -> str:
 def reason_text(reason: str) -> str:
     return tr(REASONS[reason]) if reason in REASONS else reason
 
-W, H = 960, 470                 # the stage's coordinate box (the SVG viewBox)
+W, H = 960, 400                 # the stage's coordinate box (the SVG viewBox)
 BOX_W, BOX_H = 232, 96          # a broker's box
 SMALL_W, SMALL_H = 156, 34      # a controller, ZooKeeper or a client
 CELLS = 16                      # record cells drawn per broker (the newest ones)
@@ -95,7 +95,7 @@ def stage_nodes(cluster, clients: list[str]) -> list[dict]:
     n = len(brokers)
     for i, b in enumerate(brokers):
         if n <= 3:
-            x, y = (i + 0.5) * W / n, H * (0.62 if i % 2 else 0.40)
+            x, y = (i + 0.5) * W / n, H * (0.66 if i % 2 else 0.42)
         else:
             angle = math.pi + 2 * math.pi * i / n
             x, y = W / 2 + 0.36 * W * math.cos(angle), H * 0.51 + 0.22 * H * math.sin(angle)

@@ -66,6 +66,7 @@ JS_STRINGS = (
     N_("the player's branch: click to go there; marks: actions (blue), first invariant "
        "violation (red)"),
     N_("the equivalent calls"), N_("# the calls your clicks make appear here"),
+    N_("keys and clicks"),
     N_("Keys: space play/pause · ← → step · 1-9 crash/restart broker · shift+1-9 pause it · "
        "p produce. Click a broker to crash/restart it (shift-click: pause), drag from one node "
        "to another to cut their link (again: heal), click a message to drop it; hover a "

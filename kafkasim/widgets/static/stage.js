@@ -79,10 +79,13 @@ function buildDom(root, T) {
   ui.code = html("pre", {class: "ks-code", "aria-label": T("the equivalent calls"),
                          "data-empty": T("# the calls your clicks make appear here")}, box);
   ui.error = html("div", {class: "ks-error", role: "alert"}, box);
-  html("div", {class: "ks-keys", text: T("Keys: space play/pause · ← → step · 1-9 " +
+  // the keys, one click away (a line of the screen saved for the stage)
+  const keys = html("details", {class: "ks-keys"}, box);
+  html("summary", {text: T("keys and clicks")}, keys);
+  html("div", {text: T("Keys: space play/pause · ← → step · 1-9 " +
     "crash/restart broker · shift+1-9 pause it · p produce. Click a broker to crash/restart " +
     "it (shift-click: pause), drag from one node to another to cut their link (again: heal), " +
-    "click a message to drop it; hover a message for its fields.")}, box);
+    "click a message to drop it; hover a message for its fields.")}, keys);
   return ui;
 }
 
