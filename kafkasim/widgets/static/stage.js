@@ -452,7 +452,7 @@ export default {
                       error: themeColour("--jp-error-color1", "#c62828")};
       }
       const c = st.colours;
-      ctx.font = "10.5px sans-serif";
+      ctx.font = st.win.presentation ? "13px sans-serif" : "10.5px sans-serif";
       ctx.lineJoin = "round";
       for (const t of st.tokens) {
         if (!t.shown) continue;
