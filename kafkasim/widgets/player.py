@@ -39,9 +39,6 @@ from kafkasim.widgets._render import TICK_CHOICES, png, pre, tr, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario, record_story
 
 PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
-#: the simulated time one window of the player's stage holds: half a second is ~15 s of watching
-#: at the stage's starting speed (1/30 of real time), and a seek computes only that much
-STAGE_WINDOW_MS = 500
 PASSIVE_STEPS = frozenset({"run", "await", "settle", "expect", "describe", "snapshot"})
 
 
@@ -484,7 +481,8 @@ class Player:
         if self._frames.stage is None:
             from kafkasim.widgets.stage import Stage
 
-            self._frames.stage = Stage(self, window_ms=STAGE_WINDOW_MS)
+            # windows of ~8 s of watching at the speed set (a seek computes only that much)
+            self._frames.stage = Stage(self, sized_to_watch=True)
         return self._frames.stage
 
     @property
