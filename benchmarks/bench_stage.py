@@ -58,8 +58,8 @@ CELLS = [
     "    a, b = ids[i % len(ids)], ids[(i * 7 + 1) % len(ids)]\n"
     "    b = ids[(i + 1) % len(ids)] if a == b else b\n"
     "    toks.append(dict(w['tokens'][0], id=10**6 + i, src=a, dst=b, sent=w['t0'] + i % 50,\n"
-    "                     recv=w['t1'] - i % 37, fate='delivered', held=False))\n"
-    "w['tokens'], w['serial'] = toks, -1\n"
+    "                     recv=w['t0'] + 2000 - i % 37, fate='delivered', held=False))\n"
+    "w['tokens'], w['serial'], w['t1'] = toks, -1, w['t0'] + 2000   # 3 s of play fit in it\n"
     "stage.window = w",
 ]
 
