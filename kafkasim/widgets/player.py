@@ -152,8 +152,11 @@ class Player:
             self.cluster.topics.check_partition(self.topic, partition)
         self.tick_ms = tick_ms if tick_ms is not None else \
             auto_tick_ms(self.horizon - self.start_ms)
+        # kept for the notebooks that pass them: the stage always shows the messages in flight,
+        # and the ISR timeline opens with its toggle under the stage (closed at first, so the
+        # player fits one screen)
         self.show_isr = show_isr
-        self.show_messages = show_messages   # the messages-in-flight panel (viz.flight)
+        self.show_messages = show_messages
         if presentation is not None:          # projector mode, course-wide (viz.style)
             from kafkasim.viz import style as _style
 
