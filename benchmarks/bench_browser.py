@@ -6,9 +6,9 @@ answer is text only), this times,
 from the input event (pointer released, option chosen) to the last change of the cell's rendered
 output once the kernel is idle again:
 
-- ``seek``: the player's time slider dragged to another time, until the new figure is shown;
-- ``step``: the player's step button;
-- ``fault``: the player's crash / restart buttons (alternately, on the first broker);
+- ``seek``: the player's time slider dragged to another time, until its stage shows it;
+- ``step``: the step button of the player's stage (in the browser), until the stage changes;
+- ``fault``: a click on the stage's first broker (crash, then restart), until it is redrawn;
 - ``explore``: an explorer's first control moved to another value.
 
 Slider positions and dropdown options are taken in turn, so a measurement revisits a value (and
@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 from labdriver import (  # noqa: E402  (the browser suite's driver)
     LabServer,
     Notebook,
+    Timing,
     course_copy,
     launch_browser,
     open_lab,
@@ -64,16 +65,50 @@ _ANSWER_GAP = r"""
 """
 
 
-def _player(nb: Notebook, index: int, reps: int) -> None:
+#: one click on the stage's step (in the browser: no kernel call) to the stage showing something
+#: else (time, narration, tokens or nodes), in ms; -1 if nothing changed within 10 s
+STEP_JS = """async ([root, key]) => {
+  const box = root.querySelector('.ks-stage');
+  const sig = () => [box.querySelector('.ks-time').textContent,
+      box.querySelector('.ks-narration').textContent,
+      [...box.querySelectorAll('.ks-token')].filter(g => g.style.display !== 'none')
+        .map(g => g.dataset.id + g.getAttribute('transform')).join(),
+      [...box.querySelectorAll('.ks-node')].map(g => g.getAttribute('class')).join()].join('|');
+  const before = sig();
+  const t0 = performance.now();
+  if (key) box.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));
+  else box.querySelector('.ks-next').click();
+  while (performance.now() - t0 < 10000) {
+    await new Promise(r => requestAnimationFrame(r));
+    if (sig() !== before && !box.classList.contains('ks-waiting')) return performance.now() - t0;
+  }
+  return -1;
+}"""
+
+
+def stage_step(nb: Notebook, index: int, action: str = "step", key: bool = False) -> Timing:
+    """Time one step of the player's stage (a click on step, or the → key) to a visible change."""
     cell = nb.cell_locator(index)
+    ms = nb.page.evaluate(STEP_JS, [cell.element_handle(), key])
+    t = Timing(action, round(max(ms, 0.0), 1), ms >= 0)
+    nb.timings.append(t)
+    return t
+
+
+def _player(nb: Notebook, index: int, reps: int) -> None:
+    """The player is its stage (issue 32): the time slider (a kernel round trip: a new window),
+    the stage's step (in the browser) and a click on a broker (crash, then restart: through the
+    kernel), each timed to its visible change."""
+    cell = nb.cell_locator(index)
+    stage = cell.locator(".ks-stage").first
+    stage.locator(".ks-broker").first.wait_for(timeout=60_000)
     slider = player_control(cell, "time")        # by class: the same in every language
-    step = player_control(cell, "step")
-    crash, restart = player_control(cell, "crash"), player_control(cell, "restart")
+    broker = stage.locator(".ks-broker").first
     for i in range(reps):
         f = FRACTIONS[i % len(FRACTIONS)]
         nb.timed(index, "seek", lambda f=f: nb.drag_slider(slider, f))
-        nb.timed(index, "step", step.click)
-        nb.timed(index, "fault", (restart if i % 2 else crash).click)
+        stage_step(nb, index)
+        nb.timed(index, "fault", broker.click)
 
 
 def _explorer(nb: Notebook, index: int, reps: int) -> list[float]:

@@ -1,5 +1,6 @@
-"""The stage (issue 32) in Chromium: animation frame rate with 200 messages in flight, and the
-time from a click on a broker to its new state on the stage.
+"""The stage (issue 32) in Chromium: animation frame rate with 200 messages in flight, the time
+from a click on a broker to its new state on the stage, and the player (now its stage) on the
+notebooks' scenarios next to the player before issue 32 (matplotlib frames), in the same run.
 
 - ``fps_200``: animation frames per second over 3 s of playing with 200 tokens in flight (a
   window whose tokens are replaced by 200 synthetic ones between the six nodes: the frame cost
@@ -9,14 +10,26 @@ time from a click on a broker to its new state on the stage.
   broker drawn in its new state, through the kernel (``Cluster.crash``/``start`` and the next
   window). The click is acknowledged on the broker in the same frame (a pending outline).
 
-Targets (issue 32): >= 50 frames/s with 200 in flight, click to visible change <= 100 ms p95.
+- ``player_*`` (the notebooks' scenarios: 02 ISR shrink and expand, 07 KRaft controller
+  failover, 08 Jepsen 2013, each a ``Player`` of ``Scenario.named`` in a notebook cell):
+  ``seek`` the time slider dragged (``bench_browser._player``: input to the cell's last DOM
+  change), ``step`` a click on step and ``key`` the → key to the stage showing something else,
+  ``fault`` a click on a broker (crash, restart); ``*_unchanged`` counts inputs that changed
+  nothing. ``old_player_*``: the same cells and the same drags and clicks on the player of commit
+  ``BASE`` (main before this change: step button, crash/restart buttons, PNG frames), from a
+  ``git archive`` of it served by its own JupyterLab, in the same run.
+
+Targets (issue 32): >= 50 frames/s with 200 in flight, click or key to visible change <= 100 ms
+p95, a seek <= 300 ms p95 on the notebooks' scenarios.
 A measurement: a missed target is reported, it does not fail the run. The lab and the browser are
 the browser suite's (tests/browser/labdriver.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -45,8 +58,8 @@ CELLS = [
     "    a, b = ids[i % len(ids)], ids[(i * 7 + 1) % len(ids)]\n"
     "    b = ids[(i + 1) % len(ids)] if a == b else b\n"
     "    toks.append(dict(w['tokens'][0], id=10**6 + i, src=a, dst=b, sent=w['t0'] + i % 50,\n"
-    "                     recv=w['t1'] - i % 37, fate='delivered', held=False))\n"
-    "w['tokens'], w['serial'] = toks, -1\n"
+    "                     recv=w['t0'] + 2000 - i % 37, fate='delivered', held=False))\n"
+    "w['tokens'], w['serial'], w['t1'] = toks, -1, w['t0'] + 2000   # 3 s of play fit in it\n"
     "stage.window = w",
 ]
 
@@ -84,6 +97,92 @@ CLICK = """async (node) => {
 }"""
 
 
+BASE = "d8f5e36"          # main before the player became its stage (issue 32)
+SCENARIOS = (   # (notebook, the player as the notebook builds it, on the scenario it shows)
+    ("02", "Player(Scenario.named('seed-isr-shrink-expand'), show_isr=True)"),
+    ("07", "Player(Scenario.named('kraft-controller-failover'), topic='orders')"),
+    ("08", "Player(Scenario.named('jepsen-2013-unsafe'), show_isr=True)"),
+)
+PLAYER_CELL = ("from kafkasim.course import *\n"
+               "from kafkasim.scenarios.scenario import Scenario\n"
+               "player = {player}\n"
+               "player")
+
+#: run inside a ``git archive`` of BASE: its own lab driver and bench_browser drive its player
+OLD_DRIVER = """
+import json, sys, tempfile
+from pathlib import Path
+root = Path(sys.argv[1]); sys.path[:0] = [str(root / 'tests' / 'browser'), str(root)]
+from labdriver import (LabServer, Notebook, course_copy, generated_notebook, launch_browser,
+                       open_lab)
+from benchmarks import bench_browser
+from playwright.sync_api import sync_playwright
+cells, reps = json.loads(sys.argv[2]), int(sys.argv[3])
+timings = []
+with tempfile.TemporaryDirectory() as tmp:
+    course = course_copy(Path(tmp) / 'course', ['00-start-here.ipynb'])
+    server = LabServer(course, Path(tmp) / 'state')
+    try:
+        with sync_playwright() as p:
+            browser = launch_browser(p)
+            page = open_lab(browser, server, width=1280, height=720)
+            for i, cell in enumerate(cells):
+                nb = Notebook.open(page, generated_notebook(course, f'old-{i}.ipynb', [cell]))
+                try:
+                    assert nb.run_cell(0) == 'ok'
+                    bench_browser._player(nb, 0, reps)
+                    timings += nb.timings
+                finally:
+                    nb.close()
+            browser.close()
+    finally:
+        server.stop()
+print(json.dumps(bench_browser.summarize(timings)))
+"""
+
+
+def _player_cells(quick: bool) -> list[str]:
+    return [PLAYER_CELL.format(player=p) for _nb, p in SCENARIOS[:1 if quick else None]]
+
+
+def _players_now(page, root: Path, cells: list[str], reps: int) -> dict:
+    """This checkout's player (its stage) on ``cells``: bench_browser's seek/step/fault plus
+    the → key, summarized."""
+    from benchmarks import bench_browser
+
+    timings = []
+    for i, cell in enumerate(cells):
+        nb = Notebook.open(page, generated_notebook(root, f"bench-player-{i}.ipynb", [cell]))
+        try:
+            if nb.run_cell(0) != "ok":
+                raise RuntimeError(f"the player cell did not run: {cell}")
+            bench_browser._player(nb, 0, reps)
+            for _ in range(reps):
+                bench_browser.stage_step(nb, 0, "key", key=True)
+            timings += nb.timings
+        finally:
+            nb.close()
+    out = bench_browser.summarize(timings)
+    keys = [t.ms for t in timings if t.action == "key"]
+    out.update({"key_n": len(keys), "key_p50_ms": round(percentile(keys, 50), 1),
+                "key_p95_ms": round(percentile(keys, 95), 1),
+                "key_unchanged": sum(1 for t in timings if t.action == "key" and not t.changed)})
+    return out
+
+
+def _players_old(cells: list[str], reps: int) -> dict:
+    """The player of commit BASE on the same cells, in its own lab (a ``git archive`` of it)."""
+    with tempfile.TemporaryDirectory(prefix="kafkasim-bench-old-") as tmp:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", BASE],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        out = subprocess.run([sys.executable, "-c", OLD_DRIVER, tmp, json.dumps(cells),
+                              str(reps)], capture_output=True, text=True, timeout=3600)
+        if out.returncode != 0:
+            raise RuntimeError(f"the old player's bench failed: {out.stderr[-2000:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run(quick: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -112,6 +211,7 @@ def run(quick: bool = False) -> dict:
                         fps = page.evaluate(FPS)
                     finally:
                         nb.close()
+                    players = _players_now(page, root, _player_cells(quick), 3 if quick else 8)
                 finally:
                     browser.close()
         finally:
@@ -124,6 +224,21 @@ def run(quick: bool = False) -> dict:
            "click_p95_ms": round(percentile(times, 95), 1)}
     out["meets_target_fps"] = out["fps_200"] >= 50
     out["meets_target_click"] = out["click_p95_ms"] <= 100
+    out["player_scenarios"] = " ".join(nb for nb, _p in SCENARIOS[:1 if quick else None])
+    keep = ("n", "p50_ms", "p95_ms", "max_ms", "unchanged")
+    for action in ("seek", "step", "key", "fault"):
+        for k in keep:
+            if f"{action}_{k}" in players:
+                out[f"player_{action}_{k}"] = players[f"{action}_{k}"]
+    out["meets_target_player_seek"] = players["seek_p95_ms"] <= 300
+    out["meets_target_player_step_key"] = max(players["step_p95_ms"],
+                                              players["key_p95_ms"]) <= 100
+    if os.environ.get("KAFKASIM_BENCH_OLD_PLAYER", "1") != "0":
+        old = _players_old(_player_cells(quick), 3 if quick else 8)
+        for action in ("seek", "step", "fault"):
+            for k in keep:
+                if f"{action}_{k}" in old:
+                    out[f"old_player_{action}_{k}"] = old[f"{action}_{k}"]
     out["load_avg_1m_start"], out["load_avg_1m_end"] = load_start, round(os.getloadavg()[0], 2)
     return out
 

@@ -1,17 +1,15 @@
 """In-kernel interaction latency of the course widgets, on the notebooks' own scenarios (issue 15).
 
 What a learner waits for after a click, measured headless through the same widget callbacks a
-browser triggers (``PlayerUI``: the time slider, the step button, a fault button; an explorer's
-control), from the change to the new PNGs and readout being set on the widgets. The browser's own
-share (sending the PNG, painting it) is measured by the browser suite, not here.
+browser triggers (the player's time slider and its stage's requests: a window's end, a
+shift-click on a broker; an explorer's control), from the change to the new state being set on
+the widgets. The browser's own share is measured in Chromium (benchmarks/bench_stage.py).
 
-* Player, per scenario: ``seek`` (slider to a random time), ``step`` (the step button at a random
-  time), ``fault`` (pause a broker for 1 s at a random time: acting in the past forks a new
-  future, so the invariant checks restart too). Targets: p95 < 300 ms for step and fault,
-  < 500 ms for a seek.
-* Baseline, same run: the same clicks with the widget drawing the way it did before issue 15 (a
-  new Figure per drawing, ``layout="constrained"`` for the ISR and quorum panels, no frame
-  cache), so ``*_vs_baseline`` says how much faster the shipped path is on this machine now.
+* Player, per scenario: ``seek`` (slider to a random time), ``step`` (the stage's step past the
+  end of its window: the next window), ``fault`` (a shift-click pausing a broker at a random
+  time: acting in the past forks a new future, so the invariant checks restart too). Targets:
+  p95 < 300 ms for step and fault, < 500 ms for a seek. (The baseline of issue 15, PNG frames
+  drawn the old way, went with the frames: bench_stage measures the old player in Chromium.)
 * Explorer change: notebook 06's alert-rules explorer (built with ``precompute=True`` as the
   notebook does: its cell renders all 12 combinations, reported as ``precompute_wall_s``) and
   notebook 04's positions explorer (sliders, built on demand), a fixed walk over their controls
@@ -46,39 +44,17 @@ def percentile(xs: list[float], q: float) -> float:
     return round(1000 * s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))], 1)
 
 
-def _baseline(player) -> None:
-    """Make ``player`` draw as before issue 15: a new Figure per drawing, constrained layout
-    for the ISR and quorum panels, nothing cached."""
-    from kafkasim import viz
-    from kafkasim.viz import style
-    from kafkasim.widgets._frames import fit_margins
-    from kafkasim.widgets._render import png
-
-    def logs_png():
-        fig = style.new_figure(13.0, 5.35, layout=None)
-        ax = fig.add_subplot()
-        if player._view() is not None:
-            viz.replica_logs(player.cluster, player.topic, player.partition,
-                             max_records=player.max_records, ax=ax)
-            fit_margins(fig, ax)
-        return png(fig)
-
-    player.png = logs_png
-    player.isr_png = lambda: png(player.isr_figure()) if player._topic_shown() else None
-    player.quorum_png = lambda: (None if getattr(player.cluster, "kraft", None) is None
-                                 else png(player.quorum_figure()))
-
-
-def measure_player(name: str, show_isr: bool, reps: int, baseline: bool,
-                   topic: str | None = None) -> dict:
+def measure_player(name: str, show_isr: bool, reps: int, topic: str | None = None) -> dict:
+    """The kernel's share of a learner's clicks on the player (its stage, issue 32): ``seek``
+    the time slider (a new window), ``step`` the step that crosses a window's end (the stage's
+    ``advance``: steps inside a window cost the kernel nothing), ``fault`` a shift-click on a
+    broker (``pause`` through the player: acting in the past forks a new future)."""
     from kafkasim.scenarios.scenario import Scenario
     from kafkasim.widgets import Player
 
     p = Player(Scenario.named(name), topic=topic, show_isr=show_isr)
-    if baseline:
-        _baseline(p)
-    p.widget                      # noqa: B018  (builds the UI: the first draw, fonts cached)
-    ui = p._ui
+    p.widget                      # noqa: B018  (builds the UI and the stage's first window)
+    ui, stage = p._ui, p.stage
     rng = random.Random(15)
     lo, hi = p.start_ms, p.horizon
     samples: dict[str, list[tuple[float, float]]] = {"seek": [], "step": [], "fault": []}
@@ -86,33 +62,18 @@ def measure_player(name: str, show_isr: bool, reps: int, baseline: bool,
     for _ in range(reps):
         t = rng.randrange(lo, hi)
         samples["seek"].append(_timed(lambda t=t: setattr(ui.slider, "value", t)))
-        samples["step"].append(_timed(lambda: ui_click(ui, "step ▶")))
+        samples["step"].append(_timed(lambda: stage.handle({"action": "advance"})))
     for i in range(max(3, reps // 2)):
         p.seek(rng.randrange(lo, hi))
-        ui.broker.value = brokers[i % len(brokers)]
-        ui.pause_ms.value = 1000
-        samples["fault"].append(_timed(lambda: ui_click(ui, "pause")))
+        b = brokers[i % len(brokers)]
+        samples["fault"].append(_timed(lambda b=b: stage.handle(
+            {"action": "pause", "node": b, "t": stage.window["t0"]})))
     out = {}
     for op, xs in samples.items():
         out[f"{op}_wall_ms_p50"] = percentile([w for w, _ in xs], 0.5)
         out[f"{op}_wall_ms_p95"] = percentile([w for w, _ in xs], 0.95)
         out[f"{op}_cpu_ms_p95"] = percentile([c for _, c in xs], 0.95)
     return out
-
-
-def ui_click(ui, label: str) -> None:
-    """Click the player's button labelled ``label`` (found the way the browser suite finds it)."""
-    import ipywidgets as w
-
-    def walk(x):
-        yield x
-        for ch in getattr(x, "children", ()):
-            yield from walk(ch)
-    for x in walk(ui.box):
-        if isinstance(x, w.Button) and x.description == label:
-            x.click()
-            return
-    raise LookupError(f"no button {label!r}")
 
 
 EXPLORER_WALKS = {
@@ -159,14 +120,10 @@ def run(quick: bool = False) -> dict:
     reps = 4 if quick else 16
     out: dict = {}
     for name, show_isr, nb, topic in SCENARIOS[:1] if quick else SCENARIOS:
-        now = measure_player(name, show_isr, reps, baseline=False, topic=topic)
-        base = measure_player(name, show_isr, reps, baseline=True, topic=topic)
+        now = measure_player(name, show_isr, reps, topic=topic)
         for key, value in now.items():
             out[f"nb{nb}_{key}"] = value
         for op in ("seek", "step", "fault"):
-            out[f"nb{nb}_{op}_baseline_wall_ms_p95"] = base[f"{op}_wall_ms_p95"]
-            out[f"nb{nb}_{op}_cpu_p95_vs_baseline"] = round(
-                now[f"{op}_cpu_ms_p95"] / max(base[f"{op}_cpu_ms_p95"], 0.1), 2)
             out[f"nb{nb}_{op}_meets_target_p95"] = now[f"{op}_wall_ms_p95"] < TARGETS_MS[op]
             out[f"nb{nb}_{op}_meets_target_cpu_p95"] = now[f"{op}_cpu_ms_p95"] < TARGETS_MS[op]
     for nb in ("06",) if quick else ("06", "04"):

@@ -6,7 +6,6 @@ the crash/restart buttons (so acting in the past forks). KRaft (the default, 4.3
 
 from __future__ import annotations
 
-import ipywidgets as w
 import pytest
 
 from kafkasim.runtime.cluster import Cluster
@@ -92,31 +91,32 @@ def test_toggle_broker_crashes_then_restarts(version):
 
 
 @pytest.mark.parametrize("version", VERSIONS, ids=["kraft", "zk"])
-def test_clicking_a_tile_in_the_past_forks_and_the_tiles_follow_every_move(version):
+def test_clicking_a_broker_in_the_past_forks_and_the_tiles_follow_every_move(version):
+    """A click on a broker of the player's stage (``Stage.toggle_broker``) acts through
+    ``Player.toggle_broker``; the broker's tile data follows every move."""
     pl = make(version)
     pl.run(5000)
-    box = pl.widget
-    assert pl._ui.tiles.box in box.children
-    buttons = pl._ui.tiles.buttons
-    assert list(buttons) == sorted(pl.cluster.brokers)
+    assert pl.widget is not None
     end = pl.now
     pl.seek(4000)
     assert pl.horizon == end
-    buttons[2].click()                 # crash broker 2 at t=4000: the recorded future is gone
+
+    def label(b):
+        return next(t.label for t in pl.broker_tiles() if t.broker == b)
+
+    pl.stage.toggle_broker(2)          # crash broker 2 at t=4000: the recorded future is gone
     assert pl.cluster.brokers[2].state == "stopped"
     assert pl.horizon == 4000 and [a.name for a in pl.history.actions] == ["crash"]
-    assert buttons[2].description.startswith("broker 2 · crashed")
-    assert buttons[2].style.button_color == style.GREY
+    assert label(2).startswith("broker 2 · crashed")
+    assert pl.stage.code[-1] == "player.crash(2)"
     pl.seek(3000)                      # before the crash: the tile shows it running again
-    assert buttons[2].description.startswith("broker 2 · running")
+    assert label(2).startswith("broker 2 · running")
     pl.step()
-    assert buttons[2].description == next(t.label for t in pl.broker_tiles() if t.broker == 2)
-    buttons[2].click()                 # in the past of the crash: another fork, crash at 3000
+    pl.stage.toggle_broker(2)          # in the past of the crash: another fork, crash at 3000
     assert [a.time_ms for a in pl.history.actions] == [pl.now]
     pl.run(100)
-    buttons[2].click()                 # restart
+    pl.stage.toggle_broker(2)          # restart
     assert pl.history.actions[-1].name == "start"
-    assert all(isinstance(b, w.Button) and b.layout.width == "auto" for b in buttons.values())
 
 
 def test_a_scenario_fork_from_a_tile_says_which_scripted_steps_are_dropped():
@@ -124,20 +124,6 @@ def test_a_scenario_fork_from_a_tile_says_which_scripted_steps_are_dropped():
     pl.seek(600)
     assert pl.toggle_broker(1) == "crash"
     assert "later scripted step(s)" in pl.notice
-
-
-def test_tiles_are_large_in_projector_mode():
-    try:
-        pl = make(None)
-        small = pl.widget and pl._ui.tiles.buttons[1]
-        big_pl = make(None, presentation=True)
-        big = big_pl.widget and big_pl._ui.tiles.buttons[1]
-        assert int(big.style.font_size.removesuffix("px")) > \
-            int(small.style.font_size.removesuffix("px"))
-        assert int(big.layout.min_width.removesuffix("px")) > \
-            int(small.layout.min_width.removesuffix("px"))
-    finally:
-        style.set_presentation(False)
 
 
 def test_broker_tiles_without_a_topic_show_the_process_only():

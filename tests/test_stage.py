@@ -197,12 +197,14 @@ def test_the_window_follows_the_speed_the_front_end_plays_at():
     stage = Stage(busy_cluster(), window_ms=2000)
     w = stage.window
     assert w["t1"] - w["t0"] == 2000                       # from a cell: the whole window
-    stage.handle({"action": "refresh", "speed": 0.03})     # ~15 s of watching at 0.03x
-    assert stage.window["t1"] - stage.window["t0"] == 450
+    stage.handle({"action": "refresh", "speed": 0.06})     # ~8 s of watching at 0.06x
+    assert stage.window["t1"] - stage.window["t0"] == 480
     stage.handle({"action": "refresh", "speed": 0.001})
     assert stage.window["t1"] - stage.window["t0"] == 250  # never shorter
     stage.handle({"action": "refresh", "speed": 50})
     assert stage.window["t1"] - stage.window["t0"] == 2000  # never longer than window_ms
+    watched = Stage(busy_cluster(), window_ms=2000, sized_to_watch=True)   # a player's stage
+    assert watched.window["t1"] - watched.window["t0"] == 253   # 8 s at the start speed
 
 
 def test_a_cluster_without_the_topic_yet_shows_its_nodes():

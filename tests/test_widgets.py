@@ -256,29 +256,36 @@ def test_figure_shows_the_selected_partition_and_is_reused():
 
 # -- the widget, headless --------------------------------------------------------------------
 def test_player_widget_builds_headless_and_controls_call_the_player():
+    """Issue 32: the player's picture is its Stage under one row of controls; no image widget
+    (no hidden 0x0 image); the slider seeks, the stage's clicks act through the player, the
+    jump button names where it goes before the click."""
+    from kafkasim.widgets.stage import Stage
+
     pl = make(checks=False, tick_ms=100)
+    pl.run(1000)
     box = pl.widget
     assert isinstance(box, w.VBox) and pl.widget is box
     parts = list(walk(box))
-    play = next(x for x in parts if isinstance(x, w.Play))
+    assert pl.stage in parts and isinstance(pl.stage, Stage)
+    assert not any(isinstance(x, w.Image) for x in parts)
     slider = next(x for x in parts if isinstance(x, w.IntSlider))
-    image = next(x for x in parts if isinstance(x, w.Image))
-    buttons = {x.description: x for x in parts if isinstance(x, w.Button)}
-    assert {"step ▶", "crash", "restart", "pause", "produce", "cut", "heal"} <= set(buttons)
-    assert bytes(image.value).startswith(PNG)
     t0 = pl.now
-    play.value += 1                     # one Play tick
-    assert pl.now == t0 + 100 and slider.value == pl.now and slider.max == pl.horizon
-    play.value = 0                      # Stop resets the Play widget: nothing runs
-    assert pl.now == t0 + 100
-    slider.value = t0 + 50              # scrubbing is a seek
-    assert pl.now == t0 + 50
-    buttons["crash"].click()            # broker dropdown starts at broker 1
+    slider.value = t0 - 500             # scrubbing is a seek; the stage follows
+    assert pl.now == t0 - 500 and pl.stage.window["t0"] == pl.now
+    pl.stage.handle({"action": "toggle", "node": 1, "t": pl.now + 10})   # a click on broker 1
     assert pl.cluster.brokers[1].state == "stopped" and pl.horizon == pl.now
-    buttons["crash"].click()            # an error is shown, not raised
-    assert "not running" in pl.status
-    buttons["step ▶"].click()
-    assert pl.now >= t0 + 50
+    assert pl.stage.code[-2:] == [f"player.seek({t0 - 490})", "player.crash(1)"]
+    assert slider.value == pl.now and slider.max == pl.horizon
+    pl.stage._on_front_end(pl.stage, {"action": "pause", "node": 9}, [])
+    assert "Unknown node 9" in pl.stage.error         # an error is shown, not raised
+    pl.seek(pl.start_ms)
+    ui = pl._ui
+    later = [(t, k) for t, k, *_ in pl.history.trace_rows if t > pl.now]
+    ui.kind.value = later[-1][1]                  # a kind that happens later on
+    nxt = next(t for t, k in later if k == ui.kind.value)
+    assert ui.jump.description == f"jump ▶ {nxt:,} ms" and ui.kind.value in ui.jump.tooltip
+    ui.jump.click()
+    assert pl.now == nxt
 
 
 # -- explorer ----------------------------------------------------------------------------------
@@ -357,8 +364,10 @@ def test_player_and_explorer_have_a_readable_static_fallback(isr_player):
     assert "application/vnd.jupyter.widget-view+json" in bundle
     text = bundle["text/plain"]
     assert text.startswith("Player(t=") and "kafka-topics --describe" in text
+    assert "Messages in flight at t = " in text            # the stage's text rendering
     assert "VBox(" not in text
-    assert "<img" in bundle["text/html"] and "data:image/png;base64," in bundle["text/html"]
+    page = bundle["text/html"]
+    assert "<svg" in page and "Messages in flight" in page and "<img" not in page
     assert bundle == isr_player._repr_mimebundle_()          # deterministic (nbval)
     from kafkasim.course import explore as course_explore
     from kafkasim.course.positions import positions_view
@@ -375,9 +384,12 @@ def test_player_rows_wrap_and_buttons_keep_their_labels(isr_player):
     rows = [x for x in walk(box) if isinstance(x, w.HBox)]
     assert rows and all(r.layout.flex_flow == "row wrap" for r in rows)
     buttons = [x for x in walk(box) if isinstance(x, w.Button)]
-    assert all(b.layout.width in (None, "auto") for b in buttons)
-    labels = {b.description for b in buttons}
-    assert {"◀ back", "step ▶", "run ▶▶", "produce", "crash", "jump ▶"} <= labels
+    assert buttons and all(b.layout.width in (None, "auto") for b in buttons)
+    assert any(b.description.startswith("jump ▶") for b in buttons)
+    dropdowns = [x for x in walk(box) if isinstance(x, w.Dropdown)]
+    assert all(d.layout.width == "auto" for d in dropdowns)   # "become_leader" is not cut
+    kind = isr_player._ui.kind
+    assert int(kind.layout.min_width.removesuffix("px")) >= 230
     slider = next(x for x in walk(box) if isinstance(x, w.IntSlider))
     assert "%" not in str(slider.layout.width) and slider.layout.min_width
 
@@ -430,13 +442,26 @@ def test_acting_in_the_past_of_a_scenario_says_which_scripted_steps_are_dropped(
 def test_player_frames_are_cached_per_state_and_dropped_on_a_fork(isr_player):
     pl = isr_player
     assert pl.widget is not None
-    pl.seek(3000)
-    first = (pl._ui.image.value, pl._ui.isr_image.value)
+    ui = pl._ui
+    ui.show(None)
     renders = pl._frames.isr_panel.renders
-    pl.seek(9000)
     pl.seek(3000)
-    assert (pl._ui.image.value, pl._ui.isr_image.value) == first
-    assert pl._frames.isr_panel.renders == renders + 1          # only t=9000 was drawn
+    pl.seek(9000)
+    assert pl._frames.isr_panel.renders == renders       # closed: nothing drawn per step
+    ui.toggles["isr"].value = True                 # a click on the ISR timeline toggle
+    first = ui.section.value
+    assert "data:image/png;base64," in first
+    renders = pl._frames.isr_panel.renders
+    pl.seek(3000)
+    pl.seek(9000)
+    assert ui.section.value == first
+    assert pl._frames.isr_panel.renders == renders + 1          # only t=3000 was drawn
+    ui.toggles["readout"].value = True
+    assert "kafka-topics --describe" in ui.section.value and not ui.toggles["isr"].value
+    ui.toggles["readout"].value = False
+    assert ui.section.value == "" and ui.opened is None
+    with pytest.raises(ValueError, match="choose from readout, isr"):
+        ui.show("quorum")
     pl.seek(3000)
     pl.pause_broker(2, 1000)
     panel = pl._frames.isr_panel
@@ -449,7 +474,8 @@ def test_seeking_before_a_topic_exists_shows_a_message_not_an_error():
     pl.seek(pl.start_ms)
     assert "audit" not in pl.cluster.topics.names()
     assert "does not exist at this time" in pl.readout_text()
-    assert bytes(pl._ui.image.value).startswith(PNG)
+    assert pl.stage.window["topic"] is None and not pl.stage.error
+    assert pl.stage.window["t0"] == pl.start_ms
 
 
 def test_explorer_refuses_impossible_values_and_keeps_the_last_good_ones():
@@ -539,18 +565,17 @@ def test_a_fork_resumes_the_checks_from_their_last_snapshot_before_it(monkeypatc
 
 
 # -- issues 14 and 18: messages in flight in the player, projector mode -----------------------
-def test_player_shows_the_messages_in_flight_and_can_hide_them():
+def test_player_shows_the_messages_in_flight_on_its_stage():
     pl = make(checks=False)
     pl.run(2000)
-    box = pl.widget
-    assert 'class="kafkasim-flight"' in pl._ui.flight.value
-    assert "broker 1" in pl._ui.flight.value
-    pl._ui.messages.value = False
-    assert pl._ui.flight.layout.display == "none" and pl.show_messages is False
-    pl._ui.messages.value = True
-    assert pl._ui.flight.layout.display is None
-    assert any(isinstance(x, w.Checkbox) and x.description == "messages in flight"
-               for x in walk(box))
+    pl.widget                           # noqa: B018  (builds the UI)
+    win = pl.stage.window
+    assert win["t0"] == pl.now and win["tokens"]
+    assert {"Fetch"} <= {tok["api"] for tok in win["tokens"]}
+    assert f"Messages in flight at t = {pl.now:,} ms" in pl.stage.text()
+    t = pl.now
+    pl.run(300)                         # a cell moves the player: the stage follows
+    assert pl.stage.window["t0"] == pl.now == t + 300
 
 
 def test_projector_mode_is_large_type_high_contrast_and_course_wide():
@@ -563,7 +588,8 @@ def test_projector_mode_is_large_type_high_contrast_and_course_wide():
         box = pl.widget
         assert "kafkasim-projector" in box._dom_classes
         assert isinstance(box.children[0], w.HTML) and "font-size: 20px" in box.children[0].value
-        assert bytes(pl._ui.image.value).startswith(PNG)
+        assert pl.stage.window["presentation"] is True        # the stage enlarges too
+        assert all(d.layout.width == "auto" for d in walk(box) if isinstance(d, w.Dropdown))
     finally:
         style.set_presentation(False)
     assert style.FONT == normal and not style.PRESENTATION
@@ -573,9 +599,9 @@ def test_projector_mode_is_large_type_high_contrast_and_course_wide():
 
 # -- issue 18: the player's controls and tiles in the course's language -----------------------
 def test_player_controls_speak_the_course_language_and_keep_stable_classes():
-    """Labels, tooltips and tiles go through the course's tr() (Korean in a Korean notebook);
-    every control keeps its kafkasim-<name> class, by which the browser tests find it in any
-    language. English labels are unchanged."""
+    """Labels, tooltips and the stage's words go through the course's tr() (Korean in a Korean
+    notebook); every control keeps its kafkasim-<name> class, by which the browser tests find
+    it in any language. English labels are unchanged."""
     from kafkasim.course import i18n as rt
     from kafkasim.widgets._player_ui import CONTROL_CLASSES
 
@@ -589,21 +615,20 @@ def test_player_controls_speak_the_course_language_and_keep_stable_classes():
         en.run(1000)
         ctl = controls(en)
         assert set(ctl) == set(CONTROL_CLASSES)
-        assert [ctl[k].description for k in ("back", "step", "run", "crash", "messages")] == \
-            ["◀ back", "step ▶", "run ▶▶", "crash", "messages in flight"]
-        assert "broker 1 · running" in en._ui.tiles.buttons[1].description
+        assert [ctl[k].description for k in ("time", "kind", "topic")] == \
+            ["time (ms)", "next", "topic"]
+        assert en._ui.toggles["readout"].description == \
+        "kafka-topics --describe, invariants, actions"
         rt.set_language("ko")
         ko = make(checks=False)
         ko.run(1000)
         ctl = controls(ko)
-        assert [ctl[k].description for k in ("back", "step", "run", "crash", "messages")] == \
-            ["◀ 뒤로", "한 단계 ▶", "진행 ▶▶", "크래시", "전송 중인 메시지"]
-        assert ctl["crash"].tooltip == "브로커를 kill -9로 종료"
-        tile = ko._ui.tiles.buttons[1]
-        assert tile.description.startswith("브로커 1 · 실행 중") and "에포크" in tile.description
-        assert tile.tooltip.startswith("클릭: 브로커 1 크래시(kill -9)")
-        ctl["crash"].click()                       # broker 1 crashes: its tile says so
-        assert "브로커 1 · 크래시됨" in ko._ui.tiles.buttons[1].description
+        assert [ctl[k].description for k in ("time", "kind", "topic")] == \
+            ["시간 (ms)", "다음", "토픽"]
+        assert ko._ui.toggles["isr"].description == "ISR 타임라인"
+        assert ko.stage.strings["step ▶"] != "step ▶"                # the stage speaks Korean
+        ko.stage.toggle_broker(1)                  # broker 1 crashes, through the player
+        assert ko.cluster.brokers[1].state == "stopped"
         assert ko.broker_tiles()[0].state == "crashed"         # the data stays English
     finally:
         rt.set_language(None)

@@ -1,18 +1,31 @@
-"""The ipywidgets front-end of ``Player``: every callback calls one public Player method.
+"""The front-end of ``Player``: its Stage plus one row of controls; every callback calls one
+public Player method.
+
+The picture is the player's ``Stage`` (``kafkasim.widgets.stage``): nodes, logs, the messages in
+flight animated in the browser, narration, play / step / scrub over a window, the branch's
+timeline; a click on a broker crashes or restarts it, a shift-click pauses it, a drag cuts a
+link, a click on a message drops it, all through the Player's methods. Above it one row: the
+time slider over the whole recorded branch, "jump to the next event of a kind" (the button names
+that event and its time before the click), the topic and partition shown. Below it, one row of
+toggles opens one section at a time: the readout (``kafka-topics --describe``, consumers,
+invariants, actions), the ISR timeline and, in KRaft mode, the controller quorum, drawn only
+while open. The whole player fits
+one 1280x720 screen with JupyterLab's sidebar open; it carries no image until one is drawn.
 
 Labels, tooltips and notices speak the course's language (``_render.tr``: Korean in a Korean
 notebook, from kafkasim/course/locale/ko.po); each control also carries a stable CSS class
-(``kafkasim-step``, ``kafkasim-crash``, ``kafkasim-time``, ...: ``CONTROL_CLASSES``) by which
-browser tests find it in any language. Broker ids, Kafka's names and config keys stay as they are.
+(``kafkasim-time``, ``kafkasim-jump``, ...: ``CONTROL_CLASSES``) by which browser tests find it in
+any language. Broker ids, Kafka's names and config keys stay as they are.
 """
 
 from __future__ import annotations
 
 import html
+from bisect import bisect_right
 
 import ipywidgets as w
 
-from kafkasim.widgets._render import TICK_CHOICES, pre
+from kafkasim.widgets._render import img_tag, pre
 from kafkasim.widgets._render import tr as _tr
 
 #: gettext msgctxt of this module's messages: its one-word labels ("broker", "topic") are not
@@ -24,16 +37,16 @@ def tr(message: str, /, **fields) -> str:
     """``_render.tr`` under this module's ``I18N_CONTEXT``."""
     return _tr(message, _context=I18N_CONTEXT, **fields)
 
+
 _WIDE = {"description_width": "initial"}
-SPEEDS = tuple((f"{t // 1000} s" if t >= 1000 else f"{t} ms", t) for t in TICK_CHOICES)
-PLAY_INTERVAL_MS = 500      # wall time between two Play ticks (each tick runs ``tick_ms``)
 _ROW = {"flex_flow": "row wrap", "align_items": "center"}   # rows wrap to the screen width
 
+#: the stable CSS class of each control (the same in every language): kafkasim-<name>; the
+#: stage's own controls carry ks-<name> classes (stage.js: ks-play, ks-next, ks-broker...)
+CONTROL_CLASSES = ("time", "kind", "jump", "topic", "partition", "details", "player")
 
-#: the stable CSS class of each control (the same in every language): kafkasim-<name>
-CONTROL_CLASSES = ("time", "play", "speed", "kind", "jump", "back", "step", "run", "broker",
-                   "crash", "restart", "pause", "pause-ms", "cut", "peer", "heal", "produce",
-                   "value", "topic", "partition", "isr", "messages")
+#: the closed sections under the stage, in order (the quorum one only in KRaft mode)
+SECTIONS = ("readout", "isr", "quorum")
 
 
 def _named(widget, name: str):
@@ -43,141 +56,69 @@ def _named(widget, name: str):
     return widget
 
 
-def _button(name: str, label: str, tooltip: str, callback, style: str = "") -> w.Button:
-    b = w.Button(description=label, tooltip=tooltip, button_style=style,
-                 layout=w.Layout(width="auto"))
-    b.on_click(lambda _b: callback())
-    return _named(b, name)
-
-
 class PlayerUI:
-    """Slider + Play + step/run, fault buttons, figure and readout for one ``Player``."""
+    """The player's Stage under one row of controls, with closed details below (module
+    docstring)."""
 
     def __init__(self, player) -> None:
+        from kafkasim.viz import style
+
         self.p = player
-        c = player.cluster
-        brokers = sorted(c.brokers)
-        nodes = brokers + ["zookeeper"]
-        self.title = w.HTML()
-        # time
+        big = bool(style.PRESENTATION)
+        self.stage = player.stage
         self.slider = w.IntSlider(value=player.now, min=player.start_ms,
                                   max=max(player.horizon, player.start_ms + 1),
                                   description=tr("time (ms)"), continuous_update=False,
-                                  style=_WIDE, layout=w.Layout(flex="1 1 320px",
-                                                               min_width="240px"))
+                                  style=_WIDE, layout=w.Layout(flex="1 1 240px",
+                                                               min_width="200px"))
         _named(self.slider, "time").observe(self._on_slider, names="value")
-        self.play = w.Play(value=0, min=0, max=10**9, step=1, interval=PLAY_INTERVAL_MS,
-                           show_repeat=False, description=tr("play"))
-        _named(self.play, "play").observe(self._on_play, names="value")
-        self.speed = w.Dropdown(options=_speeds(player.tick_ms), value=player.tick_ms,
-                                description=tr("sim time per tick"), style=_WIDE,
-                                layout=w.Layout(width="220px"))
-        _named(self.speed, "speed").observe(self._on_speed, names="value")
-        self.timeline = w.HTML(layout=w.Layout(width="100%"))
         kinds = player.event_kinds()
         self.kind = _named(w.Dropdown(options=kinds, value=_first_kind(kinds),
-                                      description=tr("next"), layout=w.Layout(width="200px")),
+                                      description=tr("next"), style=_WIDE,
+                                      layout=w.Layout(width="auto", min_width="230px")),
                            "kind")
-        self.jump = _button("jump", tr("jump ▶"),
-                            tr("seek to the next trace event of the chosen kind"),
-                            self._guard(self._jump))
-        moves = [
-            _button("back", tr("◀ back"), tr("seek one tick back"), self._guard(self._back)),
-            _button("step", tr("step ▶"), tr("run the next event (one message or timer)"),
-                    self._guard(player.step)),
-            _button("run", tr("run ▶▶"), tr("run one tick of simulated time"),
-                    self._guard(player.play_tick)),
-        ]
-        # faults
-        self.broker = _named(w.Dropdown(options=brokers, value=brokers[0],
-                                        description=tr("broker"),
-                                        layout=w.Layout(width="140px")), "broker")
-        self.pause_ms = _named(w.BoundedIntText(value=10000, min=1, max=10**7, step=1000,
-                                                description=tr("for (ms)"), style=_WIDE,
-                                                layout=w.Layout(width="150px")), "pause-ms")
-        self.peer = _named(w.Dropdown(options=nodes, value=nodes[1 % len(nodes)],
-                                      description="↔", style=_WIDE,
-                                      layout=w.Layout(width="140px")), "peer")
-        self.value = _named(w.Text(value="", placeholder=tr("value (empty: r<id>)"),
-                                   layout=w.Layout(width="170px")), "value")
-        broker = self.broker
-        faults = [
-            broker,
-            _button("crash", tr("crash"), tr("kill -9 the broker"),
-                    self._guard(lambda: player.crash(broker.value)), "danger"),
-            _button("restart", tr("restart"),
-                    tr("start a stopped broker (crash and start a running one)"),
-                    self._guard(lambda: player.restart(broker.value)), "success"),
-            _button("pause", tr("pause"), tr("stall the broker (a long GC pause)"),
-                    self._guard(lambda: player.pause_broker(broker.value, self.pause_ms.value)),
-                    "warning"),
-            self.pause_ms,
-            _button("cut", tr("cut"),
-                    tr("cut the network link between the broker and the node on the right"),
-                    self._guard(lambda: player.cut(broker.value, self.peer.value)), "warning"),
-            self.peer,
-            _button("heal", tr("heal"), tr("heal every network fault"), self._guard(player.heal),
-                    "success"),
-        ]
-        produce = [
-            _button("produce", tr("produce"),
-                    tr("send one record (acks=all) to the shown partition"),
-                    self._guard(lambda: player.produce(self.value.value or None)), "info"),
-            self.value,
-        ]
-        # what is shown
-        topics = c.topics.names()
+        self.kind.observe(lambda _c: self._name_jump(), names="value")
+        self.jump = _named(w.Button(description=tr("jump ▶"), layout=w.Layout(width="auto")),
+                           "jump")
+        self.jump.on_click(lambda _b: self._guard(self._jump)())
+        topics = player.cluster.topics.names()
         self.topic = _named(w.Dropdown(options=topics, value=player.topic,
-                                       description=tr("topic"),
-                                       layout=w.Layout(width="200px")), "topic")
+                                       description=tr("topic"), style=_WIDE,
+                                       layout=w.Layout(width="auto")), "topic")
         self.partition = _named(w.Dropdown(options=self._partitions(player.topic),
                                            value=player.partition if player.topic else None,
                                            description=tr("partition"), style=_WIDE,
-                                           layout=w.Layout(width="140px")), "partition")
+                                           layout=w.Layout(width="auto")), "partition")
         self.topic.observe(self._on_topic, names="value")
         self.partition.observe(self._on_partition, names="value")
-        self.isr = _named(w.Checkbox(value=player.show_isr, description=tr("ISR timeline"),
-                                     indent=False, layout=w.Layout(width="130px")), "isr")
-        self.isr.observe(self._on_isr, names="value")
-        self.image = w.Image(format="png", layout=w.Layout(max_width="100%"))
-        self.isr_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
-        self.readout = w.HTML()
         self.status = w.HTML()
-        # KRaft mode: the controller quorum / broker fencing panel (none in ZooKeeper mode)
-        self.quorum_image = None
-        if getattr(player.cluster, "kraft", None) is not None:
-            self.quorum_image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.notice = w.HTML()
-        self.flight = w.HTML(layout=w.Layout(max_width="100%"))
-        self.messages = _named(w.Checkbox(value=player.show_messages,
-                                          description=tr("messages in flight"), indent=False,
-                                          layout=w.Layout(width="170px")), "messages")
-        self.messages.observe(self._on_messages, names="value")
-        from kafkasim.viz import style
-        from kafkasim.widgets._tiles import TileRow
-
-        # one tile per broker: click to crash / restart it (Player.toggle_broker)
-        self.tiles = TileRow(lambda b: self._guard(lambda: player.toggle_broker(b))())
-        projector = [w.HTML(style.PROJECTOR_CSS)] if style.PRESENTATION else []
-        self.box = w.VBox([
+        titles = {"readout": tr("kafka-topics --describe, invariants, actions"),
+                  "isr": tr("ISR timeline")}
+        if getattr(player.cluster, "kraft", None) is not None:
+            titles["quorum"] = tr("controller quorum and fencing")
+        self.titles = titles
+        self.opened: str | None = None     # the one section shown under the stage, if any
+        self.toggles = {}
+        for name, title in titles.items():
+            b = w.ToggleButton(value=False, description=title, layout=w.Layout(width="auto"))
+            b.observe(lambda c, n=name: self._on_toggle(n, c["new"]), names="value")
+            self.toggles[name] = b
+        self.section = w.HTML()
+        self.details = _named(w.VBox([w.HBox(list(self.toggles.values()),
+                                             layout=w.Layout(**_ROW)), self.section]),
+                              "details")
+        projector = [w.HTML(style.PROJECTOR_CSS)] if big else []
+        self.box = _named(w.VBox([
             *projector,
-            self.title,
-            w.HBox([self.play, self.speed, self.slider, self.kind, self.jump],
+            w.HBox([self.slider, self.kind, self.jump, self.topic, self.partition],
                    layout=w.Layout(**_ROW)),
-            self.timeline,
-            w.HBox(moves + produce + [self.topic, self.partition, self.isr, self.messages],
-                   layout=w.Layout(**_ROW)),
-            w.HBox(faults, layout=w.Layout(**_ROW)),
-            self.tiles.box,
-            self.notice,
             self.status,
-            self.flight,
-            self.image,
-            self.isr_image,
-            *([self.quorum_image] if self.quorum_image is not None else []),
-            self.readout,
-        ])
-        if style.PRESENTATION:
+            self.notice,
+            self.stage,
+            self.details,
+        ]), "player")
+        if big:
             self.box.add_class("kafkasim-projector")
 
     # -- callbacks: each calls one Player method ----------------------------------------------
@@ -187,29 +128,19 @@ class PlayerUI:
                 fn()
             except (ValueError, RuntimeError) as exc:   # ClusterError is a ValueError
                 self.p.status = str(exc)
-                self.status.value = f"<span style='color:#c00'>{exc}</span>"
+                self.status.value = f"<span style='color:#c00'>{html.escape(str(exc))}</span>"
         return call
 
     def _jump(self) -> None:
         if self.kind.value is not None:
             self.p.next_event(self.kind.value)
             if self.p.status:           # nothing later: say so (refresh cleared the status)
-                self.status.value = f"<span style='color:#555'>{self.p.status}</span>"
-
-    def _back(self) -> None:
-        self.p.seek(self.p.now - self.p.tick_ms)
+                self.status.value = (f"<span style='color:#555'>{html.escape(self.p.status)}"
+                                     "</span>")
 
     def _on_slider(self, change) -> None:
         if not self.p._syncing:
             self._guard(lambda: self.p.seek(change["new"]))()
-
-    def _on_play(self, change) -> None:
-        # Stop resets the Play value to 0: only forward ticks run the simulation
-        if not self.p._syncing and change["new"] > change["old"]:
-            self._guard(self.p.play_tick)()
-
-    def _on_speed(self, change) -> None:
-        self.p.tick_ms = change["new"]
 
     def _on_topic(self, change) -> None:
         if not self.p._syncing:
@@ -219,20 +150,58 @@ class PlayerUI:
         if not self.p._syncing and change["new"] is not None:
             self._guard(lambda: self.p.select(self.p.topic, change["new"]))()
 
-    def _on_messages(self, change) -> None:
-        self.p.show_messages = bool(change["new"])
-        self.refresh()
-
-    def _on_isr(self, change) -> None:
-        self.p.show_isr = change["new"]
-        self.refresh()
+    def _on_toggle(self, name: str, on: bool) -> None:
+        if not self.p._syncing:
+            self.show(name if on else None)
 
     def _partitions(self, topic):
         return list(range(self.p.cluster.topics.partition_count(topic))) if topic else []
 
     # -- view ------------------------------------------------------------------------------------
+    def _name_jump(self) -> None:
+        """The jump button says where it goes before the click: the next event of the chosen
+        kind and its time (or that there is none on this branch)."""
+        kind = self.kind.value
+        t = None if kind is None else next_event_time(self.p, kind)
+        if t is None:
+            self.jump.description = tr("jump ▶")
+            self.jump.tooltip = tr("no {kind} event after now on this branch", kind=kind)
+            self.jump.disabled = True
+        else:
+            self.jump.description = tr("jump ▶ {t} ms", t=f"{t:,}")
+            self.jump.tooltip = tr("seek to the next {kind} event, at t={t} ms", kind=kind,
+                                   t=f"{t:,}")
+            self.jump.disabled = False
+
+    def show(self, name: str | None) -> None:
+        """Open one section under the stage (``SECTIONS``: "readout", "isr", "quorum"), or
+        close them all (None): what a click on its toggle does."""
+        if name is not None and name not in self.titles:
+            raise ValueError(f"no section {name!r}; choose from {', '.join(self.titles)}")
+        self.opened = name
+        self.p._syncing = True
+        try:
+            for n, b in self.toggles.items():
+                b.value = n == name
+        finally:
+            self.p._syncing = False
+        self._draw_details()
+
+    def _draw_details(self) -> None:
+        """Fill the open section only (the closed ones cost nothing per step)."""
+        name, p = self.opened, self.p
+        if name is None:
+            value = ""
+        elif name == "readout":
+            value = pre(p.readout_text())
+        else:
+            data = p.isr_png() if name == "isr" else p.quorum_png()
+            value = "" if data is None else img_tag(data, self.titles[name])
+        self.section.value = value
+
     def refresh(self) -> None:
-        """Bring every view up to date with the player (called after each Player method)."""
+        """Bring every view up to date with the player (called after each Player method; the
+        stage refreshes itself, ``Player._changed``)."""
         p = self.p
         p._syncing = True
         try:
@@ -253,33 +222,29 @@ class PlayerUI:
                 if list(self.partition.options) != parts:
                     self.partition.options = parts
                 self.partition.value = p.partition
+            # one partition: nothing to choose (a line of the screen saved for the stage)
+            self.partition.layout.display = "none" if len(self.partition.options) <= 1 else None
         finally:
             p._syncing = False
-        self.title.value = (f"<b>t = {p.now:,} ms</b> &nbsp; "
-                            + tr("recorded to {horizon} ms", horizon=f"{p.horizon:,}") + " · "
-                            + tr("{n} action(s) on this branch", n=len(p.history.actions)))
-        self.timeline.value = p.timeline_html()
-        self.tiles.update(p.broker_tiles())
-        if p.show_messages:
-            self.flight.value = p.flight_html()
-            self.flight.layout.display = None
-        else:
-            self.flight.layout.display = "none"
-        self.image.value = p.png()
-        isr = p.isr_png() if p.show_isr else None
-        if isr is not None:
-            self.isr_image.value = isr
-            self.isr_image.layout.display = None
-        else:
-            self.isr_image.layout.display = "none"
-        if self.quorum_image is not None:
-            self.quorum_image.value = p.quorum_png()
-        self.readout.value = pre(p.readout_text())
+        self._name_jump()
+        self._draw_details()
         self.notice.value = "" if not p.notice else (
-            "<div style='border-left:4px solid #CCBB44;background:#fbf6dc;padding:4px 8px'>"
-            f"<b>{html.escape(tr('Script dropped'))}</b>: {html.escape(p.notice)}</div>")
+            "<div style='border-left:4px solid #CCBB44;background:#fbf6dc;padding:4px 8px;"
+            f"color:#111'><b>{html.escape(tr('Script dropped'))}</b>: "
+            f"{html.escape(p.notice)}</div>")
         self.status.value = ""
         p.status = ""
+
+
+def next_event_time(player, kind: str) -> int | None:
+    """The time of the next trace row of ``kind`` after now on the player's branch (what
+    ``Player.next_event`` jumps to), or None."""
+    rows = player.history.trace_rows
+    now = player.now
+    for i in range(bisect_right(rows, now, key=lambda r: r[0]), len(rows)):
+        if rows[i][1] == kind:
+            return rows[i][0]
+    return None
 
 
 def _first_kind(kinds):
@@ -288,11 +253,3 @@ def _first_kind(kinds):
         if k in kinds:
             return k
     return kinds[0] if kinds else None
-
-
-def _speeds(current: int):
-    opts = list(SPEEDS)
-    if current not in [v for _l, v in opts]:
-        opts.append((f"{current} ms", current))
-        opts.sort(key=lambda o: o[1])
-    return opts

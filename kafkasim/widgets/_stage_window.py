@@ -4,7 +4,7 @@
 (``observe.snapshots``) event by event for ``window_ms`` of simulated time and returns a plain dict:
 
 - ``nodes``: brokers (and KRaft controllers, or ZooKeeper; clients that talk in the window) with
-  their place on the stage (a 960 x 470 box);
+  their place on the stage (a 960 x 400 box);
 - ``tokens``: every message on the wire at some time of the window, with its send and receive
   (or drop) time, type, source, destination, fate (delivered, dropped, held, in flight), a short
   label and its fields (``viz.flight.message_summary``);
@@ -29,6 +29,7 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
+from bisect import bisect_left
 
 from kafkasim.observe import snapshots
 from kafkasim.runtime.network import delivery_envelope
@@ -66,7 +67,7 @@ def state_text(state: str) -> str:
 def reason_text(reason: str) -> str:
     return tr(REASONS[reason]) if reason in REASONS else reason
 
-W, H = 960, 470                 # the stage's coordinate box (the SVG viewBox)
+W, H = 960, 400                 # the stage's coordinate box (the SVG viewBox)
 BOX_W, BOX_H = 232, 96          # a broker's box
 SMALL_W, SMALL_H = 156, 34      # a controller, ZooKeeper or a client
 CELLS = 16                      # record cells drawn per broker (the newest ones)
@@ -94,7 +95,7 @@ def stage_nodes(cluster, clients: list[str]) -> list[dict]:
     n = len(brokers)
     for i, b in enumerate(brokers):
         if n <= 3:
-            x, y = (i + 0.5) * W / n, H * (0.62 if i % 2 else 0.40)
+            x, y = (i + 0.5) * W / n, H * (0.66 if i % 2 else 0.42)
         else:
             angle = math.pi + 2 * math.pi * i / n
             x, y = W / 2 + 0.36 * W * math.cos(angle), H * 0.51 + 0.22 * H * math.sin(angle)
@@ -285,9 +286,42 @@ def _as_changes(frames: list[dict]) -> list[dict]:
     return out
 
 
-def _tokens(clone, t0: int, t1: int, topic, partition, messages: dict, hidden) -> list[dict]:
+class _Recent:
+    """Enough of a cluster for ``message_arrows`` over ``[t0, ...]``: the trace rows from ``t0``
+    on, after the last send (or hold) row of each message they end and of each message still on
+    the wire at ``t0`` (``on_wire``), found by scanning back from ``t0`` (message ids grow
+    with the rows that send them, so the scan stops below the smallest one); so a window late in a
+    long run does not read the whole trace from the start (seconds on a KRaft run), and shows
+    the same tokens as if it did."""
+
+    def __init__(self, clone, t0: int, on_wire: list[dict]) -> None:
+        rows = clone.trace.rows
+        i = bisect_left(rows, t0, key=lambda r: r[0])
+        recent = rows[i:]
+        started = {r[5][2] for r in recent if r[1] in ("send", "hold")}
+        needed = {f["msg_id"] for f in on_wire} | \
+            {r[5][2] for r in recent if r[1] in ("recv", "drop")}
+        needed -= started
+        found = []
+        lowest = min(needed, default=0)
+        while needed and i > 0:      # message ids grow with their send (or hold) rows
+            i -= 1
+            r = rows[i]
+            if r[1] in ("send", "hold"):
+                if r[5][2] in needed:
+                    needed.discard(r[5][2])
+                    found.append(r)
+                elif r[5][2] < lowest:
+                    break            # the others were lost at the sender: no send row
+        found.reverse()
+        self.trace = self
+        self.rows = found + recent
+
+
+def _tokens(clone, t0: int, t1: int, topic, partition, messages: dict, hidden,
+            on_wire: list[dict]) -> list[dict]:
     out = []
-    for a in message_arrows(clone, t0, t1):
+    for a in message_arrows(_Recent(clone, t0, on_wire), t0, t1):
         if a.api in hidden or a.type_name in hidden:
             continue
         msg = messages.get(a.msg_id)
@@ -316,13 +350,14 @@ def stage_window(cluster, topic: str | None = None, partition: int = 0,
     t1 = t0 + window_ms
     clone = snapshots.load(snapshots.dump(cluster))
     messages: dict = {}
-    for f in clone.inspect.messages_in_flight():        # already on the wire at t0
+    on_wire = clone.inspect.messages_in_flight()        # already on the wire at t0
+    for f in on_wire:
         messages[f["msg_id"]] = f["message"]
     _listen_for_messages(clone, messages)
     frames = _run_frames(clone, t1, topic, partition)
     for f in clone.inspect.messages_in_flight():        # still on the wire at t1
         messages.setdefault(f["msg_id"], f["message"])
-    tokens = _tokens(clone, t0, t1, topic, partition, messages, hidden)
+    tokens = _tokens(clone, t0, t1, topic, partition, messages, hidden, on_wire)
     clients = sorted({str(n) for tok in tokens for n in (tok["src"], tok["dst"])
                       if isinstance(n, str) and n != "zookeeper"})
     nodes = stage_nodes(cluster, clients)

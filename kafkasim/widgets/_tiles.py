@@ -1,13 +1,14 @@
-"""The player's broker tiles: one button per broker showing what that broker believes, and a click
-crashes or restarts it.
+"""What each broker believes, per broker: the data of the player's broker tiles (the stage draws
+the brokers now; ``Player.broker_tiles`` keeps this data for cells and tests).
 
 ``broker_tiles(cluster, topic, partition)`` is the data (plain Python, tested without a browser):
 per broker, in the cluster's broker order, its process state (running, paused, shutting down,
 crashed; in KRaft mode Kafka's ``BrokerState`` while it is not yet ``RUNNING``), the partitions it
 believes it leads (its ``ReplicaManager``'s partitions with ``isLeader``), and its own view of the
 shown partition as the messages-in-flight picture draws it (``viz.flight.broker_belief``: the
-leader and leader epoch it knows, the ISR if it leads, LEO and HW). ``TileRow`` is the
-ipywidgets row that shows them; its buttons call ``Player.toggle_broker``.
+leader and leader epoch it knows, the ISR if it leads, LEO and HW). (The ipywidgets row that
+showed them gave way to the stage, ``kafkasim.widgets.stage``, whose broker clicks call
+``Player.toggle_broker``.)
 
 The tile's words (``lines``, ``tooltip``) speak the course's language (``_render.tr``); its data
 (``state``, ``detail``, ``action``) stays English, and Kafka's own names (``BrokerState`` values
@@ -146,48 +147,3 @@ def broker_tiles(cluster, topic: str | None = None, partition: int = 0) -> list[
             text_color=style.DARK_GREY if state == "crashed" else "#000000",
             border=style.broker_color(i)))
     return out
-
-
-#: multi-line tile text (an ipywidgets button is one line by default)
-TILE_CSS = ("<style>.kafkasim-tiles .jupyter-button.kafkasim-tile{white-space:pre-line;"
-            "height:auto;text-align:left;line-height:1.3;padding:4px 10px;}</style>")
-
-
-class TileRow:
-    """The ipywidgets row of broker tiles; ``on_click(broker)`` is called for a click."""
-
-    def __init__(self, on_click) -> None:
-        import ipywidgets as w
-
-        self._w = w
-        self.on_click = on_click
-        self.buttons: dict[int, object] = {}
-        self.row = w.HBox([], layout=w.Layout(flex_flow="row wrap", align_items="stretch"))
-        self.row.add_class("kafkasim-tiles")
-        self.box = w.VBox([w.HTML(TILE_CSS), self.row])
-
-    def _button(self, broker: int):
-        w = self._w
-        big = style.PRESENTATION          # projector mode: large tiles
-        b = w.Button(layout=w.Layout(width="auto", min_width="260px" if big else "170px",
-                                     margin="2px 6px 2px 0"))
-        b.add_class("kafkasim-tile")
-        b.add_class(f"kafkasim-tile-{broker}")
-        b.style.font_size = "20px" if big else "12px"
-        b.on_click(lambda _b: self.on_click(broker))
-        return b
-
-    def update(self, tiles: list[BrokerTile]) -> None:
-        """Show ``tiles`` (buttons are reused; a broker added or removed rebuilds the row)."""
-        ids = [t.broker for t in tiles]
-        if list(self.buttons) != ids:
-            self.buttons = {b: self.buttons.get(b) or self._button(b) for b in ids}
-            self.row.children = tuple(self.buttons.values())
-        for t in tiles:
-            btn = self.buttons[t.broker]
-            btn.description = t.label
-            btn.tooltip = t.tooltip
-            btn.style.button_color = t.color
-            btn.style.text_color = t.text_color
-            btn.style.font_weight = "bold" if t.action == "crash" and t.leads else "normal"
-            btn.layout.border = f"3px solid {t.border}"

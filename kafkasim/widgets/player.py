@@ -8,9 +8,12 @@
     >>> p.toggle_broker(1)                         # what a click on broker 1's tile does
     >>> p                                          # in JupyterLab: the widget
 
-In the widget, a row of broker tiles shows each broker's state and what it believes (the
-partitions it leads; the shown partition's leader, leader epoch and ISR as it knows them):
-click a running broker's tile to crash it, a crashed one's to restart it.
+In the widget, the player's picture is its ``Stage`` (``player.stage``): the brokers with their
+logs, LEO, HW, leader epoch and ISR view, the messages in flight moving between them, narration
+and the branch's timeline, under one row of controls (time slider, jump to the next event of a
+kind, topic and partition). Click a broker to crash or restart it, shift-click to pause it, drag
+between two nodes to cut their link, click a message to drop it: each goes through the methods
+below and shows the call. It fits one 1280x720 screen.
 
 Every button and slider of the widget calls one of these methods, so a cell (and pytest, and
 nbval, which never renders widgets) can do exactly what a click does. Time travel is
@@ -32,7 +35,7 @@ from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
-from kafkasim.widgets._render import TICK_CHOICES, img_tag, png, pre, tr, widget_bundle
+from kafkasim.widgets._render import TICK_CHOICES, png, pre, tr, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario, record_story
 
 PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
@@ -122,7 +125,7 @@ class Player:
     ``tick_ms``: simulated time one Play tick runs (default: ``auto_tick_ms`` of the recorded
     story, at least 100 ms). ``checks``: True (every registered invariant
     of ``kafkasim.observe.checks``), a list of check names, or False.
-    In the widget, clicking a broker's tile crashes or restarts it (``toggle_broker``).
+    In the widget, clicking a broker on the stage crashes or restarts it (``toggle_broker``).
     """
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
@@ -149,8 +152,11 @@ class Player:
             self.cluster.topics.check_partition(self.topic, partition)
         self.tick_ms = tick_ms if tick_ms is not None else \
             auto_tick_ms(self.horizon - self.start_ms)
+        # kept for the notebooks that pass them: the stage always shows the messages in flight,
+        # and the ISR timeline opens with its toggle under the stage (closed at first, so the
+        # player fits one screen)
         self.show_isr = show_isr
-        self.show_messages = show_messages   # the messages-in-flight panel (viz.flight)
+        self.show_messages = show_messages
         if presentation is not None:          # projector mode, course-wide (viz.style)
             from kafkasim.viz import style as _style
 
@@ -478,7 +484,8 @@ class Player:
         if self._frames.stage is None:
             from kafkasim.widgets.stage import Stage
 
-            self._frames.stage = Stage(self)
+            # windows of ~8 s of watching at the speed set (a seek computes only that much)
+            self._frames.stage = Stage(self, sized_to_watch=True)
         return self._frames.stage
 
     @property
@@ -501,13 +508,16 @@ class Player:
         return flight_svg(self.cluster, self.topic, self.partition)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
-        """The widget, with a still image and the readout as fallbacks (``widget_bundle``)."""
-        text = f"{self!r}\n{self.readout_text()}"
+        """The widget (its stage under one row of controls), with the stage's still picture
+        (the messages in flight drawn) and text plus the readout as fallbacks
+        (``widget_bundle``)."""
+        box = self.widget
+        stage = self.stage
+        text = f"{self!r}\n{stage.text()}\n\n{self.readout_text()}"
         static = (f"<b>t = {self.now:,} ms</b> · "
                   + tr("recorded to {horizon} ms", horizon=f"{self.horizon:,}")
-                  + (img_tag(self.png(), "replica logs") if self.topic else "")
-                  + pre(self.readout_text()))
-        return widget_bundle(self.widget, text, static)
+                  + stage.svg() + pre(stage.text()) + pre(self.readout_text()))
+        return widget_bundle(box, text, static)
 
     def _changed(self) -> None:
         if self._ui is not None:

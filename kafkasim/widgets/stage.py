@@ -51,7 +51,8 @@ I18N_CONTEXT = "kafkasim.player"
 STATIC = Path(__file__).parent / "static"
 PAUSE_MS = 5000            # a shift-click pauses a broker this long (a long GC pause)
 CODE_LINES = 6             # calls shown under the stage
-WATCH_S = 15               # a window holds about this many seconds of watching at the speed set
+WATCH_S = 8                # a window holds about this many seconds of watching at the speed set
+START_SPEED = 10 ** -1.5   # simulated ms per real ms stage.js starts at (its SPEEDS.start)
 MIN_WINDOW_MS = 250
 ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
 
@@ -66,6 +67,7 @@ JS_STRINGS = (
     N_("the player's branch: click to go there; marks: actions (blue), first invariant "
        "violation (red)"),
     N_("the equivalent calls"), N_("# the calls your clicks make appear here"),
+    N_("keys and clicks"),
     N_("Keys: space play/pause · ← → step · 1-9 crash/restart broker · shift+1-9 pause it · "
        "p produce. Click a broker to crash/restart it (shift-click: pause), drag from one node "
        "to another to cut their link (again: heal), click a message to drop it; hover a "
@@ -156,6 +158,8 @@ class _PlayerDriver:
         method = named.get(method, method)
         if method == "drop_message":
             args, kwargs = (kwargs["msg_id"],), {}
+        if method == "restart":
+            kwargs = {}          # Player.restart waits for the old ZooKeeper session itself
         result = getattr(self.player, method)(*args, **kwargs)
         return result, f"{self.name}.{method}({_args(args, kwargs)})"
 
@@ -190,7 +194,9 @@ class Stage(anywidget.AnyWidget):
     ``topic``/``partition``: the partition whose logs the brokers show (default: the first
     topic, or the player's). ``window_ms``: how much simulated time one window holds (the
     browser asks for the next one when playing reaches its end). ``name``: how the shown code
-    names the cluster or player (default ``cluster`` / ``player``)."""
+    names the cluster or player (default ``cluster`` / ``player``). ``sized_to_watch``: size
+    every window to ``WATCH_S`` seconds of watching at the front end's speed from the first one
+    (a player's stage: a seek computes a quarter second, not ``window_ms``)."""
 
     _esm = STATIC / "stage.js"
     _css = STATIC / "stage.css"
@@ -202,11 +208,13 @@ class Stage(anywidget.AnyWidget):
 
     def __init__(self, source, topic: str | None = None, partition: int = 0,
                  window_ms: int = WINDOW_MS, *, name: str | None = None,
-                 autoplay: bool = False) -> None:
+                 autoplay: bool = False, sized_to_watch: bool = False) -> None:
         super().__init__()
         self.strings = ui_strings()      # before the front end renders: it reads them once
         self._serial = 0
-        self._speed = None       # simulated ms per real ms the front end plays at (it says)
+        # simulated ms per real ms the front end plays at (it says with every request); with
+        # ``sized_to_watch`` the first windows assume its starting speed: short and cheap
+        self._speed = START_SPEED if sized_to_watch else None
         if isinstance(source, Cluster):
             self._driver = _ClusterDriver(source, name or "cluster")
         elif _is_player(source):

@@ -2,9 +2,10 @@
 
 For each notebook: no "Error displaying widget" / "model not found" in any output, no traceback,
 no stderr (in a cell or from a widget callback) beyond the notebook's allow-list. Then, where the
-notebook has them: the player is driven (time slider dragged, step, a fault, a fork: acting after
-dragging back to the past), one explorer control is moved and one exercise check is answered, and
-each must change what the cell shows (output text or image). Screenshots are saved on failure.
+notebook has them: the player (its stage) is driven (time slider dragged, step, a click on a
+broker, a fork: producing after dragging back to the past), one explorer control is moved and one
+exercise check is answered, and each must change what the cell shows (output text or image).
+Screenshots are saved on failure.
 
 Run All happens at 1280x720 with the sidebar open (labdriver.SCREEN), and right after it no
 output may show a broken image (an <img> that did not load, a 0x0 one) or a blank one (an <img>
@@ -18,12 +19,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from labdriver import IMAGES, KOREAN, NOTEBOOKS, Notebook, player_control
-
-# The player's hidden Image that has no picture (a 0x0 broken image in every player): branch
-# `stage` replaces it; until it is merged, a notebook whose only image problem is that one is an
-# expected failure (the integrator removes this after merging).
-PLAYER_IMAGE_XFAIL = "branch stage replaces the player's image"
+from labdriver import KOREAN, NOTEBOOKS, Notebook, player_control
 
 
 @dataclass(frozen=True)
@@ -80,35 +76,54 @@ def _assert_clean(nb: Notebook, spec: Spec, ran: int, when: str) -> None:
 
 def _assert_images(nb: Notebook, found: list[dict]) -> None:
     """``found``: Notebook.image_problems() after Run All. Fails on any blank or broken image;
-    xfails when the only ones are broken images in a player (PLAYER_IMAGE_XFAIL)."""
+    a player has no image of its own any more (its picture is the stage's SVG)."""
     if not found:
         return
     lines = "\n".join(f"  cell {p['cell']}: {p['kind']}: {p['what']}"
                       + (" (in a player)" if p["player"] else "") for p in found)
-    if all(p["player"] and p["kind"] == "broken image" for p in found):
-        pytest.xfail(f"{PLAYER_IMAGE_XFAIL}:\n{lines}")
     nb.cell_locator(found[0]["cell"])
     pytest.fail(f"{nb.path}: blank or broken images after Run All:\n{lines}")
 
 
+STAGE_SHOWN = """(cell) => {
+  const box = cell.querySelector('.ks-stage');
+  return [box.querySelector('.ks-time').textContent, box.querySelector('.ks-narration').textContent,
+          [...box.querySelectorAll('.ks-node')].map(g => g.getAttribute('class')).join('|')]
+         .join('\\n');
+}"""
+
+
 def drive_player(nb: Notebook, index: int) -> None:
+    """The player is its stage (issue 32): the time slider seeks, the stage's step shows a
+    change (in the browser, no kernel call), a click on a broker crashes it, producing after
+    dragging back to the past forks a new future."""
     cell = nb.cell_locator(index)
+    stage = cell.locator(".ks-stage").first
+    stage.locator(".ks-broker").first.wait_for(timeout=60_000)
     slider = player_control(cell, "time")     # found by class: labels are Korean in ko/
     where = nb.slider_fraction(slider)
     target = 0.25 if where > 0.6 else 0.75
-    t = nb.timed(index, "seek", lambda: nb.drag_slider(slider, target))
-    assert t.changed, f"dragging the time slider to {target:.0%} changed nothing"
-    t = nb.timed(index, "step", lambda: player_control(cell, "step").click())
-    assert t.changed, "the step button changed nothing"
-    t = nb.timed(index, "fault", lambda: player_control(cell, "crash").click())
-    assert t.changed, "the crash button changed nothing"
+    before = stage.evaluate("b => b.querySelector('.ks-time').textContent")
+    nb.drag_slider(slider, target)
+    nb.page.wait_for_function(
+        "([c, b]) => c.querySelector('.ks-stage .ks-time').textContent !== b",
+        arg=[cell.element_handle(), before], timeout=60_000)
+    shown = cell.evaluate(STAGE_SHOWN)
+    stage.locator(".ks-next").click()
+    nb.page.wait_for_timeout(100)
+    assert cell.evaluate(STAGE_SHOWN) != shown, "the step button changed nothing"
+    code = stage.locator(".ks-code")
+    stage.locator(".ks-broker").first.click()
+    nb.page.wait_for_function("(c) => /player\\.(crash|restart)\\(/.test(c.textContent)",
+                              arg=code.element_handle(), timeout=60_000)
     # fork: back to the past, then act there (a new future replaces the recorded one)
-    nb.timed(index, "seek", lambda: nb.drag_slider(slider, 0.05))
-    text = nb.signature(index).split(IMAGES)[0]
-    t = nb.timed(index, "fork", lambda: player_control(cell, "produce").click())
-    assert t.changed, "producing in the past (a fork) changed nothing"
-    assert nb.signature(index).split(IMAGES)[0] != text, \
-        "the player's text (time, actions on the branch, readout) did not change after the fork"
+    nb.drag_slider(slider, 0.05)
+    nb.page.wait_for_timeout(500)
+    nb.page.wait_for_function("(b) => !b.classList.contains('ks-waiting')",
+                              arg=stage.element_handle(), timeout=60_000)
+    stage.locator(".ks-produce").click()
+    nb.page.wait_for_function("(c) => /player\\.produce\\(/.test(c.textContent)",
+                              arg=code.element_handle(), timeout=60_000)
 
 
 def drive_explorer(nb: Notebook, index: int) -> None:

@@ -20,6 +20,9 @@ function make(tag, attrs = {}, parent = null, ns = SVG) {
   return e;
 }
 const html = (tag, attrs = {}, parent = null) => make(tag, attrs, parent, null);
+const setText = (e, v) => { if (e.textContent !== v) e.textContent = v; };
+const setAttr = (e, k, v) => { if (e.getAttribute(k) !== v) e.setAttribute(k, v); };
+const setStyle = (e, k, v) => { if (e.style[k] !== v) e.style[k] = v; };
 const num = (t) => t.toLocaleString("en");
 
 // Every word the stage shows comes from the model's "strings" (English -> the course's
@@ -79,10 +82,13 @@ function buildDom(root, T) {
   ui.code = html("pre", {class: "ks-code", "aria-label": T("the equivalent calls"),
                          "data-empty": T("# the calls your clicks make appear here")}, box);
   ui.error = html("div", {class: "ks-error", role: "alert"}, box);
-  html("div", {class: "ks-keys", text: T("Keys: space play/pause · ← → step · 1-9 " +
+  // the keys, one click away (a line of the screen saved for the stage)
+  const keys = html("details", {class: "ks-keys"}, box);
+  html("summary", {text: T("keys and clicks")}, keys);
+  html("div", {text: T("Keys: space play/pause · ← → step · 1-9 " +
     "crash/restart broker · shift+1-9 pause it · p produce. Click a broker to crash/restart " +
     "it (shift-click: pause), drag from one node to another to cut their link (again: heal), " +
-    "click a message to drop it; hover a message for its fields.")}, box);
+    "click a message to drop it; hover a message for its fields.")}, keys);
   return ui;
 }
 
@@ -196,7 +202,7 @@ export default {
     const ui = buildDom(el, T);
     const st = {win: null, t: 0, playing: !!model.get("autoplay"), waiting: false,
                 speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -2, nodes: new Map(),
-                tokens: [], times: [], raf: 0, hover: null, colours: null, drag: null, dragged: false,
+                tokens: [], stops: [], raf: 0, hover: null, colours: null, drag: null, dragged: false,
                 paints: 0};
 
     const send = (msg) => {
@@ -312,13 +318,10 @@ export default {
         return {tok, g, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
                 shown: false, x: null, y: null};
       });
-      const times = new Set([win.t0, win.t1]);
-      for (const tok of win.tokens) {
-        times.add(tok.sent);
-        if (tok.recv !== null) times.add(tok.recv);
-      }
-      for (const f of win.frames) times.add(f.t);
-      st.times = [...times].filter((t) => t >= win.t0 && t <= win.t1).sort((a, b) => a - b);
+      // a step stops where something is narrated (a message arrives or is lost, a node
+      // changes): the line "next, at ..." names exactly where the step goes
+      st.stops = [...new Set(win.narration.map((n) => n.t))]
+        .filter((t) => t >= win.t0 && t <= win.t1).sort((a, b) => a - b);
       st.hover = null;
       st.colours = null;         // the theme may have changed
       drawTimeline(win);
@@ -449,7 +452,7 @@ export default {
                       error: themeColour("--jp-error-color1", "#c62828")};
       }
       const c = st.colours;
-      ctx.font = "10.5px sans-serif";
+      ctx.font = st.win.presentation ? "13px sans-serif" : "10.5px sans-serif";
       ctx.lineJoin = "round";
       for (const t of st.tokens) {
         if (!t.shown) continue;
@@ -488,14 +491,19 @@ export default {
       for (let j = 0; j < ns.length && ns[j].t <= t; j++) i = j;
       if (i === st.narrIdx) return;
       st.narrIdx = i;
-      ui.narration.textContent = i < 0
+      // every line of one millisecond, the latest last (a step shows all it ran)
+      const same = (k) => ns.filter((n) => n.t === ns[k].t).map((n) => n.text);
+      const joined = (k) => { const xs = same(k); return xs.length > 3
+        ? [...xs.slice(0, 2), `(+${xs.length - 3})`, xs[xs.length - 1]].join(" · ")
+        : xs.join(" · "); };
+      setText(ui.narration, i < 0
         ? T("Press play (space) or step (→) to watch the messages.")
-        : T("t = {t} ms: {text}", {t: num(ns[i].t), text: ns[i].text});
+        : T("t = {t} ms: {text}", {t: num(ns[i].t), text: joined(i)}));
       // the next event, named before the step that shows it
-      const next = ns.find((n, j) => j > i && n.t > t);
-      ui.upNext.textContent = next
-        ? T("next, at {t} ms: {text}", {t: num(next.t), text: next.text})
-        : T("next: the following window (step or play on)");
+      const k = ns.findIndex((n, j) => j > i && n.t > t);
+      setText(ui.upNext, k >= 0
+        ? T("next, at {t} ms: {text}", {t: num(ns[k].t), text: joined(k)})
+        : T("next: the following window (step or play on)"));
       ui.next.title = `${ui.upNext.textContent} (→)`;
     }
 
@@ -515,13 +523,16 @@ export default {
       }
       const n = drawTokens(t);
       drawNarration(t);
-      if (win.timeline && ui.tlNow) ui.tlNow.style.left = st.tlLeft(t);
-      ui.time.textContent = T("t = {t} ms · {n} in flight", {t: num(Math.floor(t)), n});
-      ui.scrub.value = String(Math.round(1000 * (t - win.t0) / Math.max(win.t1 - win.t0, 1)));
-      ui.play.textContent = st.playing ? T("❚❚ Pause") : T("▶ Play");
-      ui.speedText.textContent = speedText(st.speedLog);
-      ui.svg.setAttribute("aria-label", T("stage at t = {t} ms, {n} messages in flight",
-                                          {t: Math.floor(t), n}));
+      // the DOM changes only when what it shows does (a still stage is still: no mutation
+      // per frame, which also lets a page, or a test, tell when the stage has settled)
+      if (win.timeline && ui.tlNow) setStyle(ui.tlNow, "left", st.tlLeft(t));
+      setText(ui.time, T("t = {t} ms · {n} in flight", {t: num(Math.floor(t)), n}));
+      const pos = String(Math.round(1000 * (t - win.t0) / Math.max(win.t1 - win.t0, 1)));
+      if (ui.scrub.value !== pos) ui.scrub.value = pos;
+      setText(ui.play, st.playing ? T("❚❚ Pause") : T("▶ Play"));
+      setText(ui.speedText, speedText(st.speedLog));
+      setAttr(ui.svg, "aria-label", T("stage at t = {t} ms, {n} messages in flight",
+                                      {t: Math.floor(t), n}));
     }
 
     function tick(now) {
@@ -543,11 +554,11 @@ export default {
       st.playing = false;
       const eps = 1e-6;
       if (dir > 0) {
-        const next = st.times.find((t) => t > st.t + eps);
+        const next = st.stops.find((t) => t > st.t + eps);
         if (next === undefined || next >= st.win.t1) { send({action: "advance"}); return; }
         st.t = next;
       } else {
-        const prev = [...st.times].reverse().find((t) => t < st.t - eps);
+        const prev = [...st.stops].reverse().find((t) => t < st.t - eps);
         const tl = st.win.timeline;
         if (prev === undefined && tl && st.win.t0 > tl.start) {   // back into the last window
           send({action: "seek", t: Math.max(tl.start, st.win.t0 - 500)});
