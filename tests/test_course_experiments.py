@@ -198,11 +198,13 @@ def test_captions_and_checks_speak_the_course_language_in_the_course_style(capsy
         caption = loss_table(results).caption
         assert caption.startswith("측정 조건: 장애: 클러스터 전체에서 분당 6회 무작위 crash")
         assert "시드 1개" in caption and "초당 레코드 20개 쓰기" in caption
-        # a figure's text stays English (matplotlib's fonts have no Hangul), its caption too
-        assert loss_table(results).round(2).figure_caption.startswith(
-            "Measured under faults: crash at random")
+        # a figure's caption is in the course language too (drawn with a Hangul font), and a
+        # table shows its headers translated while the data keeps its English column names
+        assert loss_table(results).round(2).figure_caption.startswith("측정 조건: 장애: ")
         ax = plot_loss(loss_table(results))
-        assert "Measured under faults: crash" in ax.get_title()
+        assert "측정 조건: 장애: " in ax.get_title()
+        assert "runs" in loss_table(results).columns
+        assert "runs" not in loss_table(results)._repr_html_()
         ax.figure.clf()
         assert check_no_loss_config(results, "0", 1, True).message == (
             "아쉽습니다: acks=0, min ISR 1, unclean=True는 이 스윕에 없습니다.")

@@ -200,9 +200,22 @@ KAFKA_LINE = re.compile(r"^\s*(?:Topic:|Current(?:Voters|Observers):|ClusterId:|
                         r"LeaderEpoch:|HighWatermark:|MaxFollowerLag:|MaxFollowerLagTimeMs:|"
                         r"\$ kafka-|/[a-z_]+(?:/\S*)?\s+[{\[])")
 KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce acks poll seed ms min
-    max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split())
+    max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split()
+    # kafka-topics --describe's field names and its leaderless value ("Leader: none"), named
+    # in translated prose as the learner reads them in that output
+    + "Replicas Isr none".split()
+    # KRaft's QuorumState names, as the Raft rows of the trace print them (Kafka's
+    # FollowerState, ProspectiveState (KIP-996), CandidateState, UnattachedState, LeaderState)
+    + "Follower Prospective Candidate Unattached Leader Resigned".split())
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._=:/'-][A-Za-z0-9]+)*")
 _TAGS = re.compile(r"<[^>]+>")
+
+
+def _result_columns() -> frozenset[str]:
+    """The column names of notebook 90's results tables (``results["acked"]``): names the
+    learner indexes by, as a config key is."""
+    from kafkasim.experiments.runner import RESULT_COLUMNS
+    return frozenset(name for name, _kind in RESULT_COLUMNS)
 
 
 def _screen_texts(cell):
@@ -217,6 +230,8 @@ def _screen_texts(cell):
             h = re.sub(r"(?s)<(style|script)[^>]*>.*?</\1>", "", data["text/html"])
             h = re.sub(r"<br\s*/?>|</(?:tr|p|div|li|h\d|caption|th|td|summary)>", "\n", h)
             yield _html.unescape(_TAGS.sub(" ", h))
+        elif "text/markdown" in data:
+            yield data["text/markdown"]       # rendered, not its repr
         elif "text/plain" in data and "image/png" not in data:
             yield data["text/plain"]
 
@@ -239,13 +254,15 @@ def english_words(line: str, kept: frozenset[str] = frozenset()) -> list[str]:
         if re.search(r"[._=:/\d-]", w) or re.search(r"[A-Z].*[A-Z]", w) or len(w) < 2 or \
                 w in KEPT_ENGLISH or w in kept or set(w) <= kept:
             continue             # (a word of the learner's one-letter names: racks "abc")
+        if re.match(r'=|":', line[m.end():]):
+            continue             # a field's name: key=value (a metadata record), "key": (JSON)
         out.append(w)
     return out
 
 
 def screen_english(nb) -> list[tuple[str, str]]:
     """(cell id, line) for every output line of ``nb`` with an English word on it."""
-    kept = _learner_words(nb)
+    kept = _learner_words(nb) | _result_columns()
     found = []
     for cell in nb.cells:
         if cell.cell_type != "code" or SOURCE_LISTING.search(cell.source):
@@ -270,6 +287,7 @@ def test_the_screen_scan_keeps_kafkas_formats_and_flags_narration():
     assert english_words("Fetch 2->1: broker 2 asks from offset 7") == ["broker", "asks", "from",
                                                                          "offset"]
     assert english_words("leader  follower", frozenset({"leader"})) == ["follower"]
+    assert english_words('replicas=[2,3,1], isr=[2,3,1] {"faults": "crash"}') == ["crash"]
 
 
 @pytest.mark.parametrize("path", i18n.english_notebooks(), ids=lambda p: p.name[:2])
