@@ -86,7 +86,8 @@ def test_the_caption_follows_the_sweep_not_a_constant():
 def test_the_demo_sweep_shows_what_acks_all_saves():
     """Section 1's demo (the notebook's own cell): acks=1 loses acknowledged records when the
     leader dies before its distant followers fetched them, acks=all loses none."""
-    scope = {"Sweep": Sweep, "print": lambda *a, **k: None, "KAFKA_VERSION": "4.3"}
+    scope = {"Sweep": Sweep, "print": lambda *a, **k: None, "KAFKA_VERSION": "4.3",
+             "sweep_line": sweep_line}
     exec(_cell("6b757377"), scope)
     rows = scope["demo"].run(mode="serial", progress=False)
     by_acks = {acks: list(g["lost_acked"]) for acks, g in rows.groupby("producer.acks")}

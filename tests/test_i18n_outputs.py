@@ -203,10 +203,12 @@ KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce ack
     max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split()
     # kafka-topics --describe's field names and its leaderless value ("Leader: none"), named
     # in translated prose as the learner reads them in that output
-    + "Replicas Isr none".split()
+    + "Replicas Isr Elr none".split()
     # KRaft's QuorumState names, as the Raft rows of the trace print them (Kafka's
     # FollowerState, ProspectiveState (KIP-996), CandidateState, UnattachedState, LeaderState)
-    + "Follower Prospective Candidate Unattached Leader Resigned".split())
+    + "Follower Prospective Candidate Unattached Leader Resigned".split()
+    # the consensus protocol KRaft (Kafka Raft) is named for
+    + ["Raft"])
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._=:/'-][A-Za-z0-9]+)*")
 _TAGS = re.compile(r"<[^>]+>")
 

@@ -128,6 +128,13 @@ def raft_events(c, start_ms: int = 0) -> Text:
     return text_table(rows)
 
 
+def _cut(fields: str, width: int) -> str:
+    """``fields`` ("a=1, b=[2,3], c=...") cut to ``width`` characters after a whole field."""
+    head = fields[:width - 2]
+    at = head.rfind(", ")
+    return (head[:at + 1] if at > 0 else head) + " …"
+
+
 def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) -> Text:
     """The last ``last`` records of the active controller's ``__cluster_metadata`` log (NoOpRecord
     left out unless ``noop``), fields cut to ``width`` characters."""
@@ -135,7 +142,7 @@ def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) 
     for offset, epoch, rec, committed, fields in c.kraft.metadata_log():
         if rec == "NoOpRecord" and not noop:
             continue
-        f = fields if len(fields) <= width else fields[:width - 1] + "…"
+        f = fields if len(fields) <= width else _cut(fields, width)
         rows.append({"offset": offset, "epoch": epoch, "record": rec,
                      "committed": "yes" if committed else "no", "fields": f})
     return text_table(rows[-last:])
