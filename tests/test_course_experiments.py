@@ -23,6 +23,7 @@ from kafkasim.experiments.notebook import (
     loss_table,
     plot_availability,
     plot_loss,
+    sweep_line,
 )
 
 matplotlib.use("Agg")
