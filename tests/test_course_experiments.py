@@ -23,6 +23,7 @@ from kafkasim.experiments.notebook import (
     loss_table,
     plot_availability,
     plot_loss,
+    sweep_line,
 )
 
 matplotlib.use("Agg")
@@ -86,7 +87,8 @@ def test_the_caption_follows_the_sweep_not_a_constant():
 def test_the_demo_sweep_shows_what_acks_all_saves():
     """Section 1's demo (the notebook's own cell): acks=1 loses acknowledged records when the
     leader dies before its distant followers fetched them, acks=all loses none."""
-    scope = {"Sweep": Sweep, "print": lambda *a, **k: None, "KAFKA_VERSION": "4.3"}
+    scope = {"Sweep": Sweep, "print": lambda *a, **k: None, "KAFKA_VERSION": "4.3",
+             "sweep_line": sweep_line}
     exec(_cell("6b757377"), scope)
     rows = scope["demo"].run(mode="serial", progress=False)
     by_acks = {acks: list(g["lost_acked"]) for acks, g in rows.groupby("producer.acks")}
@@ -198,11 +200,13 @@ def test_captions_and_checks_speak_the_course_language_in_the_course_style(capsy
         caption = loss_table(results).caption
         assert caption.startswith("측정 조건: 장애: 클러스터 전체에서 분당 6회 무작위 crash")
         assert "시드 1개" in caption and "초당 레코드 20개 쓰기" in caption
-        # a figure's text stays English (matplotlib's fonts have no Hangul), its caption too
-        assert loss_table(results).round(2).figure_caption.startswith(
-            "Measured under faults: crash at random")
+        # a figure's caption is in the course language too (drawn with a Hangul font), and a
+        # table shows its headers translated while the data keeps its English column names
+        assert loss_table(results).round(2).figure_caption.startswith("측정 조건: 장애: ")
         ax = plot_loss(loss_table(results))
-        assert "Measured under faults: crash" in ax.get_title()
+        assert "측정 조건: 장애: " in ax.get_title()
+        assert "runs" in loss_table(results).columns
+        assert "runs" not in loss_table(results)._repr_html_()
         ax.figure.clf()
         assert check_no_loss_config(results, "0", 1, True).message == (
             "아쉽습니다: acks=0, min ISR 1, unclean=True는 이 스윕에 없습니다.")

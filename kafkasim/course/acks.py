@@ -15,13 +15,13 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from kafkasim.course.common import Text, settle, text_table
-from kafkasim.course.i18n import N_
+from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
 __all__ = [
-    "SEED", "TOPIC", "exercise_cluster", "holders", "max_broker_failures", "min_isr_choices",
-    "outcome", "outcome_view",
+    "SEED", "TOPIC", "alone_line", "exercise_cluster", "holders", "max_broker_failures",
+    "min_isr_choices", "outcome", "outcome_view",
 ]
 
 SEED = 5
@@ -57,7 +57,7 @@ def min_isr_choices(replication_factor: int = 3) -> Text:
                      N_("ISR members that may drop out, writes continue"): max_broker_failures(
                          replication_factor, m),
                      N_("brokers holding every acked acks=all write (at least)"): m})
-    return text_table(rows, title=f"replication factor {replication_factor}, acks=all")
+    return text_table(rows, title=tr("replication factor {rf}, acks=all", rf=replication_factor))
 
 
 # -- clusters the graders and the explorer build (never called from a notebook cell) --------------
@@ -196,3 +196,13 @@ def run_exercise(faults: Callable[[Cluster], None], acks: str, min_isr: int):
 # -- exercise 3: reading a describe line ----------------------------------------------------------
 DESCRIBE_LINE = ("Topic: payments\tPartition: 0\tLeader: 2\tReplicas: 2,3,1\tIsr: 2\tElr: 3\t"
                  "LastKnownElr: ")
+
+
+def alone_line(c: Cluster, read: list, topic: str = TOPIC) -> Text:
+    """A leader left alone in its ISR: the Kafka version, the ISR, the leader's (LEO, HW) and
+    what a consumer reads from it."""
+    leader = c.leader(topic)
+    log = c.log(leader, topic, 0)
+    return Text(tr("Kafka {version}: ISR {isr}, leader (LEO, HW) = {leo_hw}, a consumer reads "
+                   "{read}", version=c.kafka_version, isr=c.isr(topic),
+                   leo_hw=(log.log_end_offset, log.high_watermark), read=read))

@@ -26,7 +26,7 @@ FAULTS = ("crash", "power_loss", "shutdown")
 
 __all__ = ["FAULTS", "ROOT_FILES", "SEED", "check_allowed_loss", "check_loaded_hw",
            "check_power_loss_restart", "checkpoint_files", "loaded", "recoveries",
-           "replica_table", "restart_view"]
+           "replica_table", "restart_view", "clean_shutdown_file"]
 
 
 def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partition: int = 0
@@ -36,6 +36,13 @@ def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partitio
     names = [*ROOT_FILES, f"{topic}-{partition}/leader-epoch-checkpoint"]
     empty = narrate("(empty)")
     return Text("\n".join(f"--- broker-{broker}/{n}\n{d.read(n) or empty}" for n in names))
+
+
+def clean_shutdown_file(cluster: Cluster, broker: int) -> Text:
+    """What the broker's ``.kafka_cleanshutdown`` file holds after a controlled shutdown: the
+    broker epoch it had (KIP-966 reads it at the next start)."""
+    return Text(tr(".kafka_cleanshutdown holds broker epoch {epoch}",
+                   epoch=cluster.brokers[broker].previous_broker_epoch()))
 
 
 def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:

@@ -288,5 +288,15 @@ def player_state(player) -> Text:
     st = c.inspect.partition_state(r["topic"], r["partition"])
     rows = [{"broker": x["broker"], "role": x["role"] if x["state"] != "stopped" else "stopped",
              "LEO": x["LEO"], "HW": x["HW"], "in ISR": x["in_isr"]} for x in r["replicas"]]
-    return Text(f"t={r['time_ms']} ms  {r['topic']}-{r['partition']}: leader {st['leader']}, "
-                f"ISR {st['isr']}\n{text_table(rows)}")
+    head = narrate(f"{r['topic']}-{r['partition']}: leader {st['leader']}, ISR {st['isr']}")
+    return Text(f"t={r['time_ms']} ms  {head}\n{text_table(rows)}")
+
+
+def error_line(err: BaseException) -> Text:
+    """An exception as a cell prints it: its class name (Kafka's, where it is one) and its
+    message in the course language."""
+    lines = []
+    for line in str(err).split("\n"):
+        body = line.lstrip()
+        lines.append(line[:len(line) - len(body)] + narrate(body))
+    return Text(f"{type(err).__name__}: " + "\n".join(lines))

@@ -14,15 +14,18 @@ from functools import lru_cache
 
 from kafkasim.control.kraft.periodic_tasks import maybe_fence_stale_broker_period_ms
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, error_line, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.settings.versions import DEFAULT_VERSION, version_at_least
 
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
     "check_quorum_loss", "check_quorum_tolerance", "client_requests", "control_events",
-    "detection_window", "first_live_replica", "metadata_records",
-    "quorum_loss_outcomes", "quorum_tolerance", "retried_errors",
+    "acked_meanwhile", "controller_back", "controller_failover", "controller_line",
+    "detection_window", "error_line", "first_live_replica", "leader_moved", "metadata_records",
+    "quorum_loss_outcomes", "quorum_tolerance", "raft_events", "retried_errors", "show_writes",
+    "zk_controller_moved",
 ]
 
 SEED = 3
@@ -56,6 +59,82 @@ def control_events(c, start_ms: int = 0, end_ms: int | None = None) -> Text:
     return text_table(rows)
 
 
+def controller_line(c) -> Text:
+    """The controller now: ZooKeeper mode's (the /controller znode's broker) or KRaft's active
+    controller (-1: none)."""
+    cid = c.controller_id()
+    if getattr(c, "kraft", None) is None:
+        return Text(tr("controller: {id}", id=cid))
+    if cid < 0:
+        return Text(tr("active controller: {id} (-1: none)", id=cid))
+    return Text(tr("active controller: {id}", id=cid))
+
+
+def leader_moved(c, moved_ms: int, crash_ms: int = 10000, topic: str = "orders") -> Text:
+    """The partition's new leader and when it took over, counted from the crash."""
+    return Text(tr("new leader {leader} at t={t} ms: {after} ms after the crash",
+                   leader=c.leader(topic), t=moved_ms, after=moved_ms - crash_ms))
+
+
+def zk_controller_moved(c, crash_ms: int) -> Text:
+    """ZooKeeper mode: the new controller, when it won /controller, and the controller epoch."""
+    return Text(tr("controller {id} at t={t} ms ({after} ms after the crash), "
+                   "/controller_epoch = {epoch}", id=c.controller_id(), t=c.now,
+                   after=c.now - crash_ms, epoch=c.zk.get("/controller_epoch").data))
+
+
+def controller_failover(c, old: int, crash_ms: int) -> Text:
+    """KRaft: the killed active controller and the one active now, with the time between."""
+    return Text(tr("{old} killed at t={crash}; {new} active at t={t} ({after} ms later)",
+                   old=old, crash=crash_ms, new=c.controller_id(), t=c.now,
+                   after=c.now - crash_ms))
+
+
+def acked_meanwhile(producer, acked_before: int) -> Text:
+    """How many of the producer's records were acknowledged since it had ``acked_before``."""
+    return Text(tr("records acked meanwhile: {n}", n=len(producer.acked()) - acked_before))
+
+
+def controller_back(c, back_ms: int, topic: str, partition: int = 0) -> Text:
+    """KRaft after a quorum loss: when the quorum had an active controller again, and when the
+    partition had its leader back."""
+    return Text(tr("active controller {id} at t={back}; {tp} led by {leader} at t={t} "
+                   "({after} ms later)", id=c.controller_id(), back=back_ms,
+                   tp=f"{topic}-{partition}", leader=c.leader(topic, partition), t=c.now,
+                   after=c.now - back_ms))
+
+
+def _write(w) -> str:
+    if w.status == "acked":
+        return tr("{tp}: acked at offset {o}", tp=f"{w.topic}-{w.partition}", o=w.offset)
+    return f"{w.topic}-{w.partition}: {narrate(w.status)}"
+
+
+def show_writes(*writes) -> Text:
+    """Each write (a ``send`` result): its partition and whether it was acknowledged."""
+    return Text("   ".join(_write(w) for w in writes))
+
+
+#: the Raft rows of the trace (KRaft's quorum: state changes, votes, the new active controller)
+RAFT_KINDS = ("raft_transition", "raft_vote", "controller_active")
+
+
+def raft_events(c, start_ms: int = 0) -> Text:
+    """The metadata quorum's Raft rows since ``start_ms``: each controller's state changes and
+    votes, then the new active controller."""
+    rows = [{"t (ms)": t, "event": kind, "node": node, "detail": _detail(d)}
+            for t, kind, node, _topic, _part, d in c.trace.rows
+            if t >= start_ms and kind in RAFT_KINDS and str(node) in map(str, c.kraft.nodes)]
+    return text_table(rows)
+
+
+def _cut(fields: str, width: int) -> str:
+    """``fields`` ("a=1, b=[2,3], c=...") cut to ``width`` characters after a whole field."""
+    head = fields[:width - 2]
+    at = head.rfind(", ")
+    return (head[:at + 1] if at > 0 else head) + " …"
+
+
 def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) -> Text:
     """The last ``last`` records of the active controller's ``__cluster_metadata`` log (NoOpRecord
     left out unless ``noop``), fields cut to ``width`` characters."""
@@ -63,7 +142,7 @@ def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) 
     for offset, epoch, rec, committed, fields in c.kraft.metadata_log():
         if rec == "NoOpRecord" and not noop:
             continue
-        f = fields if len(fields) <= width else fields[:width - 1] + "…"
+        f = fields if len(fields) <= width else _cut(fields, width)
         rows.append({"offset": offset, "epoch": epoch, "record": rec,
                      "committed": "yes" if committed else "no", "fields": f})
     return text_table(rows[-last:])

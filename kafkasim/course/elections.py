@@ -33,7 +33,7 @@ from kafkasim.course.checks import (
     unanswered,
 )
 from kafkasim.course.common import Text, text_table
-from kafkasim.course.i18n import tr
+from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
@@ -105,7 +105,7 @@ def ladder_view(isr: str = "", elr: str = "2", last_known_elr: str = "", fenced:
     else:
         rung = tr("unclean: the first acceptable replica")
     state = (f"Kafka {kafka_version}  Replicas: 1,2,3  Isr: {isr}  Elr: {elr}  "
-             f"LastKnownElr: {last_known_elr}  fenced: {fenced or '-'}  "
+             f"LastKnownElr: {last_known_elr}  {tr('fenced')}: {fenced or '-'}  "
              f"unclean.leader.election.enable={str(bool(unclean)).lower()}")
     who = "none" if leader is None else leader
     return Text(state + "\n" + tr("elected: {who}, {rung}", who=who, rung=rung))
@@ -144,8 +144,56 @@ def verdict(checker) -> Text:
                         t=first.time_ms, message=narrate(first.message)))
     allowed = Counter((v.invariant, v.allowed_because) for v in checker.allowed)
     for (name, why), n in sorted(allowed.items()):
-        lines.append(tr("allowed   {name} x{n}: {why}", name=name, n=n, why=why))
+        lines.append(tr("allowed   {name} x{n}: {why}", name=name, n=n, why=_reasons(why)))
     return Text("\n".join(lines) if lines else tr("no violation, nothing lost"))
+
+
+def _reasons(why: str) -> str:
+    """A checker's "; "-separated reasons a loss is allowed (a reason may hold "; " inside its
+    parentheses), each in the course language."""
+    parts, depth, start, text = [], 0, 0, str(why)
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and text.startswith("; ", i):
+            parts.append(text[start:i])
+            start = i + 2
+    parts.append(text[start:])
+    return "; ".join(narrate(part) for part in parts)
+
+
+def checkers_line(checker) -> Text:
+    """"checkers: " and the checkers' ``verdict`` on a run."""
+    return Text(tr("checkers: {verdict}", verdict=verdict(checker)))
+
+
+def rule_heading(rule: Callable | None = None, acked: int | None = None) -> Text:
+    """The heading of a run under Kafka's rule (``rule`` None) or a swapped-in rule (its name),
+    with the number of acknowledged writes when ``acked`` is given."""
+    head = "=== " + (tr("Kafka's rule") if rule is None else rule.__name__)
+    return Text(head if acked is None else head + " - " + tr("acked {n}", n=acked))
+
+
+def show_leader(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
+    """The partition's leader and ISR now."""
+    return Text(tr("leader now: {leader}  ISR now: {isr}", leader=leader_of(c, topic, partition),
+                   isr=c.isr(topic, partition)))
+
+
+def moments(seen: Iterable[tuple[str, str]]) -> Text:
+    """(what happened, ``kafka-topics --describe`` line) pairs, one "--- what" heading each."""
+    return Text("\n".join(f"--- {narrate(what)}\n{line.strip()}" for what, line in seen))
+
+
+def lost_acked_line(n: int) -> Text:
+    """How many acknowledged records a run lost."""
+    return Text(tr("lost acknowledged records: {n}", n=n))
+
+
+#: headers the notebook's own tables use (translated where ``text_table`` prints them)
+HEADERS = (N_("acceptable"), N_("elected"), N_("counted unclean"), N_("refused"), N_("lost"),
+           N_("leader at the end"), N_("'done' after (ms)"), N_("new leader"),
+           N_("'precious' on"), N_("'earlier' on"), N_("checkers"), N_("mode"), N_("detector"),
+           N_("leader moved after (ms)"))
 
 
 def acked_losses(checker) -> tuple[int, int]:
@@ -254,7 +302,7 @@ def check_kraft_election(isr, elr, last_known_elr, acceptable, unclean, kafka_ve
 
 __all__ = [
     "EXERCISE_VERSIONS", "SEED", "TOPIC", "acked_history", "acked_losses", "check_elr_saves",
-    "check_kraft_election", "check_zk_election", "exercise_cluster", "kraft_election",
-    "ladder_view", "leader_of",
-    "run_exercise", "show_source", "verdict", "zk_election",
+    "check_kraft_election", "check_zk_election", "checkers_line", "exercise_cluster",
+    "kraft_election", "ladder_view", "leader_of", "lost_acked_line", "moments", "rule_heading",
+    "run_exercise", "show_leader", "show_source", "verdict", "zk_election",
 ]

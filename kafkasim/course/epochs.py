@@ -28,8 +28,10 @@ SAFETY = ("LogMatching", "NoAckedLoss")
 
 __all__ = [
     "EXAMPLE_CACHE", "end_offset_view",
-    "SEED", "check_divergence", "check_end_offset", "check_truncation", "checkpoint_text",
-    "epoch_cache_table", "epoch_table", "show_source", "truncations", "verdict",
+    "SEED", "answer_and_truncation", "check_divergence", "check_end_offset", "check_truncation",
+    "checkers_and_first_loss", "checkers_line", "checkpoint_text", "epoch_cache_table",
+    "epoch_table", "producer_line", "read_line", "run_summary", "show_source", "truncation_report",
+    "truncations", "verdict",
 ]
 
 
@@ -94,6 +96,59 @@ def verdict(suite) -> Invariants:
     return Invariants(sorted({v.invariant for v in suite.violations}))
 
 
+def _writes(writes) -> str:
+    """Each write's value and status: "m1 acked, m2 acked"."""
+    return ", ".join(f"{w.value} {narrate(w.status)}" for w in writes)
+
+
+def producer_line(writes) -> Text:
+    """What became of the producer's writes (``send`` results)."""
+    return Text(tr("producer: {writes}", writes=_writes(writes)))
+
+
+def checkers_line(suite) -> Text:
+    """"checkers: " and the invariants the suite found violated."""
+    return Text(tr("checkers: {verdict}", verdict=verdict(suite)))
+
+
+def run_summary(c: Cluster, writes, suite, topic: str = TOPIC) -> Text:
+    """One line per run: the Kafka version, the writes, the leader now, the checkers' verdict."""
+    return Text(tr("Kafka {version}: producer {writes}, leader {leader}, checkers {verdict}",
+                   version=c.kafka_version, writes=_writes(writes), leader=c.leader(topic),
+                   verdict=verdict(suite)))
+
+
+def checkers_and_first_loss(suite) -> Text:
+    """Every invariant violated, and the first acknowledged record lost (NoAckedLoss)."""
+    lost = [v for v in suite.violations if v.invariant == "NoAckedLoss"]
+    head = tr("all: {verdict}", verdict=verdict(suite))
+    return Text(head + (" | " + narrate(lost[0].message) if lost else ""))
+
+
+def answer_and_truncation(answer, state) -> Text:
+    """The leader's OffsetsForLeaderEpoch answer (epoch, end offset) and the follower's
+    truncation state (offset, truncation completed) it leads to."""
+    return Text(tr("leader answers {answer}", answer=answer) + "\n" +
+                tr("follower truncates to {state}", state=state))
+
+
+def read_line(consumer, records, topic: str = TOPIC, partition: int = 0) -> Text:
+    """The values a consumer read and its position after them."""
+    return Text(tr("read: {values} | position {position}",
+                   values=" ".join(str(r.value) for r in records),
+                   position=consumer.position(topic, partition)))
+
+
+def truncation_report(err) -> Text:
+    """A consumer's LogTruncationException: its message, then each partition's first offset
+    known to diverge and that offset's leader epoch."""
+    lines = [f"{type(err).__name__}: {narrate(str(err))}"]
+    for (topic, part), (offset, epoch) in sorted(err.divergent_offsets.items()):
+        lines.append(tr("divergent: {tp} from offset {o} (epoch {e})", tp=f"{topic}-{part}",
+                        o=offset, e=epoch))
+    return Text("\n".join(lines))
+
+
 # -- exercises ----------------------------------------------------------------------------------
 #: A leader's epoch cache for the explorer of section 3: (epoch, start offset).
 EXAMPLE_CACHE = ((0, 0), (1, 3), (4, 7))
@@ -104,14 +159,14 @@ def end_offset_view(requested_epoch: int = 1, log_end_offset: int = 10) -> Text:
     kafkasim's ``rules.end_offset_for`` (LeaderEpochFileCache.endOffsetFor)."""
     epoch, end = rules.end_offset_for(EXAMPLE_CACHE, requested_epoch, log_end_offset)
     if epoch < 0:
-        return Text(f"cache {list(EXAMPLE_CACHE)}, LEO {log_end_offset}\n"
-                    f"OffsetsForLeaderEpoch({requested_epoch}) -> UNDEFINED_EPOCH (-1, -1): "
-                    "no cached epoch is that new or that old")
+        return Text(tr("cache {cache}, LEO {leo}", cache=list(EXAMPLE_CACHE), leo=log_end_offset)
+                    + f"\nOffsetsForLeaderEpoch({requested_epoch}) -> UNDEFINED_EPOCH (-1, -1): "
+                    + tr("no cached epoch is that new or that old"))
     what = tr("the leader's current epoch: it ends at the LEO") if end == log_end_offset else \
         tr("an older epoch: it ends where the next cached epoch starts")
-    return Text(f"cache {list(EXAMPLE_CACHE)}, LEO {log_end_offset}\n"
-                f"OffsetsForLeaderEpoch({requested_epoch}) -> (epoch {epoch}, end offset {end}): "
-                f"{what}")
+    return Text(tr("cache {cache}, LEO {leo}", cache=list(EXAMPLE_CACHE), leo=log_end_offset)
+                + f"\nOffsetsForLeaderEpoch({requested_epoch}) -> "
+                + tr("(epoch {epoch}, end offset {end}): {what}", epoch=epoch, end=end, what=what))
 
 
 def check_end_offset(entries, requested_epoch: int, log_end_offset: int, answer=None

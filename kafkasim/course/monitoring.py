@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from kafkasim.course.common import Text, text_table
 from kafkasim.course.i18n import N_, tr
+from kafkasim.course.narration import narrate
 from kafkasim.runtime import metrics as M
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
@@ -272,9 +273,9 @@ def _incident_rows(c: Cluster, for_ms: int | None = None) -> list[dict]:
         spans = []
         for b, pts in sorted(condition_series(c, rule).items()):
             for s, e in firing_intervals(alert_states(pts, for_ms or rule.for_ms)):
-                spans.append(f"broker {b}: {minsec(s)}-{minsec(e)}")
+                spans.append(tr("broker {b}: {start}-{end}", b=b, start=minsec(s), end=minsec(e)))
         rows.append({"alert": rule.name, "expression": rule.expr,
-                     "firing": "; ".join(spans) or "never"})
+                     "firing": "; ".join(spans) or tr("never")})
     return rows
 
 
@@ -368,7 +369,7 @@ MBEANS = (
 
 
 def mbean_table() -> Text:
-    return text_table([{"MBean": m, "type": k, "meaning": tr(d)} for m, k, d in MBEANS])
+    return text_table([{"MBean": m, "type": narrate(k), "meaning": tr(d)} for m, k, d in MBEANS])
 
 
 # -- exercises ------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ WORDS = (
     N_("firing"), N_("incident"), N_("until"), N_("value"), N_("from"), N_("to"),
     N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"), N_("request"),
     N_("recv"), N_("drop"), N_("below min ISR"), N_("preferred"), N_("granted"), N_("rejected"),
-    N_("controlled shutdown"),
+    N_("controlled shutdown"), N_("gauge"), N_("meter"),
 )
 
 #: Whole-text patterns: the English form, with ``{fields}``, of a message the simulator or the
@@ -111,6 +111,41 @@ TEMPLATES = (
        "missing from leader {leader}'s log (epoch {e}): the leader has record {other} there"),
     N_("broker {b} at {leo}"),
     N_("leader {leader}"),
+    # why a checker allows a loss (kafkasim.observe.checks: LOSS_RULES, ghost), and its messages
+    N_("unclean leader election at t={t} ms"),
+    N_("power loss of broker {b} at t={t} ms (its log was cut to {o})"),
+    N_("acks=1 (acknowledged by leader {leader} alone; leadership has moved since)"),
+    N_("acks=1 (acknowledged by its leader alone; leadership has moved since)"),
+    N_("the controller's state names leader {leader} (epoch {e}) outside its ISR {isr}"),
+    # the moments notebook 08's runs name
+    N_("broker {b} is the last replica standing"),
+    N_("broker {b} fenced"),
+    N_("broker {b} back"),
+    # errors a notebook cell prints (kafkasim.course.common.error_line)
+    N_("Truncation detected (auto.offset.reset is none): {tp} at offset {o}, diverging from "
+       "offset {d} (epoch {e})"),
+    N_("cannot {what}: no active controller (the metadata quorum has no leader; running "
+       "controllers {up} of voters {voters}, Raft needs {n})"),
+    N_("create topic {name}"),
+    N_("{n} invalid run spec(s); nothing was run:"),
+    N_("run {i} ({params}) seed {s}: {error}"),
+    N_("Unknown {kind} config {key}. Did you mean {near}?"),
+    N_("cluster.replication_factor {rf} is larger than the number of brokers ({n}): Kafka "
+       "refuses the topic (INVALID_REPLICATION_FACTOR)"),
+    # notebook 90's case labels (its tables show them: kafkasim.experiments.notebook.shown)
+    N_("messages > {n}"),
+    N_("messages > {n}, steady {r}/s"),
+    N_("messages > {n}, {r}/s"),
+    N_("time > {n} s"),
+    N_("time > {n} s, {r}/s"),
+    N_("torture: {r}/min, up to {n} down"),
+    N_("gentler: {r}/min, one at a time"),
+    N_("The {kind} config {key} was removed in Kafka {v} ({ref}); it does not exist in Kafka "
+       "{profile} (the last release line with it is {line}). {instead}"),
+    N_("KAFKA-18743, apache/kafka PR #18821: only the ZooKeeper controller read it"),
+    N_("No key replaces it: the KRaft controller runs a preferred election for every partition "
+       "not led by its preferred replica, every leader.imbalance.check.interval.seconds, while "
+       "auto.leader.rebalance.enable is true."),
 )
 
 #: Fields that stand for one token (a broker id, an offset, a time): they match no space, so a

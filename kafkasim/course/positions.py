@@ -232,3 +232,11 @@ def rereads(steps) -> tuple[list[int], list[int]]:
     new = c.consumer(group=GROUP, name=f"{GROUP}-2", auto_offset_reset="earliest")
     new.assign(TOPIC, [0])
     return read, [r.offset for r in new.poll(max_records=100)]
+
+
+def read_twice(successor, read: list[int], first) -> Text:
+    """What the group's new member ``successor`` read (``read``: its offsets) and which of those
+    offsets the first member ``first`` had already read (below its position)."""
+    again = sorted(set(read) & set(range(first.position(TOPIC))))
+    return Text(tr("{name} read offsets {offsets}", name=successor.client_id, offsets=read) + "\n" +
+                tr("read a second time: {offsets}", offsets=again))

@@ -27,6 +27,9 @@ LAYOUTS = {
     "2 racks x 3": {1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "b"},
     "uneven 4+1+1": {1: "a", 2: "a", 3: "a", 4: "a", 5: "b", 6: "c"},
 }
+#: the names the explorer's view prints for the layouts and placers (tr() of the key)
+_SHOWN = (N_("3 racks x 2"), N_("2 racks x 3"), N_("uneven 4+1+1"), N_("KRaft striped"),
+          N_("AdminUtils (ZooKeeper era)"))
 
 
 def parse_racks(text: str) -> dict[int, str]:
@@ -96,7 +99,7 @@ def placement_view(layout: str = "3 racks x 2", placer: str = "KRaft striped",
         assign = kraft_assignment(racks, partitions, rf)
     else:
         assign = zk_assignment(racks, partitions, rf)
-    return Text(f"{placer}, {layout}, RF {rf}\n" + spread(assign, racks))
+    return Text(f"{tr(placer)}, {tr(layout)}, RF {rf}\n" + spread(assign, racks))
 
 
 def checker_verdict(suite) -> str:
@@ -106,6 +109,11 @@ def checker_verdict(suite) -> str:
     if bad:
         return tr("VIOLATED {names}", names=", ".join(bad))
     return tr("no violation, no acknowledged write lost")
+
+
+def checkers_line(suite) -> Text:
+    """"checkers: " and ``checker_verdict`` of the suite."""
+    return Text(tr("checkers: {verdict}", verdict=checker_verdict(suite)))
 
 
 # -- exercises ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from kafkasim.course.checks import (
     _want_int,
     unanswered,
 )
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, error_line, text_table
 from kafkasim.course.elections import show_source, verdict
 from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
@@ -84,12 +84,25 @@ def rebalance_view(not_led: int = 1, preferred_for: int = 10, percentage: int = 
     not_led = min(not_led, preferred_for)
     d = rebalance_decision(not_led, preferred_for, percentage)
     ratio = not_led / preferred_for if preferred_for else 0.0
-    lines = [f"imbalance = {not_led}/{preferred_for} = {ratio:.0%}; "
+    lines = [tr("imbalance = {n}/{of} = {ratio}", n=not_led, of=preferred_for,
+                ratio=f"{ratio:.0%}") + "; "
              f"leader.imbalance.per.broker.percentage = {percentage} "
              + tr("(ZooKeeper mode only; Kafka 4.0 removed the key)")]
     for who, yes in d.items():
         lines.append(f"{who:16} {tr('preferred election') if yes else tr('leave it')}")
     return Text("\n".join(lines))
+
+
+def imbalance_line(c: Cluster, before: int | None = None, topic: str = TOPIC) -> Text:
+    """The cluster's Kafka, the preferred-replica imbalance count (``before`` -> now, when
+    ``before`` is given) and the leader of ``topic``-0."""
+    now, leader = imbalance_count(c), c.leader(topic, 0)
+    if before is None:
+        return Text(tr("Kafka {version}: {tp} led by {leader}, imbalance count {now}",
+                       version=c.kafka_version, tp=f"{topic}-0", leader=leader, now=now))
+    return Text(tr("Kafka {version}: imbalance count {before} -> {now}, {tp} led by {leader}",
+                   version=c.kafka_version, before=before, now=now, tp=f"{topic}-0",
+                   leader=leader))
 
 
 # -- exercise 1: the two controllers' decision ----------------------------------------------------
@@ -207,6 +220,7 @@ def check_restore(fix: Callable[[Cluster], None] | None, *, kafka_version: str |
 
 __all__ = [
     "SEED", "TOPIC", "check_imbalance_count", "check_rebalance", "check_restore",
-    "double_crash_cluster", "imbalance_count", "leader_counts", "led_by", "rebalance_decision",
+    "double_crash_cluster", "error_line", "imbalance_count", "imbalance_line", "leader_counts",
+    "led_by", "rebalance_decision",
     "rebalance_view", "restore_cluster", "show_source", "verdict",
 ]

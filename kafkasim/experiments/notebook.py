@@ -7,9 +7,9 @@ the Spark start line, the checks' feedback) speaks the course's language: ``tr()
 collects the messages of ``kafkasim/experiments`` too); the checks grade in the course's style
 (``kafkasim.course.checks``: PASS / Not quite / Not answered yet). The course sits above the
 experiments package and never imports it, so importing it from here makes no cycle.
-Column names, config keys and fault kinds stay English (they are data), and so does every
-figure's text, its caption included (``figure_caption``): the course's plots are English, and
-matplotlib's default fonts have no Hangul.
+Column names, config keys and fault kinds stay English in the data; a table shows its headers
+and labels translated (``shown``), and a figure draws its caption (``figure_caption``) in the
+course language too.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import json
 import math
 
 from kafkasim.course.checks import _result, unanswered
-from kafkasim.course.common import text_table
-from kafkasim.course.i18n import N_
+from kafkasim.course.common import error_line, text_table
+from kafkasim.course.i18n import N_, language
 from kafkasim.course.i18n import tr as _tr
+from kafkasim.course.narration import narrate
 
 #: gettext msgctxt of notebook 90's messages (and distributed.SparkStart.describe's): its short
 #: words ("writes", "ready") are not the course's of the same spelling (kafkasim.course.i18n)
@@ -33,6 +34,11 @@ def tr(message: str, /, **fields) -> str:
 
 __all__ = [
     "availability_table",
+    "error_line",
+    "runs_line",
+    "same_runs",
+    "scenario_table",
+    "sweep_line",
     "columns_table",
     "elr_table",
     "start_spark",
@@ -123,10 +129,6 @@ def _ok(results):
 
 
 # -- what the figures were measured under ----------------------------------------------------
-def _english(message: str, /, **fields) -> str:
-    return message.format(**fields) if fields else message
-
-
 def _one_or_all(values, fmt=str, tr=tr) -> str:
     """``a`` when every run had the same value, ``a or b`` when the sweep varied it."""
     distinct = sorted(set(values), key=lambda v: (str(type(v)), v))
@@ -158,8 +160,7 @@ def fault_model(results, tr=tr) -> str:
     their specs (``faults.kind``, ``rate_per_min``, ``down_ms``, ``max_down``, scripted steps;
     duration, drain, write rate; seeds). A value the sweep varied is listed as ``a or b``.
     Every loss and availability table and figure carries it, so that a figure is never read
-    without the fault rate behind it. In the course's language (``tr``; ``_english`` for a
-    figure)."""
+    without the fault rate behind it. In the course's language (``tr``)."""
     ok = _ok(results)
     specs = [json.loads(s) for s in ok["spec"]] if "spec" in ok else []
     if not specs:
@@ -205,8 +206,43 @@ def measured_under(results, tr=tr) -> str:
 
 
 def figure_caption(results) -> str:
-    """The caption of a figure of ``results``: ``measured_under`` in English (figure text)."""
-    return measured_under(results, _english)
+    """The caption of a figure of ``results``: ``measured_under`` in the course language (the
+    figures draw Hangul with ``kafkasim.viz.style.use_hangul_fallback``'s font)."""
+    return measured_under(results)
+
+
+#: the column headers the tables below show (translated where they are shown: ``shown``)
+HEADERS = (N_("acks"), N_("min ISR"), N_("unclean"), N_("runs"), N_("runs with loss"),
+           N_("P(loss)"), N_("low"), N_("high"), N_("lost per run"), N_("unclean elections"),
+           N_("offline s"), N_("unavailable s"), N_("runs offline"), N_("case"), N_("load"),
+           N_("faults/min"), N_("loss 95% CI"), N_("P(offline)"), N_("offline 95% CI"),
+           N_("shrinks/h"), N_("expands/h"), N_("hw_p99_ms"), N_("seed"), N_("kafka_version"),
+           N_("isr_shrinks"), N_("isr_expands"), N_("acked"), N_("expectations_failed"),
+           N_("first_violation"), N_("scripted"), N_("on"), N_("off"), N_("none"),
+           N_("serial"), N_("spark"), N_("serial+spark"))
+
+
+def shown(frame):
+    """``frame`` as the learner reads it: in English unchanged; in another language a copy with
+    the headers and the label cells (a case, on / off) translated. The data keeps its English
+    column names (``results["acked"]``)."""
+    if language() == "en":
+        return frame
+    import pandas as pd
+
+    out = pd.DataFrame(frame).copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(lambda v: _label(v) if isinstance(v, str) else v)
+    out.columns = [tr(c) if isinstance(c, str) else c for c in out.columns]
+    return out
+
+
+def _label(text: str) -> str:
+    """A table's label cell in the course language: this module's word, else the course's
+    narration (a case label such as "messages > 5, 10/s"), else as it is."""
+    said = tr(text)
+    return said if said != text else narrate(text)
 
 
 _CAPTIONED = None
@@ -230,14 +266,15 @@ def _captioned(frame, results):
                 return CaptionedFrame
 
             def _repr_html_(self):
-                body = super()._repr_html_()
+                body = pd.DataFrame._repr_html_(shown(pd.DataFrame(self)))
                 cap = getattr(self, "caption", None)
                 return body if not cap or body is None else \
                     f"<p><b>{html.escape(cap)}</b></p>\n{body}"
 
             def __repr__(self) -> str:
                 cap = getattr(self, "caption", None)
-                return f"{cap}\n{super().__repr__()}" if cap else super().__repr__()
+                body = repr(shown(pd.DataFrame(self)))
+                return f"{cap}\n{body}" if cap else body
 
         _CAPTIONED = CaptionedFrame
     out = _CAPTIONED(frame)
@@ -476,13 +513,13 @@ def plot_shrinks(table, ax=None, x: str = "case", hue: str = "load"):
         sub = table[table[hue] == load].set_index(x)
         ys = [sub["shrinks/h"].get(c, math.nan) for c in cases]
         xs = [i + (j - (len(loads) - 1) / 2) * width for i in range(len(cases))]
-        ax.bar(xs, ys, width, label=str(load))
+        ax.bar(xs, ys, width, label=_label(str(load)))
         for xi, y in zip(xs, ys, strict=True):
             if y == y:   # not NaN
                 ax.annotate(f"{y:.0f}", (xi, y), textcoords="offset points", xytext=(0, 2),
                             ha="center", fontsize=9)
     ax.set_xticks(range(len(cases)))
-    ax.set_xticklabels([str(c).replace(" ", "\n", 1) for c in cases])
+    ax.set_xticklabels([_label(str(c)).replace(" ", "\n", 1) for c in cases])
     ax.set_ylabel(tr("ISR shrinks per hour"))
     _title(ax, tr("Healthy but distant followers leaving the ISR, by lag rule"),
            _caption_of(table))
@@ -717,3 +754,28 @@ def lossy_configs(table) -> str:
     if lossy == unclean | {c for c in every if c[0] == "1"}:
         return "the unclean-on ones and acks=1"
     return "another set"
+
+
+# -- lines the notebook prints --------------------------------------------------------------
+def sweep_line(sweep) -> str:
+    """What a ``Sweep`` will run: its name, what it varies, its seeds and its runs."""
+    grid = ", ".join(f"{k}×{len(v)}" for k, v in sweep.grid.items()) or tr("no grid")
+    cases = tr(", {n} cases", n=len(sweep.cases)) if sweep.cases else ""
+    return tr("Sweep {name}: {grid}{cases}, {seeds} seed(s), {runs} runs", name=sweep.name,
+              grid=grid, cases=cases, seeds=len(sweep.seeds), runs=len(sweep))
+
+
+def runs_line(results) -> str:
+    """How many runs a results table holds, and where they ran (serial or Spark)."""
+    return tr("{n} runs, {mode}", n=len(results), mode=tr(results.attrs.get("mode", "serial")))
+
+
+def same_runs(a, b) -> str:
+    """Whether two results tables are identical, value for value."""
+    return tr("identical: {same}", same=a.equals(b))
+
+
+def scenario_table(results, columns):
+    """Some columns of a results table (missing values: "none"), shown in the course language."""
+    return shown(results[list(columns)].fillna({"first_violation": "none"}))
+
