@@ -53,7 +53,7 @@ COST: dict[str, float] = {
     "allowed": 25,
     "tests/test_fuzz.py::test_every_mutation_runs_or_fails_cleanly": 40,
     # one JVM, a standalone cluster, the Spark Connect server
-    "spark": 130,
+    "spark": 200,
     # nbval: notebook 90 starts Spark in its kernel
     "notebook-90-experiments-at-scale": 100,
     "notebook-ko/90-experiments-at-scale": 100,
