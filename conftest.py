@@ -11,9 +11,10 @@ worker that runs a browser test starts its own JupyterLab and Chromium once (ses
 tests/browser/conftest.py), so its 30 tests spread over the workers instead of holding one.
 
 The workers are handed the work longest first (``COST``): pytest-xdist's own order (groups by
-their number of tests) sent the 9-test Spark group and the long single tests late, where they
-ran alone while the other worker idled. This file sits at the repository root so that it applies
-however pytest is started (``pytest notebooks/05-acks-and-min-isr.ipynb -n 2`` too).
+their number of tests) sent the 9-test Spark group and the long single tests late, where a long
+unit can end up running alone while the other worker idles. This file sits at the repository
+root so that it applies however pytest is started (``pytest notebooks/05-acks-and-min-isr.ipynb
+-n 2`` too).
 """
 
 from __future__ import annotations
