@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
@@ -200,9 +201,7 @@ def test_notebook_07_failover_story_tells_the_scenario():
 
 # -- the player records a story ----------------------------------------------------------------
 def _small_cluster() -> Cluster:
-    c = Cluster(brokers=3, seed=3, kafka_version="3.7")
-    c.create_topic("t", assignment=[[1, 2, 3]])
-    return c
+    return make_cluster(seed=3, kafka_version="3.7", topic="t", assignment=[[1, 2, 3]])
 
 
 def _crash_story(c: Cluster):

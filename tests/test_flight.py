@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 
-from kafkasim.runtime.cluster import Cluster
+from clusters import make_cluster
+
 from kafkasim.viz.flight import broker_belief, flight_svg, message_summary
 
 
 def _busy_cluster():
-    c = Cluster(3, seed=4, kafka_version="3.7", config={"replica.fetch.wait.max.ms": 500})
-    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c = make_cluster(seed=4, kafka_version="3.7", config={"replica.fetch.wait.max.ms": 500},
+                     topic="t", assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all")
     c.run(3000)
     p.send("t", "x", partition=0)

@@ -8,6 +8,7 @@ the handlers are raft/.../internals/AddVoterHandler.java and RemoveVoterHandler.
 from __future__ import annotations
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.control.kraft.raft import RaftLog
 from kafkasim.control.kraft.voter_set import (
@@ -35,10 +36,9 @@ def controller_config(node_id: int) -> dict:
 
 def dynamic_cluster(version: str = "4.1", controllers: int = 3, config_extra=None) -> Cluster:
     servers = ",".join(f"controller{3000 + i}:9093" for i in range(controllers))
-    c = Cluster(3, seed=SEED, kafka_version=version, controllers=controllers,
-                config={"controller.quorum.bootstrap.servers": servers, **(config_extra or {})})
-    c.run(3000)
-    return c
+    return make_cluster(seed=SEED, kafka_version=version, controllers=controllers,
+                        config={"controller.quorum.bootstrap.servers": servers,
+                                **(config_extra or {})}, settle_ms=3000)
 
 
 def key(node_id: int) -> ReplicaKey:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.core.log import RecordChunk
 from kafkasim.core.match import MatchError
@@ -60,8 +61,7 @@ def test_unknown_type_field_or_comparison_is_an_error(kw, words):
 
 
 def _loaded_cluster():
-    c = Cluster(3, seed=5, kafka_version=ZK)
-    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c = make_cluster(seed=5, kafka_version=ZK, topic="t", assignment=[[1, 2, 3]])
     return c, c.producer("p", acks="all", linger_ms=0)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.control.kraft import partition_change as pc
 from kafkasim.control.kraft.records import NO_LEADER
@@ -37,7 +38,7 @@ def _none(c: Cluster) -> None:
 
 
 def _cluster(setup: Setup, brokers: int = 3, **kw) -> Cluster:
-    c = Cluster(brokers=brokers, seed=1, **kw)
+    c = make_cluster(brokers, seed=1, **kw)
     setup(c)
     return c
 

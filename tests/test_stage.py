@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from clusters import make_cluster
 
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.exceptions import ClusterError
@@ -18,8 +19,7 @@ from kafkasim.widgets._stage_window import in_flight_at, stage_window, window_sv
 def busy_cluster(seed: int = 3) -> Cluster:
     from kafkasim.runtime.workload import RateWorkload
 
-    c = Cluster(3, seed=seed)
-    c.create_topic("orders", 1, 3)
+    c = make_cluster(seed=seed, topic="orders")
     RateWorkload(c, c.producer(acks="all"), "orders", rate=50, duration_ms=30_000)
     c.run(2000)
     return c
