@@ -205,12 +205,18 @@ class Partition:
             # time since the last fetch from the replica's creation, hence "now" there.)
             fetched = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
             self.remote = {
-                r: ReplicaState(r, last_fetch_time_ms=fetched,
+                r: ReplicaState(r, last_fetch_leader_log_end_offset=-1,
+                                last_fetch_time_ms=fetched,
                                 last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
                 for r in self.replicas if r != self.broker_id
             }
             return
-        self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
+        # updateAssignmentAndIsr: a replica new to this leader starts as ReplicaState.Empty
+        # (Replica.scala: lastFetchLeaderLogEndOffset 0, lastFetchTimeMs and lastCaughtUpTimeMs
+        # 0, i.e. never), so its first fetch does not make it caught up as of its creation
+        # (the 0.8 "stuck" rule measured from the replica's creation: ``now`` there)
+        fresh = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
+        self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=fresh)
                        for r in self.replicas if r != self.broker_id}
         if new_epoch and ctx.rules.isr.reelected_leader_resets_follower_state:
             # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
