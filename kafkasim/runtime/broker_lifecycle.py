@@ -115,17 +115,15 @@ class BrokerLifecycleManager:
         self.broker.trace(kind, detail=detail)
 
     def on_leader_change(self, leader_id: int, epoch: int) -> None:
-        """The quorum leader (the active controller) changed: NodeToControllerRequestThread
-        sees its controller node change, drops the connection to the old one and sends the
-        queued request again to the new one (registration or heartbeat, and AlterPartition)."""
-        b = self.broker
-        b.metadata.controller_id = leader_id
-        if leader_id < 0 or self.state == NOT_RUNNING:
-            return
-        if self.inflight is not None and self.inflight[2] != leader_id:
-            self.inflight = None
-            self._schedule_next(0)
-        b.alter_partition_manager.resend(b)
+        """The quorum leader (the active controller) changed. The controller channels keep the
+        request in flight (NodeToControllerRequestThread.doWork, 3.3.0 ... trunk: with a
+        controller cached it only polls the NetworkClient; the cached node is forgotten only on
+        a disconnect or a NOT_CONTROLLER answer, ``handleResponse``), so a registration,
+        heartbeat or AlterPartition in flight to the old controller waits for its answer --
+        NOT_CONTROLLER once that controller resigned (QuorumController.renounce fails its
+        pending requests), then the same request goes to the new one -- or for a disconnect or
+        its request timeout. Before, kafkasim dropped it and sent a new one at once."""
+        self.broker.metadata.controller_id = leader_id
 
     def on_high_watermark(self, hw: int) -> None:
         """MetadataLoader: replay the newly committed records, then publish the delta."""
