@@ -26,6 +26,10 @@
   same request goes back to the head of the queue and on to the controller the raft client
   names now (after the NetworkClient's 50 ms reconnect backoff if that is the same node; every
   100 ms while none is known); only other errors make the lifecycle manager back off.
+- Its listeners open only when it is unfenced (RUNNING): BrokerServer.startup enables request
+  processing after ``setReadyToUnfence()``'s future, so while STARTING or in RECOVERY a
+  connection to it is refused (``Broker.listeners_closed``; the transport refuses every request
+  and the client sees a disconnect), never answered NOT_LEADER_OR_FOLLOWER.
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
   each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
@@ -144,6 +148,7 @@ class BrokerLifecycleManager:
     def start(self) -> None:
         """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
         self.state = STARTING
+        self.broker.listeners_closed = True
         self.registered = False
         self.ready_to_unfence = False
         self.is_fenced = True
@@ -159,6 +164,7 @@ class BrokerLifecycleManager:
 
     def stop(self) -> None:
         self.state = NOT_RUNNING
+        self.broker.listeners_closed = False   # (the process is gone: refused as such)
         self.inflight = None
         self.queued = None
         self.channel_token += 1
@@ -352,6 +358,10 @@ class BrokerLifecycleManager:
         elif self.state == RECOVERY:
             if not msg.is_fenced:
                 self.state = RUNNING
+                # initialUnfenceFuture completes: BrokerServer.startup now enables request
+                # processing (SocketServer.enableRequestProcessing starts the acceptors, which
+                # open the listeners' server sockets)
+                self.broker.listeners_closed = False
             self._schedule_next(interval)
         elif self.state == RUNNING:
             self._schedule_next(interval)

@@ -200,6 +200,15 @@ class Transport:
                                                   "destination process gone"))
                 self.send_close(dst, src, msg)   # the refusal travels back
                 return
+            if broker.listeners_closed and type(msg).__name__.endswith("Request"):
+                # a KRaft broker still STARTING or in RECOVERY: its port is not open yet, so
+                # the connection is refused; the client sees a disconnect and retries
+                net.dropped += 1
+                self.trace.record("drop", dst, "", -1, (
+                    self.wire_name(msg), src, msg_id,
+                    f"listener not open yet (broker {broker.lifecycle.state})"))
+                self.send_close(dst, src, msg)
+                return
             if broker.paused_until > engine.now:
                 engine.schedule_at(broker.paused_until, "deliver", src, dst, msg, sent_ms, msg_id,
                                    incarnation, name)
