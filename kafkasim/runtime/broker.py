@@ -87,9 +87,6 @@ class Broker:
         self.metadata = MetadataCache()
         self.controller: KafkaController | None = None
         self.paused_until = 0
-        # KRaft: the SocketServer's acceptors are not started yet (BrokerServer.startup enables
-        # request processing only once the broker is unfenced): requests are refused
-        self.listeners_closed = False
         self.meters = dict.fromkeys(METERS, 0)
         self.correlation = 0
         self.alter_partition_manager = AlterPartitionManager()

@@ -28,7 +28,7 @@
   100 ms while none is known); only other errors make the lifecycle manager back off.
 - Its listeners open only when it is unfenced (RUNNING): BrokerServer.startup enables request
   processing after ``setReadyToUnfence()``'s future, so while STARTING or in RECOVERY a
-  connection to it is refused (``Broker.listeners_closed``; the transport refuses every request
+  connection to it is refused (``Transport.listeners_closed``; the transport refuses every request
   and the client sees a disconnect), never answered NOT_LEADER_OR_FOLLOWER.
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
@@ -148,7 +148,7 @@ class BrokerLifecycleManager:
     def start(self) -> None:
         """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
         self.state = STARTING
-        self.broker.listeners_closed = True
+        self.broker.cluster.transport.listeners_closed.add(self.broker.id)
         self.registered = False
         self.ready_to_unfence = False
         self.is_fenced = True
@@ -164,7 +164,8 @@ class BrokerLifecycleManager:
 
     def stop(self) -> None:
         self.state = NOT_RUNNING
-        self.broker.listeners_closed = False   # (the process is gone: refused as such)
+        # (the process is gone: refused as such)
+        self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
         self.inflight = None
         self.queued = None
         self.channel_token += 1
@@ -361,7 +362,7 @@ class BrokerLifecycleManager:
                 # initialUnfenceFuture completes: BrokerServer.startup now enables request
                 # processing (SocketServer.enableRequestProcessing starts the acceptors, which
                 # open the listeners' server sockets)
-                self.broker.listeners_closed = False
+                self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
             self._schedule_next(interval)
         elif self.state == RUNNING:
             self._schedule_next(interval)

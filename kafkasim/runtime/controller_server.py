@@ -35,7 +35,6 @@ class ControllerServer:
         self.state = STOPPED
         self.incarnation = 0
         self.paused_until = 0
-        self.listeners_closed = False   # (a controller's listener opens with the process)
         self.raft = KafkaRaftClient(node_id, voters, config, **raft_options)
         self.controller = QuorumController(node_id, managers, config)
         self.managers = managers

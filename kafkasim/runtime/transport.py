@@ -45,6 +45,9 @@ class Transport:
         self.trace = cluster.trace
         self.controller_queues = controller_queues   # ZkControlPlane's (the same dict)
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
+        #: KRaft brokers whose listeners are not open yet (STARTING or RECOVERY: BrokerServer
+        #: .startup enables request processing only once the broker is unfenced)
+        self.listeners_closed: set[int] = set()
 
     def send(self, src, dst, msg) -> None:
         """Put ``msg`` on the wire from ``src`` to ``dst``: held, dropped, or delivered after
@@ -200,7 +203,8 @@ class Transport:
                                                   "destination process gone"))
                 self.send_close(dst, src, msg)   # the refusal travels back
                 return
-            if broker.listeners_closed and type(msg).__name__.endswith("Request"):
+            if self.listeners_closed and dst in self.listeners_closed and \
+                    type(msg).__name__.endswith("Request"):
                 # a KRaft broker still STARTING or in RECOVERY: its port is not open yet, so
                 # the connection is refused; the client sees a disconnect and retries
                 net.dropped += 1
