@@ -545,6 +545,71 @@ def test_observer_auto_joins():
     assert row[0] - started >= 6000
 
 
+def _format_again(c: Cluster, node_id: int) -> str:
+    """kafka-storage format of a crashed controller's metadata log dir once more: it comes back
+    with a new directory id (here: the one the next seed would give). Returns it."""
+    new = directory_id(node_id, SEED + 1)
+    c.kraft.nodes[node_id].raft.reconfig.directory_id = new
+    return new
+
+
+def _voter_changes(c: Cluster, since: int) -> list[tuple]:
+    return [(r[5].operation, r[5].voter, r[5].error) for r in c.trace.rows
+            if r[1] == "raft_voter_change" and r[0] >= since]
+
+
+def test_observer_removes_old_voter_and_auto_joins():
+    """KafkaRaftClientAutoJoinTest.testObserverRemovesOldVoterAndAutoJoins (and
+    testAutoRemoveOldVoter): a voter whose log dir was formatted again starts with a new
+    directory id, so it is an observer (QuorumState: the voter set's entry for its id has the
+    old directory id). With controller.quorum.auto.join.enable its first update-voter-set
+    period (3 x controller.quorum.fetch.timeout.ms) sends RemoveRaftVoter for (its id, the old
+    directory id); a later period, with the voter set no longer holding its id, sends
+    AddRaftVoter for itself, and it is a voter again under its new directory id. Before,
+    kafkasim decided "voter or observer" only when the voter set changed, so the restarted
+    node went on as a voter under a key that was not its own and nothing was removed."""
+    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True})
+    leader = c.kraft.raft_leader().id
+    victim = max(i for i in c.kraft.voters if i != leader)
+    c.crash(victim)
+    new_dir = _format_again(c, victim)
+    started = c.now
+    c.start(victim)
+    node = c.kraft.nodes[victim]
+    assert node.raft.observer and c.kraft.voters == (3000, 3001, 3002)
+    c.run(5900)
+    assert _voter_changes(c, started) == []                # not before one period (6 s)
+    c.run(1000)
+    assert _voter_changes(c, started) == [("remove", victim, "NONE")]
+    assert victim not in c.kraft.voters and node.raft.observer
+    c.run(6500)
+    assert _voter_changes(c, started) == [("remove", victim, "NONE"), ("add", victim, "NONE")]
+    assert c.kraft.voters == (3000, 3001, 3002) and not node.raft.observer
+    voters = c.kraft.nodes[leader].raft.reconfig.history.last_value()
+    assert voters.voter_node(victim).voter_key == ReplicaKey(victim, new_dir)
+    c.run(7000)                                            # up to date: nothing more is sent
+    assert len(_voter_changes(c, started)) == 2
+
+
+def test_observer_does_not_remove_old_voter_when_auto_join_disabled():
+    """KafkaRaftClientAutoJoinTest.testObserverDoesNotAddItselfWhenAutoJoinDisabled, for the
+    removal half: without controller.quorum.auto.join.enable the reformatted controller stays
+    an observer and the voter set keeps its old key (an operator runs remove-controller /
+    add-controller)."""
+    c = dynamic_cluster("4.2")
+    leader = c.kraft.raft_leader().id
+    victim = max(i for i in c.kraft.voters if i != leader)
+    c.crash(victim)
+    _format_again(c, victim)
+    started = c.now
+    c.start(victim)
+    c.run(15_000)
+    assert _voter_changes(c, started) == []
+    assert c.kraft.voters == (3000, 3001, 3002) and c.kraft.nodes[victim].raft.observer
+    voters = c.kraft.nodes[leader].raft.reconfig.history.last_value()
+    assert voters.voter_node(victim).voter_key == key(victim)
+
+
 def test_auto_join_is_off_by_default():
     """controller.quorum.auto.join.enable defaults to false: the observer stays one."""
     c = dynamic_cluster("4.2")

@@ -711,7 +711,7 @@ class KafkaRaftClient:
         self._poll_at = None
         self._fired = None
         self.state = None
-        self.reconfig.update_voters(ctx)
+        self.reconfig.initialize(ctx)
         now = ctx.now
         epoch, leader, voted = self._election()
         me = self.node_id

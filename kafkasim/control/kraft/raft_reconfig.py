@@ -97,6 +97,17 @@ class RaftReconfig:
         if self.history.update(self.client.log):
             self.voters_changed(ctx)
 
+    def initialize(self, ctx) -> None:
+        """On startup (QuorumState.initialize): read the control records, and decide with the
+        directory id the node has *now* whether it is a voter -- a controller whose metadata
+        log dir was formatted again comes back with a new directory id, so the voter set's
+        entry for its id is not its own: it is an observer (which auto-join can replace)."""
+        self.update_voters(ctx)
+        c = self.client
+        if self.history.last_kraft_version() >= 1:
+            c.observer = not self.history.last_value().is_voter(
+                ReplicaKey(c.node_id, self.directory_id))
+
     def voters_changed(self, ctx) -> None:
         """The voter set in force changed (appended or truncated VotersRecord): the client's
         voters, whether it is an observer (QuorumState.isVoter) and the leader's replica
