@@ -632,7 +632,7 @@ def test_describe_while_the_leader_is_not_a_voter():
         c.kraft.describe_quorum(status=True)
 
 
-# --- UpdateRaftVoter (KIP-853) ---------------------------------------------------------------------
+# --- UpdateRaftVoter (KIP-853) ------------------------------------------------------------------
 def _update_voter(c: Cluster, voter_id: int, directory: str | None, endpoints=None,
                   supported=(0, 1)) -> str:
     """An UpdateRaftVoter request handed to the Raft leader's client; its answer's error."""

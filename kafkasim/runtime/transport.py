@@ -208,9 +208,8 @@ class Transport:
                 # a KRaft broker still STARTING or in RECOVERY: its port is not open yet, so
                 # the connection is refused; the client sees a disconnect and retries
                 net.dropped += 1
-                self.trace.record("drop", dst, "", -1, (
-                    self.wire_name(msg), src, msg_id,
-                    f"listener not open yet (broker {broker.lifecycle.state})"))
+                self.trace.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
+                                                  "listener not open yet"))
                 self.send_close(dst, src, msg)
                 return
             if broker.paused_until > engine.now:
