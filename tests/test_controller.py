@@ -233,3 +233,36 @@ def test_controlled_shutdown_retry_configs_are_kafkas_keys_with_their_defaults()
     assert cfg["controlled.shutdown.retry.backoff.ms"] == 5000
     with pytest.raises(ConfigError, match="controlled.shutdown.max.retries"):
         kconfig.broker_config({"controlled.shutdown.max.retries": "not_a_number"}, "3.7")
+
+
+def test_online_partition_to_online_transition():
+    """PartitionStateMachineTest.testOnlinePartitionToOnlineTransition: an online partition
+    whose preferred replica already leads, taken to OnlinePartition with
+    PreferredReplicaPartitionLeaderElectionStrategy, gets a new leader epoch
+    (``leaderAndIsr.newLeader(brokerId)``), written to its state znode, and a LeaderAndIsr to
+    its replicas. Only KafkaController.processReplicaLeaderElection skips such partitions
+    (ELECTION_NOT_NEEDED), so the admin path keeps the epoch. Before, kafkasim's strategy
+    itself answered "nothing to do"."""
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(2000)
+    tp = ("t", 0)
+    zk_state = c.zk.get("/brokers/topics/t/partitions/0/state").json()
+    assert zk_state["leader"] == 1
+    epoch = zk_state["leader_epoch"]
+    # the admin path: nothing elected, nothing bumped
+    assert c.elect("t", [0]) == {tp: "ELECTION_NOT_NEEDED"}
+    c.run(500)
+    assert c.zk.get("/brokers/topics/t/partitions/0/state").json()["leader_epoch"] == epoch
+    ctl = c.zk_control_plane.controller_broker()
+    since = c.now
+    assert ctl.controller.handle_state_changes(ctl, c.zk, [tp], "preferred") == [tp]
+    zk_state = c.zk.get("/brokers/topics/t/partitions/0/state").json()
+    assert (zk_state["leader"], zk_state["leader_epoch"]) == (1, epoch + 1)
+    sent = sorted(r[5][1] for r in c.trace.rows if r[1] == "send" and r[0] >= since
+                  and r[5][0] == "LeaderAndIsrRequest")
+    assert sent == [1, 2, 3]
+    c.run(500)
+    assert c.leader("t") == 1
+    for b in (1, 2, 3):
+        assert c.brokers[b].replica_manager.partitions[tp].leader_epoch == epoch + 1

@@ -177,3 +177,68 @@ def test_followers_keep_the_leaders_producer_state_fetch_by_fetch(fetch_max_byte
         log = c.brokers[b].logs[("t", 0)]
         assert log.log_end_offset == leader.log_end_offset
         assert log.producer_states == leader.producer_states == producer_state.rebuild(log)
+
+
+# -- a leader that comes back with a shorter log: OUT_OF_ORDER_SEQUENCE_NUMBER --------------------
+
+def _leader_loses_acked_batch(version: str, **producer_config):
+    """RF 1 on broker 1: batch a,b flushed, batch c,d acknowledged but unflushed; a power loss
+    takes c,d away, so broker 1 comes back with the producer's last sequence at 1 while the
+    producer's next batch starts at 4: a gap the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER."""
+    c = Cluster(3, seed=1, kafka_version=version)
+    c.create_topic("t", 1, 1, assignment=[[1]])
+    c.run(2000)
+    p = c.producer("p", acks="all", linger_ms=0, **producer_config)
+    p.send_many("t", ["a", "b"], partition=0)
+    assert p.flush()
+    c.log(1, "t", 0).flush()
+    p.send_many("t", ["c", "d"], partition=0)
+    assert p.flush()
+    c.power_loss(1)
+    c.run(100)
+    c.start(1, retry=True)
+    assert c.run_until(lambda cl: cl.brokers[1].state == "running" and cl.leader("t") == 1,
+                       60000)
+    return c, p
+
+
+def test_bump_epoch_when_out_of_order_sequence_received():
+    """KIP-360 (2.5+), TransactionManager.canRetry: OUT_OF_ORDER_SEQUENCE_NUMBER for the batch
+    that is the next sequence (no earlier batch unanswered) is a real gap: an epoch bump is
+    requested for the partition (requestEpochBumpForPartition) and the batch retried;
+    bumpIdempotentProducerEpoch gives it the new epoch and sequence 0, which the leader takes
+    (SenderTest.testBumpEpochWhenOutOfOrderSequenceReceived, trunk). Before, kafkasim retried
+    the same sequence until delivery.timeout.ms (120 s)."""
+    c, p = _leader_loses_acked_batch("3.7")
+    pid, epoch = p.producer_id, p.transaction_manager.producer_epoch
+    t0 = c.now
+    r = p.send("t", "e", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 10000)
+    assert r.status == "acked" and r.errors == ["OUT_OF_ORDER_SEQUENCE_NUMBER"]
+    assert c.now - t0 < 1000                                  # one retry.backoff.ms, not 120 s
+    assert (p.producer_id, p.transaction_manager.producer_epoch) == (pid, epoch + 1)
+    batches = [tuple(x) for x in c.log(1, "t", 0).producer_batches]
+    assert batches[-1][2:] == (pid, epoch + 1, 0)           # the new epoch, from sequence 0
+    assert [v for _, _, v in c.log_records(1, "t")] == ["a", "b", "e"]
+
+
+@pytest.mark.parametrize("version", ["2.4", "1.0", "0.11.0"])
+def test_must_not_retry_out_of_order_sequence_for_next_batch(version):
+    """Before KIP-360 an OutOfOrderSequenceException for the next sequence is not retried
+    (Sender.canRetry: not a RetriableException; TransactionManager.canRetry from 1.0 retries it
+    only for a batch that is not the next sequence): the batch fails with it, and the idempotent
+    producer resets its producer id (Sender.failBatch 0.11/1.x, TransactionManager
+    .handleFailedBatch 2.0-2.4: resetProducerId), so the next batch, under a new id from
+    sequence 0, is accepted (SenderTest.testMustNotRetryOutOfOrderSequenceForNextBatch @2.4.0).
+    Before, kafkasim retried it until the delivery timeout."""
+    c, p = _leader_loses_acked_batch(version, enable_idempotence=True)
+    pid = p.producer_id
+    r = p.send("t", "e", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 10000)
+    assert r.status == "failed" and r.errors == ["OUT_OF_ORDER_SEQUENCE_NUMBER"]
+    assert p.producer_id != pid and p.transaction_manager.producer_epoch == 0
+    r2 = p.send("t", "f", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 10000)
+    assert r2.status == "acked" and not r2.errors
+    assert [v for _, _, v in c.log_records(1, "t")] == ["a", "b", "f"]
+    assert tuple(c.log(1, "t", 0).producer_batches[-1])[2:] == (p.producer_id, 0, 0)

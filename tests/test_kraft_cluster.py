@@ -390,3 +390,35 @@ def test_session_expiry_is_the_heartbeat_deadline_and_zookeeper_sessions_do_not_
     assert c.inspect.session_expiry_ms(1) == -1
     with pytest.raises(ClusterError, match="no ZooKeeper sessions.*broker.session.timeout.ms"):
         c.zk_control_plane.expire_session(2)
+
+
+def test_a_starting_kraft_broker_refuses_connections_instead_of_answering_not_leader():
+    """BrokerServer.startup (3.3 ... trunk) enables request processing -- starts the
+    SocketServer's acceptors, which open the listeners' server sockets -- only after
+    ``lifecycleManager.setReadyToUnfence()``, whose future (initialUnfenceFuture) completes when
+    the controller unfences the broker (BrokerLifecycleManager: RECOVERY -> RUNNING). While
+    STARTING or in RECOVERY a client's connection is refused: its NetworkClient sees a
+    disconnect and the producer retries after a metadata refresh; the broker never answers
+    NOT_LEADER_OR_FOLLOWER then. Here the leader is killed and restarted at once: the controller
+    still names it leader (its old session lives), so the producer sends to the new process.
+    Before, that process answered NOT_LEADER_OR_FOLLOWER while STARTING."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(2000)
+    p = c.producer("p", acks="all", linger_ms=0)
+    assert p.send("t", "before", partition=0) and p.flush()
+    b1 = c.brokers[1]
+    c.restart(1)
+    assert b1.lifecycle.state == "STARTING"
+    results = [p.send("t", f"v{i}", partition=0) for i in range(5)]
+    assert c.run_until(lambda cl: p.pending() == 0, 60000)
+    assert all(r.status == "acked" for r in results)
+    errors = [e for r in results for e in r.errors]
+    assert "NOT_LEADER_OR_FOLLOWER" not in errors
+    assert "NETWORK_EXCEPTION" in errors
+    refused = [r for r in c.trace.rows if r[1] == "drop" and r[2] == 1
+               and r[5][3] == "listener not open yet"]
+    assert refused
+    # once unfenced (RUNNING) the broker takes requests again
+    assert c.run_until(lambda cl: b1.lifecycle.state == "RUNNING", 30000)

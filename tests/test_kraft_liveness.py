@@ -348,3 +348,66 @@ def test_not_controller_from_the_only_known_controller_retries_after_the_reconne
     assert sends[-1][1] == new
     assert c.run_until(lambda cl: cl.brokers[1].lifecycle.inflight is None, 1000)
     assert not c.kraft.image.brokers[1].fenced and c.brokers[1].lifecycle.failed_attempts == 0
+
+
+def test_a_controller_change_keeps_the_request_in_flight():
+    """NodeToControllerRequestThread.doWork (3.3.0 ... trunk): with a controller cached the
+    channel only polls its NetworkClient, so a new active controller does not touch the request
+    in flight; ``handleResponse`` forgets the old node only on a disconnect or a NOT_CONTROLLER
+    answer. Here broker 1's heartbeat is held on the way to the active controller, which then
+    resigns (RaftClient.resign): the heartbeat stays in flight to it, the same item, after the
+    new leader is known. Released, it reaches the old controller, which is no longer active and
+    answers NOT_CONTROLLER; only then does the same queue item go to the new controller
+    (testNotController). Before, kafkasim dropped the request at the leader change and sent a
+    new heartbeat at once."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.run(3000)
+    lm = c.brokers[1].lifecycle
+    old = c.controller_id()
+    assert c.run_until(lambda cl: lm.inflight is None, 5000)
+    c.hold(type="BrokerHeartbeatRequest", src=1, dst=old)
+    assert c.run_until(lambda cl: lm.inflight is not None, 5000)
+    corr, kind, dst, created, _msg = lm.inflight
+    assert (kind, dst) == ("heartbeat", old)
+    node = c.kraft.nodes[old]
+    node.raft.resign(node)
+    assert c.run_until(lambda cl: lm.raft.leader_id not in (None, -1, old), 3000)
+    new = lm.raft.leader_id
+    assert lm.inflight is not None and lm.inflight[:4] == (corr, "heartbeat", old, created)
+    assert not _heartbeat_sends(c, 1, created + 1)      # nothing new on the wire
+    c.release()
+    assert c.run_until(lambda cl: lm.inflight is None or lm.inflight[2] == new, 1000)
+    assert lm.inflight is not None and lm.inflight[3] == created   # the same queue item
+    assert [d for _t, d in _heartbeat_sends(c, 1, created + 1)] == [new]
+    assert c.run_until(lambda cl: lm.inflight is None, 1000)
+    assert lm.failed_attempts == 0 and not lm.is_fenced
+
+
+def test_alter_partition_in_flight_to_a_controller_that_dies_goes_to_the_new_one():
+    """The AlterPartition channel keeps its request in flight across a controller change too;
+    a controller process that dies breaks the connection (the kernel's RST/FIN), which
+    NodeToControllerRequestThread.handleResponse treats as ``wasDisconnected``: the same
+    request goes first in the queue and on to the controller the Raft client names once it
+    knows one. Here the leader's ISR shrink is held on the way to the active controller, which
+    then crashes: the request reaches the new controller without waiting for
+    controller.socket.timeout.ms (30 s)."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1",
+                config={"replica.lag.time.max.ms": 2000})
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(3000)
+    old = c.controller_id()
+    leader = c.brokers[1]
+    apm = leader.alter_partition_manager
+    c.hold(type="AlterPartitionRequest", src=1, dst=old)
+    c.pause(3, 6000)                     # broker 3 stops fetching ...
+    c.producer("p", acks=1).send("t", "x", partition=0)   # ... and falls behind: ISR shrink
+    assert c.run_until(lambda cl: apm.inflight is not None, 10000)
+    assert apm.sent_to == old
+    crashed = c.now
+    c.crash(old)
+    c.release()        # (a held message is refused by the dead process, as on a real network)
+    assert c.run_until(lambda cl: apm.inflight is None, 15000)
+    assert c.now - crashed < 10000
+    assert c.isr("t") == [1, 2]

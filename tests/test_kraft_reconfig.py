@@ -545,6 +545,71 @@ def test_observer_auto_joins():
     assert row[0] - started >= 6000
 
 
+def _format_again(c: Cluster, node_id: int) -> str:
+    """kafka-storage format of a crashed controller's metadata log dir once more: it comes back
+    with a new directory id (here: the one the next seed would give). Returns it."""
+    new = directory_id(node_id, SEED + 1)
+    c.kraft.nodes[node_id].raft.reconfig.directory_id = new
+    return new
+
+
+def _voter_changes(c: Cluster, since: int) -> list[tuple]:
+    return [(r[5].operation, r[5].voter, r[5].error) for r in c.trace.rows
+            if r[1] == "raft_voter_change" and r[0] >= since]
+
+
+def test_observer_removes_old_voter_and_auto_joins():
+    """KafkaRaftClientAutoJoinTest.testObserverRemovesOldVoterAndAutoJoins (and
+    testAutoRemoveOldVoter): a voter whose log dir was formatted again starts with a new
+    directory id, so it is an observer (QuorumState: the voter set's entry for its id has the
+    old directory id). With controller.quorum.auto.join.enable its first update-voter-set
+    period (3 x controller.quorum.fetch.timeout.ms) sends RemoveRaftVoter for (its id, the old
+    directory id); a later period, with the voter set no longer holding its id, sends
+    AddRaftVoter for itself, and it is a voter again under its new directory id. Before,
+    kafkasim decided "voter or observer" only when the voter set changed, so the restarted
+    node went on as a voter under a key that was not its own and nothing was removed."""
+    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True})
+    leader = c.kraft.raft_leader().id
+    victim = max(i for i in c.kraft.voters if i != leader)
+    c.crash(victim)
+    new_dir = _format_again(c, victim)
+    started = c.now
+    c.start(victim)
+    node = c.kraft.nodes[victim]
+    assert node.raft.observer and c.kraft.voters == (3000, 3001, 3002)
+    c.run(5900)
+    assert _voter_changes(c, started) == []                # not before one period (6 s)
+    c.run(1000)
+    assert _voter_changes(c, started) == [("remove", victim, "NONE")]
+    assert victim not in c.kraft.voters and node.raft.observer
+    c.run(6500)
+    assert _voter_changes(c, started) == [("remove", victim, "NONE"), ("add", victim, "NONE")]
+    assert c.kraft.voters == (3000, 3001, 3002) and not node.raft.observer
+    voters = c.kraft.nodes[leader].raft.reconfig.history.last_value()
+    assert voters.voter_node(victim).voter_key == ReplicaKey(victim, new_dir)
+    c.run(7000)                                            # up to date: nothing more is sent
+    assert len(_voter_changes(c, started)) == 2
+
+
+def test_observer_does_not_remove_old_voter_when_auto_join_disabled():
+    """KafkaRaftClientAutoJoinTest.testObserverDoesNotAddItselfWhenAutoJoinDisabled, for the
+    removal half: without controller.quorum.auto.join.enable the reformatted controller stays
+    an observer and the voter set keeps its old key (an operator runs remove-controller /
+    add-controller)."""
+    c = dynamic_cluster("4.2")
+    leader = c.kraft.raft_leader().id
+    victim = max(i for i in c.kraft.voters if i != leader)
+    c.crash(victim)
+    _format_again(c, victim)
+    started = c.now
+    c.start(victim)
+    c.run(15_000)
+    assert _voter_changes(c, started) == []
+    assert c.kraft.voters == (3000, 3001, 3002) and c.kraft.nodes[victim].raft.observer
+    voters = c.kraft.nodes[leader].raft.reconfig.history.last_value()
+    assert voters.voter_node(victim).voter_key == key(victim)
+
+
 def test_auto_join_is_off_by_default():
     """controller.quorum.auto.join.enable defaults to false: the observer stays one."""
     c = dynamic_cluster("4.2")
@@ -565,3 +630,63 @@ def test_describe_while_the_leader_is_not_a_voter():
     leader.raft.reconfig.remove_voter(leader, key(leader.id))
     with pytest.raises(ClusterError, match="NoSuchElementException: No value present"):
         c.kraft.describe_quorum(status=True)
+
+
+# --- UpdateRaftVoter (KIP-853) ------------------------------------------------------------------
+def _update_voter(c: Cluster, voter_id: int, directory: str | None, endpoints=None,
+                  supported=(0, 1)) -> str:
+    """An UpdateRaftVoter request handed to the Raft leader's client; its answer's error."""
+    from kafkasim.control.kraft import raft_messages as M
+    leader = c.kraft.raft_leader()
+    endpoints = endpoints or (("CONTROLLER", f"controller{voter_id}", 9093),)
+    req = M.UpdateRaftVoterRequest(1, voter_id, directory, leader.raft.epoch, supported,
+                                   endpoints)
+    return leader.raft._handler._handle_update_raft_voter_request(leader, voter_id, req).error
+
+
+def test_follower_sends_update_voter():
+    """KafkaRaftClientReconfigTest.testFollowerSendsUpdateVoter / testUpdateVoter: a voter whose
+    listeners differ from its entry in the voter set (VoterSet.voterNodeNeedsUpdate) sends
+    UpdateRaftVoter in place of a Fetch once its update-voter period (3 x
+    controller.quorum.fetch.timeout.ms) expires; the leader appends the VotersRecord with the
+    new entry and answers NONE at once; the voter then fetches as usual. Before, kafkasim had
+    no UpdateRaftVoter and the voter set kept the old listener."""
+    c = dynamic_cluster("4.1")
+    leader = c.kraft.raft_leader().id
+    victim = max(i for i in c.kraft.voters if i != leader)
+    c.crash(victim)
+    node = c.kraft.nodes[victim]
+    node.raft.reconfig.listeners = (("CONTROLLER", f"controller{victim}", 19093),)  # new port
+    started = c.now
+    c.start(victim)
+    c.run(5900)
+    assert _voter_changes(c, started) == []
+    c.run(1000)
+    assert _voter_changes(c, started) == [("update", victim, "NONE")]
+    voters = c.kraft.nodes[leader].raft.reconfig.history.last_value()
+    assert voters.voter_node(victim).endpoints == (("CONTROLLER", f"controller{victim}", 19093),)
+    assert c.kraft.voters == (3000, 3001, 3002)
+    assert f"CONTROLLER://controller{victim}:19093" in c.kraft.describe_quorum(status=True)
+    c.run(7000)                                            # up to date: sent once
+    assert len(_voter_changes(c, started)) == 1
+
+
+def test_update_voter_checks():
+    """KafkaRaftClientReconfigTest.testUpdateVoterWithNoneVoter / testUpdateVoterWithNoneVoterId
+    / testInvalidUpdateVoter-style checks (KafkaRaftClient.handleUpdateVoterRequest,
+    UpdateVoterHandler): a key that is not a voter -> VOTER_NOT_FOUND, no directory id or no
+    CONTROLLER listener or a range without the finalized kraft.version -> INVALID_REQUEST; a
+    static quorum (kraft.version 0) -> UNSUPPORTED_VERSION. Nothing is appended."""
+    c = dynamic_cluster("4.1")
+    end = c.kraft.raft_leader().raft.log.end_offset
+    assert _update_voter(c, 3001, directory_id(3001, SEED + 1)) == "VOTER_NOT_FOUND"
+    assert _update_voter(c, 3009, directory_id(3009, SEED)) == "VOTER_NOT_FOUND"
+    assert _update_voter(c, 3001, None) == "INVALID_REQUEST"
+    assert _update_voter(c, 3001, directory_id(3001, SEED),
+                         endpoints=(("PLAINTEXT", "h", 9092),)) == "INVALID_REQUEST"
+    assert _update_voter(c, 3001, directory_id(3001, SEED), supported=(0, 0)) == \
+        "INVALID_REQUEST"
+    assert c.kraft.raft_leader().raft.log.end_offset == end
+    static = Cluster(3, seed=SEED, kafka_version="4.1")
+    static.run(3000)
+    assert _update_voter(static, 3001, directory_id(3001, SEED)) == "UNSUPPORTED_VERSION"

@@ -174,3 +174,33 @@ def test_isr_change_states_are_typed_as_kafkas():
     part.pending = shrink
     assert isinstance(shrink, PendingShrinkIsr) and shrink.kind == "shrink"
     assert part.maximal_isr(ctx) == (1, 3, 2)
+
+
+def test_a_replica_new_to_the_leader_starts_as_replica_state_empty():
+    """Replica.scala ``ReplicaState.Empty`` (0.10.2 ... trunk): a replica the leader learns of
+    without a new leader epoch (Partition.updateAssignmentAndIsr ->
+    ``new Replica(...)``; makeLeader resets replica states only on a new epoch) starts with
+    lastFetchLeaderLogEndOffset 0 and lastFetchTimeMs = lastCaughtUpTimeMs = 0 (never). Its
+    first fetch below the leader's LEO therefore leaves lastCaughtUpTimeMs at never
+    (updateFetchStateOrThrow: fetchOffset >= lastFetchLeaderLogEndOffset takes the previous
+    fetch's time, 0). Before, kafkasim started it at -1 and "now", so that first fetch made the
+    new replica caught up as of the moment it was added."""
+    from kafkasim.core.rules import NEVER_MS
+
+    ctx = FakeContext(broker_id=1, kafka_version="3.7")
+    part = ctx.partition("t", 0)
+    part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3), 0, 1)
+    ctx.now = 5_000
+    # the same leader epoch, one more replica (a reassignment adding replica 4)
+    part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3, 4), 1, 1)
+    st = part.remote[4]
+    assert (st.last_fetch_leader_log_end_offset, st.last_fetch_time_ms,
+            st.last_caught_up_time_ms, st.log_end_offset) == (0, NEVER_MS, NEVER_MS, -1)
+    ctx.now = 5_100
+    part.update_follower_fetch_state(ctx, 4, 0, 0, 10)   # fetch at 0, leader LEO 10
+    assert st.last_caught_up_time_ms == NEVER_MS          # not caught up as of 5_000
+    assert st.last_fetch_leader_log_end_offset == 10 and st.last_fetch_time_ms == 5_100
+    # a new leader's resetReplicaState(isNewLeader = true) sets UnifiedLog.UnknownOffset
+    part.make_follower(ctx, 2, 2, (2, 3), (1, 2, 3, 4), 2, 1)
+    part.make_leader(ctx, 3, (1, 2, 3), (1, 2, 3, 4), 3, 1)
+    assert part.remote[4].last_fetch_leader_log_end_offset == -1

@@ -256,9 +256,13 @@ class KafkaController:
             # clean: the live part of the ISR; unclean: the new leader alone
             new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in live)
         elif strategy == "preferred":
+            # PreferredReplicaPartitionLeaderElectionStrategy elects the preferred replica even
+            # when it already leads: a new leader epoch and a LeaderAndIsr all the same
+            # (PartitionStateMachineTest.testOnlinePartitionToOnlineTransition); callers that
+            # must not bump the epoch skip such partitions first (elect_leaders, auto_rebalance)
             new_leader = ctx.rulebook.preferred_replica_partition_leader_election(
                 replicas, isr, live)
-            if new_leader is None or new_leader == leader:
+            if new_leader is None:
                 return False
             new_isr, unclean = isr, False
         elif strategy == "reassign":
@@ -300,15 +304,29 @@ class KafkaController:
             if election_type == "unclean" and leader >= 0 and leader in self.context.live_brokers:
                 results[tp] = "ELECTION_NOT_NEEDED"
                 continue
+            if election_type == "preferred" and self.context.assignments[tp][0] == leader:
+                # processReplicaLeaderElection: partitions whose preferred replica already
+                # leads are not elected (alreadyValidLeader, 2.3+)
+                results[tp] = "ELECTION_NOT_NEEDED"
+                continue
             if self._elect(ctx, zk, tp, election_type):
                 changed.append(tp)
                 results[tp] = E.NONE
             else:
-                results[tp] = "ELECTION_NOT_NEEDED" if election_type == "preferred" and \
-                    self.context.assignments[tp][0] == leader else "PREFERRED_LEADER_NOT_AVAILABLE"
+                results[tp] = "PREFERRED_LEADER_NOT_AVAILABLE"
         if changed:
             self._propagate(ctx, changed)
         return results
+
+    def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str) -> list:
+        """PartitionStateMachine.handleStateChanges(partitions, OnlinePartition, strategy) for
+        online partitions: run the election strategy (``"preferred"``, ``"offline"``,
+        ``"unclean"``, ``"reassign"``, ``"controlled_shutdown"``) on each, write the new state to
+        ZooKeeper and send LeaderAndIsr (and UpdateMetadata) for the ones elected; returns them."""
+        changed = [tp for tp in tps if self._elect(ctx, zk, tp, strategy)]
+        if changed:
+            self._propagate(ctx, changed)
+        return changed
 
     def auto_rebalance(self, ctx, zk: ZooKeeper) -> None:
         """checkAndTriggerAutoLeaderRebalance: per preferred broker, imbalance > percentage."""

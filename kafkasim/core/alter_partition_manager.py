@@ -48,7 +48,7 @@ class AlterPartitionManager:
     """kafka.server.DefaultAlterPartitionManager, with its broker-to-controller channel
     (NodeToControllerRequestThread) reduced to what AlterPartition needs."""
 
-    __slots__ = ("unsent", "inflight", "corr", "started_ms")
+    __slots__ = ("unsent", "inflight", "corr", "started_ms", "sent_to")
 
     def __init__(self) -> None:
         #: unsentIsrUpdates: tp -> the PendingIsrChange queued (or in flight) for it
@@ -59,6 +59,8 @@ class AlterPartitionManager:
         self.corr = -1
         #: when the broker process started (2.7's "send-alter-isr" task runs every 50 ms from it)
         self.started_ms = 0
+        #: the controller the request in flight went to (-1: none on the wire)
+        self.sent_to = -1
 
     def clear(self) -> None:
         """The broker process stopped: the queue and the request in flight are gone."""
@@ -98,8 +100,10 @@ class AlterPartitionManager:
         controller = ctx.metadata.controller_id
         if controller < 0:
             # doWork with no controller known: it polls again every 100 ms
+            self.sent_to = -1
             ctx.schedule_timer(CONTROLLER_CHANNEL_POLL_MS, _timer_alter_partition_requeued, corr)
             return
+        self.sent_to = controller
         inflight = self.inflight
         ctx.send(controller, AlterPartitionRequest(
             ctx.id, ctx.broker_epoch,
@@ -126,10 +130,15 @@ class AlterPartitionManager:
         ctx.schedule_timer(CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS,
                            _timer_alter_partition_requeued, self.corr)
 
-    def resend(self, ctx: AlterPartitionContext) -> None:
-        """KRaft: the active controller moved; the channel sends the in-flight request again."""
-        if self.inflight is not None:
-            self.send_request(ctx)
+    def on_controller_disconnect(self, ctx: AlterPartitionContext, dead: int) -> None:
+        """KRaft: the connection to ``dead`` broke (its process is gone) with the request in
+        flight to it: NodeToControllerRequestThread.handleResponse (``wasDisconnected``)
+        forgets the controller and puts the same request first in its queue (``requeue``).
+        A change of active controller alone does nothing to the request in flight: doWork
+        polls the channel's cached controller until an answer (NOT_CONTROLLER from a
+        controller that resigned), a disconnect or the request timeout."""
+        if self.inflight is not None and self.sent_to == dead and ctx.lifecycle is not None:
+            self.requeue(ctx, dead)
 
     def handle_alter_partition_response(self, ctx: AlterPartitionContext, src,
                                         msg: AlterPartitionResponse) -> None:

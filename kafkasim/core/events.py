@@ -264,7 +264,8 @@ class Recv(TupleEvent):
 
 
 class Drop(TupleEvent):
-    """A message was lost (network partition, drop filter, dead destination, random loss)."""
+    """A message was lost (network partition, drop filter, dead destination, a KRaft broker whose
+    listeners are not open yet, random loss)."""
     __slots__ = ()
     kind = "drop"
     fields = ("type", "peer", "message_id", "reason")

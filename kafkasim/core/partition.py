@@ -199,18 +199,23 @@ class Partition:
         """makeLeader's Replica.resetReplicaState for every follower: a new leader starts with
         unknown follower LEOs; a re-elected one keeps them (and, where the version does so,
         restarts their lag clocks at a new epoch)."""
+        # lastFetchTimeMs 0 (never) for a new leader's followers and a new Replica; 0.8's
+        # "stuck" rule measured time since the last fetch from the replica's creation: "now"
+        fetched = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
         if not self.is_leader:
-            # Replica.resetReplicaState: LEO unknown, lastFetchTimeMs 0 (never), lastCaughtUp
-            # "now" for ISR followers and never for the others. (0.8's "stuck" rule measured
-            # time since the last fetch from the replica's creation, hence "now" there.)
-            fetched = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
+            # Replica.resetReplicaState: LEO unknown, lastCaughtUp "now" for ISR followers and
+            # never for the others
             self.remote = {
-                r: ReplicaState(r, last_fetch_time_ms=fetched,
+                r: ReplicaState(r, last_fetch_leader_log_end_offset=-1,
+                                last_fetch_time_ms=fetched,
                                 last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
                 for r in self.replicas if r != self.broker_id
             }
             return
-        self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=now)
+        # updateAssignmentAndIsr: a replica new to this leader starts as ReplicaState.Empty
+        # (Replica.scala: lastFetchLeaderLogEndOffset 0, lastFetchTimeMs and lastCaughtUpTimeMs
+        # 0, i.e. never), so its first fetch does not make it caught up as of its creation
+        self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=fetched)
                        for r in self.replicas if r != self.broker_id}
         if new_epoch and ctx.rules.isr.reelected_leader_resets_follower_state:
             # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep

@@ -57,7 +57,9 @@ class ReplicaState:
     broker_id: int
     log_end_offset: int = -1            # -1 = unknown (reset by makeLeader)
     log_start_offset: int = -1
-    last_fetch_leader_log_end_offset: int = -1
+    #: Replica.scala ``ReplicaState.Empty`` (0.10.2 ... trunk: a Replica starts at 0, not -1);
+    #: makeLeader's resetReplicaState of a new leader sets UnifiedLog.UnknownOffset (-1)
+    last_fetch_leader_log_end_offset: int = 0
     last_fetch_time_ms: int = 0
     last_caught_up_time_ms: int = NEVER_MS
 

@@ -28,6 +28,7 @@ from kafkasim.core.fetcher import (
 )
 from kafkasim.core.log import Log
 from kafkasim.core.messages import (
+    AlterPartitionRequest,
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
     FetchRequest,
@@ -406,6 +407,7 @@ class Broker:
         if lm is not None:
             if lm.inflight is not None and lm.inflight[2] == dead:
                 lm.controller_gone()
+            self.alter_partition_manager.on_controller_disconnect(self, dead)
             lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
         for corr, inflight in list(self.fetch_inflight.items()):
             key = inflight[2]
@@ -424,6 +426,10 @@ class Broker:
                 getattr(msg, "correlation_id", None) == lm.inflight[0] and \
                 isinstance(msg, (BrokerRegistrationRequest, BrokerHeartbeatRequest)):
             lm.controller_gone()
+            return
+        if lm is not None and type(msg) is AlterPartitionRequest:
+            if msg.correlation_id == self.alter_partition_manager.corr:
+                self.alter_partition_manager.on_controller_disconnect(self, dst)
             return
         if lm is not None and type(msg) in _RAFT_REQUESTS:
             lm.raft.on_disconnect(lm, dst, msg.correlation_id)

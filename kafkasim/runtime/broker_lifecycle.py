@@ -26,6 +26,11 @@
   same request goes back to the head of the queue and on to the controller the raft client
   names now (after the NetworkClient's 50 ms reconnect backoff if that is the same node; every
   100 ms while none is known); only other errors make the lifecycle manager back off.
+- Its listeners open only when it is unfenced (RUNNING): BrokerServer.startup enables request
+  processing after ``setReadyToUnfence()``'s future, so while STARTING or in RECOVERY a
+  connection to it is refused (``Transport.listeners_closed``; the transport refuses every request,
+  trace ``drop`` "listener not open yet", and the client sees a disconnect), never answered
+  NOT_LEADER_OR_FOLLOWER.
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
   each changed partition this broker hosts goes through ReplicaManager.applyDelta (become
@@ -115,17 +120,15 @@ class BrokerLifecycleManager:
         self.broker.trace(kind, detail=detail)
 
     def on_leader_change(self, leader_id: int, epoch: int) -> None:
-        """The quorum leader (the active controller) changed: NodeToControllerRequestThread
-        sees its controller node change, drops the connection to the old one and sends the
-        queued request again to the new one (registration or heartbeat, and AlterPartition)."""
-        b = self.broker
-        b.metadata.controller_id = leader_id
-        if leader_id < 0 or self.state == NOT_RUNNING:
-            return
-        if self.inflight is not None and self.inflight[2] != leader_id:
-            self.inflight = None
-            self._schedule_next(0)
-        b.alter_partition_manager.resend(b)
+        """The quorum leader (the active controller) changed. The controller channels keep the
+        request in flight (NodeToControllerRequestThread.doWork, 3.3.0 ... trunk: with a
+        controller cached it only polls the NetworkClient; the cached node is forgotten only on
+        a disconnect or a NOT_CONTROLLER answer, ``handleResponse``), so a registration,
+        heartbeat or AlterPartition in flight to the old controller waits for its answer --
+        NOT_CONTROLLER once that controller resigned (QuorumController.renounce fails its
+        pending requests), then the same request goes to the new one -- or for a disconnect or
+        its request timeout. Before, kafkasim dropped it and sent a new one at once."""
+        self.broker.metadata.controller_id = leader_id
 
     def on_high_watermark(self, hw: int) -> None:
         """MetadataLoader: replay the newly committed records, then publish the delta."""
@@ -146,6 +149,7 @@ class BrokerLifecycleManager:
     def start(self) -> None:
         """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
         self.state = STARTING
+        self.broker.cluster.transport.listeners_closed.add(self.broker.id)
         self.registered = False
         self.ready_to_unfence = False
         self.is_fenced = True
@@ -161,6 +165,8 @@ class BrokerLifecycleManager:
 
     def stop(self) -> None:
         self.state = NOT_RUNNING
+        # (the process is gone: refused as such)
+        self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
         self.inflight = None
         self.queued = None
         self.channel_token += 1
@@ -354,6 +360,10 @@ class BrokerLifecycleManager:
         elif self.state == RECOVERY:
             if not msg.is_fenced:
                 self.state = RUNNING
+                # initialUnfenceFuture completes: BrokerServer.startup now enables request
+                # processing (SocketServer.enableRequestProcessing starts the acceptors, which
+                # open the listeners' server sockets)
+                self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
             self._schedule_next(interval)
         elif self.state == RUNNING:
             self._schedule_next(interval)

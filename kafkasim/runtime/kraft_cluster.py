@@ -193,6 +193,7 @@ class KRaftControlPlane:
         # KRaftVersion.LATEST_PRODUCTION; every node has its meta.properties directory.id
         options.update(supported_kraft_version=(0, 1),
                        directory_id=directory_id(node_id, seed),
+                       listeners=(("CONTROLLER", *hosts[node_id]),) if node_id in hosts else None,
                        auto_join=bool(self.cluster.broker_config.get(
                            "controller.quorum.auto.join.enable", False)))
         if initial and not self.formatted_dynamic:     # controller.quorum.voters

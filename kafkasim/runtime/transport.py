@@ -45,6 +45,9 @@ class Transport:
         self.trace = cluster.trace
         self.controller_queues = controller_queues   # ZkControlPlane's (the same dict)
         self.wire_names: dict[type, str] = {}   # message class -> its RPC name in this version
+        #: KRaft brokers whose listeners are not open yet (STARTING or RECOVERY: BrokerServer
+        #: .startup enables request processing only once the broker is unfenced)
+        self.listeners_closed: set[int] = set()
 
     def send(self, src, dst, msg) -> None:
         """Put ``msg`` on the wire from ``src`` to ``dst``: held, dropped, or delivered after
@@ -199,6 +202,15 @@ class Transport:
                 self.trace.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
                                                   "destination process gone"))
                 self.send_close(dst, src, msg)   # the refusal travels back
+                return
+            if self.listeners_closed and dst in self.listeners_closed and \
+                    type(msg).__name__.endswith("Request"):
+                # a KRaft broker still STARTING or in RECOVERY: its port is not open yet, so
+                # the connection is refused; the client sees a disconnect and retries
+                net.dropped += 1
+                self.trace.record("drop", dst, "", -1, (self.wire_name(msg), src, msg_id,
+                                                  "listener not open yet"))
+                self.send_close(dst, src, msg)
                 return
             if broker.paused_until > engine.now:
                 engine.schedule_at(broker.paused_until, "deliver", src, dst, msg, sent_ms, msg_id,

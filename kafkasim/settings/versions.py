@@ -877,6 +877,28 @@ class ClientRules:
         doc="NOT_LEADER_OR_FOLLOWER produce answers name the current leader; the producer "
         "retries to it at once",
     )
+    # OUT_OF_ORDER_SEQUENCE_NUMBER at an idempotent producer (OutOfOrderSequenceException is no
+    # RetriableException). 0.11.0: never retried (Sender.canRetry); the batch fails and
+    # Sender.failBatch resets the producer id. 1.0.0 (TransactionManager.canRetry): retried when
+    # the batch is not the next sequence (lastAckedSequence + 1) or its sequence was reset.
+    idempotent_out_of_order_retried_when_not_next: bool = _rule(
+        since="1.0",
+        ref="TransactionManager.canRetry @1.0.0",
+        doc="an idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER is retried while an "
+        "earlier batch of its partition is unanswered",
+    )
+    # KIP-360 (2.5.0): for the next sequence the gap is real (acknowledged batches are gone from
+    # the leader): TransactionManager.canRetry requests an epoch bump for the partition and
+    # retries; bumpIdempotentProducerEpoch renumbers its unanswered batches from 0 in the new
+    # epoch. Before, the batch failed and the producer reset its producer id
+    # (TransactionManager.handleFailedBatch @2.4.0 resetProducerId).
+    idempotent_out_of_order_bumps_epoch: bool = _rule(
+        since="2.5",
+        ref="KIP-360, TransactionManager.canRetry / bumpIdempotentProducerEpoch @2.5.0",
+        doc="a sequence gap (OUT_OF_ORDER_SEQUENCE_NUMBER for the next sequence) bumps the "
+        "idempotent producer's epoch and retries from sequence 0 (before: the batch fails "
+        "and the producer id is reset)",
+    )
     # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
     # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
     # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value

@@ -57,7 +57,8 @@ STATES = {"running": N_("running"), "paused": N_("paused"), "fenced": N_("fenced
           "crashed": N_("crashed"), "shutting down": N_("shutting down")}
 #: why a message was lost (the trace's reasons), as shown
 REASONS = {r: r for r in (N_("dropped by hand"), N_("dropped while held"), N_("network partition"),
-                          N_("destination process gone"), N_("drop"), N_("unreachable"))}
+                          N_("destination process gone"), N_("listener not open yet"),
+                          N_("drop"), N_("unreachable"))}
 
 
 def state_text(state: str) -> str:

@@ -576,12 +576,13 @@ class KafkaRaftClient:
                  voted_state: bool = False, kraft_version: int = 0,
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
                  supported_kraft_version: tuple[int, int] | None = None,
-                 auto_join: bool = False):
+                 auto_join: bool = False, listeners: tuple | None = None):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
         self.reconfig = RaftReconfig(self, VoterSetHistory(static, kraft_version), directory_id,
-                                     tuple(sorted(voters)), supported_kraft_version, auto_join)
+                                     tuple(sorted(voters)), supported_kraft_version, auto_join,
+                                     listeners)
         self.voters = static.voter_ids()
         if observer == (node_id in self.voters):
             raise ValueError(f"node {node_id}: observer={observer} but the voter set is "
@@ -711,7 +712,7 @@ class KafkaRaftClient:
         self._poll_at = None
         self._fired = None
         self.state = None
-        self.reconfig.update_voters(ctx)
+        self.reconfig.initialize(ctx)
         now = ctx.now
         epoch, leader, voted = self._election()
         me = self.node_id
@@ -1147,6 +1148,29 @@ class RaftRequestHandler:
 
     _handle_remove_raft_voter_response = _handle_add_raft_voter_response
 
+    # --- UpdateRaftVoter (KIP-853: a voter's listeners / kraft.version range) -----------------
+    def _handle_update_raft_voter_request(self, ctx, src, req: M.UpdateRaftVoterRequest):
+        """KafkaRaftClient.handleUpdateVoterRequest: the leader-only checks, then
+        UpdateVoterHandler (RaftReconfig.handle_update_voter_request)."""
+        st = self.client.state
+        error = self._validate_leader_only_request(req.current_leader_epoch)
+        low, high = req.supported_kraft_version
+        if error is None and (req.voter_directory_id is None or low < 0 or high < low
+                              or not any(e[0] == "CONTROLLER" for e in req.endpoints)):
+            error = M.INVALID_REQUEST
+        if error is None:
+            error = self.client.reconfig.handle_update_voter_request(ctx, st, req)
+        st = self.client.state
+        return M.UpdateRaftVoterResponse(req.correlation_id, error, st.leader_id, st.epoch)
+
+    def _handle_update_raft_voter_response(self, ctx, src, resp) -> bool:
+        """KafkaRaftClient.handleUpdateVoterResponse: a newer epoch or leader is taken; any
+        other answer is handled (the follower tries again after its next update-voter period
+        if its entry still differs)."""
+        handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
+                                                     resp.leader_epoch)
+        return True if handled is None else handled
+
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
         st = self.client.state
@@ -1353,6 +1377,11 @@ class RaftPollLoop:
             ctx.trace("raft_fetch_timeout", ev.RaftFetchTimeout(st.leader_id, st.epoch))
             self.client._transitions._to_voting_state(ctx)
             return 0
+        reconfig = self.client.reconfig
+        if reconfig.listeners is not None and reconfig.voter_node_needs_update():
+            wait = reconfig.maybe_update_voter(ctx, st, now)
+            if wait is not None:
+                return min(wait, st.fetch_deadline - now)
         return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
                    st.fetch_deadline - now)
 

@@ -180,9 +180,30 @@ class RemoveRaftVoterResponse(Message):
     message: str | None = None
 
 
+@dataclass(slots=True)
+class UpdateRaftVoterRequest(Message):
+    """UpdateRaftVoter (api key 82, KIP-853): a voter whose listeners or supported kraft.version
+    range differ from its entry in the voter set asks the leader to update the entry."""
+    correlation_id: int
+    voter_id: int
+    voter_directory_id: str | None
+    current_leader_epoch: int
+    supported_kraft_version: tuple      # (min, max)
+    endpoints: tuple                    # (listener, host, port)
+
+
+@dataclass(slots=True)
+class UpdateRaftVoterResponse(Message):
+    correlation_id: int
+    error: str
+    leader_id: int
+    leader_epoch: int
+
+
 RAFT_MESSAGES = (
     VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     EndQuorumEpochRequest, EndQuorumEpochResponse, RaftFetchRequest, RaftFetchResponse,
     ApiVersionsRequest, ApiVersionsResponse, AddRaftVoterRequest, AddRaftVoterResponse,
-    RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
 )

@@ -21,7 +21,14 @@ RemoveRaftVoter: the same first four checks, then a key that is not a voter (or 
 -> VOTER_NOT_FOUND; else the VotersRecord without it is appended and the answer is NONE once it
 commits; a leader that removed itself then resigns (LeaderState.requestResign).
 
-Not modelled: cluster ids (INCONSISTENT_CLUSTER_ID), UpdateRaftVoter, the RPC hop from the
+UpdateRaftVoter: a voter whose listeners or supported kraft.version range differ from its entry
+sends it once per update-voter period (3 x controller.quorum.fetch.timeout.ms) in place of a
+Fetch; the leader makes the common checks (kraft.version 0 -> UNSUPPORTED_VERSION: the 4.1
+kraft.version upgrade learns the voters' ranges through ``upgrade_kraft_version``), then the
+range and listener checks (INVALID_REQUEST) and VOTER_NOT_FOUND, appends the VotersRecord with
+the new entry and answers NONE at once.
+
+Not modelled: cluster ids (INCONSISTENT_CLUSTER_ID), the RPC hop from the
 admin client (the request is handed to the leader's client directly).
 """
 
@@ -81,7 +88,7 @@ class RaftReconfig:
     answers ApiVersions), and the leader's AddVoterHandler + RemoveVoterHandler."""
 
     def __init__(self, client, history, directory_id, bootstrap_servers,
-                 supported_kraft_version, auto_join: bool = False) -> None:
+                 supported_kraft_version, auto_join: bool = False, listeners=None) -> None:
         self.client = client
         self.history = history
         self.directory_id = directory_id
@@ -90,12 +97,26 @@ class RaftReconfig:
         self.bootstrap_servers = bootstrap_servers
         self.supported_kraft_version = supported_kraft_version   # None: before 3.9
         self.auto_join = auto_join      # controller.quorum.auto.join.enable (4.2)
+        #: the node's own controller listeners, ((listener, host, port), ...): what an
+        #: UpdateRaftVoter sends (None: not a controller that knows them)
+        self.listeners = listeners
 
     # --- the voter set (KRaftControlRecordStateMachine) -------------------------------------
     def update_voters(self, ctx) -> None:
         """KRaftControlRecordStateMachine.updateState: read control records appended since."""
         if self.history.update(self.client.log):
             self.voters_changed(ctx)
+
+    def initialize(self, ctx) -> None:
+        """On startup (QuorumState.initialize): read the control records, and decide with the
+        directory id the node has *now* whether it is a voter -- a controller whose metadata
+        log dir was formatted again comes back with a new directory id, so the voter set's
+        entry for its id is not its own: it is an observer (which auto-join can replace)."""
+        self.update_voters(ctx)
+        c = self.client
+        if self.history.last_kraft_version() >= 1:
+            c.observer = not self.history.last_value().is_voter(
+                ReplicaKey(c.node_id, self.directory_id))
 
     def voters_changed(self, ctx) -> None:
         """The voter set in force changed (appended or truncated VotersRecord): the client's
@@ -127,6 +148,59 @@ class RaftReconfig:
         first = c.log.append_as_leader(control, st.epoch)
         c._flush_leader_log(ctx, st)
         return first + len(control) - 1
+
+    # --- UpdateRaftVoter (KIP-853) ----------------------------------------------------------
+    def voter_node_needs_update(self) -> bool:
+        """kraft.version 1 and VoterSet.voterNodeNeedsUpdate(quorum.localVoterNodeOrThrow()):
+        this voter's entry in the voter set has other listeners or another kraft.version range
+        than the node has now (a controller restarted with a new listener or a new release)."""
+        if self.supported_kraft_version is None or self.history.last_kraft_version() < 1:
+            return False
+        local = VoterNode(ReplicaKey(self.client.node_id, self.directory_id), self.listeners,
+                          tuple(self.supported_kraft_version))
+        return self.history.last_value().voter_node_needs_update(local)
+
+    def maybe_update_voter(self, ctx, st, now: int) -> int | None:
+        """KafkaRaftClient.pollFollowerAsVoter: when the update-voter period (FollowerState
+        .updateVoterPeriodMs, 3 x controller.quorum.fetch.timeout.ms) has expired and the entry
+        needs an update, send the leader UpdateRaftVoter in place of a Fetch and restart the
+        period. None: nothing to send now (the caller fetches). The period starts at the first
+        poll that finds the entry stale (Kafka's timer starts with the FollowerState)."""
+        c = self.client
+        period = 3 * c.fetch_timeout_ms
+        deadline = getattr(st, "update_voter_deadline", None)
+        if deadline is None:
+            st.update_voter_deadline = deadline = now + period
+        if now < deadline:
+            return None
+        st.update_voter_deadline = now + period
+
+        def build(corr):
+            return M.UpdateRaftVoterRequest(corr, c.node_id, self.directory_id, st.epoch,
+                                            tuple(self.supported_kraft_version), self.listeners)
+        return c._poller._maybe_send(ctx, st.leader_id, build)
+
+    def handle_update_voter_request(self, ctx, st, req) -> str:
+        """UpdateVoterHandler.handleUpdateVoterRequest (trunk 1eb7644), in its order: another
+        voter change pending, no high watermark, the newest VotersRecord uncommitted ->
+        REQUEST_TIMED_OUT; kraft.version 0 -> UNSUPPORTED_VERSION; a range without the
+        finalized kraft.version, or no CONTROLLER listener -> INVALID_REQUEST; not a voter
+        (id and directory id) -> VOTER_NOT_FOUND. Else the leader appends the VotersRecord with
+        the voter's new entry and answers NONE at once, without waiting for it to commit."""
+        failed, entry = self._common_checks(ctx, st, "updating")
+        if failed:
+            return failed[0]
+        low, high = req.supported_kraft_version
+        if not low <= self.history.last_kraft_version() <= high or \
+                not any(e[0] == "CONTROLLER" for e in req.endpoints):
+            return M.INVALID_REQUEST
+        key = ReplicaKey(req.voter_id, req.voter_directory_id)
+        new = entry[1].update_voter(VoterNode(key, tuple(req.endpoints), (low, high)))
+        if new is None:
+            return "VOTER_NOT_FOUND"
+        self.append_voters_record(ctx, new)
+        ctx.trace("raft_voter_change", ev.RaftVoterChange("update", req.voter_id, M.NONE, ""))
+        return M.NONE
 
     # --- auto-join (controller.quorum.auto.join.enable, 4.2, KAFKA-19078) -------------------
     def maybe_auto_join(self, ctx, st, now: int) -> int | None:

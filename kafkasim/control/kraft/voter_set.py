@@ -99,6 +99,20 @@ class VoterSet:
             return None
         return VoterSet({**self.voters, voter.voter_key.id: voter})
 
+    def update_voter(self, voter: VoterNode) -> VoterSet | None:
+        """VoterSet.updateVoter: the set with ``voter``'s entry replaced, or None unless its key
+        is a voter (same id, and the same directory id where the entry has one)."""
+        old = self.voters.get(voter.voter_key.id)
+        if old is None or not old.is_voter(voter.voter_key):
+            return None
+        return VoterSet({**self.voters, voter.voter_key.id: voter})
+
+    def voter_node_needs_update(self, local: VoterNode) -> bool:
+        """VoterSet.voterNodeNeedsUpdate: the node is a voter and its entry differs (listeners or
+        supported kraft.version range)."""
+        node = self.voters.get(local.voter_key.id)
+        return node is not None and node.is_voter(local.voter_key) and node != local
+
     def remove_voter(self, key: ReplicaKey) -> VoterSet | None:
         """VoterSet.removeVoter: None unless the exact key is a voter and others remain."""
         old = self.voters.get(key.id)

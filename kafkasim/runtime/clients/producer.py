@@ -51,6 +51,8 @@ class _Batch:
     retry_at_ms: int = 0
     base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
     epoch: int = 0
+    producer_id: int = -1     # ... with the producer id of that moment
+    seq_reset: bool = False   # ProducerBatch.sequenceHasBeenReset: rewritten by an epoch bump
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
 
@@ -72,6 +74,71 @@ class TransactionManager:
         if self.idempotent:
             self.producer_epoch += 1
             self.next_seq.clear()
+
+    def reset_producer_id(self, new_id: int) -> None:
+        """TransactionManager.resetProducerId (0.11 ... 2.4): after an
+        OutOfOrderSequenceException the idempotent producer drops its producer id and every
+        sequence number and gets a new id (InitProducerId; ``new_id`` here), epoch 0."""
+        self.producer_id = new_id
+        self.producer_epoch = 0
+        self.next_seq.clear()
+
+    def is_next_sequence(self, producer, b: _Batch) -> bool:
+        """TransactionManager.isNextSequence (lastAckedSequence + 1 == baseSequence): no batch of
+        ``b``'s partition with an earlier sequence of the same producer id and epoch is still
+        unanswered (in flight or queued) at ``producer``."""
+        tp = b.tp
+        others = list(producer.batches.get(tp, ())) + [
+            entry[3][tp] for entry in producer.in_flight.values() if tp in entry[3]]
+        return not any(x is not b and x.produce_future.status == PENDING and 0 <= x.base_seq <
+                   b.base_seq and (x.producer_id, x.epoch) == (b.producer_id, b.epoch)
+                   for x in others)
+
+    def can_retry(self, producer, b: _Batch) -> bool:
+        """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER (OutOfOrderSequenceException
+        is not a RetriableException), by Sender.canRetry / TransactionManager.canRetry:
+        - 1.0+: retried when it is not the next sequence (an earlier batch is unanswered) or its
+          sequence was rewritten: the gap may still close (0.11.0: never retried);
+        - 2.5+ (KIP-360), the next sequence: a real gap (the leader lost acknowledged batches).
+          requestEpochBumpForPartition, and before the retry bumpIdempotentProducerEpoch: a new
+          epoch, the partition's unanswered batches renumbered from sequence 0
+          (startSequencesAtBeginning); retried;
+        - before 2.5: the batch fails and, if it carries the current producer id, the producer
+          resets it (Sender.failBatch 0.11-1.x / TransactionManager.handleFailedBatch 2.0-2.4:
+          resetProducerId) -- a new id, sequences from 0."""
+        if b.base_seq < 0 or not self.idempotent:
+            return True
+        rules = producer.cluster.rules.clients
+        if rules.idempotent_out_of_order_retried_when_not_next and (
+                b.seq_reset or not self.is_next_sequence(producer, b)):
+            return True
+        if rules.idempotent_out_of_order_bumps_epoch:
+            self.bump_idempotent_producer_epoch(producer, b)
+            return True
+        if b.producer_id == self.producer_id:
+            # InitProducerId hands out a new id: one the cluster's registry never gave before
+            self.reset_producer_id(producer.cluster.records.producer_index(
+                f"{producer.client_id}\x00{self.producer_id}"))
+            producer.producer_id = self.producer_id
+        return False
+
+    def bump_idempotent_producer_epoch(self, producer, b: _Batch) -> None:
+        """TransactionManager.bumpIdempotentProducerEpoch (2.5+): epoch + 1, and
+        startSequencesAtBeginning for ``b``'s partition: its unanswered batches (``b`` first in
+        sequence order) get the new epoch and sequences from 0; other partitions start from 0
+        at their next new batch."""
+        self.bump_epoch()
+        tp = b.tp
+        pending = [b] + [x for x in producer.batches.get(tp, ()) if x.base_seq >= 0] + [
+            entry[3][tp] for entry in producer.in_flight.values() if tp in entry[3]]
+        seq = 0
+        for x in sorted({id(x): x for x in pending}.values(), key=lambda x: x.base_seq):
+            if x.produce_future.status != PENDING:
+                continue
+            x.base_seq, x.epoch, x.producer_id, x.seq_reset = seq, self.producer_epoch, \
+                self.producer_id, True
+            seq += len(x.record_ids)
+        self.next_seq[tp] = seq
 
 
 class Producer:
@@ -458,13 +525,14 @@ class Producer:
                     # keep them: RecordAccumulator.drain)
                     base_seq = b.base_seq = next_seq.get(tp, 0)
                     b.epoch = tm.producer_epoch
+                    b.producer_id = tm.producer_id
                     next_seq[tp] = base_seq + len(ids)
                 topic = tp[0]
                 if topic in sticky:
                     sticky[topic] += 1
                 if base_seq >= 0:   # the batch header's idempotence fields (KIP-98)
                     partitions.append((topic, tp[1], tuple(ids), size * len(ids),
-                                       self.producer_id, b.epoch, base_seq))
+                                       b.producer_id, b.epoch, base_seq))
                 else:
                     partitions.append((topic, tp[1], tuple(ids), size * len(ids), -1, -1, -1))
             # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
@@ -606,6 +674,10 @@ class Producer:
             fut.errors = [err]
         else:
             fut.errors.append(err)
+        if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER and \
+                not self.transaction_manager.can_retry(self, b):
+            self._complete(b, FAILED, err, -1)
+            return
         retriable = err in E.RETRIABLE
         within = self.delivery_timeout_ms is None or \
             now - b.created_ms < self.delivery_timeout_ms
