@@ -280,7 +280,7 @@ def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
             continue
         line = None
         if kind == "isr_proposed":
-            line = tr("leader {node} proposes {detail}", node=node, detail=narrate(detail))
+            line = tr("leader {node} proposes {detail}", node=node, detail=narrate(str(detail)))
         elif kind == "isr" and tp == topic:
             isr = list(detail[1])
             line = (tr("leader {node} writes ISR {isr} to ZooKeeper itself", node=node, isr=isr)
@@ -441,9 +441,11 @@ def flapping_run(faults, seed: int = SEED, *, kafka_version: str | None = None) 
 
 
 # -- printed lines of notebooks 02a and 02b (course language; the same code in every edition) -----
-#: the column headers of 02b's tuning table (its cell builds the rows; text_table narrates them)
-TUNING_COLUMNS = (N_("stuck (alive) leaves after (s)"), N_("crashed, KRaft 4.3 (s)"),
-                  N_("crashed, ZooKeeper 3.7 (s)"), N_("12 s GC pause drops it, 3.7"))
+#: the column headers of 02a's rule table and 02b's tuning table (their cells build the rows;
+#: text_table narrates the headers)
+TUNING_COLUMNS = (N_("scenario"), N_("rule"), N_("load"), N_("stuck (alive) leaves after (s)"),
+                  N_("crashed, KRaft 4.3 (s)"), N_("crashed, ZooKeeper 3.7 (s)"),
+                  N_("12 s GC pause drops it, 3.7"))
 
 _MOMENTS = {"behind": N_("--- t={now} ms: broker 3 falls behind"),
             "shrink": N_("--- t={now} ms: the leader shrinks the ISR"),
