@@ -49,10 +49,10 @@ from labdriver import (  # noqa: E402  (the browser suite's driver)
 TARGET_P95_MS = {"seek": 500.0, "step": 300.0, "fault": 300.0, "explore": 500.0}
 # Distinct slider positions, so no seek or explorer change revisits a value (and hits a cache).
 FRACTIONS = (0.7, 0.3, 0.55, 0.15, 0.85, 0.4, 0.6, 0.25, 0.9, 0.5, 0.1, 0.75)
-PLAYERS = ("02-in-sync-replicas.ipynb", "07-controller-and-failover.ipynb")
-# 04's first control is a 16-value slider (many first visits); 02's and 06's are 3-option dropdowns
-EXPLORERS = ("04-consumer-positions.ipynb", "02-in-sync-replicas.ipynb", "06-monitoring.ipynb",
-             "09-leader-epoch-and-truncation.ipynb")
+PLAYERS = ("02b-isr-shrink-expand-and-causes.ipynb", "07-controller-and-failover.ipynb")
+# 04's first control is a 16-value slider (many first visits); 02b's and 06's are 3-option dropdowns
+EXPLORERS = ("04-consumer-positions.ipynb", "02b-isr-shrink-expand-and-causes.ipynb",
+             "06-monitoring.ipynb", "09-leader-epoch-and-truncation.ipynb")
 # Pixels from the bottom of the control that moved to the top of the output's first text block
 _ANSWER_GAP = r"""
 ([i, control]) => {

@@ -31,7 +31,7 @@ QUICK = ("00",)
 
 
 def numbered(folder: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(p for p in folder.glob("[0-9][0-9]-*.ipynb"))
+    return sorted(p for p in folder.glob("[0-9][0-9]*-*.ipynb"))
 
 
 def run_all(path: Path, timeout_s: int = 600, cells: dict | None = None) -> float:
@@ -80,10 +80,10 @@ def run(quick: bool = False) -> dict:
         with tempfile.TemporaryDirectory(prefix="kafkasim-nb-") as tmp:
             baseline = run_all(empty_notebook(Path(tmp)))
         out: dict = {"empty_notebook_s": round(baseline, 2), "target_s": TARGET_S}
-        paths = [p for p in numbered() if not quick or p.name[:2] in QUICK]
+        paths = [p for p in numbered() if not quick or p.name.split("-")[0] in QUICK]
         over = []
         for path in paths:
-            key = path.name[:2]
+            key = path.name.split("-")[0]
             cells: dict | None = {} if key == "90" else None
             seconds = run_all(path, cells=cells)
             if cells:

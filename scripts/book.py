@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 from make_toc import PARTS, title_of  # noqa: E402
 
 NOTEBOOKS = REPO / "notebooks"
-NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+# NN-slug.ipynb, or NNa-slug.ipynb for a notebook taught in parts (02a, 02b)
+NOTEBOOK_RE = re.compile(r"^\d\d[a-h]?-[\w-]+\.ipynb$")
 LANGS = {"en": ("English", NOTEBOOKS), "ko": ("한국어", NOTEBOOKS / "ko")}
 HEADINGS = {
     "en": {"title": "kafkasim courseware", "lead": "How Apache Kafka replicates data: an "
@@ -61,7 +62,7 @@ def exporter() -> HTMLExporter:
 
 def relink(page: str) -> str:
     """Notebook links -> HTML pages; the README's contents -> this language's index."""
-    page = re.sub(r'href="(?:\.\./)?(\d\d-[\w-]+)\.ipynb(#[^"]*)?"',
+    page = re.sub(r'href="(?:\.\./)?(\d\d[a-h]?-[\w-]+)\.ipynb(#[^"]*)?"',
                   lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', page)
     page = re.sub(r'href="(?:\.\./)+README\.md(#[^"]*)?"', 'href="index.html"', page)
     return re.sub(r'<script src="">\s*</script>', "", page)
@@ -132,7 +133,7 @@ def build(out: Path, langs: list[str]) -> list[Path]:
         if lang != "en":          # a link to a page not translated yet: the English page
             for page in target.glob("*.html"):
                 text = page.read_text(encoding="utf-8")
-                fixed = re.sub(r'href="(?:\.\./)?(\d\d-[\w-]+\.html)([#"])',
+                fixed = re.sub(r'href="(?:\.\./)?(\d\d[a-h]?-[\w-]+\.html)([#"])',
                                lambda m, here=target: m.group(0)
                                if (here / m.group(1)).exists()
                                else f'href="../en/{m.group(1)}{m.group(2)}', text)

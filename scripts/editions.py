@@ -37,7 +37,8 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 GUIDES = REPO / "docs" / "instructor"
-NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+# NN-slug.ipynb, or NNa-slug.ipynb for a notebook taught in parts (02a, 02b)
+NOTEBOOK_RE = re.compile(r"^\d\d[a-h]?-[\w-]+\.ipynb$")
 INSTRUCTOR_MARK = "<!-- instructor -->"
 SELF_CHECK_TAG = "self-check"
 
@@ -111,7 +112,7 @@ def learner_copy(nb):
 
 
 def guide_for(path: Path) -> Path | None:
-    found = sorted(GUIDES.glob(f"{path.name[:2]}-*.md"))
+    found = sorted(GUIDES.glob(f"{path.name.split('-', 1)[0]}-*.md"))
     return found[0] if found else None
 
 

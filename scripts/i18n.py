@@ -44,7 +44,8 @@ WIDGETS_CODE = REPO / "kafkasim" / "widgets"     # the player's readout speaks t
 EXPERIMENTS_CODE = REPO / "kafkasim" / "experiments"   # notebook 90's captions, checks, Spark line
 VIZ_CODE = REPO / "kafkasim" / "viz"     # the drawings' titles, axis labels and legends
 RUNTIME_CTXT = "kafkasim.course"
-NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+# NN-slug.ipynb, or NNa-slug.ipynb for a notebook taught in parts (02a, 02b)
+NOTEBOOK_RE = re.compile(r"^\d\d[a-h]?-[\w-]+\.ipynb$")
 LANGUAGES = {"ko": "Korean"}
 FUZZY_SIMILARITY = 0.5
 
@@ -332,7 +333,7 @@ def _reroot(markdown: str) -> str:
     return re.sub(r"\]\(\.\./", "](../../", markdown)
 
 
-NAV_LINK = re.compile(r"\[([^\]]*)\]\((\d\d-[\w-]+\.ipynb)\)")
+NAV_LINK = re.compile(r"\[([^\]]*)\]\((\d\d[a-h]?-[\w-]+\.ipynb)\)")
 
 
 def translated_titles(lang: str) -> dict[str, str]:
@@ -344,7 +345,7 @@ def translated_titles(lang: str) -> dict[str, str]:
         if not cat.exists():
             continue
         for e in load_catalog(cat):
-            if not e.obsolete and e.msgid.startswith(f"# {path.name[:2]} · ") and \
+            if not e.obsolete and e.msgid.startswith(f"# {path.name.split('-', 1)[0]} · ") and \
                     e.msgstr.strip() and "fuzzy" not in e.flags:
                 out[path.name] = e.msgstr.strip().removeprefix("# ").strip()
                 break

@@ -45,7 +45,8 @@ PARTS = (
     ("Part 2 · When things fail", 7, 89),
     ("Experiments at scale", 90, 99),
 )
-NOTEBOOK_RE = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+# NN-slug.ipynb, or NNa-slug.ipynb for a notebook taught in parts (02a, 02b)
+NOTEBOOK_RE = re.compile(r"^\d\d[a-h]?-[\w-]+\.ipynb$")
 WIDTH = 100
 
 

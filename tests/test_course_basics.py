@@ -52,3 +52,18 @@ def test_leader_view_is_the_followers_last_fetch_offset():
     p.send_many("t", ["a", "b"], partition=0)
     c.run(2000)
     assert basics.leader_view(c, "t") == {2: 2, 3: 0}
+
+
+def test_check_idle_fetches_counts_parked_fetches():
+    """ReplicaFetcherThread / DelayedFetch: with nothing new the leader parks a Fetch for
+    replica.fetch.wait.max.ms and answers empty, so an idle follower sends about one Fetch per
+    wait (10 s / 200 ms = 50; the default 500 ms gives 20). Two partitions followed, one led by
+    broker 1: one request stream to broker 1."""
+    assert exercises.idle_fetch_count(500, 10000, "4.3") in (19, 20, 21)
+    right = exercises.idle_fetch_count(200, 10000, "4.3")
+    assert 48 <= right <= 51
+    assert exercises.check_idle_fetches(right, kafka_version="4.3")
+    for wrong in (0, 20, 2 * right, 500):            # none, default wait, both partitions, no park
+        result = exercises.check_idle_fetches(wrong, kafka_version="4.3")
+        assert not result and not result.unanswered
+    assert exercises.check_idle_fetches(None, kafka_version="4.3").unanswered

@@ -58,16 +58,16 @@ def test_dict_of_bools_refuses_text_values(capsys):
 
 
 def test_wrong_answers_get_a_hint_first_and_the_answer_only_later(capsys):
-    right = checks._max_fetchers(3, 6, 3, 1)
+    right = checks._max_fetchers(3, 6, 3, 1, "4.3")
     wrong = right - 1 if right > 1 else right + 5
-    first = check_fetcher_threads(wrong)
+    first = check_fetcher_threads(wrong, kafka_version="4.3")
     assert not first and "The answer" not in first.message
     assert f"after {REVEAL_AFTER} wrong tries" in first.message
     for _ in range(REVEAL_AFTER - 1):
-        last = check_fetcher_threads(wrong)
+        last = check_fetcher_threads(wrong, kafka_version="4.3")
     assert f"The answer: {right}" in last.message
-    assert check_fetcher_threads(right)              # a PASS resets the count
-    assert "The answer" not in check_fetcher_threads(wrong).message
+    assert check_fetcher_threads(right, kafka_version="4.3")              # a PASS resets the count
+    assert "The answer" not in check_fetcher_threads(wrong, kafka_version="4.3").message
 
 
 def test_write_outcome_feedback_does_not_name_the_result_at_first(capsys):

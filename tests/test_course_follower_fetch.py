@@ -87,3 +87,36 @@ def test_views_render():
     assert "held, not served" in str(ff.serving_view(c, "orders"))
     assert "fetching from broker 2" in str(ff.rack_view("b"))
     assert "fetching from broker 1" in str(ff.rack_view("b", selector=False))
+
+
+def test_check_failover_read_grades_each_part_from_the_run():
+    """Notebook 13 exercise 3: broker 3 then the leader crash right after w0-w4 are sent. The new
+    leader (broker 2, rack b) serves the rack-b consumer; w0-w4, never on broker 1, are retried
+    on it after its LEO 5; the follower served v0-v4 below its HW: no ConsistentRead violation."""
+    from kafkasim.runtime.cluster import Cluster
+
+    c = Cluster(3, seed=ff.SEED, racks={1: "a", 2: "b", 3: "b"}, config=ff.SELECTOR,
+                kafka_version="4.3")
+    c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]])
+    checker = attach(c, make_suite(["ConsistentRead"], on_violation="collect"))
+    p = c.producer(acks="all")
+    for i in range(5):
+        p.send("orders", f"v{i}", partition=0)
+    p.flush()
+    c.run(1000)
+    cons = c.consumer(group="g", client_rack="b", auto_offset_reset="earliest")
+    cons.assign("orders", [0])
+    cons.poll()
+    c.crash(3)
+    for i in range(5):
+        p.send("orders", f"w{i}", partition=0)
+    c.crash(1)
+    cons.poll(3000)
+    p.flush()
+    cons.poll(3000)
+    assert ff.check_failover_read(c, cons, checker, served_by=2, w0_offset=5, violations=0)
+    for wrong in ({"served_by": 3}, {"served_by": 1}, {"w0_offset": 10}, {"violations": 1}):
+        answer = {"served_by": 2, "w0_offset": 5, "violations": 0, **wrong}
+        result = ff.check_failover_read(c, cons, checker, **answer)
+        assert not result and not result.unanswered, wrong
+    assert ff.check_failover_read(c, cons, checker).unanswered

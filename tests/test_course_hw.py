@@ -57,3 +57,21 @@ def test_label_arrows_names_what_each_message_carried():
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert labels.count("Fetch from 7") == 2 and labels.count("offset 6 · HW 6") == 2
     assert hw.arrow_label("ProduceResponse 1->p: acked, offset 6") == "acked 6"
+
+
+def test_check_unlucky_failover_replays_the_crash_with_the_luck_reversed():
+    """Notebook 03 exercise 4: leader 1 holds 0-9, broker 2 0-6, broker 3 0-7, HW 7. The
+    controller elects the first live ISR member in assignment order (broker 2, whatever its log:
+    PartitionChangeBuilder / offlinePartitionLeaderElection); broker 3 truncates to where epoch 0
+    ends on the new leader (OffsetsForLeaderEpoch, 7): HW 7, m7 gone."""
+    from kafkasim.course.hw import HW_TOPIC, unlucky_failover
+
+    c = unlucky_failover(kafka_version="4.3")
+    assert c.leader(HW_TOPIC) == 2 and c.high_watermark(HW_TOPIC) == 7
+    assert [v for _o, _e, v in c.log_records(3, HW_TOPIC)] == [f"m{i}" for i in range(7)]
+    assert exercises.check_unlucky_failover(2, 7, False, kafka_version="4.3")
+    for wrong in ((3, 7, False), (2, 8, False), (2, 6, False), (2, 7, True)):
+        result = exercises.check_unlucky_failover(*wrong, kafka_version="4.3")
+        assert not result and not result.unanswered, wrong
+    assert exercises.check_unlucky_failover(None, None, None, kafka_version="4.3").unanswered
+    assert not exercises.check_unlucky_failover(2, "7", False, kafka_version="4.3")   # form

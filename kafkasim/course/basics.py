@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafkasim.course.common import COURSE_VERSION, Text, ids, text_table
+from kafkasim.course.common import Text, ids, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster, ClusterError
@@ -28,9 +28,12 @@ def describe_command(topic: str = TOPIC) -> Text:
 
 
 def p3r3_cluster(seed: int = SEED, brokers: int = 3, partitions: int = 3,
-                 replication_factor: int = 3, topic: str = TOPIC) -> Cluster:
-    """Three brokers and the notes' topic: 3 partitions, replication factor 3."""
-    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
+                 replication_factor: int = 3, topic: str = TOPIC, *,
+                 kafka_version: str | None = None) -> Cluster:
+    """Three brokers and the notes' topic: 3 partitions, replication factor 3, on
+    ``kafka_version`` (the notebook's KAFKA_VERSION unless named)."""
+    version = notebook_version(kafka_version, "p3r3_cluster")
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=version)
     c.create_topic(topic, partitions=partitions, replication_factor=replication_factor)
     return c
 
@@ -109,12 +112,13 @@ def leader_view(c: Cluster, topic: str = TOPIC, partition: int = 0) -> dict[int,
 
 
 def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3,
-              seed: int = SEED, kafka_version: str = COURSE_VERSION) -> Text:
+              seed: int = SEED, kafka_version: str | None = None) -> Text:
     """Create a topic on a fresh cluster and return its describe text plus per-broker roles.
 
-    The plain function behind the placement explorer (notebook 01 passes its KAFKA_VERSION;
-    the COURSE_VERSION default stays for notebooks that have not named theirs yet)."""
-    c = Cluster(brokers=brokers, seed=seed, kafka_version=kafka_version)
+    The plain function behind the placement explorer; ``kafka_version``: the notebook's
+    KAFKA_VERSION unless named (notebook 01 passes it)."""
+    version = notebook_version(kafka_version, "placement")
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=version)
     try:
         c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     except ClusterError as exc:
@@ -125,7 +129,7 @@ def placement(brokers: int = 3, partitions: int = 3, replication_factor: int = 3
 
 
 def placement_view(brokers: int = 3, partitions: int = 3, replication_factor: int = 3,
-                   seed: int = SEED, kafka_version: str = COURSE_VERSION) -> list:
+                   seed: int = SEED, kafka_version: str | None = None) -> list:
     """The placement explorer's view: the describe text and the cluster map (when the topic
     could be created)."""
     from kafkasim.viz import cluster_map
@@ -173,3 +177,27 @@ def produce_targets(c: Cluster, client_id: str) -> list:
     """The brokers ``client_id`` sent ProduceRequests to (from the trace)."""
     return sorted({detail[1] for _t, kind, node, _tp, _p, detail in c.trace.rows
                    if kind == "send" and node == client_id and detail[0] == "ProduceRequest"})
+
+
+# -- printed lines of notebook 01 (course language; the code is the same in every edition) --------
+STEP_NOTES = (N_("producer sends 3 records"),)      # Stepper.note texts (narrated in tables)
+
+
+def read_line(records) -> Text:
+    """What a consumer's poll returned: ``read: [(offset, value), …]``."""
+    return Text(tr("read: {records}", records=[(r.offset, r.value) for r in records]))
+
+
+def fetch_targets_line(c: Cluster, client_id: str, since_ms: int, topic: str = TOPIC,
+                       partition: int = 1) -> Text:
+    """Where a consumer's Fetch requests went since ``since_ms``, next to the partition's
+    leader."""
+    return Text(tr("its Fetch requests went to {targets} ; the leader of partition {p} is "
+                   "{leader}", targets=fetch_targets(c, client_id, since_ms), p=partition,
+                   leader=c.leader(topic, partition)))
+
+
+def leader_view_line(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
+    """The follower LEOs the leader knows (``Partition.remoteReplicas``)."""
+    return Text(tr("the leader's view of its followers' LEOs: {view}",
+                   view=leader_view(c, topic, partition)))

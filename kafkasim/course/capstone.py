@@ -358,8 +358,10 @@ def history(run: Run) -> Text:
     c, t0 = run.cluster, run.start_ms
     for t, kind, node, _topic, _p, detail in c.trace.rows:
         if t >= t0 and kind in ("become_leader", "truncate"):
-            what = tr("becomes leader, {d}", d=detail) if kind == "become_leader" else \
-                tr("truncates its log {d}", d=str(detail).split(":")[0])
+            if kind == "become_leader":    # detail: a BecomeLeader event ("epoch 0, ISR [1, 2]")
+                what = tr("becomes leader, {d}", d=narrate(str(detail)))
+            else:
+                what = tr("truncates its log {d}", d=str(detail).split(":")[0])
             rows.append((t - t0, tr("broker {b}", b=node), what))
     for b in _BROKERS:
         held = {off: (e, val) for off, e, val in c.log_records(b, TOPIC)}
@@ -406,3 +408,9 @@ def report(g: Grade) -> str:
                 a=len(o.steps), b=len(s.steps)),
              str(history(s))]
     return "\n".join(lines)
+
+
+def grading_header() -> Text:
+    """The capstone's first line: the release, the number of schedules and the checkers."""
+    return Text(tr("Kafka {version} · {n} schedules · judged by {checks}", version=KAFKA_VERSION,
+                   n=SCHEDULES, checks=" + ".join((*CHECKS, "ReplicasConverge"))))

@@ -10,7 +10,7 @@ import html
 import sys
 from functools import lru_cache
 
-from kafkasim.course.common import COURSE_VERSION
+from kafkasim.course.common import notebook_version
 from kafkasim.course.i18n import tr
 
 NO_ANSWER = "Not answered yet: replace None with your answer and run the cell again."
@@ -218,22 +218,24 @@ def _as_int_list(xs) -> list[int] | None:
 
 # -- 01 replication basics ------------------------------------------------------------------------
 @lru_cache(maxsize=4)
-def _p3r3_leaders(seed: int) -> dict[int, int]:
+def _p3r3_leaders(seed: int, kafka_version: str) -> dict[int, int]:
     from kafkasim.course.basics import TOPIC, p3r3_cluster
 
-    c = p3r3_cluster(seed)
+    c = p3r3_cluster(seed, kafka_version=kafka_version)
     return {p: c.leader(TOPIC, p) for p in c.assignment(TOPIC)}
 
 
-def check_leader(partition: int, answer) -> CheckResult:
-    """Which broker leads ``partition`` of topic-p3-r3 (seed 1)?"""
+def check_leader(partition: int, answer, *, kafka_version: str | None = None) -> CheckResult:
+    """Which broker leads ``partition`` of topic-p3-r3 (seed 1), on ``kafka_version`` (the
+    notebook's KAFKA_VERSION unless named)?"""
     from kafkasim.course.basics import SEED
 
+    version = notebook_version(kafka_version, "check_leader")
     if (m := _missing(answer)) is not None:
         return m
     if (m := _form(_want_int(answer))) is not None:
         return m
-    leaders = _p3r3_leaders(SEED)
+    leaders = _p3r3_leaders(SEED, version)
     if partition not in leaders:
         return _result(False, tr("topic-p3-r3 has partitions {sorted_leaders}, not {partition}.",
                                  sorted_leaders=sorted(leaders), partition=partition))
@@ -248,22 +250,25 @@ def check_leader(partition: int, answer) -> CheckResult:
 
 
 @lru_cache(maxsize=8)
-def _max_fetchers(brokers: int, partitions: int, rf: int, seed: int) -> int:
+def _max_fetchers(brokers: int, partitions: int, rf: int, seed: int, kafka_version: str) -> int:
     from kafkasim.runtime.cluster import Cluster
 
-    c = Cluster(brokers=brokers, seed=seed, kafka_version=COURSE_VERSION)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=kafka_version)
     c.create_topic("t", partitions, rf)
     return max(len(b.fetchers) for b in c.brokers.values())
 
 
 def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
-                          replication_factor: int = 3) -> CheckResult:
-    """Most ReplicaFetcherThreads any one broker runs (num.replica.fetchers = 1)."""
+                          replication_factor: int = 3, *,
+                          kafka_version: str | None = None) -> CheckResult:
+    """Most ReplicaFetcherThreads any one broker runs (num.replica.fetchers = 1), on
+    ``kafka_version`` (the notebook's KAFKA_VERSION unless named)."""
+    version = notebook_version(kafka_version, "check_fetcher_threads")
     if (m := _missing(answer)) is not None:
         return m
     if (m := _form(_want_int(answer))) is not None:
         return m
-    right = _max_fetchers(brokers, partitions, replication_factor, 1)
+    right = _max_fetchers(brokers, partitions, replication_factor, 1, version)
     if answer == right:
         return _result(True, tr("{right}: one fetcher thread per broker it follows, and there "
                                 "are only {brokers_1} other brokers, however many partitions "
@@ -280,16 +285,19 @@ def check_fetcher_threads(answer, brokers: int = 3, partitions: int = 6,
                              right=right))
 
 
-def check_leo(leo, last_offset, existing: int = 2, sent: int = 4) -> CheckResult:
-    """A partition holds offsets 0..existing-1; ``sent`` more records are appended."""
+def check_leo(leo, last_offset, existing: int = 2, sent: int = 4, *,
+              kafka_version: str | None = None) -> CheckResult:
+    """A partition holds offsets 0..existing-1; ``sent`` more records are appended, on
+    ``kafka_version`` (the notebook's KAFKA_VERSION unless named)."""
     from kafkasim.runtime.cluster import Cluster
 
+    version = notebook_version(kafka_version, "check_leo")
     if (m := _missing(leo, last_offset)) is not None:
         return m
     if (m := _form(_want_int(leo, "leo"),
                    _want_int(last_offset, "last_offset"))) is not None:
         return m
-    c = Cluster(brokers=3, seed=1, kafka_version=COURSE_VERSION)
+    c = Cluster(brokers=3, seed=1, kafka_version=version)
     c.create_topic("t", 1, 3)
     prod = c.producer(acks="all")
     results = [prod.send("t", f"v{i}", partition=0) for i in range(existing + sent)]
@@ -465,11 +473,11 @@ def check_readable(hw: int, answer) -> CheckResult:
                              "({hw}).", hw=hw))
 
 
-@lru_cache(maxsize=1)
-def _hw_row() -> tuple[int, int]:
+@lru_cache(maxsize=4)
+def _hw_row(kafka_version: str) -> tuple[int, int]:
     from kafkasim.course.hw import TOPIC, commit_process
 
-    s = commit_process()
+    s = commit_process(kafka_version=kafka_version)
     leader = s.c.leader(TOPIC)
     for i, r in enumerate(s.rows):
         if r.state[leader][1] == 7:
@@ -477,13 +485,15 @@ def _hw_row() -> tuple[int, int]:
     raise AssertionError("the leader's HW never reached 7")
 
 
-def check_hw_row(answer) -> CheckResult:
-    """In the commit table, on which row (#) does the leader's HW become 7?"""
+def check_hw_row(answer, *, kafka_version: str | None = None) -> CheckResult:
+    """In the commit table, on which row (#) does the leader's HW become 7 (on
+    ``kafka_version``, the notebook's KAFKA_VERSION unless named)?"""
+    version = notebook_version(kafka_version, "check_hw_row")
     if (m := _missing(answer)) is not None:
         return m
     if (m := _form(_want_int(answer))) is not None:
         return m
-    row, _leader = _hw_row()
+    row, _leader = _hw_row(version)
     if answer == row:
         return _result(True, tr("row {row}: the second follower's fetch from offset 7 tells "
                                 "the leader that both followers hold offset 6.", row=row))

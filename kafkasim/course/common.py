@@ -16,10 +16,41 @@ from kafkasim.course.narration import narrate
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 
-#: The release the first part of the course (notebooks 00-06) is told in: the study notes'
-#: ZooKeeper-era Kafka. Today's Kafka (4.x, KRaft only, ELR on) is the simulator's default and
-#: is taught where the control plane matters (the failure notebooks, tests/test_kraft_*.py).
+#: The study notes' ZooKeeper-era release. Kept for helpers of notebooks not yet moved to
+#: ``notebook_version`` (issue 33: every helper takes the version from the notebook); the
+#: helpers of 00-03, 13 and 14 no longer read it.
 COURSE_VERSION = "3.7"
+
+
+def notebook_version(kafka_version: str | None, helper: str) -> str:
+    """The Kafka release a course helper runs: ``kafka_version`` when the caller names one, else
+    the ``KAFKA_VERSION`` the notebook set in its first code cell. There is no hidden default:
+    outside a notebook that sets it, the caller must name the version.
+
+    >>> notebook_version("4.3", "check_leo")
+    '4.3'
+    """
+    if kafka_version is not None:
+        if not isinstance(kafka_version, str):
+            raise TypeError(f"{helper}: kafka_version must be a release string such as \"4.3\" "
+                            f"(0.8.2 to 4.x), not {type(kafka_version).__name__} "
+                            f"{kafka_version!r}")
+        return kafka_version
+    found = _notebook_namespace().get("KAFKA_VERSION")
+    if isinstance(found, str):
+        return found
+    raise ValueError(f"{helper}: no Kafka version: pass kafka_version=\"4.3\" (any release from "
+                     f"0.8.2 to 4.x), or set KAFKA_VERSION in the notebook's first code cell")
+
+
+def _notebook_namespace() -> dict:
+    """The running notebook's variables ({} outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:           # pragma: no cover - IPython is a course requirement
+        return {}
+    ip = get_ipython()
+    return getattr(ip, "user_ns", None) or {}
 
 
 class Text(str):

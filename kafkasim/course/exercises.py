@@ -9,15 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kafkasim.course.basics import fetcher_thread_count, lagging_follower_run
-from kafkasim.course.checks import CheckResult, _missing, _result
-from kafkasim.course.common import isr_changes, meter_counts
-from kafkasim.course.hw import all_replicas_run, high_watermark, slow_broker_3_commit
+from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
+from kafkasim.course.common import isr_changes, meter_counts, notebook_version
+from kafkasim.course.hw import (
+    HW_TOPIC,
+    all_replicas_run,
+    high_watermark,
+    slow_broker_3_commit,
+    unlucky_failover,
+)
 from kafkasim.course.i18n import tr
 from kafkasim.course.isr import TOPIC, flapping_run
 from kafkasim.runtime.cluster import Cluster
 
 __all__ = ["check_ack_delay", "check_all_replicas_rule", "check_fetcher_total", "check_flapping",
-           "check_lagging_follower", "check_last_committed"]
+           "check_idle_fetches", "check_lagging_follower", "check_last_committed",
+           "check_unlucky_failover"]
 
 
 # -- basics (notebook 01) --------------------------------------------------------------------------
@@ -60,6 +67,60 @@ def check_lagging_follower(faults) -> CheckResult:
     return _result(True, tr("broker 3 is alive and fetching, but nothing reaches it: its LEO "
                             "stays at 2 while the leader's grows. Notebook 02 shows what the "
                             "leader does about it."))
+
+
+def idle_fetch_count(replica_fetch_wait_max_ms: int, idle_ms: int, kafka_version: str,
+                     follower: int = 2, leader: int = 1) -> int:
+    """FetchRequests ``follower`` sends ``leader`` while nobody writes for ``idle_ms``, on the
+    notes' topic (3 brokers, 3 partitions, RF 3) with ``replica.fetch.wait.max.ms`` set."""
+    from kafkasim.course.basics import SEED
+    from kafkasim.course.basics import TOPIC as P3R3
+
+    c = Cluster(brokers=3, seed=SEED, kafka_version=kafka_version,
+                config={"replica.fetch.wait.max.ms": replica_fetch_wait_max_ms})
+    c.create_topic(P3R3, partitions=3, replication_factor=3)
+    c.run(2000)
+    start = c.now
+    c.run(idle_ms)
+    return sum(1 for t, kind, node, _tp, _p, d in c.trace.rows if t >= start and kind == "send"
+               and node == follower and d[0] == "FetchRequest" and d[1] == leader)
+
+
+def check_idle_fetches(answer, replica_fetch_wait_max_ms: int = 200, idle_ms: int = 10000, *,
+                       kafka_version: str | None = None) -> CheckResult:
+    """Exercise: with ``replica.fetch.wait.max.ms`` set and nobody writing for ``idle_ms``, how
+    many FetchRequests does broker 2 send broker 1 (within 3 %)?"""
+    version = notebook_version(kafka_version, "check_idle_fetches")
+    if (m := _missing(answer)) is not None:
+        return m
+    if (m := _form(_want_int(answer))) is not None:
+        return m
+    right = idle_fetch_count(replica_fetch_wait_max_ms, idle_ms, version)
+    if abs(answer - right) <= max(1, right * 0.03):
+        return _result(True, tr("about {right}: with nothing to copy the leader parks each Fetch "
+                                "for replica.fetch.wait.max.ms ({wait} ms) and answers it "
+                                "empty, and the follower asks again at once: one round trip "
+                                "per {wait} ms, records or not. That is why every pair of "
+                                "brokers exchanged about as many FetchRequests in section 2, "
+                                "and why fetches flow on a partition nobody writes to: the "
+                                "next Fetch is how the follower learns of new records and how "
+                                "the leader learns the follower's LEO.", right=right,
+                                wait=replica_fetch_wait_max_ms))
+    if answer == 0:
+        return _result(False, tr("followers never stop asking: a follower does not know there "
+                                 "is nothing new until it asks."),
+                       answer=tr("about {right}.", right=right))
+    if abs(answer - 2 * right) <= max(2, right * 0.06):
+        return _result(False, tr("broker 2 follows two partitions, but only one is led by "
+                                 "broker 1; and one Fetch carries all the partitions of its "
+                                 "source broker anyway."), answer=tr("about {right}.", right=right))
+    if answer > 2 * right:
+        return _result(False, tr("too many: an empty Fetch is not answered at once. What does "
+                                 "the leader do with a Fetch when it has nothing new?"),
+                       answer=tr("about {right}.", right=right))
+    return _result(False, tr("too few: how long does the leader hold an empty Fetch here (the "
+                             "setting is not the default 500 ms), and what does the follower "
+                             "do when the answer comes?"), answer=tr("about {right}.", right=right))
 
 
 # -- hw (notebook 03) ------------------------------------------------------------------------------
@@ -135,17 +196,57 @@ def check_last_committed(leos: Mapping[int, int], isr: Sequence[int], answer) ->
                              "the HW inclusive?"))
 
 
+def check_unlucky_failover(new_leader, hw, m7_readable, *,
+                           kafka_version: str | None = None) -> CheckResult:
+    """Exercise: section 7 again, but offset 7 reached broker 3 and not broker 2 (leader 1 holds
+    0-9, broker 2 0-6, broker 3 0-7, HW 7). Broker 1 crashes. The new leader, its HW once broker
+    3 has fetched, and whether a consumer can still read m7 (``unlucky_failover``)."""
+    version = notebook_version(kafka_version, "check_unlucky_failover")
+    if (m := _missing(new_leader, hw, m7_readable)) is not None:
+        return m
+    if (m := _form(_want_int(new_leader, "new_leader"), _want_int(hw, "hw"),
+                   _want_bool(m7_readable, "m7_readable"))) is not None:
+        return m
+    c = unlucky_failover(kafka_version=version)
+    leader = c.leader(HW_TOPIC)
+    right_hw = c.high_watermark(HW_TOPIC)
+    readable = any(v == "m7" for off, _e, v in c.log_records(leader, HW_TOPIC) if off < right_hw)
+    reveal = tr("new_leader={leader}, hw={hw}, m7_readable={readable}.", leader=leader,
+                hw=right_hw, readable=readable)
+    if new_leader != leader:
+        return _result(False, tr("the controller does not look at the logs: it takes the first "
+                                 "live ISR member in assignment order."), answer=reveal)
+    if hw != right_hw:
+        hint = (tr("a HW above the new leader's LEO would count records the leader does not "
+                   "have.") if hw > right_hw else
+                tr("the HW never goes back below what was committed (offsets 0-6)."))
+        return _result(False, hint, answer=reveal)
+    if m7_readable != readable:
+        return _result(False, tr("m7 was never committed, and the new leader does not have it. "
+                                 "What does broker 3 do with a record its new leader lacks?"),
+                       answer=reveal)
+    return _result(True, tr("broker {leader} leads with offsets 0-6 (LEO 7). Broker 3 asks the "
+                            "new leader where epoch 0 ends (7), truncates offset 7 and fetches "
+                            "from there: HW {hw}, and m7 is gone. Section 7 kept m7 only "
+                            "because the broker that happened to win had it; the committed "
+                            "records 0-6 survive whoever wins. The HW only counts what every "
+                            "ISR member has, so raising it after an election (section 7's 8) "
+                            "never makes a record readable that the new ISR lacks.",
+                            leader=leader, hw=right_hw))
+
+
 # -- isr (notebook 02) -----------------------------------------------------------------------------
-def check_flapping(faults) -> CheckResult:
+def check_flapping(faults, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise: make broker 3 leave the ISR and come back at least twice in 60 s, without
     stopping any broker (no crash, no restart, no pause longer than the lag time... the leader
-    must do it)."""
+    must do it), on ``kafka_version`` (the notebook's KAFKA_VERSION unless named)."""
+    version = notebook_version(kafka_version, "check_flapping")
     if (m := _missing(faults)) is not None:
         return m
     if not callable(faults):
         return _result(False, tr("pass a function that takes the cluster, e.g. def "
                                  "my_faults(c): ..."))
-    c = flapping_run(faults)
+    c = flapping_run(faults, kafka_version=version)
     print(isr_changes(c, TOPIC))
     stopped = [b for b in c.brokers if not c.brokers[b].is_running]
     m = meter_counts(c)

@@ -78,8 +78,9 @@ def rack_view(client_rack: str = "b", selector: bool = True, kafka_version: str 
     cons = c.consumer(group="g", client_rack=client_rack, auto_offset_reset="earliest")
     cons.assign("orders", [0])
     got = cons.poll()
-    return Text(f"Kafka {kafka_version}, racks {racks}, replica.selector.class="
-                f"{RACK_AWARE if selector else 'null'}, client.rack={client_rack!r}\n"
+    return Text(tr("Kafka {version}, racks {racks}", version=kafka_version, racks=racks)
+                + f", replica.selector.class={RACK_AWARE if selector else 'null'}, "
+                f"client.rack={client_rack!r}\n"
                 + tr("read {n} records, now fetching from broker {b}", n=len(got),
                      b=cons.fetching_from("orders")))
 
@@ -140,6 +141,50 @@ def check_consistent_read(checker, *, violations=None) -> CheckResult:
                             "committed reads.", len_found=len(found)))
 
 
+def check_failover_read(c: Cluster, consumer, checker, *, served_by=None, w0_offset=None,
+                        violations=None, topic: str = "orders") -> CheckResult:
+    """Exercise 3: a rack-b consumer reads from follower 2 while broker 3, then the leader,
+    crash and w0-w4 are sent. Who served the last poll, at which offset did w0 land, and how
+    many ConsistentRead violations were recorded?"""
+    from kafkasim.course.checks import _form, _want_int
+
+    miss = _missing(served_by, w0_offset, violations)
+    if miss is not None:
+        return miss
+    problem = _form(_want_int(served_by, "served_by"), _want_int(w0_offset, "w0_offset"),
+                    _want_int(violations, "violations"))
+    if problem is not None:
+        return problem
+    leader = c.inspect.partition_state(topic, 0)["leader"]
+    right_served = consumer.fetching_from(topic)
+    right_w0 = next((off for off, _e, v in c.log_records(leader, topic) if v == "w0"), None)
+    found = len([v for v in checker.violations if v.invariant == "ConsistentRead"])
+    reveal = tr("served_by={b}, w0_offset={o}, violations={n}.", b=right_served, o=right_w0,
+                n=found)
+    if served_by != right_served:
+        down = [b for b in c.brokers if not c.brokers[b].is_running]
+        hint = (tr("broker {b} is down by then: a crashed replica serves nothing. Who leads "
+                   "once the controller has fenced broker 1, and which rack is it in?",
+                   b=served_by) if served_by in down else
+                tr("who leads after both crashes, and may a consumer in rack b read from it?"))
+        return _result(False, hint, answer=reveal)
+    if w0_offset != right_w0:
+        return _result(False, tr("did w0-w4 ever reach broker 1's log? No simulated time "
+                                 "passed between send and crash(1). Where does the new "
+                                 "leader's log end when the producer retries them?"),
+                       answer=reveal)
+    if violations != found:
+        return _result(False, tr("check each read against the rule: was every record served "
+                                 "below the HW sent with it, and is each one still on the "
+                                 "leader?"), answer=reveal)
+    return _result(True, tr("broker {b}, now the leader (rack b), served w0-w4 at offsets "
+                            "{o}-{last}: they never reached broker 1 and were retried on the "
+                            "new leader after its LEO {o}. {n} violations: the follower served "
+                            "v0-v4 only below its own HW, so they were committed and survived "
+                            "both crashes; the new leader served w0-w4 below its HW.",
+                            b=right_served, o=right_w0, last=right_w0 + 4, n=found))
+
+
 def leader_view(c: Cluster, topic: str, partition: int = 0) -> Text:
     """What the leader knows of each follower (Partition.remoteReplicas' state): LEO, log start,
     ms since it was last caught up, ISR membership. The inputs of findPreferredReadReplica."""
@@ -150,3 +195,27 @@ def leader_view(c: Cluster, topic: str, partition: int = 0) -> Text:
              N_("ms since caught up"): c.now - st.last_caught_up_time_ms, "in ISR": r in part.isr}
             for r, st in sorted(part.remote.items())]
     return text_table(rows)
+
+
+# -- printed lines of notebook 13 (course language; the same code in every edition) ---------------
+def read_from_line(records, broker: int) -> Text:
+    """How many records a poll returned, and the broker the consumer fetches from."""
+    return Text(tr("{n} records read from broker {b}", n=len(records), b=broker))
+
+
+def served_line(c: Cluster, consumer, records, topic: str = "orders") -> Text:
+    """Who served a poll, and how many times the leader redirected a fetch (the trace's
+    ``fetch_redirect`` rows: ``PreferredReadReplica`` answers)."""
+    redirects = sum(1 for row in c.trace.rows if row[1] == "fetch_redirect")
+    return Text(tr("served by broker {b}: {n} records; {redirects} fetch_redirect from the "
+                   "leader", b=consumer.fetching_from(topic), n=len(records),
+                   redirects=redirects))
+
+
+def polled_line(records, after_ms: int, *, first: bool) -> Text:
+    """A poll's records: the first poll as values, a later one as (offset, value, served HW)."""
+    if first:
+        return Text(tr("after {ms} ms: {values}", ms=after_ms,
+                       values=[r.value for r in records]))
+    return Text(tr("then: {records} after {ms} ms", ms=after_ms,
+                   records=[(r.offset, r.value, r.served_hw) for r in records]))

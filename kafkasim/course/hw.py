@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from kafkasim.core import rules
 from kafkasim.core.rules import ReplicaState
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
-    COURSE_VERSION,
     Stepper,
     Text,
     leo_hw,
+    notebook_version,
     replica_state,
     settle,
     show_source,
@@ -69,11 +69,14 @@ def log_listing(c: Cluster, topic: str, partition: int = 0) -> Text:
 
 
 # -- C15: committing offset 6, fetch by fetch ----------------------------------------------------
-def commit_process(seed: int = SEED, keep_snapshots: bool = False) -> Stepper:
+def commit_process(seed: int = SEED, keep_snapshots: bool = False, *,
+                   kafka_version: str | None = None) -> Stepper:
     """Offsets 0-5 replicated and committed; then the producer writes offset 6 (acks=all). A row
     per Produce/Fetch message until both followers know HW 7. (For ``checks.check_hw_row``; the
-    notebook runs the same steps in its own cells.)"""
-    c = Cluster(brokers=3, seed=seed, kafka_version=COURSE_VERSION)
+    notebook runs the same steps in its own cells.) ``kafka_version``: the notebook's
+    ``KAFKA_VERSION`` unless named (``common.notebook_version``)."""
+    version = notebook_version(kafka_version, "commit_process")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     prod = c.producer("p", acks="all", linger_ms=0)
     for i in range(6):
@@ -240,3 +243,27 @@ def all_replicas_run(rule, seed: int = SEED) -> tuple[Cluster, list, list]:
     later = p.send_many("seed003", ["c", "d"], partition=0)
     c.run(25000)
     return c, first + later, c.isr("seed003")
+
+
+# -- exercise 4: the failover where luck runs out --------------------------------------------------
+def unlucky_failover(seed: int = SEED, *, kafka_version: str | None = None) -> Cluster:
+    """Section 7's crash, but offset 7 reached broker 3 and not broker 2: leader 1 holds 0-9,
+    broker 2 0-6 (its fetches' answers held), broker 3 0-7, HW 7, ISR [1, 2, 3]; then broker 1
+    crashes and the controller elects a new leader. Returns the cluster 2 s after the election
+    (broker 3 has fetched from the new leader)."""
+    version = notebook_version(kafka_version, "unlucky_failover")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
+    c.create_topic(HW_TOPIC, 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="1", linger_ms=0)
+    p.send_many(HW_TOPIC, [f"m{i}" for i in range(7)], partition=0)
+    c.run(1000)
+    c.hold("FetchResponse", src=1, dst=2)         # broker 2 stops at offset 6
+    p.send(HW_TOPIC, "m7", partition=0)
+    c.run(200)                                    # broker 3 copies offset 7
+    c.hold("FetchResponse", src=1, dst=3)
+    p.send_many(HW_TOPIC, ["m8", "m9"], partition=0)
+    c.run(200)                                    # 8 and 9 on broker 1 only
+    c.crash(1)
+    c.run_until(lambda cl: cl.leader(HW_TOPIC) not in (1, -1), 60000)
+    c.run(2000)
+    return c

@@ -13,6 +13,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
     isr_changes,
     leo_hw,
     meter_counts,
+    notebook_version,
     replica_sets,
     replica_state,
     settle,
@@ -80,10 +81,10 @@ def message_rule_line(c: Cluster, max_messages: int, topic: str = TOPIC) -> Text
 
 
 LAG_RULE_SCENARIOS = (
-    ("seed-lag-messages-steady", "0.8.2: replica.lag.max.messages=5", "steady 3 msg/s"),
-    ("seed-lag-messages-burst", "0.8.2: replica.lag.max.messages=5", "burst 10 msg/s"),
-    ("seed-lag-time-burst", "3.7: replica.lag.time.max.ms=10000", "burst 10 msg/s"),
-)
+    ("seed-lag-messages-steady", "0.8.2: replica.lag.max.messages=5", N_("steady 3 msg/s")),
+    ("seed-lag-messages-burst", "0.8.2: replica.lag.max.messages=5", N_("burst 10 msg/s")),
+    ("seed-lag-time-burst", "3.7: replica.lag.time.max.ms=10000", N_("burst 10 msg/s")),
+)   # the load labels are narrated where a table shows them (common.text_table)
 
 
 # -- C08: the time rule, as the leader sees it ----------------------------------------------------
@@ -100,8 +101,9 @@ def follower_view(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
                      "last fetch (ms ago)": c.now - st.last_fetch_time_ms,
                      "last caught up (ms ago)": since if since < 10**9 else "never",
                      "out of sync?": part.is_follower_out_of_sync(c.brokers[leader], b)})
-    return Text(f"t={c.now} ms, leader {leader} LEO {part.log.log_end_offset}, "
-                f"replica.lag.time.max.ms={lag_ms}\n{text_table(rows)}")
+    return Text(tr("t={now} ms, leader {leader} LEO {leo}, replica.lag.time.max.ms={lag_ms}",
+                   now=c.now, leader=leader, leo=part.log.log_end_offset, lag_ms=lag_ms)
+                + f"\n{text_table(rows)}")
 
 
 # -- C22: causes ----------------------------------------------------------------------------------
@@ -253,8 +255,9 @@ def pause_summary(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
         note = "\n" + tr("broker 3's ZooKeeper session expired at t={t} ms (no ping for "
                          "zookeeper.session.timeout.ms): the controller dropped it from the ISR "
                          "too", t=expired[0][0])
-    return Text(f"replica.lag.time.max.ms={lag_ms}, GC pause of {pause_ms} ms at "
-                f"t={PAUSE_AT_MS} ms\n{isr_changes(c, TOPIC)}{note}")
+    return Text(tr("replica.lag.time.max.ms={lag_ms}, GC pause of {pause_ms} ms at t={at} ms",
+                   lag_ms=lag_ms, pause_ms=pause_ms, at=PAUSE_AT_MS)
+                + f"\n{isr_changes(c, TOPIC)}{note}")
 
 
 def pause_view(lag_ms: int = 10000, pause_ms: int = 12000) -> list:
@@ -277,7 +280,7 @@ def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
             continue
         line = None
         if kind == "isr_proposed":
-            line = tr("leader {node} proposes {detail}", node=node, detail=narrate(detail))
+            line = tr("leader {node} proposes {detail}", node=node, detail=narrate(str(detail)))
         elif kind == "isr" and tp == topic:
             isr = list(detail[1])
             line = (tr("leader {node} writes ISR {isr} to ZooKeeper itself", node=node, isr=isr)
@@ -293,8 +296,9 @@ def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
             line = f"{detail[0]} {node} -> {detail[1]}"
         if line:
             rows.append({"t(ms)": t, "event": line})
-    return Text(f"Kafka {c.kafka_version}: leader {c.leader(topic)}, controller "
-                f"{c.controller_id()}\n{text_table(rows)}")
+    return Text(tr("Kafka {version}: leader {leader}, controller {controller}",
+                   version=c.kafka_version, leader=c.leader(topic),
+                   controller=c.controller_id()) + f"\n{text_table(rows)}")
 
 
 # -- C22: what an operator sees (read-only samples) ----------------------------------------------
@@ -420,10 +424,13 @@ def operator_plot(c: Cluster, samples: list[dict], lag_ms: int):
 
 
 # -- exercises --------------------------------------------------------------------------------
-def flapping_run(faults, seed: int = SEED) -> Cluster:
-    """Exercise 3's run: Kafka 4.3, replica.lag.time.max.ms=10000, 20 records/s (acks=1) for
-    60 s; ``faults(c)`` is called at t=1 s and may schedule more with ``c.at``."""
-    c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000})
+def flapping_run(faults, seed: int = SEED, *, kafka_version: str | None = None) -> Cluster:
+    """02b exercise 2's run: the notebook's Kafka (4.3), replica.lag.time.max.ms=10000, 20
+    records/s (acks=1) for 60 s; ``faults(c)`` is called at t=1 s and may schedule more with
+    ``c.at``."""
+    version = notebook_version(kafka_version, "flapping_run")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version,
+                config={"replica.lag.time.max.ms": 10000})
     c.create_topic(TOPIC, partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
     RateWorkload(c, c.producer("load", acks="1"), TOPIC, rate=20, duration_ms=60000,
                  partition=0)
@@ -431,3 +438,35 @@ def flapping_run(faults, seed: int = SEED) -> Cluster:
     faults(c)
     c.run_to(62000)
     return c
+
+
+# -- printed lines of notebooks 02a and 02b (course language; the same code in every edition) -----
+#: the column headers of 02a's rule table and 02b's tuning table (their cells build the rows;
+#: text_table narrates the headers)
+TUNING_COLUMNS = (N_("scenario"), N_("rule"), N_("load"), N_("stuck (alive) leaves after (s)"),
+                  N_("crashed, KRaft 4.3 (s)"), N_("crashed, ZooKeeper 3.7 (s)"),
+                  N_("12 s GC pause drops it, 3.7"))
+
+_MOMENTS = {"behind": N_("--- t={now} ms: broker 3 falls behind"),
+            "shrink": N_("--- t={now} ms: the leader shrinks the ISR"),
+            "expand": N_("--- t={now} ms: broker 3 catches up; the leader expands the ISR")}
+
+
+def isr_moment(c: Cluster, moment: str, topic: str = TOPIC) -> Text:
+    """02b section 4's stages (``moment``: "behind", "shrink" or "expand"): the time, what
+    happened, and every replica's LEO, HW and ISR membership."""
+    if moment not in _MOMENTS:
+        raise ValueError(f"moment must be one of {sorted(_MOMENTS)}, got {moment!r}")
+    return Text(tr(_MOMENTS[moment], now=c.now) + "\n" + replica_state(c, topic))
+
+
+def rule_outcome(name: str, c: Cluster, load: RateWorkload, verdict: str,
+                 topic: str = TOPIC) -> Text:
+    """02a's rule swap, one line per rule: the ISR, the acknowledged writes, p99 latency, HW and
+    LEO after the run, and the checkers' verdict."""
+    lat = sorted(r.latency_ms for r in load.results if r.acked)
+    p99 = lat[int(len(lat) * .99)] if lat else "-"
+    return Text(tr("{name}: ISR {isr}, acked {acked} of {sent}, p99 latency {p99} ms, HW {hw} "
+                   "of LEO {leo}; {verdict}", name=name, isr=c.isr(topic), acked=len(lat),
+                   sent=len(load.results), p99=p99, hw=c.high_watermark(topic),
+                   leo=c.log(c.leader(topic), topic).log_end_offset, verdict=verdict))

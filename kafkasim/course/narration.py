@@ -67,6 +67,7 @@ TEMPLATES = (
     N_("{tp}: broker {b} fenced (session expired) election: leader {old} -> {new}, ISR {isr}, "
        "epoch {e}"),
     N_("{tp}: epoch {e}, ISR {isr}"),
+    N_("epoch {e}, ISR {isr}"),
     N_("{tp}: leader {leader}, epoch {e}"),
     N_("controller {c}: AlterPartition from {b}: ISR {old} -> {new}"),
     N_("controller {c}: AlterPartition from broker {b}: leader {leader}, ISR {isr}, epoch {e}, "

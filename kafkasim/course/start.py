@@ -105,3 +105,43 @@ def check_durable_design(replication_factor, min_insync_replicas):
                             "still holds 2, so acks=all writes go on, and each acknowledged "
                             "write is on at least 2 brokers. A third failure stops writes "
                             "(NOT_ENOUGH_REPLICAS) rather than keep one copy."))
+
+
+# -- the first widget: what a replication factor gives one partition ------------------------------
+def describe_rf(rf: int, min_insync_replicas: int = 2) -> Text:
+    """What replication.factor=rf gives one partition whose producers use acks=all: the leader
+    compares the ISR size with Kafka's effective min ISR (``Partition.effectiveMinIsr``:
+    min.insync.replicas, capped at the replication factor since Kafka 3.7)."""
+    from kafkasim.core.rules import effective_min_isr
+
+    if not isinstance(rf, int) or isinstance(rf, bool) or rf < 1:
+        raise ValueError(f"replication.factor must be an integer of at least 1, got {rf!r}")
+    min_isr = effective_min_isr(min_insync_replicas, rf)
+    followers = rf - 1
+    if rf == 1:
+        replicas = tr("replicas : 1 on 1 broker (1 leader, 0 followers)")
+    elif followers == 1:
+        replicas = tr("replicas : 2 on 2 brokers (1 leader, 1 follower)")
+    else:
+        replicas = tr("replicas : {rf} on {rf} brokers (1 leader, {followers} followers)",
+                      rf=rf, followers=followers)
+    lines = [f"replication.factor={rf}, min.insync.replicas={min_insync_replicas}, acks=all",
+             "  " + replicas,
+             "  " + tr("writes   : succeed with up to {down} of those brokers down (the ISR must "
+                       "keep {min_isr})", down=rf - min_isr, min_isr=min_isr)]
+    if rf == 1:
+        lines.append("  " + tr("data     : a single copy; losing that broker's disk loses the "
+                               "data"))
+    else:
+        lines.append("  " + tr("data     : a committed record is on every in-sync replica, so "
+                               "with all {rf} in sync it survives losing {lost} brokers",
+                               rf=rf, lost=rf - 1))
+    return Text("\n".join(lines))
+
+
+def moment(now_ms: int, crashed: int | None = None, after_s: int | None = None) -> Text:
+    """The time line printed above a ``describe``: ``t = … ms`` (and how long after a crash)."""
+    if crashed is None:
+        return Text(tr("t = {now} ms", now=now_ms))
+    return Text(tr("t = {now} ms, {after_s} s after broker {b} crashed", now=now_ms,
+                   after_s=after_s, b=crashed))

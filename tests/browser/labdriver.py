@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]*-*.ipynb"))
 # the Korean edition as a Korean learner starts it: its start page and a notebook with exercises
 # (a kernel started in notebooks/ko/ prints the course's feedback in Korean)
 KOREAN = [f"ko/{n}" for n in ("00-start-here.ipynb", "09-leader-epoch-and-truncation.ipynb")
