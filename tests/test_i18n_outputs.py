@@ -204,6 +204,8 @@ KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce ack
     max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split()
     # package names in 00's set-up check
     + ["Python", "ipywidgets"]
+    # Kafka's API name, as the stage labels a Metadata request's token (beside Fetch, Produce)
+    + ["Metadata"]
     # kafka-topics --describe's field names and its leaderless value ("Leader: none"), named
     # in translated prose as the learner reads them in that output
     + "Replicas Isr Elr none".split()
@@ -294,7 +296,7 @@ def screen_english(nb) -> list[tuple[str, str]]:
 # raw trace frame in 07 (its "recv" rows), the player's still image in 09 (its violation report)
 # and the explorer's parameter line in 11 ("layout='3 racks x 2'"); 90 shows its tables'
 # headers and labels translated (kafkasim.experiments.notebook.shown)
-SCREEN_BUDGET = {"00": 0, "01": 4, "02a": 0, "02b": 0, "03": 6, "04": 0, "05": 0, "06": 0,
+SCREEN_BUDGET = {"00": 0, "01": 3, "02a": 0, "02b": 0, "03": 6, "04": 0, "05": 0, "06": 0,
                  "07": 5, "08": 0, "09": 6, "10": 0, "11": 1, "12": 0, "13": 1, "14": 0, "90": 0}
 
 

@@ -47,7 +47,7 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
     short = api + (" resp" if is_response else "")
     full = [name]
     if name == "FetchRequest":
-        who = f"follower {msg.replica_id}" if msg.replica_id >= 0 else "consumer"
+        who = tr("follower {b}", b=msg.replica_id) if msg.replica_id >= 0 else tr("consumer")
         for fp in _parts(msg, topic, partition):
             short = f"Fetch @{fp.fetch_offset}"
             full.append(f"{who} {fp.topic}-{fp.partition}: fetch_offset={fp.fetch_offset} "
@@ -63,7 +63,7 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
     elif name == "ProduceRequest":
         for t, p, rids, *_rest in _parts(msg, topic, partition):
             short = f"Produce {len(rids)}"
-            full.append(f"{t}-{p}: {len(rids)} record(s), acks={msg.acks}")
+            full.append(f"{t}-{p}: " + tr("{n} record(s)", n=len(rids)) + f", acks={msg.acks}")
     elif name == "ProduceResponse":
         for t, p, err, base in _parts(msg, topic, partition):
             short = "acked" if err == "NONE" else err
