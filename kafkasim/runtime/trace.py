@@ -27,6 +27,7 @@ import tempfile
 
 from kafkasim.core.events import EVENT_KINDS, TextEvent, typed
 from kafkasim.runtime import validation
+from kafkasim.runtime.rows import CompactRows
 
 __all__ = ["COLUMNS", "EVENT_KINDS", "Trace"]
 
@@ -44,7 +45,7 @@ class Trace:
                  "spill_files", "clock")
 
     def __init__(self, enabled: bool = True, messages: bool = True, clock=None) -> None:
-        self.rows: list[tuple] = []
+        self.rows: list[tuple] = CompactRows()
         # what ``record`` stamps rows with (its ``now``): the cluster, whose engine a widget may
         # replace by a hooked one in the same state (kafkasim.widgets.recording.HookedEngine)
         self.clock = clock
@@ -60,6 +61,8 @@ class Trace:
         _dict, slots = state if isinstance(state, tuple) else (None, state)
         for name in Trace.__slots__:
             setattr(self, name, slots.get(name, _SPILL_DEFAULTS.get(name)))
+        if type(self.rows) is list:   # a snapshot taken before rows were compacted
+            self.rows = CompactRows(self.rows)
 
     def record(self, kind: str, node, topic: str = "", partition: int = -1, detail=None) -> None:
         """Append a row (now, kind, node, topic, partition, detail), stamped with the clock's
@@ -89,6 +92,14 @@ class Trace:
         os.makedirs(directory, exist_ok=True)
         self.spill_dir = os.fspath(directory)
         self.spill_rows = max_rows
+
+    def compact(self) -> bool:
+        """Compact the older rows in memory (``kafkasim.runtime.rows``) unless they spill to
+        Parquet (``spill_to``); True when it did."""
+        if self.spill_dir is not None:
+            return self.maybe_spill()
+        compact = getattr(self.rows, "compact", None)
+        return compact() if compact is not None else False
 
     def maybe_spill(self) -> bool:
         """Write the rows out when ``max_rows`` are held; True when it did."""
@@ -120,7 +131,8 @@ class Trace:
         # subclass keeps its class and slot attributes: the experiments' availability hook)
         fresh = type(rows)()
         for name in getattr(type(rows), "__slots__", ()):
-            setattr(fresh, name, getattr(rows, name))
+            if name not in CompactRows.__slots__:   # not the compacted rows just written out
+                setattr(fresh, name, getattr(rows, name))
         self.rows = fresh
         return True
 
