@@ -100,8 +100,14 @@ class RecordRegistry:
         """``new_many`` for the values ``f"{prefix}-{n}"`` for each ``n`` of ``ns`` (one step
         apart), kept as one ``NumberedValue``; returns the first of their record ids."""
         k = len(ns)
-        first = len(self.values)
-        self.values.extend([NumberedValue((prefix, first - ns.start))] * k)
+        values = self.values
+        first = len(values)
+        # the previous run's value when it continues it (the same prefix and offset: a workload
+        # that alone sends), so a long run keeps no object per run
+        last = values[-1]
+        nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
+            last[0] == prefix else NumberedValue((prefix, first - ns.start))
+        values.extend([nv] * k)
         self.keys.extend([key] * k)
         self.producers.extend(array("i", (producer,)) * k)
         return first
