@@ -223,3 +223,26 @@ def test_summary_of_runs_without_values_is_quiet():
         out = summary(results, by=[])
     assert out["runs"][0] == 2 and out["errors"][0] == 2
     assert pd.isna(out["hw_p99_ms_median"][0]) and pd.isna(out["acked_mean"][0])
+
+
+def test_elect_names_partitions_that_are_not_a_list_and_changes_nothing():
+    """Found by the fuzzer (issue 31, seed 31031 case 9): ``elect('t', 99)`` was a TypeError."""
+    c = Cluster(3, seed=1)
+    c.create_topic("t", 2, 3)
+    c.run(500)
+    before = (c.now, c.trace.total, c.engine.scheduled)
+    for bad in (99, "0", [0, "1"], 1.5):
+        with pytest.raises(ClusterError, match=r"elect: partitions must be a list"):
+            c.elect("t", bad)
+    assert (c.now, c.trace.total, c.engine.scheduled) == before
+
+
+def test_a_broker_session_timeout_of_zero_is_refused_before_the_cluster_starts():
+    """Found by the fuzzer (issue 31, seed 31031 case 203): KRaft with
+    broker.session.timeout.ms = 0 failed inside the first controller election."""
+    from kafkasim.settings.config import ConfigError
+
+    for bad in (0, -5):
+        with pytest.raises(ConfigError, match=r"broker.session.timeout.ms: must be at least 1"):
+            Cluster(3, kafka_version="4.3", config={"broker.session.timeout.ms": bad})
+    Cluster(3, kafka_version="4.3", config={"broker.session.timeout.ms": 4000})

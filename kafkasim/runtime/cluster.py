@@ -675,6 +675,7 @@ class Cluster:
         if election_type not in ("preferred", "unclean"):
             raise ClusterError(f"election type must be 'preferred' or 'unclean', got "
                                f"{election_type!r}")
+        validation.check_partition_list("elect", partitions)
         topics = self.topics
         parts = list(range(topics.partition_count(topic))) if partitions is None else partitions
         for p in parts:

@@ -1337,6 +1337,10 @@ _RUNTIME_LOWER_BOUNDS: dict[str, tuple[int, str]] = {
            "AbstractFetcherManager.getFetcherId takes the partition's hash modulo the number of "
            "fetchers per broker, so 0 fails with an ArithmeticException (/ by zero) the first "
            "time a replica becomes a follower"),
+    "broker.session.timeout.ms": (
+        1, "KRaftConfigs defines it without a validator; a session of 0 ms ends the instant it "
+           "starts, so the controller's BrokerHeartbeatManager would fence every broker as it "
+           "registers, a cluster that never becomes ready, which the simulator refuses"),
     "zookeeper.session.timeout.ms": (
         1, "ZkConfigs/KafkaConfig define it without a validator; the ZooKeeper server clamps a "
            "requested session timeout to its minSessionTimeout (2 x tickTime), which the "
