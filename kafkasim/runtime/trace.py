@@ -6,9 +6,12 @@ so the trace digest is identical in every process. ``kind`` values are documente
 ``str(detail)``), or for the hot data-path kinds the plain tuple / int its record class names.
 Every kind, record and field: docs/trace-events.md.
 
-Bounded memory (``spill_to``): by default every row stays in ``rows`` for the whole run, which is
-what the course's notebooks use (a 3-broker cluster at 1,000 records/s writes ~5,000 rows per
-simulated second with message tracing, ~1 MiB). A long run can instead spill: once ``rows`` holds
+Bounded memory by default: ``rows`` is a ``CompactRows`` (``kafkasim.runtime.rows``), a list that
+holds every row of the run for every reader while, once 60,000 rows are in memory, the next
+metrics sample compacts all but the last 4,000 into a nameless temporary file (a 3-broker cluster
+at 1,000 records/s writes ~5,000 rows per simulated second with message tracing, ~1 MiB: a run
+of up to ~12 simulated seconds is never compacted). Reading compacted rows reads them back; a
+History's restore shares them. ``spill_to`` is the other way, for Parquet files: once ``rows`` holds
 ``max_rows`` rows, the next metrics sample (``Cluster._metrics_sample``, once per
 ``metrics_interval_ms``) writes them to a Parquet file in the spill directory (the columns of
 ``to_frame`` plus ``repr``, each row's repr) and starts a new list; ``spilled`` counts the rows
