@@ -246,3 +246,38 @@ def test_a_broker_session_timeout_of_zero_is_refused_before_the_cluster_starts()
         with pytest.raises(ConfigError, match=r"broker.session.timeout.ms: must be at least 1"):
             Cluster(3, kafka_version="4.3", config={"broker.session.timeout.ms": bad})
     Cluster(3, kafka_version="4.3", config={"broker.session.timeout.ms": 4000})
+
+
+def test_calls_found_by_the_fuzzer_name_their_argument_and_change_nothing():
+    """Issue 31, seed 31031 (cases 692, 2923, 3623, 335...): a topic name that is not a string
+    (alter_config, send) and a partition group that is not a list were TypeErrors."""
+    c = Cluster(3, seed=1)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p")
+    c.run(300)
+    before = (c.now, c.trace.total, c.engine.scheduled, len(c.records))
+    for call, match in [
+        (lambda: c.alter_config("topics", {}, {"retention.ms": 1}), "topic name is a string"),
+        (lambda: c.alter_config("topics", ["t"], {}), "topic name is a string"),
+        (lambda: p.send(["t"], "v"), "topic name is a string"),
+        (lambda: p.send(7, "v"), r"got 7 \(int\)"),
+        (lambda: c.partition_network(5, [1]), "each group is a list of node ids"),
+        (lambda: c.partition_network([1], 2.5), "got 2.5"),
+    ]:
+        with pytest.raises(ClusterError, match=match):
+            call()
+    assert (c.now, c.trace.total, c.engine.scheduled, len(c.records)) == before
+
+
+def test_a_follower_controller_shuts_down_cleanly():
+    """Issue 31, seed 31031 case 2128: shutting down a KRaft controller that is not the quorum
+    leader raised NotLeaderError (only a leader resigns, KafkaRaftClient's graceful shutdown)."""
+    c = Cluster(3, seed=1, kafka_version="4.3")
+    c.create_topic("t", 1, 3)
+    c.run(1000)
+    leader = c.controller_id()
+    follower = next(n for n in sorted(c.kraft.nodes) if n != leader)
+    c.shutdown(follower)
+    assert c.kraft.nodes[follower].state != "running"
+    c.run(2000)
+    assert c.controller_id() == leader

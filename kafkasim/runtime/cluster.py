@@ -505,6 +505,10 @@ class Cluster:
 
     def partition_network(self, *groups) -> None:
         """Split nodes into groups that cannot reach each other (clients reach everyone)."""
+        for g in groups:
+            if not isinstance(g, (list, tuple, set, frozenset, range)):
+                raise ClusterError(f"partition_network: each group is a list of node ids, such "
+                                   f"as partition_network([1, 2], [3]), got {g!r}")
         gl = [list(g) for g in groups]
         for g in gl:
             for node in g:
