@@ -58,9 +58,12 @@ class _ChunkFile:
     def write(self, data: bytes) -> int:
         with self.lock:
             offset = self.size
-            self.file.seek(offset)
-            self.file.write(data)
-            self.file.flush()
+            if hasattr(os, "pwrite"):   # at an offset: a forked process shares the file position
+                os.pwrite(self.file.fileno(), data, offset)
+            else:
+                self.file.seek(offset)
+                self.file.write(data)
+                self.file.flush()
             self.size = offset + len(data)
         return offset
 
@@ -68,9 +71,12 @@ class _ChunkFile:
         cached = self.cached
         if cached[0] == offset:
             return cached[1]
-        with self.lock:
-            self.file.seek(offset)
-            data = self.file.read(nbytes)
+        if hasattr(os, "pread"):
+            data = os.pread(self.file.fileno(), nbytes, offset)
+        else:
+            with self.lock:
+                self.file.seek(offset)
+                data = self.file.read(nbytes)
         rows = pickle.loads(zlib.decompress(data))
         self.cached = (offset, rows)
         return rows
