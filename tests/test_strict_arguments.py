@@ -281,3 +281,17 @@ def test_a_follower_controller_shuts_down_cleanly():
     assert c.kraft.nodes[follower].state != "running"
     c.run(2000)
     assert c.controller_id() == leader
+
+
+def test_a_negative_leader_imbalance_check_interval_is_refused_in_every_version():
+    """Issue 31, seed 41041 case 4111: before 3.2 (no validator) -2**63 s failed inside the
+    controller's timer as 'cannot schedule ... in the past' (0 stays accepted before 3.2, as
+    Kafka accepts it: tests/test_config.py)."""
+    from kafkasim.settings.config import ConfigError
+
+    for version in ("0.10.2", "2.0", "2.8", "3.7"):
+        for bad in (-1, -2**63):
+            with pytest.raises(ConfigError, match="leader.imbalance.check.interval.seconds"):
+                Cluster(3, kafka_version=version,
+                        config={"leader.imbalance.check.interval.seconds": bad})
+    Cluster(3, kafka_version="2.0", config={"leader.imbalance.check.interval.seconds": 5})
