@@ -295,3 +295,11 @@ def test_a_negative_leader_imbalance_check_interval_is_refused_in_every_version(
                 Cluster(3, kafka_version=version,
                         config={"leader.imbalance.check.interval.seconds": bad})
     Cluster(3, kafka_version="2.0", config={"leader.imbalance.check.interval.seconds": 5})
+
+
+def test_a_pause_of_zero_ms_is_a_cluster_error_naming_the_argument():
+    """Issue 31, seed 51051 case 1618: pause(1, 0) raised a bare ValueError."""
+    c = Cluster(3, seed=1)
+    with pytest.raises(ClusterError, match=r"pause\(ms\): pause needs a positive duration"):
+        c.pause(1, 0)
+    assert c.brokers[1].paused_until <= c.now

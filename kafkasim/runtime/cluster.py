@@ -480,7 +480,8 @@ class Cluster:
         validation.check_fault_node(self, broker, "pause(broker)")
         _check_ms("pause(ms)", ms)
         if ms <= 0:
-            raise ValueError(f"pause needs a positive duration, got {ms} ms")
+            raise ClusterError(f"pause(ms): pause needs a positive duration (ms >= 1), got "
+                               f"{ms} ms")
         b = _controller_node(self.kraft, broker) or known_broker(self.brokers, broker)
         b.paused_until = max(b.paused_until, self.now + ms)
         self.trace.record("fault", broker, "", -1, ev.Pause(ms))
