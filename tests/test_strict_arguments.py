@@ -303,3 +303,13 @@ def test_a_pause_of_zero_ms_is_a_cluster_error_naming_the_argument():
     with pytest.raises(ClusterError, match=r"pause\(ms\): pause needs a positive duration"):
         c.pause(1, 0)
     assert c.brokers[1].paused_until <= c.now
+
+
+def test_a_message_type_that_is_not_a_name_is_named_as_such():
+    """Issue 31, seed 61061 case 4255: hold(['FetchResponse']) was a TypeError (unhashable)."""
+    c = Cluster(3, seed=1)
+    before = (c.now, c.trace.total, c.engine.scheduled)
+    for bad in (["FetchResponse"], {"a": 1}, 5):
+        with pytest.raises(ClusterError, match="hold: a message type is a name such as"):
+            c.hold(bad)
+    assert (c.now, c.trace.total, c.engine.scheduled) == before
