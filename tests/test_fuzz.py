@@ -4,7 +4,11 @@ Every mutation must end in a run or a clean error (kafkasim.tools.fuzz.CLEAN_ERR
 SweepError, each with a message): no other exception, no run past its event budget or the
 wall-clock bound, no report failing report.schema.json. ``make test`` runs
 ``KAFKASIM_FUZZ_MUTATIONS`` (1,200) mutations from seed ``KAFKASIM_FUZZ_SEED`` (0); the longer
-run (>= 10,000 mutations, every shipped scenario) is ``scripts/fuzz.py`` (docs/testing.md).
+run (>= 10,000 mutations, every shipped scenario) is ``scripts/fuzz.py`` (docs/testing.md), or
+this file with ``KAFKASIM_FUZZ_LONG=N`` (N mutations over every shipped scenario, 50,000 events
+a run). Issue 31 added bad façade calls (target ``api``: a clean error and the cluster as it
+was), conditions stripped of their comparison (must be refused), and the oracle that no loaded
+scenario holds a condition without a comparison.
 A failure prints the case index: ``Fuzzer(seed).case(index)`` replays it.
 """
 
@@ -12,10 +16,19 @@ from __future__ import annotations
 
 import os
 
-from kafkasim.tools.fuzz import Fuzzer, dumps_toml, mutate_data
+import pytest
+
+from kafkasim.tools.fuzz import (
+    Fuzzer,
+    dumps_toml,
+    mutate_data,
+    strip_comparison,
+    uncompared_clauses,
+)
 
 MUTATIONS = int(os.environ.get("KAFKASIM_FUZZ_MUTATIONS", "1200"))
 SEED = int(os.environ.get("KAFKASIM_FUZZ_SEED", "0"))
+LONG = int(os.environ.get("KAFKASIM_FUZZ_LONG", "0"))
 
 
 def test_every_mutation_runs_or_fails_cleanly():
@@ -24,8 +37,53 @@ def test_every_mutation_runs_or_fails_cleanly():
     assert len(report.outcomes) == MUTATIONS
     assert not report.failures(), report.summary()
     kinds = report.by_target()
-    for target in ("scenario", "sweep", "config", "checkpoint"):   # not vacuous
+    for target in ("scenario", "sweep", "config", "checkpoint", "api"):   # not vacuous
         assert kinds[(target, "ran")] > 0 and kinds[(target, "clean-error")] > 0, kinds
+
+
+@pytest.mark.skipif(not LONG, reason="the long run: KAFKASIM_FUZZ_LONG=<mutations>")
+def test_the_long_run_over_every_shipped_scenario():
+    report = Fuzzer(SEED, quick=False, max_events=50_000).run(LONG)
+    print("\n" + report.summary())
+    assert not report.failures(), report.summary()
+
+
+def test_a_condition_stripped_of_its_comparison_is_refused():
+    import random
+    import tomllib
+
+    from kafkasim.scenarios.scenario import Scenario, ScenarioError, builtin_names
+
+    rng = random.Random(31)
+    stripped = 0
+    for name in builtin_names():
+        text = Scenario.named(name).text
+        for _ in range(3):
+            data = strip_comparison(rng, tomllib.loads(text))
+            if not uncompared_clauses(data):
+                continue          # no condition in this scenario
+            stripped += 1
+            with pytest.raises(ScenarioError, match="comparison|empty condition"):
+                Scenario.loads(dumps_toml(data), f"{name}-stripped.toml")
+    assert stripped >= 30
+
+
+def test_a_bad_call_that_changes_the_cluster_is_a_failure():
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.settings.exceptions import ClusterError
+    from kafkasim.tools import fuzz
+
+    c = Cluster(3, seed=1)
+    c.create_topic("t", 1, 3)
+    before = fuzz._state(c)
+
+    def half_done():
+        c.crash(2)
+        raise ClusterError("refused after the crash")
+
+    with pytest.raises(ClusterError):
+        half_done()
+    assert fuzz._state(c) != before   # what _api reports as a dirty-error
 
 
 def test_mutations_are_a_function_of_the_seed():

@@ -223,3 +223,93 @@ def test_summary_of_runs_without_values_is_quiet():
         out = summary(results, by=[])
     assert out["runs"][0] == 2 and out["errors"][0] == 2
     assert pd.isna(out["hw_p99_ms_median"][0]) and pd.isna(out["acked_mean"][0])
+
+
+def test_elect_names_partitions_that_are_not_a_list_and_changes_nothing():
+    """Found by the fuzzer (issue 31, seed 31031 case 9): ``elect('t', 99)`` was a TypeError."""
+    c = Cluster(3, seed=1)
+    c.create_topic("t", 2, 3)
+    c.run(500)
+    before = (c.now, c.trace.total, c.engine.scheduled)
+    for bad in (99, "0", [0, "1"], 1.5):
+        with pytest.raises(ClusterError, match=r"elect: partitions must be a list"):
+            c.elect("t", bad)
+    assert (c.now, c.trace.total, c.engine.scheduled) == before
+
+
+def test_a_broker_session_timeout_of_zero_is_refused_before_the_cluster_starts():
+    """Found by the fuzzer (issue 31, seed 31031 case 203): KRaft with
+    broker.session.timeout.ms = 0 failed inside the first controller election."""
+    from kafkasim.settings.config import ConfigError
+
+    for bad in (0, -5):
+        with pytest.raises(ConfigError, match=r"broker.session.timeout.ms: must be at least 1"):
+            Cluster(3, kafka_version="4.3", config={"broker.session.timeout.ms": bad})
+    Cluster(3, kafka_version="4.3", config={"broker.session.timeout.ms": 4000})
+
+
+def test_calls_found_by_the_fuzzer_name_their_argument_and_change_nothing():
+    """Issue 31, seed 31031 (cases 692, 2923, 3623, 335...): a topic name that is not a string
+    (alter_config, send) and a partition group that is not a list were TypeErrors."""
+    c = Cluster(3, seed=1)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p")
+    c.run(300)
+    before = (c.now, c.trace.total, c.engine.scheduled, len(c.records))
+    for call, match in [
+        (lambda: c.alter_config("topics", {}, {"retention.ms": 1}), "topic name is a string"),
+        (lambda: c.alter_config("topics", ["t"], {}), "topic name is a string"),
+        (lambda: p.send(["t"], "v"), "topic name is a string"),
+        (lambda: p.send(7, "v"), r"got 7 \(int\)"),
+        (lambda: c.partition_network(5, [1]), "each group is a list of node ids"),
+        (lambda: c.partition_network([1], 2.5), "got 2.5"),
+    ]:
+        with pytest.raises(ClusterError, match=match):
+            call()
+    assert (c.now, c.trace.total, c.engine.scheduled, len(c.records)) == before
+
+
+def test_a_follower_controller_shuts_down_cleanly():
+    """Issue 31, seed 31031 case 2128: shutting down a KRaft controller that is not the quorum
+    leader raised NotLeaderError (only a leader resigns, KafkaRaftClient's graceful shutdown)."""
+    c = Cluster(3, seed=1, kafka_version="4.3")
+    c.create_topic("t", 1, 3)
+    c.run(1000)
+    leader = c.controller_id()
+    follower = next(n for n in sorted(c.kraft.nodes) if n != leader)
+    c.shutdown(follower)
+    assert c.kraft.nodes[follower].state != "running"
+    c.run(2000)
+    assert c.controller_id() == leader
+
+
+def test_a_negative_leader_imbalance_check_interval_is_refused_in_every_version():
+    """Issue 31, seed 41041 case 4111: before 3.2 (no validator) -2**63 s failed inside the
+    controller's timer as 'cannot schedule ... in the past' (0 stays accepted before 3.2, as
+    Kafka accepts it: tests/test_config.py)."""
+    from kafkasim.settings.config import ConfigError
+
+    for version in ("0.10.2", "2.0", "2.8", "3.7"):
+        for bad in (-1, -2**63):
+            with pytest.raises(ConfigError, match="leader.imbalance.check.interval.seconds"):
+                Cluster(3, kafka_version=version,
+                        config={"leader.imbalance.check.interval.seconds": bad})
+    Cluster(3, kafka_version="2.0", config={"leader.imbalance.check.interval.seconds": 5})
+
+
+def test_a_pause_of_zero_ms_is_a_cluster_error_naming_the_argument():
+    """Issue 31, seed 51051 case 1618: pause(1, 0) raised a bare ValueError."""
+    c = Cluster(3, seed=1)
+    with pytest.raises(ClusterError, match=r"pause\(ms\): pause needs a positive duration"):
+        c.pause(1, 0)
+    assert c.brokers[1].paused_until <= c.now
+
+
+def test_a_message_type_that_is_not_a_name_is_named_as_such():
+    """Issue 31, seed 61061 case 4255: hold(['FetchResponse']) was a TypeError (unhashable)."""
+    c = Cluster(3, seed=1)
+    before = (c.now, c.trace.total, c.engine.scheduled)
+    for bad in (["FetchResponse"], {"a": 1}, 5):
+        with pytest.raises(ClusterError, match="hold: a message type is a name such as"):
+            c.hold(bad)
+    assert (c.now, c.trace.total, c.engine.scheduled) == before

@@ -129,6 +129,9 @@ def _suggest(word: str, known) -> str:
 
 def check_type(type_name: str) -> None:
     known = message_types()
+    if not isinstance(type_name, str):
+        raise MatchError(f"a message type is a name such as 'FetchResponse', got {type_name!r} "
+                         f"({type(type_name).__name__})")
     if type_name not in known:
         raise MatchError(f"unknown message type '{type_name}'{_suggest(type_name, known)}")
 

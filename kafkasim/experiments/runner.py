@@ -28,6 +28,7 @@ from kafkasim.experiments.spec import (
     validate_specs,
     workload_segments,
 )
+from kafkasim.runtime.rows import CompactRows
 
 __all__ = ["RESULT_COLUMNS", "PRODUCE_ERRORS", "finalize", "run_one", "run_serial", "run_sweep",
            "run_specs"]
@@ -290,8 +291,9 @@ def _plain_list(items):
     return list(items)
 
 
-class _TraceRows(list):
-    """The trace's row list, telling the availability tracker about the rows that matter.
+class _TraceRows(CompactRows):
+    """The trace's row list, telling the availability tracker about the rows that matter (its
+    older rows compacted as the trace's own are: ``kafkasim.runtime.rows``).
 
     Pickles (cluster snapshots) as a plain list, so snapshots do not carry the tracker.
     """

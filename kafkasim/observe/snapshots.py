@@ -48,6 +48,7 @@ from kafkasim.observe.checks import Ghost
 from kafkasim.runtime.clients.producer import PENDING, ProduceResults
 from kafkasim.runtime.cluster import Cluster, RecordRegistry
 from kafkasim.runtime.metrics import MetricsRecorder
+from kafkasim.runtime.rows import CompactRows
 from kafkasim.runtime.trace import Trace
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.settings.exceptions import ClusterError
@@ -195,7 +196,9 @@ def _set_rows(obj, state) -> None:
     plain, rows = state
     for name, value in plain.items():
         setattr(obj, name, value)
-    obj.rows = _copy(rows)
+    rows = _copy(rows)
+    # a prefix of rows that were never compacted slices to a plain list
+    obj.rows = rows if isinstance(rows, CompactRows) else CompactRows(rows)
 
 
 def _set_registry(obj: RecordRegistry, state) -> None:

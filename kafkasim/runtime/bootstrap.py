@@ -126,10 +126,13 @@ def call(cluster, fn) -> None:
 
 
 def metrics_sample(cluster) -> None:
-    """The "metrics_sample" event, every metrics interval: spill checked trace rows, compact
-    the timeout queues and sample the metrics."""
-    if cluster.trace.spill_dir is not None:   # every row so far was checked: spill them
-        cluster.trace.maybe_spill()
+    """The "metrics_sample" event, every metrics interval: spill or compact checked trace rows
+    and metrics rows (``kafkasim.runtime.rows``), compact the timeout queues and sample the
+    metrics."""
+    cluster.trace.compact()   # every row so far was checked: spill or compact them
+    compact = getattr(cluster.metrics.rows, "compact", None)
+    if compact is not None:
+        compact()
     cluster.timeout_scheduler.compact()
     cluster.metrics.sample(cluster.engine.now, cluster.brokers.values(),
                            None if cluster.kraft is None else cluster.kraft.nodes.values())

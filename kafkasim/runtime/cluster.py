@@ -100,8 +100,14 @@ class RecordRegistry:
         """``new_many`` for the values ``f"{prefix}-{n}"`` for each ``n`` of ``ns`` (one step
         apart), kept as one ``NumberedValue``; returns the first of their record ids."""
         k = len(ns)
-        first = len(self.values)
-        self.values.extend([NumberedValue((prefix, first - ns.start))] * k)
+        values = self.values
+        first = len(values)
+        # the previous run's value when it continues it (the same prefix and offset: a workload
+        # that alone sends), so a long run keeps no object per run
+        last = values[-1]
+        nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
+            last[0] == prefix else NumberedValue((prefix, first - ns.start))
+        values.extend([nv] * k)
         self.keys.extend([key] * k)
         self.producers.extend(array("i", (producer,)) * k)
         return first
@@ -474,7 +480,8 @@ class Cluster:
         validation.check_fault_node(self, broker, "pause(broker)")
         _check_ms("pause(ms)", ms)
         if ms <= 0:
-            raise ValueError(f"pause needs a positive duration, got {ms} ms")
+            raise ClusterError(f"pause(ms): pause needs a positive duration (ms >= 1), got "
+                               f"{ms} ms")
         b = _controller_node(self.kraft, broker) or known_broker(self.brokers, broker)
         b.paused_until = max(b.paused_until, self.now + ms)
         self.trace.record("fault", broker, "", -1, ev.Pause(ms))
@@ -499,6 +506,10 @@ class Cluster:
 
     def partition_network(self, *groups) -> None:
         """Split nodes into groups that cannot reach each other (clients reach everyone)."""
+        for g in groups:
+            if not isinstance(g, (list, tuple, set, frozenset, range)):
+                raise ClusterError(f"partition_network: each group is a list of node ids, such "
+                                   f"as partition_network([1, 2], [3]), got {g!r}")
         gl = [list(g) for g in groups]
         for g in gl:
             for node in g:
@@ -669,6 +680,7 @@ class Cluster:
         if election_type not in ("preferred", "unclean"):
             raise ClusterError(f"election type must be 'preferred' or 'unclean', got "
                                f"{election_type!r}")
+        validation.check_partition_list("elect", partitions)
         topics = self.topics
         parts = list(range(topics.partition_count(topic))) if partitions is None else partitions
         for p in parts:

@@ -10,7 +10,7 @@ ids (3000, 3001, 3002 by default here).
 from __future__ import annotations
 
 from kafkasim.control.kraft.quorum_controller import QuorumController
-from kafkasim.control.kraft.raft import KafkaRaftClient
+from kafkasim.control.kraft.raft import KafkaRaftClient, LeaderState
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.core import events as ev
 
@@ -96,7 +96,8 @@ class ControllerServer:
         new leader without waiting for the fetch timeout."""
         if self.state != RUNNING:
             raise RuntimeError(f"controller {self.id} is not running")
-        self.raft.resign(self)
+        if isinstance(self.raft.state, LeaderState):   # a follower has nothing to resign
+            self.raft.resign(self)
         self._stop("clean shutdown")
 
     def _stop(self, kind: str) -> None:

@@ -15,6 +15,8 @@ KRaft brokers report no KafkaController MBeans.
 
 from __future__ import annotations
 
+from kafkasim.runtime.rows import CompactRows
+
 RM = "kafka.server:type=ReplicaManager,name="
 UNDER_REPLICATED = RM + "UnderReplicatedPartitions"
 UNDER_MIN_ISR = RM + "UnderMinIsrPartitionCount"
@@ -292,7 +294,8 @@ class MetricsRecorder:
         if interval_ms <= 0:
             raise ValueError(f"metrics interval must be > 0 ms, got {interval_ms}")
         self.interval_ms = interval_ms
-        self.rows: list[tuple[int, int, str, float]] = []   # (time, broker, mbean, value)
+        # (time, broker, mbean, value); the older rows compacted (kafkasim.runtime.rows)
+        self.rows: list[tuple[int, int, str, float]] = CompactRows()
         self.last_counts: dict[tuple[int, str], int] = {}
         self.per_partition = per_partition
         # KRaft: node id -> [incarnation, MetadataImage, unclean elections, ELR elections]

@@ -60,7 +60,10 @@ class TopicRegistry:
 
     def check_topic(self, name) -> None:
         """ClusterError (UNKNOWN_TOPIC_OR_PARTITION, with the closest name) unless ``name``
-        exists."""
+        exists; a name that is not a string is named as such."""
+        if type(name) is not str:
+            raise ClusterError(f"a topic name is a string, such as 't', got {name!r} "
+                               f"({type(name).__name__})")
         if name not in self.configs:
             raise ClusterError(self.unknown_topic_message(name))
 

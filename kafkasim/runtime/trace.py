@@ -6,9 +6,12 @@ so the trace digest is identical in every process. ``kind`` values are documente
 ``str(detail)``), or for the hot data-path kinds the plain tuple / int its record class names.
 Every kind, record and field: docs/trace-events.md.
 
-Bounded memory (``spill_to``): by default every row stays in ``rows`` for the whole run, which is
-what the course's notebooks use (a 3-broker cluster at 1,000 records/s writes ~5,000 rows per
-simulated second with message tracing, ~1 MiB). A long run can instead spill: once ``rows`` holds
+Bounded memory by default: ``rows`` is a ``CompactRows`` (``kafkasim.runtime.rows``), a list that
+holds every row of the run for every reader while, once 60,000 rows are in memory, the next
+metrics sample compacts all but the last 4,000 into a nameless temporary file (a 3-broker cluster
+at 1,000 records/s writes ~5,000 rows per simulated second with message tracing, ~1 MiB: a run
+of up to ~12 simulated seconds is never compacted). Reading compacted rows reads them back; a
+History's restore shares them. ``spill_to`` is the other way, for Parquet files: once ``rows`` holds
 ``max_rows`` rows, the next metrics sample (``Cluster._metrics_sample``, once per
 ``metrics_interval_ms``) writes them to a Parquet file in the spill directory (the columns of
 ``to_frame`` plus ``repr``, each row's repr) and starts a new list; ``spilled`` counts the rows
@@ -27,6 +30,7 @@ import tempfile
 
 from kafkasim.core.events import EVENT_KINDS, TextEvent, typed
 from kafkasim.runtime import validation
+from kafkasim.runtime.rows import CompactRows
 
 __all__ = ["COLUMNS", "EVENT_KINDS", "Trace"]
 
@@ -44,7 +48,7 @@ class Trace:
                  "spill_files", "clock")
 
     def __init__(self, enabled: bool = True, messages: bool = True, clock=None) -> None:
-        self.rows: list[tuple] = []
+        self.rows: list[tuple] = CompactRows()
         # what ``record`` stamps rows with (its ``now``): the cluster, whose engine a widget may
         # replace by a hooked one in the same state (kafkasim.widgets.recording.HookedEngine)
         self.clock = clock
@@ -60,6 +64,8 @@ class Trace:
         _dict, slots = state if isinstance(state, tuple) else (None, state)
         for name in Trace.__slots__:
             setattr(self, name, slots.get(name, _SPILL_DEFAULTS.get(name)))
+        if type(self.rows) is list:   # a snapshot taken before rows were compacted
+            self.rows = CompactRows(self.rows)
 
     def record(self, kind: str, node, topic: str = "", partition: int = -1, detail=None) -> None:
         """Append a row (now, kind, node, topic, partition, detail), stamped with the clock's
@@ -89,6 +95,14 @@ class Trace:
         os.makedirs(directory, exist_ok=True)
         self.spill_dir = os.fspath(directory)
         self.spill_rows = max_rows
+
+    def compact(self) -> bool:
+        """Compact the older rows in memory (``kafkasim.runtime.rows``) unless they spill to
+        Parquet (``spill_to``); True when it did."""
+        if self.spill_dir is not None:
+            return self.maybe_spill()
+        compact = getattr(self.rows, "compact", None)
+        return compact() if compact is not None else False
 
     def maybe_spill(self) -> bool:
         """Write the rows out when ``max_rows`` are held; True when it did."""
@@ -120,7 +134,8 @@ class Trace:
         # subclass keeps its class and slot attributes: the experiments' availability hook)
         fresh = type(rows)()
         for name in getattr(type(rows), "__slots__", ()):
-            setattr(fresh, name, getattr(rows, name))
+            if name not in CompactRows.__slots__:   # not the compacted rows just written out
+                setattr(fresh, name, getattr(rows, name))
         self.rows = fresh
         return True
 

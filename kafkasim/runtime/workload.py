@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkasim.runtime.rows import RangeList
 from kafkasim.settings.exceptions import ClusterError
 
 
@@ -67,8 +68,9 @@ class RateWorkload:
         self.tick_ms = tick_ms or max(1, int(1000 // max_rate), linger)
         self.sent = 0
         # the ids of the records sent, one range a tick (a tick's ids are consecutive:
-        # Producer._send_run); the results live once, in the producer
-        self.record_runs: list[range] = []
+        # Producer._send_run), kept as two arrays (RangeList); the results live once, in the
+        # producer
+        self.record_runs: RangeList = RangeList()
         self.client_id = name or f"workload-{producer.client_id}-{topic}"
         if self.client_id in cluster.clients:
             raise ValueError(f"a client named {self.client_id!r} already exists")

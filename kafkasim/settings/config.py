@@ -1337,6 +1337,14 @@ _RUNTIME_LOWER_BOUNDS: dict[str, tuple[int, str]] = {
            "AbstractFetcherManager.getFetcherId takes the partition's hash modulo the number of "
            "fetchers per broker, so 0 fails with an ArithmeticException (/ by zero) the first "
            "time a replica becomes a follower"),
+    "leader.imbalance.check.interval.seconds": (
+        0, "Kafka defines it without a validator before 3.2 (atLeast(1) since); the controller "
+           "schedules the next auto-rebalance check that many seconds after the last, and a "
+           "delay in the past cannot be simulated"),
+    "broker.session.timeout.ms": (
+        1, "KRaftConfigs defines it without a validator; a session of 0 ms ends the instant it "
+           "starts, so the controller's BrokerHeartbeatManager would fence every broker as it "
+           "registers, a cluster that never becomes ready, which the simulator refuses"),
     "zookeeper.session.timeout.ms": (
         1, "ZkConfigs/KafkaConfig define it without a validator; the ZooKeeper server clamps a "
            "requested session timeout to its minSessionTimeout (2 x tickTime), which the "

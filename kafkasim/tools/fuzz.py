@@ -1,7 +1,7 @@
 """A seeded mutator over kafkasim's inputs: scenario files, sweep files, configs and checkpoints.
 
 Every mutation must end in a run or a clean error: one of :data:`CLEAN_ERRORS` with a message
-(no other exception, no run past its event budget or a wall-clock bound, no report failing
+(no other exception, no run past its event budget or a CPU-time bound, no report failing
 ``report.schema.json``). ``tests/test_fuzz.py`` runs a batch in ``make test``;
 ``scripts/fuzz.py`` runs longer batches (documented in docs/testing.md). The mutations are a
 pure function of the seed: a failure is reproduced by ``Fuzzer(seed).case(i)``.
@@ -212,7 +212,7 @@ class Report:
         return Counter((o.target, o.kind) for o in self.outcomes)
 
     def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.kind in ("traceback", "hang", "schema-invalid")]
+        return [o for o in self.outcomes if o.kind in FAILURE_KINDS]
 
     def summary(self) -> str:
         lines = [f"{len(self.outcomes)} mutations: " + ", ".join(
@@ -224,16 +224,21 @@ class Report:
         return "\n".join(lines)
 
 
+#: outcomes that are failures: an exception that is not a clean error, a hang, a report failing
+#: its schema, a condition without a comparison that loaded, a failed call that changed the state
+FAILURE_KINDS = ("traceback", "hang", "schema-invalid", "no-comparison-accepted", "dirty-error")
+
+
 class _WallClock(BaseException):
-    """The per-case wall-clock bound (a BaseException, so that no handler inside the simulator
+    """The per-case CPU-time bound (a BaseException, so that no handler inside the simulator
     that wraps an Exception can turn it into something else)."""
 
 
 class Fuzzer:
     """Seeded mutations of kafkasim's inputs. ``max_events`` bounds every simulated run (an
-    EventLimitExceeded is a clean ScenarioError), ``wall_s`` is a hard bound per case (SIGALRM,
-    main thread only) counted as a hang; ``quick`` restricts scenario runs to the shipped
-    scenarios that run in well under a second."""
+    EventLimitExceeded is a clean ScenarioError), ``wall_s`` is a hard bound per case (CPU
+    time, SIGPROF, main thread only) counted as a hang; ``quick`` restricts scenario runs to the
+    shipped scenarios that run in well under a second."""
 
     QUICK_SCENARIOS = ("jepsen-2013-min-isr-2", "jepsen-2013-unclean-off", "kip101-scenario1-old",
                        "kip101-scenario1-fixed", "kip279-fast-failovers-old", "offline-unclean-on",
@@ -269,8 +274,8 @@ class Fuzzer:
     def case(self, i: int) -> Outcome:
         rng = random.Random(f"kafkasim-fuzz:{self.seed}:{i}")
         r = rng.random()
-        target = "scenario" if r < 0.6 else "config" if r < 0.75 else \
-            "checkpoint" if r < 0.9 else "sweep"
+        target = "scenario" if r < 0.55 else "config" if r < 0.67 else \
+            "api" if r < 0.79 else "checkpoint" if r < 0.9 else "sweep"
         if target == "sweep" and not self.sweeps:
             target = "scenario"
         fn = getattr(self, f"_{target}")
@@ -280,17 +285,19 @@ class Fuzzer:
         def alarm(*_a):
             raise _WallClock()
 
-        use_alarm = hasattr(signal, "SIGALRM")
-        old = signal.signal(signal.SIGALRM, alarm) if use_alarm else None
+        # the bound is CPU time (ITIMER_PROF): a loop spends it, while a process starved by
+        # a loaded host (or run at nice 19) does not, and no longer reads as a hang
+        use_alarm = hasattr(signal, "SIGPROF")
+        old = signal.signal(signal.SIGPROF, alarm) if use_alarm else None
         if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, self.wall_s)
+            signal.setitimer(signal.ITIMER_PROF, self.wall_s)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")   # ConfigWarning: a key the mode ignores
                 kind, detail = fn()
             return Outcome(i, target, kind, detail)
         except _WallClock:
-            return Outcome(i, target, "hang", f"more than {self.wall_s} s of wall clock")
+            return Outcome(i, target, "hang", f"more than {self.wall_s} s of CPU time")
         except _clean_errors() as exc:
             if not str(exc).strip():
                 return Outcome(i, target, "traceback", f"{type(exc).__name__} without message")
@@ -304,8 +311,8 @@ class Fuzzer:
                            + "".join(traceback.format_exception(exc)[-6:]))
         finally:
             if use_alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, old)
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                signal.signal(signal.SIGPROF, old)
 
     def _scenario(self, rng: random.Random) -> tuple[str, str]:
         from kafkasim.scenarios.scenario import Scenario
@@ -326,10 +333,17 @@ class Fuzzer:
                 finally:
                     Path(f.name).unlink()
                 return "ran", "loaded undecodable bytes?"
+        elif rng.random() < 0.2:
+            # a condition left without its comparison (it would always hold): must be refused
+            data = strip_comparison(rng, tomllib.loads(text))
+            text = dumps_toml(data)
         else:
             data = mutate_data(rng, tomllib.loads(text), rng.choice([1, 1, 1, 2, 3]))
             text = dumps_toml(data)
         sc = Scenario.loads(text, f"{name}-mutant.toml")
+        bare = uncompared_clauses(tomllib.loads(text))
+        if bare:
+            return "no-comparison-accepted", f"{name}: {bare[0]}"
         run = sc.run(max_events=self.max_events)
         rep = run.report()
         errors = sorted(self._validator().iter_errors(json.loads(json.dumps(rep))),
@@ -458,6 +472,29 @@ class Fuzzer:
         sw.validate()
         return "ran", f"{name}: validated {len(sw)} run(s)"
 
+    def _api(self, rng: random.Random) -> tuple[str, str]:
+        """A bad call on the façade (a broker, topic, filter, duration or config that does not
+        exist or is out of range): a clean error naming it, and the cluster as it was."""
+        from kafkasim.runtime.cluster import Cluster
+
+        c = Cluster(3, kafka_version=rng.choice(["2.0", "3.7", "4.3"]), seed=rng.randrange(100),
+                    max_events=self.max_events)
+        c.create_topic("t", 2, 3)
+        p = c.producer("p", acks="all")
+        p.send("t", "v")
+        c.run(500)
+        what, fn = _bad_call(rng, c, p)
+        before = _state(c)
+        try:
+            fn()
+        except _event_limit() as exc:
+            return "clean-error", f"EventLimitExceeded: {exc}"
+        except _clean_errors() as exc:
+            if _state(c) != before:
+                return "dirty-error", f"{what}: {type(exc).__name__}: {exc}"
+            raise
+        return "ran", what
+
     def run(self, n: int, start: int = 0, budget_s: float | None = None) -> Report:
         report = Report()
         t0 = time.monotonic()
@@ -468,11 +505,111 @@ class Fuzzer:
         return report
 
 
+def _state(c) -> tuple:
+    """What a failed call must leave as it was."""
+    return (c.now, c.trace.total, c.engine.scheduled, len(c.records),
+            tuple((b, br.state) for b, br in sorted(c.brokers.items())),
+            tuple((t, len(c.assignment(t))) for t in sorted(c.topics.names())),
+            tuple(sorted(c.clients)))
+
+
+def _bad_call(rng: random.Random, c, p) -> tuple[str, Any]:
+    """One call with at least one argument drawn from the weird values (or a typo)."""
+    def w():
+        return rng.choice(_WEIRD)
+
+    def node():
+        return rng.choice([*_WEIRD, 1, 2, 3, "broker-1", "zookeper", 3000, 3001])
+
+    calls = [
+        ("crash", lambda: c.crash(node())), ("power_loss", lambda: c.power_loss(node())),
+        ("shutdown", lambda: c.shutdown(node())), ("start", lambda: c.start(node())),
+        ("pause", lambda: c.pause(rng.choice([1, node()]), w())),
+        ("slow", lambda: c.slow(rng.choice([1, node()]), w(), w())),
+        ("restart", lambda: c.restart(rng.choice([2, node()]), wait_ms=w())),
+        ("cut", lambda: c.cut(node(), node())),
+        ("partition_network", lambda: c.partition_network(w(), w())),
+        ("hold", lambda: c.hold(rng.choice([None, "FetchResponse", w()]),
+                                src=rng.choice([None, node()]), dst=rng.choice([None, node()]),
+                                count=rng.choice([-1, 1, w()]))),
+        ("delay", lambda: c.delay(w(), rng.choice([None, "FetchResponse", w()]),
+                                  src=rng.choice([None, node()]))),
+        ("create_topic", lambda: c.create_topic(rng.choice(["u", w()]), w(), w())),
+        ("elect", lambda: c.elect(rng.choice(["t", w()]), w())),
+        ("run", lambda: c.run(w())),
+        ("run_to", lambda: c.run_to(w())),
+        ("send", lambda: p.send(rng.choice(["t", w()]), w(), partition=w())),
+        ("producer", lambda: c.producer("q", **_bad_config(rng, "producer"))),
+        ("consumer", lambda: c.consumer("g", "c", **_bad_config(rng, "consumer"))),
+        ("alter_config", lambda: c.alter_config(rng.choice(["topics", "brokers", w()]),
+                                                rng.choice(["t", 1, w()]),
+                                                _bad_config(rng, "topic"))),
+        ("where", lambda: c.trace.where(kind=rng.choice(["sned", w()]))),
+        ("leader", lambda: c.leader(rng.choice(["t", w()]), w())),
+        ("log", lambda: c.log(node(), rng.choice(["t", w()]), w())),
+    ]
+    what, fn = rng.choice(calls)
+    return what, fn
+
+
+def _bad_config(rng: random.Random, kind: str) -> dict:
+    keys = sorted(kconfig.registry(kind))
+    key = rng.choice(keys)
+    if rng.random() < 0.3:
+        key = _typo(rng, key)
+    return {key: rng.choice(_WEIRD)}
+
+
+def strip_comparison(rng: random.Random, data: dict) -> dict:
+    """``data`` with one condition clause's comparisons removed (or one condition emptied)."""
+    from kafkasim.scenarios.schema import CLAUSE_COMPARISONS
+
+    found = []
+    for step in data.get("steps", []) if isinstance(data.get("steps"), list) else []:
+        for where in ("that", "until"):
+            cond = step.get(where) if isinstance(step, dict) else None
+            if isinstance(cond, dict):
+                found.append(cond)
+    if not found:
+        return data
+    cond = rng.choice(found)
+    clauses = [k for k, v in cond.items() if k in CLAUSE_COMPARISONS and isinstance(v, dict)]
+    if not clauses or rng.random() < 0.2:
+        cond.clear()
+        return data
+    key = rng.choice(clauses)
+    spec = cond[key]
+    for k in CLAUSE_COMPARISONS[key]:
+        spec.pop(k, None)
+    return data
+
+
+def uncompared_clauses(data: dict) -> list[str]:
+    """The conditions of ``data``'s steps that compare nothing (an empty condition, or a clause
+    with none of its comparison keys): each would always hold."""
+    from kafkasim.scenarios.schema import CLAUSE_COMPARISONS
+
+    out = []
+    steps = data.get("steps") if isinstance(data, dict) else None
+    for i, step in enumerate(steps if isinstance(steps, list) else []):
+        for where in ("that", "until"):
+            cond = step.get(where) if isinstance(step, dict) else None
+            if not isinstance(cond, dict):
+                continue
+            if not cond:
+                out.append(f"step {i + 1}: {where} = {{}}")
+            for k, v in cond.items():
+                if isinstance(v, dict) and k in CLAUSE_COMPARISONS and \
+                        not any(c in v for c in CLAUSE_COMPARISONS[k]):
+                    out.append(f"step {i + 1}: {where}.{k} = {v!r}")
+    return out
+
+
 def _event_limit():
     from kafkasim.runtime.engine import EventLimitExceeded
 
     return EventLimitExceeded
 
 
-__all__ = ["CLEAN_ERRORS", "Fuzzer", "Outcome", "Report", "dumps_toml", "mutate_data",
-           "mutate_text", "limits"]
+__all__ = ["CLEAN_ERRORS", "FAILURE_KINDS", "Fuzzer", "Outcome", "Report", "dumps_toml",
+           "mutate_data", "mutate_text", "limits", "strip_comparison", "uncompared_clauses"]

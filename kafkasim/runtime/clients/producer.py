@@ -207,6 +207,8 @@ class Producer:
     def send(self, topic: str, value=None, *, key=None, partition: int | None = None
              ) -> ProduceResult:
         """Queue one record; returns its result object, filled in as the simulation runs."""
+        if type(topic) is not str:
+            self.cluster.topics.check_topic(topic)   # names what the topic should be
         rid = self._send_run(topic, (value,), key, partition)
         return self.results[rid]
 
