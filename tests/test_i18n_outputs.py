@@ -291,12 +291,13 @@ def screen_english(nb) -> list[tuple[str, str]]:
 # 2026-12-04, branch course: 00 12 -> 0, 01 9 -> 4 (left: the stage's and the player's still
 # images, the explorer's still image joining its values line to the describe text, and Kafka's
 # own InvalidReplicationFactor message), 02 19 -> 02a 0 + 02b 0, 13 5 -> 1 (the player's still
-# image), 14 5 -> 0; 03 stays 6 (prints in cells outside its exercises, owned elsewhere).
+# image), 14 5 -> 0; 03 6 -> 0 (its prints through kafkasim.course.hw: polled, rule_heading,
+# poll_after, elected_after, new_consumer_reads).
 # 04-12 after their code cells' prints moved into course helpers (branch ko): what is left is a
 # raw trace frame in 07 (its "recv" rows), the player's still image in 09 (its violation report)
 # and the explorer's parameter line in 11 ("layout='3 racks x 2'"); 90 shows its tables'
 # headers and labels translated (kafkasim.experiments.notebook.shown)
-SCREEN_BUDGET = {"00": 0, "01": 3, "02a": 0, "02b": 0, "03": 6, "04": 0, "05": 0, "06": 0,
+SCREEN_BUDGET = {"00": 0, "01": 3, "02a": 0, "02b": 0, "03": 0, "04": 0, "05": 0, "06": 0,
                  "07": 5, "08": 0, "09": 6, "10": 0, "11": 1, "12": 0, "13": 1, "14": 0, "90": 0}
 
 

@@ -267,3 +267,40 @@ def unlucky_failover(seed: int = SEED, *, kafka_version: str | None = None) -> C
     c.run_until(lambda cl: cl.leader(HW_TOPIC) not in (1, -1), 60000)
     c.run(2000)
     return c
+
+
+# -- what the notebook's cells print, in the course's language ------------------------------------
+def polled(records) -> Text:
+    """How many records a poll returned and their offsets (section 3's consumer)."""
+    offsets = [r.offset for r in records]
+    if not offsets:
+        return Text(tr("the consumer got no record"))
+    return Text(tr("consumer got {n} record(s): offsets {first}..{last}", n=len(offsets),
+                   first=offsets[0], last=offsets[-1]))
+
+
+def rule_heading(rule, producer, c: Cluster, topic: str) -> Text:
+    """The heading of one run of section 6's comparison: the HW rule it ran (None: Kafka's),
+    the values acknowledged to ``producer`` and the leader once the old one is gone."""
+    name = tr("Kafka's rule") if rule is None else rule.__name__
+    return Text(tr("=== {rule}: acked {values}, leader now {leader}", rule=name,
+                   values=[r.value for r in producer.acked()], leader=c.leader(topic)))
+
+
+def poll_after(leo: int | None, hw: int, offsets: list[int], *, again: bool = False) -> Text:
+    """A poll against the leader's LEO and HW: the first (``leo`` given) or the next one."""
+    if again:
+        return Text(tr("HW {hw} -> next poll: {offsets}", hw=hw, offsets=offsets))
+    return Text(tr("leader LEO {leo} HW {hw} -> poll: {offsets}", leo=leo, hw=hw,
+                   offsets=offsets))
+
+
+def elected_after(c: Cluster, topic: str, after_ms: int) -> Text:
+    """The new leader and how long after the crash the controller elected it."""
+    return Text(tr("broker {b} elected {ms} ms after the crash", b=c.leader(topic), ms=after_ms))
+
+
+def new_consumer_reads(consumer) -> Text:
+    """What a new consumer reads from the start: (offset, value) pairs."""
+    return Text(tr("a new consumer reads: {records}",
+                   records=[(r.offset, r.value) for r in consumer.poll()]))
