@@ -56,6 +56,14 @@ def test_schedule_1590_kraft_settles_with_nothing_lost():
     assert out.acked > 0 and out.ghost_acked == out.acked
 
 
+def _steady_kraft_cluster() -> Cluster:
+    """Three brokers on 4.1, the quorum ready and 3 s of steady heartbeats behind them."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.run(3000)
+    return c
+
+
 def _heartbeat_attempts(c: Cluster, broker: int) -> list[int]:
     """Times broker ``broker`` put a BrokerHeartbeatRequest on the wire (sent or lost)."""
     return [r[0] for r in c.trace.rows if r[1] in ("send", "drop") and r[2] == broker
@@ -207,9 +215,7 @@ def test_heartbeat_backoff_doubles_up_to_the_session_timeout():
     brokerSessionTimeoutMs, 0.02) (3.3.0 ... trunk; the 2 % jitter left out): with every
     heartbeat lost, each request fails after the retry timeout (session / 2, KAFKA-14392) and the
     next waits min(100 * 2^n, session) more."""
-    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
-    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
-    c.run(3000)
+    c = _steady_kraft_cluster()
     session = c.brokers[1].config["broker.session.timeout.ms"]
     retry = c.brokers[1].lifecycle.channel_timeouts()[1]
     t0 = c.now
@@ -291,9 +297,7 @@ def test_not_controller_answer_resends_the_same_heartbeat_at_once_to_the_new_con
     item's callback (BrokerLifecycleManager's heartbeat response handler, which backs off on
     an error) runs only on the real answer. Here the heartbeat goes first to standby 3001, as
     if it had been the controller when the request was generated."""
-    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
-    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
-    c.run(3000)
+    c = _steady_kraft_cluster()
     lm = c.brokers[1].lifecycle
     active = c.controller_id()
     assert c.run_until(lambda cl: lm.inflight is None, 5000)
@@ -325,9 +329,7 @@ def test_not_controller_from_the_only_known_controller_retries_after_the_reconne
     until the raft client learns the new leader, which then gets the item at the channel's
     next pass; the item is older than retryTimeoutMs only if that takes more than
     broker.session.timeout.ms / 2."""
-    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
-    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
-    c.run(3000)
+    c = _steady_kraft_cluster()
     old = c.controller_id()
     for node in sorted(c.kraft.nodes):
         if node != old:
@@ -360,9 +362,7 @@ def test_a_controller_change_keeps_the_request_in_flight():
     answers NOT_CONTROLLER; only then does the same queue item go to the new controller
     (testNotController). Before, kafkasim dropped the request at the leader change and sent a
     new heartbeat at once."""
-    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
-    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
-    c.run(3000)
+    c = _steady_kraft_cluster()
     lm = c.brokers[1].lifecycle
     old = c.controller_id()
     assert c.run_until(lambda cl: lm.inflight is None, 5000)
