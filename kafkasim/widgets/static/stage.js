@@ -290,6 +290,11 @@ export default {
         const k = Math.min(dx ? hw / Math.abs(dx) : Infinity, dy ? hh / Math.abs(dy) : Infinity);
         return [from[0] + dx * Math.min(k, 0.45), from[1] + dy * Math.min(k, 0.45)];
       };
+      // the boxes a token's label must not cover (a node's name is worth more than a label)
+      st.boxes = win.nodes.map((n) => {
+        const [hw, hh] = half.get(String(n.id));
+        return [n.x - hw, n.y - hh, n.x + hw, n.y + hh];
+      });
       const pairs = new Set();
       st.tokens = win.tokens.map((tok) => {
         const ca = pos.get(String(tok.src)), cb = pos.get(String(tok.dst));
@@ -430,6 +435,17 @@ export default {
       return getComputedStyle(ui.box).getPropertyValue(name).trim() || fallback;
     }
 
+    // where a token's label goes: right and above the token, else left, else below; none
+    // that covers a node's box (unless the learner hovers the token: then the first place)
+    function labelPlace(ctx, t, hovered) {
+      const w = ctx.measureText(t.tok.label).width, h = 11;
+      const places = [[t.x + 10, t.y - 8], [t.x - 10 - w, t.y - 8],
+                      [t.x + 10, t.y + 16], [t.x - 10 - w, t.y + 16]];
+      const clear = ([x, y]) => !(st.boxes || []).some(([x0, y0, x1, y1]) =>
+        x < x1 && x + w > x0 && y - h < y1 && y > y0);
+      return places.find(clear) || (hovered ? places[0] : null);
+    }
+
     function paintTokens(labels) {
       const cv = ui.canvas, svg = ui.svg, size = st.win.size;
       const cw = svg.clientWidth, ch = svg.clientHeight, dpr = window.devicePixelRatio || 1;
@@ -475,12 +491,13 @@ export default {
           ctx.fillStyle = c.bg;
           ctx.fill();
         }
-        if (labels || t === st.hover) {
+        const at = (labels || t === st.hover) && labelPlace(ctx, t, t === st.hover);
+        if (at) {
           ctx.lineWidth = 3;
           ctx.strokeStyle = c.bg;
-          ctx.strokeText(tok.label, t.x + 10, t.y - 8);
+          ctx.strokeText(tok.label, at[0], at[1]);
           ctx.fillStyle = c.text;
-          ctx.fillText(tok.label, t.x + 10, t.y - 8);
+          ctx.fillText(tok.label, at[0], at[1]);
         }
       }
     }
