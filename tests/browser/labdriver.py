@@ -411,7 +411,9 @@ async () => {
         } catch (e) { out.push({cell: i, kind: 'unreadable image', what: what + ' ' + e, player}); }
       }
     }
-    for (const cv of area.querySelectorAll('canvas')) {
+    // (the stage's token layer, .ks-canvas, is a transparent overlay on its SVG picture: empty
+    // whenever no message is in flight, so it is not a picture of its own)
+    for (const cv of area.querySelectorAll('canvas:not(.ks-canvas)')) {
       if (!cv.width || !cv.height) {
         out.push({cell: i, kind: 'broken image', what: `canvas ${cv.width}x${cv.height}`, player});
         continue;
