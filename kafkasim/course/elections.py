@@ -173,6 +173,14 @@ def rule_heading(rule: Callable | None = None, acked: int | None = None) -> Text
     return Text(head if acked is None else head + " - " + tr("acked {n}", n=acked))
 
 
+def rule_run_line(rule, producer, c: Cluster, topic: str) -> Text:
+    """One run of notebook 03's HW-rule comparison: ``rule_heading`` (the rule it ran, None:
+    Kafka's), the values acknowledged to ``producer`` and the leader once the old one is gone."""
+    return Text(rule_heading(rule) + tr(": acked {values}, leader now {leader}",
+                                        values=[r.value for r in producer.acked()],
+                                        leader=c.leader(topic)))
+
+
 def show_leader(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
     """The partition's leader and ISR now."""
     return Text(tr("leader now: {leader}  ISR now: {isr}", leader=leader_of(c, topic, partition),

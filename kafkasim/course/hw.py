@@ -279,14 +279,6 @@ def polled(records) -> Text:
                    first=offsets[0], last=offsets[-1]))
 
 
-def rule_heading(rule, producer, c: Cluster, topic: str) -> Text:
-    """The heading of one run of section 6's comparison: the HW rule it ran (None: Kafka's),
-    the values acknowledged to ``producer`` and the leader once the old one is gone."""
-    name = tr("Kafka's rule") if rule is None else rule.__name__
-    return Text(tr("=== {rule}: acked {values}, leader now {leader}", rule=name,
-                   values=[r.value for r in producer.acked()], leader=c.leader(topic)))
-
-
 def poll_after(leo: int | None, hw: int, offsets: list[int], *, again: bool = False) -> Text:
     """A poll against the leader's LEO and HW: the first (``leo`` given) or the next one."""
     if again:
