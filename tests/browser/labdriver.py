@@ -466,6 +466,12 @@ class Notebook:
             timeout=120_000)
         return cls(page, path)
 
+    def wait_idle(self, timeout_s: float = 60.0) -> None:
+        """Wait until the notebook's kernel is idle."""
+        self.page.wait_for_function(
+            "() => window.__ks.panel.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=timeout_s * 1000)
+
     def close(self) -> None:
         self.page.evaluate(_CLOSE)
 
@@ -556,6 +562,9 @@ class Notebook:
         """Run ``do()`` (mouse or keyboard input on cell ``index``), wait until the kernel is idle
         again and the cell's DOM has been still for ``quiet_ms``; time from the input event to
         the cell's last DOM change."""
+        # an earlier input's work (a player's produce, say) may still hold the kernel: arming
+        # while it is busy would miss the busy edge of this input and wait for ever
+        self.wait_idle(timeout_s)
         before = self.signature(index)
         self.page.evaluate(_ARM, index)
         try:
