@@ -462,3 +462,12 @@ def test_the_explorers_choices_and_values_line_speak_the_course_language():
         rt.set_language(None)
     assert "<div><code>layout=랙 3개 x 2, placer=KRaft 스트라이프 배치, rf=3, partitions=6</code>" \
         "</div>" in html
+
+
+def test_an_explorers_values_line_keeps_a_dict_controls_values():
+    """A dropdown given as a dict names its own labels: the values line shows the value's repr,
+    as before, in either language."""
+    from kafkasim.widgets.explorer import Control
+
+    ctl = Control("acks", {"all replicas": "all", "leader only": "1"})
+    assert ctl.shown("1") == "'1'" and ctl.options[1] == ("leader only", "1")

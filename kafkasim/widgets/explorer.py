@@ -110,7 +110,7 @@ class Control:
     def shown(self, value) -> str:
         """``value`` as the control shows it: a dropdown's label where it is not the value's own
         text (a translated choice: ``랙 3개 x 2``), else the value's repr."""
-        if self.options is not None:
+        if isinstance(self.spec, list):       # (a dict's labels are the caller's own)
             for label, v in self.options:
                 if v == value and type(v) is type(value) and label != str(v):
                     return label
