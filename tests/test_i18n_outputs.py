@@ -229,6 +229,25 @@ def _result_columns() -> frozenset[str]:
     return frozenset(name for name, _kind in RESULT_COLUMNS)
 
 
+@cache
+def _trace_kinds() -> frozenset[str]:
+    """The trace's event kinds (``kafkasim.core.events.EVENT_KINDS``: send, recv, hw...): the
+    values of a raw trace's ``event`` column, which the learner's own code filters by
+    (``tf.event == "recv"``), so both editions print them as the trace holds them."""
+    from kafkasim.core.events import EVENT_KINDS
+    return frozenset(EVENT_KINDS)
+
+
+def _trace_value(line: str, m: re.Match) -> bool:
+    """``m``'s word is a trace event kind as the trace prints it: a frame's cell (the whole
+    line, an HTML table cell) or a quoted value in a trace row (``(86613, 'send', 1, ...)``)."""
+    w = m.group(0)
+    if w not in _trace_kinds():
+        return False
+    quoted = line[m.start() - 1:m.start()] == "'" == line[m.end():m.end() + 1]
+    return line.strip() == w or quoted
+
+
 def _screen_texts(cell):
     """What the learner reads of a code cell's outputs: stdout, an HTML output's text (tables,
     widgets' still images), else the plain text (a figure's text is in its image: not scanned)."""
@@ -265,6 +284,8 @@ def english_words(line: str, kept: frozenset[str] = frozenset()) -> list[str]:
         if re.search(r"[._=:/\d-]", w) or re.search(r"[A-Z].*[A-Z]", w) or len(w) < 2 or \
                 w in KEPT_ENGLISH or w in kept or set(w) <= kept:
             continue             # (a word of the learner's one-letter names: racks "abc")
+        if _trace_value(line, m):
+            continue             # the trace's own event kinds, as a frame or a row prints them
         if re.match(r'=|":|\(', line[m.end():]):
             continue             # a field's name: key=value (a metadata record), "key": (JSON);
                                  # a function's: rate(...) in a PromQL expression
@@ -297,8 +318,13 @@ def screen_english(nb) -> list[tuple[str, str]]:
 # raw trace frame in 07 (its "recv" rows), the player's still image in 09 (its violation report)
 # and the explorer's parameter line in 11 ("layout='3 racks x 2'"); 90 shows its tables'
 # headers and labels translated (kafkasim.experiments.notebook.shown)
-SCREEN_BUDGET = {"00": 0, "01": 3, "02a": 0, "02b": 0, "03": 0, "04": 0, "05": 0, "06": 0,
-                 "07": 5, "08": 0, "09": 6, "10": 0, "11": 1, "12": 0, "13": 1, "14": 0, "90": 0}
+# 2026-12-04, branch ko (issue 34): 01 3 -> 0 and 13 1 -> 0 (the player's consumer headers
+# through narrate, Kafka's InvalidReplicationFactor message through error_line, the explorer's
+# values line on a line of its own), 07 5 -> 0 (a raw trace frame's event kinds are the trace's
+# names: _trace_value). 09 and 11 fall to 0 once re-executed (the player's violation report
+# through violation_lines, the explorer's choices translated): lower them then.
+SCREEN_BUDGET = {"00": 0, "01": 0, "02a": 0, "02b": 0, "03": 0, "04": 0, "05": 0, "06": 0,
+                 "07": 0, "08": 0, "09": 6, "10": 0, "11": 1, "12": 0, "13": 0, "14": 0, "90": 0}
 
 
 def test_the_screen_scan_keeps_kafkas_formats_and_flags_narration():
@@ -310,6 +336,9 @@ def test_the_screen_scan_keeps_kafkas_formats_and_flags_narration():
     assert english_words("leader  follower", frozenset({"leader"})) == ["follower"]
     assert english_words('replicas=[2,3,1], isr=[2,3,1] {"faults": "crash"}') == ["crash"]
     assert english_words("rate(kafka_server_X[5m]) > 0  never") == ["never"]
+    # the trace's event kinds as the trace prints them (a frame's cell, a row), not in prose
+    assert english_words("recv") == [] and english_words("(5, 'recv', 1, '', -1)") == []
+    assert english_words("recv from broker") == ["recv", "from", "broker"]
 
 
 @pytest.mark.parametrize("path", i18n.english_notebooks(), ids=lambda p: p.name.split("-")[0])
@@ -340,3 +369,105 @@ def test_the_widgets_labels_are_korean():
     finally:
         rt.set_language(None)
     assert not found
+
+
+def test_every_checker_source_has_a_catalog_entry():
+    """A violation's report names its checker's source (``Checker.source``): each registered
+    checker's is listed for the catalog (kafkasim.course.narration.CHECKER_SOURCES)."""
+    from kafkasim.course.narration import CHECKER_SOURCES
+    from kafkasim.observe.checks.base import CHECKS
+
+    assert sorted({c.source for c in CHECKS.values()}) == sorted(CHECKER_SOURCES)
+
+
+def _violation():
+    from kafkasim.observe.checks.base import Violation
+
+    return Violation(
+        "LogMatching", "replicas 1 and 2 differ at offset 1, below both HWs (3, 3): broker 1 has "
+        "record 2@epoch 0, broker 2 has record 3@epoch 1", 86613, seed=2, kafka_version="0.10.2",
+        topic="kip101", partition=0, brokers=(1, 2), offsets=(1,), record_ids=(2, 3),
+        event="t=86613 ms seq=1078 deliver FetchResponse 2 -> 1",
+        trace_row=(86613, "send", 1, "", -1, ("FetchRequest", 2, 472)), events_processed=1053,
+        source="teaching-scenarios Invariants 2 (LogMatching, KIP-966 spec); KIP-101 scenario 2",
+        allowed_because="unclean leader election at t=80000 ms")
+
+
+def test_the_players_violation_report_speaks_the_course_language():
+    """Notebook 09's player prints its first violation: in English exactly
+    ``Violation.__str__``; in Korean its labels, the checker's message, the engine event, the
+    excuse and the source are Korean, the field names and the trace row as the code spells
+    them."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets.player import violation_lines
+
+    v = _violation()
+    try:
+        rt.set_language("en")
+        assert "\n".join(violation_lines(v)) == str(v)
+        rt.set_language("ko")
+        lines = violation_lines(v)
+    finally:
+        rt.set_language(None)
+    assert lines[0].startswith("t=86613 ms에 LogMatching 위반 kip101-0 (seed=2, kafka_version=")
+    assert "복제본 1과 2는 두 HW(3, 3) 아래인 오프셋 1에서 서로 다릅니다" in lines[0]
+    assert "브로커 1은 레코드 2@에포크 0을, 브로커 2는 레코드 3@에포크 1을" in lines[0]
+    assert lines[2] == "  이벤트: t=86613 ms seq=1078 FetchResponse 전달 2 -> 1"
+    assert lines[-1].startswith("  재현: Cluster(seed=2, kafka_version='0.10.2', ...)")
+    assert [(line, english_words(line)) for line in lines if english_words(line)] == []
+
+
+def test_the_players_consumer_table_has_korean_headers_aligned():
+    """Notebooks 01 and 13: the player's consumer table. The course's words head the first six
+    columns; HW, LEO, kafka-consumer-groups' LAG and the records_lag metric keep Kafka's names;
+    the columns stay aligned under two-column-wide Hangul."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets._render import text_width
+    from kafkasim.widgets.player import _consumer_row, _consumer_table
+
+    rows = [_consumer_row("readers", "consumer-1", "orders", 1, None, 2, 2, 2)]
+    try:
+        rt.set_language("ko")
+        head, row = _consumer_table(rows)
+    finally:
+        rt.set_language(None)
+    assert head.split() == ["그룹", "클라이언트", "토픽", "파티션", "커밋", "위치", "HW", "LEO",
+                            "LAG", "records_lag"]
+    assert english_words(head) == []
+    for word, value in (("토픽", "orders"), ("위치", "2"), ("records_lag", "0")):
+        assert text_width(head[:head.index(word)]) == row.index(value)
+
+
+def test_the_explorers_choices_and_values_line_speak_the_course_language():
+    """Notebook 11's explorer: a text choice shows translated in the dropdown and in the still
+    image's values line (the value the build gets stays the English key); the values line is a
+    line of its own, not run into the summary's first line."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.racks import LAYOUTS, placement_view
+    from kafkasim.widgets.explorer import Explorer
+
+    controls = {"layout": list(LAYOUTS), "placer": ["KRaft striped"], "rf": [3],
+                "partitions": [6]}
+    try:
+        rt.set_language("en")
+        ex = Explorer(placement_view, controls)
+        html = ex._repr_mimebundle_()["text/html"]
+        assert "layout=&#x27;3 racks x 2&#x27;, placer=&#x27;KRaft striped&#x27;" in html
+        rt.set_language("ko")
+        ex = Explorer(placement_view, controls)
+        assert ex.controls[0].options[0] == ("랙 3개 x 2", "3 racks x 2")
+        assert ex.kwargs["layout"] == "3 racks x 2"
+        html = ex._repr_mimebundle_()["text/html"]
+    finally:
+        rt.set_language(None)
+    assert "<div><code>layout=랙 3개 x 2, placer=KRaft 스트라이프 배치, rf=3, partitions=6</code>" \
+        "</div>" in html
+
+
+def test_an_explorers_values_line_keeps_a_dict_controls_values():
+    """A dropdown given as a dict names its own labels: the values line shows the value's repr,
+    as before, in either language."""
+    from kafkasim.widgets.explorer import Control
+
+    ctl = Control("acks", {"all replicas": "all", "leader only": "1"})
+    assert ctl.shown("1") == "'1'" and ctl.options[1] == ("leader only", "1")

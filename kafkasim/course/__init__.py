@@ -36,6 +36,7 @@ from kafkasim.course.checks import (
 from kafkasim.course.common import (
     Stepper,
     Text,
+    error_line,
     isr_changes,
     leo_hw,
     meter_counts,
@@ -157,8 +158,8 @@ __all__ = [
     "check_hw_freeze", "check_hw_row", "check_leader", "check_left_isr", "check_leo",
     "check_message_rule", "check_positions", "check_readable", "check_replica_sets",
     "check_shrink_window", "check_single_shrink_fires", "check_tolerated_failures",
-    "check_write_outcome", "explore", "isr_changes", "leo_hw", "meter_counts", "player_state",
-    "predict", "ready", "replica_sets",
+    "check_write_outcome", "error_line", "explore", "isr_changes", "leo_hw", "meter_counts",
+    "player_state", "predict", "ready", "replica_sets",
     "replica_state", "settle", "setup", "show", "text_table",
 ]
 # notebooks 04-06 (issue 14)

@@ -112,6 +112,11 @@ TEMPLATES = (
        "missing from leader {leader}'s log (epoch {e}): the leader has record {other} there"),
     N_("broker {b} at {leo}"),
     N_("leader {leader}"),
+    N_("replicas {a} and {b} differ at offset {o}, below both HWs ({hws}): broker {a} has record "
+       "{r}@epoch {e}, broker {b} has record {other}@epoch {e2}"),
+    # the engine event a violation names (kafkasim.observe.checks.ghost.event_text)
+    N_("t={t} ms seq={s} deliver {request} {src} -> {dst}"),
+    N_("t={t} ms deliver {request} {src} -> {dst}"),
     # why a checker allows a loss (kafkasim.observe.checks: LOSS_RULES, ghost), and its messages
     N_("unclean leader election at t={t} ms"),
     N_("power loss of broker {b} at t={t} ms (its log was cut to {o})"),
@@ -128,6 +133,13 @@ TEMPLATES = (
     N_("cannot {what}: no active controller (the metadata quorum has no leader; running "
        "controllers {up} of voters {voters}, Raft needs {n})"),
     N_("create topic {name}"),
+    # a topic Kafka refuses (kafkasim.runtime.topics, kraft_cluster): Kafka's own messages
+    # (StripedReplicaPlacer, ReplicationControlManager; AdminUtils in ZooKeeper mode)
+    N_("Cannot create topic '{name}': {why} ({code})"),
+    N_("Unable to replicate the partition {rf} time(s): {why}"),
+    N_("The target replication factor of {rf} cannot be reached because only {n} broker(s) are "
+       "registered."),
+    N_("Replication factor: {rf} larger than available brokers: {n}."),
     N_("{n} invalid run spec(s); nothing was run:"),
     N_("run {i} ({params}) seed {s}: {error}"),
     N_("Unknown {kind} config {key}. Did you mean {near}?"),
@@ -149,10 +161,40 @@ TEMPLATES = (
        "auto.leader.rebalance.enable is true."),
 )
 
+#: Where each invariant checker's rule comes from (``Checker.source``, printed in a violation's
+#: report): the study notes' teaching scenarios, the fact sheet, KIPs and Kafka's classes, whose
+#: names stay as they are spelled. tests/test_i18n_outputs.py keeps this list equal to the
+#: registered checkers' sources.
+CHECKER_SOURCES = (
+    N_("teaching-scenarios.md Invariants 1 (LeaderCompleteness/StrongIsr, KIP-966 spec); KIP-101 "
+       "scenario 1; Jepsen 2013; fact sheet §3"),
+    N_("fact sheet §1 (Partition.maybeIncrementLeaderHW, KIP-497 maximal ISR); teaching-scenarios "
+       "Invariants 5 (ValidHighWatermark, AsyncIsr.tla)"),
+    N_("teaching-scenarios Invariants 3 (ConsistentRead, KIP-966 spec); KIP-101 scenario 1; fact "
+       "sheet §1 (reads capped at the HW)"),
+    N_("fact sheet §1 (UnifiedLog.maybeIncrementHighWatermark); teaching-scenarios Invariants 7"),
+    N_("teaching-scenarios Invariants 6 / Definitions (Kip320.tla LeaderInIsr)"),
+    N_("teaching-scenarios Invariants 2 (LogMatching, KIP-966 spec); KIP-101 scenario 2"),
+    N_("fact sheet §1 (UnifiedLog.updateHighWatermark clamps; truncateTo); TypeOk"),
+    N_("teaching-scenarios Definitions (WeakIsr, Kip320.tla); KIP-101 scenario 1"),
+    N_("teaching-scenarios Definitions (StrongIsr, Kip320.tla) and Invariants 1; KIP-101 "
+       "scenario 1"),
+    N_("teaching-scenarios Invariants 4 (LeaderCandidateCompleteness, KIP-966 spec)"),
+    N_("teaching-scenarios Invariants 5 / Definitions (ValidHighWatermark, AsyncIsr.tla)"),
+    N_("teaching-scenarios Invariants 7 (monotone true_hw); fact sheet §1 "
+       "(maybeIncrementLeaderHW, new leader quirk)"),
+    N_("KIP-966 (ELR; PartitionChangeBuilder.maybePopulateTargetElr); KAFKA-15583 (HW frozen under "
+       "min ISR); teaching-scenarios Invariants 4 (KIP-966 spec)"),
+    N_("PartitionChangeBuilder.electLeader/isValidNewLeader (KRaft, 3.3+); KIP-966 (ELR); KIP-704 "
+       "(LeaderRecoveryState RECOVERING on unclean election)"),
+    N_("KIP-595 (KafkaRaftClient); Raft paper 5.2-5.4 (Election Safety, Log Matching, Leader "
+       "Completeness); KIP-966 spec MetadataLogMatching"),
+)
+
 #: Fields that stand for one token (a broker id, an offset, a time): they match no space, so a
 #: template cannot swallow a list ("broker 2 at 0, broker 3 at 0" is two "broker {b} at {leo}").
 _TOKEN_FIELDS = frozenset("b leader e hw leo o n src dst s ms c r t thw pe first last "
-                          "client tp request a z v".split())
+                          "client tp request a z v rf code".split())
 
 _FIELD = re.compile(r"\{(\w+)\}")
 

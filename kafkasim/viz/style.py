@@ -99,6 +99,14 @@ def tr(message: str, /, *, _context: str | None = I18N_CONTEXT, **fields) -> str
     return message.format(**fields) if fields else message
 
 
+def narrate(text: str) -> str:
+    """A simulator message (a checker's message, a trace event, a table header) in the course
+    language, once the course is loaded: ``kafkasim.course.narration.narrate``, looked up like
+    ``tr``; the text unchanged without it."""
+    course = sys.modules.get("kafkasim.course.narration")
+    return course.narrate(text) if course is not None else text
+
+
 def _fc_list_hangul() -> list[str]:
     """Font files fontconfig says cover Korean (``fc-list :lang=ko file``); [] without fc-list."""
     fc_list = shutil.which("fc-list")

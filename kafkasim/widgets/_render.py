@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 
 from matplotlib.figure import Figure
 
@@ -16,6 +17,17 @@ def tr(message: str, /, *, _context: str | None = None, **fields) -> str:
     """``kafkasim.viz.style.tr`` (the course's language once the course is loaded, English
     without it); ``_context``: the calling module's ``I18N_CONTEXT`` (None: the course's)."""
     return style.tr(message, _context=_context, **fields)
+
+
+def narrate(text: str) -> str:
+    """``kafkasim.viz.style.narrate``: a simulator message in the course language."""
+    return style.narrate(text)
+
+
+def text_width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: a wide character (Hangul) takes two, so a
+    translated header keeps a text table aligned."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 def png(fig: Figure, dpi: int = DPI) -> bytes:

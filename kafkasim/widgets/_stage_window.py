@@ -329,7 +329,9 @@ def _tokens(clone, t0: int, t1: int, topic, partition, messages: dict, hidden,
         if msg is not None:
             label, fields = message_summary(msg, topic, partition)
         else:
-            label, fields = a.api + (" resp" if a.is_response else ""), a.type_name
+            # (a message sent before the window: its kind only, "Fetch resp" / "Fetch 응답")
+            label = tr("{api} resp", api=a.api) if a.is_response else a.api
+            fields = a.type_name
         api, resp = api_of(a.type_name)
         out.append({"id": a.msg_id, "type": a.type_name, "api": api, "resp": resp,
                     "src": a.src, "dst": a.dst, "sent": a.send_ms, "recv": a.recv_ms,

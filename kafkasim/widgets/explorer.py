@@ -31,7 +31,7 @@ from collections import OrderedDict
 from matplotlib.figure import Figure
 
 from kafkasim.viz import style
-from kafkasim.widgets._render import img_tag, png, pre, tr, widget_bundle
+from kafkasim.widgets._render import img_tag, narrate, png, pre, tr, widget_bundle
 
 
 def py_name(key: str) -> str:
@@ -61,8 +61,8 @@ class Control:
         self.range = None          # (min, max, step) for a slider
         if isinstance(spec, dict):
             self.options = [(str(k), v) for k, v in spec.items()]
-        elif isinstance(spec, list):
-            self.options = [(str(v), v) for v in spec]
+        elif isinstance(spec, list):    # a text value shows in the course language
+            self.options = [(narrate(v) if isinstance(v, str) else str(v), v) for v in spec]
         elif isinstance(spec, tuple) and len(spec) in (2, 3) and all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in spec):
             lo, hi = spec[0], spec[1]
@@ -106,6 +106,15 @@ class Control:
             lo, hi, _s = self.range
             raise ValueError(f"{self.key}={value!r} is outside the control's range [{lo}, {hi}]")
         return value
+
+    def shown(self, value) -> str:
+        """``value`` as the control shows it: a dropdown's label where it is not the value's own
+        text (a translated choice: ``랙 3개 x 2``), else the value's repr."""
+        if isinstance(self.spec, list):       # (a dict's labels are the caller's own)
+            for label, v in self.options:
+                if v == value and type(v) is type(value) and label != str(v):
+                    return label
+        return repr(value)
 
     def width_px(self, projector: bool = False) -> int:
         """How wide the control must be so that neither its label (the Kafka key) nor its
@@ -394,12 +403,12 @@ class Explorer:
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
         """The widget, with a still image and the summary as fallbacks (``widget_bundle``)."""
         title = getattr(self, "title", None)
-        vals = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        vals = ", ".join(f"{ctl.key}={ctl.shown(self._values[ctl.key])}" for ctl in self.controls)
         summary = self.summary()
         text = "\n".join(x for x in (title, tr("Explorer: {vals}", vals=vals), summary) if x)
         data = self.png()
         static = ((f"<b>{html.escape(title)}</b><br>" if title else "")
-                  + f"<code>{html.escape(vals)}</code>"
+                  + f"<div><code>{html.escape(vals)}</code></div>"
                   + (pre(summary) if summary else "")
                   + (img_tag(data, title or tr("explorer figure")) if data else ""))
         return widget_bundle(self.widget, text, static)

@@ -35,7 +35,7 @@ from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
-from kafkasim.widgets._render import TICK_CHOICES, png, pre, tr, widget_bundle
+from kafkasim.widgets._render import TICK_CHOICES, narrate, png, pre, text_width, tr, widget_bundle
 from kafkasim.widgets.recording import BranchChecker, record_scenario, record_story
 
 PLAY_TICKS = 80         # a recorded story plays in at most this many ticks by default (~40 s)
@@ -697,6 +697,53 @@ def _consumer_row(group, client, topic, p, committed, position, hw, leo) -> dict
             "records_lag": None if position is None or hw is None else hw - position}
 
 
+#: The consumer table's columns: the course's words for the first six (translated headers),
+#: kafka-consumer-groups' LAG and the consumer's records-lag metric as Kafka names them.
+CONSUMER_COLUMNS = ("group", "client", "topic", "partition", "committed", "position", "HW",
+                    "LEO", "LAG", "records_lag")
+
+
+def _consumer_table(consumers: list[dict]) -> list[str]:
+    """The consumer rows as a text table, its headers in the course language (aligned by
+    display width: a Hangul header takes two columns a character)."""
+    heads = tuple(narrate(k) for k in CONSUMER_COLUMNS)
+    table = [heads] + [tuple("-" if row[k] is None else str(row[k]) for k in CONSUMER_COLUMNS)
+                       for row in consumers]
+    widths = [max(text_width(row[i]) for row in table) for i in range(len(heads))]
+    return ["  ".join(s + " " * (w - text_width(s)) for s, w in zip(row, widths, strict=True))
+            .rstrip() for row in table]
+
+
+def violation_lines(v: Violation) -> list[str]:
+    """``str(v)`` (``Violation.__str__``'s lines) in the course language: the labels through
+    ``tr``, the checker's message, the engine event, the configuration's excuse and the
+    checker's source through ``narrate``; the field names (``seed=``, ``kafka_version=``,
+    ``brokers=``), the trace row and ``Cluster(...)`` stay as the code spells them."""
+    where = f" {v.topic}-{v.partition}" if v.topic else ""
+    lines = [tr("{invariant} violated{where} at t={t} ms (seed={seed}, kafka_version={version}, "
+                "event #{n}): {message}", invariant=v.invariant, where=where, t=v.time_ms,
+                seed=v.seed, version=repr(v.kafka_version), n=v.events_processed,
+                message=narrate(v.message))]
+    if v.allowed_because:
+        lines.append("  " + tr("allowed by the configuration: {why}",
+                               why=narrate(v.allowed_because)))
+    if v.event is not None:
+        lines.append("  " + tr("event: {event}", event=narrate(v.event)))
+    if v.trace_row is not None:
+        lines.append("  " + tr("last trace row: {row}", row=repr(v.trace_row)))
+    involved = [f"{name}={list(values)}" for name, values in
+                (("brokers", v.brokers), ("offsets", v.offsets), ("record_ids", v.record_ids))
+                if values]
+    if involved:
+        lines.append("  " + tr("involved: {what}", what=", ".join(involved)))
+    if v.source:
+        lines.append("  " + tr("source: {source}", source=narrate(v.source)))
+    lines.append("  " + tr("reproduce: the same actions on Cluster(seed={seed}, "
+                           "kafka_version={version}, ...)", seed=v.seed,
+                           version=repr(v.kafka_version)))
+    return lines
+
+
 def _readout_text(r: dict) -> str:
     lines = [tr("t = {now} ms · this branch runs {start} .. {horizon} ms · {about}",
                 now=f"{r['time_ms']:,}", start=f"{r['start_ms']:,}",
@@ -704,14 +751,8 @@ def _readout_text(r: dict) -> str:
     if r["topic"] is not None:
         lines += ["", f"$ kafka-topics --describe --topic {r['topic']}", r["describe"].rstrip()]
     if r["consumers"]:
-        cols = ("group", "client", "topic", "partition", "committed", "position", "HW", "LEO",
-                "LAG", "records_lag")
-        table = [cols] + [tuple("-" if row[k] is None else str(row[k]) for k in cols)
-                          for row in r["consumers"]]
-        widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
         lines += ["", tr("Consumers (LAG = HW - committed; records_lag = HW - position)")]
-        lines += ["  ".join(s.ljust(w) for s, w in zip(row, widths, strict=True)).rstrip()
-                  for row in table]
+        lines += _consumer_table(r["consumers"])
     lines.append("")
     v = r["first_violation"]
     if not r["checked"]:
@@ -721,7 +762,7 @@ def _readout_text(r: dict) -> str:
                         start=f"{r['checked_from_ms']:,}", end=f"{r['checked_to_ms']:,}"))
     else:
         lines.append(tr("First invariant violation:"))
-        lines += ["  " + s for s in str(v).splitlines()]
+        lines += ["  " + s for s in violation_lines(v)]
     if r["actions"]:
         lines += ["", tr("Actions on this branch:")] + ["  " + a for a in r["actions"]]
     if r.get("notice"):
