@@ -515,7 +515,8 @@ def test_check_shrink_window_matches_the_simulator():
 
 @pytest.fixture(scope="module")
 def mystery_runs():
-    """The four causes with replica.lag.time.max.ms=30000, as notebook 02's exercise runs them."""
+    """The four causes with replica.lag.time.max.ms=30000 on 3.7 (``isr.troubleshoot``): the
+    grader's own runs; notebook 02b's exercise runs its variants on 4.3."""
     from kafkasim.course.isr import CAUSES, troubleshoot
 
     return {c: troubleshoot(c, lag_ms=30000) for c in CAUSES}

@@ -60,8 +60,8 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
            ("check_idle_fetches", ["answer=50"])],
     "00": [("check_durable_design", ["replication_factor = 4", "replication_factor=4"])],
     "02a": [("check_shrink_window", ["36000", "36 s"])],
-    "02b": [("check_causes", ['"A": "network latency"', '"B": "broker overload"',
-                              '"C": "GC pause"', '"D": "slow disk"']),
+    "02b": [("check_causes", ['"A": "GC pause"', '"B": "broker overload"',
+                              '"C": "network latency"', '"D": "slow disk"']),
             ("check_flapping", ['c.release("FetchResponse", src=1, dst=3)'])],
     "03": [("check_last_committed", ["46"]), ("check_ack_delay", ["84", "84 ms"]),
            ("check_all_replicas_rule", ["f.log_end_offset for f in followers"]),
@@ -140,3 +140,25 @@ def test_every_exercise_has_its_solution_for_the_instructor(num):
     for check, forms in ANSWERS[num]:
         assert check in text or any(f in text for f in forms), \
             f"docs/instructor/{guide[0].name} has no solution for {check} (name it, or {forms})"
+
+
+def _saved_table(nb, marker: str) -> list[dict[str, str]]:
+    """The text table printed by the first code cell whose source contains ``marker``."""
+    cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+    lines = "".join(o.get("text", "") for o in cell.outputs).splitlines()
+    head = re.split(r"\s{2,}", lines[0].strip())
+    return [dict(zip(head, re.split(r"\s{2,}", line.strip()), strict=True)) for line in lines[2:]
+            if line.strip()]
+
+
+def test_02b_mystery_runs_are_not_rows_of_section_6():
+    """Exercise 1 of 02b must be read from the symptoms, not looked up: no mystery run shows the
+    same ISR changes, lag and p99 as a row of section 6's table a few cells above."""
+    nb = nbformat.read(_path("02b"), as_version=4)
+    shown = _saved_table(nb, "summary = {cause: cause_summary")
+    mystery = _saved_table(nb, "mystery = blind(")
+    assert len(shown) == 4 and len(mystery) == 4
+    same = ["ISR shrinks", "ISR expands", "max records behind", "p99 acks=all latency (ms)"]
+    above = {tuple(row[k] for k in same) for row in shown}
+    copied = [row["run"] for row in mystery if tuple(row[k] for k in same) in above]
+    assert not copied, f"02b exercise 1: runs {copied} repeat a row of section 6's table"

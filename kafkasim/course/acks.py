@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from kafkasim.course.common import Text, settle, text_table
+from kafkasim.course.common import Text, notebook_version, settle, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
@@ -170,11 +170,13 @@ def after_append(version: str | None) -> str:
 
 
 # -- exercise 2: a fault sequence graded by the checkers ------------------------------------------
-def exercise_cluster(acks: str, min_isr: int):
-    """The exercise's cluster (Kafka 4.3): 3 brokers (replica.lag.time.max.ms 10 s), topic
-    ``orders`` on replicas [1, 2, 3] with ``min_isr``; a producer with ``acks`` writing 20
-    records/s for 60 s. Returns (cluster, producer)."""
-    c = Cluster(brokers=3, seed=SEED, config={"replica.lag.time.max.ms": 10000})
+def exercise_cluster(acks: str, min_isr: int, kafka_version: str | None = None):
+    """The exercise's cluster on the notebook's Kafka (``KAFKA_VERSION``, 4.3): 3 brokers
+    (replica.lag.time.max.ms 10 s), topic ``orders`` on replicas [1, 2, 3] with ``min_isr``; a
+    producer with ``acks`` writing 20 records/s for 60 s. Returns (cluster, producer)."""
+    version = notebook_version(kafka_version, "exercise_cluster")
+    c = Cluster(brokers=3, seed=SEED, kafka_version=version,
+                config={"replica.lag.time.max.ms": 10000})
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": min_isr})
     p = c.producer("p", acks=acks, retries=0, **{"request.timeout.ms": 4000,
                                                   "delivery.timeout.ms": 5000})
@@ -182,11 +184,12 @@ def exercise_cluster(acks: str, min_isr: int):
     return c, p
 
 
-def run_exercise(faults: Callable[[Cluster], None], acks: str, min_isr: int):
+def run_exercise(faults: Callable[[Cluster], None], acks: str, min_isr: int,
+                 kafka_version: str | None = None):
     """Build the exercise cluster, attach every checker, run ``faults(c)`` then 20 s more."""
     from kafkasim.observe.checks import attach
 
-    c, p = exercise_cluster(acks, min_isr)
+    c, p = exercise_cluster(acks, min_isr, kafka_version)
     suite = attach(c)
     faults(c)
     c.run(20000)

@@ -418,14 +418,16 @@ def check_causes(answer: dict, mystery: dict | None = None) -> CheckResult:
     got = {str(k).upper(): str(v).strip().lower() for k, v in answer.items()}
     wrong = [k for k in sorted(right) if got.get(k) != (right[k] or "").lower()]
     if not wrong:
-        return _result(True, tr("disk: lag that only grows; GC: one shrink and a quick rejoin; "
-                                "overload: slow writes with the ISR intact; network: shrinks "
-                                "and rejoins that come and go."))
+        return _result(True, tr("disk: lag that only grows, out for good; GC: one long freeze, cut "
+                                "short in KRaft by the controller's fencing; overload: short "
+                                "stalls with the ISR intact; network: long stalls that come back."))
     k = wrong[0]
     clues = {"slow disk": tr("it never rejoins and its lag keeps growing"),
-             "GC pause": tr("one shrink, one expand, a few seconds out"),
+             "GC pause": tr("one long freeze: in KRaft the controller fences the broker after "
+                            "broker.session.timeout.ms, so the leader counts an expand without "
+                            "a shrink of its own"),
              "broker overload": tr("no ISR change at all, but produce latency went up"),
-             "network latency": tr("it left and rejoined more than once")}
+             "network latency": tr("long stalls that come back: the p99 adds two of them up")}
     return _result(False, tr("run {k} is not '{got_get_k}': look for the run where "
                              "{clues_right_k}.",
                              k=k, got_get_k=got.get(k),
