@@ -116,3 +116,82 @@ def test_unanswered_request_is_resent_after_the_timeout_and_the_reconnect_backof
     sends = _alter_sends(c, leader, t)
     assert len(lost) == 1 and sends, (lost, sends)
     assert sends[0] == (lost[0] + 5000 + CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS, controller)
+
+
+def _isr_change(c: Cluster, follower: int, pause_ms: int, limit_ms: int = 20000) -> None:
+    """Pause ``follower`` until the leader shrinks the ISR, then let it catch up and rejoin."""
+    before = list(c.isr("t"))
+    c.pause(follower, pause_ms)
+    assert c.run_until(lambda cl: follower not in cl.isr("t"), limit_ms)
+    assert c.run_until(lambda cl: list(cl.isr("t")) == before or follower in cl.isr("t"),
+                       limit_ms)
+
+
+def test_new_alter_partition_after_a_failover_goes_to_the_cached_controller_first():
+    """NodeToControllerRequestThread.generateRequests / doWork (NodeToControllerRequestThread
+    .java; ``activeController``): the AlterPartition channel ("alter-partition", its own
+    NodeToControllerChannelManager in BrokerServer) keeps the controller it last used until a
+    disconnect or NOT_CONTROLLER clears it, so the first AlterPartition after the active
+    controller resigned goes to the old controller, is answered NOT_CONTROLLER and goes on at
+    once to the new one (handleResponse: ``maybeDisconnectAndUpdateController``,
+    ``putFirst``). Before, kafkasim sent every new request to the controller of the moment."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1",
+                config={"replica.lag.time.max.ms": 2000})
+    assert c.run_until(lambda cl: cl.kraft.ready(), 30000)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    RateWorkload(c, c.producer(acks=1), "t", rate=20, duration_ms=60000, partition=0)
+    c.run(2000)
+    old = c.controller_id()
+    apm = c.brokers[1].alter_partition_manager
+    c.pause(3, 4000)
+    assert c.run_until(lambda cl: 3 not in cl.isr("t"), 20000)   # shrink, through ``old``
+    assert apm.cached == old
+    node = c.kraft.nodes[old]
+    node.raft.resign(node)
+    assert c.run_until(lambda cl: cl.brokers[1].lifecycle.raft.leader_id not in (None, -1, old),
+                       3000)
+    new = c.brokers[1].lifecycle.raft.leader_id
+    t = c.now
+    assert c.run_until(lambda cl: 3 in cl.isr("t"), 20000)        # the expand
+    sends = _alter_sends(c, 1, t)
+    assert [d for _t, d in sends[:2]] == [old, new], sends
+    assert _refusal(c, 1) >= t
+    assert apm.cached == new
+
+
+def test_zookeeper_alter_partition_to_a_dead_controller_fails_at_the_disconnect():
+    """Kafka 2.7 ... 3.9, ZooKeeper mode: the connection to a controller whose process died
+    breaks (the kernel's FIN/RST), and BrokerToControllerRequestThread.handleResponse
+    (core/src/main/scala/kafka/server/BrokerToControllerChannelManagerImpl.scala @2.7.0;
+    NodeToControllerRequestThread.handleResponse from 3.0) sees ``wasDisconnected``: it forgets
+    the controller and puts the same request first in its queue. ``doWork`` takes the
+    controller from the metadata cache again (``metadataCache.getControllerId``), still the
+    dead broker until the new controller's UpdateMetadata, so the channel reconnects to it
+    every reconnect backoff (50 ms, ``new NetworkClient(..., 50, 50, ...)``), each attempt
+    refused at once, and reaches the new controller as soon as the broker learns of it.
+    Before, kafkasim waited controller.socket.timeout.ms (30 s) after the crash."""
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7", config={"replica.lag.time.max.ms": 2000})
+    c.create_topic("t", 1, 3, assignment=[[2, 1, 3]])
+    c.run(3000)
+    old = c.controller_id()
+    assert old == 1
+    apm = c.brokers[2].alter_partition_manager
+    c.hold(type="AlterPartitionRequest", src=2, dst=old)
+    c.pause(3, 8000)
+    c.producer("p", acks=1).send("t", "x", partition=0)      # broker 3 lags: ISR shrink
+    assert c.run_until(lambda cl: apm.inflight is not None, 10000)
+    crashed = c.now
+    c.crash(old)
+    c.release()          # refused by the dead process: the RST comes back a round trip later
+    assert c.run_until(lambda cl: apm.inflight is None, 60000)
+    done = c.now
+    sends = _alter_sends(c, 2, crashed + 1)
+    assert sends[0][1] == old and sends[0][0] - crashed <= 2 * 2 + 1 + 50   # not 30 s
+    gaps = [b[0] - a[0] for a, b in zip(sends, sends[1:], strict=False) if b[1] == old]
+    assert gaps and all(50 < g <= 50 + 2 * 2 + 1 for g in gaps), gaps
+    new = sends[-1][1]
+    assert new == c.controller_id() != old
+    took_over = min(r[0] for r in c.trace.rows if r[0] >= crashed and r[2] == 2
+                    and r[1] == "recv" and r[5][0] == "UpdateMetadataRequest")
+    assert sends[-1][0] - took_over <= 50 + 2 * 2 + 1
+    assert done - crashed < 30000

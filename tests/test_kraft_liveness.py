@@ -411,3 +411,35 @@ def test_alter_partition_in_flight_to_a_controller_that_dies_goes_to_the_new_one
     assert c.run_until(lambda cl: apm.inflight is None, 15000)
     assert c.now - crashed < 10000
     assert c.isr("t") == [1, 2]
+
+
+def test_new_heartbeat_after_a_failover_goes_to_the_cached_controller_first():
+    """NodeToControllerRequestThread.generateRequests / doWork
+    (server/src/main/java/org/apache/kafka/server/NodeToControllerRequestThread.java, and
+    NodeToControllerChannelManager.scala before): every request, a new one as well as a resent
+    one, goes to the channel's ``activeController``; ``doWork`` asks the
+    ControllerNodeProvider (``getControllerInfo``) only while none is cached, and only
+    ``handleResponse`` clears it, on a disconnect or a NOT_CONTROLLER answer
+    (``maybeDisconnectAndUpdateController``). So after the active controller resigns with
+    nothing in flight, broker 1's next heartbeat still goes to the old controller although the
+    raft client already names the new one; its NOT_CONTROLLER answer sends the same item on to
+    the new controller at once (testNotController), with no lifecycle backoff. Before,
+    kafkasim sent each new heartbeat to the raft client's leader of the moment."""
+    c = _steady_kraft_cluster()
+    lm = c.brokers[1].lifecycle
+    old = c.controller_id()
+    assert c.run_until(lambda cl: lm.inflight is None, 5000)
+    assert lm.cached_controller == old
+    node = c.kraft.nodes[old]
+    node.raft.resign(node)
+    assert c.run_until(lambda cl: lm.raft.leader_id not in (None, -1, old)
+                       and lm.inflight is None, 3000)
+    new = lm.raft.leader_id
+    t = c.now
+    assert lm.cached_controller == old        # a leader change leaves the cache alone
+    assert c.run_until(lambda cl: len(_heartbeat_sends(cl, 1, t)) >= 2, 5000)
+    first, second = _heartbeat_sends(c, 1, t)[:2]
+    assert (first[1], second[1]) == (old, new)
+    assert second[0] - first[0] <= 2 * 2 + 1   # one round trip: no backoff in between
+    assert c.run_until(lambda cl: lm.inflight is None, 1000)
+    assert lm.cached_controller == new and lm.failed_attempts == 0 and not lm.is_fenced

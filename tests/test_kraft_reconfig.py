@@ -447,9 +447,16 @@ def test_static_quorums_are_unchanged_by_the_dynamic_code():
 def test_upgrade_kraft_version_makes_a_static_quorum_dynamic():
     """LeaderState.maybeAppendUpgradedKRaftVersion (apache/kafka PR #19416, 4.1): with every
     voter known to support kraft.version 1, the leader appends KRaftVersionRecord(1) and a
-    VotersRecord with the voters' directory ids; then controllers can be added."""
+    VotersRecord with the voters' directory ids; then controllers can be added. The leader
+    knows a voter's directory id and range once that voter's UpdateRaftVoter reached it
+    (KafkaRaftClient.shouldSendUpdateVoteRequest, 4.1: each voter of a static quorum sends one
+    to every new leader, 3 x controller.quorum.fetch.timeout.ms after it began following)."""
     c = Cluster(3, seed=SEED, kafka_version="4.1")
     c.run(3000)
+    with pytest.raises(QuorumReconfigurationError, match="not all of the voters support it"):
+        c.kraft.update_features({"kraft.version": 1})
+    assert c.run_until(lambda cl: len(cl.kraft.raft_leader().raft.state.volatile_voters) == 3,
+                       10000)
     before = c.kraft.metadata_log()
     assert c.kraft.update_features({"kraft.version": 1}, validate_only=True) == \
         {"kraft.version": 1}
@@ -494,7 +501,7 @@ def test_release_version_upgrade_turns_a_static_quorum_dynamic():
     feature, kraft.version included, so a static quorum (controller.quorum.voters) becomes
     dynamic -- irreversibly -- in a routine upgrade step."""
     c = Cluster(3, seed=SEED, kafka_version="4.3")
-    c.run(3000)
+    c.run(10000)         # every voter's UpdateRaftVoter has reached the leader (KAFKA-16538)
     assert not c.kraft.dynamic
     assert c.kraft.update_features(release_version="4.3") == {"kraft.version": 1}
     assert c.kraft.dynamic
@@ -675,8 +682,9 @@ def test_update_voter_checks():
     """KafkaRaftClientReconfigTest.testUpdateVoterWithNoneVoter / testUpdateVoterWithNoneVoterId
     / testInvalidUpdateVoter-style checks (KafkaRaftClient.handleUpdateVoterRequest,
     UpdateVoterHandler): a key that is not a voter -> VOTER_NOT_FOUND, no directory id or no
-    CONTROLLER listener or a range without the finalized kraft.version -> INVALID_REQUEST; a
-    static quorum (kraft.version 0) -> UNSUPPORTED_VERSION. Nothing is appended."""
+    CONTROLLER listener or a range without the finalized kraft.version -> INVALID_REQUEST.
+    Nothing is appended. A static quorum (kraft.version 0): see
+    test_update_voter_on_a_static_quorum_by_version."""
     c = dynamic_cluster("4.1")
     end = c.kraft.raft_leader().raft.log.end_offset
     assert _update_voter(c, 3001, directory_id(3001, SEED + 1)) == "VOTER_NOT_FOUND"
@@ -687,6 +695,70 @@ def test_update_voter_checks():
     assert _update_voter(c, 3001, directory_id(3001, SEED), supported=(0, 0)) == \
         "INVALID_REQUEST"
     assert c.kraft.raft_leader().raft.log.end_offset == end
-    static = Cluster(3, seed=SEED, kafka_version="4.1")
-    static.run(3000)
-    assert _update_voter(static, 3001, directory_id(3001, SEED)) == "UNSUPPORTED_VERSION"
+
+
+def _update_voter_sends(c: Cluster, since: int = 0) -> list[tuple[int, int, int]]:
+    """(time, sender, leader) of each UpdateRaftVoterRequest put on the wire since then."""
+    return [(r[0], r[2], r[5][1]) for r in c.trace.rows if r[0] >= since and r[1] == "send"
+            and r[5][0] == "UpdateRaftVoterRequest"]
+
+
+def test_update_voter_on_a_static_quorum_by_version():
+    """UpdateRaftVoter to a leader whose kraft.version is 0 (controller.quorum.voters).
+    3.9 and 4.0 (UpdateVoterHandler.handleUpdateVoterRequest @3.9.0, KAFKA-16533: "Check that
+    the cluster supports kraft.version >= 1"): UNSUPPORTED_VERSION, and the voters of a static
+    quorum never send it (KafkaRaftClient.pollFollowerAsVoter: only when
+    ``voterNodeNeedsUpdate`` at kraft.version 1). 4.1+ (KAFKA-16538, apache/kafka PR #19416):
+    KafkaRaftClient.shouldSendUpdateVoteRequest sends it to every new leader until that leader
+    answers (``!state.hasUpdatedLeader()``), 3 x controller.quorum.fetch.timeout.ms after the
+    voter began following; the leader keeps the voter's directory id and kraft.version range
+    in memory (``leaderState.volatileVoters()``, ``compareAndSetVolatileVoters``), appends
+    nothing and answers NONE; handleUpdateVoterResponse then sets ``hasUpdatedLeader`` on
+    NONE or UNSUPPORTED_VERSION (and resets the fetch timeout), so the voter sends no other
+    UpdateRaftVoter to that leader. A new leader gets one from each voter again."""
+    old = Cluster(3, seed=SEED, kafka_version="4.0")
+    old.run(15000)
+    assert _update_voter_sends(old) == []
+    assert _update_voter(old, 3001, directory_id(3001, SEED)) == "UNSUPPORTED_VERSION"
+
+    c = Cluster(3, seed=SEED, kafka_version="4.1")
+    c.run(3000)
+    leader = c.kraft.raft_leader()
+    assert c.run_until(lambda cl: len(leader.raft.state.volatile_voters) == 3, 10000)
+    sends = _update_voter_sends(c)
+    assert sorted(s[1] for s in sends) == sorted(v for v in c.kraft.voters if v != leader.id)
+    assert {s[2] for s in sends} == {leader.id}
+    assert "VotersRecord" not in records_of(c)                  # nothing written
+    assert leader.raft.state.volatile_voters[3001 if leader.id != 3001 else 3000][0] is not None
+    c.run(20000)
+    assert len(_update_voter_sends(c)) == 2                      # once per voter and leader
+    assert all(c.kraft.nodes[v].raft.state.has_updated_leader
+               for v in c.kraft.voters if v != leader.id)
+    t = c.now
+    leader.raft.resign(leader)
+    c.run(15000)
+    new = c.kraft.raft_leader()
+    again = _update_voter_sends(c, t)
+    assert new is not None and {s[2] for s in again} == {new.id} and len(again) == 2
+
+
+def test_update_voter_unsupported_version_answer_stops_the_voter():
+    """KafkaRaftClient.handleUpdateVoterResponse (4.1+): UNSUPPORTED_VERSION -- the answer of a
+    leader that cannot take it (a 3.9 / 4.0 leader in a rolling upgrade) -- counts as done:
+    ``setHasUpdatedLeader`` and ``resetFetchTimeoutForSuccessfulFetch``; any other error is
+    unexpected (``handleUnexpectedError``: the request manager backs off)."""
+    from kafkasim.control.kraft import raft_messages as M
+    c = Cluster(3, seed=SEED, kafka_version="4.1")
+    c.run(3000)
+    leader = c.kraft.raft_leader()
+    follower = c.kraft.nodes[min(v for v in c.kraft.voters if v != leader.id)]
+    st = follower.raft.state
+    st.fetch_deadline = c.now + 5
+    handler = follower.raft._handler
+    resp = M.UpdateRaftVoterResponse(1, "UNSUPPORTED_VERSION", leader.id, st.epoch)
+    assert handler._handle_update_raft_voter_response(follower, leader.id, resp) is True
+    assert st.has_updated_leader and st.fetch_deadline == c.now + follower.raft.fetch_timeout_ms
+    st.has_updated_leader = False
+    resp = M.UpdateRaftVoterResponse(2, "VOTER_NOT_FOUND", leader.id, st.epoch)
+    assert handler._handle_update_raft_voter_response(follower, leader.id, resp) is False
+    assert not st.has_updated_leader

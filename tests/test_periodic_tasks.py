@@ -325,3 +325,52 @@ def test_3_9_elects_the_preferred_leader_an_interval_after_the_imbalance():
     moved = [r for r in _rows(c, "controller") if r[3] == "t" and "-> 2" in str(r[5])]
     back = [r[0] for r in _rows(c, "controller") if "preferred" in str(r[5])]
     assert moved and back and back[0] - moved[0][0] == 20000, (moved[:1], back)
+
+
+def _leaderless_until_unclean_is_allowed(version: str):
+    """t-0's ISR shrinks to its leader 1, which crashes: offline (unclean election off).
+    15 s later the topic allows unclean elections. Returns (cluster, activation time, time
+    the partition went offline)."""
+    c = make_cluster(3, kafka_version=version, metadata_mode="kraft", settle_ms=3000,
+                     config={"replica.lag.time.max.ms": 2000})
+    active_at = _rows(c, "controller_active")[-1][0]
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(1000)
+    c.pause(2, 8000)
+    c.pause(3, 8000)
+    c.producer("p", acks=1).send("t", "x", partition=0)
+    assert c.run_until(lambda cl: cl.isr("t") == [1], 15000)
+    c.crash(1)
+    assert c.run_until(lambda cl: cl.leader("t", 0) == -1, 20000)
+    offline = [r[0] for r in _rows(c, "controller") if "offline" in str(r[5])][-1]
+    c.run(15000)
+    c.alter_config("topics", "t", {"unclean.leader.election.enable": True})
+    assert c.run_until(lambda cl: cl.leader("t", 0) in (2, 3), 700000)
+    return c, active_at, offline
+
+
+def _unclean_elections(c) -> list[int]:
+    return [r[0] for r in _rows(c, "controller") if "periodic retry" in str(r[5])]
+
+
+def test_elect_unclean_runs_on_the_activation_grid():
+    """4.0+ (KAFKA-17793, QuorumController.registerElectUnclean): ``electUnclean`` is a periodic
+    task, first run ``uncleanLeaderElectionCheckIntervalMs`` (5 min) after the controller's
+    activation and then every 5 min, leaderless partitions or not; a partition that became
+    electable waits for the next point of that grid (here about 4.5 min after the config
+    change)."""
+    c, active_at, offline = _leaderless_until_unclean_is_allowed("4.0")
+    elected = _unclean_elections(c)
+    assert elected and (elected[0] - active_at) % 300000 == 0, (elected, active_at)
+    assert elected[0] - offline != 300000
+
+
+def test_3_9_elects_unclean_an_interval_after_a_partition_went_leaderless():
+    """3.9 (QuorumController.maybeScheduleNextElectUncleanLeaders, apache/kafka 1eb7644): after
+    every write event, if some partition is leaderless and no election event is scheduled, one
+    is deferred by ``uncleanLeaderElectionCheckIntervalNs`` (5 min): the retry comes 5 min after
+    the partition went offline, not on a grid of the activation."""
+    c, active_at, offline = _leaderless_until_unclean_is_allowed("3.9")
+    elected = _unclean_elections(c)
+    assert elected and elected[0] - offline == 300000, (elected, offline)
+    assert (elected[0] - active_at) % 300000 != 0

@@ -259,6 +259,7 @@ SINCE = [
     ("raft_begin_quorum_epoch_heartbeat", "3.9", "3.8"),
     ("raft_election_loss_waits_timeout", "4.1", "4.0"),
     ("raft_fast_hwm_replication", "4.1", "4.0"),
+    ("raft_update_voter_static_quorum", "4.1", "4.0"),
     # kafka.apache.org/40/operations/eligible-leader-replicas: available, not on by default
     ("elr_available", "4.0", "3.9"),
     # EligibleLeaderReplicasVersion.ELRV_1 bootstraps at IBP_4_1_IV0
@@ -492,7 +493,8 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
     assert changed("3.9", "4.0") >= {"unclean_metric_excludes_elr"}
     assert changed("4.0", "4.1") == {"elr_enabled_by_default", "raft_election_loss_waits_timeout",
                                      "raft_fast_hwm_replication", "activate_tracks_fenced_brokers",
-                                     "election_metrics_from_records"}
+                                     "election_metrics_from_records",
+                                     "raft_update_voter_static_quorum"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}
     # every 4.4 change kafkasim knows of is one it does not model (NOT_MODELLED_4X below)

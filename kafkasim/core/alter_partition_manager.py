@@ -48,7 +48,7 @@ class AlterPartitionManager:
     """kafka.server.DefaultAlterPartitionManager, with its broker-to-controller channel
     (NodeToControllerRequestThread) reduced to what AlterPartition needs."""
 
-    __slots__ = ("unsent", "inflight", "corr", "started_ms", "sent_to")
+    __slots__ = ("unsent", "inflight", "corr", "started_ms", "sent_to", "cached")
 
     def __init__(self) -> None:
         #: unsentIsrUpdates: tp -> the PendingIsrChange queued (or in flight) for it
@@ -61,11 +61,15 @@ class AlterPartitionManager:
         self.started_ms = 0
         #: the controller the request in flight went to (-1: none on the wire)
         self.sent_to = -1
+        #: the channel's cached controller (NodeToControllerRequestThread.activeController):
+        #: every request goes there until a disconnect or NOT_CONTROLLER clears it (-1: none)
+        self.cached = -1
 
     def clear(self) -> None:
         """The broker process stopped: the queue and the request in flight are gone."""
         self.unsent = {}
         self.inflight = None
+        self.cached = -1
 
     def clear_pending(self, tp) -> None:
         """alterIsrManager.clearPending (2.7-2.8, on a LeaderAndIsr)."""
@@ -95,14 +99,22 @@ class AlterPartitionManager:
 
     def send_request(self, ctx: AlterPartitionContext) -> None:
         """The controller channel sends the in-flight request (again after a timeout or a
-        NOT_CONTROLLER answer; it never gives up: AlterPartition has no retry timeout)."""
+        NOT_CONTROLLER answer; it never gives up: AlterPartition has no retry timeout) to the
+        controller it has cached: NodeToControllerRequestThread.generateRequests sends every
+        request, a new one too, to ``activeController``, which only a disconnect or a
+        NOT_CONTROLLER answer clears (``handleResponse``); with none cached, ``doWork``
+        records the one the controller node provider names now (the metadata cache's
+        controller in ZooKeeper mode, the raft client's leader in KRaft)."""
         self.corr = corr = self.corr + 1   # the controller channel's own numbering
-        controller = ctx.metadata.controller_id
+        controller = self.cached
+        if controller < 0:
+            controller = ctx.metadata.controller_id
         if controller < 0:
             # doWork with no controller known: it polls again every 100 ms
             self.sent_to = -1
             ctx.schedule_timer(CONTROLLER_CHANNEL_POLL_MS, _timer_alter_partition_requeued, corr)
             return
+        self.cached = controller
         self.sent_to = controller
         inflight = self.inflight
         ctx.send(controller, AlterPartitionRequest(
@@ -123,6 +135,7 @@ class AlterPartitionManager:
         every 100 ms while none is known). If that is still ``failed``, the NetworkClient
         reconnects only after its reconnect backoff (50 ms, fixed for this channel). Before,
         kafkasim waited for controller.socket.timeout.ms (30 s)."""
+        self.cached = -1
         if ctx.metadata.controller_id != failed:
             self.send_request(ctx)
             return
@@ -131,13 +144,16 @@ class AlterPartitionManager:
                            _timer_alter_partition_requeued, self.corr)
 
     def on_controller_disconnect(self, ctx: AlterPartitionContext, dead: int) -> None:
-        """KRaft: the connection to ``dead`` broke (its process is gone) with the request in
-        flight to it: NodeToControllerRequestThread.handleResponse (``wasDisconnected``)
-        forgets the controller and puts the same request first in its queue (``requeue``).
+        """The connection to ``dead`` broke (its process is gone) with the request in flight
+        to it: NodeToControllerRequestThread.handleResponse (``wasDisconnected``) forgets the
+        controller and puts the same request first in its queue (``requeue``). The same in
+        ZooKeeper mode, 2.7 ... 3.9 (BrokerToControllerRequestThread.handleResponse @2.7.0:
+        ``wasDisconnected`` -> ``activeController = None``, ``requestQueue.putFirst``):
+        before, kafkasim let a ZooKeeper broker wait controller.socket.timeout.ms (30 s).
         A change of active controller alone does nothing to the request in flight: doWork
         polls the channel's cached controller until an answer (NOT_CONTROLLER from a
         controller that resigned), a disconnect or the request timeout."""
-        if self.inflight is not None and self.sent_to == dead and ctx.lifecycle is not None:
+        if self.inflight is not None and self.sent_to == dead:
             self.requeue(ctx, dead)
 
     def handle_alter_partition_response(self, ctx: AlterPartitionContext, src,

@@ -409,6 +409,8 @@ class Broker:
                 lm.controller_gone()
             self.alter_partition_manager.on_controller_disconnect(self, dead)
             lm.raft.on_peer_gone(lm, dead)     # the metadata log's Fetch to a dead voter
+        else:   # ZooKeeper mode (2.7+): the AlterPartition in flight to a dead controller
+            self.alter_partition_manager.on_controller_disconnect(self, dead)
         for corr, inflight in list(self.fetch_inflight.items()):
             key = inflight[2]
             if key[0] != dead:
@@ -427,7 +429,7 @@ class Broker:
                 isinstance(msg, (BrokerRegistrationRequest, BrokerHeartbeatRequest)):
             lm.controller_gone()
             return
-        if lm is not None and type(msg) is AlterPartitionRequest:
+        if type(msg) is AlterPartitionRequest:
             if msg.correlation_id == self.alter_partition_manager.corr:
                 self.alter_partition_manager.on_controller_disconnect(self, dst)
             return

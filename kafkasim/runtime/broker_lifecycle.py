@@ -77,7 +77,7 @@ class BrokerLifecycleManager:
     __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
                  "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
-                 "queued", "channel_token")
+                 "queued", "channel_token", "cached_controller")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -101,6 +101,9 @@ class BrokerLifecycleManager:
         # the channel's queue head waiting for a controller: (msg, created_ms, failed node)
         self.queued = None
         self.channel_token = 0
+        # NodeToControllerRequestThread.activeController: the node every request goes to until
+        # a disconnect or a NOT_CONTROLLER answer clears it (-1: none cached)
+        self.cached_controller = -1
 
     # -- RaftContext --------------------------------------------------------------------------
     @property
@@ -157,6 +160,7 @@ class BrokerLifecycleManager:
         self.got_shutdown_response = False
         self.inflight = None
         self.queued = None
+        self.cached_controller = -1
         self.channel_token += 1
         self.image = MetadataImage()
         self.publishing = False
@@ -169,6 +173,7 @@ class BrokerLifecycleManager:
         self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
         self.inflight = None
         self.queued = None
+        self.cached_controller = -1
         self.channel_token += 1
         self.next_comm_token += 1
 
@@ -219,12 +224,12 @@ class BrokerLifecycleManager:
         return socket, session
 
     def communicate(self) -> None:
-        """Send the registration (until it succeeds) or the next heartbeat to the active
-        controller, as the raft client knows it."""
+        """Queue the registration (until it succeeds) or the next heartbeat in the channel,
+        which sends it to the controller it has cached (``_dispatch``)."""
         if self.state in (NOT_RUNNING, SHUTTING_DOWN) or self.queued is not None:
             return   # (communicationInFlight: the channel still holds the last request)
         controller = self.raft.leader_id
-        if controller is None or controller < 0:
+        if self.cached_controller < 0 and (controller is None or controller < 0):
             # NodeToControllerChannelManager: no known controller yet; poll again
             self._schedule_next(50)
             return
@@ -236,7 +241,7 @@ class BrokerLifecycleManager:
             msg = BrokerHeartbeatRequest(
                 b.id, self.broker_epoch, self.image.offset, not self.ready_to_unfence,
                 self.state == PENDING_CONTROLLED_SHUTDOWN)
-        self._send(controller, msg, self.now)
+        self._dispatch(msg, self.now, -1)
 
     def _send(self, controller: int, msg, created_ms: int) -> None:
         """One attempt of the queued request ``msg`` (NodeToControllerQueueItem, created at
@@ -279,30 +284,39 @@ class BrokerLifecycleManager:
         NodeToControllerRequestThreadTest.testNotController."""
         _corr, _kind, failed, created, msg = self.inflight
         self.inflight = None
+        self.cached_controller = -1
         self._dispatch(msg, created, failed)
 
     def _dispatch(self, msg, created: int, failed: int) -> None:
         """The request thread's next ``doWork``: ``generateRequests`` fails an item as old as
-        retryTimeoutMs (``onTimeout``: the lifecycle manager backs off); with no controller
-        known (RaftControllerNodeProvider: the raft client's leader) the thread polls again
-        after 100 ms (``pollOnce(100)``); else the item goes at once to the controller now
-        known. If that is the node just disconnected, NetworkClient reconnects to it only after
-        its reconnect backoff, 50 ms (NodeToControllerChannelManagerImpl builds the NetworkClient
-        with reconnectBackoffMs = reconnectBackoffMax = 50; its jitter left out)."""
+        retryTimeoutMs (``onTimeout``: the lifecycle manager backs off) and sends any other to
+        the controller it has cached (``activeController``), a new request as well as a resent
+        one: a leader change alone does not touch the cache (NodeToControllerRequestThread
+        .doWork, 3.3.0 ... trunk), so the first request after a failover still goes to the old
+        controller, whose NOT_CONTROLLER answer clears it (``_requeue``). With none cached,
+        doWork records the controller RaftControllerNodeProvider names now (the raft client's
+        leader), or polls again after 100 ms (``pollOnce(100)``) while none is known. If that
+        is the node just disconnected, NetworkClient reconnects to it only after its reconnect
+        backoff, 50 ms (NodeToControllerChannelManagerImpl builds the NetworkClient with
+        reconnectBackoffMs = reconnectBackoffMax = 50; its jitter left out)."""
         self.queued = None
         if self.state in (NOT_RUNNING, SHUTTING_DOWN):
             return
         if self.now - created >= self.channel_timeouts()[1]:
             self._after_failure()
             return
-        controller = self.raft.leader_id
-        if controller is None or controller < 0 or controller == failed:
-            self.queued = (msg, created, -1)   # the reconnect backoff is over by the next try
-            self.channel_token += 1
-            self.broker.schedule_timer(
-                CONTROLLER_CHANNEL_POLL_MS if controller is None or controller < 0 else
-                CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS, _timer_channel_poll, self.channel_token)
-            return
+        controller = self.cached_controller
+        if controller < 0:
+            controller = self.raft.leader_id
+            if controller is None or controller < 0 or controller == failed:
+                self.queued = (msg, created, -1)   # the reconnect backoff is over by the next try
+                self.channel_token += 1
+                self.broker.schedule_timer(
+                    CONTROLLER_CHANNEL_POLL_MS if controller is None or controller < 0 else
+                    CONTROLLER_CHANNEL_RECONNECT_BACKOFF_MS, _timer_channel_poll,
+                    self.channel_token)
+                return
+            self.cached_controller = controller   # "Recorded new KRaft controller"
         self._send(controller, msg, created)
 
     def on_registration_response(self, msg: BrokerRegistrationResponse) -> None:

@@ -240,16 +240,14 @@ def update_features(plane, features: dict | None, *, release_version: str | None
 
 def _upgrade_kraft_version(plane, level: int, validate_only: bool) -> dict:
     from kafkasim.control.kraft.raft import LeaderState
-    from kafkasim.runtime.describe import directory_id
 
     node = _leader_checks(plane)
     st = node.raft.state
-    seed = plane.cluster.engine.seed
-    info = {}     # what the voters' UpdateRaftVoter requests told this leader in its epoch
-    for v, rs in (st.voter_states.items() if isinstance(st, LeaderState) else ()):
-        peer = plane.nodes.get(v)
-        if peer is not None and (v == node.id or rs.last_fetch_timestamp >= 0):
-            info[v] = (directory_id(v, seed), peer.raft.reconfig.supported_kraft_version)
+    # what the voters' UpdateRaftVoter requests told this leader in its epoch
+    # (LeaderState.volatileVoters, KAFKA-16538): a voter that has not sent one yet (3 x
+    # controller.quorum.fetch.timeout.ms after it began following) still has its static
+    # entry's range, which does not include kraft.version 1
+    info = dict(st.volatile_voters or {}) if isinstance(st, LeaderState) else {}
     before = node.raft.log.end_offset
     failed = node.raft.reconfig.upgrade_kraft_version(node, level, info, validate_only)
     if failed is not None:

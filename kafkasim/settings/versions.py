@@ -776,6 +776,20 @@ class RaftRules:
         ref="KAFKA-14145",
         doc="the KRaft leader completes parked fetches when its high watermark moves",
     )
+    # KAFKA-16538 (apache/kafka PR #19416, 4.1.0): on a static quorum (kraft.version 0) every
+    # voter sends UpdateRaftVoter to each new leader (KafkaRaftClient.shouldSendUpdateVoteRequest:
+    # ``!state.hasUpdatedLeader()``) and the leader keeps the voter's directory id and
+    # kraft.version range in memory (UpdateVoterHandler: ``leaderState.volatileVoters()``,
+    # answer NONE), which the kraft.version upgrade needs; the voter stops on NONE or
+    # UNSUPPORTED_VERSION (handleUpdateVoterResponse: ``setHasUpdatedLeader``). Before (3.9, 4.0:
+    # UpdateVoterHandler @3.9.0) a kraft.version 0 leader answers UNSUPPORTED_VERSION and the
+    # voters of a static quorum never send it.
+    raft_update_voter_static_quorum: bool = _rule(
+        since="4.1",
+        ref="KAFKA-16538",
+        doc="voters of a static KRaft quorum tell each new leader their directory id "
+            "(UpdateRaftVoter, kept in the leader's memory)",
+    )
 
 
 @dataclass(frozen=True)

@@ -330,6 +330,9 @@ class LeaderState(EpochState):
         # KIP-853: AddVoterHandlerState / RemoveVoterHandlerState (raft_reconfig)
         self.add_voter_state = None
         self.remove_voter_state = None
+        # LeaderState.volatileVoters (4.1+, kraft.version 0): voter id -> (directory id,
+        # supported kraft.version range) as the voters' UpdateRaftVoter requests told it
+        self.volatile_voters: dict[int, tuple] | None = None
 
     def time_until_check_quorum_expires(self, now) -> int:
         """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
@@ -417,6 +420,8 @@ class FollowerState(EpochState):
         self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
         self.fetch_deadline = fetch_deadline
         self.has_fetched_from_leader = False
+        # FollowerState.hasUpdatedLeader (4.1+): this epoch's leader answered UpdateRaftVoter
+        self.has_updated_leader = False
 
     def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
         # 4.0 (KIP-996): a PreVote is granted only before the first successful fetch.
@@ -560,6 +565,8 @@ class KafkaRaftClient:
     election timeout instead of a random exponential backoff. ``fast_hwm_replication``
     (KAFKA-14145, 4.1+): fetches carry the fetcher's high watermark; the leader answers at once
     when it knows a higher one and completes parked fetches whenever its high watermark moves.
+    ``update_voter_static`` (KAFKA-16538, 4.1+): the voters of a static quorum send each new
+    leader UpdateRaftVoter, which it keeps in memory (raft_reconfig).
     ``begin_quorum_epoch_heartbeat`` (KAFKA-16536, 3.9+): the leader re-sends BeginQuorumEpoch
     to every voter each fetch.timeout / 2; before, only to voters that have not acknowledged it
     (by response or fetch). ``voted_state`` (before 3.9, KAFKA-17067): an Unattached voter that
@@ -576,7 +583,8 @@ class KafkaRaftClient:
                  voted_state: bool = False, kraft_version: int = 0,
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
                  supported_kraft_version: tuple[int, int] | None = None,
-                 auto_join: bool = False, listeners: tuple | None = None):
+                 auto_join: bool = False, listeners: tuple | None = None,
+                 update_voter_static: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -603,6 +611,7 @@ class KafkaRaftClient:
         self.pre_vote, self.observer, self.check_quorum = pre_vote, observer, check_quorum
         self.election_loss_waits_timeout = election_loss_waits_timeout
         self.fast_hwm_replication = fast_hwm_replication
+        self.reconfig.update_voter_static = update_voter_static
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         self.voted_state = voted_state
         if quorum_state_version not in (0, 1):
@@ -1164,12 +1173,25 @@ class RaftRequestHandler:
         return M.UpdateRaftVoterResponse(req.correlation_id, error, st.leader_id, st.epoch)
 
     def _handle_update_raft_voter_response(self, ctx, src, resp) -> bool:
-        """KafkaRaftClient.handleUpdateVoterResponse: a newer epoch or leader is taken; any
-        other answer is handled (the follower tries again after its next update-voter period
-        if its entry still differs)."""
+        """KafkaRaftClient.handleUpdateVoterResponse: a newer epoch or leader is taken. 3.9 and
+        4.0: any other answer is handled (the follower tries again after its next
+        update-voter period if its entry still differs). 4.1+ (KAFKA-16538): NONE or
+        UNSUPPORTED_VERSION mark this epoch's leader updated (``setHasUpdatedLeader``: no more
+        UpdateRaftVoter to it) and count as a successful fetch
+        (``resetFetchTimeoutForSuccessfulFetch``); another error backs off
+        (``handleUnexpectedError``)."""
         handled = self._maybe_handle_common_response(ctx, resp.error, resp.leader_id,
                                                      resp.leader_epoch)
-        return True if handled is None else handled
+        if handled is not None:
+            return handled
+        st = self.client.state
+        if not self.client.reconfig.update_voter_static or not isinstance(st, FollowerState):
+            return True
+        if resp.error in (M.NONE, "UNSUPPORTED_VERSION"):
+            st.has_updated_leader = True
+            st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms
+            return True
+        return False
 
     # --- Fetch -------------------------------------------------------------------------------
     def _empty_fetch_response(self, req, error):
@@ -1378,7 +1400,7 @@ class RaftPollLoop:
             self.client._transitions._to_voting_state(ctx)
             return 0
         reconfig = self.client.reconfig
-        if reconfig.listeners is not None and reconfig.voter_node_needs_update():
+        if reconfig.should_send_update_voter_request(st):
             wait = reconfig.maybe_update_voter(ctx, st, now)
             if wait is not None:
                 return min(wait, st.fetch_deadline - now)
@@ -1500,6 +1522,7 @@ class QuorumTransitions:
         leader = LeaderState(self.client.node_id, st.epoch, start, self.client.voters,
                              st.election.granted, now, self.client.fetch_timeout_ms)
         self.client._transition(ctx, leader, durable=True)
+        self.client.reconfig.init_volatile_voters(leader)
         self.client.elected_epochs.append(leader.epoch)
         records = [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
                                          leader.granting_voters)]

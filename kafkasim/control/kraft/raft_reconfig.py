@@ -23,10 +23,12 @@ commits; a leader that removed itself then resigns (LeaderState.requestResign).
 
 UpdateRaftVoter: a voter whose listeners or supported kraft.version range differ from its entry
 sends it once per update-voter period (3 x controller.quorum.fetch.timeout.ms) in place of a
-Fetch; the leader makes the common checks (kraft.version 0 -> UNSUPPORTED_VERSION: the 4.1
-kraft.version upgrade learns the voters' ranges through ``upgrade_kraft_version``), then the
-range and listener checks (INVALID_REQUEST) and VOTER_NOT_FOUND, appends the VotersRecord with
-the new entry and answers NONE at once.
+Fetch; the leader makes the common checks (kraft.version 0 -> UNSUPPORTED_VERSION in 3.9 and
+4.0), then the range and listener checks (INVALID_REQUEST) and VOTER_NOT_FOUND, appends the
+VotersRecord with the new entry and answers NONE at once. From 4.1 (KAFKA-16538) the voters of
+a static quorum (kraft.version 0) send it to every new leader once, and the leader keeps their
+directory ids and ranges in memory (``volatile_voters``), which the kraft.version upgrade
+(``upgrade_kraft_version``) needs from every voter.
 
 Not modelled: cluster ids (INCONSISTENT_CLUSTER_ID), the RPC hop from the
 admin client (the request is handed to the leader's client directly).
@@ -100,6 +102,8 @@ class RaftReconfig:
         #: the node's own controller listeners, ((listener, host, port), ...): what an
         #: UpdateRaftVoter sends (None: not a controller that knows them)
         self.listeners = listeners
+        #: KAFKA-16538 (4.1+): static-quorum voters send UpdateRaftVoter to each new leader
+        self.update_voter_static = False
 
     # --- the voter set (KRaftControlRecordStateMachine) -------------------------------------
     def update_voters(self, ctx) -> None:
@@ -160,19 +164,44 @@ class RaftReconfig:
                           tuple(self.supported_kraft_version))
         return self.history.last_value().voter_node_needs_update(local)
 
+    def should_send_update_voter_request(self, st) -> bool:
+        """KafkaRaftClient.shouldSendUpdateVoteRequest: with kraft.version 1 when the voter
+        set's entry differs from this node (``voter_node_needs_update``); with kraft.version 0
+        (4.1+, KAFKA-16538) until this epoch's leader has answered (``!hasUpdatedLeader``),
+        since a static quorum's leader keeps the voters' information in memory only and the
+        kraft.version upgrade needs it. 3.9 and 4.0 send only the first."""
+        if self.listeners is None:
+            return False
+        if self.history.last_kraft_version() >= 1:
+            return self.voter_node_needs_update()
+        return self.update_voter_static and not st.has_updated_leader
+
+    def init_volatile_voters(self, leader) -> None:
+        """LeaderState (4.1+): a kraft.version 0 leader starts its in-memory voter set
+        (``volatileVoters``) from the static voters, its own entry updated with its directory
+        id and kraft.version range; the others come with their UpdateRaftVoter."""
+        if self.update_voter_static and self.history.last_kraft_version() < 1 and \
+                self.supported_kraft_version is not None:
+            leader.volatile_voters = {self.client.node_id: (
+                self.directory_id, tuple(self.supported_kraft_version))}
+
     def maybe_update_voter(self, ctx, st, now: int) -> int | None:
         """KafkaRaftClient.pollFollowerAsVoter: when the update-voter period (FollowerState
         .updateVoterPeriodMs, 3 x controller.quorum.fetch.timeout.ms) has expired and the entry
         needs an update, send the leader UpdateRaftVoter in place of a Fetch and restart the
         period. None: nothing to send now (the caller fetches). The period starts at the first
-        poll that finds the entry stale (Kafka's timer starts with the FollowerState)."""
+        poll that finds the entry stale (Kafka's timer starts with the FollowerState). The
+        period restarts only once the request is on the wire (``resetUpdateVoterTimer =
+        sendResult.requestSent()``): while a Fetch is in flight to the leader it waits for
+        that answer, then goes in place of the next Fetch."""
         c = self.client
         period = 3 * c.fetch_timeout_ms
         deadline = getattr(st, "update_voter_deadline", None)
         if deadline is None:
             st.update_voter_deadline = deadline = now + period
-        if now < deadline:
-            return None
+        if now < deadline or c._requests.is_backing_off(st.leader_id, now) or \
+                not c._requests.is_ready(st.leader_id, now):
+            return None      # (the caller's Fetch attempt finds the leader busy as well)
         st.update_voter_deadline = now + period
 
         def build(corr):
@@ -183,10 +212,13 @@ class RaftReconfig:
     def handle_update_voter_request(self, ctx, st, req) -> str:
         """UpdateVoterHandler.handleUpdateVoterRequest (trunk 1eb7644), in its order: another
         voter change pending, no high watermark, the newest VotersRecord uncommitted ->
-        REQUEST_TIMED_OUT; kraft.version 0 -> UNSUPPORTED_VERSION; a range without the
-        finalized kraft.version, or no CONTROLLER listener -> INVALID_REQUEST; not a voter
-        (id and directory id) -> VOTER_NOT_FOUND. Else the leader appends the VotersRecord with
-        the voter's new entry and answers NONE at once, without waiting for it to commit."""
+        REQUEST_TIMED_OUT; kraft.version 0 -> UNSUPPORTED_VERSION (3.9, 4.0; 4.1+:
+        ``handle_update_voter_in_memory``); a range without the finalized kraft.version, or no
+        CONTROLLER listener -> INVALID_REQUEST; not a voter (id and directory id) ->
+        VOTER_NOT_FOUND. Else the leader appends the VotersRecord with the voter's new entry and
+        answers NONE at once, without waiting for it to commit."""
+        if self.update_voter_static and self.history.last_kraft_version() < 1:
+            return self.handle_update_voter_in_memory(ctx, st, req)
         failed, entry = self._common_checks(ctx, st, "updating")
         if failed:
             return failed[0]
@@ -199,6 +231,28 @@ class RaftReconfig:
         if new is None:
             return "VOTER_NOT_FOUND"
         self.append_voters_record(ctx, new)
+        ctx.trace("raft_voter_change", ev.RaftVoterChange("update", req.voter_id, M.NONE, ""))
+        return M.NONE
+
+    def handle_update_voter_in_memory(self, ctx, st, req) -> str:
+        """UpdateVoterHandler.handleUpdateVoterRequest at kraft.version 0 (4.1+, KAFKA-16538):
+        the pending-operation and high-watermark checks (REQUEST_TIMED_OUT), no in-memory voter
+        set yet (``volatileVoters`` empty) -> REQUEST_TIMED_OUT, the range and listener checks
+        (INVALID_REQUEST), an id that is not a voter -> VOTER_NOT_FOUND
+        (``updateVoterIgnoringDirectoryId``); else the leader stores the voter's directory id
+        and range in memory (``compareAndSetVolatileVoters``; nothing is written to the log),
+        counts the request for check quorum (``updateCheckQuorumForFollowingVoter``) and
+        answers NONE."""
+        if self.is_operation_pending(ctx, st, ctx.now) or st.high_watermark < 0 or \
+                st.volatile_voters is None:
+            return REQUEST_TIMED_OUT
+        low, high = req.supported_kraft_version
+        if not low <= 0 <= high or not any(e[0] == "CONTROLLER" for e in req.endpoints):
+            return M.INVALID_REQUEST
+        if req.voter_id not in self.history.last_value().voter_ids():
+            return "VOTER_NOT_FOUND"
+        st.volatile_voters[req.voter_id] = (req.voter_directory_id, (low, high))
+        st.update_check_quorum_for_following_voter(req.voter_id, ctx.now)
         ctx.trace("raft_voter_change", ev.RaftVoterChange("update", req.voter_id, M.NONE, ""))
         return M.NONE
 
