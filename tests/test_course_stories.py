@@ -193,7 +193,8 @@ def test_notebook_07_failover_story_tells_the_scenario():
     rc = run.cluster
     assert c.kafka_version == "4.3"
     assert first == [3002]                             # seed 4: the quorum elected 3002 first
-    assert c.controller_id() == rc.controller_id() == 3001      # after the second failover (4.1+: voters send UpdateRaftVoter)
+    # 3001 after the second failover (4.1+: the voters send UpdateRaftVoter to each new leader)
+    assert c.controller_id() == rc.controller_id() == 3001
     assert [c.leader("orders", i) for i in range(3)] == [rc.leader("orders", i) for i in range(3)]
     assert lost_acked(c, [p]) == [] and len(p.failed()) == 0
     assert c.isr("orders") == rc.isr("orders") == [2, 3, 1]
