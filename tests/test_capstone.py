@@ -12,6 +12,8 @@ schedules, the same verdicts and the same shrunk histories in every process.
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
 
 from kafkasim.core import rules
@@ -51,6 +53,13 @@ WRONG = {
 }
 
 
+@cache
+def wrong_grade(name: str) -> cap.Grade:
+    """The grade of the wrong rules ``name`` (``WRONG``), computed once per process: the tests
+    below only read it (the group "capstone" keeps them in one process under pytest-xdist)."""
+    return cap.grade(**WRONG[name][0])
+
+
 def test_schedules_are_seeded_and_varied():
     a = [cap.fault_schedule(i) for i in range(cap.SCHEDULES)]
     assert a == [cap.fault_schedule(i) for i in range(cap.SCHEDULES)]
@@ -75,8 +84,8 @@ def test_kafkas_rules_pass_every_schedule():
 
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_wrong_rule_fails_with_a_shrunk_history(name):
-    kw, invariants = WRONG[name]
-    g = cap.grade(**kw)
+    invariants = WRONG[name][1]
+    g = wrong_grade(name)
     assert not g.passed and g.first_failure is not None
     assert g.original.violation.invariant in invariants, g.original.violation
     assert g.shrunk is not None and len(g.shrunk.steps) <= len(g.original.steps)
@@ -91,8 +100,8 @@ def test_wrong_rule_fails_with_a_shrunk_history(name):
 
 def test_wrong_rules_fail_for_different_reasons():
     seen = {}
-    for name, (kw, _inv) in sorted(WRONG.items()):
-        g = cap.grade(**kw)
+    for name in sorted(WRONG):
+        g = wrong_grade(name)
         seen[name] = (g.first_failure, g.original.violation.invariant, len(g.shrunk.steps))
     # the two HW mistakes show at once or at the first crash; the truncation mistakes need
     # a leader change: different schedules, invariants or histories

@@ -9,6 +9,7 @@ limit holds more than one job: give the other job a class of its own."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import kafkasim
@@ -51,8 +52,10 @@ def _own_members(node: ast.ClassDef) -> set[str]:
     return names
 
 
+@cache
 def class_members() -> dict[str, set[str]]:
-    """``module.Class`` -> its member names (its package base classes' included)."""
+    """``module.Class`` -> its member names (its package base classes' included); parsed once
+    per process (the tests only read it)."""
     classes: dict[str, tuple[ast.ClassDef, str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)

@@ -75,6 +75,8 @@ import random
 import sys
 import time
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -483,6 +485,12 @@ class Outcome:
         return not self.violations and not self.lost and not self.error
 
     @property
+    def golden_digest(self) -> str:
+        """What tests/golden/digests.json records for this run: its trace digest, or the error
+        of a run the simulation failed on (a known KRaft bug), so that a fix shows up too."""
+        return f"error: {self.error}" if self.error else self.digest
+
+    @property
     def known_bug(self) -> str:
         """The known KRaft core bug this schedule's error is (``KNOWN_KRAFT_ERRORS``), or ""."""
         for name, signature in KNOWN_KRAFT_ERRORS.items():
@@ -636,17 +644,18 @@ def _run_schedule(sc: Schedule, *, every_event: bool = True, digest: bool = Fals
 
 
 def _run_one(args: tuple) -> Outcome:
-    seed, profile, every_event = args
-    return run_schedule(generate(seed, profile), every_event=every_event)
+    seed, profile, every_event, digest = args
+    return run_schedule(generate(seed, profile), every_event=every_event, digest=digest)
 
 
 def run_many(seeds, profile: str = "safe", *, event_checked: int | None = None,
-             workers: int = WORKERS) -> list[Outcome]:
+             workers: int = WORKERS, digest_seeds=()) -> list[Outcome]:
     """Run the schedules of ``seeds`` (the first ``event_checked`` checked after every event,
-    default all), in ``workers`` processes; outcomes in seed order."""
+    default all; those in ``digest_seeds`` with their trace digest), in ``workers`` processes;
+    outcomes in seed order."""
     seeds = list(seeds)
     n_event = len(seeds) if event_checked is None else event_checked
-    jobs = [(s, profile, k < n_event) for k, s in enumerate(seeds)]
+    jobs = [(s, profile, k < n_event, s in digest_seeds) for k, s in enumerate(seeds)]
     if workers <= 1 or len(jobs) < 8:
         return [_run_one(j) for j in jobs]
     # spawn, not fork: the test process may hold threads (a Spark session's JVM gateway)
@@ -660,6 +669,63 @@ def _failures(outs: list[Outcome], limit: int = 5) -> str:
     lines = [f"{len(bad)} of {len(outs)} schedules failed:"]
     lines += [o.summary() for o in bad[:limit]]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------- batches and the golden trace digests
+#: The batch test of each profile (below): it runs the seeds ``batch_seeds`` gives.
+BATCH_TESTS = {
+    "safe": "test_safe_configuration_has_no_violation_over_random_fault_schedules",
+    "old": "test_kafka_0_10_2_loses_acked_writes_and_the_checkers_flag_them",
+    "unclean": "test_unclean_election_losses_are_classified_as_allowed",
+    "acks1": "test_acks_1_losses_are_classified_as_allowed",
+    "kraft": "test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules[kraft]",
+    "kraft40": "test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules"
+               "[kraft40]",
+    "kraft_unclean": "test_kraft_unclean_election_losses_are_classified_as_allowed",
+    "kraft_acks1": "test_kraft_acks_1_losses_are_classified_as_allowed",
+}
+#: The committed golden trace digests (scripts/golden_traces.py): every schedule a batch runs
+#: that the file names is checked against it here, so tests/test_golden_traces.py does not run
+#: it a second time when that batch is selected (1,610 of its 2,000 schedules by default).
+GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "digests.json"
+REGENERATE = "scripts/golden_traces.py --write"
+
+
+def batch_seeds(profile: str) -> range:
+    """The seeds the batch test of ``profile`` (``BATCH_TESTS``) runs: the safe ones from
+    ``SEED_OFFSET`` (``SCHEDULES``, ``KRAFT_BUDGET``), the unsafe ones from 0."""
+    if profile == "safe":
+        return range(SEED_OFFSET, SEED_OFFSET + SCHEDULES)
+    if profile in ("kraft", "kraft40"):
+        return range(SEED_OFFSET, SEED_OFFSET + KRAFT_BUDGET[profile])
+    return range({**UNSAFE_BUDGET, **KRAFT_BUDGET}[profile])
+
+
+@cache
+def golden_digests(profile: str) -> dict[int, str]:
+    """seed -> the committed digest of ``schedule:PROFILE:SEED`` (tests/golden/digests.json)."""
+    prefix = f"schedule:{profile}:"
+    digests = json.loads(GOLDEN_FILE.read_text())["digests"]
+    return {int(name[len(prefix):]): d for name, d in digests.items() if name.startswith(prefix)}
+
+
+def run_batch(profile: str, *, event_checked: int | None = None) -> list[Outcome]:
+    """Run the batch of ``profile`` (``batch_seeds``; ``run_many``) and fail, listing them, if
+    any schedule with a committed golden digest now has another trace digest."""
+    want = golden_digests(profile)
+    outs = run_many(batch_seeds(profile), profile, event_checked=event_checked,
+                    digest_seeds=want.keys())
+    checked = [o for o in outs if o.schedule.seed in want]
+    changed = [f"schedule:{profile}:{o.schedule.seed}: expected {want[o.schedule.seed]}, "
+               f"got {o.golden_digest}" for o in checked
+               if o.golden_digest != want[o.schedule.seed]]
+    if changed:
+        pytest.fail(f"{len(changed)} of {len(checked)} golden runs changed their trace digest:"
+                    "\n  " + "\n  ".join(changed) + "\nIf the behaviour change is intended, "
+                    f"regenerate with `{REGENERATE}` and commit the diff of "
+                    "tests/golden/digests.json with the change that explains it.",
+                    pytrace=False)
+    return outs
 
 
 # ------------------------------------------------------------------------------------ tests
@@ -684,7 +750,7 @@ def test_schedules_are_deterministic_data():
 def test_safe_configuration_has_no_violation_over_random_fault_schedules():
     t0 = time.perf_counter()
     n_event = min(EVENT_CHECKED, SCHEDULES)
-    outs = run_many(range(SEED_OFFSET, SEED_OFFSET + SCHEDULES), "safe", event_checked=n_event)
+    outs = run_batch("safe", event_checked=n_event)
     wall = time.perf_counter() - t0
     assert len(outs) == SCHEDULES
     assert sum(o.checked_every_event for o in outs) == n_event
@@ -718,7 +784,7 @@ def _violated(o: Outcome) -> set[str]:
 
 @pytest.mark.slow
 def test_kafka_0_10_2_loses_acked_writes_and_the_checkers_flag_them():
-    outs = run_many(range(UNSAFE_BUDGET["old"]), "old")
+    outs = run_batch("old")
     found = [o for o in outs if o.lost]
     assert found, f"no loss in {UNSAFE_BUDGET['old']} schedules under 0.10.2"
     for o in found:   # HW truncation (fixed by KIP-101) is a bug, not a loss the config allows
@@ -730,7 +796,7 @@ def test_kafka_0_10_2_loses_acked_writes_and_the_checkers_flag_them():
 
 @pytest.mark.slow
 def test_unclean_election_losses_are_classified_as_allowed():
-    outs = run_many(range(UNSAFE_BUDGET["unclean"]), "unclean")
+    outs = run_batch("unclean")
     found = [o for o in outs if o.lost]
     assert found, f"no loss in {UNSAFE_BUDGET['unclean']} schedules, min ISR 1 + unclean"
     for o in found:
@@ -742,7 +808,7 @@ def test_unclean_election_losses_are_classified_as_allowed():
 
 @pytest.mark.slow
 def test_acks_1_losses_are_classified_as_allowed():
-    outs = run_many(range(UNSAFE_BUDGET["acks1"]), "acks1")
+    outs = run_batch("acks1")
     found = [o for o in outs if o.lost]
     assert found, f"no loss in {UNSAFE_BUDGET['acks1']} schedules with acks=1"
     for o in found:
@@ -798,8 +864,7 @@ def test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules(p
     every schedule settles -- except schedules a known KRaft core bug stops (counted)."""
     t0 = time.perf_counter()
     n = KRAFT_BUDGET[profile]
-    outs = run_many(range(SEED_OFFSET, SEED_OFFSET + n), profile,
-                    event_checked=round(n * KRAFT_EVENT_CHECKED))
+    outs = run_batch(profile, event_checked=round(n * KRAFT_EVENT_CHECKED))
     wall = time.perf_counter() - t0
     rest, hit = _known_bugs(outs)
     assert all(o.ok for o in rest), _failures(rest)
@@ -831,7 +896,7 @@ def test_kraft_safe_configuration_has_no_violation_over_random_fault_schedules(p
 
 @pytest.mark.slow
 def test_kraft_unclean_election_losses_are_classified_as_allowed():
-    outs = run_many(range(KRAFT_BUDGET["kraft_unclean"]), "kraft_unclean")
+    outs = run_batch("kraft_unclean")
     rest, _hit = _known_bugs(outs)
     found = [o for o in rest if o.lost]
     assert found, f"no loss in {KRAFT_BUDGET['kraft_unclean']} KRaft schedules, min ISR 1 + " \
@@ -848,7 +913,7 @@ def test_kraft_unclean_election_losses_are_classified_as_allowed():
 
 @pytest.mark.slow
 def test_kraft_acks_1_losses_are_classified_as_allowed():
-    outs = run_many(range(KRAFT_BUDGET["kraft_acks1"]), "kraft_acks1")
+    outs = run_batch("kraft_acks1")
     rest, _hit = _known_bugs(outs)
     found = [o for o in rest if o.lost]
     assert found, f"no loss in {KRAFT_BUDGET['kraft_acks1']} KRaft schedules with acks=1"

@@ -7,6 +7,7 @@ and the distributed side calls the runner back on the executors."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kafkasim"
@@ -87,9 +88,16 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return out
 
 
-def test_no_import_cycles():
+@cache
+def _graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports (itself left out); parsed once per process (the
+    tests only read it)."""
     mods = _modules()
-    graph = {m: _imports(p, mods) - {m} for m, p in mods.items()}
+    return {m: _imports(p, mods) - {m} for m, p in mods.items()}
+
+
+def test_no_import_cycles():
+    graph = _graph()
     unexpected = [c for c in _cycles(graph) if c not in ALLOWED_CYCLES]
     assert not unexpected, f"import cycles: {[sorted(c) for c in unexpected]}"
 
@@ -115,11 +123,10 @@ def _layer(module: str) -> int | None:
 
 
 def test_every_module_sits_in_a_layer_and_imports_only_from_below():
-    mods = _modules()
     upward = []
-    for m, p in sorted(mods.items()):
+    for m, deps in sorted(_graph().items()):
         mine = _layer(m)
-        for dep in sorted(_imports(p, mods) - {m}):
+        for dep in sorted(deps):
             theirs = _layer(dep)
             if mine is not None and theirs is not None and theirs > mine:
                 upward.append(f"{m} ({LAYERS[mine]}) imports {dep} ({LAYERS[theirs]})")
