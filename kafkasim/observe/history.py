@@ -144,8 +144,9 @@ class History:
         self.snaps = [self.snaps[i] for i in keep]
 
     def _dump(self) -> snapshots.Snapshot:
-        """The snapshot of the current state (subclasses add what they follow the run with)."""
-        return snapshots.dump(self.cluster)
+        """The snapshot of the current state (subclasses add what they follow the run with),
+        compressed: a History keeps one every ``every_ms`` (``snapshots.dump``)."""
+        return snapshots.dump(self.cluster, compress=True)
 
     def _load(self, snap: snapshots.Snapshot) -> Cluster:
         """The cluster of a snapshot ``_dump`` took (a fresh copy)."""
