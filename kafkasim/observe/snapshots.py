@@ -46,7 +46,7 @@ from typing import NamedTuple
 from kafkasim.control.kraft.raft import KafkaRaftClient, RaftLog
 from kafkasim.core.log import Log
 from kafkasim.observe.checks import Ghost
-from kafkasim.runtime.clients.producer import PENDING, ProduceResults
+from kafkasim.runtime.clients.produce_result import CompactRuns, ProduceResults
 from kafkasim.runtime.cluster import Cluster, RecordRegistry
 from kafkasim.runtime.metrics import MetricsRecorder
 from kafkasim.runtime.rows import CompactRows
@@ -93,18 +93,6 @@ class Snapshot(NamedTuple):
 _LOADING: ContextVar = ContextVar("kafkasim_snapshot_refs")
 
 
-def _settled_prefix(results: ProduceResults) -> int:
-    """How many of the results' runs, from the first, have an acked or failed batch: those up
-    to (excluding) the first pending one."""
-    runs = results.runs
-    k = results.settled    # counted up to there by an earlier snapshot (they stay settled)
-    n = len(runs)
-    while k < n and runs[k][3].status != PENDING:
-        k += 1
-    results.settled = k
-    return k
-
-
 class _Pickler(pickle.Pickler):
     def __init__(self, file) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
@@ -143,7 +131,7 @@ class _Pickler(pickle.Pickler):
             state["acked_by_id"] = _Shared(*self.share(obj.acked_by_id))
             return _new, (t,), state, None, None, _set_ghost
         if t is ProduceResults:
-            k = _settled_prefix(obj)
+            k = obj.settled_prefix()
             shared = _SharedResults(self.share(obj.runs)[0], k, obj.runs[k:], obj.count)
             return _new, (t,), (obj.records, shared), None, None, _set_results
         return NotImplemented
@@ -227,7 +215,7 @@ def _set_ghost(obj: Ghost, state: dict) -> None:
 
 def _set_results(obj: ProduceResults, state) -> None:
     obj.records, shared = state
-    obj.runs = _copy((shared.runs, shared.settled)) + shared.pending
+    obj.runs = CompactRuns.joined(_copy((shared.runs, shared.settled)), shared.pending)
     obj.count = shared.count
     obj.views = {}
     obj.settled = shared.settled
