@@ -37,6 +37,7 @@ from kafkasim.runtime.describe import describe_group, describe_topics, reassigni
 from kafkasim.runtime.engine import Engine
 from kafkasim.runtime.metrics import MetricsRecorder
 from kafkasim.runtime.network import ZOOKEEPER, Network
+from kafkasim.runtime.rows import RunList
 from kafkasim.runtime.timeouts import TimeoutScheduler
 from kafkasim.runtime.topics import TopicRegistry, create_topic
 from kafkasim.runtime.trace import Trace
@@ -68,8 +69,9 @@ class RecordRegistry:
     __slots__ = ("values", "keys", "producers", "producer_names")
 
     def __init__(self) -> None:
-        self.values: list = [None]   # record ids start at 1
-        self.keys: list = [None]
+        # record ids start at 1; a run of records with one value (or key) holds it once
+        self.values = RunList([None])
+        self.keys = RunList([None])
         self.producers = array("i", [0])
         self.producer_names: list[str] = []
 
@@ -92,7 +94,7 @@ class RecordRegistry:
         k = len(values)
         first = len(self.values)
         self.values.extend(values)
-        self.keys.extend([key] * k)
+        self.keys.repeat(key, k)
         self.producers.extend(array("i", (producer,)) * k)
         return first
 
@@ -107,8 +109,8 @@ class RecordRegistry:
         last = values[-1]
         nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
             last[0] == prefix else NumberedValue((prefix, first - ns.start))
-        values.extend([nv] * k)
-        self.keys.extend([key] * k)
+        values.repeat(nv, k)
+        self.keys.repeat(key, k)
         self.producers.extend(array("i", (producer,)) * k)
         return first
 
