@@ -13,7 +13,6 @@ identical simulation.
 from __future__ import annotations
 
 import difflib
-from array import array
 from collections.abc import Callable
 
 from kafkasim.control.zookeeper import ZooKeeper
@@ -69,10 +68,10 @@ class RecordRegistry:
     __slots__ = ("values", "keys", "producers", "producer_names")
 
     def __init__(self) -> None:
-        # record ids start at 1; a run of records with one value (or key) holds it once
+        # record ids start at 1; a run of records with one value (key, producer) holds it once
         self.values = RunList([None])
         self.keys = RunList([None])
-        self.producers = array("i", [0])
+        self.producers = RunList([0])    # indexes into producer_names
         self.producer_names: list[str] = []
 
     def producer_index(self, name: str) -> int:
@@ -95,7 +94,7 @@ class RecordRegistry:
         first = len(self.values)
         self.values.extend(values)
         self.keys.repeat(key, k)
-        self.producers.extend(array("i", (producer,)) * k)
+        self.producers.repeat(producer, k)
         return first
 
     def new_numbered(self, producer: int, prefix: str, ns: range, key) -> int:
@@ -111,7 +110,7 @@ class RecordRegistry:
             last[0] == prefix else NumberedValue((prefix, first - ns.start))
         values.repeat(nv, k)
         self.keys.repeat(key, k)
-        self.producers.extend(array("i", (producer,)) * k)
+        self.producers.repeat(producer, k)
         return first
 
     def value(self, record_id: int):
