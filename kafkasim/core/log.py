@@ -1,9 +1,12 @@
 """A replica's log: records in offset order, LEO, log start offset, high watermark, flushed prefix.
 
-Records are stored column-wise in ``array`` objects (leader epoch, record id, timestamp, size), so a
-record costs ~24 bytes per replica and copying a range between replicas is one C-level slice. The
-offset is implicit: record ``i`` of the arrays has offset ``log_start_offset + i``. What a record
-*says* (its value, key, producer) lives once per cluster in the record registry, keyed by record id.
+Records are stored column-wise in ``array`` objects (leader epoch and size as int32, record id as
+int32 -- the registry's ids count records from 1, and two billion records would not fit in memory
+anyway --, timestamp as int64), so a record costs 20 bytes per replica and copying a range between
+replicas is one C-level slice. The offset is implicit: record ``i`` of the arrays has offset
+``log_start_offset + i``. What a record *says* (its value, key, producer) lives once per cluster in
+the record registry, keyed by record id. The idempotent batches' headers are columns too
+(``ProducerBatches``).
 
 LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
 not yet committed (fact sheet §1).
@@ -204,7 +207,7 @@ class RecordChunk(NamedTuple):
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
         # the arrays are shared: chunks are read-only by convention
-        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
 
 
 # NamedTuple's generated __new__ is a Python function; a fetch builds a chunk per partition, so
@@ -249,7 +252,7 @@ class Log:
         self.recovery_point = 0  # Kafka flushed (fsynced) everything below
         self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
         self.epochs = array("i")
-        self.ids = array("q")
+        self.ids = array("i")
         self.timestamps = array("q")
         self.sizes = array("i")
         self.leader_epoch_cache = LeaderEpochFileCache()
@@ -357,7 +360,7 @@ class Log:
             hi = len(sizes)
         if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
             return _new_chunk(RecordChunk,
-                              (start_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+                              (start_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
         got = sizes[lo:hi]
         if sum(got) <= max_bytes:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
@@ -473,7 +476,7 @@ class Log:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Wipe the log and restart it at ``offset`` (follower behind the leader's log start)."""
         self.epochs = array("i")
-        self.ids = array("q")
+        self.ids = array("i")
         self.timestamps = array("q")
         self.sizes = array("i")
         self.producer_batches = ProducerBatches()
