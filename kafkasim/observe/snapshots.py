@@ -10,13 +10,15 @@ end, and what is already there never changes:
   idempotent batch headers (``Log.producer_batches``), and KRaft's metadata log
   (``RaftLog.entries``): appended in place; a truncation or a new log start *replaces* the
   sequence (``Log._truncate``, ``maybe_increment_log_start_offset``, ``RaftLog.truncate_to``);
-- the record registry (``RecordRegistry``: value, key, producer of every record id);
+- the record registry (``RecordRegistry``: value, key, producer of every record id, as
+  ``RunList``s);
 - a workload's record ids (``RateWorkload.record_runs``); a KRaft client's safety instrumentation
   (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
   only gains keys, shared by its length like the lists);
 - a producer's results (``Producer.results``, a ``ProduceResults``): its runs of records up
   to the first one whose batch is still pending (an acked or failed ``ProduceRequestResult``
-  never changes again: ``Producer._complete`` skips a batch already done);
+  never changes again: ``Producer._complete`` skips a batch already done), the older of them
+  kept as columns (``CompactRuns``, whose slices from the start copy the columns);
 - the trace and metrics rows;
 - what the invariant checks learnt of acknowledged records (``Ghost.acked`` lists and the
   ``acked_by_id`` dict: one entry per acknowledgement, never changed), for a checked History.
