@@ -113,3 +113,94 @@ def test_spill_files_get_unpredictable_names_and_never_follow_a_planted_symlink(
     assert all(not os.path.islink(p) for p in (*a.trace.spill_files, *b.trace.spill_files))
     assert victim.read_text() == "keep me"
     assert a.trace.digest() == b.trace.digest()      # same run, same rows, other file names
+
+
+@pytest.mark.parametrize("ms", [0, -5, 1.5, "100", True, 24 * 3600 * 1000 + 1])
+def test_the_players_pause_names_its_argument_and_range_and_changes_nothing(ms):
+    from kafkasim.widgets.player import Player
+    c = Cluster(brokers=3, seed=1, kafka_version="3.7")
+    c.create_topic("t", partitions=1, replication_factor=3)
+    pl = Player(c, topic="t")
+    before = (pl.history.now, len(pl.history.actions), c.trace.digest())
+    with pytest.raises(ValueError, match=r"pause_broker\(ms\).*integer milliseconds from 1 to "
+                                         r"86400000.*got"):
+        pl.pause_broker(2, ms)
+    assert (pl.history.now, len(pl.history.actions), pl.history.cluster.trace.digest()) == before
+
+
+def _long_run(monkeypatch, compact_at: int) -> tuple[Cluster, object]:
+    from kafkasim.runtime.clients import produce_result
+    monkeypatch.setattr(produce_result, "COMPACT_RUNS_AT", compact_at)
+    monkeypatch.setattr(produce_result, "KEEP_RUNS", 16)
+    c = Cluster(brokers=3, seed=4, kafka_version="3.7")
+    c.create_topic("t", partitions=3, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5)
+    w = RateWorkload(c, p, "t", rate=400, duration_ms=6000)
+    c.run(3000)
+    c.crash(2)                       # some batches fail over, retry, or fail
+    c.run(4000)
+    return c, w
+
+
+def test_settled_producer_results_kept_as_columns_read_as_before(monkeypatch):
+    """ProduceResults.compact makes the settled runs columns (issue 31): every result, the
+    checks' view and a snapshot read exactly as without compaction."""
+    import pickle
+    plain, wp = _long_run(monkeypatch, 10**9)
+    small, ws = _long_run(monkeypatch, 64)
+    runs = small.clients[ws.producer.client_id].results.runs
+    assert len(runs.settled) > 500        # the settled runs before the first pending one
+    assert len(runs) == len(plain.clients[wp.producer.client_id].results.runs)
+    assert [r._fields() for r in ws.results] == [r._fields() for r in wp.results]
+    assert small.trace.digest() == plain.trace.digest()
+    res = ws.producer.results
+    rid = ws.record_ids[10]
+    assert res[rid] is res[rid] and rid in res and -1 not in res and res[rid].acked
+    back = pickle.loads(pickle.dumps(small))
+    assert [r._fields() for r in back.clients[ws.producer.client_id].results.values()] == \
+        [r._fields() for r in ws.results]
+
+
+def test_a_history_seeks_and_forks_over_compacted_results_and_columns(monkeypatch):
+    from kafkasim.runtime.clients import produce_result
+    monkeypatch.setattr(produce_result, "COMPACT_RUNS_AT", 64)
+    monkeypatch.setattr(produce_result, "KEEP_RUNS", 16)
+    c = Cluster(brokers=3, seed=2, kafka_version="3.7")
+    c.create_topic("t", partitions=2, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5, enable_idempotence=True)
+    RateWorkload(c, p, "t", rate=300, duration_ms=8000)
+    h = History(c, every_ms=1000)
+    h.run(8000)
+    assert all(s.compressed for s in h.snaps)
+    end = (h.cluster.trace.digest(), h.cluster.trace.total,
+           [r._fields() for r in h.cluster.clients[p.client_id].results.values()])
+    assert len(h.cluster.clients[p.client_id].results.runs.settled) > 0
+    h.seek(2500)
+    h.seek(h.horizon)
+    assert (h.cluster.trace.digest(), h.cluster.trace.total,
+            [r._fields() for r in h.cluster.clients[p.client_id].results.values()]) == end
+    h.seek(4000)
+    h.cut(1, 2)                                   # a fork from a compacted past
+    h.run(2000)
+    log = h.cluster.log(1, "t", 0)
+    assert log.producer_batches.last == log.producer_batches[-1]
+    assert list(log.producer_batches) == [tuple(b) for b in log.producer_batches]
+
+
+def test_the_compact_columns_read_as_the_lists_they_stand_for():
+    from kafkasim.core.log import ProducerBatch, ProducerBatches
+    from kafkasim.runtime.rows import RunList
+    b = [ProducerBatch(0, 4, 7, 0, 0), ProducerBatch(5, 5, 7, 0, 5), ProducerBatch(9, 12, 8, 1, 0)]
+    pb = ProducerBatches(b)
+    assert pb == b and len(pb) == 3 and pb[-1] == b[-1] and pb.last == b[-1]
+    assert pb[:2] == b[:2] and pb[:2].last == b[1] and pb[:0].last is None
+    assert [pb.first_covering(o) for o in (0, 4, 5, 6, 9, 13)] == [0, 0, 1, 2, 2, 3]
+    nv, other = object(), "x"
+    items = [None, nv, nv, nv, other, None, None]
+    rl = RunList(items)
+    assert rl == items and len(rl) == 7 and rl[2] is nv and rl[-1] is None
+    assert len(rl.items) == 4 and rl[:3] == items[:3] and rl[:5][4] == "x"
+    rl.repeat(nv, 3)
+    assert len(rl) == 10 and rl[9] is nv and list(rl[7:]) == [nv] * 3
+    with pytest.raises(IndexError):
+        rl[10]

@@ -51,7 +51,7 @@ def _ints(v: str) -> tuple[int, ...]:
 def _chunk(base: int, epochs: tuple[int, ...]):
     from array import array
     n = len(epochs)
-    return RecordChunk(base, array("i", epochs), array("q", range(1000 + base, 1000 + base + n)),
+    return RecordChunk(base, array("i", epochs), array("i", range(1000 + base, 1000 + base + n)),
                        array("q", [0] * n), array("i", [100] * n), ())
 
 

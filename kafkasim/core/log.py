@@ -1,9 +1,12 @@
 """A replica's log: records in offset order, LEO, log start offset, high watermark, flushed prefix.
 
-Records are stored column-wise in ``array`` objects (leader epoch, record id, timestamp, size), so a
-record costs ~24 bytes per replica and copying a range between replicas is one C-level slice. The
-offset is implicit: record ``i`` of the arrays has offset ``log_start_offset + i``. What a record
-*says* (its value, key, producer) lives once per cluster in the record registry, keyed by record id.
+Records are stored column-wise in ``array`` objects (leader epoch and size as int32, record id as
+int32 -- the registry's ids count records from 1, and two billion records would not fit in memory
+anyway --, timestamp as int64), so a record costs 20 bytes per replica and copying a range between
+replicas is one C-level slice. The offset is implicit: record ``i`` of the arrays has offset
+``log_start_offset + i``. What a record *says* (its value, key, producer) lives once per cluster in
+the record registry, keyed by record id. The idempotent batches' headers are columns too
+(``ProducerBatches``).
 
 LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
 not yet committed (fact sheet §1).
@@ -28,9 +31,8 @@ tell of each change. The epoch cache flushes leader-epoch-checkpoint itself.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Sequence
-from operator import itemgetter
 from typing import NamedTuple, Protocol
 
 from kafkasim.core import rules
@@ -66,19 +68,105 @@ class ProducerBatch(NamedTuple):
         return self.base_sequence + self.last_offset - self.base_offset
 
 
-_LAST_OFFSET = itemgetter(1)
+class ProducerBatches:
+    """A log's idempotent batch headers (``ProducerBatch``), in offset order, kept as the columns
+    of DefaultRecordBatch's header fields with their widths: baseOffset (int64),
+    lastOffsetDelta (int32), producerId (int64), producerEpoch (int16), baseSequence (int32):
+    26 bytes a batch. Reads as the list of ``ProducerBatch`` it stands for (``len``, indexing,
+    slicing from the start, iteration, ``==``); ``last`` is the newest header (None when
+    empty), what fetches and appends look at. Only ever grows: a truncation or a new log start
+    builds a new one (``Log._truncate``), so History snapshots can share it by its length."""
+
+    __slots__ = ("base_offsets", "last_offset_deltas", "producer_ids", "producer_epochs",
+                 "base_sequences", "last")
+
+    def __init__(self, batches=()) -> None:
+        self.base_offsets = array("q")
+        self.last_offset_deltas = array("i")
+        self.producer_ids = array("q")
+        self.producer_epochs = array("h")
+        self.base_sequences = array("i")
+        self.last: ProducerBatch | None = None
+        for b in batches:
+            self.append(b)
+
+    def append(self, batch: ProducerBatch) -> None:
+        base_offset, last_offset, producer_id, producer_epoch, base_sequence = batch
+        self.base_offsets.append(base_offset)
+        self.last_offset_deltas.append(last_offset - base_offset)
+        self.producer_ids.append(producer_id)
+        self.producer_epochs.append(producer_epoch)
+        self.base_sequences.append(base_sequence)
+        self.last = batch
+
+    def extend(self, batches) -> None:
+        for b in batches:
+            self.append(b)
+
+    def __len__(self) -> int:
+        return len(self.base_offsets)
+
+    def _batch(self, i: int) -> ProducerBatch:
+        base = self.base_offsets[i]
+        return _new_batch(ProducerBatch, (base, base + self.last_offset_deltas[i],
+                                          self.producer_ids[i], self.producer_epochs[i],
+                                          self.base_sequences[i]))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return list(self)[index]
+            out = ProducerBatches()
+            for name in ("base_offsets", "last_offset_deltas", "producer_ids",
+                         "producer_epochs", "base_sequences"):
+                setattr(out, name, getattr(self, name)[start:stop])
+            out.last = out._batch(-1) if stop > start else None
+            return out
+        return self._batch(index)
+
+    def __iter__(self):
+        return map(self._batch, range(len(self)))
+
+    def first_covering(self, offset: int) -> int:
+        """The index of the first batch whose last offset is at or above ``offset``."""
+        i = bisect_right(self.base_offsets, offset) - 1
+        if i < 0 or self.base_offsets[i] + self.last_offset_deltas[i] < offset:
+            return i + 1
+        return i
+
+    def __eq__(self, other):
+        if isinstance(other, (ProducerBatches, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"ProducerBatches({list(self)!r})"
+
+    def __reduce__(self):
+        return (_producer_batches, (self.base_offsets, self.last_offset_deltas,
+                                    self.producer_ids, self.producer_epochs,
+                                    self.base_sequences))
 
 
-def _batches_in(batches: list, first: int, last: int) -> tuple:
+def _producer_batches(*columns) -> ProducerBatches:
+    out = ProducerBatches()
+    (out.base_offsets, out.last_offset_deltas, out.producer_ids, out.producer_epochs,
+     out.base_sequences) = columns
+    out.last = out._batch(-1) if len(out) else None
+    return out
+
+
+def _batches_in(batches: ProducerBatches, first: int, last: int) -> tuple:
     """The headers of ``batches`` covering offsets [first, last], clipped to that range."""
-    if not batches:
-        return ()
-    tail = batches[-1]
-    if tail[1] < first:
+    tail = batches.last
+    if tail is None or tail[1] < first:
         return ()
     if tail[0] == first and tail[1] == last:
         return (tail,)   # the steady state: a follower fetches exactly the newest batch
-    i = bisect_left(batches, first, key=_LAST_OFFSET)
+    i = batches.first_covering(first)
     out = []
     n = len(batches)
     while i < n:
@@ -119,7 +207,7 @@ class RecordChunk(NamedTuple):
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
         # the arrays are shared: chunks are read-only by convention
-        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
 
 
 # NamedTuple's generated __new__ is a Python function; a fetch builds a chunk per partition, so
@@ -164,12 +252,12 @@ class Log:
         self.recovery_point = 0  # Kafka flushed (fsynced) everything below
         self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
         self.epochs = array("i")
-        self.ids = array("q")
+        self.ids = array("i")
         self.timestamps = array("q")
         self.sizes = array("i")
         self.leader_epoch_cache = LeaderEpochFileCache()
-        # the producer fields of each idempotent batch's header, in offset order (ProducerBatch)
-        self.producer_batches: list = []
+        # the producer fields of each idempotent batch's header, in offset order
+        self.producer_batches = ProducerBatches()
         self.producer_states: dict = {}   # idempotent producers (core/producer_state.py)
         self.listener: LogListener | None = None
 
@@ -272,7 +360,7 @@ class Log:
             hi = len(sizes)
         if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
             return _new_chunk(RecordChunk,
-                              (start_offset, _EMPTY_I, _EMPTY_Q, _EMPTY_Q, _EMPTY_I, ()))
+                              (start_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
         got = sizes[lo:hi]
         if sum(got) <= max_bytes:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
@@ -286,9 +374,9 @@ class Log:
                 end += 1
             got = sizes[lo:end]
         pb = self.producer_batches
-        if pb:
+        tail = pb.last
+        if tail is not None:
             # _batches_in's steady state, inlined: the fetch covers exactly the newest batch
-            tail = pb[-1]
             last = start + end - 1
             batches = (tail,) if tail[0] == start_offset and tail[1] == last else \
                 _batches_in(pb, start_offset, last)
@@ -373,8 +461,9 @@ class Log:
         self.sizes = self.sizes[:keep]
         self.log_end_offset = offset
         pb = self.producer_batches
-        if pb:
-            self.producer_batches = list(_batches_in(pb, self.log_start_offset, offset - 1))
+        if pb.last is not None:
+            self.producer_batches = ProducerBatches(
+                _batches_in(pb, self.log_start_offset, offset - 1))
         cache.truncate_from_end(offset, flush=flush_epochs)
         if self.high_watermark > offset:
             self.high_watermark = offset
@@ -387,10 +476,10 @@ class Log:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Wipe the log and restart it at ``offset`` (follower behind the leader's log start)."""
         self.epochs = array("i")
-        self.ids = array("q")
+        self.ids = array("i")
         self.timestamps = array("q")
         self.sizes = array("i")
-        self.producer_batches = []
+        self.producer_batches = ProducerBatches()
         self.log_start_offset = offset
         self.log_end_offset = offset
         self.high_watermark = offset
@@ -414,8 +503,9 @@ class Log:
         self.timestamps = self.timestamps[drop:]
         self.sizes = self.sizes[drop:]
         pb = self.producer_batches
-        if pb:
-            self.producer_batches = list(_batches_in(pb, offset, self.log_end_offset - 1))
+        if pb.last is not None:
+            self.producer_batches = ProducerBatches(
+                _batches_in(pb, offset, self.log_end_offset - 1))
         self.log_start_offset = offset
         self.recovery_point = max(self.recovery_point, offset)
         self.durable_offset = max(self.durable_offset, offset)

@@ -424,7 +424,7 @@ class ReplicaManager:
         first, last = log.append_as_leader(ids, sizes, part.leader_epoch, now,
                                            pid, pepoch, base_seq)
         if ident is not None:
-            producer_state.update(log.producer_states, log.producer_batches[-1:])
+            producer_state.update(log.producer_states, (log.producer_batches.last,))
         if part.tp in self.follower_fetch_waiters:   # parked follower fetches may answer now
             self._wake(ctx, self.follower_fetch_waiters, part.tp)
         if part.maybe_increment_leader_hw(ctx, now):

@@ -16,7 +16,8 @@ Bounded memory: a History keeps at most ``max_snapshots`` snapshots (default 1,0
 simulated seconds at one a second, more than any notebook of the course records). Past that it
 thins them, dropping every second one except the first and the newest, so older stretches have
 a snapshot every 2, 4, 8... ``every_ms`` and a seek there replays that much; its memory is then
-at most ``max_snapshots`` times one snapshot's mutable state (``Snapshot.blob``; the shared
+at most ``max_snapshots`` times one snapshot's mutable state (``Snapshot.blob``, kept
+zlib-compressed: ~57 KB instead of ~280 KB for a 9-broker cluster with 50 partitions; the shared
 sequences are the live cluster's own). ``max_snapshots=None`` keeps every snapshot.
 """
 
@@ -144,8 +145,9 @@ class History:
         self.snaps = [self.snaps[i] for i in keep]
 
     def _dump(self) -> snapshots.Snapshot:
-        """The snapshot of the current state (subclasses add what they follow the run with)."""
-        return snapshots.dump(self.cluster)
+        """The snapshot of the current state (subclasses add what they follow the run with),
+        compressed: a History keeps one every ``every_ms`` (``snapshots.dump``)."""
+        return snapshots.dump(self.cluster, compress=True)
 
     def _load(self, snap: snapshots.Snapshot) -> Cluster:
         """The cluster of a snapshot ``_dump`` took (a fresh copy)."""

@@ -13,6 +13,7 @@ from functools import partial
 from typing import NamedTuple
 
 from kafkasim.runtime.broker import Broker
+from kafkasim.runtime.clients.producer import Producer
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import versions
 from kafkasim.settings.exceptions import ClusterError
@@ -127,13 +128,16 @@ def call(cluster, fn) -> None:
 
 def metrics_sample(cluster) -> None:
     """The "metrics_sample" event, every metrics interval: spill or compact checked trace rows
-    and metrics rows (``kafkasim.runtime.rows``), compact the timeout queues and sample the
-    metrics."""
+    and metrics rows (``kafkasim.runtime.rows``), compact the timeout queues and the producers'
+    settled results (``ProduceResults.compact``) and sample the metrics."""
     cluster.trace.compact()   # every row so far was checked: spill or compact them
     compact = getattr(cluster.metrics.rows, "compact", None)
     if compact is not None:
         compact()
     cluster.timeout_scheduler.compact()
+    for client in cluster.clients.values():
+        if isinstance(client, Producer):   # its settled results as columns
+            client.results.compact()
     cluster.metrics.sample(cluster.engine.now, cluster.brokers.values(),
                            None if cluster.kraft is None else cluster.kraft.nodes.values())
     cluster.engine.schedule(cluster.metrics.interval_ms, "metrics_sample")

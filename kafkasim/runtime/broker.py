@@ -350,14 +350,12 @@ class Broker:
             # ProducerStateManager.update with the idempotent batch headers the chunk brought
             # (the headers are in offset order and do not overlap)
             pb = log.producer_batches
-            i = len(pb)
-            if i and pb[-1][0] == first:
-                i -= 1   # the usual fetch: the chunk starts with the newest batch, so holds it only
-            else:
-                while i > 0 and pb[i - 1][1] >= first:
-                    i -= 1
-            if i < len(pb):
-                producer_state.update(log.producer_states, pb[i:])
+            tail = pb.last
+            if tail is not None and tail[0] == first:
+                # the usual fetch: the chunk starts with the newest batch, so holds it only
+                producer_state.update(log.producer_states, (tail,))
+            elif tail is not None and tail[1] >= first:
+                producer_state.update(log.producer_states, pb[pb.first_covering(first):])
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
                                        (first, last)))
         if log.log_end_offset - log.recovery_point >= \

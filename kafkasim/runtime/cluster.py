@@ -13,7 +13,6 @@ identical simulation.
 from __future__ import annotations
 
 import difflib
-from array import array
 from collections.abc import Callable
 
 from kafkasim.control.zookeeper import ZooKeeper
@@ -37,6 +36,7 @@ from kafkasim.runtime.describe import describe_group, describe_topics, reassigni
 from kafkasim.runtime.engine import Engine
 from kafkasim.runtime.metrics import MetricsRecorder
 from kafkasim.runtime.network import ZOOKEEPER, Network
+from kafkasim.runtime.rows import RunList
 from kafkasim.runtime.timeouts import TimeoutScheduler
 from kafkasim.runtime.topics import TopicRegistry, create_topic
 from kafkasim.runtime.trace import Trace
@@ -68,9 +68,10 @@ class RecordRegistry:
     __slots__ = ("values", "keys", "producers", "producer_names")
 
     def __init__(self) -> None:
-        self.values: list = [None]   # record ids start at 1
-        self.keys: list = [None]
-        self.producers = array("i", [0])
+        # record ids start at 1; a run of records with one value (key, producer) holds it once
+        self.values = RunList([None])
+        self.keys = RunList([None])
+        self.producers = RunList([0])    # indexes into producer_names
         self.producer_names: list[str] = []
 
     def producer_index(self, name: str) -> int:
@@ -92,8 +93,8 @@ class RecordRegistry:
         k = len(values)
         first = len(self.values)
         self.values.extend(values)
-        self.keys.extend([key] * k)
-        self.producers.extend(array("i", (producer,)) * k)
+        self.keys.repeat(key, k)
+        self.producers.repeat(producer, k)
         return first
 
     def new_numbered(self, producer: int, prefix: str, ns: range, key) -> int:
@@ -107,9 +108,9 @@ class RecordRegistry:
         last = values[-1]
         nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
             last[0] == prefix else NumberedValue((prefix, first - ns.start))
-        values.extend([nv] * k)
-        self.keys.extend([key] * k)
-        self.producers.extend(array("i", (producer,)) * k)
+        values.repeat(nv, k)
+        self.keys.repeat(key, k)
+        self.producers.repeat(producer, k)
         return first
 
     def value(self, record_id: int):

@@ -34,7 +34,7 @@ import zlib
 from array import array
 from itertools import chain, islice
 
-__all__ = ["COMPACT_AT", "KEEP_ROWS", "CompactRows", "RangeList"]
+__all__ = ["COMPACT_AT", "KEEP_ROWS", "CompactRows", "RangeList", "RunList"]
 
 #: rows held in memory before the older ones are compacted (at the next metrics sample)
 COMPACT_AT = 60_000
@@ -311,4 +311,80 @@ class RangeList:
 def _range_list(starts, stops) -> RangeList:
     out = RangeList()
     out.starts, out.stops = starts, stops
+    return out
+
+
+class RunList:
+    """A list whose consecutive repeats of one object are kept as one run: the index each run
+    starts at (``starts``) and its object (``items``), 8 bytes and a pointer a run instead of a
+    pointer an item (``RecordRegistry``'s values and keys: a generated run of records shares one
+    value and the key None). Reads as the list would: ``len``, indexing (the very object
+    stored), iteration, slicing from the start (a ``RunList``), ``==``, pickling. Only grows."""
+
+    __slots__ = ("starts", "items", "length")
+
+    def __init__(self, items=()) -> None:
+        self.starts = array("q")
+        self.items: list = []
+        self.length = 0
+        self.extend(items)
+
+    def append(self, item) -> None:
+        if not self.items or self.items[-1] is not item:
+            self.starts.append(self.length)
+            self.items.append(item)
+        self.length += 1
+
+    def repeat(self, item, k: int) -> None:
+        """``extend([item] * k)`` without the list."""
+        if k > 0:
+            self.append(item)
+            self.length += k - 1
+
+    def extend(self, items) -> None:
+        for item in items:
+            self.append(item)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.length)
+            if start != 0 or step != 1:
+                return list(self)[index]
+            out = RunList()
+            j = bisect.bisect_left(self.starts, stop)   # runs starting below ``stop``
+            out.starts, out.items, out.length = self.starts[:j], self.items[:j], stop
+            return out
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError("RunList index out of range")
+        return self.items[bisect.bisect_right(self.starts, index) - 1]
+
+    def __iter__(self):
+        ends = chain(islice(self.starts, 1, None), (self.length,))
+        for start, end, item in zip(self.starts, ends, self.items, strict=True):
+            for _ in range(end - start):
+                yield item
+
+    def __eq__(self, other):
+        if isinstance(other, (RunList, list, tuple)):
+            return len(self) == len(other) and all(
+                a is b or a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"RunList({list(self)!r})"
+
+    def __reduce__(self):
+        return (_run_list, (self.starts, self.items, self.length))
+
+
+def _run_list(starts, items, length) -> RunList:
+    out = RunList()
+    out.starts, out.items, out.length = starts, items, length
     return out

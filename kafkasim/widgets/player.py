@@ -33,6 +33,7 @@ from kafkasim.observe.checks import Violation, make_suite
 from kafkasim.observe.history import History
 from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.cluster import Cluster, ClusterError
+from kafkasim.settings import limits
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
 from kafkasim.widgets._render import TICK_CHOICES, narrate, png, pre, text_width, tr, widget_bundle
@@ -324,8 +325,10 @@ class Player:
     def pause_broker(self, broker: int, ms: int = 10000) -> None:
         """Stall ``broker`` for ``ms`` (a long GC pause): it handles nothing meanwhile."""
         self._broker(broker)
-        if ms <= 0:
-            raise ValueError(f"pause needs a positive duration, got {ms} ms")
+        if isinstance(ms, bool) or not isinstance(ms, int) or not 1 <= ms <= limits.MAX_TIME_MS:
+            raise ClusterError(f"pause_broker(ms): the pause is integer milliseconds from 1 to "
+                               f"{limits.MAX_TIME_MS} (limits.MAX_TIME_MS, one simulated day), "
+                               f"got {ms!r}")
         self._act("pause", broker, ms)
 
     def produce(self, value=None, partition: int | None = None):

@@ -10,6 +10,7 @@ batch's, ``ProduceResult`` the record's view of it, and ``ProduceResults`` the p
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -179,6 +180,187 @@ def _view(record_id: int, value, sent_ms: int, result: ProduceRequestResult,
     return r
 
 
+#: runs held as tuples before the settled ones among them become columns (``compact``)
+COMPACT_RUNS_AT = 4096
+#: the newest runs kept as tuples after a compaction (where sends and completions happen)
+KEEP_RUNS = 512
+
+_STATUSES = (ACKED, FAILED)   # a settled run's status code: its index here
+
+
+class SettledRuns:
+    """Runs of records whose batches are settled (acked or failed: they never change again),
+    as columns: each run's first record id, count, send time and index in its batch, and its
+    batch's ProduceRequestResult (topic-partition and error name as indexes into ``names``,
+    status as an index into (acked, failed), base offset, attempts, completion time; the
+    ``errors`` of the few that had any, by run). ~50 bytes a run instead of ~270 as a tuple
+    with its result."""
+
+    __slots__ = ("firsts", "counts", "sent", "indexes", "tps", "statuses", "base_offsets",
+                 "error_names", "attempts", "done", "errors", "names", "name_index")
+
+    def __init__(self) -> None:
+        self.firsts, self.counts = array("q"), array("i")
+        self.sent, self.indexes = array("q"), array("i")
+        self.tps, self.statuses = array("i"), array("b")
+        self.base_offsets, self.error_names = array("q"), array("i")
+        self.attempts, self.done = array("i"), array("q")
+        self.errors: dict[int, list] = {}   # run -> the errors of its batch (when it had any)
+        self.names: list = []               # (topic, partition) pairs and error names
+        self.name_index: dict = {}
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+    def _name(self, value) -> int:
+        i = self.name_index.get(value)
+        if i is None:
+            i = self.name_index[value] = len(self.names)
+            self.names.append(value)
+        return i
+
+    def append(self, run: tuple) -> None:
+        first, n, sent_ms, fut, index = run
+        if fut.errors:
+            self.errors[len(self.firsts)] = fut.errors
+        self.firsts.append(first)
+        self.counts.append(n)
+        self.sent.append(sent_ms)
+        self.indexes.append(index)
+        self.tps.append(self._name((fut.topic, fut.partition)))
+        self.statuses.append(_STATUSES.index(fut.status))
+        self.base_offsets.append(fut.base_offset)
+        self.error_names.append(self._name(fut.error))
+        self.attempts.append(fut.attempts)
+        self.done.append(fut.done_ms)
+
+    def run(self, j: int) -> tuple:
+        """Run ``j`` as the tuple ``ProduceResults.runs`` holds, with a ProduceRequestResult
+        equal to its batch's."""
+        topic, partition = self.names[self.tps[j]]
+        fut = ProduceRequestResult(topic, partition, _STATUSES[self.statuses[j]],
+                                   self.base_offsets[j], self.names[self.error_names[j]],
+                                   self.attempts[j], self.errors.get(j, NO_ERRORS),
+                                   self.done[j])
+        return (self.firsts[j], self.counts[j], self.sent[j], fut, self.indexes[j])
+
+    def prefix(self, n: int) -> SettledRuns:
+        """A copy of the first ``n`` runs (C-level slices)."""
+        out = SettledRuns()
+        for name in ("firsts", "counts", "sent", "indexes", "tps", "statuses", "base_offsets",
+                     "error_names", "attempts", "done"):
+            setattr(out, name, getattr(self, name)[:n])
+        out.errors = {j: e for j, e in self.errors.items() if j < n}
+        out.names = list(self.names)
+        out.name_index = dict(self.name_index)
+        return out
+
+    def __reduce__(self):
+        return (_settled_runs, tuple(getattr(self, name) for name in SettledRuns.__slots__))
+
+
+def _settled_runs(*fields) -> SettledRuns:
+    out = SettledRuns()
+    for name, value in zip(SettledRuns.__slots__, fields, strict=True):
+        setattr(out, name, value)
+    return out
+
+
+class CompactRuns(list):
+    """``ProduceResults.runs``: the runs of records in the order sent, the older settled ones
+    kept as columns (``settled``, a ``SettledRuns``), the rest as the list's own tuples. It
+    *is* a list (the producer appends with ``list.append``) and reads as the list of every run
+    would: ``len``, iteration, indexing, slicing (from the start: a ``CompactRuns`` sharing
+    nothing changeable), pickling."""
+
+    __slots__ = ("settled",)
+
+    def __init__(self, runs=()) -> None:
+        super().__init__(runs)
+        self.settled = SettledRuns()
+
+    def __len__(self) -> int:
+        return len(self.settled) + list.__len__(self)
+
+    def __iter__(self):
+        settled = self.settled
+        yield from map(settled.run, range(len(settled)))
+        yield from list.__iter__(self)
+
+    def __getitem__(self, index):
+        base = len(self.settled)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return list(self)[index]
+            if start == 0:
+                out = CompactRuns(list.__getitem__(self, slice(0, max(stop - base, 0))))
+                out.settled = self.settled.prefix(min(stop, base))
+                return out
+            if start >= base:
+                return list.__getitem__(self, slice(start - base, max(stop - base, 0)))
+            return [self[i] for i in range(start, stop)]
+        if index < 0:
+            index += len(self)
+        if 0 <= index < base:
+            return self.settled.run(index)
+        if index < 0:
+            raise IndexError("run index out of range")
+        return list.__getitem__(self, index - base)
+
+    def find(self, rid: int):
+        """The run holding record ``rid``, or None (runs' first ids increase)."""
+        live = list.__len__(self)
+        settled = self.settled
+        if live and rid >= list.__getitem__(self, 0)[0]:
+            j = bisect_right(self, rid, lo=len(settled), key=_first_id) - 1
+            run = self[j]
+        else:
+            j = bisect_right(settled.firsts, rid) - 1
+            if j < 0:
+                return None
+            run = settled.run(j)
+        return run if rid < run[0] + run[1] else None
+
+    def compact_to(self, n: int) -> None:
+        """Make runs up to ``n`` (all settled) columns."""
+        k = n - len(self.settled)
+        if k <= 0:
+            return
+        append = self.settled.append
+        for run in list.__getitem__(self, slice(0, k)):
+            append(run)
+        del self[:k]   # list's own __delitem__: the tuples now held as columns
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return list(self) + list(other)
+
+    def __reduce__(self):
+        return (_compact_runs, (self.settled, list(list.__iter__(self))))
+
+    @staticmethod
+    def joined(prefix, more: list) -> CompactRuns:
+        """The runs of ``prefix`` (a CompactRuns or a list) followed by ``more``."""
+        if not isinstance(prefix, CompactRuns):
+            return CompactRuns([*prefix, *more])
+        out = CompactRuns([*list.__iter__(prefix), *more])
+        out.settled = prefix.settled
+        return out
+
+
+def _compact_runs(settled: SettledRuns, live: list) -> CompactRuns:
+    out = CompactRuns(live)
+    out.settled = settled
+    return out
+
+
 class ProduceResults(Mapping):
     """``Producer.results``: the ProduceResult of every record sent, by record id, in the order
     sent. A record's ProduceResult is built on its first access and kept (``results[rid] is
@@ -192,7 +374,9 @@ class ProduceResults(Mapping):
 
     def __init__(self, records) -> None:
         self.records = records    # the cluster's RecordRegistry (values)
-        self.runs: list[tuple[int, int, int, ProduceRequestResult, int]] = []
+        # (first id, count, send time, batch result, index in batch) tuples, the older settled
+        # ones as columns
+        self.runs = CompactRuns()
         self.count = 0            # records in all runs
         self.views: dict[int, ProduceResult] = {}   # the ProduceResults built so far
         # how many runs, from the first, are known to be acked or failed (they stay so): where
@@ -207,13 +391,29 @@ class ProduceResults(Mapping):
 
     def _run_of(self, rid):
         """The run holding record ``rid``, or None."""
-        runs = self.runs
         if type(rid) is not int:
             return None
-        j = bisect_right(runs, rid, key=_first_id) - 1   # the last run starting at or before
-        if j < 0 or rid >= runs[j][0] + runs[j][1]:
-            return None
-        return runs[j]
+        return self.runs.find(rid)
+
+    def settled_prefix(self) -> int:
+        """How many runs, from the first, have an acked or failed batch: those up to
+        (excluding) the first pending one (counted on from ``settled``: they stay settled)."""
+        runs = self.runs
+        k = self.settled
+        n = len(runs)
+        while k < n and runs[k][3].status != PENDING:
+            k += 1
+        self.settled = k
+        return k
+
+    def compact(self) -> None:
+        """Keep the settled runs but the newest ``KEEP_RUNS`` as columns, once
+        ``COMPACT_RUNS_AT`` runs are tuples (at each metrics sample,
+        ``bootstrap.metrics_sample``); reads answer as before."""
+        runs = self.runs
+        if list.__len__(runs) < COMPACT_RUNS_AT:
+            return
+        runs.compact_to(min(self.settled_prefix(), len(runs) - KEEP_RUNS))
 
     def __getitem__(self, rid) -> ProduceResult:
         r = self.views.get(rid)
@@ -267,5 +467,5 @@ _first_id = itemgetter(0)   # a run's first record id
 
 def _results(records, runs: list, count: int) -> ProduceResults:
     r = ProduceResults(records)
-    r.runs, r.count = runs, count
+    r.runs, r.count = runs if isinstance(runs, CompactRuns) else CompactRuns(runs), count
     return r
