@@ -300,3 +300,21 @@ def test_stage_js_shows_no_english_literal_and_asks_python_for_every_word():
     assert found == []
     css = (STATIC / "stage.css").read_text(encoding="utf-8")
     assert not re.search(r'content:\s*"[^"]*[A-Za-z]{2,}', css)   # the CSS shows no words either
+
+
+def test_a_quiet_window_reaches_on_to_the_next_thing_that_happens():
+    """A speed-sized window with nothing narrated after its start (a quiet stretch) is computed
+    again up to ``window_ms``: step goes to the next event in the browser, not to another empty
+    window through the kernel; where something happens, the short window stays."""
+    from kafkasim.scenarios.scenario import Scenario
+
+    pl = Player(Scenario.named("jepsen-2013-unsafe"), checks=False)
+    stage = pl.stage
+    stage.handle({"action": "seek", "t": 11_100})      # quiet for the first 253 ms
+    w = stage.window
+    assert w["t1"] - w["t0"] == stage.window_ms == 2000
+    assert min(n["t"] for n in w["narration"] if n["t"] > w["t0"]) <= w["t1"]
+    short = stage_window(pl.cluster, pl.topic, 0, 253)
+    assert not [n for n in short["narration"] if n["t"] > short["t0"]]
+    stage.handle({"action": "seek", "t": 25_901})      # something happens within 253 ms
+    assert stage.window["t1"] - stage.window["t0"] == 253
