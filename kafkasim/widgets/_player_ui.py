@@ -222,7 +222,9 @@ class PlayerUI:
                 if list(self.partition.options) != parts:
                     self.partition.options = parts
                 self.partition.value = p.partition
-            # one partition: nothing to choose (a line of the screen saved for the stage)
+            # one topic, one partition: nothing to choose (a line of the screen saved for the
+            # stage in projector mode, where the large controls wrap)
+            self.topic.layout.display = "none" if len(self.topic.options) <= 1 else None
             self.partition.layout.display = "none" if len(self.partition.options) <= 1 else None
         finally:
             p._syncing = False
