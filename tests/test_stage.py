@@ -318,3 +318,45 @@ def test_a_quiet_window_reaches_on_to_the_next_thing_that_happens():
     assert not [n for n in short["narration"] if n["t"] > short["t0"]]
     stage.handle({"action": "seek", "t": 25_901})      # something happens within 253 ms
     assert stage.window["t1"] - stage.window["t0"] == 253
+
+
+def _still_labels(svg: str) -> list[tuple[float, float, str]]:
+    import re
+
+    return [(float(x), float(y), text) for x, y, text in re.findall(
+        r'<text x="(-?\d+)" y="(-?\d+)" font-size="11"[^>]*paint-order="stroke">([^<]*)</text>',
+        svg)]
+
+
+def test_still_picture_labels_cover_no_node_box_and_no_other_label():
+    """The still SVG (the static book, GitHub) places each message's label as stage.js does:
+    never over a node's box or another label, inside the picture; a label with no free place
+    is left out (its fields stay in the token's tooltip): two messages at one spot have their
+    labels side by side, not drawn over each other (notebook 08's "UpdateMetadata L2 e1")."""
+    from kafkasim.scenarios.scenario import Scenario
+    from kafkasim.widgets._stage_window import H, W, label_width, node_boxes
+
+    def overlap(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    pl = Player(Scenario.named("seed-isr-shrink-expand"), checks=False)
+    shown = 0
+    for t in (2_327, 8_533, 10_860, 14_000):
+        pl.seek(t)
+        w = pl.stage.window
+        boxes = node_boxes(w["nodes"])
+        for at in range(w["t0"], w["t1"], 29):
+            svg = window_svg(w, at)
+            labels = [(x, y - 11, x + label_width(s), y + 3) for x, y, s in _still_labels(svg)]
+            assert len(labels) <= len(in_flight_at(w, at))
+            for i, lab in enumerate(labels):
+                assert 0 <= lab[0] and lab[2] <= W and 0 <= lab[1] and lab[3] <= H
+                assert not any(overlap(lab, b) for b in boxes), (at, lab)
+                assert not any(overlap(lab, other) for other in labels[i + 1:]), (at, lab)
+            shown += len(labels)
+    assert shown > 20                       # labels are shown where there is room
+    twin = dict(w, tokens=[dict(w["tokens"][0], id=1, sent=w["t0"], recv=w["t0"] + 10),
+                           dict(w["tokens"][0], id=2, sent=w["t0"], recv=w["t0"] + 10)])
+    (x1, y1, s1), (x2, y2, s2) = _still_labels(window_svg(twin, w["t0"] + 5))
+    assert s1 == s2 and not overlap((x1, y1 - 11, x1 + label_width(s1), y1 + 3),
+                                    (x2, y2 - 11, x2 + label_width(s2), y2 + 3))
