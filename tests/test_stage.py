@@ -303,21 +303,29 @@ def test_stage_js_shows_no_english_literal_and_asks_python_for_every_word():
 
 
 def test_a_quiet_window_reaches_on_to_the_next_thing_that_happens():
-    """A speed-sized window with nothing narrated after its start (a quiet stretch) is computed
-    again up to ``window_ms``: step goes to the next event in the browser, not to another empty
-    window through the kernel; where something happens, the short window stays."""
+    """Once a front end shows the stage, a speed-sized window with fewer than MIN_STOPS
+    narrated moments after its start (a quiet stretch) is computed again up to ``window_ms``:
+    step goes on in the browser, not to another near-empty window through the kernel; where
+    much happens the short window stays, and without a front end nothing changes."""
     from kafkasim.scenarios.scenario import Scenario
+    from kafkasim.widgets.stage import MIN_STOPS
+
+    def stops(w):
+        return len({n["t"] for n in w["narration"] if w["t0"] < n["t"] <= w["t1"]})
 
     pl = Player(Scenario.named("jepsen-2013-unsafe"), checks=False)
     stage = pl.stage
-    stage.handle({"action": "seek", "t": 11_100})      # quiet for the first 253 ms
+    pl.seek(11_100)                       # nothing narrated in the first 253 ms
+    assert stage.window["t1"] - stage.window["t0"] == 253   # no front end: as it was (nbval)
+    assert stops(stage.window) == 0
+    stage.handle({"action": "refresh", "speed": 10 ** -1.5})    # stage.js, once it renders
     w = stage.window
-    assert w["t1"] - w["t0"] == stage.window_ms == 2000
-    assert min(n["t"] for n in w["narration"] if n["t"] > w["t0"]) <= w["t1"]
-    short = stage_window(pl.cluster, pl.topic, 0, 253)
-    assert not [n for n in short["narration"] if n["t"] > short["t0"]]
-    stage.handle({"action": "seek", "t": 25_901})      # something happens within 253 ms
-    assert stage.window["t1"] - stage.window["t0"] == 253
+    assert w["t1"] - w["t0"] == stage.window_ms == 2000 and stops(w) >= 1
+    pl.seek(20_351)                       # the slider, from now on: the same
+    assert stage.window["t1"] - stage.window["t0"] == 2000 and stops(stage.window) >= 1
+    busy = Stage(busy_cluster(), window_ms=2000, sized_to_watch=True)   # 50 records/s
+    busy.handle({"action": "refresh", "speed": 10 ** -1.5})
+    assert busy.window["t1"] - busy.window["t0"] == 253 and stops(busy.window) >= MIN_STOPS
 
 
 def _still_labels(svg: str) -> list[tuple[float, float, str]]:
@@ -360,3 +368,18 @@ def test_still_picture_labels_cover_no_node_box_and_no_other_label():
     (x1, y1, s1), (x2, y2, s2) = _still_labels(window_svg(twin, w["t0"] + 5))
     assert s1 == s2 and not overlap((x1, y1 - 11, x1 + label_width(s1), y1 + 3),
                                     (x2, y2 - 11, x2 + label_width(s2), y2 + 3))
+
+
+def test_a_stage_keeps_the_projector_mode_it_was_made_in():
+    """stage.js asks for a window when it renders, after Run All may have switched projector
+    mode off again (a notebook's last cell): the stage on screen stays as it was made."""
+    from kafkasim.viz import style
+
+    style.set_presentation(True)
+    try:
+        stage = Stage(busy_cluster())
+    finally:
+        style.set_presentation(False)
+    stage.handle({"action": "refresh", "speed": 0.03})
+    assert stage.window["presentation"] is True
+    assert Stage(busy_cluster()).window["presentation"] is False
