@@ -300,3 +300,86 @@ def test_stage_js_shows_no_english_literal_and_asks_python_for_every_word():
     assert found == []
     css = (STATIC / "stage.css").read_text(encoding="utf-8")
     assert not re.search(r'content:\s*"[^"]*[A-Za-z]{2,}', css)   # the CSS shows no words either
+
+
+def test_a_quiet_window_reaches_on_to_the_next_thing_that_happens():
+    """Once a front end shows the stage, a speed-sized window with fewer than MIN_STOPS
+    narrated moments after its start (a quiet stretch) is computed again up to ``window_ms``:
+    step goes on in the browser, not to another near-empty window through the kernel; where
+    much happens the short window stays, and without a front end nothing changes."""
+    from kafkasim.scenarios.scenario import Scenario
+    from kafkasim.widgets.stage import MIN_STOPS
+
+    def stops(w):
+        return len({n["t"] for n in w["narration"] if w["t0"] < n["t"] <= w["t1"]})
+
+    pl = Player(Scenario.named("jepsen-2013-unsafe"), checks=False)
+    stage = pl.stage
+    pl.seek(11_100)                       # nothing narrated in the first 253 ms
+    assert stage.window["t1"] - stage.window["t0"] == 253   # no front end: as it was (nbval)
+    assert stops(stage.window) == 0
+    stage.handle({"action": "refresh", "speed": 10 ** -1.5})    # stage.js, once it renders
+    w = stage.window
+    assert w["t1"] - w["t0"] == stage.window_ms == 2000 and stops(w) >= 1
+    pl.seek(20_351)                       # the slider, from now on: the same
+    assert stage.window["t1"] - stage.window["t0"] == 2000 and stops(stage.window) >= 1
+    busy = Stage(busy_cluster(), window_ms=2000, sized_to_watch=True)   # 50 records/s
+    busy.handle({"action": "refresh", "speed": 10 ** -1.5})
+    assert busy.window["t1"] - busy.window["t0"] == 253 and stops(busy.window) >= MIN_STOPS
+
+
+def _still_labels(svg: str) -> list[tuple[float, float, str]]:
+    import re
+
+    return [(float(x), float(y), text) for x, y, text in re.findall(
+        r'<text x="(-?\d+)" y="(-?\d+)" font-size="11"[^>]*paint-order="stroke">([^<]*)</text>',
+        svg)]
+
+
+def test_still_picture_labels_cover_no_node_box_and_no_other_label():
+    """The still SVG (the static book, GitHub) places each message's label as stage.js does:
+    never over a node's box or another label, inside the picture; a label with no free place
+    is left out (its fields stay in the token's tooltip): two messages at one spot have their
+    labels side by side, not drawn over each other (notebook 08's "UpdateMetadata L2 e1")."""
+    from kafkasim.scenarios.scenario import Scenario
+    from kafkasim.widgets._stage_window import H, W, label_width, node_boxes
+
+    def overlap(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    pl = Player(Scenario.named("seed-isr-shrink-expand"), checks=False)
+    shown = 0
+    for t in (2_327, 8_533, 10_860, 14_000):
+        pl.seek(t)
+        w = pl.stage.window
+        boxes = node_boxes(w["nodes"])
+        for at in range(w["t0"], w["t1"], 29):
+            svg = window_svg(w, at)
+            labels = [(x, y - 11, x + label_width(s), y + 3) for x, y, s in _still_labels(svg)]
+            assert len(labels) <= len(in_flight_at(w, at))
+            for i, lab in enumerate(labels):
+                assert 0 <= lab[0] and lab[2] <= W and 0 <= lab[1] and lab[3] <= H
+                assert not any(overlap(lab, b) for b in boxes), (at, lab)
+                assert not any(overlap(lab, other) for other in labels[i + 1:]), (at, lab)
+            shown += len(labels)
+    assert shown > 20                       # labels are shown where there is room
+    twin = dict(w, tokens=[dict(w["tokens"][0], id=1, sent=w["t0"], recv=w["t0"] + 10),
+                           dict(w["tokens"][0], id=2, sent=w["t0"], recv=w["t0"] + 10)])
+    (x1, y1, s1), (x2, y2, s2) = _still_labels(window_svg(twin, w["t0"] + 5))
+    assert s1 == s2 and not overlap((x1, y1 - 11, x1 + label_width(s1), y1 + 3),
+                                    (x2, y2 - 11, x2 + label_width(s2), y2 + 3))
+
+
+def test_a_stage_keeps_the_projector_mode_it_was_made_in():
+    """stage.js asks for a window when it renders, after Run All may have switched projector
+    mode off again (a notebook's last cell): the stage on screen stays as it was made."""
+    from kafkasim.viz import style
+
+    style.set_presentation(True)
+    try:
+        stage = Stage(busy_cluster())
+    finally:
+        style.set_presentation(False)
+    stage.handle({"action": "refresh", "speed": 0.03})
+    assert stage.window["presentation"] is True
+    assert Stage(busy_cluster()).window["presentation"] is False

@@ -760,3 +760,24 @@ def test_notebook_text_explorers_save_no_image():
         html = ex._repr_mimebundle_()["text/html"]
         assert "<img" not in html and "<pre" in html, view.__name__
         assert not any(isinstance(x, w.Image) for x in walk(ex.widget)), view.__name__
+
+
+def test_jump_button_index_matches_a_scan_of_the_rows_on_every_branch():
+    """The jump button's per-kind index of row times (``KindTimes``) names the same next event
+    as a scan of the branch's rows, after seeks back and forth, a fork, and rows added."""
+    from kafkasim.widgets._player_ui import next_event_time
+
+    def scanned(pl, kind):
+        return next((t for t, k, *_ in pl.history.trace_rows if t > pl.now and k == kind), None)
+
+    pl = Player(Scenario.named("seed-isr-shrink-expand"), checks=False)
+    kinds = pl.event_kinds()
+    for t in (pl.start_ms, pl.horizon // 3, pl.horizon // 2, pl.horizon):
+        pl.seek(t)
+        assert [next_event_time(pl, k) for k in kinds] == [scanned(pl, k) for k in kinds]
+    pl.seek(pl.horizon // 3)
+    pl.crash(2)                                  # a fork: a new branch, its own rows
+    pl.run(3000)
+    assert [next_event_time(pl, k) for k in kinds] == [scanned(pl, k) for k in kinds]
+    pl.seek(pl.horizon // 4)
+    assert next_event_time(pl, "isr") == scanned(pl, "isr")

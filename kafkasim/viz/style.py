@@ -30,6 +30,12 @@ PROJECTOR_CSS = """<style>
 .kafkasim-projector button { min-height: 40px; font-weight: 600; border: 2px solid #000; }
 .kafkasim-projector { color: #000; background: #fff; max-width: 1260px; }
 .kafkasim-projector pre { color: #000; }
+.kafkasim-projector .kafkasim-details button { font-size: 15px !important; min-height: 30px;
+                                               padding: 0 8px; }
+.kafkasim-projector .kafkasim-kind { max-width: 250px; }
+.kafkasim-projector .kafkasim-time { min-width: 160px !important; }
+.kafkasim-projector .kafkasim-topic .widget-label,
+.kafkasim-projector .kafkasim-partition .widget-label { display: none; }
 </style>"""
 
 

@@ -222,7 +222,9 @@ class PlayerUI:
                 if list(self.partition.options) != parts:
                     self.partition.options = parts
                 self.partition.value = p.partition
-            # one partition: nothing to choose (a line of the screen saved for the stage)
+            # one topic, one partition: nothing to choose (a line of the screen saved for the
+            # stage in projector mode, where the large controls wrap)
+            self.topic.layout.display = "none" if len(self.topic.options) <= 1 else None
             self.partition.layout.display = "none" if len(self.partition.options) <= 1 else None
         finally:
             p._syncing = False
@@ -239,12 +241,38 @@ class PlayerUI:
 def next_event_time(player, kind: str) -> int | None:
     """The time of the next trace row of ``kind`` after now on the player's branch (what
     ``Player.next_event`` jumps to), or None."""
-    rows = player.history.trace_rows
-    now = player.now
-    for i in range(bisect_right(rows, now, key=lambda r: r[0]), len(rows)):
-        if rows[i][1] == kind:
-            return rows[i][0]
-    return None
+    times = KindTimes.of(player).times(kind)
+    i = bisect_right(times, player.now)
+    return times[i] if i < len(times) else None
+
+
+class KindTimes:
+    """The times of a branch's trace rows, per kind (rows come in time order), kept on the
+    player and extended with the rows added since: the jump button names its next event after
+    every step, and scanning the rows after now for a rare kind cost up to 150 ms a step on
+    notebook 07's scenario (tens of thousands of rows, most of them compressed)."""
+
+    def __init__(self, rows) -> None:
+        self.rows = rows
+        self.seen = 0
+        self.by_kind: dict[str, list[int]] = {}
+
+    @classmethod
+    def of(cls, player) -> KindTimes:
+        rows = player.history.trace_rows
+        index = getattr(player, "_kind_times", None)
+        if index is None or index.rows is not rows or len(rows) < index.seen:
+            index = player._kind_times = cls(rows)      # a new branch: index it again
+        return index
+
+    def times(self, kind: str) -> list[int]:
+        rows, n = self.rows, len(self.rows)
+        if self.seen < n:
+            new = rows if self.seen == 0 else (rows[i] for i in range(self.seen, n))
+            for row in new:
+                self.by_kind.setdefault(row[1], []).append(row[0])
+            self.seen = n
+        return self.by_kind.get(kind, [])
 
 
 def _first_kind(kinds):

@@ -494,9 +494,11 @@ EPOCH_COLORS = ("#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#76B7B2", "#EDC948"
                 "#9C755F")
 
 
-def _svg_text(x, y, text, size=12, weight="normal", anchor="middle", fill="#222") -> str:
+def _svg_text(x, y, text, size=12, weight="normal", anchor="middle", fill="#222",
+              halo: bool = False) -> str:
+    ring = ' stroke="#fafafa" stroke-width="3" paint-order="stroke"' if halo else ""
     return (f'<text x="{x:.0f}" y="{y:.0f}" font-size="{size}" font-weight="{weight}" '
-            f'text-anchor="{anchor}" fill="{fill}">{html.escape(text)}</text>')
+            f'text-anchor="{anchor}" fill="{fill}"{ring}>{html.escape(text)}</text>')
 
 
 def _svg_broker(node: dict, st: dict) -> str:
@@ -546,25 +548,60 @@ def _svg_small(node: dict, st: dict | None) -> str:
             + _svg_text(node["x"], node["y"] + 4, label, 12, "bold") + "</g>")
 
 
-def _svg_token(tok: dict, pos: dict, t: float) -> str:
-    (ax, ay), (bx, by) = pos[tok["src"]], pos[tok["dst"]]
+def _edge(half: tuple[float, float], frm, to) -> tuple[float, float]:
+    """Where the segment from a box's centre ``frm`` towards ``to`` leaves the box (at most
+    0.45 of the way), as stage.js's ``edge``: a token starts and ends at the boxes' edges."""
+    dx, dy = to[0] - frm[0], to[1] - frm[1]
+    if not dx and not dy:
+        return frm
+    k = min(half[0] / abs(dx) if dx else math.inf, half[1] / abs(dy) if dy else math.inf)
+    return frm[0] + dx * min(k, 0.45), frm[1] + dy * min(k, 0.45)
+
+
+def _token_xy(tok: dict, nodes: dict, t: float) -> tuple[float, float]:
+    """Where a token is at ``t`` between its sender's and its receiver's boxes, each direction
+    of a link on its own side (as stage.js draws it; a held or never-received message: half
+    way, a dropped one at most 85 % of the way)."""
+    def half(n):
+        return ((BOX_W if n["kind"] == "broker" else SMALL_W) / 2 + 3,
+                (BOX_H if n["kind"] == "broker" else SMALL_H) / 2 + 3)
+    src, dst = nodes[tok["src"]], nodes[tok["dst"]]
+    ca, cb = (src["x"], src["y"]), (dst["x"], dst["y"])
+    (ax, ay), (bx, by) = _edge(half(src), ca, cb), _edge(half(dst), cb, ca)
+    length = math.hypot(bx - ax, by - ay) or 1
+    side = 1 if str(tok["src"]) < str(tok["dst"]) else -1
+    ox, oy = -(by - ay) / length * 6 * side, (bx - ax) / length * 6 * side
     if tok["recv"] is None or tok["held"]:
         frac = 0.5
     else:
         frac = min(max((t - tok["sent"]) / max(tok["recv"] - tok["sent"], 1), 0.0), 1.0)
-    x, y = ax + (bx - ax) * frac, ay + (by - ay) * frac
+    if tok["fate"] == "dropped":
+        frac = min(frac, 0.85)
+    return ax + (bx - ax) * frac + ox, ay + (by - ay) * frac + oy
+
+
+def _svg_line(tok: dict, pos: dict) -> str:
+    """A message's line between its sender and receiver (under the nodes)."""
+    (ax, ay), (bx, by) = pos[tok["src"]], pos[tok["dst"]]
+    return (f'<line x1="{ax:.0f}" y1="{ay:.0f}" x2="{bx:.0f}" y2="{by:.0f}" '
+            f'stroke="{tok["color"]}" stroke-opacity="0.35" stroke-width="1.5"/>')
+
+
+def _svg_token(tok: dict, xy: tuple[float, float]) -> str:
+    """A token (above the nodes, as on the stage's canvas; its label comes last, where
+    ``place_labels`` puts it)."""
+    x, y = xy
     ring = ' stroke="#C00" stroke-width="2.5"' if tok["held"] or tok["fate"] == "dropped" else ""
     return (f'<g class="token"><title>{html.escape(tok["fields"])}</title>'
-            f'<line x1="{ax:.0f}" y1="{ay:.0f}" x2="{bx:.0f}" y2="{by:.0f}" '
-            f'stroke="{tok["color"]}" '
-            f'stroke-opacity="0.35" stroke-width="1.5"/>'
-            f'<circle cx="{x:.0f}" cy="{y:.0f}" r="7" fill="{tok["color"]}"{ring}/>'
-            + _svg_text(x + 10, y - 8, tok["label"], 11, anchor="start") + "</g>")
+            f'<circle cx="{x:.0f}" cy="{y:.0f}" r="7" fill="{tok["color"]}"{ring}/></g>')
 
 
 def window_svg(window: dict, t: int | None = None) -> str:
     """A still SVG of the stage at ``t`` (default: the window's start), messages in flight
-    included: what the static book and GitHub show in place of the animated stage."""
+    included: what the static book and GitHub show in place of the animated stage. A message's
+    label goes where it covers no node's box, no other message and no other label
+    (``place_labels``, as stage.js's ``labelPlace``); where none is free it is left out (the
+    message's fields stay in its tooltip)."""
     t = window["t0"] if t is None else t
     frame = frame_at(window, t)
     pos = {n["id"]: (n["x"], n["y"]) for n in window["nodes"]}
@@ -572,12 +609,73 @@ def window_svg(window: dict, t: int | None = None) -> str:
              f'class="kafkasim-stage-still" style="max-width:100%;height:auto;background:#fafafa" '
              f'font-family="sans-serif">']
     flying = in_flight_at(window, t)
-    parts += [_svg_token(tok, pos, t) for tok in flying]
+    at = [_token_xy(tok, {n["id"]: n for n in window["nodes"]}, t) for tok in flying]
+    parts += [_svg_line(tok, pos) for tok in flying]
     for node in window["nodes"]:
         st = frame["nodes"].get(str(node["id"]))
         parts.append(_svg_broker(node, st) if node["kind"] == "broker" else _svg_small(node, st))
-    parts.append(_svg_text(8, H - 6, tr("t = {t} ms · {n} message(s) in flight", t=f"{t:,}",
-                                        n=len(flying)), 12,
-                           anchor="start", fill="#555"))
+    parts += [_svg_token(tok, xy) for tok, xy in zip(flying, at, strict=True)]
+    status = tr("t = {t} ms · {n} message(s) in flight", t=f"{t:,}", n=len(flying))
+    parts.append(_svg_text(8, H - 6, status, 12, anchor="start", fill="#555"))
+    for tok, place in zip(flying, place_labels(window["nodes"], flying, at, status),
+                          strict=True):
+        if place is not None:
+            parts.append(_svg_text(place[0], place[1], tok["label"], LABEL_PX, anchor="start",
+                                   halo=True))
     parts.append("</svg>")
     return "".join(parts)
+
+
+LABEL_PX = 11           # a message's label in the still picture
+LABEL_CHAR_W = 6.6      # the widest average advance of an 11 px sans-serif label (digits: 6.1)
+
+
+def node_boxes(nodes: list[dict]) -> list[tuple[float, float, float, float]]:
+    """(x0, y0, x1, y1) of every node's box in the still picture."""
+    out = []
+    for n in nodes:
+        w, h = (BOX_W, BOX_H) if n["kind"] == "broker" else (SMALL_W, SMALL_H)
+        out.append((n["x"] - w / 2, n["y"] - h / 2, n["x"] + w / 2, n["y"] + h / 2))
+    return out
+
+
+def label_width(text: str) -> float:
+    """A label's width in the still picture (a wide character, Hangul or CJK, is 1 em)."""
+    return sum(LABEL_PX if unicodedata.east_asian_width(ch) in "WF" else LABEL_CHAR_W
+               for ch in text)
+
+
+def label_box(place: tuple[float, float], text: str) -> tuple[float, float, float, float]:
+    """The box a label drawn at ``place`` (its baseline's start) takes."""
+    x, y = place
+    return (x, y - LABEL_PX, x + label_width(text), y + 3)
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def place_labels(nodes: list[dict], tokens: list[dict], at: list[tuple[float, float]],
+                 status: str = "") -> list[tuple[float, float] | None]:
+    """Where each token's label goes (its baseline's start), or None: right and above the
+    token, else left and above, else right and below, else left and below; the first place
+    whose box stays in the picture and covers no node's box, no token (``at``), no label placed
+    before it and not the status line (stage.js's ``labelPlace`` does the same in the browser)."""
+    taken = node_boxes(nodes) + [(x - 8, y - 8, x + 8, y + 8) for x, y in at]
+    if status:
+        taken.append(label_box((8, H - 6), status))
+    out = []
+    for tok, (x, y) in zip(tokens, at, strict=True):
+        w = label_width(tok["label"])
+        own = (x - 8, y - 8, x + 8, y + 8)
+        free = None
+        for place in ((x + 10, y - 8), (x - 10 - w, y - 8), (x + 10, y + 16), (x - 10 - w, y + 16)):
+            box = label_box(place, tok["label"])
+            inside = box[0] >= 0 and box[1] >= 0 and box[2] <= W and box[3] <= H
+            if inside and not any(_overlaps(box, o) for o in taken if o != own):
+                free = place
+                break
+        if free is not None:
+            taken.append(label_box(free, tok["label"]))
+        out.append(free)
+    return out

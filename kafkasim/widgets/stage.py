@@ -54,6 +54,7 @@ CODE_LINES = 6             # calls shown under the stage
 WATCH_S = 8                # a window holds about this many seconds of watching at the speed set
 START_SPEED = 10 ** -1.5   # simulated ms per real ms stage.js starts at (its SPEEDS.start)
 MIN_WINDOW_MS = 250
+MIN_STOPS = 8              # a speed-sized window with fewer steps in it reaches on to window_ms
 ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
 
 #: every string stage.js shows (its T("...") keys; tests/test_stage.py checks they match)
@@ -184,6 +185,12 @@ def _is_player(source) -> bool:
     return all(hasattr(source, a) for a in ("history", "seek", "drop_message", "cluster"))
 
 
+def _stops(window: dict) -> int:
+    """How many steps ``window`` holds: its narrated moments after its start (a message
+    arrives or is lost, a node changes; stage.js's ``stops``)."""
+    return len({n["t"] for n in window["narration"] if window["t0"] < n["t"] <= window["t1"]})
+
+
 def _args(args, kwargs) -> str:
     return ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
 
@@ -215,6 +222,10 @@ class Stage(anywidget.AnyWidget):
         # simulated ms per real ms the front end plays at (it says with every request); with
         # ``sized_to_watch`` the first windows assume its starting speed: short and cheap
         self._speed = START_SPEED if sized_to_watch else None
+        self._watched = False      # a front end shows the stage (it has sent a request)
+        # projector mode as it was when the stage was made (a later set_presentation(False),
+        # as a notebook's last cell does, leaves a stage on screen as it is)
+        self.presentation = bool(style.PRESENTATION)
         if isinstance(source, Cluster):
             self._driver = _ClusterDriver(source, name or "cluster")
         elif _is_player(source):
@@ -257,8 +268,14 @@ class Stage(anywidget.AnyWidget):
         known = self.cluster.topics.names()
         shown = self.topic if self.topic in known else None  # (not created yet?)
         window = stage_window(self.cluster, shown, self.partition, ms)
+        if self._watched and ms < self.window_ms and _stops(window) < MIN_STOPS:
+            # a quiet stretch, in the browser: reach on (up to ``window_ms``) so that steps have
+            # somewhere to go there instead of asking the kernel for another near-empty window
+            # (a round trip every step or two in notebooks 02 and 08's quiet seconds); without
+            # a front end (nbval, a cell's print) the window, and its text, stay as they were
+            window = stage_window(self.cluster, shown, self.partition, self.window_ms)
         window["timeline"] = self._driver.timeline()
-        window["presentation"] = bool(style.PRESENTATION)   # projector mode: bigger controls
+        window["presentation"] = self.presentation     # projector mode: bigger controls
         self._serial += 1
         window["serial"] = self._serial     # a new window even when nothing changed
         self.window = window
@@ -388,6 +405,7 @@ class Stage(anywidget.AnyWidget):
         speed = content.get("speed")
         if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
             self._speed = float(speed)
+            self._watched = True       # every request of stage.js says its speed
         if action == "toggle":
             return self.toggle_broker(content.get("node"), at_ms=t)
         if action == "pause":

@@ -6,8 +6,9 @@ image; tokens move between frames while it plays; every click on step changes wh
 shows (and the next event is named before the click); the time slider seeks; a click on a broker
 crashes it through the player (the call is shown, the kernel's cluster changed); a click on a
 message drops it; the keyboard plays, steps and restarts; the page asks nothing of any host but
-127.0.0.1. The same player in Korean fits the screen too, and in projector mode (large type, the
-diagram's words larger) it fits 1280x720 with the sidebar closed, as a presenter shows it.
+127.0.0.1. The same player in Korean fits the screen too, and so it does in projector mode (large
+type, the diagram's words larger), the sidebar open as well, on a ZooKeeper scenario and on a
+KRaft one (controllers, three partitions: the topic and partition pickers shown).
 """
 
 from __future__ import annotations
@@ -192,13 +193,19 @@ def test_player_is_its_stage_fits_the_screen_and_every_step_shows_something(
         nb.close()
 
 
-@pytest.mark.parametrize("variant", ["ko", "projector"])
+KRAFT_PLAYER = ("player = Player(Scenario.named('kraft-controller-failover'), topic='orders')\n"
+                "player.seek(30_000)\n"
+                "player")
+
+
+@pytest.mark.parametrize("variant", ["ko", "projector", "projector-kraft"])
 def test_player_in_korean_and_in_projector_mode_fits_the_screen(course_root, lab_page, shots,
                                                                 variant):
-    name = f"ko/zz-player-{variant}.ipynb" if variant == "ko" else "zz-player-projector.ipynb"
+    name = f"ko/zz-player-{variant}.ipynb" if variant == "ko" else f"zz-player-{variant}.ipynb"
     big = "from kafkasim.viz import style\nstyle.set_presentation(True)\n" \
-        if variant == "projector" else ""
-    cells = [SETUP + big + PLAYER, "from kafkasim.viz import style\nstyle.set_presentation(False)"]
+        if variant.startswith("projector") else ""
+    player = KRAFT_PLAYER if variant == "projector-kraft" else PLAYER
+    cells = [SETUP + big + player, "from kafkasim.viz import style\nstyle.set_presentation(False)"]
     nb = Notebook.open(lab_page, generated_notebook(course_root, name, cells))
     try:
         with shots(nb):
@@ -206,7 +213,7 @@ def test_player_in_korean_and_in_projector_mode_fits_the_screen(course_root, lab
             cell = nb.cell_locator(0)
             stage = cell.locator(".kafkasim-player .ks-stage").first
             stage.locator(".ks-broker").first.wait_for(timeout=60_000)
-            height, screen = fits_the_screen(lab_page, cell, sidebar=variant == "ko")
+            height, screen = fits_the_screen(lab_page, cell)     # the sidebar open
             assert height <= screen, f"the player is {height:.0f} px tall, the screen {screen}"
             if variant == "ko":
                 assert "한 단계" in stage.locator(".ks-next").inner_text()

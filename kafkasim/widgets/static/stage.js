@@ -623,6 +623,8 @@ export default {
     showCode();
     showError();
     load(model.get("window"));
+    // say the stage is watched (and at which speed): the kernel sizes the windows for it
+    send({action: "refresh"});
     st.raf = requestAnimationFrame(tick);
     return () => cancelAnimationFrame(st.raf);
   },
