@@ -324,7 +324,7 @@ def screen_english(nb) -> list[tuple[str, str]]:
 # names: _trace_value). 09 and 11 fall to 0 once re-executed (the player's violation report
 # through violation_lines, the explorer's choices translated): lower them then.
 SCREEN_BUDGET = {"00": 0, "01": 0, "02a": 0, "02b": 0, "03": 0, "04": 0, "05": 0, "06": 0,
-                 "07": 0, "08": 0, "09": 6, "10": 0, "11": 1, "12": 0, "13": 0, "14": 0, "90": 0}
+                 "07": 0, "08": 0, "09": 0, "10": 0, "11": 0, "12": 0, "13": 0, "14": 0, "90": 0}
 
 
 def test_the_screen_scan_keeps_kafkas_formats_and_flags_narration():
