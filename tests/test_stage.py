@@ -383,3 +383,30 @@ def test_a_stage_keeps_the_projector_mode_it_was_made_in():
     stage.handle({"action": "refresh", "speed": 0.03})
     assert stage.window["presentation"] is True
     assert Stage(busy_cluster()).window["presentation"] is False
+
+
+def test_a_window_ends_where_the_recorded_story_changes_the_cluster():
+    """A window runs a copy of the cluster, which does not know the story's next step: the
+    window ends at that step, and the next window (from the recorded state) shows it."""
+    from kafkasim.widgets._stage_window import frame_at
+
+    def story(c):
+        c.run(1500)
+        c.crash(3)
+        c.run(1500)
+
+    player = Player(busy_cluster(), topic="orders", checks=False, story=story)
+    crash_at = player.start_ms + 1500
+    assert player.history.next_change(player.start_ms) == crash_at
+    player.seek(crash_at - 100)
+    stage = player.stage
+    assert stage.window["t1"] == crash_at
+    assert frame_at(stage.window, crash_at)["nodes"]["3"]["state"] == "running"
+    player.seek(crash_at)
+    assert frame_at(stage.window, crash_at)["nodes"]["3"]["state"] == "crashed"
+    assert player.history.next_change(crash_at) is None
+    # a fork in the past drops the story's later steps and what it recorded of them
+    player.seek(crash_at - 500)
+    stage.toggle_broker(1)
+    assert all(c < crash_at for c in player.history.changes)
+    assert player.history.next_change(player.now) is None

@@ -118,6 +118,9 @@ class History:
         self.every_ms = every_ms
         self.max_snapshots = max_snapshots
         self.actions: list[Action] = []
+        # times at which a recorded story or scenario step changed the branch from outside the
+        # engine (``widgets.recording``); a snapshot taken then holds the change
+        self.changes: list[int] = []
         self.times: list[int] = []
         self.snaps: list[snapshots.Snapshot] = []
         self.horizon = cluster.now     # the furthest time simulated on the current branch
@@ -254,9 +257,20 @@ class History:
             del self.times[i:]
             del self.snaps[i:]
             self.horizon = t
+            self.changes = [c for c in self.changes if c <= t]
             self._branch_rows = None     # the recorded future is gone
         self.actions.append(action)
         return result
+
+    def next_change(self, after_ms: int) -> int | None:
+        """The first time after ``after_ms`` at which the branch is changed from outside the
+        engine (a recorded action, a story or scenario step), or None: a copy of the cluster run
+        on from ``after_ms`` (the stage's window) does not know of it."""
+        times = [a.time_ms for a in self.actions if a.time_ms > after_ms]
+        i = bisect.bisect_right(self.changes, after_ms)
+        if i < len(self.changes):
+            times.append(self.changes[i])
+        return min(times, default=None)
 
     def snapshot_now(self) -> None:
         """Record a snapshot of the current state (e.g. while a script drives the cluster)."""

@@ -147,7 +147,10 @@ class _Recorder:
 
     def enter(self) -> None:
         if self._key() != self.key:
-            self.history._snapshot()
+            h = self.history
+            if not h.changes or h.changes[-1] < h.cluster.now:
+                h.changes.append(h.cluster.now)
+            h._snapshot()
 
     def leave(self) -> None:
         self.key = self._key()

@@ -120,6 +120,10 @@ class _ClusterDriver:
         """A Cluster has no recorded branch to show (a Player has)."""
         return None
 
+    def next_change(self, _after_ms: int) -> None:
+        """A Cluster has no recorded future (a Player's branch may have)."""
+        return None
+
     def seek(self, t: int) -> list[str]:
         if t < self.cluster.now:
             raise ValueError(f"a Cluster cannot go back to t={t} ms (it is at "
@@ -170,6 +174,10 @@ class _PlayerDriver:
         return {"start": p.start_ms, "end": max(p.horizon, p.now),
                 "marks": [{"t": t, "kind": kind, "label": label}
                           for t, kind, label in p.markers()]}
+
+    def next_change(self, after_ms: int) -> int | None:
+        """When the recorded branch next changes from outside the engine (History)."""
+        return self.player.history.next_change(after_ms)
 
     def seek(self, t: int) -> list[str]:
         self.player.seek(t)
@@ -267,13 +275,17 @@ class Stage(anywidget.AnyWidget):
             ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
         known = self.cluster.topics.names()
         shown = self.topic if self.topic in known else None  # (not created yet?)
-        window = stage_window(self.cluster, shown, self.partition, ms)
-        if self._watched and ms < self.window_ms and _stops(window) < MIN_STOPS:
+        # a window runs a copy of the cluster, which knows nothing of a recorded story step or
+        # action still to come: it ends there, and the next one starts from the changed state
+        now, change = self.cluster.now, self._driver.next_change(self.cluster.now)
+        longest = self.window_ms if change is None else min(self.window_ms, change - now)
+        window = stage_window(self.cluster, shown, self.partition, min(ms, longest))
+        if self._watched and ms < longest and _stops(window) < MIN_STOPS:
             # a quiet stretch, in the browser: reach on (up to ``window_ms``) so that steps have
             # somewhere to go there instead of asking the kernel for another near-empty window
             # (a round trip every step or two in notebooks 02 and 08's quiet seconds); without
             # a front end (nbval, a cell's print) the window, and its text, stay as they were
-            window = stage_window(self.cluster, shown, self.partition, self.window_ms)
+            window = stage_window(self.cluster, shown, self.partition, longest)
         window["timeline"] = self._driver.timeline()
         window["presentation"] = self.presentation     # projector mode: bigger controls
         self._serial += 1
