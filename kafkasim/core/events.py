@@ -1389,11 +1389,12 @@ class RaftVoters(TextEvent):
 
 
 class RaftVoterChange(TextEvent):
-    """The quorum leader answered an AddRaftVoter / RemoveRaftVoter request (KIP-853)."""
+    """The quorum leader answered an AddRaftVoter / RemoveRaftVoter (KIP-853) or UpdateRaftVoter
+    (KIP-853; on a static quorum since 4.1, KAFKA-16538) request."""
     __slots__ = ()
     kind = "raft_voter_change"
     fields = ("operation", "voter", "error", "message")
-    field_docs = ("add or remove", "the voter id", "Kafka's error name (NONE: done)",
+    field_docs = ("add, remove or update", "the voter id", "Kafka's error name (NONE: done)",
                   "Kafka's error message")
 
     def render(self) -> str:
