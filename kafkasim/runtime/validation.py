@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Iterable
 
+from kafkasim.settings import config as kconfig
 from kafkasim.settings import limits
 from kafkasim.settings.exceptions import ClusterError
 
@@ -119,6 +120,13 @@ def check_schedule_time(cluster, time_ms, fn) -> None:
     check_callable("at(fn)", fn)
 
 
+def check_flag(what: str, value) -> None:
+    """A yes/no argument (``restart(clean)``, ``cut(both_ways)``, ``create_topic(wait)``) is
+    True or False: 'no' or 0 would otherwise read as its truth value."""
+    if not isinstance(value, bool):
+        raise ClusterError(f"{what} must be True or False, got {value!r} ({_type_name(value)})")
+
+
 def check_callable(what: str, fn, optional: bool = False) -> None:
     if (fn is None and optional) or callable(fn):
         return
@@ -167,6 +175,28 @@ def check_alter_config(cluster, entity_type, name, configs, delete) -> None:
                            f"['min.insync.replicas'], got {delete!r}")
     if entity_type == "brokers" and name not in (None, "", "default"):
         check_fault_node(cluster, name, "alter_config(brokers, name)", controllers=False)
+    _check_deleted_names(cluster, entity_type, delete or [])
+    fixed = sorted(k for k in configs if k in READ_ONLY_BROKER_CONFIGS)
+    if entity_type == "brokers" and fixed:   # DynamicBrokerConfig.validateConfigs
+        raise ClusterError(f"alter_config(brokers): Cannot update these configs dynamically: "
+                           f"Set({', '.join(fixed)}) (INVALID_REQUEST; they are read-only, "
+                           "set when a broker starts)")
+
+
+#: broker configs the simulator sets per broker and Kafka never updates dynamically (not in
+#: DynamicBrokerConfig.AllDynamicConfigs): altering them is refused, not silently overwritten
+READ_ONLY_BROKER_CONFIGS = ("broker.id", "broker.rack", "node.id")
+
+
+def _check_deleted_names(cluster, entity_type, delete) -> None:
+    """``kafka-configs --delete-config`` refuses a name the entity does not describe
+    (ConfigCommand: "Invalid config(s): ..."): a misspelt name would otherwise delete nothing."""
+    kind = "topic" if entity_type == "topics" else "broker"
+    known = sorted(kconfig.registry(kind))
+    unknown = [k for k in delete if k not in known]
+    if unknown:
+        raise ClusterError(f"alter_config(delete): Invalid config(s): {','.join(unknown)} "
+                           f"(no {kind} config of that name){did_you_mean(unknown[0], known)}")
 
 
 # -- clients -----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.runtime.engine import EventLimitExceeded
 from kafkasim.runtime.kraft_cluster import DEDICATED_CONTROLLER_BASE_ID
 from kafkasim.runtime.network import ZOOKEEPER
-from kafkasim.runtime.topics import invalid_topic_reason
+from kafkasim.runtime.topics import assignment_conflict, invalid_topic_reason
 from kafkasim.runtime.workload import RateWorkload
 from kafkasim.scenarios import schema as schema
 from kafkasim.settings import limits
@@ -252,6 +252,11 @@ class Scenario:
                 line = self._line_of("name", t["name"])
                 raise ScenarioError(f"{self.source}: {line}topics.name: Topic name is invalid: "
                                     f"{reason} (Kafka's Topic.validate)")
+            conflict = assignment_conflict(t.get("partitions"), t.get("replication_factor"),
+                                           t.get("assignment"))
+            if conflict:
+                line = self._line_of("name", t["name"])
+                raise ScenarioError(f"{self.source}: {line}topics '{t['name']}': {conflict}")
             total += t.get("partitions", len(t.get("assignment", [0])))
         if total > limits.MAX_PARTITIONS:
             raise self._fail(f"the topics have {total} partitions in all, more than "
