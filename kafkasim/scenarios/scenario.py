@@ -54,6 +54,10 @@ CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitte
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
 CLIENT_KEYS = {"name", "type", "config", "group"}
 TRIGGER_KEYS = {"at_ms", "after_ms"}
+#: keys of which a table holds one at most: each says the same thing another way, and which
+#: one wins would be silent (a step's time; a produce step's records; the cluster's brokers)
+EXCLUSIVE_KEYS = (("at_ms", "after_ms"), ("values", "count", "rate", "segments"),
+                  ("brokers", "broker_ids"))
 MESSAGE_FILTER_KEYS = {"type", "from", "to", "count", "where"}
 
 # action -> (required keys, optional keys)
@@ -231,6 +235,7 @@ class Scenario:
         self._check_version()
         cluster = d.get("cluster", {})
         self._check_keys(cluster, CLUSTER_KEYS, "[cluster]")
+        self._check_exclusive(cluster, "[cluster]")
         self._schema(schema.check_table, "cluster", cluster, schema.CLUSTER_KEYS)
         mode = self.metadata_mode()
         if mode == "zookeeper" and "controllers" in cluster:
@@ -294,6 +299,7 @@ class Scenario:
             missing = sorted(required - set(st))
             if missing:
                 raise self._fail(f"'{action}' step is missing {', '.join(missing)}", i)
+            self._check_exclusive(st, f"'{action}' step", i)
             self._schema(schema.check_step, action, st, step=i)
             if action in KRAFT_ONLY_ACTIONS and mode == "zookeeper":
                 raise self._fail(f"{action}: controllers of a KRaft quorum (KIP-853) exist in "
@@ -312,6 +318,15 @@ class Scenario:
         self._check_pinned_seed()
         for i, st in enumerate(steps):   # every step is well formed: check what they name
             self._check_names(i, st)
+
+    def _check_exclusive(self, table: dict, what: str, step: int | None = None) -> None:
+        """At most one key of each EXCLUSIVE_KEYS group in ``table``."""
+        for group in EXCLUSIVE_KEYS:
+            given = [k for k in group if k in table]
+            if len(given) > 1:
+                raise self._fail(f"{what} gives both {given[0]} and {given[1]}: give one of "
+                                 f"{', '.join(group)} (with both, one would be silently "
+                                 "ignored)", step)
 
     # -- names: nodes, producers and consumers a step refers to --------------------------------
     def _check_names(self, i: int, st: dict) -> None:
