@@ -42,11 +42,11 @@ def _cli(args) -> int:
                 print(f"  last failure #{o.index}: {o.kind} {o.detail[:200]}",
                       file=sys.stderr, flush=True)
 
-    report = fz.run(args.mutations, start=args.start, progress=progress)
+    report = fz.run(args.mutations, start=args.start, progress=progress, jobs=args.jobs)
     print(f"command: {' '.join(fz.command)}")
     print(report.summary())
     print(f"seed {args.seed}, cases {args.start}..{args.start + args.mutations - 1}, "
-          f"timeout {args.timeout:.0f} s, {time.monotonic() - t0:.0f} s")
+          f"timeout {args.timeout:.0f} s, {args.jobs} job(s), {time.monotonic() - t0:.0f} s")
     return 1 if report.failures() else 0
 
 
@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="--cli: share of the cases that are sweep files (default 0.1)")
     ap.add_argument("--timeout", type=float, default=120.0,
                     help="--cli: seconds before a command counts as a hang")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="--cli: commands run at a time (default 1)")
     ap.add_argument("--progress", type=int, default=0,
                     help="--cli: print a progress line every N cases")
     args = ap.parse_args(argv)

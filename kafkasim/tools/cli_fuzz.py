@@ -33,6 +33,7 @@ import sys
 import tempfile
 import tomllib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,11 +197,14 @@ class CliFuzzer:
                                   f" failed expectation(s), {len(rep['violations'])} violation(s)")
         return ("expect-failed" if failed else "passed"), ""
 
-    def run(self, n: int, start: int = 0, progress=None) -> CliReport:
+    def run(self, n: int, start: int = 0, progress=None, jobs: int = 1) -> CliReport:
+        """Cases ``start`` .. ``start + n - 1``, ``jobs`` processes at a time (each case is
+        its own process; the outcomes are kept in case order)."""
         report = CliReport()
-        with tempfile.TemporaryDirectory(prefix="kafkasim-cli-fuzz-") as d:
-            for i in range(start, start + n):
-                report.outcomes.append(self.case(i, Path(d)))
+        with tempfile.TemporaryDirectory(prefix="kafkasim-cli-fuzz-") as d, \
+                ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for outcome in pool.map(lambda i: self.case(i, Path(d)), range(start, start + n)):
+                report.outcomes.append(outcome)
                 if progress is not None:
                     progress(report)
         return report
