@@ -36,11 +36,8 @@ def _cli(args) -> int:
     def progress(report):
         n = len(report.outcomes)
         if args.progress and n % args.progress == 0:
-            print(f"[{n} cases, {time.monotonic() - t0:.0f} s, "
-                  f"{len(report.failures())} failures]", file=sys.stderr, flush=True)
-            for o in report.failures()[-1:]:
-                print(f"  last failure #{o.index}: {o.kind} {o.detail[:200]}",
-                      file=sys.stderr, flush=True)
+            print(f"[{n} cases, {time.monotonic() - t0:.0f} s]\n{report.summary()}",
+                  file=sys.stderr, flush=True)   # the counts so far, if the batch is cut short
 
     report = fz.run(args.mutations, start=args.start, progress=progress, jobs=args.jobs)
     print(f"command: {' '.join(fz.command)}")

@@ -413,3 +413,33 @@ def test_the_calls_above_still_work_with_good_arguments():
 def test_cluster_counts_name_their_range(kwargs, match):
     with pytest.raises(ClusterError, match=match):
         Cluster(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"rate": float("inf"), "duration_ms": 1000}, r"RateWorkload\(rate\) must be records/s "
+                                                  r"above 0 and at most limits.MAX_RATE = "
+                                                  r"100,000, got inf"),
+    ({"rate": float("nan"), "duration_ms": 1000}, r"RateWorkload\(rate\) .* got nan"),
+    ({"rate": "5", "duration_ms": 1000}, r"RateWorkload\(rate\) .* got '5'"),
+    ({"rate": 5, "duration_ms": 1.5}, r"RateWorkload\(duration_ms\) must be whole ms from 1 to "
+                                      r"86,400,000"),
+    ({"rate": 5, "duration_ms": 10**12}, r"RateWorkload\(duration_ms\)"),
+    ({"rate": 100_000, "duration_ms": 86_400_000}, r"more than limits.MAX_RECORDS"),
+    ({"segments": [(0, 10, float("inf"))]}, r"RateWorkload\(segments\): each segment is"),
+    ({"segments": [(10, 0, 5)]}, r"RateWorkload\(segments\): each segment is .* got \(10, 0, 5\)"),
+    ({"segments": []}, r"RateWorkload\(segments\) must be a non-empty list"),
+    ({"rate": 5, "duration_ms": 1000, "start_ms": -1}, r"RateWorkload\(start_ms\)"),
+    ({"rate": 5, "duration_ms": 1000, "tick_ms": 0}, r"RateWorkload\(tick_ms\) .* from 1"),
+])
+def test_a_rate_workload_checks_its_arguments_before_scheduling(kwargs, match):
+    """rate=inf or nan was accepted and then failed inside the first tick (or ran a rate of
+    nan), '5' was a TypeError, and no record limit applied outside scenario files."""
+    from kafkasim.runtime.workload import RateWorkload
+
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    p = c.producer("p")
+    before = (c.now, c.engine.scheduled, sorted(c.clients))
+    with pytest.raises(ClusterError, match=match):
+        RateWorkload(c, p, "t", **kwargs)
+    assert (c.now, c.engine.scheduled, sorted(c.clients)) == before
