@@ -12,21 +12,21 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkasim.core import events as ev
 from kafkasim.core.match import MatchError, check_node, checked_filter
-from kafkasim.observe.checks import attach, classify_losses
-from kafkasim.observe.snapshots import snapshot
-from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.runtime.engine import EventLimitExceeded
-from kafkasim.runtime.kraft_cluster import DEDICATED_CONTROLLER_BASE_ID
 from kafkasim.runtime.network import ZOOKEEPER
 from kafkasim.runtime.topics import assignment_conflict, invalid_topic_reason
-from kafkasim.runtime.workload import RateWorkload
 from kafkasim.scenarios import schema as schema
 from kafkasim.settings import limits
 from kafkasim.settings.config import ConfigError
+from kafkasim.settings.exceptions import ClusterError
+
+if TYPE_CHECKING:   # loading and checking a file needs no cluster: `kafkasim run` refuses fast
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.runtime.workload import RateWorkload
 from kafkasim.settings.versions import VersionError
 
 REPORT_FORMAT_VERSION = 1
@@ -506,6 +506,8 @@ class Scenario:
         = 3`` is 3000, 3001, 3002) or, in ZooKeeper mode, "zookeeper"."""
         if self.metadata_mode() != "kraft":
             return [*self.broker_ids(), ZOOKEEPER]
+        from kafkasim.runtime.kraft_cluster import DEDICATED_CONTROLLER_BASE_ID
+
         ctl = self.data.get("cluster", {}).get("controllers", 3)
         ids = list(ctl) if isinstance(ctl, list) else [DEDICATED_CONTROLLER_BASE_ID + i
                                                         for i in range(ctl)]
@@ -546,6 +548,8 @@ class Scenario:
             brokers = cl.get("brokers", 3)
         racks = {int(k): v for k, v in cl.get("racks", {}).items()}
         try:
+            from kafkasim.runtime.cluster import Cluster  # not needed to check a file
+
             kraft = {k: cl[k] for k in ("metadata_mode", "controllers") if k in cl}
             return Cluster(brokers, seed=d.get("seed", 0) if seed is None else seed,
                            kafka_version=d.get("kafka_version"), config=cl.get("config"),
@@ -597,6 +601,8 @@ class ScenarioRun:
         # invariant checkers run after every event (kafkasim.observe.checks.attach)
         self.check = None
         if check is not None and check is not False:
+            from kafkasim.observe.checks import attach
+
             self.check = attach(cluster, None if check is True else check)
         self.producers: dict[str, Any] = {}
         self.consumers: dict[str, Any] = {}
@@ -703,6 +709,8 @@ class ScenarioRun:
         c = self.cluster
         topic = st["topic"]
         if "rate" in st or "segments" in st:
+            from kafkasim.runtime.workload import RateWorkload
+
             w = RateWorkload(c, p, topic, rate=st.get("rate", 0),
                              duration_ms=st.get("duration_ms", 0),
                              segments=st.get("segments"), partition=st.get("partition"),
@@ -827,6 +835,8 @@ class ScenarioRun:
         return text
 
     def _do_snapshot(self, i: int, st: dict) -> str:
+        from kafkasim.observe.snapshots import snapshot
+
         self.snapshots[st["label"]] = snapshot(self.cluster)
         self.outputs.append({"step": i + 1, "label": st["label"], "time_ms": self.cluster.now,
                              "text": json.dumps(partition_report(self.cluster))})
@@ -936,6 +946,8 @@ class ScenarioRun:
         consumed = {name: [[r.topic, r.partition, r.offset, r.record_id] for r in x.consumed]
                     for name, x in self.consumers.items()}
         lost = lost_acked(c, self.producers.values())
+        from kafkasim.observe.checks import classify_losses
+
         allowed = classify_losses(c, lost, self.check)
         violations = [] if self.check is None else [
             {"name": v.invariant, "time_ms": v.time_ms,
