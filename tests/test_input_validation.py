@@ -419,3 +419,12 @@ def test_sweep_grid_values_and_names_checked(body, match):
 
     with pytest.raises(SweepError, match=match):
         _sweep(body).validate()
+
+
+def test_an_empty_target_or_version_is_named(capsys):
+    """`kafkasim run ''` said '.: cannot read scenario file: Is a directory'; `kafkasim
+    versions ''` listed every version as if no argument had been given."""
+    rc, _, err = _cli(["run", ""], capsys)
+    assert rc == 2 and "'': give a scenario file or the name of a built-in scenario" in err
+    rc, stdout, err = _cli(["versions", ""], capsys)
+    assert rc == 2 and stdout == "" and "Invalid Kafka version ''" in err

@@ -28,6 +28,9 @@ def _load(target: str):
     as an unknown built-in."""
     from kafkasim.scenarios.scenario import Scenario, ScenarioError, builtin_names
 
+    if not target.strip():
+        raise ScenarioError(f"{target!r}: give a scenario file or the name of a built-in "
+                            "scenario (`kafkasim scenarios` lists them)")
     p = Path(target)
     try:
         exists = p.exists()
@@ -153,7 +156,7 @@ def _cmd_schema(args) -> int:
 def _cmd_versions(args) -> int:
     from kafkasim.settings import config, versions
 
-    if args.version:
+    if args.version is not None:
         try:
             versions.check_known_version(args.version)
             print(config.describe_profile(args.version))
