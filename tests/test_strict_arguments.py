@@ -356,8 +356,11 @@ def test_zero_partitions_is_invalid_partitions_not_invalid_replication_factor():
     (lambda c: c.create_topic("u", 1, 3, assignment=[[1, 2]]),
      r"replication_factor=3 contradicts the replica assignment, which gives 2"),
     (lambda c: c.alter_config("topics", "t", {}, delete=["min.insync.replica"]),
-     r"alter_config\(delete\): Invalid config\(s\): min.insync.replica \(no topic config of "
-     r"that name\); did you mean 'min.insync.replicas'\?"),
+     r"alter_config\(delete\): Invalid config\(s\): min.insync.replica: Unknown topic config "
+     r"'min.insync.replica'. Did you mean 'min.insync.replicas'\?"),
+    (lambda c: c.alter_config("topics", "t", {}, delete=["cleanup.policy"]),
+     r"Invalid config\(s\): cleanup.policy: 'cleanup.policy' is a Kafka topic config that "
+     r"kafkasim does not model"),
     (lambda c: c.alter_config("brokers", 1, {"broker.id": 7}),
      r"Cannot update these configs dynamically: Set\(broker.id\)"),
     (lambda c: c.alter_config("brokers", None, {"broker.rack": "r1"}),
