@@ -31,7 +31,7 @@ def _cli(args) -> int:
 
     t0 = time.monotonic()
     fz = CliFuzzer(args.seed, quick=args.quick, timeout_s=args.timeout,
-                   sweep_share=args.sweeps)
+                   sweep_share=args.sweeps, max_events=args.max_events)
 
     def progress(report):
         n = len(report.outcomes)
@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first case index")
     ap.add_argument("--quick", action="store_true",
                     help="only the fast shipped scenarios (as make test)")
-    ap.add_argument("--max-events", type=int, default=50_000,
-                    help="event budget of every simulated run (in-process fuzz)")
+    ap.add_argument("--max-events", type=int, default=None,
+                    help="event budget of every simulated run (in-process default 50,000; "
+                    "--cli: passed as `kafkasim run --max-events`, default the command's own)")
     ap.add_argument("--cli", action="store_true",
                     help="run each mutated file through `kafkasim run` / `kafkasim sweep`")
     ap.add_argument("--sweeps", type=float, default=0.1,
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cli:
         return _cli(args)
     t0 = time.monotonic()
-    fz = Fuzzer(args.seed, quick=args.quick, max_events=args.max_events)
+    fz = Fuzzer(args.seed, quick=args.quick, max_events=args.max_events or 50_000)
     report = fz.run(args.mutations, start=args.start)
     print(report.summary())
     print(f"seed {args.seed}, cases {args.start}..{args.start + args.mutations - 1}, "

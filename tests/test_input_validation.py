@@ -428,3 +428,15 @@ def test_an_empty_target_or_version_is_named(capsys):
     assert rc == 2 and "'': give a scenario file or the name of a built-in scenario" in err
     rc, stdout, err = _cli(["versions", ""], capsys)
     assert rc == 2 and stdout == "" and "Invalid Kafka version ''" in err
+
+
+def test_run_takes_an_event_budget(capsys):
+    """`kafkasim run --max-events N`: a long simulated run (a 17-hour 'run' step found by the
+    command-line fuzz, seed 20261205 case 1165) stops at the budget with exit 2 naming it,
+    as Scenario.run(max_events=...) does; 0 is refused before anything runs."""
+    rc, _, err = _cli(["run", "seed-high-watermark", "--max-events", "50"], capsys)
+    assert rc == 2 and "processed its limit of 50 events" in err
+    rc, stdout, err = _cli(["run", "seed-high-watermark", "--max-events", "0"], capsys)
+    assert rc == 2 and stdout == "" and "--max-events 0: must be a whole number of events" in err
+    rc, _, _ = _cli(["run", "seed-high-watermark", "--max-events", "100000"], capsys)
+    assert rc == 0

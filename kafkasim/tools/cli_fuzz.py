@@ -108,8 +108,10 @@ class CliFuzzer:
     seed writes the same bytes in every run (:meth:`mutant`)."""
 
     def __init__(self, seed: int, *, quick: bool = False, timeout_s: float = 120.0,
-                 sweep_share: float = 0.0, sweep_runs: int = 1) -> None:
+                 sweep_share: float = 0.0, sweep_runs: int = 1,
+                 max_events: int | None = None) -> None:
         self.seed = seed
+        self.max_events = max_events
         self.timeout_s = timeout_s
         self.sweep_share = sweep_share
         self.sweep_runs = sweep_runs
@@ -148,6 +150,8 @@ class CliFuzzer:
         argv = [*self.command, command, str(path)]
         if command == "run":
             argv += ["--json", "--out", str(out)]
+            if self.max_events is not None:   # the run's budget, as the in-process fuzz's
+                argv += ["--max-events", str(self.max_events)]
         else:
             argv += ["--serial", "--runs", str(self.sweep_runs)]
         try:
