@@ -117,3 +117,56 @@ def _leaves(obj):
             yield from _leaves(v)
     else:
         yield obj
+
+
+# -- the fuzz through the real command line (scripts/fuzz.py --cli) ---------------------------
+
+def _proc(code: int, err: str = ""):
+    import subprocess
+
+    return subprocess.CompletedProcess([], code, b"", err.encode())
+
+
+def test_cli_fuzz_classifies_by_the_documented_exit_status(tmp_path):
+    """kafkasim.tools.cli_fuzz's oracle: a traceback, an undocumented status, a refusal
+    without a 'kafkasim:' message, an accepted condition without a comparison and a status
+    that disagrees with the report are failures; 0 / 1 / 2 as documented are not."""
+    import json
+
+    from kafkasim.tools.cli_fuzz import CliFuzzer
+
+    fz = CliFuzzer(0, quick=True)
+    good = b'[[steps]]\ndo = "expect"\nthat = { lost_acked = { equals = 0 } }\n'
+    bare = b'[[steps]]\ndo = "expect"\nthat = { lost_acked = {} }\n'
+    out = tmp_path / "r.json"
+    tb = "Traceback (most recent call last):\n  ...\nRecursionError: too deep\n"
+    assert fz._classify("run", good, _proc(1, tb), out)[0] == "traceback"
+    assert fz._classify("run", good, _proc(3), out)[0] == "bad-exit"
+    assert fz._classify("run", good, _proc(2, "oops"), out)[0] == "bad-exit"
+    assert fz._classify("run", good, _proc(2, "kafkasim: x.toml: bad"), out)[0] == "refused"
+    assert fz._classify("run", b"\xef\xbb\xbf" + bare, _proc(0), out)[0] == \
+        "no-comparison-accepted"                     # a BOM is read past, as the loader does
+    assert fz._classify("run", good, _proc(0), out)[0] == "schema-invalid"   # no report
+    assert fz._classify("sweep", good, _proc(1), out)[0] == "expect-failed"
+    rep = fz_report(ok=False)
+    out.write_text(json.dumps(rep), encoding="utf-8")
+    assert fz._check_report(0, out)[0] == "wrong-exit"
+    assert fz._check_report(1, out)[0] == "expect-failed"
+
+
+def fz_report(ok: bool) -> dict:
+    from kafkasim.scenarios.scenario import Scenario
+
+    rep = Scenario.named("seed-high-watermark").run().report()
+    rep["expectations"][0]["ok"] = ok
+    return rep
+
+
+def test_cli_fuzz_runs_the_real_command():
+    """A few cases through `kafkasim run` / `kafkasim sweep` subprocesses: each ends in a
+    documented exit status with no traceback."""
+    from kafkasim.tools.cli_fuzz import CliFuzzer
+
+    report = CliFuzzer(31, quick=True, sweep_share=0.3, timeout_s=300).run(4)
+    assert len(report.outcomes) == 4 and not report.failures(), report.summary()
+    assert all(o.exit_code in (0, 1, 2) for o in report.outcomes)

@@ -381,3 +381,62 @@ def test_power_loss_of_a_kraft_controller_says_what_to_do():
     c = Cluster(brokers=3)
     with pytest.raises(ClusterError, match=r"3000 is a KRaft controller node.*crash\(3000\)"):
         c.power_loss(3000)
+
+
+# -- issue 31, second pass: keys that contradict each other -----------------------------------
+
+@pytest.mark.parametrize("old,new,match", [
+    ('do = "settle"', 'do = "settle"\nat_ms = 5\nafter_ms = 5',
+     r"step \d+: 'settle' step gives both at_ms and after_ms: give one of at_ms, after_ms"),
+    ('values = ["m8", "m9"]', 'values = ["m8", "m9"]\ncount = 5',
+     r"'produce' step gives both values and count"),
+    ('values = ["m8", "m9"]', "rate = 10\nduration_ms = 1000\nsegments = [[0, 100, 5]]",
+     r"'produce' step gives both rate and segments"),
+    ("brokers = 3", "brokers = 3\nbroker_ids = [4, 5, 6]",
+     r"\[cluster\] gives both brokers and broker_ids"),
+    ("partitions = 1", "partitions = 2",
+     r"line \d+: topics 'hw-demo': partitions=2 contradicts the replica assignment, which "
+     r"gives 1"),
+])
+def test_keys_that_contradict_each_other_are_refused_at_load(old, new, match):
+    """Each loaded and silently ran with one of the two (values over count, broker_ids over
+    brokers, the assignment over partitions, at_ms over after_ms)."""
+    with pytest.raises(ScenarioError, match=match):
+        _sc(_sub(old, new))
+
+
+@pytest.mark.parametrize("body,match", [
+    ('[grid]\n"producer.acks" = ["1", "1"]\n',
+     r"\[grid\]: 'producer.acks' lists '1' more than once; the values of a parameter must be "
+     r"distinct"),
+    ('name = 5\n[base]\nduration_ms = 1000\n', r"s.toml: name must be a string, got 5"),
+    ('description = [1]\n[base]\nduration_ms = 1000\n', r"description must be a string"),
+])
+def test_sweep_grid_values_and_names_checked(body, match):
+    """A repeated grid value ran every combination twice (and counted it twice in the
+    summary); a name that is not a string was turned into one."""
+    from kafkasim.experiments import SweepError
+
+    with pytest.raises(SweepError, match=match):
+        _sweep(body).validate()
+
+
+def test_an_empty_target_or_version_is_named(capsys):
+    """`kafkasim run ''` said '.: cannot read scenario file: Is a directory'; `kafkasim
+    versions ''` listed every version as if no argument had been given."""
+    rc, _, err = _cli(["run", ""], capsys)
+    assert rc == 2 and "'': give a scenario file or the name of a built-in scenario" in err
+    rc, stdout, err = _cli(["versions", ""], capsys)
+    assert rc == 2 and stdout == "" and "Invalid Kafka version ''" in err
+
+
+def test_run_takes_an_event_budget(capsys):
+    """`kafkasim run --max-events N`: a long simulated run (a 17-hour 'run' step found by the
+    command-line fuzz, seed 20261205 case 1165) stops at the budget with exit 2 naming it,
+    as Scenario.run(max_events=...) does; 0 is refused before anything runs."""
+    rc, _, err = _cli(["run", "seed-high-watermark", "--max-events", "50"], capsys)
+    assert rc == 2 and "processed its limit of 50 events" in err
+    rc, stdout, err = _cli(["run", "seed-high-watermark", "--max-events", "0"], capsys)
+    assert rc == 2 and stdout == "" and "--max-events 0: must be a whole number of events" in err
+    rc, _, _ = _cli(["run", "seed-high-watermark", "--max-events", "100000"], capsys)
+    assert rc == 0

@@ -313,3 +313,136 @@ def test_a_message_type_that_is_not_a_name_is_named_as_such():
         with pytest.raises(ClusterError, match="hold: a message type is a name such as"):
             c.hold(bad)
     assert (c.now, c.trace.total, c.engine.scheduled) == before
+
+
+# -- issue 31, the second pass (kafkasim.tools.cli_fuzz and a hostile reading of the API) ------
+
+def test_zero_partitions_is_invalid_partitions_not_invalid_replication_factor():
+    """AdminUtils.assignReplicasToBrokers throws InvalidPartitionsException for a partition
+    count below 1 (the ZooKeeper-mode path said INVALID_REPLICATION_FACTOR); KRaft already
+    answered INVALID_PARTITIONS."""
+    for version in ("2.8", "3.7", "4.3"):
+        c = Cluster(3, seed=1, kafka_version=version)
+        with pytest.raises(ClusterError, match=r"(?i)number of partitions.*\(INVALID_PARTITIONS\)"):
+            c.create_topic("u", 0, 1)
+        assert "u" not in c.topics.names()
+    with pytest.raises(ClusterError, match=r"Replication factor must be larger than 0.*"
+                                           r"\(INVALID_REPLICATION_FACTOR\)"):
+        Cluster(3, seed=1, kafka_version="3.7").create_topic("u", 1, 0)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda c: c.cut(1, "zookeper"), r"Unknown node 'zookeper' in cut; did you mean "
+                                     r"'zookeeper'\? \(nodes: 1, 2, 3, 'zookeeper', 'p'\)"),
+    (lambda c: c.cut("broker-2", 1), r"Unknown node 'broker-2' in cut; did you mean 2\?"),
+    (lambda c: c.partition_network([1], ["zookeepr"]), r"in partition groups; did you mean "
+                                                       r"'zookeeper'\?"),
+    (lambda c: c.partition_network([1], [1, 2]), r"partition_network: node 1 is in two "
+                                                 r"partition groups"),
+    (lambda c: c.partition_network([1, 2, 3]), r"cuts nothing: give two or more groups"),
+    (lambda c: c.partition_network(), r"cuts nothing"),
+    (lambda c: c.cut(1, 2, both_ways="no"), r"cut\(both_ways\) must be True or False, got 'no'"),
+    (lambda c: c.restart(1, clean="yes"), r"restart\(clean\) must be True or False, got 'yes'"),
+    (lambda c: c.create_topic("u", wait="yes"), r"create_topic\(wait\) must be True or False"),
+    (lambda c: c.elect("t", election_type="prefered"), r"elect\(election_type\) must be "
+                                                       r"'preferred' or 'unclean', got "
+                                                       r"'prefered'; did you mean 'preferred'\?"),
+    (lambda c: c.clients["p"].send("t", "v", partition=True), r"partition must be a partition "
+                                                              r"index .* got True \(bool\)"),
+    (lambda c: c.consumer("g", "c").subscribe(["t"]), r"assign / subscribe: topic must be one "
+                                                      r"topic name, such as 't', got \['t'\]"),
+    (lambda c: c.create_topic("u", 3, assignment=[[1, 2]]),
+     r"create_topic: partitions=3 contradicts the replica assignment, which gives 1"),
+    (lambda c: c.create_topic("u", 1, 3, assignment=[[1, 2]]),
+     r"replication_factor=3 contradicts the replica assignment, which gives 2"),
+    (lambda c: c.alter_config("topics", "t", {}, delete=["min.insync.replica"]),
+     r"alter_config\(delete\): Invalid config\(s\): min.insync.replica: Unknown topic config "
+     r"'min.insync.replica'. Did you mean 'min.insync.replicas'\?"),
+    (lambda c: c.alter_config("topics", "t", {}, delete=["cleanup.policy"]),
+     r"Invalid config\(s\): cleanup.policy: 'cleanup.policy' is a Kafka topic config that "
+     r"kafkasim does not model"),
+    (lambda c: c.alter_config("brokers", 1, {"broker.id": 7}),
+     r"Cannot update these configs dynamically: Set\(broker.id\)"),
+    (lambda c: c.alter_config("brokers", None, {"broker.rack": "r1"}),
+     r"Cannot update these configs dynamically: Set\(broker.rack\)"),
+])
+def test_second_pass_bad_calls_are_named_and_change_nothing(call, match):
+    """Each passed silently (a typo'd delete deleted nothing, a one-group partition cut
+    nothing, 'no' read as True, partition=True wrote to partition 1, broker.id was overwritten
+    again), raised an internal error (ValueError for a node in two groups, TypeError for a
+    list of topics), or named no close match (cut(1, 'zookeper'))."""
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 2, 3)
+    p = c.producer("p", acks="all")
+    p.send("t", "v")
+    c.run(500)
+    c.partition_network([3], [1, 2])          # a partition in place: a failed call keeps it
+    net = c.transport.network
+    before = (c.now, c.trace.total, c.engine.scheduled, len(c.records), dict(net.groups),
+              dict(net.cut_links), sorted(c.topics.names()), c.topics.overrides["t"],
+              {b: dict(br.config) for b, br in c.brokers.items()},
+              [br.state for br in c.brokers.values()])
+    with pytest.raises(ClusterError, match=match):
+        call(c)
+    after = (c.now, c.trace.total, c.engine.scheduled, len(c.records), dict(net.groups),
+             dict(net.cut_links), sorted(c.topics.names()), c.topics.overrides["t"],
+             {b: dict(br.config) for b, br in c.brokers.items()},
+             [br.state for br in c.brokers.values()])
+    assert after == before
+
+
+def test_the_calls_above_still_work_with_good_arguments():
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])          # agreeing values stay accepted
+    c.create_topic("u", assignment=[[2, 3], [3, 1]])
+    c.alter_config("topics", "t", {"min.insync.replicas": 2})
+    c.alter_config("topics", "t", {}, delete=["min.insync.replicas"])
+    assert "min.insync.replicas" not in c.topics.overrides["t"]
+    c.alter_config("topics", "t", {}, delete=["retention.ms"])   # a known name, not set: fine
+    c.cut(1, "zookeeper", both_ways=False)
+    c.partition_network([1], [2, 3])
+    c.consumer("g", "c").subscribe("t")
+    assert c.producer("q").send("t", "v", partition=0).partition == 0
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"brokers": 0}, r"a cluster needs at least one broker: Cluster\(brokers\) must be a broker "
+                     r"count from 1 to 100 \(limits.MAX_BROKERS\)"),
+    ({"brokers": "3"}, r"Cluster\(brokers\) must be a broker count from 1 to 100 .* got '3' "
+                       r"\(str\)"),
+    ({"brokers": 3, "kafka_version": "4.3", "controllers": 1000},
+     r"controllers must be at least 1 .* and at most 100 \(limits.MAX_BROKERS"),
+])
+def test_cluster_counts_name_their_range(kwargs, match):
+    with pytest.raises(ClusterError, match=match):
+        Cluster(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"rate": float("inf"), "duration_ms": 1000}, r"RateWorkload\(rate\) must be records/s "
+                                                  r"above 0 and at most limits.MAX_RATE = "
+                                                  r"100,000, got inf"),
+    ({"rate": float("nan"), "duration_ms": 1000}, r"RateWorkload\(rate\) .* got nan"),
+    ({"rate": "5", "duration_ms": 1000}, r"RateWorkload\(rate\) .* got '5'"),
+    ({"rate": 5, "duration_ms": 1.5}, r"RateWorkload\(duration_ms\) must be whole ms from 1 to "
+                                      r"86,400,000"),
+    ({"rate": 5, "duration_ms": 10**12}, r"RateWorkload\(duration_ms\)"),
+    ({"rate": 100_000, "duration_ms": 86_400_000}, r"more than limits.MAX_RECORDS"),
+    ({"segments": [(0, 10, float("inf"))]}, r"RateWorkload\(segments\): each segment is"),
+    ({"segments": [(10, 0, 5)]}, r"RateWorkload\(segments\): each segment is .* got \(10, 0, 5\)"),
+    ({"segments": []}, r"RateWorkload\(segments\) must be a non-empty list"),
+    ({"rate": 5, "duration_ms": 1000, "start_ms": -1}, r"RateWorkload\(start_ms\)"),
+    ({"rate": 5, "duration_ms": 1000, "tick_ms": 0}, r"RateWorkload\(tick_ms\) .* from 1"),
+])
+def test_a_rate_workload_checks_its_arguments_before_scheduling(kwargs, match):
+    """rate=inf or nan was accepted and then failed inside the first tick (or ran a rate of
+    nan), '5' was a TypeError, and no record limit applied outside scenario files."""
+    from kafkasim.runtime.workload import RateWorkload
+
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    p = c.producer("p")
+    before = (c.now, c.engine.scheduled, sorted(c.clients))
+    with pytest.raises(ClusterError, match=match):
+        RateWorkload(c, p, "t", **kwargs)
+    assert (c.now, c.engine.scheduled, sorted(c.clients)) == before

@@ -11,7 +11,12 @@ from kafkasim.settings.javautil import JavaRandom
 
 
 class PlacementError(ValueError):
-    """Impossible assignment (InvalidReplicationFactorException / InvalidPartitionsException)."""
+    """Impossible assignment: InvalidReplicationFactorException, or with ``error``
+    INVALID_PARTITIONS an InvalidPartitionsException (Kafka's error name in ``error``)."""
+
+    def __init__(self, message: str, error: str = "INVALID_REPLICATION_FACTOR") -> None:
+        super().__init__(message)
+        self.error = error
 
 
 def _replica_index(first: int, shift: int, j: int, n: int) -> int:
@@ -20,7 +25,8 @@ def _replica_index(first: int, shift: int, j: int, n: int) -> int:
 
 def _check(n_partitions: int, rf: int, n_brokers: int) -> None:
     if n_partitions <= 0:
-        raise PlacementError(f"Number of partitions must be larger than 0, got {n_partitions}")
+        raise PlacementError(f"Number of partitions must be larger than 0, got {n_partitions}",
+                             "INVALID_PARTITIONS")
     if rf <= 0:
         raise PlacementError(f"Replication factor must be larger than 0, got {rf}")
     if rf > n_brokers:

@@ -364,6 +364,10 @@ class Sweep:
                                  f"{values!r}")
             set_path({}, key, values[0], where=where)   # checks the name
             out[key] = [_canonical(v) for v in values]
+            repeated = sorted({repr(v) for i, v in enumerate(out[key]) if v in out[key][:i]})
+            if repeated:   # the same runs twice, counted twice in every summary
+                raise SweepError(f"{where}: '{key}' lists {', '.join(repeated)} more than once; "
+                                 f"the values of a parameter must be distinct, got {values!r}")
         return out
 
     def _cases(self, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -422,6 +426,9 @@ class Sweep:
             if key not in SWEEP_KEYS:
                 raise SweepError(f"{source}: unknown key '{key}'{_suggest(key, SWEEP_KEYS)} "
                                  f"(a sweep file has {', '.join(SWEEP_KEYS)})")
+        for key in ("name", "description"):
+            if key in data and not isinstance(data[key], str):
+                raise SweepError(f"{source}: {key} must be a string, got {data[key]!r}")
         return cls(data.get("base"), data.get("grid"), data.get("seeds", 1), data.get("cases"),
                    name=str(data.get("name", Path(source).stem)),
                    description=str(data.get("description", "")), source=source)

@@ -19,6 +19,7 @@ from kafkasim.control.zookeeper import ZooKeeper
 from kafkasim.core import events as ev
 from kafkasim.core import rules as kafka_rules
 from kafkasim.core.log import Log
+from kafkasim.core.match import MatchError, check_node
 from kafkasim.core.rules import RULES, RuleBook
 from kafkasim.runtime import validation
 from kafkasim.runtime.bootstrap import (
@@ -35,7 +36,7 @@ from kafkasim.runtime.clients.producer import Producer
 from kafkasim.runtime.describe import describe_group, describe_topics, reassigning_adding
 from kafkasim.runtime.engine import Engine
 from kafkasim.runtime.metrics import MetricsRecorder
-from kafkasim.runtime.network import ZOOKEEPER, Network
+from kafkasim.runtime.network import Network
 from kafkasim.runtime.rows import RunList
 from kafkasim.runtime.timeouts import TimeoutScheduler
 from kafkasim.runtime.topics import TopicRegistry, create_topic
@@ -270,6 +271,7 @@ class Cluster:
         then elects leaders. With ``wait`` the simulation runs until every replica knows its
         role. Returns the assignment (partition -> replicas, preferred leader first)."""
         validation.check_topic_config("create_topic", config)
+        validation.check_flag("create_topic(wait)", wait)
         return create_topic(self, name, partitions, replication_factor, assignment, config, wait)
 
     def alter_config(self, entity_type: str, name, configs: dict,
@@ -512,9 +514,18 @@ class Cluster:
                 raise ClusterError(f"partition_network: each group is a list of node ids, such "
                                    f"as partition_network([1, 2], [3]), got {g!r}")
         gl = [list(g) for g in groups]
+        seen: set = set()
         for g in gl:
             for node in g:
                 _check_node(self, node, "partition groups")
+                if node in seen:
+                    raise ClusterError(f"partition_network: node {node!r} is in two partition "
+                                       f"groups {gl}")
+                seen.add(node)
+        if len([g for g in gl if g]) < 2:
+            raise ClusterError(f"partition_network{tuple(gl)!r} cuts nothing: give two or more "
+                               "groups of node ids, such as partition_network([1, 2], [3]) "
+                               "(nodes left out still reach everyone)")
         self.transport.network.partition(gl)
         self.trace.record("fault", "network", "", -1,
                           ev.NetworkPartition(tuple(tuple(g) for g in gl)))
@@ -524,6 +535,7 @@ class Cluster:
         nodes and distinct (a node always reaches itself)."""
         _check_node(self, a, "cut")
         _check_node(self, b, "cut")
+        validation.check_flag("cut(both_ways)", both_ways)
         if a == b:
             raise ClusterError(f"cut({a!r}, {b!r}): a link joins two different nodes")
         self.transport.network.cut(a, b, both_ways)
@@ -625,6 +637,7 @@ class Cluster:
         With ``retry`` the failure is not raised: like a process supervisor, the broker is
         started again once that session has expired. True if the broker runs now."""
         validation.check_fault_node(self, broker, "start(broker)")
+        validation.check_flag("start(retry)", retry)
         from kafkasim.control.zookeeper import NodeExists
 
         node = _controller_node(self.kraft, broker)
@@ -666,6 +679,7 @@ class Cluster:
         validation.check_fault_node(self, broker, "restart(broker)", controllers=False)
         b = known_broker(self.brokers, broker)
         _check_ms("restart(wait_ms)", wait_ms)      # before the crash: a bad call changes nothing
+        validation.check_flag("restart(clean)", clean)
         if clean:
             self.shutdown(broker)
             self.run_until(lambda c: b.state == "stopped", 60000)
@@ -679,8 +693,9 @@ class Cluster:
               election_type: str = "preferred") -> dict:
         """``kafka-leader-election --election-type preferred|unclean``: ask the controller."""
         if election_type not in ("preferred", "unclean"):
-            raise ClusterError(f"election type must be 'preferred' or 'unclean', got "
-                               f"{election_type!r}")
+            kinds = ("preferred", "unclean")
+            raise ClusterError(f"elect(election_type) must be 'preferred' or 'unclean', got "
+                               f"{election_type!r}{validation.did_you_mean(election_type, kinds)}")
         validation.check_partition_list("elect", partitions)
         topics = self.topics
         parts = list(range(topics.partition_count(topic))) if partitions is None else partitions
@@ -739,14 +754,18 @@ class Cluster:
 
 def _broker_ids(brokers, racks: dict | None) -> tuple[list[int], dict[int, str]]:
     """Validate ``Cluster(brokers=..., racks=...)``: (broker ids, racks by broker id)."""
+    allowed = (f"a broker count from 1 to {limits.MAX_BROKERS} (limits.MAX_BROKERS) or a list "
+               "of broker ids")
     if isinstance(brokers, bool) or not isinstance(brokers, (int, list, tuple)):
-        raise ClusterError(f"brokers must be a count or a list of broker ids, got {brokers!r}")
+        raise ClusterError(f"Cluster(brokers) must be {allowed}, got {brokers!r} "
+                           f"({type(brokers).__name__})")
     n = brokers if isinstance(brokers, int) else len(brokers)
     if n > limits.MAX_BROKERS:
         raise ClusterError(f"{n} brokers: more than limits.MAX_BROKERS = {limits.MAX_BROKERS}")
     ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
     if not ids:
-        raise ClusterError("a cluster needs at least one broker")
+        raise ClusterError(f"a cluster needs at least one broker: Cluster(brokers) must be "
+                           f"{allowed}, got {brokers!r}")
     if len(set(ids)) != len(ids) or any(not isinstance(b, int) or isinstance(b, bool) or
                                         not 0 <= b <= limits.INT_MAX for b in ids):
         raise ClusterError(f"broker ids must be distinct ints from 0 to {limits.INT_MAX} "
@@ -794,13 +813,13 @@ def _controller_node(kraft, node_id):
 
 
 def _check_node(cluster: Cluster, node, what: str) -> None:
-    """ClusterError unless ``node`` is a node of the simulated network (``inspect.nodes``)."""
-    if isinstance(node, bool) or not isinstance(node, (int, str)) or (
-            node not in cluster.brokers and _controller_node(cluster.kraft, node) is None
-            and not (node == ZOOKEEPER and cluster.kraft is None)
-            and node not in cluster.clients):
-        raise ClusterError(f"Unknown node {node!r} in {what}; nodes are "
-                           f"{cluster.inspect.nodes()}")
+    """ClusterError unless ``node`` is a node of the simulated network (``inspect.nodes``):
+    kafkasim.core.match.check_node, the check of scenario files, with its did-you-mean."""
+    try:
+        check_node(node, cluster.inspect.nodes(), what)
+    except MatchError as exc:
+        text = str(exc)
+        raise ClusterError(text[:1].upper() + text[1:]) from None
 
 
 def _settle_fetch_sessions(brokers: dict) -> None:

@@ -22,6 +22,7 @@ from kafkasim.control.kraft.replication_control import ReplicationControlManager
 from kafkasim.core import events as ev
 from kafkasim.runtime.controller_server import ControllerServer
 from kafkasim.settings import config as kconfig
+from kafkasim.settings import limits
 from kafkasim.settings.exceptions import ClusterError
 from kafkasim.settings.javautil import JavaRandom
 from kafkasim.settings.versions import version_at_least
@@ -128,9 +129,10 @@ def controller_ids(controllers, broker_ids) -> tuple[int, ...]:
         raise ClusterError(f"controllers must be a count or a list of node ids, got "
                            f"{controllers!r}")
     if isinstance(controllers, int):
-        if controllers < 1:
-            raise ClusterError(f"controllers must be at least 1 (a KRaft quorum needs a voter), "
-                               f"got {controllers}")
+        if not 1 <= controllers <= limits.MAX_BROKERS:
+            raise ClusterError(f"controllers must be at least 1 (a KRaft quorum needs a voter) "
+                               f"and at most {limits.MAX_BROKERS} (limits.MAX_BROKERS, as a "
+                               f"scenario's cluster.controllers), got {controllers}")
         ids = tuple(DEDICATED_CONTROLLER_BASE_ID + i for i in range(controllers))
     else:
         ids = tuple(controllers)

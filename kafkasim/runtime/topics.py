@@ -145,6 +145,10 @@ def check_topic_size(topics: TopicRegistry, partitions, replication_factor,
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ClusterError(f"create_topic: {arg} must be a whole number (an int), got "
                                f"{value!r} ({type(value).__name__})")
+    conflict = assignment_conflict(None if partitions == 1 else partitions,
+                                   replication_factor, assignment)
+    if conflict:
+        raise ClusterError(f"create_topic: {conflict}")
     count = len(assignment) if assignment is not None else partitions
     if count is not None and count > 0:
         held = sum(topics.partition_counts.values())
@@ -153,6 +157,24 @@ def check_topic_size(topics: TopicRegistry, partitions, replication_factor,
                 f"create_topic: {count:,} partitions would bring the cluster to "
                 f"{held + count:,}, over limits.MAX_PARTITIONS = {limits.MAX_PARTITIONS:,} "
                 f"(this cluster already holds {held:,})")
+
+
+def assignment_conflict(partitions, replication_factor, assignment) -> str | None:
+    """Why a partition count or replication factor given next to a manual ``assignment``
+    contradicts it (None when either is left out or agrees). Kafka's CreateTopics refuses
+    both at once (INVALID_REQUEST: "Both numPartitions or replicationFactor and
+    replicasAssignments were set"); here a value the assignment implies is accepted, and one
+    it contradicts is refused instead of silently ignored."""
+    if not isinstance(assignment, (list, tuple)) or not assignment:
+        return None
+    rf = len(assignment[0]) if isinstance(assignment[0], (list, tuple)) else None
+    for arg, value, implied in (("partitions", partitions, len(assignment)),
+                                ("replication_factor", replication_factor, rf)):
+        if value is not None and implied is not None and value != implied:
+            return (f"{arg}={value!r} contradicts the replica assignment, which gives "
+                    f"{implied} (give the assignment alone; Kafka's CreateTopics refuses both "
+                    "with INVALID_REQUEST)")
+    return None
 
 
 def _create_topic_zk(cluster, name, partitions, replication_factor,
@@ -170,8 +192,7 @@ def _create_topic_zk(cluster, name, partitions, replication_factor,
         return assign_replicas_to_brokers(live, partitions, rf, racks=racks,
                                           rng=cluster.topics.placement_rng)
     except PlacementError as exc:
-        raise ClusterError(f"Cannot create topic '{name}': {exc} "
-                           "(INVALID_REPLICATION_FACTOR)") from exc
+        raise ClusterError(f"Cannot create topic '{name}': {exc} ({exc.error})") from exc
 
 
 def _create_topic_kraft(cluster, name, partitions, replication_factor, assignment,

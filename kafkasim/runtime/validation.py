@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Iterable
 
+from kafkasim.settings import config as kconfig
 from kafkasim.settings import limits
 from kafkasim.settings.exceptions import ClusterError
 
@@ -119,6 +120,13 @@ def check_schedule_time(cluster, time_ms, fn) -> None:
     check_callable("at(fn)", fn)
 
 
+def check_flag(what: str, value) -> None:
+    """A yes/no argument (``restart(clean)``, ``cut(both_ways)``, ``create_topic(wait)``) is
+    True or False: 'no' or 0 would otherwise read as its truth value."""
+    if not isinstance(value, bool):
+        raise ClusterError(f"{what} must be True or False, got {value!r} ({_type_name(value)})")
+
+
 def check_callable(what: str, fn, optional: bool = False) -> None:
     if (fn is None and optional) or callable(fn):
         return
@@ -167,6 +175,28 @@ def check_alter_config(cluster, entity_type, name, configs, delete) -> None:
                            f"['min.insync.replicas'], got {delete!r}")
     if entity_type == "brokers" and name not in (None, "", "default"):
         check_fault_node(cluster, name, "alter_config(brokers, name)", controllers=False)
+    _check_deleted_names(cluster, entity_type, delete or [])
+    fixed = sorted(k for k in configs if k in READ_ONLY_BROKER_CONFIGS)
+    if entity_type == "brokers" and fixed:   # DynamicBrokerConfig.validateConfigs
+        raise ClusterError(f"alter_config(brokers): Cannot update these configs dynamically: "
+                           f"Set({', '.join(fixed)}) (INVALID_REQUEST; they are read-only, "
+                           "set when a broker starts)")
+
+
+#: broker configs the simulator sets per broker and Kafka never updates dynamically (not in
+#: DynamicBrokerConfig.AllDynamicConfigs): altering them is refused, not silently overwritten
+READ_ONLY_BROKER_CONFIGS = ("broker.id", "broker.rack", "node.id")
+
+
+def _check_deleted_names(cluster, entity_type, delete) -> None:
+    """``kafka-configs --delete-config`` refuses a name the entity does not describe
+    (ConfigCommand: "Invalid config(s): ..."): a misspelt name would otherwise delete nothing."""
+    kind = "topic" if entity_type == "topics" else "broker"
+    for key in delete:
+        try:
+            kconfig.validate_key(kind, key, cluster.kafka_version)
+        except kconfig.ConfigError as exc:   # names a real but unmodelled key as such
+            raise ClusterError(f"alter_config(delete): Invalid config(s): {key}: {exc}") from None
 
 
 # -- clients -----------------------------------------------------------------------------------
@@ -273,3 +303,47 @@ def check_seek_time(now: int, time_ms) -> None:
         raise ClusterError(f"seek(time_ms) must be a simulated time in integer ms, not "
                            f"negative, from 0 to now + limits.MAX_TIME_MS "
                            f"(t={now + limits.MAX_TIME_MS}), got {time_ms!r}")
+
+
+# -- generated workloads -----------------------------------------------------------------------
+def _rate_ok(rate) -> bool:
+    return isinstance(rate, (int, float)) and not isinstance(rate, bool) and \
+        0 <= rate <= limits.MAX_RATE   # False for nan and inf
+
+
+def check_workload(rate, duration_ms, segments, start_ms, tick_ms) -> None:
+    """``RateWorkload``'s arguments, before anything is scheduled: a rate of records/s from 0
+    to limits.MAX_RATE (above 0 without segments), whole ms within limits.MAX_TIME_MS, segments
+    as [start_ms, end_ms, rate] with 0 <= start < end, and at most limits.MAX_RECORDS records
+    in all (the limits of a scenario's produce step)."""
+    what = "RateWorkload"
+    if segments is None:
+        if not _rate_ok(rate) or rate <= 0:
+            raise ClusterError(f"{what}(rate) must be records/s above 0 and at most "
+                               f"limits.MAX_RATE = {limits.MAX_RATE:,}, got {rate!r}")
+        if not _is_int(duration_ms) or not 1 <= duration_ms <= limits.MAX_TIME_MS:
+            raise ClusterError(f"{what}(duration_ms) must be whole ms from 1 to "
+                               f"{limits.MAX_TIME_MS:,} (limits.MAX_TIME_MS), got "
+                               f"{duration_ms!r}")
+        segments = [(0, duration_ms, rate)]
+    elif not isinstance(segments, (list, tuple)) or not segments:
+        raise ClusterError(f"{what}(segments) must be a non-empty list of (start_ms, end_ms, "
+                           f"rate), got {segments!r}")
+    total = 0.0
+    for seg in segments:
+        ok = isinstance(seg, (list, tuple)) and len(seg) == 3 and all(
+            _is_int(t) and 0 <= t <= limits.MAX_TIME_MS for t in seg[:2]) and \
+            seg[0] < seg[1] and _rate_ok(seg[2])
+        if not ok:
+            raise ClusterError(f"{what}(segments): each segment is (start_ms, end_ms, rate) "
+                               f"with whole ms 0 <= start_ms < end_ms <= {limits.MAX_TIME_MS:,} "
+                               f"and a rate from 0 to {limits.MAX_RATE:,} records/s, got {seg!r}")
+        total += seg[2] * (seg[1] - seg[0]) / 1000
+    if total > limits.MAX_RECORDS:
+        raise ClusterError(f"{what}: about {total:,.0f} records, more than limits.MAX_RECORDS "
+                           f"= {limits.MAX_RECORDS:,} (lower the rate or the duration)")
+    for arg, value in (("start_ms", start_ms), ("tick_ms", tick_ms)):
+        if value is not None and (not _is_int(value) or value < (arg == "tick_ms")):
+            raise ClusterError(f"{what}({arg}) must be None or whole ms "
+                               f"{'from 1' if arg == 'tick_ms' else 'from 0'}, got {value!r}")
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkasim.runtime import validation
 from kafkasim.runtime.rows import RangeList
 from kafkasim.settings.exceptions import ClusterError
 
@@ -40,6 +41,7 @@ class RateWorkload:
                  duration_ms: int = 0, segments: list[tuple[int, int, float]] | None = None,
                  start_ms: int | None = None, partition: int | None = None,
                  tick_ms: int | None = None, name: str | None = None) -> None:
+        validation.check_workload(rate, duration_ms, segments, start_ms, tick_ms)
         if segments is None:
             if rate <= 0 or duration_ms <= 0:
                 raise ValueError(f"a rate workload needs rate > 0 and duration_ms > 0, got "

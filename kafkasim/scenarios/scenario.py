@@ -12,21 +12,21 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkasim.core import events as ev
 from kafkasim.core.match import MatchError, check_node, checked_filter
-from kafkasim.observe.checks import attach, classify_losses
-from kafkasim.observe.snapshots import snapshot
-from kafkasim.runtime.cluster import Cluster, ClusterError
 from kafkasim.runtime.engine import EventLimitExceeded
-from kafkasim.runtime.kraft_cluster import DEDICATED_CONTROLLER_BASE_ID
 from kafkasim.runtime.network import ZOOKEEPER
-from kafkasim.runtime.topics import invalid_topic_reason
-from kafkasim.runtime.workload import RateWorkload
+from kafkasim.runtime.topics import assignment_conflict, invalid_topic_reason
 from kafkasim.scenarios import schema as schema
 from kafkasim.settings import limits
 from kafkasim.settings.config import ConfigError
+from kafkasim.settings.exceptions import ClusterError
+
+if TYPE_CHECKING:   # loading and checking a file needs no cluster: `kafkasim run` refuses fast
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.runtime.workload import RateWorkload
 from kafkasim.settings.versions import VersionError
 
 REPORT_FORMAT_VERSION = 1
@@ -54,6 +54,10 @@ CLUSTER_KEYS = {"brokers", "broker_ids", "racks", "config", "latency_ms", "jitte
 TOPIC_KEYS = {"name", "partitions", "replication_factor", "assignment", "config"}
 CLIENT_KEYS = {"name", "type", "config", "group"}
 TRIGGER_KEYS = {"at_ms", "after_ms"}
+#: keys of which a table holds one at most: each says the same thing another way, and which
+#: one wins would be silent (a step's time; a produce step's records; the cluster's brokers)
+EXCLUSIVE_KEYS = (("at_ms", "after_ms"), ("values", "count", "rate", "segments"),
+                  ("brokers", "broker_ids"))
 MESSAGE_FILTER_KEYS = {"type", "from", "to", "count", "where"}
 
 # action -> (required keys, optional keys)
@@ -231,6 +235,7 @@ class Scenario:
         self._check_version()
         cluster = d.get("cluster", {})
         self._check_keys(cluster, CLUSTER_KEYS, "[cluster]")
+        self._check_exclusive(cluster, "[cluster]")
         self._schema(schema.check_table, "cluster", cluster, schema.CLUSTER_KEYS)
         mode = self.metadata_mode()
         if mode == "zookeeper" and "controllers" in cluster:
@@ -252,6 +257,11 @@ class Scenario:
                 line = self._line_of("name", t["name"])
                 raise ScenarioError(f"{self.source}: {line}topics.name: Topic name is invalid: "
                                     f"{reason} (Kafka's Topic.validate)")
+            conflict = assignment_conflict(t.get("partitions"), t.get("replication_factor"),
+                                           t.get("assignment"))
+            if conflict:
+                line = self._line_of("name", t["name"])
+                raise ScenarioError(f"{self.source}: {line}topics '{t['name']}': {conflict}")
             total += t.get("partitions", len(t.get("assignment", [0])))
         if total > limits.MAX_PARTITIONS:
             raise self._fail(f"the topics have {total} partitions in all, more than "
@@ -289,6 +299,7 @@ class Scenario:
             missing = sorted(required - set(st))
             if missing:
                 raise self._fail(f"'{action}' step is missing {', '.join(missing)}", i)
+            self._check_exclusive(st, f"'{action}' step", i)
             self._schema(schema.check_step, action, st, step=i)
             if action in KRAFT_ONLY_ACTIONS and mode == "zookeeper":
                 raise self._fail(f"{action}: controllers of a KRaft quorum (KIP-853) exist in "
@@ -307,6 +318,15 @@ class Scenario:
         self._check_pinned_seed()
         for i, st in enumerate(steps):   # every step is well formed: check what they name
             self._check_names(i, st)
+
+    def _check_exclusive(self, table: dict, what: str, step: int | None = None) -> None:
+        """At most one key of each EXCLUSIVE_KEYS group in ``table``."""
+        for group in EXCLUSIVE_KEYS:
+            given = [k for k in group if k in table]
+            if len(given) > 1:
+                raise self._fail(f"{what} gives both {given[0]} and {given[1]}: give one of "
+                                 f"{', '.join(group)} (with both, one would be silently "
+                                 "ignored)", step)
 
     # -- names: nodes, producers and consumers a step refers to --------------------------------
     def _check_names(self, i: int, st: dict) -> None:
@@ -486,6 +506,8 @@ class Scenario:
         = 3`` is 3000, 3001, 3002) or, in ZooKeeper mode, "zookeeper"."""
         if self.metadata_mode() != "kraft":
             return [*self.broker_ids(), ZOOKEEPER]
+        from kafkasim.runtime.kraft_cluster import DEDICATED_CONTROLLER_BASE_ID
+
         ctl = self.data.get("cluster", {}).get("controllers", 3)
         ids = list(ctl) if isinstance(ctl, list) else [DEDICATED_CONTROLLER_BASE_ID + i
                                                         for i in range(ctl)]
@@ -526,6 +548,8 @@ class Scenario:
             brokers = cl.get("brokers", 3)
         racks = {int(k): v for k, v in cl.get("racks", {}).items()}
         try:
+            from kafkasim.runtime.cluster import Cluster  # not needed to check a file
+
             kraft = {k: cl[k] for k in ("metadata_mode", "controllers") if k in cl}
             return Cluster(brokers, seed=d.get("seed", 0) if seed is None else seed,
                            kafka_version=d.get("kafka_version"), config=cl.get("config"),
@@ -577,6 +601,8 @@ class ScenarioRun:
         # invariant checkers run after every event (kafkasim.observe.checks.attach)
         self.check = None
         if check is not None and check is not False:
+            from kafkasim.observe.checks import attach
+
             self.check = attach(cluster, None if check is True else check)
         self.producers: dict[str, Any] = {}
         self.consumers: dict[str, Any] = {}
@@ -683,6 +709,8 @@ class ScenarioRun:
         c = self.cluster
         topic = st["topic"]
         if "rate" in st or "segments" in st:
+            from kafkasim.runtime.workload import RateWorkload
+
             w = RateWorkload(c, p, topic, rate=st.get("rate", 0),
                              duration_ms=st.get("duration_ms", 0),
                              segments=st.get("segments"), partition=st.get("partition"),
@@ -807,6 +835,8 @@ class ScenarioRun:
         return text
 
     def _do_snapshot(self, i: int, st: dict) -> str:
+        from kafkasim.observe.snapshots import snapshot
+
         self.snapshots[st["label"]] = snapshot(self.cluster)
         self.outputs.append({"step": i + 1, "label": st["label"], "time_ms": self.cluster.now,
                              "text": json.dumps(partition_report(self.cluster))})
@@ -916,6 +946,8 @@ class ScenarioRun:
         consumed = {name: [[r.topic, r.partition, r.offset, r.record_id] for r in x.consumed]
                     for name, x in self.consumers.items()}
         lost = lost_acked(c, self.producers.values())
+        from kafkasim.observe.checks import classify_losses
+
         allowed = classify_losses(c, lost, self.check)
         violations = [] if self.check is None else [
             {"name": v.invariant, "time_ms": v.time_ms,

@@ -1,6 +1,7 @@
 """The ``kafkasim`` command.
 
-    kafkasim run FILE|NAME [--json] [--seed N] [--out PATH]   run a scenario, print its report
+    kafkasim run FILE|NAME [--json] [--seed N] [--out PATH] [--max-events N]
+                                                             run a scenario, print its report
     kafkasim scenarios                                       list the built-in scenarios
     kafkasim schema                                          print the report's JSON Schema
     kafkasim versions [VERSION]                              list version profiles / show one
@@ -28,6 +29,9 @@ def _load(target: str):
     as an unknown built-in."""
     from kafkasim.scenarios.scenario import Scenario, ScenarioError, builtin_names
 
+    if not target.strip():
+        raise ScenarioError(f"{target!r}: give a scenario file or the name of a built-in "
+                            "scenario (`kafkasim scenarios` lists them)")
     p = Path(target)
     try:
         exists = p.exists()
@@ -74,6 +78,13 @@ def check_seed(seed: int | None) -> str | None:
     return None
 
 
+def check_max_events(n: int | None) -> str | None:
+    """An error message for a ``--max-events`` below 1, else None."""
+    if n is not None and n < 1:
+        return f"--max-events {n}: must be a whole number of events from 1"
+    return None
+
+
 def _text_report(run, rep: dict) -> str:
     lines = [f"Scenario: {rep['scenario']}",
              f"Seed: {rep['seed']}   Kafka version profile: {rep['kafka_version']}   "
@@ -117,13 +128,17 @@ def _text_report(run, rep: dict) -> str:
 def _cmd_run(args) -> int:
     from kafkasim.scenarios.scenario import ScenarioError
 
-    problem = check_out_path(args.out) or check_seed(args.seed)
+    problem = check_out_path(args.out) or check_seed(args.seed) or \
+        check_max_events(args.max_events)
     if problem:
         print(f"kafkasim: {problem}", file=sys.stderr)
         return 2
     try:
         sc = _load(args.file)
-        run = sc.run(seed=args.seed)
+        from kafkasim.settings import limits
+
+        budget = limits.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
+        run = sc.run(seed=args.seed, max_events=budget)
     except ScenarioError as exc:
         print(f"kafkasim: {exc}", file=sys.stderr)
         return 2
@@ -153,7 +168,7 @@ def _cmd_schema(args) -> int:
 def _cmd_versions(args) -> int:
     from kafkasim.settings import config, versions
 
-    if args.version:
+    if args.version is not None:
         try:
             versions.check_known_version(args.version)
             print(config.describe_profile(args.version))
@@ -209,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--json", action="store_true", help="print the JSON report")
     p_run.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
     p_run.add_argument("--out", help="write the report to this file")
+    p_run.add_argument("--max-events", type=int, default=None, metavar="N",
+                       help="the run's event budget (default limits.DEFAULT_MAX_EVENTS, "
+                       "50,000,000); past it the run stops with exit 2 naming the limit")
     p_run.set_defaults(func=_cmd_run)
     sub.add_parser("scenarios", help="list built-in scenarios").set_defaults(func=_cmd_scenarios)
     sub.add_parser("schema", help="print the report JSON Schema").set_defaults(func=_cmd_schema)

@@ -157,6 +157,9 @@ class Consumer:
         """Manually assign partitions (all of the topic's by default)."""
         validation.check_partition_list("assign", partitions)
         c = self.cluster
+        if type(topic) is not str:
+            raise ClusterError(f"assign / subscribe: topic must be one topic name, such as "
+                               f"'t', got {topic!r} ({type(topic).__name__})")
         if topic not in c.topics.configs:
             raise ClusterError(c.topics.unknown_topic_message(topic))
         parts = list(c.assignment(topic)) if partitions is None else list(partitions)

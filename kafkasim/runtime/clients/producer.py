@@ -234,7 +234,8 @@ class Producer:
             # the same for every record of the run: the key is the same and the sticky
             # partition only moves when the sender drains a batch
             partition = self._partition_for(topic, key, n)
-        elif not (isinstance(partition, int) and 0 <= partition < n):
+        elif partition is True or partition is False or not (
+                isinstance(partition, int) and 0 <= partition < n):
             c.topics.check_partition(topic, partition)
         now = c.engine.now
         k = len(values)
