@@ -111,8 +111,8 @@ def test_bench_memory_quick():
     _check_flat(out)
     assert out["records"] == 100_000 and out["replicas"] == 3
     per = out["bytes_per_record_per_replica"]
-    # four array columns (epoch i4, id q8, timestamp q8, size i4) are 24 bytes per record
-    assert 24 <= per < 1000
+    # four array columns (epoch i4, id i4, timestamp q8, size i4) are 20 bytes per record
+    assert 20 <= per < 1000
     assert out["bytes_per_record_per_replica_sizeof"] == pytest.approx(per, rel=0.1)
     assert out["registry_bytes_per_record"] > 0
     assert out["bytes_per_record_per_replica_with_registry"] == pytest.approx(

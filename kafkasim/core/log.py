@@ -100,8 +100,9 @@ class ProducerBatches:
         self.last = batch
 
     def extend(self, batches) -> None:
+        append = self.append
         for b in batches:
-            self.append(b)
+            append(b)
 
     def __len__(self) -> int:
         return len(self.base_offsets)

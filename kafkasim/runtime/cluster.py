@@ -106,7 +106,7 @@ class RecordRegistry:
         first = len(values)
         # the previous run's value when it continues it (the same prefix and offset: a workload
         # that alone sends), so a long run keeps no object per run
-        last = values[-1]
+        last = values.last
         nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
             last[0] == prefix else NumberedValue((prefix, first - ns.start))
         values.repeat(nv, k)

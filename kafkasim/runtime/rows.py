@@ -338,8 +338,16 @@ class RunList:
     def repeat(self, item, k: int) -> None:
         """``extend([item] * k)`` without the list."""
         if k > 0:
-            self.append(item)
-            self.length += k - 1
+            items = self.items
+            if not items or items[-1] is not item:
+                self.starts.append(self.length)
+                items.append(item)
+            self.length += k
+
+    @property
+    def last(self):
+        """The last item (``self[-1]`` without the search); IndexError when empty."""
+        return self.items[-1]
 
     def extend(self, items) -> None:
         for item in items:
