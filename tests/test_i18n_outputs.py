@@ -321,8 +321,8 @@ def screen_english(nb) -> list[tuple[str, str]]:
 # 2026-12-04, branch ko (issue 34): 01 3 -> 0 and 13 1 -> 0 (the player's consumer headers
 # through narrate, Kafka's InvalidReplicationFactor message through error_line, the explorer's
 # values line on a line of its own), 07 5 -> 0 (a raw trace frame's event kinds are the trace's
-# names: _trace_value). 09 and 11 fall to 0 once re-executed (the player's violation report
-# through violation_lines, the explorer's choices translated): lower them then.
+# names: _trace_value), 09 6 -> 0 and 11 1 -> 0 (the player's violation report through
+# violation_lines, the explorer's choices translated). Every notebook is at 0 now.
 SCREEN_BUDGET = {"00": 0, "01": 0, "02a": 0, "02b": 0, "03": 0, "04": 0, "05": 0, "06": 0,
                  "07": 0, "08": 0, "09": 0, "10": 0, "11": 0, "12": 0, "13": 0, "14": 0, "90": 0}
 
