@@ -7,7 +7,6 @@ them in any front-end.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ from kafkasim.course.i18n import tr
 from kafkasim.course.narration import narrate
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.viz.style import text_width
 
 #: The study notes' ZooKeeper-era release. Kept for helpers of notebooks not yet moved to
 #: ``notebook_version`` (issue 33: every helper takes the version from the notebook); the
@@ -72,7 +72,7 @@ def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = 
     cells = [[_fmt(r.get(c) if isinstance(r, dict) else r[i]) for i, c in enumerate(columns)]
              for r in rows]
     heads = [narrate(c) for c in columns]   # a header reads in the course language (narration)
-    widths = [max([_width(c)] + [_width(row[i]) for row in cells])
+    widths = [max([text_width(c)] + [text_width(row[i]) for row in cells])
               for i, c in enumerate(heads)]
     out = []
     if title:
@@ -84,16 +84,10 @@ def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = 
     return Text("\n".join(out))
 
 
-def _width(text: str) -> int:
-    """Columns ``text`` takes in a monospace font: wide characters (Hangul, CJK) take two, so a
-    translated column header stays aligned (ASCII text: ``len``)."""
-    if text.isascii():
-        return len(text)
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 def _ljust(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
+    return text + " " * (width - text_width(text))
 
 
 def _fmt(v) -> str:

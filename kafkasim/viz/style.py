@@ -9,6 +9,7 @@ import logging
 import shutil
 import subprocess
 import sys
+import unicodedata
 from functools import cache
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -111,6 +112,14 @@ def narrate(text: str) -> str:
     ``tr``; the text unchanged without it."""
     course = sys.modules.get("kafkasim.course.narration")
     return course.narrate(text) if course is not None else text
+
+
+def text_width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: a wide character (Hangul, CJK) takes two, so a
+    translated header keeps a text table aligned (ASCII text: ``len``)."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 def _fc_list_hangul() -> list[str]:

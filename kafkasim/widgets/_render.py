@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import unicodedata
 
 from matplotlib.figure import Figure
 
@@ -25,9 +24,8 @@ def narrate(text: str) -> str:
 
 
 def text_width(text: str) -> int:
-    """Columns ``text`` takes in a monospace font: a wide character (Hangul) takes two, so a
-    translated header keeps a text table aligned."""
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+    """``kafkasim.viz.style.text_width``: monospace columns (Hangul takes two)."""
+    return style.text_width(text)
 
 
 def png(fig: Figure, dpi: int = DPI) -> bytes:

@@ -37,6 +37,7 @@ from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz.flight import message_summary
 from kafkasim.viz.messages import api_of, message_arrows
 from kafkasim.viz.style import api_color
+from kafkasim.widgets._render import text_width
 from kafkasim.widgets._render import tr as _tr
 
 I18N_CONTEXT = "kafkasim.player"
@@ -424,8 +425,7 @@ def _log_text(st: dict) -> str:
 
 def _pad(label: str, width: int = 10) -> str:
     """``label`` left-aligned in ``width`` terminal columns (a Hangul syllable takes two)."""
-    cols = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
-    return label + " " * max(width - cols, 0)
+    return label + " " * max(width - text_width(label), 0)
 
 
 def _broker_line(node: dict, st: dict) -> str:
