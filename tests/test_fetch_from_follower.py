@@ -57,3 +57,29 @@ def test_before_2_4_there_is_no_fetch_from_follower():
     cons = c.consumer(group="g", auto_offset_reset="earliest")
     cons.assign("t", [0])
     assert len(cons.poll()) == 5 and cons.fetching_from("t") == 1
+
+
+def _out_of_sync_follower_in_rack_c(version: str) -> Cluster:
+    """Broker 3 (rack c) holds offsets 0-4, then stops hearing from leader 1 and leaves the ISR."""
+    c = make_cluster(seed=1, racks=RACKS, config={**SELECTOR, "replica.lag.time.max.ms": 2000},
+                     kafka_version=version, topic="t", assignment=[[1, 2, 3]], records=5,
+                     settle_ms=1000)
+    c.hold("FetchResponse", src=1, dst=3)
+    p = c.producer(acks="1")
+    p.send("t", "later", partition=0)
+    p.flush()
+    c.run_until(lambda c: 3 not in c.isr("t"), 10000)
+    return c
+
+
+def test_an_out_of_sync_follower_is_a_read_replica_only_before_3_4():
+    """KAFKA-14372 (3.4): findPreferredReadReplica keeps only ISR members; 2.4-3.3 took any
+    follower holding the fetch offset, here broker 3, out of the ISR but with offsets 0-4."""
+    served = {}
+    for version in ("3.3", "3.4"):
+        c = _out_of_sync_follower_in_rack_c(version)
+        cons = c.consumer(group="g", client_rack="c", auto_offset_reset="earliest")
+        cons.assign("t", [0])
+        cons.poll()
+        served[version] = cons.fetching_from("t")
+    assert served == {"3.3": 3, "3.4": 1}

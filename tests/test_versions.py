@@ -210,6 +210,8 @@ SINCE = [
     ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
+    # KAFKA-14372 (9d8b4e9): first in the 3.4.0 tag
+    ("preferred_read_replica_isr_only", "3.4", "3.3"),
     ("alter_partition_reassignments", "2.4", "2.3"),
     ("describe_reassignment_columns", "2.6", "2.5"),
     ("describe_rf_excludes_adding", "2.5", "2.4"),

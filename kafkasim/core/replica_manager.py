@@ -52,17 +52,19 @@ if TYPE_CHECKING:   # types only: no import of the context at run time
 
 def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offset: int,
                         client_rack: str) -> int:
-    """RackAwareReplicaSelector (KIP-392): the leader, unless a caught-up in-sync follower sits
-    in the consumer's rack; among those the most caught-up (highest LEO, then the most recently
-    caught up, then the higher broker id)."""
+    """RackAwareReplicaSelector (KIP-392): the leader, unless a follower holding the fetch
+    offset sits in the consumer's rack (in the ISR since 3.4, KAFKA-14372:
+    ``preferred_read_replica_isr_only``); among those the most caught-up (highest LEO, then
+    the most recently caught up, then the higher broker id)."""
     racks = ctx.cluster_racks()
     leader = ctx.id
     if racks.get(leader) == client_rack:
         return leader
     now = ctx.now
+    isr_only = ctx.rules.fetch.preferred_read_replica_isr_only
     candidates = []
     for r, st in part.remote.items():
-        if r in part.isr and st.log_end_offset >= fetch_offset and \
+        if (r in part.isr or not isr_only) and st.log_end_offset >= fetch_offset and \
                 st.log_start_offset <= fetch_offset and racks.get(r) == client_rack:
             candidates.append((-st.log_end_offset, now - st.last_caught_up_time_ms, -r))
     if not candidates:

@@ -513,6 +513,14 @@ class FetchRules:
         ref="KIP-392",
         doc="consumers may fetch from a follower (replica.selector.class, client.rack)",
     )
+    # KAFKA-14372 (commit 9d8b4e9, first in the 3.4.0 tag): findPreferredReadReplica offers only
+    # followers in the ISR (ReplicaManager @3.4.0 "Exclude replicas that are not in the ISR").
+    # 2.4-3.3: any follower holding the fetch offset (ReplicaManager @2.4.0, @3.3.0).
+    preferred_read_replica_isr_only: bool = _rule(
+        since="3.4",
+        ref="KAFKA-14372",
+        doc="the leader redirects a consumer only to an in-sync follower",
+    )
     # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
     # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
     # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an
