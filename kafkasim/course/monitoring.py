@@ -418,11 +418,14 @@ def exercise_cluster(seed: int = SEED, *, kafka_version: str):
     return c
 
 
-#: exercise 3: a --under-replicated-partitions output to read
-URP_OUTPUT = (
-    "\tTopic: payments\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,3\n"
-    "\tTopic: payments\tPartition: 1\tLeader: 3\tReplicas: 3,2,1\tIsr: 3,1\n"
-    "\tTopic: orders\tPartition: 4\tLeader: 1\tReplicas: 4,1,2\tIsr: 1,4")
+#: exercise 3: a --under-replicated-partitions output to read, as Kafka 3.8+ prints it (the
+#: ``Elr:`` / ``LastKnownElr:`` columns, KAFKA-15585; empty: no ISR below min ISR)
+URP_OUTPUT = "\n".join(
+    f"\tTopic: {t}\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {isr}"
+    "\tElr: \tLastKnownElr: "
+    for t, p, leader, replicas, isr in (("payments", 0, 1, "1,2,3", "1,3"),
+                                        ("payments", 1, 3, "3,2,1", "3,1"),
+                                        ("orders", 4, 1, "4,1,2", "1,4")))
 
 
 def fired_by_incident(c: Cluster) -> dict[str, str]:

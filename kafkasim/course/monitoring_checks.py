@@ -77,7 +77,8 @@ def check_urp_reading(suspect=None, highest_urp_broker=None) -> CheckResult:
     UnderReplicatedPartitions gauge is highest."""
     if (m := _missing(suspect, highest_urp_broker)) is not None:
         return m
-    lines = [dict(f.split(": ") for f in ln.strip().split("\t")) for ln in URP_OUTPUT.splitlines()]
+    lines = [{k: v.strip() for k, _, v in (f.partition(":") for f in ln.strip("\n").split("\t")
+                                             if f)} for ln in URP_OUTPUT.splitlines()]
     missing = [sorted(set(ln["Replicas"].split(",")) - set(ln["Isr"].split(","))) for ln in lines]
     common = set.intersection(*(set(m) for m in missing))
     by_leader: dict[str, int] = {}
