@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkasim.core.events import PartitionStateChange
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     Text,
     isr_changes,
@@ -168,16 +169,29 @@ class CauseRun:
                 "p99 acks=all latency (ms)": lat[int(len(lat) * 0.99)] if lat else None}
 
 
-def _time_out_of_isr(c: Cluster, broker: int, topic: str = TOPIC) -> int:
+def _isr_after(kind: str, detail) -> tuple | None:
+    """The ISR a trace row leaves the partition with, or None if the row does not set one: a
+    leader's committed change (``isr``), or a controller write of the partition's state
+    (``PartitionStateChange``: a KRaft fencing's PartitionChangeRecord, ZooKeeper mode's
+    DeadRemovedFromIsr, an election, a controlled shutdown), which no leader shrink follows."""
+    if kind == "isr":
+        return tuple(detail[1])
+    if kind == "controller" and isinstance(detail, PartitionStateChange):
+        return detail.partition_state()[2]
+    return None
+
+
+def _time_out_of_isr(c: Cluster, broker: int, topic: str = TOPIC, partition: int = 0) -> int:
+    """Milliseconds ``broker`` spent outside the ISR of ``topic-partition``, whoever removed it
+    (the leader's shrink or the controller's)."""
     out_since = None
     total = 0
-    for t, kind, _node, tp, _p, detail in c.trace.rows:
-        if kind != "isr" or tp != topic:
+    for t, kind, _node, tp, p, detail in c.trace.rows:
+        if tp != topic or p != partition or (isr := _isr_after(kind, detail)) is None:
             continue
-        old, new = detail
-        if broker in old and broker not in new:
+        if broker not in isr and out_since is None:
             out_since = t
-        elif broker in new and broker not in old and out_since is not None:
+        elif broker in isr and out_since is not None:
             total += t - out_since
             out_since = None
     if out_since is not None:
