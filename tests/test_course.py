@@ -301,9 +301,9 @@ def test_02_isr_numbers():
             "(ISR [101, 102])") in out
     assert "broker 103 is 4 message(s) behind the leader -> still in the ISR" in out
     # threshold 5: steady 3 msg/s stable, burst 10 msg/s shrinks; the time rule does not
-    assert re.search(r"seed-lag-messages-steady .* steady 3 msg/s\s+0\s+0", out)
-    assert re.search(r"seed-lag-messages-burst .* burst 10 msg/s\s+[1-9]", out)
-    assert re.search(r"seed-lag-time-burst .* burst 10 msg/s\s+0\s+0", out)
+    assert re.search(r"0\.8\.2 +replica\.lag\.max\.messages=5 +steady 3 msg/s\s+0\s+0", out)
+    assert re.search(r"0\.8\.2 +replica\.lag\.max\.messages=5 +burst 10 msg/s\s+[1-9]", out)
+    assert re.search(r"4\.3 +replica\.lag\.time\.max\.ms=10000 +burst 10 msg/s\s+0\s+0", out)
     # 1000 / 800 -> ISR [1, 2]; 1200 -> ISR [1, 2, 3]
     assert re.search(r"1\s+leader\s+1000\s+800\s+yes\n2\s+follower\s+1000\s+800\s+yes\n"
                      r"3\s+follower\s+800\s+800\s+yes", out)
