@@ -87,3 +87,13 @@ def spark():
     session = kspark.session()
     yield session
     kspark.stop()
+
+
+@pytest.fixture
+def notebook_kafka_version(monkeypatch):
+    """Run as inside a course notebook whose first cell set ``KAFKA_VERSION = "4.3"``: helpers
+    called without ``kafka_version`` take the notebook's (``course.common.notebook_version``).
+    Outside a notebook they refuse to guess (tests/test_course_versions.py)."""
+    from kafkasim.course import common
+
+    monkeypatch.setattr(common, "_notebook_namespace", lambda: {"KAFKA_VERSION": "4.3"})

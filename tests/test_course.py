@@ -301,9 +301,9 @@ def test_02_isr_numbers():
             "(ISR [101, 102])") in out
     assert "broker 103 is 4 message(s) behind the leader -> still in the ISR" in out
     # threshold 5: steady 3 msg/s stable, burst 10 msg/s shrinks; the time rule does not
-    assert re.search(r"seed-lag-messages-steady .* steady 3 msg/s\s+0\s+0", out)
-    assert re.search(r"seed-lag-messages-burst .* burst 10 msg/s\s+[1-9]", out)
-    assert re.search(r"seed-lag-time-burst .* burst 10 msg/s\s+0\s+0", out)
+    assert re.search(r"0\.8\.2 +replica\.lag\.max\.messages=5 +steady 3 msg/s\s+0\s+0", out)
+    assert re.search(r"0\.8\.2 +replica\.lag\.max\.messages=5 +burst 10 msg/s\s+[1-9]", out)
+    assert re.search(r"4\.3 +replica\.lag\.time\.max\.ms=10000 +burst 10 msg/s\s+0\s+0", out)
     # 1000 / 800 -> ISR [1, 2]; 1200 -> ISR [1, 2, 3]
     assert re.search(r"1\s+leader\s+1000\s+800\s+yes\n2\s+follower\s+1000\s+800\s+yes\n"
                      r"3\s+follower\s+800\s+800\s+yes", out)
@@ -370,7 +370,8 @@ def test_04_positions_numbers():
 def test_positions_lag_is_hw_minus_committed_in_the_simulator():
     from kafkasim.course.positions import group_lag, positions, positions_demo
 
-    c, consumer = positions_demo(produced=9, replicated=5, consumed=4, committed=2)
+    c, consumer = positions_demo(produced=9, replicated=5, consumed=4, committed=2,
+                                 kafka_version="4.3")
     p = positions(c, consumer)
     assert (p["committed"], p["position"], p["HW"], p["LEO"]) == (2, 4, 5, 9)
     # CURRENT-OFFSET, LOG-END-OFFSET (= HW), LAG
@@ -484,11 +485,11 @@ def test_notebook_files_are_valid_json():
 
 
 def test_check_replica_sets():
-    assert _ok(checks.check_replica_sets([1, 2, 3, 4], [1, 2, 3], [4]))
-    assert _ok(checks.check_replica_sets([4, 3, 2, 1], [3, 2, 1], [4]))
-    assert not _ok(checks.check_replica_sets([1, 2, 3], [1, 2, 3], [4]))
-    assert not _ok(checks.check_replica_sets([1, 2, 3, 4], [2, 3], [1, 4]))
-    assert not _ok(checks.check_replica_sets([1, 2, 3, 4], [1, 2, 3], []))
+    assert _ok(checks.check_replica_sets([1, 2, 3, 4], [1, 2, 3], [4], kafka_version="3.7"))
+    assert _ok(checks.check_replica_sets([4, 3, 2, 1], [3, 2, 1], [4], kafka_version="3.7"))
+    assert not _ok(checks.check_replica_sets([1, 2, 3], [1, 2, 3], [4], kafka_version="3.7"))
+    assert not _ok(checks.check_replica_sets([1, 2, 3, 4], [2, 3], [1, 4], kafka_version="3.7"))
+    assert not _ok(checks.check_replica_sets([1, 2, 3, 4], [1, 2, 3], [], kafka_version="3.7"))
 
 
 def test_check_message_rule():
@@ -509,7 +510,7 @@ def test_check_shrink_window_matches_the_simulator():
     from kafkasim.course.isr import stuck_follower_detection
 
     for lag in (10000, 30000):
-        took = stuck_follower_detection(lag)
+        took = stuck_follower_detection(lag, kafka_version="3.7")
         assert lag <= took <= lag + lag // 2 + 100, (lag, took)
 
 
@@ -519,7 +520,7 @@ def mystery_runs():
     grader's own runs; notebook 02b's exercise runs its variants on 4.3."""
     from kafkasim.course.isr import CAUSES, troubleshoot
 
-    return {c: troubleshoot(c, lag_ms=30000) for c in CAUSES}
+    return {c: troubleshoot(c, lag_ms=30000, kafka_version="3.7") for c in CAUSES}
 
 
 def test_check_causes(mystery_runs):
@@ -575,16 +576,16 @@ def test_check_hw_row():
 
 
 def test_check_positions():
-    assert _ok(checks.check_positions(5, 7, 9, 12))
-    assert not _ok(checks.check_positions(7, 7, 9, 12))
-    assert not _ok(checks.check_positions(5, 7, 12, 12))
-    assert not _ok(checks.check_positions(5, 7, 9, 11))
+    assert _ok(checks.check_positions(5, 7, 9, 12, kafka_version="4.3"))
+    assert not _ok(checks.check_positions(7, 7, 9, 12, kafka_version="4.3"))
+    assert not _ok(checks.check_positions(5, 7, 12, 12, kafka_version="4.3"))
+    assert not _ok(checks.check_positions(5, 7, 9, 11, kafka_version="4.3"))
 
 
 def test_check_group_lag():
-    assert _ok(checks.check_group_lag(4))
-    assert not _ok(checks.check_group_lag(7))    # LEO - committed
-    assert not _ok(checks.check_group_lag(2))    # HW - position
+    assert _ok(checks.check_group_lag(4, kafka_version="4.3"))
+    assert not _ok(checks.check_group_lag(7, kafka_version="4.3"))    # LEO - committed
+    assert not _ok(checks.check_group_lag(2, kafka_version="4.3"))    # HW - position
 
 
 def test_check_write_outcome():
@@ -646,14 +647,16 @@ def test_course_explorer_shows_a_number_a_function_returns():
     assert ex.summary() == "14003"
 
 
-def test_explorer_functions_return_text_and_figures():
+def test_explorer_functions_return_text_and_figures(notebook_kafka_version):
     """What each notebook's widget shows comes from a plain function a cell also calls."""
     from matplotlib.figure import Figure
 
     from kafkasim.course import acks, basics, isr, monitoring, positions
 
-    for view in (basics.placement_view(4, 4, 3, kafka_version="4.3"), isr.pause_view(10000, 12000),
-                 positions.positions_view(10, 8, 6, 4), acks.outcome_view("all", 2, 1),
+    for view in (basics.placement_view(4, 4, 3, kafka_version="4.3"),
+                 isr.pause_view(10000, 12000, kafka_version="3.7"),
+                 positions.positions_view(10, 8, 6, 4, kafka_version="4.3"),
+                 acks.outcome_view("all", 2, 1),   # notebook 05's KAFKA_VERSION (the fixture)
                  monitoring.incident_view("blip", 5, kafka_version="4.3")):
         assert isinstance(view[0], str) and any(isinstance(v, Figure) for v in view[1:])
     assert "INVALID_REPLICATION_FACTOR" in basics.placement_view(3, 1, 4, kafka_version="4.3")[0]

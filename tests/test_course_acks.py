@@ -22,7 +22,7 @@ def test_explorer_refuses_impossible_writes():
         A.outcome_view("all", 0, 1)
 
 
-def test_write_shrunk_below_min_isr_after_the_append():
+def test_write_shrunk_below_min_isr_after_the_append(notebook_kafka_version):
     """3.6: the HW passes the record with ISR [1] -> NOT_ENOUGH_REPLICAS_AFTER_APPEND; since 3.7
     the HW is frozen below min ISR, so the DelayedProduce expires (REQUEST_TIMED_OUT)."""
     assert A.after_append("3.6") == "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
@@ -60,7 +60,7 @@ def test_describe_reading():
     assert not X.check_describe_reading(1, "x")
 
 
-def test_holders_and_outcome_read_the_cluster():
+def test_holders_and_outcome_read_the_cluster(notebook_kafka_version):
     res, c = A._write("1", 2, 1, version=None)
     assert res["result"] == "ok" and res["appended on the leader"]
     assert not res["readable by consumers"]             # HW frozen below min ISR (3.7+)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafkasim.course import basics, exercises
 from kafkasim.runtime.cluster import Cluster
+
+# run as in the notebooks, which set KAFKA_VERSION = "4.3" (conftest.py)
+pytestmark = pytest.mark.usefixtures("notebook_kafka_version")
 
 
 def _big() -> Cluster:

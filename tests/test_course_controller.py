@@ -15,6 +15,9 @@ import pytest
 from kafkasim.course import controller as ctl
 from kafkasim.runtime.cluster import Cluster
 
+# run as in the notebooks, which set KAFKA_VERSION = "4.3" (conftest.py)
+pytestmark = pytest.mark.usefixtures("notebook_kafka_version")
+
 CRASH_TIMES = range(10000, 16001, 250)
 
 

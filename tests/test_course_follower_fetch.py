@@ -9,10 +9,14 @@ FetchIsolation.HIGH_WATERMARK)."""
 
 from __future__ import annotations
 
+import pytest
 from clusters import make_cluster, produce_records
 
 from kafkasim.course import follower_fetch as ff
 from kafkasim.observe.checks import attach, make_suite
+
+# run as in the notebooks, which set KAFKA_VERSION = "4.3" (conftest.py)
+pytestmark = pytest.mark.usefixtures("notebook_kafka_version")
 
 
 def _cluster(racks, config=ff.SELECTOR, late=True):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafkasim.core import rules
 from kafkasim.course import exercises, hw
 from kafkasim.course.common import Stepper, leo_hw
 from kafkasim.runtime.cluster import Cluster
+
+# run as in the notebooks, which set KAFKA_VERSION = "4.3" (conftest.py)
+pytestmark = pytest.mark.usefixtures("notebook_kafka_version")
 
 
 def test_check_last_committed_is_the_hw_minus_one():

@@ -63,3 +63,46 @@ def test_isr_change_events_name_the_path_per_version():
     assert "to ZooKeeper itself" in drop("2.6")
     kraft = drop("4.3")
     assert "AlterPartitionRequest 2 -> 300" in kraft and "ZooKeeper" not in kraft
+
+
+def _paused_broker_3(version: str, pause_ms: int) -> Cluster:
+    """Broker 3 pauses at t=4 s; the leader's lag time (60 s) is too long for it to shrink."""
+    c = Cluster(brokers=3, seed=isr.SEED, kafka_version=version,
+                config={"replica.lag.time.max.ms": 60000})
+    c.create_topic(isr.TOPIC, partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    RateWorkload(c, c.producer("load", acks="1"), isr.TOPIC, rate=20, duration_ms=40000,
+                 partition=0)
+    c.at(4000, lambda c: c.pause(3, pause_ms))
+    c.run(45000)
+    return c
+
+
+def test_time_out_of_isr_counts_a_removal_by_the_controller():
+    """KRaft: a 20 s pause outlasts broker.session.timeout.ms (9 s), the controller fences broker
+    3 and writes a PartitionChangeRecord without it; no leader shrink (no "isr" row) comes before
+    the leader's AlterPartition adds it back. The spell counts from the fencing record to the
+    record that commits the expand."""
+    c = _paused_broker_3("4.3", 20000)
+    records = [(t, d.reason, d.isr) for t, kind, _n, tp, _p, d in c.trace.rows
+               if tp == isr.TOPIC and type(d).__name__ == "PartitionChangeRecorded"]
+    assert not [d for _t, kind, _n, tp, _p, d in c.trace.rows
+                if tp == isr.TOPIC and kind == "isr" and 3 not in d[1]]     # no leader shrink
+    (_t0, _, created), (fenced, why, without), (back, _, with_3) = records
+    assert 3 in created and 3 not in without and 3 in with_3 and "fenced" in why
+    assert 4000 < fenced < 4000 + 9000 and back >= 24000
+    assert isr._time_out_of_isr(c, 3) == back - fenced
+    assert isr._time_out_of_isr(c, 2) == 0
+
+
+def test_time_out_of_isr_counts_zookeeper_modes_dead_broker_removal():
+    """ZooKeeper mode (3.7): a crashed follower's session expires and the controller removes it
+    (DeadRemovedFromIsr, leader unchanged); it stays out until the run ends."""
+    c = Cluster(brokers=3, seed=isr.SEED, kafka_version="3.7",
+                config={"replica.lag.time.max.ms": 60000})
+    c.create_topic(isr.TOPIC, partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    c.at(4000, lambda c: c.crash(3))
+    c.run(40000)
+    removed = [t for t, kind, _n, tp, _p, d in c.trace.rows
+               if tp == isr.TOPIC and type(d).__name__ == "DeadRemovedFromIsr"]
+    assert len(removed) == 1
+    assert isr._time_out_of_isr(c, 3) == c.now - removed[0] > 0

@@ -9,6 +9,9 @@ import pytest
 from kafkasim.course import positions as P
 from kafkasim.course import positions_checks as X
 
+# run as in the notebooks, which set KAFKA_VERSION = "4.3" (conftest.py)
+pytestmark = pytest.mark.usefixtures("notebook_kafka_version")
+
 
 def test_explorer_refuses_impossible_positions():
     for args, word in (((5, 6, 0, 0), "replicated=6 > produced=5"),

@@ -24,7 +24,7 @@ from kafkasim.widgets import Player
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 OWNED = ("07-controller-and-failover", "08-clean-and-unclean-election",
-         "09-leader-epoch-and-truncation")
+         "09-leader-epoch-and-truncation", "02a-in-sync-replicas")
 #: what loading a scenario file looks like in a code cell
 SCENARIO_LOAD = re.compile(r"Scenario\s*\.\s*(named|load|from_\w+|parse)\s*\(|\.toml\b|"
                            r"\bScenario\s*\(")
@@ -91,6 +91,27 @@ def _scenario(name: str):
 
 def _log(c: Cluster, broker: int, topic: str) -> list:
     return [value for _offset, _epoch, value in c.log_records(broker, topic)]
+
+
+@pytest.mark.parametrize("args, name", [
+    (("0.8.2", {"replica.lag.max.messages": 5, "replica.lag.time.max.ms": 10000}, 3),
+     "seed-lag-messages-steady"),
+    (("0.8.2", {"replica.lag.max.messages": 5, "replica.lag.time.max.ms": 10000}, 10),
+     "seed-lag-messages-burst"),
+    (("3.7", {"replica.lag.time.max.ms": 10000}, 10), "seed-lag-time-burst"),
+])
+def test_notebook_02a_lag_rule_runs_tell_the_scenarios(args, name):
+    """02a's lag_run (its cell tagged "story") gives the ISR meters of the seed-lag-* files."""
+    from kafkasim.course.common import meter_counts
+
+    ns: dict = {}
+    exec("from kafkasim.course import *\nfrom kafkasim.course.isr import *\n", ns)
+    for cell in _cells(OWNED[3]):
+        if cell["cell_type"] == "code" and "story" in _tags(cell):
+            exec("".join(cell["source"]), ns)
+    c = ns["lag_run"](*args)
+    assert meter_counts(c) == meter_counts(_scenario(name).cluster)
+    assert c.kafka_version == args[0]
 
 
 @pytest.mark.parametrize("kw, name", [

@@ -359,7 +359,7 @@ def isr_player():
     return Player(Scenario.named("seed-isr-shrink-expand"), show_isr=True)
 
 
-def test_player_and_explorer_have_a_readable_static_fallback(isr_player):
+def test_player_and_explorer_have_a_readable_static_fallback(isr_player, notebook_kafka_version):
     bundle = isr_player._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     text = bundle["text/plain"]
@@ -478,7 +478,7 @@ def test_seeking_before_a_topic_exists_shows_a_message_not_an_error():
     assert pl.stage.window["t0"] == pl.start_ms
 
 
-def test_explorer_refuses_impossible_values_and_keeps_the_last_good_ones():
+def test_explorer_refuses_impossible_values_and_keeps_the_last_good_ones(notebook_kafka_version):
     from kafkasim.course import explore as course_explore
     from kafkasim.course.positions import positions_demo, positions_view
 
@@ -739,7 +739,7 @@ def test_explorer_controls_fit_their_labels_and_values_in_projector_mode():
     assert CHAR_PX < CHAR_PX_PROJECTOR
 
 
-def test_notebook_text_explorers_save_no_image():
+def test_notebook_text_explorers_save_no_image(notebook_kafka_version):
     """Notebooks 08-13's explorers answer in text: their saved rendering (text/html, what the
     static book and GitHub show) has the answer and no image (it had a blank 936x324 PNG)."""
     from kafkasim.course import explore as course_explore

@@ -63,7 +63,7 @@ def min_isr_choices(replication_factor: int = 3) -> Text:
 # -- clusters the graders and the explorer build (never called from a notebook cell) --------------
 def _cluster(*, min_isr: int | None = 2, version: str | None = None, seed: int = SEED,
              lag_ms: int = 10000) -> Cluster:
-    c = Cluster(brokers=3, seed=seed, kafka_version=version,
+    c = Cluster(brokers=3, seed=seed, kafka_version=notebook_version(version, "acks cluster"),
                 config={"replica.lag.time.max.ms": lag_ms})
     cfg = {} if min_isr is None else {"min.insync.replicas": min_isr}
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]], config=cfg)

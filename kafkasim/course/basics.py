@@ -134,10 +134,11 @@ def placement_view(brokers: int = 3, partitions: int = 3, replication_factor: in
     could be created)."""
     from kafkasim.viz import cluster_map
 
-    text = placement(brokers, partitions, replication_factor, seed, kafka_version)
+    version = notebook_version(kafka_version, "placement_view")
+    text = placement(brokers, partitions, replication_factor, seed, version)
     if replication_factor > brokers:
         return [text]
-    c = Cluster(brokers=brokers, seed=seed, kafka_version=kafka_version)
+    c = Cluster(brokers=brokers, seed=seed, kafka_version=version)
     c.create_topic("demo", partitions=partitions, replication_factor=replication_factor)
     return [text, cluster_map(c)]
 
@@ -151,10 +152,13 @@ def fetcher_thread_count(c: Cluster, settle_ms: int = 2000) -> int:
     return sum(len(b.fetchers) for b in copy.brokers.values())
 
 
-def lagging_follower_run(faults, seed: int = SEED) -> Cluster:
-    """The cluster of exercise 2: offsets 0-1 on every replica of ``lag-0`` (replicas [1, 2, 3]),
-    then ``faults(c)``, then 3 more records (acks=1) and 3 s."""
-    c = Cluster(brokers=3, seed=seed)
+def lagging_follower_run(faults, seed: int = SEED, *,
+                         kafka_version: str | None = None) -> Cluster:
+    """The cluster of exercise 2 (Kafka ``kafka_version``, the notebook's unless named): offsets
+    0-1 on every replica of ``lag-0`` (replicas [1, 2, 3]), then ``faults(c)``, then 3 more
+    records (acks=1) and 3 s."""
+    version = notebook_version(kafka_version, "lagging_follower_run")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
     c.create_topic("lag", partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="1", linger_ms=0)
     p.send_many("lag", ["a", "b"], partition=0)

@@ -12,7 +12,7 @@ from ``recovery-point-offset-checkpoint`` (LogManager, every log.flush.offset.ch
 from __future__ import annotations
 
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.observe.checks import attach
@@ -83,7 +83,7 @@ def loaded(cluster: Cluster, broker: int, since_ms: int = 0) -> dict[str, int]:
 # -- the notebook's set-up, replayed to grade ----------------------------------------------------
 def _setup(seed: int = SEED, kafka_version: str | None = None) -> tuple[Cluster, object]:
     """The notebook's visible set-up: 3 brokers, topic t (RF 3), 5 records, 6 s, 3 more, 0.5 s."""
-    c = Cluster(3, seed=seed, kafka_version=kafka_version)
+    c = Cluster(3, seed=seed, kafka_version=notebook_version(kafka_version, "checkpoints setup"))
     c.create_topic(TOPIC, 1, 3)
     c.run(3000)
     p = c.producer("p", acks="all")
@@ -168,7 +168,7 @@ def _verdict(fault: str, seed: int = SEED, kafka_version: str | None = None
              ) -> tuple[list[str], list[str]]:
     """All three brokers hit by ``fault`` 2 s after 5 acked writes, then started: the checkers'
     (violations, allowed losses) as invariant names."""
-    c = Cluster(3, seed=seed, kafka_version=kafka_version)
+    c = Cluster(3, seed=seed, kafka_version=notebook_version(kafka_version, "checkpoints verdict"))
     suite = attach(c)
     c.create_topic(TOPIC, 1, 3)
     c.run(3000)

@@ -322,22 +322,23 @@ def check_leo(leo, last_offset, existing: int = 2, sent: int = 4, *,
 
 # -- 02 in-sync replicas --------------------------------------------------------------------------
 @lru_cache(maxsize=2)
-def _osr_sets() -> dict[str, list[int]]:
+def _osr_sets(kafka_version: str) -> dict[str, list[int]]:
     from kafkasim.course.common import replica_sets
     from kafkasim.course.isr import TOPIC, osr_example
 
-    c, _before, _after = osr_example()
+    c, _before, _after = osr_example(kafka_version=kafka_version)
     return replica_sets(c, TOPIC)
 
 
-def check_replica_sets(ar, isr, osr) -> CheckResult:
-    """AR, ISR and OSR of the 4-replica example once the leader has dropped broker 4."""
+def check_replica_sets(ar, isr, osr, *, kafka_version: str | None = None) -> CheckResult:
+    """AR, ISR and OSR of the 4-replica example once the leader has dropped broker 4 (on
+    ``kafka_version``: the notebook's unless named)."""
     if (m := _missing(ar, isr, osr)) is not None:
         return m
     if (m := _form(_want_ints(ar, "ar"), _want_ints(isr, "isr"),
                    _want_ints(osr, "osr"))) is not None:
         return m
-    right = _osr_sets()
+    right = _osr_sets(notebook_version(kafka_version, "check_replica_sets"))
     got = {"AR": _as_int_list(ar), "ISR": _as_int_list(isr), "OSR": _as_int_list(osr)}
     wrong = [k for k in ("AR", "ISR", "OSR") if got[k] != sorted(right[k])]
     if not wrong:
@@ -507,8 +508,10 @@ def check_hw_row(answer, *, kafka_version: str | None = None) -> CheckResult:
 
 
 # -- 04 consumer positions ------------------------------------------------------------------------
-def check_positions(committed, position, hw, leo) -> CheckResult:
-    """The four positions of the notebook's second scenario (``positions_quiz``)."""
+def check_positions(committed, position, hw, leo, *,
+                    kafka_version: str | None = None) -> CheckResult:
+    """The four positions of the notebook's second scenario (``positions_quiz``, on
+    ``kafka_version``: the notebook's unless named)."""
     from kafkasim.course.positions import quiz_positions
 
     if (m := _missing(committed, position, hw, leo)) is not None:
@@ -516,7 +519,7 @@ def check_positions(committed, position, hw, leo) -> CheckResult:
     if (m := _form(_want_int(committed, "committed"), _want_int(position, "position"),
                    _want_int(hw, "hw"), _want_int(leo, "leo"))) is not None:
         return m
-    right = quiz_positions()
+    right = quiz_positions(kafka_version)
     got = {"committed": committed, "position": position, "HW": hw, "LEO": leo}
     wrong = [k for k in got if got[k] != right[k]]
     if not wrong:
@@ -534,15 +537,16 @@ def check_positions(committed, position, hw, leo) -> CheckResult:
                    answer=f"{k} = {right[k]}.")
 
 
-def check_group_lag(answer) -> CheckResult:
-    """The LAG column of kafka-consumer-groups in the quiz scenario."""
+def check_group_lag(answer, *, kafka_version: str | None = None) -> CheckResult:
+    """The LAG column of kafka-consumer-groups in the quiz scenario (on ``kafka_version``: the
+    notebook's unless named)."""
     from kafkasim.course.positions import quiz_positions
 
     if (m := _missing(answer)) is not None:
         return m
     if (m := _form(_want_int(answer))) is not None:
         return m
-    right = quiz_positions()
+    right = quiz_positions(kafka_version)
     lag = right["HW"] - right["committed"]
     if answer == lag:
         return _result(True, tr("LAG = LOG-END-OFFSET - CURRENT-OFFSET = HW {hw} - committed "

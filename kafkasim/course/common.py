@@ -16,11 +16,6 @@ from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.viz.style import text_width
 
-#: The study notes' ZooKeeper-era release. Kept for helpers of notebooks not yet moved to
-#: ``notebook_version`` (issue 33: every helper takes the version from the notebook); the
-#: helpers of 00-03, 13 and 14 no longer read it.
-COURSE_VERSION = "3.7"
-
 
 def notebook_version(kafka_version: str | None, helper: str) -> str:
     """The Kafka release a course helper runs: ``kafka_version`` when the caller names one, else

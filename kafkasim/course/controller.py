@@ -14,10 +14,10 @@ from functools import lru_cache
 
 from kafkasim.control.kraft.periodic_tasks import maybe_fence_stale_broker_period_ms
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
-from kafkasim.course.common import Text, error_line, text_table
+from kafkasim.course.common import Text, error_line, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
-from kafkasim.settings.versions import DEFAULT_VERSION, version_at_least
+from kafkasim.settings.versions import version_at_least
 
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
@@ -185,8 +185,9 @@ def retried_errors(producer) -> Text:
 def fence_check_period_ms(session_timeout_ms: int, kafka_version: str | None = None) -> int:
     """How often the KRaft controller looks for expired broker sessions: every
     ``max(1, broker.session.timeout.ms / 8)`` from Kafka 4.0 (the periodic maybeFenceStaleBroker
-    task, KAFKA-17793); 0 before, when a deferred event fired at each session's own deadline."""
-    if not version_at_least(kafka_version or DEFAULT_VERSION, "4.0"):
+    task, KAFKA-17793); 0 before, when a deferred event fired at each session's own deadline.
+    ``kafka_version``: the notebook's unless named."""
+    if not version_at_least(notebook_version(kafka_version, "fence_check_period_ms"), "4.0"):
         return 0
     return maybe_fence_stale_broker_period_ms(session_timeout_ms)
 
@@ -201,7 +202,7 @@ def detection_window(mode: str, session_timeout_ms: int, heartbeat_interval_ms: 
     KRaft: a BrokerHeartbeat every ``broker.heartbeat.interval.ms``; the session ends
     ``broker.session.timeout.ms`` after the last one, and from Kafka 4.0 the broker is fenced at
     the controller's next periodic check, up to ``fence_check_period_ms`` later
-    (``kafka_version``: the cluster's, default the simulator's)."""
+    (``kafka_version``: the cluster's, the notebook's unless named)."""
     if mode == "zookeeper":
         return session_timeout_ms - session_timeout_ms // 3, session_timeout_ms
     if mode == "kraft":
@@ -283,13 +284,18 @@ QUORUM_LOSS_OPERATIONS = (
 )
 
 
+def quorum_loss_outcomes(seed: int = 5, kafka_version: str | None = None) -> dict[str, bool]:
+    """Run it on Kafka ``kafka_version`` (the notebook's unless named): 3 controllers, 2 crashed
+    (the active one and a standby); which operations still succeed? Topic events: events-0 led
+    by 2, events-1 led by 1, replication factor 3."""
+    return _quorum_loss_outcomes(seed, notebook_version(kafka_version, "quorum_loss_outcomes"))
+
+
 @lru_cache(maxsize=2)
-def quorum_loss_outcomes(seed: int = 5) -> dict[str, bool]:
-    """Run it: 3 controllers, 2 crashed (the active one and a standby); which operations still
-    succeed? Topic events: events-0 led by 2, events-1 led by 1, replication factor 3."""
+def _quorum_loss_outcomes(seed: int, kafka_version: str) -> dict[str, bool]:
     from kafkasim.runtime.cluster import Cluster
 
-    c = Cluster(brokers=3, seed=seed)
+    c = Cluster(brokers=3, seed=seed, kafka_version=kafka_version)
     c.create_topic("events", 2, 3, assignment=[[2, 1, 3], [1, 3, 2]])
     p_all = c.producer("p-all", acks="all")
     p_one = c.producer("p-one", acks="1", retries=3)
@@ -318,8 +324,9 @@ def quorum_loss_outcomes(seed: int = 5) -> dict[str, bool]:
             QUORUM_LOSS_OPERATIONS[2]: removed, QUORUM_LOSS_OPERATIONS[3]: w0.acked}
 
 
-def check_quorum_loss(answer: dict) -> CheckResult:
-    """``{operation: True/False}``: which still work with 2 of 3 controllers down?"""
+def check_quorum_loss(answer: dict, *, kafka_version: str | None = None) -> CheckResult:
+    """``{operation: True/False}``: which still work with 2 of 3 controllers down (on
+    ``kafka_version``: the notebook's unless named)?"""
     if not isinstance(answer, dict):
         return _result(False, tr("answer with the dict of the exercise, True or False per "
                                  "operation."))
@@ -328,7 +335,7 @@ def check_quorum_loss(answer: dict) -> CheckResult:
     if (m := _form(*(_want_bool(answer[k], f"answer[{k!r}]")
                      for k in QUORUM_LOSS_OPERATIONS))) is not None:
         return m
-    right = quorum_loss_outcomes()
+    right = quorum_loss_outcomes(kafka_version=kafka_version)
     wrong = [k for k in QUORUM_LOSS_OPERATIONS if bool(answer[k]) != right[k]]
     if not wrong:
         return _result(True, tr("leaders serve produce and fetch without a controller; an ISR "
@@ -341,6 +348,11 @@ def check_quorum_loss(answer: dict) -> CheckResult:
 
 
 # -- the checker exercise: a controller that ignores the ISR ---------------------------------------
+#: The forgetful-controller exercise runs ZooKeeper mode's controller (its
+#: offline_partition_leader_election is the rule swapped): Kafka 3.7, as notebook 07 says.
+FORGETFUL_CONTROLLER_VERSION = "3.7"
+
+
 def first_live_replica(assignment, isr, live, unclean_enabled):
     """A controller that forgets the ISR: the first live replica in assignment order."""
     live = set(live)
@@ -354,7 +366,7 @@ def _run_faults(faults, swap: bool) -> list[str]:
     from kafkasim.observe.checks import attach
     from kafkasim.runtime.cluster import Cluster
 
-    c = Cluster(brokers=3, seed=SEED, kafka_version="3.7")
+    c = Cluster(brokers=3, seed=SEED, kafka_version=FORGETFUL_CONTROLLER_VERSION)
     c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]], config={"min.insync.replicas": 1})
     if swap:
         c.swap_rule("offline_partition_leader_election", first_live_replica)

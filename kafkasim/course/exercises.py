@@ -44,15 +44,15 @@ def check_fetcher_total(c: Cluster, answer) -> CheckResult:
                              answer=answer, hint=hint))
 
 
-def check_lagging_follower(faults) -> CheckResult:
+def check_lagging_follower(faults, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise: ``faults(c)`` must leave broker 3 alive at LEO 2 while the leader (broker 1)
-    and broker 2 reach LEO 5."""
+    and broker 2 reach LEO 5 (on ``kafka_version``: the notebook's unless named)."""
     if (m := _missing(faults)) is not None:
         return m
     if not callable(faults):
         return _result(False, tr("pass a function that takes the cluster, e.g. def "
                                  "my_faults(c): ..."))
-    c = lagging_follower_run(faults)
+    c = lagging_follower_run(faults, kafka_version=kafka_version)
     leos = {r["broker"]: r["LEO"] for r in c.replica_table("lag")}
     print(c.describe("lag"))
     print(tr("LEOs:"), leos)
@@ -124,12 +124,12 @@ def check_idle_fetches(answer, replica_fetch_wait_max_ms: int = 200, idle_ms: in
 
 
 # -- hw (notebook 03) ------------------------------------------------------------------------------
-def check_ack_delay(answer_ms) -> CheckResult:
+def check_ack_delay(answer_ms, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise: how long after the leader appends offset 6 does the acks=all producer get its
     answer, when broker 3's messages each take 40 ms longer (within 5 ms)?"""
     if (m := _missing(answer_ms)) is not None:
         return m
-    took, s = slow_broker_3_commit()
+    took, s = slow_broker_3_commit(kafka_version=kafka_version)
     print(s.table(fields=("LEO", "HW")))
     if abs(answer_ms - took) <= 5:
         return _result(True, tr("{took} ms: the FetchResponse to broker 3 (+40 ms) and broker "
@@ -143,7 +143,7 @@ def check_ack_delay(answer_ms) -> CheckResult:
                              "broker 3's slow link before the HW can move?", took=took))
 
 
-def check_all_replicas_rule(rule) -> CheckResult:
+def check_all_replicas_rule(rule, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise: write seed 003's rule ("committed = on all RF replicas") as a
     ``maybe_increment_leader_hw`` and show what it does to acks=all writes once a follower is
     out of the ISR."""
@@ -153,7 +153,7 @@ def check_all_replicas_rule(rule) -> CheckResult:
         return _result(False, tr("pass your rule function, e.g. "
                                  "check_all_replicas_rule(all_replicas_hw)"))
     try:
-        c, results, isr = all_replicas_run(rule)
+        c, results, isr = all_replicas_run(rule, kafka_version=kafka_version)
     except TypeError as exc:
         return _result(False, tr("your rule must take maybe_increment_leader_hw's arguments: "
                                  "{exc}", exc=exc))

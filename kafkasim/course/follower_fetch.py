@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from kafkasim.core.replica_manager import select_read_replica
 from kafkasim.course.checks import CheckResult, _missing, _result
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
 
@@ -62,10 +62,12 @@ def serving_view(c: Cluster, topic: str, partition: int = 0) -> Text:
     return text_table(rows)
 
 
-def rack_view(client_rack: str = "b", selector: bool = True, kafka_version: str = "4.3",
+def rack_view(client_rack: str = "b", selector: bool = True, kafka_version: str | None = None,
               broker_racks: str = "a,b,c") -> Text:
-    """Explorer body: a 3-broker cluster (racks given per broker 1,2,3), 5 committed records;
-    where does a consumer in ``client_rack`` read from?"""
+    """Explorer body: a 3-broker cluster of Kafka ``kafka_version`` (the notebook's unless
+    named; racks given per broker 1,2,3), 5 committed records; where does a consumer in
+    ``client_rack`` read from?"""
+    kafka_version = notebook_version(kafka_version, "rack_view")
     racks = {i + 1: r for i, r in enumerate(broker_racks.split(","))}
     c = Cluster(3, seed=SEED, racks=racks, config=SELECTOR if selector else None,
                 kafka_version=kafka_version)

@@ -204,12 +204,14 @@ def log_values(c: Cluster, topic: str, partition: int = 0) -> Text:
 
 
 # -- exercises ------------------------------------------------------------------------------
-def slow_broker_3_commit(seed: int = SEED, delay_ms: int = 40) -> tuple[int, Stepper]:
-    """Exercise 2's run: the commit of offset 6 (acks=all) when every message to and from broker
-    3 takes ``delay_ms`` longer; the write arrives while broker 3's Fetch is parked on the
-    leader. Returns (ms from the leader's append to the producer's answer,
-    the Stepper)."""
-    c = Cluster(brokers=3, seed=seed)
+def slow_broker_3_commit(seed: int = SEED, delay_ms: int = 40, *,
+                         kafka_version: str | None = None) -> tuple[int, Stepper]:
+    """Exercise 2's run (Kafka ``kafka_version``, the notebook's unless named): the commit of
+    offset 6 (acks=all) when every message to and from broker 3 takes ``delay_ms`` longer; the
+    write arrives while broker 3's Fetch is parked on the leader. Returns (ms from the leader's
+    append to the producer's answer, the Stepper)."""
+    version = notebook_version(kafka_version, "slow_broker_3_commit")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
     c.create_topic(TOPIC, partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
     p = c.producer("p", acks="all", linger_ms=0)
     p.send_many(TOPIC, [f"m{i}" for i in range(6)], partition=0)
@@ -227,11 +229,15 @@ def slow_broker_3_commit(seed: int = SEED, delay_ms: int = 40) -> tuple[int, Ste
     return s.rows[-1].time_ms - appended, s
 
 
-def all_replicas_run(rule, seed: int = SEED) -> tuple[Cluster, list, list]:
-    """Exercise 3's run: broker 3 is cut off from the leader for 25 s
-    (replica.lag.time.max.ms 10 s) while acks=all writes continue; with ``rule`` in place of
-    maybe_increment_leader_hw. Returns (cluster, results of the writes, ISR changes seen)."""
-    c = Cluster(brokers=3, seed=seed, config={"replica.lag.time.max.ms": 10000})
+def all_replicas_run(rule, seed: int = SEED, *,
+                     kafka_version: str | None = None) -> tuple[Cluster, list, list]:
+    """Exercise 3's run (Kafka ``kafka_version``, the notebook's unless named): broker 3 is cut
+    off from the leader for 25 s (replica.lag.time.max.ms 10 s) while acks=all writes continue;
+    with ``rule`` in place of maybe_increment_leader_hw. Returns (cluster, results of the
+    writes, ISR changes seen)."""
+    version = notebook_version(kafka_version, "all_replicas_run")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version,
+                config={"replica.lag.time.max.ms": 10000})
     c.create_topic("seed003", partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
     c.swap_rule("maybe_increment_leader_hw", rule)
     p = c.producer("p", acks="all", linger_ms=0,

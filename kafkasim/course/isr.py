@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkasim.core.events import PartitionStateChange
 from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebook)
     Text,
     isr_changes,
@@ -29,7 +30,7 @@ SEED = 7
 TOPIC = "isr-demo"
 
 
-def _cluster(brokers=3, *, lag_ms: int = 10000, version: str = "3.7", seed: int = SEED,
+def _cluster(brokers=3, *, version: str, lag_ms: int = 10000, seed: int = SEED,
              extra: dict | None = None, assignment=None, topic: str = TOPIC) -> Cluster:
     cfg = {"replica.lag.time.max.ms": lag_ms}
     cfg.update(extra or {})
@@ -48,10 +49,12 @@ def _produce(c: Cluster, n: int, topic: str = TOPIC, prefix: str = "m", acks: st
 
 
 # -- C06: AR, ISR, OSR ---------------------------------------------------------------------------
-def osr_example(seed: int = SEED) -> tuple[Cluster, Text, Text]:
-    """Four replicas; broker 4 stops receiving data. Returns the cluster and its state before
-    and after the leader drops broker 4 from the ISR."""
-    c = _cluster(4, seed=seed)
+def osr_example(seed: int = SEED, *,
+                kafka_version: str | None = None) -> tuple[Cluster, Text, Text]:
+    """Four replicas of Kafka ``kafka_version`` (the notebook's unless named); broker 4 stops
+    receiving data. Returns the cluster and its state before and after the leader drops broker
+    4 from the ISR."""
+    c = _cluster(4, seed=seed, version=notebook_version(kafka_version, "osr_example"))
     _produce(c, 5, prefix="a")
     settle(c)
     c.hold(type="FetchResponse", src=1, dst=4)     # broker 4's fetches get no answer
@@ -168,16 +171,29 @@ class CauseRun:
                 "p99 acks=all latency (ms)": lat[int(len(lat) * 0.99)] if lat else None}
 
 
-def _time_out_of_isr(c: Cluster, broker: int, topic: str = TOPIC) -> int:
+def _isr_after(kind: str, detail) -> tuple | None:
+    """The ISR a trace row leaves the partition with, or None if the row does not set one: a
+    leader's committed change (``isr``), or a controller write of the partition's state
+    (``PartitionStateChange``: a KRaft fencing's PartitionChangeRecord, ZooKeeper mode's
+    DeadRemovedFromIsr, an election, a controlled shutdown), which no leader shrink follows."""
+    if kind == "isr":
+        return tuple(detail[1])
+    if kind == "controller" and isinstance(detail, PartitionStateChange):
+        return detail.partition_state()[2]
+    return None
+
+
+def _time_out_of_isr(c: Cluster, broker: int, topic: str = TOPIC, partition: int = 0) -> int:
+    """Milliseconds ``broker`` spent outside the ISR of ``topic-partition``, whoever removed it
+    (the leader's shrink or the controller's)."""
     out_since = None
     total = 0
-    for t, kind, _node, tp, _p, detail in c.trace.rows:
-        if kind != "isr" or tp != topic:
+    for t, kind, _node, tp, p, detail in c.trace.rows:
+        if tp != topic or p != partition or (isr := _isr_after(kind, detail)) is None:
             continue
-        old, new = detail
-        if broker in old and broker not in new:
+        if broker not in isr and out_since is None:
             out_since = t
-        elif broker in new and broker not in old and out_since is not None:
+        elif broker in isr and out_since is not None:
             total += t - out_since
             out_since = None
     if out_since is not None:
@@ -186,11 +202,13 @@ def _time_out_of_isr(c: Cluster, broker: int, topic: str = TOPIC) -> int:
 
 
 def troubleshoot(cause: str, *, lag_ms: int = 10000, rate: int = 50, duration_ms: int = 60000,
-                 seed: int = SEED, sample_ms: int = 100) -> CauseRun:
-    """Run 60 s of acks=all traffic at ``rate`` msg/s while ``cause`` hits broker 3 from t=5 s."""
+                 seed: int = SEED, sample_ms: int = 100,
+                 kafka_version: str | None = None) -> CauseRun:
+    """Run 60 s of acks=all traffic at ``rate`` msg/s while ``cause`` hits broker 3 from t=5 s,
+    on Kafka ``kafka_version`` (the notebook's unless named)."""
     if cause not in CAUSES:
         raise ValueError(f"unknown cause {cause!r}; choose from {', '.join(CAUSES)}")
-    c = _cluster(lag_ms=lag_ms, seed=seed)
+    c = _cluster(lag_ms=lag_ms, seed=seed, version=notebook_version(kafka_version, "troubleshoot"))
     w = RateWorkload(c, c.producer("load", acks="all"), TOPIC, rate=rate,
                      duration_ms=duration_ms, partition=0)
     start = 5000
@@ -214,9 +232,12 @@ def troubleshoot(cause: str, *, lag_ms: int = 10000, rate: int = 50, duration_ms
 
 
 # -- C08: tuning replica.lag.time.max.ms ----------------------------------------------------------
-def stuck_follower_detection(lag_ms: int, seed: int = SEED) -> int:
-    """Broker 3 stops receiving data at t=1 s: ms until the leader removes it from the ISR."""
-    c = _cluster(lag_ms=lag_ms, seed=seed)
+def stuck_follower_detection(lag_ms: int, seed: int = SEED, *,
+                             kafka_version: str | None = None) -> int:
+    """Broker 3 stops receiving data at t=1 s: ms until the leader removes it from the ISR (on
+    Kafka ``kafka_version``, the notebook's unless named)."""
+    c = _cluster(lag_ms=lag_ms, seed=seed,
+                 version=notebook_version(kafka_version, "stuck_follower_detection"))
     _produce(c, 1)
     settle(c)
     c.run_to(1000)
@@ -234,9 +255,11 @@ PAUSE_AT_MS = 4000
 
 
 def isr_under_pause(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
-                    rate: int = 20) -> Cluster:
-    """Broker 3 pauses for ``pause_ms`` at t=4 s under ``lag_ms``; 45 s of acks=1 traffic."""
-    c = _cluster(lag_ms=lag_ms, seed=seed)
+                    rate: int = 20, *, kafka_version: str | None = None) -> Cluster:
+    """Broker 3 pauses for ``pause_ms`` at t=4 s under ``lag_ms``; 45 s of acks=1 traffic on
+    Kafka ``kafka_version`` (the notebook's unless named)."""
+    c = _cluster(lag_ms=lag_ms, seed=seed,
+                 version=notebook_version(kafka_version, "isr_under_pause"))
     RateWorkload(c, c.producer("load", acks="1"), TOPIC, rate=rate, duration_ms=40000,
                  partition=0)
     if pause_ms > 0:
@@ -246,25 +269,33 @@ def isr_under_pause(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED
 
 
 def pause_summary(lag_ms: int = 10000, pause_ms: int = 12000, seed: int = SEED,
-                  c: Cluster | None = None) -> Text:
-    """What a GC pause of ``pause_ms`` on broker 3 does under ``lag_ms``: the ISR changes."""
-    c = c or isr_under_pause(lag_ms, pause_ms, seed)
+                  c: Cluster | None = None, *, kafka_version: str | None = None) -> Text:
+    """What a GC pause of ``pause_ms`` on broker 3 does under ``lag_ms``: the ISR changes (of
+    ``c``, else of a run on ``kafka_version``, the notebook's unless named)."""
+    c = c or isr_under_pause(lag_ms, pause_ms, seed, kafka_version=kafka_version)
     expired = [r for r in c.trace.rows if r[1] == "zk_session_expired" and r[2] == "zookeeper"]
+    fenced = [r for r in c.trace.rows if r[1] == "broker_fenced"]
     note = ""
     if expired:
         note = "\n" + tr("broker 3's ZooKeeper session expired at t={t} ms (no ping for "
                          "zookeeper.session.timeout.ms): the controller dropped it from the ISR "
                          "too", t=expired[0][0])
+    elif fenced:
+        note = "\n" + tr("the controller fenced broker 3 at t={t} ms (no heartbeat for "
+                         "broker.session.timeout.ms) and dropped it from the ISR itself: no "
+                         "leader shrink", t=fenced[0][0])
     return Text(tr("replica.lag.time.max.ms={lag_ms}, GC pause of {pause_ms} ms at t={at} ms",
                    lag_ms=lag_ms, pause_ms=pause_ms, at=PAUSE_AT_MS)
                 + f"\n{isr_changes(c, TOPIC)}{note}")
 
 
-def pause_view(lag_ms: int = 10000, pause_ms: int = 12000) -> list:
-    """The explorer's view: the summary and the ISR timeline."""
+def pause_view(lag_ms: int = 10000, pause_ms: int = 12000,
+               kafka_version: str | None = None) -> list:
+    """The explorer's view: the summary and the ISR timeline (``kafka_version``: the notebook
+    passes it)."""
     from kafkasim.viz import isr_timeline
 
-    c = isr_under_pause(lag_ms, pause_ms)
+    c = isr_under_pause(lag_ms, pause_ms, kafka_version=kafka_version)
     return [pause_summary(lag_ms, pause_ms, c=c), isr_timeline(c, TOPIC)]
 
 

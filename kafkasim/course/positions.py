@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kafkasim.course.common import Text, settle, text_table
+from kafkasim.course.common import Text, notebook_version, settle, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
@@ -142,12 +142,14 @@ def validate_positions(produced: int, replicated: int, consumed: int, committed:
 
 
 def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
-                   committed: int = 4, seed: int = SEED):
-    """The explorer's cluster (the notebook's section 2 with other numbers): ``produced``
-    records of which the followers copied ``replicated``; the consumer read ``committed``,
-    committed, and read up to ``consumed``. Returns (cluster, consumer)."""
+                   committed: int = 4, seed: int = SEED, *, kafka_version: str | None = None):
+    """The explorer's cluster (the notebook's section 2 with other numbers, on Kafka
+    ``kafka_version``, the notebook's unless named): ``produced`` records of which the followers
+    copied ``replicated``; the consumer read ``committed``, committed, and read up to
+    ``consumed``. Returns (cluster, consumer)."""
     validate_positions(produced, replicated, consumed, committed)
-    c = Cluster(brokers=3, seed=seed)
+    version = notebook_version(kafka_version, "positions_demo")
+    c = Cluster(brokers=3, seed=seed, kafka_version=version)
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     producer = c.producer("orders-app", acks="1", linger_ms=0)
     consumer = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
@@ -169,28 +171,38 @@ def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
 
 
 def positions_view(produced: int = 10, replicated: int = 8, consumed: int = 6,
-                   committed: int = 4) -> list:
-    """The explorer's view: the positions table, ``kafka-consumer-groups`` and the figure."""
-    c, consumer = positions_demo(produced, replicated, consumed, committed)
+                   committed: int = 4, kafka_version: str | None = None) -> list:
+    """The explorer's view: the positions table, ``kafka-consumer-groups`` and the figure
+    (``kafka_version``: the notebook's, which passes it)."""
+    c, consumer = positions_demo(produced, replicated, consumed, committed,
+                                 kafka_version=notebook_version(kafka_version, "positions_view"))
     text = Text(positions_table(c, consumer) + "\n\n" + c.describe_group(GROUP).strip("\n"))
     return [text, positions_figure(c, consumer)]
 
 
 # -- graders --------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def quiz_positions() -> dict:
+def quiz_positions(kafka_version: str | None = None) -> dict:
     """``checks.check_positions``' scenario: 12 records, the last 3 not yet replicated; the
     consumer reads 5, commits, reads 2 more."""
-    c, consumer = positions_demo(12, 9, 7, 5, seed=SEED + 10)
+    return _quiz_positions(notebook_version(kafka_version, "quiz_positions"))
+
+
+@lru_cache(maxsize=2)
+def _quiz_positions(kafka_version: str) -> dict:
+    c, consumer = positions_demo(12, 9, 7, 5, seed=SEED + 10, kafka_version=kafka_version)
     return positions(c, consumer)
 
 
-@lru_cache(maxsize=1)
-def takeover_outcome() -> dict:
+def takeover_outcome(kafka_version: str | None = None) -> dict:
     """Exercise 1: 12 records, the followers have the first 9; the consumer reads 7 and commits
     after 5; the followers catch up; the consumer dies; a new member of the group reads 3
     records and commits. What does kafka-consumer-groups print?"""
-    c, _old = positions_demo(12, 9, 7, 5, seed=SEED + 10)
+    return _takeover_outcome(notebook_version(kafka_version, "takeover_outcome"))
+
+
+@lru_cache(maxsize=2)
+def _takeover_outcome(kafka_version: str) -> dict:
+    c, _old = positions_demo(12, 9, 7, 5, seed=SEED + 10, kafka_version=kafka_version)
     for b in (2, 3):
         c.release(type="FetchResponse", src=1, dst=b)
     settle(c)
@@ -201,9 +213,9 @@ def takeover_outcome() -> dict:
     return {k: int(v) for k, v in group_lag(c, GROUP).items()}
 
 
-@lru_cache(maxsize=1)
-def _rereads_cluster_bytes() -> bytes:
-    c = Cluster(brokers=3, seed=SEED + 20)
+@lru_cache(maxsize=2)
+def _rereads_cluster_bytes(kafka_version: str) -> bytes:
+    c = Cluster(brokers=3, seed=SEED + 20, kafka_version=kafka_version)
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     producer = c.producer("orders-app", acks="all", linger_ms=0)
     producer.send_many(TOPIC, [f"order-{i}" for i in range(20)], partition=0)
@@ -212,11 +224,12 @@ def _rereads_cluster_bytes() -> bytes:
     return snapshot(c)
 
 
-def rereads(steps) -> tuple[list[int], list[int]]:
+def rereads(steps, kafka_version: str | None = None) -> tuple[list[int], list[int]]:
     """Run the learner's ``steps(consumer)`` on a fresh consumer of group billing (20 records,
-    all replicated), then let a new member take over and read everything. Returns (offsets the
-    first consumer read, offsets the new member read)."""
-    c = restore(_rereads_cluster_bytes())
+    all replicated, Kafka ``kafka_version``: the notebook's unless named), then let a new member
+    take over and read everything. Returns (offsets the first consumer read, offsets the new
+    member read)."""
+    c = restore(_rereads_cluster_bytes(notebook_version(kafka_version, "rereads")))
     first = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
     first.assign(TOPIC, [0])
     read: list[int] = []

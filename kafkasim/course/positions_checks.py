@@ -8,11 +8,13 @@ from kafkasim.course.i18n import tr
 from kafkasim.course.positions import rereads, takeover_outcome
 
 
-def check_takeover(current_offset=None, log_end_offset=None, lag=None) -> CheckResult:
-    """Exercise 1: the three numbers of ``kafka-consumer-groups --describe`` after the takeover."""
+def check_takeover(current_offset=None, log_end_offset=None, lag=None, *,
+                   kafka_version: str | None = None) -> CheckResult:
+    """Exercise 1: the three numbers of ``kafka-consumer-groups --describe`` after the takeover
+    (on ``kafka_version``: the notebook's unless named)."""
     if (m := _missing(current_offset, log_end_offset, lag)) is not None:
         return m
-    right = takeover_outcome()
+    right = takeover_outcome(kafka_version)
     got = {"CURRENT-OFFSET": current_offset, "LOG-END-OFFSET": log_end_offset, "LAG": lag}
     wrong = [k for k in got if got[k] != right[k]]
     if not wrong:
@@ -30,14 +32,15 @@ def check_takeover(current_offset=None, log_end_offset=None, lag=None) -> CheckR
     return _result(False, f"{wrong[0]}: {hints[wrong[0]]}")
 
 
-def check_rereads(steps=None, twice: int = 3) -> CheckResult:
+def check_rereads(steps=None, twice: int = 3, *, kafka_version: str | None = None) -> CheckResult:
     """Exercise 2: ``steps(consumer)`` must leave the group so that a new member reads exactly
-    ``twice`` records a second time (and skips none)."""
+    ``twice`` records a second time (and skips none), on ``kafka_version`` (the notebook's
+    unless named)."""
     if (m := _missing(steps)) is not None:
         return m
     if not callable(steps):
         return _result(False, tr("pass your function itself: check_rereads(my_steps)."))
-    first, second = rereads(steps)
+    first, second = rereads(steps, kafka_version)
     again = sorted(set(first) & set(second))
     skipped = sorted(set(range(20)) - set(first) - set(second))
     if skipped:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
 from kafkasim.control.placement import assign_replicas_to_brokers, rack_alternated_broker_list
 from kafkasim.course.checks import CheckResult, _form, _result, _want_int, _want_ints, unanswered
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.javautil import JavaRandom
@@ -166,7 +166,8 @@ def rack_failure_verdicts(racks: dict[int, str], failed_rack: str, rf: int, min_
                           ) -> dict[str, int]:
     """Build a KRaft cluster with these racks, create the topic, crash every broker of
     ``failed_rack``, let the controller react for 30 s, count the verdicts."""
-    c = Cluster(len(racks), racks=racks, seed=seed, kafka_version=kafka_version)
+    c = Cluster(len(racks), racks=racks, seed=seed,
+                kafka_version=notebook_version(kafka_version, "rack_failure_verdicts"))
     c.create_topic("t", partitions=partitions, replication_factor=rf,
                    config={"min.insync.replicas": min_isr})
     for b in sorted(b for b, r in racks.items() if r == failed_rack):

@@ -30,7 +30,7 @@ from kafkasim.course.checks import (
     _want_int,
     unanswered,
 )
-from kafkasim.course.common import Text, error_line, text_table
+from kafkasim.course.common import Text, error_line, notebook_version, text_table
 from kafkasim.course.elections import show_source, verdict
 from kafkasim.course.i18n import N_, tr
 from kafkasim.runtime.cluster import Cluster
@@ -134,7 +134,7 @@ def double_crash_cluster(kafka_version: str | None = None) -> Cluster:
     """``kafka_version`` (the notebook's: 4.3), 3 brokers, auto.leader.rebalance.enable=false,
     six partitions (every broker preferred for two). Broker 2 crashes, then broker 3; both come
     back and catch up."""
-    c = Cluster(3, seed=SEED, kafka_version=kafka_version,
+    c = Cluster(3, seed=SEED, kafka_version=notebook_version(kafka_version, "rebalance cluster"),
                 config={"auto.leader.rebalance.enable": False})
     c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2],
                                       [1, 3, 2], [2, 1, 3], [3, 2, 1]])
@@ -172,7 +172,7 @@ def restore_cluster(kafka_version: str | None = None):
     broker 1 crashes at 5 s and is started again at 25 s. Returns (cluster, producer)."""
     from kafkasim.runtime.workload import RateWorkload
 
-    c = Cluster(3, seed=SEED, kafka_version=kafka_version,
+    c = Cluster(3, seed=SEED, kafka_version=notebook_version(kafka_version, "rebalance cluster"),
                 config={"auto.leader.rebalance.enable": False})
     c.create_topic(TOPIC, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]] * 2)
     p = c.producer("p", acks="all")
