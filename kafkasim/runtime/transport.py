@@ -278,13 +278,15 @@ class Transport:
     def message_filter(self, type, src, dst, count: int = -1, where: dict | None = None, *,
                        what: str) -> MessageFilter:
         """The MessageFilter of ``Cluster.hold`` / ``drop`` / ``delay`` / ``release``: its
-        endpoints must name nodes of this cluster (``Cluster.inspect.nodes()``), its count be -1
+        endpoints must name nodes of this cluster (``Cluster.inspect.nodes()``), two different
+        ones but for a ZooKeeper-mode broker (a controller talks to its own broker), its count be -1
         or from 1, its type and ``where`` fields known (kafkasim.core.match.checked_filter).
         ClusterError names the argument, the closest known name and the valid values; nothing
         has changed when it is raised."""
         try:
             return checked_filter(type, src, dst, count, where,
-                                  nodes=self.cluster.inspect.nodes())
+                                  nodes=self.cluster.inspect.nodes(),
+                                  loopback=() if self.cluster.kraft is not None else self.brokers)
         except MatchError as exc:
             raise ClusterError(f"{what}: {exc}") from None
 
