@@ -203,6 +203,12 @@ class Transport:
             if not states.node_state:
                 del self.connection_states[src]
 
+    def forget_process(self, node) -> None:
+        """``node`` (a broker) starts a new process: the last one's connects are gone."""
+        if self.connection_states.pop(node, None) is not None:
+            for key in [k for k in self.unsent if k[0] == node]:
+                del self.unsent[key]
+
     def initiate_connect(self, src, dst) -> None:
         """NetworkClient.initiateConnect: CONNECTING; the SYN reaches ``dst`` after the link's
         latency and ``dst``'s kernel answers RST (no server socket listens), which reaches
@@ -226,9 +232,7 @@ class Transport:
         node = self.brokers.get(src)
         if node is not None:
             if not node.is_running or self.network.incarnations.get(src, 0) != incarnation:
-                self.connection_states.pop(src, None)   # that process and its sockets are gone
-                self.unsent.pop((src, dst), None)
-                return
+                return   # that process and its sockets are gone (forget_process)
         else:
             node = self.clients.get(src)
         states = self.connection_states.get(src)
