@@ -479,8 +479,9 @@ def test_a_zookeeper_controller_holds_its_own_leader_and_isr():
 ])
 def test_an_unknown_keyword_to_a_cluster_method_names_the_closest_one(call, words):
     c = Cluster(brokers=3, seed=1)
-    with pytest.raises(TypeError) as info:
+    with pytest.raises(ClusterError) as info:   # and a TypeError, as Python's own
         call(c)
+    assert isinstance(info.value, TypeError)
     assert words in str(info.value) and "(it takes: " in str(info.value)
     assert not c.topics.partition_counts
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import limits
-from kafkasim.settings.exceptions import ClusterError
+from kafkasim.settings.exceptions import ClusterError, UnexpectedKeywordError
 
 __all__ = [
     "check_alter_config", "check_callable", "check_cluster_args", "check_fault_node",
@@ -47,8 +47,9 @@ def did_you_mean(value, known: Iterable) -> str:
 
 def keyword_hints(cls: type) -> type:
     """Class decorator for a public façade (``Cluster``, ``Player``): a public method called
-    with a keyword it does not take raises a TypeError naming the method, the keywords it takes
-    and the closest one (Python's own message has no did-you-mean), before the method runs."""
+    with a keyword it does not take raises ``UnexpectedKeywordError`` (a ClusterError and a
+    TypeError) naming the method, the keywords it takes and the closest one (Python's own
+    message has no did-you-mean), before the method runs."""
     for name, fn in list(vars(cls).items()):
         if not name.startswith("_") and inspect.isfunction(fn):
             setattr(cls, name, _with_keyword_hint(cls.__name__, fn))
@@ -66,9 +67,10 @@ def _with_keyword_hint(owner: str, fn):
     def method(*args, **kwargs):
         for key in kwargs:
             if key not in names:
-                raise TypeError(f"{owner}.{fn.__name__}() got an unexpected keyword argument "
-                                f"{key!r} (it takes: {', '.join(names) or 'none'})"
-                                f"{did_you_mean(key, names)}")
+                raise UnexpectedKeywordError(
+                    f"{owner}.{fn.__name__}() got an unexpected keyword argument "
+                    f"{key!r} (it takes: {', '.join(names) or 'none'})"
+                    f"{did_you_mean(key, names)}")
         return fn(*args, **kwargs)
     return method
 
