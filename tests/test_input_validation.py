@@ -440,3 +440,56 @@ def test_run_takes_an_event_budget(capsys):
     assert rc == 2 and stdout == "" and "--max-events 0: must be a whole number of events" in err
     rc, _, _ = _cli(["run", "seed-high-watermark", "--max-events", "100000"], capsys)
     assert rc == 0
+
+
+@pytest.mark.parametrize("what", ["hold", "drop", "delay", "release"])
+def test_a_message_filter_from_a_node_to_itself_is_refused_in_kraft_mode(what):
+    """No node of a KRaft cluster sends itself a message, so ``hold(src=1, dst=1)`` would match
+    nothing: refused, naming both arguments; nothing is held."""
+    c = Cluster(brokers=3, seed=1, kafka_version="4.1")
+    call = {"hold": c.hold, "drop": c.transport.drop, "release": c.release,
+            "delay": lambda **kw: c.delay(5, **kw)}[what]
+    with pytest.raises(ClusterError, match=r"'from' \(src\) and 'to' \(dst\) are both 1"):
+        call(src=1, dst=1)
+    assert not c.transport.network.holds and not c.transport.network.drops
+    assert not c.transport.network.delays
+
+
+def test_a_zookeeper_controller_holds_its_own_leader_and_isr():
+    """In ZooKeeper mode the controller sends its own broker LeaderAndIsr over the network, so
+    ``hold(src=1, dst=1)`` is accepted there and holds those requests."""
+    c = Cluster(brokers=3, seed=1, kafka_version="2.8")
+    c.run(5000)
+    controller = next(b.id for b in c.brokers.values() if b.controller)
+    c.hold(src=controller, dst=controller)
+    c.create_topic("t", 1, 3)
+    c.run(2000)
+    held = [r for r in c.trace.rows if r[1] == "hold" and r[2] == controller]
+    assert held and held[0][5][1] == controller
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda c: c.create_topic("t", 1, 3, replication=3),
+     "Cluster.create_topic() got an unexpected keyword argument 'replication' (it takes: "
+     "name, partitions, replication_factor, assignment, config, wait); "
+     "did you mean 'replication_factor'?"),
+    (lambda c: c.run(msec=10), "Cluster.run() got an unexpected keyword argument 'msec' "
+     "(it takes: ms, check); did you mean 'ms'?"),
+    (lambda c: c.hold(tpye="FetchRequest"), "did you mean 'type'?"),
+])
+def test_an_unknown_keyword_to_a_cluster_method_names_the_closest_one(call, words):
+    c = Cluster(brokers=3, seed=1)
+    with pytest.raises(ClusterError) as info:   # and a TypeError, as Python's own
+        call(c)
+    assert isinstance(info.value, TypeError)
+    assert words in str(info.value) and "(it takes: " in str(info.value)
+    assert not c.topics.partition_counts
+
+
+def test_an_unknown_keyword_to_a_player_method_names_the_closest_one():
+    from kafkasim.widgets.player import Player
+    player = Player(Cluster(brokers=3, seed=1))
+    with pytest.raises(TypeError, match=r"Player.pause_broker\(\) got an unexpected keyword "
+                                        r"argument 'ms_' \(it takes: broker, ms\); did you "
+                                        r"mean 'ms'\?"):
+        player.pause_broker(1, ms_=100)

@@ -82,6 +82,32 @@ def test_4_1_scenarios_hold_on_4_4(name):
     assert run.expectations and all(e["ok"] for e in run.expectations)
 
 
+def test_the_4_0_scenario_runs_on_4_4_where_elr_keeps_the_acked_records():
+    """The one 4.0 scenario, KIP-966's "last replica standing" without ELR, on 4.4: it runs,
+    and the expectations that fail are exactly the two that say ELR is off (ELR is on by
+    default from 4.1: broker 2 is recorded in the ELR, and once broker 1 is fenced broker 2
+    leads from it with ISR [2, 3]). Instead of broker 1's re-election with its shortened log
+    (the story's end, which the await for it would wait for in vain) broker 2 keeps leading,
+    cleanly, and no acknowledged record is lost."""
+    sc = Scenario.load(builtin_dir() / "kip966-last-replica-standing-elr-off.toml")
+    sc.data["kafka_version"] = "4.4"
+    steps = sc.data["steps"]
+    start = max(i for i, st in enumerate(steps) if st.get("do") == "start")
+    sc.data["steps"] = steps[:start + 1] + [
+        {"do": "run", "ms": 30000},
+        {"do": "expect", "label": "ELR", "that": {
+            "lost_acked": {"equals": 0}, "unclean_elections": {"equals": 0},
+            "leader": {"topic": "payments", "partition": 0, "is": 2}}}]
+    run = sc.run()
+    failed = [(e["label"], e["actual"]) for e in run.expectations if not e["ok"]]
+    assert failed == [
+        ("ELR is off in 4.0: broker 2 left the ISR below min ISR but no ELR records it",
+         {"elr": [2], "lost_acked": 0}),
+        ("fenced after broker.session.timeout.ms: no leader, the ISR stays [1] although "
+         "broker 2 has every committed record", {"leader": 2, "isr": [2, 3]})]
+    assert run.expectations[-1]["ok"]
+
+
 @pytest.mark.parametrize("version", ["4.0", "4.4"])
 def test_kip_1166_leaves_data_partition_fetches_parked(version):
     """KIP-1166 (4.1) lets a KRaft leader answer a parked Fetch when only the follower's HW is

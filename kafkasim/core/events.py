@@ -151,6 +151,8 @@ EVENT_KINDS = {
     "recv": "a message arrived: detail = (type, source, message id)",
     "drop": "a message was lost: detail = (type, peer, message id, reason)",
     "hold": "a message was held in flight by a scenario filter",
+    "connect_failed": "a client's connect was refused (a KRaft broker's listeners are not open "
+                      "yet): detail = (destination, reconnect backoff ms, reason)",
     "append": "the leader appended records: detail = (first offset, last offset, leader epoch)",
     "replicate": "a follower appended fetched records: detail = (first offset, last offset)",
     "hw": "a replica's high watermark changed: detail = new HW",
@@ -270,6 +272,18 @@ class Drop(TupleEvent):
     kind = "drop"
     fields = ("type", "peer", "message_id", "reason")
     field_docs = ("wire name", "the other end", "message number", "why it was lost")
+
+
+class ConnectFailed(TupleEvent):
+    """``node``'s NetworkClient could not connect to ``destination`` (the peer refused it: a
+    KRaft broker opens its listeners only once unfenced). No request left: the node is blacked
+    out for its reconnect backoff (ClusterConnectionStates.disconnected)."""
+    __slots__ = ()
+    kind = "connect_failed"
+    fields = ("destination", "reconnect_backoff_ms", "reason")
+    field_docs = ("the node it tried to connect to",
+                  "how long before it may try again (reconnect.backoff.ms, doubling up to "
+                  "reconnect.backoff.max.ms, jittered)", "why the connect failed")
 
 
 class Hold(TupleEvent):

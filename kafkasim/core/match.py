@@ -269,13 +269,22 @@ def check_count(count, what: str = "count") -> None:
 
 
 def checked_filter(type: str | None = None, src: Node | None = None, dst: Node | None = None,
-                   count: int = -1, where: dict | None = None, *, nodes) -> MessageFilter:
-    """A MessageFilter whose endpoints name known ``nodes`` (see ``check_node``) and whose
-    count is -1 or positive: the one validation path of ``[[steps]] messages`` tables and of
-    Cluster.hold / drop / delay / release. Raises MatchError."""
+                   count: int = -1, where: dict | None = None, *, nodes,
+                   loopback=()) -> MessageFilter:
+    """A MessageFilter whose endpoints name known ``nodes`` (see ``check_node``), two different
+    ones unless the node is in ``loopback`` (a ZooKeeper-mode broker: the controller sends its
+    own broker LeaderAndIsr over the network), and whose count is -1 or positive: the one
+    validation path of ``[[steps]] messages`` tables and of Cluster.hold / drop / delay /
+    release. Raises MatchError."""
     for endpoint, name in ((src, "'from' (src)"), (dst, "'to' (dst)")):
         if endpoint is not None:
             check_node(endpoint, nodes, f"message filter {name}")
+    if src is not None and src == dst and src not in loopback:
+        where_ok = "only a ZooKeeper-mode broker (the controller's requests to its own broker)" \
+            if loopback else "no node of this cluster"
+        raise MatchError(f"message filter 'from' (src) and 'to' (dst) are both {src!r}: it "
+                         f"would match nothing, {where_ok} sends messages to itself; give two "
+                         f"different nodes, or leave one out")
     check_count(count, "message filter count")
     return MessageFilter(type, src, dst, count, where)
 

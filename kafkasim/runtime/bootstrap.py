@@ -91,6 +91,7 @@ def register_handlers(cluster) -> None:
     transport = cluster.transport
     e.on("deliver", transport.deliver)
     e.on("disconnect", transport.disconnect)
+    e.on("connect_failed", transport.connect_failed)
     timers = cluster.timeout_scheduler
     e.on("broker_timer", timers.broker_timer)
     e.on("client_timer", timers.client_timer)

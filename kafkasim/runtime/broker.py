@@ -198,6 +198,7 @@ class Broker:
         self.alter_partition_manager.started_ms = self.now
         self.incarnation += 1
         self.cluster.transport.network.incarnations[self.id] = self.incarnation
+        self.cluster.transport.forget_process(self.id)   # a new process: no connection states
         rm = self.replica_manager   # this process's purgatories (a new one after a stop)
         timers = self.cluster.timeout_scheduler
         timers.process_timeouts[self.id] = timers.timeouts_of(

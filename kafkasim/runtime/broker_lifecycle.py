@@ -28,9 +28,9 @@
   100 ms while none is known); only other errors make the lifecycle manager back off.
 - Its listeners open only when it is unfenced (RUNNING): BrokerServer.startup enables request
   processing after ``setReadyToUnfence()``'s future, so while STARTING or in RECOVERY a
-  connection to it is refused (``Transport.listeners_closed``; the transport refuses every request,
-  trace ``drop`` "listener not open yet", and the client sees a disconnect), never answered
-  NOT_LEADER_OR_FOLLOWER.
+  connect to it is refused (``Transport.listeners_closed``: the sender's connect fails a round
+  trip later, trace ``connect_failed``, and no request leaves; ``Transport.connect``), never
+  answered NOT_LEADER_OR_FOLLOWER.
 - The broker is an *observer* of ``__cluster_metadata``: a Raft client that fetches the log from
   the quorum leader but never votes. Committed records are replayed into a ``MetadataImage``;
   each changed partition this broker hosts goes through ReplicaManager.applyDelta (become

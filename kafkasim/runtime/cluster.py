@@ -137,6 +137,7 @@ class CommittedOffsets(dict):
         self.leader_epochs: dict[tuple[str, str, int], int | None] = {}
 
 
+@validation.keyword_hints
 class Cluster:
     """The learner's façade: build a cluster, create topics, make clients, inject faults, run
     simulated time and read the result. Read-only views for tests and scenarios are on

@@ -6,9 +6,18 @@ latency as an engine "deliver" event whose arguments are ``kafkasim.runtime.netw
 the ZooKeeper ensemble), unless the destination process is gone, paused or cut off. A process
 that dies closes its connections (``reset_connections``): each peer learns it when the close
 arrives (``disconnect``) and fails the requests it had in flight there.
+
+A request to a KRaft broker whose listeners are not open yet (STARTING or RECOVERY) never goes on
+the wire: the sender's NetworkClient first has to connect, and the broker's kernel refuses the
+connect (``initiate_connect``). The refusal reaches the sender a round trip later
+(``connect_failed``): the node is DISCONNECTED and blacked out for its reconnect backoff
+(``kafkasim.runtime.network_client.ClusterConnectionStates``), the requests that waited for the
+connection fail as disconnected, and the client asks for new metadata.
 """
 
 from __future__ import annotations
+
+import random
 
 from kafkasim.core import events as ev
 from kafkasim.core.match import MatchError, checked_filter
@@ -23,6 +32,11 @@ from kafkasim.core.messages import (
 from kafkasim.runtime.broker import STOPPED
 from kafkasim.runtime.kafka_apis import handle_fetcher_response
 from kafkasim.runtime.network import ZOOKEEPER, MessageFilter, Network, delivery_envelope
+from kafkasim.runtime.network_client import (
+    CLIENT_RECONNECT_BACKOFF_MAX_MS,
+    CLIENT_RECONNECT_BACKOFF_MS,
+    ClusterConnectionStates,
+)
 from kafkasim.settings.exceptions import ClusterError
 
 # LeaderAndIsr, UpdateMetadata and StopReplica travel on the controller's channels
@@ -48,6 +62,15 @@ class Transport:
         #: KRaft brokers whose listeners are not open yet (STARTING or RECOVERY: BrokerServer
         #: .startup enables request processing only once the broker is unfenced)
         self.listeners_closed: set[int] = set()
+        #: each sender's connection states with a connect under way or failed (a sender whose
+        #: connections are all READY has no entry): NetworkClient.connectionStates
+        self.connection_states: dict = {}
+        #: requests waiting for a connect under way, by (sender, node) (ConsumerNetworkClient's
+        #: unsent requests; a replica fetcher's awaitReady)
+        self.unsent: dict[tuple, list] = {}
+        #: the reconnect backoff's jitter (ExponentialBackoff draws from ThreadLocalRandom):
+        #: seeded, and apart from the engine's generator so message latencies stay as they were
+        self.reconnect_rng = random.Random(f"{cluster.engine.seed}:reconnect")
 
     def send(self, src, dst, msg) -> None:
         """Put ``msg`` on the wire from ``src`` to ``dst``: held, dropped, or delivered after
@@ -56,6 +79,8 @@ class Transport:
         if queues and isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in queues:
             queues[(src, dst)].append(msg)  # keep the channel's order
             return
+        if (self.listeners_closed or self.connection_states) and self.connect(src, dst, msg):
+            return   # no connection yet: the request waits for the connect or fails with it
         net = self.network
         engine = self.cluster.engine
         now = engine.now
@@ -104,6 +129,129 @@ class Transport:
         engine.schedule_args_at(t, "deliver",
                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
 
+    # -- connecting (NetworkClient.ready / initiateConnect, ClusterConnectionStates) ----------
+    def connect(self, src, dst, msg) -> bool:
+        """Before ``msg`` leaves ``src``: True if it cannot, there being no connection to
+        ``dst`` (a KRaft broker whose listeners are not open yet): it waits for the connect
+        under way, or starts one, or -- the node blacked out after a refused connect -- fails
+        at once (ConsumerNetworkClient.checkDisconnects: ``connectionFailed``). A request to an
+        open listener makes the connection READY (its backoff is reset)."""
+        states = self.connection_states.get(src)
+        if dst not in self.listeners_closed or not type(msg).__name__.endswith("Request") or \
+                not (self.network.plain or self.network.can_reach(src, dst)):
+            # (a connect the network loses is not modelled: the request is lost as before)
+            if states is not None and dst in states.node_state:
+                self.forget_connection(src, dst)
+            return False
+        states = states or self.states_of(src)
+        self.unsent.setdefault((src, dst), []).append(msg)
+        if not states.is_connecting(dst):
+            if states.can_connect(dst, self.cluster.engine.now):
+                self.initiate_connect(src, dst)
+            else:   # blacked out: NetworkClient.ready is false, connectionFailed true
+                self.cluster.engine.schedule(0, "connect_failed", src, dst,
+                                             self.network.incarnations.get(src, 0), False)
+        return True
+
+    def ready(self, src, dst) -> bool:
+        """NetworkClient.ready: True if ``src`` can send to ``dst`` now; otherwise a connect is
+        under way (its outcome calls ``src``'s ``on_disconnect(dst, None)``) or the node is
+        blacked out (``connection_delay`` says for how long), or this starts a connect."""
+        states = self.connection_states.get(src)
+        if states is None and dst not in self.listeners_closed:
+            return True
+        now = self.cluster.engine.now
+        if states is not None and (states.is_connecting(dst) or states.is_blacked_out(dst, now)):
+            return False
+        if dst not in self.listeners_closed or \
+                not (self.network.plain or self.network.can_reach(src, dst)):
+            if states is not None:
+                self.forget_connection(src, dst)
+            return True
+        self.initiate_connect(src, dst)
+        return False
+
+    def is_unavailable(self, src, dst) -> bool:
+        """NetworkClient.isUnavailable: ``dst`` is blacked out for ``src`` (a refused connect's
+        reconnect backoff is not over)."""
+        states = self.connection_states.get(src)
+        return states is not None and states.is_blacked_out(dst, self.cluster.engine.now)
+
+    def connection_delay(self, src, dst) -> int:
+        """ClusterConnectionStates.connectionDelay: ms before ``src`` may connect to ``dst``
+        (0: now; -1: a connect is under way)."""
+        states = self.connection_states.get(src)
+        return 0 if states is None else states.connection_delay(dst, self.cluster.engine.now)
+
+    def states_of(self, src) -> ClusterConnectionStates:
+        """``src``'s connection states: a client's NetworkClient backs off reconnect.backoff.ms
+        (50) doubling to reconnect.backoff.max.ms (1000); a replica fetcher's (BrokerBlockingSender
+        builds its NetworkClient with 0 and 0) does not."""
+        states = self.connection_states.get(src)
+        if states is None:
+            backoff = (CLIENT_RECONNECT_BACKOFF_MS, CLIENT_RECONNECT_BACKOFF_MAX_MS) \
+                if src in self.clients else (0, 0)
+            states = self.connection_states[src] = ClusterConnectionStates(
+                *backoff, self.reconnect_rng)
+        return states
+
+    def forget_connection(self, src, dst) -> None:
+        """ClusterConnectionStates.ready / remove: ``src`` keeps no state for ``dst``."""
+        states = self.connection_states.get(src)
+        if states is not None:
+            states.ready(dst)
+            if not states.node_state:
+                del self.connection_states[src]
+
+    def forget_process(self, node) -> None:
+        """``node`` (a broker) starts a new process: the last one's connects are gone."""
+        if self.connection_states.pop(node, None) is not None:
+            for key in [k for k in self.unsent if k[0] == node]:
+                del self.unsent[key]
+
+    def initiate_connect(self, src, dst) -> None:
+        """NetworkClient.initiateConnect: CONNECTING; the SYN reaches ``dst`` after the link's
+        latency and ``dst``'s kernel answers RST (no server socket listens), which reaches
+        ``src`` a round trip after the connect began (Network.close_arrival: after what ``dst``
+        sent before; no jitter drawn)."""
+        net = self.network
+        engine = self.cluster.engine
+        self.states_of(src).connecting(dst, engine.now)
+        syn = engine.now + net.latency_ms
+        if net.extra_latency:
+            syn += net.extra_latency.get(src, 0) + net.extra_latency.get(dst, 0)
+        engine.schedule_at(net.close_arrival(dst, src, syn), "connect_failed", src, dst,
+                           net.incarnations.get(src, 0), True)
+
+    def connect_failed(self, src, dst, incarnation: int, attempted: bool) -> None:
+        """The refusal of ``src``'s connect to ``dst`` arrives (``attempted``), or a request
+        found ``dst`` blacked out: NetworkClient.processDisconnection -> disconnected (the next
+        reconnect backoff, trace ``connect_failed``), the requests waiting for the connection
+        fail as disconnected (``on_disconnect``), metadataUpdater.handleServerDisconnect
+        (a client's ``on_disconnect(dst, None)``: it asks for new metadata)."""
+        node = self.brokers.get(src)
+        if node is not None:
+            if not node.is_running or self.network.incarnations.get(src, 0) != incarnation:
+                return   # that process and its sockets are gone (forget_process)
+        else:
+            node = self.clients.get(src)
+        states = self.connection_states.get(src)
+        if node is None or states is None or attempted != states.is_connecting(dst):
+            return
+        waiting = self.unsent.pop((src, dst), [])
+        if not attempted and not waiting:
+            return   # (an earlier event failed them)
+        if attempted:
+            backoff = states.disconnected(dst, self.cluster.engine.now)
+            if src not in self.clients:   # BrokerBlockingSender.sendRequest: close(node)
+                self.forget_connection(src, dst)
+            self.trace.record("connect_failed", src, "", -1,
+                              (dst, backoff, "listener not open yet"))
+        for msg in waiting:
+            node.on_disconnect(dst, msg)
+        if src in self.clients:
+            node.on_disconnect(dst, None)   # the client's metadata updater hears of it
+
     def drop(self, type: str | None = None, src=None, dst=None, count: int = -1, *,
              where: dict | None = None, msg_id: int | None = None) -> int:
         """Drop matching messages from now on (``count`` of them, or all; ``Network.undrop``
@@ -134,13 +282,15 @@ class Transport:
     def message_filter(self, type, src, dst, count: int = -1, where: dict | None = None, *,
                        what: str) -> MessageFilter:
         """The MessageFilter of ``Cluster.hold`` / ``drop`` / ``delay`` / ``release``: its
-        endpoints must name nodes of this cluster (``Cluster.inspect.nodes()``), its count be -1
+        endpoints must name nodes of this cluster (``Cluster.inspect.nodes()``), two different
+        ones but for a ZooKeeper-mode broker (a controller talks to its own broker), its count be -1
         or from 1, its type and ``where`` fields known (kafkasim.core.match.checked_filter).
         ClusterError names the argument, the closest known name and the valid values; nothing
         has changed when it is raised."""
         try:
             return checked_filter(type, src, dst, count, where,
-                                  nodes=self.cluster.inspect.nodes())
+                                  nodes=self.cluster.inspect.nodes(),
+                                  loopback=() if self.cluster.kraft is not None else self.brokers)
         except MatchError as exc:
             raise ClusterError(f"{what}: {exc}") from None
 

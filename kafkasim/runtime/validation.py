@@ -11,6 +11,8 @@ are the checks Kafka's clients and tools make before a request is sent.
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import itertools
 import os
 import re
@@ -18,12 +20,12 @@ from collections.abc import Iterable
 
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import limits
-from kafkasim.settings.exceptions import ClusterError
+from kafkasim.settings.exceptions import ClusterError, UnexpectedKeywordError
 
 __all__ = [
     "check_alter_config", "check_callable", "check_cluster_args", "check_fault_node",
     "check_offset_spec", "check_schedule_time", "check_topic_config", "check_topic_names",
-    "did_you_mean", "record_values",
+    "did_you_mean", "keyword_hints", "record_values",
 ]
 
 #: ``Admin.list_offsets`` specs (org.apache.kafka.clients.admin.OffsetSpec) kafkasim answers
@@ -41,6 +43,36 @@ def did_you_mean(value, known: Iterable) -> str:
     if m and int(m.group(1)) in by_text.values():
         return f"; did you mean {int(m.group(1))!r}?"
     return ""
+
+
+def keyword_hints(cls: type) -> type:
+    """Class decorator for a public façade (``Cluster``, ``Player``): a public method called
+    with a keyword it does not take raises ``UnexpectedKeywordError`` (a ClusterError and a
+    TypeError) naming the method, the keywords it takes and the closest one (Python's own
+    message has no did-you-mean), before the method runs."""
+    for name, fn in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(fn):
+            setattr(cls, name, _with_keyword_hint(cls.__name__, fn))
+    return cls
+
+
+def _with_keyword_hint(owner: str, fn):
+    params = inspect.signature(fn).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return fn   # it takes any keyword
+    names = tuple(n for n, p in list(params.items())[1:]
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        for key in kwargs:
+            if key not in names:
+                raise UnexpectedKeywordError(
+                    f"{owner}.{fn.__name__}() got an unexpected keyword argument "
+                    f"{key!r} (it takes: {', '.join(names) or 'none'})"
+                    f"{did_you_mean(key, names)}")
+        return fn(*args, **kwargs)
+    return method
 
 
 def _is_int(value) -> bool:

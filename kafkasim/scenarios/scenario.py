@@ -489,7 +489,8 @@ class Scenario:
              "where": m.get("where")}
         try:
             checked_filter(f["type"], f["src"], f["dst"], m.get("count", -1), f["where"],
-                           nodes=self.known_nodes())
+                           nodes=self.known_nodes(), loopback=() if self.metadata_mode() == "kraft"
+                           else self.broker_ids())
         except MatchError as exc:
             raise self._fail(f"messages filter: {exc}", step) from exc
         return f

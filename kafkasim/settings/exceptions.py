@@ -9,6 +9,12 @@ class ClusterError(ValueError):
     """A request the cluster cannot satisfy (unknown topic, impossible replication factor...)."""
 
 
+class UnexpectedKeywordError(ClusterError, TypeError):
+    """A façade method was called with a keyword it does not take: the message names the
+    method, its keywords and the closest one (``kafkasim.runtime.validation.keyword_hints``).
+    A ``TypeError`` as Python's own would be, and the façade's ``ClusterError``."""
+
+
 class ConditionTimeout(ClusterError, TimeoutError):
     """``run_until(..., raise_on_timeout=True)``: the condition did not hold in time."""
 

@@ -33,6 +33,7 @@ from kafkasim.observe.checks import Violation, make_suite
 from kafkasim.observe.history import History
 from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.cluster import Cluster, ClusterError
+from kafkasim.runtime.validation import keyword_hints
 from kafkasim.settings import limits
 from kafkasim.viz import style
 from kafkasim.widgets._frames import FRAMES_KEPT, Panel, fit_margins
@@ -111,6 +112,7 @@ def _history_for(source, every_ms: int | None, checks):
     return History(source, every_ms or 1000), checker, about, []
 
 
+@keyword_hints
 class Player:
     """Time slider, play/step and fault buttons over one cluster's History (module docstring).
 

@@ -235,7 +235,9 @@ class Consumer:
 
     def _refresh_metadata(self, timeout_ms: int) -> None:
         c = self.cluster
-        live = c.inspect.running_brokers()
+        # leastLoadedNode skips a node blacked out after a refused connect
+        live = [b for b in c.inspect.running_brokers()
+                if not c.transport.is_unavailable(self.client_id, b)]
         if not live:
             return
         self._send(live[0], MetadataRequest(self._next_corr(), ()), "metadata")
@@ -361,8 +363,9 @@ class Consumer:
             by_target: dict[int, list[FetchPartition]] = {}
             for tp in self.assignment:
                 target = self._fetch_target(tp)
-                if target < 0 or tp not in self.positions or tp in self.awaiting_validation:
-                    continue
+                if target < 0 or tp not in self.positions or tp in self.awaiting_validation \
+                        or self.cluster.transport.is_unavailable(self.client_id, target):
+                    continue   # (Fetcher: "awaiting reconnect backoff")
                 # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
                 current_epoch = self.position_leaders.get(tp, (-1, -1))[1] if validate else -1
                 by_target.setdefault(target, []).append(FetchPartition(

@@ -356,7 +356,8 @@ class Producer:
             self._run_sender()
 
     def on_disconnect(self, dst, msg) -> None:
-        """The broker a request went to died: fail it now and retry elsewhere."""
+        """The broker a request went to died: fail it now and retry elsewhere (``msg`` None:
+        a connect to it failed)."""
         if isinstance(msg, ProduceRequest):
             entry = self._release(msg.correlation_id)
             if entry is None:
@@ -369,13 +370,21 @@ class Producer:
         elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata_in_flight:
             self.metadata_in_flight = -1
             self._refresh_metadata()
+        elif msg is None:
+            # a connect to ``dst`` failed (Transport.connect_failed): NetworkClient
+            # .processDisconnection -> handleServerDisconnect asks for new metadata; the sender
+            # polls again when the node's reconnect backoff ends
+            self._refresh_metadata()
+            self._run_sender()
 
     # -- metadata ---------------------------------------------------------------------------
     def _refresh_metadata(self) -> None:
         if self.metadata_in_flight >= 0:
             return
         c = self.cluster
-        live = [b for b in sorted(c.brokers) if c.brokers[b].is_running]
+        # leastLoadedNode skips a node blacked out after a refused connect
+        live = [b for b in sorted(c.brokers) if c.brokers[b].is_running
+                and not c.transport.is_unavailable(self.client_id, b)]
         if not live:
             self._schedule(self.config["retry.backoff.ms"], Producer._timer_metadata_timeout,
                            -1)
@@ -417,6 +426,9 @@ class Producer:
         need_metadata = False
         next_wake = None
         per_broker: dict[int, dict[tuple[str, int], _Batch]] = {}
+        transport = self.cluster.transport
+        client_id = self.client_id
+        gated = transport.listeners_closed or client_id in transport.connection_states
         for tp, queue in self.batches.items():
             if not queue:
                 continue
@@ -436,6 +448,12 @@ class Producer:
             leader = self.leaders.get(tp, -1)
             if leader < 0:
                 need_metadata = True
+            elif gated and leader not in per_broker and not transport.ready(client_id, leader):
+                # Sender.sendProducerData: the node is not ready (a connect under way or
+                # refused): its batches stay, no attempt used; poll until its connection delay
+                delay = transport.connection_delay(client_id, leader)
+                if delay >= 0 and (next_wake is None or now + delay < next_wake):
+                    next_wake = now + delay
             elif leader in per_broker or \
                     self.in_flight_per_broker.get(leader, 0) < self.max_in_flight:
                 per_broker.setdefault(leader, {})[tp] = queue.pop(0)
