@@ -313,7 +313,7 @@ def screen_english(nb) -> list[tuple[str, str]]:
 # images, the explorer's still image joining its values line to the describe text, and Kafka's
 # own InvalidReplicationFactor message), 02 19 -> 02a 0 + 02b 0, 13 5 -> 1 (the player's still
 # image), 14 5 -> 0; 03 6 -> 0 (its prints through kafkasim.course.hw: polled, rule_heading,
-# poll_after, elected_after, new_consumer_reads).
+# poll_after, elected_after; new_consumer_reads went once 03 printed through polled).
 # 04-12 after their code cells' prints moved into course helpers (branch ko): what is left is a
 # raw trace frame in 07 (its "recv" rows), the player's still image in 09 (its violation report)
 # and the explorer's parameter line in 11 ("layout='3 racks x 2'"); 90 shows its tables'

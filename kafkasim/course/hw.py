@@ -296,9 +296,3 @@ def poll_after(leo: int | None, hw: int, offsets: list[int], *, again: bool = Fa
 def elected_after(c: Cluster, topic: str, after_ms: int) -> Text:
     """The new leader and how long after the crash the controller elected it."""
     return Text(tr("broker {b} elected {ms} ms after the crash", b=c.leader(topic), ms=after_ms))
-
-
-def new_consumer_reads(consumer) -> Text:
-    """What a new consumer reads from the start: (offset, value) pairs."""
-    return Text(tr("a new consumer reads: {records}",
-                   records=[(r.offset, r.value) for r in consumer.poll()]))
