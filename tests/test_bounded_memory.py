@@ -204,3 +204,29 @@ def test_the_compact_columns_read_as_the_lists_they_stand_for():
     assert len(rl) == 10 and rl[9] is nv and list(rl[7:]) == [nv] * 3
     with pytest.raises(IndexError):
         rl[10]
+
+
+def test_batch_headers_read_the_same_packed_or_recent():
+    """The newest headers are records, the older ones packed into columns (PACK_AT): every
+    read answers as the list of all headers appended, across the boundary and after a pickle."""
+    import pickle
+
+    from kafkasim.core.log import PACK_AT, ProducerBatch, ProducerBatches
+    n = PACK_AT + 10
+    b = [ProducerBatch(3 * i, 3 * i + 1 + i % 2, 7 + i % 3, i % 2, 2 * i) for i in range(n)]
+    pb = ProducerBatches()
+    for x in b[:PACK_AT + 5]:
+        pb.append(x)
+    pb.extend(b[PACK_AT + 5:])
+    assert len(pb.base_offsets) == PACK_AT and len(pb.recent) == 10   # one pack so far
+    assert pb == b and len(pb) == n and pb.last == b[-1] and list(pb) == b
+    assert [pb[i] for i in (0, PACK_AT - 1, PACK_AT, -1, -n)] == \
+        [b[0], b[PACK_AT - 1], b[PACK_AT], b[-1], b[0]]
+    for lo, hi in ((0, PACK_AT + 3), (PACK_AT - 2, n), (5, 9), (PACK_AT + 1, PACK_AT + 4)):
+        part = pb[lo:hi]
+        assert part == b[lo:hi] and part.last == b[hi - 1]
+    assert pickle.loads(pickle.dumps(pb)) == b and pb[:0].last is None
+    with pytest.raises(IndexError):
+        pb[n]
+    assert pb.first_covering(3 * PACK_AT + 1) == PACK_AT and not pb.recent   # packs to search
+    assert pb == b and pb.last == b[-1]

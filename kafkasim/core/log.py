@@ -33,6 +33,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import chain
+from operator import sub
 from typing import NamedTuple, Protocol
 
 from kafkasim.core import rules
@@ -46,6 +48,10 @@ _EMPTY_Q = array("q")
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
+
+#: a log keeps at most this many of its newest idempotent batch headers as records before it
+#: packs them into columns (``ProducerBatches.pack``)
+PACK_AT = 64
 
 
 class ProducerBatch(NamedTuple):
@@ -69,16 +75,19 @@ class ProducerBatch(NamedTuple):
 
 
 class ProducerBatches:
-    """A log's idempotent batch headers (``ProducerBatch``), in offset order, kept as the columns
-    of DefaultRecordBatch's header fields with their widths: baseOffset (int64),
-    lastOffsetDelta (int32), producerId (int64), producerEpoch (int16), baseSequence (int32):
-    26 bytes a batch. Reads as the list of ``ProducerBatch`` it stands for (``len``, indexing,
-    slicing from the start, iteration, ``==``); ``last`` is the newest header (None when
-    empty), what fetches and appends look at. Only ever grows: a truncation or a new log start
-    builds a new one (``Log._truncate``), so History snapshots can share it by its length."""
+    """A log's idempotent batch headers (``ProducerBatch``), in offset order. The newest (fewer
+    than ``PACK_AT``) are the ``ProducerBatch`` records themselves (``recent``), what appends
+    and fetches touch; older ones are packed (``pack``) into the columns of DefaultRecordBatch's
+    header fields with their widths: baseOffset (int64), lastOffsetDelta (int32), producerId
+    (int64), producerEpoch (int16), baseSequence (int32): 26 bytes a batch. Reads as the list of
+    ``ProducerBatch`` it stands for (``len``, indexing, slicing from the start, iteration,
+    ``==``); ``last`` is the newest header (None when empty), what fetches and appends look at.
+    Only ever grows (packing moves headers, it keeps their order): a truncation or a new log
+    start builds a new one (``Log._truncate``), so History snapshots can share it by its
+    length."""
 
     __slots__ = ("base_offsets", "last_offset_deltas", "producer_ids", "producer_epochs",
-                 "base_sequences", "last")
+                 "base_sequences", "recent", "last")
 
     def __init__(self, batches=()) -> None:
         self.base_offsets = array("q")
@@ -86,34 +95,50 @@ class ProducerBatches:
         self.producer_ids = array("q")
         self.producer_epochs = array("h")
         self.base_sequences = array("i")
+        self.recent: list[ProducerBatch] = []
         self.last: ProducerBatch | None = None
-        for b in batches:
-            self.append(b)
+        self.extend(batches)
 
     def append(self, batch: ProducerBatch) -> None:
-        base_offset, last_offset, producer_id, producer_epoch, base_sequence = batch
-        self.base_offsets.append(base_offset)
-        self.last_offset_deltas.append(last_offset - base_offset)
-        self.producer_ids.append(producer_id)
-        self.producer_epochs.append(producer_epoch)
-        self.base_sequences.append(base_sequence)
+        recent = self.recent
+        recent.append(batch)
         self.last = batch
+        if len(recent) >= PACK_AT:
+            self.pack()
 
     def extend(self, batches) -> None:
-        append = self.append
-        for b in batches:
-            append(b)
+        recent = self.recent
+        recent.extend(batches)
+        if recent:
+            self.last = recent[-1]
+            if len(recent) >= PACK_AT:
+                self.pack()
+
+    def pack(self) -> None:
+        """Move the ``recent`` headers into the columns (each column extended at once)."""
+        recent = self.recent
+        if not recent:
+            return
+        bases, lasts, producer_ids, producer_epochs, base_sequences = zip(*recent, strict=True)
+        self.base_offsets.extend(bases)
+        self.last_offset_deltas.extend(map(sub, lasts, bases))
+        self.producer_ids.extend(producer_ids)
+        self.producer_epochs.extend(producer_epochs)
+        self.base_sequences.extend(base_sequences)
+        recent.clear()
 
     def __len__(self) -> int:
-        return len(self.base_offsets)
+        return len(self.base_offsets) + len(self.recent)
 
     def _batch(self, i: int) -> ProducerBatch:
+        """The header at index ``i`` (from 0) of the columns."""
         base = self.base_offsets[i]
         return _new_batch(ProducerBatch, (base, base + self.last_offset_deltas[i],
                                           self.producer_ids[i], self.producer_epochs[i],
                                           self.base_sequences[i]))
 
     def __getitem__(self, index):
+        packed = len(self.base_offsets)
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:
@@ -122,15 +147,23 @@ class ProducerBatches:
             for name in ("base_offsets", "last_offset_deltas", "producer_ids",
                          "producer_epochs", "base_sequences"):
                 setattr(out, name, getattr(self, name)[start:stop])
-            out.last = out._batch(-1) if stop > start else None
+            out.recent = self.recent[max(0, start - packed):max(0, stop - packed)]
+            out.last = out[-1] if stop > start else None
             return out
-        return self._batch(index)
+        n = packed + len(self.recent)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("ProducerBatches index out of range")
+        return self._batch(index) if index < packed else self.recent[index - packed]
 
     def __iter__(self):
-        return map(self._batch, range(len(self)))
+        return chain(map(self._batch, range(len(self.base_offsets))), self.recent)
 
     def first_covering(self, offset: int) -> int:
-        """The index of the first batch whose last offset is at or above ``offset``."""
+        """The index of the first batch whose last offset is at or above ``offset`` (packs the
+        recent headers first: the search runs on the columns)."""
+        self.pack()
         i = bisect_right(self.base_offsets, offset) - 1
         if i < 0 or self.base_offsets[i] + self.last_offset_deltas[i] < offset:
             return i + 1
@@ -149,14 +182,14 @@ class ProducerBatches:
     def __reduce__(self):
         return (_producer_batches, (self.base_offsets, self.last_offset_deltas,
                                     self.producer_ids, self.producer_epochs,
-                                    self.base_sequences))
+                                    self.base_sequences, self.recent))
 
 
 def _producer_batches(*columns) -> ProducerBatches:
     out = ProducerBatches()
     (out.base_offsets, out.last_offset_deltas, out.producer_ids, out.producer_epochs,
-     out.base_sequences) = columns
-    out.last = out._batch(-1) if len(out) else None
+     out.base_sequences, out.recent) = columns
+    out.last = out[-1] if len(out) else None
     return out
 
 
