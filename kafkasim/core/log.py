@@ -49,10 +49,6 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
-#: a log keeps at most this many of its newest idempotent batch headers as records before it
-#: packs them into columns (``ProducerBatches.pack``)
-PACK_AT = 64
-
 
 class ProducerBatch(NamedTuple):
     """The idempotence fields of a RecordBatch header (DefaultRecordBatch: producerId,
@@ -75,16 +71,17 @@ class ProducerBatch(NamedTuple):
 
 
 class ProducerBatches:
-    """A log's idempotent batch headers (``ProducerBatch``), in offset order. The newest (fewer
-    than ``PACK_AT``) are the ``ProducerBatch`` records themselves (``recent``), what appends
-    and fetches touch; older ones are packed (``pack``) into the columns of DefaultRecordBatch's
-    header fields with their widths: baseOffset (int64), lastOffsetDelta (int32), producerId
-    (int64), producerEpoch (int16), baseSequence (int32): 26 bytes a batch. Reads as the list of
-    ``ProducerBatch`` it stands for (``len``, indexing, slicing from the start, iteration,
-    ``==``); ``last`` is the newest header (None when empty), what fetches and appends look at.
-    Only ever grows (packing moves headers, it keeps their order): a truncation or a new log
-    start builds a new one (``Log._truncate``), so History snapshots can share it by its
-    length."""
+    """A log's idempotent batch headers (``ProducerBatch``), in offset order. The newest are the
+    ``ProducerBatch`` records themselves (``recent``: an append is a list append), what appends
+    and fetches touch; ``pack`` moves them into the columns of DefaultRecordBatch's header
+    fields with their widths: baseOffset (int64), lastOffsetDelta (int32), producerId (int64),
+    producerEpoch (int16), baseSequence (int32): 26 bytes a batch. Every metrics sample packs
+    every log's (``kafkasim.runtime.bootstrap.metrics_sample``, as it compacts the trace rows),
+    and so does a search by offset (``first_covering``). Reads as the list of ``ProducerBatch``
+    it stands for (``len``, indexing, slicing, iteration, ``==``); ``last`` is the newest
+    header (None when empty), what fetches and appends look at. Only ever grows (packing moves
+    headers, it keeps their order): a truncation or a new log start builds a new one
+    (``Log._truncate``), so History snapshots can share it by its length."""
 
     __slots__ = ("base_offsets", "last_offset_deltas", "producer_ids", "producer_epochs",
                  "base_sequences", "recent", "last")
@@ -97,22 +94,16 @@ class ProducerBatches:
         self.base_sequences = array("i")
         self.recent: list[ProducerBatch] = []
         self.last: ProducerBatch | None = None
-        self.extend(batches)
+        self.extend(list(batches))
 
     def append(self, batch: ProducerBatch) -> None:
-        recent = self.recent
-        recent.append(batch)
+        self.recent.append(batch)
         self.last = batch
-        if len(recent) >= PACK_AT:
-            self.pack()
 
-    def extend(self, batches) -> None:
-        recent = self.recent
-        recent.extend(batches)
-        if recent:
-            self.last = recent[-1]
-            if len(recent) >= PACK_AT:
-                self.pack()
+    def extend(self, batches: Sequence[ProducerBatch]) -> None:
+        if batches:
+            self.recent.extend(batches)
+            self.last = batches[-1]
 
     def pack(self) -> None:
         """Move the ``recent`` headers into the columns (each column extended at once)."""
