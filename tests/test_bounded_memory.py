@@ -204,6 +204,9 @@ def test_the_compact_columns_read_as_the_lists_they_stand_for():
     assert len(rl) == 10 and rl[9] is nv and list(rl[7:]) == [nv] * 3
     with pytest.raises(IndexError):
         rl[10]
+    rl.repeat(nv, 2)
+    rl.repeat(other, 0)                       # nothing: no run of no items
+    assert len(rl) == 12 and len(rl.items) == 5 and rl[-1] is nv
 
 
 def test_batch_headers_read_the_same_packed_or_recent():
