@@ -103,7 +103,7 @@ class RecordRegistry:
         apart), kept as one ``NumberedValue``; returns the first of their record ids."""
         k = len(ns)
         values = self.values
-        first = len(values)
+        first = values.length   # len(values), read without the call (every workload tick)
         # the previous run's value when it continues it (the same prefix and offset: a workload
         # that alone sends), so a long run keeps no object per run
         last = values.last
