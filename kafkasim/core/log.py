@@ -321,11 +321,12 @@ class Log:
         ``producer_batches``."""
         first = self.log_end_offset
         n = len(ids)
+        last = first + n - 1
         self.ids.extend(ids)
         self.sizes.extend(sizes)
         self.epochs.fromlist([epoch] * n)
         self.timestamps.fromlist([timestamp] * n)
-        self.log_end_offset = first + n
+        self.log_end_offset = last + 1
         cache = self.leader_epoch_cache
         entries = cache.entries
         if not entries or entries[-1].epoch != epoch or entries[-1].start_offset > first:
@@ -334,11 +335,11 @@ class Log:
             cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
-                first, first + n - 1, producer_id, producer_epoch, base_sequence)))
+                first, last, producer_id, producer_epoch, base_sequence)))
         listener = self.listener
         if listener is not None:
-            listener.on_append(self, first, first + n - 1, True)
-        return first, first + n - 1
+            listener.on_append(self, first, last, True)
+        return first, last
 
     def append_as_follower(self, chunk: RecordChunk) -> int:
         """Append records fetched from the leader; the chunk must start at our LEO. Returns the

@@ -345,11 +345,6 @@ class RunList:
             items.append(item)
             self.length += k
 
-    @property
-    def last(self):
-        """The last item (``self[-1]`` without the search); IndexError when empty."""
-        return self.items[-1]
-
     def extend(self, items) -> None:
         for item in items:
             self.append(item)
