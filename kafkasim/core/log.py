@@ -6,7 +6,7 @@ anyway --, timestamp as int64), so a record costs 20 bytes per replica and copyi
 replicas is one C-level slice. The offset is implicit: record ``i`` of the arrays has offset
 ``log_start_offset + i``. What a record *says* (its value, key, producer) lives once per cluster in
 the record registry, keyed by record id. The idempotent batches' headers are columns too
-(``ProducerBatches``).
+(``ProducerBatches``), but for the newest, kept as records until the next metrics sample.
 
 LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
 not yet committed (fact sheet §1).
