@@ -185,6 +185,21 @@ def test_bench_instructions_quick():
     assert out["instructions"].startswith("skeleton only")
 
 
+def test_bench_instructions_full_table_from_its_callgrind_counts(monkeypatch):
+    """make bench's instruction table (``_instructions``), from stand-in callgrind counts: each
+    side's traffic is its run with traffic less its run without, judged against the bound."""
+    mod = _load("bench_instructions")
+    counts = {("kafkasim", True): 900e6, ("kafkasim", False): 650e6,
+              ("skeleton", True): 175e6, ("skeleton", False): 100e6}
+    monkeypatch.setattr(mod, "instructions",
+                        lambda which, dur, drive, tmp, only=False: counts[which, drive])
+    out = mod._instructions(2000)
+    assert (out["workload_M_instructions"], out["skeleton_M_instructions"]) == (250.0, 75.0)
+    assert out["workload_vs_skeleton_instructions"] == 3.33
+    assert out["instructions_vs_e4aa80c"] == round(250 / 75 / 2.61, 2)
+    assert out["meets_target_instructions_within_1_3x_of_e4aa80c"] is (250 / 75 <= 1.3 * 2.61)
+
+
 def test_both_sides_pay_the_collectors_pass_over_what_they_allocated():
     """The wall-clock ratio is fair only if kafkasim and the skeleton each pay, inside their
     timing, the young-generation collection of the containers their run allocated: kafkasim's
