@@ -204,3 +204,51 @@ def test_the_compact_columns_read_as_the_lists_they_stand_for():
     assert len(rl) == 10 and rl[9] is nv and list(rl[7:]) == [nv] * 3
     with pytest.raises(IndexError):
         rl[10]
+    rl.repeat(nv, 2)
+    rl.repeat(other, 0)                       # nothing: no run of no items
+    assert len(rl) == 12 and len(rl.items) == 5 and rl[-1] is nv
+
+
+def test_batch_headers_read_the_same_packed_or_recent():
+    """The newest headers are records, the older ones packed into columns (``pack``, at every
+    metrics sample): every read answers as the list of all headers appended, across the
+    boundary and after a pickle."""
+    import pickle
+
+    from kafkasim.core.log import ProducerBatch, ProducerBatches
+    n, packed = 30, 20
+    b = [ProducerBatch(3 * i, 3 * i + 1 + i % 2, 7 + i % 3, i % 2, 2 * i) for i in range(n)]
+    pb = ProducerBatches()
+    for x in b[:packed - 5]:
+        pb.append(x)
+    pb.extend(b[packed - 5:packed])
+    pb.pack()
+    pb.extend([])
+    pb.extend(b[packed:packed + 4])
+    for x in b[packed + 4:]:
+        pb.append(x)
+    assert len(pb.base_offsets) == packed and len(pb.recent) == n - packed
+    assert pb == b and len(pb) == n and pb.last == b[-1] and list(pb) == b
+    assert [pb[i] for i in (0, packed - 1, packed, -1, -n)] == \
+        [b[0], b[packed - 1], b[packed], b[-1], b[0]]
+    for lo, hi in ((0, packed + 3), (packed - 2, n), (5, 9), (packed + 1, packed + 4)):
+        part = pb[lo:hi]
+        assert part == b[lo:hi] and part.last == b[hi - 1]
+    assert pickle.loads(pickle.dumps(pb)) == b and pb[:0].last is None
+    with pytest.raises(IndexError):
+        pb[n]
+    assert pb.first_covering(3 * packed + 1) == packed and not pb.recent   # packs to search
+    assert pb == b and pb.last == b[-1]
+
+
+def test_metrics_samples_pack_the_batch_headers():
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("t", partitions=1, replication_factor=3)
+    p = c.producer(acks="all", linger_ms=5, enable_idempotence=True)
+    RateWorkload(c, p, "t", rate=300, duration_ms=2500)
+    c.run(2200)                      # metrics samples at 0, 1000, 2000 ms
+    pb = c.log(1, "t", 0).producer_batches
+    packed, recent = len(pb.base_offsets), len(pb.recent)
+    assert packed > 0 and recent > 0       # the last 200 ms are records, the rest columns
+    c.run(3100)                      # the sample at 3,000 ms packs them
+    assert len(pb.base_offsets) >= packed + recent and len(pb.recent) < recent

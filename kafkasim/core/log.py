@@ -6,7 +6,7 @@ anyway --, timestamp as int64), so a record costs 20 bytes per replica and copyi
 replicas is one C-level slice. The offset is implicit: record ``i`` of the arrays has offset
 ``log_start_offset + i``. What a record *says* (its value, key, producer) lives once per cluster in
 the record registry, keyed by record id. The idempotent batches' headers are columns too
-(``ProducerBatches``).
+(``ProducerBatches``), but for the newest, kept as records until the next metrics sample.
 
 LEO and HW are exclusive, as in Kafka: LEO is the offset the next append gets, HW the first offset
 not yet committed (fact sheet §1).
@@ -33,6 +33,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import chain
+from operator import sub
 from typing import NamedTuple, Protocol
 
 from kafkasim.core import rules
@@ -69,16 +71,20 @@ class ProducerBatch(NamedTuple):
 
 
 class ProducerBatches:
-    """A log's idempotent batch headers (``ProducerBatch``), in offset order, kept as the columns
-    of DefaultRecordBatch's header fields with their widths: baseOffset (int64),
-    lastOffsetDelta (int32), producerId (int64), producerEpoch (int16), baseSequence (int32):
-    26 bytes a batch. Reads as the list of ``ProducerBatch`` it stands for (``len``, indexing,
-    slicing from the start, iteration, ``==``); ``last`` is the newest header (None when
-    empty), what fetches and appends look at. Only ever grows: a truncation or a new log start
-    builds a new one (``Log._truncate``), so History snapshots can share it by its length."""
+    """A log's idempotent batch headers (``ProducerBatch``), in offset order. The newest are the
+    ``ProducerBatch`` records themselves (``recent``: an append is a list append), what appends
+    and fetches touch; ``pack`` moves them into the columns of DefaultRecordBatch's header
+    fields with their widths: baseOffset (int64), lastOffsetDelta (int32), producerId (int64),
+    producerEpoch (int16), baseSequence (int32): 26 bytes a batch. Every metrics sample packs
+    every log's (``kafkasim.runtime.bootstrap.metrics_sample``, as it compacts the trace rows),
+    and so does a search by offset (``first_covering``). Reads as the list of ``ProducerBatch``
+    it stands for (``len``, indexing, slicing, iteration, ``==``); ``last`` is the newest
+    header (None when empty), what fetches and appends look at. Only ever grows (packing moves
+    headers, it keeps their order): a truncation or a new log start builds a new one
+    (``Log._truncate``), so History snapshots can share it by its length."""
 
     __slots__ = ("base_offsets", "last_offset_deltas", "producer_ids", "producer_epochs",
-                 "base_sequences", "last")
+                 "base_sequences", "recent", "last")
 
     def __init__(self, batches=()) -> None:
         self.base_offsets = array("q")
@@ -86,34 +92,44 @@ class ProducerBatches:
         self.producer_ids = array("q")
         self.producer_epochs = array("h")
         self.base_sequences = array("i")
+        self.recent: list[ProducerBatch] = []
         self.last: ProducerBatch | None = None
-        for b in batches:
-            self.append(b)
+        self.extend(list(batches))
 
     def append(self, batch: ProducerBatch) -> None:
-        base_offset, last_offset, producer_id, producer_epoch, base_sequence = batch
-        self.base_offsets.append(base_offset)
-        self.last_offset_deltas.append(last_offset - base_offset)
-        self.producer_ids.append(producer_id)
-        self.producer_epochs.append(producer_epoch)
-        self.base_sequences.append(base_sequence)
+        self.recent.append(batch)
         self.last = batch
 
-    def extend(self, batches) -> None:
-        append = self.append
-        for b in batches:
-            append(b)
+    def extend(self, batches: Sequence[ProducerBatch]) -> None:
+        if batches:
+            self.recent.extend(batches)
+            self.last = batches[-1]
+
+    def pack(self) -> None:
+        """Move the ``recent`` headers into the columns (each column extended at once)."""
+        recent = self.recent
+        if not recent:
+            return
+        bases, lasts, producer_ids, producer_epochs, base_sequences = zip(*recent, strict=True)
+        self.base_offsets.extend(bases)
+        self.last_offset_deltas.extend(map(sub, lasts, bases))
+        self.producer_ids.extend(producer_ids)
+        self.producer_epochs.extend(producer_epochs)
+        self.base_sequences.extend(base_sequences)
+        recent.clear()
 
     def __len__(self) -> int:
-        return len(self.base_offsets)
+        return len(self.base_offsets) + len(self.recent)
 
     def _batch(self, i: int) -> ProducerBatch:
+        """The header at index ``i`` (from 0) of the columns."""
         base = self.base_offsets[i]
         return _new_batch(ProducerBatch, (base, base + self.last_offset_deltas[i],
                                           self.producer_ids[i], self.producer_epochs[i],
                                           self.base_sequences[i]))
 
     def __getitem__(self, index):
+        packed = len(self.base_offsets)
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:
@@ -122,15 +138,23 @@ class ProducerBatches:
             for name in ("base_offsets", "last_offset_deltas", "producer_ids",
                          "producer_epochs", "base_sequences"):
                 setattr(out, name, getattr(self, name)[start:stop])
-            out.last = out._batch(-1) if stop > start else None
+            out.recent = self.recent[max(0, start - packed):max(0, stop - packed)]
+            out.last = out[-1] if stop > start else None
             return out
-        return self._batch(index)
+        n = packed + len(self.recent)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("ProducerBatches index out of range")
+        return self._batch(index) if index < packed else self.recent[index - packed]
 
     def __iter__(self):
-        return map(self._batch, range(len(self)))
+        return chain(map(self._batch, range(len(self.base_offsets))), self.recent)
 
     def first_covering(self, offset: int) -> int:
-        """The index of the first batch whose last offset is at or above ``offset``."""
+        """The index of the first batch whose last offset is at or above ``offset`` (packs the
+        recent headers first: the search runs on the columns)."""
+        self.pack()
         i = bisect_right(self.base_offsets, offset) - 1
         if i < 0 or self.base_offsets[i] + self.last_offset_deltas[i] < offset:
             return i + 1
@@ -149,14 +173,14 @@ class ProducerBatches:
     def __reduce__(self):
         return (_producer_batches, (self.base_offsets, self.last_offset_deltas,
                                     self.producer_ids, self.producer_epochs,
-                                    self.base_sequences))
+                                    self.base_sequences, self.recent))
 
 
 def _producer_batches(*columns) -> ProducerBatches:
     out = ProducerBatches()
     (out.base_offsets, out.last_offset_deltas, out.producer_ids, out.producer_epochs,
-     out.base_sequences) = columns
-    out.last = out._batch(-1) if len(out) else None
+     out.base_sequences, out.recent) = columns
+    out.last = out[-1] if len(out) else None
     return out
 
 
@@ -297,11 +321,12 @@ class Log:
         ``producer_batches``."""
         first = self.log_end_offset
         n = len(ids)
+        last = first + n - 1
         self.ids.extend(ids)
         self.sizes.extend(sizes)
         self.epochs.fromlist([epoch] * n)
         self.timestamps.fromlist([timestamp] * n)
-        self.log_end_offset = first + n
+        self.log_end_offset = last + 1
         cache = self.leader_epoch_cache
         entries = cache.entries
         if not entries or entries[-1].epoch != epoch or entries[-1].start_offset > first:
@@ -310,11 +335,11 @@ class Log:
             cache.assign(epoch, first)
         if base_sequence >= 0:
             self.producer_batches.append(_new_batch(ProducerBatch, (
-                first, first + n - 1, producer_id, producer_epoch, base_sequence)))
+                first, last, producer_id, producer_epoch, base_sequence)))
         listener = self.listener
         if listener is not None:
-            listener.on_append(self, first, first + n - 1, True)
-        return first, first + n - 1
+            listener.on_append(self, first, last, True)
+        return first, last
 
     def append_as_follower(self, chunk: RecordChunk) -> int:
         """Append records fetched from the leader; the chunk must start at our LEO. Returns the

@@ -78,10 +78,10 @@ def update(states: dict, batches) -> None:
     ProducerStateManager.update via ProducerAppendInfo)."""
     for base_offset, last_offset, pid, epoch, first_seq in batches:
         entry = states.get(pid)
-        if entry is None or epoch > entry.epoch:   # a new producer, or a new epoch of one
-            entry = states[pid] = ProducerStateEntry(epoch)
-        elif epoch < entry.epoch:
-            continue   # a fenced epoch's batch changes nothing
+        if entry is None or epoch != entry.epoch:   # (the usual batch: the current epoch)
+            if entry is not None and epoch < entry.epoch:
+                continue   # a fenced epoch's batch changes nothing
+            entry = states[pid] = ProducerStateEntry(epoch)   # a new producer, or epoch
         entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
 
 

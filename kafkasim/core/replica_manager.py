@@ -10,6 +10,7 @@ growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from kafkasim.core import errors as E
@@ -48,6 +49,9 @@ from kafkasim.core.partition import Partition
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import ReplicaManagerContext
+
+#: the error of a ProduceResponse partition, a (topic, partition, error, base offset) tuple
+_error_of = itemgetter(2)
 
 
 def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offset: int,
@@ -447,9 +451,12 @@ class ReplicaManager:
 
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
                          results: dict[tuple[str, int], ProducePartitionStatus]) -> None:
-        parts = tuple((t, p, *st.answer()) for (t, p), st in results.items())
+        parts = []   # (topic, partition, error, base offset) of each
+        for (topic, partition), st in results.items():
+            parts.append((topic, partition, *st.answer()))
+        parts = tuple(parts)
         if ctx.rules.clients.produce_response_current_leader and \
-                any(a[2] == E.NOT_LEADER_OR_FOLLOWER for a in parts):
+                E.NOT_LEADER_OR_FOLLOWER in map(_error_of, parts):
             leaders, nodes = self._current_leaders(ctx, parts)
             ctx.send(dst, ProduceResponse(correlation_id, parts, leaders, nodes))
             return

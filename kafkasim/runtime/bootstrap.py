@@ -129,13 +129,17 @@ def call(cluster, fn) -> None:
 
 def metrics_sample(cluster) -> None:
     """The "metrics_sample" event, every metrics interval: spill or compact checked trace rows
-    and metrics rows (``kafkasim.runtime.rows``), compact the timeout queues and the producers'
-    settled results (``ProduceResults.compact``) and sample the metrics."""
+    and metrics rows (``kafkasim.runtime.rows``), compact the timeout queues, the producers'
+    settled results (``ProduceResults.compact``) and the logs' newest idempotent batch headers
+    (``ProducerBatches.pack``) and sample the metrics."""
     cluster.trace.compact()   # every row so far was checked: spill or compact them
     compact = getattr(cluster.metrics.rows, "compact", None)
     if compact is not None:
         compact()
     cluster.timeout_scheduler.compact()
+    for broker in cluster.brokers.values():
+        for log in broker.logs.values():
+            log.producer_batches.pack()
     for client in cluster.clients.values():
         if isinstance(client, Producer):   # its settled results as columns
             client.results.compact()

@@ -103,10 +103,10 @@ class RecordRegistry:
         apart), kept as one ``NumberedValue``; returns the first of their record ids."""
         k = len(ns)
         values = self.values
-        first = len(values)
+        first = values.length   # len(values), read without the call (every workload tick)
         # the previous run's value when it continues it (the same prefix and offset: a workload
         # that alone sends), so a long run keeps no object per run
-        last = values.last
+        last = values.items[-1]   # the last run's value (values[-1], without the search)
         nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
             last[0] == prefix else NumberedValue((prefix, first - ns.start))
         values.repeat(nv, k)

@@ -337,17 +337,13 @@ class RunList:
 
     def repeat(self, item, k: int) -> None:
         """``extend([item] * k)`` without the list."""
-        if k > 0:
-            items = self.items
-            if not items or items[-1] is not item:
-                self.starts.append(self.length)
-                items.append(item)
+        items = self.items
+        if items and items[-1] is item:   # the last run goes on (a registry's usual case)
             self.length += k
-
-    @property
-    def last(self):
-        """The last item (``self[-1]`` without the search); IndexError when empty."""
-        return self.items[-1]
+        elif k > 0:
+            self.starts.append(self.length)
+            items.append(item)
+            self.length += k
 
     def extend(self, items) -> None:
         for item in items:
