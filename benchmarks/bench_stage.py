@@ -18,6 +18,8 @@ notebooks' scenarios next to the player before issue 32 (matplotlib frames), in 
   nothing. ``old_player_*``: the same cells and the same drags and clicks on the player of commit
   ``BASE`` (main before this change: step button, crash/restart buttons, PNG frames), from a
   ``git archive`` of it served by its own JupyterLab, in the same run.
+- ``base_*`` (and ``ratio_*``, now / base): the same figures for the stage of ``STAGE_BASE``,
+  from a ``git archive`` of it with its own lab, in the same run.
 
 Targets (issue 32): >= 50 frames/s with 200 in flight, click or key to visible change <= 100 ms
 p95, a seek <= 300 ms p95 on the notebooks' scenarios.
@@ -60,6 +62,7 @@ CELLS = [
     "    toks.append(dict(w['tokens'][0], id=10**6 + i, src=a, dst=b, sent=w['t0'] + i % 50,\n"
     "                     recv=w['t0'] + 2000 - i % 37, fate='delivered', held=False))\n"
     "w['tokens'], w['serial'], w['t1'] = toks, -1, w['t0'] + 2000   # 3 s of play fit in it\n"
+    "w['more'] = False              # (not to be replaced by its extension while it plays)\n"
     "stage.window = w",
 ]
 
@@ -98,6 +101,10 @@ CLICK = """async (node) => {
 
 
 BASE = "d8f5e36"          # main before the player became its stage (issue 32)
+#: the stage before its round trips and per-frame drawing were cut (no request when it renders,
+#: extension in the background, a still stage draws nothing): measured by its own bench_stage
+#: in its own lab, in the same run (KAFKASIM_BENCH_STAGE_BASE: another commit, or 0 to skip)
+STAGE_BASE = "39eafc4"
 SCENARIOS = (   # (notebook, the player as the notebook builds it, on the scenario it shows)
     ("02", "Player(Scenario.named('seed-isr-shrink-expand'), show_isr=True)"),
     ("07", "Player(Scenario.named('kraft-controller-failover'), topic='orders')"),
@@ -183,7 +190,53 @@ def _players_old(cells: list[str], reps: int) -> dict:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _stage_base(ref: str, quick: bool) -> dict:
+    """This benchmark as commit ``ref`` has it, on that commit's stage and player (a ``git
+    archive`` of it with its own lab), the old player left out."""
+    with tempfile.TemporaryDirectory(prefix="kafkasim-bench-base-") as tmp:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", ref],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = dict(os.environ, KAFKASIM_BENCH_OLD_PLAYER="0", KAFKASIM_BENCH_STAGE_BASE="0",
+                   PYTHONPATH=tmp)
+        code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
+                "from benchmarks import bench_stage; "
+                "print(json.dumps(bench_stage.run(quick=sys.argv[2] == '1')))")
+        out = subprocess.run([sys.executable, "-c", code, tmp, "1" if quick else "0"],
+                             capture_output=True, text=True, timeout=3600, env=env, cwd=tmp)
+        if out.returncode != 0:
+            raise RuntimeError(f"the base stage's bench failed: {out.stderr[-2000:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run(quick: bool = False) -> dict:
+    """This checkout's stage and player; then (unless switched off) the stage of
+    ``STAGE_BASE`` (``base_*``, with now/base ratios) and the player of ``BASE``
+    (``old_player_*``), each in its own lab, in the same run."""
+    out = _run_now(quick)
+    ref = os.environ.get("KAFKASIM_BENCH_STAGE_BASE", STAGE_BASE)
+    if ref != "0":
+        base = _stage_base(ref, quick)
+        out["stage_base"] = ref
+        for k in ("fps_200", "click_p50_ms", "click_p95_ms", *(
+                f"player_{a}_{q}" for a in ("seek", "step", "key", "fault")
+                for q in ("p50_ms", "p95_ms", "max_ms", "unchanged"))):
+            if k in base:
+                out[f"base_{k}"] = base[k]
+                if k.endswith("_ms") and k in out and base[k]:
+                    out[f"ratio_{k}"] = round(out[k] / base[k], 2)
+        out["base_load_avg_1m_start"] = base.get("load_avg_1m_start")
+    if os.environ.get("KAFKASIM_BENCH_OLD_PLAYER", "1") != "0":
+        old = _players_old(_player_cells(quick), 3 if quick else 8)
+        for action in ("seek", "step", "fault"):
+            for k in ("n", "p50_ms", "p95_ms", "max_ms", "unchanged"):
+                if f"{action}_{k}" in old:
+                    out[f"old_player_{action}_{k}"] = old[f"{action}_{k}"]
+    out["load_avg_1m_end_all"] = round(os.getloadavg()[0], 2)
+    return out
+
+
+def _run_now(quick: bool) -> dict:
     from playwright.sync_api import sync_playwright
 
     load_start = round(os.getloadavg()[0], 2)
@@ -233,12 +286,6 @@ def run(quick: bool = False) -> dict:
     out["meets_target_player_seek"] = players["seek_p95_ms"] <= 300
     out["meets_target_player_step_key"] = max(players["step_p95_ms"],
                                               players["key_p95_ms"]) <= 100
-    if os.environ.get("KAFKASIM_BENCH_OLD_PLAYER", "1") != "0":
-        old = _players_old(_player_cells(quick), 3 if quick else 8)
-        for action in ("seek", "step", "fault"):
-            for k in keep:
-                if f"{action}_{k}" in old:
-                    out[f"old_player_{action}_{k}"] = old[f"{action}_{k}"]
     out["load_avg_1m_start"], out["load_avg_1m_end"] = load_start, round(os.getloadavg()[0], 2)
     return out
 

@@ -203,7 +203,7 @@ export default {
     const st = {win: null, t: 0, playing: !!model.get("autoplay"), waiting: false,
                 speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -2, nodes: new Map(),
                 tokens: [], stops: [], raf: 0, hover: null, colours: null, drag: null, dragged: false,
-                paints: 0};
+                dirty: true, extending: null, stepAfter: false, nodesKey: null};
 
     const send = (msg) => {
       if (st.waiting && msg.action !== "refresh") return;
@@ -254,7 +254,10 @@ export default {
     ui.svg.addEventListener("pointerup", () => { if (st.drag) endDrag(); });
 
     function load(win) {
-      const keepT = st.win && win.t0 === st.win.t1 ? win.t0 : win.t0;
+      // an extension (asked in the background when few steps were left) starts where this
+      // window does and reaches further: time, play and a request in flight go on
+      const further = !!win.extended && !!st.win && win.t0 === st.win.t0;
+      st.extending = null;
       // frames after the first carry only the nodes that changed: make each one whole
       let whole = {};
       for (const f of win.frames) {
@@ -263,21 +266,30 @@ export default {
       }
       st.win = win;
       ui.box.classList.toggle("ks-big", !!win.presentation);
-      st.t = keepT;
+      st.t = further ? Math.min(Math.max(st.t, win.t0), win.t1) : win.t0;
       st.frameIdx = -1;
       st.narrIdx = -2;      // (-1: before the first line, which shows the hint)
-      st.waiting = false;
-      ui.box.classList.remove("ks-waiting");
+      if (!further) {
+        st.stepAfter = false;
+        st.waiting = false;
+        ui.box.classList.remove("ks-waiting");
+      }
       const size = win.size;
-      ui.svg.setAttribute("viewBox", `0 0 ${size.w} ${size.h}`);
-      ui.nodes.replaceChildren();
+      setAttr(ui.svg, "viewBox", `0 0 ${size.w} ${size.h}`);
+      // the same nodes in the same places (most windows): keep their drawing, redraw states
+      const nodesKey = JSON.stringify([win.nodes, size]);
+      const rebuild = nodesKey !== st.nodesKey;
+      st.nodesKey = nodesKey;
+      if (rebuild) {
+        ui.nodes.replaceChildren();
+        st.nodes = new Map();
+      }
       ui.links.replaceChildren();
       ui.tokens.replaceChildren();
-      st.nodes = new Map();
       const pos = new Map();
       const half = new Map();
       for (const n of win.nodes) {
-        st.nodes.set(String(n.id), buildNode(ui, n, size, onNodeClick));
+        if (rebuild) st.nodes.set(String(n.id), buildNode(ui, n, size, onNodeClick));
         pos.set(String(n.id), [n.x, n.y]);
         half.set(String(n.id), n.kind === "broker" ? [size.box_w / 2 + 3, size.box_h / 2 + 3]
                                                    : [size.small_w / 2 + 3, size.small_h / 2 + 3]);
@@ -314,8 +326,12 @@ export default {
                              "data-id": String(tok.id), "data-type": tok.type}, ui.tokens);
         g.style.display = "none";
         make("circle", {r: 9}, g);
-        g.addEventListener("pointerenter", (ev) => { st.hover = twin(tok.id); showTip(tok, ev); });
-        g.addEventListener("pointerleave", () => { st.hover = null; ui.tip.hidden = true; });
+        g.addEventListener("pointerenter", (ev) => {
+          st.hover = twin(tok.id); st.dirty = true; showTip(tok, ev);
+        });
+        g.addEventListener("pointerleave", () => {
+          st.hover = null; st.dirty = true; ui.tip.hidden = true;
+        });
         g.addEventListener("click", (ev) => {
           ev.stopPropagation();
           act({action: "drop", msg_id: tok.id});
@@ -331,6 +347,19 @@ export default {
       st.colours = null;         // the theme may have changed
       drawTimeline(win);
       draw();
+      if (further && st.stepAfter) { st.stepAfter = false; stepTo(1); }
+    }
+
+    // a few steps (or under half the window's time, playing) left: ask for the same window
+    // reaching further, in the background (no waiting): step and play go on through the
+    // window's end without a kernel round trip there
+    function maybeExtend() {
+      const w = st.win;
+      if (!w || !w.more || st.waiting || st.extending === w.serial) return;
+      const left = st.stops.filter((t) => t > st.t).length;
+      if (left > 3 && !(st.playing && st.t > (w.t0 + w.t1) / 2)) return;
+      st.extending = w.serial;
+      model.send({action: "extend", t0: w.t0, speed: Math.pow(10, st.speedLog)});
     }
 
     const twin = (id) => st.tokens.find((k) => k.tok.id === id) || null;
@@ -461,7 +490,6 @@ export default {
       const k = Math.min(cw / size.w, ch / size.h);
       ctx.setTransform(k * dpr, 0, 0, k * dpr, (cw - size.w * k) / 2 * dpr,
                        (ch - size.h * k) / 2 * dpr);
-      if (++st.paints % 60 === 0) st.colours = null;      // follow a theme change
       if (!st.colours) {
         st.colours = {bg: themeColour("--jp-layout-color0", "#fff"),
                       text: themeColour("--jp-ui-font-color1", "#333"),
@@ -527,6 +555,7 @@ export default {
     function draw() {
       const win = st.win;
       if (!win) return;
+      st.dirty = false;
       const t = st.t;
       const fi = frameIndex(t);
       if (fi !== st.frameIdx) {
@@ -552,17 +581,21 @@ export default {
                                       {t: Math.floor(t), n}));
     }
 
+    // a frame draws only when something moved (playing, a hover, a resize, a theme change):
+    // a still stage costs nothing per frame, however many are on the page
     function tick(now) {
       if (st.last !== null && st.playing && st.win && !st.waiting) {
         const dt = Math.min(now - st.last, 100);
         st.t += dt * Math.pow(10, st.speedLog);
+        st.dirty = true;
+        maybeExtend();
         if (st.t >= st.win.t1) {
           st.t = st.win.t1;
-          send({action: "advance"});
+          if (st.extending !== st.win.serial) send({action: "advance"});   // (else: it comes)
         }
       }
       st.last = now;
-      draw();
+      if (st.dirty) draw();
       st.raf = requestAnimationFrame(tick);
     }
 
@@ -572,8 +605,14 @@ export default {
       const eps = 1e-6;
       if (dir > 0) {
         const next = st.stops.find((t) => t > st.t + eps);
-        if (next === undefined || next >= st.win.t1) { send({action: "advance"}); return; }
+        if (next === undefined || next >= st.win.t1) {
+          // the extension asked for is on its way: step on when it comes
+          if (st.extending === st.win.serial) st.stepAfter = true;
+          else send({action: "advance"});
+          return;
+        }
         st.t = next;
+        maybeExtend();
       } else {
         const prev = [...st.stops].reverse().find((t) => t < st.t - eps);
         const tl = st.win.timeline;
@@ -597,6 +636,13 @@ export default {
       draw();
     });
     ui.speed.addEventListener("input", () => { st.speedLog = Number(ui.speed.value); draw(); });
+    // repaint the canvas when its size or JupyterLab's theme changes (nothing else repaints a
+    // still stage)
+    const resized = new ResizeObserver(() => { st.dirty = true; });
+    resized.observe(ui.svg);
+    const themed = new MutationObserver(() => { st.colours = null; st.dirty = true; });
+    themed.observe(document.body, {attributes: true,
+                                   attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"]});
     ui.box.addEventListener("keydown", (ev) => {
       if (ev.target instanceof HTMLInputElement && ev.key.startsWith("Arrow")) return;
       let done = true;
@@ -623,9 +669,10 @@ export default {
     showCode();
     showError();
     load(model.get("window"));
-    // say the stage is watched (and at which speed): the kernel sizes the windows for it
-    send({action: "refresh"});
+    // say the stage is watched, and at which speed (the kernel sizes the next windows for it):
+    // a notice, no window back; the window shown is the one the cell made
+    model.send({action: "watch", speed: Math.pow(10, st.speedLog)});
     st.raf = requestAnimationFrame(tick);
-    return () => cancelAnimationFrame(st.raf);
+    return () => { cancelAnimationFrame(st.raf); resized.disconnect(); themed.disconnect(); };
   },
 };
