@@ -320,23 +320,9 @@ export default {
         const dx = b[0] - a[0], dy = b[1] - a[1], len = Math.hypot(dx, dy) || 1;
         const side = String(tok.src) < String(tok.dst) ? 1 : -1;
         const ox = -dy / len * 6 * side, oy = dx / len * 6 * side;
-        const doomed = tok.fate === "dropped", held = tok.held;
-        const g = make("g", {class: "ks-token" + (doomed ? " ks-doomed" : "") +
-                                    (held ? " ks-held" : ""),
-                             "data-id": String(tok.id), "data-type": tok.type}, ui.tokens);
-        g.style.display = "none";
-        make("circle", {r: 9}, g);
-        g.addEventListener("pointerenter", (ev) => {
-          st.hover = twin(tok.id); st.dirty = true; showTip(tok, ev);
-        });
-        g.addEventListener("pointerleave", () => {
-          st.hover = null; st.dirty = true; ui.tip.hidden = true;
-        });
-        g.addEventListener("click", (ev) => {
-          ev.stopPropagation();
-          act({action: "drop", msg_id: tok.id});
-        });
-        return {tok, g, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
+        // its pointer twin is made when it first shows (most tokens of a window never show
+        // before the next window comes: a click, a seek)
+        return {tok, g: null, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
                 shown: false, x: null, y: null};
       });
       // a step stops where something is narrated (a message arrives or is lost, a node
@@ -347,6 +333,7 @@ export default {
       st.colours = null;         // the theme may have changed
       drawTimeline(win);
       draw();
+      kick();
       if (further && st.stepAfter) { st.stepAfter = false; stepTo(1); }
     }
 
@@ -363,6 +350,27 @@ export default {
     }
 
     const twin = (id) => st.tokens.find((k) => k.tok.id === id) || null;
+
+    // a token's invisible SVG twin: it takes the pointer (hover: the fields; click: drop it)
+    // and carries data-id and the position; the canvas draws the token
+    function tokenTwin(tok) {
+      const doomed = tok.fate === "dropped", held = tok.held;
+      const g = make("g", {class: "ks-token" + (doomed ? " ks-doomed" : "") +
+                                  (held ? " ks-held" : ""),
+                           "data-id": String(tok.id), "data-type": tok.type}, ui.tokens);
+      make("circle", {r: 9}, g);
+      g.addEventListener("pointerenter", (ev) => {
+        st.hover = twin(tok.id); touch(); showTip(tok, ev);
+      });
+      g.addEventListener("pointerleave", () => {
+        st.hover = null; touch(); ui.tip.hidden = true;
+      });
+      g.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        act({action: "drop", msg_id: tok.id});
+      });
+      return g;
+    }
 
     // the player's whole branch: the window, the marks; a click goes there
     function drawTimeline(win) {
@@ -443,7 +451,11 @@ export default {
       for (const k of st.tokens) {
         const {tok} = k;
         const on = tok.sent <= t && (tok.recv === null || t < tok.recv);
-        if (on !== k.shown) { k.g.style.display = on ? "" : "none"; k.shown = on; }
+        if (on !== k.shown) {
+          if (!k.g) k.g = tokenTwin(tok);
+          k.g.style.display = on ? "" : "none";
+          k.shown = on;
+        }
         if (!on) continue;
         visible++;
         let f = 0.5;
@@ -581,22 +593,29 @@ export default {
                                       {t: Math.floor(t), n}));
     }
 
-    // a frame draws only when something moved (playing, a hover, a resize, a theme change):
-    // a still stage costs nothing per frame, however many are on the page
+    // a frame is asked for only while playing or when something changed (a hover, a resize,
+    // a theme change, a window that came while playing): a still stage costs nothing per
+    // frame, however many are on the page
+    function kick() { if (!st.raf) st.raf = requestAnimationFrame(tick); }
+    function touch() { st.dirty = true; kick(); }
+
     function tick(now) {
-      if (st.last !== null && st.playing && st.win && !st.waiting) {
-        const dt = Math.min(now - st.last, 100);
-        st.t += dt * Math.pow(10, st.speedLog);
-        st.dirty = true;
-        maybeExtend();
-        if (st.t >= st.win.t1) {
-          st.t = st.win.t1;
-          if (st.extending !== st.win.serial) send({action: "advance"});   // (else: it comes)
+      st.raf = 0;
+      if (st.playing && st.win && !st.waiting) {
+        if (st.last !== null) {
+          const dt = Math.min(now - st.last, 100);
+          st.t += dt * Math.pow(10, st.speedLog);
+          st.dirty = true;
+          maybeExtend();
+          if (st.t >= st.win.t1) {
+            st.t = st.win.t1;
+            if (st.extending !== st.win.serial) send({action: "advance"});  // (else: it comes)
+          }
         }
-      }
-      st.last = now;
+        st.last = now;
+      } else st.last = null;
       if (st.dirty) draw();
-      st.raf = requestAnimationFrame(tick);
+      if (st.playing) kick();
     }
 
     function stepTo(dir) {
@@ -625,7 +644,7 @@ export default {
       draw();
     }
 
-    const togglePlay = () => { st.playing = !st.playing; draw(); };
+    const togglePlay = () => { st.playing = !st.playing; draw(); kick(); };
     ui.play.addEventListener("click", togglePlay);
     ui.next.addEventListener("click", () => stepTo(1));
     ui.back.addEventListener("click", () => stepTo(-1));
@@ -638,9 +657,9 @@ export default {
     ui.speed.addEventListener("input", () => { st.speedLog = Number(ui.speed.value); draw(); });
     // repaint the canvas when its size or JupyterLab's theme changes (nothing else repaints a
     // still stage)
-    const resized = new ResizeObserver(() => { st.dirty = true; });
+    const resized = new ResizeObserver(touch);
     resized.observe(ui.svg);
-    const themed = new MutationObserver(() => { st.colours = null; st.dirty = true; });
+    const themed = new MutationObserver(() => { st.colours = null; touch(); });
     themed.observe(document.body, {attributes: true,
                                    attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"]});
     ui.box.addEventListener("keydown", (ev) => {
@@ -672,7 +691,7 @@ export default {
     // say the stage is watched, and at which speed (the kernel sizes the next windows for it):
     // a notice, no window back; the window shown is the one the cell made
     model.send({action: "watch", speed: Math.pow(10, st.speedLog)});
-    st.raf = requestAnimationFrame(tick);
+    kick();
     return () => { cancelAnimationFrame(st.raf); resized.disconnect(); themed.disconnect(); };
   },
 };
