@@ -142,13 +142,13 @@ function drawBroker(p, st, T) {
   const cls = ["ks-node", "ks-broker", `ks-${st.state.replace(" ", "-")}`];
   if (leader) cls.push("ks-leader");
   if (st.isolated) cls.push("ks-isolated");
-  p.g.setAttribute("class", cls.join(" "));
-  p.head.textContent = p.node.label + (leader ? T(" ★ leader") : "") +
-                       (st.controller ? T(" · controller") : "");
+  setAttr(p.g, "class", cls.join(" "));
+  setText(p.head, p.node.label + (leader ? T(" ★ leader") : "") +
+                  (st.controller ? T(" · controller") : ""));
   const badges = {crashed: T("✕ CRASHED"), paused: T("❚❚ PAUSED"), fenced: T("FENCED"),
                   "shutting down": T("shutting down")};
-  p.badge.textContent = [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
-    .filter(Boolean).join(" · ");
+  setText(p.badge, [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
+    .filter(Boolean).join(" · "));
   let view = "", foot = "";
   if (st.state === "crashed") view = T("down: click to restart");
   else if (st.replica === false) view = T("no replica of this partition");
@@ -160,27 +160,27 @@ function drawBroker(p, st, T) {
     foot = T("LEO {leo} · HW {hw}", {leo: st.leo, hw: st.hw}) +
            (st.start ? T(" · log start {start}", {start: st.start}) : "");
   }
-  p.view.textContent = view;
-  p.foot.textContent = foot;
+  setText(p.view, view);
+  setText(p.foot, foot);
   const cells = st.replica ? recordCells(st, p.cellEls.length) : [];
   let hwX = null;
   p.cellEls.forEach((ce, i) => {
     const cell = cells[i];
-    ce.c.style.display = cell ? "" : "none";
+    setStyle(ce.c, "display", cell ? "" : "none");
     if (!cell) return;
     const [off, epoch] = cell;
     const committed = off < st.hw;
     const colour = epoch >= 0 ? EPOCH_COLORS[epoch % EPOCH_COLORS.length] : "#999";
-    ce.r.setAttribute("fill", colour);
-    ce.r.setAttribute("stroke", colour);
-    ce.r.setAttribute("class", committed ? "ks-cell ks-committed" : "ks-cell ks-uncommitted");
-    ce.t.textContent = epoch >= 0 ? String(epoch % 100) : "";
+    setAttr(ce.r, "fill", colour);
+    setAttr(ce.r, "stroke", colour);
+    setAttr(ce.r, "class", committed ? "ks-cell ks-committed" : "ks-cell ks-uncommitted");
+    setText(ce.t, epoch >= 0 ? String(epoch % 100) : "");
     if (off === st.hw) hwX = i * 13.5 - 1;
   });
   if (hwX === null && cells.length && st.hw >= cells[cells.length - 1][0] + 1)
     hwX = cells.length * 13.5 - 1;
-  p.hw.style.display = hwX === null ? "none" : "";
-  if (hwX !== null) { p.hw.setAttribute("x1", hwX); p.hw.setAttribute("x2", hwX); }
+  setStyle(p.hw, "display", hwX === null ? "none" : "");
+  if (hwX !== null) { setAttr(p.hw, "x1", String(hwX)); setAttr(p.hw, "x2", String(hwX)); }
 }
 
 function drawSmall(p, st) {
@@ -190,9 +190,9 @@ function drawSmall(p, st) {
     if (st.active) cls.push("ks-active");
     if (st.isolated) cls.push("ks-isolated");
   }
-  p.g.setAttribute("class", cls.join(" "));
-  p.head.textContent = p.node.label + (st && st.active ? " ★" : "");
-  p.badge.textContent = st && st.state === "crashed" ? "✕" : "";
+  setAttr(p.g, "class", cls.join(" "));
+  setText(p.head, p.node.label + (st && st.active ? " ★" : ""));
+  setText(p.badge, st && st.state === "crashed" ? "✕" : "");
 }
 
 // -- the widget ----------------------------------------------------------------------------------
@@ -337,15 +337,16 @@ export default {
       if (further && st.stepAfter) { st.stepAfter = false; stepTo(1); }
     }
 
-    // a few steps (or under half the window's time, playing) left: ask for the same window
-    // reaching further, in the background (no waiting): step and play go on through the
-    // window's end without a kernel round trip there
+    // the learner moves on (a step, play) in a window that could reach further: ask for the
+    // same window reaching further, in the background (no waiting), once; step and play go on
+    // meanwhile, and through the window's end without a kernel round trip there (a window
+    // that only comes and is left, by a seek or a click, is never extended)
     function maybeExtend() {
       const w = st.win;
-      if (!w || !w.more || st.waiting || st.extending === w.serial) return;
-      const left = st.stops.filter((t) => t > st.t).length;
-      if (left > 3 && !(st.playing && st.t > (w.t0 + w.t1) / 2)) return;
+      if (!w || !w.more || st.waiting || st.extending === w.serial || st.extended === w.serial)
+        return;
       st.extending = w.serial;
+      st.extended = w.serial;
       model.send({action: "extend", t0: w.t0, speed: Math.pow(10, st.speedLog)});
     }
 
@@ -490,6 +491,9 @@ export default {
     function paintTokens(labels) {
       const cv = ui.canvas, svg = ui.svg, size = st.win.size;
       const cw = svg.clientWidth, ch = svg.clientHeight, dpr = window.devicePixelRatio || 1;
+      // not laid out (detached, or a theme's style sheets being swapped): keep the picture,
+      // paint when next asked (a resize, the theme settled)
+      if (!cw || !ch) { st.dirty = true; return; }
       if (cv.width !== Math.round(cw * dpr) || cv.height !== Math.round(ch * dpr)) {
         cv.width = Math.round(cw * dpr);
         cv.height = Math.round(ch * dpr);
@@ -659,7 +663,11 @@ export default {
     // still stage)
     const resized = new ResizeObserver(touch);
     resized.observe(ui.svg);
-    const themed = new MutationObserver(() => { st.colours = null; touch(); });
+    const themed = new MutationObserver(() => {
+      st.colours = null;
+      touch();
+      setTimeout(() => { st.colours = null; touch(); }, 300);    // once its styles applied
+    });
     themed.observe(document.body, {attributes: true,
                                    attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"]});
     ui.box.addEventListener("keydown", (ev) => {
