@@ -414,8 +414,8 @@ def test_a_window_ends_where_the_recorded_story_changes_the_cluster():
 
 def test_a_window_running_low_is_extended_in_the_background_without_moving_the_cluster():
     """stage.js says once that it shows the stage ("watch": no window back, no round trip
-    per display); when the learner steps or plays in a window it asks for the same window
-    reaching further
+    per display); when the learner steps or plays in a window with few steps left it asks for
+    the same window reaching further
     ("extend"): same start, later end, the cluster unmoved, marked ``extended`` so the front end
     plays on from where it is. A stale or needless extension sends nothing."""
     stage = Stage(busy_cluster(), window_ms=2000, sized_to_watch=True)

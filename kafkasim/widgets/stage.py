@@ -297,11 +297,11 @@ class Stage(anywidget.AnyWidget):
         self.window = window
 
     def extend(self, t0) -> bool:
-        """What the front end asks, in the background, when the learner first steps or plays in
-        a window that could reach further: the same window reaching as far as it may, the
-        cluster unmoved, so that step and play go on without waiting for the kernel at the
-        window's end. Nothing (False) when the window has moved on from ``t0`` or reaches as
-        far already."""
+        """What the front end asks, in the background, when the learner steps or plays in a
+        window that could reach further with few steps left (stage.js ``EXTEND_AT``): the
+        same window reaching as far as it may, the cluster unmoved, so that step and play go
+        on without waiting for the kernel at the window's end. Nothing (False) when the
+        window has moved on from ``t0`` or reaches as far already."""
         if t0 != self.window["t0"] or not self.window.get("more"):
             return False
         self.refresh(reach=True)

@@ -10,6 +10,7 @@ const EPOCH_COLORS = ["#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#76B7B2", "#E
                       "#FF9DA7", "#9C755F"];
 const SPEEDS = {min: -2, max: 2, start: -1.5};     // log10 of simulated ms per real ms
 const LABELS_UP_TO = 14;                            // token labels drawn when few are in flight
+const EXTEND_AT = 8;                                // steps left when a window asks to reach on
 
 function make(tag, attrs = {}, parent = null, ns = SVG) {
   const e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
@@ -254,7 +255,7 @@ export default {
     ui.svg.addEventListener("pointerup", () => { if (st.drag) endDrag(); });
 
     function load(win) {
-      // an extension (asked in the background when few steps were left) starts where this
+      // an extension (asked in the background when steps run low) starts where this
       // window does and reaches further: time, play and a request in flight go on
       const further = !!win.extended && !!st.win && win.t0 === st.win.t0;
       st.extending = null;
@@ -337,14 +338,18 @@ export default {
       if (further && st.stepAfter) { st.stepAfter = false; stepTo(1); }
     }
 
-    // the learner moves on (a step, play) in a window that could reach further: ask for the
-    // same window reaching further, in the background (no waiting), once; step and play go on
-    // meanwhile, and through the window's end without a kernel round trip there (a window
-    // that only comes and is left, by a seek or a click, is never extended)
+    // the learner moves on (a step, play) in a window that could reach further, with fewer
+    // than EXTEND_AT steps left (or half its time played): ask for the same window reaching
+    // further, in the background (no waiting), once; step and play go on meanwhile, and
+    // through the window's end without a kernel round trip there. A window only passed
+    // through (a seek, a click) or with many steps ahead (KRaft's busy windows) is not
+    // extended: an extension costs the kernel the whole window again
     function maybeExtend() {
       const w = st.win;
       if (!w || !w.more || st.waiting || st.extending === w.serial || st.extended === w.serial)
         return;
+      const left = st.stops.filter((t) => t > st.t).length;
+      if (left >= EXTEND_AT && !(st.playing && st.t > (w.t0 + w.t1) / 2)) return;
       st.extending = w.serial;
       st.extended = w.serial;
       model.send({action: "extend", t0: w.t0, speed: Math.pow(10, st.speedLog)});
