@@ -13,6 +13,9 @@ time to 100x, with no round trip per frame. When the learner acts at time ``t`` 
 stage moves the cluster to ``t`` and calls the same method a cell would (``cluster.crash(2)``,
 ``cluster.transport.drop(msg_id=...)``, ``producer.send(...)``; for a player,
 ``player.crash(2)``...), shows that call as code under the stage, and sends the new window.
+Showing the stage costs no round trip (stage.js only notes that it is watched, and at which
+speed); when the learner steps or plays near a window's end, stage.js asks in the background
+for the same window reaching further (``extend``), so that it rarely waits for the kernel there.
 
 Without a front end the stage shows text (``text()``: deterministic, nbval compares it) and a
 still SVG picture with the messages in flight (``svg()``).
