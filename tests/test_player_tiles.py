@@ -133,3 +133,38 @@ def test_broker_tiles_without_a_topic_show_the_process_only():
     assert [t.broker for t in tiles] == [1, 2]
     assert all(t.leads == () and t.state == "running" for t in tiles)
     assert all(t.label.splitlines()[1] == "leads nothing" for t in tiles)
+
+
+def test_the_next_event_dropdown_names_kinds_in_the_course_language_and_keeps_the_kind():
+    """The "next event" dropdown: in English each option is the trace kind; in Korean a short
+    Korean phrase with the kind in brackets; its value stays the kind (what next_event takes),
+    and every kind of the trace has a label."""
+    from kafkasim.core.events import EVENT_KINDS
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets._event_kinds import KIND_LABELS, kind_label
+
+    assert set(KIND_LABELS) == set(EVENT_KINDS)
+    try:
+        rt.set_language("en")
+        en = make(None)
+        assert en.widget is not None
+        assert all(label == value for label, value in en._ui.kind.options)
+        rt.set_language("ko")
+        ko = make(None)
+        assert ko.widget is not None
+        kinds = ko.event_kinds()
+        assert [value for _label, value in ko._ui.kind.options] == kinds
+        labels = dict(ko._ui.kind.options)
+        assert labels[kind_label("hw")] == "hw" and kind_label("hw") == "하이 워터마크 변경 (hw)"
+        assert kind_label("isr") == "ISR 변경 커밋 (isr)"
+        assert all(label.endswith(f"({value})") and label != value
+                   for label, value in ko._ui.kind.options)
+        assert kind_label("drop") == "메시지 유실 (drop)"       # not the player's "drop"
+        assert kind_label("no_such_kind") == "no_such_kind"
+        ko._ui.kind.value = "hw"          # a value is a kind: the jump goes to the next one
+        ko.seek(1000)
+        before = ko.now
+        ko._ui._jump()
+        assert ko.now == min(r[0] for r in ko.history.trace_rows if r[1] == "hw" and r[0] > before)
+    finally:
+        rt.set_language(None)

@@ -371,8 +371,8 @@ def test_still_picture_labels_cover_no_node_box_and_no_other_label():
 
 
 def test_a_stage_keeps_the_projector_mode_it_was_made_in():
-    """stage.js asks for a window when it renders, after Run All may have switched projector
-    mode off again (a notebook's last cell): the stage on screen stays as it was made."""
+    """A window sent after Run All may have switched projector mode off again (a notebook's
+    last cell): the stage on screen stays as it was made."""
     from kafkasim.viz import style
 
     style.set_presentation(True)
@@ -410,3 +410,27 @@ def test_a_window_ends_where_the_recorded_story_changes_the_cluster():
     stage.toggle_broker(1)
     assert all(c < crash_at for c in player.history.changes)
     assert player.history.next_change(player.now) is None
+
+
+def test_a_window_running_low_is_extended_in_the_background_without_moving_the_cluster():
+    """stage.js says once that it shows the stage ("watch": no window back, no round trip
+    per display); when the learner steps or plays in a window with few steps left it asks for
+    the same window reaching further
+    ("extend"): same start, later end, the cluster unmoved, marked ``extended`` so the front end
+    plays on from where it is. A stale or needless extension sends nothing."""
+    stage = Stage(busy_cluster(), window_ms=2000, sized_to_watch=True)
+    serial, now = stage.window["serial"], stage.cluster.now
+    assert stage.handle({"action": "watch", "speed": 10 ** -1.5}) == []
+    assert stage.window["serial"] == serial and stage._watched          # nothing sent back
+    w = stage.window
+    assert w["t1"] - w["t0"] == 253 and w["more"] is True and w["extended"] is False
+    assert stage.handle({"action": "extend", "t0": w["t0"] - 1}) == []    # stale: nothing
+    assert stage.window["serial"] == serial
+    assert stage.handle({"action": "extend", "t0": w["t0"], "speed": 10 ** -1.5}) == []
+    x = stage.window
+    assert x["serial"] == serial + 1 and x["extended"] is True and x["more"] is False
+    assert (x["t0"], x["t1"]) == (w["t0"], w["t0"] + 2000) and stage.cluster.now == now
+    assert x["tokens"][:3] == w["tokens"][:3] and len(x["narration"]) > len(w["narration"])
+    assert stage.extend(x["t0"]) is False and stage.window["serial"] == serial + 1  # as far
+    stage.toggle_broker(2)                      # an action: a window of its own, not extended
+    assert stage.window["extended"] is False and stage.window["more"] is True

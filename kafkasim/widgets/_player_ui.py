@@ -25,6 +25,7 @@ from bisect import bisect_right
 
 import ipywidgets as w
 
+from kafkasim.widgets._event_kinds import kind_options
 from kafkasim.widgets._render import img_tag, pre
 from kafkasim.widgets._render import tr as _tr
 
@@ -73,7 +74,7 @@ class PlayerUI:
                                                                min_width="200px"))
         _named(self.slider, "time").observe(self._on_slider, names="value")
         kinds = player.event_kinds()
-        self.kind = _named(w.Dropdown(options=kinds, value=_first_kind(kinds),
+        self.kind = _named(w.Dropdown(options=kind_options(kinds), value=_first_kind(kinds),
                                       description=tr("next"), style=_WIDE,
                                       layout=w.Layout(width="auto", min_width="230px")),
                            "kind")
@@ -209,9 +210,9 @@ class PlayerUI:
             self.slider.value = p.now
             self.slider.max = max(p.horizon, p.start_ms + 1)
             kinds = p.event_kinds()
-            if list(self.kind.options) != kinds:
+            if [value for _label, value in self.kind.options] != kinds:
                 keep = self.kind.value if self.kind.value in kinds else _first_kind(kinds)
-                self.kind.options = kinds
+                self.kind.options = kind_options(kinds)
                 self.kind.value = keep
             topics = p.cluster.topics.names()
             if list(self.topic.options) != topics:

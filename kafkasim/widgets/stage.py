@@ -13,6 +13,9 @@ time to 100x, with no round trip per frame. When the learner acts at time ``t`` 
 stage moves the cluster to ``t`` and calls the same method a cell would (``cluster.crash(2)``,
 ``cluster.transport.drop(msg_id=...)``, ``producer.send(...)``; for a player,
 ``player.crash(2)``...), shows that call as code under the stage, and sends the new window.
+Showing the stage costs no round trip (stage.js only notes that it is watched, and at which
+speed); when the learner steps or plays near a window's end, stage.js asks in the background
+for the same window reaching further (``extend``), so that it rarely waits for the kernel there.
 
 Without a front end the stage shows text (``text()``: deterministic, nbval compares it) and a
 still SVG picture with the messages in flight (``svg()``).
@@ -55,7 +58,8 @@ WATCH_S = 8                # a window holds about this many seconds of watching 
 START_SPEED = 10 ** -1.5   # simulated ms per real ms stage.js starts at (its SPEEDS.start)
 MIN_WINDOW_MS = 250
 MIN_STOPS = 8              # a speed-sized window with fewer steps in it reaches on to window_ms
-ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh")
+ACTIONS = ("toggle", "pause", "drop", "produce", "cut", "seek", "advance", "refresh", "extend",
+           "watch")
 
 #: every string stage.js shows (its T("...") keys; tests/test_stage.py checks they match)
 JS_STRINGS = (
@@ -266,10 +270,10 @@ class Stage(anywidget.AnyWidget):
         return self._driver.cluster
 
     # -- the window ---------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, reach: bool = False) -> None:
         """Send a new window starting at the cluster's time now: ``window_ms`` long, or, while
         the front end plays slowly, about ``WATCH_S`` seconds of its watching (cheaper, so a
-        click shows its effect sooner)."""
+        click shows its effect sooner). ``reach``: as long as it may be (``extend``)."""
         ms = self.window_ms
         if self._speed is not None:
             ms = max(MIN_WINDOW_MS, min(ms, round(self._speed * WATCH_S * 1000)))
@@ -279,8 +283,9 @@ class Stage(anywidget.AnyWidget):
         # action still to come: it ends there, and the next one starts from the changed state
         now, change = self.cluster.now, self._driver.next_change(self.cluster.now)
         longest = self.window_ms if change is None else min(self.window_ms, change - now)
-        window = stage_window(self.cluster, shown, self.partition, min(ms, longest))
-        if self._watched and ms < longest and _stops(window) < MIN_STOPS:
+        window = stage_window(self.cluster, shown, self.partition,
+                              longest if reach else min(ms, longest))
+        if self._watched and ms < longest and _stops(window) < MIN_STOPS and not reach:
             # a quiet stretch, in the browser: reach on (up to ``window_ms``) so that steps have
             # somewhere to go there instead of asking the kernel for another near-empty window
             # (a round trip every step or two in notebooks 02 and 08's quiet seconds); without
@@ -288,9 +293,22 @@ class Stage(anywidget.AnyWidget):
             window = stage_window(self.cluster, shown, self.partition, longest)
         window["timeline"] = self._driver.timeline()
         window["presentation"] = self.presentation     # projector mode: bigger controls
+        window["more"] = window["t1"] - now < longest   # ``extend`` can reach further
+        window["extended"] = reach      # the same start, further: the front end plays on
         self._serial += 1
         window["serial"] = self._serial     # a new window even when nothing changed
         self.window = window
+
+    def extend(self, t0) -> bool:
+        """What the front end asks, in the background, when the learner steps or plays in a
+        window that could reach further with few steps left (stage.js ``EXTEND_AT``): the
+        same window reaching as far as it may, the cluster unmoved, so that step and play go
+        on without waiting for the kernel at the window's end. Nothing (False) when the
+        window has moved on from ``t0`` or reaches as far already."""
+        if t0 != self.window["t0"] or not self.window.get("more"):
+            return False
+        self.refresh(reach=True)
+        return True
 
     def text(self, t: int | None = None) -> str:
         """The stage at ``t`` (default: the window's start) as plain text, messages in flight
@@ -408,8 +426,10 @@ class Stage(anywidget.AnyWidget):
 
     def _handle(self, content: dict) -> list[str]:
         """Do what the front end asks: ``{"action": "toggle" | "pause" | "drop" | "produce" |
-        "cut" | "seek" | "advance" | "refresh", "node" / "to" / "msg_id": ..., "t": time in
-        the window (for "seek": anywhere on a player's branch)}``."""
+        "cut" | "seek" | "advance" | "refresh" | "extend" | "watch", "node" / "to" / "msg_id": ...,
+        "t": time in the window (for "seek": anywhere on a player's branch), "speed": simulated ms
+        per real ms}``. "extend" and "watch" send no window unless there is one to send: the
+        front end does not wait for them."""
         if not isinstance(content, dict) or content.get("action") not in ACTIONS:
             got = content.get("action") if isinstance(content, dict) else content
             raise ValueError(f"unknown stage action {got!r}; choose from {', '.join(ACTIONS)}")
@@ -432,6 +452,11 @@ class Stage(anywidget.AnyWidget):
             return self.advance()
         if action == "seek":
             return self.seek(t)
+        if action == "extend":      # in the background: the front end does not wait for it
+            self.extend(content.get("t0"))
+            return []
+        if action == "watch":       # stage.js rendered (its speed noted above): no window back
+            return []
         self.refresh()
         return []
 

@@ -32,6 +32,17 @@ TWO_FRAMES = """async (sel) => {
 }"""
 
 
+#: how many pixels of the stage's token canvas are painted
+PAINTED = """() => {
+  const c = document.querySelector('.ks-stage .ks-canvas');
+  if (!c.width || !c.height) return 0;
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+  return n;
+}"""
+
+
 def outside_requests(page):
     seen: list[str] = []
 
@@ -157,6 +168,19 @@ def test_stage_moves_tokens_and_clicks_act_on_the_cluster(course_root, lab_page,
             narration = stage.locator(".ks-narration")
             assert narration.get_attribute("aria-live") == "polite"
             assert narration.inner_text().strip()
+
+            # the dark theme: the messages are still drawn (the canvas was left blank once,
+            # painted while the theme's style sheets were being swapped)
+            step_until_tokens(page, stage)
+            assert page.evaluate(PAINTED) > 0
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
+                          " {theme: 'JupyterLab Dark'})")
+            page.wait_for_function("() => document.body.dataset.jpThemeName === "
+                                   "'JupyterLab Dark'", timeout=30_000)
+            page.wait_for_timeout(800)
+            assert page.evaluate(PAINTED) > 0, "no message drawn after switching to the dark theme"
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
+                          " {theme: 'JupyterLab Light'})")      # (the lab's other tests)
             assert not nb.problems()
             assert not seen, f"requests outside 127.0.0.1: {seen[:5]}"
     finally:

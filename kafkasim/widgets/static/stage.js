@@ -10,6 +10,7 @@ const EPOCH_COLORS = ["#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#76B7B2", "#E
                       "#FF9DA7", "#9C755F"];
 const SPEEDS = {min: -2, max: 2, start: -1.5};     // log10 of simulated ms per real ms
 const LABELS_UP_TO = 14;                            // token labels drawn when few are in flight
+const EXTEND_AT = 8;                                // steps left when a window asks to reach on
 
 function make(tag, attrs = {}, parent = null, ns = SVG) {
   const e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
@@ -142,13 +143,13 @@ function drawBroker(p, st, T) {
   const cls = ["ks-node", "ks-broker", `ks-${st.state.replace(" ", "-")}`];
   if (leader) cls.push("ks-leader");
   if (st.isolated) cls.push("ks-isolated");
-  p.g.setAttribute("class", cls.join(" "));
-  p.head.textContent = p.node.label + (leader ? T(" ★ leader") : "") +
-                       (st.controller ? T(" · controller") : "");
+  setAttr(p.g, "class", cls.join(" "));
+  setText(p.head, p.node.label + (leader ? T(" ★ leader") : "") +
+                  (st.controller ? T(" · controller") : ""));
   const badges = {crashed: T("✕ CRASHED"), paused: T("❚❚ PAUSED"), fenced: T("FENCED"),
                   "shutting down": T("shutting down")};
-  p.badge.textContent = [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
-    .filter(Boolean).join(" · ");
+  setText(p.badge, [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
+    .filter(Boolean).join(" · "));
   let view = "", foot = "";
   if (st.state === "crashed") view = T("down: click to restart");
   else if (st.replica === false) view = T("no replica of this partition");
@@ -160,27 +161,27 @@ function drawBroker(p, st, T) {
     foot = T("LEO {leo} · HW {hw}", {leo: st.leo, hw: st.hw}) +
            (st.start ? T(" · log start {start}", {start: st.start}) : "");
   }
-  p.view.textContent = view;
-  p.foot.textContent = foot;
+  setText(p.view, view);
+  setText(p.foot, foot);
   const cells = st.replica ? recordCells(st, p.cellEls.length) : [];
   let hwX = null;
   p.cellEls.forEach((ce, i) => {
     const cell = cells[i];
-    ce.c.style.display = cell ? "" : "none";
+    setStyle(ce.c, "display", cell ? "" : "none");
     if (!cell) return;
     const [off, epoch] = cell;
     const committed = off < st.hw;
     const colour = epoch >= 0 ? EPOCH_COLORS[epoch % EPOCH_COLORS.length] : "#999";
-    ce.r.setAttribute("fill", colour);
-    ce.r.setAttribute("stroke", colour);
-    ce.r.setAttribute("class", committed ? "ks-cell ks-committed" : "ks-cell ks-uncommitted");
-    ce.t.textContent = epoch >= 0 ? String(epoch % 100) : "";
+    setAttr(ce.r, "fill", colour);
+    setAttr(ce.r, "stroke", colour);
+    setAttr(ce.r, "class", committed ? "ks-cell ks-committed" : "ks-cell ks-uncommitted");
+    setText(ce.t, epoch >= 0 ? String(epoch % 100) : "");
     if (off === st.hw) hwX = i * 13.5 - 1;
   });
   if (hwX === null && cells.length && st.hw >= cells[cells.length - 1][0] + 1)
     hwX = cells.length * 13.5 - 1;
-  p.hw.style.display = hwX === null ? "none" : "";
-  if (hwX !== null) { p.hw.setAttribute("x1", hwX); p.hw.setAttribute("x2", hwX); }
+  setStyle(p.hw, "display", hwX === null ? "none" : "");
+  if (hwX !== null) { setAttr(p.hw, "x1", String(hwX)); setAttr(p.hw, "x2", String(hwX)); }
 }
 
 function drawSmall(p, st) {
@@ -190,9 +191,9 @@ function drawSmall(p, st) {
     if (st.active) cls.push("ks-active");
     if (st.isolated) cls.push("ks-isolated");
   }
-  p.g.setAttribute("class", cls.join(" "));
-  p.head.textContent = p.node.label + (st && st.active ? " ★" : "");
-  p.badge.textContent = st && st.state === "crashed" ? "✕" : "";
+  setAttr(p.g, "class", cls.join(" "));
+  setText(p.head, p.node.label + (st && st.active ? " ★" : ""));
+  setText(p.badge, st && st.state === "crashed" ? "✕" : "");
 }
 
 // -- the widget ----------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ export default {
     const st = {win: null, t: 0, playing: !!model.get("autoplay"), waiting: false,
                 speedLog: SPEEDS.start, last: null, frameIdx: -1, narrIdx: -2, nodes: new Map(),
                 tokens: [], stops: [], raf: 0, hover: null, colours: null, drag: null, dragged: false,
-                paints: 0};
+                dirty: true, extending: null, stepAfter: false, nodesKey: null};
 
     const send = (msg) => {
       if (st.waiting && msg.action !== "refresh") return;
@@ -254,7 +255,10 @@ export default {
     ui.svg.addEventListener("pointerup", () => { if (st.drag) endDrag(); });
 
     function load(win) {
-      const keepT = st.win && win.t0 === st.win.t1 ? win.t0 : win.t0;
+      // an extension (asked in the background when steps run low) starts where this
+      // window does and reaches further: time, play and a request in flight go on
+      const further = !!win.extended && !!st.win && win.t0 === st.win.t0;
+      st.extending = null;
       // frames after the first carry only the nodes that changed: make each one whole
       let whole = {};
       for (const f of win.frames) {
@@ -263,21 +267,30 @@ export default {
       }
       st.win = win;
       ui.box.classList.toggle("ks-big", !!win.presentation);
-      st.t = keepT;
+      st.t = further ? Math.min(Math.max(st.t, win.t0), win.t1) : win.t0;
       st.frameIdx = -1;
       st.narrIdx = -2;      // (-1: before the first line, which shows the hint)
-      st.waiting = false;
-      ui.box.classList.remove("ks-waiting");
+      if (!further) {
+        st.stepAfter = false;
+        st.waiting = false;
+        ui.box.classList.remove("ks-waiting");
+      }
       const size = win.size;
-      ui.svg.setAttribute("viewBox", `0 0 ${size.w} ${size.h}`);
-      ui.nodes.replaceChildren();
+      setAttr(ui.svg, "viewBox", `0 0 ${size.w} ${size.h}`);
+      // the same nodes in the same places (most windows): keep their drawing, redraw states
+      const nodesKey = JSON.stringify([win.nodes, size]);
+      const rebuild = nodesKey !== st.nodesKey;
+      st.nodesKey = nodesKey;
+      if (rebuild) {
+        ui.nodes.replaceChildren();
+        st.nodes = new Map();
+      }
       ui.links.replaceChildren();
       ui.tokens.replaceChildren();
-      st.nodes = new Map();
       const pos = new Map();
       const half = new Map();
       for (const n of win.nodes) {
-        st.nodes.set(String(n.id), buildNode(ui, n, size, onNodeClick));
+        if (rebuild) st.nodes.set(String(n.id), buildNode(ui, n, size, onNodeClick));
         pos.set(String(n.id), [n.x, n.y]);
         half.set(String(n.id), n.kind === "broker" ? [size.box_w / 2 + 3, size.box_h / 2 + 3]
                                                    : [size.small_w / 2 + 3, size.small_h / 2 + 3]);
@@ -308,19 +321,9 @@ export default {
         const dx = b[0] - a[0], dy = b[1] - a[1], len = Math.hypot(dx, dy) || 1;
         const side = String(tok.src) < String(tok.dst) ? 1 : -1;
         const ox = -dy / len * 6 * side, oy = dx / len * 6 * side;
-        const doomed = tok.fate === "dropped", held = tok.held;
-        const g = make("g", {class: "ks-token" + (doomed ? " ks-doomed" : "") +
-                                    (held ? " ks-held" : ""),
-                             "data-id": String(tok.id), "data-type": tok.type}, ui.tokens);
-        g.style.display = "none";
-        make("circle", {r: 9}, g);
-        g.addEventListener("pointerenter", (ev) => { st.hover = twin(tok.id); showTip(tok, ev); });
-        g.addEventListener("pointerleave", () => { st.hover = null; ui.tip.hidden = true; });
-        g.addEventListener("click", (ev) => {
-          ev.stopPropagation();
-          act({action: "drop", msg_id: tok.id});
-        });
-        return {tok, g, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
+        // its pointer twin is made when it first shows (most tokens of a window never show
+        // before the next window comes: a click, a seek)
+        return {tok, g: null, ax: a[0] + ox, ay: a[1] + oy, bx: b[0] + ox, by: b[1] + oy,
                 shown: false, x: null, y: null};
       });
       // a step stops where something is narrated (a message arrives or is lost, a node
@@ -331,9 +334,49 @@ export default {
       st.colours = null;         // the theme may have changed
       drawTimeline(win);
       draw();
+      kick();
+      if (further && st.stepAfter) { st.stepAfter = false; stepTo(1); }
+    }
+
+    // the learner moves on (a step, play) in a window that could reach further, with fewer
+    // than EXTEND_AT steps left (or half its time played): ask for the same window reaching
+    // further, in the background (no waiting), once; step and play go on meanwhile, and
+    // through the window's end without a kernel round trip there. A window only passed
+    // through (a seek, a click) or with many steps ahead (KRaft's busy windows) is not
+    // extended: an extension costs the kernel the whole window again
+    function maybeExtend() {
+      const w = st.win;
+      if (!w || !w.more || st.waiting || st.extending === w.serial || st.extended === w.serial)
+        return;
+      const left = st.stops.filter((t) => t > st.t).length;
+      if (left >= EXTEND_AT && !(st.playing && st.t > (w.t0 + w.t1) / 2)) return;
+      st.extending = w.serial;
+      st.extended = w.serial;
+      model.send({action: "extend", t0: w.t0, speed: Math.pow(10, st.speedLog)});
     }
 
     const twin = (id) => st.tokens.find((k) => k.tok.id === id) || null;
+
+    // a token's invisible SVG twin: it takes the pointer (hover: the fields; click: drop it)
+    // and carries data-id and the position; the canvas draws the token
+    function tokenTwin(tok) {
+      const doomed = tok.fate === "dropped", held = tok.held;
+      const g = make("g", {class: "ks-token" + (doomed ? " ks-doomed" : "") +
+                                  (held ? " ks-held" : ""),
+                           "data-id": String(tok.id), "data-type": tok.type}, ui.tokens);
+      make("circle", {r: 9}, g);
+      g.addEventListener("pointerenter", (ev) => {
+        st.hover = twin(tok.id); touch(); showTip(tok, ev);
+      });
+      g.addEventListener("pointerleave", () => {
+        st.hover = null; touch(); ui.tip.hidden = true;
+      });
+      g.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        act({action: "drop", msg_id: tok.id});
+      });
+      return g;
+    }
 
     // the player's whole branch: the window, the marks; a click goes there
     function drawTimeline(win) {
@@ -414,7 +457,11 @@ export default {
       for (const k of st.tokens) {
         const {tok} = k;
         const on = tok.sent <= t && (tok.recv === null || t < tok.recv);
-        if (on !== k.shown) { k.g.style.display = on ? "" : "none"; k.shown = on; }
+        if (on !== k.shown) {
+          if (!k.g) k.g = tokenTwin(tok);
+          k.g.style.display = on ? "" : "none";
+          k.shown = on;
+        }
         if (!on) continue;
         visible++;
         let f = 0.5;
@@ -449,6 +496,9 @@ export default {
     function paintTokens(labels) {
       const cv = ui.canvas, svg = ui.svg, size = st.win.size;
       const cw = svg.clientWidth, ch = svg.clientHeight, dpr = window.devicePixelRatio || 1;
+      // not laid out (detached, or a theme's style sheets being swapped): keep the picture,
+      // paint when next asked (a resize, the theme settled)
+      if (!cw || !ch) { st.dirty = true; return; }
       if (cv.width !== Math.round(cw * dpr) || cv.height !== Math.round(ch * dpr)) {
         cv.width = Math.round(cw * dpr);
         cv.height = Math.round(ch * dpr);
@@ -461,7 +511,6 @@ export default {
       const k = Math.min(cw / size.w, ch / size.h);
       ctx.setTransform(k * dpr, 0, 0, k * dpr, (cw - size.w * k) / 2 * dpr,
                        (ch - size.h * k) / 2 * dpr);
-      if (++st.paints % 60 === 0) st.colours = null;      // follow a theme change
       if (!st.colours) {
         st.colours = {bg: themeColour("--jp-layout-color0", "#fff"),
                       text: themeColour("--jp-ui-font-color1", "#333"),
@@ -527,6 +576,7 @@ export default {
     function draw() {
       const win = st.win;
       if (!win) return;
+      st.dirty = false;
       const t = st.t;
       const fi = frameIndex(t);
       if (fi !== st.frameIdx) {
@@ -552,18 +602,29 @@ export default {
                                       {t: Math.floor(t), n}));
     }
 
+    // a frame is asked for only while playing or when something changed (a hover, a resize,
+    // a theme change, a window that came while playing): a still stage costs nothing per
+    // frame, however many are on the page
+    function kick() { if (!st.raf) st.raf = requestAnimationFrame(tick); }
+    function touch() { st.dirty = true; kick(); }
+
     function tick(now) {
-      if (st.last !== null && st.playing && st.win && !st.waiting) {
-        const dt = Math.min(now - st.last, 100);
-        st.t += dt * Math.pow(10, st.speedLog);
-        if (st.t >= st.win.t1) {
-          st.t = st.win.t1;
-          send({action: "advance"});
+      st.raf = 0;
+      if (st.playing && st.win && !st.waiting) {
+        if (st.last !== null) {
+          const dt = Math.min(now - st.last, 100);
+          st.t += dt * Math.pow(10, st.speedLog);
+          st.dirty = true;
+          maybeExtend();
+          if (st.t >= st.win.t1) {
+            st.t = st.win.t1;
+            if (st.extending !== st.win.serial) send({action: "advance"});  // (else: it comes)
+          }
         }
-      }
-      st.last = now;
-      draw();
-      st.raf = requestAnimationFrame(tick);
+        st.last = now;
+      } else st.last = null;
+      if (st.dirty) draw();
+      if (st.playing) kick();
     }
 
     function stepTo(dir) {
@@ -572,8 +633,14 @@ export default {
       const eps = 1e-6;
       if (dir > 0) {
         const next = st.stops.find((t) => t > st.t + eps);
-        if (next === undefined || next >= st.win.t1) { send({action: "advance"}); return; }
+        if (next === undefined || next >= st.win.t1) {
+          // the extension asked for is on its way: step on when it comes
+          if (st.extending === st.win.serial) st.stepAfter = true;
+          else send({action: "advance"});
+          return;
+        }
         st.t = next;
+        maybeExtend();
       } else {
         const prev = [...st.stops].reverse().find((t) => t < st.t - eps);
         const tl = st.win.timeline;
@@ -586,7 +653,7 @@ export default {
       draw();
     }
 
-    const togglePlay = () => { st.playing = !st.playing; draw(); };
+    const togglePlay = () => { st.playing = !st.playing; draw(); kick(); };
     ui.play.addEventListener("click", togglePlay);
     ui.next.addEventListener("click", () => stepTo(1));
     ui.back.addEventListener("click", () => stepTo(-1));
@@ -597,6 +664,17 @@ export default {
       draw();
     });
     ui.speed.addEventListener("input", () => { st.speedLog = Number(ui.speed.value); draw(); });
+    // repaint the canvas when its size or JupyterLab's theme changes (nothing else repaints a
+    // still stage)
+    const resized = new ResizeObserver(touch);
+    resized.observe(ui.svg);
+    const themed = new MutationObserver(() => {
+      st.colours = null;
+      touch();
+      setTimeout(() => { st.colours = null; touch(); }, 300);    // once its styles applied
+    });
+    themed.observe(document.body, {attributes: true,
+                                   attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"]});
     ui.box.addEventListener("keydown", (ev) => {
       if (ev.target instanceof HTMLInputElement && ev.key.startsWith("Arrow")) return;
       let done = true;
@@ -623,9 +701,10 @@ export default {
     showCode();
     showError();
     load(model.get("window"));
-    // say the stage is watched (and at which speed): the kernel sizes the windows for it
-    send({action: "refresh"});
-    st.raf = requestAnimationFrame(tick);
-    return () => cancelAnimationFrame(st.raf);
+    // say the stage is watched, and at which speed (the kernel sizes the next windows for it):
+    // a notice, no window back; the window shown is the one the cell made
+    model.send({action: "watch", speed: Math.pow(10, st.speedLog)});
+    kick();
+    return () => { cancelAnimationFrame(st.raf); resized.disconnect(); themed.disconnect(); };
   },
 };
