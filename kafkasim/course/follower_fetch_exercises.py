@@ -38,7 +38,7 @@ def polled_lines(records, after_ms: int) -> Text:
     return Text(tr("after {ms} ms: {records}", ms=after_ms, records=got))
 
 
-# -- exercise 2: when does a follower's consumer get the acknowledged record? -----------------------
+# -- exercise 2: when does a follower's consumer get the acknowledged record? ---------------------
 @dataclass(frozen=True, slots=True)
 class FollowerWait:
     """Exercise 2's run: the consumer's broker, the leader's ``replica.fetch.wait.max.ms``,
@@ -127,6 +127,16 @@ def check_follower_wait(run: FollowerWait, *, answer_ms=None) -> CheckResult:
 CHOICES = ("a", "b", "c", "d")
 
 
+def stale_read_choices() -> Text:
+    """Exercise 3's answers to choose from, in the course's language."""
+    return Text("\n".join([
+        tr("a: it reads w0-w4 before they are committed"),
+        tr("b: it reads v0-v4, then nothing more: w0-w4 are committed but never come"),
+        tr("c: a fetch fails with OFFSET_OUT_OF_RANGE and it starts over from "
+           "auto.offset.reset"),
+        tr("d: nothing goes wrong: it reads all ten records")]))
+
+
 def _stale_outcome(c: Cluster, consumer) -> str:
     """What the consumer's reads were: a (above a served HW), c (OFFSET_OUT_OF_RANGE), b (stopped
     below the leader's HW), d (all of it)."""
@@ -157,10 +167,12 @@ def check_stale_read(readers: dict, clusters: dict, *, wrong_on=None, what=None,
     miss = _missing(wrong_on, what)
     if miss is not None:
         return miss
-    if str(wrong_on) not in readers:
+    wrong_on = wrong_on.strip() if isinstance(wrong_on, str) else wrong_on
+    what = what.strip().lower() if isinstance(what, str) else what
+    if wrong_on not in readers:
         return _result(False, tr("wrong_on is one of {versions}, as a string.",
                                  versions=sorted(readers)))
-    if str(what) not in CHOICES:
+    if what not in CHOICES:
         return _result(False, tr("what is one of 'a', 'b', 'c', 'd'."))
     outcome = {v: _stale_outcome(clusters[v], readers[v]) for v in sorted(readers)}
     bad = [v for v, o in outcome.items() if o != "d"]
