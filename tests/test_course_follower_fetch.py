@@ -134,35 +134,51 @@ def _slow_cluster(racks):
     return c, p
 
 
+def _wait_run(client_rack="c", next_after_ms=800):
+    """Notebook 13 exercise 2's visible cells: v0-v4 read, ``late`` acknowledged, ``next`` sent
+    ``next_after_ms`` later; poll until ``late`` arrives."""
+    c, p = _slow_cluster({1: "a", 2: "b", 3: "c"})
+    reader = c.consumer(group="g", client_rack=client_rack, auto_offset_reset="earliest")
+    reader.assign("orders", [0])
+    assert len(reader.poll()) == 5
+    p.send("orders", "late", partition=0)
+    p.flush()
+    ack_ms = c.now
+    c.at(ack_ms + next_after_ms, lambda k: p.send("orders", "next", partition=0))
+    for _ in range(10):
+        if any(r.value == "late" for r in reader.poll(1000)):
+            break
+    return c, reader, ack_ms
+
+
 def test_follower_wait_ends_with_the_next_record_or_the_wait_max():
     """Notebook 13 exercise 2: the leader parks the follower's fetch (replica.fetch.wait.max.ms,
     DelayedFetch) until a new record arrives; only then does the follower learn the HW that
     makes ``late`` readable there. A consumer of the leader gets it at the acknowledgement."""
-    c, p = _slow_cluster({1: "a", 2: "b", 3: "c"})
-    run = ffx.follower_wait(c, p, client_rack="c", next_after_ms=800)
+    run = ffx.follower_wait(*_wait_run())
     assert (run.served_by, run.leader, run.wait_max_ms) == (3, 1, 2000)
     assert 800 <= run.waited_ms < 900
-    c, p = _slow_cluster({1: "a", 2: "b", 3: "c"})
-    assert ffx.follower_wait(c, p, client_rack="c", next_after_ms=5000).waited_ms \
-        in range(2000, 2100)                                    # the wait max ends it first
-    c, p = _slow_cluster({1: "a", 2: "b", 3: "c"})
-    assert ffx.follower_wait(c, p, client_rack="a", next_after_ms=800).waited_ms < 50
+    assert ffx.follower_wait(*_wait_run(next_after_ms=5000)).waited_ms in range(2000, 2100)
+    assert ffx.follower_wait(*_wait_run(client_rack="a")).waited_ms < 50
+    c, reader, ack_ms = _wait_run()
+    assert ffx.follower_wait(c, reader, ack_ms, value="never sent") is None
 
 
 def test_check_follower_wait_right_wrong_missing():
-    c, p = _slow_cluster({1: "a", 2: "b", 3: "c"})
-    run = ffx.follower_wait(c, p, client_rack="c", next_after_ms=800)
-    assert ffx.check_follower_wait(run, answer_ms=run.waited_ms)
-    assert ffx.check_follower_wait(run, answer_ms=800)
+    c, reader, ack_ms = _wait_run()
+    waited = ffx.follower_wait(c, reader, ack_ms).waited_ms
+    assert ffx.check_follower_wait(c, reader, ack_ms, answer_ms=waited)
+    assert ffx.check_follower_wait(c, reader, ack_ms, answer_ms=800)
     hints = {}
     for wrong in (0, 500, 2000, 2800, 1300):
-        result = ffx.check_follower_wait(run, answer_ms=wrong)
+        result = ffx.check_follower_wait(c, reader, ack_ms, answer_ms=wrong)
         assert not result and not result.unanswered, wrong
         hints[wrong] = result.message.splitlines()[0]
     assert len(set(hints.values())) == 5                       # one targeted hint per mistake
-    assert not ffx.check_follower_wait(run, answer_ms="800").unanswered
-    assert not ffx.check_follower_wait(run, answer_ms="800")
-    assert ffx.check_follower_wait(run).unanswered
+    assert not ffx.check_follower_wait(c, reader, ack_ms, answer_ms="800")
+    assert ffx.check_follower_wait(c, reader, ack_ms).unanswered
+    leader_run = _wait_run(client_rack="a")
+    assert not ffx.check_follower_wait(*leader_run, answer_ms=0)   # not a follower's consumer
 
 
 def _stale_runs():

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import partial
 
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_int
 from kafkasim.course.common import Text
@@ -41,42 +40,34 @@ def polled_lines(records, after_ms: int) -> Text:
 # -- exercise 2: when does a follower's consumer get the acknowledged record? ---------------------
 @dataclass(frozen=True, slots=True)
 class FollowerWait:
-    """Exercise 2's run: the consumer's broker, the leader's ``replica.fetch.wait.max.ms``,
-    when the next record was sent and how long after the acknowledgement ``late`` arrived."""
+    """Exercise 2's run as the check reads it: the consumer's broker, the leader, the leader's
+    ``replica.fetch.wait.max.ms`` and how long after the acknowledgement the record arrived."""
 
     served_by: int
     leader: int
     wait_max_ms: int
-    next_after_ms: int
     waited_ms: int
 
 
-def _send(producer, value: str, _cluster: Cluster) -> None:
-    producer.send(TOPIC, value, partition=0)
+def _arrival_ms(c: Cluster, consumer, offset: int) -> int | None:
+    """When ``consumer`` received ``offset``: the trace's ``consume`` row that carried it."""
+    for row in c.trace.rows:
+        if row[1] == "consume" and row[2] == consumer.client_id and row[3] == TOPIC:
+            first, last = row[5][0], row[5][1]
+            if first <= offset <= last:
+                return row[0]
+    return None
 
 
-def _poll_until(consumer, c: Cluster, value: str, limit_ms: int) -> list:
-    got, start = [], c.now
-    while c.now - start < limit_ms and not any(r.value == value for r in got):
-        got += consumer.poll(1000)
-    return got
-
-
-def follower_wait(c: Cluster, producer, client_rack: str, next_after_ms: int) -> FollowerWait:
-    """A consumer in ``client_rack`` reads v0-v4; ``late`` is produced and acknowledged; the
-    producer sends ``next`` ``next_after_ms`` later. How long after the acknowledgement does the
-    consumer get ``late``?"""
-    consumer = c.consumer(group="wait", client_rack=client_rack, auto_offset_reset="earliest")
-    consumer.assign(TOPIC, [0])
-    _poll_until(consumer, c, "v4", 10000)
-    producer.send(TOPIC, "late", partition=0)
-    producer.flush()
-    ack = c.now
-    c.at(ack + next_after_ms, partial(_send, producer, "next"))
-    _poll_until(consumer, c, "late", 20000)
+def follower_wait(c: Cluster, consumer, ack_ms: int, value: str = "late") -> FollowerWait | None:
+    """The run of exercise 2 read back: None if ``consumer`` has not received ``value`` yet."""
+    offset = next((r.offset for r in consumer.consumed if r.value == value), None)
+    arrived = None if offset is None else _arrival_ms(c, consumer, offset)
+    if arrived is None:
+        return None
     return FollowerWait(consumer.fetching_from(TOPIC),
                         c.inspect.partition_state(TOPIC, 0)["leader"],
-                        c.broker_config["replica.fetch.wait.max.ms"], next_after_ms, c.now - ack)
+                        c.broker_config["replica.fetch.wait.max.ms"], arrived - ack_ms)
 
 
 def _near(answer: int, value: int) -> bool:
@@ -92,35 +83,38 @@ def _wait_hint(run: FollowerWait, answer: int) -> str:
                   "{w} ms.", w=run.wait_max_ms)
     if _near(answer, run.wait_max_ms):
         return tr("the leader parks the follower's fetch for up to {w} ms, unless something "
-                  "ends the wait sooner: what happens {n} ms after the acknowledgement?",
-                  w=run.wait_max_ms, n=run.next_after_ms)
+                  "ends the wait sooner: what else reaches the leader before then?",
+                  w=run.wait_max_ms)
     if answer > run.wait_max_ms:
         return tr("the wait never lasts longer than replica.fetch.wait.max.ms ({w} ms): then the "
                   "leader answers, records or not, with its HW.", w=run.wait_max_ms)
     return tr("what ends the leader's wait on the follower's parked fetch, and when?")
 
 
-def check_follower_wait(run: FollowerWait, *, answer_ms=None) -> CheckResult:
-    """Exercise 2: about how many ms after the acknowledgement does the follower's consumer get
-    ``late``? Right within 10% (at least 50 ms) of the run's time."""
+def check_follower_wait(c: Cluster, consumer, ack_ms: int, *, answer_ms=None) -> CheckResult:
+    """Exercise 2: about how many ms after the acknowledgement (``ack_ms``) does the follower's
+    consumer get ``late``? Right within 10% (at least 50 ms) of the run's time."""
     miss = _missing(answer_ms)
     if miss is not None:
         return miss
     problem = _form(_want_int(answer_ms, "answer_ms"))
     if problem is not None:
         return problem
+    run = follower_wait(c, consumer, ack_ms)
+    if run is None:
+        return _result(False, tr("the consumer has not received {value!r} yet: run the cell "
+                                 "above to the end first.", value="late"))
     reveal = tr("about {ms} ms", ms=run.waited_ms)
     if run.served_by == run.leader:
         return _result(False, tr("this run's consumer reads from the leader: give it a rack "
                                  "with a follower and no leader."), answer=reveal)
     if not _near(answer_ms, run.waited_ms):
         return _result(False, _wait_hint(run, answer_ms), answer=reveal)
-    return _result(True, tr("{ms} ms. The leader parked broker {b}'s fetch (nothing new to send) "
-                            "until {value!r} arrived {n} ms after the acknowledgement; that "
-                            "answer carried the new HW, and broker {b} then completed the "
-                            "consumer's waiting fetch. Without it: {w} ms.",
-                            ms=run.waited_ms, b=run.served_by, value="next",
-                            n=run.next_after_ms, w=run.wait_max_ms))
+    return _result(True, tr("{ms} ms. With nothing new to send, the leader parked broker {b}'s "
+                            "fetch until {value!r} arrived; that answer carried the new HW, and "
+                            "broker {b} then completed the consumer's waiting fetch. Without "
+                            "it: {w} ms.", ms=run.waited_ms, b=run.served_by, value="next",
+                            w=run.wait_max_ms))
 
 
 # -- exercise 3: a consumer sent to a cut-off follower ---------------------------------------------
