@@ -22,6 +22,9 @@ from kafkasim.course.i18n import tr
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.versions import FetchRules
 
+__all__ = ["FollowerWait", "check_follower_wait", "check_stale_read", "follower_wait",
+           "polled_lines", "stale_read_choices"]
+
 TOPIC = "orders"
 #: the first release whose leader offers only in-sync followers (KAFKA-14372)
 ISR_ONLY_SINCE = next(f.metadata["since"] for f in dataclasses.fields(FetchRules)
