@@ -120,9 +120,7 @@ from kafkasim.course.epochs import (  # noqa: E402  (notebook 09)
     check_truncation,
 )
 from kafkasim.course.follower_fetch import (  # noqa: E402  (notebook 13)
-    check_consistent_read,
     check_read_replica,
-    check_unserved,
 )
 from kafkasim.course.monitoring_checks import (  # noqa: E402  (notebook 06)
     check_both_fire,
@@ -150,7 +148,7 @@ __all__ = [
     "check_alerts", "check_causes", "check_detection_window", "check_divergence",
     "check_forgetful_controller", "check_quorum_loss", "check_quorum_tolerance",
     "check_elr_saves", "check_end_offset", "check_allowed_loss", "check_loaded_hw",
-    "check_power_loss_restart", "check_consistent_read", "check_read_replica", "check_unserved",
+    "check_power_loss_restart", "check_read_replica",
     "check_imbalance_count", "check_rebalance", "check_restore", "check_rack_alternated",
     "check_rack_failure", "check_zk_replicas",
     "check_kraft_election", "check_truncation", "check_zk_election", "check_fetcher_threads",
