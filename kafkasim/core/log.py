@@ -4,7 +4,7 @@ Records are stored column-wise in ``array`` objects (leader epoch and size as in
 int32 -- the registry's ids count records from 1, and two billion records would not fit in memory
 anyway --, timestamp as int64), so a record costs 20 bytes per replica and copying a range between
 replicas is one C-level slice. The offset is implicit: record ``i`` of the arrays has offset
-``log_start_offset + i``. What a record *says* (its value, key, producer) lives once per cluster in
+``log_start_offset + i``. What a record *says* (its value) lives once per cluster in
 the record registry, keyed by record id. The idempotent batches' headers are columns too
 (``ProducerBatches``), but for the newest, kept as records until the next metrics sample.
 
