@@ -428,7 +428,7 @@ class Producer:
         per_broker: dict[int, dict[tuple[str, int], _Batch]] = {}
         transport = self.cluster.transport
         client_id = self.client_id
-        gated = transport.listeners_closed or client_id in transport.connection_states
+        gated = transport.gated   # (then transport.ready answers for each leader)
         for tp, queue in self.batches.items():
             if not queue:
                 continue
