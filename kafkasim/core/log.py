@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from operator import sub
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
@@ -263,7 +263,7 @@ class Log:
         "recovery_point",
         "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
         "producer_batches",
-        "producer_states", "listener",
+        "producer_states", "listener", "config",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -285,6 +285,11 @@ class Log:
         self.producer_batches = ProducerBatches()
         self.producer_states: dict = {}   # idempotent producers (core/producer_state.py)
         self.listener: LogListener | None = None
+        #: the topic's config (UnifiedLog.config, its LogConfig): set by the LogManager that
+        #: holds the log and again at each change of the topic's config (LogManager
+        #: .updateTopicConfig); None for a log no LogManager holds (the context's
+        #: ``topic_config`` answers then)
+        self.config: Mapping[str, Any] | None = None
 
     def __repr__(self) -> str:
         return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "

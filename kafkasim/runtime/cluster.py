@@ -306,6 +306,8 @@ class Cluster:
             topics.reconfigure(self.broker_config, self.kafka_version)
         else:
             raise ClusterError(f"Unknown entity type {entity_type!r}: use 'topics' or 'brokers'")
+        for broker in self.brokers.values():   # the logs' configs (LogManager.updateTopicConfig)
+            broker.log_manager.update_topic_configs(topics.configs)
         self.trace.record("alter_config", "admin", name if entity_type == "topics" else "", -1,
                           ev.AlterConfig(entity_type, name, tuple(configs.items())))
 
