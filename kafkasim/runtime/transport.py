@@ -68,10 +68,10 @@ class Transport:
         #: requests waiting for a connect under way, by (sender, node) (ConsumerNetworkClient's
         #: unsent requests; a replica fetcher's awaitReady)
         self.unsent: dict[tuple, list] = {}
-        #: some listener is closed or some sender holds connection states: only then may a
-        #: send have to wait for a connect (``connect``), so the usual send tests this alone
-        #: (``regate`` keeps it, after every change of ``listeners_closed`` or
-        #: ``connection_states``)
+        #: some controller channel holds requests back, some listener is closed or some sender
+        #: holds connection states: only then may a send not go straight on the wire, so the
+        #: usual send tests this alone (``regate`` keeps it, after every change of
+        #: ``controller_queues``, ``listeners_closed`` or ``connection_states``)
         self.gated = False
         #: the reconnect backoff's jitter (ExponentialBackoff draws from ThreadLocalRandom):
         #: seeded, and apart from the engine's generator so message latencies stay as they were
@@ -80,12 +80,13 @@ class Transport:
     def send(self, src, dst, msg) -> None:
         """Put ``msg`` on the wire from ``src`` to ``dst``: held, dropped, or delivered after
         the link's latency (a "deliver" event), unless the controller channel queues it."""
-        queues = self.controller_queues
-        if queues and isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in queues:
-            queues[(src, dst)].append(msg)  # keep the channel's order
-            return
-        if self.gated and self.connect(src, dst, msg):
-            return   # no connection yet: the request waits for the connect or fails with it
+        if self.gated:
+            queues = self.controller_queues
+            if queues and isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in queues:
+                queues[(src, dst)].append(msg)  # keep the channel's order
+                return
+            if self.connect(src, dst, msg):
+                return   # no connection yet: the request waits for the connect or fails with it
         net = self.network
         engine = self.cluster.engine
         now = engine.now
@@ -148,8 +149,10 @@ class Transport:
         self.regate()
 
     def regate(self) -> None:
-        """``gated``: a listener is closed, or a sender holds connection states."""
-        self.gated = bool(self.listeners_closed or self.connection_states)
+        """``gated``: a controller channel queues requests, a listener is closed, or a sender
+        holds connection states."""
+        self.gated = bool(self.controller_queues or self.listeners_closed or
+                          self.connection_states)
 
     def connect(self, src, dst, msg) -> bool:
         """Before ``msg`` leaves ``src``: True if it cannot, there being no connection to
