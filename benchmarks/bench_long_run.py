@@ -26,7 +26,7 @@ Budgets: by default (``kept``) at most ``BUDGET_DEFAULT_MB_PER_MIN`` (10) MB per
 bytes a record a replica: ``kafkasim.core.log``), the idempotent batch headers as columns
 (``ProducerBatches``, 26 bytes a batch a replica), the producer's settled results as columns
 (``ProduceResults.compact``, ~50 bytes a run) and the record registry as runs (``RunList``: a
-generated run of records holds its value, key and producer once). A History adds one compressed
+generated run of records holds its value once). A History adds one compressed
 snapshot a simulated second (``snapshots.dump(compress=True)``, ~57 KB here). With the trace
 spilled, at most ``BUDGET_MB_PER_MIN`` MB per simulated minute above ``BUDGET_FIXED_MB``.
 """

@@ -9,7 +9,7 @@ Those are the code paths the simulation uses; only the network and the timers ar
 
 Measured with ``tracemalloc`` (bytes still allocated once the logs are built, temporaries
 freed), cross-checked with ``sys.getsizeof`` over the logs' array columns. The record registry
-(``kafkasim.runtime.cluster.RecordRegistry``: value, key and producer of each record, held once per
+(``kafkasim.runtime.cluster.RecordRegistry``: the value of each record, held once per
 cluster) is measured separately with the values the reference workload sends
 (``"workload-producer-1-bench-<n>"``, no key) and shared among the 3 replicas in the second figure.
 
@@ -54,9 +54,9 @@ def build_logs(records: int) -> list[Log]:
 
 def build_registry(records: int) -> RecordRegistry:
     reg = RecordRegistry()
-    producer = reg.producer_index("producer-1")
+    reg.producer_index("producer-1")
     for n in range(1, records + 1):
-        reg.new(producer, f"{VALUE_PREFIX}{n}", None)
+        reg.new(f"{VALUE_PREFIX}{n}")
     return reg
 
 

@@ -238,6 +238,23 @@ def test_not_enough_replicas_when_isr_below_min_isr_nothing_appended():
     assert any("NOT_ENOUGH_REPLICAS" in str(row[5]) for row in c.trace.where("produce_rejected"))
 
 
+def test_altered_min_isr_reaches_the_leaders_log_and_its_check():
+    """LogManager.updateTopicConfig: min.insync.replicas altered after the logs exist reaches
+    each log's config (UnifiedLog.config), which the leader's min-ISR check reads; so does a
+    broker default's change (log.flush.interval.messages -> the topic's flush.messages)."""
+    c = _cluster()
+    c.create_topic("t", assignment=[[1, 2, 3]])
+    _fall_behind(c, "t", 3)
+    assert c.isr("t") == [1, 2]
+    c.alter_config("topics", "t", {"min.insync.replicas": 3})
+    assert {b.logs[("t", 0)].config["min.insync.replicas"] for b in c.brokers.values()} == {3}
+    r = c.producer(acks="all", retries=0).send("t", "rejected", partition=0)
+    c.run(200)
+    assert r.error == "NOT_ENOUGH_REPLICAS"
+    c.alter_config("brokers", None, {"log.flush.interval.messages": 7})
+    assert {b.logs[("t", 0)].config["flush.messages"] for b in c.brokers.values()} == {7}
+
+
 def test_not_enough_replicas_is_retried_by_default():
     c = _cluster()
     c.create_topic("t", assignment=[[1, 2, 3]], config={"min.insync.replicas": 3})

@@ -176,3 +176,53 @@ def test_reconnect_jitter_is_seeded_and_leaves_the_message_latencies_alone():
         return [r[5][1] for r in c.trace.rows if r[1] == "connect_failed" and r[2] == "p"]
     assert backoffs(1) == backoffs(1)
     assert backoffs(1) != backoffs(2)
+
+
+def _gate_holds(c) -> bool:
+    t = c.transport
+    return t.gated == bool(t.controller_queues or t.listeners_closed or t.connection_states)
+
+
+def test_send_gate_follows_listeners_and_connection_states():
+    """``Transport.gated``, the one test a send makes before it goes on the wire, is set
+    exactly while a listener is closed or a sender holds connection states: on through the
+    restarted leader's STARTING (a producer's refused connects), off again once every
+    listener is open and every connection READY."""
+    c = _restarted_leader()
+    p = c.producer("p", acks="all", linger_ms=0)
+    assert not c.transport.gated
+    c.restart(1)
+    assert c.transport.gated and _gate_holds(c)
+    results = [p.send("t", f"v{i}", partition=0) for i in range(3)]
+    seen_states = False
+    for _ in range(6000):
+        c.run(10)
+        assert _gate_holds(c)
+        seen_states = seen_states or bool(c.transport.connection_states)
+        if p.pending() == 0:
+            break
+    assert seen_states and all(r.status == "acked" for r in results)
+    assert c.run_until(lambda cl: not cl.transport.listeners_closed, 60000)
+    assert _gate_holds(c)
+
+
+def test_send_gate_follows_the_controller_channel_queues():
+    """ZooKeeper mode: a controller request the network cannot carry waits in its channel's
+    queue (ControllerChannelManager); the gate is on while a queue holds one, off once the
+    channel has sent them after the heal. (A crashed broker makes the isolated controller
+    send: its UpdateMetadata to the others cannot pass.)"""
+    c = Cluster(brokers=3, seed=3, kafka_version="3.7", metadata_mode="zookeeper")
+    c.create_topic("t", 1, 3)
+    c.run(1000)
+    ctrl = c.zk_control_plane.controller_broker().id
+    others = [b for b in c.brokers if b != ctrl]
+    c.partition_network([ctrl], others)
+    c.crash(others[0])   # seen once its ZooKeeper session expires
+    queued = False
+    for _ in range(300):
+        c.run(100)
+        assert _gate_holds(c)
+        queued = queued or bool(c.transport.controller_queues)
+    c.heal()
+    c.run(5000)
+    assert queued and _gate_holds(c) and not c.transport.gated

@@ -4,7 +4,7 @@ Records are stored column-wise in ``array`` objects (leader epoch and size as in
 int32 -- the registry's ids count records from 1, and two billion records would not fit in memory
 anyway --, timestamp as int64), so a record costs 20 bytes per replica and copying a range between
 replicas is one C-level slice. The offset is implicit: record ``i`` of the arrays has offset
-``log_start_offset + i``. What a record *says* (its value, key, producer) lives once per cluster in
+``log_start_offset + i``. What a record *says* (its value) lives once per cluster in
 the record registry, keyed by record id. The idempotent batches' headers are columns too
 (``ProducerBatches``), but for the newest, kept as records until the next metrics sample.
 
@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from operator import sub
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
@@ -263,7 +263,7 @@ class Log:
         "recovery_point",
         "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
         "producer_batches",
-        "producer_states", "listener",
+        "producer_states", "listener", "config",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -285,6 +285,11 @@ class Log:
         self.producer_batches = ProducerBatches()
         self.producer_states: dict = {}   # idempotent producers (core/producer_state.py)
         self.listener: LogListener | None = None
+        #: the topic's config (UnifiedLog.config, its LogConfig): set by the LogManager that
+        #: holds the log and again at each change of the topic's config (LogManager
+        #: .updateTopicConfig); None for a log no LogManager holds (the context's
+        #: ``topic_config`` answers then)
+        self.config: Mapping[str, Any] | None = None
 
     def __repr__(self) -> str:
         return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "

@@ -158,9 +158,11 @@ class Partition:
         raise ValueError(f"an ISR change is 'expand' or 'shrink', not {kind!r}")
 
     def effective_min_isr(self, ctx: PartitionContext) -> int:
-        """min.insync.replicas, capped at the replica count where the version does so."""
+        """min.insync.replicas (the log's LogConfig, as Kafka's ``leaderLog.config``),
+        capped at the replica count where the version does so."""
+        config = self.log.config or ctx.topic_config(self.topic)
         return ctx.rulebook.effective_min_isr(
-            ctx.topic_config(self.topic)["min.insync.replicas"], len(self.replicas),
+            config["min.insync.replicas"], len(self.replicas),
             capped=ctx.rules.isr.effective_min_isr_capped)
 
     def is_under_min_isr(self, ctx: PartitionContext) -> bool:

@@ -10,8 +10,7 @@ end, and what is already there never changes:
   idempotent batch headers (``Log.producer_batches``), and KRaft's metadata log
   (``RaftLog.entries``): appended in place; a truncation or a new log start *replaces* the
   sequence (``Log._truncate``, ``maybe_increment_log_start_offset``, ``RaftLog.truncate_to``);
-- the record registry (``RecordRegistry``: value, key, producer of every record id, as
-  ``RunList``s);
+- the record registry (``RecordRegistry``: the value of every record id, as a ``RunList``);
 - a workload's record ids (``RateWorkload.record_runs``); a KRaft client's safety instrumentation
   (``KafkaRaftClient.elected_epochs``, ``leader_hw_history``, and ``committed``: a dict that
   only gains keys, shared by its length like the lists);
@@ -118,8 +117,8 @@ class _Pickler(pickle.Pickler):
             state = {s: getattr(obj, s) for s in t.__slots__ if s != "rows"}
             return _new, (t,), (state, self.share(obj.rows)), None, None, _set_rows
         if t is RecordRegistry:
-            cols = (self.share(obj.values), self.share(obj.keys), self.share(obj.producers))
-            return _new, (t,), (obj.producer_names, cols), None, None, _set_registry
+            return _new, (t,), (obj.producer_names, self.share(obj.values)), None, None, \
+                _set_registry
         if t is RaftLog:
             return _new, (t,), self.share(obj.entries), None, None, _set_raft_log
         if t is RateWorkload or t is KafkaRaftClient:
@@ -195,8 +194,8 @@ def _set_rows(obj, state) -> None:
 
 
 def _set_registry(obj: RecordRegistry, state) -> None:
-    obj.producer_names, (values, keys, producers) = state
-    obj.values, obj.keys, obj.producers = _copy(values), _copy(keys), _copy(producers)
+    obj.producer_names, values = state
+    obj.values = _copy(values)
 
 
 def _set_raft_log(obj: RaftLog, ref) -> None:

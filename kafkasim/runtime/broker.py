@@ -338,7 +338,7 @@ class Broker:
         """Trace the append, update a follower's producer state from the fetched batch headers
         (the leader's is updated by ReplicaManager.append_records before it answers), flush by
         flush.messages (UnifiedLog.append: once LocalLog.unflushedMessages, LEO - recovery
-        point, reaches the topic's flush.messages). Trace.record is inlined (every append)."""
+        point, reaches the log config's flush.messages). Trace.record is inlined (every append)."""
         if self.replica_manager.quiet:
             self.partition_changed((log.topic, log.partition))
         cluster = self.cluster
@@ -360,7 +360,7 @@ class Broker:
             cluster.trace.rows.append((now, "replicate", self.id, topic, log.partition,
                                        (first, last)))
         if log.log_end_offset - log.recovery_point >= \
-                cluster.topics.configs[topic]["flush.messages"] and log.flush():
+                log.config["flush.messages"] and log.flush():
             self.log_manager.last_flush_ms[(topic, log.partition)] = now
 
     def on_truncate(self, log: Log, offset: int, removed: int, reason: str,

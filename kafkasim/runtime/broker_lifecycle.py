@@ -152,7 +152,7 @@ class BrokerLifecycleManager:
     def start(self) -> None:
         """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
         self.state = STARTING
-        self.broker.cluster.transport.listeners_closed.add(self.broker.id)
+        self.broker.cluster.transport.close_listeners(self.broker.id)
         self.registered = False
         self.ready_to_unfence = False
         self.is_fenced = True
@@ -170,7 +170,7 @@ class BrokerLifecycleManager:
     def stop(self) -> None:
         self.state = NOT_RUNNING
         # (the process is gone: refused as such)
-        self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
+        self.broker.cluster.transport.open_listeners(self.broker.id)
         self.inflight = None
         self.queued = None
         self.cached_controller = -1
@@ -377,7 +377,7 @@ class BrokerLifecycleManager:
                 # initialUnfenceFuture completes: BrokerServer.startup now enables request
                 # processing (SocketServer.enableRequestProcessing starts the acceptors, which
                 # open the listeners' server sockets)
-                self.broker.cluster.transport.listeners_closed.discard(self.broker.id)
+                self.broker.cluster.transport.open_listeners(self.broker.id)
             self._schedule_next(interval)
         elif self.state == RUNNING:
             self._schedule_next(interval)

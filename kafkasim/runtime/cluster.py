@@ -64,15 +64,15 @@ class NumberedValue(tuple):
 
 
 class RecordRegistry:
-    """What each record id stands for, once per cluster: value, key and producing client."""
+    """What each record id stands for, once per cluster: its value (the key and the producing
+    client pick the partition and the batch, and nothing reads them back, so they are not
+    kept); and the producers' names, whose index is each producer's id."""
 
-    __slots__ = ("values", "keys", "producers", "producer_names")
+    __slots__ = ("values", "producer_names")
 
     def __init__(self) -> None:
-        # record ids start at 1; a run of records with one value (key, producer) holds it once
+        # record ids start at 1; a run of records with one value holds it once
         self.values = RunList([None])
-        self.keys = RunList([None])
-        self.producers = RunList([0])    # indexes into producer_names
         self.producer_names: list[str] = []
 
     def producer_index(self, name: str) -> int:
@@ -82,26 +82,19 @@ class RecordRegistry:
             self.producer_names.append(name)
             return len(self.producer_names) - 1
 
-    def new(self, producer: int, value, key) -> int:
+    def new(self, value) -> int:
         self.values.append(value)
-        self.keys.append(key)
-        self.producers.append(producer)
         return len(self.values) - 1
 
-    def new_many(self, producer: int, values, key) -> int:
-        """``new`` for each of ``values`` (all with ``key``); returns the first of their
-        consecutive record ids."""
-        k = len(values)
+    def new_many(self, values) -> int:
+        """``new`` for each of ``values``; returns the first of their consecutive record ids."""
         first = len(self.values)
         self.values.extend(values)
-        self.keys.repeat(key, k)
-        self.producers.repeat(producer, k)
         return first
 
-    def new_numbered(self, producer: int, prefix: str, ns: range, key) -> int:
+    def new_numbered(self, prefix: str, ns: range) -> int:
         """``new_many`` for the values ``f"{prefix}-{n}"`` for each ``n`` of ``ns`` (one step
         apart), kept as one ``NumberedValue``; returns the first of their record ids."""
-        k = len(ns)
         values = self.values
         first = values.length   # len(values), read without the call (every workload tick)
         # the previous run's value when it continues it (the same prefix and offset: a workload
@@ -109,9 +102,7 @@ class RecordRegistry:
         last = values.items[-1]   # the last run's value (values[-1], without the search)
         nv = last if type(last) is NumberedValue and last[1] == first - ns.start and \
             last[0] == prefix else NumberedValue((prefix, first - ns.start))
-        values.repeat(nv, k)
-        self.keys.repeat(key, k)
-        self.producers.repeat(producer, k)
+        values.repeat(nv, len(ns))
         return first
 
     def value(self, record_id: int):
@@ -315,6 +306,8 @@ class Cluster:
             topics.reconfigure(self.broker_config, self.kafka_version)
         else:
             raise ClusterError(f"Unknown entity type {entity_type!r}: use 'topics' or 'brokers'")
+        for broker in self.brokers.values():   # the logs' configs (LogManager.updateTopicConfig)
+            broker.log_manager.update_topic_configs(topics.configs)
         self.trace.record("alter_config", "admin", name if entity_type == "topics" else "", -1,
                           ev.AlterConfig(entity_type, name, tuple(configs.items())))
 

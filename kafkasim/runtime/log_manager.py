@@ -94,6 +94,7 @@ class LogManager:
         log = self.logs.get(tp)
         if log is None:
             log = Log(topic, partition)
+            log.config = ctx.topic_config(topic)
             log.leader_epoch_cache = LeaderEpochFileCache(**epoch_cache_rules(ctx.rules))
             self.attach(ctx, log)
             self.logs[tp] = log
@@ -102,6 +103,12 @@ class LogManager:
             if checkpoint is not None:  # new LeaderEpochCheckpointFile
                 checkpoint.create_if_missing()
         return log
+
+    def update_topic_configs(self, configs: dict) -> None:
+        """LogManager.updateTopicConfig for every topic: each log takes its topic's config
+        (``configs``: topic -> config) now."""
+        for (topic, _partition), log in self.logs.items():
+            log.config = configs.get(topic, log.config)
 
     def attach(self, ctx: Any, log: Log) -> None:
         """Make the broker the log's listener and give its epoch cache the log's

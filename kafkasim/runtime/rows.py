@@ -317,8 +317,8 @@ def _range_list(starts, stops) -> RangeList:
 class RunList:
     """A list whose consecutive repeats of one object are kept as one run: the index each run
     starts at (``starts``) and its object (``items``), 8 bytes and a pointer a run instead of a
-    pointer an item (``RecordRegistry``'s values and keys: a generated run of records shares one
-    value and the key None). Reads as the list would: ``len``, indexing (the very object
+    pointer an item (``RecordRegistry``'s values: a generated run of records shares one
+    value). Reads as the list would: ``len``, indexing (the very object
     stored), iteration, slicing from the start (a ``RunList``), ``==``, pickling. Only grows."""
 
     __slots__ = ("starts", "items", "length")

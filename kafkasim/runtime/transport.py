@@ -68,6 +68,11 @@ class Transport:
         #: requests waiting for a connect under way, by (sender, node) (ConsumerNetworkClient's
         #: unsent requests; a replica fetcher's awaitReady)
         self.unsent: dict[tuple, list] = {}
+        #: some controller channel holds requests back, some listener is closed or some sender
+        #: holds connection states: only then may a send not go straight on the wire, so the
+        #: usual send tests this alone (``regate`` keeps it, after every change of
+        #: ``controller_queues``, ``listeners_closed`` or ``connection_states``)
+        self.gated = False
         #: the reconnect backoff's jitter (ExponentialBackoff draws from ThreadLocalRandom):
         #: seeded, and apart from the engine's generator so message latencies stay as they were
         self.reconnect_rng = random.Random(f"{cluster.engine.seed}:reconnect")
@@ -75,12 +80,13 @@ class Transport:
     def send(self, src, dst, msg) -> None:
         """Put ``msg`` on the wire from ``src`` to ``dst``: held, dropped, or delivered after
         the link's latency (a "deliver" event), unless the controller channel queues it."""
-        queues = self.controller_queues
-        if queues and isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in queues:
-            queues[(src, dst)].append(msg)  # keep the channel's order
-            return
-        if (self.listeners_closed or self.connection_states) and self.connect(src, dst, msg):
-            return   # no connection yet: the request waits for the connect or fails with it
+        if self.gated:
+            queues = self.controller_queues
+            if queues and isinstance(msg, _CONTROLLER_REQUESTS) and (src, dst) in queues:
+                queues[(src, dst)].append(msg)  # keep the channel's order
+                return
+            if self.connect(src, dst, msg):
+                return   # no connection yet: the request waits for the connect or fails with it
         net = self.network
         engine = self.cluster.engine
         now = engine.now
@@ -130,6 +136,24 @@ class Transport:
                                 (src, dst, msg, now, msg_id, net.incarnations.get(dst, 0), name))
 
     # -- connecting (NetworkClient.ready / initiateConnect, ClusterConnectionStates) ----------
+    def close_listeners(self, broker_id: int) -> None:
+        """The KRaft broker ``broker_id`` starts: its listeners stay closed until it is
+        unfenced (``open_listeners``)."""
+        self.listeners_closed.add(broker_id)
+        self.regate()
+
+    def open_listeners(self, broker_id: int) -> None:
+        """The broker's listeners open (BrokerServer.startup enables request processing), or
+        its process is gone (refused as such)."""
+        self.listeners_closed.discard(broker_id)
+        self.regate()
+
+    def regate(self) -> None:
+        """``gated``: a controller channel queues requests, a listener is closed, or a sender
+        holds connection states."""
+        self.gated = bool(self.controller_queues or self.listeners_closed or
+                          self.connection_states)
+
     def connect(self, src, dst, msg) -> bool:
         """Before ``msg`` leaves ``src``: True if it cannot, there being no connection to
         ``dst`` (a KRaft broker whose listeners are not open yet): it waits for the connect
@@ -193,6 +217,7 @@ class Transport:
                 if src in self.clients else (0, 0)
             states = self.connection_states[src] = ClusterConnectionStates(
                 *backoff, self.reconnect_rng)
+            self.regate()
         return states
 
     def forget_connection(self, src, dst) -> None:
@@ -202,10 +227,12 @@ class Transport:
             states.ready(dst)
             if not states.node_state:
                 del self.connection_states[src]
+                self.regate()
 
     def forget_process(self, node) -> None:
         """``node`` (a broker) starts a new process: the last one's connects are gone."""
         if self.connection_states.pop(node, None) is not None:
+            self.regate()
             for key in [k for k in self.unsent if k[0] == node]:
                 del self.unsent[key]
 

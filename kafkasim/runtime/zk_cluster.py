@@ -207,6 +207,7 @@ class ZkControlPlane:
         q = self.controller_queues.get((src, dst))
         if q is None:
             self.controller_queues[(src, dst)] = [msg]
+            self.cluster.transport.regate()
             self.cluster.engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src,
                                          dst)
         else:
@@ -222,6 +223,7 @@ class ZkControlPlane:
         if sender is None or not sender.is_running or sender.controller is None or \
                 not self.cluster.zk.exists(f"/brokers/ids/{dst}"):
             del self.controller_queues[(src, dst)]  # the channel is gone with its controller
+            self.cluster.transport.regate()
             return
         engine = self.cluster.engine
         network = self.cluster.transport.network
@@ -229,5 +231,6 @@ class ZkControlPlane:
             engine.schedule(CONTROLLER_RETRY_BACKOFF_MS, "controller_resend", src, dst)
             return
         del self.controller_queues[(src, dst)]
+        self.cluster.transport.regate()
         for msg in q:
             self.cluster.transport.send(src, dst, msg)

@@ -240,11 +240,11 @@ class Producer:
         now = c.engine.now
         k = len(values)
         if prefix is not None:
-            first = c.records.new_numbered(self.producer_index, prefix, values, key)
+            first = c.records.new_numbered(prefix, values)
         elif k == 1:
-            first = c.records.new(self.producer_index, values[0], key)
+            first = c.records.new(values[0])
         else:
-            first = c.records.new_many(self.producer_index, values, key)
+            first = c.records.new_many(values)
         end = first + k
         results = self.results
         runs = results.runs
@@ -428,7 +428,7 @@ class Producer:
         per_broker: dict[int, dict[tuple[str, int], _Batch]] = {}
         transport = self.cluster.transport
         client_id = self.client_id
-        gated = transport.listeners_closed or client_id in transport.connection_states
+        gated = transport.gated   # (then transport.ready answers for each leader)
         for tp, queue in self.batches.items():
             if not queue:
                 continue
