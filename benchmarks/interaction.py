@@ -93,8 +93,8 @@ EXPLORER_WALKS = {
 }
 
 
-#: arguments the notebook passes besides the controls (06 names the Kafka it runs)
-EXPLORER_FIXED = {"06": {"kafka_version": "4.3"}}
+#: arguments the notebook passes besides the controls: the Kafka each notebook runs
+EXPLORER_FIXED = {"06": {"kafka_version": "4.3"}, "04": {"kafka_version": "4.3"}}
 
 
 def measure_explorer(notebook: str, steps: int | None = None) -> dict:
