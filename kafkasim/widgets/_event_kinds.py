@@ -25,7 +25,7 @@ KIND_LABELS = {k: k for k in (
     N_("broker_crash"), N_("broker_fenced"), N_("broker_fencing"), N_("broker_power_loss"),
     N_("broker_registered"), N_("broker_registration_backoff"),
     N_("broker_registration_failed"), N_("broker_shutdown"), N_("broker_start"),
-    N_("broker_start_failed"), N_("checkpoint_warning"), N_("consume"),
+    N_("broker_start_failed"), N_("checkpoint_warning"), N_("connect_failed"), N_("consume"),
     N_("consumer_truncation"), N_("controlled_shutdown"), N_("controller"),
     N_("controller_active"), N_("controller_elected"), N_("controller_node_start"),
     N_("controller_node_stop"), N_("controller_renounce"), N_("controller_resigned"),
