@@ -221,6 +221,24 @@ def test_notebook_07_failover_story_tells_the_scenario():
     assert c.isr("orders") == rc.isr("orders") == [2, 3, 1]
 
 
+
+def test_notebook_07_failover_prose_names_the_runs_figures():
+    """Section 8's reading of the player ("fenced at 28.57 s ... 3001 is active in epoch 3 from
+    12.8 s") is the story's own run: a change of behaviour that moves them fails here, not in a
+    reader's eyes (the paragraph once named 3000 and 29.26 s from an older run)."""
+    ns = _story_functions(OWNED[0], "failover_cluster", "controller_failover")
+    c = ns["failover_cluster"]()
+    ns["controller_failover"](c)
+    rows = list(c.trace.rows)
+    fenced = next(r[0] for r in rows if r[1] == "broker_fenced" and r[0] > 20000
+                  and "broker 1" in str(r[5]))
+    active = next(r for r in rows if r[1] == "controller_active" and r[0] > 10000)
+    epoch = re.search(r"epoch (\d+)", str(active[5])).group(1)
+    prose = re.sub(r"\s+", " ", " ".join("".join(cell["source"]) for cell in _cells(OWNED[0])
+                                          if cell["cell_type"] == "markdown"))
+    assert f"fenced at {fenced / 1000:.2f} s" in prose
+    assert f"{active[2]} is active in epoch {epoch} from {active[0] / 1000:.1f} s" in prose
+
 # -- the player records a story ----------------------------------------------------------------
 def _small_cluster() -> Cluster:
     return make_cluster(seed=3, kafka_version="3.7", topic="t", assignment=[[1, 2, 3]])
