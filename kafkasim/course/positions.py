@@ -51,9 +51,9 @@ def positions_table(c: Cluster, consumer, topic: str = TOPIC, partition: int = 0
             row[tr("you predicted")] = guess
             row[tr("match")] = "" if guess is None else (tr("yes") if guess == p[k] else tr("NO"))
         rows.append(row)
-    lag = consumer.lag(topic, partition)
+    lag = consumer.lag(topic, partition)   # None before the consumer has a position
     return Text(text_table(rows) + "\n" + tr("consumer's records-lag (HW - position): {lag}",
-                                              lag=lag))
+                                              lag="-" if lag is None else lag))
 
 
 def log_line(p: dict) -> str:
