@@ -136,12 +136,3 @@ def served_line(c: Cluster, consumer, records, topic: str = "orders") -> Text:
     return Text(tr("served by broker {b}: {n} records; {redirects} fetch_redirect from the "
                    "leader", b=consumer.fetching_from(topic), n=len(records),
                    redirects=redirects))
-
-
-def polled_line(records, after_ms: int, *, first: bool) -> Text:
-    """A poll's records: the first poll as values, a later one as (offset, value, served HW)."""
-    if first:
-        return Text(tr("after {ms} ms: {values}", ms=after_ms,
-                       values=[r.value for r in records]))
-    return Text(tr("then: {records} after {ms} ms", ms=after_ms,
-                   records=[(r.offset, r.value, r.served_hw) for r in records]))

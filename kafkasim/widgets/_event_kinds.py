@@ -9,14 +9,10 @@ the player's ("drop", "controller") keeps its own translation.
 
 from __future__ import annotations
 
+from kafkasim.widgets._render import N_
 from kafkasim.widgets._render import tr as _tr
 
 I18N_CONTEXT = "kafkasim.trace_kind"
-
-
-def N_(message: str, /) -> str:
-    """A message kept in the table, translated where it is shown (``scripts/i18n.py``)."""
-    return message
 
 
 #: kind -> its label's English (the kind itself: the msgid the catalog translates)

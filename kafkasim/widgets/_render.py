@@ -12,6 +12,12 @@ DPI = 72
 TICK_CHOICES = (1, 10, 50, 100, 250, 1000, 5000)   # simulated ms per Play tick (the dropdown)
 
 
+def N_(message: str, /) -> str:
+    """Marks a message kept in a table, translated where it is shown: ``scripts/i18n.py`` collects
+    every ``N_("...")`` under the calling module's ``I18N_CONTEXT``."""
+    return message
+
+
 def tr(message: str, /, *, _context: str | None = None, **fields) -> str:
     """``kafkasim.viz.style.tr`` (the course's language once the course is loaded, English
     without it); ``_context``: the calling module's ``I18N_CONTEXT`` (None: the course's)."""

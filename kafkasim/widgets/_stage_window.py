@@ -37,7 +37,7 @@ from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz.flight import message_summary
 from kafkasim.viz.messages import api_of, message_arrows
 from kafkasim.viz.style import api_color
-from kafkasim.widgets._render import text_width
+from kafkasim.widgets._render import N_, text_width
 from kafkasim.widgets._render import tr as _tr
 
 I18N_CONTEXT = "kafkasim.player"
@@ -46,11 +46,6 @@ I18N_CONTEXT = "kafkasim.player"
 def tr(message: str, /, **fields) -> str:
     """``_render.tr`` under the player's ``I18N_CONTEXT`` (the stage shares its words)."""
     return _tr(message, _context=I18N_CONTEXT, **fields)
-
-
-def N_(message: str, /) -> str:
-    """A message kept in a table, translated where it is shown (``scripts/i18n.py`` collects it)."""
-    return message
 
 
 #: a node's process state as shown (the data keeps the English key)

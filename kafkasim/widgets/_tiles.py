@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz import style
+from kafkasim.widgets._render import N_
 from kafkasim.widgets._render import tr as _tr
 
 I18N_CONTEXT = "kafkasim.player"      # gettext msgctxt: the player's words (as _player_ui)
@@ -29,11 +30,6 @@ I18N_CONTEXT = "kafkasim.player"      # gettext msgctxt: the player's words (as 
 def tr(message: str, /, **fields) -> str:
     """``_render.tr`` under this module's ``I18N_CONTEXT``."""
     return _tr(message, _context=I18N_CONTEXT, **fields)
-
-
-def N_(message: str, /) -> str:
-    """Marks a message translated where it is shown (``tr(STATES[...])``) for scripts/i18n.py."""
-    return message
 
 
 #: a tile's process state and the detail words it may carry, as shown (translated by ``tr``)

@@ -39,6 +39,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
+from kafkasim.widgets._render import N_
 from kafkasim.widgets._render import tr as _tr
 
 I18N_CONTEXT = "kafkasim.prediction"
@@ -51,11 +52,6 @@ MAX_OFFSETS = 1000
 def tr(message: str, /, **fields) -> str:
     """``_render.tr`` under the predictions' ``I18N_CONTEXT``."""
     return _tr(message, _context=I18N_CONTEXT, **fields)
-
-
-def N_(message: str, /) -> str:
-    """Mark a message translated where it is shown (``scripts/i18n.py`` collects it)."""
-    return message
 
 
 #: every string prediction.js shows (its T("...") keys; tests/test_prediction.py checks them)
