@@ -6,7 +6,8 @@ once the cluster was built, sampled every 20 simulated seconds:
 
 * ``kept``: the default (no ``spill_to`` call, what the course's notebooks use): the trace and
   metrics rows are ``CompactRows`` (``kafkasim.runtime.rows``), whose older rows are compacted
-  into a nameless temporary file at each metrics sample once 60,000 are held;
+  into a nameless temporary file at each metrics sample once 60,000 are held (then in chunks
+  of 4,000, ``CHUNK_ROWS``);
 * ``history``: the default, driven by a ``History`` (a snapshot a simulated second, as the
   course's players keep);
 * ``spill``: ``cluster.trace.spill_to(tmpdir, 100_000)``: at most ~100,000 rows in memory, older

@@ -29,6 +29,7 @@ from kafkasim.runtime.workload import RateWorkload
 def small(monkeypatch):
     monkeypatch.setattr(rows_mod, "COMPACT_AT", 1500)
     monkeypatch.setattr(rows_mod, "KEEP_ROWS", 200)
+    monkeypatch.setattr(rows_mod, "CHUNK_ROWS", 300)
 
 
 def _build(version: str = "3.7", seed: int = 3) -> Cluster:

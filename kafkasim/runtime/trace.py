@@ -8,7 +8,8 @@ Every kind, record and field: docs/trace-events.md.
 
 Bounded memory by default: ``rows`` is a ``CompactRows`` (``kafkasim.runtime.rows``), a list that
 holds every row of the run for every reader while, once 60,000 rows are in memory, the next
-metrics sample compacts all but the last 4,000 into a nameless temporary file (a 3-broker cluster
+metrics sample compacts all but the last 4,000 into a nameless temporary file, and from then on
+every 4,000 new rows (``CHUNK_ROWS``) (a 3-broker cluster
 at 1,000 records/s writes ~5,000 rows per simulated second with message tracing, ~1 MiB: a run
 of up to ~12 simulated seconds is never compacted). Reading compacted rows reads them back; a
 History's restore shares them. ``spill_to`` is the other way, for Parquet files: once ``rows`` holds
