@@ -32,17 +32,11 @@ from kafkasim.runtime.clients.produce_result import (
 from kafkasim.settings import config as kconfig
 from kafkasim.settings.javautil import murmur2, to_positive
 
-# a ProduceRequestResult, _Batch or ProduceRequest whose fields the caller sets
-# (Producer._send_run, _send_batches): a class call runs the generated __init__ in an
-# interpreter frame of its own
-_new_result = object.__new__
-
 
 @dataclass
 class _Batch:
     """Kafka's ProducerBatch: its records (each counts ``Producer.record_size`` bytes) and what
-    the sender needs. Not slotted: the fields with defaults are class attributes until a batch
-    sets its own (Producer._send_run sets only the others)."""
+    the sender needs."""
 
     tp: tuple[str, int]
     record_ids: list[int]
@@ -260,22 +254,8 @@ class Producer:
         rid = first
         while rid < end:
             if batch is None or index >= cap:
-                # _Batch(tp, [], now, produce_future=ProduceRequestResult(topic, partition,
-                # PENDING, -1, None, 0, NO_ERRORS, -1)) without the class calls
-                fut = _new_result(ProduceRequestResult)
-                fut.topic = topic
-                fut.partition = partition
-                fut.status = PENDING
-                fut.base_offset = -1
-                fut.error = None
-                fut.attempts = 0
-                fut.errors = NO_ERRORS
-                fut.done_ms = -1
-                batch = _new_result(_Batch)
-                batch.tp = tp
-                batch.record_ids = []
-                batch.created_ms = now
-                batch.produce_future = fut
+                fut = ProduceRequestResult(topic, partition, PENDING, -1, None, 0, NO_ERRORS)
+                batch = _Batch(tp, [], now, produce_future=fut)
                 queue.append(batch)
                 index = 0
                 if self.expiry_wakeup_ms < 0 and self.delivery_timeout_ms is not None:
@@ -556,13 +536,8 @@ class Producer:
                                        b.producer_id, b.epoch, base_seq))
                 else:
                     partitions.append((topic, tp[1], tuple(ids), size * len(ids), -1, -1, -1))
-            # ProduceRequest(corr, client_id, acks, timeout, partitions) without the class call
-            req = _new_result(ProduceRequest)
-            req.correlation_id = corr
-            req.client_id = client_id
-            req.acks = self.acks
-            req.timeout_ms = self.ack_timeout_ms
-            req.partitions = tuple(partitions)
+            req = ProduceRequest(corr, client_id, self.acks, self.ack_timeout_ms,
+                                 tuple(partitions))
             c.transport.send(client_id, broker, req)
             if self.acks == 0:
                 # acks=0: done as soon as it is on the wire, offset unknown
