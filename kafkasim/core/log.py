@@ -38,7 +38,7 @@ from operator import sub
 from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
-from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
+from kafkasim.core.leader_epoch import LeaderEpochFileCache
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
@@ -124,9 +124,8 @@ class ProducerBatches:
     def _batch(self, i: int) -> ProducerBatch:
         """The header at index ``i`` (from 0) of the columns."""
         base = self.base_offsets[i]
-        return _new_batch(ProducerBatch, (base, base + self.last_offset_deltas[i],
-                                          self.producer_ids[i], self.producer_epochs[i],
-                                          self.base_sequences[i]))
+        return ProducerBatch(base, base + self.last_offset_deltas[i], self.producer_ids[i],
+                             self.producer_epochs[i], self.base_sequences[i])
 
     def __getitem__(self, index):
         packed = len(self.base_offsets)
@@ -201,8 +200,7 @@ def _batches_in(batches: ProducerBatches, first: int, last: int) -> tuple:
             break
         if base < first or end > last:
             lo = base if base > first else first
-            b = _new_batch(ProducerBatch, (lo, end if end < last else last, b[2], b[3],
-                                           b[4] + lo - base))
+            b = ProducerBatch(lo, end if end < last else last, b[2], b[3], b[4] + lo - base)
         out.append(b)
         i += 1
     return tuple(out)
@@ -232,13 +230,7 @@ class RecordChunk(NamedTuple):
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
         # the arrays are shared: chunks are read-only by convention
-        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
-
-
-# NamedTuple's generated __new__ is a Python function; a fetch builds a chunk per partition, so
-# the hot paths build them with the C constructor directly (same object, same fields)
-_new_chunk = tuple.__new__
-_new_batch = tuple.__new__
+        return RecordChunk(base_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ())
 
 
 class LogListener(Protocol):
@@ -300,9 +292,7 @@ class Log:
         return len(self.ids)
 
     def latest_epoch(self) -> int:
-        # LeaderEpochFileCache.latest_epoch, inlined: the fetcher asks after every fetch
-        entries = self.leader_epoch_cache.entries
-        return entries[-1].epoch if entries else UNDEFINED_EPOCH
+        return self.leader_epoch_cache.latest_epoch()
 
     def epoch_at(self, offset: int) -> int:
         return self.epochs[offset - self.log_start_offset]
@@ -339,8 +329,8 @@ class Log:
             # cache changes nothing (isUpdateNeeded is false), so that call is skipped
             cache.assign(epoch, first)
         if base_sequence >= 0:
-            self.producer_batches.append(_new_batch(ProducerBatch, (
-                first, last, producer_id, producer_epoch, base_sequence)))
+            self.producer_batches.append(ProducerBatch(first, last, producer_id, producer_epoch,
+                                                       base_sequence))
         listener = self.listener
         if listener is not None:
             listener.on_append(self, first, last, True)
@@ -355,8 +345,7 @@ class Log:
                 f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
                 f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
         cache = self.leader_epoch_cache
-        entries = cache.entries   # self.latest_epoch(), inlined
-        last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
+        last_epoch = cache.latest_epoch()
         # fast path: every record is in the cache's latest epoch (one C-level count), so the
         # loop below would assign nothing
         if epochs.count(last_epoch) != len(epochs):
@@ -364,8 +353,7 @@ class Log:
                 if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
                     cache.assign(epoch, base + i)
                     last_epoch = epoch
-            entries = cache.entries   # an assign may be refused: the cache's own latest
-            last_epoch = entries[-1].epoch if entries else UNDEFINED_EPOCH
+            last_epoch = cache.latest_epoch()   # an assign may be refused: the cache's own
         self.epochs.extend(epochs)
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
@@ -389,9 +377,8 @@ class Log:
         hi = max_offset - start
         if hi > len(sizes):
             hi = len(sizes)
-        if lo >= hi:   # RecordChunk.empty, inlined (a parked fetch's read finds nothing new)
-            return _new_chunk(RecordChunk,
-                              (start_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
+        if lo >= hi:   # (a parked fetch's read finds nothing new)
+            return RecordChunk.empty(start_offset)
         got = sizes[lo:hi]
         if sum(got) <= max_bytes:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
@@ -404,17 +391,9 @@ class Log:
                     break
                 end += 1
             got = sizes[lo:end]
-        pb = self.producer_batches
-        tail = pb.last
-        if tail is not None:
-            # _batches_in's steady state, inlined: the fetch covers exactly the newest batch
-            last = start + end - 1
-            batches = (tail,) if tail[0] == start_offset and tail[1] == last else \
-                _batches_in(pb, start_offset, last)
-        else:
-            batches = ()
-        return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
-                                        self.timestamps[lo:end], got, batches))
+        batches = _batches_in(self.producer_batches, start_offset, start + end - 1)
+        return RecordChunk(start_offset, self.epochs[lo:end], self.ids[lo:end],
+                           self.timestamps[lo:end], got, batches)
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
