@@ -1,11 +1,9 @@
 """The core data path stays readable (issue 29, "a core you can read in an hour"): no function in
 its modules is longer than 60 lines or above cyclomatic complexity 15 (``radon cc``), and no object
-is built field by field through ``object.__new__`` (nor through ``tuple.__new__`` outside a
-class's own ``__new__`` or alternate constructor: a NamedTuple is built by its constructor)."""
+is built field by field through ``object.__new__``."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -67,35 +65,3 @@ def test_the_limits_see_a_long_complex_function(tmp_path: Path) -> None:
     src = tmp_path / "long.py"
     src.write_text(f"def long(x):\n{branches}    return x\n")
     assert _offenders(src) == ["long.py:1 long: 82 lines, complexity 41"]
-
-
-def _bare_tuple_new(path: Path) -> list[str]:
-    """``tuple.__new__`` / ``object.__new__`` used anywhere but inside a class's ``__new__`` or
-    one of its classmethods (an alternate constructor)."""
-    hits = []
-
-    def visit(node, in_new: bool) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            in_new = node.name == "__new__" or any(
-                isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
-        if isinstance(node, ast.Attribute) and node.attr == "__new__" and \
-                isinstance(node.value, ast.Name) and node.value.id in ("tuple", "object") and \
-                not in_new:
-            hits.append(f"{path.name}:{node.lineno}: {node.value.id}.__new__")
-        for child in ast.iter_child_nodes(node):
-            visit(child, in_new)
-
-    visit(ast.parse(path.read_text()), False)
-    return hits
-
-
-@pytest.mark.parametrize("path", [p for p in CORE if p.exists()], ids=lambda p: p.name)
-def test_no_tuple_new_outside_a_classs_own_constructors(path: Path) -> None:
-    assert _bare_tuple_new(path) == []
-
-
-def test_the_tuple_new_check_sees_an_alias(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.py"
-    bad.write_text("_new = tuple.__new__\n\nclass T(tuple):\n    def __new__(cls, x):\n"
-                   "        return tuple.__new__(cls, (x,))\n")
-    assert _bare_tuple_new(bad) == ["bad.py:1: tuple.__new__"]

@@ -105,8 +105,8 @@ def test_a_failed_batch_fails_each_record_with_the_batch_error():
 
 
 def test_produce_requests_and_batches_hold_every_field():
-    """_send_batches and _send_run set the ProduceRequest's and the _Batch's fields without the
-    class call: each must hold every field, as its constructor would."""
+    """_send_run's new batch (its four fields given, the sender's at their defaults) and its
+    result, and _send_batches' ProduceRequest, hold every field, as Kafka's objects do."""
     from kafkasim.core.messages import ProduceRequest
     from kafkasim.runtime.clients.producer import _Batch
 
@@ -123,11 +123,11 @@ def test_produce_requests_and_batches_hold_every_field():
     queued = list(p.batches[("t", 0)])
     assert len(queued) == 1
     b = queued[0]
-    names = [f.name for f in dataclasses.fields(_Batch)]
-    assert _Batch(*(getattr(b, n) for n in names)) == b
+    assert _Batch(("t", 0), b.record_ids, b.created_ms, b.produce_future) == b
+    assert (b.seq_reset, b.producer_id) == (False, -1)
     assert (b.record_ids, b.attempts, b.retry_at_ms, b.base_seq, b.epoch) == (
         [r.record_id for r in rs], 0, 0, -1, 0)
-    fut = b.produce_future   # ProduceRequestResult(topic, partition), its fields set inline
+    fut = b.produce_future   # ProduceRequestResult(topic, partition)
     names = [f.name for f in dataclasses.fields(ProduceRequestResult)]
     assert ProduceRequestResult(*(getattr(fut, n) for n in names)) == fut == \
         ProduceRequestResult("t", 0) and fut.errors is NO_ERRORS

@@ -124,8 +124,9 @@ class ProducerBatches:
     def _batch(self, i: int) -> ProducerBatch:
         """The header at index ``i`` (from 0) of the columns."""
         base = self.base_offsets[i]
-        return ProducerBatch(base, base + self.last_offset_deltas[i], self.producer_ids[i],
-                             self.producer_epochs[i], self.base_sequences[i])
+        return _new_batch(ProducerBatch, (base, base + self.last_offset_deltas[i],
+                                          self.producer_ids[i], self.producer_epochs[i],
+                                          self.base_sequences[i]))
 
     def __getitem__(self, index):
         packed = len(self.base_offsets)
@@ -200,7 +201,8 @@ def _batches_in(batches: ProducerBatches, first: int, last: int) -> tuple:
             break
         if base < first or end > last:
             lo = base if base > first else first
-            b = ProducerBatch(lo, end if end < last else last, b[2], b[3], b[4] + lo - base)
+            b = _new_batch(ProducerBatch, (lo, end if end < last else last, b[2], b[3],
+                                           b[4] + lo - base))
         out.append(b)
         i += 1
     return tuple(out)
@@ -230,7 +232,14 @@ class RecordChunk(NamedTuple):
     @staticmethod
     def empty(base_offset: int) -> RecordChunk:
         # the arrays are shared: chunks are read-only by convention
-        return RecordChunk(base_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ())
+        return _new_chunk(RecordChunk, (base_offset, _EMPTY_I, _EMPTY_I, _EMPTY_Q, _EMPTY_I, ()))
+
+
+# NamedTuple's generated __new__ is a Python function, a frame per call; a fetch builds a chunk
+# per partition and an append a batch header, so these build them with tuple's C constructor:
+# the same object, all its fields in order in one call
+_new_chunk = tuple.__new__
+_new_batch = tuple.__new__
 
 
 class LogListener(Protocol):
@@ -329,8 +338,8 @@ class Log:
             # cache changes nothing (isUpdateNeeded is false), so that call is skipped
             cache.assign(epoch, first)
         if base_sequence >= 0:
-            self.producer_batches.append(ProducerBatch(first, last, producer_id, producer_epoch,
-                                                       base_sequence))
+            self.producer_batches.append(_new_batch(ProducerBatch, (
+                first, last, producer_id, producer_epoch, base_sequence)))
         listener = self.listener
         if listener is not None:
             listener.on_append(self, first, last, True)
@@ -392,8 +401,8 @@ class Log:
                 end += 1
             got = sizes[lo:end]
         batches = _batches_in(self.producer_batches, start_offset, start + end - 1)
-        return RecordChunk(start_offset, self.epochs[lo:end], self.ids[lo:end],
-                           self.timestamps[lo:end], got, batches)
+        return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
+                                        self.timestamps[lo:end], got, batches))
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""

@@ -33,10 +33,12 @@ from kafkasim.settings import config as kconfig
 from kafkasim.settings.javautil import murmur2, to_positive
 
 
-@dataclass
+@dataclass(init=False)
 class _Batch:
     """Kafka's ProducerBatch: its records (each counts ``Producer.record_size`` bytes) and what
-    the sender needs."""
+    the sender needs. A new batch (RecordAccumulator.append's ``new ProducerBatch``) sets its
+    partition, records, creation time and result; the other fields keep their class defaults
+    until the sender sets them."""
 
     tp: tuple[str, int]
     record_ids: list[int]
@@ -48,6 +50,13 @@ class _Batch:
     producer_id: int = -1     # ... with the producer id of that moment
     seq_reset: bool = False   # ProducerBatch.sequenceHasBeenReset: rewritten by an epoch bump
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
+
+    def __init__(self, tp: tuple[str, int], record_ids: list[int], created_ms: int,
+                 produce_future: ProduceRequestResult) -> None:
+        self.tp = tp
+        self.record_ids = record_ids
+        self.created_ms = created_ms
+        self.produce_future = produce_future
 
 
 class TransactionManager:
@@ -255,7 +264,7 @@ class Producer:
         while rid < end:
             if batch is None or index >= cap:
                 fut = ProduceRequestResult(topic, partition, PENDING, -1, None, 0, NO_ERRORS)
-                batch = _Batch(tp, [], now, produce_future=fut)
+                batch = _Batch(tp, [], now, fut)
                 queue.append(batch)
                 index = 0
                 if self.expiry_wakeup_ms < 0 and self.delivery_timeout_ms is not None:
