@@ -59,7 +59,7 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
            ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"]),
            ("check_idle_fetches", ["answer=50"])],
     "00": [("check_durable_design", ["replication_factor = 4", "replication_factor=4"])],
-    "02a": [("check_shrink_window", ["36000", "36 s"])],
+    "02a": [("check_removal_time", ["41000", "41 s", "removed_ms=41000"])],
     "02b": [("check_causes", ['"A": "slow disk"', '"B": "broker overload"',
                               '"C": "GC pause"', '"D": "network latency"']),
             ("check_flapping", ['c.release("FetchResponse", src=1, dst=3)'])],
