@@ -49,7 +49,7 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
     "11": [("check_rack_alternated", ["[1, 2, 4, 5, 3, 6, 7]"]),
            ("check_zk_replicas", ["[4, 5, 3]"]),
            ("check_rack_failure", ["answer=3"])],
-    "12": [("check_rebalance", ["{\"3.7\": False, \"4.3\": True}"]),
+    "12": [("check_rebalance", ["{\"3.7\": True, \"4.3\": True}"]),
            ("check_imbalance_count", ["answer=4", "PreferredReplicaImbalanceCount = 4",
                                       "PreferredReplicaImbalanceCount 4"])],
     "13": [("check_read_replica", ["replica=3, up_to=5"]),
