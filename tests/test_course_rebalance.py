@@ -49,6 +49,17 @@ def test_check_rebalance(capsys):
     assert "PASS" in capsys.readouterr().out
 
 
+def test_check_rebalance_exercise_is_above_the_threshold(capsys):
+    """Finding 12-2: the exercise tests the other side of cell 24's 10 % = 10 % (4/20 = 20 % >
+    15 %); the feedback names the version that is wrong and the comparison to make."""
+    assert _ok(rb.check_rebalance(4, 20, 15, {"3.7": True, "4.3": True}))
+    assert "4/20 = 20% against 15%" in capsys.readouterr().out
+    assert not _ok(rb.check_rebalance(4, 20, 15, {"3.7": False, "4.3": True}))
+    assert "look again at 3.7: work out 4/20" in capsys.readouterr().out
+    assert not _ok(rb.check_rebalance(4, 20, 15, {"3.7": True, "4.3": False}))
+    assert "look again at 4.3" in capsys.readouterr().out
+
+
 def _ten_with_one_forgotten(version, config=None):
     c = Cluster(3, seed=rb.SEED, kafka_version=version, config=config)
     c.create_topic(rb.TOPIC, assignment=[[1, 2, 3]] * 10)

@@ -45,3 +45,13 @@ def test_the_design_exercise_grades_with_targeted_feedback():
     assert not wasteful.ok and "smaller replication.factor" in wasteful.message
     form = start.check_durable_design("4", 2)
     assert not form.ok and "without quotes" in form.message
+
+
+def test_describe_rf_says_when_min_isr_is_capped_at_the_replica_count():
+    """Finding 00-2: RF 1 with min.insync.replicas=2 writes only because Partition.effectiveMinIsr
+    caps min ISR at the replica count since 3.7 (KAFKA-15583); the output must say so."""
+    capped = str(start.describe_rf(1))
+    assert "min ISR  : 2 is capped at the replica count (1) since Kafka 3.7" in capped
+    assert "before 3.7 every acks=all write failed" in capped
+    assert "the ISR must keep 1" in capped
+    assert "capped" not in str(start.describe_rf(3))

@@ -239,6 +239,36 @@ def test_notebook_07_failover_prose_names_the_runs_figures():
     assert f"fenced at {fenced / 1000:.2f} s" in prose
     assert f"{active[2]} is active in epoch {epoch} from {active[0] / 1000:.1f} s" in prose
 
+def test_notebook_07_reregistration_prose_names_the_runs_figures():
+    """Section 7: after a controlled shutdown the old incarnation's session (Kafka 4.0+,
+    BrokerHeartbeatTracker: fenced or not) refuses the new one until 9 s after its last heartbeat;
+    the registration retries back off. The prose's figures are this run's (section 7's cell)."""
+    from kafkasim.runtime.workload import RateWorkload
+
+    c = Cluster(brokers=3, seed=1, kafka_version="4.3")
+    c.create_topic("orders", 1, 3, assignment=[[2, 3, 1]], config={"min.insync.replicas": 2})
+    RateWorkload(c, c.producer("p", acks="all"), "orders", rate=20, duration_ms=60000)
+    c.run_to(5000)
+    c.shutdown(2)
+    c.run(3000)
+    c.start(2)
+    c.run_until(lambda cl: len(cl.isr("orders")) == 3, 30000)
+    rows = list(c.trace.rows)
+    beat = max(r[0] for r in rows if r[0] < 8000 and r[1] == "recv"
+               and r[5][:2] == ("BrokerHeartbeatRequest", 2))
+    refused = [r[0] for r in rows if r[1] == "broker_registration_failed" and r[2] == 2]
+    registered = next(r[0] for r in rows if r[1] == "broker_registered" and r[0] > 8000)
+    rejoined = next(r[0] for r in rows if r[1] == "controller" and "ISR [3, 1, 2]" in str(r[5]))
+    session_end = beat + 9000
+    assert refused and max(refused) <= session_end < registered
+    assert all("DUPLICATE_BROKER_REGISTRATION" in str(r[5]) for r in rows
+               if r[1] == "broker_registration_failed")
+    prose = re.sub(r"\s+", " ", " ".join("".join(cell["source"]) for cell in _cells(OWNED[0])
+                                          if cell["cell_type"] == "markdown"))
+    assert f"to {session_end / 1000:.2f} s: its last heartbeat + 9 s" in prose
+    assert f"rejoins the ISR at {rejoined / 1000:.2f} s" in prose
+
+
 # -- the player records a story ----------------------------------------------------------------
 def _small_cluster() -> Cluster:
     return make_cluster(seed=3, kafka_version="3.7", topic="t", assignment=[[1, 2, 3]])

@@ -376,30 +376,41 @@ def check_message_rule(leader_leo: int, follower_leo: int, max_messages: int, in
                              in_if_right_else_out_of=tr("in") if right else tr("out of")))
 
 
-def check_shrink_window(lag_ms: int, earliest_ms, latest_ms) -> CheckResult:
-    """A follower stops fetching at t=0 right after catching up: between when and when does
-    the leader remove it (isr-expiration runs every replica.lag.time.max.ms / 2)?"""
-    if (m := _missing(earliest_ms, latest_ms)) is not None:
-        return m
-    if (m := _form(_want_int(earliest_ms, "earliest_ms"),
-                   _want_int(latest_ms, "latest_ms"))) is not None:
-        return m
-    lo, hi = lag_ms, lag_ms + lag_ms // 2
-    tol = max(100, lag_ms // 100)
-    if abs(earliest_ms - lo) <= tol and abs(latest_ms - hi) <= tol:
-        return _result(True, tr("between {lo} and {hi} ms: out of sync after {lag_ms} ms, "
-                                "noticed by the next isr-expiration run, which comes every "
-                                "{lag_ms_2} ms.",
-                                lo=lo, hi=hi, lag_ms=lag_ms, lag_ms_2=lag_ms // 2))
-    if abs(latest_ms - lag_ms) <= tol:
-        return _result(False, tr("the leader only notices at its next isr-expiration run, "
-                                 "which can come up to half the lag time later."))
-    return _result(False, tr("the follower becomes out of sync {lag_ms} ms after it last "
-                             "caught up; the check that notices runs every {lag_ms_2} ms.",
-                             lag_ms=lag_ms, lag_ms_2=lag_ms // 2),
-                   answer=tr("between {lo} and {hi} ms.", lo=lo, hi=hi))
+def check_removal_time(removed_ms, lag_ms: int = 24000, caught_up_ms: int = 5000,
+                       first_run_ms: int = 5000, period_ms: int = 12000) -> CheckResult:
+    """A follower last caught up at ``caught_up_ms``, then stuck while writes go on; the leader's
+    isr-expiration task runs at ``first_run_ms`` and every ``period_ms`` after. At which run is
+    it removed? Judged by Kafka's rule as kafkasim writes it (``rules.is_follower_out_of_sync``:
+    strictly more than replica.lag.time.max.ms since the last catch-up)."""
+    from kafkasim.core.rules import ReplicaState, is_follower_out_of_sync
 
-
+    if (m := _missing(removed_ms)) is not None:
+        return m
+    if (m := _form(_want_int(removed_ms, "removed_ms"))) is not None:
+        return m
+    stuck = ReplicaState(broker_id=3, log_end_offset=0, last_caught_up_time_ms=caught_up_ms)
+    runs = range(first_run_ms, caught_up_ms + 3 * lag_ms, period_ms)
+    right = next(t for t in runs if is_follower_out_of_sync(stuck, 1, t, lag_ms))
+    boundary = caught_up_ms + lag_ms
+    if removed_ms == right:
+        return _result(True, tr("at {right} ms. The run at {boundary} ms sees exactly {lag_ms} ms "
+                                "since the last catch-up, and Kafka removes a follower only after "
+                                "MORE than replica.lag.time.max.ms (now - lastCaughtUpTimeMs > "
+                                "lag), so the next run does.",
+                                right=right, boundary=boundary, lag_ms=lag_ms))
+    if removed_ms == boundary and boundary in runs:
+        hint = tr("at {boundary} ms exactly {lag_ms} ms have passed since the last catch-up: is "
+                  "that enough for Kafka's comparison?", boundary=boundary, lag_ms=lag_ms)
+    elif removed_ms not in runs:
+        hint = tr("the leader removes a follower only when its isr-expiration task runs: at "
+                  "t = {first_run_ms} + k × {period_ms} ms.", first_run_ms=first_run_ms,
+                  period_ms=period_ms)
+    elif removed_ms < boundary:
+        hint = tr("out of sync needs more than {lag_ms} ms since the last catch-up (t = "
+                  "{caught_up_ms}).", lag_ms=lag_ms, caught_up_ms=caught_up_ms)
+    else:
+        hint = tr("an earlier run already finds it out of sync.")
+    return _result(False, hint, answer=tr("{right} ms.", right=right))
 
 
 def check_causes(answer: dict, mystery: dict | None = None) -> CheckResult:

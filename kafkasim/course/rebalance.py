@@ -118,15 +118,26 @@ def check_rebalance(not_led: int, preferred_for: int, percentage: int, answer) -
     d = rebalance_decision(not_led, preferred_for, percentage)
     want = {"3.7": d["ZooKeeper (3.7)"], "4.3": d["KRaft (4.3)"]}
     wrong = [v for v in want if bool(answer[v]) != want[v]]
+    if "3.7" in wrong:
+        return _result(False, tr("look again at 3.7: work out {not_led}/{preferred_for} as a "
+                                 "percentage and compare it with {percentage}; the ZooKeeper "
+                                 "controller acts only when the ratio is strictly greater.",
+                                 not_led=not_led, preferred_for=preferred_for,
+                                 percentage=percentage), answer=_rebalance_answer(want))
     if wrong:
-        return _result(False, tr("look again at {join_wrong}: the ZooKeeper controller "
-                                 "compares a ratio with the percentage (strictly greater); the "
-                                 "KRaft controller has no percentage (Kafka 4.0 removed the key).",
-                                 join_wrong=', '.join(wrong)))
-    return _result(True, tr("ZooKeeper: {not_led}/{preferred_for} against {percentage}% -> "
-                            "{v_3_7}; KRaft -> {v_4_3}.",
-                            not_led=not_led, preferred_for=preferred_for, percentage=percentage,
-                            v_3_7=want['3.7'], v_4_3=want['4.3']))
+        return _result(False, tr("look again at 4.3: the KRaft controller has no percentage "
+                                 "(Kafka 4.0 removed the key); which partitions does "
+                                 "maybeBalancePartitionLeaders elect?"),
+                       answer=_rebalance_answer(want))
+    ratio = f"{not_led / preferred_for:.0%}" if preferred_for else "0%"
+    return _result(True, tr("ZooKeeper: {not_led}/{preferred_for} = {ratio} against {percentage}% "
+                            "(strictly greater acts) -> {v_3_7}; KRaft, no percentage -> {v_4_3}.",
+                            not_led=not_led, preferred_for=preferred_for, ratio=ratio,
+                            percentage=percentage, v_3_7=want['3.7'], v_4_3=want['4.3']))
+
+
+def _rebalance_answer(want: dict) -> str:
+    return "{" + ", ".join(f'"{v}": {want[v]}' for v in ("3.7", "4.3")) + "}"
 
 
 # -- exercise 2: read the MBean after a double crash ----------------------------------------------

@@ -126,9 +126,14 @@ def describe_rf(rf: int, min_insync_replicas: int = 2) -> Text:
         replicas = tr("replicas : {rf} on {rf} brokers (1 leader, {followers} followers)",
                       rf=rf, followers=followers)
     lines = [f"replication.factor={rf}, min.insync.replicas={min_insync_replicas}, acks=all",
-             "  " + replicas,
-             "  " + tr("writes   : succeed with up to {down} of those brokers down (the ISR must "
-                       "keep {min_isr})", down=rf - min_isr, min_isr=min_isr)]
+             "  " + replicas]
+    if min_isr < min_insync_replicas:    # Partition.effectiveMinIsr, KAFKA-15583
+        lines += ["  " + tr("min ISR  : {configured} is capped at the replica count ({rf}) since "
+                            "Kafka 3.7", configured=min_insync_replicas, rf=rf),
+                  "  " + " " * 11 + tr("(before 3.7 every acks=all write failed: "
+                                       "NOT_ENOUGH_REPLICAS)")]
+    lines.append("  " + tr("writes   : succeed with up to {down} of those brokers down (the ISR "
+                           "must keep {min_isr})", down=rf - min_isr, min_isr=min_isr))
     if rf == 1:
         lines.append("  " + tr("data     : a single copy; losing that broker's disk loses the "
                                "data"))
