@@ -114,3 +114,24 @@ def test_ladder_view_names_the_rung():
     # 4.0: no last-known-leader rung (ELR off)
     assert "elected: none" in ladder_view(isr="", elr="", last_known_elr="3", fenced="1",
                                           kafka_version="4.0")
+
+
+def test_election_exercises_say_what_a_wrong_answer_missed():
+    # exercise 2: replicas [3, 1, 2], ISR [1, 2], live 2 and 3, unclean off -> 2
+    ex2 = ([3, 1, 2], [1, 2], [2, 3], False)
+    assert "not in the ISR, and a live ISR member exists" in str(check_zk_election(*ex2, answer=3))
+    assert "is down" in str(check_zk_election(*ex2, answer=1))
+    assert "the first loop elects it" in str(check_zk_election(*ex2, answer=None))
+    # a live ISR member later in assignment order: the order is the point
+    assert "assignment order" in str(check_zk_election([1, 2, 3], [2, 3], [2, 3], False, answer=3))
+    one_isr = ([1, 2, 3], [1])
+    assert "nobody outside the ISR" in str(check_zk_election(*one_isr, [2, 3], False, answer=2))
+    assert "the second loop elects it" in str(check_zk_election(*one_isr, [3], True, answer=None))
+    # exercises 4 and 5: a fenced ELR member, a fenced last known leader
+    ex5 = dict(isr=[], elr=[], last_known_elr=[3], acceptable=[1, 2], unclean=False,
+               kafka_version="4.1")
+    assert "not acceptable" in str(check_kraft_election(**ex5, answer=3))
+    assert "KAFKA-19522" in str(check_kraft_election(**ex5, answer=3))
+    assert "walk the ladder" in str(check_kraft_election(isr=[], elr=[2], last_known_elr=[],
+                                                         acceptable=[1, 3], unclean=True,
+                                                         kafka_version="4.1", answer=3))

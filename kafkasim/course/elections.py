@@ -283,11 +283,29 @@ def check_zk_election(assignment, isr, live, unclean, answer) -> CheckResult:
     leader, was_unclean = rules.offline_partition_leader_election(
         list(assignment), list(isr), list(live), unclean)
     if answer != leader:
-        return _result(False, tr("read offline_partition_leader_election again: which loop "
-                                 "runs first, and when does the second one run?"))
+        return _result(False, _zk_hint(list(assignment), set(isr), set(live), unclean, answer))
     kind = tr("offline") if leader is None else (tr("an unclean election") if was_unclean
                                                  else tr("clean"))
     return _result(True, f"{leader} ({kind}).")
+
+
+def _zk_hint(assignment: list[int], isr: set[int], live: set[int], unclean: bool,
+             answer: int | None) -> str:
+    """What a wrong answer to the ZooKeeper election missed, by the kind of answer it is."""
+    live_isr = [r for r in assignment if r in live and r in isr]
+    if answer is None:
+        return (tr("broker {b} is alive and in the ISR: the first loop elects it.", b=live_isr[0])
+                if live_isr else tr("unclean.leader.election.enable is true and a replica is "
+                                    "alive: the second loop elects it."))
+    if answer not in live:
+        return tr("broker {b} is down: the controller elects only a live replica.", b=answer)
+    if answer not in isr and (live_isr or not unclean):
+        return (tr("broker {b} is not in the ISR, and a live ISR member exists: the first loop "
+                   "returns before unclean election is considered.", b=answer) if live_isr
+                else tr("broker {b} is not in the ISR, and unclean.leader.election.enable is "
+                        "false: nobody outside the ISR may lead.", b=answer))
+    return tr("both loops walk the replicas in assignment order, {assignment}: which one comes "
+              "first?", assignment=assignment)
 
 
 # -- exercise 3: the KRaft ladder -----------------------------------------------------------------
@@ -301,6 +319,10 @@ def check_kraft_election(isr, elr, last_known_elr, acceptable, unclean, kafka_ve
     leader, was_unclean = kraft_election([1, 2, 3], isr, elr, last_known_elr, acceptable,
                                          unclean, kafka_version)
     if answer != leader:
+        if answer is not None and answer not in acceptable:
+            return _result(False, tr("broker {b} is not acceptable (fenced, shutting down or not "
+                                     "registered): no step elects it, not even the last known "
+                                     "leader since KAFKA-19522 (4.1).", b=answer))
         return _result(False, tr("walk the ladder: still-valid leader, ISR, ELR (only when the "
                                  "ISR is empty), the last known leader, unclean; each step "
                                  "only takes an acceptable broker, and ELR needs Kafka 4.1+."))

@@ -42,8 +42,9 @@ def show_source(fn) -> Text:
 
 
 def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:
-    """Per replica: its records as offset:epoch:value, the leader-epoch cache (none before
-    Kafka 0.11, which had no LeaderEpochFileCache), LEO and HW."""
+    """Per replica: its records as offset:epoch:value, the leader-epoch cache, LEO and HW.
+    Before Kafka 0.11 there was no LeaderEpochFileCache and no epoch in a record's batch
+    (message format v0/v1; KIP-101 came with v2): both print as "-"."""
     has_cache = cluster.rules.fetch.leader_epoch_truncation
     rows = []
     for b in sorted(cluster.assignment(topic)[partition]):
@@ -51,7 +52,8 @@ def epoch_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Tex
         rows.append({
             "broker": b,
             N_("records (offset epoch value)"): " ".join(
-                f"{o}:{e}:{v}" for o, e, v in cluster.log_records(b, topic, partition)),
+                f"{o}:{e if has_cache else '-'}:{v}"
+                for o, e, v in cluster.log_records(b, topic, partition)),
             N_("epoch cache [(epoch, start)]"): [tuple(e) for e in log.leader_epoch_cache.entries]
             if has_cache else "-",
             "LEO": log.log_end_offset, "HW": log.high_watermark})

@@ -361,7 +361,8 @@ MBEANS = (
     (M.ISR_SHRINKS, "meter", N_("ISR shrinks committed on partitions this broker leads")),
     (M.ISR_EXPANDS, "meter", N_("ISR expansions committed on partitions this broker leads")),
     (M.UNDER_MIN_ISR, "gauge", N_("led partitions whose ISR is below min.insync.replicas")),
-    (M.MAX_LAG, "gauge", N_("largest lag (records) of this broker's follower replicas")),
+    (M.MAX_LAG, "gauge", N_("largest lag of this broker's follower replicas, in records "
+                            "behind the leader's HW")),
     (M.OFFLINE_PARTITIONS, "gauge", N_("partitions without a leader, reported by every KRaft "
                                        "controller (ZooKeeper mode: the active controller "
                                        "only)")),
