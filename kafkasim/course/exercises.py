@@ -225,14 +225,14 @@ def check_unlucky_failover(new_leader, hw, m7_readable, *,
         return _result(False, tr("m7 was never committed, and the new leader does not have it. "
                                  "What does broker 3 do with a record its new leader lacks?"),
                        answer=reveal)
-    return _result(True, tr("broker {leader} leads with offsets 0-6 (LEO 7). Broker 3 learns "
-                            "from it that epoch 0 ends at 7 (since 2.8 in the answer to its "
-                            "Fetch, which names epoch 0; before, by OffsetsForLeaderEpoch), "
-                            "truncates offset 7 and fetches from there: HW {hw}, and m7 is gone. "
-                            "Section 7 kept m7 only because the broker that happened to win had it; the committed "
-                            "records 0-6 survive whoever wins. The HW only counts what every "
-                            "ISR member has, so raising it after an election (section 7's 8) "
-                            "never makes a record readable that the new ISR lacks.",
+    return _result(True, tr("broker {leader} leads with offsets 0-6 (LEO 7). Broker 3 learns from "
+                            "it that epoch 0 ends at 7 (since 2.8 in the answer to its Fetch, "
+                            "which names epoch 0; before, by OffsetsForLeaderEpoch), truncates "
+                            "offset 7 and fetches from there: HW {hw}, and m7 is gone. Section 7 "
+                            "kept m7 only because the broker that happened to win had it; the "
+                            "committed records 0-6 survive whoever wins. The HW only counts what "
+                            "every ISR member has, so raising it after an election (section 7's 8)"
+                            " never makes a record readable that the new ISR lacks.",
                             leader=leader, hw=right_hw))
 
 
