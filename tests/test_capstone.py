@@ -12,6 +12,7 @@ schedules, the same verdicts and the same shrunk histories in every process.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import pytest
@@ -147,3 +148,20 @@ def test_a_rule_that_raises_is_reported_not_a_traceback():
     text = repr(g)
     assert text.startswith("your rules raised") and "schedule #0" in text
     assert "AttributeError" in text and "'missing'" in text
+
+
+def test_history_names_the_writer_of_a_disputed_record_never_acknowledged():
+    """A follower that never truncates ends holding another copy of a record the new leader
+    holds: the history says who wrote the records read at that offset, even when none of them
+    was acknowledged (no ack row follows), as Jepsen tells it."""
+    g = wrong_grade("follower never truncates")
+    run = g.shrunk
+    rows = str(cap.history(run)).splitlines()
+    reads = [r for r in rows if "read broker" in r]
+    values = {v for r in reads for v in re.findall(r"offset \d+: (v\d+)", r)}
+    assert values, reads
+    for v in values:
+        assert any(f"write {v}" in r for r in rows), (v, rows)
+    unacked = {cap._short(r.value) for r in run.producer.results.values() if r.offset < 0}
+    for v in values & unacked:
+        assert not any(f"ack {v}:" in r for r in rows), (v, rows)

@@ -18,6 +18,7 @@ import pytest
 
 from kafkasim.core.checkpoint import CorruptCheckpointError, LogDir
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.describe import cluster_id
 
 
 def _restart_with_checkpoint(tmp_path, version: str, text: str):
@@ -180,3 +181,32 @@ def test_no_acked_loss_flags_acked_records_no_replica_holds_below_the_log_start(
     lost = [v for v in suite.violations if v.invariant == "NoAckedLoss"]
     assert sorted(v.offsets[0] for v in lost) == [0, 1, 2, 3, 4, 5]
     assert "no replica holds it" in lost[0].message and "log start offset 6" in lost[0].message
+
+
+@pytest.mark.parametrize("version, mode, meta, directory_id, cleaner", [
+    ("4.3", None, True, True, True),
+    ("3.6", "kraft", True, False, True),     # directory.id came with KIP-858 (3.7)
+    ("3.7", None, False, False, True),       # ZooKeeper mode: no kafka-storage format here
+    ("0.9.0", None, False, False, False),    # log.cleaner.enable was false in 0.9.0.0
+])
+def test_log_dir_holds_meta_properties_and_cleaner_checkpoint_as_kafka_writes_them(
+        tmp_path, version, mode, meta, directory_id, cleaner):
+    """A KRaft log dir holds the meta.properties kafka-storage format wrote (MetaProperties:
+    version 1, cluster.id, node.id, directory.id since 3.7); every broker whose log cleaner runs
+    by default holds an empty cleaner-offset-checkpoint (LogCleanerManager)."""
+    c = Cluster(3, kafka_version=version, metadata_mode=mode, log_dirs=str(tmp_path), seed=1)
+    c.run(100)
+    root = tmp_path / "broker-2"
+    assert (root / "cleaner-offset-checkpoint").exists() is cleaner
+    if cleaner:
+        assert (root / "cleaner-offset-checkpoint").read_text() == ""
+    assert (root / "meta.properties").exists() is meta
+    if not meta:
+        return
+    lines = (root / "meta.properties").read_text().splitlines()
+    assert lines[:2] == ["#", "#Thu Jan 01 00:00:00 UTC 1970"]
+    props = dict(line.split("=", 1) for line in lines[2:])
+    assert props["version"] == "1" and props["node.id"] == "2"
+    assert props["cluster.id"] == cluster_id(1)   # what kafka-metadata-quorum describe shows
+    assert ("directory.id" in props) is directory_id
+    assert list(props) == sorted(props)

@@ -19,6 +19,7 @@ from kafkasim.course.checkpoints import (
     check_loaded_hw,
     check_power_loss_restart,
     checkpoint_files,
+    clean_shutdown_file,
     loaded,
     recoveries,
     replica_table,
@@ -86,3 +87,19 @@ def test_views_show_the_files_and_recoveries(tmp_path):
     shown = str(recoveries(c))
     assert "replication-offset-checkpoint" in shown and "0: 0" in shown   # epoch 0 from offset 0
     assert "[(" not in shown and loaded(c, 2) == {"LEO": 8, "HW": 5}
+
+
+def test_clean_shutdown_file_shows_the_file_as_kafka_writes_it():
+    """After a controlled shutdown the helper prints .kafka_cleanshutdown itself:
+    CleanShutdownFileHandler's JSON with the broker epoch (3.7+); a broker that crashed has
+    none, which is said, naming the broker."""
+    c, _p = _setup()
+    c.shutdown(2)
+    c.run_until(lambda cl: cl.brokers[2].state == "stopped", 60000)
+    epoch = c.brokers[2].previous_broker_epoch()
+    assert epoch > 0
+    assert str(clean_shutdown_file(c, 2)).splitlines() == [
+        "--- broker-2/.kafka_cleanshutdown", f'{{"version":0,"brokerEpoch":{epoch}}}']
+    c.crash(3)
+    with pytest.raises(ValueError, match=r"broker=3.*\.kafka_cleanshutdown"):
+        clean_shutdown_file(c, 3)

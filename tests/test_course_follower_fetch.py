@@ -187,3 +187,13 @@ def test_polled_lines_are_sentences():
     assert line.startswith("after 7 ms: offset 0 = 'v0' (served with HW 5)")
     assert "(" not in line.split(": ", 1)[1].split(" (")[0]
     assert str(ffx.polled_lines([], 100)) == "after 100 ms: no records yet"
+
+
+def test_config_line_prints_an_unset_class_as_java_null():
+    """Kafka prints an unset class config as null (KafkaConfig values, kafka-configs
+    --describe), not Python's None; a set one prints the class."""
+    assert ff.config_line(make_cluster(kafka_version="4.3"), "replica.selector.class") == \
+        "replica.selector.class = null"
+    c = make_cluster(kafka_version="4.3", config=ff.SELECTOR)
+    assert ff.config_line(c, "replica.selector.class") == \
+        f"replica.selector.class = {ff.RACK_AWARE}"

@@ -199,7 +199,9 @@ def test_unanswered_checks_share_one_style_and_speak_korean(capsys):
 # go down, and the test says so when it does, so the budget follows.
 KAFKA_LINE = re.compile(r"^\s*(?:Topic:|Current(?:Voters|Observers):|ClusterId:|LeaderId:|"
                         r"LeaderEpoch:|HighWatermark:|MaxFollowerLag:|MaxFollowerLagTimeMs:|"
-                        r"(?:\$ )?kafka-[a-z-]+ --|/[a-z_]+(?:/\S*)?\s+[{\[])")
+                        r"(?:\$ )?kafka-[a-z-]+ --|/[a-z_]+(?:/\S*)?\s+[{\[]|"
+                        # the date comment Java's Properties.store writes (meta.properties)
+                        r"#[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [A-Z]{3,4} \d{4}$)")
 KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce acks poll seed ms min
     max ok id Kafka KRaft ZooKeeper zookeeper kafka Spark spark kafkasim Shift""".split()
     # package names in 00's set-up check

@@ -334,24 +334,29 @@ def _involved_offsets(run: Run) -> list[int]:
     return sorted(set(o for o in offsets if o >= 0))[:2]
 
 
-def _write_rows(run: Run, offsets: list[int]) -> list[tuple]:
-    """Who wrote the records at ``offsets`` and who acknowledged them (the whole run's view)."""
+def _write_rows(run: Run, offsets: list[int], held: set) -> list[tuple]:
+    """Who wrote the records at ``offsets`` or ``held`` there by some replica, and who
+    acknowledged them (the whole run's view): a record no ack row follows was never
+    acknowledged."""
     rows, t0 = [], run.start_ms
     for r in run.producer.results.values():
-        if r.offset in offsets:
+        if r.offset in offsets or r.value in held:
             rows.append((r.sent_ms - t0, tr("writer"), tr("write {v}", v=_short(r.value))))
-            rows.append((r.done_ms - t0, tr("leader"),
-                         tr("ack {v}: offset {o} (acks=all)", v=_short(r.value), o=r.offset)))
+            if r.offset >= 0:
+                rows.append((r.done_ms - t0, tr("leader"),
+                             tr("ack {v}: offset {o} (acks=all)", v=_short(r.value),
+                                o=r.offset)))
     return rows
 
 
 def history(run: Run) -> Text:
     """The run told the Jepsen way, in time order: the faults, who wrote the records the
-    violation involves and who acknowledged them, leader changes and truncations, and what each
-    replica holds at those offsets when the violation is found (the read)."""
+    violation involves (acknowledged at its offsets, or held there by a replica) and who
+    acknowledged them, leader changes and truncations, and what each replica holds at those
+    offsets when the violation is found (the read)."""
     offsets = _involved_offsets(run)
     rows = [(st["at_ms"], tr("nemesis"), _step_text(st)) for st in run.steps]
-    rows += _write_rows(run, offsets)
+    written = run
     v = run.violation
     if not isinstance(v, Diverged):   # replay up to the violation: read what was there then
         run = run_schedule(run.steps, *run.rules, stop_ms=v.time_ms)
@@ -363,12 +368,15 @@ def history(run: Run) -> Text:
             else:
                 what = tr("truncates its log {d}", d=str(detail).split(":")[0])
             rows.append((t - t0, tr("broker {b}", b=node), what))
+    held_values: set = set()
     for b in _BROKERS:
         held = {off: (e, val) for off, e, val in c.log_records(b, TOPIC)}
+        held_values.update(held[o][1] for o in offsets if o in held)
         got = [tr("offset {o}: {v} (epoch {e})", o=o, v=_short(held[o][1]), e=held[o][0])
                if o in held else tr("offset {o}: nothing", o=o) for o in offsets]
         rows.append((c.now - t0, tr("reader"),
                      tr("read broker {b}: {got}", b=b, got=", ".join(got))))
+    rows += _write_rows(written, offsets, held_values)
     rows.sort(key=lambda row: row[0])   # stable: a read after what happened at its moment
     return text_table([{N_("t (ms)"): t, N_("who"): who, N_("what"): what}
                        for t, who, what in rows])

@@ -17,6 +17,7 @@ from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.observe.checks import attach
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.log_manager import CLEAN_SHUTDOWN_FILE
 
 SEED = 10
 TOPIC = "t"
@@ -39,10 +40,14 @@ def checkpoint_files(cluster: Cluster, broker: int, topic: str = TOPIC, partitio
 
 
 def clean_shutdown_file(cluster: Cluster, broker: int) -> Text:
-    """What the broker's ``.kafka_cleanshutdown`` file holds after a controlled shutdown: the
-    broker epoch it had (KIP-966 reads it at the next start)."""
-    return Text(tr(".kafka_cleanshutdown holds broker epoch {epoch}",
-                   epoch=cluster.brokers[broker].previous_broker_epoch()))
+    """The broker's ``.kafka_cleanshutdown`` as its log dir holds it after a controlled shutdown:
+    CleanShutdownFileHandler's JSON with the broker epoch (3.7+; KIP-966 reads it at the next
+    start)."""
+    text = cluster.brokers[broker].log_manager.log_dir.read(CLEAN_SHUTDOWN_FILE)
+    if text is None:
+        raise ValueError(f"clean_shutdown_file(broker={broker!r}): that broker's log dir holds no "
+                         f"{CLEAN_SHUTDOWN_FILE}: it did not shut down cleanly, or started since")
+    return Text(f"--- broker-{broker}/{CLEAN_SHUTDOWN_FILE}\n{text or narrate('(empty)')}")
 
 
 def replica_table(cluster: Cluster, topic: str = TOPIC, partition: int = 0) -> Text:

@@ -27,6 +27,13 @@ RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 SELECTOR = {"replica.selector.class": RACK_AWARE}
 
 
+def config_line(c: Cluster, key: str) -> Text:
+    """One broker setting as the broker logs its KafkaConfig values, ``key = value``: an unset
+    class setting (``replica.selector.class`` by default) prints Java's ``null``."""
+    value = c.broker_config.get(key)
+    return Text(f"{key} = {'null' if value is None else value}")
+
+
 def show_source(*fns: Callable) -> Text:
     """The source of Kafka's rule(s) as the simulator writes them, to print in a cell."""
     return Text("\n".join(inspect.getsource(fn) for fn in fns))

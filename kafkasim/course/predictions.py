@@ -296,8 +296,8 @@ MESSAGES.update({
         N_("After the clean shutdown: the follower's recovery point?"),
         N_('After the clean shutdown: which HW does it load?'),
         N_('A clean shutdown flushes every log, so the recovery point is the LEO.'),
-        N_('Shutdown writes replication-offset-checkpoint last, with the HW the follower had '
-           'learnt by then: 8, not the stale 5.'),
+        N_('Shutdown rewrites replication-offset-checkpoint with the HW the follower had learnt '
+           'by then: 8, not the stale 5.'),
     ),
     "11": (
         N_('With racks: how many partitions have no leader?'),

@@ -82,7 +82,28 @@ def create_controllers(cluster, controllers, broker_ids):
     kraft = KRaftControlPlane(cluster, ids, settings, options)
     for b in cluster.brokers.values():
         b.lifecycle = BrokerLifecycleManager(b, ids, b.config, options)
+        format_log_dir(cluster, b)
     return kraft
+
+
+#: ``Properties.store``'s date comment: the simulated clock's 0, the epoch (Kafka writes the
+#: wall-clock time of ``kafka-storage format``)
+META_PROPERTIES_DATE = "Thu Jan 01 00:00:00 UTC 1970"
+
+
+def format_log_dir(cluster, broker) -> None:
+    """``kafka-storage format`` (KRaft): the log dir's ``meta.properties``, as MetaProperties
+    .toProperties and PropertiesUtils.writePropertiesFile write it (``Properties.store`` with an
+    empty comment, then the date; keys sorted, as JDK 18+ stores them): version 1, the cluster
+    id, the node id and, since 3.7 (KIP-858), the directory's own Uuid."""
+    from kafkasim.runtime.describe import cluster_id, directory_id
+
+    seed = cluster.engine.seed
+    props = {"cluster.id": cluster_id(seed), "node.id": str(broker.id), "version": "1"}
+    if versions.version_at_least(cluster.kafka_version, "3.7"):
+        props["directory.id"] = directory_id(broker.id, seed)
+    lines = ["#", "#" + META_PROPERTIES_DATE, *(f"{k}={v}" for k, v in sorted(props.items()))]
+    broker.log_manager.log_dir.write_atomic("meta.properties", "\n".join(lines) + "\n")
 
 
 def register_handlers(cluster) -> None:

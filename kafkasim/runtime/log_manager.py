@@ -31,12 +31,17 @@ from kafkasim.core.checkpoint import (
 )
 from kafkasim.core.leader_epoch import LeaderEpochFileCache
 from kafkasim.core.log import Log
+from kafkasim.settings.versions import version_at_least
 
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
 LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core, 0.8 to 3.x)
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
+
+#: LogCleanerManager.offsetCheckpointFile: the log cleaner's checkpoint. The cleaner runs by
+#: default since 0.9.0.1 (log.cleaner.enable true); it stays empty without compacted topics
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 
 #: CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME (LogLoader.CleanShutdownFile before 3.7)
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -142,6 +147,8 @@ class LogManager:
         d.create_if_missing(RECOVERY_POINT_CHECKPOINT)
         if "log.flush.start.offset.checkpoint.interval.ms" in ctx.config:
             d.create_if_missing(LOG_START_OFFSET_CHECKPOINT)  # 0.11+ (KIP-107)
+        if version_at_least(ctx.cluster.kafka_version, "0.10.0"):   # the 0.9.0 line: 0.9.0.0
+            d.create_if_missing(CLEANER_OFFSET_CHECKPOINT)   # new LogCleaner at LogManager start
         had_clean_shutdown = self.clean_shutdown_file
         self.clean_shutdown_file = False
         if not self.logs:
