@@ -21,9 +21,11 @@ that order; ``endOffsetFor`` answers OffsetsForLeaderEpoch.
 Like Kafka's, the cache owns its ``leader-epoch-checkpoint`` (``checkpoint``, a
 ``kafkasim.core.checkpoint.LeaderEpochCheckpointFile``) and rewrites it synchronously after
 every change: an ``assign`` that changed the entries, a ``truncate_from_end`` /
-``truncate_from_start`` that removed some, a ``clear`` (LeaderEpochFileCache.flush, called from
-assign / truncateFromEnd / truncateFromStart / clearAndFlush). ``checkpoint`` is None for a cache
-without a file: before KIP-101 (0.11) there is none, and a cache a test builds alone needs none.
+``truncate_from_start`` that removed some, a ``clear_and_flush`` (LeaderEpochFileCache.flush,
+called from assign / truncateFromEnd / truncateFromStart / clearAndFlush; ``clear`` writes
+nothing). ``checkpoint`` is None for a cache without a file: before KIP-101 (0.11) there is none,
+and a cache a test builds alone needs none. Queries answer as Kafka's: None for an empty
+Optional / OptionalInt (``latest_epoch``, ``previous_epoch``, ``epoch_entry``, ...).
 """
 
 from __future__ import annotations
