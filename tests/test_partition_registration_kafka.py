@@ -73,3 +73,15 @@ def test_preferred_replica_and_leader():
     assert p.preferred_replica() == 2 and not p.has_preferred_leader()
     assert PartitionRegistration((2, 1, 3), (1, 2, 3), leader=2).has_preferred_leader()
     assert PartitionRegistration((), ()).preferred_replica() == NO_LEADER
+
+
+# PartitionChangeBuilderTest.testChangeRecordIsNoOp, by Kafka's static name on the builder
+def test_change_record_is_no_op_on_the_builder():
+    from kafkasim.control.kraft.partition_change import PartitionChangeBuilder
+    no_op = PartitionChangeBuilder.change_record_is_no_op
+    assert no_op(PartitionChangeRecord(0, "t"))
+    for change in ({"leader": 1}, {"isr": (1, 2, 3)}, {"removing_replicas": (1,)},
+                   {"adding_replicas": (4,)}, {"eligible_leader_replicas": (5,)},
+                   {"last_known_elr": (6,)},
+                   {"leader_recovery_state": LeaderRecoveryState.RECOVERED}):
+        assert not no_op(PartitionChangeRecord(0, "t", **change)), change
