@@ -402,8 +402,8 @@ def test_epoch_cache_rewrites_its_checkpoint_after_each_change():
     assert not cache.truncate_from_end(25) and len(cp.written) == 3
     assert cache.truncate_from_end(20) and cp.written[-1] == [(0, 0), (2, 10)]
     assert cache.truncate_from_start(12) and cp.written[-1] == [(2, 12)]
-    cache.clear()
-    cache.clear()
+    cache.clear_and_flush()
+    cache.clear_and_flush()
     assert cp.written[-2:] == [[], []]
 
 

@@ -324,7 +324,25 @@ class FetchSessionCacheShard:
         self.evictions += 1
         return True
 
-    def remove(self, session: FetchSession) -> FetchSession | None:
+    def get(self, session_id: int) -> FetchSession | None:
+        """FetchSessionCacheShard.get: the session, or None."""
+        return self.sessions.get(session_id)
+
+    def size(self) -> int:
+        """FetchSessionCacheShard.size: the sessions held."""
+        return len(self.sessions)
+
+    def total_partitions(self) -> int:
+        """FetchSessionCacheShard.totalPartitions: the partitions of all its sessions."""
+        return self.num_partitions
+
+    def remove(self, session: FetchSession | int) -> FetchSession | None:
+        """FetchSessionCacheShard.remove, by session or by session id: the removed session,
+        or None if it was not cached."""
+        if isinstance(session, int):
+            session = self.sessions.get(session)
+            if session is None:
+                return None
         out = self.sessions.pop(session.id, None)
         if out is not None:
             self.num_partitions -= max(0, session.cached_size)
@@ -387,6 +405,19 @@ class FetchSessionCache:
         shard = self.shards[self.counter % len(self.shards)]
         self.counter += 1
         return shard
+
+    def get_cache_shard(self, session_id: int) -> FetchSessionCacheShard:
+        """FetchSessionCache.getCacheShard: the shard whose id range holds ``session_id``
+        (IndexError, Kafka's IndexOutOfBoundsException, past the last shard)."""
+        shard = self.shard_for(session_id)
+        if shard is None:
+            raise IndexError(f"session id {session_id} is in no shard's range (0 to "
+                             f"{len(self.shards) * self.shards[0].session_id_range - 1})")
+        return shard
+
+    def get_next_cache_shard(self) -> FetchSessionCacheShard:
+        """FetchSessionCache.getNextCacheShard: the shards in turn (``next_shard``)."""
+        return self.next_shard()
 
     def get(self, session_id: int) -> FetchSession | None:
         shard = self.shard_for(session_id)

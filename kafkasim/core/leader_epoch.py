@@ -21,13 +21,16 @@ that order; ``endOffsetFor`` answers OffsetsForLeaderEpoch.
 Like Kafka's, the cache owns its ``leader-epoch-checkpoint`` (``checkpoint``, a
 ``kafkasim.core.checkpoint.LeaderEpochCheckpointFile``) and rewrites it synchronously after
 every change: an ``assign`` that changed the entries, a ``truncate_from_end`` /
-``truncate_from_start`` that removed some, a ``clear`` (LeaderEpochFileCache.flush, called from
-assign / truncateFromEnd / truncateFromStart / clearAndFlush). ``checkpoint`` is None for a cache
-without a file: before KIP-101 (0.11) there is none, and a cache a test builds alone needs none.
+``truncate_from_start`` that removed some, a ``clear_and_flush`` (LeaderEpochFileCache.flush,
+called from assign / truncateFromEnd / truncateFromStart / clearAndFlush; ``clear`` writes
+nothing). ``checkpoint`` is None for a cache without a file: before KIP-101 (0.11) there is none,
+and a cache a test builds alone needs none. Queries answer as Kafka's: None for an empty
+Optional / OptionalInt (``latest_epoch``, ``previous_epoch``, ``epoch_entry``, ...).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
@@ -40,6 +43,14 @@ __all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochEntry", "LeaderEpo
 class EpochEntry(NamedTuple):
     epoch: int
     start_offset: int
+
+
+def _epoch_of(entry: EpochEntry) -> int:
+    return entry.epoch
+
+
+def _start_offset_of(entry: EpochEntry) -> int:
+    return entry.start_offset
 
 
 class EpochCheckpoint(Protocol):
@@ -96,9 +107,74 @@ class LeaderEpochFileCache:
         if self.checkpoint is not None:
             self.checkpoint.write(self.entries)
 
-    # -- queries ----------------------------------------------------------------------------
-    def latest_epoch(self) -> int:
+    # -- queries (Kafka's Optional / OptionalInt: None when empty) ---------------------------
+    def non_empty(self) -> bool:
+        """``nonEmpty``: the cache holds at least one entry."""
+        return bool(self.entries)
+
+    def latest_entry(self) -> EpochEntry | None:
+        """``latestEntry``: the entry of the highest epoch, or None."""
+        return self.entries[-1] if self.entries else None
+
+    def earliest_entry(self) -> EpochEntry | None:
+        """``earliestEntry``: the entry of the lowest epoch, or None."""
+        return self.entries[0] if self.entries else None
+
+    def latest_epoch(self) -> int | None:
+        """``latestEpoch`` (OptionalInt): the highest epoch, or None for an empty cache."""
+        return self.entries[-1].epoch if self.entries else None
+
+    def previous_epoch(self, epoch: int | None = None) -> int | None:
+        """``previousEpoch(epoch)``: the highest cached epoch below ``epoch`` (TreeMap.lowerKey),
+        or None. Without ``epoch``, ``previousEpoch()``: the epoch before the latest entry's."""
+        entry = self.previous_entry(self._latest_or(epoch))
+        return None if entry is None else entry.epoch
+
+    def _latest_or(self, epoch: int | None) -> int:
+        if epoch is not None:
+            return epoch
         return self.entries[-1].epoch if self.entries else UNDEFINED_EPOCH
+
+    def previous_entry(self, epoch: int) -> EpochEntry | None:
+        """``previousEntry``: the entry of the highest epoch below ``epoch`` (lowerEntry), or
+        None."""
+        i = bisect_left(self.entries, epoch, key=_epoch_of)
+        return self.entries[i - 1] if i > 0 else None
+
+    def next_epoch(self, epoch: int) -> int | None:
+        """``nextEpoch``: the lowest cached epoch above ``epoch`` (TreeMap.higherKey), or None."""
+        i = bisect_right(self.entries, epoch, key=_epoch_of)
+        return self.entries[i].epoch if i < len(self.entries) else None
+
+    def epoch_entry(self, epoch: int) -> EpochEntry | None:
+        """``epochEntry``: the entry of exactly ``epoch``, or None."""
+        i = bisect_left(self.entries, epoch, key=_epoch_of)
+        entries = self.entries
+        return entries[i] if i < len(entries) and entries[i].epoch == epoch else None
+
+    def epoch_for_offset(self, offset: int) -> int | None:
+        """``epochForOffset``: the epoch of the last entry starting at or before ``offset``,
+        or None when ``offset`` is below the first entry (or the cache is empty)."""
+        i = bisect_right(self.entries, offset, key=_start_offset_of)
+        return self.entries[i - 1].epoch if i > 0 else None
+
+    def epoch_entries(self) -> list[EpochEntry]:
+        """``epochEntries``: a copy of the entries, lowest epoch first."""
+        return list(self.entries)
+
+    def epoch_with_offsets(self) -> dict[int, int]:
+        """``epochWithOffsets``: epoch -> start offset, in epoch order (a NavigableMap)."""
+        return {e.epoch: e.start_offset for e in self.entries}
+
+    def epoch_entries_in_range(self, start_offset: int, end_offset: int) -> list[EpochEntry]:
+        """``epochEntriesInRange``: the entries a copy of the cache would keep after
+        truncating from ``start_offset`` (only if it is >= 0) and from ``end_offset``, the copy's
+        first entry re-anchored at ``start_offset``; the cache itself is unchanged."""
+        c = self.copy()
+        if start_offset >= 0:
+            c.truncate_from_start(start_offset)
+        c.truncate_from_end(end_offset)
+        return c.entries
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """Kafka's ``endOffsetFor``: (epoch found, end offset) answering OffsetsForLeaderEpoch
@@ -108,9 +184,20 @@ class LeaderEpochFileCache:
                                     below_first_is_undefined=not self.truncates_conflicts)
 
     # -- updates ----------------------------------------------------------------------------
-    def assign(self, epoch: int, start_offset: int) -> bool:
+    def assign(self, epoch: int | Sequence[tuple[int, int]], start_offset: int | None = None
+               ) -> bool:
         """Record that ``epoch`` starts at ``start_offset``; returns True if the cache changed
-        (then Kafka rewrites leader-epoch-checkpoint). Rules by version: module docstring."""
+        (then Kafka rewrites leader-epoch-checkpoint). Rules by version: module docstring.
+
+        ``assign(entries)``, Kafka's ``assign(List<EpochEntry>)``: each entry in turn, then one
+        write of the file if the list is not empty (whether or not an entry changed it)."""
+        if start_offset is None:
+            if isinstance(epoch, int):
+                raise TypeError("assign(epoch, start_offset) needs start_offset, or pass a list "
+                                "of EpochEntry(epoch, start_offset)")
+            return self._assign_entries(epoch)
+        if not isinstance(epoch, int):
+            raise TypeError("assign(entries) takes only the list of EpochEntry")
         if not self.truncates_conflicts:
             return self._assign_if_monotonic(epoch, start_offset)   # 0.11.0 - 2.0
         if epoch < 0 or (self.validates_entries and start_offset < 0):
@@ -129,6 +216,16 @@ class LeaderEpochFileCache:
         if changed and self.checkpoint is not None:
             self.checkpoint.write(kept)
         return changed
+
+    def _assign_entries(self, entries: Sequence[tuple[int, int]]) -> bool:
+        checkpoint, self.checkpoint = self.checkpoint, None   # one write, after the loop
+        try:
+            changed = [self.assign(int(e[0]), int(e[1])) for e in entries]
+        finally:
+            self.checkpoint = checkpoint
+        if changed:
+            self.flush()
+        return any(changed)
 
     def _is_update_needed(self, epoch: int, start_offset: int) -> bool:
         """isUpdateNeeded (2.1+): not when the latest entry has this epoch at an offset no
@@ -183,7 +280,29 @@ class LeaderEpochFileCache:
         self.flush()
         return True
 
-    def clear(self) -> None:
-        """clearAndFlush: no entries, and the file rewritten empty (even if it already was)."""
+    def truncate_from_end_async_flush(self, end_offset: int) -> None:
+        """``truncateFromEndAsyncFlush`` (3.8+, KAFKA-16541; ``truncateFromEnd`` before): as
+        :meth:`truncate_from_end`. Kafka hands the file write to its scheduler; here it is done
+        at once (the cache's entries are the same either way)."""
+        self.truncate_from_end(end_offset)
+
+    def truncate_from_start_async_flush(self, start_offset: int) -> None:
+        """``truncateFromStartAsyncFlush``: as :meth:`truncate_from_start` (flushed at once)."""
+        self.truncate_from_start(start_offset)
+
+    def clear_and_flush(self) -> None:
+        """``clearAndFlush``: no entries, and the file rewritten empty (even if it already was)."""
         self.entries = []
         self.flush()
+
+    def clear(self) -> None:
+        """``clear``: no entries; the checkpoint file is left as it is (``clear_and_flush``
+        rewrites it)."""
+        self.entries = []
+
+    def with_checkpoint(self, checkpoint: EpochCheckpoint | None) -> LeaderEpochFileCache:
+        """``withCheckpoint``: a cache with these entries and rules writing to ``checkpoint``
+        (nothing is written until the next change)."""
+        c = self.copy()
+        c.checkpoint = checkpoint
+        return c

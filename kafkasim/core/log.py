@@ -504,7 +504,7 @@ class Log:
         self.high_watermark = offset
         self.recovery_point = offset
         self.durable_offset = offset
-        self.leader_epoch_cache.clear()
+        self.leader_epoch_cache.clear_and_flush()
         listener = self.listener
         if listener is not None:
             listener.on_wipe(self, offset)

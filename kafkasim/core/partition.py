@@ -166,8 +166,57 @@ class Partition:
             capped=ctx.rules.isr.effective_min_isr_capped)
 
     def is_under_min_isr(self, ctx: PartitionContext) -> bool:
-        """Partition.isUnderMinIsr: the committed ISR is smaller than the effective min ISR."""
-        return len(self.isr) < self.effective_min_isr(ctx)
+        """Partition.isUnderMinIsr: the leader's committed ISR is smaller than the effective
+        min ISR (a follower, which keeps no ISR, never is)."""
+        return self.is_leader and len(self.isr) < self.effective_min_isr(ctx)
+
+    def is_at_min_isr(self, ctx: PartitionContext) -> bool:
+        """Partition.isAtMinIsr: the leader's committed ISR is the effective min ISR exactly."""
+        return self.is_leader and len(self.isr) == self.effective_min_isr(ctx)
+
+    def is_under_replicated(self) -> bool:
+        """Partition.isUnderReplicated: the leader's committed ISR is smaller than the replica
+        set (kafkasim keeps no reassignment state here: the whole replica set counts)."""
+        return self.is_leader and len(self.isr) < len(self.replicas)
+
+    def in_sync_replica_ids(self) -> set[int]:
+        """Partition.inSyncReplicaIds: the committed ISR (``partitionState.isr``: a change in
+        flight is not in it)."""
+        return set(self.isr)
+
+    def get_leader_epoch(self) -> int:
+        """Partition.getLeaderEpoch."""
+        return self.leader_epoch
+
+    def get_partition_epoch(self) -> int:
+        """Partition.getPartitionEpoch."""
+        return self.partition_epoch
+
+    def leader_replica_id_opt(self) -> int | None:
+        """Partition.leaderReplicaIdOpt: the leader's broker id, None before any leader."""
+        return None if self.leader_id < 0 else self.leader_id
+
+    def leader_epoch_start_offset_opt(self) -> int | None:
+        """Partition.leaderEpochStartOffsetOpt: the LEO when this leader's epoch began; None on
+        a follower."""
+        return None if self.leader_epoch_start_offset < 0 else self.leader_epoch_start_offset
+
+    def local_log_or_exception(self) -> Log:
+        """Partition.localLogOrException (a kafkasim partition always has its log)."""
+        return self.log
+
+    def leader_log_if_local(self) -> Log | None:
+        """Partition.leaderLogIfLocal: the log if this replica leads, else None."""
+        return self.log if self.is_leader else None
+
+    def get_replica(self, replica_id: int) -> ReplicaState | None:
+        """Partition.getReplica: a follower's fetch state as the leader keeps it (None for
+        this broker itself, an unassigned broker, or on a follower)."""
+        return self.remote.get(replica_id)
+
+    def remote_replicas(self) -> list[ReplicaState]:
+        """Partition.remoteReplicas: every follower's fetch state (the leader's view)."""
+        return list(self.remote.values())
 
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
@@ -284,18 +333,32 @@ class Partition:
             return self.maybe_increment_leader_hw(ctx, now)
         return False
 
-    def is_follower_out_of_sync(self, ctx: PartitionContext, replica_id: int) -> bool:
-        """Partition.isFollowerOutOfSync, by ``rules.is_follower_out_of_sync``."""
+    def is_follower_out_of_sync(self, ctx: PartitionContext, replica_id: int,
+                                max_lag_ms: int | None = None) -> bool:
+        """Partition.isFollowerOutOfSync, by ``rules.is_follower_out_of_sync`` (``max_lag_ms``
+        default replica.lag.time.max.ms)."""
         st = self.remote.get(replica_id)
         if st is None:
             return True
         v = ctx.rules.isr
+        if max_lag_ms is None:
+            max_lag_ms = ctx.config["replica.lag.time.max.ms"]
         return ctx.rulebook.is_follower_out_of_sync(
-            st, self.log.log_end_offset, ctx.now, ctx.config["replica.lag.time.max.ms"],
+            st, self.log.log_end_offset, ctx.now, max_lag_ms,
             lag_since_caught_up=v.isr_lag_time_since_caught_up,
             equal_leo_in_sync=v.caught_up_when_leo_equals_leader,
             replica_lag_max_messages=ctx.config["replica.lag.max.messages"]
             if v.isr_lag_max_messages else None)
+
+    def get_out_of_sync_replicas(self, ctx: PartitionContext, max_lag_ms: int | None = None
+                                 ) -> set[int]:
+        """Partition.getOutOfSyncReplicas(maxLagMs): the ISR followers that are out of sync
+        now (``max_lag_ms`` default replica.lag.time.max.ms); none while an ISR change is in
+        flight."""
+        if self.pending is not None:
+            return set()
+        return {r for r in self.isr if r != self.broker_id
+                and self.is_follower_out_of_sync(ctx, r, max_lag_ms)}
 
     # -- ISR changes ------------------------------------------------------------------------
     def maybe_expand_isr(self, ctx: PartitionContext, replica_id: int) -> None:

@@ -19,6 +19,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+INT_MAX = 2**31 - 1        # Integer.MAX_VALUE: sequence numbers wrap to 0 after it
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence: ``sequence + increment``, wrapping past
+    Integer.MAX_VALUE to 0."""
+    if sequence > INT_MAX - increment:
+        return increment - (INT_MAX - sequence) - 1
+    return sequence + increment
+
+
+def in_sequence(last_seq: int, next_seq: int) -> bool:
+    """ProducerAppendInfo.inSequence: ``next_seq`` follows ``last_seq`` (0 follows
+    Integer.MAX_VALUE)."""
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT_MAX)
 
 
 @dataclass(slots=True)
@@ -26,6 +41,17 @@ class BatchMetadata:
     first_seq: int
     last_seq: int
     first_offset: int
+
+    @property
+    def offset_delta(self) -> int:
+        """BatchMetadata.offsetDelta: the batch's sequence span (last - first, wrapping)."""
+        delta = self.last_seq - self.first_seq
+        return delta if delta >= 0 else delta + INT_MAX + 1
+
+    @property
+    def last_offset(self) -> int:
+        """BatchMetadata.lastOffset."""
+        return self.first_offset + self.offset_delta
 
 
 @dataclass(slots=True)
@@ -37,9 +63,7 @@ class ProducerStateEntry:
         b = self.batches
         if b:
             last = b[-1]
-            seq = last.last_seq
-            if seq + 1 == first_seq and \
-                    last.first_offset + seq - last.first_seq + 1 == first_offset:
+            if in_sequence(last.last_seq, first_seq) and last.last_offset + 1 == first_offset:
                 last.last_seq = last_seq  # records of one batch arriving in pieces
                 return
         b.append(BatchMetadata(first_seq, last_seq, first_offset))
@@ -49,6 +73,42 @@ class ProducerStateEntry:
     @property
     def last_seq(self) -> int:
         return self.batches[-1].last_seq if self.batches else -1
+
+    @property
+    def first_seq(self) -> int:
+        """ProducerStateEntry.firstSeq: of the oldest batch kept, -1 (NO_SEQUENCE) if none."""
+        return self.batches[0].first_seq if self.batches else -1
+
+    @property
+    def producer_epoch(self) -> int:
+        """ProducerStateEntry.producerEpoch (``epoch``)."""
+        return self.epoch
+
+    @property
+    def first_data_offset(self) -> int:
+        """ProducerStateEntry.firstDataOffset: -1 if no batch is kept."""
+        return self.batches[0].first_offset if self.batches else -1
+
+    @property
+    def last_data_offset(self) -> int:
+        """ProducerStateEntry.lastDataOffset: -1 if no batch is kept."""
+        return self.batches[-1].last_offset if self.batches else -1
+
+    def is_empty(self) -> bool:
+        """ProducerStateEntry.isEmpty: no batch kept."""
+        return not self.batches
+
+    def find_duplicate_batch(self, epoch: int, first_seq: int, last_seq: int
+                             ) -> BatchMetadata | None:
+        """ProducerStateEntry.findDuplicateBatch: the kept batch with these sequences in this
+        epoch, or None. Exact match as Kafka's; ``check_append`` also finds a retried batch
+        inside a run a follower kept as one (its batches arrive back to back)."""
+        if epoch != self.epoch:
+            return None
+        for b in self.batches:
+            if b.first_seq == first_seq and b.last_seq == last_seq:
+                return b
+        return None
 
 
 def check_append(states: dict, ident) -> tuple[str, int]:
@@ -68,7 +128,7 @@ def check_append(states: dict, ident) -> tuple[str, int]:
         # batch is a duplicate when its sequences lie inside a run already in the log
         if b.first_seq <= first_seq and last_seq <= b.last_seq:
             return "duplicate", b.first_offset + (first_seq - b.first_seq)
-    if first_seq != entry.last_seq + 1:
+    if not in_sequence(entry.last_seq, first_seq):
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
 
@@ -82,7 +142,18 @@ def update(states: dict, batches) -> None:
             if entry is not None and epoch < entry.epoch:
                 continue   # a fenced epoch's batch changes nothing
             entry = states[pid] = ProducerStateEntry(epoch)   # a new producer, or epoch
-        entry.add(first_seq, first_seq + last_offset - base_offset, base_offset)
+        entry.add(first_seq, increment_sequence(first_seq, last_offset - base_offset),
+                  base_offset)
+
+
+def last_entry(states: dict, producer_id: int) -> ProducerStateEntry | None:
+    """ProducerStateManager.lastEntry: the producer's state, or None (Optional.empty)."""
+    return states.get(producer_id)
+
+
+def active_producers(states: dict) -> dict[int, ProducerStateEntry]:
+    """ProducerStateManager.activeProducers: producer id -> its state (a copy of the map)."""
+    return dict(states)
 
 
 def rebuild(log) -> dict:

@@ -63,6 +63,12 @@ class ReplicaState:
     last_fetch_time_ms: int = 0
     last_caught_up_time_ms: int = NEVER_MS
 
+    def is_caught_up(self, leader_end_offset: int, current_time_ms: int,
+                     replica_max_lag_ms: int) -> bool:
+        """R ``ReplicaState.isCaughtUp``, by ``is_caught_up``."""
+        return is_caught_up(self.log_end_offset, leader_end_offset,
+                            self.last_caught_up_time_ms, current_time_ms, replica_max_lag_ms)
+
 
 # -- min.insync.replicas --------------------------------------------------------------------------
 def effective_min_isr(min_insync_replicas: int, replica_count: int, *, capped: bool = True) -> int:

@@ -238,6 +238,8 @@ class PartitionChangeBuilder:
         return self
 
     set_target_adding = set_target_adding_replicas
+    #: Kafka's static ``PartitionChangeBuilder.changeRecordIsNoOp`` (the module function)
+    change_record_is_no_op = staticmethod(change_record_is_no_op)
 
     def set_target_leader_recovery_state(self, s: int) -> PartitionChangeBuilder:
         self.target_leader_recovery_state = s

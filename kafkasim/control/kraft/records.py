@@ -211,6 +211,60 @@ class PartitionRegistration:
     def is_replica(self, broker_id: int) -> bool:
         return broker_id in self.replicas
 
+    @staticmethod
+    def election_was_clean(new_leader: int, isr) -> bool:
+        """``electionWasClean``: no leader, or a leader taken from the ISR."""
+        return new_leader == NO_LEADER or new_leader in isr
+
+    def preferred_replica(self) -> int:
+        """``preferredReplica``: the first replica, or NO_LEADER (-1) without replicas."""
+        return self.replicas[0] if self.replicas else NO_LEADER
+
+    def has_preferred_leader(self) -> bool:
+        """``hasPreferredLeader``: the leader is the first replica."""
+        return self.leader == self.preferred_replica()
+
+    def has_same_assignment(self, other: PartitionRegistration) -> bool:
+        """``hasSameAssignment``: same replicas, adding and removing replicas (kafkasim keeps
+        no log directories, Kafka's fourth field)."""
+        return (self.replicas, self.adding_replicas, self.removing_replicas) == \
+            (other.replicas, other.adding_replicas, other.removing_replicas)
+
+    def diff(self, prev: PartitionRegistration) -> str:
+        """``diff``: what changed since ``prev``, in Kafka's words and order, e.g.
+        ``isr: [1, 2] -> [3], leader: 1 -> 3, leaderEpoch: 0 -> 1, partitionEpoch: 0 -> 1``."""
+        names = LeaderRecoveryState.NAMES
+        fields = (("replicas", prev.replicas, self.replicas),
+                  ("isr", prev.isr, self.isr),
+                  ("removingReplicas", prev.removing_replicas, self.removing_replicas),
+                  ("addingReplicas", prev.adding_replicas, self.adding_replicas),
+                  ("leader", prev.leader, self.leader),
+                  ("leaderRecoveryState", names[prev.leader_recovery_state],
+                   names[self.leader_recovery_state]),
+                  ("leaderEpoch", prev.leader_epoch, self.leader_epoch),
+                  ("elr", prev.elr, self.elr),
+                  ("lastKnownElr", prev.last_known_elr, self.last_known_elr),
+                  ("partitionEpoch", prev.partition_epoch, self.partition_epoch))
+        return ", ".join(f"{name}: {_java(before)} -> {_java(after)}"
+                         for name, before, after in fields if before != after)
+
+    def to_record(self, topic_id: str, partition_id: int, *, elr_supported: bool = True
+                  ) -> PartitionRecord:
+        """``toRecord``: the PartitionRecord that rebuilds this registration (``from_record``);
+        the ELR fields only when the metadata version supports ELR (``isElrSupported``)."""
+        return PartitionRecord(
+            partition_id, topic_id, self.replicas, self.isr, self.removing_replicas,
+            self.adding_replicas, self.leader, self.leader_recovery_state, self.leader_epoch,
+            self.partition_epoch, self.elr if elr_supported else (),
+            self.last_known_elr if elr_supported else ())
+
+
+def _java(value) -> str:
+    """Arrays.toString for a replica list, the value itself otherwise."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
 
 @dataclass(frozen=True, slots=True)
 class BrokerRegistration:

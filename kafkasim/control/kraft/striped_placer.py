@@ -98,6 +98,10 @@ class BrokerList:
         return broker
 
 
+#: ``BrokerList.EMPTY``: Kafka's shared empty list (a rack's list until a broker is added)
+BrokerList.EMPTY = BrokerList()
+
+
 class Rack:
     """``StripedReplicaPlacer.Rack``: the fenced and unfenced brokers of one rack."""
 
