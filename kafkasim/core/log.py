@@ -38,7 +38,7 @@ from operator import sub
 from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
-from kafkasim.core.leader_epoch import LeaderEpochFileCache
+from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
@@ -301,7 +301,10 @@ class Log:
         return len(self.ids)
 
     def latest_epoch(self) -> int:
-        return self.leader_epoch_cache.latest_epoch()
+        """UnifiedLog.latestEpoch: the epoch cache's latest epoch, UNDEFINED_EPOCH (-1) when
+        the cache is empty (the cache answers None, as Kafka's OptionalInt)."""
+        epoch = self.leader_epoch_cache.latest_epoch()
+        return UNDEFINED_EPOCH if epoch is None else epoch
 
     def epoch_at(self, offset: int) -> int:
         return self.epochs[offset - self.log_start_offset]
@@ -355,6 +358,8 @@ class Log:
                 f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
         cache = self.leader_epoch_cache
         last_epoch = cache.latest_epoch()
+        if last_epoch is None:   # an empty cache
+            last_epoch = UNDEFINED_EPOCH
         # fast path: every record is in the cache's latest epoch (one C-level count), so the
         # loop below would assign nothing
         if epochs.count(last_epoch) != len(epochs):
@@ -362,7 +367,7 @@ class Log:
                 if epoch != last_epoch:  # one assign per epoch change (Kafka: per batch)
                     cache.assign(epoch, base + i)
                     last_epoch = epoch
-            last_epoch = cache.latest_epoch()   # an assign may be refused: the cache's own
+            last_epoch = self.latest_epoch()   # an assign may be refused: the cache's own
         self.epochs.extend(epochs)
         self.ids.extend(ids)
         self.timestamps.extend(timestamps)
