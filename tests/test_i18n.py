@@ -266,7 +266,7 @@ def test_check_feedback_is_korean_with_set_language_and_english_by_default(monke
         rt.set_language("ko")
         ok = checks.check_hw(leos, isr, 4)
         assert ok and ok.message == ("통과: HW 4: ISR에서 가장 작은 LEO입니다. "
-                                     "오프셋 0..3이 커밋되었습니다.")
+                                     "오프셋 0부터 3까지 커밋되었습니다.")
         assert capsys.readouterr().out == ok.message + "\n"
         wrong = checks.check_hw(leos, isr, 1)
         assert not wrong and wrong.message == "아쉽습니다: ISR 멤버 중 가장 작은 LEO를 고르세요."
