@@ -319,6 +319,25 @@ def test_text_tables_align_translated_headers_by_display_width():
     assert ascii_only == ["a", "---", "xyz"]
 
 
+def test_the_notebooks_own_table_headers_read_in_korean():
+    """Headers the notebooks' code cells and isr_changes give text_table (02a, 05, 07, 08, 12)
+    are catalog words: a Korean table shows no English header."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.common import text_table
+
+    row = {"time_ms": 1, "live": [2, 3], "error": "NONE", "answer": "NONE",
+           "you (acks=all)": "ok"}
+    assert str(text_table([row])).splitlines()[0].split() == \
+        ["time_ms", "live", "error", "answer", "you", "(acks=all)"]
+    try:
+        rt.set_language("ko")
+        head = str(text_table([row])).splitlines()[0]
+    finally:
+        rt.set_language(None)
+    assert not re.search(r"time_ms|live|error|answer|you", head), head
+    assert head.split("  ")[0] == "시각(ms)"
+
+
 def test_every_tr_call_in_kafkasim_is_collected_for_the_catalog():
     """Whatever module prints through tr() (or marks a message N_()), i18n.py collects it, so the
     completeness test above covers every message kafkasim can print in a course language."""

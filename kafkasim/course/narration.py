@@ -40,6 +40,8 @@ WORDS = (
     N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"), N_("request"),
     N_("recv"), N_("drop"), N_("below min ISR"), N_("preferred"), N_("granted"), N_("rejected"),
     N_("controlled shutdown"), N_("gauge"), N_("meter"),
+    # headers the notebooks' own tables use (02a/02b isr_changes, 05, 07, 08, 12)
+    N_("time_ms"), N_("live"), N_("error"), N_("answer"), N_("you (acks=all)"),
 )
 
 #: Whole-text patterns: the English form, with ``{fields}``, of a message the simulator or the
