@@ -134,7 +134,8 @@ TEMPLATES = (
        "offset {d} (epoch {e})"),
     N_("cannot {what}: no active controller (the metadata quorum has no leader; running "
        "controllers {up} of voters {voters}, Raft needs {n})"),
-    N_("create topic {name}"),
+    N_("create topic {name}"), N_("run the election"), N_("alter the configs of {name}"),
+    N_("alter broker configs"),
     # a topic Kafka refuses (kafkasim.runtime.topics, kraft_cluster): Kafka's own messages
     # (StripedReplicaPlacer, ReplicationControlManager; AdminUtils in ZooKeeper mode)
     N_("Cannot create topic '{name}': {why} ({code})"),
