@@ -76,3 +76,31 @@ def test_the_picture_has_one_dot_per_message_and_each_brokers_belief():
     c.crash(2)
     assert broker_belief(c, 2, "t") == ["broker 2", "down"]
     assert flight_svg(c, "t", only=("Produce",)).count('class="message"') <= 1
+
+
+def test_a_korean_learner_reads_the_token_labels_in_korean():
+    """The stage's token labels come from the catalog (kafkasim.viz): a response, an acked
+    produce and a heartbeat read in Korean once the course speaks it, in English before."""
+    from kafkasim.course import i18n
+
+    class BeginQuorumEpochResponse:
+        __slots__ = ()
+
+    c = _busy_cluster()
+    produce_response = None
+    for _ in range(300):
+        c.step()
+        for f in c.inspect.messages_in_flight():
+            if f["type"] == "ProduceResponse":
+                produce_response = f["message"]
+    assert produce_response is not None
+    msg = BeginQuorumEpochResponse()
+    assert message_summary(msg)[0] == "BeginQuorumEpoch resp"
+    assert message_summary(produce_response, "t", 0)[0] == "acked"
+    try:
+        i18n.set_language("ko")
+        assert message_summary(msg)[0] == "BeginQuorumEpoch 응답"
+        assert message_summary(produce_response, "t", 0)[0] == "ACK"
+    finally:
+        i18n.set_language(None)
+    assert message_summary(msg)[0] == "BeginQuorumEpoch resp"

@@ -266,7 +266,7 @@ def test_check_feedback_is_korean_with_set_language_and_english_by_default(monke
         rt.set_language("ko")
         ok = checks.check_hw(leos, isr, 4)
         assert ok and ok.message == ("통과: HW 4: ISR에서 가장 작은 LEO입니다. "
-                                     "오프셋 0..3이 커밋되었습니다.")
+                                     "오프셋 0부터 3까지 커밋되었습니다.")
         assert capsys.readouterr().out == ok.message + "\n"
         wrong = checks.check_hw(leos, isr, 1)
         assert not wrong and wrong.message == "아쉽습니다: ISR 멤버 중 가장 작은 LEO를 고르세요."
@@ -317,6 +317,25 @@ def test_text_tables_align_translated_headers_by_display_width():
     assert lines[2] == "o0      yes"
     ascii_only = str(text_table([{"a": "xyz"}])).splitlines()
     assert ascii_only == ["a", "---", "xyz"]
+
+
+def test_the_notebooks_own_table_headers_read_in_korean():
+    """Headers the notebooks' code cells and isr_changes give text_table (02a, 05, 07, 08, 12)
+    are catalog words: a Korean table shows no English header."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.common import text_table
+
+    row = {"time_ms": 1, "live": [2, 3], "error": "NONE", "answer": "NONE",
+           "you (acks=all)": "ok"}
+    assert str(text_table([row])).splitlines()[0].split() == \
+        ["time_ms", "live", "error", "answer", "you", "(acks=all)"]
+    try:
+        rt.set_language("ko")
+        head = str(text_table([row])).splitlines()[0]
+    finally:
+        rt.set_language(None)
+    assert not re.search(r"time_ms|live|error|answer|you", head), head
+    assert head.split("  ")[0] == "시각(ms)"
 
 
 def test_every_tr_call_in_kafkasim_is_collected_for_the_catalog():

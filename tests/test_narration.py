@@ -67,3 +67,31 @@ def test_a_field_named_twice_must_match_the_same_text():
     rx = _pattern("Fetch {src}->{dst}: broker {src} asks")
     assert rx.fullmatch("Fetch 2->1: broker 2 asks")
     assert not rx.fullmatch("Fetch 2->1: broker 3 asks")
+
+
+def test_a_kraft_refusal_without_a_quorum_reads_in_korean_whatever_the_action(korean):
+    """ClusterError 'cannot {what}: no active controller ...': every action kraft_cluster names
+    (create a topic, run an election, alter topic or broker configs) is a catalog phrase, so the
+    Korean sentence has no English verb in it."""
+    import re
+
+    from clusters import make_cluster
+
+    from kafkasim.settings.exceptions import ClusterError
+
+    c = make_cluster(3, kafka_version="4.1", seed=1, settle_ms=3000)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    for n in (3000, 3001, 3002):
+        if n != c.controller_id():
+            c.crash(n)
+    c.run(5000)
+    acts = [lambda: c.create_topic("frozen", 1, 1), lambda: c.elect("t", None, "preferred"),
+            lambda: c.alter_config("topics", "t", {"min.insync.replicas": 2}),
+            lambda: c.alter_config("brokers", 1, {"replica.lag.time.max.ms": 20000})]
+    said = []
+    for act in acts:
+        with pytest.raises(ClusterError, match="no active controller") as err:
+            act()
+        said.append(narrate(str(err.value)))
+    assert all(s.endswith("Raft에는 2대가 필요)") for s in said), said
+    assert not [s for s in said if re.search(r"cannot|election|alter|create|configs", s)], said

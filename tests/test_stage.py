@@ -434,3 +434,27 @@ def test_a_window_running_low_is_extended_in_the_background_without_moving_the_c
     assert stage.extend(x["t0"]) is False and stage.window["serial"] == serial + 1  # as far
     stage.toggle_broker(2)                      # an action: a window of its own, not extended
     assert stage.window["extended"] is False and stage.window["more"] is True
+
+
+def test_a_long_state_in_the_still_picture_leaves_the_broker_name_alone():
+    """A leader paused and cut off: its state ('❚❚ 일시 정지됨 · 격리됨') does not fit beside
+    '브로커 1 ★ 리더' in the still picture's box, so it sits on the box's top edge (as stage.js
+    places it); a short state stays on the name's line."""
+    import re
+
+    from kafkasim.course import i18n as rt
+    from kafkasim.widgets._stage_window import _svg_broker
+
+    node = {"x": 300, "y": 200, "label": "브로커 1"}
+    red = r'<text x="[\d.]+" y="([\d.]+)"[^>]*fill="#B00"[^>]*>([^<]*)<'
+    head_y = r'<text x="[\d.]+" y="([\d.]+)"[^>]*font-weight="bold" text-anchor="start"'
+    try:
+        rt.set_language("ko")
+        crowded = _svg_broker(node, {"state": "paused", "role": "leader", "isolated": True})
+        alone = _svg_broker(node, {"state": "paused", "role": "follower"})
+    finally:
+        rt.set_language(None)
+    (y, text), = re.findall(red, crowded)
+    assert "격리됨" in text and float(y) < float(re.search(head_y, crowded).group(1)) - 12
+    (y, text), = re.findall(red, alone)
+    assert text == "❚❚ 일시 정지됨" and y == re.search(head_y, alone).group(1)

@@ -413,6 +413,12 @@ def test_jump_to_the_next_event_of_a_kind():
     assert pl.next_event("isr") == isr_rows[1]
     pl.seek(pl.horizon)
     assert pl.next_event("isr") is None and "no 'isr' event" in pl.status
+    from kafkasim.course import i18n as rt
+    try:
+        rt.set_language("ko")
+        assert pl.next_event("isr") is None and "이후 'isr' 이벤트가 없습니다" in pl.status
+    finally:
+        rt.set_language(None)
     with pytest.raises(ValueError, match="did you mean 'isr'"):
         pl.next_event("isrr")
     ui = pl.widget and pl._ui

@@ -40,6 +40,8 @@ WORDS = (
     N_("observer"), N_("voter"), N_("controller"), N_("broker"), N_("in ISR"), N_("request"),
     N_("recv"), N_("drop"), N_("below min ISR"), N_("preferred"), N_("granted"), N_("rejected"),
     N_("controlled shutdown"), N_("gauge"), N_("meter"),
+    # headers the notebooks' own tables use (02a/02b isr_changes, 05, 07, 08, 12)
+    N_("time_ms"), N_("live"), N_("error"), N_("answer"), N_("you (acks=all)"),
 )
 
 #: Whole-text patterns: the English form, with ``{fields}``, of a message the simulator or the
@@ -132,7 +134,8 @@ TEMPLATES = (
        "offset {d} (epoch {e})"),
     N_("cannot {what}: no active controller (the metadata quorum has no leader; running "
        "controllers {up} of voters {voters}, Raft needs {n})"),
-    N_("create topic {name}"),
+    N_("create topic {name}"), N_("run the election"), N_("alter the configs of {name}"),
+    N_("alter broker configs"),
     # a topic Kafka refuses (kafkasim.runtime.topics, kraft_cluster): Kafka's own messages
     # (StripedReplicaPlacer, ReplicationControlManager; AdminUtils in ZooKeeper mode)
     N_("Cannot create topic '{name}': {why} ({code})"),

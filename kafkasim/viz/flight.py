@@ -44,7 +44,7 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
     """(short label, full text) for a message, focused on ``topic``-``partition``."""
     name = type(msg).__name__
     api, is_response = api_of(name)
-    short = api + (" resp" if is_response else "")
+    short = tr("{api} resp", api=api) if is_response else api
     full = [name]
     if name == "FetchRequest":
         who = tr("follower {b}", b=msg.replica_id) if msg.replica_id >= 0 else tr("consumer")
@@ -66,7 +66,7 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
             full.append(f"{t}-{p}: " + tr("{n} record(s)", n=len(rids)) + f", acks={msg.acks}")
     elif name == "ProduceResponse":
         for t, p, err, base in _parts(msg, topic, partition):
-            short = "acked" if err == "NONE" else err
+            short = tr("acked") if err == "NONE" else err
             full.append(f"{t}-{p}: error={err} base_offset={base}")
     elif name == "AlterPartitionRequest":
         for t, p, epoch, isr, pe in _parts(msg, topic, partition):
@@ -86,18 +86,18 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
                             f"{st.leader_epoch} isr={list(st.isr)}")
     elif name == "OffsetsForLeaderEpochRequest":
         for t, p, cur, asked in _parts(msg, topic, partition):
-            short = f"end of e{asked}?"
+            short = tr("end of e{epoch}?", epoch=asked)
             full.append(f"{t}-{p}: current_leader_epoch={cur} leader_epoch={asked}")
     elif name == "OffsetsForLeaderEpochResponse":
         for t, p, err, epoch, end in _parts(msg, topic, partition):
-            short = f"e{epoch} ends at {end}"
+            short = tr("e{epoch} ends at {end}", epoch=epoch, end=end)
             full.append(f"{t}-{p}: error={err} leader_epoch={epoch} end_offset={end}")
     elif name == "BrokerHeartbeatRequest":
-        short = "heartbeat"
-        full.append(f"broker {msg.broker_id} broker_epoch={msg.broker_epoch} "
+        short = tr("heartbeat")
+        full.append(tr("broker {b}", b=msg.broker_id) + f" broker_epoch={msg.broker_epoch} "
                     f"current_metadata_offset={msg.current_metadata_offset}")
     elif name == "BrokerHeartbeatResponse":
-        short = "fenced" if msg.is_fenced else "heartbeat ok"
+        short = tr("fenced") if msg.is_fenced else tr("heartbeat ok")
         full.append(f"error={msg.error} is_caught_up={msg.is_caught_up} "
                     f"is_fenced={msg.is_fenced}")
     else:

@@ -512,7 +512,11 @@ def _svg_broker(node: dict, st: dict) -> str:
         state = (state + " · " + tr("isolated")).lstrip(" ·")
     parts.append(_svg_text(x + 8, y + 17, head, 13, "bold", "start"))
     if state:
-        parts.append(_svg_text(x + BOX_W - 8, y + 17, state, 12, "bold", "end", "#B00"))
+        # beside the name when both fit (about 0.58 em a column), else on the box's top edge,
+        # as stage.js's fitBadge: a long state never covers the name
+        beside = 0.58 * (13 * text_width(head) + 12 * text_width(state)) + 6 <= BOX_W - 16
+        parts.append(_svg_text(x + BOX_W - 8, y + 17 if beside else y - 5, state, 12, "bold",
+                               "end", "#B00"))
     if st.get("replica"):
         view = (tr("epoch {epoch} · ISR {isr}", epoch=st["epoch"], isr=st["isr"]) if leader else
                 tr("follows {leader} · epoch {epoch}", leader=st["leader"], epoch=st["epoch"]))

@@ -230,7 +230,8 @@ class Player:
             if row[0] > now and row[1] == kind:
                 self.seek(row[0])
                 return row[0]
-        self.status = f"no {kind!r} event after t={now:,} ms on this branch"
+        self.status = tr("no {kind} event after t={t} ms on this branch", kind=repr(kind),
+                         t=f"{now:,}")
         return None
 
     def _moved(self) -> None:

@@ -97,7 +97,7 @@ def test_korean_prediction_speaks_korean(course_root, lab_page, shots, tmp_path)
             widget = page.locator(".ks-predict").nth(0)
             widget.wait_for(timeout=60_000)
             assert widget.locator(".ks-predict-lock").inner_text() == "확정"
-            assert widget.locator(".ks-predict-label").inner_text().strip() == "여러분의 예측"
+            assert widget.locator(".ks-predict-label").inner_text().strip() == "내 예측"
             assert "ProduceRequest" in widget.locator(".ks-predict-question").inner_text()
             assert "브로커" in widget.locator(".ks-predict-question").inner_text()
             choice = page.locator(".ks-predict").nth(1)

@@ -273,3 +273,40 @@ def test_korean_stage_shows_korean_words(course_root, lab_page, shots):
             assert not nb.problems()
     finally:
         nb.close()
+
+
+#: a leader that is also paused and cut off from the other brokers (ZooKeeper mode, 3.7): its
+#: badge reads "❚❚ 일시 정지 · ⛓ 격리" beside "브로커 k ★ 리더", the longest pair the top line holds
+CROWDED_CELL = ("from kafkasim.course import i18n\ni18n.set_language('ko')\n"
+                "from kafkasim.course import *\nfrom kafkasim.widgets import Stage\n"
+                "c = Cluster(3, seed=3, kafka_version='3.7')\nk = c.controller_id()\n"
+                "c.create_topic('orders', 1, 3,\n"
+                "               assignment=[[k] + [b for b in (1, 2, 3) if b != k]])\n"
+                "c.run(2000)\n"
+                "for b in {1, 2, 3} - {k}:\n    c.cut(k, b)\n"
+                "c.pause(k, 60_000)\nc.run(300)\nstage = Stage(c, name='c')\nstage")
+
+#: per broker box with a badge: its name, and whether the badge stays clear of the name (right of
+#: it on the top line, or above it on the box's edge)
+TOP_LINE = """() => [...document.querySelectorAll('.ks-stage .ks-broker')]
+  .filter(g => g.querySelector('.ks-badge').textContent)
+  .map(g => { const head = g.querySelector('.ks-head'), badge = g.querySelector('.ks-badge');
+              const h = head.getBBox(), b = badge.getBBox();
+              return [head.textContent, h.x + h.width < b.x || b.y + b.height <= h.y]; })"""
+
+
+def test_a_long_korean_badge_never_covers_the_broker_name(course_root, lab_page, shots):
+    nb = Notebook.open(lab_page, generated_notebook(course_root, "zz-stage-crowded-ko.ipynb",
+                                                    [CROWDED_CELL]))
+    try:
+        with shots(nb):
+            assert nb.run_cell(0) == "ok"
+            stage = lab_page.locator(".ks-stage").first
+            stage.locator(".ks-broker .ks-badge").filter(has_text="격리").first.wait_for(
+                timeout=60_000)
+            lines = lab_page.evaluate(TOP_LINE)
+            assert any("★" in name for name, _clear in lines), lines
+            assert all(clear for _name, clear in lines), lines
+            assert not nb.problems()
+    finally:
+        nb.close()

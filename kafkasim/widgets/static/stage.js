@@ -105,6 +105,7 @@ function buildNode(ui, node, size, onClick) {
                              "text-anchor": broker ? "start" : "middle"}, g);
   parts.badge = make("text", {class: "ks-badge", x: w - 8, y: broker ? 17 : h / 2 + 4,
                               "text-anchor": "end"}, g);
+  parts.badgeY = parts.badge.getAttribute("y");
   if (broker) {
     parts.view = make("text", {class: "ks-view", x: 8, y: 34}, g);
     parts.cells = make("g", {class: "ks-cells", transform: "translate(8,42)"}, g);
@@ -150,6 +151,7 @@ function drawBroker(p, st, T) {
                   "shutting down": T("shutting down")};
   setText(p.badge, [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
     .filter(Boolean).join(" · "));
+  fitBadge(p);
   let view = "", foot = "";
   if (st.state === "crashed") view = T("down: click to restart");
   else if (st.replica === false) view = T("no replica of this partition");
@@ -182,6 +184,30 @@ function drawBroker(p, st, T) {
     hwX = cells.length * 13.5 - 1;
   setStyle(p.hw, "display", hwX === null ? "none" : "");
   if (hwX !== null) { setAttr(p.hw, "x1", String(hwX)); setAttr(p.hw, "x2", String(hwX)); }
+}
+
+// The name and the state badge share the box's top line. When the pair does not fit (a leader
+// that is also the controller, paused and cut off; a wider language such as Korean) the badge
+// rides on the box's top edge instead of covering the name. Measured when either text changes;
+// a box not laid out yet (its cell still hidden) is measured again on the next frames.
+function fitBadge(p) {
+  const key = `${p.head.textContent}|${p.badge.textContent}`;
+  if (p.fitKey === key) return;
+  const name = p.head.getComputedTextLength();
+  if (!name && p.head.textContent) {
+    p.fitKey = null;
+    if (!p.fitPending && (p.fitTries || 0) < 120) {
+      p.fitPending = true;
+      p.fitTries = (p.fitTries || 0) + 1;
+      requestAnimationFrame(() => { p.fitPending = false; fitBadge(p); });
+    }
+    return;
+  }
+  p.fitKey = key;
+  p.fitTries = 0;
+  const fits = !p.badge.textContent ||
+    name + 6 + p.badge.getComputedTextLength() <= p.w - 16;
+  setAttr(p.badge, "y", fits ? p.badgeY : "-5");
 }
 
 function drawSmall(p, st) {
