@@ -78,7 +78,7 @@ JS_STRINGS = (
        "to another to cut their link (again: heal), click a message to drop it; hover a "
        "message for its fields."),
     N_(" ★ leader"), N_(" · controller"),
-    N_("✕ CRASHED"), N_("❚❚ PAUSED"), N_("FENCED"), N_("shutting down"), N_("⛓ ISOLATED"),
+    N_("✕ CRASHED"), N_("❚❚ PAUSED"), N_("FENCED"), N_("shutting down"), N_("✂ ISOLATED"),
     N_("down: click to restart"), N_("no replica of this partition"),
     N_("epoch {epoch} · ISR [{isr}]"), N_("follows {leader} · epoch {epoch}"),
     N_("no partition state yet"), N_("LEO {leo} · HW {hw}"), N_(" · log start {start}"),

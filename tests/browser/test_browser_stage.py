@@ -276,7 +276,7 @@ def test_korean_stage_shows_korean_words(course_root, lab_page, shots):
 
 
 #: a leader that is also paused and cut off from the other brokers (ZooKeeper mode, 3.7): its
-#: badge reads "❚❚ 일시 정지 · ⛓ 격리" beside "브로커 k ★ 리더", the longest pair the top line holds
+#: badge reads "❚❚ 일시 정지 · ✂ 격리" beside "브로커 k ★ 리더", the longest pair the top line holds
 CROWDED_CELL = ("from kafkasim.course import i18n\ni18n.set_language('ko')\n"
                 "from kafkasim.course import *\nfrom kafkasim.widgets import Stage\n"
                 "c = Cluster(3, seed=3, kafka_version='3.7')\nk = c.controller_id()\n"

@@ -149,7 +149,7 @@ function drawBroker(p, st, T) {
                   (st.controller ? T(" · controller") : ""));
   const badges = {crashed: T("✕ CRASHED"), paused: T("❚❚ PAUSED"), fenced: T("FENCED"),
                   "shutting down": T("shutting down")};
-  setText(p.badge, [badges[st.state] || "", st.isolated ? T("⛓ ISOLATED") : ""]
+  setText(p.badge, [badges[st.state] || "", st.isolated ? T("✂ ISOLATED") : ""]
     .filter(Boolean).join(" · "));
   fitBadge(p);
   let view = "", foot = "";
