@@ -95,7 +95,7 @@ def ladder_view(isr: str = "", elr: str = "2", last_known_elr: str = "", fenced:
     leader, was_unclean = kraft_election([1, 2, 3], isr_l, elr_l, lke_l, ok, unclean,
                                          kafka_version)
     if leader is None:
-        rung = tr("nobody: Leader: none (offline)")
+        rung = None
     elif leader in isr_l:
         rung = tr("from the ISR (clean)")
     elif not isr_l and leader in elr_l:
@@ -107,8 +107,9 @@ def ladder_view(isr: str = "", elr: str = "2", last_known_elr: str = "", fenced:
     state = (f"Kafka {kafka_version}  Replicas: 1,2,3  Isr: {isr}  Elr: {elr}  "
              f"LastKnownElr: {last_known_elr}  {tr('fenced')}: {fenced or '-'}  "
              f"unclean.leader.election.enable={str(bool(unclean)).lower()}")
-    who = "none" if leader is None else leader
-    return Text(state + "\n" + tr("elected: {who}, {rung}", who=who, rung=rung))
+    if leader is None:
+        return Text(state + "\n" + tr("elected: none, the partition is offline (Leader: none)"))
+    return Text(state + "\n" + tr("elected: {who}, {rung}", who=leader, rung=rung))
 
 
 # -- what a run did -------------------------------------------------------------------------------
