@@ -198,7 +198,7 @@ def test_captions_and_checks_speak_the_course_language_in_the_course_style(capsy
         assert check_no_loss_config(results, None, None, None).message.startswith(
             "아직 답하지 않았습니다: ")
         caption = loss_table(results).caption
-        assert caption.startswith("측정 조건: 장애: 클러스터 전체에서 분당 6회 무작위 crash")
+        assert caption.startswith("측정 조건: 장애: 클러스터 전체에서 분당 6회 무작위 크래시")
         assert "시드 1개" in caption and "초당 레코드 20개 쓰기" in caption
         # a figure's caption is in the course language too (drawn with a Hangul font), and a
         # table shows its headers translated while the data keeps its English column names

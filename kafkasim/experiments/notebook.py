@@ -144,15 +144,27 @@ def _down_range(down) -> str:
     return f"{lo / 1000:g} s" if lo == hi else f"{lo / 1000:g}\u2013{hi / 1000:g} s"
 
 
-def _kind_text(kind) -> str:
+#: the faults' and scripted steps' action names, as the course's language says them (English:
+#: kafkasim's own names, as a spec writes them)
+_FAULT_WORDS = {"crash": N_("crash"), "power_loss": N_("power_loss"),
+                "shutdown": N_("shutdown"), "pause": N_("pause"), "start": N_("start"),
+                "cut": N_("cut"), "heal": N_("heal")}
+
+
+def _fault_word(kind: str, tr=tr) -> str:
+    return tr(_FAULT_WORDS[kind]) if kind in _FAULT_WORDS else kind
+
+
+def _kind_text(kind, tr=tr) -> str:
     """``power_loss``, or ``pause + power_loss`` for a mix of kinds."""
-    return kind if isinstance(kind, str) else " + ".join(kind)
+    kinds = [kind] if isinstance(kind, str) else kind
+    return " + ".join(_fault_word(k, tr) for k in kinds)
 
 
 def _step_text(step: dict, tr=tr) -> str:
     who = step.get("broker", f"{step.get('a')}-{step.get('b')}")
-    return tr("{fault} of broker {broker} at {at}", fault=step["do"], broker=who,
-              at=_seconds(step["at_ms"]))
+    return tr("{fault} of broker {broker} at {at}", fault=_fault_word(step["do"], tr),
+              broker=who, at=_seconds(step["at_ms"]))
 
 
 def fault_model(results, tr=tr) -> str:
@@ -172,7 +184,7 @@ def fault_model(results, tr=tr) -> str:
         parts.append(tr(
             "faults: {kinds} at random, {rate}/min across the cluster, each broker down "
             "{down}, at most {max_down} down at once",
-            kinds=_one_or_all((_kind_text(f.get("kind", "crash")) for f in random_faults),
+            kinds=_one_or_all((_kind_text(f.get("kind", "crash"), tr) for f in random_faults),
                               tr=tr),
             rate=_one_or_all((f["rate_per_min"] for f in random_faults), lambda r: f"{r:g}",
                              tr),
