@@ -20,20 +20,19 @@ from dataclasses import dataclass, field
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 INT_MAX = 2**31 - 1        # Integer.MAX_VALUE: sequence numbers wrap to 0 after it
+_SEQ_SPAN = INT_MAX + 1    # so sequence arithmetic is modulo 2**31
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
     """DefaultRecordBatch.incrementSequence: ``sequence + increment``, wrapping past
     Integer.MAX_VALUE to 0."""
-    if sequence > INT_MAX - increment:
-        return increment - (INT_MAX - sequence) - 1
-    return sequence + increment
+    return (sequence + increment) % _SEQ_SPAN
 
 
 def in_sequence(last_seq: int, next_seq: int) -> bool:
     """ProducerAppendInfo.inSequence: ``next_seq`` follows ``last_seq`` (0 follows
     Integer.MAX_VALUE)."""
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT_MAX)
+    return next_seq == (last_seq + 1) % _SEQ_SPAN
 
 
 @dataclass(slots=True)
@@ -45,8 +44,7 @@ class BatchMetadata:
     @property
     def offset_delta(self) -> int:
         """BatchMetadata.offsetDelta: the batch's sequence span (last - first, wrapping)."""
-        delta = self.last_seq - self.first_seq
-        return delta if delta >= 0 else delta + INT_MAX + 1
+        return (self.last_seq - self.first_seq) % _SEQ_SPAN
 
     @property
     def last_offset(self) -> int:
@@ -63,8 +61,12 @@ class ProducerStateEntry:
         b = self.batches
         if b:
             last = b[-1]
-            if in_sequence(last.last_seq, first_seq) and last.last_offset + 1 == first_offset:
-                last.last_seq = last_seq  # records of one batch arriving in pieces
+            seq = last.last_seq
+            # records of one batch arriving in pieces: in sequence (in_sequence) and at the
+            # offset after the last one (BatchMetadata.last_offset), computed here: every append
+            if first_seq == (seq + 1) % _SEQ_SPAN and \
+                    last.first_offset + (seq - last.first_seq) % _SEQ_SPAN + 1 == first_offset:
+                last.last_seq = last_seq
                 return
         b.append(BatchMetadata(first_seq, last_seq, first_offset))
         if len(b) > NUM_BATCHES_TO_RETAIN:
@@ -128,7 +130,7 @@ def check_append(states: dict, ident) -> tuple[str, int]:
         # batch is a duplicate when its sequences lie inside a run already in the log
         if b.first_seq <= first_seq and last_seq <= b.last_seq:
             return "duplicate", b.first_offset + (first_seq - b.first_seq)
-    if not in_sequence(entry.last_seq, first_seq):
+    if first_seq != (entry.last_seq + 1) % _SEQ_SPAN:   # in_sequence (every append)
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
 
@@ -142,8 +144,8 @@ def update(states: dict, batches) -> None:
             if entry is not None and epoch < entry.epoch:
                 continue   # a fenced epoch's batch changes nothing
             entry = states[pid] = ProducerStateEntry(epoch)   # a new producer, or epoch
-        entry.add(first_seq, increment_sequence(first_seq, last_offset - base_offset),
-                  base_offset)
+        # the batch's last sequence: increment_sequence, modulo 2**31 (every append)
+        entry.add(first_seq, (first_seq + last_offset - base_offset) % _SEQ_SPAN, base_offset)
 
 
 def last_entry(states: dict, producer_id: int) -> ProducerStateEntry | None:
