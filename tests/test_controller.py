@@ -266,3 +266,22 @@ def test_online_partition_to_online_transition():
     assert c.leader("t") == 1
     for b in (1, 2, 3):
         assert c.brokers[b].replica_manager.partitions[tp].leader_epoch == epoch + 1
+
+
+@pytest.mark.parametrize(("version", "payload"), [
+    # ZkData.ControllerZNode.encode @3.3.0: version 1, brokerid, timestamp
+    ("3.3", {"version": 1, "brokerid": 1, "timestamp": "0"}),
+    # @3.4.0 (KIP-866, ZooKeeper to KRaft migration): version 2 adds kraftControllerEpoch, -1
+    # for a ZooKeeper controller; the keys keep this order (a four-entry Scala Map)
+    ("3.4", {"version": 2, "brokerid": 1, "timestamp": "0", "kraftControllerEpoch": -1}),
+    ("3.9", {"version": 2, "brokerid": 1, "timestamp": "0", "kraftControllerEpoch": -1}),
+])
+def test_controller_znode_is_written_in_the_versions_layout(version, payload):
+    import json
+
+    c = Cluster(brokers=3, seed=1, kafka_version=version)
+    c.run(1000)
+    data = c.zk.get("/controller").data
+    assert json.loads(data) == payload
+    assert list(json.loads(data)) == list(payload)
+    assert data == json.dumps(payload, separators=(",", ":"))

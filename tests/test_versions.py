@@ -272,6 +272,8 @@ SINCE = [
     ("periodic_controller_tasks", "4.0", "3.9"),
     # BrokerServer @3.4.0: brokerSessionTimeoutMs / 2 // KAFKA-14392 (absent @3.3.0)
     ("broker_heartbeat_timeout_half_session", "3.4", "3.3"),
+    # ZkData.ControllerZNode.encode: version 2 with kraftControllerEpoch @3.4.0 (KIP-866)
+    ("controller_znode_v2", "3.4", "3.3"),
     # KAFKA-19432 (merged after the 4.1 branch)
     ("broker_heartbeat_interval_checked", "4.2", "4.1"),
     # KIP-1023 / KAFKA-17302 (release from the fact sheet, unverified)

@@ -153,7 +153,7 @@ def positions_demo(produced: int = 10, replicated: int = 8, consumed: int = 6,
     c.create_topic(TOPIC, 1, 3, assignment=[[1, 2, 3]])
     producer = c.producer("orders-app", acks="1", linger_ms=0)
     consumer = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
-    consumer.assign(TOPIC, [0])
+    consumer.subscribe(TOPIC)   # joins the group: gets its only partition
     producer.send_many(TOPIC, [f"order-{i}" for i in range(replicated)], partition=0)
     producer.flush()
     settle(c)
@@ -207,7 +207,7 @@ def _takeover_outcome(kafka_version: str) -> dict:
         c.release(type="FetchResponse", src=1, dst=b)
     settle(c)
     new = c.consumer(group=GROUP, name=f"{GROUP}-2", auto_offset_reset="earliest")
-    new.assign(TOPIC, [0])
+    new.subscribe(TOPIC)
     new.poll(max_records=3)
     new.commit()
     return {k: int(v) for k, v in group_lag(c, GROUP).items()}
@@ -231,7 +231,7 @@ def rereads(steps, kafka_version: str | None = None) -> tuple[list[int], list[in
     member read)."""
     c = restore(_rereads_cluster_bytes(notebook_version(kafka_version, "rereads")))
     first = c.consumer(group=GROUP, name=f"{GROUP}-1", auto_offset_reset="earliest")
-    first.assign(TOPIC, [0])
+    first.subscribe(TOPIC)
     read: list[int] = []
     real_poll = first.poll
 
@@ -243,7 +243,7 @@ def rereads(steps, kafka_version: str | None = None) -> tuple[list[int], list[in
     first.poll = poll
     steps(first)
     new = c.consumer(group=GROUP, name=f"{GROUP}-2", auto_offset_reset="earliest")
-    new.assign(TOPIC, [0])
+    new.subscribe(TOPIC)
     return read, [r.offset for r in new.poll(max_records=100)]
 
 

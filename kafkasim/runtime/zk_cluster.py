@@ -72,14 +72,21 @@ class ZkControlPlane:
             return
         epoch_node = zk.get("/controller_epoch")
         epoch = (int(epoch_node.data) if epoch_node else 0) + 1
-        zk.create("/controller", json.dumps(
-            {"version": 1, "brokerid": broker_id, "timestamp": str(self.cluster.engine.now)},
-            separators=(",", ":")), ephemeral_owner=b.zk_lifecycle.session_id)
+        zk.create("/controller", self.controller_znode_data(broker_id),
+                  ephemeral_owner=b.zk_lifecycle.session_id)
         if epoch_node is None:
             zk.create("/controller_epoch", str(epoch))
         else:
             zk.set("/controller_epoch", str(epoch))
         b.zk_lifecycle.become_controller(b, epoch)
+
+    def controller_znode_data(self, broker_id: int) -> str:
+        """ZkData ``ControllerZNode.encode``: version 1 (brokerid, timestamp); since 3.4
+        (KIP-866) version 2 with kraftControllerEpoch, -1 for a ZooKeeper controller."""
+        data = {"version": 1, "brokerid": broker_id, "timestamp": str(self.cluster.engine.now)}
+        if self.cluster.rules.controller.controller_znode_v2:
+            data.update(version=2, kraftControllerEpoch=-1)
+        return json.dumps(data, separators=(",", ":"))
 
     def controller_event(self, name: str, args: tuple) -> None:
         """ControllerEventManager: run the event on the active controller (a paused one runs

@@ -663,6 +663,14 @@ class ControllerRules:
         ref="KAFKA-18138 (4.0) / KAFKA-19130 (4.1): ClusterControlManager.activate",
         doc="a newly active KRaft controller also starts the heartbeat clock of fenced brokers",
     )
+    # KIP-866 (3.4.0, ZooKeeper to KRaft migration): ZkData.ControllerZNode.encode writes
+    # /controller as version 2 with a fourth field, kraftControllerEpoch (-1 for a ZooKeeper
+    # controller); @3.3.0 it was version 1 with brokerid and timestamp only.
+    controller_znode_v2: bool = _rule(
+        since="3.4",
+        ref="KIP-866, ZkData.ControllerZNode @3.4.0",
+        doc="/controller is written as version 2, with kraftControllerEpoch",
+    )
     # 0.9.0 (ZKCheckedEphemeral in ZkUtils.registerBrokerInZk; KafkaZkClient.CheckedEphemeral
     # since 1.1): registering /brokers/ids/<id> fails with NodeExists when the znode belongs to
     # another session -- a crashed broker restarted before its old session expired -- and
