@@ -14,9 +14,9 @@ zlib-compressed (~7 bytes a row instead of ~120), written to a temporary file th
 can be planted in its place, and gone with the process). Reading a compacted row reads its chunk
 back (the latest chunk read is cached). After that first chunk, a list compacts as soon as
 ``CHUNK_ROWS`` new rows are held beyond the ``KEEP_ROWS``: the rows written out are then a few
-simulated seconds old, still in the processor's caches, and pickling them costs about half what
-cold rows do (``benchmarks/bench_workload.py``: the reference workload's 240,000 rows took 0.19 s
-in four chunks of 56,000, 0.13 s in chunks of 4,000).
+simulated seconds old, still in the processor's caches, and pickling them costs less than cold
+rows do (``benchmarks/bench_workload.py``: the reference workload's 240,000 rows took 0.17-0.19 s
+in four chunks of 56,000, 0.13-0.15 s in chunks of 4,000).
 
 Chunks never change once written, so a slice from the start (``rows[:n]``, what a History
 snapshot's restore takes, ``kafkasim.observe.snapshots``) shares them and copies only the rows
