@@ -928,3 +928,40 @@ def test_observer_learns_the_new_leader_from_a_voter_after_its_leader_died():
     assert (c.state_name, c.leader_id, c.epoch) == ("Follower", 3, 6)
     assert ctx.leader_changes[-1] == (3, 6)
     assert ctx.now < 2000
+
+
+def _end_offset_for_epoch_by_scan(entries, epoch):
+    """ReplicatedLog.endOffsetForEpoch read off the records themselves (the reference)."""
+    lower, prev = 0, None
+    for offset, e, _ in entries:
+        if e != prev:
+            if e > epoch:
+                return offset, lower
+            lower = prev = e
+    return len(entries), (entries[-1][1] if entries else 0)
+
+
+def test_raft_log_epoch_cache_answers_as_the_records_do():
+    """RaftLog.epochs, the leader epoch cache end_offset_for_epoch reads, follows every append,
+    truncation and restore: its answers are those of a scan over the records (seeded walk)."""
+    import pickle
+    import random
+
+    rng = random.Random(20261205)
+    for case in range(200):
+        log, epoch = RaftLog(), 1
+        for _ in range(rng.randrange(1, 30)):
+            step = rng.random()
+            if step < 0.5:
+                log.append_as_leader(["r"] * rng.randrange(1, 4), epoch)
+            elif step < 0.7:
+                epoch += rng.randrange(1, 3)
+            elif step < 0.85:
+                log.truncate_to(rng.randrange(0, log.end_offset + 1))
+            else:
+                follower = RaftLog(log.entries[:rng.randrange(0, log.end_offset + 1)])
+                follower.append_as_follower(log.entries[follower.end_offset:])
+                log = pickle.loads(pickle.dumps(follower))
+            for asked in range(0, epoch + 2):
+                assert log.end_offset_for_epoch(asked) == \
+                    _end_offset_for_epoch_by_scan(log.entries, asked), (case, asked, log.entries)

@@ -199,7 +199,7 @@ def _set_registry(obj: RecordRegistry, state) -> None:
 
 
 def _set_raft_log(obj: RaftLog, ref) -> None:
-    obj.entries = _copy(ref)
+    obj.replace_entries(_copy(ref))
 
 
 def _set_dict(obj, state: dict) -> None:

@@ -95,12 +95,35 @@ def parse_quorum_state_json(text: str) -> dict:
 class RaftLog:
     """The replicated metadata log (ReplicatedLog / KafkaMetadataLog without snapshots):
     ``entries`` are (offset, epoch, record), offsets from 0. Epoch 0 is the "primordial" epoch
-    of an empty log (ReplicatedLog.lastFetchedEpoch)."""
+    of an empty log (ReplicatedLog.lastFetchedEpoch). ``epochs`` is the log's leader epoch
+    cache, (epoch, start offset) of each run of one epoch, oldest first: KafkaMetadataLog
+    answers endOffsetForEpoch from UnifiedLog's LeaderEpochFileCache, not by reading records,
+    and so does ``end_offset_for_epoch`` (every Raft Fetch asks it)."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "epochs")
 
     def __init__(self, entries=()):
-        self.entries: list[tuple[int, int, object]] = list(entries)
+        self.replace_entries(list(entries))
+
+    def __getstate__(self):
+        return None, {"entries": self.entries}   # the epoch cache is rebuilt from them
+
+    def __setstate__(self, state) -> None:
+        self.replace_entries(state[1]["entries"])
+
+    def replace_entries(self, entries: list) -> None:
+        """Take ``entries`` as the whole log (a restore) and rebuild its epoch cache."""
+        self.entries: list[tuple[int, int, object]] = entries
+        self.epochs: list[tuple[int, int]] = []
+        for offset, epoch, _ in entries:
+            self._assign_epoch(epoch, offset)
+
+    def _assign_epoch(self, epoch: int, offset: int) -> None:
+        """LeaderEpochFileCache.assign as UnifiedLog calls it on append: a batch of a new
+        epoch starts that epoch's run."""
+        epochs = self.epochs
+        if not epochs or epochs[-1][0] != epoch:
+            epochs.append((epoch, offset))
 
     @property
     def end_offset(self) -> int:
@@ -115,13 +138,10 @@ class RaftLog:
         -- the start offset of the first larger epoch; (log end offset, last epoch) when no
         larger epoch exists. Returned as Kafka's OffsetAndEpoch, offset first."""
         lower = 0
-        prev_epoch = None
-        for offset, e, _ in self.entries:
-            if e != prev_epoch:
-                if e > epoch:
-                    return offset, lower
-                lower = e
-                prev_epoch = e
+        for e, start in self.epochs:
+            if e > epoch:
+                return start, lower
+            lower = e
         return self.end_offset, self.last_fetched_epoch
 
     def validate_offset_and_epoch(self, offset: int, epoch: int) -> tuple[str, tuple[int, int]]:
@@ -139,6 +159,7 @@ class RaftLog:
         # it only ever growing (kafkasim.observe.snapshots)
         if offset < len(self.entries):
             self.entries = self.entries[:offset]
+            self.epochs = [e for e in self.epochs if e[1] < offset]
 
     def truncate_to_end_offset(self, end_offset: int, epoch: int) -> int:
         """ReplicatedLog.truncateToEndOffset: the truncation offset for the leader's diverging
@@ -155,6 +176,7 @@ class RaftLog:
         if not records:
             raise ValueError("ReplicatedLog.appendAsLeader: the record set is empty")
         first = self.end_offset
+        self._assign_epoch(epoch, first)
         for i, r in enumerate(records):
             self.entries.append((first + i, epoch, r))
         return first
@@ -164,6 +186,7 @@ class RaftLog:
             if offset != self.end_offset:
                 raise ValueError(f"appendAsFollower: batch offset {offset} does not match the log "
                                  f"end offset {self.end_offset}")
+            self._assign_epoch(epoch, offset)
             self.entries.append((offset, epoch, record))
 
     def entries_between(self, start: int, end: int) -> list:
