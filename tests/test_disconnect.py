@@ -165,3 +165,32 @@ def test_consumer_fetch_parked_in_the_dead_leader_fails_with_the_disconnect():
 
 def _crash_1(cluster: Cluster) -> None:
     cluster.crash(1)
+
+
+def test_a_producer_with_no_broker_to_ask_keeps_one_metadata_retry():
+    """NetworkClient's metadata updater gives up when leastLoadedNode finds no node and the
+    sender's one poll loop tries again after the backoff: however often the sender asks for
+    metadata while every broker is down, one retry is pending at a time (the retries once
+    piled up, one more chain per sender pass: 13,755 refresh attempts in one 80-s sweep run)."""
+    from kafkasim.runtime.clients.producer import Producer
+
+    c = Cluster(brokers=3, seed=3, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all")
+    p.send("t", "v0")
+    c.run(2000)
+    for b in sorted(c.brokers):
+        c.crash(b)
+    for i in range(1, 40):   # each send wakes the sender, which asks for metadata again
+        p.send("t", f"v{i}")
+        c.run(250)
+        retries = [e for e in c.engine.pending_of("client_timer")
+                   if e.args[1] is Producer._timer_metadata_timeout and e.args[2] == (-1,)]
+        assert len(retries) <= 1, (i, retries)
+        assert p.metadata.retry_at_ms >= c.now or not retries
+    c.run_to(19000)   # past the old processes' ZooKeeper sessions
+    c.start(1)
+    c.start(2)
+    c.start(3)
+    assert p.flush(60000)
+    assert p.metadata.retry_at_ms == -1

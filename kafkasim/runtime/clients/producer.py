@@ -144,6 +144,20 @@ class TransactionManager:
         self.next_seq[tp] = seq
 
 
+class ProducerMetadata:
+    """The producer's metadata update state (ProducerMetadata, and NetworkClient's
+    DefaultMetadataUpdater that asks for it): the MetadataRequest in flight (its correlation
+    id; -1 when none) and, while no broker can take one (leastLoadedNode finds none), the time
+    of the single retry the sender waits for (-1 when none is pending). The sender's poll loop
+    has one timeout, so a refresh asked for again while a retry is pending adds no second one."""
+
+    __slots__ = ("in_flight", "retry_at_ms")
+
+    def __init__(self) -> None:
+        self.in_flight = -1
+        self.retry_at_ms = -1
+
+
 class Producer:
     def __init__(self, cluster, client_id: str, config: dict) -> None:
         cfg = dict(config)
@@ -191,7 +205,7 @@ class Producer:
                                               Producer._on_request_timeout)
         self.in_flight_per_broker: dict[int, int] = {}
         self.correlation = 0
-        self.metadata_in_flight = -1
+        self.metadata = ProducerMetadata()
         self.sender_wakeup_ms = -1
         # when the sender wakes for RecordAccumulator.nextExpiryTimeMs: the oldest pending
         # batch's delivery.timeout.ms deadline (-1: none set)
@@ -322,8 +336,13 @@ class Producer:
                                          Producer._timer_sender, (when,))
 
     def _timer_metadata_timeout(self, corr: int) -> None:
-        if self.metadata_in_flight == corr:
-            self.metadata_in_flight = -1
+        """A MetadataRequest ``corr`` timed out, or (``corr`` -1) the retry of a refresh that
+        found no broker to ask is due."""
+        md = self.metadata
+        if corr < 0:
+            md.retry_at_ms = -1
+        if md.in_flight == corr:
+            md.in_flight = -1
             self._refresh_metadata()
 
     def on_message(self, src, msg) -> None:
@@ -356,8 +375,8 @@ class Producer:
                 self._retry_or_fail(b, E.NETWORK_EXCEPTION)
             self._refresh_metadata()
             self._run_sender()
-        elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata_in_flight:
-            self.metadata_in_flight = -1
+        elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata.in_flight:
+            self.metadata.in_flight = -1
             self._refresh_metadata()
         elif msg is None:
             # a connect to ``dst`` failed (Transport.connect_failed): NetworkClient
@@ -368,28 +387,33 @@ class Producer:
 
     # -- metadata ---------------------------------------------------------------------------
     def _refresh_metadata(self) -> None:
-        if self.metadata_in_flight >= 0:
+        md = self.metadata
+        if md.in_flight >= 0:
             return
         c = self.cluster
         # leastLoadedNode skips a node blacked out after a refused connect
         live = [b for b in sorted(c.brokers) if c.brokers[b].is_running
                 and not c.transport.is_unavailable(self.client_id, b)]
         if not live:
-            self._schedule(self.config["retry.backoff.ms"], Producer._timer_metadata_timeout,
-                           -1)
+            # "Give up sending metadata request since no node is available": try again after
+            # the backoff, one retry at a time
+            if md.retry_at_ms < 0:
+                backoff = self.config["retry.backoff.ms"]
+                md.retry_at_ms = c.engine.now + backoff
+                self._schedule(backoff, Producer._timer_metadata_timeout, -1)
             return
         # least-loaded node: rotate through the bootstrap list deterministically
         target = live[self.correlation % len(live)]
         self.correlation += 1
-        self.metadata_in_flight = self.correlation
+        md.in_flight = self.correlation
         c.transport.send(self.client_id, target, MetadataRequest(self.correlation, ()))
         self._schedule(self.request_timeout_ms or 30000, Producer._timer_metadata_timeout,
                        self.correlation)
 
     def _on_metadata(self, msg: MetadataResponse) -> None:
-        if msg.correlation_id != self.metadata_in_flight:
+        if msg.correlation_id != self.metadata.in_flight:
             return
-        self.metadata_in_flight = -1
+        self.metadata.in_flight = -1
         counts: dict[str, int] = {}
         for topic, partition, err, leader, epoch, _replicas, _isr in msg.partitions:
             if partition < 0:
