@@ -4,7 +4,8 @@ Follows KafkaProducer's shape: ``send`` appends a record to a per-partition batc
 drains batches that are full (``batch.size``) or old enough (``linger.ms``) into one
 ProduceRequest per leader broker, with at most ``max.in.flight.requests.per.connection`` requests
 outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` until
-``delivery.timeout.ms``; NOT_LEADER_OR_FOLLOWER also refreshes metadata.
+``delivery.timeout.ms``; NOT_LEADER_OR_FOLLOWER also refreshes metadata, at most once per
+``retry.backoff.ms`` (``ProducerMetadata``: Metadata.timeToAllowUpdate).
 """
 
 from __future__ import annotations
@@ -147,15 +148,36 @@ class TransactionManager:
 class ProducerMetadata:
     """The producer's metadata update state (ProducerMetadata, and NetworkClient's
     DefaultMetadataUpdater that asks for it): the MetadataRequest in flight (its correlation
-    id; -1 when none) and, while no broker can take one (leastLoadedNode finds none), the time
-    of the single retry the sender waits for (-1 when none is pending). The sender's poll loop
-    has one timeout, so a refresh asked for again while a retry is pending adds no second one."""
+    id; -1 when none); when the last update ended, by a response or a failure
+    (Metadata.lastRefreshMs; -1 before the first); and the time of the single retry the sender
+    waits for (-1 when none is pending). The sender's poll loop has one timeout, so a refresh
+    asked for again while a retry is pending adds no second one.
 
-    __slots__ = ("in_flight", "retry_at_ms")
+    Metadata.timeToAllowUpdate: no MetadataRequest within ``retry.backoff.ms`` of the last
+    update's end, so a partition without a leader is asked about at most every
+    ``retry.backoff.ms``, not once per round trip. (KIP-580's exponential growth of that
+    backoff, 3.7+, and its jitter are not modelled: every wait is ``retry.backoff.ms``.)"""
+
+    __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms")
 
     def __init__(self) -> None:
         self.in_flight = -1
+        self.last_refresh_ms = -1
         self.retry_at_ms = -1
+
+    def time_to_allow_update(self, now: int, backoff_ms: int) -> int:
+        """Metadata.timeToAllowUpdate: ms until an update may be asked for (0: now)."""
+        if self.last_refresh_ms < 0:
+            return 0
+        return max(self.last_refresh_ms + backoff_ms - now, 0)
+
+
+def _retry_metadata(producer: Producer, delay_ms: int) -> None:
+    """Try the refresh again in ``delay_ms``, unless a retry is pending already."""
+    md = producer.metadata
+    if md.retry_at_ms < 0:
+        md.retry_at_ms = producer.cluster.engine.now + delay_ms
+        producer._schedule(delay_ms, Producer._timer_metadata_timeout, -1)
 
 
 class Producer:
@@ -342,6 +364,8 @@ class Producer:
         if corr < 0:
             md.retry_at_ms = -1
         if md.in_flight == corr:
+            if corr >= 0:   # the request timed out: Metadata.failedUpdate
+                md.last_refresh_ms = self.cluster.engine.now
             md.in_flight = -1
             self._refresh_metadata()
 
@@ -377,6 +401,7 @@ class Producer:
             self._run_sender()
         elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata.in_flight:
             self.metadata.in_flight = -1
+            self.metadata.last_refresh_ms = self.cluster.engine.now   # Metadata.failedUpdate
             self._refresh_metadata()
         elif msg is None:
             # a connect to ``dst`` failed (Transport.connect_failed): NetworkClient
@@ -391,16 +416,18 @@ class Producer:
         if md.in_flight >= 0:
             return
         c = self.cluster
+        backoff = self.config["retry.backoff.ms"]
+        wait = md.time_to_allow_update(c.engine.now, backoff)
+        if wait > 0:
+            _retry_metadata(self, wait)
+            return
         # leastLoadedNode skips a node blacked out after a refused connect
         live = [b for b in sorted(c.brokers) if c.brokers[b].is_running
                 and not c.transport.is_unavailable(self.client_id, b)]
         if not live:
             # "Give up sending metadata request since no node is available": try again after
-            # the backoff, one retry at a time
-            if md.retry_at_ms < 0:
-                backoff = self.config["retry.backoff.ms"]
-                md.retry_at_ms = c.engine.now + backoff
-                self._schedule(backoff, Producer._timer_metadata_timeout, -1)
+            # the backoff
+            _retry_metadata(self, backoff)
             return
         # least-loaded node: rotate through the bootstrap list deterministically
         target = live[self.correlation % len(live)]
@@ -414,6 +441,7 @@ class Producer:
         if msg.correlation_id != self.metadata.in_flight:
             return
         self.metadata.in_flight = -1
+        self.metadata.last_refresh_ms = self.cluster.engine.now   # Metadata.update
         counts: dict[str, int] = {}
         for topic, partition, err, leader, epoch, _replicas, _isr in msg.partitions:
             if partition < 0:
