@@ -965,3 +965,82 @@ def test_raft_log_epoch_cache_answers_as_the_records_do():
             for asked in range(0, epoch + 2):
                 assert log.end_offset_for_epoch(asked) == \
                     _end_offset_for_epoch_by_scan(log.entries, asked), (case, asked, log.entries)
+
+
+class _Node:
+    """What check_raft_safety reads of a KafkaRaftClient, for the seeded walks below."""
+
+    class _State:
+        def __init__(self, name, epoch):
+            self.name, self.epoch = name, epoch
+
+    def __init__(self, node_id):
+        self.node_id, self.elected_epochs, self.committed = node_id, [], {}
+        self.leader_hw_history, self.log, self.state = [], RaftLog(), None
+
+
+def _raft_walk(rng, nodes, honest: bool):
+    """One step of a quorum's history: honest steps keep Raft's rules; the others may elect
+    twice in an epoch, commit without a majority or with another epoch, lose committed
+    entries to a truncation, or let a leader's HW fall."""
+    leader = next((n for n in nodes if n.state is not None and n.state.name == "Leader"), None)
+    step = rng.random()
+    top = max((e for n in nodes for e in n.elected_epochs), default=0)
+    if leader is None or step < 0.08:
+        n = rng.choice(nodes)
+        epoch = top + 1 if honest or rng.random() < 0.7 else rng.randrange(1, top + 2)
+        for m in nodes:
+            m.state = _Node._State("Follower", epoch)
+        if honest:   # the winner holds everything committed (Leader Completeness)
+            n.log = RaftLog(max(nodes, key=lambda m: m.log.end_offset).log.entries)
+        n.elected_epochs.append(epoch)
+        n.state = _Node._State("Leader", epoch)
+    elif step < 0.4:
+        leader.log.append_as_leader(["r"] * rng.randrange(1, 3), leader.state.epoch)
+    elif step < 0.6:
+        f = rng.choice([m for m in nodes if m is not leader])
+        if honest or rng.random() < 0.5:
+            f.log = RaftLog(leader.log.entries)   # a fetch: truncate to the leader, append
+        else:
+            f.log.truncate_to(rng.randrange(0, f.log.end_offset + 1))
+    elif step < 0.85:
+        n = rng.choice(nodes)
+        off = len(n.committed)
+        entry = leader.log.entries[off] if off < leader.log.end_offset else None
+        holders = sum(1 for m in nodes if entry is not None and off < m.log.end_offset and
+                      m.log.entries[off] == entry)
+        if entry is not None and off < n.log.end_offset and n.log.entries[off] == entry and \
+                (holders > len(nodes) // 2 or not honest):
+            epoch = entry[1] if honest or rng.random() < 0.8 else 99
+            n.committed[off] = (epoch, n.state.epoch)
+    else:
+        mine = [hw for e, hw in leader.leader_hw_history if e == leader.state.epoch]
+        before = [hw for m in nodes for e, hw in m.leader_hw_history if e < leader.state.epoch]
+        hw = max(mine + before + [0]) + (1 if honest or rng.random() < 0.8 else -2)
+        leader.leader_hw_history.append((leader.state.epoch, hw))
+
+
+def test_raft_safety_progress_never_passes_what_the_whole_check_fails():
+    """RaftSafetyProgress (the RaftSafety checker's per-event path) against check_raft_safety
+    over seeded walks: once the whole check finds a problem, advance has answered False (and
+    keeps doing so); on honest walks it answers True throughout, so the fast path is taken."""
+    import random
+
+    from kafkasim.control.kraft.raft_invariants import RaftSafetyProgress
+
+    rng = random.Random(20261205)
+    caught = honest_steps = 0
+    for case in range(300):
+        honest = case % 3 == 0
+        nodes = [_Node(i) for i in (3000, 3001, 3002)]
+        progress = RaftSafetyProgress()
+        for step in range(60):
+            _raft_walk(rng, nodes, honest)
+            ok = progress.advance(nodes)
+            problems = check_raft_safety(nodes)
+            assert not (problems and ok), (case, step, problems)
+            if honest:
+                assert ok and not problems, (case, step, problems)
+                honest_steps += 1
+            caught += bool(problems)
+    assert caught > 500 and honest_steps == 100 * 60
