@@ -36,7 +36,6 @@ class RaftSafety(Checker):
         self._progress = RaftSafetyProgress()
 
     def evaluate(self, cluster, g: Ghost) -> Iterator[Violation]:
-
         if not g.raft_changed:
             return   # no raft_* / controller node row since the last check: nothing moved
         clients = _raft_clients(cluster)
