@@ -34,7 +34,10 @@ e4aa80c: ``bench_instructions.within_bound``, ``meets_target_wall_within_1_3x_of
 ``bench_instructions`` measures by instruction count and bytecodes too. The two differ:
 kafkasim's instructions cost more each than the skeleton's (more L1 data misses and branch
 mispredictions per instruction; the README's "What it costs" gives the figures).
-``python -m benchmarks.bench_workload --profile`` prints cProfile's top functions (by tottime).
+``python -m benchmarks.bench_workload --profile`` prints cProfile's top functions (by tottime);
+``--by-kind`` prints what each kind of event costs (``by_event_kind``: a Fetch arriving at the
+leader, a ProduceResponse at the producer, a metrics sample...), the figures to compare with
+another commit's (run from a worktree of it) when the ratio moves.
 """
 
 from __future__ import annotations
@@ -179,11 +182,55 @@ def profile(linger_ms: int = 5, trace: bool = True, duration_ms: int = 60_000,
     pstats.Stats(prof).strip_dirs().sort_stats("tottime").print_stats(top)
 
 
+def _event_name(kind: str, args: tuple) -> str:
+    """``deliver:FetchRequest``, ``client_timer:_run_sender``, ``metrics_sample``..."""
+    if kind == "deliver" and len(args) > 2:
+        return f"deliver:{type(args[2]).__name__}"
+    timer = args[1] if kind == "client_timer" and len(args) > 1 else \
+        args[2] if kind == "broker_timer" and len(args) > 2 else None
+    return f"{kind}:{getattr(timer, '__name__', '?')}" if timer is not None else kind
+
+
+def by_event_kind(duration_ms: int = 60_000, repeats: int = 3) -> list[tuple[str, int, float]]:
+    """``(event, count, microseconds per event)`` of the headline run, costliest first: each
+    event's share is the time from the end of the event before it (an engine listener's
+    timestamps; the first event of each ``Cluster.run`` call is left out). The best of
+    ``repeats`` runs for each kind; the collector stays paused."""
+    best: dict[str, list] = {}
+    for _ in range(repeats):
+        c, p, _ = _setup(5, True, duration_ms)
+        cost: dict[str, list] = {}
+        last = [None]
+
+        def listener(_now: int, kind: str, args: tuple, cost=cost, last=last) -> None:
+            t = time.perf_counter_ns()
+            if last[0] is not None:
+                entry = cost.setdefault(_event_name(kind, args), [0, 0])
+                entry[0] += 1
+                entry[1] += t - last[0]
+            last[0] = time.perf_counter_ns()
+
+        c.engine.add_listener(listener)
+        with skeleton.collector_paused():
+            c.run(duration_ms)
+            while p.pending():
+                last[0] = None
+                c.run(DRAIN_STEP_MS)
+        for name, (n, ns) in cost.items():
+            if name not in best or ns < best[name][1]:
+                best[name] = [n, ns]
+    rows = [(name, n, ns / n / 1000) for name, (n, ns) in best.items()]
+    return sorted(rows, key=lambda r: -r[1] * r[2])
+
+
 if __name__ == "__main__":
     import sys
 
     if "--profile" in sys.argv:
         profile(duration_ms=2_000 if "--quick" in sys.argv else 60_000)
+    elif "--by-kind" in sys.argv:
+        for name, n, us in by_event_kind(2_000 if "--quick" in sys.argv else 60_000):
+            print(f"{name:45} {n:7d} events {us:9.2f} us each {n * us / 1000:9.1f} ms")
     else:
         for key, value in run(quick="--quick" in sys.argv).items():
             print(f"{key:40} {value}")

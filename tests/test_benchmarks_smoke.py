@@ -86,6 +86,23 @@ def test_bench_workload_quick():
     assert out["meets_target_wall_within_1_3x_of_e4aa80c"] is (ratio <= 1.3 * 3.4)
 
 
+def test_bench_workload_by_kind_counts_every_event_of_the_run():
+    bw = _load("bench_workload")
+    rows = bw.by_event_kind(2_000, repeats=1)
+    names = [name for name, _n, _us in rows]
+    assert len(names) == len(set(names))
+    counts = {name: n for name, n, _us in rows}
+    # 1,000 records/s in batches of 5 (linger.ms 5): one Produce and one answer per batch, and
+    # each of the two followers' Fetch and FetchResponse per batch
+    assert counts["deliver:ProduceRequest"] == counts["deliver:ProduceResponse"] == 400
+    assert counts["deliver:FetchRequest"] >= 2 * 400 and counts["deliver:FetchResponse"] >= 800
+    assert counts["client_timer:_run_sender"] >= 400
+    assert all(us > 0 for _name, _n, us in rows)
+    # costliest first (count x cost per event)
+    totals = [n * us for _name, n, us in rows]
+    assert totals == sorted(totals, reverse=True)
+
+
 def test_skeleton_moves_every_record_like_the_reference_workload():
     skeleton = importlib.import_module("benchmarks.skeleton")   # dataclasses need sys.modules
     sk = skeleton.Skeleton()
