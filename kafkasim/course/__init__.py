@@ -12,6 +12,11 @@ prints the same numbers.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import sys
+from collections.abc import Callable
+
 from kafkasim.course.checks import (
     CheckResult,
     check_alerts,
@@ -82,13 +87,47 @@ def setup() -> None:
             select_figure_formats(shell, {"png"}, bbox_inches="tight")
     except ImportError:  # pragma: no cover - IPython comes with Jupyter
         pass
-    try:
-        import pandas as pd
+    # pandas (with pyarrow, ~0.25 s) is imported by the cells that make a table of it, not here
+    when_imported("pandas", _pandas_display)
 
-        pd.set_option("display.max_columns", 30)
-        pd.set_option("display.width", 160)
-    except ImportError:  # pragma: no cover - pandas is a dependency
-        pass
+
+def _pandas_display(pd) -> None:
+    """Tables of up to 30 columns, 160 characters wide, untruncated."""
+    pd.set_option("display.max_columns", 30)
+    pd.set_option("display.width", 160)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then(module)`` once the module ``name`` has been executed, on its first import by
+    anyone (``when_imported``); it leaves ``sys.meta_path`` as it finds that import."""
+
+    def __init__(self, name: str, then: Callable) -> None:
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)   # the finders that import it
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module   # (this spec's own loader object)
+
+        def exec_then(module) -> None:
+            exec_module(module)
+            self.then(module)
+
+        spec.loader.exec_module = exec_then
+        return spec
+
+
+def when_imported(name: str, then: Callable) -> None:
+    """``then(module)`` now if ``name`` is imported, else right after its first import."""
+    if name in sys.modules:
+        then(sys.modules[name])
+    elif not any(isinstance(f, _AfterImport) and f.name == name and f.then is then
+                 for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, then))
 
 
 setup()
