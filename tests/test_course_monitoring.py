@@ -69,3 +69,14 @@ def test_urp_reading():
     assert X.check_urp_reading("2", "1")
     assert not X.check_urp_reading(3, 1)
     assert not X.check_urp_reading(2, 2)    # the lagging broker does not report it
+
+
+def test_one_incident_is_run_once_however_it_is_asked_for(monkeypatch):
+    """Notebook 06's graded alert check (``alerts_for``, with the seed) and its explorer
+    (``incident_view``, without) read the same simulated incident: it is not run twice."""
+    blip = M.single_incident("blip", kafka_version=V)
+    monkeypatch.setattr(M, "monitored_cluster", None)   # building another would fail
+    assert M.single_incident("blip", M.SEED, kafka_version=V) is blip
+    assert M.single_incident(kind="blip", seed=M.SEED, kafka_version=V) is blip
+    M.alerts_for("blip", kafka_version=V)
+    M.incident_view("blip", 5, kafka_version=V)
