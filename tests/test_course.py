@@ -688,3 +688,30 @@ print('ok')
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1], timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_cached_keys_the_bound_arguments_with_their_defaults():
+    """``kafkasim.course.common.cached``: one entry however the same arguments are passed
+    (``functools.lru_cache`` alone keeps one per spelling and runs the function for each)."""
+    from kafkasim.course.common import cached
+
+    calls = []
+
+    @cached(maxsize=4)
+    def run(kind: str = "outage", seed: int = 6, *, kafka_version: str) -> tuple:
+        calls.append((kind, seed, kafka_version))
+        return (kind, seed, kafka_version)
+
+    first = run(kafka_version="4.3")
+    assert run("outage", kafka_version="4.3") is first
+    assert run("outage", 6, kafka_version="4.3") is first
+    assert run(kind="outage", seed=6, kafka_version="4.3") is first
+    assert run.__name__ == "run" and run.cache_info().currsize == 1
+    assert run("blip", kafka_version="4.3") == ("blip", 6, "4.3") and len(calls) == 2
+    with pytest.raises(TypeError, match="kafka_version"):
+        run("outage")
+    with pytest.raises(TypeError):
+        run("outage", 6, 7, kafka_version="4.3")
+    run.cache_clear()
+    run(kafka_version="4.3")
+    assert len(calls) == 3

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kafkasim.core import rules
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, cached, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.observe.checks import attach, make_suite
@@ -287,14 +287,10 @@ def grade(truncation: Callable | None = None, high_watermark: Callable | None = 
     return g
 
 
+@cached(maxsize=4)
 def kafka_grade(schedules: int = SCHEDULES) -> Grade:
     """Kafka's own rules over the same schedules (computed once per process and number of
     schedules: ``kafka_grade()`` and ``kafka_grade(100)`` are the same grade)."""
-    return _kafka_grade(schedules)
-
-
-@lru_cache(maxsize=4)
-def _kafka_grade(schedules: int) -> Grade:
     g = Grade(schedules, [], [], kafkas=True)
     for i in range(schedules):
         r = run_schedule(fault_schedule(i))

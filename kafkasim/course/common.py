@@ -7,6 +7,8 @@ them in any front-end.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -15,6 +17,30 @@ from kafkasim.course.narration import narrate
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.viz.style import text_width
+
+
+def cached(maxsize: int) -> Callable[[Callable], Callable]:
+    """``functools.lru_cache`` keyed by the arguments as the signature binds them, defaults
+    filled in: ``f()``, ``f(100)`` and ``f(n=100)`` are one entry when 100 is the default
+    (``lru_cache`` alone keeps three, and a notebook cell that shows a grade computed it again).
+    The wrapper has ``cache_clear`` and ``cache_info``."""
+    def decorate(fn: Callable) -> Callable:
+        signature = inspect.signature(fn)
+
+        @functools.lru_cache(maxsize=maxsize)
+        def by_arguments(args: tuple, kwargs: tuple):
+            return fn(*args, **dict(kwargs))
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return by_arguments(bound.args, tuple(bound.kwargs.items()))
+
+        call.cache_clear = by_arguments.cache_clear
+        call.cache_info = by_arguments.cache_info
+        return call
+    return decorate
 
 
 def notebook_version(kafka_version: str | None, helper: str) -> str:

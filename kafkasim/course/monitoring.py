@@ -12,9 +12,8 @@ IsrExpandsPerSec), ``Partition`` (InSyncReplicasCount), ``TopicCommand``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
-from kafkasim.course.common import Text, text_table
+from kafkasim.course.common import Text, cached, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.runtime import metrics as M
@@ -244,15 +243,11 @@ def incident_summary(c: Cluster) -> Text:
     return text_table(rows)
 
 
+@cached(maxsize=8)
 def single_incident(kind: str = "outage", seed: int = SEED, *, kafka_version: str) -> Cluster:
     """One incident starting at t=1 min, then quiet until 5 minutes after it ends (run once per
     kind, seed and version, however they are passed: the graded check's ``alerts_for`` and the
     explorer's ``incident_view`` read the same run)."""
-    return _single_incident(kind, seed, kafka_version)
-
-
-@lru_cache(maxsize=8)
-def _single_incident(kind: str, seed: int, kafka_version: str) -> Cluster:
     c = monitored_cluster(seed, kafka_version=kafka_version)
     end = max(e for _s, e in INCIDENTS[kind]) + MINUTE
     total = end + FIVE_MIN + MINUTE
@@ -403,7 +398,7 @@ def _rule_names(answer) -> set[str] | None:
 SLOW_FLAPPING = [(k, k + 20000) for k in range(0, 24 * MINUTE, 6 * MINUTE)]
 
 
-@lru_cache(maxsize=2)
+@cached(maxsize=2)
 def slow_flapping_alerts(seed: int = SEED, *, kafka_version: str) -> frozenset[str]:
     """The rules that fire when broker 3 is cut off for 20 s every 6 minutes (4 times)."""
     c = monitored_cluster(seed, kafka_version=kafka_version)
