@@ -96,6 +96,7 @@ def test_registries_hold_every_required_key():
         "request.timeout.ms",
         "delivery.timeout.ms",
         "retry.backoff.ms",
+        "retry.backoff.max.ms",
         "enable.idempotence",
         "client.id",
     ):

@@ -221,6 +221,7 @@ SINCE = [
     # OffsetCommit v6 / OffsetFetch v5 (CommittedLeaderEpoch): first in the 2.1.0 tag
     ("offset_commit_leader_epoch", "2.1", "2.0"),
     ("produce_response_current_leader", "3.7", "3.6"),
+    ("exponential_retry_backoff", "3.7", "3.6"),
     ("idempotent_out_of_order_retried_when_not_next", "1.0", "0.11.0"),
     ("idempotent_out_of_order_bumps_epoch", "2.5", "2.4"),
     ("consumer_validation_undefined_resets", "2.6", "2.5"),

@@ -800,8 +800,15 @@ PRODUCER: dict[str, ConfigDef] = dict(
         ),
         _cfg(
             "retry.backoff.ms", "long", 100,
-            "Wait before retrying a failed request.",
+            "Wait before retrying a failed request (from 3.7 the first wait, doubled per "
+            "attempt up to retry.backoff.max.ms).",
             unit="ms", valid=_AT_LEAST_0,
+        ),
+        _cfg(
+            "retry.backoff.max.ms", "long", 1000,
+            "Upper bound of the exponential retry backoff, with 20 % jitter; below "
+            "retry.backoff.ms it is the constant wait.",
+            unit="ms", valid=_AT_LEAST_0, since="3.7", change_ref="KIP-580",
         ),
         _cfg(
             "enable.idempotence", "boolean", by_version(("0.11.0", False), ("3.0", True)),

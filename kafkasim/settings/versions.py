@@ -907,6 +907,17 @@ class ClientRules:
         doc="NOT_LEADER_OR_FOLLOWER produce answers name the current leader; the producer "
         "retries to it at once",
     )
+    # KIP-580 (3.7.0): a retried batch waits retry.backoff.ms * 2^(attempts - 1), capped at
+    # retry.backoff.max.ms (new, default 1000), times a jitter factor in [0.8, 1.2)
+    # (RecordAccumulator.shouldBackoff / batchReady, ExponentialBackoff with
+    # CommonClientConfigs.RETRY_BACKOFF_EXP_BASE 2 and RETRY_BACKOFF_JITTER 0.2). Before, every
+    # retry waited retry.backoff.ms exactly.
+    exponential_retry_backoff: bool = _rule(
+        since="3.7",
+        ref="KIP-580, RecordAccumulator.shouldBackoff",
+        doc="a producer retry waits retry.backoff.ms doubled per attempt, up to "
+        "retry.backoff.max.ms, with 20 % jitter",
+    )
     # OUT_OF_ORDER_SEQUENCE_NUMBER at an idempotent producer (OutOfOrderSequenceException is no
     # RetriableException). 0.11.0: never retried (Sender.canRetry); the batch fails and
     # Sender.failBatch resets the producer id. 1.0.0 (TransactionManager.canRetry): retried when

@@ -3,15 +3,19 @@
 Follows KafkaProducer's shape: ``send`` appends a record to a per-partition batch; the sender
 drains batches that are full (``batch.size``) or old enough (``linger.ms``) into one
 ProduceRequest per leader broker, with at most ``max.in.flight.requests.per.connection`` requests
-outstanding per broker. Retriable errors are retried after ``retry.backoff.ms`` until
-``delivery.timeout.ms``; NOT_LEADER_OR_FOLLOWER also refreshes metadata, at most once per
-``retry.backoff.ms`` (``ProducerMetadata``: Metadata.timeToAllowUpdate).
+outstanding per broker. Retriable errors are retried after a backoff until
+``delivery.timeout.ms``: ``retry.backoff.ms`` before 3.7, and from 3.7 (KIP-580) that doubled at
+each attempt up to ``retry.backoff.max.ms``, with 20 % jitter (``RetryBackoff``).
+NOT_LEADER_OR_FOLLOWER also refreshes metadata, at most once per ``retry.backoff.ms``
+(``ProducerMetadata``: Metadata.timeToAllowUpdate).
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from itertools import count, repeat
+from typing import NamedTuple
 
 from kafkasim.core import errors as E
 from kafkasim.core.messages import (
@@ -30,13 +34,20 @@ from kafkasim.runtime.clients.produce_result import (
     ProduceResult,
     ProduceResults,
 )
+from kafkasim.runtime.network_client import ExponentialBackoff
 from kafkasim.settings import config as kconfig
 from kafkasim.settings.javautil import murmur2, to_positive
+
+#: the bytes a record counts for batch.size and for fetch sizes
+RECORD_SIZE = 100
+#: CommonClientConfigs.RETRY_BACKOFF_EXP_BASE and RETRY_BACKOFF_JITTER (KIP-580, 3.7)
+RETRY_BACKOFF_EXP_BASE = 2
+RETRY_BACKOFF_JITTER = 0.2
 
 
 @dataclass(init=False)
 class _Batch:
-    """Kafka's ProducerBatch: its records (each counts ``Producer.record_size`` bytes) and what
+    """Kafka's ProducerBatch: its records (each counts ``RECORD_SIZE`` bytes) and what
     the sender needs. A new batch (RecordAccumulator.append's ``new ProducerBatch``) sets its
     partition, records, creation time and result; the other fields keep their class defaults
     until the sender sets them."""
@@ -155,8 +166,10 @@ class ProducerMetadata:
 
     Metadata.timeToAllowUpdate: no MetadataRequest within ``retry.backoff.ms`` of the last
     update's end, so a partition without a leader is asked about at most every
-    ``retry.backoff.ms``, not once per round trip. (KIP-580's exponential growth of that
-    backoff, 3.7+, and its jitter are not modelled: every wait is ``retry.backoff.ms``.)"""
+    ``retry.backoff.ms``, not once per round trip. (KIP-580's exponential growth of this
+    backoff, 3.7+, over failed updates and over responses that bring no newer leader epoch,
+    and its jitter, are not modelled here: every wait is ``retry.backoff.ms``. A batch's retry
+    backoff does grow: ``RetryBackoff``.)"""
 
     __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms")
 
@@ -170,6 +183,34 @@ class ProducerMetadata:
         if self.last_refresh_ms < 0:
             return 0
         return max(self.last_refresh_ms + backoff_ms - now, 0)
+
+
+class RetryBackoff(NamedTuple):
+    """A batch's retry backoff (RecordAccumulator.retryBackoff) and the generator its jitter
+    draws from (ExponentialBackoff uses ThreadLocalRandom; here a seeded generator of the
+    producer's own, apart from the engine's, so message latencies stay as they were)."""
+
+    exponential: ExponentialBackoff
+    rng: random.Random
+
+    @classmethod
+    def for_producer(cls, cluster, client_id: str, config: dict) -> RetryBackoff:
+        """From 3.7 (KIP-580) ``retry.backoff.ms * 2^(attempts - 1)`` up to
+        ``retry.backoff.max.ms``, with 20 % jitter; before, ``retry.backoff.ms`` every time."""
+        initial = config["retry.backoff.ms"]
+        if cluster.rules.clients.exponential_retry_backoff:
+            exponential = ExponentialBackoff(initial, RETRY_BACKOFF_EXP_BASE,
+                                             config["retry.backoff.max.ms"],
+                                             RETRY_BACKOFF_JITTER)
+        else:
+            exponential = ExponentialBackoff(initial, RETRY_BACKOFF_EXP_BASE, initial, 0.0)
+        return cls(exponential, random.Random(f"{cluster.engine.seed}:{client_id}:retry-backoff"))
+
+    def backoff(self, attempts: int) -> int:
+        """ms to wait before the retry after ``attempts + 1`` sends (the jitter is drawn once
+        per retry here; Kafka draws again at each readiness check, so its wait ends at the
+        first check that falls past a draw)."""
+        return self.exponential.backoff(attempts, self.rng)
 
 
 def _retry_metadata(producer: Producer, delay_ms: int) -> None:
@@ -205,7 +246,6 @@ class Producer:
             else 1 << 62
         # KIP-98 idempotence (effectively on by default since 3.2): each batch carries
         # (producer id, epoch, sequence) so the leader drops a retried duplicate
-        self.record_size = 100          # bytes a record counts for batch.size / fetch sizes
         self.producer_index = cluster.records.producer_index(client_id)
         self.producer_id = self.producer_index   # the transaction manager's producer id
         self.transaction_manager = TransactionManager(
@@ -233,6 +273,7 @@ class Producer:
         # batch's delivery.timeout.ms deadline (-1: none set)
         self.expiry_wakeup_ms = -1
         self.sticky: dict[str, int] = {}
+        self.retry_backoff = RetryBackoff.for_producer(cluster, client_id, cfg_)
         self._refresh_metadata()
 
     def __repr__(self) -> str:
@@ -293,7 +334,7 @@ class Producer:
         # it holds fewer than ``cap`` records, then to new ones (a new batch takes at least one)
         tp = (topic, partition)
         queue = self.batches.setdefault(tp, [])
-        cap = self.batch_size // self.record_size
+        cap = self.batch_size // RECORD_SIZE
         batch = queue[-1] if queue and queue[-1].attempts == 0 else None
         index = len(batch.record_ids) if batch is not None else 0
         rid = first
@@ -478,7 +519,7 @@ class Producer:
             # (set only once a batch was sent)
             ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else \
                 batch.retry_at_ms
-            if ready_at > now and len(batch.record_ids) * self.record_size < self.batch_size:
+            if ready_at > now and len(batch.record_ids) * RECORD_SIZE < self.batch_size:
                 if next_wake is None or ready_at < next_wake:
                     next_wake = ready_at
                 # (a first attempt that is not due yet is younger than linger.ms, which
@@ -572,7 +613,7 @@ class Producer:
         tm = self.transaction_manager
         idempotent = tm.idempotent
         next_seq = tm.next_seq
-        size = (self.record_size,)   # every record's size
+        size = (RECORD_SIZE,)   # every record's size
         for broker, batches in per_broker.items():
             corr = self.correlation = self.correlation + 1
             partitions = []
@@ -739,7 +780,8 @@ class Producer:
         within = self.delivery_timeout_ms is None or \
             now - b.created_ms < self.delivery_timeout_ms
         if retriable and b.attempts <= self.config["retries"] and within:
-            b.retry_at_ms = now + self.config["retry.backoff.ms"]
+            backoff = self.retry_backoff.backoff(b.attempts - 1)
+            b.retry_at_ms = now + backoff
             queue = self.batches.setdefault(b.tp, [])
             if b.base_seq >= 0:
                 # RecordAccumulator.insertInSequenceOrder: retries keep sequence order
@@ -754,7 +796,7 @@ class Producer:
                        E.FENCED_LEADER_EPOCH):
                 self.leaders[b.tp] = -1
                 self._refresh_metadata()
-            self._wake_sender(self.config["retry.backoff.ms"])
+            self._wake_sender(backoff)
             return
         final = err if (retriable is False or b.attempts > self.config["retries"]) \
             else E.DELIVERY_TIMEOUT
