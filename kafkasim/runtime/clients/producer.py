@@ -6,8 +6,8 @@ ProduceRequest per leader broker, with at most ``max.in.flight.requests.per.conn
 outstanding per broker. Retriable errors are retried after a backoff until
 ``delivery.timeout.ms``: ``retry.backoff.ms`` before 3.7, and from 3.7 (KIP-580) that doubled at
 each attempt up to ``retry.backoff.max.ms``, with 20 % jitter (``RetryBackoff``).
-NOT_LEADER_OR_FOLLOWER also refreshes metadata, at most once per ``retry.backoff.ms``
-(``ProducerMetadata``: Metadata.timeToAllowUpdate).
+NOT_LEADER_OR_FOLLOWER also refreshes metadata, at most once per refresh backoff
+(``ProducerMetadata``: Metadata.timeToAllowUpdate), which from 3.7 grows the same way.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ from kafkasim.settings.javautil import murmur2, to_positive
 
 #: the bytes a record counts for batch.size and for fetch sizes
 RECORD_SIZE = 100
+#: ProducerConfig metadata.max.age.ms's default (not a declared producer config here: the
+#: producer refreshes on demand only)
+METADATA_MAX_AGE_MS = 300_000
 #: CommonClientConfigs.RETRY_BACKOFF_EXP_BASE and RETRY_BACKOFF_JITTER (KIP-580, 3.7)
 RETRY_BACKOFF_EXP_BASE = 2
 RETRY_BACKOFF_JITTER = 0.2
@@ -164,31 +167,68 @@ class ProducerMetadata:
     waits for (-1 when none is pending). The sender's poll loop has one timeout, so a refresh
     asked for again while a retry is pending adds no second one.
 
-    Metadata.timeToAllowUpdate: no MetadataRequest within ``retry.backoff.ms`` of the last
-    update's end, so a partition without a leader is asked about at most every
-    ``retry.backoff.ms``, not once per round trip. (KIP-580's exponential growth of this
-    backoff, 3.7+, over failed updates and over responses that bring no newer leader epoch,
-    and its jitter, are not modelled here: every wait is ``retry.backoff.ms``. A batch's retry
-    backoff does grow: ``RetryBackoff``.)"""
+    Metadata.timeToAllowUpdate: no MetadataRequest within the refresh backoff of the last
+    update's end, so a partition without a leader is asked about at most once per backoff, not
+    once per round trip. Before 3.7 the backoff is ``retry.backoff.ms``. From 3.7 (KIP-580) it
+    grows as a batch's retry backoff does (``RetryBackoff``), by the larger of two counts: the
+    updates that failed since the last success (``attempts``), and the responses in a row that
+    brought no new or newer leader epoch (``equivalent_responses``, Metadata
+    .equivalentResponseCount: a refresh asked for because of stale metadata that brings
+    nothing new backs off further). ``last_seen_epochs`` is Metadata.lastSeenLeaderEpochs."""
 
-    __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms")
+    __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms", "attempts",
+                 "equivalent_responses", "last_successful_refresh_ms", "last_seen_epochs")
 
     def __init__(self) -> None:
         self.in_flight = -1
         self.last_refresh_ms = -1
         self.retry_at_ms = -1
+        self.attempts = 0
+        self.equivalent_responses = 0
+        self.last_successful_refresh_ms = -1
+        self.last_seen_epochs: dict[tuple[str, int], int] = {}
 
-    def time_to_allow_update(self, now: int, backoff_ms: int) -> int:
+    def time_to_allow_update(self, now: int, backoff: RetryBackoff) -> int:
         """Metadata.timeToAllowUpdate: ms until an update may be asked for (0: now)."""
         if self.last_refresh_ms < 0:
             return 0
-        return max(self.last_refresh_ms + backoff_ms - now, 0)
+        for_attempts = self.last_refresh_ms + backoff.backoff(max(self.attempts - 1, 0)) - now
+        # an update due by metadata.max.age.ms starts the count of equivalent responses over
+        if self.last_successful_refresh_ms + METADATA_MAX_AGE_MS <= now:
+            self.equivalent_responses = 0
+        n = self.equivalent_responses
+        for_equivalent = self.last_refresh_ms + (backoff.backoff(n - 1) if n > 0 else 0) - now
+        return max(for_attempts, for_equivalent, 0)
+
+    def failed_update(self, now: int) -> None:
+        """Metadata.failedUpdate: the request failed or timed out."""
+        self.last_refresh_ms = now
+        self.attempts += 1
+
+    def update(self, now: int, partitions) -> None:
+        """Metadata.update with a full response: ``partitions`` are its (topic, partition,
+        leader epoch) (-1: none). The count of equivalent responses grows by one, unless some
+        partition's epoch is new or newer than the last seen (updateLatestMetadata)."""
+        self.last_refresh_ms = self.last_successful_refresh_ms = now
+        self.attempts = 0
+        self.equivalent_responses += 1
+        seen = self.last_seen_epochs
+        for topic, partition, epoch in partitions:
+            tp = (topic, partition)
+            last = seen.get(tp)
+            if epoch < 0:   # no leader epoch: forgotten, and the response counts as new
+                seen.pop(tp, None)
+                self.equivalent_responses = 0
+            elif last is None or epoch > last:
+                seen[tp] = epoch
+                self.equivalent_responses = 0
 
 
 class RetryBackoff(NamedTuple):
-    """A batch's retry backoff (RecordAccumulator.retryBackoff) and the generator its jitter
-    draws from (ExponentialBackoff uses ThreadLocalRandom; here a seeded generator of the
-    producer's own, apart from the engine's, so message latencies stay as they were)."""
+    """A batch's retry backoff (RecordAccumulator.retryBackoff; Metadata.refreshBackoff is
+    built alike) and the generator its jitter draws from (ExponentialBackoff uses
+    ThreadLocalRandom; here a seeded generator of the producer's own, apart from the engine's,
+    so message latencies stay as they were)."""
 
     exponential: ExponentialBackoff
     rng: random.Random
@@ -405,8 +445,8 @@ class Producer:
         if corr < 0:
             md.retry_at_ms = -1
         if md.in_flight == corr:
-            if corr >= 0:   # the request timed out: Metadata.failedUpdate
-                md.last_refresh_ms = self.cluster.engine.now
+            if corr >= 0:   # the request timed out
+                md.failed_update(self.cluster.engine.now)
             md.in_flight = -1
             self._refresh_metadata()
 
@@ -442,7 +482,7 @@ class Producer:
             self._run_sender()
         elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata.in_flight:
             self.metadata.in_flight = -1
-            self.metadata.last_refresh_ms = self.cluster.engine.now   # Metadata.failedUpdate
+            self.metadata.failed_update(self.cluster.engine.now)
             self._refresh_metadata()
         elif msg is None:
             # a connect to ``dst`` failed (Transport.connect_failed): NetworkClient
@@ -457,8 +497,7 @@ class Producer:
         if md.in_flight >= 0:
             return
         c = self.cluster
-        backoff = self.config["retry.backoff.ms"]
-        wait = md.time_to_allow_update(c.engine.now, backoff)
+        wait = md.time_to_allow_update(c.engine.now, self.retry_backoff)
         if wait > 0:
             _retry_metadata(self, wait)
             return
@@ -467,8 +506,8 @@ class Producer:
                 and not c.transport.is_unavailable(self.client_id, b)]
         if not live:
             # "Give up sending metadata request since no node is available": try again after
-            # the backoff
-            _retry_metadata(self, backoff)
+            # retry.backoff.ms
+            _retry_metadata(self, self.config["retry.backoff.ms"])
             return
         # least-loaded node: rotate through the bootstrap list deterministically
         target = live[self.correlation % len(live)]
@@ -482,7 +521,9 @@ class Producer:
         if msg.correlation_id != self.metadata.in_flight:
             return
         self.metadata.in_flight = -1
-        self.metadata.last_refresh_ms = self.cluster.engine.now   # Metadata.update
+        self.metadata.update(self.cluster.engine.now,
+                             [(t, p, epoch) for t, p, _e, _l, epoch, _r, _i in msg.partitions
+                              if p >= 0])
         counts: dict[str, int] = {}
         for topic, partition, err, leader, epoch, _replicas, _isr in msg.partitions:
             if partition < 0:
