@@ -910,8 +910,9 @@ class ClientRules:
     # KIP-580 (3.7.0): a retried batch waits retry.backoff.ms * 2^(attempts - 1), capped at
     # retry.backoff.max.ms (new, default 1000), times a jitter factor in [0.8, 1.2)
     # (RecordAccumulator.shouldBackoff / batchReady, ExponentialBackoff with
-    # CommonClientConfigs.RETRY_BACKOFF_EXP_BASE 2 and RETRY_BACKOFF_JITTER 0.2). Before, every
-    # retry waited retry.backoff.ms exactly.
+    # CommonClientConfigs.RETRY_BACKOFF_EXP_BASE 2 and RETRY_BACKOFF_JITTER 0.2); the metadata
+    # refresh backs off alike, over failed updates and over responses that bring no newer leader
+    # epoch (Metadata.timeToAllowUpdate). Before, every wait was retry.backoff.ms exactly.
     exponential_retry_backoff: bool = _rule(
         since="3.7",
         ref="KIP-580, RecordAccumulator.shouldBackoff",
