@@ -119,3 +119,34 @@ def test_initial_interval_above_maximum_is_a_constant_maximum():
     rng = random.Random(0)
     assert backoff.initial_interval == 150
     assert {backoff.backoff(a, rng) for a in range(8)} == {150}
+
+
+# -- retries of one partition go one request at a time ---------------------------------------
+def test_retries_of_a_partition_go_one_request_at_a_time():
+    """RecordAccumulator.shouldStopDrainBatchesForPartition (1.0+): a retried batch is drained
+    only when it is its partition's first in-flight sequence, so after the leader dies with
+    five requests in flight their retries do not leave together (kafkasim sent two or more
+    at once). Counted on the wire: never two requests with a retried batch of t-0 at once."""
+    c = Cluster(3, seed=1, kafka_version="4.3")
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", acks="all", linger_ms=0)
+    c.run(1000)
+    leader = c.leader("t", 0)
+    for i in range(5):   # five batches, five requests on the wire
+        p.send("t", f"v{i}")
+        c.run(1)
+    assert len(p.in_flight) == 5
+    c.crash(leader)
+    on_wire_max = 0
+    for _ in range(40_000):
+        if not c.engine.step() or not p.pending():
+            break
+        retried = [e for e in p.in_flight.values() if any(
+            b.attempts > 1 for b in e[3].values())]
+        on_wire_max = max(on_wire_max, len(retried))
+    assert not p.pending() and len(p.acked()) == 5
+    assert on_wire_max == 1   # (2 before: a retry left beside an earlier one)
+    # ... and in sequence order: the log holds each record once, in order
+    new_leader = c.leader("t", 0)
+    assert [r.offset for r in p.results.values()] == list(range(5))
+    assert c.brokers[new_leader].logs[("t", 0)].log_end_offset == 5

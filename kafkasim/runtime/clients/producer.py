@@ -112,6 +112,22 @@ class TransactionManager:
                    b.base_seq and (x.producer_id, x.epoch) == (b.producer_id, b.epoch)
                    for x in others)
 
+    def should_stop_drain(self, producer, first: _Batch) -> bool:
+        """RecordAccumulator.shouldStopDrainBatchesForPartition's sequence test (1.0+, KAFKA-5494):
+        a queue's first batch that already has a sequence is a retry, and it is drained only if
+        it is the first in-flight sequence of its partition: no batch of the partition with an
+        earlier sequence (same producer id and epoch) is on the wire. Retries of a partition so
+        go one request at a time, in sequence order. (0.11 allowed idempotence only with
+        max.in.flight.requests.per.connection 1, which has the same effect.)"""
+        tp = first.tp
+        for entry in producer.in_flight.values():
+            x = entry[3].get(tp)
+            if x is not None and 0 <= x.base_seq < first.base_seq and \
+                    x.produce_future.status == PENDING and \
+                    (x.producer_id, x.epoch) == (first.producer_id, first.epoch):
+                return True
+        return False
+
     def can_retry(self, producer, b: _Batch) -> bool:
         """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER (OutOfOrderSequenceException
         is not a RetriableException), by Sender.canRetry / TransactionManager.canRetry:
@@ -577,6 +593,9 @@ class Producer:
                 delay = transport.connection_delay(client_id, leader)
                 if delay >= 0 and (next_wake is None or now + delay < next_wake):
                     next_wake = now + delay
+            elif batch.base_seq >= 0 and batch.attempts > 0 and \
+                    self.transaction_manager.should_stop_drain(self, batch):
+                pass   # a retry waits for its partition's earlier sequence on the wire
             elif leader in per_broker or \
                     self.in_flight_per_broker.get(leader, 0) < self.max_in_flight:
                 per_broker.setdefault(leader, {})[tp] = queue.pop(0)
