@@ -77,7 +77,7 @@ def test_failed_updates_back_off_exponentially_from_3_7():
     for n, wait in enumerate(waits):
         term = min(100 * 2 ** n, 1000)
         assert int(0.8 * term) <= wait <= min(int(1.2 * term), 1000), waits
-    md.update(c.now, [("t", 0, md.last_seen_epochs[("t", 0)])])
+    md.update(c.now, [("t", 0, "NONE", 1, md.last_seen_epochs[("t", 0)], (), ())])
     assert md.attempts == 0
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from itertools import count, repeat
+from itertools import chain, count, repeat
 from typing import NamedTuple
 
 from kafkasim.core import errors as E
@@ -74,6 +74,17 @@ class _Batch:
         self.produce_future = produce_future
 
 
+def _on_the_wire(producer, tp: tuple[str, int]):
+    """The batches of ``tp`` in the producer's requests in flight."""
+    return (entry[3][tp] for entry in producer.in_flight.values() if tp in entry[3])
+
+
+def _precedes(x: _Batch, b: _Batch) -> bool:
+    """``x`` is an unanswered batch of ``b``'s producer id and epoch with an earlier sequence."""
+    return x is not b and x.produce_future.status == PENDING and \
+        0 <= x.base_seq < b.base_seq and (x.producer_id, x.epoch) == (b.producer_id, b.epoch)
+
+
 class TransactionManager:
     """What Kafka's TransactionManager keeps for an idempotent producer (KIP-98): its producer
     id and epoch and the next sequence number of each partition; ``bump_epoch`` starts a new
@@ -105,12 +116,8 @@ class TransactionManager:
         """TransactionManager.isNextSequence (lastAckedSequence + 1 == baseSequence): no batch of
         ``b``'s partition with an earlier sequence of the same producer id and epoch is still
         unanswered (in flight or queued) at ``producer``."""
-        tp = b.tp
-        others = list(producer.batches.get(tp, ())) + [
-            entry[3][tp] for entry in producer.in_flight.values() if tp in entry[3]]
-        return not any(x is not b and x.produce_future.status == PENDING and 0 <= x.base_seq <
-                   b.base_seq and (x.producer_id, x.epoch) == (b.producer_id, b.epoch)
-                   for x in others)
+        queued = producer.batches.get(b.tp, ())
+        return not any(_precedes(x, b) for x in chain(queued, _on_the_wire(producer, b.tp)))
 
     def should_stop_drain(self, producer, first: _Batch) -> bool:
         """RecordAccumulator.shouldStopDrainBatchesForPartition's sequence test (1.0+, KAFKA-5494):
@@ -119,14 +126,7 @@ class TransactionManager:
         earlier sequence (same producer id and epoch) is on the wire. Retries of a partition so
         go one request at a time, in sequence order. (0.11 allowed idempotence only with
         max.in.flight.requests.per.connection 1, which has the same effect.)"""
-        tp = first.tp
-        for entry in producer.in_flight.values():
-            x = entry[3].get(tp)
-            if x is not None and 0 <= x.base_seq < first.base_seq and \
-                    x.produce_future.status == PENDING and \
-                    (x.producer_id, x.epoch) == (first.producer_id, first.epoch):
-                return True
-        return False
+        return any(_precedes(x, first) for x in _on_the_wire(producer, first.tp))
 
     def can_retry(self, producer, b: _Batch) -> bool:
         """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER (OutOfOrderSequenceException
@@ -222,14 +222,16 @@ class ProducerMetadata:
         self.attempts += 1
 
     def update(self, now: int, partitions) -> None:
-        """Metadata.update with a full response: ``partitions`` are its (topic, partition,
-        leader epoch) (-1: none). The count of equivalent responses grows by one, unless some
+        """Metadata.update with a full response, ``partitions`` its MetadataResponse rows
+        (leader epoch -1: none). The count of equivalent responses grows by one, unless some
         partition's epoch is new or newer than the last seen (updateLatestMetadata)."""
         self.last_refresh_ms = self.last_successful_refresh_ms = now
         self.attempts = 0
         self.equivalent_responses += 1
         seen = self.last_seen_epochs
-        for topic, partition, epoch in partitions:
+        for topic, partition, _err, _leader, epoch, _replicas, _isr in partitions:
+            if partition < 0:   # a topic-level error row
+                continue
             tp = (topic, partition)
             last = seen.get(tp)
             if epoch < 0:   # no leader epoch: forgotten, and the response counts as new
@@ -537,9 +539,7 @@ class Producer:
         if msg.correlation_id != self.metadata.in_flight:
             return
         self.metadata.in_flight = -1
-        self.metadata.update(self.cluster.engine.now,
-                             [(t, p, epoch) for t, p, _e, _l, epoch, _r, _i in msg.partitions
-                              if p >= 0])
+        self.metadata.update(self.cluster.engine.now, msg.partitions)
         counts: dict[str, int] = {}
         for topic, partition, err, leader, epoch, _replicas, _isr in msg.partitions:
             if partition < 0:
