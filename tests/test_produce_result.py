@@ -106,9 +106,10 @@ def test_a_failed_batch_fails_each_record_with_the_batch_error():
 
 def test_produce_requests_and_batches_hold_every_field():
     """_send_run's new batch (its four fields given, the sender's at their defaults) and its
-    result, and _send_batches' ProduceRequest, hold every field, as Kafka's objects do."""
+    result, and Sender.send_produce_request's ProduceRequest, hold every field, as Kafka's
+    objects do."""
     from kafkasim.core.messages import ProduceRequest
-    from kafkasim.runtime.clients.producer import _Batch
+    from kafkasim.runtime.clients.producer import ProducerBatch
 
     c, p = _cluster()
     sent = []
@@ -123,7 +124,7 @@ def test_produce_requests_and_batches_hold_every_field():
     queued = list(p.batches[("t", 0)])
     assert len(queued) == 1
     b = queued[0]
-    assert _Batch(("t", 0), b.record_ids, b.created_ms, b.produce_future) == b
+    assert ProducerBatch(("t", 0), b.record_ids, b.created_ms, b.produce_future) == b
     assert (b.seq_reset, b.producer_id) == (False, -1)
     assert (b.record_ids, b.attempts, b.retry_at_ms, b.base_seq, b.epoch) == (
         [r.record_id for r in rs], 0, 0, -1, 0)

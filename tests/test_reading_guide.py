@@ -10,6 +10,7 @@ from pathlib import Path
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "reading-the-core.md"
 NAME = re.compile(r"`(kafkasim(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
 SHORT = re.compile(r"`((?:rules|Partition|ReplicaManager|ReplicaFetcherThread|Log|Producer|"
+                   r"Sender|RecordAccumulator|ProducerBatch|"
                    r"Broker|KafkaController|Cluster)\.[a-z_]+)`")
 SHORT_HOME = {
     "rules": "kafkasim.core.rules",
@@ -18,6 +19,9 @@ SHORT_HOME = {
     "ReplicaFetcherThread": "kafkasim.core.fetcher.ReplicaFetcherThread",
     "Log": "kafkasim.core.log.Log",
     "Producer": "kafkasim.runtime.clients.producer.Producer",
+    "Sender": "kafkasim.runtime.clients.sender.Sender",
+    "RecordAccumulator": "kafkasim.runtime.clients.record_accumulator.RecordAccumulator",
+    "ProducerBatch": "kafkasim.runtime.clients.producer_batch.ProducerBatch",
     "Broker": "kafkasim.runtime.broker.Broker",
     "KafkaController": "kafkasim.control.controller.KafkaController",
     "Cluster": "kafkasim.runtime.cluster.Cluster",

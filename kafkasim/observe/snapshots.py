@@ -16,7 +16,7 @@ end, and what is already there never changes:
   only gains keys, shared by its length like the lists);
 - a producer's results (``Producer.results``, a ``ProduceResults``): its runs of records up
   to the first one whose batch is still pending (an acked or failed ``ProduceRequestResult``
-  never changes again: ``Producer._complete`` skips a batch already done), the older of them
+  never changes again: ``ProducerBatch.done`` skips a batch already done), the older of them
   kept as columns (``CompactRuns``, whose slices from the start copy the columns);
 - the trace and metrics rows;
 - what the invariant checks learnt of acknowledged records (``Ghost.acked`` lists and the

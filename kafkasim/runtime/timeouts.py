@@ -11,11 +11,11 @@ FIFO is sorted by (deadline, id). An entry is the list [deadline, id, fn, args] 
 ``add_timeout`` returns: cancelling it sets its fn to None (firing does too), and cancelled
 entries at a FIFO's head are popped when the next timeout is added to it or when the owner wakes
 up. A request timeout of a replica fetcher or a producer is no FIFO entry but the request's
-in-flight entry [deadline, id, ...] (Broker.send_from_fetcher, Producer._send_batches), read here
-as if it were one: answering the request, which pops that entry, cancels it. Likewise a broker's
-purgatory timeout (DelayedFetch / DelayedProduce, Broker.schedule_timeout) is no FIFO entry: the
-parked operation, with its deadline_ms and timeout_id, is it, and completing the operation
-(taking it out of its purgatory) cancels it.
+in-flight entry [deadline, id, ...] (Broker.send_from_fetcher, Sender.send_produce_request), read
+here as if it were one: answering the request, which pops that entry, cancels it. Likewise a
+broker's purgatory timeout (DelayedFetch / DelayedProduce, Broker.schedule_timeout) is no FIFO
+entry: the parked operation, with its deadline_ms and timeout_id, is it, and completing the
+operation (taking it out of its purgatory) cancels it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,57 @@
+"""A batch of records for one partition: Kafka's ``ProducerBatch``.
+
+``RecordAccumulator.append`` opens one, ``Sender`` sends it (and again on a retry), and
+``ProducerBatch.done`` completes it once, with an offset or an error, for all its records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkasim.runtime.clients.produce_result import ACKED, PENDING, ProduceRequestResult
+
+#: the bytes a record counts for batch.size and for fetch sizes
+RECORD_SIZE = 100
+
+
+@dataclass(init=False)
+class ProducerBatch:
+    """Kafka's ProducerBatch: its records (each counts ``RECORD_SIZE`` bytes) and what
+    the sender needs. A new batch (RecordAccumulator.append's ``new ProducerBatch``) sets its
+    partition, records, creation time and result; the other fields keep their class defaults
+    until the sender sets them."""
+
+    tp: tuple[str, int]
+    record_ids: list[int]
+    created_ms: int
+    attempts: int = 0
+    retry_at_ms: int = 0
+    base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
+    epoch: int = 0
+    producer_id: int = -1     # ... with the producer id of that moment
+    seq_reset: bool = False   # ProducerBatch.sequenceHasBeenReset: rewritten by an epoch bump
+    produce_future: ProduceRequestResult | None = None   # the outcome of all its records
+
+    def __init__(self, tp: tuple[str, int], record_ids: list[int], created_ms: int,
+                 produce_future: ProduceRequestResult) -> None:
+        self.tp = tp
+        self.record_ids = record_ids
+        self.created_ms = created_ms
+        self.produce_future = produce_future
+
+    def has_reached_delivery_timeout(self, delivery_timeout_ms: int, now: int) -> bool:
+        """ProducerBatch.hasReachedDeliveryTimeout: ``delivery.timeout.ms`` since its creation."""
+        return now - self.created_ms >= delivery_timeout_ms
+
+    def done(self, status: str, error: str | None, base_offset: int, now: int) -> bool:
+        """ProducerBatch.done: set the batch's result once, for all its records; False (and
+        nothing changes) when it was done already -- a batch that expired in flight
+        (delivery.timeout.ms) ignores the answer that comes later."""
+        fut = self.produce_future
+        if fut.status != PENDING:
+            return False
+        fut.status = status
+        fut.base_offset = base_offset
+        fut.error = None if status == ACKED else error
+        fut.done_ms = now
+        return True

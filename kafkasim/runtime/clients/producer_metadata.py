@@ -1,0 +1,116 @@
+"""The producer's metadata updates and backoffs: Kafka's ``ProducerMetadata``, ``RetryBackoff``.
+
+``ProducerMetadata`` is ``Metadata.timeToAllowUpdate``'s state; ``RetryBackoff`` is KIP-580's
+backoff (``retry.backoff.ms`` doubled per attempt up to ``retry.backoff.max.ms``, with jitter,
+from 3.7).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import NamedTuple
+
+from kafkasim.runtime.network_client import ExponentialBackoff
+
+#: ProducerConfig metadata.max.age.ms's default (not a declared producer config here: the
+#: producer refreshes on demand only)
+METADATA_MAX_AGE_MS = 300_000
+#: CommonClientConfigs.RETRY_BACKOFF_EXP_BASE and RETRY_BACKOFF_JITTER (KIP-580, 3.7)
+RETRY_BACKOFF_EXP_BASE = 2
+RETRY_BACKOFF_JITTER = 0.2
+
+
+class ProducerMetadata:
+    """The producer's metadata update state (ProducerMetadata, and NetworkClient's
+    DefaultMetadataUpdater that asks for it): the MetadataRequest in flight (its correlation
+    id; -1 when none); when the last update ended, by a response or a failure
+    (Metadata.lastRefreshMs; -1 before the first); and the time of the single retry the sender
+    waits for (-1 when none is pending). The sender's poll loop has one timeout, so a refresh
+    asked for again while a retry is pending adds no second one.
+
+    Metadata.timeToAllowUpdate: no MetadataRequest within the refresh backoff of the last
+    update's end, so a partition without a leader is asked about at most once per backoff, not
+    once per round trip. Before 3.7 the backoff is ``retry.backoff.ms``. From 3.7 (KIP-580) it
+    grows as a batch's retry backoff does (``RetryBackoff``), by the larger of two counts: the
+    updates that failed since the last success (``attempts``), and the responses in a row that
+    brought no new or newer leader epoch (``equivalent_responses``, Metadata
+    .equivalentResponseCount: a refresh asked for because of stale metadata that brings
+    nothing new backs off further). ``last_seen_epochs`` is Metadata.lastSeenLeaderEpochs."""
+
+    __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms", "attempts",
+                 "equivalent_responses", "last_successful_refresh_ms", "last_seen_epochs")
+
+    def __init__(self) -> None:
+        self.in_flight = -1
+        self.last_refresh_ms = -1
+        self.retry_at_ms = -1
+        self.attempts = 0
+        self.equivalent_responses = 0
+        self.last_successful_refresh_ms = -1
+        self.last_seen_epochs: dict[tuple[str, int], int] = {}
+
+    def time_to_allow_update(self, now: int, backoff: RetryBackoff) -> int:
+        """Metadata.timeToAllowUpdate: ms until an update may be asked for (0: now)."""
+        if self.last_refresh_ms < 0:
+            return 0
+        for_attempts = self.last_refresh_ms + backoff.backoff(max(self.attempts - 1, 0)) - now
+        # an update due by metadata.max.age.ms starts the count of equivalent responses over
+        if self.last_successful_refresh_ms + METADATA_MAX_AGE_MS <= now:
+            self.equivalent_responses = 0
+        n = self.equivalent_responses
+        for_equivalent = self.last_refresh_ms + (backoff.backoff(n - 1) if n > 0 else 0) - now
+        return max(for_attempts, for_equivalent, 0)
+
+    def failed_update(self, now: int) -> None:
+        """Metadata.failedUpdate: the request failed or timed out."""
+        self.last_refresh_ms = now
+        self.attempts += 1
+
+    def update(self, now: int, partitions) -> None:
+        """Metadata.update with a full response, ``partitions`` its MetadataResponse rows
+        (leader epoch -1: none). The count of equivalent responses grows by one, unless some
+        partition's epoch is new or newer than the last seen (updateLatestMetadata)."""
+        self.last_refresh_ms = self.last_successful_refresh_ms = now
+        self.attempts = 0
+        self.equivalent_responses += 1
+        seen = self.last_seen_epochs
+        for topic, partition, _err, _leader, epoch, _replicas, _isr in partitions:
+            if partition < 0:   # a topic-level error row
+                continue
+            tp = (topic, partition)
+            last = seen.get(tp)
+            if epoch < 0:   # no leader epoch: forgotten, and the response counts as new
+                seen.pop(tp, None)
+                self.equivalent_responses = 0
+            elif last is None or epoch > last:
+                seen[tp] = epoch
+                self.equivalent_responses = 0
+
+
+class RetryBackoff(NamedTuple):
+    """A batch's retry backoff (RecordAccumulator.retryBackoff; Metadata.refreshBackoff is
+    built alike) and the generator its jitter draws from (ExponentialBackoff uses
+    ThreadLocalRandom; here a seeded generator of the producer's own, apart from the engine's,
+    so message latencies stay as they were)."""
+
+    exponential: ExponentialBackoff
+    rng: random.Random
+
+    @classmethod
+    def for_producer(cls, cluster, client_id: str, config: dict) -> RetryBackoff:
+        """From 3.7 (KIP-580) ``retry.backoff.ms * 2^(attempts - 1)`` up to
+        ``retry.backoff.max.ms``, with 20 % jitter; before, ``retry.backoff.ms`` every time."""
+        initial = config["retry.backoff.ms"]
+        if cluster.rules.clients.exponential_retry_backoff:
+            exponential = ExponentialBackoff(initial, RETRY_BACKOFF_EXP_BASE,
+                                             config["retry.backoff.max.ms"],
+                                             RETRY_BACKOFF_JITTER)
+        else:
+            exponential = ExponentialBackoff(initial, RETRY_BACKOFF_EXP_BASE, initial, 0.0)
+        return cls(exponential, random.Random(f"{cluster.engine.seed}:{client_id}:retry-backoff"))
+
+    def backoff(self, attempts: int) -> int:
+        """ms to wait before the retry after ``attempts + 1`` sends (the jitter is drawn once
+        per retry here; Kafka draws again at each readiness check, so its wait ends at the
+        first check that falls past a draw)."""
+        return self.exponential.backoff(attempts, self.rng)

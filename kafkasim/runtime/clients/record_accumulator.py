@@ -1,0 +1,147 @@
+"""The producer's queues of batches, one per partition: Kafka's ``RecordAccumulator``.
+
+``append`` puts a run of records into the partition's open batch and new ones; the sender asks
+``ready`` which leaders have a batch to send and when the next one will, then ``drain`` takes the
+first batch of each partition led by a node it can send to. A retried batch goes back with
+``reenqueue``, in sequence order; ``expired_batches`` takes out those past
+``delivery.timeout.ms`` (KIP-91).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from kafkasim.runtime.clients.produce_result import NO_ERRORS, PENDING, ProduceRequestResult
+from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
+
+TopicPartition = tuple[str, int]
+
+
+class ReadyCheckResult(NamedTuple):
+    """RecordAccumulator.ReadyCheckResult: the leaders with a batch ready to send (in the order
+    the partitions were found, as a dict used as an ordered set), when the next batch that is
+    not ready yet will be (None: none waits) and whether a ready batch has no known leader."""
+
+    ready_nodes: dict[int, None]
+    next_ready_check_ms: int | None
+    unknown_leaders_exist: bool
+
+
+class RecordAccumulator:
+    """Per-partition queues of ``ProducerBatch``; the first batch of a queue is the next to go."""
+
+    def __init__(self, linger_ms: int, batch_size: int) -> None:
+        self.linger_ms = linger_ms
+        self.batch_size = batch_size
+        self.batches: dict[TopicPartition, list[ProducerBatch]] = {}
+
+    def append(self, tp: TopicPartition, first: int, end: int, now: int, runs: list) -> bool:
+        """RecordAccumulator.append of records ``first .. end - 1``: into the partition's last
+        batch while it has room (``(records + 1) * RECORD_SIZE <= batch.size``; a retried batch
+        takes no new records), then into new ones (a new batch takes at least one). Each piece
+        is one run of ``runs`` (the records' FutureRecordMetadata: the batch's result and the
+        index in it). True when it opened a batch."""
+        queue = self.batches.setdefault(tp, [])
+        cap = self.batch_size // RECORD_SIZE
+        batch = queue[-1] if queue and queue[-1].attempts == 0 else None
+        index = len(batch.record_ids) if batch is not None else 0
+        opened = False
+        rid = first
+        while rid < end:
+            if batch is None or index >= cap:
+                fut = ProduceRequestResult(tp[0], tp[1], PENDING, -1, None, 0, NO_ERRORS)
+                batch = ProducerBatch(tp, [], now, fut)
+                queue.append(batch)
+                index = 0
+                opened = True
+            take = cap - index if cap > index else 1
+            stop = rid + take if take < end - rid else end
+            batch.record_ids.extend(range(rid, stop))
+            runs.append((rid, stop - rid, now, batch.produce_future, index))
+            index += stop - rid
+            rid = stop
+        return opened
+
+    def time_left_ms(self, batch: ProducerBatch, now: int) -> int:
+        """RecordAccumulator.batchReady's ``timeLeftMs``: 0 when the batch may be sent now, else
+        how long it still waits: ``linger.ms`` from its creation for a first attempt, the end
+        of its backoff for a retry (``retry_at_ms``), unless it is full (``batch.size``)."""
+        if len(batch.record_ids) * RECORD_SIZE >= self.batch_size:   # ProducerBatch.isFull
+            return 0
+        ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else \
+            batch.retry_at_ms
+        return ready_at - now if ready_at > now else 0
+
+    def ready(self, leaders: dict[TopicPartition, int], now: int) -> ReadyCheckResult:
+        """RecordAccumulator.ready: the leaders of the partitions whose first batch may be sent
+        now, by the producer's metadata (``leaders``; -1: unknown)."""
+        ready_nodes: dict[int, None] = {}
+        next_ready = None
+        unknown = False
+        for tp, queue in self.batches.items():
+            if not queue:
+                continue
+            left = self.time_left_ms(queue[0], now)
+            if left:
+                if next_ready is None or now + left < next_ready:
+                    next_ready = now + left
+                continue
+            leader = leaders.get(tp, -1)
+            if leader < 0:
+                unknown = True
+            else:
+                ready_nodes[leader] = None
+        return ReadyCheckResult(ready_nodes, next_ready, unknown)
+
+    def drain(self, leaders: dict[TopicPartition, int], nodes, now: int,
+              should_stop_drain: Callable[[ProducerBatch], bool]
+              ) -> dict[int, dict[TopicPartition, ProducerBatch]]:
+        """RecordAccumulator.drain: for each node of ``nodes`` (the ready ones the sender can
+        send to), the first sendable batch of each partition it leads, by node. A retry whose
+        partition has an earlier sequence on the wire stays (``should_stop_drain``:
+        shouldStopDrainBatchesForPartition)."""
+        drained: dict[int, dict[TopicPartition, ProducerBatch]] = {}
+        for tp, queue in self.batches.items():
+            if not queue:
+                continue
+            batch = queue[0]
+            leader = leaders.get(tp, -1)
+            if leader not in nodes or self.time_left_ms(batch, now):
+                continue
+            if batch.base_seq >= 0 and batch.attempts > 0 and should_stop_drain(batch):
+                continue
+            drained.setdefault(leader, {})[tp] = queue.pop(0)
+        return drained
+
+    def reenqueue(self, batch: ProducerBatch) -> None:
+        """RecordAccumulator.reenqueue: a batch to retry goes back first in its queue; a
+        sequenced one in sequence order (insertInSequenceOrder), so retries keep it."""
+        queue = self.batches.setdefault(batch.tp, [])
+        if batch.base_seq >= 0:
+            i = 0
+            while i < len(queue) and 0 <= queue[i].base_seq < batch.base_seq:
+                i += 1
+            queue.insert(i, batch)
+        else:
+            queue.insert(0, batch)
+
+    def expired_batches(self, delivery_timeout_ms: int | None, now: int) -> list[ProducerBatch]:
+        """RecordAccumulator.expiredBatches: take out the batches at the head of their queues
+        that reached ``delivery.timeout.ms`` (none without one)."""
+        expired: list[ProducerBatch] = []
+        if delivery_timeout_ms is None:
+            return expired
+        for queue in self.batches.values():
+            while queue and queue[0].has_reached_delivery_timeout(delivery_timeout_ms, now):
+                expired.append(queue.pop(0))
+        return expired
+
+    def oldest_created_ms(self) -> int | None:
+        """The creation time of the oldest first batch of a queue (None: every queue is
+        empty): RecordAccumulator.nextExpiryTimeMs is this plus ``delivery.timeout.ms``."""
+        oldest = None
+        for queue in self.batches.values():
+            if queue and (oldest is None or queue[0].created_ms < oldest):
+                oldest = queue[0].created_ms
+        return oldest

@@ -1,0 +1,355 @@
+"""The producer's I/O loop: Kafka's ``Sender``.
+
+``send_producer_data`` asks the accumulator which leaders have a batch ready, keeps those it
+can send to (NetworkClient.ready: connected, and fewer than
+``max.in.flight.requests.per.connection`` requests outstanding), drains their batches into one
+ProduceRequest per leader (``send_produce_request``) and sets its next wake-up.
+``handle_produce_response`` completes each batch of an answer (``complete_batch``): done with
+its offset, re-enqueued for a retry after its backoff (``reenqueue_batch``), or failed
+(``fail_batch``). A batch past ``delivery.timeout.ms`` fails whether queued or in flight
+(KIP-91).
+"""
+
+from __future__ import annotations
+
+from itertools import count, repeat
+
+from kafkasim.core import errors as E
+from kafkasim.core.messages import ProduceRequest, ProduceResponse
+from kafkasim.runtime.clients.produce_result import ACKED, FAILED, NO_ERRORS, PENDING
+from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
+
+#: errors that make the producer ask for new metadata before the retry (InvalidMetadataException)
+INVALID_METADATA = (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
+                    E.LEADER_NOT_AVAILABLE, E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH)
+
+
+def _run_sender(producer, when: int | None = None) -> None:
+    """The sender's wake-up (a "client_timer" event, ``when`` the time it was set for)."""
+    producer.sender.send_producer_data(when)
+
+
+def _timer_expiry(producer, when: int) -> None:
+    """The sender's poll returns at the oldest batch's ``delivery.timeout.ms`` deadline."""
+    producer.sender.expire_at_deadline(when)
+
+
+class Sender:
+    """The sender of one producer: its requests in flight and its wake-ups.
+
+    ``in_flight``: correlation id -> [deadline, timeout id, broker, {tp: batch}], the request
+    (its batches by partition: Sender.sendProduceRequest's recordsByPartition) and its request
+    timeout (request.timeout.ms; deadline -1 without one), which TimeoutScheduler.fire_timeouts
+    reads there."""
+
+    def __init__(self, producer, accumulator, transaction_manager) -> None:
+        self.producer = producer
+        self.cluster = producer.cluster
+        self.client_id = producer.client_id
+        self.accumulator = accumulator
+        self.transaction_manager = transaction_manager
+        config = producer.config
+        self.acks = config["acks"]
+        self.retries = config["retries"]
+        self.max_in_flight = config["max.in.flight.requests.per.connection"]
+        # request.timeout.ms arrived with KIP-19 (0.9) and delivery.timeout.ms with KIP-91 (2.1);
+        # the 0.8.2 producer's broker-side ack timeout (timeout.ms) defaulted to 30000 ms and it
+        # had no client-side request or delivery timeout at all.
+        self.ack_timeout_ms = config.get("request.timeout.ms", config.get("timeout.ms", 30000))
+        self.request_timeout_ms = config.get("request.timeout.ms")
+        self.delivery_timeout_ms = config.get("delivery.timeout.ms")
+        self.in_flight: dict[int, list] = {}
+        self.in_flight_per_broker: dict[int, int] = {}
+        self.wakeup_ms = -1
+        # when the sender wakes for RecordAccumulator.nextExpiryTimeMs: the oldest pending
+        # batch's delivery.timeout.ms deadline (-1: none set)
+        self.expiry_wakeup_ms = -1
+
+    # -- wake-ups ---------------------------------------------------------------------------
+    def wakeup(self, delay: int) -> None:
+        """Run ``send_producer_data`` in ``delay`` ms, unless a wake-up is set sooner."""
+        now = self.cluster.engine.now
+        when = now + delay
+        if self.wakeup_ms < now or when < self.wakeup_ms:
+            self.wakeup_ms = when
+            self.cluster.engine.schedule(delay, "client_timer", self.client_id, _run_sender,
+                                         (when,))
+
+    def arm_expiry(self, created_ms: int) -> None:
+        """Wake the sender at the delivery.timeout.ms deadline of the oldest pending batch,
+        created at ``created_ms`` (none without a delivery timeout, or while one is set):
+        Sender.sendProducerData bounds its poll timeout by RecordAccumulator.nextExpiryTimeMs
+        (KIP-91), so a batch that nothing else moves (no leader, no broker, a request that never
+        returns) still fails at its deadline. Every pending batch is younger than this one, so
+        one wake-up at a time is enough."""
+        if self.expiry_wakeup_ms >= 0 or self.delivery_timeout_ms is None:
+            return
+        now = self.cluster.engine.now
+        when = created_ms + self.delivery_timeout_ms
+        self.expiry_wakeup_ms = when
+        self.cluster.engine.schedule(max(0, when - now), "client_timer", self.client_id,
+                                     _timer_expiry, (when,))
+
+    def expire_at_deadline(self, when: int) -> None:
+        """The sender's poll returns at the oldest batch's deadline: a sender pass (which fails
+        the queued batches past it, RecordAccumulator.expiredBatches), the in-flight batches past
+        it fail too (getExpiredInflightBatches), then the wake-up for the next oldest."""
+        if when != self.expiry_wakeup_ms:
+            return
+        self.expiry_wakeup_ms = -1
+        self.send_producer_data()
+        self.get_expired_inflight_batches()
+        oldest = self.accumulator.oldest_created_ms()
+        for entry in self.in_flight.values():
+            for b in entry[3].values():
+                if b.produce_future.status == PENDING and (oldest is None
+                                                           or b.created_ms < oldest):
+                    oldest = b.created_ms
+        if oldest is not None:
+            self.arm_expiry(oldest)
+
+    # -- sending ----------------------------------------------------------------------------
+    def send_producer_data(self, when: int | None = None) -> None:
+        """Sender.sendProducerData: the leaders with a batch ready (RecordAccumulator.ready),
+        less those the network client cannot send to now; their batches drained into one
+        request each; new metadata asked for when a ready batch has no leader; the next
+        wake-up when the next batch is due (or a refused node's reconnect backoff ends); the
+        batches past delivery.timeout.ms failed."""
+        if when == self.wakeup_ms:   # this is the wake-up still set: it is used
+            self.wakeup_ms = -1
+        now = self.cluster.engine.now
+        leaders = self.producer.leaders
+        result = self.accumulator.ready(leaders, now)
+        nodes, next_wake = self._sendable_nodes(result.ready_nodes, now)
+        if result.next_ready_check_ms is not None and (
+                next_wake is None or result.next_ready_check_ms < next_wake):
+            next_wake = result.next_ready_check_ms
+        if nodes:
+            drained = self.accumulator.drain(leaders, nodes, now, self._should_stop_drain)
+            for broker, batches in drained.items():
+                self.send_produce_request(broker, batches)
+        if result.unknown_leaders_exist:
+            self.producer._refresh_metadata()
+        if next_wake is not None:
+            self.wakeup(next_wake - now)
+        for b in self.accumulator.expired_batches(self.delivery_timeout_ms, now):
+            self.fail_batch(b, E.DELIVERY_TIMEOUT)
+
+    def _sendable_nodes(self, ready_nodes: dict[int, None], now: int
+                        ) -> tuple[dict[int, None], int | None]:
+        """The ready leaders the sender can send to now (NetworkClient.ready: connected, and
+        InFlightRequests.canSendMore), and when a refused or connecting one may be tried."""
+        transport = self.cluster.transport
+        gated = transport.gated   # (then transport.ready answers for each node)
+        nodes: dict[int, None] = {}
+        next_wake = None
+        for node in ready_nodes:
+            if gated and not transport.ready(self.client_id, node):
+                # not ready (a connect under way or refused): its batches stay, no attempt
+                # used; poll again when its connection delay ends
+                delay = transport.connection_delay(self.client_id, node)
+                if delay >= 0 and (next_wake is None or now + delay < next_wake):
+                    next_wake = now + delay
+            elif self.in_flight_per_broker.get(node, 0) < self.max_in_flight:
+                nodes[node] = None
+        return nodes, next_wake
+
+    def _should_stop_drain(self, batch: ProducerBatch) -> bool:
+        return self.transaction_manager.should_stop_drain(self.producer, batch)
+
+    def send_produce_request(self, broker: int, batches: dict[tuple[str, int], ProducerBatch]
+                             ) -> None:
+        """Sender.sendProduceRequest: one ProduceRequest to ``broker`` with the batches drained
+        for it; each counts an attempt, and an idempotent producer's new batch gets its first
+        sequence and producer epoch (kept on retries)."""
+        producer = self.producer
+        corr = producer.correlation = producer.correlation + 1
+        partitions = [self._batch_header(b) for b in batches.values()]
+        req = ProduceRequest(corr, self.client_id, self.acks, self.ack_timeout_ms,
+                             tuple(partitions))
+        self.cluster.transport.send(self.client_id, broker, req)
+        if self.acks == 0:
+            # acks=0: done as soon as it is on the wire, offset unknown
+            for b in batches.values():
+                self.batch_done(b, ACKED, None, -1)
+            return
+        if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
+            self.in_flight[corr] = [-1, -1, broker, batches]
+        else:   # its request timeout, with the id and wake-up add_timeout gives
+            owner = ("client", self.client_id)
+            deadline = self.cluster.engine.now + self.request_timeout_ms
+            timers = self.cluster.timeout_scheduler
+            tid = timers.arm_timeout(owner, timers.timeouts[owner], deadline)
+            self.in_flight[corr] = [deadline, tid, broker, batches]
+        self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
+
+    def _batch_header(self, b: ProducerBatch) -> tuple:
+        """One more attempt of ``b``, and its partition's entry of the request: (topic,
+        partition, record ids, sizes, producer id, epoch, base sequence), the last three -1
+        unless the producer is idempotent (KIP-98)."""
+        attempts = b.attempts = b.attempts + 1
+        b.produce_future.attempts = attempts
+        tm = self.transaction_manager
+        if b.base_seq < 0 and tm.idempotent:
+            # the batch's first sequence and producer epoch, assigned once (retries keep them:
+            # RecordAccumulator.drain)
+            b.base_seq = tm.next_seq.get(b.tp, 0)
+            b.epoch = tm.producer_epoch
+            b.producer_id = tm.producer_id
+            tm.next_seq[b.tp] = b.base_seq + len(b.record_ids)
+        topic, partition = b.tp
+        sticky = self.producer.sticky
+        if topic in sticky:   # KIP-480: the next batch of the topic goes to the next partition
+            sticky[topic] += 1
+        ids = b.record_ids
+        sizes = (RECORD_SIZE,) * len(ids)
+        if b.base_seq >= 0:
+            return topic, partition, tuple(ids), sizes, b.producer_id, b.epoch, b.base_seq
+        return topic, partition, tuple(ids), sizes, -1, -1, -1
+
+    # -- answers ----------------------------------------------------------------------------
+    def release(self, corr: int):
+        """Take request ``corr`` off the wire (its request timeout is cancelled with it):
+        (broker, {tp: batch}), or None when it is not in flight."""
+        entry = self.in_flight.pop(corr, None)
+        if entry is None:
+            return None
+        _deadline, _tid, broker, batches = entry
+        self.in_flight_per_broker[broker] -= 1
+        return broker, batches
+
+    def handle_produce_response(self, msg: ProduceResponse) -> None:
+        """Sender.handleProduceResponse: complete each batch of the answer, take the newer
+        leaders it names (KIP-951) and send what is ready."""
+        entry = self.release(msg.correlation_id)
+        if entry is None:
+            return
+        batches = entry[1]
+        for topic, partition, err, base in msg.partitions:
+            b = batches.get((topic, partition))
+            if b is not None:
+                self.complete_batch(b, err, base)
+        if msg.current_leaders:
+            self.update_partition_leadership(msg, self.cluster.engine.now)
+        self.send_producer_data()
+
+    def complete_batch(self, b: ProducerBatch, err: str, base_offset: int) -> None:
+        """Sender.completeBatch: acknowledged at ``base_offset``, or an error to retry or
+        fail on."""
+        if err == E.NONE:
+            self.batch_done(b, ACKED, None, base_offset)
+        else:
+            self.retry_or_fail(b, err)
+
+    def batch_done(self, b: ProducerBatch, status: str, error: str | None,
+                   base_offset: int) -> None:
+        """ProducerBatch.done and its records' callbacks (completeFutureAndFireCallbacks): here
+        one ``produce_result`` trace row per record, with its offset (acked) or error (failed).
+        A batch completes once: a later completion is ignored."""
+        now = self.cluster.engine.now
+        if not b.done(status, error, base_offset, now):
+            return
+        ids = b.record_ids
+        self.producer.n_pending -= len(ids)
+        if status == ACKED:
+            details = zip(ids, repeat(ACKED), count(base_offset) if base_offset >= 0 else
+                          repeat(base_offset))
+        else:
+            details = zip(ids, repeat(status), repeat(error))
+        # Trace.record of each row (now, "produce_result", client, topic, partition, (record
+        # id, status, offset or error)), built by C loops: the fixed head plus each 1-tuple
+        self.cluster.trace.rows.extend(map(((now, "produce_result", self.client_id) + b.tp)
+                                           .__add__, zip(details)))
+
+    def update_partition_leadership(self, msg: ProduceResponse, now: int) -> None:
+        """KIP-951 (3.7+), after the answer's batches were completed or re-enqueued:
+        Metadata.updatePartitionLeadership takes each current leader whose epoch is newer than
+        the cached one and whose node the answer carries; a retry whose leader changed is then
+        not backed off (RecordAccumulator.shouldBackoff, ProducerBatch
+        .hasLeaderChangedForTheOngoingRetry). A metadata refresh stays requested."""
+        producer = self.producer
+        for topic, partition, leader, epoch in msg.current_leaders:
+            tp = (topic, partition)
+            if leader < 0 or epoch < 0 or leader not in msg.node_endpoints or \
+                    epoch <= producer.leader_epochs.get(tp, -1):
+                continue
+            producer.leaders[tp] = leader
+            producer.leader_epochs[tp] = epoch
+            for b in self.accumulator.batches.get(tp, ()):
+                if b.attempts > 0 and b.retry_at_ms > now:
+                    b.retry_at_ms = now
+
+    def retry_or_fail(self, b: ProducerBatch, err: str) -> None:
+        """A batch answered with ``err`` (or whose request failed): re-enqueued when the error
+        is retriable, ``retries`` allows and ``delivery.timeout.ms`` is not reached
+        (``can_retry``), else failed."""
+        fut = b.produce_future
+        if fut.status != PENDING:   # it expired in flight (delivery.timeout.ms): done already
+            return
+        if fut.errors is NO_ERRORS:
+            fut.errors = [err]
+        else:
+            fut.errors.append(err)
+        if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER and \
+                not self.transaction_manager.can_retry(self.producer, b):
+            self.batch_done(b, FAILED, err, -1)
+            return
+        if self.can_retry(b, err):
+            self.reenqueue_batch(b, err)
+            return
+        retriable = err in E.RETRIABLE
+        self.fail_batch(b, err if (not retriable or b.attempts > self.retries)
+                        else E.DELIVERY_TIMEOUT)
+
+    def can_retry(self, b: ProducerBatch, err: str) -> bool:
+        """Sender.canRetry: a retriable error, an attempt left within ``retries``, and
+        ``delivery.timeout.ms`` not reached."""
+        now = self.cluster.engine.now
+        return err in E.RETRIABLE and b.attempts <= self.retries and (
+            self.delivery_timeout_ms is None or
+            not b.has_reached_delivery_timeout(self.delivery_timeout_ms, now))
+
+    def reenqueue_batch(self, b: ProducerBatch, err: str) -> None:
+        """Sender.reenqueueBatch: back to the accumulator, due at the end of its retry backoff
+        (KIP-580 from 3.7: ``RetryBackoff``); an error saying the metadata is stale
+        (InvalidMetadataException) forgets the leader and asks for new metadata."""
+        producer = self.producer
+        backoff = producer.retry_backoff.backoff(b.attempts - 1)
+        b.retry_at_ms = self.cluster.engine.now + backoff
+        self.accumulator.reenqueue(b)
+        if err in INVALID_METADATA:
+            producer.leaders[b.tp] = -1
+            producer._refresh_metadata()
+        self.wakeup(backoff)
+
+    def fail_batch(self, b: ProducerBatch, err: str) -> None:
+        """Sender.failBatch: the batch fails with ``err``; a sequenced one leaves a gap, so the
+        idempotent producer starts a new epoch (TransactionManager.handleFailedBatch, KIP-360)."""
+        self.batch_done(b, FAILED, err, -1)
+        if b.base_seq >= 0:
+            self.transaction_manager.bump_epoch()
+
+    def get_expired_inflight_batches(self) -> None:
+        """Sender.getExpiredInflightBatches: a sent batch delivery.timeout.ms old fails with a
+        TimeoutException while its request is still in flight; the request keeps its slot
+        (max.in.flight.requests.per.connection) and its answer, when it comes, is ignored."""
+        now = self.cluster.engine.now
+        limit = self.delivery_timeout_ms
+        expired = [b for entry in self.in_flight.values() for b in entry[3].values()
+                   if b.produce_future.status == PENDING
+                   and b.has_reached_delivery_timeout(limit, now)]
+        for b in sorted(expired, key=lambda b: (b.created_ms, b.tp)):
+            self.fail_batch(b, E.DELIVERY_TIMEOUT)
+
+    def fail_request(self, corr: int, err: str, forget_leaders: bool = False) -> bool:
+        """Request ``corr`` failed (timed out, or its connection broke: ``forget_leaders``, the
+        broker is no leader the producer can use): each of its batches is retried or fails with
+        ``err``; False when it was not in flight."""
+        entry = self.release(corr)
+        if entry is None:
+            return False
+        for b in entry[1].values():
+            if forget_leaders:
+                self.producer.leaders[b.tp] = -1
+            self.retry_or_fail(b, err)
+        return True
