@@ -22,16 +22,17 @@ from kafkasim.settings.config import ConfigError
 LATENCY_MS = 1   # no jitter on the links: a gap between two sends is the backoff plus one RTT
 
 
-def _retry_gaps(version: str, seed: int = 1, **producer_kw) -> list[int]:
-    """Gaps between the resends of one batch refused NOT_ENOUGH_REPLICAS (min ISR 3, one of
-    three brokers down), less the round trip of each refused attempt."""
+def _retry_gaps(version: str, seed: int = 1, records: int = 1, **producer_kw) -> list[int]:
+    """Gaps between the resends of one batch of ``records`` records refused
+    NOT_ENOUGH_REPLICAS (min ISR 3, one of three brokers down), less the round trip of each
+    refused attempt."""
     c = Cluster(3, seed=seed, kafka_version=version, latency_ms=LATENCY_MS, jitter_ms=0)
     c.create_topic("t", 1, 3, config={"min.insync.replicas": 3})
     p = c.producer("p", acks="all", **producer_kw)
     c.run(500)
     c.crash(max(b for b in c.isr("t", 0) if b != c.leader("t", 0)))   # a follower
     c.run_until(lambda cl: len(cl.isr("t", 0)) == 2, 60_000)
-    r = p.send("t", "x")
+    r = p.send_many("t", [f"x{i}" for i in range(records)])[0]
     c.run(6000)
     assert r.status == "pending" and set(r.errors) == {"NOT_ENOUGH_REPLICAS"}, r
     sends = [row[0] for row in c.trace.rows
@@ -150,3 +151,19 @@ def test_retries_of_a_partition_go_one_request_at_a_time():
     new_leader = c.leader("t", 0)
     assert [r.offset for r in p.results.values()] == list(range(5))
     assert c.brokers[new_leader].logs[("t", 0)].log_end_offset == 5
+
+
+@pytest.mark.parametrize("version", ["4.3", "3.6", "2.1"])
+def test_a_full_batch_backs_off_too(version):
+    """RecordAccumulator.batchReady: a batch is ready when ``sendable && !backingOff``; being
+    full (``batch.isFull()``, here 10 records of 100 bytes in a batch.size of 1000) makes a
+    first attempt sendable before linger.ms, but never cuts a retry's backoff short (drain skips
+    a batch still backing off as well)."""
+    gaps = _retry_gaps(version, records=10, batch_size=1000, linger_ms=5)
+    if version == "4.3":
+        for attempt, gap in enumerate(gaps):
+            lo, hi = _expected_range(attempt, 100, 1000)
+            assert lo <= gap <= hi, (attempt, gap, gaps)
+        assert len(gaps) >= 6, gaps
+    else:
+        assert len(gaps) >= 20 and set(gaps) == {100}, gaps

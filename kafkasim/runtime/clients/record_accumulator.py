@@ -65,12 +65,15 @@ class RecordAccumulator:
 
     def time_left_ms(self, batch: ProducerBatch, now: int) -> int:
         """RecordAccumulator.batchReady's ``timeLeftMs``: 0 when the batch may be sent now, else
-        how long it still waits: ``linger.ms`` from its creation for a first attempt, the end
-        of its backoff for a retry (``retry_at_ms``), unless it is full (``batch.size``)."""
-        if len(batch.record_ids) * RECORD_SIZE >= self.batch_size:   # ProducerBatch.isFull
+        how long it still waits. A retry waits for the end of its backoff (``retry_at_ms``),
+        full or not: Kafka sends a batch when ``sendable && !backingOff``, and drain skips a
+        batch still backing off. A first attempt waits ``linger.ms`` from its creation, unless
+        it is full (``batch.size``: ProducerBatch.isFull)."""
+        if batch.attempts:
+            return batch.retry_at_ms - now if batch.retry_at_ms > now else 0
+        if len(batch.record_ids) * RECORD_SIZE >= self.batch_size:
             return 0
-        ready_at = batch.created_ms + self.linger_ms if batch.attempts == 0 else \
-            batch.retry_at_ms
+        ready_at = batch.created_ms + self.linger_ms
         return ready_at - now if ready_at > now else 0
 
     def ready(self, leaders: dict[TopicPartition, int], now: int) -> ReadyCheckResult:
