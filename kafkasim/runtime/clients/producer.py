@@ -77,9 +77,11 @@ class Producer:
         # (producer id, epoch, sequence) so the leader drops a retried duplicate
         self.producer_index = cluster.records.producer_index(client_id)
         self.producer_id = self.producer_index   # the transaction manager's producer id
+        # the sender's requests on the wire, by correlation id (Sender.in_flight)
+        self.in_flight: dict[int, list] = {}
         self.transaction_manager = TransactionManager(
             bool(self.config.get("enable.idempotence", False)) and self.acks == -1,
-            self.producer_id)
+            self.producer_id, self.in_flight)
         self.results = ProduceResults(cluster.records)
         self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}
@@ -87,16 +89,18 @@ class Producer:
         # .lastSeenLeaderEpochs): a KIP-951 current leader is taken only when newer
         self.leader_epochs: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
-        self.accumulator = RecordAccumulator(self.linger_ms, self.config["batch.size"])
+        self.retry_backoff = RetryBackoff.for_producer(cluster, client_id, self.config)
+        self.accumulator = RecordAccumulator(self.config["batch.size"], self.linger_ms,
+                                             self.retry_backoff,
+                                             self.config.get("delivery.timeout.ms"),
+                                             self.transaction_manager)
         self.batches = self.accumulator.batches   # (the same dict: the queues by partition)
-        self.sender = Sender(self, self.accumulator, self.transaction_manager)
-        self.in_flight = self.sender.in_flight   # (the same dict: the requests by correlation)
+        self.sender = Sender(self, self.accumulator, self.transaction_manager, self.in_flight)
         cluster.timeout_scheduler.timeouts_of(("client", client_id), self.in_flight,
                                               Producer._on_request_timeout)
         self.correlation = 0
         self.metadata = ProducerMetadata()
         self.sticky: dict[str, int] = {}
-        self.retry_backoff = RetryBackoff.for_producer(cluster, client_id, self.config)
         self._refresh_metadata()
 
     def __repr__(self) -> str:

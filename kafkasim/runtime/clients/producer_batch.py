@@ -39,6 +39,29 @@ class ProducerBatch:
         self.created_ms = created_ms
         self.produce_future = produce_future
 
+    @property
+    def topic_partition(self) -> tuple[str, int]:
+        """ProducerBatch.topicPartition: (topic, partition)."""
+        return self.tp
+
+    @property
+    def record_count(self) -> int:
+        """ProducerBatch.recordCount."""
+        return len(self.record_ids)
+
+    def drained(self) -> None:
+        """ProducerBatch.drained: taken from the accumulator to be sent, one more attempt (here
+        ``attempts`` counts sends: 1 for the first, as the record results show)."""
+        self.attempts += 1
+        self.produce_future.attempts = self.attempts
+
+    def set_producer_state(self, producer_id: int, epoch: int, base_sequence: int) -> None:
+        """ProducerBatch.setProducerState: an idempotent producer's id, epoch and first
+        sequence, given at the first drain and kept on retries (KIP-98)."""
+        self.producer_id = producer_id
+        self.epoch = epoch
+        self.base_seq = base_sequence
+
     def has_reached_delivery_timeout(self, delivery_timeout_ms: int, now: int) -> bool:
         """ProducerBatch.hasReachedDeliveryTimeout: ``delivery.timeout.ms`` since its creation."""
         return now - self.created_ms >= delivery_timeout_ms

@@ -97,17 +97,27 @@ class RetryBackoff(NamedTuple):
     rng: random.Random
 
     @classmethod
-    def for_producer(cls, cluster, client_id: str, config: dict) -> RetryBackoff:
-        """From 3.7 (KIP-580) ``retry.backoff.ms * 2^(attempts - 1)`` up to
-        ``retry.backoff.max.ms``, with 20 % jitter; before, ``retry.backoff.ms`` every time."""
-        initial = config["retry.backoff.ms"]
-        if cluster.rules.clients.exponential_retry_backoff:
-            exponential = ExponentialBackoff(initial, RETRY_BACKOFF_EXP_BASE,
-                                             config["retry.backoff.max.ms"],
-                                             RETRY_BACKOFF_JITTER)
+    def of(cls, retry_backoff_ms: int, retry_backoff_max_ms: int | None = None,
+           seed: str = "retry-backoff") -> RetryBackoff:
+        """KIP-580 (3.7+): ``retry_backoff_ms * 2^(attempts - 1)`` up to
+        ``retry_backoff_max_ms``, with 20 % jitter drawn from a generator seeded by ``seed``;
+        without a maximum (before 3.7), ``retry_backoff_ms`` every time."""
+        if retry_backoff_max_ms is None:
+            exponential = ExponentialBackoff(retry_backoff_ms, RETRY_BACKOFF_EXP_BASE,
+                                             retry_backoff_ms, 0.0)
         else:
-            exponential = ExponentialBackoff(initial, RETRY_BACKOFF_EXP_BASE, initial, 0.0)
-        return cls(exponential, random.Random(f"{cluster.engine.seed}:{client_id}:retry-backoff"))
+            exponential = ExponentialBackoff(retry_backoff_ms, RETRY_BACKOFF_EXP_BASE,
+                                             retry_backoff_max_ms, RETRY_BACKOFF_JITTER)
+        return cls(exponential, random.Random(seed))
+
+    @classmethod
+    def for_producer(cls, cluster, client_id: str, config: dict) -> RetryBackoff:
+        """The producer's: exponential from 3.7 (KIP-580), constant before; its jitter seeded
+        by the cluster's seed and the client id."""
+        exponential = cluster.rules.clients.exponential_retry_backoff
+        return cls.of(config["retry.backoff.ms"],
+                      config["retry.backoff.max.ms"] if exponential else None,
+                      f"{cluster.engine.seed}:{client_id}:retry-backoff")
 
     def backoff(self, attempts: int) -> int:
         """ms to wait before the retry after ``attempts + 1`` sends (the jitter is drawn once

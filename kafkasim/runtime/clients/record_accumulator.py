@@ -9,39 +9,62 @@ first batch of each partition led by a node it can send to. A retried batch goes
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkasim.runtime.clients.produce_result import NO_ERRORS, PENDING, ProduceRequestResult
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
+from kafkasim.runtime.clients.producer_metadata import RetryBackoff
+from kafkasim.runtime.clients.transaction_manager import TransactionManager
 
 TopicPartition = tuple[str, int]
 
 
 class ReadyCheckResult(NamedTuple):
     """RecordAccumulator.ReadyCheckResult: the leaders with a batch ready to send (in the order
-    the partitions were found, as a dict used as an ordered set), when the next batch that is
-    not ready yet will be (None: none waits) and whether a ready batch has no known leader."""
+    their partitions were found: a dict used as an ordered set), how long until the next batch
+    that is not ready yet will be (None: none waits) and the topics of ready batches whose
+    leader is unknown (in the order found)."""
 
     ready_nodes: dict[int, None]
-    next_ready_check_ms: int | None
-    unknown_leaders_exist: bool
+    next_ready_check_delay_ms: int | None
+    unknown_leader_topics: list[str]
 
 
 class RecordAccumulator:
-    """Per-partition queues of ``ProducerBatch``; the first batch of a queue is the next to go."""
+    """Per-partition queues of ``ProducerBatch``; the first batch of a queue is the next to go.
 
-    def __init__(self, linger_ms: int, batch_size: int) -> None:
-        self.linger_ms = linger_ms
+    Kafka's constructor's settings, in its order: ``batch.size``, ``linger.ms``, the retry
+    backoff (``retry_backoff``: a ``RetryBackoff``, by default KIP-580's over
+    ``retry.backoff.ms`` 100 and ``retry.backoff.max.ms`` 1000), ``delivery.timeout.ms``
+    (None: the 2.0-and-older producer, which has none) and the idempotent producer's
+    ``TransactionManager`` (None: not idempotent)."""
+
+    def __init__(self, batch_size: int = 16384, linger_ms: int = 0,
+                 retry_backoff: RetryBackoff | None = None,
+                 delivery_timeout_ms: int | None = 120_000,
+                 transaction_manager: TransactionManager | None = None) -> None:
         self.batch_size = batch_size
+        self.linger_ms = linger_ms
+        self.retry_backoff = retry_backoff if retry_backoff is not None else \
+            RetryBackoff.of(100, 1000)
+        self.delivery_timeout_ms = delivery_timeout_ms
+        tm = transaction_manager
+        self.transaction_manager = tm if tm is not None and tm.idempotent else None
         self.batches: dict[TopicPartition, list[ProducerBatch]] = {}
 
-    def append(self, tp: TopicPartition, first: int, end: int, now: int, runs: list) -> bool:
+    def get_deque(self, tp: TopicPartition) -> list[ProducerBatch] | None:
+        """RecordAccumulator.getDeque: the partition's queue (None before its first batch)."""
+        return self.batches.get(tp)
+
+    def append(self, tp: TopicPartition, first: int, end: int, now: int,
+               runs: list | None = None) -> bool:
         """RecordAccumulator.append of records ``first .. end - 1``: into the partition's last
         batch while it has room (``(records + 1) * RECORD_SIZE <= batch.size``; a retried batch
         takes no new records), then into new ones (a new batch takes at least one). Each piece
         is one run of ``runs`` (the records' FutureRecordMetadata: the batch's result and the
         index in it). True when it opened a batch."""
+        if runs is None:
+            runs = []
         queue = self.batches.setdefault(tp, [])
         cap = self.batch_size // RECORD_SIZE
         batch = queue[-1] if queue and queue[-1].attempts == 0 else None
@@ -80,30 +103,31 @@ class RecordAccumulator:
         """RecordAccumulator.ready: the leaders of the partitions whose first batch may be sent
         now, by the producer's metadata (``leaders``; -1: unknown)."""
         ready_nodes: dict[int, None] = {}
-        next_ready = None
-        unknown = False
+        next_delay = None
+        unknown: list[str] = []
         for tp, queue in self.batches.items():
             if not queue:
                 continue
             left = self.time_left_ms(queue[0], now)
             if left:
-                if next_ready is None or now + left < next_ready:
-                    next_ready = now + left
+                if next_delay is None or left < next_delay:
+                    next_delay = left
                 continue
             leader = leaders.get(tp, -1)
-            if leader < 0:
-                unknown = True
-            else:
+            if leader >= 0:
                 ready_nodes[leader] = None
-        return ReadyCheckResult(ready_nodes, next_ready, unknown)
+            elif tp[0] not in unknown:
+                unknown.append(tp[0])
+        return ReadyCheckResult(ready_nodes, next_delay, unknown)
 
-    def drain(self, leaders: dict[TopicPartition, int], nodes, now: int,
-              should_stop_drain: Callable[[ProducerBatch], bool]
+    def drain(self, leaders: dict[TopicPartition, int], nodes, now: int
               ) -> dict[int, dict[TopicPartition, ProducerBatch]]:
         """RecordAccumulator.drain: for each node of ``nodes`` (the ready ones the sender can
-        send to), the first sendable batch of each partition it leads, by node. A retry whose
-        partition has an earlier sequence on the wire stays (``should_stop_drain``:
-        shouldStopDrainBatchesForPartition)."""
+        send to), the first sendable batch of each partition it leads, by node, each counting
+        an attempt (``ProducerBatch.drained``). An idempotent producer's retry whose partition
+        has an earlier sequence on the wire stays (shouldStopDrainBatchesForPartition); a new
+        batch gets its producer id, epoch and first sequence here, as in Kafka's drain."""
+        tm = self.transaction_manager
         drained: dict[int, dict[TopicPartition, ProducerBatch]] = {}
         for tp, queue in self.batches.items():
             if not queue:
@@ -112,14 +136,22 @@ class RecordAccumulator:
             leader = leaders.get(tp, -1)
             if leader not in nodes or self.time_left_ms(batch, now):
                 continue
-            if batch.base_seq >= 0 and batch.attempts > 0 and should_stop_drain(batch):
-                continue
+            if tm is not None:
+                if batch.base_seq >= 0 and batch.attempts > 0 and tm.should_stop_drain(batch):
+                    continue
+                if batch.base_seq < 0:
+                    batch.set_producer_state(tm.producer_id, tm.producer_epoch,
+                                             tm.sequence_number(tp))
+                    tm.increment_sequence_number(tp, batch.record_count)
+            batch.drained()
             drained.setdefault(leader, {})[tp] = queue.pop(0)
         return drained
 
-    def reenqueue(self, batch: ProducerBatch) -> None:
-        """RecordAccumulator.reenqueue: a batch to retry goes back first in its queue; a
-        sequenced one in sequence order (insertInSequenceOrder), so retries keep it."""
+    def reenqueue(self, batch: ProducerBatch, now: int) -> None:
+        """RecordAccumulator.reenqueue: a batch to retry goes back first in its queue (a
+        sequenced one in sequence order: insertInSequenceOrder, so retries keep it), due when
+        its retry backoff ends (KIP-580 from 3.7: it grows with the batch's attempts)."""
+        batch.retry_at_ms = now + self.retry_backoff.backoff(batch.attempts - 1)
         queue = self.batches.setdefault(batch.tp, [])
         if batch.base_seq >= 0:
             i = 0
@@ -129,14 +161,15 @@ class RecordAccumulator:
         else:
             queue.insert(0, batch)
 
-    def expired_batches(self, delivery_timeout_ms: int | None, now: int) -> list[ProducerBatch]:
+    def expired_batches(self, now: int) -> list[ProducerBatch]:
         """RecordAccumulator.expiredBatches: take out the batches at the head of their queues
         that reached ``delivery.timeout.ms`` (none without one)."""
         expired: list[ProducerBatch] = []
-        if delivery_timeout_ms is None:
+        limit = self.delivery_timeout_ms
+        if limit is None:
             return expired
         for queue in self.batches.values():
-            while queue and queue[0].has_reached_delivery_timeout(delivery_timeout_ms, now):
+            while queue and queue[0].has_reached_delivery_timeout(limit, now):
                 expired.append(queue.pop(0))
         return expired
 

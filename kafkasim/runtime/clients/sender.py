@@ -42,7 +42,7 @@ class Sender:
     timeout (request.timeout.ms; deadline -1 without one), which TimeoutScheduler.fire_timeouts
     reads there."""
 
-    def __init__(self, producer, accumulator, transaction_manager) -> None:
+    def __init__(self, producer, accumulator, transaction_manager, in_flight: dict) -> None:
         self.producer = producer
         self.cluster = producer.cluster
         self.client_id = producer.client_id
@@ -58,7 +58,7 @@ class Sender:
         self.ack_timeout_ms = config.get("request.timeout.ms", config.get("timeout.ms", 30000))
         self.request_timeout_ms = config.get("request.timeout.ms")
         self.delivery_timeout_ms = config.get("delivery.timeout.ms")
-        self.in_flight: dict[int, list] = {}
+        self.in_flight = in_flight
         self.in_flight_per_broker: dict[int, int] = {}
         self.wakeup_ms = -1
         # when the sender wakes for RecordAccumulator.nextExpiryTimeMs: the oldest pending
@@ -121,18 +121,18 @@ class Sender:
         leaders = self.producer.leaders
         result = self.accumulator.ready(leaders, now)
         nodes, next_wake = self._sendable_nodes(result.ready_nodes, now)
-        if result.next_ready_check_ms is not None and (
-                next_wake is None or result.next_ready_check_ms < next_wake):
-            next_wake = result.next_ready_check_ms
+        delay = result.next_ready_check_delay_ms
+        if delay is not None and (next_wake is None or now + delay < next_wake):
+            next_wake = now + delay
         if nodes:
-            drained = self.accumulator.drain(leaders, nodes, now, self._should_stop_drain)
+            drained = self.accumulator.drain(leaders, nodes, now)
             for broker, batches in drained.items():
                 self.send_produce_request(broker, batches)
-        if result.unknown_leaders_exist:
+        if result.unknown_leader_topics:
             self.producer._refresh_metadata()
         if next_wake is not None:
             self.wakeup(next_wake - now)
-        for b in self.accumulator.expired_batches(self.delivery_timeout_ms, now):
+        for b in self.accumulator.expired_batches(now):
             self.fail_batch(b, E.DELIVERY_TIMEOUT)
 
     def _sendable_nodes(self, ready_nodes: dict[int, None], now: int
@@ -154,14 +154,11 @@ class Sender:
                 nodes[node] = None
         return nodes, next_wake
 
-    def _should_stop_drain(self, batch: ProducerBatch) -> bool:
-        return self.transaction_manager.should_stop_drain(self.producer, batch)
-
     def send_produce_request(self, broker: int, batches: dict[tuple[str, int], ProducerBatch]
                              ) -> None:
         """Sender.sendProduceRequest: one ProduceRequest to ``broker`` with the batches drained
-        for it; each counts an attempt, and an idempotent producer's new batch gets its first
-        sequence and producer epoch (kept on retries)."""
+        for it, timed out after ``request.timeout.ms`` unless answered (acks=0: done once on
+        the wire)."""
         producer = self.producer
         corr = producer.correlation = producer.correlation + 1
         partitions = [self._batch_header(b) for b in batches.values()]
@@ -184,19 +181,9 @@ class Sender:
         self.in_flight_per_broker[broker] = self.in_flight_per_broker.get(broker, 0) + 1
 
     def _batch_header(self, b: ProducerBatch) -> tuple:
-        """One more attempt of ``b``, and its partition's entry of the request: (topic,
-        partition, record ids, sizes, producer id, epoch, base sequence), the last three -1
-        unless the producer is idempotent (KIP-98)."""
-        attempts = b.attempts = b.attempts + 1
-        b.produce_future.attempts = attempts
-        tm = self.transaction_manager
-        if b.base_seq < 0 and tm.idempotent:
-            # the batch's first sequence and producer epoch, assigned once (retries keep them:
-            # RecordAccumulator.drain)
-            b.base_seq = tm.next_seq.get(b.tp, 0)
-            b.epoch = tm.producer_epoch
-            b.producer_id = tm.producer_id
-            tm.next_seq[b.tp] = b.base_seq + len(b.record_ids)
+        """The partition's entry of the request for batch ``b``: (topic, partition, record ids,
+        sizes, producer id, epoch, base sequence), the last three -1 unless the producer is
+        idempotent (KIP-98)."""
         topic, partition = b.tp
         sticky = self.producer.sticky
         if topic in sticky:   # KIP-480: the next batch of the topic goes to the next partition
@@ -311,16 +298,15 @@ class Sender:
 
     def reenqueue_batch(self, b: ProducerBatch, err: str) -> None:
         """Sender.reenqueueBatch: back to the accumulator, due at the end of its retry backoff
-        (KIP-580 from 3.7: ``RetryBackoff``); an error saying the metadata is stale
+        (``RecordAccumulator.reenqueue``); an error saying the metadata is stale
         (InvalidMetadataException) forgets the leader and asks for new metadata."""
         producer = self.producer
-        backoff = producer.retry_backoff.backoff(b.attempts - 1)
-        b.retry_at_ms = self.cluster.engine.now + backoff
-        self.accumulator.reenqueue(b)
+        now = self.cluster.engine.now
+        self.accumulator.reenqueue(b, now)
         if err in INVALID_METADATA:
             producer.leaders[b.tp] = -1
             producer._refresh_metadata()
-        self.wakeup(backoff)
+        self.wakeup(b.retry_at_ms - now)
 
     def fail_batch(self, b: ProducerBatch, err: str) -> None:
         """Sender.failBatch: the batch fails with ``err``; a sequenced one leaves a gap, so the

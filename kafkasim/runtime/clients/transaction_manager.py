@@ -12,9 +12,9 @@ from kafkasim.runtime.clients.produce_result import PENDING
 from kafkasim.runtime.clients.producer_batch import ProducerBatch
 
 
-def _on_the_wire(producer, tp: tuple[str, int]):
-    """The batches of ``tp`` in the producer's requests in flight."""
-    return (entry[3][tp] for entry in producer.in_flight.values() if tp in entry[3])
+def _on_the_wire(in_flight: dict, tp: tuple[str, int]):
+    """The batches of ``tp`` in the requests in flight (``Sender.in_flight``)."""
+    return (entry[3][tp] for entry in in_flight.values() if tp in entry[3])
 
 
 def _precedes(x: ProducerBatch, b: ProducerBatch) -> bool:
@@ -26,14 +26,26 @@ def _precedes(x: ProducerBatch, b: ProducerBatch) -> bool:
 class TransactionManager:
     """What Kafka's TransactionManager keeps for an idempotent producer (KIP-98): its producer
     id and epoch and the next sequence number of each partition; ``bump_epoch`` starts a new
-    epoch after a sequenced batch failed for good (KIP-360)."""
+    epoch after a sequenced batch failed for good (KIP-360). ``in_flight`` is the sender's
+    map of requests on the wire (correlation id -> [deadline, timeout id, broker, {tp: batch}]),
+    where Kafka's TransactionManager keeps its own in-flight batches by partition."""
 
-    def __init__(self, idempotent: bool, producer_id: int) -> None:
+    def __init__(self, idempotent: bool, producer_id: int, in_flight: dict | None = None
+                 ) -> None:
         self.idempotent = idempotent
         # the id InitProducerId would hand out: one per producer client, stable for its life
         self.producer_id = producer_id
         self.producer_epoch = 0
         self.next_seq: dict[tuple[str, int], int] = {}
+        self.in_flight = in_flight if in_flight is not None else {}
+
+    def sequence_number(self, tp: tuple[str, int]) -> int:
+        """TransactionManager.sequenceNumber: the partition's next sequence."""
+        return self.next_seq.get(tp, 0)
+
+    def increment_sequence_number(self, tp: tuple[str, int], increment: int) -> None:
+        """TransactionManager.incrementSequenceNumber: ``increment`` records got sequences."""
+        self.next_seq[tp] = self.next_seq.get(tp, 0) + increment
 
     def bump_epoch(self) -> None:
         """A sequenced batch failed for good: start a new producer epoch with sequences from 0
@@ -55,16 +67,16 @@ class TransactionManager:
         ``b``'s partition with an earlier sequence of the same producer id and epoch is still
         unanswered (in flight or queued) at ``producer``."""
         queued = producer.batches.get(b.tp, ())
-        return not any(_precedes(x, b) for x in chain(queued, _on_the_wire(producer, b.tp)))
+        return not any(_precedes(x, b) for x in chain(queued, _on_the_wire(self.in_flight, b.tp)))
 
-    def should_stop_drain(self, producer, first: ProducerBatch) -> bool:
+    def should_stop_drain(self, first: ProducerBatch) -> bool:
         """RecordAccumulator.shouldStopDrainBatchesForPartition's sequence test (1.0+, KAFKA-5494):
         a queue's first batch that already has a sequence is a retry, and it is drained only if
         it is the first in-flight sequence of its partition: no batch of the partition with an
         earlier sequence (same producer id and epoch) is on the wire. Retries of a partition so
         go one request at a time, in sequence order. (0.11 allowed idempotence only with
         max.in.flight.requests.per.connection 1, which has the same effect.)"""
-        return any(_precedes(x, first) for x in _on_the_wire(producer, first.tp))
+        return any(_precedes(x, first) for x in _on_the_wire(self.in_flight, first.tp))
 
     def can_retry(self, producer, b: ProducerBatch) -> bool:
         """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER (OutOfOrderSequenceException
@@ -101,8 +113,8 @@ class TransactionManager:
         at their next new batch."""
         self.bump_epoch()
         tp = b.tp
-        pending = [b] + [x for x in producer.batches.get(tp, ()) if x.base_seq >= 0] + [
-            entry[3][tp] for entry in producer.in_flight.values() if tp in entry[3]]
+        pending = [b] + [x for x in producer.batches.get(tp, ()) if x.base_seq >= 0] + list(
+            _on_the_wire(self.in_flight, tp))
         seq = 0
         for x in sorted({id(x): x for x in pending}.values(), key=lambda x: x.base_seq):
             if x.produce_future.status != PENDING:
