@@ -97,6 +97,7 @@ def test_registries_hold_every_required_key():
         "delivery.timeout.ms",
         "retry.backoff.ms",
         "retry.backoff.max.ms",
+        "metadata.max.age.ms",
         "enable.idempotence",
         "client.id",
     ):

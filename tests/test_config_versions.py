@@ -110,6 +110,7 @@ VERSION_TABLE = [
     ("producer", "delivery.timeout.ms", "2.1", None),           # KIP-91
     ("producer", "retry.backoff.ms", None, None),
     ("producer", "retry.backoff.max.ms", "3.7", None),          # KIP-580
+    ("producer", "metadata.max.age.ms", None, None),            # [CC@0.8.2]
     ("producer", "enable.idempotence", "0.11.0", None),         # KIP-98
     ("producer", "client.id", None, None),
     # consumer (ConsumerConfig); 4.0 removed no consumer key kafkasim models

@@ -811,6 +811,12 @@ PRODUCER: dict[str, ConfigDef] = dict(
             unit="ms", valid=_AT_LEAST_0, since="3.7", change_ref="KIP-580",
         ),
         _cfg(
+            "metadata.max.age.ms", "long", 300000,
+            "Refresh the metadata this long after the last update even if no error asked for "
+            "it, to learn of new leaders.",
+            unit="ms", valid=_AT_LEAST_0,
+        ),
+        _cfg(
             "enable.idempotence", "boolean", by_version(("0.11.0", False), ("3.0", True)),
             "Producer ids and sequence numbers prevent duplicates on retry (KIP-98, KIP-679).",
             since="0.11.0", change_ref="KIP-98",

@@ -11,7 +11,8 @@ before 3.7, and from 3.7 (KIP-580) that doubled at each attempt up to ``retry.ba
 with 20 % jitter (``RetryBackoff``). An idempotent producer's ids and sequence numbers are its
 ``TransactionManager``'s (``transaction_manager``). NOT_LEADER_OR_FOLLOWER also refreshes
 metadata, at most once per refresh backoff (``ProducerMetadata``: Metadata.timeToAllowUpdate),
-which from 3.7 grows the same way. This module keeps KafkaProducer's public calls, the
+which from 3.7 grows the same way; with no error, the metadata is refreshed
+``metadata.max.age.ms`` after the last update. This module keeps KafkaProducer's public calls, the
 partitioner and the metadata updates (NetworkClient's DefaultMetadataUpdater).
 """
 
@@ -99,7 +100,7 @@ class Producer:
         cluster.timeout_scheduler.timeouts_of(("client", client_id), self.in_flight,
                                               Producer._on_request_timeout)
         self.correlation = 0
-        self.metadata = ProducerMetadata()
+        self.metadata = ProducerMetadata(self.config["metadata.max.age.ms"])
         self.sticky: dict[str, int] = {}
         self._refresh_metadata()
 
@@ -275,7 +276,32 @@ class Producer:
             self.leaders[(topic, partition)] = leader if err == E.NONE else -1
             self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
         self.partition_counts.update(counts)
+        self._arm_metadata_max_age()
         self._run_sender()
+
+    def _arm_metadata_max_age(self) -> None:
+        """Wake the sender when ``metadata.max.age.ms`` has passed since the last successful
+        update (NetworkClient's poll timeout is at most Metadata.timeToNextUpdate), unless a
+        wake-up for it is set already."""
+        md = self.metadata
+        if md.expiry_wakeup_ms >= 0:
+            return
+        md.expiry_wakeup_ms = md.last_successful_refresh_ms + md.metadata_expire_ms
+        self._schedule(md.time_to_expire(self.cluster.engine.now),
+                       Producer._timer_metadata_max_age, md.expiry_wakeup_ms)
+
+    def _timer_metadata_max_age(self, when: int) -> None:
+        """The metadata is ``metadata.max.age.ms`` old: DefaultMetadataUpdater.maybeUpdate
+        asks for an update (within the refresh backoff) even though no error asked for it. If
+        an update succeeded since the wake-up was set, it waits for that one's age instead."""
+        md = self.metadata
+        if when != md.expiry_wakeup_ms:
+            return
+        md.expiry_wakeup_ms = -1
+        if md.time_to_expire(self.cluster.engine.now) > 0:
+            self._arm_metadata_max_age()
+        else:
+            self._refresh_metadata()
 
     # -- the sender's timers and answers (the Sender does the work) ----------------------------
     _run_sender = sender_module._run_sender   # the sender's wake-up: send_producer_data(when)

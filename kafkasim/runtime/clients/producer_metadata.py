@@ -12,8 +12,7 @@ from typing import NamedTuple
 
 from kafkasim.runtime.network_client import ExponentialBackoff
 
-#: ProducerConfig metadata.max.age.ms's default (not a declared producer config here: the
-#: producer refreshes on demand only)
+#: ProducerConfig metadata.max.age.ms's default
 METADATA_MAX_AGE_MS = 300_000
 #: CommonClientConfigs.RETRY_BACKOFF_EXP_BASE and RETRY_BACKOFF_JITTER (KIP-580, 3.7)
 RETRY_BACKOFF_EXP_BASE = 2
@@ -35,12 +34,20 @@ class ProducerMetadata:
     updates that failed since the last success (``attempts``), and the responses in a row that
     brought no new or newer leader epoch (``equivalent_responses``, Metadata
     .equivalentResponseCount: a refresh asked for because of stale metadata that brings
-    nothing new backs off further). ``last_seen_epochs`` is Metadata.lastSeenLeaderEpochs."""
+    nothing new backs off further). ``last_seen_epochs`` is Metadata.lastSeenLeaderEpochs.
+
+    ``metadata_expire_ms`` (``metadata.max.age.ms``, Metadata.metadataExpireMs): an update is
+    due this long after the last successful one even if nothing asked for it
+    (Metadata.timeToNextUpdate's ``timeToExpire``); ``expiry_wakeup_ms`` is when the sender
+    wakes for it (-1: no wake-up set)."""
 
     __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms", "attempts",
-                 "equivalent_responses", "last_successful_refresh_ms", "last_seen_epochs")
+                 "equivalent_responses", "last_successful_refresh_ms", "last_seen_epochs",
+                 "metadata_expire_ms", "expiry_wakeup_ms")
 
-    def __init__(self) -> None:
+    def __init__(self, metadata_expire_ms: int = METADATA_MAX_AGE_MS) -> None:
+        self.metadata_expire_ms = metadata_expire_ms
+        self.expiry_wakeup_ms = -1
         self.in_flight = -1
         self.last_refresh_ms = -1
         self.retry_at_ms = -1
@@ -55,11 +62,17 @@ class ProducerMetadata:
             return 0
         for_attempts = self.last_refresh_ms + backoff.backoff(max(self.attempts - 1, 0)) - now
         # an update due by metadata.max.age.ms starts the count of equivalent responses over
-        if self.last_successful_refresh_ms + METADATA_MAX_AGE_MS <= now:
+        if self.last_successful_refresh_ms + self.metadata_expire_ms <= now:
             self.equivalent_responses = 0
         n = self.equivalent_responses
         for_equivalent = self.last_refresh_ms + (backoff.backoff(n - 1) if n > 0 else 0) - now
         return max(for_attempts, for_equivalent, 0)
+
+    def time_to_expire(self, now: int) -> int:
+        """Metadata.timeToNextUpdate's ``timeToExpire`` (no update requested): ms until
+        ``metadata.max.age.ms`` has passed since the last successful update (0: due now)."""
+        due = self.last_successful_refresh_ms + self.metadata_expire_ms
+        return due - now if due > now else 0
 
     def failed_update(self, now: int) -> None:
         """Metadata.failedUpdate: the request failed or timed out."""
