@@ -345,6 +345,23 @@ class Consumer:
         validation.check_poll(timeout_ms, max_records)
         if not self.assignment:
             raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
+        self._update_fetch_positions(timeout_ms)
+        epochs_before = dict(self.position_epochs)
+        start = len(self.consumed)
+        deadline = self.cluster.now + timeout_ms
+        for _round in range(2):  # a redirect to a preferred read replica costs one round
+            redirects = len(self.preferred)
+            self._send_fetches()
+            self._await(max(0, deadline - self.cluster.now))
+            if len(self.consumed) > start or len(self.preferred) <= redirects:
+                break
+        limit = max_records if max_records is not None else self.config["max.poll.records"]
+        return self._collect_fetch(start, limit, epochs_before)
+
+    def _update_fetch_positions(self, timeout_ms: int) -> None:
+        """KafkaConsumer.updateFetchPositions: metadata for partitions without a known leader,
+        positions validated (KIP-320, 2.3+), then a position for each partition without one
+        (refreshCommittedOffsetsIfNeeded, resetPositionsIfNeeded)."""
         if any(self._leader_for(tp) < 0 for tp in self.assignment):
             self._refresh_metadata(timeout_ms)
         validate = self.cluster.rules.clients.consumer_validates_position
@@ -354,54 +371,69 @@ class Consumer:
             # KafkaConsumer.poll loops updateFetchPositions until the timeout: a committed
             # position awaiting validation is validated before it is fetched from
             self._validate_positions(timeout_ms)
+
+    def _send_fetches(self) -> None:
+        """Fetcher.sendFetches: one FetchRequest per broker fetched from (the leader, or a
+        preferred read replica under KIP-392) for the partitions with a position that is not
+        awaiting validation, skipping a broker in its reconnect backoff."""
         cfg = self.config
-        epochs_before = dict(self.position_epochs)
-        start = len(self.consumed)
-        deadline = self.cluster.now + timeout_ms
-        for _round in range(2):  # a redirect to a preferred read replica costs one round
-            redirects = len(self.preferred)
-            by_target: dict[int, list[FetchPartition]] = {}
-            for tp in self.assignment:
-                target = self._fetch_target(tp)
-                if target < 0 or tp not in self.positions or tp in self.awaiting_validation \
-                        or self.cluster.transport.is_unavailable(self.client_id, target):
-                    continue   # (Fetcher: "awaiting reconnect backoff")
-                # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
-                current_epoch = self.position_leaders.get(tp, (-1, -1))[1] if validate else -1
-                by_target.setdefault(target, []).append(FetchPartition(
-                    tp[0], tp[1], self.positions[tp], current_epoch, -1, -1,
-                    cfg["max.partition.fetch.bytes"]))
-            for target, parts in by_target.items():
-                self._send(target, FetchRequest(
-                    self._next_corr(), -1, cfg["fetch.max.wait.ms"], cfg["fetch.min.bytes"],
-                    cfg["fetch.max.bytes"], tuple(parts), cfg["isolation.level"],
-                    cfg.get("client.rack") or ""), "fetch")
-            self._await(max(0, deadline - self.cluster.now))
-            if len(self.consumed) > start or len(self.preferred) <= redirects:
-                break
-        limit = max_records if max_records is not None else cfg["max.poll.records"]
+        for target, parts in self._prepare_fetch_requests().items():
+            self._send(target, FetchRequest(
+                self._next_corr(), CONSUMER_REPLICA_ID, cfg["fetch.max.wait.ms"],
+                cfg["fetch.min.bytes"], cfg["fetch.max.bytes"], tuple(parts),
+                cfg["isolation.level"], cfg.get("client.rack") or ""), "fetch")
+
+    def _prepare_fetch_requests(self) -> dict[int, list[FetchPartition]]:
+        """AbstractFetch.prepareFetchRequests: the fetchable partitions by broker."""
+        validate = self.cluster.rules.clients.consumer_validates_position
+        by_target: dict[int, list[FetchPartition]] = {}
+        for tp in self.assignment:
+            target = self._fetch_target(tp)
+            if target < 0 or tp not in self.positions or tp in self.awaiting_validation \
+                    or self.cluster.transport.is_unavailable(self.client_id, target):
+                continue   # (Fetcher: "awaiting reconnect backoff")
+            # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
+            current_epoch = self.position_leaders.get(tp, (-1, -1))[1] if validate else -1
+            by_target.setdefault(target, []).append(FetchPartition(
+                tp[0], tp[1], self.positions[tp], current_epoch, -1, -1,
+                self.config["max.partition.fetch.bytes"]))
+        return by_target
+
+    def _collect_fetch(self, start: int, limit: int, epochs_before: dict) -> list[ConsumerRecord]:
+        """FetchCollector.collectFetch: the records fetched by this poll, at most ``limit``
+        (``max.poll.records``); the rest is fetched again next time: each position goes back
+        to the first record not handed out."""
         new = self.consumed[start:]
-        if len(new) > limit:
-            # hand back at most max.poll.records; the rest is fetched again next time
-            for r in new[limit:]:
-                tp = (r.topic, r.partition)
-                if r.offset < self.positions[tp]:
-                    self.positions[tp] = r.offset
-                    self.position_epochs[tp] = epochs_before.get(tp)
-            for r in new[:limit]:
-                tp = (r.topic, r.partition)
-                if self.positions[tp] == r.offset + 1:
-                    self.position_epochs[tp] = r.leader_epoch
-            del self.consumed[start + limit:]
-            new = new[:limit]
-        return new
+        if len(new) <= limit:
+            return new
+        for r in new[limit:]:
+            tp = (r.topic, r.partition)
+            if r.offset < self.positions[tp]:
+                self.positions[tp] = r.offset
+                self.position_epochs[tp] = epochs_before.get(tp)
+        for r in new[:limit]:
+            tp = (r.topic, r.partition)
+            if self.positions[tp] == r.offset + 1:
+                self.position_epochs[tp] = r.leader_epoch
+        del self.consumed[start + limit:]
+        return new[:limit]
 
     def _init_positions(self, timeout_ms: int) -> bool:
         """Positions for partitions without one: the committed offset (refreshCommittedOffsets
-        IfNeeded), else auto.offset.reset. True if a committed position awaits validation."""
+        IfNeeded), else auto.offset.reset (resetPositionsIfNeeded). True if a committed position
+        awaits validation."""
         missing = [tp for tp in self.assignment if tp not in self.positions]
         if not missing:
             return False
+        reset, to_validate = self._refresh_committed_offsets(missing)
+        if reset:
+            self._reset_positions(reset, timeout_ms)
+        return to_validate
+
+    def _refresh_committed_offsets(self, missing: list) -> tuple[list, bool]:
+        """ConsumerCoordinator.refreshCommittedOffsetsIfNeeded: each partition of ``missing``
+        with a committed offset resumes from it (with its epoch, awaiting validation, 2.3+);
+        returns the partitions left to reset and whether one awaits validation."""
         reset = []
         to_validate = False
         for tp in missing:
@@ -414,8 +446,13 @@ class Consumer:
                 to_validate = to_validate or tp in self.awaiting_validation
             else:
                 self._set_position(tp, committed.offset)   # before 2.3: no FetchPosition epoch
+        return reset, to_validate
+
+    def _reset_positions(self, reset: list, timeout_ms: int) -> None:
+        """OffsetFetcher.resetPositionsIfNeeded: ListOffsets (earliest or latest, by
+        ``auto.offset.reset``) to each leader; with the policy "none", an exception instead."""
         policy = self.config["auto.offset.reset"]
-        if reset and policy == "none":
+        if policy == "none":
             out_of_range = [tp for tp in reset if tp in self._truncated_at]
             if out_of_range:
                 # Fetcher: OFFSET_OUT_OF_RANGE without a reset policy
@@ -435,7 +472,6 @@ class Consumer:
                        "list_offsets")
         if by_leader:
             self._await(timeout_ms)
-        return to_validate
 
     def commit(self, timeout_ms: int = 5000) -> dict[tuple[str, int], int]:
         """commitSync: store the current positions as the group's committed offsets."""
