@@ -242,3 +242,28 @@ def test_must_not_retry_out_of_order_sequence_for_next_batch(version):
     assert r2.status == "acked" and not r2.errors
     assert [v for _, _, v in c.log_records(1, "t")] == ["a", "b", "f"]
     assert tuple(c.log(1, "t", 0).producer_batches[-1])[2:] == (p.producer_id, 0, 0)
+
+
+def test_new_batches_do_not_overtake_the_old_epoch_after_a_bump():
+    """Fault schedule kraft:110 (tests/test_fault_properties.py): batches fail, the producer
+    bumps its epoch, and batches of the old epoch are still on the wire. Before the drain held
+    new batches back (shouldStopDrainBatchesForPartition, 2.5+), the new epoch's batches were
+    written first and 163 records of the old epoch failed INVALID_PRODUCER_EPOCH."""
+    import test_fault_properties as fp
+
+    made = []
+
+    class Recorded(fp.Cluster):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            made.append(self)
+
+    real = fp.Cluster
+    fp.Cluster = Recorded
+    try:
+        outcome = fp.run_schedule(fp.generate(110, "kraft"), every_event=False)
+    finally:
+        fp.Cluster = real
+    failed = [row[5][2] for row in made[-1].trace.rows
+              if row[1] == "produce_result" and row[5][1] == "failed"]
+    assert outcome.ok and failed and "INVALID_PRODUCER_EPOCH" not in failed, failed

@@ -237,3 +237,27 @@ def test_a_retry_waits_for_an_earlier_sequence_on_the_wire(earlier_answered):
         first.done("acked", None, 0, 1)
     drained = accum.drain(LEADERS, {NODE1: None}, 100)
     assert (drained == {}) is not earlier_answered
+
+
+def test_a_new_batch_waits_while_a_batch_of_the_old_epoch_is_on_the_wire():
+    """shouldStopDrainBatchesForPartition (2.5+, KIP-360): after an epoch bump, a new batch
+    (sequence 0 of the new epoch) is not drained while a batch of the partition with the old
+    epoch is still on the wire: written first, it would fence that batch
+    (INVALID_PRODUCER_EPOCH). Other partitions are not held."""
+    in_flight: dict[int, list] = {}
+    tm = TransactionManager(True, producer_id=7, in_flight=in_flight)
+    accum = RecordAccumulator(BATCH_SIZE, linger_ms=0, retry_backoff=RetryBackoff.of(100),
+                              transaction_manager=tm)
+    append = Appender(accum)
+    append(TP1, 1, 0)
+    old = accum.drain(LEADERS, {NODE1: None}, 0)[NODE1][TP1]
+    in_flight[1] = [-1, -1, NODE1, {TP1: old}]
+    tm.bump_epoch()   # another batch failed for good
+    append(TP1, 1, 0)
+    append(TP2, 1, 0)
+    drained = accum.drain(LEADERS, {NODE1: None}, 0)
+    assert list(drained[NODE1]) == [TP2], "tp1's new batch waits for the old epoch's"
+    assert (drained[NODE1][TP2].epoch, drained[NODE1][TP2].base_seq) == (1, 0)
+    old.done("acked", None, 0, 1)
+    new = accum.drain(LEADERS, {NODE1: None}, 1)[NODE1][TP1]
+    assert (new.producer_id, new.epoch, new.base_seq) == (7, 1, 0)

@@ -124,9 +124,10 @@ class RecordAccumulator:
               ) -> dict[int, dict[TopicPartition, ProducerBatch]]:
         """RecordAccumulator.drain: for each node of ``nodes`` (the ready ones the sender can
         send to), the first sendable batch of each partition it leads, by node, each counting
-        an attempt (``ProducerBatch.drained``). An idempotent producer's retry whose partition
-        has an earlier sequence on the wire stays (shouldStopDrainBatchesForPartition); a new
-        batch gets its producer id, epoch and first sequence here, as in Kafka's drain."""
+        an attempt (``ProducerBatch.drained``). An idempotent producer's batch stays when
+        ``TransactionManager.should_stop_drain`` says so (shouldStopDrainBatchesForPartition: a
+        retry behind an earlier sequence on the wire, a new batch behind another epoch's); a
+        new batch gets its producer id, epoch and first sequence here, as in Kafka's drain."""
         tm = self.transaction_manager
         drained: dict[int, dict[TopicPartition, ProducerBatch]] = {}
         for tp, queue in self.batches.items():
@@ -137,7 +138,7 @@ class RecordAccumulator:
             if leader not in nodes or self.time_left_ms(batch, now):
                 continue
             if tm is not None:
-                if batch.base_seq >= 0 and batch.attempts > 0 and tm.should_stop_drain(batch):
+                if tm.should_stop_drain(batch):
                     continue
                 if batch.base_seq < 0:
                     batch.set_producer_state(tm.producer_id, tm.producer_epoch,

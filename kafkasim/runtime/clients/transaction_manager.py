@@ -70,13 +70,27 @@ class TransactionManager:
         return not any(_precedes(x, b) for x in chain(queued, _on_the_wire(self.in_flight, b.tp)))
 
     def should_stop_drain(self, first: ProducerBatch) -> bool:
-        """RecordAccumulator.shouldStopDrainBatchesForPartition's sequence test (1.0+, KAFKA-5494):
-        a queue's first batch that already has a sequence is a retry, and it is drained only if
-        it is the first in-flight sequence of its partition: no batch of the partition with an
-        earlier sequence (same producer id and epoch) is on the wire. Retries of a partition so
-        go one request at a time, in sequence order. (0.11 allowed idempotence only with
-        max.in.flight.requests.per.connection 1, which has the same effect.)"""
+        """RecordAccumulator.shouldStopDrainBatchesForPartition, for the first batch of a
+        partition's queue:
+        - a new batch (no sequence yet) waits while a batch of the partition with another
+          producer id or epoch is still on the wire (hasInflightBatches &&
+          hasStaleProducerIdAndEpoch, 2.5+ with KIP-360's epoch bump): a batch of the new epoch,
+          from sequence 0, must not overtake them;
+        - a retry (it has a sequence) is drained only if it is the first in-flight sequence of
+          its partition: no batch of the partition with an earlier sequence (same producer id
+          and epoch) is on the wire (firstInFlightSequence, 1.0+, KAFKA-5494). Retries of a
+          partition so go one request at a time, in sequence order. (0.11 allowed idempotence
+          only with max.in.flight.requests.per.connection 1, which has the same effect.)"""
+        if first.base_seq < 0:
+            return self.has_stale_producer_id_and_epoch(first.tp)
         return any(_precedes(x, first) for x in _on_the_wire(self.in_flight, first.tp))
+
+    def has_stale_producer_id_and_epoch(self, tp: tuple[str, int]) -> bool:
+        """TransactionManager.hasInflightBatches and hasStaleProducerIdAndEpoch: an unanswered
+        batch of ``tp`` on the wire carries another producer id or epoch than the current."""
+        current = (self.producer_id, self.producer_epoch)
+        return any(x.produce_future.status == PENDING and (x.producer_id, x.epoch) != current
+                   for x in _on_the_wire(self.in_flight, tp))
 
     def can_retry(self, producer, b: ProducerBatch) -> bool:
         """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER (OutOfOrderSequenceException
