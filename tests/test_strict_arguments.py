@@ -60,6 +60,10 @@ def test_cluster_arguments_named(kwargs, match):
                                 r"takes a broker id: \[1, 2, 3\]"),
     (lambda c: c.slow(3001, 5), r"slow\(broker\): 3001 is a KRaft controller node"),
     (lambda c: c.pause(None, 5), r"pause\(broker\): a broker or controller node id is an int"),
+    # found by scripts/fuzz.py --seed 20261207 (case 2466): a list was looked up as a dict key
+    (lambda c: c.log([1], "t"), r"log\(broker\): a broker id is an int, got \[1\] \(list\)"),
+    (lambda c: c.log("2", "t"), r"log\(broker\): .*got '2' \(str\); did you mean 2\?"),
+    (lambda c: c.log(3000, "t"), r"log\(broker\): 3000 is a KRaft controller node"),
     (lambda c: c.run_until(5), r"run_until\(condition\) must be a function of the cluster, "
                                r"got 5 \(int\)"),
     (lambda c: c.run_until(lambda c: False, 10, check=3), r"run_until\(check\) must be a func"),

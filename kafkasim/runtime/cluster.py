@@ -334,6 +334,7 @@ class Cluster:
         A replica whose broker has not received its first LeaderAndIsr yet has no log on disk
         (Kafka creates it then: ReplicaManager.becomeLeaderOrFollower); this returns an empty
         log in its place (LEO 0, HW 0), not attached to the broker."""
+        validation.check_fault_node(self, broker, "log(broker)", controllers=False)
         self.topics.check_partition(topic, partition)
         log = known_broker(self.brokers, broker).logs.get((topic, partition))
         if log is None:

@@ -35,7 +35,11 @@ NO_SUCH_TIME = -1
 
 
 def known_broker(brokers: dict, broker_id: int):
-    """The Broker ``broker_id`` of ``brokers``; ClusterError naming the known ids otherwise."""
+    """The Broker ``broker_id`` of ``brokers``; ClusterError naming the known ids otherwise
+    (a list, a bool or any other non-int is refused as such, not looked up)."""
+    if not isinstance(broker_id, int) or isinstance(broker_id, bool):
+        raise ClusterError(f"a broker id is an int, got {broker_id!r} "
+                           f"({type(broker_id).__name__}); brokers are {sorted(brokers)}")
     b = brokers.get(broker_id)
     if b is None:
         raise ClusterError(f"Unknown broker {broker_id}; brokers are {sorted(brokers)}")
