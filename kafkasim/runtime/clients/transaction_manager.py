@@ -38,6 +38,9 @@ class TransactionManager:
         self.producer_epoch = 0
         self.next_seq: dict[tuple[str, int], int] = {}
         self.in_flight = in_flight if in_flight is not None else {}
+        # producer ids and epochs this producer has had besides the first (bumps and resets):
+        # while 0, no batch can carry a stale one
+        self.changes = 0
 
     def sequence_number(self, tp: tuple[str, int]) -> int:
         """TransactionManager.sequenceNumber: the partition's next sequence."""
@@ -52,6 +55,7 @@ class TransactionManager:
         (KIP-360), so the gap it leaves is not an OUT_OF_ORDER_SEQUENCE_NUMBER forever."""
         if self.idempotent:
             self.producer_epoch += 1
+            self.changes += 1
             self.next_seq.clear()
 
     def reset_producer_id(self, new_id: int) -> None:
@@ -60,6 +64,7 @@ class TransactionManager:
         sequence number and gets a new id (InitProducerId; ``new_id`` here), epoch 0."""
         self.producer_id = new_id
         self.producer_epoch = 0
+        self.changes += 1
         self.next_seq.clear()
 
     def is_next_sequence(self, producer, b: ProducerBatch) -> bool:
@@ -87,7 +92,10 @@ class TransactionManager:
 
     def has_stale_producer_id_and_epoch(self, tp: tuple[str, int]) -> bool:
         """TransactionManager.hasInflightBatches and hasStaleProducerIdAndEpoch: an unanswered
-        batch of ``tp`` on the wire carries another producer id or epoch than the current."""
+        batch of ``tp`` on the wire carries another producer id or epoch than the current (none
+        can while the producer has had only its first id and epoch)."""
+        if not self.changes:
+            return False
         current = (self.producer_id, self.producer_epoch)
         return any(x.produce_future.status == PENDING and (x.producer_id, x.epoch) != current
                    for x in _on_the_wire(self.in_flight, tp))
