@@ -19,14 +19,15 @@ class ProducerBatch:
     """Kafka's ProducerBatch: its records (each counts ``RECORD_SIZE`` bytes) and what
     the sender needs. A new batch (RecordAccumulator.append's ``new ProducerBatch``) sets its
     partition, records, creation time and result; the other fields keep their class defaults
-    until the sender sets them."""
+    until the drain (attempts, the idempotent producer's id, epoch and sequence) or
+    ``reenqueue`` (a retry's due time) sets them."""
 
     tp: tuple[str, int]
     record_ids: list[int]
     created_ms: int
     attempts: int = 0
     retry_at_ms: int = 0
-    base_seq: int = -1        # idempotent producers: assigned at the first send, kept on retries
+    base_seq: int = -1        # idempotent producers: assigned at the first drain, kept on retries
     epoch: int = 0
     producer_id: int = -1     # ... with the producer id of that moment
     seq_reset: bool = False   # ProducerBatch.sequenceHasBeenReset: rewritten by an epoch bump
