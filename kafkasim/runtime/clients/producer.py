@@ -26,7 +26,6 @@ from kafkasim.core.messages import (
     ProduceResponse,
 )
 from kafkasim.runtime import validation
-from kafkasim.runtime.clients import sender as sender_module
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
     FAILED,
@@ -215,7 +214,7 @@ class Producer:
             self.sender.fail_request(corr, E.NETWORK_EXCEPTION, forget_leaders=True)
         if gone:
             self._refresh_metadata()
-            self._run_sender()
+            self.sender.send_producer_data()
 
     def on_disconnect(self, dst, msg) -> None:
         """The broker a request went to died: fail it now and retry elsewhere (``msg`` None:
@@ -225,7 +224,7 @@ class Producer:
                                             forget_leaders=True):
                 return
             self._refresh_metadata()
-            self._run_sender()
+            self.sender.send_producer_data()
         elif isinstance(msg, MetadataRequest) and msg.correlation_id == self.metadata.in_flight:
             self.metadata.in_flight = -1
             self.metadata.failed_update(self.cluster.engine.now)
@@ -235,7 +234,7 @@ class Producer:
             # .processDisconnection -> handleServerDisconnect asks for new metadata; the sender
             # polls again when the node's reconnect backoff ends
             self._refresh_metadata()
-            self._run_sender()
+            self.sender.send_producer_data()
 
     # -- metadata ---------------------------------------------------------------------------
     def _refresh_metadata(self) -> None:
@@ -277,7 +276,7 @@ class Producer:
             self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
         self.partition_counts.update(counts)
         self._arm_metadata_max_age()
-        self._run_sender()
+        self.sender.send_producer_data()
 
     def _arm_metadata_max_age(self) -> None:
         """Wake the sender when ``metadata.max.age.ms`` has passed since the last successful
@@ -303,10 +302,7 @@ class Producer:
         else:
             self._refresh_metadata()
 
-    # -- the sender's timers and answers (the Sender does the work) ----------------------------
-    _run_sender = sender_module._run_sender   # the sender's wake-up: send_producer_data(when)
-    _timer_expiry = sender_module._timer_expiry
-
+    # -- the sender's answers and timeouts (the Sender does the work) -------------------------
     def _on_produce_response(self, src, msg: ProduceResponse) -> None:
         self.sender.handle_produce_response(msg)
 
@@ -315,4 +311,4 @@ class Producer:
         retried (or fail), with new metadata asked for."""
         if self.sender.fail_request(corr, E.REQUEST_TIMED_OUT):
             self._refresh_metadata()
-            self._run_sender()
+            self.sender.send_producer_data()

@@ -62,7 +62,7 @@ class ProducerMetadata:
             return 0
         for_attempts = self.last_refresh_ms + backoff.backoff(max(self.attempts - 1, 0)) - now
         # an update due by metadata.max.age.ms starts the count of equivalent responses over
-        if self.last_successful_refresh_ms + self.metadata_expire_ms <= now:
+        if not self.time_to_expire(now):
             self.equivalent_responses = 0
         n = self.equivalent_responses
         for_equivalent = self.last_refresh_ms + (backoff.backoff(n - 1) if n > 0 else 0) - now
