@@ -100,11 +100,9 @@ class Sender:
         self.send_producer_data()
         self.get_expired_inflight_batches()
         oldest = self.accumulator.oldest_created_ms()
-        for entry in self.in_flight.values():
-            for b in entry[3].values():
-                if b.produce_future.status == PENDING and (oldest is None
-                                                           or b.created_ms < oldest):
-                    oldest = b.created_ms
+        for b in self._pending_in_flight():
+            if oldest is None or b.created_ms < oldest:
+                oldest = b.created_ms
         if oldest is not None:
             self.arm_expiry(oldest)
 
@@ -321,11 +319,16 @@ class Sender:
         (max.in.flight.requests.per.connection) and its answer, when it comes, is ignored."""
         now = self.cluster.engine.now
         limit = self.delivery_timeout_ms
-        expired = [b for entry in self.in_flight.values() for b in entry[3].values()
-                   if b.produce_future.status == PENDING
-                   and b.has_reached_delivery_timeout(limit, now)]
+        expired = [b for b in self._pending_in_flight()
+                   if b.has_reached_delivery_timeout(limit, now)]
         for b in sorted(expired, key=lambda b: (b.created_ms, b.tp)):
             self.fail_batch(b, E.DELIVERY_TIMEOUT)
+
+    def _pending_in_flight(self):
+        """The unanswered batches of the requests on the wire (one that expired in flight is
+        done, though its request keeps its slot)."""
+        return (b for entry in self.in_flight.values() for b in entry[3].values()
+                if b.produce_future.status == PENDING)
 
     def fail_request(self, corr: int, err: str, forget_leaders: bool = False) -> bool:
         """Request ``corr`` failed (timed out, or its connection broke: ``forget_leaders``, the
