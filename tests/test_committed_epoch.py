@@ -94,7 +94,7 @@ def test_restart_from_committed_offset_validates_before_fetching(version):
     new.assign("t")
     assert new.poll(1000) == []
     assert len(_validations(c, new.client_id)) == 1
-    assert new.position("t", 0) == 6 and new.position_epochs[TP] == 1
+    assert new.position("t", 0) == 6 and new.subscriptions.position(TP).offset_epoch == 1
     assert not c.trace.where("consumer_truncation")
     c.producer(acks="all").send("t", "r6", partition=0)
     c.run(500)

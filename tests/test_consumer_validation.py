@@ -18,6 +18,11 @@ from kafkasim.runtime.clients.consumer import (
     NoOffsetForPartitionException,
     OffsetOutOfRangeException,
 )
+from kafkasim.runtime.clients.subscription_state import (
+    EpochEndOffset,
+    FetchPosition,
+    LeaderAndEpoch,
+)
 from kafkasim.runtime.cluster import Cluster
 
 TP = ("t", 0)
@@ -33,7 +38,8 @@ def _unclean_truncation(version: str, reset: str, new_records: int = 5):
     cons.seek("t", 0, 0)
     got = cons.poll(2000)
     assert [r.value for r in got] == [f"r{i}" for i in range(10)]
-    assert cons.position("t", 0) == 10 and cons.position_epochs[TP] == 0
+    position = cons.subscriptions.position(TP)
+    assert (position.offset, position.offset_epoch) == (10, 0)
     elect_the_follower_uncleanly(c, p, new_records)
     return c, cons
 
@@ -121,59 +127,70 @@ def test_no_committed_offset_and_no_reset_policy_raises_no_offset_for_partition(
 # ------------------------------------------- SubscriptionState.maybeCompleteValidation cases
 
 
+ASKED = FetchPosition(10, 5, LeaderAndEpoch(1, 10))
+
+
 def _awaiting(version: str, reset: str):
     c = Cluster(3, seed=1, kafka_version=version)
     c.create_topic("t", 1, 3)
     cons = c.consumer(auto_offset_reset=reset)
     cons.assign("t")
-    cons.positions[TP] = 10
-    cons.position_epochs[TP] = 5
-    cons.position_leaders[TP] = (1, 10)
-    cons.awaiting_validation.add(TP)
+    cons.subscriptions.seek_unvalidated(TP, ASKED)
+    assert cons.subscriptions.awaiting_validation(TP)
     return cons
+
+
+def _truncation_rows(cons) -> list:
+    return [r[5] for r in cons.cluster.trace.where("consumer_truncation")]
 
 
 def test_maybe_complete_validation_end_offset_past_position_completes():
     # SubscriptionStateTest.testMaybeCompleteValidation
     cons = _awaiting("3.7", "latest")
-    cons._complete_validation(TP, 5, 15)
-    assert TP not in cons.awaiting_validation and cons.positions[TP] == 10
-    assert cons.position_epochs[TP] == 5
+    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=5, end_offset=15))
+    assert not cons.subscriptions.awaiting_validation(TP)
+    assert cons.subscriptions.position(TP) == ASKED and _truncation_rows(cons) == []
 
 
 def test_maybe_complete_validation_with_reset_policy_takes_the_divergent_epoch():
     # SubscriptionStateTest.testTruncationDetectionWithResetPolicy
     cons = _awaiting("3.7", "earliest")
-    cons._complete_validation(TP, 7, 5)
-    assert TP not in cons.awaiting_validation
-    assert (cons.positions[TP], cons.position_epochs[TP]) == (5, 7)
+    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=7, end_offset=5))
+    assert not cons.subscriptions.awaiting_validation(TP)
+    assert cons.subscriptions.position(TP) == FetchPosition(5, 7, LeaderAndEpoch(1, 10))
+    assert _truncation_rows(cons) == [(10, 5, "seek")]
 
 
 def test_maybe_complete_validation_without_reset_policy_stays_awaiting():
     # SubscriptionStateTest.testTruncationDetectionWithoutResetPolicy
     cons = _awaiting("3.7", "none")
-    cons._complete_validation(TP, 7, 5)
-    assert TP in cons.awaiting_validation and cons.positions[TP] == 10
+    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=7, end_offset=5))
+    assert cons.subscriptions.awaiting_validation(TP) and cons.position("t", 0) == 10
     assert cons._truncations == {TP: (5, 7)}
+    assert _truncation_rows(cons) == [(10, 5, "LogTruncationException")]
 
 
 @pytest.mark.parametrize("reset", ["earliest", "none"])
 def test_unknown_divergent_offset_since_2_6(reset):
     # SubscriptionStateTest.testTruncationDetectionUnknownDivergentOffsetWith(out)ResetPolicy
     cons = _awaiting("2.6", reset)
-    cons._complete_validation(TP, -1, -1)
+    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=-1, end_offset=-1))
+    subs = cons.subscriptions
     if reset == "none":
-        assert cons._truncations == {TP: None} and TP in cons.awaiting_validation
+        assert cons._truncations == {TP: None} and subs.awaiting_validation(TP)
+        assert _truncation_rows(cons) == [(10, None, "LogTruncationException")]
     else:
-        assert TP not in cons.positions and TP in cons.reset_pending
-        assert TP not in cons.awaiting_validation
+        assert cons.position("t", 0) is None and subs.is_offset_reset_needed(TP)
+        assert not subs.awaiting_validation(TP)
+        assert _truncation_rows(cons) == [(10, None, "reset")]
 
 
 def test_unknown_divergent_offset_before_2_6_seeks_to_minus_one():
     # SubscriptionState.maybeCompleteValidation @2.3.0: endOffset -1 < position
     cons = _awaiting("2.5", "earliest")
-    cons._complete_validation(TP, -1, -1)
-    assert cons.positions[TP] == -1 and TP not in cons.awaiting_validation
+    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=-1, end_offset=-1))
+    assert cons.position("t", 0) == -1 and not cons.subscriptions.awaiting_validation(TP)
+    assert _truncation_rows(cons) == [(10, -1, "seek")]
 
 
 def test_a_position_without_epoch_is_not_validated():
@@ -184,9 +201,12 @@ def test_a_position_without_epoch_is_not_validated():
     cons.assign("t")
     cons.poll(500)
     cons.seek("t", 0, 0)
-    cons.position_leaders[TP] = (-5, -5)      # as if the leader had changed
+    position = cons.subscriptions.position(TP)
+    assert position.offset_epoch is None
+    cons.leader_epochs[TP] += 1                 # as if the leader had changed
     cons.poll(500)
-    assert not _validation_requests(c) and cons.awaiting_validation == set()
+    assert not _validation_requests(c) and not cons.subscriptions.awaiting_validation(TP)
+    assert cons.subscriptions.position(TP).current_leader.epoch == position.current_leader.epoch + 1
 
 
 def test_log_truncation_exception_without_divergent_offset():

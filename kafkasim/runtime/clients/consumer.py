@@ -21,6 +21,7 @@ so a group restarting after an unclean election detects that its committed posit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
@@ -38,6 +39,14 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochResponse,
 )
 from kafkasim.runtime import validation
+from kafkasim.runtime.clients.subscription_state import (
+    EpochEndOffset,
+    FetchPosition,
+    LeaderAndEpoch,
+    OffsetAndMetadata,
+    OffsetResetStrategy,
+    SubscriptionState,
+)
 from kafkasim.settings import config as kconfig
 from kafkasim.settings.exceptions import ClusterError
 
@@ -99,15 +108,6 @@ _CONSUMER_FALLBACKS = {
 
 
 @dataclass(slots=True, frozen=True)
-class OffsetAndMetadata:
-    """org.apache.kafka.clients.consumer.OffsetAndMetadata: a committed offset and the leader
-    epoch of the last record consumed before it (None: unknown; KIP-320, 2.1+)."""
-    offset: int
-    leader_epoch: int | None = None
-    metadata: str = ""
-
-
-@dataclass(slots=True, frozen=True)
 class ConsumerRecord:
     topic: str
     partition: int
@@ -119,6 +119,12 @@ class ConsumerRecord:
 
 
 class Consumer:
+    """KafkaConsumer: ``assign``, ``seek``, ``poll``, ``commit``, ``position``, ``committed``.
+
+    Where it reads is its ``subscriptions`` (SubscriptionState): one state per assigned
+    partition, with its FetchPosition. ``leaders`` / ``leader_epochs`` are what its metadata
+    says of each partition's leader (-1: unknown)."""
+
     def __init__(self, cluster, client_id: str, config: dict) -> None:
         self.cluster = cluster
         self.client_id = client_id
@@ -126,16 +132,11 @@ class Consumer:
         for key, value in _CONSUMER_FALLBACKS.items():
             self.config.setdefault(key, value)
         self.group_id = self.config.get("group.id") or None
-        self.assignment: list[tuple[str, int]] = []
-        self.positions: dict[tuple[str, int], int] = {}
+        self.subscriptions = SubscriptionState(
+            OffsetResetStrategy.of(self.config["auto.offset.reset"]),
+            detects_unknown_truncation=cluster.rules.clients.consumer_validation_undefined_resets)
         self.leaders: dict[tuple[str, int], int] = {}
         self.leader_epochs: dict[tuple[str, int], int] = {}   # from metadata (KIP-320)
-        # FetchPosition.offsetEpoch: epoch of the last consumed record (None: unknown) and
-        # FetchPosition.currentLeader: (leader, epoch) the position was established against
-        self.position_epochs: dict[tuple[str, int], int | None] = {}
-        self.position_leaders: dict[tuple[str, int], tuple[int, int]] = {}
-        self.awaiting_validation: set[tuple[str, int]] = set()     # FetchStates.AWAIT_VALIDATION
-        self.reset_pending: set[tuple[str, int]] = set()            # FetchStates.AWAIT_RESET
         self._validating: dict[int, dict] = {}   # correlation id -> {tp: position asked about}
         self._truncations: dict[tuple[str, int], tuple[int, int] | None] = {}
         self._truncated_at: dict[tuple[str, int], int] = {}
@@ -143,18 +144,28 @@ class Consumer:
         self.correlation = 0
         self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
         self.sent_to: dict[int, tuple] = {}      # correlation id -> (broker, request)
-        self.last_hw: dict[tuple[str, int], int] = {}
-        # KIP-392: tp -> (broker to fetch from instead of the leader, valid until ms)
-        self.preferred: dict[tuple[str, int], tuple[int, int]] = {}
         self.errors: list[tuple[int, str, int, str]] = []
 
     def __repr__(self) -> str:
         return (f"Consumer({self.client_id!r}, group={self.group_id!r}, "
                 f"positions={dict(self.positions)})")
 
+    @property
+    def assignment(self) -> list[tuple[str, int]]:
+        """The assigned partitions, in the order they were assigned."""
+        return self.subscriptions.assigned_partitions_list()
+
+    @property
+    def positions(self) -> MappingProxyType:
+        """Read-only: each assigned partition's next offset, for those that have one."""
+        return MappingProxyType({tp: s.position.offset
+                                 for tp, s in self.subscriptions.assignment.items()
+                                 if s.position is not None})
+
     # -- assignment -----------------------------------------------------------------------------
     def assign(self, topic: str, partitions: list[int] | None = None) -> None:
-        """Manually assign partitions (all of the topic's by default)."""
+        """Manually assign partitions (all of the topic's by default), added to those already
+        assigned."""
         validation.check_partition_list("assign", partitions)
         c = self.cluster
         if type(topic) is not str:
@@ -165,30 +176,26 @@ class Consumer:
         parts = list(c.assignment(topic)) if partitions is None else list(partitions)
         for p in parts:
             c.topics.check_partition(topic, p)
-            tp = (topic, p)
-            if tp not in self.assignment:
-                self.assignment.append(tp)
+        self.subscriptions.assign_from_user(self.assignment + [(topic, p) for p in parts])
 
     subscribe = assign
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
+        """KafkaConsumer.seek: the next poll reads from ``offset``; the position has no epoch,
+        so nothing is validated, and is established against the leader the metadata names."""
         self.cluster.topics.check_partition(topic, partition)
         validation.check_offset("seek", offset)
-        if offset < 0:
-            raise ValueError(f"cannot seek to a negative offset ({offset})")
-        self._set_position((topic, partition), offset)
-
-    def _set_position(self, tp, offset: int) -> None:
-        """A position without epoch (seek, reset, committed offset): nothing to validate until a
-        record is consumed; established against the leader the metadata names now."""
-        self.positions[tp] = offset
-        self.position_epochs[tp] = None
-        self.position_leaders[tp] = (self.leaders.get(tp, -1), self.leader_epochs.get(tp, -1))
-        self.awaiting_validation.discard(tp)
-        self.reset_pending.discard(tp)
+        tp = (topic, partition)
+        if not self.subscriptions.is_assigned(tp):
+            raise ClusterError(f"seek: partition {topic}-{partition} is not assigned to "
+                               f"{self.client_id} (No current assignment for partition); "
+                               f"assign it first: assign({topic!r}, [{partition}])")
+        self.subscriptions.seek_unvalidated(tp, FetchPosition(offset, None,
+                                                              self._current_leader(tp)))
 
     def position(self, topic: str, partition: int = 0) -> int | None:
-        return self.positions.get((topic, partition))
+        position = self.subscriptions.position_or_null((topic, partition))
+        return None if position is None else position.offset
 
     def committed(self, topic: str, partition: int = 0) -> int | None:
         """The group's committed offset for the partition (None: nothing committed)."""
@@ -208,14 +215,9 @@ class Consumer:
         with_epoch = self.cluster.rules.clients.offset_commit_leader_epoch   # KIP-320, 2.1+
         return OffsetAndMetadata(offset, epoch if with_epoch else None)
 
-    def _seek_unvalidated(self, tp, offset: int, offset_epoch: int | None) -> None:
-        """SubscriptionState.seekUnvalidated (2.3+): the position from a committed offset, with
-        its committed epoch, established against the metadata's current leader; with an epoch
-        on both sides it awaits validation (TopicPartitionState.validatePosition)."""
-        self._set_position(tp, offset)
-        self.position_epochs[tp] = offset_epoch
-        if offset_epoch is not None and self.position_leaders[tp][1] >= 0:
-            self.awaiting_validation.add(tp)
+    def _current_leader(self, tp) -> LeaderAndEpoch:
+        """Metadata.currentLeader: the leader and epoch the metadata names now."""
+        return LeaderAndEpoch.of(self.leaders.get(tp, -1), self.leader_epochs.get(tp, -1))
 
     # -- polling ----------------------------------------------------------------------------
     def _send(self, broker: int, msg, kind: str) -> int:
@@ -245,99 +247,83 @@ class Consumer:
 
     # -- position validation (KIP-320, 2.3+) ----------------------------------------------------
     def _validate_positions(self, timeout_ms: int) -> None:
-        """Fetcher.validateOffsetsIfNeeded: a position established against another leader or
-        epoch than the metadata's now awaits validation (if it has an epoch); ask each leader
-        OffsetsForLeaderEpoch(CurrentLeaderEpoch, the position's epoch)."""
+        """OffsetFetcher.validatePositionsIfNeeded: a position established against another
+        leader or epoch than the metadata's now awaits validation (if it has an epoch); ask each
+        leader OffsetsForLeaderEpoch(CurrentLeaderEpoch, the position's epoch)."""
+        subs = self.subscriptions
         by_leader: dict[int, list] = {}
-        for tp in self.assignment:
-            if tp not in self.positions or tp in self.reset_pending:
-                continue  # AWAIT_RESET: nothing to validate
-            leader = self._leader_for(tp)
-            if leader < 0:
-                continue  # maybeValidatePosition ignores metadata without a leader
-            current = (leader, self.leader_epochs.get(tp, -1))
-            if self.position_leaders.get(tp) != current:
-                self.position_leaders[tp] = current
-                self.preferred.pop(tp, None)   # preferredReadReplica = null
-                if self.position_epochs.get(tp) is not None and current[1] >= 0:
-                    self.awaiting_validation.add(tp)
-                else:  # no epoch information: skip validation
-                    self.awaiting_validation.discard(tp)
-            if tp in self.awaiting_validation:
-                by_leader.setdefault(leader, []).append(tp)
+        for tp in subs.assigned_partitions_list():
+            current = self._current_leader(tp)
+            if subs.maybe_validate_position_for_current_leader(tp, current):
+                by_leader.setdefault(current.leader, []).append(tp)
         for leader, tps in by_leader.items():
             corr = self._next_corr()
-            self._validating[corr] = {tp: self._fetch_position(tp) for tp in tps}
+            asked = self._validating[corr] = {tp: subs.position(tp) for tp in tps}
             self._send(leader, OffsetsForLeaderEpochRequest(
                 corr, CONSUMER_REPLICA_ID,
-                tuple((t, p, self.position_leaders[(t, p)][1], self.position_epochs[(t, p)])
-                      for t, p in tps)), "validate")
+                tuple((t, p, _or_undefined(pos.current_leader.epoch), pos.offset_epoch)
+                      for (t, p), pos in asked.items())), "validate")
         if by_leader:
             self._await(timeout_ms)
             self._validating.clear()
         if self._truncations:
             found, self._truncations = self._truncations, {}
             undefined_resets = self.cluster.rules.clients.consumer_validation_undefined_resets
-            raise LogTruncationException({tp: self.positions[tp] for tp in found}, found,
+            raise LogTruncationException({tp: subs.position(tp).offset for tp in found}, found,
                                          undefined_resets)
 
-    def _fetch_position(self, tp) -> tuple:
-        return (self.positions.get(tp), self.position_epochs.get(tp),
-                self.position_leaders.get(tp))
-
-    def _complete_validation(self, tp, epoch: int, end_offset: int) -> None:
-        """SubscriptionState.maybeCompleteValidation."""
-        c = self.cluster
-        position = self.positions[tp]
-        can_reset = self.config["auto.offset.reset"] != "none"   # hasDefaultOffsetResetPolicy
-        if (end_offset < 0 or epoch < 0) and c.rules.clients.consumer_validation_undefined_resets:
-            # KAFKA-9840 / KAFKA-10113 (2.6+): a truncation of unknown extent
-            c.trace.record("consumer_truncation", self.client_id, tp[0], tp[1],
-                     (position, None, "reset" if can_reset else "LogTruncationException"))
-            if can_reset:
-                del self.positions[tp]
-                self.reset_pending.add(tp)
-                self.awaiting_validation.discard(tp)
-            else:
-                self._truncations[tp] = None
-        elif end_offset < position:
-            c.trace.record("consumer_truncation", self.client_id, tp[0], tp[1],
-                     (position, end_offset, "seek" if can_reset else "LogTruncationException"))
-            if can_reset:
-                # seekValidated: the first offset known to diverge, with its epoch
-                self.positions[tp] = end_offset
-                self.position_epochs[tp] = epoch
-                self.awaiting_validation.discard(tp)
-            else:
-                self._truncations[tp] = (end_offset, epoch)
-        else:
-            self.awaiting_validation.discard(tp)
-
     def _on_validation(self, msg: OffsetsForLeaderEpochResponse) -> None:
+        """OffsetFetcher's validation response: a partition whose position is still the one
+        asked about completes its validation; an error asks for new metadata (retried next
+        poll)."""
         asked = self._validating.pop(msg.correlation_id, {})
+        subs = self.subscriptions
         for topic, partition, err, epoch, end_offset in msg.partitions:
             tp = (topic, partition)
-            if tp not in asked or tp not in self.awaiting_validation or \
-                    self._fetch_position(tp) != asked[tp]:
+            if tp not in asked or not subs.is_assigned(tp) or \
+                    not subs.awaiting_validation(tp) or subs.position(tp) != asked[tp]:
                 continue  # the position moved on meanwhile
             if err != E.NONE:
                 self.leaders[tp] = -1   # metadata.requestUpdate(); retried next poll
                 continue
-            self._complete_validation(tp, epoch, end_offset)
+            self._complete_validation(tp, asked[tp], EpochEndOffset(err, partition, epoch,
+                                                                    end_offset))
+
+    def _complete_validation(self, tp, asked: FetchPosition, answer: EpochEndOffset) -> None:
+        """SubscriptionState.maybeCompleteValidation, and the "consumer_truncation" row when it
+        found the log truncated under the position: the position, the divergent offset (None:
+        unknown) and what the consumer does (reset, seek, or LogTruncationException)."""
+        subs = self.subscriptions
+        truncation = subs.maybe_complete_validation(tp, asked, answer)
+        if truncation is not None:
+            divergent = truncation.divergent_offset
+            self._truncations[tp] = None if divergent is None else \
+                (divergent.offset, divergent.leader_epoch)
+            outcome = (None if divergent is None else divergent.offset, "LogTruncationException")
+        elif subs.is_offset_reset_needed(tp):
+            outcome = (None, "reset")
+        elif subs.position(tp).offset != asked.offset:
+            outcome = (subs.position(tp).offset, "seek")
+        else:
+            return   # validated
+        self.cluster.trace.record("consumer_truncation", self.client_id, tp[0], tp[1],
+                                  (asked.offset, *outcome))
 
     def _leader_for(self, tp) -> int:
         return self.leaders.get(tp, -1)
 
     def _fetch_target(self, tp) -> int:
-        pref = self.preferred.get(tp)
-        if pref is not None and pref[1] > self.cluster.now:
-            return pref[0]
-        self.preferred.pop(tp, None)
-        return self._leader_for(tp)
+        """The preferred read replica while its lease lasts (KIP-392), else the leader."""
+        preferred = self.subscriptions.preferred_read_replica(tp, self.cluster.now)
+        return self._leader_for(tp) if preferred is None else preferred
 
     def fetching_from(self, topic: str, partition: int = 0) -> int:
         """The broker this consumer fetches the partition from (a follower under KIP-392)."""
         return self._fetch_target((topic, partition))
+
+    def _preferred_count(self) -> int:
+        return sum(s.preferred_read_replica is not None
+                   for s in self.subscriptions.assignment.values())
 
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None
              ) -> list[ConsumerRecord]:
@@ -346,17 +332,17 @@ class Consumer:
         if not self.assignment:
             raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
         self._update_fetch_positions(timeout_ms)
-        epochs_before = dict(self.position_epochs)
+        before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
         deadline = self.cluster.now + timeout_ms
         for _round in range(2):  # a redirect to a preferred read replica costs one round
-            redirects = len(self.preferred)
+            redirects = self._preferred_count()
             self._send_fetches()
             self._await(max(0, deadline - self.cluster.now))
-            if len(self.consumed) > start or len(self.preferred) <= redirects:
+            if len(self.consumed) > start or self._preferred_count() <= redirects:
                 break
         limit = max_records if max_records is not None else self.config["max.poll.records"]
-        return self._collect_fetch(start, limit, epochs_before)
+        return self._collect_fetch(start, limit, before)
 
     def _update_fetch_positions(self, timeout_ms: int) -> None:
         """KafkaConsumer.updateFetchPositions: metadata for partitions without a known leader,
@@ -387,34 +373,38 @@ class Consumer:
         """AbstractFetch.prepareFetchRequests: the fetchable partitions by broker."""
         validate = self.cluster.rules.clients.consumer_validates_position
         by_target: dict[int, list[FetchPartition]] = {}
-        for tp in self.assignment:
+        for tp in self.subscriptions.fetchable_partitions():
             target = self._fetch_target(tp)
-            if target < 0 or tp not in self.positions or tp in self.awaiting_validation \
-                    or self.cluster.transport.is_unavailable(self.client_id, target):
+            if target < 0 or self.cluster.transport.is_unavailable(self.client_id, target):
                 continue   # (Fetcher: "awaiting reconnect backoff")
+            position = self.subscriptions.position(tp)
             # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
-            current_epoch = self.position_leaders.get(tp, (-1, -1))[1] if validate else -1
+            current_epoch = _or_undefined(position.current_leader.epoch) if validate else -1
             by_target.setdefault(target, []).append(FetchPartition(
-                tp[0], tp[1], self.positions[tp], current_epoch, -1, -1,
+                tp[0], tp[1], position.offset, current_epoch, -1, -1,
                 self.config["max.partition.fetch.bytes"]))
         return by_target
 
-    def _collect_fetch(self, start: int, limit: int, epochs_before: dict) -> list[ConsumerRecord]:
+    def _collect_fetch(self, start: int, limit: int, before: dict) -> list[ConsumerRecord]:
         """FetchCollector.collectFetch: the records fetched by this poll, at most ``limit``
         (``max.poll.records``); the rest is fetched again next time: each position goes back
-        to the first record not handed out."""
+        to the first record not handed out, with the epoch of the record before it."""
         new = self.consumed[start:]
         if len(new) <= limit:
             return new
+        subs = self.subscriptions
         for r in new[limit:]:
             tp = (r.topic, r.partition)
-            if r.offset < self.positions[tp]:
-                self.positions[tp] = r.offset
-                self.position_epochs[tp] = epochs_before.get(tp)
+            position = subs.position(tp)
+            if r.offset < position.offset:
+                subs.position(tp, FetchPosition(r.offset, before[tp].offset_epoch,
+                                                position.current_leader))
         for r in new[:limit]:
             tp = (r.topic, r.partition)
-            if self.positions[tp] == r.offset + 1:
-                self.position_epochs[tp] = r.leader_epoch
+            position = subs.position(tp)
+            if position.offset == r.offset + 1:
+                subs.position(tp, FetchPosition(position.offset, r.leader_epoch,
+                                                position.current_leader))
         del self.consumed[start + limit:]
         return new[:limit]
 
@@ -422,7 +412,7 @@ class Consumer:
         """Positions for partitions without one: the committed offset (refreshCommittedOffsets
         IfNeeded), else auto.offset.reset (resetPositionsIfNeeded). True if a committed position
         awaits validation."""
-        missing = [tp for tp in self.assignment if tp not in self.positions]
+        missing = [tp for tp, s in self.subscriptions.assignment.items() if s.position is None]
         if not missing:
             return False
         reset, to_validate = self._refresh_committed_offsets(missing)
@@ -434,18 +424,21 @@ class Consumer:
         """ConsumerCoordinator.refreshCommittedOffsetsIfNeeded: each partition of ``missing``
         with a committed offset resumes from it (with its epoch, awaiting validation, 2.3+);
         returns the partitions left to reset and whether one awaits validation."""
+        subs = self.subscriptions
         reset = []
         to_validate = False
         for tp in missing:
-            committed = None if tp in self.reset_pending else \
+            committed = None if subs.is_offset_reset_needed(tp) else \
                 self.committed_offset_and_metadata(*tp)
             if committed is None:
                 reset.append(tp)
-            elif self.cluster.rules.clients.consumer_validates_position:
-                self._seek_unvalidated(tp, committed.offset, committed.leader_epoch)
-                to_validate = to_validate or tp in self.awaiting_validation
-            else:
-                self._set_position(tp, committed.offset)   # before 2.3: no FetchPosition epoch
+                continue
+            # before 2.3: no FetchPosition epoch, nothing to validate
+            epoch = committed.leader_epoch \
+                if self.cluster.rules.clients.consumer_validates_position else None
+            subs.seek_unvalidated(tp, FetchPosition(committed.offset, epoch,
+                                                    self._current_leader(tp)))
+            to_validate = to_validate or subs.awaiting_validation(tp)
         return reset, to_validate
 
     def _reset_positions(self, reset: list, timeout_ms: int) -> None:
@@ -461,8 +454,11 @@ class Consumer:
             raise NoOffsetForPartitionException(
                 "Undefined offset with no reset policy for partitions: "
                 + ", ".join(f"{t}-{p}" for t, p in sorted(reset)), reset)
+        subs = self.subscriptions
+        for tp in reset:
+            subs.request_offset_reset_if_partition_assigned(tp)   # resetInitializingPositions
         by_leader: dict[int, list] = {}
-        ts = -2 if policy in ("earliest", "smallest") else -1
+        ts = subs.default_reset_strategy.timestamp
         for tp in reset:
             leader = self._leader_for(tp)
             if leader >= 0:
@@ -480,8 +476,8 @@ class Consumer:
             raise RuntimeError("commit needs a group.id (create the consumer with group=...)")
         # SubscriptionState.allConsumed: position.offsetEpoch since 2.3 (KAFKA-7747), none before
         with_epoch = self.cluster.rules.clients.consumer_validates_position
-        offsets = tuple((t, p, off, self._committable_epoch((t, p)) if with_epoch else -1)
-                        for (t, p), off in self.positions.items())
+        offsets = tuple((t, p, o.offset, _or_undefined(o.leader_epoch) if with_epoch else -1)
+                        for (t, p), o in self.subscriptions.all_consumed().items())
         live = self.cluster.inspect.running_brokers()
         if not live:
             raise RuntimeError("no broker is running: cannot reach the group coordinator")
@@ -492,15 +488,13 @@ class Consumer:
         self._await(timeout_ms)
         return {(t, p): off for t, p, off, _epoch in offsets}
 
-    def _committable_epoch(self, tp) -> int:
-        epoch = self.position_epochs.get(tp)
-        return -1 if epoch is None else epoch
-
     def lag(self, topic: str, partition: int = 0) -> int | None:
-        """records-lag as the consumer computes it: HW - position."""
-        pos = self.positions.get((topic, partition))
-        hw = self.last_hw.get((topic, partition))
-        return None if pos is None or hw is None else hw - pos
+        """records-lag as the consumer computes it: HW - position (None: not assigned, no
+        position or no fetch answered yet)."""
+        tp = (topic, partition)
+        if not self.subscriptions.is_assigned(tp):
+            return None
+        return self.subscriptions.partition_lag(tp)
 
     def on_peer_gone(self, dead: int) -> None:
         """The connection to broker ``dead`` closed (its process died): every request still in
@@ -535,7 +529,11 @@ class Consumer:
         elif isinstance(msg, ListOffsetsResponse):
             for topic, partition, err, offset in msg.partitions:
                 if err == E.NONE:
-                    self._set_position((topic, partition), offset)
+                    tp = (topic, partition)
+                    subs = self.subscriptions
+                    subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None,
+                                                                  self._current_leader(tp)),
+                                                subs.default_reset_strategy)
                 else:
                     self.leaders[(topic, partition)] = -1
         elif isinstance(msg, FetchResponse):
@@ -546,36 +544,63 @@ class Consumer:
             pass
 
     def _on_fetch(self, msg: FetchResponse) -> None:
+        """FetchCollector: each partition's answer moves its position past the records it
+        carries (if it still starts at them), redirects it to a preferred read replica, or
+        fails."""
         c = self.cluster
+        subs = self.subscriptions
         for pd in msg.partitions:
             tp = (pd.topic, pd.partition)
+            if not subs.is_assigned(tp):
+                continue
             if pd.preferred_read_replica >= 0:
-                self.preferred[tp] = (pd.preferred_read_replica,
-                                      c.now + self.config.get("metadata.max.age.ms", 300000))
+                subs.update_preferred_read_replica(
+                    tp, pd.preferred_read_replica,
+                    c.now + self.config.get("metadata.max.age.ms", 300000))
                 c.trace.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
-                         ev.FetchRedirect(pd.preferred_read_replica))
+                               ev.FetchRedirect(pd.preferred_read_replica))
                 continue
             if pd.error != E.NONE:
-                self.preferred.pop(tp, None)  # errors clear the preferred replica
-                self.errors.append((c.now, pd.topic, pd.partition, pd.error))
-                if pd.error == E.OFFSET_OUT_OF_RANGE:
-                    # requestOffsetReset: auto.offset.reset applies on the next poll (not the
-                    # committed offset); with none the next poll throws
-                    if tp in self.positions:
-                        self._truncated_at[tp] = self.positions.pop(tp)
-                        self.reset_pending.add(tp)
-                else:
-                    self.leaders[tp] = -1
+                self._on_fetch_error(tp, pd.error)
                 continue
-            self.last_hw[tp] = pd.high_watermark
-            chunk = pd.records
-            if not len(chunk) or self.positions.get(tp) != chunk.base_offset:
-                continue
-            for i, rid in enumerate(chunk.ids):
-                self.consumed.append(ConsumerRecord(pd.topic, pd.partition,
-                                                    chunk.base_offset + i, chunk.epochs[i], rid,
-                                                    c.records.value(rid), pd.high_watermark))
-            self.positions[tp] = chunk.base_offset + len(chunk)
-            self.position_epochs[tp] = chunk.epochs[-1]   # FetchPosition.offsetEpoch
-            c.trace.record("consume", self.client_id, pd.topic, pd.partition,
-                     (chunk.base_offset, chunk.last_offset, pd.high_watermark))
+            subs.update_high_watermark(tp, pd.high_watermark)
+            subs.update_log_start_offset(tp, pd.log_start_offset)
+            self._consume(tp, pd)
+
+    def _on_fetch_error(self, tp, error: str) -> None:
+        """An error clears the preferred read replica. OFFSET_OUT_OF_RANGE: requestOffsetReset,
+        auto.offset.reset applies on the next poll (not the committed offset; with none the
+        next poll throws); any other error: the metadata is refreshed next poll."""
+        subs = self.subscriptions
+        subs.clear_preferred_read_replica(tp)
+        self.errors.append((self.cluster.now, tp[0], tp[1], error))
+        if error != E.OFFSET_OUT_OF_RANGE:
+            self.leaders[tp] = -1
+            return
+        position = subs.position(tp)
+        if position is not None:
+            self._truncated_at[tp] = position.offset
+            subs.request_offset_reset(tp)
+
+    def _consume(self, tp, pd) -> None:
+        """The records of ``pd`` that start at the position: consumed, the position moves past
+        them with the epoch of the last one (FetchPosition.offsetEpoch)."""
+        c = self.cluster
+        chunk = pd.records
+        position = self.subscriptions.position(tp)
+        if not len(chunk) or not self.subscriptions.is_fetchable(tp) \
+                or position.offset != chunk.base_offset:
+            return
+        for i, rid in enumerate(chunk.ids):
+            self.consumed.append(ConsumerRecord(pd.topic, pd.partition,
+                                                chunk.base_offset + i, chunk.epochs[i], rid,
+                                                c.records.value(rid), pd.high_watermark))
+        self.subscriptions.position(tp, FetchPosition(chunk.base_offset + len(chunk),
+                                                      chunk.epochs[-1], position.current_leader))
+        c.trace.record("consume", self.client_id, pd.topic, pd.partition,
+                       (chunk.base_offset, chunk.last_offset, pd.high_watermark))
+
+
+def _or_undefined(epoch: int | None) -> int:
+    """An optional epoch on the wire: -1 for none."""
+    return -1 if epoch is None else epoch
