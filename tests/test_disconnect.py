@@ -83,23 +83,22 @@ def test_request_in_flight_to_the_dead_leader_fails_one_latency_after_the_crash(
     assert all(r.done_ms >= fin for r in failed)
 
 
-def test_request_sent_to_a_dead_broker_fails_when_the_reset_comes_back():
-    """After the disconnect the producer still sends to broker 1 (the metadata names it leader
-    until the controller moves leadership): the request reaches the dead host and the refusal
-    travels back, so it fails one round trip after it was sent."""
+def test_after_the_disconnect_no_request_goes_to_the_dead_broker():
+    """After the disconnect the metadata still names broker 1 leader (until the controller
+    moves leadership), but the producer has no connection to it: NetworkClient.ready starts a
+    connect, which the dead host refuses a round trip later ("Connection refused", the node
+    blacked out for the reconnect backoff), so no ProduceRequest is sent and no attempt is
+    used; the retried batches wait in the accumulator."""
     c, p, _w = _produce_leader_crash(jitter_ms=0, retries=1, retry_backoff_ms=100)
     fin = CRASH_MS + LATENCY_MS
-    later = _sends(c, "ProduceRequest", p.client_id, 1)
-    later = [(t, mid) for t, mid in later if t >= fin]
-    assert later
-    dropped = {r[5][2]: r[0] for r in c.trace.where("drop") if r[5][3] ==
-               "destination process gone"}
-    twice = [E.NETWORK_EXCEPTION, E.NETWORK_EXCEPTION]
-    retried = [r for r in p.results.values() if r.errors == twice]
-    assert retried
-    send_times = {t for t, mid in later if mid in dropped}
-    for r in retried:
-        assert r.done_ms - 2 * LATENCY_MS in send_times
+    assert not [t for t, _mid in _sends(c, "ProduceRequest", p.client_id, 1) if t > fin]
+    refused = [r for r in c.trace.where("connect_failed") if r[2] == p.client_id]
+    assert refused and all(r[5][0] == 1 and r[5][2] == "connection refused" for r in refused)
+    assert refused[0][0] >= fin + 2 * LATENCY_MS   # the SYN's round trip
+    assert not [r for r in p.results.values()
+                if r.errors == [E.NETWORK_EXCEPTION, E.NETWORK_EXCEPTION]]
+    waiting = [r for r in p.results.values() if r.errors == [E.NETWORK_EXCEPTION]]
+    assert waiting and all(r.status == "pending" for r in waiting)
 
 
 def test_follower_fetchers_see_the_leader_die_one_latency_later():

@@ -15,7 +15,7 @@ import pytest
 
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE
 from kafkasim.runtime.clients.producer_metadata import RETRY_BACKOFF_JITTER, RetryBackoff
-from kafkasim.runtime.clients.record_accumulator import RecordAccumulator
+from kafkasim.runtime.clients.record_accumulator import ExpiryRule, RecordAccumulator
 from kafkasim.runtime.clients.transaction_manager import TransactionManager
 
 TP1, TP2, TP3 = ("test", 0), ("test", 1), ("test", 2)
@@ -261,3 +261,64 @@ def test_a_new_batch_waits_while_a_batch_of_the_old_epoch_is_on_the_wire():
     old.done("acked", None, 0, 1)
     new = accum.drain(LEADERS, {NODE1: None}, 1)[NODE1][TP1]
     assert (new.producer_id, new.epoch, new.base_seq) == (7, 1, 0)
+
+
+# ------------------------------------------------ before 2.1: expiry by request.timeout.ms
+
+
+def _expiring(in_queue_order: bool = True, linger_ms: int = 3000) -> RecordAccumulator:
+    """The 0.10.0-2.0 accumulator of RecordAccumulatorTest.testExpiredBatches @2.0.0: no
+    delivery timeout, request.timeout.ms 60, retry.backoff.ms 100 (0.9.0's rule if not
+    ``in_queue_order``)."""
+    return RecordAccumulator(BATCH_SIZE, linger_ms, RetryBackoff.of(100), None, None,
+                             ExpiryRule(60, in_queue_order))
+
+
+def test_expired_batches_by_request_timeout():
+    """testExpiredBatches @2.0.0: a full batch expires request.timeout.ms after its last
+    append, the last one (not full) after its creation plus linger.ms, a retried one after
+    its last attempt plus retry.backoff.ms; a muted partition is skipped."""
+    accum = _expiring()
+    append = Appender(accum)
+    append(TP1, 10, 0)                      # full
+    append(TP1, 1, 0)                       # the next batch, not full
+    assert accum.expired_batches(60, muted={TP1}) == []
+    assert accum.expired_batches(60) == []                       # 60 ms: not more than 60
+    (full,) = accum.expired_batches(61, muted=set())
+    assert full.record_count == 10
+    assert accum.expired_batches(3060) == []                     # linger.ms counts
+    assert accum.expired_batches(3061, muted={TP1}) == []
+    (last,) = accum.expired_batches(3061)
+    assert last.record_count == 1 and accum.get_deque(TP1) == []
+    append(TP1, 1, 4000)
+    (retried,) = accum.drain(LEADERS, {NODE1: None}, 7000)[NODE1].values()
+    accum.reenqueue(retried, 8000)
+    assert retried.retry and retried.last_attempt_ms == 8000
+    assert accum.expired_batches(8000 + 60 + 100) == []
+    assert accum.expired_batches(8000 + 60 + 100 + 1, muted={TP1}) == []
+    assert accum.expired_batches(8000 + 60 + 100 + 1) == [retried]
+
+
+def test_expiry_stops_at_the_first_batch_that_has_not_expired():
+    """KAFKA-3388 (0.10.0+): a queue is walked from its head and the walk stops at the first
+    live batch; a retried batch at the head keeps the ones behind it. 0.9.0 walked past a
+    retried batch that had not expired."""
+    for in_queue_order, expected in ((True, []), (False, [11])):
+        accum = _expiring(in_queue_order, linger_ms=0)
+        append = Appender(accum)
+        append(TP1, 1, 0)
+        (retried,) = accum.drain(LEADERS, {NODE1: None}, 0)[NODE1].values()
+        append(TP1, 1, 0)
+        accum.reenqueue(retried, 50)
+        assert [b.record_ids[0] for b in accum.get_deque(TP1)] == [0, 1]
+        expired = accum.expired_batches(61)
+        assert [b.record_ids[0] + 10 for b in expired] == expected, in_queue_order
+
+
+def test_no_expiry_by_request_timeout_from_2_1_or_in_0_8_2():
+    """KIP-91 (2.1) replaced it by delivery.timeout.ms; the 0.8.2 producer had neither
+    (KAFKA-1788: a batch for an unavailable leader stayed in the accumulator for ever)."""
+    for accum in (RecordAccumulator(BATCH_SIZE, 0, RetryBackoff.of(100), None),
+                  RecordAccumulator(BATCH_SIZE, 0, RetryBackoff.of(100), 120_000)):
+        Appender(accum)(TP1, 1, 0)
+        assert accum.expired_batches(100_000) == []

@@ -301,6 +301,10 @@ WINDOWS = [
     # KAFKA-18138 (4.0): ClusterControlManager.activate tracks every registered broker; from 4.1
     # (KAFKA-19130) only the unfenced ones
     ("activate_tracks_fenced_brokers", "3.9", "4.0", "4.1"),
+    # KIP-19 (0.9.0) until KIP-91 (2.1): queued batches expire by request.timeout.ms; KAFKA-3388
+    # (0.10.0) walks each queue in order, skips muted partitions and counts a retry's backoff
+    ("producer_batch_expiry_by_request_timeout", "0.8.2", "0.9.0", "2.1"),
+    ("producer_batch_expiry_in_queue_order", "0.9.0", "0.10.0", "2.1"),
 ]
 
 

@@ -152,7 +152,8 @@ EVENT_KINDS = {
     "drop": "a message was lost: detail = (type, peer, message id, reason)",
     "hold": "a message was held in flight by a scenario filter",
     "connect_failed": "a client's connect was refused (a KRaft broker's listeners are not open "
-                      "yet): detail = (destination, reconnect backoff ms, reason)",
+                      "yet, or the broker's process is gone): detail = (destination, reconnect "
+                      "backoff ms, reason)",
     "append": "the leader appended records: detail = (first offset, last offset, leader epoch)",
     "replicate": "a follower appended fetched records: detail = (first offset, last offset)",
     "hw": "a replica's high watermark changed: detail = new HW",
@@ -276,8 +277,9 @@ class Drop(TupleEvent):
 
 class ConnectFailed(TupleEvent):
     """``node``'s NetworkClient could not connect to ``destination`` (the peer refused it: a
-    KRaft broker opens its listeners only once unfenced). No request left: the node is blacked
-    out for its reconnect backoff (ClusterConnectionStates.disconnected)."""
+    KRaft broker opens its listeners only once unfenced, and a dead broker's host has no
+    process listening: "connection refused"). No request left: the node is blacked out for its
+    reconnect backoff (ClusterConnectionStates.disconnected)."""
     __slots__ = ()
     kind = "connect_failed"
     fields = ("destination", "reconnect_backoff_ms", "reason")

@@ -68,6 +68,12 @@ class Transport:
         #: requests waiting for a connect under way, by (sender, node) (ConsumerNetworkClient's
         #: unsent requests; a replica fetcher's awaitReady)
         self.unsent: dict[tuple, list] = {}
+        #: (client, broker) pairs whose connection the client saw closed by the broker's dead
+        #: process (its close, or the refusal of a request, reached the client): the client's
+        #: next request needs a new connect, refused while no process listens
+        #: (NetworkClient: DISCONNECTED, then initiateConnect fails with "Connection refused").
+        #: A new process of the broker clears its pairs (``forget_process``)
+        self.closed_by_peer: set[tuple] = set()
         #: some controller channel holds requests back, some listener is closed or some sender
         #: holds connection states: only then may a send not go straight on the wire, so the
         #: usual send tests this alone (``regate`` keeps it, after every change of
@@ -152,7 +158,12 @@ class Transport:
         """``gated``: a controller channel queues requests, a listener is closed, or a sender
         holds connection states."""
         self.gated = bool(self.controller_queues or self.listeners_closed or
-                          self.connection_states)
+                          self.connection_states or self.closed_by_peer)
+
+    def refuses(self, src, dst) -> bool:
+        """A connect from ``src`` to ``dst`` would be refused: ``dst``'s listeners are not open
+        yet, or ``src`` saw the connection closed by ``dst``'s dead process."""
+        return dst in self.listeners_closed or (src, dst) in self.closed_by_peer
 
     def connect(self, src, dst, msg) -> bool:
         """Before ``msg`` leaves ``src``: True if it cannot, there being no connection to
@@ -161,7 +172,7 @@ class Transport:
         at once (ConsumerNetworkClient.checkDisconnects: ``connectionFailed``). A request to an
         open listener makes the connection READY (its backoff is reset)."""
         states = self.connection_states.get(src)
-        if dst not in self.listeners_closed or not type(msg).__name__.endswith("Request") or \
+        if not self.refuses(src, dst) or not type(msg).__name__.endswith("Request") or \
                 not (self.network.plain or self.network.can_reach(src, dst)):
             # (a connect the network loses is not modelled: the request is lost as before)
             if states is not None and dst in states.node_state:
@@ -182,12 +193,12 @@ class Transport:
         under way (its outcome calls ``src``'s ``on_disconnect(dst, None)``) or the node is
         blacked out (``connection_delay`` says for how long), or this starts a connect."""
         states = self.connection_states.get(src)
-        if states is None and dst not in self.listeners_closed:
+        if states is None and not self.refuses(src, dst):
             return True
         now = self.cluster.engine.now
         if states is not None and (states.is_connecting(dst) or states.is_blacked_out(dst, now)):
             return False
-        if dst not in self.listeners_closed or \
+        if not self.refuses(src, dst) or \
                 not (self.network.plain or self.network.can_reach(src, dst)):
             if states is not None:
                 self.forget_connection(src, dst)
@@ -235,6 +246,9 @@ class Transport:
             self.regate()
             for key in [k for k in self.unsent if k[0] == node]:
                 del self.unsent[key]
+        if self.closed_by_peer:   # its listeners accept connects again
+            self.closed_by_peer = {k for k in self.closed_by_peer if k[1] != node}
+            self.regate()
 
     def initiate_connect(self, src, dst) -> None:
         """NetworkClient.initiateConnect: CONNECTING; the SYN reaches ``dst`` after the link's
@@ -273,7 +287,8 @@ class Transport:
             if src not in self.clients:   # BrokerBlockingSender.sendRequest: close(node)
                 self.forget_connection(src, dst)
             self.trace.record("connect_failed", src, "", -1,
-                              (dst, backoff, "listener not open yet"))
+                              (dst, backoff, "listener not open yet"
+                               if dst in self.listeners_closed else "connection refused"))
         for msg in waiting:
             node.on_disconnect(dst, msg)
         if src in self.clients:
@@ -477,6 +492,10 @@ class Transport:
                 return
         if (net.groups or net.cut_links) and not net.can_reach(dead, peer):
             return
+        gone = self.brokers.get(dead)
+        if peer in self.clients and gone is not None and gone.state == STOPPED:
+            self.closed_by_peer.add((peer, dead))   # its next request must connect anew
+            self.regate()
         if msg is None:
             handler = getattr(node, "on_peer_gone", None)
             if handler is not None:

@@ -913,6 +913,33 @@ class ClientRules:
     # CommonClientConfigs.RETRY_BACKOFF_EXP_BASE 2 and RETRY_BACKOFF_JITTER 0.2); the metadata
     # refresh backs off alike, over failed updates and over responses that bring no newer leader
     # epoch (Metadata.timeToAllowUpdate). Before, every wait was retry.backoff.ms exactly.
+    # Before KIP-91's delivery.timeout.ms (2.1), a batch that waits in the accumulator longer
+    # than request.timeout.ms fails with a TimeoutException (KIP-19, 0.9.0: Sender.run ->
+    # RecordAccumulator.abortExpiredBatches / expiredBatches, RecordBatch.maybeExpire): a full
+    # batch that long after its last append, any batch that long after its creation plus
+    # linger.ms (0.9: after its last attempt plus linger.ms). A batch sent and waiting for its
+    # answer is not expired here (its request times out instead).
+    producer_batch_expiry_by_request_timeout: bool = _rule(
+        since="0.9.0",
+        until="2.1",
+        ref="KIP-19, RecordAccumulator.abortExpiredBatches @0.9.0 / expiredBatches @2.0.0",
+        doc="a batch waiting in the accumulator longer than request.timeout.ms fails "
+        "(TimeoutException)",
+    )
+    # KAFKA-3388 (0.10.0): the expiry walks each queue from its head and stops at the first
+    # batch that has not expired, skips a partition with a batch in flight when
+    # max.in.flight.requests.per.connection is 1 (muted), and gives a retried batch
+    # request.timeout.ms from its last attempt plus retry.backoff.ms (RecordBatch.maybeExpire
+    # with inRetry). 0.9.0 walked past retried batches and expired by the last attempt plus
+    # linger.ms alone.
+    producer_batch_expiry_in_queue_order: bool = _rule(
+        since="0.10.0",
+        until="2.1",
+        ref="KAFKA-3388, RecordBatch.maybeExpire(requestTimeoutMs, retryBackoffMs, now, "
+        "lingerMs, isFull) @0.10.0",
+        doc="the request.timeout.ms expiry stops at a queue's first live batch, skips muted "
+        "partitions and waits out a retry's backoff",
+    )
     exponential_retry_backoff: bool = _rule(
         since="3.7",
         ref="KIP-580, RecordAccumulator.shouldBackoff",

@@ -54,6 +54,7 @@ STATES = {"running": N_("running"), "paused": N_("paused"), "fenced": N_("fenced
 #: why a message was lost (the trace's reasons), as shown
 REASONS = {r: r for r in (N_("dropped by hand"), N_("dropped while held"), N_("network partition"),
                           N_("destination process gone"), N_("listener not open yet"),
+                          N_("connection refused"),
                           N_("drop"), N_("unreachable"))}
 
 

@@ -41,7 +41,7 @@ from kafkasim.runtime.clients.producer_metadata import (
     ProducerMetadata,
     RetryBackoff,
 )
-from kafkasim.runtime.clients.record_accumulator import RecordAccumulator
+from kafkasim.runtime.clients.record_accumulator import ExpiryRule, RecordAccumulator
 from kafkasim.runtime.clients.sender import Sender
 from kafkasim.runtime.clients.transaction_manager import TransactionManager
 from kafkasim.settings import config as kconfig
@@ -90,10 +90,14 @@ class Producer:
         self.leader_epochs: dict[tuple[str, int], int] = {}
         self.partition_counts: dict[str, int] = {}
         self.retry_backoff = RetryBackoff.for_producer(cluster, client_id, self.config)
+        rules = cluster.rules.clients
+        expiry = ExpiryRule(self.config["request.timeout.ms"],
+                            rules.producer_batch_expiry_in_queue_order) \
+            if rules.producer_batch_expiry_by_request_timeout else None
         self.accumulator = RecordAccumulator(self.config["batch.size"], self.linger_ms,
                                              self.retry_backoff,
                                              self.config.get("delivery.timeout.ms"),
-                                             self.transaction_manager)
+                                             self.transaction_manager, expiry)
         self.batches = self.accumulator.batches   # (the same dict: the queues by partition)
         self.sender = Sender(self, self.accumulator, self.transaction_manager, self.in_flight)
         cluster.timeout_scheduler.timeouts_of(("client", client_id), self.in_flight,
@@ -208,11 +212,14 @@ class Producer:
             self._on_metadata(msg)
 
     def on_peer_gone(self, dead: int) -> None:
-        """The broker died with our requests in flight: fail them now and retry elsewhere."""
+        """The close of a dead broker's connection arrives (NetworkClient.processDisconnection):
+        the requests in flight to it fail now (NETWORK_EXCEPTION, retried elsewhere), and if
+        the producer was talking to it (a request in flight, or it leads a partition the
+        producer knows of) the metadata is refreshed (handleServerDisconnect: requestUpdate)."""
         gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
         for corr in gone:
             self.sender.fail_request(corr, E.NETWORK_EXCEPTION, forget_leaders=True)
-        if gone:
+        if gone or dead in self.leaders.values():
             self._refresh_metadata()
             self.sender.send_producer_data()
 

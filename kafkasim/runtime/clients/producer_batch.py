@@ -31,6 +31,9 @@ class ProducerBatch:
     epoch: int = 0
     producer_id: int = -1     # ... with the producer id of that moment
     seq_reset: bool = False   # ProducerBatch.sequenceHasBeenReset: rewritten by an epoch bump
+    last_append_ms: int = 0   # lastAppendTime: when records last went in
+    last_attempt_ms: int = 0  # lastAttemptMs: its creation, then each time it is re-enqueued
+    retry: bool = False       # inRetry: re-enqueued at least once
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
     def __init__(self, tp: tuple[str, int], record_ids: list[int], created_ms: int,
@@ -38,6 +41,8 @@ class ProducerBatch:
         self.tp = tp
         self.record_ids = record_ids
         self.created_ms = created_ms
+        self.last_append_ms = created_ms
+        self.last_attempt_ms = created_ms
         self.produce_future = produce_future
 
     @property
@@ -62,6 +67,30 @@ class ProducerBatch:
         self.producer_id = producer_id
         self.epoch = epoch
         self.base_seq = base_sequence
+
+    def reenqueued(self, now: int) -> None:
+        """ProducerBatch.reenqueued: back in the accumulator for a retry."""
+        self.last_attempt_ms = max(self.last_append_ms, now)
+        self.last_append_ms = max(self.last_append_ms, now)
+        self.retry = True
+
+    def maybe_expire(self, request_timeout_ms: int, retry_backoff_ms: int, now: int,
+                     linger_ms: int, is_full: bool) -> bool:
+        """ProducerBatch.maybeExpire (0.10.0-2.0): waited longer than ``request.timeout.ms`` in
+        the accumulator -- full, since its last append; not full, since its creation plus
+        linger.ms; retried, since its last attempt plus its retry backoff."""
+        if self.retry:
+            return request_timeout_ms < now - self.last_attempt_ms - retry_backoff_ms
+        if is_full and request_timeout_ms < now - self.last_append_ms:
+            return True
+        return request_timeout_ms < now - self.created_ms - linger_ms
+
+    def maybe_expire_0_9(self, request_timeout_ms: int, now: int, linger_ms: int,
+                         is_full: bool) -> bool:
+        """RecordBatch.maybeExpire @0.9.0: full and ``request.timeout.ms`` since its last
+        append, or ``request.timeout.ms`` since its last attempt plus linger.ms."""
+        return (is_full and request_timeout_ms < now - self.last_append_ms) or \
+            request_timeout_ms < now - (self.last_attempt_ms + linger_ms)
 
     def has_reached_delivery_timeout(self, delivery_timeout_ms: int, now: int) -> bool:
         """ProducerBatch.hasReachedDeliveryTimeout: ``delivery.timeout.ms`` since its creation."""

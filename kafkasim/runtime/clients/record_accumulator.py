@@ -4,7 +4,8 @@
 ``ready`` which leaders have a batch to send and when the next one will, then ``drain`` takes the
 first batch of each partition led by a node it can send to. A retried batch goes back with
 ``reenqueue``, in sequence order; ``expired_batches`` takes out those past
-``delivery.timeout.ms`` (KIP-91).
+``delivery.timeout.ms`` (KIP-91, 2.1+), or before 2.1 those that waited in the queue longer than
+``request.timeout.ms`` (KIP-19, ``ExpiryRule``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ class ReadyCheckResult(NamedTuple):
     unknown_leader_topics: list[str]
 
 
+class ExpiryRule(NamedTuple):
+    """How a 0.9-2.0 accumulator expires queued batches by ``request.timeout.ms`` (before
+    KIP-91's delivery timeout): ``in_queue_order`` is KAFKA-3388's walk (0.10.0+: stop at a
+    queue's first live batch, skip muted partitions, a retry's backoff counts), else 0.9.0's."""
+
+    request_timeout_ms: int
+    in_queue_order: bool = True
+
+
 class RecordAccumulator:
     """Per-partition queues of ``ProducerBatch``; the first batch of a queue is the next to go.
 
@@ -37,12 +47,14 @@ class RecordAccumulator:
     backoff (``retry_backoff``: a ``RetryBackoff``, by default KIP-580's over
     ``retry.backoff.ms`` 100 and ``retry.backoff.max.ms`` 1000), ``delivery.timeout.ms``
     (None: the 2.0-and-older producer, which has none) and the idempotent producer's
-    ``TransactionManager`` (None: not idempotent)."""
+    ``TransactionManager`` (None: not idempotent); then ``request_timeout_expiry``, the
+    0.9-2.0 producer's ``ExpiryRule`` (None: none, as in 0.8.2 and from 2.1)."""
 
     def __init__(self, batch_size: int = 16384, linger_ms: int = 0,
                  retry_backoff: RetryBackoff | None = None,
                  delivery_timeout_ms: int | None = 120_000,
-                 transaction_manager: TransactionManager | None = None) -> None:
+                 transaction_manager: TransactionManager | None = None,
+                 request_timeout_expiry: ExpiryRule | None = None) -> None:
         self.batch_size = batch_size
         self.linger_ms = linger_ms
         self.retry_backoff = retry_backoff if retry_backoff is not None else \
@@ -50,6 +62,7 @@ class RecordAccumulator:
         self.delivery_timeout_ms = delivery_timeout_ms
         tm = transaction_manager
         self.transaction_manager = tm if tm is not None and tm.idempotent else None
+        self.request_timeout_expiry = request_timeout_expiry
         self.batches: dict[TopicPartition, list[ProducerBatch]] = {}
 
     def get_deque(self, tp: TopicPartition) -> list[ProducerBatch] | None:
@@ -81,6 +94,7 @@ class RecordAccumulator:
             take = cap - index if cap > index else 1
             stop = rid + take if take < end - rid else end
             batch.record_ids.extend(range(rid, stop))
+            batch.last_append_ms = now
             runs.append((rid, stop - rid, now, batch.produce_future, index))
             index += stop - rid
             rid = stop
@@ -153,6 +167,7 @@ class RecordAccumulator:
         sequenced one in sequence order: insertInSequenceOrder, so retries keep it), due when
         its retry backoff ends (KIP-580 from 3.7: it grows with the batch's attempts)."""
         batch.retry_at_ms = now + self.retry_backoff.backoff(batch.attempts - 1)
+        batch.reenqueued(now)
         queue = self.batches.setdefault(batch.tp, [])
         if batch.base_seq >= 0:
             i = 0
@@ -162,17 +177,45 @@ class RecordAccumulator:
         else:
             queue.insert(0, batch)
 
-    def expired_batches(self, now: int) -> list[ProducerBatch]:
+    def expired_batches(self, now: int, muted=()) -> list[ProducerBatch]:
         """RecordAccumulator.expiredBatches: take out the batches at the head of their queues
-        that reached ``delivery.timeout.ms`` (none without one)."""
+        that reached ``delivery.timeout.ms``; before 2.1, those that waited longer than
+        ``request.timeout.ms`` (``ExpiryRule``; ``muted``: the partitions with a batch in
+        flight under max.in.flight.requests.per.connection 1). None in 0.8.2."""
         expired: list[ProducerBatch] = []
         limit = self.delivery_timeout_ms
         if limit is None:
+            if self.request_timeout_expiry is not None:
+                self._expire_by_request_timeout(now, muted, expired)
             return expired
         for queue in self.batches.values():
             while queue and queue[0].has_reached_delivery_timeout(limit, now):
                 expired.append(queue.pop(0))
         return expired
+
+    def _expire_by_request_timeout(self, now: int, muted, expired: list) -> None:
+        """RecordAccumulator.expiredBatches @0.10.0-2.0 (abortExpiredBatches @0.9.0): each
+        queue from its head; a batch is full if another follows it or it has no room."""
+        rule = self.request_timeout_expiry
+        timeout = rule.request_timeout_ms
+        backoff = self.retry_backoff.exponential.initial_interval
+        for tp, queue in self.batches.items():
+            if not queue or (rule.in_queue_order and tp in muted):
+                continue
+            last = queue[-1]
+            i = 0
+            while i < len(queue):
+                b = queue[i]
+                full = len(b.record_ids) * RECORD_SIZE >= self.batch_size or \
+                    (rule.in_queue_order and b is not last)
+                if b.maybe_expire(timeout, backoff, now, self.linger_ms, full) \
+                        if rule.in_queue_order else \
+                        b.maybe_expire_0_9(timeout, now, self.linger_ms, full):
+                    expired.append(queue.pop(i))
+                elif rule.in_queue_order or not b.retry:
+                    break   # stop at the first batch that has not expired (0.9: unless retried)
+                else:
+                    i += 1
 
     def oldest_created_ms(self) -> int | None:
         """The creation time of the oldest first batch of a queue (None: every queue is

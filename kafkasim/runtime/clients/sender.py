@@ -130,8 +130,15 @@ class Sender:
             self.producer._refresh_metadata()
         if next_wake is not None:
             self.wakeup(next_wake - now)
-        for b in self.accumulator.expired_batches(now):
+        for b in self.accumulator.expired_batches(now, self._muted()):
             self.fail_batch(b, E.DELIVERY_TIMEOUT)
+
+    def _muted(self) -> set | tuple:
+        """RecordAccumulator.muted (before 2.1 the expiry skips them): the partitions with a
+        batch in flight when max.in.flight.requests.per.connection is 1."""
+        if self.max_in_flight != 1 or self.accumulator.request_timeout_expiry is None:
+            return ()
+        return {tp for entry in self.in_flight.values() for tp in entry[3]}
 
     def _sendable_nodes(self, ready_nodes: dict[int, None], now: int
                         ) -> tuple[dict[int, None], int | None]:
