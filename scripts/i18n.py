@@ -242,7 +242,24 @@ def problems(nb, po: polib.POFile) -> list[str]:
             out.append(f"fuzzy (line {e.linenum}): [{ctxt}] {first}")
         elif not e.msgstr.strip():
             out.append(f"untranslated (line {e.linenum}): [{ctxt}] {first}")
+        elif _block_kind(text) != _block_kind(e.msgstr):
+            out.append(f"the translation is not the same kind of block ({_block_kind(text)} "
+                       f"translated as {_block_kind(e.msgstr)}; line {e.linenum}): [{ctxt}] "
+                       f"{first}")
     return out
+
+
+#: Markdown block starts a translation must keep: a heading stays a heading, a quote a quote...
+_BLOCK_MARKS = (("heading", "#"), ("quote", ">"), ("list item", "- "), ("table", "|"),
+                ("details", "<details>"), ("end of details", "</details>"))
+
+
+def _block_kind(text: str) -> str:
+    """What kind of Markdown block ``text`` is, by how it starts."""
+    for kind, mark in _BLOCK_MARKS:
+        if text.lstrip().startswith(mark):
+            return kind
+    return "paragraph"
 
 
 # -- messages printed by kafkasim.course ---------------------------------------------------------

@@ -57,6 +57,21 @@ def test_update_keeps_translations_marks_changes_fuzzy_and_retires_old_entries()
     assert issues[0].startswith("fuzzy") and issues[1].startswith("untranslated")
 
 
+def test_a_heading_must_stay_a_heading():
+    # notebook 07's "## 8." heading was once translated as the paragraph after it: the Korean
+    # edition lost its section 8 heading and showed that paragraph twice
+    po = polib.POFile(wrapwidth=0)
+    nb = _nb("## 8. Watch it\n\n> **Note** a quote", "<details><summary>Why</summary>")
+    i18n.update_catalog(nb, po)
+    for e, ko in zip(po, ["지켜보기", "> **참고** 인용", "<details><summary>왜</summary>"],
+                     strict=True):
+        e.msgstr = ko
+    (issue,) = i18n.problems(nb, po)
+    assert "heading translated as paragraph" in issue and "## 8. Watch it" in issue
+    po[0].msgstr = "## 8. 지켜보기"
+    assert i18n.problems(nb, po) == []
+
+
 def test_build_translates_markdown_keeps_code_and_reroots_links():
     nb = _nb("# Replicas\n\nSee [the README](../README.md) and [02](02-in-sync-replicas.ipynb).",
              code="c = Cluster(3)\nc.run(1000)")
