@@ -114,3 +114,25 @@ def test_a_restarted_broker_is_connected_to_again():
     assert c.transport.closed_by_peer == set()
     c.run(30_000)
     assert f.status == "acked" and f.attempts == 1 and f.errors == []
+
+
+def test_a_consumer_refreshes_its_metadata_after_the_close_before_fetching():
+    # DefaultMetadataUpdater.handleServerDisconnect: the close asks for new metadata, so the
+    # next poll asks for it instead of trying the dead leader first
+    c = Cluster(3, seed=1, kafka_version="3.7")
+    c.create_topic("t", 1, 3)
+    p = c.producer(acks="all")
+    p.send("t", "a", partition=0)
+    c.run(1000)
+    cons = c.consumer(auto_offset_reset="earliest")
+    cons.assign("t")
+    assert [r.value for r in cons.poll(1000)] == ["a"]
+    dead = c.leader("t", 0)
+    c.crash(dead)
+    c.run(2000)
+    polled_ms = c.now
+    cons.poll(500)
+    sent = [(r[5][0], r[5][1]) for r in c.trace.rows
+            if r[1] == "send" and r[2] == cons.client_id and r[0] >= polled_ms]
+    assert sent and sent[0][0] == "MetadataRequest" and sent[0][1] != dead
+    assert ("FetchRequest", dead) not in sent

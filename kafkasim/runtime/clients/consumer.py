@@ -499,11 +499,16 @@ class Consumer:
     def on_peer_gone(self, dead: int) -> None:
         """The connection to broker ``dead`` closed (its process died): every request still in
         flight to it fails as disconnected (NetworkClient.cancelInFlightRequests), a Fetch
-        parked in its purgatory included."""
+        parked in its purgatory included; and the metadata is refreshed before the next fetch
+        from a partition ``dead`` led (DefaultMetadataUpdater.handleServerDisconnect:
+        requestUpdate)."""
         gone = [msg for corr, (dst, msg) in self.sent_to.items()
                 if dst == dead and corr in self.pending]
         for msg in gone:
             self.on_disconnect(dead, msg)
+        for tp, leader in self.leaders.items():
+            if leader == dead:
+                self.leaders[tp] = -1
 
     def on_disconnect(self, dst, msg) -> None:
         """The broker died: the request fails now; leaders are looked up again next poll."""
