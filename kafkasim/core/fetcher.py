@@ -98,6 +98,12 @@ class ReplicaFetcherThread:
     # (truncation, new leader epoch) ignores the answer, as AbstractFetcherThread does when
     # currentFetchState.fetchOffset != the request's fetchOffset
     requested: dict = field(default_factory=dict)
+    # the current leader epoch each partition of the outstanding OffsetsForLeaderEpoch request
+    # carried (AbstractFetcherThread's latestEpochsForPartitions: EpochData.currentLeaderEpoch)
+    epoch_requested: dict = field(default_factory=dict)
+    # partitions dropped after FENCED_LEADER_EPOCH, until a LeaderAndIsr adds them again
+    # (AbstractFetcherManager.failedPartitions, the FailedPartitionsCount metric)
+    failed_partitions: dict = field(default_factory=dict)
     # KIP-227 (1.1+): the FetchSessionHandler for the leader, made at the first fetch
     session: FetchSessionHandler | None = None
     fetch_corr: int = -1         # correlation id of the last Fetch sent
@@ -115,9 +121,11 @@ class ReplicaFetcherThread:
 
     # -- partitions -----------------------------------------------------------------------------
     def add_partition(self, tp, state: PartitionFetchState) -> None:
-        """AbstractFetcherThread.addPartitions (a new or replaced fetch state)."""
+        """AbstractFetcherThread.addPartitions (a new or replaced fetch state); a partition
+        that had failed is fetched again."""
         self.partitions[tp] = state
         self.dirty[tp] = None
+        self.failed_partitions.pop(tp, None)
 
     def remove_partition(self, tp) -> PartitionFetchState | None:
         self.dirty[tp] = None
@@ -264,6 +272,7 @@ class ReplicaFetcherThread:
             else:
                 with_epoch.append((tp[0], tp[1], st.current_leader_epoch, epoch))
         if with_epoch:
+            self.epoch_requested = {(t, p): current for t, p, current, _epoch in with_epoch}
             corr = ctx.next_correlation_id()
             self.in_flight = corr
             req = OffsetsForLeaderEpochRequest(corr, self.broker_id, tuple(with_epoch))
@@ -283,15 +292,21 @@ class ReplicaFetcherThread:
         if resp.correlation_id != self.in_flight:
             return
         self.in_flight = -1
-        backoff = ctx.config["replica.fetch.backoff.ms"]
+        same_epoch_only = ctx.rules.fetch.epoch_answer_needs_same_leader_epoch
         for topic, partition, error, epoch, end_offset in resp.partitions:
             tp = (topic, partition)
             self.dirty[tp] = None
             st = self.partitions.get(tp)
             if st is None or st.state != TRUNCATING:
                 continue
+            sent = self.epoch_requested.get(tp)
+            if same_epoch_only and sent != st.current_leader_epoch:
+                continue   # its leader epoch changed meanwhile: it asks again at the new one
+            if error == E.FENCED_LEADER_EPOCH:
+                self.on_partition_fenced(ctx, tp, sent)
+                continue
             if error != E.NONE:
-                st.delayed_until_ms = ctx.now + backoff
+                self.handle_partitions_with_errors(ctx, st)
                 continue
             offset, done = self.truncation_state(ctx, tp, epoch, end_offset)
             log = ctx.local_log(topic, partition)
@@ -335,8 +350,28 @@ class ReplicaFetcherThread:
             elif pd.error == E.OFFSET_OUT_OF_RANGE:
                 self.handle_out_of_range_error(st, log, pd)
                 self._trace_if_looping(ctx, tp, st, sent)
-            else:  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...
+            elif pd.error == E.FENCED_LEADER_EPOCH:
+                self.on_partition_fenced(ctx, tp, sent.current_leader_epoch)
+            else:  # NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, ...
                 self.handle_partitions_with_errors(ctx, st)
+
+    def on_partition_fenced(self, ctx: FetcherContext, tp, request_epoch: int | None) -> None:
+        """AbstractFetcherThread.onPartitionFenced: the leader's epoch is newer than this
+        follower's. The partition leaves the fetcher (markPartitionFailed) and waits for the
+        LeaderAndIsr with the new epoch, unless (2.5+) its epoch changed since the request was
+        sent: then it retries after the backoff."""
+        st = self.partitions[tp]
+        fetch = ctx.rules.fetch
+        if not fetch.fenced_partition_leaves_the_fetcher or (
+                fetch.fenced_partition_checks_request_epoch
+                and request_epoch != st.current_leader_epoch):
+            self.handle_partitions_with_errors(ctx, st)
+            return
+        self.remove_partition(tp)
+        self.failed_partitions[tp] = None
+        ctx.trace_fetcher(self, "fetch_failed",
+                          f"{tp[0]}-{tp[1]} FENCED_LEADER_EPOCH at leader epoch "
+                          f"{st.current_leader_epoch}: removed until the next LeaderAndIsr")
 
     def process_partition_data(self, ctx: FetcherContext, tp, st: PartitionFetchState, log,
                                pd) -> None:

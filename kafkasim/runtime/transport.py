@@ -160,6 +160,14 @@ class Transport:
         self.gated = bool(self.controller_queues or self.listeners_closed or
                           self.connection_states or self.closed_by_peer)
 
+    def closed_by(self, dead, client) -> None:
+        """``client`` saw its connection to broker ``dead`` closed while no process of it runs:
+        its next request to it must connect anew (refused until the broker starts again)."""
+        gone = self.brokers.get(dead)
+        if gone is not None and gone.state == STOPPED:
+            self.closed_by_peer.add((client, dead))
+            self.regate()
+
     def refuses(self, src, dst) -> bool:
         """A connect from ``src`` to ``dst`` would be refused: ``dst``'s listeners are not open
         yet, or ``src`` saw the connection closed by ``dst``'s dead process."""
@@ -492,10 +500,8 @@ class Transport:
                 return
         if (net.groups or net.cut_links) and not net.can_reach(dead, peer):
             return
-        gone = self.brokers.get(dead)
-        if peer in self.clients and gone is not None and gone.state == STOPPED:
-            self.closed_by_peer.add((peer, dead))   # its next request must connect anew
-            self.regate()
+        if peer in self.clients:
+            self.closed_by(dead, peer)
         if msg is None:
             handler = getattr(node, "on_peer_gone", None)
             if handler is not None:

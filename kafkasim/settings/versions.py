@@ -475,6 +475,33 @@ class FetchRules:
         ref="KAFKA-13790",
         doc="makeLeader/makeFollower ignore a partition state with an older partition epoch",
     )
+    # KIP-320 (2.1.0): a FENCED_LEADER_EPOCH answer (Fetch or OffsetsForLeaderEpoch) means this
+    # follower's leader epoch is older than the leader's: the fetcher drops the partition and
+    # waits for the LeaderAndIsr that brings the new epoch (AbstractFetcherThread
+    # .onPartitionFenced @2.1.0: partitionStates.remove). Since 2.5.0 (onPartitionFenced(tp,
+    # requestEpoch)) only when the epoch in the request is still the
+    # partition's (markPartitionFailed); a partition whose epoch moved on meanwhile retries
+    # after replica.fetch.backoff.ms.
+    fenced_partition_leaves_the_fetcher: bool = _rule(
+        since="2.1",
+        ref="KIP-320, AbstractFetcherThread.onPartitionFenced @2.1.0",
+        doc="a partition answered FENCED_LEADER_EPOCH leaves the fetcher until the next "
+        "LeaderAndIsr",
+    )
+    fenced_partition_checks_request_epoch: bool = _rule(
+        since="2.5",
+        ref="AbstractFetcherThread.onPartitionFenced(tp, requestEpoch) @2.5.0",
+        doc="only if the request's leader epoch is still the partition's; otherwise it retries",
+    )
+    # Since 2.2.0 truncateToEpochEndOffsets drops an OffsetsForLeaderEpoch answer
+    # for a partition whose current leader epoch changed while the request was out (it was
+    # removed and added again by a LeaderAndIsr); it asks again at its new epoch.
+    epoch_answer_needs_same_leader_epoch: bool = _rule(
+        since="2.2",
+        ref="AbstractFetcherThread.truncateToEpochEndOffsets @2.2.0",
+        doc="an OffsetsForLeaderEpoch answer is used only if the partition's leader epoch is "
+        "still the one the request carried",
+    )
     # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
     # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
     fetch_diverging_epoch: bool = _rule(
