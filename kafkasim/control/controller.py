@@ -238,12 +238,16 @@ class KafkaController:
         replicas = cc.assignments[tp]
         live = cc.live_brokers
         down = [r for r in replicas if r not in live]
+        # ControllerContext.isReplicaOnline: a broker in controlled shutdown is not online
+        # (liveBrokerIds excludes shuttingDownBrokerIds); only the controlled-shutdown election
+        # counts it (includeShuttingDownBrokers)
+        online = [b for b in live if b not in cc.shutting_down] if cc.shutting_down else live
         # the election orders are kafkasim.core.rules' PartitionLeaderElectionAlgorithms
         if strategy in ("offline", "unclean"):
             allow = strategy == "unclean" or \
                 ctx.topic_config(tp[0])["unclean.leader.election.enable"]
             new_leader, unclean = ctx.rulebook.offline_partition_leader_election(
-                replicas, isr, live, allow)
+                replicas, isr, online, allow)
             if new_leader is None:
                 # stays offline: leader -1, the ISR keeps its last member
                 new_isr = _remove_never_empty(isr, down)
@@ -254,20 +258,19 @@ class KafkaController:
                           ev.PartitionOffline(tuple(new_isr), epoch + 1))
                 return True
             # clean: the live part of the ISR; unclean: the new leader alone
-            new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in live)
+            new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in online)
         elif strategy == "preferred":
             # PreferredReplicaPartitionLeaderElectionStrategy elects the preferred replica even
             # when it already leads: a new leader epoch and a LeaderAndIsr all the same
             # (PartitionStateMachineTest.testOnlinePartitionToOnlineTransition); callers that
             # must not bump the epoch skip such partitions first (elect_leaders, auto_rebalance)
             new_leader = ctx.rulebook.preferred_replica_partition_leader_election(
-                replicas, isr, live)
+                replicas, isr, online)
             if new_leader is None:
                 return False
             new_isr, unclean = isr, False
         elif strategy == "reassign":
-            # the ISR is kept (LeaderAndIsr.newLeader); a shutting-down broker is not "live"
-            online = [b for b in live if b not in cc.shutting_down]
+            # the ISR is kept (LeaderAndIsr.newLeader)
             new_leader = ctx.rulebook.reassign_partition_leader_election(
                 _target(self._full_assignment(tp)), isr, online)
             if new_leader is None:

@@ -141,9 +141,10 @@ def update(states: dict, batches) -> None:
     for base_offset, last_offset, pid, epoch, first_seq in batches:
         entry = states.get(pid)
         if entry is None or epoch != entry.epoch:   # (the usual batch: the current epoch)
-            if entry is not None and epoch < entry.epoch:
-                continue   # a fenced epoch's batch changes nothing
-            entry = states[pid] = ProducerStateEntry(epoch)   # a new producer, or epoch
+            # a new producer, or another epoch (maybeUpdateProducerEpoch). The leader never
+            # appends an older epoch (check_append refuses it); a replica takes what its log
+            # holds, an older epoch too (checkProducerEpoch only warns for a replica append)
+            entry = states[pid] = ProducerStateEntry(epoch)
         # the batch's last sequence: increment_sequence, modulo 2**31 (every append)
         entry.add(first_seq, (first_seq + last_offset - base_offset) % _SEQ_SPAN, base_offset)
 
