@@ -17,14 +17,20 @@ import pytest
 from kafkasim.runtime.cluster import Cluster
 
 
-def _crash_the_leader(version: str, rf: int = 3, **producer):
-    """One record acknowledged, then the leader crashes; 2 s later (the close arrived long
-    ago) the producer sends ``b``."""
+def _one_record_acked(version: str, rf: int = 3, **producer):
+    """A cluster whose producer has had record ``a`` acknowledged."""
     c = Cluster(3, seed=1, kafka_version=version)
     c.create_topic("t", 1, rf)
     p = c.producer(acks="all", **producer)
     p.send("t", "a", partition=0)
     c.run(1000)
+    return c, p
+
+
+def _crash_the_leader(version: str, rf: int = 3, **producer):
+    """One record acknowledged, then the leader crashes; 2 s later (the close arrived long
+    ago) the producer sends ``b``."""
+    c, p = _one_record_acked(version, rf, **producer)
     dead = c.leader("t", 0)
     c.crash(dead)
     crash_ms = c.now
@@ -59,11 +65,7 @@ def test_the_close_makes_an_idle_producer_ask_for_metadata():
 
 def test_a_request_in_flight_at_the_crash_still_fails_with_the_connection():
     # the request went out on the open connection; the reset fails it (NETWORK_EXCEPTION)
-    c = Cluster(3, seed=1, kafka_version="3.7")
-    c.create_topic("t", 1, 3)
-    p = c.producer(acks="all")
-    p.send("t", "a", partition=0)
-    c.run(1000)
+    c, p = _one_record_acked("3.7")
     dead = c.leader("t", 0)
     f = p.send("t", "b", partition=0)
     c.run(1)    # on the wire
@@ -119,11 +121,7 @@ def test_a_restarted_broker_is_connected_to_again():
 def test_a_consumer_refreshes_its_metadata_after_the_close_before_fetching():
     # DefaultMetadataUpdater.handleServerDisconnect: the close asks for new metadata, so the
     # next poll asks for it instead of trying the dead leader first
-    c = Cluster(3, seed=1, kafka_version="3.7")
-    c.create_topic("t", 1, 3)
-    p = c.producer(acks="all")
-    p.send("t", "a", partition=0)
-    c.run(1000)
+    c, _p = _one_record_acked("3.7")
     cons = c.consumer(auto_offset_reset="earliest")
     cons.assign("t")
     assert [r.value for r in cons.poll(1000)] == ["a"]

@@ -195,7 +195,8 @@ class RecordAccumulator:
 
     def _expire_by_request_timeout(self, now: int, muted, expired: list) -> None:
         """RecordAccumulator.expiredBatches @0.10.0-2.0 (abortExpiredBatches @0.9.0): each
-        queue from its head; a batch is full if another follows it or it has no room."""
+        queue from its head. A batch counts as full when it has no room, and from 0.10.0 also
+        when another batch follows it."""
         rule = self.request_timeout_expiry
         timeout = rule.request_timeout_ms
         backoff = self.retry_backoff.exponential.initial_interval
