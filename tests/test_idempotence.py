@@ -100,13 +100,9 @@ def test_produce_request_carries_the_batch_header_and_the_log_keeps_it():
     c.run(500)
     for b in (1, 2, 3):
         batches = [tuple(x) for x in c.log(b, "t", 0).producer_batches]
-        # (base offset, last offset, producer id, epoch, base sequence); a follower may hold a
-        # batch in pieces, with the sequence of each piece's first record
-        runs = {}
-        for base, last, bpid, ep, bseq in batches:
-            assert bseq - base == 0 and (bpid, ep) == (p.producer_id, 0)
-            runs[base] = last
-        assert min(runs) == 0 and max(runs.values()) == 4
+        # (base offset, last offset, producer id, epoch, base sequence): the leader's batches,
+        # whole on every replica
+        assert batches == [(0, 2, p.producer_id, 0, 0), (3, 4, p.producer_id, 0, 3)]
 
 
 def test_non_idempotent_batches_carry_no_producer_header():
@@ -119,10 +115,13 @@ def test_non_idempotent_batches_carry_no_producer_header():
     assert all(c.log(b, "t", 0).producer_batches == [] for b in (1, 2, 3))
 
 
-def test_log_headers_are_clipped_by_reads_truncation_and_log_start():
-    """A fetch may cut a batch (kafkasim reads record by record): the piece's header starts at the
-    piece's first offset with the matching sequence, so a follower's rebuilt producer state has
-    the same sequences as the leader's (UnifiedLog.rebuildProducerState)."""
+def test_reads_hand_over_whole_batches_and_truncation_clips_headers():
+    """A read cut by its byte limit ends at a batch boundary, as Kafka's (LogSegment.read slices
+    bytes, the fetching side keeps complete batches): a batch cut in two is left for the next
+    read, unless it is the read's first, which comes whole (minOneMessage). So a follower holds
+    the leader's batches as they are, and its producer state is the leader's
+    (UnifiedLog.rebuildProducerState gives the same). A truncation or a new log start inside a
+    batch clips its header, the sequence following the offset."""
     from kafkasim.core import producer_state
     from kafkasim.core.log import Log
 
@@ -131,14 +130,18 @@ def test_log_headers_are_clipped_by_reads_truncation_and_log_start():
     leader.append_as_leader([4], [10], 0, 0)                         # not idempotent
     leader.append_as_leader([5, 6, 7], [10] * 3, 0, 0, 7, 0, 3)      # seq 3-5 at 4-6
     follower = Log("t", 0)
+    reads = []
     while follower.log_end_offset < leader.log_end_offset:
         chunk = leader.read(follower.log_end_offset, leader.log_end_offset, 20)  # 2 records
+        reads.append((chunk.base_offset, len(chunk.ids)))
         follower.append_as_follower(chunk)
         producer_state.update(follower.producer_states, chunk.producer_batches)
-    assert [tuple(b) for b in follower.producer_batches] == [
-        (0, 1, 7, 0, 0), (2, 2, 7, 0, 2), (4, 5, 7, 0, 3), (6, 6, 7, 0, 5)]
-    assert follower.producer_batches[2].last_sequence == 4
-    assert producer_state.rebuild(follower) == follower.producer_states
+    # the first batch whole (3 records over 20 bytes); then record 3 alone, not the first
+    # record of the next batch; then that batch whole
+    assert reads == [(0, 3), (3, 1), (4, 3)]
+    assert [tuple(b) for b in follower.producer_batches] == [(0, 2, 7, 0, 0), (4, 6, 7, 0, 3)]
+    assert producer_state.rebuild(follower) == follower.producer_states == \
+        producer_state.rebuild(leader)
     entry = follower.producer_states[7]
     assert [(b.first_seq, b.last_seq, b.first_offset) for b in entry.batches] == \
         [(0, 2, 0), (3, 5, 4)]
@@ -150,15 +153,32 @@ def test_log_headers_are_clipped_by_reads_truncation_and_log_start():
     assert producer_state.rebuild(follower)[7].last_seq == 3
     follower.high_watermark = 5
     follower.maybe_increment_log_start_offset(1)
-    assert [tuple(b) for b in follower.producer_batches][0] == (1, 1, 7, 0, 1)
+    assert [tuple(b) for b in follower.producer_batches][0] == (1, 2, 7, 0, 1)
     follower.truncate_fully_and_start_at(9)
     assert follower.producer_batches == [] and producer_state.rebuild(follower) == {}
+
+
+def test_a_read_cut_inside_a_batch_stops_at_its_base():
+    """The byte limit falls inside the second batch of a read: the read stops before it (the
+    batch is not handed over in part), and the next read, starting at its base, takes it whole
+    even over the limit."""
+    from kafkasim.core.log import Log
+
+    log = Log("t", 0)
+    log.append_as_leader([1, 2], [10] * 2, 0, 0, 7, 0, 0)        # seq 0-1 at 0-1
+    log.append_as_leader([3, 4, 5, 6], [10] * 4, 0, 0, 7, 0, 2)  # seq 2-5 at 2-5
+    first = log.read(0, 6, 35)
+    assert (first.base_offset, len(first.ids)) == (0, 2)
+    assert [tuple(b) for b in first.producer_batches] == [(0, 1, 7, 0, 0)]
+    second = log.read(2, 6, 15)
+    assert (second.base_offset, len(second.ids)) == (2, 4)
+    assert [tuple(b) for b in second.producer_batches] == [(2, 5, 7, 0, 2)]
 
 
 @pytest.mark.parametrize("fetch_max_bytes", [1_048_576, 150])
 def test_followers_keep_the_leaders_producer_state_fetch_by_fetch(fetch_max_bytes):
     """Broker.on_append updates a follower's producer state from the headers each fetch brought
-    (one whole batch, several, or pieces when replica.fetch.max.bytes cuts them): it must stay
+    (one whole batch, or several, as many as replica.fetch.max.bytes lets through): it must stay
     what the leader holds and what a rebuild from the follower's own log gives
     (ProducerStateManager.update / UnifiedLog.rebuildProducerState)."""
     from kafkasim.core import producer_state

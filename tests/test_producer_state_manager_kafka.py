@@ -65,9 +65,6 @@ def test_retry_of_the_multi_record_tail_batch_answers_its_offsets():
 
 
 # UnifiedLogTest.testDuplicateAppends (3.7.0): a partial duplicate of the tail is refused
-@pytest.mark.xfail(strict=True, reason=(
-    "kafkasim deviates: check_append treats a batch whose sequences lie inside a kept run as a "
-    "duplicate; Kafka's findDuplicateBatch needs the exact (firstSeq, lastSeq)"))
 def test_partial_duplicate_of_the_tail_batch_is_out_of_order():
     log = _log_for_duplicates()
     # sequences 7..8: the end of the tail batch 6..8, not a batch of its own
@@ -84,9 +81,6 @@ def test_duplicate_among_the_last_five_batches_answers_its_offsets():
 
 
 # UnifiedLogTest.testDuplicateAppends (3.7.0): a duplicate older than the last five batches
-@pytest.mark.xfail(strict=True, reason=(
-    "kafkasim deviates: ProducerStateEntry.add merges back-to-back batches (contiguous seq and "
-    "offset) into one run, so more than 5 leader batches stay findable as duplicates"))
 def test_duplicate_older_than_the_last_five_batches_is_out_of_order():
     log = _log_for_duplicates()
     assert _leader_append(log, 0, 1)[0] == "OUT_OF_ORDER_SEQUENCE_NUMBER"
@@ -95,9 +89,6 @@ def test_duplicate_older_than_the_last_five_batches_is_out_of_order():
 
 # UnifiedLogTest.testDuplicateAppends (3.7.0): the kept metadata is one entry per batch
 # (ProducerStateEntry.addBatchMetadata keeps the last NUM_BATCHES_TO_RETAIN batches as they are)
-@pytest.mark.xfail(strict=True, reason=(
-    "kafkasim deviates: ProducerStateEntry.add merges back-to-back leader batches, Kafka's "
-    "addBatchMetadata keeps each batch's BatchMetadata"))
 def test_the_entry_keeps_the_last_five_batches_one_by_one():
     log = _log_for_duplicates()
     entry = ps.last_entry(log.producer_states, PID)

@@ -184,6 +184,25 @@ def _producer_batches(*columns) -> ProducerBatches:
     return out
 
 
+def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: int) -> int:
+    """A read cut by its byte limit at record index ``end`` (exclusive; ``start``: the log start
+    offset, index 0) ends at a batch boundary, as Kafka's does: it hands over whole record
+    batches only (LogSegment.read slices bytes; the fetching side keeps the complete batches).
+    An idempotent batch cut in two is left out, unless it is the read's first, which comes whole
+    (minOneMessage, KIP-74) up to ``hi``. Records outside idempotent batches carry no batch
+    boundaries here, so they are cut record by record."""
+    last = start + end - 1
+    tail = batches.last
+    if tail is None or tail[1] <= last:
+        return end
+    b = batches[batches.first_covering(last)]
+    if b[0] > last or b[1] == last:
+        return end   # the last record read is outside a batch, or ends one
+    if b[0] <= start + lo:
+        return min(b[1] + 1 - start, hi)   # the first batch: whole
+    return b[0] - start
+
+
 def _batches_in(batches: ProducerBatches, first: int, last: int) -> tuple:
     """The headers of ``batches`` covering offsets [first, last], clipped to that range."""
     tail = batches.last
@@ -383,7 +402,8 @@ class Log:
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
-        """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``."""
+        """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``,
+        ending at a batch boundary (``_whole_batches``)."""
         start = self.log_start_offset
         sizes = self.sizes
         # indexes into the columns: [lo, hi), hi at most the number of records (the LEO)
@@ -404,6 +424,7 @@ class Log:
                 if total > max_bytes:
                     break
                 end += 1
+            end = _whole_batches(self.producer_batches, start, lo, end, hi)
             got = sizes[lo:end]
         batches = _batches_in(self.producer_batches, start_offset, start + end - 1)
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],

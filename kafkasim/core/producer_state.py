@@ -58,16 +58,9 @@ class ProducerStateEntry:
     batches: list[BatchMetadata] = field(default_factory=list)
 
     def add(self, first_seq: int, last_seq: int, first_offset: int) -> None:
+        """ProducerStateEntry.addBatchMetadata: keep the batch's metadata, the oldest of more
+        than NUM_BATCHES_TO_RETAIN dropped."""
         b = self.batches
-        if b:
-            last = b[-1]
-            seq = last.last_seq
-            # records of one batch arriving in pieces: in sequence (in_sequence) and at the
-            # offset after the last one (BatchMetadata.last_offset), computed here: every append
-            if first_seq == (seq + 1) % _SEQ_SPAN and \
-                    last.first_offset + (seq - last.first_seq) % _SEQ_SPAN + 1 == first_offset:
-                last.last_seq = last_seq
-                return
         b.append(BatchMetadata(first_seq, last_seq, first_offset))
         if len(b) > NUM_BATCHES_TO_RETAIN:
             del b[0]
@@ -102,9 +95,8 @@ class ProducerStateEntry:
 
     def find_duplicate_batch(self, epoch: int, first_seq: int, last_seq: int
                              ) -> BatchMetadata | None:
-        """ProducerStateEntry.findDuplicateBatch: the kept batch with these sequences in this
-        epoch, or None. Exact match as Kafka's; ``check_append`` also finds a retried batch
-        inside a run a follower kept as one (its batches arrive back to back)."""
+        """ProducerStateEntry.findDuplicateBatch: the kept batch with exactly these sequences in
+        this epoch (batchWithSequenceRange), or None."""
         if epoch != self.epoch:
             return None
         for b in self.batches:
@@ -115,21 +107,21 @@ class ProducerStateEntry:
 
 def check_append(states: dict, ident) -> tuple[str, int]:
     """The leader's verdict on an idempotent batch, ``ident`` = (producer id, epoch, first seq,
-    last seq) of its header: ("append"|"duplicate"|error, offset)."""
+    last seq) of its header: ("append"|"duplicate"|error, offset). UnifiedLog
+    .analyzeAndValidateProducerState looks for a duplicate first (findDuplicateBatch: the
+    original's first offset), then ProducerAppendInfo checks the epoch (checkProducerEpoch)
+    and the sequence (checkSequence)."""
     pid, epoch, first_seq, last_seq = ident
     entry = states.get(pid)
     if entry is None:
         return "append", -1              # unknown producer: start tracking it (KIP-360)
+    dup = entry.find_duplicate_batch(epoch, first_seq, last_seq)
+    if dup is not None:
+        return "duplicate", dup.first_offset
     if epoch != entry.epoch:   # the usual batch is of the producer's current epoch
         if epoch < entry.epoch:
             return "INVALID_PRODUCER_EPOCH", -1
         return ("append", -1) if first_seq == 0 else ("OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
-    batches = entry.batches
-    for b in batches:
-        # a follower sees batches back to back and keeps them as one run, so a retried
-        # batch is a duplicate when its sequences lie inside a run already in the log
-        if b.first_seq <= first_seq and last_seq <= b.last_seq:
-            return "duplicate", b.first_offset + (first_seq - b.first_seq)
     if first_seq != (entry.last_seq + 1) % _SEQ_SPAN:   # in_sequence (every append)
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
