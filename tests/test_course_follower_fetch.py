@@ -85,7 +85,11 @@ def _wait_run(client_rack="c", next_after_ms=800):
     c, p = _slow_cluster({1: "a", 2: "b", 3: "c"})
     reader = c.consumer(group="g", client_rack=client_rack, auto_offset_reset="earliest")
     reader.assign("orders", [0])
-    assert len(reader.poll()) == 5
+    for _ in range(5):   # v0-v4: broker 3 may not know their HW yet at the first poll
+        if len(reader.consumed) == 5:
+            break
+        reader.poll()
+    assert len(reader.consumed) == 5
     p.send("orders", "late", partition=0)
     p.flush()
     ack_ms = c.now

@@ -224,11 +224,6 @@ def test_delta_to_follower_completes_produce():
     assert b.produce_answer(corr).partitions[0][2] == E.NOT_LEADER_OR_FOLLOWER
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop_replica completes waiting operations while the "
-    "partition is still a local leader: the produce stays parked",
-)
 def test_clear_produce_purgatory_on_stop_replica():
     """testClearProducePurgatoryOnStopReplica: StopReplica(deletePartition=true) at the leader
     completes a waiting acks=-1 produce at once with NOT_LEADER_OR_FOLLOWER (ReplicaManager.
@@ -289,11 +284,6 @@ def test_delayed_produce_expires_with_request_timed_out():
     assert b.part().log.log_end_offset == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="append_records has no requiredAcks check: acks=3 is "
-    "appended as acks=1 and answered NONE",
-)
 def test_illegal_required_acks():
     """testIllegalRequiredAcks: ReplicaManager.appendRecords answers INVALID_REQUIRED_ACKS for
     requiredAcks outside {-1, 0, 1}, without appending."""
@@ -535,11 +525,6 @@ def test_delta_to_follower_completes_fetch():
     assert b.fetch_data(corr).error == E.NOT_LEADER_OR_FOLLOWER
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop_replica completes waiting operations while the "
-    "partition is still a local leader: the fetch answers NONE",
-)
 def test_clear_fetch_purgatory_on_stop_replica():
     """testClearFetchPurgatoryOnStopReplica: StopReplica(deletePartition=true) at the leader
     answers a parked consumer fetch at once with NOT_LEADER_OR_FOLLOWER."""
@@ -625,16 +610,7 @@ def test_preferred_replica_as_leader_when_same_rack_follower_is_out_of_isr(versi
     "version",
     [
         "3.1",
-        pytest.param(
-            "3.7",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "fetch_messages parks a consumer fetch answered only with a preferred "
-                    "read replica until MaxWaitMs (no hasPreferredReadReplica)"
-                ),
-            ),
-        ),
+        "3.7",
     ],
 )
 def test_fetch_should_return_immediately_when_preferred_read_replica_is_defined(version):
@@ -712,11 +688,6 @@ def test_become_leader_or_follower_refuses_an_older_controller_epoch():
     assert b.part().is_leader and b.part().get_leader_epoch() == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="become_leader_or_follower skips a partition state "
-    "that does not list this broker: no error for it",
-)
 def test_become_leader_or_follower_for_a_partition_not_assigned_here():
     """ReplicaManager.becomeLeaderOrFollower (3.7.0 ReplicaManager.scala:2090-2102): a partition
     state whose replicas do not include this broker is answered UNKNOWN_TOPIC_OR_PARTITION (no

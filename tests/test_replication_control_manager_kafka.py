@@ -377,11 +377,6 @@ def test_validate_new_topic_names():
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="detect_invalid_topic counts code points, not UTF-16 "
-    "units, so a long non-BMP name gets the bad-characters message",
-)
 def test_validate_new_topic_names_length_is_in_utf16_units():
     """testValidateNewTopicNames / Topic.detectInvalidTopic: ``name.length()`` is in UTF-16
     code units, and the length check comes before the character check, so 125 emoji (250
@@ -435,11 +430,6 @@ def test_validate_good_manual_partition_assignments():
         assert validate_manual_partition_assignment(regs, brokers, rf) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replay(TopicRecord) duplicate messages differ: "
-    "'with the same topic ID X' / 'with a different topic ID Y'",
-)
 def test_duplicate_topic_id_replay():
     """testDuplicateTopicIdReplay: the RuntimeException messages of replay(TopicRecord)."""
     rc = Ctx().rc

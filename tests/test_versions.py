@@ -252,6 +252,7 @@ SINCE = [
     ("alter_partition_validates_epochs", "3.3", "3.2"),
     ("fetch_from_non_replica_error", "3.3", "3.2"),
     ("fetch_offset_below_log_start_before_divergence", "3.0", "2.8"),
+    ("preferred_read_replica_answers_at_once", "3.2", "3.1"),
     ("leader_and_isr_ignores_older_partition_epoch", "3.3", "3.2"),
     # KIP-833: docs/upgrade.html @3.3.0 "KRaft mode is production ready for new clusters"
     ("kraft_production_ready", "3.3", "3.2"),

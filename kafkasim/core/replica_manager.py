@@ -102,6 +102,10 @@ def _no_records(fp, hw: int, ls: int, leo: int, diverging_epoch: tuple | None = 
                               preferred_read_replica)
 
 
+#: ReplicaManager.isValidRequiredAcks: all (-1), none (0), the leader (1)
+VALID_REQUIRED_ACKS = (-1, 0, 1)
+
+
 class LogAppendInfo(NamedTuple):
     """What an append to the leader's log answers (UnifiedLog's LogAppendInfo, reduced): the
     batch's first and last offsets, or the error that refused it."""
@@ -214,6 +218,12 @@ class ReplicaManager:
         errors = []
         for st in msg.partition_states:
             if ctx.id not in st.replicas:
+                # not an assigned replica: ignored, UNKNOWN_TOPIC_OR_PARTITION (after the
+                # leader-epoch check)
+                part = self.partitions.get((st.topic, st.partition))
+                stale = part is not None and st.leader_epoch <= part.leader_epoch
+                errors.append((st.topic, st.partition, E.STALE_CONTROLLER_EPOCH if stale
+                               else E.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
@@ -314,11 +324,12 @@ class ReplicaManager:
         replica a reassignment removed). With deletePartition=false the Partition stays."""
         self.remove_fetcher_for_partition(ctx, tp)
         ctx.partition_changed(tp)
-        part = self.partitions.get(tp)
+        # a deleted partition leaves the partition map first, so the produces and fetches
+        # still waiting on it complete with NOT_LEADER_OR_FOLLOWER (stopPartitions)
+        part = self.partitions.pop(tp, None) if delete else self.partitions.get(tp)
         if part is not None and part.is_leader:
             self.fail_waiting(ctx, tp)
         if delete:
-            self.partitions.pop(tp, None)
             ctx.log_manager.delete_log(tp)
         ctx.trace("stop_replica", tp[0], tp[1], ev.StopReplica(bool(delete)))
 
@@ -367,8 +378,15 @@ class ReplicaManager:
     def append_records(self, ctx: ReplicaManagerContext, src, req: ProduceRequest) -> None:
         """ReplicaManager.appendRecords: append each partition's batch on its leader, then
         answer at once (acks 0/1, or every acks=all batch already committed) or park the request
-        in the produce purgatory until the HW passes it (``DelayedProduce``)."""
+        in the produce purgatory until the HW passes it (``DelayedProduce``). Acks other than
+        -1, 0 and 1 append nothing: every partition answers INVALID_REQUIRED_ACKS."""
         results: dict[tuple[str, int], ProducePartitionStatus] = {}
+        if req.acks not in VALID_REQUIRED_ACKS:   # isValidRequiredAcks
+            for entry in req.partitions:
+                results[(entry[0], entry[1])] = \
+                    ProducePartitionStatus.failed(E.INVALID_REQUIRED_ACKS)
+            self._respond_produce(ctx, src, req.correlation_id, results)
+            return
         waiting = []   # the partitions whose batch waits for the HW (acks=all)
         now = ctx.now   # the request's time: the batches' timestamps, the purgatory's deadline
         for entry in req.partitions:
@@ -599,8 +617,9 @@ class ReplicaManager:
     def _read_from_local_log(self, ctx: ReplicaManagerContext, req: FetchRequest, parts,
                              session, now: int) -> tuple[list, bool]:
         """ReplicaManager.readFromLocalLog, then fetchMessages' test: (the reads, answer now?).
-        An error, a diverging epoch, enough bytes (fetch.min.bytes), no MaxWaitMs or nothing to
-        read answers now; else the fetch is parked (DelayedFetch)."""
+        An error, a diverging epoch, a preferred read replica (3.2+), enough bytes
+        (fetch.min.bytes), no MaxWaitMs or nothing to read answers now; else the fetch is parked
+        (DelayedFetch)."""
         datas = []
         total = 0
         immediate = False   # an error or a diverging epoch answers now
@@ -615,6 +634,9 @@ class ReplicaManager:
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 immediate = True
+            elif pd.preferred_read_replica >= 0 and \
+                    ctx.rules.fetch.preferred_read_replica_answers_at_once:
+                immediate = True   # hasPreferredReadReplica (3.2+)
             if pd.records.ids:
                 total += sum(pd.records.sizes)
         # (no fetchInfos at all, not even quiet ones, answers now too)

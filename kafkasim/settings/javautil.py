@@ -24,6 +24,12 @@ def to_int32(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
+def java_string_length(s: str) -> int:
+    """``String.length``: the number of UTF-16 code units (a character outside the Basic
+    Multilingual Plane, an emoji say, counts 2)."""
+    return len(s.encode("utf-16-le")) // 2
+
+
 def java_string_hash(s: str) -> int:
     """``String.hashCode``: s[0]*31^(n-1) + ... + s[n-1] in 32-bit arithmetic (UTF-16 units)."""
     h = 0

@@ -540,6 +540,14 @@ class FetchRules:
         ref="KIP-392",
         doc="consumers may fetch from a follower (replica.selector.class, client.rack)",
     )
+    # KAFKA-13767 (3.2.0): ReplicaManager.fetchMessages answers at once when a partition's answer
+    # names a preferred read replica (hasPreferredReadReplica); 2.4-3.1 parked such a fetch like
+    # any other with too few bytes, until MaxWaitMs (ReplicaManager @3.1.0, @3.2.0).
+    preferred_read_replica_answers_at_once: bool = _rule(
+        since="3.2",
+        ref="KAFKA-13767 (ReplicaManager.fetchMessages hasPreferredReadReplica @3.2.0)",
+        doc="a consumer fetch whose answer names a preferred read replica is answered at once",
+    )
     # KAFKA-14372 (commit 9d8b4e9, first in the 3.4.0 tag): findPreferredReadReplica offers only
     # followers in the ISR (ReplicaManager @3.4.0 "Exclude replicas that are not in the ISR").
     # 2.4-3.3: any follower holding the fetch offset (ReplicaManager @2.4.0, @3.3.0).

@@ -58,6 +58,7 @@ from kafkasim.settings.javautil import (
     java_hashmap_iteration_order,
     java_parse_int,
     java_string_hash,
+    java_string_length,
 )
 
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
@@ -130,7 +131,7 @@ def detect_invalid_topic(name: str) -> str | None:
         return "'.' is not allowed"
     if name == "..":
         return "'..' is not allowed"
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
+    if java_string_length(name) > MAX_TOPIC_NAME_LENGTH:   # name.length(): UTF-16 units
         return (f"the length of '{name}' is longer than the max allowed length "
                 f"{MAX_TOPIC_NAME_LENGTH}")
     if any(not (c.isascii() and (c.isalnum() or c in "._-")) for c in name):
@@ -306,10 +307,12 @@ class ReplicationControlManager:
     def _replay_topic(self, r: TopicRecord) -> None:
         existing = self._topics_by_name.get(r.name)
         if existing is not None:
+            if existing == r.topic_id:
+                raise ReplicationControlError(
+                    f"Found duplicate TopicRecord for {r.name} with topic ID {r.topic_id}")
             raise ReplicationControlError(
-                f"Found duplicate TopicRecord for {r.name} with "
-                f"{'the same' if existing == r.topic_id else 'a different'} topic ID "
-                f"{r.topic_id}")
+                f"Found duplicate TopicRecord for {r.name} with a different ID than before. "
+                f"Previous ID was {existing} and new ID is {r.topic_id}")
         self._topics_by_name[r.name] = r.topic_id
         self._topics[r.topic_id] = TopicControlInfo(r.name, r.topic_id)
 
