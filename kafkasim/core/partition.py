@@ -429,10 +429,11 @@ class Partition:
                                            min_isr: int | None = None) -> tuple[bool, str]:
         """DelayedProduce check (``rules.check_enough_replicas_reach_offset``): (done, error)
         for an acks=all append ending at ``required_offset - 1``; a replica that is no longer
-        leader answers NOT_LEADER_OR_FOLLOWER. ``min_isr``: ``effective_min_isr``, when the
-        caller has just asked it (the append's min-ISR check)."""
+        leader answers (False, NOT_LEADER_OR_FOLLOWER), which completes the produce too (an
+        error does). ``min_isr``: ``effective_min_isr``, when the caller has just asked it (the
+        append's min-ISR check)."""
         if not self.is_leader:
-            return True, E.NOT_LEADER_OR_FOLLOWER
+            return False, E.NOT_LEADER_OR_FOLLOWER
         return ctx.rulebook.check_enough_replicas_reach_offset(
             self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
             self.effective_min_isr(ctx) if min_isr is None else min_isr)

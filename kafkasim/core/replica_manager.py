@@ -423,7 +423,8 @@ class ReplicaManager:
         done, err = True, E.NONE
         if acks == -1:   # (the append changed neither the config nor the replicas: same min ISR)
             done, err = part.check_enough_replicas_reach_offset(ctx, last + 1, min_isr)
-        return ProducePartitionStatus(last + 1, not done, PartitionResponse(err, first))
+        return ProducePartitionStatus(last + 1, not done and err == E.NONE,
+                                      PartitionResponse(err, first))
 
     def _append_records_to_log(self, ctx: ReplicaManagerContext, part: Partition, entry: tuple,
                                now: int) -> LogAppendInfo:
@@ -526,10 +527,10 @@ class ReplicaManager:
         """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
         partition left this broker)? Completes ``st`` when so."""
         if part is None:
-            done, err = True, ctx.not_leader_error()
+            done, err = False, ctx.not_leader_error()
         else:
             done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
-        if not done:
+        if not done and err == E.NONE:   # an error completes it as well
             return False
         if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
             err = ctx.not_leader_error()
@@ -784,24 +785,26 @@ class ReplicaManager:
     def _check_fetch_offset(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                             part: Partition, hw: int, leo: int, ls: int
                             ) -> FetchPartitionData | None:
-        """Partition.readRecords before the read: a follower's diverging epoch (2.8+), an
-        offset out of range, or (KIP-392) a consumer sent to a replica in its rack; None to
-        read."""
+        """ReplicaManager.read before the read: a follower's diverging epoch (2.8+), a consumer
+        sent to a replica in its rack (KIP-392, findPreferredReadReplica), or an offset out of
+        range (Partition.readRecords); None to read."""
         if req.replica_id >= 0 and ctx.rules.fetch.fetch_diverging_epoch:
             diverging = self._diverging_epoch(ctx, fp, part.log, leo, ls)
             if diverging is not None:
                 return diverging if isinstance(diverging, FetchPartitionData) \
                     else _no_records(fp, hw, ls, leo, diverging)
-        if fp.fetch_offset > leo or fp.fetch_offset < ls:
-            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         if req.replica_id < 0 and req.rack_id and ctx.config.get("replica.selector.class") \
                 and ctx.rules.fetch.fetch_from_follower:
+            # findPreferredReadReplica comes before the read: a follower in the consumer's
+            # rack holding the offset is named even where the leader's own log has it not
             if self.quiet:
                 self.settle_fetch_sessions()
             preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
                 return _no_records(fp, hw, ls, leo, None, preferred)
+        if fp.fetch_offset > leo or fp.fetch_offset < ls:
+            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
         return None
 
     @staticmethod
