@@ -24,7 +24,8 @@ Adaptation to kafkasim (kafkasim.control.kraft.raft):
   ``_transitions._to_resigned``, ``transitionToUnattachedVotedState`` is a VoteRequest the
   client grants (or ``_transitions._add_voted_state`` for the current epoch). The local id is 1
   (Kafka: 0), voters are (1, 2) or (1, 2, 3); ``store.readElectionState()`` is
-  ``persisted_quorum_state`` / ``quorum_state_json()``; IllegalStateException is RuntimeError.
+  ``persisted_quorum_state`` / ``quorum_state_json()``; IllegalStateException is
+  raft.IllegalStateException (a RuntimeError).
   ``remainingElectionTimeMs`` / ``remainingFetchTimeMs`` are the state's deadline minus now;
   Kafka's MockableRandom jitter is the FakeCtx's ``random_int`` value (election timeout 1000 ms
   + jitter 250 ms, fetch timeout 2000 ms: kafkasim's defaults).
@@ -51,7 +52,13 @@ import json
 import pytest
 
 from kafkasim.control.kraft import raft_messages as M
-from kafkasim.control.kraft.raft import NEVER, KafkaRaftClient, LeaderState, RaftLog
+from kafkasim.control.kraft.raft import (
+    NEVER,
+    IllegalStateException,
+    KafkaRaftClient,
+    LeaderState,
+    RaftLog,
+)
 from kafkasim.control.kraft.voter_set import ZERO_UUID, VoterSet
 
 ELECTION_MS = 1000  # controller.quorum.election.timeout.ms default
@@ -324,9 +331,9 @@ def test_follower_acknowledgement():
 
 
 # --- QuorumStateTest ------------------------------------------------------------------------------
-def client(node=1, voters=(1, 2), stored=None, values=(), **kw):
+def client(node=1, voters=(1, 2), stored=None, values=(), pre_vote=False, **kw):
     c = KafkaRaftClient(
-        node, voters, {}, pre_vote=False, quorum_state=stored, observer=node not in voters, **kw
+        node, voters, {}, pre_vote=pre_vote, quorum_state=stored, observer=node not in voters, **kw
     )
     ctx = FakeCtx(values)
     c.start(ctx)
@@ -422,11 +429,6 @@ def test_initialize_as_resigned_leader():
     assert election_time(c, ctx) == ELECTION_MS + JITTER
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a persisted leader outside the voter set restarts as "
-    "Follower (KafkaRaftClient.start), not Unattached",
-)
 def test_initialize_as_unattached_when_missing_endpoints():
     """testInitializeAsUnattachedWhenMissingEndpoints: the persisted leader 4 is not in the
     voter set, so its endpoints are unknown: Unattached in epoch 5, not Follower."""
@@ -669,28 +671,19 @@ def test_one_vote_per_epoch_even_after_restart():
     assert vote(again, ctx2, 3, 2, 1, 1).vote_granted
 
 
-# --- differences from Kafka ----------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="QuorumTransitions._to_resigned has no isLeader() guard: any state becomes Resigned",
-)
+# --- QuorumState's guards, the election timer, FileQuorumStateStore ------------------------------
 @pytest.mark.parametrize("start", ["candidate", "unattached", "voted", "follower"])
 def test_transition_to_resigned_only_from_leader(start):
     """testCandidateToResigned, testUnattachedToLeaderOrResigned,
     testUnattachedVotedToInvalidLeaderOrResigned, testFollowerToLeaderOrResigned:
     transitionToResigned throws IllegalStateException unless Leader."""
     c, ctx = in_state(start)
-    with pytest.raises(RuntimeError):
+    st, before = c.state, c.persisted_quorum_state
+    with pytest.raises(IllegalStateException, match="Invalid transition to Resigned"):
         c._transitions._to_resigned(ctx, ())
-    assert c.state_name != "Resigned"
+    assert c.state is st and c.persisted_quorum_state == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="QuorumTransitions._on_become_leader has no guards: a "
-    "Candidate without a majority becomes Leader; other states fail with "
-    "AttributeError",
-)
 @pytest.mark.parametrize("start", ["candidate", "unattached", "voted", "follower", "leader"])
 def test_transition_to_leader_needs_a_granted_candidacy(start):
     """testCandidateToLeaderWithoutGrantedVote, testUnattachedToLeaderOrResigned,
@@ -698,18 +691,13 @@ def test_transition_to_leader_needs_a_granted_candidacy(start):
     testLeaderToLeader: transitionToLeader throws IllegalStateException unless Candidate with
     the vote granted."""
     c, ctx = in_state(start)
-    state = c.state_name
-    with pytest.raises(RuntimeError):
+    st, before, end = c.state, c.persisted_quorum_state, c.log.end_offset
+    with pytest.raises(IllegalStateException, match="Cannot (transition to|become) [Ll]eader"):
         c._transitions._on_become_leader(ctx)
-    assert c.state_name == state
+    assert c.state is st and c.persisted_quorum_state == before
+    assert c.log.end_offset == end  # no LeaderChange record
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="QuorumTransitions._add_voted_state has no guards: it "
-    "records a self-vote or a second vote, and from Follower/Candidate/Leader "
-    "builds a ProspectiveState (AttributeError 'retries' for Follower/Leader)",
-)
 @pytest.mark.parametrize(
     "start,candidate",
     [
@@ -725,17 +713,20 @@ def test_transition_to_voted_in_same_epoch_guards(start, candidate):
     """QuorumState.transitionToUnattachedVotedState(currentEpoch, key) throws
     IllegalStateException for the local id and unless Unattached without a vote."""
     c, ctx = in_state(start, voters=(1, 2, 3))
-    before = c.persisted_quorum_state
-    with pytest.raises(RuntimeError):
+    st, before = c.state, c.persisted_quorum_state
+    with pytest.raises(IllegalStateException, match="Cannot transition to Voted"):
         c._transitions._add_voted_state(ctx, candidate)
-    assert c.persisted_quorum_state == before
+    assert c.state is st and c.persisted_quorum_state == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_to_unattached keeps a Resigned state's election "
-    "deadline for 3.x too (the 4.0 KIP-996 rule); 3.9 draws a new timeout",
-)
+def test_observer_cannot_become_leader():
+    """testObserverCannotBecomeCandidateOrLeader (leader half): an observer never leads."""
+    c, ctx = client(3, (1, 2))
+    with pytest.raises(IllegalStateException, match="not one of the voters"):
+        c._transitions._on_become_leader(ctx)
+    assert c.state_name == "Unattached"
+
+
 def test_resigned_to_unattached_draws_a_new_election_timeout():
     """QuorumState.transitionToUnattached at 1eb7644: only Candidate and Unattached keep their
     election timer (observers: Long.MAX_VALUE); any other state -- Resigned included -- draws
@@ -750,6 +741,19 @@ def test_resigned_to_unattached_draws_a_new_election_timeout():
     assert election_time(c, ctx) == ELECTION_MS + JITTER
 
 
+def test_resigned_to_unattached_keeps_the_election_timer_with_pre_vote():
+    """4.0 (KIP-996) QuorumState.transitionToUnattached: ``isResigned()`` keeps
+    remainingElectionTimeMs, as Candidate and Unattached do."""
+    c, ctx = client(1, (1, 2, 3), stored(5, leader=1), values=[JITTER], pre_vote=True)
+    assert c.state_name == "Resigned"
+    remaining = election_time(c, ctx)
+    ctx.now = 600
+    ctx.values = [0]
+    c._to_unattached(ctx, 7)
+    assert (c.state_name, c.epoch) == ("Unattached", 7)
+    assert election_time(c, ctx) == remaining - 600
+
+
 def _kraft1_client():
     voters = VoterSet.of((1, 2, 3), {1: "dirOne", 2: "dirTwo", 3: "dirThree"})
     c = KafkaRaftClient(
@@ -760,7 +764,6 @@ def _kraft1_client():
         kraft_version=1,
         directory_id="dirOne",
         bootstrap_voters=voters,
-        quorum_state_version=1,
     )
     ctx = FakeCtx()
     c.start(ctx)
@@ -781,11 +784,6 @@ def test_quorum_state_version_1_baseline():
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="quorum_state_json always writes votedDirectoryId "
-    "ZERO_UUID, not the Candidate's own directory id",
-)
 def test_candidate_persists_its_directory_id_with_kraft_version_1():
     """testCandidateToAnyStateLowerEpoch's persistedVotedKey(localVoterKey, KRAFT_VERSION_1):
     CandidateState.election() votes for ReplicaKey(localId, localDirectoryId), and data_version
@@ -794,20 +792,27 @@ def test_candidate_persists_its_directory_id_with_kraft_version_1():
     c._to_candidate(ctx)
     data = json.loads(c.quorum_state_json())
     assert (data["votedId"], data["votedDirectoryId"]) == (1, "dirOne")
+    c._to_unattached(ctx, c.epoch + 1)  # no vote in the new epoch: no directory id
+    assert json.loads(c.quorum_state_json())["votedDirectoryId"] == ZERO_UUID
+
+
+def test_initialize_as_unattached_then_follow_the_leader_it_hears_from():
+    """testInitializeAsUnattachedWhenMissingEndpoints, continued: the Unattached state knows
+    the leader but not its endpoints (no vote for anyone else); a BeginQuorumEpoch from that
+    leader in the same epoch (KafkaRaftClient.maybeTransition: more endpoints than the
+    state's) makes it a Follower."""
+    c, ctx = client(1, (1, 2, 3), stored(5, leader=4))
+    assert (c.state_name, c.epoch, c.leader_id) == ("Unattached", 5, 4)
+    assert not c.state.can_grant_vote(2, True, False)
+    begin_epoch(c, ctx, 5, 4)
+    assert (c.state_name, c.epoch, c.leader_id) == ("Follower", 5, 4)
+    assert c.persisted_quorum_state == stored(5, leader=4)
 
 
 @pytest.mark.parametrize(
     "dynamic,version",
     [
-        pytest.param(
-            False,
-            0,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="raft_options sets quorum_state_version 1 for every 3.9+ release; "
-                "Kafka writes kraftVersion.quorumStateVersion(): 0 for a static quorum",
-            ),
-        ),
+        (False, 0),
         (True, 1),
     ],
 )

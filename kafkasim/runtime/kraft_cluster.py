@@ -64,8 +64,8 @@ def raft_options(rules) -> dict:
         "election_loss_waits_timeout": raft.raft_election_loss_waits_timeout,
         "fast_hwm_replication": raft.raft_fast_hwm_replication,
         "update_voter_static": raft.raft_update_voter_static_quorum,
-        # quorum-state data_version 1 with KIP-853's dynamic quorums (3.9)
-        "quorum_state_version": 1 if raft.kraft_dynamic_quorum else 0,
+        # no quorum-state data_version: each write takes the kraft.version in force's
+        # (FileQuorumStateStore.writeElectionState), 0 unless kraft.version 1 (KIP-853, 3.9+)
     }
 
 

@@ -32,12 +32,19 @@ import json
 from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
+from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
-from kafkasim.control.kraft.voter_set import KRaftVersionRecord, VoterSet, VoterSetHistory
+from kafkasim.control.kraft.voter_set import (
+    ZERO_UUID,
+    KRaftVersionRecord,
+    VoterSet,
+    VoterSetHistory,
+)
 from kafkasim.core import events as ev
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
+           "IllegalStateException",
            "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS",
            "parse_quorum_state_json"]
 
@@ -215,6 +222,9 @@ class EpochState:
     leader_id = UNKNOWN
     voted_id = UNKNOWN
     high_watermark = UNKNOWN
+    #: EpochState.leaderEndpoints() is not empty: a Follower's, a Leader's or Resigned's own;
+    #: an Unattached that knows the leader does not know where to fetch from
+    leader_endpoints_known = True
 
     def __init__(self, epoch: int):
         self.epoch = epoch
@@ -227,6 +237,7 @@ class UnattachedState(EpochState):
     """UnattachedState: no known leader (or one whose endpoints are unknown), maybe a vote cast."""
 
     name = "Unattached"
+    leader_endpoints_known = False
 
     def __init__(self, epoch, election_deadline, leader_id=UNKNOWN, voted_id=UNKNOWN, hw=UNKNOWN):
         super().__init__(epoch)
@@ -274,8 +285,9 @@ class ProspectiveState(EpochState):
     name = "Prospective"
 
     def __init__(self, local_id, epoch, voters, election_deadline, retries, leader_id,
-                 voted_id, hw):
+                 voted_id, hw, leader_endpoints_known=True):
         super().__init__(epoch)
+        self.leader_endpoints_known = leader_endpoints_known
         self.election = _Election(local_id, voters)
         self.election_deadline, self.retries = election_deadline, retries
         self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
@@ -601,7 +613,7 @@ class KafkaRaftClient:
     def __init__(self, node_id: int, voters, config: dict | None = None, *, pre_vote: bool,
                  observer: bool = False, log: RaftLog | None = None,
                  quorum_state: dict | None = None, check_quorum: bool = True,
-                 quorum_state_version: int = 0, election_loss_waits_timeout: bool = False,
+                 election_loss_waits_timeout: bool = False,
                  fast_hwm_replication: bool = False, begin_quorum_epoch_heartbeat: bool = True,
                  voted_state: bool = False, kraft_version: int = 0,
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
@@ -637,10 +649,6 @@ class KafkaRaftClient:
         self.reconfig.update_voter_static = update_voter_static
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         self.voted_state = voted_state
-        if quorum_state_version not in (0, 1):
-            raise ValueError(f"quorum-state data_version {quorum_state_version} is not within "
-                             "0 and 1 (FileQuorumStateStore)")
-        self.quorum_state_version = quorum_state_version
         self.log = log if log is not None else RaftLog()
         self._stored = dict(quorum_state) if quorum_state else None
         self.state: EpochState | None = None
@@ -685,7 +693,8 @@ class KafkaRaftClient:
 
     @property
     def persisted_quorum_state(self) -> dict:
-        """The last election state written durably (what a restart reads back)."""
+        """The last election state written durably (what a restart reads back); the file's
+        data_version and voted directory id are in ``quorum_state_json``."""
         epoch, leader, voted = self._election()
         return {"leader_epoch": epoch, "leader_id": leader, "voted_id": voted}
 
@@ -694,18 +703,24 @@ class KafkaRaftClient:
         return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
 
     def quorum_state_json(self) -> str:
-        """The ``quorum-state`` file (FileQuorumStateStore + ElectionState.toQuorumStateData):
-        data_version 0 (kraft.version 0) or 1 (kraft.version 1, KIP-853), fields in
-        QuorumStateData.json order, compact JSON as Jackson writes it."""
+        """The ``quorum-state`` file (FileQuorumStateStore.writeElectionState +
+        ElectionState.toQuorumStateData): each write takes data_version
+        ``kraftVersion.quorumStateVersion()`` of the kraft.version in force then -- 0 (a static
+        quorum, every release before 3.9) with the voters, 1 (kraft.version 1, KIP-853) with
+        the voted directory id (Uuid.ZERO_UUID when none) --, fields in QuorumStateData.json
+        order, compact JSON as Jackson writes it. A state given to the constructor and not
+        written since is shown at the current kraft.version."""
         epoch, leader, voted = self._election()
-        if self.quorum_state_version == 0:
+        stored = self._stored or {}
+        version = stored.get("data_version", self.reconfig.history.last_kraft_version())
+        if version == 0:
+            voters = stored.get("voters", self.voters)
             data = {"clusterId": "", "leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
-                    "appliedOffset": 0,
-                    "currentVoters": [{"voterId": v} for v in self.voters]}
+                    "appliedOffset": 0, "currentVoters": [{"voterId": v} for v in voters]}
         else:
             data = {"leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
-                    "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA"}   # Uuid.ZERO_UUID
-        data["data_version"] = self.quorum_state_version
+                    "votedDirectoryId": stored.get("voted_directory_id") or ZERO_UUID}
+        data["data_version"] = version
         return json.dumps(data, separators=(",", ":"))
 
     def describe_quorum(self, now: int | None = None) -> dict:
@@ -745,26 +760,40 @@ class KafkaRaftClient:
         self._fired = None
         self.state = None
         self.reconfig.initialize(ctx)
+        self._transition(ctx, self._initial_state(ctx), durable=True)
+        self._fire_leader_change(ctx)
+        self._poll(ctx)
+
+    def _initial_state(self, ctx) -> EpochState:
+        """QuorumState.initialize: the state the persisted election and the log end resume.
+        3.9: a vote outranks a leader; 4.0 (KIP-996) keeps both (leader first). A leader
+        whose endpoints the voter set lacks (3.9+, KIP-853: not a voter any more) cannot be
+        fetched from: Unattached in its epoch, the leader known, until a BeginQuorumEpoch or
+        a response names it with its endpoints (before 3.9 the static voter set always holds
+        the persisted leader)."""
         now = ctx.now
         epoch, leader, voted = self._election()
         me = self.node_id
         timeout = self._random_election_timeout(ctx)
         if epoch < self.log.last_fetched_epoch:
-            new = UnattachedState(self.log.last_fetched_epoch, now + timeout)
-        elif leader == me:
-            new = ResignedState(me, epoch, self.voters, now + timeout, ())
-        elif voted == me:
-            new = CandidateState(me, epoch, self.voters, now + timeout, 1, UNKNOWN)
-        elif voted != UNKNOWN and not (self.pre_vote and leader != UNKNOWN):
-            new = UnattachedState(epoch, now + timeout, voted_id=voted)
-        elif leader != UNKNOWN:
-            new = FollowerState(epoch, leader, now + self.fetch_timeout_ms,
-                                voted if self.pre_vote else UNKNOWN, UNKNOWN)
-        else:
-            new = UnattachedState(epoch, now + timeout)
-        self._transition(ctx, new, durable=True)
-        self._fire_leader_change(ctx)
-        self._poll(ctx)
+            return UnattachedState(self.log.last_fetched_epoch, now + timeout)
+        if leader == me:
+            return ResignedState(me, epoch, self.voters, now + timeout, ())
+        if voted == me:
+            return CandidateState(me, epoch, self.voters, now + timeout, 1, UNKNOWN)
+        kept_vote = voted if self.pre_vote else UNKNOWN
+        if voted != UNKNOWN and not (self.pre_vote and leader != UNKNOWN):
+            return UnattachedState(epoch, now + timeout, voted_id=voted)
+        if leader != UNKNOWN and not self._leader_endpoints_known(leader):
+            return UnattachedState(epoch, now + timeout, leader, kept_vote)
+        if leader != UNKNOWN:
+            return FollowerState(epoch, leader, now + self.fetch_timeout_ms, kept_vote, UNKNOWN)
+        return UnattachedState(epoch, now + timeout)
+
+    def _leader_endpoints_known(self, leader_id: int) -> bool:
+        """``partitionState.lastVoterSet().listeners(leaderId)`` is not empty."""
+        node = self.reconfig.history.last_value().voter_node(leader_id)
+        return node is not None and bool(node.endpoints)
 
     # --- public operations -------------------------------------------------------------------
     def append(self, ctx, records: list) -> int:
@@ -878,11 +907,23 @@ class KafkaRaftClient:
         if isinstance(old, LeaderState) and (old.add_voter_state or old.remove_voter_state):
             self.reconfig.close(ctx, old)
         if durable:
-            self._stored = {"leader_epoch": new.epoch, "leader_id": new.leader_id,
-                            "voted_id": new.voted_id}
+            self._stored = self._election_state_record(new)
         self.state = new
         ctx.trace("raft_transition", ev.RaftTransition(
             old.name if old else None, new.name, new.epoch, new.leader_id, new.voted_id))
+
+    def _election_state_record(self, new: EpochState) -> dict:
+        """FileQuorumStateStore.writeElectionState(state.election(), lastKraftVersion()): the
+        election, plus what the file's format needs -- the data_version of the kraft.version
+        in force (KRaftVersion.quorumStateVersion), the voters (version 0) and the voted
+        directory id (version 1). Only the local replica's own vote has a directory id here:
+        CandidateState votes for ReplicaKey(localId, localDirectoryId); a remote candidate's
+        VoteRequest carries none in kafkasim."""
+        version = self.reconfig.history.last_kraft_version()
+        voted_dir = self.reconfig.directory_id if new.voted_id == self.node_id else None
+        return {"leader_epoch": new.epoch, "leader_id": new.leader_id, "voted_id": new.voted_id,
+                "data_version": min(version, 1), "voters": tuple(self.voters),
+                "voted_directory_id": voted_dir}
 
     def _fire_leader_change(self, ctx) -> None:
         """ListenerContext.maybeFireLeaderChange: once per (leader, epoch)."""
@@ -894,12 +935,11 @@ class KafkaRaftClient:
     def _to_unattached(self, ctx, epoch: int, leader_id: int = UNKNOWN) -> None:
         st, now = self.state, ctx.now
         if epoch < st.epoch or (epoch == st.epoch and not isinstance(st, ProspectiveState)):
-            raise RuntimeError(f"Cannot transition to Unattached with epoch {epoch} from "
-                               f"{st.name} in epoch {st.epoch}")
+            raise IllegalStateException(f"Cannot transition to Unattached with epoch {epoch} "
+                                        f"from {st.name} in epoch {st.epoch}")
         if self.observer:
             deadline = NEVER
-        elif isinstance(st, (CandidateState, UnattachedState, ResignedState)) or (
-                isinstance(st, ProspectiveState) and not st.election.is_vote_rejected()):
+        elif self._keeps_election_timer(st):
             deadline = st.election_deadline
         else:
             deadline = now + self._random_election_timeout(ctx)
@@ -909,14 +949,24 @@ class KafkaRaftClient:
         self._fire_leader_change(ctx)
         self._requests.reset_all()
 
+    def _keeps_election_timer(self, st: EpochState) -> bool:
+        """transitionToUnattached: Candidate and Unattached keep their election deadline, and
+        from 4.0 (KIP-996) a Prospective whose PreVotes are not lost and a Resigned leader;
+        any other state (before 4.0 Resigned too) draws randomElectionTimeoutMs."""
+        if isinstance(st, (CandidateState, UnattachedState)):
+            return True
+        if isinstance(st, ProspectiveState):
+            return not st.election.is_vote_rejected()
+        return isinstance(st, ResignedState) and self.pre_vote
+
     def _to_follower(self, ctx, epoch: int, leader_id: int) -> None:
         st = self.state
         if leader_id == self.node_id:
-            raise RuntimeError(f"Cannot transition to Follower with leader {leader_id} and epoch "
-                               f"{epoch} since it matches the local node.id")
+            raise IllegalStateException(f"Cannot transition to Follower with leader {leader_id} "
+                                        f"and epoch {epoch} since it matches the local node.id")
         if epoch < st.epoch or (epoch == st.epoch and isinstance(st, (FollowerState, LeaderState))):
-            raise RuntimeError(f"Cannot transition to Follower with leader {leader_id} and epoch "
-                               f"{epoch} from {st.name} in epoch {st.epoch}")
+            raise IllegalStateException(f"Cannot transition to Follower with leader {leader_id} "
+                                        f"and epoch {epoch} from {st.name} in epoch {st.epoch}")
         voted = st.voted_id if (self.pre_vote and epoch == st.epoch) else UNKNOWN
         self._transition(ctx, FollowerState(epoch, leader_id, ctx.now + self.fetch_timeout_ms,
                                             voted, st.high_watermark), durable=True)
@@ -928,10 +978,11 @@ class KafkaRaftClient:
     def _to_candidate(self, ctx) -> None:
         st = self.state
         if self.observer or isinstance(st, LeaderState):
-            raise RuntimeError(f"Cannot transition to Candidate from {st.name}")
+            raise IllegalStateException(f"Cannot transition to Candidate from {st.name}")
         if self.pre_vote:
             if not isinstance(st, ProspectiveState):
-                raise RuntimeError(f"Only Prospective may become Candidate, not {st.name}")
+                raise IllegalStateException(
+                    f"Only Prospective may become Candidate, not {st.name}")
             retries = st.retries
         else:
             retries = st.retries + 1 if isinstance(st, CandidateState) else 1
@@ -1410,10 +1461,10 @@ class RaftPollLoop:
         """pollProspective (4.0): on a lost or timed-out PreVote round, go back to following the
         last known leader, or to Unattached (whose election timeout is the backoff)."""
         if st.backing_off or now >= st.election_deadline:
-            if st.leader_id != UNKNOWN:
+            if st.leader_id != UNKNOWN and st.leader_endpoints_known:
                 self.client._to_follower(ctx, st.epoch, st.leader_id)
             else:
-                self.client._to_unattached(ctx, st.epoch)
+                self.client._to_unattached(ctx, st.epoch, st.leader_id)
             return 0
         return min(self._maybe_send_vote_requests(ctx, st), st.election_deadline - now)
 
@@ -1510,11 +1561,12 @@ class QuorumTransitions:
     def _to_prospective(self, ctx) -> None:
         st = self.client.state
         if self.client.observer or isinstance(st, (LeaderState, ProspectiveState)):
-            raise RuntimeError(f"Cannot transition to Prospective from {st.name}")
+            raise IllegalStateException(f"Cannot transition to Prospective from {st.name}")
         retries = st.retries + 1 if isinstance(st, CandidateState) else 1
         new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
                                ctx.now + self.client._random_election_timeout(ctx), retries,
-                               st.leader_id, st.voted_id, st.high_watermark)
+                               st.leader_id, st.voted_id, st.high_watermark,
+                               st.leader_endpoints_known)
         self.client._transition(ctx, new, durable=False)
         self.client._fire_leader_change(ctx)
         if not self._maybe_transition_forward(ctx):
@@ -1539,8 +1591,19 @@ class QuorumTransitions:
 
     def _on_become_leader(self, ctx) -> None:
         """onBecomeLeader: the epoch starts at the log end offset; the LeaderChange control
-        record is written at once so the high watermark can advance (KIP-595)."""
+        record is written at once so the high watermark can advance (KIP-595).
+        QuorumState.transitionToLeader: only a voter's Candidate with a majority of votes
+        granted (IllegalStateException otherwise, the state unchanged)."""
         st, now = self.client.state, ctx.now
+        if self.client.observer:
+            raise IllegalStateException(
+                f"Cannot transition to Leader since the local id ({self.client.node_id}) is not "
+                f"one of the voters {list(self.client.voters)}")
+        if not isinstance(st, CandidateState):
+            raise IllegalStateException(f"Cannot transition to Leader from current state "
+                                        f"{st.name} in epoch {st.epoch}")
+        if not st.election.is_vote_granted():
+            raise IllegalStateException("Cannot become leader without majority votes granted")
         start = self.client.log.end_offset
         leader = LeaderState(self.client.node_id, st.epoch, start, self.client.voters,
                              st.election.granted, now, self.client.fetch_timeout_ms)
@@ -1562,8 +1625,12 @@ class QuorumTransitions:
         self.client._fire_leader_change(ctx)
 
     def _to_resigned(self, ctx, successors) -> None:
-        self.client._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
+        """QuorumState.transitionToResigned: a memory transition, only from Leader."""
         st = self.client.state
+        if not isinstance(st, LeaderState):
+            raise IllegalStateException(f"Invalid transition to Resigned state from {st.name} "
+                                        f"in epoch {st.epoch}")
+        self.client._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
         self.client._transition(ctx, ResignedState(
             self.client.node_id, st.epoch, self.client.voters,
             ctx.now + self.client._random_election_timeout(ctx), successors), durable=False)
@@ -1571,8 +1638,19 @@ class QuorumTransitions:
 
     def _add_voted_state(self, ctx, candidate_id: int) -> None:
         """QuorumState.unattachedAddVotedState / prospectiveAddVotedState (3.x:
-        transitionToUnattachedVotedState): record the binding vote, reset the election timer."""
+        transitionToUnattachedVotedState) in the current epoch: record the binding vote, reset
+        the election timer. Never a vote for the local id, and only from an Unattached (4.0:
+        or Prospective) that has not voted yet: IllegalStateException otherwise."""
         st, now = self.client.state, ctx.now
+        if candidate_id == self.client.node_id:
+            raise IllegalStateException(
+                f"Cannot transition to Voted for {candidate_id} and epoch {st.epoch} since it "
+                "matches the local broker.id")
+        nominee = isinstance(st, ProspectiveState) and self.client.pre_vote
+        if not isinstance(st, UnattachedState) and not nominee or st.voted_id != UNKNOWN:
+            raise IllegalStateException(
+                f"Cannot transition to Voted for {candidate_id} and epoch {st.epoch} from the "
+                f"current state {self.client.state_name} (voted for {st.voted_id})")
         timeout = self.client._random_election_timeout(ctx)
         if isinstance(st, UnattachedState):
             new = UnattachedState(st.epoch, now + timeout, st.leader_id, candidate_id,
@@ -1580,7 +1658,7 @@ class QuorumTransitions:
         else:
             new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
                                    now + timeout, st.retries, st.leader_id, candidate_id,
-                                   st.high_watermark)
+                                   st.high_watermark, st.leader_endpoints_known)
         self.client._transition(ctx, new, durable=True)
 
     def _has_consistent_leader(self, epoch, leader_id) -> bool:
@@ -1595,15 +1673,19 @@ class QuorumTransitions:
         the current one; two leaders in one epoch is an IllegalStateException in Kafka."""
         st = self.client.state
         if not self._has_consistent_leader(epoch, leader_id):
-            raise RuntimeError(f"Received request or response with leader {leader_id} and epoch "
-                               f"{epoch} which is inconsistent with current leader "
-                               f"{st.leader_id} and epoch {st.epoch} (node {self.client.node_id})")
+            raise IllegalStateException(
+                f"Received request or response with leader {leader_id} and epoch {epoch} which "
+                f"is inconsistent with current leader {st.leader_id} and epoch {st.epoch} "
+                f"(node {self.client.node_id})")
         if epoch > st.epoch:
             if leader_id != UNKNOWN:
                 self.client._to_follower(ctx, epoch, leader_id)
             else:
                 self.client._to_unattached(ctx, epoch)
-        elif leader_id != UNKNOWN and st.leader_id == UNKNOWN:
+        elif leader_id != UNKNOWN and (st.leader_id == UNKNOWN or not st.leader_endpoints_known):
+            # the leader of this epoch was unknown, or known without endpoints (restarted with
+            # a leader outside the voter set): every 3.9+ message that names the leader carries
+            # its endpoints ("leaderEndpoints.size() > quorum.leaderEndpoints().size()")
             self.client._to_follower(ctx, epoch, leader_id)
 
 
