@@ -229,3 +229,26 @@ def test_reload_restores_only_the_last_batch():
     assert (entry.first_data_offset, entry.first_seq) == (1, 1)
     assert (entry.last_data_offset, entry.last_seq) == (1, 1)
     assert _leader_append(log, 0, 2) == ("append", 2, 2)   # appends go on after the reload
+
+
+# --- ProducerStateManager: the map as Kafka's class names it ---------------------------------
+
+
+# ProducerStateManagerTest (3.7.0): lastEntry / activeProducers / producerIdCount on the log's
+# own ProducerStateManager, updated by appends and rebuilt on reload
+def test_the_log_keeps_a_producer_state_manager():
+    log = Log("test", 0)
+    states = log.producer_states
+    assert isinstance(states, ps.ProducerStateManager) and states.producer_id_count() == 0
+    assert states.last_entry(PID) is None
+    _leader_append(log, 0, 0, count=2)
+    _leader_append(log, 0, 2, pid=2)
+    assert states.producer_id_count() == 2
+    assert list(states.active_producers()) == [PID, 2]
+    assert states.last_entry(PID).last_seq == 1
+    assert states.check_append((PID, 0, 0, 1)) == ("duplicate", 0)
+    states.update([ProducerBatch(3, 3, PID, 0, 2)])
+    assert states.last_entry(PID).last_data_offset == 3
+    rebuilt = _reload(log)
+    assert isinstance(rebuilt, ps.ProducerStateManager)
+    assert rebuilt.last_entry(2).first_data_offset == 2

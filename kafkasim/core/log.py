@@ -39,6 +39,7 @@ from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
+from kafkasim.core.producer_state import ProducerStateManager
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
@@ -303,7 +304,7 @@ class Log:
         self.leader_epoch_cache = LeaderEpochFileCache()
         # the producer fields of each idempotent batch's header, in offset order
         self.producer_batches = ProducerBatches()
-        self.producer_states: dict = {}   # idempotent producers (core/producer_state.py)
+        self.producer_states = ProducerStateManager()   # idempotent producers
         self.listener: LogListener | None = None
         #: the topic's config (UnifiedLog.config, its LogConfig): set by the LogManager that
         #: holds the log and again at each change of the topic's config (LogManager

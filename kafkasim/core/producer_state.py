@@ -105,6 +105,36 @@ class ProducerStateEntry:
         return None
 
 
+class ProducerStateManager(dict):
+    """ProducerStateManager: one replica's idempotent producers, producer id -> its
+    ``ProducerStateEntry`` (a dict of them, in the order producers were first seen). The
+    leader's verdict on a batch is ``check_append``; ``update`` records appended batches (the
+    leader's and a follower's alike); ``rebuild`` makes a whole one from a log's batch headers
+    (truncateAndReload)."""
+
+    __slots__ = ()
+
+    def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
+        """lastEntry: the producer's state, or None (Optional.empty)."""
+        return self.get(producer_id)
+
+    def active_producers(self) -> dict[int, ProducerStateEntry]:
+        """activeProducers: producer id -> its state (a copy of the map)."""
+        return dict(self)
+
+    def producer_id_count(self) -> int:
+        """producerIdCount: how many producers are tracked."""
+        return len(self)
+
+    def check_append(self, ident) -> tuple[str, int]:
+        """The leader's verdict on a batch (module ``check_append``)."""
+        return check_append(self, ident)
+
+    def update(self, batches) -> None:   # (not dict.update: Kafka's update(appendInfo))
+        """Record appended batches, given as ``ProducerBatch`` headers (module ``update``)."""
+        update(self, batches)
+
+
 def check_append(states: dict, ident) -> tuple[str, int]:
     """The leader's verdict on an idempotent batch, ``ident`` = (producer id, epoch, first seq,
     last seq) of its header: ("append"|"duplicate"|error, offset). UnifiedLog
@@ -151,9 +181,9 @@ def active_producers(states: dict) -> dict[int, ProducerStateEntry]:
     return dict(states)
 
 
-def rebuild(log) -> dict:
+def rebuild(log) -> ProducerStateManager:
     """Producer state of a whole log from its batch headers, after truncation or on recovery
     (UnifiedLog.rebuildProducerState)."""
-    states: dict = {}
+    states = ProducerStateManager()
     update(states, log.producer_batches)
     return states

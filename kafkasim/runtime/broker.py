@@ -374,7 +374,7 @@ class Broker:
 
     def on_wipe(self, log: Log, start_offset: int) -> None:
         self.partition_changed((log.topic, log.partition))
-        log.producer_states = {}
+        log.producer_states = producer_state.ProducerStateManager()
         self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:
