@@ -28,15 +28,17 @@ listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
 from __future__ import annotations
 
 import functools
-import json
 from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
+from kafkasim.control.kraft.quorum_state_store import (
+    FileQuorumStateStore,
+    parse_quorum_state_json,
+)
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
 from kafkasim.control.kraft.voter_set import (
-    ZERO_UUID,
     KRaftVersionRecord,
     VoterSet,
     VoterSetHistory,
@@ -81,20 +83,6 @@ class RaftContext(Protocol):
     def trace(self, kind: str, detail) -> None: ...
     def on_leader_change(self, leader_id: int, epoch: int) -> None: ...
     def on_high_watermark(self, hw: int) -> None: ...
-
-
-def parse_quorum_state_json(text: str) -> dict:
-    """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
-    ``quorum-state`` file's text (data_version 0 or 1)."""
-    data = json.loads(text.splitlines()[0])
-    version = data.get("data_version")
-    if version is None:
-        raise ValueError(f"Deserialized node {data} does not have data_version field")
-    if version not in (0, 1):
-        raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
-                         "supported version")
-    return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
-            "voted_id": data.get("votedId", -1)}
 
 
 
@@ -650,7 +638,7 @@ class KafkaRaftClient:
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         self.voted_state = voted_state
         self.log = log if log is not None else RaftLog()
-        self._stored = dict(quorum_state) if quorum_state else None
+        self.store = FileQuorumStateStore(quorum_state)   # the quorum-state file
         self.state: EpochState | None = None
         # instrumentation for check_raft_safety (not Kafka state; survives start())
         self.elected_epochs: list[int] = []
@@ -676,7 +664,7 @@ class KafkaRaftClient:
 
     @property
     def epoch(self) -> int:
-        return self.state.epoch if self.state else self._election()[0]
+        return self.state.epoch if self.state else self.store.read_election_state()[0]
 
     @property
     def leader_id(self) -> int:
@@ -695,33 +683,17 @@ class KafkaRaftClient:
     def persisted_quorum_state(self) -> dict:
         """The last election state written durably (what a restart reads back); the file's
         data_version and voted directory id are in ``quorum_state_json``."""
-        epoch, leader, voted = self._election()
+        epoch, leader, voted = self.store.read_election_state()
         return {"leader_epoch": epoch, "leader_id": leader, "voted_id": voted}
 
-    def _election(self):
-        s = self._stored or {}
-        return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
-
     def quorum_state_json(self) -> str:
-        """The ``quorum-state`` file (FileQuorumStateStore.writeElectionState +
-        ElectionState.toQuorumStateData): each write takes data_version
+        """The ``quorum-state`` file (FileQuorumStateStore): each write takes data_version
         ``kraftVersion.quorumStateVersion()`` of the kraft.version in force then -- 0 (a static
         quorum, every release before 3.9) with the voters, 1 (kraft.version 1, KIP-853) with
-        the voted directory id (Uuid.ZERO_UUID when none) --, fields in QuorumStateData.json
-        order, compact JSON as Jackson writes it. A state given to the constructor and not
-        written since is shown at the current kraft.version."""
-        epoch, leader, voted = self._election()
-        stored = self._stored or {}
-        version = stored.get("data_version", self.reconfig.history.last_kraft_version())
-        if version == 0:
-            voters = stored.get("voters", self.voters)
-            data = {"clusterId": "", "leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
-                    "appliedOffset": 0, "currentVoters": [{"voterId": v} for v in voters]}
-        else:
-            data = {"leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
-                    "votedDirectoryId": stored.get("voted_directory_id") or ZERO_UUID}
-        data["data_version"] = version
-        return json.dumps(data, separators=(",", ":"))
+        the voted directory id (Uuid.ZERO_UUID when none). A state given to the constructor
+        and not written since is shown at the current kraft.version."""
+        return self.store.quorum_state_json(self.voters,
+                                            self.reconfig.history.last_kraft_version())
 
     def describe_quorum(self, now: int | None = None) -> dict:
         """DescribeQuorum (leader only, RaftUtil.singletonDescribeQuorumResponse): per voter and
@@ -760,40 +732,9 @@ class KafkaRaftClient:
         self._fired = None
         self.state = None
         self.reconfig.initialize(ctx)
-        self._transition(ctx, self._initial_state(ctx), durable=True)
+        self._transition(ctx, self._transitions.initialize(ctx), durable=True)
         self._fire_leader_change(ctx)
         self._poll(ctx)
-
-    def _initial_state(self, ctx) -> EpochState:
-        """QuorumState.initialize: the state the persisted election and the log end resume.
-        3.9: a vote outranks a leader; 4.0 (KIP-996) keeps both (leader first). A leader
-        whose endpoints the voter set lacks (3.9+, KIP-853: not a voter any more) cannot be
-        fetched from: Unattached in its epoch, the leader known, until a BeginQuorumEpoch or
-        a response names it with its endpoints (before 3.9 the static voter set always holds
-        the persisted leader)."""
-        now = ctx.now
-        epoch, leader, voted = self._election()
-        me = self.node_id
-        timeout = self._random_election_timeout(ctx)
-        if epoch < self.log.last_fetched_epoch:
-            return UnattachedState(self.log.last_fetched_epoch, now + timeout)
-        if leader == me:
-            return ResignedState(me, epoch, self.voters, now + timeout, ())
-        if voted == me:
-            return CandidateState(me, epoch, self.voters, now + timeout, 1, UNKNOWN)
-        kept_vote = voted if self.pre_vote else UNKNOWN
-        if voted != UNKNOWN and not (self.pre_vote and leader != UNKNOWN):
-            return UnattachedState(epoch, now + timeout, voted_id=voted)
-        if leader != UNKNOWN and not self._leader_endpoints_known(leader):
-            return UnattachedState(epoch, now + timeout, leader, kept_vote)
-        if leader != UNKNOWN:
-            return FollowerState(epoch, leader, now + self.fetch_timeout_ms, kept_vote, UNKNOWN)
-        return UnattachedState(epoch, now + timeout)
-
-    def _leader_endpoints_known(self, leader_id: int) -> bool:
-        """``partitionState.lastVoterSet().listeners(leaderId)`` is not empty."""
-        node = self.reconfig.history.last_value().voter_node(leader_id)
-        return node is not None and bool(node.endpoints)
 
     # --- public operations -------------------------------------------------------------------
     def append(self, ctx, records: list) -> int:
@@ -907,23 +848,18 @@ class KafkaRaftClient:
         if isinstance(old, LeaderState) and (old.add_voter_state or old.remove_voter_state):
             self.reconfig.close(ctx, old)
         if durable:
-            self._stored = self._election_state_record(new)
+            # FileQuorumStateStore.writeElectionState(state.election(), lastKraftVersion());
+            # only the local replica's own vote has a directory id here (CandidateState votes
+            # for ReplicaKey(localId, localDirectoryId); a remote candidate's VoteRequest
+            # carries none in kafkasim)
+            own_vote = new.voted_id == self.node_id
+            self.store.write_election_state(
+                new.epoch, new.leader_id, new.voted_id,
+                kraft_version=self.reconfig.history.last_kraft_version(), voters=self.voters,
+                voted_directory_id=self.reconfig.directory_id if own_vote else None)
         self.state = new
         ctx.trace("raft_transition", ev.RaftTransition(
             old.name if old else None, new.name, new.epoch, new.leader_id, new.voted_id))
-
-    def _election_state_record(self, new: EpochState) -> dict:
-        """FileQuorumStateStore.writeElectionState(state.election(), lastKraftVersion()): the
-        election, plus what the file's format needs -- the data_version of the kraft.version
-        in force (KRaftVersion.quorumStateVersion), the voters (version 0) and the voted
-        directory id (version 1). Only the local replica's own vote has a directory id here:
-        CandidateState votes for ReplicaKey(localId, localDirectoryId); a remote candidate's
-        VoteRequest carries none in kafkasim."""
-        version = self.reconfig.history.last_kraft_version()
-        voted_dir = self.reconfig.directory_id if new.voted_id == self.node_id else None
-        return {"leader_epoch": new.epoch, "leader_id": new.leader_id, "voted_id": new.voted_id,
-                "data_version": min(version, 1), "voters": tuple(self.voters),
-                "voted_directory_id": voted_dir}
 
     def _fire_leader_change(self, ctx) -> None:
         """ListenerContext.maybeFireLeaderChange: once per (leader, epoch)."""
@@ -1551,12 +1487,45 @@ class RaftPollLoop:
 
 
 class QuorumTransitions:
-    """The QuorumState.transitionTo* steps KafkaRaftClient wraps (Prospective, Resigned, the
-    voted state, onBecomeLeader) and KafkaRaftClient.maybeTransition; the client keeps
-    transitionToUnattached / Follower / Candidate. The state itself stays ``client.state``."""
+    """QuorumState.initialize and the QuorumState.transitionTo* steps KafkaRaftClient wraps
+    (Prospective, Resigned, the voted state, onBecomeLeader) and KafkaRaftClient
+    .maybeTransition; the client keeps transitionToUnattached / Follower / Candidate. The
+    state itself stays ``client.state``."""
 
     def __init__(self, client: KafkaRaftClient) -> None:
         self.client = client
+
+    def initialize(self, ctx) -> EpochState:
+        """QuorumState.initialize: the state the persisted election and the log end resume.
+        3.9: a vote outranks a leader; 4.0 (KIP-996) keeps both (leader first). A leader
+        whose endpoints the voter set lacks (3.9+, KIP-853: not a voter any more) cannot be
+        fetched from: Unattached in its epoch, the leader known, until a BeginQuorumEpoch or
+        a response names it with its endpoints (before 3.9 the static voter set always holds
+        the persisted leader)."""
+        now = ctx.now
+        client = self.client
+        epoch, leader, voted = client.store.read_election_state()
+        me = client.node_id
+        timeout = client._random_election_timeout(ctx)
+        if epoch < client.log.last_fetched_epoch:
+            return UnattachedState(client.log.last_fetched_epoch, now + timeout)
+        if leader == me:
+            return ResignedState(me, epoch, client.voters, now + timeout, ())
+        if voted == me:
+            return CandidateState(me, epoch, client.voters, now + timeout, 1, UNKNOWN)
+        kept_vote = voted if client.pre_vote else UNKNOWN
+        if voted != UNKNOWN and not (client.pre_vote and leader != UNKNOWN):
+            return UnattachedState(epoch, now + timeout, voted_id=voted)
+        if leader != UNKNOWN and not self._leader_endpoints_known(leader):
+            return UnattachedState(epoch, now + timeout, leader, kept_vote)
+        if leader != UNKNOWN:
+            return FollowerState(epoch, leader, now + client.fetch_timeout_ms, kept_vote, UNKNOWN)
+        return UnattachedState(epoch, now + timeout)
+
+    def _leader_endpoints_known(self, leader_id: int) -> bool:
+        """``partitionState.lastVoterSet().listeners(leaderId)`` is not empty."""
+        node = self.client.reconfig.history.last_value().voter_node(leader_id)
+        return node is not None and bool(node.endpoints)
 
     def _to_prospective(self, ctx) -> None:
         st = self.client.state

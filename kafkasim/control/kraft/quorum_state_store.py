@@ -1,0 +1,72 @@
+"""The ``quorum-state`` file of a KRaft voter: ``org.apache.kafka.raft.FileQuorumStateStore``.
+
+What a voter writes durably before it acts on an election (its vote, the leader it follows) and
+reads back on restart (``QuorumState.initialize``). Each write takes the file format of the
+kraft.version in force then (``KRaftVersion.quorumStateVersion``): data_version 0, with the
+static voters, or 1 (kraft.version 1, KIP-853, 3.9+) with the voted directory id.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kafkasim.control.kraft.voter_set import ZERO_UUID
+
+UNKNOWN = -1
+
+
+def parse_quorum_state_json(text: str) -> dict:
+    """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
+    ``quorum-state`` file's text (data_version 0 or 1)."""
+    data = json.loads(text.splitlines()[0])
+    version = data.get("data_version")
+    if version is None:
+        raise ValueError(f"Deserialized node {data} does not have data_version field")
+    if version not in (0, 1):
+        raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
+                         "supported version")
+    return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
+            "voted_id": data.get("votedId", -1)}
+
+
+class FileQuorumStateStore:
+    """The last election state written (None: nothing yet). ``stored`` is the record of the
+    last ``write_election_state``, or what a restart was given (``parse_quorum_state_json``)."""
+
+    __slots__ = ("stored",)
+
+    def __init__(self, stored: dict | None = None) -> None:
+        self.stored = dict(stored) if stored else None
+
+    def read_election_state(self) -> tuple[int, int, int]:
+        """readElectionState: (leader epoch, leader id, voted id); epoch 0 and -1s when the file
+        holds nothing."""
+        s = self.stored or {}
+        return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
+
+    def write_election_state(self, epoch: int, leader_id: int, voted_id: int, *,
+                             kraft_version: int, voters: tuple, voted_directory_id: str | None
+                             ) -> None:
+        """writeElectionState(election, kraftVersion): the election, with what the file's
+        format needs -- its data_version (kraftVersion.quorumStateVersion: 0 or 1), the voters
+        (version 0), the voted directory id (version 1)."""
+        self.stored = {"leader_epoch": epoch, "leader_id": leader_id, "voted_id": voted_id,
+                       "data_version": min(kraft_version, 1), "voters": tuple(voters),
+                       "voted_directory_id": voted_directory_id}
+
+    def quorum_state_json(self, voters: tuple, kraft_version: int) -> str:
+        """The file's text (ElectionState.toQuorumStateData): fields in QuorumStateData.json
+        order, compact JSON as Jackson writes it. A state never written here (given at start)
+        shows at ``kraft_version``, with ``voters``."""
+        epoch, leader, voted = self.read_election_state()
+        stored = self.stored or {}
+        version = stored.get("data_version", kraft_version)
+        if version == 0:
+            data = {"clusterId": "", "leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
+                    "appliedOffset": 0,
+                    "currentVoters": [{"voterId": v} for v in stored.get("voters", voters)]}
+        else:
+            data = {"leaderId": leader, "leaderEpoch": epoch, "votedId": voted,
+                    "votedDirectoryId": stored.get("voted_directory_id") or ZERO_UUID}
+        data["data_version"] = version
+        return json.dumps(data, separators=(",", ":"))
