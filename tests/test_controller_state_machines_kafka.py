@@ -182,11 +182,6 @@ def test_new_partition_to_online_partition_transition(version):
     assert h.ctl.context.states[TP] == (BROKER_ID, 0, (BROKER_ID,), 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on_new_topic overwrites an existing state znode "
-    "(zk.set) and sends LeaderAndIsr instead of failing on NODEEXISTS",
-)
 def test_new_partition_to_online_partition_transition_error_code_from_create_states():
     """testNewPartitionToOnlinePartitionTransitionErrorCodeFromCreateStates: the create of the
     state znode answers NODEEXISTS: the partition stays NewPartition, nothing is written and no
@@ -200,11 +195,6 @@ def test_new_partition_to_online_partition_transition_error_code_from_create_sta
     assert h.sent(LeaderAndIsrRequest) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on_new_topic writes a state znode with leader -1 and "
-    "ISR [first replica] when no replica is live",
-)
 def test_new_partition_without_live_replicas_is_not_initialized():
     """initializeLeaderAndIsrForPartitions @3.7.0 (and 2.8.0): a new partition none of whose
     replicas is online fails the New -> Online transition ("No assigned replica is alive"): no
@@ -216,11 +206,6 @@ def test_new_partition_without_live_replicas_is_not_initialized():
     assert h.sent(LeaderAndIsrRequest) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the leader -1 / ISR [6] znode written at creation "
-    "leaves replica 7 out of the ISR, so it can never be elected cleanly",
-)
 def test_new_partition_is_initialized_when_a_later_replica_comes_up():
     """KafkaController.onBrokerStartup -> triggerOnlinePartitionStateChange @3.7.0: a partition
     still in NewPartition (created while replicas 6 and 7 were down) is initialized once 7
@@ -234,11 +219,6 @@ def test_new_partition_is_initialized_when_a_later_replica_comes_up():
     assert (st["leader"], st["isr"], st["leader_epoch"]) == (7, [7], 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on_new_topic takes leader and ISR from live_brokers, "
-    "which include brokers in controlled shutdown",
-)
 def test_new_partition_skips_replicas_in_controlled_shutdown():
     """initializeLeaderAndIsrForPartitions @3.7.0: live replicas are those for which
     ControllerContext.isReplicaOnline holds, and liveBrokerIds excludes shuttingDownBrokerIds;
@@ -352,11 +332,6 @@ def test_offline_election_reads_unclean_leader_election_from_the_topic_config():
     assert h.ctx.meters[UNCLEAN] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_elect writes leader -1 with leader_epoch + 1 and sends "
-    "LeaderAndIsr when the offline election finds no leader",
-)
 def test_failed_offline_election_writes_nothing():
     """doElectLeaderForPartitions @3.7.0: a partition for which the strategy finds no leader
     (ISR [6], 6 dead, unclean off) goes to failedElections: no updateLeaderAndIsr, no
@@ -370,11 +345,6 @@ def test_failed_offline_election_writes_nothing():
     assert h.sent(LeaderAndIsrRequest) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="handle_state_changes elects from the cached state; "
-    "_write's zk.set raises KeyError on the missing state znode",
-)
 def test_offline_partition_to_online_partition_transition_error_code_from_state_lookup():
     """testOfflinePartitionToOnlinePartitionTransitionErrorCodeFromStateLookup: reading the state
     znode answers NONODE: the election fails, nothing is sent, the partition stays offline."""
@@ -386,11 +356,6 @@ def test_offline_partition_to_online_partition_transition_error_code_from_state_
     assert h.state() is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_elect runs on context.states, not on the state znode; "
-    "a stale cached ISR [5, 6] elects out-of-sync 5",
-)
 def test_offline_election_reads_the_isr_from_zookeeper():
     """doElectLeaderForPartitions @3.7.0 (the same at 2.6.0) elects from getTopicPartitionStatesRaw,
     not from the controller's cache. Kafka 2.6 (leaders write their own ISR to ZooKeeper):
@@ -405,11 +370,6 @@ def test_offline_election_reads_the_isr_from_zookeeper():
     assert st["isr"] == [6]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_elect runs on context.states; the preferred election "
-    "elects out-of-sync 5 and _write's BadVersion retry overwrites the ISR",
-)
 def test_preferred_election_reads_the_isr_from_zookeeper():
     """doElectLeaderForPartitions @3.7.0 / 2.6.0 + Election.leaderForPreferredReplica: Kafka 2.6,
     leader 6 removed preferred replica 5 from the ISR in ZooKeeper ([6], zkVersion 1). The
@@ -423,11 +383,6 @@ def test_preferred_election_reads_the_isr_from_zookeeper():
     assert h.sent(LeaderAndIsrRequest) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="send_leader_and_isr sends to every live replica, "
-    "shutting-down ones included, whatever the election strategy",
-)
 def test_offline_election_sends_leader_and_isr_to_online_replicas_only():
     """Election.leaderForOffline @3.7.0: the LeaderAndIsr recipients are ``liveReplicas`` =
     the assignment filtered by isReplicaOnline (shutting-down brokers excluded); UpdateMetadata
@@ -522,11 +477,6 @@ def test_offline_replica_outside_the_isr_writes_nothing():
     assert _stop_replicas(h, BROKER_ID) == [((TP,), False)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="offline_replica reads context.states[tp]: KeyError for "
-    "a partition without leadership info",
-)
 def test_new_replica_to_offline_replica_transition():
     """testNewReplicaToOfflineReplicaTransition: a replica of a partition without leadership
     info goes offline: StopReplica(deletePartition=false) and UpdateMetadata to broker 5, no
@@ -660,11 +610,6 @@ def test_update_metadata_request_sent():
     assert set(um[0].live_brokers) == {1, 2, 3}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="send_update_metadata builds a state for every partition "
-    "asked for: KeyError when it has no leadership info",
-)
 def test_update_metadata_does_not_include_partitions_without_leader_and_isr():
     """testUpdateMetadataDoesNotIncludePartitionsWithoutLeaderAndIsr: partitions without
     leadership info are left out; broker 2 still gets an UpdateMetadata, with no partition
@@ -702,10 +647,6 @@ def test_stop_replica_request_sent():
     assert {dst for dst, _ in h.sent(StopReplicaRequest)} == {2}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="offline_replica sends StopReplica to the replica whether or not its broker is live",
-)
 def test_stop_replica_sent_only_to_live_and_shutting_down_brokers():
     """testStopReplicaSentOnlyToLiveAndShuttingDownBrokers: 2 is shutting down, 3 is dead;
     StopReplica for replicas on 2 and 3 reaches 2 only (sendStopReplicaRequests filters on

@@ -251,8 +251,14 @@ def test_zk_unclean_election_marks_the_partition_recovering(version, recovery_st
 @pytest.mark.parametrize(("version", "leader", "unclean_count"), [
     # before 0.11.0 the default was true: out-of-sync 2 (first live in the assignment) leads
     ("0.10.2", 2, 1),
-    # KIP-106 (0.11.0): default false; the partition stays offline and the ISR keeps 1
-    ("0.11.0", -1, 0),
+    # KIP-106 (0.11.0): default false; the partition stays offline and the ISR keeps 1. Broker 1
+    # was also the controller: before KAFKA-3143 (2.3.0) the new controller's failover leaves the
+    # replicas of dead brokers alone (ReplicaDeletionIneligible) and the failed election writes
+    # nothing, so the znode keeps dead leader 1; since 2.3 ReplicaStateMachine.startup takes
+    # them OfflineReplica: leader -1
+    ("0.11.0", 1, 0),
+    ("2.2", 1, 0),
+    ("2.3", -1, 0),
     ("3.7", -1, 0),
 ])
 def test_default_unclean_leader_election_by_version(version, leader, unclean_count):
@@ -264,7 +270,7 @@ def test_default_unclean_leader_election_by_version(version, leader, unclean_cou
     assert st["leader"] == leader
     # offline: the ISR keeps its last member; elected: the new leader started alone in the ISR
     # (3, alive again, may have caught up and rejoined since)
-    if leader == -1:
+    if leader in (-1, 1):
         assert st["isr"] == [1]
     else:
         assert st["isr"][0] == 2 and 1 not in st["isr"]

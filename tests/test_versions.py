@@ -208,6 +208,7 @@ SINCE = [
     ("list_offsets_offset_not_available", "2.2", "2.1"),
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
+    ("failover_takes_dead_replicas_offline", "2.3", "2.2"),
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
     # KAFKA-14372 (9d8b4e9): first in the 3.4.0 tag

@@ -4,9 +4,13 @@ The controller runs inside one broker (``ctx``). It owns the partition state zno
 (``/brokers/topics/<t>/partitions/<p>/state``) and tells brokers what to do with LeaderAndIsr and
 UpdateMetadata requests (fact sheet §7a, §8). Elections follow PartitionStateMachine's strategies:
 offline (first live ISR replica in assignment order, else unclean if the topic allows it),
-controlled shutdown, preferred. Every leader change writes ``leader_epoch + 1``; removing a dead
-replica from an ISR also bumps the epoch, but never empties the ISR. Writes are fenced by the
-controller epoch: a controller that lost ``/controller`` can no longer change anything.
+controlled shutdown, preferred. Elections read the state znode from ZooKeeper, and one that finds
+no leader writes and sends nothing. Every leader change writes ``leader_epoch + 1``; a dead
+replica's OfflineReplica transition (ReplicaStateMachine) takes it out of the ISR with an epoch
+bump too, but never empties the ISR (a dead leader leaves leader -1). A new partition with no
+online replica, or whose state znode exists, stays uninitialised (NewPartition) until a broker
+change retries it. Writes are conditional on the zkVersion read and fenced by the controller
+epoch: a controller that lost ``/controller`` can no longer change anything.
 Controlled shutdown follows doControlledShutdown (leaders elected away, followed partitions get
 StopReplica and OfflineReplica); partition reassignment follows KIP-455's onPartitionReassignment
 (adding/removing replicas in the topic znode, completed once the target replicas are in sync).
@@ -60,6 +64,10 @@ class ControllerContext:
     adding: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
     removing: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
     reassigning: list[tuple[str, int]] = field(default_factory=list)
+    # PartitionStateMachine's OfflinePartition: partitions whose leader went offline and that no
+    # election has brought online since (membership only, never iterated). NewPartition is a
+    # partition of ``assignments`` without leadership info (no state znode created yet).
+    offline: set[tuple[str, int]] = field(default_factory=set)
 
 
 class KafkaController:
@@ -78,27 +86,43 @@ class KafkaController:
                 f"controller epoch {self.controller_epoch} is stale (ZooKeeper has "
                 f"{node.data if node else 'none'})")
 
-    def _refresh(self, zk: ZooKeeper, tp) -> tuple[int, int, tuple[int, ...], int]:
+    def _online(self) -> list[int]:
+        """ControllerContext.liveBrokerIds (isReplicaOnline): live brokers not in controlled
+        shutdown."""
+        cc = self.context
+        return [b for b in cc.live_brokers if b not in cc.shutting_down]
+
+    @staticmethod
+    def _read_state(zk: ZooKeeper, tp) -> tuple | None:
+        """getTopicPartitionStatesRaw + TopicPartitionStateZNode.decode: (leader, leader epoch,
+        ISR, zkVersion, controller epoch) as ZooKeeper holds it, None on NONODE. The
+        controller's cache is not touched."""
         node = zk.get(partition_state_path(*tp))
         if node is None:
-            return self.context.states[tp]
+            return None
         d = node.json()
-        st = (d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version)
-        self.context.states[tp] = st
-        return st
+        return d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version, d["controller_epoch"]
 
-    def _write(self, ctx, zk: ZooKeeper, tp, leader: int, epoch: int, isr) -> None:
+    def _refresh(self, zk: ZooKeeper, tp) -> tuple[int, int, tuple[int, ...], int] | None:
+        """Read the state znode into the cache (putPartitionLeadershipInfo); without a znode the
+        cached leadership info, None if there is none."""
+        st = self._read_state(zk, tp)
+        if st is None:
+            return self.context.states.get(tp)
+        self.context.states[tp] = st[:4]
+        return st[:4]
+
+    def _write(self, ctx, zk: ZooKeeper, tp, leader: int, epoch: int, isr, version: int) -> None:
+        """updateLeaderAndIsr: a write conditional on the zkVersion read (BadVersion when a
+        pre-2.7 leader changed the ISR meanwhile: the caller reads again and retries) and fenced
+        by the controller epoch (ControllerMovedError)."""
         self._check_epoch(zk)
         path = partition_state_path(*tp)
         data = partition_state_json(leader, epoch, isr, self.controller_epoch)
-        try:
-            version = zk.set(path, data, self.context.states[tp][3])
-        except BadVersion:
-            # a leader changed the ISR meanwhile (pre-2.7 path): re-read and write over it
-            version = zk.set(path, data, zk.get(path).version)
+        version = zk.set(path, data, version)
         self.context.states[tp] = (leader, epoch, tuple(isr), version)
 
-    # -- requests to brokers -------------------------------------------------------------------
+    # -- requests to brokers (ControllerBrokerRequestBatch) -------------------------------------
     def _state(self, tp) -> PartitionState:
         leader, epoch, isr, version = self.context.states[tp]
         return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
@@ -106,27 +130,41 @@ class KafkaController:
 
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
+        self._send_leader_and_isr_to(ctx, {
+            tp: [b for b in self.context.assignments[tp] if only is None or b in only]
+            for tp in tps})
+
+    def _send_leader_and_isr_to(self, ctx, recipients: dict) -> None:
+        """addLeaderAndIsrRequestForBrokers per partition, then sendLeaderAndIsrRequest: one
+        request per broker, only to live (or shutting-down) brokers; partitions without
+        leadership info are skipped."""
         by_broker: dict[int, list[PartitionState]] = {}
-        for tp in tps:
+        live = self.context.live_brokers
+        for tp, brokers in recipients.items():
+            if tp not in self.context.states:
+                continue
             st = self._state(tp)
-            for b in st.replicas:
-                if b in self.context.live_brokers and (only is None or b in only):
+            for b in dict.fromkeys(brokers):
+                if b in live:
                     by_broker.setdefault(b, []).append(st)
         for b in sorted(by_broker):
             ctx.send(b, LeaderAndIsrRequest(self.broker_id, self.controller_epoch,
-                                            tuple(by_broker[b]),
-                                            tuple(self.context.live_brokers)))
+                                            tuple(by_broker[b]), tuple(live)))
 
     def send_update_metadata(self, ctx, tps) -> None:
-        states = tuple(self._state(tp) for tp in tps)
+        """addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, tps): partitions
+        without leadership info are left out; the request goes out all the same."""
+        states = tuple(self._state(tp) for tp in tps if tp in self.context.states)
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers)))
 
-    def _propagate(self, ctx, changed) -> None:
-        if changed:
-            self.send_leader_and_isr(ctx, changed)
-        self.send_update_metadata(ctx, list(self.context.states) if not changed else changed)
+    def _send_state_changes(self, ctx, recipients: dict) -> None:
+        """sendRequestsToBrokers after elections: LeaderAndIsr to each partition's recipients,
+        UpdateMetadata for them to every broker."""
+        if recipients:
+            self._send_leader_and_isr_to(ctx, recipients)
+            self.send_update_metadata(ctx, list(recipients))
 
     # -- failover ---------------------------------------------------------------------------
     def on_controller_failover(self, ctx, zk: ZooKeeper) -> None:
@@ -139,6 +177,7 @@ class KafkaController:
         cc.adding.clear()
         cc.removing.clear()
         cc.reassigning.clear()
+        cc.offline.clear()
         zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
         for topic in zk.children("/brokers/topics"):
             znode = zk.get(f"/brokers/topics/{topic}").json()
@@ -157,10 +196,18 @@ class KafkaController:
         self.send_update_metadata(ctx, tps)
         if tps:
             self.send_leader_and_isr(ctx, tps)
-        # partitions led by brokers that are gone, or offline: elect now
-        changed = self._handle_dead_and_offline(ctx, zk, [])
-        if changed:
-            self._propagate(ctx, changed)
+        if ctx.rules.controller.failover_takes_dead_replicas_offline:
+            # replicaStateMachine.startup (2.3+): the replicas on brokers that are not live go
+            # OfflineReplica
+            for b in sorted({r for reps in cc.assignments.values() for r in reps
+                             if r not in cc.live_brokers}):
+                self.offline_replica(ctx, zk, b, [tp for tp, reps in cc.assignments.items()
+                                                  if b in reps], reason="controller failover")
+        # partitionStateMachine.startup: initializePartitionState (a partition whose leader is
+        # not online is OfflinePartition, one without leadership info NewPartition), then
+        # triggerOnlinePartitionStateChange
+        self._mark_offline_leaders()
+        self.trigger_online_partition_state_change(ctx, zk)
         # initializePartitionReassignments: resume every reassignment found in ZooKeeper
         for tp in list(cc.reassigning):
             if tp in cc.states:
@@ -189,19 +236,18 @@ class KafkaController:
             ctx.trace("controller", detail=ev.BrokersFailed(tuple(sorted(dead + bounced))))
             cc.live_brokers = [b for b in cc.live_brokers if b not in dead and b not in bounced]
             cc.shutting_down = [b for b in cc.shutting_down if b in cc.live_brokers]
-            changed = self._handle_dead_and_offline(ctx, zk, dead + bounced)
-            self._propagate(ctx, changed)
+            self.on_broker_failure(ctx, zk, dead + bounced)
         if new:
             ctx.trace("controller", detail=ev.BrokersStarted(tuple(sorted(new))))
             cc.live_brokers = sorted({*cc.live_brokers, *new})
             cc.broker_epochs = epochs
             self.send_update_metadata(ctx, list(cc.states))
-            theirs = [tp for tp, reps in cc.assignments.items() if any(b in reps for b in new)]
+            # replicas OnlineReplica: LeaderAndIsr for the partitions with leadership info
+            theirs = [tp for tp, reps in cc.assignments.items()
+                      if tp in cc.states and any(b in reps for b in new)]
             if theirs:
                 self.send_leader_and_isr(ctx, theirs, only=new)
-            changed = self._handle_dead_and_offline(ctx, zk, [])
-            if changed:
-                self._propagate(ctx, changed)
+            self.trigger_online_partition_state_change(ctx, zk)
             # onBrokerStartup -> maybeResumeReassignments: target replicas on a new broker
             for tp in list(cc.reassigning):
                 full = self._full_assignment(tp)
@@ -209,95 +255,121 @@ class KafkaController:
                     self.on_partition_reassignment(ctx, zk, tp, full)
         cc.broker_epochs = epochs
 
-    def _handle_dead_and_offline(self, ctx, zk: ZooKeeper, dead: list[int]) -> list:
-        """Elect leaders for partitions without a live leader; drop dead replicas from ISRs."""
+    def on_broker_failure(self, ctx, zk: ZooKeeper, dead: list[int]) -> None:
+        """onBrokerFailure -> onReplicasBecomeOffline: partitions whose leader is not online go
+        OfflinePartition and, with the new ones, through triggerOnlinePartitionStateChange; then
+        each dead broker's replicas go OfflineReplica (doRemoveReplicasFromIsr), one broker after
+        the other (sorted: Kafka groups them in hash order). If no replica went offline and no
+        election succeeded, an UpdateMetadata without partitions tells the brokers."""
         cc = self.context
-        changed = []
-        for tp in list(cc.assignments):
-            if tp not in cc.states:
-                continue
-            leader, epoch, isr, _v = self._refresh(zk, tp)
-            if leader < 0 or leader not in cc.live_brokers:
-                if self._elect(ctx, zk, tp, "offline"):
-                    changed.append(tp)
-            elif any(r in dead for r in isr):
-                new_isr = _remove_never_empty(isr, dead)
-                if new_isr != isr:
-                    self._write(ctx, zk, tp, leader, epoch + 1, new_isr)
-                    ctx.trace("controller", tp[0], tp[1],
-                              ev.DeadRemovedFromIsr(tuple(sorted(r for r in isr if r in dead)),
-                                                    tuple(isr), tuple(new_isr), epoch + 1))
-                    changed.append(tp)
-        return changed
+        self._mark_offline_leaders()
+        elected = self.trigger_online_partition_state_change(ctx, zk)
+        offline_replicas = False
+        for b in sorted(dead):
+            tps = [tp for tp, reps in cc.assignments.items() if b in reps]
+            if tps:
+                offline_replicas = True
+                self.offline_replica(ctx, zk, b, tps, reason="broker failure")
+        if not offline_replicas and not elected:
+            self.send_update_metadata(ctx, [])
+
+    def _mark_offline_leaders(self) -> None:
+        """partitionsWithOfflineLeader -> OfflinePartition: the cached leader is not online."""
+        cc = self.context
+        online = self._online()
+        for tp, st in cc.states.items():
+            if st[0] not in online:
+                cc.offline.add(tp)
+
+    def trigger_online_partition_state_change(self, ctx, zk: ZooKeeper) -> list:
+        """triggerOnlinePartitionStateChange: NewPartition and OfflinePartition partitions ->
+        OnlinePartition with OfflinePartitionLeaderElectionStrategy(false); returns the
+        partitions that came online."""
+        cc = self.context
+        tps = [tp for tp in cc.assignments if tp not in cc.states or tp in cc.offline]
+        return self.handle_state_changes(ctx, zk, tps, "offline") if tps else []
 
     # -- elections -------------------------------------------------------------------------------
-    def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> bool:
-        """Run one PartitionLeaderElectionStrategy; returns True if ZooKeeper changed."""
+    def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> tuple[int, ...] | None:
+        """doElectLeaderForPartitions for one partition: read the state znode from ZooKeeper (not
+        the cache: before 2.7 a leader writes its own ISR), run the strategy, write
+        ``newLeaderAndIsr`` conditionally on the zkVersion read; on BadVersion read and elect
+        again (electLeaderForPartitions). Returns the LeaderAndIsr recipients
+        (ElectionResult.liveReplicas); None when the election fails (StateChangeFailedException:
+        no state znode, one written by a newer controller, or no leader): nothing written."""
+        while True:
+            st = self._read_state(zk, tp)
+            if st is None or st[4] > self.controller_epoch:
+                return None
+            elected = self._leader_for(ctx, tp, strategy, st[2])
+            if elected is None:
+                return None
+            new_leader, new_isr, unclean, recipients = elected
+            try:
+                self._write(ctx, zk, tp, new_leader, st[1] + 1, new_isr, st[3])
+            except BadVersion:
+                continue
+            self.context.offline.discard(tp)
+            ctx.trace("controller", tp[0], tp[1],
+                      ev.LeaderElection(strategy, unclean, st[0], new_leader, tuple(new_isr),
+                                        st[1] + 1))
+            return tuple(recipients)
+
+    def _leader_for(self, ctx, tp, strategy: str, isr: tuple[int, ...]) -> tuple | None:
+        """Election.leaderFor{Offline,Reassign,PreferredReplica,ControlledShutdown}: (new leader,
+        new ISR, unclean, LeaderAndIsr recipients), None if no leader. The election orders are
+        kafkasim.core.rules' PartitionLeaderElectionAlgorithms."""
         cc = self.context
-        leader, epoch, isr, _v = self.context.states[tp]
         replicas = cc.assignments[tp]
-        live = cc.live_brokers
-        down = [r for r in replicas if r not in live]
-        # ControllerContext.isReplicaOnline: a broker in controlled shutdown is not online
-        # (liveBrokerIds excludes shuttingDownBrokerIds); only the controlled-shutdown election
-        # counts it (includeShuttingDownBrokers)
-        online = [b for b in live if b not in cc.shutting_down] if cc.shutting_down else live
-        # the election orders are kafkasim.core.rules' PartitionLeaderElectionAlgorithms
+        online = self._online()
+        rb = ctx.rulebook
         if strategy in ("offline", "unclean"):
-            allow = strategy == "unclean" or \
-                ctx.topic_config(tp[0])["unclean.leader.election.enable"]
-            new_leader, unclean = ctx.rulebook.offline_partition_leader_election(
-                replicas, isr, online, allow)
-            if new_leader is None:
-                # stays offline: leader -1, the ISR keeps its last member
-                new_isr = _remove_never_empty(isr, down)
-                if leader == -1 and new_isr == isr:
-                    return False
-                self._write(ctx, zk, tp, -1, epoch + 1, new_isr)
-                ctx.trace("controller", tp[0], tp[1],
-                          ev.PartitionOffline(tuple(new_isr), epoch + 1))
-                return True
-            # clean: the live part of the ISR; unclean: the new leader alone
-            new_isr = (new_leader,) if unclean else tuple(r for r in isr if r in online)
-        elif strategy == "preferred":
-            # PreferredReplicaPartitionLeaderElectionStrategy elects the preferred replica even
-            # when it already leads: a new leader epoch and a LeaderAndIsr all the same
-            # (PartitionStateMachineTest.testOnlinePartitionToOnlineTransition); callers that
-            # must not bump the epoch skip such partitions first (elect_leaders, auto_rebalance)
-            new_leader = ctx.rulebook.preferred_replica_partition_leader_election(
-                replicas, isr, online)
-            if new_leader is None:
-                return False
-            new_isr, unclean = isr, False
-        elif strategy == "reassign":
-            # the ISR is kept (LeaderAndIsr.newLeader)
-            new_leader = ctx.rulebook.reassign_partition_leader_election(
-                _target(self._full_assignment(tp)), isr, online)
-            if new_leader is None:
-                return False
-            new_isr, unclean = isr, False
-        elif strategy == "controlled_shutdown":
+            return self._leader_for_offline(ctx, tp, strategy, isr, online)
+        if strategy == "preferred":
+            # elects the preferred replica even when it already leads: a new leader epoch and a
+            # LeaderAndIsr all the same (PartitionStateMachineTest.testOnlinePartitionToOnline
+            # Transition); callers that must not bump the epoch skip such partitions first
+            # (elect_leaders, auto_rebalance). Recipients: the assignment
+            leader = rb.preferred_replica_partition_leader_election(replicas, isr, online)
+            return None if leader is None else (leader, isr, False, replicas)
+        if strategy == "reassign":
+            # the ISR is kept (LeaderAndIsr.newLeader); recipients: the target replicas
+            target = _target(self._full_assignment(tp))
+            leader = rb.reassign_partition_leader_election(target, isr, online)
+            return None if leader is None else (leader, isr, False, target)
+        if strategy == "controlled_shutdown":
+            # includeShuttingDownBrokers; the new ISR drops every shutting-down broker
             sd = cc.shutting_down
-            new_leader = ctx.rulebook.controlled_shutdown_partition_leader_election(
-                replicas, isr, live, sd)
-            if new_leader is None:
-                return False
-            new_isr = tuple(r for r in isr if r not in sd)
-            unclean = False
-        else:
-            raise ValueError(f"unknown election strategy {strategy!r}")
-        self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
+            leader = rb.controlled_shutdown_partition_leader_election(
+                replicas, isr, cc.live_brokers, sd)
+            if leader is None:
+                return None
+            return (leader, tuple(r for r in isr if r not in sd), False,
+                    tuple(r for r in replicas if r in cc.live_brokers))
+        raise ValueError(f"unknown election strategy {strategy!r}")
+
+    def _leader_for_offline(self, ctx, tp, strategy: str, isr, online) -> tuple | None:
+        """collectUncleanLeaderElectionState + Election.leaderForOffline: the first online ISR
+        member in assignment order, else (OfflinePartitionLeaderElectionStrategy(true), or the
+        topic's unclean.leader.election.enable) the first online replica, alone in the ISR
+        (offlinePartitionLeaderElection marks UncleanLeaderElectionsPerSec). Recipients: the
+        online replicas (a broker in controlled shutdown is not online)."""
+        replicas = self.context.assignments[tp]
+        allow = strategy == "unclean" or \
+            ctx.topic_config(tp[0])["unclean.leader.election.enable"]
+        leader, unclean = ctx.rulebook.offline_partition_leader_election(
+            replicas, isr, online, allow)
+        if leader is None:
+            return None
         if unclean:
-            ctx.meters["UncleanLeaderElectionsPerSec"] += 1
-        ctx.trace("controller", tp[0], tp[1],
-                  ev.LeaderElection(strategy, unclean, leader, new_leader, tuple(new_isr),
-                                    epoch + 1))
-        return True
+            ctx.mark_meter("UncleanLeaderElectionsPerSec")
+        new_isr = (leader,) if unclean else tuple(r for r in isr if r in online)
+        return leader, new_isr, unclean, tuple(r for r in replicas if r in online)
 
     def elect_leaders(self, ctx, zk: ZooKeeper, tps, election_type: str) -> dict:
         """kafka-leader-election --election-type preferred|unclean (KIP-460)."""
         results = {}
-        changed = []
+        elected = {}
         for tp in tps:
             if tp not in self.context.states:
                 results[tp] = E.UNKNOWN_TOPIC_OR_PARTITION
@@ -312,24 +384,32 @@ class KafkaController:
                 # leads are not elected (alreadyValidLeader, 2.3+)
                 results[tp] = "ELECTION_NOT_NEEDED"
                 continue
-            if self._elect(ctx, zk, tp, election_type):
-                changed.append(tp)
+            recipients = self._elect(ctx, zk, tp, election_type)
+            if recipients is not None:
+                elected[tp] = recipients
                 results[tp] = E.NONE
             else:
                 results[tp] = "PREFERRED_LEADER_NOT_AVAILABLE"
-        if changed:
-            self._propagate(ctx, changed)
+        self._send_state_changes(ctx, elected)
         return results
 
     def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str) -> list:
-        """PartitionStateMachine.handleStateChanges(partitions, OnlinePartition, strategy) for
-        online partitions: run the election strategy (``"preferred"``, ``"offline"``,
-        ``"unclean"``, ``"reassign"``, ``"controlled_shutdown"``) on each, write the new state to
-        ZooKeeper and send LeaderAndIsr (and UpdateMetadata) for the ones elected; returns them."""
-        changed = [tp for tp in tps if self._elect(ctx, zk, tp, strategy)]
-        if changed:
-            self._propagate(ctx, changed)
-        return changed
+        """PartitionStateMachine.handleStateChanges(partitions, OnlinePartition, strategy):
+        partitions without leadership info (NewPartition) are initialized
+        (initializeLeaderAndIsrForPartitions), the others go through the election strategy
+        (``"preferred"``, ``"offline"``, ``"unclean"``, ``"reassign"``,
+        ``"controlled_shutdown"``); one batch of LeaderAndIsr (to each partition's recipients)
+        and UpdateMetadata follows. Returns the partitions now online, in ``tps`` order."""
+        cc = self.context
+        new = [tp for tp in tps if tp not in cc.states]
+        recipients = self._initialize_leader_and_isr_for_partitions(ctx, zk, new)
+        for tp in tps:
+            if tp not in new:
+                elected = self._elect(ctx, zk, tp, strategy)
+                if elected is not None:
+                    recipients[tp] = elected
+        self._send_state_changes(ctx, recipients)
+        return [tp for tp in tps if tp in recipients]
 
     def auto_rebalance(self, ctx, zk: ZooKeeper) -> None:
         """checkAndTriggerAutoLeaderRebalance: per preferred broker, imbalance > percentage."""
@@ -341,7 +421,8 @@ class KafkaController:
         todo = []
         for b in sorted(by_pref):
             tps = by_pref[b]
-            not_led = [tp for tp in tps if cc.states.get(tp, (-1,))[0] != b]
+            # topicsNotInPreferredReplica: partitions with leadership info led by another broker
+            not_led = [tp for tp in tps if tp in cc.states and cc.states[tp][0] != b]
             if tps and len(not_led) / len(tps) > pct / 100.0:
                 todo += [tp for tp in not_led if b in cc.live_brokers
                          and b in cc.states[tp][2]]
@@ -378,9 +459,7 @@ class KafkaController:
                 continue
             leader = self._refresh(zk, tp)[0]
             (led if leader == broker_id else followed).append(tp)
-        changed = [tp for tp in led if self._elect(ctx, zk, tp, "controlled_shutdown")]
-        if changed:
-            self._propagate(ctx, changed)
+        self.handle_state_changes(ctx, zk, led, "controlled_shutdown")
         if followed:
             ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch,
                                                    tuple(followed), False))
@@ -391,53 +470,90 @@ class KafkaController:
 
     def offline_replica(self, ctx, zk: ZooKeeper, replica: int, tps, reason: str =
                         "controlled shutdown") -> None:
-        """ReplicaStateMachine -> OfflineReplica (doRemoveReplicasFromIsr): StopReplica
-        (deletePartition=false) to the replica; where it is in the ISR it leaves it (an ISR of
-        one is kept as it is; the leader becomes -1 if it led) with leader_epoch + 1; the other
-        replicas get LeaderAndIsr, every live broker UpdateMetadata."""
+        """ReplicaStateMachine -> OfflineReplica (doRemoveReplicasFromIsr): where the replica is
+        in the ISR (as ZooKeeper holds it) it leaves it (an ISR of one is kept as it is; the
+        leader becomes -1 if it led) with leader_epoch + 1; the other replicas get LeaderAndIsr
+        for every partition with leadership info, every broker UpdateMetadata (a partition
+        without leadership info only that), and the replica, if live or shutting down,
+        StopReplica (deletePartition=false)."""
         cc = self.context
-        for tp in tps:
-            leader, epoch, isr, _v = self._refresh(zk, tp)
+        with_info = [tp for tp in tps if self._remove_replica_from_isr(ctx, zk, tp, replica,
+                                                                        reason)]
+        self._send_leader_and_isr_to(ctx, {
+            tp: [b for b in cc.assignments[tp] if b != replica] for tp in with_info})
+        self.send_update_metadata(ctx, tps)
+        if replica in cc.live_brokers:
+            ctx.send(replica, StopReplicaRequest(self.broker_id, self.controller_epoch,
+                                                 tuple(tps), False))
+
+    def _remove_replica_from_isr(self, ctx, zk: ZooKeeper, tp, replica: int,
+                                 reason: str) -> bool:
+        """doRemoveReplicasFromIsr for one partition: ``newLeaderAndIsr(leader or NoLeader,
+        isr - replica unless it is the last)``, written conditionally on the zkVersion read
+        (read again and retried on BadVersion). False if the partition has no leadership
+        info."""
+        while True:
+            st = self._refresh(zk, tp)
+            if st is None:
+                return False
+            leader, epoch, isr, version = st
             if replica not in isr:
-                continue
+                return True
             new_leader = -1 if leader == replica else leader
             new_isr = isr if len(isr) == 1 else tuple(r for r in isr if r != replica)
-            self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
-            ctx.trace("controller", tp[0], tp[1],
-                      ev.ReplicaOffline(reason, replica, tuple(isr), tuple(new_isr), new_leader,
-                                        epoch + 1))
-        others = [b for b in cc.live_brokers if b != replica]
-        self.send_leader_and_isr(ctx, tps, only=others)
-        self.send_update_metadata(ctx, tps)
-        ctx.send(replica, StopReplicaRequest(self.broker_id, self.controller_epoch, tuple(tps),
-                                             False))
+            try:
+                self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr, version)
+            except BadVersion:
+                continue
+            break
+        if reason != "broker failure":
+            detail = ev.ReplicaOffline(reason, replica, tuple(isr), tuple(new_isr), new_leader,
+                                       epoch + 1)
+        elif new_leader == leader:
+            detail = ev.DeadRemovedFromIsr((replica,), tuple(isr), tuple(new_isr), epoch + 1)
+        else:   # the dead replica led and the election found no leader: offline
+            detail = ev.PartitionOffline(tuple(new_isr), epoch + 1)
+        ctx.trace("controller", tp[0], tp[1], detail)
+        return True
 
     # -- topics -----------------------------------------------------------------------------
     def on_new_topic(self, ctx, zk: ZooKeeper, topic: str) -> None:
-        """initializeLeaderAndIsrForPartitions: first live replica leads, ISR = live replicas."""
+        """onNewPartitionCreation: the topic's partitions go NewPartition, then OnlinePartition
+        (initializeLeaderAndIsrForPartitions). Partitions this controller already has leadership
+        info for are left alone."""
         self._check_epoch(zk)
         assignment = zk.get(f"/brokers/topics/{topic}").json()["partitions"]
         cc = self.context
         new = []
         for p in sorted(assignment, key=int):
             tp = (topic, int(p))
-            replicas = tuple(assignment[p])
-            cc.assignments[tp] = replicas
-            live = tuple(r for r in replicas if r in cc.live_brokers)
-            leader = live[0] if live else -1
-            isr = live if live else replicas[:1]
-            path = partition_state_path(topic, int(p))
-            data = partition_state_json(leader, 0, isr, self.controller_epoch)
-            if zk.exists(path):
-                version = zk.set(path, data)
-            else:
-                zk.create(path, data)
-                version = 0
-            cc.states[tp] = (leader, 0, isr, version)
-            new.append(tp)
-            ctx.trace("controller", topic, int(p), ev.NewPartition(leader, tuple(isr), 0))
-        self.send_leader_and_isr(ctx, new)
-        self.send_update_metadata(ctx, new)
+            if tp not in cc.states:
+                cc.assignments[tp] = tuple(assignment[p])
+                new.append(tp)
+        self._send_state_changes(ctx, self._initialize_leader_and_isr_for_partitions(ctx, zk, new))
+
+    def _initialize_leader_and_isr_for_partitions(self, ctx, zk: ZooKeeper, tps) -> dict:
+        """initializeLeaderAndIsrForPartitions: the online replicas (isReplicaOnline: not in
+        controlled shutdown) form the ISR, the first leads, at leader epoch 0;
+        createTopicPartitionStatesRaw creates the state znode. A partition with no online
+        replica ("No assigned replica is alive") or whose znode already exists (NODEEXISTS)
+        stays NewPartition: nothing written, nothing sent. Returns tp -> LeaderAndIsr recipients
+        (the ISR) of the partitions initialized."""
+        if tps:
+            self._check_epoch(zk)
+        online = self._online()
+        out = {}
+        for tp in tps:
+            isr = tuple(r for r in self.context.assignments[tp] if r in online)
+            path = partition_state_path(*tp)
+            if not isr or zk.exists(path):
+                continue
+            zk.create(path, partition_state_json(isr[0], 0, isr, self.controller_epoch))
+            self.context.states[tp] = (isr[0], 0, isr, 0)
+            self.context.offline.discard(tp)
+            out[tp] = isr
+            ctx.trace("controller", tp[0], tp[1], ev.NewPartition(isr[0], isr, 0))
+        return out
 
     # -- partition reassignment (KIP-455) -------------------------------------------------------
     def _full_assignment(self, tp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -520,9 +636,7 @@ class KafkaController:
         leader = self._refresh(zk, tp)[0]                                             # B3
         if leader not in target or leader not in cc.live_brokers \
                 or leader in cc.shutting_down:
-            if self._elect(ctx, zk, tp, "reassign"):
-                self.send_leader_and_isr(ctx, [tp])
-                self.send_update_metadata(ctx, [tp])
+            self.handle_state_changes(ctx, zk, [tp], "reassign")
         else:
             self._update_leader_epoch_and_send(ctx, zk, tp, (target, (), ()))
         if removing:                                                                  # B4, B5
@@ -570,8 +684,13 @@ class KafkaController:
     def _update_leader_epoch_and_send(self, ctx, zk: ZooKeeper, tp, full) -> None:
         """updateLeaderEpochAndSendRequest: leader_epoch + 1 with the same leader and ISR (so the
         replicas learn the new replica set), LeaderAndIsr to ORS and AR, UpdateMetadata."""
-        leader, epoch, isr, _v = self._refresh(zk, tp)
-        self._write(ctx, zk, tp, leader, epoch + 1, isr)
+        while True:   # updateLeaderEpoch: read again and retry on BadVersion
+            leader, epoch, isr, version = self._refresh(zk, tp)
+            try:
+                self._write(ctx, zk, tp, leader, epoch + 1, isr, version)
+                break
+            except BadVersion:
+                continue
         ctx.trace("controller", tp[0], tp[1],
                   ev.ReassignmentEpochBump(epoch + 1, tuple(full[0])))
         self.send_leader_and_isr(ctx, [tp])
@@ -583,14 +702,7 @@ class KafkaController:
         ReplicaDeletionStarted (StopReplica with deletePartition=true) and NonExistentReplica."""
         cc = self.context
         for r in removed:
-            leader, epoch, isr, _v = self._refresh(zk, tp)
-            if r in isr:
-                new_leader = -1 if leader == r else leader
-                new_isr = isr if len(isr) == 1 else tuple(x for x in isr if x != r)
-                self._write(ctx, zk, tp, new_leader, epoch + 1, new_isr)
-                ctx.trace("controller", tp[0], tp[1],
-                          ev.ReplicaOffline("reassignment", r, tuple(isr), tuple(new_isr),
-                                            new_leader, epoch + 1))
+            self._remove_replica_from_isr(ctx, zk, tp, r, "reassignment")
         live_removed = [r for r in removed if r in cc.live_brokers]
         self.send_leader_and_isr(ctx, [tp], only=[b for b in cc.live_brokers
                                                   if b not in removed])

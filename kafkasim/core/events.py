@@ -519,7 +519,7 @@ class BrokersStarted(TextEvent):
 
 
 class DeadRemovedFromIsr(PartitionStateChange):
-    """The controller removed dead brokers from an ISR (leader unchanged)."""
+    """The controller removed a dead broker from an ISR (OfflineReplica; leader unchanged)."""
     __slots__ = ()
     kind = "controller"
     fields = ("dead", "old_isr", "new_isr", "leader_epoch")
@@ -534,7 +534,8 @@ class DeadRemovedFromIsr(PartitionStateChange):
 
 
 class PartitionOffline(PartitionStateChange):
-    """No live in-sync replica and unclean election disabled: the partition has no leader."""
+    """No live in-sync replica and unclean election disabled: the partition has no leader (ZooKeeper
+    mode: the dead leader's OfflineReplica after the failed election)."""
     __slots__ = ()
     kind = "controller"
     fields = ("isr", "leader_epoch")
@@ -594,7 +595,8 @@ class ShutdownRemovedFromIsr(PartitionStateChange):
 
 class ReplicaOffline(PartitionStateChange):
     """ReplicaStateMachine -> OfflineReplica: a replica leaves the ISR (controlled shutdown of a
-    follower, reassignment removing it), the leader epoch bumped."""
+    follower, reassignment removing it, a dead broker's replica at controller failover), the
+    leader epoch bumped."""
     __slots__ = ()
     kind = "controller"
     fields = ("reason", "replica", "old_isr", "new_isr", "leader", "leader_epoch")

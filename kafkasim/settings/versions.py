@@ -727,6 +727,15 @@ class ControllerRules:
         ref="KIP-380",
         doc="a restarted broker (new broker epoch) is handled as failed, then started",
     )
+    # KAFKA-3143 (2.3.0, d77bac1): ReplicaStateMachine.startup moves the replicas on brokers that
+    # are not live to OfflineReplica at controller failover (out of the ISRs, a dead leader's
+    # partition to leader -1), before the partition state machine elects. Before, they only
+    # became ReplicaDeletionIneligible: the state znodes kept dead leaders and ISR members.
+    failover_takes_dead_replicas_offline: bool = _rule(
+        since="2.3",
+        ref="KAFKA-3143, ReplicaStateMachine.startup",
+        doc="a new controller takes the replicas of dead brokers out of the ISRs at failover",
+    )
     # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
     # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
     # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
