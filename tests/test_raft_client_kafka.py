@@ -759,11 +759,6 @@ def test_describe_quorum_non_monotonic_follower_fetch():
     assert _describe(c, ctx) == (3, [(LOCAL, 3, n, n), (V2, 2, t2, tf)], [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkasim keys the fetching replica by the message's "
-    "source, not FetchRequest.replicaId: a replica id of -1 is tracked",
-)
 def test_describe_quorum_fetch_with_negative_replica_id_is_not_tracked():
     """testDescribeQuorumWithObserver, its last step ("No-op for negative node id"): a Fetch
     whose replica id is -1 (a client that is no replica) is answered and not tracked: Kafka

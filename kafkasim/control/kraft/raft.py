@@ -1236,7 +1236,10 @@ class RaftRequestHandler:
         records, div_epoch, div_end = (), -1, -1
         if kind == "VALID":
             records = self.client.log.read(req.fetch_offset)
-            if st.update_replica_state(src, ctx.now, req.fetch_offset, self.client.log.end_offset):
+            # FetchRequest.replicaId(request): a fetch with no replica id (-1) is answered but
+            # not tracked
+            if st.update_replica_state(req.replica_id, ctx.now, req.fetch_offset,
+                                       self.client.log.end_offset):
                 self.client._on_high_watermark(ctx, st.high_watermark)
         else:
             div_epoch, div_end = epoch, end
