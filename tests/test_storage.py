@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafkasim.core.errors import IllegalArgumentException, OffsetOutOfRangeException
 from kafkasim.core.leader_epoch import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -65,10 +66,14 @@ def test_maybe_increment_high_watermark_never_goes_down():
     assert log.high_watermark == 4
 
 
-def test_maybe_increment_high_watermark_is_capped_at_leo():
+def test_maybe_increment_high_watermark_past_leo_is_an_error():
+    # UnifiedLog.maybeIncrementHighWatermark throws IllegalArgumentException past the LEO (the
+    # leader's callers never ask for more: Partition.maybeIncrementLeaderHW's candidate is a
+    # replica's LEO); kafkasim capped it at the LEO before
     log = _log(3)
-    log.maybe_increment_high_watermark(10)
-    assert log.high_watermark == 3
+    with pytest.raises(IllegalArgumentException, match="exceeds current log end offset 3"):
+        log.maybe_increment_high_watermark(10)
+    assert log.high_watermark == 0
 
 
 def test_update_high_watermark_is_a_set_that_may_go_down():
@@ -176,12 +181,19 @@ def test_read_max_offset_is_exclusive():
     assert list(chunk.ids) == [2, 3]
 
 
-@pytest.mark.parametrize("start", [5, 9])
-def test_read_at_or_past_leo_is_empty(start):
+def test_read_at_leo_is_empty():
     log = _log(5)
-    chunk = log.read(start, 100, 10**9)
+    chunk = log.read(5, 100, 10**9)
     assert len(chunk) == 0
-    assert chunk.base_offset == start
+    assert chunk.base_offset == 5
+
+
+@pytest.mark.parametrize("start", [6, 9])
+def test_read_past_leo_is_out_of_range(start):
+    # LocalLog.read: "Received request for offset ... but we only have log segments upto 5"
+    log = _log(5)
+    with pytest.raises(OffsetOutOfRangeException, match="segments upto 5"):
+        log.read(start, 100, 10**9)
 
 
 def test_empty_chunk_helpers():
@@ -257,10 +269,12 @@ def test_log_start_never_moves_back_nor_past_hw():
     assert log.maybe_increment_log_start_offset(2) is False
     assert log.maybe_increment_log_start_offset(3) is False
     assert log.log_start_offset == 3
-    # no committed-range violation: records at/after HW (8) are never deleted
-    log.maybe_increment_log_start_offset(50)
-    assert log.log_start_offset <= log.high_watermark == 8
-    assert log.log_end_offset == 10
+    # no committed-range violation: records at/after HW (8) are never deleted; past the HW is
+    # an OffsetOutOfRangeException (UnifiedLog.maybeIncrementLogStartOffset), the log unchanged
+    with pytest.raises(OffsetOutOfRangeException, match="larger than the high watermark 8"):
+        log.maybe_increment_log_start_offset(50)
+    assert (log.log_start_offset, log.high_watermark, log.log_end_offset) == (3, 8, 10)
+    assert log.maybe_increment_log_start_offset(8) is True
 
 
 def test_flush_only_moves_recovery_point_forward():

@@ -23,10 +23,12 @@ Adaptation to kafkasim's API:
   ``LogManager.load_logs`` on the same log dir, with the recovery point in
   recovery-point-offset-checkpoint and ``.kafka_cleanshutdown`` for a clean shutdown; a power
   loss (data not yet on disk is gone) is ``LogManager.lose_unsynced``.
-* Producer state is kept by the broker, the log's listener (``Broker.on_truncate`` rebuilds it);
-  tests that need it call ``producer_state`` as ``tests/test_producer_state_manager_kafka.py``
-  does, which already ports testDuplicateAppends, testNonSequentialAppend's and
-  testOldProducerEpoch's rules, the truncate-and-reload cases and truncateFullyAndStartAt.
+* Producer state: a truncation rebuilds it in the log (``Log.truncate_to``,
+  ``truncate_fully_and_start_at``), appends update it in the broker, the log's listener
+  (``Broker.on_append``, ``ReplicaManager``); tests that need it call ``producer_state`` as
+  ``tests/test_producer_state_manager_kafka.py`` does, which already ports
+  testDuplicateAppends, testNonSequentialAppend's and testOldProducerEpoch's rules, the
+  truncate-and-reload cases and truncateFullyAndStartAt.
 
 Left out (not modelled by kafkasim): segments, rolls, indexes, time indexes and retention by
 time/size (testLogRolls, testSizeBasedLogRoll, testTimeBasedLogRoll*, testIndex*, testLogSegments*,
@@ -245,13 +247,6 @@ def test_read_at_the_log_end_offset_is_empty():
 
 
 # UnifiedLogTest.testReadOutOfRange (3.7.0): below the log start or past the LEO is an error
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "kafkasim deviates: Log.read has no range check (ReplicaManager checks first); below the "
-        "log start it returns records under a wrong base offset, past the LEO an empty chunk"
-    ),
-)
 @pytest.mark.parametrize("offset", [0, 1026])
 def test_read_out_of_range_is_an_error(offset):
     log = _log(1024)
@@ -351,13 +346,6 @@ def test_log_start_offset_after_delete_records():
 
 
 # UnifiedLogTest.testCannotIncrementLogStartOffsetPastHighWatermark (3.7.0)
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "kafkasim deviates: Log.maybe_increment_log_start_offset clamps the new log start to the "
-        "HW (moves it to 25 and returns True) instead of OffsetOutOfRangeException"
-    ),
-)
 def test_cannot_increment_log_start_offset_past_high_watermark():
     log = _log()
     for _ in range(100):
@@ -383,6 +371,33 @@ def test_incrementing_the_log_start_keeps_the_producer_state():
     producers = ps.active_producers(log.producer_states)
     assert len(producers) == 2
     assert producers[2].last_seq == 0
+
+
+# UnifiedLogTest.testProducerIdMapTruncateToWithNoSnapshots (3.7.0): the log rebuilds its
+# producer state on truncation (rebuildProducerState), without the broker listening
+def test_producer_state_truncate_to_with_no_snapshots():
+    log = _log()
+    assert log.listener is None
+    for seq in (0, 1):
+        _append(log, pid=1, seq=seq)
+        ps.update(log.producer_states, (log.producer_batches.last,))  # Broker.on_append
+    log.truncate_to(1)
+    producers = ps.active_producers(log.producer_states)
+    assert len(producers) == 1
+    assert producers[1].last_seq == 0
+
+
+# UnifiedLogTest.testTruncateFullyAndStart (3.7.0), its producer state without the transaction:
+# truncateFullyAndStartAt leaves no active producer
+def test_truncate_fully_and_start_at_forgets_the_producers():
+    log = _log()
+    _append(log, 3)
+    _append(log, 2, pid=17, seq=0)
+    ps.update(log.producer_states, (log.producer_batches.last,))
+    assert len(ps.active_producers(log.producer_states)) == 1
+    log.truncate_fully_and_start_at(2)
+    assert ps.active_producers(log.producer_states) == {}
+    assert (log.log_start_offset, log.log_end_offset) == (2, 2)
 
 
 # UnifiedLogTest.shouldTruncateLeaderEpochsWhenDeletingSegments (3.7.0): retention deletes the
@@ -447,6 +462,26 @@ def test_truncate_to():
     log.truncate_to(0)  # before the log's first offset
     assert (log.log_end_offset, sum(log.sizes)) == (0, 0)
     assert (log.log_start_offset, log.high_watermark) == (0, 0)
+
+
+# UnifiedLog.truncateTo (3.7.0): "Cannot truncate partition ... to a negative offset"
+def test_truncate_to_a_negative_offset_is_an_error():
+    log = _log()
+    _append(log, 3)
+    with pytest.raises(ValueError, match="negative offset"):   # IllegalArgumentException
+        log.truncate_to(-1)
+    assert (log.log_start_offset, log.log_end_offset, len(log)) == (0, 3, 3)
+
+
+# UnifiedLog.maybeIncrementHighWatermark (3.7.0): "High watermark ... update exceeds current log
+# end offset" (updateHighWatermark, the follower's, clamps instead)
+def test_maybe_increment_high_watermark_past_the_log_end_offset_is_an_error():
+    log = _log()
+    _append(log, 3)
+    with pytest.raises(ValueError, match="exceeds current log end offset"):
+        log.maybe_increment_high_watermark(4)
+    assert log.high_watermark == 0
+    assert log.maybe_increment_high_watermark(3)
 
 
 # UnifiedLogTest.testTruncateToEndOffsetClearsEpochCache (3.7.0). Kafka appends the first batch
@@ -580,13 +615,6 @@ def test_clean_shutdown_file_skips_recovery():
 # LogLoaderTest.testLogRecoveryIsCalledUponBrokerCrash (3.7.0): the clean shutdown flag, without
 # the injected load errors. Kafka writes the file with broker epoch 0 (``write(0L)``) and
 # LogManager.loadLogs takes any file as a clean shutdown (``cleanShutdownFileHandler.exists()``)
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "kafkasim deviates: LogManager.load_logs takes the file's broker epoch as the flag, so a "
-        "file holding brokerEpoch 0 counts as an unclean shutdown (recovery point not the LEO)"
-    ),
-)
 def test_clean_shutdown_file_is_consumed_by_load_logs():
     ctx, manager = _manager()
     log = manager.get_or_create_log(ctx, "foo", 0)
@@ -615,14 +643,6 @@ def test_reopen_then_truncate():
 
 # LogLoaderTest.testLogRecoversForLeaderEpoch (3.7.0): recovery from the recovery point assigns
 # the epochs of the recovered batches (LogSegment.recover) to the epoch cache again
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "kafkasim deviates: LogManager._load_log takes the epoch cache from "
-        "leader-epoch-checkpoint (truncated to the LEO) and never rebuilds it from the records "
-        "it recovers"
-    ),
-)
 def test_log_recovers_for_leader_epoch():
     ctx, manager = _manager()
     log = manager.get_or_create_log(ctx, "foo", 0)
@@ -633,6 +653,27 @@ def test_log_recovers_for_leader_epoch():
     assert _entries(log) != [(1, 0), (2, 1), (3, 3)]
     manager.load_logs(ctx)  # lastShutdownClean = false, recovery point 0
     assert _entries(log) == [(1, 0), (2, 1), (3, 3)]
+
+
+# LogSegmentTest.testRecoveryRebuildsEpochCache (2.7.0 / 3.7.0, KAFKA-10432): recovery rebuilds
+# an empty epoch cache from the batches of epochs 0, 1, 1, 2 at 104, 106, 108, 110. From 2.1.1
+# (KAFKA-7897, here the 2.2 profile) to 2.6.0 LogSegment.recover skipped epoch 0 ("> 0")
+@pytest.mark.parametrize(("version", "expected"), [
+    ("2.1", [(0, 104), (1, 106), (2, 110)]),
+    ("2.2", [(1, 106), (2, 110)]),
+    ("2.6", [(1, 106), (2, 110)]),
+    ("2.7", [(0, 104), (1, 106), (2, 110)]),
+    ("3.7", [(0, 104), (1, 106), (2, 110)]),
+])
+def test_recovery_rebuilds_epoch_cache(version, expected):
+    ctx, manager = _manager(version)
+    log = manager.get_or_create_log(ctx, "foo", 0)
+    log.truncate_fully_and_start_at(104)
+    log.append_as_follower(_chunk(104, [0, 0, 1, 1, 1, 1, 2, 2]))
+    log.leader_epoch_cache.clear_and_flush()
+    manager.load_logs(ctx)  # lastShutdownClean = false
+    assert _entries(log) == expected
+    assert _epoch_file(manager) == expected
 
 
 # LogLoaderTest.testCorruptLog (3.7.0), as kafkasim models a crash: what did not reach the disk

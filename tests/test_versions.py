@@ -310,6 +310,8 @@ WINDOWS = [
     # (0.10.0) walks each queue in order, skips muted partitions and counts a retry's backoff
     ("producer_batch_expiry_by_request_timeout", "0.8.2", "0.9.0", "2.1"),
     ("producer_batch_expiry_in_queue_order", "0.9.0", "0.10.0", "2.1"),
+    # KAFKA-7897 (2.2) until KAFKA-10432 (2.7): LogSegment.recover skips leader epoch 0
+    ("recovery_skips_leader_epoch_zero", "2.1", "2.2", "2.7"),
 ]
 
 

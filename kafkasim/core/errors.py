@@ -1,4 +1,6 @@
-"""Kafka's error codes by their ``Errors`` enum names (clients/.../protocol/Errors.java)."""
+"""Kafka's error codes by their ``Errors`` enum names (clients/.../protocol/Errors.java), and the
+exceptions the broker's own classes throw (``OffsetOutOfRangeException``,
+``IllegalArgumentException``)."""
 
 from __future__ import annotations
 
@@ -67,3 +69,22 @@ EXCEPTION_CLASS = {
 # KRaft broker registration (helper k2): Errors.java codes 101 and 102 (KIP-631)
 DUPLICATE_BROKER_REGISTRATION = "DUPLICATE_BROKER_REGISTRATION"
 BROKER_ID_NOT_REGISTERED = "BROKER_ID_NOT_REGISTERED"
+
+
+class OffsetOutOfRangeException(RuntimeError):
+    """org.apache.kafka.common.errors.OffsetOutOfRangeException, as the broker's log throws it
+    (UnifiedLog.read / LocalLog.read for an offset outside [log start, LEO],
+    UnifiedLog.maybeIncrementLogStartOffset past the high watermark); ReplicaManager answers it
+    as the OFFSET_OUT_OF_RANGE error. Not the consumer's exception of the same name
+    (``kafkasim.runtime.clients.consumer.OffsetOutOfRangeException``,
+    org.apache.kafka.clients.consumer)."""
+
+    error = OFFSET_OUT_OF_RANGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{OFFSET_OUT_OF_RANGE}: {message}")
+
+
+class IllegalArgumentException(ValueError):
+    """java.lang.IllegalArgumentException, as the broker's log throws it (UnifiedLog.truncateTo
+    of a negative offset, maybeIncrementHighWatermark past the log end offset)."""

@@ -22,10 +22,16 @@ Two flushed prefixes are kept apart:
   page-cache write-back (``write_back``), which Kafka does not see. It is what survives a power
   loss. Always ``recovery_point <= durable_offset <= LEO``.
 
-What else happens when a log changes (a trace row, a flush by flush.messages, the producer state)
-belongs to the broker that owns it: a log carries a ``listener`` (``LogListener``) that
-``append_as_leader``, ``append_as_follower``, ``truncate_to`` and ``truncate_fully_and_start_at``
-tell of each change. The epoch cache flushes leader-epoch-checkpoint itself.
+What else happens when a log changes (a trace row, a flush by flush.messages, the producer state
+of appended batches) belongs to the broker that owns it: a log carries a ``listener``
+(``LogListener``) that ``append_as_leader``, ``append_as_follower``, ``truncate_to`` and
+``truncate_fully_and_start_at`` tell of each change. The epoch cache flushes
+leader-epoch-checkpoint itself, and a truncation rebuilds the producer state itself (UnifiedLog
+.truncateTo / truncateFullyAndStartAt: rebuildProducerState).
+
+Offsets out of range are Kafka's exceptions (``kafkasim.core.errors``): a read outside
+[log start, LEO] and a log start past the HW are OffsetOutOfRangeException, a negative
+truncation or a HW past the LEO an IllegalArgumentException.
 """
 
 from __future__ import annotations
@@ -38,8 +44,9 @@ from operator import sub
 from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
+from kafkasim.core.errors import IllegalArgumentException, OffsetOutOfRangeException
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
-from kafkasim.core.producer_state import ProducerStateManager
+from kafkasim.core.producer_state import ProducerStateManager, rebuild
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
@@ -404,8 +411,14 @@ class Log:
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
         """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``,
-        ending at a batch boundary (``_whole_batches``)."""
+        ending at a batch boundary (``_whole_batches``). ``max_offset`` is the fetch
+        isolation's bound (the LEO for a follower, the HW for a consumer): a read at or past it
+        is empty. A ``start_offset`` below the log start or past the LEO is an
+        OffsetOutOfRangeException (UnifiedLog.read's checkLogStartOffset, LocalLog.read); at
+        the LEO the read is empty. ReplicaManager checks the range before it reads."""
         start = self.log_start_offset
+        if start_offset < start or start_offset > self.log_end_offset:
+            raise self._out_of_range(start_offset)
         sizes = self.sizes
         # indexes into the columns: [lo, hi), hi at most the number of records (the LEO)
         lo = start_offset - start
@@ -430,6 +443,18 @@ class Log:
         batches = _batches_in(self.producer_batches, start_offset, start + end - 1)
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
                                         self.timestamps[lo:end], got, batches))
+
+    def _out_of_range(self, offset: int) -> OffsetOutOfRangeException:
+        """The OffsetOutOfRangeException of a read at ``offset`` (UnifiedLog
+        .checkLogStartOffset below the log start, LocalLog.read past the LEO)."""
+        tp = f"{self.topic}-{self.partition}"
+        if offset < self.log_start_offset:
+            return OffsetOutOfRangeException(
+                f"Received request for offset {offset} for partition {tp}, but we only have log "
+                f"segments starting from offset: {self.log_start_offset}.")
+        return OffsetOutOfRangeException(
+            f"Received request for offset {offset} for partition {tp}, but we only have log "
+            f"segments upto {self.log_end_offset}.")
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""
@@ -460,24 +485,39 @@ class Log:
         return hw
 
     def maybe_increment_high_watermark(self, hw: int) -> bool:
-        """Raise the HW to ``hw`` if that is larger (the leader's HW never moves back)."""
+        """UnifiedLog.maybeIncrementHighWatermark: raise the HW to ``hw`` if that is larger (the
+        leader's HW never moves back); past the LEO is an IllegalArgumentException (the caller
+        bounds it: Partition.maybeIncrementLeaderHW's new HW is a replica's LEO, at most the
+        leader's own)."""
+        if hw > self.log_end_offset:
+            raise IllegalArgumentException(
+                f"High watermark {hw} update exceeds current log end offset "
+                f"{self.log_end_offset} of {self.topic}-{self.partition}")
         if hw > self.high_watermark:
-            self.high_watermark = min(hw, self.log_end_offset)
+            self.high_watermark = hw
             return True
         return False
 
     # -- truncation and durability ------------------------------------------------------------
     def truncate_to(self, offset: int, reason: str = "") -> int:
-        """Drop records at and above ``offset``; returns how many were removed. The listener
-        hears of it (with ``reason``) even when nothing was removed. A target below the log
-        start empties the log and restarts it there (UnifiedLog.truncateTo: below the first
-        segment's base offset it is truncateFullyAndStartAt)."""
-        if 0 <= offset < self.log_start_offset:
+        """UnifiedLog.truncateTo: drop records at and above ``offset``; returns how many were
+        removed. The listener hears of it (with ``reason``) even when nothing was removed. A
+        target below the log start empties the log and restarts it there (UnifiedLog.truncateTo:
+        below the first segment's base offset it is truncateFullyAndStartAt); a negative one is
+        an IllegalArgumentException. When records go, the producer state is rebuilt from the
+        batches that stay (rebuildProducerState)."""
+        if offset < self.log_start_offset:
+            if offset < 0:
+                raise IllegalArgumentException(
+                    f"Cannot truncate partition {self.topic}-{self.partition} to a negative "
+                    f"offset ({offset}).")
             removed = len(self.ids)
             self.truncate_fully_and_start_at(offset)
             return removed
         old_hw = self.high_watermark
         removed = self._truncate(offset, True)
+        if removed:   # UnifiedLog.rebuildProducerState (no snapshots: from the batch headers)
+            self.producer_states = rebuild(self)
         listener = self.listener
         if listener is not None:
             listener.on_truncate(self, offset, removed, reason, old_hw)
@@ -520,7 +560,8 @@ class Log:
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
-        """Wipe the log and restart it at ``offset`` (follower behind the leader's log start)."""
+        """UnifiedLog.truncateFullyAndStartAt: wipe the log (producer state and epoch cache
+        too) and restart it at ``offset`` (follower behind the leader's log start)."""
         self.epochs = array("i")
         self.ids = array("i")
         self.timestamps = array("q")
@@ -532,15 +573,23 @@ class Log:
         self.recovery_point = offset
         self.durable_offset = offset
         self.leader_epoch_cache.clear_and_flush()
+        self.producer_states = ProducerStateManager()
         listener = self.listener
         if listener is not None:
             listener.on_wipe(self, offset)
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
-        """Raise the log start (DeleteRecords / follower learning the leader's start)."""
-        if offset <= self.log_start_offset:
-            return False
-        offset = min(offset, self.high_watermark)
+        """UnifiedLog.maybeIncrementLogStartOffset: raise the log start (a follower learning the
+        leader's start; DeleteRecords, retention) if ``offset`` is larger; returns whether it
+        moved. Past the high watermark is an OffsetOutOfRangeException (Kafka 1.0+, in
+        Replica.maybeIncrementLogStartOffset until 2.3, in the log since 2.4), the log
+        unchanged; a caller that may go past it bounds the offset itself. The records below the
+        new start are dropped at once (no segments: Kafka deletes them with their segment)."""
+        if offset > self.high_watermark:
+            raise OffsetOutOfRangeException(
+                f"Cannot increment the log start offset to {offset} of partition "
+                f"{self.topic}-{self.partition} since it is larger than the high watermark "
+                f"{self.high_watermark}")
         if offset <= self.log_start_offset:
             return False
         drop = offset - self.log_start_offset
@@ -557,6 +606,24 @@ class Log:
         self.durable_offset = max(self.durable_offset, offset)
         self.leader_epoch_cache.truncate_from_start(offset)
         return True
+
+    def recover_segment(self, min_epoch: int = 0) -> None:
+        """LogSegment.recover's leader epochs (LogLoader.recoverLog after an unclean shutdown;
+        one segment per log, so every record is re-read): each batch whose leader epoch is at
+        least ``min_epoch`` (0; 1 where Kafka skipped epoch 0, see the rule
+        ``recovery_skips_leader_epoch_zero``) and newer than the epoch cache's latest is
+        assigned to the cache at its first offset. Kafka's batches carry one epoch, so a run of
+        records of one epoch stands for its batches."""
+        epochs = self.epochs
+        cache = self.leader_epoch_cache
+        latest = self.latest_epoch()
+        if not epochs or max(epochs) <= max(latest, min_epoch - 1):
+            return   # the usual case: the cache already has every epoch (one C-level max)
+        start = self.log_start_offset
+        for i, epoch in enumerate(epochs):
+            if epoch >= min_epoch and epoch > latest:
+                cache.assign(epoch, start + i)
+                latest = self.latest_epoch()
 
     def flush(self, offset: int | None = None) -> bool:
         """Kafka fsyncs up to ``offset`` (default: LEO): the recovery point only moves forward.

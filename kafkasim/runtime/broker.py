@@ -366,15 +366,13 @@ class Broker:
     def on_truncate(self, log: Log, offset: int, removed: int, reason: str,
                     old_high_watermark: int) -> None:
         self.partition_changed((log.topic, log.partition))
-        if removed:
-            log.producer_states = producer_state.rebuild(log)
+        if removed:   # (the log rebuilt its producer state itself)
             self.trace("truncate", log.topic, log.partition, ev.Truncate(offset, removed, reason))
             if log.high_watermark != old_high_watermark:
                 self.trace("hw", log.topic, log.partition, log.high_watermark)
 
     def on_wipe(self, log: Log, start_offset: int) -> None:
         self.partition_changed((log.topic, log.partition))
-        log.producer_states = producer_state.ProducerStateManager()
         self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:

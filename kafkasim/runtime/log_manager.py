@@ -133,7 +133,8 @@ class LogManager:
     # -- loading (LogManager.loadLogs) ------------------------------------------------------
     def load_logs(self, ctx: Any) -> None:
         """LogManager.loadLogs after a restart: the HW from replication-offset-checkpoint, the
-        epoch cache from each leader-epoch-checkpoint (truncated to the LEO), the recovery point
+        epoch cache from each leader-epoch-checkpoint (after an unclean shutdown with the newer
+        epochs of the recovered batches; truncated to the LEO), the recovery point
         and log start offset from their files. Opening a checkpoint file creates it empty if
         it is missing (CheckpointFile's constructor).
 
@@ -149,7 +150,8 @@ class LogManager:
             d.create_if_missing(LOG_START_OFFSET_CHECKPOINT)  # 0.11+ (KIP-107)
         if version_at_least(ctx.cluster.kafka_version, "0.10.0"):   # the 0.9.0 line: 0.9.0.0
             d.create_if_missing(CLEANER_OFFSET_CHECKPOINT)   # new LogCleaner at LogManager start
-        had_clean_shutdown = self.clean_shutdown_file
+        # CleanShutdownFileHandler.exists(): the file, whatever broker epoch it holds
+        had_clean_shutdown = self.clean_shutdown_file is not False
         self.clean_shutdown_file = False
         if not self.logs:
             return
@@ -163,35 +165,31 @@ class LogManager:
                            had_clean_shutdown)
 
     def _load_log(self, ctx: Any, tp, log: Log, hw: int, recovery_point: int,
-                  log_start: int | None, had_clean_shutdown) -> None:
-        """LogLoader.load for one log. Recovery point (LogLoader.recoverLog; Log.recoverLog
-        before 3.0): after a clean shutdown (``.kafka_cleanshutdown`` found, and deleted) it is
-        the LEO; otherwise min(checkpointed recovery point (0 if absent), LEO): Kafka re-reads
-        and keeps the data between it and the LEO, and only a later flush moves it."""
-        d = self.log_dir
-        rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
-        text = None
-        if ctx.rules.fetch.leader_epoch_truncation:
-            d.create_if_missing(rel)
-            text = d.read(rel)
-        entries = parse_epochs(text, d.path(rel)) if text else []
-        try:
-            log.leader_epoch_cache = LeaderEpochFileCache.from_checkpoint(
-                entries, **epoch_cache_rules(ctx.rules))
-        except ValueError as e:  # 2.7+: IllegalArgumentException fails the log's load
-            raise CorruptCheckpointError(d.path(rel), None, str(e)) from None
+                  log_start: int | None, had_clean_shutdown: bool) -> None:
+        """LogLoader.load for one log. After an unclean shutdown the log is recovered
+        (LogLoader.recoverLog -> LogSegment.recover: the recovered batches' newer leader epochs
+        enter the epoch cache). Recovery point (LogLoader.recoverLog; Log.recoverLog before
+        3.0): after a clean shutdown (``.kafka_cleanshutdown`` found, and deleted) it is the
+        LEO; otherwise min(checkpointed recovery point (0 if absent), LEO): Kafka re-reads and
+        keeps the data between it and the LEO, and only a later flush moves it."""
+        self._load_leader_epoch_cache(ctx, tp, log)
+        fetch = ctx.rules.fetch
+        if not had_clean_shutdown and fetch.leader_epoch_truncation:
+            log.recover_segment(1 if fetch.recovery_skips_leader_epoch_zero else 0)
         # LogLoader.load: the cache is truncated to the log end with its file attached, so
         # entries past a log that lost its unflushed tail are removed from the file as well
-        self.attach(ctx, log)
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
         if log_start is not None and log_start > log.log_end_offset and \
-                ctx.rules.fetch.log_start_past_end_deletes_segments:
+                fetch.log_start_past_end_deletes_segments:
             # LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd (2.3+, KAFKA-8306)
             ctx.trace("checkpoint_warning", tp[0], tp[1], ev.LogStartPastLogEnd(
                 f"{tp[0]}-{tp[1]}", log.log_end_offset, log_start))
             log.truncate_fully_and_start_at(log_start)
         elif log_start is not None and log_start > log.log_start_offset:
-            log.high_watermark = max(log.high_watermark, min(log_start, log.log_end_offset))
+            # the checkpointed log start, within the log (before 2.3 kafkasim keeps a start
+            # checkpointed past the log end at the LEO); the HW (set below) not below it
+            log_start = min(log_start, log.log_end_offset)
+            log.high_watermark = max(log.high_watermark, log_start)
             log.maybe_increment_log_start_offset(log_start)
         leo = log.log_end_offset
         rp = leo if had_clean_shutdown else min(recovery_point, leo)
@@ -206,6 +204,23 @@ class LogManager:
                                  REPLICATION_OFFSET_CHECKPOINT,
                                  tuple(map(tuple, log.leader_epoch_cache.entries))))
         ctx.trace("hw", tp[0], tp[1], log.high_watermark)
+
+    def _load_leader_epoch_cache(self, ctx: Any, tp, log: Log) -> None:
+        """UnifiedLog.maybeCreateLeaderEpochCache: the log's epoch cache from its
+        leader-epoch-checkpoint (none before KIP-101, 0.11), attached to the file."""
+        d = self.log_dir
+        rel = f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}"
+        text = None
+        if ctx.rules.fetch.leader_epoch_truncation:
+            d.create_if_missing(rel)
+            text = d.read(rel)
+        entries = parse_epochs(text, d.path(rel)) if text else []
+        try:
+            log.leader_epoch_cache = LeaderEpochFileCache.from_checkpoint(
+                entries, **epoch_cache_rules(ctx.rules))
+        except ValueError as e:  # 2.7+: IllegalArgumentException fails the log's load
+            raise CorruptCheckpointError(d.path(rel), None, str(e)) from None
+        self.attach(ctx, log)
 
     def _read_offsets(self, name: str) -> list[tuple[str, int, int]]:
         text = self.log_dir.read(name)

@@ -458,10 +458,22 @@ class FetchRules:
         ref="KAFKA-10435, LeaderEpochFileCache constructor / assign",
         doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
     )
+    # LogSegment.recover (KIP-101, 0.11+) assigns each recovered batch's leader epoch to the
+    # epoch cache when it is newer than the cache's latest. KAFKA-7897 (2.2.0; backported to
+    # 2.1.1, commit 29802ec) added "partitionLeaderEpoch > 0", so a batch of epoch 0 was never
+    # recovered into the cache; KAFKA-10432 (2.7.0; backported to 2.6.1, commit d252185) made
+    # it ">= 0" (0.11 - 2.1.0 compared with the empty cache's -1, so epoch 0 counted).
+    recovery_skips_leader_epoch_zero: bool = _rule(
+        since="2.2",
+        until="2.7",
+        ref="KAFKA-7897 / KAFKA-10432, LogSegment.recover",
+        doc="log recovery does not assign leader epoch 0 of recovered batches to the epoch "
+        "cache",
+    )
     # KAFKA-8306 (2.3.0, commit 56b92a5): loading a log whose log-start-offset-checkpoint is past
     # its log end deletes every segment and restarts the log empty at the checkpointed offset
     # (Log.recoverLog; LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd since 3.0). Before,
-    # the segments stayed (kafkasim then clamps the log start to the high watermark).
+    # the segments stayed (kafkasim then keeps the log start at the log end offset).
     log_start_past_end_deletes_segments: bool = _rule(
         since="2.3",
         ref="KAFKA-8306, LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
