@@ -284,19 +284,12 @@ def test_offline_partition_to_online_partition_transition(version):
     assert h.ctx.meters[UNCLEAN] == 0
 
 
-_NO_RECOVERING = pytest.mark.xfail(
-    strict=True,
-    reason="the ZK controller never writes leader_recovery_state RECOVERING "
-    "(KIP-704) on an unclean election; partition_state_json has no such field",
-)
-
-
 @pytest.mark.parametrize(
     ("version", "recovery_state"),
     [
         ("2.8", None),
         ("3.1", None),  # IBP_3_1_IV0: isLeaderRecoverySupported
-        pytest.param("3.7", 1, marks=_NO_RECOVERING),  # IBP_3_2_IV0+
+        ("3.7", 1),  # IBP_3_2_IV0+
     ],
 )
 def test_offline_partition_to_unclean_online_partition_transition(version, recovery_state):

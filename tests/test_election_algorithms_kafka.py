@@ -224,15 +224,10 @@ def _cut_off_followers(version: str, topic_config: dict | None = None) -> Cluste
     return c
 
 
-_NO_RECOVERING_STATE = pytest.mark.xfail(
-    strict=True, reason="kafkasim deviates: the ZooKeeper controller never writes "
-    "leader_recovery_state RECOVERING (KIP-704) on an unclean election")
-
-
 @pytest.mark.parametrize(("version", "recovery_state"), [
     # 3.1.0: Election.leaderForOffline knows no leader recovery state; the znode has no field
     ("3.1", None),
-    pytest.param("3.7", 1, marks=_NO_RECOVERING_STATE),
+    ("3.7", 1),
 ])
 def test_zk_unclean_election_marks_the_partition_recovering(version, recovery_state):
     # Election.leaderForOffline @3.7.0: a new leader outside the old ISR, with

@@ -242,6 +242,8 @@ SINCE = [
     ("describe_topic_id", "2.8", "2.7"),
     ("kraft_mode", "2.8", "2.7"),
     ("alter_partition_name", "3.2", "3.1"),
+    # Election.leaderForOffline @3.2.0: newRecoveringLeaderAndIsr (isLeaderRecoverySupported)
+    ("zk_leader_recovery_state", "3.2", "3.1"),
     ("last_fetch_leader_leo_max", "3.3", "3.2"),
     ("reelected_leader_fetch_time_only_in_sync", "3.3", "3.2"),
     ("caught_up_requires_isr_eligible", "3.6", "3.5"),

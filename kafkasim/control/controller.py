@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from kafkasim.control.kraft.records import LeaderRecoveryState
 from kafkasim.control.zookeeper import (
     BadVersion,
     ZooKeeper,
@@ -68,6 +69,9 @@ class ControllerContext:
     # election has brought online since (membership only, never iterated). NewPartition is a
     # partition of ``assignments`` without leadership info (no state znode created yet).
     offline: set[tuple[str, int]] = field(default_factory=set)
+    # KIP-704 (3.2+): partitions whose cached LeaderAndIsr has leaderRecoveryState RECOVERING
+    # (the state znode's ``leader_recovery_state: 1``); the others are RECOVERED
+    recovering: set[tuple[str, int]] = field(default_factory=set)
 
 
 class KafkaController:
@@ -95,13 +99,16 @@ class KafkaController:
     @staticmethod
     def _read_state(zk: ZooKeeper, tp) -> tuple | None:
         """getTopicPartitionStatesRaw + TopicPartitionStateZNode.decode: (leader, leader epoch,
-        ISR, zkVersion, controller epoch) as ZooKeeper holds it, None on NONODE. The
-        controller's cache is not touched."""
+        ISR, zkVersion, controller epoch, leader recovery state) as ZooKeeper holds it (no
+        ``leader_recovery_state`` field: RECOVERED), None on NONODE. The controller's cache is
+        not touched."""
         node = zk.get(partition_state_path(*tp))
         if node is None:
             return None
         d = node.json()
-        return d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version, d["controller_epoch"]
+        return (d["leader"], d["leader_epoch"], tuple(d["isr"]), node.version,
+                d["controller_epoch"],
+                d.get("leader_recovery_state", LeaderRecoveryState.RECOVERED))
 
     def _refresh(self, zk: ZooKeeper, tp) -> tuple[int, int, tuple[int, ...], int] | None:
         """Read the state znode into the cache (putPartitionLeadershipInfo); without a znode the
@@ -109,24 +116,42 @@ class KafkaController:
         st = self._read_state(zk, tp)
         if st is None:
             return self.context.states.get(tp)
-        self.context.states[tp] = st[:4]
+        self._cache(tp, st[:4], st[5])
         return st[:4]
 
-    def _write(self, ctx, zk: ZooKeeper, tp, leader: int, epoch: int, isr, version: int) -> None:
+    def _cache(self, tp, state: tuple, recovery: int) -> None:
+        """putPartitionLeadershipInfo: the cached (leader, leader epoch, ISR, zkVersion) and
+        leader recovery state."""
+        self.context.states[tp] = state
+        if recovery == LeaderRecoveryState.RECOVERING:
+            self.context.recovering.add(tp)
+        else:
+            self.context.recovering.discard(tp)
+
+    def leader_recovery_state(self, tp) -> int:
+        """The cached LeaderAndIsr's leaderRecoveryState (KIP-704): RECOVERING or RECOVERED."""
+        return LeaderRecoveryState.RECOVERING if tp in self.context.recovering \
+            else LeaderRecoveryState.RECOVERED
+
+    def _write(self, ctx, zk: ZooKeeper, tp, leader: int, epoch: int, isr, version: int,
+               recovery: int | None = None) -> None:
         """updateLeaderAndIsr: a write conditional on the zkVersion read (BadVersion when a
         pre-2.7 leader changed the ISR meanwhile: the caller reads again and retries) and fenced
-        by the controller epoch (ControllerMovedError)."""
+        by the controller epoch (ControllerMovedError). ``recovery``: the leader recovery state
+        to write; None keeps the cached one (LeaderAndIsr.newLeaderAndIsr / newEpoch)."""
         self._check_epoch(zk)
+        if recovery is None:
+            recovery = self.leader_recovery_state(tp)
         path = partition_state_path(*tp)
-        data = partition_state_json(leader, epoch, isr, self.controller_epoch)
+        data = partition_state_json(leader, epoch, isr, self.controller_epoch, recovery)
         version = zk.set(path, data, version)
-        self.context.states[tp] = (leader, epoch, tuple(isr), version)
+        self._cache(tp, (leader, epoch, tuple(isr), version), recovery)
 
     # -- requests to brokers (ControllerBrokerRequestBatch) -------------------------------------
     def _state(self, tp) -> PartitionState:
         leader, epoch, isr, version = self.context.states[tp]
         return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
-                              self.context.assignments[tp])
+                              self.context.assignments[tp], self.leader_recovery_state(tp))
 
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
@@ -178,6 +203,7 @@ class KafkaController:
         cc.removing.clear()
         cc.reassigning.clear()
         cc.offline.clear()
+        cc.recovering.clear()
         zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
         for topic in zk.children("/brokers/topics"):
             znode = zk.get(f"/brokers/topics/{topic}").json()
@@ -293,8 +319,10 @@ class KafkaController:
     def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> tuple[int, ...] | None:
         """doElectLeaderForPartitions for one partition: read the state znode from ZooKeeper (not
         the cache: before 2.7 a leader writes its own ISR), run the strategy, write
-        ``newLeaderAndIsr`` conditionally on the zkVersion read; on BadVersion read and elect
-        again (electLeaderForPartitions). Returns the LeaderAndIsr recipients
+        ``newLeaderAndIsr`` conditionally on the zkVersion read (keeping the leader recovery state
+        read; an unclean election, a leader from outside the ISR, writes
+        ``newRecoveringLeaderAndIsr`` since 3.2, KIP-704); on BadVersion read and elect again
+        (electLeaderForPartitions). Returns the LeaderAndIsr recipients
         (ElectionResult.liveReplicas); None when the election fails (StateChangeFailedException:
         no state znode, one written by a newer controller, or no leader): nothing written."""
         while True:
@@ -305,8 +333,10 @@ class KafkaController:
             if elected is None:
                 return None
             new_leader, new_isr, unclean, recipients = elected
+            recovery = LeaderRecoveryState.RECOVERING \
+                if unclean and ctx.rules.elections.zk_leader_recovery_state else st[5]
             try:
-                self._write(ctx, zk, tp, new_leader, st[1] + 1, new_isr, st[3])
+                self._write(ctx, zk, tp, new_leader, st[1] + 1, new_isr, st[3], recovery)
             except BadVersion:
                 continue
             self.context.offline.discard(tp)
@@ -549,7 +579,7 @@ class KafkaController:
             if not isr or zk.exists(path):
                 continue
             zk.create(path, partition_state_json(isr[0], 0, isr, self.controller_epoch))
-            self.context.states[tp] = (isr[0], 0, isr, 0)
+            self._cache(tp, (isr[0], 0, isr, 0), LeaderRecoveryState.RECOVERED)
             self.context.offline.discard(tp)
             out[tp] = isr
             ctx.trace("controller", tp[0], tp[1], ev.NewPartition(isr[0], isr, 0))
@@ -731,8 +761,9 @@ class KafkaController:
     def process_alter_partition(self, ctx, zk: ZooKeeper, src: int,
                                 req: AlterPartitionRequest) -> None:
         """KafkaController.processAlterPartition (processAlterIsr before 3.2): check the broker
-        epoch, then each partition's epochs, write ZooKeeper conditionally on the partition epoch,
-        send UpdateMetadata for every partition asked about, answer."""
+        epoch, then each partition's epochs (and since 3.2 its leader recovery state, KIP-704),
+        write ZooKeeper conditionally on the partition epoch, send UpdateMetadata for every
+        partition asked about, answer."""
         results = []
         changed = []
         cc = self.context
@@ -741,46 +772,38 @@ class KafkaController:
             # unknown broker, or a stale broker epoch
             ctx.send(src, AlterPartitionResponse(E.STALE_BROKER_EPOCH, (), req.correlation_id))
             return
-        for topic, partition, leader_epoch, new_isr, partition_epoch in req.partitions:
+        for i, (topic, partition, leader_epoch, new_isr, partition_epoch) in \
+                enumerate(req.partitions):
             tp = (topic, partition)
             cur = cc.states.get(tp)
             if cur is None:
                 results.append((topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), -1))
                 continue
-            leader, epoch, isr, version = cur
             new_isr = tuple(new_isr)
+            recovery = _requested_recovery_state(ctx, req, i)
             err = self._check_alter_partition(ctx, req.broker_id, leader_epoch, new_isr,
-                                              partition_epoch, cur)
+                                              partition_epoch, cur, recovery,
+                                              self.leader_recovery_state(tp))
             if err is None:
                 # already in the requested state: answer with it (equalsIgnoreZk before 3.3,
                 # equalsAllowStalePartitionEpoch since, KAFKA-14144)
-                results.append((topic, partition, E.NONE, leader, epoch, isr, version))
+                results.append((topic, partition, E.NONE, *cur))
                 continue
             if err != E.NONE:
                 results.append((topic, partition, err, -1, -1, (), -1))
                 continue
-            # zkClient.updateLeaderAndIsr: a conditional write at the request's partition epoch;
-            # the leader epoch is NOT bumped by an AlterPartition, only the zkVersion
-            try:
-                self._check_epoch(zk)
-            except ControllerMovedError:
-                # processAlterPartition catches the ControllerMovedException of the write
-                ctx.send(src, AlterPartitionResponse("UNKNOWN_SERVER_ERROR", (),
-                                                     req.correlation_id))
-                raise
-            data = partition_state_json(req.broker_id, leader_epoch, new_isr,
-                                        self.controller_epoch)
-            try:
-                new_version = zk.set(partition_state_path(*tp), data, partition_epoch)
-            except BadVersion:
+            was_recovering = tp in cc.recovering
+            written = self._update_leader_and_isr(ctx, zk, src, req, tp,
+                                                  (leader_epoch, new_isr, partition_epoch),
+                                                  recovery)
+            if written is None:
                 results.append((topic, partition, E.INVALID_UPDATE_VERSION, -1, -1, (), -1))
                 continue
-            cc.states[tp] = (req.broker_id, leader_epoch, new_isr, new_version)
-            results.append((topic, partition, E.NONE, req.broker_id, leader_epoch, new_isr,
-                            new_version))
+            results.append((topic, partition, E.NONE, *written))
             changed.append(tp)
             ctx.trace("controller", topic, partition,
-                      ev.AlterPartitionCommitted(src, tuple(isr), tuple(new_isr)))
+                      ev.AlterPartitionCommitted(src, tuple(cur[2]), new_isr,
+                                                 was_recovering and tp not in cc.recovering))
         ctx.send(src, AlterPartitionResponse(E.NONE, tuple(results), req.correlation_id))
         asked = [(t, p) for t, p, *_ in req.partitions if (t, p) in cc.states]
         if asked:
@@ -791,12 +814,38 @@ class KafkaController:
         for tp in changed:   # processAlterPartition -> maybeCompleteReassignment
             self.maybe_complete_reassignment(ctx, zk, tp)
 
+    def _update_leader_and_isr(self, ctx, zk: ZooKeeper, src: int, req: AlterPartitionRequest,
+                               tp, proposed: tuple, recovery: int) -> tuple | None:
+        """zkClient.updateLeaderAndIsr for one partition of an AlterPartition: a conditional
+        write at the request's partition epoch of (leader epoch, ISR, leader recovery state); the
+        leader epoch is NOT bumped by an AlterPartition, only the zkVersion. Returns the new
+        (leader, leader epoch, ISR, zkVersion), None on BadVersion."""
+        leader_epoch, new_isr, partition_epoch = proposed
+        try:
+            self._check_epoch(zk)
+        except ControllerMovedError:
+            # processAlterPartition catches the ControllerMovedException of the write
+            ctx.send(src, AlterPartitionResponse("UNKNOWN_SERVER_ERROR", (), req.correlation_id))
+            raise
+        data = partition_state_json(req.broker_id, leader_epoch, new_isr, self.controller_epoch,
+                                    recovery)
+        try:
+            new_version = zk.set(partition_state_path(*tp), data, partition_epoch)
+        except BadVersion:
+            return None
+        state = (req.broker_id, leader_epoch, new_isr, new_version)
+        self._cache(tp, state, recovery)
+        return state
+
     def _check_alter_partition(self, ctx, broker_id: int, leader_epoch: int, new_isr: tuple,
-                               partition_epoch: int, cur: tuple) -> str | None:
+                               partition_epoch: int, cur: tuple, recovery: int = 0,
+                               cur_recovery: int = 0) -> str | None:
         """One partition of an AlterPartition, in KafkaController's order. None: the partition is
-        already in the requested state; E.NONE: write it; else the error."""
+        already in the requested state (leader recovery state included); E.NONE: write it; else
+        the error."""
         leader, epoch, isr, version = cur
-        same = leader == broker_id and leader_epoch == epoch and new_isr == isr
+        same = leader == broker_id and leader_epoch == epoch and new_isr == isr and \
+            recovery == cur_recovery
         if ctx.rules.alter_partition.alter_partition_validates_epochs:
             # 3.3+: KAFKA-14154 / KAFKA-14144 / KIP-841
             if partition_epoch > version or leader_epoch > epoch:
@@ -807,9 +856,14 @@ class KafkaController:
                 return None
             if partition_epoch < version:
                 return E.INVALID_UPDATE_VERSION
+            if _invalid_leader_recovery(new_isr, recovery, cur_recovery):
+                return E.INVALID_REQUEST
         else:
             # 2.7-3.2 (processAlterIsr): fence an older leader epoch, accept an identical state,
-            # else a conditional ZooKeeper write (INVALID_UPDATE_VERSION on a bad zkVersion)
+            # else a conditional ZooKeeper write (INVALID_UPDATE_VERSION on a bad zkVersion);
+            # 3.2 (processAlterPartition) first checks the leader recovery state
+            if _invalid_leader_recovery(new_isr, recovery, cur_recovery):
+                return E.INVALID_REQUEST
             if leader_epoch < epoch:
                 return E.FENCED_LEADER_EPOCH
             if same:
@@ -829,6 +883,23 @@ class KafkaController:
         self.send_update_metadata(ctx, [tp for tp in tps if tp in self.context.states])
         # (before 2.7 a reassignment completes through the state znode's watch instead,
         # see ``_update_current_reassignment``)
+
+
+def _requested_recovery_state(ctx, req: AlterPartitionRequest, i: int) -> int:
+    """The ``i``-th partition's LeaderRecoveryState in an AlterPartition: the field exists since
+    3.2 (KIP-704; AlterPartitionManager.buildRequest sets it from IBP 3.2-IV0), RECOVERED when
+    absent."""
+    if not ctx.rules.elections.zk_leader_recovery_state or not req.leader_recovery_states:
+        return LeaderRecoveryState.RECOVERED
+    return req.leader_recovery_states[i]
+
+
+def _invalid_leader_recovery(new_isr: tuple, recovery: int, cur_recovery: int) -> bool:
+    """processAlterPartition (3.2+, KIP-704): INVALID_REQUEST when a RECOVERING leader asks for
+    an ISR of more than one replica, or when the state would go RECOVERED -> RECOVERING."""
+    if recovery != LeaderRecoveryState.RECOVERING:
+        return False
+    return len(new_isr) > 1 or cur_recovery == LeaderRecoveryState.RECOVERED
 
 
 def _origin(full) -> tuple[int, ...]:

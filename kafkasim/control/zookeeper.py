@@ -127,6 +127,12 @@ def partition_state_path(topic: str, partition: int) -> str:
     return f"/brokers/topics/{topic}/partitions/{partition}/state"
 
 
-def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: int) -> str:
-    return json.dumps({"controller_epoch": controller_epoch, "leader": leader, "version": 1,
-                       "leader_epoch": leader_epoch, "isr": list(isr)}, separators=(",", ":"))
+def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: int,
+                         leader_recovery_state: int = 0) -> str:
+    """TopicPartitionStateZNode.encode: ``leader_recovery_state`` (KIP-704, 3.2+) is written only
+    when it is not RECOVERED (0); decode reads a missing field as RECOVERED."""
+    data = {"controller_epoch": controller_epoch, "leader": leader, "version": 1,
+            "leader_epoch": leader_epoch, "isr": list(isr)}
+    if leader_recovery_state:
+        data["leader_recovery_state"] = leader_recovery_state
+    return json.dumps(data, separators=(",", ":"))

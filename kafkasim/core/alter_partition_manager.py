@@ -121,8 +121,11 @@ class AlterPartitionManager:
             ctx.id, ctx.broker_epoch,
             tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
                   for tp, p in inflight), corr,
-            # KRaft: the leader always reports RECOVERED (Partition.makeLeader, KIP-704)
-            (0,) * len(inflight) if ctx.lifecycle is not None else ()))
+            # LeaderRecoveryState (KIP-704): the leader always reports RECOVERED, as
+            # Partition.makeLeader marked it; set in KRaft, and in ZooKeeper mode since 3.2
+            # (AlterPartitionManager.buildRequest: isLeaderRecoverySupported)
+            (0,) * len(inflight) if ctx.lifecycle is not None
+            or ctx.rules.elections.zk_leader_recovery_state else ()))
         ctx.schedule_timer(ctx.config["controller.socket.timeout.ms"],
                            _timer_alter_partition_retry, corr, controller)
 

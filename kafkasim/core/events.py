@@ -211,8 +211,8 @@ EVENT_KINDS = {
                          "= the offset of its RegisterBrokerRecord)",
     "broker_fencing": "KRaft: a broker learnt from a heartbeat answer that it is fenced or "
                       "unfenced",
-    "leader_recovered": "KRaft: a leader elected uncleanly marked its partition RECOVERED "
-                        "(KIP-704)",
+    "leader_recovered": "a leader elected uncleanly marked its partition RECOVERED (KIP-704; "
+                        "KRaft, and ZooKeeper mode since 3.2)",
     "raft_transition": "KRaft: a node of the metadata quorum changed Raft state (QuorumState "
                        "transitionTo*)",
     "raft_vote": "KRaft: a voter answered a Vote or PreVote request",
@@ -666,12 +666,14 @@ class AlterPartitionCommitted(TextEvent):
     its "isr" row)."""
     __slots__ = ()
     kind = "controller"
-    fields = ("broker", "old_isr", "new_isr")
-    field_docs = ("the leader that asked", "ISR before", "ISR after")
+    fields = ("broker", "old_isr", "new_isr", "recovered")
+    field_docs = ("the leader that asked", "ISR before", "ISR after",
+                  "the leader reported RECOVERED for a RECOVERING partition (KIP-704)")
 
     def render(self) -> str:
         return (f"AlterPartition from {self.broker}: ISR {list(self.old_isr)} -> "
-                f"{list(self.new_isr)}")
+                f"{list(self.new_isr)}"
+                + (", leader recovery state RECOVERING -> RECOVERED" if self.recovered else ""))
 
 
 class ControllerReelection(TextEvent):

@@ -134,6 +134,9 @@ class PartitionState:
     isr: tuple[int, ...]
     partition_epoch: int  # the ZooKeeper zkVersion of the partition state znode
     replicas: tuple[int, ...]
+    # LeaderRecoveryState (KIP-704, 3.2+): 1 RECOVERING after an unclean election, else 0
+    # RECOVERED (LeaderAndIsr v6+ in ZooKeeper mode; the PartitionRecord's in KRaft)
+    leader_recovery_state: int = 0
 
 
 @dataclass(slots=True)
@@ -177,8 +180,8 @@ class AlterPartitionRequest(Message):
     # (topic, partition, leader epoch, new isr, partition epoch)
     partitions: tuple[tuple[str, int, int, tuple[int, ...], int], ...]
     correlation_id: int = -1
-    # KRaft (AlterPartition v1+, KIP-704): each partition's LeaderRecoveryState, in the order of
-    # ``partitions``; empty in ZooKeeper mode
+    # AlterPartition v1+ (KIP-704): each partition's LeaderRecoveryState, in the order of
+    # ``partitions``; empty before 3.2 in ZooKeeper mode (read as RECOVERED)
     leader_recovery_states: tuple[int, ...] = ()
 
 

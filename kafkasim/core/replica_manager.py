@@ -229,7 +229,7 @@ class ReplicaManager:
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
 
     def apply_partition_state(self, ctx: ReplicaManagerContext, st: PartitionState,
-                              kraft: bool = False, recovering: int = 0) -> str:
+                              kraft: bool = False) -> str:
         """Become leader or follower of one partition: ReplicaManager.becomeLeaderOrFollower's
         per-partition step (ZooKeeper mode) or ReplicaManager.applyDelta's (KRaft: every change
         of a hosted partition, ISR-only ones included, is applied; only a state older than the
@@ -251,14 +251,17 @@ class ReplicaManager:
         if ctx.rules.alter_partition.alter_isr_clear_pending_on_leader_and_isr:
             ctx.alter_partition_manager.clear_pending(tp)   # alterIsrManager.clearPending (2.7-2.8)
         if st.leader == ctx.id:
-            self.make_leader(ctx, part, st, kraft, recovering)
+            self.make_leader(ctx, part, st, kraft)
         else:
             self.make_follower(ctx, part, st)
         return E.NONE
 
     def make_leader(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState,
-                    kraft: bool, recovering: int) -> None:
-        """ReplicaManager.makeLeaders for one partition: stop fetching it, Partition.makeLeader."""
+                    kraft: bool) -> None:
+        """ReplicaManager.makeLeaders for one partition: stop fetching it, Partition.makeLeader
+        (which marks a RECOVERING partition RECOVERED, KIP-704: the partition state's leader
+        recovery state comes from LeaderAndIsr in ZooKeeper mode, from the partition record in
+        KRaft)."""
         if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
             # applyDelta: an ISR / assignment change under the same leader epoch
             moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
@@ -273,7 +276,7 @@ class ReplicaManager:
                                  st.partition_epoch, st.controller_epoch)
         ctx.trace("become_leader", st.topic, st.partition,
                   ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
-        if kraft and recovering:
+        if st.leader_recovery_state:
             # Partition.makeLeader: a leader elected uncleanly marks the partition
             # RECOVERED (KIP-704); its next AlterPartition tells the controller
             ctx.trace("leader_recovered", st.topic, st.partition,

@@ -413,7 +413,8 @@ def _timer_request_timeout(broker, corr: int) -> None:
 
 def partition_state(tp, reg) -> PartitionState:
     return PartitionState(tp[0], tp[1], KRAFT_CONTROLLER_EPOCH, reg.leader, reg.leader_epoch,
-                          tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas))
+                          tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas),
+                          reg.leader_recovery_state)
 
 
 def update_metadata_cache(broker, image: MetadataImage, changed) -> None:
@@ -439,7 +440,6 @@ def publish(broker, image: MetadataImage, changed) -> None:
             continue
         st = md.partitions[tp]
         if broker.id in reg.replicas:
-            broker.replica_manager.apply_partition_state(broker, st, kraft=True,
-                                                         recovering=reg.leader_recovery_state)
+            broker.replica_manager.apply_partition_state(broker, st, kraft=True)
         elif tp in broker.replica_manager.partitions:
             broker.replica_manager.stop_replica(broker, tp, delete=True)

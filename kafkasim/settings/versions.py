@@ -592,8 +592,8 @@ class FetchRules:
 @dataclass(frozen=True)
 class ElectionRules:
     """Leader elections and Eligible Leader Replicas (KIP-966): the KRaft controller's leader-epoch
-    bumps (PartitionChangeBuilder), ELR availability and default, and unclean shutdown
-    detection."""
+    bumps (PartitionChangeBuilder), the ZooKeeper controller's leader recovery state (KIP-704),
+    ELR availability and default, and unclean shutdown detection."""
 
     # KRaft: an ISR shrink bumped the leader epoch before metadata.version 3.6-IV0
     # (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded; KAFKA-15021).
@@ -601,6 +601,21 @@ class ElectionRules:
         until="3.6",
         ref="KAFKA-15021",
         doc="in KRaft mode an ISR shrink also bumps the leader epoch",
+    )
+    # KIP-704 (3.2.0, IBP 3.2-IV0; KAFKA-13587) in ZooKeeper mode: Election.leaderForOffline
+    # elects a leader from outside the ISR as ``newRecoveringLeaderAndIsr`` (isLeaderRecovery
+    # Supported), so TopicPartitionStateZNode.encode writes ``"leader_recovery_state": 1`` into
+    # the state znode and LeaderAndIsr carries RECOVERING; every other controller write keeps the
+    # state it read. The leader (Partition.makeLeader) marks the partition RECOVERED and its
+    # AlterPartition (AlterPartitionManager.buildRequest, LeaderRecoveryState set from IBP 3.2)
+    # reports it; KafkaController.processAlterPartition answers INVALID_REQUEST to a RECOVERING
+    # ISR of more than one replica and to RECOVERED -> RECOVERING. Before 3.2 no such field.
+    # (KRaft has it from metadata.version 3.2-IV0, MetadataVersion.isLeaderRecoverySupported.)
+    zk_leader_recovery_state: bool = _rule(
+        since="3.2",
+        ref="KIP-704 / KAFKA-13587 (Election.leaderForOffline, TopicPartitionStateZNode)",
+        doc="ZooKeeper mode: an unclean election marks the partition RECOVERING (state znode "
+        "leader_recovery_state 1) until its leader's AlterPartition reports RECOVERED",
     )
     # KIP-966 part 1 (4.0.0): the eligible.leader.replicas.version feature (ELRV_1) can be
     # finalized (kafka-features upgrade --feature eligible.leader.replicas.version=1); the
