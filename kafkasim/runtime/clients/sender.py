@@ -120,8 +120,11 @@ class Sender:
         if when == self.wakeup_ms:   # this is the wake-up still set: it is used
             self.wakeup_ms = -1
         tm = self.transaction_manager
-        if tm.idempotent and tm.kip360:   # Sender.runOnce, before sendProducerData
+        # Sender.runOnce, before sendProducerData (2.5+): maybeResolveSequences and
+        # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do
+        if tm.partitions_with_unresolved_sequences:
             tm.maybe_resolve_sequences()
+        if tm.epoch_bump_required:
             tm.bump_idempotent_epoch_and_reset_id_if_needed()
         now = self.cluster.engine.now
         leaders = self.producer.leaders

@@ -102,7 +102,11 @@ class TxnPartitionEntry:
 
     def remove_in_flight_batch(self, batch: ProducerBatch) -> None:
         """TxnPartitionEntry.removeInFlightBatch."""
-        self.in_flight = [b for b in self.in_flight if b is not batch]
+        in_flight = self.in_flight
+        for i, b in enumerate(in_flight):
+            if b is batch:
+                del in_flight[i]
+                return
 
     def start_sequences_at_beginning(self, producer_id_and_epoch: tuple[int, int]) -> None:
         """TxnPartitionEntry.startSequencesAtBeginning: the in-flight batches get the new
@@ -258,12 +262,14 @@ class TransactionManager:
         acknowledged, the batch no longer in flight. 2.5-2.7: a partition whose last batch of
         an older epoch completes starts the current epoch from 0 (moved to the drain in 2.8)."""
         entry = self.get_or_create(batch.tp)
-        entry.maybe_update_last_acked_sequence(batch.last_sequence)
+        last = batch.base_seq + len(batch.record_ids) - 1   # batch.last_sequence
+        if last > entry.last_acked_sequence:   # maybeUpdateLastAckedSequence
+            entry.last_acked_sequence = last
         if base_offset >= 0:
             entry.last_acked_offset = max(entry.last_acked_offset,
-                                          base_offset + batch.record_count - 1)
+                                          base_offset + len(batch.record_ids) - 1)
         entry.remove_in_flight_batch(batch)
-        if self.kip360 and not self.partition_epoch and \
+        if not self.partition_epoch and self.kip360 and \
                 not self._matches_producer_id_and_epoch(batch) and \
                 not entry.has_inflight_batches():
             entry.start_sequences_at_beginning(self.producer_id_and_epoch)
@@ -368,12 +374,17 @@ class TransactionManager:
         """RecordAccumulator.drainBatchesForOneNode for a new batch: (2.8+) its partition takes
         the current producer id and epoch if it can (maybeUpdateProducerIdAndEpoch); the batch
         gets them and the partition's next sequence, and is tracked in flight."""
-        tp = batch.tp
-        if self.kip360 and self.partition_epoch:
-            self.maybe_update_producer_id_and_epoch(tp)
-        batch.set_producer_state(self.producer_id, self.producer_epoch, self.sequence_number(tp))
-        self.increment_sequence_number(tp, batch.record_count)
-        self.add_in_flight_batch(batch)
+        entry = self.get_or_create(batch.tp)
+        current = self.producer_id, self.producer_epoch
+        if self.partition_epoch and self.kip360 and entry.producer_id_and_epoch != current \
+                and not entry.has_inflight_batches():   # maybeUpdateProducerIdAndEpoch
+            entry.start_sequences_at_beginning(current)
+        seq = entry.next_sequence
+        batch.set_producer_state(current[0], current[1], seq)
+        # incrementSequenceNumber, addInFlightBatch
+        entry.next_sequence = (increment_sequence if self.sequence_wraps else _java_int_add)(
+            seq, len(batch.record_ids))
+        entry.in_flight.append(batch)
 
     # -- the model before 2.5 ---------------------------------------------------------------------
     def bump_epoch(self) -> None:
