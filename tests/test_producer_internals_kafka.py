@@ -17,10 +17,9 @@ How they are adapted to kafkasim:
   RETRY_BACKOFF_MS 50, DELIVERY_TIMEOUT_MS 1500 (set on the accumulator and sender, as Kafka's
   test builds them, since the producer's config check wants it >= request.timeout.ms).
   Kafka's ``sendIdempotentProducerResponse(expectedSequence, ...)`` answers the oldest request
-  and checks its base sequence: ``SenderHarness.respond_first`` here.
-  ``TransactionManager.lastAckedSequence`` / ``firstInFlightSequence`` /
-  ``hasUnresolvedSequence`` have no kafkasim counterpart: the tests check the batches'
-  sequences, the producer epoch and ``sequence_number`` instead.
+  and checks the base sequence the request carries, as sent (an epoch bump since rewrites the
+  batch, not the request already on the wire): ``SenderHarness.respond_first`` here. The
+  tests check the batches' sequences, the producer epoch and ``sequence_number``.
 - Leader moves of KIP-951 are tested in tests/test_kip951_produce_leader.py, the KIP-580 backoff
   in tests/test_kip580_retry_backoff.py, and testFull, testLinger, testNextReadyCheckDelay,
   testRetryBackoff, testExponentialRetryBackoff, testExpiredBatches in
@@ -29,9 +28,9 @@ How they are adapted to kafkasim:
 Left out (kafkasim does not model the feature): RecordAccumulatorTest testAppendLarge* /
 testSplit* / testIdempotenceWithOldMagic (record sizes, compression, magic, batch splitting),
 testPartialDrain and the drain-index rotation of testDrainBatches (max.request.size),
-testMutedPartitions / the muted halves of testExpiredBatchSingle and testExpiredBatchesRetry
-(no mutePartition), testFlush / testAwaitFlushComplete / testAbort* (no flush or abort on the
-accumulator), testStressfulSituation, the partitioner tests (testStickyBatches, test*Partitioner*),
+the muted half of testExpiredBatchesRetry, testFlush / testAwaitFlushComplete / testAbort*
+(no flush or abort on the accumulator), testStressfulSituation, the partitioner tests
+(testStickyBatches, test*Partitioner*),
 testRecordsDrainedWhenTransactionCompleting, testReadyAndDrainWhenABatchIsBeingRetried (no
 leader epoch on the accumulator's batches). SenderTest: metrics, quotas, down-conversion,
 InitProducerId and everything transactional, authorization, splitting on MESSAGE_TOO_LARGE,
@@ -42,11 +41,10 @@ kafkasim has no Short.MAX_VALUE epoch), UNKNOWN_PRODUCER_ID with a log start off
 TransactionManagerTest: only testDefaultSequenceNumber and testSequenceNumberOverflow are
 driven directly; the rest is transactional, or needs InitProducerId, an epoch at
 Short.MAX_VALUE (testProducerIdReset, testBatch*AfterProducerReset), a logStartOffset
-(testBumpEpochAndResetSequenceNumbersAfterUnknownProducerId) or markSequenceUnresolved /
-maybeResolveSequences, which kafkasim lacks (testBumpEpochAfterTimeoutWithoutPending
-InflightRequests, testNoProducerIdResetAfterLastInFlightBatchSucceeds,
-testEpochBumpAfterLastInflightBatchFails: their behaviour is checked through the Sender by
-the testExpiryOf* tests above).
+(testBumpEpochAndResetSequenceNumbersAfterUnknownProducerId); markSequenceUnresolved /
+maybeResolveSequences (testBumpEpochAfterTimeoutWithoutPendingInflightRequests,
+testNoProducerIdResetAfterLastInFlightBatchSucceeds, testEpochBumpAfterLastInflightBatchFails)
+are checked through the Sender by the testExpiryOf* tests above.
 """
 
 from __future__ import annotations
@@ -81,11 +79,13 @@ class Appender:
             self.next_id += 1
 
 
+@pytest.mark.parametrize("mute", [False, True])
 @pytest.mark.parametrize("delivery_timeout_ms", [3200, 2**31 - 1])
-def test_expired_batch_single(delivery_timeout_ms):
-    """testExpiredBatchSingle / testExpiredBatchSingleMaxValue (doExpireBatchSingle, the
-    partition not muted): ready once linger.ms passed, not expired then, expired at
-    delivery.timeout.ms, after which no node is ready."""
+def test_expired_batch_single(delivery_timeout_ms, mute):
+    """testExpiredBatchSingle / testExpiredBatchSingleMaxValue (doExpireBatchSingle): ready
+    once linger.ms passed, not expired then, expired at delivery.timeout.ms whether the
+    partition is muted or not (expiredBatches looks at no mute), after which no node is
+    ready."""
     linger = 300
     accum = RecordAccumulator(BATCH_SIZE, linger, RetryBackoff.of(100), delivery_timeout_ms)
     append = Appender(accum)
@@ -95,6 +95,8 @@ def test_expired_batch_single(delivery_timeout_ms):
     now += linger
     assert list(accum.ready(LEADERS, now).ready_nodes) == [NODE1]
     assert accum.expired_batches(now) == [], "not expired when just linger has passed"
+    if mute:
+        accum.mute_partition(TP1)
     now += delivery_timeout_ms - linger
     assert len(accum.expired_batches(now)) == 1
     assert not accum.ready(LEADERS, now).ready_nodes, "No partitions should be ready."
@@ -184,11 +186,26 @@ def test_drain_on_a_node_when_it_ceases_to_be_a_leader():
     assert list(drained[NODE2]) == [TP2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkasim's drain skips a batch still within linger.ms "
-    "(time_left_ms); Kafka drains every partition of a ready node",
-)
+def test_muted_partitions():
+    """testMutedPartitions: a muted partition (RecordAccumulator.mutePartition) is not ready
+    and not drained; unmuted, it is both."""
+    accum = RecordAccumulator(BATCH_SIZE, 10, RetryBackoff.of(100), 120_000)
+    append = Appender(accum)
+    for _ in range(9):
+        append(TP1, 0)
+        assert not accum.ready(LEADERS, 0).ready_nodes, "No partitions should be ready."
+    now = 2000
+    accum.mute_partition(TP1)
+    assert not accum.ready(LEADERS, now).ready_nodes, "No node should be ready"
+    accum.unmute_partition(TP1)
+    ready = accum.ready(LEADERS, now).ready_nodes
+    assert ready, "The batch should be ready"
+    accum.mute_partition(TP1)
+    assert not accum.drain(LEADERS, ready, now).get(NODE1), "No batch should have been drained"
+    accum.unmute_partition(TP1)
+    assert accum.drain(LEADERS, ready, now)[NODE1], "The batch should have been drained."
+
+
 def test_drain_takes_every_partition_of_a_ready_node():
     """RecordAccumulator.drainBatchesForOneNode @3.7.0 (as testDrainBatches relies on: drain is
     given nodes, and checks only mute, leader, backoff, size and sequence, never linger.ms):
@@ -261,10 +278,18 @@ class SenderHarness:
     def respond_first(self, tp, err: str, offset: int, expected_seq: int | None = None) -> None:
         """sendIdempotentProducerResponse: answer the oldest request, whose batch of ``tp``
         must carry ``expected_seq``."""
-        corr, batches = self.requests()[0]
-        if expected_seq is not None:
-            assert batches[tp].base_seq == expected_seq
+        corr, _ = self.requests()[0]
+        if expected_seq is not None:   # the sequence the request carries, as sent
+            assert self.sent_header(corr, tp)[6] == expected_seq
         self.respond(corr, (tp, err, offset))
+
+    def sent_header(self, corr: int, tp) -> tuple:
+        """The partition's entry of request ``corr`` as it went on the wire (an epoch bump
+        rewrites the batch, not the request already sent): (topic, partition, record ids,
+        sizes, producer id, epoch, base sequence)."""
+        (msg,) = [env.msg for env in self.c.transport.network.held
+                  if type(env.msg).__name__ == "ProduceRequest" and env.msg.correlation_id == corr]
+        return next(h for h in msg.partitions if (h[0], h[1]) == tp)
 
     def in_flight_batches(self, tp) -> list:
         """sender.inFlightBatches(tp): its unanswered batches on the wire."""
@@ -326,12 +351,6 @@ def test_retries():
     assert r.status == "failed" and r.error == "NETWORK_EXCEPTION"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkasim has no per-partition mute: with "
-    "max.in.flight 1 it only limits requests per broker, so the batch goes to "
-    "the partition's new leader while the old one is still in flight",
-)
 def test_send_in_order():
     """testSendInOrder (max.in.flight.requests.per.connection 1: guaranteeMessageOrder, the
     partition is muted while its batch is in flight): partition 1's leader moves from broker 1
@@ -454,12 +473,6 @@ def test_epoch_bump_on_out_of_order_sequence_for_next_batch():
     assert (batch.epoch, batch.base_seq) == (1, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TransactionManager.bump_epoch clears every partition's "
-    "next sequence at once; Kafka keeps the other partitions' sequence until "
-    "their next drain (maybeUpdateProducerIdAndEpoch)",
-)
 def test_epoch_bump_on_out_of_order_sequence_for_next_batch_when_there_is_no_batch_in_flight():
     """testEpochBumpOnOutOfOrderSequenceForNextBatchWhenThereIsNoBatchInFlight: partitions 0
     and 1 each acked one batch; partition 0's second batch gets OUT_OF_ORDER_SEQUENCE_NUMBER:
@@ -548,12 +561,6 @@ def test_expiry_of_unsent_batches_should_not_cause_unresolved_sequences():
     assert h.tm.producer_epoch == 0 and h.tm.sequence_number(TP0) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Sender.fail_batch bumps the epoch for every failed "
-    "sequenced batch, expired ones included; Kafka only marks the sequence "
-    "unresolved (failBatch(.., false) + markSequenceUnresolved)",
-)
 def test_expiry_of_first_batch_should_not_cause_unresolved_sequences_if_future_batches_succeed():
     """testExpiryOfFirstBatchShouldNotCauseUnresolvedSequencesIfFutureBatchesSucceed: the first
     batch (in retry after REQUEST_TIMED_OUT) expires; the second (sequence 1) is then acked, so
@@ -581,12 +588,6 @@ def test_expiry_of_first_batch_should_not_cause_unresolved_sequences_if_future_b
     assert h.tm.producer_epoch == 0 and h.tm.sequence_number(TP0) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkasim bumps the epoch twice: once when the first "
-    "batch expires (Sender.fail_batch) and again on the next batch's "
-    "OUT_OF_ORDER_SEQUENCE_NUMBER (TransactionManager.can_retry)",
-)
 def test_expiry_of_first_batch_should_cause_epoch_bump_if_future_batches_fail():
     """testExpiryOfFirstBatchShouldCauseEpochBumpIfFutureBatchesFail: the first batch (in retry
     after NOT_LEADER_OR_FOLLOWER) expires, its sequence unresolved; the second is answered
@@ -659,11 +660,6 @@ def test_batches_drained_with_old_producer_id_should_succeed_on_subsequent_retry
     assert h.tm.sequence_number(TPB) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkasim has no DUPLICATE_SEQUENCE_NUMBER handling: "
-    "Sender.retry_or_fail fails the batch with it as a non-retriable error",
-)
 def test_correct_handling_of_duplicate_sequence_error():
     """testCorrectHandlingOfDuplicateSequenceError: the second batch is acked at 1000; the
     first is answered DUPLICATE_SEQUENCE_NUMBER: Sender.completeBatch completes it as a
@@ -681,11 +677,6 @@ def test_correct_handling_of_duplicate_sequence_error():
     assert r1.status == "acked" and r1.offset == -1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="UNKNOWN_PRODUCER_ID is not retriable in kafkasim "
-    "(errors.RETRIABLE, TransactionManager.can_retry): the batch fails",
-)
 def test_unknown_producer_error_should_be_retried_when_log_start_offset_is_unknown():
     """testUnknownProducerErrorShouldBeRetriedWhenLogStartOffsetIsUnknown: UNKNOWN_PRODUCER_ID
     with no log start offset (-1, all kafkasim's ProduceResponse can say) is retried with the
@@ -872,12 +863,6 @@ def test_default_sequence_number():
     assert tm.sequence_number(TP0) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TransactionManager.increment_sequence_number adds "
-    "without wrapping; Kafka wraps past Integer.MAX_VALUE to 0 "
-    "(DefaultRecordBatch.incrementSequence)",
-)
 def test_sequence_number_overflow():
     """TransactionManagerTest.testSequenceNumberOverflow: sequences wrap around after
     Integer.MAX_VALUE (DefaultRecordBatch.incrementSequence)."""

@@ -28,6 +28,11 @@ UNKNOWN_TOPIC_ID = "UNKNOWN_TOPIC_ID"
 INVALID_REQUEST = "INVALID_REQUEST"
 NEW_LEADER_ELECTED = "NEW_LEADER_ELECTED"
 OUT_OF_ORDER_SEQUENCE_NUMBER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+# DuplicateSequenceException (code 46): the broker has the batch but no longer its offset
+DUPLICATE_SEQUENCE_NUMBER = "DUPLICATE_SEQUENCE_NUMBER"
+# UnknownProducerIdException (code 59, 1.0+): the broker has no state for the producer id; an
+# OutOfOrderSequenceException, not a RetriableException
+UNKNOWN_PRODUCER_ID = "UNKNOWN_PRODUCER_ID"
 INVALID_PRODUCER_EPOCH = "INVALID_PRODUCER_EPOCH"
 INVALID_REPLICATION_FACTOR = "INVALID_REPLICATION_FACTOR"
 TOPIC_ALREADY_EXISTS = "TOPIC_ALREADY_EXISTS"
@@ -64,6 +69,8 @@ EXCEPTION_CLASS = {
     OFFSET_OUT_OF_RANGE: "OffsetOutOfRangeException",
     FENCED_LEADER_EPOCH: "FencedLeaderEpochException",
     UNKNOWN_LEADER_EPOCH: "UnknownLeaderEpochException",
+    DUPLICATE_SEQUENCE_NUMBER: "DuplicateSequenceException",
+    UNKNOWN_PRODUCER_ID: "UnknownProducerIdException",
 }
 
 # KRaft broker registration (helper k2): Errors.java codes 101 and 102 (KIP-631)

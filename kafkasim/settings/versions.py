@@ -1039,6 +1039,52 @@ class ClientRules:
         "idempotent producer's epoch and retries from sequence 0 (before: the batch fails "
         "and the producer id is reset)",
     )
+    # KAFKA-12152 (2.8.0): each partition keeps the producer id and epoch its sequences belong
+    # to (TopicPartitionEntry.producerIdAndEpoch); after an epoch bump a partition takes the new
+    # epoch, from sequence 0, at its next drain once nothing of it is in flight
+    # (TransactionManager.maybeUpdateProducerIdAndEpoch from RecordAccumulator.drain). In
+    # 2.5-2.7 only a partition whose last in-flight batch of the old epoch completed restarted
+    # (handleCompletedBatch); one with nothing in flight kept its sequence under the new epoch,
+    # and its next batch got OUT_OF_ORDER_SEQUENCE_NUMBER and a second bump.
+    idempotent_partition_epoch_updated_at_drain: bool = _rule(
+        since="2.8",
+        ref="KAFKA-12152, TransactionManager.maybeUpdateProducerIdAndEpoch @2.8.0",
+        doc="after an epoch bump every partition restarts its sequence at its next drain "
+        "(before: only partitions with batches in flight)",
+    )
+    # KAFKA-3197 (0.10.0): with max.in.flight.requests.per.connection 1 (guaranteeMessageOrder)
+    # the sender mutes each partition it drains until its batch is answered
+    # (RecordAccumulator.mutePartition / unmutePartition), so a batch never overtakes the one in
+    # flight, even when the partition's leader moves. Before, the limit was per connection only.
+    producer_mutes_in_flight_partitions: bool = _rule(
+        since="0.10.0",
+        ref="KAFKA-3197, Sender.sendProducerData / completeBatch @0.10.0",
+        doc="with max.in.flight.requests.per.connection 1 a partition sends nothing while its "
+        "batch is in flight",
+    )
+    # KAFKA-5494 (1.0.0): DUPLICATE_SEQUENCE_NUMBER means the broker has the batch but no longer
+    # its metadata: Sender.completeBatch completes it as a success without an offset (-1).
+    # 0.11 failed the batch with DuplicateSequenceException.
+    idempotent_duplicate_sequence_completes: bool = _rule(
+        since="1.0",
+        ref="KAFKA-5494, Sender.completeBatch @1.0.0",
+        doc="DUPLICATE_SEQUENCE_NUMBER completes the batch as a success with offset -1",
+    )
+    # KAFKA-5793 (1.0.0): UNKNOWN_PRODUCER_ID (error 59, new in 1.0) is retried
+    # (TransactionManager.canRetry: with no log start offset, -1, the same sequence again).
+    idempotent_unknown_producer_id_retried: bool = _rule(
+        since="1.0",
+        ref="KAFKA-5793, TransactionManager.canRetry @1.0.0",
+        doc="an idempotent batch answered UNKNOWN_PRODUCER_ID is retried",
+    )
+    # KAFKA-7693 (2.2.0): a partition's next sequence wraps past Integer.MAX_VALUE to 0
+    # (DefaultRecordBatch.incrementSequence in TransactionManager.incrementSequenceNumber), as
+    # the broker's does. Before, ``nextSequence += increment`` overflowed to a negative int.
+    producer_sequence_wraps: bool = _rule(
+        since="2.2",
+        ref="KAFKA-7693, TransactionManager.incrementSequenceNumber @2.2.0",
+        doc="the producer's sequence numbers wrap past Integer.MAX_VALUE to 0",
+    )
     # KIP-320 (2.1.0): OffsetCommit v6 carries CommittedLeaderEpoch (OffsetCommitRequest.json
     # "versions": "6+", default -1), OffsetFetch v5 returns it (OffsetFetchResponse.json "5-7",
     # "8+" in the v8 group layout), and the group coordinator stores it in the offset-commit value

@@ -81,7 +81,7 @@ class Producer:
         self.in_flight: dict[int, list] = {}
         self.transaction_manager = TransactionManager(
             bool(self.config.get("enable.idempotence", False)) and self.acks == -1,
-            self.producer_id, self.in_flight)
+            self.producer_id, self.in_flight, cluster.rules.clients)
         self.results = ProduceResults(cluster.records)
         self.n_pending = 0   # results still PENDING (pending() runs after every event in flush)
         self.leaders: dict[tuple[str, int], int] = {}

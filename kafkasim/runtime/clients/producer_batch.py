@@ -68,6 +68,19 @@ class ProducerBatch:
         self.epoch = epoch
         self.base_seq = base_sequence
 
+    @property
+    def last_sequence(self) -> int:
+        """ProducerBatch.lastSequence: the sequence of its last record."""
+        return self.base_seq + len(self.record_ids) - 1
+
+    def reset_producer_state(self, producer_id: int, epoch: int, base_sequence: int) -> None:
+        """ProducerBatch.resetProducerState: an epoch bump rewrites an in-flight batch's
+        producer id, epoch and first sequence (sequenceHasBeenReset from then on)."""
+        self.producer_id = producer_id
+        self.epoch = epoch
+        self.base_seq = base_sequence
+        self.seq_reset = True
+
     def reenqueued(self, now: int) -> None:
         """ProducerBatch.reenqueued: back in the accumulator for a retry."""
         self.last_attempt_ms = max(self.last_append_ms, now)

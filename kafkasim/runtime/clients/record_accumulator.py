@@ -2,7 +2,9 @@
 
 ``append`` puts a run of records into the partition's open batch and new ones; the sender asks
 ``ready`` which leaders have a batch to send and when the next one will, then ``drain`` takes the
-first batch of each partition led by a node it can send to. A retried batch goes back with
+first batch of each partition led by a node it can send to (lingering or not: a node is ready
+when one of its partitions is). With max.in.flight.requests.per.connection 1 the sender mutes a
+partition while its batch is in flight (``mute_partition``, 0.10.0+). A retried batch goes back with
 ``reenqueue``, in sequence order; ``expired_batches`` takes out those past
 ``delivery.timeout.ms`` (KIP-91, 2.1+), or before 2.1 those that waited in the queue longer than
 ``request.timeout.ms`` (KIP-19, ``ExpiryRule``).
@@ -64,6 +66,18 @@ class RecordAccumulator:
         self.transaction_manager = tm if tm is not None and tm.idempotent else None
         self.request_timeout_expiry = request_timeout_expiry
         self.batches: dict[TopicPartition, list[ProducerBatch]] = {}
+        # RecordAccumulator.muted: partitions with a batch in flight under
+        # max.in.flight.requests.per.connection 1 (membership only)
+        self.muted: set[TopicPartition] = set()
+
+    def mute_partition(self, tp: TopicPartition) -> None:
+        """RecordAccumulator.mutePartition: nothing of ``tp`` is ready or drained until
+        ``unmute_partition``."""
+        self.muted.add(tp)
+
+    def unmute_partition(self, tp: TopicPartition) -> None:
+        """RecordAccumulator.unmutePartition."""
+        self.muted.discard(tp)
 
     def get_deque(self, tp: TopicPartition) -> list[ProducerBatch] | None:
         """RecordAccumulator.getDeque: the partition's queue (None before its first batch)."""
@@ -115,12 +129,14 @@ class RecordAccumulator:
 
     def ready(self, leaders: dict[TopicPartition, int], now: int) -> ReadyCheckResult:
         """RecordAccumulator.ready: the leaders of the partitions whose first batch may be sent
-        now, by the producer's metadata (``leaders``; -1: unknown)."""
+        now, by the producer's metadata (``leaders``; -1: unknown). A muted partition with a
+        known leader counts for nothing (batchReady's ``!isMuted(part)``)."""
         ready_nodes: dict[int, None] = {}
         next_delay = None
         unknown: list[str] = []
+        muted = self.muted
         for tp, queue in self.batches.items():
-            if not queue:
+            if not queue or (muted and tp in muted and leaders.get(tp, -1) >= 0):
                 continue
             left = self.time_left_ms(queue[0], now)
             if left:
@@ -136,28 +152,31 @@ class RecordAccumulator:
 
     def drain(self, leaders: dict[TopicPartition, int], nodes, now: int
               ) -> dict[int, dict[TopicPartition, ProducerBatch]]:
-        """RecordAccumulator.drain: for each node of ``nodes`` (the ready ones the sender can
-        send to), the first sendable batch of each partition it leads, by node, each counting
-        an attempt (``ProducerBatch.drained``). An idempotent producer's batch stays when
-        ``TransactionManager.should_stop_drain`` says so (shouldStopDrainBatchesForPartition: a
-        retry behind an earlier sequence on the wire, a new batch behind another epoch's); a
-        new batch gets its producer id, epoch and first sequence here, as in Kafka's drain."""
+        """RecordAccumulator.drain / drainBatchesForOneNode: for each node of ``nodes`` (the
+        ready ones the sender can send to), the first batch of each partition it leads, by
+        node, each counting an attempt (``ProducerBatch.drained``). Kafka checks no linger.ms
+        here: once a node is ready, every partition of it with a batch goes, lingering or not;
+        it skips a muted partition and a retry still backing off. An idempotent producer's
+        batch stays when ``TransactionManager.should_stop_drain`` says so
+        (shouldStopDrainBatchesForPartition; Kafka then stops draining the node, ``break``,
+        where kafkasim, which has no per-node drain order, goes on with its other partitions);
+        a new batch gets its producer id, epoch and first sequence here, as in Kafka's
+        drain."""
         tm = self.transaction_manager
+        muted = self.muted
         drained: dict[int, dict[TopicPartition, ProducerBatch]] = {}
         for tp, queue in self.batches.items():
-            if not queue:
+            if not queue or (muted and tp in muted):
                 continue
             batch = queue[0]
             leader = leaders.get(tp, -1)
-            if leader not in nodes or self.time_left_ms(batch, now):
+            if leader not in nodes or (batch.attempts and batch.retry_at_ms > now):
                 continue
             if tm is not None:
                 if tm.should_stop_drain(batch):
                     continue
                 if batch.base_seq < 0:
-                    batch.set_producer_state(tm.producer_id, tm.producer_epoch,
-                                             tm.sequence_number(tp))
-                    tm.increment_sequence_number(tp, batch.record_count)
+                    tm.set_producer_state_at_drain(batch)
             batch.drained()
             drained.setdefault(leader, {})[tp] = queue.pop(0)
         return drained

@@ -52,6 +52,10 @@ class Sender:
         self.acks = config["acks"]
         self.retries = config["retries"]
         self.max_in_flight = config["max.in.flight.requests.per.connection"]
+        self.rules = producer.cluster.rules.clients
+        # Sender.guaranteeMessageOrder: max.in.flight 1 mutes a drained partition (0.10.0+)
+        self.guarantee_message_order = self.max_in_flight == 1 and \
+            self.rules.producer_mutes_in_flight_partitions
         # request.timeout.ms arrived with KIP-19 (0.9) and delivery.timeout.ms with KIP-91 (2.1);
         # the 0.8.2 producer's broker-side ack timeout (timeout.ms) defaulted to 30000 ms and it
         # had no client-side request or delivery timeout at all.
@@ -115,6 +119,13 @@ class Sender:
         batches past delivery.timeout.ms failed."""
         if when == self.wakeup_ms:   # this is the wake-up still set: it is used
             self.wakeup_ms = -1
+        tm = self.transaction_manager
+        # Sender.runOnce, before sendProducerData (2.5+): maybeResolveSequences and
+        # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do
+        if tm.partitions_with_unresolved_sequences:
+            tm.maybe_resolve_sequences()
+        if tm.epoch_bump_required:
+            tm.bump_idempotent_epoch_and_reset_id_if_needed()
         now = self.cluster.engine.now
         leaders = self.producer.leaders
         result = self.accumulator.ready(leaders, now)
@@ -124,21 +135,27 @@ class Sender:
             next_wake = now + delay
         if nodes:
             drained = self.accumulator.drain(leaders, nodes, now)
+            if self.guarantee_message_order:   # mute all the partitions drained
+                for batches in drained.values():
+                    for tp in batches:
+                        self.accumulator.mute_partition(tp)
             for broker, batches in drained.items():
                 self.send_produce_request(broker, batches)
         if result.unknown_leader_topics:
             self.producer._refresh_metadata()
         if next_wake is not None:
             self.wakeup(next_wake - now)
-        for b in self.accumulator.expired_batches(now, self._muted()):
-            self.fail_batch(b, E.DELIVERY_TIMEOUT)
+        for b in self.accumulator.expired_batches(now, self.accumulator.muted):
+            self.fail_expired_batch(b)
 
-    def _muted(self) -> set | tuple:
-        """RecordAccumulator.muted (before 2.1 the expiry skips them): the partitions with a
-        batch in flight when max.in.flight.requests.per.connection is 1."""
-        if self.max_in_flight != 1 or self.accumulator.request_timeout_expiry is None:
-            return ()
-        return {tp for entry in self.in_flight.values() for tp in entry[3]}
+    def fail_expired_batch(self, b: ProducerBatch) -> None:
+        """Sender.sendProducerData's expired batches: failBatch(.., TimeoutException, false),
+        and (2.5+ in kafkasim; Kafka 1.0+) one sent at least once (inRetry) leaves its sequence
+        unresolved (TransactionManager.markSequenceUnresolved): the broker may have it."""
+        self.fail_batch(b, E.DELIVERY_TIMEOUT, False)
+        tm = self.transaction_manager
+        if tm.idempotent and tm.kip360 and b.retry:
+            tm.mark_sequence_unresolved(b)
 
     def _sendable_nodes(self, ready_nodes: dict[int, None], now: int
                         ) -> tuple[dict[int, None], int | None]:
@@ -171,9 +188,10 @@ class Sender:
                              tuple(partitions))
         self.cluster.transport.send(self.client_id, broker, req)
         if self.acks == 0:
-            # acks=0: done as soon as it is on the wire, offset unknown
+            # acks=0: done as soon as it is on the wire, offset unknown (handleProduceResponse's
+            # "acks = 0 case": completeBatch with NONE, which also unmutes)
             for b in batches.values():
-                self.batch_done(b, ACKED, None, -1)
+                self.complete_batch(b, E.NONE, -1)
             return
         if self.request_timeout_ms is None:   # the 0.8.2 producer has no request timeout
             self.in_flight[corr] = [-1, -1, broker, batches]
@@ -227,20 +245,31 @@ class Sender:
 
     def complete_batch(self, b: ProducerBatch, err: str, base_offset: int) -> None:
         """Sender.completeBatch: acknowledged at ``base_offset``, or an error to retry or
-        fail on."""
+        fail on; with max.in.flight 1 the partition is unmuted either way."""
         if err == E.NONE:
-            self.batch_done(b, ACKED, None, base_offset)
+            self.complete(b, base_offset)
         else:
-            self.retry_or_fail(b, err)
+            self.retry_or_fail(b, err, base_offset)
+        if self.guarantee_message_order:
+            self.accumulator.unmute_partition(b.tp)
+
+    def complete(self, b: ProducerBatch, base_offset: int) -> None:
+        """Sender.completeBatch(batch, response): the transaction manager takes the batch's
+        sequence as acknowledged (handleCompletedBatch, even when the batch expired meanwhile),
+        then the batch completes (once)."""
+        tm = self.transaction_manager
+        if tm.idempotent and b.base_seq >= 0:
+            tm.handle_completed_batch(b, base_offset)
+        self.batch_done(b, ACKED, None, base_offset)
 
     def batch_done(self, b: ProducerBatch, status: str, error: str | None,
-                   base_offset: int) -> None:
+                   base_offset: int) -> bool:
         """ProducerBatch.done and its records' callbacks (completeFutureAndFireCallbacks): here
         one ``produce_result`` trace row per record, with its offset (acked) or error (failed).
-        A batch completes once: a later completion is ignored."""
+        A batch completes once: a later completion is ignored (False)."""
         now = self.cluster.engine.now
         if not b.done(status, error, base_offset, now):
-            return
+            return False
         ids = b.record_ids
         self.producer.n_pending -= len(ids)
         if status == ACKED:
@@ -252,6 +281,7 @@ class Sender:
         # id, status, offset or error)), built by C loops: the fixed head plus each 1-tuple
         self.cluster.trace.rows.extend(map(((now, "produce_result", self.client_id) + b.tp)
                                            .__add__, zip(details)))
+        return True
 
     def update_partition_leadership(self, msg: ProduceResponse, now: int) -> None:
         """KIP-951 (3.7+), after the answer's batches were completed or re-enqueued:
@@ -271,10 +301,12 @@ class Sender:
                 if b.attempts > 0 and b.retry_at_ms > now:
                     b.retry_at_ms = now
 
-    def retry_or_fail(self, b: ProducerBatch, err: str) -> None:
-        """A batch answered with ``err`` (or whose request failed): re-enqueued when the error
-        is retriable, ``retries`` allows and ``delivery.timeout.ms`` is not reached
-        (``can_retry``), else failed."""
+    def retry_or_fail(self, b: ProducerBatch, err: str, base_offset: int = -1) -> None:
+        """A batch answered with ``err`` (or whose request failed), by Sender.completeBatch:
+        re-enqueued when it can be retried (``can_retry``); DUPLICATE_SEQUENCE_NUMBER (1.0+)
+        completes it as a success with the answer's offset (-1: the broker no longer knows
+        it); else it fails, adjusting sequences only if it had retries left
+        (``batch.attempts() < retries``: else the broker may have its sequence)."""
         fut = b.produce_future
         if fut.status != PENDING:   # it expired in flight (delivery.timeout.ms): done already
             return
@@ -282,24 +314,37 @@ class Sender:
             fut.errors = [err]
         else:
             fut.errors.append(err)
-        if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER and \
-                not self.transaction_manager.can_retry(self.producer, b):
+        tm = self.transaction_manager
+        if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER and not tm.kip360 and \
+                not tm.can_retry_out_of_order(self.producer, b):
             self.batch_done(b, FAILED, err, -1)
             return
         if self.can_retry(b, err):
             self.reenqueue_batch(b, err)
-            return
-        retriable = err in E.RETRIABLE
-        self.fail_batch(b, err if (not retriable or b.attempts > self.retries)
-                        else E.DELIVERY_TIMEOUT)
+        elif err == E.DUPLICATE_SEQUENCE_NUMBER and \
+                self.rules.idempotent_duplicate_sequence_completes:
+            self.complete(b, base_offset)
+        else:
+            retriable = err in E.RETRIABLE
+            self.fail_batch(b, err if (not retriable or b.attempts > self.retries)
+                            else E.DELIVERY_TIMEOUT, b.attempts <= self.retries)
 
     def can_retry(self, b: ProducerBatch, err: str) -> bool:
-        """Sender.canRetry: a retriable error, an attempt left within ``retries``, and
-        ``delivery.timeout.ms`` not reached."""
+        """Sender.canRetry: an attempt left within ``retries``, ``delivery.timeout.ms`` not
+        reached, and an error to retry: an idempotent producer's TransactionManager.canRetry
+        (2.5+), else a retriable error (and, 1.0+, UNKNOWN_PRODUCER_ID for an idempotent
+        producer: TransactionManager.canRetry with no log start offset)."""
         now = self.cluster.engine.now
-        return err in E.RETRIABLE and b.attempts <= self.retries and (
-            self.delivery_timeout_ms is None or
-            not b.has_reached_delivery_timeout(self.delivery_timeout_ms, now))
+        if b.attempts > self.retries or (
+                self.delivery_timeout_ms is not None and
+                b.has_reached_delivery_timeout(self.delivery_timeout_ms, now)):
+            return False
+        tm = self.transaction_manager
+        if tm.idempotent and tm.kip360:
+            return tm.can_retry(err, b)
+        return err in E.RETRIABLE or (
+            err == E.UNKNOWN_PRODUCER_ID and tm.idempotent and
+            self.rules.idempotent_unknown_producer_id_retried)
 
     def reenqueue_batch(self, b: ProducerBatch, err: str) -> None:
         """Sender.reenqueueBatch: back to the accumulator, due at the end of its retry backoff
@@ -313,12 +358,20 @@ class Sender:
             producer._refresh_metadata()
         self.wakeup(b.retry_at_ms - now)
 
-    def fail_batch(self, b: ProducerBatch, err: str) -> None:
-        """Sender.failBatch: the batch fails with ``err``; a sequenced one leaves a gap, so the
-        idempotent producer starts a new epoch (TransactionManager.handleFailedBatch, KIP-360)."""
-        self.batch_done(b, FAILED, err, -1)
-        if b.base_seq >= 0:
-            self.transaction_manager.bump_epoch()
+    def fail_batch(self, b: ProducerBatch, err: str, adjust_sequence_numbers: bool = True
+                   ) -> None:
+        """Sender.failBatch: the batch fails with ``err``; a sequenced one of an idempotent
+        producer goes to TransactionManager.handleFailedBatch (2.5+: an epoch bump requested
+        when it leaves a gap). Before 2.5 kafkasim starts a new epoch for any sequenced batch
+        that failed (``bump_epoch``)."""
+        done = self.batch_done(b, FAILED, err, -1)
+        if b.base_seq < 0:
+            return
+        tm = self.transaction_manager
+        if not tm.kip360:
+            tm.bump_epoch()
+        elif done:
+            tm.handle_failed_batch(b, err, adjust_sequence_numbers)
 
     def get_expired_inflight_batches(self) -> None:
         """Sender.getExpiredInflightBatches: a sent batch delivery.timeout.ms old fails with a
@@ -329,7 +382,7 @@ class Sender:
         expired = [b for b in self._pending_in_flight()
                    if b.has_reached_delivery_timeout(limit, now)]
         for b in sorted(expired, key=lambda b: (b.created_ms, b.tp)):
-            self.fail_batch(b, E.DELIVERY_TIMEOUT)
+            self.fail_expired_batch(b)
 
     def _pending_in_flight(self):
         """The unanswered batches of the requests on the wire (one that expired in flight is
@@ -347,5 +400,5 @@ class Sender:
         for b in entry[1].values():
             if forget_leaders:
                 self.producer.leaders[b.tp] = -1
-            self.retry_or_fail(b, err)
+            self.complete_batch(b, err, -1)
         return True

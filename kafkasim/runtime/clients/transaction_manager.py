@@ -1,18 +1,58 @@
 """The idempotent producer's id, epoch and sequence numbers: Kafka's ``TransactionManager``.
 
 As far as an idempotent, non-transactional producer uses it: KIP-98 (0.11), and KIP-360's epoch
-bump (2.5).
+bump (2.5). Each partition has a ``TxnPartitionEntry`` (Kafka's TxnPartitionMap /
+TxnPartitionEntry, the ``topicPartitionBookkeeper`` before 3.5): its next sequence, last
+acknowledged sequence and offset, the producer id and epoch its sequences belong to (2.8+,
+KAFKA-12152) and its in-flight batches (drained with a sequence and not yet completed or failed,
+whether on the wire or queued for a retry), by sequence.
+
+From 2.5 (KIP-360) the sender drives it as Kafka 3.7's does: an error that leaves a sequence gap
+requests an epoch bump for its partition (``request_epoch_bump_for_partition``), done at the
+start of the next sender pass (``bump_idempotent_epoch_and_reset_id_if_needed``) with the
+partition's in-flight batches renumbered from 0; other partitions take the new epoch at their
+next drain (``maybe_update_producer_id_and_epoch``, 2.8+). A batch that expires after a retry
+leaves its sequence unresolved (``mark_sequence_unresolved``) until the partition's in-flight
+batches are done (``maybe_resolve_sequences``). Before 2.5 kafkasim keeps its simpler model:
+``can_retry_out_of_order`` (reset the producer id on a real gap), and a failed sequenced batch
+bumps the epoch and restarts every partition's sequence (``bump_epoch``).
 """
 
 from __future__ import annotations
 
 from itertools import chain
 
+from kafkasim.core import errors as E
 from kafkasim.runtime.clients.produce_result import PENDING
 from kafkasim.runtime.clients.producer_batch import ProducerBatch
+from kafkasim.runtime.clients.subscription_state import IllegalStateException
+
+TopicPartition = tuple[str, int]
+
+#: Integer.MAX_VALUE: sequences wrap past it (DefaultRecordBatch.incrementSequence)
+INT_MAX = 2**31 - 1
+#: RecordBatch.NO_SEQUENCE
+NO_SEQUENCE = -1
+#: TxnPartitionEntry.NO_LAST_ACKED_SEQUENCE_NUMBER
+NO_LAST_ACKED_SEQUENCE_NUMBER = -1
+#: ProducerIdAndEpoch.NONE
+NO_PRODUCER_ID_AND_EPOCH = (-1, -1)
 
 
-def _on_the_wire(in_flight: dict, tp: tuple[str, int]):
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence (2.2+, KAFKA-7693): past Integer.MAX_VALUE the
+    sequence wraps to 0."""
+    if sequence > INT_MAX - increment:
+        return increment - (INT_MAX - sequence) - 1
+    return sequence + increment
+
+
+def _java_int_add(sequence: int, increment: int) -> int:
+    """Before 2.2 ``nextSequence += increment``: a Java int, which overflows to negative."""
+    return (sequence + increment + 2**31) % 2**32 - 2**31
+
+
+def _on_the_wire(in_flight: dict, tp: TopicPartition):
     """The batches of ``tp`` in the requests in flight (``Sender.in_flight``)."""
     return (entry[3][tp] for entry in in_flight.values() if tp in entry[3])
 
@@ -23,40 +63,341 @@ def _precedes(x: ProducerBatch, b: ProducerBatch) -> bool:
         0 <= x.base_seq < b.base_seq and (x.producer_id, x.epoch) == (b.producer_id, b.epoch)
 
 
+def _by_sequence(b: ProducerBatch) -> tuple[int, int, int]:
+    """TxnPartitionEntry.PRODUCER_BATCH_COMPARATOR: producer id, epoch, base sequence."""
+    return b.producer_id, b.epoch, b.base_seq
+
+
+class TxnPartitionEntry:
+    """Kafka's TxnPartitionEntry: one partition's sequence bookkeeping. ``in_flight`` holds its
+    batches that have a sequence and are not done (inflightBatchesBySequence; a batch done by
+    other means than the sender's completion, e.g. in a test, counts as gone)."""
+
+    __slots__ = ("tp", "producer_id_and_epoch", "next_sequence", "last_acked_sequence",
+                 "last_acked_offset", "in_flight")
+
+    def __init__(self, tp: TopicPartition) -> None:
+        self.tp = tp
+        self.producer_id_and_epoch = NO_PRODUCER_ID_AND_EPOCH
+        self.next_sequence = 0
+        self.last_acked_sequence = NO_LAST_ACKED_SEQUENCE_NUMBER
+        self.last_acked_offset = -1
+        self.in_flight: list[ProducerBatch] = []
+
+    def inflight_batches_by_sequence(self) -> list[ProducerBatch]:
+        """The in-flight batches, in the comparator's order (done ones dropped)."""
+        live = [b for b in self.in_flight if b.produce_future.status == PENDING]
+        live.sort(key=_by_sequence)
+        self.in_flight = live
+        return live
+
+    def has_inflight_batches(self) -> bool:
+        """TxnPartitionEntry.hasInflightBatches."""
+        return any(b.produce_future.status == PENDING for b in self.in_flight)
+
+    def next_batch_by_sequence(self) -> ProducerBatch | None:
+        """TxnPartitionEntry.nextBatchBySequence: the first in-flight batch (None: none)."""
+        live = self.inflight_batches_by_sequence()
+        return live[0] if live else None
+
+    def remove_in_flight_batch(self, batch: ProducerBatch) -> None:
+        """TxnPartitionEntry.removeInFlightBatch."""
+        in_flight = self.in_flight
+        for i, b in enumerate(in_flight):
+            if b is batch:
+                del in_flight[i]
+                return
+
+    def start_sequences_at_beginning(self, producer_id_and_epoch: tuple[int, int]) -> None:
+        """TxnPartitionEntry.startSequencesAtBeginning: the in-flight batches get the new
+        producer id and epoch and sequences from 0 (ProducerBatch.resetProducerState), the
+        partition's next sequence follows them, nothing is acknowledged in the new epoch."""
+        sequence = 0
+        pid, epoch = producer_id_and_epoch
+        for b in self.inflight_batches_by_sequence():
+            b.reset_producer_state(pid, epoch, sequence)
+            sequence += b.record_count
+        self.producer_id_and_epoch = producer_id_and_epoch
+        self.next_sequence = sequence
+        self.last_acked_sequence = NO_LAST_ACKED_SEQUENCE_NUMBER
+
+    def maybe_update_last_acked_sequence(self, sequence: int) -> int:
+        """TxnPartitionEntry.maybeUpdateLastAckedSequence."""
+        if sequence > self.last_acked_sequence:
+            self.last_acked_sequence = sequence
+        return self.last_acked_sequence
+
+
 class TransactionManager:
     """What Kafka's TransactionManager keeps for an idempotent producer (KIP-98): its producer
-    id and epoch and the next sequence number of each partition; ``bump_epoch`` starts a new
-    epoch after a sequenced batch failed for good (KIP-360). ``in_flight`` is the sender's
-    map of requests on the wire (correlation id -> [deadline, timeout id, broker, {tp: batch}]),
-    where Kafka's TransactionManager keeps its own in-flight batches by partition."""
+    id and epoch and a ``TxnPartitionEntry`` per partition. ``in_flight`` is the sender's map
+    of requests on the wire (correlation id -> [deadline, timeout id, broker, {tp: batch}]),
+    which the model before 2.5 reads. ``rules``: the cluster's ``ClientRules`` (None: the
+    newest behaviour)."""
 
-    def __init__(self, idempotent: bool, producer_id: int, in_flight: dict | None = None
-                 ) -> None:
+    def __init__(self, idempotent: bool, producer_id: int, in_flight: dict | None = None,
+                 rules=None) -> None:
         self.idempotent = idempotent
         # the id InitProducerId would hand out: one per producer client, stable for its life
         self.producer_id = producer_id
         self.producer_epoch = 0
-        self.next_seq: dict[tuple[str, int], int] = {}
+        self.partitions: dict[TopicPartition, TxnPartitionEntry] = {}
+        self.partitions_with_unresolved_sequences: dict[TopicPartition, int] = {}
+        self.partitions_to_rewrite_sequences: dict[TopicPartition, None] = {}
+        self.epoch_bump_required = False
         self.in_flight = in_flight if in_flight is not None else {}
         # producer ids and epochs this producer has had besides the first (bumps and resets):
-        # while 0, no batch can carry a stale one
+        # while 0, no batch can carry a stale one (the model before 2.5)
         self.changes = 0
+        #: KIP-360 (2.5+): epoch bumps requested per partition, unresolved sequences
+        self.kip360 = rules is None or rules.idempotent_out_of_order_bumps_epoch
+        #: KAFKA-12152 (2.8+): a partition's producer id and epoch, updated at its next drain
+        self.partition_epoch = rules is None or rules.idempotent_partition_epoch_updated_at_drain
+        self.sequence_wraps = rules is None or rules.producer_sequence_wraps
 
-    def sequence_number(self, tp: tuple[str, int]) -> int:
+    # -- sequences ----------------------------------------------------------------------------
+    @property
+    def producer_id_and_epoch(self) -> tuple[int, int]:
+        """TransactionManager.producerIdAndEpoch."""
+        return self.producer_id, self.producer_epoch
+
+    def get_or_create(self, tp: TopicPartition) -> TxnPartitionEntry:
+        """TxnPartitionMap.getOrCreate."""
+        entry = self.partitions.get(tp)
+        if entry is None:
+            entry = self.partitions[tp] = TxnPartitionEntry(tp)
+        return entry
+
+    def sequence_number(self, tp: TopicPartition) -> int:
         """TransactionManager.sequenceNumber: the partition's next sequence."""
-        return self.next_seq.get(tp, 0)
+        entry = self.partitions.get(tp)
+        return entry.next_sequence if entry is not None else 0
 
-    def increment_sequence_number(self, tp: tuple[str, int], increment: int) -> None:
-        """TransactionManager.incrementSequenceNumber: ``increment`` records got sequences."""
-        self.next_seq[tp] = self.next_seq.get(tp, 0) + increment
+    def increment_sequence_number(self, tp: TopicPartition, increment: int) -> None:
+        """TransactionManager.incrementSequenceNumber: ``increment`` records got sequences;
+        past Integer.MAX_VALUE the sequence wraps to 0 (2.2+; before, a Java int overflow)."""
+        entry = self.get_or_create(tp)
+        add = increment_sequence if self.sequence_wraps else _java_int_add
+        entry.next_sequence = add(entry.next_sequence, increment)
 
+    def add_in_flight_batch(self, batch: ProducerBatch) -> None:
+        """TransactionManager.addInFlightBatch: track a batch that got its sequence."""
+        if batch.base_seq == NO_SEQUENCE:
+            raise IllegalStateException(f"Can't track batch for partition {batch.tp} when "
+                                        "sequence is not set.")
+        self.get_or_create(batch.tp).in_flight.append(batch)
+
+    def remove_in_flight_batch(self, batch: ProducerBatch) -> None:
+        """TransactionManager.removeInFlightBatch."""
+        entry = self.partitions.get(batch.tp)
+        if entry is not None:
+            entry.remove_in_flight_batch(batch)
+
+    def has_inflight_batches(self, tp: TopicPartition) -> bool:
+        """TransactionManager.hasInflightBatches."""
+        entry = self.partitions.get(tp)
+        return entry is not None and entry.has_inflight_batches()
+
+    def first_in_flight_sequence(self, tp: TopicPartition) -> int:
+        """TransactionManager.firstInFlightSequence (NO_SEQUENCE: none in flight)."""
+        entry = self.partitions.get(tp)
+        first = entry.next_batch_by_sequence() if entry is not None else None
+        return first.base_seq if first is not None else NO_SEQUENCE
+
+    def last_acked_sequence(self, tp: TopicPartition) -> int:
+        """TransactionManager.lastAckedSequence (NO_LAST_ACKED_SEQUENCE_NUMBER: none)."""
+        entry = self.partitions.get(tp)
+        return entry.last_acked_sequence if entry is not None else NO_LAST_ACKED_SEQUENCE_NUMBER
+
+    def is_next_sequence(self, tp: TopicPartition, sequence: int) -> bool:
+        """TransactionManager.isNextSequence: ``sequence`` follows the last acknowledged one."""
+        return sequence - self.last_acked_sequence(tp) == 1
+
+    # -- epochs (2.5+, KIP-360) -----------------------------------------------------------------
+    def has_stale_producer_id_and_epoch(self, tp: TopicPartition) -> bool:
+        """TransactionManager.hasStaleProducerIdAndEpoch (2.8+): the partition's sequences
+        belong to another producer id or epoch than the current."""
+        entry = self.partitions.get(tp)
+        current = entry.producer_id_and_epoch if entry is not None else NO_PRODUCER_ID_AND_EPOCH
+        return current != self.producer_id_and_epoch
+
+    def maybe_update_producer_id_and_epoch(self, tp: TopicPartition) -> None:
+        """TransactionManager.maybeUpdateProducerIdAndEpoch (2.8+, at a new batch's drain): a
+        partition still on an older producer id or epoch, with nothing in flight, starts the
+        current one from sequence 0."""
+        if self.has_stale_producer_id_and_epoch(tp) and not self.has_inflight_batches(tp):
+            self.get_or_create(tp).start_sequences_at_beginning(self.producer_id_and_epoch)
+
+    def request_epoch_bump_for_partition(self, tp: TopicPartition) -> None:
+        """TransactionManager.requestEpochBumpForPartition: bump at the next sender pass and
+        renumber this partition's in-flight batches."""
+        self.epoch_bump_required = True
+        self.partitions_to_rewrite_sequences[tp] = None
+
+    def bump_idempotent_producer_epoch(self) -> None:
+        """TransactionManager.bumpIdempotentProducerEpoch: epoch + 1; each partition that asked
+        for it starts its in-flight batches from sequence 0 in the new epoch and is resolved.
+        (kafkasim has no epoch at Short.MAX_VALUE, where Kafka gets a new producer id.)"""
+        self.producer_epoch += 1
+        self.changes += 1
+        for tp in self.partitions_to_rewrite_sequences:
+            self.get_or_create(tp).start_sequences_at_beginning(self.producer_id_and_epoch)
+            self.partitions_with_unresolved_sequences.pop(tp, None)
+        self.partitions_to_rewrite_sequences.clear()
+        self.epoch_bump_required = False
+
+    def bump_idempotent_epoch_and_reset_id_if_needed(self) -> None:
+        """TransactionManager.bumpIdempotentEpochAndResetIdIfNeeded (Sender.runOnce, before
+        sending): the epoch bump an error requested."""
+        if self.epoch_bump_required:
+            self.bump_idempotent_producer_epoch()
+
+    def _matches_producer_id_and_epoch(self, batch: ProducerBatch) -> bool:
+        """TransactionManager.matchesProducerIdAndEpoch (2.5-2.7)."""
+        return (batch.producer_id, batch.epoch) == self.producer_id_and_epoch
+
+    # -- completions ------------------------------------------------------------------------------
+    def handle_completed_batch(self, batch: ProducerBatch, base_offset: int) -> None:
+        """TransactionManager.handleCompletedBatch: the batch's last sequence (and offset)
+        acknowledged, the batch no longer in flight. 2.5-2.7: a partition whose last batch of
+        an older epoch completes starts the current epoch from 0 (moved to the drain in 2.8)."""
+        entry = self.get_or_create(batch.tp)
+        last = batch.base_seq + len(batch.record_ids) - 1   # batch.last_sequence
+        if last > entry.last_acked_sequence:   # maybeUpdateLastAckedSequence
+            entry.last_acked_sequence = last
+        if base_offset >= 0:
+            entry.last_acked_offset = max(entry.last_acked_offset,
+                                          base_offset + len(batch.record_ids) - 1)
+        entry.remove_in_flight_batch(batch)
+        if not self.partition_epoch and self.kip360 and \
+                not self._matches_producer_id_and_epoch(batch) and \
+                not entry.has_inflight_batches():
+            entry.start_sequences_at_beginning(self.producer_id_and_epoch)
+
+    def handle_failed_batch(self, batch: ProducerBatch, error: str,
+                            adjust_sequence_numbers: bool) -> None:
+        """TransactionManager.handleFailedBatch (2.5+, idempotent): the batch is no longer in
+        flight; OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID (UnknownProducerIdException
+        is an OutOfOrderSequenceException), or a failure the broker confirmed
+        (``adjust_sequence_numbers``: not an expiry, not the last retry), leaves a gap: an epoch
+        bump is requested for the partition. 2.5-2.7 ignored a batch of an older epoch."""
+        self.remove_in_flight_batch(batch)
+        if not self.partition_epoch and not self._matches_producer_id_and_epoch(batch):
+            return
+        if error in (E.OUT_OF_ORDER_SEQUENCE_NUMBER, E.UNKNOWN_PRODUCER_ID) or \
+                adjust_sequence_numbers:
+            self.request_epoch_bump_for_partition(batch.tp)
+
+    def has_unresolved_sequence(self, tp: TopicPartition) -> bool:
+        """TransactionManager.hasUnresolvedSequence."""
+        return tp in self.partitions_with_unresolved_sequences
+
+    def mark_sequence_unresolved(self, batch: ProducerBatch) -> None:
+        """TransactionManager.markSequenceUnresolved: a batch sent at least once expired; the
+        broker may or may not have its sequence, so no new batch of the partition is drained
+        until that is known (the next sequence after it, the highest such)."""
+        nxt = batch.last_sequence + 1
+        unresolved = self.partitions_with_unresolved_sequences
+        unresolved[batch.tp] = max(unresolved.get(batch.tp, nxt), nxt)
+
+    def maybe_resolve_sequences(self) -> None:
+        """TransactionManager.maybeResolveSequences (Sender.runOnce): a partition with an
+        unresolved sequence and nothing left in flight is resolved: if its last acknowledged
+        sequence is right before its next one (later batches succeeded), as it is; else (they
+        were all lost) by an epoch bump for the partition."""
+        unresolved = self.partitions_with_unresolved_sequences
+        for tp in list(unresolved):
+            if self.has_inflight_batches(tp):
+                continue
+            if not self.is_next_sequence(tp, self.sequence_number(tp)):
+                self.request_epoch_bump_for_partition(tp)
+            del unresolved[tp]
+
+    def is_next_sequence_for_unresolved_partition(self, tp: TopicPartition,
+                                                   sequence: int) -> bool:
+        """TransactionManager.isNextSequenceForUnresolvedPartition."""
+        return self.partitions_with_unresolved_sequences.get(tp) == sequence
+
+    def can_retry(self, error: str, batch: ProducerBatch, log_start_offset: int = -1) -> bool:
+        """TransactionManager.canRetry @3.7.0 (idempotent, 2.5+), for a batch that still has
+        attempts and time: UNKNOWN_PRODUCER_ID is retried (log start offset unknown, -1, all
+        kafkasim's ProduceResponse says: as it is; a reset sequence: as it is; the log's head
+        gone past the last acknowledged offset, or else: with an epoch bump);
+        OUT_OF_ORDER_SEQUENCE_NUMBER is retried (an epoch bump when it is a real gap: the next
+        sequence, or the one right after an unresolved sequence); any other error when it is
+        retriable."""
+        tp = batch.tp
+        if error == E.UNKNOWN_PRODUCER_ID:
+            if log_start_offset == -1 or batch.seq_reset:
+                return True
+            self.request_epoch_bump_for_partition(tp)
+            return True
+        if error == E.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            unresolved = self.has_unresolved_sequence(tp)
+            if not unresolved and (batch.seq_reset or
+                                   not self.is_next_sequence(tp, batch.base_seq)):
+                return True
+            if not unresolved or self.is_next_sequence_for_unresolved_partition(
+                    tp, batch.base_seq):
+                self.request_epoch_bump_for_partition(tp)
+            return True
+        return error in E.RETRIABLE
+
+    # -- the drain ----------------------------------------------------------------------------
+    def should_stop_drain(self, first: ProducerBatch) -> bool:
+        """RecordAccumulator.shouldStopDrainBatchesForPartition, for the first batch of a
+        partition's queue (2.5+):
+        - a new batch (no sequence yet) waits while the partition has in-flight batches of
+          another producer id or epoch (hasInflightBatches && hasStaleProducerIdAndEpoch; 2.5-2.7:
+          the first in-flight batch's id or epoch is not the current), or an unresolved
+          sequence;
+        - a retry (it has a sequence) is drained only if it is the partition's first in-flight
+          sequence (firstInFlightSequence, 1.0+, KAFKA-5494): retries go one at a time, in
+          sequence order.
+        Before 2.5, ``_should_stop_drain_before_kip360``."""
+        if not self.kip360:
+            return self._should_stop_drain_before_kip360(first)
+        tp = first.tp
+        if first.base_seq < 0:
+            if self.has_inflight_batches(tp):
+                if self.partition_epoch:
+                    if self.has_stale_producer_id_and_epoch(tp):
+                        return True
+                elif not self._matches_producer_id_and_epoch(
+                        self.partitions[tp].next_batch_by_sequence()):
+                    return True
+            return self.has_unresolved_sequence(tp)
+        seq = self.first_in_flight_sequence(tp)
+        return seq != NO_SEQUENCE and first.base_seq != seq
+
+    def set_producer_state_at_drain(self, batch: ProducerBatch) -> None:
+        """RecordAccumulator.drainBatchesForOneNode for a new batch: (2.8+) its partition takes
+        the current producer id and epoch if it can (maybeUpdateProducerIdAndEpoch); the batch
+        gets them and the partition's next sequence, and is tracked in flight."""
+        entry = self.get_or_create(batch.tp)
+        current = self.producer_id, self.producer_epoch
+        if self.partition_epoch and self.kip360 and entry.producer_id_and_epoch != current \
+                and not entry.has_inflight_batches():   # maybeUpdateProducerIdAndEpoch
+            entry.start_sequences_at_beginning(current)
+        seq = entry.next_sequence
+        batch.set_producer_state(current[0], current[1], seq)
+        # incrementSequenceNumber, addInFlightBatch
+        entry.next_sequence = (increment_sequence if self.sequence_wraps else _java_int_add)(
+            seq, len(batch.record_ids))
+        entry.in_flight.append(batch)
+
+    # -- the model before 2.5 ---------------------------------------------------------------------
     def bump_epoch(self) -> None:
-        """A sequenced batch failed for good: start a new producer epoch with sequences from 0
-        (KIP-360), so the gap it leaves is not an OUT_OF_ORDER_SEQUENCE_NUMBER forever."""
-        if self.idempotent:
-            self.producer_epoch += 1
-            self.changes += 1
-            self.next_seq.clear()
+        """A sequenced batch failed for good. 2.5+: bumpIdempotentProducerEpoch. Before,
+        kafkasim's model: a new epoch with every partition's sequence from 0."""
+        if not self.idempotent:
+            return
+        if self.kip360:
+            self.bump_idempotent_producer_epoch()
+            return
+        self.producer_epoch += 1
+        self.changes += 1
+        self.partitions.clear()
 
     def reset_producer_id(self, new_id: int) -> None:
         """TransactionManager.resetProducerId (0.11 ... 2.4): after an
@@ -65,61 +406,42 @@ class TransactionManager:
         self.producer_id = new_id
         self.producer_epoch = 0
         self.changes += 1
-        self.next_seq.clear()
+        self.partitions.clear()
 
-    def is_next_sequence(self, producer, b: ProducerBatch) -> bool:
-        """TransactionManager.isNextSequence (lastAckedSequence + 1 == baseSequence): no batch of
-        ``b``'s partition with an earlier sequence of the same producer id and epoch is still
-        unanswered (in flight or queued) at ``producer``."""
+    def is_next_sequence_unanswered(self, producer, b: ProducerBatch) -> bool:
+        """isNextSequence as kafkasim reads it before 2.5: no batch of ``b``'s partition with an
+        earlier sequence of the same producer id and epoch is still unanswered (in flight or
+        queued) at ``producer``."""
         queued = producer.batches.get(b.tp, ())
         return not any(_precedes(x, b) for x in chain(queued, _on_the_wire(self.in_flight, b.tp)))
 
-    def should_stop_drain(self, first: ProducerBatch) -> bool:
-        """RecordAccumulator.shouldStopDrainBatchesForPartition, for the first batch of a
-        partition's queue:
-        - a new batch (no sequence yet) waits while a batch of the partition with another
-          producer id or epoch is still on the wire (hasInflightBatches &&
-          hasStaleProducerIdAndEpoch, 2.5+ with KIP-360's epoch bump): a batch of the new epoch,
-          from sequence 0, must not overtake them;
-        - a retry (it has a sequence) is drained only if it is the first in-flight sequence of
-          its partition: no batch of the partition with an earlier sequence (same producer id
-          and epoch) is on the wire (firstInFlightSequence, 1.0+, KAFKA-5494). Retries of a
-          partition so go one request at a time, in sequence order. (0.11 allowed idempotence
-          only with max.in.flight.requests.per.connection 1, which has the same effect.)"""
+    def _should_stop_drain_before_kip360(self, first: ProducerBatch) -> bool:
+        """shouldStopDrainBatchesForPartition before 2.5, as kafkasim models it: a new batch
+        waits while a batch of the partition with another producer id or epoch is on the wire;
+        a retry waits while a batch of the partition with an earlier sequence is (KAFKA-5494,
+        1.0+; 0.11 allowed idempotence only with max.in.flight 1, with the same effect)."""
         if first.base_seq < 0:
-            return self.has_stale_producer_id_and_epoch(first.tp)
+            if not self.changes:
+                return False
+            current = self.producer_id_and_epoch
+            return any(x.produce_future.status == PENDING and (x.producer_id, x.epoch) != current
+                       for x in _on_the_wire(self.in_flight, first.tp))
         return any(_precedes(x, first) for x in _on_the_wire(self.in_flight, first.tp))
 
-    def has_stale_producer_id_and_epoch(self, tp: tuple[str, int]) -> bool:
-        """TransactionManager.hasInflightBatches and hasStaleProducerIdAndEpoch: an unanswered
-        batch of ``tp`` on the wire carries another producer id or epoch than the current (none
-        can while the producer has had only its first id and epoch)."""
-        if not self.changes:
-            return False
-        current = (self.producer_id, self.producer_epoch)
-        return any(x.produce_future.status == PENDING and (x.producer_id, x.epoch) != current
-                   for x in _on_the_wire(self.in_flight, tp))
-
-    def can_retry(self, producer, b: ProducerBatch) -> bool:
-        """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER (OutOfOrderSequenceException
-        is not a RetriableException), by Sender.canRetry / TransactionManager.canRetry:
+    def can_retry_out_of_order(self, producer, b: ProducerBatch) -> bool:
+        """An idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER before 2.5
+        (OutOfOrderSequenceException is not a RetriableException), by Sender.canRetry /
+        TransactionManager.canRetry:
         - 1.0+: retried when it is not the next sequence (an earlier batch is unanswered) or its
           sequence was rewritten: the gap may still close (0.11.0: never retried);
-        - 2.5+ (KIP-360), the next sequence: a real gap (the leader lost acknowledged batches).
-          requestEpochBumpForPartition, and before the retry bumpIdempotentProducerEpoch: a new
-          epoch, the partition's unanswered batches renumbered from sequence 0
-          (startSequencesAtBeginning); retried;
-        - before 2.5: the batch fails and, if it carries the current producer id, the producer
-          resets it (Sender.failBatch 0.11-1.x / TransactionManager.handleFailedBatch 2.0-2.4:
+        - else the batch fails and, if it carries the current producer id, the producer resets
+          it (Sender.failBatch 0.11-1.x / TransactionManager.handleFailedBatch 2.0-2.4:
           resetProducerId) -- a new id, sequences from 0."""
         if b.base_seq < 0 or not self.idempotent:
             return True
         rules = producer.cluster.rules.clients
         if rules.idempotent_out_of_order_retried_when_not_next and (
-                b.seq_reset or not self.is_next_sequence(producer, b)):
-            return True
-        if rules.idempotent_out_of_order_bumps_epoch:
-            self.bump_idempotent_producer_epoch(producer, b)
+                b.seq_reset or not self.is_next_sequence_unanswered(producer, b)):
             return True
         if b.producer_id == self.producer_id:
             # InitProducerId hands out a new id: one the cluster's registry never gave before
@@ -127,21 +449,3 @@ class TransactionManager:
                 f"{producer.client_id}\x00{self.producer_id}"))
             producer.producer_id = self.producer_id
         return False
-
-    def bump_idempotent_producer_epoch(self, producer, b: ProducerBatch) -> None:
-        """TransactionManager.bumpIdempotentProducerEpoch (2.5+): epoch + 1, and
-        startSequencesAtBeginning for ``b``'s partition: its unanswered batches (``b`` first in
-        sequence order) get the new epoch and sequences from 0; other partitions start from 0
-        at their next new batch."""
-        self.bump_epoch()
-        tp = b.tp
-        pending = [b] + [x for x in producer.batches.get(tp, ()) if x.base_seq >= 0] + list(
-            _on_the_wire(self.in_flight, tp))
-        seq = 0
-        for x in sorted({id(x): x for x in pending}.values(), key=lambda x: x.base_seq):
-            if x.produce_future.status != PENDING:
-                continue
-            x.base_seq, x.epoch, x.producer_id, x.seq_reset = seq, self.producer_epoch, \
-                self.producer_id, True
-            seq += len(x.record_ids)
-        self.next_seq[tp] = seq
