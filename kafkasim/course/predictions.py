@@ -87,7 +87,7 @@ MESSAGES = {
         N_("With the notes' rule, does broker 3 leave the ISR?"),
         N_("With the notes' rule, how many of the 1000 writes still wait at t = 25 s?"),
         N_("Broker 3 never stops fetching, so the notes' rule keeps it."),
-        N_("The HW can only move as fast as broker 3's disk: about a third of the writes are"
+        N_("The HW can only move as fast as broker 3's disk: about a fifth of the writes are"
            ' still waiting.'),
         N_("Network latency: how many ISR shrinks in 60 s?"),
         N_("Slow disk: how many ISR shrinks in 60 s?"),
