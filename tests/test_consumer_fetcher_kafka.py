@@ -524,7 +524,7 @@ def test_update_fetch_position_of_paused_partitions():
     c = _hw_below_leo()
     c.create_topic("u", 1, 3)
     cons, _sent = _consumer(c, "latest")
-    cons.assign("u")
+    cons.assign([TP0, ("u", 0)])  # KafkaConsumer.assign replaces: both partitions at once
     cons.seek("u", 0, 0)
     subs = cons.subscriptions
     subs.pause(TP0)
@@ -673,6 +673,21 @@ def test_fetch_after_partition_with_fetched_records_is_unassigned():
     got = poll_until(cons, lambda g: len(g) >= 2, polls=2)
     assert [(r.partition, r.offset) for r in got] == [(1, 3), (1, 4)]
     assert cons.position(T, 1) == 5
+
+
+def test_assign_replaces_the_assignment():
+    """KafkaConsumer.assign: the assignment becomes the partitions given (SubscriptionState
+    .assignFromUser), not those plus the earlier ones; a partition kept keeps its position, and
+    the buffered records of one dropped are dropped."""
+    _c, cons, _sent = _consumer_over(10, partitions=2, max_poll_records=2)
+    cons.assign(T, [0])
+    assert [(r.partition, r.offset) for r in cons.poll(500)] == [(0, 0), (0, 1)]
+    cons.assign(T, [1])
+    assert cons.assignment == [TP1] and cons._fetch_buffer == []
+    assert [(r.partition, r.offset) for r in cons.poll(500)] == [(1, 0), (1, 1)]
+    cons.assign([TP0, TP1])
+    assert cons.assignment == [TP0, TP1] and cons.position(T, 1) == 2
+    assert cons.position(T, 0) is None   # assigned anew: no position until the next poll
 
 
 def test_records_of_each_partition_come_in_offset_order_once():

@@ -172,21 +172,40 @@ class Consumer:
                                  if s.position is not None})
 
     # -- assignment -----------------------------------------------------------------------------
-    def assign(self, topic: str, partitions: list[int] | None = None) -> None:
-        """Manually assign partitions (all of the topic's by default), added to those already
-        assigned."""
+    def assign(self, topic: str | list[tuple[str, int]],
+               partitions: list[int] | None = None) -> None:
+        """KafkaConsumer.assign: the assignment becomes ``topic``'s partitions (all of them by
+        default), replacing what was assigned; ``topic`` may also be a list of (topic,
+        partition) pairs, for partitions of several topics. A partition kept keeps its state;
+        fetched data of a partition dropped is dropped (Fetcher
+        .clearBufferedDataForUnassignedPartitions)."""
+        wanted = self._partitions_to_assign(topic, partitions)
+        self.subscriptions.assign_from_user(wanted)
+        self._clear_buffered_data_for_unassigned_partitions()
+
+    subscribe = assign
+
+    def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
+        """The (topic, partition) pairs ``assign`` names, checked against the cluster."""
         validation.check_partition_list("assign", partitions)
         c = self.cluster
-        if type(topic) is not str:
+        if type(topic) is str:
+            if topic not in c.topics.configs:
+                raise ClusterError(c.topics.unknown_topic_message(topic))
+            parts = list(c.assignment(topic)) if partitions is None else list(partitions)
+            pairs = [(topic, p) for p in parts]
+        elif partitions is None and isinstance(topic, (list, tuple)) and all(
+                isinstance(tp, tuple) and len(tp) == 2 and type(tp[0]) is str for tp in topic):
+            pairs = list(topic)
+        else:
             raise ClusterError(f"assign / subscribe: topic must be one topic name, such as "
-                               f"'t', got {topic!r} ({type(topic).__name__})")
-        if topic not in c.topics.configs:
-            raise ClusterError(c.topics.unknown_topic_message(topic))
-        parts = list(c.assignment(topic)) if partitions is None else list(partitions)
-        for p in parts:
-            c.topics.check_partition(topic, p)
-        self.subscriptions.assign_from_user(self.assignment + [(topic, p) for p in parts])
-        self._clear_buffered_data_for_unassigned_partitions()
+                               f"'t', got {topic!r} ({type(topic).__name__}); or a list of "
+                               f"(topic, partition) pairs, such as [('t', 0), ('u', 1)]")
+        for t, p in pairs:
+            if t not in c.topics.configs:
+                raise ClusterError(c.topics.unknown_topic_message(t))
+            c.topics.check_partition(t, p)
+        return pairs
 
     def _clear_buffered_data_for_unassigned_partitions(self) -> None:
         """Fetcher.clearBufferedDataForUnassignedPartitions: fetched data of partitions no
@@ -196,8 +215,6 @@ class Consumer:
                               if subs.is_assigned((r.topic, r.partition))]
         self._out_of_range = {tp: e for tp, e in self._out_of_range.items()
                               if subs.is_assigned(tp)}
-
-    subscribe = assign
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
         """KafkaConsumer.seek: the next poll reads from ``offset``; the position has no epoch,
