@@ -15,9 +15,11 @@ topic ``t``), in one of two styles:
   reassignments, elections and crashes giving the answers Kafka's tests script (HW below LEO,
   OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH, OffsetsForLeaderEpoch, a preferred read replica).
 
-kafkasim's consumer has no completed-fetch buffer: an answer is consumed when it arrives and
-``poll`` hands out at most ``max.poll.records`` of it, the rest being fetched again; Kafka's
-``fetchRecords()`` is read as the records an answer added to ``Consumer.consumed``. Record
+kafkasim's consumer takes an answer when it arrives (FetchCollector.initialize and
+fetchRecords at once): its records are consumed and the position moves past them; ``poll``
+hands out at most ``max.poll.records`` and keeps the rest in its fetch buffer for the next
+poll (the position going back to the first one kept). Kafka's ``fetchRecords()`` is read as
+the records an answer added to ``Consumer.consumed``. Record
 batches have no gaps (no compaction), so Kafka's records 1..3 after ``seek(tp0, 0)`` become a
 seek to 1. ``selectReadReplica`` is ``Consumer.fetching_from``; ``pause`` / ``resume`` are
 ``SubscriptionState``'s, as in Kafka's tests.
@@ -190,15 +192,7 @@ def test_fetch_normal():
         (E.NOT_LEADER_OR_FOLLOWER, True),
         (E.UNKNOWN_TOPIC_OR_PARTITION, True),
         (E.FENCED_LEADER_EPOCH, True),
-        pytest.param(
-            E.UNKNOWN_LEADER_EPOCH,
-            False,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="kafkasim forgets the leader on UNKNOWN_LEADER_EPOCH, so the next "
-                "poll refreshes metadata; Kafka only logs it",
-            ),
-        ),
+        (E.UNKNOWN_LEADER_EPOCH, False),
     ],
 )
 def test_handle_fetch_response_error(error, requests_metadata):
@@ -261,11 +255,6 @@ def test_fetch_offset_out_of_range():
     assert s.subs.valid_position(TP0) is None and s.subs.position(TP0) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Consumer._on_fetch_error resets on OFFSET_OUT_OF_RANGE "
-    "without comparing the fetch offset with the position",
-)
 def test_stale_out_of_range_error():
     """testStaleOutOfRangeError: an OFFSET_OUT_OF_RANGE for offset 0 arriving after a seek to 1
     is stale: no reset, the position stays 1."""
@@ -277,12 +266,6 @@ def test_stale_out_of_range_error():
     assert s.subs.position(TP0).offset == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with auto.offset.reset=none kafkasim requests a reset "
-    "(drops the position), raises once on the next poll, then "
-    "NoOffsetForPartitionException",
-)
 def test_fetch_offset_out_of_range_exception():
     """testFetchOffsetOutOfRangeException: without a reset policy the partition is not reset;
     collecting raises OffsetOutOfRangeException {tp0: 0}, and again on the next try."""
@@ -296,18 +279,16 @@ def test_fetch_offset_out_of_range_exception():
     assert s.subs.position(TP0).offset == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with auto.offset.reset=none kafkasim drops tp0's "
-    "position on OFFSET_OUT_OF_RANGE (AWAIT_RESET) instead of keeping it at 1",
-)
 def test_fetch_position_after_exception():
     """testFetchPositionAfterException: tp1's records are returned, then
     OffsetOutOfRangeException {tp0: 1}; the positions stay tp0 1, tp1 4."""
     s = Scripted(reset="none")
     s.assign(0, 1)
-    s.subs.seek(TP0, 1)
-    s.subs.seek(TP1, 1)
+    # KafkaConsumer.seek (not SubscriptionState.seek): the positions are established against the
+    # metadata's leaders, so the poll below has nothing to validate (Kafka's test calls
+    # collectFetch, which validates nothing, where this port polls)
+    s.cons.seek(T, 0, 1)
+    s.cons.seek(T, 1, 1)
     corrs = s.send_fetches()
     assert len(corrs) == 2  # t-0 and t-1 have different leaders here
     by_tp = {s.cons.sent_to[c][1].partitions[0].partition: c for c in corrs}
@@ -369,11 +350,6 @@ def _with_preferred_replica(partitions: int = 1) -> tuple[Scripted, int]:
     return s, follower
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Consumer._on_fetch skips the records (and HW) of an "
-    "answer that names a preferred read replica",
-)
 def test_preferred_read_replica_answer_with_records():
     """testPreferredReadReplica: an answer with records and a preferred read replica returns
     the records and sets the replica fetched from next."""
@@ -388,11 +364,6 @@ def test_preferred_read_replica_answer_with_records():
     assert s.cons.fetching_from(T, 0) == follower
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Consumer._on_fetch takes the answer's preferred read "
-    "replica before looking at its error, so the error is ignored",
-)
 def test_fetch_error_should_clear_preferred_read_replica():
     """testFetchErrorShouldClearPreferredReadReplica: NOT_LEADER_OR_FOLLOWER from the replica
     sends the consumer back to the leader."""
@@ -410,11 +381,6 @@ def test_preferred_read_replica_offset_error():
     assert s.subs.preferred_read_replica(TP0, s.c.now) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Consumer._on_fetch_error resets the position on "
-    "OFFSET_OUT_OF_RANGE from a preferred read replica too",
-)
 def test_preferred_read_replica_offset_error_keeps_the_position():
     """FetchCollector.handleInitializeErrors (3.7.0), the OFFSET_OUT_OF_RANGE branch: when a
     preferred read replica was cleared the error is not handled as out of range: no reset, the
@@ -431,9 +397,6 @@ def test_preferred_read_replica_offset_error_keeps_the_position():
     ] == [(s.leader(TP0), 0)]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="Consumer.on_disconnect does not clear the preferred read replica"
-)
 def test_fetch_disconnected_should_clear_preferred_read_replica():
     """testFetchDisconnectedShouldClearPreferredReadReplica."""
     s, _follower = _with_preferred_replica()
@@ -441,6 +404,19 @@ def test_fetch_disconnected_should_clear_preferred_read_replica():
     s.disconnect(corr)
     assert s.fetch_records() == {}
     assert s.subs.preferred_read_replica(TP0, s.c.now) is None
+
+
+def test_offline_preferred_read_replica_is_not_fetched_from():
+    """AbstractFetch.selectReadReplica: a preferred replica the metadata does not show online
+    (Cluster.nodeIfOnline) is forgotten, the leader fetched from, and (3.4+, KAFKA-14379)
+    new metadata asked for."""
+    s, follower = _with_preferred_replica()
+    s.cons.nodes = s.cons.nodes - {follower}  # a metadata update without the follower
+    before = len(s.sent)
+    s.send_fetches()
+    assert [b for b, _m in of_type(s.sent[before:], FetchRequest)] == [s.leader(TP0)]
+    assert s.subs.preferred_read_replica(TP0, s.c.now) is None
+    assert s.cons._metadata_update_requested
 
 
 @pytest.mark.parametrize("error", [E.FENCED_LEADER_EPOCH, E.NOT_LEADER_OR_FOLLOWER])
@@ -519,11 +495,6 @@ def test_update_fetch_position_reset_to_default_offset(policy, position):
     assert cons.position(T) == position
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Consumer._reset_positions resets every partition by "
-    "auto.offset.reset, overwriting a partition's requested strategy",
-)
 def test_update_fetch_position_reset_to_latest_offset():
     """testUpdateFetchPositionResetToLatestOffset: requestOffsetReset(tp0, LATEST) with the
     default policy EARLIEST resets tp0 to the latest offset (OffsetFetcher
@@ -553,7 +524,7 @@ def test_update_fetch_position_of_paused_partitions():
     c = _hw_below_leo()
     c.create_topic("u", 1, 3)
     cons, _sent = _consumer(c, "latest")
-    cons.assign("u")
+    cons.assign([TP0, ("u", 0)])  # KafkaConsumer.assign replaces: both partitions at once
     cons.seek("u", 0, 0)
     subs = cons.subscriptions
     subs.pause(TP0)
@@ -668,11 +639,6 @@ def test_fetch_max_poll_records():
     assert polls == [[1, 2], 3, [3, 4], 5, [5], 6]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkasim keeps no completed fetch: the records past "
-    "max.poll.records are fetched again by the next poll",
-)
 def test_fetch_max_poll_records_no_fetch_while_records_are_buffered():
     """testFetchMaxPollRecords: after returning 2 of 3 fetched records, the next poll returns
     the third without a new fetch (AbstractFetch.fetchablePartitions skips buffered ones)."""
@@ -707,6 +673,21 @@ def test_fetch_after_partition_with_fetched_records_is_unassigned():
     got = poll_until(cons, lambda g: len(g) >= 2, polls=2)
     assert [(r.partition, r.offset) for r in got] == [(1, 3), (1, 4)]
     assert cons.position(T, 1) == 5
+
+
+def test_assign_replaces_the_assignment():
+    """KafkaConsumer.assign: the assignment becomes the partitions given (SubscriptionState
+    .assignFromUser), not those plus the earlier ones; a partition kept keeps its position, and
+    the buffered records of one dropped are dropped."""
+    _c, cons, _sent = _consumer_over(10, partitions=2, max_poll_records=2)
+    cons.assign(T, [0])
+    assert [(r.partition, r.offset) for r in cons.poll(500)] == [(0, 0), (0, 1)]
+    cons.assign(T, [1])
+    assert cons.assignment == [TP1] and cons._fetch_buffer == []
+    assert [(r.partition, r.offset) for r in cons.poll(500)] == [(1, 0), (1, 1)]
+    cons.assign([TP0, TP1])
+    assert cons.assignment == [TP0, TP1] and cons.position(T, 1) == 2
+    assert cons.position(T, 0) is None   # assigned anew: no position until the next poll
 
 
 def test_records_of_each_partition_come_in_offset_order_once():
@@ -905,16 +886,14 @@ def test_preferred_read_replica_lease_expires_after_metadata_max_age():
     assert targets[0] == 1 and targets[-1] == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the consumer keeps fetching from (or skipping) the "
-    "dead preferred replica until its lease expires: neither the disconnect "
-    "nor the metadata clears it",
-)
 def test_dead_preferred_read_replica_falls_back_to_the_leader():
     """testFetchDisconnectedShouldClearPreferredReadReplica end to end, with
     AbstractFetch.selectReadReplica (a replica not online in the metadata: use the leader):
-    the preferred replica crashes; the consumer reads on from the leader."""
+    the preferred replica crashes. Until the cluster notices (zookeeper.session.timeout.ms,
+    18 s) the leader keeps naming it (ReplicaManager.findPreferredReadReplica: an in-sync
+    replica with the fetch offset) and each fetch to it fails (and forgets it, 3.4+), so the
+    consumer reads nothing; once its metadata no longer shows broker 3 it reads on from the
+    leader, long before the replica's lease (metadata.max.age.ms, 5 min) ends."""
     c, cons, _sent = _rack_cluster()
     c.crash(3)
     p = c.producer(acks="1")
@@ -922,8 +901,11 @@ def test_dead_preferred_read_replica_falls_back_to_the_leader():
         p.send(T, f"x{i}", partition=0)
     p.flush()
     got = []
-    for _ in range(10):
+    for _ in range(60):
         got += cons.poll(500)
+        if got:
+            break
+        assert 3 in cons.nodes  # nothing read while the metadata still shows broker 3
         c.run(500)
     assert [r.value for r in got] == ["x0", "x1", "x2"]
-    assert cons.fetching_from(T) == 1
+    assert 3 not in cons.nodes and cons.fetching_from(T) == 1

@@ -231,6 +231,12 @@ SINCE = [
     ("idempotent_unknown_producer_id_retried", "1.0", "0.11.0"),
     ("producer_sequence_wraps", "2.2", "2.1"),
     ("consumer_validation_undefined_resets", "2.6", "2.5"),
+    # KAFKA-3977 (ff557f0, first in 0.10.1.0); KAFKA-14379 (b296e16, first in 3.4.0, back-ported
+    # to 3.3.2, not modelled)
+    ("consumer_discards_stale_out_of_range", "0.10.1", "0.10.0"),
+    ("consumer_errors_clear_preferred_read_replica", "3.4", "3.3"),
+    # KAFKA-7548 (1546fc3, first in 2.4.0)
+    ("consumer_keeps_paused_fetches", "2.4", "2.3"),
     ("leader_election_tool", "2.4", "2.3"),
     ("describe_space_after_colon", "2.4", "2.3"),
     ("error_not_leader_or_follower", "2.6", "2.5"),

@@ -1127,6 +1127,43 @@ class ClientRules:
         doc="an undefined OffsetsForLeaderEpoch answer resets the consumer position by "
         "auto.offset.reset (before: the position became -1)",
     )
+    # KAFKA-3977 (0.10.1.0, ff557f0): a fetch answer is parsed when poll() hands it out
+    # (Fetcher.parseCompletedFetch, FetchCollector.handleInitializeErrors in 3.7): an
+    # OFFSET_OUT_OF_RANGE for an offset that is no longer the position (a seek meanwhile) is
+    # stale and ignored, and without a reset policy each answer raises OffsetOutOfRangeException
+    # for its own partition (again on every poll while an answer with records stays buffered).
+    # Before (0.9.0, 0.10.0: Fetcher.handleFetchResponse) the partition was reset whatever its
+    # position now, and the out-of-range partitions still at their fetch offset were raised
+    # together, once (Fetcher.throwIfOffsetOutOfRange).
+    consumer_discards_stale_out_of_range: bool = _rule(
+        since="0.10.1",
+        ref="KAFKA-3977, Fetcher.parseCompletedFetch @0.10.1.0",
+        doc="a consumer ignores an OFFSET_OUT_OF_RANGE answer for an offset it has moved away "
+        "from (before: it reset the partition anyway)",
+    )
+    # KAFKA-7548 (2.4.0, 1546fc3): fetched records of a partition paused meanwhile stay in the
+    # fetch buffer and are returned once it is resumed, if its position has not moved
+    # (Fetcher.collectFetch pausedCompletedFetches; an answer is dropped only without a valid
+    # position). Before, they were discarded ("no longer fetchable") and fetched again.
+    consumer_keeps_paused_fetches: bool = _rule(
+        since="2.4",
+        ref="KAFKA-7548, Fetcher.collectFetch @2.4.0",
+        doc="records fetched for a paused partition are kept for when it is resumed (before: "
+        "discarded and fetched again)",
+    )
+    # KAFKA-14379 (3.4.0, b296e16; back-ported to 3.3.2, which the 3.3 profile does not model):
+    # a fetch error that asks for new metadata (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+    # UNKNOWN_TOPIC_OR_PARTITION, ...: Fetcher.requestMetadataUpdate) and a failed fetch request
+    # (a disconnect: Fetcher/AbstractFetch.handleFetchFailure) clear the preferred read replica,
+    # and a preferred replica the metadata does not show online (Cluster.nodeIfOnline, now also
+    # requiring it among the partition's replicas) asks for new metadata besides. Before, only
+    # OFFSET_OUT_OF_RANGE, an offline replica and the lease (metadata.max.age.ms) cleared it.
+    consumer_errors_clear_preferred_read_replica: bool = _rule(
+        since="3.4",
+        ref="KAFKA-14379, Fetcher.requestMetadataUpdate / handleFetchFailure @3.4.0",
+        doc="a fetch error or a disconnect sends a follower-fetching consumer back to the "
+        "leader (before: it kept the preferred read replica until its lease expired)",
+    )
 
 
 #: The groups of :class:`Rules`, in the order describe_rules shows them: (attribute, record type,

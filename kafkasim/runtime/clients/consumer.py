@@ -139,7 +139,16 @@ class Consumer:
         self.leader_epochs: dict[tuple[str, int], int] = {}   # from metadata (KIP-320)
         self._validating: dict[int, dict] = {}   # correlation id -> {tp: position asked about}
         self._truncations: dict[tuple[str, int], tuple[int, int] | None] = {}
-        self._truncated_at: dict[tuple[str, int], int] = {}
+        self.nodes: frozenset[int] | None = None   # the metadata's live brokers (None: no answer)
+        self.replicas: dict[tuple[str, int], tuple[int, ...]] = {}   # from metadata
+        self._metadata_update_requested = False
+        self._metadata_updated_ms: int | None = None   # last successful metadata answer
+        # FetchBuffer: records fetched but not yet returned by poll (past max.poll.records, or
+        # of a paused partition, 2.4+), in the order they came
+        self._fetch_buffer: list[ConsumerRecord] = []
+        # completed fetches that failed OFFSET_OUT_OF_RANGE without a reset policy, in the order
+        # they came: tp -> (fetch offset, whether the answer carried records)
+        self._out_of_range: dict[tuple[str, int], tuple[int, bool]] = {}
         self.consumed: list[ConsumerRecord] = []
         self.correlation = 0
         self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
@@ -163,22 +172,49 @@ class Consumer:
                                  if s.position is not None})
 
     # -- assignment -----------------------------------------------------------------------------
-    def assign(self, topic: str, partitions: list[int] | None = None) -> None:
-        """Manually assign partitions (all of the topic's by default), added to those already
-        assigned."""
-        validation.check_partition_list("assign", partitions)
-        c = self.cluster
-        if type(topic) is not str:
-            raise ClusterError(f"assign / subscribe: topic must be one topic name, such as "
-                               f"'t', got {topic!r} ({type(topic).__name__})")
-        if topic not in c.topics.configs:
-            raise ClusterError(c.topics.unknown_topic_message(topic))
-        parts = list(c.assignment(topic)) if partitions is None else list(partitions)
-        for p in parts:
-            c.topics.check_partition(topic, p)
-        self.subscriptions.assign_from_user(self.assignment + [(topic, p) for p in parts])
+    def assign(self, topic: str | list[tuple[str, int]],
+               partitions: list[int] | None = None) -> None:
+        """KafkaConsumer.assign: the assignment becomes ``topic``'s partitions (all of them by
+        default), replacing what was assigned; ``topic`` may also be a list of (topic,
+        partition) pairs, for partitions of several topics. A partition kept keeps its state;
+        fetched data of a partition dropped is dropped (Fetcher
+        .clearBufferedDataForUnassignedPartitions)."""
+        wanted = self._partitions_to_assign(topic, partitions)
+        self.subscriptions.assign_from_user(wanted)
+        self._clear_buffered_data_for_unassigned_partitions()
 
     subscribe = assign
+
+    def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
+        """The (topic, partition) pairs ``assign`` names, checked against the cluster."""
+        validation.check_partition_list("assign", partitions)
+        c = self.cluster
+        if type(topic) is str:
+            if topic not in c.topics.configs:
+                raise ClusterError(c.topics.unknown_topic_message(topic))
+            parts = list(c.assignment(topic)) if partitions is None else list(partitions)
+            pairs = [(topic, p) for p in parts]
+        elif partitions is None and isinstance(topic, (list, tuple)) and all(
+                isinstance(tp, tuple) and len(tp) == 2 and type(tp[0]) is str for tp in topic):
+            pairs = list(topic)
+        else:
+            raise ClusterError(f"assign / subscribe: topic must be one topic name, such as "
+                               f"'t', got {topic!r} ({type(topic).__name__}); or a list of "
+                               f"(topic, partition) pairs, such as [('t', 0), ('u', 1)]")
+        for t, p in pairs:
+            if t not in c.topics.configs:
+                raise ClusterError(c.topics.unknown_topic_message(t))
+            c.topics.check_partition(t, p)
+        return pairs
+
+    def _clear_buffered_data_for_unassigned_partitions(self) -> None:
+        """Fetcher.clearBufferedDataForUnassignedPartitions: fetched data of partitions no
+        longer assigned is dropped."""
+        subs = self.subscriptions
+        self._fetch_buffer = [r for r in self._fetch_buffer
+                              if subs.is_assigned((r.topic, r.partition))]
+        self._out_of_range = {tp: e for tp, e in self._out_of_range.items()
+                              if subs.is_assigned(tp)}
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
         """KafkaConsumer.seek: the next poll reads from ``offset``; the position has no epoch,
@@ -312,14 +348,38 @@ class Consumer:
     def _leader_for(self, tp) -> int:
         return self.leaders.get(tp, -1)
 
-    def _fetch_target(self, tp) -> int:
-        """The preferred read replica while its lease lasts (KIP-392), else the leader."""
-        preferred = self.subscriptions.preferred_read_replica(tp, self.cluster.now)
-        return self._leader_for(tp) if preferred is None else preferred
+    def _node_if_online(self, tp, node: int) -> bool:
+        """Cluster.nodeIfOnline: the metadata shows ``node`` alive (3.4+, KAFKA-14379: and among
+        the partition's replicas)."""
+        if self.nodes is None:
+            return True   # no metadata answer yet
+        if node not in self.nodes:
+            return False
+        return not self.cluster.rules.clients.consumer_errors_clear_preferred_read_replica or \
+            node in self.replicas.get(tp, (node,))
+
+    def _select_read_replica(self, tp) -> int:
+        """AbstractFetch.selectReadReplica: the preferred read replica while its lease lasts
+        (KIP-392) and the metadata shows it online, else the leader. An offline one is
+        forgotten (3.4+: and new metadata asked for, Fetcher.requestMetadataUpdate)."""
+        subs = self.subscriptions
+        preferred = subs.preferred_read_replica(tp, self.cluster.now)
+        if preferred is None or self._node_if_online(tp, preferred):
+            return self._leader_for(tp) if preferred is None else preferred
+        subs.clear_preferred_read_replica(tp)
+        if self.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
+            self._metadata_update_requested = True
+        return self._leader_for(tp)
 
     def fetching_from(self, topic: str, partition: int = 0) -> int:
-        """The broker this consumer fetches the partition from (a follower under KIP-392)."""
-        return self._fetch_target((topic, partition))
+        """The broker this consumer fetches the partition from (a follower under KIP-392);
+        changes nothing (selectReadReplica's forgetting an offline replica is left to the next
+        fetch)."""
+        tp = (topic, partition)
+        preferred = self.subscriptions.preferred_read_replica(tp, self.cluster.now)
+        if preferred is not None and self._node_if_online(tp, preferred):
+            return preferred
+        return self._leader_for(tp)
 
     def _preferred_count(self) -> int:
         return sum(s.preferred_read_replica is not None
@@ -327,28 +387,43 @@ class Consumer:
 
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None
              ) -> list[ConsumerRecord]:
-        """Fetch from the leaders of the assigned partitions; returns the new records."""
+        """KafkaConsumer.poll: positions first, then the records already fetched if there are
+        any (pollForFetches), else a fetch from the leaders (or preferred read replicas) of the
+        assigned partitions; returns at most max.poll.records new records. Raises
+        OffsetOutOfRangeException for an out-of-range partition without a reset policy when it
+        has no records to return."""
         validation.check_poll(timeout_ms, max_records)
         if not self.assignment:
             raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
+        self._drain_fetch_buffer()
+        if len(self.consumed) == start:
+            self._throw_if_offset_out_of_range()
+            self._fetch(timeout_ms)
+        limit = max_records if max_records is not None else self.config["max.poll.records"]
+        return self._collect_fetch(start, limit, before)
+
+    def _fetch(self, timeout_ms: int) -> None:
+        """sendFetches and the network poll until answers come or ``timeout_ms`` passes; a
+        redirect to a preferred read replica without records costs one more round."""
+        start = len(self.consumed)
         deadline = self.cluster.now + timeout_ms
-        for _round in range(2):  # a redirect to a preferred read replica costs one round
+        for _round in range(2):
             redirects = self._preferred_count()
             self._send_fetches()
             self._await(max(0, deadline - self.cluster.now))
             if len(self.consumed) > start or self._preferred_count() <= redirects:
                 break
-        limit = max_records if max_records is not None else self.config["max.poll.records"]
-        return self._collect_fetch(start, limit, before)
 
     def _update_fetch_positions(self, timeout_ms: int) -> None:
         """KafkaConsumer.updateFetchPositions: metadata for partitions without a known leader,
         positions validated (KIP-320, 2.3+), then a position for each partition without one
         (refreshCommittedOffsetsIfNeeded, resetPositionsIfNeeded)."""
-        if any(self._leader_for(tp) < 0 for tp in self.assignment):
+        if self._metadata_update_requested or self._metadata_expired() or \
+                any(self._leader_for(tp) < 0 for tp in self.assignment):
+            self._metadata_update_requested = False
             self._refresh_metadata(timeout_ms)
         validate = self.cluster.rules.clients.consumer_validates_position
         if validate:
@@ -370,11 +445,13 @@ class Consumer:
                 cfg["isolation.level"], cfg.get("client.rack") or ""), "fetch")
 
     def _prepare_fetch_requests(self) -> dict[int, list[FetchPartition]]:
-        """AbstractFetch.prepareFetchRequests: the fetchable partitions by broker."""
+        """AbstractFetch.prepareFetchRequests: the fetchable partitions by broker, but those with
+        fetched data still buffered (fetchablePartitions)."""
         validate = self.cluster.rules.clients.consumer_validates_position
+        buffered = {(r.topic, r.partition) for r in self._fetch_buffer} | set(self._out_of_range)
         by_target: dict[int, list[FetchPartition]] = {}
-        for tp in self.subscriptions.fetchable_partitions():
-            target = self._fetch_target(tp)
+        for tp in self.subscriptions.fetchable_partitions(lambda tp: tp not in buffered):
+            target = self._select_read_replica(tp)
             if target < 0 or self.cluster.transport.is_unavailable(self.client_id, target):
                 continue   # (Fetcher: "awaiting reconnect backoff")
             position = self.subscriptions.position(tp)
@@ -385,11 +462,59 @@ class Consumer:
                 self.config["max.partition.fetch.bytes"]))
         return by_target
 
+    def _drain_fetch_buffer(self) -> None:
+        """FetchCollector.fetchRecords over the buffered records: each one at its partition's
+        position is handed out (the position moves past it); those of a paused partition stay
+        buffered (2.4+); the others (partition unassigned, reset, sought elsewhere) are
+        dropped."""
+        subs = self.subscriptions
+        keep_paused = self.cluster.rules.clients.consumer_keeps_paused_fetches
+        kept = []
+        for r in self._fetch_buffer:
+            tp = (r.topic, r.partition)
+            if keep_paused and subs.is_paused(tp):
+                kept.append(r)
+                continue
+            position = subs.position(tp) if subs.is_fetchable(tp) else None
+            if position is not None and position.offset == r.offset:
+                self.consumed.append(r)
+                subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
+                                                position.current_leader))
+        self._fetch_buffer = kept
+
+    def _throw_if_offset_out_of_range(self) -> None:
+        """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
+        with no records to return: for the first failed answer whose fetch offset is still the
+        position (stale ones are dropped); an answer that carried records stays buffered and
+        raises again. Before 0.10.1 (Fetcher.throwIfOffsetOutOfRange) every such partition at
+        once, and only once."""
+        subs = self.subscriptions
+        per_fetch = self.cluster.rules.clients.consumer_discards_stale_out_of_range
+        current = {}
+        for tp, (offset, has_records) in list(self._out_of_range.items()):
+            position = subs.valid_position(tp) if subs.is_assigned(tp) else None
+            if position is None or position.offset != offset or \
+                    not (per_fetch or subs.is_fetchable(tp)):
+                del self._out_of_range[tp]   # stale: the position moved since the fetch
+                continue
+            current[tp] = offset
+            if per_fetch:
+                if not has_records:
+                    del self._out_of_range[tp]
+                break
+        if not per_fetch:
+            self._out_of_range.clear()
+        if current:
+            raise OffsetOutOfRangeException(current)
+
     def _collect_fetch(self, start: int, limit: int, before: dict) -> list[ConsumerRecord]:
         """FetchCollector.collectFetch: the records fetched by this poll, at most ``limit``
-        (``max.poll.records``); the rest is fetched again next time: each position goes back
-        to the first record not handed out, with the epoch of the record before it."""
+        (``max.poll.records``); the rest stays in the fetch buffer for the next poll: each
+        position goes back to the first record not handed out, with the epoch of the record
+        before it. With none to return, a pending OffsetOutOfRangeException is raised."""
         new = self.consumed[start:]
+        if not new:
+            self._throw_if_offset_out_of_range()
         if len(new) <= limit:
             return new
         subs = self.subscriptions
@@ -406,6 +531,7 @@ class Consumer:
                 subs.position(tp, FetchPosition(position.offset, r.leader_epoch,
                                                 position.current_leader))
         del self.consumed[start + limit:]
+        self._fetch_buffer = new[limit:] + self._fetch_buffer
         return new[:limit]
 
     def _init_positions(self, timeout_ms: int) -> bool:
@@ -442,27 +568,25 @@ class Consumer:
         return reset, to_validate
 
     def _reset_positions(self, reset: list, timeout_ms: int) -> None:
-        """OffsetFetcher.resetPositionsIfNeeded: ListOffsets (earliest or latest, by
-        ``auto.offset.reset``) to each leader; with the policy "none", an exception instead."""
-        policy = self.config["auto.offset.reset"]
-        if policy == "none":
-            out_of_range = [tp for tp in reset if tp in self._truncated_at]
-            if out_of_range:
-                # Fetcher: OFFSET_OUT_OF_RANGE without a reset policy
-                raise OffsetOutOfRangeException({tp: self._truncated_at.pop(tp)
-                                                 for tp in out_of_range})
+        """SubscriptionState.resetInitializingPositions (a partition still without a position
+        awaits a reset by ``auto.offset.reset``; with "none", NoOffsetForPartitionException),
+        then OffsetFetcher.resetPositionsIfNeeded: ListOffsets to each leader for every
+        partition awaiting a reset, by that partition's strategy (resetStrategy(tp): e.g. LATEST
+        after seekToEnd, whatever ``auto.offset.reset`` says)."""
+        subs = self.subscriptions
+        initializing = [tp for tp in reset if not subs.is_offset_reset_needed(tp)]
+        if initializing and not subs.has_default_offset_reset_policy():
             raise NoOffsetForPartitionException(
                 "Undefined offset with no reset policy for partitions: "
-                + ", ".join(f"{t}-{p}" for t, p in sorted(reset)), reset)
-        subs = self.subscriptions
-        for tp in reset:
-            subs.request_offset_reset_if_partition_assigned(tp)   # resetInitializingPositions
+                + ", ".join(f"{t}-{p}" for t, p in sorted(initializing)), initializing)
+        for tp in initializing:
+            subs.request_offset_reset(tp)
         by_leader: dict[int, list] = {}
-        ts = subs.default_reset_strategy.timestamp
         for tp in reset:
             leader = self._leader_for(tp)
-            if leader >= 0:
-                by_leader.setdefault(leader, []).append((tp[0], tp[1], ts))
+            strategy = subs.reset_strategy(tp)
+            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
+                by_leader.setdefault(leader, []).append((tp[0], tp[1], strategy.timestamp))
         for leader, parts in by_leader.items():
             self._send(leader, ListOffsetsRequest(self._next_corr(), -1, tuple(parts)),
                        "list_offsets")
@@ -515,95 +639,164 @@ class Consumer:
         if self.pending.pop(getattr(msg, "correlation_id", -1), None) is None:
             return
         if isinstance(msg, FetchRequest):
+            # AbstractFetch.handleFetchFailure (3.4+): the session's partitions forget their
+            # preferred read replica
+            clear = self.cluster.rules.clients.consumer_errors_clear_preferred_read_replica
             for fp in msg.partitions:
-                self.leaders[(fp.topic, fp.partition)] = -1
+                tp = (fp.topic, fp.partition)
+                self.leaders[tp] = -1
+                if clear:
+                    self.subscriptions.clear_preferred_read_replica(tp)
         elif isinstance(msg, OffsetsForLeaderEpochRequest):
             for topic, partition, _current, _epoch in msg.partitions:
                 self.leaders[(topic, partition)] = -1   # onFailure: metadata.requestUpdate()
 
     # -- responses --------------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
-        kind = self.pending.pop(getattr(msg, "correlation_id", -1), None)
+        corr = getattr(msg, "correlation_id", -1)
+        kind = self.pending.pop(corr, None)
         if kind is None:
             return
+        request = self.sent_to.get(corr, (None, None))[1]
         if isinstance(msg, MetadataResponse):
-            for topic, partition, err, leader, epoch, _r, _i in msg.partitions:
-                if partition >= 0:
-                    self.leaders[(topic, partition)] = leader if err == E.NONE else -1
-                    self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
+            self._on_metadata(msg)
         elif isinstance(msg, ListOffsetsResponse):
-            for topic, partition, err, offset in msg.partitions:
-                if err == E.NONE:
-                    tp = (topic, partition)
-                    subs = self.subscriptions
-                    subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None,
-                                                                  self._current_leader(tp)),
-                                                subs.default_reset_strategy)
-                else:
-                    self.leaders[(topic, partition)] = -1
+            self._on_list_offsets(msg, request)
         elif isinstance(msg, FetchResponse):
-            self._on_fetch(msg)
+            self._on_fetch(msg, request)
         elif isinstance(msg, OffsetsForLeaderEpochResponse):
             self._on_validation(msg)
         elif isinstance(msg, OffsetCommitResponse):
             pass
 
-    def _on_fetch(self, msg: FetchResponse) -> None:
-        """FetchCollector: each partition's answer moves its position past the records it
-        carries (if it still starts at them), redirects it to a preferred read replica, or
-        fails."""
-        c = self.cluster
+    def _metadata_expired(self) -> bool:
+        """Metadata.timeToNextUpdate: ``metadata.max.age.ms`` since the last update (the only
+        refresh after an error Kafka's consumer only logs, such as UNKNOWN_LEADER_EPOCH)."""
+        updated = self._metadata_updated_ms
+        return updated is not None and \
+            self.cluster.now >= updated + self.config.get("metadata.max.age.ms", 300000)
+
+    def _on_metadata(self, msg: MetadataResponse) -> None:
+        """Metadata.update: each partition's leader, epoch and replicas, and the live nodes."""
+        self._metadata_updated_ms = self.cluster.now
+        self.nodes = frozenset(msg.brokers)
+        for topic, partition, err, leader, epoch, replicas, _isr in msg.partitions:
+            if partition >= 0:
+                tp = (topic, partition)
+                self.leaders[tp] = leader if err == E.NONE else -1
+                self.leader_epochs[tp] = epoch if err == E.NONE else -1
+                self.replicas[tp] = tuple(replicas)
+
+    def _on_list_offsets(self, msg: ListOffsetsResponse, request) -> None:
+        """OffsetFetcherUtils.onSuccessfulRequestForResettingPositions: each offset is taken if
+        the partition still awaits the reset the request asked (its strategy read back from the
+        target timestamp); an error asks for new metadata (retried next poll)."""
+        asked = {} if request is None else {(t, p): ts for t, p, ts in request.partitions}
         subs = self.subscriptions
+        for topic, partition, err, offset in msg.partitions:
+            tp = (topic, partition)
+            if err != E.NONE:
+                self.leaders[tp] = -1
+                continue
+            strategy = OffsetResetStrategy.from_timestamp(
+                asked.get(tp, subs.default_reset_strategy.timestamp))
+            subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None, self._current_leader(tp)),
+                                        strategy)
+
+    def _on_fetch(self, msg: FetchResponse, request) -> None:
+        """AbstractFetch.handleFetchSuccess, each partition's answer initialized at once
+        (FetchCollector.initialize): ignored without a valid position (2.4+; before, when not
+        fetchable), else an error is handled, or a success taken."""
+        offsets = {} if request is None else \
+            {(fp.topic, fp.partition): fp.fetch_offset for fp in request.partitions}
+        subs = self.subscriptions
+        keep_paused = self.cluster.rules.clients.consumer_keeps_paused_fetches
         for pd in msg.partitions:
             tp = (pd.topic, pd.partition)
-            if not subs.is_assigned(tp):
-                continue
-            if pd.preferred_read_replica >= 0:
-                subs.update_preferred_read_replica(
-                    tp, pd.preferred_read_replica,
-                    c.now + self.config.get("metadata.max.age.ms", 300000))
-                c.trace.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
-                               ev.FetchRedirect(pd.preferred_read_replica))
-                continue
+            if not (subs.has_valid_position(tp) if keep_paused else subs.is_fetchable(tp)):
+                continue   # unassigned, reset or (before 2.4) paused while in flight
+            fetch_offset = offsets.get(tp, pd.records.base_offset)
             if pd.error != E.NONE:
-                self._on_fetch_error(tp, pd.error)
-                continue
-            subs.update_high_watermark(tp, pd.high_watermark)
-            subs.update_log_start_offset(tp, pd.log_start_offset)
-            self._consume(tp, pd)
+                self._handle_initialize_errors(tp, pd, fetch_offset)
+            else:
+                self._handle_initialize_success(tp, pd, fetch_offset)
 
-    def _on_fetch_error(self, tp, error: str) -> None:
-        """An error clears the preferred read replica. OFFSET_OUT_OF_RANGE: requestOffsetReset,
-        auto.offset.reset applies on the next poll (not the committed offset; with none the
-        next poll throws); any other error: the metadata is refreshed next poll."""
+    def _handle_initialize_success(self, tp, pd, fetch_offset: int) -> None:
+        """FetchCollector.handleInitializeSuccess: an answer for another offset than the
+        position is stale and dropped; else the HW and log start offset are taken, a preferred
+        read replica named (KIP-392) is fetched from next, and the records are consumed."""
+        c = self.cluster
         subs = self.subscriptions
-        subs.clear_preferred_read_replica(tp)
+        if subs.position(tp).offset != fetch_offset:
+            return   # "Discarding stale fetch response"
+        if pd.high_watermark >= 0:
+            subs.update_high_watermark(tp, pd.high_watermark)
+        if pd.log_start_offset >= 0:
+            subs.update_log_start_offset(tp, pd.log_start_offset)
+        if pd.preferred_read_replica >= 0:
+            subs.update_preferred_read_replica(
+                tp, pd.preferred_read_replica,
+                c.now + self.config.get("metadata.max.age.ms", 300000))
+            c.trace.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
+                           ev.FetchRedirect(pd.preferred_read_replica))
+        self._consume(tp, pd)
+
+    def _handle_initialize_errors(self, tp, pd, fetch_offset: int) -> None:
+        """FetchCollector.handleInitializeErrors: a leadership or unknown-partition error asks
+        for new metadata (3.4+: and forgets the preferred read replica); OFFSET_OUT_OF_RANGE
+        (``_on_offset_out_of_range``); UNKNOWN_LEADER_EPOCH and UNKNOWN_SERVER_ERROR are only
+        logged. An error Kafka's consumer does not expect (it throws IllegalStateException)
+        asks for new metadata here."""
+        error = pd.error
         self.errors.append((self.cluster.now, tp[0], tp[1], error))
-        if error != E.OFFSET_OUT_OF_RANGE:
-            self.leaders[tp] = -1
+        if error == E.OFFSET_OUT_OF_RANGE:
+            self._on_offset_out_of_range(tp, pd, fetch_offset)
+        elif error not in _LOGGED_FETCH_ERRORS:
+            self.leaders[tp] = -1   # requestMetadataUpdate: the next poll asks for metadata
+            if self.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
+                self.subscriptions.clear_preferred_read_replica(tp)
+
+    def _on_offset_out_of_range(self, tp, pd, fetch_offset: int) -> None:
+        """From a preferred read replica: it is forgotten and the same offset fetched from the
+        leader. From the leader: ignored if the position moved since (0.10.1+), else a reset
+        by auto.offset.reset (not the committed offset), or with "none" an
+        OffsetOutOfRangeException for poll to raise, the position kept."""
+        subs = self.subscriptions
+        if subs.clear_preferred_read_replica(tp) is not None:
             return
-        position = subs.position(tp)
-        if position is not None:
-            self._truncated_at[tp] = position.offset
+        if subs.position(tp).offset != fetch_offset and \
+                self.cluster.rules.clients.consumer_discards_stale_out_of_range:
+            return   # "Discarding stale fetch response"
+        if subs.has_default_offset_reset_policy():
             subs.request_offset_reset(tp)
+        else:
+            self._out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
 
     def _consume(self, tp, pd) -> None:
         """The records of ``pd`` that start at the position: consumed, the position moves past
-        them with the epoch of the last one (FetchPosition.offsetEpoch)."""
+        them with the epoch of the last one (FetchPosition.offsetEpoch); those of a paused
+        partition wait in the fetch buffer (2.4+)."""
         c = self.cluster
         chunk = pd.records
-        position = self.subscriptions.position(tp)
-        if not len(chunk) or not self.subscriptions.is_fetchable(tp) \
-                or position.offset != chunk.base_offset:
+        subs = self.subscriptions
+        position = subs.position(tp)
+        if not len(chunk) or position.offset != chunk.base_offset:
             return
-        for i, rid in enumerate(chunk.ids):
-            self.consumed.append(ConsumerRecord(pd.topic, pd.partition,
-                                                chunk.base_offset + i, chunk.epochs[i], rid,
-                                                c.records.value(rid), pd.high_watermark))
-        self.subscriptions.position(tp, FetchPosition(chunk.base_offset + len(chunk),
-                                                      chunk.epochs[-1], position.current_leader))
+        records = [ConsumerRecord(pd.topic, pd.partition, chunk.base_offset + i, chunk.epochs[i],
+                                  rid, c.records.value(rid), pd.high_watermark)
+                   for i, rid in enumerate(chunk.ids)]
+        if subs.is_paused(tp):
+            self._fetch_buffer += records
+        else:
+            self.consumed += records
+            subs.position(tp, FetchPosition(chunk.base_offset + len(chunk), chunk.epochs[-1],
+                                            position.current_leader))
         c.trace.record("consume", self.client_id, pd.topic, pd.partition,
                        (chunk.base_offset, chunk.last_offset, pd.high_watermark))
+
+
+#: Fetch errors FetchCollector.handleInitializeErrors only logs (no metadata update)
+_LOGGED_FETCH_ERRORS = frozenset({E.UNKNOWN_LEADER_EPOCH, "UNKNOWN_SERVER_ERROR"})
 
 
 def _or_undefined(epoch: int | None) -> int:

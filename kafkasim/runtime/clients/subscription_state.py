@@ -62,6 +62,12 @@ class OffsetResetStrategy(enum.Enum):
         """ListOffsets' target timestamp: EARLIEST_TIMESTAMP (-2) or LATEST_TIMESTAMP (-1)."""
         return -2 if self is OffsetResetStrategy.EARLIEST else -1
 
+    @classmethod
+    def from_timestamp(cls, timestamp: int) -> OffsetResetStrategy | None:
+        """OffsetFetcherUtils.timestampToOffsetResetStrategy: the strategy a ListOffsets target
+        timestamp asked for (None: a timestamp of neither)."""
+        return {-2: cls.EARLIEST, -1: cls.LATEST}.get(timestamp)
+
 
 class FetchState(enum.Enum):
     """SubscriptionState.FetchStates: (valid transitions, requires a position, has a valid
