@@ -83,3 +83,20 @@ def test_an_out_of_sync_follower_is_a_read_replica_only_before_3_4():
         cons.poll()
         served[version] = cons.fetching_from("t")
     assert served == {"3.3": 3, "3.4": 1}
+
+
+def test_the_selector_never_names_a_follower_its_leader_knows_dead():
+    """Kafka 3.3 offers any follower holding the offset (not only ISR members), but only brokers
+    alive in the leader's metadata cache have an endpoint (getPartitionReplicaEndpoints): once
+    the controller has told leader 1 that broker 3 is gone, a consumer in rack c is served by the
+    leader instead of being sent to the dead follower."""
+    c = cluster(SELECTOR, version="3.3")
+    c.crash(3)
+    assert c.run_until(lambda k: 3 not in k.brokers[1].metadata.live_brokers, 30000)
+    c.run(100)
+    assert 3 in c.inspect.partition_state("t", 0)["replicas"]
+    cons = c.consumer(group="g", client_rack="c", auto_offset_reset="earliest")
+    cons.assign("t", [0])
+    assert len(cons.poll()) == 5
+    assert cons.fetching_from("t") == 1
+    assert not [r for r in c.trace.rows if r[1] == "fetch_redirect"]

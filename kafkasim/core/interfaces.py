@@ -101,7 +101,8 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
         """NOT_LEADER_OR_FOLLOWER (NOT_LEADER_FOR_PARTITION before 2.6)."""
 
     def cluster_racks(self) -> Mapping[int, str | None]:
-        """broker.rack of every broker (KIP-392's replica selector)."""
+        """broker.rack of each broker alive in the metadata cache, and this broker's own
+        (KIP-392's replica selector: MetadataCache.getPartitionReplicaEndpoints)."""
 
     def mark_meter(self, name: str, count: int = 1) -> None:
         """Mark a broker meter (``...PerSec``, e.g. IncrementalFetchSessionEvictionsPerSec)."""

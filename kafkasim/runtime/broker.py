@@ -121,8 +121,12 @@ class Broker:
         return self.metadata.live_brokers
 
     def cluster_racks(self) -> dict[int, str | None]:
-        """broker.rack of every broker (what the metadata cache knows of each broker)."""
-        return {b.id: b.rack for b in self.cluster.brokers.values()}
+        """broker.rack of each broker alive in this broker's metadata cache, and its own
+        (MetadataCache.getPartitionReplicaEndpoints: a dead or fenced broker has no endpoint,
+        so the replica selector never names it)."""
+        live = self.metadata.live_brokers
+        return {b.id: b.rack for b in self.cluster.brokers.values()
+                if b.id in live or b.id == self.id}
 
     def mark_meter(self, name: str, count: int = 1) -> None:
         self.meters[name] += count
