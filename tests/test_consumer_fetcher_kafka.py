@@ -683,7 +683,7 @@ def test_assign_replaces_the_assignment():
     cons.assign(T, [0])
     assert [(r.partition, r.offset) for r in cons.poll(500)] == [(0, 0), (0, 1)]
     cons.assign(T, [1])
-    assert cons.assignment == [TP1] and cons._fetch_buffer == []
+    assert cons.assignment == [TP1] and cons.fetch_collector.fetch_buffer == []
     assert [(r.partition, r.offset) for r in cons.poll(500)] == [(1, 0), (1, 1)]
     cons.assign([TP0, TP1])
     assert cons.assignment == [TP0, TP1] and cons.position(T, 1) == 2
@@ -759,7 +759,7 @@ def test_offset_validation_request_grouping():
     subs = cons.subscriptions
     for tp in subs.assigned_partitions_list():
         subs.seek_unvalidated(tp, FetchPosition(0, 0, LeaderAndEpoch(cons.leaders[tp], 0)))
-    cons._validate_positions(1000)  # validatePositionsIfNeeded
+    cons.offset_fetcher.validate_positions_if_needed(1000)  # validatePositionsIfNeeded
     requests = of_type(sent, OffsetsForLeaderEpochRequest)
     assert len(requests) == len({cons.leaders[tp] for tp in subs.assignment}) == 3
     for broker, req in requests:
@@ -786,7 +786,7 @@ def test_offset_validation_trigger_log_truncation_for_bad_offset_with_undefined_
     position and the divergent offset; the partition still awaits validation."""
     cons = _validate("none", FetchPosition(20, 0, LeaderAndEpoch(1, 0)))
     with pytest.raises(LogTruncationException) as err:
-        cons._validate_positions(1000)
+        cons.offset_fetcher.validate_positions_if_needed(1000)
     assert err.value.offset_out_of_range_partitions == {TP0: 20}
     assert err.value.divergent_offsets == {TP0: (10, 0)}
     assert cons.subscriptions.awaiting_validation(TP0)
@@ -801,12 +801,12 @@ def test_offset_validation_reset_position_for_undefined_epoch(policy):
     subs = cons.subscriptions
     if policy == "none":
         with pytest.raises(LogTruncationException) as err:
-            cons._validate_positions(1000)
+            cons.offset_fetcher.validate_positions_if_needed(1000)
         assert err.value.offset_out_of_range_partitions == {TP0: 5}
         assert err.value.divergent_offsets == {}
         assert subs.awaiting_validation(TP0)
     else:
-        cons._validate_positions(1000)
+        cons.offset_fetcher.validate_positions_if_needed(1000)
         assert not subs.awaiting_validation(TP0) and subs.is_offset_reset_needed(TP0)
 
 
@@ -821,7 +821,7 @@ def test_offset_validation_handles_seek_with_inflight_offset_for_leader_request(
 
     c.delay(50, "OffsetsForLeaderEpochResponse", dst=cons.client_id)
     c.at(c.now + 20, lambda _c: _while_in_flight(cons, "validate", seek))
-    cons._validate_positions(1000)
+    cons.offset_fetcher.validate_positions_if_needed(1000)
     assert cons.in_flight_action_ran
     assert cons.subscriptions.awaiting_validation(TP0)
     assert cons.position(T) == 5

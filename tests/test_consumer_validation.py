@@ -130,6 +130,11 @@ def test_no_committed_offset_and_no_reset_policy_raises_no_offset_for_partition(
 ASKED = FetchPosition(10, 5, LeaderAndEpoch(1, 10))
 
 
+def _complete(cons, answer) -> None:
+    """OffsetFetcher's validation answer for the position ASKED about."""
+    cons.offset_fetcher.complete_validation(TP, ASKED, answer)
+
+
 def _awaiting(version: str, reset: str):
     c = Cluster(3, seed=1, kafka_version=version)
     c.create_topic("t", 1, 3)
@@ -147,7 +152,7 @@ def _truncation_rows(cons) -> list:
 def test_maybe_complete_validation_end_offset_past_position_completes():
     # SubscriptionStateTest.testMaybeCompleteValidation
     cons = _awaiting("3.7", "latest")
-    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=5, end_offset=15))
+    _complete(cons, EpochEndOffset(leader_epoch=5, end_offset=15))
     assert not cons.subscriptions.awaiting_validation(TP)
     assert cons.subscriptions.position(TP) == ASKED and _truncation_rows(cons) == []
 
@@ -155,7 +160,7 @@ def test_maybe_complete_validation_end_offset_past_position_completes():
 def test_maybe_complete_validation_with_reset_policy_takes_the_divergent_epoch():
     # SubscriptionStateTest.testTruncationDetectionWithResetPolicy
     cons = _awaiting("3.7", "earliest")
-    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=7, end_offset=5))
+    _complete(cons, EpochEndOffset(leader_epoch=7, end_offset=5))
     assert not cons.subscriptions.awaiting_validation(TP)
     assert cons.subscriptions.position(TP) == FetchPosition(5, 7, LeaderAndEpoch(1, 10))
     assert _truncation_rows(cons) == [(10, 5, "seek")]
@@ -164,9 +169,9 @@ def test_maybe_complete_validation_with_reset_policy_takes_the_divergent_epoch()
 def test_maybe_complete_validation_without_reset_policy_stays_awaiting():
     # SubscriptionStateTest.testTruncationDetectionWithoutResetPolicy
     cons = _awaiting("3.7", "none")
-    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=7, end_offset=5))
+    _complete(cons, EpochEndOffset(leader_epoch=7, end_offset=5))
     assert cons.subscriptions.awaiting_validation(TP) and cons.position("t", 0) == 10
-    assert cons._truncations == {TP: (5, 7)}
+    assert cons.offset_fetcher.truncations == {TP: (5, 7)}
     assert _truncation_rows(cons) == [(10, 5, "LogTruncationException")]
 
 
@@ -174,10 +179,10 @@ def test_maybe_complete_validation_without_reset_policy_stays_awaiting():
 def test_unknown_divergent_offset_since_2_6(reset):
     # SubscriptionStateTest.testTruncationDetectionUnknownDivergentOffsetWith(out)ResetPolicy
     cons = _awaiting("2.6", reset)
-    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=-1, end_offset=-1))
+    _complete(cons, EpochEndOffset(leader_epoch=-1, end_offset=-1))
     subs = cons.subscriptions
     if reset == "none":
-        assert cons._truncations == {TP: None} and subs.awaiting_validation(TP)
+        assert cons.offset_fetcher.truncations == {TP: None} and subs.awaiting_validation(TP)
         assert _truncation_rows(cons) == [(10, None, "LogTruncationException")]
     else:
         assert cons.position("t", 0) is None and subs.is_offset_reset_needed(TP)
@@ -188,7 +193,7 @@ def test_unknown_divergent_offset_since_2_6(reset):
 def test_unknown_divergent_offset_before_2_6_seeks_to_minus_one():
     # SubscriptionState.maybeCompleteValidation @2.3.0: endOffset -1 < position
     cons = _awaiting("2.5", "earliest")
-    cons._complete_validation(TP, ASKED, EpochEndOffset(leader_epoch=-1, end_offset=-1))
+    _complete(cons, EpochEndOffset(leader_epoch=-1, end_offset=-1))
     assert cons.position("t", 0) == -1 and not cons.subscriptions.awaiting_validation(TP)
     assert _truncation_rows(cons) == [(10, -1, "seek")]
 

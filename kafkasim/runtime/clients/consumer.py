@@ -16,6 +16,9 @@ Committed offsets carry a leader epoch since 2.1 (KIP-320: OffsetCommit v6, Offs
 a position restored from a committed offset keeps that epoch and is validated before the first
 fetch (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.seekUnvalidated),
 so a group restarting after an unclean election detects that its committed position was truncated.
+
+Beside ``Consumer`` (KafkaConsumer), as in Kafka: ``FetchCollector`` turns Fetch answers into
+records for ``poll`` (with the fetch buffer), ``OffsetFetcher`` validates and resets positions.
 """
 
 from __future__ import annotations
@@ -137,19 +140,13 @@ class Consumer:
             detects_unknown_truncation=cluster.rules.clients.consumer_validation_undefined_resets)
         self.leaders: dict[tuple[str, int], int] = {}
         self.leader_epochs: dict[tuple[str, int], int] = {}   # from metadata (KIP-320)
-        self._validating: dict[int, dict] = {}   # correlation id -> {tp: position asked about}
-        self._truncations: dict[tuple[str, int], tuple[int, int] | None] = {}
         self.nodes: frozenset[int] | None = None   # the metadata's live brokers (None: no answer)
         self.replicas: dict[tuple[str, int], tuple[int, ...]] = {}   # from metadata
         self._metadata_update_requested = False
         self._metadata_updated_ms: int | None = None   # last successful metadata answer
-        # FetchBuffer: records fetched but not yet returned by poll (past max.poll.records, or
-        # of a paused partition, 2.4+), in the order they came
-        self._fetch_buffer: list[ConsumerRecord] = []
-        # completed fetches that failed OFFSET_OUT_OF_RANGE without a reset policy, in the order
-        # they came: tp -> (fetch offset, whether the answer carried records)
-        self._out_of_range: dict[tuple[str, int], tuple[int, bool]] = {}
         self.consumed: list[ConsumerRecord] = []
+        self.fetch_collector = FetchCollector(self)
+        self.offset_fetcher = OffsetFetcher(self)
         self.correlation = 0
         self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
         self.sent_to: dict[int, tuple] = {}      # correlation id -> (broker, request)
@@ -181,7 +178,7 @@ class Consumer:
         .clearBufferedDataForUnassignedPartitions)."""
         wanted = self._partitions_to_assign(topic, partitions)
         self.subscriptions.assign_from_user(wanted)
-        self._clear_buffered_data_for_unassigned_partitions()
+        self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
 
     subscribe = assign
 
@@ -206,15 +203,6 @@ class Consumer:
                 raise ClusterError(c.topics.unknown_topic_message(t))
             c.topics.check_partition(t, p)
         return pairs
-
-    def _clear_buffered_data_for_unassigned_partitions(self) -> None:
-        """Fetcher.clearBufferedDataForUnassignedPartitions: fetched data of partitions no
-        longer assigned is dropped."""
-        subs = self.subscriptions
-        self._fetch_buffer = [r for r in self._fetch_buffer
-                              if subs.is_assigned((r.topic, r.partition))]
-        self._out_of_range = {tp: e for tp, e in self._out_of_range.items()
-                              if subs.is_assigned(tp)}
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
         """KafkaConsumer.seek: the next poll reads from ``offset``; the position has no epoch,
@@ -282,69 +270,6 @@ class Consumer:
         self._await(timeout_ms)
 
     # -- position validation (KIP-320, 2.3+) ----------------------------------------------------
-    def _validate_positions(self, timeout_ms: int) -> None:
-        """OffsetFetcher.validatePositionsIfNeeded: a position established against another
-        leader or epoch than the metadata's now awaits validation (if it has an epoch); ask each
-        leader OffsetsForLeaderEpoch(CurrentLeaderEpoch, the position's epoch)."""
-        subs = self.subscriptions
-        by_leader: dict[int, list] = {}
-        for tp in subs.assigned_partitions_list():
-            current = self._current_leader(tp)
-            if subs.maybe_validate_position_for_current_leader(tp, current):
-                by_leader.setdefault(current.leader, []).append(tp)
-        for leader, tps in by_leader.items():
-            corr = self._next_corr()
-            asked = self._validating[corr] = {tp: subs.position(tp) for tp in tps}
-            self._send(leader, OffsetsForLeaderEpochRequest(
-                corr, CONSUMER_REPLICA_ID,
-                tuple((t, p, _or_undefined(pos.current_leader.epoch), pos.offset_epoch)
-                      for (t, p), pos in asked.items())), "validate")
-        if by_leader:
-            self._await(timeout_ms)
-            self._validating.clear()
-        if self._truncations:
-            found, self._truncations = self._truncations, {}
-            undefined_resets = self.cluster.rules.clients.consumer_validation_undefined_resets
-            raise LogTruncationException({tp: subs.position(tp).offset for tp in found}, found,
-                                         undefined_resets)
-
-    def _on_validation(self, msg: OffsetsForLeaderEpochResponse) -> None:
-        """OffsetFetcher's validation response: a partition whose position is still the one
-        asked about completes its validation; an error asks for new metadata (retried next
-        poll)."""
-        asked = self._validating.pop(msg.correlation_id, {})
-        subs = self.subscriptions
-        for topic, partition, err, epoch, end_offset in msg.partitions:
-            tp = (topic, partition)
-            if tp not in asked or not subs.is_assigned(tp) or \
-                    not subs.awaiting_validation(tp) or subs.position(tp) != asked[tp]:
-                continue  # the position moved on meanwhile
-            if err != E.NONE:
-                self.leaders[tp] = -1   # metadata.requestUpdate(); retried next poll
-                continue
-            self._complete_validation(tp, asked[tp], EpochEndOffset(err, partition, epoch,
-                                                                    end_offset))
-
-    def _complete_validation(self, tp, asked: FetchPosition, answer: EpochEndOffset) -> None:
-        """SubscriptionState.maybeCompleteValidation, and the "consumer_truncation" row when it
-        found the log truncated under the position: the position, the divergent offset (None:
-        unknown) and what the consumer does (reset, seek, or LogTruncationException)."""
-        subs = self.subscriptions
-        truncation = subs.maybe_complete_validation(tp, asked, answer)
-        if truncation is not None:
-            divergent = truncation.divergent_offset
-            self._truncations[tp] = None if divergent is None else \
-                (divergent.offset, divergent.leader_epoch)
-            outcome = (None if divergent is None else divergent.offset, "LogTruncationException")
-        elif subs.is_offset_reset_needed(tp):
-            outcome = (None, "reset")
-        elif subs.position(tp).offset != asked.offset:
-            outcome = (subs.position(tp).offset, "seek")
-        else:
-            return   # validated
-        self.cluster.trace.record("consumer_truncation", self.client_id, tp[0], tp[1],
-                                  (asked.offset, *outcome))
-
     def _leader_for(self, tp) -> int:
         return self.leaders.get(tp, -1)
 
@@ -398,12 +323,12 @@ class Consumer:
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
-        self._drain_fetch_buffer()
+        self.fetch_collector.drain_fetch_buffer()
         if len(self.consumed) == start:
-            self._throw_if_offset_out_of_range()
+            self.fetch_collector.throw_if_offset_out_of_range()
             self._fetch(timeout_ms)
         limit = max_records if max_records is not None else self.config["max.poll.records"]
-        return self._collect_fetch(start, limit, before)
+        return self.fetch_collector.collect_fetch(start, limit, before)
 
     def _fetch(self, timeout_ms: int) -> None:
         """sendFetches and the network poll until answers come or ``timeout_ms`` passes; a
@@ -427,11 +352,11 @@ class Consumer:
             self._refresh_metadata(timeout_ms)
         validate = self.cluster.rules.clients.consumer_validates_position
         if validate:
-            self._validate_positions(timeout_ms)
+            self.offset_fetcher.validate_positions_if_needed(timeout_ms)
         if self._init_positions(timeout_ms) and validate:
             # KafkaConsumer.poll loops updateFetchPositions until the timeout: a committed
             # position awaiting validation is validated before it is fetched from
-            self._validate_positions(timeout_ms)
+            self.offset_fetcher.validate_positions_if_needed(timeout_ms)
 
     def _send_fetches(self) -> None:
         """Fetcher.sendFetches: one FetchRequest per broker fetched from (the leader, or a
@@ -448,7 +373,7 @@ class Consumer:
         """AbstractFetch.prepareFetchRequests: the fetchable partitions by broker, but those with
         fetched data still buffered (fetchablePartitions)."""
         validate = self.cluster.rules.clients.consumer_validates_position
-        buffered = {(r.topic, r.partition) for r in self._fetch_buffer} | set(self._out_of_range)
+        buffered = self.fetch_collector.buffered_partitions()
         by_target: dict[int, list[FetchPartition]] = {}
         for tp in self.subscriptions.fetchable_partitions(lambda tp: tp not in buffered):
             target = self._select_read_replica(tp)
@@ -462,78 +387,6 @@ class Consumer:
                 self.config["max.partition.fetch.bytes"]))
         return by_target
 
-    def _drain_fetch_buffer(self) -> None:
-        """FetchCollector.fetchRecords over the buffered records: each one at its partition's
-        position is handed out (the position moves past it); those of a paused partition stay
-        buffered (2.4+); the others (partition unassigned, reset, sought elsewhere) are
-        dropped."""
-        subs = self.subscriptions
-        keep_paused = self.cluster.rules.clients.consumer_keeps_paused_fetches
-        kept = []
-        for r in self._fetch_buffer:
-            tp = (r.topic, r.partition)
-            if keep_paused and subs.is_paused(tp):
-                kept.append(r)
-                continue
-            position = subs.position(tp) if subs.is_fetchable(tp) else None
-            if position is not None and position.offset == r.offset:
-                self.consumed.append(r)
-                subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
-                                                position.current_leader))
-        self._fetch_buffer = kept
-
-    def _throw_if_offset_out_of_range(self) -> None:
-        """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
-        with no records to return: for the first failed answer whose fetch offset is still the
-        position (stale ones are dropped); an answer that carried records stays buffered and
-        raises again. Before 0.10.1 (Fetcher.throwIfOffsetOutOfRange) every such partition at
-        once, and only once."""
-        subs = self.subscriptions
-        per_fetch = self.cluster.rules.clients.consumer_discards_stale_out_of_range
-        current = {}
-        for tp, (offset, has_records) in list(self._out_of_range.items()):
-            position = subs.valid_position(tp) if subs.is_assigned(tp) else None
-            if position is None or position.offset != offset or \
-                    not (per_fetch or subs.is_fetchable(tp)):
-                del self._out_of_range[tp]   # stale: the position moved since the fetch
-                continue
-            current[tp] = offset
-            if per_fetch:
-                if not has_records:
-                    del self._out_of_range[tp]
-                break
-        if not per_fetch:
-            self._out_of_range.clear()
-        if current:
-            raise OffsetOutOfRangeException(current)
-
-    def _collect_fetch(self, start: int, limit: int, before: dict) -> list[ConsumerRecord]:
-        """FetchCollector.collectFetch: the records fetched by this poll, at most ``limit``
-        (``max.poll.records``); the rest stays in the fetch buffer for the next poll: each
-        position goes back to the first record not handed out, with the epoch of the record
-        before it. With none to return, a pending OffsetOutOfRangeException is raised."""
-        new = self.consumed[start:]
-        if not new:
-            self._throw_if_offset_out_of_range()
-        if len(new) <= limit:
-            return new
-        subs = self.subscriptions
-        for r in new[limit:]:
-            tp = (r.topic, r.partition)
-            position = subs.position(tp)
-            if r.offset < position.offset:
-                subs.position(tp, FetchPosition(r.offset, before[tp].offset_epoch,
-                                                position.current_leader))
-        for r in new[:limit]:
-            tp = (r.topic, r.partition)
-            position = subs.position(tp)
-            if position.offset == r.offset + 1:
-                subs.position(tp, FetchPosition(position.offset, r.leader_epoch,
-                                                position.current_leader))
-        del self.consumed[start + limit:]
-        self._fetch_buffer = new[limit:] + self._fetch_buffer
-        return new[:limit]
-
     def _init_positions(self, timeout_ms: int) -> bool:
         """Positions for partitions without one: the committed offset (refreshCommittedOffsets
         IfNeeded), else auto.offset.reset (resetPositionsIfNeeded). True if a committed position
@@ -543,7 +396,7 @@ class Consumer:
             return False
         reset, to_validate = self._refresh_committed_offsets(missing)
         if reset:
-            self._reset_positions(reset, timeout_ms)
+            self.offset_fetcher.reset_positions_if_needed(reset, timeout_ms)
         return to_validate
 
     def _refresh_committed_offsets(self, missing: list) -> tuple[list, bool]:
@@ -566,32 +419,6 @@ class Consumer:
                                                     self._current_leader(tp)))
             to_validate = to_validate or subs.awaiting_validation(tp)
         return reset, to_validate
-
-    def _reset_positions(self, reset: list, timeout_ms: int) -> None:
-        """SubscriptionState.resetInitializingPositions (a partition still without a position
-        awaits a reset by ``auto.offset.reset``; with "none", NoOffsetForPartitionException),
-        then OffsetFetcher.resetPositionsIfNeeded: ListOffsets to each leader for every
-        partition awaiting a reset, by that partition's strategy (resetStrategy(tp): e.g. LATEST
-        after seekToEnd, whatever ``auto.offset.reset`` says)."""
-        subs = self.subscriptions
-        initializing = [tp for tp in reset if not subs.is_offset_reset_needed(tp)]
-        if initializing and not subs.has_default_offset_reset_policy():
-            raise NoOffsetForPartitionException(
-                "Undefined offset with no reset policy for partitions: "
-                + ", ".join(f"{t}-{p}" for t, p in sorted(initializing)), initializing)
-        for tp in initializing:
-            subs.request_offset_reset(tp)
-        by_leader: dict[int, list] = {}
-        for tp in reset:
-            leader = self._leader_for(tp)
-            strategy = subs.reset_strategy(tp)
-            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
-                by_leader.setdefault(leader, []).append((tp[0], tp[1], strategy.timestamp))
-        for leader, parts in by_leader.items():
-            self._send(leader, ListOffsetsRequest(self._next_corr(), -1, tuple(parts)),
-                       "list_offsets")
-        if by_leader:
-            self._await(timeout_ms)
 
     def commit(self, timeout_ms: int = 5000) -> dict[tuple[str, int], int]:
         """commitSync: store the current positions as the group's committed offsets."""
@@ -661,11 +488,11 @@ class Consumer:
         if isinstance(msg, MetadataResponse):
             self._on_metadata(msg)
         elif isinstance(msg, ListOffsetsResponse):
-            self._on_list_offsets(msg, request)
+            self.offset_fetcher.handle_list_offsets_response(msg, request)
         elif isinstance(msg, FetchResponse):
-            self._on_fetch(msg, request)
+            self.fetch_collector.handle_fetch_response(msg, request)
         elif isinstance(msg, OffsetsForLeaderEpochResponse):
-            self._on_validation(msg)
+            self.offset_fetcher.handle_validation_response(msg)
         elif isinstance(msg, OffsetCommitResponse):
             pass
 
@@ -687,30 +514,119 @@ class Consumer:
                 self.leader_epochs[tp] = epoch if err == E.NONE else -1
                 self.replicas[tp] = tuple(replicas)
 
-    def _on_list_offsets(self, msg: ListOffsetsResponse, request) -> None:
-        """OffsetFetcherUtils.onSuccessfulRequestForResettingPositions: each offset is taken if
-        the partition still awaits the reset the request asked (its strategy read back from the
-        target timestamp); an error asks for new metadata (retried next poll)."""
-        asked = {} if request is None else {(t, p): ts for t, p, ts in request.partitions}
-        subs = self.subscriptions
-        for topic, partition, err, offset in msg.partitions:
-            tp = (topic, partition)
-            if err != E.NONE:
-                self.leaders[tp] = -1
-                continue
-            strategy = OffsetResetStrategy.from_timestamp(
-                asked.get(tp, subs.default_reset_strategy.timestamp))
-            subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None, self._current_leader(tp)),
-                                        strategy)
 
-    def _on_fetch(self, msg: FetchResponse, request) -> None:
+
+
+
+class FetchCollector:
+    """The consumer's fetched data on its way to ``poll``: Kafka's FetchCollector (with its
+    FetchBuffer): each partition's answer initialized (errors handled, records taken at the
+    position), the records past ``max.poll.records`` or of a paused partition buffered, and an
+    OFFSET_OUT_OF_RANGE without a reset policy kept for ``poll`` to raise."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.consumer = consumer
+        # FetchBuffer: records fetched but not yet returned by poll (past max.poll.records, or
+        # of a paused partition, 2.4+), in the order they came
+        self.fetch_buffer: list[ConsumerRecord] = []
+        # completed fetches that failed OFFSET_OUT_OF_RANGE without a reset policy, in the order
+        # they came: tp -> (fetch offset, whether the answer carried records)
+        self.out_of_range: dict[tuple[str, int], tuple[int, bool]] = {}
+
+    def buffered_partitions(self) -> set:
+        """The partitions with fetched data not handed out yet (not fetched again until it
+        is: AbstractFetch.fetchablePartitions)."""
+        return {(r.topic, r.partition) for r in self.fetch_buffer} | set(self.out_of_range)
+
+    def clear_buffered_data_for_unassigned_partitions(self) -> None:
+        """Fetcher.clearBufferedDataForUnassignedPartitions: fetched data of partitions no
+        longer assigned is dropped."""
+        subs = self.consumer.subscriptions
+        self.fetch_buffer = [r for r in self.fetch_buffer
+                              if subs.is_assigned((r.topic, r.partition))]
+        self.out_of_range = {tp: e for tp, e in self.out_of_range.items()
+                              if subs.is_assigned(tp)}
+
+    def drain_fetch_buffer(self) -> None:
+        """FetchCollector.fetchRecords over the buffered records: each one at its partition's
+        position is handed out (the position moves past it); those of a paused partition stay
+        buffered (2.4+); the others (partition unassigned, reset, sought elsewhere) are
+        dropped."""
+        subs = self.consumer.subscriptions
+        keep_paused = self.consumer.cluster.rules.clients.consumer_keeps_paused_fetches
+        kept = []
+        for r in self.fetch_buffer:
+            tp = (r.topic, r.partition)
+            if keep_paused and subs.is_paused(tp):
+                kept.append(r)
+                continue
+            position = subs.position(tp) if subs.is_fetchable(tp) else None
+            if position is not None and position.offset == r.offset:
+                self.consumer.consumed.append(r)
+                subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
+                                                position.current_leader))
+        self.fetch_buffer = kept
+
+    def throw_if_offset_out_of_range(self) -> None:
+        """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
+        with no records to return: for the first failed answer whose fetch offset is still the
+        position (stale ones are dropped); an answer that carried records stays buffered and
+        raises again. Before 0.10.1 (Fetcher.throwIfOffsetOutOfRange) every such partition at
+        once, and only once."""
+        subs = self.consumer.subscriptions
+        per_fetch = self.consumer.cluster.rules.clients.consumer_discards_stale_out_of_range
+        current = {}
+        for tp, (offset, has_records) in list(self.out_of_range.items()):
+            position = subs.valid_position(tp) if subs.is_assigned(tp) else None
+            if position is None or position.offset != offset or \
+                    not (per_fetch or subs.is_fetchable(tp)):
+                del self.out_of_range[tp]   # stale: the position moved since the fetch
+                continue
+            current[tp] = offset
+            if per_fetch:
+                if not has_records:
+                    del self.out_of_range[tp]
+                break
+        if not per_fetch:
+            self.out_of_range.clear()
+        if current:
+            raise OffsetOutOfRangeException(current)
+
+    def collect_fetch(self, start: int, limit: int, before: dict) -> list[ConsumerRecord]:
+        """FetchCollector.collectFetch: the records fetched by this poll, at most ``limit``
+        (``max.poll.records``); the rest stays in the fetch buffer for the next poll: each
+        position goes back to the first record not handed out, with the epoch of the record
+        before it. With none to return, a pending OffsetOutOfRangeException is raised."""
+        new = self.consumer.consumed[start:]
+        if not new:
+            self.throw_if_offset_out_of_range()
+        if len(new) <= limit:
+            return new
+        subs = self.consumer.subscriptions
+        for r in new[limit:]:
+            tp = (r.topic, r.partition)
+            position = subs.position(tp)
+            if r.offset < position.offset:
+                subs.position(tp, FetchPosition(r.offset, before[tp].offset_epoch,
+                                                position.current_leader))
+        for r in new[:limit]:
+            tp = (r.topic, r.partition)
+            position = subs.position(tp)
+            if position.offset == r.offset + 1:
+                subs.position(tp, FetchPosition(position.offset, r.leader_epoch,
+                                                position.current_leader))
+        del self.consumer.consumed[start + limit:]
+        self.fetch_buffer = new[limit:] + self.fetch_buffer
+        return new[:limit]
+
+    def handle_fetch_response(self, msg: FetchResponse, request) -> None:
         """AbstractFetch.handleFetchSuccess, each partition's answer initialized at once
         (FetchCollector.initialize): ignored without a valid position (2.4+; before, when not
         fetchable), else an error is handled, or a success taken."""
         offsets = {} if request is None else \
             {(fp.topic, fp.partition): fp.fetch_offset for fp in request.partitions}
-        subs = self.subscriptions
-        keep_paused = self.cluster.rules.clients.consumer_keeps_paused_fetches
+        subs = self.consumer.subscriptions
+        keep_paused = self.consumer.cluster.rules.clients.consumer_keeps_paused_fetches
         for pd in msg.partitions:
             tp = (pd.topic, pd.partition)
             if not (subs.has_valid_position(tp) if keep_paused else subs.is_fetchable(tp)):
@@ -725,8 +641,8 @@ class Consumer:
         """FetchCollector.handleInitializeSuccess: an answer for another offset than the
         position is stale and dropped; else the HW and log start offset are taken, a preferred
         read replica named (KIP-392) is fetched from next, and the records are consumed."""
-        c = self.cluster
-        subs = self.subscriptions
+        c = self.consumer.cluster
+        subs = self.consumer.subscriptions
         if subs.position(tp).offset != fetch_offset:
             return   # "Discarding stale fetch response"
         if pd.high_watermark >= 0:
@@ -736,8 +652,8 @@ class Consumer:
         if pd.preferred_read_replica >= 0:
             subs.update_preferred_read_replica(
                 tp, pd.preferred_read_replica,
-                c.now + self.config.get("metadata.max.age.ms", 300000))
-            c.trace.record("fetch_redirect", self.client_id, pd.topic, pd.partition,
+                c.now + self.consumer.config.get("metadata.max.age.ms", 300000))
+            c.trace.record("fetch_redirect", self.consumer.client_id, pd.topic, pd.partition,
                            ev.FetchRedirect(pd.preferred_read_replica))
         self._consume(tp, pd)
 
@@ -748,37 +664,37 @@ class Consumer:
         logged. An error Kafka's consumer does not expect (it throws IllegalStateException)
         asks for new metadata here."""
         error = pd.error
-        self.errors.append((self.cluster.now, tp[0], tp[1], error))
+        self.consumer.errors.append((self.consumer.cluster.now, tp[0], tp[1], error))
         if error == E.OFFSET_OUT_OF_RANGE:
             self._on_offset_out_of_range(tp, pd, fetch_offset)
         elif error not in _LOGGED_FETCH_ERRORS:
-            self.leaders[tp] = -1   # requestMetadataUpdate: the next poll asks for metadata
-            if self.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
-                self.subscriptions.clear_preferred_read_replica(tp)
+            self.consumer.leaders[tp] = -1   # requestMetadataUpdate: the next poll asks
+            if self.consumer.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
+                self.consumer.subscriptions.clear_preferred_read_replica(tp)
 
     def _on_offset_out_of_range(self, tp, pd, fetch_offset: int) -> None:
         """From a preferred read replica: it is forgotten and the same offset fetched from the
         leader. From the leader: ignored if the position moved since (0.10.1+), else a reset
         by auto.offset.reset (not the committed offset), or with "none" an
         OffsetOutOfRangeException for poll to raise, the position kept."""
-        subs = self.subscriptions
+        subs = self.consumer.subscriptions
         if subs.clear_preferred_read_replica(tp) is not None:
             return
         if subs.position(tp).offset != fetch_offset and \
-                self.cluster.rules.clients.consumer_discards_stale_out_of_range:
+                self.consumer.cluster.rules.clients.consumer_discards_stale_out_of_range:
             return   # "Discarding stale fetch response"
         if subs.has_default_offset_reset_policy():
             subs.request_offset_reset(tp)
         else:
-            self._out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
+            self.out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
 
     def _consume(self, tp, pd) -> None:
         """The records of ``pd`` that start at the position: consumed, the position moves past
         them with the epoch of the last one (FetchPosition.offsetEpoch); those of a paused
         partition wait in the fetch buffer (2.4+)."""
-        c = self.cluster
+        c = self.consumer.cluster
         chunk = pd.records
-        subs = self.subscriptions
+        subs = self.consumer.subscriptions
         position = subs.position(tp)
         if not len(chunk) or position.offset != chunk.base_offset:
             return
@@ -786,13 +702,132 @@ class Consumer:
                                   rid, c.records.value(rid), pd.high_watermark)
                    for i, rid in enumerate(chunk.ids)]
         if subs.is_paused(tp):
-            self._fetch_buffer += records
+            self.fetch_buffer += records
         else:
-            self.consumed += records
+            self.consumer.consumed += records
             subs.position(tp, FetchPosition(chunk.base_offset + len(chunk), chunk.epochs[-1],
                                             position.current_leader))
-        c.trace.record("consume", self.client_id, pd.topic, pd.partition,
+        c.trace.record("consume", self.consumer.client_id, pd.topic, pd.partition,
                        (chunk.base_offset, chunk.last_offset, pd.high_watermark))
+
+
+class OffsetFetcher:
+    """The consumer's position checks against the brokers: Kafka's OffsetFetcher. Validation of
+    positions by OffsetsForLeaderEpoch (KIP-320, 2.3+) and resets by ListOffsets."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.consumer = consumer
+        self.validating: dict[int, dict] = {}   # correlation id -> {tp: position asked about}
+        # partitions found truncated under their position: tp -> (divergent offset, epoch),
+        # None when unknown; raised by the next validate_positions_if_needed
+        self.truncations: dict[tuple[str, int], tuple[int, int] | None] = {}
+
+    def validate_positions_if_needed(self, timeout_ms: int) -> None:
+        """OffsetFetcher.validatePositionsIfNeeded: a position established against another
+        leader or epoch than the metadata's now awaits validation (if it has an epoch); ask each
+        leader OffsetsForLeaderEpoch(CurrentLeaderEpoch, the position's epoch)."""
+        subs = self.consumer.subscriptions
+        by_leader: dict[int, list] = {}
+        for tp in subs.assigned_partitions_list():
+            current = self.consumer._current_leader(tp)
+            if subs.maybe_validate_position_for_current_leader(tp, current):
+                by_leader.setdefault(current.leader, []).append(tp)
+        for leader, tps in by_leader.items():
+            corr = self.consumer._next_corr()
+            asked = self.validating[corr] = {tp: subs.position(tp) for tp in tps}
+            self.consumer._send(leader, OffsetsForLeaderEpochRequest(
+                corr, CONSUMER_REPLICA_ID,
+                tuple((t, p, _or_undefined(pos.current_leader.epoch), pos.offset_epoch)
+                      for (t, p), pos in asked.items())), "validate")
+        if by_leader:
+            self.consumer._await(timeout_ms)
+            self.validating.clear()
+        if self.truncations:
+            found, self.truncations = self.truncations, {}
+            rules = self.consumer.cluster.rules.clients
+            undefined_resets = rules.consumer_validation_undefined_resets
+            raise LogTruncationException({tp: subs.position(tp).offset for tp in found}, found,
+                                         undefined_resets)
+
+    def handle_validation_response(self, msg: OffsetsForLeaderEpochResponse) -> None:
+        """OffsetFetcher's validation response: a partition whose position is still the one
+        asked about completes its validation; an error asks for new metadata (retried next
+        poll)."""
+        asked = self.validating.pop(msg.correlation_id, {})
+        subs = self.consumer.subscriptions
+        for topic, partition, err, epoch, end_offset in msg.partitions:
+            tp = (topic, partition)
+            if tp not in asked or not subs.is_assigned(tp) or \
+                    not subs.awaiting_validation(tp) or subs.position(tp) != asked[tp]:
+                continue  # the position moved on meanwhile
+            if err != E.NONE:
+                self.consumer.leaders[tp] = -1   # metadata.requestUpdate(); retried next poll
+                continue
+            self.complete_validation(tp, asked[tp], EpochEndOffset(err, partition, epoch,
+                                                                    end_offset))
+
+    def complete_validation(self, tp, asked: FetchPosition, answer: EpochEndOffset) -> None:
+        """SubscriptionState.maybeCompleteValidation, and the "consumer_truncation" row when it
+        found the log truncated under the position: the position, the divergent offset (None:
+        unknown) and what the consumer does (reset, seek, or LogTruncationException)."""
+        subs = self.consumer.subscriptions
+        truncation = subs.maybe_complete_validation(tp, asked, answer)
+        if truncation is not None:
+            divergent = truncation.divergent_offset
+            self.truncations[tp] = None if divergent is None else \
+                (divergent.offset, divergent.leader_epoch)
+            outcome = (None if divergent is None else divergent.offset, "LogTruncationException")
+        elif subs.is_offset_reset_needed(tp):
+            outcome = (None, "reset")
+        elif subs.position(tp).offset != asked.offset:
+            outcome = (subs.position(tp).offset, "seek")
+        else:
+            return   # validated
+        c = self.consumer
+        c.cluster.trace.record("consumer_truncation", c.client_id, tp[0], tp[1],
+                               (asked.offset, *outcome))
+
+    def reset_positions_if_needed(self, reset: list, timeout_ms: int) -> None:
+        """SubscriptionState.resetInitializingPositions (a partition still without a position
+        awaits a reset by ``auto.offset.reset``; with "none", NoOffsetForPartitionException),
+        then OffsetFetcher.resetPositionsIfNeeded: ListOffsets to each leader for every
+        partition awaiting a reset, by that partition's strategy (resetStrategy(tp): e.g. LATEST
+        after seekToEnd, whatever ``auto.offset.reset`` says)."""
+        subs = self.consumer.subscriptions
+        initializing = [tp for tp in reset if not subs.is_offset_reset_needed(tp)]
+        if initializing and not subs.has_default_offset_reset_policy():
+            raise NoOffsetForPartitionException(
+                "Undefined offset with no reset policy for partitions: "
+                + ", ".join(f"{t}-{p}" for t, p in sorted(initializing)), initializing)
+        for tp in initializing:
+            subs.request_offset_reset(tp)
+        by_leader: dict[int, list] = {}
+        for tp in reset:
+            leader = self.consumer._leader_for(tp)
+            strategy = subs.reset_strategy(tp)
+            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
+                by_leader.setdefault(leader, []).append((tp[0], tp[1], strategy.timestamp))
+        for leader, parts in by_leader.items():
+            c = self.consumer
+            c._send(leader, ListOffsetsRequest(c._next_corr(), -1, tuple(parts)), "list_offsets")
+        if by_leader:
+            self.consumer._await(timeout_ms)
+
+    def handle_list_offsets_response(self, msg: ListOffsetsResponse, request) -> None:
+        """OffsetFetcherUtils.onSuccessfulRequestForResettingPositions: each offset is taken if
+        the partition still awaits the reset the request asked (its strategy read back from the
+        target timestamp); an error asks for new metadata (retried next poll)."""
+        asked = {} if request is None else {(t, p): ts for t, p, ts in request.partitions}
+        subs = self.consumer.subscriptions
+        for topic, partition, err, offset in msg.partitions:
+            tp = (topic, partition)
+            if err != E.NONE:
+                self.consumer.leaders[tp] = -1
+                continue
+            strategy = OffsetResetStrategy.from_timestamp(
+                asked.get(tp, subs.default_reset_strategy.timestamp))
+            current = self.consumer._current_leader(tp)
+            subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None, current), strategy)
 
 
 #: Fetch errors FetchCollector.handleInitializeErrors only logs (no metadata update)
