@@ -917,13 +917,3 @@ def _reassign_to(full, target: tuple[int, ...]):
     origin = _origin(full)
     rs = tuple(dict.fromkeys(target + origin))
     return rs, tuple(r for r in rs if r not in origin), tuple(r for r in rs if r not in target)
-
-
-def _remove_never_empty(isr: tuple[int, ...], gone) -> tuple[int, ...]:
-    """Remove replicas one by one, but never the last one (ReplicaStateMachine)."""
-    out = list(isr)
-    for r in isr:
-        if r in gone and len(out) > 1:
-            out.remove(r)
-    return tuple(out)
-

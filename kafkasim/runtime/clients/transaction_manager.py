@@ -263,8 +263,7 @@ class TransactionManager:
         an older epoch completes starts the current epoch from 0 (moved to the drain in 2.8)."""
         entry = self.get_or_create(batch.tp)
         last = batch.base_seq + len(batch.record_ids) - 1   # batch.last_sequence
-        if last > entry.last_acked_sequence:   # maybeUpdateLastAckedSequence
-            entry.last_acked_sequence = last
+        entry.maybe_update_last_acked_sequence(last)
         if base_offset >= 0:
             entry.last_acked_offset = max(entry.last_acked_offset,
                                           base_offset + len(batch.record_ids) - 1)
@@ -379,12 +378,9 @@ class TransactionManager:
         if self.partition_epoch and self.kip360 and entry.producer_id_and_epoch != current \
                 and not entry.has_inflight_batches():   # maybeUpdateProducerIdAndEpoch
             entry.start_sequences_at_beginning(current)
-        seq = entry.next_sequence
-        batch.set_producer_state(current[0], current[1], seq)
-        # incrementSequenceNumber, addInFlightBatch
-        entry.next_sequence = (increment_sequence if self.sequence_wraps else _java_int_add)(
-            seq, len(batch.record_ids))
-        entry.in_flight.append(batch)
+        batch.set_producer_state(current[0], current[1], entry.next_sequence)
+        self.increment_sequence_number(batch.tp, len(batch.record_ids))
+        self.add_in_flight_batch(batch)
 
     # -- the model before 2.5 ---------------------------------------------------------------------
     def bump_epoch(self) -> None:
