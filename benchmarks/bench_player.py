@@ -92,19 +92,19 @@ def run(quick: bool = False) -> dict:
         pl.png()
 
     def forced():
-        pl._fig_key = None          # what a redraw costs when the logs did change
-        pl._png = None
+        pl._frames.fig_key = None   # what a redraw costs when the logs did change
+        pl._frames.pngs.clear()
         pl.png()
 
     for _ in range(steps):
         pl.seek(rng.randrange(lo, hi))
         show()                      # the widget shows the state before the step
-        before = pl._fig_key
+        before = pl._frames.fig_key
         pl.step()
         w, c = _timed(show)
         redraw_w.append(w)
         redraw_c.append(c)
-        if pl._fig_key != before:
+        if pl._frames.fig_key != before:
             changed_w.append(w)
             changed_c.append(c)
         w, c = _timed(forced)

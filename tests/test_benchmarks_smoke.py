@@ -153,6 +153,16 @@ def test_bench_notebooks_quick():
     assert out["meets_target_each_under_60s"] == (out["over_target"] == "none")
 
 
+def test_bench_player_quick():
+    """The player benchmark reads the widget's own frame cache (a rename of PlayerFrames'
+    fields once broke it unnoticed): a forced redraw draws, a cached one does not."""
+    out = _load("bench_player").run(quick=True)
+    _check_flat(out)
+    assert out["seek_cpu_ms_median"] > 0 and out["redraw_after_step_cpu_ms_median"] > 0
+    assert out["redraw_forced_cpu_ms_median"] > out["redraw_after_step_cpu_ms_median"]
+    assert out["first_violation"] == "none"
+
+
 def test_interaction_latency_figures_quick():
     inter = _load("interaction")
     assert inter.percentile([0.1, 0.2, 0.3, 0.4], 0.95) == 400.0
