@@ -124,6 +124,48 @@ def test_a_history_seeks_and_forks_within_a_compacted_trace(monkeypatch, small):
     assert h.trace_rows == ref.trace_rows     # the recorded future, compacted rows included
 
 
+def test_a_prefix_shorter_than_the_compacted_rows_shares_their_chunks(monkeypatch):
+    """A seek back restores a snapshot's prefix of rows the live list has compacted since:
+    the chunks inside the prefix are shared, at most one chunk is read back (not all of them),
+    and the prefix reads, grows and compacts as a plain list would."""
+    rows = CompactRows()
+    plain = []
+    for i in range(10_000):
+        rows.append((i, "send"))
+        plain.append((i, "send"))
+        if i % 1000 == 999:
+            rows.compact(at=1000, keep=100)
+    assert rows._base == 9_900 and len(rows._chunks) == 10
+    reads = []
+    read = rows_mod._ChunkFile.rows
+    monkeypatch.setattr(rows_mod._ChunkFile, "rows",
+                        lambda self, *a: reads.append(a) or read(self, *a))
+    for stop in (4_950, 900, 1_900, 1, 9_899):
+        reads.clear()
+        prefix = rows[:stop]
+        assert len(reads) <= 1, (stop, len(reads))
+        assert isinstance(prefix, CompactRows) and len(prefix) == stop
+        assert prefix._base <= stop and list.__len__(prefix) < 1_000
+        assert list(prefix) == plain[:stop]
+    prefix = rows[:4_950]
+    prefix.extend((i, "recv") for i in range(2_000))
+    assert prefix.compact(at=1000, keep=100)
+    assert list(prefix) == plain[:4_950] + [(i, "recv") for i in range(2_000)]
+    assert list(rows) == plain                 # the original is untouched
+
+
+def test_the_first_compaction_writes_chunks_of_at_most_chunk_rows(monkeypatch, small):
+    """The first compaction moves COMPACT_AT - KEEP_ROWS rows at once; they go out in chunks
+    of CHUNK_ROWS, so a seek that reads one of them back unpickles CHUNK_ROWS rows."""
+    rows = CompactRows((i,) for i in range(rows_mod.COMPACT_AT))
+    assert rows.compact()
+    sizes = [n for *_, n in rows._chunks]
+    assert sum(sizes) == rows_mod.COMPACT_AT - rows_mod.KEEP_ROWS and len(sizes) > 1
+    assert max(sizes) <= rows_mod.CHUNK_ROWS
+    assert list(rows) == [(i,) for i in range(rows_mod.COMPACT_AT)]
+    assert rows[:rows_mod.CHUNK_ROWS + 7]._base == rows_mod.CHUNK_ROWS
+
+
 def test_pickling_and_copies_hold_every_row(monkeypatch, small):
     c = _faults(_build())
     rows = c.trace.rows

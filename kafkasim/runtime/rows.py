@@ -8,10 +8,12 @@ written would -- ``len``, iteration, indexing, slicing, ``==``, ``in``, ``index`
 pickling -- while only its last rows stay in memory:
 
 ``compact()`` (called once per metrics interval, ``bootstrap.metrics_sample``) moves all but the
-last ``KEEP_ROWS`` rows, once ``COMPACT_AT`` are held, into a *chunk*: the rows pickled and
-zlib-compressed (~7 bytes a row instead of ~120), written to a temporary file that has no name
-(``tempfile.TemporaryFile``: created exclusively, unlinked at once or never linked, so nothing
-can be planted in its place, and gone with the process). Reading a compacted row reads its chunk
+last ``KEEP_ROWS`` rows, once ``COMPACT_AT`` are held, into *chunks* of at most ``CHUNK_ROWS``
+rows (so reading one old row back, as a seek into the past does, unpickles a few thousand rows,
+not the first 56,000): the rows pickled and zlib-compressed (~7 bytes a row instead of ~120),
+written to a temporary file that has no name (``tempfile.TemporaryFile``: created
+exclusively, unlinked at once or never linked, so nothing can be planted in its place, and gone
+with the process). Reading a compacted row reads its chunk
 back (the latest chunk read is cached). After that first chunk, a list compacts as soon as
 ``CHUNK_ROWS`` new rows are held beyond the ``KEEP_ROWS``: the rows written out are then a few
 simulated seconds old, still in the processor's caches, and pickling them costs less than cold
@@ -112,15 +114,16 @@ class CompactRows(list):
         if held < at or held <= keep:
             return False
         n = held - keep
-        data = zlib.compress(pickle.dumps(list.__getitem__(self, slice(0, n)),
-                                          pickle.HIGHEST_PROTOCOL), 1)
         store = self._chunks[-1][0] if self._chunks else None
         if store is None or store.pid != os.getpid():   # a forked process writes its own file
             store = _ChunkFile()
-        offset = store.write(data)
-        self._chunks = (*self._chunks, (store, offset, len(data), n))
-        self._base += n
-        self._ends = (*self._ends, self._base)
+        for start in range(0, n, CHUNK_ROWS):   # chunks of at most CHUNK_ROWS rows: reading
+            rows = list.__getitem__(self, slice(start, min(n, start + CHUNK_ROWS)))
+            data = zlib.compress(pickle.dumps(rows, pickle.HIGHEST_PROTOCOL), 1)
+            offset = store.write(data)          # one row back (a seek) reads one small chunk
+            self._chunks = (*self._chunks, (store, offset, len(data), len(rows)))
+            self._base += len(rows)
+            self._ends = (*self._ends, self._base)
         list.__delitem__(self, slice(0, n))
         return True
 
@@ -178,11 +181,24 @@ class CompactRows(list):
             return list(self)[index]
         if start >= base:     # the rows in memory (a checker's new rows)
             return list.__getitem__(self, slice(start - base, stop - base))
-        if start == 0 and stop >= base:    # a prefix: shares the chunks (History's restore)
+        if start == 0 and stop > 0:
+            return self._prefix(stop)
+        return list(islice(self, start, stop)) if stop > start else []
+
+    def _prefix(self, stop: int) -> CompactRows:
+        """The first ``stop`` rows (History's restore): the chunks wholly inside them are
+        shared, and only the rows past the last of those are held in memory (at most one chunk
+        read back, when the prefix ends inside a chunk written after the snapshot was taken)."""
+        base = self._base
+        if stop >= base:
             out = CompactRows(list.__getitem__(self, slice(0, stop - base)))
             out._chunks, out._ends, out._base = self._chunks, self._ends, base
             return out
-        return list(islice(self, start, stop)) if stop > start else []
+        c = bisect.bisect_right(self._ends, stop)   # chunks 0..c-1 end at or before stop
+        kept = self._ends[c - 1] if c else 0
+        out = CompactRows(self._chunk(c)[:stop - kept] if stop > kept else ())
+        out._chunks, out._ends, out._base = self._chunks[:c], self._ends[:c], kept
+        return out
 
     def __contains__(self, row) -> bool:
         return any(r == row for r in self) if self._base else list.__contains__(self, row)
