@@ -36,11 +36,14 @@ log) only print.
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from kafkasim.core import errors as E
 from kafkasim.core.fake import FakeContext
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, OffsetAndEpoch
+from kafkasim.core.log import RecordChunk
 from kafkasim.core.messages import (
     EpochEndOffset,
     OffsetForLeaderPartition,
@@ -55,14 +58,6 @@ NO_PARTITION_LEADER_EPOCH = -1   # RecordBatch.NO_PARTITION_LEADER_EPOCH
 CONSUMER_REPLICA_ID = -1         # OffsetsForLeaderEpochRequest.CONSUMER_REPLICA_ID
 BOUNCE_MS = 100
 MSG = "m"
-_XFAIL_7347 = pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: before KAFKA-7347 (2.1) Kafka answers OffsetsForLeaderEpoch for a partition "
-    "not hosted here UNKNOWN_TOPIC_OR_PARTITION (ReplicaManager.lastOffsetForLeaderEpoch "
-    "@2.0.1); kafkasim answers NOT_LEADER_FOR_PARTITION when the topic exists"))
-_XFAIL_CONTAINS = pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: Kafka answers a partition not hosted here NOT_LEADER_OR_FOLLOWER only if the "
-    "broker's metadata cache has that partition (metadataCache.contains(tp)), else "
-    "UNKNOWN_TOPIC_OR_PARTITION (bar-2); kafkasim asks whether the topic exists anywhere"))
 
 
 # ============================================================== OffsetsForLeaderEpochTest
@@ -138,9 +133,6 @@ def test_last_offset_for_leader_epoch_on_a_follower_without_the_leader_requireme
 
 def _chunk(log, epochs):
     """Records fetched from a leader, starting at ``log``'s end."""
-    from array import array
-
-    from kafkasim.core.log import RecordChunk
     n = len(epochs)
     return RecordChunk(log.log_end_offset, array("i", epochs), array("i", range(n)),
                        array("q", [0] * n), array("i", [1] * n), ())
@@ -174,7 +166,7 @@ def _three_brokers(version: str = "3.7") -> Cluster:
     ("3.7", E.NOT_LEADER_OR_FOLLOWER),
     # ReplicaManager.lastOffsetForLeaderEpoch before KAFKA-7347 (2.1): a partition not hosted
     # here is unknown, whatever the metadata cache says
-    pytest.param("2.0", E.UNKNOWN_TOPIC_OR_PARTITION, marks=_XFAIL_7347),
+    ("2.0", E.UNKNOWN_TOPIC_OR_PARTITION),
 ])
 def test_offsets_for_leader_epoch_error_codes(version, non_replica):
     """OffsetsForLeaderEpochRequestTest.testOffsetsForLeaderEpochErrorCodes: an unknown topic,
@@ -301,9 +293,8 @@ def test_should_add_current_leader_epoch_to_messages_as_they_are_written_to_lead
 
 
 @pytest.mark.parametrize(("version", "quorum", "non_replica"), [
-    *(pytest.param(v, q, E.NOT_LEADER_OR_FOLLOWER, marks=_XFAIL_CONTAINS) for v, q in QUORUMS),
-    # the test at tag 2.0.0 (KAFKA-7347)
-    pytest.param("2.0", "zookeeper", E.UNKNOWN_TOPIC_OR_PARTITION, marks=_XFAIL_7347),
+    *((v, q, E.NOT_LEADER_OR_FOLLOWER) for v, q in QUORUMS),
+    ("2.0", "zookeeper", E.UNKNOWN_TOPIC_OR_PARTITION),   # the test at tag 2.0.0 (KAFKA-7347)
 ])
 def test_should_send_leader_epoch_request_and_get_a_response(version, quorum, non_replica):
     """LeaderEpochIntegrationTest.shouldSendLeaderEpochRequestAndGetAResponse: each broker

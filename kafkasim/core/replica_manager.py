@@ -944,15 +944,16 @@ class ReplicaManager:
         """ReplicaManager.lastOffsetForLeaderEpoch: for each (topic, partition, current leader
         epoch, leader epoch) (``OffsetForLeaderPartition``), the hosted partition's
         Partition.lastOffsetForLeaderEpoch (current epoch -1: none; leader only). A partition
-        not hosted here is NOT_LEADER_OR_FOLLOWER if its topic exists, else
-        UNKNOWN_TOPIC_OR_PARTITION."""
+        not hosted here is NOT_LEADER_OR_FOLLOWER if the broker's metadata cache knows it, else
+        UNKNOWN_TOPIC_OR_PARTITION; before KAFKA-7347 (2.1) always UNKNOWN_TOPIC_OR_PARTITION."""
         out = []
         for topic, partition, current_epoch, epoch in requested_epoch_info:
             part = self.partitions.get((topic, partition))
             if part is not None:
                 out.append(part.last_offset_for_leader_epoch(
                     ctx, None if current_epoch < 0 else current_epoch, epoch, True))
-            elif ctx.topic_exists(topic):
+            elif ctx.rules.fetch.offsets_for_leader_epoch_not_replica_not_leader and \
+                    ctx.metadata.contains((topic, partition)):
                 out.append(EpochEndOffset(topic, partition, ctx.not_leader_error()))
             else:
                 out.append(EpochEndOffset(topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION))
