@@ -16,7 +16,6 @@ cluster around it:
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from kafkasim.core import errors as E
@@ -43,6 +42,20 @@ class FakeLogManager:
 
     def delete_log(self, tp) -> None:
         self.logs.pop(tp, None)
+
+
+class FakeMetadataCache:
+    """The fake broker's MetadataCache: the controller it knows and the partitions it was told
+    of (none unless a test adds them: Kafka's tests build an empty one)."""
+
+    def __init__(self) -> None:
+        self.controller_id = -1
+        self.controller_epoch = -1
+        self.partitions: dict[tuple[str, int], Any] = {}
+
+    def contains(self, tp: tuple[str, int]) -> bool:
+        """MetadataCache.contains(tp)."""
+        return tp in self.partitions
 
 
 class FakeContext:
@@ -75,7 +88,7 @@ class FakeContext:
         self._correlation = 0
         self._timeouts = 0
         self.meters: dict[str, int] = {}
-        self.metadata = SimpleNamespace(controller_id=-1, controller_epoch=-1)
+        self.metadata = FakeMetadataCache()
         self.fetchers: dict = {}
         self.log_manager = FakeLogManager(self.logs)
         self.alter_partition_manager = AlterPartitionManager()

@@ -109,7 +109,8 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
 
     # becomeLeaderOrFollower / stopReplicas (ReplicaManager's LeaderAndIsr section) also use the
     # metadata cache, the fetcher threads, the log manager and the AlterPartitionManager
-    metadata: Any                   # controller_id, controller_epoch (kafka.server.MetadataCache)
+    # controller_id, controller_epoch, contains(tp) (kafka.server.MetadataCache)
+    metadata: Any
     fetchers: dict[tuple[int, int], ReplicaFetcherThread]   # (leader, fetcher id) -> thread
     log_manager: Any                # get_or_create_log(ctx, topic, partition), delete_log(tp)
     alter_partition_manager: Any    # clear_pending(tp) (2.7-2.8)

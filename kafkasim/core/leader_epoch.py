@@ -37,12 +37,21 @@ from typing import NamedTuple, Protocol
 from kafkasim.core import rules
 from kafkasim.core.rules import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 
-__all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochEntry", "LeaderEpochFileCache"]
+__all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochEntry", "LeaderEpochFileCache",
+           "OffsetAndEpoch"]
 
 
 class EpochEntry(NamedTuple):
     epoch: int
     start_offset: int
+
+
+class OffsetAndEpoch(NamedTuple):
+    """org.apache.kafka.server.common.OffsetAndEpoch: an offset and the leader epoch it belongs
+    to (``UnifiedLog.endOffsetForEpoch``'s answer)."""
+
+    offset: int
+    leader_epoch: int
 
 
 def _epoch_of(entry: EpochEntry) -> int:

@@ -45,7 +45,12 @@ from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
 from kafkasim.core.errors import IllegalArgumentException, OffsetOutOfRangeException
-from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, LeaderEpochFileCache
+from kafkasim.core.leader_epoch import (
+    UNDEFINED_EPOCH,
+    UNDEFINED_EPOCH_OFFSET,
+    LeaderEpochFileCache,
+    OffsetAndEpoch,
+)
 from kafkasim.core.producer_state import ProducerStateManager, rebuild
 
 _EMPTY_I = array("i")
@@ -332,6 +337,13 @@ class Log:
         the cache is empty (the cache answers None, as Kafka's OptionalInt)."""
         epoch = self.leader_epoch_cache.latest_epoch()
         return UNDEFINED_EPOCH if epoch is None else epoch
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> OffsetAndEpoch | None:
+        """UnifiedLog.endOffsetForEpoch: where ``leader_epoch`` ends in this log and the epoch
+        found for it (the epoch cache's ``endOffsetFor`` at the LEO); None when the cache cannot
+        say (UNDEFINED_EPOCH_OFFSET: an undefined or unknown epoch, an empty cache)."""
+        epoch, offset = self.leader_epoch_cache.end_offset_for(leader_epoch, self.log_end_offset)
+        return None if offset == UNDEFINED_EPOCH_OFFSET else OffsetAndEpoch(offset, epoch)
 
     def epoch_at(self, offset: int) -> int:
         return self.epochs[offset - self.log_start_offset]

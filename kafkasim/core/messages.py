@@ -108,18 +108,40 @@ class FetchResponse(Message):
 
 
 # --- Leader epochs (KIP-101) ---------------------------------------------------------------------
+class OffsetForLeaderPartition(NamedTuple):
+    """OffsetForLeaderEpochRequestData.OffsetForLeaderPartition with its topic: the epoch asked
+    about and the asker's current leader epoch (-1, NO_PARTITION_LEADER_EPOCH: none, KIP-320)."""
+
+    topic: str
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+class EpochEndOffset(NamedTuple):
+    """OffsetForLeaderEpochResponseData.EpochEndOffset with its topic: where the asked epoch
+    ends and the largest epoch at or below it the leader knows (KIP-279); -1 and -1
+    (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET) when unknown or with an error."""
+
+    topic: str
+    partition: int
+    error: str = "NONE"
+    leader_epoch: int = -1
+    end_offset: int = -1
+
+
 @dataclass(slots=True)
 class OffsetsForLeaderEpochRequest(Message):
     correlation_id: int
     replica_id: int
-    # (topic, partition, current leader epoch, leader epoch asked about)
+    # (topic, partition, current leader epoch, leader epoch asked about): OffsetForLeaderPartition
     partitions: tuple[tuple[str, int, int, int], ...]
 
 
 @dataclass(slots=True)
 class OffsetsForLeaderEpochResponse(Message):
     correlation_id: int
-    # (topic, partition, error, leader epoch, end offset)
+    # (topic, partition, error, leader epoch, end offset): EpochEndOffset
     partitions: tuple[tuple[str, int, str, int, int], ...]
 
 

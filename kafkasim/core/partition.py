@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 from kafkasim.core import errors as E
 from kafkasim.core import rules
 from kafkasim.core.log import Log
+from kafkasim.core.messages import EpochEndOffset
 from kafkasim.core.rules import NEVER_MS, ReplicaState
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
@@ -437,3 +438,39 @@ class Partition:
         return ctx.rulebook.check_enough_replicas_reach_offset(
             self.log.high_watermark, required_offset, len(self.maximal_isr(ctx)),
             self.effective_min_isr(ctx) if min_isr is None else min_isr)
+
+    # -- leader epochs ----------------------------------------------------------------------
+    def check_current_leader_epoch(self, ctx: PartitionContext,
+                                   current_leader_epoch: int | None) -> str | None:
+        """Partition.checkCurrentLeaderEpoch (KIP-320, 2.1+): a request's current leader epoch
+        below this replica's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH; None (or
+        -1, NO_PARTITION_LEADER_EPOCH) is no epoch, which passes, as before 2.1 any epoch."""
+        if current_leader_epoch is None or current_leader_epoch < 0 or \
+                not ctx.rules.fetch.current_leader_epoch_fencing:
+            return None
+        if current_leader_epoch < self.leader_epoch:
+            return E.FENCED_LEADER_EPOCH
+        if current_leader_epoch > self.leader_epoch:
+            return E.UNKNOWN_LEADER_EPOCH
+        return None
+
+    def last_offset_for_leader_epoch(self, ctx: PartitionContext,
+                                     current_leader_epoch: int | None, leader_epoch: int,
+                                     fetch_only_from_leader: bool) -> EpochEndOffset:
+        """Partition.lastOffsetForLeaderEpoch: where ``leader_epoch`` ends in this replica's log
+        (UnifiedLog.endOffsetForEpoch), after getLocalLog's checks: the current leader epoch
+        first, then, with ``fetch_only_from_leader`` (what ReplicaManager passes), leadership
+        (NOT_LEADER_OR_FOLLOWER). An epoch the log cannot place answers NONE with -1 and -1;
+        before KIP-279 (2.0) the answer names no epoch (v0: the end offset only)."""
+        err = self.check_current_leader_epoch(ctx, current_leader_epoch)
+        if err is None and fetch_only_from_leader and not self.is_leader:
+            err = E.NOT_LEADER_OR_FOLLOWER if ctx.rules.tools.error_not_leader_or_follower \
+                else E.NOT_LEADER_FOR_PARTITION
+        if err is not None:
+            return EpochEndOffset(self.topic, self.partition, err)
+        found = self.log.end_offset_for_epoch(leader_epoch)
+        if found is None:
+            return EpochEndOffset(self.topic, self.partition)
+        epoch = found.leader_epoch if ctx.rules.fetch.offsets_for_leader_epoch_returns_epoch \
+            else rules.UNDEFINED_EPOCH
+        return EpochEndOffset(self.topic, self.partition, E.NONE, epoch, found.offset)

@@ -9,6 +9,7 @@ growth (followers) or HW growth (consumers), and the ``isr-expiration`` task.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
@@ -34,6 +35,7 @@ from kafkasim.core.fetcher import (
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.core.log import RecordChunk
 from kafkasim.core.messages import (
+    EpochEndOffset,
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
@@ -74,18 +76,6 @@ def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offse
     if not candidates:
         return leader
     return -min(candidates)[2]
-
-
-def _check_current_leader_epoch(rules, part: Partition, current_leader_epoch: int) -> str | None:
-    """Partition.checkCurrentLeaderEpoch (KIP-320, 2.1+): a request's CurrentLeaderEpoch below
-    the local leader epoch is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH; -1 = absent."""
-    if current_leader_epoch < 0 or not rules.fetch.current_leader_epoch_fencing:
-        return None
-    if current_leader_epoch < part.leader_epoch:
-        return E.FENCED_LEADER_EPOCH
-    if current_leader_epoch > part.leader_epoch:
-        return E.UNKNOWN_LEADER_EPOCH
-    return None
 
 
 def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
@@ -771,7 +761,7 @@ class ReplicaManager:
         leader requirement, so a stale fetcher at a demoted leader is FENCED_LEADER_EPOCH."""
         if fp.current_leader_epoch != part.leader_epoch and fp.current_leader_epoch >= 0:
             # (the steady state, the leader's epoch or none, skips the call)
-            err = _check_current_leader_epoch(ctx.rules, part, fp.current_leader_epoch)
+            err = part.check_current_leader_epoch(ctx, fp.current_leader_epoch)
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
@@ -943,29 +933,31 @@ class ReplicaManager:
     # -- leader epochs ------------------------------------------------------------------------
     def offsets_for_leader_epoch(self, ctx: ReplicaManagerContext, src,
                                  req: OffsetsForLeaderEpochRequest) -> None:
-        """Partition.lastOffsetForLeaderEpoch for each asked partition."""
+        """KafkaApis.handleOffsetForLeaderEpochRequest: the answer of
+        ``last_offset_for_leader_epoch``, for a follower and a consumer alike."""
+        ctx.send(src, OffsetsForLeaderEpochResponse(
+            req.correlation_id, tuple(self.last_offset_for_leader_epoch(ctx, req.partitions))))
+
+    def last_offset_for_leader_epoch(self, ctx: ReplicaManagerContext,
+                                     requested_epoch_info: Iterable[tuple[str, int, int, int]]
+                                     ) -> list[EpochEndOffset]:
+        """ReplicaManager.lastOffsetForLeaderEpoch: for each (topic, partition, current leader
+        epoch, leader epoch) (``OffsetForLeaderPartition``), the hosted partition's
+        Partition.lastOffsetForLeaderEpoch (current epoch -1: none; leader only). A partition
+        not hosted here is NOT_LEADER_OR_FOLLOWER if the broker's metadata cache knows it, else
+        UNKNOWN_TOPIC_OR_PARTITION; before KAFKA-7347 (2.1) always UNKNOWN_TOPIC_OR_PARTITION."""
         out = []
-        for topic, partition, current_epoch, epoch in req.partitions:
+        for topic, partition, current_epoch, epoch in requested_epoch_info:
             part = self.partitions.get((topic, partition))
-            if part is None:
-                # ReplicaManager.lastOffsetForLeaderEpoch: HostedPartition.None
-                err = ctx.not_leader_error() if ctx.topic_exists(topic) \
-                    else E.UNKNOWN_TOPIC_OR_PARTITION
-                out.append((topic, partition, err, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET))
-                continue
-            # Partition.lastOffsetForLeaderEpoch -> getLocalLog(currentLeaderEpoch,
-            # requireLeader = true): the epoch check first, then the leader requirement
-            err = _check_current_leader_epoch(ctx.rules, part, current_epoch)
-            if err is None and not part.is_leader:
-                err = ctx.not_leader_error()
-            if err is not None:
-                out.append((topic, partition, err, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET))
-                continue
-            e, end = part.log.leader_epoch_cache.end_offset_for(epoch, part.log.log_end_offset)
-            if not ctx.rules.fetch.offsets_for_leader_epoch_returns_epoch:
-                e = UNDEFINED_EPOCH  # v0 answers carry only the end offset (before KIP-279)
-            out.append((topic, partition, E.NONE, e, end))
-        ctx.send(src, OffsetsForLeaderEpochResponse(req.correlation_id, tuple(out)))
+            if part is not None:
+                out.append(part.last_offset_for_leader_epoch(
+                    ctx, None if current_epoch < 0 else current_epoch, epoch, True))
+            elif ctx.rules.fetch.offsets_for_leader_epoch_not_replica_not_leader and \
+                    ctx.metadata.contains((topic, partition)):
+                out.append(EpochEndOffset(topic, partition, ctx.not_leader_error()))
+            else:
+                out.append(EpochEndOffset(topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION))
+        return out
 
     # -- ISR expiration ------------------------------------------------------------------------
     def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:

@@ -59,6 +59,11 @@ class MetadataCache:
     live_brokers: tuple[int, ...] = ()
     partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
 
+    def contains(self, tp: tuple[str, int]) -> bool:
+        """MetadataCache.contains(tp): the partition is in this broker's metadata (its topic
+        exists and has that partition, as far as this broker was told)."""
+        return tp in self.partitions
+
 
 class Broker:
     def __init__(self, cluster, broker_id: int, rack: str | None, config: dict,

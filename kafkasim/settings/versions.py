@@ -399,6 +399,16 @@ class FetchRules:
         ref="KIP-279 / KAFKA-6361",
         doc="OffsetsForLeaderEpoch answers (epoch, end offset): multi-round truncation",
     )
+    # KAFKA-7347 (2.1.0, commit ebd1354): ReplicaManager.lastOffsetForLeaderEpoch answers a
+    # partition this broker does not host NOT_LEADER_FOR_PARTITION when its metadata cache knows
+    # it (metadataCache.contains(tp)). Before, any partition not hosted here was
+    # UNKNOWN_TOPIC_OR_PARTITION (ReplicaManager @2.0.1; LeaderEpochIntegrationTest @2.0.0).
+    offsets_for_leader_epoch_not_replica_not_leader: bool = _rule(
+        since="2.1",
+        ref="KAFKA-7347",
+        doc="OffsetsForLeaderEpoch for a known partition not hosted here answers NOT_LEADER "
+        "(before: UNKNOWN_TOPIC_OR_PARTITION)",
+    )
     # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
     # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
     current_leader_epoch_fencing: bool = _rule(
