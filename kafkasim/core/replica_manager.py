@@ -499,8 +499,10 @@ class ReplicaManager:
             st = getattr(ctx.metadata, "partitions", {}).get((topic, partition))
             leaders.append((topic, partition, st.leader, st.leader_epoch) if st is not None
                            else (topic, partition, -1, -1))
-        live = getattr(ctx.metadata, "live_brokers", ())
-        nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders if lead in live}))
+        # metadataCache.getAliveBrokerNode (a FakeContext's metadata may have none)
+        alive = getattr(ctx.metadata, "has_alive_broker", None)
+        nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders
+                              if lead >= 0 and alive is not None and alive(lead)}))
         return tuple(leaders), nodes
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
