@@ -1,8 +1,9 @@
 """DelayedFetch.tryComplete's byte count (kafka.server.DelayedFetch): a parked fetch completes
-once the bytes available past each fetch offset reach the request's MinBytes, whatever the
-partition's max bytes let one answer carry; until then it stays parked. ``_try_complete_fetch``
-reads each served partition before deciding and counts with Log.bytes_between only when the
-read holds fewer than MinBytes: these tests pin both ways of counting."""
+once the bytes available past each fetch offset reach the request's MinBytes, each partition
+counting at most its max bytes (``math.min(positionDiff, fetchInfo.maxBytes)``, 0.9.0+; 0.8.2
+counted every byte); until then it stays parked. ``_can_complete`` reads each served partition
+before deciding and counts with Log.bytes_between only when the read is not enough: these tests
+pin both ways of counting."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from kafkasim.core.replica_manager import ReplicaManager
 TP = ("t", 0)
 
 
-def _leader():
-    ctx = FakeContext(1, kafka_version="3.7")
+def _leader(version: str = "3.7"):
+    ctx = FakeContext(1, kafka_version=version)
     part = ctx.partition(*TP)
     part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3), 0, 1)
     rm = ReplicaManager()
@@ -38,17 +39,34 @@ def _fetch_answers(ctx, dst):
     return [m for d, m in ctx.sent if d == dst and type(m).__name__ == "FetchResponse"]
 
 
-def test_waits_for_min_bytes_beyond_what_one_read_carries():
+def test_a_partition_counts_at_most_its_max_bytes_toward_min_bytes():
+    """0.9.0+: 300 bytes past the offset of a partition with max bytes 100 count as 100, so a
+    MinBytes of 250 is never reached by that one partition: the fetch waits for MaxWaitMs."""
     ctx, rm = _leader()
     _fetch(ctx, rm, 2, min_bytes=250, partition_max_bytes=100)
     assert len(rm.delayed_fetch) == 1 and not _fetch_answers(ctx, 2)   # empty log: parked
-    _produce(ctx, rm, 1, (100, 100))          # 200 bytes available: fewer than 250
+    _produce(ctx, rm, 1, (100, 100))
+    _produce(ctx, rm, 2, (100,))              # 300 bytes available, 100 counted
     assert len(rm.delayed_fetch) == 1 and not _fetch_answers(ctx, 2)
     assert rm.follower_fetch_waiters == {TP: [next(iter(rm.delayed_fetch))]}
-    _produce(ctx, rm, 2, (100,))              # 300 bytes: enough, one record fits the answer
+    (df_id,) = rm.delayed_fetch
+    rm.on_fetch_timeout(ctx, df_id)           # MaxWaitMs passed: one record fits the answer
     (resp,) = _fetch_answers(ctx, 2)
     (pd,) = resp.partitions
     assert pd.error == "NONE" and list(pd.records.ids) == [100] and list(pd.records.sizes) == [100]
+    assert not rm.delayed_fetch and not rm.follower_fetch_waiters
+
+
+def test_before_0_9_every_byte_counts_toward_min_bytes():
+    """0.8.2 DelayedFetch.isSatisfied added ``endOffset.positionDiff(fetchOffset)`` uncapped:
+    300 bytes reach a MinBytes of 250 whatever the partition's max bytes."""
+    ctx, rm = _leader("0.8.2")
+    _fetch(ctx, rm, 2, min_bytes=250, partition_max_bytes=100)
+    _produce(ctx, rm, 1, (100, 100))          # 200 bytes available: fewer than 250
+    assert len(rm.delayed_fetch) == 1 and not _fetch_answers(ctx, 2)
+    _produce(ctx, rm, 2, (100,))              # 300 bytes: enough
+    (resp,) = _fetch_answers(ctx, 2)
+    assert list(resp.partitions[0].records.ids) == [100]
     assert not rm.delayed_fetch and not rm.follower_fetch_waiters
 
 

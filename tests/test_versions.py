@@ -269,6 +269,11 @@ SINCE = [
     ("fetch_from_non_replica_error", "3.3", "3.2"),
     ("fetch_offset_below_log_start_before_divergence", "3.0", "2.8"),
     ("preferred_read_replica_answers_at_once", "3.2", "3.1"),
+    # DelayedFetch.tryComplete: math.min(positionDiff, fetchSize) @0.9.0.0, uncapped @0.8.2.0
+    ("delayed_fetch_caps_partition_bytes", "0.9.0", "0.8.2"),
+    # KAFKA-16452: DelayedFetch.tryComplete "fetchOffset.messageOffset > endOffset.messageOffset"
+    # first in 3.8.0 (3.7.0 compares segments only)
+    ("delayed_fetch_completes_past_end_offset", "3.8", "3.7"),
     ("leader_and_isr_ignores_older_partition_epoch", "3.3", "3.2"),
     # KIP-833: docs/upgrade.html @3.3.0 "KRaft mode is production ready for new clusters"
     ("kraft_production_ready", "3.3", "3.2"),

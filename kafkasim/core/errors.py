@@ -95,3 +95,14 @@ class OffsetOutOfRangeException(RuntimeError):
 class IllegalArgumentException(ValueError):
     """java.lang.IllegalArgumentException, as the broker's log throws it (UnifiedLog.truncateTo
     of a negative offset, maybeIncrementHighWatermark past the log end offset)."""
+
+
+KAFKA_STORAGE_ERROR = "KAFKA_STORAGE_ERROR"
+
+
+class KafkaStorageException(RuntimeError):
+    """org.apache.kafka.common.errors.KafkaStorageException: a log dir file could not be read or
+    written (CheckpointFileWithFailureHandler wraps the IOException in it, and the log dir goes
+    offline through the LogDirFailureChannel)."""
+
+    error = KAFKA_STORAGE_ERROR

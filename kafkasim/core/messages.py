@@ -177,12 +177,37 @@ class LeaderAndIsrResponse(Message):
     partition_errors: tuple[tuple[str, int, str], ...] = ()
 
 
+#: the listener every simulated broker has (ListenerName.forSecurityProtocol(PLAINTEXT))
+DEFAULT_LISTENER = "PLAINTEXT"
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMetadataEndpoint:
+    """UpdateMetadataRequestData.UpdateMetadataEndpoint: one listener of a live broker."""
+
+    port: int = 9092
+    host: str = "localhost"
+    listener: str = DEFAULT_LISTENER
+    security_protocol: int = 0   # SecurityProtocol.PLAINTEXT.id
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMetadataBroker:
+    """UpdateMetadataRequestData.UpdateMetadataBroker: a live broker, its listeners and rack."""
+
+    id: int
+    endpoints: tuple[UpdateMetadataEndpoint, ...] = (UpdateMetadataEndpoint(),)
+    rack: str | None = None
+
+
 @dataclass(slots=True)
 class UpdateMetadataRequest(Message):
     controller_id: int
     controller_epoch: int
     partition_states: tuple[PartitionState, ...]
-    live_brokers: tuple[int, ...]
+    # the live brokers: an UpdateMetadataBroker, or just the id of a broker with the one
+    # PLAINTEXT listener and no rack (what the simulated controller sends)
+    live_brokers: tuple[int | UpdateMetadataBroker, ...]
 
 
 @dataclass(slots=True)

@@ -489,8 +489,10 @@ class ReplicaManager:
             st = getattr(ctx.metadata, "partitions", {}).get((topic, partition))
             leaders.append((topic, partition, st.leader, st.leader_epoch) if st is not None
                            else (topic, partition, -1, -1))
-        live = getattr(ctx.metadata, "live_brokers", ())
-        nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders if lead in live}))
+        # metadataCache.getAliveBrokerNode (a FakeContext's metadata may have none)
+        alive = getattr(ctx.metadata, "has_alive_broker", None)
+        nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders
+                              if lead >= 0 and alive is not None and alive(lead)}))
         return tuple(leaders), nodes
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
@@ -613,10 +615,12 @@ class ReplicaManager:
         """ReplicaManager.readFromLocalLog, then fetchMessages' test: (the reads, answer now?).
         An error, a diverging epoch, a preferred read replica (3.2+), enough bytes
         (fetch.min.bytes), no MaxWaitMs or nothing to read answers now; else the fetch is parked
-        (DelayedFetch)."""
+        (DelayedFetch), unless the DelayedFetch's first tryComplete completes it: a consumer
+        past the HW (3.8+, Case F; a follower past the LEO is out of range)."""
         datas = []
         total = 0
         immediate = False   # an error or a diverging epoch answers now
+        consumer = req.replica_id < 0
         # a fetch of one partition that may wait (MaxWaitMs and MinBytes above 0) is parked when
         # its read has nothing to answer: that answer is never sent, so it is not built (the
         # read returns None; the usual follower fetch, caught up to the leader's LEO)
@@ -626,16 +630,28 @@ class ReplicaManager:
             if pd is None:
                 return datas, False   # to the purgatory
             datas.append(pd)
-            if pd.error != E.NONE or pd.diverging_epoch is not None:
-                immediate = True
-            elif pd.preferred_read_replica >= 0 and \
-                    ctx.rules.fetch.preferred_read_replica_answers_at_once:
-                immediate = True   # hasPreferredReadReplica (3.2+)
+            if not immediate and (consumer or pd.error != E.NONE or
+                                  pd.diverging_epoch is not None):
+                immediate = self._answers_now(ctx, fp, pd)
             if pd.records.ids:
                 total += sum(pd.records.sizes)
         # (no fetchInfos at all, not even quiet ones, answers now too)
         return datas, immediate or total >= req.min_bytes or req.max_wait_ms <= 0 or \
             not parts and session is None
+
+    @staticmethod
+    def _answers_now(ctx: ReplicaManagerContext, fp, pd: FetchPartitionData) -> bool:
+        """fetchMessages' reasons to answer a partition's read at once: an error, a diverging
+        epoch, a preferred read replica (3.2+), or, as the DelayedFetch's first tryComplete
+        would (3.8+, Case F), a consumer's fetch offset past the HW. (A follower's read names
+        no preferred replica and is out of range past the LEO.)"""
+        if pd.error != E.NONE or pd.diverging_epoch is not None:
+            return True
+        fetch = ctx.rules.fetch
+        if pd.preferred_read_replica >= 0:
+            return fetch.preferred_read_replica_answers_at_once   # hasPreferredReadReplica
+        return fp.fetch_offset > pd.high_watermark and \
+            fetch.delayed_fetch_completes_past_end_offset
 
     def _park_fetch(self, ctx: ReplicaManagerContext, src, req: FetchRequest, fctx,
                     session, parts, now: int) -> None:
@@ -748,8 +764,9 @@ class ReplicaManager:
                 return _no_records(fp, hw, ls, leo)
             self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw, leo, ls)
         if chunk is None:   # nothing to read
-            if omit_empty:
-                return None
+            if omit_empty and (fp.fetch_offset == max_offset or
+                               not ctx.rules.fetch.delayed_fetch_completes_past_end_offset):
+                return None   # (past the end offset, the fetch is answered: DelayedFetch Case F)
             chunk = RecordChunk.empty(fp.fetch_offset)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
@@ -843,10 +860,11 @@ class ReplicaManager:
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     # -- the fetch purgatory (DelayedFetch) ---------------------------------------------------
-    def _try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool) -> bool:
+    def try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool = False
+                           ) -> bool:
         """DelayedFetch.tryComplete: answer the parked fetch ``df_id`` if ``force`` (its time is
-        up, or leadership moved), or if some partition must answer now (the leader epoch moved
-        past the one the fetch was sent in) or enough bytes are there (fetch.min.bytes)."""
+        up, or leadership moved), or if some partition must answer now or enough bytes are
+        there (``_can_complete``: Kafka's cases A-H). True once the fetch is answered."""
         df = self.delayed_fetch.get(df_id)
         if df is None:
             return True
@@ -858,35 +876,49 @@ class ReplicaManager:
         return True
 
     def _can_complete(self, ctx: ReplicaManagerContext, df: DelayedFetch, datas: list) -> bool:
-        """DelayedFetch.tryComplete's cases: A-C, a partition not served here (any more) or
-        whose leader epoch moved past the fetch's (fenced) answers now; D, the bytes the fetch
-        could return now are counted up to min.bytes. Each partition served is read first (into
-        ``datas``, kept for the answer): a read of at least min.bytes settles the count, else
-        Log.bytes_between counts, to the LEO (followers) or the HW (consumers)."""
+        """DelayedFetch.tryComplete's cases: A-C, a partition not served here (any more), E, one
+        whose leader epoch moved past the fetch's (fenced), H (2.8 here: LastFetchedEpoch), one
+        whose read now finds a diverging epoch or an error, and F (3.8+), a fetch offset past
+        the end offset (the LEO for followers, the HW for consumers) answer now; G, the bytes
+        past each fetch offset, at most the partition's max bytes (0.9+), are counted up to
+        min.bytes. Each partition served is read first (into ``datas``, kept for the answer)."""
         request = df.request
         min_bytes = request.min_bytes
         follower = request.replica_id >= 0
+        fetch_rules = ctx.rules.fetch
         total = 0
         for fp in df.partitions:
             part = self.partitions.get((fp.topic, fp.partition))
             if part is None or not part.is_leader and (follower or part.leader_id < 0 or
-                                                       not ctx.rules.fetch.fetch_from_follower):
+                                                       not fetch_rules.fetch_from_follower):
                 return True   # not served here (any more)
             if 0 <= fp.current_leader_epoch < part.leader_epoch:
                 return True   # fenced
             pd = self._read_partition(ctx, request, fp, False, part=part)
             datas.append(pd)
-            if total >= min_bytes:
-                continue
-            records = pd.records
-            if records.ids and sum(records.sizes) >= min_bytes:
-                total += min_bytes   # (the usual follower fetch)
-                continue
+            if pd.error != E.NONE or pd.diverging_epoch is not None:
+                return True
             log = part.log
             end = log.log_end_offset if follower else log.high_watermark
-            if end > fp.fetch_offset:
-                total += log.bytes_between(fp.fetch_offset, end, min_bytes)
+            if fp.fetch_offset > end and fetch_rules.delayed_fetch_completes_past_end_offset:
+                return True
+            if total < min_bytes and end > fp.fetch_offset:
+                total += self._bytes_available(fp, pd, log, end, min_bytes - total, fetch_rules)
         return total >= min_bytes
+
+    @staticmethod
+    def _bytes_available(fp, pd: FetchPartitionData, log, end: int, need: int,
+                         fetch_rules) -> int:
+        """Case G's count for one partition: the bytes between the fetch offset and ``end``
+        (counted until ``need``), at most the partition's max bytes (0.9+). A read of ``need``
+        bytes that its max bytes allow is enough (the usual follower fetch)."""
+        capped = fetch_rules.delayed_fetch_caps_partition_bytes
+        cap = fp.partition_max_bytes
+        records = pd.records
+        if records.ids and (cap >= need or not capped) and sum(records.sizes) >= need:
+            return need
+        available = log.bytes_between(fp.fetch_offset, end, min(need, cap) if capped else need)
+        return min(available, cap) if capped else available
 
     def _on_complete_fetch(self, ctx: ReplicaManagerContext, df: DelayedFetch,
                            datas: list) -> None:
@@ -902,7 +934,7 @@ class ReplicaManager:
             return
         remaining = []
         for i in ids:
-            if not self._try_complete_fetch(ctx, i, False):
+            if not self.try_complete_fetch(ctx, i, False):
                 remaining.append(i)
         if remaining:
             waiters[tp] = remaining
@@ -917,11 +949,11 @@ class ReplicaManager:
         for waiters in (self.follower_fetch_waiters, self.consumer_fetch_waiters):
             ids = waiters.pop(tp, [])
             for i in ids:
-                self._try_complete_fetch(ctx, i, force=True)
+                self.try_complete_fetch(ctx, i, force=True)
 
     def on_fetch_timeout(self, ctx: ReplicaManagerContext, df_id: int) -> None:
         if df_id in self.delayed_fetch:
-            self._try_complete_fetch(ctx, df_id, force=True)
+            self.try_complete_fetch(ctx, df_id, force=True)
         for waiters in (self.follower_fetch_waiters, self.consumer_fetch_waiters):
             for tp in [tp for tp, ids in waiters.items() if df_id in ids]:
                 ids = [i for i in waiters[tp] if i != df_id]

@@ -75,6 +75,7 @@ def create_controllers(cluster, controllers, broker_ids):
         kraft_settings,
         raft_options,
     )
+    from kafkasim.runtime.metadata_cache import KRaftMetadataCache
     ids = controller_ids(controllers, broker_ids)
     settings = kraft_settings(cluster.kafka_version, cluster.rules, cluster.broker_config,
                               cluster.engine.seed)
@@ -82,6 +83,7 @@ def create_controllers(cluster, controllers, broker_ids):
     kraft = KRaftControlPlane(cluster, ids, settings, options)
     for b in cluster.brokers.values():
         b.lifecycle = BrokerLifecycleManager(b, ids, b.config, options)
+        b.metadata = KRaftMetadataCache(b.id)
         format_log_dir(cluster, b)
     return kraft
 

@@ -8,7 +8,6 @@ meters. Lifecycle: ``start`` (register in ZooKeeper, maybe become controller) an
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from kafkasim.control.controller import KafkaController
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
@@ -33,12 +32,12 @@ from kafkasim.core.messages import (
     BrokerRegistrationRequest,
     FetchRequest,
     OffsetsForLeaderEpochRequest,
-    PartitionState,
 )
 from kafkasim.core.partition import Partition
 from kafkasim.core.replica_manager import ReplicaManager
 from kafkasim.runtime.kafka_apis import HANDLERS
 from kafkasim.runtime.log_manager import LogManager, reschedule, schedule_periodic
+from kafkasim.runtime.metadata_cache import MetadataCache, ZkMetadataCache, new_metadata_cache
 from kafkasim.runtime.zk_broker_lifecycle import ZkBrokerLifecycle
 
 RUNNING = "running"
@@ -48,21 +47,6 @@ SHUTTING_DOWN = "shutting down"
 # Meters the broker marks (kafka.server:type=ReplicaManager / ControllerStats)
 METERS = ("IsrShrinksPerSec", "IsrExpandsPerSec", "FailedIsrUpdatesPerSec",
           "UncleanLeaderElectionsPerSec", "IncrementalFetchSessionEvictionsPerSec")
-
-
-@dataclass(slots=True)
-class MetadataCache:
-    """What UpdateMetadata told this broker (kafka.server.MetadataCache)."""
-
-    controller_id: int = -1
-    controller_epoch: int = -1
-    live_brokers: tuple[int, ...] = ()
-    partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
-
-    def contains(self, tp: tuple[str, int]) -> bool:
-        """MetadataCache.contains(tp): the partition is in this broker's metadata (its topic
-        exists and has that partition, as far as this broker was told)."""
-        return tp in self.partitions
 
 
 class Broker:
@@ -89,7 +73,8 @@ class Broker:
         # in the process's TimeoutScheduler.timeouts entry (this incarnation's dict: Broker.start
         # puts it there)
         self.fetch_inflight: dict[int, list] = {}
-        self.metadata = MetadataCache()
+        # ZooKeeper's; a KRaft broker gets KRaftMetadataCache with its lifecycle manager
+        self.metadata: MetadataCache = ZkMetadataCache(broker_id)
         self.controller: KafkaController | None = None
         self.paused_until = 0
         self.meters = dict.fromkeys(METERS, 0)
@@ -128,10 +113,11 @@ class Broker:
     def cluster_racks(self) -> dict[int, str | None]:
         """broker.rack of each broker alive in this broker's metadata cache, and its own
         (MetadataCache.getPartitionReplicaEndpoints: a dead or fenced broker has no endpoint,
-        so the replica selector never names it)."""
-        live = self.metadata.live_brokers
+        so the replica selector never names it; in KRaft a broker in controlled shutdown
+        still has one)."""
+        md = self.metadata
         return {b.id: b.rack for b in self.cluster.brokers.values()
-                if b.id in live or b.id == self.id}
+                if b.id == self.id or md.has_alive_broker(b.id)}
 
     def mark_meter(self, name: str, count: int = 1) -> None:
         self.meters[name] += count
@@ -246,7 +232,7 @@ class Broker:
         self.replica_manager = ReplicaManager()
         self.fetchers = {}
         self.fetch_inflight = {}
-        self.metadata = MetadataCache()
+        self.metadata = new_metadata_cache(self.id, self.lifecycle is not None)
         self.paused_until = 0
         self.zk_lifecycle.isr_change_propagation.change_set = []
         self.alter_partition_manager.clear()

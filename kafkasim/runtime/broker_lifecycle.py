@@ -58,10 +58,7 @@ from kafkasim.core.messages import (
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
-    PartitionState,
 )
-
-KRAFT_CONTROLLER_EPOCH = -1   # KRaft partition states carry no controller epoch
 
 STARTING = "STARTING"
 RECOVERY = "RECOVERY"
@@ -411,22 +408,9 @@ def _timer_request_timeout(broker, corr: int) -> None:
     broker.lifecycle.request_timed_out(corr)
 
 
-def partition_state(tp, reg) -> PartitionState:
-    return PartitionState(tp[0], tp[1], KRAFT_CONTROLLER_EPOCH, reg.leader, reg.leader_epoch,
-                          tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas),
-                          reg.leader_recovery_state)
-
-
 def update_metadata_cache(broker, image: MetadataImage, changed) -> None:
-    """KRaftMetadataCache: live brokers and the partition states clients are told."""
-    md = broker.metadata
-    md.live_brokers = image.live_brokers()
-    for tp in changed:
-        reg = image.partitions.get(tp)
-        if reg is None:
-            md.partitions.pop(tp, None)
-        else:
-            md.partitions[tp] = partition_state(tp, reg)
+    """KRaftMetadataCache.setImage: live brokers and the partition states clients are told."""
+    broker.metadata.set_image(image, changed)
 
 
 def publish(broker, image: MetadataImage, changed) -> None:

@@ -13,6 +13,7 @@ from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.messages import (
+    DEFAULT_LISTENER,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatResponse,
@@ -53,14 +54,13 @@ def handle_offsets_for_leader_epoch_request(broker, src, msg: OffsetsForLeaderEp
 
 
 def handle_update_metadata_request(broker, src, msg: UpdateMetadataRequest) -> None:
+    """ReplicaManager.maybeUpdateMetadataCache: an older controller epoch is refused
+    (STALE_CONTROLLER_EPOCH), else ZkMetadataCache.updateMetadata and the epoch is kept."""
     md = broker.metadata
     if msg.controller_epoch < md.controller_epoch:
         return
+    md.update_metadata(0, msg)
     md.controller_epoch = msg.controller_epoch
-    md.controller_id = msg.controller_id
-    md.live_brokers = tuple(msg.live_brokers)
-    for st in msg.partition_states:
-        md.partitions[(st.topic, st.partition)] = st
 
 
 def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
@@ -81,19 +81,24 @@ def handle_alter_partition_request(broker, src, msg: AlterPartitionRequest) -> N
 
 
 def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
+    """KafkaApis.handleTopicMetadataRequest: MetadataCache.getTopicMetadata for the topics
+    asked (every topic when none is named) on the broker's listener, Metadata v6+ (a leader
+    without the listener is LISTENER_NOT_FOUND); an unknown topic is
+    UNKNOWN_TOPIC_OR_PARTITION; the brokers are getAliveBrokerNodes."""
     md = broker.metadata
     out = []
     topics = msg.topics or tuple(sorted({t for t, _ in md.partitions}))
+    known = {t.name: t for t in md.get_topic_metadata(topics, DEFAULT_LISTENER,
+                                                      error_unavailable_listeners=True)}
     for topic in topics:
-        tps = sorted(tp for tp in md.partitions if tp[0] == topic)
-        if not tps:
+        t = known.get(topic)
+        if t is None:
             out.append((topic, -1, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), ()))
-        for tp in tps:
-            st = md.partitions[tp]
-            err = E.NONE if st.leader >= 0 else E.LEADER_NOT_AVAILABLE
-            out.append((topic, tp[1], err, st.leader, st.leader_epoch, st.replicas, st.isr))
-    broker.send(src, MetadataResponse(msg.correlation_id, md.live_brokers, md.controller_id,
-                                    tuple(out)))
+            continue
+        out += [(topic, p.partition_index, p.error_code, p.leader_id, p.leader_epoch,
+                 p.replica_nodes, p.isr_nodes) for p in t.partitions]
+    brokers = tuple(n.id for n in md.get_alive_broker_nodes(DEFAULT_LISTENER))
+    broker.send(src, MetadataResponse(msg.correlation_id, brokers, md.controller_id, tuple(out)))
 
 
 def handle_list_offset_request(broker, src, msg: ListOffsetsRequest) -> None:

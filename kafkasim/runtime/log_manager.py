@@ -11,21 +11,22 @@ Its periodic tasks are the module's ``_timer_...`` functions, run through the br
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from kafkasim.core import events as ev
 from kafkasim.core import producer_state
 from kafkasim.core.checkpoint import (
+    CLEAN_SHUTDOWN_FILE,
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    CleanShutdownFileHandler,
     CorruptCheckpointError,
     LeaderEpochCheckpointFile,
     LogDir,
-    format_offsets,
+    OffsetCheckpointFile,
     parse_epochs,
     parse_offsets,
 )
@@ -42,9 +43,6 @@ PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 #: LogCleanerManager.offsetCheckpointFile: the log cleaner's checkpoint. The cleaner runs by
 #: default since 0.9.0.1 (log.cleaner.enable true); it stays empty without compacted topics
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
-
-#: CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME (LogLoader.CleanShutdownFile before 3.7)
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
 
 class LogManager:
@@ -66,26 +64,22 @@ class LogManager:
         the broker epoch it holds (CleanShutdownFileHandler.read, 3.7+, KAFKA-15582:
         ``{"version":0,"brokerEpoch":N}``), or True when it holds none (an empty file, as
         LogManager.shutdown wrote it before 3.7, or one that does not parse)."""
-        text = self.log_dir.read(CLEAN_SHUTDOWN_FILE)
-        if text is None:
+        handler = CleanShutdownFileHandler(self.log_dir)
+        if not handler.exists():
             return False
-        try:
-            epoch = json.loads(text)["brokerEpoch"]
-        except (ValueError, KeyError, TypeError):
-            return True
-        return epoch if type(epoch) is int else True
+        epoch = handler.read()
+        return True if epoch is None else epoch
 
     @clean_shutdown_file.setter
     def clean_shutdown_file(self, value: bool | int) -> None:
         """False deletes the file (LogManager.loadLogs, once it found it); True writes it empty
         (before 3.7); a broker epoch writes CleanShutdownFileHandler's JSON (3.7+)."""
         if value is False:
-            self.log_dir.delete(CLEAN_SHUTDOWN_FILE)
+            CleanShutdownFileHandler(self.log_dir).delete()
         elif value is True:
             self.log_dir.write_atomic(CLEAN_SHUTDOWN_FILE, "")
         else:
-            self.log_dir.write_atomic(CLEAN_SHUTDOWN_FILE,
-                                      f'{{"version":0,"brokerEpoch":{int(value)}}}')
+            CleanShutdownFileHandler(self.log_dir).write(int(value))
 
     def previous_broker_epoch(self) -> int:
         """The broker epoch in ``.kafka_cleanshutdown`` (3.7+), -1 without one."""
@@ -104,9 +98,6 @@ class LogManager:
             self.attach(ctx, log)
             self.logs[tp] = log
             self.last_flush_ms[tp] = ctx.now  # LocalLog.lastFlushedTime starts now
-            checkpoint = log.leader_epoch_cache.checkpoint
-            if checkpoint is not None:  # new LeaderEpochCheckpointFile
-                checkpoint.create_if_missing()
         return log
 
     def update_topic_configs(self, configs: dict) -> None:
@@ -119,9 +110,10 @@ class LogManager:
         """Make the broker the log's listener and give its epoch cache the log's
         leader-epoch-checkpoint (none before KIP-101, 0.11)."""
         log.listener = ctx
+        # (opening the file creates it, empty, if it is missing)
         log.leader_epoch_cache.checkpoint = LeaderEpochCheckpointFile(
-            self.log_dir, log.topic, log.partition) if ctx.rules.fetch.leader_epoch_truncation \
-            else None
+            f"{log.topic}-{log.partition}/{LEADER_EPOCH_CHECKPOINT}", store=self.log_dir) \
+            if ctx.rules.fetch.leader_epoch_truncation else None
 
     def delete_log(self, tp) -> None:
         """LogManager.asyncDelete: the replica was removed from this broker."""
@@ -236,22 +228,25 @@ class LogManager:
             return {}
 
     # -- checkpoint files -------------------------------------------------------------------
+    def _write_offsets(self, name: str, offsets: dict[tuple[str, int], int]) -> None:
+        OffsetCheckpointFile(name, store=self.log_dir).write(offsets)
+
     def checkpoint_high_watermarks(self) -> None:
         """ReplicaManager.checkpointHighWatermarks: replication-offset-checkpoint."""
-        entries = [(t, p, log.high_watermark) for (t, p), log in sorted(self.logs.items())]
-        self.log_dir.write_atomic(REPLICATION_OFFSET_CHECKPOINT, format_offsets(entries))
+        self._write_offsets(REPLICATION_OFFSET_CHECKPOINT, {
+            tp: log.high_watermark for tp, log in sorted(self.logs.items())})
 
     def checkpoint_recovery_points(self) -> None:
         """LogManager.checkpointLogRecoveryOffsets: recovery-point-offset-checkpoint."""
-        entries = [(t, p, log.recovery_point) for (t, p), log in sorted(self.logs.items())]
-        self.log_dir.write_atomic(RECOVERY_POINT_CHECKPOINT, format_offsets(entries))
+        self._write_offsets(RECOVERY_POINT_CHECKPOINT, {
+            tp: log.recovery_point for tp, log in sorted(self.logs.items())})
 
     def checkpoint_log_start_offsets(self) -> None:
         """LogManager.checkpointLogStartOffsets: only logs whose start moved past their first
         segment's base offset are listed."""
-        entries = [(t, p, log.log_start_offset) for (t, p), log in sorted(self.logs.items())
-                   if log.log_start_offset > 0]
-        self.log_dir.write_atomic(LOG_START_OFFSET_CHECKPOINT, format_offsets(entries))
+        self._write_offsets(LOG_START_OFFSET_CHECKPOINT, {
+            tp: log.log_start_offset for tp, log in sorted(self.logs.items())
+            if log.log_start_offset > 0})
 
     # -- flush, shutdown, power loss --------------------------------------------------------
     def flush_for_shutdown(self, now: int) -> None:

@@ -578,6 +578,25 @@ class FetchRules:
         ref="KAFKA-14372",
         doc="the leader redirects a consumer only to an in-sync follower",
     )
+    # DelayedFetch.tryComplete counts, for each partition, the bytes past its fetch offset only
+    # up to the partition's max bytes (math.min(positionDiff, fetchInfo.fetchSize / maxBytes),
+    # 0.9.0+, KAFKA-2066); 0.8.2 counted every byte up to the end offset.
+    delayed_fetch_caps_partition_bytes: bool = _rule(
+        since="0.9.0",
+        ref="KAFKA-2066 (DelayedFetch.tryComplete @0.9.0.0)",
+        doc="a parked fetch counts at most each partition's max bytes toward fetch.min.bytes",
+    )
+    # KAFKA-16452 (3.8.0): DelayedFetch.tryComplete completes a fetch whose offset is past the
+    # end offset it may read to (the LEO for a follower, the HW for a consumer: "Case F, the
+    # fetch operation is on a truncated leader"), checked as the fetch is parked and at every
+    # wake-up. Before, with the log in one segment, such a fetch waited for MaxWaitMs
+    # (DelayedFetch @3.7.0 compares segments only).
+    delayed_fetch_completes_past_end_offset: bool = _rule(
+        since="3.8",
+        ref="KAFKA-16452 (DelayedFetch.tryComplete @3.8.0)",
+        doc="a fetch whose offset is past the end offset it reads to is answered at once, "
+        "not parked",
+    )
     # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
     # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
     # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an

@@ -331,7 +331,7 @@ class ClusterControlManager:
         prev = self.broker_registrations.get(record.broker_id)
         self.broker_registrations[record.broker_id] = BrokerRegistration(
             record.broker_id, record.broker_epoch, record.incarnation_id, record.rack,
-            record.fenced, record.in_controlled_shutdown)
+            record.fenced, record.in_controlled_shutdown, record.end_points)
         if self._heartbeat_manager is not None:
             if prev is not None:
                 self._heartbeat_manager.remove(record.broker_id)

@@ -43,7 +43,7 @@ class MetadataImage:
         elif t is R.RegisterBrokerRecord:
             self.brokers[record.broker_id] = R.BrokerRegistration(
                 record.broker_id, record.broker_epoch, record.incarnation_id, record.rack,
-                record.fenced, record.in_controlled_shutdown)
+                record.fenced, record.in_controlled_shutdown, record.end_points)
         elif t is R.BrokerRegistrationChangeRecord:
             b = self.brokers.get(record.broker_id)
             if b is not None and b.epoch == record.broker_epoch:
@@ -55,13 +55,13 @@ class MetadataImage:
                 shutdown = b.in_controlled_shutdown or record.in_controlled_shutdown == \
                     R.BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN
                 self.brokers[b.id] = R.BrokerRegistration(
-                    b.id, b.epoch, b.incarnation_id, b.rack, fenced, shutdown)
+                    b.id, b.epoch, b.incarnation_id, b.rack, fenced, shutdown, b.listeners)
         elif t is R.FenceBrokerRecord or t is R.UnfenceBrokerRecord:
             b = self.brokers.get(record.id)
             if b is not None and b.epoch == record.epoch:
                 self.brokers[b.id] = R.BrokerRegistration(
                     b.id, b.epoch, b.incarnation_id, b.rack, t is R.FenceBrokerRecord,
-                    b.in_controlled_shutdown)
+                    b.in_controlled_shutdown, b.listeners)
         elif t is R.UnregisterBrokerRecord:
             b = self.brokers.get(record.broker_id)
             if b is not None and b.epoch == record.broker_epoch:

@@ -41,6 +41,20 @@ class BrokerRegistrationInControlledShutdownChange:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerEndpoint:
+    """RegisterBrokerRecord.BrokerEndpoint: one listener of a broker."""
+
+    name: str = "PLAINTEXT"
+    host: str = "localhost"
+    port: int = 9092
+    security_protocol: int = 0   # SecurityProtocol.PLAINTEXT.id
+
+
+#: the listeners of a simulated broker: one PLAINTEXT listener
+DEFAULT_END_POINTS = (BrokerEndpoint(),)
+
+
+@dataclass(frozen=True, slots=True)
 class RegisterBrokerRecord:
     broker_id: int
     broker_epoch: int          # the offset of this record in the metadata log
@@ -48,6 +62,7 @@ class RegisterBrokerRecord:
     rack: str | None = None
     fenced: bool = True
     in_controlled_shutdown: bool = False
+    end_points: tuple[BrokerEndpoint, ...] | None = None   # None: DEFAULT_END_POINTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +291,15 @@ class BrokerRegistration:
     rack: str | None = None
     fenced: bool = True
     in_controlled_shutdown: bool = False
+    listeners: tuple[BrokerEndpoint, ...] | None = None   # None: DEFAULT_END_POINTS
+
+    def node(self, listener_name: str):
+        """``node(listenerName)``: (id, host, port, rack) of the broker's listener of that
+        name, None (Optional.empty) if it has none."""
+        for ep in self.listeners or DEFAULT_END_POINTS:
+            if ep.name == listener_name:
+                return self.id, ep.host, ep.port, self.rack
+        return None
 
 
 METADATA_RECORDS = (
