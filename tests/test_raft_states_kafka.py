@@ -74,10 +74,6 @@ from kafkasim.control.kraft.voter_set import (
 )
 from kafkasim.core.errors import IllegalArgumentException
 
-DEVIATION_RECORD = (
-    "DEVIATION: VotersRecord holds each voter's kraft.version range and ZERO_UUID for "
-    'no directory id (VoterSet.toVotersRecord/fromVotersRecord, ReplicaKey.of); '
-    'kafkasim drops the range and reads ZERO_UUID as a directory id')
 DEVIATION_LONE_VOTER = ('DEVIATION: a lone voter stands for election when the client starts '
     '(KafkaRaftClient.initialize, isOnlyVoter); kafkasim waits an election timeout')
 DEVIATION_LEADER_ENTRY = (
@@ -639,11 +635,9 @@ def test_is_only_voter_in_not_standalone():
 
 @pytest.mark.parametrize("with_directory_id", [True, False])
 @pytest.mark.parametrize("supported", [(0, 1), (1, 1)])
-def test_record_round_trip(with_directory_id, supported, request):
+def test_record_round_trip(with_directory_id, supported):
     """testRecordRoundTrip: a VotersRecord gives back the voter set -- the directory ids
     (Uuid.ZERO_UUID without one) and each voter's KRaftVersionFeature range too."""
-    if (with_directory_id, supported) != (True, (0, 1)):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=DEVIATION_RECORD))
     voters = VoterSet.from_map({i: VoterNode(replica_key(i, with_directory_id),
                                              ((DEFAULT_LISTENER, "localhost", 9990 + i),),
                                              supported) for i in (1, 2, 3)})

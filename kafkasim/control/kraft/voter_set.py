@@ -39,10 +39,15 @@ class ReplicaKey:
     id: int
     directory_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # ReplicaKey.of: NO_DIRECTORY_ID (Uuid.ZERO_UUID, what a VotersRecord holds for a
+        # voter without one) is no directory id
+        if self.directory_id == NO_DIRECTORY_ID:
+            object.__setattr__(self, "directory_id", None)
+
     @classmethod
     def of(cls, replica_id: int, directory_id: str | None) -> ReplicaKey:
-        """ReplicaKey.of: NO_DIRECTORY_ID is no directory id."""
-        return cls(replica_id, None if directory_id == NO_DIRECTORY_ID else directory_id)
+        return cls(replica_id, directory_id)
 
     def __str__(self) -> str:
         """ReplicaKey.toString: the directory id is Java's Optional."""
@@ -193,21 +198,27 @@ class VoterSet:
         return len(mine - theirs) <= 1 and len(theirs - mine) <= 1
 
     def to_voters_record(self) -> VotersRecord:
+        """toVotersRecord: per voter its id, directory id (Uuid.ZERO_UUID without one),
+        endpoints and KRaftVersionFeature (the supported kraft.version range)."""
         return VotersRecord(tuple(
             (n.voter_key.id, n.voter_key.directory_id or ZERO_UUID,
-             tuple(f"{name}://{host}:{port}" for name, host, port in n.endpoints))
+             tuple(f"{name}://{host}:{port}" for name, host, port in n.endpoints),
+             tuple(n.supported_kraft_version))
             for n in self.voters.values()))
 
     @classmethod
     def from_voters_record(cls, record: VotersRecord) -> VoterSet:
+        """fromVotersRecord: the inverse of ``to_voters_record`` (ZERO_UUID: no directory
+        id)."""
         out = {}
-        for voter_id, directory, endpoints in record.voters:
+        for voter_id, directory, endpoints, supported in record.voters:
             eps = []
             for e in endpoints:
                 name, _, rest = e.partition("://")
                 host, _, port = rest.rpartition(":")
                 eps.append((name, host, int(port)))
-            out[voter_id] = VoterNode(ReplicaKey(voter_id, directory), tuple(eps))
+            out[voter_id] = VoterNode(ReplicaKey(voter_id, directory), tuple(eps),
+                                      tuple(supported))
         return cls(out)
 
     def __eq__(self, other) -> bool:
@@ -232,7 +243,8 @@ class KRaftVersionRecord:
 
 @dataclass(frozen=True)
 class VotersRecord:
-    """The VotersRecord control record (KIP-853): (voter id, directory id, endpoints) each."""
+    """The VotersRecord control record (KIP-853): (voter id, directory id, endpoints,
+    (min, max) supported kraft.version) each."""
 
     voters: tuple
 
