@@ -76,10 +76,6 @@ from kafkasim.core.errors import IllegalArgumentException
 
 DEVIATION_LONE_VOTER = ('DEVIATION: a lone voter stands for election when the client starts '
     '(KafkaRaftClient.initialize, isOnlyVoter); kafkasim waits an election timeout')
-DEVIATION_LEADER_ENTRY = (
-    'DEVIATION: a new leader whose entry differs writes the updated VotersRecord '
-    '(LeaderState.appendStartOfEpochControlRecords); kafkasim writes only the '
-    "bootstrap checkpoint's set")
 DEVIATION_RESIGN = (
     'DEVIATION: resign(epoch): Kafka takes the epoch and a leader already Resigned in '
     "it is a no-op (KafkaRaftClient.resign); kafkasim's resign has no epoch and "
@@ -1126,7 +1122,6 @@ def test_update_voter():
     assert c.reconfig.history.last_value().listeners(follower.id) == endpoints
 
 
-@pytest.mark.xfail(strict=True, reason=DEVIATION_LEADER_ENTRY)
 def test_leader_updates_voter():
     """testLeaderUpdatesVoter: a leader whose listeners differ from its voter set entry writes
     the updated entry with its first records."""

@@ -53,7 +53,6 @@ from kafkasim.control.kraft.quorum_state_store import (
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
 from kafkasim.control.kraft.voter_set import (
-    KRaftVersionRecord,
     ReplicaKey,
     VoterSet,
     VoterSetHistory,
@@ -1338,13 +1337,9 @@ class QuorumTransitions:
         self.client.elected_epochs.append(leader.epoch)
         records = [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
                                          leader.granting_voters)]
-        history = self.client.reconfig.history
-        entry = history.last_entry()
-        if history.last_kraft_version() >= 1 and entry is not None and entry[0] == -1:
-            # appendStartOfEpochControlRecords: the voter set of the bootstrap checkpoint goes
-            # into the log with the first leader's LeaderChange (KIP-853)
-            records += [KRaftVersionRecord(history.last_kraft_version()),
-                        entry[1].to_voters_record()]
+        # appendStartOfEpochControlRecords: the bootstrap checkpoint's voter set goes into the
+        # log with the first leader's LeaderChange, and so does a leader's changed entry
+        records += self.client.reconfig.start_of_epoch_control_records()
         self.client.log.append_as_leader(records, leader.epoch)
         self.client._flush_leader_log(ctx, leader)
         self.client._requests.reset_all()
