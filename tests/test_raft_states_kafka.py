@@ -74,8 +74,6 @@ from kafkasim.control.kraft.voter_set import (
 )
 from kafkasim.core.errors import IllegalArgumentException
 
-DEVIATION_LONE_VOTER = ('DEVIATION: a lone voter stands for election when the client starts '
-    '(KafkaRaftClient.initialize, isOnlyVoter); kafkasim waits an election timeout')
 DEVIATION_RESIGN = (
     'DEVIATION: resign(epoch): Kafka takes the epoch and a leader already Resigned in '
     "it is a no-op (KafkaRaftClient.resign); kafkasim's resign has no epoch and "
@@ -1056,7 +1054,6 @@ def test_remove_voter_with_none_voter_id():
     assert answer(ctx, M.RemoveRaftVoterResponse) == "VOTER_NOT_FOUND"
 
 
-@pytest.mark.xfail(strict=True, reason=DEVIATION_LONE_VOTER)
 def test_remove_voter_to_empty_voter_set():
     """testRemoveVoterToEmptyVoterSet: the only voter leads at once and cannot leave."""
     local = ReplicaKey(LOCAL, new_uuid())
@@ -1342,7 +1339,6 @@ def test_invalid_kraft_upgrade_version():
 
 # --- KafkaRaftClient.initialize of a lone voter (the KafkaRaftClientTest case the fix needs) ------
 @pytest.mark.parametrize("pre_vote", [False, True])
-@pytest.mark.xfail(strict=True, reason=DEVIATION_LONE_VOTER)
 def test_initialize_as_leader_from_state_store_single_member_quorum(pre_vote):
     """KafkaRaftClientTest.testInitializeAsLeaderFromStateStoreSingleMemberQuorum: a lone voter
     that led epoch 6 restarts Resigned, stands for election at once and leads epoch 7."""

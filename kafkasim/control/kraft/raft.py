@@ -476,6 +476,11 @@ class KafkaRaftClient:
         self.reconfig.initialize(ctx)
         self._transition(ctx, self._transitions.initialize(ctx), durable=True)
         self._fire_leader_change(ctx)
+        if isinstance(self.state, CandidateState):      # onBecomeCandidate
+            self._transitions._maybe_transition_forward(ctx)
+        elif self.quorum().is_only_voter():
+            # KafkaRaftClient.initialize: a single voter stands for election at once (2.8+)
+            self._transitions._to_voting_state(ctx)
         self._poll(ctx)
 
     # --- public operations -------------------------------------------------------------------
