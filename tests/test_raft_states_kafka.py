@@ -74,10 +74,6 @@ from kafkasim.control.kraft.voter_set import (
 )
 from kafkasim.core.errors import IllegalArgumentException
 
-DEVIATION_RESIGN = (
-    'DEVIATION: resign(epoch): Kafka takes the epoch and a leader already Resigned in '
-    "it is a no-op (KafkaRaftClient.resign); kafkasim's resign has no epoch and "
-    'raises when Resigned')
 _uuids = itertools.count(1)
 
 
@@ -946,7 +942,6 @@ def test_add_voter_with_lagging_new_voter():
     assert answer(ctx, M.AddRaftVoterResponse) == "REQUEST_TIMED_OUT"
 
 
-@pytest.mark.xfail(strict=True, reason=DEVIATION_RESIGN)
 def test_add_voter_fails_when_losing_leadership():
     """testAddVoterFailsWhenLosingLeadership: resigning answers NOT_LEADER_OR_FOLLOWER."""
     c, ctx, local, (follower,) = leader853(1)
@@ -981,7 +976,6 @@ def test_remove_voter():
     assert answer(ctx, M.RemoveRaftVoterResponse) == M.NONE
 
 
-@pytest.mark.xfail(strict=True, reason=DEVIATION_RESIGN)
 def test_remove_voter_is_leader():
     """testRemoveVoterIsLeader: a leader that removed itself resigns once the record commits,
     may still be asked to resign, and ends an unattached observer."""
@@ -1074,7 +1068,6 @@ def test_remove_voter_timed_out():
     assert not c.quorum().is_voter(follower2)
 
 
-@pytest.mark.xfail(strict=True, reason=DEVIATION_RESIGN)
 def test_remove_voter_fails_when_losing_leadership():
     """testRemoveVoterFailsWhenLosingLeadership."""
     c, ctx, local, (follower1, follower2) = leader853(1, 2)

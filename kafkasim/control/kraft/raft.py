@@ -61,7 +61,7 @@ from kafkasim.core import events as ev
 from kafkasim.core.errors import IllegalArgumentException
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
-           "IllegalStateException", "IllegalArgumentException",
+           "IllegalStateException", "IllegalArgumentException", "ResignNotLeaderError",
            "QuorumState", "EpochState", "UnattachedState", "ProspectiveState",
            "CandidateState", "LeaderState", "FollowerState", "ResignedState", "ReplicaState",
            "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS",
@@ -84,6 +84,11 @@ QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
 class NotLeaderError(RuntimeError):
     """org.apache.kafka.raft.errors.NotLeaderException: append on a replica that is not the
     current leader."""
+
+
+class ResignNotLeaderError(NotLeaderError, IllegalArgumentException):
+    """KafkaRaftClient.resign by a replica that is not the leader of the epoch: Kafka's
+    IllegalArgumentException, and kafkasim's NotLeaderError."""
 
 
 class RaftContext(Protocol):
@@ -516,15 +521,29 @@ class KafkaRaftClient:
         st = self.state
         return st.epoch_start_offset if isinstance(st, LeaderState) else None
 
-    def resign(self, ctx) -> None:
-        """RaftClient.resign(epoch) for the current epoch: the leader steps down on its next
-        poll and sends EndQuorumEpoch (LeaderState.requestResign)."""
+    def resign(self, ctx, epoch: int | None = None) -> None:
+        """KafkaRaftClient.resign(epoch) (None: the current epoch): the leader steps down on its
+        next poll and sends EndQuorumEpoch (LeaderState.requestResign). A negative epoch or
+        one past the current is an IllegalArgumentException; an older epoch, or this epoch's
+        leader already Resigned, is a call already fulfilled (nothing happens); a replica that
+        is not this epoch's leader refuses (ResignNotLeaderError)."""
+        current = self.epoch
+        epoch = current if epoch is None else epoch
+        if epoch < 0:
+            raise IllegalArgumentException(
+                f"Attempt to resign from an invalid negative epoch {epoch}")
+        if epoch > current:
+            raise IllegalArgumentException(f"Attempt to resign from epoch {epoch} which is "
+                                           f"larger than the current epoch {current}")
+        if epoch < current:
+            return
+        if self.leader_id != self.node_id:
+            raise ResignNotLeaderError(f"Cannot resign from epoch {epoch} since node "
+                                       f"{self.node_id} is not the leader")
         st = self.state
-        if not isinstance(st, LeaderState):
-            raise NotLeaderError(f"Cannot resign from epoch {self.epoch} since node "
-                                 f"{self.node_id} is not the leader")
-        st.resign_requested = True
-        self._poll(ctx)
+        if isinstance(st, LeaderState):
+            st.resign_requested = True
+            self._poll(ctx)
 
     def on_timer(self, ctx, timer: str, *args) -> None:
         if self.state is None:
