@@ -413,9 +413,9 @@ def test_initialize_as_resigned_candidate():
     c, ctx = client(1, (1, 2, 3), stored(5, voted=1), values=[JITTER])
     assert (c.state_name, c.epoch) == ("Candidate", 5)
     assert c.persisted_quorum_state == stored(5, voted=1)
-    assert set(c.state.election.unrecorded()) == {2, 3}
-    assert c.state.election.granted == {1}
-    assert c.state.election.rejected == set()
+    assert c.state.unrecorded_voters() == {2, 3}
+    assert c.state.granting_voters() == {1}
+    assert c.state.rejecting_voters() == set()
     assert election_time(c, ctx) == ELECTION_MS + JITTER
 
 
@@ -442,12 +442,12 @@ def test_candidate_to_candidate_resets_votes_and_timer():
     c, ctx = client(1, (1, 2, 3))
     c._to_candidate(ctx)
     assert (c.state_name, c.epoch) == ("Candidate", 1)
-    c.state.election.record(2, False)
+    c.state.record_rejected_vote(2)
     ctx.now = 500
     ctx.values = [JITTER]
     c._to_candidate(ctx)
     assert (c.state_name, c.epoch) == ("Candidate", 2)
-    assert c.state.election.granted == {1} and c.state.election.rejected == set()
+    assert c.state.granting_voters() == {1} and c.state.rejecting_voters() == set()
     assert election_time(c, ctx) == ELECTION_MS + JITTER
 
 
@@ -596,8 +596,7 @@ def test_leader_to_resigned():
     transition: the quorum-state file still names the leader); a lone voter waits for no
     EndQuorumEpoch acknowledgement."""
     c, ctx = client(1, (1,))
-    elect(c, ctx)
-    assert c.epoch == 1
+    assert (c.state_name, c.epoch) == ("Leader", 1)   # a lone voter is elected at start
     c._transitions._to_resigned(ctx, (1,))
     assert (c.state_name, c.epoch, c.leader_id) == ("Resigned", 1, 1)
     assert c.persisted_quorum_state == stored(1, leader=1)

@@ -9,10 +9,72 @@ static voters, or 1 (kraft.version 1, KIP-853, 3.9+) with the voted directory id
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
-from kafkasim.control.kraft.voter_set import ZERO_UUID
+from kafkasim.control.kraft.voter_set import ZERO_UUID, ReplicaKey
+from kafkasim.core.errors import IllegalArgumentException
 
 UNKNOWN = -1
+
+
+@dataclass(frozen=True)
+class ElectionState:
+    """org.apache.kafka.raft.ElectionState: an epoch with its leader and the vote cast in it,
+    as a state's ``election()`` gives it and the quorum-state file stores it. ``leader_id`` and
+    ``voted_key`` are None when absent (Kafka's OptionalInt / Optional); ``voters`` are the
+    voter ids (written only in data_version 0). Equal when all four are."""
+
+    epoch: int
+    leader_id: int | None = None
+    voted_key: ReplicaKey | None = None
+    voters: frozenset = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "voters", frozenset(self.voters))
+
+    @classmethod
+    def with_voted_candidate(cls, epoch: int, voted_key: ReplicaKey, voters) -> ElectionState:
+        if voted_key.id < 0:
+            raise IllegalArgumentException(f"Illegal voted Id {voted_key.id}: must be "
+                                           "non-negative")
+        return cls(epoch, None, voted_key, voters)
+
+    @classmethod
+    def with_elected_leader(cls, epoch: int, leader_id: int, voters,
+                            voted_key: ReplicaKey | None = None) -> ElectionState:
+        """withElectedLeader; 4.0 (KIP-996) keeps the vote of the epoch as well."""
+        if leader_id < 0:
+            raise IllegalArgumentException(f"Illegal leader Id {leader_id}: must be "
+                                           "non-negative")
+        return cls(epoch, leader_id, voted_key, voters)
+
+    @classmethod
+    def with_unknown_leader(cls, epoch: int, voters) -> ElectionState:
+        return cls(epoch, None, None, voters)
+
+    def is_leader(self, node_id: int) -> bool:
+        if node_id < 0:
+            raise IllegalArgumentException(f"Invalid negative nodeId: {node_id}")
+        return self.leader_id_or_sentinel() == node_id
+
+    def is_voted_candidate(self, key: ReplicaKey) -> bool:
+        """isVotedCandidate: the vote went to ``key``'s id, and to its directory id when the
+        vote recorded one (a kraft.version 0 vote has none and matches any)."""
+        if key.id < 0:
+            raise IllegalArgumentException(f"Invalid node key {key}")
+        voted = self.voted_key
+        if voted is None or voted.id != key.id:
+            return False
+        return voted.directory_id is None or voted.directory_id == key.directory_id
+
+    def leader_id_or_sentinel(self) -> int:
+        return UNKNOWN if self.leader_id is None else self.leader_id
+
+    def has_leader(self) -> bool:
+        return self.leader_id is not None
+
+    def has_voted(self) -> bool:
+        return self.voted_key is not None
 
 
 def parse_quorum_state_json(text: str) -> dict:
@@ -43,6 +105,15 @@ class FileQuorumStateStore:
         holds nothing."""
         s = self.stored or {}
         return (s.get("leader_epoch", 0), s.get("leader_id", UNKNOWN), s.get("voted_id", UNKNOWN))
+
+    def read_election(self) -> ElectionState:
+        """readElectionState as Kafka returns it: the ElectionState, with the voted directory
+        id a data_version 1 file holds (ZERO_UUID or none: no directory id)."""
+        epoch, leader, voted = self.read_election_state()
+        s = self.stored or {}
+        voted_key = None if voted == UNKNOWN else ReplicaKey(voted, s.get("voted_directory_id"))
+        return ElectionState(epoch, None if leader == UNKNOWN else leader, voted_key,
+                             s.get("voters", ()))
 
     def write_election_state(self, epoch: int, leader_id: int, voted_id: int, *,
                              kraft_version: int, voters: tuple, voted_directory_id: str | None

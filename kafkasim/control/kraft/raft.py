@@ -1,7 +1,8 @@
 """KafkaRaftClient for the ``__cluster_metadata`` quorum as a pure, deterministic state machine.
 
 Follows org.apache.kafka.raft (KIP-595): QuorumState and its EpochStates (Unattached,
-Prospective, Candidate, Leader, Follower, Resigned), LeaderState's high-watermark rule,
+Prospective, Candidate, Leader, Follower, Resigned: kafkasim.control.kraft.epoch_states; the
+client holds the current one and makes the transitions), LeaderState's high-watermark rule,
 RequestManager's one-request-per-destination with request timeout and retry backoff, and the
 leader's long-poll fetch purgatory. The baseline is trunk 2024-10 (3.9); options switch on later
 rules: ``pre_vote`` (KIP-996, 4.0), ``election_loss_waits_timeout`` (KAFKA-18345, 4.1),
@@ -18,7 +19,7 @@ play that role and end with ``_poll``, which re-arms one "poll" timer at the ear
 Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; kraft.version 1
 (KIP-853, 3.9+) reads the voter set from the VotersRecord control records of the log
 (voter_set.VoterSetHistory: in force once appended, dropped on truncation), and the leader
-handles AddRaftVoter / RemoveRaftVoter (raft_reconfig). Simplifications: no UpdateVoter, no
+handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (raft_reconfig). Simplifications: no
 cluster ids, observers keyed by id (not id + directory id), no snapshots/FetchSnapshot, the
 log never loses flushed entries, no batch size limits (appends linger
 controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown timer, no
@@ -32,6 +33,19 @@ from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
+from kafkasim.control.kraft.epoch_states import (
+    NEVER,
+    UNKNOWN,
+    CandidateState,
+    EpochState,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    QuorumState,
+    ReplicaState,
+    ResignedState,
+    UnattachedState,
+)
 from kafkasim.control.kraft.quorum_state_store import (
     FileQuorumStateStore,
     parse_quorum_state_json,
@@ -39,23 +53,23 @@ from kafkasim.control.kraft.quorum_state_store import (
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
 from kafkasim.control.kraft.voter_set import (
-    KRaftVersionRecord,
+    ReplicaKey,
     VoterSet,
     VoterSetHistory,
 )
 from kafkasim.core import events as ev
+from kafkasim.core.errors import IllegalArgumentException
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
-           "IllegalStateException",
+           "IllegalStateException", "IllegalArgumentException", "ResignNotLeaderError",
+           "QuorumState", "EpochState", "UnattachedState", "ProspectiveState",
+           "CandidateState", "LeaderState", "FollowerState", "ResignedState", "ReplicaState",
            "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS",
            "parse_quorum_state_json"]
 
-UNKNOWN = -1
 MAX_FETCH_WAIT_MS = 500           # KafkaRaftClient.MAX_FETCH_WAIT_MS
 RETRY_BACKOFF_BASE_MS = 100       # KafkaRaftClient.RETRY_BACKOFF_BASE_MS
-CHECK_QUORUM_TIMEOUT_FACTOR = 1.5  # LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR (KAFKA-15489, 3.7)
 OBSERVER_SESSION_TIMEOUT_MS = 300_000  # LeaderState.OBSERVER_SESSION_TIMEOUT_MS
-NEVER = 1 << 62
 
 QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
     "controller.quorum.election.timeout.ms": 1000,
@@ -70,6 +84,11 @@ QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
 class NotLeaderError(RuntimeError):
     """org.apache.kafka.raft.errors.NotLeaderException: append on a replica that is not the
     current leader."""
+
+
+class ResignNotLeaderError(NotLeaderError, IllegalArgumentException):
+    """KafkaRaftClient.resign by a replica that is not the leader of the epoch: Kafka's
+    IllegalArgumentException, and kafkasim's NotLeaderError."""
 
 
 class RaftContext(Protocol):
@@ -190,282 +209,6 @@ class RaftLog:
 
     def read(self, start: int) -> tuple:
         return tuple(self.entries[start:])
-
-
-# --- EpochState subclasses -----------------------------------------------------------------------
-def _nominee_can_grant(leader_id, voted_id, candidate_id, up_to_date, pre_vote) -> bool:
-    """QuorumState.unattachedOrProspectiveCanGrantVote (4.0; for 3.x UnattachedState.canGrantVote
-    without the pre-vote branch)."""
-    if pre_vote:
-        return up_to_date
-    if voted_id != UNKNOWN:
-        return voted_id == candidate_id
-    if leader_id != UNKNOWN:
-        return False
-    return up_to_date
-
-
-class EpochState:
-    name = "?"
-    leader_id = UNKNOWN
-    voted_id = UNKNOWN
-    high_watermark = UNKNOWN
-    #: EpochState.leaderEndpoints() is not empty: a Follower's, a Leader's or Resigned's own;
-    #: an Unattached that knows the leader does not know where to fetch from
-    leader_endpoints_known = True
-
-    def __init__(self, epoch: int):
-        self.epoch = epoch
-
-    def can_grant_vote(self, candidate_id: int, up_to_date: bool, pre_vote: bool) -> bool:
-        return False
-
-
-class UnattachedState(EpochState):
-    """UnattachedState: no known leader (or one whose endpoints are unknown), maybe a vote cast."""
-
-    name = "Unattached"
-    leader_endpoints_known = False
-
-    def __init__(self, epoch, election_deadline, leader_id=UNKNOWN, voted_id=UNKNOWN, hw=UNKNOWN):
-        super().__init__(epoch)
-        self.election_deadline = election_deadline
-        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
-
-    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
-        return _nominee_can_grant(self.leader_id, self.voted_id, candidate_id, up_to_date, pre_vote)
-
-
-class _Election:
-    """CandidateState's vote bookkeeping (EpochElection in 4.0): GRANTED/REJECTED per voter."""
-
-    def __init__(self, local_id, voters):
-        self.voters = tuple(voters)
-        self.granted = {local_id}
-        self.rejected: set[int] = set()
-
-    @property
-    def majority(self) -> int:
-        return len(self.voters) // 2 + 1
-
-    def is_vote_granted(self) -> bool:
-        return len(self.granted) >= self.majority
-
-    def is_vote_rejected(self) -> bool:
-        unrecorded = len(self.voters) - len(self.granted) - len(self.rejected)
-        return len(self.granted) + unrecorded < self.majority
-
-    def unrecorded(self) -> list[int]:
-        return [v for v in self.voters if v not in self.granted and v not in self.rejected]
-
-    def record(self, voter, granted: bool) -> None:
-        if voter not in self.voters:
-            raise ValueError(f"Attempt to record a vote from non-voter {voter}")
-        if granted and voter in self.rejected or not granted and voter in self.granted:
-            raise ValueError(f"Vote from {voter} conflicts with its earlier vote")
-        (self.granted if granted else self.rejected).add(voter)
-
-
-class ProspectiveState(EpochState):
-    """ProspectiveState (KIP-996, 4.0): sends PreVotes in the current epoch; keeps the last
-    known leader and any vote cast in this epoch."""
-
-    name = "Prospective"
-
-    def __init__(self, local_id, epoch, voters, election_deadline, retries, leader_id,
-                 voted_id, hw, leader_endpoints_known=True):
-        super().__init__(epoch)
-        self.leader_endpoints_known = leader_endpoints_known
-        self.election = _Election(local_id, voters)
-        self.election_deadline, self.retries = election_deadline, retries
-        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
-        self.backing_off = False
-
-    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
-        return _nominee_can_grant(self.leader_id, self.voted_id, candidate_id, up_to_date, pre_vote)
-
-
-class CandidateState(EpochState):
-    """CandidateState: voted for itself in a bumped epoch; backs off after losing or timing out."""
-
-    name = "Candidate"
-
-    def __init__(self, local_id, epoch, voters, election_deadline, retries, hw):
-        super().__init__(epoch)
-        self.election = _Election(local_id, voters)
-        self.voted_id = local_id
-        self.election_deadline, self.retries, self.high_watermark = election_deadline, retries, hw
-        self.backing_off = False
-        self.backoff_deadline = 0
-
-    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
-        return pre_vote and up_to_date   # 4.0: a Candidate grants PreVotes to up-to-date logs
-
-
-class ReplicaState:
-    """LeaderState.ReplicaState: a voter's or observer's fetch progress as the leader sees it."""
-
-    __slots__ = ("replica_id", "end_offset", "last_fetch_timestamp", "last_fetch_leader_leo",
-                 "last_caught_up_timestamp", "has_acknowledged_leader")
-
-    def __init__(self, replica_id, acknowledged=False):
-        self.replica_id = replica_id
-        self.end_offset = None
-        self.last_fetch_timestamp = -1
-        self.last_fetch_leader_leo = -1
-        self.last_caught_up_timestamp = -1
-        self.has_acknowledged_leader = acknowledged
-
-    def update_follower_state(self, now, fetch_offset, leader_leo) -> None:
-        """ReplicaState.updateFollowerState: caught up when the fetch reaches the leader LEO,
-        or the leader LEO of the previous fetch (then caught up as of that fetch)."""
-        if fetch_offset >= leader_leo:
-            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, now)
-        elif self.last_fetch_leader_leo > 0 and fetch_offset >= self.last_fetch_leader_leo:
-            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp,
-                                                self.last_fetch_timestamp)
-        self.last_fetch_leader_leo = leader_leo
-        self.last_fetch_timestamp = max(self.last_fetch_timestamp, now)
-        self.end_offset = fetch_offset
-        self.has_acknowledged_leader = True
-
-
-class LeaderState(EpochState):
-    """LeaderState: per-voter end offsets, the high watermark and the check-quorum timer."""
-
-    name = "Leader"
-
-    def __init__(self, local_id, epoch, epoch_start_offset, voters, granting, now, fetch_timeout):
-        super().__init__(epoch)
-        self.leader_id = local_id
-        self.epoch_start_offset = epoch_start_offset
-        self.granting_voters = tuple(sorted(granting))
-        self.voter_states = {v: ReplicaState(v, v == local_id) for v in sorted(voters)}
-        self.observer_states: dict[int, ReplicaState] = {}
-        self.fetched_voters: set[int] = set()
-        self.check_quorum_timeout = int(fetch_timeout * CHECK_QUORUM_TIMEOUT_FACTOR)
-        self.check_quorum_deadline = now + self.check_quorum_timeout
-        self.begin_quorum_epoch_timeout = fetch_timeout // 2
-        self.begin_quorum_epoch_deadline = now
-        self.resign_requested = False
-        self.pending: list = []          # BatchAccumulator: appended, not yet drained
-        self.linger_deadline = NEVER
-        # KIP-853: AddVoterHandlerState / RemoveVoterHandlerState (raft_reconfig)
-        self.add_voter_state = None
-        self.remove_voter_state = None
-        # LeaderState.volatileVoters (4.1+, kraft.version 0): voter id -> (directory id,
-        # supported kraft.version range) as the voters' UpdateRaftVoter requests told it
-        self.volatile_voters: dict[int, tuple] | None = None
-
-    def time_until_check_quorum_expires(self, now) -> int:
-        """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
-        if len(self.voter_states) == 1:
-            return NEVER
-        return max(0, self.check_quorum_deadline - now)
-
-    def update_check_quorum_for_following_voter(self, replica_id, now) -> None:
-        if replica_id in self.voter_states:
-            self.fetched_voters.add(replica_id)
-        majority = len(self.voter_states) // 2 + 1
-        if self.leader_id in self.voter_states:
-            majority -= 1        # the leader counts implicitly
-        if len(self.fetched_voters) >= majority:
-            self.fetched_voters.clear()
-            self.check_quorum_deadline = now + self.check_quorum_timeout
-
-    def _followers_by_descending_end_offset(self) -> list[ReplicaState]:
-        """ReplicaState.compareTo: known end offsets descending, then replica id; unknown last."""
-        return sorted(self.voter_states.values(),
-                      key=lambda s: (s.end_offset is None, -(s.end_offset or 0), s.replica_id))
-
-    def non_leader_voters_by_descending_fetch_offset(self) -> tuple[int, ...]:
-        return tuple(s.replica_id for s in self._followers_by_descending_end_offset()
-                     if s.replica_id != self.leader_id)
-
-    def maybe_update_high_watermark(self) -> bool:
-        """LeaderState.maybeUpdateHighWatermark: the offset replicated on a majority of voters
-        (the leader counts), only once it is past the epoch start offset -- the leader must
-        commit an entry of its own epoch before exposing anything (KIP-595)."""
-        ordered = self._followers_by_descending_end_offset()
-        candidate = ordered[len(self.voter_states) // 2].end_offset
-        if candidate is None or candidate <= self.epoch_start_offset:
-            return False
-        if self.high_watermark == UNKNOWN or candidate > self.high_watermark:
-            self.high_watermark = candidate
-            return True
-        return False
-
-    def update_voter_and_observer_states(self, voter_ids) -> None:
-        """LeaderState.updateVoterAndObserverStates: the states of the current voter set (kept
-        from observers that became voters); voters that left become observers."""
-        old = self.voter_states
-        new = {}
-        for v in sorted(voter_ids):
-            state = old.get(v) or self.observer_states.pop(v, None) or ReplicaState(v)
-            self.observer_states.pop(v, None)
-            new[v] = state
-        for v, state in old.items():
-            if v not in new:
-                self.observer_states.setdefault(v, state)
-        self.voter_states = new
-        self.fetched_voters &= set(new)
-
-    def update_local_state(self, leo: int) -> bool:
-        state = self.voter_states.get(self.leader_id) or self.observer_states.setdefault(
-            self.leader_id, ReplicaState(self.leader_id, True))
-        if state.end_offset is not None and state.end_offset > leo:
-            raise RuntimeError(f"Detected non-monotonic update of local end offset: "
-                               f"{state.end_offset} -> {leo}")
-        state.end_offset = leo
-        return self.maybe_update_high_watermark()
-
-    def update_replica_state(self, replica_id, now, fetch_offset, leader_leo) -> bool:
-        """LeaderState.updateReplicaState: returns True when the high watermark moved."""
-        if replica_id < 0:
-            return False
-        if replica_id == self.leader_id:
-            raise RuntimeError(f"Remote replica ID {replica_id} matches the local leader ID")
-        state = self.voter_states.get(replica_id)
-        if state is None:
-            state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
-        state.update_follower_state(now, fetch_offset, leader_leo)
-        self.update_check_quorum_for_following_voter(replica_id, now)
-        return replica_id in self.voter_states and self.maybe_update_high_watermark()
-
-
-class FollowerState(EpochState):
-    """FollowerState: fetches from a known leader; the fetch timer expires without responses."""
-
-    name = "Follower"
-
-    def __init__(self, epoch, leader_id, fetch_deadline, voted_id, hw):
-        super().__init__(epoch)
-        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
-        self.fetch_deadline = fetch_deadline
-        self.has_fetched_from_leader = False
-        # FollowerState.hasUpdatedLeader (4.1+): this epoch's leader answered UpdateRaftVoter
-        self.has_updated_leader = False
-
-    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
-        # 4.0 (KIP-996): a PreVote is granted only before the first successful fetch.
-        return pre_vote and not self.has_fetched_from_leader and up_to_date
-
-
-class ResignedState(EpochState):
-    """ResignedState: a leader that stepped down (or restarted as leader) in its epoch; sends
-    EndQuorumEpoch until acknowledged."""
-
-    name = "Resigned"
-
-    def __init__(self, local_id, epoch, voters, election_deadline, preferred_successors):
-        super().__init__(epoch)
-        self.leader_id = local_id
-        self.unacked_voters = [v for v in sorted(voters) if v != local_id]
-        self.election_deadline = election_deadline
-        self.preferred_successors = tuple(preferred_successors)
-
-    def can_grant_vote(self, candidate_id, up_to_date, pre_vote):
-        return pre_vote and up_to_date
 
 
 # --- RequestManager ------------------------------------------------------------------------------
@@ -662,6 +405,10 @@ class KafkaRaftClient:
             return "Voted"
         return st.name
 
+    def quorum(self) -> QuorumState:
+        """KafkaRaftClient.quorum(): the QuorumState queries (is_voter, is_leader, ...)."""
+        return QuorumState(self)
+
     @property
     def epoch(self) -> int:
         return self.state.epoch if self.state else self.store.read_election_state()[0]
@@ -734,6 +481,11 @@ class KafkaRaftClient:
         self.reconfig.initialize(ctx)
         self._transition(ctx, self._transitions.initialize(ctx), durable=True)
         self._fire_leader_change(ctx)
+        if isinstance(self.state, CandidateState):      # onBecomeCandidate
+            self._transitions._maybe_transition_forward(ctx)
+        elif self.quorum().is_only_voter():
+            # KafkaRaftClient.initialize: a single voter stands for election at once (2.8+)
+            self._transitions._to_voting_state(ctx)
         self._poll(ctx)
 
     # --- public operations -------------------------------------------------------------------
@@ -769,15 +521,29 @@ class KafkaRaftClient:
         st = self.state
         return st.epoch_start_offset if isinstance(st, LeaderState) else None
 
-    def resign(self, ctx) -> None:
-        """RaftClient.resign(epoch) for the current epoch: the leader steps down on its next
-        poll and sends EndQuorumEpoch (LeaderState.requestResign)."""
+    def resign(self, ctx, epoch: int | None = None) -> None:
+        """KafkaRaftClient.resign(epoch) (None: the current epoch): the leader steps down on its
+        next poll and sends EndQuorumEpoch (LeaderState.requestResign). A negative epoch or
+        one past the current is an IllegalArgumentException; an older epoch, or this epoch's
+        leader already Resigned, is a call already fulfilled (nothing happens); a replica that
+        is not this epoch's leader refuses (ResignNotLeaderError)."""
+        current = self.epoch
+        epoch = current if epoch is None else epoch
+        if epoch < 0:
+            raise IllegalArgumentException(
+                f"Attempt to resign from an invalid negative epoch {epoch}")
+        if epoch > current:
+            raise IllegalArgumentException(f"Attempt to resign from epoch {epoch} which is "
+                                           f"larger than the current epoch {current}")
+        if epoch < current:
+            return
+        if self.leader_id != self.node_id:
+            raise ResignNotLeaderError(f"Cannot resign from epoch {epoch} since node "
+                                       f"{self.node_id} is not the leader")
         st = self.state
-        if not isinstance(st, LeaderState):
-            raise NotLeaderError(f"Cannot resign from epoch {self.epoch} since node "
-                                 f"{self.node_id} is not the leader")
-        st.resign_requested = True
-        self._poll(ctx)
+        if isinstance(st, LeaderState):
+            st.resign_requested = True
+            self._poll(ctx)
 
     def on_timer(self, ctx, timer: str, *args) -> None:
         if self.state is None:
@@ -852,11 +618,13 @@ class KafkaRaftClient:
             # only the local replica's own vote has a directory id here (CandidateState votes
             # for ReplicaKey(localId, localDirectoryId); a remote candidate's VoteRequest
             # carries none in kafkasim)
-            own_vote = new.voted_id == self.node_id
+            election = new.election()
+            voted = election.voted_key
             self.store.write_election_state(
-                new.epoch, new.leader_id, new.voted_id,
+                election.epoch, election.leader_id_or_sentinel(),
+                voted.id if voted else UNKNOWN,
                 kraft_version=self.reconfig.history.last_kraft_version(), voters=self.voters,
-                voted_directory_id=self.reconfig.directory_id if own_vote else None)
+                voted_directory_id=voted.directory_id if voted else None)
         self.state = new
         ctx.trace("raft_transition", ev.RaftTransition(
             old.name if old else None, new.name, new.epoch, new.leader_id, new.voted_id))
@@ -881,7 +649,8 @@ class KafkaRaftClient:
             deadline = now + self._random_election_timeout(ctx)
         voted = st.voted_id if epoch == st.epoch else UNKNOWN
         self._transition(ctx, UnattachedState(epoch, deadline, leader_id, voted,
-                                              st.high_watermark), durable=True)
+                                              st.high_watermark, voters=self.voters),
+                         durable=True)
         self._fire_leader_change(ctx)
         self._requests.reset_all()
 
@@ -892,7 +661,7 @@ class KafkaRaftClient:
         if isinstance(st, (CandidateState, UnattachedState)):
             return True
         if isinstance(st, ProspectiveState):
-            return not st.election.is_vote_rejected()
+            return not st.is_vote_rejected()
         return isinstance(st, ResignedState) and self.pre_vote
 
     def _to_follower(self, ctx, epoch: int, leader_id: int) -> None:
@@ -905,7 +674,8 @@ class KafkaRaftClient:
                                         f"and epoch {epoch} from {st.name} in epoch {st.epoch}")
         voted = st.voted_id if (self.pre_vote and epoch == st.epoch) else UNKNOWN
         self._transition(ctx, FollowerState(epoch, leader_id, ctx.now + self.fetch_timeout_ms,
-                                            voted, st.high_watermark), durable=True)
+                                            voted, st.high_watermark, voters=self.voters),
+                         durable=True)
         self._fire_leader_change(ctx)
         # onBecomeFollower
         self._requests.reset_all()
@@ -924,7 +694,7 @@ class KafkaRaftClient:
             retries = st.retries + 1 if isinstance(st, CandidateState) else 1
         new = CandidateState(self.node_id, st.epoch + 1, self.voters,
                              ctx.now + self._random_election_timeout(ctx), retries,
-                             st.high_watermark)
+                             st.high_watermark, local_directory_id=self.reconfig.directory_id)
         self._transition(ctx, new, durable=True)
         self._fire_leader_change(ctx)
         if not self._transitions._maybe_transition_forward(ctx):
@@ -1063,10 +833,13 @@ class RaftRequestHandler:
             return False
         st = self.client.state
         if isinstance(st, (ProspectiveState, CandidateState)):
-            st.election.record(src, resp.vote_granted)
+            if resp.vote_granted:
+                st.record_granted_vote(src)
+            else:
+                st.record_rejected_vote(src)
             if resp.vote_granted:
                 self.client._transitions._maybe_transition_forward(ctx)
-            elif st.election.is_vote_rejected() and not st.backing_off:
+            elif st.is_vote_rejected() and not st.backing_off:
                 # the vote is lost: back off at once rather than wait for the election timeout
                 st.backing_off = True
                 if isinstance(st, CandidateState):
@@ -1134,8 +907,8 @@ class RaftRequestHandler:
         if resp.error != M.NONE:
             return False
         st = self.client.state
-        if isinstance(st, ResignedState) and src in st.unacked_voters:
-            st.unacked_voters.remove(src)
+        if isinstance(st, ResignedState):
+            st.acknowledge_resignation(src)
         return True
 
     # --- ApiVersions (KIP-853: the leader asks a controller it adds) -------------------------
@@ -1289,13 +1062,9 @@ class RaftRequestHandler:
                 self.client.log.append_as_follower(
                     e for e in resp.records if e[0] >= self.client.log.end_offset)
                 self.client.reconfig.update_voters(ctx)
-            if resp.high_watermark >= 0:
+            if resp.high_watermark >= 0:     # updateFollowerHighWatermark
                 hw = min(self.client.log.end_offset, resp.high_watermark)
-                if st.high_watermark != UNKNOWN and hw < st.high_watermark:
-                    raise RuntimeError(f"Non-monotonic update of high watermark from "
-                                       f"{st.high_watermark} to {hw} (node {self.client.node_id})")
-                if hw != st.high_watermark:
-                    st.high_watermark = hw
+                if st.update_high_watermark(hw):
                     self.client._on_high_watermark(ctx, hw)
         st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms     # resetFetchTimeout
         st.has_fetched_from_leader = True
@@ -1372,10 +1141,10 @@ class RaftPollLoop:
         return min(begin, check, drain, change)
 
     def _maybe_send_vote_requests(self, ctx, st) -> int:
-        if st.election.is_vote_rejected():
+        if st.is_vote_rejected():
             return NEVER
         wait = NEVER
-        for v in st.election.unrecorded():
+        for v in st.epoch_election.unrecorded_voters():
             wait = min(wait, self._maybe_send(ctx, v, self._build_vote_request))
         return wait
 
@@ -1507,23 +1276,31 @@ class QuorumTransitions:
         the persisted leader)."""
         now = ctx.now
         client = self.client
-        epoch, leader, voted = client.store.read_election_state()
-        me = client.node_id
+        election = client.store.read_election()
+        epoch, leader = election.epoch, election.leader_id_or_sentinel()
+        voted = election.voted_key
+        me, voters = client.node_id, client.voters
         timeout = client._random_election_timeout(ctx)
         if epoch < client.log.last_fetched_epoch:
-            return UnattachedState(client.log.last_fetched_epoch, now + timeout)
+            return UnattachedState(client.log.last_fetched_epoch, now + timeout, voters=voters)
         if leader == me:
-            return ResignedState(me, epoch, client.voters, now + timeout, ())
-        if voted == me:
-            return CandidateState(me, epoch, client.voters, now + timeout, 1, UNKNOWN)
-        kept_vote = voted if client.pre_vote else UNKNOWN
-        if voted != UNKNOWN and not (client.pre_vote and leader != UNKNOWN):
-            return UnattachedState(epoch, now + timeout, voted_id=voted)
+            return ResignedState(me, epoch, voters, now + timeout, ())
+        if election.has_voted() and election.is_voted_candidate(
+                ReplicaKey(me, client.reconfig.directory_id)):
+            return CandidateState(me, epoch, voters, now + timeout, 1, UNKNOWN,
+                                  local_directory_id=client.reconfig.directory_id)
+        kept = voted if client.pre_vote and voted is not None else ReplicaKey(UNKNOWN)
+        kept_vote, voted_dir = kept.id, kept.directory_id
+        if voted is not None and not (client.pre_vote and leader != UNKNOWN):
+            return UnattachedState(epoch, now + timeout, voted_id=voted.id, voters=voters,
+                                   voted_directory_id=voted.directory_id)
         if leader != UNKNOWN and not self._leader_endpoints_known(leader):
-            return UnattachedState(epoch, now + timeout, leader, kept_vote)
+            return UnattachedState(epoch, now + timeout, leader, kept_vote, voters=voters,
+                                   voted_directory_id=voted_dir)
         if leader != UNKNOWN:
-            return FollowerState(epoch, leader, now + client.fetch_timeout_ms, kept_vote, UNKNOWN)
-        return UnattachedState(epoch, now + timeout)
+            return FollowerState(epoch, leader, now + client.fetch_timeout_ms, kept_vote, UNKNOWN,
+                                 voters=voters, voted_directory_id=voted_dir)
+        return UnattachedState(epoch, now + timeout, voters=voters)
 
     def _leader_endpoints_known(self, leader_id: int) -> bool:
         """``partitionState.lastVoterSet().listeners(leaderId)`` is not empty."""
@@ -1553,7 +1330,7 @@ class QuorumTransitions:
 
     def _maybe_transition_forward(self, ctx) -> bool:
         st = self.client.state
-        if not st.election.is_vote_granted():
+        if not st.is_vote_granted():
             return False
         if isinstance(st, ProspectiveState):
             self.client._to_candidate(ctx)
@@ -1574,23 +1351,19 @@ class QuorumTransitions:
         if not isinstance(st, CandidateState):
             raise IllegalStateException(f"Cannot transition to Leader from current state "
                                         f"{st.name} in epoch {st.epoch}")
-        if not st.election.is_vote_granted():
+        if not st.is_vote_granted():
             raise IllegalStateException("Cannot become leader without majority votes granted")
         start = self.client.log.end_offset
         leader = LeaderState(self.client.node_id, st.epoch, start, self.client.voters,
-                             st.election.granted, now, self.client.fetch_timeout_ms)
+                             st.granting_voters(), now, self.client.fetch_timeout_ms)
         self.client._transition(ctx, leader, durable=True)
         self.client.reconfig.init_volatile_voters(leader)
         self.client.elected_epochs.append(leader.epoch)
         records = [M.LeaderChangeMessage(self.client.node_id, self.client.voters,
                                          leader.granting_voters)]
-        history = self.client.reconfig.history
-        entry = history.last_entry()
-        if history.last_kraft_version() >= 1 and entry is not None and entry[0] == -1:
-            # appendStartOfEpochControlRecords: the voter set of the bootstrap checkpoint goes
-            # into the log with the first leader's LeaderChange (KIP-853)
-            records += [KRaftVersionRecord(history.last_kraft_version()),
-                        entry[1].to_voters_record()]
+        # appendStartOfEpochControlRecords: the bootstrap checkpoint's voter set goes into the
+        # log with the first leader's LeaderChange, and so does a leader's changed entry
+        records += self.client.reconfig.start_of_epoch_control_records()
         self.client.log.append_as_leader(records, leader.epoch)
         self.client._flush_leader_log(ctx, leader)
         self.client._requests.reset_all()

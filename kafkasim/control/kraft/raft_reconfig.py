@@ -37,6 +37,7 @@ admin client (the request is handed to the leader's client directly).
 from __future__ import annotations
 
 from kafkasim.control.kraft import raft_messages as M
+from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
 from kafkasim.control.kraft.voter_set import KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet
 from kafkasim.core import events as ev
 
@@ -158,11 +159,37 @@ class RaftReconfig:
         """kraft.version 1 and VoterSet.voterNodeNeedsUpdate(quorum.localVoterNodeOrThrow()):
         this voter's entry in the voter set has other listeners or another kraft.version range
         than the node has now (a controller restarted with a new listener or a new release)."""
-        if self.supported_kraft_version is None or self.history.last_kraft_version() < 1:
+        local = self.local_voter_node()
+        if local is None or self.history.last_kraft_version() < 1:
             return False
-        local = VoterNode(ReplicaKey(self.client.node_id, self.directory_id), self.listeners,
-                          tuple(self.supported_kraft_version))
         return self.history.last_value().voter_node_needs_update(local)
+
+    def local_voter_node(self) -> VoterNode | None:
+        """QuorumState.localVoterNodeOrThrow: this node as a voter set entry -- its id and
+        directory id, its listeners, the kraft.version range it supports (None: a node that
+        does not know them, before 3.9 or not a controller)."""
+        if self.supported_kraft_version is None or self.listeners is None:
+            return None
+        return VoterNode(ReplicaKey(self.client.node_id, self.directory_id), self.listeners,
+                         tuple(self.supported_kraft_version))
+
+    def start_of_epoch_control_records(self) -> list:
+        """LeaderState.appendStartOfEpochControlRecords after the LeaderChange (kraft.version
+        1): KRaftVersionRecord and the VotersRecord with this leader's own entry as it is now,
+        when the voter set was never written to the log (the bootstrap checkpoint's, offset
+        -1) or the leader's entry differs (new listeners or kraft.version range)."""
+        entry = self.history.last_entry()
+        version = self.history.last_kraft_version()
+        if version < 1 or entry is None:
+            return []
+        local = self.local_voter_node()
+        if entry[0] != -1 and (local is None or not entry[1].voter_node_needs_update(local)):
+            return []
+        voters = entry[1] if local is None else entry[1].update_voter(local)
+        if voters is None:
+            raise IllegalStateException(f"Update expected for leader node {local} and voter "
+                                        f"set {entry[1]}")
+        return [KRaftVersionRecord(version), voters.to_voters_record()]
 
     def should_send_update_voter_request(self, st) -> bool:
         """KafkaRaftClient.shouldSendUpdateVoteRequest: with kraft.version 1 when the voter

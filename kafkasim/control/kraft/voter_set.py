@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkasim.core.errors import IllegalArgumentException
+
 __all__ = ["ReplicaKey", "VoterNode", "VoterSet", "VoterSetHistory", "KRaftVersionRecord",
-           "VotersRecord", "ZERO_UUID"]
+           "VotersRecord", "Node", "ZERO_UUID", "NO_DIRECTORY_ID"]
 
 #: Uuid.ZERO_UUID as Kafka prints it
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+#: ReplicaKey.NO_DIRECTORY_ID: a replica key with it has no directory id
+NO_DIRECTORY_ID = ZERO_UUID
 
 
 @dataclass(frozen=True, order=True)
@@ -35,10 +39,29 @@ class ReplicaKey:
     id: int
     directory_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # ReplicaKey.of: NO_DIRECTORY_ID (Uuid.ZERO_UUID, what a VotersRecord holds for a
+        # voter without one) is no directory id
+        if self.directory_id == NO_DIRECTORY_ID:
+            object.__setattr__(self, "directory_id", None)
+
+    @classmethod
+    def of(cls, replica_id: int, directory_id: str | None) -> ReplicaKey:
+        return cls(replica_id, directory_id)
+
     def __str__(self) -> str:
         """ReplicaKey.toString: the directory id is Java's Optional."""
         directory = f"Optional[{self.directory_id}]" if self.directory_id else "Optional.empty"
         return f"ReplicaKey(id={self.id}, directoryId={directory})"
+
+
+@dataclass(frozen=True)
+class Node:
+    """org.apache.kafka.common.Node: a node id and the address it is reached at."""
+
+    id: int
+    host: str
+    port: int
 
 
 @dataclass(frozen=True)
@@ -49,6 +72,21 @@ class VoterNode:
     voter_key: ReplicaKey
     endpoints: tuple = ()
     supported_kraft_version: tuple[int, int] = (0, 1)
+
+    @classmethod
+    def of(cls, voter_key: ReplicaKey, endpoints, supported_kraft_version) -> VoterNode:
+        return cls(voter_key, tuple(endpoints), tuple(supported_kraft_version))
+
+    def listeners(self) -> tuple:
+        """VoterNode.listeners: its endpoints, (listener, host, port) each."""
+        return self.endpoints
+
+    def address(self, listener: str) -> tuple[str, int] | None:
+        """VoterNode.address(listener): (host, port) on that listener, None without it."""
+        for name, host, port in self.endpoints:
+            if name == listener:
+                return host, port
+        return None
 
     def is_voter(self, key: ReplicaKey) -> bool:
         """VoterNode.isVoter: same id, and the same directory id when the voter has one."""
@@ -69,6 +107,14 @@ class VoterSet:
         self.voters = dict(sorted((voters or {}).items()))
 
     @classmethod
+    def empty(cls) -> VoterSet:
+        return cls()
+
+    @classmethod
+    def from_map(cls, voters: dict[int, VoterNode]) -> VoterSet:
+        return cls(dict(voters))
+
+    @classmethod
     def of(cls, ids, directory_ids: dict | None = None) -> VoterSet:
         directory_ids = directory_ids or {}
         return cls({i: VoterNode(ReplicaKey(i, directory_ids.get(i)),
@@ -80,8 +126,33 @@ class VoterSet:
     def voter_keys(self) -> tuple[ReplicaKey, ...]:
         return tuple(n.voter_key for n in self.voters.values())
 
-    def voter_node(self, voter_id: int) -> VoterNode | None:
-        return self.voters.get(voter_id)
+    def voter_node(self, voter_id: int, listener: str | None = None):
+        """The voter's VoterNode (None if not a voter); with ``listener``, Kafka's
+        voterNode(id, listener): its Node on that listener, None without one."""
+        node = self.voters.get(voter_id)
+        if node is None or listener is None:
+            return node
+        address = node.address(listener)
+        return None if address is None else Node(voter_id, *address)
+
+    def voter_nodes(self, voter_ids=None, listener: str | None = None) -> set:
+        """voterNodes(): every VoterNode; voterNodes(ids, listener): the Node of each id on
+        ``listener`` -- an id without one is an IllegalArgumentException."""
+        if voter_ids is None:
+            return set(self.voters.values())
+        out = set()
+        for voter_id in voter_ids:
+            node = self.voter_node(voter_id, listener)
+            if node is None:
+                raise IllegalArgumentException(f"Unable to find endpoint for voter {voter_id} "
+                                               f"and listener {listener} in {self}")
+            out.add(node)
+        return out
+
+    def listeners(self, voter_id: int) -> tuple:
+        """listeners(id): the voter's endpoints, () (Endpoints.empty()) if not a voter."""
+        node = self.voters.get(voter_id)
+        return node.endpoints if node is not None else ()
 
     def is_voter(self, key: ReplicaKey) -> bool:
         node = self.voters.get(key.id)
@@ -127,21 +198,27 @@ class VoterSet:
         return len(mine - theirs) <= 1 and len(theirs - mine) <= 1
 
     def to_voters_record(self) -> VotersRecord:
+        """toVotersRecord: per voter its id, directory id (Uuid.ZERO_UUID without one),
+        endpoints and KRaftVersionFeature (the supported kraft.version range)."""
         return VotersRecord(tuple(
             (n.voter_key.id, n.voter_key.directory_id or ZERO_UUID,
-             tuple(f"{name}://{host}:{port}" for name, host, port in n.endpoints))
+             tuple(f"{name}://{host}:{port}" for name, host, port in n.endpoints),
+             tuple(n.supported_kraft_version))
             for n in self.voters.values()))
 
     @classmethod
     def from_voters_record(cls, record: VotersRecord) -> VoterSet:
+        """fromVotersRecord: the inverse of ``to_voters_record`` (ZERO_UUID: no directory
+        id)."""
         out = {}
-        for voter_id, directory, endpoints in record.voters:
+        for voter_id, directory, endpoints, supported in record.voters:
             eps = []
             for e in endpoints:
                 name, _, rest = e.partition("://")
                 host, _, port = rest.rpartition(":")
                 eps.append((name, host, int(port)))
-            out[voter_id] = VoterNode(ReplicaKey(voter_id, directory), tuple(eps))
+            out[voter_id] = VoterNode(ReplicaKey(voter_id, directory), tuple(eps),
+                                      tuple(supported))
         return cls(out)
 
     def __eq__(self, other) -> bool:
@@ -166,7 +243,8 @@ class KRaftVersionRecord:
 
 @dataclass(frozen=True)
 class VotersRecord:
-    """The VotersRecord control record (KIP-853): (voter id, directory id, endpoints) each."""
+    """The VotersRecord control record (KIP-853): (voter id, directory id, endpoints,
+    (min, max) supported kraft.version) each."""
 
     voters: tuple
 

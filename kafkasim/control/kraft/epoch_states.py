@@ -1,0 +1,530 @@
+"""The EpochStates of a KRaft replica (org.apache.kafka.raft): Unattached, Prospective,
+Candidate, Leader, Follower and Resigned, and the QuorumState queries over them.
+
+Each state knows its epoch, the leader and the vote it holds (``election()``: the
+``ElectionState`` written to the quorum-state file), its timer as a deadline in the client's
+virtual ms (``remaining_election_time_ms(now)``, ``has_fetch_timeout_expired(now)``...), and
+whether it may grant a vote (``can_grant_vote``: the 3.x rules, and with ``pre_vote`` those of
+KIP-996, 4.0). The transitions between them are KafkaRaftClient's (raft.QuorumTransitions).
+
+Adaptation: replicas are keyed by node id. A vote is kept as ``voted_id`` plus
+``voted_directory_id`` (``voted_key``: Kafka's ReplicaKey, KIP-853); ``can_grant_vote`` takes
+the candidate's id or its ReplicaKey. Kafka's Optional answers are None (a high watermark is
+-1 while unknown, as everywhere in kafkasim). Sources: apache/kafka trunk 1eb7644 (3.9 line)
+{Unattached,Candidate,Follower,Resigned,Leader}State.java, 3.7.0 VotedState.java, and 4.0's
+ProspectiveState.java / EpochElection.java (KIP-996).
+"""
+
+from __future__ import annotations
+
+from kafkasim.control.kraft.quorum_state_store import ElectionState
+from kafkasim.control.kraft.voter_set import ReplicaKey
+from kafkasim.core.errors import IllegalArgumentException
+
+__all__ = ["EpochState", "UnattachedState", "EpochElection", "ProspectiveState",
+           "CandidateState", "ReplicaState", "LeaderState", "FollowerState", "ResignedState",
+           "QuorumState", "UNKNOWN", "NEVER", "CHECK_QUORUM_TIMEOUT_FACTOR"]
+
+UNKNOWN = -1
+CHECK_QUORUM_TIMEOUT_FACTOR = 1.5  # LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR (KAFKA-15489, 3.7)
+NEVER = 1 << 62
+
+
+def _key(candidate) -> ReplicaKey:
+    """A candidate given by id (kafkasim's VoteRequest) or by ReplicaKey (Kafka's)."""
+    return candidate if isinstance(candidate, ReplicaKey) else ReplicaKey(candidate)
+
+
+def _nominee_can_grant(leader_id, voted_key, candidate, up_to_date, pre_vote) -> bool:
+    """QuorumState.unattachedOrProspectiveCanGrantVote (4.0; for 3.x UnattachedState.canGrantVote
+    without the pre-vote branch, and 3.7's VotedState.canGrantVote for a vote cast): a vote
+    binds to its candidate, and with a voted directory id to that directory only (KIP-853)."""
+    if pre_vote:
+        return up_to_date
+    if voted_key is not None:
+        key = _key(candidate)
+        if voted_key.id != key.id:
+            return False
+        return voted_key.directory_id is None or voted_key.directory_id == key.directory_id
+    if leader_id != UNKNOWN:
+        return False
+    return up_to_date
+
+
+class EpochState:
+    """org.apache.kafka.raft.EpochState: the epoch, the leader (-1 unknown), the vote cast in
+    this epoch, the high watermark (-1 unknown) and the voter ids the election names."""
+
+    name = "?"
+    leader_id = UNKNOWN
+    voted_id = UNKNOWN
+    voted_directory_id: str | None = None
+    high_watermark = UNKNOWN
+    voters: tuple = ()
+    #: EpochState.leaderEndpoints() is not empty: a Follower's, a Leader's or Resigned's own;
+    #: an Unattached that knows the leader does not know where to fetch from
+    leader_endpoints_known = True
+
+    def __init__(self, epoch: int):
+        self.epoch = epoch
+
+    @property
+    def voted_key(self) -> ReplicaKey | None:
+        """votedKey(): the candidate this replica voted for in its epoch, None without a vote."""
+        if self.voted_id == UNKNOWN:
+            return None
+        return ReplicaKey(self.voted_id, self.voted_directory_id)
+
+    def election(self) -> ElectionState:
+        """EpochState.election: what the quorum-state file holds for this state."""
+        leader = None if self.leader_id == UNKNOWN else self.leader_id
+        return ElectionState(self.epoch, leader, self.voted_key, self.voters)
+
+    def can_grant_vote(self, candidate, up_to_date: bool, pre_vote: bool = False) -> bool:
+        return False
+
+
+class _ElectionTimer:
+    """The election timer of Unattached, Prospective, Candidate and Resigned (a deadline)."""
+
+    election_deadline = 0
+
+    def remaining_election_time_ms(self, now: int) -> int:
+        return max(0, self.election_deadline - now)
+
+    def has_election_timeout_expired(self, now: int) -> bool:
+        return now >= self.election_deadline
+
+
+class UnattachedState(_ElectionTimer, EpochState):
+    """UnattachedState: no known leader (or one whose endpoints are unknown), maybe a vote cast
+    (before 3.9 a replica that voted was the separate VotedState)."""
+
+    name = "Unattached"
+    leader_endpoints_known = False
+
+    def __init__(self, epoch, election_deadline, leader_id=UNKNOWN, voted_id=UNKNOWN, hw=UNKNOWN,
+                 *, voters=(), voted_directory_id=None):
+        super().__init__(epoch)
+        self.election_deadline = election_deadline
+        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
+        self.voters = tuple(voters)
+        self.voted_directory_id = voted_directory_id if voted_id != UNKNOWN else None
+
+    def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
+        return _nominee_can_grant(self.leader_id, self.voted_key, candidate, up_to_date,
+                                  pre_vote)
+
+
+class EpochElection:
+    """raft/internals/EpochElection (4.0; CandidateState's own bookkeeping before): each voter
+    GRANTED, REJECTED or unrecorded; the local replica has granted its own vote."""
+
+    def __init__(self, local_id, voters):
+        self.voters = tuple(voters)
+        if local_id not in self.voters:
+            raise IllegalArgumentException(f"Local replica {local_id} must be in the set of "
+                                           f"voters {list(self.voters)}")
+        self.granted = {local_id}
+        self.rejected: set[int] = set()
+
+    def majority_size(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    def is_vote_granted(self) -> bool:
+        return len(self.granted) >= self.majority_size()
+
+    def is_vote_rejected(self) -> bool:
+        unrecorded = len(self.voters) - len(self.granted) - len(self.rejected)
+        return len(self.granted) + unrecorded < self.majority_size()
+
+    def unrecorded_voters(self) -> list[int]:
+        return [v for v in self.voters if v not in self.granted and v not in self.rejected]
+
+    def granting_voters(self) -> set[int]:
+        return set(self.granted)
+
+    def rejecting_voters(self) -> set[int]:
+        return set(self.rejected)
+
+    def record_vote(self, voter: int, granted: bool) -> bool:
+        """recordVote: True when the voter had not been recorded yet; a non-voter, or a voter
+        that answered the other way before (the local replica granted), is an
+        IllegalArgumentException."""
+        if voter not in self.voters:
+            raise IllegalArgumentException(
+                f"Attempt to {'grant' if granted else 'reject'} vote to non-voter {voter}")
+        other = self.rejected if granted else self.granted
+        if voter in other:
+            raise IllegalArgumentException(
+                f"Attempt to {'grant' if granted else 'reject'} vote from node {voter} which "
+                f"previously {'rejected' if granted else 'granted'} our request")
+        mine = self.granted if granted else self.rejected
+        recorded = voter not in mine
+        mine.add(voter)
+        return recorded
+
+
+class _Nominee(_ElectionTimer, EpochState):
+    """What Prospective and Candidate share: the votes of an election in their epoch
+    (CandidateState.isVoteGranted / recordGrantedVote / unrecordedVoters...)."""
+
+    epoch_election: EpochElection
+
+    def is_vote_granted(self) -> bool:
+        return self.epoch_election.is_vote_granted()
+
+    def is_vote_rejected(self) -> bool:
+        return self.epoch_election.is_vote_rejected()
+
+    def record_granted_vote(self, voter: int) -> bool:
+        return self.epoch_election.record_vote(voter, True)
+
+    def record_rejected_vote(self, voter: int) -> bool:
+        return self.epoch_election.record_vote(voter, False)
+
+    def unrecorded_voters(self) -> set[int]:
+        return set(self.epoch_election.unrecorded_voters())
+
+    def granting_voters(self) -> set[int]:
+        return self.epoch_election.granting_voters()
+
+    def rejecting_voters(self) -> set[int]:
+        return self.epoch_election.rejecting_voters()
+
+
+class ProspectiveState(_Nominee):
+    """ProspectiveState (KIP-996, 4.0): sends PreVotes in the current epoch; keeps the last
+    known leader and any vote cast in this epoch."""
+
+    name = "Prospective"
+
+    def __init__(self, local_id, epoch, voters, election_deadline, retries, leader_id,
+                 voted_id, hw, leader_endpoints_known=True, *, voted_directory_id=None):
+        super().__init__(epoch)
+        self.leader_endpoints_known = leader_endpoints_known
+        self.epoch_election = EpochElection(local_id, voters)
+        self.voters = self.epoch_election.voters
+        self.election_deadline, self.retries = election_deadline, retries
+        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
+        self.voted_directory_id = voted_directory_id if voted_id != UNKNOWN else None
+        self.backing_off = False
+
+    def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
+        return _nominee_can_grant(self.leader_id, self.voted_key, candidate, up_to_date,
+                                  pre_vote)
+
+
+class CandidateState(_Nominee):
+    """CandidateState: voted for itself in a bumped epoch; backs off after losing or timing out.
+    The local replica must be one of ``voters`` (IllegalArgumentException otherwise)."""
+
+    name = "Candidate"
+    leader_endpoints_known = False
+
+    def __init__(self, local_id, epoch, voters, election_deadline, retries, hw, *,
+                 local_directory_id=None):
+        super().__init__(epoch)
+        self.epoch_election = EpochElection(local_id, voters)
+        self.voters = self.epoch_election.voters
+        self.voted_id, self.voted_directory_id = local_id, local_directory_id
+        self.election_deadline, self.retries, self.high_watermark = election_deadline, retries, hw
+        self.backing_off = False
+        self.backoff_deadline = 0
+
+    def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
+        return pre_vote and up_to_date   # 4.0: a Candidate grants PreVotes to up-to-date logs
+
+
+class ReplicaState:
+    """LeaderState.ReplicaState: a voter's or observer's fetch progress as the leader sees it."""
+
+    __slots__ = ("replica_id", "end_offset", "last_fetch_timestamp", "last_fetch_leader_leo",
+                 "last_caught_up_timestamp", "has_acknowledged_leader")
+
+    def __init__(self, replica_id, acknowledged=False):
+        self.replica_id = replica_id
+        self.end_offset = None
+        self.last_fetch_timestamp = -1
+        self.last_fetch_leader_leo = -1
+        self.last_caught_up_timestamp = -1
+        self.has_acknowledged_leader = acknowledged
+
+    def update_follower_state(self, now, fetch_offset, leader_leo) -> None:
+        """ReplicaState.updateFollowerState: caught up when the fetch reaches the leader LEO,
+        or the leader LEO of the previous fetch (then caught up as of that fetch)."""
+        if fetch_offset >= leader_leo:
+            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, now)
+        elif self.last_fetch_leader_leo > 0 and fetch_offset >= self.last_fetch_leader_leo:
+            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp,
+                                                self.last_fetch_timestamp)
+        self.last_fetch_leader_leo = leader_leo
+        self.last_fetch_timestamp = max(self.last_fetch_timestamp, now)
+        self.end_offset = fetch_offset
+        self.has_acknowledged_leader = True
+
+
+class LeaderState(EpochState):
+    """LeaderState: per-voter end offsets, the high watermark and the check-quorum timer."""
+
+    name = "Leader"
+
+    def __init__(self, local_id, epoch, epoch_start_offset, voters, granting, now, fetch_timeout):
+        super().__init__(epoch)
+        self.leader_id = local_id
+        self.epoch_start_offset = epoch_start_offset
+        self.granting_voters = tuple(sorted(granting))
+        self.voter_states = {v: ReplicaState(v, v == local_id) for v in sorted(voters)}
+        self.observer_states: dict[int, ReplicaState] = {}
+        self.fetched_voters: set[int] = set()
+        self.check_quorum_timeout = int(fetch_timeout * CHECK_QUORUM_TIMEOUT_FACTOR)
+        self.check_quorum_deadline = now + self.check_quorum_timeout
+        self.begin_quorum_epoch_timeout = fetch_timeout // 2
+        self.begin_quorum_epoch_deadline = now
+        self.resign_requested = False
+        self.pending: list = []          # BatchAccumulator: appended, not yet drained
+        self.linger_deadline = NEVER
+        # KIP-853: AddVoterHandlerState / RemoveVoterHandlerState (raft_reconfig)
+        self.add_voter_state = None
+        self.remove_voter_state = None
+        # LeaderState.volatileVoters (4.1+, kraft.version 0): voter id -> (directory id,
+        # supported kraft.version range) as the voters' UpdateRaftVoter requests told it
+        self.volatile_voters: dict[int, tuple] | None = None
+
+    @property
+    def voters(self) -> tuple[int, ...]:
+        """The voter ids the election names (LeaderState.election: voterStates' keys)."""
+        return tuple(self.voter_states)
+
+    def time_until_check_quorum_expires(self, now) -> int:
+        """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
+        if len(self.voter_states) == 1:
+            return NEVER
+        return max(0, self.check_quorum_deadline - now)
+
+    def update_check_quorum_for_following_voter(self, replica_id, now) -> None:
+        if replica_id in self.voter_states:
+            self.fetched_voters.add(replica_id)
+        majority = len(self.voter_states) // 2 + 1
+        if self.leader_id in self.voter_states:
+            majority -= 1        # the leader counts implicitly
+        if len(self.fetched_voters) >= majority:
+            self.fetched_voters.clear()
+            self.check_quorum_deadline = now + self.check_quorum_timeout
+
+    def _followers_by_descending_end_offset(self) -> list[ReplicaState]:
+        """ReplicaState.compareTo: known end offsets descending, then replica id; unknown last."""
+        return sorted(self.voter_states.values(),
+                      key=lambda s: (s.end_offset is None, -(s.end_offset or 0), s.replica_id))
+
+    def non_leader_voters_by_descending_fetch_offset(self) -> tuple[int, ...]:
+        return tuple(s.replica_id for s in self._followers_by_descending_end_offset()
+                     if s.replica_id != self.leader_id)
+
+    def maybe_update_high_watermark(self) -> bool:
+        """LeaderState.maybeUpdateHighWatermark: the offset replicated on a majority of voters
+        (the leader counts), only once it is past the epoch start offset -- the leader must
+        commit an entry of its own epoch before exposing anything (KIP-595)."""
+        ordered = self._followers_by_descending_end_offset()
+        candidate = ordered[len(self.voter_states) // 2].end_offset
+        if candidate is None or candidate <= self.epoch_start_offset:
+            return False
+        if self.high_watermark == UNKNOWN or candidate > self.high_watermark:
+            self.high_watermark = candidate
+            return True
+        return False
+
+    def update_voter_and_observer_states(self, voter_ids) -> None:
+        """LeaderState.updateVoterAndObserverStates: the states of the current voter set (kept
+        from observers that became voters); voters that left become observers."""
+        old = self.voter_states
+        new = {}
+        for v in sorted(voter_ids):
+            state = old.get(v) or self.observer_states.pop(v, None) or ReplicaState(v)
+            self.observer_states.pop(v, None)
+            new[v] = state
+        for v, state in old.items():
+            if v not in new:
+                self.observer_states.setdefault(v, state)
+        self.voter_states = new
+        self.fetched_voters &= set(new)
+
+    def update_local_state(self, leo: int) -> bool:
+        state = self.voter_states.get(self.leader_id) or self.observer_states.setdefault(
+            self.leader_id, ReplicaState(self.leader_id, True))
+        if state.end_offset is not None and state.end_offset > leo:
+            raise RuntimeError(f"Detected non-monotonic update of local end offset: "
+                               f"{state.end_offset} -> {leo}")
+        state.end_offset = leo
+        return self.maybe_update_high_watermark()
+
+    def update_replica_state(self, replica_id, now, fetch_offset, leader_leo) -> bool:
+        """LeaderState.updateReplicaState: returns True when the high watermark moved."""
+        if replica_id < 0:
+            return False
+        if replica_id == self.leader_id:
+            raise RuntimeError(f"Remote replica ID {replica_id} matches the local leader ID")
+        state = self.voter_states.get(replica_id)
+        if state is None:
+            state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
+        state.update_follower_state(now, fetch_offset, leader_leo)
+        self.update_check_quorum_for_following_voter(replica_id, now)
+        return replica_id in self.voter_states and self.maybe_update_high_watermark()
+
+
+class FollowerState(EpochState):
+    """FollowerState: fetches from a known leader; the fetch timer expires without responses."""
+
+    name = "Follower"
+
+    def __init__(self, epoch, leader_id, fetch_deadline, voted_id, hw, *, voters=(),
+                 voted_directory_id=None):
+        super().__init__(epoch)
+        self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
+        self.voters = tuple(voters)
+        self.voted_directory_id = voted_directory_id if voted_id != UNKNOWN else None
+        self.fetch_deadline = fetch_deadline
+        self.has_fetched_from_leader = False
+        # FollowerState.hasUpdatedLeader (4.1+): this epoch's leader answered UpdateRaftVoter
+        self.has_updated_leader = False
+
+    def remaining_fetch_time_ms(self, now: int) -> int:
+        return max(0, self.fetch_deadline - now)
+
+    def has_fetch_timeout_expired(self, now: int) -> bool:
+        return now >= self.fetch_deadline
+
+    def update_high_watermark(self, high_watermark: int | None) -> bool:
+        """FollowerState.updateHighWatermark: True when it moved. A known high watermark never
+        becomes unknown (None) or negative, nor moves back: IllegalArgumentException."""
+        old = self.high_watermark
+        if high_watermark is None:
+            if old != UNKNOWN:
+                raise IllegalArgumentException(f"Attempt to overwrite current high watermark "
+                                               f"{old} with unknown value")
+            return True        # (Kafka answers true here too: unknown stays unknown)
+        if old != UNKNOWN:
+            if high_watermark < 0:
+                raise IllegalArgumentException(
+                    f"Illegal negative ({high_watermark}) high watermark update")
+            if old > high_watermark:
+                raise IllegalArgumentException(f"Non-monotonic update of high watermark from "
+                                               f"{old} to {high_watermark}")
+            if old == high_watermark:
+                return False
+        self.high_watermark = high_watermark
+        return True
+
+    def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
+        # 4.0 (KIP-996): a PreVote is granted only before the first successful fetch.
+        return pre_vote and not self.has_fetched_from_leader and up_to_date
+
+
+class ResignedState(_ElectionTimer, EpochState):
+    """ResignedState: a leader that stepped down (or restarted as leader) in its epoch; sends
+    EndQuorumEpoch until acknowledged."""
+
+    name = "Resigned"
+
+    def __init__(self, local_id, epoch, voters, election_deadline, preferred_successors):
+        super().__init__(epoch)
+        self.leader_id = local_id
+        self.voters = tuple(sorted(voters))
+        self.unacked_voters = [v for v in self.voters if v != local_id]
+        self.election_deadline = election_deadline
+        self.preferred_successors = tuple(preferred_successors)
+
+    def acknowledge_resignation(self, voter_id: int) -> None:
+        """ResignedState.acknowledgeResignation: ``voter_id`` answered the EndQuorumEpoch."""
+        if voter_id not in self.voters:
+            raise IllegalArgumentException("Attempt to acknowledge delivery of `EndQuorumEpoch` "
+                                           f"by a non-voter {voter_id}")
+        if voter_id in self.unacked_voters:
+            self.unacked_voters.remove(voter_id)
+
+    def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
+        return pre_vote and up_to_date
+
+
+class QuorumState:
+    """org.apache.kafka.raft.QuorumState's queries, as ``KafkaRaftClient.quorum()`` answers
+    them: the client holds the state (``client.state``) and makes the transitions; this reads
+    them under Kafka's names. ``is_voter(key)`` asks the newest voter set (committed or not);
+    ``is_voter()`` asks about the local replica (id and directory id)."""
+
+    __slots__ = ("client",)
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def _state_is(self, name: str) -> bool:
+        st = self.client.state
+        return st is not None and st.name == name
+
+    def epoch(self) -> int:
+        return self.client.epoch
+
+    def leader_id(self) -> int | None:
+        """leaderId(): None when unknown (Kafka's OptionalInt)."""
+        leader = self.client.leader_id
+        return None if leader == UNKNOWN else leader
+
+    def leader_id_or_sentinel(self) -> int:
+        return self.client.leader_id
+
+    def local_id_or_sentinel(self) -> int:
+        return self.client.node_id
+
+    def local_replica_key(self) -> ReplicaKey:
+        return ReplicaKey(self.client.node_id, self.client.reconfig.directory_id)
+
+    def is_voter(self, key=None) -> bool:
+        """isVoter() for the local replica, isVoter(ReplicaKey) for another (an id alone
+        matches a voter of any directory id only where the voter set has none)."""
+        key = self.local_replica_key() if key is None else _key(key)
+        return self.client.reconfig.history.last_value().is_voter(key)
+
+    def is_observer(self) -> bool:
+        return not self.is_voter()
+
+    def is_only_voter(self) -> bool:
+        return self.client.reconfig.history.last_value().is_only_voter(self.local_replica_key())
+
+    def high_watermark(self) -> int | None:
+        """highWatermark(): None while unknown."""
+        hw = self.client.high_watermark
+        return None if hw == UNKNOWN else hw
+
+    def election(self) -> ElectionState | None:
+        st = self.client.state
+        return st.election() if st is not None else None
+
+    def is_leader(self) -> bool:
+        return self._state_is("Leader")
+
+    def is_resigned(self) -> bool:
+        return self._state_is("Resigned")
+
+    def is_follower(self) -> bool:
+        return self._state_is("Follower")
+
+    def is_candidate(self) -> bool:
+        return self._state_is("Candidate")
+
+    def is_prospective(self) -> bool:
+        return self._state_is("Prospective")
+
+    def is_unattached(self) -> bool:
+        return self._state_is("Unattached")
+
+    def is_unattached_and_voted(self) -> bool:
+        return self.is_unattached() and self.client.state.voted_id != UNKNOWN
+
+    def is_unattached_not_voted(self) -> bool:
+        return self.is_unattached() and self.client.state.voted_id == UNKNOWN
+
+    def has_leader(self) -> bool:
+        return self.client.leader_id != UNKNOWN
+
+    def has_remote_leader(self) -> bool:
+        return self.has_leader() and self.client.leader_id != self.client.node_id
