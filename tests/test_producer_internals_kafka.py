@@ -230,16 +230,18 @@ DELIVERY_TIMEOUT_MS = 1500
 
 class SenderHarness:
     """SenderTest's setup: a producer whose ProduceRequests are held (MockClient), answered by
-    the test. Both partitions of "t" are led by broker 1 unless ``same_leader`` is False."""
+    the test. Both partitions of "t" are led by broker 1 unless ``same_leader`` is False. The
+    cluster is 3.7 unless ``version`` says otherwise."""
 
     def __init__(
         self,
         *,
         same_leader: bool = True,
         delivery_timeout_ms: int | None = DELIVERY_TIMEOUT_MS,
+        version: str = "3.7",
         **producer,
     ) -> None:
-        c = Cluster(3, seed=1, kafka_version="3.7", latency_ms=1, jitter_ms=0)
+        c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
         c.create_topic("t", 2, 3, assignment=[[1, 2, 3], [1, 2, 3] if same_leader else [2, 3, 1]])
         cfg = {
             "acks": "all",
@@ -781,6 +783,51 @@ def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_not_tru
     assert h.tm.producer_epoch == 1
     assert h.tm.last_acked_sequence(TP0) == -1
     assert r2.status == "pending"
+
+
+def test_unknown_producer_handling_when_retention_limit_reached_2_4():
+    """SenderTest.testUnknownProducerHandlingWhenRetentionLimitReached @2.4.0 (before KIP-360):
+    UNKNOWN_PRODUCER_ID with log start offset 1010, past the last acknowledged offset 1000: the
+    partition's in-flight batches restart at sequence 0 with the same producer id and epoch
+    (TransactionManager.startSequencesAtBeginning) and the batch is retried, acked at 1011."""
+    h = SenderHarness(version="2.4", enable_idempotence=True)
+    pid = h.p.producer_id
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000 and h.tm.last_acked_offset(TP0) == 1000
+    r2 = h.append(n=2)
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 3 and h.tm.last_acked_sequence(TP0) == 0
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
+    assert h.tm.last_acked_sequence(TP0) == -1
+    assert h.tm.sequence_number(TP0) == 2
+    assert r2.status == "pending" and h.requests() == []
+    h.run_once(100)   # the retry
+    h.respond_first(TP0, "NONE", 1011, expected_seq=0, log_start_offset=1010)
+    assert h.tm.last_acked_sequence(TP0) == 1 and h.tm.sequence_number(TP0) == 2
+    assert h.requests() == []
+    assert r2.offset == 1011 and h.tm.last_acked_offset(TP0) == 1012
+    assert (h.p.producer_id, h.tm.producer_epoch) == (pid, 0)
+
+
+def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_not_truncated_2_4():
+    """SenderTest.testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated @2.4.0:
+    UNKNOWN_PRODUCER_ID with log start offset 10, below the last acknowledged offset 1000, is not
+    retried: the batch fails (UnknownProducerIdException, an OutOfOrderSequenceException) and
+    the producer resets its producer id."""
+    h = SenderHarness(version="2.4", enable_idempotence=True)
+    pid = h.p.producer_id
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000
+    r2 = h.append()
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 2 and h.tm.last_acked_sequence(TP0) == 0
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=10)
+    assert r2.status == "failed" and r2.error == "UNKNOWN_PRODUCER_ID"
+    assert h.p.producer_id != pid and h.tm.sequence_number(TP0) == 0
 
 
 def test_reset_of_producer_state_should_allow_queued_batches_to_drain():

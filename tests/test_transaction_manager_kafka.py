@@ -25,7 +25,8 @@ How they are adapted to kafkasim:
   answers -1 (NO_LAST_ACKED_SEQUENCE_NUMBER) for the empty one.
 
 Already ported in tests/test_producer_internals_kafka.py (not repeated): testDefaultSequenceNumber,
-testSequenceNumberOverflow.
+testSequenceNumberOverflow. From tag 2.4.0 (before KIP-360) testResetSequenceNumbersAfterUnknown
+ProducerId is ported too (the 2.4 producer's own rule, ``IdempotenceBeforeKip360``).
 
 Left out: everything transactional (kafkasim has no transactions): begin/commit/abort
 (testBasicTransaction, testHasOngoingTransaction*, testRetry*Transaction*, testCommit*,
@@ -67,6 +68,7 @@ from kafkasim.runtime.clients.transaction_manager import (
     TransactionManager,
 )
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.versions import rules_for
 
 TOPIC = "test"
 TP0, TP1 = (TOPIC, 0), (TOPIC, 1)
@@ -155,6 +157,24 @@ def test_bump_epoch_and_reset_sequence_numbers_after_unknown_producer_id():
     assert tm.producer_id_and_epoch.epoch == 2
     assert b2.producer_epoch == 2
     assert [b.base_sequence for b in (b2, b3, b4, b5)] == [0, 1, 2, 3]
+
+
+def test_reset_sequence_numbers_after_unknown_producer_id_2_4():
+    """testResetSequenceNumbersAfterUnknownProducerId @2.4.0 (before KIP-360): the log start
+    offset (600) jumped past the first batch's offset (500): UNKNOWN_PRODUCER_ID is retried
+    after the partition's in-flight batches restart at sequence 0, with the same producer id
+    and epoch (startSequencesAtBeginning); the next sequence is 4."""
+    tm = TransactionManager(True, producer_id=-1, rules=rules_for("2.4").clients)
+    tm.set_producer_id_and_epoch(ProducerIdAndEpoch(PRODUCER_ID, EPOCH))
+    write = Batches()
+    b1, b2, b3, b4, b5 = (write(tm, TP0) for _ in range(5))
+    assert tm.sequence_number(TP0) == 5
+    b1.complete(500, 0)
+    tm.handle_completed_batch(b1, ok(500))
+    assert tm.legacy.can_retry_unknown_producer_id(b2, 600)
+    assert tm.sequence_number(TP0) == 4
+    assert [b.base_sequence for b in (b2, b3, b4, b5)] == [0, 1, 2, 3]
+    assert tm.producer_id_and_epoch == (PRODUCER_ID, EPOCH)
 
 
 def test_batch_failure_after_producer_reset():
