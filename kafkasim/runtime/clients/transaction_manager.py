@@ -492,7 +492,7 @@ class TransactionManager:
           sequence (firstInFlightSequence, 1.0+, KAFKA-5494): retries go one at a time, in
           sequence order.
         Before 2.5, ``IdempotenceBeforeKip360.should_stop_drain``."""
-        if self.current_state is not READY:
+        if self.current_state != READY:
             return True
         if not self.kip360:
             return self.legacy.should_stop_drain(first)
