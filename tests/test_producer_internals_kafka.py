@@ -709,7 +709,7 @@ def test_idempotent_unknown_producer_handling_when_retention_limit_reached():
     r1 = h.append()
     h.run_once()
     assert len(h.requests()) == 1 and h.tm.sequence_number(TP0) == 1
-    assert h.tm.last_acked_sequence(TP0) == -1
+    assert h.tm.last_acked_sequence(TP0) is None
     h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
     assert r1.offset == 1000
     assert h.tm.last_acked_sequence(TP0) == 0 and h.tm.last_acked_offset(TP0) == 1000
@@ -718,7 +718,7 @@ def test_idempotent_unknown_producer_handling_when_retention_limit_reached():
     assert h.tm.sequence_number(TP0) == 3 and h.tm.last_acked_sequence(TP0) == 0
     h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
     h.run_once(100)   # bump the epoch and retry
-    assert h.tm.last_acked_sequence(TP0) == -1
+    assert h.tm.last_acked_sequence(TP0) is None
     assert h.tm.sequence_number(TP0) == 2
     assert r2.status == "pending" and len(h.requests()) == 1
     assert h.tm.producer_epoch == 1
@@ -747,14 +747,14 @@ def test_unknown_producer_error_should_be_retried_for_future_batches_when_first_
     assert r2.status == r3.status == "pending" and len(h.requests()) == 2
     h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
     h.run_once(100)   # bump the epoch and retry request 2
-    assert h.tm.last_acked_sequence(TP0) == -1
+    assert h.tm.last_acked_sequence(TP0) is None
     assert h.tm.sequence_number(TP0) == 2
     assert r2.status == r3.status == "pending"
     assert len(h.requests()) == 2 and h.tm.producer_epoch == 1
     # the original request 3 is answered: it carries its sequence as sent (2)
     h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=2, log_start_offset=1010)
     assert len(h.requests()) == 1
-    assert h.tm.last_acked_sequence(TP0) == -1 and h.tm.sequence_number(TP0) == 2
+    assert h.tm.last_acked_sequence(TP0) is None and h.tm.sequence_number(TP0) == 2
     h.respond_first(TP0, "NONE", 1011, expected_seq=0, log_start_offset=1010)
     assert r2.offset == 1011 and r3.status == "pending"
     assert h.requests() == []   # at most one in flight while retrying
@@ -781,7 +781,7 @@ def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_not_tru
     h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=10)
     h.run_once()   # bump the epoch
     assert h.tm.producer_epoch == 1
-    assert h.tm.last_acked_sequence(TP0) == -1
+    assert h.tm.last_acked_sequence(TP0) is None
     assert r2.status == "pending"
 
 
@@ -800,7 +800,7 @@ def test_unknown_producer_handling_when_retention_limit_reached_2_4():
     h.run_once()
     assert h.tm.sequence_number(TP0) == 3 and h.tm.last_acked_sequence(TP0) == 0
     h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
-    assert h.tm.last_acked_sequence(TP0) == -1
+    assert h.tm.last_acked_sequence(TP0) is None
     assert h.tm.sequence_number(TP0) == 2
     assert r2.status == "pending" and h.requests() == []
     h.run_once(100)   # the retry

@@ -22,7 +22,7 @@ How they are adapted to kafkasim:
   are held on the wire (Kafka's MockClient never answers them either); ``time.sleep`` is
   ``c.run``.
 - Kafka's ``lastAckedSequence`` / ``lastAckedOffset`` are OptionalInt / OptionalLong; kafkasim
-  answers -1 (NO_LAST_ACKED_SEQUENCE_NUMBER) for the empty one.
+  answers None for the empty one.
 
 Already ported in tests/test_producer_internals_kafka.py (not repeated): testDefaultSequenceNumber,
 testSequenceNumberOverflow. From tag 2.4.0 (before KIP-360) testResetSequenceNumbersAfterUnknown
@@ -60,7 +60,6 @@ from kafkasim.runtime.clients.producer_batch import ProducerBatch
 from kafkasim.runtime.clients.producer_metadata import RetryBackoff
 from kafkasim.runtime.clients.record_accumulator import RecordAccumulator
 from kafkasim.runtime.clients.transaction_manager import (
-    NO_LAST_ACKED_SEQUENCE_NUMBER,
     NO_PRODUCER_ID_AND_EPOCH,
     SHORT_MAX,
     KafkaException,
@@ -219,7 +218,7 @@ def test_batch_completed_after_producer_reset():
     tm.handle_completed_batch(b2, ok())
     tm.maybe_update_producer_id_and_epoch(TP0)
     assert tm.sequence_number(TP0) == 0
-    assert tm.last_acked_sequence(TP0) == NO_LAST_ACKED_SEQUENCE_NUMBER
+    assert tm.last_acked_sequence(TP0) is None
     assert tm.next_batch_by_sequence(TP0) is None
 
 

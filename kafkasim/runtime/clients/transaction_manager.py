@@ -267,21 +267,28 @@ class TransactionManager:
         first = self.next_batch_by_sequence(tp)
         return first.base_seq if first is not None else NO_SEQUENCE
 
-    def last_acked_sequence(self, tp: TopicPartition) -> int:
-        """TransactionManager.lastAckedSequence (NO_LAST_ACKED_SEQUENCE_NUMBER: none, Kafka's
-        empty OptionalInt)."""
+    def last_acked_sequence(self, tp: TopicPartition) -> int | None:
+        """TransactionManager.lastAckedSequence (None: none acknowledged, Kafka's empty
+        OptionalInt)."""
         entry = self.partitions.get(tp)
-        return entry.last_acked_sequence if entry is not None else NO_LAST_ACKED_SEQUENCE_NUMBER
+        if entry is None or entry.last_acked_sequence == NO_LAST_ACKED_SEQUENCE_NUMBER:
+            return None
+        return entry.last_acked_sequence
 
-    def last_acked_offset(self, tp: TopicPartition) -> int:
+    def last_acked_offset(self, tp: TopicPartition) -> int | None:
         """TransactionManager.lastAckedOffset: the offset of the partition's last acknowledged
-        record (-1: none, Kafka's empty OptionalLong)."""
+        record (None: none, Kafka's empty OptionalLong)."""
         entry = self.partitions.get(tp)
-        return entry.last_acked_offset if entry is not None else -1
+        if entry is None or entry.last_acked_offset < 0:
+            return None
+        return entry.last_acked_offset
 
     def is_next_sequence(self, tp: TopicPartition, sequence: int) -> bool:
-        """TransactionManager.isNextSequence: ``sequence`` follows the last acknowledged one."""
-        return sequence - self.last_acked_sequence(tp) == 1
+        """TransactionManager.isNextSequence: ``sequence`` follows the last acknowledged one
+        (NO_LAST_ACKED_SEQUENCE_NUMBER, -1, when none is)."""
+        entry = self.partitions.get(tp)
+        last = entry.last_acked_sequence if entry is not None else NO_LAST_ACKED_SEQUENCE_NUMBER
+        return sequence - last == 1
 
     # -- epochs (2.5+, KIP-360) -----------------------------------------------------------------
     def has_stale_producer_id_and_epoch(self, tp: TopicPartition) -> bool:
@@ -617,7 +624,8 @@ class IdempotenceBeforeKip360:
             return False
         if log_start_offset == -1 or b.seq_reset:
             return True
-        if tm.last_acked_offset(b.tp) < log_start_offset:
+        last_acked = tm.last_acked_offset(b.tp)
+        if (-1 if last_acked is None else last_acked) < log_start_offset:
             tm.get_or_create(b.tp).start_sequences_at_beginning(tm.producer_id_and_epoch)
             return True
         return False
