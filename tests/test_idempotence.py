@@ -264,6 +264,55 @@ def test_must_not_retry_out_of_order_sequence_for_next_batch(version):
     assert tuple(c.log(1, "t", 0).producer_batches[-1])[2:] == (p.producer_id, 0, 0)
 
 
+def _leader_forgets_the_producer(version: str, **producer_config):
+    """RF 1 on broker 1: the producer's batch a,b acknowledged but never flushed; a power loss
+    takes it away, so broker 1 comes back with no state for the producer, whose next batch
+    starts at sequence 2."""
+    c = Cluster(3, seed=1, kafka_version=version)
+    c.create_topic("t", 1, 1, assignment=[[1]])
+    c.run(2000)
+    p = c.producer("p", acks="all", linger_ms=0, **producer_config)
+    p.send_many("t", ["a", "b"], partition=0)
+    assert p.flush()
+    c.power_loss(1)
+    c.run(100)
+    c.start(1, retry=True)
+    assert c.run_until(lambda cl: cl.brokers[1].state == "running" and cl.leader("t") == 1,
+                       60000)
+    assert c.log(1, "t", 0).producer_states.last_entry(p.producer_id) is None
+    return c, p
+
+
+@pytest.mark.parametrize("version, error", [
+    ("3.7", None), ("2.5", None), ("2.4", "UNKNOWN_PRODUCER_ID"), ("1.0", "UNKNOWN_PRODUCER_ID"),
+    ("0.11.0", "OUT_OF_ORDER_SEQUENCE_NUMBER"),
+])
+def test_a_batch_of_a_producer_the_leader_does_not_know(version, error):
+    """ProducerAppendInfo.checkSequence for a producer the leader has no state for, at sequence
+    2: appended from 2.5 (KIP-360); 1.0-2.4 answer UNKNOWN_PRODUCER_ID with the log start
+    offset (0), which is not past the producer's last acknowledged offset (1), so
+    TransactionManager.canRetry @2.4.0 does not retry it: the batch fails and the producer
+    resets its producer id (handleFailedBatch: an OutOfOrderSequenceException); 0.11 answers
+    OUT_OF_ORDER_SEQUENCE_NUMBER, never retried, with the same reset (the batch's first send may
+    meet a leader the producer's metadata does not know yet). Under the new id the next batch
+    starts at sequence 0 and is appended."""
+    c, p = _leader_forgets_the_producer(version, enable_idempotence=True)
+    pid = p.producer_id
+    r = p.send("t", "c", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 10000)
+    if error is None:
+        assert r.status == "acked" and not r.errors and p.producer_id == pid
+        assert [v for _, _, v in c.log_records(1, "t")] == ["c"]
+        return
+    assert r.status == "failed" and r.errors[-1] == error
+    assert p.producer_id != pid and p.transaction_manager.producer_epoch == 0
+    r2 = p.send("t", "d", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 10000)
+    assert r2.status == "acked" and not r2.errors
+    assert [v for _, _, v in c.log_records(1, "t")] == ["d"]
+    assert tuple(c.log(1, "t", 0).producer_batches[-1])[2:] == (p.producer_id, 0, 0)
+
+
 def test_new_batches_do_not_overtake_the_old_epoch_after_a_bump():
     """Fault schedule kraft:110 (tests/test_fault_properties.py): batches fail, the producer
     bumps its epoch, and batches of the old epoch are still on the wire. Before the drain held

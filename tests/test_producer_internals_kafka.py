@@ -34,17 +34,12 @@ the muted half of testExpiredBatchesRetry, testFlush / testAwaitFlushComplete / 
 testRecordsDrainedWhenTransactionCompleting, testReadyAndDrainWhenABatchIsBeingRetried (no
 leader epoch on the accumulator's batches). SenderTest: metrics, quotas, down-conversion,
 InitProducerId and everything transactional, authorization, splitting on MESSAGE_TOO_LARGE,
-per-record errors (testRecordErrorPropagatedToApplication), close/forceClose, epoch overflow
-(testRetryWhenProducerIdChanges, testResetOfProducerStateShouldAllowQueuedBatchesToDrain:
-kafkasim has no Short.MAX_VALUE epoch), UNKNOWN_PRODUCER_ID with a log start offset
-(ProduceResponse has no logStartOffset), testResetNextBatchExpiry (poll timeouts).
-TransactionManagerTest: only testDefaultSequenceNumber and testSequenceNumberOverflow are
-driven directly; the rest is transactional, or needs InitProducerId, an epoch at
-Short.MAX_VALUE (testProducerIdReset, testBatch*AfterProducerReset), a logStartOffset
-(testBumpEpochAndResetSequenceNumbersAfterUnknownProducerId); markSequenceUnresolved /
-maybeResolveSequences (testBumpEpochAfterTimeoutWithoutPendingInflightRequests,
-testNoProducerIdResetAfterLastInFlightBatchSucceeds, testEpochBumpAfterLastInflightBatchFails)
-are checked through the Sender by the testExpiryOf* tests above.
+per-record errors (testRecordErrorPropagatedToApplication), close/forceClose,
+testRetryWhenProducerIdChanges (its InitProducerId answer is queued on the MockClient, no epoch
+bump asks for it), the transactional testTransactionalUnknownProducerHandlingWhenRetentionLimit
+Reached, testResetNextBatchExpiry (poll timeouts).
+TransactionManagerTest: testDefaultSequenceNumber and testSequenceNumberOverflow are here; its
+other idempotent-producer cases are in tests/test_transaction_manager_kafka.py.
 """
 
 from __future__ import annotations
@@ -55,7 +50,11 @@ from kafkasim.core.messages import ProduceResponse
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE
 from kafkasim.runtime.clients.producer_metadata import RetryBackoff
 from kafkasim.runtime.clients.record_accumulator import RecordAccumulator
-from kafkasim.runtime.clients.transaction_manager import TransactionManager
+from kafkasim.runtime.clients.transaction_manager import (
+    SHORT_MAX,
+    ProducerIdAndEpoch,
+    TransactionManager,
+)
 from kafkasim.runtime.cluster import Cluster
 
 # ------------------------------------------------------------------ RecordAccumulatorTest
@@ -231,16 +230,18 @@ DELIVERY_TIMEOUT_MS = 1500
 
 class SenderHarness:
     """SenderTest's setup: a producer whose ProduceRequests are held (MockClient), answered by
-    the test. Both partitions of "t" are led by broker 1 unless ``same_leader`` is False."""
+    the test. Both partitions of "t" are led by broker 1 unless ``same_leader`` is False. The
+    cluster is 3.7 unless ``version`` says otherwise."""
 
     def __init__(
         self,
         *,
         same_leader: bool = True,
         delivery_timeout_ms: int | None = DELIVERY_TIMEOUT_MS,
+        version: str = "3.7",
         **producer,
     ) -> None:
-        c = Cluster(3, seed=1, kafka_version="3.7", latency_ms=1, jitter_ms=0)
+        c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
         c.create_topic("t", 2, 3, assignment=[[1, 2, 3], [1, 2, 3] if same_leader else [2, 3, 1]])
         cfg = {
             "acks": "all",
@@ -269,19 +270,22 @@ class SenderHarness:
         """The requests in flight, oldest first: (correlation id, {tp: batch})."""
         return [(corr, entry[3]) for corr, entry in sorted(self.p.in_flight.items())]
 
-    def respond(self, corr: int, *parts) -> None:
-        """client.respondToRequest: ``parts`` (tp, error, base offset)."""
+    def respond(self, corr: int, *parts, log_start_offset: int = -1) -> None:
+        """client.respondToRequest: ``parts`` (tp, error, base offset), each with the log
+        start offset ``log_start_offset``."""
         self.p.sender.handle_produce_response(
-            ProduceResponse(corr, tuple((tp[0], tp[1], err, off) for tp, err, off in parts))
+            ProduceResponse(corr, tuple((tp[0], tp[1], err, off) for tp, err, off in parts),
+                            log_start_offsets=(log_start_offset,) * len(parts))
         )
 
-    def respond_first(self, tp, err: str, offset: int, expected_seq: int | None = None) -> None:
+    def respond_first(self, tp, err: str, offset: int, expected_seq: int | None = None,
+                      log_start_offset: int = -1) -> None:
         """sendIdempotentProducerResponse: answer the oldest request, whose batch of ``tp``
-        must carry ``expected_seq``."""
+        must carry ``expected_seq``; the answer's log start offset ``log_start_offset``."""
         corr, _ = self.requests()[0]
         if expected_seq is not None:   # the sequence the request carries, as sent
             assert self.sent_header(corr, tp)[6] == expected_seq
-        self.respond(corr, (tp, err, offset))
+        self.respond(corr, (tp, err, offset), log_start_offset=log_start_offset)
 
     def sent_header(self, corr: int, tp) -> tuple:
         """The partition's entry of request ``corr`` as it went on the wire (an epoch bump
@@ -693,6 +697,163 @@ def test_unknown_producer_error_should_be_retried_when_log_start_offset_is_unkno
     h.run_once(100)
     h.respond_first(TP0, "NONE", 1011, expected_seq=1)
     assert r2.offset == 1011 and h.tm.sequence_number(TP0) == 2
+
+
+def test_idempotent_unknown_producer_handling_when_retention_limit_reached():
+    """testIdempotentUnknownProducerHandlingWhenRetentionLimitReached: the first batch is acked
+    at 1000; the second (two records, sequences 1-2) is answered UNKNOWN_PRODUCER_ID with log
+    start offset 1010, past the last acknowledged offset: the broker lost the producer to
+    retention. The epoch is bumped, the batch resent from sequence 0, acked at 1011."""
+    h = SenderHarness()
+    assert h.tm.sequence_number(TP0) == 0
+    r1 = h.append()
+    h.run_once()
+    assert len(h.requests()) == 1 and h.tm.sequence_number(TP0) == 1
+    assert h.tm.last_acked_sequence(TP0) is None
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000
+    assert h.tm.last_acked_sequence(TP0) == 0 and h.tm.last_acked_offset(TP0) == 1000
+    r2 = h.append(n=2)
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 3 and h.tm.last_acked_sequence(TP0) == 0
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
+    h.run_once(100)   # bump the epoch and retry
+    assert h.tm.last_acked_sequence(TP0) is None
+    assert h.tm.sequence_number(TP0) == 2
+    assert r2.status == "pending" and len(h.requests()) == 1
+    assert h.tm.producer_epoch == 1
+    h.respond_first(TP0, "NONE", 1011, expected_seq=0, log_start_offset=1010)
+    assert h.tm.last_acked_sequence(TP0) == 1 and h.tm.sequence_number(TP0) == 2
+    assert h.requests() == []
+    assert r2.offset == 1011 and h.tm.last_acked_offset(TP0) == 1012
+
+
+def test_unknown_producer_error_should_be_retried_for_future_batches_when_first_fails():
+    """testUnknownProducerErrorShouldBeRetriedForFutureBatchesWhenFirstFails: two batches in
+    flight after an acked one; the first gets UNKNOWN_PRODUCER_ID (log start 1010): an epoch
+    bump renumbers both from 0. The second's own UNKNOWN_PRODUCER_ID (its sequence was reset)
+    is retried as it is; the two are resent one at a time and acked at 1011 and 1012."""
+    h = SenderHarness()
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000 and h.tm.last_acked_offset(TP0) == 1000
+    r2 = h.append()
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 2
+    r3 = h.append()
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 3 and h.tm.last_acked_sequence(TP0) == 0
+    assert r2.status == r3.status == "pending" and len(h.requests()) == 2
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
+    h.run_once(100)   # bump the epoch and retry request 2
+    assert h.tm.last_acked_sequence(TP0) is None
+    assert h.tm.sequence_number(TP0) == 2
+    assert r2.status == r3.status == "pending"
+    assert len(h.requests()) == 2 and h.tm.producer_epoch == 1
+    # the original request 3 is answered: it carries its sequence as sent (2)
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=2, log_start_offset=1010)
+    assert len(h.requests()) == 1
+    assert h.tm.last_acked_sequence(TP0) is None and h.tm.sequence_number(TP0) == 2
+    h.respond_first(TP0, "NONE", 1011, expected_seq=0, log_start_offset=1010)
+    assert r2.offset == 1011 and r3.status == "pending"
+    assert h.requests() == []   # at most one in flight while retrying
+    assert h.tm.last_acked_sequence(TP0) == 0 and h.tm.last_acked_offset(TP0) == 1011
+    h.run_once(100)   # resend request 3
+    assert len(h.requests()) == 1
+    h.respond_first(TP0, "NONE", 1012, expected_seq=1, log_start_offset=1010)
+    assert h.requests() == []
+    assert r3.offset == 1012 and h.tm.last_acked_offset(TP0) == 1012
+
+
+def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_not_truncated():
+    """testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated (3.7.0: its name
+    predates KIP-360): UNKNOWN_PRODUCER_ID with log start offset 10, below the last acknowledged
+    offset 1000, still bumps the epoch for the idempotent producer; the batch is not failed."""
+    h = SenderHarness()
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000 and h.tm.last_acked_offset(TP0) == 1000
+    r2 = h.append()
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 2 and h.tm.last_acked_sequence(TP0) == 0
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=10)
+    h.run_once()   # bump the epoch
+    assert h.tm.producer_epoch == 1
+    assert h.tm.last_acked_sequence(TP0) is None
+    assert r2.status == "pending"
+
+
+def test_unknown_producer_handling_when_retention_limit_reached_2_4():
+    """SenderTest.testUnknownProducerHandlingWhenRetentionLimitReached @2.4.0 (before KIP-360):
+    UNKNOWN_PRODUCER_ID with log start offset 1010, past the last acknowledged offset 1000: the
+    partition's in-flight batches restart at sequence 0 with the same producer id and epoch
+    (TransactionManager.startSequencesAtBeginning) and the batch is retried, acked at 1011."""
+    h = SenderHarness(version="2.4", enable_idempotence=True)
+    pid = h.p.producer_id
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000 and h.tm.last_acked_offset(TP0) == 1000
+    r2 = h.append(n=2)
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 3 and h.tm.last_acked_sequence(TP0) == 0
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=1010)
+    assert h.tm.last_acked_sequence(TP0) is None
+    assert h.tm.sequence_number(TP0) == 2
+    assert r2.status == "pending" and h.requests() == []
+    h.run_once(100)   # the retry
+    h.respond_first(TP0, "NONE", 1011, expected_seq=0, log_start_offset=1010)
+    assert h.tm.last_acked_sequence(TP0) == 1 and h.tm.sequence_number(TP0) == 2
+    assert h.requests() == []
+    assert r2.offset == 1011 and h.tm.last_acked_offset(TP0) == 1012
+    assert (h.p.producer_id, h.tm.producer_epoch) == (pid, 0)
+
+
+def test_should_raise_out_of_order_sequence_exception_to_user_if_log_was_not_truncated_2_4():
+    """SenderTest.testShouldRaiseOutOfOrderSequenceExceptionToUserIfLogWasNotTruncated @2.4.0:
+    UNKNOWN_PRODUCER_ID with log start offset 10, below the last acknowledged offset 1000, is not
+    retried: the batch fails (UnknownProducerIdException, an OutOfOrderSequenceException) and
+    the producer resets its producer id."""
+    h = SenderHarness(version="2.4", enable_idempotence=True)
+    pid = h.p.producer_id
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NONE", 1000, expected_seq=0, log_start_offset=10)
+    assert r1.offset == 1000
+    r2 = h.append()
+    h.run_once()
+    assert h.tm.sequence_number(TP0) == 2 and h.tm.last_acked_sequence(TP0) == 0
+    h.respond_first(TP0, "UNKNOWN_PRODUCER_ID", -1, expected_seq=1, log_start_offset=10)
+    assert r2.status == "failed" and r2.error == "UNKNOWN_PRODUCER_ID"
+    assert h.p.producer_id != pid and h.tm.sequence_number(TP0) == 0
+
+
+def test_reset_of_producer_state_should_allow_queued_batches_to_drain():
+    """testResetOfProducerStateShouldAllowQueuedBatchesToDrain: at epoch Short.MAX_VALUE, one
+    request with both partitions: partition 1 NOT_LEADER_OR_FOLLOWER, partition 0
+    OUT_OF_ORDER_SEQUENCE_NUMBER. The epoch bump resets the producer id and the sender gets a
+    new one (InitProducerId); partition 1's batch is still retried with the old id and acked at
+    10; its sequence moves on to the new id only with its next batch."""
+    h = SenderHarness()
+    pid = h.p.producer_id
+    h.tm.set_producer_id_and_epoch(ProducerIdAndEpoch(pid, SHORT_MAX))
+    h.append(TP0)   # failed response
+    r1 = h.append(TPB)
+    h.run_once()
+    ((corr, batches),) = h.requests()
+    assert set(batches) == {TP0, TPB}
+    h.respond(corr, (TPB, "NOT_LEADER_OR_FOLLOWER", -1), (TP0, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1))
+    assert h.tm.has_producer_id() and h.tm.producer_id != pid   # reset, and a new one
+    assert h.p.producer_id == h.tm.producer_id and h.tm.producer_epoch == 0
+    h.run_once(300)
+    assert r1.status == "pending"
+    corr = next(corr for corr, bs in h.requests() if TPB in bs)
+    assert h.sent_header(corr, TPB)[4:] == (pid, SHORT_MAX, 0)   # drained with the old id
+    h.respond(corr, (TPB, "NONE", 10))
+    assert r1.offset == 10
+    assert h.tm.sequence_number(TPB) == 1
 
 
 def test_sequence_number_increment():

@@ -1,12 +1,25 @@
 """Idempotent-producer state on the broker, more cases ported from Kafka's tests.
 
-Follows ``core/src/test/scala/unit/kafka/log/ProducerStateManagerTest.scala`` (3.7.0 and 2.4.0)
-and the duplicate handling of ``UnifiedLogTest.testDuplicateAppends`` (3.7.0), against
-``kafkasim.core.producer_state``. Cases already ported by ``tests/test_producer_state_kafka.py``
-(basic id mapping, sequence wrap-around, replica appends without validation) are not repeated.
-Transactions (markers, LSO) and producer-id expiration are not modelled and are left out; kafkasim
-keeps no producer snapshots, its reload is ``rebuild`` from the log's batch headers, which is
-what the broker does after a truncation or on recovery.
+Follows ``core/src/test/scala/unit/kafka/log/ProducerStateManagerTest.scala`` (3.7.0 and 2.4.0),
+the duplicate handling of ``UnifiedLogTest.testDuplicateAppends`` and the producer-state cases of
+UnifiedLogTest / LogLoaderTest that fit one segment (3.7.0), against
+``kafkasim.core.producer_state`` and ``kafkasim.core.log``. Cases already ported by
+``tests/test_producer_state_kafka.py`` (basic id mapping, sequence wrap-around, replica appends
+without validation) are not repeated.
+
+Producer snapshots are kept on the ProducerStateManager as ``SnapshotFile`` records by offset
+(the ``<offset>.snapshot`` files of the partition's directory); a restarted broker's manager
+starts with them. ProducerStateManagerTest's ``append`` helper (prepareUpdate, appendDataBatch,
+update, updateMapEndOffset(offset + 1)) is ``_append``.
+
+Left out: transactions (markers, LSO, late transactions, verification), producer-id expiration
+(testRemoveExpiredPidsOnReload, testAcceptAppendWithoutProducerStateOnReplica,
+testPidExpirationTimeout), the snapshot files' bytes (testLoadFromEmptySnapshotFile /
+TruncatedSnapshotFile / CorruptSnapshotFile: no serialization), renaming for async deletion
+(testRemoveAndMarkSnapshotForDeletion*), testReloadSnapshots (files copied back into the
+directory), and LogLoaderTest.testLoadProducersAfterDeleteRecordsMidSegment: kafkasim's log has
+no segments, the records below the log start are gone, so the recovery after an unclean
+shutdown cannot replay them as Kafka replays its segment from its base offset.
 
 Scenarios and code are our own; each test names the Kafka test it follows and the tag. Where
 kafkasim answers differently from Kafka the test is a strict xfail naming the deviation.
@@ -16,9 +29,11 @@ from __future__ import annotations
 
 import pytest
 
+from kafkasim.core import errors as E
 from kafkasim.core import producer_state as ps
 from kafkasim.core.log import Log, ProducerBatch
-from kafkasim.settings.versions import version_at_least
+from kafkasim.runtime.log_manager import LogManager
+from kafkasim.settings.versions import rules_for, version_at_least
 
 PID = 1
 
@@ -38,11 +53,25 @@ def _leader_append(log: Log, epoch: int, seq: int, count: int = 1, pid: int = PI
     return verdict, first, last
 
 
-def _reload(log: Log) -> dict:
-    """truncateAndReload as kafkasim does it: the state rebuilt from the log (Broker.on_truncate,
-    LogManager recovery)."""
-    log.producer_states = ps.rebuild(log)
+def _reload(log: Log, clean: bool = True) -> dict:
+    """A broker restart: the log closed (UnifiedLog.close: a producer snapshot at its end) after
+    a ``clean`` shutdown, then LogLoader.load's producer state (``LogManager
+    ._load_producer_state``: a new ProducerStateManager with the snapshot files,
+    rebuildProducerState to the log end offset)."""
+    if clean:
+        log.take_producer_snapshot()
+    LogManager._load_producer_state(log, clean)
     return log.producer_states
+
+
+def _append(states: ps.ProducerStateManager, pid: int, epoch: int, seq: int, offset: int) -> str:
+    """ProducerStateManagerTest.append: a client batch of one record at ``offset`` (the leader's
+    check, then update), and updateMapEndOffset(offset + 1)."""
+    verdict, _ = states.check_append((pid, epoch, seq, seq))
+    if verdict == "append":
+        states.update([ProducerBatch(offset, offset, pid, epoch, seq)])
+        states.update_map_end_offset(offset + 1)
+    return verdict
 
 
 def _log_for_duplicates() -> Log:
@@ -138,30 +167,30 @@ def test_a_replica_append_with_an_older_epoch_is_taken():
 
 # ProducerStateManagerTest.testRemoveExpiredPidsOnReload: 2.4.0 expects UnknownProducerIdException
 # for a client append at sequence 2 of a producer the broker does not know; 3.7.0 accepts it
-# (KIP-360, ProducerAppendInfo.checkSequence since 2.5.0) and tracks the producer from there
-@pytest.mark.parametrize("version", [
-    pytest.param("2.4", marks=pytest.mark.xfail(strict=True, reason=(
-        "kafkasim deviates: check_append has no version rule; before 2.5 Kafka answers "
-        "UNKNOWN_PRODUCER_ID to an unknown producer's first batch at a sequence other than 0"))),
-    "2.5",
-    "3.7",
-])
+# (KIP-360, ProducerAppendInfo.checkSequence since 2.5.0) and tracks the producer from there;
+# 0.11.0 (before KAFKA-5793) answers OutOfOrderSequenceException (a new epoch starts at 0)
+@pytest.mark.parametrize("version", ["0.11.0", "1.0", "2.4", "2.5", "3.7"])
 def test_first_append_of_an_unknown_producer_at_a_nonzero_sequence(version):
     states: dict = {}
-    verdict, _ = ps.check_append(states, (PID, 0, 2, 2))
+    verdict, _ = ps.check_append(states, (PID, 0, 2, 2),
+                                 ps.unknown_producer_verdict(rules_for(version).clients))
     if version_at_least(version, "2.5"):
         assert verdict == "append"
         ps.update(states, [ProducerBatch(2, 2, PID, 0, 2)])
         producers = ps.active_producers(states)
         assert len(producers) == 1 and producers[PID].last_seq == 2
+    elif version_at_least(version, "1.0"):
+        assert verdict == E.UNKNOWN_PRODUCER_ID
     else:
-        assert verdict == "UNKNOWN_PRODUCER_ID"
+        assert verdict == E.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
 # ProducerAppendInfo.checkSequence (2.4.0 and 3.7.0): an unknown producer's first batch at
 # sequence 0 is accepted in every version (testTruncateFullyAndStartAt appends it so)
-def test_first_append_of_an_unknown_producer_at_sequence_zero():
-    assert ps.check_append({}, (PID, 4, 0, 0)) == ("append", -1)
+@pytest.mark.parametrize("version", ["0.11.0", "2.4", "3.7"])
+def test_first_append_of_an_unknown_producer_at_sequence_zero(version):
+    verdict = ps.unknown_producer_verdict(rules_for(version).clients)
+    assert ps.check_append({}, (PID, 4, 0, 0), verdict) == ("append", -1)
 
 
 # --- truncation and reload ---------------------------------------------------------------
@@ -196,12 +225,9 @@ def test_truncate_fully_and_start_at_forgets_the_producers():
     assert ps.last_entry(log.producer_states, PID).last_seq == 0
 
 
-# ProducerStateManagerTest.testLoadFromSnapshotRetainsNonExpiredProducers (3.7.0; also 2.4.0):
-# producer 1 at offset 0, producer 2 at offset 1, truncateAndReload(logStart=1, logEnd=2) keeps
-# both (the snapshot keeps producers whose batches are below the log start)
-@pytest.mark.xfail(strict=True, reason=(
-    "kafkasim deviates: producer_state.rebuild replays only the batches above the log start "
-    "(no producer snapshots), so a producer whose batches were deleted is forgotten"))
+# ProducerStateManagerTest.testLoadFromSnapshotRetainsNonExpiredProducers (3.7.0; also 2.4.0),
+# through a restart of the log: producer 1 at offset 0, producer 2 at offset 1, the log start
+# moved to 1; the snapshot taken at the close keeps both, so the reload does too
 def test_reload_keeps_producers_whose_batches_are_below_the_log_start():
     log = Log("test", 0)
     _leader_append(log, 0, 0, pid=1)
@@ -216,15 +242,14 @@ def test_reload_keeps_producers_whose_batches_are_below_the_log_start():
 
 
 # ProducerStateManagerTest.testRecoverFromSnapshotUnfinishedTransaction (3.7.0), without the
-# transaction: a reload from the snapshot restores only the last batch of each producer
-@pytest.mark.xfail(strict=True, reason=(
-    "kafkasim deviates: producer_state.rebuild restores up to 5 batches from the log; Kafka's "
-    "snapshot (writeSnapshot) keeps only each producer's last batch"))
-def test_reload_restores_only_the_last_batch():
+# transaction, through a restart of the log: a reload from the snapshot restores only the last
+# batch of each producer
+@pytest.mark.parametrize("clean", [True, False])
+def test_reload_restores_only_the_last_batch(clean):
     log = Log("test", 0)
     _leader_append(log, 0, 0)
     _leader_append(log, 0, 1)
-    states = _reload(log)
+    states = _reload(log, clean)
     entry = ps.last_entry(states, PID)
     assert (entry.first_data_offset, entry.first_seq) == (1, 1)
     assert (entry.last_data_offset, entry.last_seq) == (1, 1)
@@ -252,3 +277,183 @@ def test_the_log_keeps_a_producer_state_manager():
     rebuilt = _reload(log)
     assert isinstance(rebuilt, ps.ProducerStateManager)
     assert rebuilt.last_entry(2).first_data_offset == 2
+
+
+# --- producer snapshots: ProducerStateManagerTest (3.7.0) ----------------------------------
+
+
+def test_truncate_and_reload_removes_out_of_range_snapshots():
+    """testTruncateAndReloadRemovesOutOfRangeSnapshots: snapshots at 1..5; truncateAndReload
+    (logStart 1, logEnd 3) keeps those in (1, 3]."""
+    states = ps.ProducerStateManager()
+    for seq in range(5):
+        _append(states, PID, 0, seq, seq)
+        states.take_snapshot()
+    states.truncate_and_reload(1, 3, 0)
+    assert states.oldest_snapshot_offset() == 2
+    assert states.latest_snapshot_offset() == 3
+
+
+def test_take_snapshot():
+    """testTakeSnapshot: one snapshot file, named after its offset, not empty."""
+    states = ps.ProducerStateManager()
+    _append(states, PID, 0, 0, 0)
+    _append(states, PID, 0, 1, 1)
+    states.take_snapshot()
+    (snapshot,) = states.snapshots.values()
+    assert snapshot.name == "00000000000000000002.snapshot"
+    assert snapshot.entries == ((PID, 0, 1, 1, 0),)   # id, epoch, last seq, offset, delta
+
+
+def test_recover_from_snapshot():
+    """testRecoverFromSnapshotUnfinishedTransaction (without the transaction; 2.4.0:
+    testRecoverFromSnapshot): a new manager with the snapshot file, truncateAndReload(0, 3),
+    has only the last batch (offset 1, sequence 1); appends go on after it."""
+    states = ps.ProducerStateManager()
+    _append(states, PID, 0, 0, 0)
+    _append(states, PID, 0, 1, 1)
+    states.take_snapshot()
+    recovered = ps.ProducerStateManager(states.snapshots)
+    recovered.truncate_and_reload(0, 3, 0)
+    entry = recovered.last_entry(PID)
+    assert (entry.first_data_offset, entry.first_seq) == (1, 1)
+    assert (entry.last_data_offset, entry.last_seq) == (1, 1)
+    assert _append(recovered, PID, 0, 2, 2) == "append"
+
+
+def test_load_from_snapshot_retains_non_expired_producers():
+    """testLoadFromSnapshotRetainsNonExpiredProducers: a snapshot at 2, truncateAndReload
+    (logStart 1, logEnd 2) keeps both producers, producer 1's batch below the log start."""
+    states = ps.ProducerStateManager()
+    _append(states, 1, 0, 0, 0)
+    _append(states, 2, 0, 0, 1)
+    states.take_snapshot()
+    assert len(states.active_producers()) == 2
+    states.truncate_and_reload(1, 2, 0)
+    assert len(states.active_producers()) == 2
+    e1, e2 = states.last_entry(1), states.last_entry(2)
+    assert (e1.last_seq, e1.last_data_offset) == (0, 0)
+    assert (e2.last_seq, e2.last_data_offset) == (0, 1)
+
+
+def test_delete_snapshots_before():
+    """testDeleteSnapshotsBefore: snapshots at 2 and 3; deleteSnapshotsBefore(3) leaves 3,
+    deleteSnapshotsBefore(4) none."""
+    states = ps.ProducerStateManager()
+    _append(states, PID, 0, 0, 0)
+    _append(states, PID, 0, 1, 1)
+    states.take_snapshot()
+    assert set(states.snapshots) == {2}
+    _append(states, PID, 0, 2, 2)
+    states.take_snapshot()
+    assert set(states.snapshots) == {2, 3}
+    states.delete_snapshots_before(3)
+    assert set(states.snapshots) == {3}
+    states.delete_snapshots_before(4)
+    assert set(states.snapshots) == set()
+
+
+def test_truncate_fully_and_start_at_removes_the_snapshots():
+    """testTruncateFullyAndStartAt: truncateFullyAndStartAt(0) deletes every snapshot; the
+    producer starts again at sequence 0, a snapshot at 1."""
+    states = ps.ProducerStateManager()
+    _append(states, PID, 0, 0, 0)
+    _append(states, PID, 0, 1, 1)
+    states.take_snapshot()
+    _append(states, PID, 0, 2, 2)
+    states.take_snapshot()
+    assert set(states.snapshots) == {2, 3}
+    states.truncate_fully_and_start_at(0)
+    assert states.snapshots == {} and states.is_empty()
+    assert _append(states, PID, 0, 0, 0) == "append"
+    states.take_snapshot()
+    assert set(states.snapshots) == {1}
+
+
+def test_skip_snapshot_if_offset_unchanged():
+    """testSkipSnapshotIfOffsetUnchanged: nothing appended since the last snapshot, no new
+    one."""
+    states = ps.ProducerStateManager()
+    _append(states, PID, 0, 0, 0)
+    assert states.take_snapshot() is not None
+    assert set(states.snapshots) == {1}
+    assert states.take_snapshot() is None
+    assert set(states.snapshots) == {1}
+
+
+@pytest.mark.parametrize("bases, kept", [((5,), [5, 42]), ((42,), [42])])
+def test_remove_stray_snapshots(bases, kept):
+    """testRemoveStraySnapshotsKeepCleanShutdownSnapshot / testRemoveAllStraySnapshots:
+    snapshot files at 2, 5 and 42; with segments based at ``bases`` the snapshots at a base
+    stay, and the largest stray one if it is above every base (a clean shutdown's)."""
+    files = {o: ps.SnapshotFile(o, ()) for o in (5, 2, 42)}
+    states = ps.ProducerStateManager(files)
+    states.remove_stray_snapshots(bases)
+    assert sorted(states.snapshots) == kept
+    assert states.latest_snapshot_offset() == 42
+    assert states.oldest_snapshot_offset() == kept[0]
+
+
+# --- producer snapshots of a log: UnifiedLogTest (3.7.0), one segment ------------------------
+# (testProducerIdMapTruncateToWithNoSnapshots is in tests/test_unified_log_kafka.py)
+
+
+def test_producer_id_map_offset_updated_for_non_idempotent_data():
+    """UnifiedLogTest.testProducerIdMapOffsetUpdatedForNonIdempotentData: a record with no
+    producer id moves the state's end offset too: takeProducerSnapshot snapshots at 1."""
+    log = Log("test", 0)
+    log.append_as_leader([1], [10], 0, 0)
+    log.take_producer_snapshot()
+    assert log.producer_states.latest_snapshot_offset() == 1
+
+
+def test_producer_id_map_truncate_to():
+    """UnifiedLogTest.testProducerIdMapTruncateTo: snapshots at 2 and 3; truncateTo(2) keeps
+    2, truncateTo(1) leaves the one it takes at 1, truncateTo(0) none."""
+    log = Log("test", 0)
+    log.append_as_leader([1], [10], 0, 0)
+    log.append_as_leader([2], [10], 0, 0)
+    log.take_producer_snapshot()
+    log.append_as_leader([3], [10], 0, 0)
+    log.take_producer_snapshot()
+    states = log.producer_states
+    for target in (2, 1):
+        log.truncate_to(target)
+        assert states.latest_snapshot_offset() == target
+        assert states.map_end_offset() == target
+    log.truncate_to(0)
+    assert states.latest_snapshot_offset() is None and states.map_end_offset() == 0
+
+
+def test_producer_id_map_truncate_fully_and_start_at():
+    """UnifiedLogTest.testProducerIdMapTruncateFullyAndStartAt: a snapshot at 3;
+    truncateFullyAndStartAt(29) deletes it, the state is up to 29."""
+    log = Log("test", 0)
+    log.append_as_leader([1], [10], 0, 0)
+    log.take_producer_snapshot()
+    log.append_as_leader([2], [10], 0, 0)
+    log.append_as_leader([3], [10], 0, 0)
+    log.take_producer_snapshot()
+    assert log.producer_states.latest_snapshot_offset() == 3
+    log.truncate_fully_and_start_at(29)
+    assert log.producer_states.latest_snapshot_offset() is None
+    assert log.producer_states.map_end_offset() == 29
+
+
+def test_truncation_reloads_the_latest_snapshot_below_it():
+    """UnifiedLog.truncateTo -> rebuildProducerState: the state below the truncation point is
+    the latest snapshot below it (each producer's last batch then) plus the batches after it;
+    the batches older than the snapshot are no duplicates any more."""
+    log = Log("test", 0)
+    for seq in range(3):
+        _leader_append(log, 0, seq)
+    log.take_producer_snapshot()   # at 3: the batch of sequence 2 only
+    for seq in range(3, 6):
+        _leader_append(log, 0, seq)
+    log.maybe_increment_high_watermark(6)
+    assert log.truncate_to(5) == 1
+    entry = ps.last_entry(log.producer_states, PID)
+    assert [(b.first_seq, b.first_offset) for b in entry.batches] == [(2, 2), (3, 3), (4, 4)]
+    assert _leader_append(log, 0, 1)[0] == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert _leader_append(log, 0, 3) == ("duplicate", 3, 3)
+    assert log.producer_states.latest_snapshot_offset() == 5

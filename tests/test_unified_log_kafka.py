@@ -44,9 +44,12 @@ testTruncateBelowFirstUnstableOffset, the transaction and the logStartOffsetOpt 
 of testTruncateFullyAndStart, testFirstUnstableOffset*, testLastStableOffset*,
 testZombieCoordinator*, testTransaction*, testActiveProducers, testRebuildTransactionalState,
 verification guards);
-producer snapshot files and producer-id expiration (testProducerIdMapTruncateTo,
-testProducerSnapshot*, testTakeSnapshotOnRoll*, testRetention*Snapshots, testProducerExpire*,
-testLoadingLogKeepsLargestStrayProducerStateSnapshot, testSkipTruncateAndReload*);
+producer snapshots on segment rolls and retention, and producer-id expiration
+(testProducerSnapshot*, testTakeSnapshotOnRoll*, testRetention*Snapshots, testProducerExpire*,
+testLoadingLogKeepsLargestStrayProducerStateSnapshot, testSkipTruncateAndReload*; the snapshot
+cases that fit one segment, testProducerIdMapTruncateTo, testProducerIdMapTruncateFullyAndStartAt
+and testProducerIdMapOffsetUpdatedForNonIdempotentData, are in
+tests/test_producer_state_manager_kafka.py);
 message formats, compression, record validation and sizes (testCompressedMessages,
 testMessageSizeCheck*, testLeaderEpochCacheClearedAfter*Downgrade*, testAppendWithNoTimestamp);
 topic ids, partition metadata files, dir renames, failed log dirs, remote storage, the

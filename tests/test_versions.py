@@ -232,6 +232,7 @@ SINCE = [
     ("idempotent_duplicate_sequence_completes", "1.0", "0.11.0"),
     ("idempotent_unknown_producer_id_retried", "1.0", "0.11.0"),
     ("producer_sequence_wraps", "2.2", "2.1"),
+    ("unknown_producer_accepted_at_any_sequence", "2.5", "2.4"),
     ("consumer_validation_undefined_resets", "2.6", "2.5"),
     # KAFKA-3977 (ff557f0, first in 0.10.1.0); KAFKA-14379 (b296e16, first in 3.4.0, back-ported
     # to 3.3.2, not modelled)
@@ -332,6 +333,9 @@ WINDOWS = [
     ("producer_batch_expiry_in_queue_order", "0.9.0", "0.10.0", "2.1"),
     # KAFKA-7897 (2.2) until KAFKA-10432 (2.7): LogSegment.recover skips leader epoch 0
     ("recovery_skips_leader_epoch_zero", "2.1", "2.2", "2.7"),
+    # KAFKA-5793 (1.0) until KIP-360 (2.5): a batch of a producer the broker does not know, not
+    # at sequence 0, is answered UNKNOWN_PRODUCER_ID
+    ("unknown_producer_id_for_unknown_producer", "0.11.0", "1.0", "2.5"),
 ]
 
 

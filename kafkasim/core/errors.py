@@ -34,6 +34,14 @@ DUPLICATE_SEQUENCE_NUMBER = "DUPLICATE_SEQUENCE_NUMBER"
 # OutOfOrderSequenceException, not a RetriableException
 UNKNOWN_PRODUCER_ID = "UNKNOWN_PRODUCER_ID"
 INVALID_PRODUCER_EPOCH = "INVALID_PRODUCER_EPOCH"
+# errors whose exception leaves an idempotent producer's TransactionManager in its fatal state
+# (maybeTransitionToErrorState: ClusterAuthorizationException, TransactionalIdAuthorization
+# Exception, ProducerFencedException, UnsupportedVersionException); no simulated broker answers
+# a produce with them
+CLUSTER_AUTHORIZATION_FAILED = "CLUSTER_AUTHORIZATION_FAILED"
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+PRODUCER_FENCED = "PRODUCER_FENCED"
+UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
 INVALID_REPLICATION_FACTOR = "INVALID_REPLICATION_FACTOR"
 TOPIC_ALREADY_EXISTS = "TOPIC_ALREADY_EXISTS"
 INVALID_CONFIG = "INVALID_CONFIG"

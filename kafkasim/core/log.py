@@ -27,7 +27,8 @@ of appended batches) belongs to the broker that owns it: a log carries a ``liste
 (``LogListener``) that ``append_as_leader``, ``append_as_follower``, ``truncate_to`` and
 ``truncate_fully_and_start_at`` tell of each change. The epoch cache flushes
 leader-epoch-checkpoint itself, and a truncation rebuilds the producer state itself (UnifiedLog
-.truncateTo / truncateFullyAndStartAt: rebuildProducerState).
+.truncateTo / truncateFullyAndStartAt: rebuildProducerState, ``rebuild_producer_state``: from the
+latest producer snapshot and the batches after it).
 
 Offsets out of range are Kafka's exceptions (``kafkasim.core.errors``): a read outside
 [log start, LEO] and a log start past the HW are OffsetOutOfRangeException, a negative
@@ -51,7 +52,7 @@ from kafkasim.core.leader_epoch import (
     LeaderEpochFileCache,
     OffsetAndEpoch,
 )
-from kafkasim.core.producer_state import ProducerStateManager, rebuild
+from kafkasim.core.producer_state import ProducerStateManager, update
 
 _EMPTY_I = array("i")
 _EMPTY_Q = array("q")
@@ -516,8 +517,8 @@ class Log:
         removed. The listener hears of it (with ``reason``) even when nothing was removed. A
         target below the log start empties the log and restarts it there (UnifiedLog.truncateTo:
         below the first segment's base offset it is truncateFullyAndStartAt); a negative one is
-        an IllegalArgumentException. When records go, the producer state is rebuilt from the
-        batches that stay (rebuildProducerState)."""
+        an IllegalArgumentException. When records go, the producer state is rebuilt up to the
+        new end (``rebuild_producer_state``)."""
         if offset < self.log_start_offset:
             if offset < 0:
                 raise IllegalArgumentException(
@@ -527,9 +528,11 @@ class Log:
             self.truncate_fully_and_start_at(offset)
             return removed
         old_hw = self.high_watermark
+        old_leo = self.log_end_offset
         removed = self._truncate(offset, True)
-        if removed:   # UnifiedLog.rebuildProducerState (no snapshots: from the batch headers)
-            self.producer_states = rebuild(self)
+        if removed:   # UnifiedLog.rebuildProducerState, from a state up to the old LEO
+            self.producer_states.update_map_end_offset(old_leo)
+            self.rebuild_producer_state(self.log_end_offset)
         listener = self.listener
         if listener is not None:
             listener.on_truncate(self, offset, removed, reason, old_hw)
@@ -572,8 +575,9 @@ class Log:
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
-        """UnifiedLog.truncateFullyAndStartAt: wipe the log (producer state and epoch cache
-        too) and restart it at ``offset`` (follower behind the leader's log start)."""
+        """UnifiedLog.truncateFullyAndStartAt: wipe the log (producer state and snapshots, and
+        the epoch cache too) and restart it at ``offset`` (follower behind the leader's log
+        start)."""
         self.epochs = array("i")
         self.ids = array("i")
         self.timestamps = array("q")
@@ -585,7 +589,8 @@ class Log:
         self.recovery_point = offset
         self.durable_offset = offset
         self.leader_epoch_cache.clear_and_flush()
-        self.producer_states = ProducerStateManager()
+        self.producer_states.truncate_fully_and_start_at(offset)
+        self.rebuild_producer_state(offset)
         listener = self.listener
         if listener is not None:
             listener.on_wipe(self, offset)
@@ -596,7 +601,9 @@ class Log:
         moved. Past the high watermark is an OffsetOutOfRangeException (Kafka 1.0+, in
         Replica.maybeIncrementLogStartOffset until 2.3, in the log since 2.4), the log
         unchanged; a caller that may go past it bounds the offset itself. The records below the
-        new start are dropped at once (no segments: Kafka deletes them with their segment)."""
+        new start are dropped at once (no segments: Kafka deletes them with their segment), and
+        so are the producer snapshots below it (2.4: ProducerStateManager.truncateHead; 3.x:
+        with their segments); the producers stay (onLogStartOffsetIncremented)."""
         if offset > self.high_watermark:
             raise OffsetOutOfRangeException(
                 f"Cannot increment the log start offset to {offset} of partition "
@@ -617,7 +624,44 @@ class Log:
         self.recovery_point = max(self.recovery_point, offset)
         self.durable_offset = max(self.durable_offset, offset)
         self.leader_epoch_cache.truncate_from_start(offset)
+        states = self.producer_states
+        states.delete_snapshots_before(offset)
+        states.on_log_start_offset_incremented(offset)
         return True
+
+    # -- producer state -----------------------------------------------------------------------
+    def rebuild_producer_state(self, last_offset: int,
+                               reload_from_clean_shutdown: bool = False) -> None:
+        """UnifiedLog.rebuildProducerState up to ``last_offset``, for kafkasim's one segment
+        (based at the log start): the snapshots outside the log's range dropped, the state
+        loaded from the latest one left (truncateAndReload), the batches from there to
+        ``last_offset`` replayed (unless the state was empty and up to there already), a
+        snapshot at ``last_offset``. After a clean shutdown that left no snapshot (Kafka's
+        upgrade path) nothing is replayed: empty snapshots at the log start and
+        ``last_offset``."""
+        states = self.producer_states
+        start = self.log_start_offset
+        if reload_from_clean_shutdown and states.latest_snapshot_offset() is None:
+            for offset in (start, last_offset):
+                states.update_map_end_offset(offset)
+                states.take_snapshot()
+            return
+        was_empty = states.is_empty() and states.map_end_offset() >= last_offset
+        states.truncate_and_reload(start, last_offset)
+        if last_offset > states.map_end_offset() and not was_empty:
+            begin = max(start, states.map_end_offset())
+            states.update_map_end_offset(begin)
+            states.take_snapshot()   # (the segment's base offset is one to snapshot at)
+            update(states, _batches_in(self.producer_batches, begin, last_offset - 1))
+        states.update_map_end_offset(last_offset)
+        states.take_snapshot()
+
+    def take_producer_snapshot(self) -> None:
+        """UnifiedLog.close / takeProducerSnapshot: a producer snapshot at the log end offset
+        (the state is up to it: Kafka moves the map end offset at every append)."""
+        states = self.producer_states
+        states.update_map_end_offset(self.log_end_offset)
+        states.take_snapshot()
 
     def recover_segment(self, min_epoch: int = 0) -> None:
         """LogSegment.recover's leader epochs (LogLoader.recoverLog after an unclean shutdown;

@@ -36,6 +36,17 @@ class ProduceRequest(Message):
     partitions: tuple[tuple[str, int, tuple[int, ...], tuple[int, ...], int, int, int], ...]
 
 
+class PartitionResponse(NamedTuple):
+    """ProduceResponse.PartitionResponse: what a produce answers for one partition: its error,
+    the batch's first offset (-1 on error) and the log start offset (ProduceResponse v5+,
+    1.0+, KAFKA-5793: the partition's when the leader got to the append, -1 when it did not:
+    not the leader, unknown partition)."""
+
+    error: str
+    base_offset: int
+    log_start_offset: int = -1
+
+
 @dataclass(slots=True)
 class ProduceResponse(Message):
     correlation_id: int
@@ -46,6 +57,9 @@ class ProduceResponse(Message):
     # (NodeEndpoints)
     current_leaders: tuple[tuple[str, int, int, int], ...] = ()
     node_endpoints: tuple[int, ...] = ()
+    # the log start offset of each partition, in the order of ``partitions`` (PartitionResponse
+    # .logStartOffset; empty: all -1)
+    log_start_offsets: tuple[int, ...] = ()
 
 
 # --- Fetch -------------------------------------------------------------------------------------

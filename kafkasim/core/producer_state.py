@@ -10,13 +10,29 @@ a new leader still recognises duplicates.
 As in Kafka, the (producer id, producer epoch, base sequence) travel in the batch: the leader
 checks the header of each partition's batch in the ProduceRequest, keeps it in its log
 (``Log.producer_batches``), fetches hand the headers to followers with the records, and every
-replica rebuilds its state from its own log after a truncation or a restart
-(ProducerStateManager / UnifiedLog.rebuildProducerState).
+replica rebuilds its state after a truncation or a restart (UnifiedLog.rebuildProducerState:
+``Log.rebuild_producer_state``) from its latest producer snapshot below that point and the
+batches of its log after it.
+
+Snapshots (``take_snapshot``; ``<offset>.snapshot`` files, kept here as ``SnapshotFile`` records
+by offset) hold each producer's last batch only (ProducerStateManager.writeSnapshot), so a
+state loaded from one knows fewer batches than the live state did, and producers whose batches
+the log no longer has are kept. Kafka takes one at each rebuild (truncation, log load) and when
+a log is closed (a clean shutdown); ``truncate_and_reload`` drops those out of the log's range,
+a new log start those below it, a full truncation all of them.
+
+A producer the broker knows nothing of (none of its batches in the log or a snapshot) is
+accepted at any sequence from 2.5 (KIP-360); 1.0-2.4 answer a first batch not at sequence 0
+UNKNOWN_PRODUCER_ID (UnknownProducerIdException), 0.11 OUT_OF_ORDER_SEQUENCE_NUMBER
+(``unknown_producer_verdict``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from kafkasim.core import errors as E
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 INT_MAX = 2**31 - 1        # Integer.MAX_VALUE: sequence numbers wrap to 0 after it
@@ -105,14 +121,44 @@ class ProducerStateEntry:
         return None
 
 
+class SnapshotFile(NamedTuple):
+    """SnapshotFile: a producer state snapshot at ``offset`` (the map end offset it was taken
+    at) and what ProducerStateManager.writeSnapshot wrote into it: per producer (id, epoch,
+    last sequence, last offset, offset delta) of its last batch."""
+
+    offset: int
+    entries: tuple[tuple[int, int, int, int, int], ...]
+
+    @property
+    def name(self) -> str:
+        """LogFileUtils.producerSnapshotFile: the offset zero-padded to 20 digits, then
+        ``.snapshot``."""
+        return snapshot_file_name(self.offset)
+
+
+def snapshot_file_name(offset: int) -> str:
+    """The name of the producer snapshot file at ``offset`` (``00000000000000000042.snapshot``)."""
+    return f"{offset:020d}.snapshot"
+
+
 class ProducerStateManager(dict):
     """ProducerStateManager: one replica's idempotent producers, producer id -> its
-    ``ProducerStateEntry`` (a dict of them, in the order producers were first seen). The
-    leader's verdict on a batch is ``check_append``; ``update`` records appended batches (the
-    leader's and a follower's alike); ``rebuild`` makes a whole one from a log's batch headers
-    (truncateAndReload)."""
+    ``ProducerStateEntry`` (a dict of them, in the order producers were first seen), and its
+    producer snapshots (``snapshots``: offset -> ``SnapshotFile``, the ``.snapshot`` files of the
+    partition's directory; ``snapshots`` given to the constructor: the files a restarted broker
+    finds, loadSnapshots). The leader's verdict on a batch is ``check_append``; ``update``
+    records appended batches (the leader's and a follower's alike); ``map_end_offset`` is the
+    offset the state is up to (``Log.rebuild_producer_state`` sets it: Kafka moves it at every
+    append, to the LEO)."""
 
-    __slots__ = ()
+    __slots__ = ("snapshots", "last_map_offset", "last_snap_offset")
+
+    def __init__(self, snapshots: dict[int, SnapshotFile] | None = None) -> None:
+        super().__init__()
+        self.snapshots: dict[int, SnapshotFile] = dict(sorted(snapshots.items())) \
+            if snapshots else {}
+        self.last_map_offset = 0
+        self.last_snap_offset = 0
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         """lastEntry: the producer's state, or None (Optional.empty)."""
@@ -126,25 +172,136 @@ class ProducerStateManager(dict):
         """producerIdCount: how many producers are tracked."""
         return len(self)
 
-    def check_append(self, ident) -> tuple[str, int]:
+    def check_append(self, ident, unknown_producer: str = "append") -> tuple[str, int]:
         """The leader's verdict on a batch (module ``check_append``)."""
-        return check_append(self, ident)
+        return check_append(self, ident, unknown_producer)
 
     def update(self, batches) -> None:   # (not dict.update: Kafka's update(appendInfo))
         """Record appended batches, given as ``ProducerBatch`` headers (module ``update``)."""
         update(self, batches)
 
+    def is_empty(self) -> bool:
+        """isEmpty: no producer (kafkasim has no unreplicated transactions)."""
+        return not self
 
-def check_append(states: dict, ident) -> tuple[str, int]:
+    # -- the map end offset and snapshots ------------------------------------------------------
+    def map_end_offset(self) -> int:
+        """mapEndOffset: the offset the state is up to."""
+        return self.last_map_offset
+
+    def update_map_end_offset(self, last_offset: int) -> None:
+        """updateMapEndOffset."""
+        self.last_map_offset = last_offset
+
+    def take_snapshot(self) -> SnapshotFile | None:
+        """takeSnapshot: a snapshot of every producer's last batch at the map end offset, unless
+        the state has not moved since the last one (then None)."""
+        offset = self.last_map_offset
+        if offset <= self.last_snap_offset:
+            return None
+        snapshot = SnapshotFile(offset, tuple(
+            (pid, e.epoch, e.last_seq, e.last_data_offset, e.batches[-1].offset_delta)
+            for pid, e in self.items() if e.batches))
+        self.snapshots[offset] = snapshot
+        self.last_snap_offset = offset
+        return snapshot
+
+    def latest_snapshot_offset(self) -> int | None:
+        """latestSnapshotOffset (None: no snapshot, Kafka's empty OptionalLong)."""
+        return max(self.snapshots) if self.snapshots else None
+
+    def oldest_snapshot_offset(self) -> int | None:
+        """oldestSnapshotOffset (None: no snapshot)."""
+        return min(self.snapshots) if self.snapshots else None
+
+    def snapshot_file_for_offset(self, offset: int) -> SnapshotFile | None:
+        """snapshotFileForOffset."""
+        return self.snapshots.get(offset)
+
+    def delete_snapshots_before(self, offset: int) -> None:
+        """deleteSnapshotsBefore: the snapshots below ``offset`` are deleted."""
+        for snap_offset in [o for o in self.snapshots if o < offset]:
+            del self.snapshots[snap_offset]
+
+    def remove_stray_snapshots(self, segment_base_offsets) -> None:
+        """removeStraySnapshots (LogLoader.load): keep the snapshots at a segment's base offset
+        and the latest other one if it is above every base offset (a clean shutdown's)."""
+        bases = set(segment_base_offsets)
+        strays = [o for o in sorted(self.snapshots) if o not in bases]
+        if not strays:
+            return
+        for offset in strays[:-1]:
+            del self.snapshots[offset]
+        if bases and strays[-1] < max(bases):
+            del self.snapshots[strays[-1]]
+
+    def truncate_and_reload(self, log_start_offset: int, log_end_offset: int,
+                            current_time_ms: int = 0) -> None:
+        """truncateAndReload: the snapshots outside (log start, log end] are deleted; unless
+        the state is up to ``log_end_offset`` already, it is dropped and loaded from the latest
+        snapshot left (``load_from_snapshot``). kafkasim does not expire producers, so
+        ``current_time_ms`` changes nothing."""
+        for offset in [o for o in self.snapshots
+                       if o > log_end_offset or o <= log_start_offset]:
+            del self.snapshots[offset]
+        if log_end_offset != self.last_map_offset:
+            self.clear()
+            self.load_from_snapshot(log_start_offset)
+        else:
+            self.on_log_start_offset_incremented(log_start_offset)
+
+    def load_from_snapshot(self, log_start_offset: int) -> None:
+        """loadFromSnapshot: the producers of the latest snapshot, each with its last batch,
+        the state up to its offset; with no snapshot, up to the log start."""
+        offset = self.latest_snapshot_offset()
+        if offset is None:
+            self.last_snap_offset = self.last_map_offset = log_start_offset
+            return
+        for pid, epoch, last_seq, last_offset, delta in self.snapshots[offset].entries:
+            entry = self[pid] = ProducerStateEntry(epoch)   # loadProducerEntry
+            entry.add((last_seq - delta) % _SEQ_SPAN, last_seq, last_offset - delta)
+        self.last_snap_offset = self.last_map_offset = offset
+
+    def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
+        """onLogStartOffsetIncremented: the map end offset at least the new log start; the
+        last snapshot offset that of the latest snapshot (else the log start)."""
+        if self.last_map_offset < log_start_offset:
+            self.last_map_offset = log_start_offset
+        latest = self.latest_snapshot_offset()
+        self.last_snap_offset = log_start_offset if latest is None else latest
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """truncateFullyAndStartAt: no producer, no snapshot, the state up to ``offset``."""
+        self.clear()
+        self.snapshots.clear()
+        self.last_snap_offset = 0
+        self.last_map_offset = offset
+
+
+def unknown_producer_verdict(rules) -> str:
+    """ProducerAppendInfo.checkSequence for a client batch of a producer the broker has no
+    state for, not at sequence 0 (``rules``: the cluster's ``ClientRules``): accepted from 2.5
+    (KIP-360: "append"); UNKNOWN_PRODUCER_ID in 1.0-2.4 (KAFKA-5793); before,
+    OUT_OF_ORDER_SEQUENCE_NUMBER (0.11: a new epoch must start at sequence 0)."""
+    if rules.unknown_producer_accepted_at_any_sequence:
+        return "append"
+    if rules.unknown_producer_id_for_unknown_producer:
+        return E.UNKNOWN_PRODUCER_ID
+    return E.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def check_append(states: dict, ident, unknown_producer: str = "append") -> tuple[str, int]:
     """The leader's verdict on an idempotent batch, ``ident`` = (producer id, epoch, first seq,
     last seq) of its header: ("append"|"duplicate"|error, offset). UnifiedLog
     .analyzeAndValidateProducerState looks for a duplicate first (findDuplicateBatch: the
     original's first offset), then ProducerAppendInfo checks the epoch (checkProducerEpoch)
-    and the sequence (checkSequence)."""
+    and the sequence (checkSequence). A producer with no state starts being tracked at sequence
+    0; at another sequence the verdict is ``unknown_producer`` (``unknown_producer_verdict``
+    for the cluster's version; "append" from 2.5)."""
     pid, epoch, first_seq, last_seq = ident
     entry = states.get(pid)
     if entry is None:
-        return "append", -1              # unknown producer: start tracking it (KIP-360)
+        return (unknown_producer if first_seq != 0 else "append"), -1
     dup = entry.find_duplicate_batch(epoch, first_seq, last_seq)
     if dup is not None:
         return "duplicate", dup.first_offset
@@ -182,8 +339,9 @@ def active_producers(states: dict) -> dict[int, ProducerStateEntry]:
 
 
 def rebuild(log) -> ProducerStateManager:
-    """Producer state of a whole log from its batch headers, after truncation or on recovery
-    (UnifiedLog.rebuildProducerState)."""
+    """Producer state of a whole log from its batch headers alone, every batch from the log
+    start replayed (no snapshot), up to the log end offset."""
     states = ProducerStateManager()
     update(states, log.producer_batches)
+    states.update_map_end_offset(log.log_end_offset)
     return states

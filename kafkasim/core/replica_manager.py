@@ -43,6 +43,7 @@ from kafkasim.core.messages import (
     LeaderAndIsrResponse,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    PartitionResponse,
     PartitionState,
     ProduceRequest,
     ProduceResponse,
@@ -105,13 +106,6 @@ class LogAppendInfo(NamedTuple):
     error: str = E.NONE
 
 
-class PartitionResponse(NamedTuple):
-    """ProduceResponse.PartitionResponse: what a produce answers for one partition."""
-
-    error: str
-    base_offset: int   # the batch's first offset (-1 on error)
-
-
 @dataclass(slots=True)
 class ProducePartitionStatus:
     """kafka.server.ProducePartitionStatus: an acks=all batch's wait for the HW to reach
@@ -122,22 +116,24 @@ class ProducePartitionStatus:
     response_status: PartitionResponse
 
     @staticmethod
-    def failed(error: str) -> ProducePartitionStatus:
-        """A batch refused before (or instead of) the append: answered at once."""
-        return ProducePartitionStatus(0, False, PartitionResponse(error, -1))
+    def failed(error: str, log_start_offset: int = -1) -> ProducePartitionStatus:
+        """A batch refused before (or instead of) the append: answered at once (with the log
+        start offset when the leader got to its log: ReplicaManager.appendToLocalLog's
+        ``unknownLogAppendInfoWithLogStartOffset``)."""
+        return ProducePartitionStatus(0, False, PartitionResponse(error, -1, log_start_offset))
 
     def complete(self, error: str) -> None:
         """Stop waiting, answering ``error`` (DelayedProduce.tryComplete / onExpiration)."""
         self.acks_pending = False
         if error != self.response_status.error:   # (the usual completion keeps NONE)
-            self.response_status = PartitionResponse(error, self.response_status.base_offset)
+            self.response_status = self.response_status._replace(error=error)
 
     def answer(self) -> PartitionResponse:
         """The answer's PartitionResponse: no base offset with an error."""
         status = self.response_status
         if status.error == E.NONE:
             return status
-        return PartitionResponse(status.error, -1)
+        return status._replace(base_offset=-1)
 
 
 @dataclass(slots=True)
@@ -409,15 +405,17 @@ class ReplicaManager:
             if ctx.rulebook.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
                 ctx.trace("produce_rejected", topic, partition,
                           ev.ProduceRejected(min_isr, tuple(part.isr)))
-                return ProducePartitionStatus.failed(E.NOT_ENOUGH_REPLICAS)
+                return ProducePartitionStatus.failed(E.NOT_ENOUGH_REPLICAS,
+                                                     part.log.log_start_offset)
         first, last, error = self._append_records_to_log(ctx, part, entry, now)
+        log_start = part.log.log_start_offset
         if error != E.NONE:
-            return ProducePartitionStatus.failed(error)
+            return ProducePartitionStatus.failed(error, log_start)
         done, err = True, E.NONE
         if acks == -1:   # (the append changed neither the config nor the replicas: same min ISR)
             done, err = part.check_enough_replicas_reach_offset(ctx, last + 1, min_isr)
         return ProducePartitionStatus(last + 1, not done and err == E.NONE,
-                                      PartitionResponse(err, first))
+                                      PartitionResponse(err, first, log_start))
 
     def _append_records_to_log(self, ctx: ReplicaManagerContext, part: Partition, entry: tuple,
                                now: int) -> LogAppendInfo:
@@ -429,7 +427,9 @@ class ReplicaManager:
         # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
         # is not idempotent (RecordBatch.NO_SEQUENCE)
         ident = None if base_seq < 0 else (pid, pepoch, base_seq, base_seq + len(ids) - 1)
-        verdict, dup_offset = producer_state.check_append(log.producer_states, ident) \
+        verdict, dup_offset = producer_state.check_append(
+            log.producer_states, ident,
+            producer_state.unknown_producer_verdict(ctx.rules.clients)) \
             if ident is not None else ("append", -1)
         if verdict == "duplicate":
             # a retried batch already in the log: answer with its original offsets
@@ -464,15 +464,17 @@ class ReplicaManager:
     def _respond_produce(self, ctx: ReplicaManagerContext, dst, correlation_id: int,
                          results: dict[tuple[str, int], ProducePartitionStatus]) -> None:
         parts = []   # (topic, partition, error, base offset) of each
+        starts = []  # and its log start offset
         for (topic, partition), st in results.items():
-            parts.append((topic, partition, *st.answer()))
+            error, base_offset, log_start = st.answer()
+            parts.append((topic, partition, error, base_offset))
+            starts.append(log_start)
         parts = tuple(parts)
+        leaders = nodes = ()
         if ctx.rules.clients.produce_response_current_leader and \
                 E.NOT_LEADER_OR_FOLLOWER in map(_error_of, parts):
             leaders, nodes = self._current_leaders(ctx, parts)
-            ctx.send(dst, ProduceResponse(correlation_id, parts, leaders, nodes))
-            return
-        ctx.send(dst, ProduceResponse(correlation_id, parts))
+        ctx.send(dst, ProduceResponse(correlation_id, parts, leaders, nodes, tuple(starts)))
 
     def _current_leaders(self, ctx: ReplicaManagerContext, parts: tuple) -> tuple:
         """KafkaApis.getCurrentLeader for each NOT_LEADER_OR_FOLLOWER partition (KIP-951):

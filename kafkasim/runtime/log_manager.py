@@ -32,6 +32,7 @@ from kafkasim.core.checkpoint import (
 )
 from kafkasim.core.leader_epoch import LeaderEpochFileCache
 from kafkasim.core.log import Log
+from kafkasim.core.producer_state import ProducerStateManager
 from kafkasim.settings.versions import version_at_least
 
 LONG_MAX = 2**63 - 1
@@ -190,12 +191,30 @@ class LogManager:
         self.last_flush_ms[tp] = ctx.now  # a loaded LocalLog starts its flush clock now
         log.high_watermark = 0
         log.update_high_watermark(hw)
-        log.producer_states = producer_state.rebuild(log)
+        self._load_producer_state(log, had_clean_shutdown)
         ctx.trace("log_recovery", tp[0], tp[1],
                   ev.LogRecovery(log.log_end_offset, log.high_watermark,
                                  REPLICATION_OFFSET_CHECKPOINT,
                                  tuple(map(tuple, log.leader_epoch_cache.entries))))
         ctx.trace("hw", tp[0], tp[1], log.high_watermark)
+
+    @staticmethod
+    def _load_producer_state(log: Log, had_clean_shutdown: bool) -> None:
+        """LogLoader.load's producer state: a new ProducerStateManager with the snapshot files
+        the log's directory holds (loadSnapshots; the old state was in memory). After an unclean
+        shutdown the segment is recovered (LogLoader.recoverSegment): its own ProducerState
+        Manager reloads to the segment's base, deleting every snapshot above it, replays all
+        the segment's batches and snapshots at its end. Then removeStraySnapshots and
+        rebuildProducerState up to the log end offset: both ways, the state of each producer is
+        the last batch a snapshot kept."""
+        states = log.producer_states = ProducerStateManager(log.producer_states.snapshots)
+        start = log.log_start_offset   # kafkasim's one segment's base offset
+        if not had_clean_shutdown:
+            recovered = producer_state.rebuild(log)   # (from the segment's base: no snapshot)
+            recovered.take_snapshot()
+            states.snapshots = dict(recovered.snapshots)
+        states.remove_stray_snapshots((start,))
+        log.rebuild_producer_state(log.log_end_offset, had_clean_shutdown)
 
     def _load_leader_epoch_cache(self, ctx: Any, tp, log: Log) -> None:
         """UnifiedLog.maybeCreateLeaderEpochCache: the log's epoch cache from its
@@ -254,6 +273,7 @@ class LogManager:
         for tp, log in self.logs.items():
             if log.flush():
                 self.last_flush_ms[tp] = now
+            log.take_producer_snapshot()   # UnifiedLog.close
         self.checkpoint_high_watermarks()
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
@@ -263,6 +283,7 @@ class LogManager:
         partition yet, so replication-offset-checkpoint is not rewritten."""
         for log in self.logs.values():
             log.flush()
+            log.take_producer_snapshot()   # UnifiedLog.close
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
 
@@ -272,8 +293,11 @@ class LogManager:
         lost = 0
         for tp, log in self.logs.items():
             keep = log.durable_offset
+            old_leo = log.log_end_offset
             n = log.lose_unsynced(keep)
-            log.producer_states = producer_state.rebuild(log)
+            if n:   # (the producer snapshots, fsynced when written, are on disk still)
+                log.producer_states.update_map_end_offset(old_leo)
+                log.rebuild_producer_state(log.log_end_offset)
             lost += n
             if n:
                 ctx.trace("truncate", tp[0], tp[1], ev.PowerLossTruncate(n, keep))

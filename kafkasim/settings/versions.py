@@ -1106,6 +1106,24 @@ class ClientRules:
         ref="KAFKA-5793, TransactionManager.canRetry @1.0.0",
         doc="an idempotent batch answered UNKNOWN_PRODUCER_ID is retried",
     )
+    # The broker's answer to a client batch of a producer it has no state for (its batches
+    # truncated away, deleted below the log start and not in a snapshot, or never seen) whose
+    # first sequence is not 0 (ProducerAppendInfo.checkSequence). 0.11: its epoch is not the
+    # entry's (NO_PRODUCER_EPOCH), so OutOfOrderSequenceException. KAFKA-5793 (1.0.0):
+    # UnknownProducerIdException, for the producer to compare its last acknowledged offset with
+    # the log start offset the answer now carries. KIP-360 (2.5.0): accepted at any sequence.
+    unknown_producer_id_for_unknown_producer: bool = _rule(
+        since="1.0",
+        until="2.5",
+        ref="KAFKA-5793, ProducerAppendInfo.checkSequence @1.0.0 / @2.4.0",
+        doc="a batch of a producer the broker does not know, not at sequence 0, is answered "
+        "UNKNOWN_PRODUCER_ID (0.11: OUT_OF_ORDER_SEQUENCE_NUMBER)",
+    )
+    unknown_producer_accepted_at_any_sequence: bool = _rule(
+        since="2.5",
+        ref="KIP-360, ProducerAppendInfo.checkSequence @2.5.0",
+        doc="a batch of a producer the broker does not know is appended at any sequence",
+    )
     # KAFKA-7693 (2.2.0): a partition's next sequence wraps past Integer.MAX_VALUE to 0
     # (DefaultRecordBatch.incrementSequence in TransactionManager.incrementSequenceNumber), as
     # the broker's does. Before, ``nextSequence += increment`` overflowed to a negative int.

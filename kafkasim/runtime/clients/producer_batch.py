@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkasim.runtime.clients.produce_result import ACKED, PENDING, ProduceRequestResult
+from kafkasim.runtime.clients.produce_result import (
+    ACKED,
+    NO_ERRORS,
+    PENDING,
+    ProduceRequestResult,
+)
 
 #: the bytes a record counts for batch.size and for fetch sizes
 RECORD_SIZE = 100
@@ -18,7 +23,8 @@ RECORD_SIZE = 100
 class ProducerBatch:
     """Kafka's ProducerBatch: its records (each counts ``RECORD_SIZE`` bytes) and what
     the sender needs. A new batch (RecordAccumulator.append's ``new ProducerBatch``) sets its
-    partition, records, creation time and result; the other fields keep their class defaults
+    partition, records, creation time and result (a new pending one if none is given, as
+    Kafka's constructor makes its produceFuture); the other fields keep their class defaults
     until the drain (attempts, the idempotent producer's id, epoch and sequence) or
     ``reenqueue`` (a retry's due time) sets them."""
 
@@ -37,12 +43,14 @@ class ProducerBatch:
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
     def __init__(self, tp: tuple[str, int], record_ids: list[int], created_ms: int,
-                 produce_future: ProduceRequestResult) -> None:
+                 produce_future: ProduceRequestResult | None = None) -> None:
         self.tp = tp
         self.record_ids = record_ids
         self.created_ms = created_ms
         self.last_append_ms = created_ms
         self.last_attempt_ms = created_ms
+        if produce_future is None:
+            produce_future = ProduceRequestResult(tp[0], tp[1], PENDING, -1, None, 0, NO_ERRORS)
         self.produce_future = produce_future
 
     @property
@@ -67,6 +75,25 @@ class ProducerBatch:
         self.producer_id = producer_id
         self.epoch = epoch
         self.base_seq = base_sequence
+
+    @property
+    def base_sequence(self) -> int:
+        """ProducerBatch.baseSequence (RecordBatch.NO_SEQUENCE, -1, before the first drain)."""
+        return self.base_seq
+
+    @property
+    def producer_epoch(self) -> int:
+        """ProducerBatch.producerEpoch."""
+        return self.epoch
+
+    @property
+    def sequence_has_been_reset(self) -> bool:
+        """ProducerBatch.sequenceHasBeenReset."""
+        return self.seq_reset
+
+    def has_sequence(self) -> bool:
+        """ProducerBatch.hasSequence."""
+        return self.base_seq != -1
 
     @property
     def last_sequence(self) -> int:
@@ -108,6 +135,11 @@ class ProducerBatch:
     def has_reached_delivery_timeout(self, delivery_timeout_ms: int, now: int) -> bool:
         """ProducerBatch.hasReachedDeliveryTimeout: ``delivery.timeout.ms`` since its creation."""
         return now - self.created_ms >= delivery_timeout_ms
+
+    def complete(self, base_offset: int, log_append_time: int) -> bool:
+        """ProducerBatch.complete: done, acknowledged at ``base_offset`` (kafkasim keeps the
+        append time as the completion time)."""
+        return self.done(ACKED, None, base_offset, log_append_time)
 
     def done(self, status: str, error: str | None, base_offset: int, now: int) -> bool:
         """ProducerBatch.done: set the batch's result once, for all its records; False (and

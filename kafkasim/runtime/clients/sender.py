@@ -18,6 +18,7 @@ from kafkasim.core import errors as E
 from kafkasim.core.messages import ProduceRequest, ProduceResponse
 from kafkasim.runtime.clients.produce_result import ACKED, FAILED, NO_ERRORS, PENDING
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
+from kafkasim.runtime.clients.transaction_manager import INITIALIZING, ProducerIdAndEpoch
 
 #: errors that make the producer ask for new metadata before the retry (InvalidMetadataException)
 INVALID_METADATA = (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
@@ -126,6 +127,8 @@ class Sender:
             tm.maybe_resolve_sequences()
         if tm.epoch_bump_required:
             tm.bump_idempotent_epoch_and_reset_id_if_needed()
+            if tm.current_state == INITIALIZING:
+                self.init_producer_id()
         now = self.cluster.engine.now
         leaders = self.producer.leaders
         result = self.accumulator.ready(leaders, now)
@@ -147,6 +150,16 @@ class Sender:
             self.wakeup(next_wake - now)
         for b in self.accumulator.expired_batches(now, self.accumulator.muted):
             self.fail_expired_batch(b)
+
+    def init_producer_id(self) -> None:
+        """The InitProducerId request bumpIdempotentEpochAndResetIdIfNeeded asked for (the epoch
+        was exhausted at Short.MAX_VALUE), answered at once: a new producer id, epoch 0, one
+        the cluster's registry never gave before (InitProducerIdHandler.handleResponse)."""
+        producer = self.producer
+        tm = self.transaction_manager
+        new_id = self.cluster.records.producer_index(f"{self.client_id}\x00init{tm.changes}")
+        tm.set_producer_id_and_epoch(ProducerIdAndEpoch(new_id, 0))
+        producer.producer_id = new_id
 
     def fail_expired_batch(self, b: ProducerBatch) -> None:
         """Sender.sendProducerData's expired batches: failBatch(.., TimeoutException, false),
@@ -235,21 +248,24 @@ class Sender:
         if entry is None:
             return
         batches = entry[1]
-        for topic, partition, err, base in msg.partitions:
+        starts = msg.log_start_offsets   # (empty: none known)
+        for i, (topic, partition, err, base) in enumerate(msg.partitions):
             b = batches.get((topic, partition))
             if b is not None:
-                self.complete_batch(b, err, base)
+                self.complete_batch(b, err, base, starts[i] if starts else -1)
         if msg.current_leaders:
             self.update_partition_leadership(msg, self.cluster.engine.now)
         self.send_producer_data()
 
-    def complete_batch(self, b: ProducerBatch, err: str, base_offset: int) -> None:
+    def complete_batch(self, b: ProducerBatch, err: str, base_offset: int,
+                       log_start_offset: int = -1) -> None:
         """Sender.completeBatch: acknowledged at ``base_offset``, or an error to retry or
-        fail on; with max.in.flight 1 the partition is unmuted either way."""
+        fail on (with the answer's log start offset); with max.in.flight 1 the partition is
+        unmuted either way."""
         if err == E.NONE:
             self.complete(b, base_offset)
         else:
-            self.retry_or_fail(b, err, base_offset)
+            self.retry_or_fail(b, err, base_offset, log_start_offset)
         if self.guarantee_message_order:
             self.accumulator.unmute_partition(b.tp)
 
@@ -301,7 +317,8 @@ class Sender:
                 if b.attempts > 0 and b.retry_at_ms > now:
                     b.retry_at_ms = now
 
-    def retry_or_fail(self, b: ProducerBatch, err: str, base_offset: int = -1) -> None:
+    def retry_or_fail(self, b: ProducerBatch, err: str, base_offset: int = -1,
+                      log_start_offset: int = -1) -> None:
         """A batch answered with ``err`` (or whose request failed), by Sender.completeBatch:
         re-enqueued when it can be retried (``can_retry``); DUPLICATE_SEQUENCE_NUMBER (1.0+)
         completes it as a success with the answer's offset (-1: the broker no longer knows
@@ -316,10 +333,10 @@ class Sender:
             fut.errors.append(err)
         tm = self.transaction_manager
         if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER and not tm.kip360 and \
-                not tm.can_retry_out_of_order(self.producer, b):
+                not tm.legacy.can_retry_out_of_order(self.producer, b):
             self.batch_done(b, FAILED, err, -1)
             return
-        if self.can_retry(b, err):
+        if self.can_retry(b, err, log_start_offset):
             self.reenqueue_batch(b, err)
         elif err == E.DUPLICATE_SEQUENCE_NUMBER and \
                 self.rules.idempotent_duplicate_sequence_completes:
@@ -329,11 +346,12 @@ class Sender:
             self.fail_batch(b, err if (not retriable or b.attempts > self.retries)
                             else E.DELIVERY_TIMEOUT, b.attempts <= self.retries)
 
-    def can_retry(self, b: ProducerBatch, err: str) -> bool:
+    def can_retry(self, b: ProducerBatch, err: str, log_start_offset: int = -1) -> bool:
         """Sender.canRetry: an attempt left within ``retries``, ``delivery.timeout.ms`` not
         reached, and an error to retry: an idempotent producer's TransactionManager.canRetry
         (2.5+), else a retriable error (and, 1.0+, UNKNOWN_PRODUCER_ID for an idempotent
-        producer: TransactionManager.canRetry with no log start offset)."""
+        producer, by TransactionManager.canRetry @2.4.0 and the answer's log start offset:
+        ``IdempotenceBeforeKip360.can_retry_unknown_producer_id``)."""
         now = self.cluster.engine.now
         if b.attempts > self.retries or (
                 self.delivery_timeout_ms is not None and
@@ -341,10 +359,11 @@ class Sender:
             return False
         tm = self.transaction_manager
         if tm.idempotent and tm.kip360:
-            return tm.can_retry(err, b)
+            return tm.can_retry(err, b, log_start_offset)
         return err in E.RETRIABLE or (
             err == E.UNKNOWN_PRODUCER_ID and tm.idempotent and
-            self.rules.idempotent_unknown_producer_id_retried)
+            self.rules.idempotent_unknown_producer_id_retried and
+            tm.legacy.can_retry_unknown_producer_id(b, log_start_offset))
 
     def reenqueue_batch(self, b: ProducerBatch, err: str) -> None:
         """Sender.reenqueueBatch: back to the accumulator, due at the end of its retry backoff
@@ -362,13 +381,16 @@ class Sender:
                    ) -> None:
         """Sender.failBatch: the batch fails with ``err``; a sequenced one of an idempotent
         producer goes to TransactionManager.handleFailedBatch (2.5+: an epoch bump requested
-        when it leaves a gap). Before 2.5 kafkasim starts a new epoch for any sequenced batch
-        that failed (``bump_epoch``)."""
+        when it leaves a gap). Before 2.5: UNKNOWN_PRODUCER_ID (an OutOfOrderSequenceException)
+        resets the producer id (``reset_producer_id_for``); for any other error kafkasim starts
+        a new epoch (``bump_epoch``)."""
         done = self.batch_done(b, FAILED, err, -1)
         if b.base_seq < 0:
             return
         tm = self.transaction_manager
-        if not tm.kip360:
+        if not tm.kip360 and err == E.UNKNOWN_PRODUCER_ID:
+            tm.legacy.reset_producer_id_for(self.producer, b)
+        elif not tm.kip360:
             tm.bump_epoch()
         elif done:
             tm.handle_failed_batch(b, err, adjust_sequence_numbers)
