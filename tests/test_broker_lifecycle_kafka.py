@@ -412,8 +412,8 @@ CONTROLLER_NODE = 3000   # new Node(3000, "localhost", 8021)
 
 
 class LifecycleTestContext:
-    """Kafka's RegistrationTestContext: broker 1 (``configProperties``: heartbeat every 100 ms)
-    around a ``BrokerLifecycleManager``, with a clock and its
+    """Kafka's RegistrationTestContext: broker 1 (``configProperties``: heartbeat every 100 ms,
+    registration timeout 300 s) around a ``BrokerLifecycleManager``, with a clock and its
     timers, the requests sent, and controller node 3000 as the observer Raft client's leader
     (MockControllerNodeProvider). Also the broker the manager talks to."""
 
@@ -422,7 +422,8 @@ class LifecycleTestContext:
         self.now = 0
         self.rules = versions.rules_for(version)
         self.config = kconfig.with_simulator_fallbacks(kconfig.broker_config(
-            {"broker.heartbeat.interval.ms": 100, **(config or {})}, version))
+            {"broker.heartbeat.interval.ms": 100,
+             "initial.broker.registration.timeout.ms": 300000, **(config or {})}, version))
         self.metadata = MetadataCache()
         self.replica_manager = ReplicaManager()
         self.broker_epoch = -1
@@ -511,8 +512,6 @@ def _running(version: str = "4.0"):
     return ctx, lm
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: Kafka has BrokerLifecycleManager.close "
-                   "(beginShutdown); kafkasim had none")
 def test_create_and_close():
     """BrokerLifecycleManagerTest.testCreateAndClose."""
     ctx = LifecycleTestContext()
@@ -520,8 +519,6 @@ def test_create_and_close():
     assert ctx.sent == []
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: Kafka's close leaves the manager "
-                   "SHUTTING_DOWN (ShutdownEvent); kafkasim had no close")
 def test_create_start_and_close():
     """BrokerLifecycleManagerTest.testCreateStartAndClose: NOT_RUNNING, STARTING once
     started, SHUTTING_DOWN once closed."""
@@ -550,16 +547,15 @@ def test_successful_registration():
     assert lm.broker_epoch == 1000
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: Kafka shuts a broker down that is not "
-                   "registered within initial.broker.registration.timeout.ms "
-                   "(RegistrationTimeoutEvent); kafkasim retried forever")
 def test_registration_timeout():
     """BrokerLifecycleManagerTest.testRegistrationTimeout: a refused registration
     (DUPLICATE_BROKER_REGISTRATION) is sent again after the backoff; once
     initial.broker.registration.timeout.ms passed without a registration the manager is
-    SHUTTING_DOWN, with no broker epoch, and the broker's startup fails."""
+    SHUTTING_DOWN, with no broker epoch, and the broker's startup fails. Its logs were never
+    loaded (LogManager.startup follows the catch-up): .kafka_cleanshutdown stays as found."""
     ctx = LifecycleTestContext()
     lm = ctx.lifecycle
+    lm.clean_shutdown_marker = 10      # the file held broker epoch 10 (Broker.start read it)
     lm.start()
     ctx.advance(0)
     ctx.respond(BrokerRegistrationResponse(E.DUPLICATE_BROKER_REGISTRATION, -1))
@@ -571,10 +567,23 @@ def test_registration_timeout():
     assert lm.state == SHUTTING_DOWN
     assert lm.broker_epoch == -1
     assert ctx.stopped == ["registration timeout"]
+    assert ctx.log_manager.clean_shutdown_file == 10
     assert ctx.traces[-1][1] == "broker_start_failed"
     sent = len(ctx.sent)
     ctx.advance(60000)
     assert len(ctx.sent) == sent
+
+
+def test_registration_timeout_does_not_fire_once_registered():
+    """RegistrationTimeoutEvent does nothing once the initial registration succeeded
+    (initialRegistrationSucceeded), even if heartbeats fail afterwards."""
+    ctx, lm = _registered()
+    for _ in range(100):
+        if lm.inflight is not None:
+            ctx.respond(BrokerHeartbeatResponse(E.UNKNOWN_SERVER_ERROR, False, True, False))
+        ctx.advance(5000)
+    assert lm.failed_attempts > 10
+    assert lm.state == STARTING and ctx.stopped == []
 
 
 def test_controlled_shutdown():
@@ -590,6 +599,23 @@ def test_controlled_shutdown():
     ctx.respond(_heartbeat_response(fenced=False, should_shut_down=True))
     assert lm.state == SHUTTING_DOWN
     assert ctx.stopped == ["clean shutdown"]           # controlledShutdownFuture completed
+
+
+def test_begin_controlled_shutdown_twice():
+    """BeginControlledShutdownEvent: a broker already in PENDING_CONTROLLED_SHUTDOWN stays
+    there ("already in that state") and keeps heartbeating; it does not shut down at once."""
+    ctx, lm = _running()
+    lm.begin_controlled_shutdown()
+    lm.begin_controlled_shutdown()
+    assert lm.state == PENDING_CONTROLLED_SHUTDOWN and ctx.stopped == []
+
+
+def test_begin_controlled_shutdown_when_not_running():
+    """BeginControlledShutdownEvent in any state but RUNNING: "Skipping controlled shutdown",
+    beginShutdown."""
+    ctx, lm = _registered()
+    lm.begin_controlled_shutdown()
+    assert lm.state == SHUTTING_DOWN and ctx.stopped == ["clean shutdown"]
 
 
 # ============================================================ ClusterControlManagerTest

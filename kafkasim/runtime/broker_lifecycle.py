@@ -77,7 +77,8 @@ class BrokerLifecycleManager:
     __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
                  "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
-                 "queued", "channel_token", "cached_controller")
+                 "queued", "channel_token", "cached_controller", "initial_registration_succeeded",
+                 "clean_shutdown_marker")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -95,6 +96,8 @@ class BrokerLifecycleManager:
         self.got_shutdown_response = False
         self.next_comm_token = 0
         self.previous_epoch = -1    # from .kafka_cleanshutdown, read before log recovery
+        # the .kafka_cleanshutdown file as the process found it (LogManager.clean_shutdown_file)
+        self.clean_shutdown_marker: bool | int = False
         # BrokerServer.startup installs the BrokerMetadataPublisher (ReplicaManager.applyDelta)
         # only once the controller has acknowledged the broker as caught up
         self.publishing = False
@@ -104,6 +107,7 @@ class BrokerLifecycleManager:
         # NodeToControllerRequestThread.activeController: the node every request goes to until
         # a disconnect or a NOT_CONTROLLER answer clears it (-1: none cached)
         self.cached_controller = -1
+        self.initial_registration_succeeded = False
 
     # -- RaftContext --------------------------------------------------------------------------
     @property
@@ -150,7 +154,8 @@ class BrokerLifecycleManager:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
-        """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
+        """BrokerLifecycleManager.start (StartupEvent): STARTING; fetch metadata; register, and
+        give up after initial.broker.registration.timeout.ms (RegistrationTimeoutEvent)."""
         self.state = STARTING
         self.broker.cluster.transport.close_listeners(self.broker.id)
         self.registered = False
@@ -158,6 +163,7 @@ class BrokerLifecycleManager:
         self.is_fenced = True
         self.failed_attempts = 0
         self.got_shutdown_response = False
+        self.initial_registration_succeeded = False
         self.inflight = None
         self.queued = None
         self.cached_controller = -1
@@ -165,6 +171,8 @@ class BrokerLifecycleManager:
         self.image = MetadataImage()
         self.publishing = False
         self.raft.start(self)
+        self.broker.schedule_timer(self.broker.config["initial.broker.registration.timeout.ms"],
+                                   _timer_registration_timeout)
         self._schedule_next(0)
 
     def stop(self) -> None:
@@ -178,15 +186,49 @@ class BrokerLifecycleManager:
         self.next_comm_token += 1
 
     def begin_controlled_shutdown(self) -> None:
-        """BeginControlledShutdownEvent: heartbeat now with wantShutDown."""
+        """BeginControlledShutdownEvent: RUNNING heartbeats now with wantShutDown; a broker
+        already in PENDING_CONTROLLED_SHUTDOWN stays there; in any other state it skips
+        controlled shutdown and shuts down."""
+        if self.state == PENDING_CONTROLLED_SHUTDOWN:
+            return   # "already in that state"
         if self.state == RUNNING:
             self.state = PENDING_CONTROLLED_SHUTDOWN
             self.broker.trace("controlled_shutdown", detail=ev.KRaftControlledShutdown(
                 self.broker_epoch))
             self._schedule_next(0)
         else:
-            self.state = SHUTTING_DOWN
+            self.begin_shutdown()
             self.broker.shutdown_cleanly()
+
+    def begin_shutdown(self) -> None:
+        """beginShutdown -> ShutdownEvent: SHUTTING_DOWN, and the controller channel is shut
+        down (nothing more is sent, a late answer is dropped)."""
+        self.state = SHUTTING_DOWN
+        self.inflight = None
+        self.queued = None
+        self.channel_token += 1
+        self.next_comm_token += 1
+
+    def close(self) -> None:
+        """BrokerLifecycleManager.close: beginShutdown (the event queue's thread is joined at
+        once here)."""
+        self.begin_shutdown()
+
+    def registration_timed_out(self) -> None:
+        """RegistrationTimeoutEvent: not registered within initial.broker.registration
+        .timeout.ms: the manager shuts down, so BrokerServer.startup's wait for the initial
+        catch-up fails and the process exits. The logs were never loaded by Kafka
+        (LogManager.startup runs after the catch-up), so ``.kafka_cleanshutdown`` is left as
+        the broker found it."""
+        if self.initial_registration_succeeded or self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        b = self.broker
+        self.begin_shutdown()
+        b.stop_process("registration timeout")
+        if self.clean_shutdown_marker is not False:
+            b.log_manager.clean_shutdown_file = self.clean_shutdown_marker
+        b.trace("broker_start_failed", detail=ev.KRaftRegistrationTimeout(
+            b.config["initial.broker.registration.timeout.ms"]))
 
     def incarnation_id(self) -> str:
         """BrokerRegistrationRequest.IncarnationId: a new id for every process start (a
@@ -332,6 +374,7 @@ class BrokerLifecycleManager:
             self._after_failure()
             return
         self.failed_attempts = 0
+        self.initial_registration_succeeded = True
         self.broker_epoch = msg.broker_epoch
         self.broker.broker_epoch = msg.broker_epoch
         self.registered = True
@@ -383,7 +426,7 @@ class BrokerLifecycleManager:
             self._schedule_next(interval)
         elif self.state == PENDING_CONTROLLED_SHUTDOWN:
             if msg.should_shut_down:
-                self.state = SHUTTING_DOWN
+                self.begin_shutdown()
                 self.broker.shutdown_cleanly()
                 return
             self._schedule_next(50 if not self.got_shutdown_response else interval)
@@ -393,6 +436,10 @@ class BrokerLifecycleManager:
 def _timer_raft(broker, timer: str, args: tuple) -> None:
     lm = broker.lifecycle
     lm.raft.on_timer(lm, timer, *args)
+
+
+def _timer_registration_timeout(broker) -> None:
+    broker.lifecycle.registration_timed_out()
 
 
 def _timer_communicate(broker, token: int) -> None:
