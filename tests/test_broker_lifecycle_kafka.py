@@ -618,6 +618,43 @@ def test_begin_controlled_shutdown_when_not_running():
     assert lm.state == SHUTTING_DOWN and ctx.stopped == ["clean shutdown"]
 
 
+@pytest.mark.parametrize("version,serialized", [("3.7", False), ("3.8", True), ("4.0", True)])
+def test_heartbeat_due_while_one_is_in_flight(version, serialized):
+    """KAFKA-15950 (3.8): beginControlledShutdown while a heartbeat is in flight does not send a
+    second one (CommunicationEvent: communicationInFlight); the answer schedules the next at
+    once (nextSchedulingShouldBeImmediate), not 50 ms later. Before 3.8 the wantShutDown
+    heartbeat went out at once."""
+    ctx, lm = _running(version)
+    ctx.advance(100)                                   # the next heartbeat is in flight
+    heartbeats = len(ctx.requests(BrokerHeartbeatRequest))
+    lm.begin_controlled_shutdown()
+    ctx.advance(0)
+    sent = ctx.requests(BrokerHeartbeatRequest)
+    if not serialized:
+        assert len(sent) == heartbeats + 1 and sent[-1].want_shut_down
+        return
+    assert len(sent) == heartbeats and not sent[-1].want_shut_down
+    ctx.respond(_heartbeat_response(fenced=False))     # the answer to the old heartbeat
+    ctx.advance(0)
+    sent = ctx.requests(BrokerHeartbeatRequest)
+    assert len(sent) == heartbeats + 1 and sent[-1].want_shut_down
+
+
+def test_heartbeat_after_a_failure_is_never_immediate():
+    """scheduleNextCommunicationAfterFailure: a communication that came due during the failed
+    request does not make the retry immediate; it waits the backoff (100 ms)."""
+    ctx, lm = _running("4.0")
+    ctx.advance(100)
+    lm.begin_controlled_shutdown()
+    ctx.advance(0)
+    heartbeats = len(ctx.requests(BrokerHeartbeatRequest))
+    ctx.respond(BrokerHeartbeatResponse(E.UNKNOWN_SERVER_ERROR, False, True, False))
+    ctx.advance(99)
+    assert len(ctx.requests(BrokerHeartbeatRequest)) == heartbeats
+    ctx.advance(1)
+    assert len(ctx.requests(BrokerHeartbeatRequest)) == heartbeats + 1
+
+
 # ============================================================ ClusterControlManagerTest
 def _cluster_control(metadata_version=None, *, active: bool = True, **kw) -> ClusterControlManager:
     """ClusterControlManager.Builder as the tests build it: MockTime(0, 0, 0), session timeout

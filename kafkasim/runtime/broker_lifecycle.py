@@ -78,7 +78,7 @@ class BrokerLifecycleManager:
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
                  "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
                  "queued", "channel_token", "cached_controller", "initial_registration_succeeded",
-                 "clean_shutdown_marker")
+                 "next_scheduling_should_be_immediate", "clean_shutdown_marker")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -108,6 +108,9 @@ class BrokerLifecycleManager:
         # a disconnect or a NOT_CONTROLLER answer clears it (-1: none cached)
         self.cached_controller = -1
         self.initial_registration_succeeded = False
+        # KAFKA-15950 (3.8+): a communication came due while one was in flight; the next one
+        # goes at once
+        self.next_scheduling_should_be_immediate = False
 
     # -- RaftContext --------------------------------------------------------------------------
     @property
@@ -164,6 +167,7 @@ class BrokerLifecycleManager:
         self.failed_attempts = 0
         self.got_shutdown_response = False
         self.initial_registration_succeeded = False
+        self.next_scheduling_should_be_immediate = False
         self.inflight = None
         self.queued = None
         self.cached_controller = -1
@@ -237,6 +241,11 @@ class BrokerLifecycleManager:
         return f"{b.id:08x}-0000-4000-8000-{b.incarnation:012x}"
 
     def _schedule_next(self, delay_ms: int) -> None:
+        """scheduleNextCommunication: the "communication" event, replacing the one scheduled
+        before; at once if one came due while a request was in flight (KAFKA-15950)."""
+        if self.next_scheduling_should_be_immediate:
+            delay_ms = 0
+            self.next_scheduling_should_be_immediate = False
         self.next_comm_token += 1
         self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
 
@@ -247,6 +256,7 @@ class BrokerLifecycleManager:
         session = self.broker.config["broker.session.timeout.ms"]
         delay = min(100 * (2 ** min(self.failed_attempts, 62)), session)
         self.failed_attempts += 1
+        self.next_scheduling_should_be_immediate = False   # never at once after a failure
         self._schedule_next(delay)
 
     def channel_timeouts(self) -> tuple[int, int]:
@@ -268,8 +278,18 @@ class BrokerLifecycleManager:
     def communicate(self) -> None:
         """Queue the registration (until it succeeds) or the next heartbeat in the channel,
         which sends it to the controller it has cached (``_dispatch``)."""
-        if self.state in (NOT_RUNNING, SHUTTING_DOWN) or self.queued is not None:
-            return   # (communicationInFlight: the channel still holds the last request)
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        if self.queued is not None or self.inflight is not None:
+            # communicationInFlight: CommunicationEvent (KAFKA-15950, 3.8+) delays this one
+            # until the answer, which then schedules the next at once. Before, a new request
+            # went out at once (the answer to the old one, if on the wire, was not read)
+            # unless the channel still held the last one.
+            if self.broker.rules.controller.broker_heartbeats_serialized:
+                self.next_scheduling_should_be_immediate = True
+                return
+            if self.queued is not None:
+                return
         controller = self.raft.leader_id
         if self.cached_controller < 0 and (controller is None or controller < 0):
             # NodeToControllerChannelManager: no known controller yet; poll again
