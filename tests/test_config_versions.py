@@ -14,7 +14,8 @@ Sources read for this table:
 - [RC@3.9] ``server/.../ReplicationConfigs.java`` at 3.9.0-rc3: still defines
   ``leader.imbalance.per.broker.percentage`` and ``unclean.leader.election.interval.ms``.
 - [KC@2.8] ``KafkaConfig.scala`` at 2.8.0 (absent at 2.7.0): ``broker.session.timeout.ms``,
-  ``broker.heartbeat.interval.ms``, ``process.roles``, ``node.id`` (KIP-631);
+  ``broker.heartbeat.interval.ms``, ``process.roles``, ``node.id``,
+  ``initial.broker.registration.timeout.ms`` (internal in 2.8, public from 3.0) (KIP-631);
   [RaftConfig@2.8] ``raft/.../RaftConfig.java`` at 2.8.0: ``controller.quorum.*`` (KIP-595).
 - [CC@0.8.2] ``clients/.../ConsumerConfig.java`` and ``ProducerConfig.java`` at 0.8.2.2: no
   ``metadata.max.age.ms`` in the consumer, no ``request.timeout.ms`` in the producer.
@@ -78,6 +79,7 @@ VERSION_TABLE = [
     ("broker", "zookeeper.session.timeout.ms", None, "4.0"),             # [zk2kraft]
     ("broker", "broker.session.timeout.ms", "2.8", None),                # [KC@2.8]
     ("broker", "broker.heartbeat.interval.ms", "2.8", None),             # [KC@2.8]
+    ("broker", "initial.broker.registration.timeout.ms", "2.8", None),   # [KC@2.8]
     ("broker", "unclean.leader.election.interval.ms", "3.9", None),      # [RC@3.9]
     ("broker", "process.roles", "2.8", None),                            # [KC@2.8]
     ("broker", "node.id", "2.8", None),                                  # [KC@2.8]

@@ -299,6 +299,8 @@ SINCE = [
     ("periodic_controller_tasks", "4.0", "3.9"),
     # BrokerServer @3.4.0: brokerSessionTimeoutMs / 2 // KAFKA-14392 (absent @3.3.0)
     ("broker_heartbeat_timeout_half_session", "3.4", "3.3"),
+    # BrokerLifecycleManager @3.8.0: communicationInFlight // KAFKA-15950 (absent @3.7.0)
+    ("broker_heartbeats_serialized", "3.8", "3.7"),
     # ZkData.ControllerZNode.encode: version 2 with kraftControllerEpoch @3.4.0 (KIP-866)
     ("controller_znode_v2", "3.4", "3.3"),
     # KAFKA-19432 (merged after the 4.1 branch)

@@ -55,6 +55,10 @@ BROKER_ID_NOT_REGISTERED = "BROKER_ID_NOT_REGISTERED"
 # incremental fetch sessions (KIP-227, 1.1): Errors.java codes 70 and 71
 FETCH_SESSION_ID_NOT_FOUND = "FETCH_SESSION_ID_NOT_FOUND"
 INVALID_FETCH_SESSION_EPOCH = "INVALID_FETCH_SESSION_EPOCH"
+# the controller's top-level AlterPartition errors the broker retries 50 ms later
+# (DefaultAlterPartitionManager.handleAlterPartitionResponse): codes -1 and 31
+UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
+CLUSTER_AUTHORIZATION_FAILED = "CLUSTER_AUTHORIZATION_FAILED"
 # client-side outcome when delivery.timeout.ms expires
 # (org.apache.kafka.common.errors.TimeoutException)
 DELIVERY_TIMEOUT = "TimeoutException"

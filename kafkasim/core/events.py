@@ -741,6 +741,20 @@ class BrokerStartFailed(TextEvent):
         return "Fatal error during KafkaServer startup: the process shut down and exited"
 
 
+class KRaftRegistrationTimeout(TextEvent):
+    """BrokerLifecycleManager's RegistrationTimeoutEvent: a starting KRaft broker was not
+    registered within initial.broker.registration.timeout.ms; BrokerServer.startup fails and
+    the process exits."""
+    __slots__ = ()
+    kind = "broker_start_failed"
+    fields = ("timeout_ms",)
+    field_docs = ("initial.broker.registration.timeout.ms",)
+
+    def render(self) -> str:
+        return (f"not registered with the controller quorum within {self.timeout_ms} ms: "
+                "the process shut down and exited")
+
+
 class BrokerRegistrationFailed(TextEvent):
     """KafkaZkClient.checkedEphemeralCreate: /brokers/ids/<id> is owned by another session."""
     __slots__ = ()

@@ -188,6 +188,7 @@ class Broker:
             raise RuntimeError(f"broker {self.id} is already running")
         if self.lifecycle is not None:
             self.lifecycle.previous_epoch = self.log_manager.previous_broker_epoch()
+            self.lifecycle.clean_shutdown_marker = self.log_manager.clean_shutdown_file
         self.log_manager.load_logs(self)
         self.state = RUNNING
         self.alter_partition_manager.started_ms = self.now

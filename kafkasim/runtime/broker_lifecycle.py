@@ -74,7 +74,8 @@ class BrokerLifecycleManager:
     __slots__ = ("broker", "state", "broker_epoch", "registered", "ready_to_unfence",
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
                  "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
-                 "queued", "channel_token", "cached_controller")
+                 "queued", "channel_token", "cached_controller", "initial_registration_succeeded",
+                 "next_scheduling_should_be_immediate", "clean_shutdown_marker")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -92,6 +93,8 @@ class BrokerLifecycleManager:
         self.got_shutdown_response = False
         self.next_comm_token = 0
         self.previous_epoch = -1    # from .kafka_cleanshutdown, read before log recovery
+        # the .kafka_cleanshutdown file as the process found it (LogManager.clean_shutdown_file)
+        self.clean_shutdown_marker: bool | int = False
         # BrokerServer.startup installs the BrokerMetadataPublisher (ReplicaManager.applyDelta)
         # only once the controller has acknowledged the broker as caught up
         self.publishing = False
@@ -101,6 +104,10 @@ class BrokerLifecycleManager:
         # NodeToControllerRequestThread.activeController: the node every request goes to until
         # a disconnect or a NOT_CONTROLLER answer clears it (-1: none cached)
         self.cached_controller = -1
+        self.initial_registration_succeeded = False
+        # KAFKA-15950 (3.8+): a communication came due while one was in flight; the next one
+        # goes at once
+        self.next_scheduling_should_be_immediate = False
 
     # -- RaftContext --------------------------------------------------------------------------
     @property
@@ -147,7 +154,8 @@ class BrokerLifecycleManager:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
-        """BrokerLifecycleManager.start: STARTING; fetch metadata; register."""
+        """BrokerLifecycleManager.start (StartupEvent): STARTING; fetch metadata; register, and
+        give up after initial.broker.registration.timeout.ms (RegistrationTimeoutEvent)."""
         self.state = STARTING
         self.broker.cluster.transport.close_listeners(self.broker.id)
         self.registered = False
@@ -155,6 +163,8 @@ class BrokerLifecycleManager:
         self.is_fenced = True
         self.failed_attempts = 0
         self.got_shutdown_response = False
+        self.initial_registration_succeeded = False
+        self.next_scheduling_should_be_immediate = False
         self.inflight = None
         self.queued = None
         self.cached_controller = -1
@@ -162,6 +172,8 @@ class BrokerLifecycleManager:
         self.image = MetadataImage()
         self.publishing = False
         self.raft.start(self)
+        self.broker.schedule_timer(self.broker.config["initial.broker.registration.timeout.ms"],
+                                   _timer_registration_timeout)
         self._schedule_next(0)
 
     def stop(self) -> None:
@@ -175,15 +187,49 @@ class BrokerLifecycleManager:
         self.next_comm_token += 1
 
     def begin_controlled_shutdown(self) -> None:
-        """BeginControlledShutdownEvent: heartbeat now with wantShutDown."""
+        """BeginControlledShutdownEvent: RUNNING heartbeats now with wantShutDown; a broker
+        already in PENDING_CONTROLLED_SHUTDOWN stays there; in any other state it skips
+        controlled shutdown and shuts down."""
+        if self.state == PENDING_CONTROLLED_SHUTDOWN:
+            return   # "already in that state"
         if self.state == RUNNING:
             self.state = PENDING_CONTROLLED_SHUTDOWN
             self.broker.trace("controlled_shutdown", detail=ev.KRaftControlledShutdown(
                 self.broker_epoch))
             self._schedule_next(0)
         else:
-            self.state = SHUTTING_DOWN
+            self.begin_shutdown()
             self.broker.shutdown_cleanly()
+
+    def begin_shutdown(self) -> None:
+        """beginShutdown -> ShutdownEvent: SHUTTING_DOWN, and the controller channel is shut
+        down (nothing more is sent, a late answer is dropped)."""
+        self.state = SHUTTING_DOWN
+        self.inflight = None
+        self.queued = None
+        self.channel_token += 1
+        self.next_comm_token += 1
+
+    def close(self) -> None:
+        """BrokerLifecycleManager.close: beginShutdown (the event queue's thread is joined at
+        once here)."""
+        self.begin_shutdown()
+
+    def registration_timed_out(self) -> None:
+        """RegistrationTimeoutEvent: not registered within initial.broker.registration
+        .timeout.ms: the manager shuts down, so BrokerServer.startup's wait for the initial
+        catch-up fails and the process exits. The logs were never loaded by Kafka
+        (LogManager.startup runs after the catch-up), so ``.kafka_cleanshutdown`` is left as
+        the broker found it."""
+        if self.initial_registration_succeeded or self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        b = self.broker
+        self.begin_shutdown()
+        b.stop_process("registration timeout")
+        if self.clean_shutdown_marker is not False:
+            b.log_manager.clean_shutdown_file = self.clean_shutdown_marker
+        b.trace("broker_start_failed", detail=ev.KRaftRegistrationTimeout(
+            b.config["initial.broker.registration.timeout.ms"]))
 
     def incarnation_id(self) -> str:
         """BrokerRegistrationRequest.IncarnationId: a new id for every process start (a
@@ -192,6 +238,11 @@ class BrokerLifecycleManager:
         return f"{b.id:08x}-0000-4000-8000-{b.incarnation:012x}"
 
     def _schedule_next(self, delay_ms: int) -> None:
+        """scheduleNextCommunication: the "communication" event, replacing the one scheduled
+        before; at once if one came due while a request was in flight (KAFKA-15950)."""
+        if self.next_scheduling_should_be_immediate:
+            delay_ms = 0
+            self.next_scheduling_should_be_immediate = False
         self.next_comm_token += 1
         self.broker.schedule_timer(delay_ms, _timer_communicate, self.next_comm_token)
 
@@ -202,6 +253,7 @@ class BrokerLifecycleManager:
         session = self.broker.config["broker.session.timeout.ms"]
         delay = min(100 * (2 ** min(self.failed_attempts, 62)), session)
         self.failed_attempts += 1
+        self.next_scheduling_should_be_immediate = False   # never at once after a failure
         self._schedule_next(delay)
 
     def channel_timeouts(self) -> tuple[int, int]:
@@ -223,8 +275,18 @@ class BrokerLifecycleManager:
     def communicate(self) -> None:
         """Queue the registration (until it succeeds) or the next heartbeat in the channel,
         which sends it to the controller it has cached (``_dispatch``)."""
-        if self.state in (NOT_RUNNING, SHUTTING_DOWN) or self.queued is not None:
-            return   # (communicationInFlight: the channel still holds the last request)
+        if self.state in (NOT_RUNNING, SHUTTING_DOWN):
+            return
+        if self.queued is not None or self.inflight is not None:
+            # communicationInFlight: CommunicationEvent (KAFKA-15950, 3.8+) delays this one
+            # until the answer, which then schedules the next at once. Before, a new request
+            # went out at once (the answer to the old one, if on the wire, was not read)
+            # unless the channel still held the last one.
+            if self.broker.rules.controller.broker_heartbeats_serialized:
+                self.next_scheduling_should_be_immediate = True
+                return
+            if self.queued is not None:
+                return
         controller = self.raft.leader_id
         if self.cached_controller < 0 and (controller is None or controller < 0):
             # NodeToControllerChannelManager: no known controller yet; poll again
@@ -329,6 +391,7 @@ class BrokerLifecycleManager:
             self._after_failure()
             return
         self.failed_attempts = 0
+        self.initial_registration_succeeded = True
         self.broker_epoch = msg.broker_epoch
         self.broker.broker_epoch = msg.broker_epoch
         self.registered = True
@@ -380,7 +443,7 @@ class BrokerLifecycleManager:
             self._schedule_next(interval)
         elif self.state == PENDING_CONTROLLED_SHUTDOWN:
             if msg.should_shut_down:
-                self.state = SHUTTING_DOWN
+                self.begin_shutdown()
                 self.broker.shutdown_cleanly()
                 return
             self._schedule_next(50 if not self.got_shutdown_response else interval)
@@ -390,6 +453,10 @@ class BrokerLifecycleManager:
 def _timer_raft(broker, timer: str, args: tuple) -> None:
     lm = broker.lifecycle
     lm.raft.on_timer(lm, timer, *args)
+
+
+def _timer_registration_timeout(broker) -> None:
+    broker.lifecycle.registration_timed_out()
 
 
 def _timer_communicate(broker, token: int) -> None:

@@ -630,6 +630,12 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", since="2.8", change_ref="KIP-631", mode=KRAFT,
         ),
         _cfg(
+            "initial.broker.registration.timeout.ms", "int", 60000,
+            "KRaft: a starting broker that could not register with the controller quorum "
+            "within this time shuts down (BrokerLifecycleManager's RegistrationTimeoutEvent).",
+            unit="ms", since="2.8", change_ref="KIP-631", mode=KRAFT,
+        ),
+        _cfg(
             "unclean.leader.election.interval.ms", "long", 300000,
             "KRaft controller: how often it tries unclean elections for leaderless partitions.",
             unit="ms", valid=_AT_LEAST_1, since="3.9", change_ref="ReplicationConfigs @3.9",

@@ -822,6 +822,15 @@ class ControllerRules:
         doc="a KRaft broker's heartbeat or registration RPC times out after "
         "broker.session.timeout.ms / 2 (before: controller.socket.timeout.ms)",
     )
+    # KAFKA-15950 (#14903, 3.8.0): BrokerLifecycleManager keeps one registration or heartbeat in
+    # flight (communicationInFlight): a communication due meanwhile -- the wantShutDown
+    # heartbeat of beginControlledShutdown -- waits for the answer and then goes at once
+    # (nextSchedulingShouldBeImmediate). Before, it was sent at once as a second request.
+    broker_heartbeats_serialized: bool = _rule(
+        since="3.8",
+        ref="KAFKA-15950 (BrokerLifecycleManager.CommunicationEvent)",
+        doc="a KRaft broker sends its next heartbeat only once the one in flight is answered",
+    )
     # KAFKA-19432 (#20046, merged after 2025-08-21, i.e. after the 4.1 branch): KafkaConfig logs
     # an ERROR when broker.heartbeat.interval.ms is more than half of broker.session.timeout.ms;
     # the broker still starts. 4.2 is inferred from the merge date (not checked against a tag).

@@ -9,6 +9,7 @@ data (snapshots, traces, DataFrames). A registration (``PartitionRegistration``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 NO_LEADER = -1          # LeaderConstants.NO_LEADER: the partition has no leader
@@ -300,6 +301,38 @@ class BrokerRegistration:
             if ep.name == listener_name:
                 return self.id, ep.host, ep.port, self.rack
         return None
+
+    def to_record(self, metadata_version=None, *,
+                  handle_loss: Callable[[UnwritableMetadataException], None] | None = None
+                  ) -> RegisterBrokerRecord:
+        """``toRecord(ImageWriterOptions)``: the RegisterBrokerRecord that rebuilds this
+        registration (a snapshot). The in-controlled-shutdown flag needs metadata.version
+        3.3-IV3 (``isInControlledShutdownStateSupported``); an older ``metadata_version`` loses
+        it (``handleLoss``: ``handle_loss`` is given the UnwritableMetadataException, which is
+        raised without one, as ImageWriterOptions' default loss handler does). Without a
+        ``metadata_version``: the latest, which loses nothing."""
+        in_controlled_shutdown = self.in_controlled_shutdown
+        if in_controlled_shutdown and metadata_version is not None and \
+                not metadata_version.is_in_controlled_shutdown_state_supported():
+            in_controlled_shutdown = False
+            loss = UnwritableMetadataException(
+                metadata_version, "the inControlledShutdown state of one or more brokers")
+            if handle_loss is None:
+                raise loss
+            handle_loss(loss)
+        return RegisterBrokerRecord(self.id, self.epoch, self.incarnation_id, self.rack,
+                                    self.fenced, in_controlled_shutdown)
+
+
+class UnwritableMetadataException(RuntimeError):
+    """org.apache.kafka.image.writer.UnwritableMetadataException: a snapshot at
+    ``metadata_version`` cannot represent ``loss``."""
+
+    def __init__(self, metadata_version, loss: str) -> None:
+        super().__init__("Metadata has been lost because the following could not be "
+                         f"represented in metadata.version {metadata_version}: {loss}")
+        self.metadata_version = metadata_version
+        self.loss = loss
 
 
 METADATA_RECORDS = (
