@@ -26,6 +26,22 @@ from kafkasim.settings.exceptions import ClusterError
 
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
 
+#: The controller's events (ControllerEventManager) by name -> the KafkaController method that
+#: processes them, called as ``method(broker, zk, *args)``
+CONTROLLER_OPERATIONS = {
+    "broker_change": "on_broker_change",                     # BrokerChange
+    "topic_change": "on_new_topic",                          # TopicChange
+    "isr_change": "on_isr_change_notification",              # IsrChangeNotification (<2.7)
+    "alter_partition": "process_alter_partition",            # AlterPartitionReceived
+    "controlled_shutdown": "controlled_shutdown",            # ControlledShutdown
+    "auto_rebalance": "auto_rebalance",                      # AutoPreferredReplicaLeaderElection
+    "elect": "elect_leaders",                                # ReplicaLeaderElection (admin)
+    "zk_preferred_election": "process_zk_preferred_replica_election",   # (ZooKeeper)
+    "reassignment_isr_change": "maybe_complete_reassignment",  # PartitionReassignmentIsrChange
+    "alter_reassignments": "alter_partition_reassignments",  # ApiPartitionReassignment
+    "zk_reassignments": "process_zk_partition_reassignment",  # ZkPartitionReassignment
+}
+
 
 class ZkControlPlane:
     """ZooKeeper's sessions, the controller election and the controller's event queue and
@@ -112,28 +128,12 @@ class ZkControlPlane:
             # ZooKeeper unreachable: the operation waits for the connection to come back
             self.cluster.engine.schedule(1000, "controller_event", name, args)
             return
-        zk = self.cluster.zk
+        operation = CONTROLLER_OPERATIONS.get(name)
+        if operation is None:
+            raise ValueError(f"unknown controller operation {name!r}; known: "
+                             f"{sorted(CONTROLLER_OPERATIONS)}")
         try:
-            if name == "broker_change":
-                c.on_broker_change(broker, zk)
-            elif name == "topic_change":
-                c.on_new_topic(broker, zk, args[0])
-            elif name == "isr_change":
-                c.on_isr_change_notification(broker, zk, args[0])
-            elif name == "alter_partition":
-                c.process_alter_partition(broker, zk, *args)
-            elif name == "controlled_shutdown":
-                c.controlled_shutdown(broker, zk, *args)
-            elif name == "auto_rebalance":
-                c.auto_rebalance(broker, zk)
-            elif name == "elect":
-                return c.elect_leaders(broker, zk, *args)
-            elif name == "reassignment_isr_change":
-                c.maybe_complete_reassignment(broker, zk, args[0])
-            elif name == "alter_reassignments":
-                return c.alter_partition_reassignments(broker, zk, *args)
-            else:
-                raise ValueError(f"unknown controller operation {name!r}")
+            return getattr(c, operation)(broker, self.cluster.zk, *args)
         except ControllerMovedError as exc:
             broker.zk_lifecycle.resign_controller(broker, str(exc))
         return None
