@@ -122,10 +122,16 @@ class KafkaController:
         self._cache(tp, (leader, epoch, tuple(isr), version), recovery)
 
     # -- requests to brokers (ControllerBrokerRequestBatch) -------------------------------------
-    def _state(self, tp) -> PartitionState:
-        leader, epoch, isr, version = self.context.states[tp]
+    def _state(self, tp, with_offline_replicas: bool = False) -> PartitionState:
+        """A partition's state in a request; ``with_offline_replicas`` for UpdateMetadata
+        (addUpdateMetadataRequestForBrokers: the replicas not isReplicaOnline)."""
+        cc = self.context
+        leader, epoch, isr, version = cc.states[tp]
+        replicas = cc.assignments[tp]
+        offline = tuple(r for r in replicas if not cc.is_replica_online(r)) \
+            if with_offline_replicas else ()
         return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
-                              self.context.assignments[tp], self.leader_recovery_state(tp))
+                              replicas, self.leader_recovery_state(tp), offline)
 
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
@@ -152,8 +158,10 @@ class KafkaController:
 
     def send_update_metadata(self, ctx, tps) -> None:
         """addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, tps): partitions
-        without leadership info are left out; the request goes out all the same."""
-        states = tuple(self._state(tp) for tp in tps if tp in self.context.states)
+        without leadership info are left out; the request goes out all the same. Since 1.0
+        each partition names its offline replicas."""
+        offline = ctx.rules.controller.update_metadata_offline_replicas
+        states = tuple(self._state(tp, offline) for tp in tps if tp in self.context.states)
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers)))
@@ -282,13 +290,24 @@ class KafkaController:
             if st[0] not in online:
                 cc.offline.add(tp)
 
-    def trigger_online_partition_state_change(self, ctx, zk: ZooKeeper) -> list:
-        """triggerOnlinePartitionStateChange: NewPartition and OfflinePartition partitions ->
-        OnlinePartition with OfflinePartitionLeaderElectionStrategy(false); returns the
-        partitions that came online."""
+    def trigger_online_partition_state_change(self, ctx, zk: ZooKeeper,
+                                              topic: str | None = None) -> list:
+        """triggerOnlinePartitionStateChange (of every topic, or of ``topic``): NewPartition and
+        OfflinePartition partitions -> OnlinePartition with
+        OfflinePartitionLeaderElectionStrategy(false); returns the partitions that came
+        online."""
         cc = self.context
-        tps = [tp for tp in cc.assignments if tp not in cc.states or tp in cc.offline]
+        tps = [tp for tp in cc.assignments if (topic is None or tp[0] == topic)
+               and (tp not in cc.states or tp in cc.offline)]
         return self.handle_state_changes(ctx, zk, tps, "offline") if tps else []
+
+    def on_unclean_leader_election_enable(self, ctx, zk: ZooKeeper,
+                                          topic: str | None = None) -> None:
+        """processUncleanLeaderElectionEnable (the brokers' default turned on, 2.0+) and
+        processTopicUncleanLeaderElectionEnable (a topic's override is on, 2.1+): the offline
+        partitions (of ``topic``) go through the offline election again, which now reads the
+        new config and may elect an out-of-sync replica."""
+        self.trigger_online_partition_state_change(ctx, zk, topic)
 
     # -- elections -------------------------------------------------------------------------------
     def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> tuple[int, ...] | None:
@@ -780,6 +799,11 @@ class KafkaController:
             # unknown broker, or a stale broker epoch
             ctx.send(src, AlterPartitionResponse(E.STALE_BROKER_EPOCH, (), req.correlation_id))
             return
+        if not _known_recovery_states(ctx, req):
+            # LeaderRecoveryState.of throws IllegalArgumentException while the request is read:
+            # processAlterPartition answers UNKNOWN_SERVER_ERROR for the whole request
+            ctx.send(src, AlterPartitionResponse(E.UNKNOWN_SERVER_ERROR, (), req.correlation_id))
+            return
         for i, (topic, partition, leader_epoch, new_isr, partition_epoch) in \
                 enumerate(req.partitions):
             tp = (topic, partition)
@@ -833,7 +857,7 @@ class KafkaController:
             self._check_epoch(zk)
         except ControllerMovedError:
             # processAlterPartition catches the ControllerMovedException of the write
-            ctx.send(src, AlterPartitionResponse("UNKNOWN_SERVER_ERROR", (), req.correlation_id))
+            ctx.send(src, AlterPartitionResponse(E.UNKNOWN_SERVER_ERROR, (), req.correlation_id))
             raise
         data = partition_state_json(req.broker_id, leader_epoch, new_isr, self.controller_epoch,
                                     recovery)
@@ -900,6 +924,14 @@ def _requested_recovery_state(ctx, req: AlterPartitionRequest, i: int) -> int:
     if not ctx.rules.elections.zk_leader_recovery_state or not req.leader_recovery_states:
         return LeaderRecoveryState.RECOVERED
     return req.leader_recovery_states[i]
+
+
+def _known_recovery_states(ctx, req: AlterPartitionRequest) -> bool:
+    """Every LeaderRecoveryState of an AlterPartition (3.2+, KIP-704) is RECOVERED (0) or
+    RECOVERING (1); before 3.2 the field does not exist."""
+    return not ctx.rules.elections.zk_leader_recovery_state or all(
+        s in (LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING)
+        for s in req.leader_recovery_states)
 
 
 def _invalid_leader_recovery(new_isr: tuple, recovery: int, cur_recovery: int) -> bool:
