@@ -19,8 +19,8 @@ StopReplica and OfflineReplica); partition reassignment follows KIP-455's onPart
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
+from kafkasim.control.controller_context import ControllerContext, ReplicaAssignment
 from kafkasim.control.kraft.records import LeaderRecoveryState
 from kafkasim.control.zookeeper import (
     BadVersion,
@@ -49,31 +49,6 @@ class ControllerMovedError(RuntimeError):
     """Kafka's ControllerMovedException: another broker holds a newer controller epoch."""
 
 
-@dataclass(slots=True)
-class ControllerContext:
-    """The controller's cache of cluster state (kafka.controller.ControllerContext)."""
-
-    live_brokers: list[int] = field(default_factory=list)
-    broker_epochs: dict[int, int] = field(default_factory=dict)
-    shutting_down: list[int] = field(default_factory=list)
-    assignments: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
-    # tp -> (leader, leader epoch, isr, zk version)
-    states: dict[tuple[str, int], tuple[int, int, tuple[int, ...], int]] = field(
-        default_factory=dict)
-    # KIP-455 reassignments in progress: tp -> addingReplicas / removingReplicas (the topic
-    # znode's adding_replicas / removing_replicas); ``assignments`` then holds RS = TRS + ORS
-    adding: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
-    removing: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
-    reassigning: list[tuple[str, int]] = field(default_factory=list)
-    # PartitionStateMachine's OfflinePartition: partitions whose leader went offline and that no
-    # election has brought online since (membership only, never iterated). NewPartition is a
-    # partition of ``assignments`` without leadership info (no state znode created yet).
-    offline: set[tuple[str, int]] = field(default_factory=set)
-    # KIP-704 (3.2+): partitions whose cached LeaderAndIsr has leaderRecoveryState RECOVERING
-    # (the state znode's ``leader_recovery_state: 1``); the others are RECOVERED
-    recovering: set[tuple[str, int]] = field(default_factory=set)
-
-
 class KafkaController:
     __slots__ = ("broker_id", "controller_epoch", "context")
 
@@ -93,8 +68,7 @@ class KafkaController:
     def _online(self) -> list[int]:
         """ControllerContext.liveBrokerIds (isReplicaOnline): live brokers not in controlled
         shutdown."""
-        cc = self.context
-        return [b for b in cc.live_brokers if b not in cc.shutting_down]
+        return self.context.live_broker_ids()
 
     @staticmethod
     def _read_state(zk: ZooKeeper, tp) -> tuple | None:
@@ -148,10 +122,16 @@ class KafkaController:
         self._cache(tp, (leader, epoch, tuple(isr), version), recovery)
 
     # -- requests to brokers (ControllerBrokerRequestBatch) -------------------------------------
-    def _state(self, tp) -> PartitionState:
-        leader, epoch, isr, version = self.context.states[tp]
+    def _state(self, tp, with_offline_replicas: bool = False) -> PartitionState:
+        """A partition's state in a request; ``with_offline_replicas`` for UpdateMetadata
+        (addUpdateMetadataRequestForBrokers: the replicas not isReplicaOnline)."""
+        cc = self.context
+        leader, epoch, isr, version = cc.states[tp]
+        replicas = cc.assignments[tp]
+        offline = tuple(r for r in replicas if not cc.is_replica_online(r)) \
+            if with_offline_replicas else ()
         return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
-                              self.context.assignments[tp], self.leader_recovery_state(tp))
+                              replicas, self.leader_recovery_state(tp), offline)
 
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
@@ -178,8 +158,10 @@ class KafkaController:
 
     def send_update_metadata(self, ctx, tps) -> None:
         """addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, tps): partitions
-        without leadership info are left out; the request goes out all the same."""
-        states = tuple(self._state(tp) for tp in tps if tp in self.context.states)
+        without leadership info are left out; the request goes out all the same. Since 1.0
+        each partition names its offline replicas."""
+        offline = ctx.rules.controller.update_metadata_offline_replicas
+        states = tuple(self._state(tp, offline) for tp in tps if tp in self.context.states)
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers)))
@@ -237,7 +219,8 @@ class KafkaController:
         # initializePartitionReassignments: resume every reassignment found in ZooKeeper
         for tp in list(cc.reassigning):
             if tp in cc.states:
-                self.on_partition_reassignment(ctx, zk, tp, self._full_assignment(tp))
+                self.on_partition_reassignment(ctx, zk, tp,
+                                               cc.partition_full_replica_assignment(tp))
         if ctx.config["auto.leader.rebalance.enable"]:
             ctx.schedule_controller_timer(5000, self.controller_epoch, "auto_rebalance")
 
@@ -276,8 +259,8 @@ class KafkaController:
             self.trigger_online_partition_state_change(ctx, zk)
             # onBrokerStartup -> maybeResumeReassignments: target replicas on a new broker
             for tp in list(cc.reassigning):
-                full = self._full_assignment(tp)
-                if any(b in new for b in _target(full)):
+                full = cc.partition_full_replica_assignment(tp)
+                if any(b in new for b in full.target_replicas):
                     self.on_partition_reassignment(ctx, zk, tp, full)
         cc.broker_epochs = epochs
 
@@ -307,13 +290,24 @@ class KafkaController:
             if st[0] not in online:
                 cc.offline.add(tp)
 
-    def trigger_online_partition_state_change(self, ctx, zk: ZooKeeper) -> list:
-        """triggerOnlinePartitionStateChange: NewPartition and OfflinePartition partitions ->
-        OnlinePartition with OfflinePartitionLeaderElectionStrategy(false); returns the
-        partitions that came online."""
+    def trigger_online_partition_state_change(self, ctx, zk: ZooKeeper,
+                                              topic: str | None = None) -> list:
+        """triggerOnlinePartitionStateChange (of every topic, or of ``topic``): NewPartition and
+        OfflinePartition partitions -> OnlinePartition with
+        OfflinePartitionLeaderElectionStrategy(false); returns the partitions that came
+        online."""
         cc = self.context
-        tps = [tp for tp in cc.assignments if tp not in cc.states or tp in cc.offline]
+        tps = [tp for tp in cc.assignments if (topic is None or tp[0] == topic)
+               and (tp not in cc.states or tp in cc.offline)]
         return self.handle_state_changes(ctx, zk, tps, "offline") if tps else []
+
+    def on_unclean_leader_election_enable(self, ctx, zk: ZooKeeper,
+                                          topic: str | None = None) -> None:
+        """processUncleanLeaderElectionEnable (the brokers' default turned on, 2.0+) and
+        processTopicUncleanLeaderElectionEnable (a topic's override is on, 2.1+): the offline
+        partitions (of ``topic``) go through the offline election again, which now reads the
+        new config and may elect an out-of-sync replica."""
+        self.trigger_online_partition_state_change(ctx, zk, topic)
 
     # -- elections -------------------------------------------------------------------------------
     def _elect(self, ctx, zk: ZooKeeper, tp, strategy: str) -> tuple[int, ...] | None:
@@ -364,7 +358,7 @@ class KafkaController:
             return None if leader is None else (leader, isr, False, replicas)
         if strategy == "reassign":
             # the ISR is kept (LeaderAndIsr.newLeader); recipients: the target replicas
-            target = _target(self._full_assignment(tp))
+            target = cc.partition_full_replica_assignment(tp).target_replicas
             leader = rb.reassign_partition_leader_election(target, isr, online)
             return None if leader is None else (leader, isr, False, target)
         if strategy == "controlled_shutdown":
@@ -421,6 +415,16 @@ class KafkaController:
             else:
                 results[tp] = "PREFERRED_LEADER_NOT_AVAILABLE"
         self._send_state_changes(ctx, elected)
+        return results
+
+    def process_zk_preferred_replica_election(self, ctx, zk: ZooKeeper, tps) -> dict:
+        """processReplicaLeaderElection(ZkTriggered): the partitions an admin wrote to
+        /admin/preferred_replica_election (kafkasim keeps no such znode, the caller hands its
+        content over) get a preferred election, then removePartitionsFromPreferredReplicaElection
+        deletes the znode, conditionally on the controller epoch's zkVersion (a controller that
+        moved fails there with ControllerMovedException)."""
+        results = self.elect_leaders(ctx, zk, tps, "preferred")
+        self._check_epoch(zk)
         return results
 
     def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str) -> list:
@@ -586,57 +590,87 @@ class KafkaController:
         return out
 
     # -- partition reassignment (KIP-455) -------------------------------------------------------
-    def _full_assignment(self, tp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-        """ReplicaAssignment: (replicas RS, addingReplicas AR, removingReplicas RR)."""
-        cc = self.context
-        return cc.assignments[tp], cc.adding.get(tp, ()), cc.removing.get(tp, ())
-
     def alter_partition_reassignments(self, ctx, zk: ZooKeeper, reassignments) -> dict:
         """processApiPartitionReassignment (ZK controller, 2.4+): validate each target
-        (validateReplicas), build the reassignment (maybeBuildReassignment; None cancels) and
-        run onPartitionReassignment. Returns tp -> (error, message)."""
-        cc = self.context
+        (validateReplicas), build the reassignment (maybeBuildReassignment; None cancels; no
+        reassignment to cancel: NO_REASSIGNMENT_IN_PROGRESS) and start them
+        (maybeTriggerPartitionReassignment). Returns tp -> (error, message)."""
         results = {}
+        todo = {}
         for tp, target in reassignments.items():
-            if tp not in cc.assignments or tp not in cc.states:
-                results[tp] = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+            err = None if target is None else self.validate_replicas(tp, list(target))
+            if err is not None:
+                results[tp] = (INVALID_REPLICA_ASSIGNMENT, err)
                 continue
-            full = self._full_assignment(tp)
-            if target is not None:
-                err = self._validate_replicas(full, list(target))
-                if err is not None:
-                    results[tp] = (INVALID_REPLICA_ASSIGNMENT, err)
-                    continue
-            elif not (full[1] or full[2]):
+            new = self.maybe_build_reassignment(tp, target)
+            if new is None:
                 results[tp] = (NO_REASSIGNMENT_IN_PROGRESS, "")
-                continue
-            new = _reassign_to(full, tuple(target) if target is not None else _origin(full))
-            self.on_partition_reassignment(ctx, zk, tp, new)
-            results[tp] = (E.NONE, "")
+            else:
+                todo[tp] = new
+        results.update(self.maybe_trigger_partition_reassignment(ctx, zk, todo))
         return results
 
-    def _validate_replicas(self, full, replicas: list[int]) -> str | None:
+    def process_zk_partition_reassignment(self, ctx, zk: ZooKeeper, reassignments) -> dict:
+        """processZkPartitionReassignment: the targets an admin wrote to
+        /admin/reassign_partitions (``{tp: [replicas]}``; kafkasim keeps no such znode, the
+        caller hands its content over). Unlike the API, the targets are not validated: a target
+        broker that is down makes a reassignment that waits for it. Returns tp -> (error,
+        message)."""
+        todo = {tp: self.maybe_build_reassignment(tp, target)
+                for tp, target in reassignments.items()}
+        return self.maybe_trigger_partition_reassignment(ctx, zk, todo)
+
+    def validate_replicas(self, tp, replicas: list[int]) -> str | None:
+        """validateReplicas: the error message of an invalid target (empty, duplicates, a
+        negative id, an adding replica on a broker that is not live), None if it is valid."""
         if not replicas:
             return "Empty replica list specified in partition reassignment."
         if len(set(replicas)) != len(replicas):
             return f"Duplicate replica ids in partition reassignment replica list: {replicas}"
         if any(r < 0 for r in replicas):
             return f"Invalid broker id in replica list: {replicas}"
-        adding = _reassign_to(full, tuple(replicas))[1]
-        live = self.context.live_brokers
+        adding = self.context.partition_full_replica_assignment(tp).reassign_to(
+            replicas).adding_replicas
+        live = self.context.live_broker_ids()
         if not all(r in live for r in adding):
             return (f"Replica assignment has brokers that are not alive. Replica list: "
                     f"{list(adding)}, live broker list: {list(live)}")
         return None
 
+    def maybe_build_reassignment(self, tp, target) -> ReplicaAssignment | None:
+        """maybeBuildReassignment: the current assignment reassigned to ``target``; a None
+        target cancels a reassignment in progress (back to the origin replicas) and is None
+        when there is none."""
+        current = self.context.partition_full_replica_assignment(tp)
+        if target is None:
+            return current.reassign_to(current.origin_replicas) \
+                if current.is_being_reassigned else None
+        return current.reassign_to(target)
+
+    def maybe_trigger_partition_reassignment(self, ctx, zk: ZooKeeper, reassignments) -> dict:
+        """maybeTriggerPartitionReassignment: onPartitionReassignment for each partition that
+        exists; UNKNOWN_TOPIC_OR_PARTITION for the others (kafkasim also answers it for a
+        partition without leadership info yet, whose epoch bump Kafka fails on with
+        UNKNOWN_SERVER_ERROR). Returns tp -> (error, message)."""
+        cc = self.context
+        results = {}
+        for tp, new in reassignments.items():
+            if not cc.partition_replica_assignment(tp) or tp not in cc.states:
+                results[tp] = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+                continue
+            self.on_partition_reassignment(ctx, zk, tp, new)
+            results[tp] = (E.NONE, "")
+        return results
+
     def list_partition_reassignments(self, tps=None) -> dict:
-        """processListPartitionReassignments: tp -> (replicas, adding, removing)."""
+        """processListPartitionReassignments: tp -> ReplicaAssignment of the partitions being
+        reassigned (of ``tps``, or all)."""
         cc = self.context
         wanted = cc.reassigning if tps is None else [tp for tp in tps if tp in cc.assignments]
-        return {tp: self._full_assignment(tp) for tp in wanted
-                if cc.adding.get(tp) or cc.removing.get(tp)}
+        return {tp: cc.partition_full_replica_assignment(tp) for tp in wanted
+                if cc.partition_full_replica_assignment(tp).is_being_reassigned}
 
-    def on_partition_reassignment(self, ctx, zk: ZooKeeper, tp, new) -> None:
+    def on_partition_reassignment(self, ctx, zk: ZooKeeper, tp, new: ReplicaAssignment) -> None:
         """KafkaController.onPartitionReassignment (2.4+). U1/U2: write RS = TRS + ORS with
         AR = TRS - ORS and RR = ORS - TRS to the topic znode and memory (U3: stop replicas an
         earlier reassignment added that are no longer wanted). While some target replica is not
@@ -647,30 +681,27 @@ class KafkaController:
         deletePartition=true); the topic znode gets RS = TRS; UpdateMetadata to every broker."""
         cc = self.context
         self._update_current_reassignment(ctx, zk, tp, new)
-        rs, adding, removing = new
-        target = _target(new)
+        target = new.target_replicas
         if not self._reassignment_complete(zk, tp, new):
-            ctx.trace("controller", tp[0], tp[1],
-                      ev.ReassignmentStarted(tuple(rs), tuple(adding), tuple(removing)))
+            ctx.trace("controller", tp[0], tp[1], ev.ReassignmentStarted(
+                new.replicas, new.adding_replicas, new.removing_replicas))
             self._update_leader_epoch_and_send(ctx, zk, tp, new)                      # A1
-            for r in adding:                                                           # A2
+            for r in new.adding_replicas:                                              # A2
                 # NewReplica: LeaderAndIsr to the new replica (if it is alive), UpdateMetadata
                 self.send_leader_and_isr(ctx, [tp], only=[r])
                 self.send_update_metadata(ctx, [tp])
             return
         ctx.trace("controller", tp[0], tp[1],
                   ev.ReassignmentComplete(tuple(target)))
-        cc.assignments[tp] = target                                                   # B2
-        cc.adding.pop(tp, None)
-        cc.removing.pop(tp, None)
+        completed = ReplicaAssignment(target)
+        cc.update_partition_full_replica_assignment(tp, completed)                     # B2
         leader = self._refresh(zk, tp)[0]                                             # B3
-        if leader not in target or leader not in cc.live_brokers \
-                or leader in cc.shutting_down:
+        if leader not in target or not cc.is_replica_online(leader):
             self.handle_state_changes(ctx, zk, [tp], "reassign")
         else:
-            self._update_leader_epoch_and_send(ctx, zk, tp, (target, (), ()))
-        if removing:                                                                  # B4, B5
-            self._stop_removed_replicas(ctx, zk, tp, removing)
+            self._update_leader_epoch_and_send(ctx, zk, tp, completed)
+        if new.removing_replicas:                                                     # B4, B5
+            self._stop_removed_replicas(ctx, zk, tp, new.removing_replicas)
         self._write_assignment(zk, tp[0])                                             # B6
         if tp in cc.reassigning:                                                      # B7
             cc.reassigning.remove(tp)
@@ -680,22 +711,18 @@ class KafkaController:
     def maybe_complete_reassignment(self, ctx, zk: ZooKeeper, tp) -> None:
         """maybeCompleteReassignment: an ISR change may complete a reassignment."""
         if tp in self.context.reassigning:
-            full = self._full_assignment(tp)
+            full = self.context.partition_full_replica_assignment(tp)
             if self._reassignment_complete(zk, tp, full):
                 self.on_partition_reassignment(ctx, zk, tp, full)
 
-    def _update_current_reassignment(self, ctx, zk: ZooKeeper, tp, new) -> None:
+    def _update_current_reassignment(self, ctx, zk: ZooKeeper, tp,
+                                     new: ReplicaAssignment) -> None:
         cc = self.context
-        current = self._full_assignment(tp)
+        current = cc.partition_full_replica_assignment(tp)
         if current != new:
-            cc.assignments[tp] = new[0]                                               # U2
-            if new[1] or new[2]:
-                cc.adding[tp], cc.removing[tp] = new[1], new[2]
-            else:
-                cc.adding.pop(tp, None)
-                cc.removing.pop(tp, None)
+            cc.update_partition_full_replica_assignment(tp, new)                      # U2
             self._write_assignment(zk, tp[0])                                         # U1
-            unneeded = tuple(r for r in current[0] if r not in new[0])                # U3
+            unneeded = tuple(r for r in current.replicas if r not in new.replicas)    # U3
             if unneeded:
                 self._stop_removed_replicas(ctx, zk, tp, unneeded)
         if tp not in cc.reassigning:
@@ -703,13 +730,13 @@ class KafkaController:
         if not ctx.rules.alter_partition.alter_isr:   # PartitionReassignmentIsrChangeHandler (<2.7)
             zk.data_watches.add(partition_state_path(*tp))
 
-    def _reassignment_complete(self, zk: ZooKeeper, tp, full) -> bool:
+    def _reassignment_complete(self, zk: ZooKeeper, tp, full: ReplicaAssignment) -> bool:
         """isReassignmentComplete: nothing to reassign, or every target replica in the ISR (as
         ZooKeeper holds it)."""
-        if not (full[1] or full[2]):
+        if not full.is_being_reassigned:
             return True
         isr = self._refresh(zk, tp)[2]
-        return all(r in isr for r in _target(full))
+        return all(r in isr for r in full.target_replicas)
 
     def _update_leader_epoch_and_send(self, ctx, zk: ZooKeeper, tp, full) -> None:
         """updateLeaderEpochAndSendRequest: leader_epoch + 1 with the same leader and ISR (so the
@@ -722,7 +749,7 @@ class KafkaController:
             except BadVersion:
                 continue
         ctx.trace("controller", tp[0], tp[1],
-                  ev.ReassignmentEpochBump(epoch + 1, tuple(full[0])))
+                  ev.ReassignmentEpochBump(epoch + 1, full.replicas))
         self.send_leader_and_isr(ctx, [tp])
         self.send_update_metadata(ctx, [tp])
 
@@ -771,6 +798,11 @@ class KafkaController:
                 cc.broker_epochs.get(req.broker_id) != req.broker_epoch:
             # unknown broker, or a stale broker epoch
             ctx.send(src, AlterPartitionResponse(E.STALE_BROKER_EPOCH, (), req.correlation_id))
+            return
+        if not _known_recovery_states(ctx, req):
+            # LeaderRecoveryState.of throws IllegalArgumentException while the request is read:
+            # processAlterPartition answers UNKNOWN_SERVER_ERROR for the whole request
+            ctx.send(src, AlterPartitionResponse(E.UNKNOWN_SERVER_ERROR, (), req.correlation_id))
             return
         for i, (topic, partition, leader_epoch, new_isr, partition_epoch) in \
                 enumerate(req.partitions):
@@ -825,7 +857,7 @@ class KafkaController:
             self._check_epoch(zk)
         except ControllerMovedError:
             # processAlterPartition catches the ControllerMovedException of the write
-            ctx.send(src, AlterPartitionResponse("UNKNOWN_SERVER_ERROR", (), req.correlation_id))
+            ctx.send(src, AlterPartitionResponse(E.UNKNOWN_SERVER_ERROR, (), req.correlation_id))
             raise
         data = partition_state_json(req.broker_id, leader_epoch, new_isr, self.controller_epoch,
                                     recovery)
@@ -894,26 +926,17 @@ def _requested_recovery_state(ctx, req: AlterPartitionRequest, i: int) -> int:
     return req.leader_recovery_states[i]
 
 
+def _known_recovery_states(ctx, req: AlterPartitionRequest) -> bool:
+    """Every LeaderRecoveryState of an AlterPartition (3.2+, KIP-704) is RECOVERED (0) or
+    RECOVERING (1); before 3.2 the field does not exist."""
+    return not ctx.rules.elections.zk_leader_recovery_state or all(
+        s in (LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING)
+        for s in req.leader_recovery_states)
+
+
 def _invalid_leader_recovery(new_isr: tuple, recovery: int, cur_recovery: int) -> bool:
     """processAlterPartition (3.2+, KIP-704): INVALID_REQUEST when a RECOVERING leader asks for
     an ISR of more than one replica, or when the state would go RECOVERED -> RECOVERING."""
     if recovery != LeaderRecoveryState.RECOVERING:
         return False
     return len(new_isr) > 1 or cur_recovery == LeaderRecoveryState.RECOVERED
-
-
-def _origin(full) -> tuple[int, ...]:
-    """ReplicaAssignment.originReplicas: RS - AR."""
-    return tuple(r for r in full[0] if r not in full[1])
-
-
-def _target(full) -> tuple[int, ...]:
-    """ReplicaAssignment.targetReplicas: RS - RR."""
-    return tuple(r for r in full[0] if r not in full[2])
-
-
-def _reassign_to(full, target: tuple[int, ...]):
-    """ReplicaAssignment.reassignTo: RS = (TRS ++ ORS).distinct, AR = RS - ORS, RR = RS - TRS."""
-    origin = _origin(full)
-    rs = tuple(dict.fromkeys(target + origin))
-    return rs, tuple(r for r in rs if r not in origin), tuple(r for r in rs if r not in target)

@@ -173,6 +173,9 @@ class PartitionState:
     # LeaderRecoveryState (KIP-704, 3.2+): 1 RECOVERING after an unclean election, else 0
     # RECOVERED (LeaderAndIsr v6+ in ZooKeeper mode; the PartitionRecord's in KRaft)
     leader_recovery_state: int = 0
+    # UpdateMetadata v4+ (1.0, KIP-112) in ZooKeeper mode: the replicas the controller does not
+    # count online (isReplicaOnline: dead or shutting down); empty in LeaderAndIsr
+    offline_replicas: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

@@ -270,6 +270,7 @@ class Cluster:
                      delete: list[str] | None = None) -> None:
         """``kafka-configs --alter --add-config k=v [--delete-config k]`` for topics or brokers."""
         validation.check_alter_config(self, entity_type, name, configs, delete)
+        unclean_before = self.zk_control_plane.controller_unclean_default()
         topics = self.topics
         if entity_type == "topics":
             topics.check_topic(name)
@@ -308,6 +309,8 @@ class Cluster:
             raise ClusterError(f"Unknown entity type {entity_type!r}: use 'topics' or 'brokers'")
         for broker in self.brokers.values():   # the logs' configs (LogManager.updateTopicConfig)
             broker.log_manager.update_topic_configs(topics.configs)
+        if self.kraft is None:   # the config change notification reaches the ZK controller
+            self.zk_control_plane.config_changed(entity_type, name, unclean_before)
         self.trace.record("alter_config", "admin", name if entity_type == "topics" else "", -1,
                           ev.AlterConfig(entity_type, name, tuple(configs.items())))
 

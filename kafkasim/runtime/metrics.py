@@ -114,15 +114,9 @@ def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
     out[ACTIVE_CONTROLLER] = 1 if broker.controller is not None else 0
     if broker.controller is not None:
         cc = broker.controller.context
-        offline = 0
-        imbalance = 0
-        for tp, (leader, _e, _isr, _v) in cc.states.items():
-            if leader < 0 or leader not in cc.live_brokers:
-                offline += 1
-            if leader != cc.assignments[tp][0]:
-                imbalance += 1
-        out[OFFLINE_PARTITIONS] = offline
-        out[PREFERRED_IMBALANCE] = imbalance
+        out[OFFLINE_PARTITIONS] = sum(1 for leader, _e, _isr, _v in cc.states.values()
+                                      if leader < 0 or leader not in cc.live_brokers)
+        out[PREFERRED_IMBALANCE] = cc.preferred_replica_imbalance_count()
     return out
 
 

@@ -25,6 +25,25 @@ from kafkasim.runtime.network import ZOOKEEPER
 from kafkasim.settings.exceptions import ClusterError
 
 CONTROLLER_RETRY_BACKOFF_MS = 300  # RequestSendThread's back-off after a failed send
+UNCLEAN = "unclean.leader.election.enable"
+
+#: The controller's events (ControllerEventManager) by name -> the KafkaController method that
+#: processes them, called as ``method(broker, zk, *args)``
+CONTROLLER_OPERATIONS = {
+    "broker_change": "on_broker_change",                     # BrokerChange
+    "topic_change": "on_new_topic",                          # TopicChange
+    "isr_change": "on_isr_change_notification",              # IsrChangeNotification (<2.7)
+    "alter_partition": "process_alter_partition",            # AlterPartitionReceived
+    "controlled_shutdown": "controlled_shutdown",            # ControlledShutdown
+    "auto_rebalance": "auto_rebalance",                      # AutoPreferredReplicaLeaderElection
+    "elect": "elect_leaders",                                # ReplicaLeaderElection (admin)
+    "zk_preferred_election": "process_zk_preferred_replica_election",   # (ZooKeeper)
+    "reassignment_isr_change": "maybe_complete_reassignment",  # PartitionReassignmentIsrChange
+    "alter_reassignments": "alter_partition_reassignments",  # ApiPartitionReassignment
+    "zk_reassignments": "process_zk_partition_reassignment",  # ZkPartitionReassignment
+    "unclean_leader_election_enable": "on_unclean_leader_election_enable",
+    "topic_unclean_leader_election_enable": "on_unclean_leader_election_enable",
+}
 
 
 class ZkControlPlane:
@@ -43,6 +62,7 @@ class ZkControlPlane:
         engine.on("zk_session_check", self.zk_session_check)
         engine.on("try_controller", self.try_become_controller)
         engine.on("controller_resend", self.controller_resend)
+        engine.on("queued_controller_event", self.queued_controller_event)
 
     def controller_broker(self) -> Broker | None:
         """The broker that holds /controller and runs its KafkaController (None: none now)."""
@@ -89,15 +109,28 @@ class ZkControlPlane:
         return json.dumps(data, separators=(",", ":"))
 
     def controller_event(self, name: str, args: tuple) -> None:
-        """ControllerEventManager: run the event on the active controller (a paused one runs
-        it when it resumes)."""
+        """A ZooKeeper watch fired: ControllerEventManager.put puts the event on the queue of the
+        active controller (the broker /controller names now)."""
         ctl = self.controller_broker()
         if ctl is None:
             return  # no active controller: the next one reads everything at failover
-        if ctl.paused_until > self.cluster.engine.now:
-            self.cluster.engine.schedule_at(ctl.paused_until, "controller_event", name, args)
+        self.queued_controller_event(ctl.id, ctl.controller.controller_epoch, name, args)
+
+    def queued_controller_event(self, broker_id: int, controller_epoch: int, name: str,
+                                args: tuple) -> None:
+        """ControllerEventThread: the controller that queued the event runs it, a paused one
+        when it resumes, even if it lost /controller meanwhile (its first ZooKeeper write then
+        fails with ControllerMovedException and it resigns); a controller that resigned took its
+        queue with it."""
+        b = self.cluster.brokers[broker_id]
+        if b.controller is None or b.controller.controller_epoch != controller_epoch or \
+                not b.is_running:
             return
-        self.run_controller(ctl, name, args)
+        if b.paused_until > self.cluster.engine.now:
+            self.cluster.engine.schedule_at(b.paused_until, "queued_controller_event", broker_id,
+                                            controller_epoch, name, args)
+            return
+        self.run_controller(b, name, args)
 
     def run_controller(self, broker: Broker, name: str, args: tuple):
         """Run one controller operation on ``broker``'s controller, fenced by its epoch; returns
@@ -110,33 +143,41 @@ class ZkControlPlane:
             return
         if not self.cluster.transport.network.can_reach(broker.id, ZOOKEEPER):
             # ZooKeeper unreachable: the operation waits for the connection to come back
-            self.cluster.engine.schedule(1000, "controller_event", name, args)
+            self.cluster.engine.schedule(1000, "queued_controller_event", broker.id,
+                                         c.controller_epoch, name, args)
             return
-        zk = self.cluster.zk
+        operation = CONTROLLER_OPERATIONS.get(name)
+        if operation is None:
+            raise ValueError(f"unknown controller operation {name!r}; known: "
+                             f"{sorted(CONTROLLER_OPERATIONS)}")
         try:
-            if name == "broker_change":
-                c.on_broker_change(broker, zk)
-            elif name == "topic_change":
-                c.on_new_topic(broker, zk, args[0])
-            elif name == "isr_change":
-                c.on_isr_change_notification(broker, zk, args[0])
-            elif name == "alter_partition":
-                c.process_alter_partition(broker, zk, *args)
-            elif name == "controlled_shutdown":
-                c.controlled_shutdown(broker, zk, *args)
-            elif name == "auto_rebalance":
-                c.auto_rebalance(broker, zk)
-            elif name == "elect":
-                return c.elect_leaders(broker, zk, *args)
-            elif name == "reassignment_isr_change":
-                c.maybe_complete_reassignment(broker, zk, args[0])
-            elif name == "alter_reassignments":
-                return c.alter_partition_reassignments(broker, zk, *args)
-            else:
-                raise ValueError(f"unknown controller operation {name!r}")
+            return getattr(c, operation)(broker, self.cluster.zk, *args)
         except ControllerMovedError as exc:
             broker.zk_lifecycle.resign_controller(broker, str(exc))
         return None
+
+    def controller_unclean_default(self) -> bool | None:
+        """The active controller's broker's unclean.leader.election.enable (None: no
+        controller)."""
+        ctl = self.controller_broker()
+        return None if ctl is None else bool(ctl.config[UNCLEAN])
+
+    def config_changed(self, entity_type: str, name, unclean_before: bool | None) -> None:
+        """A config change notification (/config/changes) reached the brokers. A topic whose
+        own unclean.leader.election.enable override is true (TopicConfigHandler, 2.1+) or the
+        controller's broker whose default turned true (DynamicLogConfig.reconfigure, 2.0+) has
+        the controller retry the offline partitions' elections."""
+        rules = self.cluster.rules.elections
+        if entity_type == "topics":
+            override = self.cluster.topics.overrides[name].get(UNCLEAN)
+            if rules.zk_unclean_election_on_topic_change and \
+                    str(override).strip().lower() == "true":
+                self.cluster.engine.schedule(1, "controller_event",
+                                             "topic_unclean_leader_election_enable", (name,))
+        elif rules.zk_unclean_election_on_default_change and unclean_before is False and \
+                self.controller_unclean_default():
+            self.cluster.engine.schedule(1, "controller_event", "unclean_leader_election_enable",
+                                         ())
 
     def zk_data_changed(self, path: str) -> None:
         """A watched partition state znode changed (PartitionReassignmentIsrChangeHandler, the

@@ -646,6 +646,27 @@ class ElectionRules:
         doc="ZooKeeper mode: an unclean election marks the partition RECOVERING (state znode "
         "leader_recovery_state 1) until its leader's AlterPartition reports RECOVERED",
     )
+    # KAFKA-6526 (2.0.0, b4d8552): turning the brokers' default unclean.leader.election.enable
+    # on dynamically (DynamicLogConfig.reconfigure -> KafkaController
+    # .enableDefaultUncleanLeaderElection) makes the ZooKeeper controller run
+    # triggerOnlinePartitionStateChange at once. Before, offline partitions waited for the next
+    # broker or controller change.
+    zk_unclean_election_on_default_change: bool = _rule(
+        since="2.0",
+        ref="KAFKA-6526 (KafkaController.processUncleanLeaderElectionEnable)",
+        doc="ZooKeeper mode: turning on the brokers' default unclean.leader.election.enable "
+        "retries the offline partitions' elections at once",
+    )
+    # KAFKA-6835 (2.1.0, 028e802): a topic config change whose unclean.leader.election.enable
+    # override is true (TopicConfigHandler.processConfigChanges -> KafkaController
+    # .enableTopicUncleanLeaderElection) makes the controller retry that topic's offline
+    # partitions (triggerOnlinePartitionStateChange(topic)).
+    zk_unclean_election_on_topic_change: bool = _rule(
+        since="2.1",
+        ref="KAFKA-6835 (KafkaController.processTopicUncleanLeaderElectionEnable)",
+        doc="ZooKeeper mode: a topic config change with unclean.leader.election.enable=true "
+        "retries the topic's offline partitions' elections at once",
+    )
     # KIP-966 part 1 (4.0.0): the eligible.leader.replicas.version feature (ELRV_1) can be
     # finalized (kafka-features upgrade --feature eligible.leader.replicas.version=1); the
     # controller then keeps ELR / LastKnownElr (PartitionChangeBuilder). Off by default in 4.0
@@ -799,6 +820,15 @@ class ControllerRules:
         since="2.2",
         ref="KIP-380",
         doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
+    )
+    # KIP-112 (1.0.0, UpdateMetadataRequest v4 from IBP 1.0-IV0): each partition state in an
+    # UpdateMetadata names its offline replicas, the assigned replicas the controller does not
+    # count online (ControllerContext.isReplicaOnline: dead, or in controlled shutdown); the
+    # brokers' metadata caches keep them (MetadataCache.getPartitionInfo().offlineReplicas).
+    update_metadata_offline_replicas: bool = _rule(
+        since="1.0",
+        ref="KIP-112 (ControllerBrokerRequestBatch.addUpdateMetadataRequestForBrokers @1.0.0)",
+        doc="ZooKeeper mode: UpdateMetadata names each partition's offline replicas",
     )
     # KIP-966 part 1 / KAFKA-15582 (3.7.0, commit 14029e2): BrokerRegistrationRequest v3 carries
     # PreviousBrokerEpoch, the broker epoch the broker wrote into .kafka_cleanshutdown when it last

@@ -40,6 +40,8 @@ def describe_event(event) -> str:
         detail = f" client {args[0]}: {_timer_name(args[1])}"
     elif kind == "controller_event" and args:
         detail = f" {args[0]}"
+    elif kind == "queued_controller_event" and len(args) >= 3:
+        detail = f" broker {args[0]}: {args[2]}"
     elif kind == "timeouts" and args:
         detail = f" {args[0]}"
     elif kind == "call" and args:

@@ -94,9 +94,9 @@ class Admin:
         if ctl is None:
             raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
         tps = None if partitions is None else [tuple(tp) for tp in partitions]
-        return {tp: {"replicas": list(rs), "adding_replicas": list(ar),
-                     "removing_replicas": list(rr)}
-                for tp, (rs, ar, rr) in ctl.controller.list_partition_reassignments(tps).items()}
+        return {tp: {"replicas": list(ra.replicas), "adding_replicas": list(ra.adding_replicas),
+                     "removing_replicas": list(ra.removing_replicas)}
+                for tp, ra in ctl.controller.list_partition_reassignments(tps).items()}
 
     def list_offsets(self, topic: str, partition: int = 0, spec: str = "latest") -> int:
         """OffsetSpec.latest() is the HW for clients; earliest() the log start offset."""

@@ -1,0 +1,120 @@
+"""The ZooKeeper-mode controller's cache of cluster state: ``ControllerContext`` and
+``ReplicaAssignment`` (kafka.controller, 2.4+ for the adding/removing replicas of KIP-455).
+
+``ReplicaAssignment`` is one partition's full assignment: the replicas RS (during a reassignment
+the target replicas followed by the origin ones), the adding replicas AR and the removing
+replicas RR. ``ControllerContext`` keeps, per partition, the assignment, the leadership info the
+controller last wrote or read (leader, leader epoch, ISR, zkVersion) and the live and
+shutting-down brokers; its queries are Kafka's, by the same names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaAssignment:
+    """kafka.controller.ReplicaAssignment: RS (``replicas``), AR (``adding_replicas``) and RR
+    (``removing_replicas``). Any sequences of broker ids are kept as tuples, so two assignments
+    with the same replicas in the same order are equal."""
+
+    replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("replicas", "adding_replicas", "removing_replicas"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    @property
+    def origin_replicas(self) -> tuple[int, ...]:
+        """ORS = RS - AR: the replicas before the reassignment."""
+        return tuple(r for r in self.replicas if r not in self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """TRS = RS - RR: the replicas once the reassignment completes."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
+    @property
+    def is_being_reassigned(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    def reassign_to(self, target_replicas) -> ReplicaAssignment:
+        """ReplicaAssignment.reassignTo: RS = (TRS ++ ORS).distinct, AR = RS - ORS,
+        RR = RS - TRS (reassigning to the origin replicas cancels: AR = RR = [])."""
+        target = tuple(target_replicas)
+        origin = self.origin_replicas
+        rs = tuple(dict.fromkeys(target + origin))
+        return ReplicaAssignment(rs, tuple(r for r in rs if r not in origin),
+                                 tuple(r for r in rs if r not in target))
+
+
+@dataclass(slots=True)
+class ControllerContext:
+    """The controller's cache of cluster state (kafka.controller.ControllerContext)."""
+
+    live_brokers: list[int] = field(default_factory=list)
+    broker_epochs: dict[int, int] = field(default_factory=dict)
+    shutting_down: list[int] = field(default_factory=list)
+    # RS of each partition (partitionAssignments); during a KIP-455 reassignment RS = TRS + ORS
+    # and ``adding`` / ``removing`` hold AR and RR (the topic znode's adding_replicas /
+    # removing_replicas)
+    assignments: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    # tp -> (leader, leader epoch, isr, zk version): partitionLeadershipInfo
+    states: dict[TopicPartition, tuple[int, int, tuple[int, ...], int]] = field(
+        default_factory=dict)
+    adding: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    reassigning: list[TopicPartition] = field(default_factory=list)   # partitionsBeingReassigned
+    # PartitionStateMachine's OfflinePartition: partitions whose leader went offline and that no
+    # election has brought online since (membership only, never iterated). NewPartition is a
+    # partition of ``assignments`` without leadership info (no state znode created yet).
+    offline: set[TopicPartition] = field(default_factory=set)
+    # KIP-704 (3.2+): partitions whose cached LeaderAndIsr has leaderRecoveryState RECOVERING
+    # (the state znode's ``leader_recovery_state: 1``); the others are RECOVERED
+    recovering: set[TopicPartition] = field(default_factory=set)
+
+    def partition_full_replica_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
+        """partitionFullReplicaAssignment: an empty assignment for an unknown partition."""
+        return ReplicaAssignment(self.assignments.get(tp, ()), self.adding.get(tp, ()),
+                                 self.removing.get(tp, ()))
+
+    def update_partition_full_replica_assignment(self, tp: TopicPartition,
+                                                 assignment: ReplicaAssignment) -> None:
+        """updatePartitionFullReplicaAssignment: RS, AR and RR of ``tp``."""
+        self.assignments[tp] = assignment.replicas
+        if assignment.is_being_reassigned:
+            self.adding[tp] = assignment.adding_replicas
+            self.removing[tp] = assignment.removing_replicas
+        else:
+            self.adding.pop(tp, None)
+            self.removing.pop(tp, None)
+
+    def partition_replica_assignment(self, tp: TopicPartition) -> tuple[int, ...]:
+        """partitionReplicaAssignment: RS, empty for an unknown topic or partition."""
+        return self.assignments.get(tp, ())
+
+    def partition_replica_assignment_for_topic(self, topic: str) -> dict:
+        """partitionReplicaAssignmentForTopic: tp -> RS of every partition of ``topic``."""
+        return {tp: rs for tp, rs in self.assignments.items() if tp[0] == topic}
+
+    def preferred_replica_imbalance_count(self) -> int:
+        """preferredReplicaImbalanceCount: partitions with leadership info whose leader is not
+        their preferred replica (the head of RS)."""
+        return sum(1 for tp, st in self.states.items()
+                   if self.assignments.get(tp) and st[0] != self.assignments[tp][0])
+
+    def live_broker_ids(self) -> list[int]:
+        """liveBrokerIds: live brokers not in controlled shutdown."""
+        return [b for b in self.live_brokers if b not in self.shutting_down]
+
+    def is_replica_online(self, broker_id: int, include_shutting_down: bool = False) -> bool:
+        """isReplicaOnline (no offline log dirs in kafkasim): the broker is live and, unless
+        ``include_shutting_down``, not shutting down."""
+        if include_shutting_down:
+            return broker_id in self.live_brokers
+        return broker_id in self.live_brokers and broker_id not in self.shutting_down
