@@ -373,7 +373,7 @@ def elr_never_populated(builder):
     builder.target_last_known_elr = []
 
 
-def accepts_duplicates(states, ident):
+def accepts_duplicates(states, ident, unknown_producer="append"):
     return "append", -1
 
 
