@@ -1243,17 +1243,26 @@ def lost_acked(c: Cluster, producers) -> list[int]:
     holds the partition's committed data: the leader, or while offline the last ISR member
     (its log is on disk and it leads again when it returns)."""
     lost = []
+    holders = {}   # (topic, partition) -> the log holding its committed data, or None
     for p in producers:
         for r in p.results.values():
             if r.status != "acked" or r.offset < 0:
                 continue
-            st = c.inspect.partition_state(r.topic, r.partition)
-            holder = st["leader"] if st["leader"] >= 0 else (st["isr"][-1] if st["isr"] else -1)
-            log = c.brokers[holder].logs.get((r.topic, r.partition)) if holder >= 0 else None
+            tp = (r.topic, r.partition)
+            if tp not in holders:
+                holders[tp] = _committed_log(c, tp)
+            log = holders[tp]
             if log is None or not (log.log_start_offset <= r.offset < log.log_end_offset) or \
                     log.record_id_at(r.offset) != r.record_id:
                 lost.append(r.record_id)
     return sorted(lost)
+
+
+def _committed_log(c: Cluster, tp: tuple):
+    """The log of the replica holding ``tp``'s committed data (``lost_acked``), or None."""
+    st = c.inspect.partition_state(*tp)
+    holder = st["leader"] if st["leader"] >= 0 else (st["isr"][-1] if st["isr"] else -1)
+    return c.brokers[holder].logs.get(tp) if holder >= 0 else None
 
 
 def _settled(c: Cluster) -> bool:
