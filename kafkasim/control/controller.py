@@ -41,8 +41,8 @@ from kafkasim.core.messages import (
 )
 
 # org.apache.kafka.common.protocol.Errors used by AlterPartitionReassignments (KIP-455)
-INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
-NO_REASSIGNMENT_IN_PROGRESS = "NO_REASSIGNMENT_IN_PROGRESS"
+INVALID_REPLICA_ASSIGNMENT = E.INVALID_REPLICA_ASSIGNMENT
+NO_REASSIGNMENT_IN_PROGRESS = E.NO_REASSIGNMENT_IN_PROGRESS
 
 
 class ControllerMovedError(RuntimeError):
