@@ -505,7 +505,8 @@ def test_offline_replica_to_replica_deletion_started_to_nonexistent():
     from the assignment)."""
     h = _harness(live=(BROKER_ID, 6))
     h.put_partition(TP, [BROKER_ID, 6], BROKER_ID, [BROKER_ID, 6])
-    assert h.ctl.alter_partition_reassignments(h.ctx, h.zk, {TP: [BROKER_ID]}) == {TP: ("NONE", "")}
+    assert h.ctl.alter_partition_reassignments(h.ctx, h.zk, {TP: [BROKER_ID]}) == {
+        TP: ("NONE", None)}
     assert _stop_replicas(h, 6) == [((TP,), False), ((TP,), True)]
     st = h.state()
     assert (st["leader"], st["isr"]) == (BROKER_ID, [BROKER_ID])

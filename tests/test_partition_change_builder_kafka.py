@@ -26,9 +26,9 @@ Adaptation: Kafka's ``Optional<ApiMessageAndVersion>`` is kafkasim's ``build()``
 (``electLeader`` -> ``elect_leader``, ``setTargetIsrWithBrokerStates`` ->
 ``set_target_isr_with_broker_states``); records compare by value, so ``rec(...)`` lists exactly the
 fields Kafka sets. ``AlterPartitionRequest.newIsrToSimpleNewIsrWithBrokerEpochs`` becomes
-``broker_states`` (objects with broker_id / broker_epoch = -1). kafkasim has no
-PartitionReassignmentReplicas(PartitionAssignment, PartitionAssignment) or
-PartitionReassignmentRevert class, so the replica lists Kafka asserts for them are written out.
+``broker_states`` (objects with broker_id / broker_epoch = -1). The replica lists Kafka takes
+from PartitionReassignmentReplicas / PartitionReassignmentRevert are written out (those classes,
+``kafkasim.control.kraft.reassignment``, have their own tests in tests/test_reassignment_kafka.py).
 
 Left out (kafkasim does not model them):
 - testKeepsDirectoriesAfterReassignment, testUpdateDirectories and every ``setDirectories``

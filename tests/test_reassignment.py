@@ -33,7 +33,7 @@ def test_partition_reassignment_moves_a_single_replica_with_three_epoch_bumps():
     other = [b for b in (1, 2) if b != ctl][0]
     c.create_topic("t", 1, assignment=[[ctl]])
     assert c.admin().alter_partition_reassignments_result({("t", 0): [other]}) == {
-        ("t", 0): ("NONE", "")}
+        ("t", 0): ("NONE", None)}
     assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), 30000)
     c.run(100)   # the controller's last requests reach the brokers
     st = c.inspect.partition_state("t", 0)
@@ -141,7 +141,7 @@ def test_cancelling_a_reassignment_stops_the_added_replica():
     c.run(500)
     assert c.admin().list_partition_reassignments()[("t", 0)]["adding_replicas"] == [4]
     assert c.admin().alter_partition_reassignments_result({("t", 0): None}) == {
-        ("t", 0): ("NONE", "")}
+        ("t", 0): ("NONE", None)}
     c.release()
     c.run(500)
     assert c.admin().list_partition_reassignments() == {}

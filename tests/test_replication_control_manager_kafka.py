@@ -28,11 +28,10 @@ broker epoch is the top-level STALE_BROKER_EPOCH of the response (Kafka throws
 StaleBrokerEpochException, which QuorumController turns into that error); ``findTopicIds`` /
 ``findTopicNames`` become ``topic_id`` / ``topic_name`` (None = UNKNOWN_TOPIC_*).
 
-kafkasim has no AlterPartitionReassignments / ListPartitionReassignments on the KRaft
-controller, so the reassignment tests (testReassignPartitions, testCancelReassignPartitions,
-testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas) keep only their
-AlterPartition / election steps, starting from the PartitionChangeRecord that Kafka's
-alterPartitionReassignments writes (its content is what Kafka's test asserts).
+The reassignment tests (testReassignPartitions, testCancelReassignPartitions,
+testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas) are ported whole
+in tests/test_reassignment_kafka.py; here they keep only their AlterPartition / election steps,
+starting from the PartitionChangeRecord that Kafka's alterPartitionReassignments writes.
 
 Left out (not modelled by kafkasim): testCreateTopicsWithMutationQuotaExceeded,
 testDeleteTopicsWithMutationQuotaExceeded, the quota half of testCreateTopicsWithValidateOnlyFlag
@@ -40,7 +39,7 @@ testDeleteTopicsWithMutationQuotaExceeded, the quota half of testCreateTopicsWit
 testCreatePartitions, testCreatePartitionsWithMutationQuotaExceeded,
 testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown,
 testCreatePartitionsISRInvariants, testCreatePartitionsFailsWithManualAssignmentWithAllFenced
-(no CreatePartitions); the listPartitionReassignments / cancel parts of the reassignment tests;
+(no CreatePartitions);
 testProcessExpiredBrokerHeartbeat (no processExpiredBrokerHeartbeat); the directory half of
 testKRaftClusterDescriber and testHandleAssignReplicasToDirs*, testHandleDirectoriesOffline (no
 JBOD directories).

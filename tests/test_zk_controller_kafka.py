@@ -362,7 +362,7 @@ def test_partition_reassignment():
     other = _other(c, ctl)
     tp = ("t", 0)
     c.create_topic("t", 1, assignment=[[ctl]])
-    assert _zk_reassign(c, {tp: [other]}) == {tp: ("NONE", "")}
+    assert _zk_reassign(c, {tp: [other]}) == {tp: ("NONE", None)}
     _wait_for_partition_state(c, tp, FIRST_CONTROLLER_EPOCH, other, INITIAL_LEADER_EPOCH + 3)
     assert c.run_until(lambda cl: cl.assignment("t") == {0: [other]}, TIMEOUT_MS)
     assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), TIMEOUT_MS)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 
 from kafkasim.control.controller_context import ControllerContext, ReplicaAssignment
+from kafkasim.control.kraft.reassignment import NO_REASSIGNMENT_IN_PROGRESS_MESSAGE
 from kafkasim.control.kraft.records import LeaderRecoveryState
 from kafkasim.control.zookeeper import (
     BadVersion,
@@ -41,8 +42,8 @@ from kafkasim.core.messages import (
 )
 
 # org.apache.kafka.common.protocol.Errors used by AlterPartitionReassignments (KIP-455)
-INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
-NO_REASSIGNMENT_IN_PROGRESS = "NO_REASSIGNMENT_IN_PROGRESS"
+INVALID_REPLICA_ASSIGNMENT = E.INVALID_REPLICA_ASSIGNMENT
+NO_REASSIGNMENT_IN_PROGRESS = E.NO_REASSIGNMENT_IN_PROGRESS
 
 
 class ControllerMovedError(RuntimeError):
@@ -604,7 +605,8 @@ class KafkaController:
                 continue
             new = self.maybe_build_reassignment(tp, target)
             if new is None:
-                results[tp] = (NO_REASSIGNMENT_IN_PROGRESS, "")
+                # new ApiError(NO_REASSIGNMENT_IN_PROGRESS): the error's default message
+                results[tp] = (NO_REASSIGNMENT_IN_PROGRESS, NO_REASSIGNMENT_IN_PROGRESS_MESSAGE)
             else:
                 todo[tp] = new
         results.update(self.maybe_trigger_partition_reassignment(ctx, zk, todo))
@@ -651,7 +653,7 @@ class KafkaController:
         """maybeTriggerPartitionReassignment: onPartitionReassignment for each partition that
         exists; UNKNOWN_TOPIC_OR_PARTITION for the others (kafkasim also answers it for a
         partition without leadership info yet, whose epoch bump Kafka fails on with
-        UNKNOWN_SERVER_ERROR). Returns tp -> (error, message)."""
+        UNKNOWN_SERVER_ERROR). Returns tp -> (error, message), message None with NONE."""
         cc = self.context
         results = {}
         for tp, new in reassignments.items():
@@ -659,7 +661,7 @@ class KafkaController:
                 results[tp] = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
                 continue
             self.on_partition_reassignment(ctx, zk, tp, new)
-            results[tp] = (E.NONE, "")
+            results[tp] = (E.NONE, None)   # ApiError.NONE: no message
         return results
 
     def list_partition_reassignments(self, tps=None) -> dict:

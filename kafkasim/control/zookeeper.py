@@ -136,3 +136,27 @@ def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: 
     if leader_recovery_state:
         data["leader_recovery_state"] = leader_recovery_state
     return json.dumps(data, separators=(",", ":"))
+
+
+class ReassignPartitionsZNode:
+    """kafka.zk.ReassignPartitionsZNode: /admin/reassign_partitions, where tools before KIP-455
+    (and ZooKeeper-mode admins after it) wrote the targets of a reassignment. kafkasim keeps the
+    codec only: the ZooKeeper controller takes the decoded content as its
+    ZkPartitionReassignment event (``KafkaController.process_zk_partition_reassignment``)."""
+
+    path = "/admin/reassign_partitions"
+
+    @staticmethod
+    def encode(reassignment: dict) -> bytes:
+        """LegacyPartitionAssignment version 1: ``{tp: replicas}`` in the map's order."""
+        partitions = [{"topic": t, "partition": p, "replicas": [int(r) for r in reps]}
+                      for (t, p), reps in reassignment.items()]
+        return json.dumps({"version": 1, "partitions": partitions},
+                          separators=(",", ":")).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> dict:
+        """``{(topic, partition): [replicas]}``; JSON that does not parse raises
+        ``json.JSONDecodeError`` (Kafka's Left(JsonProcessingException))."""
+        doc = json.loads(data)
+        return {(a["topic"], a["partition"]): list(a["replicas"]) for a in doc["partitions"]}

@@ -399,6 +399,36 @@ class KRaftControlPlane:
         node.controller.maybe_schedule_periodic(node)
         return {(r.topic, r.partition): r.error for r in results}
 
+    def alter_partition_reassignments(self, reassignments: dict) -> dict:
+        """AlterPartitionReassignments on the active controller (ReplicationControlManager
+        .alterPartitionReassignments): ``{(topic, partition): target or None}``, grouped by
+        topic in the order given; the records go in one batch. Returns ``{(topic, partition):
+        (error, message)}``."""
+        node = self._require_active("reassign partitions")
+        topics: dict[str, list] = {}
+        for (topic, partition), target in reassignments.items():
+            topics.setdefault(topic, []).append((partition, target))
+        records, response = node.controller.replication_control.alter_partition_reassignments(
+            topics.items())
+        node.controller.write(node, records, reason="partition reassignment")
+        node.controller.maybe_schedule_periodic(node)
+        return {(t.name, p.partition_index): (p.error, p.error_message)
+                for t in response.responses for p in t.partitions}
+
+    def list_partition_reassignments(self, tps=None) -> dict:
+        """ListPartitionReassignments on the active controller: ``{(topic, partition):
+        OngoingPartitionReassignment}`` of the partitions being reassigned (of ``tps``, or
+        all)."""
+        node = self._require_active("list partition reassignments")
+        topics = None
+        if tps is not None:
+            topics = {}
+            for topic, partition in tps:
+                topics.setdefault(topic, []).append(partition)
+            topics = topics.items()
+        response = node.controller.replication_control.list_partition_reassignments(topics)
+        return {(t.name, p.partition_index): p for t in response.topics for p in t.partitions}
+
     def alter_topic_configs(self, name: str, changed: dict, deleted) -> None:
         node = self._require_active(f"alter the configs of '{name}'")
         configs = {k: str(v).lower() if isinstance(v, bool) else str(v)

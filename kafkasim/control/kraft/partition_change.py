@@ -18,6 +18,7 @@ from dataclasses import fields
 from typing import NamedTuple
 
 from kafkasim.control.kraft.metadata_version import MetadataVersion
+from kafkasim.control.kraft.reassignment import PartitionReassignmentReplicas
 from kafkasim.control.kraft.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -56,26 +57,6 @@ def change_record_is_no_op(record: PartitionChangeRecord) -> bool:
             and record.replicas is None and record.removing_replicas is None
             and record.adding_replicas is None
             and record.leader_recovery_state == LeaderRecoveryState.NO_CHANGE)
-
-
-def maybe_complete_reassignment(removing: list[int], adding: list[int], replicas: list[int],
-                                target_isr: list[int]) -> tuple[list[int], list[int]] | None:
-    """PartitionReassignmentReplicas.maybeCompleteReassignment: once every target replica is in
-    the ISR, drop the removing replicas from replicas and ISR. Returns (replicas, isr) or None."""
-    if not removing and not adding:
-        return None
-    new_isr = list(target_isr)
-    new_replicas = list(replicas)
-    if removing:
-        new_isr = [r for r in target_isr if r not in removing]
-        if not new_isr:
-            return None
-        new_replicas = [r for r in replicas if r not in removing]
-        if not new_replicas:
-            return None
-    if not _contains_all(new_isr, new_replicas):
-        return None
-    return new_replicas, new_isr
 
 
 # -- the KRaft election order and the ELR rules ----------------------------------------------------
@@ -318,11 +299,13 @@ class PartitionChangeBuilder:
 
     # -- build ------------------------------------------------------------------------------
     def _complete_reassignment_if_needed(self) -> None:
-        done = maybe_complete_reassignment(self.target_removing, self.target_adding,
-                                           self.target_replicas, self.target_isr)
+        """completeReassignmentIfNeeded: PartitionReassignmentReplicas of the targets."""
+        done = PartitionReassignmentReplicas(self.target_removing, self.target_adding,
+                                             self.target_replicas) \
+            .maybe_complete_reassignment(self.target_isr)
         if done is None:
             return
-        self.target_replicas, self.target_isr = done
+        self.target_replicas, self.target_isr = done.replicas, done.isr
         self.target_removing = []
         self.target_adding = []
 

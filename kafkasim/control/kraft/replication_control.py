@@ -14,19 +14,22 @@ Differences from Kafka, all about order or scope, none about outcomes:
 - Kafka walks partitions in the order of its hash maps keyed by random topic UUIDs (BrokersToIsrs,
   imbalancedPartitions), which no two runs share. Here topics are walked in creation order and
   partitions by id, so a batch of PartitionChangeRecords has a stable order.
-- Directories (JBOD), create-topic policies, mutation quotas, CreatePartitions and partition
-  reassignment requests are not modelled.
+- Directories (JBOD), create-topic policies, mutation quotas and CreatePartitions are not
+  modelled.
+- ``list_partition_reassignments`` walks topics in creation order and partitions by id (Kafka:
+  its reassigningTopics map's hash order, partitions in the order they started reassigning).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from kafkasim.control.kraft.brokers_to_isrs import BrokersToIsrs, TopicControlInfo
 from kafkasim.control.kraft.brokers_to_isrs import has_preferred_leader as _has_preferred_leader
+from kafkasim.control.kraft.cluster_control import ControllerApiException
 from kafkasim.control.kraft.configuration_control import ConfigurationControlManager
 from kafkasim.control.kraft.metadata_version import (
     ELR_FEATURE_NAME,
@@ -34,6 +37,22 @@ from kafkasim.control.kraft.metadata_version import (
     MetadataVersion,
 )
 from kafkasim.control.kraft.partition_change import Election, PartitionChangeBuilder
+from kafkasim.control.kraft.reassignment import (
+    AlterPartitionReassignmentsResponse,
+    InvalidReplicaAssignmentException,
+    ListPartitionReassignmentsResponse,
+    NoReassignmentInProgressException,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+    PartitionAssignment,
+    PartitionReassignmentReplicas,
+    PartitionReassignmentRevert,
+    ReassignablePartitionResponse,
+    ReassignableTopicResponse,
+    UnknownTopicOrPartitionException,
+    api_error,
+    is_reassignment_in_progress,
+)
 from kafkasim.control.kraft.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -263,12 +282,12 @@ class ReplicationControlManager:
         rf = len(info.parts[0].replicas) if 0 in info.parts else min_isr
         return min(min_isr, rf)
 
-    def _acceptor(self, extra: Callable[[int], bool] | None = None) -> Callable[[int], bool]:
-        """LeaderAcceptor (without directories): clusterControl.isActive by default."""
-        return extra if extra is not None else self.cluster_control.is_active
-
     def _builder(self, info: TopicControlInfo, partition_id: int,
-                 acceptor: Callable[[int], bool]) -> PartitionChangeBuilder:
+                 acceptor: Callable[[int], bool] | None = None) -> PartitionChangeBuilder:
+        """A PartitionChangeBuilder of the partition; ``acceptor`` is the LeaderAcceptor
+        (without directories): clusterControl.isActive unless given."""
+        if acceptor is None:
+            acceptor = self.cluster_control.is_active
         return PartitionChangeBuilder(
             info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
             self.get_topic_effective_min_isr(info.name),
@@ -524,7 +543,7 @@ class ReplicationControlManager:
             if error != E.NONE:
                 results.append(AlterPartitionResult(topic, pid, error))
                 continue
-            builder = self._builder(info, pid, self._acceptor())
+            builder = self._builder(info, pid)
             if self.unclean_leader_election_enabled_for_topic(info.name):
                 builder.set_election(Election.UNCLEAN)
             rec = builder.set_target_isr_with_broker_states(states) \
@@ -593,10 +612,6 @@ class ReplicationControlManager:
         return out
 
     # ===================================================== broker state -> partition changes
-    def _iter_parts(self, pred: Callable[[PartitionRegistration], bool]
-                    ) -> Iterator[tuple[TopicControlInfo, int]]:
-        return self.brokers_to_isrs.iter_partitions(pred)
-
     def partitions_with_broker_in_isr(self, broker_id: int):
         """BrokersToIsrs.partitionsWithBrokerInIsr."""
         return self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id)
@@ -761,7 +776,7 @@ class ReplicationControlManager:
                 (election_type == "UNCLEAN" and part.has_leader()):
             return E.ELECTION_NOT_NEEDED, None
         election = Election.UNCLEAN if election_type == "UNCLEAN" else Election.PREFERRED
-        rec = self._builder(info, partition_id, self._acceptor()).set_election(election).build()
+        rec = self._builder(info, partition_id).set_election(election).build()
         if rec is None:
             return (E.PREFERRED_LEADER_NOT_AVAILABLE if election_type == "PREFERRED"
                     else E.ELIGIBLE_LEADERS_NOT_AVAILABLE), None
@@ -779,10 +794,11 @@ class ReplicationControlManager:
         ``max_elections_per_imbalance`` (1000) records; True = reschedule immediately. KRaft
         never reads leader.imbalance.per.broker.percentage (4.0 removed the key)."""
         records: list = []
-        for info, pid in list(self._iter_parts(lambda p: not _has_preferred_leader(p))):
+        for info, pid in list(self.brokers_to_isrs.iter_partitions(
+                lambda p: not _has_preferred_leader(p))):
             if len(records) >= self.max_elections_per_imbalance:
                 break
-            rec = self._builder(info, pid, self._acceptor()) \
+            rec = self._builder(info, pid) \
                 .set_election(Election.PREFERRED).build()
             if rec is not None:
                 records.append(rec)
@@ -803,6 +819,52 @@ class ReplicationControlManager:
         if with_reschedule:
             return records, len(records) >= self.max_elections_per_imbalance
         return records
+
+    # ========================================================== partition reassignment
+    def alter_partition_reassignments(self, topics: Iterable
+                                      ) -> tuple[list, AlterPartitionReassignmentsResponse]:
+        """alterPartitionReassignments (KIP-455): ``topics`` holds ReassignableTopic-like
+        ``(name, [(partition_index, replicas or None)])``; a target list starts (or replaces) a
+        reassignment, None cancels one. Each partition is answered on its own (its error, and
+        the message unless it is the error's default); the records go in one atomic batch."""
+        records: list = []
+        responses = []
+        for name, partitions in topics:
+            answers = []
+            for partition_index, replicas in partitions:
+                try:
+                    rec = _alter_partition_reassignment(self, name, partition_index, replicas)
+                except ControllerApiException as e:
+                    answers.append(ReassignablePartitionResponse(partition_index, *api_error(e)))
+                    continue
+                if rec is not None:
+                    records.append(rec)
+                answers.append(ReassignablePartitionResponse(partition_index))
+            responses.append(ReassignableTopicResponse(name, tuple(answers)))
+        return records, AlterPartitionReassignmentsResponse(tuple(responses))
+
+    def list_partition_reassignments(self, topics: Iterable | None = None,
+                                     epoch: int | None = None
+                                     ) -> ListPartitionReassignmentsResponse:
+        """listPartitionReassignments: the partitions being reassigned, of every topic
+        (``topics`` None) or of the ListPartitionReassignmentsTopics-like ``(name,
+        partition_indexes)`` given (unknown names and partitions are left out). Kafka reads the
+        timeline at ``epoch`` (the last committed offset); kafkasim keeps no snapshots and reads
+        the latest state."""
+        if topics is None:
+            wanted = [(info, sorted(info.parts)) for info in self._topics.values()]
+        else:
+            wanted = [(self._topics[self._topics_by_name[name]], list(pids))
+                      for name, pids in topics if name in self._topics_by_name]
+        out = []
+        for info, pids in wanted:
+            ongoing = tuple(OngoingPartitionReassignment(pid, p.replicas, p.adding_replicas,
+                                                         p.removing_replicas)
+                            for pid in pids if (p := info.parts.get(pid)) is not None
+                            and is_reassignment_in_progress(p))
+            if ongoing:
+                out.append(OngoingTopicReassignment(info.name, ongoing))
+        return ListPartitionReassignmentsResponse(tuple(out))
 
     # ======================================================================== read side
     def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
@@ -833,3 +895,66 @@ class ReplicationControlManager:
     def preferred_replica_imbalance_count(self) -> int:
         """PreferredReplicaImbalanceCount: partitions not led by their first replica."""
         return len(self.brokers_to_isrs.imbalanced_partitions())
+
+
+# -- partition reassignment: ReplicationControlManager's per-partition steps ----------------------
+def _alter_partition_reassignment(rc: ReplicationControlManager, topic_name: str,
+                                  partition_index: int, replicas) -> PartitionChangeRecord | None:
+    """alterPartitionReassignment: find the partition, then cancel (``replicas`` None) or
+    change its reassignment."""
+    topic_id = rc._topics_by_name.get(topic_name)
+    if topic_id is None:
+        raise UnknownTopicOrPartitionException(f"Unable to find a topic named {topic_name}.")
+    info = rc._topics.get(topic_id)
+    if info is None:
+        raise UnknownTopicOrPartitionException(f"Unable to find a topic with ID {topic_id}.")
+    part = info.parts.get(partition_index)
+    if part is None:
+        raise UnknownTopicOrPartitionException(
+            f"Unable to find partition {topic_name}:{partition_index}.")
+    if replicas is None:
+        return _cancel_partition_reassignment(rc, info, partition_index, part)
+    return _change_partition_reassignment(rc, info, partition_index, part, list(replicas))
+
+
+def _cancel_partition_reassignment(rc: ReplicationControlManager, info: TopicControlInfo,
+                                   partition_id: int, part: PartitionRegistration
+                                   ) -> PartitionChangeRecord | None:
+    """cancelPartitionReassignment: back to the replicas before the reassignment
+    (PartitionReassignmentRevert); an ISR of adding replicas only reverts to an unclean ISR,
+    allowed only with unclean.leader.election.enable for the topic."""
+    if not is_reassignment_in_progress(part):
+        raise NoReassignmentInProgressException()
+    revert = PartitionReassignmentRevert(part)
+    unclean = rc.unclean_leader_election_enabled_for_topic(info.name)
+    if revert.unclean and not unclean:
+        raise InvalidReplicaAssignmentException(
+            f"Unable to revert partition assignment for {info.name}:{partition_id} because it "
+            "would require an unclean leader election.")
+    builder = rc._builder(info, partition_id)
+    if unclean:
+        builder.set_election(Election.UNCLEAN)
+    return builder.set_target_isr(revert.isr).set_target_replicas(revert.replicas) \
+        .set_target_removing([]).set_target_adding([]).build()
+
+
+def _change_partition_reassignment(rc: ReplicationControlManager, info: TopicControlInfo,
+                                   partition_id: int, part: PartitionRegistration,
+                                   target: list[int]) -> PartitionChangeRecord | None:
+    """changePartitionReassignment: a valid manual assignment (registered brokers, each once;
+    fenced ones allowed), then PartitionReassignmentReplicas(current, target) into the builder,
+    which completes the reassignment at once when the ISR already allows it."""
+    message = validate_manual_partition_assignment(rc._registrations(), target, None)
+    if message is not None:
+        raise InvalidReplicaAssignmentException(message)
+    current = list(part.replicas)
+    reassignment = PartitionReassignmentReplicas(PartitionAssignment(tuple(current)),
+                                                 PartitionAssignment(tuple(target)))
+    builder = rc._builder(info, partition_id)
+    if reassignment.replicas != current:
+        builder.set_target_replicas(reassignment.replicas)
+    if reassignment.removing:
+        builder.set_target_removing(reassignment.removing)
+    if reassignment.adding:
+        builder.set_target_adding(reassignment.adding)
+    return builder.build()

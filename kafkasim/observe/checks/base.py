@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from kafkasim.observe.checks.ghost import TP, Ghost, _events_run, acked_loss_reasons
+from kafkasim.settings.exceptions import ClusterError
 
 RAISE = "raise"
 COLLECT = "collect"
@@ -343,6 +344,8 @@ class _IsrPrefix(Checker):
                     continue
                 rb = brokers.get(r)
                 lb = rb.logs.get(tp) if rb is not None else None
+                if lb is None and _no_longer_assigned(cluster, tp, r):
+                    continue
                 found = prefix.first_problem(g, tp, bid, la, r, lb, h)
                 if found is None:
                     continue
@@ -368,6 +371,18 @@ class _IsrPrefix(Checker):
                         f"{list(self.members(g, tp, part))}, has {rr}@epoch {er}",
                         topic=tp[0], partition=tp[1], brokers=(bid, r), offsets=(o,),
                         record_ids=(ra, rr), allowed_because="; ".join(why) if why else None)
+
+
+def _no_longer_assigned(cluster, tp: TP, replica: int) -> bool:
+    """The replica's log is gone because the partition's replicas no longer list it (a
+    completed reassignment: in KRaft every broker applies the record on its own, so a removed
+    replica may delete its log before the leader drops it from its cached ISR). It is no
+    replica any more, so holding nothing is no violation."""
+    try:
+        assigned = cluster.assignment(tp[0]).get(tp[1])
+    except ClusterError:
+        return False
+    return assigned is not None and replica not in assigned
 
 
 def _ids_from(log, lo: int, hi: int, limit: int = 10) -> tuple:

@@ -62,25 +62,23 @@ class Admin:
     def alter_partition_reassignments_result(self, reassignments: dict) -> dict:
         """``kafka-reassign-partitions --execute`` / Admin.alterPartitionReassignments (KIP-455,
         Kafka 2.4+) with Kafka's AlterPartitionReassignmentsResult: ``{(topic, partition):
-        [target replicas] or None}`` (None cancels). The controller starts each reassignment
-        (KafkaController.onPartitionReassignment); it completes by itself once every target
-        replica is in the ISR. Returns ``{(topic, partition): (error, message)}``, error "NONE"
-        when accepted."""
+        [target replicas] or None}`` (None cancels). ZooKeeper mode: the controller starts each
+        reassignment (KafkaController.onPartitionReassignment); KRaft: the active controller
+        writes it (ReplicationControlManager.alterPartitionReassignments). Either way it
+        completes by itself once every target replica is in the ISR. Returns ``{(topic,
+        partition): (error, message)}``: error "NONE" (message None) when accepted."""
         c = self.cluster
         if not c.rules.tools.alter_partition_reassignments:
             raise ClusterError(
                 f"AlterPartitionReassignments needs Kafka 2.4 or newer (KIP-455); in "
                 f"{c.kafka_version} kafka-reassign-partitions wrote /admin/reassign_partitions, "
                 "a path kafkasim does not model")
-        if c.kraft is not None:
-            raise ClusterError(
-                "partition reassignment is not modelled in KRaft mode yet (the KRaft controller "
-                "writes adding/removing replicas into PartitionChangeRecords); use "
-                "kafka_version='3.9' or older in ZooKeeper mode to study KIP-455")
         todo = {}   # an unknown partition is answered UNKNOWN_TOPIC_OR_PARTITION, not raised
         for key, target in reassignments.items():
             topic, partition = key
             todo[(topic, partition)] = None if target is None else [int(b) for b in target]
+        if c.kraft is not None:
+            return c.kraft.alter_partition_reassignments(todo)
         ctl = c.zk_control_plane.controller_broker()
         if ctl is None:
             raise ClusterError("no active controller to run the reassignment (NOT_CONTROLLER)")
@@ -89,14 +87,20 @@ class Admin:
     def list_partition_reassignments(self, partitions=None) -> dict:
         """``kafka-reassign-partitions --list`` / Admin.listPartitionReassignments: the
         reassignments in progress, ``{(topic, partition): {"replicas", "adding_replicas",
-        "removing_replicas"}}`` (from the controller's context)."""
-        ctl = self.cluster.zk_control_plane.controller_broker()
-        if ctl is None:
-            raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
+        "removing_replicas"}}`` (the ZooKeeper controller's context, or the KRaft active
+        controller's partitions)."""
         tps = None if partitions is None else [tuple(tp) for tp in partitions]
+        c = self.cluster
+        if c.kraft is not None:
+            ongoing = c.kraft.list_partition_reassignments(tps)
+        else:
+            ctl = c.zk_control_plane.controller_broker()
+            if ctl is None:
+                raise ClusterError("no active controller to list reassignments (NOT_CONTROLLER)")
+            ongoing = ctl.controller.list_partition_reassignments(tps)
         return {tp: {"replicas": list(ra.replicas), "adding_replicas": list(ra.adding_replicas),
                      "removing_replicas": list(ra.removing_replicas)}
-                for tp, ra in ctl.controller.list_partition_reassignments(tps).items()}
+                for tp, ra in ongoing.items()}
 
     def list_offsets(self, topic: str, partition: int = 0, spec: str = "latest") -> int:
         """OffsetSpec.latest() is the HW for clients; earliest() the log start offset."""
