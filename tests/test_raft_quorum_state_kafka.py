@@ -140,7 +140,7 @@ def test_non_monotonic_local_end_offset_update():
     """testNonMonotonicLocalEndOffsetUpdate: the leader's own end offset never goes back."""
     s = leader_state((0,), 15)
     assert update_local(s, 16, (0,)) and s.high_watermark == 16
-    with pytest.raises(RuntimeError, match="non-monotonic update of local end offset"):
+    with pytest.raises(IllegalStateException, match="non-monotonic update of local end offset"):
         update_local(s, 15, (0,))
 
 
