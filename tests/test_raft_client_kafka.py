@@ -36,13 +36,16 @@ Adaptation to kafkasim (kafkasim.control.kraft.raft):
 One difference found, marked xfail: the leader keys a fetching replica by the message's source,
 not by FetchRequest.replicaId (test_describe_quorum_fetch_with_negative_replica_id_is_not_tracked).
 
-Left out (no kafkasim counterpart): the KIP-853 / directory-id / cluster-id / endpoint variants
-(testHandleBeginQuorumRequestMoreEndpoints, testInvalidVoterReplica*, *ClusterIdValidation,
-testStaticVotersIgnoredWithBootstrapSnapshot, testNodeDirectoryId), graceful shutdown
-(testGrantVotesWhenShuttingDown, testLeaderGracefulShutdown*, testFollowerGracefulShutdown,
-testObserverGracefulShutdown, testGracefulShutdownSingleMemberQuorum), resign by epoch
+tests/test_raft_client_more_kafka.py ports the KIP-853 voter-key cases
+(testInvalidVoterReplica*, testNodeDirectoryId), resign and append by epoch
 (testResignInOlderEpochIgnored, testCannotResignWithLargerEpochThanCurrentEpoch,
-testAppendFailedWithFencedEpoch: ``resign``/``append`` take no epoch), memory pools and batch
+testAppendFailedWithFencedEpoch) and the rest of the cases still in kafkasim's scope.
+
+Left out (no kafkasim counterpart): the cluster-id / endpoint variants
+(testHandleBeginQuorumRequestMoreEndpoints, *ClusterIdValidation,
+testStaticVotersIgnoredWithBootstrapSnapshot), graceful shutdown
+(testGrantVotesWhenShuttingDown, testLeaderGracefulShutdown*, testFollowerGracefulShutdown,
+testObserverGracefulShutdown, testGracefulShutdownSingleMemberQuorum), memory pools and batch
 sizes (testAppendFailedWithBufferAllocationException, testAppendFailedWithRecordBatchTooLarge
 Exception), fetch RPC versions (testLeaderStateUpdateWithDifferentFetchRequestVersions),
 authorization errors (testClusterAuthorizationFailedIn*), metrics, the listener API

@@ -30,13 +30,14 @@ Adaptation to kafkasim (kafkasim.control.kraft.raft):
   Kafka's MockableRandom jitter is the FakeCtx's ``random_int`` value (election timeout 1000 ms
   + jitter 250 ms, fetch timeout 2000 ms: kafkasim's defaults).
 
+tests/test_raft_client_more_kafka.py ports the rest of LeaderStateTest: the withDirectoryId
+variants (ReplicaKeys, VoterSets), testNonFollowerAcknowledgement, testLeaderEndpoints,
+testUpdateVotersFromNoDirectoryIdToDirectoryId and testBeginQuorumEpochTimer.
+
 Left out (no kafkasim counterpart): testRequireNonNullAccumulator (no accumulator object),
-testNonFollowerAcknowledgement (no addAcknowledgementFrom; a BeginQuorumEpoch answer from a
-non-voter is ignored), testUpdateHighWatermarkMetadata (no offset metadata),
-testLeaderEndpoints, testFollowerToFollowerSameEpochAndMoreEndpoints and the endpoint halves
-of the follower tests (no endpoints in the quorum state), testUpdateVotersFromNoDirectoryIdTo
-DirectoryId (replicas are ids only), testBeginQuorumEpochTimer (no timer accessor; the
-heartbeat is tests/test_raft.py::test_begin_quorum_epoch_heartbeat), testCandidateToLeader and
+testUpdateHighWatermarkMetadata (no offset metadata),
+testFollowerToFollowerSameEpochAndMoreEndpoints and the endpoint halves
+of the follower tests (no endpoints in the quorum state), testCandidateToLeader and
 testLeaderToLeader's happy path (covered by test_raft.py::test_initialize_single_member_quorum),
 the backoff half of testCandidateToCandidate (no startBackingOff API), testInitializeWithCorrupted
 Store (the client takes a parsed dict, no store), testHasRemoteLeader (no accessor),
@@ -140,7 +141,7 @@ def test_non_monotonic_local_end_offset_update():
     """testNonMonotonicLocalEndOffsetUpdate: the leader's own end offset never goes back."""
     s = leader_state((0,), 15)
     assert update_local(s, 16, (0,)) and s.high_watermark == 16
-    with pytest.raises(RuntimeError, match="non-monotonic update of local end offset"):
+    with pytest.raises(IllegalStateException, match="non-monotonic update of local end offset"):
         update_local(s, 15, (0,))
 
 

@@ -723,7 +723,8 @@ def fetch(c, ctx, replica: ReplicaKey, offset=None, last_epoch=None):
     offset = c.log.end_offset if offset is None else offset
     last_epoch = epoch if last_epoch is None else last_epoch
     ctx.deliver(c, replica.id, M.RaftFetchRequest(next(_correlation), replica.id, epoch, offset,
-                                                  last_epoch, 0))
+                                                  last_epoch, 0,
+                                                  replica_directory_id=replica.directory_id))
     out = [m for d, m in ctx.take(M.RaftFetchResponse) if d == replica.id]
     assert [(m.error, m.leader_epoch, m.leader_id) for m in out] == [(M.NONE, epoch, c.node_id)]
     return out[0]

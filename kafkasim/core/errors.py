@@ -111,6 +111,12 @@ class IllegalArgumentException(ValueError):
     of a negative offset, maybeIncrementHighWatermark past the log end offset)."""
 
 
+class IllegalStateException(RuntimeError):
+    """java.lang.IllegalStateException: a call the object's state does not allow (a heartbeat
+    from an unregistered broker, a KRaft transition QuorumState refuses, a non-monotonic update
+    of the Raft leader's own end offset)."""
+
+
 KAFKA_STORAGE_ERROR = "KAFKA_STORAGE_ERROR"
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkasim.control.kraft.striped_placer import UsableBroker
+from kafkasim.core.errors import IllegalStateException
 from kafkasim.settings.javautil import JavaHashMap, integer_hash_code, to_int32
 
 LONG_MAX_VALUE = (1 << 63) - 1   # Long.MAX_VALUE: "no check needed" / "no active broker"
@@ -420,9 +421,5 @@ class BrokerHeartbeatManager:
         if broker is None:
             raise IllegalStateException(f"Broker {broker_id} is not registered.")
         return broker
-
-
-class IllegalStateException(RuntimeError):
-    """``java.lang.IllegalStateException`` (e.g. a heartbeat from an unregistered broker)."""
 
 

@@ -7,7 +7,9 @@ virtual ms (``remaining_election_time_ms(now)``, ``has_fetch_timeout_expired(now
 whether it may grant a vote (``can_grant_vote``: the 3.x rules, and with ``pre_vote`` those of
 KIP-996, 4.0). The transitions between them are KafkaRaftClient's (raft.QuorumTransitions).
 
-Adaptation: replicas are keyed by node id. A vote is kept as ``voted_id`` plus
+Adaptation: the leader keys a voter's state by node id and an observer's by ReplicaKey, as
+LeaderState does (KIP-853); the states of the other roles name replicas by id. A vote is
+kept as ``voted_id`` plus
 ``voted_directory_id`` (``voted_key``: Kafka's ReplicaKey, KIP-853); ``can_grant_vote`` takes
 the candidate's id or its ReplicaKey. Kafka's Optional answers are None (a high watermark is
 -1 while unknown, as everywhere in kafkasim). Sources: apache/kafka trunk 1eb7644 (3.9 line)
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from kafkasim.control.kraft.quorum_state_store import ElectionState
 from kafkasim.control.kraft.voter_set import ReplicaKey
-from kafkasim.core.errors import IllegalArgumentException
+from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 
 __all__ = ["EpochState", "UnattachedState", "EpochElection", "ProspectiveState",
            "CandidateState", "ReplicaState", "LeaderState", "FollowerState", "ResignedState",
@@ -28,6 +30,7 @@ __all__ = ["EpochState", "UnattachedState", "EpochElection", "ProspectiveState",
 UNKNOWN = -1
 CHECK_QUORUM_TIMEOUT_FACTOR = 1.5  # LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR (KAFKA-15489, 3.7)
 NEVER = 1 << 62
+ONE_HOUR_MS = 3_600_000          # LeaderState.isReplicaCaughtUp: TimeUnit.HOURS.toMillis(1)
 
 
 def _key(candidate) -> ReplicaKey:
@@ -236,46 +239,93 @@ class CandidateState(_Nominee):
         return pre_vote and up_to_date   # 4.0: a Candidate grants PreVotes to up-to-date logs
 
 
+def _voter_nodes(voters) -> list[tuple[ReplicaKey, tuple]]:
+    """(key, listeners) of each voter: ``voters`` is a VoterSet (Kafka's) or voter ids /
+    ReplicaKeys (kafkasim's static quorums), by ascending id."""
+    if hasattr(voters, "voter_keys"):
+        return [(k, voters.listeners(k.id)) for k in voters.voter_keys()]
+    return sorted(((_key(v), ()) for v in voters), key=lambda kv: kv[0].id)
+
+
 class ReplicaState:
-    """LeaderState.ReplicaState: a voter's or observer's fetch progress as the leader sees it."""
+    """LeaderState.ReplicaState: a voter's or observer's fetch progress as the leader sees it,
+    under its ReplicaKey (KIP-853: id and directory id; a key without a directory id matches
+    any directory of that id)."""
 
-    __slots__ = ("replica_id", "end_offset", "last_fetch_timestamp", "last_fetch_leader_leo",
-                 "last_caught_up_timestamp", "has_acknowledged_leader")
+    __slots__ = ("replica_id", "replica_key", "listeners", "end_offset", "last_fetch_timestamp",
+                 "last_fetch_leader_leo", "last_caught_up_timestamp", "has_acknowledged_leader")
 
-    def __init__(self, replica_id, acknowledged=False):
-        self.replica_id = replica_id
+    def __init__(self, replica_id, acknowledged=False, listeners=()):
+        self.replica_key = _key(replica_id)
+        self.replica_id = self.replica_key.id
+        self.listeners = tuple(listeners)
         self.end_offset = None
         self.last_fetch_timestamp = -1
         self.last_fetch_leader_leo = -1
         self.last_caught_up_timestamp = -1
         self.has_acknowledged_leader = acknowledged
 
+    def matches_key(self, key) -> bool:
+        """ReplicaState.matchesKey: same id, and the same directory id if this state has one."""
+        key = _key(key)
+        if self.replica_key.id != key.id:
+            return False
+        own = self.replica_key.directory_id
+        return own is None or own == key.directory_id
+
+    def set_replica_key(self, key: ReplicaKey) -> None:
+        """ReplicaState.setReplicaKey: a voter's key may gain a directory id, never change
+        its id or a directory id it has (IllegalArgumentException)."""
+        if key.id != self.replica_key.id:
+            raise IllegalArgumentException(f"Attempting to update the replica key "
+                                           f"{self.replica_key} with a different replica id {key}")
+        if self.replica_key.directory_id is not None and key != self.replica_key:
+            raise IllegalArgumentException(
+                f"Attempting to update an already set directory id {self.replica_key} with a "
+                f"different directory id {key}")
+        self.replica_key = key
+
     def update_follower_state(self, now, fetch_offset, leader_leo) -> None:
         """ReplicaState.updateFollowerState: caught up when the fetch reaches the leader LEO,
-        or the leader LEO of the previous fetch (then caught up as of that fetch)."""
-        if fetch_offset >= leader_leo:
-            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, now)
-        elif self.last_fetch_leader_leo > 0 and fetch_offset >= self.last_fetch_leader_leo:
-            self.last_caught_up_timestamp = max(self.last_caught_up_timestamp,
-                                                self.last_fetch_timestamp)
-        self.last_fetch_leader_leo = leader_leo
+        or the leader LEO of the previous fetch (then caught up as of that fetch); an unknown
+        leader LEO (None) leaves the caught-up time alone."""
+        if leader_leo is not None:
+            if fetch_offset >= leader_leo:
+                self.last_caught_up_timestamp = max(self.last_caught_up_timestamp, now)
+            elif self.last_fetch_leader_leo > 0 and fetch_offset >= self.last_fetch_leader_leo:
+                self.last_caught_up_timestamp = max(self.last_caught_up_timestamp,
+                                                    self.last_fetch_timestamp)
+            self.last_fetch_leader_leo = leader_leo
         self.last_fetch_timestamp = max(self.last_fetch_timestamp, now)
         self.end_offset = fetch_offset
         self.has_acknowledged_leader = True
 
 
 class LeaderState(EpochState):
-    """LeaderState: per-voter end offsets, the high watermark and the check-quorum timer."""
+    """LeaderState: per-voter end offsets, the high watermark and the check-quorum and
+    BeginQuorumEpoch timers. ``voters`` is the voter set at the epoch start: a VoterSet, or
+    voter ids / ReplicaKeys. Voter states are keyed by id and carry the voter's ReplicaKey;
+    observer states are keyed by ReplicaKey (KIP-853): a fetch from a voter's id with another
+    directory id (a replaced disk) is an observer's and moves neither the high watermark nor
+    the check-quorum timer."""
 
     name = "Leader"
 
-    def __init__(self, local_id, epoch, epoch_start_offset, voters, granting, now, fetch_timeout):
+    def __init__(self, local_id, epoch, epoch_start_offset, voters, granting, now, fetch_timeout,
+                 *, local_directory_id=None):
         super().__init__(epoch)
         self.leader_id = local_id
+        self.local_key = ReplicaKey(local_id, local_directory_id)
         self.epoch_start_offset = epoch_start_offset
         self.granting_voters = tuple(sorted(granting))
-        self.voter_states = {v: ReplicaState(v, v == local_id) for v in sorted(voters)}
-        self.observer_states: dict[int, ReplicaState] = {}
+        self.voter_states = {}
+        self.local_listeners: tuple = ()
+        for key, listeners in _voter_nodes(voters):
+            mine = key.id == local_id and key.directory_id in (None, local_directory_id)
+            self.voter_states[key.id] = ReplicaState(key, mine, listeners)
+            if key.id == local_id:
+                self.local_listeners = tuple(listeners)
+        self.observer_states: dict[ReplicaKey, ReplicaState] = {}
         self.fetched_voters: set[int] = set()
         self.check_quorum_timeout = int(fetch_timeout * CHECK_QUORUM_TIMEOUT_FACTOR)
         self.check_quorum_deadline = now + self.check_quorum_timeout
@@ -296,21 +346,84 @@ class LeaderState(EpochState):
         """The voter ids the election names (LeaderState.election: voterStates' keys)."""
         return tuple(self.voter_states)
 
+    def leader_endpoints(self) -> tuple:
+        """LeaderState.leaderEndpoints: the local listeners, as the voter set names them."""
+        return self.local_listeners
+
+    # --- timers ------------------------------------------------------------------------------
+    def time_until_begin_quorum_epoch_timer_expires(self, now) -> int:
+        """The BeginQuorumEpoch heartbeat is due now (0) or in so many ms (3.9+)."""
+        return max(0, self.begin_quorum_epoch_deadline - now)
+
+    def reset_begin_quorum_epoch_timer(self, now) -> None:
+        self.begin_quorum_epoch_deadline = now + self.begin_quorum_epoch_timeout
+
     def time_until_check_quorum_expires(self, now) -> int:
         """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""
         if len(self.voter_states) == 1:
             return NEVER
         return max(0, self.check_quorum_deadline - now)
 
-    def update_check_quorum_for_following_voter(self, replica_id, now) -> None:
-        if replica_id in self.voter_states:
-            self.fetched_voters.add(replica_id)
+    def update_check_quorum_for_following_voter(self, replica, now) -> None:
+        """A fetch from ``replica`` (id or ReplicaKey): once a majority of voters (the leader
+        counts implicitly when it is one) fetched, the check-quorum timer starts again."""
+        self._update_fetched_voters(_key(replica))
         majority = len(self.voter_states) // 2 + 1
         if self.leader_id in self.voter_states:
             majority -= 1        # the leader counts implicitly
         if len(self.fetched_voters) >= majority:
             self.fetched_voters.clear()
             self.check_quorum_deadline = now + self.check_quorum_timeout
+
+    def _update_fetched_voters(self, key: ReplicaKey) -> None:
+        if key.id == self.leader_id:
+            raise IllegalArgumentException(
+                "Received a FETCH/FETCH_SNAPSHOT request from the leader itself.")
+        state = self.voter_states.get(key.id)
+        if state is not None and state.matches_key(key):
+            self.fetched_voters.add(key.id)
+
+    # --- acknowledgements ----------------------------------------------------------------------
+    def add_acknowledgement_from(self, remote_node_id: int) -> None:
+        """LeaderState.addAcknowledgementFrom: a voter answered BeginQuorumEpoch; a non-voter
+        is an IllegalArgumentException."""
+        state = self.voter_states.get(remote_node_id)
+        if state is None:
+            raise IllegalArgumentException(
+                f"Unexpected acknowledgement from non-voter {remote_node_id}")
+        state.has_acknowledged_leader = True
+
+    def non_acknowledging_voters(self) -> set[ReplicaKey]:
+        return {s.replica_key for s in self.voter_states.values()
+                if not s.has_acknowledged_leader}
+
+    # --- replica states ------------------------------------------------------------------------
+    def get_replica_state(self, replica) -> ReplicaState | None:
+        """LeaderState.getReplicaState: the voter's state if the key matches it, else the
+        observer's (None: unknown)."""
+        key = _key(replica)
+        state = self.voter_states.get(key.id)
+        if state is None or not state.matches_key(key):
+            state = self.observer_states.get(key)
+        return state
+
+    def _get_or_create_replica_state(self, key: ReplicaKey) -> ReplicaState:
+        state = self.voter_states.get(key.id)
+        if state is None or not state.matches_key(key):
+            state = self.observer_states.setdefault(key, ReplicaState(key))
+        return state
+
+    def is_voter(self, replica) -> bool:
+        state = self.voter_states.get(_key(replica).id)
+        return state is not None and state.matches_key(replica)
+
+    def is_replica_caught_up(self, replica, now: int) -> bool:
+        """LeaderState.isReplicaCaughtUp (AddVoter): an observer that caught up with the
+        leader's end offset at some fetch and fetched within the last hour."""
+        state = self.observer_states.get(_key(replica))
+        return (state is not None and state.last_caught_up_timestamp > 0
+                and state.last_fetch_timestamp > 0
+                and state.last_fetch_timestamp > now - ONE_HOUR_MS)
 
     def _followers_by_descending_end_offset(self) -> list[ReplicaState]:
         """ReplicaState.compareTo: known end offsets descending, then replica id; unknown last."""
@@ -319,7 +432,7 @@ class LeaderState(EpochState):
 
     def non_leader_voters_by_descending_fetch_offset(self) -> tuple[int, ...]:
         return tuple(s.replica_id for s in self._followers_by_descending_end_offset()
-                     if s.replica_id != self.leader_id)
+                     if not s.matches_key(self.local_key))
 
     def maybe_update_high_watermark(self) -> bool:
         """LeaderState.maybeUpdateHighWatermark: the offset replicated on a majority of voters
@@ -334,42 +447,56 @@ class LeaderState(EpochState):
             return True
         return False
 
-    def update_voter_and_observer_states(self, voter_ids) -> None:
-        """LeaderState.updateVoterAndObserverStates: the states of the current voter set (kept
-        from observers that became voters); voters that left become observers."""
-        old = self.voter_states
+    def update_voter_and_observer_states(self, voters) -> None:
+        """LeaderState.updateVoterAndObserverStates: the states of the current voter set
+        (``voters``: a VoterSet, or ids / ReplicaKeys), kept from the voter or observer whose
+        key matches (its key gains the voter's directory id); voters that left become
+        observers."""
+        old = dict(self.voter_states)
         new = {}
-        for v in sorted(voter_ids):
-            state = old.get(v) or self.observer_states.pop(v, None) or ReplicaState(v)
-            self.observer_states.pop(v, None)
-            new[v] = state
-        for v, state in old.items():
-            if v not in new:
-                self.observer_states.setdefault(v, state)
+        for key, listeners in _voter_nodes(voters):
+            state = self.get_replica_state(key) or ReplicaState(key, False, listeners)
+            old.pop(key.id, None)
+            self.observer_states.pop(key, None)
+            state.set_replica_key(key)
+            state.listeners = tuple(listeners)
+            new[key.id] = state
         self.voter_states = new
+        for state in old.values():
+            state.listeners = ()
+            self.observer_states.setdefault(state.replica_key, state)
         self.fetched_voters &= set(new)
 
-    def update_local_state(self, leo: int) -> bool:
-        state = self.voter_states.get(self.leader_id) or self.observer_states.setdefault(
-            self.leader_id, ReplicaState(self.leader_id, True))
+    def update_local_state(self, leo: int, last_voter_set=None) -> bool:
+        """LeaderState.updateLocalState: the leader's own end offset (never backwards:
+        IllegalStateException), then the voter set (when given), then maybe a new high
+        watermark."""
+        state = self._get_or_create_replica_state(self.local_key)
         if state.end_offset is not None and state.end_offset > leo:
-            raise RuntimeError(f"Detected non-monotonic update of local end offset: "
-                               f"{state.end_offset} -> {leo}")
+            raise IllegalStateException(f"Detected non-monotonic update of local end offset: "
+                                        f"{state.end_offset} -> {leo}")
         state.end_offset = leo
+        if last_voter_set is not None:
+            self.update_voter_and_observer_states(last_voter_set)
         return self.maybe_update_high_watermark()
 
-    def update_replica_state(self, replica_id, now, fetch_offset, leader_leo) -> bool:
-        """LeaderState.updateReplicaState: returns True when the high watermark moved."""
-        if replica_id < 0:
+    def update_replica_state(self, replica, now, fetch_offset, leader_leo=None) -> bool:
+        """LeaderState.updateReplicaState: ``replica`` (id or ReplicaKey) fetched at
+        ``fetch_offset``; ``leader_leo`` defaults to the leader's own end offset. True when
+        the high watermark moved (only a voter's fetch moves it). A negative id (not a
+        replica) is ignored; the leader's own id is an IllegalStateException."""
+        key = _key(replica)
+        if key.id < 0:
             return False
-        if replica_id == self.leader_id:
-            raise RuntimeError(f"Remote replica ID {replica_id} matches the local leader ID")
-        state = self.voter_states.get(replica_id)
-        if state is None:
-            state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
+        if key.id == self.leader_id:
+            raise IllegalStateException(f"Remote replica ID {key} matches the local leader ID")
+        state = self._get_or_create_replica_state(key)
+        if leader_leo is None:
+            local = self.get_replica_state(self.local_key)
+            leader_leo = local.end_offset if local is not None else None
         state.update_follower_state(now, fetch_offset, leader_leo)
-        self.update_check_quorum_for_following_voter(replica_id, now)
-        return replica_id in self.voter_states and self.maybe_update_high_watermark()
+        self.update_check_quorum_for_following_voter(key, now)
+        return self.is_voter(state.replica_key) and self.maybe_update_high_watermark()
 
 
 class FollowerState(EpochState):

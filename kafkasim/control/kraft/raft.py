@@ -19,11 +19,13 @@ play that role and end with ``_poll``, which re-arms one "poll" timer at the ear
 Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; kraft.version 1
 (KIP-853, 3.9+) reads the voter set from the VotersRecord control records of the log
 (voter_set.VoterSetHistory: in force once appended, dropped on truncation), and the leader
-handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (raft_reconfig). Simplifications: no
-cluster ids, observers keyed by id (not id + directory id), no snapshots/FetchSnapshot, the
-log never loses flushed entries, no batch size limits (appends linger
-controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown timer, no
-listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
+handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (raft_reconfig). A replica with a
+directory id speaks 3.9's RPCs: its Vote / BeginQuorumEpoch name the voter asked (a replica
+that is not that key answers INVALID_VOTER_KEY), its Fetch carries its directory id (the
+leader keys replicas by ReplicaKey). Simplifications: no cluster ids, no
+snapshots/FetchSnapshot, the log never loses flushed entries, no batch size limits (appends
+linger controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown
+timer, no listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import functools
 from typing import Protocol
 
 from kafkasim.control.kraft import raft_messages as M
-from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
 from kafkasim.control.kraft.epoch_states import (
     NEVER,
     UNKNOWN,
@@ -58,7 +59,7 @@ from kafkasim.control.kraft.voter_set import (
     VoterSetHistory,
 )
 from kafkasim.core import events as ev
-from kafkasim.core.errors import IllegalArgumentException
+from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 
 __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "RequestManager",
            "IllegalStateException", "IllegalArgumentException", "ResignNotLeaderError",
@@ -465,7 +466,8 @@ class KafkaRaftClient:
         return {"leader_id": self.node_id, "leader_epoch": st.epoch,
                 "high_watermark": st.high_watermark, "log_end_offset": leo,
                 "current_voters": [row(s) for s in st.voter_states.values()],
-                "observers": [row(observers[k]) for k in sorted(observers)]}
+                "observers": [row(observers[k]) for k in sorted(
+                    observers, key=lambda k: (k.id, k.directory_id or ""))]}
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, ctx) -> None:
@@ -507,6 +509,19 @@ class KafkaRaftClient:
         st.pending.extend(records)
         self._poll(ctx)
         return first
+
+    def prepare_append(self, ctx, epoch: int, records: list) -> int:
+        """RaftClient.prepareAppend(epoch, records) (BatchAccumulator.append): ``append`` for the
+        leader of ``epoch``; an older epoch is a NotLeaderError (NotLeaderException), a
+        newer one an IllegalArgumentException."""
+        st = self.state
+        if isinstance(st, LeaderState) and epoch < st.epoch:
+            raise NotLeaderError(f"Append failed because the given epoch {epoch} is stale. "
+                                 f"Current leader epoch = {st.epoch}")
+        if isinstance(st, LeaderState) and epoch > st.epoch:
+            raise IllegalArgumentException(f"Attempt to append from epoch {epoch} which is "
+                                           f"larger than the current epoch {st.epoch}")
+        return self.append(ctx, records)
 
     def next_write_offset(self) -> int:
         """The offset the next appended record gets (OffsetControlManager.nextWriteOffset):
@@ -614,10 +629,9 @@ class KafkaRaftClient:
         if isinstance(old, LeaderState) and (old.add_voter_state or old.remove_voter_state):
             self.reconfig.close(ctx, old)
         if durable:
-            # FileQuorumStateStore.writeElectionState(state.election(), lastKraftVersion());
-            # only the local replica's own vote has a directory id here (CandidateState votes
-            # for ReplicaKey(localId, localDirectoryId); a remote candidate's VoteRequest
-            # carries none in kafkasim)
+            # FileQuorumStateStore.writeElectionState(state.election(), lastKraftVersion()):
+            # the vote's directory id is the candidate's (its own for a Candidate, the
+            # VoteRequest's CandidateDirectoryId for a vote granted; KIP-853)
             election = new.election()
             voted = election.voted_key
             self.store.write_election_state(
@@ -643,26 +657,17 @@ class KafkaRaftClient:
                                         f"from {st.name} in epoch {st.epoch}")
         if self.observer:
             deadline = NEVER
-        elif self._keeps_election_timer(st):
+        elif self._transitions._keeps_election_timer(st):
             deadline = st.election_deadline
         else:
             deadline = now + self._random_election_timeout(ctx)
-        voted = st.voted_id if epoch == st.epoch else UNKNOWN
-        self._transition(ctx, UnattachedState(epoch, deadline, leader_id, voted,
-                                              st.high_watermark, voters=self.voters),
-                         durable=True)
+        voted = st.voted_key if epoch == st.epoch else None    # the vote of this epoch stays
+        self._transition(ctx, UnattachedState(
+            epoch, deadline, leader_id, voted.id if voted else UNKNOWN, st.high_watermark,
+            voters=self.voters, voted_directory_id=voted.directory_id if voted else None),
+            durable=True)
         self._fire_leader_change(ctx)
         self._requests.reset_all()
-
-    def _keeps_election_timer(self, st: EpochState) -> bool:
-        """transitionToUnattached: Candidate and Unattached keep their election deadline, and
-        from 4.0 (KIP-996) a Prospective whose PreVotes are not lost and a Resigned leader;
-        any other state (before 4.0 Resigned too) draws randomElectionTimeoutMs."""
-        if isinstance(st, (CandidateState, UnattachedState)):
-            return True
-        if isinstance(st, ProspectiveState):
-            return not st.is_vote_rejected()
-        return isinstance(st, ResignedState) and self.pre_vote
 
     def _to_follower(self, ctx, epoch: int, leader_id: int) -> None:
         st = self.state
@@ -672,10 +677,11 @@ class KafkaRaftClient:
         if epoch < st.epoch or (epoch == st.epoch and isinstance(st, (FollowerState, LeaderState))):
             raise IllegalStateException(f"Cannot transition to Follower with leader {leader_id} "
                                         f"and epoch {epoch} from {st.name} in epoch {st.epoch}")
-        voted = st.voted_id if (self.pre_vote and epoch == st.epoch) else UNKNOWN
-        self._transition(ctx, FollowerState(epoch, leader_id, ctx.now + self.fetch_timeout_ms,
-                                            voted, st.high_watermark, voters=self.voters),
-                         durable=True)
+        voted = st.voted_key if (self.pre_vote and epoch == st.epoch) else None
+        self._transition(ctx, FollowerState(
+            epoch, leader_id, ctx.now + self.fetch_timeout_ms, voted.id if voted else UNKNOWN,
+            st.high_watermark, voters=self.voters,
+            voted_directory_id=voted.directory_id if voted else None), durable=True)
         self._fire_leader_change(ctx)
         # onBecomeFollower
         self._requests.reset_all()
@@ -808,13 +814,16 @@ class RaftRequestHandler:
             return self._vote_response(req, error, False)
         if req.candidate_epoch > self.client.state.epoch:
             self.client._to_unattached(ctx, req.candidate_epoch)
+        if not self._is_valid_voter_key(req.voter_id, req.voter_directory_id):
+            return self._vote_response(req, M.INVALID_VOTER_KEY, False)
         up_to_date = ((req.last_offset_epoch, req.last_offset)
                       >= (self.client.log.last_fetched_epoch, self.client.log.end_offset))
-        granted = self.client.state.can_grant_vote(req.candidate_id, up_to_date, pre)
+        candidate = ReplicaKey(req.candidate_id, req.candidate_directory_id)
+        granted = self.client.state.can_grant_vote(candidate, up_to_date, pre)
         st = self.client.state
         if not pre and granted and st.voted_id == UNKNOWN and isinstance(
                 st, (UnattachedState, ProspectiveState)):
-            self.client._transitions._add_voted_state(ctx, req.candidate_id)
+            self.client._transitions._add_voted_state(ctx, candidate)
         ctx.trace("raft_vote", ev.RaftVote(req.candidate_id, req.candidate_epoch, bool(pre),
                                            bool(granted)))
         return self._vote_response(req, M.NONE, granted)
@@ -850,6 +859,16 @@ class RaftRequestHandler:
                             ctx, st.retries)
         return True
 
+    def _is_valid_voter_key(self, voter_id: int, voter_directory_id: str | None) -> bool:
+        """KafkaRaftClient.isValidVoterKey (KIP-853, 3.9): a Vote or BeginQuorumEpoch that
+        names a voter (v1) is meant for this replica only if the id is the local one and the
+        directory id, when named, the local directory's."""
+        if voter_id < 0:
+            return True      # v0: no voter key in the request
+        if voter_id != self.client.node_id:
+            return False
+        return voter_directory_id is None or voter_directory_id == self.client.reconfig.directory_id
+
     def _binary_exponential_backoff(self, ctx, retries: int) -> int:
         """KafkaRaftClient.binaryExponentialElectionBackoffMs."""
         return min(RETRY_BACKOFF_BASE_MS * ctx.random_int(2 << min(20, retries - 1)),
@@ -869,6 +888,8 @@ class RaftRequestHandler:
         error = self._validate_voter_only_request(req.leader_id, req.leader_epoch)
         if not error:
             self.client._transitions._maybe_transition(ctx, req.leader_id, req.leader_epoch)
+            if not self._is_valid_voter_key(req.voter_id, req.voter_directory_id):
+                error = M.INVALID_VOTER_KEY
         st = self.client.state
         return M.BeginQuorumEpochResponse(req.correlation_id, error or M.NONE, st.leader_id,
                                           st.epoch)
@@ -882,7 +903,7 @@ class RaftRequestHandler:
             return False
         st = self.client.state
         if isinstance(st, LeaderState) and src in st.voter_states:
-            st.voter_states[src].has_acknowledged_leader = True
+            st.add_acknowledgement_from(src)
         return True
 
     def _handle_end_quorum_epoch_request(self, ctx, src, req):
@@ -1011,7 +1032,8 @@ class RaftRequestHandler:
             records = self.client.log.read(req.fetch_offset)
             # FetchRequest.replicaId(request): a fetch with no replica id (-1) is answered but
             # not tracked
-            if st.update_replica_state(req.replica_id, ctx.now, req.fetch_offset,
+            replica = ReplicaKey(req.replica_id, req.replica_directory_id)
+            if st.update_replica_state(replica, ctx.now, req.fetch_offset,
                                        self.client.log.end_offset):
                 self.client._on_high_watermark(ctx, st.high_watermark)
         else:
@@ -1127,17 +1149,17 @@ class RaftPollLoop:
             begin = NEVER
             for v, rs in st.voter_states.items():
                 if not rs.has_acknowledged_leader:
-                    begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
-                        c, st.epoch, self.client.node_id)))
-        elif now >= st.begin_quorum_epoch_deadline:    # maybeSendBeginQuorumEpochRequests
-            begin = NEVER
+                    begin = min(begin, self._maybe_send(
+                        ctx, v, functools.partial(self._build_begin_quorum_epoch_request, v)))
+        elif st.time_until_begin_quorum_epoch_timer_expires(now) == 0:
+            begin = NEVER           # maybeSendBeginQuorumEpochRequests
             for v in self.client.voters:
                 if v != self.client.node_id:
-                    begin = min(begin, self._maybe_send(ctx, v, lambda c: M.BeginQuorumEpochRequest(
-                        c, st.epoch, self.client.node_id)))
-            st.begin_quorum_epoch_deadline = now + st.begin_quorum_epoch_timeout
+                    begin = min(begin, self._maybe_send(
+                        ctx, v, functools.partial(self._build_begin_quorum_epoch_request, v)))
+            st.reset_begin_quorum_epoch_timer(now)
         else:
-            begin = st.begin_quorum_epoch_deadline - now
+            begin = st.time_until_begin_quorum_epoch_timer_expires(now)
         return min(begin, check, drain, change)
 
     def _maybe_send_vote_requests(self, ctx, st) -> int:
@@ -1145,7 +1167,8 @@ class RaftPollLoop:
             return NEVER
         wait = NEVER
         for v in st.epoch_election.unrecorded_voters():
-            wait = min(wait, self._maybe_send(ctx, v, self._build_vote_request))
+            wait = min(wait, self._maybe_send(ctx, v, functools.partial(
+                self._build_vote_request, v)))
         return wait
 
     def _poll_candidate(self, ctx, st: CandidateState, now) -> int:
@@ -1235,15 +1258,32 @@ class RaftPollLoop:
             self.client._requests.on_request_sent(dst, self._correlation, now)
         return self.client._requests.remaining_request_time(dst, now)
 
-    def _build_vote_request(self, corr):
+    def _remote_voter_key(self, voter_id: int) -> tuple[int, str | None]:
+        """The (VoterId, VoterDirectoryId) a Vote / BeginQuorumEpoch v1 names (KIP-853: a
+        replica with a directory id speaks 3.9's RPCs): the voter as the local voter set
+        knows it; (-1, None) for v0."""
+        if self.client.reconfig.directory_id is None:
+            return UNKNOWN, None
+        node = self.client.reconfig.history.last_value().voter_node(voter_id)
+        return voter_id, node.voter_key.directory_id if node is not None else None
+
+    def _build_vote_request(self, voter_id, corr):
         c = self.client
+        remote_id, remote_directory = self._remote_voter_key(voter_id)
         return M.VoteRequest(corr, c.state.epoch, c.node_id, c.log.last_fetched_epoch,
-                             c.log.end_offset, isinstance(c.state, ProspectiveState))
+                             c.log.end_offset, isinstance(c.state, ProspectiveState),
+                             remote_id, c.reconfig.directory_id, remote_directory)
+
+    def _build_begin_quorum_epoch_request(self, voter_id, corr):
+        remote_id, remote_directory = self._remote_voter_key(voter_id)
+        return M.BeginQuorumEpochRequest(corr, self.client.state.epoch, self.client.node_id,
+                                         remote_id, remote_directory)
 
     def _build_fetch_request(self, corr):
         c = self.client
         req = M.RaftFetchRequest(corr, c.node_id, c.state.epoch, c.log.end_offset,
-                                 c.log.last_fetched_epoch, MAX_FETCH_WAIT_MS)
+                                 c.log.last_fetched_epoch, MAX_FETCH_WAIT_MS,
+                                 replica_directory_id=c.reconfig.directory_id)
         if self.client.fast_hwm_replication:
             req.high_watermark = self.client.state.high_watermark
         return req
@@ -1354,8 +1394,10 @@ class QuorumTransitions:
         if not st.is_vote_granted():
             raise IllegalStateException("Cannot become leader without majority votes granted")
         start = self.client.log.end_offset
-        leader = LeaderState(self.client.node_id, st.epoch, start, self.client.voters,
-                             st.granting_voters(), now, self.client.fetch_timeout_ms)
+        reconfig = self.client.reconfig
+        leader = LeaderState(self.client.node_id, st.epoch, start, reconfig.history.last_value(),
+                             st.granting_voters(), now, self.client.fetch_timeout_ms,
+                             local_directory_id=reconfig.directory_id)
         self.client._transition(ctx, leader, durable=True)
         self.client.reconfig.init_volatile_voters(leader)
         self.client.elected_epochs.append(leader.epoch)
@@ -1381,30 +1423,43 @@ class QuorumTransitions:
             ctx.now + self.client._random_election_timeout(ctx), successors), durable=False)
         self.client._requests.reset_all()
 
-    def _add_voted_state(self, ctx, candidate_id: int) -> None:
+    def _add_voted_state(self, ctx, candidate) -> None:
         """QuorumState.unattachedAddVotedState / prospectiveAddVotedState (3.x:
-        transitionToUnattachedVotedState) in the current epoch: record the binding vote, reset
-        the election timer. Never a vote for the local id, and only from an Unattached (4.0:
-        or Prospective) that has not voted yet: IllegalStateException otherwise."""
+        transitionToUnattachedVotedState) in the current epoch: record the binding vote for
+        ``candidate`` (an id, or a ReplicaKey whose directory id is recorded too: KIP-853),
+        reset the election timer. Never a vote for the local id, and only from an Unattached
+        (4.0: or Prospective) that has not voted yet: IllegalStateException otherwise."""
         st, now = self.client.state, ctx.now
-        if candidate_id == self.client.node_id:
+        key = candidate if isinstance(candidate, ReplicaKey) else ReplicaKey(candidate)
+        if key.id == self.client.node_id:
             raise IllegalStateException(
-                f"Cannot transition to Voted for {candidate_id} and epoch {st.epoch} since it "
+                f"Cannot transition to Voted for {key.id} and epoch {st.epoch} since it "
                 "matches the local broker.id")
         nominee = isinstance(st, ProspectiveState) and self.client.pre_vote
         if not isinstance(st, UnattachedState) and not nominee or st.voted_id != UNKNOWN:
             raise IllegalStateException(
-                f"Cannot transition to Voted for {candidate_id} and epoch {st.epoch} from the "
+                f"Cannot transition to Voted for {key.id} and epoch {st.epoch} from the "
                 f"current state {self.client.state_name} (voted for {st.voted_id})")
         timeout = self.client._random_election_timeout(ctx)
         if isinstance(st, UnattachedState):
-            new = UnattachedState(st.epoch, now + timeout, st.leader_id, candidate_id,
-                                  st.high_watermark)
+            new = UnattachedState(st.epoch, now + timeout, st.leader_id, key.id,
+                                  st.high_watermark, voted_directory_id=key.directory_id)
         else:
             new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
-                                   now + timeout, st.retries, st.leader_id, candidate_id,
-                                   st.high_watermark, st.leader_endpoints_known)
+                                   now + timeout, st.retries, st.leader_id, key.id,
+                                   st.high_watermark, st.leader_endpoints_known,
+                                   voted_directory_id=key.directory_id)
         self.client._transition(ctx, new, durable=True)
+
+    def _keeps_election_timer(self, st: EpochState) -> bool:
+        """transitionToUnattached: Candidate and Unattached keep their election deadline, and
+        from 4.0 (KIP-996) a Prospective whose PreVotes are not lost and a Resigned leader;
+        any other state (before 4.0 Resigned too) draws randomElectionTimeoutMs."""
+        if isinstance(st, (CandidateState, UnattachedState)):
+            return True
+        if isinstance(st, ProspectiveState):
+            return not st.is_vote_rejected()
+        return isinstance(st, ResignedState) and self.client.pre_vote
 
     def _has_consistent_leader(self, epoch, leader_id) -> bool:
         st = self.client.state

@@ -20,6 +20,9 @@ FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
 INVALID_REQUEST = "INVALID_REQUEST"
+#: Errors.INVALID_VOTER_KEY (KIP-853, 3.9): the request names a voter key that is not the
+#: receiver's (another node id, or another directory id: a replaced disk)
+INVALID_VOTER_KEY = "INVALID_VOTER_KEY"
 BROKER_NOT_AVAILABLE = "BROKER_NOT_AVAILABLE"
 
 
@@ -38,7 +41,9 @@ class LeaderChangeMessage:
 class VoteRequest(Message):
     """VoteRequest (api key 52). ``pre_vote`` (v2, KIP-996, Kafka 4.0): a Prospective asks
     whether it could win without bumping the epoch; ``candidate_epoch`` is then its current
-    epoch, not epoch + 1 (the field is named ReplicaEpoch from v2)."""
+    epoch, not epoch + 1 (the field is named ReplicaEpoch from v2). v1 (KIP-853, 3.9):
+    ``voter_id`` / ``voter_directory_id`` name the voter asked (VoterId, VoterDirectoryId),
+    ``candidate_directory_id`` the candidate's own directory (CandidateDirectoryId)."""
 
     correlation_id: int
     candidate_epoch: int
@@ -46,6 +51,9 @@ class VoteRequest(Message):
     last_offset_epoch: int
     last_offset: int
     pre_vote: bool = False
+    voter_id: int = -1
+    candidate_directory_id: str | None = None
+    voter_directory_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -63,9 +71,14 @@ class VoteResponse(Message):
 
 @dataclass(slots=True)
 class BeginQuorumEpochRequest(Message):
+    """v1 (KIP-853, 3.9): ``voter_id`` / ``voter_directory_id`` name the voter the leader
+    means (VoterId, VoterDirectoryId)."""
+
     correlation_id: int
     leader_epoch: int
     leader_id: int
+    voter_id: int = -1
+    voter_directory_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -100,7 +113,8 @@ class RaftFetchRequest(Message):
     """The Fetch a voter or observer sends to the quorum leader (FetchRequest v13+ as
     KafkaRaftClient.buildFetchRequest fills it). On the wire this is a plain ``Fetch``.
     ``high_watermark`` (v18, KAFKA-14145, 4.1): the fetcher's HW, -1 when unknown; requests of
-    older versions carry Long.MAX_VALUE (the field's default)."""
+    older versions carry Long.MAX_VALUE (the field's default). ``replica_directory_id`` (v17,
+    KIP-853, 3.9): the fetcher's directory id (ReplicaDirectoryId), None when absent."""
 
     WIRE_NAME: ClassVar[str] = "Fetch"
 
@@ -111,6 +125,7 @@ class RaftFetchRequest(Message):
     last_fetched_epoch: int
     max_wait_ms: int
     high_watermark: int = 9223372036854775807
+    replica_directory_id: str | None = None
 
 
 @dataclass(slots=True)

@@ -37,14 +37,20 @@ admin client (the request is handed to the leader's client directly).
 from __future__ import annotations
 
 from kafkasim.control.kraft import raft_messages as M
-from kafkasim.control.kraft.broker_heartbeat import IllegalStateException
-from kafkasim.control.kraft.voter_set import KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet
+from kafkasim.control.kraft.epoch_states import ONE_HOUR_MS
+from kafkasim.control.kraft.voter_set import (
+    ZERO_UUID,
+    KRaftVersionRecord,
+    ReplicaKey,
+    VoterNode,
+    VoterSet,
+)
 from kafkasim.core import events as ev
+from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 
 __all__ = ["VoterChangeOperation", "RaftReconfig", "ONE_HOUR_MS"]
 
 REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
-ONE_HOUR_MS = 3_600_000          # LeaderState.isReplicaCaughtUp: "fetched within the last hour"
 
 
 class VoterChangeOperation:
@@ -92,6 +98,9 @@ class RaftReconfig:
 
     def __init__(self, client, history, directory_id, bootstrap_servers,
                  supported_kraft_version, auto_join: bool = False, listeners=None) -> None:
+        if directory_id == ZERO_UUID:      # KafkaRaftClient's constructor (3.9+)
+            raise IllegalArgumentException(
+                "The node directory id must be set and not be the zero uuid")
         self.client = client
         self.history = history
         self.directory_id = directory_id
@@ -134,7 +143,7 @@ class RaftReconfig:
         entry = self.history.last_entry()
         ctx.trace("raft_voters", ev.RaftVoters(entry[0] if entry else -1, c.voters))
         if _is_leader(c.state):
-            c.state.update_voter_and_observer_states(c.voters)
+            c.state.update_voter_and_observer_states(voters)
 
     def append_voters_record(self, ctx, voters: VoterSet, kraft_version: int | None = None
                              ) -> int:
@@ -502,7 +511,7 @@ class RaftReconfig:
                            f"operation for {op.voter_key} since the kraft.version range "
                            f"{shown} doesn't support the finalized version {version}")
             return True
-        if not self.is_replica_caught_up(st, op.voter_key.id, ctx.now):
+        if not st.is_replica_caught_up(op.voter_key, ctx.now):
             self._complete(ctx, st, "add_voter_state", REQUEST_TIMED_OUT, "Aborted add voter "
                            f"operation for {op.voter_key} since it is lagging behind")
             return True
@@ -514,15 +523,6 @@ class RaftReconfig:
         op.expecting_api_versions_from = None
         op.last_offset = self.append_voters_record(ctx, new)
         return True
-
-    @staticmethod
-    def is_replica_caught_up(st, replica_id: int, now: int) -> bool:
-        """LeaderState.isReplicaCaughtUp: an observer that caught up with the leader's end
-        offset at some fetch and fetched within the last hour."""
-        state = st.observer_states.get(replica_id)
-        return (state is not None and state.last_caught_up_timestamp > 0
-                and state.last_fetch_timestamp > 0
-                and state.last_fetch_timestamp > now - ONE_HOUR_MS)
 
     # --- RemoveRaftVoter ---------------------------------------------------------------------
     def handle_remove_voter_request(self, ctx, st, voter_key) -> VoterChangeOperation:

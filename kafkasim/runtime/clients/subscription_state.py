@@ -29,6 +29,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from kafkasim.core.errors import IllegalStateException
+
 __all__ = [
     "EpochEndOffset", "FetchPosition", "FetchState", "IllegalStateException", "LeaderAndEpoch",
     "LogTruncation", "OffsetAndMetadata", "OffsetResetStrategy", "SubscriptionState",
@@ -39,10 +41,6 @@ __all__ = [
 #: OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH_OFFSET)
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
-
-
-class IllegalStateException(RuntimeError):
-    """java.lang.IllegalStateException: a call the partition's state does not allow."""
 
 
 class OffsetResetStrategy(enum.Enum):
