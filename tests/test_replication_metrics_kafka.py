@@ -422,21 +422,28 @@ def test_add_and_remove_metrics():
 
 def test_update_assignment_and_isr():
     """testUpdateAssignmentAndIsr: with adding and removing replicas the partition is being
-    reassigned (OngoingReassignmentState), without them it is not; a follower has no remote
-    replicas and no ISR."""
-    b = Broker()
-    part = b.lead(1, (0, 1, 2, 3), (0, 1, 2, 3), adding=(4, 5), removing=(1, 2))
+    reassigned (OngoingReassignmentState), without them it is not; the leader keeps a state for
+    each other replica, a follower none and no ISR. makeLeader / makeFollower carry the
+    reassignment of their partition state the same way."""
+    part = Broker().partition("test", 1)
+    part.update_assignment_and_isr((0, 1, 2, 3), True, (0, 1, 2, 3), (4, 5), (1, 2))
     assert part.is_reassigning() and part.replicas == (0, 1, 2, 3)
     assert (part.adding_replicas, part.removing_replicas) == ((4, 5), (1, 2))
     assert part.is_adding_replica(4) and not part.is_adding_replica(1)
-    assert set(part.in_sync_replica_ids()) == {0, 1, 2, 3}
-    assert sorted(r.broker_id for r in part.remote_replicas()) == [1, 2, 3]
-    part = b.lead(1, (0, 3, 4, 5), (0, 3, 4, 5), epoch=6, partition_epoch=2)
+    assert part.in_sync_replica_ids() == {0, 1, 2, 3}
+    assert [r.broker_id for r in part.remote_replicas()] == [1, 2, 3]
+    part.update_assignment_and_isr((0, 3, 4, 5), True, (0, 3, 4, 5))
     assert not part.is_reassigning() and part.replicas == (0, 3, 4, 5)
-    assert sorted(r.broker_id for r in part.remote_replicas()) == [3, 4, 5]
-    part.make_follower(b, 1, 7, (), (1, 2, 3, 4), 3, 0)
+    assert part.in_sync_replica_ids() == {0, 3, 4, 5}
+    assert [r.broker_id for r in part.remote_replicas()] == [3, 4, 5]
+    part.update_assignment_and_isr((1, 2, 3, 4), False, ())
     assert not part.is_reassigning() and part.replicas == (1, 2, 3, 4)
     assert part.in_sync_replica_ids() == set() and part.remote_replicas() == []
+    b = Broker()
+    led = b.lead(0, (0, 1, 2), (0, 1, 2, 3), adding=(3,))
+    assert led.is_reassigning() and led.replication_factor() == 3
+    followed = b.follow(1, 1)
+    assert not followed.is_reassigning() and followed.remote_replicas() == []
 
 
 # -- the ZooKeeper controller's OfflinePartitionsCount and PreferredReplicaImbalanceCount -------

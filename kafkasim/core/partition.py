@@ -208,6 +208,22 @@ class Partition:
         self.adding_replicas = tuple(adding_replicas)
         self.removing_replicas = tuple(removing_replicas)
 
+    def update_assignment_and_isr(self, replicas: tuple[int, ...], is_leader: bool,
+                                  isr: tuple[int, ...], adding_replicas: tuple[int, ...] = (),
+                                  removing_replicas: tuple[int, ...] = ()) -> None:
+        """Partition.updateAssignmentAndIsr: the assignment state, the committed ISR, and on a
+        leader the followers' states (kept for the replicas still assigned, ReplicaState.Empty
+        for new ones); a follower keeps none. makeLeader / makeFollower do this with their own
+        follower-state rules (``make_leader``, ``make_follower``)."""
+        self.update_assignment(replicas, adding_replicas, removing_replicas)
+        if is_leader:
+            self.remote = {r: self.remote.get(r) or ReplicaState(r)
+                           for r in self.replicas if r != self.broker_id}
+        else:
+            self.remote = {}
+        self.isr = tuple(isr)
+        self.pending = None
+
     def in_sync_replica_ids(self) -> set[int]:
         """Partition.inSyncReplicaIds: the committed ISR (``partitionState.isr``: a change in
         flight is not in it)."""
