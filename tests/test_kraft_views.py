@@ -66,7 +66,8 @@ def test_zookeeper_mode_brokers_keep_their_mbeans_and_report_no_raft_metrics():
     assert M.ACTIVE_CONTROLLER in names
     assert sum(v for (_b, m), v in latest(c).items() if m == M.ACTIVE_CONTROLLER) == 1
     assert not any(m.startswith(M.RAFT_METRICS) for m in names)
-    assert M.FENCED_BROKERS not in names
+    # the ZooKeeper controller registers FencedBrokerCount since 3.1 (KIP-748): always 0
+    assert all(v == 0 for (_b, m), v in latest(c).items() if m == M.FENCED_BROKERS)
 
 
 def test_active_controller_count_is_1_on_the_active_controller_only(fenced):

@@ -314,6 +314,24 @@ SINCE = [
     ("unclean_metric_excludes_elr", "4.0", "3.9"),
     # KAFKA-19212 / PR #19590: TopicDelta election counts, ElectionFromEligibleLeaderReplicasPerSec
     ("election_metrics_from_records", "4.1", "4.0"),
+    # TopicCommand: KAFKA-14596 (tools, 3.7.0), KIP-351 / KIP-427 (2.3.0), PartitionDescription
+    # @2.4.0, KAFKA-7139 (2.1.0), the AdminClient path's HashMap order (2.4.0)
+    ("describe_report_options_combine", "3.7", "3.6"),
+    ("describe_min_isr_filters", "2.3", "2.2"),
+    ("describe_min_isr_filters_read_config", "2.4", "2.3"),
+    ("describe_exclude_internal", "2.1", "2.0"),
+    ("describe_topics_in_admin_result_order", "2.4", "2.3"),
+    # the MBeans by release: KIP-96, KIP-143, KIP-164, KAFKA-5461, KAFKA-6753, KIP-427, KIP-352,
+    # KIP-748, KAFKA-12670 (tests/test_replication_metrics_kafka.py)
+    ("partition_replica_count_gauges", "0.10.2", "0.10.1"),
+    ("failed_isr_updates_meter", "0.11.0", "0.10.2"),
+    ("under_min_isr_metrics", "1.0", "0.11.0"),
+    ("zk_global_counts", "1.0", "0.11.0"),
+    ("offline_partitions_from_partition_states", "2.1", "2.0.1"),
+    ("at_min_isr_metrics", "2.3", "2.2"),
+    ("reassignment_metrics", "2.5", "2.4"),
+    ("zk_broker_count_metrics", "3.1", "3.0"),
+    ("kraft_unclean_elections_meter", "3.9", "3.8"),
 ]
 
 # (rule, last profile where it is on, first profile where it is off).

@@ -123,16 +123,22 @@ class KafkaController:
         self._cache(tp, (leader, epoch, tuple(isr), version), recovery)
 
     # -- requests to brokers (ControllerBrokerRequestBatch) -------------------------------------
-    def _state(self, tp, with_offline_replicas: bool = False) -> PartitionState:
-        """A partition's state in a request; ``with_offline_replicas`` for UpdateMetadata
-        (addUpdateMetadataRequestForBrokers: the replicas not isReplicaOnline)."""
+    def _state(self, tp, with_offline_replicas: bool = False,
+               update_metadata: bool = False) -> PartitionState:
+        """A partition's state in a request: LeaderAndIsr's carries the reassignment's adding
+        and removing replicas (v3+, 2.4); UpdateMetadata's (``update_metadata``) does not, and
+        ``with_offline_replicas`` names the replicas not isReplicaOnline
+        (addUpdateMetadataRequestForBrokers)."""
         cc = self.context
         leader, epoch, isr, version = cc.states[tp]
         replicas = cc.assignments[tp]
         offline = tuple(r for r in replicas if not cc.is_replica_online(r)) \
             if with_offline_replicas else ()
+        adding = () if update_metadata else cc.adding.get(tp, ())
+        removing = () if update_metadata else cc.removing.get(tp, ())
         return PartitionState(tp[0], tp[1], self.controller_epoch, leader, epoch, isr, version,
-                              replicas, self.leader_recovery_state(tp), offline)
+                              replicas, self.leader_recovery_state(tp), offline, adding,
+                              removing)
 
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
@@ -162,7 +168,8 @@ class KafkaController:
         without leadership info are left out; the request goes out all the same. Since 1.0
         each partition names its offline replicas."""
         offline = ctx.rules.controller.update_metadata_offline_replicas
-        states = tuple(self._state(tp, offline) for tp in tps if tp in self.context.states)
+        states = tuple(self._state(tp, offline, update_metadata=True)
+                       for tp in tps if tp in self.context.states)
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers)))

@@ -103,10 +103,33 @@ class ControllerContext:
         return {tp: rs for tp, rs in self.assignments.items() if tp[0] == topic}
 
     def preferred_replica_imbalance_count(self) -> int:
-        """preferredReplicaImbalanceCount: partitions with leadership info whose leader is not
-        their preferred replica (the head of RS)."""
-        return sum(1 for tp, st in self.states.items()
-                   if self.assignments.get(tp) and st[0] != self.assignments[tp][0])
+        """preferredReplicaImbalanceCount: partitions with leadership info that do not have
+        their preferred leader (``has_preferred_leader``)."""
+        return sum(1 for tp in self.states
+                   if self.assignments.get(tp) and not self.has_preferred_leader(tp))
+
+    def has_preferred_leader(self, tp: TopicPartition) -> bool:
+        """hasPreferredLeader: the leader is the preferred replica (the head of RS), except
+        while a reassignment adds that replica: then the partition counts as balanced until
+        the new replica joins the ISR (KIP-455, 2.4+)."""
+        preferred = self.assignments[tp][0]
+        leader, _epoch, isr, _version = self.states[tp]
+        if preferred in self.adding.get(tp, ()):
+            return preferred not in isr
+        return leader == preferred
+
+    def offline_partition_count(self) -> int:
+        """offlinePartitionCount: the partitions in the OfflinePartition state (KAFKA-6753,
+        kept on every partition state transition)."""
+        return sum(1 for tp in self.offline if tp in self.assignments)
+
+    def partition_with_leaders_count(self) -> int:
+        """partitionWithLeadersCount: the partitions with leadership info."""
+        return len(self.states)
+
+    def all_topics(self) -> set[str]:
+        """allTopics: every topic the controller knows."""
+        return {tp[0] for tp in self.assignments}
 
     def live_broker_ids(self) -> list[int]:
         """liveBrokerIds: live brokers not in controlled shutdown."""

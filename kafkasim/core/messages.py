@@ -176,6 +176,10 @@ class PartitionState:
     # UpdateMetadata v4+ (1.0, KIP-112) in ZooKeeper mode: the replicas the controller does not
     # count online (isReplicaOnline: dead or shutting down); empty in LeaderAndIsr
     offline_replicas: tuple[int, ...] = ()
+    # LeaderAndIsr v3+ (2.4, KIP-455; a KRaft PartitionRegistration's): the adding and removing
+    # replicas of a reassignment in progress, empty otherwise
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

@@ -96,7 +96,7 @@ class Partition:
     __slots__ = (
         "topic", "partition", "broker_id", "log", "replicas", "leader_id", "leader_epoch",
         "partition_epoch", "controller_epoch", "isr", "pending", "remote",
-        "leader_epoch_start_offset", "is_leader", "tp",
+        "leader_epoch_start_offset", "is_leader", "tp", "adding_replicas", "removing_replicas",
     )
 
     def __init__(self, topic: str, partition: int, broker_id: int, log: Log) -> None:
@@ -106,6 +106,10 @@ class Partition:
         self.broker_id = broker_id
         self.log = log
         self.replicas: tuple[int, ...] = ()
+        # the assignment state (KIP-352, 2.5+): a reassignment's adding and removing replicas
+        # (OngoingReassignmentState), both empty otherwise (SimpleAssignmentState)
+        self.adding_replicas: tuple[int, ...] = ()
+        self.removing_replicas: tuple[int, ...] = ()
         self.leader_id = -1
         self.leader_epoch = -1
         self.partition_epoch = -1
@@ -176,9 +180,49 @@ class Partition:
         return self.is_leader and len(self.isr) == self.effective_min_isr(ctx)
 
     def is_under_replicated(self) -> bool:
-        """Partition.isUnderReplicated: the leader's committed ISR is smaller than the replica
-        set (kafkasim keeps no reassignment state here: the whole replica set counts)."""
-        return self.is_leader and len(self.isr) < len(self.replicas)
+        """Partition.isUnderReplicated: the leader's committed ISR is smaller than the
+        replication factor."""
+        return self.is_leader and len(self.isr) < self.replication_factor()
+
+    def replication_factor(self) -> int:
+        """AssignmentState.replicationFactor: the replicas, without a reassignment's adding
+        replicas (OngoingReassignmentState keeps the size of the original replicas)."""
+        adding = self.adding_replicas
+        if not adding:
+            return len(self.replicas)
+        return sum(1 for r in self.replicas if r not in adding)
+
+    def is_reassigning(self) -> bool:
+        """Partition.isReassigning: the assignment state is an OngoingReassignmentState."""
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    def is_adding_replica(self, replica_id: int) -> bool:
+        """Partition.isAddingReplica."""
+        return replica_id in self.adding_replicas
+
+    def update_assignment(self, replicas: tuple[int, ...], adding_replicas: tuple[int, ...] = (),
+                          removing_replicas: tuple[int, ...] = ()) -> None:
+        """The assignment half of Partition.updateAssignmentAndIsr: the replicas and, during a
+        reassignment, its adding and removing replicas."""
+        self.replicas = tuple(replicas)
+        self.adding_replicas = tuple(adding_replicas)
+        self.removing_replicas = tuple(removing_replicas)
+
+    def update_assignment_and_isr(self, replicas: tuple[int, ...], is_leader: bool,
+                                  isr: tuple[int, ...], adding_replicas: tuple[int, ...] = (),
+                                  removing_replicas: tuple[int, ...] = ()) -> None:
+        """Partition.updateAssignmentAndIsr: the assignment state, the committed ISR, and on a
+        leader the followers' states (kept for the replicas still assigned, ReplicaState.Empty
+        for new ones); a follower keeps none. makeLeader / makeFollower do this with their own
+        follower-state rules (``make_leader``, ``make_follower``)."""
+        self.update_assignment(replicas, adding_replicas, removing_replicas)
+        if is_leader:
+            self.remote = {r: self.remote.get(r) or ReplicaState(r)
+                           for r in self.replicas if r != self.broker_id}
+        else:
+            self.remote = {}
+        self.isr = tuple(isr)
+        self.pending = None
 
     def in_sync_replica_ids(self) -> set[int]:
         """Partition.inSyncReplicaIds: the committed ISR (``partitionState.isr``: a change in
@@ -221,15 +265,16 @@ class Partition:
 
     # -- role changes -----------------------------------------------------------------------
     def make_leader(self, ctx: PartitionContext, leader_epoch: int, isr: tuple[int, ...],
-                    replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int
-                    ) -> bool:
+                    replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int,
+                    adding_replicas: tuple[int, ...] = (),
+                    removing_replicas: tuple[int, ...] = ()) -> bool:
         """Become leader (Partition.makeLeader). Returns True if the HW moved.
 
         Callers check ``is_stale_partition_epoch`` first (KAFKA-13790, 3.3+)."""
         ctx.partition_changed(self.tp)
         now = ctx.now
         new_epoch = leader_epoch > self.leader_epoch
-        self.replicas = tuple(replicas)
+        self.update_assignment(replicas, adding_replicas, removing_replicas)
         self.controller_epoch = controller_epoch
         self.isr = tuple(isr)
         self.pending = None
@@ -288,12 +333,13 @@ class Partition:
 
     def make_follower(self, ctx: PartitionContext, leader_id: int, leader_epoch: int,
                       isr: tuple[int, ...], replicas: tuple[int, ...], partition_epoch: int,
-                      controller_epoch: int) -> bool:
+                      controller_epoch: int, adding_replicas: tuple[int, ...] = (),
+                      removing_replicas: tuple[int, ...] = ()) -> bool:
         """Become follower (Partition.makeFollower). Returns True if leader or epoch changed."""
         ctx.partition_changed(self.tp)
         changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
                    or self.is_leader)
-        self.replicas = tuple(replicas)
+        self.update_assignment(replicas, adding_replicas, removing_replicas)
         self.controller_epoch = controller_epoch
         # updateAssignmentAndIsr(isr = Set.empty): a follower keeps no ISR (every version since
         # 0.8); only the leader and the controller track it

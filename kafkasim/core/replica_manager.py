@@ -79,6 +79,14 @@ def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offse
     return -min(candidates)[2]
 
 
+def reassignment_state(ctx: ReplicaManagerContext, st) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The adding and removing replicas a partition state gives the Partition's assignment
+    state: from 2.5 (KIP-352, OngoingReassignmentState); before, the Partition kept none."""
+    if not ctx.rules.metrics.reassignment_metrics:
+        return (), ()
+    return tuple(st.adding_replicas), tuple(st.removing_replicas)
+
+
 def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
     return FetchPartitionData(fp.topic, fp.partition, err, hw, ls,
                               RecordChunk.empty(fp.fetch_offset), None, leo)
@@ -248,10 +256,11 @@ class ReplicaManager:
         (which marks a RECOVERING partition RECOVERED, KIP-704: the partition state's leader
         recovery state comes from LeaderAndIsr in ZooKeeper mode, from the partition record in
         KRaft)."""
+        assignment = reassignment_state(ctx, st)
         if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
             # applyDelta: an ISR / assignment change under the same leader epoch
             moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
-                                     st.partition_epoch, st.controller_epoch)
+                                     st.partition_epoch, st.controller_epoch, *assignment)
             if moved:
                 self.on_hw_increased(ctx, part)
             else:
@@ -259,7 +268,7 @@ class ReplicaManager:
             return
         self.remove_fetcher_for_partition(ctx, part.tp)
         moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
-                                 st.partition_epoch, st.controller_epoch)
+                                 st.partition_epoch, st.controller_epoch, *assignment)
         ctx.trace("become_leader", st.topic, st.partition,
                   ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
         if st.leader_recovery_state:
@@ -279,7 +288,8 @@ class ReplicaManager:
         was_leader = part.is_leader
         old_leader, old_epoch = part.leader_id, part.leader_epoch
         part.make_follower(ctx, st.leader, st.leader_epoch, st.isr, st.replicas,
-                           st.partition_epoch, st.controller_epoch)
+                           st.partition_epoch, st.controller_epoch,
+                           *reassignment_state(ctx, st))
         fetching = None
         if not was_leader and st.leader >= 0 and old_leader == st.leader:
             for (leader, _fid), thread in ctx.fetchers.items():

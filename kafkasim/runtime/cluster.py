@@ -33,8 +33,14 @@ from kafkasim.runtime.broker import RUNNING, Broker
 from kafkasim.runtime.clients.admin import Admin
 from kafkasim.runtime.clients.consumer import Consumer
 from kafkasim.runtime.clients.producer import Producer
-from kafkasim.runtime.describe import describe_group, describe_topics, reassigning_adding
+from kafkasim.runtime.describe import (
+    admin_topic_order,
+    describe_group,
+    describe_topics,
+    reassigning_adding,
+)
 from kafkasim.runtime.engine import Engine
+from kafkasim.runtime.metadata_cache import INTERNAL_TOPICS
 from kafkasim.runtime.metrics import MetricsRecorder
 from kafkasim.runtime.network import Network
 from kafkasim.runtime.rows import RunList
@@ -374,11 +380,20 @@ class Cluster:
     def describe(self, topic: str | list[str] | None = None, *,
                  under_replicated_partitions: bool = False, unavailable_partitions: bool = False,
                  under_min_isr_partitions: bool = False, at_min_isr_partitions: bool = False,
-                 topics_with_overrides: bool = False) -> str:
-        """``kafka-topics --describe`` text for the cluster's Kafka version."""
+                 topics_with_overrides: bool = False, exclude_internal: bool = False) -> str:
+        """``kafka-topics --describe`` text for the cluster's Kafka version (``exclude_internal``:
+        --exclude-internal, 2.1+, leaves out __consumer_offsets and __transaction_state)."""
         validation.check_topic_names("describe", topic)
+        validation.check_flag("describe(exclude_internal)", exclude_internal)
         names = self.topics.names() if topic is None else ([topic] if isinstance(topic, str)
                                                      else list(topic))
+        if exclude_internal:
+            if not self.rules.tools.describe_exclude_internal:
+                raise ClusterError("exclude-internal is not a recognized option (kafka-topics "
+                                   f"has it since 2.1; this cluster runs {self.kafka_version})")
+            names = [n for n in names if n not in INTERNAL_TOPICS]
+        names = admin_topic_order(names) if self.rules.tools.describe_topics_in_admin_result_order \
+            else sorted(names)
         registry = self.topics
         image = self.kraft.image if self.kraft is not None else None
         if image is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import uuid
 
+from kafkasim.settings.javautil import java_hashmap_iteration_order, java_string_hash
+
 
 def topic_id(name: str, seed: int) -> str:
     """A stable TopicId (Kafka uses a random UUID; ours is derived from the name and seed)."""
@@ -33,8 +35,64 @@ def directory_id(node_id: int, seed: int) -> str:
     return topic_id(f"\x00directory.id:{node_id}", seed)
 
 
+def admin_topic_order(names) -> list[str]:
+    """The order kafka-topics --describe prints topics in since 2.4: TopicCommand asks for the
+    sorted names; KafkaAdminClient.describeTopics keys its futures by them in a
+    ``HashMap(n)``, DescribeTopicsResult copies that map (``new HashMap<>(map)``) and
+    ``allTopicNames()`` fills a ``HashMap(n)`` from the copy, whose values TopicCommand prints
+    (java.util.HashMap iteration order, kafkasim.settings.javautil)."""
+    n = len(names)
+    futures = java_hashmap_iteration_order(sorted(names), java_string_hash, n)
+    copied = java_hashmap_iteration_order(futures, java_string_hash, int(n / 0.75 + 1.0))
+    return java_hashmap_iteration_order(copied, java_string_hash, n)
+
+
 def _ids(ids) -> str:
     return ",".join(str(i) for i in ids)
+
+
+#: the partition report options of kafka-topics --describe: (describe_topics keyword, option)
+REPORT_OPTIONS = (("under_replicated", "under-replicated-partitions"),
+                  ("under_min_isr", "under-min-isr-partitions"),
+                  ("at_min_isr", "at-min-isr-partitions"),
+                  ("unavailable", "unavailable-partitions"))
+
+
+def check_describe_options(rules, reports: dict[str, bool], topics_with_overrides: bool) -> None:
+    """TopicCommandOptions.checkArgs for --describe: the min-ISR options exist since 2.3; no
+    report option goes with --topics-with-overrides; before 3.7 (the Scala TopicCommand) each
+    report option also refused the others. ClusterError with Kafka's message otherwise."""
+    from kafkasim.settings.exceptions import ClusterError
+
+    used = [opt for key, opt in REPORT_OPTIONS if reports.get(key)]
+    for opt in ("under-min-isr-partitions", "at-min-isr-partitions"):
+        if opt in used and not rules.tools.describe_min_isr_filters:
+            raise ClusterError(f"{opt} is not a recognized option (kafka-topics has it since "
+                               f"2.3; this cluster runs {rules.version})")
+    others = ["topics-with-overrides"] if topics_with_overrides else []
+    if not rules.tools.describe_report_options_combine:
+        others = used[1:] + others
+    if used and others:
+        raise ClusterError(f'Option "[{used[0]}]" can\'t be used with option "[{others[0]}]"')
+
+
+def partition_reported(p: dict, rules, reports: dict[str, bool]) -> bool:
+    """DescribeOptions.shouldPrintTopicPartition once a report option is given: the partition
+    matches any of them (PartitionDescription.isUnderReplicated, hasUnavailablePartitions,
+    isUnderMinIsr, isAtMinIsrPartitions). 2.3's --zookeeper path compared the ISR with a min ISR
+    of 0 (``describe_min_isr_filters_read_config``)."""
+    leader, isr = p["leader"], len(p["isr"])
+    rf = len(p["replicas"]) - reassigning_adding(p.get("reassignment"), rules)
+    no_leader = leader < 0
+    if rules.tools.describe_min_isr_filters_read_config:
+        min_isr, under_min = p["min_isr"], no_leader or isr < p["min_isr"]
+    else:
+        min_isr, under_min = 0, False
+    return bool(
+        (reports.get("under_replicated") and isr < rf)
+        or (reports.get("unavailable") and (no_leader or leader not in p["live_brokers"]))
+        or (reports.get("under_min_isr") and under_min)
+        or (reports.get("at_min_isr") and isr == min_isr))
 
 
 def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False,
@@ -42,9 +100,13 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
                     at_min_isr: bool = False, topics_with_overrides: bool = False) -> str:
     """Render ``kafka-topics --describe``. Each topic dict: name, id, configs (non-default k=v
     list), replication_factor, partitions: [dict(partition, leader, replicas, isr, min_isr,
-    live_brokers, reassignment: (adding, removing) or None)]."""
+    live_brokers, reassignment: (adding, removing) or None)]. A report option prints only the
+    partitions it reports, without the topic lines."""
+    reports = {"under_replicated": under_replicated, "unavailable": unavailable,
+               "under_min_isr": under_min_isr, "at_min_isr": at_min_isr}
+    check_describe_options(rules, reports, topics_with_overrides)
     sp = " " if rules.tools.describe_space_after_colon else ""
-    filtered = under_replicated or unavailable or under_min_isr or at_min_isr
+    filtered = any(reports.values())
     lines: list[str] = []
     for t in topics:
         if topics_with_overrides and not t["configs"]:
@@ -60,40 +122,37 @@ def describe_topics(topics: list[dict], rules, *, under_replicated: bool = False
         if topics_with_overrides:
             continue
         for p in sorted(t["partitions"], key=lambda p: p["partition"]):
-            leader = p["leader"]
-            live = p["live_brokers"]
-            reassigning = p.get("reassignment")
-            rf = len(p["replicas"]) - reassigning_adding(reassigning, rules)
-            if under_replicated and not len(p["isr"]) < rf:
+            if filtered and not partition_reported(p, rules, reports):
                 continue
-            if unavailable and not (leader < 0 or leader not in live):
-                continue
-            if under_min_isr and not (leader < 0 or len(p["isr"]) < p["min_isr"]):
-                continue
-            if at_min_isr and not len(p["isr"]) == p["min_isr"]:
-                continue
-            if leader < 0:
-                leader_s = "-1" if rules.tools.describe_leader_minus_one else "none"
-            else:
-                leader_s = str(leader)
-            # partition lines always had a space after the colons; only the summary line
-            # lacked it before 2.4
-            fields = ["", f"Topic: {t['name']}", f"Partition: {p['partition']}",
-                      f"Leader: {leader_s}", f"Replicas: {_ids(p['replicas'])}",
-                      f"Isr: {_ids(p['isr'])}"]
-            if reassigning and rules.tools.describe_reassignment_columns:   # since 2.6
-                fields += [f"Adding Replicas: {_ids(reassigning[0])}",
-                           f"Removing Replicas: {_ids(reassigning[1])}"]
-            if rules.tools.describe_elr_columns:
-                # KRaft answers DescribeTopicPartitions (3.8+) with the lists, possibly empty;
-                # ZooKeeper-mode brokers report no ELR: N/A (TopicCommand.PartitionDescription)
-                elr = p.get("elr")
-                if elr is None:
-                    fields += ["Elr: N/A", "LastKnownElr: N/A"]
-                else:
-                    fields += [f"Elr: {_ids(elr[0])}", f"LastKnownElr: {_ids(elr[1])}"]
-            lines.append("\t".join(fields))
+            lines.append(_partition_line(t["name"], p, rules))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _partition_line(topic: str, p: dict, rules) -> str:
+    """PartitionDescription.printDescription: one tab-separated partition line."""
+    leader = p["leader"]
+    if leader < 0:
+        leader_s = "-1" if rules.tools.describe_leader_minus_one else "none"
+    else:
+        leader_s = str(leader)
+    reassigning = p.get("reassignment")
+    # partition lines always had a space after the colons; only the summary line
+    # lacked it before 2.4
+    fields = ["", f"Topic: {topic}", f"Partition: {p['partition']}",
+              f"Leader: {leader_s}", f"Replicas: {_ids(p['replicas'])}",
+              f"Isr: {_ids(p['isr'])}"]
+    if reassigning and rules.tools.describe_reassignment_columns:   # since 2.6
+        fields += [f"Adding Replicas: {_ids(reassigning[0])}",
+                   f"Removing Replicas: {_ids(reassigning[1])}"]
+    if rules.tools.describe_elr_columns:
+        # KRaft answers DescribeTopicPartitions (3.8+) with the lists, possibly empty;
+        # ZooKeeper-mode brokers report no ELR: N/A (TopicCommand.PartitionDescription)
+        elr = p.get("elr")
+        if elr is None:
+            fields += ["Elr: N/A", "LastKnownElr: N/A"]
+        else:
+            fields += [f"Elr: {_ids(elr[0])}", f"LastKnownElr: {_ids(elr[1])}"]
+    return "\t".join(fields)
 
 
 def reassigning_adding(reassignment, rules) -> int:

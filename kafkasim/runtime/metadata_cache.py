@@ -308,7 +308,8 @@ def partition_state(tp: tuple[str, int], reg) -> PartitionState:
     epoch: -1, as KRaftMetadataCache.getPartitionInfo answers)."""
     return PartitionState(tp[0], tp[1], KRAFT_CONTROLLER_EPOCH, reg.leader, reg.leader_epoch,
                           tuple(reg.isr), reg.partition_epoch, tuple(reg.replicas),
-                          reg.leader_recovery_state)
+                          reg.leader_recovery_state, adding_replicas=tuple(reg.adding_replicas),
+                          removing_replicas=tuple(reg.removing_replicas))
 
 
 @dataclass(slots=True)

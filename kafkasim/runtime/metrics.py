@@ -11,6 +11,11 @@ on *every* controller from its committed metadata image -- "as observed by this 
 docs/ops.html "KRaft Controller Monitoring Metrics"). Every KRaft node, controller or broker,
 reports the ``kafka.server:type=raft-metrics`` group of its Raft client (KafkaRaftMetrics);
 KRaft brokers report no KafkaController MBeans.
+
+ZooKeeper mode: every broker registers the KafkaController gauges (its KafkaController object
+exists whether or not it is the active controller) and reports 0 unless it is active
+(KafkaController.updateMetrics). Which MBeans a release has, and how the ZooKeeper controller
+counts offline partitions, are the ``rules.metrics`` of kafkasim.settings.versions.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ UNDER_MIN_ISR = RM + "UnderMinIsrPartitionCount"
 AT_MIN_ISR = RM + "AtMinIsrPartitionCount"
 LEADER_COUNT = RM + "LeaderCount"
 PARTITION_COUNT = RM + "PartitionCount"
+REASSIGNING_PARTITIONS = RM + "ReassigningPartitions"
 ISR_SHRINKS = RM + "IsrShrinksPerSec"
 ISR_EXPANDS = RM + "IsrExpandsPerSec"
 FAILED_ISR_UPDATES = RM + "FailedIsrUpdatesPerSec"
@@ -85,70 +91,123 @@ METER_MBEANS = {
 
 def broker_gauges(broker, kraft: bool = False) -> dict[str, int]:
     """Current gauge values of one running broker (``kraft``: no KafkaController MBeans)."""
-    leaders = [p for p in broker.replica_manager.partitions.values() if p.is_leader]
-    under_replicated = under_min_isr = at_min_isr = 0
-    for p in leaders:   # one pass, each leader's effective min ISR worked out once
-        isr = len(p.isr)
-        if isr < len(p.replicas):
-            under_replicated += 1
-        min_isr = p.effective_min_isr(broker)
-        if isr < min_isr:
-            under_min_isr += 1
-        elif isr == min_isr:
-            at_min_isr += 1
-    out = {
-        UNDER_REPLICATED: under_replicated,
-        UNDER_MIN_ISR: under_min_isr,
-        AT_MIN_ISR: at_min_isr,
-        LEADER_COUNT: len(leaders),
-        PARTITION_COUNT: len(broker.replica_manager.partitions),
-        MAX_LAG: max([st.lag for th in broker.fetchers.values()
-                      for st in th.partitions.values()] or [0]),
-    }
+    rules = broker.rules.metrics
+    partitions = broker.replica_manager.partitions.values()
+    leaders = [p for p in partitions if p.is_leader]
+    out = {UNDER_REPLICATED: under_replicated_partition_count(leaders)}
+    if rules.under_min_isr_metrics or rules.at_min_isr_metrics:
+        under_min_isr, at_min_isr = min_isr_partition_counts(broker, leaders)
+        if rules.under_min_isr_metrics:
+            out[UNDER_MIN_ISR] = under_min_isr
+        if rules.at_min_isr_metrics:
+            out[AT_MIN_ISR] = at_min_isr
+    out[LEADER_COUNT] = len(leaders)
+    out[PARTITION_COUNT] = len(broker.replica_manager.partitions)
+    if rules.reassignment_metrics:
+        out[REASSIGNING_PARTITIONS] = sum(1 for p in leaders if p.is_reassigning())
+    out[MAX_LAG] = max([st.lag for th in broker.fetchers.values()
+                        for st in th.partitions.values()] or [0])
     if broker.rules.fetch.fetch_sessions:   # FetchSessionCache gauges (KIP-227, 1.1+)
         cache = broker.replica_manager.fetch_sessions
         out[NUM_FETCH_SESSIONS] = cache.size() if cache is not None else 0
         out[NUM_FETCH_PARTITIONS_CACHED] = cache.total_partitions() if cache is not None else 0
-    if kraft:
-        return out
-    out[ACTIVE_CONTROLLER] = 1 if broker.controller is not None else 0
-    if broker.controller is not None:
-        cc = broker.controller.context
-        out[OFFLINE_PARTITIONS] = sum(1 for leader, _e, _isr, _v in cc.states.values()
-                                      if leader < 0 or leader not in cc.live_brokers)
-        out[PREFERRED_IMBALANCE] = cc.preferred_replica_imbalance_count()
+    if not kraft:
+        out.update(zk_controller_gauges(broker))
     return out
 
 
-_PARTITION_GAUGE_NAMES: dict[tuple[str, int], tuple[str, str, str]] = {}
+def under_replicated_partition_count(leaders) -> int:
+    """ReplicaManager.underReplicatedPartitionCount: the led partitions whose ISR is smaller
+    than the replication factor (Partition.isUnderReplicated; without a reassignment's adding
+    replicas since 2.5, KIP-352)."""
+    return sum(1 for p in leaders if p.is_under_replicated())
 
 
-def _partition_gauge_names(tp: tuple[str, int]) -> tuple[str, str, str]:
-    """The MBean names of a partition's three gauges, looked up once per partition."""
+def min_isr_partition_counts(broker, leaders) -> tuple[int, int]:
+    """UnderMinIsrPartitionCount and AtMinIsrPartitionCount: the led partitions whose ISR is
+    below / equal to the effective min ISR (Partition.isUnderMinIsr / isAtMinIsr), in one pass,
+    each leader's effective min ISR worked out once."""
+    under = at = 0
+    for p in leaders:
+        isr = len(p.isr)
+        min_isr = p.effective_min_isr(broker)
+        if isr < min_isr:
+            under += 1
+        elif isr == min_isr:
+            at += 1
+    return under, at
+
+
+def zk_controller_gauges(broker) -> dict[str, int]:
+    """The KafkaController gauges of a ZooKeeper-mode broker: the active controller's counts,
+    0 on the others (KafkaController.updateMetrics). GlobalPartitionCount counts the partitions
+    with leadership info, ActiveBrokerCount the live or shutting-down brokers, FencedBrokerCount
+    is always 0 (KIP-748)."""
+    rules = broker.rules.metrics
+    ctl = broker.controller
+    cc = ctl.context if ctl is not None else None
+    out = {
+        ACTIVE_CONTROLLER: int(cc is not None),
+        OFFLINE_PARTITIONS: zk_offline_partitions_count(cc, rules) if cc is not None else 0,
+        PREFERRED_IMBALANCE: cc.preferred_replica_imbalance_count() if cc is not None else 0,
+    }
+    if rules.zk_global_counts:
+        out[GLOBAL_TOPICS] = len(cc.all_topics()) if cc is not None else 0
+        out[GLOBAL_PARTITIONS] = cc.partition_with_leaders_count() if cc is not None else 0
+    if rules.zk_broker_count_metrics:
+        out[ACTIVE_BROKERS] = len(cc.live_brokers) if cc is not None else 0
+        out[FENCED_BROKERS] = 0
+    return out
+
+
+def zk_offline_partitions_count(cc, rules) -> int:
+    """The ZooKeeper controller's OfflinePartitionsCount: since 2.1 (KAFKA-6753) the partitions
+    in the OfflinePartition state (ControllerContext.offlinePartitionCount); before, the
+    partitions whose cached leader is neither live nor shutting down (updateMetrics @2.0)."""
+    if rules.offline_partitions_from_partition_states:
+        return cc.offline_partition_count()
+    live = cc.live_brokers
+    return sum(1 for leader, _e, _isr, _v in cc.states.values() if leader not in live)
+
+
+_PARTITION_GAUGE_NAMES: dict[tuple[str, int], tuple[str, ...]] = {}
+#: the Partition gauges, in the order partition_gauges reports them
+PARTITION_GAUGES = ("InSyncReplicasCount", "UnderReplicated", "ReplicasCount", "UnderMinIsr",
+                    "AtMinIsr")
+
+
+def _partition_gauge_names(tp: tuple[str, int]) -> tuple[str, ...]:
+    """The MBean names of a partition's gauges, looked up once per partition."""
     names = _PARTITION_GAUGE_NAMES.get(tp)
     if names is None:
         names = _PARTITION_GAUGE_NAMES[tp] = tuple(
-            partition_mbean(name, tp[0], tp[1])
-            for name in ("InSyncReplicasCount", "UnderReplicated", "ReplicasCount"))
+            partition_mbean(name, tp[0], tp[1]) for name in PARTITION_GAUGES)
     return names
 
 
 def partition_gauges(broker) -> dict[str, int]:
-    """kafka.cluster:type=Partition gauges (the ISR count is reported by the leader only)."""
+    """kafka.cluster:type=Partition gauges, all 0 on a follower: InSyncReplicasCount and
+    ReplicasCount (0.10.2+, KIP-96), UnderReplicated, UnderMinIsr (1.0+) and AtMinIsr (2.3+).
+    LastStableOffsetLag is not reported (no transactions: always 0)."""
+    rules = broker.rules.metrics
+    counts = rules.partition_replica_count_gauges
+    under_min, at_min = rules.under_min_isr_metrics, rules.at_min_isr_metrics
     out = {}
     names = _PARTITION_GAUGE_NAMES
     for tp, p in broker.replica_manager.partitions.items():
-        isr_count, under_replicated, replicas_count = names.get(tp) or _partition_gauge_names(tp)
-        if p.is_leader:
-            isr = len(p.isr)
-            replicas = len(p.replicas)
-            out[isr_count] = isr
-            out[under_replicated] = int(isr < replicas)
-            out[replicas_count] = replicas
-        else:
-            out[isr_count] = 0
-            out[under_replicated] = 0
-            out[replicas_count] = 0
+        isr_count, under_replicated, replicas_count, under_min_isr, at_min_isr = \
+            names.get(tp) or _partition_gauge_names(tp)
+        leader = p.is_leader
+        out[under_replicated] = int(p.is_under_replicated())
+        if counts:
+            out[isr_count] = len(p.isr) if leader else 0
+            out[replicas_count] = p.replication_factor() if leader else 0
+        if under_min or at_min:
+            min_isr = p.effective_min_isr(broker) if leader else 0
+            if under_min:
+                out[under_min_isr] = int(leader and len(p.isr) < min_isr)
+            if at_min:
+                out[at_min_isr] = int(leader and len(p.isr) == min_isr)
     return out
 
 
@@ -186,32 +245,28 @@ def raft_gauges(raft) -> dict:
 
 def controller_gauges(node, image) -> dict:
     """KafkaController gauges of one running KRaft controller node. ``image`` is the node's
-    committed MetadataImage (what its MetadataLoader published): ControllerMetadataMetricsPublisher
-    .publishSnapshot counts from it FencedBrokerCount / ActiveBrokerCount (unfenced brokers,
-    including those in controlled shutdown), GlobalTopicCount, GlobalPartitionCount,
-    OfflinePartitionsCount (no leader, ``!hasLeader()``) and PreferredReplicaImbalanceCount
-    (leader is not replicas[0], ``!hasPreferredLeader()``). LastCommittedRecordOffset is the
-    last committed offset the node handled (OffsetControlManager.handleCommitBatchMetrics),
-    LastAppliedRecordOffset the last one it replayed (the active controller's own writes before
-    they commit, handleScheduleAppend). MetadataErrorCount is not modelled (never an error)."""
-    ctl = node.controller
-    fenced = sum(1 for b in image.brokers.values() if b.fenced)
-    offline = imbalance = 0
-    for reg in image.partitions.values():
-        if reg.leader < 0:
-            offline += 1
-        if reg.leader != (reg.replicas[0] if reg.replicas else -1):
-            imbalance += 1
+    committed MetadataImage (what its MetadataLoader published): the counts of
+    ControllerMetadataMetricsPublisher.publishSnapshot (kafkasim.control.kraft
+    .controller_metrics.snapshot_counts: FencedBrokerCount / ActiveBrokerCount (unfenced
+    brokers, including those in controlled shutdown), GlobalTopicCount, GlobalPartitionCount,
+    OfflinePartitionsCount (no leader) and PreferredReplicaImbalanceCount (leader is not
+    replicas[0])). LastCommittedRecordOffset is the last committed offset the node handled
+    (OffsetControlManager.handleCommitBatchMetrics), LastAppliedRecordOffset the last one it
+    replayed (the active controller's own writes before they commit, handleScheduleAppend).
+    MetadataErrorCount is not modelled (never an error)."""
+    from kafkasim.control.kraft.controller_metrics import snapshot_counts
+
+    counts = snapshot_counts(image)
     return {
-        ACTIVE_CONTROLLER: 1 if ctl.active else 0,
-        FENCED_BROKERS: fenced,
-        ACTIVE_BROKERS: len(image.brokers) - fenced,
-        GLOBAL_TOPICS: len(image.topic_ids),
-        GLOBAL_PARTITIONS: len(image.partitions),
-        OFFLINE_PARTITIONS: offline,
-        PREFERRED_IMBALANCE: imbalance,
+        ACTIVE_CONTROLLER: 1 if node.controller.active else 0,
+        FENCED_BROKERS: counts.fenced_brokers,
+        ACTIVE_BROKERS: counts.active_brokers,
+        GLOBAL_TOPICS: counts.global_topics,
+        GLOBAL_PARTITIONS: counts.global_partitions,
+        OFFLINE_PARTITIONS: counts.offline_partitions,
+        PREFERRED_IMBALANCE: counts.partitions_without_preferred_leader,
         LAST_COMMITTED_OFFSET: image.offset,
-        LAST_APPLIED_OFFSET: ctl.applied,
+        LAST_APPLIED_OFFSET: node.controller.applied,
     }
 
 
@@ -311,8 +366,10 @@ class MetricsRecorder:
             # ControllerMetadataMetrics' ControllerStats meters (KRaft: on controllers);
             # ElectionFromEligibleLeaderReplicasPerSec from 4.1 (KAFKA-19212)
             counts = self.controller_images[node.id]
-            self._meter(now, node.id, "UncleanLeaderElectionsPerSec", counts[2])
-            if node.cluster.rules.elections.election_metrics_from_records:
+            rules = node.cluster.rules
+            if rules.metrics.kraft_unclean_elections_meter:     # 3.9+ (KAFKA-12670)
+                self._meter(now, node.id, "UncleanLeaderElectionsPerSec", counts[2])
+            if rules.elections.election_metrics_from_records:
                 self._meter(now, node.id, "ElectionFromEligibleLeaderReplicasPerSec", counts[3])
         for b in brokers:
             if not b.is_running:
@@ -332,6 +389,9 @@ class MetricsRecorder:
                 if meter == "IncrementalFetchSessionEvictionsPerSec" and \
                         not b.rules.fetch.fetch_sessions:
                     continue        # no fetch sessions before 1.1 (KIP-227)
+                if meter == "FailedIsrUpdatesPerSec" and \
+                        not b.rules.metrics.failed_isr_updates_meter:
+                    continue        # no such meter before 0.11 (KIP-143)
                 self._meter(now, b.id, meter, count)
 
     def _meter(self, now: int, node: int, meter: str, count: int) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "ElectionRules",
     "FetchRules",
     "IsrRules",
+    "MetricRules",
     "RaftRules",
     "RuleError",
     "Rules",
@@ -1021,6 +1022,128 @@ class ToolRules:
         ref="KAFKA-10223",
         doc="error 6 is named NOT_LEADER_OR_FOLLOWER (before: NOT_LEADER_FOR_PARTITION)",
     )
+    # KAFKA-14596 (3.7.0): TopicCommand moved to tools (Java). Its checkInvalidArgs forbids the
+    # four partition report options only with --topics-with-overrides, so several combine and
+    # a partition matching any of them is printed (DescribeOptions.shouldPrintTopicPartition).
+    # The Scala TopicCommand (0.8.2-3.6) refused each with the others ("Option ... can't be
+    # used with option ...").
+    describe_report_options_combine: bool = _rule(
+        since="3.7",
+        ref="KAFKA-14596, TopicCommand.TopicCommandOptions.checkInvalidArgs @3.7.0",
+        doc="kafka-topics --describe takes several partition report options at once "
+        "(before: each alone)",
+    )
+    # --under-min-isr-partitions (KIP-351, KAFKA-7236) and --at-min-isr-partitions (KIP-427,
+    # KAFKA-7904) came in 2.3.0 (TopicCommand @2.3.0); before, joptsimple rejected them.
+    describe_min_isr_filters: bool = _rule(
+        since="2.3",
+        ref="KIP-351 / KAFKA-7236, KIP-427 / KAFKA-7904 (TopicCommand @2.3.0)",
+        doc="kafka-topics --describe has --under-min-isr-partitions and --at-min-isr-partitions",
+    )
+    # 2.3.0's --zookeeper describe path (the one kafkasim models before 2.4, see
+    # describe_leader_minus_one) passed minIsrCount = 0 ("Not supported with the --zookeeper
+    # option"). From 2.4.0 the AdminClient path compares with the topic's min.insync.replicas
+    # and counts a partition without leader as under min ISR (PartitionDescription
+    # .hasUnderMinIsrPartitions @2.4.0, 211745d).
+    describe_min_isr_filters_read_config: bool = _rule(
+        since="2.4",
+        ref="TopicCommand.PartitionDescription @2.4.0 (211745d)",
+        doc="the min-ISR report options compare with min.insync.replicas and list leaderless "
+        "partitions as under min ISR (2.3's --zookeeper path compared with 0)",
+    )
+    # Since 2.4.0 (the AdminClient path, see describe_leader_minus_one) kafka-topics --describe
+    # prints the topics in the order of DescribeTopicsResult.allTopicNames(): a HashMap filled
+    # from a copy of the HashMap of futures KafkaAdminClient.describeTopics keyed by the sorted
+    # names, so in HashMap order, not sorted. The --zookeeper path looped over the sorted names.
+    describe_topics_in_admin_result_order: bool = _rule(
+        since="2.4",
+        ref="TopicCommand.AdminClientTopicService.describeTopic @2.4.0, KafkaAdminClient"
+        ".describeTopics, DescribeTopicsResult.all",
+        doc="kafka-topics --describe prints topics in HashMap order (before: sorted by name)",
+    )
+    # KAFKA-7139 (2.1.0): kafka-topics --list / --describe --exclude-internal.
+    describe_exclude_internal: bool = _rule(
+        since="2.1",
+        ref="KAFKA-7139 (TopicCommand @2.1.0)",
+        doc="kafka-topics --describe has --exclude-internal",
+    )
+
+
+@dataclass(frozen=True)
+class MetricRules:
+    """Which JMX MBeans a release registers and how it computes them: ReplicaManager's and
+    Partition's gauges and meters, the controllers' KafkaController gauges (fact sheet §12)."""
+
+    # KIP-96 / KAFKA-4458 (0.10.2.0): the per-partition InSyncReplicasCount and ReplicasCount
+    # gauges (kafka.cluster:type=Partition); before, only UnderReplicated.
+    partition_replica_count_gauges: bool = _rule(
+        since="0.10.2",
+        ref="KIP-96 / KAFKA-4458 (Partition @0.10.2.0)",
+        doc="Partition gauges InSyncReplicasCount and ReplicasCount",
+    )
+    # KIP-143 / KAFKA-5135 (0.11.0.0): ReplicaManager's FailedIsrUpdatesPerSec meter.
+    failed_isr_updates_meter: bool = _rule(
+        since="0.11.0",
+        ref="KIP-143 / KAFKA-5135 (ReplicaManager @0.11.0.0)",
+        doc="ReplicaManager meter FailedIsrUpdatesPerSec",
+    )
+    # KIP-164 / KAFKA-5341 (1.0.0): ReplicaManager's UnderMinIsrPartitionCount and the
+    # per-partition UnderMinIsr gauge.
+    under_min_isr_metrics: bool = _rule(
+        since="1.0",
+        ref="KIP-164 / KAFKA-5341 (ReplicaManager, Partition @1.0.0)",
+        doc="gauges UnderMinIsrPartitionCount (ReplicaManager) and UnderMinIsr (Partition)",
+    )
+    # KAFKA-5461 (1.0.0): the ZooKeeper controller's GlobalTopicCount and GlobalPartitionCount
+    # (the active controller's allTopics and partitionLeadershipInfo sizes, 0 elsewhere).
+    zk_global_counts: bool = _rule(
+        since="1.0",
+        ref="KAFKA-5461 (KafkaController.updateMetrics @1.0.0)",
+        doc="ZooKeeper mode: KafkaController gauges GlobalTopicCount and GlobalPartitionCount",
+    )
+    # KAFKA-6753 (2.1.0, 5b25d82): the ZooKeeper controller's OfflinePartitionsCount counts the
+    # partitions in the partition state machine's OfflinePartition state (updated on each state
+    # transition, ControllerContext.updatePartitionStateMetrics since 2.3). Before, updateMetrics
+    # counted the partitions whose cached leader is not a live or shutting-down broker.
+    offline_partitions_from_partition_states: bool = _rule(
+        since="2.1",
+        ref="KAFKA-6753 (PartitionStateMachine.updateControllerMetrics @2.1.0)",
+        doc="ZooKeeper mode: OfflinePartitionsCount counts OfflinePartition states (before: "
+        "leaders that are not live or shutting down)",
+    )
+    # KIP-427 / KAFKA-7904 (2.3.0): ReplicaManager's AtMinIsrPartitionCount and the
+    # per-partition AtMinIsr gauge.
+    at_min_isr_metrics: bool = _rule(
+        since="2.3",
+        ref="KIP-427 / KAFKA-7904 (ReplicaManager, Partition @2.3.0)",
+        doc="gauges AtMinIsrPartitionCount (ReplicaManager) and AtMinIsr (Partition)",
+    )
+    # KIP-352 / KAFKA-8834 (2.5.0): a partition being reassigned counts its replication factor
+    # without the adding replicas (OngoingReassignmentState.replicationFactor), so
+    # UnderReplicatedPartitions / UnderReplicated / ReplicasCount leave the new replicas out, and
+    # ReplicaManager reports ReassigningPartitions.
+    reassignment_metrics: bool = _rule(
+        since="2.5",
+        ref="KIP-352 / KAFKA-8834 (Partition.isUnderReplicated, ReplicaManager @2.5.0)",
+        doc="under-replication leaves out the adding replicas of a reassignment; gauge "
+        "ReassigningPartitions",
+    )
+    # KIP-748 / KAFKA-13237 (3.1.0): the ZooKeeper controller's ActiveBrokerCount (live or
+    # shutting-down brokers) and FencedBrokerCount (always 0).
+    zk_broker_count_metrics: bool = _rule(
+        since="3.1",
+        ref="KIP-748 / KAFKA-13237 (KafkaController @3.1.0)",
+        doc="ZooKeeper mode: KafkaController gauges ActiveBrokerCount and FencedBrokerCount",
+    )
+    # KAFKA-12670 (3.9.0, apache/kafka PR #16866): ControllerMetadataMetrics registers
+    # ControllerStats UncleanLeaderElectionsPerSec on the KRaft controllers
+    # (ControllerMetricsChanges counts the unclean elections of the records it replays);
+    # ControllerMetadataMetricsTest.testMetricNames @3.7.0 has no such meter.
+    kraft_unclean_elections_meter: bool = _rule(
+        since="3.9",
+        ref="KAFKA-12670 / apache/kafka PR #16866 (ControllerMetadataMetrics)",
+        doc="KRaft controllers report UncleanLeaderElectionsPerSec",
+    )
 
 
 @dataclass(frozen=True)
@@ -1262,6 +1385,7 @@ RULE_GROUPS: tuple[tuple[str, type, str], ...] = (
     ("controller", ControllerRules, "controller and broker lifecycle"),
     ("raft", RaftRules, "the KRaft Raft quorum"),
     ("tools", ToolRules, "admin tools and describe output"),
+    ("metrics", MetricRules, "JMX metrics"),
     ("clients", ClientRules, "clients"),
 )
 
@@ -1283,6 +1407,7 @@ class Rules:
     controller: ControllerRules
     raft: RaftRules
     tools: ToolRules
+    metrics: MetricRules
     clients: ClientRules
 
     def __getattr__(self, name: str) -> bool:

@@ -5,11 +5,57 @@ BrokerMetadataPublisher, KIP-631); the image is what their metadata cache, ``kaf
 --describe`` and the ReplicaManager read (org.apache.kafka.image.MetadataImage: TopicsImage,
 ClusterImage, ConfigurationsImage, FeaturesImage). ``replay`` returns the partition whose
 registration changed, so the broker can call ReplicaManager.applyDelta on just those.
+
+``TopicImage`` and ``TopicDelta`` are one topic's partitions and the changes a batch of partition
+records makes to them (org.apache.kafka.image.TopicImage / TopicDelta), as the controller metrics
+read them (kafkasim.control.kraft.controller_metrics).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from kafkasim.control.kraft import records as R
+
+
+@dataclass(frozen=True, slots=True)
+class TopicImage:
+    """org.apache.kafka.image.TopicImage: a topic's name, id and partitions by id."""
+
+    name: str
+    id: str
+    partitions: dict[int, R.PartitionRegistration] = field(default_factory=dict)
+
+
+class TopicDelta:
+    """org.apache.kafka.image.TopicDelta: the partitions that records replayed onto ``image``
+    changed (``partition_changes``, the new registrations by partition id)."""
+
+    __slots__ = ("image", "partition_changes")
+
+    def __init__(self, image: TopicImage) -> None:
+        self.image = image
+        self.partition_changes: dict[int, R.PartitionRegistration] = {}
+
+    def replay(self, record) -> None:
+        """A PartitionRecord (a new registration) or a PartitionChangeRecord (merged onto the
+        partition's latest registration)."""
+        if type(record) is R.PartitionRecord:
+            self.partition_changes[record.partition_id] = \
+                R.PartitionRegistration.from_record(record)
+        elif type(record) is R.PartitionChangeRecord:
+            pid = record.partition_id
+            prev = self.partition_changes.get(pid) or self.image.partitions.get(pid)
+            if prev is None:
+                raise ValueError(f"Unable to find partition {record.topic_id}:{pid}")
+            self.partition_changes[pid] = prev.merge(record)
+        else:
+            raise TypeError(f"a TopicDelta replays partition records, not {record!r}")
+
+    def apply(self) -> TopicImage:
+        """The topic's image with the changes applied."""
+        return TopicImage(self.image.name, self.image.id,
+                          {**self.image.partitions, **self.partition_changes})
 
 
 class MetadataImage:
@@ -89,6 +135,13 @@ class MetadataImage:
                 for tp in [tp for tp in self.partitions if tp[0] == name]:
                     del self.partitions[tp]
         return None
+
+    def topics_by_id(self) -> dict[str, TopicImage]:
+        """TopicsImage.topicsById: every topic's TopicImage, by topic id."""
+        out = {tid: TopicImage(name, tid) for tid, name in self.topic_names.items()}
+        for (name, pid), reg in self.partitions.items():
+            out[self.topic_ids[name]].partitions[pid] = reg
+        return out
 
     def live_brokers(self) -> tuple[int, ...]:
         """Brokers a leader may keep in or add to an ISR: registered, unfenced and not in
