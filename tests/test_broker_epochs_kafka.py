@@ -33,8 +33,8 @@ KAFKA-9839.
 
 Adaptation. Kafka's Partition reads a mocked MetadataCache; here it reads a ``FakeContext``
 (``kraft=True`` for a KRaftMetadataCache: ``live_brokers`` are the registered, unfenced brokers
-not in controlled shutdown, ``broker_epochs`` what getAliveBrokerEpoch answers; ``kraft=False``
-for a ZkMetadataCache, whose live brokers are the alive ones). ``fetchFollower`` is
+not in controlled shutdown, ``metadata.broker_epochs`` what getAliveBrokerEpoch answers;
+``kraft=False`` for a ZkMetadataCache, whose live brokers are the alive ones). ``fetchFollower`` is
 ``Partition.update_follower_fetch_state`` with the fetch's broker epoch (Kafka's
 defaultBrokerEpoch(id) = id + 1000, AbstractPartitionTest's broker 101 and its followers 102,
 103). The MockAlterPartitionManager's ``isrUpdates`` is the partition's pending change
@@ -191,7 +191,7 @@ def test_high_watermark_increases_with_fenced_or_shutdown_follower(broker_state)
     assert part.log.high_watermark == 10
     if broker_state == "fenced":     # isBrokerFenced: no longer alive, no alive epoch
         ctx.live_brokers = (BROKER,)
-        del ctx.broker_epochs[R1]
+        del ctx.metadata.broker_epochs[R1]
     elif broker_state == "shutdown":  # isBrokerShuttingDown: alive, not ISR-eligible
         ctx.live_brokers = (BROKER,)
     part.log.append_as_leader(list(range(10, 20)), [1] * 10, LEADER_EPOCH, 0)
@@ -215,7 +215,7 @@ def test_isr_not_expanded_if_replica_is_fenced_or_shutdown(quorum):
     def mark_remote_replica_eligible(eligible: bool) -> None:
         ctx.live_brokers = (BROKER, R1) if eligible else (BROKER,)
         if kraft:
-            ctx.broker_epochs = {b: broker_epoch(b) for b in ctx.live_brokers}
+            ctx.metadata.broker_epochs = {b: broker_epoch(b) for b in ctx.live_brokers}
 
     mark_remote_replica_eligible(True)
     _fetch(ctx, part, R1)
@@ -246,12 +246,14 @@ def test_isr_can_expanded_if_broker_epochs_match_with_kraft_metadata_cache():
     wrong = broker_epoch(R1) - 1
     answers = [wrong]   # getAliveBrokerEpoch(R1): the wrong epoch once, then the right one
 
-    def alive_broker_epoch(broker_id):
+    epochs = ctx.metadata.broker_epochs
+
+    def get_alive_broker_epoch(broker_id):
         if broker_id == R1:
             return answers.pop(0) if answers else broker_epoch(R1)
-        return ctx.broker_epochs.get(broker_id)
+        return epochs.get(broker_id)
 
-    ctx.alive_broker_epoch = alive_broker_epoch
+    ctx.metadata.get_alive_broker_epoch = get_alive_broker_epoch
     _fetch(ctx, part, R1, epoch=wrong)
     assert _state(part, R1) == (T0, 0, 10, wrong)
     assert set(part.isr) == _maximal(ctx, part) == {BROKER, R2} and part.pending is None
