@@ -32,7 +32,9 @@ def test_a_shrink_is_sent_once_and_committed_by_the_answer():
     manager = ctx.alter_partition_manager
     (dst, req), = ctx.sent
     assert dst == CONTROLLER and isinstance(req, AlterPartitionRequest)
-    assert req.partitions == (("t", 0, 1, (1, 2), 0),) and req.correlation_id == manager.corr
+    # AlterPartition v3 (3.5+, KIP-903): each member with its broker epoch, -1 in ZooKeeper mode
+    assert req.partitions == (("t", 0, 1, ((1, -1), (2, -1)), 0),) and \
+        req.correlation_id == manager.corr
     assert part.pending is not None and tuple(part.isr) == (1, 2, 3)
     manager.handle_alter_partition_response(ctx, CONTROLLER, AlterPartitionResponse(
         E.NONE, (("t", 0, E.NONE, 1, 1, (1, 2), 1),), manager.corr))

@@ -264,6 +264,14 @@ SINCE = [
     ("last_fetch_leader_leo_max", "3.3", "3.2"),
     ("reelected_leader_fetch_time_only_in_sync", "3.3", "3.2"),
     ("caught_up_requires_isr_eligible", "3.6", "3.5"),
+    # KIP-903: 79b5f7f, 8c88cdb, d5e216d first in 3.5.0; KAFKA-15221 (d46781d) in 3.7.0
+    ("isr_eligibility_checks_broker_epoch", "3.5", "3.4"),
+    ("fetch_replica_epoch", "3.5", "3.4"),
+    ("alter_partition_broker_epochs", "3.5", "3.4"),
+    ("fetch_state_fences_stale_broker_epoch", "3.7", "3.6"),
+    # KIP-380: 2155c6d first in 2.2.0; KAFKA-9839 (bd17085) in 2.6.0
+    ("control_requests_carry_broker_epoch", "2.2", "2.1"),
+    ("control_requests_accept_newer_broker_epoch", "2.6", "2.5"),
     ("hw_frozen_under_min_isr", "3.7", "3.6"),
     ("effective_min_isr_capped", "3.7", "3.6"),
     ("describe_elr_columns", "3.8", "3.7"),

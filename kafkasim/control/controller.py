@@ -32,6 +32,7 @@ from kafkasim.control.zookeeper import (
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.messages import (
+    UNKNOWN_BROKER_EPOCH,
     AlterPartitionRequest,
     AlterPartitionResponse,
     ControlledShutdownResponse,
@@ -39,6 +40,7 @@ from kafkasim.core.messages import (
     PartitionState,
     StopReplicaRequest,
     UpdateMetadataRequest,
+    new_isr_broker_ids,
 )
 
 # org.apache.kafka.common.protocol.Errors used by AlterPartitionReassignments (KIP-455)
@@ -140,6 +142,18 @@ class KafkaController:
                               replicas, self.leader_recovery_state(tp), offline, adding,
                               removing)
 
+    def broker_epoch_for(self, ctx, broker_id: int) -> int:
+        """The broker epoch a control request to ``broker_id`` carries (KIP-380, 2.2+): the
+        controller's view, ControllerContext.liveBrokerIdAndEpochs; before 2.2 none (-1)."""
+        if not ctx.rules.controller.control_requests_carry_broker_epoch:
+            return UNKNOWN_BROKER_EPOCH
+        return self.context.broker_epochs.get(broker_id, UNKNOWN_BROKER_EPOCH)
+
+    def send_stop_replica(self, ctx, broker_id: int, tps, delete: bool) -> None:
+        """A StopReplica for ``tps`` to ``broker_id`` (deletePartition = ``delete``)."""
+        ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch, tuple(tps),
+                                               delete, self.broker_epoch_for(ctx, broker_id)))
+
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
         self._send_leader_and_isr_to(ctx, {
@@ -161,7 +175,8 @@ class KafkaController:
                     by_broker.setdefault(b, []).append(st)
         for b in sorted(by_broker):
             ctx.send(b, LeaderAndIsrRequest(self.broker_id, self.controller_epoch,
-                                            tuple(by_broker[b]), tuple(live)))
+                                            tuple(by_broker[b]), tuple(live),
+                                            self.broker_epoch_for(ctx, b)))
 
     def send_update_metadata(self, ctx, tps) -> None:
         """addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, tps): partitions
@@ -172,7 +187,8 @@ class KafkaController:
                        for tp in tps if tp in self.context.states)
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
-                                              tuple(self.context.live_brokers)))
+                                              tuple(self.context.live_brokers),
+                                              self.broker_epoch_for(ctx, b)))
 
     def _send_state_changes(self, ctx, recipients: dict) -> None:
         """sendRequestsToBrokers after elections: LeaderAndIsr to each partition's recipients,
@@ -503,8 +519,7 @@ class KafkaController:
             (led if leader == broker_id else followed).append(tp)
         self.handle_state_changes(ctx, zk, led, "controlled_shutdown")
         if followed:
-            ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch,
-                                                   tuple(followed), False))
+            self.send_stop_replica(ctx, broker_id, followed, False)
             self.offline_replica(ctx, zk, broker_id, followed)
         remaining = tuple(tp for tp, st in cc.states.items()
                           if st[0] == broker_id and len(cc.assignments[tp]) > 1)
@@ -525,8 +540,7 @@ class KafkaController:
             tp: [b for b in cc.assignments[tp] if b != replica] for tp in with_info})
         self.send_update_metadata(ctx, tps)
         if replica in cc.live_brokers:
-            ctx.send(replica, StopReplicaRequest(self.broker_id, self.controller_epoch,
-                                                 tuple(tps), False))
+            self.send_stop_replica(ctx, replica, tps, False)
 
     def _remove_replica_from_isr(self, ctx, zk: ZooKeeper, tp, replica: int,
                                  reason: str) -> bool:
@@ -774,9 +788,9 @@ class KafkaController:
                                                   if b not in removed])
         self.send_update_metadata(ctx, [tp])
         for r in live_removed:
-            ctx.send(r, StopReplicaRequest(self.broker_id, self.controller_epoch, (tp,), False))
+            self.send_stop_replica(ctx, r, (tp,), False)
         for r in live_removed:
-            ctx.send(r, StopReplicaRequest(self.broker_id, self.controller_epoch, (tp,), True))
+            self.send_stop_replica(ctx, r, (tp,), True)
 
     def _write_assignment(self, zk: ZooKeeper, topic: str) -> None:
         """setTopicAssignmentRaw: the topic znode with partitions, adding_replicas and
@@ -820,7 +834,7 @@ class KafkaController:
             if cur is None:
                 results.append((topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), -1))
                 continue
-            new_isr = tuple(new_isr)
+            new_isr = new_isr_broker_ids(new_isr)   # v3: the epochs are not checked here
             recovery = _requested_recovery_state(ctx, req, i)
             err = self._check_alter_partition(ctx, req.broker_id, leader_epoch, new_isr,
                                               partition_epoch, cur, recovery,

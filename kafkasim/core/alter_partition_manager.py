@@ -117,10 +117,12 @@ class AlterPartitionManager:
         self.cached = controller
         self.sent_to = controller
         inflight = self.inflight
+        # AlterPartition v3 (3.5+, KIP-903) sends NewIsrWithEpochs, (id, broker epoch) pairs,
+        # where v0-2 sent NewIsr, the ids
         ctx.send(controller, AlterPartitionRequest(
             ctx.id, ctx.broker_epoch,
-            tuple((tp[0], tp[1], p.leader_epoch, p.proposed_isr, p.partition_epoch)
-                  for tp, p in inflight), corr,
+            tuple((tp[0], tp[1], p.leader_epoch, p.isr_with_broker_epoch or p.proposed_isr,
+                   p.partition_epoch) for tp, p in inflight), corr,
             # LeaderRecoveryState (KIP-704): the leader always reports RECOVERED, as
             # Partition.makeLeader marked it; set in KRaft, and in ZooKeeper mode since 3.2
             # (AlterPartitionManager.buildRequest: isLeaderRecoverySupported)
@@ -243,7 +245,8 @@ def propose_isr(ctx: AlterPartitionContext, part: Partition, kind: str, replicas
     """Partition.prepareIsrExpand / prepareIsrShrink, then submitAlterPartition (2.7+); before
     2.7 Partition.updateIsr writes the partition state znode itself."""
     if ctx.rules.alter_partition.alter_isr:
-        pending = part.prepare_isr_change(kind, replicas, new_isr, ctx.now)
+        pending = part.prepare_isr_change(kind, replicas, new_isr, ctx.now,
+                                          part.add_broker_epoch_to_isr(ctx, new_isr))
         part.pending = pending
         ctx.trace("isr_proposed", part.topic, part.partition,
                   ev.IsrProposed(kind, tuple(replicas), tuple(part.isr), tuple(new_isr)))

@@ -106,6 +106,18 @@ class OffsetOutOfRangeException(RuntimeError):
         super().__init__(f"{OFFSET_OUT_OF_RANGE}: {message}")
 
 
+class NotLeaderOrFollowerException(RuntimeError):
+    """org.apache.kafka.common.errors.NotLeaderOrFollowerException, as the leader's Replica
+    throws it for a stale follower fetch (Replica.updateFetchStateOrThrow, KAFKA-15221, 3.7+: a
+    broker epoch older than the metadata cache's); ReplicaManager answers it as the
+    NOT_LEADER_OR_FOLLOWER error of that partition."""
+
+    error = NOT_LEADER_OR_FOLLOWER
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{NOT_LEADER_OR_FOLLOWER}: {message}")
+
+
 class IllegalArgumentException(ValueError):
     """java.lang.IllegalArgumentException, as the broker's log throws it (UnifiedLog.truncateTo
     of a negative offset, maybeIncrementHighWatermark past the log end offset)."""

@@ -46,12 +46,21 @@ class FakeLogManager:
 
 class FakeMetadataCache:
     """The fake broker's MetadataCache: the controller it knows and the partitions it was told
-    of (none unless a test adds them: Kafka's tests build an empty one)."""
+    of (none unless a test adds them: Kafka's tests build an empty one); a ZooKeeper one, or
+    with ``kraft`` a KRaft one that knows broker epochs (``broker_epochs``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kraft: bool = False, broker_epochs: dict[int, int] | None = None
+                 ) -> None:
         self.controller_id = -1
         self.controller_epoch = -1
         self.partitions: dict[tuple[str, int], Any] = {}
+        # a KRaftMetadataCache's: the epoch of each registered, unfenced broker
+        self.kraft = kraft
+        self.broker_epochs: dict[int, int] = dict(broker_epochs or {})
+
+    def get_alive_broker_epoch(self, broker_id: int) -> int | None:
+        """KRaftMetadataCache.getAliveBrokerEpoch."""
+        return self.broker_epochs.get(broker_id)
 
     def contains(self, tp: tuple[str, int]) -> bool:
         """MetadataCache.contains(tp)."""
@@ -70,7 +79,8 @@ class FakeContext:
 
     def __init__(self, broker_id: int = 1, *, kafka_version: str = versions.DEFAULT_VERSION,
                  config: dict | None = None, topic_config: dict | None = None,
-                 live_brokers: tuple[int, ...] = (1, 2, 3)) -> None:
+                 live_brokers: tuple[int, ...] = (1, 2, 3), kraft: bool = False,
+                 broker_epochs: dict[int, int] | None = None) -> None:
         self.id = broker_id
         self.now = 0
         self.kafka_version = versions.normalize_version(kafka_version)
@@ -88,7 +98,9 @@ class FakeContext:
         self._correlation = 0
         self._timeouts = 0
         self.meters: dict[str, int] = {}
-        self.metadata = FakeMetadataCache()
+        # ``kraft``: a KRaftMetadataCache, with ``broker_epochs`` (id -> epoch) of the unfenced
+        # brokers; else a ZooKeeper one
+        self.metadata = FakeMetadataCache(kraft, broker_epochs)
         self.fetchers: dict = {}
         self.log_manager = FakeLogManager(self.logs)
         self.alter_partition_manager = AlterPartitionManager()
@@ -139,7 +151,8 @@ class FakeContext:
         return self.live_brokers
 
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
-        part.pending = part.prepare_isr_change(kind, replicas, new_isr, self.now)
+        part.pending = part.prepare_isr_change(kind, replicas, new_isr, self.now,
+                                               part.add_broker_epoch_to_isr(self, new_isr))
         self.outbox.append(f"AlterPartition {kind} {list(replicas)}: ISR {list(part.isr)} -> "
                            f"{list(new_isr)} (leader epoch {part.leader_epoch}, partition "
                            f"epoch {part.partition_epoch})")

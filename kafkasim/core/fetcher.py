@@ -59,6 +59,12 @@ def become_follower_needed(rules, old_epoch: int, new_epoch: int) -> bool:
     return False
 
 
+def _replica_epoch(ctx: FetcherContext) -> int:
+    """The Fetch's ReplicaState.ReplicaEpoch: the broker's epoch since Fetch v15 (3.5, KIP-903,
+    RemoteLeaderEndPoint's brokerEpochSupplier), -1 before."""
+    return ctx.broker_epoch if ctx.rules.fetch.fetch_replica_epoch else -1
+
+
 @dataclass(slots=True)
 class PartitionFetchState:
     fetch_offset: int
@@ -204,7 +210,8 @@ class ReplicaFetcherThread:
         corr = self._begin_fetch(ctx, {(fp.topic, fp.partition): fp for fp in parts})
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
-                           tuple(parts), fetcher_id=self.fetcher_id)
+                           tuple(parts), fetcher_id=self.fetcher_id,
+                           replica_epoch=_replica_epoch(ctx))
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def send_request(self, ctx: FetcherContext, session: FetchSessionHandler, to_send: tuple,
@@ -213,11 +220,11 @@ class ReplicaFetcherThread:
         cfg = ctx.config
         corr = self._begin_fetch(ctx, session.session_partitions)
         # positional: (..., isolation_level, rack_id, fetcher_id, session_id, session_epoch,
-        # to_forget), FetchRequest's field order
+        # to_forget, replica_epoch), FetchRequest's field order
         req = FetchRequest(corr, self.broker_id, cfg["replica.fetch.wait.max.ms"],
                            cfg["replica.fetch.min.bytes"], cfg["replica.fetch.response.max.bytes"],
                            to_send, "read_uncommitted", "", self.fetcher_id, session.session_id,
-                           session.epoch, to_forget)
+                           session.epoch, to_forget, _replica_epoch(ctx))
         ctx.send_from_fetcher(self, req, cfg["replica.socket.timeout.ms"])
 
     def _begin_fetch(self, ctx: FetcherContext, requested: dict) -> int:

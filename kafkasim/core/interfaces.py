@@ -57,8 +57,17 @@ class Settings(Protocol):
 
 
 class IsrChanges(Protocol):
+    #: the broker's own broker epoch (Partition's localBrokerEpochSupplier); -1 before it has one
+    broker_epoch: int
+    #: the broker's MetadataCache (kafka.server.MetadataCache): ``controller_id``,
+    #: ``controller_epoch``, ``contains(tp)``; a KRaft one (``kraft`` True) also knows each
+    #: broker's epoch (``get_alive_broker_epoch``), which Partition.isReplicaIsrEligible checks
+    #: (KIP-903, 3.5+)
+    metadata: Any
+
     def is_isr_eligible(self, broker_id: int) -> bool:
-        """May this broker's replica join the ISR (ZK mode: alive in the metadata cache)?"""
+        """May this broker's replica join the ISR (ZK mode: alive in the metadata cache; KRaft:
+        registered, unfenced and not in controlled shutdown)?"""
 
     def isr_eligible_brokers(self) -> Sequence[int]:
         """Every broker that is ISR-eligible now."""
@@ -108,9 +117,8 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
         """Mark a broker meter (``...PerSec``, e.g. IncrementalFetchSessionEvictionsPerSec)."""
 
     # becomeLeaderOrFollower / stopReplicas (ReplicaManager's LeaderAndIsr section) also use the
-    # metadata cache, the fetcher threads, the log manager and the AlterPartitionManager
-    # controller_id, controller_epoch, contains(tp) (kafka.server.MetadataCache)
-    metadata: Any
+    # metadata cache (``metadata``), the fetcher threads, the log manager and the
+    # AlterPartitionManager
     fetchers: dict[tuple[int, int], ReplicaFetcherThread]   # (leader, fetcher id) -> thread
     log_manager: Any                # get_or_create_log(ctx, topic, partition), delete_log(tp)
     alter_partition_manager: Any    # clear_pending(tp) (2.7-2.8)
@@ -126,6 +134,9 @@ class FollowerLogs(Protocol):
 
 class FetcherContext(Clock, Settings, FollowerLogs, Protocol):
     """What ``ReplicaFetcherThread`` uses."""
+
+    #: the broker's own broker epoch, sent in each Fetch (ReplicaState.ReplicaEpoch, KIP-903)
+    broker_epoch: int
 
     def next_correlation_id(self) -> int: ...
 
@@ -146,7 +157,6 @@ class AlterPartitionContext(ReplicaManagerContext, Protocol):
     """What ``AlterPartitionManager`` and the ISR-change callbacks
     (``kafkasim.core.alter_partition_manager``) use on top of ``ReplicaManagerContext``."""
 
-    broker_epoch: int
     lifecycle: Any                  # KRaft's BrokerLifecycleManager; None in ZooKeeper mode
     replica_manager: Any            # partitions, on_hw_increased, try_complete_produces
     # before 2.7, ZooKeeper mode: conditional_update_isr(ctx, part, new_isr) -> new version or

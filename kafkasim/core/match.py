@@ -22,7 +22,9 @@ snake_case), at two levels:
   so ``{topic = "t", partition = 0, high_watermark = {ge = 2}}`` means "the entry of t-0 has
   HW >= 2". A name that is both (``controller_epoch`` of LeaderAndIsr) is the message field.
 
-``record_count`` (records carried) is a partition field of FetchResponse. The clause needs the
+``record_count`` (records carried) is a partition field of FetchResponse. An AlterPartition's
+``new_isr`` is compared as broker ids, also where it carries their broker epochs (v3, 3.5+,
+KIP-903). The clause needs the
 message type; an unknown type, field or comparison is an error with the closest known name.
 Matching reads only the message, so it is deterministic.
 """
@@ -87,6 +89,8 @@ _CLASS_ENTRIES: dict[str, tuple[str, type]] = {
 }
 
 _DERIVED = {("FetchResponse", "record_count"): "records"}   # field -> the attribute it counts
+#: tuple items a clause compares through a view: AlterPartition v3's NewIsrWithEpochs as ids
+_VIEWS = {("AlterPartitionRequest", "new_isr"): M.new_isr_broker_ids}
 
 
 def message_types() -> dict[str, type]:
@@ -203,7 +207,7 @@ def compile_where(type_name: str | None, where: dict) -> tuple[tuple, tuple, str
     container, items = None, None
     if cls_name in _TUPLE_ENTRIES:
         container, names = _TUPLE_ENTRIES[cls_name]
-        items = {n: i for i, n in enumerate(names)}
+        items = {n: (i, _VIEWS.get((cls_name, n))) for i, n in enumerate(names)}
     elif cls_name in _CLASS_ENTRIES:
         container = _CLASS_ENTRIES[cls_name][0]
     return tuple(msg_clauses), tuple(part_clauses), container, items
@@ -211,7 +215,8 @@ def compile_where(type_name: str | None, where: dict) -> tuple[tuple, tuple, str
 
 def _entry_value(entry, field_name: str, items):
     if items is not None:
-        return entry[items[field_name]]
+        index, view = items[field_name]
+        return entry[index] if view is None else view(entry[index])
     if field_name == "record_count":
         return len(entry.records)
     return getattr(entry, field_name)

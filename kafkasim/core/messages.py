@@ -93,6 +93,9 @@ class FetchRequest(Message):
     session_id: int = 0
     session_epoch: int = -1
     to_forget: tuple[tuple[str, int], ...] = ()
+    # KIP-903 (Fetch v15+, 3.5): ReplicaState.ReplicaEpoch, the follower's broker epoch; -1 for
+    # a consumer and before 3.5
+    replica_epoch: int = -1
 
 
 class FetchPartitionData(NamedTuple):
@@ -182,6 +185,10 @@ class PartitionState:
     removing_replicas: tuple[int, ...] = ()
 
 
+#: AbstractControlRequest.UNKNOWN_BROKER_EPOCH: a control request without a broker epoch
+UNKNOWN_BROKER_EPOCH = -1
+
+
 @dataclass(slots=True)
 class LeaderAndIsrRequest(Message):
     controller_id: int
@@ -189,6 +196,8 @@ class LeaderAndIsrRequest(Message):
     partition_states: tuple[PartitionState, ...]
     # live brokers hosting the leaders, for the fetchers to connect to
     live_leaders: tuple[int, ...] = ()
+    # KIP-380 (v2+, 2.2): the controller's view of the receiver's broker epoch
+    broker_epoch: int = UNKNOWN_BROKER_EPOCH
 
 
 @dataclass(slots=True)
@@ -229,6 +238,16 @@ class UpdateMetadataRequest(Message):
     # the live brokers: an UpdateMetadataBroker, or just the id of a broker with the one
     # PLAINTEXT listener and no rack (what the simulated controller sends)
     live_brokers: tuple[int | UpdateMetadataBroker, ...]
+    # KIP-380 (v5+, 2.2): the controller's view of the receiver's broker epoch
+    broker_epoch: int = UNKNOWN_BROKER_EPOCH
+
+
+@dataclass(slots=True)
+class UpdateMetadataResponse(Message):
+    """The broker's answer to UpdateMetadata. kafkasim's brokers answer only a refusal for a
+    stale broker epoch (KIP-380): the controller acts on no answer (it logs an error)."""
+
+    error: str
 
 
 @dataclass(slots=True)
@@ -237,6 +256,17 @@ class StopReplicaRequest(Message):
     controller_epoch: int
     partitions: tuple[tuple[str, int], ...]
     delete: bool = False
+    # KIP-380 (v1+, 2.2): the controller's view of the receiver's broker epoch
+    broker_epoch: int = UNKNOWN_BROKER_EPOCH
+
+
+@dataclass(slots=True)
+class StopReplicaResponse(Message):
+    """The broker's answer to StopReplica; as ``UpdateMetadataResponse``, sent only to refuse
+    a stale broker epoch (the controller's StopReplica callbacks serve topic deletion)."""
+
+    error: str
+    partition_errors: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -245,12 +275,20 @@ class AlterPartitionRequest(Message):
 
     broker_id: int
     broker_epoch: int
-    # (topic, partition, leader epoch, new isr, partition epoch)
-    partitions: tuple[tuple[str, int, int, tuple[int, ...], int], ...]
+    # (topic, partition, leader epoch, new isr, partition epoch); the new ISR is NewIsr, broker
+    # ids, before 3.5 and NewIsrWithEpochs, (broker id, broker epoch) pairs, since (v3, KIP-903):
+    # ``new_isr_broker_ids`` reads either
+    partitions: tuple[tuple[str, int, int, tuple, int], ...]
     correlation_id: int = -1
     # AlterPartition v1+ (KIP-704): each partition's LeaderRecoveryState, in the order of
     # ``partitions``; empty before 3.2 in ZooKeeper mode (read as RECOVERED)
     leader_recovery_states: tuple[int, ...] = ()
+
+
+def new_isr_broker_ids(new_isr) -> tuple[int, ...]:
+    """An AlterPartition partition's new ISR as broker ids: NewIsr (v0-2) as it is,
+    NewIsrWithEpochs (v3, KIP-903) without the epochs (BrokerState.brokerId)."""
+    return tuple(b if isinstance(b, int) else b[0] for b in new_isr)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ clock, configs and version rules, and takes ISR proposals.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
@@ -60,6 +61,9 @@ class PendingIsrChange:
     sent_ms: int
     leader_epoch: int = -1
     partition_epoch: int = -1
+    #: sentLeaderAndIsr.isrWithBrokerEpoch (3.5+, KIP-903): ``proposed_isr`` with each member's
+    #: broker epoch (``Partition.add_broker_epoch_to_isr``); empty before 3.5
+    isr_with_broker_epoch: tuple[tuple[int, int], ...] = ()
 
     def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
                     ) -> tuple[int, ...]:
@@ -88,6 +92,20 @@ class PendingShrinkIsr(PendingIsrChange):
     def maximal_isr(self, committed: tuple[int, ...], optimistic: bool = True
                     ) -> tuple[int, ...]:
         return committed
+
+
+class _IsrEligibleReplicas:
+    """``r in view``: Partition.isReplicaIsrEligible(r), asked only when the HW rule needs it."""
+
+    __slots__ = ("partition", "ctx")
+
+    def __init__(self, partition: Partition, ctx: PartitionContext) -> None:
+        self.partition = partition
+        self.ctx = ctx
+
+    def __contains__(self, replica_id: object) -> bool:
+        return isinstance(replica_id, int) and \
+            self.partition.is_replica_isr_eligible(self.ctx, replica_id)
 
 
 class Partition:
@@ -141,26 +159,49 @@ class Partition:
         return CommittedPartitionState(self.isr) if self.pending is None else self.pending
 
     def prepare_isr_expand(self, replica_ids: tuple[int, ...], proposed_isr: tuple[int, ...],
-                           now: int) -> PendingExpandIsr:
-        """Partition.prepareIsrExpand: the state while the expansion is in flight."""
+                           now: int, isr_with_broker_epoch: tuple = ()) -> PendingExpandIsr:
+        """Partition.prepareIsrExpand: the state while the expansion is in flight
+        (``isr_with_broker_epoch``: ``add_broker_epoch_to_isr`` of the proposed ISR, 3.5+)."""
         return PendingExpandIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
-                                self.partition_epoch)
+                                self.partition_epoch, tuple(isr_with_broker_epoch))
 
     def prepare_isr_shrink(self, replica_ids: tuple[int, ...], proposed_isr: tuple[int, ...],
-                           now: int) -> PendingShrinkIsr:
+                           now: int, isr_with_broker_epoch: tuple = ()) -> PendingShrinkIsr:
         """Partition.prepareIsrShrink: the state while the shrink is in flight."""
         return PendingShrinkIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
-                                self.partition_epoch)
+                                self.partition_epoch, tuple(isr_with_broker_epoch))
 
     def prepare_isr_change(self, kind: str, replica_ids: tuple[int, ...],
-                           proposed_isr: tuple[int, ...], now: int) -> PendingIsrChange:
+                           proposed_isr: tuple[int, ...], now: int,
+                           isr_with_broker_epoch: tuple = ()) -> PendingIsrChange:
         """``prepare_isr_expand`` or ``prepare_isr_shrink`` by ``kind`` ("expand" | "shrink",
         as ``PartitionContext.propose_isr`` names the change)."""
         if kind == "expand":
-            return self.prepare_isr_expand(replica_ids, proposed_isr, now)
+            return self.prepare_isr_expand(replica_ids, proposed_isr, now, isr_with_broker_epoch)
         if kind == "shrink":
-            return self.prepare_isr_shrink(replica_ids, proposed_isr, now)
+            return self.prepare_isr_shrink(replica_ids, proposed_isr, now, isr_with_broker_epoch)
         raise ValueError(f"an ISR change is 'expand' or 'shrink', not {kind!r}")
+
+    def add_broker_epoch_to_isr(self, ctx: PartitionContext, isr: tuple[int, ...]
+                                ) -> tuple[tuple[int, int], ...]:
+        """Partition.addBrokerEpochToIsr (3.5+, KIP-903): each member of ``isr`` with its broker
+        epoch, as AlterPartition v3 sends it: this broker's own, a follower's from its last
+        fetch, -1 for a follower that has not fetched from this leader; every one -1 in
+        ZooKeeper mode (the controller checks none). Before 3.5 AlterPartition has no broker
+        epochs: empty."""
+        if not ctx.rules.alter_partition.alter_partition_broker_epochs:
+            return ()
+        if not ctx.metadata.kraft:
+            return tuple((b, -1) for b in isr)
+        out = []
+        for b in isr:
+            if b == self.broker_id:
+                out.append((b, ctx.broker_epoch))
+                continue
+            st = self.remote.get(b)
+            epoch = st.broker_epoch if st is not None else None
+            out.append((b, -1 if epoch is None else epoch))
+        return tuple(out)
 
     def effective_min_isr(self, ctx: PartitionContext) -> int:
         """min.insync.replicas (the log's LogConfig, as Kafka's ``leaderLog.config``),
@@ -356,14 +397,25 @@ class Partition:
     # -- follower fetch bookkeeping on the leader ---------------------------------------------
     def update_follower_fetch_state(self, ctx: PartitionContext, replica_id: int, fetch_offset: int,
                                     log_start_offset: int, leader_leo: int,
-                                    now: int | None = None) -> bool:
+                                    now: int | None = None, broker_epoch: int = -1) -> bool:
         """Record a follower fetch (Replica.updateFetchStateOrThrow) arriving at ``now`` (default
-        the clock's); returns True if HW moved."""
+        the clock's) from the follower's ``broker_epoch`` (its Fetch's ReplicaEpoch, KIP-903; -1
+        unknown); returns True if HW moved. Since 3.7 (KAFKA-15221) a KRaft leader refuses a
+        fetch from an older broker epoch than its metadata cache holds: it raises
+        NotLeaderOrFollowerException and records nothing."""
         st = self.remote.get(replica_id)
         if st is None:  # not an assigned replica
             return False
+        if broker_epoch != -1 and ctx.metadata.kraft and \
+                ctx.rules.isr.fetch_state_fences_stale_broker_epoch:
+            cached = ctx.metadata.get_alive_broker_epoch(replica_id)
+            if cached is not None and cached > broker_epoch:
+                raise E.NotLeaderOrFollowerException(
+                    f"Received stale fetch state update. broker epoch={broker_epoch} vs "
+                    f"expected={cached}")
         if now is None:
             now = ctx.now
+        st.broker_epoch = broker_epoch
         st.last_caught_up_time_ms = ctx.rulebook.updated_last_caught_up_time_ms(
             st, fetch_offset, leader_leo, now,
             previous_fetch_rule=ctx.rules.isr.caught_up_previous_fetch_rule)
@@ -413,7 +465,7 @@ class Partition:
         if self.pending is not None or replica_id in self.isr or not self.is_leader:
             return
         st = self.remote.get(replica_id)
-        if st is None or not ctx.is_isr_eligible(replica_id):
+        if st is None or not self.is_replica_isr_eligible(ctx, replica_id):
             return
         if not ctx.rulebook.is_follower_in_sync(
                 st.log_end_offset, self.log.high_watermark, self.leader_epoch_start_offset,
@@ -424,6 +476,23 @@ class Partition:
         # `kafka-topics --describe` shows (Isr: 3,1,2 after broker 2 rejoined)
         new_isr = self.isr + (replica_id,)
         ctx.propose_isr(self, "expand", (replica_id,), new_isr)
+
+    def is_replica_isr_eligible(self, ctx: PartitionContext, follower_replica_id: int) -> bool:
+        """Partition.isReplicaIsrEligible: ZooKeeper mode, the broker is alive in the metadata
+        cache; KRaft, it is registered, unfenced and not in controlled shutdown and, since 3.5
+        (KIP-903, isBrokerEpochIsrEligible), the broker epoch of its last fetch is known and is
+        the cache's (or -1, which skips the check)."""
+        if not ctx.is_isr_eligible(follower_replica_id):
+            return False
+        md = ctx.metadata
+        if not md.kraft or not ctx.rules.isr.isr_eligibility_checks_broker_epoch:
+            return True
+        st = self.remote.get(follower_replica_id)
+        if st is None:   # the replica state is gone (the topic was deleted meanwhile)
+            return False
+        stored = st.broker_epoch
+        cached = md.get_alive_broker_epoch(follower_replica_id)
+        return stored is not None and cached is not None and (stored == -1 or stored == cached)
 
     def maybe_shrink_isr(self, ctx: PartitionContext) -> None:
         """Partition.maybeShrinkIsr, run by the isr-expiration task."""
@@ -463,7 +532,7 @@ class Partition:
             ctx.now if now is None else now,
             ctx.config["replica.lag.time.max.ms"],
             include_caught_up=v.hw_includes_caught_up_replicas,
-            eligible=ctx.isr_eligible_brokers() if v.caught_up_requires_isr_eligible else None)
+            eligible=self._isr_eligible(ctx) if v.caught_up_requires_isr_eligible else None)
         if new <= old:   # the HW never moves back
             return False
         if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
@@ -471,6 +540,15 @@ class Partition:
         log.high_watermark = new
         ctx.partition_changed(self.tp)
         return True
+
+    def _isr_eligible(self, ctx: PartitionContext) -> Container[int]:
+        """The replicas ``is_replica_isr_eligible`` accepts, for ``maybe_increment_leader_hw``'s
+        shouldWaitForReplicaToJoinIsr: the eligible brokers, or, where broker epochs count
+        (KRaft, 3.5+), a view that asks ``is_replica_isr_eligible`` of the few replicas the
+        rule looks at."""
+        if ctx.metadata.kraft and ctx.rules.isr.isr_eligibility_checks_broker_epoch:
+            return _IsrEligibleReplicas(self, ctx)
+        return ctx.isr_eligible_brokers()
 
     def check_enough_replicas_reach_offset(self, ctx: PartitionContext, required_offset: int,
                                            min_isr: int | None = None) -> tuple[bool, str]:

@@ -769,12 +769,10 @@ class ReplicaManager:
         chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes) \
             if fp.fetch_offset < max_offset else None
         if update_follower_state and follower:
-            if req.replica_id not in part.remote:
-                # before 3.3: ReplicaManager.updateFollowerFetchState could not record the
-                # position of a broker outside the replica set and answered withEmptyFetchInfo
-                # (no error)
-                return _no_records(fp, hw, ls, leo)
-            self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw, leo, ls)
+            refused = self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw,
+                                                        leo, ls)
+            if refused is not None:
+                return refused
         if chunk is None:   # nothing to read
             if omit_empty and (fp.fetch_offset == max_offset or
                                not ctx.rules.fetch.delayed_fetch_completes_past_end_offset):
@@ -852,14 +850,27 @@ class ReplicaManager:
 
     def _update_follower_fetch_state(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                                      part: Partition, session, now: int | None, hw: int,
-                                     leo: int, ls: int) -> None:
-        """ReplicaManager.updateFollowerFetchState: record the follower's position (its HW may
-        move); then the lazy read may leave the partition quiet for the session."""
-        if part.update_follower_fetch_state(ctx, req.replica_id, fp.fetch_offset,
-                                            fp.log_start_offset, leo, now):
+                                     leo: int, ls: int) -> FetchPartitionData | None:
+        """Partition.fetchRecords' updateFollowerFetchState: record the follower's position
+        (its HW may move); then the lazy read may leave the partition quiet for the session.
+        A fetch the leader fences (a stale broker epoch, 3.7+) is answered with its error
+        (readFromLog's NotLeaderOrFollowerException), None otherwise."""
+        if req.replica_id not in part.remote:
+            # before 3.3: ReplicaManager.updateFollowerFetchState could not record the
+            # position of a broker outside the replica set and answered withEmptyFetchInfo
+            # (no error)
+            return _no_records(fp, hw, ls, leo)
+        try:
+            moved = part.update_follower_fetch_state(ctx, req.replica_id, fp.fetch_offset,
+                                                     fp.log_start_offset, leo, now,
+                                                     req.replica_epoch)
+        except E.NotLeaderOrFollowerException as e:
+            return _fetch_error(fp, e.error)
+        if moved:
             self.on_hw_increased(ctx, part)
         if quiet_sessions.may_go_quiet(session, fp, part.log, hw, leo, ls):
             self._maybe_quiet(ctx, session, fp, part)
+        return None
 
     def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
                           ) -> FetchPartitionData:

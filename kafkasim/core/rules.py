@@ -38,7 +38,7 @@ the same effect: the cluster's ``RuleBook`` is built from this module's attribut
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 from kafkasim.core import errors as E
@@ -62,6 +62,9 @@ class ReplicaState:
     last_fetch_leader_log_end_offset: int = 0
     last_fetch_time_ms: int = 0
     last_caught_up_time_ms: int = NEVER_MS
+    #: R ``brokerEpoch`` (3.5+, KIP-903): the broker epoch of the follower's last Fetch (-1 from a
+    #: Fetch older than v15); None before any fetch to this leader
+    broker_epoch: int | None = None
 
     def is_caught_up(self, leader_end_offset: int, current_time_ms: int,
                      replica_max_lag_ms: int) -> bool:
@@ -161,14 +164,15 @@ def maybe_increment_leader_hw(leader_leo: int, current_hw: int,
                               followers: Iterable[ReplicaState], maximal: Sequence[int],
                               now_ms: int, replica_lag_time_max_ms: int, *,
                               include_caught_up: bool = True,
-                              eligible: Sequence[int] | None = None) -> int:
+                              eligible: Container[int] | None = None) -> int:
     """P ``maybeIncrementLeaderHW``: the leader's new HW (never below ``current_hw``).
 
     The candidate starts at the leader's LEO and drops to the LEO of every follower that is in
     the ``maximal`` ISR or caught up (``is_caught_up``) — the second so that a follower about to
     rejoin is not left chasing a moving HW (``include_caught_up=False`` before 2.x's rule
     ``hw_includes_caught_up_replicas``). Since 3.6 a caught-up follower counts only if it is
-    ISR-eligible (``eligible``: the broker ids that are; None = every replica, as before 3.6).
+    ISR-eligible (``eligible``: the broker ids that are, asked with ``in``; None = every
+    replica, as before 3.6).
     The HW is the candidate if that is higher, else unchanged: it never moves backwards.
     The min-ISR freeze of 3.7 (``hw_frozen_under_min_isr``) is the caller's first test.
 

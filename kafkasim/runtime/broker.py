@@ -102,7 +102,8 @@ class Broker:
         return topic in self.cluster.topics.configs
 
     def is_isr_eligible(self, broker_id: int) -> bool:
-        """ZK mode: the broker is alive in this broker's metadata cache."""
+        """ZK mode: the broker is alive in this broker's metadata cache; KRaft: registered,
+        unfenced and not in controlled shutdown."""
         return broker_id in self.metadata.live_brokers
 
     def isr_eligible_brokers(self) -> tuple[int, ...]:

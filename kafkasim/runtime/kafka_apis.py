@@ -14,6 +14,7 @@ from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.messages import (
     DEFAULT_LISTENER,
+    UNKNOWN_BROKER_EPOCH,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatResponse,
@@ -34,7 +35,9 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
     StopReplicaRequest,
+    StopReplicaResponse,
     UpdateMetadataRequest,
+    UpdateMetadataResponse,
     ZkPingResponse,
 )
 
@@ -53,9 +56,33 @@ def handle_offsets_for_leader_epoch_request(broker, src, msg: OffsetsForLeaderEp
     broker.replica_manager.offsets_for_leader_epoch(broker, src, msg)
 
 
+def broker_epoch_error(broker, broker_epoch: int) -> str:
+    """KafkaApis.isBrokerEpochStale for a LeaderAndIsr, UpdateMetadata or StopReplica
+    (KIP-380, 2.2+): STALE_BROKER_EPOCH when the request carries an older broker epoch than
+    this broker's own (one meant for its previous process), NONE when it carries none (-1),
+    this one, or (2.6+, KAFKA-9839) a newer one. 2.2-2.5 threw IllegalStateException on a newer
+    one, answered with the request's error response: UNKNOWN_SERVER_ERROR."""
+    if broker_epoch == UNKNOWN_BROKER_EPOCH:
+        return E.NONE
+    rules = broker.rules.controller
+    if not rules.control_requests_carry_broker_epoch:
+        return E.NONE
+    if broker_epoch < broker.broker_epoch:
+        return E.STALE_BROKER_EPOCH
+    if broker_epoch > broker.broker_epoch and \
+            not rules.control_requests_accept_newer_broker_epoch:
+        return E.UNKNOWN_SERVER_ERROR
+    return E.NONE
+
+
 def handle_update_metadata_request(broker, src, msg: UpdateMetadataRequest) -> None:
-    """ReplicaManager.maybeUpdateMetadataCache: an older controller epoch is refused
+    """KafkaApis.handleUpdateMetadataRequest: a stale broker epoch is refused (2.2+); then
+    ReplicaManager.maybeUpdateMetadataCache: an older controller epoch is refused
     (STALE_CONTROLLER_EPOCH), else ZkMetadataCache.updateMetadata and the epoch is kept."""
+    err = broker_epoch_error(broker, msg.broker_epoch)
+    if err != E.NONE:
+        broker.send(src, UpdateMetadataResponse(err))
+        return
     md = broker.metadata
     if msg.controller_epoch < md.controller_epoch:
         return
@@ -66,7 +93,12 @@ def handle_update_metadata_request(broker, src, msg: UpdateMetadataRequest) -> N
 def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
     """ReplicaManager.stopReplicas: stop the fetchers of the partitions; with
     deletePartition=true also drop the Partition and delete its log (a replica a
-    reassignment removed). With deletePartition=false the Partition stays hosted."""
+    reassignment removed). With deletePartition=false the Partition stays hosted. A stale
+    broker epoch is refused first (KafkaApis.handleStopReplicaRequest, 2.2+)."""
+    err = broker_epoch_error(broker, msg.broker_epoch)
+    if err != E.NONE:
+        broker.send(src, StopReplicaResponse(err))
+        return
     if msg.controller_epoch < broker.metadata.controller_epoch:
         return   # STALE_CONTROLLER_EPOCH
     for tp in msg.partitions:
@@ -163,7 +195,8 @@ def handle_metadata_log(broker, src, msg) -> None:
 
 
 def ignore_response(broker, src, msg) -> None:
-    """Responses the simulation does not act on (LeaderAndIsrResponse)."""
+    """Responses the simulation does not act on (LeaderAndIsrResponse, UpdateMetadataResponse,
+    StopReplicaResponse: KafkaController logs their errors)."""
 
 
 def handle_controlled_shutdown_response(broker, src, msg: ControlledShutdownResponse) -> None:
@@ -175,7 +208,12 @@ def handle_zk_ping_response(broker, src, msg: ZkPingResponse) -> None:
 
 
 def handle_leader_and_isr_request(broker, src, msg: LeaderAndIsrRequest) -> None:
-    """ReplicaManager.becomeLeaderOrFollower."""
+    """KafkaApis.handleLeaderAndIsrRequest: a stale broker epoch is refused (2.2+), else
+    ReplicaManager.becomeLeaderOrFollower."""
+    err = broker_epoch_error(broker, msg.broker_epoch)
+    if err != E.NONE:
+        broker.send(src, LeaderAndIsrResponse(msg.controller_epoch, err))
+        return
     broker.replica_manager.become_leader_or_follower(broker, src, msg)
 
 
@@ -228,6 +266,8 @@ HANDLERS = {
     OffsetsForLeaderEpochRequest: handle_offsets_for_leader_epoch_request,
     LeaderAndIsrRequest: handle_leader_and_isr_request,
     LeaderAndIsrResponse: ignore_response,
+    UpdateMetadataResponse: ignore_response,
+    StopReplicaResponse: ignore_response,
     ControlledShutdownRequest: handle_controlled_shutdown_request,
     ControlledShutdownResponse: handle_controlled_shutdown_response,
     ZkPingResponse: handle_zk_ping_response,

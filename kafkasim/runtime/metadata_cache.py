@@ -26,7 +26,7 @@ KRaft, the unfenced ones not in controlled shutdown, Partition.isReplicaIsrEligi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from kafkasim.core import errors as E
 from kafkasim.core.messages import (
@@ -100,6 +100,9 @@ class MetadataCache:
     """What the two caches share: kafkasim's fields and Kafka's queries over
     ``_partition_states``, ``_alive_node`` and ``_leader_alive`` (each cache's own)."""
 
+    #: whether this is KRaftMetadataCache (Partition's ``case kRaftMetadataCache``: broker
+    #: epochs, fencing and controlled shutdown decide ISR eligibility)
+    kraft: ClassVar[bool] = False
     broker_id: int = -1
     controller_id: int = -1
     controller_epoch: int = -1
@@ -316,6 +319,7 @@ def partition_state(tp: tuple[str, int], reg) -> PartitionState:
 class KRaftMetadataCache(MetadataCache):
     """kafka.server.metadata.KRaftMetadataCache: a view of the broker's MetadataImage."""
 
+    kraft: ClassVar[bool] = True
     image: MetadataImage | None = None
 
     def set_image(self, image: MetadataImage, changed=None) -> None:

@@ -287,6 +287,17 @@ class IsrRules:
         ref="Replica.updateFetchState, commit a5f7c82 (#12081)",
         doc="lastFetchLeaderLogEndOffset keeps the maximum of old and new values",
     )
+    # KIP-903 / KAFKA-14617 (3.5.0, commit d5e216d; metadata.version 3.5-IV1): in KRaft a
+    # follower is ISR-eligible only if the broker epoch of its last Fetch is the one the leader's
+    # metadata cache holds for it (-1, a Fetch older than v15, skips the check), besides being
+    # unfenced and not in controlled shutdown (Partition.isReplicaIsrEligible,
+    # isBrokerEpochIsrEligible): a replica whose broker restarted meanwhile does not rejoin.
+    isr_eligibility_checks_broker_epoch: bool = _rule(
+        since="3.5",
+        ref="KIP-903 / KAFKA-14617 (Partition.isBrokerEpochIsrEligible)",
+        doc="KRaft: a follower joins the ISR only if its fetch's broker epoch matches the "
+        "metadata cache's",
+    )
     # Since 3.6.0 (commit 8ad0ed3, KAFKA-15021): a caught-up non-ISR replica holds HW back only
     # if it is ISR-eligible (alive / unfenced, matching broker epoch).
     caught_up_requires_isr_eligible: bool = _rule(
@@ -301,7 +312,18 @@ class IsrRules:
         ref="KAFKA-15583 / KIP-966",
         doc="the leader HW does not move while the ISR is below the effective min ISR",
     )
-    # Same commit (3.7.0): effective min ISR = min(min.insync.replicas, replication factor)
+    # KAFKA-15221 (3.7.0, commit d46781d): in KRaft the leader refuses a follower fetch whose
+    # broker epoch is older than the one its metadata cache holds for the follower
+    # (Replica.updateFetchStateOrThrow throws NotLeaderOrFollowerException: the partition is
+    # answered NOT_LEADER_OR_FOLLOWER and the fetch records nothing), so a fetch of a rebooted
+    # follower's previous process cannot move its state.
+    fetch_state_fences_stale_broker_epoch: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15221 (Replica.updateFetchStateOrThrow)",
+        doc="KRaft: a follower fetch from an older broker epoch is refused and records nothing",
+    )
+    # Same commit as hw_frozen_under_min_isr (3.7.0): effective min ISR =
+    # min(min.insync.replicas, replication factor)
     # (Partition.effectiveMinIsr); before, min.insync.replicas was used as is.
     effective_min_isr_capped: bool = _rule(
         since="3.7",
@@ -376,6 +398,17 @@ class AlterPartitionRules:
         doc="the controller answers INELIGIBLE_REPLICA to an ISR holding a dead or "
         "shutting-down broker",
     )
+    # KIP-903 / KAFKA-14617 (3.5.0, commits 8c88cdb and d5e216d): AlterPartition v3 replaces
+    # NewIsr with NewIsrWithEpochs: each proposed ISR member with the broker epoch of its last
+    # fetch (the leader's own epoch for itself; -1 when unknown, and always -1 in ZooKeeper
+    # mode: Partition.addBrokerEpochToIsr); the KRaft controller refuses a member whose epoch is
+    # not its registration's (INELIGIBLE_REPLICA, ReplicationControlManager
+    # .ineligibleReplicasForIsr).
+    alter_partition_broker_epochs: bool = _rule(
+        since="3.5",
+        ref="KIP-903 / KAFKA-14617 (AlterPartition v3 NewIsrWithEpochs)",
+        doc="AlterPartition sends each proposed ISR member with its broker epoch",
+    )
 
 
 @dataclass(frozen=True)
@@ -385,6 +418,15 @@ class FetchRules:
     OffsetsForLeaderEpoch, how a follower truncates, and which LeaderAndIsr states a partition
     takes."""
 
+    # KIP-903 / KAFKA-14617 (3.5.0, commit 79b5f7f; metadata.version 3.5-IV1, Fetch v15): a
+    # follower's Fetch carries ReplicaState (ReplicaId and ReplicaEpoch, its broker epoch:
+    # RemoteLeaderEndPoint.buildFetch's brokerEpochSupplier); the leader keeps the epoch of each
+    # follower's last fetch (ReplicaState.brokerEpoch). Before, -1 (no such field).
+    fetch_replica_epoch: bool = _rule(
+        since="3.5",
+        ref="KIP-903 / KAFKA-14617 (FetchRequest v15 ReplicaState.ReplicaEpoch)",
+        doc="a follower's Fetch carries its broker epoch (ReplicaState.ReplicaEpoch)",
+    )
     # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
     # truncation by epoch. False: a new follower truncates to its own HW
     # (ReplicaManager.makeFollowers @0.10.2.0).
@@ -821,6 +863,29 @@ class ControllerRules:
         since="2.2",
         ref="KIP-380",
         doc="a ControlledShutdown from an older broker epoch gets STALE_BROKER_EPOCH",
+    )
+    # KIP-380 / KAFKA-7235 (2.2.0, commit 2155c6d; LeaderAndIsr v2, UpdateMetadata v5,
+    # StopReplica v1 from IBP 2.2-IV0): the controller puts its view of the receiver's broker
+    # epoch (ControllerContext.liveBrokerIdAndEpochs, the czxid of /brokers/ids/<id>) in every
+    # LeaderAndIsr, UpdateMetadata and StopReplica, and the broker refuses one older than its
+    # own (KafkaApis.isBrokerEpochStale: STALE_BROKER_EPOCH, nothing applied), so a request meant
+    # for the broker's previous process is dropped. Before, the field did not exist (-1,
+    # AbstractControlRequest.UNKNOWN_BROKER_EPOCH: never stale).
+    control_requests_carry_broker_epoch: bool = _rule(
+        since="2.2",
+        ref="KIP-380 / KAFKA-7235 (KafkaApis.isBrokerEpochStale)",
+        doc="ZooKeeper mode: LeaderAndIsr, UpdateMetadata and StopReplica carry the broker "
+        "epoch; an older one is refused with STALE_BROKER_EPOCH",
+    )
+    # KAFKA-9839 (2.6.0, commit bd17085): a control request with a broker epoch newer than the
+    # broker's own is accepted (the controller may learn the new registration first). 2.2-2.5
+    # threw IllegalStateException("Epoch ... larger than current broker epoch"), which
+    # KafkaApis.handleError answers with the request's error response, UNKNOWN_SERVER_ERROR.
+    control_requests_accept_newer_broker_epoch: bool = _rule(
+        since="2.6",
+        ref="KAFKA-9839 (KafkaApis.isBrokerEpochStale)",
+        doc="a control request from a newer broker epoch is accepted (before: "
+        "UNKNOWN_SERVER_ERROR)",
     )
     # KIP-112 (1.0.0, UpdateMetadataRequest v4 from IBP 1.0-IV0): each partition state in an
     # UpdateMetadata names its offline replicas, the assigned replicas the controller does not

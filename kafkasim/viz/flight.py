@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import math
 
+from kafkasim.core.messages import new_isr_broker_ids
 from kafkasim.settings.exceptions import ClusterError
 from kafkasim.viz.messages import api_of
 from kafkasim.viz.style import api_color, tr
@@ -69,7 +70,8 @@ def message_summary(msg, topic: str | None = None, partition: int = 0) -> tuple[
             short = tr("acked") if err == "NONE" else err
             full.append(f"{t}-{p}: error={err} base_offset={base}")
     elif name == "AlterPartitionRequest":
-        for t, p, epoch, isr, pe in _parts(msg, topic, partition):
+        for t, p, epoch, new_isr, pe in _parts(msg, topic, partition):
+            isr = new_isr_broker_ids(new_isr)
             short = f"AlterPartition {list(isr)}"
             full.append(f"{t}-{p}: leader_epoch={epoch} new_isr={list(isr)} "
                         f"partition_epoch={pe}")
