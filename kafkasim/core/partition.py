@@ -94,6 +94,16 @@ class PendingShrinkIsr(PendingIsrChange):
         return committed
 
 
+def _isr_eligible(part: Partition, ctx: PartitionContext) -> Container[int]:
+    """The replicas ``Partition.is_replica_isr_eligible`` accepts, for
+    ``maybe_increment_leader_hw``'s shouldWaitForReplicaToJoinIsr: the eligible brokers, or,
+    where broker epochs count (KRaft, 3.5+), a view that asks ``is_replica_isr_eligible`` of the
+    few replicas the rule looks at."""
+    if ctx.metadata.kraft and ctx.rules.isr.isr_eligibility_checks_broker_epoch:
+        return _IsrEligibleReplicas(part, ctx)
+    return ctx.isr_eligible_brokers()
+
+
 class _IsrEligibleReplicas:
     """``r in view``: Partition.isReplicaIsrEligible(r), asked only when the HW rule needs it."""
 
@@ -532,7 +542,7 @@ class Partition:
             ctx.now if now is None else now,
             ctx.config["replica.lag.time.max.ms"],
             include_caught_up=v.hw_includes_caught_up_replicas,
-            eligible=self._isr_eligible(ctx) if v.caught_up_requires_isr_eligible else None)
+            eligible=_isr_eligible(self, ctx) if v.caught_up_requires_isr_eligible else None)
         if new <= old:   # the HW never moves back
             return False
         if v.hw_frozen_under_min_isr and self.is_under_min_isr(ctx):
@@ -540,15 +550,6 @@ class Partition:
         log.high_watermark = new
         ctx.partition_changed(self.tp)
         return True
-
-    def _isr_eligible(self, ctx: PartitionContext) -> Container[int]:
-        """The replicas ``is_replica_isr_eligible`` accepts, for ``maybe_increment_leader_hw``'s
-        shouldWaitForReplicaToJoinIsr: the eligible brokers, or, where broker epochs count
-        (KRaft, 3.5+), a view that asks ``is_replica_isr_eligible`` of the few replicas the
-        rule looks at."""
-        if ctx.metadata.kraft and ctx.rules.isr.isr_eligibility_checks_broker_epoch:
-            return _IsrEligibleReplicas(self, ctx)
-        return ctx.isr_eligible_brokers()
 
     def check_enough_replicas_reach_offset(self, ctx: PartitionContext, required_offset: int,
                                            min_isr: int | None = None) -> tuple[bool, str]:
