@@ -63,7 +63,6 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
-
 class ProducerBatch(NamedTuple):
     """The idempotence fields of a RecordBatch header (DefaultRecordBatch: producerId,
     producerEpoch, baseSequence; KIP-98, since 0.11) and the offsets the batch occupies.
@@ -198,13 +197,16 @@ def _producer_batches(*columns) -> ProducerBatches:
     return out
 
 
-def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: int) -> int:
+def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: int,
+                   min_one_message: bool = True) -> int:
     """A read cut by its byte limit at record index ``end`` (exclusive; ``start``: the log start
     offset, index 0) ends at a batch boundary, as Kafka's does: it hands over whole record
     batches only (LogSegment.read slices bytes; the fetching side keeps the complete batches).
     An idempotent batch cut in two is left out, unless it is the read's first, which comes whole
-    (minOneMessage, KIP-74) up to ``hi``. Records outside idempotent batches carry no batch
-    boundaries here, so they are cut record by record."""
+    (``min_one_message``, KIP-74) up to ``hi``; without it the read is empty (``lo``: the
+    incomplete first batch a v3+ fetch answers as none, ReplicaManager.readFromLog). Records
+    outside idempotent batches carry no batch boundaries here, so they are cut record by
+    record."""
     last = start + end - 1
     tail = batches.last
     if tail is None or tail[1] <= last:
@@ -212,8 +214,8 @@ def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: 
     b = batches[batches.first_covering(last)]
     if b[0] > last or b[1] == last:
         return end   # the last record read is outside a batch, or ends one
-    if b[0] <= start + lo:
-        return min(b[1] + 1 - start, hi)   # the first batch: whole
+    if b[0] <= start + lo:   # the first batch: whole, or nothing
+        return min(b[1] + 1 - start, hi) if min_one_message else lo
     return b[0] - start
 
 
@@ -422,11 +424,14 @@ class Log:
         return last_epoch
 
     # -- reads ------------------------------------------------------------------------------
-    def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
-        """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``,
-        ending at a batch boundary (``_whole_batches``). ``max_offset`` is the fetch
-        isolation's bound (the LEO for a follower, the HW for a consumer): a read at or past it
-        is empty. A ``start_offset`` below the log start or past the LEO is an
+    def read(self, start_offset: int, max_offset: int, max_bytes: int,
+             min_one_message: bool = True) -> RecordChunk:
+        """Records in [start_offset, max_offset), at least one if any (``min_one_message``,
+        KIP-74; without it a first record or batch over ``max_bytes`` makes the read empty,
+        as ReplicaManager.readFromLog drops an incomplete first batch), then up to
+        ``max_bytes``, ending at a batch boundary (``_whole_batches``). ``max_offset`` is the
+        fetch isolation's bound (the LEO for a follower, the HW for a consumer): a read at or
+        past it is empty. A ``start_offset`` below the log start or past the LEO is an
         OffsetOutOfRangeException (UnifiedLog.read's checkLogStartOffset, LocalLog.read); at
         the LEO the read is empty. ReplicaManager checks the range before it reads."""
         start = self.log_start_offset
@@ -445,13 +450,17 @@ class Log:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
         else:
             total = sizes[lo]
+            if total > max_bytes and not min_one_message:
+                return RecordChunk.empty(start_offset)
             end = lo + 1
             while end < hi:
                 total += sizes[end]
                 if total > max_bytes:
                     break
                 end += 1
-            end = _whole_batches(self.producer_batches, start, lo, end, hi)
+            end = _whole_batches(self.producer_batches, start, lo, end, hi, min_one_message)
+            if end == lo:
+                return RecordChunk.empty(start_offset)
             got = sizes[lo:end]
         batches = _batches_in(self.producer_batches, start_offset, start + end - 1)
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
