@@ -9,7 +9,10 @@ the ListOffsets cases of cluster/PartitionTest.scala (tag 3.7.0:
 testFetchOffsetForTimestampEpochValidationForLeader / ...ForFollower,
 testFetchOffsetSnapshotEpochValidationForLeader / ...ForFollower,
 testFetchLatestOffsetIncludesLeaderEpoch, testMonotonicOffsetsAfterLeaderChange,
-testListOffsetIsolationLevels). ReplicaManagerTest has no ListOffsets case but the tiered
+testListOffsetIsolationLevels) and the client half of ListOffsets' epochs in
+clients/.../consumer/internals/OffsetFetcherTest.java (tag 3.7.0:
+testGetOffsetsIncludesLeaderEpoch, testGetOffsetsFencedLeaderEpoch,
+testGetOffsetsUnknownLeaderEpoch). ReplicaManagerTest has no ListOffsets case but the tiered
 storage ones, and its produce cases are in tests/test_replica_manager_kafka.py already
 (testIllegalRequiredAcks, testReceiveOutOfOrderSequenceExceptionWithLogStartOffset, the
 purgatory cases). Where an older release answers differently, the test runs there too, with the
@@ -41,8 +44,11 @@ message.timestamp.* are not modelled), topic ids (testFetchWithPartitionsWithIdE
 (the fetch quota's cap on MaxBytes), transactions beyond idempotence (the LSO below the HW of
 testListOffsetIsolationLevels' open transaction), SASL and authorization, request versions as
 such (testListOffsetsMaxTimeStampOldestVersion: a client builder's oldest version; the v0
-OldStyleOffsets), the group coordinator's rack-aware assignor (testRackAwareRangeAssignor,
-@Disabled in Kafka), and metrics (InvalidMessageCrcRecordsPerSec).
+OldStyleOffsets and the segment-granular lookup of releases before 0.10.1; LATEST_TIERED_TIMESTAMP
+and trunk's UNSUPPORTED_VERSION for other negative timestamps, which kafkasim searches as 3.x does),
+3.7.0's MAX_TIMESTAMP offset inside a multi-record batch (KAFKA-16310: kafkasim keeps no batch
+boundaries outside idempotent batches), the group coordinator's rack-aware assignor
+(testRackAwareRangeAssignor, @Disabled in Kafka), and metrics (InvalidMessageCrcRecordsPerSec).
 """
 
 from __future__ import annotations
@@ -881,3 +887,59 @@ def test_list_offset_isolation_levels():
     for timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         assert [offset(i, timestamp) for i in (None, "read_uncommitted", "read_committed")] == \
             [0, 0, 0]
+
+
+# ========================================== OffsetFetcherTest: the client half of ListOffsets
+
+def _held_list_offsets(c: Cluster) -> list[ListOffsetsRequest]:
+    return [env.msg for env in c.transport.network.held if isinstance(env.msg, ListOffsetsRequest)]
+
+
+@pytest.mark.parametrize(("version", "sends_epoch"), [
+    ("3.7", True),
+    # before KAFKA-7747 (2.3) the consumer's ListOffsets carried no CurrentLeaderEpoch
+    # (Fetcher.groupListOffsetRequests @2.2.0: Optional.empty())
+    ("2.2", False),
+])
+def test_get_offsets_includes_leader_epoch(version, sends_epoch):
+    """OffsetFetcherTest.testGetOffsetsIncludesLeaderEpoch: the consumer's ListOffsets for a
+    position reset carries the leader epoch its metadata has for the partition."""
+    c, _leader, epoch = _current_epoch_cluster(version, "zookeeper")
+    consumer = c.consumer(group="g", auto_offset_reset="latest")
+    c.hold("ListOffsetsRequest")
+    consumer.assign(TOPIC, [0])
+    consumer.poll(100)
+    (req, *_rest) = _held_list_offsets(c)
+    assert req.current_leader_epochs == ((epoch,) if sends_epoch else (-1,))
+
+
+@pytest.mark.parametrize("stale", [-1, +1])
+def test_get_offsets_fenced_or_unknown_leader_epoch(stale):
+    """OffsetFetcherTest.testGetOffsetsFencedLeaderEpoch / testGetOffsetsUnknownLeaderEpoch: a
+    ListOffsets answered FENCED_LEADER_EPOCH (the consumer's metadata is older than the
+    leader) or UNKNOWN_LEADER_EPOCH (newer) leaves the reset pending and asks for new
+    metadata; the retry with the leader's epoch resets the position."""
+    c, leader, epoch = _current_epoch_cluster("3.7", "zookeeper")
+    produce_data(c, [TP], 3)
+    consumer = c.consumer(group="g", auto_offset_reset="latest")
+    consumer.assign(TOPIC, [0])
+    consumer.leaders[TP] = leader
+    consumer.leader_epochs[TP] = epoch + stale
+    answers = []   # (the request's epochs, the answer's errors) of each ListOffsets
+    fetcher = consumer.offset_fetcher
+    handle = fetcher.handle_list_offsets_response
+
+    def spy(msg, request):
+        answers.append((request.current_leader_epochs, tuple(p[2] for p in msg.partitions),
+                        fetcher.consumer.subscriptions.is_offset_reset_needed(TP)))
+        handle(msg, request)
+        answers[-1] += (consumer.leaders[TP],)
+
+    fetcher.handle_list_offsets_response = spy
+    hw = c.brokers[leader].logs[TP].high_watermark
+    assert c.run_until(lambda _c: consumer.poll(10) is not None and
+                       consumer.position(TOPIC, 0) == hw, 10_000)
+    expected = E.FENCED_LEADER_EPOCH if stale < 0 else E.UNKNOWN_LEADER_EPOCH
+    # the first answer leaves the reset pending and the leader unknown (a metadata update)
+    assert answers[0] == ((epoch + stale,), (expected,), True, -1)
+    assert answers[-1][:2] == ((epoch,), (E.NONE,))

@@ -63,6 +63,35 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
+# ListOffsetsRequest's target timestamps that are not timestamps (a timestamp >= 0 is searched),
+# and RecordBatch.NO_TIMESTAMP
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3               # KIP-734 (3.0)
+EARLIEST_LOCAL_TIMESTAMP = -4    # KIP-405 (3.5): the local log start (no tiered storage here)
+NO_TIMESTAMP = -1
+
+
+class TimestampAndOffset(NamedTuple):
+    """FileRecords.TimestampAndOffset: what a ListOffsets lookup found, its timestamp
+    (NO_TIMESTAMP for the earliest and latest offsets), offset and leader epoch (None when
+    unknown: Kafka's empty Optional)."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+
+
+class LogOffsetSnapshot(NamedTuple):
+    """kafka.log.LogOffsetSnapshot: the log's offsets read together (UnifiedLog
+    .fetchOffsetSnapshot). Without transactions the last stable offset is the HW."""
+
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    last_stable_offset: int
+
+
 class ProducerBatch(NamedTuple):
     """The idempotence fields of a RecordBatch header (DefaultRecordBatch: producerId,
     producerEpoch, baseSequence; KIP-98, since 0.11) and the offsets the batch occupies.
@@ -477,6 +506,43 @@ class Log:
         return OffsetOutOfRangeException(
             f"Received request for offset {offset} for partition {tp}, but we only have log "
             f"segments upto {self.log_end_offset}.")
+
+    # -- offsets by timestamp (ListOffsets) ---------------------------------------------------
+    def fetch_offset_by_timestamp(self, target_timestamp: int, *,
+                                  max_timestamp_batch_epoch: bool = True
+                                  ) -> TimestampAndOffset | None:
+        """UnifiedLog.fetchOffsetByTimestamp: EARLIEST (and EARLIEST_LOCAL: no tiered storage)
+        the log start offset, with the earliest epoch when its entry starts there; LATEST the
+        LEO with the latest epoch; MAX_TIMESTAMP the first record of the largest timestamp,
+        with its own epoch (3.8+, KAFKA-16310: ``max_timestamp_batch_epoch``) or the latest;
+        any other timestamp the first record at or after it, with its epoch. None when no
+        record is there."""
+        cache = self.leader_epoch_cache
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            entry = cache.earliest_entry()
+            epoch = entry.epoch if entry is not None and \
+                entry.start_offset <= self.log_start_offset else None
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_start_offset, epoch)
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, cache.latest_epoch())
+        timestamps = self.timestamps
+        if target_timestamp == MAX_TIMESTAMP:
+            if not timestamps:
+                return None
+            i = timestamps.index(max(timestamps))
+            epoch = self.epochs[i] if max_timestamp_batch_epoch else cache.latest_epoch()
+        else:
+            i = next((i for i, ts in enumerate(timestamps) if ts >= target_timestamp), None)
+            if i is None:
+                return None
+            epoch = self.epochs[i]
+        return TimestampAndOffset(timestamps[i], self.log_start_offset + i,
+                                  None if epoch is None or epoch < 0 else epoch)
+
+    def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
+        """UnifiedLog.fetchOffsetSnapshot (no transactions: the LSO is the HW)."""
+        return LogOffsetSnapshot(self.log_start_offset, self.log_end_offset,
+                                 self.high_watermark, self.high_watermark)
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""

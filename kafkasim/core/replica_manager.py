@@ -33,7 +33,7 @@ from kafkasim.core.fetcher import (
     fetcher_id_for,
 )
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from kafkasim.core.log import RecordChunk
+from kafkasim.core.log import RecordChunk, TimestampAndOffset
 from kafkasim.core.messages import (
     EpochEndOffset,
     FetchPartitionData,
@@ -1051,6 +1051,25 @@ class ReplicaManager:
             else:
                 out.append(EpochEndOffset(topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION))
         return out
+
+    # -- ListOffsets --------------------------------------------------------------------------
+    def fetch_offset_for_timestamp(self, ctx: ReplicaManagerContext, tp: tuple[str, int],
+                                   timestamp: int, isolation_level: str | None,
+                                   current_leader_epoch: int | None,
+                                   fetch_only_from_leader: bool) -> TimestampAndOffset | None:
+        """ReplicaManager.fetchOffsetForTimestamp: the hosted partition's
+        Partition.fetchOffsetForTimestamp (``kafkasim.core.partition``), after
+        getPartitionOrException: a partition not hosted here is NOT_LEADER_OR_FOLLOWER if the
+        metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION (raised as ApiException)."""
+        part = self.partitions.get(tp)
+        if part is None:
+            if ctx.metadata.contains(tp):
+                raise E.ApiException(ctx.not_leader_error(), f"{tp[0]}-{tp[1]} is not hosted "
+                                                             f"on broker {ctx.id}")
+            raise E.ApiException(E.UNKNOWN_TOPIC_OR_PARTITION,
+                                 f"This server does not host this topic-partition {tp[0]}-{tp[1]}")
+        return part.fetch_offset_for_timestamp(ctx, timestamp, isolation_level,
+                                               current_leader_epoch, fetch_only_from_leader)
 
     # -- ISR expiration ------------------------------------------------------------------------
     def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:
