@@ -51,6 +51,7 @@ VERSION_TABLE = [
     ("broker", "replica.fetch.min.bytes", None, None),
     ("broker", "replica.fetch.max.bytes", None, None),
     ("broker", "replica.fetch.response.max.bytes", "0.10.1", None),    # KIP-74
+    ("broker", "fetch.max.bytes", "2.5", None),                 # KIP-541
     ("broker", "replica.fetch.backoff.ms", "0.9.0", None),
     ("broker", "replica.socket.timeout.ms", None, None),
     ("broker", "replica.lag.time.max.ms", None, None),

@@ -208,6 +208,12 @@ SINCE = [
     ("follower_truncates_on_every_new_epoch", "2.1", "2.0.1"),
     ("leader_epoch_assign_truncates_conflicts", "2.0.1", "2.0"),
     ("list_offsets_offset_not_available", "2.2", "2.1"),
+    # KIP-320 ListOffsets v4; KIP-734 v7 (MAX_TIMESTAMP); KIP-405 v8 (EARLIEST_LOCAL_TIMESTAMP)
+    ("list_offsets_leader_epoch", "2.1", "2.0.1"),
+    ("list_offsets_max_timestamp", "3.0", "2.8"),
+    ("list_offsets_earliest_local", "3.5", "3.4"),
+    # KAFKA-16310 (9a6760f, first in 3.8.0)
+    ("list_offsets_max_timestamp_batch_epoch", "3.8", "3.7"),
     ("update_metadata_offline_replicas", "1.0", "0.11.0"),
     ("zk_unclean_election_on_default_change", "2.0", "1.1"),
     ("zk_unclean_election_on_topic_change", "2.1", "2.0.1"),

@@ -118,6 +118,19 @@ class NotLeaderOrFollowerException(RuntimeError):
         super().__init__(f"{NOT_LEADER_OR_FOLLOWER}: {message}")
 
 
+class ApiException(RuntimeError):
+    """org.apache.kafka.common.errors.ApiException, as a broker's classes throw it
+    (``Errors.exception(message)``): ``error`` is the error's name, what KafkaApis answers
+    (Errors.forException). Partition.localLogWithEpochOrThrow throws FENCED_LEADER_EPOCH,
+    UNKNOWN_LEADER_EPOCH or NOT_LEADER_OR_FOLLOWER, fetchOffsetForTimestamp
+    OFFSET_NOT_AVAILABLE, ReplicaManager.getPartitionOrException NOT_LEADER_OR_FOLLOWER or
+    UNKNOWN_TOPIC_OR_PARTITION."""
+
+    def __init__(self, error: str, message: str = "") -> None:
+        super().__init__(f"{error}: {message}" if message else error)
+        self.error = error
+
+
 class IllegalArgumentException(ValueError):
     """java.lang.IllegalArgumentException, as the broker's log throws it (UnifiedLog.truncateTo
     of a negative offset, maybeIncrementHighWatermark past the log end offset)."""

@@ -63,6 +63,34 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
+# ListOffsetsRequest's target timestamps that are not timestamps (a timestamp >= 0 is searched),
+# and RecordBatch.NO_TIMESTAMP
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3               # KIP-734 (3.0)
+EARLIEST_LOCAL_TIMESTAMP = -4    # KIP-405 (3.5): the local log start (no tiered storage here)
+NO_TIMESTAMP = -1
+
+
+class TimestampAndOffset(NamedTuple):
+    """FileRecords.TimestampAndOffset: what a ListOffsets lookup found, its timestamp
+    (NO_TIMESTAMP for the earliest and latest offsets), offset and leader epoch (None when
+    unknown: Kafka's empty Optional)."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+
+
+class LogOffsetSnapshot(NamedTuple):
+    """kafka.log.LogOffsetSnapshot: the log's offsets read together (UnifiedLog
+    .fetchOffsetSnapshot). Without transactions the last stable offset is the HW."""
+
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    last_stable_offset: int
+
 
 class ProducerBatch(NamedTuple):
     """The idempotence fields of a RecordBatch header (DefaultRecordBatch: producerId,
@@ -198,13 +226,16 @@ def _producer_batches(*columns) -> ProducerBatches:
     return out
 
 
-def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: int) -> int:
+def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: int,
+                   min_one_message: bool = True) -> int:
     """A read cut by its byte limit at record index ``end`` (exclusive; ``start``: the log start
     offset, index 0) ends at a batch boundary, as Kafka's does: it hands over whole record
     batches only (LogSegment.read slices bytes; the fetching side keeps the complete batches).
     An idempotent batch cut in two is left out, unless it is the read's first, which comes whole
-    (minOneMessage, KIP-74) up to ``hi``. Records outside idempotent batches carry no batch
-    boundaries here, so they are cut record by record."""
+    (``min_one_message``, KIP-74) up to ``hi``; without it the read is empty (``lo``: the
+    incomplete first batch a v3+ fetch answers as none, ReplicaManager.readFromLog). Records
+    outside idempotent batches carry no batch boundaries here, so they are cut record by
+    record."""
     last = start + end - 1
     tail = batches.last
     if tail is None or tail[1] <= last:
@@ -212,8 +243,8 @@ def _whole_batches(batches: ProducerBatches, start: int, lo: int, end: int, hi: 
     b = batches[batches.first_covering(last)]
     if b[0] > last or b[1] == last:
         return end   # the last record read is outside a batch, or ends one
-    if b[0] <= start + lo:
-        return min(b[1] + 1 - start, hi)   # the first batch: whole
+    if b[0] <= start + lo:   # the first batch: whole, or nothing
+        return min(b[1] + 1 - start, hi) if min_one_message else lo
     return b[0] - start
 
 
@@ -422,11 +453,14 @@ class Log:
         return last_epoch
 
     # -- reads ------------------------------------------------------------------------------
-    def read(self, start_offset: int, max_offset: int, max_bytes: int) -> RecordChunk:
-        """Records in [start_offset, max_offset), at least one if any, then up to ``max_bytes``,
-        ending at a batch boundary (``_whole_batches``). ``max_offset`` is the fetch
-        isolation's bound (the LEO for a follower, the HW for a consumer): a read at or past it
-        is empty. A ``start_offset`` below the log start or past the LEO is an
+    def read(self, start_offset: int, max_offset: int, max_bytes: int,
+             min_one_message: bool = True) -> RecordChunk:
+        """Records in [start_offset, max_offset), at least one if any (``min_one_message``,
+        KIP-74; without it a first record or batch over ``max_bytes`` makes the read empty,
+        as ReplicaManager.readFromLog drops an incomplete first batch), then up to
+        ``max_bytes``, ending at a batch boundary (``_whole_batches``). ``max_offset`` is the
+        fetch isolation's bound (the LEO for a follower, the HW for a consumer): a read at or
+        past it is empty. A ``start_offset`` below the log start or past the LEO is an
         OffsetOutOfRangeException (UnifiedLog.read's checkLogStartOffset, LocalLog.read); at
         the LEO the read is empty. ReplicaManager checks the range before it reads."""
         start = self.log_start_offset
@@ -445,13 +479,17 @@ class Log:
             end = hi   # all of them fit (one C-level sum: the usual follower fetch)
         else:
             total = sizes[lo]
+            if total > max_bytes and not min_one_message:
+                return RecordChunk.empty(start_offset)
             end = lo + 1
             while end < hi:
                 total += sizes[end]
                 if total > max_bytes:
                     break
                 end += 1
-            end = _whole_batches(self.producer_batches, start, lo, end, hi)
+            end = _whole_batches(self.producer_batches, start, lo, end, hi, min_one_message)
+            if end == lo:
+                return RecordChunk.empty(start_offset)
             got = sizes[lo:end]
         batches = _batches_in(self.producer_batches, start_offset, start + end - 1)
         return _new_chunk(RecordChunk, (start_offset, self.epochs[lo:end], self.ids[lo:end],
@@ -468,6 +506,43 @@ class Log:
         return OffsetOutOfRangeException(
             f"Received request for offset {offset} for partition {tp}, but we only have log "
             f"segments upto {self.log_end_offset}.")
+
+    # -- offsets by timestamp (ListOffsets) ---------------------------------------------------
+    def fetch_offset_by_timestamp(self, target_timestamp: int, *,
+                                  max_timestamp_batch_epoch: bool = True
+                                  ) -> TimestampAndOffset | None:
+        """UnifiedLog.fetchOffsetByTimestamp: EARLIEST (and EARLIEST_LOCAL: no tiered storage)
+        the log start offset, with the earliest epoch when its entry starts there; LATEST the
+        LEO with the latest epoch; MAX_TIMESTAMP the first record of the largest timestamp,
+        with its own epoch (3.8+, KAFKA-16310: ``max_timestamp_batch_epoch``) or the latest;
+        any other timestamp the first record at or after it, with its epoch. None when no
+        record is there."""
+        cache = self.leader_epoch_cache
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            entry = cache.earliest_entry()
+            epoch = entry.epoch if entry is not None and \
+                entry.start_offset <= self.log_start_offset else None
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_start_offset, epoch)
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, cache.latest_epoch())
+        timestamps = self.timestamps
+        if target_timestamp == MAX_TIMESTAMP:
+            if not timestamps:
+                return None
+            i = timestamps.index(max(timestamps))
+            epoch = self.epochs[i] if max_timestamp_batch_epoch else cache.latest_epoch()
+        else:
+            i = next((i for i, ts in enumerate(timestamps) if ts >= target_timestamp), None)
+            if i is None:
+                return None
+            epoch = self.epochs[i]
+        return TimestampAndOffset(timestamps[i], self.log_start_offset + i,
+                                  None if epoch is None or epoch < 0 else epoch)
+
+    def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
+        """UnifiedLog.fetchOffsetSnapshot (no transactions: the LSO is the HW)."""
+        return LogOffsetSnapshot(self.log_start_offset, self.log_end_offset,
+                                 self.high_watermark, self.high_watermark)
 
     def bytes_between(self, start_offset: int, end_offset: int, cap: int) -> int:
         """Bytes available in [start, end), counting at most up to ``cap`` (for fetch min.bytes)."""

@@ -342,16 +342,27 @@ class MetadataResponse(Message):
 @dataclass(slots=True)
 class ListOffsetsRequest(Message):
     correlation_id: int
+    # -1 a consumer (CONSUMER_REPLICA_ID: reads up to the HW or LSO), -2 a debugging tool
+    # (DEBUGGING_REPLICA_ID: any replica, up to its LEO), else a broker (the leader's LEO)
     replica_id: int
-    # (topic, partition, timestamp: -1 latest, -2 earliest)
+    # (topic, partition, timestamp): a timestamp >= 0 is searched; -1 latest, -2 earliest,
+    # -3 max timestamp (3.0+), -4 earliest local (3.5+): kafkasim.core.log's constants
     partitions: tuple[tuple[str, int, int], ...]
     isolation_level: str = "read_uncommitted"
+    # ListOffsets v4+ (2.1, KIP-320): each partition's CurrentLeaderEpoch, in the order of
+    # ``partitions``; -1 (or none given): no epoch, not checked
+    current_leader_epochs: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
 class ListOffsetsResponse(Message):
     correlation_id: int
     partitions: tuple[tuple[str, int, str, int], ...]  # (topic, partition, error, offset)
+    # in the order of ``partitions``: the timestamp of the record found (-1: none, as for the
+    # earliest and latest offsets) and its leader epoch (ListOffsets v4+, 2.1, KIP-320; -1:
+    # none); empty: all -1
+    timestamps: tuple[int, ...] = ()
+    leader_epochs: tuple[int, ...] = ()
 
 
 # --- KRaft broker <-> active controller (KIP-631) ----------------------------------------------

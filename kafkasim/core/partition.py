@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from kafkasim.core import errors as E
 from kafkasim.core import rules
-from kafkasim.core.log import Log
+from kafkasim.core.log import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    NO_TIMESTAMP,
+    Log,
+    LogOffsetSnapshot,
+    TimestampAndOffset,
+)
 from kafkasim.core.messages import EpochEndOffset
 from kafkasim.core.rules import NEVER_MS, ReplicaState
 
@@ -578,6 +586,66 @@ class Partition:
         if current_leader_epoch > self.leader_epoch:
             return E.UNKNOWN_LEADER_EPOCH
         return None
+
+    def local_log_with_epoch_or_throw(self, ctx: PartitionContext,
+                                      current_leader_epoch: int | None,
+                                      require_leader: bool) -> Log:
+        """Partition.localLogWithEpochOrThrow (getLocalLog): this replica's log, after the
+        current leader epoch check (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), then, with
+        ``require_leader``, leadership (NOT_LEADER_OR_FOLLOWER); each raised as Kafka's
+        ApiException."""
+        err = self.check_current_leader_epoch(ctx, current_leader_epoch)
+        if err is None and require_leader and not self.is_leader:
+            err = E.NOT_LEADER_OR_FOLLOWER if ctx.rules.tools.error_not_leader_or_follower \
+                else E.NOT_LEADER_FOR_PARTITION
+            raise E.ApiException(err, f"Leader not local for partition {self.topic}-"
+                                      f"{self.partition} on broker {self.broker_id}")
+        if err is not None:
+            raise E.ApiException(err, f"The leader epoch {current_leader_epoch} of the request "
+                                      f"for {self.topic}-{self.partition} is not this "
+                                      f"replica's ({self.leader_epoch})")
+        return self.log
+
+    def fetch_offset_snapshot(self, ctx: PartitionContext, current_leader_epoch: int | None,
+                              fetch_only_from_leader: bool) -> LogOffsetSnapshot:
+        """Partition.fetchOffsetSnapshot: the log's offsets, after localLogWithEpochOrThrow."""
+        return self.local_log_with_epoch_or_throw(
+            ctx, current_leader_epoch, fetch_only_from_leader).fetch_offset_snapshot()
+
+    def fetch_offset_for_timestamp(self, ctx: PartitionContext, timestamp: int,
+                                   isolation_level: str | None,
+                                   current_leader_epoch: int | None,
+                                   fetch_only_from_leader: bool) -> TimestampAndOffset | None:
+        """Partition.fetchOffsetForTimestamp (ListOffsets): a client's question
+        (``isolation_level`` "read_uncommitted" or "read_committed") reads up to the HW (the
+        LSO, the same without transactions), a replica's (None) up to the LEO. LATEST answers
+        that bound with this replica's leader epoch, EARLIEST the log start; a timestamp (or
+        MAX_TIMESTAMP) its record if below the bound, else None. While a new leader's HW is
+        below its epoch's start offset (KIP-207, 2.2+), a client's LATEST, or a timestamp not
+        found below the HW, is OFFSET_NOT_AVAILABLE."""
+        log = self.local_log_with_epoch_or_throw(ctx, current_leader_epoch,
+                                                 fetch_only_from_leader)
+        hw = log.high_watermark
+        last_fetchable = log.log_end_offset if isolation_level is None else hw
+        lagging = isolation_level is not None and self.leader_epoch_start_offset > hw and \
+            ctx.rules.clients.list_offsets_offset_not_available
+        if timestamp == LATEST_TIMESTAMP:
+            if not lagging:
+                return TimestampAndOffset(NO_TIMESTAMP, last_fetchable, self.leader_epoch)
+        elif timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return log.fetch_offset_by_timestamp(timestamp)
+        else:
+            found = log.fetch_offset_by_timestamp(
+                timestamp,
+                max_timestamp_batch_epoch=ctx.rules.clients.list_offsets_max_timestamp_batch_epoch)
+            if found is not None and found.offset < last_fetchable:
+                return found
+            if not lagging:
+                return None
+        raise E.ApiException(E.OFFSET_NOT_AVAILABLE, (
+            f"Failed to fetch offsets for partition {self.topic}-{self.partition} with leader "
+            f"epoch {current_leader_epoch}: its high watermark ({hw}) is lagging behind the "
+            f"start offset from the beginning of this epoch ({self.leader_epoch_start_offset})"))
 
     def last_offset_for_leader_epoch(self, ctx: PartitionContext,
                                      current_leader_epoch: int | None, leader_epoch: int,

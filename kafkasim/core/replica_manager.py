@@ -33,7 +33,7 @@ from kafkasim.core.fetcher import (
     fetcher_id_for,
 )
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from kafkasim.core.log import RecordChunk
+from kafkasim.core.log import RecordChunk, TimestampAndOffset
 from kafkasim.core.messages import (
     EpochEndOffset,
     FetchPartitionData,
@@ -99,6 +99,121 @@ def _no_records(fp, hw: int, ls: int, leo: int, diverging_epoch: tuple | None = 
     return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls,
                               RecordChunk.empty(fp.fetch_offset), diverging_epoch, leo,
                               preferred_read_replica)
+
+
+class LogReadLimit:
+    """ReplicaManager.readFromLog's running limits over one fetch's partitions (KIP-74, 0.10.1):
+    the bytes left of the fetch's MaxBytes (``limit_bytes``: at most the broker's
+    fetch.max.bytes, 2.5+, KafkaApis.handleFetchRequest), and whether the next read may return
+    a first record or batch over its limits (``min_one_message``: until a read returned
+    bytes). A partition reads at most min(its PartitionMaxBytes, the bytes left); what it read
+    counts as Kafka's slice does (FileRecords.slice): the whole limit it read up to when more
+    records were there, else the records returned."""
+
+    __slots__ = ("limit_bytes", "min_one_message")
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.min_one_message = True
+
+    @staticmethod
+    def of(ctx: ReplicaManagerContext, req: FetchRequest) -> LogReadLimit:
+        """The limits of ``req``: min(its MaxBytes, fetch.max.bytes)."""
+        cap = ctx.config["fetch.max.bytes"]
+        return LogReadLimit(req.max_bytes if req.max_bytes < cap else cap)
+
+    def read(self, log, fetch_offset: int, max_offset: int, partition_max_bytes: int
+             ) -> RecordChunk:
+        """One partition's read (UnifiedLog.read with ReplicaManager.read's adjustedMaxBytes and
+        minOneMessage), then what is left for the next."""
+        left = self.limit_bytes
+        max_bytes = partition_max_bytes if partition_max_bytes < left else left
+        chunk = log.read(fetch_offset, max_offset, max_bytes, self.min_one_message)
+        if chunk.ids:
+            took = sum(chunk.sizes)
+            if took < max_bytes and chunk.base_offset + len(chunk.ids) < max_offset:
+                took = max_bytes   # the slice ran to the limit, past the last whole record
+            self.min_one_message = False
+            self.limit_bytes = left - took if took < left else 0
+        return chunk
+
+
+def _read_records(log, fp, max_offset: int, limit: LogReadLimit | None) -> RecordChunk | None:
+    """Partition.readRecords' read of ``fp`` up to ``max_offset`` (the fetch isolation's
+    bound), within ``limit`` (None: the partition's max bytes alone); None when the fetch
+    offset is at or past the bound."""
+    if fp.fetch_offset >= max_offset:
+        return None
+    if limit is None:
+        return log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes)
+    return limit.read(log, fp.fetch_offset, max_offset, fp.partition_max_bytes)
+
+
+def _diverging_epoch(ctx: ReplicaManagerContext, fp, log, hw: int, leo: int, ls: int
+                     ) -> FetchPartitionData | None:
+    """Partition.readRecords' lastFetchedEpoch check, for any fetch that carries one (a
+    follower's, 2.8+; a consumer's, whose client never sends one): the answer naming the epoch
+    the fetcher diverges at and its end offset, an OFFSET_OUT_OF_RANGE answer, or None (no
+    LastFetchedEpoch, or no divergence)."""
+    last_fetched = fp.last_fetched_epoch
+    if last_fetched < 0 or not ctx.rules.fetch.fetch_diverging_epoch:
+        return None   # no LastFetchedEpoch: nothing to check
+    # the steady state (the follower on the leader's latest epoch) is endOffsetFor's own
+    # fast path: the latest epoch ends at the LEO
+    epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
+    # an epoch the leader cannot place, or (KAFKA-12996, 3.0+) an offset below its log
+    # start, is OFFSET_OUT_OF_RANGE, not divergence
+    below_start = fp.fetch_offset < ls and \
+        ctx.rules.fetch.fetch_offset_below_log_start_before_divergence
+    if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
+        return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
+    if epoch < last_fetched or end < fp.fetch_offset:
+        return _no_records(fp, hw, ls, leo, (epoch, end))
+    return None
+
+
+def _answers_now(ctx: ReplicaManagerContext, fp, pd: FetchPartitionData) -> bool:
+    """fetchMessages' reasons to answer a partition's read at once: an error, a diverging
+    epoch, a preferred read replica (3.2+), or, as the DelayedFetch's first tryComplete
+    would (3.8+, Case F), a consumer's fetch offset past the HW. (A follower's read names
+    no preferred replica and is out of range past the LEO.)"""
+    if pd.error != E.NONE or pd.diverging_epoch is not None:
+        return True
+    fetch = ctx.rules.fetch
+    if pd.preferred_read_replica >= 0:
+        return fetch.preferred_read_replica_answers_at_once   # hasPreferredReadReplica
+    return fp.fetch_offset > pd.high_watermark and \
+        fetch.delayed_fetch_completes_past_end_offset
+
+
+def _bytes_available(fp, pd: FetchPartitionData, log, end: int, need: int,
+                     fetch_rules) -> int:
+    """DelayedFetch.tryComplete's Case G count for one partition: the bytes between the fetch
+    offset and ``end`` (counted until ``need``), at most the partition's max bytes (0.9+). A
+    read of ``need`` bytes that its max bytes allow is enough (the usual follower fetch)."""
+    capped = fetch_rules.delayed_fetch_caps_partition_bytes
+    cap = fp.partition_max_bytes
+    records = pd.records
+    if records.ids and (cap >= need or not capped) and sum(records.sizes) >= need:
+        return need
+    available = log.bytes_between(fp.fetch_offset, end, min(need, cap) if capped else need)
+    return min(available, cap) if capped else available
+
+
+def _try_complete_produce_partition(ctx: ReplicaManagerContext, part: Partition | None,
+                                    st: ProducePartitionStatus) -> bool:
+    """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
+    partition left this broker)? Completes ``st`` when so."""
+    if part is None:
+        done, err = False, ctx.not_leader_error()
+    else:
+        done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
+    if not done and err == E.NONE:   # an error completes it as well
+        return False
+    if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
+        err = ctx.not_leader_error()
+    st.complete(err)
+    return True
 
 
 #: ReplicaManager.isValidRequiredAcks: all (-1), none (0), the leader (1)
@@ -519,7 +634,7 @@ class ReplicaManager:
             dp = self.delayed_produce.get(dp_id)
             if dp is None:
                 continue
-            if not self._try_complete_produce_partition(ctx, part, dp.status[tp]):
+            if not _try_complete_produce_partition(ctx, part, dp.status[tp]):
                 remaining.append(dp_id)
             # (a produce of one partition has just completed its only one)
             elif len(dp.status) == 1 or not any(st.acks_pending for st in dp.status.values()):
@@ -527,22 +642,6 @@ class ReplicaManager:
                 self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
         if remaining:
             self.produce_waiters[tp] = remaining
-
-    @staticmethod
-    def _try_complete_produce_partition(ctx: ReplicaManagerContext, part: Partition | None,
-                                        st: ProducePartitionStatus) -> bool:
-        """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
-        partition left this broker)? Completes ``st`` when so."""
-        if part is None:
-            done, err = False, ctx.not_leader_error()
-        else:
-            done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
-        if not done and err == E.NONE:   # an error completes it as well
-            return False
-        if err == E.NOT_LEADER_OR_FOLLOWER:   # the error this version answers with
-            err = ctx.not_leader_error()
-        st.complete(err)
-        return True
 
     def on_produce_timeout(self, ctx: ReplicaManagerContext, dp_id: int) -> None:
         """DelayedProduce.onExpiration: the partitions still waiting answer REQUEST_TIMED_OUT."""
@@ -637,33 +736,20 @@ class ReplicaManager:
         # its read has nothing to answer: that answer is never sent, so it is not built (the
         # read returns None; the usual follower fetch, caught up to the leader's LEO)
         parkable = len(parts) == 1 and req.max_wait_ms > 0 and req.min_bytes > 0
+        limit = LogReadLimit.of(ctx, req)   # (KIP-74: the first partition read may exceed it)
         for fp in parts:
-            pd = self._read_partition(ctx, req, fp, True, session, now, parkable)
+            pd = self._read_partition(ctx, req, fp, True, session, now, parkable, limit=limit)
             if pd is None:
                 return datas, False   # to the purgatory
             datas.append(pd)
             if not immediate and (consumer or pd.error != E.NONE or
                                   pd.diverging_epoch is not None):
-                immediate = self._answers_now(ctx, fp, pd)
+                immediate = _answers_now(ctx, fp, pd)
             if pd.records.ids:
                 total += sum(pd.records.sizes)
         # (no fetchInfos at all, not even quiet ones, answers now too)
         return datas, immediate or total >= req.min_bytes or req.max_wait_ms <= 0 or \
             not parts and session is None
-
-    @staticmethod
-    def _answers_now(ctx: ReplicaManagerContext, fp, pd: FetchPartitionData) -> bool:
-        """fetchMessages' reasons to answer a partition's read at once: an error, a diverging
-        epoch, a preferred read replica (3.2+), or, as the DelayedFetch's first tryComplete
-        would (3.8+, Case F), a consumer's fetch offset past the HW. (A follower's read names
-        no preferred replica and is out of range past the LEO.)"""
-        if pd.error != E.NONE or pd.diverging_epoch is not None:
-            return True
-        fetch = ctx.rules.fetch
-        if pd.preferred_read_replica >= 0:
-            return fetch.preferred_read_replica_answers_at_once   # hasPreferredReadReplica
-        return fp.fetch_offset > pd.high_watermark and \
-            fetch.delayed_fetch_completes_past_end_offset
 
     def _park_fetch(self, ctx: ReplicaManagerContext, src, req: FetchRequest, fctx,
                     session, parts, now: int) -> None:
@@ -744,19 +830,20 @@ class ReplicaManager:
     # -- reading a partition ------------------------------------------------------------------
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool, session=None, now: int | None = None,
-                        omit_empty: bool = False, part: Partition | None = None
-                        ) -> FetchPartitionData | None:
+                        omit_empty: bool = False, part: Partition | None = None,
+                        limit: LogReadLimit | None = None) -> FetchPartitionData | None:
         """Read one partition for a fetch (ReplicaManager.read -> Partition.fetchRecords);
         ``session``: the follower's incremental session when its lazy read applies (``fp`` is
         then its CachedPartition); ``now``: the request's time, when the caller has it;
         ``omit_empty``: None instead of an answer without records nor error (the caller parks
-        the fetch); ``part``: the partition, when the caller looked it up."""
+        the fetch); ``part``: the partition, when the caller looked it up; ``limit``: the
+        fetch's byte limits over its partitions (None: the partition's max bytes alone)."""
         if part is None:
             part = self.partitions.get((fp.topic, fp.partition))
         if part is None:
             return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
                                 else E.UNKNOWN_TOPIC_OR_PARTITION)
-        refused = self._get_local_log(ctx, req, fp, part)
+        refused = self._get_local_log(ctx, req, fp, part, limit)
         if refused is not None:
             return refused
         log = part.log
@@ -766,8 +853,7 @@ class ReplicaManager:
             return early
         follower = req.replica_id >= 0
         max_offset = leo if follower else hw  # read_committed LSO == HW (no txns)
-        chunk = log.read(fp.fetch_offset, max_offset, fp.partition_max_bytes) \
-            if fp.fetch_offset < max_offset else None
+        chunk = _read_records(log, fp, max_offset, limit)
         if update_follower_state and follower:
             refused = self._update_follower_fetch_state(ctx, req, fp, part, session, now, hw,
                                                         leo, ls)
@@ -781,7 +867,8 @@ class ReplicaManager:
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     def _get_local_log(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
-                       part: Partition) -> FetchPartitionData | None:
+                       part: Partition, limit: LogReadLimit | None = None
+                       ) -> FetchPartitionData | None:
         """Partition.getLocalLog (+ followerReplicaOrThrow): the answer of a partition this
         broker cannot serve as leader (an error, or a consumer's read at a follower, KIP-392),
         None when it can. The CurrentLeaderEpoch check comes first (KIP-320, 2.1+), then the
@@ -793,7 +880,7 @@ class ReplicaManager:
                 return _fetch_error(fp, err)
         if not part.is_leader:
             if req.replica_id < 0 and ctx.rules.fetch.fetch_from_follower and part.leader_id >= 0:
-                return self._read_as_follower(ctx, part, fp)  # KIP-392
+                return self._read_as_follower(ctx, part, fp, limit)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
         if req.replica_id >= 0 and req.replica_id not in part.remote and \
                 ctx.rules.fetch.fetch_from_non_replica_error:
@@ -805,14 +892,10 @@ class ReplicaManager:
     def _check_fetch_offset(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                             part: Partition, hw: int, leo: int, ls: int
                             ) -> FetchPartitionData | None:
-        """ReplicaManager.read before the read: a follower's diverging epoch (2.8+), a consumer
-        sent to a replica in its rack (KIP-392, findPreferredReadReplica), or an offset out of
-        range (Partition.readRecords); None to read."""
-        if req.replica_id >= 0 and ctx.rules.fetch.fetch_diverging_epoch:
-            diverging = self._diverging_epoch(ctx, fp, part.log, leo, ls)
-            if diverging is not None:
-                return diverging if isinstance(diverging, FetchPartitionData) \
-                    else _no_records(fp, hw, ls, leo, diverging)
+        """ReplicaManager.read before the read: a consumer sent to a replica in its rack
+        (KIP-392, findPreferredReadReplica, which comes first), a diverging epoch (2.8+, any
+        fetch with a LastFetchedEpoch), or an offset out of range (Partition.readRecords); None
+        to read."""
         if req.replica_id < 0 and req.rack_id and ctx.config.get("replica.selector.class") \
                 and ctx.rules.fetch.fetch_from_follower:
             # findPreferredReadReplica comes before the read: a follower in the consumer's
@@ -823,29 +906,12 @@ class ReplicaManager:
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
                 return _no_records(fp, hw, ls, leo, None, preferred)
+        if fp.last_fetched_epoch >= 0:
+            diverging = _diverging_epoch(ctx, fp, part.log, hw, leo, ls)
+            if diverging is not None:
+                return diverging
         if fp.fetch_offset > leo or fp.fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
-        return None
-
-    @staticmethod
-    def _diverging_epoch(ctx: ReplicaManagerContext, fp, log, leo: int, ls: int
-                         ) -> tuple[int, int] | FetchPartitionData | None:
-        """Partition.readRecords' lastFetchedEpoch check: the (epoch, end offset) the follower
-        diverges at, an OFFSET_OUT_OF_RANGE answer, or None (no divergence)."""
-        last_fetched = fp.last_fetched_epoch
-        if last_fetched < 0:   # no LastFetchedEpoch: nothing to check
-            return None
-        # the steady state (the follower on the leader's latest epoch) is endOffsetFor's own
-        # fast path: the latest epoch ends at the LEO
-        epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
-        # an epoch the leader cannot place, or (KAFKA-12996, 3.0+) an offset below its log
-        # start, is OFFSET_OUT_OF_RANGE, not divergence
-        below_start = fp.fetch_offset < ls and \
-            ctx.rules.fetch.fetch_offset_below_log_start_before_divergence
-        if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
-            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, log.high_watermark, ls, leo)
-        if epoch < last_fetched or end < fp.fetch_offset:
-            return epoch, end
         return None
 
     def _update_follower_fetch_state(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
@@ -872,14 +938,19 @@ class ReplicaManager:
             self._maybe_quiet(ctx, session, fp, part)
         return None
 
-    def _read_as_follower(self, ctx: ReplicaManagerContext, part: Partition, fp
-                          ) -> FetchPartitionData:
-        """A consumer fetch served by a follower: records below the follower's own HW."""
+    @staticmethod
+    def _read_as_follower(ctx: ReplicaManagerContext, part: Partition, fp,
+                          limit: LogReadLimit | None) -> FetchPartitionData:
+        """A consumer fetch served by a follower (Partition.readRecords on its own log):
+        records below the follower's own HW, after its LastFetchedEpoch check."""
         log = part.log
         hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
+        diverging = _diverging_epoch(ctx, fp, log, hw, leo, ls)
+        if diverging is not None:
+            return diverging
         if fp.fetch_offset > leo or fp.fetch_offset < ls:
             return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
-        chunk = log.read(fp.fetch_offset, hw, fp.partition_max_bytes)
+        chunk = _read_records(log, fp, hw, limit) or RecordChunk.empty(fp.fetch_offset)
         return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     # -- the fetch purgatory (DelayedFetch) ---------------------------------------------------
@@ -892,13 +963,15 @@ class ReplicaManager:
         if df is None:
             return True
         datas = []   # the answer's reads (DelayedFetch.onComplete), in the fetch's order
-        if not force and not self._can_complete(ctx, df, datas):
+        limit = LogReadLimit.of(ctx, df.request)   # over the reads of both steps
+        if not force and not self._can_complete(ctx, df, datas, limit):
             return False
         del self.delayed_fetch[df_id]   # and its purgatory timeout
-        self._on_complete_fetch(ctx, df, datas)
+        self._on_complete_fetch(ctx, df, datas, limit)
         return True
 
-    def _can_complete(self, ctx: ReplicaManagerContext, df: DelayedFetch, datas: list) -> bool:
+    def _can_complete(self, ctx: ReplicaManagerContext, df: DelayedFetch, datas: list,
+                      limit: LogReadLimit) -> bool:
         """DelayedFetch.tryComplete's cases: A-C, a partition not served here (any more), E, one
         whose leader epoch moved past the fetch's (fenced), H (2.8 here: LastFetchedEpoch), one
         whose read now finds a diverging epoch or an error, and F (3.8+), a fetch offset past
@@ -917,7 +990,7 @@ class ReplicaManager:
                 return True   # not served here (any more)
             if 0 <= fp.current_leader_epoch < part.leader_epoch:
                 return True   # fenced
-            pd = self._read_partition(ctx, request, fp, False, part=part)
+            pd = self._read_partition(ctx, request, fp, False, part=part, limit=limit)
             datas.append(pd)
             if pd.error != E.NONE or pd.diverging_epoch is not None:
                 return True
@@ -926,29 +999,15 @@ class ReplicaManager:
             if fp.fetch_offset > end and fetch_rules.delayed_fetch_completes_past_end_offset:
                 return True
             if total < min_bytes and end > fp.fetch_offset:
-                total += self._bytes_available(fp, pd, log, end, min_bytes - total, fetch_rules)
+                total += _bytes_available(fp, pd, log, end, min_bytes - total, fetch_rules)
         return total >= min_bytes
 
-    @staticmethod
-    def _bytes_available(fp, pd: FetchPartitionData, log, end: int, need: int,
-                         fetch_rules) -> int:
-        """Case G's count for one partition: the bytes between the fetch offset and ``end``
-        (counted until ``need``), at most the partition's max bytes (0.9+). A read of ``need``
-        bytes that its max bytes allow is enough (the usual follower fetch)."""
-        capped = fetch_rules.delayed_fetch_caps_partition_bytes
-        cap = fp.partition_max_bytes
-        records = pd.records
-        if records.ids and (cap >= need or not capped) and sum(records.sizes) >= need:
-            return need
-        available = log.bytes_between(fp.fetch_offset, end, min(need, cap) if capped else need)
-        return min(available, cap) if capped else available
-
     def _on_complete_fetch(self, ctx: ReplicaManagerContext, df: DelayedFetch,
-                           datas: list) -> None:
+                           datas: list, limit: LogReadLimit) -> None:
         """DelayedFetch.onComplete: read the partitions not read yet, answer."""
         if len(datas) < len(df.partitions):   # (a wake-up's _can_complete read them all)
             for fp in df.partitions[len(datas):]:
-                datas.append(self._read_partition(ctx, df.request, fp, False))
+                datas.append(self._read_partition(ctx, df.request, fp, False, limit=limit))
         ctx.send(df.src, self._fetch_response(ctx, df.request, df.context, datas))
 
     def _wake(self, ctx: ReplicaManagerContext, waiters: dict, tp) -> None:
@@ -1013,6 +1072,25 @@ class ReplicaManager:
             else:
                 out.append(EpochEndOffset(topic, partition, E.UNKNOWN_TOPIC_OR_PARTITION))
         return out
+
+    # -- ListOffsets --------------------------------------------------------------------------
+    def fetch_offset_for_timestamp(self, ctx: ReplicaManagerContext, tp: tuple[str, int],
+                                   timestamp: int, isolation_level: str | None,
+                                   current_leader_epoch: int | None,
+                                   fetch_only_from_leader: bool) -> TimestampAndOffset | None:
+        """ReplicaManager.fetchOffsetForTimestamp: the hosted partition's
+        Partition.fetchOffsetForTimestamp (``kafkasim.core.partition``), after
+        getPartitionOrException: a partition not hosted here is NOT_LEADER_OR_FOLLOWER if the
+        metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION (raised as ApiException)."""
+        part = self.partitions.get(tp)
+        if part is None:
+            if ctx.metadata.contains(tp):
+                raise E.ApiException(ctx.not_leader_error(), f"{tp[0]}-{tp[1]} is not hosted "
+                                                             f"on broker {ctx.id}")
+            raise E.ApiException(E.UNKNOWN_TOPIC_OR_PARTITION,
+                                 f"This server does not host this topic-partition {tp[0]}-{tp[1]}")
+        return part.fetch_offset_for_timestamp(ctx, timestamp, isolation_level,
+                                               current_leader_epoch, fetch_only_from_leader)
 
     # -- ISR expiration ------------------------------------------------------------------------
     def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
+from kafkasim.core.log import EARLIEST_LOCAL_TIMESTAMP, MAX_TIMESTAMP, TimestampAndOffset
 from kafkasim.core.messages import (
     DEFAULT_LISTENER,
     UNKNOWN_BROKER_EPOCH,
@@ -133,25 +134,57 @@ def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
     broker.send(src, MetadataResponse(msg.correlation_id, brokers, md.controller_id, tuple(out)))
 
 
+#: ListOffsetsRequest.CONSUMER_REPLICA_ID / DEBUGGING_REPLICA_ID
+CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2
+
+
 def handle_list_offset_request(broker, src, msg: ListOffsetsRequest) -> None:
-    """Partition.fetchOffsetForTimestamp: 'latest' is the HW for clients (LSO if committed)."""
-    out = []
-    for topic, partition, ts in msg.partitions:
-        part = broker.replica_manager.partitions.get((topic, partition))
-        if part is None or not part.is_leader:
-            out.append((topic, partition, broker.not_leader_error(), -1))
-            continue
-        log = part.log
-        if ts == -2:
-            out.append((topic, partition, E.NONE, log.log_start_offset))
-        elif msg.replica_id >= 0:
-            out.append((topic, partition, E.NONE, log.log_end_offset))
-        elif broker.rules.clients.list_offsets_offset_not_available and \
-                part.leader_epoch_start_offset > log.high_watermark:
-            out.append((topic, partition, E.OFFSET_NOT_AVAILABLE, -1))
-        else:
-            out.append((topic, partition, E.NONE, log.high_watermark))
-    broker.send(src, ListOffsetsResponse(msg.correlation_id, tuple(out)))
+    """KafkaApis.handleListOffsetRequestV1AndAbove: each partition's
+    ReplicaManager.fetchOffsetForTimestamp, a consumer's with its isolation level (up to the HW
+    or the LSO), a broker's and the debugging tool's without (up to the LEO), only on the
+    leader but for the debugging tool's; an error answers offset -1. The answer carries the
+    record's timestamp and (ListOffsets v4+, 2.1+) leader epoch."""
+    rules = broker.rules.clients
+    isolation = msg.isolation_level if msg.replica_id == CONSUMER_REPLICA_ID else None
+    only_leader = msg.replica_id != DEBUGGING_REPLICA_ID
+    epochs = msg.current_leader_epochs
+    out, timestamps, leader_epochs = [], [], []
+    for i, (topic, partition, timestamp) in enumerate(msg.partitions):
+        current = epochs[i] if i < len(epochs) and epochs[i] >= 0 else None
+        error, found = _fetch_offset_for_timestamp(broker, (topic, partition), timestamp,
+                                                   isolation, current, only_leader)
+        if found is None:
+            found = NO_OFFSET
+        out.append((topic, partition, error, found.offset))
+        timestamps.append(found.timestamp)
+        epoch = found.leader_epoch
+        leader_epochs.append(epoch if epoch is not None and rules.list_offsets_leader_epoch
+                             else -1)
+    broker.send(src, ListOffsetsResponse(msg.correlation_id, tuple(out), tuple(timestamps),
+                                         tuple(leader_epochs)))
+
+
+#: ListOffsetsResponse.UNKNOWN_TIMESTAMP / UNKNOWN_OFFSET / no leader epoch
+NO_OFFSET = TimestampAndOffset(-1, -1, None)
+
+
+def _fetch_offset_for_timestamp(broker, tp, timestamp: int, isolation: str | None,
+                                current_leader_epoch: int | None, only_leader: bool
+                                ) -> tuple[str, TimestampAndOffset | None]:
+    """One partition of a ListOffsets: (error, what was found). A timestamp the cluster's
+    ListOffsets version cannot carry (MAX_TIMESTAMP before 3.0, EARLIEST_LOCAL_TIMESTAMP before
+    3.5) is UNSUPPORTED_VERSION: the client refuses to build it (ListOffsetsRequest.Builder),
+    trunk's broker answers it so (KAFKA-17331)."""
+    rules = broker.rules.clients
+    if timestamp == MAX_TIMESTAMP and not rules.list_offsets_max_timestamp or \
+            timestamp == EARLIEST_LOCAL_TIMESTAMP and not rules.list_offsets_earliest_local:
+        return E.UNSUPPORTED_VERSION, None
+    try:
+        return E.NONE, broker.replica_manager.fetch_offset_for_timestamp(
+            broker, tp, timestamp, isolation, current_leader_epoch, only_leader)
+    except E.ApiException as e:
+        return e.error, None
 
 
 def handle_offset_commit_request(broker, src, msg: OffsetCommitRequest) -> None:

@@ -473,6 +473,13 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="bytes", valid=_AT_LEAST_0, since="0.10.1", change_ref="KIP-74",
         ),
         _cfg(
+            # KafkaApis.handleFetchRequest: the fetch's MaxBytes is at most this, for consumers
+            # and followers alike (KafkaConfig @2.5.0, atLeast(1024))
+            "fetch.max.bytes", "int", 55 * 1024 * 1024,
+            "Most bytes the broker returns for one fetch request (caps the request's MaxBytes).",
+            unit="bytes", valid=Range(1024), since="2.5", change_ref="KIP-541",
+        ),
+        _cfg(
             "replica.fetch.backoff.ms", "int", 1000,
             "How long a follower waits before retrying a partition after a fetch error.",
             unit="ms", valid=_AT_LEAST_0, since="0.9.0", change_ref="KafkaConfig @0.9.0.0",
@@ -1679,10 +1686,12 @@ def describe_profile(version: str = DEFAULT_VERSION) -> str:
 
 
 #: Keys the simulator reads that older releases did not have, with the behaviour those releases
-#: had: no whole-response fetch limit before KIP-74 (0.10.1); a failed partition fetch is retried
-#: after a second, as later releases' replica.fetch.backoff.ms default does.
+#: had: no whole-response fetch limit before KIP-74 (0.10.1), no broker cap on a fetch's MaxBytes
+#: before KIP-541 (2.5); a failed partition fetch is retried after a second, as later releases'
+#: replica.fetch.backoff.ms default does.
 SIMULATOR_FALLBACKS = {
     "replica.fetch.response.max.bytes": 2**31 - 1,
+    "fetch.max.bytes": 2**31 - 1,
     "replica.fetch.backoff.ms": 1000,
 }
 

@@ -1223,6 +1223,36 @@ class ClientRules:
         ref="KIP-207 / KAFKA-2334",
         doc="a new leader answers OFFSET_NOT_AVAILABLE until its HW reaches the epoch start",
     )
+    # KIP-320 (2.1.0, ListOffsets v4): the request carries each partition's CurrentLeaderEpoch
+    # (checked as Fetch's is, Partition.localLogWithEpochOrThrow) and the answer the leader
+    # epoch of the offset found (KafkaApis.handleListOffsetRequestV1AndAbove: version >= 4).
+    list_offsets_leader_epoch: bool = _rule(
+        since="2.1",
+        ref="KIP-320, ListOffsets v4 (KafkaApis.handleListOffsetRequestV1AndAbove)",
+        doc="a ListOffsets answer carries the leader epoch of the offset it found",
+    )
+    # KIP-734 (3.0.0, ListOffsets v7): MAX_TIMESTAMP (-3) asks for the record with the largest
+    # timestamp (UnifiedLog.fetchOffsetByTimestamp @3.0.0). Before, the client cannot ask it
+    # (ListOffsetsRequest.Builder: UnsupportedVersionException).
+    list_offsets_max_timestamp: bool = _rule(
+        since="3.0",
+        ref="KIP-734",
+        doc="ListOffsets answers MAX_TIMESTAMP: the offset of the largest timestamp",
+    )
+    # KAFKA-16310 (3.8.0): MAX_TIMESTAMP answers the epoch of the record's batch; 3.0-3.7 the
+    # latest epoch of the epoch cache (UnifiedLog.fetchOffsetByTimestamp @3.7.0, @3.8.0).
+    list_offsets_max_timestamp_batch_epoch: bool = _rule(
+        since="3.8",
+        ref="KAFKA-16310 (UnifiedLog.fetchOffsetByTimestamp @3.8.0)",
+        doc="MAX_TIMESTAMP answers its record's leader epoch, not the latest one",
+    )
+    # KIP-405 (3.5.0, ListOffsets v8): EARLIEST_LOCAL_TIMESTAMP (-4) asks for the local log
+    # start (the log start without tiered storage). Before, the client cannot ask it.
+    list_offsets_earliest_local: bool = _rule(
+        since="3.5",
+        ref="KIP-405, ListOffsets v8",
+        doc="ListOffsets answers EARLIEST_LOCAL_TIMESTAMP: the local log start offset",
+    )
     # KIP-951 (3.7.0): ProduceResponse v10 carries, for a partition answered
     # NOT_LEADER_OR_FOLLOWER, its current leader (id, epoch) and the leader's node when alive
     # (KafkaApis.handleProduceRequest getCurrentLeader); the producer takes a newer leader at

@@ -802,14 +802,20 @@ class OffsetFetcher:
         for tp in initializing:
             subs.request_offset_reset(tp)
         by_leader: dict[int, list] = {}
+        # the current leader epoch of each (2.3+, KAFKA-7747: Fetcher.groupListOffsetRequests)
+        send_epoch = self.consumer.cluster.rules.clients.consumer_validates_position
         for tp in reset:
             leader = self.consumer._leader_for(tp)
             strategy = subs.reset_strategy(tp)
             if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
-                by_leader.setdefault(leader, []).append((tp[0], tp[1], strategy.timestamp))
+                epoch = self.consumer.leader_epochs.get(tp, -1) if send_epoch else -1
+                by_leader.setdefault(leader, []).append((tp[0], tp[1], strategy.timestamp,
+                                                         epoch))
         for leader, parts in by_leader.items():
             c = self.consumer
-            c._send(leader, ListOffsetsRequest(c._next_corr(), -1, tuple(parts)), "list_offsets")
+            c._send(leader, ListOffsetsRequest(c._next_corr(), -1, tuple(p[:3] for p in parts),
+                                               current_leader_epochs=tuple(p[3] for p in parts)),
+                    "list_offsets")
         if by_leader:
             self.consumer._await(timeout_ms)
 
