@@ -428,7 +428,8 @@ def test_update_assignment_and_isr():
     part = Broker().partition("test", 1)
     part.update_assignment_and_isr((0, 1, 2, 3), True, (0, 1, 2, 3), (4, 5), (1, 2))
     assert part.is_reassigning() and part.replicas == (0, 1, 2, 3)
-    assert (part.adding_replicas, part.removing_replicas) == ((4, 5), (1, 2))
+    st = part.assignment_state   # Kafka: partition.assignmentState (OngoingReassignmentState)
+    assert (st.adding_replicas, st.removing_replicas) == ((4, 5), (1, 2))
     assert part.is_adding_replica(4) and not part.is_adding_replica(1)
     assert part.in_sync_replica_ids() == {0, 1, 2, 3}
     assert [r.broker_id for r in part.remote_replicas()] == [1, 2, 3]
@@ -441,7 +442,7 @@ def test_update_assignment_and_isr():
     assert part.in_sync_replica_ids() == set() and part.remote_replicas() == []
     b = Broker()
     led = b.lead(0, (0, 1, 2), (0, 1, 2, 3), adding=(3,))
-    assert led.is_reassigning() and led.replication_factor() == 3
+    assert led.is_reassigning() and led.assignment_state.replication_factor() == 3
     followed = b.follow(1, 1)
     assert not followed.is_reassigning() and followed.remote_replicas() == []
 

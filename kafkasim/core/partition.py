@@ -102,6 +102,40 @@ class PendingShrinkIsr(PendingIsrChange):
         return committed
 
 
+class AssignmentState(NamedTuple):
+    """Partition.assignmentState: the replicas and, during a reassignment (KIP-455), the adding
+    and removing ones (OngoingReassignmentState; both empty: SimpleAssignmentState)."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    def replication_factor(self) -> int:
+        """AssignmentState.replicationFactor: the replicas, without a reassignment's adding
+        replicas (OngoingReassignmentState keeps the size of the original replicas)."""
+        adding = self.adding_replicas
+        if not adding:
+            return len(self.replicas)
+        return sum(1 for r in self.replicas if r not in adding)
+
+    def is_reassigning(self) -> bool:
+        """The state is an OngoingReassignmentState."""
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    def is_adding_replica(self, replica_id: int) -> bool:
+        """OngoingReassignmentState.isAddingReplica."""
+        return replica_id in self.adding_replicas
+
+
+def _update_assignment(part: Partition, replicas, adding_replicas=(), removing_replicas=()
+                       ) -> None:
+    """The assignment half of Partition.updateAssignmentAndIsr: the replicas and, during a
+    reassignment, its adding and removing replicas."""
+    part.replicas = tuple(replicas)
+    part.assignment_state = AssignmentState(part.replicas, tuple(adding_replicas),
+                                            tuple(removing_replicas))
+
+
 def _isr_eligible(part: Partition, ctx: PartitionContext) -> Container[int]:
     """The replicas ``Partition.is_replica_isr_eligible`` accepts, for
     ``maybe_increment_leader_hw``'s shouldWaitForReplicaToJoinIsr: the eligible brokers, or,
@@ -132,7 +166,7 @@ class Partition:
     __slots__ = (
         "topic", "partition", "broker_id", "log", "replicas", "leader_id", "leader_epoch",
         "partition_epoch", "controller_epoch", "isr", "pending", "remote",
-        "leader_epoch_start_offset", "is_leader", "tp", "adding_replicas", "removing_replicas",
+        "leader_epoch_start_offset", "is_leader", "tp", "assignment_state",
     )
 
     def __init__(self, topic: str, partition: int, broker_id: int, log: Log) -> None:
@@ -143,9 +177,7 @@ class Partition:
         self.log = log
         self.replicas: tuple[int, ...] = ()
         # the assignment state (KIP-352, 2.5+): a reassignment's adding and removing replicas
-        # (OngoingReassignmentState), both empty otherwise (SimpleAssignmentState)
-        self.adding_replicas: tuple[int, ...] = ()
-        self.removing_replicas: tuple[int, ...] = ()
+        self.assignment_state = AssignmentState(())
         self.leader_id = -1
         self.leader_epoch = -1
         self.partition_epoch = -1
@@ -241,31 +273,15 @@ class Partition:
     def is_under_replicated(self) -> bool:
         """Partition.isUnderReplicated: the leader's committed ISR is smaller than the
         replication factor."""
-        return self.is_leader and len(self.isr) < self.replication_factor()
-
-    def replication_factor(self) -> int:
-        """AssignmentState.replicationFactor: the replicas, without a reassignment's adding
-        replicas (OngoingReassignmentState keeps the size of the original replicas)."""
-        adding = self.adding_replicas
-        if not adding:
-            return len(self.replicas)
-        return sum(1 for r in self.replicas if r not in adding)
+        return self.is_leader and len(self.isr) < self.assignment_state.replication_factor()
 
     def is_reassigning(self) -> bool:
         """Partition.isReassigning: the assignment state is an OngoingReassignmentState."""
-        return bool(self.adding_replicas or self.removing_replicas)
+        return self.assignment_state.is_reassigning()
 
     def is_adding_replica(self, replica_id: int) -> bool:
         """Partition.isAddingReplica."""
-        return replica_id in self.adding_replicas
-
-    def update_assignment(self, replicas: tuple[int, ...], adding_replicas: tuple[int, ...] = (),
-                          removing_replicas: tuple[int, ...] = ()) -> None:
-        """The assignment half of Partition.updateAssignmentAndIsr: the replicas and, during a
-        reassignment, its adding and removing replicas."""
-        self.replicas = tuple(replicas)
-        self.adding_replicas = tuple(adding_replicas)
-        self.removing_replicas = tuple(removing_replicas)
+        return self.assignment_state.is_adding_replica(replica_id)
 
     def update_assignment_and_isr(self, replicas: tuple[int, ...], is_leader: bool,
                                   isr: tuple[int, ...], adding_replicas: tuple[int, ...] = (),
@@ -274,7 +290,7 @@ class Partition:
         leader the followers' states (kept for the replicas still assigned, ReplicaState.Empty
         for new ones); a follower keeps none. makeLeader / makeFollower do this with their own
         follower-state rules (``make_leader``, ``make_follower``)."""
-        self.update_assignment(replicas, adding_replicas, removing_replicas)
+        _update_assignment(self, replicas, adding_replicas, removing_replicas)
         if is_leader:
             self.remote = {r: self.remote.get(r) or ReplicaState(r)
                            for r in self.replicas if r != self.broker_id}
@@ -333,7 +349,7 @@ class Partition:
         ctx.partition_changed(self.tp)
         now = ctx.now
         new_epoch = leader_epoch > self.leader_epoch
-        self.update_assignment(replicas, adding_replicas, removing_replicas)
+        _update_assignment(self, replicas, adding_replicas, removing_replicas)
         self.controller_epoch = controller_epoch
         self.isr = tuple(isr)
         self.pending = None
@@ -398,7 +414,7 @@ class Partition:
         ctx.partition_changed(self.tp)
         changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
                    or self.is_leader)
-        self.update_assignment(replicas, adding_replicas, removing_replicas)
+        _update_assignment(self, replicas, adding_replicas, removing_replicas)
         self.controller_epoch = controller_epoch
         # updateAssignmentAndIsr(isr = Set.empty): a follower keeps no ISR (every version since
         # 0.8); only the leader and the controller track it

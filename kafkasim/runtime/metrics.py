@@ -201,7 +201,7 @@ def partition_gauges(broker) -> dict[str, int]:
         out[under_replicated] = int(p.is_under_replicated())
         if counts:
             out[isr_count] = len(p.isr) if leader else 0
-            out[replicas_count] = p.replication_factor() if leader else 0
+            out[replicas_count] = p.assignment_state.replication_factor() if leader else 0
         if under_min or at_min:
             min_isr = p.effective_min_isr(broker) if leader else 0
             if under_min:
