@@ -60,6 +60,21 @@ class BrokerIdNotRegisteredException(ControllerApiException):
     error = errors.BROKER_ID_NOT_REGISTERED
 
 
+class NotControllerException(ControllerApiException):
+    """The request reached a controller that is not (or no longer) the active one
+    (ControllerExceptions.newWrongControllerException)."""
+
+    error = errors.NOT_CONTROLLER
+
+
+class UnknownTopicOrPartitionException(ControllerApiException):
+    error = errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+class InvalidRequestException(ControllerApiException):
+    error = errors.INVALID_REQUEST
+
+
 class RegistrationRules:
     """Which ``ClusterControlManager.registerBroker`` rules apply (they changed twice):
 

@@ -78,6 +78,17 @@ class CreateTopicResult(NamedTuple):
     replication_factor: int = -1
 
 
+class CreatableTopic(NamedTuple):
+    """CreateTopicsRequestData.CreatableTopic: -1 partitions / replication factor take the
+    defaults; ``assignments`` (a list or {partition: replicas}) requires both at -1."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    assignments: list[list[int]] | dict[int, list[int]] | None = None
+    configs: dict[str, str | None] | None = None
+
+
 class AlterPartitionResult(NamedTuple):
     """AlterPartitionResponseData.PartitionData. On error only ``error`` is meaningful; the
     other fields keep the schema defaults (0 / [] / RECOVERED)."""
@@ -232,7 +243,8 @@ class ReplicationControlManager:
         self._topics: dict[str, TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
         self.configuration_control = ConfigurationControlManager(
-            controller_id, default_min_isr=default_min_isr, default_unclean=default_unclean)
+            controller_id, default_min_isr=default_min_isr, default_unclean=default_unclean,
+            elr_enabled=self.is_elr_enabled)
         self.brokers_to_isrs = BrokersToIsrs(self._topics)
         self._deleted_names: dict[str, int] = {}
 
