@@ -52,6 +52,7 @@ def make_managers(settings: dict):
         topic_id_factory=partial(_topic_id, settings["seed"]),
         last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"])
     cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
+    cc.broker_shutdown_handler = rc.handle_broker_shutdown
     return cc, rc
 
 
@@ -83,7 +84,7 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     mv = MetadataVersion.latest_for(kafka_version)
     elr = bool(rules.elections.elr_enabled_by_default) and mv.is_elr_supported()
     if rules.elections.unclean_shutdown_detection:
-        registration = RegistrationRules.V3_8       # 4.x: PreviousBrokerEpoch vs the epoch
+        registration = RegistrationRules.V4_0       # 4.x: PreviousBrokerEpoch vs the epoch
     elif rules.raft.kraft_dynamic_quorum:
         registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
     else:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from kafkasim.control.kraft.brokers_to_isrs import BrokersToIsrs, TopicControlInfo
@@ -605,10 +605,6 @@ class ReplicationControlManager:
         return out
 
     # ===================================================== broker state -> partition changes
-    def _iter_parts(self, pred: Callable[[PartitionRegistration], bool]
-                    ) -> Iterator[tuple[TopicControlInfo, int]]:
-        return self.brokers_to_isrs.iter_partitions(pred)
-
     def partitions_with_broker_in_isr(self, broker_id: int):
         """BrokersToIsrs.partitionsWithBrokerInIsr."""
         return self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id)
@@ -711,6 +707,19 @@ class ReplicationControlManager:
                                              self.brokers_to_isrs.partitions_with_broker_in_elr(broker_id))
         return records
 
+    def handle_broker_shutdown(self, broker_id: int, is_clean_shutdown: bool) -> list:
+        """handleBrokerShutdown (4.0+, KAFKA-18106 / KAFKA-18635), run when a new incarnation of
+        the broker registers: an unclean restart while ELR is on leaves every ISR and ELR
+        (handleBrokerUncleanShutdown); a clean restart, or any restart with ELR off, leaves
+        the ISRs as a fenced broker does, moving leadership away."""
+        if self.is_elr_enabled() and not is_clean_shutdown:
+            return self.handle_broker_unclean_shutdown(broker_id)
+        records: list = []
+        self.generate_leader_and_isr_updates("handleBrokerShutdown", broker_id, NO_LEADER,
+                                             NO_LEADER, records,
+                                             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
+        return records
+
     def handle_broker_state_change(self, broker_id: int, broker_epoch: int, current_state,
                                    next_state) -> list:
         """The switch in processBrokerHeartbeat: records for a BrokerControlState transition
@@ -791,7 +800,8 @@ class ReplicationControlManager:
         ``max_elections_per_imbalance`` (1000) records; True = reschedule immediately. KRaft
         never reads leader.imbalance.per.broker.percentage (4.0 removed the key)."""
         records: list = []
-        for info, pid in list(self._iter_parts(lambda p: not _has_preferred_leader(p))):
+        imbalanced = self.brokers_to_isrs.iter_partitions(lambda p: not _has_preferred_leader(p))
+        for info, pid in list(imbalanced):
             if len(records) >= self.max_elections_per_imbalance:
                 break
             rec = self._builder(info, pid, self._acceptor()) \
