@@ -300,6 +300,33 @@ def test_unclean_shutdown_detection_by_version(rules, previous_epoch, detection,
     assert records[-1] == RegisterBrokerRecord(1, expect_epoch, "new", None, fenced=True)
 
 
+@pytest.mark.parametrize("previous_epoch,detection,clean", [
+    (10, True, True), (-1, True, False), (10, False, False)])
+def test_4_0_runs_the_shutdown_handler_for_every_new_incarnation(previous_epoch, detection,
+                                                                 clean):
+    """4.0 (KAFKA-18106, KAFKA-18635): a new incarnation always runs the BrokerShutdownHandler,
+    told whether the restart was clean (PreviousBrokerEpoch == the registered epoch); the same
+    incarnation runs nothing."""
+    calls = []
+
+    def handler(broker_id, is_clean):
+        calls.append((broker_id, is_clean))
+        return [f"shutdown-records-for-{broker_id}"]
+    ccm = new_ccm(registration_rules=RegistrationRules.V4_0, broker_shutdown_handler=handler)
+    records, _ = ccm.register_broker(1, "old", None, -1, 10, 0)
+    replay_all(ccm, [r for r in records if isinstance(r, RegisterBrokerRecord)], 10)
+    calls.clear()
+    records, reply = ccm.register_broker(1, "new", None, previous_epoch, 30, 2000,
+                                         clean_shutdown_detection_enabled=detection)
+    assert calls == [(1, clean)]
+    assert reply == BrokerRegistrationReply(30, not clean)
+    assert records[0] == "shutdown-records-for-1"
+    replay_all(ccm, records[-1:], 30)
+    calls.clear()
+    ccm.register_broker(1, "new", None, previous_epoch, 40, 2000)
+    assert calls == []
+
+
 def test_first_registration_counts_as_unclean_from_3_8():
     """3.8 and trunk: an unknown broker runs the handler (existing == null / new
     incarnation); 3.3-3.7 never do."""
@@ -314,8 +341,8 @@ def test_first_registration_counts_as_unclean_from_3_8():
 
 def test_same_incarnation_by_version():
     """Re-registration of the same incarnation: 3.3-3.7 write a fenced record with a new
-    epoch; 3.8 amends fenced/in-controlled-shutdown but bumps the epoch; 3.9 keeps the epoch
-    (KAFKA-16952)."""
+    epoch; 3.8 amends fenced/in-controlled-shutdown but bumps the epoch; 3.9 and 4.x keep the
+    epoch (KAFKA-16952)."""
     results = {}
     for rules in RegistrationRules.ALL:
         ccm = new_ccm(registration_rules=rules)
@@ -323,7 +350,7 @@ def test_same_incarnation_by_version():
         records, reply = ccm.register_broker(1, "inc", None, epoch, 40, 100)
         results[rules] = (records[-1].fenced, reply.epoch)
     assert results == {RegistrationRules.V3_3: (True, 40), RegistrationRules.V3_8: (False, 40),
-                       RegistrationRules.V3_9: (False, 10)}
+                       RegistrationRules.V3_9: (False, 10), RegistrationRules.V4_0: (False, 10)}
 
 
 def test_fence_and_unfence_records_by_metadata_version():

@@ -17,7 +17,7 @@ from functools import partial
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.cluster_control import ClusterControlManager
 from kafkasim.control.kraft.image import MetadataImage
-from kafkasim.control.kraft.metadata_version import MetadataVersion
+from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
 from kafkasim.core import events as ev
 from kafkasim.runtime.controller_server import ControllerServer
@@ -41,8 +41,10 @@ def make_managers(settings: dict):
         registration_rules=settings["registration_rules"],
         heartbeat_options=settings["heartbeat_options"],
         activate_tracks_fenced=settings.get("activate_tracks_fenced", False))
+    # FeatureControlManager starts at MINIMUM_KRAFT_VERSION (QuorumController's builder): the
+    # metadata.version is the one a replayed FeatureLevelRecord finalized (the bootstrap's)
     rc = ReplicationControlManager(
-        cc, metadata_version=mv, elr_enabled=settings["elr_enabled"],
+        cc, metadata_version=MINIMUM_KRAFT_VERSION, elr_enabled=settings["elr_enabled"],
         default_min_isr=settings["min.insync.replicas"],
         default_unclean=settings["unclean.leader.election.enable"],
         default_replication_factor=settings["default.replication.factor"],
@@ -50,6 +52,7 @@ def make_managers(settings: dict):
         topic_id_factory=partial(_topic_id, settings["seed"]),
         last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"])
     cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
+    cc.broker_shutdown_handler = rc.handle_broker_shutdown
     return cc, rc
 
 
@@ -74,15 +77,14 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     newest metadata.version, whether ELR is on (KIP-966: preview in 4.0, default from 4.1),
     the registration / heartbeat rules of that release (ClusterControlManager,
     BrokerHeartbeatManager), and the bootstrap records the first active controller writes
-    (metadata.version, eligible.leader.replicas.version, and with ELR a cluster-level
-    min.insync.replicas: ConfigurationControlManager.maybeGenerateElrSafetyRecords)."""
+    (BootstrapMetadata: metadata.version and, with ELR, eligible.leader.replicas.version; the
+    controller's activation adds the cluster-level min.insync.replicas ELR needs)."""
     from kafkasim.control.kraft.cluster_control import RegistrationRules
-    from kafkasim.control.kraft.elr_safety import maybe_generate_elr_safety_records
 
     mv = MetadataVersion.latest_for(kafka_version)
     elr = bool(rules.elections.elr_enabled_by_default) and mv.is_elr_supported()
     if rules.elections.unclean_shutdown_detection:
-        registration = RegistrationRules.V3_8       # 4.x: PreviousBrokerEpoch vs the epoch
+        registration = RegistrationRules.V4_0       # 4.x: PreviousBrokerEpoch vs the epoch
     elif rules.raft.kraft_dynamic_quorum:
         registration = RegistrationRules.V3_9       # 3.9: a new incarnation is unclean
     else:
@@ -93,9 +95,6 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         "heartbeat_tracker": periodic}
     bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
     if elr:
-        safety, _log = maybe_generate_elr_safety_records(
-            {}, {}, static_min_insync_replicas=cfg["min.insync.replicas"])
-        bootstrap += list(safety)
         bootstrap.append(R.FeatureLevelRecord("eligible.leader.replicas.version", 1))
     return {
         "metadata.version": mv.version(),

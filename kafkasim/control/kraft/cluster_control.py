@@ -60,8 +60,23 @@ class BrokerIdNotRegisteredException(ControllerApiException):
     error = errors.BROKER_ID_NOT_REGISTERED
 
 
+class NotControllerException(ControllerApiException):
+    """The request reached a controller that is not (or no longer) the active one
+    (ControllerExceptions.newWrongControllerException)."""
+
+    error = errors.NOT_CONTROLLER
+
+
+class UnknownTopicOrPartitionException(ControllerApiException):
+    error = errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+class InvalidRequestException(ControllerApiException):
+    error = errors.INVALID_REQUEST
+
+
 class RegistrationRules:
-    """Which ``ClusterControlManager.registerBroker`` rules apply (they changed twice):
+    """Which ``ClusterControlManager.registerBroker`` rules apply (they changed three times):
 
     - ``V3_3`` (3.3.0-3.7.x): every registration gets the new broker epoch and a fenced
       record; no unclean-shutdown handling (3.7 only logs a KIP-966 TODO).
@@ -69,14 +84,20 @@ class RegistrationRules:
       request is older than v2, the broker is unknown, or its PreviousBrokerEpoch (from the
       ``.kafka_cleanshutdown`` file) differs from the registered epoch; a re-registration of
       the same incarnation keeps fenced / in-controlled-shutdown but still gets a new epoch.
-    - ``V3_9`` (3.9.0+ and trunk, KAFKA-16952): the handler runs iff the incarnation id is
-      new; the same incarnation amends its registration and keeps its broker epoch.
+    - ``V3_9`` (3.9.x and trunk 1eb7644, KAFKA-16952): the handler runs iff the incarnation
+      id is new; the same incarnation amends its registration and keeps its broker epoch.
+    - ``V4_0`` (4.0+, KAFKA-18106 #18045, KAFKA-18635 #18277): as 3.9, but a new incarnation
+      runs the BrokerShutdownHandler (``ReplicationControlManager.handleBrokerShutdown``)
+      with ``isCleanShutdown`` = its PreviousBrokerEpoch equals the registered epoch: an
+      unclean restart leaves every ISR and ELR while ELR is on; a clean one, or any restart
+      with ELR off, leaves the ISRs as a fenced broker does.
     """
 
     V3_3 = "3.3"
     V3_8 = "3.8"
     V3_9 = "3.9"
-    ALL = (V3_3, V3_8, V3_9)
+    V4_0 = "4.0"
+    ALL = (V3_3, V3_8, V3_9, V4_0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +187,7 @@ class ClusterControlManager:
                  metadata_version=None, placer_random: JavaRandom | None = None,
                  replica_placer: StripedReplicaPlacer | None = None,
                  broker_unclean_shutdown_handler: Callable[[int], list] | None = None,
+                 broker_shutdown_handler: Callable[[int, bool], list] | None = None,
                  registration_rules: str = RegistrationRules.V3_9,
                  registration_change_record_supported: bool | None = None,
                  in_controlled_shutdown_supported: bool | None = None,
@@ -187,6 +209,7 @@ class ClusterControlManager:
         self.activate_tracks_fenced = activate_tracks_fenced
         self.replica_placer = replica_placer
         self.broker_unclean_shutdown_handler = broker_unclean_shutdown_handler
+        self.broker_shutdown_handler = broker_shutdown_handler
         self.registration_rules = registration_rules
         self.registration_change_record_supported = _gate(
             registration_change_record_supported, metadata_version,
@@ -259,28 +282,42 @@ class ClusterControlManager:
                 hb.has_valid_session(broker_id, now, existing.epoch):
             raise DuplicateBrokerRegistrationException(
                 "Another broker is registered with that broker id.")
-        rules = self.registration_rules
-        if rules == RegistrationRules.V3_3:
-            unclean = False
-        elif rules == RegistrationRules.V3_8:
-            unclean = (not clean_shutdown_detection_enabled or existing is None
-                       or previous_broker_epoch != existing.epoch)
-        else:
-            unclean = new_incarnation
-        records: list = []
-        if unclean and self.broker_unclean_shutdown_handler is not None:
-            records.extend(self.broker_unclean_shutdown_handler(broker_id))
+        records, unclean = self._shutdown_records(broker_id, existing, new_incarnation,
+                                                  previous_broker_epoch,
+                                                  clean_shutdown_detection_enabled)
         record = RegisterBrokerRecord(broker_id, new_record_offset, incarnation_id, rack)
+        rules = self.registration_rules
         if not new_incarnation and rules != RegistrationRules.V3_3:   # amend
             record = replace(record, fenced=existing.fenced,
                              in_controlled_shutdown=existing.in_controlled_shutdown)
-            if rules == RegistrationRules.V3_9:
+            if rules in (RegistrationRules.V3_9, RegistrationRules.V4_0):
                 record = replace(record, broker_epoch=existing.epoch)
         records.append(record)
         if new_incarnation:
             hb.remove(broker_id)   # drop any session of the old incarnation
         hb.register(broker_id, record.fenced, now)
         return records, BrokerRegistrationReply(record.broker_epoch, unclean)
+
+    def _shutdown_records(self, broker_id: int, existing, new_incarnation: bool,
+                          previous_broker_epoch: int, detection_enabled: bool
+                          ) -> tuple[list, bool]:
+        """The records the registration's shutdown handling writes before its
+        RegisterBrokerRecord, and whether the version judged the restart unclean."""
+        rules = self.registration_rules
+        if rules == RegistrationRules.V3_3:
+            return [], False
+        clean = detection_enabled and existing is not None and \
+            previous_broker_epoch == existing.epoch
+        if rules == RegistrationRules.V3_8:
+            unclean = not clean
+        else:
+            unclean = new_incarnation and (rules == RegistrationRules.V3_9 or not clean)
+        if rules == RegistrationRules.V4_0 and new_incarnation and \
+                self.broker_shutdown_handler is not None:
+            return list(self.broker_shutdown_handler(broker_id, not unclean)), unclean
+        if unclean and self.broker_unclean_shutdown_handler is not None:
+            return list(self.broker_unclean_shutdown_handler(broker_id)), unclean
+        return [], unclean
 
     def register_broker_record_offset(self, broker_id: int) -> int | None:
         """``registerBrokerRecordOffset``: where the broker's RegisterBrokerRecord was

@@ -1,27 +1,73 @@
-"""ConfigurationControlManager: the KRaft controller's dynamic configs, as far as the
-ReplicationControlManager reads them.
+"""ConfigurationControlManager: the KRaft controller's dynamic configs.
 
 Follows org.apache.kafka.controller.ConfigurationControlManager: ``replay(ConfigRecord)``,
-``getTopicConfig`` (topic, then the controller node's dynamic config, then the cluster default)
-and ``deleteTopicConfigs``. Config validation and the ELR safety records live in
-kafkasim.control.kraft.elr_safety.
+``getTopicConfig`` (topic, then the controller node's dynamic config, then the cluster default),
+``deleteTopicConfigs``, ``incrementalAlterConfigs`` (SET and DELETE; with ELR on, the
+``min.insync.replicas`` transitions Kafka refuses and the ClearElrRecords it appends),
+``describeConfigs``, ``getConfigs`` and ``clusterConfig``. Config validation against Kafka's
+ConfigDefs, alter-config policies and LIST-typed keys (APPEND / SUBTRACT) are not modelled: a
+value is stored as given. The ELR safety records live in kafkasim.control.kraft.elr_safety.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
+
+from kafkasim.control.kraft.elr_safety import clear_elr_records_as_needed, disallowed_min_isr_change
 from kafkasim.control.kraft.records import ConfigRecord
+from kafkasim.core import errors as E
+
+SET, DELETE, APPEND, SUBTRACT = "SET", "DELETE", "APPEND", "SUBTRACT"   # AlterConfigOp.OpType
+
+
+class ConfigResource(NamedTuple):
+    """org.apache.kafka.common.config.ConfigResource: ``type`` "BROKER" or "TOPIC"; the BROKER
+    resource named "" holds the cluster-level (default) configs."""
+
+    type: str
+    name: str
+
+
+class ApiError(NamedTuple):
+    """org.apache.kafka.common.requests.ApiError: an Errors name and its message."""
+
+    error: str = E.NONE
+    message: str | None = None
+
+    def is_success(self) -> bool:
+        return self.error == E.NONE
+
+
+class ResultOrError(NamedTuple):
+    """org.apache.kafka.controller.ResultOrError: ``result`` unless ``error`` is set."""
+
+    result: object = None
+    error: ApiError | None = None
+
+
+def _api_error(exc: Exception) -> ApiError:
+    """ApiError.fromThrowable: an exception carrying an Errors name (``error``) keeps it;
+    anything else is UNKNOWN_SERVER_ERROR."""
+    return ApiError(getattr(exc, "error", E.UNKNOWN_SERVER_ERROR), str(exc))
 
 
 class ConfigurationControlManager:
-    """org.apache.kafka.controller.ConfigurationControlManager (the stored configs only)."""
+    """org.apache.kafka.controller.ConfigurationControlManager. ``existence_checker`` is the
+    QuorumController's ConfigResourceExistenceChecker (raises for an unknown broker or topic;
+    None: no check); ``elr_enabled`` answers FeatureControlManager.isElrFeatureEnabled."""
 
     def __init__(self, node_id: int | None = None, *, default_min_isr: int = 1,
-                 default_unclean: bool = False) -> None:
+                 default_unclean: bool = False,
+                 existence_checker: Callable[[ConfigResource], None] | None = None,
+                 elr_enabled: Callable[[], bool] = lambda: False) -> None:
         self.node_id = node_id
         # the static (server.properties) values behind min.insync.replicas and
         # unclean.leader.election.enable when no dynamic config sets them
         self.default_min_isr = default_min_isr
         self.default_unclean = default_unclean
+        self.existence_checker = existence_checker
+        self.elr_enabled = elr_enabled
         self._configs: dict[tuple[str, str], dict[str, str]] = {}
 
     def replay(self, record: ConfigRecord) -> None:
@@ -49,6 +95,82 @@ class ConfigurationControlManager:
         """currentTopicConfig: a copy of the topic's own dynamic configs."""
         return dict(self._configs.get(("TOPIC", topic), {}))
 
+    def get_configs(self, resource: tuple[str, str]) -> dict[str, str]:
+        """getConfigs: a copy of one resource's dynamic configs (empty when it has none)."""
+        return dict(self._configs.get(tuple(resource), {}))
+
+    def cluster_config(self) -> dict[str, str]:
+        """clusterConfig: the cluster-level configs (BROKER resource "")."""
+        return self.get_configs(("BROKER", ""))
+
     def delete_topic_configs(self, name: str) -> None:
         """deleteTopicConfigs: drop a deleted topic's configs."""
         self._configs.pop(("TOPIC", name), None)
+
+    # -- incrementalAlterConfigs ---------------------------------------------------------------
+    def incremental_alter_configs(
+        self, config_changes: Mapping[tuple[str, str], Mapping[str, tuple[str, str | None]]],
+        newly_created_resource: bool = False,
+    ) -> tuple[list, dict[ConfigResource, ApiError]]:
+        """incrementalAlterConfigs: ``(records, {resource: ApiError})``. ``config_changes`` maps
+        each resource to ``{key: (op, value)}`` (op SET or DELETE). A resource whose change
+        fails writes nothing; the ClearElrRecords of every ``min.insync.replicas`` record follow
+        the config records (createClearElrRecordsAsNeeded). The records are one atomic batch."""
+        records: list = []
+        results: dict[ConfigResource, ApiError] = {}
+        for resource, key_to_ops in config_changes.items():
+            resource = ConfigResource(*resource)
+            results[resource] = self._incremental_alter_config_resource(
+                resource, key_to_ops, newly_created_resource, records)
+        records.extend(clear_elr_records_as_needed(records, self.elr_enabled()))
+        return records, results
+
+    def _incremental_alter_config_resource(self, resource: ConfigResource,
+                                           key_to_ops: Mapping[str, tuple[str, str | None]],
+                                           newly_created_resource: bool,
+                                           out: list) -> ApiError:
+        """incrementalAlterConfigResource: a record per key whose value changes (a BROKER
+        resource gets one even when unchanged, KAFKA-14136), then validateAlterConfig."""
+        current = self._configs.get(tuple(resource), {})
+        new_records = []
+        for key, (op, value) in key_to_ops.items():
+            if op in (APPEND, SUBTRACT):
+                return ApiError(E.INVALID_CONFIG, f"Can't {op} to key {key} because its type "
+                                                  "is not LIST.")
+            if op not in (SET, DELETE):
+                raise ValueError(f"unknown AlterConfigOp.OpType {op!r}: SET, DELETE, APPEND or "
+                                 "SUBTRACT")
+            new_value = value if op == SET else None
+            if current.get(key) != new_value or resource.type == "BROKER":
+                new_records.append(ConfigRecord(resource.type, resource.name, key, new_value))
+        error = self._validate_alter_config(resource, new_records, newly_created_resource)
+        if error.is_success():
+            out.extend(new_records)
+        return error
+
+    def _validate_alter_config(self, resource: ConfigResource, records: Iterable[ConfigRecord],
+                               newly_created_resource: bool) -> ApiError:
+        """validateAlterConfig: the ELR min.insync.replicas rules, then the existence check
+        (skipped for a resource created by the same request)."""
+        for record in records:
+            message = disallowed_min_isr_change(record, self.elr_enabled())
+            if message is not None:
+                return ApiError(E.INVALID_CONFIG, message)
+        if not newly_created_resource and self.existence_checker is not None:
+            try:
+                self.existence_checker(resource)
+            except Exception as e:   # noqa: BLE001 -- ApiError.fromThrowable
+                return _api_error(e)
+        return ApiError()
+
+    def describe_configs(self, resources: Mapping[tuple[str, str], Iterable[str]]
+                         ) -> dict[ConfigResource, ResultOrError]:
+        """describeConfigs: each resource's configs (all of them, or the keys asked for)."""
+        out: dict[ConfigResource, ResultOrError] = {}
+        for resource, keys in resources.items():
+            configs = self.get_configs(resource)
+            keys = list(keys)
+            if keys:
+                configs = {k: configs[k] for k in keys if k in configs}
+            out[ConfigResource(*resource)] = ResultOrError(configs)
+        return out

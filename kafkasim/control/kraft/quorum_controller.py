@@ -9,6 +9,14 @@ deferred event queue, ``purgatory.completeUpTo``). Standby controllers replay co
 A controller that loses leadership (``renounce``) rebuilds its state from the committed records
 and answers every pending request with NOT_CONTROLLER.
 
+Kafka's Controller operations are methods of the same names: ``register_broker``,
+``process_broker_heartbeat``, ``alter_partition``, ``unregister_broker``, ``create_topics``,
+``incremental_alter_configs``, ``describe_configs``. Each returns a ``ControllerFuture``
+(kafkasim.control.kraft.controller_api) completed once its records are committed; the
+brokers' requests from the network (``handle``) go through them and are answered by message.
+The first activation on an empty metadata log writes the activation records
+(``activation_records_for_empty_log``).
+
 Periodic work of the active controller. Kafka 4.0+ (``config["periodic_tasks"]``): fixed-rate
 tasks of a ``PeriodicTaskControlManager`` (``kafkasim.control.kraft.periodic_tasks``, KAFKA-17793),
 activated when the controller claims leadership, each first run one period later:
@@ -35,10 +43,21 @@ The node around it (``kafkasim.runtime.controller_server``) supplies ``ctx``: ``
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from functools import partial
 
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.broker_heartbeat import LONG_MAX_VALUE
+from kafkasim.control.kraft.cluster_control import BrokerIdNotRegisteredException
+from kafkasim.control.kraft.configuration_control import ConfigurationControlManager
+from kafkasim.control.kraft.controller_api import (
+    ConfigResourceExistenceChecker,
+    ControllerFuture,
+    answer_alter_partition,
+    answer_heartbeat,
+    answer_registration,
+    not_controller,
+)
 from kafkasim.control.kraft.periodic_tasks import (
     ControllerResult,
     PeriodicTask,
@@ -46,15 +65,13 @@ from kafkasim.control.kraft.periodic_tasks import (
     maybe_fence_stale_broker_period_ms,
 )
 from kafkasim.control.kraft.raft import NotLeaderError
-from kafkasim.core import errors as E
+from kafkasim.control.kraft.replication_control import CreatableTopic
 from kafkasim.core import events as ev
 from kafkasim.core.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
-    BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
-    BrokerRegistrationResponse,
 )
 
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
@@ -62,6 +79,23 @@ _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBro
 _REPLICATION_RECORDS = (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
                         R.RemoveTopicRecord, R.ConfigRecord, R.ClearElrRecord,
                         R.FeatureLevelRecord)
+# what the controller replays as metadata (LogReplayTracker): not the Raft control records
+_METADATA_RECORDS = (*_CLUSTER_RECORDS, *_REPLICATION_RECORDS, R.NoOpRecord)
+ELR_FEATURE_NAME = "eligible.leader.replicas.version"
+
+
+def activation_records_for_empty_log(bootstrap_records, static_min_insync_replicas: int) -> list:
+    """ActivationRecordsGenerator.recordsForEmptyLog (4.x): the bootstrap records
+    (BootstrapMetadata: metadata.version, then the features it finalizes), and when they finalize
+    ``eligible.leader.replicas.version`` above 0 a cluster-level ``min.insync.replicas`` at the
+    controller's static value, last. (Kafka wraps them in Begin/EndTransactionRecords from
+    metadata.version 3.6-IV1 and adds a ZkMigrationStateRecord through 3.9: not modelled.)"""
+    records = list(bootstrap_records)
+    levels = {r.name: r.feature_level for r in records if type(r) is R.FeatureLevelRecord}
+    if levels.get(ELR_FEATURE_NAME, 0) > 0:
+        records.append(R.ConfigRecord("BROKER", "", "min.insync.replicas",
+                                      str(static_min_insync_replicas)))
+    return records
 
 
 class QuorumController:
@@ -78,7 +112,7 @@ class QuorumController:
         # OffsetControlManager.lastStableOffset: the last committed offset this controller
         # learned (handleCommitBatch); renounce reverts to it
         self.last_committed = -1
-        self.pending: deque = deque()     # (offset, dst, response) waiting for the HW
+        self.pending: deque = deque()     # (offset, future, result) waiting for the HW
         self.scheduled: set[str] = set()  # periodic tasks scheduled in ``epoch``
         self.fence_token = 0              # the live maybeFenceReplicas deferred event
         self.periodic: PeriodicTaskControlManager | None = None   # 4.0+, built on first claim
@@ -134,11 +168,12 @@ class QuorumController:
         self.epoch = epoch
         self.scheduled = set()
         ctx.trace("controller_active", ev.ControllerActive(epoch))
-        if not any(type(r) is R.FeatureLevelRecord
+        if not any(isinstance(r, _METADATA_RECORDS)
                    for _o, _e, r in log.entries_between(0, log.end_offset)):
-            # the first active controller of a new cluster writes the bootstrap records
-            # (BootstrapMetadata: metadata.version, then the features it enables)
-            self.write(ctx, list(self.config["bootstrap_records"]))
+            # LogReplayTracker.empty(): the first active controller of a new cluster writes the
+            # activation records (ActivationRecordsGenerator.recordsForEmptyLog)
+            self.write(ctx, activation_records_for_empty_log(
+                self.config["bootstrap_records"], self.config["min.insync.replicas"]))
         if self.config.get("periodic_tasks"):
             self.activate_periodic_tasks(ctx)
             return
@@ -157,17 +192,17 @@ class QuorumController:
         if self.periodic is not None:
             self.periodic.deactivate()
         self._rebuild(ctx.raft.log.entries_between(0, hw))
-        while self.pending:
-            _offset, dst, resp = self.pending.popleft()
-            fail = _not_controller(resp)
-            if fail is not None and dst is not None:
-                ctx.send(dst, fail)
+        while self.pending:   # deferredEventQueue.failAll(NOT_CONTROLLER)
+            _offset, future, _result = self.pending.popleft()
+            future.complete_exceptionally(not_controller())
         ctx.trace("controller_renounce", ev.ControllerRenounce(hw))
 
     # -- writing ------------------------------------------------------------------------------
-    def write(self, ctx, records, dst=None, response=None, reason: str = "") -> int:
-        """Append ``records`` as one batch, replay them now and answer ``dst`` once they are
-        committed (a request that writes nothing is answered once everything before it is)."""
+    def write(self, ctx, records, future: ControllerFuture | None = None, result=None,
+              reason: str = "") -> int:
+        """Append ``records`` as one batch and replay them now; ``future`` completes with
+        ``result`` once they are committed (an operation that writes nothing, once everything
+        before it is). Returns the batch's last offset (-1 if the Raft leadership was gone)."""
         raft = ctx.raft
         if records:
             try:
@@ -176,125 +211,215 @@ class QuorumController:
                 # the Raft leader resigned (check quorum, shutdown) under us: QuorumController
                 # renounces on the NotLeaderException of a failed append
                 self.renounce(ctx)
-                if response is not None:
-                    fail = _not_controller(response)
-                    if fail is not None and dst is not None:
-                        ctx.send(dst, fail)
+                if future is not None:
+                    future.complete_exceptionally(not_controller())
                 return -1
-            rc = self.replication_control
-            now = ctx.now
-            for i, r in enumerate(records):
-                t = type(r)
-                if t is R.PartitionChangeRecord or t is R.PartitionRecord:
-                    name = rc.topic_name(r.topic_id)
-                    old = rc.partition(name, r.partition_id) if name is not None else None
-                    self.replay(r, base + i, now)
-                    name = rc.topic_name(r.topic_id)
-                    _trace_partition_change(ctx, name, r, old, rc.partition(name, r.partition_id),
-                                            reason)
-                else:
-                    self.replay(r, base + i, now)
+            self._replay_written(ctx, records, base, reason)
             last = base + len(records) - 1
         else:
             last = raft.next_write_offset() - 1
-        if response is not None:
+        if future is not None:
             if last < raft.high_watermark:
-                ctx.send(dst, response)
+                future.complete(result)
             else:
-                self.pending.append((last, dst, response))
+                self.pending.append((last, future, result))
         return last
 
+    def _replay_written(self, ctx, records, base: int, reason: str) -> None:
+        """The active controller replays what it writes at once (tracing each partition
+        change)."""
+        rc = self.replication_control
+        now = ctx.now
+        for i, r in enumerate(records):
+            t = type(r)
+            if t is R.PartitionChangeRecord or t is R.PartitionRecord:
+                name = rc.topic_name(r.topic_id)
+                old = rc.partition(name, r.partition_id) if name is not None else None
+                self.replay(r, base + i, now)
+                name = rc.topic_name(r.topic_id)
+                _trace_partition_change(ctx, name, r, old, rc.partition(name, r.partition_id),
+                                        reason)
+            else:
+                self.replay(r, base + i, now)
+
     def _complete_up_to(self, ctx, hw: int) -> None:
+        """purgatory.completeUpTo: complete every operation whose records are committed."""
         while self.pending and self.pending[0][0] < hw:
-            _offset, dst, resp = self.pending.popleft()
-            if dst is not None:
-                ctx.send(dst, resp)
+            _offset, future, result = self.pending.popleft()
+            future.complete(result)
 
-    # -- requests -----------------------------------------------------------------------------
+    # -- requests (Kafka's Controller API) -----------------------------------------------------
+    # Each operation returns a ControllerFuture completed once its records are committed (at
+    # once when it wrote none), or failed with its ApiException. ``future`` lets the network
+    # path (``handle``) attach its answer before anything is written.
     def handle(self, ctx, src, msg) -> None:
-        if not self.active:
-            fail = _not_controller(msg)
-            if fail is not None:
-                ctx.send(src, fail)
-            return
+        """A broker's request from the network: the operation, answered by message."""
         if isinstance(msg, BrokerHeartbeatRequest):
-            self._broker_heartbeat(ctx, src, msg)
+            self.process_broker_heartbeat(
+                ctx, msg, ControllerFuture(partial(answer_heartbeat, ctx, src, msg)))
         elif isinstance(msg, BrokerRegistrationRequest):
-            self._register_broker(ctx, src, msg)
+            self.register_broker(
+                ctx, msg, ControllerFuture(partial(answer_registration, ctx, src, msg)))
         elif isinstance(msg, AlterPartitionRequest):
-            self._alter_partition(ctx, src, msg)
+            self.alter_partition(
+                ctx, msg, ControllerFuture(partial(answer_alter_partition, ctx, src, msg)))
 
-    def _register_broker(self, ctx, src, msg: BrokerRegistrationRequest) -> None:
-        """QuorumController.registerBroker -> ClusterControlManager.registerBroker; the broker
-        epoch is the offset of the batch's first record (offsetControl.nextWriteOffset). A
-        registration the version's rules judge unclean (KIP-966) first takes the broker out of
-        every ISR and ELR (BrokerUncleanShutdownHandler)."""
-        cc = self.cluster_control
+    @property
+    def configuration_control(self):
+        """configurationControl(): the dynamic configs (kept by the ReplicationControlManager,
+        which reads min.insync.replicas and unclean.leader.election.enable from them)."""
+        return self.replication_control.configuration_control
+
+    def _refuse_if_inactive(self, future: ControllerFuture) -> bool:
+        """An operation reaching a controller that is not active fails with NOT_CONTROLLER."""
+        if self.active:
+            return False
+        future.complete_exceptionally(not_controller())
+        return True
+
+    def register_broker(self, ctx, request: BrokerRegistrationRequest,
+                        future: ControllerFuture | None = None) -> ControllerFuture:
+        """registerBroker -> ClusterControlManager.registerBroker: the future's value is the
+        BrokerRegistrationReply; the broker epoch is the offset of the batch's first record
+        (offsetControl.nextWriteOffset). A registration the version's rules judge unclean
+        (KIP-966) first takes the broker out of every ISR and ELR
+        (BrokerUncleanShutdownHandler)."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
         try:
-            records, reply = cc.register_broker(
-                msg.broker_id, msg.incarnation_id, msg.rack, msg.previous_broker_epoch,
-                ctx.raft.next_write_offset(), ctx.now)
+            records, reply = self.cluster_control.register_broker(
+                request.broker_id, request.incarnation_id, request.rack,
+                request.previous_broker_epoch, ctx.raft.next_write_offset(), ctx.now)
         except Exception as e:   # DuplicateBrokerRegistrationException, ...
-            err = getattr(e, "error", None)
-            if err is None:
-                raise
-            ctx.send(src, BrokerRegistrationResponse(err, -1, msg.correlation_id, str(e)))
-            return
-        why = f"broker {msg.broker_id} registered" + \
+            return _fail(op, e)
+        why = f"broker {request.broker_id} registered" + \
             (" after an unclean shutdown" if reply.unclean_shutdown else "")
-        self.write(ctx, records, src,
-                   BrokerRegistrationResponse(E.NONE, reply.epoch, msg.correlation_id),
-                   reason=why)
+        self.write(ctx, records, op, reply, reason=why)
         self.reschedule_fence(ctx)
+        return op
 
-    def _broker_heartbeat(self, ctx, src, msg: BrokerHeartbeatRequest) -> None:
-        """QuorumController.processBrokerHeartbeat -> ReplicationControlManager
-        .processBrokerHeartbeat: the BrokerHeartbeatManager decides the next state; its
-        transition's records go out in one batch with the answer. From 4.0 the contact is
-        first recorded in the session tracker (``trackBrokerHeartbeat``), whatever follows."""
+    def process_broker_heartbeat(self, ctx, request: BrokerHeartbeatRequest,
+                                 future: ControllerFuture | None = None) -> ControllerFuture:
+        """processBrokerHeartbeat -> ReplicationControlManager.processBrokerHeartbeat: the
+        BrokerHeartbeatManager decides the next state; its transition's records go out in one
+        batch; the future's value is the BrokerHeartbeatReply. From 4.0 the contact is first
+        recorded in the session tracker (``trackBrokerHeartbeat``), whatever follows."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
         cc = self.cluster_control
         rc = self.replication_control
-        cc.track_broker_heartbeat(msg.broker_id, msg.broker_epoch, ctx.now)
+        broker = request.broker_id
+        cc.track_broker_heartbeat(broker, request.broker_epoch, ctx.now)
         try:
             records, reply = cc.process_broker_heartbeat(
-                msg.broker_id, msg.broker_epoch, msg.current_metadata_offset,
-                want_fence=msg.want_fence, want_shut_down=msg.want_shut_down, now_ms=ctx.now,
-                has_leaderships=lambda: rc.brokers_to_isrs.has_leaderships(msg.broker_id),
+                broker, request.broker_epoch, request.current_metadata_offset,
+                want_fence=request.want_fence, want_shut_down=request.want_shut_down,
+                now_ms=ctx.now, has_leaderships=lambda: rc.brokers_to_isrs.has_leaderships(broker),
                 handle_broker_fenced=rc.handle_broker_fenced,
                 handle_broker_unfenced=rc.handle_broker_unfenced,
                 handle_broker_in_controlled_shutdown=rc.handle_broker_in_controlled_shutdown,
                 last_committed_offset=ctx.raft.high_watermark - 1)
         except Exception as e:   # StaleBrokerEpochException
-            err = getattr(e, "error", None)
-            if err is None:
-                raise
-            ctx.send(src, BrokerHeartbeatResponse(err, False, True, False, msg.correlation_id))
-            return
-        if reply.should_shut_down:
-            why = f"broker {msg.broker_id} shut down"
-        elif reply.in_controlled_shutdown:
-            why = f"broker {msg.broker_id} in controlled shutdown"
-        else:
-            why = f"broker {msg.broker_id} {'fenced' if reply.is_fenced else 'unfenced'}"
-        last = self.write(ctx, records, src, BrokerHeartbeatResponse(
-            E.NONE, reply.is_caught_up, reply.is_fenced, reply.should_shut_down,
-            msg.correlation_id), reason=why)
+            return _fail(op, e)
+        last = self.write(ctx, records, op, reply, reason=_heartbeat_reason(broker, reply))
         if reply.in_controlled_shutdown and self.active:
-            cc.heartbeat_manager.maybe_update_controlled_shutdown_offset(msg.broker_id, last)
+            cc.heartbeat_manager.maybe_update_controlled_shutdown_offset(broker, last)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
+        return op
 
-    def _alter_partition(self, ctx, src, msg: AlterPartitionRequest) -> None:
-        lrs = msg.leader_recovery_states or (0,) * len(msg.partitions)
-        items = [(*p, s) for p, s in zip(msg.partitions, lrs, strict=True)]
+    def alter_partition(self, ctx, request: AlterPartitionRequest,
+                        future: ControllerFuture | None = None) -> ControllerFuture:
+        """alterPartition -> ReplicationControlManager.alterPartition: the future's value is
+        the AlterPartitionResponse (top-level STALE_BROKER_EPOCH, or one result per
+        partition)."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        lrs = request.leader_recovery_states or (0,) * len(request.partitions)
+        items = [(*p, s) for p, s in zip(request.partitions, lrs, strict=True)]
         records, resp = self.replication_control.alter_partition(
-            msg.broker_id, msg.broker_epoch, items)
+            request.broker_id, request.broker_epoch, items)
         parts = tuple((r.topic, r.partition, r.error, r.leader, r.leader_epoch, tuple(r.isr),
                        r.partition_epoch) for r in resp.partitions)
-        self.write(ctx, records, src, AlterPartitionResponse(resp.error, parts,
-                                                            msg.correlation_id),
-                   reason=f"AlterPartition from broker {msg.broker_id}")
+        self.write(ctx, records, op,
+                   AlterPartitionResponse(resp.error, parts, request.correlation_id),
+                   reason=f"AlterPartition from broker {request.broker_id}")
         self.maybe_schedule_periodic(ctx)
+        return op
+
+    def unregister_broker(self, ctx, broker_id: int,
+                          future: ControllerFuture | None = None) -> ControllerFuture:
+        """unregisterBroker -> ReplicationControlManager.unregisterBroker: the broker leaves
+        every ISR and ELR, then UnregisterBrokerRecord; BrokerIdNotRegisteredException for an
+        unknown broker. The future's value is None."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        registration = self.cluster_control.broker_registrations.get(broker_id)
+        if registration is None:
+            return _fail(op, BrokerIdNotRegisteredException(
+                f"Broker ID {broker_id} is not currently registered"))
+        records = self.replication_control.handle_broker_unregistered(broker_id,
+                                                                      registration.epoch)
+        self.write(ctx, records, op, None, reason=f"broker {broker_id} unregistered")
+        self.reschedule_fence(ctx)
+        self.maybe_schedule_periodic(ctx)
+        return op
+
+    def create_topics(self, ctx, topics: Iterable[CreatableTopic], *,
+                      validate_only: bool = False,
+                      future: ControllerFuture | None = None) -> ControllerFuture:
+        """createTopics -> ReplicationControlManager.createTopics: every topic's records in one
+        batch; the future's value maps each name to its CreateTopicResult (an empty request
+        completes at once)."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        rc = self.replication_control
+        records: list = []
+        results = {}
+        for t in topics:
+            topic_records, result = rc.create_topic(
+                t.name, t.num_partitions, t.replication_factor, t.assignments, t.configs,
+                validate_only=validate_only)
+            records.extend(topic_records)
+            results[t.name] = result
+        self.write(ctx, records, op, results, reason="topic created")
+        self.maybe_schedule_periodic(ctx)
+        return op
+
+    def incremental_alter_configs(self, ctx, config_changes: dict, validate_only: bool,
+                                  future: ControllerFuture | None = None) -> ControllerFuture:
+        """incrementalAlterConfigs -> ConfigurationControlManager.incrementalAlterConfigs:
+        the future's value maps each ConfigResource to its ApiError; ``validate_only`` writes
+        nothing. With ELR on, a min.insync.replicas change clears the ELRs it concerns."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        configs = self.configuration_control
+        configs.existence_checker = ConfigResourceExistenceChecker(
+            self.cluster_control, self.replication_control, ctx.raft.voters)
+        records, results = configs.incremental_alter_configs(config_changes, False)
+        self.write(ctx, [] if validate_only else records, op, results,
+                   reason="incrementalAlterConfigs")
+        self.maybe_schedule_periodic(ctx)
+        return op
+
+    def describe_configs(self, ctx, resources: dict) -> ControllerFuture:
+        """describeConfigs: each resource's configs as of the last committed offset (a read
+        event; what is written but not committed yet does not show)."""
+        op = ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        committed = ConfigurationControlManager()
+        for _offset, _epoch, record in ctx.raft.log.entries_between(0, self.last_committed + 1):
+            if type(record) is R.ConfigRecord:
+                committed.replay(record)
+        op.complete(committed.describe_configs(resources))
+        return op
 
     # -- periodic tasks -----------------------------------------------------------------------
     def reschedule_fence(self, ctx) -> None:
@@ -476,12 +601,18 @@ def _trace_partition_change(ctx, topic: str, record, old, new, reason: str) -> N
     ctx.trace("controller", detail, topic, record.partition_id)
 
 
-def _not_controller(msg):
-    """The NOT_CONTROLLER answer to a request, or to the answer it was waiting for."""
-    if isinstance(msg, (BrokerHeartbeatRequest, BrokerHeartbeatResponse)):
-        return BrokerHeartbeatResponse(E.NOT_CONTROLLER, False, True, False, msg.correlation_id)
-    if isinstance(msg, (BrokerRegistrationRequest, BrokerRegistrationResponse)):
-        return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, msg.correlation_id)
-    if isinstance(msg, (AlterPartitionRequest, AlterPartitionResponse)):
-        return AlterPartitionResponse(E.NOT_CONTROLLER, (), msg.correlation_id)
-    return None
+def _fail(future: ControllerFuture, exception: Exception) -> ControllerFuture:
+    """Complete an operation with its ApiException (anything else is a bug: re-raised)."""
+    if getattr(exception, "error", None) is None:
+        raise exception
+    future.complete_exceptionally(exception)
+    return future
+
+
+def _heartbeat_reason(broker_id: int, reply) -> str:
+    """Why a heartbeat's records were written (the trace's reason)."""
+    if reply.should_shut_down:
+        return f"broker {broker_id} shut down"
+    if reply.in_controlled_shutdown:
+        return f"broker {broker_id} in controlled shutdown"
+    return f"broker {broker_id} {'fenced' if reply.is_fenced else 'unfenced'}"

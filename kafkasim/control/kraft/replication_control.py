@@ -97,6 +97,17 @@ class CreateTopicResult(NamedTuple):
     replication_factor: int = -1
 
 
+class CreatableTopic(NamedTuple):
+    """CreateTopicsRequestData.CreatableTopic: -1 partitions / replication factor take the
+    defaults; ``assignments`` (a list or {partition: replicas}) requires both at -1."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    assignments: list[list[int]] | dict[int, list[int]] | None = None
+    configs: dict[str, str | None] | None = None
+
+
 class AlterPartitionResult(NamedTuple):
     """AlterPartitionResponseData.PartitionData. On error only ``error`` is meaningful; the
     other fields keep the schema defaults (0 / [] / RECOVERED)."""
@@ -251,7 +262,8 @@ class ReplicationControlManager:
         self._topics: dict[str, TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
         self.configuration_control = ConfigurationControlManager(
-            controller_id, default_min_isr=default_min_isr, default_unclean=default_unclean)
+            controller_id, default_min_isr=default_min_isr, default_unclean=default_unclean,
+            elr_enabled=self.is_elr_enabled)
         self.brokers_to_isrs = BrokersToIsrs(self._topics)
         self._deleted_names: dict[str, int] = {}
 
@@ -712,6 +724,19 @@ class ReplicationControlManager:
         self.generate_leader_and_isr_updates("handleBrokerUncleanShutdown", NO_LEADER, NO_LEADER,
                                              broker_id, records,
                                              self.brokers_to_isrs.partitions_with_broker_in_elr(broker_id))
+        return records
+
+    def handle_broker_shutdown(self, broker_id: int, is_clean_shutdown: bool) -> list:
+        """handleBrokerShutdown (4.0+, KAFKA-18106 / KAFKA-18635), run when a new incarnation of
+        the broker registers: an unclean restart while ELR is on leaves every ISR and ELR
+        (handleBrokerUncleanShutdown); a clean restart, or any restart with ELR off, leaves
+        the ISRs as a fenced broker does, moving leadership away."""
+        if self.is_elr_enabled() and not is_clean_shutdown:
+            return self.handle_broker_unclean_shutdown(broker_id)
+        records: list = []
+        self.generate_leader_and_isr_updates("handleBrokerShutdown", broker_id, NO_LEADER,
+                                             NO_LEADER, records,
+                                             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
         return records
 
     def handle_broker_state_change(self, broker_id: int, broker_epoch: int, current_state,
