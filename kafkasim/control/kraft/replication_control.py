@@ -318,81 +318,22 @@ class ReplicationControlManager:
         ConfigRecord / FeatureLevelRecord as ConfigurationControlManager / FeatureControlManager
         do for the values this manager reads). Other records are ignored."""
         if isinstance(record, TopicRecord):
-            self._replay_topic(record)
+            _replay_topic(self, record)
         elif isinstance(record, PartitionRecord):
-            self._replay_partition(record)
+            _replay_partition(self, record)
         elif isinstance(record, PartitionChangeRecord):
-            self._replay_partition_change(record)
+            _replay_partition_change(self, record)
         elif isinstance(record, RemoveTopicRecord):
-            self._replay_remove_topic(record)
+            _replay_remove_topic(self, record)
         elif isinstance(record, ConfigRecord):
             self.configuration_control.replay(record)
         elif isinstance(record, ClearElrRecord):
-            self._replay_clear_elr(record)
+            _replay_clear_elr(self, record)
         elif isinstance(record, FeatureLevelRecord):
             if record.name == FEATURE_NAME:
                 self.metadata_version = MetadataVersion.from_feature_level(record.feature_level)
             elif record.name == ELR_FEATURE_NAME:
                 self.eligible_leader_replicas_enabled = record.feature_level >= 1
-
-    def _replay_topic(self, r: TopicRecord) -> None:
-        existing = self._topics_by_name.get(r.name)
-        if existing is not None:
-            if existing == r.topic_id:
-                raise ReplicationControlError(
-                    f"Found duplicate TopicRecord for {r.name} with topic ID {r.topic_id}")
-            raise ReplicationControlError(
-                f"Found duplicate TopicRecord for {r.name} with a different ID than before. "
-                f"Previous ID was {existing} and new ID is {r.topic_id}")
-        self._topics_by_name[r.name] = r.topic_id
-        self._topics[r.topic_id] = TopicControlInfo(r.name, r.topic_id)
-
-    def _replay_partition(self, r: PartitionRecord) -> None:
-        info = self._topics.get(r.topic_id)
-        if info is None:
-            raise ReplicationControlError(
-                f"Tried to create partition {r.topic_id}:{r.partition_id}, but no topic with "
-                f"that ID was found.")
-        info.parts[r.partition_id] = PartitionRegistration.from_record(r)
-
-    def _replay_partition_change(self, r: PartitionChangeRecord) -> None:
-        info = self._topics.get(r.topic_id)
-        if info is None:
-            raise ReplicationControlError(
-                f"Tried to create partition {r.topic_id}:{r.partition_id}, but no topic with "
-                f"that ID was found.")
-        prev = info.parts.get(r.partition_id)
-        if prev is None:
-            raise ReplicationControlError(
-                f"Tried to create partition {r.topic_id}:{r.partition_id}, but no partition "
-                f"with that id was found.")
-        info.parts[r.partition_id] = prev.merge(r)
-
-    def _replay_remove_topic(self, r: RemoveTopicRecord) -> None:
-        info = self._topics.pop(r.topic_id, None)
-        if info is None:
-            raise ReplicationControlError(f"Can't find topic with ID {r.topic_id} to remove.")
-        del self._topics_by_name[info.name]
-        self.configuration_control.delete_topic_configs(info.name)
-        self._deleted_names[info.name] = self._deleted_names.get(info.name, 0) + 1
-
-    def _replay_clear_elr(self, r: ClearElrRecord) -> None:
-        """replayClearAllElrs / replayClearTopicElrs: every partition with an ELR or
-        LastKnownElr gets both emptied (a merge, so its partition epoch grows)."""
-        if r.topic_name:
-            info = self._topic(r.topic_name)
-            if info is None:
-                raise ReplicationControlError(
-                    f"Unable to find a topic named {r.topic_name} in order to clear its ELRs.")
-            infos = [info]
-        else:
-            infos = list(self._topics.values())
-        for info in infos:
-            for pid, p in list(info.parts.items()):
-                if p.elr or p.last_known_elr:
-                    info.parts[pid] = p.merge(PartitionChangeRecord(
-                        partition_id=pid, topic_id=info.id, eligible_leader_replicas=(),
-                        last_known_elr=()))
 
     # ================================================================ config records
     def config_records(self, resource_type: str, resource_name: str,
@@ -983,3 +924,68 @@ def _change_partition_reassignment(rc: ReplicationControlManager, info: TopicCon
     if reassignment.adding:
         builder.set_target_adding(reassignment.adding)
     return builder.build()
+
+
+# ------------------------------------------------ replay (ReplicationControlManager.replay)
+def _replay_topic(rcm: ReplicationControlManager, r: TopicRecord) -> None:
+    existing = rcm._topics_by_name.get(r.name)
+    if existing is not None:
+        if existing == r.topic_id:
+            raise ReplicationControlError(
+                f"Found duplicate TopicRecord for {r.name} with topic ID {r.topic_id}")
+        raise ReplicationControlError(
+            f"Found duplicate TopicRecord for {r.name} with a different ID than before. "
+            f"Previous ID was {existing} and new ID is {r.topic_id}")
+    rcm._topics_by_name[r.name] = r.topic_id
+    rcm._topics[r.topic_id] = TopicControlInfo(r.name, r.topic_id)
+
+
+def _replay_partition(rcm: ReplicationControlManager, r: PartitionRecord) -> None:
+    info = rcm._topics.get(r.topic_id)
+    if info is None:
+        raise ReplicationControlError(
+            f"Tried to create partition {r.topic_id}:{r.partition_id}, but no topic with "
+            f"that ID was found.")
+    info.parts[r.partition_id] = PartitionRegistration.from_record(r)
+
+
+def _replay_partition_change(rcm: ReplicationControlManager, r: PartitionChangeRecord) -> None:
+    info = rcm._topics.get(r.topic_id)
+    if info is None:
+        raise ReplicationControlError(
+            f"Tried to create partition {r.topic_id}:{r.partition_id}, but no topic with "
+            f"that ID was found.")
+    prev = info.parts.get(r.partition_id)
+    if prev is None:
+        raise ReplicationControlError(
+            f"Tried to create partition {r.topic_id}:{r.partition_id}, but no partition "
+            f"with that id was found.")
+    info.parts[r.partition_id] = prev.merge(r)
+
+
+def _replay_remove_topic(rcm: ReplicationControlManager, r: RemoveTopicRecord) -> None:
+    info = rcm._topics.pop(r.topic_id, None)
+    if info is None:
+        raise ReplicationControlError(f"Can't find topic with ID {r.topic_id} to remove.")
+    del rcm._topics_by_name[info.name]
+    rcm.configuration_control.delete_topic_configs(info.name)
+    rcm._deleted_names[info.name] = rcm._deleted_names.get(info.name, 0) + 1
+
+
+def _replay_clear_elr(rcm: ReplicationControlManager, r: ClearElrRecord) -> None:
+    """replayClearAllElrs / replayClearTopicElrs: every partition with an ELR or
+    LastKnownElr gets both emptied (a merge, so its partition epoch grows)."""
+    if r.topic_name:
+        info = rcm._topic(r.topic_name)
+        if info is None:
+            raise ReplicationControlError(
+                f"Unable to find a topic named {r.topic_name} in order to clear its ELRs.")
+        infos = [info]
+    else:
+        infos = list(rcm._topics.values())
+    for info in infos:
+        for pid, p in list(info.parts.items()):
+            if p.elr or p.last_known_elr:
+                info.parts[pid] = p.merge(PartitionChangeRecord(
+                    partition_id=pid, topic_id=info.id, eligible_leader_replicas=(),
+                    last_known_elr=()))
