@@ -417,3 +417,32 @@ def test_abort_incomplete_batches():
     assert not accum.has_undrained()
     assert not accum.has_incomplete()
 
+def test_full_when_the_records_do_not_fill_the_batch():
+    """RecordAccumulatorTest.testFull as Kafka sizes it (batchSize 1025: the records never fill
+    the batch exactly): no partition is ready while the batch takes records; the record that
+    does not fit opens a second batch, and the first is then full (``dequeSize > 1``) and
+    ready at once, linger.ms or not. (tests/test_record_accumulator.py::test_full fills the
+    batch exactly.)"""
+    accum = RecordAccumulator(10 * RECORD_SIZE + 25, linger_ms=10)
+    for i in range(10):
+        accum.append(TP1, i, i + 1, 0)
+        assert len(accum.get_deque(TP1)) == 1
+        assert not accum.ready(LEADERS, 0).ready_nodes, "No partitions should be ready."
+    accum.append(TP1, 10, 11, 0)
+    assert len(accum.get_deque(TP1)) == 2
+    assert list(accum.ready(LEADERS, 0).ready_nodes) == [NODE1]
+    (batch,) = accum.drain(LEADERS, {NODE1: None}, 0)[NODE1].values()
+    assert batch.record_ids == list(range(10))
+
+
+def test_a_full_batch_is_sent_without_waiting_for_linger_ms():
+    """(new) KafkaProducer.doSend wakes the sender when a batch is full or a new one is made:
+    a full batch goes at once, the batch behind it waits for its linger.ms."""
+    c = _cluster()
+    p = c.producer("p", linger_ms=10_000, batch_size=2 * RECORD_SIZE + 50)
+    c.run(50)
+    results = p.send_many("topic", ["a", "b", "c"])
+    c.run(100)
+    assert [r.status for r in results] == [ACKED, ACKED, PENDING]
+    c.run(10_000)
+    assert results[2].status == ACKED

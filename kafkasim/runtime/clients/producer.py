@@ -169,9 +169,14 @@ class Producer:
         tp = (topic, partition)
         if acc.append(tp, first, end, now, results.runs):
             self.sender.arm_expiry(now)
-        # one wake-up for the run (the first send's schedules it, the others found it set); at
-        # once while a flush keeps every batch sendable
-        self.sender.wakeup(0 if acc.flushes_in_progress else self.linger_ms)
+        # one wake-up for the run after linger.ms (a sooner one set already stays); at once
+        # when the partition's last batch is full (KafkaProducer.doSend: sender.wakeup() for
+        # RecordAppendResult.batchIsFull, ``dq.size() > 1 || last.isFull()``) or a flush is on.
+        # (Kafka wakes it for a new batch too: that pass finds the batch lingering and sets
+        # the same wake-up, so kafkasim spares the event.)
+        queue = acc.batches[tp]
+        full = len(queue) > 1 or len(queue[-1].record_ids) * RECORD_SIZE >= acc.batch_size
+        self.sender.wakeup(0 if full or acc.flushes_in_progress else self.linger_ms)
         return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:

@@ -212,13 +212,13 @@ class RecordAccumulator:
         waits for the end of its backoff (``retry_at_ms``), full or not: Kafka sends a batch
         when ``sendable && !backingOff``, and drain skips a batch still backing off. A first
         attempt waits ``linger.ms`` from its creation, unless it is full (``batch.size``:
-        ProducerBatch.isFull), a flush is in progress or the accumulator is closed (batchReady's
-        ``sendable``)."""
+        ProducerBatch.isFull, or another batch follows it: ``dequeSize > 1``), a flush is in
+        progress or the accumulator is closed (batchReady's ``sendable``)."""
         batch = queue[0]
         if batch.attempts:
             return batch.retry_at_ms - now if batch.retry_at_ms > now else 0
-        if len(batch.record_ids) * RECORD_SIZE >= self.batch_size or self.flushes_in_progress \
-                or self.closed:
+        if len(queue) > 1 or len(batch.record_ids) * RECORD_SIZE >= self.batch_size or \
+                self.flushes_in_progress or self.closed:
             return 0
         ready_at = batch.created_ms + self.linger_ms
         return ready_at - now if ready_at > now else 0
