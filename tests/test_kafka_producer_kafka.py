@@ -107,6 +107,25 @@ def test_inflight_requests_and_idempotence_for_idempotent_producers():
         producer_config({key: "6", "enable.idempotence": "true"}, "3.7")
 
 
+def test_upperbound_check_of_enable_idempotence():
+    """ProducerConfigTest.testUpperboundCheckOfEnableIdempotence (4.0, KAFKA-17927): with the
+    default idempotence more than 5 requests in flight is a ConfigException (3.9: idempotence
+    silently off); 5 is fine; explicitly not idempotent, 6 is fine."""
+    key = "max.in.flight.requests.per.connection"
+    with pytest.raises(ConfigError) as err:
+        producer_config({key: "6"}, "4.0")
+    assert str(err.value) == ("To use the idempotent producer, max.in.flight.requests.per."
+                              "connection must be set to at most 5. Current value is 6.")
+    assert producer_config({key: "5"}, "4.0")["enable.idempotence"] is True
+    assert producer_config({key: "6", "enable.idempotence": False}, "4.0")[key] == 6
+    assert producer_config({key: "6"}, "3.9")["enable.idempotence"] is False
+    # the check comes after acks and retries: an explicit idempotence fails on those first
+    with pytest.raises(ConfigError, match="Must set retries to non-zero"):
+        producer_config({key: "6", "retries": 0, "enable.idempotence": True}, "4.0")
+    with pytest.raises(ConfigError, match="Current value is 6"):
+        producer_config({key: "6", "acks": "1"}, "4.0")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_delivery_timeout_and_linger_ms_config(version):
     """testDeliveryTimeoutAndLingerMsConfig: delivery.timeout.ms below linger.ms +
@@ -416,6 +435,7 @@ def test_abort_incomplete_batches():
                if b.produce_future.error == E.PRODUCER_CLOSED_FORCEFULLY) == 100
     assert not accum.has_undrained()
     assert not accum.has_incomplete()
+
 
 def test_full_when_the_records_do_not_fill_the_batch():
     """RecordAccumulatorTest.testFull as Kafka sizes it (batchSize 1025: the records never fill
