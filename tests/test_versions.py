@@ -237,6 +237,8 @@ SINCE = [
     ("idempotent_out_of_order_retried_when_not_next", "1.0", "0.11.0"),
     ("idempotent_out_of_order_bumps_epoch", "2.5", "2.4"),
     ("idempotent_partition_epoch_updated_at_drain", "2.8", "2.7"),
+    # KAFKA-1865 (0636928, first in 0.9.0.0)
+    ("producer_flush_sends_lingering_batches", "0.9.0", "0.8.2"),
     ("producer_mutes_in_flight_partitions", "0.10.0", "0.9.0"),
     ("idempotent_duplicate_sequence_completes", "1.0", "0.11.0"),
     ("idempotent_unknown_producer_id_retried", "1.0", "0.11.0"),

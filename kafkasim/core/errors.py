@@ -64,6 +64,10 @@ CLUSTER_AUTHORIZATION_FAILED = "CLUSTER_AUTHORIZATION_FAILED"
 # client-side outcome when delivery.timeout.ms expires
 # (org.apache.kafka.common.errors.TimeoutException)
 DELIVERY_TIMEOUT = "TimeoutException"
+# client-side outcome of a batch a forced close aborts (KafkaProducer.close with a timeout that
+# runs out, or 0: RecordAccumulator.abortIncompleteBatches, KafkaException "Producer is closed
+# forcefully.")
+PRODUCER_CLOSED_FORCEFULLY = "KafkaException"
 
 # Errors a producer retries (the exception is a RetriableException in Kafka's client).
 RETRIABLE = frozenset({

@@ -1544,7 +1544,17 @@ def _idempotence(cfg: dict[str, Any], explicit: Mapping[str, Any], profile: str)
                 "Must set acks to all in order to use the idempotent producer. "
                 "Otherwise we cannot guarantee idempotence."
             )
-        if cfg["max.in.flight.requests.per.connection"] > 5:
+        in_flight = cfg["max.in.flight.requests.per.connection"]
+        if in_flight > 5 and version_at_least(profile, "4.0"):
+            # KAFKA-17927 (4.0): idempotence is the default, so more than 5 is an error
+            # whether enable.idempotence was set or not (after the checks above, which raise
+            # first when it was set)
+            raise ConfigError(
+                conflicts[0] if user_set and conflicts else
+                "To use the idempotent producer, max.in.flight.requests.per.connection must "
+                f"be set to at most 5. Current value is {in_flight}."
+            )
+        if in_flight > 5:
             conflicts.append(
                 "Must set max.in.flight.requests.per.connection to at most 5 "
                 "to use the idempotent producer."

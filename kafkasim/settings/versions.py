@@ -1338,6 +1338,15 @@ class ClientRules:
         doc="after an epoch bump every partition restarts its sequence at its next drain "
         "(before: only partitions with batches in flight)",
     )
+    # KAFKA-1865 (0.9.0): KafkaProducer.flush calls RecordAccumulator.beginFlush, which makes
+    # every batch sendable at once (batchReady's flushInProgress), then awaitFlushCompletion
+    # waits for the batches incomplete at the call. The 0.8.2 producer had no flush(): kafkasim's
+    # flush there only waits, the batches keep their linger.ms.
+    producer_flush_sends_lingering_batches: bool = _rule(
+        since="0.9.0",
+        ref="KAFKA-1865, KafkaProducer.flush / RecordAccumulator.beginFlush @0.9.0",
+        doc="flush() sends every lingering batch at once, then waits for them",
+    )
     # KAFKA-3197 (0.10.0): with max.in.flight.requests.per.connection 1 (guaranteeMessageOrder)
     # the sender mutes each partition it drains until its batch is answered
     # (RecordAccumulator.mutePartition / unmutePartition), so a batch never overtakes the one in

@@ -19,6 +19,7 @@ partitioner and the metadata updates (NetworkClient's DefaultMetadataUpdater).
 from __future__ import annotations
 
 from kafkasim.core import errors as E
+from kafkasim.core.errors import IllegalArgumentException
 from kafkasim.core.messages import (
     MetadataRequest,
     MetadataResponse,
@@ -43,8 +44,10 @@ from kafkasim.runtime.clients.producer_metadata import (
 )
 from kafkasim.runtime.clients.record_accumulator import ExpiryRule, RecordAccumulator
 from kafkasim.runtime.clients.sender import Sender
+from kafkasim.runtime.clients.subscription_state import IllegalStateException
 from kafkasim.runtime.clients.transaction_manager import TransactionManager
 from kafkasim.settings import config as kconfig
+from kafkasim.settings import limits
 from kafkasim.settings.javautil import murmur2, to_positive
 
 __all__ = ["METADATA_MAX_AGE_MS", "NO_ERRORS", "PENDING", "RECORD_SIZE", "ProduceRequestResult",
@@ -138,6 +141,8 @@ class Producer:
         ``prefix``, ``values`` is a range of numbers and the values are ``"<prefix>-<n>"``
         (``RecordRegistry.new_numbered``: a generated workload's)."""
         c = self.cluster
+        if not self.sender.running:   # KafkaProducer.throwIfProducerClosed
+            raise IllegalStateException("Cannot perform operation after producer has been closed")
         # TopicRegistry.partition_count, inlined: it raises for an unknown topic
         counts = c.topics.partition_counts
         n = counts[topic] if topic in counts else c.topics.partition_count(topic)
@@ -160,15 +165,65 @@ class Producer:
         results = self.results
         results.count += k
         self.n_pending += k
-        if self.accumulator.append((topic, partition), first, end, now, results.runs):
+        acc = self.accumulator
+        tp = (topic, partition)
+        if acc.append(tp, first, end, now, results.runs):
             self.sender.arm_expiry(now)
-        # one wake-up for the run: the first send's schedules it, the others found it set
-        self.sender.wakeup(self.linger_ms)
+        # one wake-up for the run after linger.ms (a sooner one set already stays); at once
+        # when the partition's last batch is full (KafkaProducer.doSend: sender.wakeup() for
+        # RecordAppendResult.batchIsFull, ``dq.size() > 1 || last.isFull()``) or a flush is on.
+        # (Kafka wakes it for a new batch too: that pass finds the batch lingering and sets
+        # the same wake-up, so kafkasim spares the event.)
+        queue = acc.batches[tp]
+        full = len(queue) > 1 or len(queue[-1].record_ids) * RECORD_SIZE >= acc.batch_size
+        self.sender.wakeup(0 if full or acc.flushes_in_progress else self.linger_ms)
         return first
 
     def flush(self, timeout_ms: int = 120000) -> bool:
-        """Run the simulation until every record sent so far is acked or failed."""
-        return self.cluster.run_until(lambda c: self.pending() == 0, timeout_ms)
+        """KafkaProducer.flush: every batch is made sendable at once, linger.ms or not
+        (RecordAccumulator.beginFlush) and the sender woken; then the simulation runs until
+        every batch incomplete at the call is acked or failed (awaitFlushCompletion), for at
+        most ``timeout_ms`` (kafkasim's bound: Kafka's flush waits as long as it takes). False
+        when that ran out. The 0.8.2 producer has no flush() (KAFKA-1865, 0.9.0): there this
+        only waits, the batches keep their linger.ms."""
+        acc = self.accumulator
+        if not self.cluster.rules.clients.producer_flush_sends_lingering_batches:
+            return self._await_results(acc.incomplete.request_results(), timeout_ms)
+        acc.begin_flush()
+        self.sender.wakeup(0)
+        return acc.await_flush_completion(lambda results: self._await_results(results,
+                                                                             timeout_ms))
+
+    def _await_results(self, results: list[ProduceRequestResult], timeout_ms: int) -> bool:
+        """Run the simulation until every batch result of ``results`` is done (ProduceRequest
+        Result.await for each), for at most ``timeout_ms``."""
+        def completed(_c) -> bool:
+            while results and results[-1].status != PENDING:
+                results.pop()
+            return not results
+        return self.cluster.run_until(completed, timeout_ms)
+
+    def close(self, timeout_ms: int | None = None) -> None:
+        """KafkaProducer.close / close(Duration): the sender sends what is queued at once
+        (Sender.initiateClose) and the simulation runs until nothing is queued or in flight,
+        for at most ``timeout_ms`` (None: as long as it takes, Long.MAX_VALUE; kafkasim stops
+        at limits.MAX_TIME_MS); what is left then fails with KafkaException "Producer is closed
+        forcefully." (Sender.forceClose: 0 fails everything at once). The producer then does
+        nothing more: ``send`` raises IllegalStateException. Closing again does nothing."""
+        if timeout_ms is not None:
+            if type(timeout_ms) is int and timeout_ms < 0:
+                raise IllegalArgumentException("The timeout cannot be negative.")
+            validation.check_timeout("close(timeout_ms)", timeout_ms)
+        sender = self.sender
+        if sender.shut_down:
+            return
+        wait = limits.MAX_TIME_MS if timeout_ms is None else timeout_ms
+        if wait > 0:
+            sender.initiate_close()
+            self.cluster.run_until(lambda c: not sender.has_pending_work(), wait)
+        if sender.has_pending_work() or wait == 0:
+            sender.force_close()
+        sender.shut_down_now()
 
     def pending(self) -> int:
         """How many records sent are neither acked nor failed (a counter: flush and
@@ -206,6 +261,8 @@ class Producer:
             self._refresh_metadata()
 
     def on_message(self, src, msg) -> None:
+        if self.sender.shut_down:   # closed: the network client reads nothing more
+            return
         if isinstance(msg, ProduceResponse):
             self._on_produce_response(src, msg)
         elif isinstance(msg, MetadataResponse):
@@ -216,6 +273,8 @@ class Producer:
         the requests in flight to it fail now (NETWORK_EXCEPTION, retried elsewhere), and if
         the producer was talking to it (a request in flight, or it leads a partition the
         producer knows of) the metadata is refreshed (handleServerDisconnect: requestUpdate)."""
+        if self.sender.shut_down:
+            return
         gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
         for corr in gone:
             self.sender.fail_request(corr, E.NETWORK_EXCEPTION, forget_leaders=True)
@@ -226,6 +285,8 @@ class Producer:
     def on_disconnect(self, dst, msg) -> None:
         """The broker a request went to died: fail it now and retry elsewhere (``msg`` None:
         a connect to it failed)."""
+        if self.sender.shut_down:
+            return
         if isinstance(msg, ProduceRequest):
             if not self.sender.fail_request(msg.correlation_id, E.NETWORK_EXCEPTION,
                                             forget_leaders=True):
@@ -246,7 +307,7 @@ class Producer:
     # -- metadata ---------------------------------------------------------------------------
     def _refresh_metadata(self) -> None:
         md = self.metadata
-        if md.in_flight >= 0:
+        if md.in_flight >= 0 or self.sender.shut_down:
             return
         c = self.cluster
         wait = md.time_to_allow_update(c.engine.now, self.retry_backoff)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
+    FAILED,
     NO_ERRORS,
     PENDING,
     ProduceRequestResult,
@@ -140,6 +141,10 @@ class ProducerBatch:
         """ProducerBatch.complete: done, acknowledged at ``base_offset`` (kafkasim keeps the
         append time as the completion time)."""
         return self.done(ACKED, None, base_offset, log_append_time)
+
+    def abort(self, error: str, now: int) -> bool:
+        """ProducerBatch.abort: failed with ``error`` without an answer (a forced close)."""
+        return self.done(FAILED, error, -1, now)
 
     def done(self, status: str, error: str | None, base_offset: int, now: int) -> bool:
         """ProducerBatch.done: set the batch's result once, for all its records; False (and

@@ -7,13 +7,19 @@ when one of its partitions is). With max.in.flight.requests.per.connection 1 the
 partition while its batch is in flight (``mute_partition``, 0.10.0+). A retried batch goes back with
 ``reenqueue``, in sequence order; ``expired_batches`` takes out those past
 ``delivery.timeout.ms`` (KIP-91, 2.1+), or before 2.1 those that waited in the queue longer than
-``request.timeout.ms`` (KIP-19, ``ExpiryRule``).
+``request.timeout.ms`` (KIP-19, ``ExpiryRule``). Every batch made and not yet done, queued or in
+flight, is in ``incomplete`` (``IncompleteBatches``) until the sender ``deallocate``s it: a flush
+(``begin_flush`` .. ``await_flush_completion``) makes every batch sendable at once and waits for
+those, a closed accumulator (``close``) sends every batch at once, and a forced close fails them
+(``abort_incomplete_batches``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
+from kafkasim.core import errors as E
 from kafkasim.runtime.clients.produce_result import NO_ERRORS, PENDING, ProduceRequestResult
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
 from kafkasim.runtime.clients.producer_metadata import RetryBackoff
@@ -40,6 +46,37 @@ class ExpiryRule(NamedTuple):
 
     request_timeout_ms: int
     in_queue_order: bool = True
+
+
+class IncompleteBatches:
+    """Kafka's IncompleteBatches: the batches made and not yet done (queued, in flight or
+    re-enqueued), oldest first, keyed by identity (a ProducerBatch compares by value)."""
+
+    __slots__ = ("batches",)
+
+    def __init__(self, batches=()) -> None:
+        self.batches: dict[int, ProducerBatch] = {id(b): b for b in batches}
+
+    def __reduce__(self):
+        # the keys are identities: a copy or a restore keys its own batches anew
+        return (IncompleteBatches, (list(self.batches.values()),))
+
+    def add(self, batch: ProducerBatch) -> None:
+        self.batches[id(batch)] = batch
+
+    def remove(self, batch: ProducerBatch) -> None:
+        """IncompleteBatches.remove (a batch not in the set: nothing)."""
+        self.batches.pop(id(batch), None)
+
+    def copy_all(self) -> list[ProducerBatch]:
+        return list(self.batches.values())
+
+    def request_results(self) -> list[ProduceRequestResult]:
+        """IncompleteBatches.requestResults: each batch's result, what a flush waits for."""
+        return [b.produce_future for b in self.batches.values()]
+
+    def is_empty(self) -> bool:
+        return not self.batches
 
 
 class RecordAccumulator:
@@ -69,6 +106,60 @@ class RecordAccumulator:
         # RecordAccumulator.muted: partitions with a batch in flight under
         # max.in.flight.requests.per.connection 1 (membership only)
         self.muted: set[TopicPartition] = set()
+        self.incomplete = IncompleteBatches()
+        # callers of begin_flush whose await_flush_completion has not returned
+        self.flushes_in_progress = 0
+        self.closed = False   # close(): the producer is shutting down
+
+    def begin_flush(self) -> None:
+        """RecordAccumulator.beginFlush: every batch is sendable at once (linger.ms or not)
+        until the matching ``await_flush_completion`` returns."""
+        self.flushes_in_progress += 1
+
+    def flush_in_progress(self) -> bool:
+        """RecordAccumulator.flushInProgress."""
+        return self.flushes_in_progress > 0
+
+    def await_flush_completion(self, wait: Callable[[list[ProduceRequestResult]], bool] | None
+                               = None) -> bool:
+        """RecordAccumulator.awaitFlushCompletion: wait for the results of the batches that are
+        incomplete now (``wait(results)`` runs the simulation until they are done, True when
+        they all are; without it, nothing can move: True when they are done already). The
+        flush ends either way, even when ``wait`` raises."""
+        results = self.incomplete.request_results()
+        try:
+            if wait is None:
+                return all(r.status != PENDING for r in results)
+            return wait(results)
+        finally:
+            self.flushes_in_progress -= 1
+
+    def has_incomplete(self) -> bool:
+        """RecordAccumulator.hasIncomplete: a batch made and not yet done, sent or not."""
+        return not self.incomplete.is_empty()
+
+    def has_undrained(self) -> bool:
+        """RecordAccumulator.hasUndrained: a batch still queued (never sent, or to retry)."""
+        return any(self.batches.values())
+
+    def deallocate(self, batch: ProducerBatch) -> None:
+        """RecordAccumulator.deallocate: the batch is done with (completed, failed or aborted)."""
+        self.incomplete.remove(batch)
+
+    def close(self) -> None:
+        """RecordAccumulator.close: from now every batch is sendable at once."""
+        self.closed = True
+
+    def abort_incomplete_batches(self, now: int = 0, error: str = E.PRODUCER_CLOSED_FORCEFULLY
+                                 ) -> list[ProducerBatch]:
+        """RecordAccumulator.abortIncompleteBatches (a forced close): every incomplete batch,
+        queued or in flight, fails with ``error`` (KafkaException "Producer is closed
+        forcefully.") and leaves its queue; the batches aborted, for the sender to report."""
+        aborted = [b for b in self.incomplete.copy_all() if b.abort(error, now)]
+        self.incomplete = IncompleteBatches()
+        for queue in self.batches.values():   # (every queued batch was incomplete)
+            queue.clear()
+        return aborted
 
     def mute_partition(self, tp: TopicPartition) -> None:
         """RecordAccumulator.mutePartition: nothing of ``tp`` is ready or drained until
@@ -103,6 +194,7 @@ class RecordAccumulator:
                 fut = ProduceRequestResult(tp[0], tp[1], PENDING, -1, None, 0, NO_ERRORS)
                 batch = ProducerBatch(tp, [], now, fut)
                 queue.append(batch)
+                self.incomplete.batches[id(batch)] = batch   # (IncompleteBatches.add)
                 index = 0
                 opened = True
             take = cap - index if cap > index else 1
@@ -114,15 +206,19 @@ class RecordAccumulator:
             rid = stop
         return opened
 
-    def time_left_ms(self, batch: ProducerBatch, now: int) -> int:
-        """RecordAccumulator.batchReady's ``timeLeftMs``: 0 when the batch may be sent now, else
-        how long it still waits. A retry waits for the end of its backoff (``retry_at_ms``),
-        full or not: Kafka sends a batch when ``sendable && !backingOff``, and drain skips a
-        batch still backing off. A first attempt waits ``linger.ms`` from its creation, unless
-        it is full (``batch.size``: ProducerBatch.isFull)."""
+    def time_left_ms(self, queue: list[ProducerBatch], now: int) -> int:
+        """RecordAccumulator.batchReady's ``timeLeftMs`` for the first batch of a partition's
+        (non-empty) ``queue``: 0 when it may be sent now, else how long it still waits. A retry
+        waits for the end of its backoff (``retry_at_ms``), full or not: Kafka sends a batch
+        when ``sendable && !backingOff``, and drain skips a batch still backing off. A first
+        attempt waits ``linger.ms`` from its creation, unless it is full (``batch.size``:
+        ProducerBatch.isFull, or another batch follows it: ``dequeSize > 1``), a flush is in
+        progress or the accumulator is closed (batchReady's ``sendable``)."""
+        batch = queue[0]
         if batch.attempts:
             return batch.retry_at_ms - now if batch.retry_at_ms > now else 0
-        if len(batch.record_ids) * RECORD_SIZE >= self.batch_size:
+        if len(queue) > 1 or len(batch.record_ids) * RECORD_SIZE >= self.batch_size or \
+                self.flushes_in_progress or self.closed:
             return 0
         ready_at = batch.created_ms + self.linger_ms
         return ready_at - now if ready_at > now else 0
@@ -138,7 +234,7 @@ class RecordAccumulator:
         for tp, queue in self.batches.items():
             if not queue or (muted and tp in muted and leaders.get(tp, -1) >= 0):
                 continue
-            left = self.time_left_ms(queue[0], now)
+            left = self.time_left_ms(queue, now)
             if left:
                 if next_delay is None or left < next_delay:
                     next_delay = left

@@ -69,6 +69,45 @@ class Sender:
         # when the sender wakes for RecordAccumulator.nextExpiryTimeMs: the oldest pending
         # batch's delivery.timeout.ms deadline (-1: none set)
         self.expiry_wakeup_ms = -1
+        self.running = True        # until initiate_close
+        self.forced_close = False  # Sender.forceClose: the incomplete batches are aborted
+        self.shut_down = False     # its I/O thread has ended (run() returned): it does nothing
+
+    # -- closing ----------------------------------------------------------------------------
+    def initiate_close(self) -> None:
+        """Sender.initiateClose: the accumulator closes (every batch sendable at once), the
+        loop stops taking sends, and wakes up to send what is left."""
+        self.accumulator.close()
+        self.running = False
+        self.wakeup(0)
+
+    def force_close(self) -> None:
+        """Sender.forceClose: close without waiting for what is queued or in flight."""
+        self.forced_close = True
+        self.initiate_close()
+
+    def is_running(self) -> bool:
+        """Sender.isRunning."""
+        return self.running
+
+    def has_pending_work(self) -> bool:
+        """What Sender.run waits for after a close before it ends: batches still queued
+        (hasUndrained) or requests in flight, metadata ones too (inFlightRequestCount)."""
+        return bool(self.in_flight) or self.producer.metadata.in_flight >= 0 or \
+            self.accumulator.has_undrained()
+
+    def shut_down_now(self) -> None:
+        """The end of Sender.run: after a forced close every incomplete batch fails
+        (abortIncompleteBatches); then the network client closes: a request still in flight is
+        forgotten, its answer never read."""
+        if self.forced_close:
+            now = self.cluster.engine.now
+            for b in self.accumulator.abort_incomplete_batches(now):
+                self.report_batch(b, FAILED, E.PRODUCER_CLOSED_FORCEFULLY, -1, now)
+        for corr in list(self.in_flight):
+            self.release(corr)
+        self.producer.metadata.in_flight = -1
+        self.shut_down = True
 
     # -- wake-ups ---------------------------------------------------------------------------
     def wakeup(self, delay: int) -> None:
@@ -120,6 +159,8 @@ class Sender:
         batches past delivery.timeout.ms failed."""
         if when == self.wakeup_ms:   # this is the wake-up still set: it is used
             self.wakeup_ms = -1
+        if self.shut_down:
+            return
         tm = self.transaction_manager
         # Sender.runOnce, before sendProducerData (2.5+): maybeResolveSequences and
         # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do
@@ -286,6 +327,13 @@ class Sender:
         now = self.cluster.engine.now
         if not b.done(status, error, base_offset, now):
             return False
+        self.accumulator.incomplete.remove(b)   # (maybeRemoveAndDeallocateBatch)
+        self.report_batch(b, status, error, base_offset, now)
+        return True
+
+    def report_batch(self, b: ProducerBatch, status: str, error: str | None, base_offset: int,
+                     now: int) -> None:
+        """The records of batch ``b``, just done, are no longer pending; one trace row each."""
         ids = b.record_ids
         self.producer.n_pending -= len(ids)
         if status == ACKED:
@@ -297,7 +345,6 @@ class Sender:
         # id, status, offset or error)), built by C loops: the fixed head plus each 1-tuple
         self.cluster.trace.rows.extend(map(((now, "produce_result", self.client_id) + b.tp)
                                            .__add__, zip(details)))
-        return True
 
     def update_partition_leadership(self, msg: ProduceResponse, now: int) -> None:
         """KIP-951 (3.7+), after the answer's batches were completed or re-enqueued:
