@@ -20,6 +20,16 @@ counts offline partitions, are the ``rules.metrics`` of kafkasim.settings.versio
 
 from __future__ import annotations
 
+from kafkasim.control.kraft.controller_metrics import (
+    ACTIVE_BROKER_COUNT,
+    FENCED_BROKER_COUNT,
+    GLOBAL_PARTITION_COUNT,
+    GLOBAL_TOPIC_COUNT,
+    KC,
+    OFFLINE_PARTITION_COUNT,
+    PREFERRED_REPLICA_IMBALANCE_COUNT,
+    UNCLEAN_LEADER_ELECTIONS_PER_SEC,
+)
 from kafkasim.runtime.rows import CompactRows
 
 RM = "kafka.server:type=ReplicaManager,name="
@@ -39,18 +49,18 @@ NUM_FETCH_PARTITIONS_CACHED = FSC + "NumIncrementalFetchPartitionsCached"
 FETCH_SESSION_EVICTIONS = FSC + "IncrementalFetchSessionEvictionsPerSec"
 MAX_LAG = "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica"
 ACTIVE_CONTROLLER = "kafka.controller:type=KafkaController,name=ActiveControllerCount"
-OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
-PREFERRED_IMBALANCE = "kafka.controller:type=KafkaController,name=PreferredReplicaImbalanceCount"
-UNCLEAN_ELECTIONS = "kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec"
+OFFLINE_PARTITIONS = OFFLINE_PARTITION_COUNT
+PREFERRED_IMBALANCE = PREFERRED_REPLICA_IMBALANCE_COUNT
+UNCLEAN_ELECTIONS = UNCLEAN_LEADER_ELECTIONS_PER_SEC
 # KAFKA-19212 (4.1): ControllerMetadataMetrics ELECTION_FROM_ELIGIBLE_LEADER_REPLICAS_PER_SEC
 ELR_ELECTIONS = \
     "kafka.controller:type=ControllerStats,name=ElectionFromEligibleLeaderReplicasPerSec"
-# KRaft controllers (QuorumControllerMetrics / ControllerMetadataMetrics, trunk 2024-10)
-KC = "kafka.controller:type=KafkaController,name="
-FENCED_BROKERS = KC + "FencedBrokerCount"
-ACTIVE_BROKERS = KC + "ActiveBrokerCount"
-GLOBAL_TOPICS = KC + "GlobalTopicCount"
-GLOBAL_PARTITIONS = KC + "GlobalPartitionCount"
+# KRaft controllers (QuorumControllerMetrics / ControllerMetadataMetrics, trunk 2024-10): the
+# names ControllerMetadataMetrics defines (kafkasim.control.kraft.controller_metrics)
+FENCED_BROKERS = FENCED_BROKER_COUNT
+ACTIVE_BROKERS = ACTIVE_BROKER_COUNT
+GLOBAL_TOPICS = GLOBAL_TOPIC_COUNT
+GLOBAL_PARTITIONS = GLOBAL_PARTITION_COUNT
 LAST_COMMITTED_OFFSET = KC + "LastCommittedRecordOffset"
 LAST_APPLIED_OFFSET = KC + "LastAppliedRecordOffset"
 # KafkaRaftMetrics (metric group "raft-metrics", JMX kafka.server:type=raft-metrics); the
