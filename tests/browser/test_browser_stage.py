@@ -19,16 +19,24 @@ VISIBLE_TOKEN = "(sel) => [...document.querySelectorAll(sel + ' .ks-token')]" \
     ".filter(g => g.style.display !== 'none').map(g => [g.dataset.id, g.getAttribute('transform')])"
 
 
-# the visible tokens on two animation frames 40 ms apart (at 1/100x: 0.4 ms of simulated time)
+#: the visible tokens on two animation frames 40 ms apart (at 1/100x: 0.4 ms of simulated time),
+#: sampled again (up to 25 times) until a token present in both has moved: on a slow machine a
+#: token may arrive between the two frames of one sample
 TWO_FRAMES = """async (sel) => {
   const pick = () => Object.fromEntries([...document.querySelectorAll(sel + ' .ks-token')]
       .filter(g => g.style.display !== 'none')
       .map(g => [g.dataset.id, g.getAttribute('transform')]));
-  await new Promise(r => requestAnimationFrame(r));
-  const a = pick();
-  await new Promise(r => setTimeout(r, 40));
-  await new Promise(r => requestAnimationFrame(r));
-  return [a, pick()];
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  let pair = [{}, {}];
+  for (let i = 0; i < 25; i++) {
+    await frame();
+    const a = pick();
+    await new Promise(r => setTimeout(r, 40));
+    await frame();
+    pair = [a, pick()];
+    if (Object.keys(a).some(k => k in pair[1] && pair[1][k] !== a[k])) break;
+  }
+  return pair;
 }"""
 
 
