@@ -940,21 +940,23 @@ def _replay_topic(rcm: ReplicationControlManager, r: TopicRecord) -> None:
     rcm._topics[r.topic_id] = TopicControlInfo(r.name, r.topic_id)
 
 
-def _replay_partition(rcm: ReplicationControlManager, r: PartitionRecord) -> None:
+def _partition_topic(rcm: ReplicationControlManager, r) -> TopicControlInfo:
+    """The topic a PartitionRecord or PartitionChangeRecord names (replayed in that order)."""
     info = rcm._topics.get(r.topic_id)
     if info is None:
         raise ReplicationControlError(
             f"Tried to create partition {r.topic_id}:{r.partition_id}, but no topic with "
             f"that ID was found.")
+    return info
+
+
+def _replay_partition(rcm: ReplicationControlManager, r: PartitionRecord) -> None:
+    info = _partition_topic(rcm, r)
     info.parts[r.partition_id] = PartitionRegistration.from_record(r)
 
 
 def _replay_partition_change(rcm: ReplicationControlManager, r: PartitionChangeRecord) -> None:
-    info = rcm._topics.get(r.topic_id)
-    if info is None:
-        raise ReplicationControlError(
-            f"Tried to create partition {r.topic_id}:{r.partition_id}, but no topic with "
-            f"that ID was found.")
+    info = _partition_topic(rcm, r)
     prev = info.parts.get(r.partition_id)
     if prev is None:
         raise ReplicationControlError(
