@@ -70,6 +70,47 @@ def test_combined_node_ids_and_empty_quorums_are_refused():
         Cluster(3, kafka_version="4.1", controllers=0)
 
 
+def _observer_fetches(c: Cluster) -> list[tuple]:
+    """Fetch requests the brokers' raft clients (observers) sent to the controllers."""
+    return [r for r in c.trace.rows if r[1] == "send" and r[2] in c.brokers
+            and r[5][0] == "RaftFetchRequest"]
+
+
+def test_started_together_observers_ask_every_voter_until_one_leads():
+    # KafkaRaftClient.maybeSendAnyVoterFetch: an Unattached voter answers NOT_LEADER_OR_FOLLOWER
+    # at once, the error is handled (the voter is ready again), the observer asks the next one
+    c = Cluster(3, kafka_version="4.1", seed=1)
+    elected = next(r[0] for r in c.trace.rows if r[1] == "raft_transition"
+                   and "Leader" in str(r[5]))
+    early = [r for r in _observer_fetches(c) if r[0] < elected]
+    assert len(early) > 500, len(early)
+    assert {r[5][1] for r in early} == {3000, 3001, 3002}
+
+
+def test_controllers_first_starts_the_brokers_once_the_quorum_has_a_leader():
+    c = Cluster(3, kafka_version="4.1", seed=1, kraft_start="controllers_first")
+    elected = next(r[0] for r in c.trace.rows if r[1] == "raft_transition"
+                   and "Leader" in str(r[5]))
+    starts = [r for r in c.trace.rows if r[1] == "broker_start"]
+    assert len(starts) == 3 and all(r[0] >= elected for r in starts)
+    assert not [r for r in _observer_fetches(c) if r[0] < elected]
+    assert c.kraft.ready() and c.inspect.metadata_mode() == "kraft"
+    c.create_topic("t", 1, 3)
+    p = c.producer(acks="all")
+    p.send("t", "v", partition=0)
+    c.run(500)
+    assert len(p.acked()) == 1
+
+
+def test_kraft_start_is_checked_before_anything_is_built():
+    with pytest.raises(ClusterError, match=r"kraft_start.*'together', 'controllers_first'.*"
+                                           r"did you mean 'controllers_first'"):
+        Cluster(3, kafka_version="4.1", kraft_start="controllers-first")
+    with pytest.raises(ClusterError, match="ZooKeeper mode"):
+        Cluster(3, kafka_version="3.7", kraft_start="controllers_first")
+    assert Cluster(3, kafka_version="3.7", kraft_start="together").kraft is None
+
+
 # -- registration ---------------------------------------------------------------------------------
 def test_broker_epoch_is_the_offset_of_its_register_broker_record():
     c = kraft()

@@ -127,16 +127,31 @@ def register_handlers(cluster) -> None:
         e.on("controller_node_timer", cluster.kraft.controller_node_timer)
 
 
-def start_processes(cluster, broker_ids: list[int]) -> None:
+def start_processes(cluster, broker_ids: list[int], *, controllers_first: bool = False) -> None:
     """Start the KRaft controller nodes and every broker, schedule the first metrics sample,
-    and run until the cluster is ready."""
+    and run until the cluster is ready.
+
+    ``controllers_first`` (``Cluster(kraft_start="controllers_first")``): start the brokers
+    only once the controllers' quorum has elected its leader, as an operator who starts the
+    controllers first does. Started together, each broker's raft client (an observer) asks
+    one voter after another for the leader while the election runs, about a second in which
+    the voters answer NOT_LEADER_OR_FOLLOWER at once and it asks again (KafkaRaftClient
+    .maybeSendAnyVoterFetch; RequestManager.onResponseResult makes the voter ready again
+    on a handled error): a thousand Fetch round trips before anything else happens."""
     kraft = cluster.kraft
     if kraft is not None:
         for node in kraft.nodes.values():
             node.start()
-    for b in broker_ids:
-        cluster.brokers[b].start()
-    cluster.engine.schedule(0, "metrics_sample")
+    if kraft is not None and controllers_first:
+        cluster.engine.schedule(0, "metrics_sample")
+        cluster.run_until(lambda c: c.kraft.active() is not None,
+                          timeout_ms=KRAFT_READY_TIMEOUT_MS)
+        for b in broker_ids:
+            cluster.brokers[b].start()
+    else:
+        for b in broker_ids:
+            cluster.brokers[b].start()
+        cluster.engine.schedule(0, "metrics_sample")
     cluster.run(0)
     if kraft is not None:
         # KRaft start-up: the quorum elects a leader and every broker registers, catches up

@@ -147,12 +147,12 @@ class Cluster:
                  latency_ms: int = 1, jitter_ms: int = 1, metrics_interval_ms: int = 1000,
                  trace_messages: bool = True, per_partition_metrics: bool = True,
                  log_dirs: str | None = None, metadata_mode: str | None = None,
-                 controllers: int | list[int] = 3,
+                 controllers: int | list[int] = 3, kraft_start: str = "together",
                  max_events: int | None = limits.DEFAULT_MAX_EVENTS) -> None:
         validation.check_cluster_args(
             seed=seed, racks=racks, config=config, rules=rules, max_events=max_events,
             trace_messages=trace_messages, per_partition_metrics=per_partition_metrics,
-            log_dirs=log_dirs)
+            log_dirs=log_dirs, kraft_start=kraft_start)
         ids, racks = _broker_ids(brokers, racks)
         for what, ms, lo in (("latency_ms", latency_ms, 0), ("jitter_ms", jitter_ms, 0),
                              ("metrics_interval_ms", metrics_interval_ms, 1)):
@@ -163,6 +163,12 @@ class Cluster:
                                    f"from {lo} to {limits.MAX_TIME_MS:,} "
                                    f"(limits.MAX_TIME_MS), got {ms!r}")
         profile = version_profile(kafka_version, rules, config, metadata_mode)
+        if kraft_start != "together" and profile.metadata_mode != "kraft":
+            raise ClusterError(
+                f"Cluster(kraft_start={kraft_start!r}) orders the start of a KRaft cluster's "
+                f"controllers and brokers; this cluster (Kafka {profile.kafka_version}) runs "
+                "ZooKeeper mode: leave kraft_start out, or choose KRaft (Kafka 4.x, or "
+                "metadata_mode='kraft' from 3.3)")
         self.kafka_version = profile.kafka_version
         self.rules = profile.rules
         self.rulebook = RuleBook()   # the rule functions (kafkasim.core.rules): swap_rule
@@ -191,7 +197,7 @@ class Cluster:
             self.kraft = create_controllers(self, controllers, ids)
             self.kraft.trace_start()
         register_handlers(self)
-        start_processes(self, ids)
+        start_processes(self, ids, controllers_first=kraft_start == "controllers_first")
         self.inspect.ready_ms = self.now
 
     def __repr__(self) -> str:

@@ -84,8 +84,13 @@ def _type_name(value) -> str:
 
 
 # -- Cluster(...) ------------------------------------------------------------------------------
+#: ``Cluster(kraft_start=...)``: how a KRaft cluster's processes start
+#: (``bootstrap.start_processes``)
+KRAFT_START_ORDERS = ("together", "controllers_first")
+
+
 def check_cluster_args(*, seed, racks, config, rules, max_events, trace_messages,
-                       per_partition_metrics, log_dirs) -> None:
+                       per_partition_metrics, log_dirs, kraft_start="together") -> None:
     """``Cluster.__init__``'s arguments other than brokers, versions and times (checked where
     they are read): their types and ranges, before anything is built."""
     if not _is_int(seed) or not -limits.LONG_MAX - 1 <= seed <= limits.LONG_MAX:
@@ -115,6 +120,11 @@ def check_cluster_args(*, seed, racks, config, rules, max_events, trace_messages
     if log_dirs is not None and not isinstance(log_dirs, (str, os.PathLike)):
         raise ClusterError(f"Cluster(log_dirs) must be None or a directory path, got "
                            f"{log_dirs!r} ({_type_name(log_dirs)})")
+    if not isinstance(kraft_start, str) or kraft_start not in KRAFT_START_ORDERS:
+        hint = did_you_mean(kraft_start, KRAFT_START_ORDERS) if isinstance(kraft_start, str) \
+            else ""
+        raise ClusterError(f"Cluster(kraft_start) must be one of {list(KRAFT_START_ORDERS)}, "
+                           f"got {kraft_start!r}{hint}")
 
 
 # -- faults and time ---------------------------------------------------------------------------
