@@ -591,18 +591,7 @@ class Ghost:
         self._scan_consumers(cluster)
         self._read_states(cluster)
         self._scan_replicas(cluster)
-        self.quiet = self._nothing_changed()
-
-    def _nothing_changed(self) -> bool:
-        """Nothing any check reads has changed since the last update: the event wrote no
-        row but sends and receipts of data-path messages, no consumer read a record, and the
-        controller's states are as they were. A check would find what it found last time, so
-        ``Checker.__call__`` skips the checks (about 60% of a fault schedule's events: fetches
-        that return nothing new, timers). That every state change a check reads writes a row is
-        itself tested (tests/test_check_quiet_events.py)."""
-        return not (self.full or self.structural or self.dirty or self.truncated or
-                    self.raft_changed or self.meta_changes or self.new_consumed or
-                    self._states_changed)
+        self.quiet = _nothing_changed(self)
 
     # -- update steps: one per trace kind (``_UPDATE_STEPS``) --------------------------------
     def _step_hw(self, cluster, row) -> None:
@@ -754,6 +743,17 @@ class Ghost:
             if applied and log.high_watermark > self.true_hw.get(tp, 0):
                 self._raise_true_hw(tp, log.high_watermark, cluster.now)
         self.leader_info = info
+
+
+def _nothing_changed(g: Ghost) -> bool:
+    """Nothing any check reads has changed since the last update: the event wrote no row but
+    sends and receipts of data-path messages, no consumer read a record, and the controller's
+    states are as they were. A check would find what it found last time, so
+    ``Checker.__call__`` skips the checks (about 60% of a fault schedule's events: fetches that
+    return nothing new, timers). That every state change a check reads writes a row is itself
+    tested (tests/test_check_quiet_events.py)."""
+    return not (g.full or g.structural or g.dirty or g.truncated or g.raft_changed or
+                g.meta_changes or g.new_consumed or g._states_changed)
 
 
 #: Data-path trace kinds: they never change roles, ISRs or which logs exist.
