@@ -256,6 +256,9 @@ def test_pytest_wrapper_turns_no_tests_into_a_failure(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
+        # the wrapper's exit code is what is tested, not pytest-xdist's workers (-n 0: none
+        # started; one per core cost 12.9 CPU-s here against 4.1)
+        env={**os.environ, "PYTEST_WORKERS": "0"},
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "collected no tests" in result.stderr

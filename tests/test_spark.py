@@ -128,6 +128,13 @@ def test_session_is_configured_for_tests(spark):
     assert spark.sparkContext.defaultParallelism == os.cpu_count()
 
 
+def test_local_jvm_runs_the_client_compiler_only(spark):
+    """LOCAL_JAVA_OPTIONS is on the running JVM's own command line, not only in the conf (an
+    option given after the JVM started would be in the conf and do nothing)."""
+    bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert kspark.LOCAL_JAVA_OPTIONS in list(bean.getInputArguments())
+
+
 def test_session_is_reused(spark):
     assert kspark.session() is spark
     with pytest.raises(RuntimeError, match="already running"):

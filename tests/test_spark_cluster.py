@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from kafkasim.experiments import RunSpec, Sweep, run_sweep
+from kafkasim.experiments.spark import LOCAL_JAVA_OPTIONS
 from kafkasim.tools.spark_cluster import ConnectServer, StandaloneCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -166,3 +167,30 @@ def test_connect_server_sweep(connect_server, serial_rows):
         spark.stop()
     assert json.loads(rows.to_json(orient="records")) == \
         json.loads(serial_rows.to_json(orient="records"))
+
+
+def _java_command_lines(service) -> list[list[str]]:
+    """The command lines of the java processes in the process groups ``service`` started."""
+    groups = {proc.pid for proc in service._procs.procs.values()}
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.getpgid(int(entry.name)) in groups:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if argv and argv[0].endswith(b"java"):
+                    out.append([a.decode() for a in argv])
+        except (OSError, ProcessLookupError):
+            pass    # gone meanwhile
+    return out
+
+
+def test_the_launchers_jvms_run_the_client_compiler_only(standalone, connect_server):
+    """The master's, the workers' and the Connect server's JVMs got LOCAL_JAVA_OPTIONS (an
+    executor a worker started for an application takes the application's options)."""
+    daemons = {"org.apache.spark.deploy.master.Master": 1,
+               "org.apache.spark.deploy.worker.Worker": standalone.workers,
+               "org.apache.spark.deploy.SparkSubmit": 1}
+    lines = _java_command_lines(standalone) + _java_command_lines(connect_server)
+    found = {cls: [argv for argv in lines if cls in argv] for cls in daemons}
+    assert {cls: len(found[cls]) for cls in daemons} == daemons, lines
+    assert all(LOCAL_JAVA_OPTIONS in argv for argv in sum(found.values(), [])), lines

@@ -42,6 +42,14 @@ __all__ = ["SparkTarget", "log_path", "resolve_target", "session", "stop", "test
 
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
+#: The JIT of a JVM kafkasim starts on this machine (a classic session's driver, a local Spark
+#: Connect server, ``kafkasim.tools.spark_cluster``'s daemons): the client compiler only. Such a
+#: JVM's own work is short (start-up, scheduling, Arrow batches to and from the Python workers,
+#: which run the simulations); the server compiler recompiling it costs CPU that the sweep then
+#: lacks on a machine of a few cores. A local session and 64 sweep runs on 2 cores: the JVM 23.6
+#: -> 13.4 CPU-s, the sweep 14.8 -> 13.7 s of wall time (docs/testing.md, "The JVMs"). A conf
+#: with its own ``spark.driver.extraJavaOptions`` replaces this.
+LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 @dataclass(frozen=True)
@@ -233,7 +241,9 @@ def session(
         if not target.is_local and target.kind == "master":
             options["spark.app.name"] = app_name
         if target.kind == "master" or target.is_local:
+            # a JVM on this machine: a classic session's driver (any master), a local server
             options.setdefault("spark.log.level", "WARN")
+            options.setdefault("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
         options.update(conf or {})
         if target.kind == "master" and (conf or {}).get("spark.pyspark.python"):
             # PySpark reads the executors' Python from PYSPARK_PYTHON when the context starts

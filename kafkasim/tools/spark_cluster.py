@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kafkasim.experiments.spark import LOCAL_JAVA_OPTIONS
+
 __all__ = ["ConnectServer", "StandaloneCluster", "free_port", "spark_home"]
 
 LOOPBACK = "127.0.0.1"
@@ -72,6 +74,8 @@ class _Processes:
             "SPARK_PID_DIR": str(self.dir / "pids"),
             "SPARK_CONF_DIR": str(self.dir / "conf"),   # empty: no stray spark-env.sh
             "PYSPARK_PYTHON": self.python,
+            # the master's and workers' JVMs (spark-class reads it for the daemons)
+            "SPARK_DAEMON_JAVA_OPTS": LOCAL_JAVA_OPTIONS,
         })
         (self.dir / "conf").mkdir(exist_ok=True)
         return env
@@ -219,6 +223,7 @@ class ConnectServer(_Service):
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
             "spark.sql.session.timeZone": "UTC",
+            "spark.driver.extraJavaOptions": LOCAL_JAVA_OPTIONS,
             **self.conf,
         }
         argv = [str(spark_home() / "sbin" / "start-connect-server.sh"), "--wait",
