@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 
 # Bytecode is written (__pycache__/, git-ignored): the suite starts many Python processes (the
 # xdist workers, 34 notebook kernels for nbval and more for the browser suite, the fault
-# schedules' pools, Spark's Python workers, the command-line tests), each importing kafkasim. With PYTHONDONTWRITEBYTECODE set, as some images
-# set it, every one of them compiled kafkasim's ~140 modules anew: `from kafkasim.course import *`
-# cost 1.66 CPU-s instead of 1.17. (PYTHONPYCACHEPREFIX would keep the tree free of __pycache__,
-# but it ignores the bytecode pip wrote into site-packages and compiles all of that again.)
+# schedules' pools, Spark's Python workers, the command-line tests), each importing kafkasim.
+# With PYTHONDONTWRITEBYTECODE set, as some images set it, every one of them compiled kafkasim's
+# ~140 modules anew: `from kafkasim.course import *` cost 1.66 CPU-s instead of 1.17.
+# (PYTHONPYCACHEPREFIX would keep the tree free of __pycache__, but it ignores the bytecode pip
+# wrote into site-packages and compiles all of that again.)
 unset PYTHONDONTWRITEBYTECODE
 
 workers="${PYTEST_WORKERS:-auto}"

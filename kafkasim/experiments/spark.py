@@ -47,8 +47,8 @@ LOOPBACK = "127.0.0.1"
 #: JVM's own work is short (start-up, scheduling, Arrow batches to and from the Python workers,
 #: which run the simulations); the server compiler recompiling it costs CPU that the sweep then
 #: lacks on a machine of a few cores. A local session and 64 sweep runs on 2 cores: the JVM 23.6
-#: -> 13.4 CPU-s, the sweep 14.8 -> 13.7 s of wall time (docs/testing.md, "The JVMs"). A conf
-#: with its own ``spark.driver.extraJavaOptions`` replaces this.
+#: -> 13.4 CPU-s, the sweep 14.8 -> 13.7 s of wall time (docs/testing.md, "The whole machine's
+#: CPU"). A conf with its own ``spark.driver.extraJavaOptions`` replaces this.
 LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
