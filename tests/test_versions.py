@@ -493,6 +493,32 @@ def test_rule_error_is_a_value_error():
     assert issubclass(RuleError, ValueError)
 
 
+def test_a_profile_has_one_rules_object_and_overrides_never_reach_it():
+    # rules_for remembers each profile's Rules (a cluster asks several times); an override
+    # builds its own, before and after the profile's shared object exists
+    flipped = rules_for("3.7.2", {"hw_frozen_under_min_isr": False})
+    shared = rules_for("3.7")
+    assert shared is rules_for("3.7.1") is rules_for(" 3.7 ")
+    assert flipped is not shared and flipped.hw_frozen_under_min_isr is False
+    assert shared.hw_frozen_under_min_isr is True
+    again = rules_for("3.7", {"hw_frozen_under_min_isr": False})
+    assert again == flipped and again is not shared
+    assert rules_for("3.7").hw_frozen_under_min_isr is True
+    with pytest.raises(RuleError):
+        rules_for("3.7", {"alter_isr": "yes"})
+    assert rules_for("3.7") is shared
+
+
+@pytest.mark.parametrize("version, since", [(3.7, "3.7"), ("3.7", 3.7), (None, "2.4"),
+                                            (["3.7"], "2.4"), ("3.x", "2.4"), ("3.7", "")])
+def test_version_at_least_names_a_bad_version_whatever_its_type(version, since):
+    # version_at_least remembers string pairs; anything else still gets VersionError
+    with pytest.raises(VersionError):
+        version_at_least(version, since)  # type: ignore[arg-type]
+    with pytest.raises(VersionError):   # and again: a failure is never remembered as an answer
+        version_at_least(version, since)  # type: ignore[arg-type]
+
+
 def test_rules_are_hashable_and_deterministic():
     assert hash(rules_for("2.4")) == hash(rules_for("2.4.1"))
     assert rules_for("2.4") != rules_for("2.5")

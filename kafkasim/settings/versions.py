@@ -183,6 +183,15 @@ def parse_version(version: str) -> tuple[int, ...]:
 
 def version_at_least(version: str, since: str) -> bool:
     """True if the profile of ``version`` is ``since`` or newer (``since`` may be any release)."""
+    if type(version) is str and type(since) is str:
+        return _version_at_least(version, since)
+    return parse_version(version) >= version_tuple(since)   # raises VersionError, naming it
+
+
+@functools.lru_cache(maxsize=4096)
+def _version_at_least(version: str, since: str) -> bool:
+    """version_at_least, remembered per pair of strings: a cluster's configs and rules ask it
+    a few hundred times, for a few dozen pairs."""
     return parse_version(version) >= version_tuple(since)
 
 
@@ -1576,11 +1585,28 @@ def _checked_overrides(overrides: dict[str, bool]) -> dict[str, bool]:
 
 def rules_for(version: str = DEFAULT_VERSION, overrides: dict[str, bool] | None = None) -> Rules:
     """Rules of the profile for ``version``, with optional per-rule ``overrides`` (flat rule
-    name -> bool)."""
+    name -> bool). Without overrides every call for a profile returns the same (frozen)
+    :class:`Rules`: each cluster, broker config and scenario asks for them."""
     profile = normalize_version(version)
-    values = {f.name: _rule_value(f, profile) for _attr, f in _RULE_FIELDS}
-    if overrides:
-        values.update(_checked_overrides(overrides))
+    if not overrides:
+        return _profile_rules(profile)
+    values = dict(_profile_rule_values(profile))
+    values.update(_checked_overrides(overrides))
+    return _build_rules(profile, values)
+
+
+@functools.cache
+def _profile_rules(profile: str) -> Rules:
+    return _build_rules(profile, _profile_rule_values(profile))
+
+
+@functools.cache
+def _profile_rule_values(profile: str) -> dict[str, bool]:
+    """Flat rule name -> its value in ``profile`` (read-only: callers copy it)."""
+    return {f.name: _rule_value(f, profile) for _attr, f in _RULE_FIELDS}
+
+
+def _build_rules(profile: str, values: dict[str, bool]) -> Rules:
     groups = {attr: cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
               for attr, cls, _title in RULE_GROUPS}
     return Rules(version=profile, **groups)
