@@ -29,7 +29,9 @@ import dataclasses
 import difflib
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
@@ -1601,12 +1603,12 @@ def _profile_rules(profile: str) -> Rules:
 
 
 @functools.cache
-def _profile_rule_values(profile: str) -> dict[str, bool]:
-    """Flat rule name -> its value in ``profile`` (read-only: callers copy it)."""
-    return {f.name: _rule_value(f, profile) for _attr, f in _RULE_FIELDS}
+def _profile_rule_values(profile: str) -> Mapping[str, bool]:
+    """Flat rule name -> its value in ``profile`` (a read-only view: an override copies it)."""
+    return MappingProxyType({f.name: _rule_value(f, profile) for _attr, f in _RULE_FIELDS})
 
 
-def _build_rules(profile: str, values: dict[str, bool]) -> Rules:
+def _build_rules(profile: str, values: Mapping[str, bool]) -> Rules:
     groups = {attr: cls(**{f.name: values[f.name] for f in dataclasses.fields(cls)})
               for attr, cls, _title in RULE_GROUPS}
     return Rules(version=profile, **groups)
