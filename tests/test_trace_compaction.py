@@ -12,6 +12,7 @@ import copy
 import gc
 import os
 import pickle
+import warnings
 import weakref
 
 import pytest
@@ -198,10 +199,16 @@ def test_the_chunk_file_has_no_name_and_goes_with_its_rows(small, tmp_path, monk
     store = r._chunks[0][0]
     assert os.listdir(tmp_path) == []                      # created without a name (or unlinked)
     assert not isinstance(store.file.name, str) or not os.path.exists(store.file.name)
+    file = store.file
     ref = weakref.ref(store)
     del r, store
-    gc.collect()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
     assert ref() is None                                   # file closed with the last rows
+    assert file.closed
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], \
+        [str(w.message) for w in caught]                   # closed by it, not left to warn
 
 
 def test_a_range_list_reads_as_a_list_of_ranges():

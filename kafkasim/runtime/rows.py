@@ -63,6 +63,11 @@ class _ChunkFile:
         self.lock = threading.Lock()
         self.cached: tuple = (-1, None)    # (offset, rows) of the last chunk read
 
+    def __del__(self) -> None:
+        # closed here, not by the file object's own finalizer, which warns (ResourceWarning:
+        # "unclosed file") when nothing closed it
+        self.file.close()
+
     def write(self, data: bytes) -> int:
         with self.lock:
             offset = self.size
