@@ -386,7 +386,8 @@ class LabServer:
         )
         self.log: list[str] = []
         self.url_line = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self):
         for line in self.proc.stderr:
@@ -415,6 +416,9 @@ class LabServer:
 
     def stop(self):
         stop_process_group(self.proc)
+        self.reader.join(timeout=10)   # the log ends with the process group
+        if not self.reader.is_alive():
+            self.proc.stderr.close()
 
 
 async def run_cells_in_kernel(
