@@ -65,8 +65,10 @@ class _ChunkFile:
 
     def __del__(self) -> None:
         # closed here, not by the file object's own finalizer, which warns (ResourceWarning:
-        # "unclosed file") when nothing closed it
-        self.file.close()
+        # "unclosed file") when nothing closed it; nothing to close if creating it failed
+        file = getattr(self, "file", None)
+        if file is not None:
+            file.close()
 
     def write(self, data: bytes) -> int:
         with self.lock:
