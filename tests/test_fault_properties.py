@@ -53,7 +53,7 @@ controller faults (crash, crash and restart, pause, cut off from every node) aim
 active controller or a fixed one; broker.session.timeout.ms 4-6 s. The safe KRaft profiles
 must show zero violations -- including ElrCompleteness, LeaderFromIsrOrElr and RaftSafety --
 except schedules a known KRaft core bug stops (``KNOWN_KRAFT_ERRORS``, counted and printed,
-each with a strict xfail reproduction at the end). ``KAFKASIM_KRAFT_FAULT_SCHEDULES`` (2400;
+each with a reproduction at the end; none is open). ``KAFKASIM_KRAFT_FAULT_SCHEDULES`` (2400;
 kraft40 a quarter of it; the first tenth checked after every event,
 ``KAFKASIM_KRAFT_FAULT_EVENT_CHECKED``) scales them;
 ``tests/test_fault_properties.py SEED kraft`` replays one.
@@ -369,12 +369,12 @@ def try_start(c: Cluster, b: int) -> int:
     return -1
 
 
-#: Liveness problems of the simulator these schedules run into (see the xfail tests at the end):
-#: a schedule that does not settle must be explained by one of them.
+#: Liveness problems of the simulator these schedules ran into (all fixed; their regression tests
+#: are at the end): a schedule that does not settle must be explained by one of them.
 KNOWN_EPOCH_LOOP = "an empty epoch left in a follower's epoch cache (was simulator bug A)"
 KNOWN_LOST_REQUEST = "controller requests to an unreachable broker lost (was simulator bug B)"
 KNOWN_ISR_RETRY = "a retried AlterPartition already applied refused (was simulator bug D)"
-#: KRaft core bugs these schedules run into (xfail regression tests at the end): error
+#: KRaft core bugs these schedules run into (regression tests at the end): error
 #: signature of each; a schedule failing with one is counted, not failed, until it is fixed.
 KNOWN_KRAFT_ERRORS: dict[str, str] = {}   # none open (E, a resigned controller's write, fixed)
 

@@ -22,7 +22,8 @@ no segments, the records below the log start are gone, so the recovery after an 
 shutdown cannot replay them as Kafka replays its segment from its base offset.
 
 Scenarios and code are our own; each test names the Kafka test it follows and the tag. Where
-kafkasim answers differently from Kafka the test is a strict xfail naming the deviation.
+kafkasim answered differently from Kafka the test was a strict xfail naming the deviation; all
+of them pass since 67adf91.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ Adaptation to kafkasim (kafkasim.control.kraft.raft):
   epoch argument); Kafka's memory-pool checks of testAccumulatorCleared* become "the pending
   records never reach the log"; DescribeQuorum is ``describe_quorum(now)``.
 
-One difference found, marked xfail: the leader keys a fetching replica by the message's source,
-not by FetchRequest.replicaId (test_describe_quorum_fetch_with_negative_replica_id_is_not_tracked).
+One difference found while porting, since fixed (7041eff): the leader keyed a fetching replica by
+the message's source, not by FetchRequest.replicaId
+(test_describe_quorum_fetch_with_negative_replica_id_is_not_tracked).
 
 tests/test_raft_client_more_kafka.py ports the KIP-853 voter-key cases
 (testInvalidVoterReplica*, testNodeDirectoryId), resign and append by epoch
