@@ -471,10 +471,41 @@ def test_validators_change_by_version():
     ] == 0
     with pytest.raises(ConfigError, match="Value must be at least 1"):
         broker_config({"leader.imbalance.check.interval.seconds": 0}, "3.2")
-    # segment.bytes minimum 14 bytes, 1 MiB since 4.0 (KIP-1030).
+    # log.segment.bytes: minimum 14 bytes, 1 MiB since 4.0 (KIP-1030, ServerLogConfigs);
+    # the topic key segment.bytes followed in 4.1 (KAFKA-19080, LogConfig @4.0.0 vs @4.1.0)
+    assert broker_config({"log.segment.bytes": 1024}, "3.9")["log.segment.bytes"] == 1024
+    with pytest.raises(ConfigError, match="log.segment.bytes: Value must be at least 1048576"):
+        broker_config({"log.segment.bytes": 1024}, "4.0")
     assert topic_config({"segment.bytes": 1024}, None, "3.9")["segment.bytes"] == 1024
-    with pytest.raises(ConfigError, match="Value must be at least 1048576"):
-        topic_config({"segment.bytes": 1024}, None, "4.0")
+    assert topic_config({"segment.bytes": 1024}, None, "4.0")["segment.bytes"] == 1024
+    with pytest.raises(ConfigError, match="segment.bytes: Value must be at least 14"):
+        topic_config({"segment.bytes": 13}, None, "4.0")
+    with pytest.raises(ConfigError, match="segment.bytes: Value must be at least 1048576"):
+        topic_config({"segment.bytes": 1024}, None, "4.1")
+    # num.replica.fetchers: atLeast(1) since 4.2 (ReplicationConfigs); before, 0 is refused as
+    # the division by zero it would cause, with that reason
+    with pytest.raises(ConfigError, match="num.replica.fetchers: Value must be at least 1"):
+        broker_config({"num.replica.fetchers": 0}, "4.2")
+    with pytest.raises(ConfigError, match="without a validator before 4.2.*/ by zero"):
+        broker_config({"num.replica.fetchers": 0}, "4.1")
+    # node.id: atLeast(0) since 4.0 (KRaftConfigs), checked when set
+    with pytest.raises(ConfigError, match="node.id: Value must be at least 0"):
+        broker_config({"node.id": -2}, "4.0")
+    assert broker_config({"node.id": 1}, "4.0")["node.id"] == 1
+
+
+@pytest.mark.parametrize("key", [
+    "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
+    "controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
+    "controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms"])
+def test_quorum_timeouts_validate_from_4_1(key):
+    """QuorumConfig: the six timeouts have no validator in 4.0 and atLeast(0) from 4.1 (before,
+    the simulator's own bound refuses a negative time, in its own words)."""
+    with pytest.raises(ConfigError, match=f"{key}: Value must be at least 0"):
+        broker_config({key: -1}, "4.1")
+    with pytest.raises(ConfigError, match="defines it without a validator"):
+        broker_config({key: -1}, "4.0")
+    assert broker_config({key: 0}, "4.1")[key] == 0
 
 
 def test_none_value_fails_a_range_validator():

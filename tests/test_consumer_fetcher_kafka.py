@@ -489,7 +489,7 @@ def test_update_fetch_position_reset_to_default_offset(policy, position):
     cons.subscriptions.request_offset_reset(TP0)
     cons._update_fetch_positions(300)  # resetPositionsIfNeeded + the answer
     ((_b, req),) = of_type(sent, ListOffsetsRequest)
-    assert [ts for _t, _p, ts in req.partitions] == [OffsetResetStrategy.of(policy).timestamp]
+    assert [ts for _t, _p, ts in req.partitions] == [OffsetResetStrategy.of(policy).timestamp()]
     subs = cons.subscriptions
     assert not subs.is_offset_reset_needed(TP0) and subs.is_fetchable(TP0)
     assert cons.position(T) == position

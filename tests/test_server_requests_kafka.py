@@ -929,10 +929,11 @@ def test_get_offsets_fenced_or_unknown_leader_epoch(stale):
     fetcher = consumer.offset_fetcher
     handle = fetcher.handle_list_offsets_response
 
-    def spy(msg, request):
+    def spy(msg):
+        request = consumer.sent_to[msg.correlation_id][1]
         answers.append((request.current_leader_epochs, tuple(p[2] for p in msg.partitions),
                         fetcher.consumer.subscriptions.is_offset_reset_needed(TP)))
-        handle(msg, request)
+        handle(msg)
         answers[-1] += (consumer.leaders[TP],)
 
     fetcher.handle_list_offsets_response = spy

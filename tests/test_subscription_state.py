@@ -420,7 +420,7 @@ def test_fetch_states_follow_kafkas_transitions():
 def test_reset_strategy_names():
     assert OffsetResetStrategy.of("smallest") is OffsetResetStrategy.EARLIEST   # 0.8.2 names
     assert OffsetResetStrategy.of("largest") is OffsetResetStrategy.LATEST
-    assert OffsetResetStrategy.EARLIEST.timestamp == -2      # ListOffsets EARLIEST_TIMESTAMP
-    assert OffsetResetStrategy.LATEST.timestamp == -1        # LATEST_TIMESTAMP
+    assert OffsetResetStrategy.EARLIEST.timestamp() == -2    # ListOffsets EARLIEST_TIMESTAMP
+    assert OffsetResetStrategy.LATEST.timestamp() == -1      # LATEST_TIMESTAMP
     with pytest.raises(ValueError):
         OffsetResetStrategy.of("by_duration")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkasim.settings.javautil import (
+    java_duration_parse,
     java_hashmap_iteration_order,
     java_hashmap_spread,
     java_hashtable_iteration_order,
@@ -194,6 +195,53 @@ class ValidList:
         return f"[{', '.join(self.choices)}]"
 
 
+#: AutoOffsetResetStrategy.StrategyType (4.0+) but by_duration, which carries a duration
+AUTO_OFFSET_RESET_TYPES = ("latest", "earliest", "none")
+BY_DURATION = "by_duration"
+
+
+def parse_auto_offset_reset(value: Any) -> tuple[str, int | None]:
+    """AutoOffsetResetStrategy.fromString (clients 4.0+, KIP-1106): ``(type, duration)``, the
+    duration in nanoseconds for ``by_duration:<ISO-8601 duration>`` (java.time.Duration.parse,
+    not negative), else None. The names are lower case only. ValueError with the message of
+    Kafka's IllegalArgumentException otherwise (the consumer's strategy raises it as that)."""
+    if value is None:
+        raise ValueError("Auto offset reset strategy is null")
+    if value == BY_DURATION:
+        raise ValueError("<:duration> part is missing in by_duration auto offset reset strategy.")
+    if value in AUTO_OFFSET_RESET_TYPES:
+        return value, None
+    if isinstance(value, str) and value.startswith(BY_DURATION + ":"):
+        try:
+            duration = java_duration_parse(value[len(BY_DURATION) + 1:])
+        except ValueError:
+            duration = -1
+        if duration < 0:   # (fromString's own check, inside the try that rewords it)
+            raise ValueError("Unable to parse duration string in by_duration offset reset "
+                             "strategy.")
+        return BY_DURATION, duration
+    raise ValueError(f"Unknown auto offset reset strategy: {value}")
+
+
+@dataclass(frozen=True)
+class AutoOffsetResetValidator:
+    """AutoOffsetResetStrategy.Validator (4.0+): earliest, latest, none or
+    by_duration:<duration>."""
+
+    def check(self, name: str, value: Any) -> None:
+        try:
+            parse_auto_offset_reset(value)
+        except ValueError:
+            raise _invalid(name, value, (
+                f"Invalid value `{_java_str(value)}` for configuration {name}. The value must be "
+                "either 'earliest', 'latest', 'none' or of the format "
+                "'by_duration:<PnDTnHnMn.nS.>'.")) from None
+
+    def __str__(self) -> str:
+        # Validator.toString: the StrategyType values in their declared order
+        return "[latest, earliest, none, by_duration:PnDTnHnMn.nS]"
+
+
 #: Utils.HOST_PORT_PATTERN (clients/.../common/utils/Utils.java, trunk): optional scheme, optional
 #: [..] around an IPv6 host, then :port; the whole string must match.
 _HOST_PORT = re.compile(r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)")
@@ -327,7 +375,8 @@ def validate_quorum(voters: list[int]) -> list[str]:
     return out
 
 
-Validator = Range | ValidString | ValidList | QuorumVoters | QuorumBootstrapServers
+Validator = Range | ValidString | ValidList | QuorumVoters | QuorumBootstrapServers | \
+    AutoOffsetResetValidator
 
 
 @dataclass(frozen=True)
@@ -410,11 +459,17 @@ def _acks_post(value: Any) -> int:
 _AT_LEAST_0 = Range(0)
 _AT_LEAST_1 = Range(1)
 _SEGMENT_BYTES_VALID = by_version(
-    # LegacyRecord.RECORD_OVERHEAD_V0 (Message.MinHeaderSize before 2.0) = 14 bytes;
-    # KIP-1030 raised the minimum to 1 MiB in 4.0.
+    # log.segment.bytes: LegacyRecord.RECORD_OVERHEAD_V0 (Message.MinHeaderSize before 2.0) =
+    # 14 bytes; KIP-1030 raised the broker key's minimum to 1 MiB in 4.0 (ServerLogConfigs).
     ("0.8.2", Range(14)),
     ("4.0", Range(1024 * 1024)),
 )
+#: segment.bytes (the topic key): 14 bytes until 4.1, where KAFKA-19080 gave it the broker
+#: key's 1 MiB (LogConfig @4.0.0: atLeast(LegacyRecord.RECORD_OVERHEAD_V0); @4.1.0: atLeast(1024
+#: * 1024), with the internal.segment.bytes escape for Kafka's own tests)
+_TOPIC_SEGMENT_BYTES_VALID = by_version(("0.8.2", Range(14)), ("4.1", Range(1024 * 1024)))
+#: the six controller.quorum.* timeouts: no validator until 4.1, atLeast(0) since (QuorumConfig)
+_QUORUM_TIMEOUT_VALID = by_version(("2.8", None), ("4.1", _AT_LEAST_0))
 
 #: The note for the two ZooKeeper-only controlled-shutdown keys Kafka 4.0 removed.
 _KRAFT_SHUTDOWN_NOTE = (
@@ -443,7 +498,9 @@ BROKER: dict[str, ConfigDef] = dict(
         _cfg(
             "num.replica.fetchers", "int", 1,
             "Fetcher threads per source broker used to replicate partitions.",
-            unit="threads",
+            # no validator until 4.2 (ReplicationConfigs: atLeast(1) since; before, the runtime
+            # bound below refuses 0 with the reason)
+            unit="threads", valid=by_version(("0.8.2", None), ("4.2", _AT_LEAST_1)),
         ),
         _cfg(
             "controller.socket.timeout.ms", "int", 30000,
@@ -659,10 +716,14 @@ BROKER: dict[str, ConfigDef] = dict(
         _cfg(
             "node.id", "int", -1,
             "KRaft: id of this node (required there); a synonym of broker.id, which must match.",
+            # 4.0: no default and atLeast(0) (KRaftConfigs); the cluster sets each node's id, so
+            # the default here stays -1 ("not set in the template") and only a value set
+            # explicitly is checked
+            valid=by_version(("2.8", None), ("4.0", _AT_LEAST_0)),
             since="2.8", change_ref="KIP-631",
         ),
-        # QuorumConfig (RaftConfig before 3.8), KIP-595; same defaults since 2.8, no validators
-        # on the timeouts.
+        # QuorumConfig (RaftConfig before 3.8), KIP-595; same defaults since 2.8; the timeouts
+        # have no validator until 4.1 (atLeast(0) since: _QUORUM_TIMEOUT_VALID).
         _cfg(
             "controller.quorum.voters", "list", (),
             "KRaft: the static controller quorum, comma-separated {id}@{host}:{port} entries.",
@@ -676,18 +737,18 @@ BROKER: dict[str, ConfigDef] = dict(
         _cfg(
             "controller.quorum.election.timeout.ms", "int", 1000,
             "KRaft: longest time without fetching from the leader before a new election.",
-            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+            unit="ms", valid=_QUORUM_TIMEOUT_VALID, since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "controller.quorum.fetch.timeout.ms", "int", 2000,
             "KRaft: a voter without a successful fetch from the leader for this long becomes a "
             "candidate; a leader without fetches from a majority for this long resigns.",
-            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+            unit="ms", valid=_QUORUM_TIMEOUT_VALID, since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "controller.quorum.election.backoff.max.ms", "int", 1000,
             "KRaft: upper bound of the exponential backoff between elections.",
-            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+            unit="ms", valid=_QUORUM_TIMEOUT_VALID, since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "controller.quorum.auto.join.enable", "boolean", False,
@@ -698,17 +759,17 @@ BROKER: dict[str, ConfigDef] = dict(
         _cfg(
             "controller.quorum.append.linger.ms", "int", 25,
             "KRaft: how long the leader lets writes accumulate before flushing them to disk.",
-            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+            unit="ms", valid=_QUORUM_TIMEOUT_VALID, since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "controller.quorum.request.timeout.ms", "int", 2000,
             "KRaft: how long a quorum request waits for its response before it is retried.",
-            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+            unit="ms", valid=_QUORUM_TIMEOUT_VALID, since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "controller.quorum.retry.backoff.ms", "int", 20,
             "KRaft: wait before retrying a failed quorum request.",
-            unit="ms", since="2.8", change_ref="KIP-595", mode=KRAFT,
+            unit="ms", valid=_QUORUM_TIMEOUT_VALID, since="2.8", change_ref="KIP-595", mode=KRAFT,
         ),
         _cfg(
             "max.incremental.fetch.session.cache.slots", "int", 1000,
@@ -763,7 +824,8 @@ TOPIC: dict[str, ConfigDef] = dict(
         _cfg(
             "segment.bytes", "int", 1024 * 1024 * 1024,
             "Size at which this topic's active segment is rolled.",
-            unit="bytes", valid=_SEGMENT_BYTES_VALID, synonyms=(Synonym("log.segment.bytes"),),
+            unit="bytes", valid=_TOPIC_SEGMENT_BYTES_VALID,
+            synonyms=(Synonym("log.segment.bytes"),),
         ),
         _cfg(
             "max.message.bytes", "int", by_version(("0.8.2", 1000012), ("2.5", 1048588)),
@@ -848,10 +910,13 @@ CONSUMER: dict[str, ConfigDef] = dict(
         ),
         _cfg(
             "auto.offset.reset", "string", by_version(("0.8.2", "largest"), ("0.9.0", "latest")),
-            "Where to start without a committed offset.",
+            "Where to start without a committed offset: latest, earliest, none (an error), or "
+            "(4.0+, KIP-1106) by_duration:<ISO-8601 duration>, the first record at most that "
+            "long ago.",
             valid=by_version(
                 ("0.8.2", ValidString(("largest", "smallest"))),
                 ("0.9.0", ValidString(("latest", "earliest", "none"))),
+                ("4.0", AutoOffsetResetValidator()),
             ),
         ),
         _cfg(
@@ -1233,7 +1298,7 @@ def broker_config(
         _check_metadata_mode(explicit, profile, metadata_mode_for(profile, metadata_mode))
     _check_kraft_node(cfg, explicit)
     _check_broker_heartbeat(cfg, profile)
-    _check_runtime_ranges(cfg)
+    _check_runtime_ranges(cfg, profile)
 
     # Cross-checks from KafkaConfig.validateValues (paraphrased).
     wait_ms = cfg["replica.fetch.wait.max.ms"]
@@ -1359,7 +1424,7 @@ def _check_kraft_node(cfg: Mapping[str, Any], explicit: Mapping[str, Any]) -> No
 #: fail once running; refused at configuration time, with the reason Kafka would fail.
 _RUNTIME_LOWER_BOUNDS: dict[str, tuple[int, str]] = {
     "num.replica.fetchers": (
-        1, "ReplicationConfigs defines it without a validator, but "
+        1, "ReplicationConfigs defines it without a validator before 4.2, but "
            "AbstractFetcherManager.getFetcherId takes the partition's hash modulo the number of "
            "fetchers per broker, so 0 fails with an ArithmeticException (/ by zero) the first "
            "time a replica becomes a follower"),
@@ -1386,7 +1451,7 @@ _NEGATIVE_MS_HANDLED = frozenset({
     "log.retention.ms", "log.flush.interval.ms"})
 
 
-def _check_runtime_ranges(cfg: Mapping[str, Any]) -> None:
+def _check_runtime_ranges(cfg: Mapping[str, Any], profile: str) -> None:
     for key, (low, why) in _RUNTIME_LOWER_BOUNDS.items():
         value = cfg.get(key)
         if value is not None and value < low:
@@ -1394,8 +1459,8 @@ def _check_runtime_ranges(cfg: Mapping[str, Any]) -> None:
                               f"{low} ({why})")
     for key, defn in BROKER.items():
         value = cfg.get(key)
-        if defn.unit == "ms" and defn.valid is None and key not in _NEGATIVE_MS_HANDLED and \
-                isinstance(value, int) and value < 0:
+        if isinstance(value, int) and value < 0 and defn.unit == "ms" and \
+                key not in _NEGATIVE_MS_HANDLED and defn.validator_for(profile) is None:
             raise ConfigError(
                 f"Invalid value {value} for configuration {key}: must be at least 0 (Kafka "
                 "defines it without a validator, but it is a time or timeout: a negative value "

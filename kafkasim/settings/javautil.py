@@ -4,8 +4,9 @@
 fetcher thread; ``murmur2`` is the producer's key partitioner; ``Integer.parseInt`` /
 ``Long.parseLong`` and ``Pattern.compile("\\s+").split`` are how Kafka reads checkpoint files;
 ``java.util.HashMap`` / ``HashSet`` and ``Hashtable`` iteration orders show in what Kafka prints
-and writes (describe output, ConfigRecords, the ELR, the placer's Random draws). Each lives here
-once. Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
+and writes (describe output, ConfigRecords, the ELR, the placer's Random draws);
+``java.time.Duration.parse`` reads the consumer's ``auto.offset.reset=by_duration:...``. Each lives
+here once. Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
 """
 
 from __future__ import annotations
@@ -133,6 +134,37 @@ def java_parse_int(s: str) -> int:
 def java_parse_long(s: str) -> int:
     """``Long.parseLong(s)``: as :func:`java_parse_int`, within [-2^63, 2^63 - 1]."""
     return _java_parse(s, 64)
+
+
+# java.time.Duration's PATTERN (CASE_INSENSITIVE): [-+]P[nD][T[nH][nM][n[.n]S]]
+_JAVA_DURATION = re.compile(
+    r"([-+]?)P(?:([-+]?[0-9]+)D)?"
+    r"(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?",
+    re.IGNORECASE)
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def java_duration_parse(text: str) -> int:
+    """``java.time.Duration.parse(text)`` in nanoseconds: ISO-8601 ``PnDTnHnMn.nS`` (days of
+    24 hours, no years, months nor weeks; each number and the whole may carry a sign; a ``T``
+    needs a part after it, and at least one part is needed). ValueError with Java's
+    DateTimeParseException message otherwise, or when the seconds overflow a long."""
+    m = _JAVA_DURATION.fullmatch(text) if isinstance(text, str) else None
+    if m is None or (m.group(3) or "").upper() == "T" or \
+            not any(m.group(i) is not None for i in (2, 4, 5, 6)):
+        raise ValueError(f"Text cannot be parsed to a Duration: {text!r}")
+    days, hours, minutes, secs, fraction = (m.group(i) for i in (2, 4, 5, 6, 7))
+    seconds = sum(int(v) * unit for v, unit in
+                  ((days, 86_400), (hours, 3_600), (minutes, 60), (secs, 1)) if v is not None)
+    nanos = int((fraction or "").ljust(9, "0")) if fraction else 0
+    if secs is not None and secs.startswith("-"):
+        nanos = -nanos
+    total = seconds * 1_000_000_000 + nanos
+    if m.group(1) == "-":
+        total = -total
+    if not _LONG_MIN <= total // 1_000_000_000 <= _LONG_MAX:
+        raise ValueError(f"Text cannot be parsed to a Duration: overflow: {text!r}")
+    return total
 
 
 # java.util.regex "\\s" without UNICODE_CHARACTER_CLASS: the six ASCII whitespace characters only

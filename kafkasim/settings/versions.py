@@ -523,9 +523,9 @@ class FetchRules:
         doc="leader-epoch-checkpoint entries are re-assigned on load (negative values refused)",
     )
     # LogSegment.recover (KIP-101, 0.11+) assigns each recovered batch's leader epoch to the
-    # epoch cache when it is newer than the cache's latest. KAFKA-7897 (2.2.0; backported to
-    # 2.1.1, commit 29802ec) added "partitionLeaderEpoch > 0", so a batch of epoch 0 was never
-    # recovered into the cache; KAFKA-10432 (2.7.0; backported to 2.6.1, commit d252185) made
+    # epoch cache when it is newer than the cache's latest. KAFKA-7897 (2.2.0, commit 29802ec;
+    # backported to 2.1.1, e1522e9) added "partitionLeaderEpoch > 0", so a batch of epoch 0 was
+    # never recovered into the cache; KAFKA-10432 (2.7.0; backported to 2.6.1, commit d252185) made
     # it ">= 0" (0.11 - 2.1.0 compared with the empty cache's -1, so epoch 0 counted).
     recovery_skips_leader_epoch_zero: bool = _rule(
         since="2.2",
@@ -634,10 +634,11 @@ class FetchRules:
     )
     # DelayedFetch.tryComplete counts, for each partition, the bytes past its fetch offset only
     # up to the partition's max bytes (math.min(positionDiff, fetchInfo.fetchSize / maxBytes),
-    # 0.9.0+, KAFKA-2066); 0.8.2 counted every byte up to the end offset.
+    # 0.9.0+: DelayedFetch.scala @0.9.0.0, from KAFKA-1583's ReplicaManager refactoring, commit
+    # 8983120; KAFKA-2066 only reached 0.10.2); 0.8.2 counted every byte up to the end offset.
     delayed_fetch_caps_partition_bytes: bool = _rule(
         since="0.9.0",
-        ref="KAFKA-2066 (DelayedFetch.tryComplete @0.9.0.0)",
+        ref="KAFKA-1583 (DelayedFetch.tryComplete @0.9.0.0)",
         doc="a parked fetch counts at most each partition's max bytes toward fetch.min.bytes",
     )
     # KAFKA-16452 (3.8.0): DelayedFetch.tryComplete completes a fetch whose offset is past the

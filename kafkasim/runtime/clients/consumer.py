@@ -477,6 +477,8 @@ class Consumer:
         elif isinstance(msg, OffsetsForLeaderEpochRequest):
             for topic, partition, _current, _epoch in msg.partitions:
                 self.leaders[(topic, partition)] = -1   # onFailure: metadata.requestUpdate()
+        elif isinstance(msg, ListOffsetsRequest):   # the reset stays pending: asked again
+            self.offset_fetcher.resetting.pop(msg.correlation_id, None)
 
     # -- responses --------------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
@@ -488,7 +490,7 @@ class Consumer:
         if isinstance(msg, MetadataResponse):
             self._on_metadata(msg)
         elif isinstance(msg, ListOffsetsResponse):
-            self.offset_fetcher.handle_list_offsets_response(msg, request)
+            self.offset_fetcher.handle_list_offsets_response(msg)
         elif isinstance(msg, FetchResponse):
             self.fetch_collector.handle_fetch_response(msg, request)
         elif isinstance(msg, OffsetsForLeaderEpochResponse):
@@ -718,6 +720,9 @@ class OffsetFetcher:
     def __init__(self, consumer: Consumer) -> None:
         self.consumer = consumer
         self.validating: dict[int, dict] = {}   # correlation id -> {tp: position asked about}
+        # correlation id -> {tp: the reset strategy a ListOffsets asked for}
+        # (OffsetFetcher.resetPositionsAsync's partitionAutoOffsetResetStrategyMap)
+        self.resetting: dict[int, dict] = {}
         # partitions found truncated under their position: tp -> (divergent offset, epoch),
         # None when unknown; raised by the next validate_positions_if_needed
         self.truncations: dict[tuple[str, int], tuple[int, int] | None] = {}
@@ -803,35 +808,40 @@ class OffsetFetcher:
             subs.request_offset_reset(tp)
         by_leader: dict[int, list] = {}
         # the current leader epoch of each (2.3+, KAFKA-7747: Fetcher.groupListOffsetRequests)
-        send_epoch = self.consumer.cluster.rules.clients.consumer_validates_position
+        c = self.consumer
+        send_epoch = c.cluster.rules.clients.consumer_validates_position
         for tp in reset:
-            leader = self.consumer._leader_for(tp)
+            leader = c._leader_for(tp)
             strategy = subs.reset_strategy(tp)
             if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
-                epoch = self.consumer.leader_epochs.get(tp, -1) if send_epoch else -1
-                by_leader.setdefault(leader, []).append((tp[0], tp[1], strategy.timestamp,
-                                                         epoch))
+                epoch = c.leader_epochs.get(tp, -1) if send_epoch else -1
+                by_leader.setdefault(leader, []).append(
+                    (tp[0], tp[1], strategy.timestamp(c.cluster.now), epoch, strategy))
         for leader, parts in by_leader.items():
-            c = self.consumer
-            c._send(leader, ListOffsetsRequest(c._next_corr(), -1, tuple(p[:3] for p in parts),
+            corr = c._next_corr()
+            self.resetting[corr] = {(p[0], p[1]): p[4] for p in parts}
+            c._send(leader, ListOffsetsRequest(corr, -1, tuple(p[:3] for p in parts),
                                                current_leader_epochs=tuple(p[3] for p in parts)),
                     "list_offsets")
         if by_leader:
             self.consumer._await(timeout_ms)
 
-    def handle_list_offsets_response(self, msg: ListOffsetsResponse, request) -> None:
+    def handle_list_offsets_response(self, msg: ListOffsetsResponse) -> None:
         """OffsetFetcherUtils.onSuccessfulRequestForResettingPositions: each offset is taken if
-        the partition still awaits the reset the request asked (its strategy read back from the
-        target timestamp); an error asks for new metadata (retried next poll)."""
-        asked = {} if request is None else {(t, p): ts for t, p, ts in request.partitions}
+        the partition still awaits the reset the request asked for; an error asks for new
+        metadata (retried next poll). A by_duration timestamp past every record is answered
+        UNKNOWN_OFFSET (-1): handleListOffsetResponse leaves the partition out, so it still
+        awaits its reset (asked again at the next poll)."""
+        asked = self.resetting.pop(msg.correlation_id, {})
         subs = self.consumer.subscriptions
         for topic, partition, err, offset in msg.partitions:
             tp = (topic, partition)
             if err != E.NONE:
                 self.consumer.leaders[tp] = -1
                 continue
-            strategy = OffsetResetStrategy.from_timestamp(
-                asked.get(tp, subs.default_reset_strategy.timestamp))
+            strategy = asked.get(tp)
+            if strategy is None or offset < 0:
+                continue
             current = self.consumer._current_leader(tp)
             subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None, current), strategy)
 

@@ -29,12 +29,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from kafkasim.core.errors import IllegalStateException
+from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
+from kafkasim.settings.config import parse_auto_offset_reset
 
 __all__ = [
-    "EpochEndOffset", "FetchPosition", "FetchState", "IllegalStateException", "LeaderAndEpoch",
-    "LogTruncation", "OffsetAndMetadata", "OffsetResetStrategy", "SubscriptionState",
-    "TopicPartitionState", "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET",
+    "AutoOffsetResetStrategy", "EpochEndOffset", "FetchPosition", "FetchState",
+    "IllegalStateException", "LeaderAndEpoch", "LogTruncation", "OffsetAndMetadata",
+    "OffsetResetStrategy", "SubscriptionState", "TopicPartitionState", "UNDEFINED_EPOCH",
+    "UNDEFINED_EPOCH_OFFSET",
 ]
 
 #: OffsetsForLeaderEpoch's "no such epoch" answer (RecordBatch.NO_PARTITION_LEADER_EPOCH,
@@ -43,28 +45,76 @@ UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
 
-class OffsetResetStrategy(enum.Enum):
-    """auto.offset.reset (the 0.8.2 names ``smallest`` / ``largest`` read as EARLIEST / LATEST)."""
-    EARLIEST = "earliest"
-    LATEST = "latest"
-    NONE = "none"
+class AutoOffsetResetStrategy:
+    """AutoOffsetResetStrategy (clients 4.0+; the OffsetResetStrategy enum before): where a
+    partition without a position starts. ``earliest`` / ``latest`` (the 0.8.2 names
+    ``smallest`` / ``largest`` read as these), ``none`` (NoOffsetForPartitionException), or
+    (4.0+, KIP-1106) ``by_duration:<ISO-8601 duration>``: the first record whose timestamp is at
+    most that long before now. Equal when their type and duration are (``EARLIEST``, ``LATEST``
+    and ``NONE`` are single objects)."""
+
+    __slots__ = ("type", "duration_ns")
+    EARLIEST: AutoOffsetResetStrategy
+    LATEST: AutoOffsetResetStrategy
+    NONE: AutoOffsetResetStrategy
+
+    def __init__(self, type_: str, duration_ns: int | None = None) -> None:
+        self.type = type_
+        self.duration_ns = duration_ns   # by_duration's, else None
 
     @classmethod
-    def of(cls, value: str | OffsetResetStrategy) -> OffsetResetStrategy:
+    def from_string(cls, value: str | None) -> AutoOffsetResetStrategy:
+        """AutoOffsetResetStrategy.fromString: IllegalArgumentException for anything but the
+        lower-case names and a non-negative by_duration."""
+        try:
+            type_, duration = parse_auto_offset_reset(value)
+        except ValueError as e:
+            raise IllegalArgumentException(str(e)) from None
+        return cls(type_, duration) if duration is not None else _BY_NAME[type_]
+
+    @classmethod
+    def of(cls, value: str | AutoOffsetResetStrategy) -> AutoOffsetResetStrategy:
+        """``value`` as a strategy: a strategy, a 0.8.2 name, or ``from_string``."""
         if isinstance(value, cls):
             return value
-        return cls({"smallest": "earliest", "largest": "latest"}.get(value, value))
+        return cls.from_string({"smallest": "earliest", "largest": "latest"}.get(value, value))
 
     @property
-    def timestamp(self) -> int:
-        """ListOffsets' target timestamp: EARLIEST_TIMESTAMP (-2) or LATEST_TIMESTAMP (-1)."""
-        return -2 if self is OffsetResetStrategy.EARLIEST else -1
+    def name(self) -> str:
+        """AutoOffsetResetStrategy.name: the type, e.g. "by_duration"."""
+        return self.type
 
-    @classmethod
-    def from_timestamp(cls, timestamp: int) -> OffsetResetStrategy | None:
-        """OffsetFetcherUtils.timestampToOffsetResetStrategy: the strategy a ListOffsets target
-        timestamp asked for (None: a timestamp of neither)."""
-        return {-2: cls.EARLIEST, -1: cls.LATEST}.get(timestamp)
+    def timestamp(self, now_ms: int | None = None) -> int | None:
+        """AutoOffsetResetStrategy.timestamp: the ListOffsets target, EARLIEST_TIMESTAMP (-2) or
+        LATEST_TIMESTAMP (-1); by_duration ``now_ms`` (the simulated clock, Kafka's
+        Instant.now()) less the duration, in whole ms (Instant.toEpochMilli); None for none."""
+        if self.duration_ns is not None:
+            if now_ms is None:
+                raise ValueError("a by_duration strategy's timestamp needs the time: "
+                                 "timestamp(cluster.now)")
+            return (now_ms * 1_000_000 - self.duration_ns) // 1_000_000
+        return {"earliest": -2, "latest": -1}.get(self.type)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AutoOffsetResetStrategy) and \
+            (self.type, self.duration_ns) == (other.type, other.duration_ns)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.duration_ns))
+
+    def __repr__(self) -> str:
+        # AutoOffsetResetStrategy.toString (its Duration as java.time prints it, in seconds)
+        extra = "" if self.duration_ns is None else f", duration=PT{self.duration_ns / 1e9:g}S"
+        return f"AutoOffsetResetStrategy{{type={self.type}{extra}}}"
+
+
+AutoOffsetResetStrategy.EARLIEST = AutoOffsetResetStrategy("earliest")
+AutoOffsetResetStrategy.LATEST = AutoOffsetResetStrategy("latest")
+AutoOffsetResetStrategy.NONE = AutoOffsetResetStrategy("none")
+_BY_NAME = {s.type: s for s in (AutoOffsetResetStrategy.EARLIEST, AutoOffsetResetStrategy.LATEST,
+                                AutoOffsetResetStrategy.NONE)}
+#: the clients' name for it before 4.0 (an enum of the three first)
+OffsetResetStrategy = AutoOffsetResetStrategy
 
 
 class FetchState(enum.Enum):
@@ -348,7 +398,7 @@ class SubscriptionState:
         """A reset's answer: taken only if the partition still awaits that same reset."""
         state = self.assignment.get(tp)
         if state is not None and state.awaiting_reset() and \
-                state.reset_strategy is requested_reset_strategy:
+                state.reset_strategy == requested_reset_strategy:
             state.seek_unvalidated(position)
 
     def position(self, tp, position: FetchPosition | None = None) -> FetchPosition | None:
@@ -430,7 +480,7 @@ class SubscriptionState:
 
     # -- resets -------------------------------------------------------------------------------
     def has_default_offset_reset_policy(self) -> bool:
-        return self.default_reset_strategy is not OffsetResetStrategy.NONE
+        return self.default_reset_strategy != OffsetResetStrategy.NONE
 
     def request_offset_reset(self, tp, strategy: str | OffsetResetStrategy | None = None) -> None:
         """The partition awaits a reset by ``strategy`` (default: auto.offset.reset)."""
