@@ -408,6 +408,25 @@ def test_zk_basic():
     assert zk.isr_changes == [(TOPIC, 0)] and ctx.sent == []
 
 
+@pytest.mark.parametrize("version, counted", [("2.3", 1), ("2.4", 0), ("2.6", 0)])
+def test_zk_isr_meters_by_version(version, counted):
+    """Partition.maybeShrinkIsr / maybeExpandIsr @2.3.0 mark IsrShrinksPerSec /
+    IsrExpandsPerSec after updateIsr whatever its conditional write did; from 2.4.0
+    (KAFKA-8371) only a write that succeeded counts. A failed write counts as a failure in
+    both."""
+    ctx = _manager_context(version, partitions=1)
+    ctx.zk_lifecycle = _FakeZk()
+    part = ctx.partitions[(TOPIC, 0)]
+    part.partition_epoch = 3          # the write fails
+    _submit(ctx, 0, (1, 2))
+    assert part.isr == (1, 2, 3)
+    assert ctx.meters["FailedIsrUpdatesPerSec"] == 1
+    assert ctx.meters.get("IsrShrinksPerSec", 0) == counted
+    part.partition_epoch = 1          # the write succeeds: counted in every version
+    _submit(ctx, 0, (1, 2))
+    assert part.isr == (1, 2) and ctx.meters["IsrShrinksPerSec"] == counted + 1
+
+
 # ============================================================ BrokerLifecycleManagerTest
 CONTROLLER_NODE = 3000   # new Node(3000, "localhost", 8021)
 

@@ -134,6 +134,38 @@ def test_raft_metrics_on_controllers_and_brokers(fenced):
         assert values[(b, M.RAFT_LOG_END_OFFSET)] > 0
 
 
+@pytest.mark.parametrize("version, broker_state", [("3.4", "follower"), ("3.5", "observer")])
+def test_a_following_broker_reads_observer_from_3_5(version, broker_state):
+    """KafkaRaftMetrics @3.4.0 has no "observer" state: a broker following the leader reads
+    "follower" until KAFKA-14883 (3.5.0)."""
+    c = kraft(version)
+    c.run(2000)
+    values = latest(c)
+    assert {values[(b, M.RAFT_CURRENT_STATE)] for b in c.brokers} == {broker_state}
+
+
+@pytest.mark.parametrize("state, voted, before_4_0, from_4_0", [
+    ("Unattached", -1, "unattached", "unattached"),
+    ("Unattached", 3001, "voted", "unattached-voted"),
+    ("Prospective", -1, None, "prospective"),
+    ("Prospective", 3001, None, "prospective-voted"),
+    ("Candidate", 3000, "candidate", "candidate"),
+    ("Resigned", -1, "unattached", "unattached"),
+])
+def test_raft_current_state_names_by_version(state, voted, before_4_0, from_4_0):
+    """KafkaRaftMetrics' current-state gauge: 4.0 (KAFKA-17642, with KIP-996's Prospective
+    state) reads "unattached-voted" where 3.x read "voted", and names the two Prospective
+    states; a 3.x node is never Prospective."""
+    from types import SimpleNamespace
+
+    from kafkasim.settings.versions import rules_for
+
+    raft = SimpleNamespace(state_name=state, voted_id=voted, observer=False)
+    if before_4_0 is not None:
+        assert M.raft_current_state(raft, rules_for("3.9")) == before_4_0
+    assert M.raft_current_state(raft, rules_for("4.0")) == from_4_0
+
+
 # -- kafka-metadata-quorum describe ------------------------------------------------------------
 STATUS_FIELDS = ["ClusterId", "LeaderId", "LeaderEpoch", "HighWatermark", "MaxFollowerLag",
                  "MaxFollowerLagTimeMs", "CurrentVoters", "CurrentObservers"]

@@ -262,6 +262,8 @@ def update_isr_in_zookeeper(ctx: AlterPartitionContext, part: Partition, kind: s
     version = ctx.zk_lifecycle.conditional_update_isr(ctx, part, new_isr)
     if version < 0:
         ctx.mark_meter("FailedIsrUpdatesPerSec")
+        if ctx.rules.metrics.isr_meters_count_failed_writes:   # until 2.3: marked regardless
+            ctx.mark_meter("IsrShrinksPerSec" if kind == "shrink" else "IsrExpandsPerSec")
         ctx.trace("isr_update_failed", part.topic, part.partition,
                   ev.IsrUpdateFailed("cached zkVersion differs from ZooKeeper's"))
         return

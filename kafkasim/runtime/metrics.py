@@ -221,26 +221,31 @@ def partition_gauges(broker) -> dict[str, int]:
     return out
 
 
-def raft_current_state(raft) -> str:
-    """KafkaRaftMetrics "current-state" (trunk 2024-10): leader, candidate, voted (an
-    Unattached voter that voted; VotedState before 3.9), follower, observer (a broker following
-    the leader), else unattached (Unattached, Prospective and Resigned all fall through to it)."""
+def raft_current_state(raft, rules) -> str:
+    """KafkaRaftMetrics "current-state": leader, candidate, voted (an Unattached voter that
+    voted; VotedState before 3.9), follower, observer (a broker following the leader, 3.5+;
+    "follower" before), else unattached (Unattached and Resigned fall through to it). 4.0
+    (``raft_state_names_4_0``) names "voted" "unattached-voted" and a Prospective node
+    "prospective" or "prospective-voted"; before, Prospective did not exist."""
     name = raft.state_name
     if name == "Leader":
         return "leader"
+    new_names = rules.metrics.raft_state_names_4_0
+    if name == "Prospective" and new_names:
+        return "prospective-voted" if raft.voted_id >= 0 else "prospective"
     if name == "Candidate":
         return "candidate"
     if name == "Voted" or (name == "Unattached" and raft.voted_id >= 0):
-        return "voted"
+        return "unattached-voted" if new_names else "voted"
     if name == "Follower":
-        return "observer" if raft.observer else "follower"
+        return "observer" if raft.observer and rules.metrics.raft_state_observer else "follower"
     return "unattached"
 
 
-def raft_gauges(raft) -> dict:
+def raft_gauges(raft, rules) -> dict:
     """KafkaRaftMetrics gauges of one node's Raft client. current-vote is the node itself when
     it leads or is a candidate; log-end-epoch is the epoch of the last log entry."""
-    state = raft_current_state(raft)
+    state = raft_current_state(raft, rules)
     vote = raft.node_id if state in ("leader", "candidate") else raft.voted_id
     return {
         RAFT_CURRENT_STATE: state,
@@ -371,7 +376,7 @@ class MetricsRecorder:
             img = committed_image(self.controller_images, node)
             for name, value in controller_gauges(node, img).items():
                 rows.append((now, node.id, name, value))
-            for name, value in raft_gauges(node.raft).items():
+            for name, value in raft_gauges(node.raft, node.cluster.rules).items():
                 rows.append((now, node.id, name, value))
             # ControllerMetadataMetrics' ControllerStats meters (KRaft: on controllers);
             # ElectionFromEligibleLeaderReplicasPerSec from 4.1 (KAFKA-19212)
@@ -387,7 +392,7 @@ class MetricsRecorder:
             for name, value in broker_gauges(b, kraft).items():
                 rows.append((now, b.id, name, value))
             if kraft and b.lifecycle is not None:
-                for name, value in raft_gauges(b.lifecycle.raft).items():
+                for name, value in raft_gauges(b.lifecycle.raft, b.rules).items():
                     rows.append((now, b.id, name, value))
             if self.per_partition:
                 bid = b.id

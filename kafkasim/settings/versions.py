@@ -1221,6 +1221,31 @@ class MetricRules:
         ref="KAFKA-12670 / apache/kafka PR #16866 (ControllerMetadataMetrics)",
         doc="KRaft controllers report UncleanLeaderElectionsPerSec",
     )
+    # KafkaRaftMetrics "current-state": a broker following the leader (an observer) reads
+    # "follower" until 3.4 and "observer" from 3.5.0 (KAFKA-14883, commit 571841f).
+    raft_state_observer: bool = _rule(
+        since="3.5",
+        ref="KAFKA-14883 (KafkaRaftMetrics @3.4.0, @3.5.0)",
+        doc='raft-metrics current-state reads "observer" for a broker following the leader',
+    )
+    # 4.0 (KAFKA-17642, commit 3a71d59, with KIP-996's Prospective state): "voted" became
+    # "unattached-voted", and a Prospective node reads "prospective" or "prospective-voted"
+    # (before, it fell through to "unattached").
+    raft_state_names_4_0: bool = _rule(
+        since="4.0",
+        ref="KAFKA-17642 (KafkaRaftMetrics @4.0: isProspectiveNotVoted, isUnattachedAndVoted)",
+        doc='raft-metrics current-state names "unattached-voted", "prospective" and '
+        '"prospective-voted"',
+    )
+    # Partition.maybeExpandIsr / maybeShrinkIsr mark IsrExpandsPerSec / IsrShrinksPerSec after
+    # updateIsr whether its conditional ZooKeeper write succeeded or not (a failed one marks
+    # FailedIsrUpdatesPerSec too) until 2.3; from 2.4.0 (KAFKA-8371, commit 3696b98) only when
+    # it succeeded.
+    isr_meters_count_failed_writes: bool = _rule(
+        until="2.4",
+        ref="KAFKA-8371 (Partition.maybeExpandIsr / maybeShrinkIsr @2.3.0, @2.4.0)",
+        doc="IsrShrinksPerSec / IsrExpandsPerSec also count a change whose ZooKeeper write failed",
+    )
 
 
 @dataclass(frozen=True)
