@@ -348,11 +348,15 @@ SINCE = [
     ("reassignment_metrics", "2.5", "2.4"),
     ("zk_broker_count_metrics", "3.1", "3.0"),
     ("kraft_unclean_elections_meter", "3.9", "3.8"),
+    # raft-metrics current-state: KAFKA-14883 (observer), KAFKA-17642 (4.0 names)
+    ("raft_state_observer", "3.5", "3.4"),
+    ("raft_state_names_4_0", "4.0", "3.9"),
 ]
 
 # (rule, last profile where it is on, first profile where it is off).
 UNTIL = [
     ("isr_lag_max_messages", "0.8.2", "0.9.0"),
+    ("isr_meters_count_failed_writes", "2.3", "2.4"),   # KAFKA-8371
     ("describe_leader_minus_one", "2.3", "2.4"),
     ("preferred_replica_election_tool", "2.8", "3.0"),
     ("kraft_isr_shrink_bumps_leader_epoch", "3.5", "3.6"),
