@@ -307,6 +307,9 @@ class Leader(FakeContext):
 
     def __init__(self, version: str = "3.7") -> None:
         super().__init__(0, kafka_version=version, live_brokers=(0, 1))
+        # Kafka's tests mock metadataCache.contains(tp) = true for the topic: a partition not
+        # hosted here is NOT_LEADER, not UNKNOWN_TOPIC_OR_PARTITION (2.0+)
+        self.metadata.partitions.update({(TOPIC, p): None for p in range(8)})
         self.rm = ReplicaManager()
         self.rm.partitions = self.partitions
         self.replica_manager = self.rm
@@ -330,11 +333,6 @@ class Leader(FakeContext):
                                                               MAX_BYTES, (fp,)))
         (df_id,) = self.rm.delayed_fetch
         return df_id
-
-    def topic_exists(self, topic: str) -> bool:
-        # Kafka's ReplicaManager knows the topic (metadataCache.contains): NOT_LEADER, not
-        # UNKNOWN_TOPIC_OR_PARTITION, for a partition it does not host
-        return topic == TOPIC
 
     def answer(self):
         got = [m for _d, m in self.sent if isinstance(m, FetchResponse)]

@@ -78,6 +78,9 @@ class Broker(FakeContext):
             topic_config=topic_config,
             live_brokers=(0, 1, 2),
         )
+        # Kafka's tests mock metadataCache.contains(tp) = true for the topic: a partition not
+        # hosted here is NOT_LEADER, not UNKNOWN_TOPIC_OR_PARTITION (2.0+)
+        self.metadata.partitions.update({(TOPIC, p): None for p in range(8)})
         self.rm = ReplicaManager()
         self.rm.partitions = self.partitions
         self.replica_manager = self.rm
@@ -86,10 +89,6 @@ class Broker(FakeContext):
 
     def cluster_racks(self) -> dict:
         return self.racks
-
-    def topic_exists(self, topic: str) -> bool:
-        # Kafka's tests mock metadataCache.contains(tp) = true: the topic exists
-        return topic == TOPIC
 
     def corr(self) -> int:
         self._corr += 1

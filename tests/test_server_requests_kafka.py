@@ -600,6 +600,37 @@ def test_produce_to_non_replica(version, quorum):
     assert TP not in c.brokers[non_replica].logs
 
 
+@pytest.mark.parametrize(("version", "error"), [("1.1", E.UNKNOWN_TOPIC_OR_PARTITION),
+                                              ("2.0", E.NOT_LEADER_FOR_PARTITION)])
+def test_non_replica_answers_by_version(version, error):
+    """KAFKA-6796 (2.0.0): a broker that does not host a partition its metadata cache knows
+    answers Produce and Fetch NOT_LEADER_FOR_PARTITION (the client refreshes its metadata);
+    ReplicaManager.getPartitionAndLeaderReplicaIfLocal @1.1.0 answered
+    UNKNOWN_TOPIC_OR_PARTITION."""
+    c = new_cluster(version, "zookeeper")
+    client = RequestClient(c)
+    leader = create_topic(c)[0]
+    non_replica = next(b for b in c.brokers if b != leader)
+    c.run(100)   # the controller's UpdateMetadata reaches every broker
+    assert c.brokers[non_replica].metadata.contains(TP)
+    assert client.produce(non_replica, TP, [10]).partitions == ((TOPIC, 0, error, -1),)
+    resp = client.fetch(non_replica, [fetch_partition(TP)], max_wait_ms=INT_MAX, min_bytes=0)
+    assert partition_data(resp, TP).error == error
+
+
+def test_non_replica_whose_metadata_lacks_the_partition_answers_unknown():
+    """getPartitionOrError reads the broker's own metadata cache (metadataCache.contains), not
+    the cluster's: a broker not told of the partition yet answers UNKNOWN_TOPIC_OR_PARTITION."""
+    c = new_cluster("3.7", "zookeeper")
+    client = RequestClient(c)
+    leader = create_topic(c)[0]
+    non_replica = next(b for b in c.brokers if b != leader)
+    c.run(100)
+    c.brokers[non_replica].metadata.partitions.pop(TP)
+    assert client.produce(non_replica, TP, [10]).partitions == \
+        ((TOPIC, 0, E.UNKNOWN_TOPIC_OR_PARTITION, -1),)
+
+
 # ======================================================================== MinIsrConfigTest
 
 @pytest.mark.parametrize(("version", "quorum"), QUORUMS)

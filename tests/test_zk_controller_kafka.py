@@ -1055,3 +1055,20 @@ def _zk_preferred_election(c: Cluster, tps) -> dict:
     /admin/preferred_replica_election."""
     ctl = c.zk_control_plane.controller_broker()
     return c.zk_control_plane.run_controller(ctl, "zk_preferred_election", (tps,))
+
+
+def test_controlled_shutdown_sent_to_a_broker_that_is_not_the_controller():
+    """KafkaController.doControlledShutdown @2.8.0 (the same check since 0.8.2): a broker that
+    is not the active controller throws ControllerMovedException, which Errors maps to
+    STALE_CONTROLLER_EPOCH (11); nothing is shut down."""
+    from kafkasim.core.messages import ControlledShutdownRequest, ControlledShutdownResponse
+    from kafkasim.runtime.kafka_apis import handle_controlled_shutdown_request
+
+    c = Cluster(3, seed=1, kafka_version="3.7", latency_ms=1, jitter_ms=0)
+    c.run(1000)
+    other = next(b for b in c.brokers.values() if b.controller is None)
+    sent = []
+    other.send = lambda dst, msg: sent.append((dst, msg))
+    handle_controlled_shutdown_request(other, 3, ControlledShutdownRequest(3, 0))
+    assert sent == [(3, ControlledShutdownResponse(E.STALE_CONTROLLER_EPOCH))]
+    assert not any(r[1] == "controlled_shutdown" for r in c.trace.rows)

@@ -79,7 +79,8 @@ class AlterPartitionManager:
                pending: PendingIsrChange) -> None:
         """AlterPartitionManager.submit: queue the item unless the partition already has one
         queued or in flight (unsentIsrUpdates.putIfAbsent). A refused item completes at once
-        with OPERATION_NOT_ATTEMPTED (3.0+; 2.7-2.8 reverted the state in sendAlterIsrRequest)."""
+        with OPERATION_NOT_ATTEMPTED (3.1+, KAFKA-13254; 2.7-3.0 reverted the state in
+        sendAlterIsrRequest, to the same effect: the change dropped, the failure counted)."""
         if part.tp in self.unsent:
             handle_alter_partition_error(ctx, part, pending, E.OPERATION_NOT_ATTEMPTED)
             return

@@ -8,7 +8,8 @@ NONE = "NONE"
 OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
 UNKNOWN_TOPIC_OR_PARTITION = "UNKNOWN_TOPIC_OR_PARTITION"
 LEADER_NOT_AVAILABLE = "LEADER_NOT_AVAILABLE"
-NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"  # NOT_LEADER_FOR_PARTITION before 2.6 (KIP-392)
+# NOT_LEADER_FOR_PARTITION before 2.6 (KAFKA-10223)
+NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
 NOT_LEADER_FOR_PARTITION = "NOT_LEADER_FOR_PARTITION"
 REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
 NETWORK_EXCEPTION = "NETWORK_EXCEPTION"
@@ -57,10 +58,9 @@ BROKER_ID_NOT_REGISTERED = "BROKER_ID_NOT_REGISTERED"
 # incremental fetch sessions (KIP-227, 1.1): Errors.java codes 70 and 71
 FETCH_SESSION_ID_NOT_FOUND = "FETCH_SESSION_ID_NOT_FOUND"
 INVALID_FETCH_SESSION_EPOCH = "INVALID_FETCH_SESSION_EPOCH"
-# the controller's top-level AlterPartition errors the broker retries 50 ms later
-# (DefaultAlterPartitionManager.handleAlterPartitionResponse): codes -1 and 31
-UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
-CLUSTER_AUTHORIZATION_FAILED = "CLUSTER_AUTHORIZATION_FAILED"
+# (UNKNOWN_SERVER_ERROR and CLUSTER_AUTHORIZATION_FAILED, codes -1 and 31, are also the
+# controller's top-level AlterPartition errors the broker retries 50 ms later:
+# DefaultAlterPartitionManager.handleAlterPartitionResponse)
 # client-side outcome when delivery.timeout.ms expires
 # (org.apache.kafka.common.errors.TimeoutException)
 DELIVERY_TIMEOUT = "TimeoutException"
@@ -69,7 +69,9 @@ DELIVERY_TIMEOUT = "TimeoutException"
 # forcefully.")
 PRODUCER_CLOSED_FORCEFULLY = "KafkaException"
 
-# Errors a producer retries (the exception is a RetriableException in Kafka's client).
+# Errors a producer retries: their exception is a RetriableException in Kafka's client, but
+# OUT_OF_ORDER_SEQUENCE_NUMBER's (an ApiException), which an idempotent producer retries in
+# order (TransactionManager.canRetry, checked before this set).
 RETRIABLE = frozenset({
     NOT_LEADER_OR_FOLLOWER, NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, REQUEST_TIMED_OUT,
     NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
@@ -77,23 +79,9 @@ RETRIABLE = frozenset({
     OUT_OF_ORDER_SEQUENCE_NUMBER,  # retried in order by an idempotent producer
 })
 
-# The exception class a Java client would surface for each error (shown next to the name).
-EXCEPTION_CLASS = {
-    NOT_ENOUGH_REPLICAS: "NotEnoughReplicasException",
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND: "NotEnoughReplicasAfterAppendException",
-    NOT_LEADER_OR_FOLLOWER: "NotLeaderOrFollowerException",
-    REQUEST_TIMED_OUT: "TimeoutException",
-    DELIVERY_TIMEOUT: "TimeoutException",
-    OFFSET_OUT_OF_RANGE: "OffsetOutOfRangeException",
-    FENCED_LEADER_EPOCH: "FencedLeaderEpochException",
-    UNKNOWN_LEADER_EPOCH: "UnknownLeaderEpochException",
-    DUPLICATE_SEQUENCE_NUMBER: "DuplicateSequenceException",
-    UNKNOWN_PRODUCER_ID: "UnknownProducerIdException",
-}
-
-# KRaft broker registration (helper k2): Errors.java codes 101 and 102 (KIP-631)
+# KRaft broker registration: Errors.java codes 101 and 102 (KIP-631; BROKER_ID_NOT_REGISTERED
+# above)
 DUPLICATE_BROKER_REGISTRATION = "DUPLICATE_BROKER_REGISTRATION"
-BROKER_ID_NOT_REGISTERED = "BROKER_ID_NOT_REGISTERED"
 
 
 class OffsetOutOfRangeException(RuntimeError):

@@ -124,9 +124,6 @@ class FakeContext:
     def topic_config(self, topic: str) -> dict:
         return self._topic_config
 
-    def topic_exists(self, topic: str) -> bool:
-        return any(t == topic for t, _ in self.partitions)
-
     def not_leader_error(self) -> str:
         return E.NOT_LEADER_OR_FOLLOWER if self.rules.tools.error_not_leader_or_follower \
             else E.NOT_LEADER_FOR_PARTITION

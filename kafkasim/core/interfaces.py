@@ -104,8 +104,6 @@ class PartitionContext(Clock, Settings, IsrChanges, Protocol):
 class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     """What ``ReplicaManager`` uses on top of ``PartitionContext``."""
 
-    def topic_exists(self, topic: str) -> bool: ...
-
     def not_leader_error(self) -> str:
         """NOT_LEADER_OR_FOLLOWER (NOT_LEADER_FOR_PARTITION before 2.6)."""
 

@@ -138,6 +138,16 @@ class LogReadLimit:
         return chunk
 
 
+def not_hosted_error(ctx: ReplicaManagerContext, tp) -> str:
+    """ReplicaManager.getPartitionOrError for a partition this broker does not host:
+    NOT_LEADER_OR_FOLLOWER when its own metadata cache knows the partition (2.0+, KAFKA-6796:
+    the client refreshes its metadata and finds where it moved), else
+    UNKNOWN_TOPIC_OR_PARTITION, which is every such answer before 2.0."""
+    if ctx.rules.fetch.not_hosted_partition_not_leader and ctx.metadata.contains(tp):
+        return ctx.not_leader_error()
+    return E.UNKNOWN_TOPIC_OR_PARTITION
+
+
 def _read_records(log, fp, max_offset: int, limit: LogReadLimit | None) -> RecordChunk | None:
     """Partition.readRecords' read of ``fp`` up to ``max_offset`` (the fetch isolation's
     bound), within ``limit`` (None: the partition's max bytes alone); None when the fetch
@@ -521,10 +531,10 @@ class ReplicaManager:
         (acks=all), the idempotent producer's duplicate/sequence check, the append, the HW."""
         topic, partition = tp
         part = self.partitions.get(tp)
-        if part is None or not part.is_leader:
-            err = ctx.not_leader_error() if ctx.topic_exists(topic) \
-                else E.UNKNOWN_TOPIC_OR_PARTITION
-            return ProducePartitionStatus.failed(err)
+        if part is None:
+            return ProducePartitionStatus.failed(not_hosted_error(ctx, tp))
+        if not part.is_leader:
+            return ProducePartitionStatus.failed(ctx.not_leader_error())
         if acks == -1:
             min_isr = part.effective_min_isr(ctx)
             if ctx.rulebook.check_min_isr_before_append(part.isr, min_isr) != E.NONE:
@@ -841,8 +851,7 @@ class ReplicaManager:
         if part is None:
             part = self.partitions.get((fp.topic, fp.partition))
         if part is None:
-            return _fetch_error(fp, ctx.not_leader_error() if ctx.topic_exists(fp.topic)
-                                else E.UNKNOWN_TOPIC_OR_PARTITION)
+            return _fetch_error(fp, not_hosted_error(ctx, (fp.topic, fp.partition)))
         refused = self._get_local_log(ctx, req, fp, part, limit)
         if refused is not None:
             return refused
@@ -1080,14 +1089,13 @@ class ReplicaManager:
                                    fetch_only_from_leader: bool) -> TimestampAndOffset | None:
         """ReplicaManager.fetchOffsetForTimestamp: the hosted partition's
         Partition.fetchOffsetForTimestamp (``kafkasim.core.partition``), after
-        getPartitionOrException: a partition not hosted here is NOT_LEADER_OR_FOLLOWER if the
-        metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION (raised as ApiException)."""
+        getPartitionOrException: a partition not hosted here is ``not_hosted_error`` (raised as
+        ApiException)."""
         part = self.partitions.get(tp)
         if part is None:
-            if ctx.metadata.contains(tp):
-                raise E.ApiException(ctx.not_leader_error(), f"{tp[0]}-{tp[1]} is not hosted "
-                                                             f"on broker {ctx.id}")
-            raise E.ApiException(E.UNKNOWN_TOPIC_OR_PARTITION,
+            err = not_hosted_error(ctx, tp)
+            raise E.ApiException(err, f"{tp[0]}-{tp[1]} is not hosted on broker {ctx.id}"
+                                 if err != E.UNKNOWN_TOPIC_OR_PARTITION else
                                  f"This server does not host this topic-partition {tp[0]}-{tp[1]}")
         return part.fetch_offset_for_timestamp(ctx, timestamp, isolation_level,
                                                current_leader_epoch, fetch_only_from_leader)

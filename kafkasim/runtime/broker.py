@@ -98,9 +98,6 @@ class Broker:
     def topic_config(self, topic: str) -> dict:
         return self.cluster.topics.configs[topic]
 
-    def topic_exists(self, topic: str) -> bool:
-        return topic in self.cluster.topics.configs
-
     def is_isr_eligible(self, broker_id: int) -> bool:
         """ZK mode: the broker is alive in this broker's metadata cache; KRaft: registered,
         unfenced and not in controlled shutdown."""

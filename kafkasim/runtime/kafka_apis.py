@@ -204,8 +204,11 @@ def handle_offset_commit_request(broker, src, msg: OffsetCommitRequest) -> None:
 
 
 def handle_controlled_shutdown_request(broker, src, msg: ControlledShutdownRequest) -> None:
+    """KafkaApis.handleControlledShutdownRequest: the controller's controlledShutdown event; a
+    broker that is not the active controller fails it in doControlledShutdown with
+    ControllerMovedException, answered STALE_CONTROLLER_EPOCH (Errors @0.8.2 ... @3.9)."""
     if broker.controller is None:
-        broker.send(src, ControlledShutdownResponse("NOT_CONTROLLER"))
+        broker.send(src, ControlledShutdownResponse(E.STALE_CONTROLLER_EPOCH))
         return
     broker.cluster.zk_control_plane.run_controller(broker, "controlled_shutdown",
                                 (src, msg.broker_id, msg.broker_epoch))

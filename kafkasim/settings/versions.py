@@ -463,6 +463,17 @@ class FetchRules:
         doc="OffsetsForLeaderEpoch for a known partition not hosted here answers NOT_LEADER "
         "(before: UNKNOWN_TOPIC_OR_PARTITION)",
     )
+    # KAFKA-6796 (2.0.0, commit acd669e): Produce, Fetch and ListOffsets for a partition this
+    # broker does not host answer NOT_LEADER_FOR_PARTITION when its metadata cache knows the
+    # partition (ReplicaManager.getPartitionAndLeaderReplicaIfLocal @2.0.0: "forces clients to
+    # refresh metadata", e.g. after a reassignment deleted the local replica). Before, always
+    # UNKNOWN_TOPIC_OR_PARTITION (@1.1.0).
+    not_hosted_partition_not_leader: bool = _rule(
+        since="2.0",
+        ref="KAFKA-6796",
+        doc="Produce / Fetch / ListOffsets for a known partition not hosted here answer "
+        "NOT_LEADER (before: UNKNOWN_TOPIC_OR_PARTITION)",
+    )
     # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
     # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
     current_leader_epoch_fencing: bool = _rule(
