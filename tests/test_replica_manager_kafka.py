@@ -236,6 +236,22 @@ def test_clear_produce_purgatory_on_stop_replica():
     assert answer is not None and answer.partitions[0][2] == E.NOT_LEADER_OR_FOLLOWER
 
 
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_stop_replica_leaves_the_produce_purgatory_until_2_3(version):
+    """ReplicaManager.stopReplica @2.3.0 deletes the partition without completing what waits on
+    it (KAFKA-9198 added completeDelayedFetchOrProduceRequests in 2.4.0): the acks=-1 produce
+    stays parked and DelayedProduce.onExpiration answers it REQUEST_TIMED_OUT."""
+    b = Broker(version)
+    b.lair(0, 1, (0, 1))
+    corr = b.produce(3, timeout_ms=10)
+    b.rm.stop_replica(b, TP, delete=True)
+    assert b.produce_answer(corr) is None
+    (dp_id,) = b.rm.delayed_produce
+    b.rm.on_produce_timeout(b, dp_id)
+    answer = b.produce_answer(corr)
+    assert answer is not None and answer.partitions[0][2] == E.REQUEST_TIMED_OUT
+
+
 def test_delayed_produce_completes_when_every_isr_follower_has_the_batch():
     """DelayedProduce.tryComplete / Partition.checkEnoughReplicasReachOffset (3.7.0
     Partition.scala:1087): an acks=-1 batch is answered once the HW reaches its last offset + 1,

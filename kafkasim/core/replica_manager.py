@@ -449,9 +449,11 @@ class ReplicaManager:
         self.remove_fetcher_for_partition(ctx, tp)
         ctx.partition_changed(tp)
         # a deleted partition leaves the partition map first, so the produces and fetches
-        # still waiting on it complete with NOT_LEADER_OR_FOLLOWER (stopPartitions)
+        # still waiting on it complete with NOT_LEADER_OR_FOLLOWER (stopPartitions); until 2.3
+        # they wait for their timeouts (KAFKA-9198)
         part = self.partitions.pop(tp, None) if delete else self.partitions.get(tp)
-        if part is not None and part.is_leader:
+        if part is not None and part.is_leader and \
+                ctx.rules.fetch.stop_replica_completes_delayed_requests:
             self.fail_waiting(ctx, tp)
         if delete:
             ctx.log_manager.delete_log(tp)

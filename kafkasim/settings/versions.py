@@ -474,6 +474,15 @@ class FetchRules:
         doc="Produce / Fetch / ListOffsets for a known partition not hosted here answer "
         "NOT_LEADER (before: UNKNOWN_TOPIC_OR_PARTITION)",
     )
+    # KAFKA-9198 (2.4.0, commit 876eada): ReplicaManager.stopReplica completes the delayed
+    # produces and fetches of the partition (completeDelayedFetchOrProduceRequests), so they
+    # answer at once; until 2.3 they stayed in their purgatories until they timed out (an
+    # acks=all produce: REQUEST_TIMED_OUT after its timeout).
+    stop_replica_completes_delayed_requests: bool = _rule(
+        since="2.4",
+        ref="KAFKA-9198 (ReplicaManager.stopReplica @2.3.0, @2.4.0)",
+        doc="StopReplica completes the partition's waiting produces and fetches at once",
+    )
     # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
     # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
     current_leader_epoch_fencing: bool = _rule(
