@@ -618,6 +618,28 @@ def test_non_replica_answers_by_version(version, error):
     assert partition_data(resp, TP).error == error
 
 
+@pytest.mark.parametrize(("version", "consumer", "follower"), [
+    ("2.3", E.NOT_LEADER_FOR_PARTITION, E.NOT_LEADER_FOR_PARTITION),
+    ("2.4", E.REPLICA_NOT_AVAILABLE, E.NOT_LEADER_FOR_PARTITION),
+    ("2.5", E.REPLICA_NOT_AVAILABLE, E.NOT_LEADER_FOR_PARTITION),
+    ("2.6", E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_OR_FOLLOWER)])
+def test_non_replica_fetch_by_whom_2_4_and_2_5(version, consumer, follower):
+    """ReplicaManager.readFromLocalLog @2.4.0: getPartitionOrException(tp, expectLeader =
+    fetchOnlyFromLeader), false for a consumer's Fetch v11+ (its client metadata lets a follower
+    serve it), so a known partition not hosted here is REPLICA_NOT_AVAILABLE to a consumer and
+    NOT_LEADER_FOR_PARTITION to a replica; KAFKA-10223 (2.6) answers NOT_LEADER_OR_FOLLOWER to
+    both."""
+    c = new_cluster(version, "zookeeper")
+    client = RequestClient(c)
+    leader = create_topic(c)[0]
+    non_replica = next(b for b in c.brokers if b != leader)
+    c.run(100)
+    for replica_id, error in ((-1, consumer), (leader, follower)):
+        resp = client.fetch(non_replica, [fetch_partition(TP)], replica_id=replica_id,
+                            max_wait_ms=INT_MAX, min_bytes=0)
+        assert partition_data(resp, TP).error == error
+
+
 def test_non_replica_whose_metadata_lacks_the_partition_answers_unknown():
     """getPartitionOrError reads the broker's own metadata cache (metadataCache.contains), not
     the cluster's: a broker not told of the partition yet answers UNKNOWN_TOPIC_OR_PARTITION."""

@@ -369,6 +369,9 @@ UNTIL = [
 
 # (rule, last profile before it, the profile it is on in, first profile after it): rules of one line
 WINDOWS = [
+    # KIP-392 (2.4) until KAFKA-10223 (2.6): a consumer's fetch for a known partition not hosted
+    # here is REPLICA_NOT_AVAILABLE
+    ("not_hosted_replica_not_available", "2.3", "2.4", "2.6"),
     # KAFKA-18138 (4.0): ClusterControlManager.activate tracks every registered broker; from 4.1
     # (KAFKA-19130) only the unfenced ones
     ("activate_tracks_fenced_brokers", "3.9", "4.0", "4.1"),

@@ -138,12 +138,16 @@ class LogReadLimit:
         return chunk
 
 
-def not_hosted_error(ctx: ReplicaManagerContext, tp) -> str:
+def not_hosted_error(ctx: ReplicaManagerContext, tp, expect_leader: bool = True) -> str:
     """ReplicaManager.getPartitionOrError for a partition this broker does not host:
     NOT_LEADER_OR_FOLLOWER when its own metadata cache knows the partition (2.0+, KAFKA-6796:
-    the client refreshes its metadata and finds where it moved), else
+    the client refreshes its metadata and finds where it moved; 2.4-2.5 answer a request that
+    need not reach the leader, ``expect_leader`` False, REPLICA_NOT_AVAILABLE), else
     UNKNOWN_TOPIC_OR_PARTITION, which is every such answer before 2.0."""
-    if ctx.rules.fetch.not_hosted_partition_not_leader and ctx.metadata.contains(tp):
+    fetch = ctx.rules.fetch
+    if fetch.not_hosted_partition_not_leader and ctx.metadata.contains(tp):
+        if not expect_leader and fetch.not_hosted_replica_not_available:
+            return E.REPLICA_NOT_AVAILABLE
         return ctx.not_leader_error()
     return E.UNKNOWN_TOPIC_OR_PARTITION
 
@@ -853,7 +857,9 @@ class ReplicaManager:
         if part is None:
             part = self.partitions.get((fp.topic, fp.partition))
         if part is None:
-            return _fetch_error(fp, not_hosted_error(ctx, (fp.topic, fp.partition)))
+            # (a consumer's fetch need not reach the leader: fetchOnlyFromLeader is false)
+            return _fetch_error(fp, not_hosted_error(ctx, (fp.topic, fp.partition),
+                                                     req.replica_id >= 0))
         refused = self._get_local_log(ctx, req, fp, part, limit)
         if refused is not None:
             return refused
@@ -1095,7 +1101,7 @@ class ReplicaManager:
         ApiException)."""
         part = self.partitions.get(tp)
         if part is None:
-            err = not_hosted_error(ctx, tp)
+            err = not_hosted_error(ctx, tp, fetch_only_from_leader)
             raise E.ApiException(err, f"{tp[0]}-{tp[1]} is not hosted on broker {ctx.id}"
                                  if err != E.UNKNOWN_TOPIC_OR_PARTITION else
                                  f"This server does not host this topic-partition {tp[0]}-{tp[1]}")

@@ -478,6 +478,18 @@ class FetchRules:
     # produces and fetches of the partition (completeDelayedFetchOrProduceRequests), so they
     # answer at once; until 2.3 they stayed in their purgatories until they timed out (an
     # acks=all produce: REQUEST_TIMED_OUT after its timeout).
+    # KIP-392 (2.4.0): getPartitionOrError(tp, expectLeader) answers a partition not hosted
+    # here that the metadata cache knows REPLICA_NOT_AVAILABLE when the request need not reach
+    # the leader (a consumer's Fetch v11+, whose client metadata lets a follower serve it; the
+    # debugging tool's ListOffsets), NOT_LEADER_FOR_PARTITION otherwise; KAFKA-10223 (2.6.0)
+    # answers NOT_LEADER_OR_FOLLOWER to both (ReplicaManager @2.4.0, @2.6.0).
+    not_hosted_replica_not_available: bool = _rule(
+        since="2.4",
+        until="2.6",
+        ref="KIP-392 / KAFKA-10223 (ReplicaManager.getPartitionOrError @2.4.0, @2.6.0)",
+        doc="a consumer's Fetch for a known partition not hosted here answers "
+        "REPLICA_NOT_AVAILABLE",
+    )
     stop_replica_completes_delayed_requests: bool = _rule(
         since="2.4",
         ref="KAFKA-9198 (ReplicaManager.stopReplica @2.3.0, @2.4.0)",
