@@ -383,15 +383,6 @@ def test_stop_replica_with_stale_controller_epoch():
     assert TP in b.rm.partitions and b.part().is_leader and TP in b.logs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "DEVIATION: Kafka answers a StopReplica of an older controller epoch with error "
-        "STALE_CONTROLLER_EPOCH (ReplicaManager.stopReplicas, ReplicaManager.scala:498-503, "
-        "sent by KafkaApis.handleStopReplicaRequest, KafkaApis.scala:348@3.7.0); kafkasim "
-        "ignores it without a StopReplicaResponse"
-    ),
-)
 def test_stop_replica_with_stale_controller_epoch_answers_stale_controller_epoch():
     """testStopReplicaWithStaleControllerEpoch: the error answered is STALE_CONTROLLER_EPOCH."""
     b = Broker()

@@ -263,7 +263,8 @@ class StopReplicaRequest(Message):
 @dataclass(slots=True)
 class StopReplicaResponse(Message):
     """The broker's answer to StopReplica; as ``UpdateMetadataResponse``, sent only to refuse
-    a stale broker epoch (the controller's StopReplica callbacks serve topic deletion)."""
+    it: a stale broker epoch or controller epoch (the controller's StopReplica callbacks serve
+    topic deletion)."""
 
     error: str
     partition_errors: tuple[tuple[str, int, str], ...] = ()

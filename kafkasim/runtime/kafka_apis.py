@@ -95,13 +95,15 @@ def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
     """ReplicaManager.stopReplicas: stop the fetchers of the partitions; with
     deletePartition=true also drop the Partition and delete its log (a replica a
     reassignment removed). With deletePartition=false the Partition stays hosted. A stale
-    broker epoch is refused first (KafkaApis.handleStopReplicaRequest, 2.2+)."""
+    broker epoch is refused first (KafkaApis.handleStopReplicaRequest, 2.2+), then an older
+    controller epoch than the broker has seen (ReplicaManager.stopReplicas answers
+    STALE_CONTROLLER_EPOCH and stops nothing)."""
     err = broker_epoch_error(broker, msg.broker_epoch)
+    if err == E.NONE and msg.controller_epoch < broker.metadata.controller_epoch:
+        err = E.STALE_CONTROLLER_EPOCH
     if err != E.NONE:
         broker.send(src, StopReplicaResponse(err))
         return
-    if msg.controller_epoch < broker.metadata.controller_epoch:
-        return   # STALE_CONTROLLER_EPOCH
     for tp in msg.partitions:
         broker.replica_manager.stop_replica(broker, tp, bool(msg.delete))
 
