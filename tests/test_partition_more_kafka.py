@@ -516,11 +516,6 @@ def test_do_not_update_epoch_start_offset_if_leader_epoch_is_not_bumped():
     assert tuple(leader_log.leader_epoch_cache.latest_entry()) == (8, 0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: Partition.makeLeader returns isNewLeader (!isLeader before the call), true for "
-    "a first makeLeader whatever the HW does (core/src/main/scala/kafka/cluster/"
-    "Partition.scala:719,805@3.7.0); kafkasim's Partition.make_leader returns whether the HW "
-    "moved: False here (empty log)"))
 def test_make_leader_returns_true_for_a_new_leader():
     """The return value of makeLeader in PartitionTest.testFollowerDoesNotJoinISRUntilCaughtUp
     ToOffsetWithinCurrentLeaderEpoch ("Expected first makeLeader() to return 'leader changed'",
@@ -536,10 +531,6 @@ def test_make_leader_returns_true_for_a_new_leader():
     assert part.make_leader(b, 10, isr, replicas, 1, 3)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: Partition.makeLeader of a broker already leading returns false (isNewLeader) "
-    "even when its HW moves (core/src/main/scala/kafka/cluster/Partition.scala:719,798,805"
-    "@3.7.0); kafkasim's Partition.make_leader returns True when the HW moved"))
 def test_make_leader_returns_false_when_already_leader():
     """PartitionTest.testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped's
     ``assertFalse(partition.makeLeader(updatedLeaderState, ...))``: records appended to the
@@ -553,11 +544,6 @@ def test_make_leader_returns_false_when_already_leader():
     assert part.log.high_watermark == 2   # (the HW did move)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: Partition.makeLeader skips a partition state whose partition epoch is older "
-    "than the partition's and returns false (core/src/main/scala/kafka/cluster/"
-    "Partition.scala:708-712@3.7.0); kafkasim's Partition.make_leader applies it (partition "
-    "epoch 1 -> 0): only its callers check is_stale_partition_epoch"))
 def test_ignore_leader_partition_state_change_with_older_partition_epoch_on_partition():
     """PartitionTest.testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch on Partition
     itself (tests/test_alter_partition.py ports it through a broker's LeaderAndIsr)."""

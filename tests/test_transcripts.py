@@ -78,9 +78,10 @@ class Driver:
         self.ctx.now += int(ms)
 
     def cmd_leader(self, epoch, isr, replicas, partition_epoch="0") -> None:
-        moved = self.part.make_leader(self.ctx, int(epoch), _ints(isr), _ints(replicas),
-                                      int(partition_epoch), 1)
-        if moved:
+        hw = self.part.log.high_watermark
+        self.part.make_leader(self.ctx, int(epoch), _ints(isr), _ints(replicas),
+                              int(partition_epoch), 1)
+        if self.part.log.high_watermark > hw:
             self.ctx.outbox.append("HW moved")
 
     def cmd_follower(self, leader, epoch, isr, replicas, partition_epoch="0") -> None:

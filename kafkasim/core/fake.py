@@ -10,8 +10,8 @@ cluster around it:
     >>> from kafkasim.core.fake import FakeContext
     >>> ctx = FakeContext(broker_id=1)
     >>> part = ctx.partition("t", 0)
-    >>> part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3), 0, 1)
-    False
+    >>> part.make_leader(ctx, 1, (1, 2, 3), (1, 2, 3), 0, 1)   # isNewLeader
+    True
 """
 
 from __future__ import annotations

@@ -343,12 +343,16 @@ class Partition:
                     replicas: tuple[int, ...], partition_epoch: int, controller_epoch: int,
                     adding_replicas: tuple[int, ...] = (),
                     removing_replicas: tuple[int, ...] = ()) -> bool:
-        """Become leader (Partition.makeLeader). Returns True if the HW moved.
-
-        Callers check ``is_stale_partition_epoch`` first (KAFKA-13790, 3.3+)."""
+        """Become leader (Partition.makeLeader): True if this broker was not the leader before
+        (isNewLeader). A state older than the partition's epoch is skipped and answers False
+        (KAFKA-13790, 3.3+). The HW may move (the ISR may be down to this broker): the caller
+        completes what waits on it (ReplicaManager.make_leader)."""
+        if self.is_stale_partition_epoch(ctx, partition_epoch):
+            return False
         ctx.partition_changed(self.tp)
         now = ctx.now
         new_epoch = leader_epoch > self.leader_epoch
+        is_new_leader = not self.is_leader
         _update_assignment(self, replicas, adding_replicas, removing_replicas)
         self.controller_epoch = controller_epoch
         self.isr = tuple(isr)
@@ -365,7 +369,8 @@ class Partition:
         self.leader_epoch = leader_epoch
         self.leader_id = self.broker_id
         self.is_leader = True
-        return self.maybe_increment_leader_hw(ctx)
+        self.maybe_increment_leader_hw(ctx)
+        return is_new_leader
 
     def reset_replica_states(self, ctx: PartitionContext, now: int, new_epoch: bool) -> None:
         """makeLeader's Replica.resetReplicaState for every follower: a new leader starts with
@@ -410,7 +415,11 @@ class Partition:
                       isr: tuple[int, ...], replicas: tuple[int, ...], partition_epoch: int,
                       controller_epoch: int, adding_replicas: tuple[int, ...] = (),
                       removing_replicas: tuple[int, ...] = ()) -> bool:
-        """Become follower (Partition.makeFollower). Returns True if leader or epoch changed."""
+        """Become follower (Partition.makeFollower): True if the leader or its epoch changed. A
+        state older than the partition's epoch is skipped and answers False (KAFKA-13790,
+        3.3+)."""
+        if self.is_stale_partition_epoch(ctx, partition_epoch):
+            return False
         ctx.partition_changed(self.tp)
         changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
                    or self.is_leader)

@@ -388,16 +388,18 @@ class ReplicaManager:
         assignment = reassignment_state(ctx, st)
         if kraft and part.is_leader and st.leader_epoch == part.leader_epoch:
             # applyDelta: an ISR / assignment change under the same leader epoch
-            moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
-                                     st.partition_epoch, st.controller_epoch, *assignment)
-            if moved:
+            hw = part.log.high_watermark
+            part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
+                             st.partition_epoch, st.controller_epoch, *assignment)
+            if part.log.high_watermark > hw:   # makeLeader's tryCompleteDelayedRequests
                 self.on_hw_increased(ctx, part)
             else:
                 self.try_complete_produces(ctx, part.tp)
             return
         self.remove_fetcher_for_partition(ctx, part.tp)
-        moved = part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
-                                 st.partition_epoch, st.controller_epoch, *assignment)
+        hw = part.log.high_watermark
+        part.make_leader(ctx, st.leader_epoch, st.isr, st.replicas,
+                         st.partition_epoch, st.controller_epoch, *assignment)
         ctx.trace("become_leader", st.topic, st.partition,
                   ev.BecomeLeader(st.leader_epoch, tuple(st.isr)))
         if st.leader_recovery_state:
@@ -405,7 +407,7 @@ class ReplicaManager:
             # RECOVERED (KIP-704); its next AlterPartition tells the controller
             ctx.trace("leader_recovered", st.topic, st.partition,
                       ev.LeaderRecovered(st.leader_epoch))
-        if moved:
+        if part.log.high_watermark > hw:   # makeLeader's tryCompleteDelayedRequests
             self.on_hw_increased(ctx, part)
 
     def make_follower(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState
