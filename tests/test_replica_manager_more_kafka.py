@@ -322,9 +322,7 @@ def _three_partitions_then_controlled_shutdown():
         )
     # the broker transitions to SHUTTING_DOWN and begins the controlled shutdown
     # (ReplicaManager.beginControlledShutdown: isInControlledShutdown = true)
-    begin = getattr(b.rm, "begin_controlled_shutdown", None)
-    if begin is not None:
-        begin()
+    b.rm.begin_controlled_shutdown()
     b.apply_delta(
         R.PartitionChangeRecord(0, FOO_UUID, isr=(LOCAL + 1,), leader=LOCAL + 1, replicas=replicas),
         R.PartitionChangeRecord(1, FOO_UUID, isr=(LOCAL,), leader=NO_LEADER, replicas=replicas),
@@ -342,16 +340,6 @@ def test_replicas_are_stopped_while_in_controlled_shutdown_with_kraft():
         assert (part.get_leader_epoch(), part.get_partition_epoch()) == epochs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "DEVIATION: in controlled shutdown Kafka's applyLocalFollowersDelta stops fetching a "
-        "follower with no leader or not in the new ISR (isInControlledShutdown && (leader == "
-        "NO_LEADER || !isr.contains(brokerId)) -> stopPartitions(false), "
-        "ReplicaManager.scala:2941-2945, 3009@3.7.0); kafkasim's ReplicaManager knows no "
-        "controlled shutdown and restarts foo-0's fetcher at the new leader epoch"
-    ),
-)
 def test_replicas_are_stopped_while_in_controlled_shutdown_with_kraft_stops_fetchers():
     """testReplicasAreStoppedWhileInControlledShutdownWithKRaft, the fetchers:
     removeFetcherForPartitions(foo-0, foo-1) and no fetcher started for them; foo-2's fetcher

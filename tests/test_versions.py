@@ -200,6 +200,7 @@ SINCE = [
     # KAFKA-7347 (ebd1354, first in 2.1.0)
     ("offsets_for_leader_epoch_not_replica_not_leader", "2.1", "2.0.1"),
     ("not_hosted_partition_not_leader", "2.0", "1.1"),   # KAFKA-6796
+    ("controlled_shutdown_stops_fetching", "3.3", "3.2"),   # KAFKA-13858
     ("stop_replica_completes_delayed_requests", "2.4", "2.3"),   # KAFKA-9198
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0

@@ -309,7 +309,7 @@ class DelayedFetch:
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
                  "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
-                 "fetch_sessions", "quiet", "lag_context")
+                 "fetch_sessions", "quiet", "lag_context", "is_in_controlled_shutdown")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -325,6 +325,13 @@ class ReplicaManager:
         self.quiet: dict[tuple[str, int], list] = {}
         # the broker whose rules (its cluster's rule book) write a quiet partition's lag clocks
         self.lag_context: ReplicaManagerContext | None = None
+        # KRaft: the broker began its controlled shutdown (beginControlledShutdown)
+        self.is_in_controlled_shutdown = False
+
+    def begin_controlled_shutdown(self) -> None:
+        """ReplicaManager.beginControlledShutdown (KRaft, 3.3+): from now on applyDelta stops
+        fetching a followed partition that has no leader or whose ISR lacks this broker."""
+        self.is_in_controlled_shutdown = True
 
     # -- becomeLeaderOrFollower: makeLeaders / makeFollowers ------------------------------------
     # (the controller's LeaderAndIsr in ZooKeeper mode; ReplicaManager.applyDelta in KRaft)
@@ -376,7 +383,7 @@ class ReplicaManager:
         if st.leader == ctx.id:
             self.make_leader(ctx, part, st, kraft)
         else:
-            self.make_follower(ctx, part, st)
+            self.make_follower(ctx, part, st, kraft)
         return E.NONE
 
     def make_leader(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState,
@@ -410,17 +417,27 @@ class ReplicaManager:
         if part.log.high_watermark > hw:   # makeLeader's tryCompleteDelayedRequests
             self.on_hw_increased(ctx, part)
 
-    def make_follower(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState
-                      ) -> None:
+    def make_follower(self, ctx: ReplicaManagerContext, part: Partition, st: PartitionState,
+                      kraft: bool = False) -> None:
         """ReplicaManager.makeFollowers for one partition: Partition.makeFollower, then (unless
         the leader and its epoch did not change) fail the produces and fetches waiting on it
-        as leader, and move its fetcher to the new leader from the right position."""
+        as leader, and move its fetcher to the new leader from the right position. A KRaft
+        broker in controlled shutdown stops fetching it instead when it has no leader or this
+        broker left its ISR (applyLocalFollowersDelta, 3.3+)."""
         tp = part.tp
         was_leader = part.is_leader
         old_leader, old_epoch = part.leader_id, part.leader_epoch
         part.make_follower(ctx, st.leader, st.leader_epoch, st.isr, st.replicas,
                            st.partition_epoch, st.controller_epoch,
                            *reassignment_state(ctx, st))
+        if kraft and self.is_in_controlled_shutdown and (st.leader < 0 or ctx.id not in st.isr) \
+                and ctx.rules.controller.controlled_shutdown_stops_fetching:
+            ctx.trace("become_follower", st.topic, st.partition,
+                      ev.BecomeFollower(st.leader, st.leader_epoch))
+            if was_leader:
+                self.fail_waiting(ctx, tp)
+            self.remove_fetcher_for_partition(ctx, tp)   # stopPartitions(deleteLocalLog=false)
+            return
         fetching = None
         if not was_leader and st.leader >= 0 and old_leader == st.leader:
             for (leader, _fid), thread in ctx.fetchers.items():

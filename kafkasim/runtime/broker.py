@@ -287,6 +287,7 @@ class Broker:
             # controlled.shutdown.enable=false the broker skips it
             self.state = SHUTTING_DOWN
             if self.config["controlled.shutdown.enable"]:
+                self.replica_manager.begin_controlled_shutdown()   # (BrokerServer.shutdown)
                 self.lifecycle.begin_controlled_shutdown()
             else:
                 self.shutdown_cleanly()

@@ -820,6 +820,16 @@ class ControllerRules:
     """The metadata mode, the controller and the broker lifecycle: ZooKeeper or KRaft, broker
     registration and heartbeats, bounced brokers, controlled shutdown."""
 
+    # KAFKA-13858 (3.3.0, commit 76477ff): a KRaft broker in controlled shutdown
+    # (ReplicaManager.beginControlledShutdown, called by BrokerServer.shutdown) stops fetching a
+    # followed partition whose new state has no leader or leaves it out of the ISR
+    # (applyLocalFollowersDelta); before, it moved its fetcher as usual.
+    controlled_shutdown_stops_fetching: bool = _rule(
+        since="3.3",
+        ref="KAFKA-13858 (ReplicaManager.applyLocalFollowersDelta @3.3.0, @3.7.0)",
+        doc="KRaft: in controlled shutdown a follower with no leader or out of the ISR stops "
+        "fetching",
+    )
     # ZooKeeper mode was removed in 4.0 (KIP-500; 4.0 upgrade notes: KRaft only).
     zookeeper_mode: bool = _rule(
         until="4.0",
