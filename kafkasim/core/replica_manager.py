@@ -306,6 +306,38 @@ class DelayedFetch:
     context: fetch_session.FetchContext | None = None
 
 
+def _stops_fetching_in_controlled_shutdown(ctx: ReplicaManagerContext, rm: ReplicaManager,
+                                           st: PartitionState) -> bool:
+    """applyLocalFollowersDelta (KRaft, 3.3+, KAFKA-13858): during controlled shutdown a
+    replica with no leader, or one this broker is out of the ISR of, stops fetching."""
+    return rm.is_in_controlled_shutdown and (st.leader < 0 or ctx.id not in st.isr) and \
+        ctx.rules.controller.controlled_shutdown_stops_fetching
+
+
+def _keeps_fetching(ctx: ReplicaManagerContext, tp, st: PartitionState, old_leader: int,
+                    old_epoch: int) -> bool:
+    """Partition.makeFollower returned false (the same leader, and an epoch that needs no
+    become-follower steps): the partition keeps its fetcher and fetch position (no
+    truncation). Fetches before 2.1 carry no epoch; the stored one only keeps a rule override
+    of fencing consistent. True when so (traced as skipped)."""
+    if st.leader < 0 or old_leader != st.leader or \
+            become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
+        return False
+    fetching = None
+    for (leader, _fid), thread in ctx.fetchers.items():
+        if leader == st.leader and tp in thread.partitions:
+            fetching = thread.partitions[tp]
+    if fetching is None:
+        return False
+    fetching.current_leader_epoch = st.leader_epoch
+    for thread in ctx.fetchers.values():
+        if tp in thread.partitions:
+            thread.changed(tp)
+    ctx.trace("become_follower", st.topic, st.partition,
+              ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
+    return True
+
+
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
                  "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
@@ -430,37 +462,15 @@ class ReplicaManager:
         part.make_follower(ctx, st.leader, st.leader_epoch, st.isr, st.replicas,
                            st.partition_epoch, st.controller_epoch,
                            *reassignment_state(ctx, st))
-        if kraft and self.is_in_controlled_shutdown and (st.leader < 0 or ctx.id not in st.isr) \
-                and ctx.rules.controller.controlled_shutdown_stops_fetching:
-            ctx.trace("become_follower", st.topic, st.partition,
-                      ev.BecomeFollower(st.leader, st.leader_epoch))
-            if was_leader:
-                self.fail_waiting(ctx, tp)
-            self.remove_fetcher_for_partition(ctx, tp)   # stopPartitions(deleteLocalLog=false)
-            return
-        fetching = None
-        if not was_leader and st.leader >= 0 and old_leader == st.leader:
-            for (leader, _fid), thread in ctx.fetchers.items():
-                if leader == st.leader and tp in thread.partitions:
-                    fetching = thread.partitions[tp]
-        if fetching is not None and \
-                not become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
-            # Partition.makeFollower returned false: the partition keeps its fetcher and fetch
-            # position (no truncation). Fetches before 2.1 carry no epoch; the stored one only
-            # keeps a rule override of fencing consistent.
-            fetching.current_leader_epoch = st.leader_epoch
-            for thread in ctx.fetchers.values():
-                if tp in thread.partitions:
-                    thread.changed(tp)
-            ctx.trace("become_follower", st.topic, st.partition,
-                      ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
+        stop = kraft and _stops_fetching_in_controlled_shutdown(ctx, self, st)
+        if not stop and not was_leader and _keeps_fetching(ctx, tp, st, old_leader, old_epoch):
             return
         ctx.trace("become_follower", st.topic, st.partition,
                   ev.BecomeFollower(st.leader, st.leader_epoch))
         if was_leader:
             self.fail_waiting(ctx, tp)
-        self.remove_fetcher_for_partition(ctx, tp)
-        if st.leader >= 0:
+        self.remove_fetcher_for_partition(ctx, tp)   # (stopPartitions(deleteLocalLog=false))
+        if st.leader >= 0 and not stop:
             self.add_fetcher_for_partition(ctx, tp, st.leader,
                                            self.initial_fetch_state(ctx, part, st.leader_epoch))
 
