@@ -102,6 +102,12 @@ class AutoOffsetResetStrategy:
     def __hash__(self) -> int:
         return hash((self.type, self.duration_ns))
 
+    def __reduce__(self) -> tuple:
+        # EARLIEST, LATEST and NONE unpickle as themselves (a snapshot keeps them one object)
+        if self.duration_ns is None:
+            return (_named_strategy, (self.type,))
+        return (AutoOffsetResetStrategy, (self.type, self.duration_ns))
+
     def __repr__(self) -> str:
         # AutoOffsetResetStrategy.toString (its Duration as java.time prints it, in seconds)
         extra = "" if self.duration_ns is None else f", duration=PT{self.duration_ns / 1e9:g}S"
@@ -113,6 +119,11 @@ AutoOffsetResetStrategy.LATEST = AutoOffsetResetStrategy("latest")
 AutoOffsetResetStrategy.NONE = AutoOffsetResetStrategy("none")
 _BY_NAME = {s.type: s for s in (AutoOffsetResetStrategy.EARLIEST, AutoOffsetResetStrategy.LATEST,
                                 AutoOffsetResetStrategy.NONE)}
+
+
+def _named_strategy(type_: str) -> AutoOffsetResetStrategy:
+    """EARLIEST, LATEST or NONE by name (how they unpickle)."""
+    return _BY_NAME[type_]
 #: the clients' name for it before 4.0 (an enum of the three first)
 OffsetResetStrategy = AutoOffsetResetStrategy
 
