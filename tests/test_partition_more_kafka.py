@@ -568,19 +568,24 @@ def test_ignore_follower_partition_state_change_with_older_partition_epoch_on_pa
 
 
 # -- a follower's append below its log start offset ------------------------------------------
-def test_append_records_as_follower_below_log_start_offset_is_refused():
-    """PartitionTest.testAppendRecordsAsFollowerBelowLogStartOffset, its first half on the log
-    (kafkasim's Partition has no appendRecordsToFollowerOrFutureReplica; the fetcher appends
-    to the log): truncateFullyAndStartAt(5) restarts the empty log at 5, and records wholly
-    below it are refused (Kafka: UnexpectedAppendOffsetException) leaving it as it was."""
+def _log_restarted_at_5_refusing_records_below():
+    """truncateFullyAndStartAt(5) restarts the empty log at 5, and records wholly below it are
+    refused (Kafka: UnexpectedAppendOffsetException) leaving it as it was."""
     b = Broker()
-    part = b.partition(TOPIC, 0)
-    log = part.local_log_or_exception()
+    log = b.partition(TOPIC, 0).local_log_or_exception()
     log.truncate_fully_and_start_at(5)
     assert (log.log_end_offset, log.log_start_offset) == (5, 5)
     with pytest.raises(RuntimeError):
         log.append_as_follower(follower_records(3, 1))
     assert log.log_end_offset == 5
+    return log
+
+
+def test_append_records_as_follower_below_log_start_offset_is_refused():
+    """PartitionTest.testAppendRecordsAsFollowerBelowLogStartOffset, its first half on the log
+    (kafkasim's Partition has no appendRecordsToFollowerOrFutureReplica; the fetcher appends
+    to the log)."""
+    _log_restarted_at_5_refusing_records_below()
 
 
 @pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
@@ -592,14 +597,7 @@ def test_append_records_as_follower_below_log_start_offset_is_refused():
     "kafkasim's leader never sends such records (its reads start at the fetch offset)"))
 def test_append_records_as_follower_below_log_start_offset():
     """PartitionTest.testAppendRecordsAsFollowerBelowLogStartOffset, whole, on the log."""
-    b = Broker()
-    part = b.partition(TOPIC, 0)
-    log = part.local_log_or_exception()
-    log.truncate_fully_and_start_at(5)
-    assert (log.log_end_offset, log.log_start_offset) == (5, 5)
-    with pytest.raises(RuntimeError):
-        log.append_as_follower(follower_records(3, 1))
-    assert log.log_end_offset == 5
+    log = _log_restarted_at_5_refusing_records_below()
     # records containing the log start offset, the log empty: the log restarts at 4
     log.append_as_follower(follower_records(4, 3))
     assert (log.log_end_offset, log.log_start_offset) == (7, 4)
