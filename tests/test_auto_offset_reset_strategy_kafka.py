@@ -21,7 +21,7 @@ from kafkasim.core.errors import IllegalArgumentException
 from kafkasim.runtime.clients.subscription_state import AutoOffsetResetStrategy as S
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.config import CONSUMER, ConfigError, consumer_config
-from kafkasim.settings.javautil import java_duration_parse
+from kafkasim.settings.javautil import java_duration_parse, java_duration_string
 
 INVALID = ["invalid", "by_duration:invalid", "by_duration:-PT1H", "by_duration:", "by_duration",
            "LATEST", "EARLIEST", "NONE", "", None]
@@ -169,3 +169,14 @@ def test_strategies_survive_a_snapshot():
     by_duration = S.from_string("by_duration:PT1.5S")
     again = pickle.loads(pickle.dumps(by_duration))
     assert again == by_duration and again.duration_ns == 1_500_000_000
+
+
+@pytest.mark.parametrize("text,shown", [("PT1H", "PT1H"), ("P2D", "PT48H"), ("PT90M", "PT1H30M"),
+                                        ("PT1.5S", "PT1.5S"), ("PT0S", "PT0S"),
+                                        ("PT0.000000001S", "PT0.000000001S")])
+def test_java_duration_string(text, shown):
+    """Duration.toString: hours, minutes, seconds (days as hours), the fraction's zeros dropped;
+    the strategy's toString shows it."""
+    assert java_duration_string(java_duration_parse(text)) == shown
+    assert repr(S.from_string(f"by_duration:{text}")) == \
+        f"AutoOffsetResetStrategy{{type=by_duration, duration={shown}}}"

@@ -5,7 +5,8 @@ fetcher thread; ``murmur2`` is the producer's key partitioner; ``Integer.parseIn
 ``Long.parseLong`` and ``Pattern.compile("\\s+").split`` are how Kafka reads checkpoint files;
 ``java.util.HashMap`` / ``HashSet`` and ``Hashtable`` iteration orders show in what Kafka prints
 and writes (describe output, ConfigRecords, the ELR, the placer's Random draws);
-``java.time.Duration.parse`` reads the consumer's ``auto.offset.reset=by_duration:...``. Each lives
+``java.time.Duration.parse`` / ``toString`` read and show the consumer's
+``auto.offset.reset=by_duration:...``. Each lives
 here once. Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
 """
 
@@ -165,6 +166,19 @@ def java_duration_parse(text: str) -> int:
     if not _LONG_MIN <= total // 1_000_000_000 <= _LONG_MAX:
         raise ValueError(f"Text cannot be parsed to a Duration: overflow: {text!r}")
     return total
+
+
+def java_duration_string(nanos: int) -> str:
+    """``java.time.Duration.toString()`` of a non-negative duration in nanoseconds: hours,
+    minutes and seconds with the fraction's trailing zeros dropped (``PT1H``, ``PT48H``,
+    ``PT1.5S``, ``PT0S``); days are written as hours."""
+    seconds, frac = divmod(nanos, 1_000_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    out = "PT" + (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+    if secs or frac or out == "PT":
+        out += str(secs) + (f".{frac:09d}".rstrip("0") if frac else "") + "S"
+    return out
 
 
 # java.util.regex "\\s" without UNICODE_CHARACTER_CLASS: the six ASCII whitespace characters only

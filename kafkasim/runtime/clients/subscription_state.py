@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 from kafkasim.settings.config import parse_auto_offset_reset
+from kafkasim.settings.javautil import java_duration_string
 
 __all__ = [
     "AutoOffsetResetStrategy", "EpochEndOffset", "FetchPosition", "FetchState",
@@ -109,8 +110,9 @@ class AutoOffsetResetStrategy:
         return (AutoOffsetResetStrategy, (self.type, self.duration_ns))
 
     def __repr__(self) -> str:
-        # AutoOffsetResetStrategy.toString (its Duration as java.time prints it, in seconds)
-        extra = "" if self.duration_ns is None else f", duration=PT{self.duration_ns / 1e9:g}S"
+        # AutoOffsetResetStrategy.toString (its Duration as java.time prints it)
+        extra = "" if self.duration_ns is None else \
+            f", duration={java_duration_string(self.duration_ns)}"
         return f"AutoOffsetResetStrategy{{type={self.type}{extra}}}"
 
 
@@ -124,6 +126,8 @@ _BY_NAME = {s.type: s for s in (AutoOffsetResetStrategy.EARLIEST, AutoOffsetRese
 def _named_strategy(type_: str) -> AutoOffsetResetStrategy:
     """EARLIEST, LATEST or NONE by name (how they unpickle)."""
     return _BY_NAME[type_]
+
+
 #: the clients' name for it before 4.0 (an enum of the three first)
 OffsetResetStrategy = AutoOffsetResetStrategy
 
