@@ -476,16 +476,23 @@ def test_zk_isr_manager_async_callback():
 
 
 # -- makeLeader at an unchanged leader epoch ----------------------------------------------------
+def _leader_at_epoch_8():
+    """The two tests' start: broker 0 becomes leader (its first makeLeader: isNewLeader) at
+    leader epoch 8, partition epoch 1, replicas (0, 1), ISR (0)."""
+    b = Broker()
+    part = b.partition(TOPIC, 0)
+    replicas = (BROKER, R1)
+    assert part.make_leader(b, 8, (BROKER,), replicas, 1, 3)
+    assert part.get_partition_epoch() == 1 and part.get_leader_epoch() == 8
+    assert part.in_sync_replica_ids() == {BROKER}
+    return b, part, replicas
+
+
 def test_do_not_reset_replica_state_if_leader_epoch_is_not_bumped():
     """PartitionTest.testDoNotResetReplicaStateIfLeaderEpochIsNotBumped: makeLeader at the same
     leader epoch with a newer partition epoch (a KRaft reassignment) keeps the followers'
     states."""
-    b = Broker()
-    part = b.partition(TOPIC, 0)
-    replicas = (BROKER, R1)
-    part.make_leader(b, 8, (BROKER,), replicas, 1, 3)
-    assert part.get_partition_epoch() == 1 and part.get_leader_epoch() == 8
-    assert part.in_sync_replica_ids() == {BROKER}
+    b, part, replicas = _leader_at_epoch_8()
     # not in the ISR: unknown offsets, never caught up
     assert replica_state(part, R1) == (NEVER_MS, -1, -1)
     fetch_follower(b, part, R1, 0)
@@ -499,12 +506,7 @@ def test_do_not_reset_replica_state_if_leader_epoch_is_not_bumped():
 def test_do_not_update_epoch_start_offset_if_leader_epoch_is_not_bumped():
     """PartitionTest.testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped: the leader epoch
     start offset and the epoch cache's latest entry stay at the same leader epoch."""
-    b = Broker()
-    part = b.partition(TOPIC, 0)
-    replicas = (BROKER, R1)
-    part.make_leader(b, 8, (BROKER,), replicas, 1, 3)
-    assert part.get_partition_epoch() == 1 and part.get_leader_epoch() == 8
-    assert part.in_sync_replica_ids() == {BROKER}
+    b, part, replicas = _leader_at_epoch_8()
     assert part.leader_epoch_start_offset_opt() == 0
     leader_log = part.local_log_or_exception()
     assert tuple(leader_log.leader_epoch_cache.latest_entry()) == (8, 0)
