@@ -24,10 +24,11 @@ broker 1 and other broker 2; here the local broker is 0 and the other one 1.
   pytest monkeypatch of ``ReplicaManager.remove_fetcher_for_partition``.
 * ``stopReplicas(correlationId, controllerId, controllerEpoch, partitionStates)``: a
   ``StopReplicaRequest`` handled by ``kafkasim.runtime.kafka_apis.handle_stop_replica_request``
-  (KafkaApis.handleStopReplicaRequest, where kafkasim checks the controller epoch). kafkasim's
-  request carries no per-partition leader epoch, which is what Kafka's ``LeaderAndIsr.NoEpoch``
-  means (StopReplica v0-v2): the NewerLeaderEpoch / EqualLeaderEpoch / DeleteSentinel /
-  LeaderEpochNotProvided variants, all answered NONE, are one case here.
+  (KafkaApis.handleStopReplicaRequest, where kafkasim checks the controller epoch). The
+  request's ``leader_epochs`` are StopReplicaPartitionState.leaderEpoch (v3+, KIP-570); without
+  them it is a v0-v2 request (``LeaderAndIsr.NoEpoch``). kafkasim's broker answers only a
+  refusal, so "Map(tp0 -> NONE)" is no StopReplicaResponse and FENCED_LEADER_EPOCH is one
+  with that partition error. kafkasim's ZooKeeper controller sends no epochs yet.
 
 Left out (kafkasim does not model it, or it is outside replication): log dirs, JBOD and
 alter-log-dirs (testApplyDeltaShouldHandleReplicaAssignedTo*Directory,
@@ -420,21 +421,72 @@ def test_stop_replica_with_existing_partition(delete):
         assert TP in b.rm.partitions and b.logs[TP].log_start_offset == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "DEVIATION: Kafka ignores a StopReplica whose leader epoch is older than the "
-        "partition's, answering FENCED_LEADER_EPOCH (ReplicaManager.stopReplicas, "
-        "ReplicaManager.scala:526-539@3.7.0; StopReplica v3+, KIP-570); kafkasim's "
-        "StopReplicaRequest carries no leader epoch, so the replica is stopped and deleted"
-    ),
-)
-def test_stop_replica_with_delete_partition_and_existing_partition_and_older_leader_epoch():
-    """testStopReplicaWithDeletePartitionAndExistingPartitionAndOlderLeaderEpoch: leader epoch
-    0 < 1 is FENCED_LEADER_EPOCH and the partition is neither stopped nor deleted (kafkasim's
-    request can only be sent without the epoch). testStopReplicaWithExistingPartitionAndOlder
-    LeaderEpoch, without deletion, differs at a leader only in the error answered, which
-    kafkasim never sends (see the stale controller epoch case): not asserted separately."""
+def stop_replicas_with_epoch(b: Broker, leader_epoch: int, delete: bool) -> None:
+    """stopReplicas(1, 0, 0, {tp0 -> StopReplicaPartitionState(leaderEpoch, deletePartition)}):
+    a StopReplica v3+ (KIP-570) carrying the partition's leader epoch."""
+    req = StopReplicaRequest(CONTROLLER, 0, (TP,), delete, leader_epochs=(leader_epoch,))
+    handle_stop_replica_request(b, CONTROLLER, req)
+
+
+NO_EPOCH, EPOCH_DURING_DELETE = -1, -2   # LeaderAndIsr.NoEpoch, LeaderAndIsr.EpochDuringDelete
+
+
+@pytest.mark.parametrize("delete", [False, True])
+@pytest.mark.parametrize("leader_epoch", [2, 1, EPOCH_DURING_DELETE, NO_EPOCH])
+def test_stop_replica_with_existing_partition_and_leader_epoch(leader_epoch, delete):
+    """testStopReplicaWithExistingPartitionAnd{NewerLeaderEpoch, EqualLeaderEpoch,
+    DeleteSentinel, LeaderEpochNotProvided} and testStopReplicaWithDeletePartitionAnd
+    ExistingPartitionAnd{the same four} @3.9.0, with the epoch in the request: the partition
+    (leader epoch 1) is stopped, no error is answered; with deletePartition it is no longer
+    hosted and its log is gone."""
     b = _leader_with_two_records()
-    stop_replicas(b, 0, delete=True)
+    stop_replicas_with_epoch(b, leader_epoch, delete)
+    assert stop_replica_answers(b) == []          # Map(tp0 -> NONE): nothing to refuse
+    if delete:
+        assert TP not in b.rm.partitions and TP not in b.logs
+    else:
+        assert TP in b.rm.partitions and b.logs[TP].log_start_offset == 1
+
+
+@pytest.mark.parametrize("delete", [False, True])
+def test_stop_replica_with_existing_partition_and_older_leader_epoch(delete):
+    """testStopReplicaWithExistingPartitionAndOlderLeaderEpoch and testStopReplicaWithDelete
+    PartitionAndExistingPartitionAndOlderLeaderEpoch @3.9.0: leader epoch 0 < 1 answers
+    FENCED_LEADER_EPOCH for tp0 (the request's error is NONE); the partition stays hosted and
+    led, with its log (ReplicaManager.stopReplicas, KIP-570)."""
+    b = _leader_with_two_records()
+    stop_replicas_with_epoch(b, 0, delete)
+    assert [(a.error, a.partition_errors) for a in stop_replica_answers(b)] == \
+        [(E.NONE, ((*TP, E.FENCED_LEADER_EPOCH),))]
     assert TP in b.rm.partitions and b.part().is_leader and TP in b.logs
+    assert b.logs[TP].log_end_offset == 2
+
+
+@pytest.mark.parametrize(("version", "fenced"), [("3.4", True), ("3.5", False)])
+def test_stop_replica_with_equal_leader_epoch_is_fenced_before_3_5(version, fenced):
+    """ReplicaManager.stopReplicas @3.4.0 answered FENCED_LEADER_EPOCH to a StopReplica at the
+    partition's own leader epoch ("matches the current leader epoch"); KAFKA-13972 (3.5.0)
+    applies it (testStopReplicaWithExistingPartitionAndEqualLeaderEpoch expects NONE)."""
+    b = Broker(version)
+    b.lair(0, 1, (0, 1))
+    stop_replicas_with_epoch(b, 1, delete=True)
+    assert (TP in b.rm.partitions) is fenced
+    assert bool(stop_replica_answers(b)) is fenced
+
+
+def test_stop_replica_leader_epoch_is_not_checked_before_kip_570():
+    """ReplicaManager.stopReplica @2.5.0: StopReplica v0-v2 carries no leader epoch, every
+    partition named is stopped (KIP-570, StopReplica v3, came in 2.6.0)."""
+    b = Broker("2.5")
+    b.lair(0, 1, (0, 1))
+    stop_replicas_with_epoch(b, 0, delete=True)
+    assert TP not in b.rm.partitions and stop_replica_answers(b) == []
+
+
+def test_stop_replica_with_inexistent_partition_and_leader_epoch():
+    """testStopReplicaWithInexistentPartitionAndPartitionsDelete @3.9.0, leader epoch 1 in the
+    request: no hosted Partition, so nothing to check; the log is deleted, tp0 -> NONE."""
+    b = Broker()
+    b.log_manager.get_or_create_log(b, TOPIC, 0)
+    stop_replicas_with_epoch(b, 1, delete=True)
+    assert TP not in b.logs and stop_replica_answers(b) == []

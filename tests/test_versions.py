@@ -202,6 +202,8 @@ SINCE = [
     ("not_hosted_partition_not_leader", "2.0", "1.1"),   # KAFKA-6796
     ("controlled_shutdown_stops_fetching", "3.3", "3.2"),   # KAFKA-13858
     ("stop_replica_completes_delayed_requests", "2.4", "2.3"),   # KAFKA-9198
+    ("stop_replica_checks_leader_epoch", "2.6", "2.5"),   # KIP-570
+    ("stop_replica_accepts_equal_leader_epoch", "3.5", "3.4"),   # KAFKA-13972
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0
     ("isr_expand_requires_epoch_start_offset", "2.0.1", "2.0"),

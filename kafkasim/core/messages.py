@@ -258,6 +258,10 @@ class StopReplicaRequest(Message):
     delete: bool = False
     # KIP-380 (v1+, 2.2): the controller's view of the receiver's broker epoch
     broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    # KIP-570 (v3+, 2.6): each partition's leader epoch, in the order of ``partitions``
+    # (StopReplicaPartitionState.leaderEpoch; -2 EpochDuringDelete for a topic deletion);
+    # empty: a request without epochs (v0-v2, LeaderAndIsr.NoEpoch for every partition)
+    leader_epochs: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

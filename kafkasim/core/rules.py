@@ -20,6 +20,7 @@ Each function is named for the Kafka method it mirrors (snake_case) and says whe
     AFT  core/src/main/scala/kafka/server/AbstractFetcherThread.scala
     UL   storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java (as
          ReplicaFetcherThread.processPartitionData calls it: the follower HW)
+    RM   core/src/main/scala/kafka/server/ReplicaManager.scala
     PLE  core/src/main/scala/kafka/controller/PartitionStateMachine.scala
          (object PartitionLeaderElectionAlgorithms, ZooKeeper mode)
 
@@ -217,6 +218,24 @@ def check_min_isr_before_append(isr: Sequence[int], min_isr: int) -> str:
     """P ``appendRecordsToLeader``, acks=all: refuse the append (NOT_ENOUGH_REPLICAS) when the
     committed ISR is smaller than the effective min ISR; nothing is written."""
     return E.NOT_ENOUGH_REPLICAS if len(isr) < min_isr else E.NONE
+
+
+#: StopReplicaPartitionState.leaderEpoch sentinels (LeaderAndIsr.NoEpoch / EpochDuringDelete)
+NO_EPOCH = -1
+EPOCH_DURING_DELETE = -2
+
+
+def stop_replicas_leader_epoch_error(request_epoch: int, current_epoch: int, *,
+                                     checked: bool = True, equal_applies: bool = True) -> str:
+    """RM ``stopReplicas`` for a hosted partition: NONE when the StopReplica applies, else
+    FENCED_LEADER_EPOCH. The sentinels (no epoch sent, topic deletion) always apply; otherwise
+    the request's epoch must be newer than the partition's, or (3.5+) the same.
+    ``checked=False``: before KIP-570 (2.6) the request has no epoch and every one applies."""
+    if not checked or request_epoch in (NO_EPOCH, EPOCH_DURING_DELETE):
+        return E.NONE
+    if request_epoch > current_epoch or (equal_applies and request_epoch == current_epoch):
+        return E.NONE
+    return E.FENCED_LEADER_EPOCH
 
 
 # -- leader epochs and truncation -----------------------------------------------------------------

@@ -41,6 +41,7 @@ from kafkasim.core.messages import (
     UpdateMetadataResponse,
     ZkPingResponse,
 )
+from kafkasim.core.rules import NO_EPOCH, stop_replicas_leader_epoch_error
 
 
 def handle_fetch_request(broker, src, msg: FetchRequest) -> None:
@@ -97,15 +98,36 @@ def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
     reassignment removed). With deletePartition=false the Partition stays hosted. A stale
     broker epoch is refused first (KafkaApis.handleStopReplicaRequest, 2.2+), then an older
     controller epoch than the broker has seen (ReplicaManager.stopReplicas answers
-    STALE_CONTROLLER_EPOCH and stops nothing)."""
+    STALE_CONTROLLER_EPOCH and stops nothing), then each partition's leader epoch
+    (``stop_replica_error``)."""
     err = broker_epoch_error(broker, msg.broker_epoch)
     if err == E.NONE and msg.controller_epoch < broker.metadata.controller_epoch:
         err = E.STALE_CONTROLLER_EPOCH
     if err != E.NONE:
         broker.send(src, StopReplicaResponse(err))
         return
-    for tp in msg.partitions:
+    fenced = []
+    epochs = msg.leader_epochs or (NO_EPOCH,) * len(msg.partitions)
+    for tp, epoch in zip(msg.partitions, epochs, strict=True):
+        if stop_replica_error(broker, tp, epoch) != E.NONE:
+            fenced.append((*tp, E.FENCED_LEADER_EPOCH))
+            continue
         broker.replica_manager.stop_replica(broker, tp, bool(msg.delete))
+    if fenced:   # kafkasim answers only what went wrong (StopReplicaResponse's docstring)
+        broker.send(src, StopReplicaResponse(E.NONE, tuple(fenced)))
+
+
+def stop_replica_error(broker, tp, request_epoch: int) -> str:
+    """ReplicaManager.stopReplicas' leader epoch check for one partition (KIP-570, 2.6+): a
+    hosted partition whose leader epoch is newer than the request's (3.5+: or, before, equal)
+    stays as it is and answers FENCED_LEADER_EPOCH; a partition not hosted is always stopped."""
+    part = broker.replica_manager.partitions.get(tp)
+    if part is None:
+        return E.NONE
+    fetch = broker.rules.fetch
+    return stop_replicas_leader_epoch_error(
+        request_epoch, part.get_leader_epoch(), checked=fetch.stop_replica_checks_leader_epoch,
+        equal_applies=fetch.stop_replica_accepts_equal_leader_epoch)
 
 
 def handle_alter_partition_request(broker, src, msg: AlterPartitionRequest) -> None:

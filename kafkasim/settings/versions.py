@@ -495,6 +495,25 @@ class FetchRules:
         ref="KAFKA-9198 (ReplicaManager.stopReplica @2.3.0, @2.4.0)",
         doc="StopReplica completes the partition's waiting produces and fetches at once",
     )
+    # KIP-570 / KAFKA-9539 (2.6.0): StopReplica v3 carries each partition's leader epoch;
+    # ReplicaManager.stopReplicas ignores a partition whose request epoch is not newer than the
+    # hosted Partition's, answering FENCED_LEADER_EPOCH (the sentinels NoEpoch -1, a request
+    # without epochs, and EpochDuringDelete -2, topic deletion, skip the check; @2.6.0 l.414).
+    stop_replica_checks_leader_epoch: bool = _rule(
+        since="2.6",
+        ref="KIP-570 (ReplicaManager.stopReplicas @2.6.0)",
+        doc="StopReplica with an older leader epoch than the partition's is refused "
+        "FENCED_LEADER_EPOCH",
+    )
+    # KAFKA-13972 (3.5.0, commit 653e284): a StopReplica at the partition's own leader epoch is
+    # applied (requestLeaderEpoch >= currentLeaderEpoch); before, it was FENCED_LEADER_EPOCH
+    # too ("matches the current leader epoch", ReplicaManager.stopReplicas @3.4.0).
+    stop_replica_accepts_equal_leader_epoch: bool = _rule(
+        since="3.5",
+        ref="KAFKA-13972 (ReplicaManager.stopReplicas @3.4.0, @3.5.0)",
+        doc="StopReplica at the partition's current leader epoch is applied (before: "
+        "FENCED_LEADER_EPOCH)",
+    )
     # KIP-320 (2.1.0): CurrentLeaderEpoch in Fetch v9+ / OffsetsForLeaderEpoch v2+; the leader
     # answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (Partition.checkCurrentLeaderEpoch).
     current_leader_epoch_fencing: bool = _rule(
