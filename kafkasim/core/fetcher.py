@@ -65,6 +65,17 @@ def _replica_epoch(ctx: FetcherContext) -> int:
     return ctx.broker_epoch if ctx.rules.fetch.fetch_replica_epoch else -1
 
 
+def _moved_on(ctx: FetcherContext, sent: FetchPartition, st: PartitionFetchState) -> bool:
+    """processFetchRequest: is the answer to ``sent`` stale for the fetch state ``st``? Its
+    fetch offset is no longer the partition's, or (4.1+, KAFKA-18991) the request carried a
+    CurrentLeaderEpoch that is no longer the partition's."""
+    if sent.fetch_offset != st.fetch_offset:
+        return True
+    return (ctx.rules.fetch.fetch_response_needs_same_leader_epoch
+            and sent.current_leader_epoch >= 0
+            and sent.current_leader_epoch != st.current_leader_epoch)
+
+
 @dataclass(slots=True)
 class PartitionFetchState:
     fetch_offset: int
@@ -348,7 +359,7 @@ class ReplicaFetcherThread:
             if st is None or st.state != FETCHING:
                 continue
             sent = self.requested.get(tp)
-            if sent is None or sent.fetch_offset != st.fetch_offset:
+            if sent is None or _moved_on(ctx, sent, st):
                 st.hw_missed = True   # its state moved on meanwhile (truncation, new epoch)
                 continue
             log = ctx.logs[tp]

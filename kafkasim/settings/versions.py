@@ -629,6 +629,16 @@ class FetchRules:
         doc="an OffsetsForLeaderEpoch answer is used only if the partition's leader epoch is "
         "still the one the request carried",
     )
+    # KAFKA-18991 (4.1.0, commit 80d99ea): AbstractFetcherThread.processFetchRequest takes a
+    # partition's answer only if the request's CurrentLeaderEpoch is still the partition's
+    # (besides the fetch offset); before, an answer to a fetch sent at an older leader epoch
+    # from the same offset was applied (@4.0.0 l.336).
+    fetch_response_needs_same_leader_epoch: bool = _rule(
+        since="4.1",
+        ref="KAFKA-18991 (AbstractFetcherThread.processFetchRequest @4.0.0, @4.1.0)",
+        doc="a Fetch answer is used only if the partition's leader epoch is still the one the "
+        "request carried",
+    )
     # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
     # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
     fetch_diverging_epoch: bool = _rule(
