@@ -1,7 +1,9 @@
 """More of Kafka's data-path unit tests on kafkasim: ReplicaFetcherThreadTest and
 AbstractFetcherThreadTest (tags 3.9.0 and 4.1.0) cases that tests/test_fetcher_thread_kafka.py
-does not port, then PartitionTest and FetchSessionTest cases. Each test's docstring names the
-Kafka test and tag it follows.
+does not port, then FetchSessionTest cases and ReplicaSelectorTest.testSameRackSelector (the
+StopReplica leader-epoch cases of ReplicaManagerTest are in
+tests/test_replica_manager_more_kafka.py). Each test's docstring names the Kafka test and tag it
+follows.
 
 The fetcher cases reuse tests/test_fetcher_thread_kafka.py's ``Env`` (a ``ReplicaFetcherThread``
 on a ``kafkasim.core.fake.FakeContext``, with ``MockLeader`` playing Kafka's
@@ -23,6 +25,7 @@ from test_fetcher_thread_kafka import (
     batch,
     records,
 )
+from test_replica_manager_kafka import Broker
 
 from kafkasim.core import errors as E
 from kafkasim.core import fetch_session as fs
@@ -36,7 +39,7 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from kafkasim.core.replica_manager import ReplicaManager
+from kafkasim.core.replica_manager import ReplicaManager, select_read_replica
 from kafkasim.settings.javautil import JavaRandom
 
 T1P0, T1P1, T2P1 = ("topic1", 0), ("topic1", 1), ("topic2", 1)
@@ -407,3 +410,24 @@ def test_incremental_fetch_session():
         FetchPartitionData("bar", 0, E.NONE, 10, 10, RecordChunk.empty(0))], 10, False)
     assert err == E.NONE and sid2 > 0
     assert [(pd.topic, pd.partition) for pd in parts] == [bar0]
+
+
+# -- ReplicaSelectorTest (clients, org.apache.kafka.common.replica) --------------------------------
+def test_same_rack_selector():
+    """ReplicaSelectorTest.testSameRackSelector @4.1.0: replicas 0 (the leader, rack-a, LEO 4),
+    1 (rack-a, LEO 2, caught up 5 ms ago), 2 (rack-b, LEO 3, 3 ms ago), 3 (rack-b, LEO 4, 2 ms
+    ago). RackAwareReplicaSelector picks for rack-b replica 3 (the more caught up), for an
+    unknown rack the leader, for rack-a the leader (it is in rack-a). kafkasim's selector is
+    ``select_read_replica`` on the leader's Partition (the ReplicaView of each follower is its
+    ReplicaState)."""
+    b = Broker(racks={0: "rack-a", 1: "rack-a", 2: "rack-b", 3: "rack-b"})
+    b.lair(0, 1, (0, 1, 2, 3))
+    part = b.part()
+    b.now = 100
+    for replica, leo, since_caught_up in ((1, 2, 5), (2, 3, 3), (3, 4, 2)):
+        st = part.remote[replica]
+        st.log_start_offset, st.log_end_offset = 0, leo
+        st.last_caught_up_time_ms = b.now - since_caught_up
+    assert select_read_replica(b, part, 0, "rack-b") == 3
+    assert select_read_replica(b, part, 0, "not-a-rack") == 0
+    assert select_read_replica(b, part, 0, "rack-a") == 0
