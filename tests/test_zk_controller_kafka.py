@@ -39,7 +39,7 @@ carry no version: OPERATION_NOT_ATTEMPTED for v0-1 of testShutdownBrokerNotAdded
 ported); ControllerContextTest.testPreferredReplicaImbalanceMetricOnConcurrentTopicDeletion and the
 topic-deletion steps of testPreferredReplicaImbalanceMetric; of ControllerChannelManagerTest the
 request versions, topic ids, response callbacks, ``isNew`` (LeaderAndIsr v1+; kafkasim's brokers
-have no log dirs for it to matter), StopReplica's leader epochs (v3+) and its merging of delete and
+have no log dirs for it to matter), its merging of StopReplica delete and
 non-delete entries in one batch (testStopReplicaRequestWithAlreadyDefinedDeletedPartition,
 testMixedDeleteAndNotDeleteStopReplicaRequests: kafkasim sends each StopReplica as its state
 machine step asks, with no request batch), and the topic-deletion tests.
@@ -1029,6 +1029,60 @@ def test_stop_replica_groups_by_broker():
         assert len(stops) == 1
         assert set(stops[0].partitions) == set(tps) and stops[0].delete is False
     assert {dst for dst, _ in h.sent(StopReplicaRequest)} == {2, 3}
+
+
+@pytest.mark.parametrize(("version", "carries"), [("2.5", False), ("2.6", True), ("3.7", True)])
+def test_stop_replica_request_carries_each_partitions_leader_epoch(version, carries):
+    """testStopReplicaRequestSent / testStopReplicaInterBrokerProtocolVersion: from IBP 2.6
+    (StopReplica v3, KIP-570) each partition's state carries the leader epoch the controller
+    holds (ControllerContext.leaderEpoch), NoEpoch (-1) for a partition without leadership
+    info; before, the request has no epochs."""
+    h = _channel_harness(version)
+    h.put_partition(("bar", 0), [1, 2, 3], 2, [2, 3], leader_epoch=4, controller_epoch=1)
+    h.put_partition(("baz", 0), [1, 2, 3])   # no leadership info
+    tps = (FOO0, ("bar", 0), ("baz", 0))
+    h.ctl.send_stop_replica(h.ctx, 2, tps, False)
+    (dst, req), = h.sent(StopReplicaRequest)
+    assert dst == 2 and req.partitions == tps
+    assert req.leader_epochs == ((0, 4, -1) if carries else ())
+    cc = h.ctl.context
+    assert (cc.leader_epoch(("bar", 0)), cc.leader_epoch(("baz", 0))) == (4, -1)
+
+
+def test_offline_replica_stop_replica_carries_the_epoch_before_its_isr_removal():
+    """ReplicaStateMachine OfflineReplica @3.4.0: addStopReplicaRequestForBrokers runs before
+    removeReplicasFromIsr, so the StopReplica carries the leader epoch the replica knows (0),
+    not the bumped one the removal writes (1)."""
+    h = _channel_harness("3.7")
+    h.ctl.offline_replica(h.ctx, h.zk, 2, [FOO0])
+    assert h.ctl.context.states[FOO0][1] == 1
+    (_dst, req), = h.sent(StopReplicaRequest)
+    assert req.leader_epochs == (0,)
+
+
+def _shut_down_a_follower(version: str):
+    """A 3-broker ZooKeeper cluster at ``version``; the controlled shutdown of a follower of
+    t-0: the StopReplicaResponses it sent (kafkasim answers only a StopReplica that failed)."""
+    c = Cluster(brokers=3, seed=1, kafka_version=version)
+    c.create_topic("t", partitions=1, replication_factor=3)
+    c.run(2000)
+    leader = c.brokers[1].replica_manager.partitions[("t", 0)].leader_replica_id_opt
+    follower = max(b for b in c.brokers if b != leader)
+    start = c.now
+    c.shutdown(follower)
+    c.run(3)   # the two StopReplicas (controlled shutdown, then OfflineReplica) arrive
+    answers = [r for r in c.trace.rows if r[0] >= start and r[1] == "send" and
+               r[2] == follower and r[5][0] == "StopReplicaResponse"]
+    return answers
+
+
+@pytest.mark.parametrize(("version", "fenced"), [("2.5", False), ("3.4", True), ("3.5", False)])
+def test_controlled_shutdown_stop_replica_at_the_followers_own_epoch(version, fenced):
+    """KAFKA-13972 (3.5): both StopReplicas of a follower's controlled shutdown carry the epoch
+    the follower already has. 2.6-3.4 brokers refuse an equal epoch (FENCED_LEADER_EPOCH), so
+    the follower keeps fetching until its process stops; 3.5+ accept it, and before KIP-570
+    (2.6) the request has no epoch to check."""
+    assert len(_shut_down_a_follower(version)) == (2 if fenced else 0)
 
 
 def _channel_harness(version: str, live=(1, 2, 3), shutting_down=()):

@@ -149,10 +149,24 @@ class KafkaController:
             return UNKNOWN_BROKER_EPOCH
         return self.context.broker_epochs.get(broker_id, UNKNOWN_BROKER_EPOCH)
 
-    def send_stop_replica(self, ctx, broker_id: int, tps, delete: bool) -> None:
-        """A StopReplica for ``tps`` to ``broker_id`` (deletePartition = ``delete``)."""
-        ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch, tuple(tps),
-                                               delete, self.broker_epoch_for(ctx, broker_id)))
+    def stop_replica_epochs(self, ctx, tps) -> tuple[int, ...]:
+        """The leader epochs a StopReplica for ``tps`` carries (KIP-570, 2.6+), read as
+        addStopReplicaRequestForBrokers reads them: when the request is added, before the
+        state change that adds it bumps the epoch (OfflineReplica). Before 2.6 none (``()``)."""
+        if not ctx.rules.fetch.stop_replica_checks_leader_epoch:
+            return ()
+        return tuple(self.context.leader_epoch(tp) for tp in tps)
+
+    def send_stop_replica(self, ctx, broker_id: int, tps, delete: bool,
+                          epochs: tuple[int, ...] | None = None) -> None:
+        """A StopReplica for ``tps`` to ``broker_id`` (deletePartition = ``delete``), with the
+        partitions' leader epochs ``epochs`` (read now when not given: ``stop_replica_epochs``)."""
+        tps = tuple(tps)
+        if epochs is None:
+            epochs = self.stop_replica_epochs(ctx, tps)
+        ctx.send(broker_id, StopReplicaRequest(self.broker_id, self.controller_epoch, tps,
+                                               delete, self.broker_epoch_for(ctx, broker_id),
+                                               epochs))
 
     def send_leader_and_isr(self, ctx, tps, only: list[int] | None = None) -> None:
         """One LeaderAndIsr per live replica broker, with the states of its partitions."""
@@ -534,13 +548,14 @@ class KafkaController:
         without leadership info only that), and the replica, if live or shutting down,
         StopReplica (deletePartition=false)."""
         cc = self.context
+        epochs = self.stop_replica_epochs(ctx, tps)   # before the ISR removal bumps them
         with_info = [tp for tp in tps if self._remove_replica_from_isr(ctx, zk, tp, replica,
                                                                         reason)]
         self._send_leader_and_isr_to(ctx, {
             tp: [b for b in cc.assignments[tp] if b != replica] for tp in with_info})
         self.send_update_metadata(ctx, tps)
         if replica in cc.live_brokers:
-            self.send_stop_replica(ctx, replica, tps, False)
+            self.send_stop_replica(ctx, replica, tps, False, epochs)
 
     def _remove_replica_from_isr(self, ctx, zk: ZooKeeper, tp, replica: int,
                                  reason: str) -> bool:
@@ -781,14 +796,16 @@ class KafkaController:
         for each, LeaderAndIsr to the remaining replicas, StopReplica without delete), then
         ReplicaDeletionStarted (StopReplica with deletePartition=true) and NonExistentReplica."""
         cc = self.context
+        epochs = {}   # each removed replica's OfflineReplica StopReplica: the epoch before its bump
         for r in removed:
+            epochs[r] = self.stop_replica_epochs(ctx, (tp,))
             self._remove_replica_from_isr(ctx, zk, tp, r, "reassignment")
         live_removed = [r for r in removed if r in cc.live_brokers]
         self.send_leader_and_isr(ctx, [tp], only=[b for b in cc.live_brokers
                                                   if b not in removed])
         self.send_update_metadata(ctx, [tp])
         for r in live_removed:
-            self.send_stop_replica(ctx, r, (tp,), False)
+            self.send_stop_replica(ctx, r, (tp,), False, epochs[r])
         for r in live_removed:
             self.send_stop_replica(ctx, r, (tp,), True)
 

@@ -135,6 +135,14 @@ class ControllerContext:
         """liveBrokerIds: live brokers not in controlled shutdown."""
         return [b for b in self.live_brokers if b not in self.shutting_down]
 
+    def leader_epoch(self, tp) -> int:
+        """leaderEpoch: the partition's leader epoch as a StopReplica carries it (KIP-570, 2.6+),
+        LeaderAndIsr.NoEpoch (-1) without leadership info. (The EpochDuringDelete sentinel of a
+        topic queued for deletion never applies: kafkasim's ZooKeeper controller deletes no
+        topic.)"""
+        state = self.states.get(tp)
+        return state[1] if state is not None else -1
+
     def is_replica_online(self, broker_id: int, include_shutting_down: bool = False) -> bool:
         """isReplicaOnline (no offline log dirs in kafkasim): the broker is live and, unless
         ``include_shutting_down``, not shutting down."""
