@@ -45,7 +45,11 @@ from operator import sub
 from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
-from kafkasim.core.errors import IllegalArgumentException, OffsetOutOfRangeException
+from kafkasim.core.errors import (
+    IllegalArgumentException,
+    KafkaException,
+    OffsetOutOfRangeException,
+)
 from kafkasim.core.leader_epoch import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -80,6 +84,58 @@ class TimestampAndOffset(NamedTuple):
     timestamp: int
     offset: int
     leader_epoch: int | None
+
+
+# LogOffsetMetadata's unknown segment base offset and file position
+UNKNOWN_SEGMENT_BASE_OFFSET = -1
+UNKNOWN_FILE_POSITION = -1
+
+
+class LogOffsetMetadata(NamedTuple):
+    """org.apache.kafka.storage.internals.log.LogOffsetMetadata: an offset and, when known, the
+    base offset of its segment and its byte position in it (kafkasim's log has one segment, so
+    the log itself deals in bare offsets; this is the value Kafka's callers compare).
+    ``LogOffsetMetadata(offset)`` knows only the offset (``message_offset_only``)."""
+
+    message_offset: int
+    segment_base_offset: int = UNKNOWN_SEGMENT_BASE_OFFSET
+    relative_position_in_segment: int = UNKNOWN_FILE_POSITION
+
+    def __str__(self) -> str:
+        return (f"(offset={self.message_offset}, segment=[{self.segment_base_offset}:"
+                f"{self.relative_position_in_segment}])")
+
+    def message_offset_only(self) -> bool:
+        """``messageOffsetOnly``: neither the segment nor the position is known."""
+        return (self.segment_base_offset == UNKNOWN_SEGMENT_BASE_OFFSET
+                and self.relative_position_in_segment == UNKNOWN_FILE_POSITION)
+
+    def on_older_segment(self, that: LogOffsetMetadata) -> bool:
+        """``onOlderSegment``: both know their segment and this one's is older."""
+        if self.message_offset_only() or that.message_offset_only():
+            return False
+        return self.segment_base_offset < that.segment_base_offset
+
+    def on_same_segment(self, that: LogOffsetMetadata) -> bool:
+        """``onSameSegment``: both know their segment and it is the same."""
+        if self.message_offset_only() or that.message_offset_only():
+            return False
+        return self.segment_base_offset == that.segment_base_offset
+
+    def position_diff(self, that: LogOffsetMetadata) -> int:
+        """``positionDiff``: the bytes from ``that`` to this offset in their common segment; a
+        KafkaException when either knows only its offset or the segments differ."""
+        if self.message_offset_only() or that.message_offset_only():
+            raise KafkaException(f"{self} cannot compare its segment position with {that} "
+                                 "since it only has message offset info")
+        if not self.on_same_segment(that):
+            raise KafkaException(f"{self} cannot compare its segment position with {that} "
+                                 "since they are not on the same segment")
+        return self.relative_position_in_segment - that.relative_position_in_segment
+
+
+#: LogOffsetMetadata.UNKNOWN_OFFSET_METADATA
+UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1)
 
 
 class LogOffsetSnapshot(NamedTuple):
