@@ -840,3 +840,38 @@ def test_log_end_less_than_start_after_reopen():
     assert (log.log_start_offset, log.log_end_offset) == (4, 4)
     assert len(log) == 0
     assert _append(log) == (4, 4)
+
+
+def test_truncate_fully_and_start_at_keeps_a_lower_recovery_point():
+    """LocalLogTest.testTruncateFullyAndStartAt @3.9.0 (the same in LocalLogTest.java at
+    4.1.0): 13 records never flushed, truncateFullyAndStartAt(10): the recovery point stays 0
+    (only an updateLogEndOffset below it lowers it), the LEO is 10 and a read there is empty.
+    A recovery point above the new start comes down to it."""
+    log = _log()
+    _append(log, 13)
+    log.truncate_fully_and_start_at(10)
+    assert log.recovery_point == 0
+    assert log.log_end_offset == 10
+    assert len(log.read(10, log.log_end_offset, BIG)) == 0
+    assert log.unflushed_messages() == 10   # LEO - recovery point (what flush.messages counts)
+    _append(log, 5)
+    log.flush()
+    assert log.recovery_point == 15
+    log.truncate_fully_and_start_at(12)
+    assert log.recovery_point == 12
+
+
+def test_local_log_truncate_to():
+    """LocalLogTest.testTruncateTo @3.9.0: 12 records never flushed, truncateTo(7): the
+    recovery point stays 0, the LEO is 7, a read at 6 gets the one record left there, and the
+    next append goes at 7."""
+    log = _log()
+    for _ in range(12):
+        _append(log)
+    assert log.log_end_offset == 12
+    assert log.truncate_to(7) == 5
+    assert log.recovery_point == 0
+    assert log.log_end_offset == 7
+    assert _offsets(log.read(6, log.log_end_offset, BIG)) == [6]
+    assert _append(log) == (7, 7)
+    assert log.log_end_offset == 8

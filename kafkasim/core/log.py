@@ -708,7 +708,10 @@ class Log:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """UnifiedLog.truncateFullyAndStartAt: wipe the log (producer state and snapshots, and
         the epoch cache too) and restart it at ``offset`` (follower behind the leader's log
-        start)."""
+        start). The recovery point only comes down (to ``offset`` if it was above): Kafka sets
+        the log start directly, not by updateLogStartOffset, so a log never flushed keeps its
+        recovery point below the new start (LocalLog.updateLogEndOffset; Log
+        .truncateFullyAndStartAt's ``min(newOffset, recoveryPoint)`` since 0.9)."""
         self.epochs = array("i")
         self.ids = array("i")
         self.timestamps = array("q")
@@ -717,8 +720,9 @@ class Log:
         self.log_start_offset = offset
         self.log_end_offset = offset
         self.high_watermark = offset
-        self.recovery_point = offset
-        self.durable_offset = offset
+        if self.recovery_point > offset:
+            self.recovery_point = offset
+        self.durable_offset = offset   # nothing below the new start is left to lose
         self.leader_epoch_cache.clear_and_flush()
         self.producer_states.truncate_fully_and_start_at(offset)
         self.rebuild_producer_state(offset)
