@@ -875,3 +875,22 @@ def test_local_log_truncate_to():
     assert _offsets(log.read(6, log.log_end_offset, BIG)) == [6]
     assert _append(log) == (7, 7)
     assert log.log_end_offset == 8
+
+
+def test_invalid_leader_epoch():
+    """UnifiedLogTest.testInvalidLeaderEpoch @4.1.0 (KAFKA-18723): a fetch holding a batch of
+    the follower's current leader epoch and then one of the next epoch: appendAsFollower(records,
+    epoch) appends only the first batch, and the latest epoch is the first batch's."""
+    log = _log()
+    epoch = max(log.latest_epoch(), 0) + 1
+    batches = (ProducerBatch(0, 9, 7, 0, 0), ProducerBatch(10, 19, 7, 0, 10))
+    log.append_as_follower(_chunk(0, [epoch] * 10 + [epoch + 1] * 10, batches), epoch)
+    assert log.log_end_offset == 10
+    assert log.latest_epoch() == epoch
+    assert list(log.producer_batches) == [batches[0]]
+    # only a batch of a higher epoch: nothing is appended
+    assert log.append_as_follower(_chunk(10, [epoch + 1] * 3), epoch) == epoch
+    assert log.log_end_offset == 10
+    # without the epoch (appendAsFollower(records) before 4.1) nothing is checked
+    log.append_as_follower(_chunk(10, [epoch + 1] * 3))
+    assert (log.log_end_offset, log.latest_epoch()) == (13, epoch + 1)

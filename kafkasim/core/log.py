@@ -362,6 +362,19 @@ _new_chunk = tuple.__new__
 _new_batch = tuple.__new__
 
 
+def _up_to_epoch(chunk: RecordChunk, leader_epoch: int) -> RecordChunk:
+    """The records of ``chunk`` before the first one stamped with an epoch above
+    ``leader_epoch`` (records of one batch share its epoch, so the cut is at a batch start)."""
+    epochs = chunk.epochs
+    if not epochs or max(epochs) <= leader_epoch:
+        return chunk   # the usual case (one C-level max)
+    n = next(i for i, epoch in enumerate(epochs) if epoch > leader_epoch)
+    base = chunk.base_offset
+    return _new_chunk(RecordChunk, (
+        base, epochs[:n], chunk.ids[:n], chunk.timestamps[:n], chunk.sizes[:n],
+        tuple(b for b in chunk.producer_batches if b.base_offset < base + n)))
+
+
 class LogListener(Protocol):
     """Told of every change of a ``Log`` (the broker: trace, flush, producer state)."""
 
@@ -475,9 +488,19 @@ class Log:
             listener.on_append(self, first, last, True)
         return first, last
 
-    def append_as_follower(self, chunk: RecordChunk) -> int:
+    def append_as_follower(self, chunk: RecordChunk, leader_epoch: int | None = None) -> int:
         """Append records fetched from the leader; the chunk must start at our LEO. Returns the
-        latest epoch of the epoch cache after the append (the fetcher's next lastFetchedEpoch)."""
+        latest epoch of the epoch cache after the append (the fetcher's next lastFetchedEpoch).
+
+        ``leader_epoch`` is Kafka 4.1's ``appendAsFollower(records, leaderEpoch)`` (KAFKA-18723:
+        the fetcher passes the partition's current leader epoch): the first batch stamped with a
+        higher epoch and every batch after it are skipped (UnifiedLog
+        .analyzeAndValidateRecords' hasHigherPartitionLeaderEpoch), the leader having lost the
+        epoch while its answer was on the way. None (Kafka before 4.1) checks nothing."""
+        if leader_epoch is not None:
+            chunk = _up_to_epoch(chunk, leader_epoch)
+            if not chunk.ids:   # nothing valid: no append (UnifiedLog.append's validBytes <= 0)
+                return self.latest_epoch()
         base, epochs, ids, timestamps, sizes, batches = chunk
         if base != self.log_end_offset:
             raise RuntimeError(
