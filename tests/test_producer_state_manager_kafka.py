@@ -477,3 +477,11 @@ def test_load_producers_after_delete_records_on_segment():
     states = _reload(log, clean=False)
     assert list(ps.active_producers(states)) == [2]
     assert ps.last_entry(states, 2).last_seq == 0
+
+
+def test_fetch_snapshot_empty_snapshot():
+    """ProducerStateManagerTest.testFetchSnapshotEmptySnapShot @3.9.0: a manager without
+    snapshots has none at offset 1 (fetchSnapshot: Optional.empty; snapshotFileForOffset)."""
+    states = ps.ProducerStateManager()
+    assert states.snapshot_file_for_offset(1) is None
+    assert states.latest_snapshot_offset() is None and states.oldest_snapshot_offset() is None

@@ -80,6 +80,7 @@ from kafkasim.core.log import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
     NO_TIMESTAMP,
     Log,
     ProducerBatch,
@@ -894,3 +895,44 @@ def test_invalid_leader_epoch():
     # without the epoch (appendAsFollower(records) before 4.1) nothing is checked
     log.append_as_follower(_chunk(10, [epoch + 1] * 3))
     assert (log.log_end_offset, log.latest_epoch()) == (13, epoch + 1)
+
+
+def test_fetch_offset_by_timestamp_with_max_timestamp_includes_timestamp():
+    """UnifiedLogTest.testFetchOffsetByTimestampWithMaxTimestampIncludesTimestamp @3.9.0: no
+    answer on an empty log; MAX_TIMESTAMP finds the record of the largest timestamp (the second
+    of three), with that timestamp and its epoch."""
+    log = _log()
+    assert log.fetch_offset_by_timestamp(0) is None
+    t1 = 1000
+    for ts in (t1, t1 + 1, t1):
+        log.append_as_leader([1], [SIZE], 0, ts)
+    assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP) == TimestampAndOffset(t1 + 1, 1, 0)
+
+
+def test_segment_truncate():
+    """LogSegmentTest.testTruncate @3.9.0, on kafkasim's one-segment log (based at 40): two
+    records appended and read back, the last truncated off, a read then gets only the first;
+    thirty times over, one offset further each time."""
+    log = _log(40)
+    offset = 40
+    for _ in range(30):
+        first, _ = _append(log)
+        second, _ = _append(log)
+        assert (first, second) == (offset, offset + 1)
+        assert _offsets(log.read(offset, log.log_end_offset, BIG)) == [offset, offset + 1]
+        log.truncate_to(offset + 1)
+        assert _offsets(log.read(offset, log.log_end_offset, BIG)) == [offset]
+        offset += 1
+
+
+def test_reload_largest_timestamp_and_next_offset_after_truncation():
+    """LogSegmentTest.testReloadLargestTimestampAndNextOffsetAfterTruncation @3.9.0 (without
+    the time index): 30 records at 40.. stamped ten times their offset, truncated to 41: the
+    next offset is 41 and the largest timestamp that of the one record left (400)."""
+    log = _log(40)
+    for offset in range(40, 70):
+        log.append_as_leader([1], [SIZE], 0, offset * 10)
+    assert log.log_end_offset == 70
+    log.truncate_to(41)
+    assert log.log_end_offset == 41
+    assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP) == TimestampAndOffset(400, 40, 0)
