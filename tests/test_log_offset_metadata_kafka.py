@@ -1,4 +1,4 @@
-"""LogOffsetMetadata, ported from Kafka's
+"""LogOffsetMetadata and LocalLog's directory names, ported from Kafka's
 storage/src/test/java/org/apache/kafka/storage/internals/log/LogOffsetMetadataTest.java
 (3.9.0-rc3; the same at 4.1.0), against ``kafkasim.core.log.LogOffsetMetadata``.
 
@@ -9,10 +9,18 @@ own; each test names the Kafka test it follows."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kafkasim.core.errors import KafkaException
-from kafkasim.core.log import UNKNOWN_OFFSET_METADATA, LogOffsetMetadata
+from kafkasim.core.log import (
+    UNKNOWN_OFFSET_METADATA,
+    LogOffsetMetadata,
+    log_delete_dir_name,
+    log_dir_name,
+    parse_topic_partition_name,
+)
 
 
 def test_on_older_segment():
@@ -65,3 +73,55 @@ def test_to_string():
     """LogOffsetMetadata.toString (the text positionDiff's messages start with)."""
     assert str(LogOffsetMetadata(40, 10, 100)) == "(offset=40, segment=[10:100])"
     assert str(LogOffsetMetadata(7)) == "(offset=7, segment=[-1:-1])"
+
+
+# --- LocalLogTest's directory names (storage LocalLogTest.java @4.1.0; LocalLogTest.scala
+# @3.9.0): LocalLog.parseTopicPartitionName / logDeleteDirName are module functions of
+# kafkasim.core.log taking the directory's name (Kafka: a File) ----------------------------------
+
+UID = "0123456789abcdef0123456789abcdef"   # Kafka: a random UUID without its dashes
+
+
+def test_parse_topic_partition_name():
+    """LocalLogTest.testParseTopicPartitionName @4.1.0."""
+    assert parse_topic_partition_name(f"/tmp/kafka-logs/{log_dir_name('test_topic', 143)}") == \
+        ("test_topic", 143)
+
+
+def test_parse_topic_partition_name_with_period_for_deleted_topic():
+    """LocalLogTest.testParseTopicPartitionNameWithPeriodForDeletedTopic @4.1.0."""
+    name = log_delete_dir_name("foo.bar-testtopic", 42, UID)
+    assert parse_topic_partition_name(name) == ("foo.bar-testtopic", 42)
+
+
+@pytest.mark.parametrize("name", [
+    "",                                   # ForEmptyName
+    None,                                 # ForNull
+    "test_topic1999",                     # ForMissingSeparator
+    "test_topic1999.-delete",
+    "-1999",                              # ForMissingTopic
+    log_delete_dir_name("", 1999, UID),
+    "kafka-logstest_topic-",              # ForMissingPartition
+    "test_topic-.-delete",
+    "test_topic-1999a",                   # ForInvalidPartition
+    "test_topic1999a.-delete",
+    "non_kafka_dir",                      # ForExistingInvalidDir
+    "non_kafka_dir-delete",
+])
+def test_parse_topic_partition_name_refuses(name):
+    """LocalLogTest.testParseTopicPartitionNameForEmptyName / ForNull / ForMissingSeparator /
+    ForMissingTopic / ForMissingPartition / ForInvalidPartition / ForExistingInvalidDir @4.1.0:
+    a KafkaException."""
+    with pytest.raises(KafkaException):
+        parse_topic_partition_name(name)
+
+
+def test_log_delete_dir_name():
+    """LocalLogTest.testLogDeleteDirName @4.1.0: ``topic-partition.uniqueId-delete``, at most
+    255 characters (a long topic is cut)."""
+    name = log_delete_dir_name("foo", 3, UID)
+    assert re.fullmatch(r"foo-3\.[0-9a-z]{32}-delete", name)
+    long_name = log_delete_dir_name("n" + "o" * 248, 5, UID)
+    assert len(long_name) == 255
+    assert re.fullmatch(r"n[o]{212}-5\.[0-9a-z]{32}-delete", long_name)
+    assert parse_topic_partition_name(long_name) == ("n" + "o" * 212, 5)

@@ -37,6 +37,7 @@ truncation or a HW past the LEO an IllegalArgumentException.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
@@ -373,6 +374,53 @@ def _up_to_epoch(chunk: RecordChunk, leader_epoch: int) -> RecordChunk:
     return _new_chunk(RecordChunk, (
         base, epochs[:n], chunk.ids[:n], chunk.timestamps[:n], chunk.sizes[:n],
         tuple(b for b in chunk.producer_batches if b.base_offset < base + n)))
+
+
+# LogFileUtils' suffixes of a partition directory marked for deletion, a future replica's
+# (JBOD moves) and a stray one; LocalLog's patterns of such names
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+STRAY_DIR_SUFFIX = "-stray"
+_DIR_SUFFIXES = (DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def log_dir_name(topic: str, partition: int) -> str:
+    """LocalLog.logDirName: a partition's directory, ``topic-partition``."""
+    return f"{topic}-{partition}"
+
+
+def log_delete_dir_name(topic: str, partition: int, unique_id: str) -> str:
+    """LocalLog.logDeleteDirName: ``topic-partition.uniqueId-delete``, the topic cut short so
+    the name is at most 255 characters. Kafka draws ``unique_id`` from a random UUID (32 hex
+    digits, no dashes); the caller passes it here (kafkasim draws nothing at random)."""
+    suffix = f"-{partition}.{unique_id}{DELETE_DIR_SUFFIX}"
+    return topic[:max(0, 255 - len(suffix))] + suffix
+
+
+def parse_topic_partition_name(dir_name: str | None) -> tuple[str, int]:
+    """LocalLog.parseTopicPartitionName: (topic, partition) of a log directory's name (its last
+    path element), also of one marked for deletion, a future or a stray one
+    (``topic-partition.uniqueId-delete``); anything else is a KafkaException."""
+    if dir_name is None:
+        raise KafkaException("dir should not be null")
+    name = dir_name.rstrip("/").rsplit("/", 1)[-1]
+    error = KafkaException(
+        f"Found directory {dir_name}, '{name}' is not in the form of topic-partition or "
+        "topic-partition.uniqueId-delete (if marked for deletion).\nKafka's log directories "
+        "(and children) should only contain Kafka topic data.")
+    if "-" not in name:
+        raise error
+    suffix = next((x for x in _DIR_SUFFIXES if name.endswith(x)), None)
+    if suffix is not None:
+        if re.fullmatch(rf"\S+-\S+\.\S+{suffix}", name) is None:
+            raise error
+        name = name[:name.rindex(".")]
+    topic, _, partition = name.rpartition("-")
+    if not topic or _JAVA_INT.fullmatch(partition) is None \
+            or not -2**31 <= int(partition) < 2**31:   # Integer.parseInt
+        raise error
+    return topic, int(partition)
 
 
 class LogListener(Protocol):
