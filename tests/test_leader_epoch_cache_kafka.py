@@ -295,3 +295,71 @@ def test_with_checkpoint_copies_the_entries_to_another_file():
     assert cache.epoch_entries() == [EpochEntry(2, 6)]
     reloaded = LeaderEpochFileCache.from_checkpoint(other.read())
     assert reloaded.epoch_entries() == other.read()
+
+
+# --- more cases of LeaderEpochFileCacheTest (3.9.0-rc3, the same at 4.1.0) -------------------
+
+
+def test_undefined_epoch_requested_of_an_empty_cache():
+    """LeaderEpochFileCacheTest.shouldReturnUnsupportedIfNoEpochRecordedAndUndefinedEpochRequested
+    @3.9.0: a request for UNDEFINED_EPOCH of an empty cache is (UNDEFINED_EPOCH,
+    UNDEFINED_EPOCH_OFFSET), whatever the log end offset."""
+    cache = _cache()
+    assert cache.end_offset_for(UNDEFINED_EPOCH, 73) == (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+
+
+def test_end_offset_of_a_previous_epoch_is_the_start_of_the_next():
+    """LeaderEpochFileCacheTest.shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedFor
+    PreviousEpoch @3.9.0: the same epoch assigned again at a later offset keeps its first start;
+    the end of epoch 2 is where epoch 3 starts."""
+    cache = _cache((1, 11), (1, 12), (2, 13), (2, 14), (3, 15), (3, 16))
+    assert cache.epoch_entries() == [EpochEntry(1, 11), EpochEntry(2, 13), EpochEntry(3, 15)]
+    assert cache.end_offset_for(2, 17) == (2, 15)
+
+
+def test_assigning_the_latest_epoch_again_later_changes_nothing():
+    """LeaderEpochFileCacheTest.shouldNotUpdateEpochAndStartOffsetIfItDidNotChange @3.9.0 (and
+    shouldReturnLogEndOffsetIfLatestEpochRequested): one entry, at the first offset; the latest
+    epoch ends at the log end offset. The second assign writes nothing."""
+    cache = _cache((2, 6))
+    assert cache.assign(2, 7) is False
+    assert cache.epoch_entries() == [EpochEntry(2, 6)]
+    assert len(cache.checkpoint.writes) == 1
+    cache = _cache((2, 11), (2, 12))
+    assert cache.end_offset_for(2, 14) == (2, 14)
+
+
+def test_epochs_that_do_not_start_from_zero():
+    """LeaderEpochFileCacheTest.shouldSupportEpochsThatDoNotStartFromZero @3.9.0."""
+    cache = _cache((2, 6))
+    assert cache.end_offset_for(2, 7) == (2, 7)
+    assert cache.epoch_entries() == [EpochEntry(2, 6)]
+
+
+def test_end_offsets_as_leaders_change_many_times():
+    """LeaderEpochFileCacheTest.shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes @3.9.0:
+    epoch 1 at the same start offset as epoch 0 replaces it (assign drops the entries at or
+    after the new start offset), so epoch 0 then answers (0, 0)... as an epoch below the first
+    entry: the first entry's start offset, with the requested epoch (KAFKA-7415)."""
+    cache = _cache((0, 0))
+    cache.assign(1, 0)
+    assert cache.latest_epoch() == 1
+    assert cache.epoch_entries() == [EpochEntry(1, 0)]
+    assert cache.end_offset_for(1, 0) == (1, 0)
+    assert cache.end_offset_for(0, 0) == (0, 0)
+    assert cache.end_offset_for(1, 5) == (1, 5)
+    assert cache.end_offset_for(0, 5) == (0, 0)
+    cache.assign(2, 5)
+    assert cache.end_offset_for(2, 10) == (2, 10)
+    assert cache.end_offset_for(1, 10) == (1, 5)
+    assert cache.end_offset_for(0, 10) == (0, 0)
+
+
+def test_truncate_from_start_between_epoch_boundaries():
+    """LeaderEpochFileCacheTest.shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest @3.9.0:
+    a log start between the starts of epochs 3 and 4 drops epoch 2 and re-anchors epoch 3 there;
+    the file is rewritten."""
+    cache = _cache((2, 6), (3, 8), (4, 11))
+    cache.truncate_from_start_async_flush(9)
+    assert cache.epoch_entries() == [EpochEntry(3, 9), EpochEntry(4, 11)]
+    assert cache.checkpoint.read() == [EpochEntry(3, 9), EpochEntry(4, 11)]

@@ -458,3 +458,30 @@ def test_truncation_reloads_the_latest_snapshot_below_it():
     assert _leader_append(log, 0, 1)[0] == "OUT_OF_ORDER_SEQUENCE_NUMBER"
     assert _leader_append(log, 0, 3) == ("duplicate", 3, 3)
     assert log.producer_states.latest_snapshot_offset() == 5
+
+
+def test_load_producers_after_delete_records_on_segment():
+    """LogLoaderTest.testLoadProducersAfterDeleteRecordsOnSegment @3.9.0: DeleteRecords past the
+    first producer's only batch keeps both producers in memory, but the recovery after an
+    unclean shutdown replays only the batches still in the log (Kafka: the segment holding pid 1
+    is deleted), so only pid 2 is loaded back, at its last sequence. (Kafka's test asserts the
+    count on the reloaded log and the entry on the old one; here both on the reloaded state.)"""
+    log = Log("test", 0)
+    _leader_append(log, 0, 0, pid=1)
+    _leader_append(log, 0, 0, pid=2)
+    assert len(ps.active_producers(log.producer_states)) == 2
+    log.update_high_watermark(log.log_end_offset)
+    assert log.maybe_increment_log_start_offset(1)
+    assert len(ps.active_producers(log.producer_states)) == 2   # deleting records keeps them
+    assert ps.last_entry(log.producer_states, 2).last_seq == 0
+    states = _reload(log, clean=False)
+    assert list(ps.active_producers(states)) == [2]
+    assert ps.last_entry(states, 2).last_seq == 0
+
+
+def test_fetch_snapshot_empty_snapshot():
+    """ProducerStateManagerTest.testFetchSnapshotEmptySnapShot @3.9.0: a manager without
+    snapshots has none at offset 1 (fetchSnapshot: Optional.empty; snapshotFileForOffset)."""
+    states = ps.ProducerStateManager()
+    assert states.snapshot_file_for_offset(1) is None
+    assert states.latest_snapshot_offset() is None and states.oldest_snapshot_offset() is None

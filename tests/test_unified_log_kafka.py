@@ -68,6 +68,7 @@ import pytest
 from kafkasim.core import producer_state as ps
 from kafkasim.core.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     format_offsets,
@@ -75,7 +76,17 @@ from kafkasim.core.checkpoint import (
 )
 from kafkasim.core.fake import FakeContext
 from kafkasim.core.leader_epoch import EpochEntry
-from kafkasim.core.log import Log, ProducerBatch, RecordChunk
+from kafkasim.core.log import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    NO_TIMESTAMP,
+    Log,
+    ProducerBatch,
+    RecordChunk,
+    TimestampAndOffset,
+)
 from kafkasim.runtime.log_manager import LogManager
 
 SIZE = 10  # bytes a record
@@ -718,3 +729,210 @@ def test_checkpointed_high_watermark_is_restored_on_restart():
     assert offsets == [("foo", 0, 35)]
     manager.load_logs(ctx)
     assert (log.high_watermark, log.log_end_offset) == (35, 40)
+
+
+# --- more cases of UnifiedLogTest and LogLoaderTest (3.9.0-rc3; the same at 4.1.0) -------------
+
+
+def test_log_reinitialize_after_manual_delete():
+    """UnifiedLogTest.testLogReinitializeAfterManualDelete @3.9.0: a log with no data but a log
+    start offset of 500 starts and ends there."""
+    log = _log(500)
+    assert (log.log_start_offset, log.log_end_offset) == (500, 500)
+    assert _append(log) == (500, 500)
+
+
+@pytest.mark.parametrize("messages", [0, 1, 25])
+def test_garbage_collecting_segments_does_not_change_offset(messages):
+    """UnifiedLogTest.testThatGarbageCollectingSegmentsDoesntChangeOffset @3.9.0: retention
+    deleting every record up to the HW (deleteOldSegments: the log start moves to the HW, the
+    active segment stays) leaves the LEO alone; a second pass deletes nothing; the next append
+    gets the LEO."""
+    log = _log()
+    for _ in range(messages):
+        _append(log)
+    assert log.log_end_offset == messages
+    log.update_high_watermark(messages)
+    log.maybe_increment_log_start_offset(log.high_watermark)
+    assert log.log_end_offset == messages
+    assert log.maybe_increment_log_start_offset(log.high_watermark) is False
+    assert log.log_end_offset == messages
+    assert _append(log)[0] == messages
+
+
+def test_delete_old_segments_moves_the_epoch_cache_with_the_log_start():
+    """UnifiedLogTest.testDeleteOldSegments @3.9.0, the log start and epoch cache parts: with no
+    HW nothing is deleted; the log start never passes the HW; once every record below the LEO
+    is deleted, the cache keeps one entry, the latest epoch re-anchored at the LEO (100).
+    ``assignEpochStartOffset(0, 40)`` changes nothing (epoch 0 already starts at 0)."""
+    log = _log()
+    for _ in range(100):
+        _append(log, epoch=0)
+    cache = log.leader_epoch_cache
+    cache.assign(0, 40)
+    cache.assign(1, 90)
+    assert _entries(log) == [(0, 0), (1, 90)]
+    log.maybe_increment_log_start_offset(log.high_watermark)   # no HW yet: nothing deleted
+    assert log.log_start_offset == 0
+    for hw in range(25, 31):
+        log.update_high_watermark(hw)
+        log.maybe_increment_log_start_offset(hw)
+        assert log.log_start_offset <= hw
+    log.update_high_watermark(log.log_end_offset)
+    log.maybe_increment_log_start_offset(log.high_watermark)
+    assert _entries(log) == [(1, 100)]
+
+
+def test_fetch_offset_by_timestamp_includes_leader_epoch():
+    """UnifiedLogTest.testFetchOffsetByTimestampIncludesLeaderEpoch @3.9.0: each lookup answers
+    the epoch of the record found; EARLIEST / EARLIEST_LOCAL the first entry's epoch, LATEST the
+    latest epoch, which an epoch assigned at the LEO after a leader change moves."""
+    log = _log()
+    assert log.fetch_offset_by_timestamp(0) is None
+    t1 = 1000
+    log.append_as_leader([1], [SIZE], 0, t1)
+    log.append_as_leader([2], [SIZE], 1, t1 + 1)
+    assert log.fetch_offset_by_timestamp(t1) == TimestampAndOffset(t1, 0, 0)
+    assert log.fetch_offset_by_timestamp(t1 + 1) == TimestampAndOffset(t1 + 1, 1, 1)
+    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == \
+        TimestampAndOffset(NO_TIMESTAMP, 0, 0)
+    assert log.fetch_offset_by_timestamp(EARLIEST_LOCAL_TIMESTAMP) == \
+        TimestampAndOffset(NO_TIMESTAMP, 0, 0)
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == \
+        TimestampAndOffset(NO_TIMESTAMP, 2, 1)
+    log.leader_epoch_cache.assign(2, 2)   # assignEpochStartOffset(2, 2)
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == \
+        TimestampAndOffset(NO_TIMESTAMP, 2, 2)
+
+
+def test_multiple_producer_ids_per_memory_record():
+    """UnifiedLogTest.testMultipleProducerIdsPerMemoryRecord @3.9.0: four one-record batches of
+    four producers appended as follower in one fetch are read back batch by batch with their
+    producer id, base offset and base sequence."""
+    log = _log()
+    batches = tuple(ProducerBatch(i, i, i + 1, 0, 0) for i in range(4))
+    log.append_as_follower(_chunk(0, [0, 0, 0, 0], batches))
+    fetched = log.read(0, log.log_end_offset, BIG)
+    assert [(b.producer_id, b.base_offset, b.base_sequence) for b in fetched.producer_batches] == \
+        [(b.producer_id, b.base_offset, b.base_sequence) for b in batches]
+
+
+def test_loading_log_deletes_producer_state_snapshots_past_log_end_offset():
+    """UnifiedLogTest.testLoadingLogDeletesProducerStateSnapshotsPastLogEndOffset @3.9.0: a
+    stray snapshot at 42 in an empty log's directory is gone once the log is loaded."""
+    ctx, manager = _manager()
+    log = manager.get_or_create_log(ctx, "foo", 0)
+    log.producer_states.snapshots[42] = ps.SnapshotFile(42, ())
+    manager.load_logs(ctx)
+    assert log.producer_states.snapshots == {}
+
+
+def test_log_end_less_than_start_after_reopen():
+    """LogLoaderTest.testLogEndLessThanStartAfterReopen @3.9.0: a log reopened after an unclean
+    shutdown whose recovered records all lie below the checkpointed log start (4) is emptied and
+    restarted there (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd). Kafka gets there by
+    corrupting the second segment; here the log-start-offset-checkpoint says 4 of a log that
+    kept two records."""
+    ctx, manager = _manager()
+    log = manager.get_or_create_log(ctx, "foo", 0)
+    _append(log, 2)
+    manager.log_dir.write_atomic(LOG_START_OFFSET_CHECKPOINT, format_offsets([("foo", 0, 4)]))
+    manager.load_logs(ctx)   # lastShutdownClean = false
+    assert (log.log_start_offset, log.log_end_offset) == (4, 4)
+    assert len(log) == 0
+    assert _append(log) == (4, 4)
+
+
+def test_truncate_fully_and_start_at_keeps_a_lower_recovery_point():
+    """LocalLogTest.testTruncateFullyAndStartAt @3.9.0 (the same in LocalLogTest.java at
+    4.1.0): 13 records never flushed, truncateFullyAndStartAt(10): the recovery point stays 0
+    (only an updateLogEndOffset below it lowers it), the LEO is 10 and a read there is empty.
+    A recovery point above the new start comes down to it."""
+    log = _log()
+    _append(log, 13)
+    log.truncate_fully_and_start_at(10)
+    assert log.recovery_point == 0
+    assert log.log_end_offset == 10
+    assert len(log.read(10, log.log_end_offset, BIG)) == 0
+    assert log.unflushed_messages() == 10   # LEO - recovery point (what flush.messages counts)
+    _append(log, 5)
+    log.flush()
+    assert log.recovery_point == 15
+    log.truncate_fully_and_start_at(12)
+    assert log.recovery_point == 12
+
+
+def test_local_log_truncate_to():
+    """LocalLogTest.testTruncateTo @3.9.0: 12 records never flushed, truncateTo(7): the
+    recovery point stays 0, the LEO is 7, a read at 6 gets the one record left there, and the
+    next append goes at 7."""
+    log = _log()
+    for _ in range(12):
+        _append(log)
+    assert log.log_end_offset == 12
+    assert log.truncate_to(7) == 5
+    assert log.recovery_point == 0
+    assert log.log_end_offset == 7
+    assert _offsets(log.read(6, log.log_end_offset, BIG)) == [6]
+    assert _append(log) == (7, 7)
+    assert log.log_end_offset == 8
+
+
+def test_invalid_leader_epoch():
+    """UnifiedLogTest.testInvalidLeaderEpoch @4.1.0 (KAFKA-18723): a fetch holding a batch of
+    the follower's current leader epoch and then one of the next epoch: appendAsFollower(records,
+    epoch) appends only the first batch, and the latest epoch is the first batch's."""
+    log = _log()
+    epoch = max(log.latest_epoch(), 0) + 1
+    batches = (ProducerBatch(0, 9, 7, 0, 0), ProducerBatch(10, 19, 7, 0, 10))
+    log.append_as_follower(_chunk(0, [epoch] * 10 + [epoch + 1] * 10, batches), epoch)
+    assert log.log_end_offset == 10
+    assert log.latest_epoch() == epoch
+    assert list(log.producer_batches) == [batches[0]]
+    # only a batch of a higher epoch: nothing is appended
+    assert log.append_as_follower(_chunk(10, [epoch + 1] * 3), epoch) == epoch
+    assert log.log_end_offset == 10
+    # without the epoch (appendAsFollower(records) before 4.1) nothing is checked
+    log.append_as_follower(_chunk(10, [epoch + 1] * 3))
+    assert (log.log_end_offset, log.latest_epoch()) == (13, epoch + 1)
+
+
+def test_fetch_offset_by_timestamp_with_max_timestamp_includes_timestamp():
+    """UnifiedLogTest.testFetchOffsetByTimestampWithMaxTimestampIncludesTimestamp @3.9.0: no
+    answer on an empty log; MAX_TIMESTAMP finds the record of the largest timestamp (the second
+    of three), with that timestamp and its epoch."""
+    log = _log()
+    assert log.fetch_offset_by_timestamp(0) is None
+    t1 = 1000
+    for ts in (t1, t1 + 1, t1):
+        log.append_as_leader([1], [SIZE], 0, ts)
+    assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP) == TimestampAndOffset(t1 + 1, 1, 0)
+
+
+def test_segment_truncate():
+    """LogSegmentTest.testTruncate @3.9.0, on kafkasim's one-segment log (based at 40): two
+    records appended and read back, the last truncated off, a read then gets only the first;
+    thirty times over, one offset further each time."""
+    log = _log(40)
+    offset = 40
+    for _ in range(30):
+        first, _ = _append(log)
+        second, _ = _append(log)
+        assert (first, second) == (offset, offset + 1)
+        assert _offsets(log.read(offset, log.log_end_offset, BIG)) == [offset, offset + 1]
+        log.truncate_to(offset + 1)
+        assert _offsets(log.read(offset, log.log_end_offset, BIG)) == [offset]
+        offset += 1
+
+
+def test_reload_largest_timestamp_and_next_offset_after_truncation():
+    """LogSegmentTest.testReloadLargestTimestampAndNextOffsetAfterTruncation @3.9.0 (without
+    the time index): 30 records at 40.. stamped ten times their offset, truncated to 41: the
+    next offset is 41 and the largest timestamp that of the one record left (400)."""
+    log = _log(40)
+    for offset in range(40, 70):
+        log.append_as_leader([1], [SIZE], 0, offset * 10)
+    assert log.log_end_offset == 70
+    log.truncate_to(41)
+    assert log.log_end_offset == 41
+    assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP) == TimestampAndOffset(400, 40, 0)

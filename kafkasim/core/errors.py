@@ -125,6 +125,11 @@ class ApiException(RuntimeError):
         self.error = error
 
 
+class KafkaException(RuntimeError):
+    """org.apache.kafka.common.KafkaException: a generic Kafka error (LogOffsetMetadata
+    .positionDiff of offsets that cannot be compared)."""
+
+
 class IllegalArgumentException(ValueError):
     """java.lang.IllegalArgumentException, as the broker's log throws it (UnifiedLog.truncateTo
     of a negative offset, maybeIncrementHighWatermark past the log end offset)."""

@@ -37,6 +37,7 @@ truncation or a HW past the LEO an IllegalArgumentException.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
@@ -45,7 +46,11 @@ from operator import sub
 from typing import Any, NamedTuple, Protocol
 
 from kafkasim.core import rules
-from kafkasim.core.errors import IllegalArgumentException, OffsetOutOfRangeException
+from kafkasim.core.errors import (
+    IllegalArgumentException,
+    KafkaException,
+    OffsetOutOfRangeException,
+)
 from kafkasim.core.leader_epoch import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -80,6 +85,58 @@ class TimestampAndOffset(NamedTuple):
     timestamp: int
     offset: int
     leader_epoch: int | None
+
+
+# LogOffsetMetadata's unknown segment base offset and file position
+UNKNOWN_SEGMENT_BASE_OFFSET = -1
+UNKNOWN_FILE_POSITION = -1
+
+
+class LogOffsetMetadata(NamedTuple):
+    """org.apache.kafka.storage.internals.log.LogOffsetMetadata: an offset and, when known, the
+    base offset of its segment and its byte position in it (kafkasim's log has one segment, so
+    the log itself deals in bare offsets; this is the value Kafka's callers compare).
+    ``LogOffsetMetadata(offset)`` knows only the offset (``message_offset_only``)."""
+
+    message_offset: int
+    segment_base_offset: int = UNKNOWN_SEGMENT_BASE_OFFSET
+    relative_position_in_segment: int = UNKNOWN_FILE_POSITION
+
+    def __str__(self) -> str:
+        return (f"(offset={self.message_offset}, segment=[{self.segment_base_offset}:"
+                f"{self.relative_position_in_segment}])")
+
+    def message_offset_only(self) -> bool:
+        """``messageOffsetOnly``: neither the segment nor the position is known."""
+        return (self.segment_base_offset == UNKNOWN_SEGMENT_BASE_OFFSET
+                and self.relative_position_in_segment == UNKNOWN_FILE_POSITION)
+
+    def on_older_segment(self, that: LogOffsetMetadata) -> bool:
+        """``onOlderSegment``: both know their segment and this one's is older."""
+        if self.message_offset_only() or that.message_offset_only():
+            return False
+        return self.segment_base_offset < that.segment_base_offset
+
+    def on_same_segment(self, that: LogOffsetMetadata) -> bool:
+        """``onSameSegment``: both know their segment and it is the same."""
+        if self.message_offset_only() or that.message_offset_only():
+            return False
+        return self.segment_base_offset == that.segment_base_offset
+
+    def position_diff(self, that: LogOffsetMetadata) -> int:
+        """``positionDiff``: the bytes from ``that`` to this offset in their common segment; a
+        KafkaException when either knows only its offset or the segments differ."""
+        if self.message_offset_only() or that.message_offset_only():
+            raise KafkaException(f"{self} cannot compare its segment position with {that} "
+                                 "since it only has message offset info")
+        if not self.on_same_segment(that):
+            raise KafkaException(f"{self} cannot compare its segment position with {that} "
+                                 "since they are not on the same segment")
+        return self.relative_position_in_segment - that.relative_position_in_segment
+
+
+#: LogOffsetMetadata.UNKNOWN_OFFSET_METADATA
+UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1)
 
 
 class LogOffsetSnapshot(NamedTuple):
@@ -306,6 +363,66 @@ _new_chunk = tuple.__new__
 _new_batch = tuple.__new__
 
 
+def _up_to_epoch(chunk: RecordChunk, leader_epoch: int) -> RecordChunk:
+    """The records of ``chunk`` before the first one stamped with an epoch above
+    ``leader_epoch`` (records of one batch share its epoch, so the cut is at a batch start)."""
+    epochs = chunk.epochs
+    if not epochs or max(epochs) <= leader_epoch:
+        return chunk   # the usual case (one C-level max)
+    n = next(i for i, epoch in enumerate(epochs) if epoch > leader_epoch)
+    base = chunk.base_offset
+    return _new_chunk(RecordChunk, (
+        base, epochs[:n], chunk.ids[:n], chunk.timestamps[:n], chunk.sizes[:n],
+        tuple(b for b in chunk.producer_batches if b.base_offset < base + n)))
+
+
+# LogFileUtils' suffixes of a partition directory marked for deletion, a future replica's
+# (JBOD moves) and a stray one; LocalLog's patterns of such names
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+STRAY_DIR_SUFFIX = "-stray"
+_DIR_SUFFIXES = (DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def log_dir_name(topic: str, partition: int) -> str:
+    """LocalLog.logDirName: a partition's directory, ``topic-partition``."""
+    return f"{topic}-{partition}"
+
+
+def log_delete_dir_name(topic: str, partition: int, unique_id: str) -> str:
+    """LocalLog.logDeleteDirName: ``topic-partition.uniqueId-delete``, the topic cut short so
+    the name is at most 255 characters. Kafka draws ``unique_id`` from a random UUID (32 hex
+    digits, no dashes); the caller passes it here (kafkasim draws nothing at random)."""
+    suffix = f"-{partition}.{unique_id}{DELETE_DIR_SUFFIX}"
+    return topic[:max(0, 255 - len(suffix))] + suffix
+
+
+def parse_topic_partition_name(dir_name: str | None) -> tuple[str, int]:
+    """LocalLog.parseTopicPartitionName: (topic, partition) of a log directory's name (its last
+    path element), also of one marked for deletion, a future or a stray one
+    (``topic-partition.uniqueId-delete``); anything else is a KafkaException."""
+    if dir_name is None:
+        raise KafkaException("dir should not be null")
+    name = dir_name.rstrip("/").rsplit("/", 1)[-1]
+    error = KafkaException(
+        f"Found directory {dir_name}, '{name}' is not in the form of topic-partition or "
+        "topic-partition.uniqueId-delete (if marked for deletion).\nKafka's log directories "
+        "(and children) should only contain Kafka topic data.")
+    if "-" not in name:
+        raise error
+    suffix = next((x for x in _DIR_SUFFIXES if name.endswith(x)), None)
+    if suffix is not None:
+        if re.fullmatch(rf"\S+-\S+\.\S+{suffix}", name) is None:
+            raise error
+        name = name[:name.rindex(".")]
+    topic, _, partition = name.rpartition("-")
+    if not topic or _JAVA_INT.fullmatch(partition) is None \
+            or not -2**31 <= int(partition) < 2**31:   # Integer.parseInt
+        raise error
+    return topic, int(partition)
+
+
 class LogListener(Protocol):
     """Told of every change of a ``Log`` (the broker: trace, flush, producer state)."""
 
@@ -419,9 +536,19 @@ class Log:
             listener.on_append(self, first, last, True)
         return first, last
 
-    def append_as_follower(self, chunk: RecordChunk) -> int:
+    def append_as_follower(self, chunk: RecordChunk, leader_epoch: int | None = None) -> int:
         """Append records fetched from the leader; the chunk must start at our LEO. Returns the
-        latest epoch of the epoch cache after the append (the fetcher's next lastFetchedEpoch)."""
+        latest epoch of the epoch cache after the append (the fetcher's next lastFetchedEpoch).
+
+        ``leader_epoch`` is Kafka 4.1's ``appendAsFollower(records, leaderEpoch)`` (KAFKA-18723:
+        the fetcher passes the partition's current leader epoch): the first batch stamped with a
+        higher epoch and every batch after it are skipped (UnifiedLog
+        .analyzeAndValidateRecords' hasHigherPartitionLeaderEpoch), the leader having lost the
+        epoch while its answer was on the way. None (Kafka before 4.1) checks nothing."""
+        if leader_epoch is not None:
+            chunk = _up_to_epoch(chunk, leader_epoch)
+            if not chunk.ids:   # nothing valid: no append (UnifiedLog.append's validBytes <= 0)
+                return self.latest_epoch()
         base, epochs, ids, timestamps, sizes, batches = chunk
         if base != self.log_end_offset:
             raise RuntimeError(
@@ -652,7 +779,10 @@ class Log:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """UnifiedLog.truncateFullyAndStartAt: wipe the log (producer state and snapshots, and
         the epoch cache too) and restart it at ``offset`` (follower behind the leader's log
-        start)."""
+        start). The recovery point only comes down (to ``offset`` if it was above): Kafka sets
+        the log start directly, not by updateLogStartOffset, so a log never flushed keeps its
+        recovery point below the new start (LocalLog.updateLogEndOffset; Log
+        .truncateFullyAndStartAt's ``min(newOffset, recoveryPoint)`` since 0.9)."""
         self.epochs = array("i")
         self.ids = array("i")
         self.timestamps = array("q")
@@ -661,8 +791,9 @@ class Log:
         self.log_start_offset = offset
         self.log_end_offset = offset
         self.high_watermark = offset
-        self.recovery_point = offset
-        self.durable_offset = offset
+        if self.recovery_point > offset:
+            self.recovery_point = offset
+        self.durable_offset = offset   # nothing below the new start is left to lose
         self.leader_epoch_cache.clear_and_flush()
         self.producer_states.truncate_fully_and_start_at(offset)
         self.rebuild_producer_state(offset)
