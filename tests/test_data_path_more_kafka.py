@@ -296,15 +296,6 @@ def test_truncation_ignores_partitions_not_requested_in_fetch_epochs():
     assert env.st().state == FETCHING
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "DEVIATION: since KAFKA-18723 (4.1.0, commit 4a8a063) UnifiedLog.appendAsFollower(records, "
-        "leaderEpoch) stops at the first batch whose partition leader epoch is above the "
-        "follower's current leader epoch (hasHigherPartitionLeaderEpoch); kafkasim's "
-        "Log.append_as_follower takes no epoch and appends the epoch-5 batch too"
-    ),
-)
 def test_replicate_batches_up_to_leader_epoch():
     """AbstractFetcherThreadTest.testReplicateBatchesUpToLeaderEpoch @4.1.0: the follower at
     leader epoch 4 replicates the leader's batches of epochs 3 and 4 and stops before the one of
@@ -322,6 +313,17 @@ def test_replicate_batches_up_to_leader_epoch():
     assert records(env.log()) == records(leader.log)[:-1]
     assert env.log().log_end_offset == leader.log.log_end_offset - 1
     assert env.log().high_watermark == leader.hw
+
+
+def test_4_0_replicates_past_its_leader_epoch():
+    """The same at 4.0, before KAFKA-18723: the follower appends the epoch-5 batch too."""
+    env = Env("4.0")
+    env.replica()
+    env.add(offset=0, epoch=4, last_fetched_epoch=UNDEFINED)
+    env.leader.set_state(TP, [batch(3, 1), batch(4, 2), batch(5, 3)], leader_epoch=4, hw=0)
+    for _ in range(5):
+        env.run_round()
+    assert records(env.log()) == records(env.leader.state(TP).log)
 
 
 # -- FetchSessionTest ------------------------------------------------------------------------------

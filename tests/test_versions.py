@@ -205,6 +205,7 @@ SINCE = [
     ("stop_replica_checks_leader_epoch", "2.6", "2.5"),   # KIP-570
     ("stop_replica_accepts_equal_leader_epoch", "3.5", "3.4"),   # KAFKA-13972
     ("fetch_response_needs_same_leader_epoch", "4.1", "4.0"),   # KAFKA-18991
+    ("follower_append_bounded_by_leader_epoch", "4.1", "4.0"),   # KAFKA-18723
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0
     ("isr_expand_requires_epoch_start_offset", "2.0.1", "2.0"),
@@ -613,7 +614,8 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "raft_fast_hwm_replication", "activate_tracks_fenced_brokers",
                                      "election_metrics_from_records",
                                      "raft_update_voter_static_quorum",
-                                     "fetch_response_needs_same_leader_epoch"}
+                                     "fetch_response_needs_same_leader_epoch",
+                                     "follower_append_bounded_by_leader_epoch"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}
     # every 4.4 change kafkasim knows of is one it does not model (NOT_MODELLED_4X below)

@@ -404,7 +404,9 @@ class ReplicaFetcherThread:
         chunk = pd.records
         # the log's latest epoch after the append (lastLeaderEpoch of Kafka's LogAppendInfo):
         # the next fetch's lastFetchedEpoch
-        last_epoch = log.append_as_follower(chunk) if chunk.ids else log.latest_epoch()
+        bound = st.current_leader_epoch \
+            if ctx.rules.fetch.follower_append_bounded_by_leader_epoch else None
+        last_epoch = log.append_as_follower(chunk, bound) if chunk.ids else log.latest_epoch()
         hw = pd.high_watermark
         ctx.set_follower_hw(tp, hw)
         st.hw_missed = False

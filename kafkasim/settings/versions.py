@@ -639,6 +639,16 @@ class FetchRules:
         doc="a Fetch answer is used only if the partition's leader epoch is still the one the "
         "request carried",
     )
+    # KAFKA-18723 (4.1.0, commit 4a8a063): ReplicaFetcherThread.processPartitionData passes the
+    # fetch state's currentLeaderEpoch to appendRecordsToFollowerOrFutureReplica, and
+    # UnifiedLog.appendAsFollower keeps only the batches before the first one stamped with a
+    # higher partition leader epoch (hasHigherPartitionLeaderEpoch; absent @4.0.0).
+    follower_append_bounded_by_leader_epoch: bool = _rule(
+        since="4.1",
+        ref="KAFKA-18723 (ReplicaFetcherThread.processPartitionData, UnifiedLog"
+        ".appendAsFollower @4.1.0)",
+        doc="a follower appends fetched batches only up to its own leader epoch",
+    )
     # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
     # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
     fetch_diverging_epoch: bool = _rule(
