@@ -351,7 +351,7 @@ class KafkaRaftClient:
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
                  supported_kraft_version: tuple[int, int] | None = None,
                  auto_join: bool = False, listeners: tuple | None = None,
-                 update_voter_static: bool = False):
+                 update_voter_static: bool = False, unattached_voters_fetch: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -381,6 +381,7 @@ class KafkaRaftClient:
         self.reconfig.update_voter_static = update_voter_static
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         self.voted_state = voted_state
+        self.unattached_voters_fetch = unattached_voters_fetch
         self.log = log if log is not None else RaftLog()
         self.store = FileQuorumStateStore(quorum_state)   # the quorum-state file
         self.state: EpochState | None = None
@@ -1126,6 +1127,8 @@ class RaftPollLoop:
             if now >= st.election_deadline:
                 self.client._transitions._to_voting_state(ctx)
                 return 0
+            if self.client.unattached_voters_fetch:     # KAFKA-17030 (4.0): pollUnattachedCommon
+                return min(self._maybe_send_any_voter_fetch(ctx), st.election_deadline - now)
             return st.election_deadline - now
         return self._poll_resigned(ctx, st, now)
 
@@ -1209,6 +1212,8 @@ class RaftPollLoop:
             wait = reconfig.maybe_update_voter(ctx, st, now)
             if wait is not None:
                 return min(wait, st.fetch_deadline - now)
+        if self.client.unattached_voters_fetch:     # KAFKA-17030 (4.0)
+            return self._maybe_send_fetch_to_best_node(ctx, st, now)
         return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
                    st.fetch_deadline - now)
 
@@ -1219,6 +1224,11 @@ class RaftPollLoop:
                 return wait
         if now >= st.fetch_deadline:
             return self._maybe_send_any_voter_fetch(ctx)
+        return self._maybe_send_fetch_to_best_node(ctx, st, now)
+
+    def _maybe_send_fetch_to_best_node(self, ctx, st: FollowerState, now) -> int:
+        """maybeSendFetchToBestNode: the leader unless its request timed out or its connection
+        backs off; then any ready bootstrap server, to learn of a new leader."""
         leader = st.leader_id
         if self.client._requests.has_request_timed_out(leader, now):
             self.client._requests.reset(leader)
