@@ -19,6 +19,10 @@ lastOffset)`` is a VoteRequest with ``pre_vote=True`` and ``candidate_epoch`` = 
 epoch. Kafka's bootstrap servers of a static quorum are the voters (KafkaRaftClient.initialize
 with voterAddresses), the local one included, as in kafkasim.
 
+The epoch states, ElectionState and VoterSet cases at the end follow ProspectiveStateTest,
+FollowerStateTest, UnattachedStateTest, ElectionStateTest, VoterSetTest and QuorumStateTest
+@4.1.0 (the local id is 0 there, as in Kafka; ``Uuid.randomUuid()`` is a fresh string).
+
 Left out: the cluster-id cases (testPreVoteRequestClusterIdValidation,
 test*ClusterIdValidation), testObserverHandleRetryFetchToBootstrapServer (bootstrap servers
 with ids of their own), the listener API (testHandleLeaderChangeFiresAfter*), memory pools
@@ -46,7 +50,11 @@ from test_raft_client_kafka import (
 )
 
 from kafkasim.control.kraft import raft_messages as M
+from kafkasim.control.kraft.epoch_states import FollowerState, ProspectiveState, UnattachedState
+from kafkasim.control.kraft.quorum_state_store import ElectionState
 from kafkasim.control.kraft.raft import KafkaRaftClient, RaftLog
+from kafkasim.control.kraft.voter_set import ReplicaKey, VoterNode, VoterSet
+from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 
 V4, V5 = 4, 5
 
@@ -561,3 +569,200 @@ def test_voter_become_prospective_after_fetch_timeout():
     ctx.advance(c, FETCH_TIMEOUT_MS)
     assert c.quorum().is_prospective()
     assert len(pre_votes(ctx, 5, 3, 1)) == 1
+
+
+# --- epoch states, ElectionState, VoterSet @4.1.0 ------------------------------------------------
+_uuid_seq = iter(range(1, 10_000))
+
+
+def uuid() -> str:
+    """Uuid.randomUuid(): a directory id no other key has."""
+    return f"extra-{next(_uuid_seq):04d}"
+
+
+def key(replica_id: int, with_directory_id: bool = True) -> ReplicaKey:
+    return ReplicaKey(replica_id, uuid() if with_directory_id else None)
+
+
+def new_prospective_state(voter_ids, voted: ReplicaKey | None = None) -> ProspectiveState:
+    """ProspectiveStateTest.newProspectiveState: local 0, epoch 5, election timeout 5000."""
+    return ProspectiveState(0, 5, (0, *voter_ids), 5000, 0, -1,
+                            voted.id if voted else -1, -1,
+                            voted_directory_id=voted.directory_id if voted else None)
+
+
+def test_prospective_can_change_pre_vote():
+    """ProspectiveStateTest.testCanChangePreVote @4.1.0: a PreVote recorded may change (4.x
+    EpochElection.recordVote; only CandidateState forbids it); False when not new."""
+    state = new_prospective_state((1, 2))
+    assert state.record_granted_vote(1)
+    assert state.epoch_election.is_vote_granted()
+    assert not state.record_rejected_vote(1)
+    assert not state.epoch_election.is_vote_granted()
+    assert state.record_rejected_vote(2)
+    assert state.epoch_election.is_vote_rejected()
+    assert not state.record_granted_vote(2)
+    assert not state.epoch_election.is_vote_rejected()
+
+
+def test_prospective_consecutive_grant_and_reject():
+    """ProspectiveStateTest.testConsecutiveGrant and testConsecutiveReject @4.1.0; the local
+    replica cannot reject itself (ProspectiveState.recordRejectedVote)."""
+    state = new_prospective_state((1,))
+    assert state.record_granted_vote(1) and not state.record_granted_vote(1)
+    state = new_prospective_state((1,))
+    assert state.record_rejected_vote(1) and not state.record_rejected_vote(1)
+    with pytest.raises(IllegalArgumentException, match="from ourselves"):
+        state.record_rejected_vote(0)
+
+
+@pytest.mark.parametrize("up_to_date", [False, True])
+@pytest.mark.parametrize("with_directory_id", [False, True])
+def test_prospective_grant_vote_with_voted_key(up_to_date, with_directory_id):
+    """ProspectiveStateTest.testGrantVoteWithVotedKey @4.1.0: PreVotes follow the log only;
+    the standard vote goes to the voted candidate only."""
+    node0, node1, node2 = (key(i, with_directory_id) for i in (0, 1, 2))
+    state = new_prospective_state((1, 2), voted=node1)
+    for node in (node0, node1, node2):
+        assert state.can_grant_vote(node, up_to_date, True) == up_to_date
+    assert not state.can_grant_vote(node0, up_to_date, False)
+    assert state.can_grant_vote(node1, up_to_date, False)
+    assert not state.can_grant_vote(node2, up_to_date, False)
+
+
+def new_follower_state() -> FollowerState:
+    """FollowerStateTest.newFollowerState: epoch 5, leader 3, fetch timeout 15000, at time 0."""
+    return FollowerState(5, 3, 15000, -1, -1, voters=(1, 2, 3))
+
+
+@pytest.mark.parametrize("up_to_date", [False, True])
+def test_follower_pre_and_standard_votes(up_to_date):
+    """FollowerStateTest.testGrantStandardVote, testPreVoteIfHasNotFetchedFromLeaderYet and
+    testPreVoteAfterSuccessfulFetchFromLeader @4.1.0: no standard vote ever; PreVotes by the
+    log until the first successful fetch, none after."""
+    state = new_follower_state()
+    candidates = [ReplicaKey(i) for i in (1, 2, 3, 10)]
+    assert not any(state.can_grant_vote(k, up_to_date, False) for k in candidates)
+    assert all(state.can_grant_vote(k, up_to_date, True) == up_to_date for k in candidates)
+    state.reset_fetch_timeout_for_successful_fetch(0)
+    assert state.remaining_fetch_time_ms(0) == 15000
+    for pre_vote in (True, False):
+        assert not any(state.can_grant_vote(k, up_to_date, pre_vote) for k in candidates)
+
+
+def test_follower_has_updated_leader():
+    """FollowerStateTest.testHasUpdatedLeader @4.1.0."""
+    state = new_follower_state()
+    assert not state.has_updated_leader
+    state.set_has_updated_leader()
+    assert state.has_updated_leader
+
+
+@pytest.mark.parametrize("up_to_date", [False, True])
+def test_unattached_can_grant_vote_with_voted_key(up_to_date):
+    """UnattachedStateTest.testCanGrantVoteWithVotedKey @4.1.0: the standard vote binds to the
+    voted key (its directory id included); PreVotes go by the log, to anyone."""
+    voted = key(1)
+    state = UnattachedState(5, 5000, voted_id=voted.id, voters=(1, 2, 3),
+                            voted_directory_id=voted.directory_id)
+    assert state.can_grant_vote(voted, up_to_date, True) == up_to_date
+    assert state.can_grant_vote(voted, up_to_date, False)
+    others = [ReplicaKey(1, uuid()), ReplicaKey(1), ReplicaKey(2, voted.directory_id),
+              ReplicaKey(2), ReplicaKey(10)]
+    for other in others:
+        assert state.can_grant_vote(other, up_to_date, True) == up_to_date
+        assert not state.can_grant_vote(other, up_to_date, False)
+
+
+def test_election_state_voted_candidate():
+    """ElectionStateTest.testVotedCandidateWithVotedDirectoryId,
+    testVotedCandidateWithoutVotedDirectoryId and testVotedCandidateWithoutVotedId @4.1.0."""
+    voted = key(1)
+    state = ElectionState.with_voted_candidate(5, voted, ())
+    assert not state.is_voted_candidate(ReplicaKey(1))
+    assert state.is_voted_candidate(voted)
+    state = ElectionState.with_voted_candidate(5, ReplicaKey(1), ())
+    assert state.is_voted_candidate(ReplicaKey(1))
+    assert state.is_voted_candidate(key(1))
+    assert not ElectionState.with_unknown_leader(5, ()).is_voted_candidate(ReplicaKey(1))
+
+
+def voter_node(replica_id: int, with_directory_id: bool) -> VoterNode:
+    """VoterSetTest.voterNode: without a directory id the node supports kraft.version 0 only."""
+    k = key(replica_id, with_directory_id)
+    return VoterNode(k, (("CONTROLLER", "localhost", 9990 + replica_id),),
+                     (0, 1) if with_directory_id else (0, 0))
+
+
+def test_voter_set_supports_version():
+    """VoterSetTest.testSupportsVersion @4.1.0."""
+    old = VoterSet({i: voter_node(i, False) for i in (1, 2, 3)})
+    assert old.supports_version(0) and not old.supports_version(1)
+    new = VoterSet({i: voter_node(i, True) for i in (1, 2, 3)})
+    assert new.supports_version(0) and new.supports_version(1)
+
+
+def test_voter_set_update_voter_ignoring_directory_id():
+    """VoterSetTest.testUpdateVoterIgnoringDirectoryId @4.1.0: the entry of a voter id is
+    replaced whatever its directory id; an id outside the set is not added."""
+    nodes = {i: voter_node(i, False) for i in (1, 2, 3)}
+    voters = VoterSet(dict(nodes))
+    assert voters.update_voter_ignoring_directory_id(voter_node(4, True)) is None
+    for _ in range(2):
+        new3 = voter_node(3, True)
+        assert nodes[3].voter_key != new3.voter_key
+        nodes[3] = new3
+        voters = voters.update_voter_ignoring_directory_id(new3)
+        assert voters == VoterSet(dict(nodes))
+
+
+def test_quorum_state_to_prospective_guards():
+    """QuorumStateTest.testLeaderToProspective, testProspectiveToProspective and
+    testObserverUnattachedToProspective @4.1.0: no Prospective from Leader, Prospective or an
+    observer (Unattached, voted, or Follower); the state stays."""
+    c, ctx = build41(voters=(LOCAL,))
+    assert c.quorum().is_leader() and c.epoch == 1
+    with pytest.raises(IllegalStateException):
+        c._transitions._to_prospective(ctx)
+    assert c.quorum().is_leader() and c.epoch == 1
+    c, ctx = build41(voters=(LOCAL, V2, V3), unknown=0)
+    c._transitions._to_prospective(ctx)
+    assert c.quorum().is_prospective()
+    with pytest.raises(IllegalStateException):
+        c._transitions._to_prospective(ctx)
+    c, ctx = build41(voters=(V2, V3))
+    assert c.quorum().is_observer() and c.quorum().is_unattached_not_voted()
+    with pytest.raises(IllegalStateException):
+        c._transitions._to_prospective(ctx)
+    c._transitions._add_voted_state(ctx, ReplicaKey(V2))
+    assert c.quorum().is_unattached_and_voted()
+    with pytest.raises(IllegalStateException):
+        c._transitions._to_prospective(ctx)
+    c._to_follower(ctx, 0, V3)
+    assert c.quorum().is_follower() and c.voted_id == V2 and c.quorum().has_leader()
+    with pytest.raises(IllegalStateException):
+        c._transitions._to_prospective(ctx)
+
+
+def test_quorum_state_candidate_to_prospective():
+    """QuorumStateTest.testCandidateToProspective @4.1.0: the Prospective after a timed-out
+    Candidate draws a fresh election timeout; the persisted vote (epoch 1, itself) stays."""
+    c, ctx = build41(voters=(LOCAL, V2, V3), random=2500)
+    c._transitions._to_prospective(ctx)
+    c._to_candidate(ctx)
+    assert c.quorum().is_candidate() and c.epoch == 1
+    candidate = c.state
+    assert candidate.remaining_election_time_ms(ctx.now) == ELECTION_TIMEOUT_MS + 2500
+    ctx.sleep(candidate.remaining_election_time_ms(ctx.now))
+    assert candidate.remaining_election_time_ms(ctx.now) == 0
+    ctx.random = 3000
+    c._transitions._to_prospective(ctx)
+    assert c.state.remaining_election_time_ms(ctx.now) == ELECTION_TIMEOUT_MS + 3000
+    assert_voted_candidate(c, 1, LOCAL)
+
+
+def test_quorum_state_unattached_cannot_add_voted_state_for_self():
+    """QuorumStateTest.testUnattachedCannotAddVotedStateForSelf @4.1.0."""
+    c, ctx = build41(voters=(LOCAL, V2), unknown=0)
+    with pytest.raises(IllegalStateException):
+        c._transitions._add_voted_state(ctx, ReplicaKey(LOCAL))

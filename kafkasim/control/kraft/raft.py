@@ -381,7 +381,6 @@ class KafkaRaftClient:
         self.reconfig.update_voter_static = update_voter_static
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         self.voted_state = voted_state
-        self.unattached_voters_fetch = unattached_voters_fetch
         self.log = log if log is not None else RaftLog()
         self.store = FileQuorumStateStore(quorum_state)   # the quorum-state file
         self.state: EpochState | None = None
@@ -392,7 +391,7 @@ class KafkaRaftClient:
         # monotonic across restarts, so timers and responses of an earlier run never match
         self._poll_gen = 0
         self._handler = RaftRequestHandler(self)
-        self._poller = RaftPollLoop(self)
+        self._poller = RaftPollLoop(self, unattached_voters_fetch)
         self._transitions = QuorumTransitions(self)
 
     # --- read side ---------------------------------------------------------------------------
@@ -681,7 +680,7 @@ class KafkaRaftClient:
         voted = st.voted_key if (self.pre_vote and epoch == st.epoch) else None
         self._transition(ctx, FollowerState(
             epoch, leader_id, ctx.now + self.fetch_timeout_ms, voted.id if voted else UNKNOWN,
-            st.high_watermark, voters=self.voters,
+            st.high_watermark, voters=self.voters, fetch_timeout_ms=self.fetch_timeout_ms,
             voted_directory_id=voted.directory_id if voted else None), durable=True)
         self._fire_leader_change(ctx)
         # onBecomeFollower
@@ -993,7 +992,7 @@ class RaftRequestHandler:
         if not self.client.reconfig.update_voter_static or not isinstance(st, FollowerState):
             return True
         if resp.error in (M.NONE, "UNSUPPORTED_VERSION"):
-            st.has_updated_leader = True
+            st.set_has_updated_leader()
             st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms
             return True
         return False
@@ -1089,8 +1088,7 @@ class RaftRequestHandler:
                 hw = min(self.client.log.end_offset, resp.high_watermark)
                 if st.update_high_watermark(hw):
                     self.client._on_high_watermark(ctx, hw)
-        st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms     # resetFetchTimeout
-        st.has_fetched_from_leader = True
+        st.reset_fetch_timeout_for_successful_fetch(ctx.now)
         return True
 
 
@@ -1100,9 +1098,11 @@ class RaftPollLoop:
     requests (maybeSendRequest, the Vote / Fetch request builders). The correlation id is
     monotonic across restarts."""
 
-    def __init__(self, client: KafkaRaftClient) -> None:
+    def __init__(self, client: KafkaRaftClient, unattached_voters_fetch: bool = False) -> None:
         self.client = client
         self._correlation = 0
+        # KAFKA-17030 (4.0): see KafkaRaftClient's ``unattached_voters_fetch``
+        self.unattached_voters_fetch = unattached_voters_fetch
 
     def _poll_current_state(self, ctx, now) -> int:
         st = self.client.state
@@ -1127,7 +1127,7 @@ class RaftPollLoop:
             if now >= st.election_deadline:
                 self.client._transitions._to_voting_state(ctx)
                 return 0
-            if self.client.unattached_voters_fetch:     # KAFKA-17030 (4.0): pollUnattachedCommon
+            if self.unattached_voters_fetch:     # KAFKA-17030 (4.0): pollUnattachedCommon
                 return min(self._maybe_send_any_voter_fetch(ctx), st.election_deadline - now)
             return st.election_deadline - now
         return self._poll_resigned(ctx, st, now)
@@ -1212,7 +1212,7 @@ class RaftPollLoop:
             wait = reconfig.maybe_update_voter(ctx, st, now)
             if wait is not None:
                 return min(wait, st.fetch_deadline - now)
-        if self.client.unattached_voters_fetch:     # KAFKA-17030 (4.0)
+        if self.unattached_voters_fetch:     # KAFKA-17030 (4.0)
             return self._maybe_send_fetch_to_best_node(ctx, st, now)
         return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
                    st.fetch_deadline - now)
@@ -1349,7 +1349,8 @@ class QuorumTransitions:
                                    voted_directory_id=voted_dir)
         if leader != UNKNOWN:
             return FollowerState(epoch, leader, now + client.fetch_timeout_ms, kept_vote, UNKNOWN,
-                                 voters=voters, voted_directory_id=voted_dir)
+                                 voters=voters, voted_directory_id=voted_dir,
+                                 fetch_timeout_ms=client.fetch_timeout_ms)
         return UnattachedState(epoch, now + timeout, voters=voters)
 
     def _leader_endpoints_known(self, leader_id: int) -> bool:
