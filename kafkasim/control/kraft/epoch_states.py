@@ -151,20 +151,15 @@ class EpochElection:
         return set(self.rejected)
 
     def record_vote(self, voter: int, granted: bool) -> bool:
-        """recordVote: True when the voter had not been recorded yet; a non-voter, or a voter
-        that answered the other way before (the local replica granted), is an
-        IllegalArgumentException."""
+        """recordVote: True when the voter had not been recorded yet; a non-voter is an
+        IllegalArgumentException. A recorded vote may change (4.0: a PreVote can; the
+        Candidate's own guard is CandidateState.record_granted_vote / record_rejected_vote)."""
         if voter not in self.voters:
             raise IllegalArgumentException(
                 f"Attempt to {'grant' if granted else 'reject'} vote to non-voter {voter}")
-        other = self.rejected if granted else self.granted
-        if voter in other:
-            raise IllegalArgumentException(
-                f"Attempt to {'grant' if granted else 'reject'} vote from node {voter} which "
-                f"previously {'rejected' if granted else 'granted'} our request")
-        mine = self.granted if granted else self.rejected
-        recorded = voter not in mine
-        mine.add(voter)
+        recorded = voter not in self.granted and voter not in self.rejected
+        (self.rejected if granted else self.granted).discard(voter)
+        (self.granted if granted else self.rejected).add(voter)
         return recorded
 
 
@@ -207,11 +202,17 @@ class ProspectiveState(_Nominee):
         super().__init__(epoch)
         self.leader_endpoints_known = leader_endpoints_known
         self.epoch_election = EpochElection(local_id, voters)
-        self.voters = self.epoch_election.voters
+        self.voters, self.local_id = self.epoch_election.voters, local_id
         self.election_deadline, self.retries = election_deadline, retries
         self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
         self.voted_directory_id = voted_directory_id if voted_id != UNKNOWN else None
         self.backing_off = False
+
+    def record_rejected_vote(self, voter: int) -> bool:
+        """ProspectiveState.recordRejectedVote: never from the local replica."""
+        if voter == self.local_id:
+            raise IllegalArgumentException("Attempted to reject vote from ourselves")
+        return self.epoch_election.record_vote(voter, False)
 
     def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
         return _nominee_can_grant(self.leader_id, self.voted_key, candidate, up_to_date,
@@ -234,6 +235,21 @@ class CandidateState(_Nominee):
         self.election_deadline, self.retries, self.high_watermark = election_deadline, retries, hw
         self.backing_off = False
         self.backoff_deadline = 0
+
+    def record_granted_vote(self, voter: int) -> bool:
+        """CandidateState.recordGrantedVote: a voter that rejected cannot grant."""
+        if voter in self.epoch_election.rejected:
+            raise IllegalArgumentException(f"Attempt to grant vote from node {voter} which "
+                                           "previously rejected our request")
+        return self.epoch_election.record_vote(voter, True)
+
+    def record_rejected_vote(self, voter: int) -> bool:
+        """CandidateState.recordRejectedVote: a voter that granted (the local one included)
+        cannot reject."""
+        if voter in self.epoch_election.granted:
+            raise IllegalArgumentException(f"Attempt to reject vote from node {voter} which "
+                                           "previously granted our request")
+        return self.epoch_election.record_vote(voter, False)
 
     def can_grant_vote(self, candidate, up_to_date, pre_vote=False):
         return pre_vote and up_to_date   # 4.0: a Candidate grants PreVotes to up-to-date logs
@@ -505,12 +521,14 @@ class FollowerState(EpochState):
     name = "Follower"
 
     def __init__(self, epoch, leader_id, fetch_deadline, voted_id, hw, *, voters=(),
-                 voted_directory_id=None):
+                 voted_directory_id=None, fetch_timeout_ms=None):
         super().__init__(epoch)
         self.leader_id, self.voted_id, self.high_watermark = leader_id, voted_id, hw
         self.voters = tuple(voters)
         self.voted_directory_id = voted_directory_id if voted_id != UNKNOWN else None
         self.fetch_deadline = fetch_deadline
+        # controller.quorum.fetch.timeout.ms (None: a state made at time 0, as Kafka's tests)
+        self.fetch_timeout_ms = fetch_deadline if fetch_timeout_ms is None else fetch_timeout_ms
         self.has_fetched_from_leader = False
         # FollowerState.hasUpdatedLeader (4.1+): this epoch's leader answered UpdateRaftVoter
         self.has_updated_leader = False
@@ -520,6 +538,16 @@ class FollowerState(EpochState):
 
     def has_fetch_timeout_expired(self, now: int) -> bool:
         return now >= self.fetch_deadline
+
+    def reset_fetch_timeout_for_successful_fetch(self, now: int) -> None:
+        """resetFetchTimeoutForSuccessfulFetch: the fetch timer restarts, and from now on
+        PreVotes are refused (hasFetchedFromLeader)."""
+        self.fetch_deadline = now + self.fetch_timeout_ms
+        self.has_fetched_from_leader = True
+
+    def set_has_updated_leader(self) -> None:
+        """setHasUpdatedLeader (4.1+): no more UpdateRaftVoter to this epoch's leader."""
+        self.has_updated_leader = True
 
     def update_high_watermark(self, high_watermark: int | None) -> bool:
         """FollowerState.updateHighWatermark: True when it moved. A known high watermark never

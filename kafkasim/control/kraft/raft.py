@@ -351,7 +351,7 @@ class KafkaRaftClient:
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
                  supported_kraft_version: tuple[int, int] | None = None,
                  auto_join: bool = False, listeners: tuple | None = None,
-                 update_voter_static: bool = False):
+                 update_voter_static: bool = False, unattached_voters_fetch: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -391,7 +391,7 @@ class KafkaRaftClient:
         # monotonic across restarts, so timers and responses of an earlier run never match
         self._poll_gen = 0
         self._handler = RaftRequestHandler(self)
-        self._poller = RaftPollLoop(self)
+        self._poller = RaftPollLoop(self, unattached_voters_fetch)
         self._transitions = QuorumTransitions(self)
 
     # --- read side ---------------------------------------------------------------------------
@@ -680,7 +680,7 @@ class KafkaRaftClient:
         voted = st.voted_key if (self.pre_vote and epoch == st.epoch) else None
         self._transition(ctx, FollowerState(
             epoch, leader_id, ctx.now + self.fetch_timeout_ms, voted.id if voted else UNKNOWN,
-            st.high_watermark, voters=self.voters,
+            st.high_watermark, voters=self.voters, fetch_timeout_ms=self.fetch_timeout_ms,
             voted_directory_id=voted.directory_id if voted else None), durable=True)
         self._fire_leader_change(ctx)
         # onBecomeFollower
@@ -992,7 +992,7 @@ class RaftRequestHandler:
         if not self.client.reconfig.update_voter_static or not isinstance(st, FollowerState):
             return True
         if resp.error in (M.NONE, "UNSUPPORTED_VERSION"):
-            st.has_updated_leader = True
+            st.set_has_updated_leader()
             st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms
             return True
         return False
@@ -1088,8 +1088,7 @@ class RaftRequestHandler:
                 hw = min(self.client.log.end_offset, resp.high_watermark)
                 if st.update_high_watermark(hw):
                     self.client._on_high_watermark(ctx, hw)
-        st.fetch_deadline = ctx.now + self.client.fetch_timeout_ms     # resetFetchTimeout
-        st.has_fetched_from_leader = True
+        st.reset_fetch_timeout_for_successful_fetch(ctx.now)
         return True
 
 
@@ -1099,9 +1098,11 @@ class RaftPollLoop:
     requests (maybeSendRequest, the Vote / Fetch request builders). The correlation id is
     monotonic across restarts."""
 
-    def __init__(self, client: KafkaRaftClient) -> None:
+    def __init__(self, client: KafkaRaftClient, unattached_voters_fetch: bool = False) -> None:
         self.client = client
         self._correlation = 0
+        # KAFKA-17030 (4.0): see KafkaRaftClient's ``unattached_voters_fetch``
+        self.unattached_voters_fetch = unattached_voters_fetch
 
     def _poll_current_state(self, ctx, now) -> int:
         st = self.client.state
@@ -1126,6 +1127,8 @@ class RaftPollLoop:
             if now >= st.election_deadline:
                 self.client._transitions._to_voting_state(ctx)
                 return 0
+            if self.unattached_voters_fetch:     # KAFKA-17030 (4.0): pollUnattachedCommon
+                return min(self._maybe_send_any_voter_fetch(ctx), st.election_deadline - now)
             return st.election_deadline - now
         return self._poll_resigned(ctx, st, now)
 
@@ -1209,6 +1212,8 @@ class RaftPollLoop:
             wait = reconfig.maybe_update_voter(ctx, st, now)
             if wait is not None:
                 return min(wait, st.fetch_deadline - now)
+        if self.unattached_voters_fetch:     # KAFKA-17030 (4.0)
+            return self._maybe_send_fetch_to_best_node(ctx, st, now)
         return min(self._maybe_send(ctx, st.leader_id, self._build_fetch_request),
                    st.fetch_deadline - now)
 
@@ -1219,6 +1224,11 @@ class RaftPollLoop:
                 return wait
         if now >= st.fetch_deadline:
             return self._maybe_send_any_voter_fetch(ctx)
+        return self._maybe_send_fetch_to_best_node(ctx, st, now)
+
+    def _maybe_send_fetch_to_best_node(self, ctx, st: FollowerState, now) -> int:
+        """maybeSendFetchToBestNode: the leader unless its request timed out or its connection
+        backs off; then any ready bootstrap server, to learn of a new leader."""
         leader = st.leader_id
         if self.client._requests.has_request_timed_out(leader, now):
             self.client._requests.reset(leader)
@@ -1339,7 +1349,8 @@ class QuorumTransitions:
                                    voted_directory_id=voted_dir)
         if leader != UNKNOWN:
             return FollowerState(epoch, leader, now + client.fetch_timeout_ms, kept_vote, UNKNOWN,
-                                 voters=voters, voted_directory_id=voted_dir)
+                                 voters=voters, voted_directory_id=voted_dir,
+                                 fetch_timeout_ms=client.fetch_timeout_ms)
         return UnattachedState(epoch, now + timeout, voters=voters)
 
     def _leader_endpoints_known(self, leader_id: int) -> bool:

@@ -178,6 +178,19 @@ class VoterSet:
             return None
         return VoterSet({**self.voters, voter.voter_key.id: voter})
 
+    def update_voter_ignoring_directory_id(self, voter: VoterNode) -> VoterSet | None:
+        """VoterSet.updateVoterIgnoringDirectoryId (4.1, KAFKA-16538): ``voter``'s entry
+        replaced whatever directory id either has, or None unless its id is a voter."""
+        if voter.voter_key.id not in self.voters:
+            return None
+        return VoterSet({**self.voters, voter.voter_key.id: voter})
+
+    def supports_version(self, kraft_version: int) -> bool:
+        """VoterSet.supportsVersion (4.1): every voter's supported kraft.version range holds
+        ``kraft_version``."""
+        return all(low <= kraft_version <= high
+                   for low, high in (n.supported_kraft_version for n in self.voters.values()))
+
     def voter_node_needs_update(self, local: VoterNode) -> bool:
         """VoterSet.voterNodeNeedsUpdate: the node is a voter and its entry differs (listeners or
         supported kraft.version range)."""
