@@ -463,3 +463,32 @@ def test_a_starting_kraft_broker_refuses_connections_instead_of_answering_not_le
     assert refused
     # once unfenced (RUNNING) the broker takes requests again
     assert c.run_until(lambda cl: b1.lifecycle.state == "RUNNING", 30000)
+
+
+@pytest.mark.parametrize("call", ["create_topic", "alter_config"])
+def test_an_admin_write_whose_controller_loses_leadership_fails_not_controller(call):
+    """The active controller's Raft leadership ends under the append of an admin request's
+    records (RaftClient.prepareAppend throws NotLeaderException: QuorumController renounces):
+    the request fails NOT_CONTROLLER with a ClusterError naming the controller, and nothing of
+    it stays. (Before, create_topic raised a bare KeyError looking up the topic it had not
+    written.)"""
+    from kafkasim.control.kraft.raft import NotLeaderError
+
+    c = Cluster(brokers=3, controllers=3, seed=1)
+    c.create_topic("t", partitions=1, replication_factor=3)
+    c.run(1000)
+    node = c.kraft.active()
+
+    def resigned(ctx, records):
+        raise NotLeaderError(f"Append failed because the replica {node.id} is not the leader")
+
+    node.raft.append = resigned
+    before = dict(c.topics.configs["t"])
+    with pytest.raises(ClusterError, match=rf"controller {node.id} lost .*NOT_CONTROLLER"):
+        if call == "create_topic":
+            c.create_topic("u", partitions=1, replication_factor=3)
+        else:
+            c.alter_config("topics", "t", {"retention.ms": 1000})
+    assert not node.controller.active
+    assert "u" not in node.controller.replication_control.topics()
+    assert "u" not in c.topics.configs and c.topics.configs["t"] == before

@@ -290,11 +290,11 @@ class Cluster:
             overrides.update(configs)
             for k in delete or []:
                 overrides.pop(k, None)
-            topics.configs[name] = kconfig.topic_config(overrides, self.broker_config,
-                                                        self.kafka_version)
-            topics.overrides[name] = overrides
-            if self.kraft is not None:
+            config = kconfig.topic_config(overrides, self.broker_config, self.kafka_version)
+            if self.kraft is not None:   # (may fail: then nothing here changes either)
                 self.kraft.alter_topic_configs(name, configs, delete or [])
+            topics.configs[name] = config
+            topics.overrides[name] = overrides
         elif entity_type == "brokers":
             overrides = dict(topics.broker_overrides)
             overrides.update(configs)

@@ -374,6 +374,17 @@ class KRaftControlPlane:
                 f"{len(self.voters) // 2 + 1})")
         return node
 
+    def _write(self, node: ControllerServer, records, what: str, reason: str) -> None:
+        """The active controller writes an admin request's records. Its Raft leadership may end
+        under the append (the leader resigned: QuorumController renounces, and nothing of the
+        request stays): then the request fails as Kafka's does, NOT_CONTROLLER."""
+        if node.controller.write(node, records, reason=reason) < 0 and records:
+            raise ClusterError(
+                f"cannot {what}: controller {node.id} lost the metadata quorum's leadership "
+                f"while writing it, so nothing was written (NOT_CONTROLLER). Run the cluster "
+                f"until a new active controller is elected, then retry")
+        node.controller.maybe_schedule_periodic(node)
+
     def create_topic(self, name: str, partitions: int, rf: int, assignment, configs: dict):
         node = self._require_active(f"create topic '{name}'")
         rc = node.controller.replication_control
@@ -386,16 +397,14 @@ class KRaftControlPlane:
         if result.error != "NONE":
             raise ClusterError(f"Cannot create topic '{name}': {result.error_message} "
                                f"({result.error})")
-        node.controller.write(node, records, reason="topic created")
-        node.controller.maybe_schedule_periodic(node)
+        self._write(node, records, f"create topic '{name}'", "topic created")
         return {p: list(reg.replicas) for p, reg in sorted(rc.topics()[name].items())}
 
     def elect(self, tps, election_type: str) -> dict:
         node = self._require_active("run the election")
         records, results = node.controller.replication_control.elect_leaders(
             election_type.upper(), tps)
-        node.controller.write(node, records, reason=f"{election_type} (kafka-leader-election)")
-        node.controller.maybe_schedule_periodic(node)
+        self._write(node, records, "run the election", f"{election_type} (kafka-leader-election)")
         return {(r.topic, r.partition): r.error for r in results}
 
     def alter_partition_reassignments(self, reassignments: dict) -> dict:
@@ -409,8 +418,7 @@ class KRaftControlPlane:
             topics.setdefault(topic, []).append((partition, target))
         records, response = node.controller.replication_control.alter_partition_reassignments(
             topics.items())
-        node.controller.write(node, records, reason="partition reassignment")
-        node.controller.maybe_schedule_periodic(node)
+        self._write(node, records, "reassign partitions", "partition reassignment")
         return {(t.name, p.partition_index): (p.error, p.error_message)
                 for t in response.responses for p in t.partitions}
 
@@ -434,8 +442,7 @@ class KRaftControlPlane:
                    for k, v in changed.items()}
         configs.update({k: None for k in deleted})
         records = node.controller.replication_control.config_records("TOPIC", name, configs)
-        node.controller.write(node, records, reason=f"config change of {name}")
-        node.controller.maybe_schedule_periodic(node)
+        self._write(node, records, f"alter the configs of '{name}'", f"config change of {name}")
 
     def alter_broker_configs(self, name, changed: dict, deleted) -> None:
         """``kafka-configs --entity-type brokers [--entity-name id | --entity-default]`` in
@@ -457,8 +464,7 @@ class KRaftControlPlane:
             if err is not None:
                 raise ClusterError(f"{err} (INVALID_CONFIG)")
         records = rc.config_records("BROKER", resource, configs)
-        node.controller.write(node, records, reason="broker config change")
-        node.controller.maybe_schedule_periodic(node)
+        self._write(node, records, "alter broker configs", "broker config change")
 
     def trace_start(self) -> None:
         self.cluster.trace.record("metadata_quorum", "kraft", "", -1,
