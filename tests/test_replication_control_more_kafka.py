@@ -38,9 +38,16 @@ from kafkasim.control.kraft.replication_control import (
     ReplicationControlManager,
 )
 from kafkasim.core import errors as E
-from tests.test_replication_control_manager_kafka import Ctx
+from tests.test_replication_control_manager_kafka import Ctx as TrunkCtx
 
 MIN_ISR = "min.insync.replicas"
+
+
+def Ctx(**kw):  # noqa: N802 -- ReplicationControlTestContext at 4.1.0
+    """The context at 4.1.0: KAFKA-19522 (the last known leader must be acceptable) is in,
+    apache/kafka #20629 (4.2.0) is not."""
+    kw.setdefault("last_known_leader_must_be_acceptable", True)
+    return TrunkCtx(**kw)
 
 
 def elr_ctx(replicas=(0, 1, 2), min_isr=None, **kw):

@@ -256,7 +256,8 @@ class ReplicationControlManager:
                  default_replication_factor: int = 1, default_num_partitions: int = 1,
                  max_elections_per_imbalance: int = DEFAULT_MAX_ELECTIONS_PER_IMBALANCE,
                  controller_id: int | None = None,
-                 last_known_leader_must_be_acceptable: bool = True) -> None:
+                 last_known_leader_must_be_acceptable: bool = True,
+                 last_known_leader_on_leader_loss: bool = True) -> None:
         self.cluster_control = cluster_control
         self.metadata_version = MetadataVersion.parse(metadata_version)
         self.eligible_leader_replicas_enabled = bool(elr_enabled)
@@ -268,6 +269,8 @@ class ReplicationControlManager:
         self.controller_id = controller_id
         # KAFKA-19522 (4.1.0+); False reproduces 4.0.x (see PartitionChangeBuilder)
         self.last_known_leader_must_be_acceptable = last_known_leader_must_be_acceptable
+        # apache/kafka #20629 (4.2.0+); False reproduces 4.1.x (see PartitionChangeBuilder)
+        self.last_known_leader_on_leader_loss = last_known_leader_on_leader_loss
         self._topics: dict[str, TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
         self.configuration_control = ConfigurationControlManager(
@@ -313,7 +316,8 @@ class ReplicationControlManager:
             info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
             self.get_topic_effective_min_isr(info.name),
         ).set_eligible_leader_replicas_enabled(self.is_elr_enabled()) \
-            .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable)
+            .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable) \
+            .set_last_known_leader_on_leader_loss(self.last_known_leader_on_leader_loss)
 
     def _topic(self, topic: str) -> TopicControlInfo | None:
         tid = self._topics_by_name.get(topic)
