@@ -332,3 +332,19 @@ def test_allow_replication_factor_change_default_allows_growth():
     assert resp.responses[0].partitions == (ReassignablePartitionResponse(0),)
     assert records and isinstance(records[0], PartitionChangeRecord)
     assert records[0].adding_replicas == (3,)
+
+
+def test_quorum_controller_create_topics_fails_whole_request_over_the_limit():
+    """QuorumController.createTopics -> ReplicationControlManager.createTopics @4.1.0: the
+    PolicyViolationException of validateTotalNumberOfPartitions fails the operation
+    (POLICY_VIOLATION), and no topic of the request is created."""
+    from tests.test_quorum_controller_kafka import ControllerEnv, register_brokers_and_unfence
+
+    env = ControllerEnv()
+    register_brokers_and_unfence(env, 1)
+    future = env.active.create_topics(env, [CreatableTopic("foo", 5000, 1),
+                                            CreatableTopic("bar", 5001, 1)])
+    assert future.done()
+    assert future.exception().error == "POLICY_VIOLATION"
+    assert str(future.exception()) == "Excessively large number of partitions per request."
+    assert env.active.replication_control.topic_id("foo") is None
