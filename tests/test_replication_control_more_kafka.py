@@ -348,3 +348,27 @@ def test_quorum_controller_create_topics_fails_whole_request_over_the_limit():
     assert future.exception().error == "POLICY_VIOLATION"
     assert str(future.exception()) == "Excessively large number of partitions per request."
     assert env.active.replication_control.topic_id("foo") is None
+
+
+def test_legacy_alter_configs():
+    """ConfigurationControlManagerTest.testLegacyAlterConfigs @4.1.0 (without its
+    AlterConfigPolicy): abc and def are set, then a request naming def alone deletes abc and
+    writes nothing for the unchanged def (a TOPIC resource)."""
+    from kafkasim.control.kraft.configuration_control import (
+        ApiError,
+        ConfigResource,
+        ConfigurationControlManager,
+    )
+
+    manager = ConfigurationControlManager()
+    mytopic = ConfigResource("TOPIC", "mytopic")
+    records, results = manager.legacy_alter_configs(
+        {mytopic: {"abc": "456", "def": "901"}}, True)
+    assert records == [ConfigRecord("TOPIC", "mytopic", "abc", "456"),
+                       ConfigRecord("TOPIC", "mytopic", "def", "901")]
+    assert results == {mytopic: ApiError()}
+    for r in records:
+        manager.replay(r)
+    records, results = manager.legacy_alter_configs({mytopic: {"def": "901"}}, True)
+    assert records == [ConfigRecord("TOPIC", "mytopic", "abc", None)]
+    assert results == {mytopic: ApiError()}
