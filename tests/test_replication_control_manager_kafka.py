@@ -18,8 +18,9 @@ from kafkasim's real classes:
   timeout; kafkasim wants a positive one, so it is 1 ms here (1000 ms later every session that
   was not renewed has expired, as in Kafka).
 - ``ReplicationControlManager`` with ``max_elections_per_imbalance`` = Integer.MAX_VALUE,
-  default replication factor 3 and ``last_known_leader_must_be_acceptable=False`` (trunk 1eb7644
-  predates KAFKA-19522).
+  default replication factor 3, ``last_known_leader_must_be_acceptable=False`` (trunk 1eb7644
+  predates KAFKA-19522) and ``last_known_leader_on_leader_loss=False`` (apache/kafka #20629
+  is 4.2.0; 4.1.0 has the older maybeUpdateLastKnownLeader too).
 
 API adaptations: Kafka's ControllerResult becomes ``(records, response)``; CreateTopics and
 DeleteTopics are per topic (``create_topic`` / ``delete_topic``); AlterPartition partitions are
@@ -119,6 +120,7 @@ class Ctx:
         kw.setdefault("default_replication_factor", 3)
         kw.setdefault("max_elections_per_imbalance", 2**31 - 1)
         kw.setdefault("last_known_leader_must_be_acceptable", False)
+        kw.setdefault("last_known_leader_on_leader_loss", False)  # PR #20629 is 4.2.0
         self.rc = ReplicationControlManager(self.cc, metadata_version=mv, elr_enabled=elr, **kw)
 
     def replay(self, records):

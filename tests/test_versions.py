@@ -337,6 +337,8 @@ SINCE = [
     ("unclean_metric_excludes_elr", "4.0", "3.9"),
     # KAFKA-19212 / PR #19590: TopicDelta election counts, ElectionFromEligibleLeaderReplicasPerSec
     ("election_metrics_from_records", "4.1", "4.0"),
+    # PR #20629 (162db130f6): PartitionChangeBuilder.maybeUpdateLastKnownLeader @4.2.0
+    ("last_known_leader_on_leader_loss", "4.2", "4.1"),
     # TopicCommand: KAFKA-14596 (tools, 3.7.0), KIP-351 / KIP-427 (2.3.0), PartitionDescription
     # @2.4.0, KAFKA-7139 (2.1.0), the AdminClient path's HashMap order (2.4.0)
     ("describe_report_options_combine", "3.7", "3.6"),
@@ -616,7 +618,8 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "raft_update_voter_static_quorum",
                                      "fetch_response_needs_same_leader_epoch",
                                      "follower_append_bounded_by_leader_epoch"}
-    assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked"}
+    assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
+                                     "last_known_leader_on_leader_loss"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}
     # every 4.4 change kafkasim knows of is one it does not model (NOT_MODELLED_4X below)
     assert changed("4.3", "4.4") == set()

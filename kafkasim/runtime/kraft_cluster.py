@@ -50,7 +50,8 @@ def make_managers(settings: dict):
         default_replication_factor=settings["default.replication.factor"],
         default_num_partitions=settings["num.partitions"],
         topic_id_factory=partial(_topic_id, settings["seed"]),
-        last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"])
+        last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"],
+        last_known_leader_on_leader_loss=settings.get("last_known_leader_on_leader_loss", True))
     cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
     cc.broker_shutdown_handler = rc.handle_broker_shutdown
     return cc, rc
@@ -108,6 +109,8 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         "default.replication.factor": cfg["default.replication.factor"],
         "num.partitions": cfg.get("num.partitions", 1),
         "last_known_leader_must_be_acceptable": version_at_least(kafka_version, "4.1"),
+        # apache/kafka #20629 (4.2.0): PartitionChangeBuilder.maybeUpdateLastKnownLeader
+        "last_known_leader_on_leader_loss": bool(rules.elections.last_known_leader_on_leader_loss),
         "periodic_tasks": periodic,
         # 4.0.0 (KAFKA-18138) starts a session for every registered broker on activation;
         # 4.1 (KAFKA-19130) for unfenced brokers only

@@ -852,6 +852,19 @@ class ElectionRules:
         doc="UncleanLeaderElectionsPerSec counts records that set RECOVERING; "
         "ElectionFromEligibleLeaderReplicasPerSec counts ELR elections",
     )
+    # apache/kafka #20629 ("simplify last known elr update", 162db130f6: in 4.2.0 a18251bae0,
+    # not in 4.1.0 13f70256db): PartitionChangeBuilder.maybeUpdateLastKnownLeader records the
+    # old leader as LastKnownElr whenever the change leaves the partition without a leader and
+    # none is recorded yet, and clears it once a leader is elected (PartitionChangeBuilderTest
+    # .testEligibleLeaderReplicas_lastKnownElrShouldBePopulatedWhenNoLeader). Before, only a
+    # change that emptied the ISR recorded it, so a leader lost with ineligible replicas still
+    # in the ISR left LastKnownElr empty.
+    last_known_leader_on_leader_loss: bool = _rule(
+        since="4.2",
+        ref="apache/kafka PR #20629 (PartitionChangeBuilder.maybeUpdateLastKnownLeader)",
+        doc="with ELR on, the controller remembers the last known leader whenever a partition "
+        "loses its leader, not only when its ISR becomes empty",
+    )
 
 
 @dataclass(frozen=True)

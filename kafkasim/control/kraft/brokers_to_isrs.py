@@ -58,6 +58,13 @@ class BrokersToIsrs:
         """BrokersToElrs.partitionsWithBrokerInElr."""
         return self.iter_partitions(lambda p: broker_id in p.elr)
 
+    def iterator(self, broker_id: int, leaders_only: bool):
+        """BrokersToIsrs.iterator(brokerId, leadersOnly): the partitions with ``broker_id`` in
+        their ISR, or (``leaders_only``) the ones it leads."""
+        if leaders_only:
+            return self.iter_partitions(lambda p: p.leader == broker_id)
+        return self.partitions_with_broker_in_isr(broker_id)
+
     def partitions_with_no_leader(self):
         """BrokersToIsrs.partitionsWithNoLeader."""
         return self.iter_partitions(lambda p: p.leader == NO_LEADER)

@@ -125,6 +125,41 @@ class ConfigurationControlManager:
         records.extend(clear_elr_records_as_needed(records, self.elr_enabled()))
         return records, results
 
+    # -- legacyAlterConfigs ---------------------------------------------------------------------
+    def legacy_alter_configs(self, new_configs: Mapping[tuple[str, str], Mapping[str, str]],
+                             newly_created_resource: bool = False
+                             ) -> tuple[list, dict[ConfigResource, ApiError]]:
+        """legacyAlterConfigs (the AlterConfigs API): ``(records, {resource: ApiError})``.
+        Each resource's configs are replaced: a record per given key whose value changes (every
+        given key of a BROKER resource, KAFKA-14136), then a deleting record per current key
+        the request leaves out. A resource that fails validateAlterConfig writes nothing; the
+        ClearElrRecords of every ``min.insync.replicas`` record follow, as for
+        incrementalAlterConfigs. The records are one atomic batch."""
+        records: list = []
+        results: dict[ConfigResource, ApiError] = {}
+        for resource, configs in new_configs.items():
+            resource = ConfigResource(*resource)
+            results[resource] = self._legacy_alter_config_resource(
+                resource, configs, newly_created_resource, records)
+        records.extend(clear_elr_records_as_needed(records, self.elr_enabled()))
+        return records, results
+
+    def _legacy_alter_config_resource(self, resource: ConfigResource, configs: Mapping[str, str],
+                                      newly_created_resource: bool, out: list) -> ApiError:
+        """legacyAlterConfigResource: the explicitly altered records, then the implicitly
+        deleted ones; both go through validateAlterConfig (the ELR min.insync.replicas rules
+        apply to an implicit deletion too)."""
+        current = self._configs.get(tuple(resource), {})
+        altered = [ConfigRecord(resource.type, resource.name, key, value)
+                   for key, value in configs.items()
+                   if current.get(key) != value or resource.type == "BROKER"]
+        deleted = [ConfigRecord(resource.type, resource.name, key, None)
+                   for key in current if key not in configs]
+        error = self._validate_alter_config(resource, altered + deleted, newly_created_resource)
+        if error.is_success():
+            out.extend(altered + deleted)
+        return error
+
     def _incremental_alter_config_resource(self, resource: ConfigResource,
                                            key_to_ops: Mapping[str, tuple[str, str | None]],
                                            newly_created_resource: bool,

@@ -162,14 +162,17 @@ class PartitionChangeBuilder:
 
     def __init__(self, partition: PartitionRegistration, topic_id: str, partition_id: int,
                  is_acceptable_leader: Callable[[int], bool],
-                 metadata_version: MetadataVersion | str, min_isr: int) -> None:
+                 metadata_version: MetadataVersion | str, min_isr: int,
+                 eligible_leader_replicas_enabled: bool = False) -> None:
+        """``eligible_leader_replicas_enabled`` is the constructor argument of 4.3.0 (before,
+        only ``set_eligible_leader_replicas_enabled``, which is kept)."""
         self.partition = partition
         self.topic_id = topic_id
         self.partition_id = partition_id
         self.is_acceptable_leader = is_acceptable_leader
         self.metadata_version = MetadataVersion.parse(metadata_version)
         self.min_isr = min_isr
-        self.eligible_leader_replicas_enabled = False
+        self.eligible_leader_replicas_enabled = bool(eligible_leader_replicas_enabled)
         self.target_isr: list[int] = list(partition.isr)
         self.target_replicas: list[int] = list(partition.replicas)
         self.target_removing: list[int] = list(partition.removing_replicas)
@@ -185,6 +188,10 @@ class PartitionChangeBuilder:
         # KAFKA-19522 (fixed in 4.1.0): the last known leader is elected only if acceptable.
         # Trunk 1eb7644 and 4.0.x elect it even when fenced (the check only logs).
         self.last_known_leader_must_be_acceptable = True
+        # apache/kafka #20629 (4.2.0): maybeUpdateLastKnownLeader keys on the new leader (none:
+        # remember the old one unless LastKnownElr is already set; a real one: clear it).
+        # False is 4.1.x and before (keyed on an emptied ISR).
+        self.last_known_leader_on_leader_loss = True
 
     # -- setters (fluent, as in Kafka) ------------------------------------------------------
     def set_target_isr(self, isr: Iterable[int]) -> PartitionChangeBuilder:
@@ -250,6 +257,13 @@ class PartitionChangeBuilder:
         """False reproduces Kafka before KAFKA-19522 (trunk 1eb7644, 4.0.x): a fenced or
         shut-down last known leader is still elected. True (default) is 4.1.0+."""
         self.last_known_leader_must_be_acceptable = bool(b)
+        return self
+
+    def set_last_known_leader_on_leader_loss(self, b: bool) -> PartitionChangeBuilder:
+        """True (default) is 4.2.0+ (apache/kafka #20629): the last known leader is recorded
+        whenever the election leaves the partition without a leader, even with a non-empty
+        ISR. False reproduces 4.1.x and before: only when the ISR becomes empty."""
+        self.last_known_leader_on_leader_loss = bool(b)
         return self
 
     def record_version(self) -> int:
@@ -335,6 +349,12 @@ class PartitionChangeBuilder:
             return
         isr = rec.get("isr")
         leader = rec.get("leader", NO_LEADER_CHANGE)
+        if self.last_known_leader_on_leader_loss:
+            if leader == NO_LEADER and not p.last_known_elr:
+                rec["last_known_elr"] = [p.leader]
+            elif leader >= 0 and p.last_known_elr:
+                rec["last_known_elr"] = []
+            return
         if isr is not None and not isr and (len(p.last_known_elr) != 1
                                             or p.last_known_elr[0] != p.leader):
             # first time the partition becomes leaderless: remember the last leader

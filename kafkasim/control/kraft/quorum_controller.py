@@ -48,7 +48,10 @@ from functools import partial
 
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.broker_heartbeat import LONG_MAX_VALUE
-from kafkasim.control.kraft.cluster_control import BrokerIdNotRegisteredException
+from kafkasim.control.kraft.cluster_control import (
+    BrokerIdNotRegisteredException,
+    ControllerApiException,
+)
 from kafkasim.control.kraft.configuration_control import ConfigurationControlManager
 from kafkasim.control.kraft.controller_api import (
     ConfigResourceExistenceChecker,
@@ -374,19 +377,16 @@ class QuorumController:
                       future: ControllerFuture | None = None) -> ControllerFuture:
         """createTopics -> ReplicationControlManager.createTopics: every topic's records in one
         batch; the future's value maps each name to its CreateTopicResult (an empty request
-        completes at once)."""
+        completes at once). More than 10,000 partitions in the request fail the whole
+        operation with POLICY_VIOLATION (validateTotalNumberOfPartitions, KAFKA-17870)."""
         op = future or ControllerFuture()
         if self._refuse_if_inactive(op):
             return op
-        rc = self.replication_control
-        records: list = []
-        results = {}
-        for t in topics:
-            topic_records, result = rc.create_topic(
-                t.name, t.num_partitions, t.replication_factor, t.assignments, t.configs,
-                validate_only=validate_only)
-            records.extend(topic_records)
-            results[t.name] = result
+        try:
+            records, results = self.replication_control.create_topics(
+                topics, validate_only=validate_only)
+        except ControllerApiException as e:
+            return _fail(op, e)
         self.write(ctx, records, op, results, reason="topic created")
         self.maybe_schedule_periodic(ctx)
         return op

@@ -43,6 +43,13 @@ class UnknownTopicOrPartitionException(ControllerApiException):
     error = E.UNKNOWN_TOPIC_OR_PARTITION
 
 
+class InvalidReplicationFactorException(ControllerApiException):
+    """org.apache.kafka.common.errors.InvalidReplicationFactorException, as
+    ReplicationControlManager.validatePartitionReplicationFactorUnchanged throws it."""
+
+    error = E.INVALID_REPLICATION_FACTOR
+
+
 class NoReassignmentInProgressException(ControllerApiException):
     """org.apache.kafka.common.errors.NoReassignmentInProgressException."""
 
@@ -200,11 +207,14 @@ class ReassignableTopicResponse(NamedTuple):
 
 
 class AlterPartitionReassignmentsResponse(NamedTuple):
-    """AlterPartitionReassignmentsResponseData (top-level error NONE, message null)."""
+    """AlterPartitionReassignmentsResponseData (top-level error NONE, message null).
+    ``allow_replication_factor_change`` echoes the request's (KIP-860, response v1 in 4.1;
+    true, the field's default, for older requests)."""
 
     responses: tuple[ReassignableTopicResponse, ...] = ()
     error: str = E.NONE
     error_message: str | None = None
+    allow_replication_factor_change: bool = True
 
 
 class OngoingPartitionReassignment(NamedTuple):

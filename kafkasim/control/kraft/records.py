@@ -232,6 +232,11 @@ class PartitionRegistration:
         """``electionWasClean``: no leader, or a leader taken from the ISR."""
         return new_leader == NO_LEADER or new_leader in isr
 
+    @staticmethod
+    def election_was_unclean(leader_recovery_state: int) -> bool:
+        """``electionWasUnclean``: the state an unclean election writes (RECOVERING)."""
+        return leader_recovery_state == LeaderRecoveryState.RECOVERING
+
     def preferred_replica(self) -> int:
         """``preferredReplica``: the first replica, or NO_LEADER (-1) without replicas."""
         return self.replicas[0] if self.replicas else NO_LEADER
@@ -273,6 +278,71 @@ class PartitionRegistration:
             self.adding_replicas, self.leader, self.leader_recovery_state, self.leader_epoch,
             self.partition_epoch, self.elr if elr_supported else (),
             self.last_known_elr if elr_supported else ())
+
+
+class IllegalStateException(RuntimeError):
+    """java.lang.IllegalStateException (PartitionRegistration.Builder.build)."""
+
+
+class _PartitionRegistrationBuilder:
+    """PartitionRegistration.Builder: set each field (``set_replicas`` ... as Kafka's setters),
+    then ``build``, which needs replicas, isr, leader, leader recovery state, leader epoch and
+    partition epoch (IllegalStateException "You must set ...", checked in that order); adding
+    / removing replicas, ELR and LastKnownElr default to empty. Log directories (Kafka's
+    ``setDirectories``) are accepted and ignored."""
+
+    _REQUIRED = (("replicas", "replicas"), ("isr", "isr"), ("leader", "leader"),
+                 ("leader_recovery_state", "leader recovery state"),
+                 ("leader_epoch", "leader epoch"), ("partition_epoch", "partition epoch"))
+
+    def __init__(self) -> None:
+        self._values: dict = {}
+
+    def _set(self, name: str, value) -> _PartitionRegistrationBuilder:
+        self._values[name] = value
+        return self
+
+    def set_replicas(self, replicas):
+        return self._set("replicas", tuple(replicas))
+
+    def set_directories(self, directories):
+        return self
+
+    def set_isr(self, isr):
+        return self._set("isr", tuple(isr))
+
+    def set_removing_replicas(self, replicas):
+        return self._set("removing_replicas", tuple(replicas))
+
+    def set_adding_replicas(self, replicas):
+        return self._set("adding_replicas", tuple(replicas))
+
+    def set_elr(self, elr):
+        return self._set("elr", tuple(elr))
+
+    def set_last_known_elr(self, last_known_elr):
+        return self._set("last_known_elr", tuple(last_known_elr))
+
+    def set_leader(self, leader: int):
+        return self._set("leader", leader)
+
+    def set_leader_recovery_state(self, state: int):
+        return self._set("leader_recovery_state", state)
+
+    def set_leader_epoch(self, epoch: int):
+        return self._set("leader_epoch", epoch)
+
+    def set_partition_epoch(self, epoch: int):
+        return self._set("partition_epoch", epoch)
+
+    def build(self) -> PartitionRegistration:
+        for name, words in self._REQUIRED:
+            if self._values.get(name) is None:
+                raise IllegalStateException(f"You must set {words}.")
+        return PartitionRegistration(**self._values)
+
+
+PartitionRegistration.Builder = _PartitionRegistrationBuilder
 
 
 def _java(value) -> str:

@@ -40,6 +40,7 @@ from kafkasim.control.kraft.partition_change import Election, PartitionChangeBui
 from kafkasim.control.kraft.reassignment import (
     AlterPartitionReassignmentsResponse,
     InvalidReplicaAssignmentException,
+    InvalidReplicationFactorException,
     ListPartitionReassignmentsResponse,
     NoReassignmentInProgressException,
     OngoingPartitionReassignment,
@@ -84,6 +85,8 @@ MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG = "unclean.leader.election.enable"
 MAX_TOPIC_NAME_LENGTH = 249                     # Topic.MAX_NAME_LENGTH
 DEFAULT_MAX_ELECTIONS_PER_IMBALANCE = 1000      # QuorumController.Builder maxElectionsPerImbalance
+MAX_PARTITIONS_PER_BATCH = 10_000               # KAFKA-17870: partitions of one CreateTopics
+POLICY_VIOLATION = "POLICY_VIOLATION"           # Errors.POLICY_VIOLATION (44)
 
 
 class CreateTopicResult(NamedTuple):
@@ -135,6 +138,12 @@ class ElectionResultEntry(NamedTuple):
     partition: int
     error: str
     error_message: str | None = None
+
+
+class PolicyViolationException(ControllerApiException):
+    """org.apache.kafka.common.errors.PolicyViolationException."""
+
+    error = POLICY_VIOLATION
 
 
 class ReplicationControlError(Exception):
@@ -247,7 +256,8 @@ class ReplicationControlManager:
                  default_replication_factor: int = 1, default_num_partitions: int = 1,
                  max_elections_per_imbalance: int = DEFAULT_MAX_ELECTIONS_PER_IMBALANCE,
                  controller_id: int | None = None,
-                 last_known_leader_must_be_acceptable: bool = True) -> None:
+                 last_known_leader_must_be_acceptable: bool = True,
+                 last_known_leader_on_leader_loss: bool = True) -> None:
         self.cluster_control = cluster_control
         self.metadata_version = MetadataVersion.parse(metadata_version)
         self.eligible_leader_replicas_enabled = bool(elr_enabled)
@@ -259,6 +269,8 @@ class ReplicationControlManager:
         self.controller_id = controller_id
         # KAFKA-19522 (4.1.0+); False reproduces 4.0.x (see PartitionChangeBuilder)
         self.last_known_leader_must_be_acceptable = last_known_leader_must_be_acceptable
+        # apache/kafka #20629 (4.2.0+); False reproduces 4.1.x (see PartitionChangeBuilder)
+        self.last_known_leader_on_leader_loss = last_known_leader_on_leader_loss
         self._topics: dict[str, TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
         self.configuration_control = ConfigurationControlManager(
@@ -304,7 +316,8 @@ class ReplicationControlManager:
             info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
             self.get_topic_effective_min_isr(info.name),
         ).set_eligible_leader_replicas_enabled(self.is_elr_enabled()) \
-            .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable)
+            .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable) \
+            .set_last_known_leader_on_leader_loss(self.last_known_leader_on_leader_loss)
 
     def _topic(self, topic: str) -> TopicControlInfo | None:
         tid = self._topics_by_name.get(topic)
@@ -450,6 +463,39 @@ class ReplicationControlManager:
         for pid in sorted(new_parts):
             records.append(_to_partition_record(topic_id, pid, new_parts[pid]))
         return records, result
+
+    def create_topics(self, topics: Iterable[CreatableTopic], *, validate_only: bool = False
+                      ) -> tuple[list, dict[str, CreateTopicResult]]:
+        """createTopics for a whole CreateTopicsRequest: validateTotalNumberOfPartitions first
+        (PolicyViolationException for the whole request), then ``create_topic`` per topic;
+        ``(records, {name: result})``."""
+        topics = list(topics)
+        self.validate_total_number_of_partitions(topics, self.default_num_partitions)
+        records: list = []
+        results: dict[str, CreateTopicResult] = {}
+        for t in topics:
+            topic_records, results[t.name] = self.create_topic(
+                t.name, t.num_partitions, t.replication_factor, t.assignments, t.configs,
+                validate_only=validate_only)
+            records.extend(topic_records)
+        return records, results
+
+    @staticmethod
+    def validate_total_number_of_partitions(topics: Iterable[CreatableTopic],
+                                            default_num_partitions: int) -> None:
+        """validateTotalNumberOfPartitions (KAFKA-17870, 4.0.0): a topic counts its manual
+        assignment's partitions, else its partition count (-1: the default; zero and other
+        negative counts add nothing); more than MAX_PARTITIONS_PER_BATCH in all is refused."""
+        total = 0
+        for t in topics:
+            if t.assignments:
+                total += len(t.assignments)
+            elif t.num_partitions == -1:
+                total += default_num_partitions
+            elif t.num_partitions > 0:
+                total += t.num_partitions
+        if total > MAX_PARTITIONS_PER_BATCH:
+            raise PolicyViolationException("Excessively large number of partitions per request.")
 
     def delete_topic(self, topic: str, *, by_id: bool = False) -> tuple[list, str]:
         """deleteTopics for one topic: a RemoveTopicRecord. An unknown topic is
@@ -787,19 +833,24 @@ class ReplicationControlManager:
         return records
 
     # ========================================================== partition reassignment
-    def alter_partition_reassignments(self, topics: Iterable
+    def alter_partition_reassignments(self, topics: Iterable, *,
+                                      allow_replication_factor_change: bool = True
                                       ) -> tuple[list, AlterPartitionReassignmentsResponse]:
         """alterPartitionReassignments (KIP-455): ``topics`` holds ReassignableTopic-like
         ``(name, [(partition_index, replicas or None)])``; a target list starts (or replaces) a
         reassignment, None cancels one. Each partition is answered on its own (its error, and
-        the message unless it is the error's default); the records go in one atomic batch."""
+        the message unless it is the error's default); the records go in one atomic batch.
+        ``allow_replication_factor_change`` False (KIP-860, AlterPartitionReassignments v1,
+        4.1.0) refuses a target whose size differs from the partition's replication factor
+        (validatePartitionReplicationFactorUnchanged); older requests always allow it."""
         records: list = []
         responses = []
         for name, partitions in topics:
             answers = []
             for partition_index, replicas in partitions:
                 try:
-                    rec = _alter_partition_reassignment(self, name, partition_index, replicas)
+                    rec = _alter_partition_reassignment(self, name, partition_index, replicas,
+                                                        allow_replication_factor_change)
                 except ControllerApiException as e:
                     answers.append(ReassignablePartitionResponse(partition_index, *api_error(e)))
                     continue
@@ -807,7 +858,8 @@ class ReplicationControlManager:
                     records.append(rec)
                 answers.append(ReassignablePartitionResponse(partition_index))
             responses.append(ReassignableTopicResponse(name, tuple(answers)))
-        return records, AlterPartitionReassignmentsResponse(tuple(responses))
+        return records, AlterPartitionReassignmentsResponse(
+            tuple(responses), allow_replication_factor_change=allow_replication_factor_change)
 
     def list_partition_reassignments(self, topics: Iterable | None = None,
                                      epoch: int | None = None
@@ -865,7 +917,8 @@ class ReplicationControlManager:
 
 # -- partition reassignment: ReplicationControlManager's per-partition steps ----------------------
 def _alter_partition_reassignment(rc: ReplicationControlManager, topic_name: str,
-                                  partition_index: int, replicas) -> PartitionChangeRecord | None:
+                                  partition_index: int, replicas, allow_rf_change: bool = True
+                                  ) -> PartitionChangeRecord | None:
     """alterPartitionReassignment: find the partition, then cancel (``replicas`` None) or
     change its reassignment."""
     topic_id = rc._topics_by_name.get(topic_name)
@@ -880,7 +933,8 @@ def _alter_partition_reassignment(rc: ReplicationControlManager, topic_name: str
             f"Unable to find partition {topic_name}:{partition_index}.")
     if replicas is None:
         return _cancel_partition_reassignment(rc, info, partition_index, part)
-    return _change_partition_reassignment(rc, info, partition_index, part, list(replicas))
+    return _change_partition_reassignment(rc, info, partition_index, part, list(replicas),
+                                          allow_rf_change)
 
 
 def _cancel_partition_reassignment(rc: ReplicationControlManager, info: TopicControlInfo,
@@ -906,13 +960,17 @@ def _cancel_partition_reassignment(rc: ReplicationControlManager, info: TopicCon
 
 def _change_partition_reassignment(rc: ReplicationControlManager, info: TopicControlInfo,
                                    partition_id: int, part: PartitionRegistration,
-                                   target: list[int]) -> PartitionChangeRecord | None:
+                                   target: list[int], allow_rf_change: bool = True
+                                   ) -> PartitionChangeRecord | None:
     """changePartitionReassignment: a valid manual assignment (registered brokers, each once;
-    fenced ones allowed), then PartitionReassignmentReplicas(current, target) into the builder,
-    which completes the reassignment at once when the ISR already allows it."""
+    fenced ones allowed), the replication factor check unless ``allow_rf_change``, then
+    PartitionReassignmentReplicas(current, target) into the builder, which completes the
+    reassignment at once when the ISR already allows it."""
     message = validate_manual_partition_assignment(rc._registrations(), target, None)
     if message is not None:
         raise InvalidReplicaAssignmentException(message)
+    if not allow_rf_change:
+        _validate_partition_replication_factor_unchanged(part, target)
     current = list(part.replicas)
     reassignment = PartitionReassignmentReplicas(PartitionAssignment(tuple(current)),
                                                  PartitionAssignment(tuple(target)))
@@ -924,6 +982,21 @@ def _change_partition_reassignment(rc: ReplicationControlManager, info: TopicCon
     if reassignment.adding:
         builder.set_target_adding(reassignment.adding)
     return builder.build()
+
+
+def _validate_partition_replication_factor_unchanged(part: PartitionRegistration,
+                                                     target: list[int]) -> None:
+    """validatePartitionReplicationFactorUnchanged (KIP-860, 4.1.0): the current size is the
+    replicas' count, or while a reassignment is in progress the size of its target (replicas
+    and adding, less removing)."""
+    if is_reassignment_in_progress(part):
+        current = len((set(part.replicas) | set(part.adding_replicas))
+                      - set(part.removing_replicas))
+    else:
+        current = len(part.replicas)
+    if current != len(target):
+        raise InvalidReplicationFactorException(
+            f"The replication factor is changed from {current} to {len(target)}")
 
 
 # ------------------------------------------------ replay (ReplicationControlManager.replay)
