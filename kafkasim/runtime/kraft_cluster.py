@@ -51,7 +51,7 @@ def make_managers(settings: dict):
         default_num_partitions=settings["num.partitions"],
         topic_id_factory=partial(_topic_id, settings["seed"]),
         last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"],
-        last_known_leader_on_leader_loss=settings.get("last_known_leader_on_leader_loss", True))
+        last_known_leader_on_leader_loss=settings["last_known_leader_on_leader_loss"])
     cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
     cc.broker_shutdown_handler = rc.handle_broker_shutdown
     return cc, rc
