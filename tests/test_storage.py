@@ -247,7 +247,8 @@ def test_truncate_fully_and_start_at():
     log = _two_epoch_log()
     log.truncate_fully_and_start_at(42)
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (42, 42, 42)
-    assert log.recovery_point == 42
+    # LocalLog.updateLogEndOffset only lowers the recovery point: it stays at the old LEO
+    assert log.recovery_point == 10
     assert log.leader_epoch_cache.entries == []
     assert log.append_as_leader([99], [1], 3, 0) == (42, 42)
 
@@ -306,7 +307,9 @@ def test_truncation_lowers_both_flushed_prefixes():
     log.truncate_to(3)
     assert (log.recovery_point, log.durable_offset) == (3, 3)
     log.truncate_fully_and_start_at(10)
-    assert (log.recovery_point, log.durable_offset) == (10, 10)
+    # the recovery point only comes down (LocalLog.updateLogEndOffset); the empty log at 10
+    # has nothing unwritten
+    assert (log.recovery_point, log.durable_offset) == (3, 10)
 
 
 # ------------------------------------------------------------------------------ epoch cache
