@@ -217,6 +217,35 @@ class Consumer:
         self.subscriptions.seek_unvalidated(tp, FetchPosition(offset, None,
                                                               self._current_leader(tp)))
 
+    def seek_to_beginning(self, partitions=()) -> None:
+        """KafkaConsumer.seekToBeginning: each partition (none named: every assigned one)
+        awaits a reset to its earliest offset, done by the next poll."""
+        self._request_reset(partitions, OffsetResetStrategy.EARLIEST)
+
+    def seek_to_end(self, partitions=()) -> None:
+        """KafkaConsumer.seekToEnd: each partition (none named: every assigned one) awaits a
+        reset to its end offset (the HW, or the LSO under read_committed)."""
+        self._request_reset(partitions, OffsetResetStrategy.LATEST)
+
+    def _request_reset(self, partitions, strategy: OffsetResetStrategy) -> None:
+        subs = self.subscriptions
+        for tp in list(partitions) or subs.assigned_partitions_list():
+            subs.request_offset_reset(tuple(tp), strategy)
+
+    def pause(self, partitions) -> None:
+        """KafkaConsumer.pause: no fetches for these (assigned) partitions until resumed."""
+        for tp in partitions:
+            self.subscriptions.pause(tuple(tp))
+
+    def resume(self, partitions) -> None:
+        """KafkaConsumer.resume: fetch these (assigned) partitions again."""
+        for tp in partitions:
+            self.subscriptions.resume(tuple(tp))
+
+    def paused(self) -> set[tuple[str, int]]:
+        """KafkaConsumer.paused: the assigned partitions paused now."""
+        return self.subscriptions.paused_partitions()
+
     def position(self, topic: str, partition: int = 0) -> int | None:
         position = self.subscriptions.position_or_null((topic, partition))
         return None if position is None else position.offset
@@ -319,7 +348,9 @@ class Consumer:
         has no records to return."""
         validation.check_poll(timeout_ms, max_records)
         if not self.assignment:
-            raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
+            raise E.IllegalStateException(
+                "Consumer is not subscribed to any topics or assigned any partitions: call "
+                "assign() first")
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
@@ -686,7 +717,7 @@ class FetchCollector:
                 self.consumer.cluster.rules.clients.consumer_discards_stale_out_of_range:
             return   # "Discarding stale fetch response"
         if subs.has_default_offset_reset_policy():
-            subs.request_offset_reset(tp)
+            subs.request_offset_reset_if_partition_assigned(tp)
         else:
             self.out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
 
@@ -813,7 +844,8 @@ class OffsetFetcher:
         for tp in reset:
             leader = c._leader_for(tp)
             strategy = subs.reset_strategy(tp)
-            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
+            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE) and \
+                    not self._awaiting_reconnect_backoff(leader):
                 epoch = c.leader_epochs.get(tp, -1) if send_epoch else -1
                 by_leader.setdefault(leader, []).append(
                     (tp[0], tp[1], strategy.timestamp(c.cluster.now), epoch, strategy))
@@ -825,6 +857,13 @@ class OffsetFetcher:
                     "list_offsets")
         if by_leader:
             self.consumer._await(timeout_ms)
+
+    def _awaiting_reconnect_backoff(self, leader: int) -> bool:
+        """Fetcher.groupListOffsetRequests (2.0+, #4644): a leader in its reconnect backoff
+        (NetworkClient.isUnavailable) is not asked; its partitions are retried next poll."""
+        c = self.consumer
+        return c.cluster.rules.clients.consumer_list_offsets_skips_unavailable_leader and \
+            c.cluster.transport.is_unavailable(c.client_id, leader)
 
     def handle_list_offsets_response(self, msg: ListOffsetsResponse) -> None:
         """OffsetFetcherUtils.onSuccessfulRequestForResettingPositions: each offset is taken if
