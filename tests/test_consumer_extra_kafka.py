@@ -213,16 +213,19 @@ def test_fetch_with_logged_errors(error):
     assert not s.metadata_update_requested()
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: an error FetchCollector does not expect "
-                   "is handled by kafkasim as a leadership error (metadata update) where Kafka "
-                   "throws IllegalStateException from collectFetch")
-def test_fetch_with_other_errors():
-    """FetchCollectorTest.testFetchWithOtherErrors @3.9.0 (one of its errors):
-    IllegalStateException."""
+@pytest.mark.parametrize("error", ["OFFSET_METADATA_TOO_LARGE", "NOT_CONTROLLER",
+                                   "INVALID_FETCH_SIZE"])
+def test_fetch_with_other_errors(error):
+    """FetchCollectorTest.testFetchWithOtherErrors @3.9.0 (some of its errors): an error the
+    consumer does not expect throws IllegalStateException from the next poll (once), with no
+    metadata update."""
     s, corr = fetching()
-    s.respond(corr, s.data(TP0, 0, 3, err="OFFSET_METADATA_TOO_LARGE"))
-    with pytest.raises(IllegalStateException):
+    s.respond(corr, s.data(TP0, 0, 3, err=error))
+    with pytest.raises(IllegalStateException, match=f"Unexpected error code {error} while "
+                       "fetching at offset 0 from topic-partition t-0"):
         s.cons.poll(0)
+    assert s.cons.leaders[TP0] >= 0
+    assert s.cons.poll(0) == []
 
 
 def test_collect_fetch_initialization_offset_out_of_range_with_offset_reset():

@@ -356,7 +356,7 @@ class Consumer:
         start = len(self.consumed)
         self.fetch_collector.drain_fetch_buffer()
         if len(self.consumed) == start:
-            self.fetch_collector.throw_if_offset_out_of_range()
+            self.fetch_collector.throw_if_fetch_failed()
             self._fetch(timeout_ms)
         limit = max_records if max_records is not None else self.config["max.poll.records"]
         return self.fetch_collector.collect_fetch(start, limit, before)
@@ -565,6 +565,9 @@ class FetchCollector:
         # completed fetches that failed OFFSET_OUT_OF_RANGE without a reset policy, in the order
         # they came: tp -> (fetch offset, whether the answer carried records)
         self.out_of_range: dict[tuple[str, int], tuple[int, bool]] = {}
+        # answers with an error FetchCollector does not expect: tp -> the IllegalStateException
+        # message, raised by the next poll with no records to return
+        self.unexpected_errors: dict[tuple[str, int], str] = {}
 
     def buffered_partitions(self) -> set:
         """The partitions with fetched data not handed out yet (not fetched again until it
@@ -579,6 +582,8 @@ class FetchCollector:
                               if subs.is_assigned((r.topic, r.partition))]
         self.out_of_range = {tp: e for tp, e in self.out_of_range.items()
                               if subs.is_assigned(tp)}
+        self.unexpected_errors = {tp: e for tp, e in self.unexpected_errors.items()
+                                  if subs.is_assigned(tp)}
 
     def drain_fetch_buffer(self) -> None:
         """FetchCollector.fetchRecords over the buffered records: each one at its partition's
@@ -599,6 +604,14 @@ class FetchCollector:
                 subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
                                                 position.current_leader))
         self.fetch_buffer = kept
+
+    def throw_if_fetch_failed(self) -> None:
+        """What a poll with no records to return raises: the IllegalStateException of an
+        answer with an unexpected error (once), else a pending OffsetOutOfRangeException."""
+        if self.unexpected_errors:
+            tp = next(iter(self.unexpected_errors))
+            raise E.IllegalStateException(self.unexpected_errors.pop(tp))
+        self.throw_if_offset_out_of_range()
 
     def throw_if_offset_out_of_range(self) -> None:
         """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
@@ -632,7 +645,7 @@ class FetchCollector:
         before it. With none to return, a pending OffsetOutOfRangeException is raised."""
         new = self.consumer.consumed[start:]
         if not new:
-            self.throw_if_offset_out_of_range()
+            self.throw_if_fetch_failed()
         if len(new) <= limit:
             return new
         subs = self.consumer.subscriptions
@@ -694,16 +707,20 @@ class FetchCollector:
         """FetchCollector.handleInitializeErrors: a leadership or unknown-partition error asks
         for new metadata (3.4+: and forgets the preferred read replica); OFFSET_OUT_OF_RANGE
         (``_on_offset_out_of_range``); UNKNOWN_LEADER_EPOCH and UNKNOWN_SERVER_ERROR are only
-        logged. An error Kafka's consumer does not expect (it throws IllegalStateException)
-        asks for new metadata here."""
+        logged. Any other error is unexpected: the next poll without records throws
+        IllegalStateException ("Unexpected error code ...", the error's name here)."""
         error = pd.error
         self.consumer.errors.append((self.consumer.cluster.now, tp[0], tp[1], error))
         if error == E.OFFSET_OUT_OF_RANGE:
             self._on_offset_out_of_range(tp, pd, fetch_offset)
-        elif error not in _LOGGED_FETCH_ERRORS:
+        elif error in _METADATA_REFRESH_FETCH_ERRORS:
             self.consumer.leaders[tp] = -1   # requestMetadataUpdate: the next poll asks
             if self.consumer.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
                 self.consumer.subscriptions.clear_preferred_read_replica(tp)
+        elif error not in _LOGGED_FETCH_ERRORS:
+            self.unexpected_errors.setdefault(
+                tp, f"Unexpected error code {error} while fetching at offset {fetch_offset} "
+                    f"from topic-partition {tp[0]}-{tp[1]}")
 
     def _on_offset_out_of_range(self, tp, pd, fetch_offset: int) -> None:
         """From a preferred read replica: it is forgotten and the same offset fetched from the
@@ -887,6 +904,13 @@ class OffsetFetcher:
 
 #: Fetch errors FetchCollector.handleInitializeErrors only logs (no metadata update)
 _LOGGED_FETCH_ERRORS = frozenset({E.UNKNOWN_LEADER_EPOCH, "UNKNOWN_SERVER_ERROR"})
+#: Fetch errors it answers with a metadata update (FetchCollector.handleInitializeErrors
+#: @3.9.0; NOT_LEADER_FOR_PARTITION: the same error code's name before 2.6)
+_METADATA_REFRESH_FETCH_ERRORS = frozenset({
+    E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION, E.REPLICA_NOT_AVAILABLE,
+    E.KAFKA_STORAGE_ERROR, E.FENCED_LEADER_EPOCH, E.OFFSET_NOT_AVAILABLE,
+    E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID, "INCONSISTENT_TOPIC_ID",
+})
 
 
 def _or_undefined(epoch: int | None) -> int:
