@@ -1608,6 +1608,16 @@ class ClientRules:
         doc="a fetch error or a disconnect sends a follower-fetching consumer back to the "
         "leader (before: it kept the preferred read replica until its lease expired)",
     )
+    # #4644 (2.0.0, 925d6a2, "Skip sending fetches/offset lookups when awaiting the reconnect
+    # backoff"): Fetcher.groupListOffsetRequests leaves out a partition whose leader is in its
+    # reconnect backoff (NetworkClient.isUnavailable; it is retried at the next poll), as
+    # Fetcher.createFetchRequests does for fetches. Before, the ListOffsets was sent to it anyway.
+    consumer_list_offsets_skips_unavailable_leader: bool = _rule(
+        since="2.0",
+        ref="#4644, Fetcher.groupListOffsetRequests @2.0.0",
+        doc="a consumer resetting its position sends no ListOffsets to a leader in its "
+        "reconnect backoff (before: it sent it anyway)",
+    )
 
 
 #: The groups of :class:`Rules`, in the order describe_rules shows them: (attribute, record type,

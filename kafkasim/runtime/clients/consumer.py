@@ -217,6 +217,35 @@ class Consumer:
         self.subscriptions.seek_unvalidated(tp, FetchPosition(offset, None,
                                                               self._current_leader(tp)))
 
+    def seek_to_beginning(self, partitions=()) -> None:
+        """KafkaConsumer.seekToBeginning: each partition (none named: every assigned one)
+        awaits a reset to its earliest offset, done by the next poll."""
+        self._request_reset(partitions, OffsetResetStrategy.EARLIEST)
+
+    def seek_to_end(self, partitions=()) -> None:
+        """KafkaConsumer.seekToEnd: each partition (none named: every assigned one) awaits a
+        reset to its end offset (the HW, or the LSO under read_committed)."""
+        self._request_reset(partitions, OffsetResetStrategy.LATEST)
+
+    def _request_reset(self, partitions, strategy: OffsetResetStrategy) -> None:
+        subs = self.subscriptions
+        for tp in list(partitions) or subs.assigned_partitions_list():
+            subs.request_offset_reset(tuple(tp), strategy)
+
+    def pause(self, partitions) -> None:
+        """KafkaConsumer.pause: no fetches for these (assigned) partitions until resumed."""
+        for tp in partitions:
+            self.subscriptions.pause(tuple(tp))
+
+    def resume(self, partitions) -> None:
+        """KafkaConsumer.resume: fetch these (assigned) partitions again."""
+        for tp in partitions:
+            self.subscriptions.resume(tuple(tp))
+
+    def paused(self) -> set[tuple[str, int]]:
+        """KafkaConsumer.paused: the assigned partitions paused now."""
+        return self.subscriptions.paused_partitions()
+
     def position(self, topic: str, partition: int = 0) -> int | None:
         position = self.subscriptions.position_or_null((topic, partition))
         return None if position is None else position.offset
@@ -319,13 +348,15 @@ class Consumer:
         has no records to return."""
         validation.check_poll(timeout_ms, max_records)
         if not self.assignment:
-            raise RuntimeError("Consumer is not assigned any partitions: call assign() first")
+            raise E.IllegalStateException(
+                "Consumer is not subscribed to any topics or assigned any partitions: call "
+                "assign() first")
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
         self.fetch_collector.drain_fetch_buffer()
         if len(self.consumed) == start:
-            self.fetch_collector.throw_if_offset_out_of_range()
+            self.fetch_collector.throw_if_fetch_failed()
             self._fetch(timeout_ms)
         limit = max_records if max_records is not None else self.config["max.poll.records"]
         return self.fetch_collector.collect_fetch(start, limit, before)
@@ -534,6 +565,9 @@ class FetchCollector:
         # completed fetches that failed OFFSET_OUT_OF_RANGE without a reset policy, in the order
         # they came: tp -> (fetch offset, whether the answer carried records)
         self.out_of_range: dict[tuple[str, int], tuple[int, bool]] = {}
+        # answers with an error FetchCollector does not expect: tp -> the IllegalStateException
+        # message, raised by the next poll with no records to return
+        self.unexpected_errors: dict[tuple[str, int], str] = {}
 
     def buffered_partitions(self) -> set:
         """The partitions with fetched data not handed out yet (not fetched again until it
@@ -548,6 +582,8 @@ class FetchCollector:
                               if subs.is_assigned((r.topic, r.partition))]
         self.out_of_range = {tp: e for tp, e in self.out_of_range.items()
                               if subs.is_assigned(tp)}
+        self.unexpected_errors = {tp: e for tp, e in self.unexpected_errors.items()
+                                  if subs.is_assigned(tp)}
 
     def drain_fetch_buffer(self) -> None:
         """FetchCollector.fetchRecords over the buffered records: each one at its partition's
@@ -568,6 +604,14 @@ class FetchCollector:
                 subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
                                                 position.current_leader))
         self.fetch_buffer = kept
+
+    def throw_if_fetch_failed(self) -> None:
+        """What a poll with no records to return raises: the IllegalStateException of an
+        answer with an unexpected error (once), else a pending OffsetOutOfRangeException."""
+        if self.unexpected_errors:
+            tp = next(iter(self.unexpected_errors))
+            raise E.IllegalStateException(self.unexpected_errors.pop(tp))
+        self.throw_if_offset_out_of_range()
 
     def throw_if_offset_out_of_range(self) -> None:
         """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
@@ -601,7 +645,7 @@ class FetchCollector:
         before it. With none to return, a pending OffsetOutOfRangeException is raised."""
         new = self.consumer.consumed[start:]
         if not new:
-            self.throw_if_offset_out_of_range()
+            self.throw_if_fetch_failed()
         if len(new) <= limit:
             return new
         subs = self.consumer.subscriptions
@@ -663,16 +707,20 @@ class FetchCollector:
         """FetchCollector.handleInitializeErrors: a leadership or unknown-partition error asks
         for new metadata (3.4+: and forgets the preferred read replica); OFFSET_OUT_OF_RANGE
         (``_on_offset_out_of_range``); UNKNOWN_LEADER_EPOCH and UNKNOWN_SERVER_ERROR are only
-        logged. An error Kafka's consumer does not expect (it throws IllegalStateException)
-        asks for new metadata here."""
+        logged. Any other error is unexpected: the next poll without records throws
+        IllegalStateException ("Unexpected error code ...", the error's name here)."""
         error = pd.error
         self.consumer.errors.append((self.consumer.cluster.now, tp[0], tp[1], error))
         if error == E.OFFSET_OUT_OF_RANGE:
             self._on_offset_out_of_range(tp, pd, fetch_offset)
-        elif error not in _LOGGED_FETCH_ERRORS:
+        elif error in _METADATA_REFRESH_FETCH_ERRORS:
             self.consumer.leaders[tp] = -1   # requestMetadataUpdate: the next poll asks
             if self.consumer.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
                 self.consumer.subscriptions.clear_preferred_read_replica(tp)
+        elif error not in _LOGGED_FETCH_ERRORS:
+            self.unexpected_errors.setdefault(
+                tp, f"Unexpected error code {error} while fetching at offset {fetch_offset} "
+                    f"from topic-partition {tp[0]}-{tp[1]}")
 
     def _on_offset_out_of_range(self, tp, pd, fetch_offset: int) -> None:
         """From a preferred read replica: it is forgotten and the same offset fetched from the
@@ -686,7 +734,7 @@ class FetchCollector:
                 self.consumer.cluster.rules.clients.consumer_discards_stale_out_of_range:
             return   # "Discarding stale fetch response"
         if subs.has_default_offset_reset_policy():
-            subs.request_offset_reset(tp)
+            subs.request_offset_reset_if_partition_assigned(tp)
         else:
             self.out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
 
@@ -813,7 +861,8 @@ class OffsetFetcher:
         for tp in reset:
             leader = c._leader_for(tp)
             strategy = subs.reset_strategy(tp)
-            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE):
+            if leader >= 0 and strategy not in (None, OffsetResetStrategy.NONE) and \
+                    not self._awaiting_reconnect_backoff(leader):
                 epoch = c.leader_epochs.get(tp, -1) if send_epoch else -1
                 by_leader.setdefault(leader, []).append(
                     (tp[0], tp[1], strategy.timestamp(c.cluster.now), epoch, strategy))
@@ -825,6 +874,13 @@ class OffsetFetcher:
                     "list_offsets")
         if by_leader:
             self.consumer._await(timeout_ms)
+
+    def _awaiting_reconnect_backoff(self, leader: int) -> bool:
+        """Fetcher.groupListOffsetRequests (2.0+, #4644): a leader in its reconnect backoff
+        (NetworkClient.isUnavailable) is not asked; its partitions are retried next poll."""
+        c = self.consumer
+        return c.cluster.rules.clients.consumer_list_offsets_skips_unavailable_leader and \
+            c.cluster.transport.is_unavailable(c.client_id, leader)
 
     def handle_list_offsets_response(self, msg: ListOffsetsResponse) -> None:
         """OffsetFetcherUtils.onSuccessfulRequestForResettingPositions: each offset is taken if
@@ -848,6 +904,13 @@ class OffsetFetcher:
 
 #: Fetch errors FetchCollector.handleInitializeErrors only logs (no metadata update)
 _LOGGED_FETCH_ERRORS = frozenset({E.UNKNOWN_LEADER_EPOCH, "UNKNOWN_SERVER_ERROR"})
+#: Fetch errors it answers with a metadata update (FetchCollector.handleInitializeErrors
+#: @3.9.0; NOT_LEADER_FOR_PARTITION: the same error code's name before 2.6)
+_METADATA_REFRESH_FETCH_ERRORS = frozenset({
+    E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION, E.REPLICA_NOT_AVAILABLE,
+    E.KAFKA_STORAGE_ERROR, E.FENCED_LEADER_EPOCH, E.OFFSET_NOT_AVAILABLE,
+    E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID, "INCONSISTENT_TOPIC_ID",
+})
 
 
 def _or_undefined(epoch: int | None) -> int:
