@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkasim.core.errors import IllegalStateException
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
     FAILED,
@@ -18,6 +19,8 @@ from kafkasim.runtime.clients.produce_result import (
 
 #: the bytes a record counts for batch.size and for fetch sizes
 RECORD_SIZE = 100
+#: ProducerBatch.FinalState of a result's status (an abort is FAILED here)
+_FINAL_STATE = {ACKED: "SUCCEEDED", FAILED: "FAILED"}
 
 
 @dataclass(init=False)
@@ -143,15 +146,25 @@ class ProducerBatch:
         return self.done(ACKED, None, base_offset, log_append_time)
 
     def abort(self, error: str, now: int) -> bool:
-        """ProducerBatch.abort: failed with ``error`` without an answer (a forced close)."""
+        """ProducerBatch.abort: failed with ``error`` without an answer (a forced close, a
+        fatal error); a batch already done cannot be aborted (IllegalStateException)."""
+        fut = self.produce_future
+        if fut.status != PENDING:
+            raise IllegalStateException("Batch has already been completed in final state "
+                                        f"{_FINAL_STATE[fut.status]}")
         return self.done(FAILED, error, -1, now)
 
     def done(self, status: str, error: str | None, base_offset: int, now: int) -> bool:
         """ProducerBatch.done: set the batch's result once, for all its records; False (and
         nothing changes) when it was done already -- a batch that expired in flight
-        (delivery.timeout.ms) ignores the answer that comes later."""
+        (delivery.timeout.ms) ignores the answer that comes later. A batch acknowledged
+        already must not change again (IllegalStateException)."""
         fut = self.produce_future
         if fut.status != PENDING:
+            if fut.status == ACKED:
+                raise IllegalStateException(
+                    "A SUCCEEDED batch must not attempt another state change to "
+                    f"{_FINAL_STATE[status]}")
             return False
         fut.status = status
         fut.base_offset = base_offset

@@ -18,7 +18,11 @@ from kafkasim.core import errors as E
 from kafkasim.core.messages import ProduceRequest, ProduceResponse
 from kafkasim.runtime.clients.produce_result import ACKED, FAILED, NO_ERRORS, PENDING
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
-from kafkasim.runtime.clients.transaction_manager import INITIALIZING, ProducerIdAndEpoch
+from kafkasim.runtime.clients.transaction_manager import (
+    FATAL_ERROR,
+    INITIALIZING,
+    ProducerIdAndEpoch,
+)
 
 #: errors that make the producer ask for new metadata before the retry (InvalidMetadataException)
 INVALID_METADATA = (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
@@ -166,6 +170,9 @@ class Sender:
         # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do
         if tm.partitions_with_unresolved_sequences:
             tm.maybe_resolve_sequences()
+        if tm.current_state == FATAL_ERROR:   # nothing more is sent
+            self.maybe_abort_batches(tm.last_error)
+            return
         if tm.epoch_bump_required:
             tm.bump_idempotent_epoch_and_reset_id_if_needed()
             if tm.current_state == INITIALIZING:
@@ -191,6 +198,17 @@ class Sender:
             self.wakeup(next_wake - now)
         for b in self.accumulator.expired_batches(now, self.accumulator.muted):
             self.fail_expired_batch(b)
+
+    def maybe_abort_batches(self, error) -> None:
+        """Sender.runOnce in the transaction manager's fatal state (0.11+): every incomplete
+        batch, queued or in flight, fails with its last error (Sender.maybeAbortBatches,
+        RecordAccumulator.abortBatches); an answer that comes later is ignored."""
+        if error is None or not self.accumulator.has_incomplete():
+            return
+        name = error if isinstance(error, str) else type(error).__name__
+        now = self.cluster.engine.now
+        for b in self.accumulator.abort_incomplete_batches(now, name):
+            self.report_batch(b, FAILED, name, -1, now)
 
     def init_producer_id(self) -> None:
         """The InitProducerId request bumpIdempotentEpochAndResetIdIfNeeded asked for (the epoch
