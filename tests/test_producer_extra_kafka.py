@@ -123,7 +123,96 @@ def test_batch_expiration_after_reenqueue():
     assert not batch.has_reached_delivery_timeout(10240, NOW - 2)
 
 
+def test_with_leader_changes_across_retries():
+    """ProducerBatchTest.testWithLeaderChangesAcrossRetries @3.9.0 (KAFKA-15415): the batch's
+    leader epoch is taken when newer; a change counts for the ongoing retry only (not for the
+    first attempt, not once it is re-enqueued again); an older or unknown epoch is ignored."""
+    batch = _batch()
+    assert batch.current_leader_epoch == -1   # OptionalInt.empty()
+    assert batch.attempts_when_leader_last_changed == 0
+    batch.maybe_update_leader_epoch(None)
+    assert not batch.has_leader_changed_for_the_ongoing_retry()
+    # 1st attempt, not a retry
+    batch.maybe_update_leader_epoch(100)
+    assert not batch.has_leader_changed_for_the_ongoing_retry(), "assigned for the 1st time"
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (100, 0)
+    # 1st retry, to a new leader
+    batch.drained()
+    batch.reenqueued(0)
+    batch.maybe_update_leader_epoch(101)
+    assert batch.has_leader_changed_for_the_ongoing_retry(), "batch leader has changed"
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+    # the same retry, still to be made: the same epoch still counts as a change
+    batch.maybe_update_leader_epoch(101)
+    assert batch.has_leader_changed_for_the_ongoing_retry()
+    assert batch.attempts_when_leader_last_changed == 1
+    # 2nd retry to the same leader epoch: no change
+    batch.drained()
+    batch.reenqueued(0)
+    batch.maybe_update_leader_epoch(101)
+    assert not batch.has_leader_changed_for_the_ongoing_retry(), "batch leader has not changed"
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+    # an older epoch, then an unknown one: unchanged
+    for epoch in (100, None):
+        batch.maybe_update_leader_epoch(epoch)
+        assert not batch.has_leader_changed_for_the_ongoing_retry()
+        assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+
+
 # ------------------------------------------------------------------------ RecordAccumulatorTest
+
+
+def test_ready_and_drain_when_a_batch_is_being_retried():
+    """RecordAccumulatorTest.testReadyAndDrainWhenABatchIsBeingRetried @3.9.0 (KAFKA-15415):
+    partition 1 of "test" on node1 at leader epoch 100. A retry within its backoff with no
+    leader change waits; with a new leader epoch it is ready and drained at once (attempts
+    when the leader changed: 1); past its backoff it goes either way, a new epoch recording
+    the attempts then (3)."""
+    tp = ("test", 1)
+    leaders = {tp: NODE1}
+    epochs = {tp: 100}
+    accum = RecordAccumulator(10, 10, RetryBackoff.of(100, 1000, seed="being-retried"), INT_MAX)
+    now = 0
+    accum.append(tp, 0, 1, now)
+
+    def ready_and_drain(expect_ready: bool):
+        result = accum.ready(leaders, now, epochs)
+        assert (NODE1 in result.ready_nodes) is expect_ready
+        drained = accum.drain(leaders, {NODE1: None}, now, epochs).get(NODE1, {})
+        assert len(drained) == (1 if expect_ready else 0)
+        return drained.get(tp)
+
+    now += 10 + 1   # 1st attempt, not a retry
+    batch = ready_and_drain(True)
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (100, 0)
+    accum.reenqueue(batch, now)
+    now += 1        # within the backoff, no leader change: backs off
+    ready_and_drain(False)
+    now += 1        # within the backoff, a new leader epoch: no backoff
+    epochs[tp] = 101
+    batch = ready_and_drain(True)
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+    accum.reenqueue(batch, now)
+    now += 2 * 1000  # past the backoff, no leader change
+    batch = ready_and_drain(True)
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (101, 1)
+    accum.reenqueue(batch, now)
+    now += 2 * 1000  # past the backoff, a new leader epoch
+    epochs[tp] = 102
+    batch = ready_and_drain(True)
+    assert (batch.current_leader_epoch, batch.attempts_when_leader_last_changed) == (102, 3)
+
+
+def test_a_retry_backs_off_despite_a_new_leader_epoch_before_3_7():
+    """(new) RecordAccumulator @3.6.0, before KAFKA-15415: ready and drain know no leader epochs
+    (the sender passes none); a retry waits out its backoff whatever the leader."""
+    tp = ("test", 1)
+    accum = RecordAccumulator(10, 10, RetryBackoff.of(100), INT_MAX)
+    accum.append(tp, 0, 1, 0)
+    batch = accum.drain({tp: NODE1}, {NODE1: None}, 11)[NODE1][tp]
+    accum.reenqueue(batch, 11)
+    assert not accum.ready({tp: NODE1}, 12).ready_nodes
+    assert accum.ready({tp: NODE1}, 111).ready_nodes
 
 
 def test_drain_batches_of_every_ready_node():
@@ -337,6 +426,43 @@ def test_force_close_with_producer_id_reset():
     h.p.sender.shut_down_now()   # the end of Sender.run
     assert not h.p.accumulator.has_undrained(), "Pending batches are not aborted."
     assert r1.status != PENDING and r0.status != PENDING
+
+
+@pytest.mark.parametrize("version, immediate", [("3.7", True), ("3.6", False)])
+def test_producer_batch_retries_when_partition_leader_changes(version, immediate):
+    """SenderTest.testProducerBatchRetriesWhenPartitionLeaderChanges @3.9.0 (KAFKA-15415, 3.7+;
+    not idempotent, retry.backoff.ms 10, retry.backoff.max.ms 100): a batch answered
+    NOT_LEADER_OR_FOLLOWER is retried at once when the metadata brings a newer leader epoch
+    (101 after 100), but its next retry to the same epoch waits its backoff; acked at 999.
+    At 3.6 (no KAFKA-15415 modelled) the first retry waits too."""
+    h = SenderHarness(version=version, enable_idempotence=False, retry_backoff_ms=10,
+                      **({"retry_backoff_max_ms": 100} if version >= "3.7" else {}))
+    h.c.hold(type="MetadataResponse")
+    p = h.p
+
+    def update_metadata(epoch: int) -> None:   # client.updateMetadata
+        p.leaders[TP0] = 1
+        p.leader_epochs[TP0] = epoch
+
+    update_metadata(100)
+    r = h.append(TP0)
+    h.run_once()
+    assert len(h.requests()) == 1 and len(h.in_flight_batches(TP0)) == 1
+    h.respond_first(TP0, "NOT_LEADER_OR_FOLLOWER", -1)
+    assert r.status == PENDING
+    update_metadata(101)   # a new leader epoch: the retry skips its backoff
+    p.sender.send_producer_data()
+    assert len(h.in_flight_batches(TP0)) == (1 if immediate else 0)
+    if immediate:
+        h.respond_first(TP0, "NOT_LEADER_OR_FOLLOWER", -1)
+        assert r.status == PENDING
+        update_metadata(101)   # the same epoch: backs off
+        p.sender.send_producer_data()
+        assert h.in_flight_batches(TP0) == [] and h.requests() == []
+    h.run_once(2 * 100)
+    assert len(h.in_flight_batches(TP0)) == 1
+    h.respond_first(TP0, "NONE", 999)
+    assert r.status == ACKED and r.offset == 999
 
 
 def test_retry_when_producer_id_changes():

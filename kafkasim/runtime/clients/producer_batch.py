@@ -44,6 +44,10 @@ class ProducerBatch:
     last_append_ms: int = 0   # lastAppendTime: when records last went in
     last_attempt_ms: int = 0  # lastAttemptMs: its creation, then each time it is re-enqueued
     retry: bool = False       # inRetry: re-enqueued at least once
+    # KAFKA-15415 (3.7): the leader epoch the batch last saw (-1: none, Kafka's empty
+    # OptionalInt) and its attempts when that epoch changed
+    current_leader_epoch: int = -1
+    attempts_when_leader_last_changed: int = 0
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
     def __init__(self, tp: tuple[str, int], record_ids: list[int], created_ms: int,
@@ -111,6 +115,21 @@ class ProducerBatch:
         self.epoch = epoch
         self.base_seq = base_sequence
         self.seq_reset = True
+
+    def maybe_update_leader_epoch(self, latest_leader_epoch: int | None) -> None:
+        """ProducerBatch.maybeUpdateLeaderEpoch (3.7+, KAFKA-15415): a leader epoch newer than
+        the one the batch saw (None or -1: unknown, ignored) is taken, with the attempts so far
+        (kafkasim counts an attempt at each drain; while the batch is queued its count is
+        Kafka's, which counts one at each re-enqueue)."""
+        if latest_leader_epoch is not None and latest_leader_epoch > self.current_leader_epoch:
+            self.attempts_when_leader_last_changed = self.attempts
+            self.current_leader_epoch = latest_leader_epoch
+
+    def has_leader_changed_for_the_ongoing_retry(self) -> bool:
+        """ProducerBatch.hasLeaderChangedForTheOngoingRetry: a retry whose leader epoch moved
+        since its last attempt (RecordAccumulator.shouldBackoff then skips the backoff)."""
+        attempts = self.attempts
+        return attempts >= 1 and attempts == self.attempts_when_leader_last_changed
 
     def reenqueued(self, now: int) -> None:
         """ProducerBatch.reenqueued: back in the accumulator for a retry."""

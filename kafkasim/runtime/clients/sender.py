@@ -67,6 +67,10 @@ class Sender:
         self.ack_timeout_ms = config.get("request.timeout.ms", config.get("timeout.ms", 30000))
         self.request_timeout_ms = config.get("request.timeout.ms")
         self.delivery_timeout_ms = config.get("delivery.timeout.ms")
+        # KAFKA-15415 (3.7+): the metadata's leader epochs, which ready and drain compare with
+        # each batch's (None: a retry always waits its backoff)
+        self.leader_epochs = producer.leader_epochs \
+            if self.rules.producer_retry_skips_backoff_on_new_leader else None
         self.in_flight = in_flight
         self.in_flight_per_broker: dict[int, int] = {}
         self.wakeup_ms = -1
@@ -179,13 +183,14 @@ class Sender:
                 self.init_producer_id()
         now = self.cluster.engine.now
         leaders = self.producer.leaders
-        result = self.accumulator.ready(leaders, now)
+        epochs = self.leader_epochs
+        result = self.accumulator.ready(leaders, now, epochs)
         nodes, next_wake = self._sendable_nodes(result.ready_nodes, now)
         delay = result.next_ready_check_delay_ms
         if delay is not None and (next_wake is None or now + delay < next_wake):
             next_wake = now + delay
         if nodes:
-            drained = self.accumulator.drain(leaders, nodes, now)
+            drained = self.accumulator.drain(leaders, nodes, now, epochs)
             if self.guarantee_message_order:   # mute all the partitions drained
                 for batches in drained.values():
                     for tp in batches:
