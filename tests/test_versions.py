@@ -240,6 +240,8 @@ SINCE = [
     # OffsetCommit v6 / OffsetFetch v5 (CommittedLeaderEpoch): first in the 2.1.0 tag
     ("offset_commit_leader_epoch", "2.1", "2.0"),
     ("produce_response_current_leader", "3.7", "3.6"),
+    # KAFKA-15415 (d817b1b, first in the 3.7.0 tag; back-ported to 3.6.1, not modelled)
+    ("producer_retry_skips_backoff_on_new_leader", "3.7", "3.6"),
     ("exponential_retry_backoff", "3.7", "3.6"),
     ("idempotent_out_of_order_retried_when_not_next", "1.0", "0.11.0"),
     ("idempotent_out_of_order_bumps_epoch", "2.5", "2.4"),

@@ -1395,6 +1395,17 @@ class ClientRules:
         doc="NOT_LEADER_OR_FOLLOWER produce answers name the current leader; the producer "
         "retries to it at once",
     )
+    # KAFKA-15415 (3.7.0; back-ported to 3.6.1, not modelled): each batch remembers the leader
+    # epoch of its partition the producer's metadata had (ProducerBatch.maybeUpdateLeaderEpoch,
+    # at RecordAccumulator.ready / drainBatchesForOneNode); a retry whose leader epoch moved
+    # since its last attempt is sent without its backoff (RecordAccumulator.shouldBackoff,
+    # ProducerBatch.hasLeaderChangedForTheOngoingRetry), whether the new epoch came with a
+    # metadata refresh or a KIP-951 answer. Before, a retry always waits its backoff.
+    producer_retry_skips_backoff_on_new_leader: bool = _rule(
+        since="3.7",
+        ref="KAFKA-15415, RecordAccumulator.shouldBackoff @3.7.0",
+        doc="a retried batch whose partition has a newer leader epoch is not backed off",
+    )
     # KIP-580 (3.7.0): a retried batch waits retry.backoff.ms * 2^(attempts - 1), capped at
     # retry.backoff.max.ms (new, default 1000), times a jitter factor in [0.8, 1.2)
     # (RecordAccumulator.shouldBackoff / batchReady, ExponentialBackoff with

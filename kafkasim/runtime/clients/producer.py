@@ -45,7 +45,7 @@ from kafkasim.runtime.clients.producer_metadata import (
 from kafkasim.runtime.clients.record_accumulator import ExpiryRule, RecordAccumulator
 from kafkasim.runtime.clients.sender import Sender
 from kafkasim.runtime.clients.subscription_state import IllegalStateException
-from kafkasim.runtime.clients.transaction_manager import TransactionManager
+from kafkasim.runtime.clients.transaction_manager import FATAL_ERROR, TransactionManager
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import limits
 from kafkasim.settings.javautil import murmur2, to_positive
@@ -174,10 +174,20 @@ class Producer:
         # RecordAppendResult.batchIsFull, ``dq.size() > 1 || last.isFull()``) or a flush is on.
         # (Kafka wakes it for a new batch too: that pass finds the batch lingering and sets
         # the same wake-up, so kafkasim spares the event.)
+        if self.transaction_manager.current_state == FATAL_ERROR:
+            self._fail_send_in_error_state(tp)
         queue = acc.batches[tp]
         full = len(queue) > 1 or len(queue[-1].record_ids) * RECORD_SIZE >= acc.batch_size
         self.sender.wakeup(0 if full or acc.flushes_in_progress else self.linger_ms)
         return first
+
+    def _fail_send_in_error_state(self, tp: tuple[str, int]) -> None:
+        """KafkaProducer.doSend after the append, in the transaction manager's fatal state:
+        TransactionManager.maybeAddPartition raises a KafkaException (thrown to the caller, the
+        sender not woken); the sender, whose loop polls every retry.backoff.ms in that state,
+        aborts the records appended (Sender.maybeAbortBatches)."""
+        self.sender.wakeup(self.config["retry.backoff.ms"])
+        self.transaction_manager.maybe_add_partition(tp)
 
     def flush(self, timeout_ms: int = 120000) -> bool:
         """KafkaProducer.flush: every batch is made sendable at once, linger.ms or not

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkasim.core.errors import IllegalStateException
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
     FAILED,
@@ -18,6 +19,8 @@ from kafkasim.runtime.clients.produce_result import (
 
 #: the bytes a record counts for batch.size and for fetch sizes
 RECORD_SIZE = 100
+#: ProducerBatch.FinalState of a result's status (an abort is FAILED here)
+_FINAL_STATE = {ACKED: "SUCCEEDED", FAILED: "FAILED"}
 
 
 @dataclass(init=False)
@@ -41,6 +44,10 @@ class ProducerBatch:
     last_append_ms: int = 0   # lastAppendTime: when records last went in
     last_attempt_ms: int = 0  # lastAttemptMs: its creation, then each time it is re-enqueued
     retry: bool = False       # inRetry: re-enqueued at least once
+    # KAFKA-15415 (3.7): the leader epoch the batch last saw (-1: none, Kafka's empty
+    # OptionalInt) and its attempts when that epoch changed
+    current_leader_epoch: int = -1
+    attempts_when_leader_last_changed: int = 0
     produce_future: ProduceRequestResult | None = None   # the outcome of all its records
 
     def __init__(self, tp: tuple[str, int], record_ids: list[int], created_ms: int,
@@ -109,6 +116,21 @@ class ProducerBatch:
         self.base_seq = base_sequence
         self.seq_reset = True
 
+    def maybe_update_leader_epoch(self, latest_leader_epoch: int | None) -> None:
+        """ProducerBatch.maybeUpdateLeaderEpoch (3.7+, KAFKA-15415): a leader epoch newer than
+        the one the batch saw (None or -1: unknown, ignored) is taken, with the attempts so far
+        (kafkasim counts an attempt at each drain; while the batch is queued its count is
+        Kafka's, which counts one at each re-enqueue)."""
+        if latest_leader_epoch is not None and latest_leader_epoch > self.current_leader_epoch:
+            self.attempts_when_leader_last_changed = self.attempts
+            self.current_leader_epoch = latest_leader_epoch
+
+    def has_leader_changed_for_the_ongoing_retry(self) -> bool:
+        """ProducerBatch.hasLeaderChangedForTheOngoingRetry: a retry whose leader epoch moved
+        since its last attempt (RecordAccumulator.shouldBackoff then skips the backoff)."""
+        attempts = self.attempts
+        return attempts >= 1 and attempts == self.attempts_when_leader_last_changed
+
     def reenqueued(self, now: int) -> None:
         """ProducerBatch.reenqueued: back in the accumulator for a retry."""
         self.last_attempt_ms = max(self.last_append_ms, now)
@@ -143,15 +165,25 @@ class ProducerBatch:
         return self.done(ACKED, None, base_offset, log_append_time)
 
     def abort(self, error: str, now: int) -> bool:
-        """ProducerBatch.abort: failed with ``error`` without an answer (a forced close)."""
+        """ProducerBatch.abort: failed with ``error`` without an answer (a forced close, a
+        fatal error); a batch already done cannot be aborted (IllegalStateException)."""
+        fut = self.produce_future
+        if fut.status != PENDING:
+            raise IllegalStateException("Batch has already been completed in final state "
+                                        f"{_FINAL_STATE[fut.status]}")
         return self.done(FAILED, error, -1, now)
 
     def done(self, status: str, error: str | None, base_offset: int, now: int) -> bool:
         """ProducerBatch.done: set the batch's result once, for all its records; False (and
         nothing changes) when it was done already -- a batch that expired in flight
-        (delivery.timeout.ms) ignores the answer that comes later."""
+        (delivery.timeout.ms) ignores the answer that comes later. A batch acknowledged
+        already must not change again (IllegalStateException)."""
         fut = self.produce_future
         if fut.status != PENDING:
+            if fut.status == ACKED:
+                raise IllegalStateException(
+                    "A SUCCEEDED batch must not attempt another state change to "
+                    f"{_FINAL_STATE[status]}")
             return False
         fut.status = status
         fut.base_offset = base_offset

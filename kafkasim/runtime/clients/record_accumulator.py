@@ -79,6 +79,17 @@ class IncompleteBatches:
         return not self.batches
 
 
+def skip_backoff_on_new_leader(batch: ProducerBatch, leader_epoch: int | None, now: int
+                               ) -> None:
+    """RecordAccumulator.ready / drainBatchesForOneNode (3.7+, KAFKA-15415): the first batch
+    of a partition takes the metadata's leader epoch (ProducerBatch.maybeUpdateLeaderEpoch);
+    a retry whose leader changed for this attempt is not backed off (shouldBackoff:
+    ``!hasLeaderChanged && shouldWaitMore``): it is due now."""
+    batch.maybe_update_leader_epoch(leader_epoch)
+    if batch.retry_at_ms > now and batch.has_leader_changed_for_the_ongoing_retry():
+        batch.retry_at_ms = now
+
+
 class RecordAccumulator:
     """Per-partition queues of ``ProducerBatch``; the first batch of a queue is the next to go.
 
@@ -223,10 +234,13 @@ class RecordAccumulator:
         ready_at = batch.created_ms + self.linger_ms
         return ready_at - now if ready_at > now else 0
 
-    def ready(self, leaders: dict[TopicPartition, int], now: int) -> ReadyCheckResult:
+    def ready(self, leaders: dict[TopicPartition, int], now: int,
+              leader_epochs: dict[TopicPartition, int] | None = None) -> ReadyCheckResult:
         """RecordAccumulator.ready: the leaders of the partitions whose first batch may be sent
         now, by the producer's metadata (``leaders``; -1: unknown). A muted partition with a
-        known leader counts for nothing (batchReady's ``!isMuted(part)``)."""
+        known leader counts for nothing (batchReady's ``!isMuted(part)``). With the
+        metadata's ``leader_epochs`` (3.7+, KAFKA-15415) a retry whose leader epoch moved
+        since its last attempt is not backed off (``skip_backoff_on_new_leader``)."""
         ready_nodes: dict[int, None] = {}
         next_delay = None
         unknown: list[str] = []
@@ -234,6 +248,8 @@ class RecordAccumulator:
         for tp, queue in self.batches.items():
             if not queue or (muted and tp in muted and leaders.get(tp, -1) >= 0):
                 continue
+            if leader_epochs is not None:
+                skip_backoff_on_new_leader(queue[0], leader_epochs.get(tp), now)
             left = self.time_left_ms(queue, now)
             if left:
                 if next_delay is None or left < next_delay:
@@ -246,7 +262,8 @@ class RecordAccumulator:
                 unknown.append(tp[0])
         return ReadyCheckResult(ready_nodes, next_delay, unknown)
 
-    def drain(self, leaders: dict[TopicPartition, int], nodes, now: int
+    def drain(self, leaders: dict[TopicPartition, int], nodes, now: int,
+              leader_epochs: dict[TopicPartition, int] | None = None
               ) -> dict[int, dict[TopicPartition, ProducerBatch]]:
         """RecordAccumulator.drain / drainBatchesForOneNode: for each node of ``nodes`` (the
         ready ones the sender can send to), the first batch of each partition it leads, by
@@ -257,7 +274,9 @@ class RecordAccumulator:
         (shouldStopDrainBatchesForPartition; Kafka then stops draining the node, ``break``,
         where kafkasim, which has no per-node drain order, goes on with its other partitions);
         a new batch gets its producer id, epoch and first sequence here, as in Kafka's
-        drain."""
+        drain. With ``leader_epochs`` (3.7+) each batch first takes its partition's leader
+        epoch (ProducerBatch.maybeUpdateLeaderEpoch), so a retry to a new leader is not backed
+        off."""
         tm = self.transaction_manager
         muted = self.muted
         drained: dict[int, dict[TopicPartition, ProducerBatch]] = {}
@@ -266,7 +285,11 @@ class RecordAccumulator:
                 continue
             batch = queue[0]
             leader = leaders.get(tp, -1)
-            if leader not in nodes or (batch.attempts and batch.retry_at_ms > now):
+            if leader not in nodes:
+                continue
+            if leader_epochs is not None:
+                skip_backoff_on_new_leader(batch, leader_epochs.get(tp), now)
+            if batch.attempts and batch.retry_at_ms > now:
                 continue
             if tm is not None:
                 if tm.should_stop_drain(batch):

@@ -18,7 +18,11 @@ from kafkasim.core import errors as E
 from kafkasim.core.messages import ProduceRequest, ProduceResponse
 from kafkasim.runtime.clients.produce_result import ACKED, FAILED, NO_ERRORS, PENDING
 from kafkasim.runtime.clients.producer_batch import RECORD_SIZE, ProducerBatch
-from kafkasim.runtime.clients.transaction_manager import INITIALIZING, ProducerIdAndEpoch
+from kafkasim.runtime.clients.transaction_manager import (
+    FATAL_ERROR,
+    INITIALIZING,
+    ProducerIdAndEpoch,
+)
 
 #: errors that make the producer ask for new metadata before the retry (InvalidMetadataException)
 INVALID_METADATA = (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
@@ -63,6 +67,10 @@ class Sender:
         self.ack_timeout_ms = config.get("request.timeout.ms", config.get("timeout.ms", 30000))
         self.request_timeout_ms = config.get("request.timeout.ms")
         self.delivery_timeout_ms = config.get("delivery.timeout.ms")
+        # KAFKA-15415 (3.7+): the metadata's leader epochs, which ready and drain compare with
+        # each batch's (None: a retry always waits its backoff)
+        self.leader_epochs = producer.leader_epochs \
+            if self.rules.producer_retry_skips_backoff_on_new_leader else None
         self.in_flight = in_flight
         self.in_flight_per_broker: dict[int, int] = {}
         self.wakeup_ms = -1
@@ -166,19 +174,23 @@ class Sender:
         # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do
         if tm.partitions_with_unresolved_sequences:
             tm.maybe_resolve_sequences()
+        if tm.current_state == FATAL_ERROR:   # nothing more is sent
+            self.maybe_abort_batches(tm.last_error)
+            return
         if tm.epoch_bump_required:
             tm.bump_idempotent_epoch_and_reset_id_if_needed()
             if tm.current_state == INITIALIZING:
                 self.init_producer_id()
         now = self.cluster.engine.now
         leaders = self.producer.leaders
-        result = self.accumulator.ready(leaders, now)
+        epochs = self.leader_epochs
+        result = self.accumulator.ready(leaders, now, epochs)
         nodes, next_wake = self._sendable_nodes(result.ready_nodes, now)
         delay = result.next_ready_check_delay_ms
         if delay is not None and (next_wake is None or now + delay < next_wake):
             next_wake = now + delay
         if nodes:
-            drained = self.accumulator.drain(leaders, nodes, now)
+            drained = self.accumulator.drain(leaders, nodes, now, epochs)
             if self.guarantee_message_order:   # mute all the partitions drained
                 for batches in drained.values():
                     for tp in batches:
@@ -191,6 +203,17 @@ class Sender:
             self.wakeup(next_wake - now)
         for b in self.accumulator.expired_batches(now, self.accumulator.muted):
             self.fail_expired_batch(b)
+
+    def maybe_abort_batches(self, error) -> None:
+        """Sender.runOnce in the transaction manager's fatal state (0.11+): every incomplete
+        batch, queued or in flight, fails with its last error (Sender.maybeAbortBatches,
+        RecordAccumulator.abortBatches); an answer that comes later is ignored."""
+        if error is None or not self.accumulator.has_incomplete():
+            return
+        name = error if isinstance(error, str) else type(error).__name__
+        now = self.cluster.engine.now
+        for b in self.accumulator.abort_incomplete_batches(now, name):
+            self.report_batch(b, FAILED, name, -1, now)
 
     def init_producer_id(self) -> None:
         """The InitProducerId request bumpIdempotentEpochAndResetIdIfNeeded asked for (the epoch
