@@ -227,6 +227,7 @@ SINCE = [
     ("controller_detects_bounced_brokers", "2.2", "2.1"),
     ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
     ("failover_takes_dead_replicas_offline", "2.3", "2.2"),
+    ("offline_replica_updates_metadata_without_leader", "2.3", "2.2"),   # KAFKA-3143
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
     # KAFKA-14372 (9d8b4e9): first in the 3.4.0 tag
@@ -395,6 +396,9 @@ WINDOWS = [
     # KAFKA-5793 (1.0) until KIP-360 (2.5): a batch of a producer the broker does not know, not
     # at sequence 0, is answered UNKNOWN_PRODUCER_ID
     ("unknown_producer_id_for_unknown_producer", "0.11.0", "1.0", "2.5"),
+    # KAFKA-5642 (1.1) until KAFKA-7482 (2.1): a controlled-shutdown election's LeaderAndIsr
+    # skips the shutting-down broker
+    ("controlled_shutdown_skips_shutting_down_broker", "1.0", "1.1", "2.1"),
 ]
 
 

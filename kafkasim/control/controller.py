@@ -400,15 +400,26 @@ class KafkaController:
             leader = rb.reassign_partition_leader_election(target, isr, online)
             return None if leader is None else (leader, isr, False, target)
         if strategy == "controlled_shutdown":
-            # includeShuttingDownBrokers; the new ISR drops every shutting-down broker
-            sd = cc.shutting_down
-            leader = rb.controlled_shutdown_partition_leader_election(
-                replicas, isr, cc.live_brokers, sd)
-            if leader is None:
-                return None
-            return (leader, tuple(r for r in isr if r not in sd), False,
-                    tuple(r for r in replicas if r in cc.live_brokers))
+            return self._leader_for_controlled_shutdown(ctx, tp, isr)
         raise ValueError(f"unknown election strategy {strategy!r}")
+
+    def _leader_for_controlled_shutdown(self, ctx, tp, isr) -> tuple | None:
+        """Election.leaderForControlledShutdown (includeShuttingDownBrokers): the new ISR drops
+        every shutting-down broker. Recipients: the live or shutting-down replicas; 1.1-2.0
+        (KAFKA-5642 until KAFKA-7482) the online replicas only, without the shutting-down
+        broker."""
+        cc = self.context
+        replicas = cc.assignments[tp]
+        sd = cc.shutting_down
+        leader = ctx.rulebook.controlled_shutdown_partition_leader_election(
+            replicas, isr, cc.live_brokers, sd)
+        if leader is None:
+            return None
+        reachable = self._online() \
+            if ctx.rules.controller.controlled_shutdown_skips_shutting_down_broker \
+            else cc.live_brokers
+        return (leader, tuple(r for r in isr if r not in sd), False,
+                tuple(r for r in replicas if r in reachable))
 
     def _leader_for_offline(self, ctx, tp, strategy: str, isr, online) -> tuple | None:
         """collectUncleanLeaderElectionState + Election.leaderForOffline: the first online ISR
@@ -545,15 +556,18 @@ class KafkaController:
         in the ISR (as ZooKeeper holds it) it leaves it (an ISR of one is kept as it is; the
         leader becomes -1 if it led) with leader_epoch + 1; the other replicas get LeaderAndIsr
         for every partition with leadership info, every broker UpdateMetadata (a partition
-        without leadership info only that), and the replica, if live or shutting down,
-        StopReplica (deletePartition=false)."""
+        without leadership info only that; before 2.3, KAFKA-3143, nothing), and the replica, if
+        live or shutting down, StopReplica (deletePartition=false)."""
         cc = self.context
         epochs = self.stop_replica_epochs(ctx, tps)   # before the ISR removal bumps them
         with_info = [tp for tp in tps if self._remove_replica_from_isr(ctx, zk, tp, replica,
                                                                         reason)]
         self._send_leader_and_isr_to(ctx, {
             tp: [b for b in cc.assignments[tp] if b != replica] for tp in with_info})
-        self.send_update_metadata(ctx, tps)
+        if ctx.rules.controller.offline_replica_updates_metadata_without_leader:
+            self.send_update_metadata(ctx, tps)
+        elif with_info:   # before 2.3 only addLeaderAndIsrRequestForBrokers added one
+            self.send_update_metadata(ctx, with_info)
         if replica in cc.live_brokers:
             self.send_stop_replica(ctx, replica, tps, False, epochs)
 

@@ -962,6 +962,27 @@ class ControllerRules:
         ref="KAFKA-3143, ReplicaStateMachine.startup",
         doc="a new controller takes the replicas of dead brokers out of the ISRs at failover",
     )
+    # KAFKA-5642 (1.1.0) rewrote the controller: PartitionStateMachine.leaderForControlledShutdown
+    # sent the new state to the online replicas only (isReplicaOnline leaves out brokers in
+    # controlled shutdown), so the shutting-down broker got no LeaderAndIsr for the partitions it
+    # gave up. The 1.0 ControlledShutdownLeaderSelector (liveOrShuttingDownBrokerIds) and, from
+    # 2.1.0, KAFKA-7482 (commit c7131fc, includeShuttingDownBrokers = true) send it to them too.
+    controlled_shutdown_skips_shutting_down_broker: bool = _rule(
+        since="1.1",
+        until="2.1",
+        ref="KAFKA-5642 / KAFKA-7482 (PartitionStateMachine.leaderForControlledShutdown)",
+        doc="ZooKeeper mode: a controlled-shutdown election's LeaderAndIsr skips the "
+        "shutting-down broker",
+    )
+    # KAFKA-3143 (2.3.0, d77bac1): ReplicaStateMachine's OfflineReplica transition adds an
+    # UpdateMetadata (to the live or shutting-down brokers) for the partitions without leadership
+    # info; before, such a partition's replica only got its StopReplica.
+    offline_replica_updates_metadata_without_leader: bool = _rule(
+        since="2.3",
+        ref="KAFKA-3143, ReplicaStateMachine OfflineReplica (replicasWithoutLeadershipInfo)",
+        doc="ZooKeeper mode: an offline replica of a partition without leadership info causes "
+        "an UpdateMetadata",
+    )
     # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
     # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
     # StaleBrokerEpochException -> STALE_BROKER_EPOCH).
