@@ -446,6 +446,17 @@ class FetchRules:
         ref="KIP-101",
         doc="followers truncate by leader epoch (before: truncate to their own HW)",
     )
+    # KIP-113 (1.1.0, commit 5cc162f): a follower starts fetching at its high watermark, and an
+    # OffsetsForLeaderEpoch answer of UNDEFINED_EPOCH_OFFSET truncates it to that initial fetch
+    # offset. Before (0.11.0 - 1.0), ReplicaFetcherThread.maybeTruncate truncated to the
+    # follower's high watermark whatever its fetch offset (ReplicaFetcherThreadTest
+    # .shouldTruncateToHighWatermarkIfLeaderReturnsUndefinedOffset @0.11.0.0).
+    undefined_epoch_offset_truncates_to_fetch_offset: bool = _rule(
+        since="1.1",
+        ref="KIP-113 (ReplicaFetcherThread.maybeTruncate)",
+        doc="an undefined OffsetsForLeaderEpoch answer truncates to the initial fetch offset "
+        "(before: to the follower's high watermark)",
+    )
     # KIP-279 / KAFKA-6361 (2.0.0, commit 9679c44): OffsetsForLeaderEpoch returns the epoch too,
     # enabling the multi-round truncation rule (AbstractFetcherThread.getOffsetTruncationState).
     offsets_for_leader_epoch_returns_epoch: bool = _rule(
