@@ -38,6 +38,7 @@ from test_fetcher_thread_kafka import (
     records,
 )
 from test_leader_epoch_protocol_kafka import NO_PARTITION_LEADER_EPOCH, _replica_manager, _request
+from test_replica_manager_kafka import TOPIC, Broker
 
 from kafkasim.core import errors as E
 from kafkasim.core.fetcher import FETCHING, TRUNCATING
@@ -596,3 +597,83 @@ def test_should_allow_leader_epoch_to_change_even_if_offset_does_not_1_1():
     cache.assign(2, 9)
     cache.assign(3, 9)
     assert cache.entries == [EpochEntry(2, 9), EpochEntry(3, 9)]
+
+
+# ================================================== ReplicaManagerTest @0.11.0.0 - 2.3.0
+def test_illegal_required_acks_0_11():
+    """ReplicaManagerTest.testIllegalRequiredAcks @0.11.0.0: requiredAcks 3 is answered
+    INVALID_REQUIRED_ACKS, nothing appended."""
+    b = Broker("0.11.0")
+    b.lair(0, 1, (0,), (0, 1))
+    corr = b.produce(1, acks=3)
+    assert b.produce_answer(corr).partitions[0][2] == "INVALID_REQUIRED_ACKS"
+    assert b.part().log.log_end_offset == 0
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "1.1"])
+def test_clear_purgatory_on_becoming_follower_old(version):
+    """ReplicaManagerTest.testClearPurgatoryOnBecomingFollower @0.11.0.0 and @1.1.0: an acks=-1
+    produce waiting for the HW and a consumer fetch waiting for 100000 bytes both complete when
+    the leader becomes a follower; the produce fails NOT_LEADER_FOR_PARTITION (the pre-2.6
+    name)."""
+    b = Broker(version)
+    b.lair(0, 0, (0, 1))
+    corr = b.produce()
+    fetch = b.fetch(-1, 0, max_wait_ms=1000, min_bytes=100_000)
+    assert b.produce_answer(corr) is None and b.fetch_answer(fetch) is None
+    b.lair(1, 1, (0, 1))
+    assert b.produce_answer(corr).partitions == ((TOPIC, 0, E.NOT_LEADER_FOR_PARTITION, -1),)
+    assert b.fetch_answer(fetch) is not None
+    assert not b.rm.delayed_produce and not b.rm.delayed_fetch
+
+
+def test_fetch_beyond_high_watermark_return_empty_response_0_11():
+    """ReplicaManagerTest.testFetchBeyondHighWatermarkReturnEmptyResponse @0.11.0.0: two
+    records appended, HW still 0 (ISR of three): a follower fetching from 1 gets data; a
+    consumer fetching from 1 gets no error and an empty response."""
+    b = Broker("0.11.0")
+    b.lair(0, 0, (0, 1, 2))
+    for _ in range(2):
+        b.produce(1)
+    assert b.part().log.high_watermark == 0
+    follower = b.fetch_data(b.fetch(1, 1))
+    assert follower.error == E.NONE and list(follower.records.ids)
+    consumer = b.fetch_data(b.fetch(-1, 1))
+    assert consumer.error == E.NONE and not list(consumer.records.ids)
+
+
+@pytest.mark.parametrize(("version", "answered_hw"), [("1.1", 1), ("2.0", 0)])
+def test_fetch_messages_when_not_follower_for_one_partition_old(version, answered_hw):
+    """ReplicaManagerTest.testFetchMessagesWhenNotFollowerForOnePartition @1.1.0 and @2.0.0:
+    replica 1 fetches partition 0 (replicas 0, 1) and partition 1 (replicas 0, 2) from offset 1.
+    Partition 0 answers records and moves its HW to 1: 1.1 answers that new HW (KAFKA-5758's
+    updateLeaderReplicaInfo), 2.0 the HW read before (KAFKA-7104). Partition 1 answers no error,
+    no records, HW 0, and its HW stays 0."""
+    b = Broker(version)
+    b.lair(0, 0, (0, 1), partition=0)
+    b.lair(0, 0, (0, 2), partition=1)
+    for _ in range(2):
+        b.produce(1, partitions=(0, 1))
+    corr = b.fetch(1, 1, partitions=(0, 1), max_wait_ms=1000, min_bytes=0)
+    tp0, tp1 = b.fetch_data(corr, 0), b.fetch_data(corr, 1)
+    assert (tp0.error, tp0.high_watermark) == (E.NONE, answered_hw) and list(tp0.records.ids)
+    assert (tp1.error, tp1.high_watermark, list(tp1.records.ids)) == (E.NONE, 0, [])
+    assert b.part(0).log.high_watermark == 1
+    assert b.part(1).log.high_watermark == 0
+
+
+def test_become_follower_when_leader_is_unchanged_but_missed_leader_update_2_3():
+    """ReplicaManagerTest.testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate @2.3.0:
+    a follower of broker 1 at epoch 1 (LEO 10, HW 5) gets epoch 3 from the same leader: the
+    epoch grew by more than one, so it restarts its fetcher truncating from its HW (2.3 sends
+    OffsetsForLeaderEpoch; the leader's answer truncates it)."""
+    b = Broker("2.3")
+    b.lair(1, 1, (0, 1))
+    log = b.part().log
+    log.append_as_leader(list(range(10)), [10] * 10, 1, 0)
+    log.update_high_watermark(5)
+    b.lair(1, 3, (0, 1))
+    (key,) = b.fetchers
+    st = b.fetchers[key].partitions[(TOPIC, 0)]
+    assert key[0] == 1 and st.current_leader_epoch == 3 and st.state == TRUNCATING
+    assert (st.fetch_offset, st.last_fetched_epoch) == (5, UNDEFINED)
