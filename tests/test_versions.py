@@ -392,6 +392,9 @@ WINDOWS = [
     # KAFKA-5793 (1.0) until KIP-360 (2.5): a batch of a producer the broker does not know, not
     # at sequence 0, is answered UNKNOWN_PRODUCER_ID
     ("unknown_producer_id_for_unknown_producer", "0.11.0", "1.0", "2.5"),
+    # KAFKA-5758 (1.0) until KAFKA-7104 (2.0): a follower fetch that moved the leader's HW is
+    # answered with the new HW
+    ("fetch_response_leader_state_after_follower_update", "0.11.0", "1.0", "2.0"),
 ]
 
 

@@ -734,6 +734,19 @@ class FetchRules:
         doc="a fetch whose offset is past the end offset it reads to is answered at once, "
         "not parked",
     )
+    # KAFKA-5758 (1.0.0, commit e110e1c) until KAFKA-7104 (2.0.0, commit 3673ce8): when a
+    # follower's fetch moved the leader's high watermark (Partition.updateReplicaLogReadResult
+    # true), ReplicaManager.updateFollowerLogReadResults answered it with the leader's new HW,
+    # log start and LEO (LogReadResult.updateLeaderReplicaInfo); before and after, the answer
+    # carries the state read before the follower's position was recorded
+    # (ReplicaManagerTest.testFetchMessagesWhenNotFollowerForOnePartition @1.1.0: HW 1; @2.0.0: 0).
+    fetch_response_leader_state_after_follower_update: bool = _rule(
+        since="1.0",
+        until="2.0",
+        ref="KAFKA-5758 / KAFKA-7104 (ReplicaManager.updateFollowerLogReadResults)",
+        doc="a follower fetch that moved the leader's HW is answered with the new HW "
+        "(before 1.0 and since 2.0: the HW read before the fetch)",
+    )
     # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
     # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
     # CurrentLeaderEpoch, NOT_LEADER_OR_FOLLOWER otherwise. Before, the leader answered without an
