@@ -306,11 +306,12 @@ class ReplicaFetcherThread:
         rules = ctx.rules.fetch
         fallback = self.partitions[tp].fetch_offset \
             if rules.undefined_epoch_offset_truncates_to_fetch_offset else log.high_watermark
-        old_cache = {} if rules.leader_epoch_assign_truncates_conflicts \
-            else {"below_first_is_undefined": True}
+        entries = log.leader_epoch_cache.entries
+        if not rules.leader_epoch_assign_truncates_conflicts and entries and \
+                leader_epoch < entries[0].epoch:
+            entries = ()   # 2.0's endOffsetFor: an epoch below the first is unknown here
         return ctx.rulebook.get_offset_truncation_state(
-            leader_epoch, leader_end_offset, log.leader_epoch_cache.entries,
-            log.log_end_offset, fallback, **old_cache)
+            leader_epoch, leader_end_offset, entries, log.log_end_offset, fallback)
 
     def on_offsets_for_leader_epoch(self, ctx: FetcherContext,
                                     resp: OffsetsForLeaderEpochResponse) -> None:

@@ -270,8 +270,7 @@ def end_offset_for(entries: Sequence[tuple[int, int]], requested_epoch: int,
 
 def get_offset_truncation_state(leader_epoch: int, leader_end_offset: int,
                                 follower_entries: Sequence[tuple[int, int]],
-                                follower_leo: int, fetch_offset: int, *,
-                                below_first_is_undefined: bool = False) -> tuple[int, bool]:
+                                follower_leo: int, fetch_offset: int) -> tuple[int, bool]:
     """AFT ``getOffsetTruncationState``: where a follower truncates given the leader's answer
     (``leader_epoch``, ``leader_end_offset``) to OffsetsForLeaderEpoch (or a Fetch's diverging
     epoch), and whether truncation is complete.
@@ -282,16 +281,12 @@ def get_offset_truncation_state(leader_epoch: int, leader_end_offset: int,
     - the follower does not know the leader's epoch: same, truncation done;
     - it knows the same epoch: the smaller of both end offsets (and the LEO);
     - it knows only an older epoch: truncate to where that one ends and ask again (KIP-279's
-      multi-round truncation; not complete).
-
-    ``below_first_is_undefined``: the follower's cache answers an epoch below its first one as
-    unknown (0.11.0 - 2.0, ``end_offset_for``), so it takes the leader's offset in one round."""
+      multi-round truncation; not complete)."""
     if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
         return fetch_offset, True
     if leader_epoch == UNDEFINED_EPOCH:
         return min(leader_end_offset, follower_leo), True
-    f_epoch, f_end = end_offset_for(follower_entries, leader_epoch, follower_leo,
-                                    below_first_is_undefined=below_first_is_undefined)
+    f_epoch, f_end = end_offset_for(follower_entries, leader_epoch, follower_leo)
     if f_epoch == UNDEFINED_EPOCH or f_end == UNDEFINED_EPOCH_OFFSET:
         return min(leader_end_offset, follower_leo), True
     if f_epoch == leader_epoch:
