@@ -677,3 +677,64 @@ def test_become_follower_when_leader_is_unchanged_but_missed_leader_update_2_3()
     st = b.fetchers[key].partitions[(TOPIC, 0)]
     assert key[0] == 1 and st.current_leader_epoch == 3 and st.state == TRUNCATING
     assert (st.fetch_offset, st.last_fetched_epoch) == (5, UNDEFINED)
+
+
+def test_should_return_invalid_offset_if_epoch_is_requested_which_is_not_currently_tracked():
+    """LeaderEpochFileCacheTest
+    .shouldReturnInvalidOffsetIfEpochIsRequestedWhichIsNotCurrentlyTracked @1.1.0: epoch 2 at
+    100 (LEO 100); epoch 3, above the latest, is UNDEFINED_EPOCH_OFFSET."""
+    cache = _cache_1_1()
+    cache.assign(2, 100)
+    assert _end_offset_for(cache, 3, 100) == UNDEFINED_EPOCH_OFFSET
+
+
+def test_should_increase_and_track_epochs_as_follower_receives_many_messages_1_1():
+    """LeaderEpochFileCacheTest.shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages
+    @1.1.0: every message assigns its epoch; only the first offset of each epoch is kept, the
+    latest epoch ends at the LEO and the earlier ones where the next starts."""
+    cache = _cache_1_1()
+    leo = 0
+    for epoch in (0, 1, 2):
+        for _ in range(3):
+            cache.assign(epoch, leo)
+            leo += 1
+        assert cache.latest_epoch() == epoch
+        assert _end_offset_for(cache, epoch, leo) == leo
+    assert cache.entries == [EpochEntry(0, 0), EpochEntry(1, 3), EpochEntry(2, 6)]
+    assert _end_offset_for(cache, 0, leo) == 3
+    assert _end_offset_for(cache, 1, leo) == 6
+
+
+@pytest.mark.parametrize(("kafka_test", "end_offset", "expected"), [
+    ("shouldDropEntriesOnEpochBoundaryWhenRemovingLatestEntries", 8, [(2, 6)]),
+    ("shouldDropEntriesBetweenEpochBoundaryWhenRemovingNewest", 9, [(2, 6), (3, 8)]),
+])
+def test_clear_and_flush_latest_1_1(kafka_test, end_offset, expected):
+    """LeaderEpochFileCacheTest.{shouldDropEntriesOnEpochBoundaryWhenRemovingLatestEntries,
+    shouldDropEntriesBetweenEpochBoundaryWhenRemovingNewest} @1.1.0: 1.1's clearAndFlushLatest
+    (kafkasim: truncate_from_end) on 2@6, 3@8, 4@11 drops every epoch starting at or after the
+    offset."""
+    cache = _cache_1_1()
+    for epoch, offset in ((2, 6), (3, 8), (4, 11)):
+        cache.assign(epoch, offset)
+    cache.truncate_from_end(end_offset)
+    assert cache.entries == [EpochEntry(*e) for e in expected]
+
+
+@pytest.mark.parametrize(("kafka_test", "start_offset", "expected"), [
+    ("shouldPreserveResetOffsetOnClearEarliestIfOneExists", 8, [(3, 8), (4, 11)]),
+    ("shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", 9, [(3, 9), (4, 11)]),
+    ("shouldNotClearAnythingIfOffsetToEarly", 1, [(2, 6), (3, 8), (4, 11)]),
+    ("shouldNotClearAnythingIfOffsetToFirstOffset", 6, [(2, 6), (3, 8), (4, 11)]),
+    ("shouldRetainLatestEpochOnClearAllEarliest", 11, [(4, 11)]),
+    ("shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset", 15, [(4, 15)]),
+])
+def test_clear_and_flush_earliest_1_1(kafka_test, start_offset, expected):
+    """LeaderEpochFileCacheTest's clearAndFlushEarliest cases @1.1.0 (kafkasim:
+    truncate_from_start) on 2@6, 3@8, 4@11: the epochs wholly below the new log start go, the
+    one holding it restarts there."""
+    cache = _cache_1_1()
+    for epoch, offset in ((2, 6), (3, 8), (4, 11)):
+        cache.assign(epoch, offset)
+    cache.truncate_from_start(start_offset)
+    assert cache.entries == [EpochEntry(*e) for e in expected]
