@@ -196,6 +196,7 @@ SINCE = [
     ("hw_includes_caught_up_replicas", "0.10.2", "0.10.1"),
     ("leader_epoch_truncation", "0.11.0", "0.10.2"),
     ("offsets_for_leader_epoch_returns_epoch", "2.0", "1.1"),
+    ("undefined_epoch_offset_truncates_to_fetch_offset", "1.1", "1.0"),   # KIP-113
     ("current_leader_epoch_fencing", "2.1", "2.0"),
     # KAFKA-7347 (ebd1354, first in 2.1.0)
     ("offsets_for_leader_epoch_not_replica_not_leader", "2.1", "2.0.1"),
@@ -399,6 +400,9 @@ WINDOWS = [
     # KAFKA-5642 (1.1) until KAFKA-7482 (2.1): a controlled-shutdown election's LeaderAndIsr
     # skips the shutting-down broker
     ("controlled_shutdown_skips_shutting_down_broker", "1.0", "1.1", "2.1"),
+    # KAFKA-5758 (1.0) until KAFKA-7104 (2.0): a follower fetch that moved the leader's HW is
+    # answered with the new HW
+    ("fetch_response_leader_state_after_follower_update", "0.11.0", "1.0", "2.0"),
 ]
 
 

@@ -299,11 +299,19 @@ class ReplicaFetcherThread:
     def truncation_state(self, ctx: FetcherContext, tp, leader_epoch: int, leader_end_offset: int
                          ) -> tuple[int, bool]:
         """AbstractFetcherThread.getOffsetTruncationState (``rules.get_offset_truncation_state``):
-        (truncate to, truncation complete)."""
+        (truncate to, truncation complete). Before 1.1 an undefined answer truncates to the
+        high watermark (maybeTruncate @0.11.0.0), not the fetch offset; before 2.0.1 the
+        follower's own cache answers undefined for an epoch below its first (KAFKA-7415)."""
         log = ctx.local_log(*tp)
+        rules = ctx.rules.fetch
+        fallback = self.partitions[tp].fetch_offset \
+            if rules.undefined_epoch_offset_truncates_to_fetch_offset else log.high_watermark
+        entries = log.leader_epoch_cache.entries
+        if not rules.leader_epoch_assign_truncates_conflicts and entries and \
+                leader_epoch < entries[0].epoch:
+            entries = ()   # 2.0's endOffsetFor: an epoch below the first is unknown here
         return ctx.rulebook.get_offset_truncation_state(
-            leader_epoch, leader_end_offset, log.leader_epoch_cache.entries,
-            log.log_end_offset, self.partitions[tp].fetch_offset)
+            leader_epoch, leader_end_offset, entries, log.log_end_offset, fallback)
 
     def on_offsets_for_leader_epoch(self, ctx: FetcherContext,
                                     resp: OffsetsForLeaderEpochResponse) -> None:

@@ -905,6 +905,10 @@ class ReplicaManager:
                                                         leo, ls)
             if refused is not None:
                 return refused
+            if log.high_watermark > hw and \
+                    ctx.rules.fetch.fetch_response_leader_state_after_follower_update:
+                # 1.0 - 1.1: LogReadResult.updateLeaderReplicaInfo, the leader's new state
+                hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
         if chunk is None:   # nothing to read
             if omit_empty and (fp.fetch_offset == max_offset or
                                not ctx.rules.fetch.delayed_fetch_completes_past_end_offset):

@@ -446,6 +446,17 @@ class FetchRules:
         ref="KIP-101",
         doc="followers truncate by leader epoch (before: truncate to their own HW)",
     )
+    # KIP-113 (1.1.0, commit 5cc162f): a follower starts fetching at its high watermark, and an
+    # OffsetsForLeaderEpoch answer of UNDEFINED_EPOCH_OFFSET truncates it to that initial fetch
+    # offset. Before (0.11.0 - 1.0), ReplicaFetcherThread.maybeTruncate truncated to the
+    # follower's high watermark whatever its fetch offset (ReplicaFetcherThreadTest
+    # .shouldTruncateToHighWatermarkIfLeaderReturnsUndefinedOffset @0.11.0.0).
+    undefined_epoch_offset_truncates_to_fetch_offset: bool = _rule(
+        since="1.1",
+        ref="KIP-113 (ReplicaFetcherThread.maybeTruncate)",
+        doc="an undefined OffsetsForLeaderEpoch answer truncates to the initial fetch offset "
+        "(before: to the follower's high watermark)",
+    )
     # KIP-279 / KAFKA-6361 (2.0.0, commit 9679c44): OffsetsForLeaderEpoch returns the epoch too,
     # enabling the multi-round truncation rule (AbstractFetcherThread.getOffsetTruncationState).
     offsets_for_leader_epoch_returns_epoch: bool = _rule(
@@ -722,6 +733,19 @@ class FetchRules:
         ref="KAFKA-16452 (DelayedFetch.tryComplete @3.8.0)",
         doc="a fetch whose offset is past the end offset it reads to is answered at once, "
         "not parked",
+    )
+    # KAFKA-5758 (1.0.0, commit e110e1c) until KAFKA-7104 (2.0.0, commit 3673ce8): when a
+    # follower's fetch moved the leader's high watermark (Partition.updateReplicaLogReadResult
+    # true), ReplicaManager.updateFollowerLogReadResults answered it with the leader's new HW,
+    # log start and LEO (LogReadResult.updateLeaderReplicaInfo); before and after, the answer
+    # carries the state read before the follower's position was recorded
+    # (ReplicaManagerTest.testFetchMessagesWhenNotFollowerForOnePartition @1.1.0: HW 1; @2.0.0: 0).
+    fetch_response_leader_state_after_follower_update: bool = _rule(
+        since="1.0",
+        until="2.0",
+        ref="KAFKA-5758 / KAFKA-7104 (ReplicaManager.updateFollowerLogReadResults)",
+        doc="a follower fetch that moved the leader's HW is answered with the new HW "
+        "(before 1.0 and since 2.0: the HW read before the fetch)",
     )
     # KAFKA-13837 (3.3.0): a Fetch from a broker that is not an assigned replica gets an error
     # (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries
