@@ -111,9 +111,11 @@ class FileQuorumStateStore:
         id a data_version 1 file holds (ZERO_UUID or none: no directory id)."""
         epoch, leader, voted = self.read_election_state()
         s = self.stored or {}
-        voted_key = None if voted == UNKNOWN else ReplicaKey(voted, s.get("voted_directory_id"))
+        v1 = s.get("data_version", 0) >= 1      # QuorumStateData: voters at 0, directory at 1
+        directory = s.get("voted_directory_id") if v1 else None
+        voted_key = None if voted == UNKNOWN else ReplicaKey(voted, directory)
         return ElectionState(epoch, None if leader == UNKNOWN else leader, voted_key,
-                             s.get("voters", ()))
+                             () if v1 else s.get("voters", ()))
 
     def write_election_state(self, epoch: int, leader_id: int, voted_id: int, *,
                              kraft_version: int, voters: tuple, voted_directory_id: str | None

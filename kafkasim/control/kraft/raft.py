@@ -1462,6 +1462,25 @@ class QuorumTransitions:
                                    voted_directory_id=key.directory_id)
         self.client._transition(ctx, new, durable=True)
 
+    def unattached_add_voted_state(self, ctx, epoch: int, candidate) -> None:
+        """QuorumState.unattachedAddVotedState (4.0+): the vote of an Unattached that has not
+        voted, in its own epoch; IllegalStateException otherwise (a Prospective too)."""
+        self._check_add_voted(epoch, candidate, UnattachedState)
+        self._add_voted_state(ctx, candidate)
+
+    def prospective_add_voted_state(self, ctx, epoch: int, candidate) -> None:
+        """QuorumState.prospectiveAddVotedState (4.0+): the same for a Prospective."""
+        self._check_add_voted(epoch, candidate, ProspectiveState)
+        self._add_voted_state(ctx, candidate)
+
+    def _check_add_voted(self, epoch: int, candidate, kind) -> None:
+        st = self.client.state
+        key = candidate if isinstance(candidate, ReplicaKey) else ReplicaKey(candidate)
+        if key.id != self.client.node_id and (
+                not isinstance(st, kind) or epoch != st.epoch or st.voted_id != UNKNOWN):
+            raise IllegalStateException(f"Cannot add voted key ({key}) to current state "
+                                        f"({st.name}) in epoch {epoch}")
+
     def _keeps_election_timer(self, st: EpochState) -> bool:
         """transitionToUnattached: Candidate and Unattached keep their election deadline, and
         from 4.0 (KIP-996) a Prospective whose PreVotes are not lost and a Resigned leader;
