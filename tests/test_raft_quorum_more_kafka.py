@@ -505,3 +505,70 @@ def test_unattached_voted_to_unattached_voted(kraft):
         with pytest.raises(IllegalStateException):
             t.unattached_add_voted_state(ctx, epoch, ReplicaKey(candidate, None))
     assert c.state.voted_key == key(1, 1)
+
+
+# --- 4.0 keeps the vote with the leader ----------------------------------------------------------
+@KRAFT
+@pytest.mark.parametrize("epoch", [5, 8], ids=["same", "higher"])
+def test_unattached_voted_to_follower(kraft, epoch):
+    """QuorumStateTest.testUnattachedVotedToFollowerSameEpoch and
+    testUnattachedVotedToFollowerHigherEpoch @4.1.0: the vote of epoch 5 stays with the leader
+    of epoch 5, and is gone in epoch 8."""
+    c, ctx = quorum(kraft, stored(5))
+    c._transitions.unattached_add_voted_state(ctx, 5, ReplicaKey(1, None))
+    c._to_follower(ctx, epoch, 2)
+    assert c.quorum().is_follower() and c.epoch == epoch
+    assert c.state.leader_endpoints_known
+    voted = ReplicaKey(1, None) if epoch == 5 else None
+    assert read(c) == persisted(kraft, epoch, leader=2, voted=voted)
+
+
+@KRAFT
+def test_follower_voted_to_unattached_same_epoch(kraft):
+    """QuorumStateTest.testFollowerVotedToUnattachedSameEpoch @4.1.0: a Follower never goes back
+    to Unattached in its epoch."""
+    c, ctx = quorum(kraft)
+    prospective(c, ctx).record_granted_vote(1)
+    c._to_follower(ctx, 0, 2)
+    assert c.epoch == 0
+    with pytest.raises(IllegalStateException):
+        c._to_unattached(ctx, 0)
+
+
+@KRAFT
+def test_follower_voted_to_unattached_higher_epoch(kraft):
+    """QuorumStateTest.testFollowerVotedToUnattachedHigherEpoch @4.1.0: a new epoch draws a
+    new election timeout, with no vote."""
+    c, ctx = quorum(kraft)
+    prospective(c, ctx).record_granted_vote(1)
+    c._to_follower(ctx, 0, 2)
+    ctx.mock_next_int(2500)
+    c._to_unattached(ctx, 10)
+    assert c.quorum().is_unattached_not_voted() and c.epoch == 10
+    assert remaining_election_ms(c, ctx) == ELECTION_MS + 2500
+
+
+@KRAFT
+def test_follower_voted_to_follower_same_epoch(kraft):
+    """QuorumStateTest.testFollowerVotedToFollowerSameEpoch @4.1.0: the Prospective's vote is
+    kept with the leader; a second leader in the epoch is an IllegalStateException."""
+    c, ctx = quorum(kraft)
+    prospective(c, ctx)
+    c._transitions.prospective_add_voted_state(ctx, 0, key(1, 1))
+    c._to_follower(ctx, 0, 2)
+    assert read(c) == persisted(kraft, 0, leader=2, voted=key(1, 1))
+    with pytest.raises(IllegalStateException):
+        c._to_follower(ctx, 0, 1)
+
+
+@KRAFT
+def test_follower_voted_to_follower_higher_epoch(kraft):
+    """QuorumStateTest.testFollowerVotedToFollowerHigherEpoch @4.1.0: the next epoch's leader
+    comes without the old vote."""
+    c, ctx = quorum(kraft)
+    prospective(c, ctx)
+    c._transitions.prospective_add_voted_state(ctx, 0, key(1, 1))
+    c._to_follower(ctx, 0, 2)
+    c._to_follower(ctx, 1, 1)
+    assert c.epoch == 1
+    assert read(c) == persisted(kraft, 1, leader=1)
