@@ -18,6 +18,12 @@ Adaptation to kafkasim (as in tests/test_raft_quorum_state_kafka.py, plus):
   ``client.store.read_election()`` (an ElectionState), and ``persistedVoters`` /
   ``persistedVotedKey`` are what the file's data_version keeps: the voters only at version 0,
   the voted directory id only at version 1.
+
+Left out: RaftUtilTest (its cases check each request/response version's JSON; kafkasim's raft
+messages have no wire versions), LeaderStateTest.testVolatileVoters and the
+MaybeAppendUpgradedKRaftVersion pair (kafkasim keeps volatileVoters as a dict the reconfig code
+updates, with no compareAndSetVolatileVoters / KRaftVersionUpgrade objects), and
+testCannotTransitionToFollowerWithNoLeaderEndpoint (transitionToFollower takes no endpoints).
 """
 
 from __future__ import annotations
