@@ -222,6 +222,12 @@ SINCE = [
     ("list_offsets_earliest_local", "3.5", "3.4"),
     # KAFKA-16310 (9a6760f, first in 3.8.0)
     ("list_offsets_max_timestamp_batch_epoch", "3.8", "3.7"),
+    # MetadataCache.getPartitionMetadata: KAFKA-6546 (2.0.0), KAFKA-10312 (2.7.0),
+    # KAFKA-8442 (2.4.0), KAFKA-9261 (2.5.0)
+    ("metadata_listener_not_found", "2.0", "1.1"),
+    ("metadata_listener_error_checks_leader", "2.7", "2.6"),
+    ("metadata_isr_without_leader", "2.4", "2.3"),
+    ("metadata_leader_epoch_without_leader", "2.5", "2.4"),
     ("update_metadata_offline_replicas", "1.0", "0.11.0"),
     ("zk_unclean_election_on_default_change", "2.0", "1.1"),
     ("zk_unclean_election_on_topic_change", "2.1", "2.0.1"),

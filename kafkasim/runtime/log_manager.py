@@ -101,6 +101,11 @@ class LogManager:
             self.last_flush_ms[tp] = ctx.now  # LocalLog.lastFlushedTime starts now
         return log
 
+    def get_log(self, tp: tuple[str, int]) -> Log | None:
+        """LogManager.getLog: the partition's log, None when this log dir has none (nothing
+        is created)."""
+        return self.logs.get(tp)
+
     def update_topic_configs(self, configs: dict) -> None:
         """LogManager.updateTopicConfig for every topic: each log takes its topic's config
         (``configs``: topic -> config) now."""

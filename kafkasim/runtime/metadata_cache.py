@@ -35,9 +35,11 @@ from kafkasim.core.messages import (
     UpdateMetadataBroker,
     UpdateMetadataRequest,
 )
+from kafkasim.settings.versions import rules_for
 
 if TYPE_CHECKING:
     from kafkasim.control.kraft.image import MetadataImage
+    from kafkasim.settings.versions import ClientRules
 
 LEADER_DURING_DELETE = -2   # LeaderAndIsr.LeaderDuringDelete: the partition's topic is deleted
 NO_LEADER_ID = -1           # MetadataResponse.NO_LEADER_ID
@@ -108,11 +110,22 @@ class MetadataCache:
     controller_epoch: int = -1
     live_brokers: tuple[int, ...] = ()
     partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
+    #: the Kafka release whose getPartitionMetadata answers (None: the newest); its rules are
+    #: ``rules.clients.metadata_*``
+    kafka_version: str | None = None
 
     @staticmethod
-    def zk_metadata_cache(broker_id: int) -> ZkMetadataCache:
-        """``MetadataCache.zkMetadataCache(brokerId, metadataVersion)``."""
-        return ZkMetadataCache(broker_id)
+    def zk_metadata_cache(broker_id: int, metadata_version: str | None = None
+                          ) -> ZkMetadataCache:
+        """``MetadataCache.zkMetadataCache(brokerId, metadataVersion)``; the version is the
+        Kafka release (``"2.4"``) the cache answers as."""
+        return ZkMetadataCache(broker_id, kafka_version=metadata_version)
+
+    @property
+    def client_rules(self) -> ClientRules:
+        """The ClientRules of ``kafka_version`` (the newest release's without one)."""
+        rules = rules_for(self.kafka_version) if self.kafka_version else rules_for()
+        return rules.clients
 
     @staticmethod
     def kraft_metadata_cache(broker_id: int) -> KRaftMetadataCache:
@@ -180,16 +193,33 @@ class MetadataCache:
         offline = self._offline_replicas(st, listener_name)
         leader = self._alive_node(st.leader, listener_name)
         if leader is None:
-            error = E.LEADER_NOT_AVAILABLE
-            if self._leader_alive(st.leader) and error_unavailable_listeners:
-                error = LISTENER_NOT_FOUND
-            return MetadataResponsePartition(error, st.partition, NO_LEADER_ID, st.leader_epoch,
-                                             replicas, isr, offline)
+            return self._leader_not_available(st, listener_name, error_unavailable_listeners,
+                                              replicas, isr, offline)
         error = E.NONE
         if len(replicas) < len(st.replicas) or len(isr) < len(st.isr):
             error = REPLICA_NOT_AVAILABLE
         return MetadataResponsePartition(error, st.partition, leader.id, st.leader_epoch,
                                          replicas, isr, offline)
+
+    def _leader_not_available(self, st: PartitionState, listener_name: str,
+                              error_unavailable_listeners: bool, replicas: tuple[int, ...],
+                              isr: tuple[int, ...], offline: tuple[int, ...]
+                              ) -> MetadataResponsePartition:
+        """getPartitionMetadata's ``case None``: no leader node on the listener. LISTENER_NOT_FOUND
+        (2.0+, Metadata v6+) when the leader is alive (2.0-2.6: when the cache's own broker
+        is, KAFKA-10312); the ISR is empty before 2.4 (KAFKA-8442), the leader epoch -1 before
+        2.5 (KAFKA-9261)."""
+        rules = self.client_rules
+        error = E.LEADER_NOT_AVAILABLE
+        alive_id = st.leader if rules.metadata_listener_error_checks_leader else self.broker_id
+        if error_unavailable_listeners and rules.metadata_listener_not_found \
+                and self._leader_alive(alive_id):
+            error = LISTENER_NOT_FOUND
+        if not rules.metadata_isr_without_leader:
+            isr = ()
+        epoch = st.leader_epoch if rules.metadata_leader_epoch_without_leader else -1
+        return MetadataResponsePartition(error, st.partition, NO_LEADER_ID, epoch, replicas, isr,
+                                         offline)
 
     def get_partition_info(self, topic: str, partition_id: int) -> PartitionState | None:
         """``getPartitionInfo``: the partition's state, None if the cache has none."""

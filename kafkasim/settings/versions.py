@@ -1422,6 +1422,36 @@ class ClientRules:
         ref="KAFKA-16310 (UnifiedLog.fetchOffsetByTimestamp @3.8.0)",
         doc="MAX_TIMESTAMP answers its record's leader epoch, not the latest one",
     )
+    # KAFKA-6546 (2.0.0): MetadataCache.getPartitionMetadata takes errorUnavailableListeners
+    # (Metadata v6+) and answers LISTENER_NOT_FOUND for a leader without the request's listener;
+    # 1.1 answers LEADER_NOT_AVAILABLE (MetadataCache.scala @1.1.0, @2.0.0).
+    metadata_listener_not_found: bool = _rule(
+        since="2.0",
+        ref="KAFKA-6546 (MetadataCache.getPartitionMetadata @2.0.0)",
+        doc="a leader alive without the request's listener is LISTENER_NOT_FOUND (v6+)",
+    )
+    # KAFKA-10312 (2.7.0): LISTENER_NOT_FOUND is decided by whether the partition's leader is
+    # alive; 2.0-2.6 asked whether the cache's own broker was (aliveBrokers.contains(brokerId)
+    # @2.6.0, contains(leaderBrokerId) @2.7.0).
+    metadata_listener_error_checks_leader: bool = _rule(
+        since="2.7",
+        ref="KAFKA-10312 (MetadataCache.getPartitionMetadata @2.7.0)",
+        doc="LISTENER_NOT_FOUND asks whether the leader is alive, not the cache's own broker",
+    )
+    # KAFKA-8442 (2.4.0): a partition without an available leader lists its ISR in the
+    # Metadata answer; before, an empty ISR (MetadataCache.getPartitionMetadata @2.3.0).
+    metadata_isr_without_leader: bool = _rule(
+        since="2.4",
+        ref="KAFKA-8442 (MetadataCache.getPartitionMetadata @2.4.0)",
+        doc="a partition without an available leader still lists its ISR in Metadata",
+    )
+    # KAFKA-9261 (2.5.0): a partition without an available leader carries its leader epoch in
+    # the Metadata answer; 2.1-2.4 Optional.empty() (-1) (MetadataCache @2.4.0, @2.5.0).
+    metadata_leader_epoch_without_leader: bool = _rule(
+        since="2.5",
+        ref="KAFKA-9261 (MetadataCache.getPartitionMetadata @2.5.0)",
+        doc="a partition without an available leader still carries its leader epoch",
+    )
     # KIP-405 (3.5.0, ListOffsets v8): EARLIEST_LOCAL_TIMESTAMP (-4) asks for the local log
     # start (the log start without tiered storage). Before, the client cannot ask it.
     list_offsets_earliest_local: bool = _rule(
