@@ -358,3 +358,52 @@ def test_reset_of_producer_state_should_allow_queued_batches_to_drain(version):
     h.respond(corr, (TPB, "NONE", 10))
     assert r1.status == "acked" and r1.offset == 10
     assert h.tm.sequence_number(TPB) == 0
+
+
+@pytest.mark.parametrize("version", ["2.5", "2.8", "3.0"])
+def test_bump_epoch_when_out_of_order_sequence_received(version):
+    """SenderTest.testBumpEpochWhenOutOfOrderSequenceReceived @2.5.0 / @2.8.0 / @3.0.0 (KIP-360;
+    it replaced testResetWhenOutOfOrderSequenceReceived): the batch answered
+    OUT_OF_ORDER_SEQUENCE_NUMBER is not failed; the epoch goes to 1, the producer id is kept and
+    the batch is resent."""
+    h = _idempotent(version)
+    pid = h.p.producer_id
+    r = h.append()
+    h.run_once()
+    h.respond_first(TP0, "OUT_OF_ORDER_SEQUENCE_NUMBER", 0)
+    h.run_once(100)
+    assert r.status == "pending" and len(h.in_flight_batches(TP0)) == 1
+    assert (h.tm.producer_id, h.tm.producer_epoch) == (pid, 1)
+
+
+@pytest.mark.parametrize("version", ["2.5", "2.8"])
+def test_epoch_bump_on_out_of_order_sequence_for_next_batch(version):
+    """SenderTest.testEpochBumpOnOutOfOrderSequenceForNextBatch @2.5.0 / @2.8.0 (it replaced
+    testMustNotRetryOutOfOrderSequenceForNextBatch): a two-record batch acked; the next batch's
+    OUT_OF_ORDER_SEQUENCE_NUMBER bumps the epoch and the batch is rewritten to sequence 0."""
+    h = _idempotent(version)
+    h.append(n=2)
+    h.run_once()
+    h.respond_first(TP0, "NONE", 0, expected_seq=0)
+    r2 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1, expected_seq=2)
+    h.run_once(100)
+    assert r2.status == "pending" and h.tm.producer_epoch == 1
+    assert h.tm.sequence_number(TP0) == 1
+    (batch,) = h.in_flight_batches(TP0)
+    assert (batch.epoch, batch.base_seq) == (1, 0)
+
+
+def test_expiry_of_all_sent_batches_should_cause_unresolved_sequences_2_5():
+    """SenderTest.testExpiryOfAllSentBatchesShouldCauseUnresolvedSequences @2.5.0 (KIP-360): the
+    only sent batch, in retry, expires; the unresolved sequence bumps the epoch (to 1) and the
+    producer id is kept (2.4.0: a new producer id)."""
+    h = _idempotent("2.5")
+    pid = h.p.producer_id
+    r = h.append()
+    h.run_once()
+    h.respond_first(TP0, "NOT_LEADER_FOR_PARTITION", -1, expected_seq=0)
+    h.run_once(15_000)
+    assert r.status == "failed" and r.error == "TimeoutException"
+    assert (h.tm.producer_id, h.tm.producer_epoch) == (pid, 1)
