@@ -407,6 +407,9 @@ class Sender:
             self.batch_done(b, FAILED, err, -1)
             return
         if self.can_retry(b, err, log_start_offset):
+            if not tm.kip360 and tm.legacy.drained_under_old_producer_id(b):
+                self.batch_done(b, FAILED, E.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+                return
             self.reenqueue_batch(b, err)
         elif err == E.DUPLICATE_SEQUENCE_NUMBER and \
                 self.rules.idempotent_duplicate_sequence_completes:
@@ -453,13 +456,17 @@ class Sender:
         producer goes to TransactionManager.handleFailedBatch (2.5+: an epoch bump requested
         when it leaves a gap). Before 2.5: UNKNOWN_PRODUCER_ID (an OutOfOrderSequenceException)
         resets the producer id (``reset_producer_id_for``); for any other error kafkasim starts
-        a new epoch (``bump_epoch``)."""
+        a new epoch (``bump_epoch``) at 0.11; 1.0+ (KAFKA-5494) drops the batch from the
+        in-flight ones and moves the later sequences of its partition down
+        (``IdempotenceBeforeKip360.handle_failed_batch``)."""
         done = self.batch_done(b, FAILED, err, -1)
         if b.base_seq < 0:
             return
         tm = self.transaction_manager
         if not tm.kip360 and err == E.UNKNOWN_PRODUCER_ID:
             tm.legacy.reset_producer_id_for(self.producer, b)
+        elif not tm.kip360 and self.rules.idempotent_out_of_order_retried_when_not_next:
+            tm.legacy.handle_failed_batch(b, adjust_sequence_numbers)
         elif not tm.kip360:
             tm.bump_epoch()
         elif done:

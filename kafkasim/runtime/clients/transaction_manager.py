@@ -574,6 +574,34 @@ class IdempotenceBeforeKip360:
             f"{producer.client_id}\x00{tm.producer_id}"))
         producer.producer_id = tm.producer_id
 
+    def drained_under_old_producer_id(self, b: ProducerBatch) -> bool:
+        """Sender.completeBatch @0.11.0-2.4.0: a sequenced batch to retry whose producer id and
+        epoch are no longer the producer's (hasProducerIdAndEpoch) is not retried but fails with
+        an OutOfOrderSequenceException ("the producer id changed ... in the mean time")."""
+        tm = self.tm
+        return tm.idempotent and b.base_seq >= 0 and \
+            (b.producer_id, b.epoch) != tm.producer_id_and_epoch
+
+    def handle_failed_batch(self, b: ProducerBatch, adjust_sequence_numbers: bool) -> None:
+        """Sender.failBatch @1.0.0-1.1.0 / TransactionManager.handleFailedBatch @2.0.0-2.4.0
+        for an error other than an OutOfOrderSequenceException: a batch of the current producer
+        id and epoch leaves the in-flight ones and, unless it expired or used its last retry,
+        TransactionManager.adjustSequencesDueToFailedBatch moves the partition's next sequence
+        and the sequences of its later in-flight batches down by its record count (each
+        rewritten: sequenceHasBeenReset)."""
+        tm = self.tm
+        entry = tm.partitions.get(b.tp)
+        if entry is None or (b.producer_id, b.epoch) != tm.producer_id_and_epoch:
+            return
+        entry.remove_in_flight_batch(b)
+        if not adjust_sequence_numbers:
+            return
+        n = b.record_count
+        entry.next_sequence -= n
+        for x in entry.inflight_batches_by_sequence():
+            if x.base_seq >= b.base_seq:
+                x.reset_producer_state(x.producer_id, x.epoch, x.base_seq - n)
+
     def is_next_sequence_unanswered(self, producer, b: ProducerBatch) -> bool:
         """isNextSequence as kafkasim reads it before 2.5: no batch of ``b``'s partition with an
         earlier sequence of the same producer id and epoch is still unanswered (in flight or
