@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import pytest
 
+from kafkasim.core import producer_state as ps
+from kafkasim.core.log import ProducerBatch as LogProducerBatch
+from kafkasim.settings.versions import rules_for
 from tests.test_producer_internals_kafka import TP0, TPB, SenderHarness
 
 PRE_KIP_360 = ["0.11.0", "1.0", "1.1", "2.0", "2.4"]
@@ -255,14 +258,15 @@ def test_unknown_producer_error_should_be_retried_for_future_batches_when_first_
     assert h.tm.producer_epoch == 0
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: before 2.5 kafkasim does not model "
-                   "unresolved sequences (TransactionManager.markSequenceUnresolved, 1.0-2.4)")
 def test_expiry_of_first_batch_should_cause_reset_if_future_batches_fail_2_4():
     """SenderTest.testExpiryOfFirstBatchShouldCauseResetIfFutureBatchesFail @2.4.0 (renamed
     ...CauseEpochBump... in 2.5.0): the first batch, in retry after NOT_LEADER_FOR_PARTITION,
-    expires, its sequence unresolved; the second, answered OUT_OF_ORDER_SEQUENCE_NUMBER, fails
-    with it; a third batch queued meanwhile stays queued without a sequence, and the producer
-    id is reset (no epoch bump)."""
+    expires, its sequence unresolved; a third batch queued meanwhile is not drained (it keeps
+    no sequence); the second, answered OUT_OF_ORDER_SEQUENCE_NUMBER, is not retried (the
+    partition is unresolved) but fails, and the producer id is reset (no epoch bump). Kafka's
+    test stops while the new InitProducerId is unanswered; kafkasim's is answered at once, so
+    the third batch then goes out under the new producer id at sequence 0 and the second is
+    not requeued."""
     h = _idempotent("2.4")
     pid = h.p.producer_id
     r1 = h.append()
@@ -275,22 +279,24 @@ def test_expiry_of_first_batch_should_cause_reset_if_future_batches_fail_2_4():
     h.run_once(1000)
     assert r1.status == "failed" and r1.error == "TimeoutException"
     assert h.tm.has_unresolved_sequence(TP0)
-    h.append()
+    r3 = h.append()
     h.run_once(20)
     assert r2.status == "pending"
+    queued = h.p.accumulator.get_deque(TP0)
+    assert len(queued) == 1 and queued[0].base_seq < 0   # not drained while unresolved
+    assert [b.base_seq for b in h.in_flight_batches(TP0)] == [1]
     corr = next(corr for corr, bs in h.requests() if TP0 in bs and bs[TP0].base_seq == 1)
     h.respond(corr, (TP0, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1))
     h.run_once()
     assert r2.status == "failed" and r2.error == "OUT_OF_ORDER_SEQUENCE_NUMBER"
-    queued = h.p.accumulator.get_deque(TP0)
-    assert len(queued) == 1 and queued[0].base_seq < 0   # not requeued; no sequence
-    assert h.in_flight_batches(TP0) == []
-    assert not h.tm.has_producer_id() or h.tm.producer_id != pid
+    assert not h.p.accumulator.get_deque(TP0)   # the second is not requeued
+    assert h.tm.has_producer_id() and h.tm.producer_id != pid and h.tm.producer_epoch == 0
     assert not h.tm.has_unresolved_sequence(TP0)
+    assert r3.status == "pending"
+    (b3,) = h.in_flight_batches(TP0)
+    assert (b3.producer_id, b3.epoch, b3.base_seq) == (h.tm.producer_id, 0, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: before 2.5 kafkasim does not model "
-                   "unresolved sequences (TransactionManager.markSequenceUnresolved, 1.0-2.4)")
 def test_expiry_of_all_sent_batches_should_cause_unresolved_sequences_2_4():
     """SenderTest.testExpiryOfAllSentBatchesShouldCauseUnresolvedSequences @2.4.0 (before
     KIP-360): the only sent batch, in retry, expires; its sequence is unresolved and nothing can
@@ -407,3 +413,75 @@ def test_expiry_of_all_sent_batches_should_cause_unresolved_sequences_2_5():
     h.run_once(15_000)
     assert r.status == "failed" and r.error == "TimeoutException"
     assert (h.tm.producer_id, h.tm.producer_epoch) == (pid, 1)
+
+
+# --- ProducerStateManagerTest at 0.11.0.0, 1.0.0 and 2.4.0 ---------------------------------------
+
+
+def _psm_append(states, pid: int, epoch: int, seq: int, offset: int, version: str) -> str:
+    """ProducerStateManagerTest.append (prepareUpdate, append, update, updateMapEndOffset) as
+    the leader takes a client batch of one record at ``offset``: kafkasim's verdict (the
+    duplicate check of Log.analyzeAndValidateProducerState, then ProducerAppendInfo's)."""
+    unknown = ps.unknown_producer_verdict(rules_for(version).clients)
+    verdict, _ = states.check_append((pid, epoch, seq, seq), unknown)
+    if verdict == "append":
+        states.update([LogProducerBatch(offset, offset, pid, epoch, seq)])
+        states.update_map_end_offset(offset + 1)
+    return verdict
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "1.0", "2.4"])
+def test_psm_basic_id_mapping_before_2_7(version):
+    """ProducerStateManagerTest.testBasicIdMapping @0.11.0.0 / @1.0.0 / @2.4.0: sequences 0 and
+    1 appended; a retry of sequence 1 is thrown out by the manager itself at 0.11-1.0
+    (DuplicateSequenceNumberException / DuplicateSequenceException) and as an
+    OutOfOrderSequenceException at 2.4 ("duplicates are checked separately"): the Log finds it
+    first as a duplicate of the last batch in every version, which is kafkasim's verdict;
+    sequence 5 is out of order; epoch 1 starts at 0; the old epoch is fenced
+    (ProducerFencedException, the error INVALID_PRODUCER_EPOCH before 2.7 too)."""
+    states = ps.ProducerStateManager()
+    assert _psm_append(states, 1, 0, 0, 0, version) == "append"
+    assert _psm_append(states, 1, 0, 1, 1, version) == "append"
+    assert _psm_append(states, 1, 0, 1, 1, version) == "duplicate"
+    assert _psm_append(states, 1, 0, 5, 2, version) == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert _psm_append(states, 1, 1, 0, 3, version) == "append"
+    assert _psm_append(states, 1, 0, 0, 4, version) == "INVALID_PRODUCER_EPOCH"
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "1.0", "2.4"])
+def test_psm_start_offset(version):
+    """ProducerStateManagerTest.testStartOffset @0.11.0.0 / @1.0.0 / @2.4.0 (removed in 2.5.0,
+    where an unknown producer is accepted at any sequence): producer 2 at offset 0, producer 1
+    at offsets 1-3, a snapshot at 4; a new manager reloaded to (log start 0, log end 1) keeps no
+    snapshot and no producer, so producer 2's sequence 1 is refused: OutOfOrderSequenceException
+    at 0.11, UnknownProducerIdException at 1.0-2.4 (KAFKA-5793)."""
+    states = ps.ProducerStateManager()
+    assert _psm_append(states, 2, 0, 0, 0, version) == "append"
+    for seq in range(3):
+        assert _psm_append(states, 1, 0, seq, seq + 1, version) == "append"
+    assert states.take_snapshot().offset == 4
+    recovered = ps.ProducerStateManager(states.snapshots)
+    recovered.truncate_and_reload(0, 1, 0)
+    assert recovered.snapshots == {} and recovered.active_producers() == {}
+    expected = "UNKNOWN_PRODUCER_ID" if version != "0.11.0" else "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert _psm_append(recovered, 2, 0, 1, 4, version) == expected
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "1.0", "2.3"])
+@pytest.mark.xfail(strict=True, reason="DEVIATION: before 2.4 (KAFKA-7190) the broker evicts the "
+                   "producers whose last batch is below the log start (ProducerStateManager"
+                   ".truncateHead / isProducerRetained); kafkasim keeps them in every version")
+def test_psm_load_from_snapshot_removes_non_retained_producers(version):
+    """ProducerStateManagerTest.testLoadFromSnapshotRemovesNonRetainedProducers @0.11.0.0 /
+    @1.0.0 (to 2.3.0; 2.4.0: ...RetainsNonExpiredProducers, both kept): producers 1 and 2 at
+    offsets 0 and 1, a snapshot at 2; truncateAndReload(log start 1, log end 2) drops producer
+    1, whose batch is below the log start, and keeps producer 2 (last sequence 0, offset 1)."""
+    states = ps.ProducerStateManager()
+    assert _psm_append(states, 1, 0, 0, 0, version) == "append"
+    assert _psm_append(states, 2, 0, 0, 1, version) == "append"
+    states.take_snapshot()
+    assert len(states.active_producers()) == 2
+    states.truncate_and_reload(1, 2, 0)
+    assert states.last_entry(1) is None and len(states.active_producers()) == 1
+    e2 = states.last_entry(2)
+    assert (e2.last_seq, e2.last_data_offset) == (0, 1)

@@ -252,6 +252,7 @@ SINCE = [
     ("producer_retry_skips_backoff_on_new_leader", "3.7", "3.6"),
     ("exponential_retry_backoff", "3.7", "3.6"),
     ("idempotent_out_of_order_retried_when_not_next", "1.0", "0.11.0"),
+    ("idempotent_expired_sequence_unresolved", "1.0", "0.11.0"),
     ("idempotent_out_of_order_bumps_epoch", "2.5", "2.4"),
     ("idempotent_partition_epoch_updated_at_drain", "2.8", "2.7"),
     # KAFKA-1865 (0636928, first in 0.9.0.0)

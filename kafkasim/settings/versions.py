@@ -1530,6 +1530,19 @@ class ClientRules:
         doc="an idempotent batch answered OUT_OF_ORDER_SEQUENCE_NUMBER is retried while an "
         "earlier batch of its partition is unanswered",
     )
+    # KAFKA-5494 (1.0.0): a batch that expires after it was sent at least once (inRetry) leaves
+    # its partition's sequence unresolved (TransactionManager.markSequenceUnresolved): no new
+    # batch of the partition is drained (RecordAccumulator.drain hasUnresolvedSequence) until
+    # its in-flight batches are done; then, unless the last acknowledged sequence is right
+    # before the next one, the producer id is reset at the sender's next pass
+    # (shouldResetProducerStateAfterResolvingSequences / resetProducerIdIfNeeded @1.0.0-2.4.0;
+    # 2.5.0+: an epoch bump, maybeResolveSequences). 0.11.0 had no such state.
+    idempotent_expired_sequence_unresolved: bool = _rule(
+        since="1.0",
+        ref="Sender.sendProducerData / TransactionManager.markSequenceUnresolved @1.0.0",
+        doc="an idempotent batch that expires after a retry leaves its partition's sequence "
+        "unresolved until its in-flight batches are done",
+    )
     # KIP-360 (2.5.0): for the next sequence the gap is real (acknowledged batches are gone from
     # the leader): TransactionManager.canRetry requests an epoch bump for the partition and
     # retries; bumpIdempotentProducerEpoch renumbers its unanswered batches from 0 in the new

@@ -171,9 +171,13 @@ class Sender:
             return
         tm = self.transaction_manager
         # Sender.runOnce, before sendProducerData (2.5+): maybeResolveSequences and
-        # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do
+        # bumpIdempotentEpochAndResetIdIfNeeded, when there is anything to do (1.0-2.4:
+        # resetProducerIdIfNeeded, then maybeWaitForProducerId)
         if tm.partitions_with_unresolved_sequences:
-            tm.maybe_resolve_sequences()
+            if tm.kip360:
+                tm.maybe_resolve_sequences()
+            else:
+                tm.legacy.reset_producer_id_if_needed(self.producer)
         if tm.current_state == FATAL_ERROR:   # nothing more is sent
             self.maybe_abort_batches(tm.last_error)
             return
@@ -227,11 +231,11 @@ class Sender:
 
     def fail_expired_batch(self, b: ProducerBatch) -> None:
         """Sender.sendProducerData's expired batches: failBatch(.., TimeoutException, false),
-        and (2.5+ in kafkasim; Kafka 1.0+) one sent at least once (inRetry) leaves its sequence
-        unresolved (TransactionManager.markSequenceUnresolved): the broker may have it."""
+        and (1.0+) one sent at least once (inRetry) leaves its sequence unresolved
+        (TransactionManager.markSequenceUnresolved): the broker may have it."""
         self.fail_batch(b, E.DELIVERY_TIMEOUT, False)
         tm = self.transaction_manager
-        if tm.idempotent and tm.kip360 and b.retry:
+        if tm.idempotent and b.retry and self.rules.idempotent_expired_sequence_unresolved:
             tm.mark_sequence_unresolved(b)
 
     def _sendable_nodes(self, ready_nodes: dict[int, None], now: int

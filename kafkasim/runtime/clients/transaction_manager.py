@@ -22,8 +22,11 @@ state (``transition_to_fatal_error``: ClusterAuthorizationException, ProducerFen
 Before 2.5 kafkasim keeps its simpler model (``IdempotenceBeforeKip360``):
 ``can_retry_out_of_order`` (reset the producer id on a real gap), UNKNOWN_PRODUCER_ID retried by
 the log start offset the answer carries (1.0-2.4: the partition's sequences restarted when the
-log's head is gone, else the producer id reset), and any other failed sequenced batch bumps the
-epoch and restarts every partition's sequence (``bump_epoch``).
+log's head is gone, else the producer id reset), 1.0-2.4: a failed sequenced batch moves its
+partition's later sequences down and an expired batch sent at least once leaves its sequence
+unresolved, the producer id reset when nothing resolves it (``reset_producer_id_if_needed``);
+0.11: any other failed sequenced batch bumps the epoch and restarts every partition's sequence
+(``bump_epoch``).
 """
 
 from __future__ import annotations
@@ -560,19 +563,39 @@ class IdempotenceBeforeKip360:
         tm.producer_epoch = 0
         tm.changes += 1
         tm.partitions.clear()
+        tm.partitions_with_unresolved_sequences.clear()
+
+    def take_new_producer_id(self, producer) -> None:
+        """resetProducerId, then the InitProducerId of Sender.maybeWaitForProducerId, answered
+        at once: a new id, one the cluster's registry never gave before; sequences from 0."""
+        tm = self.tm
+        self.reset_producer_id(producer.cluster.records.producer_index(
+            f"{producer.client_id}\x00{tm.producer_id}"))
+        producer.producer_id = tm.producer_id
 
     def reset_producer_id_for(self, producer, b: ProducerBatch) -> None:
         """``b`` failed with an OutOfOrderSequenceException (UnknownProducerIdException is
         one): if it carries the current producer id and epoch, the producer resets its id
         (Sender.failBatch 0.11-1.x / TransactionManager.handleFailedBatch 2.0-2.4:
         resetProducerId) -- a new id, sequences from 0."""
+        if (b.producer_id, b.epoch) == self.tm.producer_id_and_epoch:
+            self.take_new_producer_id(producer)
+
+    def reset_producer_id_if_needed(self, producer) -> None:
+        """TransactionManager.resetProducerIdIfNeeded @2.3.0-2.4.0 (Sender.run @1.0.0-2.2.0:
+        shouldResetProducerStateAfterResolvingSequences, then resetProducerId), at the start of
+        a sender pass: a partition with an unresolved sequence and no batch left in flight is
+        resolved when its last acknowledged sequence is right before its next one (later
+        batches succeeded); otherwise (they were all lost) the producer id is reset."""
         tm = self.tm
-        if (b.producer_id, b.epoch) != tm.producer_id_and_epoch:
-            return
-        # InitProducerId hands out a new id: one the cluster's registry never gave before
-        self.reset_producer_id(producer.cluster.records.producer_index(
-            f"{producer.client_id}\x00{tm.producer_id}"))
-        producer.producer_id = tm.producer_id
+        unresolved = tm.partitions_with_unresolved_sequences
+        for tp in list(unresolved):
+            if tm.has_inflight_batches(tp):
+                continue
+            if not tm.is_next_sequence(tp, tm.sequence_number(tp)):
+                self.take_new_producer_id(producer)
+                return
+            del unresolved[tp]
 
     def drained_under_old_producer_id(self, b: ProducerBatch) -> bool:
         """Sender.completeBatch @0.11.0-2.4.0: a sequenced batch to retry whose producer id and
@@ -615,6 +638,10 @@ class IdempotenceBeforeKip360:
         a retry waits while a batch of the partition with an earlier sequence is (KAFKA-5494,
         1.0+; 0.11 allowed idempotence only with max.in.flight 1, with the same effect)."""
         if first.base_seq < 0:
+            # (1.0-2.4) a new batch waits while its partition's sequence is unresolved
+            if self.tm.partitions_with_unresolved_sequences and \
+                    self.tm.has_unresolved_sequence(first.tp):
+                return True
             if not self.tm.changes:
                 return False
             current = self.tm.producer_id_and_epoch
@@ -627,13 +654,15 @@ class IdempotenceBeforeKip360:
         (OutOfOrderSequenceException is not a RetriableException), by Sender.canRetry /
         TransactionManager.canRetry:
         - 1.0+: retried when it is not the next sequence (an earlier batch is unanswered) or its
-          sequence was rewritten: the gap may still close (0.11.0: never retried);
+          sequence was rewritten, and its partition's sequence is not unresolved: the gap may
+          still close (0.11.0: never retried);
         - else the batch fails and the producer resets its producer id
           (``reset_producer_id_for``)."""
         if b.base_seq < 0 or not self.tm.idempotent:
             return True
         rules = producer.cluster.rules.clients
-        if rules.idempotent_out_of_order_retried_when_not_next and (
+        if rules.idempotent_out_of_order_retried_when_not_next and \
+                not self.tm.has_unresolved_sequence(b.tp) and (
                 b.seq_reset or not self.is_next_sequence_unanswered(producer, b)):
             return True
         self.reset_producer_id_for(producer, b)
