@@ -485,3 +485,27 @@ def test_psm_load_from_snapshot_removes_non_retained_producers(version):
     assert states.last_entry(1) is None and len(states.active_producers()) == 1
     e2 = states.last_entry(2)
     assert (e2.last_seq, e2.last_data_offset) == (0, 1)
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "1.0", "2.4", "2.6", "2.7"])
+def test_invalid_producer_epoch_is_fatal_before_2_7(version):
+    """Errors.INVALID_PRODUCER_EPOCH @0.11.0.0-2.6.0 is a ProducerFencedException, which
+    Sender.failBatch (0.11-1.1) / TransactionManager.handleFailedBatch
+    (maybeTransitionToErrorState, 2.0-2.6) makes fatal: the batch fails, and a record sent
+    afterwards is taken (before 3.2 an idempotent producer's send does not check the state) and
+    aborted by the sender with the same error, nothing sent. 2.7+ (KIP-588):
+    InvalidProducerEpochException, not fatal: the next record is sent."""
+    h = _idempotent(version)
+    r1 = h.append()
+    h.run_once()
+    h.respond_first(TP0, "INVALID_PRODUCER_EPOCH", -1)
+    assert r1.status == "failed" and r1.error == "INVALID_PRODUCER_EPOCH"
+    fatal = version != "2.7"
+    assert h.tm.has_fatal_error() is fatal
+    r2 = h.append()
+    h.run_once(200)
+    if fatal:
+        assert r2.status == "failed" and r2.error == "INVALID_PRODUCER_EPOCH"
+        assert h.requests() == []
+    else:
+        assert r2.status == "pending" and len(h.requests()) == 1

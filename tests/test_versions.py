@@ -254,6 +254,7 @@ SINCE = [
     ("idempotent_out_of_order_retried_when_not_next", "1.0", "0.11.0"),
     ("idempotent_expired_sequence_unresolved", "1.0", "0.11.0"),
     ("idempotent_out_of_order_bumps_epoch", "2.5", "2.4"),
+    ("idempotent_send_fails_in_error_state", "3.2", "3.1"),
     ("idempotent_partition_epoch_updated_at_drain", "2.8", "2.7"),
     # KAFKA-1865 (0636928, first in 0.9.0.0)
     ("producer_flush_sends_lingering_batches", "0.9.0", "0.8.2"),
@@ -385,6 +386,7 @@ UNTIL = [
     ("zookeeper_mode", "3.9", "4.0"),
     ("raft_voted_state", "3.8", "3.9"),
     ("alter_isr_clear_pending_on_leader_and_isr", "2.8", "3.0"),
+    ("invalid_producer_epoch_fences_producer", "2.6", "2.7"),   # KIP-588
 ]
 
 # (rule, last profile before it, the profile it is on in, first profile after it): rules of one line

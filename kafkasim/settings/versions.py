@@ -1543,6 +1543,27 @@ class ClientRules:
         doc="an idempotent batch that expires after a retry leaves its partition's sequence "
         "unresolved until its in-flight batches are done",
     )
+    # KIP-588 (2.7.0): INVALID_PRODUCER_EPOCH became InvalidProducerEpochException, which does
+    # not fence an idempotent producer. Before, the error was a ProducerFencedException, which
+    # Sender.failBatch (0.11.0-1.1.0) / TransactionManager.handleFailedBatch
+    # (maybeTransitionToErrorState, 2.0.0-2.6.0) makes fatal: every other batch is aborted and
+    # nothing more is sent.
+    invalid_producer_epoch_fences_producer: bool = _rule(
+        until="2.7",
+        ref="Errors.INVALID_PRODUCER_EPOCH @2.6.0 (ProducerFencedException), KIP-588",
+        doc="a produce answered INVALID_PRODUCER_EPOCH leaves the producer in its fatal state "
+        "(ProducerFencedException)",
+    )
+    # KAFKA-13412 (3.2.0): KafkaProducer.doSend calls TransactionManager.maybeAddPartition for
+    # an idempotent producer too, which throws in the fatal state (maybeFailWithError). Before,
+    # only a transactional producer's send checked it (failIfNotReadyForSend /
+    # maybeAddPartitionToTransaction): an idempotent one's record was appended and the sender
+    # aborted it (maybeAbortBatches).
+    idempotent_send_fails_in_error_state: bool = _rule(
+        since="3.2",
+        ref="KafkaProducer.doSend @3.2.0 (KAFKA-13412)",
+        doc="a send of an idempotent producer in its fatal state throws a KafkaException",
+    )
     # KIP-360 (2.5.0): for the next sequence the gap is real (acknowledged batches are gone from
     # the leader): TransactionManager.canRetry requests an epoch bump for the partition and
     # retries; bumpIdempotentProducerEpoch renumbers its unanswered batches from 0 in the new

@@ -183,11 +183,13 @@ class Producer:
 
     def _fail_send_in_error_state(self, tp: tuple[str, int]) -> None:
         """KafkaProducer.doSend after the append, in the transaction manager's fatal state:
-        TransactionManager.maybeAddPartition raises a KafkaException (thrown to the caller, the
-        sender not woken); the sender, whose loop polls every retry.backoff.ms in that state,
-        aborts the records appended (Sender.maybeAbortBatches)."""
+        (3.2+) TransactionManager.maybeAddPartition raises a KafkaException (thrown to the
+        caller, the sender not woken; before 3.2 an idempotent producer's send does not check);
+        the sender, whose loop polls every retry.backoff.ms in that state, aborts the records
+        appended (Sender.maybeAbortBatches)."""
         self.sender.wakeup(self.config["retry.backoff.ms"])
-        self.transaction_manager.maybe_add_partition(tp)
+        if self.cluster.rules.clients.idempotent_send_fails_in_error_state:
+            self.transaction_manager.maybe_add_partition(tp)
 
     def flush(self, timeout_ms: int = 120000) -> bool:
         """KafkaProducer.flush: every batch is made sendable at once, linger.ms or not

@@ -459,14 +459,19 @@ class Sender:
         """Sender.failBatch: the batch fails with ``err``; a sequenced one of an idempotent
         producer goes to TransactionManager.handleFailedBatch (2.5+: an epoch bump requested
         when it leaves a gap). Before 2.5: UNKNOWN_PRODUCER_ID (an OutOfOrderSequenceException)
-        resets the producer id (``reset_producer_id_for``); for any other error kafkasim starts
+        resets the producer id (``reset_producer_id_for``); a fatal error (before 2.7 also
+        INVALID_PRODUCER_EPOCH: a ProducerFencedException) first leaves the producer in its fatal
+        state (Sender.failBatch 0.11-1.1, maybeTransitionToErrorState); for any other error
+        kafkasim starts
         a new epoch (``bump_epoch``) at 0.11; 1.0+ (KAFKA-5494) drops the batch from the
         in-flight ones and moves the later sequences of its partition down
         (``IdempotenceBeforeKip360.handle_failed_batch``)."""
         done = self.batch_done(b, FAILED, err, -1)
+        tm = self.transaction_manager
+        if not tm.kip360 and tm.idempotent:   # (2.5+: in handle_failed_batch)
+            tm.maybe_transition_to_error_state(err)
         if b.base_seq < 0:
             return
-        tm = self.transaction_manager
         if not tm.kip360 and err == E.UNKNOWN_PRODUCER_ID:
             tm.legacy.reset_producer_id_for(self.producer, b)
         elif not tm.kip360 and self.rules.idempotent_out_of_order_retried_when_not_next:

@@ -78,6 +78,8 @@ FATAL_ERROR = "FATAL_ERROR"
 #: the producer in FATAL_ERROR
 FATAL_ERRORS = frozenset({E.CLUSTER_AUTHORIZATION_FAILED, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                           E.PRODUCER_FENCED, E.UNSUPPORTED_VERSION})
+#: 0.11-2.6: INVALID_PRODUCER_EPOCH is a ProducerFencedException (KIP-588 split them in 2.7)
+FATAL_ERRORS_BEFORE_KIP_588 = FATAL_ERRORS | {E.INVALID_PRODUCER_EPOCH}
 
 
 class KafkaException(RuntimeError):
@@ -201,6 +203,9 @@ class TransactionManager:
         #: KAFKA-12152 (2.8+): a partition's producer id and epoch, updated at its next drain
         self.partition_epoch = rules is None or rules.idempotent_partition_epoch_updated_at_drain
         self.sequence_wraps = rules is None or rules.producer_sequence_wraps
+        #: before 2.7 (KIP-588) INVALID_PRODUCER_EPOCH is a ProducerFencedException: fatal
+        self.fatal_errors = FATAL_ERRORS_BEFORE_KIP_588 \
+            if rules is not None and rules.invalid_producer_epoch_fences_producer else FATAL_ERRORS
         #: the model before 2.5
         self.legacy = IdempotenceBeforeKip360(self, in_flight if in_flight is not None else {})
 
@@ -457,8 +462,9 @@ class TransactionManager:
     def maybe_transition_to_error_state(self, error) -> None:
         """TransactionManager.maybeTransitionToErrorState for an idempotent producer: a
         ClusterAuthorizationException, TransactionalIdAuthorizationException,
-        ProducerFencedException or UnsupportedVersionException is fatal."""
-        if error in FATAL_ERRORS:
+        ProducerFencedException (before 2.7 also INVALID_PRODUCER_EPOCH) or
+        UnsupportedVersionException is fatal."""
+        if error in self.fatal_errors:
             self.transition_to_fatal_error(error)
 
     def transition_to_fatal_error(self, exception) -> None:
