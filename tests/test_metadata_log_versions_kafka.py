@@ -437,8 +437,9 @@ def test_load_empty_log():
 def test_broker_metadata_cache_answers_as_its_release(version, isr):
     """KafkaServer.startup builds ``MetadataCache.zkMetadataCache(config.brokerId,
     config.interBrokerProtocolVersion, ...)`` (@3.3.0; before, the cache was that release's own
-    code): a ZooKeeper-mode broker's cache answers as the broker's release, after a restart too. With leader 1 not alive the ISR
-    is listed from 2.4 (KAFKA-8442), empty before (MetadataCache.getPartitionMetadata)."""
+    code): a ZooKeeper-mode broker's cache answers as the broker's release, after a restart
+    too. With leader 1 not alive the ISR is listed from 2.4 (KAFKA-8442), empty before
+    (MetadataCache.getPartitionMetadata)."""
     c = Cluster([0, 1], seed=1, kafka_version=version)
     for _ in range(2):
         cache = c.brokers[0].metadata
