@@ -35,6 +35,7 @@ from kafkasim.core import errors as E
 from kafkasim.core.checkpoint import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from kafkasim.core.fake import FakeContext
 from kafkasim.core.leader_epoch import EpochEntry
+from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.log_manager import LogManager
 from kafkasim.runtime.metadata_cache import MetadataCache
 from tests import test_checkpoints_metadata_kafka as zk_ports
@@ -427,3 +428,24 @@ def test_load_empty_log():
     assert _append(log) == (0, 0)
     assert log.log_end_offset == 1
 
+
+
+# -- a broker's own cache answers as the cluster's release ---------------------------------------
+
+
+@pytest.mark.parametrize(("version", "isr"), [("2.3", ()), ("2.4", (0,))])
+def test_broker_metadata_cache_answers_as_its_release(version, isr):
+    """KafkaServer.startup builds ``MetadataCache.zkMetadataCache(config.brokerId,
+    config.interBrokerProtocolVersion, ...)`` (@3.3.0; before, the cache was that release's own
+    code): a ZooKeeper-mode broker's cache answers as the broker's release, after a restart
+    too. With leader 1 not alive the ISR is listed from 2.4 (KAFKA-8442), empty before
+    (MetadataCache.getPartitionMetadata)."""
+    c = Cluster([0, 1], seed=1, kafka_version=version)
+    for _ in range(2):
+        cache = c.brokers[0].metadata
+        update_cache(cache, _umr([_state("topic", 0, 1, 1, (0,), (0,))],
+                                 [_umr_broker(0, PLAINTEXT)]))
+        (md,) = cache.get_topic_metadata(["topic"], PLAINTEXT)
+        (pm,) = md.partitions
+        assert (pm.error_code, pm.leader_id, pm.isr_nodes) == (E.LEADER_NOT_AVAILABLE, -1, isr)
+        c.restart(0)

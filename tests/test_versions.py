@@ -397,6 +397,8 @@ WINDOWS = [
     # KAFKA-18138 (4.0): ClusterControlManager.activate tracks every registered broker; from 4.1
     # (KAFKA-19130) only the unfenced ones
     ("activate_tracks_fenced_brokers", "3.9", "4.0", "4.1"),
+    # ReplicaManager.makeFollowers' `case None` (metadata cache's alive brokers): 0.9.0 - 3.9
+    ("follower_skipped_without_alive_leader", "0.8.2", "0.9.0", "4.0"),
     # KIP-19 (0.9.0) until KIP-91 (2.1): queued batches expire by request.timeout.ms; KAFKA-3388
     # (0.10.0) walks each queue in order, skips muted partitions and counts a retry's backoff
     ("producer_batch_expiry_by_request_timeout", "0.8.2", "0.9.0", "2.1"),

@@ -515,15 +515,13 @@ def _verify_unclean_leader_election_enabled(c: Cluster) -> None:
     assert _consume_all(c, 2) == ["first", "third"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: a pre-0.11 broker made follower of a leader its metadata cache does not list "
-    "alive (ReplicaManager.makeFollowers @0.10.2.0: case None) must not truncate; kafkasim's "
-    "ReplicaManager truncates it to its HW, and the restarted follower loses 'first'"))
 def test_unclean_leader_election_enabled_by_default_at_0_10_2():
     """UncleanLeaderElectionTest.testUncleanLeaderElectionEnabled @0.10.2.0: "unclean leader
     election is enabled by default" (the broker default is true until KIP-106, 0.11.0): with no
     setting the out-of-sync follower is elected and the record only the old leader had is
-    lost."""
+    lost. The restarted follower is first told to follow the dead old leader, which its metadata
+    cache does not list alive: makeFollowers' `case None` leaves it untruncated, so "first"
+    survives."""
     c = _start_brokers("0.10.2")
     c.create_topic(TOPIC, 1, assignment=[[0, 1]])
     _verify_unclean_leader_election_enabled(c)

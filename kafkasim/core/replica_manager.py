@@ -306,6 +306,17 @@ class DelayedFetch:
     context: fetch_session.FetchContext | None = None
 
 
+def _leader_alive_for_follower(ctx: ReplicaManagerContext, leader: int) -> bool:
+    """ReplicaManager.makeFollowers (ZooKeeper mode): "only change partition state when the
+    leader is available". A leader the metadata cache does not list alive takes the `case None`
+    branch: the local log exists (KAFKA-1647), but no Partition.makeFollower, no truncation and
+    no fetcher (rule ``follower_skipped_without_alive_leader``)."""
+    if not ctx.rules.fetch.follower_skipped_without_alive_leader:
+        return True
+    alive = getattr(ctx.metadata, "has_alive_broker", None)   # a FakeContext may have none
+    return alive is None or alive(leader)
+
+
 def _stops_fetching_in_controlled_shutdown(ctx: ReplicaManagerContext, rm: ReplicaManager,
                                            st: PartitionState) -> bool:
     """applyLocalFollowersDelta (KRaft, 3.3+, KAFKA-13858): during controlled shutdown a
@@ -414,7 +425,7 @@ class ReplicaManager:
             ctx.alter_partition_manager.clear_pending(tp)   # alterIsrManager.clearPending (2.7-2.8)
         if st.leader == ctx.id:
             self.make_leader(ctx, part, st, kraft)
-        else:
+        elif kraft or _leader_alive_for_follower(ctx, st.leader):
             self.make_follower(ctx, part, st, kraft)
         return E.NONE
 

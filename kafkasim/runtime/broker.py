@@ -37,7 +37,7 @@ from kafkasim.core.partition import Partition
 from kafkasim.core.replica_manager import ReplicaManager
 from kafkasim.runtime.kafka_apis import HANDLERS
 from kafkasim.runtime.log_manager import LogManager, reschedule, schedule_periodic
-from kafkasim.runtime.metadata_cache import MetadataCache, ZkMetadataCache, new_metadata_cache
+from kafkasim.runtime.metadata_cache import MetadataCache, new_metadata_cache
 from kafkasim.runtime.zk_broker_lifecycle import ZkBrokerLifecycle
 
 RUNNING = "running"
@@ -73,8 +73,10 @@ class Broker:
         # in the process's TimeoutScheduler.timeouts entry (this incarnation's dict: Broker.start
         # puts it there)
         self.fetch_inflight: dict[int, list] = {}
-        # ZooKeeper's; a KRaft broker gets KRaftMetadataCache with its lifecycle manager
-        self.metadata: MetadataCache = ZkMetadataCache(broker_id)
+        # ZooKeeper's, answering as the cluster's Kafka release; a KRaft broker gets
+        # KRaftMetadataCache with its lifecycle manager
+        self.metadata: MetadataCache = new_metadata_cache(broker_id, False,
+                                                          cluster.kafka_version)
         self.controller: KafkaController | None = None
         self.paused_until = 0
         self.meters = dict.fromkeys(METERS, 0)
@@ -231,7 +233,8 @@ class Broker:
         self.replica_manager = ReplicaManager()
         self.fetchers = {}
         self.fetch_inflight = {}
-        self.metadata = new_metadata_cache(self.id, self.lifecycle is not None)
+        self.metadata = new_metadata_cache(self.id, self.lifecycle is not None,
+                                           self.cluster.kafka_version)
         self.paused_until = 0
         self.zk_lifecycle.isr_change_propagation.change_set = []
         self.alter_partition_manager.clear()

@@ -447,6 +447,10 @@ class KRaftMetadataCache(MetadataCache):
         return out
 
 
-def new_metadata_cache(broker_id: int, kraft: bool) -> MetadataCache:
-    """The cache a broker process starts with: KRaft's, or ZooKeeper's."""
-    return KRaftMetadataCache(broker_id) if kraft else ZkMetadataCache(broker_id)
+def new_metadata_cache(broker_id: int, kraft: bool, kafka_version: str | None = None
+                       ) -> MetadataCache:
+    """The cache a broker process starts with: KRaft's, or ZooKeeper's answering as the
+    broker's Kafka release (``MetadataCache.zkMetadataCache(brokerId, metadataVersion)``)."""
+    if kraft:
+        return KRaftMetadataCache(broker_id)
+    return MetadataCache.zk_metadata_cache(broker_id, kafka_version)

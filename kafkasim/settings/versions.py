@@ -438,6 +438,19 @@ class FetchRules:
         ref="KIP-903 / KAFKA-14617 (FetchRequest v15 ReplicaState.ReplicaEpoch)",
         doc="a follower's Fetch carries its broker epoch (ReplicaState.ReplicaEpoch)",
     )
+    # ReplicaManager.makeFollowers (ZooKeeper mode, 0.9.0 - 3.9): a follower whose new leader
+    # the metadata cache does not list alive (metadataCache.getAliveBrokers, 3.0+ hasAliveBroker)
+    # takes the `case None` branch: only the local replica / log is created; no
+    # Partition.makeFollower, no truncation, no fetcher. 0.8.2 checks the LeaderAndIsr request's
+    # live leaders instead (not modelled: kafkasim's controller sends none). The KRaft path
+    # (applyLocalFollowersDelta) has no such check; gone with ZooKeeper in 4.0.
+    follower_skipped_without_alive_leader: bool = _rule(
+        since="0.9.0",
+        until="4.0",
+        ref="ReplicaManager.makeFollowers (case None, KAFKA-1647)",
+        doc="a ZooKeeper-mode LeaderAndIsr naming a leader the metadata cache does not list "
+        "alive leaves the partition as it was: no makeFollower, truncation or fetcher",
+    )
     # KIP-101 (0.11.0.0, commit 0baea2a): leader-epoch cache, OffsetsForLeaderEpoch and
     # truncation by epoch. False: a new follower truncates to its own HW
     # (ReplicaManager.makeFollowers @0.10.2.0).
