@@ -270,6 +270,9 @@ SINCE = [
     ("consumer_errors_clear_preferred_read_replica", "3.4", "3.3"),
     # #4644 (925d6a2, first in 2.0.0)
     ("consumer_list_offsets_skips_unavailable_leader", "2.0", "1.1"),
+    ("consumer_fetch_skips_unavailable_node", "2.0", "1.1"),
+    # KAFKA-7395 (bcef30d, first in 2.1.0)
+    ("consumer_fetch_replica_not_available_refreshes", "2.1", "2.0"),
     # KAFKA-7548 (1546fc3, first in 2.4.0)
     ("consumer_keeps_paused_fetches", "2.4", "2.3"),
     ("leader_election_tool", "2.4", "2.3"),

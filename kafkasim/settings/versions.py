@@ -1751,6 +1751,30 @@ class ClientRules:
         doc="a consumer resetting its position sends no ListOffsets to a leader in its "
         "reconnect backoff (before: it sent it anyway)",
     )
+    # #4644 (2.0.0, 925d6a2), the fetch half: Fetcher.prepareFetchRequests leaves out a
+    # partition whose fetch target is in its reconnect backoff (client.isUnavailable, "Skipping
+    # fetch ... awaiting reconnect backoff"; FetcherTest.testFetchSkipsBlackedOutNodes @2.0.0).
+    # Before (1.1.0) it skipped only a node with a request in flight, so the Fetch was sent to a
+    # blacked-out leader and waited for (or failed with) the reconnect.
+    consumer_fetch_skips_unavailable_node: bool = _rule(
+        since="2.0",
+        ref="#4644, Fetcher.prepareFetchRequests @2.0.0",
+        doc="a consumer sends no Fetch to a node in its reconnect backoff (before: it sent it "
+        "anyway)",
+    )
+    # KAFKA-7395 (2.1.0, bcef30d, KIP-320 fencing): Fetcher.parseCompletedFetch answers a
+    # REPLICA_NOT_AVAILABLE fetch error with a metadata update, like NOT_LEADER_FOR_PARTITION.
+    # Before (1.1.0, 2.0.0) only NOT_LEADER_FOR_PARTITION, KAFKA_STORAGE_ERROR and
+    # UNKNOWN_TOPIC_OR_PARTITION did, UNKNOWN_SERVER_ERROR was logged and any other error was an
+    # IllegalStateException ("Unexpected error code"). FENCED_LEADER_EPOCH, OFFSET_NOT_AVAILABLE
+    # (metadata update) and UNKNOWN_LEADER_EPOCH (logged) joined in 2.3.0 (KAFKA-7440, KAFKA-8365),
+    # with consumer_validates_position.
+    consumer_fetch_replica_not_available_refreshes: bool = _rule(
+        since="2.1",
+        ref="KAFKA-7395, Fetcher.parseCompletedFetch @2.1.0",
+        doc="a REPLICA_NOT_AVAILABLE fetch error asks for new metadata (before: an "
+        "IllegalStateException)",
+    )
 
 
 #: The groups of :class:`Rules`, in the order describe_rules shows them: (attribute, record type,

@@ -408,8 +408,8 @@ class Consumer:
         by_target: dict[int, list[FetchPartition]] = {}
         for tp in self.subscriptions.fetchable_partitions(lambda tp: tp not in buffered):
             target = self._select_read_replica(tp)
-            if target < 0 or self.cluster.transport.is_unavailable(self.client_id, target):
-                continue   # (Fetcher: "awaiting reconnect backoff")
+            if target < 0 or _fetch_target_backing_off(self, target):
+                continue   # (Fetcher: "awaiting reconnect backoff", 2.0+)
             position = self.subscriptions.position(tp)
             # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
             current_epoch = _or_undefined(position.current_leader.epoch) if validate else -1
@@ -708,16 +708,20 @@ class FetchCollector:
         for new metadata (3.4+: and forgets the preferred read replica); OFFSET_OUT_OF_RANGE
         (``_on_offset_out_of_range``); UNKNOWN_LEADER_EPOCH and UNKNOWN_SERVER_ERROR are only
         logged. Any other error is unexpected: the next poll without records throws
-        IllegalStateException ("Unexpected error code ...", the error's name here)."""
+        IllegalStateException ("Unexpected error code ...", the error's name here). Which error
+        is which depends on the release (``fetch_error_kind``)."""
         error = pd.error
         self.consumer.errors.append((self.consumer.cluster.now, tp[0], tp[1], error))
         if error == E.OFFSET_OUT_OF_RANGE:
             self._on_offset_out_of_range(tp, pd, fetch_offset)
-        elif error in _METADATA_REFRESH_FETCH_ERRORS:
+            return
+        rules = self.consumer.cluster.rules.clients
+        kind = fetch_error_kind(rules, error)
+        if kind == "refresh":
             self.consumer.leaders[tp] = -1   # requestMetadataUpdate: the next poll asks
-            if self.consumer.cluster.rules.clients.consumer_errors_clear_preferred_read_replica:
+            if rules.consumer_errors_clear_preferred_read_replica:
                 self.consumer.subscriptions.clear_preferred_read_replica(tp)
-        elif error not in _LOGGED_FETCH_ERRORS:
+        elif kind == "unexpected":
             self.unexpected_errors.setdefault(
                 tp, f"Unexpected error code {error} while fetching at offset {fetch_offset} "
                     f"from topic-partition {tp[0]}-{tp[1]}")
@@ -902,7 +906,8 @@ class OffsetFetcher:
             subs.maybe_seek_unvalidated(tp, FetchPosition(offset, None, current), strategy)
 
 
-#: Fetch errors FetchCollector.handleInitializeErrors only logs (no metadata update)
+#: Fetch errors FetchCollector.handleInitializeErrors only logs (no metadata update);
+#: UNKNOWN_LEADER_EPOCH since 2.3 (Fetcher.parseCompletedFetch @2.3.0)
 _LOGGED_FETCH_ERRORS = frozenset({E.UNKNOWN_LEADER_EPOCH, "UNKNOWN_SERVER_ERROR"})
 #: Fetch errors it answers with a metadata update (FetchCollector.handleInitializeErrors
 #: @3.9.0; NOT_LEADER_FOR_PARTITION: the same error code's name before 2.6)
@@ -911,6 +916,33 @@ _METADATA_REFRESH_FETCH_ERRORS = frozenset({
     E.KAFKA_STORAGE_ERROR, E.FENCED_LEADER_EPOCH, E.OFFSET_NOT_AVAILABLE,
     E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID, "INCONSISTENT_TOPIC_ID",
 })
+#: The fetch errors that joined those sets in 2.3.0 (KAFKA-7440 FENCED_LEADER_EPOCH and
+#: UNKNOWN_LEADER_EPOCH, KAFKA-8365 OFFSET_NOT_AVAILABLE; later ones the brokers of older
+#: releases never send): unexpected before (Fetcher.parseCompletedFetch @2.2.0)
+_FETCH_ERRORS_SINCE_2_3 = frozenset({
+    E.FENCED_LEADER_EPOCH, E.OFFSET_NOT_AVAILABLE, E.UNKNOWN_LEADER_EPOCH,
+    E.UNKNOWN_TOPIC_ID, "INCONSISTENT_TOPIC_ID",
+})
+
+
+def fetch_error_kind(rules, error: str) -> str:
+    """How the consumer takes a fetch error of its Kafka release (``rules``: its ClientRules):
+    "refresh" (a metadata update), "logged" or "unexpected" (IllegalStateException)."""
+    if error in _FETCH_ERRORS_SINCE_2_3 and not rules.consumer_validates_position:
+        return "unexpected"
+    if error == E.REPLICA_NOT_AVAILABLE and \
+            not rules.consumer_fetch_replica_not_available_refreshes:
+        return "unexpected"
+    if error in _METADATA_REFRESH_FETCH_ERRORS:
+        return "refresh"
+    return "logged" if error in _LOGGED_FETCH_ERRORS else "unexpected"
+
+
+def _fetch_target_backing_off(consumer: Consumer, node: int) -> bool:
+    """Fetcher.prepareFetchRequests (2.0+, #4644): no Fetch to a node in its reconnect backoff
+    (NetworkClient.isUnavailable); before, it was sent anyway."""
+    return consumer.cluster.rules.clients.consumer_fetch_skips_unavailable_node and \
+        consumer.cluster.transport.is_unavailable(consumer.client_id, node)
 
 
 def _or_undefined(epoch: int | None) -> int:
