@@ -86,8 +86,10 @@ def test_hold_the_fetch_response_to_broker_3_carrying_hw_at_least_2():
 
 def test_hold_leader_and_isr_by_leader_epoch():
     """The controller (broker 1) crashes: its successor first takes the dead replica offline
-    (leader -1, epoch 1: ReplicaStateMachine.startup, 2.3+), then elects (epoch 2). Holding
-    the LeaderAndIsr of epoch 2 leaves the followers at epoch 1 until it is released."""
+    (leader -1, epoch 1: ReplicaStateMachine.startup, 2.3+), then elects (epoch 2). The
+    followers do not apply epoch 1 (makeFollowers: leader -1 is no alive broker, the
+    ``case None`` branch), and holding the LeaderAndIsr of epoch 2 leaves them at epoch 0
+    until it is released."""
     c, _p = _loaded_cluster()
     c.hold("LeaderAndIsrRequest", where={"leader_epoch": 2})
     c.crash(1)
@@ -95,7 +97,7 @@ def test_hold_leader_and_isr_by_leader_epoch():
     c.run(100)
     held = [env.msg for env in c.transport.network.held if isinstance(env.msg, LeaderAndIsrRequest)]
     assert held and all(s.leader_epoch == 2 for m in held for s in m.partition_states)
-    assert all(c.inspect.replica_view(b, "t", 0)["leader_epoch"] == 1 for b in (2, 3))
+    assert all(c.inspect.replica_view(b, "t", 0)["leader_epoch"] == 0 for b in (2, 3))
     c.release()
     c.run(100)
     assert all(c.inspect.replica_view(b, "t", 0)["leader_epoch"] == 2 for b in (2, 3))
