@@ -50,11 +50,13 @@ def _epoch_runs(env: Env, tp, runs: list[tuple[int, int]], hw: int):
     return env.replica(tp, [batch(e, *range(n)) for e, n in runs], hw=hw)
 
 
-def _answer_epochs(env: Env, answers: dict) -> None:
+def _answer_epochs(env: Env, answers: dict) -> OffsetsForLeaderEpochRequest:
+    """Answer the OffsetsForLeaderEpoch in flight: tp -> (error, epoch, end offset)."""
     req = env.pending()
     assert isinstance(req, OffsetsForLeaderEpochRequest)
     env.deliver(OffsetsForLeaderEpochResponse(req.correlation_id, tuple(
         (t, p, *answers[(t, p)]) for t, p, _c, _e in req.partitions)))
+    return req
 
 
 def _answer_fetch(env: Env, datas: dict) -> FetchRequest:

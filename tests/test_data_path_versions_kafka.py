@@ -29,7 +29,13 @@ also the calls that remove nothing).
 from __future__ import annotations
 
 import pytest
-from test_data_path_more_kafka import _count_truncations, _truncations, fetch_count
+from test_data_path_more_kafka import (
+    _answer_epochs,
+    _count_truncations,
+    _epoch_runs,
+    _truncations,
+    fetch_count,
+)
 from test_fetcher_thread_kafka import (
     TP,
     UNDEFINED,
@@ -52,24 +58,9 @@ from kafkasim.core.messages import (
     EpochEndOffset,
     FetchRequest,
     OffsetsForLeaderEpochRequest,
-    OffsetsForLeaderEpochResponse,
 )
 
 T1P0, T1P1, T2P1 = ("topic1", 0), ("topic1", 1), ("topic2", 1)
-
-
-def _runs(env: Env, tp, runs: list[tuple[int, int]], hw: int):
-    """A follower log of (leader epoch, record count) runs, with high watermark ``hw``."""
-    return env.replica(tp, [batch(e, *range(n)) for e, n in runs], hw=hw)
-
-
-def _answer(env: Env, answers: dict) -> OffsetsForLeaderEpochRequest:
-    """Answer the OffsetsForLeaderEpoch in flight: tp -> (error, epoch, end offset)."""
-    req = env.pending()
-    assert isinstance(req, OffsetsForLeaderEpochRequest)
-    env.deliver(OffsetsForLeaderEpochResponse(req.correlation_id, tuple(
-        (t, p, *answers[(t, p)]) for t, p, _c, _e in req.partitions)))
-    return req
 
 
 def _epoch_requests(env: Env) -> int:
@@ -84,7 +75,7 @@ def test_should_not_issue_leader_epoch_request_if_interbroker_version_below_11()
     truncates to its high watermark and fetches."""
     env = Env("0.10.2")
     for tp in (T1P0, T1P1):
-        _runs(env, tp, [(0, 5)], hw=3)
+        _epoch_runs(env, tp, [(0, 5)], hw=3)
         env.add(tp, offset=3, epoch=0, state=TRUNCATING)
     env.th.do_work(env.ctx)
     assert _epoch_requests(env) == 0
@@ -106,7 +97,7 @@ def test_should_fetch_leader_epoch_on_first_fetch_only(version):
         env.leader.set_state(tp, [], leader_epoch=5, hw=0)
     _count_truncations(env)
     env.th.do_work(env.ctx)                              # loop 1
-    _answer(env, {T1P0: (E.NONE, UNDEFINED, 1), T1P1: (E.NONE, UNDEFINED, 1)})
+    _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, 1), T1P1: (E.NONE, UNDEFINED, 1)})
     env.answer()
     assert _epoch_requests(env) == 1 and fetch_count(env) == 1
     for loop in (2, 3):
@@ -122,10 +113,10 @@ def test_should_truncate_to_offset_specified_in_epoch_offset_response_0_11():
     each partition truncates to the leader's offset."""
     env = Env("0.11.0")
     for tp in (T1P0, T2P1):
-        _runs(env, tp, [(5, 200)], hw=0)
+        _epoch_runs(env, tp, [(5, 200)], hw=0)
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    req = _answer(env, {T1P0: (E.NONE, UNDEFINED, 156), T2P1: (E.NONE, UNDEFINED, 172)})
+    req = _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, 156), T2P1: (E.NONE, UNDEFINED, 172)})
     assert sorted(e for _t, _p, _c, e in req.partitions) == [5, 5]
     assert env.log(T1P0).log_end_offset == 156 and env.log(T2P1).log_end_offset == 172
     assert env.st(T1P0).state == FETCHING and env.st(T1P0).fetch_offset == 156
@@ -137,10 +128,10 @@ def test_should_truncate_to_high_watermark_if_leader_returns_undefined_offset():
     UNDEFINED_EPOCH_OFFSET: 0.11 truncates to the high watermark (maybeTruncate's
     ``highWatermark(replica, epochOffset)``), not to the fetch offset."""
     env = Env("0.11.0")
-    _runs(env, T1P0, [(5, 300)], hw=100)
+    _epoch_runs(env, T1P0, [(5, 300)], hw=100)
     env.add(T1P0, offset=0, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, UNDEFINED, UNDEFINED)})
+    _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, UNDEFINED)})
     assert env.outbox_lines("truncate to ")[0].startswith("truncate to 100 ")
     assert env.log(T1P0).log_end_offset == 100
     assert env.st(T1P0).state == FETCHING and env.st(T1P0).fetch_offset == 100
@@ -151,10 +142,10 @@ def test_should_truncate_to_initial_fetch_offset_if_leader_returns_undefined_off
     @1.1.0: LEO 300, added at fetch offset 100, high watermark 0 (Kafka's nice mock); since 1.1
     (KIP-113) an undefined answer truncates to the initial fetch offset, 100."""
     env = Env("1.1")
-    _runs(env, T1P0, [(5, 300)], hw=0)
+    _epoch_runs(env, T1P0, [(5, 300)], hw=0)
     env.add(T1P0, offset=100, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, UNDEFINED, UNDEFINED)})
+    _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, UNDEFINED)})
     assert env.outbox_lines("truncate to ")[0].startswith("truncate to 100 ")
     assert env.log(T1P0).log_end_offset == 100
 
@@ -170,20 +161,20 @@ def test_should_poll_indefinitely_if_leader_returns_any_exception(version, not_l
     and the follower truncates there."""
     env = Env(version)
     for tp in (T1P0, T2P1):
-        _runs(env, tp, [(5, 300)], hw=100)
+        _epoch_runs(env, tp, [(5, 300)], hw=100)
         env.add(tp, offset=100, epoch=5, state=TRUNCATING)
     errors = {T1P0: (not_leader, UNDEFINED, UNDEFINED),
               T2P1: ("UNKNOWN_SERVER_ERROR", UNDEFINED, UNDEFINED)}
     for _ in range(4):
         env.ctx.now += env.ctx.config["replica.fetch.backoff.ms"]
         env.th.do_work(env.ctx)
-        _answer(env, errors)
+        _answer_epochs(env, errors)
     assert env.outbox_lines("truncate to ") == []
     assert _epoch_requests(env) == 4
     errors[T1P0] = (E.NONE, UNDEFINED, 156)
     env.ctx.now += env.ctx.config["replica.fetch.backoff.ms"]
     env.th.do_work(env.ctx)
-    _answer(env, errors)
+    _answer_epochs(env, errors)
     assert env.outbox_lines("truncate to ")[-1].startswith("truncate to 156 ")
     assert env.log(T1P0).log_end_offset == 156 and env.log(T2P1).log_end_offset == 300
 
@@ -198,7 +189,7 @@ def test_should_move_partitions_out_of_truncating_log_state_0_11():
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
     assert all(env.st(tp).state == TRUNCATING for tp in (T1P0, T1P1))
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, UNDEFINED, 1), T1P1: (E.NONE, UNDEFINED, 1)})
+    _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, 1), T1P1: (E.NONE, UNDEFINED, 1)})
     assert all(env.st(tp).state == FETCHING for tp in (T1P0, T1P1))
     assert env.log(T1P0).log_end_offset == 0 and env.log(T1P1).log_end_offset == 0
 
@@ -210,11 +201,11 @@ def test_should_filter_partitions_made_leader_during_leader_epoch_request(versio
     OffsetsForLeaderEpoch is in flight: only t1p1 truncates (to the leader's 49)."""
     env = Env(version)
     for tp in (T1P0, T1P1):
-        _runs(env, tp, [(5, 100)], hw=0)
+        _epoch_runs(env, tp, [(5, 100)], hw=0)
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
     env.th.remove_partition(T1P0)
-    _answer(env, {T1P0: (E.NONE, UNDEFINED, 52), T1P1: (E.NONE, UNDEFINED, 49)})
+    _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, 52), T1P1: (E.NONE, UNDEFINED, 49)})
     truncations = env.outbox_lines("truncate to ")
     assert len(truncations) == 1 and truncations[0].startswith("truncate to 49 ")
     assert env.log(T1P0).log_end_offset == 100 and env.log(T1P1).log_end_offset == 49
@@ -231,7 +222,7 @@ def test_should_fetch_leader_epoch_on_first_fetch_only_if_leader_epoch_known_to_
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
         env.leader.set_state(tp, [], leader_epoch=5, hw=0)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, 5, 1), T1P1: (E.NONE, 5, 1)})
+    _answer_epochs(env, {T1P0: (E.NONE, 5, 1), T1P1: (E.NONE, 5, 1)})
     env.answer()
     assert _epoch_requests(env) == 1 and fetch_count(env) == 1
     for loop in (2, 3):
@@ -246,10 +237,10 @@ def test_should_truncate_to_offset_specified_in_epoch_offset_response_2_0():
     and (5, 172) are the truncation points."""
     env = Env("2.0")
     for tp in (T1P0, T2P1):
-        _runs(env, tp, [(5, 200)], hw=0)
+        _epoch_runs(env, tp, [(5, 200)], hw=0)
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, 5, 156), T2P1: (E.NONE, 5, 172)})
+    _answer_epochs(env, {T1P0: (E.NONE, 5, 156), T2P1: (E.NONE, 5, 172)})
     assert env.log(T1P0).log_end_offset == 156 and env.log(T2P1).log_end_offset == 172
     assert env.st(T1P0).state == FETCHING and env.st(T2P1).state == FETCHING
 
@@ -264,10 +255,10 @@ def test_should_truncate_to_offset_in_epoch_offset_response_if_follower_has_no_m
     followed 2.0.1's cache here at 2.0 before this port."""
     env = Env("2.0")
     for tp in (T1P0, T2P1):
-        _runs(env, tp, [(5, 200)], hw=197)
+        _epoch_runs(env, tp, [(5, 200)], hw=197)
         env.add(tp, offset=197, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, 4, 156), T2P1: (E.NONE, 4, 202)})
+    _answer_epochs(env, {T1P0: (E.NONE, 4, 156), T2P1: (E.NONE, 4, 202)})
     assert _epoch_requests(env) == 1
     assert env.log(T1P0).log_end_offset == 156 and env.log(T2P1).log_end_offset == 200
     assert env.st(T1P0).state == FETCHING and env.st(T2P1).state == FETCHING
@@ -281,15 +272,15 @@ def test_should_fetch_leader_epoch_second_time_if_leader_replies_with_epoch_not_
     (3, 102) finish the truncation (KIP-279's rounds)."""
     env = Env("2.0")
     for tp in (T1P0, T1P1):
-        _runs(env, tp, [(3, 120), (5, 80)], hw=0)
+        _epoch_runs(env, tp, [(3, 120), (5, 80)], hw=0)
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, 4, 155), T1P1: (E.NONE, 4, 143)})
+    _answer_epochs(env, {T1P0: (E.NONE, 4, 155), T1P1: (E.NONE, 4, 143)})
     assert _epoch_requests(env) == 2 and env.sent(FetchRequest) == []
     assert env.log(T1P0).log_end_offset == 120 and env.log(T1P1).log_end_offset == 120
     second = env.pending()
     assert [e for _t, _p, _c, e in second.partitions] == [3, 3]
-    _answer(env, {T1P0: (E.NONE, 3, 101), T1P1: (E.NONE, 3, 102)})
+    _answer_epochs(env, {T1P0: (E.NONE, 3, 101), T1P1: (E.NONE, 3, 102)})
     assert _epoch_requests(env) == 2 and len(env.sent(FetchRequest)) == 1
     assert env.log(T1P0).log_end_offset == 101 and env.log(T1P1).log_end_offset == 102
 
@@ -300,10 +291,10 @@ def test_should_use_leader_end_offset_if_inter_broker_version_below_20_at_2_0():
     ends at 120 (LEO 200), truncates straight to the leader's 155 / 143: one round only."""
     env = Env("1.1")
     for tp in (T1P0, T1P1):
-        _runs(env, tp, [(3, 120), (5, 80)], hw=0)
+        _epoch_runs(env, tp, [(3, 120), (5, 80)], hw=0)
         env.add(tp, offset=0, epoch=5, state=TRUNCATING)
     env.th.do_work(env.ctx)
-    _answer(env, {T1P0: (E.NONE, UNDEFINED, 155), T1P1: (E.NONE, UNDEFINED, 143)})
+    _answer_epochs(env, {T1P0: (E.NONE, UNDEFINED, 155), T1P1: (E.NONE, UNDEFINED, 143)})
     assert _epoch_requests(env) == 1 and len(env.sent(FetchRequest)) == 1
     assert env.log(T1P0).log_end_offset == 155 and env.log(T1P1).log_end_offset == 143
 
@@ -314,7 +305,7 @@ def test_should_not_send_epoch_request_if_last_epoch_undefined_for_all_partition
     be undefined); each truncates to its high watermark and fetches."""
     env = Env("2.1")
     for tp in (T1P0, T1P1):
-        log = _runs(env, tp, [(0, 5)], hw=2)
+        log = _epoch_runs(env, tp, [(0, 5)], hw=2)
         log.leader_epoch_cache.clear()
         env.add(tp, offset=2, epoch=0, state=TRUNCATING)
     env.th.do_work(env.ctx)
@@ -339,7 +330,7 @@ def test_should_fetch_leader_epoch_request_if_last_epoch_defined_for_some_partit
     env.th.do_work(env.ctx)
     req = env.pending()
     assert [(t, p) for t, p, _c, _e in req.partitions] == [T1P0, T1P1]
-    _answer(env, {T1P0: (E.NONE, 5, 1), T1P1: (E.NONE, 5, 1)})
+    _answer_epochs(env, {T1P0: (E.NONE, 5, 1), T1P1: (E.NONE, 5, 1)})
     env.answer()
     assert _epoch_requests(env) == 1 and fetch_count(env) == 1
     for loop in (2, 3):
