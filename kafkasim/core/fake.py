@@ -49,8 +49,9 @@ class FakeMetadataCache:
     of (none unless a test adds them: Kafka's tests build an empty one); a ZooKeeper one, or
     with ``kraft`` a KRaft one that knows broker epochs (``broker_epochs``)."""
 
-    def __init__(self, kraft: bool = False, broker_epochs: dict[int, int] | None = None
-                 ) -> None:
+    def __init__(self, kraft: bool = False, broker_epochs: dict[int, int] | None = None,
+                 context: FakeContext | None = None) -> None:
+        self._context = context   # whose ``live_brokers`` are the alive brokers
         self.controller_id = -1
         self.controller_epoch = -1
         self.partitions: dict[tuple[str, int], Any] = {}
@@ -61,6 +62,10 @@ class FakeMetadataCache:
     def get_alive_broker_epoch(self, broker_id: int) -> int | None:
         """KRaftMetadataCache.getAliveBrokerEpoch."""
         return self.broker_epochs.get(broker_id)
+
+    def has_alive_broker(self, broker_id: int) -> bool:
+        """MetadataCache.hasAliveBroker: one of the fake context's live brokers."""
+        return self._context is not None and broker_id in self._context.live_brokers
 
     def contains(self, tp: tuple[str, int]) -> bool:
         """MetadataCache.contains(tp)."""
@@ -100,7 +105,7 @@ class FakeContext:
         self.meters: dict[str, int] = {}
         # ``kraft``: a KRaftMetadataCache, with ``broker_epochs`` (id -> epoch) of the unfenced
         # brokers; else a ZooKeeper one
-        self.metadata = FakeMetadataCache(kraft, broker_epochs)
+        self.metadata = FakeMetadataCache(kraft, broker_epochs, self)
         self.fetchers: dict = {}
         self.log_manager = FakeLogManager(self.logs)
         self.alter_partition_manager = AlterPartitionManager()

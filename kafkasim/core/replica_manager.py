@@ -311,10 +311,8 @@ def _leader_alive_for_follower(ctx: ReplicaManagerContext, leader: int) -> bool:
     leader is available". A leader the metadata cache does not list alive takes the `case None`
     branch: the local log exists (KAFKA-1647), but no Partition.makeFollower, no truncation and
     no fetcher (rule ``follower_skipped_without_alive_leader``)."""
-    if not ctx.rules.fetch.follower_skipped_without_alive_leader:
-        return True
-    alive = getattr(ctx.metadata, "has_alive_broker", None)   # a FakeContext may have none
-    return alive is None or alive(leader)
+    return not ctx.rules.fetch.follower_skipped_without_alive_leader or \
+        ctx.metadata.has_alive_broker(leader)
 
 
 def _stops_fetching_in_controlled_shutdown(ctx: ReplicaManagerContext, rm: ReplicaManager,
@@ -672,10 +670,9 @@ class ReplicaManager:
             st = getattr(ctx.metadata, "partitions", {}).get((topic, partition))
             leaders.append((topic, partition, st.leader, st.leader_epoch) if st is not None
                            else (topic, partition, -1, -1))
-        # metadataCache.getAliveBrokerNode (a FakeContext's metadata may have none)
-        alive = getattr(ctx.metadata, "has_alive_broker", None)
+        alive = ctx.metadata.has_alive_broker   # metadataCache.getAliveBrokerNode
         nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders
-                              if lead >= 0 and alive is not None and alive(lead)}))
+                              if lead >= 0 and alive(lead)}))
         return tuple(leaders), nodes
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
