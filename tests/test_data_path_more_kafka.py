@@ -50,6 +50,20 @@ def _epoch_runs(env: Env, tp, runs: list[tuple[int, int]], hw: int):
     return env.replica(tp, [batch(e, *range(n)) for e, n in runs], hw=hw)
 
 
+def _topic1_at_epoch_5(env: Env) -> tuple:
+    """The set-up of ReplicaFetcherThreadTest's FetchLeaderEpochRequestIfLastEpochDefined
+    ForSomePartitions: t1p0, t1p1 and t2p1 truncating at leader epoch 5 with empty logs;
+    topic1's partitions know epoch 5 (ending at LEO 0), t2p1 no epoch."""
+    tps = (T1P0, T1P1, T2P1)
+    for tp in tps:
+        log = env.replica(tp)
+        if tp != T2P1:
+            log.leader_epoch_cache.assign(5, 0)
+        env.add(tp, offset=0, epoch=5, state=TRUNCATING)
+        env.leader.set_state(tp, [], leader_epoch=5, hw=0)
+    return tps
+
+
 def _answer_epochs(env: Env, answers: dict) -> OffsetsForLeaderEpochRequest:
     """Answer the OffsetsForLeaderEpoch in flight: tp -> (error, epoch, end offset)."""
     req = env.pending()
@@ -132,13 +146,7 @@ def test_fetch_leader_epoch_request_if_last_epoch_defined_for_some_partitions():
     OffsetsForLeaderEpoch (for topic1's two) and three fetches in three loops; truncateTo runs
     three times in all (t2p1 to its HW, the others by the leader's answer)."""
     env = Env("2.7")
-    tps = (T1P0, T1P1, T2P1)
-    for tp in tps:
-        log = env.replica(tp)
-        if tp != T2P1:
-            log.leader_epoch_cache.assign(5, 0)
-        env.add(tp, offset=0, epoch=5, state=TRUNCATING)
-        env.leader.set_state(tp, [], leader_epoch=5, hw=0)
+    tps = _topic1_at_epoch_5(env)
     _count_truncations(env)
     _assert_partition_states(env, tps, ready=False, truncating=True, delayed=False)
     env.th.do_work(env.ctx)                              # loop 1

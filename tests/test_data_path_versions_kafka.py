@@ -33,6 +33,7 @@ from test_data_path_more_kafka import (
     _answer_epochs,
     _count_truncations,
     _epoch_runs,
+    _topic1_at_epoch_5,
     _truncations,
     fetch_count,
 )
@@ -320,13 +321,7 @@ def test_should_fetch_leader_epoch_request_if_last_epoch_defined_for_some_partit
     OffsetsForLeaderEpoch (topic1 only) and one Fetch; loops 2 and 3 only fetch; every
     partition is ready, none truncating or delayed."""
     env = Env("2.1")
-    tps = (T1P0, T1P1, T2P1)
-    for tp in tps:
-        log = env.replica(tp)
-        if tp != T2P1:
-            log.leader_epoch_cache.assign(5, 0)
-        env.add(tp, offset=0, epoch=5, state=TRUNCATING)
-        env.leader.set_state(tp, [], leader_epoch=5, hw=0)
+    tps = _topic1_at_epoch_5(env)
     env.th.do_work(env.ctx)
     req = env.pending()
     assert [(t, p) for t, p, _c, _e in req.partitions] == [T1P0, T1P1]
