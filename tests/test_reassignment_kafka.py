@@ -172,11 +172,14 @@ def test_is_reassignment_in_progress():
 
 
 def test_does_not_complete_reassignment_if_isr_does_not_have_all_target_replicas():
-    """testDoesNotCompleteReassignmentIfIsrDoesNotHaveAllTargetReplicas."""
+    """testDoesNotCompleteReassignmentIfIsrDoesNotHaveAllTargetReplicas (trunk, up to 4.2.0):
+    Kafka before KAFKA-19975 (``wait_for_adding_only=False``). 4.3.0 turned this case around
+    (testDoesNotCompleteReassignmentWhenReplicationFactorDecreasesAndMissingAnAddingReplicasFromISR
+    and the other KAFKA-19975 cases: tests/test_reassignment_s23_kafka.py)."""
     r = PartitionReassignmentReplicas(partition_assignment([0, 1, 2]),
                                       partition_assignment([0, 1, 3]))
     assert r.is_reassignment_in_progress()
-    assert r.maybe_complete_reassignment([3]) is None
+    assert r.maybe_complete_reassignment([3], wait_for_adding_only=False) is None
 
 
 def test_original_replicas():

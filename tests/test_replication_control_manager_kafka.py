@@ -20,7 +20,8 @@ from kafkasim's real classes:
 - ``ReplicationControlManager`` with ``max_elections_per_imbalance`` = Integer.MAX_VALUE,
   default replication factor 3, ``last_known_leader_must_be_acceptable=False`` (trunk 1eb7644
   predates KAFKA-19522) and ``last_known_leader_on_leader_loss=False`` (apache/kafka #20629
-  is 4.2.0; 4.1.0 has the older maybeUpdateLastKnownLeader too).
+  is 4.2.0; 4.1.0 has the older maybeUpdateLastKnownLeader too) and
+  ``reassignment_waits_for_adding_replicas_only=False`` (KAFKA-19975 is 4.3.0).
 
 API adaptations: Kafka's ControllerResult becomes ``(records, response)``; CreateTopics and
 DeleteTopics are per topic (``create_topic`` / ``delete_topic``); AlterPartition partitions are
@@ -121,6 +122,7 @@ class Ctx:
         kw.setdefault("max_elections_per_imbalance", 2**31 - 1)
         kw.setdefault("last_known_leader_must_be_acceptable", False)
         kw.setdefault("last_known_leader_on_leader_loss", False)  # PR #20629 is 4.2.0
+        kw.setdefault("reassignment_waits_for_adding_replicas_only", False)  # KAFKA-19975: 4.3.0
         self.rc = ReplicationControlManager(self.cc, metadata_version=mv, elr_enabled=elr, **kw)
 
     def replay(self, records):

@@ -350,6 +350,8 @@ SINCE = [
     ("broker_heartbeat_interval_checked", "4.2", "4.1"),
     # KIP-1023 / KAFKA-17302 (release from the fact sheet, unverified)
     ("follower_fetch_from_last_tiered_offset", "4.3", "4.2"),
+    # KAFKA-19975 / PR #21114 (3d267d4536): in 4.3.0 a9ce322153, not in 4.2.0 a18251bae0
+    ("reassignment_waits_for_adding_replicas_only", "4.3", "4.2"),
     # KAFKA-18940 / PR #19156: PartitionRegistration.electionWasClean counts an ELR leader as clean
     ("unclean_metric_excludes_elr", "4.0", "3.9"),
     # KAFKA-19212 / PR #19590: TopicDelta election counts, ElectionFromEligibleLeaderReplicasPerSec
@@ -646,6 +648,7 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "follower_append_bounded_by_leader_epoch"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
                                      "last_known_leader_on_leader_loss"}
-    assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset"}
+    assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
+                                     "reassignment_waits_for_adding_replicas_only"}
     # every 4.4 change kafkasim knows of is one it does not model (NOT_MODELLED_4X below)
     assert changed("4.3", "4.4") == set()

@@ -51,7 +51,9 @@ def make_managers(settings: dict):
         default_num_partitions=settings["num.partitions"],
         topic_id_factory=partial(_topic_id, settings["seed"]),
         last_known_leader_must_be_acceptable=settings["last_known_leader_must_be_acceptable"],
-        last_known_leader_on_leader_loss=settings["last_known_leader_on_leader_loss"])
+        last_known_leader_on_leader_loss=settings["last_known_leader_on_leader_loss"],
+        reassignment_waits_for_adding_replicas_only=settings.get(
+            "reassignment_waits_for_adding_replicas_only", True))
     cc.broker_unclean_shutdown_handler = rc.handle_broker_unclean_shutdown
     cc.broker_shutdown_handler = rc.handle_broker_shutdown
     return cc, rc
@@ -111,6 +113,9 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         "last_known_leader_must_be_acceptable": version_at_least(kafka_version, "4.1"),
         # apache/kafka #20629 (4.2.0): PartitionChangeBuilder.maybeUpdateLastKnownLeader
         "last_known_leader_on_leader_loss": bool(rules.elections.last_known_leader_on_leader_loss),
+        # KAFKA-19975 (4.3.0): PartitionReassignmentReplicas.maybeCompleteReassignment
+        "reassignment_waits_for_adding_replicas_only":
+            bool(rules.tools.reassignment_waits_for_adding_replicas_only),
         "periodic_tasks": periodic,
         # 4.0.0 (KAFKA-18138) starts a session for every registered broker on activation;
         # 4.1 (KAFKA-19130) for unfenced brokers only

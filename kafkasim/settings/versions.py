@@ -1190,6 +1190,18 @@ class ToolRules:
         ref="KIP-455",
         doc="partition reassignment through Admin.alterPartitionReassignments",
     )
+    # KAFKA-19975 (apache/kafka #21114, 3d267d4536: in 4.3.0 a9ce322153, not in 4.2.0
+    # a18251bae0): the KRaft controller's PartitionReassignmentReplicas.maybeCompleteReassignment
+    # completes a reassignment once the replicas being added are in the ISR; only a reassignment
+    # that removes more replicas than it adds still waits for every target replica
+    # (PartitionReassignmentReplicasTest.testCanCompleteReassignmentIfIsrDoesNotHaveAnExisting
+    # TargetReplica @4.3.0). Before, an out-of-sync replica kept by the reassignment blocked it.
+    reassignment_waits_for_adding_replicas_only: bool = _rule(
+        since="4.3",
+        ref="KAFKA-19975 (PartitionReassignmentReplicas.maybeCompleteReassignment)",
+        doc="KRaft: a reassignment completes once its adding replicas are in the ISR (every "
+        "target replica only when it removes more replicas than it adds)",
+    )
     # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
     leader_election_tool: bool = _rule(
         since="2.4",

@@ -192,6 +192,9 @@ class PartitionChangeBuilder:
         # remember the old one unless LastKnownElr is already set; a real one: clear it).
         # False is 4.1.x and before (keyed on an emptied ISR).
         self.last_known_leader_on_leader_loss = True
+        # KAFKA-19975 (4.3.0): a reassignment completes once its adding replicas are in the
+        # ISR; False is 4.2.x and before (every target replica must be in the ISR).
+        self.reassignment_waits_for_adding_replicas_only = True
 
     # -- setters (fluent, as in Kafka) ------------------------------------------------------
     def set_target_isr(self, isr: Iterable[int]) -> PartitionChangeBuilder:
@@ -266,6 +269,13 @@ class PartitionChangeBuilder:
         self.last_known_leader_on_leader_loss = bool(b)
         return self
 
+    def set_reassignment_waits_for_adding_replicas_only(self, b: bool) -> PartitionChangeBuilder:
+        """True (default) is 4.3.0+ (KAFKA-19975): PartitionReassignmentReplicas
+        .maybeCompleteReassignment waits only for the adding replicas (every target replica
+        when the reassignment removes more than it adds). False reproduces 4.2.x and before."""
+        self.reassignment_waits_for_adding_replicas_only = bool(b)
+        return self
+
     def record_version(self) -> int:
         """The PartitionChangeRecord version Kafka writes at this metadata.version."""
         return self.metadata_version.partition_change_record_version()
@@ -316,7 +326,9 @@ class PartitionChangeBuilder:
         """completeReassignmentIfNeeded: PartitionReassignmentReplicas of the targets."""
         done = PartitionReassignmentReplicas(self.target_removing, self.target_adding,
                                              self.target_replicas) \
-            .maybe_complete_reassignment(self.target_isr)
+            .maybe_complete_reassignment(
+                self.target_isr,
+                wait_for_adding_only=self.reassignment_waits_for_adding_replicas_only)
         if done is None:
             return
         self.target_replicas, self.target_isr = done.replicas, done.isr

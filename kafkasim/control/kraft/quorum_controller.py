@@ -391,6 +391,17 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    def create_partitions(self, ctx, topics: Iterable,
+                          future: ControllerFuture | None = None) -> ControllerFuture:
+        """createPartitions -> ReplicationControlManager.createPartitions: the records of every
+        topic in one batch; the future's value is the CreatePartitionsTopicResult list."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        records, results = self.replication_control.create_partitions(topics)
+        self.write(ctx, records, op, results, reason="partitions created")
+        return op
+
     def incremental_alter_configs(self, ctx, config_changes: dict, validate_only: bool,
                                   future: ControllerFuture | None = None) -> ControllerFuture:
         """incrementalAlterConfigs -> ConfigurationControlManager.incrementalAlterConfigs:

@@ -8,8 +8,9 @@ of AlterPartitionReassignments / ListPartitionReassignments that
 
 A reassignment goes through two PartitionChangeRecords: the first puts the target replicas in
 front of the replica list, followed by the replicas being removed, and sets ``adding_replicas``
-/ ``removing_replicas``; once the ISR holds every target replica (or, with nothing to add, at
-least one replica that stays), ``PartitionChangeBuilder`` writes the second, which drops the
+/ ``removing_replicas``; once the ISR holds every adding replica (4.3.0+, KAFKA-19975; every
+target replica when more are removed than added, and before 4.3.0 always) and at least one
+replica that stays, ``PartitionChangeBuilder`` writes the second, which drops the
 removing replicas from the replicas and the ISR and clears both lists (``maybe_complete
 _reassignment``). Cancelling reverts to the replicas before the reassignment
 (``PartitionReassignmentRevert``).
@@ -106,11 +107,16 @@ class PartitionReassignmentReplicas:
     def is_reassignment_in_progress(self) -> bool:
         return bool(self.removing or self.adding)
 
-    def maybe_complete_reassignment(self, target_isr: Iterable[int]
+    def maybe_complete_reassignment(self, target_isr: Iterable[int], *,
+                                    wait_for_adding_only: bool = True
                                     ) -> CompletedReassignment | None:
-        """maybeCompleteReassignment: once the ISR (without the removing replicas) holds every
-        replica that stays, the replicas and ISR without the removing ones; None while the
-        reassignment must wait, or when there is none."""
+        """maybeCompleteReassignment: the replicas and ISR without the removing replicas, or
+        None while the reassignment must wait (or when there is none). It waits while the ISR
+        without the removing replicas is empty, and (4.3.0+, KAFKA-19975) until every adding
+        replica is in it, and until every target replica is in it only when the reassignment
+        removes more replicas than it adds. ``wait_for_adding_only=False`` is Kafka before
+        4.3.0: every target replica must be in the ISR (an out-of-sync replica the
+        reassignment keeps blocks it)."""
         if not self.is_reassignment_in_progress():
             return None
         new_isr = list(target_isr)
@@ -122,7 +128,10 @@ class PartitionReassignmentReplicas:
             new_replicas = [r for r in new_replicas if r not in self.removing]
             if not new_replicas:
                 return None
-        if not set(new_replicas) <= set(new_isr):
+        must_be_in_isr = new_replicas
+        if wait_for_adding_only and len(self.adding) >= len(self.removing):
+            must_be_in_isr = self.adding
+        if not set(must_be_in_isr) <= set(new_isr):
             return None
         return CompletedReassignment(new_replicas, new_isr)
 
@@ -241,8 +250,11 @@ class ListPartitionReassignmentsResponse(NamedTuple):
 
 def api_error(exc: ControllerApiException) -> tuple[str, str | None]:
     """ApiError.fromThrowable: the error and the exception's message, None when that is the
-    error's default message (a NoReassignmentInProgressException as the controller throws it)."""
+    error's default message (a NoReassignmentInProgressException as the controller throws it)
+    or when the exception has none (Kafka's no-argument constructors leave it null)."""
     message = str(exc)
+    if not message:
+        return exc.error, None
     if exc.error == NO_REASSIGNMENT_IN_PROGRESS and message == NO_REASSIGNMENT_IN_PROGRESS_MESSAGE:
         return exc.error, None
     return exc.error, message

@@ -14,8 +14,7 @@ Differences from Kafka, all about order or scope, none about outcomes:
 - Kafka walks partitions in the order of its hash maps keyed by random topic UUIDs (BrokersToIsrs,
   imbalancedPartitions), which no two runs share. Here topics are walked in creation order and
   partitions by id, so a batch of PartitionChangeRecords has a stable order.
-- Directories (JBOD), create-topic policies, mutation quotas and CreatePartitions are not
-  modelled.
+- Directories (JBOD), create-topic policies and mutation quotas are not modelled.
 - ``list_partition_reassignments`` walks topics in creation order and partitions by id (Kafka:
   its reassigningTopics map's hash order, partitions in the order they started reassigning).
 """
@@ -109,6 +108,23 @@ class CreatableTopic(NamedTuple):
     replication_factor: int = -1
     assignments: list[list[int]] | dict[int, list[int]] | None = None
     configs: dict[str, str | None] | None = None
+
+
+class CreatePartitionsTopic(NamedTuple):
+    """CreatePartitionsRequestData.CreatePartitionsTopic: the topic, its new partition count,
+    and the replicas of each added partition (None: the replica placer chooses)."""
+
+    name: str
+    count: int
+    assignments: list[list[int]] | None = None
+
+
+class CreatePartitionsTopicResult(NamedTuple):
+    """CreatePartitionsResponseData.CreatePartitionsTopicResult."""
+
+    name: str
+    error: str = E.NONE
+    error_message: str | None = None
 
 
 class AlterPartitionResult(NamedTuple):
@@ -257,7 +273,8 @@ class ReplicationControlManager:
                  max_elections_per_imbalance: int = DEFAULT_MAX_ELECTIONS_PER_IMBALANCE,
                  controller_id: int | None = None,
                  last_known_leader_must_be_acceptable: bool = True,
-                 last_known_leader_on_leader_loss: bool = True) -> None:
+                 last_known_leader_on_leader_loss: bool = True,
+                 reassignment_waits_for_adding_replicas_only: bool = True) -> None:
         self.cluster_control = cluster_control
         self.metadata_version = MetadataVersion.parse(metadata_version)
         self.eligible_leader_replicas_enabled = bool(elr_enabled)
@@ -267,10 +284,15 @@ class ReplicationControlManager:
         self.default_num_partitions = default_num_partitions
         self.max_elections_per_imbalance = max_elections_per_imbalance
         self.controller_id = controller_id
-        # KAFKA-19522 (4.1.0+); False reproduces 4.0.x (see PartitionChangeBuilder)
-        self.last_known_leader_must_be_acceptable = last_known_leader_must_be_acceptable
-        # apache/kafka #20629 (4.2.0+); False reproduces 4.1.x (see PartitionChangeBuilder)
-        self.last_known_leader_on_leader_loss = last_known_leader_on_leader_loss
+        #: the version-dependent PartitionChangeBuilder settings every builder gets (flag ->
+        #: value): KAFKA-19522 (4.1.0+; False is 4.0.x), apache/kafka #20629 (4.2.0+; False is
+        #: 4.1.x), KAFKA-19975 (4.3.0+; False is 4.2.x)
+        self.builder_options: dict[str, bool] = {
+            "last_known_leader_must_be_acceptable": bool(last_known_leader_must_be_acceptable),
+            "last_known_leader_on_leader_loss": bool(last_known_leader_on_leader_loss),
+            "reassignment_waits_for_adding_replicas_only":
+                bool(reassignment_waits_for_adding_replicas_only),
+        }
         self._topics: dict[str, TopicControlInfo] = {}       # topic id -> info
         self._topics_by_name: dict[str, str] = {}
         self.configuration_control = ConfigurationControlManager(
@@ -312,12 +334,12 @@ class ReplicationControlManager:
         (without directories): clusterControl.isActive unless given."""
         if acceptor is None:
             acceptor = self.cluster_control.is_active
-        return PartitionChangeBuilder(
+        builder = PartitionChangeBuilder(
             info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
-            self.get_topic_effective_min_isr(info.name),
-        ).set_eligible_leader_replicas_enabled(self.is_elr_enabled()) \
-            .set_last_known_leader_must_be_acceptable(self.last_known_leader_must_be_acceptable) \
-            .set_last_known_leader_on_leader_loss(self.last_known_leader_on_leader_loss)
+            self.get_topic_effective_min_isr(info.name), self.is_elr_enabled())
+        for flag, value in self.builder_options.items():
+            getattr(builder, f"set_{flag}")(value)
+        return builder
 
     def _topic(self, topic: str) -> TopicControlInfo | None:
         tid = self._topics_by_name.get(topic)
@@ -505,6 +527,27 @@ class ReplicationControlManager:
         if info is None:
             return [], E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
         return [RemoveTopicRecord(info.id)], E.NONE
+
+    # ================================================================ create partitions
+    def create_partitions(self, topics: Iterable
+                          ) -> tuple[list, list[CreatePartitionsTopicResult]]:
+        """createPartitions (CreatePartitions, KIP-195 as KIP-631's controller runs it):
+        ``topics`` holds CreatePartitionsTopic-like ``(name, count, assignments or None)``;
+        each topic is answered on its own (ApiError.fromThrowable of what ``_create_partitions``
+        throws), the records of all go in one atomic batch. The controller mutation quota
+        (ThrottlingQuotaExceededException) is not modelled."""
+        records: list = []
+        results = []
+        for topic in topics:
+            name, count, assignments = (tuple(topic) + (None,))[:3]
+            try:
+                records.extend(_create_partitions(self, name, count, assignments))
+            except ControllerApiException as e:
+                error, message = api_error(e)
+                results.append(CreatePartitionsTopicResult(name, error, message))
+                continue
+            results.append(CreatePartitionsTopicResult(name))
+        return records, results
 
     # ================================================================= AlterPartition
     def alter_partition(self, broker_id: int, broker_epoch: int, topics: Iterable, *,
@@ -916,6 +959,65 @@ class ReplicationControlManager:
 
 
 # -- partition reassignment: ReplicationControlManager's per-partition steps ----------------------
+class InvalidPartitionsException(ControllerApiException):
+    """org.apache.kafka.common.errors.InvalidPartitionsException."""
+
+    error = E.INVALID_PARTITIONS
+
+
+def _create_partitions(rc: ReplicationControlManager, name: str, count: int,
+                       assignments) -> list:
+    """ReplicationControlManager.createPartitions(context, topic, records): Kafka's checks in
+    its order (unknown topic, count not an increase, assignments not matching the added
+    partitions, each manual assignment as validateManualPartitionAssignment with the topic's
+    replication factor and with some active broker), then one PartitionRecord per added
+    partition: its ISR is the active replicas, its leader the first of them."""
+    info = rc._topic(name)
+    if info is None or info.name != name:
+        raise UnknownTopicOrPartitionException()
+    current = len(info.parts)
+    if count == current:
+        raise InvalidPartitionsException(f"Topic already has {current} partition(s).")
+    if count < current:
+        raise InvalidPartitionsException(
+            f"The topic {name} currently has {current} partition(s); {count} would not be an "
+            "increase.")
+    additional = count - current
+    if assignments is not None and len(assignments) != additional:
+        raise InvalidReplicaAssignmentException(
+            f"Attempted to add {additional} additional partition(s), but only "
+            f"{len(assignments)} assignment(s) were specified.")
+    rf = len(next(iter(info.parts.values())).replicas)
+    active = rc.cluster_control.is_active
+    if assignments is not None:
+        placements = []
+        for i, brokers in enumerate(assignments):
+            brokers = list(getattr(brokers, "broker_ids", brokers))
+            msg = validate_manual_partition_assignment(rc._registrations(), brokers, rf)
+            if msg is not None:
+                raise InvalidReplicaAssignmentException(msg)
+            if not any(active(b) for b in brokers):
+                raise InvalidReplicaAssignmentException(
+                    "All brokers specified in the manual partition assignment for partition "
+                    f"{current + i} are fenced or in controlled shutdown.")
+            placements.append(brokers)
+    else:
+        try:
+            placements = place_replicas(rc.cluster_control, rc.replica_placer, additional, rf)
+        except ValueError as e:
+            raise InvalidReplicationFactorException(str(e)) from None
+    records = []
+    for pid, replicas in enumerate(placements, start=current):
+        isr = [b for b in replicas if active(b)]
+        if not isr:
+            raise InvalidReplicationFactorException(
+                f"Unable to replicate the partition {rf} time(s): All brokers are currently "
+                "fenced or in controlled shutdown.")
+        part = PartitionRegistration(tuple(replicas), tuple(isr), leader=isr[0])
+        records.append(_to_partition_record(info.id, pid, part))
+    return records
+
+
 def _alter_partition_reassignment(rc: ReplicationControlManager, topic_name: str,
                                   partition_index: int, replicas, allow_rf_change: bool = True
                                   ) -> PartitionChangeRecord | None:
