@@ -12,12 +12,18 @@ testCreatePartitionsFailsWithManualAssignmentWithAllFenced (all four the same at
 tests/test_replication_control_manager_kafka.py (``Ctx``); Kafka's ControllerResult is
 ``(records, results)``, CreatePartitionsTopic is ``(name, count, assignments or None)``.
 
+Also the placement messages of testCreateTopics and testInvalidCreateTopicsWithValidateOnlyFlag
+@4.3.0, which KIP-1066 (KAFKA-19774, cordoned log directories) changed in StripedReplicaPlacer:
+strict xfails, see ``CORDONED_MESSAGES``.
+
 Left out: testCreatePartitionsWithMutationQuotaExceeded (controller mutation quotas are not
-modelled), the directories of testCreatePartitions.
+modelled), the directories of testCreatePartitions, testHandleDirectoriesCordoned (JBOD log
+directories are not modelled).
 """
 
 from __future__ import annotations
 
+import pytest
 from test_replication_control_manager_kafka import Ctx
 
 from kafkasim.control.kraft.records import PartitionRecord, PartitionRegistration
@@ -157,3 +163,44 @@ def test_create_partitions_through_the_quorum_controller():
     rc = env.active.replication_control
     assert sorted(rc.topics()["foo"]) == [0, 1, 2]
     assert all(len(p.replicas) == 2 and p.isr == p.replicas for p in rc.topics()["foo"].values())
+
+
+# ============================================== KIP-1066's placement messages (4.3.0, not fixed)
+#: KAFKA-19774 (a45d36ca5d, in 4.3.0 a9ce322153, not in 4.2.0) rewrote StripedReplicaPlacer's two
+#: InvalidReplicationFactorException messages. kafkasim keeps the older wording at every version:
+#: switching it at 4.3 (the default profile) changes the saved output of
+#: notebooks/01-replication-basics.ipynb (its refused topic prints the 'are registered' message)
+#: and kafkasim.course.narration's translated message, which the lead re-executes.
+CORDONED_MESSAGES = pytest.mark.xfail(strict=True, reason=(
+    "DEVIATION: Kafka 4.3.0 StripedReplicaPlacer says 'All brokers are currently fenced, or have "
+    "all their log directories cordoned.' / '... broker(s) are registered or some brokers have "
+    "all their log directories cordoned.' (KIP-1066, KAFKA-19774; ReplicationControlManagerTest"
+    ".java:639 and :897 @4.3.0); kafkasim keeps the 4.2 wording (a notebook output depends on "
+    "it)"))
+
+
+@CORDONED_MESSAGES
+def test_create_topics_all_fenced_message_4_3():
+    """testCreateTopics @4.3.0 (ReplicationControlManagerTest.java:639): no broker registered,
+    foo cannot be placed."""
+    _, r = Ctx().rc.create_topic("foo")
+    assert (r.error, r.error_message) == (
+        E.INVALID_REPLICATION_FACTOR,
+        "Unable to replicate the partition 3 time(s): All brokers are currently fenced, or have "
+        "all their log directories cordoned.")
+
+
+@CORDONED_MESSAGES
+def test_invalid_create_topics_with_validate_only_flag_message_4_3():
+    """testInvalidCreateTopicsWithValidateOnlyFlag @4.3.0 (ReplicationControlManagerTest.java
+    :897): replication factor 4 on three brokers."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    records, r = ctx.rc.create_topic("foo", 1, 4, validate_only=True)
+    assert records == []
+    assert (r.error, r.error_message) == (
+        E.INVALID_REPLICATION_FACTOR,
+        "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot "
+        "be reached because only 3 broker(s) are registered or some brokers have all their log "
+        "directories cordoned.")

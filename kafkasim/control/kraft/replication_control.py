@@ -2,7 +2,8 @@
 
 Follows org.apache.kafka.controller.ReplicationControlManager (metadata module, trunk 1eb7644,
 2024-10-25) plus the 4.x ``ClearElrRecord`` handling (KAFKA-16540: changing
-``min.insync.replicas`` clears ELRs; ``replayClearAllElrs`` / ``replayClearTopicElrs``).
+``min.insync.replicas`` clears ELRs; ``replayClearAllElrs`` / ``replayClearTopicElrs``) and
+``createPartitions`` as 4.3.0 has it (the same checks since 3.0).
 
 As in Kafka, generation never mutates: every generating method returns records (and a response)
 and state changes only in :meth:`ReplicationControlManager.replay`. Records for the cluster
