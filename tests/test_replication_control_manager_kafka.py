@@ -38,13 +38,14 @@ starting from the PartitionChangeRecord that Kafka's alterPartitionReassignments
 Left out (not modelled by kafkasim): testCreateTopicsWithMutationQuotaExceeded,
 testDeleteTopicsWithMutationQuotaExceeded, the quota half of testCreateTopicsWithValidateOnlyFlag
 (controller mutation quotas); testCreateTopicsWithPolicy (CreateTopicPolicy);
-testCreatePartitions, testCreatePartitionsWithMutationQuotaExceeded,
-testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown,
-testCreatePartitionsISRInvariants, testCreatePartitionsFailsWithManualAssignmentWithAllFenced
-(no CreatePartitions);
-testProcessExpiredBrokerHeartbeat (no processExpiredBrokerHeartbeat); the directory half of
+testCreatePartitionsWithMutationQuotaExceeded; the directory half of
 testKRaftClusterDescriber and testHandleAssignReplicasToDirs*, testHandleDirectoriesOffline (no
 JBOD directories).
+
+Ported at 4.3.0 in tests/test_replication_control_s23_kafka.py: testCreatePartitions,
+testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown,
+testCreatePartitionsISRInvariants, testCreatePartitionsFailsWithManualAssignmentWithAllFenced,
+testProcessExpiredBrokerHeartbeat.
 
 Not repeated (tests/test_replication_control.py ports them with the same assertions):
 testTopicNameCollision, testValidateBadManualPartitionAssignments,

@@ -12,6 +12,9 @@ testCreatePartitionsFailsWithManualAssignmentWithAllFenced (all four the same at
 tests/test_replication_control_manager_kafka.py (``Ctx``); Kafka's ControllerResult is
 ``(records, results)``, CreatePartitionsTopic is ``(name, count, assignments or None)``.
 
+testProcessExpiredBrokerHeartbeat (@4.3.0, the same since 3.5.0) on
+``ReplicationControlManager.process_expired_broker_heartbeat``.
+
 Also the placement messages of testCreateTopics and testInvalidCreateTopicsWithValidateOnlyFlag
 @4.3.0, which KIP-1066 (KAFKA-19774, cordoned log directories) changed in StripedReplicaPlacer:
 strict xfails, see ``CORDONED_MESSAGES``.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import pytest
 from test_replication_control_manager_kafka import Ctx
 
+from kafkasim.control.kraft.cluster_control import StaleBrokerEpochException
 from kafkasim.control.kraft.records import PartitionRecord, PartitionRegistration
 from kafkasim.control.kraft.replication_control import (
     CreatePartitionsTopic,
@@ -163,6 +167,33 @@ def test_create_partitions_through_the_quorum_controller():
     rc = env.active.replication_control
     assert sorted(rc.topics()["foo"]) == [0, 1, 2]
     assert all(len(p.replicas) == 2 and p.isr == p.replicas for p in rc.topics()["foo"].values())
+
+
+def test_process_expired_broker_heartbeat():
+    """testProcessExpiredBrokerHeartbeat @4.3.0: 100 ms later, an expired heartbeat of broker 0
+    (epoch 100, metadata offset 123) still updates its heartbeat state."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    ctx.now += 100
+    ctx.rc.process_expired_broker_heartbeat(0, 100, 123, now_ms=ctx.now)
+    (state,) = [b for b in ctx.cc.heartbeat_manager.brokers() if b.id == 0]
+    assert (state.id, state.metadata_offset) == (0, 123)
+    # continued: the contact renews the session, as a heartbeat's touch does
+    assert state.last_contact_ms == ctx.now
+
+
+def test_process_expired_broker_heartbeat_checks_the_broker_epoch():
+    """ReplicationControlManager.processExpiredBrokerHeartbeat @4.3.0: checkBrokerEpoch comes
+    first, so a stale epoch throws StaleBrokerEpochException and touches nothing."""
+    ctx = Ctx()
+    ctx.register(0)
+    ctx.unfence(0)
+    before = [(b.id, b.metadata_offset) for b in ctx.cc.heartbeat_manager.brokers()]
+    with pytest.raises(StaleBrokerEpochException,
+                       match="Expected broker epoch 100, but got broker epoch 99"):
+        ctx.rc.process_expired_broker_heartbeat(0, 99, 123, now_ms=ctx.now)
+    assert [(b.id, b.metadata_offset) for b in ctx.cc.heartbeat_manager.brokers()] == before
 
 
 # ============================================== KIP-1066's placement messages (4.3.0, not fixed)

@@ -284,7 +284,6 @@ class ReplicationControlManager:
         self.default_replication_factor = default_replication_factor
         self.default_num_partitions = default_num_partitions
         self.max_elections_per_imbalance = max_elections_per_imbalance
-        self.controller_id = controller_id
         #: the version-dependent PartitionChangeBuilder settings every builder gets (flag ->
         #: value): KAFKA-19522 (4.1.0+; False is 4.0.x), apache/kafka #20629 (4.2.0+; False is
         #: 4.1.x), KAFKA-19975 (4.3.0+; False is 4.2.x)
@@ -769,6 +768,19 @@ class ReplicationControlManager:
                                              NO_LEADER, records,
                                              self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id))
         return records
+
+    def process_expired_broker_heartbeat(self, broker_id: int, broker_epoch: int,
+                                         current_metadata_offset: int,
+                                         now_ms: int | None = None) -> None:
+        """processExpiredBrokerHeartbeat (3.5.0+): a heartbeat that timed out in the
+        controller's overloaded event queue still renews the broker's session (checkBrokerEpoch
+        first, then heartbeatManager.touch with the registration's fencing and the reported
+        metadata offset); it writes nothing. kafkasim's QuorumController has no event-queue
+        deadlines, so only a caller such as Kafka's test reaches it."""
+        cc = self.cluster_control
+        cc.check_broker_epoch(broker_id, broker_epoch)
+        cc.heartbeat_manager.touch(broker_id, cc.broker_registrations[broker_id].fenced,
+                                   current_metadata_offset, cc._clock(now_ms))
 
     def handle_broker_state_change(self, broker_id: int, broker_epoch: int, current_state,
                                    next_state) -> list:
