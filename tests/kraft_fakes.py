@@ -73,6 +73,9 @@ class FakeClusterControl:
         reg = self.broker_registrations.get(broker_id)
         return reg is not None and not reg.fenced and not reg.in_controlled_shutdown
 
+    #: the placer refusals' wording: 4.2's (StripedReplicaPlacer before KIP-1066)
+    cordoned_dirs_in_messages = False
+
     def usable_brokers(self) -> list[UsableBroker]:
         return [UsableBroker(r.id, r.rack, r.fenced)
                 for _, r in sorted(self.broker_registrations.items())

@@ -16,8 +16,8 @@ testProcessExpiredBrokerHeartbeat (@4.3.0, the same since 3.5.0) on
 ``ReplicationControlManager.process_expired_broker_heartbeat``.
 
 Also the placement messages of testCreateTopics and testInvalidCreateTopicsWithValidateOnlyFlag
-@4.3.0, which KIP-1066 (KAFKA-19774, cordoned log directories) changed in StripedReplicaPlacer:
-strict xfails, see ``CORDONED_MESSAGES``.
+@4.3.0, which KIP-1066 (KAFKA-19774, cordoned log directories) changed in StripedReplicaPlacer
+(rule ``placement_messages_name_cordoned_dirs``, since 4.3).
 
 Left out: testCreatePartitionsWithMutationQuotaExceeded (controller mutation quotas are not
 modelled), the directories of testCreatePartitions, testHandleDirectoriesCordoned (JBOD log
@@ -198,34 +198,30 @@ def test_process_expired_broker_heartbeat_checks_the_broker_epoch():
 
 # ============================================== KIP-1066's placement messages (4.3.0, not fixed)
 #: KAFKA-19774 (a45d36ca5d, in 4.3.0 a9ce322153, not in 4.2.0) rewrote StripedReplicaPlacer's two
-#: InvalidReplicationFactorException messages. kafkasim keeps the older wording at every version:
-#: switching it at 4.3 (the default profile) changes the saved output of
-#: notebooks/01-replication-basics.ipynb (its refused topic prints the 'are registered' message)
-#: and kafkasim.course.narration's translated message, which the lead re-executes.
-CORDONED_MESSAGES = pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: Kafka 4.3.0 StripedReplicaPlacer says 'All brokers are currently fenced, or have "
-    "all their log directories cordoned.' / '... broker(s) are registered or some brokers have "
-    "all their log directories cordoned.' (KIP-1066, KAFKA-19774; ReplicationControlManagerTest"
-    ".java:639 and :897 @4.3.0); kafkasim keeps the 4.2 wording (a notebook output depends on "
-    "it)"))
+#: InvalidReplicationFactorException messages (KIP-1066): rule
+#: ``placement_messages_name_cordoned_dirs``, the placer's ``cordoned_dirs_in_messages``.
 
 
-@CORDONED_MESSAGES
+def _ctx_4_3() -> Ctx:
+    ctx = Ctx()
+    ctx.cc.replica_placer.cordoned_dirs_in_messages = True
+    return ctx
+
+
 def test_create_topics_all_fenced_message_4_3():
     """testCreateTopics @4.3.0 (ReplicationControlManagerTest.java:639): no broker registered,
     foo cannot be placed."""
-    _, r = Ctx().rc.create_topic("foo")
+    _, r = _ctx_4_3().rc.create_topic("foo")
     assert (r.error, r.error_message) == (
         E.INVALID_REPLICATION_FACTOR,
         "Unable to replicate the partition 3 time(s): All brokers are currently fenced, or have "
         "all their log directories cordoned.")
 
 
-@CORDONED_MESSAGES
 def test_invalid_create_topics_with_validate_only_flag_message_4_3():
     """testInvalidCreateTopicsWithValidateOnlyFlag @4.3.0 (ReplicationControlManagerTest.java
     :897): replication factor 4 on three brokers."""
-    ctx = Ctx()
+    ctx = _ctx_4_3()
     ctx.register(0, 1, 2)
     ctx.unfence(0, 1, 2)
     records, r = ctx.rc.create_topic("foo", 1, 4, validate_only=True)
@@ -235,3 +231,21 @@ def test_invalid_create_topics_with_validate_only_flag_message_4_3():
         "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot "
         "be reached because only 3 broker(s) are registered or some brokers have all their log "
         "directories cordoned.")
+
+
+@pytest.mark.parametrize("version,suffix", [
+    ("4.2", "are registered."),
+    ("4.3", "are registered or some brokers have all their log directories cordoned.")])
+def test_kraft_cluster_refuses_a_topic_in_its_release_wording(version, suffix):
+    """testInvalidCreateTopicsWithValidateOnlyFlag's refusal through a KRaft cluster of each
+    release (the rule reaches the controller's placer): 4.2.0 a18251bae0 and 4.3.0 a9ce322153
+    StripedReplicaPlacer.java:413-415."""
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.settings.exceptions import ClusterError
+    c = Cluster(brokers=3, seed=1, kafka_version=version)
+    c.run(3000)
+    with pytest.raises(ClusterError) as e:
+        c.create_topic("demo", partitions=1, replication_factor=4)
+    assert str(e.value).startswith(
+        "Cannot create topic 'demo': Unable to replicate the partition 4 time(s): The target "
+        "replication factor of 4 cannot be reached because only 3 broker(s) " + suffix)

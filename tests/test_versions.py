@@ -352,6 +352,8 @@ SINCE = [
     ("follower_fetch_from_last_tiered_offset", "4.3", "4.2"),
     # KAFKA-19975 / PR #21114 (3d267d4536): in 4.3.0 a9ce322153, not in 4.2.0 a18251bae0
     ("reassignment_waits_for_adding_replicas_only", "4.3", "4.2"),
+    # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0
+    ("placement_messages_name_cordoned_dirs", "4.3", "4.2"),
     # KAFKA-18940 / PR #19156: PartitionRegistration.electionWasClean counts an ELR leader as clean
     ("unclean_metric_excludes_elr", "4.0", "3.9"),
     # KAFKA-19212 / PR #19590: TopicDelta election counts, ElectionFromEligibleLeaderReplicasPerSec
@@ -649,6 +651,7 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
                                      "last_known_leader_on_leader_loss"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
-                                     "reassignment_waits_for_adding_replicas_only"}
+                                     "reassignment_waits_for_adding_replicas_only",
+                                     "placement_messages_name_cordoned_dirs"}
     # every 4.4 change kafkasim knows of is one it does not model (NOT_MODELLED_4X below)
     assert changed("4.3", "4.4") == set()

@@ -142,6 +142,10 @@ TEMPLATES = (
     N_("Unable to replicate the partition {rf} time(s): {why}"),
     N_("The target replication factor of {rf} cannot be reached because only {n} broker(s) are "
        "registered."),
+    # the same two from Kafka 4.3 (KIP-1066: log directories can be cordoned)
+    N_("All brokers are currently fenced, or have all their log directories cordoned."),
+    N_("The target replication factor of {rf} cannot be reached because only {n} broker(s) are "
+       "registered or some brokers have all their log directories cordoned."),
     N_("Replication factor: {rf} larger than available brokers: {n}."),
     N_("{n} invalid run spec(s); nothing was run:"),
     N_("run {i} ({params}) seed {s}: {error}"),

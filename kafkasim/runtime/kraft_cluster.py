@@ -19,6 +19,7 @@ from kafkasim.control.kraft.cluster_control import ClusterControlManager
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
+from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer
 from kafkasim.core import events as ev
 from kafkasim.runtime.controller_server import ControllerServer
 from kafkasim.settings import config as kconfig
@@ -37,7 +38,9 @@ def make_managers(settings: dict):
     mv = MetadataVersion.parse(settings["metadata.version"])
     cc = ClusterControlManager(
         session_timeout_ms=settings["broker.session.timeout.ms"], metadata_version=mv,
-        placer_random=JavaRandom(settings["seed"]),
+        replica_placer=StripedReplicaPlacer(
+            JavaRandom(settings["seed"]),
+            cordoned_dirs_in_messages=settings["placement_messages_name_cordoned_dirs"]),
         registration_rules=settings["registration_rules"],
         heartbeat_options=settings["heartbeat_options"],
         activate_tracks_fenced=settings.get("activate_tracks_fenced", False))
@@ -116,6 +119,9 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         # KAFKA-19975 (4.3.0): PartitionReassignmentReplicas.maybeCompleteReassignment
         "reassignment_waits_for_adding_replicas_only":
             bool(rules.tools.reassignment_waits_for_adding_replicas_only),
+        # KIP-1066 (4.3.0): StripedReplicaPlacer's refusals name cordoned log directories
+        "placement_messages_name_cordoned_dirs":
+            bool(rules.tools.placement_messages_name_cordoned_dirs),
         "periodic_tasks": periodic,
         # 4.0.0 (KAFKA-18138) starts a session for every registered broker on activation;
         # 4.1 (KAFKA-19130) for unfenced brokers only

@@ -1202,6 +1202,17 @@ class ToolRules:
         doc="KRaft: a reassignment completes once its adding replicas are in the ISR (every "
         "target replica only when it removes more replicas than it adds)",
     )
+    # KIP-1066 / KAFKA-19774 (a45d36ca5d, in 4.3.0 a9ce322153, not in 4.2.0): the two
+    # InvalidReplicationFactorException messages of StripedReplicaPlacer also name brokers whose
+    # log directories are all cordoned ("All brokers are currently fenced, or have all their log
+    # directories cordoned." / "... broker(s) are registered or some brokers have all their log
+    # directories cordoned."). kafkasim models no JBOD directories: only the words change.
+    placement_messages_name_cordoned_dirs: bool = _rule(
+        since="4.3",
+        ref="KIP-1066 (KAFKA-19774, StripedReplicaPlacer)",
+        doc="KRaft: a topic the placer refuses says brokers may have all their log "
+        "directories cordoned",
+    )
     # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
     leader_election_tool: bool = _rule(
         since="2.4",

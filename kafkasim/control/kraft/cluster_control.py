@@ -436,6 +436,12 @@ class ClusterControlManager:
         return self.heartbeat_manager.usable_brokers(
             lambda broker_id: self.broker_registrations[broker_id].rack)
 
+    @property
+    def cordoned_dirs_in_messages(self) -> bool:
+        """The placer's refusals use 4.3's wording (KIP-1066: brokers whose log directories
+        are all cordoned)."""
+        return self.replica_placer.cordoned_dirs_in_messages
+
     def place_replicas(self, start_partition: int, num_partitions: int,
                        num_replicas: int) -> list[list[int]]:
         """``replicaPlacer().place(new PlacementSpec(...), clusterDescriber)`` over the usable

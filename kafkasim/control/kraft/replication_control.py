@@ -73,6 +73,7 @@ from kafkasim.control.kraft.records import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
+from kafkasim.control.kraft.striped_placer import all_fenced_message, not_enough_brokers_message
 from kafkasim.core import errors as E
 from kafkasim.settings.javautil import (
     java_hashmap_iteration_order,
@@ -247,12 +248,11 @@ def place_replicas(cluster_control, replica_placer, num_partitions: int,
         if rf <= 0:
             raise _PlacementError(f"Invalid replication factor {rf}: the replication "
                                   "factor must be positive.")
+        cordoned = cluster_control.cordoned_dirs_in_messages   # KIP-1066 wording (4.3)
         if not any(not getattr(b, "fenced", False) for b in brokers):
-            raise _PlacementError("All brokers are currently fenced.")
+            raise _PlacementError(all_fenced_message(cordoned))
         if rf > len(brokers):
-            raise _PlacementError(f"The target replication factor of {rf} cannot be "
-                                  f"reached because only {len(brokers)} broker(s) are "
-                                  "registered.")
+            raise _PlacementError(not_enough_brokers_message(rf, len(brokers), cordoned))
     if replica_placer is not None:
         return [list(p) for p in replica_placer(0, num_partitions, rf)]
     return [list(p) for p in cluster_control.place_replicas(0, num_partitions, rf)]
@@ -265,7 +265,7 @@ class ReplicationControlManager:
     shutdown), ``is_unfenced(id)``, ``broker_registrations`` (dict id -> BrokerRegistration)
     and ``place_replicas(start_partition, num_partitions, num_replicas)``; ``usable_brokers()``
     (objects with ``id`` and ``fenced``) is used, when present, for the placer's
-    InvalidReplicationFactorException checks."""
+    InvalidReplicationFactorException checks, worded as ``cordoned_dirs_in_messages`` says."""
 
     def __init__(self, cluster_control, *, metadata_version: MetadataVersion | str,
                  elr_enabled: bool, default_min_isr: int = 1, default_unclean: bool = False,

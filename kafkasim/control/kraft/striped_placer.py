@@ -135,24 +135,45 @@ def _check_positive(replication_factor: int) -> None:
             "the replication factor must be positive.")
 
 
-def _check_some_unfenced(num_unfenced: int) -> None:
+def all_fenced_message(cordoned_dirs_named: bool) -> str:
+    """The refusal when no usable broker is unfenced; from 4.3 (KIP-1066) it also names
+    brokers whose log directories are all cordoned."""
+    if cordoned_dirs_named:
+        return "All brokers are currently fenced, or have all their log directories cordoned."
+    return "All brokers are currently fenced."
+
+
+def not_enough_brokers_message(replication_factor: int, num_total: int,
+                               cordoned_dirs_named: bool) -> str:
+    """The refusal when fewer brokers are usable than the replication factor (4.3 wording
+    with ``cordoned_dirs_named``, KIP-1066)."""
+    why = (f"The target replication factor of {replication_factor} cannot be reached "
+           f"because only {num_total} broker(s) are registered")
+    if cordoned_dirs_named:
+        return why + " or some brokers have all their log directories cordoned."
+    return why + "."
+
+
+def _check_some_unfenced(num_unfenced: int, cordoned_dirs_named: bool) -> None:
     if num_unfenced == 0:
-        raise InvalidReplicationFactorException("All brokers are currently fenced.")
+        raise InvalidReplicationFactorException(all_fenced_message(cordoned_dirs_named))
 
 
-def _check_enough_brokers(replication_factor: int, num_total: int) -> None:
+def _check_enough_brokers(replication_factor: int, num_total: int,
+                          cordoned_dirs_named: bool) -> None:
     if replication_factor > num_total:
         raise InvalidReplicationFactorException(
-            f"The target replication factor of {replication_factor} cannot be reached "
-            f"because only {num_total} broker(s) are registered.")
+            not_enough_brokers_message(replication_factor, num_total, cordoned_dirs_named))
 
 
 class RackList:
     """``StripedReplicaPlacer.RackList``: the racks of the usable brokers and the striping
     state (iteration epoch, rack offset) shared by the partitions of one placement."""
 
-    def __init__(self, random: JavaRandom, usable_brokers) -> None:
+    def __init__(self, random: JavaRandom, usable_brokers,
+                 cordoned_dirs_in_messages: bool = False) -> None:
         self.random = random
+        self.cordoned_dirs_in_messages = cordoned_dirs_in_messages   # 4.3 wording (KIP-1066)
         self.racks: dict[str | None, Rack] = {}
         self.rack_names: list[str | None] = []
         total = unfenced = 0
@@ -180,8 +201,9 @@ class RackList:
     def place(self, replication_factor: int) -> list[int]:
         """``RackList.place``: the replicas of the next partition, leader first."""
         _check_positive(replication_factor)
-        _check_enough_brokers(replication_factor, self.num_total_brokers)
-        _check_some_unfenced(self.num_unfenced_brokers)
+        _check_enough_brokers(replication_factor, self.num_total_brokers,
+                              self.cordoned_dirs_in_messages)
+        _check_some_unfenced(self.num_unfenced_brokers, self.cordoned_dirs_in_messages)
         # After as many partitions as unfenced brokers, reshuffle (not for a single unfenced
         # broker, which would loop forever).
         if self.epoch == self.num_unfenced_brokers and self.num_unfenced_brokers > 1:
@@ -223,10 +245,12 @@ class RackList:
 class StripedReplicaPlacer:
     """``org.apache.kafka.metadata.placement.StripedReplicaPlacer`` (ReplicaPlacer of the
     KRaft controller). The same Random serves every ``place`` call, as in Kafka where the
-    controller keeps one placer."""
+    controller keeps one placer. ``cordoned_dirs_in_messages``: the refusals' 4.3 wording
+    (KIP-1066, rule ``placement_messages_name_cordoned_dirs``)."""
 
-    def __init__(self, random: JavaRandom) -> None:
+    def __init__(self, random: JavaRandom, cordoned_dirs_in_messages: bool = False) -> None:
         self.random = random
+        self.cordoned_dirs_in_messages = cordoned_dirs_in_messages
 
     def place(self, start_partition: int, num_partitions: int, num_replicas: int,
               usable_brokers: list[UsableBroker]) -> list[list[int]]:
@@ -235,8 +259,9 @@ class StripedReplicaPlacer:
         but does not influence this placer. Raises InvalidReplicationFactorException (checks in
         Kafka's order: positive, some broker unfenced, enough brokers)."""
         del start_partition
-        rack_list = RackList(self.random, usable_brokers)
+        cordoned = self.cordoned_dirs_in_messages
+        rack_list = RackList(self.random, usable_brokers, cordoned)
         _check_positive(num_replicas)
-        _check_some_unfenced(rack_list.num_unfenced_brokers)
-        _check_enough_brokers(num_replicas, rack_list.num_total_brokers)
+        _check_some_unfenced(rack_list.num_unfenced_brokers, cordoned)
+        _check_enough_brokers(num_replicas, rack_list.num_total_brokers, cordoned)
         return [rack_list.place(num_replicas) for _ in range(num_partitions)]
