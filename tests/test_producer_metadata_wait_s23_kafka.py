@@ -1,0 +1,233 @@
+"""The producer's wait for metadata (KafkaProducer.waitOnMetadata / doSend), from KafkaProducerTest
+(clients/src/test/java/org/apache/kafka/clients/producer/) at 3.9.0 and 4.3.0 and KafkaProducer
+itself at 0.8.2.2, 0.10.2.2, 2.0.1, 2.1.0, 2.8.2, 3.9.0 and 4.0.
+
+How they are adapted: ``new KafkaProducer`` with a mocked ProducerMetadata is ``Cluster.producer``
+on a real cluster, whose brokers answer the producer's Metadata requests; ``future.get()`` is the
+``ProduceResult`` (``status``, ``error``: the exception's name or error code, ``message``: the
+exception's message). Kafka's caller blocks in ``send``; kafkasim's ``send`` returns a pending
+result at once and the record waits (kafkasim.runtime.clients.metadata_wait). The 0.9 and 2.x
+cases read KafkaProducer's source at those tags (their tests mock the metadata). Tests named after
+no Kafka test are marked "(new)".
+
+Left out: partitionsFor (not modelled: testTopicRefreshInMetadata, testTopicNotExistingInMetadata,
+testTopicExpiryInMetadata), adding partitions to a topic (kafkasim has no CreatePartitions: the
+out-of-range case waits for a topic created with more partitions instead), callbacks and
+interceptors (kafkasim's result is the only report), and broker-side auto topic creation
+(auto.create.topics.enable: kafkasim's brokers never create a topic on a Metadata request).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkasim.core import errors as E
+from kafkasim.runtime.clients.produce_result import ACKED, FAILED, PENDING
+from kafkasim.runtime.cluster import Cluster
+from kafkasim.settings.config import ConfigError
+from kafkasim.settings.javautil import murmur2, to_positive
+
+
+def _cluster(version: str = "3.9") -> Cluster:
+    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
+    c.create_topic("topic", 1, 3)
+    c.run(500)
+    return c
+
+
+@pytest.mark.parametrize("version,message", [
+    ("3.9", "Topic topic not present in metadata after 60000 ms."),
+    ("4.0", "Partition 2 of topic topic with partition count 1 is not present in metadata "
+            "after 60000 ms."),
+    ("4.3", "Partition 2 of topic topic with partition count 1 is not present in metadata "
+            "after 60000 ms."),
+])
+def test_metadata_timeout_with_partition_out_of_range_message(version, message):
+    """testMetadataTimeoutWithPartitionOutOfRange @4.3.0 with KafkaProducer.getErrorMessage
+    (KAFKA-8862, 4.0): when Metadata.awaitUpdate times out and the topic is known, the
+    TimeoutException names the partition and the count; at 3.9 that path names the topic only.
+    kafkasim adds the partitions the topic has."""
+    c = _cluster(version)
+    p = c.producer("p", max_block_ms=60000)
+    result = p.send("topic", "value", partition=2)
+    c.run(60_001)
+    assert result.status == FAILED and result.error == E.DELIVERY_TIMEOUT
+    assert result.message == (f"{message} (Topic 'topic' has partitions 0..0; partition 2 does "
+                              "not exist.)")
+
+
+@pytest.mark.parametrize("idempotence", [True, False])
+def test_metadata_with_partition_out_of_range(idempotence):
+    """testMetadataWithPartitionOutOfRange @3.9.0: a send to partition 2 while the metadata has
+    fewer partitions waits, asking for updates, and goes on as any send once an update has
+    partition 2 (here the topic is created with three partitions while it waits)."""
+    c = _cluster()
+    p = c.producer("p", enable_idempotence=idempotence)
+    result = p.send("later", "value", partition=2)
+    c.run(300)
+    assert result.status == PENDING and result.partition == 2
+    c.create_topic("later", 3, 3, wait=False)
+    c.run(3000)
+    assert result.status == ACKED and result.topic == "later" and result.partition == 2
+    assert result.offset == 0
+
+
+def test_waiting_records_keep_their_results_and_order():
+    """(new) send_many to a topic not created yet: once it exists the records go to one batch,
+    in order; the results returned at the send are theirs (offsets 0, 1, 2), a record sent
+    meanwhile to a known topic was not held up, and the send time stays the call's."""
+    c = _cluster()
+    p = c.producer("p")
+    start = c.now
+    waiting = p.send_many("later", ["a", "b", "c"], partition=0)
+    other = p.send("topic", "other")
+    c.run(200)
+    assert other.status == ACKED and all(r.status == PENDING for r in waiting)
+    c.create_topic("later", 1, 3, wait=False)
+    c.run(3000)
+    assert [r.status for r in waiting] == [ACKED] * 3
+    assert [r.offset for r in waiting] == [0, 1, 2]
+    assert all(r.sent_ms == start for r in waiting) and p.pending() == 0
+    assert [r.record_id for r in p.acked()] == sorted(r.record_id for r in [*waiting, other])
+
+
+def test_key_partitioned_once_the_count_is_known():
+    """(new) KafkaProducer.doSend partitions the record after waitOnMetadata: a keyed record to
+    a topic not created yet goes to murmur2(key) % the count the metadata brings."""
+    c = _cluster()
+    p = c.producer("p")
+    result = p.send("later", "value", key="k1")
+    c.create_topic("later", 3, 3, wait=False)
+    c.run(3000)
+    assert result.status == ACKED
+    assert result.partition == to_positive(murmur2(b"k1")) % 3
+
+
+@pytest.mark.parametrize("version,error", [
+    ("2.0", E.DELIVERY_TIMEOUT),         # before KAFKA-5098 the metadata error is only logged
+    ("2.7", E.DELIVERY_TIMEOUT),         # the broker answers UNKNOWN_TOPIC_OR_PARTITION
+    ("2.8", E.INVALID_TOPIC_EXCEPTION),  # KAFKA-9751: the broker answers INVALID_TOPIC_EXCEPTION
+    ("4.3", E.INVALID_TOPIC_EXCEPTION),
+])
+def test_send_to_invalid_topic_by_version(version, error):
+    """testSendToInvalidTopic @4.3.0 (InvalidTopicException) and its history: the producer ends
+    the wait on INVALID_TOPIC_EXCEPTION from 2.1 (KafkaProducer.waitOnMetadata @2.1.0,
+    KAFKA-5098); a broker that does not create the topic answers it for an invalid name from
+    2.8 (KafkaApis.getTopicMetadata @2.8.2, KAFKA-9751), UNKNOWN_TOPIC_OR_PARTITION before; so
+    until then the send times out after max.block.ms."""
+    c = _cluster(version)
+    p = c.producer("p", max_block_ms=15000)
+    result = p.send("topic abc", "HelloKafka")
+    c.run(1000)
+    if error == E.INVALID_TOPIC_EXCEPTION:
+        assert result.status == FAILED and result.error == error
+        assert result.message == "Invalid topics: [topic abc]"
+        return
+    assert result.status == PENDING
+    c.run(14_001)
+    assert result.status == FAILED and result.error == error
+
+
+def test_timeout_message_before_2_1():
+    """KafkaProducer.waitOnMetadata @2.0.1: the TimeoutException said "Failed to update
+    metadata after %d ms." (KAFKA-6833, 2.1, named the topic)."""
+    c = _cluster("2.0")
+    p = c.producer("p", max_block_ms=5000)
+    result = p.send("missing", "value")
+    c.run(5001)
+    assert result.status == FAILED and result.error == E.DELIVERY_TIMEOUT
+    assert result.message.startswith("Failed to update metadata after 5000 ms.")
+
+
+def test_partition_out_of_range_before_2_1_is_refused_at_once():
+    """KafkaProducer.waitOnMetadata @2.0.1: a partition past the count of a topic the metadata
+    knows is a KafkaException thrown by send ("Invalid partition given with record"); here the
+    ClusterError kafkasim raises for the caller's mistake. (From 2.1 it waits: KAFKA-6833.)"""
+    c = _cluster("2.0")
+    with pytest.raises(ValueError, match="partition 2 does not exist"):
+        c.producer("p").send("topic", "value", partition=2)
+
+
+def test_partition_out_of_range_before_2_1_after_waiting_for_the_topic():
+    """(new) KafkaProducer.waitOnMetadata @2.0.1: the wait is for the topic only; once the
+    metadata has it, a partition past its count fails the send with a KafkaException."""
+    c = _cluster("2.0")
+    p = c.producer("p")
+    result = p.send("later", "value", partition=2)
+    c.create_topic("later", 1, 3, wait=False)
+    c.run(3000)
+    assert result.status == FAILED and result.error == E.PRODUCER_CLOSED_FORCEFULLY
+    assert result.message == ("Invalid partition given with record: 2 is not in the range "
+                              "[0...1).")
+
+
+def test_max_block_ms_and_metadata_fetch_timeout_ms_by_version():
+    """KafkaProducer's constructor: 0.8.2 waits metadata.fetch.timeout.ms (no max.block.ms);
+    0.9 to 0.10.2 wait max.block.ms unless the deprecated metadata.fetch.timeout.ms is set
+    (KafkaProducer @0.10.2.2); 0.11 removed it."""
+    assert _cluster("0.8.2").producer("p").max_block_ms == 60000
+    assert _cluster("0.8.2").producer("p", metadata_fetch_timeout_ms=500).max_block_ms == 500
+    with pytest.raises(ConfigError, match="max.block.ms"):
+        _cluster("0.8.2").producer("p", max_block_ms=500)
+    c = _cluster("0.10.2")
+    assert c.producer("p1", max_block_ms=700).max_block_ms == 700
+    assert c.producer("p2", max_block_ms=700,
+                      metadata_fetch_timeout_ms=300).max_block_ms == 300
+    with pytest.raises(ConfigError, match="metadata.fetch.timeout.ms"):
+        _cluster("0.11.0").producer("p", metadata_fetch_timeout_ms=300)
+    assert _cluster("4.3").producer("p").max_block_ms == 60000
+
+
+def test_metadata_fetch_timeout_at_0_8_2():
+    """KafkaProducer.send @0.8.2.2: waitOnMetadata(topic, metadataFetchTimeoutMs), then
+    TimeoutException "Failed to update metadata after %d ms." in the returned future."""
+    c = _cluster("0.8.2")
+    p = c.producer("p", metadata_fetch_timeout_ms=2000)
+    result = p.send("missing", "value")
+    c.run(1999)
+    assert result.status == PENDING
+    c.run(2)
+    assert result.status == FAILED and result.error == E.DELIVERY_TIMEOUT
+    assert result.message.startswith("Failed to update metadata after 2000 ms.")
+
+
+def test_close_when_waiting_for_metadata_update():
+    """testCloseWhenWaitingForMetadataUpdate @3.9.0: with max.block.ms Long.MAX_VALUE a send to
+    a topic the metadata lacks waits until close(0); then it fails with a KafkaException
+    (doSend: "Producer closed while send in progress")."""
+    c = _cluster()
+    p = c.producer("p", max_block_ms=2**63 - 1)
+    result = p.send("test", "value", key="key")
+    c.run(10_000)
+    assert result.status == PENDING
+    p.close(0)
+    assert result.status == FAILED and result.error == E.PRODUCER_CLOSED_FORCEFULLY
+    assert result.message == "Producer closed while send in progress"
+    assert p.pending() == 0
+
+
+def test_flush_does_not_wait_for_a_send_waiting_on_metadata():
+    """(new) KafkaProducer.flush waits for the accumulator's batches (awaitFlushCompletion); a
+    send still in waitOnMetadata has none, so flush returns without it."""
+    c = _cluster()
+    p = c.producer("p")
+    waiting = p.send("missing", "value")
+    sent = p.send("topic", "value")
+    assert p.flush(5000)
+    assert sent.status == ACKED and waiting.status == PENDING
+
+
+def test_metadata_requests_back_off_while_waiting():
+    """(new) each answer without the topic asks for another update (waitOnMetadata's loop),
+    sent within the refresh backoff (Metadata.timeToAllowUpdate): from 3.7 (KIP-580) the
+    equivalent answers grow it towards retry.backoff.max.ms (1 s), so 10 s bring about a dozen
+    requests, not one per round trip."""
+    c = _cluster()
+    p = c.producer("p")
+    p.send("missing", "value")
+    c.run(10_000)
+    requests = [r[0] for r in c.trace.events("send") if r[2] == "p"
+                and r[5][0] == "MetadataRequest"]
+    assert 8 <= len(requests) <= 20
+    gaps = [b - a for a, b in zip(requests, requests[1:], strict=False)]
+    assert max(gaps) <= 1300 and gaps[-1] >= 700
