@@ -20,11 +20,12 @@ Left out: everything transactional (transactional.id, init/commit/abort, sendOff
 transactional cases of the config tests and testOverwriteAcksAndRetries's client id
 "producer-<transactional id>"), serializers, interceptors, partitioners, headers, metrics and
 metric reporters, JMX, client telemetry, socket buffer sizes, unused configs, and the cases that
-need threads (shouldCloseProperlyAndThrowIfInterrupted, testCloseWhenWaitingForMetadataUpdate:
-kafkasim's send never blocks). partitionsFor is not modelled (testTopicRefreshInMetadata,
-testTopicNotExistingInMetadata, testTopicExpiryInMetadata, testPartitionsForWithNullTopic), nor
-adding partitions to a topic (testMetadataWithPartitionOutOfRange); testMetadataExpiry is
-metadata.max.age.ms, tested in tests/test_metadata_max_age.py. ProducerConfigTest: serializers,
+need threads (shouldCloseProperlyAndThrowIfInterrupted). partitionsFor and the metadata waits
+(testTopicRefreshInMetadata, testTopicNotExistingInMetadata, testPartitionsForWithNullTopic,
+testMetadataWithPartitionOutOfRange, testCloseWhenWaitingForMetadataUpdate) are in
+tests/test_producer_metadata_wait_s23_kafka.py; testTopicExpiryInMetadata needs
+metadata.max.idle.ms, not modelled; testMetadataExpiry is metadata.max.age.ms, tested in
+tests/test_metadata_max_age.py. ProducerConfigTest: serializers,
 compression, security protocols and metadata.recovery.strategy are not modelled.
 RecordAccumulatorTest.testAbortUnsentBatches: abortUndrainedBatches is the transactional abort.
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.core import errors as E
+from kafkasim.core.errors import ApiException
 from kafkasim.runtime.clients.produce_result import ACKED, FAILED, PENDING
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.config import ConfigError
@@ -231,3 +232,69 @@ def test_metadata_requests_back_off_while_waiting():
     assert 8 <= len(requests) <= 20
     gaps = [b - a for a, b in zip(requests, requests[1:], strict=False)]
     assert max(gaps) <= 1300 and gaps[-1] >= 700
+
+
+# ------------------------------------------------------------------- partitionsFor (3.9.0)
+
+
+def test_partitions_for_with_null_topic():
+    """testPartitionsForWithNullTopic @3.9.0: partitionsFor(null) is refused (a
+    NullPointerException; here ClusterError, a ValueError)."""
+    with pytest.raises(ValueError, match="a topic name is a string"):
+        _cluster().producer("p").partitions_for(None)
+
+
+def test_topic_not_existing_in_metadata():
+    """testTopicNotExistingInMetadata @3.9.0: partitionsFor a topic every answer calls
+    UNKNOWN_TOPIC_OR_PARTITION throws a TimeoutException after max.block.ms (30 s), caused by
+    UnknownTopicOrPartitionException (Metadata.getError)."""
+    c = _cluster()
+    p = c.producer("p", max_block_ms=30000)
+    start = c.now
+    with pytest.raises(ApiException) as info:
+        p.partitions_for("topic2")
+    assert info.value.error == E.DELIVERY_TIMEOUT
+    assert str(info.value).startswith("TimeoutException: Topic topic2 not present in metadata "
+                                      "after 30000 ms.")
+    assert isinstance(info.value.__cause__, ApiException)
+    assert info.value.__cause__.error == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert c.now == start + 30000
+
+
+def test_topic_refresh_in_metadata():
+    """testTopicRefreshInMetadata @3.9.0: while partitionsFor waits the producer keeps asking
+    for the topic (each answer UNKNOWN_TOPIC_OR_PARTITION), and the wait ends in a
+    TimeoutException caused by UnknownTopicOrPartitionException."""
+    c = _cluster()
+    p = c.producer("p", enable_idempotence=False, max_block_ms=600_000)
+    with pytest.raises(ApiException) as info:
+        p.partitions_for("missing")
+    assert info.value.error == E.DELIVERY_TIMEOUT
+    assert info.value.__cause__.error == E.UNKNOWN_TOPIC_OR_PARTITION
+    requests = sum(1 for r in c.trace.events("send") if r[2] == "p"
+                   and r[5][0] == "MetadataRequest")
+    assert requests > 500   # about one a second (retry.backoff.max.ms) for 600 s
+
+
+def test_partitions_for_known_topic_asks_no_more_metadata():
+    """testMetadataFetch @3.9.0, its last step, and testTopicExpiryInMetadata's first:
+    partitionsFor a topic the metadata has returns its partitions without another request."""
+    c = _cluster()
+    c.create_topic("three", 3, 3)
+    p = c.producer("p")
+    assert [i.partition for i in p.partitions_for("three")] == [0, 1, 2]
+    asked = sum(1 for r in c.trace.events("send") if r[2] == "p"
+                and r[5][0] == "MetadataRequest")
+    infos = p.partitions_for("three")
+    assert [i.leader for i in infos] == [c.leader("three", i) for i in range(3)]
+    assert sum(1 for r in c.trace.events("send") if r[2] == "p"
+               and r[5][0] == "MetadataRequest") == asked
+
+
+def test_partitions_for_an_invalid_topic():
+    """(new) partitionsFor goes through waitOnMetadata too: from 2.8 the broker calls "a b"
+    invalid and InvalidTopicException is thrown at once."""
+    c = _cluster("3.9")
+    with pytest.raises(ApiException) as info:
+        c.producer("p").partitions_for("a b")
+    assert info.value.error == E.INVALID_TOPIC_EXCEPTION and c.now < 1000

@@ -31,10 +31,12 @@ the accumulator for a leader, as testMetadataFetch describes.
 from __future__ import annotations
 
 import difflib
+from typing import NamedTuple
 
 from kafkasim.core import errors as E
-from kafkasim.core.errors import KafkaException
+from kafkasim.core.errors import ApiException, IllegalStateException, KafkaException
 from kafkasim.runtime.clients.produce_result import (
+    ACKED,
     FAILED,
     NO_ERRORS,
     PENDING,
@@ -53,7 +55,7 @@ class MetadataWait:
     in the producer's results and its pending result."""
 
     __slots__ = ("topic", "partition", "key", "first", "end", "sent_ms", "deadline_ms", "run",
-                 "result")
+                 "result", "last_error")
 
     def __init__(self, topic: str, partition: int | None, key, first: int, end: int,
                  sent_ms: int, deadline_ms: int, run: tuple,
@@ -67,10 +69,28 @@ class MetadataWait:
         self.deadline_ms = deadline_ms
         self.run = run
         self.result = result
+        # the error the last metadata answer gave for the topic (Metadata.getError: the cause
+        # of the TimeoutException), None when it gave none
+        self.last_error: str | None = None
 
     def __reduce__(self):
-        return (MetadataWait, (self.topic, self.partition, self.key, self.first, self.end,
-                               self.sent_ms, self.deadline_ms, self.run, self.result))
+        return (_wait, (self.topic, self.partition, self.key, self.first, self.end,
+                        self.sent_ms, self.deadline_ms, self.run, self.result, self.last_error))
+
+
+def _wait(*fields) -> MetadataWait:
+    wait = MetadataWait(*fields[:-1])
+    wait.last_error = fields[-1]
+    return wait
+
+
+class PartitionInfo(NamedTuple):
+    """What KafkaProducer.partitionsFor returns of a partition here: its topic, index and
+    leader (the producer's metadata keeps no replicas or ISR; -1: no leader known)."""
+
+    topic: str
+    partition: int
+    leader: int
 
 
 def max_block_ms(config: dict, explicit) -> int:
@@ -99,11 +119,12 @@ def must_wait(producer, topic: str, partition, n: int | None) -> bool:
         producer.cluster.rules.clients.producer_waits_for_partition_metadata
 
 
-def begin(producer, topic: str, first: int, end: int, key, partition: int | None) -> None:
-    """Records ``first .. end - 1`` (their ids just made) wait for ``topic``'s metadata: their
-    run gets a pending result of its own, the producer asks for metadata naming the topic
-    (requestUpdateForTopic; within its refresh backoff), and the wait ends after
-    ``max.block.ms``."""
+def wait_on_metadata(producer, topic: str, first: int, end: int, key,
+                     partition: int | None) -> None:
+    """KafkaProducer.waitOnMetadata for a send: records ``first .. end - 1`` (their ids just
+    made) wait for ``topic``'s metadata: their run gets a pending result of its own, the
+    producer asks for metadata naming the topic (requestUpdateForTopic; within its refresh
+    backoff), and the wait ends after ``max.block.ms``."""
     now = producer.cluster.engine.now
     result = ProduceRequestResult(topic, -1 if partition is None else partition, PENDING, -1,
                                   None, 0, NO_ERRORS)
@@ -145,7 +166,8 @@ def on_metadata(producer, rows) -> None:
     counts = producer.partition_counts
     rules = producer.cluster.rules.clients
     for wait in list(waits):
-        if errors.get(wait.topic) == E.INVALID_TOPIC_EXCEPTION and \
+        wait.last_error = errors.get(wait.topic)
+        if wait.last_error == E.INVALID_TOPIC_EXCEPTION and \
                 rules.producer_rejects_invalid_topics:
             # Metadata.maybeThrowExceptionForTopic: InvalidTopicException(Set)
             fail(producer, wait, E.INVALID_TOPIC_EXCEPTION, f"Invalid topics: [{wait.topic}]")
@@ -228,6 +250,9 @@ def _proceed(producer, wait: MetadataWait, n: int) -> None:
     """The metadata brought the topic and partition: the records are appended now (the rest of
     doSend), their run replaced by the runs of the batches they went to."""
     producer.metadata_waits.remove(wait)
+    if wait.run is None:   # partitionsFor's wait: nothing to send
+        wait.result.status = ACKED
+        return
     partition = wait.partition
     if partition is None:
         partition = producer._partition_for(wait.topic, wait.key, n)
@@ -258,3 +283,44 @@ def _replace_run(results, run: tuple, new_runs: list) -> None:
             if view is not None:
                 view.result = fut
                 view.batch_index = index + rid - first
+
+
+def partitions_for(producer, topic: str) -> list[PartitionInfo]:
+    """KafkaProducer.partitionsFor: waitOnMetadata(topic, no partition) and the topic's
+    partitions. Like ``flush``, a call that blocks in Kafka runs the simulation here: until an
+    answer brings the topic, for at most ``max.block.ms``; then (or when the metadata calls the
+    topic invalid, 2.1+) it raises the ApiException Kafka throws (TimeoutException, its cause
+    the topic's last metadata error; InvalidTopicException). A topic that is not a string is
+    the caller's error (Kafka: NullPointerException "topic cannot be null")."""
+    c = producer.cluster
+    if type(topic) is not str:
+        c.topics.check_topic(topic)
+    if not producer.sender.running:
+        raise IllegalStateException("Cannot perform operation after producer has been closed")
+    if topic not in producer.partition_counts:
+        now = c.engine.now
+        wait = MetadataWait(topic, None, None, 0, 0, now, now + producer.max_block_ms, None,
+                            ProduceRequestResult(topic, -1, PENDING, -1, None, 0, NO_ERRORS))
+        producer.metadata_waits.append(wait)
+        if producer.max_block_ms <= limits.MAX_TIME_MS:
+            producer._schedule(producer.max_block_ms, on_max_block_elapsed, wait)
+        producer._refresh_metadata()
+        c.run_until(lambda _c: wait.result.status != PENDING,
+                    min(producer.max_block_ms, limits.MAX_TIME_MS))
+        _raise_if_failed(producer, wait)
+    leaders = producer.leaders
+    return [PartitionInfo(topic, p, leaders.get((topic, p), -1))
+            for p in range(producer.partition_counts[topic])]
+
+
+def _raise_if_failed(producer, wait: MetadataWait) -> None:
+    """partitionsFor's wait ended without the topic: Kafka's exception, thrown."""
+    result = wait.result
+    if result.status == PENDING:   # (a max.block.ms past kafkasim's longest run)
+        fail(producer, wait, E.DELIVERY_TIMEOUT, timeout_message(producer, wait))
+    if result.status != FAILED:
+        return
+    exc = ApiException(result.error, result.message)
+    if result.error == E.DELIVERY_TIMEOUT and wait.last_error is not None:
+        raise exc from ApiException(wait.last_error)   # TimeoutException(message, cause)
+    raise exc

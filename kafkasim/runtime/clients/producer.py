@@ -140,6 +140,12 @@ class Producer:
         res = self.results
         return [res[rid] for rid in range(first, first + len(values))]
 
+    def partitions_for(self, topic: str) -> list[metadata_wait.PartitionInfo]:
+        """KafkaProducer.partitionsFor: the topic's partitions in the producer's metadata,
+        waiting (running the simulation) up to ``max.block.ms`` for them
+        (``metadata_wait.partitions_for``)."""
+        return metadata_wait.partitions_for(self, topic)
+
     def _send_run(self, topic: str, values, key=None, partition: int | None = None,
                   prefix: str | None = None) -> int:
         """``send`` of each of ``values`` (non-empty) in order, all with the same key and
@@ -160,7 +166,8 @@ class Producer:
             if not metadata_wait.must_wait(self, topic, partition, n):
                 c.topics.check_partition(topic, partition)   # raises: the caller's error
             first = self._new_records(values, prefix)
-            metadata_wait.begin(self, topic, first, first + len(values), key, partition)
+            metadata_wait.wait_on_metadata(self, topic, first, first + len(values), key,
+                                           partition)
             return first
         if partition is None:
             # the same for every record of the run: the key is the same and the sticky
