@@ -23,6 +23,8 @@ import pytest
 
 from kafkasim.core import errors as E
 from kafkasim.core.errors import ApiException
+from kafkasim.core.messages import MetadataRequest
+from kafkasim.runtime import kafka_apis
 from kafkasim.runtime.clients.produce_result import ACKED, FAILED, PENDING
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.settings.config import ConfigError
@@ -298,3 +300,62 @@ def test_partitions_for_an_invalid_topic():
     with pytest.raises(ApiException) as info:
         c.producer("p").partitions_for("a b")
     assert info.value.error == E.INVALID_TOPIC_EXCEPTION and c.now < 1000
+
+
+# ------------------------------------------- the broker's answer (KafkaApisTest @3.9.0)
+
+
+def _metadata_answer(version: str, topics: tuple[str, ...]) -> list[tuple]:
+    """KafkaApis.handleTopicMetadataRequest on broker 1 of a cluster with "topic" (one
+    partition): the rows (topic, partition, error) it answers ``topics`` with."""
+    c = _cluster(version)
+    broker = c.brokers[sorted(c.brokers)[0]]
+    sent: list = []
+    broker.send = lambda dst, msg: sent.append(msg)
+    kafka_apis.handle_topic_metadata_request(broker, "client", MetadataRequest(7, topics))
+    [answer] = sent
+    assert answer.correlation_id == 7
+    return [row[:3] for row in answer.partitions]
+
+
+def test_metadata_auto_topic_creation_disabled_for_non_internal_topic():
+    """testMetadataAutoTopicCreationDisabledForNonInternalTopic @3.9.0: a topic the broker
+    does not know and does not create is answered UNKNOWN_TOPIC_OR_PARTITION, no partitions
+    (kafkasim's brokers create no topic on a Metadata request)."""
+    assert _metadata_answer("3.9", ("missing",)) == [("missing", -1,
+                                                     E.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert _metadata_answer("3.9", ("topic", "missing")) == [
+        ("topic", 0, E.NONE), ("missing", -1, E.UNKNOWN_TOPIC_OR_PARTITION)]
+
+
+def test_get_all_topic_metadata_should_not_create_topic_or_return_unknown_topic_partition():
+    """testGetAllTopicMetadataShouldNotCreateTopicOrReturnUnknownTopicPartition @3.9.0: a
+    request for every topic is answered with the topics the cache has, no error rows."""
+    assert _metadata_answer("3.9", ()) == [("topic", 0, E.NONE)]
+
+
+@pytest.mark.parametrize("version,error", [("2.7", E.UNKNOWN_TOPIC_OR_PARTITION),
+                                           ("2.8", E.INVALID_TOPIC_EXCEPTION),
+                                           ("4.3", E.INVALID_TOPIC_EXCEPTION)])
+def test_metadata_for_an_invalid_topic_name(version, error):
+    """KafkaApis.getTopicMetadata @2.8.2 / @3.9.0 (KAFKA-9751): a topic it does not create is
+    INVALID_TOPIC_EXCEPTION when Topic.validate refuses its name; @2.7.0 every unknown topic
+    was UNKNOWN_TOPIC_OR_PARTITION."""
+    assert _metadata_answer(version, ("topic abc",)) == [("topic abc", -1, error)]
+
+
+@pytest.mark.xfail(strict=True, reason="DEVIATION: with auto.create.topics.enable (true by "
+                   "default) Kafka's broker creates a topic a producer's Metadata request names "
+                   "(num.partitions, default.replication.factor), answering "
+                   "LEADER_NOT_AVAILABLE (ZooKeeper) or UNKNOWN_TOPIC_OR_PARTITION (forwarded "
+                   "to the KRaft controller) meanwhile; the send then succeeds "
+                   "(KafkaApis.getTopicMetadata -> AutoTopicCreationManager.createTopics, "
+                   "core/src/main/scala/kafka/server/KafkaApis.scala:1289@3.9.0); kafkasim's "
+                   "brokers never create a topic, so the send times out after max.block.ms")
+def test_send_to_a_missing_topic_auto_creates_it_by_default():
+    """KafkaApis.getTopicMetadata @3.9.0 with the broker's default auto.create.topics.enable:
+    the producer's Metadata request (allowAutoTopicCreation) creates the topic."""
+    c = _cluster("3.9")
+    result = c.producer("p").send("auto", "value")
+    c.run(5000)
+    assert result.status == ACKED and result.partition == 0

@@ -273,7 +273,7 @@ def _replace_run(results, run: tuple, new_runs: list) -> None:
     records at their batches."""
     live = results.runs
     for i, r in enumerate(list.__iter__(live)):
-        if r is run:
+        if r[0] == run[0]:   # (a record id is in one run only)
             list.__setitem__(live, slice(i, i + 1), new_runs)
             break
     views = results.views

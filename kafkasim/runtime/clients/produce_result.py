@@ -168,7 +168,8 @@ class ProduceResult:
         return done - self.sent_ms if done >= 0 else -1
 
     def __repr__(self) -> str:
-        where = f"{self.topic}-{self.partition}"
+        # (-1: a send waiting for its topic's metadata, not partitioned yet)
+        where = f"{self.topic}-{self.partition}" if self.partition >= 0 else self.topic
         if self.status == ACKED:
             return f"<acked {self.value!r} at {where}@{self.offset}>"
         if self.status == FAILED:
