@@ -359,3 +359,26 @@ def test_send_to_a_missing_topic_auto_creates_it_by_default():
     result = c.producer("p").send("auto", "value")
     c.run(5000)
     assert result.status == ACKED and result.partition == 0
+
+
+@pytest.mark.parametrize("version,at_once", [("2.0", False), ("2.8", True), ("3.9", True)])
+def test_send_to_a_topic_the_metadata_calls_invalid_fails_at_once(version, at_once):
+    """KafkaProducer.waitOnMetadata @2.1.0 / @3.9.0, its first check: a topic the cached
+    metadata already calls invalid (Cluster.invalidTopics) fails the send at once with
+    InvalidTopicException(topic), no request; partitionsFor throws it. (2.0: it waits.)"""
+    c = _cluster(version)
+    p = c.producer("p", max_block_ms=5000)
+    p.send("a b", "first")
+    c.run(1000)
+    asked = sum(1 for r in c.trace.events("send") if r[2] == "p"
+                and r[5][0] == "MetadataRequest")
+    second = p.send("a b", "second")
+    if not at_once:
+        assert second.status == PENDING
+        return
+    assert second.status == FAILED and second.error == E.INVALID_TOPIC_EXCEPTION
+    assert second.message == "a b" and second.done_ms == c.now
+    with pytest.raises(ApiException, match="INVALID_TOPIC_EXCEPTION: a b"):
+        p.partitions_for("a b")
+    assert sum(1 for r in c.trace.events("send") if r[2] == "p"
+               and r[5][0] == "MetadataRequest") == asked

@@ -136,9 +136,19 @@ def wait_on_metadata(producer, topic: str, first: int, end: int, key,
     wait = MetadataWait(topic, partition, key, first, end, now, now + producer.max_block_ms,
                         run, result)
     producer.metadata_waits.append(wait)
+    if _known_invalid(producer, topic):
+        fail(producer, wait, E.INVALID_TOPIC_EXCEPTION, topic)   # InvalidTopicException(topic)
+        return
     if producer.max_block_ms <= limits.MAX_TIME_MS:   # (longer: it never ends in a run)
         producer._schedule(producer.max_block_ms, on_max_block_elapsed, wait)
     producer._refresh_metadata()
+
+
+def _known_invalid(producer, topic: str) -> bool:
+    """waitOnMetadata's first check (2.1+, KAFKA-5098): the cached metadata already calls the
+    topic invalid (Cluster.invalidTopics), so the send fails at once, without a request."""
+    return topic in producer.metadata.invalid_topics and \
+        producer.cluster.rules.clients.producer_rejects_invalid_topics
 
 
 def request_topics(producer) -> tuple[str, ...]:
@@ -297,6 +307,8 @@ def partitions_for(producer, topic: str) -> list[PartitionInfo]:
         c.topics.check_topic(topic)
     if not producer.sender.running:
         raise IllegalStateException("Cannot perform operation after producer has been closed")
+    if _known_invalid(producer, topic):
+        raise ApiException(E.INVALID_TOPIC_EXCEPTION, topic)
     if topic not in producer.partition_counts:
         now = c.engine.now
         wait = MetadataWait(topic, None, None, 0, 0, now, now + producer.max_block_ms, None,

@@ -249,7 +249,9 @@ class Producer:
         for at most ``timeout_ms`` (None: as long as it takes, Long.MAX_VALUE; kafkasim stops
         at limits.MAX_TIME_MS); what is left then fails with KafkaException "Producer is closed
         forcefully." (Sender.forceClose: 0 fails everything at once). The producer then does
-        nothing more: ``send`` raises IllegalStateException. Closing again does nothing."""
+        nothing more: ``send`` raises IllegalStateException. Closing again does nothing. A send
+        still waiting for its topic's metadata fails at once with KafkaException "Producer closed
+        while send in progress" (``metadata_wait.fail_all_on_close``)."""
         if timeout_ms is not None:
             if type(timeout_ms) is int and timeout_ms < 0:
                 raise IllegalArgumentException("The timeout cannot be negative.")
