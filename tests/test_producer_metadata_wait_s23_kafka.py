@@ -382,3 +382,18 @@ def test_send_to_a_topic_the_metadata_calls_invalid_fails_at_once(version, at_on
         p.partitions_for("a b")
     assert sum(1 for r in c.trace.events("send") if r[2] == "p"
                and r[5][0] == "MetadataRequest") == asked
+
+
+def test_max_block_ms_zero_fails_the_send_at_once():
+    """(new) KafkaProducer.waitOnMetadata @3.9.0 with max.block.ms 0: Metadata.awaitUpdate(
+    version, 0) times out at once, so the future send returns has failed already with
+    "Topic X not present in metadata after 0 ms."; a send to a known topic is not affected."""
+    c = _cluster()
+    p = c.producer("p", max_block_ms=0)
+    c.run(100)
+    result = p.send("missing", "value")
+    assert result.status == FAILED and result.error == E.DELIVERY_TIMEOUT
+    assert result.message.startswith("Topic missing not present in metadata after 0 ms.")
+    known = p.send("topic", "value")
+    c.run(100)
+    assert known.status == ACKED

@@ -139,9 +139,13 @@ def wait_on_metadata(producer, topic: str, first: int, end: int, key,
     if _known_invalid(producer, topic):
         fail(producer, wait, E.INVALID_TOPIC_EXCEPTION, topic)   # InvalidTopicException(topic)
         return
-    if producer.max_block_ms <= limits.MAX_TIME_MS:   # (longer: it never ends in a run)
-        producer._schedule(producer.max_block_ms, on_max_block_elapsed, wait)
     producer._refresh_metadata()
+    if producer.max_block_ms == 0:
+        # Metadata.awaitUpdate(version, 0) times out at once: the send's future has failed
+        # when send returns (the update asked for still goes out)
+        on_max_block_elapsed(producer, wait)
+    elif producer.max_block_ms <= limits.MAX_TIME_MS:   # (longer: it never ends in a run)
+        producer._schedule(producer.max_block_ms, on_max_block_elapsed, wait)
 
 
 def _known_invalid(producer, topic: str) -> bool:
