@@ -98,6 +98,7 @@ def test_registries_hold_every_required_key():
         "retry.backoff.ms",
         "retry.backoff.max.ms",
         "metadata.max.age.ms",
+        "max.block.ms",
         "enable.idempotence",
         "client.id",
     ):

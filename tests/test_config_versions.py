@@ -114,6 +114,8 @@ VERSION_TABLE = [
     ("producer", "retry.backoff.ms", None, None),
     ("producer", "retry.backoff.max.ms", "3.7", None),          # KIP-580
     ("producer", "metadata.max.age.ms", None, None),            # [CC@0.8.2]
+    ("producer", "max.block.ms", "0.9.0", None),                # KIP-19
+    ("producer", "metadata.fetch.timeout.ms", None, "0.11.0"),  # deprecated by KIP-19
     ("producer", "enable.idempotence", "0.11.0", None),         # KIP-98
     ("producer", "client.id", None, None),
     # consumer (ConsumerConfig); 4.0 removed no consumer key kafkasim models

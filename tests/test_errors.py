@@ -101,12 +101,24 @@ def _did_you_mean(exc) -> None:
     assert "Did you mean 'orders'?" in msg
 
 
-def test_unknown_topic_in_producer_send(cluster):
-    p = cluster.producer()
-    with pytest.raises(ClusterError) as info:
-        p.send("order", "x")
-    _did_you_mean(info)
-    assert p.results == {}
+def _waiting_send(topic: str, **kw):
+    """A send on a cluster of its own (it runs for max.block.ms) and its result once failed."""
+    c = make_cluster(seed=1, kafka_version=ZK, topic="orders", partitions=3)
+    p = c.producer(max_block_ms=1000)
+    result = p.send(topic, "x", **kw)
+    assert result.status == "pending"
+    c.run(1001)
+    assert result.status == "failed" and result.error == "TimeoutException"
+    return p, result
+
+
+def test_unknown_topic_in_producer_send():
+    """Kafka's send waits max.block.ms for the topic (KafkaProducer.waitOnMetadata), then fails
+    with a TimeoutException; its message says so, and kafkasim's addition names what was meant."""
+    p, result = _waiting_send("order")
+    assert result.message == ("Topic order not present in metadata after 1000 ms. (Topic "
+                              "'order' does not exist. Did you mean 'orders'?)")
+    assert list(p.results) == [result.record_id]
 
 
 def test_unknown_topic_in_consumer_assign(cluster):
@@ -127,49 +139,28 @@ def test_unknown_topic_in_describe(cluster):
     _did_you_mean(info)
 
 
-def test_unknown_topic_without_close_match_has_no_suggestion(cluster):
-    with pytest.raises(ClusterError) as info:
-        cluster.producer().send("zzzzzz", "x")
-    assert "does not exist" in str(info.value) and "Did you mean" not in str(info.value)
+def test_unknown_topic_without_close_match_has_no_suggestion():
+    _, result = _waiting_send("zzzzzz")
+    assert "does not exist" in result.message and "Did you mean" not in result.message
 
 
-@pytest.mark.parametrize("part", [3, -1, 99])
+@pytest.mark.parametrize("part", [3, 99])
 def test_unknown_partition(cluster, part):
-    with pytest.raises(ClusterError) as info:
-        cluster.producer().send("orders", "x", partition=part)
-    msg = str(info.value)
-    assert "partitions 0..2" in msg and f"partition {part} does not exist" in msg
+    _, result = _waiting_send("orders", partition=part)
+    assert f"Topic 'orders' has partitions 0..2; partition {part} does not exist" in \
+        result.message
     with pytest.raises(ClusterError, match="partitions 0..2"):
         cluster.consumer().assign("orders", [part])
 
 
-@pytest.mark.parametrize(("assignment", "words"), [
-    ([[1, 2], [1]], "partition 1 has 1 replicas but partition 0 has 2"),
-    ([[1, 1]], "duplicate replica in partition 0"),
-    ([[1, 9]], "unknown broker(s) [9]"),
-    ([], "assignment is empty"),
-])
-def test_bad_assignment(cluster, assignment, words):
+def test_negative_partition_raises_at_once(cluster):
+    """A negative partition is the caller's error (ProducerRecord: IllegalArgumentException)."""
     with pytest.raises(ClusterError) as info:
-        cluster.create_topic("assigned", assignment=assignment)
-    assert words in str(info.value)
-    assert "assigned" not in cluster.topics.names()
-
-
-def test_unknown_broker_and_entity_type(cluster):
-    with pytest.raises(ClusterError, match=r"Unknown broker 7; brokers are \[1, 2, 3\]"):
-        cluster.pause(7, 100)
-    with pytest.raises(ClusterError, match="Unknown entity type"):
-        cluster.alter_config("users", "x", {})
-
-
-def test_bad_cluster_shapes():
-    with pytest.raises(ClusterError, match="at least one broker"):
-        Cluster([], kafka_version=ZK)
-    with pytest.raises(ClusterError, match="distinct"):
-        Cluster([1, 1], kafka_version=ZK)
-    with pytest.raises(ClusterError, match=r"unknown broker ids \[9\]"):
-        Cluster(3, racks={9: "a"}, kafka_version=ZK)
+        cluster.producer().send("orders", "x", partition=-1)
+    msg = str(info.value)
+    assert "partitions 0..2" in msg and "partition -1 does not exist" in msg
+    with pytest.raises(ClusterError, match="partitions 0..2"):
+        cluster.consumer().assign("orders", [-1])
 
 
 # ============================================================================ versions / rules

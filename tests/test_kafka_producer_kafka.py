@@ -20,19 +20,18 @@ Left out: everything transactional (transactional.id, init/commit/abort, sendOff
 transactional cases of the config tests and testOverwriteAcksAndRetries's client id
 "producer-<transactional id>"), serializers, interceptors, partitioners, headers, metrics and
 metric reporters, JMX, client telemetry, socket buffer sizes, unused configs, and the cases that
-need threads (shouldCloseProperlyAndThrowIfInterrupted, testCloseWhenWaitingForMetadataUpdate:
-kafkasim's send never blocks). partitionsFor is not modelled (testTopicRefreshInMetadata,
-testTopicNotExistingInMetadata, testTopicExpiryInMetadata, testPartitionsForWithNullTopic), nor
-adding partitions to a topic (testMetadataWithPartitionOutOfRange); testMetadataExpiry is
-metadata.max.age.ms, tested in tests/test_metadata_max_age.py. ProducerConfigTest: serializers,
+need threads (shouldCloseProperlyAndThrowIfInterrupted). partitionsFor and the metadata waits
+(testTopicRefreshInMetadata, testTopicNotExistingInMetadata, testPartitionsForWithNullTopic,
+testMetadataWithPartitionOutOfRange, testCloseWhenWaitingForMetadataUpdate) are in
+tests/test_producer_metadata_wait_s23_kafka.py; testTopicExpiryInMetadata needs
+metadata.max.idle.ms, not modelled; testMetadataExpiry is metadata.max.age.ms, tested in
+tests/test_metadata_max_age.py. ProducerConfigTest: serializers,
 compression, security protocols and metadata.recovery.strategy are not modelled.
 RecordAccumulatorTest.testAbortUnsentBatches: abortUndrainedBatches is the transactional abort.
 
-Strict xfails: a send to a topic or partition that does not exist. Kafka's send blocks up to
-``max.block.ms`` waiting for metadata (KafkaProducer.waitOnMetadata), then returns a future
-failed with a TimeoutException (an invalid name: InvalidTopicException); kafkasim refuses it at
-once with a ClusterError naming the topics that exist (its user-facing design,
-tests/test_errors.py), and has no ``max.block.ms``.
+A send to a topic or partition the producer's metadata lacks waits for it up to
+``max.block.ms`` (KafkaProducer.waitOnMetadata; kafkasim's ``metadata_wait``), read at 3.9.0;
+more of those cases are in tests/test_producer_metadata_wait_s23_kafka.py.
 
 Tests named after no Kafka test are marked "(new)": close() and flush() end to end.
 """
@@ -169,42 +168,57 @@ def test_metadata_fetch(idempotence):
     p.close(0)
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: Kafka's send waits up to max.block.ms for "
-                   "the topic's metadata and returns a future failed with TimeoutException "
-                   "(KafkaProducer.waitOnMetadata / doSend); kafkasim raises ClusterError at once")
 @pytest.mark.parametrize("idempotence", [True, False])
 def test_metadata_timeout_with_missing_topic(idempotence):
-    """testMetadataTimeoutWithMissingTopic: a send to a topic that does not exist fails with a
-    TimeoutException after max.block.ms."""
+    """testMetadataTimeoutWithMissingTopic @3.9.0: a send to partition 2 of a topic that does
+    not exist waits, asking for the topic's metadata again and again, and after max.block.ms
+    (60 s) its future fails with a TimeoutException (KafkaProducer.waitOnMetadata; the doSend
+    catch of ApiException returns a FutureFailure)."""
     c = _cluster()
-    p = c.producer("p", enable_idempotence=idempotence)
+    p = c.producer("p", enable_idempotence=idempotence, max_block_ms=60000)
+    start = c.now
     result = p.send("missing", "value", partition=2)
+    assert result.status == PENDING
+    c.run(59_990)
+    assert result.status == PENDING
+    assert _metadata_requests(c, "p") >= 5   # the first, then one after each answer's backoff
+    c.run(20)
     assert result.status == FAILED and result.error == E.DELIVERY_TIMEOUT
+    assert result.done_ms == start + 60000
+    assert result.message.startswith("Topic missing not present in metadata after 60000 ms.")
+    assert p.pending() == 0
+    p.close(0)
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: Kafka's send waits up to max.block.ms for a "
-                   "partition its metadata lacks and returns a future failed with "
-                   "TimeoutException (KafkaProducer.waitOnMetadata); kafkasim raises "
-                   "ClusterError at once")
 @pytest.mark.parametrize("idempotence", [True, False])
 def test_metadata_timeout_with_partition_out_of_range(idempotence):
-    """testMetadataTimeoutWithPartitionOutOfRange: a send to partition 2 of a one-partition
-    topic fails with a TimeoutException after max.block.ms."""
+    """testMetadataTimeoutWithPartitionOutOfRange @3.9.0: a send to partition 2 of a
+    one-partition topic waits for the partition (KAFKA-6833, 2.1) and fails with a
+    TimeoutException after max.block.ms; the topic's other records are not held up."""
     c = _cluster()
-    p = c.producer("p", enable_idempotence=idempotence)
+    p = c.producer("p", enable_idempotence=idempotence, max_block_ms=60000)
     result = p.send("topic", "value", partition=2)
+    other = p.send("topic", "other", partition=0)
+    c.run(1000)
+    assert result.status == PENDING and other.status == ACKED
+    c.run(60_000)
     assert result.status == FAILED and result.error == E.DELIVERY_TIMEOUT
+    # at 3.7 the awaitUpdate timeout's message names only the topic (4.0+: KAFKA-8862)
+    assert result.message.startswith("Topic topic not present in metadata after 60000 ms.")
+    p.close(0)
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: Kafka's send to an invalid topic name returns "
-                   "a future failed with InvalidTopicException (the metadata answers "
-                   "INVALID_TOPIC_EXCEPTION, KafkaProducer.waitOnMetadata); kafkasim raises "
-                   "ClusterError at once")
 def test_send_to_invalid_topic():
-    """testSendToInvalidTopic: a send to "topic abc" fails with InvalidTopicException."""
-    c = _cluster()
-    result = c.producer("p").send("topic abc", "HelloKafka")
+    """testSendToInvalidTopic @3.9.0: a send to "topic abc" (a space is not allowed) gets a
+    metadata answer of INVALID_TOPIC_EXCEPTION and its future fails with
+    InvalidTopicException, well before max.block.ms (15 s)."""
+    c = _cluster("3.9")
+    p = c.producer("p", max_block_ms=15000)
+    result = p.send("topic abc", "HelloKafka")
+    c.run(1000)
     assert result.status == FAILED and result.error == E.INVALID_TOPIC_EXCEPTION
+    assert result.message == "Invalid topics: [topic abc]"
+    p.close(0)
 
 
 def test_null_topic_name():

@@ -273,6 +273,13 @@ SINCE = [
     ("consumer_fetch_skips_unavailable_node", "2.0", "1.1"),
     # KAFKA-7395 (bcef30d, first in 2.1.0)
     ("consumer_fetch_replica_not_available_refreshes", "2.1", "2.0"),
+    # KAFKA-6833 (6a8ed79) and KAFKA-5098 (8c47a3e), first in 2.1.0
+    ("producer_waits_for_partition_metadata", "2.1", "2.0"),
+    ("producer_rejects_invalid_topics", "2.1", "2.0"),
+    # KAFKA-9751 (d2cb2dc, first in 2.8.0)
+    ("metadata_answers_invalid_topic", "2.8", "2.7"),
+    # KAFKA-8862 (6612dd5, first in 4.0.0)
+    ("producer_metadata_timeout_names_partition", "4.0", "3.9"),
     # KAFKA-7548 (1546fc3, first in 2.4.0)
     ("consumer_keeps_paused_fetches", "2.4", "2.3"),
     ("leader_election_tool", "2.4", "2.3"),

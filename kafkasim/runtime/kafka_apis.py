@@ -42,6 +42,7 @@ from kafkasim.core.messages import (
     ZkPingResponse,
 )
 from kafkasim.core.rules import NO_EPOCH, stop_replicas_leader_epoch_error
+from kafkasim.runtime.topics import invalid_topic_reason
 
 
 def handle_fetch_request(broker, src, msg: FetchRequest) -> None:
@@ -141,7 +142,9 @@ def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
     """KafkaApis.handleTopicMetadataRequest: MetadataCache.getTopicMetadata for the topics
     asked (every topic when none is named) on the broker's listener, Metadata v6+ (a leader
     without the listener is LISTENER_NOT_FOUND); an unknown topic is
-    UNKNOWN_TOPIC_OR_PARTITION; the brokers are getAliveBrokerNodes."""
+    UNKNOWN_TOPIC_OR_PARTITION, or (2.8+, KAFKA-9751) INVALID_TOPIC_EXCEPTION when Topic.validate
+    refuses its name; the brokers are getAliveBrokerNodes. kafkasim's brokers create no topic
+    on a Metadata request (auto.create.topics.enable off; Kafka's default is on)."""
     md = broker.metadata
     out = []
     topics = msg.topics or tuple(sorted({t for t, _ in md.partitions}))
@@ -150,12 +153,20 @@ def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
     for topic in topics:
         t = known.get(topic)
         if t is None:
-            out.append((topic, -1, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, (), ()))
+            out.append((topic, -1, _unknown_topic_error(broker, topic), -1, -1, (), ()))
             continue
         out += [(topic, p.partition_index, p.error_code, p.leader_id, p.leader_epoch,
                  p.replica_nodes, p.isr_nodes) for p in t.partitions]
     brokers = tuple(n.id for n in md.get_alive_broker_nodes(DEFAULT_LISTENER))
     broker.send(src, MetadataResponse(msg.correlation_id, brokers, md.controller_id, tuple(out)))
+
+
+def _unknown_topic_error(broker, topic: str) -> str:
+    """KafkaApis.getTopicMetadata's error for a topic it does not know and does not create."""
+    if broker.rules.clients.metadata_answers_invalid_topic and \
+            invalid_topic_reason(topic) is not None:
+        return E.INVALID_TOPIC_EXCEPTION
+    return E.UNKNOWN_TOPIC_OR_PARTITION
 
 
 #: ListOffsetsRequest.CONSUMER_REPLICA_ID / DEBUGGING_REPLICA_ID

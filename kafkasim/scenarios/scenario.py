@@ -709,6 +709,12 @@ class ScenarioRun:
         p = self._producer(st)
         c = self.cluster
         topic = st["topic"]
+        # a step naming a topic (or partition) the scenario's cluster lacks is a mistake in the
+        # file: said at once, with the closest name (Kafka's send would wait max.block.ms for
+        # its metadata and fail with a TimeoutException)
+        c.topics.check_topic(topic)
+        if st.get("partition") is not None:
+            c.topics.check_partition(topic, st["partition"])
         if "rate" in st or "segments" in st:
             from kafkasim.runtime.workload import RateWorkload
 

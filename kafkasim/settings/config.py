@@ -892,6 +892,19 @@ PRODUCER: dict[str, ConfigDef] = dict(
             unit="ms", valid=_AT_LEAST_0,
         ),
         _cfg(
+            "max.block.ms", "long", 60000,
+            "How long send() waits for the metadata of a topic (or partition) it does not know "
+            "before its result fails with a TimeoutException.",
+            unit="ms", valid=_AT_LEAST_0, since="0.9.0", change_ref="KIP-19",
+        ),
+        _cfg(
+            "metadata.fetch.timeout.ms", "long", 60000,
+            "How long send() waits for a topic's metadata (0.8.2; deprecated for max.block.ms "
+            "in 0.9, which it still overrides when set).",
+            unit="ms", valid=_AT_LEAST_0, removed_in="0.11.0", change_ref="KIP-19",
+            replacement="max.block.ms",
+        ),
+        _cfg(
             "enable.idempotence", "boolean", by_version(("0.11.0", False), ("3.0", True)),
             "Producer ids and sequence numbers prevent duplicates on retry (KIP-98, KIP-679).",
             since="0.11.0", change_ref="KIP-98",

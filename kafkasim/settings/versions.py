@@ -1798,6 +1798,50 @@ class ClientRules:
         doc="a REPLICA_NOT_AVAILABLE fetch error asks for new metadata (before: an "
         "IllegalStateException)",
     )
+    # KAFKA-6833 (2.1.0, 6a8ed79): KafkaProducer.waitOnMetadata waits (up to max.block.ms) for
+    # a record's partition when its topic's metadata has fewer partitions, asking for updates,
+    # and its TimeoutException says "Topic %s not present in metadata after %d ms.". Before
+    # (0.10.2 to 2.0) a partition past the count threw a KafkaException at once ("Invalid
+    # partition given with record", 0.9/0.10.0: an IllegalArgumentException from partition())
+    # and the timeout said "Failed to update metadata after %d ms.".
+    producer_waits_for_partition_metadata: bool = _rule(
+        since="2.1",
+        ref="KAFKA-6833, KafkaProducer.waitOnMetadata @2.1.0",
+        doc="a send to a partition past the metadata's count waits up to max.block.ms for it "
+        "(before: refused at once)",
+    )
+    # KAFKA-5098 (2.1.0, 8c47a3e): a metadata answer of INVALID_TOPIC_EXCEPTION for a topic the
+    # producer waits on ends the wait: the send's future fails with InvalidTopicException
+    # (KafkaProducer.waitOnMetadata: cluster.invalidTopics(); from 2.3 Metadata
+    # .maybeThrowExceptionForTopic). Before, the error was only logged and the send waited for
+    # max.block.ms (TimeoutException).
+    producer_rejects_invalid_topics: bool = _rule(
+        since="2.1",
+        ref="KAFKA-5098, KafkaProducer.waitOnMetadata @2.1.0",
+        doc="a send to a topic the metadata calls invalid fails with InvalidTopicException "
+        "(before: it waited for max.block.ms)",
+    )
+    # KAFKA-9751 (2.8.0, d2cb2dc): KafkaApis.getTopicMetadata answers a topic it does not know,
+    # when it does not create it (auto.create.topics.enable false, or not allowed), with
+    # INVALID_TOPIC_EXCEPTION if Topic.validate refuses its name, else UNKNOWN_TOPIC_OR_PARTITION.
+    # Before, every such topic was UNKNOWN_TOPIC_OR_PARTITION (an auto-creation, off in kafkasim,
+    # answered INVALID_TOPIC_EXCEPTION for an invalid name in every release).
+    metadata_answers_invalid_topic: bool = _rule(
+        since="2.8",
+        ref="KAFKA-9751, KafkaApis.getTopicMetadata @2.8.0",
+        doc="a Metadata request naming an invalid topic name gets INVALID_TOPIC_EXCEPTION "
+        "(before: UNKNOWN_TOPIC_OR_PARTITION)",
+    )
+    # KAFKA-8862 (4.0.0, 6612dd5): the TimeoutException of a send whose wait for metadata ran out
+    # (Metadata.awaitUpdate) names the partition and the count when the topic is known ("Partition
+    # %d of topic %s with partition count %d is not present in metadata after %d ms.",
+    # KafkaProducer.getErrorMessage). Before, that path always said "Topic %s not present in
+    # metadata after %d ms.".
+    producer_metadata_timeout_names_partition: bool = _rule(
+        since="4.0",
+        ref="KAFKA-8862, KafkaProducer.waitOnMetadata / getErrorMessage @4.0.0",
+        doc="a send's metadata timeout names the missing partition and the topic's count",
+    )
 
 
 #: The groups of :class:`Rules`, in the order describe_rules shows them: (attribute, record type,

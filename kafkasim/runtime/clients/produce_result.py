@@ -64,12 +64,15 @@ class ProduceRequestResult:
     attempts: int = 0
     errors: list[str] = field(default_factory=list)   # error of every failed attempt
     done_ms: int = -1
+    # the exception's message, when kafkasim has one to give (a send whose wait for metadata
+    # failed: KafkaProducer.waitOnMetadata's TimeoutException / InvalidTopicException)
+    message: str | None = None
 
     def __reduce__(self):
         # a flat tuple pickles several times faster than a slotted dataclass's state dict
-        return (ProduceRequestResult, (self.topic, self.partition, self.status,
-                                       self.base_offset, self.error, self.attempts,
-                                       self.errors, self.done_ms))
+        args = (self.topic, self.partition, self.status, self.base_offset, self.error,
+                self.attempts, self.errors, self.done_ms)
+        return (ProduceRequestResult, args if self.message is None else args + (self.message,))
 
 
 class ProduceResult:
@@ -134,6 +137,12 @@ class ProduceResult:
     def done_ms(self) -> int:
         return self.result.done_ms
 
+    @property
+    def message(self) -> str | None:
+        """The failure's message (the Java exception's getMessage), where kafkasim has one:
+        a send whose wait for metadata failed; None otherwise."""
+        return self.result.message
+
     def _fields(self) -> tuple:
         return tuple(getattr(self, name) for name in ProduceResult.FIELDS)
 
@@ -159,7 +168,8 @@ class ProduceResult:
         return done - self.sent_ms if done >= 0 else -1
 
     def __repr__(self) -> str:
-        where = f"{self.topic}-{self.partition}"
+        # (-1: a send waiting for its topic's metadata, not partitioned yet)
+        where = f"{self.topic}-{self.partition}" if self.partition >= 0 else self.topic
         if self.status == ACKED:
             return f"<acked {self.value!r} at {where}@{self.offset}>"
         if self.status == FAILED:
@@ -193,11 +203,11 @@ class SettledRuns:
     as columns: each run's first record id, count, send time and index in its batch, and its
     batch's ProduceRequestResult (topic-partition and error name as indexes into ``names``,
     status as an index into (acked, failed), base offset, attempts, completion time; the
-    ``errors`` of the few that had any, by run). ~50 bytes a run instead of ~270 as a tuple
-    with its result."""
+    ``errors`` and ``messages`` of the few that had any, by run). ~50 bytes a run instead of
+    ~270 as a tuple with its result."""
 
     __slots__ = ("firsts", "counts", "sent", "indexes", "tps", "statuses", "base_offsets",
-                 "error_names", "attempts", "done", "errors", "names", "name_index")
+                 "error_names", "attempts", "done", "errors", "names", "name_index", "messages")
 
     def __init__(self) -> None:
         self.firsts, self.counts = array("q"), array("i")
@@ -206,6 +216,7 @@ class SettledRuns:
         self.base_offsets, self.error_names = array("q"), array("i")
         self.attempts, self.done = array("i"), array("q")
         self.errors: dict[int, list] = {}   # run -> the errors of its batch (when it had any)
+        self.messages: dict[int, str] = {}  # run -> its result's message (when it has one)
         self.names: list = []               # (topic, partition) pairs and error names
         self.name_index: dict = {}
 
@@ -223,6 +234,8 @@ class SettledRuns:
         first, n, sent_ms, fut, index = run
         if fut.errors:
             self.errors[len(self.firsts)] = fut.errors
+        if fut.message is not None:
+            self.messages[len(self.firsts)] = fut.message
         self.firsts.append(first)
         self.counts.append(n)
         self.sent.append(sent_ms)
@@ -241,7 +254,7 @@ class SettledRuns:
         fut = ProduceRequestResult(topic, partition, _STATUSES[self.statuses[j]],
                                    self.base_offsets[j], self.names[self.error_names[j]],
                                    self.attempts[j], self.errors.get(j, NO_ERRORS),
-                                   self.done[j])
+                                   self.done[j], self.messages.get(j))
         return (self.firsts[j], self.counts[j], self.sent[j], fut, self.indexes[j])
 
     def prefix(self, n: int) -> SettledRuns:
@@ -251,6 +264,7 @@ class SettledRuns:
                      "error_names", "attempts", "done"):
             setattr(out, name, getattr(self, name)[:n])
         out.errors = {j: e for j, e in self.errors.items() if j < n}
+        out.messages = {j: m for j, m in self.messages.items() if j < n}
         out.names = list(self.names)
         out.name_index = dict(self.name_index)
         return out
@@ -260,8 +274,10 @@ class SettledRuns:
 
 
 def _settled_runs(*fields) -> SettledRuns:
+    """A SettledRuns from its pickled fields (one pickled before ``messages`` existed keeps
+    it empty)."""
     out = SettledRuns()
-    for name, value in zip(SettledRuns.__slots__, fields, strict=True):
+    for name, value in zip(SettledRuns.__slots__, fields, strict=False):
         setattr(out, name, value)
     return out
 

@@ -27,6 +27,7 @@ from kafkasim.core.messages import (
     ProduceResponse,
 )
 from kafkasim.runtime import validation
+from kafkasim.runtime.clients import metadata_wait
 from kafkasim.runtime.clients.produce_result import (
     ACKED,
     FAILED,
@@ -108,6 +109,9 @@ class Producer:
         self.correlation = 0
         self.metadata = ProducerMetadata(self.config["metadata.max.age.ms"])
         self.sticky: dict[str, int] = {}
+        # KafkaProducer.maxBlockTimeMs and the sends waiting for metadata (waitOnMetadata)
+        self.max_block_ms = metadata_wait.max_block_ms(self.config, cfg)
+        self.metadata_waits: list[metadata_wait.MetadataWait] = []
         self._refresh_metadata()
 
     def __repr__(self) -> str:
@@ -120,9 +124,11 @@ class Producer:
     # -- public API -----------------------------------------------------------------------------
     def send(self, topic: str, value=None, *, key=None, partition: int | None = None
              ) -> ProduceResult:
-        """Queue one record; returns its result object, filled in as the simulation runs."""
-        if type(topic) is not str:
-            self.cluster.topics.check_topic(topic)   # names what the topic should be
+        """KafkaProducer.send: queue one record; returns its result object (the Future), filled
+        in as the simulation runs. A topic or partition the producer's metadata does not know
+        yet waits for it up to ``max.block.ms`` (``metadata_wait``), then fails with a
+        TimeoutException; a topic that is not a string or a partition that is not a
+        non-negative int raises at once (IllegalArgumentException: ClusterError)."""
         rid = self._send_run(topic, (value,), key, partition)
         return self.results[rid]
 
@@ -134,6 +140,12 @@ class Producer:
         res = self.results
         return [res[rid] for rid in range(first, first + len(values))]
 
+    def partitions_for(self, topic: str) -> list[metadata_wait.PartitionInfo]:
+        """KafkaProducer.partitionsFor: the topic's partitions in the producer's metadata,
+        waiting (running the simulation) up to ``max.block.ms`` for them
+        (``metadata_wait.partitions_for``)."""
+        return metadata_wait.partitions_for(self, topic)
+
     def _send_run(self, topic: str, values, key=None, partition: int | None = None,
                   prefix: str | None = None) -> int:
         """``send`` of each of ``values`` (non-empty) in order, all with the same key and
@@ -143,31 +155,48 @@ class Producer:
         c = self.cluster
         if not self.sender.running:   # KafkaProducer.throwIfProducerClosed
             raise IllegalStateException("Cannot perform operation after producer has been closed")
-        # TopicRegistry.partition_count, inlined: it raises for an unknown topic
         counts = c.topics.partition_counts
-        n = counts[topic] if topic in counts else c.topics.partition_count(topic)
+        if type(topic) is not str:
+            c.topics.check_topic(topic)   # names what the topic should be
+        n = counts[topic] if topic in counts else None
+        if n is None or partition is not None and (
+                partition is True or partition is False or not (
+                    isinstance(partition, int) and 0 <= partition < n)):
+            # KafkaProducer.waitOnMetadata: the topic, or the partition, is not known yet
+            if not metadata_wait.must_wait(self, topic, partition, n):
+                c.topics.check_partition(topic, partition)   # raises: the caller's error
+            first = self._new_records(values, prefix)
+            metadata_wait.wait_on_metadata(self, topic, first, first + len(values), key,
+                                           partition)
+            return first
         if partition is None:
             # the same for every record of the run: the key is the same and the sticky
             # partition only moves when the sender drains a batch
             partition = self._partition_for(topic, key, n)
-        elif partition is True or partition is False or not (
-                isinstance(partition, int) and 0 <= partition < n):
-            c.topics.check_partition(topic, partition)
-        now = c.engine.now
+        first = self._new_records(values, prefix)
         k = len(values)
-        if prefix is not None:
-            first = c.records.new_numbered(prefix, values)
-        elif k == 1:
-            first = c.records.new(values[0])
-        else:
-            first = c.records.new_many(values)
-        end = first + k
         results = self.results
         results.count += k
         self.n_pending += k
+        self._append((topic, partition), first, first + k, results.runs)
+        return first
+
+    def _new_records(self, values, prefix: str | None) -> int:
+        """The record ids of ``values`` (consecutive; the first returned)."""
+        records = self.cluster.records
+        if prefix is not None:
+            return records.new_numbered(prefix, values)
+        if len(values) == 1:
+            return records.new(values[0])
+        return records.new_many(values)
+
+    def _append(self, tp: tuple[str, int], first: int, end: int, runs: list) -> None:
+        """The rest of KafkaProducer.doSend for records ``first .. end - 1`` (their partition
+        known): RecordAccumulator.append, and the sender woken as the append asks; each piece
+        of a batch is one run appended to ``runs``."""
+        now = self.cluster.engine.now
         acc = self.accumulator
-        tp = (topic, partition)
-        if acc.append(tp, first, end, now, results.runs):
+        if acc.append(tp, first, end, now, runs):
             self.sender.arm_expiry(now)
         # one wake-up for the run after linger.ms (a sooner one set already stays); at once
         # when the partition's last batch is full (KafkaProducer.doSend: sender.wakeup() for
@@ -179,7 +208,6 @@ class Producer:
         queue = acc.batches[tp]
         full = len(queue) > 1 or len(queue[-1].record_ids) * RECORD_SIZE >= acc.batch_size
         self.sender.wakeup(0 if full or acc.flushes_in_progress else self.linger_ms)
-        return first
 
     def _fail_send_in_error_state(self, tp: tuple[str, int]) -> None:
         """KafkaProducer.doSend after the append, in the transaction manager's fatal state:
@@ -221,7 +249,9 @@ class Producer:
         for at most ``timeout_ms`` (None: as long as it takes, Long.MAX_VALUE; kafkasim stops
         at limits.MAX_TIME_MS); what is left then fails with KafkaException "Producer is closed
         forcefully." (Sender.forceClose: 0 fails everything at once). The producer then does
-        nothing more: ``send`` raises IllegalStateException. Closing again does nothing."""
+        nothing more: ``send`` raises IllegalStateException. Closing again does nothing. A send
+        still waiting for its topic's metadata fails at once with KafkaException "Producer closed
+        while send in progress" (``metadata_wait.fail_all_on_close``)."""
         if timeout_ms is not None:
             if type(timeout_ms) is int and timeout_ms < 0:
                 raise IllegalArgumentException("The timeout cannot be negative.")
@@ -229,6 +259,7 @@ class Producer:
         sender = self.sender
         if sender.shut_down:
             return
+        metadata_wait.fail_all_on_close(self)
         wait = limits.MAX_TIME_MS if timeout_ms is None else timeout_ms
         if wait > 0:
             sender.initiate_close()
@@ -338,7 +369,8 @@ class Producer:
         target = live[self.correlation % len(live)]
         self.correlation += 1
         md.in_flight = self.correlation
-        c.transport.send(self.client_id, target, MetadataRequest(self.correlation, ()))
+        c.transport.send(self.client_id, target,
+                         MetadataRequest(self.correlation, metadata_wait.request_topics(self)))
         self._schedule(self.sender.request_timeout_ms or 30000, Producer._timer_metadata_timeout,
                        self.correlation)
 
@@ -356,6 +388,7 @@ class Producer:
             self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
         self.partition_counts.update(counts)
         self._arm_metadata_max_age()
+        metadata_wait.on_metadata(self, msg.partitions)
         self.sender.send_producer_data()
 
     def _arm_metadata_max_age(self) -> None:

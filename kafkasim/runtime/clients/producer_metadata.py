@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
+from kafkasim.core.errors import INVALID_TOPIC_EXCEPTION
 from kafkasim.runtime.network_client import ExponentialBackoff
 
 #: ProducerConfig metadata.max.age.ms's default
@@ -34,7 +35,8 @@ class ProducerMetadata:
     updates that failed since the last success (``attempts``), and the responses in a row that
     brought no new or newer leader epoch (``equivalent_responses``, Metadata
     .equivalentResponseCount: a refresh asked for because of stale metadata that brings
-    nothing new backs off further). ``last_seen_epochs`` is Metadata.lastSeenLeaderEpochs.
+    nothing new backs off further). ``last_seen_epochs`` is Metadata.lastSeenLeaderEpochs;
+    ``invalid_topics`` the last answer's Cluster.invalidTopics.
 
     ``metadata_expire_ms`` (``metadata.max.age.ms``, Metadata.metadataExpireMs): an update is
     due this long after the last successful one even if nothing asked for it
@@ -43,7 +45,7 @@ class ProducerMetadata:
 
     __slots__ = ("in_flight", "last_refresh_ms", "retry_at_ms", "attempts",
                  "equivalent_responses", "last_successful_refresh_ms", "last_seen_epochs",
-                 "metadata_expire_ms", "expiry_wakeup_ms")
+                 "metadata_expire_ms", "expiry_wakeup_ms", "invalid_topics")
 
     def __init__(self, metadata_expire_ms: int = METADATA_MAX_AGE_MS) -> None:
         self.metadata_expire_ms = metadata_expire_ms
@@ -55,6 +57,8 @@ class ProducerMetadata:
         self.equivalent_responses = 0
         self.last_successful_refresh_ms = -1
         self.last_seen_epochs: dict[tuple[str, int], int] = {}
+        # the topics the last answer called INVALID_TOPIC_EXCEPTION (Cluster.invalidTopics)
+        self.invalid_topics: frozenset[str] = frozenset()
 
     def time_to_allow_update(self, now: int, backoff: RetryBackoff) -> int:
         """Metadata.timeToAllowUpdate: ms until an update may be asked for (0: now)."""
@@ -87,8 +91,11 @@ class ProducerMetadata:
         self.attempts = 0
         self.equivalent_responses += 1
         seen = self.last_seen_epochs
-        for topic, partition, _err, _leader, epoch, _replicas, _isr in partitions:
+        invalid = []
+        for topic, partition, err, _leader, epoch, _replicas, _isr in partitions:
             if partition < 0:   # a topic-level error row
+                if err == INVALID_TOPIC_EXCEPTION:
+                    invalid.append(topic)
                 continue
             tp = (topic, partition)
             last = seen.get(tp)
@@ -98,6 +105,7 @@ class ProducerMetadata:
             elif last is None or epoch > last:
                 seen[tp] = epoch
                 self.equivalent_responses = 0
+        self.invalid_topics = frozenset(invalid)
 
 
 class RetryBackoff(NamedTuple):
