@@ -207,6 +207,7 @@ SINCE = [
     ("stop_replica_accepts_equal_leader_epoch", "3.5", "3.4"),   # KAFKA-13972
     ("fetch_response_needs_same_leader_epoch", "4.1", "4.0"),   # KAFKA-18991
     ("follower_append_bounded_by_leader_epoch", "4.1", "4.0"),   # KAFKA-18723
+    ("follower_append_restarts_empty_log_at_batch", "2.0", "1.1"),   # KAFKA-6975
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0
     ("isr_expand_requires_epoch_start_offset", "2.0.1", "2.0"),

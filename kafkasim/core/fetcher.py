@@ -414,7 +414,9 @@ class ReplicaFetcherThread:
         # the next fetch's lastFetchedEpoch
         bound = st.current_leader_epoch \
             if ctx.rules.fetch.follower_append_bounded_by_leader_epoch else None
-        last_epoch = log.append_as_follower(chunk, bound) if chunk.ids else log.latest_epoch()
+        # replicaMgr.getPartitionOrException(tp).appendRecordsToFollowerOrFutureReplica
+        last_epoch = ctx.partitions[tp].append_records_to_follower_or_future_replica(
+            ctx, chunk, partition_leader_epoch=bound) if chunk.ids else log.latest_epoch()
         hw = pd.high_watermark
         ctx.set_follower_hw(tp, hw)
         st.hw_missed = False

@@ -48,7 +48,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
-from kafkasim.core.partition import Partition
+from kafkasim.core.partition import Partition, is_stale_partition_epoch
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import ReplicaManagerContext
@@ -416,7 +416,7 @@ class ReplicaManager:
             part = Partition(st.topic, st.partition, ctx.id,
                              ctx.log_manager.get_or_create_log(ctx, st.topic, st.partition))
             self.partitions[tp] = part
-        elif part.is_stale_partition_epoch(ctx, st.partition_epoch) or \
+        elif is_stale_partition_epoch(part, ctx, st.partition_epoch) or \
                 (kraft and st.partition_epoch < part.partition_epoch):
             # makeLeader / makeFollower return false: the state change is skipped
             ctx.trace("leader_and_isr_ignored", st.topic, st.partition,

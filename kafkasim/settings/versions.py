@@ -673,6 +673,17 @@ class FetchRules:
         ".appendAsFollower @4.1.0)",
         doc="a follower appends fetched batches only up to its own leader epoch",
     )
+    # KAFKA-6975 (ca3370091f4, 2.0.0; back-ported to 1.0.2 and 1.1.1, patch releases not
+    # modelled): Partition.appendRecordsToFollowerOrFutureReplica catches
+    # UnexpectedAppendOffsetException and, when the follower's log is empty (LEO = log start)
+    # and the batch contains the log start offset, truncateFullyAndStartAt(batch's first
+    # offset) and appends again (Partition.scala:1321-1347@3.7.0); before, the fetch failed.
+    follower_append_restarts_empty_log_at_batch: bool = _rule(
+        since="2.0",
+        ref="KAFKA-6975 (Partition.appendRecordsToFollowerOrFutureReplica @2.0.0)",
+        doc="an empty follower log restarts at the first offset of a fetched batch that "
+            "contains its log start offset",
+    )
     # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
     # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
     fetch_diverging_epoch: bool = _rule(
