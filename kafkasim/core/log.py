@@ -820,7 +820,9 @@ class Log:
         unchanged; a caller that may go past it bounds the offset itself. The records below the
         new start are dropped at once (no segments: Kafka deletes them with their segment), and
         so are the producer snapshots below it (2.4: ProducerStateManager.truncateHead; 3.x:
-        with their segments); the producers stay (onLogStartOffsetIncremented)."""
+        with their segments); the producers stay (onLogStartOffsetIncremented), except before
+        2.4, where truncateHead evicts those whose last batch is below the new start
+        (``producer_state_evicts_below_log_start``, KAFKA-7190)."""
         if offset > self.high_watermark:
             raise OffsetOutOfRangeException(
                 f"Cannot increment the log start offset to {offset} of partition "

@@ -1660,6 +1660,20 @@ class ClientRules:
         doc="a batch of a producer the broker does not know, not at sequence 0, is answered "
         "UNKNOWN_PRODUCER_ID (0.11: OUT_OF_ORDER_SEQUENCE_NUMBER)",
     )
+    # Before KAFKA-7190 (1a5971ebdc7, 2.4.0) a replica forgets an idempotent producer whose last
+    # batch falls below the log start: ProducerStateManager.truncateHead (a new log start:
+    # Log.maybeIncrementLogStartOffset, truncateAndReload at the same map end) evicts every
+    # producer not isProducerRetained (lastDataOffset >= logStartOffset; 1.0-2.3's
+    # removeBatchesOlderThan drops nothing, Queue.dropWhile making a copy), and loadFromSnapshot
+    # loads only retained ones (ProducerStateManager.scala @0.11.0.0 / @1.0.0 / @2.3.0). 2.4.0
+    # keeps them until transactional.id.expiration.ms passes.
+    producer_state_evicts_below_log_start: bool = _rule(
+        since="0.11.0",
+        until="2.4",
+        ref="KAFKA-7190 (ProducerStateManager.truncateHead / isProducerRetained @2.3.0)",
+        doc="a replica forgets the idempotent producers whose last batch is below the log "
+        "start",
+    )
     unknown_producer_accepted_at_any_sequence: bool = _rule(
         since="2.5",
         ref="KIP-360, ProducerAppendInfo.checkSequence @2.5.0",
