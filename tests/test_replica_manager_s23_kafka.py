@@ -8,7 +8,7 @@ image listed this broker (TopicsDelta.java:216-224@3.9.0) -- with stopPartitions
 completed, the log deleted (ReplicaManager.scala:2728-2748 and 579-626@3.9.0; the same at
 4.3.0). BrokerMetadataPublisher sets the metadata cache's image before applyDelta, so a
 request still waiting on a deleted partition answers getPartitionOrError's
-UNKNOWN_TOPIC_OR_PARTITION.
+UNKNOWN_TOPIC_OR_PARTITION. Also testAppendRecordsToLeader@4.3.0 (a leader made by applyDelta).
 
 The broker is tests/test_replica_manager_more_kafka's ``KRaftBroker`` (local broker 0, other
 broker 1: Kafka's tests use 1 and 2); its ``apply_delta`` replays the records with
@@ -19,7 +19,7 @@ them, as the broker's BrokerLifecycleManager.on_high_watermark does.
 from __future__ import annotations
 
 import pytest
-from test_replica_manager_kafka import TOPIC, TP
+from test_replica_manager_kafka import CLIENT, TOPIC, TP
 from test_replica_manager_more_kafka import (
     FOO_UUID,
     LOCAL,
@@ -32,6 +32,7 @@ from test_replica_manager_more_kafka import (
 
 from kafkasim.control.kraft import records as R
 from kafkasim.core import errors as E
+from kafkasim.core.messages import ProduceRequest
 
 VERSIONS = ["3.9", "4.3"]
 BAR_UUID = "b4rB4rB4rB4rB4rB4rB4rA"
@@ -165,3 +166,23 @@ def test_delta_created_and_removed_in_one_delta_is_no_local_change():
     b.apply_delta(*topics_create_delta(LOCAL, True), *topics_delete_delta())
     assert TP not in b.rm.partitions and TP not in b.logs
     assert _stopped(b) == 0
+
+
+def test_append_records_to_leader():
+    """ReplicaManagerTest.testAppendRecordsToLeader@4.3.0: the local broker leads foo-0
+    (replicas and ISR: itself, applyDelta of a TopicRecord and a PartitionRecord); an acks=1
+    append of one record to foo-0 and bar-0 writes foo at offset 0 (log start 0) and answers
+    bar, a topic the metadata does not have, UNKNOWN_TOPIC_OR_PARTITION."""
+    b = KRaftBroker("4.3")
+    b.apply_delta(R.TopicRecord(TOPIC, FOO_UUID),
+                  R.PartitionRecord(0, FOO_UUID, (LOCAL,), (LOCAL,), leader=LOCAL,
+                                    leader_epoch=0, partition_epoch=0))
+    assert b.part().is_leader
+    corr = b.corr()
+    entries = tuple((topic, 0, (corr,), (10,), -1, -1, -1) for topic in (TOPIC, "bar"))
+    b.rm.append_records(b, CLIENT, ProduceRequest(corr, CLIENT, 1, 1000, entries))
+    answer = b.produce_answer(corr)
+    assert answer.partitions == ((TOPIC, 0, E.NONE, 0),
+                                 ("bar", 0, E.UNKNOWN_TOPIC_OR_PARTITION, -1))
+    assert answer.log_start_offsets[0] == 0
+    assert b.part().log.log_end_offset == 1
