@@ -8,9 +8,10 @@ inside a batch, after DeleteRecords; Partition.scala:1321-1347@3.7.0, 1189-1217@
 
 kafkasim's leader reads from the fetch offset exactly, so the fetcher below is answered by hand
 (tests/test_fetcher_thread_kafka's ``Env``: a ReplicaFetcherThread on a FakeContext). A batch
-the follower refuses (UnexpectedAppendOffsetException) would escape kafkasim's fetcher, where
-Kafka's processFetchRequest marks the partition failed (AbstractFetcherThread.scala:392-396
-@3.9.0): not ported, kafkasim's leader never sends one.
+the follower refuses (UnexpectedAppendOffsetException) marks the partition failed
+(AbstractFetcherThread.processFetchRequest's ``case t: Throwable => markPartitionFailed``,
+AbstractFetcherThread.scala:392-396@3.9.0; KIP-461, 2.3.0); before 2.3 the fetcher thread
+stopped, which kafkasim does not model (the refusal is raised).
 """
 
 from __future__ import annotations
@@ -54,3 +55,39 @@ def test_fetcher_restarts_an_empty_follower_log_at_the_batch(version):
     st = env.st()
     assert (st.state, st.fetch_offset) == (FETCHING, 7)
 
+
+
+def _refused_batch(env: Env):
+    """The empty follower log at 5 fetching from 5 is answered offsets 2-3 (wholly below)."""
+    log = env.replica()
+    env.ctx.partitions[TP].truncate_fully_and_start_at(5)
+    env.add(offset=5, epoch=0)
+    env.th.do_work(env.ctx)
+    req = env.pending()
+    pd = FetchPartitionData(TP[0], TP[1], E.NONE, 5, 5, _leader_records(2, 2, 0),
+                            log_end_offset=5)
+    return log, FetchResponse(req.correlation_id, (pd,), E.NONE, 0)
+
+
+@pytest.mark.parametrize("version", ["2.3", "3.9", "4.3"])
+def test_refused_append_marks_the_partition_failed(version):
+    """A batch wholly below the empty log's start is refused (UnexpectedAppendOffsetException,
+    not a restart: it does not contain the log start); the partition leaves the fetcher as a
+    failed partition until the next LeaderAndIsr, the log unchanged."""
+    env = Env(version)
+    log, resp = _refused_batch(env)
+    env.deliver(resp)
+    assert (log.log_end_offset, log.log_start_offset) == (5, 5)
+    assert env.st() is None and TP in env.th.failed_partitions
+    assert any("removed until the next LeaderAndIsr" in line
+               for line in env.outbox_lines("ReplicaFetcherThread"))
+
+
+def test_refused_append_is_raised_before_2_3():
+    """AbstractFetcherThread.processFetchRequest @2.2.0 rethrows it as a KafkaException and the
+    thread stops; kafkasim raises it."""
+    env = Env("2.2")
+    log, resp = _refused_batch(env)
+    with pytest.raises(E.UnexpectedAppendOffsetException):
+        env.deliver(resp)
+    assert (log.log_end_offset, log.log_start_offset) == (5, 5)

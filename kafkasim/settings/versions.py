@@ -673,6 +673,18 @@ class FetchRules:
         ".appendAsFollower @4.1.0)",
         doc="a follower appends fetched batches only up to its own leader epoch",
     )
+    # KIP-461 / KAFKA-8346 (414852c7017, 2.3.0): an error processing one partition's fetched
+    # data (an append the follower's log refuses: UnexpectedAppendOffsetException) removes that
+    # partition from the fetcher until its next LeaderAndIsr (markPartitionFailed,
+    # AbstractFetcherThread.processFetchRequest); before, it was thrown as a KafkaException and
+    # the fetcher thread stopped (AbstractFetcherThread @2.2.0), which kafkasim does not model:
+    # the refusal is raised.
+    fetcher_marks_partition_failed_on_error: bool = _rule(
+        since="2.3",
+        ref="KIP-461 / KAFKA-8346 (AbstractFetcherThread.markPartitionFailed @2.3.0)",
+        doc="a partition whose fetched data the follower cannot append leaves the fetcher "
+        "until the next LeaderAndIsr",
+    )
     # KAFKA-6975 (ca3370091f4, 2.0.0; back-ported to 1.0.2 and 1.1.1, patch releases not
     # modelled): Partition.appendRecordsToFollowerOrFutureReplica catches
     # UnexpectedAppendOffsetException and, when the follower's log is empty (LEO = log start)
