@@ -468,15 +468,16 @@ def test_psm_start_offset(version):
 
 
 @pytest.mark.parametrize("version", ["0.11.0", "1.0", "2.3"])
-@pytest.mark.xfail(strict=True, reason="DEVIATION: before 2.4 (KAFKA-7190) the broker evicts the "
-                   "producers whose last batch is below the log start (ProducerStateManager"
-                   ".truncateHead / isProducerRetained); kafkasim keeps them in every version")
 def test_psm_load_from_snapshot_removes_non_retained_producers(version):
     """ProducerStateManagerTest.testLoadFromSnapshotRemovesNonRetainedProducers @0.11.0.0 /
     @1.0.0 (to 2.3.0; 2.4.0: ...RetainsNonExpiredProducers, both kept): producers 1 and 2 at
     offsets 0 and 1, a snapshot at 2; truncateAndReload(log start 1, log end 2) drops producer
-    1, whose batch is below the log start, and keeps producer 2 (last sequence 0, offset 1)."""
-    states = ps.ProducerStateManager()
+    1, whose batch is below the log start, and keeps producer 2 (last sequence 0, offset 1).
+    The manager has the version's ``producer_state_evicts_below_log_start`` (until KAFKA-7190,
+    2.4), as a broker's LogManager gives it."""
+    evicts = rules_for(version).producer_state_evicts_below_log_start
+    assert evicts
+    states = ps.ProducerStateManager(evicts_below_log_start=evicts)
     assert _psm_append(states, 1, 0, 0, 0, version) == "append"
     assert _psm_append(states, 2, 0, 0, 1, version) == "append"
     states.take_snapshot()

@@ -28,9 +28,8 @@ Left out: testDeleteRecordsOnLeaderWith{Empty,Compact}Policy (4.2.0: kafkasim ha
 DeleteRecords), tryCompleteDelayedRequestsCatchesExceptions (4.1.0: no purgatory exceptions),
 testDelayedFetchAfterAppendRecords and testMakeFollowerWithWithFollowerAppendRecords (thread
 and lock races), testMakeLeaderDoesNotUpdateEpochCacheForOldFormats (no message format
-versions below v2), and the 4.1.0 testAppendRecordsAsFollowerBelowLogStartOffset (the same
-recorded deviation as its 3.7.0 port: kafkasim's Partition has no
-appendRecordsToFollowerOrFutureReplica).
+versions below v2). testAppendRecordsAsFollowerBelowLogStartOffset (4.1.0's, with the partition
+leader epoch) is ported at 4.3.0 in tests/test_partition_more_kafka.py.
 """
 
 from __future__ import annotations

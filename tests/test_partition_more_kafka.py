@@ -74,6 +74,7 @@ import pytest
 
 from kafkasim.core import errors as E
 from kafkasim.core.alter_partition_manager import IsrChangePropagation, propose_isr
+from kafkasim.core.errors import UnexpectedAppendOffsetException
 from kafkasim.core.fake import FakeContext
 from kafkasim.core.log import RecordChunk
 from kafkasim.core.messages import (
@@ -570,44 +571,52 @@ def test_ignore_follower_partition_state_change_with_older_partition_epoch_on_pa
 
 
 # -- a follower's append below its log start offset ------------------------------------------
-def _log_restarted_at_5_refusing_records_below():
+def _follower_restarted_at_5(version: str = "3.7"):
     """truncateFullyAndStartAt(5) restarts the empty log at 5, and records wholly below it are
-    refused (Kafka: UnexpectedAppendOffsetException) leaving it as it was."""
-    b = Broker()
-    log = b.partition(TOPIC, 0).local_log_or_exception()
-    log.truncate_fully_and_start_at(5)
+    refused (UnexpectedAppendOffsetException) leaving it as it was."""
+    b = Broker(version)
+    part = b.partition(TOPIC, 0)
+    log = part.local_log_or_exception()
+    part.truncate_fully_and_start_at(5, is_future=False)
     assert (log.log_end_offset, log.log_start_offset) == (5, 5)
-    with pytest.raises(RuntimeError):
-        log.append_as_follower(follower_records(3, 1))
+    with pytest.raises(UnexpectedAppendOffsetException):
+        part.append_records_to_follower_or_future_replica(b, follower_records(3, 1))
     assert log.log_end_offset == 5
-    return log
+    return b, part, log
 
 
-def test_append_records_as_follower_below_log_start_offset_is_refused():
-    """PartitionTest.testAppendRecordsAsFollowerBelowLogStartOffset, its first half on the log
-    (kafkasim's Partition has no appendRecordsToFollowerOrFutureReplica; the fetcher appends
-    to the log)."""
-    _log_restarted_at_5_refusing_records_below()
+@pytest.mark.parametrize("version", ["2.0", "3.7", "4.3"])
+def test_append_records_as_follower_below_log_start_offset(version):
+    """PartitionTest.testAppendRecordsAsFollowerBelowLogStartOffset@3.7.0 (and @4.3.0, where
+    the append also takes the partition leader epoch, 1, above the records' 0): records that
+    contain the log start offset restart an empty log at their first offset; once the log has
+    records, records below its end are refused."""
+    b, part, log = _follower_restarted_at_5(version)
+    epoch = 1 if version == "4.3" else None
 
+    def append(base, count):
+        part.append_records_to_follower_or_future_replica(
+            b, follower_records(base, count), partition_leader_epoch=epoch)
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
-    "DEVIATION: Partition.appendRecordsToFollowerOrFutureReplica restarts an empty follower "
-    "log at the first offset of a batch that contains its log start offset "
-    "(truncateFullyAndStartAt(e.firstOffset), core/src/main/scala/kafka/cluster/"
-    "Partition.scala:1323-1347@3.7.0); kafkasim has no such Partition method and "
-    "Log.append_as_follower refuses any records not starting at the LEO (RuntimeError); "
-    "kafkasim's leader never sends such records (its reads start at the fetch offset)"))
-def test_append_records_as_follower_below_log_start_offset():
-    """PartitionTest.testAppendRecordsAsFollowerBelowLogStartOffset, whole, on the log."""
-    log = _log_restarted_at_5_refusing_records_below()
     # records containing the log start offset, the log empty: the log restarts at 4
-    log.append_as_follower(follower_records(4, 3))
+    append(4, 3)
     assert (log.log_end_offset, log.log_start_offset) == (7, 4)
-    log.append_as_follower(follower_records(7, 1))
+    append(7, 1)
     assert (log.log_end_offset, log.log_start_offset) == (8, 4)
-    # not below the log start once the log has records
-    with pytest.raises(RuntimeError):
-        log.append_as_follower(follower_records(3, 2))
+    # not below the log end once the log has records
+    with pytest.raises(UnexpectedAppendOffsetException):
+        append(3, 2)
     assert log.log_end_offset == 8
-    log.append_as_follower(follower_records(8, 1))
+    append(8, 1)
     assert (log.log_end_offset, log.log_start_offset) == (9, 4)
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "1.1"])
+def test_append_records_as_follower_below_log_start_offset_before_2_0(version):
+    """Before KAFKA-6975 (2.0; Partition.appendRecordsToFollowerOrFutureReplica @1.1.0 has no
+    catch) the empty log does not restart: records below its start are refused even when they
+    contain it."""
+    b, part, log = _follower_restarted_at_5(version)
+    with pytest.raises(UnexpectedAppendOffsetException):
+        part.append_records_to_follower_or_future_replica(b, follower_records(4, 3))
+    assert (log.log_end_offset, log.log_start_offset) == (5, 5)

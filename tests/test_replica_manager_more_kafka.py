@@ -16,7 +16,8 @@ broker 1 and other broker 2; here the local broker is 0 and the other one 1.
   changed partitions published with ``kafkasim.runtime.broker_lifecycle.publish`` -- kafkasim's
   BrokerMetadataPublisher, which calls ReplicaManager.applyDelta's per-partition step
   (``apply_partition_state(kraft=True)``, or ``stop_replica(delete=True)`` for a replica the
-  image no longer lists), as a KRaft broker's MetadataLoader does (``on_high_watermark``).
+  image no longer lists, and first for the local replicas of a deleted topic), as a KRaft
+  broker's MetadataLoader does (``on_high_watermark``, ``replay_records``).
 * ``replicaFetcherManager.getFetcher(tp)`` / ``InitialFetchState``: the fetcher thread of
   ``ctx.fetchers`` holding the partition (its key's leader id) and its ``PartitionFetchState``
   (current leader epoch, fetch offset). Kafka's mocked ``removeFetcherForPartitions`` whose
@@ -63,7 +64,7 @@ from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.core import errors as E
 from kafkasim.core.messages import StopReplicaRequest, StopReplicaResponse
 from kafkasim.core.replica_manager import ReplicaManager
-from kafkasim.runtime.broker_lifecycle import publish
+from kafkasim.runtime.broker_lifecycle import publish, replay_records
 from kafkasim.runtime.kafka_apis import handle_stop_replica_request
 from kafkasim.runtime.metadata_cache import MetadataCache
 
@@ -98,13 +99,9 @@ class KRaftBroker(Broker):
         )
 
     def apply_delta(self, *records) -> None:
-        changed = []
-        for record in records:
-            self._offset += 1
-            tp = self.image.replay(record, self._offset)
-            if tp is not None and tp not in changed:
-                changed.append(tp)
-        publish(self, self.image, changed)
+        first = self._offset + 1
+        self._offset += len(records)
+        publish(self, self.image, *replay_records(self.image, enumerate(records, first)))
 
 
 def partition_record(start_id: int, leader: int, partition: int = 0) -> R.PartitionRecord:
@@ -220,17 +217,6 @@ def test_delta_leader_to_not_replica():
     _assert_removed(b)
 
 
-_REMOVED_TOPIC = (
-    "DEVIATION: Kafka's applyDelta deletes the local replicas of a deleted topic "
-    "(TopicsDelta.localChanges(...).deletes -> stopPartitions(deleteLocalLog = true), "
-    "ReplicaManager.scala:2831-2842, TopicsDelta.localChanges:212@3.7.0); kafkasim's "
-    "MetadataImage.replay of a "
-    "RemoveTopicRecord reports no changed partition, so publish never stops the replica: the "
-    "partition, its fetcher and its log stay"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_REMOVED_TOPIC)
 def test_delta_follower_removed_topic():
     """testDeltaFollowerRemovedTopic: a RemoveTopicRecord removes the follower: partition,
     fetcher and log are gone."""
@@ -239,7 +225,6 @@ def test_delta_follower_removed_topic():
     _assert_removed(b)
 
 
-@pytest.mark.xfail(strict=True, reason=_REMOVED_TOPIC)
 def test_delta_leader_to_removed_topic():
     """testDeltaLeaderToRemovedTopic: a RemoveTopicRecord removes the leader: partition and log
     are gone."""

@@ -74,6 +74,7 @@ from kafkasim.core.checkpoint import (
     format_offsets,
     parse_epochs,
 )
+from kafkasim.core.errors import UnexpectedAppendOffsetException
 from kafkasim.core.fake import FakeContext
 from kafkasim.core.leader_epoch import EpochEntry
 from kafkasim.core.log import (
@@ -277,7 +278,7 @@ def test_append_as_follower_below_the_log_end_offset_is_refused():
     log = _log()
     _append(log)
     _append(log)
-    with pytest.raises(RuntimeError):  # Kafka: UnexpectedAppendOffsetException
+    with pytest.raises(UnexpectedAppendOffsetException):
         log.append_as_follower(_chunk(1, [0]))
     assert log.log_end_offset == 2 and len(log) == 2
 
@@ -286,8 +287,9 @@ def test_append_as_follower_below_the_log_end_offset_is_refused():
 def test_append_as_follower_below_the_log_start_of_an_empty_log_is_refused():
     log = _log(7)
     assert (log.log_start_offset, log.log_end_offset) == (7, 7)
-    with pytest.raises(RuntimeError, match="start at 4"):  # UnexpectedAppendOffsetException(4..6)
+    with pytest.raises(UnexpectedAppendOffsetException, match="start at 4") as e:
         log.append_as_follower(_chunk(4, [0, 0, 0]))
+    assert (e.value.first_offset, e.value.last_offset) == (4, 6)
     assert (log.log_start_offset, log.log_end_offset, len(log)) == (7, 7, 0)
 
 

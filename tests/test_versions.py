@@ -207,6 +207,8 @@ SINCE = [
     ("stop_replica_accepts_equal_leader_epoch", "3.5", "3.4"),   # KAFKA-13972
     ("fetch_response_needs_same_leader_epoch", "4.1", "4.0"),   # KAFKA-18991
     ("follower_append_bounded_by_leader_epoch", "4.1", "4.0"),   # KAFKA-18723
+    ("follower_append_restarts_empty_log_at_batch", "2.0", "1.1"),   # KAFKA-6975
+    ("fetcher_marks_partition_failed_on_error", "2.3", "2.2"),   # KIP-461
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0
     ("isr_expand_requires_epoch_start_offset", "2.0.1", "2.0"),
@@ -422,6 +424,9 @@ WINDOWS = [
     # KAFKA-5793 (1.0) until KIP-360 (2.5): a batch of a producer the broker does not know, not
     # at sequence 0, is answered UNKNOWN_PRODUCER_ID
     ("unknown_producer_id_for_unknown_producer", "0.11.0", "1.0", "2.5"),
+    # KIP-98 (0.11) until KAFKA-7190 (2.4): a producer whose last batch is below the log start
+    # is evicted (ProducerStateManager.truncateHead, loadFromSnapshot)
+    ("producer_state_evicts_below_log_start", "0.10.2", "0.11.0", "2.4"),
     # KAFKA-5642 (1.1) until KAFKA-7482 (2.1): a controlled-shutdown election's LeaderAndIsr
     # skips the shutting-down broker
     ("controlled_shutdown_skips_shutting_down_broker", "1.0", "1.1", "2.1"),

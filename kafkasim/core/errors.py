@@ -112,6 +112,18 @@ class NotLeaderOrFollowerException(RuntimeError):
         super().__init__(f"{NOT_LEADER_OR_FOLLOWER}: {message}")
 
 
+class UnexpectedAppendOffsetException(RuntimeError):
+    """kafka.common.UnexpectedAppendOffsetException: a follower's append whose first offset is
+    below the log end offset (UnifiedLog.append with assignOffsets = false). ``first_offset`` and
+    ``last_offset`` are the fetched records' (Partition.appendRecordsToFollowerOrFutureReplica
+    reads them to restart an empty log at the batch, KAFKA-6975)."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
 class ApiException(RuntimeError):
     """org.apache.kafka.common.errors.ApiException, as a broker's classes throw it
     (``Errors.exception(message)``): ``error`` is the error's name, what KafkaApis answers

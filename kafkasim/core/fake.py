@@ -38,6 +38,8 @@ class FakeLogManager:
         if log is None:
             log = self.logs[(topic, partition)] = Log(topic, partition)
             log.listener = ctx
+            log.producer_states.evicts_below_log_start = \
+                ctx.rules.clients.producer_state_evicts_below_log_start
         return log
 
     def delete_log(self, tp) -> None:
@@ -117,6 +119,8 @@ class FakeContext:
         if tp not in self.partitions:
             self.logs[tp] = Log(topic, partition)
             self.logs[tp].listener = self
+            self.logs[tp].producer_states.evicts_below_log_start = \
+                self.rules.clients.producer_state_evicts_below_log_start
             self.partitions[tp] = Partition(topic, partition, self.id, self.logs[tp])
         return self.partitions[tp]
 

@@ -372,7 +372,12 @@ class ReplicaFetcherThread:
                 continue
             log = ctx.logs[tp]
             if pd.error == E.NONE:
-                self.process_partition_data(ctx, tp, st, log, pd)
+                try:
+                    self.process_partition_data(ctx, tp, st, log, pd)
+                except E.UnexpectedAppendOffsetException as e:
+                    if not ctx.rules.fetch.fetcher_marks_partition_failed_on_error:
+                        raise   # (before 2.3 the fetcher thread stopped: not modelled)
+                    self.mark_partition_failed(ctx, tp, str(e))
             elif pd.error == E.OFFSET_OUT_OF_RANGE:
                 self.handle_out_of_range_error(st, log, pd)
                 self._trace_if_looping(ctx, tp, st, sent)
@@ -393,11 +398,16 @@ class ReplicaFetcherThread:
                 and request_epoch != st.current_leader_epoch):
             self.handle_partitions_with_errors(ctx, st)
             return
+        self.mark_partition_failed(ctx, tp, f"FENCED_LEADER_EPOCH at leader epoch "
+                                            f"{st.current_leader_epoch}")
+
+    def mark_partition_failed(self, ctx: FetcherContext, tp, reason: str) -> None:
+        """AbstractFetcherThread.markPartitionFailed (KIP-461, 2.3+): the partition leaves the
+        fetcher and is failed until the next LeaderAndIsr adds it again."""
         self.remove_partition(tp)
         self.failed_partitions[tp] = None
         ctx.trace_fetcher(self, "fetch_failed",
-                          f"{tp[0]}-{tp[1]} FENCED_LEADER_EPOCH at leader epoch "
-                          f"{st.current_leader_epoch}: removed until the next LeaderAndIsr")
+                          f"{tp[0]}-{tp[1]} {reason}: removed until the next LeaderAndIsr")
 
     def process_partition_data(self, ctx: FetcherContext, tp, st: PartitionFetchState, log,
                                pd) -> None:
@@ -414,7 +424,9 @@ class ReplicaFetcherThread:
         # the next fetch's lastFetchedEpoch
         bound = st.current_leader_epoch \
             if ctx.rules.fetch.follower_append_bounded_by_leader_epoch else None
-        last_epoch = log.append_as_follower(chunk, bound) if chunk.ids else log.latest_epoch()
+        # replicaMgr.getPartitionOrException(tp).appendRecordsToFollowerOrFutureReplica
+        last_epoch = ctx.partitions[tp].append_records_to_follower_or_future_replica(
+            ctx, chunk, partition_leader_epoch=bound) if chunk.ids else log.latest_epoch()
         hw = pd.high_watermark
         ctx.set_follower_hw(tp, hw)
         st.hw_missed = False

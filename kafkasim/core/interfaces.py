@@ -124,6 +124,9 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
 
 class FollowerLogs(Protocol):
     logs: Mapping[tuple[str, int], Log]
+    #: the hosted partitions (ReplicaManager.getPartition), whose
+    #: appendRecordsToFollowerOrFutureReplica takes the fetched records
+    partitions: Mapping[tuple[str, int], Partition]
 
     def local_log(self, topic: str, partition: int) -> Log: ...
 

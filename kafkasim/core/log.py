@@ -50,6 +50,7 @@ from kafkasim.core.errors import (
     IllegalArgumentException,
     KafkaException,
     OffsetOutOfRangeException,
+    UnexpectedAppendOffsetException,
 )
 from kafkasim.core.leader_epoch import (
     UNDEFINED_EPOCH,
@@ -437,6 +438,18 @@ class LogListener(Protocol):
         """The log was emptied and restarts at ``start_offset``."""
 
 
+def _refuse_follower_append(log: Log, base: int, count: int) -> None:
+    """Records that do not start at the log end offset: below it, UnifiedLog.append's
+    UnexpectedAppendOffsetException (a RuntimeError); above it, a gap kafkasim's dense log
+    cannot hold (Kafka appends it, offsets need not be contiguous)."""
+    where = f"{log.topic}-{log.partition}: fetched records start at {base} but the log end " \
+            f"offset is {log.log_end_offset}"
+    if base < log.log_end_offset:
+        raise UnexpectedAppendOffsetException(
+            f"Unexpected offset in append to {where}", base, base + count - 1)
+    raise RuntimeError(f"{where} (kafkasim's log has no gaps)")
+
+
 class Log:
     """Kafka's UnifiedLog reduced to what replication needs (one segment, no compaction)."""
 
@@ -551,9 +564,7 @@ class Log:
                 return self.latest_epoch()
         base, epochs, ids, timestamps, sizes, batches = chunk
         if base != self.log_end_offset:
-            raise RuntimeError(
-                f"{self.topic}-{self.partition}: fetched records start at {chunk.base_offset} "
-                f"but the log end offset is {self.log_end_offset} (Kafka: IllegalStateException)")
+            _refuse_follower_append(self, base, len(ids))
         cache = self.leader_epoch_cache
         last_epoch = cache.latest_epoch()
         if last_epoch is None:   # an empty cache
@@ -809,7 +820,9 @@ class Log:
         unchanged; a caller that may go past it bounds the offset itself. The records below the
         new start are dropped at once (no segments: Kafka deletes them with their segment), and
         so are the producer snapshots below it (2.4: ProducerStateManager.truncateHead; 3.x:
-        with their segments); the producers stay (onLogStartOffsetIncremented)."""
+        with their segments); the producers stay (onLogStartOffsetIncremented), except before
+        2.4, where truncateHead evicts those whose last batch is below the new start
+        (``producer_state_evicts_below_log_start``, KAFKA-7190)."""
         if offset > self.high_watermark:
             raise OffsetOutOfRangeException(
                 f"Cannot increment the log start offset to {offset} of partition "

@@ -25,6 +25,7 @@ from kafkasim.core.log import (
     NO_TIMESTAMP,
     Log,
     LogOffsetSnapshot,
+    RecordChunk,
     TimestampAndOffset,
 )
 from kafkasim.core.messages import EpochEndOffset
@@ -34,7 +35,7 @@ if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import PartitionContext
 
 __all__ = ["NEVER_MS", "CommittedPartitionState", "Partition", "PendingExpandIsr",
-           "PendingIsrChange", "PendingShrinkIsr", "ReplicaState"]
+           "PendingIsrChange", "PendingShrinkIsr", "ReplicaState", "is_stale_partition_epoch"]
 
 
 class CommittedPartitionState(NamedTuple):
@@ -144,6 +145,54 @@ def _isr_eligible(part: Partition, ctx: PartitionContext) -> Container[int]:
     if ctx.metadata.kraft and ctx.rules.isr.isr_eligibility_checks_broker_epoch:
         return _IsrEligibleReplicas(part, ctx)
     return ctx.isr_eligible_brokers()
+
+
+def _reset_replica_states(part: Partition, ctx: PartitionContext, now: int, new_epoch: bool
+                          ) -> None:
+    """makeLeader's Replica.resetReplicaState for every follower: a new leader starts with
+    unknown follower LEOs; a re-elected one keeps them (and, where the version does so,
+    restarts their lag clocks at a new epoch)."""
+    # lastFetchTimeMs 0 (never) for a new leader's followers and a new Replica; 0.8's
+    # "stuck" rule measured time since the last fetch from the replica's creation: "now"
+    fetched = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
+    if not part.is_leader:
+        # Replica.resetReplicaState: LEO unknown, lastCaughtUp "now" for ISR followers and
+        # never for the others
+        part.remote = {
+            r: ReplicaState(r, last_fetch_leader_log_end_offset=-1,
+                            last_fetch_time_ms=fetched,
+                            last_caught_up_time_ms=now if r in part.isr else NEVER_MS)
+            for r in part.replicas if r != part.broker_id
+        }
+        return
+    # updateAssignmentAndIsr: a replica new to this leader starts as ReplicaState.Empty
+    # (Replica.scala: lastFetchLeaderLogEndOffset 0, lastFetchTimeMs and lastCaughtUpTimeMs
+    # 0, i.e. never), so its first fetch does not make it caught up as of its creation
+    part.remote = {r: part.remote.get(r) or ReplicaState(r, last_fetch_time_ms=fetched)
+                   for r in part.replicas if r != part.broker_id}
+    if new_epoch and ctx.rules.isr.reelected_leader_resets_follower_state:
+        # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
+        # their LEOs, their lag clocks restart from this epoch's start
+        in_sync_only = ctx.rules.isr.reelected_leader_fetch_time_only_in_sync
+        leo = part.log.log_end_offset
+        for r, st in part.remote.items():
+            in_sync = r in part.isr
+            st.last_caught_up_time_ms = now if in_sync else NEVER_MS
+            st.last_fetch_time_ms = now if in_sync or not in_sync_only else NEVER_MS
+            st.last_fetch_leader_log_end_offset = leo
+
+
+def is_stale_partition_epoch(part: Partition, ctx: PartitionContext, partition_epoch: int
+                             ) -> bool:
+    """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
+    epoch is older than the partition's ("already at a newer partition epoch") is skipped."""
+    return ctx.rules.fetch.leader_and_isr_ignores_older_partition_epoch and \
+        partition_epoch < part.partition_epoch
+
+
+def _no_future_replica(is_future: bool) -> None:
+    if is_future:
+        raise NotImplementedError("kafkasim has no future replicas (alter log dirs)")
 
 
 class _IsrEligibleReplicas:
@@ -347,7 +396,7 @@ class Partition:
         (isNewLeader). A state older than the partition's epoch is skipped and answers False
         (KAFKA-13790, 3.3+). The HW may move (the ISR may be down to this broker): the caller
         completes what waits on it (ReplicaManager.make_leader)."""
-        if self.is_stale_partition_epoch(ctx, partition_epoch):
+        if is_stale_partition_epoch(self, ctx, partition_epoch):
             return False
         ctx.partition_changed(self.tp)
         now = ctx.now
@@ -365,51 +414,12 @@ class Partition:
             if v.leader_epoch_truncation and v.epoch_cache_assigned_on_become_leader:
                 log.leader_epoch_cache.assign(leader_epoch, log.log_end_offset)
             self.leader_epoch_start_offset = log.log_end_offset
-        self.reset_replica_states(ctx, now, new_epoch)
+        _reset_replica_states(self, ctx, now, new_epoch)
         self.leader_epoch = leader_epoch
         self.leader_id = self.broker_id
         self.is_leader = True
         self.maybe_increment_leader_hw(ctx)
         return is_new_leader
-
-    def reset_replica_states(self, ctx: PartitionContext, now: int, new_epoch: bool) -> None:
-        """makeLeader's Replica.resetReplicaState for every follower: a new leader starts with
-        unknown follower LEOs; a re-elected one keeps them (and, where the version does so,
-        restarts their lag clocks at a new epoch)."""
-        # lastFetchTimeMs 0 (never) for a new leader's followers and a new Replica; 0.8's
-        # "stuck" rule measured time since the last fetch from the replica's creation: "now"
-        fetched = now if not ctx.rules.isr.isr_lag_time_since_caught_up else NEVER_MS
-        if not self.is_leader:
-            # Replica.resetReplicaState: LEO unknown, lastCaughtUp "now" for ISR followers and
-            # never for the others
-            self.remote = {
-                r: ReplicaState(r, last_fetch_leader_log_end_offset=-1,
-                                last_fetch_time_ms=fetched,
-                                last_caught_up_time_ms=now if r in self.isr else NEVER_MS)
-                for r in self.replicas if r != self.broker_id
-            }
-            return
-        # updateAssignmentAndIsr: a replica new to this leader starts as ReplicaState.Empty
-        # (Replica.scala: lastFetchLeaderLogEndOffset 0, lastFetchTimeMs and lastCaughtUpTimeMs
-        # 0, i.e. never), so its first fetch does not make it caught up as of its creation
-        self.remote = {r: self.remote.get(r) or ReplicaState(r, last_fetch_time_ms=fetched)
-                       for r in self.replicas if r != self.broker_id}
-        if new_epoch and ctx.rules.isr.reelected_leader_resets_follower_state:
-            # re-elected (Replica.resetReplicaState, isNewLeader=false): the followers keep
-            # their LEOs, their lag clocks restart from this epoch's start
-            in_sync_only = ctx.rules.isr.reelected_leader_fetch_time_only_in_sync
-            leo = self.log.log_end_offset
-            for r, st in self.remote.items():
-                in_sync = r in self.isr
-                st.last_caught_up_time_ms = now if in_sync else NEVER_MS
-                st.last_fetch_time_ms = now if in_sync or not in_sync_only else NEVER_MS
-                st.last_fetch_leader_log_end_offset = leo
-
-    def is_stale_partition_epoch(self, ctx: PartitionContext, partition_epoch: int) -> bool:
-        """Partition.makeLeader / makeFollower since KAFKA-13790 (3.3): a state whose partition
-        epoch is older than the partition's ("already at a newer partition epoch") is skipped."""
-        return ctx.rules.fetch.leader_and_isr_ignores_older_partition_epoch and \
-            partition_epoch < self.partition_epoch
 
     def make_follower(self, ctx: PartitionContext, leader_id: int, leader_epoch: int,
                       isr: tuple[int, ...], replicas: tuple[int, ...], partition_epoch: int,
@@ -418,7 +428,7 @@ class Partition:
         """Become follower (Partition.makeFollower): True if the leader or its epoch changed. A
         state older than the partition's epoch is skipped and answers False (KAFKA-13790,
         3.3+)."""
-        if self.is_stale_partition_epoch(ctx, partition_epoch):
+        if is_stale_partition_epoch(self, ctx, partition_epoch):
             return False
         ctx.partition_changed(self.tp)
         changed = (leader_id != self.leader_id or leader_epoch != self.leader_epoch
@@ -436,6 +446,36 @@ class Partition:
         self.remote = {}   # updateAssignmentAndIsr(isLeader = false): remoteReplicasMap.clear()
         self.leader_epoch_start_offset = -1
         return changed
+
+    # -- a follower's appends ----------------------------------------------------------------
+    def truncate_fully_and_start_at(self, new_offset: int, is_future: bool = False) -> None:
+        """Partition.truncateFullyAndStartAt (LogManager.truncateFullyAndStartAt): wipe the
+        log and restart it at ``new_offset``. kafkasim has no future replicas (alter log
+        dirs)."""
+        _no_future_replica(is_future)
+        self.log.truncate_fully_and_start_at(new_offset)
+
+    def append_records_to_follower_or_future_replica(
+            self, ctx: PartitionContext, records: RecordChunk, is_future: bool = False,
+            partition_leader_epoch: int | None = None) -> int:
+        """Partition.appendRecordsToFollowerOrFutureReplica: append fetched records to this
+        follower's log (``partition_leader_epoch``: Kafka 4.1's bound, Log.append_as_follower's
+        ``leader_epoch``); the log's latest epoch after it. Records below the log end offset
+        raise UnexpectedAppendOffsetException, except, since KAFKA-6975 (2.0), when the log is
+        empty (LEO = log start) and they contain its start: the log restarts at their first
+        offset and takes them (the leader's log start inside a batch, after DeleteRecords;
+        Partition.scala:1321-1347@3.7.0, 1189-1217@4.3.0)."""
+        _no_future_replica(is_future)
+        log = self.log
+        try:
+            return log.append_as_follower(records, partition_leader_epoch)
+        except E.UnexpectedAppendOffsetException as e:
+            leo = log.log_end_offset
+            if not (ctx.rules.fetch.follower_append_restarts_empty_log_at_batch
+                    and leo == log.log_start_offset and e.first_offset < leo <= e.last_offset):
+                raise
+            self.truncate_fully_and_start_at(e.first_offset)
+            return log.append_as_follower(records, partition_leader_epoch)
 
     # -- follower fetch bookkeeping on the leader ---------------------------------------------
     def update_follower_fetch_state(self, ctx: PartitionContext, replica_id: int, fetch_offset: int,

@@ -149,16 +149,26 @@ class ProducerStateManager(dict):
     finds, loadSnapshots). The leader's verdict on a batch is ``check_append``; ``update``
     records appended batches (the leader's and a follower's alike); ``map_end_offset`` is the
     offset the state is up to (``Log.rebuild_producer_state`` sets it: Kafka moves it at every
-    append, to the LEO)."""
+    append, to the LEO). ``evicts_below_log_start``: the version rule
+    ``producer_state_evicts_below_log_start`` (0.11-2.3, until KAFKA-7190): a new log start
+    and a load from a snapshot forget the producers whose last batch is below it."""
 
-    __slots__ = ("snapshots", "last_map_offset", "last_snap_offset")
+    __slots__ = ("snapshots", "last_map_offset", "last_snap_offset", "evicts_below_log_start")
 
-    def __init__(self, snapshots: dict[int, SnapshotFile] | None = None) -> None:
+    def __init__(self, snapshots: dict[int, SnapshotFile] | None = None, *,
+                 evicts_below_log_start: bool = False) -> None:
         super().__init__()
         self.snapshots: dict[int, SnapshotFile] = dict(sorted(snapshots.items())) \
             if snapshots else {}
         self.last_map_offset = 0
         self.last_snap_offset = 0
+        self.evicts_below_log_start = evicts_below_log_start
+
+    def is_producer_retained(self, entry: ProducerStateEntry, log_start_offset: int) -> bool:
+        """isProducerRetained (0.11-2.3): the producer's last batch ends at or above the log
+        start (lastDataOffset >= logStartOffset; removeBatchesOlderThan drops no batch there,
+        Scala's Queue.dropWhile returning a copy)."""
+        return entry.last_data_offset >= log_start_offset
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         """lastEntry: the producer's state, or None (Optional.empty)."""
@@ -258,17 +268,32 @@ class ProducerStateManager(dict):
             self.last_snap_offset = self.last_map_offset = log_start_offset
             return
         for pid, epoch, last_seq, last_offset, delta in self.snapshots[offset].entries:
+            if self.evicts_below_log_start and last_offset < log_start_offset:
+                continue   # not isProducerRetained (0.11-2.3): not loaded
             entry = self[pid] = ProducerStateEntry(epoch)   # loadProducerEntry
             entry.add((last_seq - delta) % _SEQ_SPAN, last_seq, last_offset - delta)
         self.last_snap_offset = self.last_map_offset = offset
 
     def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
-        """onLogStartOffsetIncremented: the map end offset at least the new log start; the
-        last snapshot offset that of the latest snapshot (else the log start)."""
+        """onLogStartOffsetIncremented (truncateHead before 2.8): the map end offset at least
+        the new log start; the last snapshot offset that of the latest snapshot (else the log
+        start). Before 2.4 (KAFKA-7190) truncateHead first evicts the producers not retained
+        (``is_producer_retained``)."""
+        if self.evicts_below_log_start:
+            for pid in [pid for pid, e in self.items()
+                        if not self.is_producer_retained(e, log_start_offset)]:
+                del self[pid]
         if self.last_map_offset < log_start_offset:
             self.last_map_offset = log_start_offset
         latest = self.latest_snapshot_offset()
         self.last_snap_offset = log_start_offset if latest is None else latest
+
+    def truncate_head(self, log_start_offset: int) -> None:
+        """truncateHead (before 2.8; Log.maybeIncrementLogStartOffset, truncateAndReload):
+        onLogStartOffsetIncremented and the snapshots below the log start deleted
+        (deleteSnapshotsBefore: Log.maybe_increment_log_start_offset does that itself)."""
+        self.delete_snapshots_before(log_start_offset)
+        self.on_log_start_offset_incremented(log_start_offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """truncateFullyAndStartAt: no producer, no snapshot, the state up to ``offset``."""

@@ -48,7 +48,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
-from kafkasim.core.partition import Partition
+from kafkasim.core.partition import Partition, is_stale_partition_epoch
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import ReplicaManagerContext
@@ -214,12 +214,15 @@ def _bytes_available(fp, pd: FetchPartitionData, log, end: int, need: int,
     return min(available, cap) if capped else available
 
 
-def _try_complete_produce_partition(ctx: ReplicaManagerContext, part: Partition | None,
+def _try_complete_produce_partition(ctx: ReplicaManagerContext, tp, part: Partition | None,
                                     st: ProducePartitionStatus) -> bool:
     """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
-    partition left this broker)? Completes ``st`` when so."""
+    partition left this broker)? Completes ``st`` when so. A partition no longer hosted
+    answers getPartitionOrError's error (DelayedProduce.scala:97@3.9.0, since 2.4): the topic
+    still in the metadata cache, NOT_LEADER_OR_FOLLOWER (a replica moved away); a deleted
+    topic (KRaft applyDelta updates the cache first), UNKNOWN_TOPIC_OR_PARTITION."""
     if part is None:
-        done, err = False, ctx.not_leader_error()
+        done, err = False, not_hosted_error(ctx, tp)
     else:
         done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
     if not done and err == E.NONE:   # an error completes it as well
@@ -413,7 +416,7 @@ class ReplicaManager:
             part = Partition(st.topic, st.partition, ctx.id,
                              ctx.log_manager.get_or_create_log(ctx, st.topic, st.partition))
             self.partitions[tp] = part
-        elif part.is_stale_partition_epoch(ctx, st.partition_epoch) or \
+        elif is_stale_partition_epoch(part, ctx, st.partition_epoch) or \
                 (kraft and st.partition_epoch < part.partition_epoch):
             # makeLeader / makeFollower return false: the state change is skipped
             ctx.trace("leader_and_isr_ignored", st.topic, st.partition,
@@ -687,7 +690,7 @@ class ReplicaManager:
             dp = self.delayed_produce.get(dp_id)
             if dp is None:
                 continue
-            if not _try_complete_produce_partition(ctx, part, dp.status[tp]):
+            if not _try_complete_produce_partition(ctx, tp, part, dp.status[tp]):
                 remaining.append(dp_id)
             # (a produce of one partition has just completed its only one)
             elif len(dp.status) == 1 or not any(st.acks_pending for st in dp.status.values()):

@@ -94,6 +94,11 @@ class Broker:
         return self.cluster.engine.now
 
     @property
+    def partitions(self) -> dict:
+        """The hosted partitions (ReplicaManager.allPartitions), as the fetcher reads them."""
+        return self.replica_manager.partitions
+
+    @property
     def is_running(self) -> bool:
         return self.state in (RUNNING, SHUTTING_DOWN)
 

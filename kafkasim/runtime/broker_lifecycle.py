@@ -47,6 +47,7 @@ import dataclasses
 
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.raft import KafkaRaftClient
+from kafkasim.control.kraft.records import RemoveTopicRecord
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.alter_partition_manager import (
@@ -140,17 +141,15 @@ class BrokerLifecycleManager:
     def on_high_watermark(self, hw: int) -> None:
         """MetadataLoader: replay the newly committed records, then publish the delta."""
         image = self.image
-        changed = []
-        for offset, _epoch, record in self.raft.log.entries_between(image.offset + 1, hw):
-            tp = image.replay(record, offset)
-            if tp is not None and tp not in changed:
-                changed.append(tp)
+        changed, deleted = replay_records(
+            image, ((offset, record) for offset, _epoch, record
+                    in self.raft.log.entries_between(image.offset + 1, hw)))
         if self.publishing:
-            publish(self.broker, image, changed)
+            publish(self.broker, image, changed, deleted)
         else:
             # the metadata cache follows the log from the start (KRaftMetadataCache); the
             # replicas wait for the first publish
-            update_metadata_cache(self.broker, image, changed)
+            update_metadata_cache(self.broker, image, [*changed, *deleted])
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -480,11 +479,38 @@ def update_metadata_cache(broker, image: MetadataImage, changed) -> None:
     broker.metadata.set_image(image, changed)
 
 
-def publish(broker, image: MetadataImage, changed) -> None:
+def replay_records(image: MetadataImage, records) -> tuple[list, list]:
+    """MetadataLoader: replay ``records`` ((offset, record) pairs) onto ``image``; the delta's
+    changed partitions, and the partitions of the topics a RemoveTopicRecord deleted
+    (TopicsDelta.deletedTopicIds: every partition the topic had when it was removed), each
+    in the order the records named them."""
+    changed: list = []
+    deleted: list = []
+    for offset, record in records:
+        if type(record) is RemoveTopicRecord:
+            name = image.topic_names.get(record.topic_id)
+            deleted.extend(tp for tp in image.partitions if tp[0] == name and tp not in deleted)
+        tp = image.replay(record, offset)
+        if tp is not None and tp not in changed:
+            changed.append(tp)
+    return changed, deleted
+
+
+def publish(broker, image: MetadataImage, changed, deleted=()) -> None:
     """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
-    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted."""
-    update_metadata_cache(broker, image, changed)
+    ReplicaManager.applyDelta: first the deletes -- TopicsDelta.localChanges(brokerId).deletes,
+    the partitions of the deleted topics whose registration in the previous image (the
+    metadata cache before this update) listed this broker, stopped with deleteLocalLog = true
+    (stopPartitions: fetcher removed, partition and log gone; ReplicaManager.scala:2728-2748
+    and TopicsDelta.java:216-224 at 3.9.0, the same at 4.3.0) -- then the changed partitions
+    this broker hosts or hosted."""
     md = broker.metadata
+    rm = broker.replica_manager
+    deletes = [tp for tp in deleted
+               if (prev := md.partitions.get(tp)) is not None and broker.id in prev.replicas]
+    update_metadata_cache(broker, image, [*changed, *(tp for tp in deleted if tp not in changed)])
+    for tp in deletes:
+        rm.stop_replica(broker, tp, delete=True)
     for tp in changed:
         reg = image.partitions.get(tp)
         if reg is None:

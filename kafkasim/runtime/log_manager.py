@@ -96,6 +96,8 @@ class LogManager:
             log = Log(topic, partition)
             log.config = ctx.topic_config(topic)
             log.leader_epoch_cache = LeaderEpochFileCache(**epoch_cache_rules(ctx.rules))
+            log.producer_states.evicts_below_log_start = \
+                ctx.rules.clients.producer_state_evicts_below_log_start
             self.attach(ctx, log)
             self.logs[tp] = log
             self.last_flush_ms[tp] = ctx.now  # LocalLog.lastFlushedTime starts now
@@ -212,7 +214,9 @@ class LogManager:
         the segment's batches and snapshots at its end. Then removeStraySnapshots and
         rebuildProducerState up to the log end offset: both ways, the state of each producer is
         the last batch a snapshot kept."""
-        states = log.producer_states = ProducerStateManager(log.producer_states.snapshots)
+        old = log.producer_states
+        states = log.producer_states = ProducerStateManager(
+            old.snapshots, evicts_below_log_start=old.evicts_below_log_start)
         start = log.log_start_offset   # kafkasim's one segment's base offset
         if not had_clean_shutdown:
             recovered = producer_state.rebuild(log)   # (from the segment's base: no snapshot)

@@ -673,6 +673,29 @@ class FetchRules:
         ".appendAsFollower @4.1.0)",
         doc="a follower appends fetched batches only up to its own leader epoch",
     )
+    # KIP-461 / KAFKA-8346 (414852c7017, 2.3.0): an error processing one partition's fetched
+    # data (an append the follower's log refuses: UnexpectedAppendOffsetException) removes that
+    # partition from the fetcher until its next LeaderAndIsr (markPartitionFailed,
+    # AbstractFetcherThread.processFetchRequest); before, it was thrown as a KafkaException and
+    # the fetcher thread stopped (AbstractFetcherThread @2.2.0), which kafkasim does not model:
+    # the refusal is raised.
+    fetcher_marks_partition_failed_on_error: bool = _rule(
+        since="2.3",
+        ref="KIP-461 / KAFKA-8346 (AbstractFetcherThread.markPartitionFailed @2.3.0)",
+        doc="a partition whose fetched data the follower cannot append leaves the fetcher "
+        "until the next LeaderAndIsr",
+    )
+    # KAFKA-6975 (ca3370091f4, 2.0.0; back-ported to 1.0.2 and 1.1.1, patch releases not
+    # modelled): Partition.appendRecordsToFollowerOrFutureReplica catches
+    # UnexpectedAppendOffsetException and, when the follower's log is empty (LEO = log start)
+    # and the batch contains the log start offset, truncateFullyAndStartAt(batch's first
+    # offset) and appends again (Partition.scala:1321-1347@3.7.0); before, the fetch failed.
+    follower_append_restarts_empty_log_at_batch: bool = _rule(
+        since="2.0",
+        ref="KAFKA-6975 (Partition.appendRecordsToFollowerOrFutureReplica @2.0.0)",
+        doc="an empty follower log restarts at the first offset of a fetched batch that "
+            "contains its log start offset",
+    )
     # KAFKA-10554 (2.8.0, IBP 2.7-IV1): Fetch carries LastFetchedEpoch and the leader answers
     # DivergingEpoch; no separate OffsetsForLeaderEpoch round (AbstractFetcherThread).
     fetch_diverging_epoch: bool = _rule(
@@ -1671,6 +1694,20 @@ class ClientRules:
         ref="KAFKA-5793, ProducerAppendInfo.checkSequence @1.0.0 / @2.4.0",
         doc="a batch of a producer the broker does not know, not at sequence 0, is answered "
         "UNKNOWN_PRODUCER_ID (0.11: OUT_OF_ORDER_SEQUENCE_NUMBER)",
+    )
+    # Before KAFKA-7190 (1a5971ebdc7, 2.4.0) a replica forgets an idempotent producer whose last
+    # batch falls below the log start: ProducerStateManager.truncateHead (a new log start:
+    # Log.maybeIncrementLogStartOffset, truncateAndReload at the same map end) evicts every
+    # producer not isProducerRetained (lastDataOffset >= logStartOffset; 1.0-2.3's
+    # removeBatchesOlderThan drops nothing, Queue.dropWhile making a copy), and loadFromSnapshot
+    # loads only retained ones (ProducerStateManager.scala @0.11.0.0 / @1.0.0 / @2.3.0). 2.4.0
+    # keeps them until transactional.id.expiration.ms passes.
+    producer_state_evicts_below_log_start: bool = _rule(
+        since="0.11.0",
+        until="2.4",
+        ref="KAFKA-7190 (ProducerStateManager.truncateHead / isProducerRetained @2.3.0)",
+        doc="a replica forgets the idempotent producers whose last batch is below the log "
+        "start",
     )
     unknown_producer_accepted_at_any_sequence: bool = _rule(
         since="2.5",
