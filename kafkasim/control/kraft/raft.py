@@ -334,6 +334,9 @@ class KafkaRaftClient:
     when it knows a higher one and completes parked fetches whenever its high watermark moves.
     ``update_voter_static`` (KAFKA-16538, 4.1+): the voters of a static quorum send each new
     leader UpdateRaftVoter, which it keeps in memory (raft_reconfig).
+    ``voter_set_non_overlapping`` (KAFKA-17973, 4.0+): the voter-set history accepts a voter set
+    read from the log whose majority does not overlap the previous one's (3.9: an
+    IllegalArgumentException, VoterSetHistory.addAt).
     ``begin_quorum_epoch_heartbeat`` (KAFKA-16536, 3.9+): the leader re-sends BeginQuorumEpoch
     to every voter each fetch.timeout / 2; before, only to voters that have not acknowledged it
     (by response or fetch). ``voted_state`` (before 3.9, KAFKA-17067): an Unattached voter that
@@ -351,11 +354,14 @@ class KafkaRaftClient:
                  directory_id: str | None = None, bootstrap_voters: VoterSet | None = None,
                  supported_kraft_version: tuple[int, int] | None = None,
                  auto_join: bool = False, listeners: tuple | None = None,
-                 update_voter_static: bool = False, unattached_voters_fetch: bool = False):
+                 update_voter_static: bool = False, unattached_voters_fetch: bool = False,
+                 voter_set_non_overlapping: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
-        self.reconfig = RaftReconfig(self, VoterSetHistory(static, kraft_version), directory_id,
+        history = VoterSetHistory(static, kraft_version,
+                                  allow_non_overlapping=voter_set_non_overlapping)
+        self.reconfig = RaftReconfig(self, history, directory_id,
                                      tuple(sorted(voters)), supported_kraft_version, auto_join,
                                      listeners)
         self.voters = static.voter_ids()
