@@ -1,6 +1,7 @@
-"""Ports of Kafka's VoterSetHistoryTest and TreeMapLogHistoryTest (raft/src/test/java/org/apache/
-kafka/raft/internals/, read at 4.3.0 = confluentinc/kafka a9ce322153, and at the 3.9 branch
-c821449 of apache/kafka for the 3.9 behaviour of addAt).
+"""Ports of Kafka's VoterSetHistoryTest, TreeMapLogHistoryTest and
+KRaftControlRecordStateMachineTest (raft/src/test/java/org/apache/kafka/raft/internals/, read
+at 4.3.0 = confluentinc/kafka a9ce322153, and at the 3.9 branch c821449 of apache/kafka for the
+3.9 behaviour of addAt).
 
 Adaptation to kafkasim (kafkasim.control.kraft.voter_set.VoterSetHistory):
 
@@ -20,8 +21,8 @@ from __future__ import annotations
 import pytest
 from test_raft_states_kafka import voter_map, voter_node
 
-from kafkasim.control.kraft.raft import KafkaRaftClient
-from kafkasim.control.kraft.voter_set import VoterSet, VoterSetHistory
+from kafkasim.control.kraft.raft import KafkaRaftClient, RaftLog
+from kafkasim.control.kraft.voter_set import KRaftVersionRecord, VoterSet, VoterSetHistory
 from kafkasim.core.errors import IllegalArgumentException
 from kafkasim.runtime.kraft_cluster import raft_options
 from kafkasim.settings.versions import rules_for
@@ -285,3 +286,88 @@ def test_client_history_follows_the_release(version, relaxed):
     opts = raft_options(rules_for(version))
     client = KafkaRaftClient(1, (1, 2, 3), **opts)
     assert client.reconfig.history.allow_non_overlapping is relaxed
+
+
+# --- KRaftControlRecordStateMachineTest @4.3.0 --------------------------------------------------
+# kafkasim: KRaftControlRecordStateMachine(staticVoterSet, log, ...) is VoterSetHistory(static)
+# reading a RaftLog with ``update(log)`` (updateState); control batches are the log's
+# KRaftVersionRecord / VotersRecord entries; the number-of-voters metric is not modelled.
+def test_empty_partition():
+    """KRaftControlRecordStateMachineTest.testEmptyPartition @4.3.0: reading an empty log
+    changes nothing."""
+    voters = _set((1, 2, 3))
+    history = VoterSetHistory(voters)
+    assert not history.update(RaftLog())
+    assert history.last_value() == voters
+    assert history.last_kraft_version() == 0
+
+
+def test_empty_partition_with_no_static_voters():
+    """KRaftControlRecordStateMachineTest.testEmptyPartitionWithNoStaticVoters @4.3.0."""
+    history = VoterSetHistory(VoterSet.empty())
+    history.update(RaftLog())
+    assert history.last_value() == VoterSet.empty()
+
+
+def _control_log(*records) -> RaftLog:
+    log = RaftLog()
+    for record in records:
+        log.append_as_leader([record], 1)
+    return log
+
+
+def test_update_without_snapshot():
+    """KRaftControlRecordStateMachineTest.testUpdateWithoutSnapshot @4.3.0: the voter set of a
+    VotersRecord replaces the static one; the kraft.version of a KRaftVersionRecord is in
+    force from its offset."""
+    static = _set((1, 2, 3))
+    history = VoterSetHistory(static)
+    voters = _set((4, 5, 6))
+    log = _control_log(KRaftVersionRecord(1), voters.to_voters_record())
+    assert history.update(log)
+    assert history.last_value() == voters
+    assert history.voter_set_at_offset(log.end_offset - 1) == voters
+    assert history.kraft_version_at_offset(log.end_offset - 1) == 1
+    assert history.kraft_version_at_offset(0) == 1
+    with pytest.raises(IllegalArgumentException, match="largest known offset"):
+        history.voter_set_at_offset(log.end_offset)
+
+
+def test_control_record_state_machine_trim_prefix_to():
+    """KRaftControlRecordStateMachineTest.testTrimPrefixTo @4.3.0: truncateOldEntries keeps
+    the kraft.version and the voter set in force at the start offset."""
+    history = VoterSetHistory(_set((1, 2, 3)))
+    first = _set((4, 5, 6))
+    second = first.add_voter(voter_node(7))
+    log = _control_log(KRaftVersionRecord(1), first.to_voters_record(),
+                       second.to_voters_record())
+    kraft_offset, first_offset, second_offset = 0, 1, 2
+    history.update(log)
+    assert history.last_value() == second
+    assert history.kraft_version_at_offset(kraft_offset) == 1
+
+    history.truncate_old_entries(kraft_offset)
+    assert history.kraft_version_at_offset(kraft_offset) == 1
+    history.truncate_old_entries(first_offset)
+    assert history.kraft_version_at_offset(kraft_offset) == 1
+    assert history.voter_set_at_offset(first_offset) == first
+    history.truncate_old_entries(second_offset)
+    assert history.kraft_version_at_offset(kraft_offset) == 1
+    assert history.voter_set_at_offset(first_offset) is None
+    assert history.voter_set_at_offset(second_offset) == second
+
+
+def test_truncate_new_entries_of_the_log():
+    """KRaftControlRecordStateMachine.truncateNewEntries @4.3.0: a truncated log forgets the
+    voter sets and kraft.versions past its new end; re-reading finds the new records."""
+    static = _set((1, 2, 3))
+    history = VoterSetHistory(static)
+    log = _control_log(KRaftVersionRecord(1), _set((4, 5, 6)).to_voters_record())
+    history.update(log)
+    assert history.truncate_new_entries(1)
+    assert history.last_value() == static
+    assert history.kraft_version_at_offset(0) == 1
+    replacement = _set((7, 8, 9))
+    log.entries[1:] = [(1, 2, replacement.to_voters_record())]
+    assert history.update(log)
+    assert history.last_value() == replacement

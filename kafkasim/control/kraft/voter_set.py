@@ -351,12 +351,42 @@ class VoterSetHistory:
         return len(self.entries) != before
 
     def truncate_old_entries(self, start_offset: int) -> None:
-        """truncateOldEntries: drop the entries at or before ``start_offset`` but the newest of
-        them, so ``value_at_or_before`` still answers for every offset from it on."""
-        older = [e for e in self.entries if e[0] <= start_offset]
-        if len(older) > 1:
-            self.entries = self.entries[len(older) - 1:]
+        """truncateOldEntries (VoterSetHistory's and KRaftControlRecordStateMachine's, which
+        trims the kraft.version history too): drop the entries at or before ``start_offset``
+        but the newest of them, so the answers for every offset from it on stay."""
+        self.entries = _drop_older(self.entries, start_offset)
+        self.kraft_versions = _drop_older(self.kraft_versions, start_offset)
+
+    def voter_set_at_offset(self, offset: int) -> VoterSet | None:
+        """KRaftControlRecordStateMachine.voterSetAtOffset: ``value_at_or_before`` of an offset
+        already read (below ``next_offset``), else IllegalArgumentException."""
+        self._check_offset_is_valid(offset)
+        return self.value_at_or_before(offset)
+
+    def kraft_version_at_offset(self, offset: int) -> int:
+        """KRaftControlRecordStateMachine.kraftVersionAtOffset: the kraft.version in force at
+        an offset already read (0 before any KRaftVersionRecord)."""
+        self._check_offset_is_valid(offset)
+        found = 0
+        for entry_offset, version in self.kraft_versions:
+            if entry_offset > offset:
+                break
+            found = version
+        return found
+
+    def _check_offset_is_valid(self, offset: int) -> None:
+        if offset >= self.next_offset:
+            raise IllegalArgumentException(
+                f"Attempting the read a value at an offset ({offset}) which is greater than or "
+                f"equal to the largest known offset ({self.next_offset - 1})")
 
     def clear(self) -> None:
         """VoterSetHistory.clear: no entries; ``last_value`` is the static set again."""
         self.entries = []
+
+
+def _drop_older(entries: list, start_offset: int) -> list:
+    """TreeMapLogHistory.truncateOldEntries: keep the newest entry at or before
+    ``start_offset`` and every later one."""
+    older = sum(1 for e in entries if e[0] <= start_offset)
+    return entries[older - 1:] if older > 1 else entries
