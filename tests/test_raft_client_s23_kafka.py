@@ -21,7 +21,13 @@ from __future__ import annotations
 
 import pytest
 from test_raft_client_kafka import Ctx, assert_vote_response
-from test_raft_client_more_kafka import vote853
+from test_raft_client_more_kafka import FETCH_TIMEOUT_MS as LEADER_FETCH_TIMEOUT_MS
+from test_raft_client_more_kafka import (
+    local_with_remote_voter_set,
+    new_leader_state,
+    replica_key,
+    vote853,
+)
 from test_raft_states_kafka import (
     TEST_CONFIG,
     fetch,
@@ -158,3 +164,19 @@ def test_observer_follower_send_fetch_to_best_node():
     ctx.advance(c, c.request_timeout_ms)
     assert sent_fetch() == leader
     assert c.quorum().is_follower() and c.leader_id == leader
+
+
+def test_need_to_send_begin_quorum_requests():
+    """LeaderState.needToSendBeginQuorumRequests @4.3.0 (KAFKA-16926; no LeaderStateTest case
+    of its own): the remote voters whose last fetch is at least beginQuorumEpochTimeoutMs
+    (fetch.timeout / 2) old -- never fetched counts as fetched at -1; never the leader."""
+    node1, node2 = replica_key(1, True), replica_key(2, True)
+    voters = local_with_remote_voter_set((node1, node2), True)
+    state = new_leader_state(voters, 10)
+    timeout = LEADER_FETCH_TIMEOUT_MS // 2
+    assert state.need_to_send_begin_quorum_requests(0) == []
+    assert state.need_to_send_begin_quorum_requests(timeout - 1) == [1, 2]
+    state.update_local_state(10, voters)
+    state.update_replica_state(node1, timeout, 10)
+    assert state.need_to_send_begin_quorum_requests(2 * timeout - 1) == [2]
+    assert state.need_to_send_begin_quorum_requests(2 * timeout) == [1, 2]
