@@ -341,6 +341,8 @@ SINCE = [
     ("raft_election_loss_waits_timeout", "4.1", "4.0"),
     ("raft_fast_hwm_replication", "4.1", "4.0"),
     ("raft_update_voter_static_quorum", "4.1", "4.0"),
+    # KAFKA-17973: VoterSetHistory.addAt logs instead of throwing @4.0 (4ae681446f), not @3.9
+    ("raft_voter_set_history_allows_non_overlapping", "4.0", "3.9"),
     # kafka.apache.org/40/operations/eligible-leader-replicas: available, not on by default
     ("elr_available", "4.0", "3.9"),
     # EligibleLeaderReplicasVersion.ELRV_1 bootstraps at IBP_4_1_IV0

@@ -1199,6 +1199,17 @@ class RaftRules:
             "(UpdateRaftVoter, kept in the leader's memory)",
     )
 
+    # KAFKA-17973 (apache/kafka PR #17728, cherry-picked to 4.0 as ba01ad0f0c; not in 3.9):
+    # VoterSetHistory.addAt only logs when a voter set read from the log has no overlapping
+    # majority with the previous one from the log (several voters may change at once); 3.9's
+    # addAt throws IllegalArgumentException (VoterSetHistory @3.9 branch, @4.0 4ae681446f).
+    raft_voter_set_history_allows_non_overlapping: bool = _rule(
+        since="4.0",
+        ref="KAFKA-17973 (VoterSetHistory.addAt @4.0)",
+        doc="the KRaft voter-set history accepts a voter set without an overlapping majority "
+            "with the previous one",
+    )
+
 
 @dataclass(frozen=True)
 class ToolRules:

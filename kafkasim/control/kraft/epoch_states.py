@@ -121,15 +121,41 @@ class UnattachedState(_ElectionTimer, EpochState):
 
 class EpochElection:
     """raft/internals/EpochElection (4.0; CandidateState's own bookkeeping before): each voter
-    GRANTED, REJECTED or unrecorded; the local replica has granted its own vote."""
+    GRANTED, REJECTED or unrecorded. Kafka's ``new EpochElection(voterKeys)`` is
+    ``EpochElection(voters)`` (ReplicaKeys or ids; nobody has voted yet); kafkasim's states
+    build ``EpochElection(local_id, voter_ids)``, where the local replica has granted its own
+    vote (Kafka's states call ``recordVote(localId, true)`` right after)."""
 
-    def __init__(self, local_id, voters):
-        self.voters = tuple(voters)
-        if local_id not in self.voters:
+    def __init__(self, local_id, voters=None):
+        if voters is None:              # Kafka's constructor: the voter keys only
+            local_id, voters = None, local_id
+        voters = tuple(voters)
+        self.keys = {_key(v).id: (v if isinstance(v, ReplicaKey) else None) for v in voters}
+        self.voters = tuple(self.keys)
+        if local_id is not None and local_id not in self.voters:
             raise IllegalArgumentException(f"Local replica {local_id} must be in the set of "
                                            f"voters {list(self.voters)}")
-        self.granted = {local_id}
+        self.granted = {local_id} if local_id is not None else set()
         self.rejected: set[int] = set()
+
+    def voter_ids(self) -> set[int]:
+        """voterIds."""
+        return set(self.voters)
+
+    def is_granted_voter(self, voter_id: int) -> bool:
+        """isGrantedVoter: a non-voter is an IllegalArgumentException."""
+        self._check_voter(voter_id)
+        return voter_id in self.granted
+
+    def is_rejected_voter(self, voter_id: int) -> bool:
+        """isRejectedVoter: a non-voter is an IllegalArgumentException."""
+        self._check_voter(voter_id)
+        return voter_id in self.rejected
+
+    def _check_voter(self, voter_id: int) -> None:
+        if voter_id not in self.keys:
+            raise IllegalArgumentException(
+                f"Attempt to access voter state of non-voter {voter_id}")
 
     def majority_size(self) -> int:
         return len(self.voters) // 2 + 1
@@ -141,8 +167,13 @@ class EpochElection:
         unrecorded = len(self.voters) - len(self.granted) - len(self.rejected)
         return len(self.granted) + unrecorded < self.majority_size()
 
-    def unrecorded_voters(self) -> list[int]:
-        return [v for v in self.voters if v not in self.granted and v not in self.rejected]
+    def unrecorded_voters(self) -> list:
+        """unrecordedVoters: the voters not heard from -- their ReplicaKeys (a set) when built
+        from keys as Kafka's is, else their ids (a list, in voter order)."""
+        ids = [v for v in self.voters if v not in self.granted and v not in self.rejected]
+        if any(k is None for k in self.keys.values()):
+            return ids
+        return {self.keys[v] for v in ids}
 
     def granting_voters(self) -> set[int]:
         return set(self.granted)
@@ -154,9 +185,7 @@ class EpochElection:
         """recordVote: True when the voter had not been recorded yet; a non-voter is an
         IllegalArgumentException. A recorded vote may change (4.0: a PreVote can; the
         Candidate's own guard is CandidateState.record_granted_vote / record_rejected_vote)."""
-        if voter not in self.voters:
-            raise IllegalArgumentException(
-                f"Attempt to {'grant' if granted else 'reject'} vote to non-voter {voter}")
+        self._check_voter(voter)
         recorded = voter not in self.granted and voter not in self.rejected
         (self.rejected if granted else self.granted).discard(voter)
         (self.granted if granted else self.rejected).add(voter)
@@ -373,6 +402,12 @@ class LeaderState(EpochState):
 
     def reset_begin_quorum_epoch_timer(self, now) -> None:
         self.begin_quorum_epoch_deadline = now + self.begin_quorum_epoch_timeout
+
+    def need_to_send_begin_quorum_requests(self, now) -> list[int]:
+        """LeaderState.needToSendBeginQuorumRequests (4.2+, KAFKA-16926): the remote voters
+        that have not fetched for beginQuorumEpochTimeoutMs (fetch.timeout / 2), in id order."""
+        return [v for v, rs in self.voter_states.items() if v != self.leader_id
+                and now - rs.last_fetch_timestamp >= self.begin_quorum_epoch_timeout]
 
     def time_until_check_quorum_expires(self, now) -> int:
         """LeaderState.timeUntilCheckQuorumExpires: never for a single voter."""

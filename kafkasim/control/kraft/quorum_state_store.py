@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from kafkasim.control.kraft.voter_set import ZERO_UUID, ReplicaKey
-from kafkasim.core.errors import IllegalArgumentException
+from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 
 UNKNOWN = -1
 
@@ -75,6 +75,33 @@ class ElectionState:
 
     def has_voted(self) -> bool:
         return self.voted_key is not None
+
+    def to_quorum_state_data(self, version: int) -> dict:
+        """toQuorumStateData: the QuorumStateData fields of file format ``version`` -- the
+        voter ids at 0, the voted directory id (ZERO_UUID for none) at 1; any other version is
+        an IllegalStateException."""
+        data = {"leaderEpoch": self.epoch, "leaderId": self.leader_id_or_sentinel(),
+                "votedId": UNKNOWN if self.voted_key is None else self.voted_key.id}
+        if version == 0:
+            data["currentVoters"] = [{"voterId": v} for v in sorted(self.voters)]
+        elif version == 1:
+            directory = self.voted_key.directory_id if self.voted_key is not None else None
+            data["votedDirectoryId"] = directory or ZERO_UUID
+        else:
+            raise IllegalStateException(
+                f"File quorum state store doesn't handle supported version {version}")
+        return data
+
+    @classmethod
+    def from_quorum_state_data(cls, data: dict) -> ElectionState:
+        """fromQuorumStateData: absent fields take QuorumStateData's defaults (no voters, no
+        voted directory id)."""
+        voted = data.get("votedId", UNKNOWN)
+        leader = data.get("leaderId", UNKNOWN)
+        voted_key = (None if voted == UNKNOWN
+                     else ReplicaKey(voted, data.get("votedDirectoryId", ZERO_UUID)))
+        return cls(data.get("leaderEpoch", -1), None if leader == UNKNOWN else leader,
+                   voted_key, [v["voterId"] for v in data.get("currentVoters", ())])
 
 
 def parse_quorum_state_json(text: str) -> dict:

@@ -268,15 +268,50 @@ class VotersRecord:
 class VoterSetHistory:
     """VoterSetHistory + KRaftControlRecordStateMachine's kraft.version history: the voter set
     and kraft.version in force at each log offset. ``static`` (kraft.version 0) never changes;
-    ``bootstrap`` (kraft.version 1) is the voter set of the bootstrap checkpoint (offset -1)."""
+    ``bootstrap`` (kraft.version 1) is the voter set of the bootstrap checkpoint (offset -1).
 
-    __slots__ = ("static", "entries", "kraft_versions", "next_offset")
+    ``VoterSetHistory(staticVoterSet)`` is Kafka's constructor (kraft.version 0: no entries
+    until ``add_at``). ``allow_non_overlapping``: KAFKA-17973 (4.0): ``addAt`` of a voter set
+    without an overlapping majority with the last one read from the log (offset >= 0) only
+    logs; before (3.9) it is an IllegalArgumentException."""
 
-    def __init__(self, voters: VoterSet, kraft_version: int) -> None:
+    __slots__ = ("static", "entries", "kraft_versions", "next_offset", "allow_non_overlapping")
+
+    def __init__(self, voters: VoterSet, kraft_version: int = 0, *,
+                 allow_non_overlapping: bool = True) -> None:
         self.static = voters
         self.entries: list[tuple[int, VoterSet]] = [(-1, voters)] if kraft_version else []
         self.kraft_versions: list[tuple[int, int]] = [(-1, kraft_version)]
         self.next_offset = 0
+        self.allow_non_overlapping = allow_non_overlapping
+
+    def add_at(self, offset: int, voters: VoterSet) -> None:
+        """VoterSetHistory.addAt (TreeMapLogHistory.addAt): ``offset`` must be >= -1 (the
+        bootstrap checkpoint) and past every earlier entry, else IllegalArgumentException; a
+        set whose majority does not overlap the last one from the log: see the class doc."""
+        if offset < -1:
+            raise IllegalArgumentException(
+                f"Next offset {offset} must be greater than or equal to -1")
+        last = self.entries[-1] if self.entries else None
+        if last is not None and offset <= last[0]:
+            raise IllegalArgumentException(
+                f"Next offset {offset} must be greater than the last offset {last[0]}")
+        if (last is not None and last[0] >= 0 and not self.allow_non_overlapping
+                and not last[1].has_overlapping_majority(voters)):
+            raise IllegalArgumentException(
+                f"Last voter set {last[1]} doesn't have an overlapping majority with the new "
+                f"voter set {voters}")
+        self.entries.append((offset, voters))
+
+    def value_at_or_before(self, offset: int) -> VoterSet | None:
+        """valueAtOrBefore: the voter set of the newest entry at or before ``offset`` (never
+        the static set), None (Optional.empty()) without one."""
+        found = None
+        for entry_offset, voters in self.entries:
+            if entry_offset > offset:
+                break
+            found = voters
+        return found
 
     def last_value(self) -> VoterSet:
         """VoterSetHistory.lastValue: the newest voter set (the static one with no records)."""
@@ -285,6 +320,11 @@ class VoterSetHistory:
     def last_entry(self) -> tuple[int, VoterSet] | None:
         """lastVoterSetEntry: (offset, voter set) of the newest VotersRecord, None with none."""
         return self.entries[-1] if self.entries else None
+
+    def last_voter_set_offset(self) -> int | None:
+        """lastVoterSetOffset: the offset of the newest entry, None (OptionalLong.empty()) when
+        the voter set is the static one."""
+        return self.entries[-1][0] if self.entries else None
 
     def last_kraft_version(self) -> int:
         return self.kraft_versions[-1][1]
@@ -295,7 +335,7 @@ class VoterSetHistory:
         changed = False
         for offset, _epoch, record in log.entries_between(self.next_offset, log.end_offset):
             if type(record) is VotersRecord:
-                self.entries.append((offset, VoterSet.from_voters_record(record)))
+                self.add_at(offset, VoterSet.from_voters_record(record))
                 changed = True
             elif type(record) is KRaftVersionRecord:
                 self.kraft_versions.append((offset, record.kraft_version))
@@ -309,3 +349,44 @@ class VoterSetHistory:
         self.kraft_versions = [e for e in self.kraft_versions if e[0] < end_offset]
         self.next_offset = min(self.next_offset, end_offset)
         return len(self.entries) != before
+
+    def truncate_old_entries(self, start_offset: int) -> None:
+        """truncateOldEntries (VoterSetHistory's and KRaftControlRecordStateMachine's, which
+        trims the kraft.version history too): drop the entries at or before ``start_offset``
+        but the newest of them, so the answers for every offset from it on stay."""
+        self.entries = _drop_older(self.entries, start_offset)
+        self.kraft_versions = _drop_older(self.kraft_versions, start_offset)
+
+    def voter_set_at_offset(self, offset: int) -> VoterSet | None:
+        """KRaftControlRecordStateMachine.voterSetAtOffset: ``value_at_or_before`` of an offset
+        already read (below ``next_offset``), else IllegalArgumentException."""
+        self._check_offset_is_valid(offset)
+        return self.value_at_or_before(offset)
+
+    def kraft_version_at_offset(self, offset: int) -> int:
+        """KRaftControlRecordStateMachine.kraftVersionAtOffset: the kraft.version in force at
+        an offset already read (0 before any KRaftVersionRecord)."""
+        self._check_offset_is_valid(offset)
+        found = 0
+        for entry_offset, version in self.kraft_versions:
+            if entry_offset > offset:
+                break
+            found = version
+        return found
+
+    def _check_offset_is_valid(self, offset: int) -> None:
+        if offset >= self.next_offset:
+            raise IllegalArgumentException(
+                f"Attempting the read a value at an offset ({offset}) which is greater than or "
+                f"equal to the largest known offset ({self.next_offset - 1})")
+
+    def clear(self) -> None:
+        """VoterSetHistory.clear: no entries; ``last_value`` is the static set again."""
+        self.entries = []
+
+
+def _drop_older(entries: list, start_offset: int) -> list:
+    """TreeMapLogHistory.truncateOldEntries: keep the newest entry at or before
+    ``start_offset`` and every later one."""
+    older = sum(1 for e in entries if e[0] <= start_offset)
+    return entries[older - 1:] if older > 1 else entries
