@@ -70,7 +70,8 @@ def test_begin_quorum_should_not_send_after_fetch_request(skips):
     4.2): the leader's BeginQuorumEpoch heartbeat (every fetch.timeout / 2) skips a voter that
     fetched within the last period, and goes to it again once a full period passes without a
     fetch. Before 4.2 (rule raft_begin_quorum_epoch_skips_fetching_voters off) every heartbeat
-    goes to every voter. kafkasim: the client option, not yet switched on by any release."""
+    goes to every voter. kafkasim: the client option, on from 4.2 (rule
+    raft_begin_quorum_epoch_skips_fetching_voters)."""
     c, ctx, _local, (r1, r2) = leader853(1, 2)
     c._poller.begin_quorum_epoch_skips_fetching_voters = skips   # the client option
     epoch = c.epoch
@@ -92,12 +93,11 @@ def test_begin_quorum_should_not_send_after_fetch_request(skips):
     assert _begin_quorum_targets(ctx) == {r1.id, r2.id}
 
 
-def test_begin_quorum_epoch_skips_fetching_voters_is_not_switched_on_by_release():
-    """KAFKA-16926 (6b187e9ff9) is in 4.2.0 (a18251bae0), not in 4.1.0 (13f70256db); kafkasim
-    models it as the client option only: switching it on for 4.2+ moves notebook outputs (the
-    lead decides). No release's raft options switch it on yet."""
-    for version in ("4.1", "4.2", "4.3"):
-        assert "begin_quorum_epoch_skips_fetching_voters" not in raft_options(rules_for(version))
+def test_begin_quorum_epoch_skips_fetching_voters_from_4_2():
+    """KAFKA-16926 (6b187e9ff9) is in 4.2.0 (a18251bae0), not in 4.1.0 (13f70256db): the
+    release rule switches the client option on from 4.2."""
+    for version, on in (("4.1", False), ("4.2", True), ("4.3", True)):
+        assert raft_options(rules_for(version))["begin_quorum_epoch_skips_fetching_voters"] is on
 
 
 def test_observer_unattached_send_fetch_to_bootstrap_servers():

@@ -308,16 +308,13 @@ def test_non_voter_is_an_illegal_argument(call):
         getattr(election, call)(*args)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: raft/src/main/java/org/apache/kafka/raft/RequestManager.java:74-85@4.3.0 "
-    "(hasAnyInflightRequest removes timed-out connections) + KafkaRaftClient.java:2841@4.3.0 "
-    "(a response no longer expected is ignored): kafkasim's RequestManager does it, the client's "
-    "own manager not yet (raft.CLIENT_REQUESTS_FORGET_READY_CONNECTIONS: switching it on moves "
-    "15 golden digests and notebooks/02b cell 22)"))
-def test_client_ignores_a_late_response_after_a_scan_forgot_its_request():
-    """An observer's Fetch to the leader times out, so it fetches from voter 12; when that one
-    times out too, the next poll's hasAnyInflightRequest forgets it (and fetches from the
-    leader again), so a late response from 12 is no longer expected."""
+@pytest.mark.parametrize("forgets", [True, False], ids=["3.8+", "3.7"])
+def test_client_ignores_a_late_response_after_a_scan_forgot_its_request(forgets):
+    """RequestManager.hasAnyInflightRequest @4.3.0 (RequestManager.java:74-85, KafkaRaftClient
+    .java:2841; since 3.8, KAFKA-16525, rule raft_request_manager_forgets_stale_connections):
+    an observer's Fetch to the leader times out, so it fetches from voter 12; when that one
+    times out too, the next poll's scan forgets it (and fetches from the leader again), so a
+    late response from 12 is no longer expected. At 3.7 the connection stays."""
     from test_raft_client_kafka import Ctx
     from test_raft_states_kafka import TEST_CONFIG
 
@@ -325,7 +322,8 @@ def test_client_ignores_a_late_response_after_a_scan_forgot_its_request():
     from kafkasim.control.kraft.raft import KafkaRaftClient
 
     c = KafkaRaftClient(10, (11, 12), TEST_CONFIG, pre_vote=True, observer=True,
-                        quorum_state={"leader_epoch": 0, "leader_id": 11, "voted_id": -1})
+                        quorum_state={"leader_epoch": 0, "leader_id": 11, "voted_id": -1},
+                        forget_stale_connections=forgets)
     ctx = Ctx(random=1)
     c.start(ctx)
     ctx.take(M.RaftFetchRequest)
@@ -334,4 +332,4 @@ def test_client_ignores_a_late_response_after_a_scan_forgot_its_request():
     assert dst == 12
     ctx.advance(c, c.request_timeout_ms)
     assert [d for d, _ in ctx.take(M.RaftFetchRequest)] == [11]
-    assert not c._requests.is_response_expected(12, fetch.correlation_id)
+    assert c._requests.is_response_expected(12, fetch.correlation_id) is not forgets

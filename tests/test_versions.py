@@ -363,6 +363,10 @@ SINCE = [
     ("follower_fetch_from_last_tiered_offset", "4.3", "4.2"),
     # KAFKA-19975 / PR #21114 (3d267d4536): in 4.3.0 a9ce322153, not in 4.2.0 a18251bae0
     ("reassignment_waits_for_adding_replicas_only", "4.3", "4.2"),
+    # KAFKA-16926 (6b187e9ff9): in 4.2.0 a18251bae0, not in 4.1.0 13f70256db
+    ("raft_begin_quorum_epoch_skips_fetching_voters", "4.2", "4.1"),
+    # KAFKA-16525 (b4f17a01e4): RequestManager.hasAnyInflightRequest @3.8.0, absent @3.7.0
+    ("raft_request_manager_forgets_stale_connections", "3.8", "3.7"),
     # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0
     ("placement_messages_name_cordoned_dirs", "4.3", "4.2"),
     # KAFKA-18940 / PR #19156: PartitionRegistration.electionWasClean counts an ELR leader as clean
@@ -663,7 +667,8 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "fetch_response_needs_same_leader_epoch",
                                      "follower_append_bounded_by_leader_epoch"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
-                                     "last_known_leader_on_leader_loss"}
+                                     "last_known_leader_on_leader_loss",
+                                     "raft_begin_quorum_epoch_skips_fetching_voters"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
                                      "reassignment_waits_for_adding_replicas_only",
                                      "placement_messages_name_cordoned_dirs"}

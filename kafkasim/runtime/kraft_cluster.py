@@ -73,6 +73,9 @@ def raft_options(rules) -> dict:
         "election_loss_waits_timeout": raft.raft_election_loss_waits_timeout,
         "fast_hwm_replication": raft.raft_fast_hwm_replication,
         "update_voter_static": raft.raft_update_voter_static_quorum,
+        "begin_quorum_epoch_skips_fetching_voters":
+            raft.raft_begin_quorum_epoch_skips_fetching_voters,
+        "forget_stale_connections": raft.raft_request_manager_forgets_stale_connections,
         "voter_set_non_overlapping": raft.raft_voter_set_history_allows_non_overlapping,
         # no quorum-state data_version: each write takes the kraft.version in force's
         # (FileQuorumStateStore.writeElectionState), 0 unless kraft.version 1 (KIP-853, 3.9+)

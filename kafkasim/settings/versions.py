@@ -1192,6 +1192,24 @@ class RaftRules:
     # UNSUPPORTED_VERSION (handleUpdateVoterResponse: ``setHasUpdatedLeader``). Before (3.9, 4.0:
     # UpdateVoterHandler @3.9.0) a kraft.version 0 leader answers UNSUPPORTED_VERSION and the
     # voters of a static quorum never send it.
+    # KAFKA-16926 (6b187e9ff9; in 4.2.0 a18251bae0, not in 4.1.0): the leader's BeginQuorumEpoch
+    # heartbeat (every controller.quorum.fetch.timeout.ms / 2) goes only to the voters that did
+    # not fetch within the last period (LeaderState.needToSendBeginQuorumRequests).
+    raft_begin_quorum_epoch_skips_fetching_voters: bool = _rule(
+        since="4.2",
+        ref="KAFKA-16926",
+        doc="the KRaft leader's BeginQuorumEpoch heartbeat skips voters that fetched recently",
+    )
+    # KAFKA-16525 (b4f17a01e4, 3.8.0: the dynamic KRaft network manager): RequestManager
+    # .hasAnyInflightRequest and backoffBeforeAvailableBootstrapServer drop the connections
+    # whose request timed out or whose backoff is over, so a late response to such a request is
+    # no longer expected (KafkaRaftClient ignores it). At 3.7.0 a connection is never removed.
+    raft_request_manager_forgets_stale_connections: bool = _rule(
+        since="3.8",
+        ref="KAFKA-16525",
+        doc="the KRaft client forgets a timed-out request's connection; its late response is "
+            "ignored",
+    )
     raft_update_voter_static_quorum: bool = _rule(
         since="4.1",
         ref="KAFKA-16538",

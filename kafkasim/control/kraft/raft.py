@@ -72,14 +72,6 @@ MAX_FETCH_WAIT_MS = 500           # KafkaRaftClient.MAX_FETCH_WAIT_MS
 RETRY_BACKOFF_BASE_MS = 100       # KafkaRaftClient.RETRY_BACKOFF_BASE_MS
 OBSERVER_SESSION_TIMEOUT_MS = 300_000  # LeaderState.OBSERVER_SESSION_TIMEOUT_MS
 
-#: DEVIATION kept on purpose: Kafka's RequestManager.hasAnyInflightRequest and
-#: backoffBeforeAvailableBootstrapServer (3.9 .. 4.3) remove the connections whose request timed
-#: out or whose backoff is over, so a late response to such a request is ignored
-#: (isResponseExpected). RequestManager does so by default; the client's own manager does not
-#: while this is False: switching it on moves 15 golden digests (KRaft fault schedules) and the
-#: output of notebooks/02b (cell 22), so it waits for the lead.
-CLIENT_REQUESTS_FORGET_READY_CONNECTIONS = False
-
 QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
     "controller.quorum.election.timeout.ms": 1000,
     "controller.quorum.fetch.timeout.ms": 2000,
@@ -240,7 +232,7 @@ class RequestManager:
         self.retry_backoff_ms, self.request_timeout_ms = retry_backoff_ms, request_timeout_ms
         self.connections: dict[int, _Connection] = {}
         # Kafka's scans forget ready connections (``_forget_if_ready``); the client's own
-        # manager does not yet (CLIENT_REQUESTS_FORGET_READY_CONNECTIONS)
+        # manager as its release does (``forget_stale_connections``: KAFKA-16525, 3.8+)
         self.forget_ready_on_scan = forget_ready_on_scan
 
     def _timed_out(self, c, now):
@@ -374,8 +366,9 @@ class KafkaRaftClient:
     ``begin_quorum_epoch_heartbeat`` (KAFKA-16536, 3.9+): the leader re-sends BeginQuorumEpoch
     to every voter each fetch.timeout / 2; before, only to voters that have not acknowledged it
     (by response or fetch); ``begin_quorum_epoch_skips_fetching_voters`` (KAFKA-16926, 4.2+):
-    only to the voters that have not fetched for that long -- modelled, but not switched on
-    for 4.2+ (no rule yet): it moves the 4.3 outputs of notebooks/07 by a millisecond.
+    only to the voters that have not fetched for that long. ``forget_stale_connections``
+    (KAFKA-16525, 3.8+): the request manager's scans drop a connection whose request timed out
+    or whose backoff is over, so a late response to it is ignored.
     ``voted_state`` (before 3.9, KAFKA-17067): an Unattached voter that granted its vote is the
     separate VotedState, named "Voted". ``observer``: a broker (not in ``voters``) that only
     fetches.
@@ -393,7 +386,8 @@ class KafkaRaftClient:
                  auto_join: bool = False, listeners: tuple | None = None,
                  update_voter_static: bool = False, unattached_voters_fetch: bool = False,
                  voter_set_non_overlapping: bool = False,
-                 begin_quorum_epoch_skips_fetching_voters: bool = False):
+                 begin_quorum_epoch_skips_fetching_voters: bool = False,
+                 forget_stale_connections: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -436,7 +430,8 @@ class KafkaRaftClient:
         self._poll_gen = 0
         self._handler = RaftRequestHandler(self)
         self._poller = RaftPollLoop(self, unattached_voters_fetch,
-                                    begin_quorum_epoch_skips_fetching_voters)
+                                    begin_quorum_epoch_skips_fetching_voters,
+                                    forget_stale_connections)
         self._transitions = QuorumTransitions(self)
 
     # --- read side ---------------------------------------------------------------------------
@@ -521,7 +516,7 @@ class KafkaRaftClient:
         self._ctx = ctx
         self._requests = RequestManager(
             self.retry_backoff_ms, self.request_timeout_ms,
-            forget_ready_on_scan=CLIENT_REQUESTS_FORGET_READY_CONNECTIONS)
+            forget_ready_on_scan=self._poller.forget_stale_connections)
         self._handler._purgatory = {}
         self._poll_gen += 1
         self._poll_at = None
@@ -1155,13 +1150,16 @@ class RaftPollLoop:
     monotonic across restarts."""
 
     def __init__(self, client: KafkaRaftClient, unattached_voters_fetch: bool = False,
-                 begin_quorum_epoch_skips_fetching_voters: bool = False) -> None:
+                 begin_quorum_epoch_skips_fetching_voters: bool = False,
+                 forget_stale_connections: bool = False) -> None:
         self.client = client
         self._correlation = 0
         # KAFKA-17030 (4.0): see KafkaRaftClient's ``unattached_voters_fetch``
         self.unattached_voters_fetch = unattached_voters_fetch
         # KAFKA-16926 (4.2): see KafkaRaftClient's ``begin_quorum_epoch_skips_fetching_voters``
         self.begin_quorum_epoch_skips_fetching_voters = begin_quorum_epoch_skips_fetching_voters
+        # KAFKA-16525 (3.8): see KafkaRaftClient's ``forget_stale_connections``
+        self.forget_stale_connections = forget_stale_connections
 
     def _poll_current_state(self, ctx, now) -> int:
         st = self.client.state
