@@ -63,7 +63,7 @@ from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.core import errors as E
 from kafkasim.core.messages import StopReplicaRequest, StopReplicaResponse
 from kafkasim.core.replica_manager import ReplicaManager
-from kafkasim.runtime.broker_lifecycle import publish
+from kafkasim.runtime.broker_lifecycle import publish, replay_record
 from kafkasim.runtime.kafka_apis import handle_stop_replica_request
 from kafkasim.runtime.metadata_cache import MetadataCache
 
@@ -101,9 +101,7 @@ class KRaftBroker(Broker):
         changed = []
         for record in records:
             self._offset += 1
-            tp = self.image.replay(record, self._offset)
-            if tp is not None and tp not in changed:
-                changed.append(tp)
+            replay_record(self.image, record, self._offset, changed)
         publish(self, self.image, changed)
 
 
@@ -220,17 +218,6 @@ def test_delta_leader_to_not_replica():
     _assert_removed(b)
 
 
-_REMOVED_TOPIC = (
-    "DEVIATION: Kafka's applyDelta deletes the local replicas of a deleted topic "
-    "(TopicsDelta.localChanges(...).deletes -> stopPartitions(deleteLocalLog = true), "
-    "ReplicaManager.scala:2831-2842, TopicsDelta.localChanges:212@3.7.0); kafkasim's "
-    "MetadataImage.replay of a "
-    "RemoveTopicRecord reports no changed partition, so publish never stops the replica: the "
-    "partition, its fetcher and its log stay"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_REMOVED_TOPIC)
 def test_delta_follower_removed_topic():
     """testDeltaFollowerRemovedTopic: a RemoveTopicRecord removes the follower: partition,
     fetcher and log are gone."""
@@ -239,7 +226,6 @@ def test_delta_follower_removed_topic():
     _assert_removed(b)
 
 
-@pytest.mark.xfail(strict=True, reason=_REMOVED_TOPIC)
 def test_delta_leader_to_removed_topic():
     """testDeltaLeaderToRemovedTopic: a RemoveTopicRecord removes the leader: partition and log
     are gone."""

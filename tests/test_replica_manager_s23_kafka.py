@@ -28,12 +28,13 @@ from test_replica_manager_more_kafka import (
     partition_record,
     topics_change_delta,
     topics_create_delta,
+    topics_delete_delta,
 )
 
 from kafkasim.control.kraft import records as R
 from kafkasim.core import errors as E
 from kafkasim.core.fetcher import FETCHING
-from kafkasim.core.messages import PartitionState
+from kafkasim.core.messages import FetchPartition, FetchRequest, PartitionState
 
 V4 = "4.3"
 
@@ -413,3 +414,63 @@ def test_replicas_are_stopped_while_in_controlled_shutdown():
         assert (part.get_leader_epoch(), part.get_partition_epoch()) == epochs
     assert fetcher_of(b, (TOPIC, 0)) is None and fetcher_of(b, (TOPIC, 1)) is None
     assert fetcher_of(b, (TOPIC, 2)) is not None
+
+
+@pytest.mark.parametrize("is_leader", [False, True])
+def test_delta_to_removed_topic_at_4_3(is_leader):
+    """ReplicaManagerTest.testDeltaFollowerRemovedTopic / testDeltaLeaderToRemovedTopic @4.3.0:
+    a RemoveTopicRecord (topicsDeleteDelta) lists the topic's local replicas in
+    TopicsDelta.localChanges' deletes, and applyDelta stops them with deleteLocalLog = true:
+    no hosted partition, no fetcher, no log; the metadata cache no longer knows the partition.
+    (kafkasim published no change for a deleted topic before: the replica stayed.)"""
+    b = _kraft(is_leader)
+    b.apply_delta(*topics_delete_delta())
+    assert TP not in b.rm.partitions and fetcher_of(b) is None and TP not in b.logs
+    assert TP not in b.metadata.partitions
+
+
+# -- a consumer without ClientMetadata (Fetch v0-v10) --------------------------------------------
+def _old_client_fetch(b: Broker, epoch: int = -1, max_wait_ms: int = 0) -> int:
+    """fetchPartitionAsConsumer without clientMetadata: a FetchRequest whose rack_id is None."""
+    corr = b.corr()
+    fp = FetchPartition(TOPIC, 0, 0, epoch, -1, 0, 100)
+    b.rm.fetch_messages(b, "consumer", FetchRequest(corr, -1, max_wait_ms, 1, 1 << 20, (fp,),
+                                                    rack_id=None))
+    return corr
+
+
+@pytest.mark.parametrize("version", ["3.9", V4])
+def test_fetch_follower_not_allowed_for_older_clients(version):
+    """ReplicaManagerTest.testFetchFollowerNotAllowedForOlderClients @4.3.0 / @3.9.0: at a
+    follower (createFollowerDelta: leader 1, epoch 0) a consumer fetch with ClientMetadata
+    (v11+) reads with no error; one without (an older client) is NOT_LEADER_OR_FOLLOWER
+    (FetchParams.fetchOnlyFromLeader)."""
+    b = KBroker(version)
+    b.kdelta(1, 0, (0, 1))
+    assert b.fetch_data(b.fetch(-1, 0, epoch=0, rack="")).error == E.NONE
+    assert b.fetch_data(_old_client_fetch(b, epoch=0)).error == E.NOT_LEADER_OR_FOLLOWER
+
+
+def test_fetch_follower_not_allowed_for_older_clients_before_kip_392():
+    """ReplicaManager.fetchMessages @2.3.0: no fetch from a follower at all (KIP-392 came in
+    2.4): a consumer fetch at a follower is NOT_LEADER_FOR_PARTITION with or without a rack."""
+    b = Broker("2.3")
+    b.lair(1, 0, (0, 1))
+    assert b.fetch_data(b.fetch(-1, 0, epoch=0, rack="rack-a")).error == E.NOT_LEADER_FOR_PARTITION
+    assert b.fetch_data(_old_client_fetch(b, epoch=0)).error == E.NOT_LEADER_FOR_PARTITION
+
+
+@pytest.mark.parametrize("version", ["3.9", V4])
+def test_become_follower_while_old_client_fetch_in_purgatory(version):
+    """ReplicaManagerTest.testBecomeFollowerWhileOldClientFetchInPurgatory @4.3.0 / @3.9.0: a
+    consumer fetch without ClientMetadata nor CurrentLeaderEpoch parked at the leader (epoch
+    0, replicas and ISR 0) answers NOT_LEADER_OR_FOLLOWER at once when a delta makes the broker
+    a follower of broker 1 at epoch 2 (DelayedFetch Case A: fetchOnlyFromLeader)."""
+    b = KBroker(version)
+    b.kdelta(0, 0, (0,))
+    corr = _old_client_fetch(b, max_wait_ms=10)
+    assert b.fetch_answer(corr) is None
+    b.kdelta(1, 2, (0, 1))
+    assert b.fetch_data(corr).error == E.NOT_LEADER_OR_FOLLOWER
+    assert not b.rm.delayed_fetch
+

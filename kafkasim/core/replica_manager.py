@@ -79,6 +79,14 @@ def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offse
     return -min(candidates)[2]
 
 
+def fetch_only_from_leader(ctx: ReplicaManagerContext, req: FetchRequest) -> bool:
+    """FetchParams.fetchOnlyFromLeader: a follower's fetch, and a consumer's without
+    ClientMetadata (Fetch v0-v10: ``rack_id`` None), are served by the leader only; a
+    consumer's with ClientMetadata may read a follower (KIP-392, 2.4+)."""
+    return req.replica_id >= 0 or req.rack_id is None or \
+        not ctx.rules.fetch.fetch_from_follower
+
+
 def reassignment_state(ctx: ReplicaManagerContext, st) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The adding and removing replicas a partition state gives the Partition's assignment
     state: from 2.5 (KIP-352, OngoingReassignmentState); before, the Partition kept none."""
@@ -937,7 +945,7 @@ class ReplicaManager:
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
-            if req.replica_id < 0 and ctx.rules.fetch.fetch_from_follower and part.leader_id >= 0:
+            if part.leader_id >= 0 and not fetch_only_from_leader(ctx, req):
                 return self._read_as_follower(ctx, part, fp, limit)  # KIP-392
             return _fetch_error(fp, ctx.not_leader_error())
         if req.replica_id >= 0 and req.replica_id not in part.remote and \
@@ -1043,8 +1051,8 @@ class ReplicaManager:
         total = 0
         for fp in df.partitions:
             part = self.partitions.get((fp.topic, fp.partition))
-            if part is None or not part.is_leader and (follower or part.leader_id < 0 or
-                                                       not fetch_rules.fetch_from_follower):
+            if part is None or not part.is_leader and (part.leader_id < 0 or
+                                                       fetch_only_from_leader(ctx, request)):
                 return True   # not served here (any more)
             if 0 <= fp.current_leader_epoch < part.leader_epoch:
                 return True   # fenced

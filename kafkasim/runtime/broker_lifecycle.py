@@ -47,6 +47,7 @@ import dataclasses
 
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.raft import KafkaRaftClient
+from kafkasim.control.kraft.records import RemoveTopicRecord
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.alter_partition_manager import (
@@ -142,9 +143,7 @@ class BrokerLifecycleManager:
         image = self.image
         changed = []
         for offset, _epoch, record in self.raft.log.entries_between(image.offset + 1, hw):
-            tp = image.replay(record, offset)
-            if tp is not None and tp not in changed:
-                changed.append(tp)
+            replay_record(image, record, offset, changed)
         if self.publishing:
             publish(self.broker, image, changed)
         else:
@@ -480,14 +479,35 @@ def update_metadata_cache(broker, image: MetadataImage, changed) -> None:
     broker.metadata.set_image(image, changed)
 
 
+def replay_record(image: MetadataImage, record, offset: int, changed: list) -> None:
+    """MetadataLoader: replay one committed record into the image, adding to ``changed`` the
+    partitions of the delta it belongs to: the partition a PartitionRecord or
+    PartitionChangeRecord names, and every partition of the topic a RemoveTopicRecord deletes
+    (TopicsDelta.deletedTopicIds, whose partitions TopicsDelta.localChanges lists in
+    ``deletes`` for the brokers among their replicas, 3.0.0 TopicsDelta.java:179-200)."""
+    if type(record) is RemoveTopicRecord:
+        name = image.topic_names.get(record.topic_id)
+        for tp in image.partitions:
+            if tp[0] == name and tp not in changed:
+                changed.append(tp)
+    tp = image.replay(record, offset)
+    if tp is not None and tp not in changed:
+        changed.append(tp)
+
+
 def publish(broker, image: MetadataImage, changed) -> None:
     """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
-    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted."""
+    ReplicaManager.applyDelta for the changed partitions this broker hosts or hosted. A
+    partition the image no longer has (its topic deleted) is one of localChanges' ``deletes``:
+    stopPartitions with deleteLocalLog = true (ReplicaManager.applyDelta, 3.0.0
+    ReplicaManager.scala:2067-2075; 4.3.0 the same)."""
     update_metadata_cache(broker, image, changed)
     md = broker.metadata
     for tp in changed:
         reg = image.partitions.get(tp)
         if reg is None:
+            if tp in broker.replica_manager.partitions:
+                broker.replica_manager.stop_replica(broker, tp, delete=True)
             continue
         st = md.partitions[tp]
         if broker.id in reg.replicas:
