@@ -474,3 +474,47 @@ def test_become_follower_while_old_client_fetch_in_purgatory(version):
     assert b.fetch_data(corr).error == E.NOT_LEADER_OR_FOLLOWER
     assert not b.rm.delayed_fetch
 
+
+
+# -- a consumer at a follower whose partition has no leader --------------------------------------
+def _follower_without_leader(version: str = V4) -> KBroker:
+    """A follower of broker 1 (epoch 1) holding records 0-2 with HW 2, then a delta with no
+    leader (NO_LEADER, epoch 2): the partition stays hosted, its log kept."""
+    b = KBroker(version)
+    b.kdelta(1, 1, (0, 1))
+    log = b.part().log
+    log.append_as_leader([7, 8, 9], [10] * 3, 1, 0)   # (as replicated from leader 1)
+    log.update_high_watermark(2)
+    b.kdelta(-1, 2, (0,), (0, 1))
+    assert not b.part().is_leader and b.part().leader_id == -1
+    return b
+
+
+@pytest.mark.parametrize("version", ["3.9", V4])
+def test_consumer_reads_a_follower_whose_partition_has_no_leader(version):
+    """Partition.getLocalLog(requireLeader = false) @4.3.0 (Partition.scala:384-401; 2.4.0
+    Partition.scala:361-381 the same): a consumer fetch with ClientMetadata at a non-leader
+    replica checks the CurrentLeaderEpoch, then reads its log whatever the leader is, NO_LEADER
+    included: records below the replica's HW. Without ClientMetadata it is
+    NOT_LEADER_OR_FOLLOWER (fetchOnlyFromLeader)."""
+    b = _follower_without_leader(version)
+    pd = b.fetch_data(b.fetch(-1, 0, epoch=2, rack="rack-a"))
+    assert (pd.error, list(pd.records.ids), pd.high_watermark) == (E.NONE, [7, 8], 2)
+    assert b.fetch_data(b.fetch(-1, 0, epoch=1, rack="rack-a")).error == E.FENCED_LEADER_EPOCH
+    assert b.fetch_data(_old_client_fetch(b, epoch=2)).error == b.not_leader_error()
+
+
+def test_consumer_fetch_parked_at_a_follower_stays_when_its_leader_goes():
+    """DelayedFetch.tryComplete @4.3.0 (Case A/B: fetchOffsetSnapshot(epoch, fetchOnlyFromLeader
+    = false) does not throw at a non-leader replica): a consumer fetch with ClientMetadata parked
+    at a follower (nothing above its HW) is not completed when the partition loses its leader;
+    it is answered at MaxWaitMs, with no error."""
+    b = KBroker()
+    b.kdelta(1, 1, (0, 1))
+    corr = b.fetch(-1, 0, rack="rack-a", max_wait_ms=500)
+    assert b.fetch_answer(corr) is None
+    (df_id,) = b.rm.delayed_fetch
+    b.kdelta(-1, 1, (0,), (0, 1), partition_epoch=1)
+    assert not b.rm.try_complete_fetch(b, df_id)
+    b.rm.on_fetch_timeout(b, df_id)
+    assert b.fetch_data(corr).error == E.NONE

@@ -945,8 +945,10 @@ class ReplicaManager:
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
-            if part.leader_id >= 0 and not fetch_only_from_leader(ctx, req):
-                return self._read_as_follower(ctx, part, fp, limit)  # KIP-392
+            if not fetch_only_from_leader(ctx, req):
+                # KIP-392: Partition.getLocalLog(requireLeader = false) reads whatever the
+                # leader is, NO_LEADER included
+                return self._read_as_follower(ctx, part, fp, limit)
             return _fetch_error(fp, ctx.not_leader_error())
         if req.replica_id >= 0 and req.replica_id not in part.remote and \
                 ctx.rules.fetch.fetch_from_non_replica_error:
@@ -1051,8 +1053,7 @@ class ReplicaManager:
         total = 0
         for fp in df.partitions:
             part = self.partitions.get((fp.topic, fp.partition))
-            if part is None or not part.is_leader and (part.leader_id < 0 or
-                                                       fetch_only_from_leader(ctx, request)):
+            if part is None or not part.is_leader and fetch_only_from_leader(ctx, request):
                 return True   # not served here (any more)
             if 0 <= fp.current_leader_epoch < part.leader_epoch:
                 return True   # fenced
