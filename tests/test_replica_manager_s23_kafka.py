@@ -518,3 +518,57 @@ def test_consumer_fetch_parked_at_a_follower_stays_when_its_leader_goes():
     assert not b.rm.try_complete_fetch(b, df_id)
     b.rm.on_fetch_timeout(b, df_id)
     assert b.fetch_data(corr).error == E.NONE
+
+
+# -- DelayedProduce Case A: the partition left this broker ---------------------------------------
+def test_delayed_produce_of_a_deleted_topic_answers_unknown_topic_or_partition():
+    """DelayedProduce.tryComplete Case A @4.3.0 (server DelayedProduce.java; ReplicaManager.
+    getPartitionOrError): an acks=-1 produce parked at the leader when its topic is deleted
+    (RemoveTopicRecord: BrokerMetadataPublisher sets the metadata cache's image, then applyDelta
+    stops the replica) answers UNKNOWN_TOPIC_OR_PARTITION, the metadata cache no longer knowing
+    the partition; a replica moved away (topicsChangeDelta to replicas 1, 2) answers
+    NOT_LEADER_OR_FOLLOWER, as the cache still knows it."""
+    b = _kraft(True)
+    corr = b.produce(3)
+    assert b.produce_answer(corr) is None
+    b.apply_delta(*topics_delete_delta())
+    assert b.produce_answer(corr).partitions[0][2] == E.UNKNOWN_TOPIC_OR_PARTITION
+    b = _kraft(True)
+    corr = b.produce(3)
+    b.apply_delta(*topics_change_delta(OTHER, True))
+    assert b.produce_answer(corr).partitions[0][2] == E.NOT_LEADER_OR_FOLLOWER
+
+
+# -- acks=-1 and min.insync.replicas at 4.3 (Partition.appendRecordsToLeader) -------------------
+def test_acks_all_below_min_isr_is_not_enough_replicas_at_4_3():
+    """Partition.appendRecordsToLeader @4.3.0 (Partition.scala:1229-1238): a leader whose ISR
+    (0) is below min.insync.replicas 2 (effective min ISR min(2, 3 replicas)) refuses an acks=-1
+    batch NOT_ENOUGH_REPLICAS without appending it; acks=1 is appended."""
+    b = KBroker(topic_config={"min.insync.replicas": 2})
+    b.kdelta(0, 1, (0,), (0, 1, 2))
+    assert b.produce_answer(b.produce(2)).partitions == ((TOPIC, 0, E.NOT_ENOUGH_REPLICAS, -1),)
+    assert b.part().log.log_end_offset == 0
+    assert b.produce_answer(b.produce(2, acks=1)).partitions == ((TOPIC, 0, E.NONE, 0),)
+
+
+def test_effective_min_isr_is_capped_at_the_replication_factor_at_4_3():
+    """Partition.effectiveMinIsr @4.3.0 (Partition.scala:246-248): min.insync.replicas 3 on a
+    partition of two replicas counts as 2, so a full ISR takes an acks=-1 batch, acknowledged
+    once the follower has it."""
+    b = KBroker(topic_config={"min.insync.replicas": 3})
+    b.kdelta(0, 1, (0, 1))
+    corr = b.produce(1)
+    b.fetch(1, 1, epoch=1)
+    assert b.produce_answer(corr).partitions[0][2] == E.NONE
+
+
+def test_produce_to_a_follower_is_not_leader_or_follower_at_4_3():
+    """ReplicaManager.appendRecords -> Partition.appendRecordsToLeader @4.3.0: a follower
+    (createFollowerDelta, leader 1) answers NOT_LEADER_OR_FOLLOWER for acks -1 and 1 alike and
+    appends nothing."""
+    b = KBroker()
+    b.kdelta(1, 1, (0, 1))
+    for acks in (-1, 1):
+        assert b.produce_answer(b.produce(1, acks=acks)).partitions[0][2] == \
+            E.NOT_LEADER_OR_FOLLOWER
+    assert b.part().log.log_end_offset == 0

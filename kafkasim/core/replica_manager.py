@@ -222,12 +222,18 @@ def _bytes_available(fp, pd: FetchPartitionData, log, end: int, need: int,
     return min(available, cap) if capped else available
 
 
-def _try_complete_produce_partition(ctx: ReplicaManagerContext, part: Partition | None,
+def _try_complete_produce_partition(ctx: ReplicaManagerContext, tp, part: Partition | None,
                                     st: ProducePartitionStatus) -> bool:
     """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
-    partition left this broker)? Completes ``st`` when so."""
+    partition left this broker)? Completes ``st`` when so. A partition no longer hosted is Case
+    A: ReplicaManager.getPartitionOrError's error since KAFKA-9198 (2.4.0, commit 876eada:
+    NOT_LEADER_OR_FOLLOWER while the metadata cache knows the partition, else -- its topic
+    deleted -- UNKNOWN_TOPIC_OR_PARTITION), UNKNOWN_TOPIC_OR_PARTITION before
+    (DelayedProduce.scala:96-98 @2.3.0)."""
     if part is None:
-        done, err = False, ctx.not_leader_error()
+        done, err = False, (not_hosted_error(ctx, tp)
+                            if ctx.rules.fetch.stop_replica_completes_delayed_requests
+                            else E.UNKNOWN_TOPIC_OR_PARTITION)
     else:
         done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
     if not done and err == E.NONE:   # an error completes it as well
@@ -695,7 +701,7 @@ class ReplicaManager:
             dp = self.delayed_produce.get(dp_id)
             if dp is None:
                 continue
-            if not _try_complete_produce_partition(ctx, part, dp.status[tp]):
+            if not _try_complete_produce_partition(ctx, tp, part, dp.status[tp]):
                 remaining.append(dp_id)
             # (a produce of one partition has just completed its only one)
             elif len(dp.status) == 1 or not any(st.acks_pending for st in dp.status.values()):
