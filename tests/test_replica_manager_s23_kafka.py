@@ -11,7 +11,14 @@ Adaptation to kafkasim. The broker is test_replica_manager_kafka's ``Broker`` (a
 Kafka's ``topicsCreateDelta(startId, isStartIdLeader)`` has replicas and ISR (startId,
 startId + 1) and partition epoch 0; ``createLeaderDelta`` / ``createFollowerDelta`` have
 partition epoch 0 at every leader epoch. Kafka's ``appendRecords`` helper is an acks=-1 produce;
-``fetchPartitionAsFollower`` / ``fetchPartitionAsConsumer`` are ``Broker.fetch``.
+``fetchPartitionAsFollower`` / ``fetchPartitionAsConsumer`` are ``Broker.fetch``; a consumer
+fetch without ClientMetadata (Fetch v0-v10) is a FetchRequest whose ``rack_id`` is None. The
+``testDelta*`` cases replay Kafka's TopicsDelta records on a KRaft image
+(test_replica_manager_more_kafka's ``KRaftBroker``, at 4.3).
+
+Besides ReplicaManagerTest: Partition.getLocalLog / DelayedFetch for a consumer at a replica
+whose partition has no leader, DelayedProduce's Case A, and Partition.appendRecordsToLeader's
+min-ISR check at 4.3 (each names the Kafka source it follows).
 """
 
 from __future__ import annotations
