@@ -579,3 +579,24 @@ def test_produce_to_a_follower_is_not_leader_or_follower_at_4_3():
         assert b.produce_answer(b.produce(1, acks=acks)).partitions[0][2] == \
             E.NOT_LEADER_OR_FOLLOWER
     assert b.part().log.log_end_offset == 0
+
+
+@pytest.mark.parametrize(("version", "error"), [
+    ("2.3", E.UNKNOWN_TOPIC_OR_PARTITION),
+    ("2.4", E.NOT_LEADER_FOR_PARTITION),
+    ("3.9", E.NOT_LEADER_OR_FOLLOWER),
+])
+def test_delayed_produce_case_a_error_by_version(version, error):
+    """DelayedProduce.tryComplete Case A, a partition this broker no longer hosts while its
+    metadata cache still knows it: UNKNOWN_TOPIC_OR_PARTITION at 2.3.0 (DelayedProduce.scala:
+    96-98); getPartitionOrError's not-leader error from 2.4.0 (KAFKA-9198, commit 876eada),
+    NOT_LEADER_FOR_PARTITION until KAFKA-10223 renamed it (2.6). As Kafka's DelayedFetchTest
+    mocks getPartitionOrException, the partition is taken out of the partition map and the
+    purgatory is checked."""
+    b = Broker(version)
+    b.lair(0, 1, (0, 1))
+    corr = b.produce(1)
+    assert b.produce_answer(corr) is None
+    del b.rm.partitions[TP]
+    b.rm.try_complete_produces(b, TP)
+    assert b.produce_answer(corr).partitions[0][2] == error
