@@ -33,10 +33,10 @@ testInconsistentIdReturnsError), tiered storage (testOffsetOutOfRange*, testRemo
 testBuildRemoteLogAuxState*), stray logs and KRaft migration (testFullLeaderAndIsrStrayPartitions,
 testUpdateStrayLogs, testFullLair*), offline log dirs (testPartitionMarkedOffline*,
 testReplicaNotAvailable, testStopReplicaWithOfflinePartition), pluggable selector classes
-(testUnknownReplicaSelector, testDefaultReplicaSelector, MockReplicaSelector's call counts),
-request versions (testFetchFollowerNotAllowedForOlderClients' v10 half,
-testBecomeFollowerWhileOldClientFetchInPurgatory: no fetch request without ClientMetadata), and
-ReplicaTest.testFenceStaleUpdates (no broker epoch in a follower fetch).
+(testUnknownReplicaSelector, testDefaultReplicaSelector, MockReplicaSelector's call counts), and
+ReplicaTest.testFenceStaleUpdates (no broker epoch in a follower fetch). A consumer fetch without
+ClientMetadata (testFetchFollowerNotAllowedForOlderClients' v10 half,
+testBecomeFollowerWhileOldClientFetchInPurgatory) is in tests/test_replica_manager_s23_kafka.py.
 """
 
 from __future__ import annotations

@@ -86,7 +86,9 @@ class FetchRequest(Message):
     max_bytes: int
     partitions: tuple[FetchPartition, ...]
     isolation_level: str = "read_uncommitted"
-    rack_id: str = ""
+    # ClientMetadata's rack (Fetch v11+, KIP-392); None: a request without ClientMetadata (a
+    # consumer's Fetch v0-v10), which only a leader serves (FetchParams.fetchOnlyFromLeader)
+    rack_id: str | None = ""
     fetcher_id: int = 0
     # KIP-227 (Fetch v7+, 1.1): FetchMetadata and the partitions leaving the session. The
     # defaults are a sessionless fetch (INVALID_SESSION_ID, FINAL_EPOCH), as before 1.1.

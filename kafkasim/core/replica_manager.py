@@ -79,6 +79,14 @@ def select_read_replica(ctx: ReplicaManagerContext, part: Partition, fetch_offse
     return -min(candidates)[2]
 
 
+def fetch_only_from_leader(ctx: ReplicaManagerContext, req: FetchRequest) -> bool:
+    """FetchParams.fetchOnlyFromLeader: a follower's fetch, and a consumer's without
+    ClientMetadata (Fetch v0-v10: ``rack_id`` None), are served by the leader only; a
+    consumer's with ClientMetadata may read a follower (KIP-392, 2.4+)."""
+    return req.replica_id >= 0 or req.rack_id is None or \
+        not ctx.rules.fetch.fetch_from_follower
+
+
 def reassignment_state(ctx: ReplicaManagerContext, st) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The adding and removing replicas a partition state gives the Partition's assignment
     state: from 2.5 (KIP-352, OngoingReassignmentState); before, the Partition kept none."""
@@ -217,12 +225,15 @@ def _bytes_available(fp, pd: FetchPartitionData, log, end: int, need: int,
 def _try_complete_produce_partition(ctx: ReplicaManagerContext, tp, part: Partition | None,
                                     st: ProducePartitionStatus) -> bool:
     """DelayedProduce.tryComplete for one partition: has the HW passed the batch (or has the
-    partition left this broker)? Completes ``st`` when so. A partition no longer hosted
-    answers getPartitionOrError's error (DelayedProduce.scala:97@3.9.0, since 2.4): the topic
-    still in the metadata cache, NOT_LEADER_OR_FOLLOWER (a replica moved away); a deleted
-    topic (KRaft applyDelta updates the cache first), UNKNOWN_TOPIC_OR_PARTITION."""
+    partition left this broker)? Completes ``st`` when so. A partition no longer hosted is Case
+    A: ReplicaManager.getPartitionOrError's error since KAFKA-9198 (2.4.0, commit 876eada:
+    NOT_LEADER_OR_FOLLOWER while the metadata cache knows the partition, else -- its topic
+    deleted -- UNKNOWN_TOPIC_OR_PARTITION), UNKNOWN_TOPIC_OR_PARTITION before
+    (DelayedProduce.scala:96-98 @2.3.0)."""
     if part is None:
-        done, err = False, not_hosted_error(ctx, tp)
+        done, err = False, (not_hosted_error(ctx, tp)
+                            if ctx.rules.fetch.stop_replica_completes_delayed_requests
+                            else E.UNKNOWN_TOPIC_OR_PARTITION)
     else:
         done, err = part.check_enough_replicas_reach_offset(ctx, st.required_offset)
     if not done and err == E.NONE:   # an error completes it as well
@@ -940,8 +951,10 @@ class ReplicaManager:
             if err is not None:
                 return _fetch_error(fp, err)
         if not part.is_leader:
-            if req.replica_id < 0 and ctx.rules.fetch.fetch_from_follower and part.leader_id >= 0:
-                return self._read_as_follower(ctx, part, fp, limit)  # KIP-392
+            if not fetch_only_from_leader(ctx, req):
+                # KIP-392: Partition.getLocalLog(requireLeader = false) reads whatever the
+                # leader is, NO_LEADER included
+                return self._read_as_follower(ctx, part, fp, limit)
             return _fetch_error(fp, ctx.not_leader_error())
         if req.replica_id >= 0 and req.replica_id not in part.remote and \
                 ctx.rules.fetch.fetch_from_non_replica_error:
@@ -1046,8 +1059,7 @@ class ReplicaManager:
         total = 0
         for fp in df.partitions:
             part = self.partitions.get((fp.topic, fp.partition))
-            if part is None or not part.is_leader and (follower or part.leader_id < 0 or
-                                                       not fetch_rules.fetch_from_follower):
+            if part is None or not part.is_leader and fetch_only_from_leader(ctx, request):
                 return True   # not served here (any more)
             if 0 <= fp.current_leader_epoch < part.leader_epoch:
                 return True   # fenced
