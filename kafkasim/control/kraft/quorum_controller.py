@@ -61,6 +61,11 @@ from kafkasim.control.kraft.controller_api import (
     answer_registration,
     not_controller,
 )
+from kafkasim.control.kraft.feature_control import (
+    ClusterFeatureSupportDescriber,
+    FeatureControlManager,
+    QuorumFeatures,
+)
 from kafkasim.control.kraft.periodic_tasks import (
     ControllerResult,
     PeriodicTask,
@@ -76,6 +81,7 @@ from kafkasim.core.messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
 )
+from kafkasim.settings.versions import DEFAULT_VERSION
 
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
                     R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
@@ -121,6 +127,7 @@ class QuorumController:
         self.periodic: PeriodicTaskControlManager | None = None   # 4.0+, built on first claim
         self.deferred: DeferredEventQueue | None = None
         self.cluster_control, self.replication_control = managers()
+        self.feature_control = self.new_feature_control()
 
     # -- replay ---------------------------------------------------------------------------------
     def replay(self, record, offset: int, now_ms: int | None = None) -> None:
@@ -129,12 +136,29 @@ class QuorumController:
             self.cluster_control.replay(record, offset, now_ms)
         elif isinstance(record, _REPLICATION_RECORDS):
             self.replication_control.replay(record, offset)
+            if type(record) is R.FeatureLevelRecord:
+                self.feature_control.replay(record)
         self.applied = offset
+
+    def new_feature_control(self) -> FeatureControlManager:
+        """The controller's FeatureControlManager (QuorumController's constructor): what this
+        node's software supports (QuorumFeatures.defaultSupportedFeatureMap of its release,
+        unstable.feature.versions.enable off) over the quorum's voters. Every registered broker
+        and controller runs the same release, so each is described with the same ranges
+        (kafkasim's registrations carry no feature ranges)."""
+        version = self.config.get("kafka_version", DEFAULT_VERSION)
+        supported = QuorumFeatures.default_supported_feature_map(False, version)
+        voters = tuple(self.config.get("controller_ids", (self.node_id,)))
+        return FeatureControlManager(
+            quorum_features=QuorumFeatures(self.node_id, supported, voters),
+            cluster_support_describer=SameSoftwareDescriber(self, supported, voters),
+            kafka_version=version)
 
     def _rebuild(self, entries) -> None:
         """Forget everything and replay ``entries`` ((offset, epoch, record), in order): the
         SnapshotRegistry revert of ``renounce``, and the catch-up of ``claim``."""
         self.cluster_control, self.replication_control = self.make_managers()
+        self.feature_control = self.new_feature_control()
         self.applied = -1
         for offset, _epoch, record in entries:
             self.replay(record, offset)
@@ -180,7 +204,8 @@ class QuorumController:
         if self.config.get("periodic_tasks"):
             self.activate_periodic_tasks(ctx)
             return
-        ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+        if self.config["metadata.max.idle.interval.ms"] > 0:   # 0: maxIdleIntervalNs empty
+            ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
 
@@ -408,6 +433,27 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    def update_features(self, ctx, updates: dict, upgrade_types: dict | None = None,
+                        validate_only: bool = False,
+                        future: ControllerFuture | None = None) -> ControllerFuture:
+        """updateFeatures -> ConfigurationControlManager.updateFeatures ->
+        FeatureControlManager.updateFeatures: the future's value is the ApiError (3.9: a dict
+        feature -> ApiError). From 4.0 (KAFKA-16540) raising eligible.leader.replicas.version
+        above 0 first writes the ELR safety records (a cluster-level min.insync.replicas,
+        broker-level ones removed), in the same atomic batch."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        configs = self.configuration_control
+        configs.feature_control = self.feature_control
+        if self.feature_control.rules.feature_update_fails_as_a_whole:
+            result = configs.update_features(updates, upgrade_types, validate_only, self.epoch)
+        else:   # 3.9: no ELR, straight to the FeatureControlManager
+            result = self.feature_control.update_features(updates, upgrade_types,
+                                                          validate_only, self.epoch)
+        self.write(ctx, result.records, op, result.response, reason="updateFeatures")
+        return op
+
     def describe_configs(self, ctx, resources: dict) -> ControllerFuture:
         """describeConfigs: each resource's configs as of the last committed offset (a read
         event; what is written but not committed yet does not show)."""
@@ -468,14 +514,17 @@ class QuorumController:
         self.periodic.activate()
 
     def periodic_tasks(self, ctx) -> list[PeriodicTask]:
-        """registerWriteNoOpRecord, registerMaybeFenceStaleBroker, registerElectPreferred (when
-        auto rebalance is on), registerElectUnclean."""
+        """registerWriteNoOpRecord (when metadata.max.idle.interval.ms > 0: KafkaConfig
+        .metadataMaxIdleIntervalNs is empty at 0), registerMaybeFenceStaleBroker,
+        registerElectPreferred (when auto rebalance is on), registerElectUnclean."""
         cfg = self.config
-        tasks = [
-            PeriodicTask("writeNoOpRecord", partial(self.write_no_op_task, ctx),
-                         cfg["metadata.max.idle.interval.ms"]),
-            PeriodicTask("maybeFenceStaleBroker", partial(self.fence_stale_broker_task, ctx),
-                         maybe_fence_stale_broker_period_ms(cfg["broker.session.timeout.ms"]))]
+        tasks = []
+        if cfg["metadata.max.idle.interval.ms"] > 0:
+            tasks.append(PeriodicTask("writeNoOpRecord", partial(self.write_no_op_task, ctx),
+                                      cfg["metadata.max.idle.interval.ms"]))
+        tasks.append(PeriodicTask(
+            "maybeFenceStaleBroker", partial(self.fence_stale_broker_task, ctx),
+            maybe_fence_stale_broker_period_ms(cfg["broker.session.timeout.ms"])))
         if cfg["auto.leader.rebalance.enable"]:
             tasks.append(PeriodicTask(
                 "electPreferred", partial(self.elect_preferred_task, ctx),
@@ -544,6 +593,25 @@ class QuorumController:
             self.write(ctx, rc.maybe_elect_unclean_leaders(),
                        reason="unclean (periodic retry for leaderless partitions)")
             self.maybe_schedule_periodic(ctx)
+
+
+class SameSoftwareDescriber(ClusterFeatureSupportDescriber):
+    """QuorumController's ClusterFeatureSupportDescriber when every node runs the controller's
+    release: each registered broker (the controller's current ClusterControlManager) and each
+    quorum voter supports the same ranges."""
+
+    def __init__(self, controller: QuorumController, supported: dict, voters: tuple) -> None:
+        super().__init__()
+        self.controller = controller
+        self.supported = supported
+        self.voters = voters
+
+    def broker_supported(self):
+        brokers = sorted(self.controller.cluster_control.broker_registrations)
+        return iter([(b, self.supported) for b in brokers])
+
+    def controller_supported(self):
+        return iter([(c, self.supported) for c in self.voters])
 
 
 class DeferredEventQueue:
