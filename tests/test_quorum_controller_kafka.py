@@ -23,8 +23,7 @@ the RegisterBrokerRecord: kafkasim writes no Begin/EndTransactionRecord or
 ZkMigrationStateRecord at activation, so its first broker epoch is 2 where Kafka's is 5 (6 with
 4.x's feature records). ``testToImages`` (RecordTestUtils' image round trip) is not ported.
 
-Left out, not modelled by kafkasim: testRegisterBrokerKRaftVersions (no feature ranges in a
-BrokerRegistration), testTimeouts and testEarlyControllerResults (no deadlines on the
+Left out, not modelled by kafkasim: testTimeouts and testEarlyControllerResults (no deadlines on the
 controller's event queue, no DeleteTopics / CreatePartitions / reassignment requests),
 testIsNodeIdRegisteredWithDynamicQuorum (no ControllerRegistration), the controller
 registrations and ProducerIdsRecord of testSnapshotSaveAndLoad (no ControllerRegistration, no
@@ -37,7 +36,9 @@ QuorumControllerMetricsIntegrationTest (NewActiveControllersCount, TimedOutBroke
 EventQueueOperationsTimedOutCount and EventQueueOperationsStartedCount are not modelled; the
 KafkaController gauges kafkasim does model are covered by tests/test_kraft_views.py).
 
-Related: tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
+Related: tests/test_quorum_controller_s23_kafka.py (testRegisterBrokerKRaftVersions @4.3.0, with
+the request's feature ranges passed as ``features=``; updateFeatures; NoOpRecord cadence),
+tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
 tests/test_broker_lifecycle_kafka.py (ClusterControlManagerTest), tests/test_periodic_tasks.py
 (the periodic tasks' timing), tests/test_elr_safety.py (ConfigurationControlManager's ELR rules).
 """
@@ -99,7 +100,8 @@ class ControllerEnv:
 
     def __init__(self, bootstrap_records=None, *, session_timeout_ms: int = 9000,
                  leader_imbalance_check_interval_s: int = 300, linger_ms: int = 0,
-                 log=(), version: str = "4.0", config: dict | None = None) -> None:
+                 log=(), version: str = "4.0", config: dict | None = None,
+                 kraft_version: int = 0) -> None:
         self.now = 0
         self._timers: list = []
         self._seq = 0
@@ -121,7 +123,7 @@ class ControllerEnv:
                    kafka_version=version, controller_ids=(NODE,))
         quorum = {"controller.quorum.append.linger.ms": linger_ms}
         self.raft = KafkaRaftClient(NODE, (NODE,), quorum, log=RaftLog(log),
-                                    **raft_options(profile.rules))
+                                    kraft_version=kraft_version, **raft_options(profile.rules))
         self.controller = QuorumController(NODE, lambda: make_managers(settings), cfg)
         self.raft.start(self)
         self.advance(0)

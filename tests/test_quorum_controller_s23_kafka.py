@@ -26,6 +26,7 @@ from test_quorum_controller_kafka import (
 )
 
 from kafkasim.control.kraft import records as R
+from kafkasim.control.kraft.cluster_control import UnsupportedVersionException
 from kafkasim.control.kraft.configuration_control import (
     DELETE,
     SET,
@@ -41,6 +42,7 @@ from kafkasim.control.kraft.feature_control import (
 )
 from kafkasim.control.kraft.metadata_version import MetadataVersion
 from kafkasim.core import errors as E
+from kafkasim.core.messages import BrokerRegistrationRequest
 
 ELR = ELIGIBLE_LEADER_REPLICAS_VERSION
 MIN_ISR = "min.insync.replicas"
@@ -175,6 +177,29 @@ def test_no_op_records_every_max_idle_interval(version):
     start = sum(type(r) is R.NoOpRecord for r in env.metadata_records())
     env.advance(1000)
     assert sum(type(r) is R.NoOpRecord for r in env.metadata_records()) - start == 5
+
+
+@pytest.mark.parametrize("finalized_kraft_version, broker_max_kraft_version",
+                         [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_register_broker_kraft_versions(finalized_kraft_version, broker_max_kraft_version):
+    """QuorumControllerTest.testRegisterBrokerKRaftVersions @4.3.0: registerBroker checks the
+    broker's kraft.version range against the Raft client's kraft.version (a broker that lists
+    none supports only 0); SIMPLE_BOOTSTRAP (3.7-IV0)."""
+    env = ControllerEnv(bootstrap("3.7-IV0"), version="4.3", kraft_version=finalized_kraft_version)
+    features = [("metadata.version", 7, MetadataVersion.latest_testing("4.3").feature_level)]
+    if broker_max_kraft_version != 0:
+        features.append(("kraft.version", 0, broker_max_kraft_version))
+    request = BrokerRegistrationRequest(0, "kxAT73dKQsitIedpiPtwBA", None, -1)
+    future = env.active.register_broker(env, request, features=features)
+    if broker_max_kraft_version < finalized_kraft_version:
+        with pytest.raises(UnsupportedVersionException) as info:
+            env.get(future)
+        assert str(info.value) == (
+            f"Unable to register because the broker does not support finalized version "
+            f"{finalized_kraft_version} of kraft.version. The broker wants a version between 0 "
+            f"and {broker_max_kraft_version}, inclusive.")
+    else:
+        assert env.get(future).epoch >= 2   # Kafka: >= 4 (its activation writes more records)
 
 
 # ---- the same through a simulated cluster (kafka-features upgrade --feature ...) ------------

@@ -306,19 +306,27 @@ class QuorumController:
         return True
 
     def register_broker(self, ctx, request: BrokerRegistrationRequest,
-                        future: ControllerFuture | None = None) -> ControllerFuture:
+                        future: ControllerFuture | None = None, *,
+                        features=None) -> ControllerFuture:
         """registerBroker -> ClusterControlManager.registerBroker: the future's value is the
         BrokerRegistrationReply; the broker epoch is the offset of the batch's first record
         (offsetControl.nextWriteOffset). A registration the version's rules judge unclean
         (KIP-966) first takes the broker out of every ISR and ELR
-        (BrokerUncleanShutdownHandler)."""
+        (BrokerUncleanShutdownHandler). ``features``: the request's supported ranges
+        ((name, min, max); None, as the simulated brokers send: not checked), checked against
+        the finalized features plus the Raft client's kraft.version (4.x)."""
         op = future or ControllerFuture()
         if self._refuse_if_inactive(op):
             return op
+        finalized = None
+        if features is not None:
+            finalized = dict(self.feature_control.finalized_features().feature_map)
+            finalized["kraft.version"] = ctx.raft.reconfig.history.last_kraft_version()
         try:
             records, reply = self.cluster_control.register_broker(
                 request.broker_id, request.incarnation_id, request.rack,
-                request.previous_broker_epoch, ctx.raft.next_write_offset(), ctx.now)
+                request.previous_broker_epoch, ctx.raft.next_write_offset(), ctx.now,
+                features=features, finalized_features=finalized)
         except Exception as e:   # DuplicateBrokerRegistrationException, ...
             return _fail(op, e)
         why = f"broker {request.broker_id} registered" + \
