@@ -134,6 +134,18 @@ FEATURES: dict[str, tuple[tuple[FeatureVersion, ...], int, str]] = {
 }
 
 
+#: Features whose latest production level was lower in earlier releases: name -> (release it
+#: reached FEATURES' level, the level before). StreamsVersion.LATEST_PRODUCTION is SV_0 at
+#: 4.1.0 (13f70256db) and SV_1 at 4.2.0 (a18251bae0).
+_EARLIER_PRODUCTION = {"streams.version": ("4.2", 0)}
+
+
+def latest_production_level(name: str, kafka_version: str = DEFAULT_VERSION) -> int:
+    """``Feature.latestProduction()`` of a release."""
+    _versions, production = feature_from_name(name, kafka_version)
+    return production
+
+
 def _test_feature(kafka_version: str) -> tuple[tuple[FeatureVersion, ...], int, str]:
     """TestFeatureVersion: TEST_2 depends on (and bootstraps at) the latest testing
     metadata.version; it is production only when that is the latest production level."""
@@ -151,7 +163,44 @@ def feature_from_name(name: str, kafka_version: str = DEFAULT_VERSION
     entry = _test_feature(kafka_version) if name == TEST_FEATURE_VERSION else FEATURES.get(name)
     if entry is None or not version_at_least(kafka_version, entry[2]):
         raise ValueError(f"Feature {name} not found.")
+    earlier = _EARLIER_PRODUCTION.get(name)
+    if earlier is not None and not version_at_least(kafka_version, earlier[0]):
+        return entry[0], earlier[1]
     return entry[0], entry[1]
+
+
+def production_features(kafka_version: str = DEFAULT_VERSION) -> list[str]:
+    """``Feature.PRODUCTION_FEATURES`` of a release (names, in FEATURES' order)."""
+    return [name for name, (_v, _p, since) in FEATURES.items()
+            if version_at_least(kafka_version, since)]
+
+
+def default_level(name: str, metadata_version, kafka_version: str = DEFAULT_VERSION) -> int:
+    """``Feature.defaultLevel(metadataVersion)``: the highest level whose bootstrap
+    metadata.version is at most ``metadata_version`` (levels walked in order, stopping at the
+    first that needs a later one)."""
+    mv = MetadataVersion.parse(metadata_version)
+    versions, _production = feature_from_name(name, kafka_version)
+    level = versions[0].feature_level
+    for version in versions:
+        if MetadataVersion.parse(version.bootstrap_metadata_version) > mv:
+            break
+        level = version.feature_level
+    return level
+
+
+def bootstrap_records(metadata_version, kafka_version: str = DEFAULT_VERSION) -> list:
+    """What ``kafka-storage format --release-version`` bootstraps a cluster with
+    (Formatter.calculateEffectiveFeatureLevels -> BootstrapMetadata.fromVersions @4.3.0): the
+    metadata.version FeatureLevelRecord, then one per production feature at its default level
+    for that metadata.version when above 0, sorted by name (kraft.version writes none)."""
+    mv = MetadataVersion.parse(metadata_version)
+    records = [FeatureLevelRecord(METADATA_VERSION, mv.feature_level)]
+    for name in sorted(production_features(kafka_version)):
+        level = default_level(name, mv, kafka_version)
+        if name != KRAFT_VERSION and level > 0:
+            records.append(FeatureLevelRecord(name, level))
+    return records
 
 
 def from_feature_level(name: str, level: int, kafka_version: str = DEFAULT_VERSION,
@@ -211,9 +260,8 @@ class QuorumFeatures:
         high = (MetadataVersion.latest_testing(kafka_version) if enable_unstable
                 else MetadataVersion.latest_production(kafka_version))
         features = {METADATA_VERSION: VersionRange(low.feature_level, high.feature_level)}
-        for name, (versions, production, since) in FEATURES.items():
-            if not version_at_least(kafka_version, since):
-                continue
+        for name in production_features(kafka_version):
+            versions, production = feature_from_name(name, kafka_version)
             top = versions[-1].feature_level if enable_unstable else production
             if top > 0:
                 features[name] = VersionRange(versions[0].feature_level, top)
@@ -630,7 +678,11 @@ __all__ = [
     "SnapshotRegistry",
     "UpgradeType",
     "VersionRange",
+    "bootstrap_records",
+    "default_level",
     "feature_from_name",
     "from_feature_level",
+    "latest_production_level",
+    "production_features",
     "validate_version",
 ]
