@@ -519,3 +519,14 @@ def test_simulated_cluster_bootstraps_kafkas_feature_records():
     profile = version_profile("4.3", None, {}, "kraft")
     settings = kraft_settings("4.3", profile.rules, dict(profile.broker_config), 1)
     assert list(settings["bootstrap_records"]) == bootstrap_records("4.3-IV0", "4.3")
+
+
+def test_3_9_controller_supported_features():
+    """QuorumFeatures.defaultFeatureMap @3.9.0-rc3: metadata.version from 3.0-IV1 (1) to
+    3.9-IV0 (21; unstable: 4.0-IV1, 23) and kraft.version 0-1; transaction.version is a 3.9
+    feature with no production level (in the unstable map only)."""
+    assert QuorumFeatures.default_supported_feature_map(False, "3.9") == {
+        MV: VersionRange.of(1, 21), KRAFT_VERSION: VersionRange.of(0, 1)}
+    unstable = QuorumFeatures.default_supported_feature_map(True, "3.9")
+    assert unstable[MV] == VersionRange.of(1, 23)
+    assert unstable[TRANSACTION_VERSION] == VersionRange.of(0, 2)

@@ -124,7 +124,7 @@ def _levels(name: str, *levels: tuple) -> tuple[FeatureVersion, ...]:
 FEATURES: dict[str, tuple[tuple[FeatureVersion, ...], int, str]] = {
     KRAFT_VERSION: (_levels(KRAFT_VERSION, (0, "3.3-IV3"), (1, "3.9-IV0")), 1, "3.9"),
     TRANSACTION_VERSION: (_levels(TRANSACTION_VERSION, (0, "3.3-IV3"), (1, "4.0-IV2"),
-                                  (2, "4.0-IV2")), 2, "4.0"),
+                                  (2, "4.0-IV2")), 2, "3.9"),
     GROUP_VERSION: (_levels(GROUP_VERSION, (0, "3.3-IV3"), (1, "4.0-IV0")), 1, "4.0"),
     ELIGIBLE_LEADER_REPLICAS_VERSION: (
         _levels(ELIGIBLE_LEADER_REPLICAS_VERSION, (0, "3.3-IV3"),
@@ -137,7 +137,9 @@ FEATURES: dict[str, tuple[tuple[FeatureVersion, ...], int, str]] = {
 #: Features whose latest production level was lower in earlier releases: name -> (release it
 #: reached FEATURES' level, the level before). StreamsVersion.LATEST_PRODUCTION is SV_0 at
 #: 4.1.0 (13f70256db) and SV_1 at 4.2.0 (a18251bae0).
-_EARLIER_PRODUCTION = {"streams.version": ("4.2", 0)}
+#: Features.TRANSACTION_VERSION @3.9.0-rc3 exists with no production level above 0 (its levels
+#: bootstrap at 4.0-IV0 there; 4.0-IV2 from 4.0).
+_EARLIER_PRODUCTION = {"streams.version": ("4.2", 0), TRANSACTION_VERSION: ("4.0", 0)}
 
 
 def latest_production_level(name: str, kafka_version: str = DEFAULT_VERSION) -> int:
