@@ -241,3 +241,22 @@ def test_kafka_features_upgrade_of_elr_is_refused_by_a_3_9_controller():
         "does not support this feature.")
     assert info.value.error == E.INVALID_UPDATE_VERSION
     assert [r for r in c.kraft.metadata_log() if r[2] != "NoOpRecord"] == before
+
+
+def test_3_9_pre_production_log_writes_no_no_op_records_until_upgraded():
+    """QuorumController @3.9.0: the FeatureControlManager starts at MINIMUM_KRAFT_VERSION
+    (3.0-IV1) for a pre-production log without metadata.version, and
+    maybeScheduleNextWriteNoOpRecord needs isNoOpRecordSupported (3.3-IV1): no NoOpRecord until
+    an upgrade to 3.3-IV1 is replayed, then one every metadata.max.idle.interval.ms."""
+    records = (R.RegisterBrokerRecord(123, 42, "v78Gbc6sQXK0y5qqRxiryw", None),
+               R.UnfenceBrokerRecord(123, 42))
+    env = ControllerEnv(bootstrap("3.9-IV0"), version="3.9",
+                        log=[(i, 0, r) for i, r in enumerate(records)])
+    assert env.active.feature_control.metadata_version() == MetadataVersion.parse("3.0-IV1")
+    env.advance(2000)
+    assert not any(type(r) is R.NoOpRecord for r in env.metadata_records())
+    answer = env.get(env.active.update_features(env, {"metadata.version": 5}))
+    assert answer == {"metadata.version": ApiError()}      # 3.9: one result per feature
+    assert env.active.feature_control.metadata_version() == MetadataVersion.parse("3.3-IV1")
+    env.advance(1000)
+    assert sum(type(r) is R.NoOpRecord for r in env.metadata_records()) == 2

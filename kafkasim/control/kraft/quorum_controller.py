@@ -66,6 +66,7 @@ from kafkasim.control.kraft.feature_control import (
     FeatureControlManager,
     QuorumFeatures,
 )
+from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION
 from kafkasim.control.kraft.periodic_tasks import (
     ControllerResult,
     PeriodicTask,
@@ -81,7 +82,7 @@ from kafkasim.core.messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
 )
-from kafkasim.settings.versions import DEFAULT_VERSION
+from kafkasim.settings.versions import DEFAULT_VERSION, version_at_least
 
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
                     R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
@@ -149,10 +150,33 @@ class QuorumController:
         version = self.config.get("kafka_version", DEFAULT_VERSION)
         supported = QuorumFeatures.default_supported_feature_map(False, version)
         voters = tuple(self.config.get("controller_ids", (self.node_id,)))
+        extra = {}
+        if not version_at_least(version, "4.0"):
+            # QuorumController @3.9.0: setMetadataVersion(MINIMUM_KRAFT_VERSION), what a
+            # pre-production log without a FeatureLevelRecord (3.0-3.2) is treated as
+            extra["metadata_version"] = MINIMUM_KRAFT_VERSION
         return FeatureControlManager(
             quorum_features=QuorumFeatures(self.node_id, supported, voters),
             cluster_support_describer=SameSoftwareDescriber(self, supported, voters),
-            kafka_version=version)
+            kafka_version=version, **extra)
+
+    def maybe_schedule_next_write_no_op_record(self, ctx) -> None:
+        """3.x maybeScheduleNextWriteNoOpRecord: one NoOpRecord event
+        metadata.max.idle.interval.ms ahead while the active controller's metadata.version has
+        NoOpRecord (also after a FeatureLevelRecord raised it there). 4.0+: the writeNoOpRecord
+        periodic task instead."""
+        if not self.active or self.config.get("periodic_tasks") or "no_op" in self.scheduled \
+                or not self._no_op_record_supported():
+            return
+        self.scheduled.add("no_op")
+        ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", self.epoch)
+
+    def _no_op_record_supported(self) -> bool:
+        """3.x maybeScheduleNextWriteNoOpRecord: metadata.max.idle.interval.ms above 0 and a
+        metadata.version with NoOpRecord (3.3-IV1, KIP-835)."""
+        mv = self.feature_control.metadata_version()
+        return self.config["metadata.max.idle.interval.ms"] > 0 and mv is not None and \
+            mv.is_no_op_record_supported()
 
     def _rebuild(self, entries) -> None:
         """Forget everything and replay ``entries`` ((offset, epoch, record), in order): the
@@ -204,8 +228,7 @@ class QuorumController:
         if self.config.get("periodic_tasks"):
             self.activate_periodic_tasks(ctx)
             return
-        if self.config["metadata.max.idle.interval.ms"] > 0:   # 0: maxIdleIntervalNs empty
-            ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+        self.maybe_schedule_next_write_no_op_record(ctx)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
 
@@ -460,6 +483,7 @@ class QuorumController:
             result = self.feature_control.update_features(updates, upgrade_types,
                                                           validate_only, self.epoch)
         self.write(ctx, result.records, op, result.response, reason="updateFeatures")
+        self.maybe_schedule_next_write_no_op_record(ctx)
         return op
 
     def describe_configs(self, ctx, resources: dict) -> ControllerFuture:
@@ -574,9 +598,11 @@ class QuorumController:
         if name == "periodic_task":
             self.deferred.run(*args)
         elif name == "write_no_op":
+            self.scheduled.discard("no_op")
+            if not self._no_op_record_supported():
+                return   # cancelNextWriteNoOpRecord
             self.write(ctx, [R.NoOpRecord()])
-            if self.active:
-                ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+            self.maybe_schedule_next_write_no_op_record(ctx)
         elif name == "maybe_fence_replicas":
             if args[0] != self.fence_token:
                 return   # replaced by a later reschedule
