@@ -260,3 +260,26 @@ def test_3_9_pre_production_log_writes_no_no_op_records_until_upgraded():
     assert env.active.feature_control.metadata_version() == MetadataVersion.parse("3.3-IV1")
     env.advance(1000)
     assert sum(type(r) is R.NoOpRecord for r in env.metadata_records()) == 2
+
+
+def test_kafka_features_downgrade():
+    """``kafka-features downgrade``: at 4.1 (ELR on by default) eligible.leader.replicas.version
+    goes back to 0 (SAFE_DOWNGRADE; the FeatureLevelRecord removes the feature) and the
+    controller stops keeping ELRs; metadata.version 4.1-IV1 -> 4.1-IV0 crosses no metadata
+    change and is allowed, -> 4.0-IV0 crosses 4.0-IV1's and is refused, unsafe or not
+    (FeatureControlManager.updateMetadataVersion @4.1.0: 'Invalid metadata.version 22. ...')."""
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.runtime.quorum_admin import QuorumReconfigurationError
+
+    c = Cluster(3, seed=7, kafka_version="4.1")
+    c.run(3000)
+    controller = lambda: c.kraft.active().controller   # noqa: E731
+    assert controller().replication_control.is_elr_enabled()
+    assert c.kraft.downgrade_features({ELR: 0}) == {ELR: 0}
+    assert not controller().replication_control.is_elr_enabled()
+    assert controller().feature_control.finalized_features().get(ELR) is None
+    assert c.kraft.downgrade_features({"metadata.version": 26}) == {"metadata.version": 26}
+    assert controller().feature_control.metadata_version() == MetadataVersion.parse("4.1-IV0")
+    for unsafe in (False, True):
+        with pytest.raises(QuorumReconfigurationError, match="Invalid metadata.version 22. "):
+            c.kraft.downgrade_features({"metadata.version": 22}, unsafe=unsafe)

@@ -604,6 +604,17 @@ class KRaftControlPlane:
         return update_features(self, features, release_version=release_version,
                                validate_only=validate_only)
 
+    def downgrade_features(self, features: dict, *, unsafe: bool = False,
+                           validate_only: bool = False) -> dict:
+        """``kafka-features --bootstrap-controller … downgrade [--unsafe] --feature name=level``
+        for metadata.version and eligible.leader.replicas.version (0 turns ELR off): the
+        active controller's FeatureControlManager refuses a metadata.version downgrade across a
+        metadata format change, safe or unsafe (KAFKA-13896). See
+        kafkasim.runtime.quorum_admin.downgrade_features."""
+        from kafkasim.runtime.quorum_admin import downgrade_features
+
+        return downgrade_features(self, features, unsafe=unsafe, validate_only=validate_only)
+
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:
             return self._node(node_id)

@@ -242,7 +242,23 @@ def update_features(plane, features: dict | None, *, release_version: str | None
     return _upgrade_kraft_version(plane, level, validate_only)
 
 
-def _upgrade_controller_features(plane, features: dict, validate_only: bool) -> dict:
+def downgrade_features(plane, features: dict, *, unsafe: bool = False,
+                       validate_only: bool = False) -> dict:
+    """See KRaftControlPlane.downgrade_features: ``kafka-features downgrade [--unsafe]
+    --feature name=level`` for metadata.version and eligible.leader.replicas.version
+    (UpdateFeatures with upgrade type SAFE_DOWNGRADE, or UNSAFE_DOWNGRADE)."""
+    from kafkasim.control.kraft.feature_control import UpgradeType
+
+    if not isinstance(features, dict) or not features or set(features) - CONTROLLER_FEATURES:
+        raise ClusterError(f"kafka-features downgrade: only "
+                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{features!r})")
+    kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
+    return _upgrade_controller_features(plane, features, validate_only, kind)
+
+
+def _upgrade_controller_features(plane, features: dict, validate_only: bool,
+                                 upgrade_type=None) -> dict:
     """``kafka-features upgrade --feature metadata.version=N`` / ``eligible.leader.replicas
     .version=1`` (UpdateFeatures, upgrade type UPGRADE): the active controller's
     QuorumController.updateFeatures (FeatureControlManager's checks; enabling ELR also writes
@@ -254,8 +270,9 @@ def _upgrade_controller_features(plane, features: dict, validate_only: bool) -> 
     for name, level in features.items():
         if isinstance(level, bool) or not isinstance(level, int):
             raise ClusterError(f"{name} must be a feature level (an int), got {level!r}")
+    kind = upgrade_type or UpgradeType.UPGRADE
     future = node.controller.update_features(
-        node, dict(features), {name: UpgradeType.UPGRADE for name in features}, validate_only)
+        node, dict(features), {name: kind for name in features}, validate_only)
     if not future.done():
         plane.cluster.run_until(lambda c: future.done(), timeout_ms=30000)
     if not future.done():
