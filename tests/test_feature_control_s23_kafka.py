@@ -17,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.control.kraft.configuration_control import ApiError
+from kafkasim.control.kraft.elr_safety import ELR_METADATA_VERSION_ERROR, elr_safety
 from kafkasim.control.kraft.feature_control import (
     ELIGIBLE_LEADER_REPLICAS_VERSION,
     KRAFT_VERSION,
@@ -308,6 +309,10 @@ def test_elr_needs_metadata_version_4_0_iv1():
             "Invalid update version 1 for feature eligible.leader.replicas.version. "
             "eligible.leader.replicas.version could not be set to 1 because it depends on "
             "metadata.version level 23"))
+    # the pure-function model of ConfigurationControlManager.updateFeatures says the same
+    assert elr_safety(cluster_config={}, metadata_version_supports_elr=False).error_message == \
+        ELR_METADATA_VERSION_ERROR.format(level=1) == manager.update_features(
+            {ELIGIBLE_LEADER_REPLICAS_VERSION: 1}, {}, False, 0).response.message
 
 
 def test_elr_and_metadata_version_upgraded_together():

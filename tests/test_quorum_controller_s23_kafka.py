@@ -283,3 +283,19 @@ def test_kafka_features_downgrade():
     for unsafe in (False, True):
         with pytest.raises(QuorumReconfigurationError, match="Invalid metadata.version 22. "):
             c.kraft.downgrade_features({"metadata.version": 22}, unsafe=unsafe)
+
+
+@pytest.mark.parametrize("version, bootstrapped", [("4.0", False), ("4.3", True)])
+def test_activation_of_a_log_without_metadata_version(version, bootstrapped):
+    """ActivationRecordsGenerator.generate: @4.0 (4ae681446f) the bootstrap records go to an
+    empty log only (LogReplayTracker.empty()); from 4.1 (KAFKA-18858, @4.1.0 and @4.3.0) to any
+    log whose replay set no metadata.version, after what it holds."""
+    records = (R.RegisterBrokerRecord(123, 42, "v78Gbc6sQXK0y5qqRxiryw", None),
+               R.UnfenceBrokerRecord(123, 42))
+    env = ControllerEnv(bootstrap("3.9-IV0"), version=version,
+                        log=[(i, 0, r) for i, r in enumerate(records)])
+    written = [r for r in env.metadata_records() if type(r) is R.FeatureLevelRecord]
+    assert written == ([R.FeatureLevelRecord("metadata.version", 21)] if bootstrapped else [])
+    if bootstrapped:
+        assert env.active.feature_control.metadata_version() == MetadataVersion.parse("3.9-IV0")
+    assert env.active.cluster_control.is_unfenced(123)

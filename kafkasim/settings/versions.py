@@ -995,7 +995,10 @@ class ControllerRules:
     # KAFKA-18858 (apache/kafka PR #19040, 4.1.0): FeatureControlManager has no metadata.version
     # until a FeatureLevelRecord sets one (metadataVersion() is Optional.empty,
     # metadataVersionOrThrow raises IllegalStateException). @4.0 and before it started at the
-    # Builder's metadata version (default MetadataVersion.latestProduction()).
+    # Builder's metadata version (default MetadataVersion.latestProduction()). With it,
+    # QuorumController's activation writes the bootstrap records when no metadata.version was
+    # replayed (ActivationRecordsGenerator.generate @4.1.0), not only on an empty log
+    # (LogReplayTracker.empty() @4.0).
     feature_control_metadata_version_unset_until_replayed: bool = _rule(
         since="4.1",
         ref="KAFKA-18858 / apache/kafka PR #19040 (FeatureControlManager @4.1.0)",

@@ -219,10 +219,9 @@ class QuorumController:
         self.epoch = epoch
         self.scheduled = set()
         ctx.trace("controller_active", ev.ControllerActive(epoch))
-        if not any(isinstance(r, _METADATA_RECORDS)
-                   for _o, _e, r in log.entries_between(0, log.end_offset)):
-            # LogReplayTracker.empty(): the first active controller of a new cluster writes the
-            # activation records (ActivationRecordsGenerator.recordsForEmptyLog)
+        if self._needs_bootstrap(log):
+            # the first active controller of a new cluster writes the activation records
+            # (ActivationRecordsGenerator.recordsForEmptyLog)
             self.write(ctx, activation_records_for_empty_log(
                 self.config["bootstrap_records"], self.config["min.insync.replicas"]))
         if self.config.get("periodic_tasks"):
@@ -231,6 +230,15 @@ class QuorumController:
         self.maybe_schedule_next_write_no_op_record(ctx)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
+
+    def _needs_bootstrap(self, log) -> bool:
+        """Whether activation writes the bootstrap records: through 4.0 when the log holds no
+        metadata record (LogReplayTracker.empty()); from 4.1 (KAFKA-18858,
+        ActivationRecordsGenerator.generate @4.1.0) when no metadata.version was replayed."""
+        if self.feature_control.rules.feature_control_metadata_version_unset_until_replayed:
+            return self.feature_control.metadata_version() is None
+        return not any(isinstance(r, _METADATA_RECORDS)
+                       for _o, _e, r in log.entries_between(0, log.end_offset))
 
     def renounce(self, ctx) -> None:
         """QuorumController.renounce: drop uncommitted state, fail pending requests.
