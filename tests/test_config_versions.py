@@ -82,6 +82,7 @@ VERSION_TABLE = [
     ("broker", "broker.heartbeat.interval.ms", "2.8", None),             # [KC@2.8]
     ("broker", "initial.broker.registration.timeout.ms", "2.8", None),   # [KC@2.8]
     ("broker", "unclean.leader.election.interval.ms", "3.9", None),      # [RC@3.9]
+    ("broker", "metadata.max.idle.interval.ms", "3.3", None),   # KafkaConfig @3.3.0 (KIP-835)
     ("broker", "process.roles", "2.8", None),                            # [KC@2.8]
     ("broker", "node.id", "2.8", None),                                  # [KC@2.8]
     ("broker", "controller.quorum.voters", "2.8", None),                 # [RaftConfig@2.8]

@@ -23,8 +23,7 @@ the RegisterBrokerRecord: kafkasim writes no Begin/EndTransactionRecord or
 ZkMigrationStateRecord at activation, so its first broker epoch is 2 where Kafka's is 5 (6 with
 4.x's feature records). ``testToImages`` (RecordTestUtils' image round trip) is not ported.
 
-Left out, not modelled by kafkasim: testRegisterBrokerKRaftVersions (no feature ranges in a
-BrokerRegistration), testTimeouts and testEarlyControllerResults (no deadlines on the
+Left out, not modelled by kafkasim: testTimeouts and testEarlyControllerResults (no deadlines on the
 controller's event queue, no DeleteTopics / CreatePartitions / reassignment requests),
 testIsNodeIdRegisteredWithDynamicQuorum (no ControllerRegistration), the controller
 registrations and ProducerIdsRecord of testSnapshotSaveAndLoad (no ControllerRegistration, no
@@ -37,7 +36,9 @@ QuorumControllerMetricsIntegrationTest (NewActiveControllersCount, TimedOutBroke
 EventQueueOperationsTimedOutCount and EventQueueOperationsStartedCount are not modelled; the
 KafkaController gauges kafkasim does model are covered by tests/test_kraft_views.py).
 
-Related: tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
+Related: tests/test_quorum_controller_s23_kafka.py (testRegisterBrokerKRaftVersions @4.3.0, with
+the request's feature ranges passed as ``features=``; updateFeatures; NoOpRecord cadence),
+tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
 tests/test_broker_lifecycle_kafka.py (ClusterControlManagerTest), tests/test_periodic_tasks.py
 (the periodic tasks' timing), tests/test_elr_safety.py (ConfigurationControlManager's ELR rules).
 """
@@ -99,7 +100,8 @@ class ControllerEnv:
 
     def __init__(self, bootstrap_records=None, *, session_timeout_ms: int = 9000,
                  leader_imbalance_check_interval_s: int = 300, linger_ms: int = 0,
-                 log=(), version: str = "4.0") -> None:
+                 log=(), version: str = "4.0", config: dict | None = None,
+                 kraft_version: int = 0) -> None:
         self.now = 0
         self._timers: list = []
         self._seq = 0
@@ -107,8 +109,8 @@ class ControllerEnv:
         profile = version_profile(version, None, {
             "broker.session.timeout.ms": session_timeout_ms,
             "broker.heartbeat.interval.ms": min(2000, session_timeout_ms // 2),
-            "leader.imbalance.check.interval.seconds": leader_imbalance_check_interval_s},
-            "kraft")
+            "leader.imbalance.check.interval.seconds": leader_imbalance_check_interval_s,
+            **(config or {})}, "kraft")
         cfg = dict(profile.broker_config)
         settings = kraft_settings(version, profile.rules, cfg, 1)
         boot = bootstrap(latest_testing()) if bootstrap_records is None else bootstrap_records
@@ -117,10 +119,11 @@ class ControllerEnv:
         settings.update({"metadata.version": mv.version(), "elr_enabled": mv.is_elr_supported(),
                          "bootstrap_records": tuple(boot)})
         cfg.setdefault("metadata.max.idle.interval.ms", 500)
-        cfg.update(bootstrap_records=tuple(boot), periodic_tasks=settings["periodic_tasks"])
+        cfg.update(bootstrap_records=tuple(boot), periodic_tasks=settings["periodic_tasks"],
+                   kafka_version=version, controller_ids=(NODE,))
         quorum = {"controller.quorum.append.linger.ms": linger_ms}
         self.raft = KafkaRaftClient(NODE, (NODE,), quorum, log=RaftLog(log),
-                                    **raft_options(profile.rules))
+                                    kraft_version=kraft_version, **raft_options(profile.rules))
         self.controller = QuorumController(NODE, lambda: make_managers(settings), cfg)
         self.raft.start(self)
         self.advance(0)
@@ -602,13 +605,17 @@ def test_incremental_alter_configs_of_an_unknown_resource():
     assert env.raft.log.end_offset == end
 
 
-COMPLEX_BOOTSTRAP = bootstrap("3.3-IV1", R.ConfigRecord("BROKER", "", "foo", "bar"))
+# QuorumControllerTest.COMPLEX_BOOTSTRAP @4.3.0: metadata.version MINIMUM_VERSION (3.3-IV3; 3.3-IV1
+# at 1eb7644 -- a 4.x controller supports nothing below 3.3-IV3, KAFKA-18601, and its
+# FeatureControlManager refuses to replay a lower level)
+COMPLEX_BOOTSTRAP = bootstrap("3.3-IV3", R.ConfigRecord("BROKER", "", "foo", "bar"))
 
 
 def test_insert_bootstrap_records_to_empty_log():
     """An empty log gets the bootstrap records: their metadata.version and cluster config."""
     env = ControllerEnv(COMPLEX_BOOTSTRAP)
-    assert env.active.replication_control.metadata_version == MetadataVersion.parse("3.3-IV1")
+    assert env.active.replication_control.metadata_version == MetadataVersion.parse("3.3-IV3")
+    assert env.active.feature_control.metadata_version() == MetadataVersion.parse("3.3-IV3")
     default = ConfigResource("BROKER", "")
     assert env.active.describe_configs(env, {default: []}).get() == \
         {default: ResultOrError({"foo": "bar"})}

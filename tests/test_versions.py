@@ -351,6 +351,13 @@ SINCE = [
     ("unclean_shutdown_detection", "4.0", "3.9"),
     # KAFKA-17793 / apache/kafka PR #17502: PeriodicTaskControlManager in QuorumController @4.0.0
     ("periodic_controller_tasks", "4.0", "3.9"),
+    # FeatureControlManager.updateFeatures @4.0 vs @3.9.0: KAFKA-16308 [3/N], KAFKA-18601
+    ("feature_update_fails_as_a_whole", "4.0", "3.9"),
+    ("metadata_version_floor_3_3_iv3", "4.0", "3.9"),
+    ("kraft_version_feature_record_ignored", "4.0", "3.9"),   # KAFKA-18979
+    # FeatureControlManager @4.1.0 (KAFKA-18858) and @4.2.0 (apache/kafka PR #20705)
+    ("feature_control_metadata_version_unset_until_replayed", "4.1", "4.0"),
+    ("metadata_downgrade_error_names_levels", "4.2", "4.1"),
     # BrokerServer @3.4.0: brokerSessionTimeoutMs / 2 // KAFKA-14392 (absent @3.3.0)
     ("broker_heartbeat_timeout_half_session", "3.4", "3.3"),
     # BrokerLifecycleManager @3.8.0: communicationInFlight // KAFKA-15950 (absent @3.7.0)
@@ -665,10 +672,12 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "election_metrics_from_records",
                                      "raft_update_voter_static_quorum",
                                      "fetch_response_needs_same_leader_epoch",
-                                     "follower_append_bounded_by_leader_epoch"}
+                                     "follower_append_bounded_by_leader_epoch",
+                                     "feature_control_metadata_version_unset_until_replayed"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
                                      "last_known_leader_on_leader_loss",
-                                     "raft_begin_quorum_epoch_skips_fetching_voters"}
+                                     "raft_begin_quorum_epoch_skips_fetching_voters",
+                                     "metadata_downgrade_error_names_levels"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
                                      "reassignment_waits_for_adding_replicas_only",
                                      "placement_messages_name_cordoned_dirs"}

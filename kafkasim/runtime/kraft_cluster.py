@@ -192,6 +192,8 @@ class KRaftControlPlane:
         cfg.setdefault("metadata.max.idle.interval.ms", 500)   # QuorumConfig / KRaftConfigs
         cfg["bootstrap_records"] = settings["bootstrap_records"]
         cfg["periodic_tasks"] = settings.get("periodic_tasks", False)
+        cfg["kafka_version"] = cluster.kafka_version      # the controllers' feature ranges
+        cfg["controller_ids"] = tuple(ids)
         self.node_config = cfg
         self.formatted_dynamic = is_dynamic_quorum(cluster.rules, cluster.broker_config)
         self.nodes: dict[int, ControllerServer] = {
@@ -606,13 +608,27 @@ class KRaftControlPlane:
                         release_version: str | None = None, validate_only: bool = False
                         ) -> dict:
         """``kafka-features --bootstrap-controller … upgrade --feature kraft.version=1`` or
-        ``upgrade --release-version X`` (Admin.updateFeatures), for the one feature this models:
-        kraft.version, upgradable from 0 (controller.quorum.voters) to 1 (dynamic) since Kafka
-        4.1 (KAFKA-16538). See kafkasim.runtime.quorum_admin.update_features."""
+        ``upgrade --release-version X`` (Admin.updateFeatures): kraft.version, upgradable from
+        0 (controller.quorum.voters) to 1 (dynamic) since Kafka 4.1 (KAFKA-16538); or
+        metadata.version / eligible.leader.replicas.version, finalized by the active
+        controller's FeatureControlManager (``{"eligible.leader.replicas.version": 1}`` turns
+        KIP-966's ELR on in a 4.0 cluster, where it is off by default). See
+        kafkasim.runtime.quorum_admin.update_features."""
         from kafkasim.runtime.quorum_admin import update_features
 
         return update_features(self, features, release_version=release_version,
                                validate_only=validate_only)
+
+    def downgrade_features(self, features: dict, *, unsafe: bool = False,
+                           validate_only: bool = False) -> dict:
+        """``kafka-features --bootstrap-controller … downgrade [--unsafe] --feature name=level``
+        for metadata.version and eligible.leader.replicas.version (0 turns ELR off): the
+        active controller's FeatureControlManager refuses a metadata.version downgrade across a
+        metadata format change, safe or unsafe (KAFKA-13896). See
+        kafkasim.runtime.quorum_admin.downgrade_features."""
+        from kafkasim.runtime.quorum_admin import downgrade_features
+
+        return downgrade_features(self, features, unsafe=unsafe, validate_only=validate_only)
 
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:

@@ -29,6 +29,8 @@ from kafkasim.settings.exceptions import ClusterError
 
 #: KRaftVersion.FEATURE_NAME
 KRAFT_VERSION_FEATURE = "kraft.version"
+#: the features the active controller's FeatureControlManager finalizes here
+CONTROLLER_FEATURES = frozenset({"metadata.version", "eligible.leader.replicas.version"})
 
 #: Errors -> the exception the Admin client completes its future with
 _EXCEPTIONS = {
@@ -219,12 +221,14 @@ def update_features(plane, features: dict | None, *, release_version: str | None
                                f"not a release this cluster's software ({cluster.kafka_version}) "
                                "knows")
         features = {KRAFT_VERSION_FEATURE: 1 if version_at_least(release_version, "3.9") else 0}
+    if isinstance(features, dict) and features and not set(features) - CONTROLLER_FEATURES:
+        return _upgrade_controller_features(plane, features, validate_only)
     if not isinstance(features, dict) or set(features) - {KRAFT_VERSION_FEATURE}:
         other = sorted(set(features) - {KRAFT_VERSION_FEATURE}) if isinstance(features, dict) \
             else features
-        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} is modelled "
-                           f"(got {other!r}); kafkasim's clusters start at their release's "
-                           "newest metadata.version")
+        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} (alone), "
+                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{other!r})")
     level = features[KRAFT_VERSION_FEATURE]
     if isinstance(level, bool) or level not in (0, 1):
         raise ClusterError(f"{KRAFT_VERSION_FEATURE} must be 0 or 1 (KRaftVersion), got "
@@ -236,6 +240,57 @@ def update_features(plane, features: dict | None, *, release_version: str | None
                            f"{cluster.kafka_version}: upgrading it came in 4.1 (KAFKA-16538); "
                            "before, only a quorum formatted dynamic is dynamic")
     return _upgrade_kraft_version(plane, level, validate_only)
+
+
+def downgrade_features(plane, features: dict, *, unsafe: bool = False,
+                       validate_only: bool = False) -> dict:
+    """See KRaftControlPlane.downgrade_features: ``kafka-features downgrade [--unsafe]
+    --feature name=level`` for metadata.version and eligible.leader.replicas.version
+    (UpdateFeatures with upgrade type SAFE_DOWNGRADE, or UNSAFE_DOWNGRADE)."""
+    from kafkasim.control.kraft.feature_control import UpgradeType
+
+    if not isinstance(features, dict) or not features or set(features) - CONTROLLER_FEATURES:
+        raise ClusterError(f"kafka-features downgrade: only "
+                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{features!r})")
+    kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
+    return _upgrade_controller_features(plane, features, validate_only, kind)
+
+
+def _upgrade_controller_features(plane, features: dict, validate_only: bool,
+                                 upgrade_type=None) -> dict:
+    """``kafka-features upgrade --feature metadata.version=N`` / ``eligible.leader.replicas
+    .version=1`` (UpdateFeatures, upgrade type UPGRADE): the active controller's
+    QuorumController.updateFeatures (FeatureControlManager's checks; enabling ELR also writes
+    the cluster-level min.insync.replicas, KAFKA-16540), answered once its records commit.
+    Refused: QuorumReconfigurationError with Kafka's InvalidUpdateVersionException text."""
+    from kafkasim.control.kraft.feature_control import UpgradeType
+
+    node = plane._require_active("update features")
+    for name, level in features.items():
+        if isinstance(level, bool) or not isinstance(level, int):
+            raise ClusterError(f"{name} must be a feature level (an int), got {level!r}")
+    kind = upgrade_type or UpgradeType.UPGRADE
+    future = node.controller.update_features(
+        node, dict(features), {name: kind for name in features}, validate_only)
+    if not future.done():
+        plane.cluster.run_until(lambda c: future.done(), timeout_ms=30000)
+    if not future.done():
+        _refuse("REQUEST_TIMED_OUT", _DEFAULT_MESSAGES["REQUEST_TIMED_OUT"])
+    try:
+        answer = future.get()
+    except Exception as exc:     # NOT_CONTROLLER: the controller lost its leadership
+        raise QuorumReconfigurationError(str(exc), getattr(exc, "error", None)) from exc
+    # 4.x answers one error ("The update failed for all features since ..."); 3.9 one per
+    # feature, which the Admin client raises as is
+    prefix = "" if isinstance(answer, dict) else \
+        "The update failed for all features since the following feature had an error: "
+    for error in answer.values() if isinstance(answer, dict) else [answer]:
+        if not error.is_success():
+            raise QuorumReconfigurationError(
+                "org.apache.kafka.common.errors.InvalidUpdateVersionException: "
+                f"{prefix}{error.message}", error.error)
+    return dict(features)
 
 
 def _upgrade_kraft_version(plane, level: int, validate_only: bool) -> dict:

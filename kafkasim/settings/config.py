@@ -705,6 +705,16 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", valid=_AT_LEAST_1, since="3.9", change_ref="ReplicationConfigs @3.9",
             internal=True, mode=KRAFT,
         ),
+        # KafkaConfig @3.3.0 (KRaftConfigs @3.9.0): INT, 500, atLeast(0); 0 means none
+        # (KafkaConfig.metadataMaxIdleIntervalNs is empty, QuorumController writes no NoOpRecord).
+        _cfg(
+            "metadata.max.idle.interval.ms", "int", 500,
+            "KRaft controller: how often the active controller writes a NoOpRecord to the "
+            "metadata log when nothing else is written, so the high watermark keeps moving; 0 "
+            "turns it off.",
+            unit="ms", valid=_AT_LEAST_0, since="3.3", change_ref="KIP-835 (KafkaConfig @3.3.0)",
+            mode=KRAFT,
+        ),
         # KRaftConfigs (KafkaConfig before 3.8): process.roles / node.id, KIP-631, 2.8.
         _cfg(
             "process.roles", "list", (),

@@ -984,6 +984,59 @@ class ControllerRules:
         ref="KAFKA-18138 (4.0) / KAFKA-19130 (4.1): ClusterControlManager.activate",
         doc="a newly active KRaft controller also starts the heartbeat clock of fenced brokers",
     )
+    # KAFKA-16308 [3/N] (apache/kafka PR #16443): FeatureControlManager.updateFeatures @4.0
+    # answers one ApiError -- the first feature that fails, nothing written -- and checks each
+    # non-metadata.version feature's dependencies (Feature.validateVersion: ELRV_1 needs
+    # metadata.version 4.0-IV1). @3.9.0 it answered an ApiError per feature (a TreeMap) and
+    # wrote the FeatureLevelRecords of the features that passed, with no dependency check.
+    feature_update_fails_as_a_whole: bool = _rule(
+        since="4.0",
+        ref="KAFKA-16308 / apache/kafka PR #16443 (FeatureControlManager.updateFeatures @4.0)",
+        doc="an UpdateFeatures request fails as a whole at its first bad feature and checks "
+        "feature dependencies (before: one result per feature, the good ones written)",
+    )
+    # KAFKA-18601 (apache/kafka PR #18845, 4.0): metadata.version starts at MINIMUM_VERSION
+    # 3.3-IV3 (level 7): the controller supports no lower level and an unknown level is refused
+    # with "Valid versions are from 7 to N.". @3.9.0 the controller supported levels from
+    # MINIMUM_KRAFT_VERSION 3.0-IV1 but refused to set one below MINIMUM_BOOTSTRAP_VERSION
+    # 3.3-IV0 ("Unable to set a metadata.version less than 3.3-IV0"; unknown: "Unknown
+    # metadata.version.").
+    metadata_version_floor_3_3_iv3: bool = _rule(
+        since="4.0",
+        ref="KAFKA-18601 / apache/kafka PR #18845 (MetadataVersion.MINIMUM_VERSION)",
+        doc="the lowest metadata.version is 3.3-IV3 (before: 3.0-IV1 supported, 3.3-IV0 the "
+        "lowest settable)",
+    )
+    # KAFKA-18979 (apache/kafka PR #19205, in 4.0 4ae681446f): FeatureControlManager.replay
+    # skips a FeatureLevelRecord for kraft.version (the Raft client owns that level; such records
+    # were written by mistake). @3.9.0 it was finalized like any other feature.
+    kraft_version_feature_record_ignored: bool = _rule(
+        since="4.0",
+        ref="KAFKA-18979 / apache/kafka PR #19205 (FeatureControlManager.replay @4.0)",
+        doc="the controller ignores kraft.version FeatureLevelRecords when replaying",
+    )
+    # KAFKA-18858 (apache/kafka PR #19040, 4.1.0): FeatureControlManager has no metadata.version
+    # until a FeatureLevelRecord sets one (metadataVersion() is Optional.empty,
+    # metadataVersionOrThrow raises IllegalStateException). @4.0 and before it started at the
+    # Builder's metadata version (default MetadataVersion.latestProduction()). With it,
+    # QuorumController's activation writes the bootstrap records when no metadata.version was
+    # replayed (ActivationRecordsGenerator.generate @4.1.0), not only on an empty log
+    # (LogReplayTracker.empty() @4.0).
+    feature_control_metadata_version_unset_until_replayed: bool = _rule(
+        since="4.1",
+        ref="KAFKA-18858 / apache/kafka PR #19040 (FeatureControlManager @4.1.0)",
+        doc="the controller knows no metadata.version until it replays a FeatureLevelRecord "
+        "(before: it assumed the latest production level)",
+    )
+    # apache/kafka PR #20705 (727aae9a95, 4.2.0): a refused metadata.version downgrade says
+    # "Unsupported metadata.version downgrade from <current level> to <target level>. ..."
+    # (FeatureControlManager.unsupportedMetadataDowngrade); through 4.1 "Invalid metadata.version
+    # <target level>. ...".
+    metadata_downgrade_error_names_levels: bool = _rule(
+        since="4.2",
+        ref="apache/kafka PR #20705 (FeatureControlManager.unsupportedMetadataDowngrade @4.2.0)",
+        doc="a refused metadata.version downgrade names both levels",
+    )
     # KIP-866 (3.4.0, ZooKeeper to KRaft migration): ZkData.ControllerZNode.encode writes
     # /controller as version 2 with a fourth field, kraftControllerEpoch (-1 for a ZooKeeper
     # controller); @3.3.0 it was version 1 with brokerid and timestamp only.

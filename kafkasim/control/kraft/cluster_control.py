@@ -37,7 +37,11 @@ from kafkasim.control.kraft.records import (
 )
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
 from kafkasim.core import errors
-from kafkasim.settings.javautil import JavaRandom
+from kafkasim.settings.javautil import (
+    JavaRandom,
+    java_hashmap_iteration_order,
+    java_string_hash,
+)
 
 DEFAULT_SESSION_TIMEOUT_MS = 9000   # ClusterControlManager.DEFAULT_SESSION_TIMEOUT_NS (9 s)
 
@@ -73,6 +77,51 @@ class UnknownTopicOrPartitionException(ControllerApiException):
 
 class InvalidRequestException(ControllerApiException):
     error = errors.INVALID_REQUEST
+
+
+class UnsupportedVersionException(ControllerApiException):
+    error = errors.UNSUPPORTED_VERSION
+
+
+class InvalidRegistrationException(ControllerApiException):
+    error = "INVALID_REGISTRATION"      # Errors.INVALID_REGISTRATION (KIP-858, 3.7)
+
+
+def process_registration_feature(broker_id: int, finalized: dict, name: str, min_supported: int,
+                                 max_supported: int) -> None:
+    """``ClusterControlManager.processRegistrationFeature``: the broker's supported range of a
+    feature must contain the finalized level (metadata.version must be finalized; any other
+    feature defaults to 0), else UnsupportedVersionException."""
+    if name == "metadata.version":
+        if name not in finalized:
+            raise ValueError(f"Feature with name 'metadata.version' not found in "
+                             f"finalizedFeatures {finalized}")
+        level = finalized[name]
+    else:
+        level = finalized.get(name, 0)
+    if not min_supported <= level <= max_supported:
+        raise UnsupportedVersionException(
+            f"Unable to register because the broker does not support finalized version {level} "
+            f"of {name}. The broker wants a version between {min_supported} and "
+            f"{max_supported}, inclusive.")
+
+
+def check_registration_features(broker_id: int, features, finalized_features) -> None:
+    """registerBroker's feature checks (4.x): every feature the request lists (name, min, max)
+    must cover its finalized level; the request must list metadata.version
+    (InvalidRegistrationException); every finalized feature above 0 that it does not list
+    counts as supported in [0, 0] (checked in Java HashMap order of the names).
+    ``finalized_features``: a FinalizedControllerFeatures or a name -> level dict."""
+    finalized = dict(getattr(finalized_features, "feature_map", finalized_features))
+    unverified = dict(finalized)
+    for name, low, high in features:
+        process_registration_feature(broker_id, finalized, name, low, high)
+        unverified.pop(name, None)
+    if not any(name == "metadata.version" for name, _low, _high in features):
+        raise InvalidRegistrationException("Request features do not contain 'metadata.version'")
+    for name in java_hashmap_iteration_order(list(unverified), java_string_hash):
+        if unverified[name] != 0:
+            process_registration_feature(broker_id, finalized, name, 0, 0)
 
 
 class RegistrationRules:
@@ -262,7 +311,8 @@ class ClusterControlManager:
     def register_broker(self, broker_id: int, incarnation_id: str, rack: str | None = None,
                         previous_broker_epoch: int = -1, new_record_offset: int = 0,
                         now_ms: int | None = None,
-                        clean_shutdown_detection_enabled: bool = True):
+                        clean_shutdown_detection_enabled: bool = True, *,
+                        features=None, finalized_features=None):
         """``registerBroker``: ``(records, BrokerRegistrationReply)``.
 
         ``new_record_offset`` is the new broker epoch: QuorumController passes
@@ -273,7 +323,11 @@ class ClusterControlManager:
         False stands for a request older than v2 (3.8 rules: always unclean).
 
         Raises DuplicateBrokerRegistrationException ("Another broker is registered with that
-        broker id.") when a different incarnation holds a live session."""
+        broker id.") when a different incarnation holds a live session. ``features`` (the
+        request's (name, min, max) supported ranges) with ``finalized_features`` (the
+        controller's FinalizedControllerFeatures) are checked as Kafka does
+        (:func:`check_registration_features`); None skips the check (kafkasim's brokers
+        all run the controller's release)."""
         hb = self.heartbeat_manager
         now = self._clock(now_ms)
         existing = self.broker_registrations.get(broker_id)
@@ -282,6 +336,8 @@ class ClusterControlManager:
                 hb.has_valid_session(broker_id, now, existing.epoch):
             raise DuplicateBrokerRegistrationException(
                 "Another broker is registered with that broker id.")
+        if features is not None:
+            check_registration_features(broker_id, features, finalized_features or {})
         records, unclean = self._shutdown_records(broker_id, existing, new_incarnation,
                                                   previous_broker_epoch,
                                                   clean_shutdown_detection_enabled)

@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from kafkasim.control.kraft.elr_safety import clear_elr_records_as_needed, disallowed_min_isr_change
+from kafkasim.control.kraft.elr_safety import (
+    ELR_FEATURE_NAME,
+    clear_elr_records_as_needed,
+    disallowed_min_isr_change,
+    maybe_generate_elr_safety_records,
+)
+from kafkasim.control.kraft.periodic_tasks import ControllerResult
 from kafkasim.control.kraft.records import ConfigRecord
 from kafkasim.core import errors as E
 
@@ -46,6 +52,10 @@ class ResultOrError(NamedTuple):
     error: ApiError | None = None
 
 
+def _elr_off() -> bool:
+    return False
+
+
 def _api_error(exc: Exception) -> ApiError:
     """ApiError.fromThrowable: an exception carrying an Errors name (``error``) keeps it;
     anything else is UNKNOWN_SERVER_ERROR."""
@@ -60,13 +70,20 @@ class ConfigurationControlManager:
     def __init__(self, node_id: int | None = None, *, default_min_isr: int = 1,
                  default_unclean: bool = False,
                  existence_checker: Callable[[ConfigResource], None] | None = None,
-                 elr_enabled: Callable[[], bool] = lambda: False) -> None:
+                 elr_enabled: Callable[[], bool] | None = None,
+                 feature_control=None) -> None:
         self.node_id = node_id
         # the static (server.properties) values behind min.insync.replicas and
         # unclean.leader.election.enable when no dynamic config sets them
         self.default_min_isr = default_min_isr
         self.default_unclean = default_unclean
         self.existence_checker = existence_checker
+        # Builder.setFeatureControl: the FeatureControlManager updateFeatures goes through; it
+        # answers isElrFeatureEnabled unless ``elr_enabled`` is given
+        self.feature_control = feature_control
+        if elr_enabled is None:
+            elr_enabled = feature_control.is_elr_feature_enabled if feature_control is not None \
+                else _elr_off
         self.elr_enabled = elr_enabled
         self._configs: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -99,6 +116,10 @@ class ConfigurationControlManager:
         """getConfigs: a copy of one resource's dynamic configs (empty when it has none)."""
         return dict(self._configs.get(tuple(resource), {}))
 
+    def resources(self) -> list[tuple[str, str]]:
+        """The (type, name) of every resource with dynamic configs, sorted."""
+        return sorted(k for k, v in self._configs.items() if v)
+
     def cluster_config(self) -> dict[str, str]:
         """clusterConfig: the cluster-level configs (BROKER resource "")."""
         return self.get_configs(("BROKER", ""))
@@ -106,6 +127,25 @@ class ConfigurationControlManager:
     def delete_topic_configs(self, name: str) -> None:
         """deleteTopicConfigs: drop a deleted topic's configs."""
         self._configs.pop(("TOPIC", name), None)
+
+    # -- updateFeatures ------------------------------------------------------------------------
+    def update_features(self, updates: Mapping[str, int], upgrade_types=None,
+                        validate_only: bool = False, current_claim_epoch: int = 0):
+        """updateFeatures (4.0+, KAFKA-16540): FeatureControlManager.updateFeatures, and when it
+        succeeds in raising ``eligible.leader.replicas.version`` above 0 (not validate-only),
+        the ELR safety records first (maybeGenerateElrSafetyRecords: a cluster-level
+        min.insync.replicas at the static value when there is none, every broker-level one
+        removed), all in one atomic batch."""
+        result = self.feature_control.update_features(updates, upgrade_types, validate_only,
+                                                      current_claim_epoch)
+        if not isinstance(result.response, ApiError) or not result.response.is_success() or \
+                validate_only or updates.get(ELR_FEATURE_NAME, 0) <= 0:
+            return result
+        brokers = {int(name): self.get_configs((kind, name))
+                   for kind, name in self.resources() if kind == "BROKER" and name}
+        safety, _message = maybe_generate_elr_safety_records(self.cluster_config(), brokers,
+                                                             self.default_min_isr)
+        return ControllerResult.atomic_of([*safety, *result.records], ApiError())
 
     # -- incrementalAlterConfigs ---------------------------------------------------------------
     def incremental_alter_configs(

@@ -23,9 +23,12 @@ All functions are pure: they take the controller's current config state and retu
 Tests mirror ConfigurationControlManagerTest.testMaybeGenerateElrSafetyRecords,
 testRejectMinIsrChangeWhenElrEnabled and testElrUpgrade.
 
-Unverified: the exact records ActivationRecordsGenerator writes at bootstrap (taken to be those of
-:func:`maybe_generate_elr_safety_records` on an empty config), and Kafka's text for the
-metadata.version dependency error (:data:`ELR_METADATA_VERSION_ERROR` is ours).
+Checked at 4.3.0 (confluentinc a9ce322153): ActivationRecordsGenerator.recordsForEmptyLog appends
+one cluster-level ``min.insync.replicas`` ConfigRecord (the static value) after the bootstrap
+records when they finalize eligible.leader.replicas.version above 0 (kafkasim's
+``quorum_controller.activation_records_for_empty_log``); the metadata.version dependency error
+is Feature.validateVersion's, wrapped by FeatureControlManager.invalidUpdateVersion
+(:data:`ELR_METADATA_VERSION_ERROR`; kafkasim.control.kraft.feature_control does the same).
 """
 
 from __future__ import annotations
@@ -60,11 +63,12 @@ DISALLOWED_BROKER_MIN_ISR_TRANSITION_ERROR = (
 DISALLOWED_CLUSTER_MIN_ISR_REMOVAL_ERROR = (
     "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
 )
-#: Our wording (FeatureControlManager answers INVALID_UPDATE_VERSION; its text is unverified).
+#: FeatureControlManager.invalidUpdateVersion over Feature.validateVersion's message (4.3.0):
+#: ELRV_1 depends on metadata.version level 23 (4.0-IV1).
 ELR_METADATA_VERSION_ERROR = (
-    "eligible.leader.replicas.version could not be set to {level}: it depends on a "
-    "metadata.version that supports ELR (4.0-IV1 or later, KIP-966), which the cluster has not "
-    "finalized"
+    "Invalid update version {level} for feature eligible.leader.replicas.version. "
+    "eligible.leader.replicas.version could not be set to {level} because it depends on "
+    "metadata.version level 23"
 )
 
 

@@ -13,7 +13,11 @@ Sources:
   Taken from later copies of MetadataVersion.java found with the search tool (a 4.5-dev era copy
   listing these levels with ``isElrSupported`` still at 4.0-IV1, and notes on 4.1.0 giving
   ``LATEST_PRODUCTION = IBP_4_1_IV1``). The latest level per release (4.1 -> 4.1-IV1,
-  4.2 -> 4.2-IV1, 4.3 -> 4.3-IV0) is therefore **not verified against Apache's own tags**.
+  4.2 -> 4.2-IV1, 4.3 -> 4.3-IV0) was not verified against Apache's own tags then; it is now:
+  the levels 22..31, their didMetadataChange flags, MINIMUM_VERSION (3.3-IV3) and
+  LATEST_PRODUCTION (4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0) match MetadataVersion.java at the
+  4.0 / 4.1.0 / 4.2.0 / 4.3.0 release commits of the confluentinc mirror (4ae681446f,
+  13f70256db, a18251bae0, a9ce322153).
 - 4.4-IV0 (31, no metadata change), 4.4-IV1 (32) and 4.4-IV2 (33, both with metadata changes):
   from a later copy of MetadataVersion.java found with the search tool (it lists IBP_4_5_IV0 as
   the next level and ``LATEST_PRODUCTION = IBP_4_4_IV2``); a 4.3.1-era copy already defines
@@ -21,7 +25,7 @@ Sources:
   4.4 record format is read by the simulator); 4.4 -> 4.4-IV2 is **not verified against a tag**.
 - ``eligible.leader.replicas.version`` (EligibleLeaderReplicasVersion, not in the snapshot):
   ELRV_1 needs metadata.version >= 4.0-IV1 and is bootstrapped on new clusters at 4.1-IV0
-  (secondary sources quoting the 4.1/4.3 source; fact sheet section 7c). Unverified against tags.
+  (EligibleLeaderReplicasVersion.ELRV_1 at 4.0 4ae681446f and 4.3.0 a9ce322153).
 """
 
 from __future__ import annotations
@@ -67,6 +71,10 @@ _LEVELS: tuple[tuple[str, str, int, bool], ...] = (
     ("4.4", "IV1", 32, True),
     ("4.4", "IV2", 33, True),
 )
+
+
+#: MetadataVersion.latestTesting()'s feature level per release (the enum's last level at its tag)
+_LATEST_TESTING_LEVEL = {"3.9": 23, "4.0": 26, "4.1": 29, "4.2": 30, "4.3": 31}
 
 
 @total_ordering
@@ -225,6 +233,44 @@ class MetadataVersion:
         """MetadataVersion.partitionRecordVersion (same ladder as the change record)."""
         return self.partition_change_record_version()
 
+    def previous(self) -> MetadataVersion | None:
+        """MetadataVersion.previous(): the level before this one (None for the first)."""
+        return MetadataVersion.VERSIONS[self._ordinal - 1] if self._ordinal > 0 else None
+
+    @staticmethod
+    def check_if_metadata_changed(source: MetadataVersion, target: MetadataVersion) -> bool:
+        """MetadataVersion.checkIfMetadataChanged: whether some level above the lower of the
+        two, up to the higher, changed the metadata format (``didMetadataChange``) -- what makes
+        a downgrade between them lose information (FeatureControlManager refuses it)."""
+        if source == target:
+            return False
+        high, low = (target, source) if source < target else (source, target)
+        version = high
+        while not version.did_metadata_change and version != low:
+            prev = version.previous()
+            if prev is None:
+                break
+            version = prev
+        return version != low
+
+    @classmethod
+    def latest_production(cls, kafka_version: str = "4.3") -> MetadataVersion:
+        """MetadataVersion.latestProduction() of a release (LATEST_PRODUCTION, e.g. 4.3-IV0
+        at 4.3.0)."""
+        return cls.latest_for(kafka_version)
+
+    @classmethod
+    def latest_testing(cls, kafka_version: str = "4.3") -> MetadataVersion:
+        """MetadataVersion.latestTesting() of a release: the last level its enum lists, read at
+        3.9.0 (4.0-IV1), 4.0 (4.1-IV0), 4.1.0 (4.2-IV1), 4.2.0 (4.3-IV0) and 4.3.0 (4.4-IV0);
+        4.4: the last level kafkasim knows; releases before 3.9: their latest production level
+        (not read)."""
+        release = ".".join(str(kafka_version).split(".")[:2])
+        level = _LATEST_TESTING_LEVEL.get(release)
+        if level is None:
+            return cls.VERSIONS[-1] if release == "4.4" else cls.latest_for(release)
+        return cls.from_feature_level(level)
+
     def is_production_for(self, kafka_version: str) -> bool:
         """Whether this level is at most the latest level of release ``kafka_version``."""
         return self <= MetadataVersion.latest_for(kafka_version)
@@ -277,3 +323,4 @@ IBP_4_1_IV0 = MetadataVersion.parse("4.1-IV0")
 MINIMUM_KRAFT_VERSION = IBP_3_0_IV1        # MetadataVersion.MINIMUM_KRAFT_VERSION (3.x)
 MINIMUM_BOOTSTRAP_VERSION = IBP_3_3_IV0    # MetadataVersion.MINIMUM_BOOTSTRAP_VERSION (3.x)
 MINIMUM_VERSION_4X = IBP_3_3_IV3           # MetadataVersion.MINIMUM_VERSION in 4.x
+MINIMUM_VERSION = MINIMUM_VERSION_4X        # (KAFKA-18601, 4.0)

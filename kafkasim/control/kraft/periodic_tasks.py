@@ -38,6 +38,17 @@ class ControllerResult(NamedTuple):
 
     records: list
     response: object = None
+    is_atomic: bool = False     # ControllerResult.isAtomic: the records go in one batch
+
+    @classmethod
+    def of(cls, records, response) -> ControllerResult:
+        """ControllerResult.of: records that need not be written atomically."""
+        return cls(list(records), response, False)
+
+    @classmethod
+    def atomic_of(cls, records, response) -> ControllerResult:
+        """ControllerResult.atomicOf: records written as one atomic batch."""
+        return cls(list(records), response, True)
 
 
 class PeriodicTask(NamedTuple):

@@ -61,6 +61,12 @@ from kafkasim.control.kraft.controller_api import (
     answer_registration,
     not_controller,
 )
+from kafkasim.control.kraft.feature_control import (
+    ClusterFeatureSupportDescriber,
+    FeatureControlManager,
+    QuorumFeatures,
+)
+from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION
 from kafkasim.control.kraft.periodic_tasks import (
     ControllerResult,
     PeriodicTask,
@@ -76,6 +82,7 @@ from kafkasim.core.messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
 )
+from kafkasim.settings.versions import DEFAULT_VERSION, version_at_least
 
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
                     R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
@@ -121,6 +128,7 @@ class QuorumController:
         self.periodic: PeriodicTaskControlManager | None = None   # 4.0+, built on first claim
         self.deferred: DeferredEventQueue | None = None
         self.cluster_control, self.replication_control = managers()
+        self.feature_control = self.new_feature_control()
 
     # -- replay ---------------------------------------------------------------------------------
     def replay(self, record, offset: int, now_ms: int | None = None) -> None:
@@ -129,12 +137,52 @@ class QuorumController:
             self.cluster_control.replay(record, offset, now_ms)
         elif isinstance(record, _REPLICATION_RECORDS):
             self.replication_control.replay(record, offset)
+            if type(record) is R.FeatureLevelRecord:
+                self.feature_control.replay(record)
         self.applied = offset
+
+    def new_feature_control(self) -> FeatureControlManager:
+        """The controller's FeatureControlManager (QuorumController's constructor): what this
+        node's software supports (QuorumFeatures.defaultSupportedFeatureMap of its release,
+        unstable.feature.versions.enable off) over the quorum's voters. Every registered broker
+        and controller runs the same release, so each is described with the same ranges
+        (kafkasim's registrations carry no feature ranges)."""
+        version = self.config.get("kafka_version", DEFAULT_VERSION)
+        supported = QuorumFeatures.default_supported_feature_map(False, version)
+        voters = tuple(self.config.get("controller_ids", (self.node_id,)))
+        extra = {}
+        if not version_at_least(version, "4.0"):
+            # QuorumController @3.9.0: setMetadataVersion(MINIMUM_KRAFT_VERSION), what a
+            # pre-production log without a FeatureLevelRecord (3.0-3.2) is treated as
+            extra["metadata_version"] = MINIMUM_KRAFT_VERSION
+        return FeatureControlManager(
+            quorum_features=QuorumFeatures(self.node_id, supported, voters),
+            cluster_support_describer=SameSoftwareDescriber(self, supported, voters),
+            kafka_version=version, **extra)
+
+    def maybe_schedule_next_write_no_op_record(self, ctx) -> None:
+        """3.x maybeScheduleNextWriteNoOpRecord: one NoOpRecord event
+        metadata.max.idle.interval.ms ahead while the active controller's metadata.version has
+        NoOpRecord (also after a FeatureLevelRecord raised it there). 4.0+: the writeNoOpRecord
+        periodic task instead."""
+        if not self.active or self.config.get("periodic_tasks") or "no_op" in self.scheduled \
+                or not self._no_op_record_supported():
+            return
+        self.scheduled.add("no_op")
+        ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", self.epoch)
+
+    def _no_op_record_supported(self) -> bool:
+        """3.x maybeScheduleNextWriteNoOpRecord: metadata.max.idle.interval.ms above 0 and a
+        metadata.version with NoOpRecord (3.3-IV1, KIP-835)."""
+        mv = self.feature_control.metadata_version()
+        return self.config["metadata.max.idle.interval.ms"] > 0 and mv is not None and \
+            mv.is_no_op_record_supported()
 
     def _rebuild(self, entries) -> None:
         """Forget everything and replay ``entries`` ((offset, epoch, record), in order): the
         SnapshotRegistry revert of ``renounce``, and the catch-up of ``claim``."""
         self.cluster_control, self.replication_control = self.make_managers()
+        self.feature_control = self.new_feature_control()
         self.applied = -1
         for offset, _epoch, record in entries:
             self.replay(record, offset)
@@ -171,18 +219,26 @@ class QuorumController:
         self.epoch = epoch
         self.scheduled = set()
         ctx.trace("controller_active", ev.ControllerActive(epoch))
-        if not any(isinstance(r, _METADATA_RECORDS)
-                   for _o, _e, r in log.entries_between(0, log.end_offset)):
-            # LogReplayTracker.empty(): the first active controller of a new cluster writes the
-            # activation records (ActivationRecordsGenerator.recordsForEmptyLog)
+        if self._needs_bootstrap(log):
+            # the first active controller of a new cluster writes the activation records
+            # (ActivationRecordsGenerator.recordsForEmptyLog)
             self.write(ctx, activation_records_for_empty_log(
                 self.config["bootstrap_records"], self.config["min.insync.replicas"]))
         if self.config.get("periodic_tasks"):
             self.activate_periodic_tasks(ctx)
             return
-        ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+        self.maybe_schedule_next_write_no_op_record(ctx)
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
+
+    def _needs_bootstrap(self, log) -> bool:
+        """Whether activation writes the bootstrap records: through 4.0 when the log holds no
+        metadata record (LogReplayTracker.empty()); from 4.1 (KAFKA-18858,
+        ActivationRecordsGenerator.generate @4.1.0) when no metadata.version was replayed."""
+        if self.feature_control.rules.feature_control_metadata_version_unset_until_replayed:
+            return self.feature_control.metadata_version() is None
+        return not any(isinstance(r, _METADATA_RECORDS)
+                       for _o, _e, r in log.entries_between(0, log.end_offset))
 
     def renounce(self, ctx) -> None:
         """QuorumController.renounce: drop uncommitted state, fail pending requests.
@@ -281,19 +337,27 @@ class QuorumController:
         return True
 
     def register_broker(self, ctx, request: BrokerRegistrationRequest,
-                        future: ControllerFuture | None = None) -> ControllerFuture:
+                        future: ControllerFuture | None = None, *,
+                        features=None) -> ControllerFuture:
         """registerBroker -> ClusterControlManager.registerBroker: the future's value is the
         BrokerRegistrationReply; the broker epoch is the offset of the batch's first record
         (offsetControl.nextWriteOffset). A registration the version's rules judge unclean
         (KIP-966) first takes the broker out of every ISR and ELR
-        (BrokerUncleanShutdownHandler)."""
+        (BrokerUncleanShutdownHandler). ``features``: the request's supported ranges
+        ((name, min, max); None, as the simulated brokers send: not checked), checked against
+        the finalized features plus the Raft client's kraft.version (4.x)."""
         op = future or ControllerFuture()
         if self._refuse_if_inactive(op):
             return op
+        finalized = None
+        if features is not None:
+            finalized = dict(self.feature_control.finalized_features().feature_map)
+            finalized["kraft.version"] = ctx.raft.reconfig.history.last_kraft_version()
         try:
             records, reply = self.cluster_control.register_broker(
                 request.broker_id, request.incarnation_id, request.rack,
-                request.previous_broker_epoch, ctx.raft.next_write_offset(), ctx.now)
+                request.previous_broker_epoch, ctx.raft.next_write_offset(), ctx.now,
+                features=features, finalized_features=finalized)
         except Exception as e:   # DuplicateBrokerRegistrationException, ...
             return _fail(op, e)
         why = f"broker {request.broker_id} registered" + \
@@ -419,6 +483,28 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    def update_features(self, ctx, updates: dict, upgrade_types: dict | None = None,
+                        validate_only: bool = False,
+                        future: ControllerFuture | None = None) -> ControllerFuture:
+        """updateFeatures -> ConfigurationControlManager.updateFeatures ->
+        FeatureControlManager.updateFeatures: the future's value is the ApiError (3.9: a dict
+        feature -> ApiError). From 4.0 (KAFKA-16540) raising eligible.leader.replicas.version
+        above 0 first writes the ELR safety records (a cluster-level min.insync.replicas,
+        broker-level ones removed), in the same atomic batch."""
+        op = future or ControllerFuture()
+        if self._refuse_if_inactive(op):
+            return op
+        configs = self.configuration_control
+        configs.feature_control = self.feature_control
+        if self.feature_control.rules.feature_update_fails_as_a_whole:
+            result = configs.update_features(updates, upgrade_types, validate_only, self.epoch)
+        else:   # 3.9: no ELR, straight to the FeatureControlManager
+            result = self.feature_control.update_features(updates, upgrade_types,
+                                                          validate_only, self.epoch)
+        self.write(ctx, result.records, op, result.response, reason="updateFeatures")
+        self.maybe_schedule_next_write_no_op_record(ctx)
+        return op
+
     def describe_configs(self, ctx, resources: dict) -> ControllerFuture:
         """describeConfigs: each resource's configs as of the last committed offset (a read
         event; what is written but not committed yet does not show)."""
@@ -479,14 +565,17 @@ class QuorumController:
         self.periodic.activate()
 
     def periodic_tasks(self, ctx) -> list[PeriodicTask]:
-        """registerWriteNoOpRecord, registerMaybeFenceStaleBroker, registerElectPreferred (when
-        auto rebalance is on), registerElectUnclean."""
+        """registerWriteNoOpRecord (when metadata.max.idle.interval.ms > 0: KafkaConfig
+        .metadataMaxIdleIntervalNs is empty at 0), registerMaybeFenceStaleBroker,
+        registerElectPreferred (when auto rebalance is on), registerElectUnclean."""
         cfg = self.config
-        tasks = [
-            PeriodicTask("writeNoOpRecord", partial(self.write_no_op_task, ctx),
-                         cfg["metadata.max.idle.interval.ms"]),
-            PeriodicTask("maybeFenceStaleBroker", partial(self.fence_stale_broker_task, ctx),
-                         maybe_fence_stale_broker_period_ms(cfg["broker.session.timeout.ms"]))]
+        tasks = []
+        if cfg["metadata.max.idle.interval.ms"] > 0:
+            tasks.append(PeriodicTask("writeNoOpRecord", partial(self.write_no_op_task, ctx),
+                                      cfg["metadata.max.idle.interval.ms"]))
+        tasks.append(PeriodicTask(
+            "maybeFenceStaleBroker", partial(self.fence_stale_broker_task, ctx),
+            maybe_fence_stale_broker_period_ms(cfg["broker.session.timeout.ms"])))
         if cfg["auto.leader.rebalance.enable"]:
             tasks.append(PeriodicTask(
                 "electPreferred", partial(self.elect_preferred_task, ctx),
@@ -528,9 +617,11 @@ class QuorumController:
         if name == "periodic_task":
             self.deferred.run(*args)
         elif name == "write_no_op":
+            self.scheduled.discard("no_op")
+            if not self._no_op_record_supported():
+                return   # cancelNextWriteNoOpRecord
             self.write(ctx, [R.NoOpRecord()])
-            if self.active:
-                ctx.schedule(self.config["metadata.max.idle.interval.ms"], "write_no_op", epoch)
+            self.maybe_schedule_next_write_no_op_record(ctx)
         elif name == "maybe_fence_replicas":
             if args[0] != self.fence_token:
                 return   # replaced by a later reschedule
@@ -555,6 +646,25 @@ class QuorumController:
             self.write(ctx, rc.maybe_elect_unclean_leaders(),
                        reason="unclean (periodic retry for leaderless partitions)")
             self.maybe_schedule_periodic(ctx)
+
+
+class SameSoftwareDescriber(ClusterFeatureSupportDescriber):
+    """QuorumController's ClusterFeatureSupportDescriber when every node runs the controller's
+    release: each registered broker (the controller's current ClusterControlManager) and each
+    quorum voter supports the same ranges."""
+
+    def __init__(self, controller: QuorumController, supported: dict, voters: tuple) -> None:
+        super().__init__()
+        self.controller = controller
+        self.supported = supported
+        self.voters = voters
+
+    def broker_supported(self):
+        brokers = sorted(self.controller.cluster_control.broker_registrations)
+        return iter([(b, self.supported) for b in brokers])
+
+    def controller_supported(self):
+        return iter([(c, self.supported) for c in self.voters])
 
 
 class DeferredEventQueue:
