@@ -37,7 +37,7 @@ from kafkasim.settings.versions import version_at_least
 
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
-LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core, 0.8 to 3.x)
+LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (to 3.7; a config since)
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 
@@ -266,11 +266,13 @@ class LogManager:
             tp: log.recovery_point for tp, log in sorted(self.logs.items())})
 
     def checkpoint_log_start_offsets(self) -> None:
-        """LogManager.checkpointLogStartOffsets: only logs whose start moved past their first
-        segment's base offset are listed."""
+        """LogManager.checkpointLogStartOffsets (checkpointLogStartOffsetsInDir, 0.11+): only
+        logs whose start moved past their first segment's base offset are listed, so not a
+        log truncateFullyAndStartAt restarted at its new start (its new segment begins there):
+        loading finds that start from the segment."""
         self._write_offsets(LOG_START_OFFSET_CHECKPOINT, {
             tp: log.log_start_offset for tp, log in sorted(self.logs.items())
-            if log.log_start_offset > 0})
+            if log.log_start_offset > log.segment_base_offset})
 
     # -- flush, shutdown, power loss --------------------------------------------------------
     def flush_for_shutdown(self, now: int) -> None:
@@ -334,17 +336,17 @@ class LogManager:
         cfg = ctx.config
         schedule_periodic(ctx, cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
                           _timer_highwatermark_checkpoint)
-        schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"],
-                          LOG_MANAGER_INITIAL_TASK_DELAY_MS, _timer_recovery_point_checkpoint)
+        # LogManager.startup: initialTaskDelayMs (log.initial.task.delay.ms, 3.8+, KAFKA-16552)
+        delay = cfg.get("log.initial.task.delay.ms", LOG_MANAGER_INITIAL_TASK_DELAY_MS)
+        schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"], delay,
+                          _timer_recovery_point_checkpoint)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
-            schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"],
-                              LOG_MANAGER_INITIAL_TASK_DELAY_MS,
+            schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"], delay,
                               _timer_log_start_offset_checkpoint)
         ctx.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, _timer_page_cache_writeback)
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
-            schedule_periodic(ctx, flush_ms, LOG_MANAGER_INITIAL_TASK_DELAY_MS,
-                              _timer_log_flusher, flush_ms)
+            schedule_periodic(ctx, flush_ms, delay, _timer_log_flusher, flush_ms)
 
 
 def epoch_cache_rules(rules) -> dict[str, bool]:
