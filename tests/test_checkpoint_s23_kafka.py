@@ -272,3 +272,24 @@ def test_log_initial_task_delay_ms_delays_a_log_manager_task_run_once(delay):
     c.run(20)
     assert _offsets(c.brokers[1].log_manager, RECOVERY_POINT_CHECKPOINT) == {("t", 0): 0}
     assert c.brokers[1].config["log.initial.task.delay.ms"] == delay
+
+
+@pytest.mark.parametrize("version", ["0.10.2", "2.8", "3.9", "4.3"])
+def test_log_manager_tasks_first_run_after_the_initial_delay(version):
+    """LogManager.startup schedules kafka-recovery-point-checkpoint (and the log-start-offset
+    checkpoint and log flusher) with delay InitialTaskDelayMs (30000; log.initial.task.delay.ms
+    since 3.8) and period log.flush.offset.checkpoint.interval.ms (60000):
+    KafkaScheduler.schedule -> scheduleAtFixedRate(task, delay, period) first runs it after
+    the delay, then every period: at 30 s, 90 s, ... after the start."""
+    c = Cluster(3, kafka_version=version, seed=3)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    manager = c.brokers[1].log_manager
+    c.run(30000 - 10 - c.now)
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {}
+    c.run(20)
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {("t", 0): 0}
+    c.create_topic("u", 1, 3, assignment=[[1, 2, 3]])   # listed from the next run on
+    c.run(90000 - 10 - c.now)
+    assert ("u", 0) not in _offsets(manager, RECOVERY_POINT_CHECKPOINT)
+    c.run(20)
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {("t", 0): 0, ("u", 0): 0}

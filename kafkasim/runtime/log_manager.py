@@ -336,17 +336,19 @@ class LogManager:
         cfg = ctx.config
         schedule_periodic(ctx, cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
                           _timer_highwatermark_checkpoint)
-        # LogManager.startup: initialTaskDelayMs (log.initial.task.delay.ms, 3.8+, KAFKA-16552)
+        # LogManager.startup: its tasks first run after initialTaskDelayMs (InitialTaskDelayMs,
+        # 30000; log.initial.task.delay.ms since 3.8, KAFKA-16552), then every period
+        # (KafkaScheduler.schedule -> scheduleAtFixedRate(task, delay, period))
         delay = cfg.get("log.initial.task.delay.ms", LOG_MANAGER_INITIAL_TASK_DELAY_MS)
         schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"], delay,
-                          _timer_recovery_point_checkpoint)
+                          _timer_recovery_point_checkpoint, first_ms=delay)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
             schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"], delay,
-                              _timer_log_start_offset_checkpoint)
+                              _timer_log_start_offset_checkpoint, first_ms=delay)
         ctx.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, _timer_page_cache_writeback)
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
-            schedule_periodic(ctx, flush_ms, delay, _timer_log_flusher, flush_ms)
+            schedule_periodic(ctx, flush_ms, delay, _timer_log_flusher, flush_ms, first_ms=delay)
 
 
 def epoch_cache_rules(rules) -> dict[str, bool]:
