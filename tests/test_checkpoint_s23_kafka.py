@@ -293,3 +293,55 @@ def test_log_manager_tasks_first_run_after_the_initial_delay(version):
     assert ("u", 0) not in _offsets(manager, RECOVERY_POINT_CHECKPOINT)
     c.run(20)
     assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {("t", 0): 0, ("u", 0): 0}
+
+
+# -- LogManager.truncateTo / truncateFullyAndStartAt ---------------------------------------------
+
+
+def _flushed_log(version: str, records: int = 10):
+    ctx, manager = _manager(version)
+    log = manager.get_or_create_log(ctx, "test", 0)
+    for _ in range(records):
+        _append(log)
+    log.flush()
+    manager.checkpoint_log_recovery_offsets()
+    return ctx, manager, log
+
+
+@pytest.mark.parametrize("version, rewritten_without_truncation", [("0.10.2", True),
+                                                                   ("1.0", False),
+                                                                   ("3.9", False)])
+def test_log_manager_truncate_to_checkpoints_recovery_points(version,
+                                                             rewritten_without_truncation):
+    """LogManager.truncateTo (@0.10.2.0, @1.0.0, @3.9.0-rc3): the recovery point comes down
+    with the log (UnifiedLog.truncateTo) and recovery-point-offset-checkpoint is rewritten when
+    a log was truncated; before 1.0 after every call, even one that truncated nothing."""
+    ctx, manager, log = _flushed_log(version)
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {("test", 0): 10}
+    log.flush()
+    for _ in range(2):
+        _append(log)
+    log.flush()                                   # recovery point 12, the file still says 10
+    manager.truncate_to({("test", 0): 12, ("other", 0): 3}, ctx=ctx)   # nothing truncated
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == \
+        {("test", 0): 12 if rewritten_without_truncation else 10}
+    manager.truncate_to({("test", 0): 7}, ctx=ctx)
+    assert log.log_end_offset == log.recovery_point == 7
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {("test", 0): 7}
+    manager.truncate_to({("test", 0): 3}, is_future=True, ctx=ctx)   # no future log: skipped
+    assert log.log_end_offset == 7
+
+
+def test_log_manager_truncate_fully_and_start_at_checkpoints_recovery_points():
+    """LogManager.truncateFullyAndStartAt @3.9.0-rc3: the log restarts empty at the new offset
+    and recovery-point-offset-checkpoint is rewritten at once; its recovery point only comes
+    down (LocalLog.truncateFullyAndStartAt -> updateLogEndOffset), so a log flushed to 10 and
+    restarted at 25 keeps 10; log-start-offset-checkpoint leaves it out (new segment at 25)."""
+    ctx, manager, log = _flushed_log("3.9")
+    manager.truncate_fully_and_start_at(("test", 0), 25)
+    assert (log.log_start_offset, log.log_end_offset, log.recovery_point) == (25, 25, 10)
+    assert _offsets(manager, RECOVERY_POINT_CHECKPOINT) == {("test", 0): 10}
+    manager.checkpoint_log_start_offsets()
+    assert _offsets(manager, LOG_START_OFFSET_CHECKPOINT) == {}
+    manager.truncate_fully_and_start_at(("missing", 0), 5)   # no log: nothing happens
+    assert manager.get_log(("missing", 0)) is None

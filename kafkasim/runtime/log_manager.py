@@ -265,6 +265,40 @@ class LogManager:
         self._write_offsets(RECOVERY_POINT_CHECKPOINT, {
             tp: log.recovery_point for tp, log in sorted(self.logs.items())})
 
+    def checkpoint_log_recovery_offsets(self) -> None:
+        """LogManager.checkpointLogRecoveryOffsets (checkpointRecoveryOffsetsInDir for the one
+        log dir): recovery-point-offset-checkpoint."""
+        self.checkpoint_recovery_points()
+
+    def truncate_to(self, partition_offsets: dict[tuple[str, int], int], is_future: bool = False,
+                    ctx: Any = None) -> None:
+        """LogManager.truncateTo: truncate each partition's log (a missing one, or any future
+        log: kafkasim has none, is skipped), then rewrite recovery-point-offset-checkpoint if
+        a log was truncated (KAFKA-5864, 1.0+); before 1.0 (``ctx``'s rules) after every call.
+        The simulated brokers truncate their logs directly; ``Broker.on_truncate`` writes the
+        file for them."""
+        truncated = False
+        for tp, offset in partition_offsets.items():
+            log = None if is_future else self.logs.get(tp)
+            if log is not None:
+                # UnifiedLog.truncateTo answers whether the target was below the log end
+                truncated |= offset < log.log_end_offset
+                log.truncate_to(offset, "LogManager.truncateTo")
+        always = ctx is not None and \
+            not ctx.rules.fetch.recovery_checkpoint_only_after_truncation
+        if truncated or always:
+            self.checkpoint_recovery_points()
+
+    def truncate_fully_and_start_at(self, topic_partition: tuple[str, int], new_offset: int,
+                                    is_future: bool = False) -> None:
+        """LogManager.truncateFullyAndStartAt: restart the partition's log empty at
+        ``new_offset``, then rewrite recovery-point-offset-checkpoint (nothing without the
+        log)."""
+        log = None if is_future else self.logs.get(topic_partition)
+        if log is not None:
+            log.truncate_fully_and_start_at(new_offset)
+            self.checkpoint_recovery_points()
+
     def checkpoint_log_start_offsets(self) -> None:
         """LogManager.checkpointLogStartOffsets (checkpointLogStartOffsetsInDir, 0.11+): only
         logs whose start moved past their first segment's base offset are listed, so not a
