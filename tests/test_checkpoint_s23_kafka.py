@@ -345,3 +345,19 @@ def test_log_manager_truncate_fully_and_start_at_checkpoints_recovery_points():
     assert _offsets(manager, LOG_START_OFFSET_CHECKPOINT) == {}
     manager.truncate_fully_and_start_at(("missing", 0), 5)   # no log: nothing happens
     assert manager.get_log(("missing", 0)) is None
+
+
+def test_partition_metadata_flush_into_a_deleted_directory_fails_the_log_dir(tmp_path):
+    """PartitionMetadataFile.maybeFlush @4.3.0: the ``.tmp`` file cannot be created in a
+    partition directory that is gone (FileNotFoundException): the log dir goes offline and
+    the write is a KafkaStorageException "Error while writing partition metadata file"; the
+    topic id stays pending."""
+    directory = tmp_path / "foo-0"
+    f = PartitionMetadataFile(PartitionMetadataFile.new_file(directory), LogDirFailureChannel())
+    topic_id = _random_uuid(random.Random(5))
+    f.record(topic_id)
+    with pytest.raises(KafkaStorageException) as e:
+        f.maybe_flush()
+    assert "Error while writing partition metadata file" in str(e.value)
+    assert f.log_dir_failure_channel.has_offline_log_dir(str(tmp_path))
+    assert not directory.exists() and f.dirty_topic_id == topic_id

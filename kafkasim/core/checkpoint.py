@@ -663,9 +663,9 @@ class PartitionMetadataFile:
     def __init__(self, file: str | Path,
                  log_dir_failure_channel: LogDirFailureChannel | None = None, *,
                  store: LogDir | None = None) -> None:
-        if store is None:
-            path = Path(file)
-            store, rel = LogDir(path.parent), path.name
+        if store is None:   # rooted at the log dir: the partition directory is not created
+            path = Path(os.path.abspath(file))
+            store, rel = LogDir(path.parent.parent), f"{path.parent.name}/{path.name}"
         else:
             rel = str(file)
         self.store, self.rel = store, rel
@@ -700,12 +700,16 @@ class PartitionMetadataFile:
         topic_id = self.dirty_topic_id
         if topic_id is None:
             return
+        msg = f"Error while writing partition metadata file {self.file}"
+        if self.store.root is not None and not os.path.isdir(os.path.dirname(self.file)):
+            # new FileOutputStream(<file>.tmp) in a directory that is gone
+            raise self._fail(msg, FileNotFoundError(f"{self.file}.tmp (No such file or "
+                                                    "directory)"))
         try:
             self.store.write_atomic(self.rel, PartitionMetadata(self.CURRENT_VERSION,
                                                                 topic_id).encode())
         except OSError as e:
-            raise self._fail(f"Error while writing partition metadata file {self.file}",
-                             e) from None
+            raise self._fail(msg, e) from None
         self.dirty_topic_id = None
 
     def read(self) -> PartitionMetadata:
