@@ -2,7 +2,8 @@
 
 Ports, at the tag each docstring names, cases of:
 * core/src/test/scala/unit/kafka/log/LogManagerTest.scala (3.9.0, read at tag 3.9.0-rc3 of the
-  apache mirror): testCheckpointLogStartOffsetForNormalTopic;
+  apache mirror): testCheckpointLogStartOffsetForNormalTopic, testCheckpointRecoveryPoints,
+  testCheckpointForOnlyAffectedLogs;
 * storage/src/test/java/org/apache/kafka/storage/internals/checkpoint/PartitionMetadataFileTest
   .java (4.3.0, confluentinc mirror a9ce322153);
 and checks, on a running cluster, when LogManager writes recovery-point-offset-checkpoint and
@@ -32,6 +33,7 @@ from kafkasim.core.checkpoint import (
 )
 from kafkasim.core.errors import InconsistentTopicIdException, KafkaStorageException
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.log_manager import LogManager
 from tests.test_unified_log_kafka import _append, _manager
 
 
@@ -361,3 +363,43 @@ def test_partition_metadata_flush_into_a_deleted_directory_fails_the_log_dir(tmp
     assert "Error while writing partition metadata file" in str(e.value)
     assert f.log_dir_failure_channel.has_offline_log_dir(str(tmp_path))
     assert not directory.exists() and f.dirty_topic_id == topic_id
+
+
+# -- LogManagerTest @3.9.0: recovery points, by Kafka's method names ------------------------------
+
+
+def _fifty_records_each(manager, ctx, tps):
+    logs = [manager.get_or_create_log(ctx, *tp) for tp in tps]
+    for log in logs:
+        for _ in range(50):
+            _append(log)
+        log.flush()
+    return logs
+
+
+def test_checkpoint_recovery_points_3_9():
+    """LogManagerTest.testCheckpointRecoveryPoints @3.9.0 (verifyCheckpointRecovery): 50
+    records appended and flushed in two logs; checkpointLogRecoveryOffsets writes each
+    log's recovery point to LogManager.RecoveryPointCheckpointFile."""
+    ctx, manager = _manager("3.9")
+    tps = [("test-a", 1), ("test-b", 1)]
+    logs = _fifty_records_each(manager, ctx, tps)
+    manager.checkpoint_log_recovery_offsets()
+    checkpoints = _offsets(manager, manager.RECOVERY_POINT_CHECKPOINT_FILE)
+    assert [checkpoints[tp] for tp in tps] == [log.recovery_point for log in logs] == [50, 50]
+
+
+def test_checkpoint_for_only_affected_logs_3_9(tmp_path):
+    """LogManagerTest.testCheckpointForOnlyAffectedLogs @3.9.0: checkpointRecoveryOffsetsInDir
+    (logDir) writes the recovery point of every log in that dir (a real log dir here)."""
+    ctx, _ = _manager("3.9")
+    manager = LogManager(str(tmp_path))
+    tps = [("test-a", 0), ("test-a", 1), ("test-a", 2), ("test-b", 0), ("test-b", 1)]
+    logs = _fifty_records_each(manager, ctx, tps)
+    manager.checkpoint_recovery_offsets_in_dir(str(tmp_path))
+    with open(tmp_path / LogManager.RECOVERY_POINT_CHECKPOINT_FILE, encoding="utf-8") as f:
+        checkpoints = {(t, p): o for t, p, o in parse_offsets(f.read(), "checkpoint")}
+    assert {tp: checkpoints[tp] for tp in tps} == {
+        tp: log.recovery_point for tp, log in zip(tps, logs, strict=True)}
+    with pytest.raises(ValueError):
+        manager.checkpoint_recovery_offsets_in_dir(str(tmp_path / "elsewhere"))

@@ -11,6 +11,7 @@ Its periodic tasks are the module's ``_timer_...`` functions, run through the br
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,10 @@ CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 class LogManager:
     """The broker's log dir and its logs. Methods that read the clock, the configs or trace
     take the broker as ``ctx``."""
+
+    #: LogManager.RecoveryPointCheckpointFile / LogStartOffsetCheckpointFile
+    RECOVERY_POINT_CHECKPOINT_FILE = RECOVERY_POINT_CHECKPOINT
+    LOG_START_OFFSET_CHECKPOINT_FILE = LOG_START_OFFSET_CHECKPOINT
 
     def __init__(self, log_dir: str | None = None) -> None:
         self.log_dir = LogDir(log_dir)
@@ -268,6 +273,15 @@ class LogManager:
     def checkpoint_log_recovery_offsets(self) -> None:
         """LogManager.checkpointLogRecoveryOffsets (checkpointRecoveryOffsetsInDir for the one
         log dir): recovery-point-offset-checkpoint."""
+        self.checkpoint_recovery_points()
+
+    def checkpoint_recovery_offsets_in_dir(self, log_dir: str | None = None) -> None:
+        """LogManager.checkpointRecoveryOffsetsInDir(logDir): the recovery points of the logs
+        in that dir; kafkasim's broker has one log dir, so ``log_dir`` must be it (or None)."""
+        root = self.log_dir.root
+        if log_dir is not None and root is not None and \
+                os.path.abspath(log_dir) != os.path.abspath(root):
+            raise ValueError(f"{log_dir} is not this LogManager's log dir")
         self.checkpoint_recovery_points()
 
     def truncate_to(self, partition_offsets: dict[tuple[str, int], int], is_future: bool = False,
