@@ -403,3 +403,36 @@ def test_checkpoint_for_only_affected_logs_3_9(tmp_path):
         tp: log.recovery_point for tp, log in zip(tps, logs, strict=True)}
     with pytest.raises(ValueError):
         manager.checkpoint_recovery_offsets_in_dir(str(tmp_path / "elsewhere"))
+
+
+# -- UnifiedLogTest @3.9.0: the log's partition.metadata (not wired yet) ---------------------------
+
+_NO_PARTITION_METADATA = (
+    "DEVIATION: kafkasim's Log has no partitionMetadataFile / assignTopicId / topicId (brokers "
+    "do not write partition.metadata; the core class PartitionMetadataFile exists): "
+    "UnifiedLogTest.scala:{line}@3.9.0-rc3")
+
+
+@pytest.mark.xfail(strict=True, reason=_NO_PARTITION_METADATA.format(line=1911))
+def test_log_flushes_partition_metadata_on_append(tmp_path):
+    """UnifiedLogTest.testLogFlushesPartitionMetadataOnAppend @3.9.0: a recorded topic id is
+    flushed by the next append (UnifiedLog.append -> maybeFlushMetadataFile)."""
+    ctx, manager = _manager("3.9")
+    log = manager.get_or_create_log(ctx, "foo", 0)
+    topic_id = _random_uuid(random.Random(6))
+    log.partition_metadata_file.record(topic_id)
+    _append(log)
+    assert log.partition_metadata_file.exists()
+    assert log.partition_metadata_file.read().topic_id == topic_id
+
+
+@pytest.mark.xfail(strict=True, reason=_NO_PARTITION_METADATA.format(line=1943))
+def test_log_recovers_topic_id():
+    """UnifiedLogTest.testLogRecoversTopicId @3.9.0: assignTopicId, close, reopen: the
+    reopened log's topicId is read from partition.metadata."""
+    ctx, manager = _manager("3.9")
+    log = manager.get_or_create_log(ctx, "foo", 0)
+    topic_id = _random_uuid(random.Random(7))
+    log.assign_topic_id(topic_id)
+    manager.load_logs(ctx)
+    assert manager.get_log(("foo", 0)).topic_id == topic_id
