@@ -282,14 +282,23 @@ def test_flush_messages_moves_the_recovery_point_and_the_checkpoint():
 
 
 def test_log_flusher_flushes_after_flush_ms_since_the_last_flush():
-    # LogManager.flushDirtyLogs: time.milliseconds - log.lastFlushTime >= flush.ms -> flush
+    # LogManager.startup: kafka-log-flusher first runs after InitialTaskDelayMs (30000), then
+    # every log.flush.scheduler.interval.ms; LogManager.flushDirtyLogs: time.milliseconds -
+    # log.lastFlushTime >= flush.ms -> flush
     c = _one_partition(**{"log.flush.scheduler.interval.ms": 1000, "log.flush.interval.ms": 5000})
     log = c.log(2, "t", 0)
-    created = c.brokers[2].log_manager.last_flush_ms[("t", 0)]
-    c.run(max(0, created + 5000 - c.now - 1001))
-    assert log.recovery_point == 0  # flush.ms not yet elapsed since the log was created
-    c.run(2002)
+    c.run(30000 - c.now - 1)
+    assert log.recovery_point == 0  # flush.ms elapsed long ago, but the flusher has not run
+    c.run(2)
     assert log.recovery_point == log.log_end_offset == 6
+    p = c.producer(acks="all", linger_ms=0)
+    p.send("t", "w", partition=0)
+    p.flush()
+    flushed = c.brokers[2].log_manager.last_flush_ms[("t", 0)]
+    c.run(max(0, flushed + 5000 - c.now - 1001))
+    assert log.recovery_point == 6  # flush.ms not yet elapsed since the last flush
+    c.run(2002)
+    assert log.recovery_point == log.log_end_offset == 7
 
 
 def test_unclean_restart_recovers_from_the_checkpointed_recovery_point_and_keeps_the_data():

@@ -62,6 +62,7 @@ VERSION_TABLE = [
     ("broker", "log.flush.scheduler.interval.ms", None, None),
     ("broker", "log.flush.offset.checkpoint.interval.ms", None, None),
     ("broker", "log.flush.start.offset.checkpoint.interval.ms", "0.11.0", None),
+    ("broker", "log.initial.task.delay.ms", "3.8", None),   # KAFKA-16552, defineInternal
     ("broker", "log.retention.hours", None, None),
     ("broker", "log.retention.minutes", None, None),
     ("broker", "log.retention.ms", None, None),

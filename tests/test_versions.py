@@ -291,6 +291,7 @@ SINCE = [
     ("maximal_isr", "2.7", "2.6"),
     ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
     ("log_start_past_end_deletes_segments", "2.3", "2.2"),
+    ("recovery_checkpoint_only_after_truncation", "1.0", "0.11.0"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
     ("fenced_partition_leaves_the_fetcher", "2.1", "2.0"),
     ("fenced_partition_checks_request_epoch", "2.5", "2.4"),

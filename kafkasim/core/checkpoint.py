@@ -29,13 +29,19 @@ there, so learners can ``cat`` them — and edit them to see Kafka refuse a malf
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import re
 from pathlib import Path
 from typing import NamedTuple
 
-from kafkasim.core.errors import IllegalArgumentException, KafkaStorageException
+from kafkasim.core.errors import (
+    IllegalArgumentException,
+    InconsistentTopicIdException,
+    KafkaStorageException,
+)
 from kafkasim.core.leader_epoch import EpochEntry
 from kafkasim.settings.javautil import java_parse_int, java_parse_long, java_split_whitespaces
 
@@ -43,6 +49,8 @@ REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+#: PartitionMetadataFile.PARTITION_METADATA_FILE_NAME (KIP-516, 2.8+): the partition's topic id
+PARTITION_METADATA_FILE = "partition.metadata"
 CHECKPOINT_VERSION = 0
 #: CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME (LogLoader.CleanShutdownFile before 3.7)
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -570,3 +578,156 @@ class CleanShutdownFileHandler:
 
     def exists(self) -> bool:
         return self.store.exists(CLEAN_SHUTDOWN_FILE)
+
+
+class PartitionMetadata(NamedTuple):
+    """PartitionMetadata (KIP-516, 2.8+): ``partition.metadata``'s version and topic id."""
+
+    version: int
+    topic_id: str
+
+    def encode(self) -> str:
+        """``encode``: two lines, no newline after the second."""
+        return f"version: {self.version}\ntopic_id: {self.topic_id}"
+
+
+def uuid_from_string(text: str) -> str:
+    """Uuid.fromString's checks on a topic id (kafkasim keeps ids as their base64 text):
+    at most 24 characters, decoding (URL-safe base64) to 16 bytes; IllegalArgumentException
+    otherwise."""
+    if len(text) > 24:
+        raise IllegalArgumentException(f"Input string with prefix `{text[:24]}` is too long to "
+                                       "be decoded as a base64 UUID")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, binascii.Error):
+        raise IllegalArgumentException(f"Illegal base64 character in `{text}`") from None
+    if len(raw) != 16:
+        raise IllegalArgumentException(
+            f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the "
+            "expected 16 bytes of a base64-encoded UUID")
+    return text
+
+
+_ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def _parse_partition_metadata(text: str, location: str) -> PartitionMetadata:
+    """PartitionMetadataReadBuffer.read: ``version: N`` then ``topic_id: <id>``, each split
+    on ``:\\s+`` into exactly two parts; IOException (as CorruptCheckpointError) for a
+    malformed line, a negative version or the zero topic id."""
+    lines = _reader_lines(text)
+    line = lines[0] if lines else None
+
+    def malformed() -> CorruptCheckpointError:
+        return CorruptCheckpointError(location, None, "Malformed line in partition metadata "
+                                      f"file [{location}]: {line}")
+    if line is None:
+        raise malformed()
+    parts = re.split(r":\s+", line)
+    if len(parts) != 2:
+        raise malformed()
+    try:
+        version = java_parse_int(parts[1])
+    except ValueError:
+        raise malformed() from None
+    if version < PartitionMetadataFile.CURRENT_VERSION:
+        raise CorruptCheckpointError(location, None, "Unrecognized version of partition "
+                                     f"metadata file ({location}): {version}")
+    line = lines[1] if len(lines) > 1 else None
+    parts = re.split(r":\s+", line) if line is not None else []
+    if len(parts) != 2:
+        raise malformed()
+    topic_id = uuid_from_string(parts[1])
+    if topic_id == _ZERO_UUID:
+        raise CorruptCheckpointError(location, None, "Invalid topic ID in partition metadata "
+                                     f"file ({location})")
+    return PartitionMetadata(version, topic_id)
+
+
+class PartitionMetadataFile:
+    """``<topic>-<partition>/partition.metadata`` (PartitionMetadataFile, KIP-516, 2.8+):
+    ``record`` keeps the topic id to write (a different one than already recorded is an
+    InconsistentTopicIdException), ``maybe_flush`` writes it atomically if one is pending
+    (``version: 0`` and ``topic_id: <id>``), ``read`` parses the file. A failed read or write
+    raises KafkaStorageException and takes the log dir (the partition directory's parent)
+    offline through the LogDirFailureChannel. Opening it does not create the file.
+
+    ``file`` is a path; or, with ``store`` (a broker's ``LogDir``), a path relative to it."""
+
+    CURRENT_VERSION = 0
+    PARTITION_METADATA_FILE_NAME = PARTITION_METADATA_FILE
+
+    __slots__ = ("dirty_topic_id", "file", "log_dir_failure_channel", "rel", "store")
+
+    def __init__(self, file: str | Path,
+                 log_dir_failure_channel: LogDirFailureChannel | None = None, *,
+                 store: LogDir | None = None) -> None:
+        if store is None:   # rooted at the log dir: the partition directory is not created
+            path = Path(os.path.abspath(file))
+            store, rel = LogDir(path.parent.parent), f"{path.parent.name}/{path.name}"
+        else:
+            rel = str(file)
+        self.store, self.rel = store, rel
+        self.file = store.path(rel)
+        self.log_dir_failure_channel = log_dir_failure_channel
+        self.dirty_topic_id: str | None = None
+
+    @staticmethod
+    def new_file(directory: str | Path) -> str:
+        """``newFile(dir)``: the partition directory's partition.metadata."""
+        return os.path.join(directory, PARTITION_METADATA_FILE)
+
+    def _log_dir(self) -> str:
+        return os.path.dirname(os.path.dirname(os.path.abspath(self.file)))
+
+    def _fail(self, msg: str, error: Exception) -> KafkaStorageException:
+        if self.log_dir_failure_channel is not None:
+            self.log_dir_failure_channel.maybe_add_offline_log_dir(self._log_dir(), msg, error)
+        return KafkaStorageException(f"{msg}: {error}")
+
+    def record(self, topic_id: str) -> None:
+        """``record``: the topic id to flush next; refuses one that differs from a pending id."""
+        if self.dirty_topic_id is not None and self.dirty_topic_id != topic_id:
+            raise InconsistentTopicIdException(
+                f"Tried to record topic ID {topic_id} to file but had already recorded "
+                f"{self.dirty_topic_id}")
+        self.dirty_topic_id = topic_id
+
+    def maybe_flush(self) -> None:
+        """``maybeFlush``: write the pending topic id (``.tmp``, fsync, rename), then none is
+        pending; nothing happens without one."""
+        topic_id = self.dirty_topic_id
+        if topic_id is None:
+            return
+        msg = f"Error while writing partition metadata file {self.file}"
+        if self.store.root is not None and not os.path.isdir(os.path.dirname(self.file)):
+            # new FileOutputStream(<file>.tmp) in a directory that is gone
+            raise self._fail(msg, FileNotFoundError(f"{self.file}.tmp (No such file or "
+                                                    "directory)"))
+        try:
+            self.store.write_atomic(self.rel, PartitionMetadata(self.CURRENT_VERSION,
+                                                                topic_id).encode())
+        except OSError as e:
+            raise self._fail(msg, e) from None
+        self.dirty_topic_id = None
+
+    def read(self) -> PartitionMetadata:
+        """``read``: the file's version and topic id."""
+        msg = f"Error while reading partition metadata file {self.file}"
+        try:
+            text = self.store.read(self.rel)
+            if text is None:
+                raise FileNotFoundError(f"NoSuchFileException: {self.file}")
+            return _parse_partition_metadata(text, self.file)
+        except (CorruptCheckpointError, OSError) as e:
+            raise self._fail(msg, e) from None
+
+    def exists(self) -> bool:
+        return self.store.exists(self.rel)
+
+    def delete(self) -> None:
+        """``delete``: Files.delete, NoSuchFileException when there is no file."""
+        if not self.exists():
+            raise FileNotFoundError(self.file)
+        self.store.delete(self.rel)

@@ -137,6 +137,17 @@ class ApiException(RuntimeError):
         self.error = error
 
 
+INCONSISTENT_TOPIC_ID = "INCONSISTENT_TOPIC_ID"
+
+
+class InconsistentTopicIdException(ApiException):
+    """org.apache.kafka.common.errors.InconsistentTopicIdException (2.8+): a topic id that
+    differs from the one already recorded for the partition (PartitionMetadataFile.record)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INCONSISTENT_TOPIC_ID, message)
+
+
 class KafkaException(RuntimeError):
     """org.apache.kafka.common.KafkaException: a generic Kafka error (LogOffsetMetadata
     .positionDiff of offsets that cannot be compared)."""

@@ -455,7 +455,7 @@ class Log:
 
     __slots__ = (
         "topic", "partition", "log_start_offset", "log_end_offset", "high_watermark",
-        "recovery_point",
+        "recovery_point", "segment_base_offset",
         "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
         "producer_batches",
         "producer_states", "listener", "config",
@@ -470,6 +470,11 @@ class Log:
         self.log_end_offset = 0
         self.high_watermark = 0
         self.recovery_point = 0  # Kafka flushed (fsynced) everything below
+        #: logSegments.head.baseOffset: kafkasim's one segment starts here (0, or where
+        #: truncate_fully_and_start_at restarted the log); a log start moved by
+        #: maybe_increment_log_start_offset stays inside it (Kafka keeps the segment that
+        #: holds the new start)
+        self.segment_base_offset = 0
         self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
         self.epochs = array("i")
         self.ids = array("i")
@@ -800,6 +805,7 @@ class Log:
         self.sizes = array("i")
         self.producer_batches = ProducerBatches()
         self.log_start_offset = offset
+        self.segment_base_offset = offset   # LocalLog.truncateFullyAndStartAt: a new segment
         self.log_end_offset = offset
         self.high_watermark = offset
         if self.recovery_point > offset:

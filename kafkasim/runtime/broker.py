@@ -373,10 +373,18 @@ class Broker:
             self.trace("truncate", log.topic, log.partition, ev.Truncate(offset, removed, reason))
             if log.high_watermark != old_high_watermark:
                 self.trace("hw", log.topic, log.partition, log.high_watermark)
+        if self.state == RUNNING and (
+                removed or not self.rules.fetch.recovery_checkpoint_only_after_truncation):
+            # LogManager.truncateTo: the dir's recovery points (1.0+: once a log was truncated)
+            self.log_manager.checkpoint_recovery_points()
 
     def on_wipe(self, log: Log, start_offset: int) -> None:
         self.partition_changed((log.topic, log.partition))
         self.trace("truncate", log.topic, log.partition, ev.LogWiped(start_offset))
+        if self.state == RUNNING:
+            # LogManager.truncateFullyAndStartAt ends with checkpointRecoveryOffsetsInDir (not
+            # while LogLoader deletes the segments of a log whose start is past its end)
+            self.log_manager.checkpoint_recovery_points()
 
     def set_follower_hw(self, tp, leader_hw: int) -> None:
         log = self.logs[tp]

@@ -11,6 +11,7 @@ Its periodic tasks are the module's ``_timer_...`` functions, run through the br
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +38,7 @@ from kafkasim.settings.versions import version_at_least
 
 LONG_MAX = 2**63 - 1
 PAGE_CACHE_WRITEBACK_INTERVAL_MS = 5000   # Linux dirty_writeback_centisecs = 500
-LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (core, 0.8 to 3.x)
+LOG_MANAGER_INITIAL_TASK_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs (to 3.7; a config since)
 PAGE_CACHE_DIRTY_EXPIRE_MS = 30000        # Linux dirty_expire_centisecs = 3000
 
 
@@ -49,6 +50,10 @@ CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 class LogManager:
     """The broker's log dir and its logs. Methods that read the clock, the configs or trace
     take the broker as ``ctx``."""
+
+    #: LogManager.RecoveryPointCheckpointFile / LogStartOffsetCheckpointFile
+    RECOVERY_POINT_CHECKPOINT_FILE = RECOVERY_POINT_CHECKPOINT
+    LOG_START_OFFSET_CHECKPOINT_FILE = LOG_START_OFFSET_CHECKPOINT
 
     def __init__(self, log_dir: str | None = None) -> None:
         self.log_dir = LogDir(log_dir)
@@ -269,12 +274,57 @@ class LogManager:
         self._write_offsets(RECOVERY_POINT_CHECKPOINT, {
             tp: log.recovery_point for tp, log in sorted(self.logs.items())})
 
+    def checkpoint_log_recovery_offsets(self) -> None:
+        """LogManager.checkpointLogRecoveryOffsets (checkpointRecoveryOffsetsInDir for the one
+        log dir): recovery-point-offset-checkpoint."""
+        self.checkpoint_recovery_points()
+
+    def checkpoint_recovery_offsets_in_dir(self, log_dir: str | None = None) -> None:
+        """LogManager.checkpointRecoveryOffsetsInDir(logDir): the recovery points of the logs
+        in that dir; kafkasim's broker has one log dir, so ``log_dir`` must be it (or None)."""
+        root = self.log_dir.root
+        if log_dir is not None and root is not None and \
+                os.path.abspath(log_dir) != os.path.abspath(root):
+            raise ValueError(f"{log_dir} is not this LogManager's log dir")
+        self.checkpoint_recovery_points()
+
+    def truncate_to(self, partition_offsets: dict[tuple[str, int], int], is_future: bool = False,
+                    ctx: Any = None) -> None:
+        """LogManager.truncateTo: truncate each partition's log (a missing one, or any future
+        log: kafkasim has none, is skipped), then rewrite recovery-point-offset-checkpoint if
+        a log was truncated (KAFKA-5864, 1.0+); before 1.0 (``ctx``'s rules) after every call.
+        The simulated brokers truncate their logs directly; ``Broker.on_truncate`` writes the
+        file for them."""
+        truncated = False
+        for tp, offset in partition_offsets.items():
+            log = None if is_future else self.logs.get(tp)
+            if log is not None:
+                # UnifiedLog.truncateTo answers whether the target was below the log end
+                truncated |= offset < log.log_end_offset
+                log.truncate_to(offset, "LogManager.truncateTo")
+        always = ctx is not None and \
+            not ctx.rules.fetch.recovery_checkpoint_only_after_truncation
+        if truncated or always:
+            self.checkpoint_recovery_points()
+
+    def truncate_fully_and_start_at(self, topic_partition: tuple[str, int], new_offset: int,
+                                    is_future: bool = False) -> None:
+        """LogManager.truncateFullyAndStartAt: restart the partition's log empty at
+        ``new_offset``, then rewrite recovery-point-offset-checkpoint (nothing without the
+        log)."""
+        log = None if is_future else self.logs.get(topic_partition)
+        if log is not None:
+            log.truncate_fully_and_start_at(new_offset)
+            self.checkpoint_recovery_points()
+
     def checkpoint_log_start_offsets(self) -> None:
-        """LogManager.checkpointLogStartOffsets: only logs whose start moved past their first
-        segment's base offset are listed."""
+        """LogManager.checkpointLogStartOffsets (checkpointLogStartOffsetsInDir, 0.11+): only
+        logs whose start moved past their first segment's base offset are listed, so not a
+        log truncateFullyAndStartAt restarted at its new start (its new segment begins there):
+        loading finds that start from the segment."""
         self._write_offsets(LOG_START_OFFSET_CHECKPOINT, {
             tp: log.log_start_offset for tp, log in sorted(self.logs.items())
-            if log.log_start_offset > 0})
+            if log.log_start_offset > log.segment_base_offset})
 
     # -- flush, shutdown, power loss --------------------------------------------------------
     def flush_for_shutdown(self, now: int) -> None:
@@ -338,17 +388,19 @@ class LogManager:
         cfg = ctx.config
         schedule_periodic(ctx, cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
                           _timer_highwatermark_checkpoint)
-        schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"],
-                          LOG_MANAGER_INITIAL_TASK_DELAY_MS, _timer_recovery_point_checkpoint)
+        # LogManager.startup: its tasks first run after initialTaskDelayMs (InitialTaskDelayMs,
+        # 30000; log.initial.task.delay.ms since 3.8, KAFKA-16552), then every period
+        # (KafkaScheduler.schedule -> scheduleAtFixedRate(task, delay, period))
+        delay = cfg.get("log.initial.task.delay.ms", LOG_MANAGER_INITIAL_TASK_DELAY_MS)
+        schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"], delay,
+                          _timer_recovery_point_checkpoint, first_ms=delay)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
-            schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"],
-                              LOG_MANAGER_INITIAL_TASK_DELAY_MS,
-                              _timer_log_start_offset_checkpoint)
+            schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"], delay,
+                              _timer_log_start_offset_checkpoint, first_ms=delay)
         ctx.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, _timer_page_cache_writeback)
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
-            schedule_periodic(ctx, flush_ms, LOG_MANAGER_INITIAL_TASK_DELAY_MS,
-                              _timer_log_flusher, flush_ms)
+            schedule_periodic(ctx, flush_ms, delay, _timer_log_flusher, flush_ms, first_ms=delay)
 
 
 def epoch_cache_rules(rules) -> dict[str, bool]:

@@ -589,6 +589,14 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", valid=_AT_LEAST_0, since="0.11.0", change_ref="KafkaConfig @0.11.0.0",
         ),
         _cfg(
+            "log.initial.task.delay.ms", "long", 30000,
+            "How long after startup the LogManager first runs its periodic tasks (log "
+            "flusher, recovery-point and log-start-offset checkpoints); LogManager"
+            ".InitialTaskDelayMs, 30000, before.",
+            unit="ms", valid=_AT_LEAST_0, since="3.8", change_ref="KAFKA-16552",
+            internal=True,
+        ),
+        _cfg(
             "log.retention.hours", "int", 168,
             "Hours to keep a log segment; used when log.retention.ms/minutes are unset.",
             unit="hours",

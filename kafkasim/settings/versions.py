@@ -618,6 +618,15 @@ class FetchRules:
         ref="KAFKA-8306, LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
         doc="a log start offset checkpointed past the log end deletes all segments on load",
     )
+    # LogManager.truncateTo rewrites the log dirs' recovery-point-offset-checkpoint. Before
+    # 1.0.0 it did so after every call; KAFKA-5864 (1.0.0, commit cbef33f) writes it only when a
+    # log was truncated (UnifiedLog.truncateTo answered true; checkpointRecoveryOffsetsInDir of
+    # the affected logs' dirs since 1.1).
+    recovery_checkpoint_only_after_truncation: bool = _rule(
+        since="1.0",
+        ref="KAFKA-5864, LogManager.truncateTo",
+        doc="truncateTo rewrites recovery-point-offset-checkpoint only when a log was truncated",
+    )
     # KAFKA-13790 (3.3.0): Partition.makeLeader / makeFollower skip a state whose partition epoch is
     # older than the one the partition already has (it may have learnt a newer one from an
     # AlterPartition answer).
