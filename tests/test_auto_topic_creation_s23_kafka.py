@@ -225,3 +225,28 @@ def test_consumer_allow_auto_create_topics_since_2_3():
         "allow.auto.create.topics"] is False
     with pytest.raises(ConfigError, match="added in 2.3"):
         _cluster("2.2").consumer("g", allow_auto_create_topics=False)
+
+
+def test_create_non_internal_topic_sends_again_once_completed(monkeypatch):
+    """AutoTopicCreationManagerTest.testCreateNonInternalTopic @4.3.0: the CreateTopics carries
+    the topic with num.partitions 1 and replication factor 1; once it completed (the in-flight
+    entry cleared), a second Metadata request for a topic the broker's cache still lacks sends
+    another one; both are answered UNKNOWN_TOPIC_OR_PARTITION."""
+    from kafkasim.runtime import auto_topic_creation as atc
+    sent: list = []
+    real = atc._controller_create_topics
+
+    def counting(broker_id, topics, cluster):
+        sent.append(topics)
+        real(broker_id, topics, cluster)
+
+    monkeypatch.setattr(atc, "_controller_create_topics", counting)
+    c = _cluster("4.3")
+    assert _ask(c, ("topic",)) == [("topic", -1, E.UNKNOWN_TOPIC_OR_PARTITION)]
+    c.run_until(lambda _c: sent, timeout_ms=100)
+    assert c.brokers[1].auto_topic_creation_inflight == []
+    assert c.topics.partition_count("topic") == 1
+    assert "topic" not in {t for t, _ in c.brokers[1].metadata.partitions}
+    assert _ask(c, ("topic",)) == [("topic", -1, E.UNKNOWN_TOPIC_OR_PARTITION)]
+    c.run(100)
+    assert sent == [("topic",), ("topic",)]
