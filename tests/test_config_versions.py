@@ -70,6 +70,7 @@ VERSION_TABLE = [
     ("broker", "message.max.bytes", None, None),
     ("broker", "min.insync.replicas", None, None),
     ("broker", "unclean.leader.election.enable", None, None),
+    ("broker", "auto.create.topics.enable", None, None),
     ("broker", "default.replication.factor", None, None),
     ("broker", "num.partitions", None, None),
     ("broker", "auto.leader.rebalance.enable", None, None),
@@ -131,6 +132,7 @@ VERSION_TABLE = [
     ("consumer", "isolation.level", "0.11.0", None),            # KIP-98
     ("consumer", "max.partition.fetch.bytes", "0.9.0", None),
     ("consumer", "fetch.max.bytes", "0.10.1", None),            # KIP-74
+    ("consumer", "allow.auto.create.topics", "2.3", None),      # KIP-361
     ("consumer", "client.rack", "2.4", None),                   # KIP-392
     ("consumer", "metadata.max.age.ms", "0.9.0", None),         # [CC@0.8.2]
     ("consumer", "client.id", None, None),

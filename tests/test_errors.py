@@ -102,8 +102,11 @@ def _did_you_mean(exc) -> None:
 
 
 def _waiting_send(topic: str, **kw):
-    """A send on a cluster of its own (it runs for max.block.ms) and its result once failed."""
-    c = make_cluster(seed=1, kafka_version=ZK, topic="orders", partitions=3)
+    """A send on a cluster of its own (it runs for max.block.ms) and its result once failed.
+    Its brokers run with auto.create.topics.enable false: with Kafka's default (true) the
+    producer's Metadata request would create the misspelt topic."""
+    c = make_cluster(seed=1, kafka_version=ZK, topic="orders", partitions=3,
+                     config={"auto.create.topics.enable": False})
     p = c.producer(max_block_ms=1000)
     result = p.send(topic, "x", **kw)
     assert result.status == "pending"

@@ -13,8 +13,9 @@ no Kafka test are marked "(new)".
 Left out: partitionsFor (not modelled: testTopicRefreshInMetadata, testTopicNotExistingInMetadata,
 testTopicExpiryInMetadata), adding partitions to a topic (kafkasim has no CreatePartitions: the
 out-of-range case waits for a topic created with more partitions instead), callbacks and
-interceptors (kafkasim's result is the only report), and broker-side auto topic creation
-(auto.create.topics.enable: kafkasim's brokers never create a topic on a Metadata request).
+interceptors (kafkasim's result is the only report). The brokers here run with
+auto.create.topics.enable false (Kafka's tests mock the metadata); automatic creation is in
+tests/test_auto_topic_creation_s23_kafka.py.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ from kafkasim.settings.config import ConfigError
 from kafkasim.settings.javautil import murmur2, to_positive
 
 
-def _cluster(version: str = "3.9") -> Cluster:
-    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
+def _cluster(version: str = "3.9", auto_create: bool = False) -> Cluster:
+    """Three brokers and "topic"; auto.create.topics.enable off unless ``auto_create`` (Kafka's
+    KafkaProducerTest mocks the metadata: no broker creates a topic there)."""
+    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0,
+                config={"auto.create.topics.enable": auto_create})
     c.create_topic("topic", 1, 3)
     c.run(500)
     return c
@@ -321,7 +325,7 @@ def _metadata_answer(version: str, topics: tuple[str, ...]) -> list[tuple]:
 def test_metadata_auto_topic_creation_disabled_for_non_internal_topic():
     """testMetadataAutoTopicCreationDisabledForNonInternalTopic @3.9.0: a topic the broker
     does not know and does not create is answered UNKNOWN_TOPIC_OR_PARTITION, no partitions
-    (kafkasim's brokers create no topic on a Metadata request)."""
+    (these brokers run with auto.create.topics.enable false, as the Kafka test)."""
     assert _metadata_answer("3.9", ("missing",)) == [("missing", -1,
                                                      E.UNKNOWN_TOPIC_OR_PARTITION)]
     assert _metadata_answer("3.9", ("topic", "missing")) == [
@@ -344,18 +348,10 @@ def test_metadata_for_an_invalid_topic_name(version, error):
     assert _metadata_answer(version, ("topic abc",)) == [("topic abc", -1, error)]
 
 
-@pytest.mark.xfail(strict=True, reason="DEVIATION: with auto.create.topics.enable (true by "
-                   "default) Kafka's broker creates a topic a producer's Metadata request names "
-                   "(num.partitions, default.replication.factor), answering "
-                   "LEADER_NOT_AVAILABLE (ZooKeeper) or UNKNOWN_TOPIC_OR_PARTITION (forwarded "
-                   "to the KRaft controller) meanwhile; the send then succeeds "
-                   "(KafkaApis.getTopicMetadata -> AutoTopicCreationManager.createTopics, "
-                   "core/src/main/scala/kafka/server/KafkaApis.scala:1289@3.9.0); kafkasim's "
-                   "brokers never create a topic, so the send times out after max.block.ms")
 def test_send_to_a_missing_topic_auto_creates_it_by_default():
     """KafkaApis.getTopicMetadata @3.9.0 with the broker's default auto.create.topics.enable:
     the producer's Metadata request (allowAutoTopicCreation) creates the topic."""
-    c = _cluster("3.9")
+    c = _cluster("3.9", auto_create=True)
     result = c.producer("p").send("auto", "value")
     c.run(5000)
     assert result.status == ACKED and result.partition == 0

@@ -280,6 +280,8 @@ SINCE = [
     ("producer_rejects_invalid_topics", "2.1", "2.0"),
     # KAFKA-9751 (d2cb2dc, first in 2.8.0)
     ("metadata_answers_invalid_topic", "2.8", "2.7"),
+    # KAFKA-4032 (05d00b5, first in 0.10.1.0)
+    ("metadata_auto_create_errors_per_topic", "0.10.1", "0.10.0"),
     # KAFKA-8862 (6612dd5, first in 4.0.0)
     ("producer_metadata_timeout_names_partition", "4.0", "3.9"),
     # KAFKA-7548 (1546fc3, first in 2.4.0)

@@ -42,6 +42,7 @@ from kafkasim.core.messages import (
     ZkPingResponse,
 )
 from kafkasim.core.rules import NO_EPOCH, stop_replicas_leader_epoch_error
+from kafkasim.runtime import auto_topic_creation
 from kafkasim.runtime.topics import invalid_topic_reason
 
 
@@ -141,19 +142,29 @@ def handle_alter_partition_request(broker, src, msg: AlterPartitionRequest) -> N
 def handle_topic_metadata_request(broker, src, msg: MetadataRequest) -> None:
     """KafkaApis.handleTopicMetadataRequest: MetadataCache.getTopicMetadata for the topics
     asked (every topic when none is named) on the broker's listener, Metadata v6+ (a leader
-    without the listener is LISTENER_NOT_FOUND); an unknown topic is
-    UNKNOWN_TOPIC_OR_PARTITION, or (2.8+, KAFKA-9751) INVALID_TOPIC_EXCEPTION when Topic.validate
-    refuses its name; the brokers are getAliveBrokerNodes. kafkasim's brokers create no topic
-    on a Metadata request (auto.create.topics.enable off; Kafka's default is on)."""
+    without the listener is LISTENER_NOT_FOUND); the brokers are getAliveBrokerNodes. A named
+    topic the cache lacks is created when auto.create.topics.enable (true by default) and the
+    request allow it (getTopicMetadata -> KafkaApis.createTopic, 2.8+
+    AutoTopicCreationManager.createTopics: kafkasim.runtime.auto_topic_creation), answered
+    LEADER_NOT_AVAILABLE (ZooKeeper) or UNKNOWN_TOPIC_OR_PARTITION (KRaft) meanwhile; otherwise
+    it is UNKNOWN_TOPIC_OR_PARTITION, or (2.8+, KAFKA-9751) INVALID_TOPIC_EXCEPTION when
+    Topic.validate refuses its name."""
     md = broker.metadata
     out = []
     topics = msg.topics or tuple(sorted({t for t, _ in md.partitions}))
     known = {t.name: t for t in md.get_topic_metadata(topics, DEFAULT_LISTENER,
                                                       error_unavailable_listeners=True)}
+    missing = [t for t in dict.fromkeys(topics) if t not in known]
+    try:
+        created = auto_topic_creation.create_topics(broker, missing) \
+            if missing and auto_topic_creation.auto_create_enabled(broker, msg) else {}
+    except auto_topic_creation.CreationFailed as exc:   # before KAFKA-4032 (0.10.1)
+        created, known = dict.fromkeys(topics, exc.error), {}
     for topic in topics:
         t = known.get(topic)
         if t is None:
-            out.append((topic, -1, _unknown_topic_error(broker, topic), -1, -1, (), ()))
+            error = created.get(topic) or _unknown_topic_error(broker, topic)
+            out.append((topic, -1, error, -1, -1, (), ()))
             continue
         out += [(topic, p.partition_index, p.error_code, p.leader_id, p.leader_epoch,
                  p.replica_nodes, p.isr_nodes) for p in t.partitions]

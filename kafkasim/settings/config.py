@@ -632,6 +632,11 @@ BROKER: dict[str, ConfigDef] = dict(
             "Allow an out-of-sync replica to become leader (true before 0.11.0, KIP-106).",
         ),
         _cfg(
+            "auto.create.topics.enable", "boolean", True,
+            "Create a topic a Metadata request names but the cluster lacks (num.partitions, "
+            "default.replication.factor); the request must allow it (producers do).",
+        ),
+        _cfg(
             "default.replication.factor", "int", 1,
             "Replication factor of automatically created topics.",
             unit="replicas",
@@ -989,6 +994,12 @@ CONSUMER: dict[str, ConfigDef] = dict(
             "fetch.max.bytes", "int", 52428800,
             "Whole-response size hint of a consumer fetch.",
             unit="bytes", valid=_AT_LEAST_0, since="0.10.1", change_ref="KIP-74",
+        ),
+        _cfg(
+            "allow.auto.create.topics", "boolean", True,
+            "Whether the consumer's Metadata requests let the broker create a subscribed topic "
+            "(kafkasim's consumer asks for every topic, so it never creates one).",
+            since="2.3", change_ref="KIP-361",
         ),
         _cfg(
             "client.rack", "string", "",

@@ -1952,13 +1952,26 @@ class ClientRules:
     # KAFKA-9751 (2.8.0, d2cb2dc): KafkaApis.getTopicMetadata answers a topic it does not know,
     # when it does not create it (auto.create.topics.enable false, or not allowed), with
     # INVALID_TOPIC_EXCEPTION if Topic.validate refuses its name, else UNKNOWN_TOPIC_OR_PARTITION.
-    # Before, every such topic was UNKNOWN_TOPIC_OR_PARTITION (an auto-creation, off in kafkasim,
-    # answered INVALID_TOPIC_EXCEPTION for an invalid name in every release).
+    # Before, every such topic was UNKNOWN_TOPIC_OR_PARTITION (an auto-creation answered
+    # INVALID_TOPIC_EXCEPTION for an invalid name in every release: kafkasim.runtime
+    # .auto_topic_creation).
     metadata_answers_invalid_topic: bool = _rule(
         since="2.8",
         ref="KAFKA-9751, KafkaApis.getTopicMetadata @2.8.0",
         doc="a Metadata request naming an invalid topic name gets INVALID_TOPIC_EXCEPTION "
         "(before: UNKNOWN_TOPIC_OR_PARTITION)",
+    )
+    # KAFKA-4032 (0.10.1.0, 05d00b5): KafkaApis.createTopic catches every exception of the
+    # automatic creation of a topic a Metadata request names and answers that topic with its
+    # error (Errors.forException: INVALID_REPLICATION_FACTOR, INVALID_TOPIC_EXCEPTION). Before,
+    # the exception left the handler and the whole request failed: every topic it named got the
+    # error (TopicMetadataRequest.handleError / MetadataRequest.getErrorResponse), too few
+    # brokers being AdminOperationException (UNKNOWN_SERVER_ERROR).
+    metadata_auto_create_errors_per_topic: bool = _rule(
+        since="0.10.1",
+        ref="KAFKA-4032, KafkaApis.createTopic @0.10.1.0",
+        doc="a failed automatic topic creation answers only that topic with its error "
+        "(before: every topic of the Metadata request got it)",
     )
     # KAFKA-8862 (4.0.0, 6612dd5): the TimeoutException of a send whose wait for metadata ran out
     # (Metadata.awaitUpdate) names the partition and the count when the topic is known ("Partition
