@@ -34,6 +34,7 @@ from kafkasim.core.checkpoint import (
 from kafkasim.core.errors import InconsistentTopicIdException, KafkaStorageException
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.log_manager import LogManager
+from tests.test_metadata_log_versions_kafka import _fifty_flushed
 from tests.test_unified_log_kafka import _append, _manager
 
 
@@ -368,22 +369,13 @@ def test_partition_metadata_flush_into_a_deleted_directory_fails_the_log_dir(tmp
 # -- LogManagerTest @3.9.0: recovery points, by Kafka's method names ------------------------------
 
 
-def _fifty_records_each(manager, ctx, tps):
-    logs = [manager.get_or_create_log(ctx, *tp) for tp in tps]
-    for log in logs:
-        for _ in range(50):
-            _append(log)
-        log.flush()
-    return logs
-
-
 def test_checkpoint_recovery_points_3_9():
     """LogManagerTest.testCheckpointRecoveryPoints @3.9.0 (verifyCheckpointRecovery): 50
     records appended and flushed in two logs; checkpointLogRecoveryOffsets writes each
     log's recovery point to LogManager.RecoveryPointCheckpointFile."""
     ctx, manager = _manager("3.9")
     tps = [("test-a", 1), ("test-b", 1)]
-    logs = _fifty_records_each(manager, ctx, tps)
+    logs = _fifty_flushed(ctx, manager, tps)
     manager.checkpoint_log_recovery_offsets()
     checkpoints = _offsets(manager, manager.RECOVERY_POINT_CHECKPOINT_FILE)
     assert [checkpoints[tp] for tp in tps] == [log.recovery_point for log in logs] == [50, 50]
@@ -395,7 +387,7 @@ def test_checkpoint_for_only_affected_logs_3_9(tmp_path):
     ctx, _ = _manager("3.9")
     manager = LogManager(str(tmp_path))
     tps = [("test-a", 0), ("test-a", 1), ("test-a", 2), ("test-b", 0), ("test-b", 1)]
-    logs = _fifty_records_each(manager, ctx, tps)
+    logs = _fifty_flushed(ctx, manager, tps)
     manager.checkpoint_recovery_offsets_in_dir(str(tmp_path))
     with open(tmp_path / LogManager.RECOVERY_POINT_CHECKPOINT_FILE, encoding="utf-8") as f:
         checkpoints = {(t, p): o for t, p, o in parse_offsets(f.read(), "checkpoint")}

@@ -431,6 +431,13 @@ def test_follower_state_not_updated_if_log_read_fails():
     finds a diverging epoch leave the follower's log start and end offsets as they were."""
     b = Broker()
     assert b.lair(0, 5, (0, 1)).error == E.NONE
+    assert_follower_state_not_updated_if_log_read_fails(b)
+
+
+def assert_follower_state_not_updated_if_log_read_fails(b) -> None:
+    """testFollowerStateNotUpdatedIfLogReadFails after its set-up (broker 0 leads at epoch 5,
+    replicas 0 and 1; ZooKeeper or KRaft): the follower's state starts unknown, a good fetch
+    at 0 sets it, a fenced and a diverging fetch leave it."""
     follower = b.part().get_replica(1)
     assert (follower.log_start_offset, follower.log_end_offset) == (-1, -1)
     for _ in range(5):

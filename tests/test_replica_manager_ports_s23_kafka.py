@@ -24,7 +24,13 @@ min-ISR check at 4.3 (each names the Kafka source it follows).
 from __future__ import annotations
 
 import pytest
-from test_replica_manager_kafka import RACK_AWARE, TOPIC, TP, Broker
+from test_replica_manager_kafka import (
+    RACK_AWARE,
+    TOPIC,
+    TP,
+    Broker,
+    assert_follower_state_not_updated_if_log_read_fails,
+)
 from test_replica_manager_more_kafka import (
     FOO_UUID,
     LOCAL,
@@ -138,17 +144,7 @@ def test_follower_state_not_updated_if_log_read_fails_kraft():
     last fetched epoch answers the diverging epoch, neither moving the follower's state."""
     b = KBroker()
     b.kdelta(0, 5, (0, 1))
-    follower = b.part().get_replica(1)
-    assert (follower.log_start_offset, follower.log_end_offset) == (-1, -1)
-    for _ in range(5):
-        b.produce(1)
-    assert b.fetch_data(b.fetch(1, 0, epoch=5)).error == E.NONE
-    assert (follower.log_start_offset, follower.log_end_offset) == (0, 0)
-    assert b.fetch_data(b.fetch(1, 3, epoch=4)).error == E.FENCED_LEADER_EPOCH
-    assert (follower.log_start_offset, follower.log_end_offset) == (0, 0)
-    diverging = b.fetch_data(b.fetch(1, 3, epoch=5, last_fetched=4))
-    assert diverging.error == E.NONE and diverging.diverging_epoch is not None
-    assert (follower.log_start_offset, follower.log_end_offset) == (0, 0)
+    assert_follower_state_not_updated_if_log_read_fails(b)
 
 
 def test_fetch_messages_when_not_follower_for_one_partition_kraft():
