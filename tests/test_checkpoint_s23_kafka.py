@@ -10,9 +10,10 @@ and checks, on a running cluster, when LogManager writes recovery-point-offset-c
 log-start-offset-checkpoint around truncations (LogManager.truncateTo / truncateFullyAndStartAt /
 checkpointLogStartOffsetsInDir, read at 0.8.2.2, 0.10.2.0, 1.0.0, 1.1.0, 2.8.0, 3.9.0-rc3).
 
-Adaptation: kafkasim's log is one segment (``Log.segment_base_offset`` is its base offset), so
-LogManagerTest's rolls and deleteOldSegments cannot be expressed; the half of
-testCheckpointLogStartOffsetForNormalTopic after deleteOldSegments is a strict xfail.
+Adaptation: kafkasim's segments are base offsets (``Log.segment_base_offset``, then one per
+``Log.roll``); LogManagerTest's rolls are ``Log.roll`` calls, deleteOldSegments is
+``Log.delete_old_segments`` (kafkasim.core.log_segments); partition.metadata is the log's
+``partition_metadata_file`` (2.8+, given by the LogManager).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kafkasim.core.checkpoint import (
     parse_offsets,
 )
 from kafkasim.core.errors import InconsistentTopicIdException, KafkaStorageException
+from kafkasim.core.log_segments import log_segments
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.log_manager import LogManager
 from tests.test_metadata_log_versions_kafka import _fifty_flushed
@@ -47,36 +49,42 @@ def _offsets(manager, name: str) -> dict[tuple[str, int], int]:
 
 
 def _fifty_records(version: str):
+    """50 records appended as leader in epoch 0, a roll after offsets 10, 20, 30 and 40 (5
+    segments, based at 0, 11, 21, 31, 41), HW 49."""
     ctx, manager = _manager(version)
     log = manager.get_or_create_log(ctx, "test", 0)
     for _ in range(50):
-        _append(log)
+        _first, offset = _append(log)
+        if offset != 0 and offset % 10 == 0:
+            log.roll()
+    assert len(log_segments(log)) == 5
     log.update_high_watermark(49)
     return manager, log
 
 
 def test_checkpoint_log_start_offset_for_normal_topic():
     """LogManagerTest.testCheckpointLogStartOffsetForNormalTopic @3.9.0 (first half): 50
-    records, HW 49, the log start raised to 31 (inside the log's segments): the checkpoint
-    lists 31 (checkpointLogStartOffsetsInDir: start above the first segment's base)."""
+    records in 5 segments, HW 49, the log start raised to 31 (inside the log's segments): the
+    segments stay and the checkpoint lists 31 (checkpointLogStartOffsetsInDir: start above the
+    first segment's base)."""
     manager, log = _fifty_records("3.9")
     assert log.maybe_increment_log_start_offset(31)
     manager.checkpoint_log_start_offsets()
+    assert len(log_segments(log)) == 5
     assert log.log_start_offset == 31
     assert _offsets(manager, LOG_START_OFFSET_CHECKPOINT).get(("test", 0), -1) == 31
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: kafkasim's log is one segment and has no deleteOldSegments; after it Kafka's "
-    "first segment starts at the log start and the checkpoint no longer lists the partition "
-    "(LogManagerTest.scala:1219-1225@3.9.0-rc3)"))
 def test_checkpoint_log_start_offset_for_normal_topic_after_delete_old_segments():
     """LogManagerTest.testCheckpointLogStartOffsetForNormalTopic @3.9.0 (second half):
-    deleteOldSegments leaves 2 segments, the first based at 31; checkpointing again lists
-    nothing for the partition."""
+    deleteOldSegments leaves 2 segments, the first based at 31 (the log start); checkpointing
+    again lists nothing for the partition."""
     manager, log = _fifty_records("3.9")
     log.maybe_increment_log_start_offset(31)
-    log.delete_old_segments()   # UnifiedLog.deleteOldSegments: not in kafkasim
+    manager.checkpoint_log_start_offsets()
+    log.delete_old_segments()
+    assert len(log_segments(log)) == 2
+    assert log.log_start_offset == 31
     manager.checkpoint_log_start_offsets()
     assert _offsets(manager, LOG_START_OFFSET_CHECKPOINT).get(("test", 0), -1) == -1
 
@@ -397,15 +405,9 @@ def test_checkpoint_for_only_affected_logs_3_9(tmp_path):
         manager.checkpoint_recovery_offsets_in_dir(str(tmp_path / "elsewhere"))
 
 
-# -- UnifiedLogTest @3.9.0: the log's partition.metadata (not wired yet) ---------------------------
-
-_NO_PARTITION_METADATA = (
-    "DEVIATION: kafkasim's Log has no partitionMetadataFile / assignTopicId / topicId (brokers "
-    "do not write partition.metadata; the core class PartitionMetadataFile exists): "
-    "UnifiedLogTest.scala:{line}@3.9.0-rc3")
+# -- UnifiedLogTest @3.9.0: the log's partition.metadata -------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=_NO_PARTITION_METADATA.format(line=1911))
 def test_log_flushes_partition_metadata_on_append(tmp_path):
     """UnifiedLogTest.testLogFlushesPartitionMetadataOnAppend @3.9.0: a recorded topic id is
     flushed by the next append (UnifiedLog.append -> maybeFlushMetadataFile)."""
@@ -418,7 +420,6 @@ def test_log_flushes_partition_metadata_on_append(tmp_path):
     assert log.partition_metadata_file.read().topic_id == topic_id
 
 
-@pytest.mark.xfail(strict=True, reason=_NO_PARTITION_METADATA.format(line=1943))
 def test_log_recovers_topic_id():
     """UnifiedLogTest.testLogRecoversTopicId @3.9.0: assignTopicId, close, reopen: the
     reopened log's topicId is read from partition.metadata."""

@@ -293,6 +293,7 @@ SINCE = [
     ("maximal_isr", "2.7", "2.6"),
     ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
     ("log_start_past_end_deletes_segments", "2.3", "2.2"),
+    ("partition_metadata_file", "2.8", "2.7"),
     ("recovery_checkpoint_only_after_truncation", "1.0", "0.11.0"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
     ("fenced_partition_leaves_the_fetcher", "2.1", "2.0"),

@@ -45,9 +45,10 @@ from itertools import chain
 from operator import sub
 from typing import Any, NamedTuple, Protocol
 
-from kafkasim.core import rules
+from kafkasim.core import log_segments, rules
 from kafkasim.core.errors import (
     IllegalArgumentException,
+    InconsistentTopicIdException,
     KafkaException,
     OffsetOutOfRangeException,
     UnexpectedAppendOffsetException,
@@ -455,10 +456,10 @@ class Log:
 
     __slots__ = (
         "topic", "partition", "log_start_offset", "log_end_offset", "high_watermark",
-        "recovery_point", "segment_base_offset",
+        "recovery_point", "segment_base_offset", "rolled_segment_bases",
         "durable_offset", "epochs", "ids", "timestamps", "sizes", "leader_epoch_cache",
         "producer_batches",
-        "producer_states", "listener", "config",
+        "producer_states", "listener", "config", "topic_id", "partition_metadata_file",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -475,6 +476,9 @@ class Log:
         #: maybe_increment_log_start_offset stays inside it (Kafka keeps the segment that
         #: holds the new start)
         self.segment_base_offset = 0
+        #: the base offsets of the segments after the first, ascending: one per ``roll``
+        #: (kafkasim.core.log_segments reads the segments from them)
+        self.rolled_segment_bases: list[int] = []
         self.durable_offset = 0  # everything below is on disk (Kafka's fsync or OS write-back)
         self.epochs = array("i")
         self.ids = array("i")
@@ -490,6 +494,13 @@ class Log:
         #: .updateTopicConfig); None for a log no LogManager holds (the context's
         #: ``topic_config`` answers then)
         self.config: Mapping[str, Any] | None = None
+        #: UnifiedLog.topicId (KIP-516, 2.8+): None until assigned or read back from
+        #: partition.metadata
+        self.topic_id: str | None = None
+        #: UnifiedLog.partitionMetadataFile: the partition directory's partition.metadata (a
+        #: ``PartitionMetadataFile``), given by the LogManager that holds the log from 2.8 on
+        #: (``partition_metadata_file`` rule); None before, or for a log no LogManager holds
+        self.partition_metadata_file: Any = None
 
     def __repr__(self) -> str:
         return (f"Log({self.topic}-{self.partition}, start={self.log_start_offset}, "
@@ -532,6 +543,8 @@ class Log:
         """Append a batch stamped with the leader's epoch; returns (first offset, last offset).
         An idempotent batch (``base_sequence`` >= 0) keeps its producer header in
         ``producer_batches``."""
+        if self.partition_metadata_file is not None:
+            self.maybe_flush_metadata_file()   # UnifiedLog.append: before any record
         first = self.log_end_offset
         n = len(ids)
         last = first + n - 1
@@ -568,6 +581,8 @@ class Log:
             if not chunk.ids:   # nothing valid: no append (UnifiedLog.append's validBytes <= 0)
                 return self.latest_epoch()
         base, epochs, ids, timestamps, sizes, batches = chunk
+        if self.partition_metadata_file is not None:
+            self.maybe_flush_metadata_file()   # UnifiedLog.append: before any record
         if base != self.log_end_offset:
             _refuse_follower_append(self, base, len(ids))
         cache = self.leader_epoch_cache
@@ -594,6 +609,31 @@ class Log:
         if listener is not None:
             listener.on_append(self, base, end - 1, False)
         return last_epoch
+
+    # -- topic id and partition.metadata (KIP-516, 2.8+) ------------------------------------
+    def maybe_flush_metadata_file(self) -> None:
+        """UnifiedLog.maybeFlushMetadataFile: write partition.metadata if a topic id is pending
+        (every append does this first, so no record reaches the disk before it)."""
+        if self.partition_metadata_file is not None:
+            self.partition_metadata_file.maybe_flush()
+
+    def assign_topic_id(self, topic_id: str) -> None:
+        """UnifiedLog.assignTopicId: a log without a topic id takes ``topic_id`` and, when its
+        partition.metadata does not exist yet, records it there and flushes it (Kafka schedules
+        that flush at once, ``flush-metadata-file``). A log that has another topic id refuses
+        it (InconsistentTopicIdException) and stays as it was."""
+        if self.topic_id is not None:
+            if self.topic_id != topic_id:
+                raise InconsistentTopicIdException(
+                    f"Tried to assign topic ID {topic_id} to log for topic partition "
+                    f"{self.topic}-{self.partition}, but log already contained topic ID "
+                    f"{self.topic_id}")
+            return
+        self.topic_id = topic_id
+        pmf = self.partition_metadata_file   # (none: a log no LogManager holds, or before 2.8)
+        if pmf is not None and not pmf.exists():
+            pmf.record(topic_id)
+            pmf.maybe_flush()
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, start_offset: int, max_offset: int, max_bytes: int,
@@ -779,6 +819,9 @@ class Log:
         self.timestamps = self.timestamps[:keep]
         self.sizes = self.sizes[:keep]
         self.log_end_offset = offset
+        if self.rolled_segment_bases and self.rolled_segment_bases[-1] > offset:
+            # LocalLog.truncateTo: the segments based above the target go
+            self.rolled_segment_bases = [b for b in self.rolled_segment_bases if b <= offset]
         pb = self.producer_batches
         if pb.last is not None:
             self.producer_batches = ProducerBatches(
@@ -806,6 +849,7 @@ class Log:
         self.producer_batches = ProducerBatches()
         self.log_start_offset = offset
         self.segment_base_offset = offset   # LocalLog.truncateFullyAndStartAt: a new segment
+        self.rolled_segment_bases = []
         self.log_end_offset = offset
         self.high_watermark = offset
         if self.recovery_point > offset:
@@ -905,6 +949,25 @@ class Log:
             if epoch >= min_epoch and epoch > latest:
                 cache.assign(epoch, start + i)
                 latest = self.latest_epoch()
+
+    # -- segments (kafkasim.core.log_segments) ------------------------------------------------
+    def roll(self) -> int:
+        """UnifiedLog.roll: a new active segment begins at the log end offset; returns its base
+        offset. An active segment that is still empty is kept (LocalLog.roll recreates it in
+        place)."""
+        leo = self.log_end_offset
+        last = self.rolled_segment_bases[-1] if self.rolled_segment_bases else \
+            self.segment_base_offset
+        if last < leo:
+            self.rolled_segment_bases.append(leo)
+        return leo
+
+    def delete_old_segments(self, now: int | None = None) -> int:
+        """UnifiedLog.deleteOldSegments: delete the oldest segments that lie below the log start
+        or, with cleanup.policy delete, break retention.bytes or (at time ``now``) retention.ms,
+        never past the high watermark; the log start moves to the first segment kept. Returns
+        how many segments went (``kafkasim.core.log_segments``)."""
+        return log_segments.delete_old_segments(self, now)
 
     def flush(self, offset: int | None = None) -> bool:
         """Kafka fsyncs up to ``offset`` (default: LEO): the recovery point only moves forward.

@@ -21,6 +21,7 @@ from kafkasim.core.checkpoint import (
     CLEAN_SHUTDOWN_FILE,
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    PARTITION_METADATA_FILE,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     CleanShutdownFileHandler,
@@ -28,12 +29,14 @@ from kafkasim.core.checkpoint import (
     LeaderEpochCheckpointFile,
     LogDir,
     OffsetCheckpointFile,
+    PartitionMetadataFile,
     parse_epochs,
     parse_offsets,
 )
 from kafkasim.core.leader_epoch import LeaderEpochFileCache
 from kafkasim.core.log import Log
 from kafkasim.core.producer_state import ProducerStateManager
+from kafkasim.runtime.metadata_cache import ZERO_UUID
 from kafkasim.settings.versions import version_at_least
 
 LONG_MAX = 2**63 - 1
@@ -93,8 +96,12 @@ class LogManager:
         return f if type(f) is int else -1
 
     # -- logs -------------------------------------------------------------------------------
-    def get_or_create_log(self, ctx: Any, topic: str, partition: int) -> Log:
-        """LogManager.getOrCreateLog: the partition's log, a new empty one the first time."""
+    def get_or_create_log(self, ctx: Any, topic: str, partition: int,
+                          topic_id: str | None = None) -> Log:
+        """LogManager.getOrCreateLog: the partition's log, a new empty one the first time. With
+        a ``topic_id`` (2.8+, KIP-516; a broker passes the one its metadata knows) a log that
+        has none takes it (UnifiedLog.assignTopicId: partition.metadata is written), and a log
+        that has another one is an InconsistentTopicIdException."""
         tp = (topic, partition)
         log = self.logs.get(tp)
         if log is None:
@@ -106,6 +113,10 @@ class LogManager:
             self.attach(ctx, log)
             self.logs[tp] = log
             self.last_flush_ms[tp] = ctx.now  # LocalLog.lastFlushedTime starts now
+        if topic_id is None:
+            topic_id = _known_topic_id(ctx, topic)
+        if topic_id is not None and log.partition_metadata_file is not None:
+            log.assign_topic_id(topic_id)
         return log
 
     def get_log(self, tp: tuple[str, int]) -> Log | None:
@@ -127,6 +138,10 @@ class LogManager:
         log.leader_epoch_cache.checkpoint = LeaderEpochCheckpointFile(
             f"{log.topic}-{log.partition}/{LEADER_EPOCH_CHECKPOINT}", store=self.log_dir) \
             if ctx.rules.fetch.leader_epoch_truncation else None
+        # UnifiedLog.initializePartitionMetadata (2.8+; opening it does not create the file)
+        log.partition_metadata_file = PartitionMetadataFile(
+            f"{log.topic}-{log.partition}/{PARTITION_METADATA_FILE}", store=self.log_dir) \
+            if ctx.rules.fetch.partition_metadata_file else None
 
     def delete_log(self, tp) -> None:
         """LogManager.asyncDelete: the replica was removed from this broker."""
@@ -134,6 +149,7 @@ class LogManager:
             self.writeback_history.pop(tp, None)
             self.last_flush_ms.pop(tp, None)
             self.log_dir.delete(f"{tp[0]}-{tp[1]}/{LEADER_EPOCH_CHECKPOINT}")
+            self.log_dir.delete(f"{tp[0]}-{tp[1]}/{PARTITION_METADATA_FILE}")
 
     # -- loading (LogManager.loadLogs) ------------------------------------------------------
     def load_logs(self, ctx: Any) -> None:
@@ -178,6 +194,7 @@ class LogManager:
         LEO; otherwise min(checkpointed recovery point (0 if absent), LEO): Kafka re-reads and
         keeps the data between it and the LEO, and only a later flush moves it."""
         self._load_leader_epoch_cache(ctx, tp, log)
+        _initialize_topic_id(log)
         fetch = ctx.rules.fetch
         if not had_clean_shutdown and fetch.leader_epoch_truncation:
             log.recover_segment(1 if fetch.recovery_skips_leader_epoch_zero else 0)
@@ -401,6 +418,22 @@ class LogManager:
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
             schedule_periodic(ctx, flush_ms, delay, _timer_log_flusher, flush_ms, first_ms=delay)
+
+
+def _known_topic_id(ctx: Any, topic: str) -> str | None:
+    """The topic id the broker's metadata knows for ``topic`` (KRaft: the image's; kafkasim's
+    ZooKeeper brokers know none), None for none or the zero uuid."""
+    lookup = getattr(getattr(ctx, "metadata", None), "topic_id", None)
+    topic_id = lookup(topic) if lookup is not None else None
+    return None if topic_id in (None, ZERO_UUID) else topic_id
+
+
+def _initialize_topic_id(log: Log) -> None:
+    """UnifiedLog.initializeTopicId when a log is loaded: the topic id its partition.metadata
+    holds (a file that cannot be read is a KafkaStorageException); none without the file."""
+    pmf = log.partition_metadata_file
+    if pmf is not None and pmf.exists():
+        log.topic_id = pmf.read().topic_id
 
 
 def epoch_cache_rules(rules) -> dict[str, bool]:

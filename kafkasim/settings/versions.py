@@ -618,6 +618,15 @@ class FetchRules:
         ref="KAFKA-8306, LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
         doc="a log start offset checkpointed past the log end deletes all segments on load",
     )
+    # KIP-516 (2.8.0): each log keeps its topic id in <topic>-<partition>/partition.metadata
+    # (PartitionMetadataFile, written when the log is given its topic id: LogManager
+    # .getOrCreateLog -> UnifiedLog.assignTopicId / initializeTopicId, read back when the log is
+    # loaded). Before, logs had no topic id and no such file.
+    partition_metadata_file: bool = _rule(
+        since="2.8",
+        ref="KIP-516, UnifiedLog.initializeTopicId / assignTopicId (PartitionMetadataFile)",
+        doc="a log writes its topic id to partition.metadata and reads it back on load",
+    )
     # LogManager.truncateTo rewrites the log dirs' recovery-point-offset-checkpoint. Before
     # 1.0.0 it did so after every call; KAFKA-5864 (1.0.0, commit cbef33f) writes it only when a
     # log was truncated (UnifiedLog.truncateTo answered true; checkpointRecoveryOffsetsInDir of
