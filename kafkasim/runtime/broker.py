@@ -269,7 +269,7 @@ class Broker:
         the session (its ephemeral znodes go at once); a KRaft broker, which the controller
         answered shouldShutDown (or which never ran), writes its broker epoch into the marker
         (CleanShutdownFileHandler, 3.7+), so its next registration can prove it (KIP-966)."""
-        self.log_manager.flush_for_shutdown(self.now)
+        self.log_manager.flush_for_shutdown(self.now, self.replica_manager.partitions)
         kraft = self.lifecycle is not None
         if self.rules.controller.broker_registration_previous_epoch:
             # CleanShutdownFileHandler.write(brokerEpoch) (3.7+); -1 in ZooKeeper mode or

@@ -12,7 +12,7 @@ Its periodic tasks are the module's ``_timer_...`` functions, run through the br
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafkasim.core import events as ev
@@ -281,10 +281,20 @@ class LogManager:
     def _write_offsets(self, name: str, offsets: dict[tuple[str, int], int]) -> None:
         OffsetCheckpointFile(name, store=self.log_dir).write(offsets)
 
-    def checkpoint_high_watermarks(self) -> None:
-        """ReplicaManager.checkpointHighWatermarks: replication-offset-checkpoint."""
-        self._write_offsets(REPLICATION_OFFSET_CHECKPOINT, {
-            tp: log.high_watermark for tp, log in sorted(self.logs.items())})
+    def checkpoint_high_watermarks(self, partitions: Iterable[tuple[str, int]] | None = None
+                                   ) -> None:
+        """ReplicaManager.checkpointHighWatermarks: replication-offset-checkpoint, with the HW of
+        each online partition's log (onlinePartitionsIterator, partition.log.foreach: since 1.0,
+        KIP-112, a partition of an offline log dir is skipped; before, every hosted replica
+        with a log). ``partitions``: the ReplicaManager's hosted partitions (the broker passes
+        them); only those whose log this LogManager holds are listed. None lists every log (a
+        LogManager used alone). Kafka writes a log dir's file only when it has a partition to
+        list (the HWs are grouped by log dir), so with none the file is left as it is."""
+        logs = self.logs
+        hws = {tp: logs[tp].high_watermark for tp in sorted(
+            logs if partitions is None else (tp for tp in partitions if tp in logs))}
+        if hws:
+            self._write_offsets(REPLICATION_OFFSET_CHECKPOINT, hws)
 
     def checkpoint_recovery_points(self) -> None:
         """LogManager.checkpointLogRecoveryOffsets: recovery-point-offset-checkpoint."""
@@ -344,13 +354,16 @@ class LogManager:
             if log.log_start_offset > log.segment_base_offset})
 
     # -- flush, shutdown, power loss --------------------------------------------------------
-    def flush_for_shutdown(self, now: int) -> None:
-        """LogManager.shutdown: flush every log, then write the three checkpoint files."""
+    def flush_for_shutdown(self, now: int,
+                           partitions: Iterable[tuple[str, int]] | None = None) -> None:
+        """LogManager.shutdown: flush every log, then write the three checkpoint files
+        (replication-offset-checkpoint by ReplicaManager.shutdown: the HWs of ``partitions``,
+        the hosted ones, see ``checkpoint_high_watermarks``)."""
         for tp, log in self.logs.items():
             if log.flush():
                 self.last_flush_ms[tp] = now
             log.take_producer_snapshot()   # UnifiedLog.close
-        self.checkpoint_high_watermarks()
+        self.checkpoint_high_watermarks(partitions)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
 
@@ -463,7 +476,7 @@ def reschedule(ctx: Any, period_ms: int, fn: Callable[..., None], *args) -> None
 
 
 def _timer_highwatermark_checkpoint(ctx: Any) -> None:
-    ctx.log_manager.checkpoint_high_watermarks()
+    ctx.log_manager.checkpoint_high_watermarks(ctx.replica_manager.partitions)
     reschedule(ctx, ctx.config["replica.high.watermark.checkpoint.interval.ms"],
                _timer_highwatermark_checkpoint)
 
