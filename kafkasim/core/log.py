@@ -621,7 +621,8 @@ class Log:
         """UnifiedLog.assignTopicId: a log without a topic id takes ``topic_id`` and, when its
         partition.metadata does not exist yet, records it there and flushes it (Kafka schedules
         that flush at once, ``flush-metadata-file``). A log that has another topic id refuses
-        it (InconsistentTopicIdException) and stays as it was."""
+        it (InconsistentTopicIdException) and stays as it was; a log without the file takes
+        none (keepPartitionMetadataFile false)."""
         if self.topic_id is not None:
             if self.topic_id != topic_id:
                 raise InconsistentTopicIdException(
@@ -629,9 +630,13 @@ class Log:
                     f"{self.topic}-{self.partition}, but log already contained topic ID "
                     f"{self.topic_id}")
             return
+        pmf = self.partition_metadata_file
+        if pmf is None:
+            # keepPartitionMetadataFile false (before 2.8, or a log no LogManager holds): the
+            # log takes no topic id
+            return
         self.topic_id = topic_id
-        pmf = self.partition_metadata_file   # (none: a log no LogManager holds, or before 2.8)
-        if pmf is not None and not pmf.exists():
+        if not pmf.exists():
             pmf.record(topic_id)
             pmf.maybe_flush()
 
@@ -961,6 +966,10 @@ class Log:
         if last < leo:
             self.rolled_segment_bases.append(leo)
         return leo
+
+    def number_of_segments(self) -> int:
+        """UnifiedLog.numberOfSegments."""
+        return 1 + len(self.rolled_segment_bases)
 
     def delete_old_segments(self, now: int | None = None) -> int:
         """UnifiedLog.deleteOldSegments: delete the oldest segments that lie below the log start

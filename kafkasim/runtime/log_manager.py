@@ -115,7 +115,7 @@ class LogManager:
             self.last_flush_ms[tp] = ctx.now  # LocalLog.lastFlushedTime starts now
         if topic_id is None:
             topic_id = _known_topic_id(ctx, topic)
-        if topic_id is not None and log.partition_metadata_file is not None:
+        if topic_id is not None:
             log.assign_topic_id(topic_id)
         return log
 
@@ -353,6 +353,18 @@ class LogManager:
             tp: log.log_start_offset for tp, log in sorted(self.logs.items())
             if log.log_start_offset > log.segment_base_offset})
 
+    def cleanup_logs(self, ctx: Any) -> int:
+        """LogManager.cleanupLogs (the kafka-log-retention task; kafkasim does not schedule
+        it): every log whose cleanup.policy does not include ``compact`` (the log cleaner owns
+        those) deletes its old segments at ``ctx.now`` (``Log.delete_old_segments``); returns
+        how many segments went."""
+        total = 0
+        for _tp, log in sorted(self.logs.items()):
+            policy = (log.config or ctx.topic_config(log.topic)).get("cleanup.policy", "delete")
+            if "compact" not in str(policy):
+                total += log.delete_old_segments(ctx.now)
+        return total
+
     # -- flush, shutdown, power loss --------------------------------------------------------
     def flush_for_shutdown(self, now: int,
                            partitions: Iterable[tuple[str, int]] | None = None) -> None:
@@ -362,7 +374,8 @@ class LogManager:
         for tp, log in self.logs.items():
             if log.flush():
                 self.last_flush_ms[tp] = now
-            log.take_producer_snapshot()   # UnifiedLog.close
+            log.maybe_flush_metadata_file()   # UnifiedLog.close
+            log.take_producer_snapshot()
         self.checkpoint_high_watermarks(partitions)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
@@ -372,7 +385,8 @@ class LogManager:
         partition yet, so replication-offset-checkpoint is not rewritten."""
         for log in self.logs.values():
             log.flush()
-            log.take_producer_snapshot()   # UnifiedLog.close
+            log.maybe_flush_metadata_file()   # UnifiedLog.close
+            log.take_producer_snapshot()
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
 

@@ -1,0 +1,487 @@
+"""Segments, retention, partition.metadata and the HW checkpoint (s24), from Kafka's tests.
+
+Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names another:
+* core/src/test/scala/unit/kafka/log/UnifiedLogTest.scala: testDeleteOldSegments,
+  testLogDeletionAfterDeleteRecords, testLogDeletionAfterClose (its first half),
+  shouldDeleteSizeBasedSegments, shouldNotDeleteSizeBasedSegmentsWhenUnderRetentionSize,
+  shouldDeleteTimeBasedSegmentsReadyToBeDeleted,
+  shouldNotDeleteTimeBasedSegmentsWhenNoneReadyToBeDeleted,
+  shouldNotDeleteSegmentsWhenPolicyDoesNotIncludeDelete,
+  shouldDeleteSegmentsReadyToBeDeletedWhenCleanupPolicyIsCompactAndDelete,
+  shouldDeleteStartOffsetBreachedSegmentsWhenPolicyDoesNotIncludeDelete,
+  testSegmentDeletionWithHighWatermarkInitialization,
+  testCannotDeleteSegmentsAtOrAboveHighWatermark,
+  testRetentionIdempotency, testDeletableSegmentsFilter, testDeletableSegmentsIteration,
+  testRollSegmentThatAlreadyExists (the empty active segment is kept),
+  testLogFlushesPartitionMetadataOnClose, testNoOpWhenKeepPartitionMetadataFileIsFalse (at 2.7,
+  where kafkasim's logs have no partition.metadata), testLogFailsWhenInconsistentTopicIdSet;
+* core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCleanupExpiredSegments,
+  testCleanupSegmentsToMaintainSize, testDoesntCleanLogsWithCompactDeletePolicy,
+  testDoesntCleanLogsWithCompactPolicy (LogManager.cleanupLogs, called directly: kafkasim does not
+  schedule the retention task);
+* core/src/test/scala/unit/kafka/server/HighwatermarkPersistenceTest.scala and
+  ReplicaManager.checkpointHighWatermarks (3.9.0-rc3, 4.3.0 = confluentinc a9ce322153): only
+  the hosted partitions' HWs, nothing written without one.
+
+Adaptation: Kafka rolls a segment when the next batch would overflow segment.bytes; kafkasim
+does not roll by size, so ``_append_rolling`` rolls where Kafka would (``per_segment`` records
+of one size fill a segment). Time is a ``now`` argument (``Log.delete_old_segments(now)``,
+``LogManager.cleanup_logs(ctx)`` at ``ctx.now``): Kafka's MockTime. Segments are
+``kafkasim.core.log_segments.LogSegment`` views (base offset, size, largest timestamp).
+
+Not ported: segment files, indexes, lastModified times and file-delete delays (the assertions on
+``log.dir.list``, setLastModified, testLogDeletionAfterClose's ``log.delete()``), producer
+snapshots taken on roll (testRetentionDeletesProducerStateSnapshots,
+testLogStartOffsetMovementDeletesSnapshots: kafkasim's roll takes none), remote storage
+(testCheckpointLogStartOffsetForRemoteTopic, testActiveSegmentDeletion*RemoteStorage,
+testRetentionOnLocalLog*), directory renames (testTopicIdTransfersAfterDirectoryRename,
+testTopicIdFlushesBeforeDirectoryRename), ReplicaManager.markPartitionOffline (kafkasim's
+partitions are never offline).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkasim.core.checkpoint import PARTITION_METADATA_FILE, REPLICATION_OFFSET_CHECKPOINT
+from kafkasim.core.errors import InconsistentTopicIdException, OffsetOutOfRangeException
+from kafkasim.core.log_segments import deletable_segments, log_segments
+from kafkasim.runtime.cluster import Cluster
+from tests.test_unified_log_kafka import SIZE, _manager
+
+NOW = 1_700_000_000_000   # MockTime's start (Kafka: the wall clock when the test began)
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+OTHER_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAg"
+
+
+def _log(version: str = "3.9", **config):
+    """createLog(logDir, createLogConfig(...)): a LogManager's log, its topic config overridden."""
+    ctx, manager = _manager(version)
+    log = manager.get_or_create_log(ctx, "foo", 0)
+    log.config = {**log.config, **config}
+    return ctx, manager, log
+
+
+def _append_rolling(log, count: int, per_segment: int, timestamp: int = NOW) -> None:
+    """``count`` single-record appends as leader in epoch 0, rolling before an append that
+    would overflow a segment of ``per_segment`` records (UnifiedLog.maybeRoll by size)."""
+    for _ in range(count):
+        bases = [s.base_offset for s in log_segments(log)]
+        if log.log_end_offset - bases[-1] >= per_segment:
+            log.roll()
+        log.append_as_leader([1], [SIZE], 0, timestamp)
+
+
+def _bases(log) -> list[int]:
+    return [s.base_offset for s in log_segments(log)]
+
+
+# -- UnifiedLogTest: deleteOldSegments -----------------------------------------------------------
+
+
+def test_delete_old_segments():
+    """UnifiedLogTest.testDeleteOldSegments: 100 expired records in segments of 5; without a HW
+    nothing goes; with HW 25..30 the log start stays at or below the HW and every segment left
+    ends at or above it; with the HW at the LEO every segment goes (the log rolls to keep one)
+    and the epoch cache keeps one entry, the latest epoch at the LEO."""
+    _ctx, _m, log = _log(**{"retention.ms": 999})
+    _append_rolling(log, 100, 5, timestamp=NOW - 1000)
+    log.leader_epoch_cache.assign(0, 40)
+    log.leader_epoch_cache.assign(1, 90)
+    segments = log.number_of_segments()
+    log.delete_old_segments(NOW)
+    assert (log.number_of_segments(), log.log_start_offset) == (segments, 0)
+    for hw in range(25, 31):
+        log.update_high_watermark(hw)
+        log.delete_old_segments(NOW)
+        assert log.log_start_offset <= hw
+        for segment in log_segments(log):
+            if segment.size:   # its last record is at or above the HW
+                assert segment.end_offset - 1 >= hw
+    log.update_high_watermark(log.log_end_offset)
+    log.delete_old_segments(NOW)
+    assert log.number_of_segments() == 1
+    assert [tuple(e) for e in log.leader_epoch_cache.entries] == [(1, 100)]
+
+
+def test_log_deletion_after_delete_records():
+    """UnifiedLogTest.testLogDeletionAfterDeleteRecords: 15 records in 3 segments; the log start
+    raised to 1 deletes none, to 6 the first, to 15 the other two (the log rolls first)."""
+    _ctx, _m, log = _log()
+    _append_rolling(log, 15, 5)
+    assert (log.number_of_segments(), log.log_start_offset) == (3, 0)
+    log.update_high_watermark(log.log_end_offset)
+    for start, segments in ((1, 3), (6, 2), (15, 1)):
+        log.maybe_increment_log_start_offset(start)
+        log.delete_old_segments()
+        assert (log.number_of_segments(), log.log_start_offset) == (segments, start)
+
+
+def test_log_deletion_after_close_first_half():
+    """UnifiedLogTest.testLogDeletionAfterClose (before log.delete()): one expired record, one
+    segment and one epoch entry; with no HW retention deletes nothing."""
+    _ctx, _m, log = _log(**{"retention.ms": 999})
+    _append_rolling(log, 1, 5, timestamp=NOW - 1000)
+    assert log.delete_old_segments(NOW) == 0
+    assert log.number_of_segments() == 1 and len(log.leader_epoch_cache.entries) == 1
+
+
+@pytest.mark.parametrize("retention_records, left", [(10, 2), (15, 3)])
+def test_size_based_segments(retention_records, left):
+    """UnifiedLogTest.shouldDeleteSizeBasedSegments (retention.bytes 10 records: 2 segments
+    left) and shouldNotDeleteSizeBasedSegmentsWhenUnderRetentionSize (15 records: 3 left): 15
+    records in segments of 5."""
+    _ctx, _m, log = _log(**{"retention.bytes": retention_records * SIZE})
+    _append_rolling(log, 15, 5)
+    log.update_high_watermark(log.log_end_offset)
+    log.delete_old_segments(NOW)
+    assert log.number_of_segments() == left
+
+
+@pytest.mark.parametrize("timestamp, retention_ms, left", [
+    (10, 10_000, 1),              # shouldDeleteTimeBasedSegmentsReadyToBeDeleted
+    (NOW, 10_000_000, 3),         # shouldNotDeleteTimeBasedSegmentsWhenNoneReadyToBeDeleted
+])
+def test_time_based_segments(timestamp, retention_ms, left):
+    """UnifiedLogTest.shouldDeleteTimeBasedSegmentsReadyToBeDeleted /
+    shouldNotDeleteTimeBasedSegmentsWhenNoneReadyToBeDeleted: 15 records in segments of 5,
+    stamped long ago (all go, the log rolls to keep one) or now (none go)."""
+    _ctx, _m, log = _log(**{"retention.ms": retention_ms})
+    _append_rolling(log, 15, 5, timestamp=timestamp)
+    log.update_high_watermark(log.log_end_offset)
+    log.delete_old_segments(NOW)
+    assert log.number_of_segments() == left
+
+
+@pytest.mark.parametrize("policy, left", [("compact", 3), ("compact,delete", 1)])
+def test_retention_follows_the_cleanup_policy(policy, left):
+    """UnifiedLogTest.shouldNotDeleteSegmentsWhenPolicyDoesNotIncludeDelete (compact: 3 left)
+    and shouldDeleteSegmentsReadyToBeDeletedWhenCleanupPolicyIsCompactAndDelete (1 left)."""
+    _ctx, _m, log = _log(**{"retention.ms": 10_000, "cleanup.policy": policy})
+    _append_rolling(log, 15, 5, timestamp=10)
+    log.update_high_watermark(log.log_end_offset)
+    log.delete_old_segments(NOW)
+    assert log.number_of_segments() == left
+
+
+def test_should_delete_start_offset_breached_segments_when_policy_does_not_include_delete():
+    """UnifiedLogTest.shouldDeleteStartOffsetBreachedSegmentsWhenPolicyDoesNotIncludeDelete:
+    with cleanup.policy compact the segment wholly below the log start (5) still goes; the first
+    segment left may hold the log start, the others begin above it."""
+    _ctx, _m, log = _log(**{"retention.ms": 10_000, "cleanup.policy": "compact"})
+    _append_rolling(log, 15, 5, timestamp=10)
+    assert log.number_of_segments() == 3
+    log.update_high_watermark(log.log_end_offset)
+    log.maybe_increment_log_start_offset(5)
+    log.delete_old_segments(NOW)
+    bases = _bases(log)
+    assert len(bases) == 2
+    assert bases[0] <= log.log_start_offset and all(b > log.log_start_offset for b in bases[1:])
+
+
+def test_segment_deletion_with_high_watermark_initialization():
+    """UnifiedLogTest.testSegmentDeletionWithHighWatermarkInitialization: 100 expired records
+    (segments of 7, about Kafka's 512 bytes), HW 25: some segments go, the log start stays at
+    or below 25."""
+    _ctx, _m, log = _log(**{"retention.ms": 999})
+    _append_rolling(log, 100, 7, timestamp=NOW - 1000)
+    assert log.update_high_watermark(25) == 25
+    segments = log.number_of_segments()
+    log.delete_old_segments(NOW)
+    assert log.number_of_segments() < segments
+    assert log.log_start_offset <= 25
+
+
+def test_cannot_delete_segments_at_or_above_high_watermark():
+    """UnifiedLogTest.testCannotDeleteSegmentsAtOrAboveHighWatermark: for each HW 0..100 the
+    expired segments go only up to the HW: the first segment left begins at or below the HW
+    (and at or above the log start), the others above it; at the end one empty segment at 100."""
+    _ctx, _m, log = _log(**{"retention.ms": 999})
+    _append_rolling(log, 100, 7, timestamp=NOW - 1000)
+    assert log.number_of_segments() > 5
+    assert (log.high_watermark, log.log_start_offset, log.log_end_offset) == (0, 0, 100)
+    for hw in range(101):
+        log.update_high_watermark(hw)
+        assert log.high_watermark == hw
+        log.delete_old_segments(NOW)
+        assert log.log_start_offset <= hw
+        head, *tail = _bases(log)
+        assert log.log_start_offset <= head <= hw
+        assert all(b > hw and b >= log.log_start_offset for b in tail)
+    assert (log.log_start_offset, log.number_of_segments()) == (100, 1)
+    assert log_segments(log)[0].size == 0
+
+
+def test_cannot_increment_log_start_offset_past_high_watermark():
+    """UnifiedLogTest.testCannotIncrementLogStartOffsetPastHighWatermark: HW 25, the log start
+    cannot go to 26 (OffsetOutOfRangeException), the log unchanged."""
+    _ctx, _m, log = _log(**{"retention.ms": 999})
+    _append_rolling(log, 100, 7)
+    log.update_high_watermark(25)
+    with pytest.raises(OffsetOutOfRangeException):
+        log.maybe_increment_log_start_offset(26)
+    assert log.log_start_offset == 0
+
+
+def test_retention_idempotency():
+    """UnifiedLogTest.testRetentionIdempotency: three one-record segments stamped now+100, now,
+    now+100; 901 ms later with retention.ms 900 and the log start at 1, deleteOldSegments
+    deletes 2 (the log start frees the first, time the second), then 0."""
+    _ctx, _m, log = _log(**{"retention.ms": 900, "retention.bytes": -1})
+    for ts in (NOW + 100, NOW, NOW + 100):
+        if log.log_end_offset:
+            log.roll()
+        log.append_as_leader([1], [SIZE], 0, ts)
+    log.update_high_watermark(log.log_end_offset)
+    log.maybe_increment_log_start_offset(1)
+    assert log.delete_old_segments(NOW + 901) == 2
+    assert log.delete_old_segments(NOW + 901) == 0
+
+
+def _ten_segments():
+    """9 one-record appends, each followed by a roll: 10 segments, the last empty; HW at LEO."""
+    _ctx, _m, log = _log()
+    for _ in range(9):
+        log.append_as_leader([1], [SIZE], 0, NOW)
+        log.roll()
+    log.update_high_watermark(log.log_end_offset)
+    assert log.number_of_segments() == 10
+    return log
+
+
+def test_deletable_segments_filter():
+    """UnifiedLogTest.testDeletableSegmentsFilter: the predicate base <= 5 gives the 6 first
+    segments; an always-true one the 9 inactive ones (an empty active segment is never
+    deletable); once the active segment has a record below the HW, all 10."""
+    log = _ten_segments()
+    assert [s.base_offset for s in deletable_segments(log, lambda s, _n: s.base_offset <= 5)] \
+        == list(range(6))
+    assert [s.base_offset for s in deletable_segments(log, lambda _s, _n: True)] == \
+        list(range(9))
+    log.append_as_leader([1], [SIZE], 0, NOW)
+    log.update_high_watermark(log.log_end_offset)
+    assert [s.base_offset for s in deletable_segments(log, lambda _s, _n: True)] == \
+        list(range(10))
+
+
+def test_deletable_segments_iteration():
+    """UnifiedLogTest.testDeletableSegmentsIteration: the predicate sees the segments in order,
+    each with the next one (based one above) until the active segment, which has none; the
+    deletable ones are the inactive segments."""
+    log = _ten_segments()
+    seen = []
+
+    def predicate(segment, nxt):
+        seen.append((segment.base_offset, None if nxt is None else nxt.base_offset))
+        return True
+
+    deletable = deletable_segments(log, predicate)
+    assert log.number_of_segments() == 10
+    assert [s.base_offset for s in deletable] == list(range(9))
+    assert seen == [(i, i + 1) for i in range(9)]
+
+
+def test_roll_keeps_an_empty_active_segment():
+    """UnifiedLogTest.testRollSegmentThatAlreadyExists (what kafkasim models of it): rolling an
+    empty active segment makes no new one; a roll after an append does."""
+    _ctx, _m, log = _log()
+    assert log.roll() == 0 and log.number_of_segments() == 1
+    log.append_as_leader([1], [SIZE], 0, NOW)
+    assert log.roll() == 1 and log.roll() == 1
+    assert _bases(log) == [0, 1]
+
+
+def test_truncation_drops_the_segments_above_the_target():
+    """LocalLog.truncateTo (UnifiedLog.truncateTo @3.9.0): segments based above the target go,
+    the one holding it stays; truncateFullyAndStartAt leaves one segment at the new start."""
+    _ctx, _m, log = _log()
+    _append_rolling(log, 15, 5)
+    log.truncate_to(7)
+    assert _bases(log) == [0, 5]
+    log.truncate_to(5)
+    assert _bases(log) == [0, 5]
+    log.truncate_fully_and_start_at(40)
+    assert _bases(log) == [40]
+
+
+# -- LogManagerTest: cleanupLogs ------------------------------------------------------------------
+
+
+def test_cleanup_expired_segments():
+    """LogManagerTest.testCleanupExpiredSegments: 200 records in several segments, HW at the
+    LEO; past retention.ms (log.retention.hours' default, 7 days) the retention task leaves one
+    segment; reading past the end is empty, at 0 out of range, and the log still appends."""
+    ctx, manager, log = _log()
+    _append_rolling(log, 200, 20, timestamp=0)
+    assert log.number_of_segments() > 1
+    log.update_high_watermark(log.log_end_offset)
+    ctx.now = log.config["retention.ms"] + 1
+    manager.cleanup_logs(ctx)
+    assert log.number_of_segments() == 1
+    assert len(log.read(200, log.log_end_offset, 10**6)) == 0
+    with pytest.raises(OffsetOutOfRangeException):
+        log.read(0, log.log_end_offset, 10**6)
+    log.append_as_leader([1], [SIZE], 0, ctx.now)
+
+
+def test_cleanup_segments_to_maintain_size():
+    """LogManagerTest.testCleanupSegmentsToMaintainSize: segments of 10 records, retention.bytes
+    50 records + 10 bytes, 200 records (20 segments): the retention task leaves 6."""
+    ctx, manager, log = _log(**{"retention.bytes": 5 * 10 * SIZE + 10})
+    _append_rolling(log, 200, 10)
+    log.update_high_watermark(log.log_end_offset)
+    assert log.number_of_segments() == 20
+    manager.cleanup_logs(ctx)
+    assert log.number_of_segments() == 6
+    with pytest.raises(OffsetOutOfRangeException):
+        log.read(0, log.log_end_offset, 10**6)
+    log.append_as_leader([1], [SIZE], 0, ctx.now)
+
+
+@pytest.mark.parametrize("policy", ["compact,delete", "compact"])
+def test_doesnt_clean_logs_with_compact_policies(policy):
+    """LogManagerTest.testDoesntCleanLogsWithCompactDeletePolicy / testDoesntCleanLogsWith
+    CompactPolicy: the retention task leaves a log whose policy includes compact to the log
+    cleaner, however old its segments."""
+    ctx, manager, log = _log(**{"cleanup.policy": policy})
+    _append_rolling(log, 200, 20, timestamp=0)
+    log.update_high_watermark(log.log_end_offset)
+    segments = log.number_of_segments()
+    assert segments > 1
+    ctx.now = log.config["retention.ms"] + 1
+    assert manager.cleanup_logs(ctx) == 0
+    assert log.number_of_segments() == segments
+
+
+# -- LogManagerTest / UnifiedLogTest: the checkpoint of the log start after retention ------------
+
+
+def test_log_start_checkpoint_after_retention():
+    """LogManager.checkpointLogStartOffsetsInDir after retention (the rule of
+    testCheckpointLogStartOffsetForNormalTopic): a log start set by deleting whole segments is
+    the first segment's base, so the partition is not listed."""
+    _ctx, manager, log = _log(**{"retention.bytes": 10 * SIZE})
+    _append_rolling(log, 15, 5)
+    log.update_high_watermark(15)
+    log.delete_old_segments(NOW)
+    manager.checkpoint_log_start_offsets()
+    assert log.log_start_offset == 5
+    assert not manager.log_dir.read(manager.LOG_START_OFFSET_CHECKPOINT_FILE).strip("01\n")
+
+
+# -- UnifiedLogTest: partition.metadata ----------------------------------------------------------
+
+
+def test_log_flushes_partition_metadata_on_close():
+    """UnifiedLogTest.testLogFlushesPartitionMetadataOnClose: a recorded topic id is flushed
+    when the log closes (LogManager.shutdown), and a reopened log finds it."""
+    ctx, manager, log = _log()
+    log.partition_metadata_file.record(TOPIC_ID)
+    manager.flush_for_shutdown(ctx.now)
+    manager.load_logs(ctx)
+    log = manager.get_log(("foo", 0))
+    assert log.partition_metadata_file.exists()
+    assert log.partition_metadata_file.read().topic_id == TOPIC_ID == log.topic_id
+
+
+def test_no_partition_metadata_before_2_8():
+    """UnifiedLogTest.testNoOpWhenKeepPartitionMetadataFileIsFalse (keepPartitionMetadataFile
+    false: in kafkasim a log before 2.8): assignTopicId neither writes the file nor sets the
+    topic id."""
+    ctx, manager, log = _log("2.7")
+    log.assign_topic_id(TOPIC_ID)
+    assert log.topic_id is None and log.partition_metadata_file is None
+    assert manager.log_dir.read(f"foo-0/{PARTITION_METADATA_FILE}") is None
+    assert manager.get_or_create_log(ctx, "foo", 0, topic_id=OTHER_TOPIC_ID).topic_id is None
+
+
+def test_log_fails_when_inconsistent_topic_id_set():
+    """UnifiedLogTest.testLogFailsWhenInconsistentTopicIdSet: a log given one topic id, closed
+    and reopened, refuses another (LogManager.getOrCreateLog -> InconsistentTopicIdException),
+    keeping its own."""
+    ctx, manager, log = _log()
+    log.assign_topic_id(TOPIC_ID)
+    manager.flush_for_shutdown(ctx.now)
+    manager.load_logs(ctx)
+    with pytest.raises(InconsistentTopicIdException):
+        manager.get_or_create_log(ctx, "foo", 0, topic_id=OTHER_TOPIC_ID)
+    assert manager.get_log(("foo", 0)).topic_id == TOPIC_ID
+    assert manager.get_or_create_log(ctx, "foo", 0, topic_id=TOPIC_ID).topic_id == TOPIC_ID
+
+
+@pytest.mark.parametrize("version, written", [("4.3", True), ("3.7", False)])
+def test_brokers_write_partition_metadata(tmp_path, version, written):
+    """LogManager.getOrCreateLog(topicId) / UnifiedLog.assignTopicId on a running cluster: a
+    KRaft broker (4.3) writes its topic's id to each replica's partition.metadata and reads it
+    back after a restart; kafkasim's ZooKeeper brokers (3.7) know no topic id, so write none
+    (Kafka 2.8+ ZooKeeper brokers learn it from LeaderAndIsr v5, not modelled)."""
+    c = Cluster(3, kafka_version=version, log_dirs=str(tmp_path), seed=4)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(3000)
+    paths = [tmp_path / f"broker-{b}" / "t-0" / PARTITION_METADATA_FILE for b in (1, 2, 3)]
+    assert [p.exists() for p in paths] == [written] * 3
+    if not written:
+        return
+    ids = {c.brokers[b].logs[("t", 0)].topic_id for b in (1, 2, 3)}
+    assert len(ids) == 1 and None not in ids
+    assert paths[0].read_text(encoding="utf-8") == f"version: 0\ntopic_id: {ids.pop()}"
+    topic_id = c.brokers[2].logs[("t", 0)].topic_id
+    c.crash(2)
+    c.run(2000)
+    c.start(2)
+    c.run(5000)
+    assert c.brokers[2].logs[("t", 0)].topic_id == topic_id
+
+
+# -- ReplicaManager.checkpointHighWatermarks: hosted partitions only ------------------------------
+
+
+def _hws(manager) -> dict:
+    text = manager.log_dir.read(REPLICATION_OFFSET_CHECKPOINT)
+    if text is None:
+        return None
+    lines = text.split("\n")[2:]
+    return {(t, int(p)): int(o) for t, p, o in (ln.split() for ln in lines if ln)}
+
+
+def test_checkpoint_high_watermarks_lists_only_hosted_partitions():
+    """ReplicaManager.checkpointHighWatermarks (3.9.0-rc3, 4.3.0): the HWs of the partitions the
+    ReplicaManager hosts online (onlinePartitionsIterator, partition.log.foreach); a log no
+    hosted partition has is not listed, and with none the file is not written at all (the HWs
+    are grouped by log dir, a dir without one is skipped)."""
+    ctx, manager = _manager("3.9")
+    a = manager.get_or_create_log(ctx, "a", 0)
+    b = manager.get_or_create_log(ctx, "b", 0)
+    for log, n in ((a, 5), (b, 7)):
+        log.append_as_leader(list(range(n)), [SIZE] * n, 0, 0)
+        log.update_high_watermark(n)
+    manager.checkpoint_high_watermarks([])
+    assert _hws(manager) is None
+    manager.checkpoint_high_watermarks([("a", 0), ("c", 0)])
+    assert _hws(manager) == {("a", 0): 5}
+    manager.checkpoint_high_watermarks()   # a LogManager alone: every log
+    assert _hws(manager) == {("a", 0): 5, ("b", 0): 7}
+
+
+def test_a_restarted_broker_leaves_the_hw_file_until_it_hosts_partitions(tmp_path):
+    """ReplicaManager.checkpointHighWatermarks on a restarted ZooKeeper broker (3.9): until the
+    controller's LeaderAndIsr makes it host its partitions, the periodic checkpoint writes
+    nothing (Kafka 3.9: no hosted partition, no log dir to write), so the file keeps the HWs of
+    the last run; once hosted, the HWs are written again."""
+    c = Cluster(3, kafka_version="3.9", log_dirs=str(tmp_path), seed=5)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="all")
+    for i in range(5):
+        p.send("t", f"a{i}")
+    c.run(8000)
+    manager = c.brokers[3].log_manager
+    assert _hws(manager) == {("t", 0): 5}
+    c.crash(3)
+    c.run(20000)   # its ZooKeeper session expires
+    c.start(3)
+    assert c.brokers[3].replica_manager.partitions == {}
+    manager.checkpoint_high_watermarks(c.brokers[3].replica_manager.partitions)
+    assert _hws(manager) == {("t", 0): 5}
+    c.run(10000)
+    assert ("t", 0) in c.brokers[3].replica_manager.partitions
+    assert _hws(manager) == {("t", 0): 5}
