@@ -15,7 +15,9 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   testRollSegmentThatAlreadyExists (the empty active segment is kept),
   testLogFlushesPartitionMetadataOnClose, testNoOpWhenKeepPartitionMetadataFileIsFalse (at 2.7,
   where kafkasim's logs have no partition.metadata), testLogFailsWhenInconsistentTopicIdSet;
-* core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCleanupExpiredSegments,
+* core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCreateLog,
+  testRecoveryDirectoryMappingWithTrailingSlash, testRecoveryDirectoryMappingWithRelativeDirectory,
+  testTimeBasedFlush, testCleanupExpiredSegments,
   testCleanupSegmentsToMaintainSize, testDoesntCleanLogsWithCompactDeletePolicy,
   testDoesntCleanLogsWithCompactPolicy (LogManager.cleanupLogs, called directly: kafkasim does not
   schedule the retention task);
@@ -41,12 +43,21 @@ partitions are never offline).
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from kafkasim.core.checkpoint import PARTITION_METADATA_FILE, REPLICATION_OFFSET_CHECKPOINT
+from kafkasim.core.checkpoint import (
+    PARTITION_METADATA_FILE,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    OffsetCheckpointFile,
+)
 from kafkasim.core.errors import InconsistentTopicIdException, OffsetOutOfRangeException
+from kafkasim.core.fake import FakeContext
 from kafkasim.core.log_segments import deletable_segments, log_segments
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.runtime.log_manager import LOG_MANAGER_INITIAL_TASK_DELAY_MS, LogManager
 from tests.test_unified_log_kafka import SIZE, _manager
 
 NOW = 1_700_000_000_000   # MockTime's start (Kafka: the wall clock when the test began)
@@ -485,3 +496,62 @@ def test_a_restarted_broker_leaves_the_hw_file_until_it_hosts_partitions(tmp_pat
     c.run(10000)
     assert ("t", 0) in c.brokers[3].replica_manager.partitions
     assert _hws(manager) == {("t", 0): 5}
+
+
+# -- LogManagerTest: creating logs, recovery-point directory mapping, time-based flush ----------
+
+
+def test_create_log(tmp_path):
+    """LogManagerTest.testCreateLog: getOrCreateLog makes the partition's directory in the log
+    dir, and the new log takes appends."""
+    ctx, _ = _manager("3.9")
+    manager = LogManager(str(tmp_path))
+    log = manager.get_or_create_log(ctx, "kafka", 0)
+    assert (tmp_path / "kafka-0").is_dir()
+    assert log.append_as_leader([1], [SIZE], 0, 0) == (0, 0)
+
+
+def _verify_checkpoint_recovery(ctx, manager, log_dir) -> None:
+    """LogManagerTest.verifyCheckpointRecovery: 50 records appended and flushed, then
+    checkpointLogRecoveryOffsets writes the recovery point read back from ``log_dir``."""
+    log = manager.get_or_create_log(ctx, "test-a", 1)
+    for _ in range(50):
+        log.append_as_leader([1], [SIZE], 0, 0)
+    log.flush()
+    manager.checkpoint_log_recovery_offsets()
+    checkpoint = OffsetCheckpointFile(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT))
+    assert checkpoint.read()[("test-a", 1)] == log.recovery_point == 50
+
+
+def test_recovery_directory_mapping_with_trailing_slash(tmp_path):
+    """LogManagerTest.testRecoveryDirectoryMappingWithTrailingSlash: a log dir named with a
+    trailing separator writes its recovery points in that dir."""
+    ctx, _ = _manager("3.9")
+    manager = LogManager(str(tmp_path) + os.sep)
+    _verify_checkpoint_recovery(ctx, manager, str(tmp_path))
+    manager.checkpoint_recovery_offsets_in_dir(str(tmp_path))   # the same dir, either spelling
+
+
+def test_recovery_directory_mapping_with_relative_directory(tmp_path, monkeypatch):
+    """LogManagerTest.testRecoveryDirectoryMappingWithRelativeDirectory: a relative log dir
+    (data/<name>) writes its recovery points in that dir."""
+    monkeypatch.chdir(tmp_path)
+    ctx, _ = _manager("3.9")
+    manager = LogManager(os.path.join("data", "kafka-logs"))
+    _verify_checkpoint_recovery(ctx, manager, str(tmp_path / "data" / "kafka-logs"))
+    manager.checkpoint_recovery_offsets_in_dir(str(tmp_path / "data" / "kafka-logs"))
+
+
+def test_time_based_flush():
+    """LogManagerTest.testTimeBasedFlush: with flush.ms 1000, 200 appends, once the flusher runs
+    (initialTaskDelayMs later) the log's last flush time has moved (LogManager
+    .flushDirtyLogs)."""
+    ctx, manager = FakeContext(kafka_version="3.9", topic_config={"flush.ms": 1000}), LogManager()
+    log = manager.get_or_create_log(ctx, "kafka", 0)
+    last_flush = manager.last_flush_ms[("kafka", 0)]
+    for _ in range(200):
+        log.append_as_leader([1], [SIZE], 0, 0)
+    ctx.now += LOG_MANAGER_INITIAL_TASK_DELAY_MS
+    manager.flush_dirty_logs(ctx)
+    assert manager.last_flush_ms[("kafka", 0)] != last_flush
+    assert log.recovery_point == 200
