@@ -21,6 +21,12 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   testCleanupSegmentsToMaintainSize, testDoesntCleanLogsWithCompactDeletePolicy,
   testDoesntCleanLogsWithCompactPolicy (LogManager.cleanupLogs, called directly: kafkasim does not
   schedule the retention task);
+* storage/src/test/java/org/apache/kafka/storage/internals/log/LocalLogTest.java (4.3.0,
+  confluentinc a9ce322153): testRollEmptyActiveSegment, testNewSegmentsAfterRoll,
+  testRollSegmentThatAlreadyExists, testTruncateFullyAndStartAt, testTruncateTo,
+  testNonActiveSegmentsFrom (segments as base offsets; file suffixes, the deleted segments
+  returned and testRollSegmentErrorWhenNextOffsetIsIllegal's updateLogEndOffset are not
+  modelled);
 * core/src/test/scala/unit/kafka/server/HighwatermarkPersistenceTest.scala and
   ReplicaManager.checkpointHighWatermarks (3.9.0-rc3, 4.3.0 = confluentinc a9ce322153): only
   the hosted partitions' HWs, nothing written without one.
@@ -55,7 +61,11 @@ from kafkasim.core.checkpoint import (
 )
 from kafkasim.core.errors import InconsistentTopicIdException, OffsetOutOfRangeException
 from kafkasim.core.fake import FakeContext
-from kafkasim.core.log_segments import deletable_segments, log_segments
+from kafkasim.core.log_segments import (
+    deletable_segments,
+    log_segments,
+    non_active_log_segments_from,
+)
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.log_manager import LOG_MANAGER_INITIAL_TASK_DELAY_MS, LogManager
 from tests.test_unified_log_kafka import SIZE, _manager
@@ -555,3 +565,107 @@ def test_time_based_flush():
     manager.flush_dirty_logs(ctx)
     assert manager.last_flush_ms[("kafka", 0)] != last_flush
     assert log.recovery_point == 200
+
+
+# -- LocalLogTest @4.3.0 (storage, confluentinc a9ce322153): rolls and truncations -------------
+
+
+def _append_at(log, offset: int) -> None:
+    """LocalLogTest.appendRecords(records, offset): one record at ``offset`` (the LEO)."""
+    assert log.append_as_leader([1], [SIZE], 0, NOW)[0] == offset
+
+
+def test_roll_empty_active_segment():
+    """LocalLogTest.testRollEmptyActiveSegment: rolling the empty active segment leaves one."""
+    _ctx, _m, log = _log()
+    log.roll(0)
+    assert log.number_of_segments() == 1
+
+
+def test_new_segments_after_roll():
+    """LocalLogTest.testNewSegmentsAfterRoll: roll(0) on the empty log answers base 0 and keeps
+    one segment; after each append a roll begins a segment at the LEO (1, then 2)."""
+    _ctx, _m, log = _log()
+    assert (log.roll(0), log.number_of_segments(), log.log_end_offset) == (0, 1, 0)
+    _append_at(log, 0)
+    assert (log.roll(0), log.number_of_segments(), log.log_end_offset) == (1, 2, 1)
+    _append_at(log, 1)
+    assert (log.roll(1), log.number_of_segments(), log.log_end_offset) == (2, 3, 2)
+
+
+def test_roll_segment_that_already_exists():
+    """LocalLogTest.testRollSegmentThatAlreadyExists: a roll of the empty first segment keeps one
+    segment based at 0, which takes two records; a roll then begins segment 2 at the LEO."""
+    _ctx, _m, log = _log()
+    assert log.number_of_segments() == 1
+    log.roll(0)
+    assert log.number_of_segments() == 1
+    _append_at(log, 0)
+    _append_at(log, 1)
+    assert _bases(log) == [0] and log.log_end_offset == 2
+    assert len(log.read(0, log.log_end_offset, 10**6)) == 2
+    log.roll(0)
+    assert _bases(log) == [0, 2] and log.log_end_offset == 2
+
+
+def test_roll_past_the_log_end_is_refused():
+    """LocalLog.roll(expectedNextOffset) past the LEO would leave an offset gap, which
+    kafkasim's log cannot hold: refused, naming the argument, the log unchanged."""
+    _ctx, _m, log = _log()
+    _append_at(log, 0)
+    with pytest.raises(ValueError, match="expected_next_offset=5"):
+        log.roll(5)
+    assert _bases(log) == [0]
+
+
+def test_local_log_truncate_fully_and_start_at():
+    """LocalLogTest.testTruncateFullyAndStartAt: 13 records in 5 segments; truncateFullyAnd
+    StartAt(10) leaves one segment at 10, the recovery point 0 (never flushed), the LEO 10, and
+    a read at 10 is empty."""
+    _ctx, _m, log = _log()
+    for offset in range(8):
+        _append_at(log, offset)
+        if offset % 2:
+            log.roll(0)
+    for offset in range(8, 13):
+        _append_at(log, offset)
+    assert log.number_of_segments() == 5 and _bases(log)[-1] != 10
+    log.truncate_fully_and_start_at(10)
+    assert _bases(log) == [10]
+    assert (log.recovery_point, log.log_end_offset) == (0, 10)
+    assert len(log.read(10, log.log_end_offset, 10**6)) == 0
+
+
+def test_local_log_truncate_to():
+    """LocalLogTest.testTruncateTo: 12 records, a roll after every third (5 segments, the last
+    empty at 12); truncateTo(7) deletes the segments based at 9 and 12, the active one is at 6,
+    the LEO 7, a read at 6 finds one record, and an append at 7 follows."""
+    _ctx, _m, log = _log()
+    for offset in range(12):
+        _append_at(log, offset)
+        if offset % 3 == 2:
+            log.roll(0)
+    assert (log.number_of_segments(), log.log_end_offset) == (5, 12)
+    log.truncate_to(7)
+    assert _bases(log) == [0, 3, 6]
+    assert (log.recovery_point, log.log_end_offset) == (0, 7)
+    assert len(log.read(6, log.log_end_offset, 10**6)) == 1
+    _append_at(log, 7)
+    assert log.log_end_offset == 8
+
+
+def test_non_active_segments_from():
+    """LocalLogTest.testNonActiveSegmentsFrom: five one-record segments and the active one at 5;
+    from 0 all five, from 5 (the active base) or past it none, from 2 the ones based 2, 3, 4."""
+    _ctx, _m, log = _log()
+    for i in range(5):
+        _append_at(log, i)
+        log.roll(0)
+    assert _bases(log)[-1] == 5
+
+    def non_active_from(offset):
+        return [s.base_offset for s in non_active_log_segments_from(log, offset)]
+
+    assert non_active_from(0) == [0, 1, 2, 3, 4]
+    assert non_active_from(5) == [] and non_active_from(6) == []
+    assert non_active_from(2) == [2, 3, 4]

@@ -956,11 +956,17 @@ class Log:
                 latest = self.latest_epoch()
 
     # -- segments (kafkasim.core.log_segments) ------------------------------------------------
-    def roll(self) -> int:
-        """UnifiedLog.roll: a new active segment begins at the log end offset; returns its base
-        offset. An active segment that is still empty is kept (LocalLog.roll recreates it in
-        place)."""
+    def roll(self, expected_next_offset: int | None = None) -> int:
+        """UnifiedLog.roll / LocalLog.roll: a new active segment begins at the log end offset
+        (or ``expected_next_offset`` if larger: kafkasim's log has no gaps, so only up to the
+        LEO); returns its base offset. An active segment that is still empty is kept (LocalLog
+        .roll recreates it in place)."""
         leo = self.log_end_offset
+        if expected_next_offset is not None and expected_next_offset > leo:
+            raise IllegalArgumentException(
+                f"roll(expected_next_offset={expected_next_offset}) of {self.topic}-"
+                f"{self.partition}: must be at most the log end offset {leo} (kafkasim's log "
+                "has no gaps)")
         last = self.rolled_segment_bases[-1] if self.rolled_segment_bases else \
             self.segment_base_offset
         if last < leo:

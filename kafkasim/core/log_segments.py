@@ -59,6 +59,17 @@ def log_segments(log: Any) -> list[LogSegment]:
     return [LogSegment(log, b, e) for b, e in zip(bases, ends, strict=True)]
 
 
+def non_active_log_segments_from(log: Any, start_offset: int) -> list[LogSegment]:
+    """LogSegments.nonActiveLogSegmentsFrom: the segments before the active one, from the one
+    holding ``start_offset`` (the greatest base offset at or below it; the first segment when
+    none is) on; none when ``start_offset`` is at or past the active segment's base."""
+    *older, active = log_segments(log)
+    if start_offset >= active.base_offset:
+        return []
+    floor = max((s.base_offset for s in older if s.base_offset <= start_offset), default=None)
+    return [s for s in older if floor is None or s.base_offset >= floor]
+
+
 Predicate = Callable[[LogSegment, "LogSegment | None"], bool]
 
 
