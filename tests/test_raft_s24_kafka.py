@@ -26,10 +26,11 @@ The client test context is tests/test_raft_client_kafka.py's (``Ctx``: deliver =
 + poll, advance = time.sleep + poll; test timeouts: election 10 s, fetch 50 s) and the KIP-853
 one of tests/test_raft_states_kafka.py (listeners, voter sets with directory ids).
 
+- QuorumStateTest.testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate
+  (``node_id=None`` is Kafka's empty localId; new: the check in ``initialize``).
+
 Not ported, and why:
 
-- QuorumStateTest.testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate: kafkasim's
-  replicas always have a node id (QuorumState's ``localId`` is never empty).
 - KafkaRaftClientTest.test{Vote,BeginQuorumEpoch,EndQuorumEpoch,Fetch}RequestClusterIdValidation
   and KafkaRaftClientClusterAuthTest (testClusterAuthorizationFailedIn*): kafkasim runs one
   cluster without cluster ids or authorization.
@@ -69,7 +70,7 @@ from test_raft_states_kafka import (
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.epoch_states import UNKNOWN
 from kafkasim.control.kraft.leader_and_epoch import UNKNOWN_LEADER_AND_EPOCH, LeaderAndEpoch
-from kafkasim.control.kraft.raft import KafkaRaftClient, RaftLog
+from kafkasim.control.kraft.raft import IllegalStateException, KafkaRaftClient, RaftLog
 from kafkasim.control.kraft.voter_set import ReplicaKey, VoterNode, VoterSet
 from kafkasim.runtime.kraft_cluster import raft_options
 from kafkasim.settings.config import ConfigError, broker_config
@@ -137,6 +138,23 @@ def test_initialize_with_corrupted_store(kraft):
     assert quorum.epoch() == 2
     assert quorum.is_unattached()
     assert not quorum.has_leader()
+
+
+@KRAFT
+def test_no_local_id_initialization_fails_if_election_state_has_voted_candidate(kraft):
+    """QuorumStateTest.testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate: a
+    replica without a local id (``node_id=None``, Kafka's empty localId) whose store holds a
+    vote cannot initialize (IllegalStateException); nothing changes."""
+    voters = VoterSet.of((0, 1), {0: new_uuid() if kraft else None,
+                                  1: new_uuid() if kraft else None})
+    c = KafkaRaftClient(None, (0, 1), dict(TEST_CONFIG), **OPTIONS_4_3, observer=True,
+                        kraft_version=kraft, bootstrap_voters=voters,
+                        quorum_state={"leader_epoch": 5, "leader_id": -1, "voted_id": 1,
+                                      "data_version": kraft, "voters": (0, 1)})
+    with pytest.raises(IllegalStateException, match="with a voted candidate but without a "
+                                                    "local id"):
+        c.start(Ctx())
+    assert c.state is None
 
 
 # --- KafkaRaftClientTest @4.3.0 ------------------------------------------------------------------

@@ -1394,6 +1394,9 @@ class QuorumTransitions:
         epoch, leader = election.epoch, election.leader_id_or_sentinel()
         voted = election.voted_key
         me, voters = client.node_id, client.voters
+        if election.has_voted() and me is None:     # a replica without a node id never votes
+            raise IllegalStateException(f"Initialized quorum state ({election}) with a voted "
+                                        "candidate but without a local id")
         timeout = client._random_election_timeout(ctx)
         if epoch < client.log.last_fetched_epoch:
             return UnattachedState(client.log.last_fetched_epoch, now + timeout, voters=voters)
