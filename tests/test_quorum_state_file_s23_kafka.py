@@ -94,10 +94,6 @@ def test_data_version_2_cannot_be_read():
         parse_quorum_state_json(text)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: kafkasim's parse_quorum_state_json raises ValueError; Kafka's "
-    "FileQuorumStateStore.readElectionState throws IllegalStateException "
-    "(FileQuorumStateStore.java:111@4.3.0 a9ce322153); kafkasim/control is another helper's"))
 def test_data_version_2_is_an_illegal_state_exception():
     """FileQuorumStateStoreTest.testCantReadVersionQuorumState @4.3.0: the exception's type."""
     text = json.dumps({"leaderId": 1, "leaderEpoch": 1, "votedId": -1, "appliedOffset": 0,

@@ -66,6 +66,7 @@ from kafkasim.control.kraft.raft import (  # noqa: E402
     check_raft_safety,
     parse_quorum_state_json,
 )
+from kafkasim.core.errors import IllegalStateException  # noqa: E402
 
 
 class FakeCtx:
@@ -404,7 +405,7 @@ def test_quorum_state_json_versions():
         assert parse_quorum_state_json(text) == client(
             2, quorum_state=parse_quorum_state_json(text)).persisted_quorum_state
     assert parse_quorum_state_json(c1.quorum_state_json())["voted_id"] == 1
-    with pytest.raises(ValueError, match=r"data_version \(2\) is not within"):
+    with pytest.raises(IllegalStateException, match=r"data_version \(2\) is not within"):
         parse_quorum_state_json('{"leaderId":9990,"leaderEpoch":3012,'
                                                 '"votedId":-1,"data_version":2}')
 

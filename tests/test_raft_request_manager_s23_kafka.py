@@ -13,8 +13,8 @@ Adaptation to kafkasim (kafkasim.control.kraft.raft.RequestManager, epoch_states
   ``random_int`` below (Java's LCG, seed 1).
 - Kafka's scans (hasAnyInflightRequest, backoffBeforeAvailableBootstrapServer) forget the
   connections whose request timed out or whose backoff ended; kafkasim's RequestManager does so
-  by default, the KafkaRaftClient's own one not yet (strict xfail below: switching it on moves
-  golden digests and a notebook output, left to the lead).
+  by default, the KafkaRaftClient's own one by release (rule
+  raft_request_manager_forgets_stale_connections, KAFKA-16525, 3.8+; tested at the end).
 - ``new EpochElection(voterKeys)`` is ``EpochElection(voter_keys)``; Kafka's
   ``ThreadLocalRandom`` voter id is a fixed one (the test holds for any id).
 """

@@ -19,6 +19,7 @@ ProspectiveState.java / EpochElection.java (KIP-996).
 
 from __future__ import annotations
 
+from kafkasim.control.kraft.leader_and_epoch import UNKNOWN_LEADER_AND_EPOCH, LeaderAndEpoch
 from kafkasim.control.kraft.quorum_state_store import ElectionState
 from kafkasim.control.kraft.voter_set import ReplicaKey
 from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
@@ -661,6 +662,14 @@ class QuorumState:
 
     def leader_id_or_sentinel(self) -> int:
         return self.client.leader_id
+
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        """leaderAndEpoch(): the current state's election as a LeaderAndEpoch (before the
+        client started: LeaderAndEpoch.UNKNOWN, as KafkaRaftClient.leaderAndEpoch answers)."""
+        election = self.election()
+        if election is None:
+            return UNKNOWN_LEADER_AND_EPOCH
+        return LeaderAndEpoch(election.leader_id, election.epoch)
 
     def local_id_or_sentinel(self) -> int:
         return self.client.node_id

@@ -106,14 +106,16 @@ class ElectionState:
 
 def parse_quorum_state_json(text: str) -> dict:
     """FileQuorumStateStore.readElectionState: the ``quorum_state`` dict of a
-    ``quorum-state`` file's text (data_version 0 or 1)."""
+    ``quorum-state`` file's text (data_version 0 or 1). A file of any other data_version is an
+    IllegalStateException, as Kafka throws it; one without a data_version a ValueError (Kafka's
+    UncheckedIOException)."""
     data = json.loads(text.splitlines()[0])
     version = data.get("data_version")
     if version is None:
         raise ValueError(f"Deserialized node {data} does not have data_version field")
-    if version not in (0, 1):
-        raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) "
-                         "supported version")
+    if version not in (0, 1):      # FileQuorumStateStore.readStateFromFile: an illegal state
+        raise IllegalStateException(f"data_version ({version}) is not within the min (0) and "
+                                    "max (1) supported version")
     return {"leader_epoch": data.get("leaderEpoch", -1), "leader_id": data.get("leaderId", -1),
             "voted_id": data.get("votedId", -1)}
 

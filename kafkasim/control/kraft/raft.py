@@ -47,6 +47,7 @@ from kafkasim.control.kraft.epoch_states import (
     ResignedState,
     UnattachedState,
 )
+from kafkasim.control.kraft.leader_and_epoch import LeaderAndEpoch
 from kafkasim.control.kraft.quorum_state_store import (
     FileQuorumStateStore,
     parse_quorum_state_json,
@@ -66,7 +67,7 @@ __all__ = ["KafkaRaftClient", "RaftLog", "RaftContext", "NotLeaderError", "Reque
            "QuorumState", "EpochState", "UnattachedState", "ProspectiveState",
            "CandidateState", "LeaderState", "FollowerState", "ResignedState", "ReplicaState",
            "check_raft_safety", "assert_raft_safety", "QUORUM_CONFIG_DEFAULTS",
-           "parse_quorum_state_json"]
+           "parse_quorum_state_json", "LeaderAndEpoch"]
 
 MAX_FETCH_WAIT_MS = 500           # KafkaRaftClient.MAX_FETCH_WAIT_MS
 RETRY_BACKOFF_BASE_MS = 100       # KafkaRaftClient.RETRY_BACKOFF_BASE_MS
@@ -360,6 +361,8 @@ class KafkaRaftClient:
     when it knows a higher one and completes parked fetches whenever its high watermark moves.
     ``update_voter_static`` (KAFKA-16538, 4.1+): the voters of a static quorum send each new
     leader UpdateRaftVoter, which it keeps in memory (raft_reconfig).
+    ``update_voter_period_one_fetch_timeout`` (KAFKA-16538, 4.1+): a follower's update-voter
+    period (UpdateRaftVoter, auto-join) is one controller.quorum.fetch.timeout.ms, not three.
     ``voter_set_non_overlapping`` (KAFKA-17973, 4.0+): the voter-set history accepts a voter set
     read from the log whose majority does not overlap the previous one's (3.9: an
     IllegalArgumentException, VoterSetHistory.addAt).
@@ -387,7 +390,8 @@ class KafkaRaftClient:
                  update_voter_static: bool = False, unattached_voters_fetch: bool = False,
                  voter_set_non_overlapping: bool = False,
                  begin_quorum_epoch_skips_fetching_voters: bool = False,
-                 forget_stale_connections: bool = False):
+                 forget_stale_connections: bool = False,
+                 update_voter_period_one_fetch_timeout: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -417,6 +421,9 @@ class KafkaRaftClient:
         self.election_loss_waits_timeout = election_loss_waits_timeout
         self.fast_hwm_replication = fast_hwm_replication
         self.reconfig.update_voter_static = update_voter_static
+        # KAFKA-16538 (4.1): FollowerState.updateVoterPeriodMs is one fetch timeout, not three
+        self.reconfig.update_voter_period_fetch_timeouts = (
+            1 if update_voter_period_one_fetch_timeout else 3)
         self.begin_quorum_epoch_heartbeat = begin_quorum_epoch_heartbeat
         self.voted_state = voted_state
         self.log = log if log is not None else RaftLog()
@@ -1387,6 +1394,9 @@ class QuorumTransitions:
         epoch, leader = election.epoch, election.leader_id_or_sentinel()
         voted = election.voted_key
         me, voters = client.node_id, client.voters
+        if election.has_voted() and me is None:     # a replica without a node id never votes
+            raise IllegalStateException(f"Initialized quorum state ({election}) with a voted "
+                                        "candidate but without a local id")
         timeout = client._random_election_timeout(ctx)
         if epoch < client.log.last_fetched_epoch:
             return UnattachedState(client.log.last_fetched_epoch, now + timeout, voters=voters)

@@ -22,7 +22,8 @@ RemoveRaftVoter: the same first four checks, then a key that is not a voter (or 
 commits; a leader that removed itself then resigns (LeaderState.requestResign).
 
 UpdateRaftVoter: a voter whose listeners or supported kraft.version range differ from its entry
-sends it once per update-voter period (3 x controller.quorum.fetch.timeout.ms) in place of a
+sends it once per update-voter period (3 x controller.quorum.fetch.timeout.ms; one from 4.1,
+KAFKA-16538) in place of a
 Fetch; the leader makes the common checks (kraft.version 0 -> UNSUPPORTED_VERSION in 3.9 and
 4.0), then the range and listener checks (INVALID_REQUEST) and VOTER_NOT_FOUND, appends the
 VotersRecord with the new entry and answers NONE at once. From 4.1 (KAFKA-16538) the voters of
@@ -114,6 +115,8 @@ class RaftReconfig:
         self.listeners = listeners
         #: KAFKA-16538 (4.1+): static-quorum voters send UpdateRaftVoter to each new leader
         self.update_voter_static = False
+        #: FollowerState.updateVoterPeriodMs in fetch timeouts: 3 until 4.0, 1 from 4.1
+        self.update_voter_period_fetch_timeouts = 3
 
     # --- the voter set (KRaftControlRecordStateMachine) -------------------------------------
     def update_voters(self, ctx) -> None:
@@ -221,9 +224,15 @@ class RaftReconfig:
             leader.volatile_voters = {self.client.node_id: (
                 self.directory_id, tuple(self.supported_kraft_version))}
 
+    def update_voter_period_ms(self) -> int:
+        """FollowerState.updateVoterPeriodMs: a few rounds of Fetch before the follower tells
+        the leader about itself -- 3 x controller.quorum.fetch.timeout.ms until 4.0, one
+        fetch timeout from 4.1 (KAFKA-16538, rule raft_update_voter_period_one_fetch_timeout)."""
+        return self.update_voter_period_fetch_timeouts * self.client.fetch_timeout_ms
+
     def maybe_update_voter(self, ctx, st, now: int) -> int | None:
         """KafkaRaftClient.pollFollowerAsVoter: when the update-voter period (FollowerState
-        .updateVoterPeriodMs, 3 x controller.quorum.fetch.timeout.ms) has expired and the entry
+        .updateVoterPeriodMs: ``update_voter_period_ms``) has expired and the entry
         needs an update, send the leader UpdateRaftVoter in place of a Fetch and restart the
         period. None: nothing to send now (the caller fetches). The period starts at the first
         poll that finds the entry stale (Kafka's timer starts with the FollowerState). The
@@ -231,7 +240,7 @@ class RaftReconfig:
         sendResult.requestSent()``): while a Fetch is in flight to the leader it waits for
         that answer, then goes in place of the next Fetch."""
         c = self.client
-        period = 3 * c.fetch_timeout_ms
+        period = self.update_voter_period_ms()
         deadline = getattr(st, "update_voter_deadline", None)
         if deadline is None:
             st.update_voter_deadline = deadline = now + period
@@ -295,8 +304,8 @@ class RaftReconfig:
     # --- auto-join (controller.quorum.auto.join.enable, 4.2, KAFKA-19078) -------------------
     def maybe_auto_join(self, ctx, st, now: int) -> int | None:
         """KafkaRaftClient.pollFollowerAsObserver with auto-join: an observer controller of a
-        kraft.version 1 quorum, every 3 x controller.quorum.fetch.timeout.ms
-        (FollowerState.updateVoterSetPeriod), sends the leader -- in place of a Fetch --
+        kraft.version 1 quorum, every update-voter-set period (``update_voter_period_ms``:
+        one controller.quorum.fetch.timeout.ms from 4.1), sends the leader -- in place of a Fetch --
         RemoveRaftVoter for a voter with its id and another directory id, else AddRaftVoter for
         itself. None: nothing to send now (the caller fetches as usual)."""
         c = self.client
@@ -304,7 +313,7 @@ class RaftReconfig:
         me = ReplicaKey(c.node_id, self.directory_id)
         if self.history.last_kraft_version() < 1 or voters.is_voter(me):
             return None
-        period = 3 * c.fetch_timeout_ms
+        period = self.update_voter_period_ms()
         deadline = getattr(st, "update_voter_deadline", None)
         if deadline is None:
             st.update_voter_deadline = deadline = now + period
@@ -338,7 +347,7 @@ class RaftReconfig:
         period; other errors back off."""
         st = self.client.state
         if resp.error == REQUEST_TIMED_OUT and hasattr(st, "update_voter_deadline"):
-            st.update_voter_deadline = ctx.now + 3 * self.client.fetch_timeout_ms
+            st.update_voter_deadline = ctx.now + self.update_voter_period_ms()
             return True
         return resp.error in (M.NONE, "UNSUPPORTED_VERSION", "DUPLICATE_VOTER",
                               REQUEST_TIMED_OUT)
