@@ -264,6 +264,7 @@ SINCE = [
     ("idempotent_duplicate_sequence_completes", "1.0", "0.11.0"),
     ("idempotent_unknown_producer_id_retried", "1.0", "0.11.0"),
     ("producer_sequence_wraps", "2.2", "2.1"),
+    ("producer_metadata_keeps_newer_leader_epoch", "2.2", "2.1"),   # KAFKA-7738
     ("unknown_producer_accepted_at_any_sequence", "2.5", "2.4"),
     ("consumer_validation_undefined_resets", "2.6", "2.5"),
     # KAFKA-3977 (ff557f0, first in 0.10.1.0); KAFKA-14379 (b296e16, first in 3.4.0, back-ported

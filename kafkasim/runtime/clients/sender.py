@@ -387,6 +387,7 @@ class Sender:
                 continue
             producer.leaders[tp] = leader
             producer.leader_epochs[tp] = epoch
+            producer.metadata.update_last_seen_epoch(tp, epoch)
             for b in self.accumulator.batches.get(tp, ()):
                 if b.attempts > 0 and b.retry_at_ms > now:
                     b.retry_at_ms = now
