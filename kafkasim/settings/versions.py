@@ -1779,6 +1779,18 @@ class ClientRules:
         ref="KAFKA-5494, Sender.completeBatch @1.0.0",
         doc="DUPLICATE_SEQUENCE_NUMBER completes the batch as a success with offset -1",
     )
+    # KAFKA-5494 (1.0.0) broker side: ProducerAppendInfo.checkSequence answers
+    # DuplicateSequenceException (DUPLICATE_SEQUENCE_NUMBER) for a batch of the producer's epoch
+    # whose last sequence is below the oldest of the five batches it keeps (isDuplicate @1.0.0,
+    # the same in 1.0.1 and 1.0.2). KAFKA-6683 (1.1.0, commit 298ff80) dropped the check: such
+    # a batch is OUT_OF_ORDER_SEQUENCE_NUMBER, as in 0.11 (which kept one batch only).
+    duplicate_sequence_before_cached_batches: bool = _rule(
+        since="1.0",
+        until="1.1",
+        ref="KAFKA-5494, ProducerAppendInfo.isDuplicate @1.0.0 (removed by KAFKA-6683 @1.1.0)",
+        doc="a retried batch older than the five batches the broker keeps for its producer is "
+        "answered DUPLICATE_SEQUENCE_NUMBER (after: OUT_OF_ORDER_SEQUENCE_NUMBER)",
+    )
     # KAFKA-5793 (1.0.0): UNKNOWN_PRODUCER_ID (error 59, new in 1.0) is retried
     # (TransactionManager.canRetry: with no log start offset, -1, the same sequence again).
     idempotent_unknown_producer_id_retried: bool = _rule(
