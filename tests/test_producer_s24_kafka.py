@@ -244,3 +244,80 @@ def test_basic_id_mapping():
     assert states.check_append((PID, EPOCH + 1, 0, 0)) == ("append", -1)
     states.update([(3, 3, PID, EPOCH + 1, 0)])
     assert states.check_append((PID, EPOCH, 0, 0))[0] == "INVALID_PRODUCER_EPOCH"
+
+
+# ------------------------------------------- Sender.failBatch / Sender.run @0.11.0.0 (client)
+
+def _batch_fails_after_the_leader_appended_it(version: str):
+    """RF 3 on brokers 1-3: 'a' acknowledged; then the followers' fetches are held, so 'b' is
+    appended on the leader but its acks=all produce and its one retry (a duplicate the leader
+    recognises) time out: 'b' fails with REQUEST_TIMED_OUT. The fetches go on, then 'c' is
+    sent."""
+    c = Cluster(3, kafka_version=version, seed=1)
+    c.create_topic("t", 1, 3, assignment=[[1, 2, 3]])
+    c.run(2000)
+    p = c.producer("p", enable_idempotence=True, retries=1, request_timeout_ms=3000,
+                   linger_ms=0)
+    p.send("t", "a", partition=0)
+    c.run(1000)
+    c.hold("FetchRequest", src=2)
+    c.hold("FetchRequest", src=3)
+    b = p.send("t", "b", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 20000)
+    assert b.status == "failed" and b.errors == ["REQUEST_TIMED_OUT"] * 2
+    c.release("FetchRequest", src=2)
+    c.release("FetchRequest", src=3)
+    c.run(2000)
+    r = p.send("t", "c", partition=0)
+    assert c.run_until(lambda cl: p.pending() == 0, 20000)
+    return c, p, r
+
+
+def test_0_11_failed_batch_gives_its_sequence_to_the_next_batch():
+    """Sender.failBatch / completeBatch @0.11.0.0 (SenderTest.testSequenceNumberIncrement
+    @0.11.0.0 counts a sequence only for a completed batch): a failed batch resets nothing, and
+    the partition's next batch is drained with the failed one's sequence. The leader had
+    appended 'b', so 'c' (one record at sequence 1, like 'b') is a duplicate of it
+    (ProducerIdEntry.isDuplicate @0.11.0.0) and is answered with 'b''s offset: 'c' is
+    acknowledged but never written. (kafkasim used to start a new epoch here.)"""
+    c, p, r = _batch_fails_after_the_leader_appended_it("0.11.0")
+    assert r.acked and r.offset == 1 and not r.errors
+    assert [v for _, _, v in c.log_records(1, "t")] == ["a", "b"]
+    assert [tuple(x)[2:] for x in c.log(1, "t", 0).producer_batches] == [(0, 0, 0), (0, 0, 1)]
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.4"])
+def test_from_1_0_a_batch_failed_on_its_last_retry_keeps_its_sequence_used(version):
+    """Sender.failBatch @1.0.0 / TransactionManager.handleFailedBatch @2.4.0 (KAFKA-5494):
+    sequences are counted at the drain, and a batch that failed on its last retry
+    (adjustSequenceNumbers false: the broker may have it) gives nothing back, so 'c' takes the
+    next sequence and is appended."""
+    c, p, r = _batch_fails_after_the_leader_appended_it(version)
+    assert r.acked and r.offset == 2
+    assert [v for _, _, v in c.log_records(1, "t")] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(("version", "reset"), [("0.11.0", True), ("1.0", False)])
+def test_expired_batch_in_retry_resets_the_producer_id_at_0_11(version, reset):
+    """Sender.run @0.11.0.0: a batch that expires in the accumulator after it was sent
+    (inRetry) makes the sender reset the producer id (needsTransactionStateReset ->
+    TransactionManager.resetProducerId), so the next batch goes under a new id from sequence
+    0. From 1.0 (KAFKA-5494) its sequence is left unresolved instead and the id is kept while
+    nothing else needs it."""
+    c = Cluster(3, kafka_version=version, seed=1)
+    c.create_topic("t", 1, 1, assignment=[[1]])
+    c.run(2000)
+    p = c.producer("p", enable_idempotence=True, request_timeout_ms=3000, linger_ms=0)
+    p.send("t", "a", partition=0)
+    c.run(1000)
+    pid = p.producer_id
+    c.hold("ProduceRequest", src="p")
+    r = p.send("t", "b", partition=0)
+    c.run(10)
+    c.crash(1)
+    assert c.run_until(lambda cl: p.pending() == 0, 60000)
+    assert r.status == "failed"
+    assert (p.producer_id != pid) is reset
+    if reset:
+        assert p.transaction_manager.producer_id_and_epoch == (p.producer_id, 0)
+        assert p.transaction_manager.sequence_number(("t", 0)) == 0
