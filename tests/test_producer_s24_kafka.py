@@ -170,6 +170,71 @@ def test_before_kafka_7738_the_producer_takes_a_stale_leader():
     assert answer(1, e) == (1, e)
 
 
+def _producer_asks_a_lagging_broker(version: str):
+    """Broker 1 leads t-0 (preferred replica 2 was down); broker 3's UpdateMetadataRequests
+    are held, so after a preferred election moves the leadership to 2 its metadata cache still
+    names leader 1 at the old epoch. The producer learns leader 2 from brokers 1 and 2, then its
+    MetadataRequests reach only broker 3."""
+    c = Cluster(3, kafka_version=version, seed=3)
+    c.create_topic("t", 1, 3, assignment=[[2, 1, 3]])
+    c.run(1000)
+    c.crash(2)
+    c.run(20000)
+    c.start(2)
+    c.run_until(lambda cl: len(cl.isr("t", 0)) == 3, 60000)
+    p = c.producer("p", acks="all", retry_backoff_ms=100, request_timeout_ms=1000)
+    p.send("t", "before")
+    c.run(2000)
+    old_epoch = p.leader_epochs[("t", 0)]
+    assert p.leaders[("t", 0)] == 1
+    c.hold("UpdateMetadataRequest", dst=3)
+    c.hold("MetadataRequest", src="p", dst=3)
+    c.elect("t", [0])
+    c.run(2000)
+    assert c.leader("t", 0) == 2
+
+    def refresh():
+        for _ in range(6):
+            if p.metadata.in_flight < 0:
+                p._refresh_metadata()
+            c.run(1500)
+
+    refresh()
+    assert (p.leaders[("t", 0)], p.leader_epochs[("t", 0)]) == (2, old_epoch + 1)
+    c.release("MetadataRequest", src="p", dst=3)
+    c.hold("MetadataRequest", src="p", dst=1)
+    c.hold("MetadataRequest", src="p", dst=2)
+    refresh()
+    answers = [row for row in c.trace.rows if row[2] == "p" and row[1] == "recv"
+               and row[5][0] == "MetadataResponse"]
+    assert answers[-1][5][1] == 3   # the last answer came from the lagging broker
+    c.release("MetadataRequest", src="p")
+    return c, p, old_epoch
+
+
+def test_a_lagging_broker_does_not_send_the_producer_back_to_the_old_leader():
+    """KAFKA-7738 (2.2+) in a cluster (2.8, ZooKeeper): broker 3's stale answer (leader 1, the
+    old epoch) is ignored; the producer's next record goes to leader 2 at once."""
+    c, p, old_epoch = _producer_asks_a_lagging_broker("2.8")
+    assert (p.leaders[("t", 0)], p.leader_epochs[("t", 0)]) == (2, old_epoch + 1)
+    r = p.send("t", "after")
+    c.run(3000)
+    assert r.acked and r.offset == 1 and not r.errors
+
+
+def test_before_kafka_7738_a_lagging_broker_sends_the_producer_back():
+    """2.1: broker 3's stale answer replaces the cached leader; the next record goes to the old
+    leader 1 and is answered NOT_LEADER_FOR_PARTITION while the producer's metadata requests
+    reach only broker 3."""
+    c, p, old_epoch = _producer_asks_a_lagging_broker("2.1")
+    assert (p.leaders[("t", 0)], p.leader_epochs[("t", 0)]) == (1, old_epoch)
+    c.hold("MetadataRequest", src="p", dst=1)
+    c.hold("MetadataRequest", src="p", dst=2)
+    r = p.send("t", "after")
+    c.run(3000)
+    assert r.status == "pending" and r.errors[:1] == ["NOT_LEADER_FOR_PARTITION"]
+
+
 # ------------------------------------------------ LogTest.testDuplicateAppends @1.0.0 (leader)
 
 PID, EPOCH = 1000, 0
