@@ -264,6 +264,7 @@ SINCE = [
     ("idempotent_duplicate_sequence_completes", "1.0", "0.11.0"),
     ("idempotent_unknown_producer_id_retried", "1.0", "0.11.0"),
     ("producer_sequence_wraps", "2.2", "2.1"),
+    ("producer_metadata_keeps_newer_leader_epoch", "2.2", "2.1"),   # KAFKA-7738
     ("unknown_producer_accepted_at_any_sequence", "2.5", "2.4"),
     ("consumer_validation_undefined_resets", "2.6", "2.5"),
     # KAFKA-3977 (ff557f0, first in 0.10.1.0); KAFKA-14379 (b296e16, first in 3.4.0, back-ported
@@ -441,6 +442,9 @@ WINDOWS = [
     # KAFKA-5793 (1.0) until KIP-360 (2.5): a batch of a producer the broker does not know, not
     # at sequence 0, is answered UNKNOWN_PRODUCER_ID
     ("unknown_producer_id_for_unknown_producer", "0.11.0", "1.0", "2.5"),
+    # KAFKA-5494 (1.0) until KAFKA-6683 (1.1): a batch older than the five kept is answered
+    # DUPLICATE_SEQUENCE_NUMBER
+    ("duplicate_sequence_before_cached_batches", "0.11.0", "1.0", "1.1"),
     # KIP-98 (0.11) until KAFKA-7190 (2.4): a producer whose last batch is below the log start
     # is evicted (ProducerStateManager.truncateHead, loadFromSnapshot)
     ("producer_state_evicts_below_log_start", "0.10.2", "0.11.0", "2.4"),

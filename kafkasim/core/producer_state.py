@@ -182,9 +182,10 @@ class ProducerStateManager(dict):
         """producerIdCount: how many producers are tracked."""
         return len(self)
 
-    def check_append(self, ident, unknown_producer: str = "append") -> tuple[str, int]:
+    def check_append(self, ident, unknown_producer: str = "append",
+                     duplicate_before_cache: bool = False) -> tuple[str, int]:
         """The leader's verdict on a batch (module ``check_append``)."""
-        return check_append(self, ident, unknown_producer)
+        return check_append(self, ident, unknown_producer, duplicate_before_cache)
 
     def update(self, batches) -> None:   # (not dict.update: Kafka's update(appendInfo))
         """Record appended batches, given as ``ProducerBatch`` headers (module ``update``)."""
@@ -315,14 +316,17 @@ def unknown_producer_verdict(rules) -> str:
     return E.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
-def check_append(states: dict, ident, unknown_producer: str = "append") -> tuple[str, int]:
+def check_append(states: dict, ident, unknown_producer: str = "append",
+                 duplicate_before_cache: bool = False) -> tuple[str, int]:
     """The leader's verdict on an idempotent batch, ``ident`` = (producer id, epoch, first seq,
     last seq) of its header: ("append"|"duplicate"|error, offset). UnifiedLog
     .analyzeAndValidateProducerState looks for a duplicate first (findDuplicateBatch: the
     original's first offset), then ProducerAppendInfo checks the epoch (checkProducerEpoch)
     and the sequence (checkSequence). A producer with no state starts being tracked at sequence
     0; at another sequence the verdict is ``unknown_producer`` (``unknown_producer_verdict``
-    for the cluster's version; "append" from 2.5)."""
+    for the cluster's version; "append" from 2.5). ``duplicate_before_cache`` (the rule
+    ``duplicate_sequence_before_cached_batches``, 1.0.x): a batch of the current epoch that
+    ends before the oldest batch kept is DUPLICATE_SEQUENCE_NUMBER, not out of order."""
     pid, epoch, first_seq, last_seq = ident
     entry = states.get(pid)
     if entry is None:
@@ -334,9 +338,24 @@ def check_append(states: dict, ident, unknown_producer: str = "append") -> tuple
         if epoch < entry.epoch:
             return "INVALID_PRODUCER_EPOCH", -1
         return ("append", -1) if first_seq == 0 else ("OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
+    if duplicate_before_cache and entry.batches and \
+            is_duplicate_before_cache(entry, first_seq, last_seq):
+        return E.DUPLICATE_SEQUENCE_NUMBER, -1
     if first_seq != (entry.last_seq + 1) % _SEQ_SPAN:   # in_sequence (every append)
         return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
     return "append", -1
+
+
+def is_duplicate_before_cache(entry: ProducerStateEntry, first_seq: int, last_seq: int) -> bool:
+    """ProducerAppendInfo.isDuplicate @1.0.0 (KAFKA-5494), checked after the epoch and before
+    the sequence: a batch of the producer's epoch whose last sequence is below the first
+    sequence of the oldest batch kept (and not 0, the oldest not at Integer.MAX_VALUE) was
+    appended before the five batches the entry remembers. 1.1.0 removed the check
+    (KAFKA-6683): such a batch is out of order from then on. (A batch with the sequences of
+    a kept batch is a duplicate found earlier, by findDuplicateBatch.)"""
+    if first_seq < 0 or entry.first_seq < 0:
+        return False
+    return last_seq != 0 and entry.first_seq != INT_MAX and last_seq < entry.first_seq
 
 
 def update(states: dict, batches) -> None:

@@ -620,9 +620,10 @@ class ReplicaManager:
         # (producer id, epoch, first seq, last seq) of the batch header; none for a producer that
         # is not idempotent (RecordBatch.NO_SEQUENCE)
         ident = None if base_seq < 0 else (pid, pepoch, base_seq, base_seq + len(ids) - 1)
+        rules = ctx.rules.clients
         verdict, dup_offset = producer_state.check_append(
-            log.producer_states, ident,
-            producer_state.unknown_producer_verdict(ctx.rules.clients)) \
+            log.producer_states, ident, producer_state.unknown_producer_verdict(rules),
+            rules.duplicate_sequence_before_cached_batches) \
             if ident is not None else ("append", -1)
         if verdict == "duplicate":
             # a retried batch already in the log: answer with its original offsets

@@ -1618,6 +1618,19 @@ class ClientRules:
         ref="KIP-405, ListOffsets v8",
         doc="ListOffsets answers EARLIEST_LOCAL_TIMESTAMP: the local log start offset",
     )
+    # KAFKA-7738 (2.2.0, KIP-320 client side): the client's Metadata keeps the last leader
+    # epoch it saw per partition (lastSeenLeaderEpochs) and takes a MetadataResponse row only
+    # when its epoch is at least that one (Metadata.updatePartitionInfo @2.2.0,
+    # updateLatestMetadata @2.8.0 / @3.9.0); an older epoch (a broker whose metadata cache lags
+    # answered) leaves the cached leader in place. Before, every answer replaced the cached
+    # leader, so a stale broker could send the producer back to a deposed leader. kafkasim
+    # applies it to the producer's metadata.
+    producer_metadata_keeps_newer_leader_epoch: bool = _rule(
+        since="2.2",
+        ref="KAFKA-7738, Metadata.updatePartitionInfo @2.2.0 / updateLatestMetadata",
+        doc="the producer ignores a metadata answer's partition whose leader epoch is older "
+        "than the last one it saw",
+    )
     # KIP-951 (3.7.0): ProduceResponse v10 carries, for a partition answered
     # NOT_LEADER_OR_FOLLOWER, its current leader (id, epoch) and the leader's node when alive
     # (KafkaApis.handleProduceRequest getCurrentLeader); the producer takes a newer leader at
@@ -1774,6 +1787,18 @@ class ClientRules:
         since="1.0",
         ref="KAFKA-5494, Sender.completeBatch @1.0.0",
         doc="DUPLICATE_SEQUENCE_NUMBER completes the batch as a success with offset -1",
+    )
+    # KAFKA-5494 (1.0.0) broker side: ProducerAppendInfo.checkSequence answers
+    # DuplicateSequenceException (DUPLICATE_SEQUENCE_NUMBER) for a batch of the producer's epoch
+    # whose last sequence is below the oldest of the five batches it keeps (isDuplicate @1.0.0,
+    # the same in 1.0.1 and 1.0.2). KAFKA-6683 (1.1.0, commit 298ff80) dropped the check: such
+    # a batch is OUT_OF_ORDER_SEQUENCE_NUMBER, as in 0.11 (which kept one batch only).
+    duplicate_sequence_before_cached_batches: bool = _rule(
+        since="1.0",
+        until="1.1",
+        ref="KAFKA-5494, ProducerAppendInfo.isDuplicate @1.0.0 (removed by KAFKA-6683 @1.1.0)",
+        doc="a retried batch older than the five batches the broker keeps for its producer is "
+        "answered DUPLICATE_SEQUENCE_NUMBER (after: OUT_OF_ORDER_SEQUENCE_NUMBER)",
     )
     # KAFKA-5793 (1.0.0): UNKNOWN_PRODUCER_ID (error 59, new in 1.0) is retried
     # (TransactionManager.canRetry: with no log start offset, -1, the same sequence again).

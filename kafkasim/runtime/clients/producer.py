@@ -378,12 +378,17 @@ class Producer:
         if msg.correlation_id != self.metadata.in_flight:
             return
         self.metadata.in_flight = -1
-        self.metadata.update(self.cluster.engine.now, msg.partitions)
+        # KAFKA-7738 (2.2+): a row with an older leader epoch than the last seen is ignored
+        stale = self.metadata.update(
+            self.cluster.engine.now, msg.partitions,
+            self.cluster.rules.clients.producer_metadata_keeps_newer_leader_epoch)
         counts: dict[str, int] = {}
         for topic, partition, err, leader, epoch, _replicas, _isr in msg.partitions:
             if partition < 0:
                 continue
             counts[topic] = max(counts.get(topic, 0), partition + 1)
+            if stale and (topic, partition) in stale:
+                continue
             self.leaders[(topic, partition)] = leader if err == E.NONE else -1
             self.leader_epochs[(topic, partition)] = epoch if err == E.NONE else -1
         self.partition_counts.update(counts)

@@ -83,15 +83,23 @@ class ProducerMetadata:
         self.last_refresh_ms = now
         self.attempts += 1
 
-    def update(self, now: int, partitions) -> None:
+    def update(self, now: int, partitions, keep_newer_epoch: bool = False
+               ) -> frozenset[tuple[str, int]]:
         """Metadata.update with a full response, ``partitions`` its MetadataResponse rows
         (leader epoch -1: none). The count of equivalent responses grows by one, unless some
-        partition's epoch is new or newer than the last seen (updateLatestMetadata)."""
+        partition's epoch is new or newer than the last seen (updateLatestMetadata).
+
+        Returns the partitions whose row the producer must not take: with
+        ``keep_newer_epoch`` (the rule ``producer_metadata_keeps_newer_leader_epoch``, 2.2+,
+        KAFKA-7738), a row whose leader epoch is older than the last seen one is stale (a
+        broker whose metadata cache lags answered), and the previously cached leader stays
+        (updateLatestMetadata: ``newEpoch >= currentEpoch`` takes the row, else the cache's)."""
         self.last_refresh_ms = self.last_successful_refresh_ms = now
         self.attempts = 0
         self.equivalent_responses += 1
         seen = self.last_seen_epochs
         invalid = []
+        stale = []
         for topic, partition, err, _leader, epoch, _replicas, _isr in partitions:
             if partition < 0:   # a topic-level error row
                 if err == INVALID_TOPIC_EXCEPTION:
@@ -105,7 +113,34 @@ class ProducerMetadata:
             elif last is None or epoch > last:
                 seen[tp] = epoch
                 self.equivalent_responses = 0
+            elif keep_newer_epoch and epoch < last:
+                stale.append(tp)
         self.invalid_topics = frozenset(invalid)
+        return frozenset(stale)
+
+    def last_seen_leader_epoch(self, tp: tuple[str, int]) -> int | None:
+        """Metadata.lastSeenLeaderEpoch: the newest leader epoch seen for ``tp`` (None:
+        Optional.empty, no epoch known)."""
+        return self.last_seen_epochs.get(tp)
+
+    def update_last_seen_epoch_if_newer(self, tp: tuple[str, int], leader_epoch: int) -> bool:
+        """Metadata.updateLastSeenEpochIfNewer: an epoch learnt outside a metadata answer is
+        kept when the partition has a known epoch and this one is newer (True); a partition
+        without an epoch keeps none (False). ``leader_epoch`` must be at least 0."""
+        if isinstance(leader_epoch, bool) or not isinstance(leader_epoch, int) or \
+                leader_epoch < 0:
+            raise ValueError(f"leader_epoch: invalid leader epoch {leader_epoch!r} "
+                             "(must be an int >= 0)")
+        old = self.last_seen_epochs.get(tp)
+        if old is None or leader_epoch <= old:
+            return False
+        self.last_seen_epochs[tp] = leader_epoch
+        return True
+
+    def update_last_seen_epoch(self, tp: tuple[str, int], epoch: int) -> None:
+        """Metadata.updatePartitionLeadership's ``lastSeenLeaderEpochs.put`` (KIP-951, 3.7+):
+        a newer leader taken from a produce answer is the last seen epoch from now on."""
+        self.last_seen_epochs[tp] = epoch
 
 
 class RetryBackoff(NamedTuple):

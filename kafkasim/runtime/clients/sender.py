@@ -205,8 +205,11 @@ class Sender:
             self.producer._refresh_metadata()
         if next_wake is not None:
             self.wakeup(next_wake - now)
+        reset = False
         for b in self.accumulator.expired_batches(now, self.accumulator.muted):
-            self.fail_expired_batch(b)
+            reset = self.fail_expired_batch(b) or reset
+        if reset:   # 0.11: Sender.run's needsTransactionStateReset, once for them all
+            self.transaction_manager.legacy.take_new_producer_id(self.producer)
 
     def maybe_abort_batches(self, error) -> None:
         """Sender.runOnce in the transaction manager's fatal state (0.11+): every incomplete
@@ -229,14 +232,21 @@ class Sender:
         tm.set_producer_id_and_epoch(ProducerIdAndEpoch(new_id, 0))
         producer.producer_id = new_id
 
-    def fail_expired_batch(self, b: ProducerBatch) -> None:
+    def fail_expired_batch(self, b: ProducerBatch) -> bool:
         """Sender.sendProducerData's expired batches: failBatch(.., TimeoutException, false),
         and (1.0+) one sent at least once (inRetry) leaves its sequence unresolved
-        (TransactionManager.markSequenceUnresolved): the broker may have it."""
+        (TransactionManager.markSequenceUnresolved): the broker may have it. 0.11 resets the
+        producer id instead (Sender.run @0.11.0.0: resetProducerId when an expired batch was
+        in retry), and the sender gets a new one before it sends again: True when that reset
+        is due."""
         self.fail_batch(b, E.DELIVERY_TIMEOUT, False)
         tm = self.transaction_manager
-        if tm.idempotent and b.retry and self.rules.idempotent_expired_sequence_unresolved:
+        if not (tm.idempotent and b.retry):
+            return False
+        if self.rules.idempotent_expired_sequence_unresolved:
             tm.mark_sequence_unresolved(b)
+            return False
+        return not tm.kip360
 
     def _sendable_nodes(self, ready_nodes: dict[int, None], now: int
                         ) -> tuple[dict[int, None], int | None]:
@@ -387,6 +397,7 @@ class Sender:
                 continue
             producer.leaders[tp] = leader
             producer.leader_epochs[tp] = epoch
+            producer.metadata.update_last_seen_epoch(tp, epoch)
             for b in self.accumulator.batches.get(tp, ()):
                 if b.attempts > 0 and b.retry_at_ms > now:
                     b.retry_at_ms = now
@@ -461,11 +472,11 @@ class Sender:
         when it leaves a gap). Before 2.5: UNKNOWN_PRODUCER_ID (an OutOfOrderSequenceException)
         resets the producer id (``reset_producer_id_for``); a fatal error (before 2.7 also
         INVALID_PRODUCER_EPOCH: a ProducerFencedException) first leaves the producer in its fatal
-        state (Sender.failBatch 0.11-1.1, maybeTransitionToErrorState); for any other error
-        kafkasim starts
-        a new epoch (``bump_epoch``) at 0.11; 1.0+ (KAFKA-5494) drops the batch from the
-        in-flight ones and moves the later sequences of its partition down
-        (``IdempotenceBeforeKip360.handle_failed_batch``)."""
+        state (Sender.failBatch 0.11-1.1, maybeTransitionToErrorState); for any other error,
+        0.11 counted sequences on success only, so the partition's next batch takes the failed
+        one's sequence again (``IdempotenceBeforeKip360.release_sequence_of_failed_batch``);
+        1.0+ (KAFKA-5494) drops the batch from the in-flight ones and moves the later sequences
+        of its partition down (``IdempotenceBeforeKip360.handle_failed_batch``)."""
         done = self.batch_done(b, FAILED, err, -1)
         tm = self.transaction_manager
         if not tm.kip360 and tm.idempotent:   # (2.5+: in handle_failed_batch)
@@ -477,7 +488,7 @@ class Sender:
         elif not tm.kip360 and self.rules.idempotent_out_of_order_retried_when_not_next:
             tm.legacy.handle_failed_batch(b, adjust_sequence_numbers)
         elif not tm.kip360:
-            tm.bump_epoch()
+            tm.legacy.release_sequence_of_failed_batch(b)
         elif done:
             tm.handle_failed_batch(b, err, adjust_sequence_numbers)
 

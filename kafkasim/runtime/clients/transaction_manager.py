@@ -25,8 +25,9 @@ the log start offset the answer carries (1.0-2.4: the partition's sequences rest
 log's head is gone, else the producer id reset), 1.0-2.4: a failed sequenced batch moves its
 partition's later sequences down and an expired batch sent at least once leaves its sequence
 unresolved, the producer id reset when nothing resolves it (``reset_producer_id_if_needed``);
-0.11: any other failed sequenced batch bumps the epoch and restarts every partition's sequence
-(``bump_epoch``).
+0.11: sequences count on success only, so any other failed sequenced batch gives its sequence
+back to its partition (``release_sequence_of_failed_batch``), and an expired batch that was
+sent before resets the producer id.
 """
 
 from __future__ import annotations
@@ -539,8 +540,9 @@ class TransactionManager:
         self.add_in_flight_batch(batch)
 
     def bump_epoch(self) -> None:
-        """A sequenced batch failed for good. 2.5+: bumpIdempotentProducerEpoch. Before,
-        kafkasim's model: a new epoch with every partition's sequence from 0."""
+        """A sequenced batch failed for good. 2.5+: bumpIdempotentProducerEpoch. Before (no
+        longer called by the sender before 2.5), a new epoch with every partition's sequence
+        from 0."""
         if not self.idempotent:
             return
         if self.kip360:
@@ -610,6 +612,22 @@ class IdempotenceBeforeKip360:
         tm = self.tm
         return tm.idempotent and b.base_seq >= 0 and \
             (b.producer_id, b.epoch) != tm.producer_id_and_epoch
+
+    def release_sequence_of_failed_batch(self, b: ProducerBatch) -> None:
+        """Sender.failBatch @0.11.0.0 for an error other than an OutOfOrderSequenceException:
+        nothing is reset. 0.11 counted a partition's sequence on success only
+        (Sender.completeBatch -> incrementSequenceNumber; the drain hands out
+        sequenceNumber(tp) without moving it), and kafkasim, which counts at the drain as
+        1.0+ does, gives the failed batch's sequence back: the partition's next batch (one at a
+        time: 0.11's idempotence needs max.in.flight.requests.per.connection 1) is sent with
+        it. If the broker had appended the failed batch, that next batch is a duplicate (same
+        record count: answered with the old batch's offset) or out of order."""
+        tm = self.tm
+        entry = tm.partitions.get(b.tp)
+        if entry is None or (b.producer_id, b.epoch) != tm.producer_id_and_epoch:
+            return
+        entry.remove_in_flight_batch(b)
+        entry.next_sequence = b.base_seq
 
     def handle_failed_batch(self, b: ProducerBatch, adjust_sequence_numbers: bool) -> None:
         """Sender.failBatch @1.0.0-1.1.0 / TransactionManager.handleFailedBatch @2.0.0-2.4.0
