@@ -29,6 +29,8 @@ Scenarios are Kafka's; code is our own.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_quorum_controller_kafka import (
     ControllerEnv,
@@ -44,8 +46,13 @@ from kafkasim.control.kraft.cluster_control import (
     DUPLICATE_REGISTRATION_MESSAGE_4_1,
     DuplicateBrokerRegistrationException,
 )
+from kafkasim.control.kraft.event_performance import (
+    EventPerformanceMonitor,
+    format_ns_as_decimal_ms,
+)
 from kafkasim.control.kraft.replication_control import CreatableTopic
 from kafkasim.core.messages import BrokerRegistrationRequest
+from kafkasim.settings.config import ConfigError
 
 
 # -- KAFKA-19047 / KAFKA-19130: re-registering while the old session lives -------------------
@@ -90,3 +97,185 @@ def test_broker_in_controlled_shutdown_cannot_re_register_while_its_session_live
     reply = env.get(env.active.register_broker(
         env, BrokerRegistrationRequest(leader, "again", None)))
     assert reply.epoch > epochs[leader]
+
+
+# -- EventPerformanceMonitorTest @4.3.0 (KAFKA-16446) -----------------------------------------
+MS = 1_000_000     # ns per ms
+S = 1000 * MS
+
+
+def test_default_period_ns():
+    """EventPerformanceMonitorTest.testDefaultPeriodNs."""
+    assert EventPerformanceMonitor.Builder().build().period_ns() == 60 * S
+
+
+def test_slowest_event_with_no_events():
+    """EventPerformanceMonitorTest.testSlowestEventWithNoEvents."""
+    assert EventPerformanceMonitor.Builder().build().slowest_event() == (None, 0)
+
+
+def test_slowest_event_with_three_events():
+    """EventPerformanceMonitorTest.testSlowestEventWithThreeEvents."""
+    monitor = EventPerformanceMonitor.Builder().build()
+    monitor.observe_event("fastEvent", 2 * MS)
+    monitor.observe_event("slowEvent", 100 * MS)
+    assert monitor.slowest_event() == ("slowEvent", 100 * MS)
+
+
+def test_log_slow_event():
+    """EventPerformanceMonitorTest.testLogSlowEvent."""
+    monitor = EventPerformanceMonitor.Builder().build()
+    assert monitor.do_observe_event("slowEvent", 5 * S) == \
+        "Exceptionally slow controller event slowEvent took 5000 ms."
+
+
+def test_do_not_log_fast_event():
+    """EventPerformanceMonitorTest.testDoNotLogFastEvent."""
+    monitor = EventPerformanceMonitor.Builder().build()
+    assert monitor.do_observe_event("slowEvent", 250 * MS) is None
+
+
+@pytest.mark.parametrize(("duration_ns", "text"), [
+    (0, "0.00"),                     # testFormatNsAsDecimalMsWithZero
+    (100 * MS, "100.00"),            # testFormatNsAsDecimalMsWith100
+    (123456789, "123.46"),           # testFormatNsAsDecimalMsWith123456789
+])
+def test_format_ns_as_decimal_ms(duration_ns, text):
+    """EventPerformanceMonitorTest.testFormatNsAsDecimalMsWithZero / With100 /
+    With123456789."""
+    assert EventPerformanceMonitor.format_ns_as_decimal_ms(duration_ns) == text
+
+
+def test_format_ns_as_decimal_ms_rounds_the_doubles_exact_value_half_even():
+    """formatNsAsDecimalMs: DecimalFormat("#0.00") rounds the double's exact value half-even:
+    1.015 ms is the double 1.01499.. (down), 0.125 ms exactly half (to the even 0.12)."""
+    assert format_ns_as_decimal_ms(1_015_000) == "1.01"
+    assert format_ns_as_decimal_ms(125_000) == "0.12"
+    assert format_ns_as_decimal_ms(1_999) == "0.00"     # whole microseconds first
+
+
+def test_periodic_performance_message_with_no_events():
+    """EventPerformanceMonitorTest.testPeriodicPerformanceMessageWithNoEvents."""
+    assert EventPerformanceMonitor.Builder().build().periodic_performance_message() == \
+        "In the last 60000 ms period, there were no controller events completed."
+
+
+def test_periodic_performance_message_with_one_event():
+    """EventPerformanceMonitorTest.testPeriodicPerformanceMessageWithOneEvent."""
+    monitor = EventPerformanceMonitor.Builder().build()
+    monitor.observe_event("myEvent", 12 * MS)
+    assert monitor.periodic_performance_message() == (
+        "In the last 60000 ms period, 1 controller events were completed, which took an "
+        "average of 12.00 ms each. The slowest event was myEvent, which took 12.00 ms.")
+
+
+def three_events() -> EventPerformanceMonitor:
+    monitor = EventPerformanceMonitor.Builder().build()
+    monitor.observe_event("myEvent", 12 * MS)
+    monitor.observe_event("myEvent2", 19 * MS)
+    monitor.observe_event("myEvent3", 1 * MS)
+    return monitor
+
+
+def test_periodic_performance_message_with_three_events():
+    """EventPerformanceMonitorTest.testPeriodicPerformanceMessageWithThreeEvents."""
+    assert three_events().periodic_performance_message() == (
+        "In the last 60000 ms period, 3 controller events were completed, which took an "
+        "average of 10.67 ms each. The slowest event was myEvent2, which took 19.00 ms.")
+
+
+def test_generate_periodic_performance_message_resets_state():
+    """EventPerformanceMonitorTest.testGeneratePeriodicPerformanceMessageResetsState; the line
+    generated is kept as logged at INFO."""
+    monitor = three_events()
+    line = monitor.generate_periodic_performance_message()
+    assert monitor.periodic_performance_message() == \
+        "In the last 60000 ms period, there were no controller events completed."
+    assert list(monitor.logged) == [("INFO", line)]
+
+
+def test_slow_event_is_logged_as_an_error_and_counted():
+    """EventPerformanceMonitor.observeEvent: an event at the always-log threshold is logged at
+    ERROR (and still counted in the period)."""
+    monitor = EventPerformanceMonitor.Builder().set_always_log_threshold_ns(2 * S).build()
+    monitor.observe_event("fast", 2 * S - 1)
+    monitor.observe_event("slow", 2 * S)
+    assert list(monitor.logged) == [("ERROR",
+                                     "Exceptionally slow controller event slow took 2000 ms.")]
+    assert monitor.num_events == 2 and monitor.slowest_event() == ("slow", 2 * S)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "text"), [
+    ({"period_ns": 0}, ValueError, "period_ns must be at least 1 ns, got 0"),
+    ({"always_log_threshold_ns": -1}, ValueError, "always_log_threshold_ns must be at least 0"),
+    ({"period_ns": 1.5}, TypeError, "period_ns must be an int"),
+])
+def test_monitor_rejects_bad_periods(kwargs, error, text):
+    with pytest.raises(error, match=text):
+        EventPerformanceMonitor(**kwargs)
+
+
+# -- QuorumController's generatePeriodicPerformanceMessage task (4.0+) -------------------------
+def test_performance_message_task_is_registered_with_kafkas_name_and_period():
+    """QuorumController.registerGeneratePeriodicPerformanceMessage @4.3.0: the task runs every
+    controller.performance.sample.period.ms (60 s by default), writes nothing and logs the
+    period's summary; expireDelegationTokens is not registered (no delegation tokens)."""
+    env = ControllerEnv(bootstrap("4.0-IV3"), version="4.3")
+    tasks = env.active.periodic.tasks
+    task = tasks.get("generatePeriodicPerformanceMessage")
+    assert task is not None and task.period_ms == 60000 and not task.verbose
+    assert "expireDelegationTokens" not in tasks
+    end = env.raft.log.end_offset
+    env.advance(59_000)
+    assert list(env.active.performance_monitor.logged) == []
+    no_ops = env.raft.log.end_offset - end
+    env.advance(1_000)
+    [(level, line)] = env.active.performance_monitor.logged
+    assert level == "INFO"
+    assert re.fullmatch(r"In the last 60000 ms period, \d+ controller events were completed, "
+                        r"which took an average of 0\.00 ms each\. The slowest event was "
+                        r"\w+, which took 0\.00 ms\.", line), line
+    assert int(line.split(", ")[1].split()[0]) >= no_ops   # every writeNoOpRecord run counted
+
+
+def test_performance_message_counts_the_controllers_events():
+    """QuorumController.handleEventEnd feeds every event to the monitor: with NoOpRecords off
+    and a period of 1 s, the summary counts the period's operations and periodic runs (in the
+    simulator each takes no time: the slowest is the period's first)."""
+    env = ControllerEnv(bootstrap("4.0-IV3"), version="4.3", session_timeout_ms=8000, config={
+        "controller.performance.sample.period.ms": 1000, "metadata.max.idle.interval.ms": 0})
+    monitor = env.active.performance_monitor
+    env.advance(1000 - env.now % 1000)   # the first summary
+    monitor.logged.clear()
+    register_brokers_and_unfence(env, 1)   # registerBroker, processBrokerHeartbeat
+    env.advance(1000 - env.now % 1000)
+    assert monitor.logged, "no summary in the period"
+    line = monitor.logged[-1][1]
+    assert "controller events were completed" in line
+    assert "The slowest event was" in line
+
+
+def test_performance_sample_period_config():
+    """KRaftConfigs @4.0 / @4.3.0: controller.performance.sample.period.ms (LONG, 60000,
+    atLeast(100)) and controller.performance.always.log.threshold.ms (LONG, 2000, atLeast(0)),
+    both internal, 4.0+."""
+    assert ControllerEnv(bootstrap("4.0-IV3"), version="4.3", config={
+        "controller.performance.sample.period.ms": 100}).active.periodic.tasks.get(
+            "generatePeriodicPerformanceMessage").period_ms == 100
+    with pytest.raises(ConfigError, match="controller.performance.sample.period.ms"):
+        ControllerEnv(bootstrap("4.0-IV3"), version="4.3",
+                      config={"controller.performance.sample.period.ms": 99})
+    with pytest.raises(ConfigError, match="controller.performance.always.log.threshold.ms"):
+        ControllerEnv(bootstrap("4.0-IV3"), version="4.3",
+                      config={"controller.performance.always.log.threshold.ms": -1})
+    with pytest.raises(ConfigError, match="controller.performance.sample.period.ms"):
+        ControllerEnv(bootstrap("3.9-IV0"), version="3.9",
+                      config={"controller.performance.sample.period.ms": 1000})
+
+
+def test_3_9_has_no_performance_monitor():
+    """QuorumController @3.9.0: no EventPerformanceMonitor (KAFKA-16446 is 4.0)."""
+    env = ControllerEnv(bootstrap("3.9-IV0"), version="3.9")
+    assert env.active.performance_monitor is None
+    register_brokers_and_unfence(env, 1)
+    env.advance(120_000)
