@@ -17,12 +17,10 @@ monitor, ported at 4.1.0 (confluentinc 13f70256db) and 4.3.0 (a9ce322153).
 - BrokerHeartbeatTrackerTest @4.3.0: the hasValidSession cases and
   testIsExpiredIsFalseForTenNanosecondsAfter (kafkasim counts milliseconds: ten nanoseconds
   after the contact is the contact's millisecond).
-- OffsetControlManagerTest @4.3.0: testActivateAndDeactivate / testActivateFailsIfAlreadyActive
-  / testDeactivateFailsIfNotActive / testActivateFailsIfNewNextWriteOffsetIsNegative are not
-  ported: kafkasim has no OffsetControlManager class (QuorumController keeps
-  ``last_committed`` itself, and the Raft client owns the next write offset); the snapshot and
-  transaction cases neither (no snapshots loaded by the controller, no
-  Begin/EndTransactionRecords).
+- OffsetControlManagerTest @4.3.0, all 16 cases, on the new
+  ``kafkasim.control.kraft.offset_control.OffsetControlManager`` (with the SnapshotRegistry
+  epochs it drives and TrackingSnapshotRegistry's operation list). kafkasim's QuorumController
+  does not use it: it keeps the same offsets itself and writes no metadata transactions.
 
 Scenarios are Kafka's; code is our own.
 """
@@ -49,6 +47,15 @@ from kafkasim.control.kraft.cluster_control import (
 from kafkasim.control.kraft.event_performance import (
     EventPerformanceMonitor,
     format_ns_as_decimal_ms,
+)
+from kafkasim.control.kraft.offset_control import (
+    AbortTransactionRecord,
+    Batch,
+    BeginTransactionRecord,
+    EndTransactionRecord,
+    OffsetAndEpoch,
+    OffsetControlManager,
+    SnapshotRegistry,
 )
 from kafkasim.control.kraft.replication_control import CreatableTopic
 from kafkasim.core.messages import BrokerRegistrationRequest
@@ -279,3 +286,177 @@ def test_3_9_has_no_performance_monitor():
     assert env.active.performance_monitor is None
     register_brokers_and_unfence(env, 1)
     env.advance(120_000)
+
+
+# -- OffsetControlManagerTest @4.3.0 -----------------------------------------------------------
+def fake_batch(last_offset: int, epoch: int, append_timestamp: int) -> Batch:
+    """OffsetControlManagerTest.newFakeBatch (one NoOpRecord; only these three fields count)."""
+    return Batch(last_offset, epoch, append_timestamp)
+
+
+def test_offset_control_initial_values():
+    """OffsetControlManagerTest.testInitialValues."""
+    oc = OffsetControlManager()
+    assert oc.current_snapshot_id() is None and oc.current_snapshot_name() is None
+    assert (oc.last_committed_offset(), oc.last_committed_epoch(), oc.last_stable_offset(),
+            oc.transaction_start_offset(), oc.next_write_offset()) == (-1, -1, -1, -1, -1)
+    assert not oc.active()
+    assert oc.snapshot_registry().epochs_list() == [-1]
+
+
+def test_offset_control_activate():
+    """OffsetControlManagerTest.testActivate."""
+    oc = OffsetControlManager()
+    oc.activate(1000)
+    assert oc.next_write_offset() == 1000 and oc.active() and oc.metrics().active()
+    assert oc.snapshot_registry().epochs_list() == [-1]
+
+
+def test_activate_fails_if_already_active():
+    """OffsetControlManagerTest.testActivateFailsIfAlreadyActive."""
+    oc = OffsetControlManager()
+    oc.activate(1000)
+    with pytest.raises(RuntimeError) as e:
+        oc.activate(2000)
+    assert str(e.value) == "Can't activate already active OffsetControlManager."
+    assert oc.next_write_offset() == 1000
+
+
+def test_activate_fails_if_new_next_write_offset_is_negative():
+    """OffsetControlManagerTest.testActivateFailsIfNewNextWriteOffsetIsNegative."""
+    with pytest.raises(RuntimeError) as e:
+        OffsetControlManager().activate(-2)
+    assert str(e.value) == "Invalid negative newNextWriteOffset -2."
+
+
+def test_activate_and_deactivate():
+    """OffsetControlManagerTest.testActivateAndDeactivate."""
+    oc = OffsetControlManager()
+    oc.activate(1000)
+    assert oc.next_write_offset() == 1000
+    oc.deactivate()
+    assert oc.next_write_offset() == -1
+
+
+def test_deactivate_fails_if_not_active():
+    """OffsetControlManagerTest.testDeactivateFailsIfNotActive."""
+    with pytest.raises(RuntimeError) as e:
+        OffsetControlManager().deactivate()
+    assert str(e.value) == "Can't deactivate inactive OffsetControlManager."
+
+
+def test_offset_control_handle_commit_batch():
+    """OffsetControlManagerTest.testHandleCommitBatch."""
+    oc = OffsetControlManager()
+    oc.handle_commit_batch(fake_batch(1000, 200, 3000))
+    assert oc.snapshot_registry().epochs_list() == [1000]
+    assert (oc.last_committed_offset(), oc.last_committed_epoch(), oc.last_stable_offset(),
+            oc.transaction_start_offset(), oc.next_write_offset()) == (1000, 200, 1000, -1, -1)
+    assert not oc.active() and not oc.metrics().active()
+    m = oc.metrics()
+    assert (m.last_applied_record_offset(), m.last_committed_record_offset(),
+            m.last_applied_record_timestamp()) == (1000, 1000, 3000)
+
+
+def test_handle_schedule_atomic_append():
+    """OffsetControlManagerTest.testHandleScheduleAtomicAppend."""
+    oc = OffsetControlManager()
+    oc.handle_schedule_append(2000)
+    assert oc.next_write_offset() == 2001
+    assert oc.metrics().last_applied_record_offset() == 2000
+    assert oc.last_stable_offset() == -1 and oc.last_committed_offset() == -1
+    assert oc.snapshot_registry().epochs_list() == [-1, 2000]
+    oc.handle_commit_batch(fake_batch(2000, 200, 3000))
+    assert oc.last_stable_offset() == 2000 and oc.last_committed_offset() == 2000
+    assert oc.snapshot_registry().epochs_list() == [2000]
+
+
+def test_handle_load_snapshot():
+    """OffsetControlManagerTest.testHandleLoadSnapshot (a TrackingSnapshotRegistry: kafkasim's
+    SnapshotRegistry records the same operations)."""
+    registry = SnapshotRegistry()
+    oc = OffsetControlManager(snapshot_registry=registry)
+    oc.begin_load_snapshot(OffsetAndEpoch(4000, 300))
+    assert registry.operations == ["snapshot[-1]", "reset"]
+    assert oc.current_snapshot_id() == OffsetAndEpoch(4000, 300)
+    assert oc.current_snapshot_name() == "00000000000000004000-0000000300"
+    assert registry.epochs_list() == []
+    oc.end_load_snapshot(3456)
+    assert registry.operations == ["snapshot[-1]", "reset", "snapshot[4000]"]
+    assert oc.current_snapshot_id() is None and oc.current_snapshot_name() is None
+    assert registry.epochs_list() == [4000]
+    assert (oc.last_committed_offset(), oc.last_committed_epoch(), oc.last_stable_offset(),
+            oc.transaction_start_offset(), oc.next_write_offset()) == (4000, 300, 4000, -1, -1)
+    m = oc.metrics()
+    assert (m.last_committed_record_offset(), m.last_applied_record_offset(),
+            m.last_applied_record_timestamp()) == (4000, 4000, 3456)
+
+
+@pytest.mark.parametrize("record", [BeginTransactionRecord(), EndTransactionRecord(),
+                                    AbortTransactionRecord()])
+def test_transaction_record_not_allowed_in_snapshot(record):
+    """OffsetControlManagerTest.testBeginTransactionRecordNotAllowedInSnapshot /
+    testEndTransactionRecordNotAllowedInSnapshot /
+    testAbortTransactionRecordNotAllowedInSnapshot."""
+    oc = OffsetControlManager()
+    oc.begin_load_snapshot(OffsetAndEpoch(4000, 300))
+    with pytest.raises(RuntimeError) as e:
+        oc.replay(record, 1000)
+    assert str(e.value) == f"{type(record).__name__} cannot appear within a snapshot."
+
+
+def test_end_load_snapshot_fails_when_not_in_snapshot():
+    """OffsetControlManagerTest.testEndLoadSnapshotFailsWhenNotInSnapshot."""
+    with pytest.raises(RuntimeError) as e:
+        OffsetControlManager().end_load_snapshot(1000)
+    assert str(e.value) == "Can't end loading snapshot, because there is no current snapshot."
+
+
+@pytest.mark.parametrize("aborted", [False, True])
+def test_replay_transaction(aborted):
+    """OffsetControlManagerTest.testReplayTransaction."""
+    registry = SnapshotRegistry()
+    oc = OffsetControlManager(snapshot_registry=registry)
+    oc.replay(BeginTransactionRecord(), 1500)
+    assert oc.transaction_start_offset() == 1500
+    assert registry.epochs_list() == [-1, 1499]
+    oc.handle_commit_batch(fake_batch(1550, 100, 2000))
+    assert (oc.last_committed_offset(), oc.last_committed_epoch(),
+            oc.last_stable_offset()) == (1550, 100, 1499)
+    assert registry.epochs_list() == [1499]
+    if aborted:
+        oc.replay(AbortTransactionRecord(), 1600)
+        assert registry.operations == ["snapshot[-1]", "snapshot[1499]", "revert[1499]"]
+    else:
+        oc.replay(EndTransactionRecord(), 1600)
+        assert registry.operations == ["snapshot[-1]", "snapshot[1499]"]
+    assert oc.transaction_start_offset() == -1 and oc.last_stable_offset() == 1499
+    oc.handle_commit_batch(fake_batch(1650, 100, 2100))
+    assert oc.last_stable_offset() == 1650
+    assert registry.epochs_list() == [1650]
+
+
+def test_load_snapshot_clears_transactional_state():
+    """OffsetControlManagerTest.testLoadSnapshotClearsTransactionalState."""
+    registry = SnapshotRegistry()
+    oc = OffsetControlManager(snapshot_registry=registry)
+    oc.replay(BeginTransactionRecord(), 1500)
+    oc.begin_load_snapshot(OffsetAndEpoch(4000, 300))
+    assert oc.transaction_start_offset() == -1
+    assert registry.operations == ["snapshot[-1]", "snapshot[1499]", "reset"]
+
+
+def test_transaction_records_out_of_order_are_refused():
+    """OffsetControlManager.replay: a second BeginTransactionRecord, or an End/Abort with no
+    open transaction, is refused with Kafka's message; anything else is not a transaction
+    record."""
+    oc = OffsetControlManager()
+    with pytest.raises(RuntimeError, match="^Can't replay an EndTransactionRecord at 7 because "
+                                           "there is no open transaction.$"):
+        oc.replay(EndTransactionRecord(), 7)
+    oc.replay(BeginTransactionRecord(), 10)
+    with pytest.raises(RuntimeError, match="transaction at 10 was never closed"):
+        oc.replay(BeginTransactionRecord(), 12)
+    with pytest.raises(TypeError, match="BeginTransactionRecord"):
+        oc.replay("NoOpRecord", 13)
+    assert oc.transaction_start_offset() == 10
