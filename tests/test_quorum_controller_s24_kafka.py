@@ -22,6 +22,20 @@ monitor, ported at 4.1.0 (confluentinc 13f70256db) and 4.3.0 (a9ce322153).
   epochs it drives and TrackingSnapshotRegistry's operation list). kafkasim's QuorumController
   does not use it: it keeps the same offsets itself and writes no metadata transactions.
 
+- ActivationRecordsGeneratorTest @4.3.0 (all 5 cases) and QuorumControllerTest
+  .testActivationRecords33 / 34 / NonEmptyLog / PartialBootstrap / PartialTransaction /
+  PartialTransactionNoSupport @4.3.0 on ``kafkasim.control.kraft.activation_records`` (the
+  generator with KIP-868 transaction records; the simulated QuorumController writes the same
+  bootstrap records without them).
+
+Not ported: ClusterControlManagerTest.testRegisterControlWithUnsupportedMetadataVersion (no
+controller registrations), testDefaultDir / testHasOnlineDir / testRegisterWithDuplicateDirectoryId
+(no log directory ids on registrations); QuorumControllerTest.testFatalMetadataErrorDuring*
+/ testFatalMetadataReplayErrorOnActive (no fault handlers), testTimeouts /
+testEarlyControllerResults (no event deadlines), testToImages, testAppendRecordsAtomically (no
+maxRecordsPerBatch). ControllerPurgatoryTest does not exist at 4.3.0 (the purgatory became
+DeferredEventQueue in server-common).
+
 Scenarios are Kafka's; code is our own.
 """
 
@@ -39,6 +53,10 @@ from test_quorum_controller_kafka import (
     register_brokers_and_unfence,
 )
 
+from kafkasim.control.kraft.activation_records import (
+    ActivationRecordsGenerator,
+    BootstrapMetadata,
+)
 from kafkasim.control.kraft.cluster_control import (
     DUPLICATE_REGISTRATION_MESSAGE,
     DUPLICATE_REGISTRATION_MESSAGE_4_1,
@@ -48,14 +66,20 @@ from kafkasim.control.kraft.event_performance import (
     EventPerformanceMonitor,
     format_ns_as_decimal_ms,
 )
+from kafkasim.control.kraft.feature_control import FeatureControlManager, QuorumFeatures
+from kafkasim.control.kraft.metadata_version import MetadataVersion
 from kafkasim.control.kraft.offset_control import (
-    AbortTransactionRecord,
     Batch,
-    BeginTransactionRecord,
-    EndTransactionRecord,
     OffsetAndEpoch,
     OffsetControlManager,
     SnapshotRegistry,
+)
+from kafkasim.control.kraft.records import (
+    AbortTransactionRecord,
+    BeginTransactionRecord,
+    ConfigRecord,
+    EndTransactionRecord,
+    FeatureLevelRecord,
 )
 from kafkasim.control.kraft.replication_control import CreatableTopic
 from kafkasim.core.messages import BrokerRegistrationRequest
@@ -460,3 +484,137 @@ def test_transaction_records_out_of_order_are_refused():
     with pytest.raises(TypeError, match="BeginTransactionRecord"):
         oc.replay("NoOpRecord", 13)
     assert oc.transaction_start_offset() == 10
+
+
+# -- ActivationRecordsGeneratorTest and QuorumControllerTest.testActivationRecords* @4.3.0 ---
+def expect_message(text: str):
+    seen = []
+
+    def consumer(message: str) -> None:
+        assert message == text
+        seen.append(message)
+    return consumer, seen
+
+
+@pytest.mark.parametrize(("mv", "atomic", "count", "in_transaction"), [
+    ("3.3-IV3", True, 1, ""),                            # testActivationMessageForEmptyLog
+    ("3.4-IV0", True, 1, ""),                            # ...ForEmptyLogAtMv3_4
+    ("3.6-IV1", False, 3, "in metadata transaction "),   # ...ForEmptyLogAtMv3_6
+])
+def test_activation_message_for_empty_log(mv, atomic, count, in_transaction):
+    """ActivationRecordsGeneratorTest.testActivationMessageForEmptyLog / AtMv3_4 / AtMv3_6:
+    one bootstrap record, as one atomic batch before 3.6-IV1 and between Begin and End
+    TransactionRecords from it."""
+    version = MetadataVersion.parse(mv)
+    consumer, seen = expect_message(
+        "Performing controller activation. The metadata log appears to be empty. Appending 1 "
+        f"bootstrap record(s) {in_transaction}at metadata.version {mv} from bootstrap source "
+        "'test'.")
+    result = ActivationRecordsGenerator.records_for_empty_log(
+        consumer, -1, BootstrapMetadata.from_version(version, "test"), version, 2)
+    assert seen and result.is_atomic is atomic and len(result.records) == count
+
+
+def test_activation_message_for_empty_log_at_mv3_6_with_transaction():
+    """ActivationRecordsGeneratorTest.testActivationMessageForEmptyLogAtMv3_6WithTransaction:
+    a bootstrap transaction left open at offset 0 is aborted, then written again."""
+    version = MetadataVersion.parse("3.6-IV1")
+    consumer, seen = expect_message(
+        "Performing controller activation. Aborting partial bootstrap records transaction at "
+        "offset 0. Re-appending 1 bootstrap record(s) in new metadata transaction at "
+        "metadata.version 3.6-IV1 from bootstrap source 'test'.")
+    result = ActivationRecordsGenerator.records_for_empty_log(
+        consumer, 0, BootstrapMetadata.from_version(version, "test"), version, 2)
+    assert seen and not result.is_atomic and len(result.records) == 4
+
+
+def test_activation_message_for_empty_log_at_mv4_0_with_transaction_and_elr():
+    """ActivationRecordsGeneratorTest.testActivationMessageForEmptyLogAtMv4_0WithTransactionAndElr:
+    with ELR finalized the records end with a cluster-level min.insync.replicas."""
+    version = MetadataVersion.parse("4.0-IV1")
+    consumer, seen = expect_message(
+        "Performing controller activation. Aborting partial bootstrap records transaction at "
+        "offset 0. Re-appending 2 bootstrap record(s) in new metadata transaction at "
+        "metadata.version 4.0-IV1 from bootstrap source 'test'.")
+    bootstrap_metadata = BootstrapMetadata.from_version(version, "test") \
+        .copy_with_feature_record("eligible.leader.replicas.version", 1)
+    result = ActivationRecordsGenerator.records_for_empty_log(
+        consumer, 0, bootstrap_metadata, version, 2)
+    assert seen and not result.is_atomic and len(result.records) == 6
+    assert ConfigRecord("BROKER", "", "min.insync.replicas", "2") in result.records
+
+
+def activation_feature_control(mv: str) -> FeatureControlManager:
+    """QuorumControllerTest.getActivationRecords: the records generate() gives a log without a
+    metadata.version, replayed into a FeatureControlManager."""
+    version = MetadataVersion.parse(mv)
+    features = FeatureControlManager(quorum_features=QuorumFeatures(
+        0, QuorumFeatures.default_supported_feature_map(True), []))
+    features.replay(FeatureLevelRecord("metadata.version", version.feature_level))
+    result = ActivationRecordsGenerator.generate(
+        lambda _msg: None, -1, BootstrapMetadata.from_version(version, "test"), None, 3)
+    for record in result.records:
+        if type(record) is FeatureLevelRecord:
+            features.replay(record)
+    return features
+
+
+@pytest.mark.parametrize("mv", ["3.3-IV3", "3.4-IV0", "3.9-IV0"])
+def test_activation_records(mv):
+    """QuorumControllerTest.testActivationRecords33 / testActivationRecords34 /
+    testActivationRecordsNonEmptyLog: the metadata.version the activation records finalize."""
+    assert activation_feature_control(mv).metadata_version_or_throw() == \
+        MetadataVersion.parse(mv)
+
+
+def test_activation_records_partial_bootstrap():
+    """QuorumControllerTest.testActivationRecordsPartialBootstrap: a bootstrap transaction open
+    at offset 0 is aborted, a new one begun and ended; not one atomic batch."""
+    result = ActivationRecordsGenerator.generate(
+        lambda _msg: None, 0, BootstrapMetadata.from_version(MetadataVersion.parse("3.6-IV1"),
+                                                             "test"), None, 3)
+    assert not result.is_atomic
+    assert type(result.records[0]) is AbortTransactionRecord
+    assert type(result.records[1]) is BeginTransactionRecord
+    assert type(result.records[-1]) is EndTransactionRecord
+
+
+def open_transaction_at_10() -> OffsetControlManager:
+    oc = OffsetControlManager()
+    oc.replay(BeginTransactionRecord(), 10)
+    oc.handle_commit_batch(Batch(20, 1, 1))
+    return oc
+
+
+def test_activation_records_partial_transaction():
+    """QuorumControllerTest.testActivationRecordsPartialTransaction: on a log with a
+    metadata.version, an open transaction is aborted (one atomic batch)."""
+    oc = open_transaction_at_10()
+    mv = MetadataVersion.parse("3.6-IV1")
+    result = ActivationRecordsGenerator.generate(
+        lambda _msg: None, oc.transaction_start_offset(),
+        BootstrapMetadata.from_version(mv, "test"), mv, 3)
+    assert result.is_atomic
+    oc.replay(result.records[0], 21)
+    assert oc.transaction_start_offset() == -1
+
+
+def test_activation_records_partial_transaction_no_support():
+    """QuorumControllerTest.testActivationRecordsPartialTransactionNoSupport: an open
+    transaction under a metadata.version without transactions cannot be continued."""
+    oc = open_transaction_at_10()
+    mv = MetadataVersion.parse("3.6-IV0")
+    with pytest.raises(RuntimeError, match="Detected in-progress transaction at offset 10, but "
+                                           "the metadata.version 3.6-IV0 does not support "
+                                           "transactions. Cannot continue."):
+        ActivationRecordsGenerator.generate(
+            lambda _msg: None, oc.transaction_start_offset(),
+            BootstrapMetadata.from_version(mv, "test"), mv, 3)
+
+
+def test_bootstrap_metadata_needs_a_metadata_version():
+    """BootstrapMetadata's constructor: no metadata.version record is an error naming the
+    source."""
+    with pytest.raises(ValueError, match="No FeatureLevelRecord for metadata.version was found "
+                                         "in the bootstrap metadata from test"):
+        BootstrapMetadata([FeatureLevelRecord("eligible.leader.replicas.version", 1)], "test")

@@ -22,6 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from kafkasim.control.kraft.records import (
+    AbortTransactionRecord,
+    BeginTransactionRecord,
+    EndTransactionRecord,
+)
+
 
 class OffsetAndEpoch(NamedTuple):
     """``org.apache.kafka.server.common.OffsetAndEpoch``: a snapshot id."""
@@ -41,20 +47,6 @@ class Batch(NamedTuple):
     last_offset: int
     epoch: int
     append_timestamp: int
-
-
-class BeginTransactionRecord(NamedTuple):
-    """BeginTransactionRecord (KIP-868, metadata.version 3.6-IV1+)."""
-
-    name: str = ""
-
-
-class EndTransactionRecord(NamedTuple):
-    """EndTransactionRecord (KIP-868)."""
-
-
-class AbortTransactionRecord(NamedTuple):
-    """AbortTransactionRecord (KIP-868)."""
 
 
 class SnapshotRegistry:
@@ -295,10 +287,10 @@ class OffsetControlManager:
     # -- metadata transactions (KIP-868) ------------------------------------------------------
     def replay(self, record, offset: int) -> None:
         """``replay`` of a Begin / End / AbortTransactionRecord at ``offset``."""
-        kind = type(record).__name__
-        if kind not in _TRANSACTION_RECORDS:
+        if not isinstance(record, _TRANSACTION_RECORDS):
             raise TypeError("OffsetControlManager.replay takes a BeginTransactionRecord, "
                             f"EndTransactionRecord or AbortTransactionRecord, got {record!r}")
+        kind = type(record).__name__
         if self._current_snapshot_id is not None:
             raise RuntimeError(f"{kind} cannot appear within a snapshot.")
         if kind == "BeginTransactionRecord":
@@ -317,5 +309,4 @@ class OffsetControlManager:
         self._transaction_start_offset = -1
 
 
-_TRANSACTION_RECORDS = ("BeginTransactionRecord", "EndTransactionRecord",
-                        "AbortTransactionRecord")
+_TRANSACTION_RECORDS = (BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord)
