@@ -38,7 +38,8 @@ Related: tests/test_quorum_controller_s24_kafka.py (testActivationRecords33 / 34
 PartialBootstrap / PartialTransaction / PartialTransactionNoSupport @4.3.0, on
 ActivationRecordsGenerator and OffsetControlManager driven alone: the simulated controller
 writes no metadata transactions), tests/test_quorum_controller_s23_kafka.py
-(testRegisterBrokerKRaftVersions @4.3.0, with the request's feature ranges passed as ``features=``; updateFeatures; NoOpRecord cadence),
+(testRegisterBrokerKRaftVersions @4.3.0, with the request's feature ranges passed as
+``features=``; updateFeatures; NoOpRecord cadence),
 tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
 tests/test_broker_lifecycle_kafka.py (ClusterControlManagerTest), tests/test_periodic_tasks.py
 (the periodic tasks' timing), tests/test_elr_safety.py (ConfigurationControlManager's ELR rules).
