@@ -85,6 +85,8 @@ VERSION_TABLE = [
     ("broker", "initial.broker.registration.timeout.ms", "2.8", None),   # [KC@2.8]
     ("broker", "unclean.leader.election.interval.ms", "3.9", None),      # [RC@3.9]
     ("broker", "metadata.max.idle.interval.ms", "3.3", None),   # KafkaConfig @3.3.0 (KIP-835)
+    ("broker", "controller.performance.sample.period.ms", "4.0", None),         # KAFKA-16446
+    ("broker", "controller.performance.always.log.threshold.ms", "4.0", None),  # KAFKA-16446
     ("broker", "process.roles", "2.8", None),                            # [KC@2.8]
     ("broker", "node.id", "2.8", None),                                  # [KC@2.8]
     ("broker", "controller.quorum.voters", "2.8", None),                 # [RaftConfig@2.8]

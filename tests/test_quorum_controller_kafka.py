@@ -29,15 +29,17 @@ testIsNodeIdRegisteredWithDynamicQuorum (no ControllerRegistration), the control
 registrations and ProducerIdsRecord of testSnapshotSaveAndLoad (no ControllerRegistration, no
 AllocateProducerIds), testFatalMetadataReplayErrorOnActive, testFatalMetadataErrorDuringSnapshot
 Loading and testFatalMetadataErrorDuringLogLoading (no fault handlers, no snapshots),
-testAppendRecords and testAppendRecordsAtomically (no maxRecordsPerBatch),
-testActivationRecords33 / 34 / NonEmptyLog / PartialBootstrap / PartialTransaction /
-PartialTransactionNoSupport (no metadata transactions, no ZkMigrationState); all of
+testAppendRecords and testAppendRecordsAtomically (no maxRecordsPerBatch); all of
 QuorumControllerMetricsIntegrationTest (NewActiveControllersCount, TimedOutBrokerHeartbeatCount,
 EventQueueOperationsTimedOutCount and EventQueueOperationsStartedCount are not modelled; the
 KafkaController gauges kafkasim does model are covered by tests/test_kraft_views.py).
 
-Related: tests/test_quorum_controller_s23_kafka.py (testRegisterBrokerKRaftVersions @4.3.0, with
-the request's feature ranges passed as ``features=``; updateFeatures; NoOpRecord cadence),
+Related: tests/test_quorum_controller_s24_kafka.py (testActivationRecords33 / 34 / NonEmptyLog /
+PartialBootstrap / PartialTransaction / PartialTransactionNoSupport @4.3.0, on
+ActivationRecordsGenerator and OffsetControlManager driven alone: the simulated controller
+writes no metadata transactions), tests/test_quorum_controller_s23_kafka.py
+(testRegisterBrokerKRaftVersions @4.3.0, with the request's feature ranges passed as
+``features=``; updateFeatures; NoOpRecord cadence),
 tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
 tests/test_broker_lifecycle_kafka.py (ClusterControlManagerTest), tests/test_periodic_tasks.py
 (the periodic tasks' timing), tests/test_elr_safety.py (ConfigurationControlManager's ELR rules).

@@ -381,6 +381,8 @@ SINCE = [
     ("raft_request_manager_forgets_stale_connections", "3.8", "3.7"),
     # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0
     ("placement_messages_name_cordoned_dirs", "4.3", "4.2"),
+    # KAFKA-19047 / PR #19296: ClusterControlManager.registerBroker's message @4.1.0
+    ("duplicate_registration_message_names_session_expiry", "4.1", "4.0"),
     # KAFKA-18940 / PR #19156: PartitionRegistration.electionWasClean counts an ELR leader as clean
     ("unclean_metric_excludes_elr", "4.0", "3.9"),
     # KAFKA-19212 / PR #19590: TopicDelta election counts, ElectionFromEligibleLeaderReplicasPerSec
@@ -681,7 +683,8 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "raft_update_voter_static_quorum",
                                      "fetch_response_needs_same_leader_epoch",
                                      "follower_append_bounded_by_leader_epoch",
-                                     "feature_control_metadata_version_unset_until_replayed"}
+                                     "feature_control_metadata_version_unset_until_replayed",
+                                     "duplicate_registration_message_names_session_expiry"}
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
                                      "last_known_leader_on_leader_loss",
                                      "raft_begin_quorum_epoch_skips_fetching_voters",

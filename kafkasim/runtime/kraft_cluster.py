@@ -43,7 +43,9 @@ def make_managers(settings: dict):
             cordoned_dirs_in_messages=settings["placement_messages_name_cordoned_dirs"]),
         registration_rules=settings["registration_rules"],
         heartbeat_options=settings["heartbeat_options"],
-        activate_tracks_fenced=settings.get("activate_tracks_fenced", False))
+        activate_tracks_fenced=settings.get("activate_tracks_fenced", False),
+        duplicate_registration_names_session_expiry=settings.get(
+            "duplicate_registration_names_session_expiry", False))
     # FeatureControlManager starts at MINIMUM_KRAFT_VERSION (QuorumController's builder): the
     # metadata.version is the one a replayed FeatureLevelRecord finalized (the bootstrap's)
     rc = ReplicationControlManager(
@@ -130,6 +132,9 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
         # 4.0.0 (KAFKA-18138) starts a session for every registered broker on activation;
         # 4.1 (KAFKA-19130) for unfenced brokers only
         "activate_tracks_fenced": bool(rules.controller.activate_tracks_fenced_brokers),
+        # 4.1 (KAFKA-19047): the duplicate-registration message's self-resolving hint
+        "duplicate_registration_names_session_expiry":
+            bool(rules.controller.duplicate_registration_message_names_session_expiry),
         "bootstrap_records": tuple(bootstrap),
     }
 

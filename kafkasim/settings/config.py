@@ -728,6 +728,23 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", valid=_AT_LEAST_0, since="3.3", change_ref="KIP-835 (KafkaConfig @3.3.0)",
             mode=KRAFT,
         ),
+        # KRaftConfigs @4.0 (4ae681446f) and @4.3.0, KAFKA-16446 (apache/kafka PR #15622):
+        # defineInternal, LONG, 60000 atLeast(100) / 2000 atLeast(0); the QuorumController's
+        # EventPerformanceMonitor (kafkasim.control.kraft.event_performance).
+        _cfg(
+            "controller.performance.sample.period.ms", "long", 60000,
+            "KRaft controller: how often the active controller logs a summary of how many "
+            "events it handled and how long they took (generatePeriodicPerformanceMessage).",
+            unit="ms", valid=Range(100), since="4.0", change_ref="KAFKA-16446 (KRaftConfigs @4.0)",
+            internal=True, mode=KRAFT,
+        ),
+        _cfg(
+            "controller.performance.always.log.threshold.ms", "long", 2000,
+            "KRaft controller: an event that takes at least this long is logged as an error at "
+            "once.",
+            unit="ms", valid=_AT_LEAST_0, since="4.0",
+            change_ref="KAFKA-16446 (KRaftConfigs @4.0)", internal=True, mode=KRAFT,
+        ),
         # KRaftConfigs (KafkaConfig before 3.8): process.roles / node.id, KIP-631, 2.8.
         _cfg(
             "process.roles", "list", (),

@@ -1002,6 +1002,17 @@ class ControllerRules:
         ref="KAFKA-18138 (4.0) / KAFKA-19130 (4.1): ClusterControlManager.activate",
         doc="a newly active KRaft controller also starts the heartbeat clock of fenced brokers",
     )
+    # KAFKA-19047 (apache/kafka PR #19296, 4.1.0): a refused duplicate registration's message
+    # adds that a recently restarted broker gets in once its old session expires. The PR also let
+    # a broker in controlled shutdown re-register while its session lived, but KAFKA-19130 (PR
+    # #19454, same release) took that condition out again: no release lets it in
+    # (ClusterControlManager.registerBroker @4.1.0 13f70256db .. @4.3.0 a9ce322153).
+    duplicate_registration_message_names_session_expiry: bool = _rule(
+        since="4.1",
+        ref="KAFKA-19047 / apache/kafka PR #19296 (ClusterControlManager.registerBroker @4.1.0)",
+        doc="a refused duplicate broker registration says it resolves once the old session "
+        "expires",
+    )
     # KAFKA-16308 [3/N] (apache/kafka PR #16443): FeatureControlManager.updateFeatures @4.0
     # answers one ApiError -- the first feature that fails, nothing written -- and checks each
     # non-metadata.version feature's dependencies (Feature.validateVersion: ELRV_1 needs

@@ -56,6 +56,14 @@ class DuplicateBrokerRegistrationException(ControllerApiException):
     error = errors.DUPLICATE_BROKER_REGISTRATION
 
 
+#: registerBroker's message for a second incarnation while the first one's session lives
+DUPLICATE_REGISTRATION_MESSAGE = "Another broker is registered with that broker id."
+#: 4.1+ (KAFKA-19047, rule ``duplicate_registration_message_names_session_expiry``)
+DUPLICATE_REGISTRATION_MESSAGE_4_1 = (
+    DUPLICATE_REGISTRATION_MESSAGE + " If the broker was recently restarted this should "
+    "self-resolve once the heartbeat manager expires the broker's session.")
+
+
 class StaleBrokerEpochException(ControllerApiException):
     error = errors.STALE_BROKER_EPOCH
 
@@ -242,6 +250,7 @@ class ClusterControlManager:
                  in_controlled_shutdown_supported: bool | None = None,
                  heartbeat_options: dict | None = None,
                  activate_tracks_fenced: bool = False,
+                 duplicate_registration_names_session_expiry: bool = False,
                  active: bool = False, now_ms: int = 0) -> None:
         if registration_rules not in RegistrationRules.ALL:
             raise ValueError(f"registration_rules must be one of {RegistrationRules.ALL}, "
@@ -256,6 +265,10 @@ class ClusterControlManager:
         # 4.0 (KAFKA-18138): activate() starts a session for every registered broker, fenced
         # ones too; 4.1 (KAFKA-19130): for unfenced brokers only. Heartbeat tracker only.
         self.activate_tracks_fenced = activate_tracks_fenced
+        # 4.1+ (KAFKA-19047): the duplicate-registration message says it resolves itself once
+        # the old session expires (only the message: the refusal is the same in every release)
+        self.duplicate_registration_message = DUPLICATE_REGISTRATION_MESSAGE_4_1 \
+            if duplicate_registration_names_session_expiry else DUPLICATE_REGISTRATION_MESSAGE
         self.replica_placer = replica_placer
         self.broker_unclean_shutdown_handler = broker_unclean_shutdown_handler
         self.broker_shutdown_handler = broker_shutdown_handler
@@ -323,9 +336,12 @@ class ClusterControlManager:
         False stands for a request older than v2 (3.8 rules: always unclean).
 
         Raises DuplicateBrokerRegistrationException ("Another broker is registered with that
-        broker id.") when a different incarnation holds a live session. ``features`` (the
-        request's (name, min, max) supported ranges) with ``finalized_features`` (the
-        controller's FinalizedControllerFeatures) are checked as Kafka does
+        broker id.", 4.1+ with a hint that it resolves once the old session expires) when a
+        different incarnation holds a live session -- also when the registered broker is in
+        controlled shutdown (KAFKA-19047 let that one in, KAFKA-19130 undid it before 4.1.0).
+        ``features`` (the request's (name, min, max) supported ranges) with
+        ``finalized_features`` (the controller's FinalizedControllerFeatures) are checked as
+        Kafka does
         (:func:`check_registration_features`); None skips the check (kafkasim's brokers
         all run the controller's release)."""
         hb = self.heartbeat_manager
@@ -334,8 +350,7 @@ class ClusterControlManager:
         new_incarnation = existing is None or existing.incarnation_id != incarnation_id
         if existing is not None and new_incarnation and \
                 hb.has_valid_session(broker_id, now, existing.epoch):
-            raise DuplicateBrokerRegistrationException(
-                "Another broker is registered with that broker id.")
+            raise DuplicateBrokerRegistrationException(self.duplicate_registration_message)
         if features is not None:
             check_registration_features(broker_id, features, finalized_features or {})
         records, unclean = self._shutdown_records(broker_id, existing, new_incarnation,

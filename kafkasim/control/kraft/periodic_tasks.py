@@ -11,7 +11,9 @@ run that says it left work undone (``ControllerResult.response`` True) is follow
 ``metadata.max.idle.interval.ms``, ``maybeFenceStaleBroker`` every
 ``max(1 ms, broker.session.timeout.ms / 8)``, ``electPreferred`` every
 ``leader.imbalance.check.interval.seconds`` (when auto rebalance is on), ``electUnclean`` every
-``unclean.leader.election.interval.ms`` (5 min).
+``unclean.leader.election.interval.ms`` (5 min), ``generatePeriodicPerformanceMessage`` every
+``controller.performance.sample.period.ms`` (60 s; ``expireDelegationTokens`` is not
+registered: no delegation tokens).
 
 The manager schedules through a ``QueueAccessor`` (the controller's deferred event queue, whose
 deferred events are keyed by tag: scheduling a tag again replaces the earlier event). Times are

@@ -24,8 +24,12 @@ activated when the controller claims leadership, each first run one period later
 ``max(1 ms, broker.session.timeout.ms / 8)`` (sessions in a BrokerHeartbeatTracker),
 ``electPreferred`` every ``leader.imbalance.check.interval.seconds`` (with auto rebalance on),
 ``electUnclean`` every ``unclean.leader.election.interval.ms``; a run that fenced a broker or
-hit the election cap runs again 10 ms later. (``expireDelegationTokens`` is not modelled: no
-delegation tokens.) Kafka 3.9 and earlier (QuorumController.java, 3.9 branch):
+hit the election cap runs again 10 ms later; ``generatePeriodicPerformanceMessage`` every
+``controller.performance.sample.period.ms`` (60 s) logs the EventPerformanceMonitor's summary
+of the period (``kafkasim.control.kraft.event_performance``, KAFKA-16446: every operation and
+deferred event is observed, taking no simulated time; the Raft listener's events are not
+counted). ``expireDelegationTokens`` is not registered: kafkasim has no delegation tokens, so
+the sweep could never find one to expire. Kafka 3.9 and earlier (QuorumController.java, 3.9 branch):
 - ``maybeFenceReplicas``: fence one broker whose session (``broker.session.timeout.ms``) expired
   per event, rescheduled at the next session deadline (``rescheduleMaybeFenceStaleBrokers``);
 - ``maybeBalancePartitionLeaders`` every ``leader.imbalance.check.interval.seconds`` while some
@@ -60,6 +64,11 @@ from kafkasim.control.kraft.controller_api import (
     answer_heartbeat,
     answer_registration,
     not_controller,
+)
+from kafkasim.control.kraft.event_performance import (
+    NS_PER_MS,
+    controller_event,
+    performance_monitor_for,
 )
 from kafkasim.control.kraft.feature_control import (
     ClusterFeatureSupportDescriber,
@@ -127,6 +136,9 @@ class QuorumController:
         self.fence_token = 0              # the live maybeFenceReplicas deferred event
         self.periodic: PeriodicTaskControlManager | None = None   # 4.0+, built on first claim
         self.deferred: DeferredEventQueue | None = None
+        # 4.0+ (KAFKA-16446): EventPerformanceMonitor, fed by every operation and deferred event
+        self.performance_monitor = performance_monitor_for(config) \
+            if config.get("periodic_tasks") else None
         self.cluster_control, self.replication_control = managers()
         self.feature_control = self.new_feature_control()
 
@@ -336,6 +348,7 @@ class QuorumController:
         future.complete_exceptionally(not_controller())
         return True
 
+    @controller_event("registerBroker")
     def register_broker(self, ctx, request: BrokerRegistrationRequest,
                         future: ControllerFuture | None = None, *,
                         features=None) -> ControllerFuture:
@@ -366,6 +379,7 @@ class QuorumController:
         self.reschedule_fence(ctx)
         return op
 
+    @controller_event("processBrokerHeartbeat")
     def process_broker_heartbeat(self, ctx, request: BrokerHeartbeatRequest,
                                  future: ControllerFuture | None = None) -> ControllerFuture:
         """processBrokerHeartbeat -> ReplicationControlManager.processBrokerHeartbeat: the
@@ -397,6 +411,7 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    @controller_event("alterPartition")
     def alter_partition(self, ctx, request: AlterPartitionRequest,
                         future: ControllerFuture | None = None) -> ControllerFuture:
         """alterPartition -> ReplicationControlManager.alterPartition: the future's value is
@@ -417,6 +432,7 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    @controller_event("unregisterBroker")
     def unregister_broker(self, ctx, broker_id: int,
                           future: ControllerFuture | None = None) -> ControllerFuture:
         """unregisterBroker -> ReplicationControlManager.unregisterBroker: the broker leaves
@@ -436,6 +452,7 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    @controller_event("createTopics")
     def create_topics(self, ctx, topics: Iterable[CreatableTopic], *,
                       validate_only: bool = False,
                       future: ControllerFuture | None = None) -> ControllerFuture:
@@ -455,6 +472,7 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    @controller_event("createPartitions")
     def create_partitions(self, ctx, topics: Iterable,
                           future: ControllerFuture | None = None) -> ControllerFuture:
         """createPartitions -> ReplicationControlManager.createPartitions: the records of every
@@ -466,6 +484,7 @@ class QuorumController:
         self.write(ctx, records, op, results, reason="partitions created")
         return op
 
+    @controller_event("incrementalAlterConfigs")
     def incremental_alter_configs(self, ctx, config_changes: dict, validate_only: bool,
                                   future: ControllerFuture | None = None) -> ControllerFuture:
         """incrementalAlterConfigs -> ConfigurationControlManager.incrementalAlterConfigs:
@@ -483,6 +502,7 @@ class QuorumController:
         self.maybe_schedule_periodic(ctx)
         return op
 
+    @controller_event("updateFeatures")
     def update_features(self, ctx, updates: dict, upgrade_types: dict | None = None,
                         validate_only: bool = False,
                         future: ControllerFuture | None = None) -> ControllerFuture:
@@ -505,6 +525,7 @@ class QuorumController:
         self.maybe_schedule_next_write_no_op_record(ctx)
         return op
 
+    @controller_event("describeConfigs")
     def describe_configs(self, ctx, resources: dict) -> ControllerFuture:
         """describeConfigs: each resource's configs as of the last committed offset (a read
         event; what is written but not committed yet does not show)."""
@@ -582,6 +603,10 @@ class QuorumController:
                 cfg["leader.imbalance.check.interval.seconds"] * 1000, verbose=True))
         tasks.append(PeriodicTask("electUnclean", partial(self.elect_unclean_task, ctx),
                                   cfg["unclean.leader.election.interval.ms"], verbose=True))
+        # registerExpireDelegationTokens: not modelled (kafkasim has no delegation tokens)
+        tasks.append(PeriodicTask(
+            "generatePeriodicPerformanceMessage", self.generate_periodic_performance_message_task,
+            self.performance_monitor.period_ns() // NS_PER_MS))
         return tasks
 
     # Each task writes its records itself (with the reason its trace rows give) and returns
@@ -603,6 +628,12 @@ class QuorumController:
         records, again = self.replication_control.maybe_balance_partition_leaders()
         self.write(ctx, records, reason="preferred (auto leader rebalance)")
         return ControllerResult([], again)
+
+    def generate_periodic_performance_message_task(self) -> ControllerResult:
+        """registerGeneratePeriodicPerformanceMessage's task: log the period's summary (kept by
+        the monitor, no trace row) and start a new period; writes nothing."""
+        self.performance_monitor.generate_periodic_performance_message()
+        return ControllerResult([], False)
 
     def elect_unclean_task(self, ctx) -> ControllerResult:
         records, again = self.replication_control.maybe_elect_unclean_leaders(
@@ -696,7 +727,12 @@ class DeferredEventQueue:
         """The timer of ``tag``'s event fired: run it unless replaced or cancelled since."""
         if self.tokens.get(tag) != token:
             return
-        self.ops.pop(tag)()
+        try:
+            self.ops.pop(tag)()
+        finally:   # the deferred event is a controller event named by its tag
+            monitor = self.controller.performance_monitor
+            if monitor is not None:
+                monitor.observe_event(tag, 0)
 
 
 def _trace_partition_change(ctx, topic: str, record, old, new, reason: str) -> None:

@@ -165,6 +165,27 @@ class NoOpRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class BeginTransactionRecord:
+    """BeginTransactionRecord (KIP-868, metadata.version 3.6-IV1+): the records up to the next
+    End/AbortTransactionRecord are one metadata transaction (kafkasim's controllers write
+    none; OffsetControlManager and ActivationRecordsGenerator know them)."""
+
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EndTransactionRecord:
+    """EndTransactionRecord (KIP-868): the open metadata transaction is complete."""
+
+
+@dataclass(frozen=True, slots=True)
+class AbortTransactionRecord:
+    """AbortTransactionRecord (KIP-868): the open metadata transaction is dropped."""
+
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class RemoveTopicRecord:
     topic_id: str
 
