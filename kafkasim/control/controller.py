@@ -476,15 +476,19 @@ class KafkaController:
         self._check_epoch(zk)
         return results
 
-    def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str) -> list:
+    def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str,
+                             new: list | None = None) -> list:
         """PartitionStateMachine.handleStateChanges(partitions, OnlinePartition, strategy):
         partitions without leadership info (NewPartition) are initialized
         (initializeLeaderAndIsrForPartitions), the others go through the election strategy
         (``"preferred"``, ``"offline"``, ``"unclean"``, ``"reassign"``,
         ``"controlled_shutdown"``); one batch of LeaderAndIsr (to each partition's recipients)
-        and UpdateMetadata follows. Returns the partitions now online, in ``tps`` order."""
+        and UpdateMetadata follows. Returns the partitions now online, in ``tps`` order.
+        ``new``: the partitions to initialize when the caller knows them (the NewPartition
+        ones of ZkPartitionStateMachine), by default those without leadership info."""
         cc = self.context
-        new = [tp for tp in tps if tp not in cc.states]
+        if new is None:
+            new = [tp for tp in tps if tp not in cc.states]
         recipients = self._initialize_leader_and_isr_for_partitions(ctx, zk, new)
         for tp in tps:
             if tp not in new:

@@ -12,6 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkasim.control.state_machines import (
+    NonExistentPartition,
+    OfflinePartition,
+    PartitionAndReplica,
+    PartitionState,
+    ReplicaState,
+)
+
 TopicPartition = tuple[str, int]
 
 
@@ -42,6 +50,11 @@ class ReplicaAssignment:
     @property
     def is_being_reassigned(self) -> bool:
         return bool(self.adding_replicas or self.removing_replicas)
+
+    def remove_replica(self, replica: int) -> ReplicaAssignment:
+        """removeReplica: the assignment without ``replica`` in RS, AR and RR."""
+        return ReplicaAssignment(*(tuple(r for r in rs if r != replica) for rs in (
+            self.replicas, self.adding_replicas, self.removing_replicas)))
 
     def reassign_to(self, target_replicas) -> ReplicaAssignment:
         """ReplicaAssignment.reassignTo: RS = (TRS ++ ORS).distinct, AR = RS - ORS,
@@ -77,6 +90,10 @@ class ControllerContext:
     # KIP-704 (3.2+): partitions whose cached LeaderAndIsr has leaderRecoveryState RECOVERING
     # (the state znode's ``leader_recovery_state: 1``); the others are RECOVERED
     recovering: set[TopicPartition] = field(default_factory=set)
+    # the state machines' states (kafkasim.control.state_machines): partitionStates and
+    # replicaStates, kept by ZkPartitionStateMachine / ZkReplicaStateMachine
+    partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+    replica_states: dict[PartitionAndReplica, ReplicaState] = field(default_factory=dict)
 
     def partition_full_replica_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """partitionFullReplicaAssignment: an empty assignment for an unknown partition."""
@@ -149,3 +166,77 @@ class ControllerContext:
         if include_shutting_down:
             return broker_id in self.live_brokers
         return broker_id in self.live_brokers and broker_id not in self.shutting_down
+
+    # -- the state machines' states (kafka.controller.ControllerContext) ------------------------
+    def partition_state(self, tp: TopicPartition) -> PartitionState:
+        """partitionState: KeyError for a partition the state machine never saw."""
+        return self.partition_states[tp]
+
+    def put_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
+        """putPartitionState, with updatePartitionStateMetrics: entering OfflinePartition
+        counts the partition offline (``offline_partition_count``), leaving it uncounts it."""
+        self.partition_states[tp] = state
+        if state is OfflinePartition:
+            self.offline.add(tp)
+        else:
+            self.offline.discard(tp)
+
+    def put_partition_state_if_not_exists(self, tp: TopicPartition,
+                                          state: PartitionState) -> None:
+        """putPartitionStateIfNotExists."""
+        if tp not in self.partition_states:
+            self.put_partition_state(tp, state)
+
+    def check_valid_partition_state_change(self, tps, target_state: PartitionState
+                                           ) -> tuple[list, list]:
+        """checkValidPartitionStateChange: (valid, invalid), each in ``tps`` order."""
+        valid, invalid = [], []
+        for tp in tps:
+            ok = self.partition_states.get(tp, NonExistentPartition) in \
+                target_state.valid_previous_states
+            (valid if ok else invalid).append(tp)
+        return valid, invalid
+
+    def partitions_in_states(self, states, topic: str | None = None) -> list[TopicPartition]:
+        """partitionsInStates (of ``topic``), in the order the states were first put."""
+        return [tp for tp, st in self.partition_states.items()
+                if st in states and (topic is None or tp[0] == topic)]
+
+    def replica_state(self, replica: PartitionAndReplica) -> ReplicaState:
+        """replicaState: KeyError for a replica the state machine never saw."""
+        return self.replica_states[PartitionAndReplica(*replica)]
+
+    def put_replica_state(self, replica: PartitionAndReplica, state: ReplicaState) -> None:
+        """putReplicaState."""
+        self.replica_states[PartitionAndReplica(*replica)] = state
+
+    def put_replica_state_if_not_exists(self, replica: PartitionAndReplica,
+                                        state: ReplicaState) -> None:
+        """putReplicaStateIfNotExists."""
+        self.replica_states.setdefault(PartitionAndReplica(*replica), state)
+
+    def remove_replica_state(self, replica: PartitionAndReplica) -> None:
+        """removeReplicaState."""
+        self.replica_states.pop(PartitionAndReplica(*replica), None)
+
+    def check_valid_replica_state_change(self, replicas, target_state: ReplicaState,
+                                         valid_previous_states=None) -> tuple[list, list]:
+        """checkValidReplicaStateChange: (valid, invalid), each in ``replicas`` order.
+        ``valid_previous_states``: the release's set when it differs from the newest one."""
+        if valid_previous_states is None:
+            valid_previous_states = target_state.valid_previous_states
+        valid, invalid = [], []
+        for r in replicas:
+            ok = self.replica_states.get(PartitionAndReplica(*r)) in valid_previous_states
+            (valid if ok else invalid).append(PartitionAndReplica(*r))
+        return valid, invalid
+
+    def online_and_offline_replicas(self) -> tuple[list, list]:
+        """onlineAndOfflineReplicas: every replica of every partition, split by
+        isReplicaOnline (in assignment order)."""
+        online, offline = [], []
+        for tp, replicas in self.assignments.items():
+            for r in replicas:
+                (online if self.is_replica_online(r) else offline).append(
+                    PartitionAndReplica(tp, r))
+        return online, offline
