@@ -18,6 +18,12 @@ Sources:
   ReplicationFactorDecreasesAndMissingAnExistingTargetReplicaFromIsr (KAFKA-19975; the other
   cases are in tests/test_reassignment_s23_kafka.py).
 
+* ``core/src/test/scala/unit/kafka/controller/ControllerFailoverTest.scala`` @3.7.0
+  (testHandleIllegalStateException, its first step) and ControllerIntegrationTest's
+  testLeaderAndIsrWhenEntireIsrOffline... with the controller's states: cluster runs check the
+  states ``KafkaController``'s own flows record (topic creation, broker failure and startup,
+  failover, reassignment).
+
 How the ZooKeeper tests are adapted: Kafka mocks ``KafkaZkClient`` and
 ``ControllerBrokerRequestBatch``; here the harness of tests/test_controller_state_machines_kafka
 .py gives a real in-memory ZooKeeper and a FakeContext whose ``sent`` list is the request batch.
@@ -29,7 +35,8 @@ ZooKeeperClientExceptionFromCreateStates, testOfflinePartitionToOnlinePartitionT
 ZooKeeperClientExceptionFromStateLookup: kafkasim's ZooKeeper raises no client exceptions);
 the topic-deletion cases (testNoOfflinePartitionsChangeForTopicsBeingDeleted,
 testUpdatingOfflinePartitionsCountDuringTopicDeletion: ZooKeeper-mode topic deletion is not
-modelled).
+modelled); the rest of testHandleIllegalStateException (handleIllegalState and the resignation:
+kafkasim's controller has no event queue).
 """
 
 from __future__ import annotations
@@ -37,6 +44,17 @@ from __future__ import annotations
 import pytest
 from test_controller_state_machines_kafka import BROKER_ID, CONTROLLER_EPOCH, TP, _harness
 from test_reassignment_kafka import partition_assignment
+from test_zk_controller_kafka import (
+    FIRST_CONTROLLER_EPOCH,
+    INITIAL_LEADER_EPOCH,
+    TIMEOUT_MS,
+    _make_servers,
+    _other,
+    _shutdown,
+    _wait_for_partition_state,
+    _zk_reassign,
+    _zk_state,
+)
 
 from kafkasim.control.controller_context import ReplicaAssignment
 from kafkasim.control.kraft.reassignment import PartitionReassignmentReplicas
@@ -575,3 +593,86 @@ def test_does_not_complete_reassignment_when_rf_decreases_and_missing_an_existin
     out of sync: fewer replicas, so every target replica must be in sync."""
     r = _replicas([0, 1, 2, 3, 4], [2, 3, 4, 5])
     assert r.maybe_complete_reassignment([0, 1, 2, 3, 5]) is None
+
+
+# ============================ the states through the controller's own flows (cluster runs)
+
+
+def _cc(c):
+    """The active controller's ControllerContext."""
+    return c.brokers[c.controller_id()].controller.context
+
+
+def test_handle_illegal_state_exception_partition_goes_online():
+    """ControllerFailoverTest.testHandleIllegalStateException @3.7.0, its first step: after
+    createTopic the controller's ``partitionsInState(OnlinePartition)`` holds the partition
+    (onNewPartitionCreation: NewPartition -> OnlinePartition, its replicas NewReplica ->
+    OnlineReplica). The rest (handleIllegalState making the controller resign) is not ported:
+    kafkasim's controller has no event queue to put a MockEvent on."""
+    c = _make_servers(3)
+    c.create_topic("topic1", 1, replication_factor=1)
+    tp = ("topic1", 0)
+    assert c.run_until(lambda cl: tp in _cc(cl).partitions_in_states({OnlinePartition}),
+                       TIMEOUT_MS)
+    cc = _cc(c)
+    assert [cc.replica_state(r) for r in cc.replicas_for_partition([tp])] == [OnlineReplica]
+
+
+def test_entire_isr_offline_partition_state_and_offline_count():
+    """ControllerIntegrationTest.testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeader
+    ElectionDisabled @3.7.0 with the controller's states: once the only replica shuts down the
+    partition is OfflinePartition (OfflinePartitionsCount 1), the replica OfflineReplica; when
+    it starts again the partition is elected back to OnlinePartition (count 0) and the replica
+    is OnlineReplica."""
+    c = _make_servers(2)
+    ctl = c.controller_id()
+    other = _other(c, ctl)
+    tp = ("t", 0)
+    c.create_topic("t", 1, assignment=[[other]])
+    _wait_for_partition_state(c, tp, FIRST_CONTROLLER_EPOCH, other, INITIAL_LEADER_EPOCH)
+    _shutdown(c, other)
+    _wait_for_partition_state(c, tp, FIRST_CONTROLLER_EPOCH, -1, INITIAL_LEADER_EPOCH + 1)
+    cc = _cc(c)
+    assert cc.partition_state(tp) is OfflinePartition
+    assert cc.offline_partition_count() == 1
+    assert cc.replica_state((tp, other)) is OfflineReplica
+    c.start(other)
+    _wait_for_partition_state(c, tp, FIRST_CONTROLLER_EPOCH, other, INITIAL_LEADER_EPOCH + 2)
+    assert cc.partition_state(tp) is OnlinePartition
+    assert cc.offline_partition_count() == 0
+    assert cc.replica_state((tp, other)) is OnlineReplica
+
+
+def test_controller_failover_initializes_states():
+    """KafkaController.onControllerFailover @3.7.0: replicaStateMachine.startup and
+    partitionStateMachine.startup on the new controller: the partition is OnlinePartition and
+    every replica on a live broker OnlineReplica; the old controller's replica (its broker is
+    down) OfflineReplica (2.3+)."""
+    c = _make_servers(3)
+    first = c.controller_id()
+    c.create_topic("t", 1, assignment=[[0, 1, 2]])
+    tp = ("t", 0)
+    assert c.run_until(lambda cl: _zk_state(cl, tp) is not None, TIMEOUT_MS)
+    _shutdown(c, first)
+    assert c.run_until(lambda cl: cl.controller_id() not in (-1, first), TIMEOUT_MS)
+    cc = _cc(c)
+    assert cc.partition_state(tp) is OnlinePartition
+    assert {r.replica: cc.replica_state(r) for r in cc.replicas_for_partition([tp])} == {
+        b: OfflineReplica if b == first else OnlineReplica for b in (0, 1, 2)}
+
+
+def test_reassignment_replica_states():
+    """KafkaController.onPartitionReassignment @3.7.0: the adding replica goes NewReplica (A2)
+    and, once the reassignment completes, OnlineReplica (B1); the removed one goes through
+    OfflineReplica / ReplicaDeletionStarted / ReplicaDeletionSuccessful to NonExistentReplica
+    (its state forgotten, B4 - B5)."""
+    c = _make_servers(3)
+    tp = ("t", 0)
+    c.create_topic("t", 1, assignment=[[0, 1]])
+    assert c.run_until(lambda cl: _zk_state(cl, tp) is not None, TIMEOUT_MS)
+    _zk_reassign(c, {tp: [1, 2]})
+    assert c.run_until(lambda cl: cl.assignment("t") == {0: [1, 2]}, TIMEOUT_MS)
+    cc = _cc(c)
+    assert cc.replica_state((tp, 2)) is OnlineReplica
+    assert (tp, 0) not in cc.replica_states
+    assert cc.partition_state(tp) is OnlinePartition

@@ -13,10 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafkasim.control.state_machines import (
+    NewPartition,
     NonExistentPartition,
     OfflinePartition,
+    OnlinePartition,
+    OnlineReplica,
     PartitionAndReplica,
     PartitionState,
+    ReplicaDeletionIneligible,
     ReplicaState,
 )
 
@@ -84,8 +88,9 @@ class ControllerContext:
     removing: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     reassigning: list[TopicPartition] = field(default_factory=list)   # partitionsBeingReassigned
     # PartitionStateMachine's OfflinePartition: partitions whose leader went offline and that no
-    # election has brought online since (membership only, never iterated). NewPartition is a
-    # partition of ``assignments`` without leadership info (no state znode created yet).
+    # election has brought online since (membership only, never iterated), kept by
+    # ``put_partition_state``. NewPartition is a partition of ``assignments`` without leadership
+    # info (no state znode created yet).
     offline: set[TopicPartition] = field(default_factory=set)
     # KIP-704 (3.2+): partitions whose cached LeaderAndIsr has leaderRecoveryState RECOVERING
     # (the state znode's ``leader_recovery_state: 1``); the others are RECOVERED
@@ -240,3 +245,32 @@ class ControllerContext:
                 (online if self.is_replica_online(r) else offline).append(
                     PartitionAndReplica(tp, r))
         return online, offline
+
+    def replicas_for_partition(self, tps) -> list[PartitionAndReplica]:
+        """replicasForPartition: every replica (RS) of each of ``tps``."""
+        return [PartitionAndReplica(tp, r) for tp in tps for r in self.assignments.get(tp, ())]
+
+    def put_replica_states(self, replicas, state: ReplicaState) -> None:
+        """putReplicaState for each of ``replicas`` (the bookkeeping of a transition the
+        controller made itself)."""
+        for r in replicas:
+            self.put_replica_state(r, state)
+
+    def initialize_partition_state(self) -> None:
+        """PartitionStateMachine.initializePartitionState: every known partition is
+        NewPartition without leadership info, else OnlinePartition if its leader is online and
+        OfflinePartition if not."""
+        for tp in self.assignments:
+            info = self.states.get(tp)
+            if info is None:
+                self.put_partition_state(tp, NewPartition)
+            else:
+                self.put_partition_state(
+                    tp, OnlinePartition if self.is_replica_online(info[0]) else OfflinePartition)
+
+    def initialize_replica_state(self) -> None:
+        """ReplicaStateMachine.initializeReplicaState: every replica on an online broker is
+        OnlineReplica, every other ReplicaDeletionIneligible."""
+        for r in self.replicas_for_partition(self.assignments):
+            self.put_replica_state(r, OnlineReplica if self.is_replica_online(r.replica)
+                                   else ReplicaDeletionIneligible)

@@ -13,10 +13,11 @@ refused and logged, and the state stays as it was.
 through ``KafkaController``'s methods (kafkasim.control.controller), which do the ZooKeeper
 writes and send the requests: the Kafka constructor's request batch is the ``ctx`` whose sends
 go out at once, and its ``KafkaZkClient`` the in-memory ``ZooKeeper``. The controller's own
-event handlers (broker change, controlled shutdown, reassignment) call those methods directly;
-these classes add the state bookkeeping around them for code (and tests) that drive the state
-machines by Kafka's names. ZooKeeper-mode topic deletion is not modelled: the deletion states
-are only recorded.
+event handlers (topic creation, broker change and failure, failover, controlled shutdown,
+reassignment) call those methods directly and record the states they reach in the same
+ControllerContext maps, without the validity check (their transitions are valid by
+construction). ZooKeeper-mode topic deletion is not modelled: the deletion states are only
+recorded.
 """
 
 from __future__ import annotations
@@ -168,15 +169,7 @@ class ZkPartitionStateMachine:
     def initialize_partition_state(self) -> None:
         """Every known partition: OnlinePartition if its cached leader is online,
         OfflinePartition if not, NewPartition without leadership info."""
-        cc = self.controller.context
-        for tp in cc.assignments:
-            info = cc.states.get(tp)
-            if info is None:
-                cc.put_partition_state(tp, NewPartition)
-            elif cc.is_replica_online(info[0]):
-                cc.put_partition_state(tp, OnlinePartition)
-            else:
-                cc.put_partition_state(tp, OfflinePartition)
+        self.controller.context.initialize_partition_state()
 
     def trigger_online_partition_state_change(self, topic: str | None = None) -> dict:
         """The NewPartition and OfflinePartition partitions (of ``topic``) -> OnlinePartition
@@ -255,11 +248,7 @@ class ZkReplicaStateMachine:
     def initialize_replica_state(self) -> None:
         """Every replica of every partition: OnlineReplica on an online broker, else
         ReplicaDeletionIneligible."""
-        cc = self.controller.context
-        for tp, replicas in cc.assignments.items():
-            for r in replicas:
-                state = OnlineReplica if cc.is_replica_online(r) else ReplicaDeletionIneligible
-                cc.put_replica_state(PartitionAndReplica(tp, r), state)
+        self.controller.context.initialize_replica_state()
 
     def handle_state_changes(self, replicas, target_state: ReplicaState) -> None:
         """handleStateChanges: the replicas grouped by broker (in order of first
