@@ -18,6 +18,11 @@ Sources:
   ReplicationFactorDecreasesAndMissingAnExistingTargetReplicaFromIsr (KAFKA-19975; the other
   cases are in tests/test_reassignment_s23_kafka.py).
 
+* ``metadata/src/test/java/org/apache/kafka/controller/ReplicationControlManagerTest.java``
+  @3.3.0 (tests of 3.0.0 - 3.3.x that 3.4 moved to the metrics publisher):
+  testOfflinePartitionAndReplicaImbalanceMetrics, testGlobalTopicAndPartitionMetrics, on the
+  ReplicationControlManager's own counts. testBrokerCountMetrics is ClusterControlManager's
+  (left to its port).
 * ``core/src/test/scala/unit/kafka/controller/ControllerFailoverTest.scala`` @3.7.0
   (testHandleIllegalStateException, its first step) and ControllerIntegrationTest's
   testLeaderAndIsrWhenEntireIsrOffline... with the controller's states: cluster runs check the
@@ -44,6 +49,7 @@ from __future__ import annotations
 import pytest
 from test_controller_state_machines_kafka import BROKER_ID, CONTROLLER_EPOCH, TP, _harness
 from test_reassignment_kafka import partition_assignment
+from test_replication_control_manager_kafka import Ctx, default_broker_epoch
 from test_zk_controller_kafka import (
     FIRST_CONTROLLER_EPOCH,
     INITIAL_LEADER_EPOCH,
@@ -81,6 +87,7 @@ from kafkasim.control.state_machines import (
     ZkReplicaStateMachine,
 )
 from kafkasim.control.zookeeper import partition_state_json, partition_state_path
+from kafkasim.core import errors as E
 from kafkasim.core.messages import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 
 PARTITIONS = [TP]
@@ -676,3 +683,57 @@ def test_reassignment_replica_states():
     assert cc.replica_state((tp, 2)) is OnlineReplica
     assert (tp, 0) not in cc.replica_states
     assert cc.partition_state(tp) is OnlinePartition
+
+
+# =============================================== ReplicationControlManagerTest @3.0.0 - 3.3.0
+
+
+def test_offline_partition_and_replica_imbalance_metrics():
+    """ReplicationControlManagerTest.testOfflinePartitionAndReplicaImbalanceMetrics @3.3.0
+    (3.0.0 - 3.3.x; 3.4 moved the gauges to ControllerMetadataMetricsPublisher, whose counts
+    are the same): foo [[0,2],[0,1]], zar [[0,1,2],[1,2,3],[1,2,0]]; unregistering 0, 1, 2, 3
+    one by one takes OfflinePartitionsCount 0, 1, 4, 5 and PreferredReplicaImbalanceCount to
+    3, then 5; deleting foo, then zar, takes the offline count to 3, then 0."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2, 3)
+    ctx.unfence(0, 1, 2, 3)
+    foo = ctx.create("foo", [[0, 2], [0, 1]])
+    zar = ctx.create("zar", [[0, 1, 2], [1, 2, 3], [1, 2, 0]])
+    rc = ctx.rc
+    expected = {0: (0, 3), 1: (1, 5), 2: (4, None), 3: (5, None)}
+    for broker, (offline, imbalance) in expected.items():
+        ctx.replay(rc.handle_broker_unregistered(broker, default_broker_epoch(broker)))
+        assert rc.offline_partitions_count() == offline, broker
+        if imbalance is not None:
+            assert rc.preferred_replica_imbalance_count() == imbalance, broker
+    for topic_id, offline in ((foo.topic_id, 3), (zar.topic_id, 0)):
+        records, error = rc.delete_topic(topic_id, by_id=True)
+        assert error == E.NONE
+        ctx.replay(records)
+        assert rc.offline_partitions_count() == offline
+
+
+def _global_counts(rc) -> tuple[int, int]:
+    """(GlobalTopicCount, GlobalPartitionCount) as the topics held give them."""
+    topics = rc.topics()
+    return len(topics), sum(len(parts) for parts in topics.values())
+
+
+def test_global_topic_and_partition_metrics():
+    """ReplicationControlManagerTest.testGlobalTopicAndPartitionMetrics @3.3.0: foo (1
+    partition), then bar (1) and baz (2): 3 topics, 4 partitions; deleting foo and baz leaves
+    1 and 1, deleting bar 0 and 0."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    rc = ctx.rc
+    ids = {name: ctx.create_n(name, n, -1).topic_id for name, n in (("foo", 1),)}
+    assert _global_counts(rc)[0] == 1
+    ids.update({name: ctx.create_n(name, n, -1).topic_id for name, n in (("bar", 1), ("baz", 2))})
+    assert _global_counts(rc) == (3, 4)
+    for names, counts in ((("foo", "baz"), (1, 1)), (("bar",), (0, 0))):
+        for name in names:
+            records, error = rc.delete_topic(ids[name], by_id=True)
+            assert error == E.NONE
+            ctx.replay(records)
+        assert _global_counts(rc) == counts
