@@ -463,12 +463,14 @@ def test_replica_deletion_state_transitions(origin, target):
     assert h.ctx.sent == []
 
 
-@pytest.mark.parametrize(("version", "allowed"), [("2.2", False), ("2.3", True)])
+@pytest.mark.parametrize(("version", "allowed"),
+                         [("1.1", False), ("2.2", False), ("2.3", True), ("3.7", True)])
 def test_offline_replica_to_replica_deletion_ineligible_by_release(version, allowed):
-    """ReplicaDeletionIneligible.validPreviousStates: {ReplicaDeletionStarted} through 2.2.0,
+    """ReplicaStateMachineTest.testInvalidOfflineReplicaToReplicaDeletionIneligibleTransition
+    @1.1.0 - 2.2.0 and testOfflineReplicaToReplicaDeletionIneligibleTransition @2.3.0+:
+    ReplicaDeletionIneligible.validPreviousStates is {ReplicaDeletionStarted} through 2.2.0,
     {OfflineReplica, ReplicaDeletionStarted} from 2.3.0 (KAFKA-8237, 17c8016; rule
-    ``offline_replica_to_deletion_ineligible``), where testOfflineReplicaToReplicaDeletion
-    IneligibleTransition first appears."""
+    ``offline_replica_to_deletion_ineligible``)."""
     _h, rsm, cc = _rsm(version=version)
     cc.put_replica_state(REPLICA, OfflineReplica)
     rsm.handle_state_changes([REPLICA], ReplicaDeletionIneligible)
@@ -526,10 +528,11 @@ INVALID_REPLICA_TRANSITIONS = [
 
 @pytest.mark.parametrize(("origin", "target"), INVALID_REPLICA_TRANSITIONS,
                          ids=lambda s: s.name)
-@pytest.mark.parametrize("version", ["2.8", "3.7"])
+@pytest.mark.parametrize("version", ["1.1", "2.2", "2.8", "3.7"])
 def test_invalid_replica_transitions(origin, target, version):
     """ReplicaStateMachineTest.testInvalid<origin>To<target>Transition (every one of the 25
-    cases; testInvalidTransition): the replica keeps its state and nothing is sent."""
+    cases of 2.3.0 - 3.7.0, the same in 1.1.0 - 2.2.0; testInvalidTransition): the replica
+    keeps its state and nothing is sent."""
     h, rsm, cc = _rsm(version=version)
     h.put_partition(TP, [BROKER_ID], BROKER_ID, [BROKER_ID])
     cc.put_replica_state(REPLICA, origin)
