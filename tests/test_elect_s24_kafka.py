@@ -23,6 +23,10 @@ Sources:
   testOfflinePartitionAndReplicaImbalanceMetrics, testGlobalTopicAndPartitionMetrics, on the
   ReplicationControlManager's own counts. testBrokerCountMetrics is ClusterControlManager's
   (left to its port).
+* ``metadata/src/test/java/org/apache/kafka/controller/PartitionChangeBuilderTest.java``
+  @3.7.0 / @3.9.0-rc3: testLeaderEpochBumpZkMigration, testLeaderEpochBumpOnIsrShrinkWith
+  ZkMigration, testNoLeaderEpochBumpOnIsrExpansionDuringMigration, through the builder's
+  ``set_zk_migration_enabled`` (3.6 - 3.9, KAFKA-15109).
 * ``core/src/test/scala/unit/kafka/controller/ControllerFailoverTest.scala`` @3.7.0
   (testHandleIllegalStateException, its first step) and ControllerIntegrationTest's
   testLeaderAndIsrWhenEntireIsrOffline... with the controller's states: cluster runs check the
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import pytest
 from test_controller_state_machines_kafka import BROKER_ID, CONTROLLER_EPOCH, TP, _harness
+from test_partition_change_builder_kafka import broker_states, epoch_bump_leader, foo_builder
 from test_reassignment_kafka import partition_assignment
 from test_replication_control_manager_kafka import Ctx, default_broker_epoch
 from test_zk_controller_kafka import (
@@ -63,6 +68,7 @@ from test_zk_controller_kafka import (
 )
 
 from kafkasim.control.controller_context import ReplicaAssignment
+from kafkasim.control.kraft.partition_change import NO_LEADER_CHANGE
 from kafkasim.control.kraft.reassignment import PartitionReassignmentReplicas
 from kafkasim.control.state_machines import (
     ControlledShutdownPartitionLeaderElectionStrategy,
@@ -740,3 +746,39 @@ def test_global_topic_and_partition_metrics():
             assert error == E.NONE
             ctx.replay(records)
         assert _global_counts(rc) == counts
+
+
+# ========================================= PartitionChangeBuilderTest @3.7.0 / @3.9.0-rc3
+
+
+@pytest.mark.parametrize("mv", ["3.6-IV0", "3.7-IV2", "4.0-IV0"])
+def test_leader_epoch_bump_on_isr_shrink_with_zk_migration(mv):
+    """PartitionChangeBuilderTest.testLeaderEpochBumpOnIsrShrinkWithZkMigration @3.9.0-rc3
+    (KAFKA-15109): with ZK migration on, shrinking the ISR [2, 1, 3, 4] to [2, 1] bumps the
+    leader epoch (leader 1 set) even at metadata versions that no longer need it."""
+    b = foo_builder(mv, False).set_zk_migration_enabled(True) \
+        .set_target_isr_with_broker_states(broker_states([2, 1]))
+    assert epoch_bump_leader(b) == 1
+
+
+@pytest.mark.parametrize("mv", ["3.4-IV0", "3.5-IV2", "3.6-IV0", "3.7-IV2", "4.0-IV0"])
+def test_no_leader_epoch_bump_on_isr_expansion_during_migration(mv):
+    """PartitionChangeBuilderTest.testNoLeaderEpochBumpOnIsrExpansionDuringMigration
+    @3.9.0-rc3: expanding the ISR never bumps the leader epoch, migration or not."""
+    b = foo_builder(mv, False).set_zk_migration_enabled(True) \
+        .set_target_isr_with_broker_states(broker_states([2, 1, 3, 4]))
+    assert epoch_bump_leader(b) == NO_LEADER_CHANGE
+
+
+@pytest.mark.parametrize("mv", ["3.7-IV0", "3.7-IV2", "3.8-IV0"])
+def test_leader_epoch_bump_zk_migration(mv):
+    """PartitionChangeBuilderTest.testLeaderEpochBumpZkMigration @3.7.0 (every
+    PartitionChangeRecord version's metadata version): the shrink bumps the epoch with the
+    migration on, not with it off; at 3.5-IV2 it bumps either way (KAFKA-15021)."""
+    def shrink(m, migrating):
+        return epoch_bump_leader(foo_builder(m, False).set_zk_migration_enabled(migrating)
+                                 .set_target_isr_with_broker_states(broker_states([2, 1])))
+    assert shrink(mv, True) == 1
+    assert shrink(mv, False) == NO_LEADER_CHANGE
+    assert shrink("3.5-IV2", True) == 1
+    assert shrink("3.5-IV2", False) == 1
