@@ -31,7 +31,8 @@ Sources:
   (testHandleIllegalStateException, its first step) and ControllerIntegrationTest's
   testLeaderAndIsrWhenEntireIsrOffline... with the controller's states: cluster runs check the
   states ``KafkaController``'s own flows record (topic creation, broker failure and startup,
-  failover, reassignment).
+  failover, reassignment); and testTopicPartitionExpansion(WithOfflineReplica), the expanded
+  topic znode handed to the controller's topic event (onNewPartitionCreation).
 
 How the ZooKeeper tests are adapted: Kafka mocks ``KafkaZkClient`` and
 ``ControllerBrokerRequestBatch``; here the harness of tests/test_controller_state_machines_kafka
@@ -782,3 +783,55 @@ def test_leader_epoch_bump_zk_migration(mv):
     assert shrink(mv, False) == NO_LEADER_CHANGE
     assert shrink("3.5-IV2", True) == 1
     assert shrink("3.5-IV2", False) == 1
+
+
+# ============================================== ControllerIntegrationTest @3.7.0 (expansion)
+
+
+def _expand_topic(c, topic: str, assignment: dict) -> None:
+    """zkClient.setTopicAssignment with the expanded assignment; the controller's
+    PartitionModificationsHandler then runs processPartitionModifications (kafkasim keeps no
+    such watch: the event is handed to the controller, as the TopicChange it shares
+    onNewPartitionCreation with)."""
+    import json
+
+    path = f"/brokers/topics/{topic}"
+    data = c.zk.get(path).json()
+    data["partitions"] = {str(p): list(r) for p, r in sorted(assignment.items())}
+    c.zk.set(path, json.dumps(data))
+    ctl = c.zk_control_plane.controller_broker()
+    c.zk_control_plane.run_controller(ctl, "topic_change", (topic,))
+
+
+def _wait_for_partition_metadata(c, tp) -> None:
+    """TestUtils.waitForPartitionMetadata: every running broker's metadata cache has the
+    partition with a leader."""
+    def ok(cl):
+        return all(tp in b.metadata.partitions and b.metadata.partitions[tp].leader >= 0
+                   for b in cl.brokers.values() if b.is_running)
+    assert c.run_until(ok, TIMEOUT_MS)
+
+
+def test_topic_partition_expansion():
+    """ControllerIntegrationTest.testTopicPartitionExpansion: t-0 on broker 0; the topic
+    znode gains t-1 on 0: t-1 is initialized with leader 0 at the initial leader epoch, and
+    the brokers learn it."""
+    c = _make_servers(1)
+    c.create_topic("t", 1, assignment=[[0]])
+    _expand_topic(c, "t", {0: [0], 1: [0]})
+    _wait_for_partition_state(c, ("t", 1), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH)
+    _wait_for_partition_metadata(c, ("t", 1))
+
+
+def test_topic_partition_expansion_with_offline_replica():
+    """ControllerIntegrationTest.testTopicPartitionExpansionWithOfflineReplica: with the
+    other broker (the preferred replica) down, the new t-1 [other, controller] is
+    initialized with the controller as leader, at the initial leader epoch."""
+    c = _make_servers(2)
+    ctl = c.controller_id()
+    other = _other(c, ctl)
+    c.create_topic("t", 1, assignment=[[other, ctl]])
+    _shutdown(c, other)
+    _expand_topic(c, "t", {0: [other, ctl], 1: [other, ctl]})
+    _wait_for_partition_state(c, ("t", 1), FIRST_CONTROLLER_EPOCH, ctl, INITIAL_LEADER_EPOCH)
+    _wait_for_partition_metadata(c, ("t", 1))
