@@ -30,7 +30,8 @@ testPartitionReassignment through the API (``tests/test_reassignment.py``; here 
 
 Left out, because kafkasim has no such feature: testMetadataPropagationOnControlPlane (listeners,
 network metrics), testPartitionReassignmentToBrokerWithOfflineLogDir (no log dirs failing),
-testControllerMoveOnTopicDeletion and every topic-deletion test (ZooKeeper-mode topic deletion is not modelled),
+testControllerMoveOnTopicDeletion and every topic-deletion test (ZooKeeper-mode topic deletion
+is not modelled),
 testControllerFeatureZNodeSetup* (no /feature znode), testPreemption* (the controller's event
 thread and its callbacks), testAlterPartitionVersion2KeepWorkingWhenControllerDowngradeToPre28IBP,
 testTopicId* (no topic ids in ZooKeeper mode), the timer metric of testPartitionReassignment, the
