@@ -835,3 +835,22 @@ def test_topic_partition_expansion_with_offline_replica():
     _expand_topic(c, "t", {0: [other, ctl], 1: [other, ctl]})
     _wait_for_partition_state(c, ("t", 1), FIRST_CONTROLLER_EPOCH, ctl, INITIAL_LEADER_EPOCH)
     _wait_for_partition_metadata(c, ("t", 1))
+
+
+def test_controller_context_kafka_named_entry_points():
+    """ControllerContext @3.7.0 as PartitionStateMachineTest / ReplicaStateMachineTest set it
+    up: setLiveBrokers, putPartitionLeadershipInfo / partitionLeadershipInfo,
+    liveOrShuttingDownBrokerIds, allPartitions, partitionsInState."""
+    h, psm, cc = _psm(live=())
+    cc.set_live_brokers({BROKER_ID: 0, BROKER_ID + 1: 3})
+    cc.shutting_down.append(BROKER_ID + 1)
+    assert cc.live_broker_ids() == [BROKER_ID]
+    assert cc.live_or_shutting_down_broker_ids() == [BROKER_ID, BROKER_ID + 1]
+    cc.update_partition_full_replica_assignment(TP, ReplicaAssignment((BROKER_ID,)))
+    assert cc.partition_leadership_info(TP) is None
+    cc.put_partition_leadership_info(TP, (BROKER_ID, 0, [BROKER_ID]))
+    assert cc.partition_leadership_info(TP) == (BROKER_ID, 0, (BROKER_ID,), 0)
+    assert cc.all_partitions() == [TP]
+    psm.initialize_partition_state()
+    assert cc.partitions_in_state(OnlinePartition) == [TP]
+    assert cc.partitions_in_state(OnlinePartition, "other") == []

@@ -165,6 +165,30 @@ class ControllerContext:
         state = self.states.get(tp)
         return state[1] if state is not None else -1
 
+    def live_or_shutting_down_broker_ids(self) -> list[int]:
+        """liveOrShuttingDownBrokerIds: every registered broker, shutting down or not."""
+        return list(self.live_brokers)
+
+    def set_live_brokers(self, broker_epochs: dict[int, int]) -> None:
+        """setLiveBrokers: the live brokers and their broker epochs (broker id -> epoch)."""
+        self.live_brokers = sorted(broker_epochs)
+        self.broker_epochs = {b: broker_epochs[b] for b in self.live_brokers}
+
+    def all_partitions(self) -> list[TopicPartition]:
+        """allPartitions: every partition with an assignment."""
+        return list(self.assignments)
+
+    def partition_leadership_info(self, tp: TopicPartition):
+        """partitionLeadershipInfo: the cached (leader, leader epoch, ISR, zkVersion), None
+        without one."""
+        return self.states.get(tp)
+
+    def put_partition_leadership_info(self, tp: TopicPartition, leader_and_isr) -> None:
+        """putPartitionLeadershipInfo: ``leader_and_isr`` is (leader, leader epoch, ISR) or
+        (leader, leader epoch, ISR, zkVersion = partition epoch; 0 when not given)."""
+        leader, epoch, isr, *version = leader_and_isr
+        self.states[tp] = (leader, epoch, tuple(isr), version[0] if version else 0)
+
     def is_replica_online(self, broker_id: int, include_shutting_down: bool = False) -> bool:
         """isReplicaOnline (no offline log dirs in kafkasim): the broker is live and, unless
         ``include_shutting_down``, not shutting down."""
@@ -201,6 +225,11 @@ class ControllerContext:
                 target_state.valid_previous_states
             (valid if ok else invalid).append(tp)
         return valid, invalid
+
+    def partitions_in_state(self, state: PartitionState, topic: str | None = None
+                            ) -> list[TopicPartition]:
+        """partitionsInState (of ``topic``)."""
+        return self.partitions_in_states({state}, topic)
 
     def partitions_in_states(self, states, topic: str | None = None) -> list[TopicPartition]:
         """partitionsInStates (of ``topic``), in the order the states were first put."""
