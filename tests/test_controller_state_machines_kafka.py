@@ -34,18 +34,19 @@ A few tests are read off the 3.7.0 sources the unit tests exercise (named in eac
 / ``collectUncleanLeaderElectionState``, ``Election.leaderForOffline``,
 ``ZkReplicaStateMachine.doRemoveReplicasFromIsr``, ``KafkaController.onBrokerFailure``.
 
-Left out, because kafkasim has no partition/replica state enums or no such feature:
-every test that only checks a state value (testNonexistentPartitionToNewPartitionTransition, all
-``testInvalid*Transition`` of both classes, testNewPartitionToOfflinePartitionTransition,
+Ported in tests/test_elect_s24_kafka.py (through ``ZkPartitionStateMachine`` /
+``ZkReplicaStateMachine``, which keep the partition and replica states): every test that checks
+a state value (testNonexistentPartitionToNewPartitionTransition, all ``testInvalid*Transition``
+of both classes, testNewPartitionToOfflinePartitionTransition,
 testOnlinePartitionToOfflineTransition, testOfflinePartitionToNonexistentPartitionTransition,
 testNewReplicaToOnlineReplicaTransition, testReplicaDeletionStartedToReplicaDeletion*,
 testOfflineReplicaToReplicaDeletionIneligibleTransition, testStartupOnlinePartition,
-testStartupOfflinePartition, testStartupWithReplicaWithoutLeader); the ZooKeeperClientException
+testStartupOfflinePartition, testStartupWithReplicaWithoutLeader, testUpdatingOfflinePartitions
+Count). Left out, because kafkasim has no such feature: the ZooKeeperClientException
 tests (no client exceptions in kafkasim's ZooKeeper); topic deletion (testUpdatingOfflinePartitions
 CountDuringTopicDeletion, testNoOfflinePartitionsChangeForTopicsBeingDeleted, the
 ``*TopicDeletion*`` / ``*QueuedForDeletion*`` channel tests: ZK-mode topic deletion is not
-modelled); testUpdatingOfflinePartitionsCount (the ZK controller's OfflinePartitionsCount gauge is
-computed from partition states kafkasim does not keep); the request-version, topic-id, isNew and
+modelled); the request-version, topic-id, isNew and
 response-callback checks of ControllerChannelManagerTest (kafkasim's requests carry no version,
 topic id or isNew flag, and there are no callbacks); testStopReplicaRequestWithAlreadyDefinedDeleted
 Partition and testMixedDeleteAndNotDeleteStopReplicaRequests (no request batch that merges

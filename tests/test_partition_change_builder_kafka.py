@@ -34,8 +34,8 @@ Left out (kafkasim does not model them):
 - testKeepsDirectoriesAfterReassignment, testUpdateDirectories and every ``setDirectories``
   expectation (JBOD directory assignment: kafkasim's records carry no directories); the
   directories case of testChangeRecordIsNoOp and the tagged-field count of the schema.
-- testLeaderEpochBumpZkMigration and the ``setZkMigrationEnabled`` cases of the 3.6.0/3.7.0
-  testTriggerLeaderEpochBumpIfNeeded (KAFKA-15109; the builder has no ZK-migration mode).
+- (ported since in tests/test_elect_s24_kafka.py, through ``set_zk_migration_enabled``:
+  testLeaderEpochBumpZkMigration and the ``setZkMigrationEnabled`` cases, KAFKA-15109).
 - testBestLeader / testShouldTryElection (3.0.0, 3.1.0): the pre-3.2 builder API (BestLeader,
   shouldTryElection, setAlwaysElectPreferredIfPossible) does not exist in kafkasim.
 """

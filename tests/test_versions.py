@@ -237,6 +237,7 @@ SINCE = [
     ("controlled_shutdown_checks_broker_epoch", "2.2", "2.1"),
     ("failover_takes_dead_replicas_offline", "2.3", "2.2"),
     ("offline_replica_updates_metadata_without_leader", "2.3", "2.2"),   # KAFKA-3143
+    ("offline_replica_to_deletion_ineligible", "2.3", "2.2"),   # KAFKA-8237 (17c8016)
     ("alter_partition_rejects_ineligible", "3.3", "3.2"),
     ("fetch_from_follower", "2.4", "2.3"),
     # KAFKA-14372 (9d8b4e9): first in the 3.4.0 tag

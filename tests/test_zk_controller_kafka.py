@@ -22,15 +22,16 @@ whose targets are not validated, unlike the AlterPartitionReassignments API;
 hold the controller's event thread with a pause of its broker. AlterPartition requests are given
 to the controller's processAlterPartition directly (``alterPartitionFuture``).
 
-Ported elsewhere, not repeated here: testControlledShutdown and
+Ported elsewhere, not repeated here: testTopicPartitionExpansion(WithOfflineReplica)
+(``tests/test_elect_s24_kafka.py``); testControlledShutdown and
 testControllerRejectControlledShutdownRequestWithStaleBrokerEpoch (``tests/test_controller.py``);
 testPartitionReassignment through the API (``tests/test_reassignment.py``; here through
 /admin/reassign_partitions).
 
 Left out, because kafkasim has no such feature: testMetadataPropagationOnControlPlane (listeners,
-network metrics), testTopicPartitionExpansion(WithOfflineReplica) (no CreatePartitions),
-testPartitionReassignmentToBrokerWithOfflineLogDir (no log dirs failing), testControllerMoveOnTopic
-Deletion and every topic-deletion test (ZooKeeper-mode topic deletion is not modelled),
+network metrics), testPartitionReassignmentToBrokerWithOfflineLogDir (no log dirs failing),
+testControllerMoveOnTopicDeletion and every topic-deletion test (ZooKeeper-mode topic deletion
+is not modelled),
 testControllerFeatureZNodeSetup* (no /feature znode), testPreemption* (the controller's event
 thread and its callbacks), testAlterPartitionVersion2KeepWorkingWhenControllerDowngradeToPre28IBP,
 testTopicId* (no topic ids in ZooKeeper mode), the timer metric of testPartitionReassignment, the

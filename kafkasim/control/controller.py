@@ -23,6 +23,15 @@ import json
 from kafkasim.control.controller_context import ControllerContext, ReplicaAssignment
 from kafkasim.control.kraft.reassignment import NO_REASSIGNMENT_IN_PROGRESS_MESSAGE
 from kafkasim.control.kraft.records import LeaderRecoveryState
+from kafkasim.control.state_machines import (
+    NewPartition,
+    NewReplica,
+    OfflinePartition,
+    OfflineReplica,
+    OnlinePartition,
+    OnlineReplica,
+    PartitionAndReplica,
+)
 from kafkasim.control.zookeeper import (
     BadVersion,
     ZooKeeper,
@@ -224,6 +233,8 @@ class KafkaController:
         cc.reassigning.clear()
         cc.offline.clear()
         cc.recovering.clear()
+        cc.partition_states.clear()
+        cc.replica_states.clear()
         zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
         for topic in zk.children("/brokers/topics"):
             znode = zk.get(f"/brokers/topics/{topic}").json()
@@ -242,6 +253,7 @@ class KafkaController:
         self.send_update_metadata(ctx, tps)
         if tps:
             self.send_leader_and_isr(ctx, tps)
+        cc.initialize_replica_state()   # replicaStateMachine.startup
         if ctx.rules.controller.failover_takes_dead_replicas_offline:
             # replicaStateMachine.startup (2.3+): the replicas on brokers that are not live go
             # OfflineReplica
@@ -252,7 +264,7 @@ class KafkaController:
         # partitionStateMachine.startup: initializePartitionState (a partition whose leader is
         # not online is OfflinePartition, one without leadership info NewPartition), then
         # triggerOnlinePartitionStateChange
-        self._mark_offline_leaders()
+        cc.initialize_partition_state()
         self.trigger_online_partition_state_change(ctx, zk)
         # initializePartitionReassignments: resume every reassignment found in ZooKeeper
         for tp in list(cc.reassigning):
@@ -288,6 +300,8 @@ class KafkaController:
             ctx.trace("controller", detail=ev.BrokersStarted(tuple(sorted(new))))
             cc.live_brokers = sorted({*cc.live_brokers, *new})
             cc.broker_epochs = epochs
+            cc.put_replica_states([r for r in cc.replicas_for_partition(cc.assignments)
+                                   if r.replica in new], OnlineReplica)   # onBrokerStartup
             self.send_update_metadata(ctx, list(cc.states))
             # replicas OnlineReplica: LeaderAndIsr for the partitions with leadership info
             theirs = [tp for tp, reps in cc.assignments.items()
@@ -326,7 +340,7 @@ class KafkaController:
         online = self._online()
         for tp, st in cc.states.items():
             if st[0] not in online:
-                cc.offline.add(tp)
+                cc.put_partition_state(tp, OfflinePartition)
 
     def trigger_online_partition_state_change(self, ctx, zk: ZooKeeper,
                                               topic: str | None = None) -> list:
@@ -371,7 +385,7 @@ class KafkaController:
                 self._write(ctx, zk, tp, new_leader, st[1] + 1, new_isr, st[3], recovery)
             except BadVersion:
                 continue
-            self.context.offline.discard(tp)
+            self.context.put_partition_state(tp, OnlinePartition)
             ctx.trace("controller", tp[0], tp[1],
                       ev.LeaderElection(strategy, unclean, st[0], new_leader, tuple(new_isr),
                                         st[1] + 1))
@@ -476,15 +490,19 @@ class KafkaController:
         self._check_epoch(zk)
         return results
 
-    def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str) -> list:
+    def handle_state_changes(self, ctx, zk: ZooKeeper, tps, strategy: str,
+                             new: list | None = None) -> list:
         """PartitionStateMachine.handleStateChanges(partitions, OnlinePartition, strategy):
         partitions without leadership info (NewPartition) are initialized
         (initializeLeaderAndIsrForPartitions), the others go through the election strategy
         (``"preferred"``, ``"offline"``, ``"unclean"``, ``"reassign"``,
         ``"controlled_shutdown"``); one batch of LeaderAndIsr (to each partition's recipients)
-        and UpdateMetadata follows. Returns the partitions now online, in ``tps`` order."""
+        and UpdateMetadata follows. Returns the partitions now online, in ``tps`` order.
+        ``new``: the partitions to initialize when the caller knows them (the NewPartition
+        ones of ZkPartitionStateMachine), by default those without leadership info."""
         cc = self.context
-        new = [tp for tp in tps if tp not in cc.states]
+        if new is None:
+            new = [tp for tp in tps if tp not in cc.states]
         recipients = self._initialize_leader_and_isr_for_partitions(ctx, zk, new)
         for tp in tps:
             if tp not in new:
@@ -570,6 +588,7 @@ class KafkaController:
             self.send_update_metadata(ctx, with_info)
         if replica in cc.live_brokers:
             self.send_stop_replica(ctx, replica, tps, False, epochs)
+        cc.put_replica_states([PartitionAndReplica(tp, replica) for tp in tps], OfflineReplica)
 
     def _remove_replica_from_isr(self, ctx, zk: ZooKeeper, tp, replica: int,
                                  reason: str) -> bool:
@@ -614,8 +633,11 @@ class KafkaController:
             tp = (topic, int(p))
             if tp not in cc.states:
                 cc.assignments[tp] = tuple(assignment[p])
+                cc.put_partition_state_if_not_exists(tp, NewPartition)
                 new.append(tp)
+        cc.put_replica_states(cc.replicas_for_partition(new), NewReplica)
         self._send_state_changes(ctx, self._initialize_leader_and_isr_for_partitions(ctx, zk, new))
+        cc.put_replica_states(cc.replicas_for_partition(new), OnlineReplica)
 
     def _initialize_leader_and_isr_for_partitions(self, ctx, zk: ZooKeeper, tps) -> dict:
         """initializeLeaderAndIsrForPartitions: the online replicas (isReplicaOnline: not in
@@ -635,7 +657,7 @@ class KafkaController:
                 continue
             zk.create(path, partition_state_json(isr[0], 0, isr, self.controller_epoch))
             self._cache(tp, (isr[0], 0, isr, 0), LeaderRecoveryState.RECOVERED)
-            self.context.offline.discard(tp)
+            self.context.put_partition_state(tp, OnlinePartition)
             out[tp] = isr
             ctx.trace("controller", tp[0], tp[1], ev.NewPartition(isr[0], isr, 0))
         return out
@@ -742,10 +764,13 @@ class KafkaController:
                 # NewReplica: LeaderAndIsr to the new replica (if it is alive), UpdateMetadata
                 self.send_leader_and_isr(ctx, [tp], only=[r])
                 self.send_update_metadata(ctx, [tp])
+                cc.put_replica_state(PartitionAndReplica(tp, r), NewReplica)
             return
         ctx.trace("controller", tp[0], tp[1],
                   ev.ReassignmentComplete(tuple(target)))
         completed = ReplicaAssignment(target)
+        cc.put_replica_states([PartitionAndReplica(tp, r) for r in new.adding_replicas],
+                              OnlineReplica)                                           # B1
         cc.update_partition_full_replica_assignment(tp, completed)                     # B2
         leader = self._refresh(zk, tp)[0]                                             # B3
         if leader not in target or not cc.is_replica_online(leader):
@@ -822,6 +847,8 @@ class KafkaController:
             self.send_stop_replica(ctx, r, (tp,), False, epochs[r])
         for r in live_removed:
             self.send_stop_replica(ctx, r, (tp,), True)
+        for r in removed:   # ReplicaDeletionStarted, ReplicaDeletionSuccessful, NonExistentReplica
+            cc.remove_replica_state(PartitionAndReplica(tp, r))
 
     def _write_assignment(self, zk: ZooKeeper, topic: str) -> None:
         """setTopicAssignmentRaw: the topic znode with partitions, adding_replicas and

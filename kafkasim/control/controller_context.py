@@ -12,6 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkasim.control.state_machines import (
+    NewPartition,
+    NonExistentPartition,
+    OfflinePartition,
+    OnlinePartition,
+    OnlineReplica,
+    PartitionAndReplica,
+    PartitionState,
+    ReplicaDeletionIneligible,
+    ReplicaState,
+)
+
 TopicPartition = tuple[str, int]
 
 
@@ -43,6 +55,11 @@ class ReplicaAssignment:
     def is_being_reassigned(self) -> bool:
         return bool(self.adding_replicas or self.removing_replicas)
 
+    def remove_replica(self, replica: int) -> ReplicaAssignment:
+        """removeReplica: the assignment without ``replica`` in RS, AR and RR."""
+        return ReplicaAssignment(*(tuple(r for r in rs if r != replica) for rs in (
+            self.replicas, self.adding_replicas, self.removing_replicas)))
+
     def reassign_to(self, target_replicas) -> ReplicaAssignment:
         """ReplicaAssignment.reassignTo: RS = (TRS ++ ORS).distinct, AR = RS - ORS,
         RR = RS - TRS (reassigning to the origin replicas cancels: AR = RR = [])."""
@@ -71,12 +88,17 @@ class ControllerContext:
     removing: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     reassigning: list[TopicPartition] = field(default_factory=list)   # partitionsBeingReassigned
     # PartitionStateMachine's OfflinePartition: partitions whose leader went offline and that no
-    # election has brought online since (membership only, never iterated). NewPartition is a
-    # partition of ``assignments`` without leadership info (no state znode created yet).
+    # election has brought online since (membership only, never iterated), kept by
+    # ``put_partition_state``. NewPartition is a partition of ``assignments`` without leadership
+    # info (no state znode created yet).
     offline: set[TopicPartition] = field(default_factory=set)
     # KIP-704 (3.2+): partitions whose cached LeaderAndIsr has leaderRecoveryState RECOVERING
     # (the state znode's ``leader_recovery_state: 1``); the others are RECOVERED
     recovering: set[TopicPartition] = field(default_factory=set)
+    # the state machines' states (kafkasim.control.state_machines): partitionStates and
+    # replicaStates, kept by ZkPartitionStateMachine / ZkReplicaStateMachine
+    partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+    replica_states: dict[PartitionAndReplica, ReplicaState] = field(default_factory=dict)
 
     def partition_full_replica_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """partitionFullReplicaAssignment: an empty assignment for an unknown partition."""
@@ -143,9 +165,141 @@ class ControllerContext:
         state = self.states.get(tp)
         return state[1] if state is not None else -1
 
+    def live_or_shutting_down_broker_ids(self) -> list[int]:
+        """liveOrShuttingDownBrokerIds: every registered broker, shutting down or not."""
+        return list(self.live_brokers)
+
+    def set_live_brokers(self, broker_epochs: dict[int, int]) -> None:
+        """setLiveBrokers: the live brokers and their broker epochs (broker id -> epoch)."""
+        self.live_brokers = sorted(broker_epochs)
+        self.broker_epochs = {b: broker_epochs[b] for b in self.live_brokers}
+
+    def all_partitions(self) -> list[TopicPartition]:
+        """allPartitions: every partition with an assignment."""
+        return list(self.assignments)
+
+    def partition_leadership_info(self, tp: TopicPartition):
+        """partitionLeadershipInfo: the cached (leader, leader epoch, ISR, zkVersion), None
+        without one."""
+        return self.states.get(tp)
+
+    def put_partition_leadership_info(self, tp: TopicPartition, leader_and_isr) -> None:
+        """putPartitionLeadershipInfo: ``leader_and_isr`` is (leader, leader epoch, ISR) or
+        (leader, leader epoch, ISR, zkVersion = partition epoch; 0 when not given)."""
+        leader, epoch, isr, *version = leader_and_isr
+        self.states[tp] = (leader, epoch, tuple(isr), version[0] if version else 0)
+
     def is_replica_online(self, broker_id: int, include_shutting_down: bool = False) -> bool:
         """isReplicaOnline (no offline log dirs in kafkasim): the broker is live and, unless
         ``include_shutting_down``, not shutting down."""
         if include_shutting_down:
             return broker_id in self.live_brokers
         return broker_id in self.live_brokers and broker_id not in self.shutting_down
+
+    # -- the state machines' states (kafka.controller.ControllerContext) ------------------------
+    def partition_state(self, tp: TopicPartition) -> PartitionState:
+        """partitionState: KeyError for a partition the state machine never saw."""
+        return self.partition_states[tp]
+
+    def put_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
+        """putPartitionState, with updatePartitionStateMetrics: entering OfflinePartition
+        counts the partition offline (``offline_partition_count``), leaving it uncounts it."""
+        self.partition_states[tp] = state
+        if state is OfflinePartition:
+            self.offline.add(tp)
+        else:
+            self.offline.discard(tp)
+
+    def put_partition_state_if_not_exists(self, tp: TopicPartition,
+                                          state: PartitionState) -> None:
+        """putPartitionStateIfNotExists."""
+        if tp not in self.partition_states:
+            self.put_partition_state(tp, state)
+
+    def check_valid_partition_state_change(self, tps, target_state: PartitionState
+                                           ) -> tuple[list, list]:
+        """checkValidPartitionStateChange: (valid, invalid), each in ``tps`` order."""
+        valid, invalid = [], []
+        for tp in tps:
+            ok = self.partition_states.get(tp, NonExistentPartition) in \
+                target_state.valid_previous_states
+            (valid if ok else invalid).append(tp)
+        return valid, invalid
+
+    def partitions_in_state(self, state: PartitionState, topic: str | None = None
+                            ) -> list[TopicPartition]:
+        """partitionsInState (of ``topic``)."""
+        return self.partitions_in_states({state}, topic)
+
+    def partitions_in_states(self, states, topic: str | None = None) -> list[TopicPartition]:
+        """partitionsInStates (of ``topic``), in the order the states were first put."""
+        return [tp for tp, st in self.partition_states.items()
+                if st in states and (topic is None or tp[0] == topic)]
+
+    def replica_state(self, replica: PartitionAndReplica) -> ReplicaState:
+        """replicaState: KeyError for a replica the state machine never saw."""
+        return self.replica_states[PartitionAndReplica(*replica)]
+
+    def put_replica_state(self, replica: PartitionAndReplica, state: ReplicaState) -> None:
+        """putReplicaState."""
+        self.replica_states[PartitionAndReplica(*replica)] = state
+
+    def put_replica_state_if_not_exists(self, replica: PartitionAndReplica,
+                                        state: ReplicaState) -> None:
+        """putReplicaStateIfNotExists."""
+        self.replica_states.setdefault(PartitionAndReplica(*replica), state)
+
+    def remove_replica_state(self, replica: PartitionAndReplica) -> None:
+        """removeReplicaState."""
+        self.replica_states.pop(PartitionAndReplica(*replica), None)
+
+    def check_valid_replica_state_change(self, replicas, target_state: ReplicaState,
+                                         valid_previous_states=None) -> tuple[list, list]:
+        """checkValidReplicaStateChange: (valid, invalid), each in ``replicas`` order.
+        ``valid_previous_states``: the release's set when it differs from the newest one."""
+        if valid_previous_states is None:
+            valid_previous_states = target_state.valid_previous_states
+        valid, invalid = [], []
+        for r in replicas:
+            ok = self.replica_states.get(PartitionAndReplica(*r)) in valid_previous_states
+            (valid if ok else invalid).append(PartitionAndReplica(*r))
+        return valid, invalid
+
+    def online_and_offline_replicas(self) -> tuple[list, list]:
+        """onlineAndOfflineReplicas: every replica of every partition, split by
+        isReplicaOnline (in assignment order)."""
+        online, offline = [], []
+        for tp, replicas in self.assignments.items():
+            for r in replicas:
+                (online if self.is_replica_online(r) else offline).append(
+                    PartitionAndReplica(tp, r))
+        return online, offline
+
+    def replicas_for_partition(self, tps) -> list[PartitionAndReplica]:
+        """replicasForPartition: every replica (RS) of each of ``tps``."""
+        return [PartitionAndReplica(tp, r) for tp in tps for r in self.assignments.get(tp, ())]
+
+    def put_replica_states(self, replicas, state: ReplicaState) -> None:
+        """putReplicaState for each of ``replicas`` (the bookkeeping of a transition the
+        controller made itself)."""
+        for r in replicas:
+            self.put_replica_state(r, state)
+
+    def initialize_partition_state(self) -> None:
+        """PartitionStateMachine.initializePartitionState: every known partition is
+        NewPartition without leadership info, else OnlinePartition if its leader is online and
+        OfflinePartition if not."""
+        for tp in self.assignments:
+            info = self.states.get(tp)
+            if info is None:
+                self.put_partition_state(tp, NewPartition)
+            else:
+                self.put_partition_state(
+                    tp, OnlinePartition if self.is_replica_online(info[0]) else OfflinePartition)
+
+    def initialize_replica_state(self) -> None:
+        """ReplicaStateMachine.initializeReplicaState: every replica on an online broker is
+        OnlineReplica, every other ReplicaDeletionIneligible."""
+        for r in self.replicas_for_partition(self.assignments):
+            self.put_replica_state(r, OnlineReplica if self.is_replica_online(r.replica)
+                                   else ReplicaDeletionIneligible)

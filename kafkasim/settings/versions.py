@@ -1125,6 +1125,15 @@ class ControllerRules:
         doc="ZooKeeper mode: an offline replica of a partition without leadership info causes "
         "an UpdateMetadata",
     )
+    # KAFKA-8237 (2.3.0, 17c8016): ReplicaDeletionIneligible may also be entered from
+    # OfflineReplica (its validPreviousStates gained OfflineReplica when the topic-deletion
+    # state moved into ControllerContext); before, only from ReplicaDeletionStarted (0.8.2 -
+    # 2.2), so OfflineReplica -> ReplicaDeletionIneligible was refused and logged.
+    offline_replica_to_deletion_ineligible: bool = _rule(
+        since="2.3",
+        ref="KAFKA-8237, ReplicaDeletionIneligible.validPreviousStates",
+        doc="ZooKeeper mode: a replica may go from OfflineReplica to ReplicaDeletionIneligible",
+    )
     # KIP-380 / KAFKA-7235 (2.2.0): the controller refuses a ControlledShutdown whose broker
     # epoch is older than the broker's registration (KafkaController.doControlledShutdown,
     # StaleBrokerEpochException -> STALE_BROKER_EPOCH).

@@ -195,6 +195,9 @@ class PartitionChangeBuilder:
         # KAFKA-19975 (4.3.0): a reassignment completes once its adding replicas are in the
         # ISR; False is 4.2.x and before (every target replica must be in the ISR).
         self.reassignment_waits_for_adding_replicas_only = True
+        # KAFKA-15109 (3.6.0 - 3.9.x; 4.0 dropped ZooKeeper migration): during a ZK migration
+        # every ISR shrink bumps the leader epoch, whatever the metadata.version.
+        self.zk_migration_enabled = False
 
     # -- setters (fluent, as in Kafka) ------------------------------------------------------
     def set_target_isr(self, isr: Iterable[int]) -> PartitionChangeBuilder:
@@ -262,6 +265,13 @@ class PartitionChangeBuilder:
         self.last_known_leader_must_be_acceptable = bool(b)
         return self
 
+    def set_zk_migration_enabled(self, b: bool) -> PartitionChangeBuilder:
+        """setZkMigrationEnabled (3.6.0 - 3.9.x, KAFKA-15109): True bumps the leader epoch on
+        every ISR shrink, for the brokers still in ZooKeeper mode. kafkasim runs no migration:
+        only Kafka's builder tests set it."""
+        self.zk_migration_enabled = bool(b)
+        return self
+
     def set_last_known_leader_on_leader_loss(self, b: bool) -> PartitionChangeBuilder:
         """True (default) is 4.2.0+ (apache/kafka #20629): the last known leader is recorded
         whenever the election leaves the partition without a leader, even with a non-empty
@@ -311,8 +321,10 @@ class PartitionChangeBuilder:
             rec["leader"] = self.partition.leader
 
     def trigger_leader_epoch_bump_for_isr_shrink_if_needed(self, rec: dict) -> None:
-        """Before 3.6-IV0 an ISR shrink bumps the leader epoch (KAFKA-15021)."""
-        if not self.metadata_version.is_leader_epoch_bump_required_on_isr_shrink():
+        """Before 3.6-IV0 (KAFKA-15021), or during a ZK migration (3.6 - 3.9, KAFKA-15109),
+        an ISR shrink bumps the leader epoch."""
+        if not (self.metadata_version.is_leader_epoch_bump_required_on_isr_shrink()
+                or self.zk_migration_enabled):
             return
         if rec.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
             return
