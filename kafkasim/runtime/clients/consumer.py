@@ -34,7 +34,6 @@ from kafkasim.core.messages import (
     FetchResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
-    MetadataRequest,
     MetadataResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -42,6 +41,10 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochResponse,
 )
 from kafkasim.runtime import validation
+from kafkasim.runtime.clients.consumer_metadata import (
+    ConsumerMetadata,
+    ensure_subscribed_assignment,
+)
 from kafkasim.runtime.clients.subscription_state import (
     EpochEndOffset,
     FetchPosition,
@@ -50,6 +53,7 @@ from kafkasim.runtime.clients.subscription_state import (
     OffsetResetStrategy,
     SubscriptionState,
 )
+from kafkasim.runtime.topics import invalid_topic_reason
 from kafkasim.settings import config as kconfig
 from kafkasim.settings.exceptions import ClusterError
 
@@ -143,7 +147,11 @@ class Consumer:
         self.nodes: frozenset[int] | None = None   # the metadata's live brokers (None: no answer)
         self.replicas: dict[tuple[str, int], tuple[int, ...]] = {}   # from metadata
         self._metadata_update_requested = False
-        self._metadata_updated_ms: int | None = None   # last successful metadata answer
+        # what its Metadata requests ask for (allow.auto.create.topics: KIP-361, 2.3+; the key
+        # is absent before, when the consumer always allowed creation) and when they expire
+        self.metadata = ConsumerMetadata(
+            self.subscriptions, self.config.get("allow.auto.create.topics", True),
+            self.config.get("metadata.max.age.ms", 300000))
         self.consumed: list[ConsumerRecord] = []
         self.fetch_collector = FetchCollector(self)
         self.offset_fetcher = OffsetFetcher(self)
@@ -180,7 +188,25 @@ class Consumer:
         self.subscriptions.assign_from_user(wanted)
         self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
 
-    subscribe = assign
+    def subscribe(self, topic: str | list[tuple[str, int]],
+                  partitions: list[int] | None = None) -> None:
+        """KafkaConsumer.subscribe: the consumer, its group's only member, is assigned every
+        partition of ``topic`` (or, as ``assign``, the partitions named). A topic that does not
+        exist yet is subscribed to all the same: ``poll`` asks for its metadata, which creates
+        it when the consumer's allow.auto.create.topics (2.3+) and the broker's
+        auto.create.topics.enable both allow (``ConsumerMetadata``), and assigns its partitions
+        once the metadata shows them."""
+        if type(topic) is not str or partitions is not None or \
+                topic in self.cluster.topics.configs:
+            self.assign(topic, partitions)
+            return
+        reason = invalid_topic_reason(topic)
+        if reason is not None:
+            raise ClusterError(f"subscribe(topic): {reason} (INVALID_TOPIC_EXCEPTION)")
+        self.subscriptions.assign_from_user([])
+        self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
+        self.subscriptions.subscribe([topic])
+        self._metadata_update_requested = True   # requestUpdateForNewTopics
 
     def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
         """The (topic, partition) pairs ``assign`` names, checked against the cluster."""
@@ -295,7 +321,8 @@ class Consumer:
                 if not c.transport.is_unavailable(self.client_id, b)]
         if not live:
             return
-        self._send(live[0], MetadataRequest(self._next_corr(), ()), "metadata")
+        request = self.metadata.new_metadata_request_builder().build(self._next_corr())
+        self._send(live[0], request, "metadata")
         self._await(timeout_ms)
 
     # -- position validation (KIP-320, 2.3+) ----------------------------------------------------
@@ -347,10 +374,15 @@ class Consumer:
         OffsetOutOfRangeException for an out-of-range partition without a reset policy when it
         has no records to return."""
         validation.check_poll(timeout_ms, max_records)
-        if not self.assignment:
+        if not self.subscriptions.subscription:
             raise E.IllegalStateException(
                 "Consumer is not subscribed to any topics or assigned any partitions: call "
                 "assign() first")
+        deadline = self.cluster.now + timeout_ms
+        ensure_subscribed_assignment(self, timeout_ms)
+        if not self.assignment:
+            return []
+        timeout_ms = deadline - self.cluster.now
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
@@ -377,7 +409,10 @@ class Consumer:
         """KafkaConsumer.updateFetchPositions: metadata for partitions without a known leader,
         positions validated (KIP-320, 2.3+), then a position for each partition without one
         (refreshCommittedOffsetsIfNeeded, resetPositionsIfNeeded)."""
-        if self._metadata_update_requested or self._metadata_expired() or \
+        # metadata.max.age.ms: the only refresh after an error Kafka's consumer only logs,
+        # such as UNKNOWN_LEADER_EPOCH
+        if self._metadata_update_requested or \
+                self.metadata.time_to_next_update(self.cluster.now) == 0 or \
                 any(self._leader_for(tp) < 0 for tp in self.assignment):
             self._metadata_update_requested = False
             self._refresh_metadata(timeout_ms)
@@ -529,16 +564,9 @@ class Consumer:
         elif isinstance(msg, OffsetCommitResponse):
             pass
 
-    def _metadata_expired(self) -> bool:
-        """Metadata.timeToNextUpdate: ``metadata.max.age.ms`` since the last update (the only
-        refresh after an error Kafka's consumer only logs, such as UNKNOWN_LEADER_EPOCH)."""
-        updated = self._metadata_updated_ms
-        return updated is not None and \
-            self.cluster.now >= updated + self.config.get("metadata.max.age.ms", 300000)
-
     def _on_metadata(self, msg: MetadataResponse) -> None:
         """Metadata.update: each partition's leader, epoch and replicas, and the live nodes."""
-        self._metadata_updated_ms = self.cluster.now
+        self.metadata.update(self.cluster.now)
         self.nodes = frozenset(msg.brokers)
         for topic, partition, err, leader, epoch, replicas, _isr in msg.partitions:
             if partition >= 0:
