@@ -188,25 +188,33 @@ class Consumer:
         self.subscriptions.assign_from_user(wanted)
         self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
 
-    def subscribe(self, topic: str | list[tuple[str, int]],
+    def subscribe(self, topic: str | list[str] | list[tuple[str, int]],
                   partitions: list[int] | None = None) -> None:
-        """KafkaConsumer.subscribe: the consumer, its group's only member, is assigned every
-        partition of ``topic`` (or, as ``assign``, the partitions named). A topic that does not
-        exist yet is subscribed to all the same: ``poll`` asks for its metadata, which creates
-        it when the consumer's allow.auto.create.topics (2.3+) and the broker's
-        auto.create.topics.enable both allow (``ConsumerMetadata``), and assigns its partitions
-        once the metadata shows them."""
-        if type(topic) is not str or partitions is not None or \
-                topic in self.cluster.topics.configs:
+        """KafkaConsumer.subscribe: ``topic`` is one topic name or a list of them; the
+        consumer, its group's only member, is assigned every partition of each (given
+        partitions or (topic, partition) pairs, it is ``assign``). A topic that does not exist
+        yet is subscribed to all the same: ``poll`` asks for its metadata, which creates it
+        when the consumer's allow.auto.create.topics (2.3+) and the broker's
+        auto.create.topics.enable both allow (``ConsumerMetadata``), and assigns its
+        partitions once the metadata shows them."""
+        c = self.cluster
+        if type(topic) is str and (partitions is not None or topic in c.topics.configs):
             self.assign(topic, partitions)
             return
-        reason = invalid_topic_reason(topic)
-        if reason is not None:
-            raise ClusterError(f"subscribe(topic): {reason} (INVALID_TOPIC_EXCEPTION)")
-        self.subscriptions.assign_from_user([])
-        self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
-        self.subscriptions.subscribe([topic])
-        self._metadata_update_requested = True   # requestUpdateForNewTopics
+        topics = [topic] if type(topic) is str else topic
+        if partitions is not None or not isinstance(topics, (list, tuple)) or \
+                not all(type(t) is str for t in topics):
+            self.assign(topic, partitions)   # (topic, partition) pairs, or its error
+            return
+        for t in topics:
+            reason = invalid_topic_reason(t)
+            if reason is not None:
+                raise ClusterError(f"subscribe(topic): {reason} (INVALID_TOPIC_EXCEPTION)")
+        self.assign([(t, p) for t in dict.fromkeys(topics) if t in c.topics.configs
+                     for p in c.assignment(t)])
+        self.subscriptions.subscribe(topics)
+        if any(t not in c.topics.configs for t in topics):
+            self._metadata_update_requested = True   # requestUpdateForNewTopics
 
     def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
         """The (topic, partition) pairs ``assign`` names, checked against the cluster."""

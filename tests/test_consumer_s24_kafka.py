@@ -1,0 +1,172 @@
+"""The consumer's Metadata requests and auto topic creation (KIP-361), its poll loop, and more
+replication cases of the consumer's fetcher, ported from Kafka's tests.
+
+Ported:
+
+- ConsumerMetadataTest @3.9.0-rc3: testUserAssignment, testNormalSubscription (the request's
+  topics; ``groupSubscribe`` / ``resetGroupSubscription`` are the group leader's and kafkasim
+  models no group protocol; internal topics are not modelled as topics, so they are left out).
+- ConsumerTopicCreationTest @3.9.0-rc3 (ZooKeeper, broker x consumer flags) and @4.3.0
+  (KRaft, the classic consumer's cases): a subscription to a missing topic creates it only when
+  the broker's auto.create.topics.enable and the consumer's allow.auto.create.topics are both
+  true; KafkaConsumer @2.2.0 (Metadata built with allowAutoTopicCreation true) for the
+  consumers before KIP-361.
+
+Not ported: pattern subscriptions (every topic asked for) and transient topics
+(testTransientTopics: the offsets-for-times lookups kafkasim's consumer does not have).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkasim.core.messages import MetadataRequest
+from kafkasim.runtime.clients.consumer_metadata import ConsumerMetadata
+from kafkasim.runtime.clients.subscription_state import SubscriptionState
+from kafkasim.runtime.cluster import Cluster
+
+
+def _cluster(version: str = "3.9", mode: str | None = None, brokers: int = 1,
+             **config) -> Cluster:
+    conf = {k.replace("_", "."): v for k, v in config.items()}
+    c = Cluster(brokers, seed=1, kafka_version=version, metadata_mode=mode, latency_ms=1,
+                jitter_ms=0, config=conf or None)
+    return c
+
+
+# -- ConsumerMetadataTest ------------------------------------------------------------------------
+def test_user_assignment():
+    """ConsumerMetadataTest.testUserAssignment @3.9.0-rc3: after assignFromUser the Metadata
+    request names the assigned partitions' topics, and only those of the latest assignment;
+    allowAutoTopicCreation is what the ConsumerMetadata was built with (false there)."""
+    subscription = SubscriptionState()
+    metadata = ConsumerMetadata(subscription, False, 50000)
+    subscription.assign_from_user([("foo", 0), ("bar", 0)])
+    builder = metadata.new_metadata_request_builder()
+    assert set(builder.topics) == {"foo", "bar"}
+    assert builder.allow_auto_topic_creation is False
+    assert metadata.allow_auto_topic_creation() is False
+    subscription.assign_from_user([("baz", 0)])
+    assert set(metadata.new_metadata_request_builder().topics) == {"baz"}
+
+
+def test_normal_subscription():
+    """ConsumerMetadataTest.testNormalSubscription @3.9.0-rc3 (the consumer's own
+    subscription): the request names the topics subscribed to, none of them assigned yet."""
+    subscription = SubscriptionState()
+    metadata = ConsumerMetadata(subscription, True, 50000)
+    subscription.subscribe(["foo", "bar"])
+    request = metadata.new_metadata_request_builder().build(7)
+    assert isinstance(request, MetadataRequest)
+    assert (request.correlation_id, set(request.topics)) == (7, {"foo", "bar"})
+    assert request.allow_auto_topic_creation is True
+    assert subscription.assigned_partitions_list() == []
+
+
+def test_metadata_request_builder_after_unsubscribe():
+    """(new) SubscriptionState.unsubscribe @3.9.0-rc3 clears the subscription: nothing left
+    for the consumer's Metadata requests to name."""
+    subscription = SubscriptionState()
+    metadata = ConsumerMetadata(subscription)
+    subscription.subscribe(["foo"])
+    subscription.unsubscribe()
+    assert metadata.new_metadata_request_builder().topics == ()
+
+
+# -- ConsumerTopicCreationTest ------------------------------------------------------------------
+@pytest.mark.parametrize("broker_allows", [True, False])
+@pytest.mark.parametrize("consumer_allows", [True, False])
+@pytest.mark.parametrize("version,mode", [("2.3", None), ("3.9", None), ("4.3", None)])
+def test_auto_topic_creation(version, mode, broker_allows, consumer_allows):
+    """ConsumerTopicCreationTest.testAutoTopicCreation @3.9.0-rc3 / @4.3.0 (classic consumer):
+    one broker, topic-1 created with one record; the consumer subscribes to topic-1 and
+    topic-2 (missing) and polls until it has consumed the record; topic-2 then exists only if
+    the broker's auto.create.topics.enable and the consumer's allow.auto.create.topics are
+    both true."""
+    c = _cluster(version, mode, auto_create_topics_enable=broker_allows)
+    c.create_topic("topic-1", 1, 1)
+    c.run(500)
+    c.producer("p").send("topic-1", "value", partition=0)
+    c.run(500)
+    cons = c.consumer("my-test", auto_offset_reset="earliest", metadata_max_age_ms=100,
+                      allow_auto_create_topics=consumer_allows)
+    cons.subscribe(["topic-1", "topic-2"])
+    consumed = []
+    for _ in range(20):
+        consumed += cons.poll(100)
+        if consumed:
+            break
+    assert [r.value for r in consumed] == ["value"]
+    created = "topic-2" in c.topics.configs
+    assert created == (broker_allows and consumer_allows)
+    if created:   # the next polls assign it too (the group's only member)
+        for _ in range(10):
+            cons.poll(100)
+        assert ("topic-2", 0) in cons.assignment
+
+
+@pytest.mark.parametrize("broker_allows", [True, False])
+@pytest.mark.parametrize("consumer_allows", [True, False])
+def test_classic_consumer_topic_creation_kraft(broker_allows, consumer_allows):
+    """ConsumerTopicCreationTest.testClassicConsumerTopicCreationIfConsumer{Allow,Disallow}
+    ToCreateTopic @4.3.0 (KRaft): subscribe to a missing topic, one poll of 1000 ms; the topic
+    exists afterwards only when both flags allow it (the broker forwards CreateTopics to the
+    controller). Once created, this poll's metadata shows it and it is assigned."""
+    c = _cluster("4.3", "kraft", auto_create_topics_enable=broker_allows)
+    c.run(500)
+    cons = c.consumer("g", allow_auto_create_topics=consumer_allows)
+    cons.subscribe(["topic"])
+    assert cons.poll(1000) == []
+    assert ("topic" in c.topics.configs) == (broker_allows and consumer_allows)
+    assert cons.assignment == ([("topic", 0)] if broker_allows and consumer_allows else [])
+
+
+@pytest.mark.parametrize("version", ["0.10.2", "2.2"])
+def test_consumer_before_kip_361_always_allows_creation(version):
+    """KafkaConsumer @2.2.0 (new Metadata(..., allowAutoTopicCreation = true, ...)) and the
+    Metadata v0-v3 requests of older clients, which always allowed creation: a subscription to
+    a missing topic creates it whenever the broker allows; the consumer has no
+    allow.auto.create.topics key to turn that off (KIP-361 added it in 2.3)."""
+    c = _cluster(version)
+    c.run(500)
+    cons = c.consumer("g", auto_offset_reset="earliest")
+    assert "allow.auto.create.topics" not in cons.config
+    assert cons.metadata.allow_auto_topic_creation() is True
+    cons.subscribe("auto")
+    cons.poll(1000)
+    assert "auto" in c.topics.configs and cons.assignment == [("auto", 0)]
+    c.producer("p").send("auto", "x")
+    c.run(500)
+    assert [r.value for r in cons.poll(1000)] == ["x"]
+
+
+def test_consumer_metadata_request_carries_its_flag():
+    """(new) KafkaConsumer @3.9.0-rc3 builds its ConsumerMetadata with allow.auto.create.topics:
+    the Metadata request it sends names its assigned topics (not every topic) and carries the
+    flag."""
+    c = _cluster("3.9")
+    c.create_topic("t", 1, 1)
+    c.create_topic("u", 1, 1)
+    c.run(500)
+    cons = c.consumer("g", allow_auto_create_topics=False)
+    cons.assign("t")
+    sent = []
+    real = c.transport.send
+    c.transport.send = lambda src, dst, msg: (sent.append(msg), real(src, dst, msg))[1]
+    try:
+        cons.poll(100)
+    finally:
+        c.transport.send = real
+    [request] = [m for m in sent if isinstance(m, MetadataRequest)]
+    assert request.topics == ("t",) and request.allow_auto_topic_creation is False
+
+
+def test_assign_keeps_refusing_a_missing_topic():
+    """(new) kafkasim's assign still refuses a topic that does not exist (with the closest
+    name); only subscribe waits for one."""
+    c = _cluster("3.9")
+    c.create_topic("orders", 1, 1)
+    with pytest.raises(Exception, match="Did you mean 'orders'"):
+        c.consumer("g").assign("order")
+    with pytest.raises(Exception, match="INVALID_TOPIC_EXCEPTION"):
+        c.consumer("g").subscribe("a b")
