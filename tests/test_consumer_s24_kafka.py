@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.core.messages import MetadataRequest
+from kafkasim.core.errors import IllegalStateException
+from kafkasim.core.messages import FetchRequest, FetchResponse, MetadataRequest
 from kafkasim.runtime.clients.consumer_metadata import ConsumerMetadata
 from kafkasim.runtime.clients.subscription_state import SubscriptionState
 from kafkasim.runtime.cluster import Cluster
@@ -170,3 +171,83 @@ def test_assign_keeps_refusing_a_missing_topic():
         c.consumer("g").assign("order")
     with pytest.raises(Exception, match="INVALID_TOPIC_EXCEPTION"):
         c.consumer("g").subscribe("a b")
+
+
+# -- FetchCollector.collectFetch: an unexpected error with records collected --------------------
+def _answer_in_poll(s, order):
+    """Answers the poll's FetchRequests while it waits (Kafka's MockClient answering inside
+    client.poll): one FetchResponse per entry of ``order`` (tp, data), in that order, each for
+    the request that asked for tp."""
+    def _await(_timeout_ms):
+        asked = {(fp.topic, fp.partition): corr
+                 for corr, (_b, req) in list(s.cons.sent_to.items())
+                 if isinstance(req, FetchRequest) and corr in s.cons.pending
+                 for fp in req.partitions}
+        for tp, data in order:
+            if tp in asked:
+                broker, _req = s.cons.sent_to[asked[tp]]
+                s.cons.on_message(broker, FetchResponse(asked[tp], (data,)))
+                s.cons.pending[asked[tp]] = "fetch"   # one answer per partition here
+        s.cons.pending.clear()
+        s.cons.sent_to.clear()
+
+    s.cons._await = _await
+
+
+def _two_partitions():
+    from test_consumer_fetcher_kafka import Scripted
+    s = Scripted()
+    s.assign(0, 1)
+    s.subs.seek(("t", 0), 0)
+    s.subs.seek(("t", 1), 0)
+    return s
+
+
+def test_unexpected_error_after_collected_records_is_thrown_and_they_are_lost():
+    """FetchCollector.collectFetch @3.9.0-rc3 (Fetcher.fetchedRecords 2.0+): records collected,
+    then a completed fetch whose initialization throws IllegalStateException ("Unexpected error
+    code"): it is no KafkaException, so poll throws although records were collected; they are
+    lost (the position moved past them), and the failed fetch stays in line (it had records
+    before it), so the next poll throws again; then polling goes on."""
+    s = _two_partitions()
+    tp0, tp1 = ("t", 0), ("t", 1)
+    _answer_in_poll(s, [(tp0, s.data(tp0, 0, 3)), (tp1, s.data(tp1, 0, err="NOT_CONTROLLER"))])
+    with pytest.raises(IllegalStateException, match="Unexpected error code NOT_CONTROLLER "
+                       "while fetching at offset 0 from topic-partition t-1"):
+        s.cons.poll(100)
+    assert s.subs.position(tp0).offset == 3   # the three records are gone for the caller
+    assert not s.cons.consumed
+    with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
+        s.cons.poll(100)
+    _answer_in_poll(s, [(tp0, s.data(tp0, 3, 1)), (tp1, s.data(tp1, 0, 2))])
+    assert sorted((r.partition, r.offset) for r in s.cons.poll(100)) == [(0, 3), (1, 0), (1, 1)]
+
+
+def test_unexpected_error_first_in_line_keeps_the_records_behind_it():
+    """FetchCollector.collectFetch @3.9.0-rc3: the failed completed fetch first in line is
+    thrown with nothing collected (and removed: it had no records); the records of the answer
+    behind it stay in the fetch buffer and the next poll returns them."""
+    s = _two_partitions()
+    tp0, tp1 = ("t", 0), ("t", 1)
+    _answer_in_poll(s, [(tp1, s.data(tp1, 0, err="NOT_CONTROLLER")), (tp0, s.data(tp0, 0, 3))])
+    with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
+        s.cons.poll(100)
+    assert s.subs.position(tp0).offset == 0
+    _answer_in_poll(s, [])
+    assert [(r.partition, r.offset) for r in s.cons.poll(100)] == [(0, 0), (0, 1), (0, 2)]
+
+
+def test_max_poll_records_reached_before_the_unexpected_error():
+    """FetchCollector.collectFetch @3.9.0-rc3: with max.poll.records records collected the
+    loop ends before the failed fetch is initialized: the records are returned, and the next
+    poll (with the rest of the records still in line) returns them before throwing."""
+    from test_consumer_fetcher_kafka import Scripted
+    s = Scripted(max_poll_records=3)
+    s.assign(0, 1)
+    tp0, tp1 = ("t", 0), ("t", 1)
+    s.subs.seek(tp0, 0)
+    s.subs.seek(tp1, 0)
+    _answer_in_poll(s, [(tp0, s.data(tp0, 0, 3)), (tp1, s.data(tp1, 0, err="NOT_CONTROLLER"))])
+    assert [r.offset for r in s.cons.poll(100)] == [0, 1, 2]
+    with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
+        s.cons.poll(100)

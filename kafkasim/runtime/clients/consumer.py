@@ -394,6 +394,8 @@ class Consumer:
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
+        if self.fetch_collector.unexpected_errors:   # the first completed fetch in line
+            self.fetch_collector.throw_if_fetch_failed()
         self.fetch_collector.drain_fetch_buffer()
         if len(self.consumed) == start:
             self.fetch_collector.throw_if_fetch_failed()
@@ -641,13 +643,18 @@ class FetchCollector:
                                                 position.current_leader))
         self.fetch_buffer = kept
 
-    def throw_if_fetch_failed(self) -> None:
-        """What a poll with no records to return raises: the IllegalStateException of an
-        answer with an unexpected error (once), else a pending OffsetOutOfRangeException."""
+    def throw_if_fetch_failed(self, collected: bool = False) -> None:
+        """What a poll raises for a failed fetch: the IllegalStateException of an answer with
+        an unexpected error, forgotten unless records were ``collected`` before it in the same
+        poll (FetchCollector.collectFetch 2.0+ keeps such a completed fetch: the next poll
+        throws again); else, with no records collected, a pending OffsetOutOfRangeException."""
         if self.unexpected_errors:
             tp = next(iter(self.unexpected_errors))
-            raise E.IllegalStateException(self.unexpected_errors.pop(tp))
-        self.throw_if_offset_out_of_range()
+            message = self.unexpected_errors[tp] if collected else \
+                self.unexpected_errors.pop(tp)
+            raise E.IllegalStateException(message)
+        if not collected:
+            self.throw_if_offset_out_of_range()
 
     def throw_if_offset_out_of_range(self) -> None:
         """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
@@ -682,6 +689,12 @@ class FetchCollector:
         new = self.consumer.consumed[start:]
         if not new:
             self.throw_if_fetch_failed()
+        elif self.unexpected_errors and len(new) < limit:
+            # collectFetch reached the failed answer: IllegalStateException is no
+            # KafkaException, so it is thrown with records collected; they are lost (their
+            # positions moved past them)
+            del self.consumer.consumed[start:]
+            self.throw_if_fetch_failed(collected=True)
         if len(new) <= limit:
             return new
         subs = self.consumer.subscriptions
@@ -791,7 +804,9 @@ class FetchCollector:
         records = [ConsumerRecord(pd.topic, pd.partition, chunk.base_offset + i, chunk.epochs[i],
                                   rid, c.records.value(rid), pd.high_watermark)
                    for i, rid in enumerate(chunk.ids)]
-        if subs.is_paused(tp):
+        # paused, or in line behind an answer with an unexpected error (collectFetch throws
+        # at that one first): buffered, for a later poll
+        if subs.is_paused(tp) or self.unexpected_errors:
             self.fetch_buffer += records
         else:
             self.consumer.consumed += records
