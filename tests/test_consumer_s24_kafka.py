@@ -21,9 +21,20 @@ from __future__ import annotations
 import pytest
 
 from kafkasim.core.errors import IllegalStateException
-from kafkasim.core.messages import FetchRequest, FetchResponse, MetadataRequest
+from kafkasim.core.messages import (
+    FetchRequest,
+    FetchResponse,
+    MetadataRequest,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+)
+from kafkasim.runtime.clients.consumer import LogTruncationException
 from kafkasim.runtime.clients.consumer_metadata import ConsumerMetadata
-from kafkasim.runtime.clients.subscription_state import SubscriptionState
+from kafkasim.runtime.clients.subscription_state import (
+    FetchPosition,
+    LeaderAndEpoch,
+    SubscriptionState,
+)
 from kafkasim.runtime.cluster import Cluster
 
 
@@ -251,3 +262,168 @@ def test_max_poll_records_reached_before_the_unexpected_error():
     assert [r.offset for r in s.cons.poll(100)] == [0, 1, 2]
     with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
         s.cons.poll(100)
+
+
+# -- KIP-320 offset validation at 2.8.0, 3.9.0-rc3 and 4.3.0 -------------------------------------
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+VALIDATION_VERSIONS = ["2.8", "3.9", "4.3"]
+
+
+def _validating(version: str, policy: str):
+    """FetcherTest @2.8.0 / OffsetFetcherTest @3.9.0-rc3, @4.3.0 testOffsetValidationWithGiven
+    EpochOffset's set-up: t-0 assigned, the metadata names its leader with epoch 1 (epochOne);
+    the position 5 of epoch 1, established against that leader, awaits validation."""
+    from test_consumer_fetcher_kafka import capture
+    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
+    c.create_topic("t", 1, 3)
+    c.run(500)
+    cons = c.consumer(auto_offset_reset=policy)
+    sent = capture(cons)
+    cons.assign("t")
+    cons._refresh_metadata(1000)
+    cons.leader_epochs[("t", 0)] = 1   # metadataUpdateWith(..., tp -> epochOne)
+    leader = cons.leaders[("t", 0)]
+    cons.subscriptions.seek_unvalidated(
+        ("t", 0), FetchPosition(5, 1, LeaderAndEpoch(leader, 1)))
+    return c, cons, sent
+
+
+def _answer_validation(cons, epoch: int, end_offset: int, seen: list):
+    """The leader's OffsetsForLeaderEpoch answer, scripted (client.respond in Kafka's test)."""
+
+    def _await(_timeout_ms):
+        for corr, (_b, req) in list(cons.sent_to.items()):
+            if isinstance(req, OffsetsForLeaderEpochRequest) and corr in cons.pending:
+                seen.append(req.partitions)
+                del cons.pending[corr]
+                cons.offset_fetcher.handle_validation_response(OffsetsForLeaderEpochResponse(
+                    corr, (("t", 0, "NONE", epoch, end_offset),)))
+        cons.pending.clear()
+        cons.sent_to.clear()
+
+    cons._await = _await
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+@pytest.mark.parametrize("epoch,end_offset,policy", [
+    (UNDEFINED_EPOCH, 0, "earliest"),        # ...ResetOffsetForUndefinedEpochWithDefined...
+    (2, UNDEFINED_EPOCH_OFFSET, "earliest"),  # ...ForUndefinedOffsetWithDefinedResetPolicy
+    (UNDEFINED_EPOCH, 0, "none"),            # ...ForUndefinedEpochWithUndefinedResetPolicy
+    (2, UNDEFINED_EPOCH_OFFSET, "none"),      # ...ForUndefinedOffsetWithUndefinedResetPolicy
+    (1, 1, "none"),                          # ...TriggerLogTruncationForBadOffsetWithUndefined...
+])
+def test_offset_validation_with_given_epoch_offset(version, epoch, end_offset, policy):
+    """FetcherTest @2.8.0 testOffsetValidationResetOffsetFor{UndefinedEpoch,UndefinedOffset}
+    With{Defined,Undefined}ResetPolicy and testOffsetValidationTriggerLogTruncationForBadOffset
+    WithUndefinedResetPolicy (OffsetFetcherTest @3.9.0-rc3 / @4.3.0: ...resetPositionFor...),
+    all testOffsetValidationWithGivenEpochOffset: OffsetsForLeaderEpoch(current epoch 1, epoch
+    1) goes to the leader and the partition awaits validation; the scripted answer (epoch,
+    end offset) is below the position 5. Without a reset policy: LogTruncationException with
+    the fetch position (KAFKA-10113, 2.6+) and the divergent offset only when the answer
+    defines one; the partition still awaits validation. With one: validation ends (the
+    partition is reset, or sought to the divergent offset)."""
+    _c, cons, _sent = _validating(version, policy)
+    seen: list = []
+    _answer_validation(cons, epoch, end_offset, seen)
+    subs = cons.subscriptions
+    if policy == "none":
+        with pytest.raises(LogTruncationException) as err:
+            cons.offset_fetcher.validate_positions_if_needed(0)
+        assert err.value.offset_out_of_range_partitions == {("t", 0): 5}
+        undefined = end_offset == UNDEFINED_EPOCH_OFFSET or epoch == UNDEFINED_EPOCH
+        assert err.value.divergent_offsets == ({} if undefined else {("t", 0): (end_offset,
+                                                                                  epoch)})
+        assert subs.awaiting_validation(("t", 0))
+    else:
+        cons.offset_fetcher.validate_positions_if_needed(0)
+        assert not subs.awaiting_validation(("t", 0))
+    assert seen == [(("t", 0, 1, 1),)]
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_offset_validation_with_a_valid_end_offset(version):
+    """OffsetFetcherTest.testOffsetValidationWithGivenEpochOffset's valid case @2.8.0 /
+    @3.9.0-rc3 / @4.3.0 (no exception, maybeCompleteValidation): epoch 1 ends at 10, past the
+    position 5: validated, the position kept with its epoch."""
+    _c, cons, _sent = _validating(version, "none")
+    _answer_validation(cons, 1, 10, [])
+    cons.offset_fetcher.validate_positions_if_needed(0)
+    subs = cons.subscriptions
+    assert not subs.awaiting_validation(("t", 0))
+    assert (subs.position(("t", 0)).offset, subs.position(("t", 0)).offset_epoch) == (5, 1)
+
+
+# -- KIP-320 truncation detection end to end (SubscriptionStateTest at cluster level) ----------
+@pytest.mark.parametrize("version", ["2.8", "3.9", "4.3"])
+def test_truncation_detection_without_reset_policy(version):
+    """SubscriptionStateTest.testTruncationDetectionWithoutResetPolicy @2.8.0 / @3.9.0-rc3 /
+    @4.3.0, at cluster level: the consumer read 0-9 from leader 1 (epoch 0); broker 2, holding
+    only 0-4, is elected uncleanly. The next polls validate the position 10 and throw
+    LogTruncationException: divergent offset 5 of epoch 0, fetch position 10; the position is
+    kept until the application seeks."""
+    from truncation_setup import elect_the_follower_uncleanly, leader_ahead_of_its_follower
+    c, p = leader_ahead_of_its_follower(version)
+    cons = c.consumer(group="g", auto_offset_reset="none")
+    cons.assign("t")
+    cons.seek("t", 0, 0)
+    assert len(cons.poll(2000)) == 10
+    elect_the_follower_uncleanly(c, p, 5)
+    with pytest.raises(LogTruncationException) as err:
+        for _ in range(4):
+            cons.poll(1000)
+    assert err.value.divergent_offsets == {("t", 0): (5, 0)}
+    assert err.value.offset_out_of_range_partitions == {("t", 0): 10}
+    assert cons.position("t", 0) == 10
+    cons.seek("t", 0, 5)
+    assert [r.value for r in cons.poll(1000)] == [f"n{i}" for i in range(5, 10)]
+
+
+@pytest.mark.parametrize("version", ["2.8", "3.9", "4.3"])
+def test_truncation_detection_with_reset_policy(version):
+    """SubscriptionStateTest.testTruncationDetectionWithResetPolicy @2.8.0 / @3.9.0-rc3 / @4.3.0, at
+    cluster level: with a reset policy the position 10 is sought to the divergent offset 5
+    (seekValidated with the epoch the leader answered) and the new leader's records 5-9 are
+    read; nothing is thrown."""
+    from truncation_setup import elect_the_follower_uncleanly, leader_ahead_of_its_follower
+    c, p = leader_ahead_of_its_follower(version)
+    cons = c.consumer(group="g", auto_offset_reset="latest")
+    cons.assign("t")
+    cons.seek("t", 0, 0)
+    assert len(cons.poll(2000)) == 10
+    elect_the_follower_uncleanly(c, p, 5)
+    got = []
+    for _ in range(4):
+        got += cons.poll(1000)
+    assert [(r.offset, r.value) for r in got] == [(i, f"n{i}") for i in range(5, 10)]
+    assert [r[5] for r in c.trace.where("consumer_truncation")] == [(10, 5, "seek")]
+
+
+# -- SubscriptionStateTest @4.3.0 --------------------------------------------------------------
+def test_is_fetchable_on_manual_assignment():
+    """SubscriptionStateTest.testIsFetchableOnManualAssignment @4.3.0: assigned partitions are
+    not fetchable without a valid position, and are once sought."""
+    state = SubscriptionState()
+    state.assign_from_user([("t", 0), ("t", 1)])
+    assert state.assigned_partitions() == {("t", 0), ("t", 1)}
+    assert not state.is_fetchable(("t", 0)) and not state.is_fetchable(("t", 1))
+    state.seek(("t", 0), 1)
+    state.seek(("t", 1), 1)
+    assert state.is_fetchable(("t", 0)) and state.is_fetchable(("t", 1))
+
+
+def test_fetchable_partitions_performs_cheap_checks_first():
+    """SubscriptionStateTest.testFetchablePartitionsPerformsCheapChecksFirst @4.3.0: the
+    caller's predicate (is the partition's data buffered) is not asked about a paused
+    partition; once resumed it is, and the partition is fetchable."""
+    state = SubscriptionState()
+    state.assign_from_user([("t", 0)])
+    state.seek(("t", 0), 100)
+    assert state.is_fetchable(("t", 0))
+    state.pause(("t", 0))
+    asked = []
+    assert state.fetchable_partitions(lambda tp: asked.append(tp) or True) == []
+    assert asked == []
+    state.resume(("t", 0))
+    assert state.fetchable_partitions(lambda tp: asked.append(tp) or True) == [("t", 0)]
+    assert asked == [("t", 0)]
