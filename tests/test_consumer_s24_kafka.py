@@ -28,7 +28,7 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from kafkasim.runtime.clients.consumer import LogTruncationException
+from kafkasim.runtime.clients.consumer import LogTruncationException, OffsetOutOfRangeException
 from kafkasim.runtime.clients.consumer_metadata import ConsumerMetadata
 from kafkasim.runtime.clients.subscription_state import (
     FetchPosition,
@@ -427,3 +427,48 @@ def test_fetchable_partitions_performs_cheap_checks_first():
     state.resume(("t", 0))
     assert state.fetchable_partitions(lambda tp: asked.append(tp) or True) == [("t", 0)]
     assert asked == [("t", 0)]
+
+
+def test_completed_fetch_removal_out_of_range_in_line():
+    """FetcherTest.testCompletedFetchRemoval @2.8.0 (the parts kafkasim models; the corrupt
+    tp3 batch is not): reset policy none, one answer with tp1's records, tp0
+    OFFSET_OUT_OF_RANGE, tp2's records, in that order. The first poll returns tp1's records
+    only (the OffsetOutOfRangeException, a KafkaException, waits: records were collected); the
+    next throws it for tp0 alone; the one after returns tp2's records."""
+    from test_consumer_fetcher_kafka import Scripted
+    s = Scripted(reset="none", partitions=3)
+    s.assign(0, 1, 2)
+    tp0, tp1, tp2 = ("t", 0), ("t", 1), ("t", 2)
+    for tp in (tp0, tp1, tp2):
+        s.cons.seek("t", tp[1], 1)
+    _answer_in_poll(s, [(tp1, s.data(tp1, 1, 3)),
+                        (tp0, s.data(tp0, 1, err="OFFSET_OUT_OF_RANGE")),
+                        (tp2, s.data(tp2, 1, 2))])
+    assert [(r.partition, r.offset) for r in s.cons.poll(100)] == [(1, 1), (1, 2), (1, 3)]
+    assert s.subs.position(tp1).offset == 4 and s.subs.position(tp2).offset == 1
+    _answer_in_poll(s, [])
+    with pytest.raises(OffsetOutOfRangeException) as err:
+        s.cons.poll(100)
+    assert err.value.offset_out_of_range_partitions == {tp0: 1}
+    assert [(r.partition, r.offset) for r in s.cons.poll(100)] == [(2, 1), (2, 2)]
+    assert s.subs.position(tp2).offset == 3
+
+
+def test_records_past_max_poll_records_come_before_the_failed_answer():
+    """FetchCollector.collectFetch @3.9.0-rc3: the rest of a completed fetch partly returned
+    (max.poll.records) is next in line, ahead of a failed answer that came after it: the next
+    poll collects those records, then reaches the failed answer and throws (an unexpected
+    error: the records are lost); the poll after throws it again."""
+    from test_consumer_fetcher_kafka import Scripted
+    s = Scripted(max_poll_records=3)
+    s.assign(0, 1)
+    tp0, tp1 = ("t", 0), ("t", 1)
+    s.subs.seek(tp0, 0)
+    s.subs.seek(tp1, 0)
+    _answer_in_poll(s, [(tp0, s.data(tp0, 0, 5)), (tp1, s.data(tp1, 0, err="NOT_CONTROLLER"))])
+    assert [r.offset for r in s.cons.poll(100)] == [0, 1, 2]
+    with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
+        s.cons.poll(100)
+    assert s.subs.position(tp0).offset == 5   # records 3 and 4 were collected, then lost
+    with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
+        s.cons.poll(100)

@@ -394,13 +394,12 @@ class Consumer:
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
-        if self.fetch_collector.unexpected_errors:   # the first completed fetch in line
-            self.fetch_collector.throw_if_fetch_failed()
+        limit = max_records if max_records is not None else self.config["max.poll.records"]
         self.fetch_collector.drain_fetch_buffer()
+        self.fetch_collector.throw_if_failed_in_line(start, limit)
         if len(self.consumed) == start:
             self.fetch_collector.throw_if_fetch_failed()
             self._fetch(timeout_ms)
-        limit = max_records if max_records is not None else self.config["max.poll.records"]
         return self.fetch_collector.collect_fetch(start, limit, before)
 
     def _fetch(self, timeout_ms: int) -> None:
@@ -606,6 +605,19 @@ class FetchCollector:
         # answers with an error FetchCollector does not expect: tp -> the IllegalStateException
         # message, raised by the next poll with no records to return
         self.unexpected_errors: dict[tuple[str, int], str] = {}
+        # how many buffered records are in line ahead of the first failed answer (None: no
+        # failed answer in line); records that came after it wait behind it
+        self.failed_at: int | None = None
+
+    def _add_failure(self) -> None:
+        """A failed answer joins the line, behind the records buffered now."""
+        if self.failed_at is None:
+            self.failed_at = len(self.fetch_buffer)
+
+    def _settle(self) -> None:
+        """No failed answer left in line: nothing holds the buffered records back."""
+        if not self.unexpected_errors and not self.out_of_range:
+            self.failed_at = None
 
     def buffered_partitions(self) -> set:
         """The partitions with fetched data not handed out yet (not fetched again until it
@@ -622,16 +634,22 @@ class FetchCollector:
                               if subs.is_assigned(tp)}
         self.unexpected_errors = {tp: e for tp, e in self.unexpected_errors.items()
                                   if subs.is_assigned(tp)}
+        if self.failed_at is not None:
+            self.failed_at = min(self.failed_at, len(self.fetch_buffer))
+        self._settle()
 
     def drain_fetch_buffer(self) -> None:
         """FetchCollector.fetchRecords over the buffered records: each one at its partition's
         position is handed out (the position moves past it); those of a paused partition stay
         buffered (2.4+); the others (partition unassigned, reset, sought elsewhere) are
-        dropped."""
+        dropped. Only the records in line ahead of a failed answer: those behind it wait."""
         subs = self.consumer.subscriptions
         keep_paused = self.consumer.cluster.rules.clients.consumer_keeps_paused_fetches
         kept = []
-        for r in self.fetch_buffer:
+        ahead = self.fetch_buffer if self.failed_at is None else \
+            self.fetch_buffer[:self.failed_at]
+        behind = self.fetch_buffer[len(ahead):]
+        for r in ahead:
             tp = (r.topic, r.partition)
             if keep_paused and subs.is_paused(tp):
                 kept.append(r)
@@ -641,7 +659,26 @@ class FetchCollector:
                 self.consumer.consumed.append(r)
                 subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
                                                 position.current_leader))
-        self.fetch_buffer = kept
+        if self.failed_at is not None:
+            self.failed_at = len(kept)
+        self.fetch_buffer = kept + behind
+
+    def throw_if_failed_in_line(self, start: int, limit: int) -> None:
+        """collectFetch reaching a failed answer after the buffered records ahead of it
+        (``start``: where this poll's records begin in ``consumed``): with none collected its
+        exception is thrown; with some, an unexpected error is thrown all the same (no
+        KafkaException: the records are lost) unless ``limit`` records came first, and an
+        OffsetOutOfRangeException waits for the next poll."""
+        if self.failed_at is None or self.failed_at > 0:
+            return
+        collected = len(self.consumer.consumed) - start
+        if not collected:
+            self.throw_if_fetch_failed()
+        elif self.unexpected_errors and collected < limit:
+            del self.consumer.consumed[start:]
+            self.throw_if_fetch_failed(collected=True)
+        if self.failed_at is None:   # only stale answers were in line: on to the rest
+            self.drain_fetch_buffer()
 
     def throw_if_fetch_failed(self, collected: bool = False) -> None:
         """What a poll raises for a failed fetch: the IllegalStateException of an answer with
@@ -652,9 +689,13 @@ class FetchCollector:
             tp = next(iter(self.unexpected_errors))
             message = self.unexpected_errors[tp] if collected else \
                 self.unexpected_errors.pop(tp)
+            self._settle()
             raise E.IllegalStateException(message)
         if not collected:
-            self.throw_if_offset_out_of_range()
+            try:
+                self.throw_if_offset_out_of_range()
+            finally:
+                self._settle()
 
     def throw_if_offset_out_of_range(self) -> None:
         """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
@@ -712,6 +753,8 @@ class FetchCollector:
                                                 position.current_leader))
         del self.consumer.consumed[start + limit:]
         self.fetch_buffer = new[limit:] + self.fetch_buffer
+        if self.failed_at is not None:
+            self.failed_at += len(new) - limit   # they are ahead of the failed answer
         return new[:limit]
 
     def handle_fetch_response(self, msg: FetchResponse, request) -> None:
@@ -771,6 +814,7 @@ class FetchCollector:
             if rules.consumer_errors_clear_preferred_read_replica:
                 self.consumer.subscriptions.clear_preferred_read_replica(tp)
         elif kind == "unexpected":
+            self._add_failure()
             self.unexpected_errors.setdefault(
                 tp, f"Unexpected error code {error} while fetching at offset {fetch_offset} "
                     f"from topic-partition {tp[0]}-{tp[1]}")
@@ -789,6 +833,7 @@ class FetchCollector:
         if subs.has_default_offset_reset_policy():
             subs.request_offset_reset_if_partition_assigned(tp)
         else:
+            self._add_failure()
             self.out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
 
     def _consume(self, tp, pd) -> None:
@@ -806,7 +851,7 @@ class FetchCollector:
                    for i, rid in enumerate(chunk.ids)]
         # paused, or in line behind an answer with an unexpected error (collectFetch throws
         # at that one first): buffered, for a later poll
-        if subs.is_paused(tp) or self.unexpected_errors:
+        if subs.is_paused(tp) or self.failed_at is not None:
             self.fetch_buffer += records
         else:
             self.consumer.consumed += records
