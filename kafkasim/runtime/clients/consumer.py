@@ -18,7 +18,9 @@ fetch (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.
 so a group restarting after an unclean election detects that its committed position was truncated.
 
 Beside ``Consumer`` (KafkaConsumer), as in Kafka: ``FetchCollector`` turns Fetch answers into
-records for ``poll`` (with the fetch buffer), ``OffsetFetcher`` validates and resets positions.
+records for ``poll`` (with the fetch buffer), ``OffsetFetcher`` validates and resets positions,
+``ConsumerMetadata`` (consumer_metadata.py) builds its Metadata requests: the subscription's
+topics, with allowAutoTopicCreation (``allow.auto.create.topics``, KIP-361, 2.3+).
 """
 
 from __future__ import annotations
