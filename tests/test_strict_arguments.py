@@ -353,7 +353,7 @@ def test_zero_partitions_is_invalid_partitions_not_invalid_replication_factor():
                                                        r"'prefered'; did you mean 'preferred'\?"),
     (lambda c: c.clients["p"].send("t", "v", partition=True), r"partition must be a partition "
                                                               r"index .* got True \(bool\)"),
-    (lambda c: c.consumer("g", "c").subscribe(["t"]), r"assign / subscribe: topic must be one "
+    (lambda c: c.consumer("g", "c").assign(["t"]), r"assign / subscribe: topic must be one "
                                                       r"topic name, such as 't', got \['t'\]"),
     (lambda c: c.create_topic("u", 3, assignment=[[1, 2]]),
      r"create_topic: partitions=3 contradicts the replica assignment, which gives 1"),

@@ -334,7 +334,10 @@ class ZkPingResponse(Message):
 @dataclass(slots=True)
 class MetadataRequest(Message):
     correlation_id: int
-    topics: tuple[str, ...]
+    topics: tuple[str, ...]   # none: every topic (MetadataRequest.Builder.allTopics)
+    # allowAutoTopicCreation (Metadata v4+, 0.11): may the broker create a named topic it lacks
+    # (if its auto.create.topics.enable allows too); v0-v3 requests always allowed it
+    allow_auto_topic_creation: bool = True
 
 
 @dataclass(slots=True)

@@ -18,7 +18,9 @@ fetch (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded -> SubscriptionState.
 so a group restarting after an unclean election detects that its committed position was truncated.
 
 Beside ``Consumer`` (KafkaConsumer), as in Kafka: ``FetchCollector`` turns Fetch answers into
-records for ``poll`` (with the fetch buffer), ``OffsetFetcher`` validates and resets positions.
+records for ``poll`` (with the fetch buffer), ``OffsetFetcher`` validates and resets positions,
+``ConsumerMetadata`` (consumer_metadata.py) builds its Metadata requests: the subscription's
+topics, with allowAutoTopicCreation (``allow.auto.create.topics``, KIP-361, 2.3+).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from kafkasim.core.messages import (
     FetchResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
-    MetadataRequest,
     MetadataResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -42,6 +43,10 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochResponse,
 )
 from kafkasim.runtime import validation
+from kafkasim.runtime.clients.consumer_metadata import (
+    ConsumerMetadata,
+    ensure_subscribed_assignment,
+)
 from kafkasim.runtime.clients.subscription_state import (
     EpochEndOffset,
     FetchPosition,
@@ -50,6 +55,7 @@ from kafkasim.runtime.clients.subscription_state import (
     OffsetResetStrategy,
     SubscriptionState,
 )
+from kafkasim.runtime.topics import invalid_topic_reason
 from kafkasim.settings import config as kconfig
 from kafkasim.settings.exceptions import ClusterError
 
@@ -143,7 +149,11 @@ class Consumer:
         self.nodes: frozenset[int] | None = None   # the metadata's live brokers (None: no answer)
         self.replicas: dict[tuple[str, int], tuple[int, ...]] = {}   # from metadata
         self._metadata_update_requested = False
-        self._metadata_updated_ms: int | None = None   # last successful metadata answer
+        # what its Metadata requests ask for (allow.auto.create.topics: KIP-361, 2.3+; the key
+        # is absent before, when the consumer always allowed creation) and when they expire
+        self.metadata = ConsumerMetadata(
+            self.subscriptions, self.config.get("allow.auto.create.topics", True),
+            self.config.get("metadata.max.age.ms", 300000))
         self.consumed: list[ConsumerRecord] = []
         self.fetch_collector = FetchCollector(self)
         self.offset_fetcher = OffsetFetcher(self)
@@ -180,7 +190,33 @@ class Consumer:
         self.subscriptions.assign_from_user(wanted)
         self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
 
-    subscribe = assign
+    def subscribe(self, topic: str | list[str] | list[tuple[str, int]],
+                  partitions: list[int] | None = None) -> None:
+        """KafkaConsumer.subscribe: ``topic`` is one topic name or a list of them; the
+        consumer, its group's only member, is assigned every partition of each (given
+        partitions or (topic, partition) pairs, it is ``assign``). A topic that does not exist
+        yet is subscribed to all the same: ``poll`` asks for its metadata, which creates it
+        when the consumer's allow.auto.create.topics (2.3+) and the broker's
+        auto.create.topics.enable both allow (``ConsumerMetadata``), and assigns its
+        partitions once the metadata shows them."""
+        c = self.cluster
+        if type(topic) is str and (partitions is not None or topic in c.topics.configs):
+            self.assign(topic, partitions)
+            return
+        topics = [topic] if type(topic) is str else topic
+        if partitions is not None or not isinstance(topics, (list, tuple)) or \
+                not all(type(t) is str for t in topics):
+            self.assign(topic, partitions)   # (topic, partition) pairs, or its error
+            return
+        for t in topics:
+            reason = invalid_topic_reason(t)
+            if reason is not None:
+                raise ClusterError(f"subscribe(topic): {reason} (INVALID_TOPIC_EXCEPTION)")
+        self.assign([(t, p) for t in dict.fromkeys(topics) if t in c.topics.configs
+                     for p in c.assignment(t)])
+        self.subscriptions.subscribe(topics)
+        if any(t not in c.topics.configs for t in topics):
+            self._metadata_update_requested = True   # requestUpdateForNewTopics
 
     def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
         """The (topic, partition) pairs ``assign`` names, checked against the cluster."""
@@ -295,7 +331,8 @@ class Consumer:
                 if not c.transport.is_unavailable(self.client_id, b)]
         if not live:
             return
-        self._send(live[0], MetadataRequest(self._next_corr(), ()), "metadata")
+        request = self.metadata.new_metadata_request_builder().build(self._next_corr())
+        self._send(live[0], request, "metadata")
         self._await(timeout_ms)
 
     # -- position validation (KIP-320, 2.3+) ----------------------------------------------------
@@ -347,18 +384,24 @@ class Consumer:
         OffsetOutOfRangeException for an out-of-range partition without a reset policy when it
         has no records to return."""
         validation.check_poll(timeout_ms, max_records)
-        if not self.assignment:
+        if not self.subscriptions.subscription:
             raise E.IllegalStateException(
                 "Consumer is not subscribed to any topics or assigned any partitions: call "
                 "assign() first")
+        deadline = self.cluster.now + timeout_ms
+        ensure_subscribed_assignment(self, timeout_ms)
+        if not self.assignment:
+            return []
+        timeout_ms = deadline - self.cluster.now
         self._update_fetch_positions(timeout_ms)
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
+        limit = max_records if max_records is not None else self.config["max.poll.records"]
         self.fetch_collector.drain_fetch_buffer()
+        self.fetch_collector.throw_if_failed_in_line(start, limit)
         if len(self.consumed) == start:
             self.fetch_collector.throw_if_fetch_failed()
             self._fetch(timeout_ms)
-        limit = max_records if max_records is not None else self.config["max.poll.records"]
         return self.fetch_collector.collect_fetch(start, limit, before)
 
     def _fetch(self, timeout_ms: int) -> None:
@@ -377,7 +420,10 @@ class Consumer:
         """KafkaConsumer.updateFetchPositions: metadata for partitions without a known leader,
         positions validated (KIP-320, 2.3+), then a position for each partition without one
         (refreshCommittedOffsetsIfNeeded, resetPositionsIfNeeded)."""
-        if self._metadata_update_requested or self._metadata_expired() or \
+        # metadata.max.age.ms: the only refresh after an error Kafka's consumer only logs,
+        # such as UNKNOWN_LEADER_EPOCH
+        if self._metadata_update_requested or \
+                self.metadata.time_to_next_update(self.cluster.now) == 0 or \
                 any(self._leader_for(tp) < 0 for tp in self.assignment):
             self._metadata_update_requested = False
             self._refresh_metadata(timeout_ms)
@@ -529,16 +575,9 @@ class Consumer:
         elif isinstance(msg, OffsetCommitResponse):
             pass
 
-    def _metadata_expired(self) -> bool:
-        """Metadata.timeToNextUpdate: ``metadata.max.age.ms`` since the last update (the only
-        refresh after an error Kafka's consumer only logs, such as UNKNOWN_LEADER_EPOCH)."""
-        updated = self._metadata_updated_ms
-        return updated is not None and \
-            self.cluster.now >= updated + self.config.get("metadata.max.age.ms", 300000)
-
     def _on_metadata(self, msg: MetadataResponse) -> None:
         """Metadata.update: each partition's leader, epoch and replicas, and the live nodes."""
-        self._metadata_updated_ms = self.cluster.now
+        self.metadata.update(self.cluster.now)
         self.nodes = frozenset(msg.brokers)
         for topic, partition, err, leader, epoch, replicas, _isr in msg.partitions:
             if partition >= 0:
@@ -568,6 +607,19 @@ class FetchCollector:
         # answers with an error FetchCollector does not expect: tp -> the IllegalStateException
         # message, raised by the next poll with no records to return
         self.unexpected_errors: dict[tuple[str, int], str] = {}
+        # how many buffered records are in line ahead of the first failed answer (None: no
+        # failed answer in line); records that came after it wait behind it
+        self.failed_at: int | None = None
+
+    def _add_failure(self) -> None:
+        """A failed answer joins the line, behind the records buffered now."""
+        if self.failed_at is None:
+            self.failed_at = len(self.fetch_buffer)
+
+    def _settle(self) -> None:
+        """No failed answer left in line: nothing holds the buffered records back."""
+        if not self.unexpected_errors and not self.out_of_range:
+            self.failed_at = None
 
     def buffered_partitions(self) -> set:
         """The partitions with fetched data not handed out yet (not fetched again until it
@@ -584,16 +636,22 @@ class FetchCollector:
                               if subs.is_assigned(tp)}
         self.unexpected_errors = {tp: e for tp, e in self.unexpected_errors.items()
                                   if subs.is_assigned(tp)}
+        if self.failed_at is not None:
+            self.failed_at = min(self.failed_at, len(self.fetch_buffer))
+        self._settle()
 
     def drain_fetch_buffer(self) -> None:
         """FetchCollector.fetchRecords over the buffered records: each one at its partition's
         position is handed out (the position moves past it); those of a paused partition stay
         buffered (2.4+); the others (partition unassigned, reset, sought elsewhere) are
-        dropped."""
+        dropped. Only the records in line ahead of a failed answer: those behind it wait."""
         subs = self.consumer.subscriptions
         keep_paused = self.consumer.cluster.rules.clients.consumer_keeps_paused_fetches
         kept = []
-        for r in self.fetch_buffer:
+        ahead = self.fetch_buffer if self.failed_at is None else \
+            self.fetch_buffer[:self.failed_at]
+        behind = self.fetch_buffer[len(ahead):]
+        for r in ahead:
             tp = (r.topic, r.partition)
             if keep_paused and subs.is_paused(tp):
                 kept.append(r)
@@ -603,15 +661,43 @@ class FetchCollector:
                 self.consumer.consumed.append(r)
                 subs.position(tp, FetchPosition(r.offset + 1, r.leader_epoch,
                                                 position.current_leader))
-        self.fetch_buffer = kept
+        if self.failed_at is not None:
+            self.failed_at = len(kept)
+        self.fetch_buffer = kept + behind
 
-    def throw_if_fetch_failed(self) -> None:
-        """What a poll with no records to return raises: the IllegalStateException of an
-        answer with an unexpected error (once), else a pending OffsetOutOfRangeException."""
+    def throw_if_failed_in_line(self, start: int, limit: int) -> None:
+        """collectFetch reaching a failed answer after the buffered records ahead of it
+        (``start``: where this poll's records begin in ``consumed``): with none collected its
+        exception is thrown; with some, an unexpected error is thrown all the same (no
+        KafkaException: the records are lost) unless ``limit`` records came first, and an
+        OffsetOutOfRangeException waits for the next poll."""
+        if self.failed_at is None or self.failed_at > 0:
+            return
+        collected = len(self.consumer.consumed) - start
+        if not collected:
+            self.throw_if_fetch_failed()
+        elif self.unexpected_errors and collected < limit:
+            del self.consumer.consumed[start:]
+            self.throw_if_fetch_failed(collected=True)
+        if self.failed_at is None:   # only stale answers were in line: on to the rest
+            self.drain_fetch_buffer()
+
+    def throw_if_fetch_failed(self, collected: bool = False) -> None:
+        """What a poll raises for a failed fetch: the IllegalStateException of an answer with
+        an unexpected error, forgotten unless records were ``collected`` before it in the same
+        poll (FetchCollector.collectFetch 2.0+ keeps such a completed fetch: the next poll
+        throws again); else, with no records collected, a pending OffsetOutOfRangeException."""
         if self.unexpected_errors:
             tp = next(iter(self.unexpected_errors))
-            raise E.IllegalStateException(self.unexpected_errors.pop(tp))
-        self.throw_if_offset_out_of_range()
+            message = self.unexpected_errors[tp] if collected else \
+                self.unexpected_errors.pop(tp)
+            self._settle()
+            raise E.IllegalStateException(message)
+        if not collected:
+            try:
+                self.throw_if_offset_out_of_range()
+            finally:
+                self._settle()
 
     def throw_if_offset_out_of_range(self) -> None:
         """FetchCollector.handleInitializeErrors' OffsetOutOfRangeException, raised by a poll
@@ -646,6 +732,12 @@ class FetchCollector:
         new = self.consumer.consumed[start:]
         if not new:
             self.throw_if_fetch_failed()
+        elif self.unexpected_errors and len(new) < limit:
+            # collectFetch reached the failed answer: IllegalStateException is no
+            # KafkaException, so it is thrown with records collected; they are lost (their
+            # positions moved past them)
+            del self.consumer.consumed[start:]
+            self.throw_if_fetch_failed(collected=True)
         if len(new) <= limit:
             return new
         subs = self.consumer.subscriptions
@@ -663,6 +755,8 @@ class FetchCollector:
                                                 position.current_leader))
         del self.consumer.consumed[start + limit:]
         self.fetch_buffer = new[limit:] + self.fetch_buffer
+        if self.failed_at is not None:
+            self.failed_at += len(new) - limit   # they are ahead of the failed answer
         return new[:limit]
 
     def handle_fetch_response(self, msg: FetchResponse, request) -> None:
@@ -722,6 +816,7 @@ class FetchCollector:
             if rules.consumer_errors_clear_preferred_read_replica:
                 self.consumer.subscriptions.clear_preferred_read_replica(tp)
         elif kind == "unexpected":
+            self._add_failure()
             self.unexpected_errors.setdefault(
                 tp, f"Unexpected error code {error} while fetching at offset {fetch_offset} "
                     f"from topic-partition {tp[0]}-{tp[1]}")
@@ -740,6 +835,7 @@ class FetchCollector:
         if subs.has_default_offset_reset_policy():
             subs.request_offset_reset_if_partition_assigned(tp)
         else:
+            self._add_failure()
             self.out_of_range[tp] = (fetch_offset, len(pd.records) > 0)
 
     def _consume(self, tp, pd) -> None:
@@ -755,7 +851,9 @@ class FetchCollector:
         records = [ConsumerRecord(pd.topic, pd.partition, chunk.base_offset + i, chunk.epochs[i],
                                   rid, c.records.value(rid), pd.high_watermark)
                    for i, rid in enumerate(chunk.ids)]
-        if subs.is_paused(tp):
+        # paused, or in line behind an answer with an unexpected error (collectFetch throws
+        # at that one first): buffered, for a later poll
+        if subs.is_paused(tp) or self.failed_at is not None:
             self.fetch_buffer += records
         else:
             self.consumer.consumed += records

@@ -362,6 +362,9 @@ class SubscriptionState:
         self.default_reset_strategy = OffsetResetStrategy.of(default_reset_strategy)
         self.detects_unknown_truncation = detects_unknown_truncation
         self.assignment: dict[tuple[str, int], TopicPartitionState] = {}
+        # the topics subscribed to (subscribe), or those of the user's assignment
+        # (assignFromUser's manualSubscribedTopics), in the order they were named
+        self.subscription: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"SubscriptionState({self.assignment})"
@@ -371,10 +374,25 @@ class SubscriptionState:
         """The assignment becomes ``partitions`` (in that order); a partition kept keeps its
         state. True if it changed."""
         wanted = list(dict.fromkeys(partitions))
+        self.subscription = tuple(dict.fromkeys(t for t, _p in wanted))
         if wanted == list(self.assignment):
             return False
         self.assignment = {tp: self.assignment.get(tp) or TopicPartitionState() for tp in wanted}
         return True
+
+    def subscribe(self, topics) -> bool:
+        """SubscriptionState.subscribe (changeSubscription): the topics subscribed to become
+        ``topics``; the group then assigns their partitions. True if it changed."""
+        wanted = tuple(dict.fromkeys(topics))
+        if wanted == self.subscription:
+            return False
+        self.subscription = wanted
+        return True
+
+    def metadata_topics(self) -> tuple[str, ...]:
+        """SubscriptionState.metadataTopics: the topics the consumer's Metadata requests name
+        (those subscribed to, or those of the user's assignment)."""
+        return self.subscription
 
     def assigned_state(self, tp) -> TopicPartitionState:
         state = self.assignment.get(tp)
@@ -396,6 +414,7 @@ class SubscriptionState:
 
     def unsubscribe(self) -> None:
         self.assignment = {}
+        self.subscription = ()
 
     # -- positions ----------------------------------------------------------------------------
     def seek(self, tp, offset: int) -> None:
