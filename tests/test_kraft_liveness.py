@@ -70,13 +70,21 @@ def _heartbeat_attempts(c: Cluster, broker: int) -> list[int]:
             and r[5][0] == "BrokerHeartbeatRequest"]
 
 
-def _replay_1590(version: str = "4.1", config: dict | None = None, rules: dict | None = None):
+def _replay_1590(version: str = "4.1", config: dict | None = None, rules: dict | None = None,
+                 seed: int = 1596):
     """Schedule 1590's faults, driven directly: returns the cluster right after the heal, the
-    heal time and the ELR the partition had while offline (checked not vacuous)."""
+    heal time, the producer and the isolated controller (checked not vacuous: it fenced every
+    broker in records nobody committed). The schedule isolated the active controller and then
+    crashed another (3000 and 3002 before KAFKA-17030 moved the first election's timers: 4.x
+    Unattached voters fetch from the bootstrap servers, drawing on the run's seeded generator);
+    the replay takes whichever is active and crashes the highest other id. Its cluster's seed is
+    1596: with KAFKA-17030 on, seed 1590's timers make the other surviving voter win after the
+    heal, the isolated controller's fence records are truncated and the story does not happen;
+    on 1596 it does, with 3000 isolated as in the schedule."""
     cfg = {"replica.lag.time.max.ms": 3000, "replica.socket.timeout.ms": 5000,
            "broker.session.timeout.ms": SESSION_MS, "min.insync.replicas": 2}
     cfg.update(config or {})
-    c = Cluster(brokers=3, seed=1590, kafka_version=version, config=cfg, latency_ms=1,
+    c = Cluster(brokers=3, seed=seed, kafka_version=version, config=cfg, latency_ms=1,
                 jitter_ms=1, controllers=3, rules=rules)
     assert c.run_until(lambda cl: cl.controller_id() >= 0 and not any(
         b.lifecycle.is_fenced for b in cl.brokers.values()), 30000)
@@ -87,15 +95,17 @@ def _replay_1590(version: str = "4.1", config: dict | None = None, rules: dict |
     start = c.now
     c.run_to(start + 1207)
     active = c.controller_id()
-    assert active == 3000
+    assert active >= 0
+    victim = max(n for n in c.kraft.nodes if n != active)
     for other in [*sorted(c.kraft.nodes), *sorted(c.brokers)]:   # ctl_isolate active
         if other != active:
             c.cut(active, other)
     c.run_to(start + 2305)
-    c.crash(3002)                                                  # ctl_crash 3002
+    c.crash(victim)                                                # ctl_crash
     c.run_to(start + 4930)
-    # not vacuous: cut off, 3000 fenced every broker and took t-0 offline, uncommitted
-    isolated = c.kraft.nodes[3000]
+    # not vacuous: cut off, the active controller fenced every broker and took t-0 offline,
+    # uncommitted
+    isolated = c.kraft.nodes[active]
     fenced = {r.broker_id for _o, _e, r in isolated.raft.log.entries_between(
         isolated.raft.high_watermark, isolated.raft.log.end_offset)
         if type(r) is R.BrokerRegistrationChangeRecord
@@ -103,8 +113,8 @@ def _replay_1590(version: str = "4.1", config: dict | None = None, rules: dict |
     assert fenced == {1, 2, 3}
     assert c.leader(TOPIC) >= 0            # the committed image does not know yet
     c.heal()
-    c.start(3002)
-    return c, c.now, producer
+    c.start(victim)
+    return c, c.now, producer, active
 
 
 def _recovery(c: Cluster, heal_ms: int, limit_ms: int = 60000):
@@ -140,7 +150,7 @@ def test_brokers_fenced_by_an_isolated_controller_unfence_after_its_reelection()
     max(H + 1.5 x session, A + session); that heartbeat unfences it (wantFence=false, metadata
     offset past its registration) and its unfencing elects the ELR member, committed a few ms
     later."""
-    c, heal, _producer = _replay_1590()
+    c, heal, _producer, _isolated = _replay_1590()
     elr, active_at, done = _recovery(c, heal)
     assert elr, "the failover never committed the offline partition (vacuous)"
     assert active_at > heal and done > 0, c.kraft.unsettled_reasons()
@@ -159,7 +169,8 @@ def test_before_kafka_3_4_a_lost_heartbeat_waits_controller_socket_timeout():
     """The same run with KAFKA-14392 switched off (Kafka 3.3.0's channel: request timeout
     controller.socket.timeout.ms, 30 s): the brokers stay fenced and the partition offline
     until the heartbeat lost in the cut times out, ~30 s after it was sent."""
-    c, heal, _producer = _replay_1590(rules={"broker_heartbeat_timeout_half_session": False})
+    c, heal, _producer, _isolated = _replay_1590(
+        rules={"broker_heartbeat_timeout_half_session": False})
     lost = max(t for t in _heartbeat_attempts(c, 1) if t < heal)
     elr, _active_at, done = _recovery(c, heal)
     assert elr and done > lost + 30000
@@ -273,10 +284,10 @@ def test_a_controller_that_resigned_reverts_to_its_last_committed_offset():
     .testHandleCommitBatch), not to what the Raft client knows now: a Resigned client knows no
     high watermark. The isolated controller of schedule 1590 keeps the committed partition
     (leader 3, full ISR) and drops its uncommitted fencing."""
-    c, _heal, _producer = _replay_1590()
-    node = c.kraft.nodes[3000]
+    c, _heal, _producer, isolated = _replay_1590()
+    node = c.kraft.nodes[isolated]
     assert node.raft.state_name == "Resigned" and not node.controller.active
-    renounce = [r for r in c.trace.rows if r[1] == "controller_renounce" and r[2] == 3000]
+    renounce = [r for r in c.trace.rows if r[1] == "controller_renounce" and r[2] == isolated]
     assert renounce and renounce[-1][5].high_watermark == c.kraft.image.offset + 1
     reg = node.controller.replication_control.partition(TOPIC, 0)
     assert reg == c.kraft.image.partitions[(TOPIC, 0)] and reg.leader == 3

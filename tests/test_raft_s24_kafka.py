@@ -294,13 +294,6 @@ def test_follower_sends_update_voter_after_election_with_kraft_version0(
     last_fetch(ctx, new_epoch, voter1.id)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION (recorded): FollowerState.updateVoterPeriodMs is one fetch timeout from 4.1.0 "
-    "(13f70256db, KAFKA-16538), three before; kafkasim's release profiles keep three (the "
-    "client option update_voter_period_one_fetch_timeout exists, no release rule): switching "
-    "it on from 4.1 moved 746 of 2,032 golden digests (every 4.x KRaft fault schedule, "
-    "kraft-controller-failover, kraft-quorum-loss, ...) and notebook 07's story and prose "
-    "tests, so it waits for a notebook re-execution (docs/kafka-4x-coverage.md)"))
 @pytest.mark.parametrize("version", ["4.1", "4.3"])
 def test_release_profile_update_voter_period_is_one_fetch_timeout(version):
     """FollowerState.updateVoterPeriodMs @4.1.0+ as a cluster of ``version`` runs it."""

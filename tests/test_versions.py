@@ -380,6 +380,11 @@ SINCE = [
     ("raft_begin_quorum_epoch_skips_fetching_voters", "4.2", "4.1"),
     # KAFKA-16525 (b4f17a01e4): RequestManager.hasAnyInflightRequest @3.8.0, absent @3.7.0
     ("raft_request_manager_forgets_stale_connections", "3.8", "3.7"),
+    # KAFKA-16538 (b97a130c08): FollowerState.updateVoterPeriodMs one fetch timeout @4.1.0
+    # 13f70256db, three @4.0 4ae681446f
+    ("raft_update_voter_period_one_fetch_timeout", "4.1", "4.0"),
+    # KAFKA-17030 (e979fce94e): KafkaRaftClient.pollUnattachedCommon @4.0 4ae681446f, absent @3.9
+    ("raft_unattached_voters_fetch", "4.0", "3.9"),
     # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0
     ("placement_messages_name_cordoned_dirs", "4.3", "4.2"),
     # KAFKA-19047 / PR #19296: ClusterControlManager.registerBroker's message @4.1.0
@@ -682,6 +687,7 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "raft_fast_hwm_replication", "activate_tracks_fenced_brokers",
                                      "election_metrics_from_records",
                                      "raft_update_voter_static_quorum",
+                                     "raft_update_voter_period_one_fetch_timeout",
                                      "fetch_response_needs_same_leader_epoch",
                                      "follower_append_bounded_by_leader_epoch",
                                      "feature_control_metadata_version_unset_until_replayed",

@@ -1307,6 +1307,25 @@ class RaftRules:
         doc="voters of a static KRaft quorum tell each new leader their directory id "
             "(UpdateRaftVoter, kept in the leader's memory)",
     )
+    # KAFKA-16538 (PR #19416, 4.1.0) again: FollowerState.updateVoterPeriodMs, the wait before a
+    # voter sends UpdateRaftVoter (and an auto-joining observer AddRaftVoter / RemoveRaftVoter),
+    # is one controller.quorum.fetch.timeout.ms from 4.1.0 (13f70256db), three at 4.0
+    # (4ae681446f) and 3.9.
+    raft_update_voter_period_one_fetch_timeout: bool = _rule(
+        since="4.1",
+        ref="KAFKA-16538 (FollowerState.updateVoterPeriodMs @4.1.0)",
+        doc="a KRaft follower waits one fetch timeout, not three, before updating its voter "
+            "entry",
+    )
+    # KAFKA-17030 (PR #17352, e979fce94e, 4.0.0; absent at 3.9.0): an Unattached voter fetches
+    # from a random bootstrap server while its election timer runs, and a follower voter whose
+    # Fetch to the leader timed out or failed sends the next one to another bootstrap server
+    # (KafkaRaftClient.pollUnattachedCommon, pollFollowerAsVoter -> maybeSendFetchToBestNode).
+    raft_unattached_voters_fetch: bool = _rule(
+        since="4.0",
+        ref="KAFKA-17030",
+        doc="an Unattached KRaft voter fetches from the bootstrap servers to find the leader",
+    )
 
     # KAFKA-17973 (apache/kafka PR #17728, cherry-picked to 4.0 as ba01ad0f0c; not in 3.9):
     # VoterSetHistory.addAt only logs when a voter set read from the log has no overlapping
