@@ -34,11 +34,24 @@ def controller_config(node_id: int) -> dict:
             "listeners": f"CONTROLLER://controller{node_id}:9093"}
 
 
-def dynamic_cluster(version: str = "4.1", controllers: int = 3, config_extra=None) -> Cluster:
+def dynamic_cluster(version: str = "4.1", controllers: int = 3, config_extra=None,
+                    rules=None) -> Cluster:
     servers = ",".join(f"controller{3000 + i}:9093" for i in range(controllers))
     return make_cluster(seed=SEED, kafka_version=version, controllers=controllers,
                         config={"controller.quorum.bootstrap.servers": servers,
-                                **(config_extra or {})}, settle_ms=3000)
+                                **(config_extra or {})}, settle_ms=3000, rules=rules)
+
+
+#: the update-voter-set period (FollowerState.updateVoterPeriodMs) with the default
+#: controller.quorum.fetch.timeout.ms of 2 s: one fetch timeout from 4.1 (KAFKA-16538), three
+#: before; ``THREE_TIMEOUTS`` runs a 4.1+ cluster with the earlier period
+PERIOD = {"one timeout": 2000, "three timeouts": 6000}
+THREE_TIMEOUTS = {"raft_update_voter_period_one_fetch_timeout": False}
+PERIODS = pytest.mark.parametrize("period", sorted(PERIOD))
+
+
+def _rules(period: str):
+    return THREE_TIMEOUTS if period == "three timeouts" else None
 
 
 def key(node_id: int) -> ReplicaKey:
@@ -450,9 +463,11 @@ def test_upgrade_kraft_version_makes_a_static_quorum_dynamic():
     VotersRecord with the voters' directory ids; then controllers can be added. The leader
     knows a voter's directory id and range once that voter's UpdateRaftVoter reached it
     (KafkaRaftClient.shouldSendUpdateVoteRequest, 4.1: each voter of a static quorum sends one
-    to every new leader, 3 x controller.quorum.fetch.timeout.ms after it began following)."""
+    to every new leader, one controller.quorum.fetch.timeout.ms after it began following: 4.1's
+    FollowerState.updateVoterPeriodMs). Right after the election no voter has sent it yet."""
     c = Cluster(3, seed=SEED, kafka_version="4.1")
-    c.run(3000)
+    assert c.run_until(lambda cl: cl.kraft.raft_leader() is not None, 3000)
+    assert len(c.kraft.raft_leader().raft.state.volatile_voters) < 3   # the leader knows itself
     with pytest.raises(QuorumReconfigurationError, match="not all of the voters support it"):
         c.kraft.update_features({"kraft.version": 1})
     assert c.run_until(lambda cl: len(cl.kraft.raft_leader().raft.state.volatile_voters) == 3,
@@ -536,21 +551,24 @@ def test_update_features_bad_input_changes_nothing(features, release, message):
 
 
 # --- auto-join (controller.quorum.auto.join.enable, 4.2, KAFKA-19078) -----------------------------
-def test_observer_auto_joins():
+@PERIODS
+def test_observer_auto_joins(period):
     """KafkaRaftClientAutoJoinTest (apache/kafka PR #19589): an observer controller of a dynamic
     quorum with controller.quorum.auto.join.enable sends AddRaftVoter for itself once its
-    update-voter-set period (3 x controller.quorum.fetch.timeout.ms) has passed, and becomes
-    a voter after the leader's checks."""
-    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True})
+    update-voter-set period (one controller.quorum.fetch.timeout.ms from 4.1, three before:
+    ``period``) has passed, and becomes a voter after the leader's checks."""
+    wait = PERIOD[period]
+    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True},
+                        rules=_rules(period))
     c.kraft.start_controller(3003)
     started = c.now
-    c.run(5500)
-    assert c.kraft.voters == (3000, 3001, 3002)          # not before 6 s
+    c.run(wait - 500)
+    assert c.kraft.voters == (3000, 3001, 3002)          # not before one period
     c.run(1500)
     assert c.kraft.voters == (3000, 3001, 3002, 3003)
     [row] = [r for r in c.trace.rows if r[1] == "raft_voter_change"]
     assert (row[5].operation, row[5].voter, row[5].error) == ("add", 3003, "NONE")
-    assert row[0] - started >= 6000
+    assert row[0] - started >= wait
 
 
 def _format_again(c: Cluster, node_id: int) -> str:
@@ -566,17 +584,21 @@ def _voter_changes(c: Cluster, since: int) -> list[tuple]:
             if r[1] == "raft_voter_change" and r[0] >= since]
 
 
-def test_observer_removes_old_voter_and_auto_joins():
+@PERIODS
+def test_observer_removes_old_voter_and_auto_joins(period):
     """KafkaRaftClientAutoJoinTest.testObserverRemovesOldVoterAndAutoJoins (and
     testAutoRemoveOldVoter): a voter whose log dir was formatted again starts with a new
     directory id, so it is an observer (QuorumState: the voter set's entry for its id has the
     old directory id). With controller.quorum.auto.join.enable its first update-voter-set
-    period (3 x controller.quorum.fetch.timeout.ms) sends RemoveRaftVoter for (its id, the old
+    period (``period``: one controller.quorum.fetch.timeout.ms from 4.1, three before) sends
+    RemoveRaftVoter for (its id, the old
     directory id); a later period, with the voter set no longer holding its id, sends
     AddRaftVoter for itself, and it is a voter again under its new directory id. Before,
     kafkasim decided "voter or observer" only when the voter set changed, so the restarted
     node went on as a voter under a key that was not its own and nothing was removed."""
-    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True})
+    wait = PERIOD[period]
+    c = dynamic_cluster("4.2", config_extra={"controller.quorum.auto.join.enable": True},
+                        rules=_rules(period))
     leader = c.kraft.raft_leader().id
     victim = max(i for i in c.kraft.voters if i != leader)
     c.crash(victim)
@@ -585,12 +607,12 @@ def test_observer_removes_old_voter_and_auto_joins():
     c.start(victim)
     node = c.kraft.nodes[victim]
     assert node.raft.observer and c.kraft.voters == (3000, 3001, 3002)
-    c.run(5900)
-    assert _voter_changes(c, started) == []                # not before one period (6 s)
+    c.run(wait - 100)
+    assert _voter_changes(c, started) == []                # not before one period
     c.run(1000)
     assert _voter_changes(c, started) == [("remove", victim, "NONE")]
     assert victim not in c.kraft.voters and node.raft.observer
-    c.run(6500)
+    c.run(wait + 500)
     assert _voter_changes(c, started) == [("remove", victim, "NONE"), ("add", victim, "NONE")]
     assert c.kraft.voters == (3000, 3001, 3002) and not node.raft.observer
     voters = c.kraft.nodes[leader].raft.reconfig.history.last_value()
@@ -652,14 +674,16 @@ def _update_voter(c: Cluster, voter_id: int, directory: str | None, endpoints=No
     return leader.raft._handler._handle_update_raft_voter_request(leader, voter_id, req).error
 
 
-def test_follower_sends_update_voter():
+@PERIODS
+def test_follower_sends_update_voter(period):
     """KafkaRaftClientReconfigTest.testFollowerSendsUpdateVoter / testUpdateVoter: a voter whose
     listeners differ from its entry in the voter set (VoterSet.voterNodeNeedsUpdate) sends
-    UpdateRaftVoter in place of a Fetch once its update-voter period (3 x
-    controller.quorum.fetch.timeout.ms) expires; the leader appends the VotersRecord with the
+    UpdateRaftVoter in place of a Fetch once its update-voter period (``period``: one
+    controller.quorum.fetch.timeout.ms from 4.1, three before) expires; the leader appends the VotersRecord with the
     new entry and answers NONE at once; the voter then fetches as usual. Before, kafkasim had
     no UpdateRaftVoter and the voter set kept the old listener."""
-    c = dynamic_cluster("4.1")
+    wait = PERIOD[period]
+    c = dynamic_cluster("4.1", rules=_rules(period))
     leader = c.kraft.raft_leader().id
     victim = max(i for i in c.kraft.voters if i != leader)
     c.crash(victim)
@@ -667,7 +691,7 @@ def test_follower_sends_update_voter():
     node.raft.reconfig.listeners = (("CONTROLLER", f"controller{victim}", 19093),)  # new port
     started = c.now
     c.start(victim)
-    c.run(5900)
+    c.run(wait - 100)
     assert _voter_changes(c, started) == []
     c.run(1000)
     assert _voter_changes(c, started) == [("update", victim, "NONE")]
