@@ -5,6 +5,11 @@ Kafka test classes and tags:
   testRejectOldMetadata, testOutOfBandEpochUpdate, testNoEpoch), driven through kafkasim's
   ``ProducerMetadata`` (Metadata's lastSeenLeaderEpochs) and a producer fed MetadataResponses;
   the rule ``producer_metadata_keeps_newer_leader_epoch`` (KAFKA-7738, 2.2+) against 2.1.
+- clients MetadataTest.testUpdatePartitionLeadership @3.9.0-rc3 (KIP-951), through the sender's
+  ``update_partition_leadership`` with a ProduceResponse's current leaders.
+- clients Sender @0.11.0.0 (failBatch / completeBatch / run, the behaviour SenderTest
+  .testSequenceNumberIncrement @0.11.0.0 relies on: a sequence counts only for a completed
+  batch; an expired batch in retry resets the producer id), against 1.0 and 2.4, in a cluster.
 - core LogTest.testDuplicateAppends @1.0.0 and ProducerStateManagerTest.testBasicIdMapping
   @1.0.0, through ``ProducerStateManager.check_append`` (UnifiedLog
   .analyzeAndValidateProducerState + ProducerAppendInfo.checkSequence); the 1.0.x
