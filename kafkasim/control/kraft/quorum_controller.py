@@ -587,7 +587,9 @@ class QuorumController:
     def periodic_tasks(self, ctx) -> list[PeriodicTask]:
         """registerWriteNoOpRecord (when metadata.max.idle.interval.ms > 0: KafkaConfig
         .metadataMaxIdleIntervalNs is empty at 0), registerMaybeFenceStaleBroker,
-        registerElectPreferred (when auto rebalance is on), registerElectUnclean."""
+        registerElectPreferred (when auto rebalance is on), registerElectUnclean,
+        registerGeneratePeriodicPerformanceMessage (KAFKA-16446); not registerExpireDelegationTokens
+        (no delegation tokens)."""
         cfg = self.config
         tasks = []
         if cfg["metadata.max.idle.interval.ms"] > 0:
