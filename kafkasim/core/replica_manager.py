@@ -342,17 +342,16 @@ def _keeps_fetching(ctx: ReplicaManagerContext, tp, st: PartitionState, old_lead
     """Partition.makeFollower returned false (the same leader, and an epoch that needs no
     become-follower steps): the partition keeps its fetcher and fetch position (no
     truncation). Fetches before 2.1 carry no epoch; the stored one only keeps a rule override
-    of fencing consistent. True when so (traced as skipped)."""
+    of fencing consistent. A partition with no fetcher (marked failed, or stopped) stays
+    without one: ReplicaManager.makeFollowers and (KRaft) applyLocalFollowersDelta restart
+    fetchers only for the partitions makeFollower answered true for (3.0.0 through 3.9.0 and
+    4.3.0). True when so (traced as skipped)."""
     if st.leader < 0 or old_leader != st.leader or \
             become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
         return False
-    fetching = None
     for (leader, _fid), thread in ctx.fetchers.items():
         if leader == st.leader and tp in thread.partitions:
-            fetching = thread.partitions[tp]
-    if fetching is None:
-        return False
-    fetching.current_leader_epoch = st.leader_epoch
+            thread.partitions[tp].current_leader_epoch = st.leader_epoch
     for thread in ctx.fetchers.values():
         if tp in thread.partitions:
             thread.changed(tp)
