@@ -22,16 +22,29 @@ Sources (read in the mirrors, never copied):
   fixed), and @4.3.0 testEmptyFollowerFetchTieredStorageDisabledLeaderLogStartOffsetZero /
   ...NonZero (an empty follower catching up with a leader whose log starts at 0 or 10).
 
+* ReplicaFetcherThreadTest.testLocalFetchCompletionIfHighWatermarkUpdated (@3.9.0-rc3,
+  @4.3.0; KAFKA-14334, 3.4.0): a follower whose HW moved completes the consumer fetches parked
+  at it; before 3.4 they waited for MaxWaitMs (new rule ``follower_hw_completes_delayed_fetch``;
+  kafkasim completed them in every release). Run on a real cluster with a rack-aware selector.
+* AbstractFetcherManagerTest @4.3.0: testAddAndRemovePartition, testMetricFailedPartitionCount
+  (removeFetcherForPartitions also forgets a failed partition: failedPartitions.removeAll;
+  kafkasim kept it, fixed).
+* ReplicaManager.makeFollowers / applyLocalFollowersDelta's completeDelayedFetchOrProduce
+  Requests for a partition that was already a follower: a consumer fetch parked at it (KIP-392)
+  and fenced by the new leader epoch answers at once (kafkasim waited for MaxWaitMs; fixed).
+
 The thread runs on tests/test_fetcher_thread_kafka's ``Env`` (a FakeContext follower and a
 MockLeader answering one batch per fetch, as Kafka's MockLeaderEndPoint); the KRaft broker is
 tests/test_replica_manager_more_kafka's ``KRaftBroker`` (TopicsDelta records replayed on a
 metadata image and published to ReplicaManager.applyDelta). Kafka's MockFetcherThread
 overrides (processPartitionData, truncate, fetchEpochEndOffsets) are subclasses here.
 
-Not ported: the tiered-storage-enabled halves of testEmptyFollowerFetch* and every
+Not ported: ReplicaFetcherThreadTest.testBuildFetch (its point is a topic id replaced in the
+session), the tiered-storage-enabled halves of testEmptyFollowerFetch* and every
 testLastTieredOffset* (kafkasim has no remote log), testMaybeUpdateTopicIds (no topic ids in
-the fetch state), testMetricsRemovedOnShutdown / testConsumerLagRemovedWithPartition (no
-fetcher metrics registry).
+the fetch state), testMetricsRemovedOnShutdown / testConsumerLagRemovedWithPartition /
+testDeadThreadCountMetric (no fetcher metrics registry), testExpandThreadPool /
+testShrinkThreadPool (no dynamic num.replica.fetchers).
 """
 
 from __future__ import annotations
@@ -266,3 +279,151 @@ def test_empty_follower_fetch_tiered_storage_disabled_leader_log_start_offset_no
     assert (log.log_start_offset, log.log_end_offset, len(records(log))) == (10, 10, 0)
     _fetch_until(env, tp, 200)
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (10, 200, 199)
+
+
+# -- ReplicaFetcherThreadTest @4.3.0: a follower's new HW completes parked consumer fetches ------
+def _parked_at_follower(version: str):
+    """A consumer in rack c reads from follower 3 (RackAwareReplicaSelector) with
+    fetch.max.wait.ms 5000, has read v0-v4 and fetches again (parked at broker 3: nothing
+    above its HW); then "late" is produced (acks=all) at leader 1."""
+    from test_fetch_from_follower import SELECTOR, cluster
+    c = cluster(SELECTOR, version=version)
+    cons = c.consumer(group="g", client_rack="c", auto_offset_reset="earliest",
+                      fetch_max_wait_ms=5000)
+    cons.assign("t", [0])
+    assert len(cons.poll()) == 5 and cons.fetching_from("t") == 3
+    p = c.producer(acks="all")
+    p.send("t", "late", partition=0)
+    p.flush()
+    return c, cons
+
+
+@pytest.mark.parametrize("version", ("3.4", "3.9", "4.3"))
+def test_local_fetch_completion_if_high_watermark_updated(version):
+    """ReplicaFetcherThreadTest.testLocalFetchCompletionIfHighWatermarkUpdated (@3.9.0-rc3,
+    @4.3.0; KAFKA-14334, 3.4.0), highWatermarkUpdated = true: the follower's fetch that moves
+    its HW completes the consumer fetch parked there (completeDelayedFetchRequests after
+    doWork), within a replica fetch round, long before the consumer's MaxWaitMs (5000)."""
+    c, cons = _parked_at_follower(version)
+    t0 = c.now
+    got = cons.poll(10000)
+    assert [r.value for r in got] == ["late"]
+    assert c.now - t0 < 1000
+
+
+def test_local_fetch_completion_waits_for_max_wait_before_3_4():
+    """ReplicaFetcherThread @3.3.0 (before KAFKA-14334): processPartitionData sets the follower
+    HW and completes nothing, so the parked consumer fetch is answered at its MaxWaitMs; the
+    record then arrives with it (about 5000 ms after the produce)."""
+    c, cons = _parked_at_follower("3.3")
+    t0 = c.now
+    got = cons.poll(10000)
+    assert [r.value for r in got] == ["late"]
+    assert c.now - t0 >= 4500
+
+
+def test_local_fetch_completion_not_when_high_watermark_not_updated():
+    """ReplicaFetcherThreadTest.testLocalFetchCompletionIfHighWatermarkUpdated @4.3.0,
+    highWatermarkUpdated = false: follower fetches that leave the follower's HW where it was
+    complete nothing. Nothing is produced: broker 3 keeps fetching from leader 1 (empty
+    answers, same HW) while the consumer's fetch (MaxWaitMs 5000) stays parked at it."""
+    from test_fetch_from_follower import SELECTOR, cluster
+    c = cluster(SELECTOR, version="4.3")
+    cons = c.consumer(group="g", client_rack="c", auto_offset_reset="earliest",
+                      fetch_max_wait_ms=5000)
+    cons.assign("t", [0])
+    assert len(cons.poll()) == 5 and cons.fetching_from("t") == 3
+    b3 = c.brokers[3]
+    hw = b3.logs[("t", 0)].high_watermark
+    fetches = sum(t.fetch_count for t in b3.fetchers.values())
+    assert cons.poll(2000) == []
+    assert sum(t.fetch_count for t in b3.fetchers.values()) > fetches + 1
+    assert b3.logs[("t", 0)].high_watermark == hw
+    parked = list(b3.replica_manager.delayed_fetch.values())
+    assert [df.request.replica_id for df in parked] == [-1]   # the consumer's, still parked
+
+
+# -- AbstractFetcherManagerTest @4.3.0 -------------------------------------------------------------
+def _failed_partitions_count(ctx) -> int:
+    """The FailedPartitionsCount gauge: the failed partitions of the broker's fetchers."""
+    return sum(len(t.failed_partitions) for t in ctx.fetchers.values())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_metric_failed_partition_count(version):
+    """AbstractFetcherManagerTest.testMetricFailedPartitionCount (@3.9.0-rc3, @4.3.0): 0 at
+    first; a partition marked failed counts 1; removeFetcherForPartitions of it takes it out
+    of the failed partitions (failedPartitions.removeAll) and the count is 0 again."""
+    b, _state = _kraft_follower(version)
+    assert _failed_partitions_count(b) == 0
+    _fail_partition(b)
+    assert _failed_partitions_count(b) == 1
+    b.rm.remove_fetcher_for_partition(b, ("foo", 0))
+    assert _failed_partitions_count(b) == 0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_add_and_remove_partition(version):
+    """AbstractFetcherManagerTest.testAddAndRemovePartition (@3.9.0-rc3, @4.3.0):
+    addFetcherForPartitions of topic-0 (leader 0, leader epoch 15, offset 10) makes the fetcher
+    for (0, getFetcherId) that holds it (getFetcher); removeFetcherForPartitions leaves no
+    fetcher holding it."""
+    from test_replica_manager_kafka import Broker
+
+    from kafkasim.core.fetcher import PartitionFetchState, fetcher_id_for
+    b = Broker(version)
+    b.log_manager.get_or_create_log(b, "topic", 0)
+    tp = ("topic", 0)
+    state = PartitionFetchState(10, 15, TRUNCATING)
+    b.rm.add_fetcher_for_partition(b, tp, 0, state)
+    key = (0, fetcher_id_for("topic", 0, b.config["num.replica.fetchers"]))
+    assert list(b.fetchers) == [key]
+    # the thread holds this fetch state (and has started on it: kafkasim's thread runs at
+    # once, where Kafka's test mocks it)
+    assert b.fetchers[key].partitions[tp] is state and state.current_leader_epoch == 15
+    b.rm.remove_fetcher_for_partition(b, tp)
+    assert not any(tp in t.partitions for t in b.fetchers.values())
+
+
+# -- makeFollowers / applyLocalFollowersDelta: completeDelayedFetchOrProduceRequests ------------
+def _parked_consumer_at_follower(version: str, kraft: bool, epoch: int):
+    """Broker 0 follows broker 1 at leader epoch 0 (empty log); a consumer with client metadata
+    (rack "c": Fetch v11+, served by a follower) fetches offset 0 with current leader epoch
+    ``epoch``, MaxWaitMs 5000: nothing to read, so it is parked here."""
+    from test_replica_manager_ports_s23_kafka import KBroker
+    b = KBroker(version)
+    if kraft:
+        b.kdelta(1, 0, (0, 1))
+    else:
+        b.lair(1, 0, (0, 1))
+    corr = b.fetch(-1, 0, epoch=epoch, max_wait_ms=5000, rack="c")
+    assert b.fetch_answer(corr) is None and len(b.rm.delayed_fetch) == 1
+    return b, corr
+
+
+@pytest.mark.parametrize(("version", "kraft"), [("3.7", False), ("3.9", True), ("4.3", True)])
+def test_become_follower_completes_a_consumer_fetch_fenced_by_the_new_leader_epoch(version,
+                                                                                    kraft):
+    """ReplicaManager.makeFollowers (@3.7.0, ZooKeeper) and applyLocalFollowersDelta
+    (@3.9.0-rc3, @4.3.0) call completeDelayedFetchOrProduceRequests for every partition whose
+    fetcher restarts, also one that was a follower before: DelayedFetch.tryComplete then finds
+    the parked consumer fetch's current leader epoch (0) below the partition's (1) -- case E,
+    fenced (DelayedFetchTest.testFetchWithFencedEpoch) -- and it is answered at once with
+    FENCED_LEADER_EPOCH. kafkasim completed only the fetches parked at an old leader."""
+    b, corr = _parked_consumer_at_follower(version, kraft, epoch=0)
+    if kraft:
+        b.kdelta(1, 1, (0, 1))
+    else:
+        b.lair(1, 1, (0, 1))
+    assert b.fetch_data(corr).error == E.FENCED_LEADER_EPOCH
+    assert not b.rm.delayed_fetch
+
+
+@pytest.mark.parametrize("version", ("3.9", "4.3"))
+def test_become_follower_leaves_a_consumer_fetch_without_epoch_parked(version):
+    """The same completeDelayedFetchOrProduceRequests for a consumer fetch without a current
+    leader epoch (-1): tryComplete finds it neither fenced nor with bytes to read, so it stays
+    parked until its MaxWaitMs, as in Kafka."""
+    b, corr = _parked_consumer_at_follower(version, True, epoch=-1)
+    b.kdelta(1, 1, (0, 1))
+    assert b.fetch_answer(corr) is None and len(b.rm.delayed_fetch) == 1

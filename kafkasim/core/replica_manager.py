@@ -491,6 +491,11 @@ class ReplicaManager:
                   ev.BecomeFollower(st.leader, st.leader_epoch))
         if was_leader:
             self.fail_waiting(ctx, tp)
+        else:
+            # completeDelayedFetchOrProduceRequests (makeFollowers; KRaft: for every partition
+            # whose fetcher restarts): a consumer fetch parked at this follower (KIP-392) is
+            # tried again -- fenced by the new leader epoch, it answers FENCED_LEADER_EPOCH
+            self.wake_consumer_fetches(ctx, tp)
         self.remove_fetcher_for_partition(ctx, tp)   # (stopPartitions(deleteLocalLog=false))
         if st.leader >= 0 and not stop:
             self.add_fetcher_for_partition(ctx, tp, st.leader,
@@ -531,10 +536,13 @@ class ReplicaManager:
     @staticmethod
     def remove_fetcher_for_partition(ctx: ReplicaManagerContext, tp) -> None:
         """ReplicaFetcherManager.removeFetcherForPartitions for one partition: a thread left
-        with no partition stops."""
+        with no partition stops; the partition is no longer a failed one
+        (failedPartitions.removeAll, AbstractFetcherManager @2.3.0-@4.3.0)."""
         fetchers = ctx.fetchers
         for key in list(fetchers):
             thread = fetchers[key]
+            if tp in thread.failed_partitions:
+                del thread.failed_partitions[tp]
             if tp in thread.partitions and thread.remove_partition(tp) is not None and \
                     not thread.partitions:
                 del fetchers[key]
