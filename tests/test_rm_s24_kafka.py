@@ -33,6 +33,10 @@ Sources (read in the mirrors, never copied):
   Requests for a partition that was already a follower: a consumer fetch parked at it (KIP-392)
   and fenced by the new leader epoch answers at once (kafkasim waited for MaxWaitMs; fixed).
 
+* Kafka-named entry points for AbstractFetcherThreadTest's calls: ReplicaFetcherThread
+  ``add_partitions`` (InitialFetchState; partitionFetchState's choice of Fetching / Truncating,
+  the state kept at the same leader epoch), ``remove_partitions`` and ``fetch_state``.
+
 The thread runs on tests/test_fetcher_thread_kafka's ``Env`` (a FakeContext follower and a
 MockLeader answering one batch per fetch, as Kafka's MockLeaderEndPoint); the KRaft broker is
 tests/test_replica_manager_more_kafka's ``KRaftBroker`` (TopicsDelta records replayed on a
@@ -427,3 +431,62 @@ def test_become_follower_leaves_a_consumer_fetch_without_epoch_parked(version):
     b, corr = _parked_consumer_at_follower(version, True, epoch=-1)
     b.kdelta(1, 1, (0, 1))
     assert b.fetch_answer(corr) is None and len(b.rm.delayed_fetch) == 1
+
+
+# -- AbstractFetcherThread.addPartitions / removePartitions / fetchState -------------------------
+@pytest.mark.parametrize(("version", "with_epoch", "state"), [
+    ("3.9", True, FETCHING), ("3.9", False, TRUNCATING), ("4.3", True, FETCHING),
+    ("2.7", True, TRUNCATING)])
+def test_add_partitions_picks_the_initial_fetch_state(version, with_epoch, state):
+    """AbstractFetcherThread.addPartitions / partitionFetchState (@2.7.0, @3.9.0-rc3,
+    @4.3.0): InitialFetchState(leader 1, epoch 3, offset 2) of a partition not fetched yet.
+    With truncation on fetch (2.8+) and a log that has a latest epoch, Fetching from 2 with
+    that epoch as LastFetchedEpoch; without an epoch, or before 2.8, Truncating."""
+    from kafkasim.core.fetcher import InitialFetchState
+    env = Env(version)
+    env.replica(P1, batches=[batch(0, 1, 2)] if with_epoch else [], hw=2)
+    assert env.th.add_partitions(env.ctx, {P1: InitialFetchState(LEADER, 3, 2)}) == {P1}
+    st = env.th.fetch_state(P1)
+    assert (st.fetch_offset, st.current_leader_epoch, st.state) == (2, 3, state)
+    if state == FETCHING:
+        assert st.last_fetched_epoch == 0
+
+
+def test_add_partitions_keeps_the_state_at_the_same_leader_epoch():
+    """AbstractFetcherThread.partitionFetchState @3.9.0-rc3 / @4.3.0: a partition already
+    fetched at the InitialFetchState's leader epoch keeps its fetch state (and moves to the
+    end of the thread's partitions); a new leader epoch replaces it; a failed partition added
+    again is no longer failed. removePartitions answers the removed states; fetchState None
+    afterwards."""
+    from kafkasim.core.fetcher import InitialFetchState
+    env = Env("4.3")
+    for tp in (P1, P2):
+        env.replica(tp, batches=[batch(0, 1)], hw=1)
+    env.th.add_partitions(env.ctx, {P1: InitialFetchState(LEADER, 0, 1),
+                                    P2: InitialFetchState(LEADER, 0, 1)})
+    first = env.th.fetch_state(P1)
+    first.fetch_offset = 5
+    env.th.add_partitions(env.ctx, {P1: InitialFetchState(LEADER, 0, 1)})
+    assert env.th.fetch_state(P1) is first and list(env.th.partitions) == [P2, P1]
+    env.th.mark_partition_failed(env.ctx, P2, "test")
+    env.th.add_partitions(env.ctx, {P1: InitialFetchState(LEADER, 1, 1),
+                                    P2: InitialFetchState(LEADER, 1, 1)})
+    assert env.th.fetch_state(P1) is not first and env.th.fetch_state(P1).fetch_offset == 1
+    assert P2 not in env.th.failed_partitions and env.th.fetch_state(P2) is not None
+    removed = env.th.remove_partitions([P1, ("topic3", 0)])
+    assert list(removed) == [P1] and removed[P1].current_leader_epoch == 1
+    assert env.th.fetch_state(P1) is None
+
+
+def test_add_partitions_refuses_a_negative_offset_and_changes_nothing():
+    """InitialFetchState.initOffset < 0 makes Kafka ask the leader for an offset first
+    (fetchOffsetAndTruncate), which kafkasim does not model: a ValueError naming the argument,
+    and no partition of the call is added."""
+    from kafkasim.core.fetcher import InitialFetchState
+    env = Env("4.3")
+    env.replica(P1)
+    env.replica(P2)
+    with pytest.raises(ValueError, match="init_offset must be >= 0"):
+        env.th.add_partitions(env.ctx, {P1: InitialFetchState(LEADER, 0, 0),
+                                        P2: InitialFetchState(LEADER, 0, -1)})
+    assert env.th.partitions == {}

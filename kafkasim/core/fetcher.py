@@ -130,6 +130,33 @@ class PartitionFetchState:
         return self.state == FETCHING and self.delayed_until_ms <= now
 
 
+@dataclass(frozen=True, slots=True)
+class InitialFetchState:
+    """kafka.server.InitialFetchState: where ReplicaManager asks a fetcher to start a partition
+    (its leader, the current leader epoch, the offset: ReplicaManager.initialFetchOffset)."""
+
+    leader: int
+    current_leader_epoch: int
+    init_offset: int
+
+
+def partition_fetch_state(ctx: FetcherContext, tp, initial: InitialFetchState
+                          ) -> PartitionFetchState:
+    """AbstractFetcherThread.partitionFetchState for a partition not fetched at this epoch yet:
+    with truncation on fetch (2.8+) Fetching from the offset with the log's latest epoch as
+    LastFetchedEpoch, or Truncating when the log has no epoch; before 2.8 always Truncating
+    (@2.7.0, @3.9.0-rc3, @4.3.0). A negative offset (Kafka: ask the leader, then truncate) is
+    not modelled: ValueError."""
+    if initial.init_offset < 0:
+        raise ValueError(f"init_offset must be >= 0 (kafkasim does not model "
+                         f"fetchOffsetAndTruncate), got {initial.init_offset}")
+    epoch = ctx.local_log(*tp).latest_epoch()
+    if ctx.rules.fetch.fetch_diverging_epoch and epoch != UNDEFINED_EPOCH:
+        return PartitionFetchState(initial.init_offset, initial.current_leader_epoch, FETCHING,
+                                   last_fetched_epoch=epoch)
+    return PartitionFetchState(initial.init_offset, initial.current_leader_epoch, TRUNCATING)
+
+
 @dataclass(slots=True)
 class ReplicaFetcherThread:
     """Fetches for every local follower partition whose leader is ``leader_id``."""
@@ -178,6 +205,36 @@ class ReplicaFetcherThread:
     def remove_partition(self, tp) -> PartitionFetchState | None:
         self.dirty[tp] = None
         return self.partitions.pop(tp, None)
+
+    def add_partitions(self, ctx: FetcherContext, initial_fetch_states: dict) -> set:
+        """AbstractFetcherThread.addPartitions: each partition (``initial_fetch_states``:
+        tp -> InitialFetchState) is no longer failed and moves to the end of the thread's
+        partitions, keeping its fetch state if it is at that leader epoch already, else with
+        a new one (``partition_fetch_state``). The partitions added."""
+        states = {}
+        for tp, initial in initial_fetch_states.items():   # (all checked before any change)
+            current = self.partitions.get(tp)
+            if current is None or current.current_leader_epoch != initial.current_leader_epoch:
+                current = partition_fetch_state(ctx, tp, initial)
+            states[tp] = current
+        for tp, state in states.items():
+            self.partitions.pop(tp, None)
+            self.add_partition(tp, state)
+        return set(states)
+
+    def remove_partitions(self, tps) -> dict:
+        """AbstractFetcherThread.removePartitions: the fetch states of the partitions this
+        thread held, now removed."""
+        removed = {}
+        for tp in tps:
+            st = self.remove_partition(tp)
+            if st is not None:
+                removed[tp] = st
+        return removed
+
+    def fetch_state(self, tp) -> PartitionFetchState | None:
+        """AbstractFetcherThread.fetchState: the partition's fetch state, None if not held."""
+        return self.partitions.get(tp)
 
     @staticmethod
     def truncate(ctx: FetcherContext, tp, offset: int, reason: str) -> None:
