@@ -37,6 +37,13 @@ Sources (read in the mirrors, never copied):
   ``add_partitions`` (InitialFetchState; partitionFetchState's choice of Fetching / Truncating,
   the state kept at the same leader epoch), ``remove_partitions`` and ``fetch_state``.
 
+* ``ReplicaManager.apply_delta(delta, image)`` (Kafka's applyDelta: deletes, then leaders, then
+  followers) with ``kafkasim.control.kraft.image.TopicsDelta`` (replay / apply / local_changes,
+  the previous image left untouched): TopicsImageTest.testDeleteAfterChanges,
+  testUpdatedLeaders, testLocalReassignmentChanges (@3.9.0-rc3), and
+  ReplicaManagerTest.testDeltaFromLeaderToFollower / testDeltaLeaderToRemovedTopic through it.
+  (The simulated broker keeps kafkasim.runtime.broker_lifecycle.publish, record order.)
+
 The thread runs on tests/test_fetcher_thread_kafka's ``Env`` (a FakeContext follower and a
 MockLeader answering one batch per fetch, as Kafka's MockLeaderEndPoint); the KRaft broker is
 tests/test_replica_manager_more_kafka's ``KRaftBroker`` (TopicsDelta records replayed on a
@@ -490,3 +497,122 @@ def test_add_partitions_refuses_a_negative_offset_and_changes_nothing():
         env.th.add_partitions(env.ctx, {P1: InitialFetchState(LEADER, 0, 0),
                                         P2: InitialFetchState(LEADER, 0, -1)})
     assert env.th.partitions == {}
+
+
+# -- TopicsDelta.localChanges and ReplicaManager.applyDelta(delta, image) ------------------------
+ZOO_ID = "0hHJ3X5ZQ-CFfQ5xgpj90w"
+
+
+def _zoo_image(*replica_lists):
+    """TopicsImageTest's image of topic zoo: partition i of ``replica_lists[i]`` (newPartition:
+    ISR = replicas, leader the first, leader and partition epoch 1)."""
+    from kafkasim.control.kraft.image import TopicsDelta
+    delta = TopicsDelta()
+    delta.replay(R.TopicRecord("zoo", ZOO_ID))
+    for pid, replicas in enumerate(replica_lists):
+        delta.replay(R.PartitionRecord(pid, ZOO_ID, tuple(replicas), tuple(replicas),
+                                       leader=replicas[0], leader_epoch=1, partition_epoch=1))
+    return delta.apply()
+
+
+def _changes(image, *records, broker: int = 3):
+    from kafkasim.control.kraft.image import TopicsDelta
+    delta = TopicsDelta(image)
+    for record in records:
+        delta.replay(record)
+    return delta, delta.local_changes(broker)
+
+
+def test_topics_delta_delete_after_changes():
+    """TopicsImageTest.testDeleteAfterChanges (@3.9.0-rc3): zoo-0 (replicas 3, 1, 2) moves its
+    leadership to 1, then the topic is removed in the same delta: broker 3's local changes are
+    the delete of zoo-0 only. The previous image is left as it was."""
+    image = _zoo_image((3, 1, 2))
+    delta, changes = _changes(image, R.PartitionChangeRecord(0, ZOO_ID, leader=1),
+                              R.RemoveTopicRecord(ZOO_ID))
+    assert set(changes.deletes) == {("zoo", 0)}
+    assert changes.elected_leaders == {} and changes.leaders == {} and changes.followers == {}
+    assert ("zoo", 0) in image.partitions and "zoo" not in delta.apply().topic_ids
+
+
+def test_topics_delta_updated_leaders():
+    """TopicsImageTest.testUpdatedLeaders (@3.9.0-rc3): an ISR-only change of zoo-0, led by
+    broker 3, is a leader change for it (a new partition epoch) but no elected leader (the same
+    leader epoch)."""
+    image = _zoo_image((3, 1, 2))
+    _delta, changes = _changes(image, R.PartitionChangeRecord(0, ZOO_ID, isr=(3, 1)))
+    assert changes.deletes == () and changes.elected_leaders == {}
+    assert set(changes.leaders) == {("zoo", 0)} and changes.followers == {}
+    assert changes.leaders[("zoo", 0)].isr == (3, 1)
+
+
+def test_topics_delta_local_reassignment_changes():
+    """TopicsImageTest.testLocalReassignmentChanges (@3.9.0-rc3): zoo-0 follower to leader,
+    zoo-1 leader to follower, zoo-2 / zoo-3 removed from broker 3 (deletes), zoo-4 not a
+    replica to leader, zoo-5 not a replica to follower."""
+    image = _zoo_image((0, 1, 3), (3, 1, 2), (0, 1, 3), (3, 1, 2), (0, 1, 2), (0, 1, 2))
+    _delta, changes = _changes(
+        image,
+        R.PartitionChangeRecord(0, ZOO_ID, leader=3),
+        R.PartitionChangeRecord(1, ZOO_ID, leader=1),
+        R.PartitionChangeRecord(2, ZOO_ID, isr=(0, 1, 2), replicas=(0, 1, 2)),
+        R.PartitionChangeRecord(3, ZOO_ID, leader=0, isr=(0, 1, 2), replicas=(0, 1, 2)),
+        R.PartitionChangeRecord(4, ZOO_ID, leader=3, isr=(3, 1, 2), replicas=(3, 1, 2)),
+        R.PartitionChangeRecord(5, ZOO_ID, isr=(0, 1, 3), replicas=(0, 1, 3)))
+    assert set(changes.deletes) == {("zoo", 2), ("zoo", 3)}
+    assert set(changes.elected_leaders) == {("zoo", 0), ("zoo", 4)}
+    assert set(changes.leaders) == {("zoo", 0), ("zoo", 4)}
+    assert set(changes.followers) == {("zoo", 1), ("zoo", 5)}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_delta_from_leader_to_follower_through_apply_delta(version):
+    """ReplicaManagerTest.testDeltaFromLeaderToFollower (@3.9.0-rc3, @4.3.0) through
+    ReplicaManager.apply_delta(delta, image): topicsCreateDelta(0, leader) makes broker 0 the
+    leader (ISR {0, 1}, epoch 0, no fetcher); an acks=-1 produce of 3 records completes once
+    follower 1 fetches from 3; topicsChangeDelta(0, follower) makes it a follower at epoch 1
+    fetching from broker 1, and a produce there fails NOT_LEADER_OR_FOLLOWER."""
+    from test_replica_manager_ports_s23_kafka import KBroker
+
+    from kafkasim.control.kraft.image import TopicsDelta
+    b = KBroker(version)
+    delta = TopicsDelta()
+    for record in topics_create_delta(LOCAL, True):
+        delta.replay(record)
+    image = delta.apply()
+    b.rm.apply_delta(b, delta, image)
+    part = b.part()
+    assert part.is_leader and part.in_sync_replica_ids() == {LOCAL, OTHER}
+    assert part.get_leader_epoch() == 0 and fetcher_of(b) is None
+    corr = b.produce(3)
+    b.fetch(OTHER, 3, epoch=0)
+    assert b.produce_answer(corr).partitions[0][2] == E.NONE
+    delta = TopicsDelta(image)
+    for record in topics_change_delta(LOCAL, False):
+        delta.replay(record)
+    b.rm.apply_delta(b, delta, delta.apply())
+    corr = b.produce(3)
+    assert b.produce_answer(corr).partitions[0][2] == E.NOT_LEADER_OR_FOLLOWER
+    assert not part.is_leader and part.get_leader_epoch() == 1
+    assert fetcher_of(b)[0] == OTHER
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_delta_leader_to_removed_topic_through_apply_delta(version):
+    """ReplicaManagerTest.testDeltaLeaderToRemovedTopic (@3.9.0-rc3, @4.3.0) through
+    apply_delta: the topic's RemoveTopicRecord deletes the partition the broker led (no longer
+    hosted, no fetcher)."""
+    from test_replica_manager_ports_s23_kafka import KBroker
+
+    from kafkasim.control.kraft.image import TopicsDelta
+    b = KBroker(version)
+    delta = TopicsDelta()
+    for record in topics_create_delta(LOCAL, True):
+        delta.replay(record)
+    image = delta.apply()
+    b.rm.apply_delta(b, delta, image)
+    assert b.part().is_leader
+    delta = TopicsDelta(image)
+    delta.replay(R.RemoveTopicRecord(FOO_UUID))
+    b.rm.apply_delta(b, delta, delta.apply())
+    assert ("foo", 0) not in b.rm.partitions and fetcher_of(b) is None

@@ -412,6 +412,21 @@ class ReplicaManager:
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
 
+    def apply_delta(self, ctx: ReplicaManagerContext, delta, new_image=None) -> None:
+        """ReplicaManager.applyDelta(delta, newImage) (KRaft; @3.9.0-rc3, @4.3.0): the
+        delta's local changes for this broker (``delta.local_changes(broker_id)``, e.g. a
+        kafkasim.control.kraft.image.TopicsDelta) -- first the deletes (stopPartitions with
+        deleteLocalLog), then the partitions it leads, then those it follows. The metadata
+        cache is not touched (BrokerMetadataPublisher updates it first; the simulated broker
+        goes through kafkasim.runtime.broker_lifecycle.publish). ``new_image``: Kafka's
+        argument, unused here."""
+        changes = delta.local_changes(ctx.id)
+        for tp in changes.deletes:
+            self.stop_replica(ctx, tp, delete=True)
+        for states in (changes.leaders, changes.followers):
+            for st in states.values():
+                self.apply_partition_state(ctx, st, kraft=True)
+
     def apply_partition_state(self, ctx: ReplicaManagerContext, st: PartitionState,
                               kraft: bool = False) -> str:
         """Become leader or follower of one partition: ReplicaManager.becomeLeaderOrFollower's
