@@ -40,7 +40,7 @@ Sources (read in the mirrors, never copied):
 * ``ReplicaManager.apply_delta(delta, image)`` (Kafka's applyDelta: deletes, then leaders, then
   followers) with ``kafkasim.control.kraft.image.TopicsDelta`` (replay / apply / local_changes,
   the previous image left untouched): TopicsImageTest.testDeleteAfterChanges,
-  testUpdatedLeaders, testLocalReassignmentChanges (@3.9.0-rc3), and
+  testUpdatedLeaders, testLocalReassignmentChanges, testBasicLocalChanges (@3.9.0-rc3), and
   ReplicaManagerTest.testDeltaFromLeaderToFollower / testDeltaLeaderToRemovedTopic through it.
   (The simulated broker keeps kafkasim.runtime.broker_lifecycle.publish, record order.)
 
@@ -616,3 +616,62 @@ def test_delta_leader_to_removed_topic_through_apply_delta(version):
     delta.replay(R.RemoveTopicRecord(FOO_UUID))
     b.rm.apply_delta(b, delta, delta.apply())
     assert ("foo", 0) not in b.rm.partitions and fetcher_of(b) is None
+
+
+FOO_ID, FOO_ID2 = "ThIaNwRnSM2Nt9Mx1v0RvA", "9d3lha5qv8DoIl93jf8pbX"
+BAR_ID, BAZ_ID = "f62ptyETTjet8SL5ZeREiw", "tgHBnRglT5W_RlENnuG5vg"
+BAM_ID, BAM_ID2 = "b66ybsWIQoygs01vdjH07A", "yd6Sq3a9aK1G8snlKv7ag5"
+
+
+def _image1():
+    """TopicsImageTest.IMAGE1: foo-0..2 and bar-0 with their replicas, ISRs, leaders and
+    epochs (bar-0 in a reassignment)."""
+    from kafkasim.control.kraft.image import TopicsDelta
+    delta = TopicsDelta()
+    delta.replay(R.TopicRecord("foo", FOO_ID))
+    for pid, replicas, isr, leader, epoch, pepoch in (
+            (0, (2, 3, 4), (2, 3), 2, 1, 345), (1, (3, 4, 5), (3, 4, 5), 3, 4, 684),
+            (2, (2, 4, 5), (2, 4, 5), 2, 10, 84)):
+        delta.replay(R.PartitionRecord(pid, FOO_ID, replicas, isr, leader=leader,
+                                       leader_epoch=epoch, partition_epoch=pepoch))
+    delta.replay(R.TopicRecord("bar", BAR_ID))
+    delta.replay(R.PartitionRecord(0, BAR_ID, (0, 1, 2, 3, 4), (0, 1, 2, 3), removing_replicas=(1,),
+                                   adding_replicas=(3, 4), leader=0, leader_epoch=1,
+                                   partition_epoch=345))
+    return delta.apply()
+
+
+def _delta1_records() -> list:
+    """TopicsImageTest.DELTA1_RECORDS: foo removed and re-created with another id, bar-0's
+    leader moved to 1, topic baz created (baz-0 led by 3), bam created and removed."""
+    return [
+        R.RemoveTopicRecord(FOO_ID),
+        R.PartitionChangeRecord(0, BAR_ID, leader=1),
+        R.TopicRecord("baz", BAZ_ID),
+        R.PartitionRecord(0, BAZ_ID, (1, 2, 3, 4), (3, 4), removing_replicas=(2,),
+                          adding_replicas=(1,), leader=3, leader_epoch=2, partition_epoch=1),
+        R.TopicRecord("foo", FOO_ID2),
+        R.TopicRecord("bam", BAM_ID),
+        R.RemoveTopicRecord(BAM_ID),
+    ]
+
+
+def test_topics_delta_basic_local_changes():
+    """TopicsImageTest.testBasicLocalChanges (@3.9.0-rc3), broker 3: DELTA1's records, then bam
+    re-created (bam-0 without broker 3, bam-1 with it) and baz-1 followed (leader 4). Elected
+    leaders and leaders: baz-0; followers: baz-1, bar-0 (a new partition epoch), bam-1.
+    (Kafka does not assert the deletes: here foo-0 and foo-1, the removed foo's partitions
+    that listed broker 3.)"""
+    records = [*_delta1_records(),
+               R.TopicRecord("bam", BAM_ID2),
+               R.PartitionRecord(0, BAM_ID2, (0, 1, 2), (0, 1, 2), leader=0, leader_epoch=1,
+                                 partition_epoch=1),
+               R.PartitionRecord(1, BAM_ID2, (0, 1, 3), (0, 1, 3), leader=0, leader_epoch=1,
+                                 partition_epoch=1),
+               R.PartitionRecord(1, BAZ_ID, (4, 2, 3), (4, 2, 3), leader=4, leader_epoch=2,
+                                 partition_epoch=1)]
+    _delta, changes = _changes(_image1(), *records)
+    assert set(changes.elected_leaders) == {("baz", 0)}
+    assert set(changes.leaders) == {("baz", 0)}
+    assert set(changes.followers) == {("baz", 1), ("bar", 0), ("bam", 1)}
+    assert set(changes.deletes) == {("foo", 0), ("foo", 1)}
