@@ -675,3 +675,38 @@ def test_topics_delta_basic_local_changes():
     assert set(changes.leaders) == {("baz", 0)}
     assert set(changes.followers) == {("baz", 1), ("bar", 0), ("bam", 1)}
     assert set(changes.deletes) == {("foo", 0), ("foo", 1)}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fetcher_are_not_restarted_if_leader_epoch_is_not_bumped_through_apply_delta(version):
+    """ReplicaManagerTest.testFetcherAreNotRestartedIfLeaderEpochIsNotBumped (@4.3.0; the 3.9
+    ...WithKRaftPath) through ReplicaManager.apply_delta: follower of 1 at (0, 0) with a
+    fetcher at epoch 0, offset 0; replicas (0, 1, 2) bump the partition epoch only and the
+    fetch state stays the same object; leader 2 bumps both and the fetcher moves to broker 2
+    at epoch 1."""
+    from test_replica_manager_more_kafka import partition_record
+    from test_replica_manager_ports_s23_kafka import KBroker
+
+    from kafkasim.control.kraft.image import TopicsDelta
+
+    def apply(image, *records):
+        delta = TopicsDelta(image)
+        for record in records:
+            delta.replay(record)
+        b.rm.apply_delta(b, delta, delta.apply())
+        return delta.apply()
+
+    b = KBroker(version)
+    image = apply(None, R.TopicRecord("foo", FOO_UUID), partition_record(LOCAL, LOCAL + 1))
+    part = b.part()
+    leader, state = fetcher_of(b)
+    assert (part.get_leader_epoch(), part.get_partition_epoch(), leader) == (0, 0, 1)
+    assert (state.current_leader_epoch, state.fetch_offset) == (0, 0)
+    image = apply(image, R.PartitionChangeRecord(0, FOO_UUID, isr=(0, 1), replicas=(0, 1, 2)))
+    assert (part.get_leader_epoch(), part.get_partition_epoch()) == (0, 1)
+    assert fetcher_of(b)[1] is state
+    apply(image, R.PartitionChangeRecord(0, FOO_UUID, isr=(0, 1, 2), leader=2,
+                                         replicas=(0, 1, 2)))
+    assert (part.get_leader_epoch(), part.get_partition_epoch()) == (1, 2)
+    leader, state = fetcher_of(b)
+    assert (leader, state.current_leader_epoch, state.fetch_offset) == (2, 1, 0)
