@@ -289,13 +289,28 @@ def test_parameterized_leader_epoch_change_during_fetch_epochs_from_leader():
         assert records(env.log(tp)) == records(env.leader.state(tp).log)
 
 
-def test_truncation_ignores_partitions_not_requested_in_fetch_epochs():
+def test_truncation_throws_exception_if_leader_returns_partitions_not_requested():
     """AbstractFetcherThreadTest.testTruncationThrowsExceptionIfLeaderReturnsPartitionsNot
-    RequestedInFetchEpochs @3.9.0: Kafka throws IllegalStateException when the
-    OffsetsForLeaderEpoch answer names a partition the fetcher did not ask for (topic2-0).
-    kafkasim's fetcher does not throw: it skips the partition it does not track and truncates
-    only the one asked."""
+    RequestedInFetchEpochs @3.9.0, on the path without truncation on fetch (kafkasim 2.7):
+    the OffsetsForLeaderEpoch answer names topic2-0, which the fetcher did not ask for, and
+    truncateToEpochEndOffsets throws IllegalStateException (2.2+) before truncating anything
+    (tests/test_rm_s24_kafka.py has the 3.9 and 4.3 cases)."""
     env = Env("2.7")
+    env.replica(epoch_zero=True)
+    env.add(offset=0, epoch=0, state=TRUNCATING)
+    env.th.do_work(env.ctx)
+    req = env.pending()
+    with pytest.raises(E.IllegalStateException, match="not requested"):
+        env.deliver(OffsetsForLeaderEpochResponse(req.correlation_id, (
+            (*TP, E.NONE, 0, 0), ("topic2", 0, E.NONE, 0, 0))))
+    assert env.st().state == TRUNCATING
+
+
+def test_truncation_ignores_partitions_not_requested_before_2_2():
+    """AbstractFetcherThread.maybeTruncate @2.1.0 has no such check (it came with
+    truncateToEpochEndOffsets' leader-epoch filter in 2.2.0): the partition the fetcher does
+    not track is skipped and the one asked is truncated."""
+    env = Env("2.1")
     env.replica(epoch_zero=True)
     env.add(offset=0, epoch=0, state=TRUNCATING)
     env.th.do_work(env.ctx)

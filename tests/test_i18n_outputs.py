@@ -150,7 +150,7 @@ def test_the_player_readout_speaks_the_course_language(monkeypatch):
         assert "First invariant violation: none (checked" in player.readout_text()
         rt.set_language("ko")
         text = Player(c, topic="t").readout_text()
-        assert "첫 불변식 위반: 없음" in text and "클러스터, seed 1" in text
+        assert "첫 불변식 위반: 없음" in text and "클러스터, 시드 1" in text
         assert "Topic: t" in text                      # kafka-topics' own output stays
     finally:
         rt.set_language(None)

@@ -5,6 +5,11 @@ Kafka test classes and tags:
   testRejectOldMetadata, testOutOfBandEpochUpdate, testNoEpoch), driven through kafkasim's
   ``ProducerMetadata`` (Metadata's lastSeenLeaderEpochs) and a producer fed MetadataResponses;
   the rule ``producer_metadata_keeps_newer_leader_epoch`` (KAFKA-7738, 2.2+) against 2.1.
+- clients MetadataTest.testUpdatePartitionLeadership @3.9.0-rc3 (KIP-951), through the sender's
+  ``update_partition_leadership`` with a ProduceResponse's current leaders.
+- clients Sender @0.11.0.0 (failBatch / completeBatch / run, the behaviour SenderTest
+  .testSequenceNumberIncrement @0.11.0.0 relies on: a sequence counts only for a completed
+  batch; an expired batch in retry resets the producer id), against 1.0 and 2.4, in a cluster.
 - core LogTest.testDuplicateAppends @1.0.0 and ProducerStateManagerTest.testBasicIdMapping
   @1.0.0, through ``ProducerStateManager.check_append`` (UnifiedLog
   .analyzeAndValidateProducerState + ProducerAppendInfo.checkSequence); the 1.0.x
@@ -386,3 +391,39 @@ def test_expired_batch_in_retry_resets_the_producer_id_at_0_11(version, reset):
     if reset:
         assert p.transaction_manager.producer_id_and_epoch == (p.producer_id, 0)
         assert p.transaction_manager.sequence_number(("t", 0)) == 0
+
+
+# ------------------------------------------ MetadataTest.testUpdatePartitionLeadership (KIP-951)
+
+def test_update_partition_leadership():
+    """MetadataTest.testUpdatePartitionLeadership @3.9.0-rc3, through the producer's
+    Sender.update_partition_leadership (Metadata.updatePartitionLeadership from a KIP-951
+    ProduceResponse): no leader or epoch, a leader whose node the answer lacks, a partition the
+    metadata does not know, and a stale epoch are all ignored; a newer leader and epoch are
+    taken and become the last seen epoch, the other partitions unchanged."""
+    from kafkasim.core.messages import ProduceResponse
+    c = Cluster(3, kafka_version="3.9", seed=3)
+    c.create_topic("t", 2, 3, assignment=[[1, 2, 3], [2, 3, 1]])
+    c.run(2000)
+    p = c.producer("p", acks="all")
+    p.send("t", "a", partition=0)
+    p.send("t", "b", partition=1)
+    c.run(2000)
+    tp0, tp1 = ("t", 0), ("t", 1)
+    before = dict(p.leaders), dict(p.leader_epochs)
+    e0 = p.leader_epochs[tp0]
+    ignored = ProduceResponse(99, (), current_leaders=(
+        ("t", 999, -1, -1),                # no leader information
+        ("t", 1, 99999, 99999),            # the leader's node is not in the answer
+        ("missing", 1, 3, 99999),          # a partition the metadata does not know
+        ("t", 0, 1, e0 - 1),               # a stale epoch
+    ), node_endpoints=(1, 2, 3))
+    p.sender.update_partition_leadership(ignored, c.now)
+    assert (dict(p.leaders), dict(p.leader_epochs)) == before
+    assert ("missing", 1) not in p.leaders
+    newer = ProduceResponse(100, (), current_leaders=(("t", 0, 2, e0 + 1),),
+                            node_endpoints=(2,))
+    p.sender.update_partition_leadership(newer, c.now)
+    assert (p.leaders[tp0], p.leader_epochs[tp0]) == (2, e0 + 1)
+    assert p.metadata.last_seen_leader_epoch(tp0) == e0 + 1
+    assert (p.leaders[tp1], p.leader_epochs[tp1]) == (before[0][tp1], before[1][tp1])

@@ -1,5 +1,6 @@
-"""KRaft quorum controller: broker re-registration, the periodic tasks and the event performance
-monitor, ported at 4.1.0 (confluentinc 13f70256db) and 4.3.0 (a9ce322153).
+"""KRaft quorum controller: broker re-registration, the periodic tasks, the event performance
+monitor, the offsets, activation records and purgatory, ported at 4.1.0 (confluentinc
+13f70256db) and 4.3.0 (a9ce322153).
 
 - KAFKA-19047 (apache/kafka PR #19296) made ``ClusterControlManager.registerBroker`` accept a
   new incarnation of a broker in controlled shutdown while its session lived, and reworded the
@@ -14,27 +15,27 @@ monitor, ported at 4.1.0 (confluentinc 13f70256db) and 4.3.0 (a9ce322153).
   ``kafkasim.control.kraft.event_performance.EventPerformanceMonitor`` (KAFKA-16446, 4.0+), and
   QuorumController's ``generatePeriodicPerformanceMessage`` task (period
   ``controller.performance.sample.period.ms``).
-- BrokerHeartbeatTrackerTest @4.3.0: the hasValidSession cases and
-  testIsExpiredIsFalseForTenNanosecondsAfter (kafkasim counts milliseconds: ten nanoseconds
-  after the contact is the contact's millisecond).
 - OffsetControlManagerTest @4.3.0, all 16 cases, on the new
   ``kafkasim.control.kraft.offset_control.OffsetControlManager`` (with the SnapshotRegistry
   epochs it drives and TrackingSnapshotRegistry's operation list). kafkasim's QuorumController
   does not use it: it keeps the same offsets itself and writes no metadata transactions.
-
 - ActivationRecordsGeneratorTest @4.3.0 (all 5 cases) and QuorumControllerTest
   .testActivationRecords33 / 34 / NonEmptyLog / PartialBootstrap / PartialTransaction /
   PartialTransactionNoSupport @4.3.0 on ``kafkasim.control.kraft.activation_records`` (the
   generator with KIP-868 transaction records; the simulated QuorumController writes the same
   bootstrap records without them).
+- DeferredEventQueueTest @4.3.0 (server-common; ControllerPurgatoryTest until apache/kafka PR
+  #13555), all 3 cases, on ``kafkasim.control.kraft.deferred_event_queue.DeferredEventQueue``,
+  the purgatory QuorumController keeps its waiting operations in.
 
 Not ported: ClusterControlManagerTest.testRegisterControlWithUnsupportedMetadataVersion (no
-controller registrations), testDefaultDir / testHasOnlineDir / testRegisterWithDuplicateDirectoryId
-(no log directory ids on registrations); QuorumControllerTest.testFatalMetadataErrorDuring*
-/ testFatalMetadataReplayErrorOnActive (no fault handlers), testTimeouts /
-testEarlyControllerResults (no event deadlines), testToImages, testAppendRecordsAtomically (no
-maxRecordsPerBatch). ControllerPurgatoryTest does not exist at 4.3.0 (the purgatory became
-DeferredEventQueue in server-common).
+controller registrations), testDefaultDir / testHasOnlineDir /
+testRegisterWithDuplicateDirectoryId (no log directory ids on registrations);
+QuorumControllerTest.testFatalMetadataErrorDuring* / testFatalMetadataReplayErrorOnActive (no
+fault handlers), testTimeouts / testEarlyControllerResults (no event deadlines), testToImages,
+testAppendRecordsAtomically (no maxRecordsPerBatch). BrokerHeartbeatManagerTest,
+BrokerHeartbeatTrackerTest and PeriodicTaskControlManagerTest @4.3.0 are ported already
+(tests/test_broker_heartbeat.py, tests/test_periodic_tasks.py).
 
 Scenarios are Kafka's; code is our own.
 """
@@ -62,6 +63,8 @@ from kafkasim.control.kraft.cluster_control import (
     DUPLICATE_REGISTRATION_MESSAGE_4_1,
     DuplicateBrokerRegistrationException,
 )
+from kafkasim.control.kraft.controller_api import ControllerFuture
+from kafkasim.control.kraft.deferred_event_queue import DeferredEventQueue
 from kafkasim.control.kraft.event_performance import (
     EventPerformanceMonitor,
     format_ns_as_decimal_ms,
@@ -618,3 +621,75 @@ def test_bootstrap_metadata_needs_a_metadata_version():
     with pytest.raises(ValueError, match="No FeatureLevelRecord for metadata.version was found "
                                          "in the bootstrap metadata from test"):
         BootstrapMetadata([FeatureLevelRecord("eligible.leader.replicas.version", 1)], "test")
+
+
+# -- DeferredEventQueueTest @4.3.0 (ControllerPurgatoryTest before apache/kafka PR #13555) ----
+class SampleDeferredEvent:
+    """DeferredEventQueueTest.SampleDeferredEvent: a future completed by ``complete``."""
+
+    def __init__(self) -> None:
+        self.future = ControllerFuture()
+
+    def complete(self, exception) -> None:
+        if exception is None:
+            self.future.complete(None)
+        else:
+            self.future.complete_exceptionally(exception)
+
+
+def test_complete_events():
+    """DeferredEventQueueTest.testCompleteEvents."""
+    queue = DeferredEventQueue()
+    event1, event2, event3 = SampleDeferredEvent(), SampleDeferredEvent(), SampleDeferredEvent()
+    queue.add(1, event1)
+    assert queue.highest_pending_offset() == 1
+    queue.add(1, event2)
+    assert queue.highest_pending_offset() == 1
+    queue.add(3, event3)
+    assert queue.highest_pending_offset() == 3
+    queue.complete_up_to(2)
+    assert event1.future.done() and event2.future.done() and not event3.future.done()
+    queue.complete_up_to(4)
+    assert event3.future.done()
+    assert queue.highest_pending_offset() is None
+
+
+def test_fail_on_incorrect_ordering():
+    """DeferredEventQueueTest.testFailOnIncorrectOrdering (Kafka: IllegalArgumentException);
+    the refused event is not added."""
+    queue = DeferredEventQueue()
+    queue.add(2, SampleDeferredEvent())
+    with pytest.raises(ValueError, match="There is already a deferred event with offset 2. We "
+                                         "should not add one with an offset of 1 which is "
+                                         "lower than that."):
+        queue.add(1, SampleDeferredEvent())
+    assert len(queue) == 1
+
+
+def test_fail_events():
+    """DeferredEventQueueTest.testFailEvents."""
+    queue = DeferredEventQueue()
+    event1, event2, event3 = SampleDeferredEvent(), SampleDeferredEvent(), SampleDeferredEvent()
+    queue.add(1, event1)
+    queue.add(3, event2)
+    queue.add(3, event3)
+    queue.complete_up_to(2)
+    assert event1.future.done() and not event2.future.done() and not event3.future.done()
+    queue.fail_all(RuntimeError("failed"))
+    for event in (event2, event3):
+        assert event.future.done()
+        with pytest.raises(RuntimeError, match="failed"):
+            event.future.get()
+
+
+def test_operations_wait_in_the_purgatory_until_committed():
+    """QuorumController: an operation's future waits in the deferredEventQueue under its last
+    record's offset and completes once the high watermark passes it (completeUpTo the last
+    stable offset)."""
+    env = ControllerEnv(bootstrap("4.0-IV3"), version="4.3", linger_ms=5)
+    future = env.active.register_broker(env, BrokerRegistrationRequest(0, "a", None))
+    queue = env.active.deferred_event_queue
+    assert not future.done() and queue.highest_pending_offset() is not None
+    env.get(future)
+    assert queue.highest_pending_offset() is None or \
+        queue.highest_pending_offset() >= env.raft.high_watermark

@@ -209,6 +209,7 @@ SINCE = [
     ("follower_append_bounded_by_leader_epoch", "4.1", "4.0"),   # KAFKA-18723
     ("follower_append_restarts_empty_log_at_batch", "2.0", "1.1"),   # KAFKA-6975
     ("fetcher_marks_partition_failed_on_error", "2.3", "2.2"),   # KIP-461
+    ("follower_hw_completes_delayed_fetch", "3.4", "3.3"),   # KAFKA-14334
     ("caught_up_when_leo_equals_leader", "2.1", "2.0"),
     # KAFKA-7128 / KAFKA-7164 / KAFKA-7415: fix commits contained in the 2.0.1 tag, not in 2.0.0
     ("isr_expand_requires_epoch_start_offset", "2.0.1", "2.0"),

@@ -173,3 +173,12 @@ class KafkaStorageException(RuntimeError):
     offline through the LogDirFailureChannel)."""
 
     error = KAFKA_STORAGE_ERROR
+
+
+#: the Kafka exceptions above: what a Kafka ``catch { case t: Throwable => ... }`` on the broker
+#: catches in kafkasim (AbstractFetcherThread's markPartitionFailed paths, KIP-461). A plain
+#: RuntimeError is a limit of kafkasim's model (e.g. a gap its dense log cannot hold) and a
+#: Python error is a bug: neither is caught there.
+KAFKA_EXCEPTIONS = (OffsetOutOfRangeException, NotLeaderOrFollowerException,
+                    UnexpectedAppendOffsetException, ApiException, KafkaException,
+                    IllegalArgumentException, IllegalStateException, KafkaStorageException)

@@ -59,6 +59,37 @@ def become_follower_needed(rules, old_epoch: int, new_epoch: int) -> bool:
     return False
 
 
+def do_truncate(thread: ReplicaFetcherThread, ctx: FetcherContext, tp, offset: int,
+                reason: str) -> bool:
+    """AbstractFetcherThread.doTruncate (2.3+, KIP-461): truncate ``tp`` to ``offset``
+    (ReplicaFetcherThread.truncate); a truncation that throws marks the partition failed
+    (markPartitionFailed: it leaves the fetcher until the next LeaderAndIsr) and the other
+    partitions carry on. False when it failed. Before 2.3 the error went up (KafkaStorageException
+    backed the partition off; anything else stopped the thread: not modelled, raised). Only
+    Kafka's exceptions (``E.KAFKA_EXCEPTIONS``) are caught: anything else is kafkasim's."""
+    try:
+        thread.truncate(ctx, tp, offset, reason)
+    except E.KAFKA_EXCEPTIONS as e:
+        if not ctx.rules.fetch.fetcher_marks_partition_failed_on_error:
+            raise
+        thread.mark_partition_failed(ctx, tp, f"truncation to {offset} failed: {e}")
+        return False
+    return True
+
+
+def _check_requested(thread: ReplicaFetcherThread, ctx: FetcherContext,
+                     resp: OffsetsForLeaderEpochResponse) -> None:
+    """truncateToEpochEndOffsets (2.2+): an answer naming a partition the request did not ask
+    for is an IllegalStateException (the leader broke the protocol); nothing is changed."""
+    if not ctx.rules.fetch.epoch_answer_needs_same_leader_epoch:
+        return
+    for topic, partition, *_rest in resp.partitions:
+        if (topic, partition) not in thread.epoch_requested:
+            raise E.IllegalStateException(
+                f"Leader replied with partition {topic}-{partition} not requested in "
+                "OffsetsForLeaderEpoch request")
+
+
 def _replica_epoch(ctx: FetcherContext) -> int:
     """The Fetch's ReplicaState.ReplicaEpoch: the broker's epoch since Fetch v15 (3.5, KIP-903,
     RemoteLeaderEndPoint's brokerEpochSupplier), -1 before."""
@@ -97,6 +128,33 @@ class PartitionFetchState:
     def is_ready_for_fetch(self, now: int) -> bool:
         """PartitionFetchState.isReadyForFetch: Fetching and not delayed."""
         return self.state == FETCHING and self.delayed_until_ms <= now
+
+
+@dataclass(frozen=True, slots=True)
+class InitialFetchState:
+    """kafka.server.InitialFetchState: where ReplicaManager asks a fetcher to start a partition
+    (its leader, the current leader epoch, the offset: ReplicaManager.initialFetchOffset)."""
+
+    leader: int
+    current_leader_epoch: int
+    init_offset: int
+
+
+def partition_fetch_state(ctx: FetcherContext, tp, initial: InitialFetchState
+                          ) -> PartitionFetchState:
+    """AbstractFetcherThread.partitionFetchState for a partition not fetched at this epoch yet:
+    with truncation on fetch (2.8+) Fetching from the offset with the log's latest epoch as
+    LastFetchedEpoch, or Truncating when the log has no epoch; before 2.8 always Truncating
+    (@2.7.0, @3.9.0-rc3, @4.3.0). A negative offset (Kafka: ask the leader, then truncate) is
+    not modelled: ValueError."""
+    if initial.init_offset < 0:
+        raise ValueError(f"init_offset must be >= 0 (kafkasim does not model "
+                         f"fetchOffsetAndTruncate), got {initial.init_offset}")
+    epoch = ctx.local_log(*tp).latest_epoch()
+    if ctx.rules.fetch.fetch_diverging_epoch and epoch != UNDEFINED_EPOCH:
+        return PartitionFetchState(initial.init_offset, initial.current_leader_epoch, FETCHING,
+                                   last_fetched_epoch=epoch)
+    return PartitionFetchState(initial.init_offset, initial.current_leader_epoch, TRUNCATING)
 
 
 @dataclass(slots=True)
@@ -147,6 +205,42 @@ class ReplicaFetcherThread:
     def remove_partition(self, tp) -> PartitionFetchState | None:
         self.dirty[tp] = None
         return self.partitions.pop(tp, None)
+
+    def add_partitions(self, ctx: FetcherContext, initial_fetch_states: dict) -> set:
+        """AbstractFetcherThread.addPartitions: each partition (``initial_fetch_states``:
+        tp -> InitialFetchState) is no longer failed and moves to the end of the thread's
+        partitions, keeping its fetch state if it is at that leader epoch already, else with
+        a new one (``partition_fetch_state``). The partitions added."""
+        states = {}
+        for tp, initial in initial_fetch_states.items():   # (all checked before any change)
+            current = self.partitions.get(tp)
+            if current is None or current.current_leader_epoch != initial.current_leader_epoch:
+                current = partition_fetch_state(ctx, tp, initial)
+            states[tp] = current
+        for tp, state in states.items():
+            self.partitions.pop(tp, None)
+            self.add_partition(tp, state)
+        return set(states)
+
+    def remove_partitions(self, tps) -> dict:
+        """AbstractFetcherThread.removePartitions: the fetch states of the partitions this
+        thread held, now removed."""
+        removed = {}
+        for tp in tps:
+            st = self.remove_partition(tp)
+            if st is not None:
+                removed[tp] = st
+        return removed
+
+    def fetch_state(self, tp) -> PartitionFetchState | None:
+        """AbstractFetcherThread.fetchState: the partition's fetch state, None if not held."""
+        return self.partitions.get(tp)
+
+    @staticmethod
+    def truncate(ctx: FetcherContext, tp, offset: int, reason: str) -> None:
+        """ReplicaFetcherThread.truncate: the follower's log of ``tp`` is cut back to
+        ``offset`` (Partition.truncateTo); callers go through ``do_truncate``."""
+        ctx.local_log(*tp).truncate_to(offset, reason)
 
     def changed(self, tp) -> None:
         """``tp``'s fetch state was changed from outside (e.g. its current leader epoch)."""
@@ -283,7 +377,9 @@ class ReplicaFetcherThread:
             epoch = log.latest_epoch()
             if epoch == UNDEFINED_EPOCH or not ctx.rules.fetch.leader_epoch_truncation:
                 # no epoch information: truncate to the high watermark (truncateToHighWatermark)
-                log.truncate_to(log.high_watermark, "no leader epoch: truncate to HW")
+                if not do_truncate(self, ctx, tp, log.high_watermark,
+                                   "no leader epoch: truncate to HW"):
+                    continue
                 st.fetch_offset = log.log_end_offset
                 st.last_fetched_epoch = log.latest_epoch()
                 st.state = FETCHING
@@ -317,6 +413,7 @@ class ReplicaFetcherThread:
                                     resp: OffsetsForLeaderEpochResponse) -> None:
         if resp.correlation_id != self.in_flight:
             return
+        _check_requested(self, ctx, resp)
         self.in_flight = -1
         same_epoch_only = ctx.rules.fetch.epoch_answer_needs_same_leader_epoch
         for topic, partition, error, epoch, end_offset in resp.partitions:
@@ -336,8 +433,9 @@ class ReplicaFetcherThread:
                 continue
             offset, done = self.truncation_state(ctx, tp, epoch, end_offset)
             log = ctx.local_log(topic, partition)
-            log.truncate_to(offset, f"OffsetsForLeaderEpoch answered epoch {epoch} "
-                                    f"end offset {end_offset}")
+            if not do_truncate(self, ctx, tp, offset, f"OffsetsForLeaderEpoch answered epoch "
+                                                      f"{epoch} end offset {end_offset}"):
+                continue
             st.fetch_offset = log.log_end_offset
             st.last_fetched_epoch = log.latest_epoch()
             if done:
@@ -374,7 +472,7 @@ class ReplicaFetcherThread:
             if pd.error == E.NONE:
                 try:
                     self.process_partition_data(ctx, tp, st, log, pd)
-                except E.UnexpectedAppendOffsetException as e:
+                except E.KAFKA_EXCEPTIONS as e:   # (Kafka catches any Throwable, KIP-461)
                     if not ctx.rules.fetch.fetcher_marks_partition_failed_on_error:
                         raise   # (before 2.3 the fetcher thread stopped: not modelled)
                     self.mark_partition_failed(ctx, tp, str(e))
@@ -444,7 +542,8 @@ class ReplicaFetcherThread:
         follower's log diverges; the answer's HW is not applied (KAFKA-14704)."""
         epoch, end_offset = diverging_epoch
         offset, _done = self.truncation_state(ctx, tp, epoch, end_offset)
-        log.truncate_to(offset, f"diverging epoch {epoch} ends at {end_offset}")
+        if not do_truncate(self, ctx, tp, offset, f"diverging epoch {epoch} ends at {end_offset}"):
+            return
         st.fetch_offset = log.log_end_offset
         st.last_fetched_epoch = log.latest_epoch()
         st.hw_missed = True

@@ -342,17 +342,16 @@ def _keeps_fetching(ctx: ReplicaManagerContext, tp, st: PartitionState, old_lead
     """Partition.makeFollower returned false (the same leader, and an epoch that needs no
     become-follower steps): the partition keeps its fetcher and fetch position (no
     truncation). Fetches before 2.1 carry no epoch; the stored one only keeps a rule override
-    of fencing consistent. True when so (traced as skipped)."""
+    of fencing consistent. A partition with no fetcher (marked failed, or stopped) stays
+    without one: ReplicaManager.makeFollowers and (KRaft) applyLocalFollowersDelta restart
+    fetchers only for the partitions makeFollower answered true for (3.0.0 through 3.9.0 and
+    4.3.0). True when so (traced as skipped)."""
     if st.leader < 0 or old_leader != st.leader or \
             become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
         return False
-    fetching = None
     for (leader, _fid), thread in ctx.fetchers.items():
         if leader == st.leader and tp in thread.partitions:
-            fetching = thread.partitions[tp]
-    if fetching is None:
-        return False
-    fetching.current_leader_epoch = st.leader_epoch
+            thread.partitions[tp].current_leader_epoch = st.leader_epoch
     for thread in ctx.fetchers.values():
         if tp in thread.partitions:
             thread.changed(tp)
@@ -412,6 +411,21 @@ class ReplicaManager:
                 continue
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+
+    def apply_delta(self, ctx: ReplicaManagerContext, delta, new_image=None) -> None:
+        """ReplicaManager.applyDelta(delta, newImage) (KRaft; @3.9.0-rc3, @4.3.0): the
+        delta's local changes for this broker (``delta.local_changes(broker_id)``, e.g. a
+        kafkasim.control.kraft.image.TopicsDelta) -- first the deletes (stopPartitions with
+        deleteLocalLog), then the partitions it leads, then those it follows. The metadata
+        cache is not touched (BrokerMetadataPublisher updates it first; the simulated broker
+        goes through kafkasim.runtime.broker_lifecycle.publish). ``new_image``: Kafka's
+        argument, unused here."""
+        changes = delta.local_changes(ctx.id)
+        for tp in changes.deletes:
+            self.stop_replica(ctx, tp, delete=True)
+        for states in (changes.leaders, changes.followers):
+            for st in states.values():
+                self.apply_partition_state(ctx, st, kraft=True)
 
     def apply_partition_state(self, ctx: ReplicaManagerContext, st: PartitionState,
                               kraft: bool = False) -> str:
@@ -492,6 +506,11 @@ class ReplicaManager:
                   ev.BecomeFollower(st.leader, st.leader_epoch))
         if was_leader:
             self.fail_waiting(ctx, tp)
+        else:
+            # completeDelayedFetchOrProduceRequests (makeFollowers; KRaft: for every partition
+            # whose fetcher restarts): a consumer fetch parked at this follower (KIP-392) is
+            # tried again -- fenced by the new leader epoch, it answers FENCED_LEADER_EPOCH
+            self.wake_consumer_fetches(ctx, tp)
         self.remove_fetcher_for_partition(ctx, tp)   # (stopPartitions(deleteLocalLog=false))
         if st.leader >= 0 and not stop:
             self.add_fetcher_for_partition(ctx, tp, st.leader,
@@ -532,10 +551,13 @@ class ReplicaManager:
     @staticmethod
     def remove_fetcher_for_partition(ctx: ReplicaManagerContext, tp) -> None:
         """ReplicaFetcherManager.removeFetcherForPartitions for one partition: a thread left
-        with no partition stops."""
+        with no partition stops; the partition is no longer a failed one
+        (failedPartitions.removeAll, AbstractFetcherManager @2.3.0-@4.3.0)."""
         fetchers = ctx.fetchers
         for key in list(fetchers):
             thread = fetchers[key]
+            if tp in thread.failed_partitions:
+                del thread.failed_partitions[tp]
             if tp in thread.partitions and thread.remove_partition(tp) is not None and \
                     not thread.partitions:
                 del fetchers[key]

@@ -24,6 +24,12 @@ TOPIC = "t"
 ROOT_FILES = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
               "log-start-offset-checkpoint")
 FAULTS = ("crash", "power_loss", "shutdown")
+#: each fault as a sentence of the course's language names it (English: kafkasim's action name)
+_FAULT_WORDS = {"crash": N_("crash"), "power_loss": N_("power_loss"), "shutdown": N_("shutdown")}
+
+
+def _fault_word(fault: str) -> str:
+    return tr(_FAULT_WORDS[fault]) if fault in _FAULT_WORDS else fault
 
 __all__ = ["FAULTS", "ROOT_FILES", "SEED", "check_allowed_loss", "check_loaded_hw",
            "check_power_loss_restart", "checkpoint_files", "loaded", "recoveries",
@@ -121,7 +127,8 @@ def restart_view(fault: str = "crash", *, kafka_version: str | None = None) -> T
     """Explorer: the set-up, then ``fault`` on a follower and a restart: what it loads."""
     leo, hw = _replay(fault, kafka_version=kafka_version)
     return Text(tr("{fault} of a follower, then start: it loads LEO {leo}, HW {hw} (its "
-                   "checkpoint said HW 5; the leader's HW was 8)", fault=fault, leo=leo, hw=hw))
+                   "checkpoint said HW 5; the leader's HW was 8)", fault=_fault_word(fault),
+                   leo=leo, hw=hw))
 
 
 def _int(answer) -> int | None:
@@ -206,7 +213,7 @@ def check_allowed_loss(fault=None, *, kafka_version: str | None = None) -> Check
     if allowed:
         return _result(True, tr("{fault}: the checkers record {allowed} as an allowed loss: "
                                 "acks=all means in the replicas' memory, not on their disks.",
-                                fault=fault, allowed=allowed))
+                                fault=_fault_word(fault), allowed=allowed))
     return _result(False, tr("after {fault} of every broker the checkers find every "
                              "acknowledged record still there. Which fault loses what is only "
-                             "in the page cache?", fault=fault))
+                             "in the page cache?", fault=_fault_word(fault)))

@@ -400,7 +400,9 @@ class Broker:
                                        log.partition, hw))
             # consumers fetching from this follower (KIP-392) may now read more (the usual
             # follower has none: that test first)
-            if tp in self.replica_manager.consumer_fetch_waiters and hw > old:
+            # (KAFKA-14334, 3.4+: before, they waited for their MaxWaitMs)
+            if tp in self.replica_manager.consumer_fetch_waiters and hw > old and \
+                    self.rules.fetch.follower_hw_completes_delayed_fetch:
                 self.replica_manager.wake_consumer_fetches(self, tp)
 
     # -- ISR changes ------------------------------------------------------------------------

@@ -760,6 +760,17 @@ class FetchRules:
         ref="KAFKA-13767 (ReplicaManager.fetchMessages hasPreferredReadReplica @3.2.0)",
         doc="a consumer fetch whose answer names a preferred read replica is answered at once",
     )
+    # KAFKA-14334 (commit dbf5826, first in the 3.4.0 tag): ReplicaFetcherThread.doWork ends with
+    # completeDelayedFetchRequests for the partitions whose follower HW moved
+    # (UnifiedLog.maybeUpdateHighWatermark), so a consumer fetch parked at a follower (KIP-392)
+    # is answered once the follower's HW has advanced. 2.4-3.3: processPartitionData only set
+    # the HW (log.updateHighWatermark) and such a fetch waited for its MaxWaitMs
+    # (ReplicaFetcherThread @3.3.0, @3.4.0).
+    follower_hw_completes_delayed_fetch: bool = _rule(
+        since="3.4",
+        ref="KAFKA-14334 (ReplicaFetcherThread.completeDelayedFetchRequests @3.4.0)",
+        doc="a follower whose HW advanced answers the consumer fetches parked at it",
+    )
     # KAFKA-14372 (commit 9d8b4e9, first in the 3.4.0 tag): findPreferredReadReplica offers only
     # followers in the ISR (ReplicaManager @3.4.0 "Exclude replicas that are not in the ISR").
     # 2.4-3.3: any follower holding the fetch offset (ReplicaManager @2.4.0, @3.3.0).

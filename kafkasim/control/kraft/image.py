@@ -14,8 +14,10 @@ read them (kafkasim.control.kraft.controller_metrics).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kafkasim.control.kraft import records as R
+from kafkasim.core.messages import PartitionState
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,3 +153,101 @@ class MetadataImage:
 
     def unfenced_brokers(self) -> tuple[int, ...]:
         return tuple(sorted(b.id for b in self.brokers.values() if not b.fenced))
+
+
+def to_leader_and_isr_partition_state(tp: tuple[str, int], reg: R.PartitionRegistration
+                                      ) -> PartitionState:
+    """PartitionRegistration.toLeaderAndIsrPartitionState: a registration as the partition
+    state ReplicaManager applies (KRaft states carry no controller epoch: -1)."""
+    return PartitionState(tp[0], tp[1], -1, reg.leader, reg.leader_epoch, tuple(reg.isr),
+                          reg.partition_epoch, tuple(reg.replicas), reg.leader_recovery_state,
+                          adding_replicas=tuple(reg.adding_replicas),
+                          removing_replicas=tuple(reg.removing_replicas))
+
+
+class LocalReplicaChanges(NamedTuple):
+    """org.apache.kafka.image.LocalReplicaChanges: what a delta changes for one broker --
+    ``deletes`` (the partitions it no longer hosts), ``leaders`` / ``followers`` (tp -> the
+    PartitionState it now leads or follows; ``elected_leaders``: the leaders whose leader epoch
+    changed), each in the order the records named them."""
+
+    deletes: tuple
+    elected_leaders: dict
+    leaders: dict
+    followers: dict
+
+
+def _copy_image(image: MetadataImage) -> MetadataImage:
+    """A new MetadataImage with ``image``'s state (registrations are immutable; a config
+    dict is copied, as replay changes it in place)."""
+    out = MetadataImage()
+    out.offset = image.offset
+    out.topic_names = dict(image.topic_names)
+    out.topic_ids = dict(image.topic_ids)
+    out.partitions = dict(image.partitions)
+    out.brokers = dict(image.brokers)
+    out.configs = {k: dict(v) for k, v in image.configs.items()}
+    out.features = dict(image.features)
+    return out
+
+
+class TopicsDelta:
+    """org.apache.kafka.image.TopicsDelta (with the rest of a MetadataDelta): records replayed
+    on top of ``image``, which is left as it was; ``apply`` is the new image and
+    ``local_changes`` what ReplicaManager.applyDelta does on one broker (TopicsDelta /
+    TopicDelta.localChanges @3.9.0-rc3, @4.3.0)."""
+
+    __slots__ = ("image", "changed", "deleted_topic_ids", "_next")
+
+    def __init__(self, image: MetadataImage | None = None) -> None:
+        self.image = MetadataImage() if image is None else image
+        self._next = _copy_image(self.image)
+        self.changed: list[tuple[str, int]] = []    # changed partitions, in record order
+        self.deleted_topic_ids: list[str] = []      # topics of the previous image removed
+
+    def replay(self, record) -> None:
+        """Replay one metadata record. RemoveTopicRecord (TopicsDelta.replay) forgets the
+        topic's changes in this delta and deletes it if the previous image had it; a topic
+        neither here nor there is a RuntimeError."""
+        nxt = self._next
+        if type(record) is R.RemoveTopicRecord:
+            name = nxt.topic_names.get(record.topic_id)
+            if name is None:
+                raise RuntimeError(f"Unable to delete topic with id {record.topic_id}: no "
+                                   "such topic found.")
+            self.changed = [tp for tp in self.changed if tp[0] != name]
+            if record.topic_id in self.image.topic_names:
+                self.deleted_topic_ids.append(record.topic_id)
+        tp = nxt.replay(record, nxt.offset + 1)
+        if tp is not None and tp not in self.changed:
+            self.changed.append(tp)
+
+    def apply(self) -> MetadataImage:
+        """The image with every replayed record applied."""
+        return self._next
+
+    def local_changes(self, broker_id: int) -> LocalReplicaChanges:
+        """TopicsDelta.localChanges(brokerId): a changed partition no longer listing the broker
+        that the previous image did is a delete; one it leads or follows counts only if the
+        partition epoch changed (or it is new); then every partition of a deleted topic that
+        listed the broker."""
+        deletes, elected, leaders, followers = [], {}, {}, {}
+        old = self.image.partitions
+        for tp in self.changed:
+            reg, prev = self._next.partitions[tp], old.get(tp)
+            if broker_id not in reg.replicas:
+                if prev is not None and broker_id in prev.replicas:
+                    deletes.append(tp)
+            elif prev is None or prev.partition_epoch != reg.partition_epoch:
+                st = to_leader_and_isr_partition_state(tp, reg)
+                if reg.leader != broker_id:
+                    followers[tp] = st
+                    continue
+                leaders[tp] = st
+                if prev is None or prev.leader_epoch != reg.leader_epoch:
+                    elected[tp] = st
+        for topic_id in self.deleted_topic_ids:
+            name = self.image.topic_names[topic_id]
+            deletes.extend(tp for tp, prev in old.items()
+                           if tp[0] == name and broker_id in prev.replicas and tp not in deletes)
+        return LocalReplicaChanges(tuple(deletes), elected, leaders, followers)

@@ -5,7 +5,8 @@ LeaderChange record of its epoch is committed (QuorumController.QuorumMetaLogLis
 ``handleLeaderChange`` / ``claim``). It turns requests (BrokerRegistration, BrokerHeartbeat,
 AlterPartition, CreateTopics, ElectLeaders) into metadata records, appends them to the log through
 the Raft client, replays them at once, and answers only when the records are committed (the
-deferred event queue, ``purgatory.completeUpTo``). Standby controllers replay committed records.
+purgatory, ``deferred_event_queue.complete_up_to``: Kafka's DeferredEventQueue). Standby
+controllers replay committed records.
 A controller that loses leadership (``renounce``) rebuilds its state from the committed records
 and answers every pending request with NOT_CONTROLLER.
 
@@ -46,7 +47,6 @@ The node around it (``kafkasim.runtime.controller_server``) supplies ``ctx``: ``
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from functools import partial
 
@@ -65,6 +65,7 @@ from kafkasim.control.kraft.controller_api import (
     answer_registration,
     not_controller,
 )
+from kafkasim.control.kraft.deferred_event_queue import DeferredEventQueue
 from kafkasim.control.kraft.event_performance import (
     NS_PER_MS,
     controller_event,
@@ -131,11 +132,12 @@ class QuorumController:
         # OffsetControlManager.lastStableOffset: the last committed offset this controller
         # learned (handleCommitBatch); renounce reverts to it
         self.last_committed = -1
-        self.pending: deque = deque()     # (offset, future, result) waiting for the HW
+        # the purgatory: operations whose records wait for the HW (deferredEventQueue)
+        self.deferred_event_queue = DeferredEventQueue()
         self.scheduled: set[str] = set()  # periodic tasks scheduled in ``epoch``
         self.fence_token = 0              # the live maybeFenceReplicas deferred event
         self.periodic: PeriodicTaskControlManager | None = None   # 4.0+, built on first claim
-        self.deferred: DeferredEventQueue | None = None
+        self.deferred: PeriodicTaskControlManagerQueueAccessor | None = None
         # 4.0+ (KAFKA-16446): EventPerformanceMonitor, fed by every operation and deferred event
         self.performance_monitor = performance_monitor_for(config) \
             if config.get("periodic_tasks") else None
@@ -263,9 +265,7 @@ class QuorumController:
         if self.periodic is not None:
             self.periodic.deactivate()
         self._rebuild(ctx.raft.log.entries_between(0, hw))
-        while self.pending:   # deferredEventQueue.failAll(NOT_CONTROLLER)
-            _offset, future, _result = self.pending.popleft()
-            future.complete_exceptionally(not_controller())
+        self.deferred_event_queue.fail_all(not_controller())   # deferredEventQueue.failAll
         ctx.trace("controller_renounce", ev.ControllerRenounce(hw))
 
     # -- writing ------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ class QuorumController:
             if last < raft.high_watermark:
                 future.complete(result)
             else:
-                self.pending.append((last, future, result))
+                self.deferred_event_queue.add(last, ControllerWriteEvent(future, result))
         return last
 
     def _replay_written(self, ctx, records, base: int, reason: str) -> None:
@@ -314,10 +314,9 @@ class QuorumController:
                 self.replay(r, base + i, now)
 
     def _complete_up_to(self, ctx, hw: int) -> None:
-        """purgatory.completeUpTo: complete every operation whose records are committed."""
-        while self.pending and self.pending[0][0] < hw:
-            _offset, future, result = self.pending.popleft()
-            future.complete(result)
+        """deferredEventQueue.completeUpTo: complete every operation whose records are
+        committed."""
+        self.deferred_event_queue.complete_up_to(hw - 1)
 
     # -- requests (Kafka's Controller API) -----------------------------------------------------
     # Each operation returns a ControllerFuture completed once its records are committed (at
@@ -579,7 +578,7 @@ class QuorumController:
         """QuorumController's constructor registers the tasks; ``periodicControl.activate()``
         runs once the controller's activation records are applied (here: on claim)."""
         if self.periodic is None:
-            self.deferred = DeferredEventQueue(ctx, self)
+            self.deferred = PeriodicTaskControlManagerQueueAccessor(ctx, self)
             self.periodic = PeriodicTaskControlManager(self.deferred, self.deferred.now)
             for task in self.periodic_tasks(ctx):
                 self.periodic.register_task(task)
@@ -588,7 +587,9 @@ class QuorumController:
     def periodic_tasks(self, ctx) -> list[PeriodicTask]:
         """registerWriteNoOpRecord (when metadata.max.idle.interval.ms > 0: KafkaConfig
         .metadataMaxIdleIntervalNs is empty at 0), registerMaybeFenceStaleBroker,
-        registerElectPreferred (when auto rebalance is on), registerElectUnclean."""
+        registerElectPreferred (when auto rebalance is on), registerElectUnclean,
+        registerGeneratePeriodicPerformanceMessage (KAFKA-16446); not registerExpireDelegationTokens
+        (no delegation tokens)."""
         cfg = self.config
         tasks = []
         if cfg["metadata.max.idle.interval.ms"] > 0:
@@ -698,10 +699,29 @@ class SameSoftwareDescriber(ClusterFeatureSupportDescriber):
         return iter([(c, self.supported) for c in self.voters])
 
 
-class DeferredEventQueue:
-    """The controller event queue's deferred events, as ``PeriodicTaskControlManager`` uses them
-    (its QueueAccessor): one pending event per tag -- scheduling a tag again replaces the
-    earlier one, cancelling drops it -- carried by the node's "periodic_task" timer."""
+class ControllerWriteEvent:
+    """What waits in the purgatory for an operation (QuorumController.ControllerWriteEvent as a
+    DeferredEvent): its future completes with ``result``, or fails with the exception."""
+
+    __slots__ = ("future", "result")
+
+    def __init__(self, future: ControllerFuture, result) -> None:
+        self.future = future
+        self.result = result
+
+    def complete(self, exception: BaseException | None) -> None:
+        if exception is None:
+            self.future.complete(self.result)
+        else:
+            self.future.complete_exceptionally(exception)
+
+
+class PeriodicTaskControlManagerQueueAccessor:
+    """``QuorumController.PeriodicTaskControlManagerQueueAccessor``: the controller event
+    queue's deferred events, as ``PeriodicTaskControlManager`` uses them: one pending event per
+    tag -- scheduling a tag again replaces the earlier one, cancelling drops it -- carried by
+    the node's "periodic_task" timer. (Kafka's ``DeferredEventQueue`` is the purgatory,
+    ``kafkasim.control.kraft.deferred_event_queue``.)"""
 
     def __init__(self, ctx, controller: QuorumController) -> None:
         self.ctx = ctx

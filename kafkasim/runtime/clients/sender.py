@@ -393,8 +393,8 @@ class Sender:
         for topic, partition, leader, epoch in msg.current_leaders:
             tp = (topic, partition)
             if leader < 0 or epoch < 0 or leader not in msg.node_endpoints or \
-                    epoch <= producer.leader_epochs.get(tp, -1):
-                continue
+                    epoch <= producer.leader_epochs.get(tp, -1) or tp not in producer.leaders:
+                continue   # (the last: a partition the metadata does not know is skipped)
             producer.leaders[tp] = leader
             producer.leader_epochs[tp] = epoch
             producer.metadata.update_last_seen_epoch(tp, epoch)
