@@ -679,9 +679,9 @@ def test_follower_sends_update_voter(period):
     """KafkaRaftClientReconfigTest.testFollowerSendsUpdateVoter / testUpdateVoter: a voter whose
     listeners differ from its entry in the voter set (VoterSet.voterNodeNeedsUpdate) sends
     UpdateRaftVoter in place of a Fetch once its update-voter period (``period``: one
-    controller.quorum.fetch.timeout.ms from 4.1, three before) expires; the leader appends the VotersRecord with the
-    new entry and answers NONE at once; the voter then fetches as usual. Before, kafkasim had
-    no UpdateRaftVoter and the voter set kept the old listener."""
+    controller.quorum.fetch.timeout.ms from 4.1, three before) expires; the leader appends the
+    VotersRecord with the new entry and answers NONE at once; the voter then fetches as usual.
+    Before, kafkasim had no UpdateRaftVoter and the voter set kept the old listener."""
     wait = PERIOD[period]
     c = dynamic_cluster("4.1", rules=_rules(period))
     leader = c.kraft.raft_leader().id

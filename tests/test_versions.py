@@ -386,6 +386,8 @@ SINCE = [
     ("raft_update_voter_period_one_fetch_timeout", "4.1", "4.0"),
     # KAFKA-17030 (e979fce94e): KafkaRaftClient.pollUnattachedCommon @4.0 4ae681446f, absent @3.9
     ("raft_unattached_voters_fetch", "4.0", "3.9"),
+    # KAFKA-19354 (7339d65b27): pollFollowerAsObserver @4.2.0 a18251bae0, not @4.1.0 13f70256db
+    ("raft_observer_fetches_from_best_node", "4.2", "4.1"),
     # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0
     ("placement_messages_name_cordoned_dirs", "4.3", "4.2"),
     # KAFKA-19047 / PR #19296: ClusterControlManager.registerBroker's message @4.1.0
@@ -696,6 +698,7 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
     assert changed("4.1", "4.2") == {"broker_heartbeat_interval_checked",
                                      "last_known_leader_on_leader_loss",
                                      "raft_begin_quorum_epoch_skips_fetching_voters",
+                                     "raft_observer_fetches_from_best_node",
                                      "metadata_downgrade_error_names_levels"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
                                      "reassignment_waits_for_adding_replicas_only",

@@ -81,6 +81,7 @@ def raft_options(rules) -> dict:
         "voter_set_non_overlapping": raft.raft_voter_set_history_allows_non_overlapping,
         "update_voter_period_one_fetch_timeout": raft.raft_update_voter_period_one_fetch_timeout,
         "unattached_voters_fetch": raft.raft_unattached_voters_fetch,
+        "observer_fetches_from_best_node": raft.raft_observer_fetches_from_best_node,
         # no quorum-state data_version: each write takes the kraft.version in force's
         # (FileQuorumStateStore.writeElectionState), 0 unless kraft.version 1 (KIP-853, 3.9+)
     }

@@ -1332,6 +1332,15 @@ class RaftRules:
     # from a random bootstrap server while its election timer runs, and a follower voter whose
     # Fetch to the leader timed out or failed sends the next one to another bootstrap server
     # (KafkaRaftClient.pollUnattachedCommon, pollFollowerAsVoter -> maybeSendFetchToBestNode).
+    # KAFKA-19354 (PR #19854, 7339d65b27; in 4.2.0 a18251bae0, not in 4.1.0 13f70256db):
+    # KafkaRaftClient.pollFollowerAsObserver always calls maybeSendFetchToBestNode; before, an
+    # observer whose fetch timeout had expired sent every Fetch to a bootstrap server, even
+    # after a response had named the leader again.
+    raft_observer_fetches_from_best_node: bool = _rule(
+        since="4.2",
+        ref="KAFKA-19354",
+        doc="a KRaft observer past its fetch timeout fetches from the leader again once it can",
+    )
     raft_unattached_voters_fetch: bool = _rule(
         since="4.0",
         ref="KAFKA-17030",

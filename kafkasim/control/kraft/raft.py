@@ -372,6 +372,9 @@ class KafkaRaftClient:
     only to the voters that have not fetched for that long. ``forget_stale_connections``
     (KAFKA-16525, 3.8+): the request manager's scans drop a connection whose request timed out
     or whose backoff is over, so a late response to it is ignored.
+    ``observer_fetches_from_best_node`` (KAFKA-19354, 4.2+): an observer whose fetch timeout
+    expired goes on with maybeSendFetchToBestNode (the leader once its connection is usable
+    again) instead of fetching from a bootstrap server only.
     ``voted_state`` (before 3.9, KAFKA-17067): an Unattached voter that granted its vote is the
     separate VotedState, named "Voted". ``observer``: a broker (not in ``voters``) that only
     fetches.
@@ -391,7 +394,8 @@ class KafkaRaftClient:
                  voter_set_non_overlapping: bool = False,
                  begin_quorum_epoch_skips_fetching_voters: bool = False,
                  forget_stale_connections: bool = False,
-                 update_voter_period_one_fetch_timeout: bool = False):
+                 update_voter_period_one_fetch_timeout: bool = False,
+                 observer_fetches_from_best_node: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -438,7 +442,7 @@ class KafkaRaftClient:
         self._handler = RaftRequestHandler(self)
         self._poller = RaftPollLoop(self, unattached_voters_fetch,
                                     begin_quorum_epoch_skips_fetching_voters,
-                                    forget_stale_connections)
+                                    forget_stale_connections, observer_fetches_from_best_node)
         self._transitions = QuorumTransitions(self)
 
     # --- read side ---------------------------------------------------------------------------
@@ -1158,7 +1162,8 @@ class RaftPollLoop:
 
     def __init__(self, client: KafkaRaftClient, unattached_voters_fetch: bool = False,
                  begin_quorum_epoch_skips_fetching_voters: bool = False,
-                 forget_stale_connections: bool = False) -> None:
+                 forget_stale_connections: bool = False,
+                 observer_fetches_from_best_node: bool = False) -> None:
         self.client = client
         self._correlation = 0
         # KAFKA-17030 (4.0): see KafkaRaftClient's ``unattached_voters_fetch``
@@ -1167,6 +1172,8 @@ class RaftPollLoop:
         self.begin_quorum_epoch_skips_fetching_voters = begin_quorum_epoch_skips_fetching_voters
         # KAFKA-16525 (3.8): see KafkaRaftClient's ``forget_stale_connections``
         self.forget_stale_connections = forget_stale_connections
+        # KAFKA-19354 (4.2): see KafkaRaftClient's ``observer_fetches_from_best_node``
+        self.observer_fetches_from_best_node = observer_fetches_from_best_node
 
     def _poll_current_state(self, ctx, now) -> int:
         st = self.client.state
@@ -1286,8 +1293,8 @@ class RaftPollLoop:
             wait = self.client.reconfig.maybe_auto_join(ctx, st, now)
             if wait is not None:
                 return wait
-        if now >= st.fetch_deadline:
-            return self._maybe_send_any_voter_fetch(ctx)
+        if now >= st.fetch_deadline and not self.observer_fetches_from_best_node:
+            return self._maybe_send_any_voter_fetch(ctx)   # before 4.2 (KAFKA-19354)
         return self._maybe_send_fetch_to_best_node(ctx, st, now)
 
     def _maybe_send_fetch_to_best_node(self, ctx, st: FollowerState, now) -> int:
@@ -1304,6 +1311,11 @@ class RaftPollLoop:
         else:
             wait = self.client._requests.backoff_before_available_bootstrap_server(
                 self.client.reconfig.bootstrap_servers, now)
+        if now >= st.fetch_deadline:
+            # an observer past its fetch timeout (4.2+): Kafka's min with remainingFetchTimeMs
+            # is 0 and its poll loop spins; nothing changes until the wait above is over or a
+            # message arrives, so the next poll is at that time
+            return wait
         return min(wait, st.fetch_deadline - now)
 
     def _poll_resigned(self, ctx, st: ResignedState, now) -> int:
