@@ -472,3 +472,78 @@ def test_records_past_max_poll_records_come_before_the_failed_answer():
     assert s.subs.position(tp0).offset == 5   # records 3 and 4 were collected, then lost
     with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
         s.cons.poll(100)
+
+
+# -- KIP-392 preferred read replica at 2.8.0, 3.9.0-rc3 and 4.3.0 ----------------------------------
+def _preferred_at(version: str):
+    """FetcherTest.testPreferredReadReplica's first steps: t-0 at 0; before any answer the
+    leader is fetched from; the first answer names a follower as preferred read replica."""
+    from test_consumer_versions_kafka import At
+    s = At(version)
+    s.assign(0)
+    s.subs.seek(("t", 0), 0)
+    follower = next(b for b in (1, 2, 3) if b != s.leader(("t", 0)))
+    assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, pref=follower))
+    assert s.fetch_records() == {("t", 0): [0, 1, 2]}
+    return s, follower
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_preferred_read_replica(version):
+    """FetcherTest.testPreferredReadReplica @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): the replica the answer names is fetched from next; one the metadata does not
+    know (99) falls back to the leader; from 3.4 (KAFKA-14379) that also asks for new
+    metadata."""
+    s, follower = _preferred_at(version)
+    assert s.cons.fetching_from("t", 0) == follower
+    (corr,) = s.send_fetches()
+    assert s.cons.sent_to[corr][0] == follower
+    s.respond(corr, s.data(("t", 0), 3, 3, pref=99))
+    assert s.fetch_records() == {("t", 0): [3, 4, 5]}
+    assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
+    (corr,) = s.send_fetches()
+    assert s.cons.sent_to[corr][0] == s.leader(("t", 0))
+    assert s.cons._metadata_update_requested == (version != "2.8")
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_preferred_read_replica_offset_error(version):
+    """FetcherTest.testPreferredReadReplicaOffsetError @2.8.0 / @3.9.0-rc3
+    (FetchRequestManagerTest @4.3.0): OFFSET_OUT_OF_RANGE from the preferred replica forgets
+    it; the same position is fetched from the leader, no reset."""
+    s, _follower = _preferred_at(version)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 3, err="OFFSET_OUT_OF_RANGE"))
+    assert s.subs.preferred_read_replica(("t", 0), s.c.now) is None
+    assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    assert s.subs.position(("t", 0)).offset == 3
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_error_should_clear_preferred_read_replica(version):
+    """FetcherTest.testFetchErrorShouldClearPreferredReadReplica @3.9.0-rc3 / @4.3.0
+    (KAFKA-14379, 3.4+): NOT_LEADER_OR_FOLLOWER from the preferred replica forgets it; at
+    @2.8.0 (Fetcher.parseCompletedFetch) it was kept until its lease ended. New metadata is
+    asked for in both."""
+    s, follower = _preferred_at(version)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 3, err="NOT_LEADER_OR_FOLLOWER"))
+    assert s.fetch_records() == {}
+    kept = s.subs.preferred_read_replica(("t", 0), s.c.now)
+    assert kept == (follower if version == "2.8" else None)
+    assert s.cons.leaders[("t", 0)] == -1   # requestMetadataUpdate: the next poll asks
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_disconnected_should_clear_preferred_read_replica(version):
+    """FetcherTest.testFetchDisconnectedShouldClearPreferredReadReplica @3.9.0-rc3 / @4.3.0
+    (AbstractFetch.handleFetchFailure, 3.4+): a disconnect from the preferred replica forgets
+    it; at @2.8.0 the replica was kept."""
+    s, follower = _preferred_at(version)
+    (corr,) = s.send_fetches()
+    s.disconnect(corr)
+    kept = s.subs.preferred_read_replica(("t", 0), s.c.now)
+    assert kept == (follower if version == "2.8" else None)
