@@ -547,3 +547,98 @@ def test_fetch_disconnected_should_clear_preferred_read_replica(version):
     s.disconnect(corr)
     kept = s.subs.preferred_read_replica(("t", 0), s.c.now)
     assert kept == (follower if version == "2.8" else None)
+
+
+# -- out-of-range handling at 2.8.0, 3.9.0-rc3 and 4.3.0 ----------------------------------------
+def _scripted_at(version: str, reset: str, *partitions: int, **config):
+    from test_consumer_versions_kafka import At
+    s = At(version, reset, **config)
+    s.assign(*partitions)
+    return s
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_offset_out_of_range(version):
+    """FetcherTest.testFetchOffsetOutOfRange @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): OFFSET_OUT_OF_RANGE at the position with a reset policy: no records, the
+    partition awaits a reset and has no position."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert s.fetch_records() == {}
+    assert s.subs.is_offset_reset_needed(("t", 0))
+    assert s.subs.valid_position(("t", 0)) is None and s.cons.position("t", 0) is None
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_stale_out_of_range_error(version):
+    """FetcherTest.testStaleOutOfRangeError @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): an OFFSET_OUT_OF_RANGE that arrives after a seek neither resets nor throws; the
+    position stays where the seek put it."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.subs.seek(("t", 0), 1)
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert s.fetch_records() == {}
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    assert s.subs.position(("t", 0)).offset == 1
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_offset_out_of_range_exception(version):
+    """FetcherTest.testFetchOffsetOutOfRangeException @2.8.0 / @3.9.0-rc3
+    (FetchRequestManagerTest @4.3.0): reset policy none, an OFFSET_OUT_OF_RANGE answer that
+    carried records: no reset; the next two polls both throw OffsetOutOfRangeException for
+    t-0 at offset 0 (the failed fetch had records: it stays in line)."""
+    s = _scripted_at(version, "none", 0, max_poll_records=2)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    for _ in range(2):
+        with pytest.raises(OffsetOutOfRangeException) as err:
+            s.cons.poll(0)
+        assert err.value.offset_out_of_range_partitions == {("t", 0): 0}
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetched_records_after_seek(version):
+    """FetcherTest.testFetchedRecordsAfterSeek @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): reset policy none, OFFSET_OUT_OF_RANGE, then a seek before the records are
+    collected: nothing is thrown and nothing returned (the answer is stale)."""
+    s = _scripted_at(version, "none", 0, max_poll_records=2)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    s.subs.seek(("t", 0), 2)
+    _answer_in_poll(s, [])
+    assert s.cons.poll(0) == []
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_seek_before_exception(version):
+    """FetcherTest.testSeekBeforeException @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): reset policy none, max.poll.records 2: t-0's records 1-3 give 2, one stays
+    buffered; t-1 is added and its fetch answers OFFSET_OUT_OF_RANGE: the next poll returns
+    t-0's buffered record (ahead of the failed answer; OffsetOutOfRangeException is a
+    KafkaException, so records collected win); after a seek of t-1 to 10 the failed answer is
+    stale: no exception, nothing returned."""
+    s = _scripted_at(version, "none", 0, max_poll_records=2)
+    tp0, tp1 = ("t", 0), ("t", 1)
+    s.subs.seek(tp0, 1)
+    _answer_in_poll(s, [(tp0, s.data(tp0, 1, 3))])
+    assert [r.offset for r in s.cons.poll(0)] == [1, 2]
+    s.cons.assign([tp0, tp1])
+    s.cons.seek("t", 1, 1)
+    _answer_in_poll(s, [(tp1, s.data(tp1, 1, err="OFFSET_OUT_OF_RANGE"))])
+    fetched = s.send_fetches()
+    assert len(fetched) == 1 and [fp.partition for fp in
+                                  s.cons.sent_to[fetched[0]][1].partitions] == [1]
+    s.cons._await(0)
+    assert [(r.partition, r.offset) for r in s.cons.poll(0)] == [(0, 3)]
+    s.subs.seek(tp1, 10)
+    _answer_in_poll(s, [])
+    assert s.cons.poll(0) == []
