@@ -642,3 +642,46 @@ def test_seek_before_exception(version):
     s.subs.seek(tp1, 10)
     _answer_in_poll(s, [])
     assert s.cons.poll(0) == []
+
+
+# -- the fetch position's leader epoch at 2.8.0, 3.9.0-rc3 and 4.3.0 ------------------------------
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_epoch_set_in_fetch_request(version):
+    """FetcherTest.testEpochSetInFetchRequest @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): the FetchRequest carries the metadata's leader epoch (99) as
+    CurrentLeaderEpoch, at the position (10)."""
+    s = _scripted_at(version, "earliest", 0)
+    s.cons.leader_epochs[("t", 0)] = 99
+    s.cons.seek("t", 0, 10)
+    (corr,) = s.send_fetches()
+    req = s.cons.sent_to[corr][1]
+    assert [(fp.fetch_offset, fp.current_leader_epoch) for fp in req.partitions] == [(10, 99)]
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_subscription_position_updated_with_epoch(version):
+    """FetcherTest.testSubscriptionPositionUpdatedWithEpoch @2.8.0 / @3.9.0-rc3
+    (FetchRequestManagerTest @4.3.0): the position takes the leader epoch of the last record
+    fetched, and a commit carries it (SubscriptionState.allConsumed)."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, epochs=[1, 1, 1]))
+    assert s.fetch_records() == {("t", 0): [0, 1, 2]}
+    position = s.subs.position(("t", 0))
+    assert (position.offset, position.offset_epoch) == (3, 1)
+    consumed = s.subs.all_consumed()[("t", 0)]
+    assert (consumed.offset, consumed.leader_epoch) == (3, 1)
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_leader_epoch_in_consumer_record(version):
+    """FetcherTest.testLeaderEpochInConsumerRecord @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): each record carries its batch's leader epoch; the position ends with the last
+    one's."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, epochs=[1, 1, 8, 13, 13, 13]))
+    assert [r.leader_epoch for r in s.cons.consumed] == [1, 1, 8, 13, 13, 13]
+    assert s.subs.position(("t", 0)).offset_epoch == 13
