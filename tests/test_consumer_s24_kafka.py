@@ -685,3 +685,17 @@ def test_leader_epoch_in_consumer_record(version):
     s.respond(corr, s.data(("t", 0), 0, epochs=[1, 1, 8, 13, 13, 13]))
     assert [r.leader_epoch for r in s.cons.consumed] == [1, 1, 8, 13, 13, 13]
     assert s.subs.position(("t", 0)).offset_epoch == 13
+
+
+def test_unsubscribe_then_poll_throws():
+    """KafkaConsumerTest.testPollWithNoSubscription / KafkaConsumer.unsubscribe @3.9.0-rc3: after
+    unsubscribe (of a subscription to a topic not created yet, here) poll throws
+    IllegalStateException; nothing was created."""
+    c = _cluster("3.9", auto_create_topics_enable=False)
+    cons = c.consumer("g")
+    cons.subscribe(["missing"])
+    assert cons.poll(100) == []
+    cons.unsubscribe()
+    assert cons.assignment == [] and cons.metadata.new_metadata_request_builder().topics == ()
+    with pytest.raises(IllegalStateException, match="not subscribed to any topics"):
+        cons.poll(100)

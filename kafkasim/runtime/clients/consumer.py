@@ -218,6 +218,13 @@ class Consumer:
         if any(t not in c.topics.configs for t in topics):
             self._metadata_update_requested = True   # requestUpdateForNewTopics
 
+    def unsubscribe(self) -> None:
+        """KafkaConsumer.unsubscribe: no topic subscribed, no partition assigned; fetched data
+        is dropped. ``poll`` then throws IllegalStateException until the next assign or
+        subscribe."""
+        self.subscriptions.unsubscribe()
+        self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
+
     def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
         """The (topic, partition) pairs ``assign`` names, checked against the cluster."""
         validation.check_partition_list("assign", partitions)
