@@ -1,19 +1,41 @@
-"""The consumer's Metadata requests and auto topic creation (KIP-361), its poll loop, and more
-replication cases of the consumer's fetcher, ported from Kafka's tests.
+"""The consumer's Metadata requests and auto topic creation (KIP-361), failed fetch answers in
+line, and more replication cases of the consumer's fetcher, ported from Kafka's tests.
 
-Ported:
+Ported (each test names its Kafka test and tag):
 
 - ConsumerMetadataTest @3.9.0-rc3: testUserAssignment, testNormalSubscription (the request's
-  topics; ``groupSubscribe`` / ``resetGroupSubscription`` are the group leader's and kafkasim
-  models no group protocol; internal topics are not modelled as topics, so they are left out).
-- ConsumerTopicCreationTest @3.9.0-rc3 (ZooKeeper, broker x consumer flags) and @4.3.0
-  (KRaft, the classic consumer's cases): a subscription to a missing topic creates it only when
-  the broker's auto.create.topics.enable and the consumer's allow.auto.create.topics are both
-  true; KafkaConsumer @2.2.0 (Metadata built with allowAutoTopicCreation true) for the
-  consumers before KIP-361.
+  topics and allowAutoTopicCreation).
+- ConsumerTopicCreationTest @3.9.0-rc3 (ZooKeeper, broker x consumer flags) and @4.3.0 (KRaft,
+  the classic consumer's cases), and KafkaConsumer @2.2.0 (its Metadata always allowed
+  creation): a subscription to a missing topic creates it only when both allow it.
+- FetchCollector.collectFetch @3.9.0-rc3 / FetcherTest.testCompletedFetchRemoval @2.8.0 (its
+  out-of-range part): a failed answer stays in line; an unexpected error is thrown even with
+  records collected (they are lost), an OffsetOutOfRangeException waits for the next poll.
+- KIP-320 at 2.8.0 / 3.9.0-rc3 / 4.3.0: FetcherTest / OffsetFetcherTest
+  testOffsetValidationWithGivenEpochOffset's five cases and its valid case;
+  SubscriptionStateTest testTruncationDetectionWith/WithoutResetPolicy at cluster level (an
+  unclean election under a consumer); testEpochSetInFetchRequest,
+  testSubscriptionPositionUpdatedWithEpoch, testLeaderEpochInConsumerRecord.
+- KIP-392 at 2.8.0 / 3.9.0-rc3 / 4.3.0: testPreferredReadReplica, ...OffsetError,
+  testFetchErrorShouldClearPreferredReadReplica, testFetchDisconnectedShouldClear
+  PreferredReadReplica (KAFKA-14379, 3.4+).
+- Out of range at 2.8.0 / 3.9.0-rc3 / 4.3.0: testFetchOffsetOutOfRange,
+  testStaleOutOfRangeError, testFetchOffsetOutOfRangeException, testFetchedRecordsAfterSeek,
+  testSeekBeforeException.
+- SubscriptionStateTest @4.3.0: testIsFetchableOnManualAssignment,
+  testFetchablePartitionsPerformsCheapChecksFirst.
 
-Not ported: pattern subscriptions (every topic asked for) and transient topics
-(testTransientTopics: the offsets-for-times lookups kafkasim's consumer does not have).
+At 4.3.0 the FetcherTest cases are FetchRequestManagerTest's (the same assertions for the
+classic consumer's Fetcher). Kafka's MockClient answers are scripted: handed to the consumer
+outside a poll (``Scripted`` / ``At`` of test_consumer_fetcher_kafka and
+test_consumer_versions_kafka) or inside one (``_answer_in_poll``, when the order of answers
+within a poll matters).
+
+Not ported: pattern and broker-regex subscriptions (every topic or topic ids asked for),
+transient topics (offsetsForTimes), groupSubscribe and the rebalance states (kafkasim models no
+group protocol: a subscribing consumer is its group's only member), KIP-951 leader updates
+(testValidPartitionLeadershipUpdate), corrupt records (testCompletedFetchRemoval's tp3),
+ApiVersions (testOffsetValidationSkippedForOldResponse).
 """
 
 from __future__ import annotations
