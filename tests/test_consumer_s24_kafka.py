@@ -46,6 +46,7 @@ from kafkasim.core.errors import IllegalStateException
 from kafkasim.core.messages import (
     FetchRequest,
     FetchResponse,
+    ListOffsetsRequest,
     MetadataRequest,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
@@ -55,6 +56,7 @@ from kafkasim.runtime.clients.consumer_metadata import ConsumerMetadata
 from kafkasim.runtime.clients.subscription_state import (
     FetchPosition,
     LeaderAndEpoch,
+    OffsetResetStrategy,
     SubscriptionState,
 )
 from kafkasim.runtime.cluster import Cluster
@@ -721,3 +723,31 @@ def test_unsubscribe_then_poll_throws():
     assert cons.assignment == [] and cons.metadata.new_metadata_request_builder().topics == ()
     with pytest.raises(IllegalStateException, match="not subscribed to any topics"):
         cons.poll(100)
+
+
+# -- ListOffsets isolation level ------------------------------------------------------------------
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_list_offsets_sends_isolation_level(version, isolation):
+    """FetcherTest.testListOffsetSend{ReadUncommitted,ReadCommitted} @2.8.0 (OffsetFetcherTest
+    @3.9.0-rc3 / @4.3.0, testListOffsetsSendsIsolationLevel): a partition awaiting a reset to
+    LATEST sends ListOffsets with the consumer's isolation level; the answer's offset (5)
+    becomes the position, fetchable, no reset pending."""
+    from test_consumer_fetcher_kafka import capture
+    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p")
+    for i in range(5):
+        p.send("t", f"v{i}", partition=0)
+    c.run(1000)
+    cons = c.consumer(auto_offset_reset="earliest", isolation_level=isolation)
+    sent = capture(cons)
+    cons.assign("t")
+    cons._refresh_metadata(1000)
+    subs = cons.subscriptions
+    subs.request_offset_reset(("t", 0), OffsetResetStrategy.LATEST)
+    cons.offset_fetcher.reset_positions_if_needed([("t", 0)], 1000)
+    [request] = [m for _b, m in sent if isinstance(m, ListOffsetsRequest)]
+    assert request.isolation_level == isolation
+    assert not subs.is_offset_reset_needed(("t", 0)) and subs.is_fetchable(("t", 0))
+    assert subs.position(("t", 0)).offset == 5

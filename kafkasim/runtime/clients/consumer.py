@@ -978,8 +978,11 @@ class OffsetFetcher:
         for leader, parts in by_leader.items():
             corr = c._next_corr()
             self.resetting[corr] = {(p[0], p[1]): p[4] for p in parts}
+            # the consumer's isolation level (ListOffsets v2+, KIP-98): under read_committed
+            # LATEST is the last stable offset (OffsetFetcher.resetPositionsAsync)
             c._send(leader, ListOffsetsRequest(corr, -1, tuple(p[:3] for p in parts),
-                                               current_leader_epochs=tuple(p[3] for p in parts)),
+                                               c.config["isolation.level"],
+                                               tuple(p[3] for p in parts)),
                     "list_offsets")
         if by_leader:
             self.consumer._await(timeout_ms)
