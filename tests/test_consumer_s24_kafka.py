@@ -24,6 +24,10 @@ Ported (each test names its Kafka test and tag):
   testSeekBeforeException.
 - SubscriptionStateTest @4.3.0: testIsFetchableOnManualAssignment,
   testFetchablePartitionsPerformsCheapChecksFirst.
+- ListOffsets isolation level: FetcherTest.testListOffsetSend{ReadCommitted,ReadUncommitted}
+  @2.8.0 (OffsetFetcherTest @3.9.0-rc3 / @4.3.0).
+- KafkaConsumerTest @3.9.0-rc3: testSubscription (without ``subscription()``),
+  testSubscriptionOnEmptyTopic, testSubscriptionOnNullTopic, testAssignOnEmptyTopicInPartition.
 
 At 4.3.0 the FetcherTest cases are FetchRequestManagerTest's (the same assertions for the
 classic consumer's Fetcher). Kafka's MockClient answers are scripted: handed to the consumer
@@ -751,3 +755,42 @@ def test_list_offsets_sends_isolation_level(version, isolation):
     assert request.isolation_level == isolation
     assert not subs.is_offset_reset_needed(("t", 0)) and subs.is_fetchable(("t", 0))
     assert subs.position(("t", 0)).offset == 5
+
+
+# -- KafkaConsumerTest @3.9.0-rc3: subscribe, assign, unsubscribe -------------------------------
+def test_subscription():
+    """KafkaConsumerTest.testSubscription @3.9.0-rc3 (classic protocol), without
+    ``subscription()`` (kafkasim's Consumer has no such accessor; its SubscriptionState's
+    ``metadata_topics`` stands in): subscribing to a topic gives no assignment until the
+    group assigns (here: the topic does not exist and cannot be created); subscribing to
+    nothing leaves nothing; assign gives exactly the partition; unsubscribe clears it."""
+    c = _cluster("3.9", auto_create_topics_enable=False)
+    c.create_topic("other", 1, 1)
+    c.run(500)
+    cons = c.consumer("g")
+    cons.subscribe(["test"])
+    assert cons.subscriptions.metadata_topics() == ("test",) and cons.assignment == []
+    cons.subscribe([])
+    assert cons.subscriptions.metadata_topics() == () and cons.assignment == []
+    cons.assign([("other", 0)])
+    assert cons.assignment == [("other", 0)]
+    cons.unsubscribe()
+    assert cons.subscriptions.metadata_topics() == () and cons.assignment == []
+
+
+@pytest.mark.parametrize("call", [
+    lambda cons: cons.subscribe(["  "]),            # testSubscriptionOnEmptyTopic
+    lambda cons: cons.subscribe([None]),            # testSubscriptionOnNullTopic
+    lambda cons: cons.assign([("  ", 0)]),          # testAssignOnEmptyTopicInPartition
+])
+def test_subscription_on_blank_topic_is_refused(call):
+    """KafkaConsumerTest.testSubscriptionOnEmptyTopic, testSubscriptionOnNullTopic,
+    testAssignOnEmptyTopicInPartition @3.9.0-rc3: a blank or missing topic name is refused
+    (Kafka: IllegalArgumentException; kafkasim: ClusterError naming the problem), and the
+    consumer is left unsubscribed."""
+    from kafkasim.settings.exceptions import ClusterError
+    c = _cluster("3.9")
+    cons = c.consumer("g")
+    with pytest.raises(ClusterError):
+        call(cons)
+    assert cons.assignment == [] and cons.subscriptions.metadata_topics() == ()
