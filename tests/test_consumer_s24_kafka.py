@@ -794,3 +794,17 @@ def test_subscription_on_blank_topic_is_refused(call):
     with pytest.raises(ClusterError):
         call(cons)
     assert cons.assignment == [] and cons.subscriptions.metadata_topics() == ()
+
+
+def test_subscribe_takes_a_set_in_sorted_order():
+    """(new) KafkaConsumer.subscribe(Collection) / SubscriptionState.subscribe(Set, Optional
+    listener): a set of topic names is taken in sorted order (no hash order: runs stay
+    deterministic); the listener argument is accepted."""
+    state = SubscriptionState()
+    assert state.subscribe({"b", "a", "c"}, None)
+    assert state.metadata_topics() == ("a", "b", "c")
+    assert not state.subscribe(["a", "b", "c"])
+    c = _cluster("3.9", auto_create_topics_enable=False)
+    cons = c.consumer("g")
+    cons.subscribe({"y", "x"})
+    assert cons.subscriptions.metadata_topics() == ("x", "y")

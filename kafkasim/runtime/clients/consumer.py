@@ -203,7 +203,9 @@ class Consumer:
         if type(topic) is str and (partitions is not None or topic in c.topics.configs):
             self.assign(topic, partitions)
             return
-        topics = [topic] if type(topic) is str else topic
+        topics = [topic] if type(topic) is str else \
+            sorted(topic) if isinstance(topic, (set, frozenset)) and \
+            all(type(t) is str for t in topic) else topic
         if partitions is not None or not isinstance(topics, (list, tuple)) or \
                 not all(type(t) is str for t in topics):
             self.assign(topic, partitions)   # (topic, partition) pairs, or its error
