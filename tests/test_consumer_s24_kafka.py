@@ -1,19 +1,45 @@
-"""The consumer's Metadata requests and auto topic creation (KIP-361), its poll loop, and more
-replication cases of the consumer's fetcher, ported from Kafka's tests.
+"""The consumer's Metadata requests and auto topic creation (KIP-361), failed fetch answers in
+line, and more replication cases of the consumer's fetcher, ported from Kafka's tests.
 
-Ported:
+Ported (each test names its Kafka test and tag):
 
 - ConsumerMetadataTest @3.9.0-rc3: testUserAssignment, testNormalSubscription (the request's
-  topics; ``groupSubscribe`` / ``resetGroupSubscription`` are the group leader's and kafkasim
-  models no group protocol; internal topics are not modelled as topics, so they are left out).
-- ConsumerTopicCreationTest @3.9.0-rc3 (ZooKeeper, broker x consumer flags) and @4.3.0
-  (KRaft, the classic consumer's cases): a subscription to a missing topic creates it only when
-  the broker's auto.create.topics.enable and the consumer's allow.auto.create.topics are both
-  true; KafkaConsumer @2.2.0 (Metadata built with allowAutoTopicCreation true) for the
-  consumers before KIP-361.
+  topics and allowAutoTopicCreation).
+- ConsumerTopicCreationTest @3.9.0-rc3 (ZooKeeper, broker x consumer flags) and @4.3.0 (KRaft,
+  the classic consumer's cases), and KafkaConsumer @2.2.0 (its Metadata always allowed
+  creation): a subscription to a missing topic creates it only when both allow it.
+- FetchCollector.collectFetch @3.9.0-rc3 / FetcherTest.testCompletedFetchRemoval @2.8.0 (its
+  out-of-range part): a failed answer stays in line; an unexpected error is thrown even with
+  records collected (they are lost), an OffsetOutOfRangeException waits for the next poll.
+- KIP-320 at 2.8.0 / 3.9.0-rc3 / 4.3.0: FetcherTest / OffsetFetcherTest
+  testOffsetValidationWithGivenEpochOffset's five cases and its valid case;
+  SubscriptionStateTest testTruncationDetectionWith/WithoutResetPolicy at cluster level (an
+  unclean election under a consumer); testEpochSetInFetchRequest,
+  testSubscriptionPositionUpdatedWithEpoch, testLeaderEpochInConsumerRecord.
+- KIP-392 at 2.8.0 / 3.9.0-rc3 / 4.3.0: testPreferredReadReplica, ...OffsetError,
+  testFetchErrorShouldClearPreferredReadReplica, testFetchDisconnectedShouldClear
+  PreferredReadReplica (KAFKA-14379, 3.4+).
+- Out of range at 2.8.0 / 3.9.0-rc3 / 4.3.0: testFetchOffsetOutOfRange,
+  testStaleOutOfRangeError, testFetchOffsetOutOfRangeException, testFetchedRecordsAfterSeek,
+  testSeekBeforeException.
+- SubscriptionStateTest @4.3.0: testIsFetchableOnManualAssignment,
+  testFetchablePartitionsPerformsCheapChecksFirst.
+- ListOffsets isolation level: FetcherTest.testListOffsetSend{ReadCommitted,ReadUncommitted}
+  @2.8.0 (OffsetFetcherTest @3.9.0-rc3 / @4.3.0).
+- KafkaConsumerTest @3.9.0-rc3: testSubscription (without ``subscription()``),
+  testSubscriptionOnEmptyTopic, testSubscriptionOnNullTopic, testAssignOnEmptyTopicInPartition.
 
-Not ported: pattern subscriptions (every topic asked for) and transient topics
-(testTransientTopics: the offsets-for-times lookups kafkasim's consumer does not have).
+At 4.3.0 the FetcherTest cases are FetchRequestManagerTest's (the same assertions for the
+classic consumer's Fetcher). Kafka's MockClient answers are scripted: handed to the consumer
+outside a poll (``Scripted`` / ``At`` of test_consumer_fetcher_kafka and
+test_consumer_versions_kafka) or inside one (``_answer_in_poll``, when the order of answers
+within a poll matters).
+
+Not ported: pattern and broker-regex subscriptions (every topic or topic ids asked for),
+transient topics (offsetsForTimes), groupSubscribe and the rebalance states (kafkasim models no
+group protocol: a subscribing consumer is its group's only member), KIP-951 leader updates
+(testValidPartitionLeadershipUpdate), corrupt records (testCompletedFetchRemoval's tp3),
+ApiVersions (testOffsetValidationSkippedForOldResponse).
 """
 
 from __future__ import annotations
@@ -24,6 +50,7 @@ from kafkasim.core.errors import IllegalStateException
 from kafkasim.core.messages import (
     FetchRequest,
     FetchResponse,
+    ListOffsetsRequest,
     MetadataRequest,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
@@ -33,6 +60,7 @@ from kafkasim.runtime.clients.consumer_metadata import ConsumerMetadata
 from kafkasim.runtime.clients.subscription_state import (
     FetchPosition,
     LeaderAndEpoch,
+    OffsetResetStrategy,
     SubscriptionState,
 )
 from kafkasim.runtime.cluster import Cluster
@@ -472,3 +500,311 @@ def test_records_past_max_poll_records_come_before_the_failed_answer():
     assert s.subs.position(tp0).offset == 5   # records 3 and 4 were collected, then lost
     with pytest.raises(IllegalStateException, match="NOT_CONTROLLER"):
         s.cons.poll(100)
+
+
+# -- KIP-392 preferred read replica at 2.8.0, 3.9.0-rc3 and 4.3.0 ----------------------------------
+def _preferred_at(version: str):
+    """FetcherTest.testPreferredReadReplica's first steps: t-0 at 0; before any answer the
+    leader is fetched from; the first answer names a follower as preferred read replica."""
+    from test_consumer_versions_kafka import At
+    s = At(version)
+    s.assign(0)
+    s.subs.seek(("t", 0), 0)
+    follower = next(b for b in (1, 2, 3) if b != s.leader(("t", 0)))
+    assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, pref=follower))
+    assert s.fetch_records() == {("t", 0): [0, 1, 2]}
+    return s, follower
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_preferred_read_replica(version):
+    """FetcherTest.testPreferredReadReplica @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): the replica the answer names is fetched from next; one the metadata does not
+    know (99) falls back to the leader; from 3.4 (KAFKA-14379) that also asks for new
+    metadata."""
+    s, follower = _preferred_at(version)
+    assert s.cons.fetching_from("t", 0) == follower
+    (corr,) = s.send_fetches()
+    assert s.cons.sent_to[corr][0] == follower
+    s.respond(corr, s.data(("t", 0), 3, 3, pref=99))
+    assert s.fetch_records() == {("t", 0): [3, 4, 5]}
+    assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
+    (corr,) = s.send_fetches()
+    assert s.cons.sent_to[corr][0] == s.leader(("t", 0))
+    assert s.cons._metadata_update_requested == (version != "2.8")
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_preferred_read_replica_offset_error(version):
+    """FetcherTest.testPreferredReadReplicaOffsetError @2.8.0 / @3.9.0-rc3
+    (FetchRequestManagerTest @4.3.0): OFFSET_OUT_OF_RANGE from the preferred replica forgets
+    it; the same position is fetched from the leader, no reset."""
+    s, _follower = _preferred_at(version)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 3, err="OFFSET_OUT_OF_RANGE"))
+    assert s.subs.preferred_read_replica(("t", 0), s.c.now) is None
+    assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    assert s.subs.position(("t", 0)).offset == 3
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_error_should_clear_preferred_read_replica(version):
+    """FetcherTest.testFetchErrorShouldClearPreferredReadReplica @3.9.0-rc3 / @4.3.0
+    (KAFKA-14379, 3.4+): NOT_LEADER_OR_FOLLOWER from the preferred replica forgets it; at
+    @2.8.0 (Fetcher.parseCompletedFetch) it was kept until its lease ended. New metadata is
+    asked for in both."""
+    s, follower = _preferred_at(version)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 3, err="NOT_LEADER_OR_FOLLOWER"))
+    assert s.fetch_records() == {}
+    kept = s.subs.preferred_read_replica(("t", 0), s.c.now)
+    assert kept == (follower if version == "2.8" else None)
+    assert s.cons.leaders[("t", 0)] == -1   # requestMetadataUpdate: the next poll asks
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_disconnected_should_clear_preferred_read_replica(version):
+    """FetcherTest.testFetchDisconnectedShouldClearPreferredReadReplica @3.9.0-rc3 / @4.3.0
+    (AbstractFetch.handleFetchFailure, 3.4+): a disconnect from the preferred replica forgets
+    it; at @2.8.0 the replica was kept."""
+    s, follower = _preferred_at(version)
+    (corr,) = s.send_fetches()
+    s.disconnect(corr)
+    kept = s.subs.preferred_read_replica(("t", 0), s.c.now)
+    assert kept == (follower if version == "2.8" else None)
+
+
+# -- out-of-range handling at 2.8.0, 3.9.0-rc3 and 4.3.0 ----------------------------------------
+def _scripted_at(version: str, reset: str, *partitions: int, **config):
+    from test_consumer_versions_kafka import At
+    s = At(version, reset, **config)
+    s.assign(*partitions)
+    return s
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_offset_out_of_range(version):
+    """FetcherTest.testFetchOffsetOutOfRange @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): OFFSET_OUT_OF_RANGE at the position with a reset policy: no records, the
+    partition awaits a reset and has no position."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert s.fetch_records() == {}
+    assert s.subs.is_offset_reset_needed(("t", 0))
+    assert s.subs.valid_position(("t", 0)) is None and s.cons.position("t", 0) is None
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_stale_out_of_range_error(version):
+    """FetcherTest.testStaleOutOfRangeError @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): an OFFSET_OUT_OF_RANGE that arrives after a seek neither resets nor throws; the
+    position stays where the seek put it."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.subs.seek(("t", 0), 1)
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert s.fetch_records() == {}
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    assert s.subs.position(("t", 0)).offset == 1
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetch_offset_out_of_range_exception(version):
+    """FetcherTest.testFetchOffsetOutOfRangeException @2.8.0 / @3.9.0-rc3
+    (FetchRequestManagerTest @4.3.0): reset policy none, an OFFSET_OUT_OF_RANGE answer that
+    carried records: no reset; the next two polls both throw OffsetOutOfRangeException for
+    t-0 at offset 0 (the failed fetch had records: it stays in line)."""
+    s = _scripted_at(version, "none", 0, max_poll_records=2)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    for _ in range(2):
+        with pytest.raises(OffsetOutOfRangeException) as err:
+            s.cons.poll(0)
+        assert err.value.offset_out_of_range_partitions == {("t", 0): 0}
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_fetched_records_after_seek(version):
+    """FetcherTest.testFetchedRecordsAfterSeek @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): reset policy none, OFFSET_OUT_OF_RANGE, then a seek before the records are
+    collected: nothing is thrown and nothing returned (the answer is stale)."""
+    s = _scripted_at(version, "none", 0, max_poll_records=2)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, 3, err="OFFSET_OUT_OF_RANGE"))
+    assert not s.subs.is_offset_reset_needed(("t", 0))
+    s.subs.seek(("t", 0), 2)
+    _answer_in_poll(s, [])
+    assert s.cons.poll(0) == []
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_seek_before_exception(version):
+    """FetcherTest.testSeekBeforeException @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): reset policy none, max.poll.records 2: t-0's records 1-3 give 2, one stays
+    buffered; t-1 is added and its fetch answers OFFSET_OUT_OF_RANGE: the next poll returns
+    t-0's buffered record (ahead of the failed answer; OffsetOutOfRangeException is a
+    KafkaException, so records collected win); after a seek of t-1 to 10 the failed answer is
+    stale: no exception, nothing returned."""
+    s = _scripted_at(version, "none", 0, max_poll_records=2)
+    tp0, tp1 = ("t", 0), ("t", 1)
+    s.subs.seek(tp0, 1)
+    _answer_in_poll(s, [(tp0, s.data(tp0, 1, 3))])
+    assert [r.offset for r in s.cons.poll(0)] == [1, 2]
+    s.cons.assign([tp0, tp1])
+    s.cons.seek("t", 1, 1)
+    _answer_in_poll(s, [(tp1, s.data(tp1, 1, err="OFFSET_OUT_OF_RANGE"))])
+    fetched = s.send_fetches()
+    assert len(fetched) == 1 and [fp.partition for fp in
+                                  s.cons.sent_to[fetched[0]][1].partitions] == [1]
+    s.cons._await(0)
+    assert [(r.partition, r.offset) for r in s.cons.poll(0)] == [(0, 3)]
+    s.subs.seek(tp1, 10)
+    _answer_in_poll(s, [])
+    assert s.cons.poll(0) == []
+
+
+# -- the fetch position's leader epoch at 2.8.0, 3.9.0-rc3 and 4.3.0 ------------------------------
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_epoch_set_in_fetch_request(version):
+    """FetcherTest.testEpochSetInFetchRequest @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): the FetchRequest carries the metadata's leader epoch (99) as
+    CurrentLeaderEpoch, at the position (10)."""
+    s = _scripted_at(version, "earliest", 0)
+    s.cons.leader_epochs[("t", 0)] = 99
+    s.cons.seek("t", 0, 10)
+    (corr,) = s.send_fetches()
+    req = s.cons.sent_to[corr][1]
+    assert [(fp.fetch_offset, fp.current_leader_epoch) for fp in req.partitions] == [(10, 99)]
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_subscription_position_updated_with_epoch(version):
+    """FetcherTest.testSubscriptionPositionUpdatedWithEpoch @2.8.0 / @3.9.0-rc3
+    (FetchRequestManagerTest @4.3.0): the position takes the leader epoch of the last record
+    fetched, and a commit carries it (SubscriptionState.allConsumed)."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, epochs=[1, 1, 1]))
+    assert s.fetch_records() == {("t", 0): [0, 1, 2]}
+    position = s.subs.position(("t", 0))
+    assert (position.offset, position.offset_epoch) == (3, 1)
+    consumed = s.subs.all_consumed()[("t", 0)]
+    assert (consumed.offset, consumed.leader_epoch) == (3, 1)
+
+
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+def test_leader_epoch_in_consumer_record(version):
+    """FetcherTest.testLeaderEpochInConsumerRecord @2.8.0 / @3.9.0-rc3 (FetchRequestManagerTest
+    @4.3.0): each record carries its batch's leader epoch; the position ends with the last
+    one's."""
+    s = _scripted_at(version, "earliest", 0)
+    s.subs.seek(("t", 0), 0)
+    (corr,) = s.send_fetches()
+    s.respond(corr, s.data(("t", 0), 0, epochs=[1, 1, 8, 13, 13, 13]))
+    assert [r.leader_epoch for r in s.cons.consumed] == [1, 1, 8, 13, 13, 13]
+    assert s.subs.position(("t", 0)).offset_epoch == 13
+
+
+def test_unsubscribe_then_poll_throws():
+    """KafkaConsumerTest.testPollWithNoSubscription / KafkaConsumer.unsubscribe @3.9.0-rc3: after
+    unsubscribe (of a subscription to a topic not created yet, here) poll throws
+    IllegalStateException; nothing was created."""
+    c = _cluster("3.9", auto_create_topics_enable=False)
+    cons = c.consumer("g")
+    cons.subscribe(["missing"])
+    assert cons.poll(100) == []
+    cons.unsubscribe()
+    assert cons.assignment == [] and cons.metadata.new_metadata_request_builder().topics == ()
+    with pytest.raises(IllegalStateException, match="not subscribed to any topics"):
+        cons.poll(100)
+
+
+# -- ListOffsets isolation level ------------------------------------------------------------------
+@pytest.mark.parametrize("version", VALIDATION_VERSIONS)
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_list_offsets_sends_isolation_level(version, isolation):
+    """FetcherTest.testListOffsetSend{ReadUncommitted,ReadCommitted} @2.8.0 (OffsetFetcherTest
+    @3.9.0-rc3 / @4.3.0, testListOffsetsSendsIsolationLevel): a partition awaiting a reset to
+    LATEST sends ListOffsets with the consumer's isolation level; the answer's offset (5)
+    becomes the position, fetchable, no reset pending."""
+    from test_consumer_fetcher_kafka import capture
+    c = Cluster(3, seed=1, kafka_version=version, latency_ms=1, jitter_ms=0)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p")
+    for i in range(5):
+        p.send("t", f"v{i}", partition=0)
+    c.run(1000)
+    cons = c.consumer(auto_offset_reset="earliest", isolation_level=isolation)
+    sent = capture(cons)
+    cons.assign("t")
+    cons._refresh_metadata(1000)
+    subs = cons.subscriptions
+    subs.request_offset_reset(("t", 0), OffsetResetStrategy.LATEST)
+    cons.offset_fetcher.reset_positions_if_needed([("t", 0)], 1000)
+    [request] = [m for _b, m in sent if isinstance(m, ListOffsetsRequest)]
+    assert request.isolation_level == isolation
+    assert not subs.is_offset_reset_needed(("t", 0)) and subs.is_fetchable(("t", 0))
+    assert subs.position(("t", 0)).offset == 5
+
+
+# -- KafkaConsumerTest @3.9.0-rc3: subscribe, assign, unsubscribe -------------------------------
+def test_subscription():
+    """KafkaConsumerTest.testSubscription @3.9.0-rc3 (classic protocol), without
+    ``subscription()`` (kafkasim's Consumer has no such accessor; its SubscriptionState's
+    ``metadata_topics`` stands in): subscribing to a topic gives no assignment until the
+    group assigns (here: the topic does not exist and cannot be created); subscribing to
+    nothing leaves nothing; assign gives exactly the partition; unsubscribe clears it."""
+    c = _cluster("3.9", auto_create_topics_enable=False)
+    c.create_topic("other", 1, 1)
+    c.run(500)
+    cons = c.consumer("g")
+    cons.subscribe(["test"])
+    assert cons.subscriptions.metadata_topics() == ("test",) and cons.assignment == []
+    cons.subscribe([])
+    assert cons.subscriptions.metadata_topics() == () and cons.assignment == []
+    cons.assign([("other", 0)])
+    assert cons.assignment == [("other", 0)]
+    cons.unsubscribe()
+    assert cons.subscriptions.metadata_topics() == () and cons.assignment == []
+
+
+@pytest.mark.parametrize("call", [
+    lambda cons: cons.subscribe(["  "]),            # testSubscriptionOnEmptyTopic
+    lambda cons: cons.subscribe([None]),            # testSubscriptionOnNullTopic
+    lambda cons: cons.assign([("  ", 0)]),          # testAssignOnEmptyTopicInPartition
+])
+def test_subscription_on_blank_topic_is_refused(call):
+    """KafkaConsumerTest.testSubscriptionOnEmptyTopic, testSubscriptionOnNullTopic,
+    testAssignOnEmptyTopicInPartition @3.9.0-rc3: a blank or missing topic name is refused
+    (Kafka: IllegalArgumentException; kafkasim: ClusterError naming the problem), and the
+    consumer is left unsubscribed."""
+    from kafkasim.settings.exceptions import ClusterError
+    c = _cluster("3.9")
+    cons = c.consumer("g")
+    with pytest.raises(ClusterError):
+        call(cons)
+    assert cons.assignment == [] and cons.subscriptions.metadata_topics() == ()
+
+
+def test_subscribe_takes_a_set_in_sorted_order():
+    """(new) KafkaConsumer.subscribe(Collection) / SubscriptionState.subscribe(Set, Optional
+    listener): a set of topic names is taken in sorted order (no hash order: runs stay
+    deterministic); the listener argument is accepted."""
+    state = SubscriptionState()
+    assert state.subscribe({"b", "a", "c"}, None)
+    assert state.metadata_topics() == ("a", "b", "c")
+    assert not state.subscribe(["a", "b", "c"])
+    c = _cluster("3.9", auto_create_topics_enable=False)
+    cons = c.consumer("g")
+    cons.subscribe({"y", "x"})
+    assert cons.subscriptions.metadata_topics() == ("x", "y")

@@ -203,7 +203,9 @@ class Consumer:
         if type(topic) is str and (partitions is not None or topic in c.topics.configs):
             self.assign(topic, partitions)
             return
-        topics = [topic] if type(topic) is str else topic
+        topics = [topic] if type(topic) is str else \
+            sorted(topic) if isinstance(topic, (set, frozenset)) and \
+            all(type(t) is str for t in topic) else topic
         if partitions is not None or not isinstance(topics, (list, tuple)) or \
                 not all(type(t) is str for t in topics):
             self.assign(topic, partitions)   # (topic, partition) pairs, or its error
@@ -217,6 +219,13 @@ class Consumer:
         self.subscriptions.subscribe(topics)
         if any(t not in c.topics.configs for t in topics):
             self._metadata_update_requested = True   # requestUpdateForNewTopics
+
+    def unsubscribe(self) -> None:
+        """KafkaConsumer.unsubscribe: no topic subscribed, no partition assigned; fetched data
+        is dropped. ``poll`` then throws IllegalStateException until the next assign or
+        subscribe."""
+        self.subscriptions.unsubscribe()
+        self.fetch_collector.clear_buffered_data_for_unassigned_partitions()
 
     def _partitions_to_assign(self, topic, partitions) -> list[tuple[str, int]]:
         """The (topic, partition) pairs ``assign`` names, checked against the cluster."""
@@ -971,8 +980,11 @@ class OffsetFetcher:
         for leader, parts in by_leader.items():
             corr = c._next_corr()
             self.resetting[corr] = {(p[0], p[1]): p[4] for p in parts}
+            # the consumer's isolation level (ListOffsets v2+, KIP-98): under read_committed
+            # LATEST is the last stable offset (OffsetFetcher.resetPositionsAsync)
             c._send(leader, ListOffsetsRequest(corr, -1, tuple(p[:3] for p in parts),
-                                               current_leader_epochs=tuple(p[3] for p in parts)),
+                                               c.config["isolation.level"],
+                                               tuple(p[3] for p in parts)),
                     "list_offsets")
         if by_leader:
             self.consumer._await(timeout_ms)

@@ -380,9 +380,13 @@ class SubscriptionState:
         self.assignment = {tp: self.assignment.get(tp) or TopicPartitionState() for tp in wanted}
         return True
 
-    def subscribe(self, topics) -> bool:
+    def subscribe(self, topics, listener=None) -> bool:
         """SubscriptionState.subscribe (changeSubscription): the topics subscribed to become
-        ``topics``; the group then assigns their partitions. True if it changed."""
+        ``topics`` (a set is taken in sorted order); the group then assigns their partitions.
+        True if it changed. ``listener`` (a ConsumerRebalanceListener) is accepted and unused:
+        no rebalance is modelled."""
+        if isinstance(topics, (set, frozenset)):
+            topics = sorted(topics)
         wanted = tuple(dict.fromkeys(topics))
         if wanted == self.subscription:
             return False
