@@ -70,7 +70,11 @@ from test_zk_controller_kafka import (
 
 from kafkasim.control.controller_context import ReplicaAssignment
 from kafkasim.control.kraft.partition_change import NO_LEADER_CHANGE
-from kafkasim.control.kraft.reassignment import PartitionReassignmentReplicas
+from kafkasim.control.kraft.reassignment import (
+    PartitionReassignmentReplicas,
+    UnknownTopicOrPartitionException,
+)
+from kafkasim.control.kraft.replication_control import UnknownTopicIdException
 from kafkasim.control.state_machines import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     NewPartition,
@@ -854,3 +858,48 @@ def test_controller_context_kafka_named_entry_points():
     psm.initialize_partition_state()
     assert cc.partitions_in_state(OnlinePartition) == [TP]
     assert cc.partitions_in_state(OnlinePartition, "other") == []
+
+
+# ================================= ReplicationControlManager: Kafka's lookups by their names
+
+
+def test_create_topic_with_collision_chars_by_get_topic():
+    """ReplicationControlManagerTest.testCreateTopicWithCollisionChars @4.3.0 through Kafka's
+    accessors: getTopic(id).numPartitions is 2, then 4 for the topic recreated under a new
+    id."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    initial = ctx.create_n("foo.bar", 2, 2)
+    assert ctx.rc.get_topic(initial.topic_id).num_partitions(2**63 - 1) == 2
+    records, error = ctx.rc.delete_topic(initial.topic_id, by_id=True)
+    assert error == E.NONE
+    ctx.replay(records)
+    recreated = ctx.create_n("foo.bar", 4, 2)
+    assert recreated.topic_id != initial.topic_id
+    assert ctx.rc.get_topic(recreated.topic_id).num_partitions(2**63 - 1) == 4
+
+
+def test_kafka_named_lookups():
+    """ReplicationControlManager.getPartition / getTopic / getTopicId / brokersToIsrs() /
+    brokersToElrs() @4.3.0, as ReplicationControlManagerTest calls them (getPartition(
+    getTopicId("foo"), 5) in testCreatePartitions): an unknown partition is None, an unknown
+    topic id raises UnknownTopicIdException, an unknown name
+    UnknownTopicOrPartitionException."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    foo = ctx.create("foo", [[0, 1, 2]])
+    rc = ctx.rc
+    assert rc.get_topic_id("foo") == foo.topic_id
+    assert rc.get_partition(rc.get_topic_id("foo"), 0) == rc.partition("foo", 0)
+    assert rc.get_partition(foo.topic_id, 5) is None
+    assert rc.get_partition("AAAAAAAAAAAAAAAAAAAAAA", 0) is None
+    assert rc.get_topic(foo.topic_id).name == "foo"
+    with pytest.raises(UnknownTopicIdException):
+        rc.get_topic("AAAAAAAAAAAAAAAAAAAAAA")
+    with pytest.raises(UnknownTopicOrPartitionException):
+        rc.get_topic_id("bar")
+    assert set(rc.brokers_to_isrs().partitions_with_broker_in_isr(0)) == set(
+        rc.brokers_to_isrs.partitions_with_broker_in_isr(0))
+    assert rc.brokers_to_elrs() is rc.brokers_to_isrs
