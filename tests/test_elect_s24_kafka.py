@@ -903,3 +903,15 @@ def test_kafka_named_lookups():
     assert set(rc.brokers_to_isrs().partitions_with_broker_in_isr(0)) == set(
         rc.brokers_to_isrs.partitions_with_broker_in_isr(0))
     assert rc.brokers_to_elrs() is rc.brokers_to_isrs
+
+
+def test_partition_change_builder_default_dir_provider_is_accepted():
+    """PartitionChangeBuilderTest @4.3.0 chains ``setDefaultDirProvider(DEFAULT_DIR_PROVIDER)``
+    on most builders (testEligibleLeaderReplicas_lastKnownElrShouldBePopulatedWhenNoLeader
+    among them): accepted, and the record is the same as without it."""
+    def build(with_provider):
+        b = foo_builder("4.0-IV1", True).set_target_isr([2, 1])
+        if with_provider:
+            b = b.set_default_dir_provider(lambda uuid: None)
+        return b.build()
+    assert build(True) == build(False)
