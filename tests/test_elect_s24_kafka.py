@@ -27,6 +27,10 @@ Sources:
   @3.7.0 / @3.9.0-rc3: testLeaderEpochBumpZkMigration, testLeaderEpochBumpOnIsrShrinkWith
   ZkMigration, testNoLeaderEpochBumpOnIsrExpansionDuringMigration, through the builder's
   ``set_zk_migration_enabled`` (3.6 - 3.9, KAFKA-15109).
+* ``core/src/test/scala/unit/kafka/controller/PartitionLeaderElectionAlgorithmsTest.scala``
+  @3.7.0, all 13 cases again through Kafka's object name ``PartitionLeaderElectionAlgorithms``
+  and ``ControllerContext.stats`` (tests/test_election_algorithms_kafka.py ports them on
+  kafkasim.core.rules' functions).
 * ``core/src/test/scala/unit/kafka/controller/ControllerFailoverTest.scala`` @3.7.0
   (testHandleIllegalStateException, its first step) and ControllerIntegrationTest's
   testLeaderAndIsrWhenEntireIsrOffline... with the controller's states: cluster runs check the
@@ -68,7 +72,7 @@ from test_zk_controller_kafka import (
     _zk_state,
 )
 
-from kafkasim.control.controller_context import ReplicaAssignment
+from kafkasim.control.controller_context import ControllerContext, ReplicaAssignment
 from kafkasim.control.kraft.partition_change import NO_LEADER_CHANGE
 from kafkasim.control.kraft.reassignment import (
     PartitionReassignmentReplicas,
@@ -87,6 +91,7 @@ from kafkasim.control.state_machines import (
     OnlinePartition,
     OnlineReplica,
     PartitionAndReplica,
+    PartitionLeaderElectionAlgorithms,
     PartitionState,
     PreferredReplicaPartitionLeaderElectionStrategy,
     ReplicaDeletionIneligible,
@@ -915,3 +920,58 @@ def test_partition_change_builder_default_dir_provider_is_accepted():
             b = b.set_default_dir_provider(lambda uuid: None)
         return b.build()
     assert build(True) == build(False)
+
+
+# ========================================== PartitionLeaderElectionAlgorithmsTest @3.7.0
+
+
+def test_offline_partition_leader_election_by_kafka_names():
+    """PartitionLeaderElectionAlgorithmsTest.testOfflinePartitionLeaderElection,
+    ...LastIsrOfflineUncleanLeaderElectionDisabled and ...Enabled, through
+    ``PartitionLeaderElectionAlgorithms`` and the context's ControllerStats: 4 (the live ISR
+    member); None with the meter at 0; 4 uncleanly with the meter at 1."""
+    algos = PartitionLeaderElectionAlgorithms
+    cc = ControllerContext()
+    assert algos.offline_partition_leader_election([2, 4], [2, 4], {4}, False, cc) == 4
+    assert algos.offline_partition_leader_election([2, 4], [2], {4}, False, cc) is None
+    assert cc.stats.unclean_leader_election_rate.count() == 0
+    assert algos.offline_partition_leader_election([2, 4], [2], {4}, True, cc) == 4
+    assert cc.stats.unclean_leader_election_rate.count() == 1
+
+
+@pytest.mark.parametrize(("name", "args", "leader"), [
+    # testReassignPartitionLeaderElection / ...WithNoLiveIsr / ...WithEmptyIsr
+    ("reassign", ([2, 4], [2, 4], {4}), 4),
+    ("reassign", ([2, 4], [2], set()), None),
+    ("reassign", ([2, 4], [], {2}), None),
+    # testPreferredReplicaPartitionLeaderElection / ...PreferredReplicaInIsrNotLive /
+    # ...PreferredReplicaNotInIsrLive / ...PreferredReplicaNotInIsrNotLive
+    ("preferred", ([2, 4], [2, 4], {2, 4}), 2),
+    ("preferred", ([2, 4], [2], set()), None),
+    ("preferred", ([2, 4], [4], {2, 4}), None),
+    ("preferred", ([2, 4], [], set()), None),
+    # testControlledShutdownPartitionLeaderElection / ...LastIsrShuttingDown /
+    # ...AllIsrSimultaneouslyShutdown
+    ("controlled_shutdown", ([2, 4], [2, 4], {2, 4}, {2}), 4),
+    ("controlled_shutdown", ([2, 4], [2], {2, 4}, {2}), None),
+    ("controlled_shutdown", ([2, 4], [2, 4], {2, 4}, {2, 4}), None),
+])
+def test_partition_leader_election_algorithms_by_kafka_names(name, args, leader):
+    """The other ten PartitionLeaderElectionAlgorithmsTest cases @3.7.0, through
+    ``PartitionLeaderElectionAlgorithms.<strategy>_partition_leader_election``."""
+    method = {"reassign": "reassign_partition_leader_election",
+              "preferred": "preferred_replica_partition_leader_election",
+              "controlled_shutdown": "controlled_shutdown_partition_leader_election"}[name]
+    assert getattr(PartitionLeaderElectionAlgorithms, method)(*args) == leader
+
+
+def test_controller_unclean_election_marks_the_context_stats():
+    """Election.leaderForOffline -> offlinePartitionLeaderElection @3.7.0: the controller's
+    unclean election marks its ControllerContext's uncleanLeaderElectionRate."""
+    h, psm, cc = _psm(live=(BROKER_ID,))
+    h.put_partition(TP, [7, BROKER_ID], -1, [7])
+    cc.put_partition_state(TP, OfflinePartition)
+    psm.handle_state_changes(PARTITIONS, OnlinePartition,
+                             OfflinePartitionLeaderElectionStrategy(True))
+    assert h.state()["leader"] == BROKER_ID
+    assert cc.stats.unclean_leader_election_rate.count() == 1
