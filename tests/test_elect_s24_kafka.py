@@ -1,5 +1,7 @@
-"""Kafka's ZooKeeper-mode partition and replica state machine tests, with the states, and the
-last PartitionReassignmentReplicasTest cases of 4.3.0.
+"""Leader election and partition changes, session 24: Kafka's ZooKeeper-mode partition and
+replica state machine tests with the states, the election algorithms by Kafka's names, and the
+KRaft controller cases not yet ported (PartitionReassignmentReplicasTest @4.3.0,
+ReplicationControlManagerTest @3.3.0 / @4.3.0, PartitionChangeBuilderTest @3.7.0 / @3.9.0-rc3).
 
 Sources:
 
@@ -17,16 +19,18 @@ Sources:
   FactorIncreasesAndMissingAnAddingReplicaFromIsr, testDoesNotCompleteReassignmentWhen
   ReplicationFactorDecreasesAndMissingAnExistingTargetReplicaFromIsr (KAFKA-19975; the other
   cases are in tests/test_reassignment_s23_kafka.py).
-
 * ``metadata/src/test/java/org/apache/kafka/controller/ReplicationControlManagerTest.java``
   @3.3.0 (tests of 3.0.0 - 3.3.x that 3.4 moved to the metrics publisher):
   testOfflinePartitionAndReplicaImbalanceMetrics, testGlobalTopicAndPartitionMetrics, on the
   ReplicationControlManager's own counts. testBrokerCountMetrics is ClusterControlManager's
-  (left to its port).
+  (left to its port). @4.3.0: testCreateTopicWithCollisionChars through Kafka's accessors
+  (getTopic(...).numPartitions), and the accessors ReplicationControlManagerTest calls
+  throughout (getPartition, getTopicId, getTopic, brokersToIsrs(), brokersToElrs()).
 * ``metadata/src/test/java/org/apache/kafka/controller/PartitionChangeBuilderTest.java``
   @3.7.0 / @3.9.0-rc3: testLeaderEpochBumpZkMigration, testLeaderEpochBumpOnIsrShrinkWith
   ZkMigration, testNoLeaderEpochBumpOnIsrExpansionDuringMigration, through the builder's
-  ``set_zk_migration_enabled`` (3.6 - 3.9, KAFKA-15109).
+  ``set_zk_migration_enabled`` (3.6 - 3.9, KAFKA-15109); @4.3.0 the ``setDefaultDirProvider``
+  chained on its builders (accepted, no directories).
 * ``core/src/test/scala/unit/kafka/controller/PartitionLeaderElectionAlgorithmsTest.scala``
   @3.7.0, all 13 cases again through Kafka's object name ``PartitionLeaderElectionAlgorithms``
   and ``ControllerContext.stats`` (tests/test_election_algorithms_kafka.py ports them on
