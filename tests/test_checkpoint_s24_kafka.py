@@ -17,7 +17,9 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   where kafkasim's logs have no partition.metadata), testLogFailsWhenInconsistentTopicIdSet;
 * core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCreateLog,
   testRecoveryDirectoryMappingWithTrailingSlash, testRecoveryDirectoryMappingWithRelativeDirectory,
-  testTimeBasedFlush, testCleanupExpiredSegments,
+  testTimeBasedFlush, testIsStrayKraftReplicaWithEmptyImage, testIsStrayKraftReplicaInImage,
+  testIsStrayKraftReplicaInImageWithRemoteReplicas, testIsStrayKraftMissingTopicId (and
+  storage's LogManagerTest.testIsStrayReplica @4.3.0), testCleanupExpiredSegments,
   testCleanupSegmentsToMaintainSize, testDoesntCleanLogsWithCompactDeletePolicy,
   testDoesntCleanLogsWithCompactPolicy (LogManager.cleanupLogs, called directly: kafkasim does not
   schedule the retention task);
@@ -53,6 +55,8 @@ import os
 
 import pytest
 
+from kafkasim.control.kraft import records as R
+from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.core.checkpoint import (
     PARTITION_METADATA_FILE,
     RECOVERY_POINT_CHECKPOINT,
@@ -61,6 +65,7 @@ from kafkasim.core.checkpoint import (
 )
 from kafkasim.core.errors import InconsistentTopicIdException, OffsetOutOfRangeException
 from kafkasim.core.fake import FakeContext
+from kafkasim.core.log import Log
 from kafkasim.core.log_segments import (
     deletable_segments,
     log_segments,
@@ -669,3 +674,72 @@ def test_non_active_segments_from():
     assert non_active_from(0) == [0, 1, 2, 3, 4]
     assert non_active_from(5) == [] and non_active_from(6) == []
     assert non_active_from(2) == [2, 3, 4]
+
+
+# -- LogManagerTest @3.9.0 / storage LogManagerTest @4.3.0: stray replicas -----------------------
+
+FOO = ("foo", "Sl08ZXU2QW6uF5hIoSzc8w")
+BAR = ("bar", "69O438ZkTSeqqclTtZO2KA")
+QUUX = ("quux", "YS9owjv5TG2OlsvBM0Qw6g")
+
+
+def _mock_log(topic, partition: int):
+    """LogManagerTest.mockLog: a log of ``topic`` (name, id) with that topic id."""
+    log = Log(topic[0], partition)
+    log.topic_id = topic[1]
+    return log
+
+
+def _topics_image(partitions: dict) -> MetadataImage:
+    """LogManagerTest.topicsImage(topicImage(...)): a MetadataImage with each partition's
+    replicas (``partitions``: (topic, partition id) -> replicas)."""
+    image = MetadataImage()
+    offset = 0
+    for (name, topic_id), _pid in partitions:
+        if name not in image.topic_ids:
+            image.replay(R.TopicRecord(name, topic_id), offset)
+            offset += 1
+    for ((_name, topic_id), pid), replicas in partitions.items():
+        image.replay(R.PartitionRecord(pid, topic_id, tuple(replicas), tuple(replicas)), offset)
+        offset += 1
+    return image
+
+
+_ON_DISK = [(FOO, 0), (FOO, 1), (BAR, 0), (BAR, 1), (QUUX, 0)]
+
+
+def test_is_stray_kraft_replica_with_empty_image():
+    """LogManagerTest.testIsStrayKraftReplicaWithEmptyImage @3.9.0: every log is stray."""
+    image = _topics_image({})
+    assert all(LogManager.is_stray_kraft_replica(0, image, _mock_log(*tp)) for tp in _ON_DISK)
+
+
+def test_is_stray_kraft_replica_in_image():
+    """LogManagerTest.testIsStrayKraftReplicaInImage @3.9.0: foo-1 (not in the image) and quux-0
+    (unknown topic id) are stray, the others not."""
+    image = _topics_image({(FOO, 0): [0, 1, 2], (BAR, 0): [0, 1, 2], (BAR, 1): [0, 1, 2]})
+    strays = [tp for tp in _ON_DISK if LogManager.is_stray_kraft_replica(0, image, _mock_log(*tp))]
+    assert strays == [(FOO, 1), (QUUX, 0)]
+
+
+def test_is_stray_kraft_replica_in_image_with_remote_replicas():
+    """LogManagerTest.testIsStrayKraftReplicaInImageWithRemoteReplicas @3.9.0: bar-0, whose
+    replicas leave out broker 0, is the only stray."""
+    image = _topics_image({(FOO, 0): [0, 1, 2], (BAR, 0): [1, 2, 3], (BAR, 1): [2, 3, 0]})
+    on_disk = [(FOO, 0), (BAR, 0), (BAR, 1)]
+    strays = [tp for tp in on_disk if LogManager.is_stray_kraft_replica(0, image, _mock_log(*tp))]
+    assert strays == [(BAR, 0)]
+
+
+def test_is_stray_kraft_missing_topic_id():
+    """LogManagerTest.testIsStrayKraftMissingTopicId @3.9.0: a log without a topic id is stray."""
+    assert LogManager.is_stray_kraft_replica(0, _topics_image({}), Log("foo", 0))
+
+
+def test_is_stray_replica():
+    """storage LogManagerTest.testIsStrayReplica @4.3.0: no replicas, or replicas without the
+    broker, make the log stray; replicas with it do not."""
+    log = _mock_log(("foo", "AAAAAAAAAAAAAAAAAAAAAQ"), 0)
+    assert LogManager.is_stray_replica([], 0, log)
+    assert LogManager.is_stray_replica([1, 2, 3], 0, log)
+    assert not LogManager.is_stray_replica([0, 1, 2], 0, log)
