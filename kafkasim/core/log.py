@@ -543,8 +543,9 @@ class Log:
         """Append a batch stamped with the leader's epoch; returns (first offset, last offset).
         An idempotent batch (``base_sequence`` >= 0) keeps its producer header in
         ``producer_batches``."""
-        if self.partition_metadata_file is not None:
-            self.maybe_flush_metadata_file()   # UnifiedLog.append: before any record
+        pmf = self.partition_metadata_file
+        if pmf is not None and pmf.dirty_topic_id is not None:
+            pmf.maybe_flush()   # UnifiedLog.append: maybeFlushMetadataFile before any record
         first = self.log_end_offset
         n = len(ids)
         last = first + n - 1
@@ -581,8 +582,9 @@ class Log:
             if not chunk.ids:   # nothing valid: no append (UnifiedLog.append's validBytes <= 0)
                 return self.latest_epoch()
         base, epochs, ids, timestamps, sizes, batches = chunk
-        if self.partition_metadata_file is not None:
-            self.maybe_flush_metadata_file()   # UnifiedLog.append: before any record
+        pmf = self.partition_metadata_file
+        if pmf is not None and pmf.dirty_topic_id is not None:
+            pmf.maybe_flush()   # UnifiedLog.append: maybeFlushMetadataFile before any record
         if base != self.log_end_offset:
             _refuse_follower_append(self, base, len(ids))
         cache = self.leader_epoch_cache
