@@ -13,6 +13,7 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   testCannotDeleteSegmentsAtOrAboveHighWatermark,
   testRetentionIdempotency, testDeletableSegmentsFilter, testDeletableSegmentsIteration,
   testRollSegmentThatAlreadyExists (the empty active segment is kept),
+  testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint,
   testLogFlushesPartitionMetadataOnClose, testNoOpWhenKeepPartitionMetadataFileIsFalse (at 2.7,
   where kafkasim's logs have no partition.metadata), testLogFailsWhenInconsistentTopicIdSet;
 * core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCreateLog,
@@ -28,7 +29,8 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   testRollSegmentThatAlreadyExists, testTruncateFullyAndStartAt, testTruncateTo,
   testNonActiveSegmentsFrom (segments as base offsets; file suffixes, the deleted segments
   returned and testRollSegmentErrorWhenNextOffsetIsIllegal's updateLogEndOffset are not
-  modelled);
+  modelled; kafkasim's Log is the UnifiedLog, whose roll flushes, so the recovery points
+  asserted are UnifiedLog's, not LocalLog's 0);
 * core/src/test/scala/unit/kafka/server/ReplicaManagerTest.scala: testPartitionMetadataFile on a
   running cluster (KRaft 4.3 passes; ZooKeeper 3.7 is a strict xfail: kafkasim's LeaderAndIsr
   has no topic ids, so testPartitionMetadataFileCreatedWithExistingLog /
@@ -46,8 +48,8 @@ of one size fill a segment). Time is a ``now`` argument (``Log.delete_old_segmen
 
 Not ported: segment files, indexes, lastModified times and file-delete delays (the assertions on
 ``log.dir.list``, setLastModified, testLogDeletionAfterClose's ``log.delete()``), producer
-snapshots taken on roll (testRetentionDeletesProducerStateSnapshots,
-testLogStartOffsetMovementDeletesSnapshots: kafkasim's roll takes none), remote storage
+snapshot files' counts and their asynchronous deletion (testRetentionDeletesProducerStateSnapshots,
+testLogStartOffsetMovementDeletesSnapshots), remote storage
 (testCheckpointLogStartOffsetForRemoteTopic, testActiveSegmentDeletion*RemoteStorage,
 testRetentionOnLocalLog*), directory renames (testTopicIdTransfersAfterDirectoryRename,
 testTopicIdFlushesBeforeDirectoryRename), ReplicaManager.markPartitionOffline (kafkasim's
@@ -636,8 +638,7 @@ def test_roll_past_the_log_end_is_refused():
 
 def test_local_log_truncate_fully_and_start_at():
     """LocalLogTest.testTruncateFullyAndStartAt: 13 records in 5 segments; truncateFullyAnd
-    StartAt(10) leaves one segment at 10, the recovery point 0 (never flushed), the LEO 10, and
-    a read at 10 is empty."""
+    StartAt(10) leaves one segment at 10, the LEO 10, and a read at 10 is empty."""
     _ctx, _m, log = _log()
     for offset in range(8):
         _append_at(log, offset)
@@ -648,7 +649,9 @@ def test_local_log_truncate_fully_and_start_at():
     assert log.number_of_segments() == 5 and _bases(log)[-1] != 10
     log.truncate_fully_and_start_at(10)
     assert _bases(log) == [10]
-    assert (log.recovery_point, log.log_end_offset) == (0, 10)
+    # LocalLogTest's recovery point is 0 (LocalLog.roll does not flush); kafkasim's Log is the
+    # UnifiedLog, whose roll flushed up to the last new segment (8)
+    assert (log.recovery_point, log.log_end_offset) == (8, 10)
     assert len(log.read(10, log.log_end_offset, 10**6)) == 0
 
 
@@ -664,7 +667,8 @@ def test_local_log_truncate_to():
     assert (log.number_of_segments(), log.log_end_offset) == (5, 12)
     log.truncate_to(7)
     assert _bases(log) == [0, 3, 6]
-    assert (log.recovery_point, log.log_end_offset) == (0, 7)
+    # (LocalLogTest: recovery point 0; UnifiedLog.roll flushed to 12, the truncation lowers it)
+    assert (log.recovery_point, log.log_end_offset) == (7, 7)
     assert len(log.read(6, log.log_end_offset, 10**6)) == 1
     _append_at(log, 7)
     assert log.log_end_offset == 8
@@ -754,3 +758,38 @@ def test_is_stray_replica():
     assert LogManager.is_stray_replica([], 0, log)
     assert LogManager.is_stray_replica([1, 2, 3], 0, log)
     assert not LogManager.is_stray_replica([0, 1, 2], 0, log)
+
+
+# -- UnifiedLogTest: producer snapshots and the flush on roll ------------------------------------
+
+
+def test_take_snapshot_on_roll_and_delete_snapshot_on_recovery_point_checkpoint():
+    """UnifiedLogTest.testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint @3.9.0:
+    each roll takes a producer snapshot at the new segment's base (1, 2, 3) and flushes up to
+    it; the flushes keep every snapshot (oldest 1), also one inside the active segment."""
+    _ctx, _m, log = _log()
+    states = log.producer_states
+    for offset in (1, 2, 3):
+        log.append_as_leader([1], [SIZE], 0, NOW)
+        log.roll(offset)
+        assert states.latest_snapshot_offset() == offset
+        assert states.oldest_snapshot_offset() == 1
+        assert log.recovery_point == offset
+    log.append_as_leader([1], [SIZE], 0, NOW)
+    log.flush(4)
+    assert states.latest_snapshot_offset() == 3
+
+
+def test_snapshots_at_segment_bases_survive_a_restart():
+    """LogLoader.load -> ProducerStateManager.removeStraySnapshots(segments' base offsets)
+    @3.9.0: the snapshots a roll took at each segment's base are kept when the log is loaded
+    again after a clean shutdown (with the one LogManager.shutdown took at the log end)."""
+    ctx, manager, log = _log()
+    for _ in range(3):
+        log.append_as_leader([1], [SIZE], 0, NOW)
+        log.roll()
+    log.append_as_leader([1], [SIZE], 0, NOW)
+    manager.flush_for_shutdown(ctx.now)
+    manager.clean_shutdown_file = True
+    manager.load_logs(ctx)
+    assert sorted(manager.get_log(("foo", 0)).producer_states.snapshots) == [1, 2, 3, 4]

@@ -959,10 +959,13 @@ class Log:
 
     # -- segments (kafkasim.core.log_segments) ------------------------------------------------
     def roll(self, expected_next_offset: int | None = None) -> int:
-        """UnifiedLog.roll / LocalLog.roll: a new active segment begins at the log end offset
-        (or ``expected_next_offset`` if larger: kafkasim's log has no gaps, so only up to the
-        LEO); returns its base offset. An active segment that is still empty is kept (LocalLog
-        .roll recreates it in place)."""
+        """UnifiedLog.roll: a new active segment begins at the log end offset (or
+        ``expected_next_offset`` if larger: kafkasim's log has no gaps, so only up to the LEO);
+        returns its base offset. An active segment that is still empty is kept (LocalLog.roll
+        recreates it in place). Then, as Kafka does, a producer snapshot at the new base
+        (takeSnapshot, skipped when the state has not moved) and the flush of the older
+        segments (the ``flush-log`` task, flushUptoOffsetExclusive(new base): the recovery
+        point moves there)."""
         leo = self.log_end_offset
         if expected_next_offset is not None and expected_next_offset > leo:
             raise IllegalArgumentException(
@@ -973,6 +976,8 @@ class Log:
             self.segment_base_offset
         if last < leo:
             self.rolled_segment_bases.append(leo)
+        self.take_producer_snapshot()
+        self.flush(leo)
         return leo
 
     def number_of_segments(self) -> int:

@@ -239,12 +239,12 @@ class LogManager:
         old = log.producer_states
         states = log.producer_states = ProducerStateManager(
             old.snapshots, evicts_below_log_start=old.evicts_below_log_start)
-        start = log.log_start_offset   # kafkasim's one segment's base offset
+        start = log.log_start_offset   # the first segment's base (then the rolled ones)
         if not had_clean_shutdown:
             recovered = producer_state.rebuild(log)   # (from the segment's base: no snapshot)
             recovered.take_snapshot()
             states.snapshots = dict(recovered.snapshots)
-        states.remove_stray_snapshots((start,))
+        states.remove_stray_snapshots((start, *log.rolled_segment_bases))
         log.rebuild_producer_state(log.log_end_offset, had_clean_shutdown)
 
     def _load_leader_epoch_cache(self, ctx: Any, tp, log: Log) -> None:
