@@ -14,6 +14,7 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   testRetentionIdempotency, testDeletableSegmentsFilter, testDeletableSegmentsIteration,
   testRollSegmentThatAlreadyExists (the empty active segment is kept),
   testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint,
+  testRetentionDeletesProducerStateSnapshots, testLogStartOffsetMovementDeletesSnapshots,
   testLogFlushesPartitionMetadataOnClose, testNoOpWhenKeepPartitionMetadataFileIsFalse (at 2.7,
   where kafkasim's logs have no partition.metadata), testLogFailsWhenInconsistentTopicIdSet;
 * core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCreateLog,
@@ -48,8 +49,7 @@ of one size fill a segment). Time is a ``now`` argument (``Log.delete_old_segmen
 
 Not ported: segment files, indexes, lastModified times and file-delete delays (the assertions on
 ``log.dir.list``, setLastModified, testLogDeletionAfterClose's ``log.delete()``), producer
-snapshot files' counts and their asynchronous deletion (testRetentionDeletesProducerStateSnapshots,
-testLogStartOffsetMovementDeletesSnapshots), remote storage
+the asynchronous deletion of snapshot files (file.delete.delay.ms), remote storage
 (testCheckpointLogStartOffsetForRemoteTopic, testActiveSegmentDeletion*RemoteStorage,
 testRetentionOnLocalLog*), directory renames (testTopicIdTransfersAfterDirectoryRename,
 testTopicIdFlushesBeforeDirectoryRename), ReplicaManager.markPartitionOffline (kafkasim's
@@ -793,3 +793,41 @@ def test_snapshots_at_segment_bases_survive_a_restart():
     manager.clean_shutdown_file = True
     manager.load_logs(ctx)
     assert sorted(manager.get_log(("foo", 0)).producer_states.snapshots) == [1, 2, 3, 4]
+
+
+def _three_idempotent_segments(**config):
+    """Three one-record batches of producer 1 (sequences 0, 1, 2), a roll after the first two:
+    segments based at 0, 1, 2 and producer snapshots at 1 and 2."""
+    _ctx, _m, log = _log(**config)
+    for seq in range(3):
+        if seq:
+            log.roll()
+        log.append_as_leader([1], [SIZE], 0, NOW, 1, 0, seq)
+    return log
+
+
+@pytest.mark.parametrize("create_empty_active_segment", [True, False])
+def test_retention_deletes_producer_state_snapshots(create_empty_active_segment):
+    """UnifiedLogTest.testRetentionDeletesProducerStateSnapshots @3.9.0: retention.bytes 0 and
+    retention.ms breached delete the three segments (an empty active one stays, or the log rolls
+    to keep one); one producer snapshot is left, at the new log start 3."""
+    log = _three_idempotent_segments(**{"retention.bytes": 0, "retention.ms": 60_000})
+    if create_empty_active_segment:
+        log.roll()
+    log.update_high_watermark(log.log_end_offset)
+    snapshots = log.producer_states.snapshots
+    assert len(snapshots) == (3 if create_empty_active_segment else 2)
+    log.delete_old_segments(NOW + 60_001)
+    assert sorted(snapshots) == [3]
+    assert log.log_start_offset == 3
+
+
+def test_log_start_offset_movement_deletes_snapshots():
+    """UnifiedLogTest.testLogStartOffsetMovementDeletesSnapshots @3.9.0: raising the log start to
+    LEO - 1 and deleting the segments below it leaves one producer snapshot (at 2)."""
+    log = _three_idempotent_segments(**{"retention.bytes": -1})
+    log.update_high_watermark(log.log_end_offset)
+    assert len(log.producer_states.snapshots) == 2
+    log.maybe_increment_log_start_offset(log.log_end_offset - 1)
+    log.delete_old_segments()
+    assert sorted(log.producer_states.snapshots) == [2]
