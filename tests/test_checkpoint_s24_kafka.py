@@ -145,7 +145,7 @@ def test_log_deletion_after_delete_records():
     assert (log.number_of_segments(), log.log_start_offset) == (3, 0)
     log.update_high_watermark(log.log_end_offset)
     for start, segments in ((1, 3), (6, 2), (15, 1)):
-        log.maybe_increment_log_start_offset(start)
+        log.maybe_increment_log_start_offset(start, "ClientRecordDeletion")
         log.delete_old_segments()
         assert (log.number_of_segments(), log.log_start_offset) == (segments, start)
 

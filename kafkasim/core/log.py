@@ -869,13 +869,15 @@ class Log:
         if listener is not None:
             listener.on_wipe(self, offset)
 
-    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+    def maybe_increment_log_start_offset(self, offset: int, reason: str | None = None) -> bool:
         """UnifiedLog.maybeIncrementLogStartOffset: raise the log start (a follower learning the
         leader's start; DeleteRecords, retention) if ``offset`` is larger; returns whether it
-        moved. Past the high watermark is an OffsetOutOfRangeException (Kafka 1.0+, in
+        moved. ``reason`` is Kafka's LogStartOffsetIncrementReason (3.0+; only logged, so it
+        changes nothing). Past the high watermark is an OffsetOutOfRangeException (Kafka 1.0+, in
         Replica.maybeIncrementLogStartOffset until 2.3, in the log since 2.4), the log
         unchanged; a caller that may go past it bounds the offset itself. The records below the
-        new start are dropped at once (no segments: Kafka deletes them with their segment), and
+        new start are dropped at once (Kafka keeps them until deleteOldSegments deletes their
+        segment; kafkasim's segments, ``rolled_segment_bases``, stay until then too), and
         so are the producer snapshots below it (2.4: ProducerStateManager.truncateHead; 3.x:
         with their segments); the producers stay (onLogStartOffsetIncremented), except before
         2.4, where truncateHead evicts those whose last batch is below the new start
