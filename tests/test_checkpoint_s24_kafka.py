@@ -15,6 +15,7 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   testRollSegmentThatAlreadyExists (the empty active segment is kept),
   testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint,
   testRetentionDeletesProducerStateSnapshots, testLogStartOffsetMovementDeletesSnapshots,
+  testThatGarbageCollectingSegmentsDoesntChangeOffset,
   testLogFlushesPartitionMetadataOnClose, testNoOpWhenKeepPartitionMetadataFileIsFalse (at 2.7,
   where kafkasim's logs have no partition.metadata), testLogFailsWhenInconsistentTopicIdSet;
 * core/src/test/scala/unit/kafka/log/LogManagerTest.scala: testCreateLog,
@@ -831,3 +832,20 @@ def test_log_start_offset_movement_deletes_snapshots():
     log.maybe_increment_log_start_offset(log.log_end_offset - 1)
     log.delete_old_segments()
     assert sorted(log.producer_states.snapshots) == [2]
+
+
+@pytest.mark.parametrize("messages_to_append", [0, 1, 25])
+def test_that_garbage_collecting_segments_doesnt_change_offset(messages_to_append):
+    """UnifiedLogTest.testThatGarbageCollectingSegmentsDoesntChangeOffset @3.9.0: with
+    retention.ms 0 and one record a segment, deleting every expired segment leaves one segment
+    and the LEO where it was; a second pass deletes nothing; the next append gets the LEO."""
+    _ctx, _m, log = _log(**{"retention.ms": 0})
+    _append_rolling(log, messages_to_append, 1, timestamp=NOW - 10)
+    leo = log.log_end_offset
+    assert leo == messages_to_append
+    log.update_high_watermark(leo)
+    log.delete_old_segments(NOW)
+    assert log.log_end_offset == leo and log.number_of_segments() == 1
+    assert log.delete_old_segments(NOW) == 0
+    assert log.log_end_offset == leo
+    assert log.append_as_leader([1], [SIZE], 0, NOW)[0] == leo
